@@ -1,0 +1,124 @@
+#include "base/file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "base/checked.hpp"
+#include "base/units.hpp"
+
+namespace preflight {
+
+Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes) {
+  PF_TRY(reader, FileReader::open(path));
+  if (reader.size_bytes() > max_bytes) {
+    return make_error(ErrorKind::invalid_argument,
+                      format("file is %llu bytes, more than the %llu accepted for a text file",
+                             static_cast<unsigned long long>(reader.size_bytes()),
+                             static_cast<unsigned long long>(max_bytes)),
+                      path);
+  }
+  PF_TRY(bytes, reader.read_at(0, reader.size_bytes()));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+Expected<FileReader> FileReader::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return make_error(errno == ENOENT ? ErrorKind::not_found : ErrorKind::io,
+                      format("cannot open: %s", std::strerror(errno)), path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorKind::io, "not a regular file", path);
+  }
+  return FileReader(path, fd, static_cast<uint64_t>(st.st_size));
+}
+
+FileReader::FileReader(std::string path, int fd, uint64_t size_bytes)
+    : m_path(std::move(path)), m_fd(fd), m_size_bytes(size_bytes) {}
+
+FileReader::FileReader(FileReader&& other) noexcept
+    : m_path(std::move(other.m_path)), m_fd(other.m_fd), m_size_bytes(other.m_size_bytes),
+      m_bytes_read(other.m_bytes_read) {
+  other.m_fd = -1;
+}
+
+FileReader& FileReader::operator=(FileReader&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_path = std::move(other.m_path);
+    m_fd = other.m_fd;
+    m_size_bytes = other.m_size_bytes;
+    m_bytes_read = other.m_bytes_read;
+    other.m_fd = -1;
+  }
+  return *this;
+}
+
+FileReader::~FileReader() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+Expected<std::vector<uint8_t>> FileReader::read_at(uint64_t offset, uint64_t length) {
+  const auto end = checked_add(offset, length);
+  if (!end || *end > m_size_bytes) {
+    return make_error(ErrorKind::corrupt,
+                      format("read of %llu bytes at offset %llu runs past the end of the file (%llu bytes)",
+                             static_cast<unsigned long long>(length), static_cast<unsigned long long>(offset),
+                             static_cast<unsigned long long>(m_size_bytes)),
+                      m_path);
+  }
+  std::vector<uint8_t> out(length);
+  uint64_t done = 0;
+  while (done < length) {
+    const ssize_t got = ::pread(m_fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return make_error(ErrorKind::io, format("read failed: %s", std::strerror(errno)), m_path);
+    }
+    if (got == 0) return make_error(ErrorKind::corrupt, "unexpected end of file", m_path);
+    done += static_cast<uint64_t>(got);
+  }
+  m_bytes_read += length;
+  return out;
+}
+
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+std::vector<std::string> list_directory(const std::string& path) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (a.back() == '/') return a + b;
+  return a + "/" + b;
+}
+
+std::string base_name(const std::string& path) {
+  const auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+}  // namespace preflight

@@ -1,0 +1,50 @@
+// base/file: reading files with limits. Every read states the most bytes it accepts, so a hostile
+// path (a device, a huge file) can never make us allocate without bound. Errors name the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+
+namespace preflight {
+
+inline constexpr uint64_t k_max_text_file_bytes = 64ull * 1024 * 1024;
+
+// Whole file as text; io error when unreadable, invalid_argument when larger than max_bytes.
+Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes = k_max_text_file_bytes);
+
+// A random-access reader that counts the bytes it has read (tests assert header-only reads).
+class FileReader {
+ public:
+  static Expected<FileReader> open(const std::string& path);
+  FileReader(FileReader&& other) noexcept;
+  FileReader& operator=(FileReader&& other) noexcept;
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+  ~FileReader();
+
+  uint64_t size_bytes() const { return m_size_bytes; }
+  uint64_t bytes_read() const { return m_bytes_read; }
+  const std::string& path() const { return m_path; }
+
+  // Reads exactly `length` bytes at `offset`; corrupt error when the file is shorter.
+  Expected<std::vector<uint8_t>> read_at(uint64_t offset, uint64_t length);
+
+ private:
+  FileReader(std::string path, int fd, uint64_t size_bytes);
+  std::string m_path;
+  int m_fd = -1;
+  uint64_t m_size_bytes = 0;
+  uint64_t m_bytes_read = 0;
+};
+
+bool path_exists(const std::string& path);
+bool is_directory(const std::string& path);
+// Entries (names only) of a directory, sorted; empty when unreadable.
+std::vector<std::string> list_directory(const std::string& path);
+std::string join_path(const std::string& a, const std::string& b);
+std::string base_name(const std::string& path);
+
+}  // namespace preflight

@@ -1,0 +1,57 @@
+// base/json_util: parsing JSON text into nlohmann::json without exceptions escaping, and typed
+// access that names the file and key in every error ("config.json: num_hidden_layers: expected an
+// integer, found string").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+
+namespace preflight {
+
+using Json = nlohmann::json;
+
+// Parses text; a corrupt error naming `origin` (a file path or label) with the byte offset.
+Expected<Json> parse_json(const std::string& text, const std::string& origin);
+Expected<Json> load_json_file(const std::string& path);
+
+// Typed access to an object member. `origin` names the file. Missing -> nullopt for the optional
+// forms; wrong type -> corrupt error naming the key.
+class JsonObject {
+ public:
+  JsonObject(const Json& object, std::string origin, std::string prefix = {});
+
+  bool has(const std::string& key) const;
+  const Json* find(const std::string& key) const;
+
+  Expected<std::optional<int64_t>> opt_int(const std::string& key) const;
+  Expected<std::optional<double>> opt_number(const std::string& key) const;
+  Expected<std::optional<std::string>> opt_string(const std::string& key) const;
+  Expected<std::optional<bool>> opt_bool(const std::string& key) const;
+
+  Expected<int64_t> int_(const std::string& key) const;
+  Expected<double> number(const std::string& key) const;
+  Expected<std::string> string(const std::string& key) const;
+
+  // Rejects keys not in `allowed` (catalogue schemas).
+  Status only_keys(const std::vector<std::string>& allowed) const;
+
+  std::string key_path(const std::string& key) const;
+  Error wrong_type(const std::string& key, const char* expected) const;
+  const std::string& origin() const { return m_origin; }
+  const Json& json() const { return m_object; }
+
+ private:
+  const Json& m_object;
+  std::string m_origin;
+  std::string m_prefix;
+};
+
+const char* json_type_name(const Json& value);
+
+}  // namespace preflight

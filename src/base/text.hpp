@@ -1,0 +1,20 @@
+// base/text: small string helpers (case folding, splitting, edit distance for "did you mean").
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace preflight {
+
+std::string to_lower(std::string text);
+std::string trim(const std::string& text);
+std::vector<std::string> split(const std::string& text, char sep);
+bool starts_with(const std::string& text, const std::string& prefix);
+bool ends_with(const std::string& text, const std::string& suffix);
+bool contains_ci(const std::string& haystack, const std::string& needle);
+size_t edit_distance(const std::string& a, const std::string& b);
+// Up to `limit` candidates closest to `query` (case-insensitive edit distance, then substring).
+std::vector<std::string> nearest_names(const std::string& query, const std::vector<std::string>& candidates,
+                                       size_t limit = 3);
+
+}  // namespace preflight

@@ -1,0 +1,41 @@
+#include "base/units.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <vector>
+
+namespace preflight {
+
+std::string format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  const int needed = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out;
+  if (needed > 0) {
+    std::vector<char> buffer(static_cast<size_t>(needed) + 1);
+    std::vsnprintf(buffer.data(), buffer.size(), fmt, args);
+    out.assign(buffer.data(), static_cast<size_t>(needed));
+  }
+  va_end(args);
+  return out;
+}
+
+std::string with_thousands(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  int count = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    if (count > 0 && count % 3 == 0) out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+    ++count;
+  }
+  if (value < 0) out.insert(out.begin(), '-');
+  return out;
+}
+
+std::string fixed(double value, int precision) { return format("%.*f", precision, value); }
+
+}  // namespace preflight

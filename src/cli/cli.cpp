@@ -1,0 +1,293 @@
+#include "cli/cli.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cli/args.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "model/model_catalog.hpp"
+#include "model/model_source.hpp"
+#include "plan/fit_search.hpp"
+#include "report/render.hpp"
+#include "validate/validation.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_fail = 1;
+constexpr int k_exit_usage = 2;
+
+const char* k_usage = R"(preflight: will this model run on this accelerator, with this engine, and how?
+
+usage: preflight <command> [args] [--json]
+
+commands:
+  inspect MODEL            exact model facts: layers, parameters, weight bytes, KV bytes per token
+  fit MODEL --device D     what vLLM / vLLM-Ascend will print at start-up, and the verdict
+  validate FILE.jsonl...   compare predictions with recorded deployments
+  models                   the embedded model catalogue
+  devices                  the device catalogue (with your measured overrides)
+  engines                  the engine catalogue (versions, defaults, accepted quantization)
+  version
+
+MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub id
+already in the Hugging Face / ModelScope cache (hf:org/name, ms:org/name).
+
+examples:
+  preflight inspect Qwen/Qwen3-8B
+  preflight fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --engine vllm-ascend@0.23 --max-model-len 32768
+  preflight fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 2 --json
+  preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
+
+exit codes: 0 success (fit: it fits), 1 it does not fit, 2 bad input or usage.
+environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file.
+)";
+
+bool use_color() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+int report_error(const Error& e) {
+  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
+  return k_exit_usage;
+}
+
+void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
+
+int cmd_inspect(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}, {"models", true}});
+  if (!args) return report_error(args.error());
+  if (args->positional.size() != 1) return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight inspect MODEL [--json]"));
+  model::ResolveOptions ro;
+  if (auto d = args->get("models")) ro.extra_model_dirs.push_back(*d);
+  auto spec = model::resolve_model(args->positional[0], ro);
+  if (!spec) return report_error(spec.error());
+  if (args->has("json")) print_json(report::inspect_to_json(*spec));
+  else std::cout << report::render_inspect(*spec, {use_color()});
+  return k_exit_ok;
+}
+
+int cmd_fit(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
+                                {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
+                                {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
+                                {"models", true}});
+  if (!args) return report_error(args.error());
+  if (args->positional.size() != 1 || !args->has("device")) {
+    return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight fit MODEL --device D [--engine vllm-ascend@0.23] [vLLM flags] [--json]"));
+  }
+  model::ResolveOptions ro;
+  if (auto d = args->get("models")) ro.extra_model_dirs.push_back(*d);
+  auto spec = model::resolve_model(args->positional[0], ro);
+  if (!spec) return report_error(spec.error());
+  auto devices = device::load_device_catalog();
+  if (!devices) return report_error(devices.error());
+  auto dev = device::find_device(*devices, *args->get("device"));
+  if (!dev) return report_error(dev.error());
+  auto engines = engine::load_engine_catalog();
+  if (!engines) return report_error(engines.error());
+  const std::string engine_arg = args->get("engine").value_or(dev->platform == "npu" ? "vllm-ascend" : "vllm");
+  auto eng = engine::select_engine(*engines, engine_arg, "");
+  if (!eng) return report_error(eng.error());
+  if (eng->platform != "any" && eng->platform != dev->platform && !(eng->platform == "cuda" && dev->platform == "rocm")) {
+    return report_error(make_error(ErrorKind::invalid_argument, format("%s runs on %s devices, %s is a %s device", eng->id.c_str(), eng->platform.c_str(),
+                                                                      dev->id.c_str(), dev->platform.c_str())));
+  }
+  const engine::Overheads* oh = engines->overheads_for(dev->platform == "rocm" ? "rocm" : eng->platform == "any" ? dev->platform : eng->platform);
+  if (!oh) return report_error(make_error(ErrorKind::not_found, "no overheads for this platform in the engine catalogue"));
+  estimate::Deployment d;
+  auto tp = args->get_int("tensor-parallel-size");
+  auto pp = args->get_int("pipeline-parallel-size");
+  auto nd = args->get_int("num-devices");
+  auto mml = args->get_int("max-model-len");
+  auto mns = args->get_int("max-num-seqs");
+  auto mnbt = args->get_int("max-num-batched-tokens");
+  auto util = args->get_double("gpu-memory-utilization");
+  for (const auto* e : {&tp, &pp, &nd, &mml, &mns, &mnbt}) if (!*e) return report_error(e->error());
+  if (!util) return report_error(util.error());
+  d.tensor_parallel_size = tp->value_or(nd->value_or(1) / std::max<int64_t>(1, pp->value_or(1)));
+  d.pipeline_parallel_size = pp->value_or(1);
+  if (d.tensor_parallel_size < 1 || d.pipeline_parallel_size < 1) return report_error(make_error(ErrorKind::invalid_argument, "parallel sizes must be at least 1"));
+  if (util->has_value() && (**util <= 0 || **util > 1)) return report_error(make_error(ErrorKind::invalid_argument, "--gpu-memory-utilization must be in (0, 1]"));
+  if (mml->has_value() && **mml <= 0) return report_error(make_error(ErrorKind::invalid_argument, "--max-model-len must be positive"));
+  d.gpu_memory_utilization = *util;
+  d.max_model_len = *mml;
+  d.max_num_seqs = *mns;
+  d.max_num_batched_tokens = *mnbt;
+  d.kv_cache_dtype = args->get("kv-cache-dtype").value_or("auto");
+  d.quantization = args->get("quantization").value_or("");
+  d.mode = args->has("enforce-eager") ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
+  const bool auto_len = !d.max_model_len;
+  auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
+  auto search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);
+  // Without --max-model-len, report the largest context the card holds (vLLM's -1 / auto).
+  if (auto_len && !est.fits && est.failure == estimate::Failure::max_model_len_too_large && search.largest_context > 0) {
+    d.max_model_len = search.largest_context;
+    est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
+    est.assumptions.push_back(format("max_model_len reduced to %lld, the largest context the KV budget holds (like --max-model-len auto)",
+                                     static_cast<long long>(search.largest_context)));
+    search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);
+  }
+  if (args->has("json")) {
+    Json j = report::fit_to_json(*spec, est, search.largest_context);
+    j["fixes"] = search.fixes;
+    print_json(j);
+  } else {
+    std::cout << report::render_fit(*spec, est, search.largest_context, search.fixes, {use_color()});
+  }
+  return est.fits ? k_exit_ok : k_exit_fail;
+}
+
+int cmd_validate(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}, {"models", true}});
+  if (!args) return report_error(args.error());
+  if (args->positional.empty()) return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight validate FILE.jsonl... [--models DIR] [--json]"));
+  validate::ValidateOptions options;
+  if (auto d = args->get("models")) options.model_dirs.push_back(*d);
+  auto report = validate::run_validation(args->positional, options);
+  if (!report) return report_error(report.error());
+  if (args->has("json")) {
+    Json j = report::envelope("validate");
+    j.update(validate::validation_to_json(*report));
+    print_json(j);
+  } else {
+    std::cout << report::render_validation(*report, {use_color()});
+  }
+  return k_exit_ok;
+}
+
+int cmd_models(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}});
+  if (!args) return report_error(args.error());
+  const auto& catalog = model::builtin_model_catalog();
+  Json list = Json::array();
+  for (const auto& m : catalog.models) {
+    auto spec = model::model_spec_from_catalog(m);
+    Json row = {{"id", m.id}, {"aliases", m.aliases}, {"source", m.source_url}, {"kind", m.source_kind}};
+    if (spec) {
+      const auto p = model::count_params(*spec);
+      row["architecture"] = spec->architecture;
+      row["params"] = p.total;
+      row["active_params"] = p.active;
+      row["weight_gib"] = bytes_to_gib(model::compute_weight_bytes(*spec).total);
+    } else {
+      row["error"] = spec.error().describe();
+    }
+    list.push_back(row);
+  }
+  if (args->has("json")) {
+    Json j = report::envelope("models");
+    j["models"] = list;
+    print_json(j);
+    return k_exit_ok;
+  }
+  std::printf("%-44s %-36s %10s %10s %9s\n", "id", "architecture", "params(B)", "active(B)", "GiB");
+  for (const auto& r : list) {
+    if (r.contains("error")) { std::printf("%-44s error: %s\n", r["id"].get<std::string>().c_str(), r["error"].get<std::string>().c_str()); continue; }
+    std::printf("%-44s %-36s %10.2f %10.2f %9.2f\n", r["id"].get<std::string>().c_str(), r["architecture"].get<std::string>().c_str(),
+                r["params"].get<double>() / 1e9, r["active_params"].get<double>() / 1e9, r["weight_gib"].get<double>());
+  }
+  return k_exit_ok;
+}
+
+int cmd_devices(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}});
+  if (!args) return report_error(args.error());
+  auto catalog = device::load_device_catalog();
+  if (!catalog) return report_error(catalog.error());
+  Json list = Json::array();
+  for (const auto& d : catalog->devices) {
+    list.push_back({{"id", d.id}, {"name", d.name}, {"platform", d.platform}, {"memory_gib", bytes_to_gib(d.memory_bytes)},
+                    {"runtime_total_gib", d.runtime_total_bytes ? Json(bytes_to_gib(*d.runtime_total_bytes)) : Json()},
+                    {"hbm_bandwidth_gb_s", d.hbm_bandwidth_bytes_per_s ? Json(*d.hbm_bandwidth_bytes_per_s / 1e9) : Json()},
+                    {"aliases", d.aliases}, {"overrides", d.overrides}, {"origin", d.origin}});
+  }
+  if (args->has("json")) {
+    Json j = report::envelope("devices");
+    j["devices"] = list;
+    print_json(j);
+    return k_exit_ok;
+  }
+  std::printf("%-16s %-8s %10s %12s %12s  %s\n", "id", "platform", "mem GiB", "runtime GiB", "HBM GB/s", "name");
+  for (const auto& d : catalog->devices) {
+    std::printf("%-16s %-8s %10.2f %12s %12s  %s%s\n", d.id.c_str(), d.platform.c_str(), bytes_to_gib(d.memory_bytes),
+                d.runtime_total_bytes ? fixed(bytes_to_gib(*d.runtime_total_bytes), 2).c_str() : "-",
+                d.hbm_bandwidth_bytes_per_s ? fixed(*d.hbm_bandwidth_bytes_per_s / 1e9, 0).c_str() : "-", d.name.c_str(),
+                d.overrides.empty() ? "" : " (measured overrides)");
+  }
+  return k_exit_ok;
+}
+
+int cmd_engines(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}});
+  if (!args) return report_error(args.error());
+  auto catalog = engine::load_engine_catalog();
+  if (!catalog) return report_error(catalog.error());
+  Json list = Json::array();
+  for (const auto& p : catalog->profiles) {
+    list.push_back({{"id", p.id}, {"engine", p.engine}, {"versions", p.version_min.text() + " - " + p.version_max.text()}, {"platform", p.platform},
+                    {"default_gpu_memory_utilization", p.default_gpu_memory_utilization}, {"block_size", p.block_size},
+                    {"max_num_seqs", p.max_num_seqs}, {"max_num_batched_tokens", p.max_num_batched_tokens},
+                    {"graph_memory_in_budget", p.graph_memory_in_budget}, {"supported_quantization", p.supported_quantization}, {"source", p.source}});
+  }
+  if (args->has("json")) {
+    Json j = report::envelope("engines");
+    j["engines"] = list;
+    print_json(j);
+    return k_exit_ok;
+  }
+  std::printf("%-24s %-22s %-5s %5s %6s  %s\n", "id", "versions", "plat", "util", "block", "quantization accepted");
+  for (const auto& p : catalog->profiles) {
+    std::string q;
+    for (const auto& s : p.supported_quantization) q += (q.empty() ? "" : ",") + s;
+    std::printf("%-24s %-22s %-5s %5.2f %6lld  %s\n", p.id.c_str(), (p.version_min.text() + " - " + p.version_max.text()).c_str(), p.platform.c_str(),
+                p.default_gpu_memory_utilization, static_cast<long long>(p.block_size), q.c_str());
+  }
+  return k_exit_ok;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << k_usage;
+    return args.empty() ? k_exit_usage : k_exit_ok;
+  }
+  const std::string command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  for (const auto& a : rest) {
+    if (a == "--help" || a == "-h") {
+      std::cout << k_usage;
+      return k_exit_ok;
+    }
+  }
+  if (command == "inspect") return cmd_inspect(rest);
+  if (command == "fit") return cmd_fit(rest);
+  if (command == "validate") return cmd_validate(rest);
+  if (command == "models") return cmd_models(rest);
+  if (command == "devices") return cmd_devices(rest);
+  if (command == "engines") return cmd_engines(rest);
+  if (command == "version" || command == "--version") {
+    std::cout << "preflight " << PREFLIGHT_VERSION << " (" << PREFLIGHT_COMMIT << ")\n";
+    return k_exit_ok;
+  }
+  std::string message = "unknown command '" + command + "'";
+  const auto near = nearest_names(command, {"inspect", "fit", "validate", "models", "devices", "engines", "version"}, 1);
+  if (!near.empty()) message += "; did you mean " + near[0];
+  std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
+  return k_exit_usage;
+}
+
+}  // namespace preflight::cli

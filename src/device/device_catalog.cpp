@@ -1,0 +1,215 @@
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/embedded.hpp"
+#include "base/file.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "device/device_spec.hpp"
+
+namespace preflight::device {
+
+namespace {
+std::string squash(const std::string& text) {
+  std::string out;
+  for (char c : to_lower(text)) {
+    if (c != ' ' && c != '-' && c != '_') out += c;
+  }
+  return out;
+}
+}  // namespace
+
+bool DeviceSpec::supports_dtype(const std::string& dtype) const {
+  return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+const DeviceSpec* DeviceCatalog::find(const std::string& name) const {
+  const std::string key = squash(trim(name));
+  for (const auto& d : devices) if (squash(d.id) == key) return &d;
+  for (const auto& d : devices) {
+    for (const auto& a : d.aliases) if (squash(a) == key) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> DeviceCatalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& d : devices) {
+    out.push_back(d.id);
+    for (const auto& a : d.aliases) out.push_back(a);
+  }
+  return out;
+}
+
+Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string& origin) {
+  DeviceCatalog catalog;
+  JsonObject top(root, origin);
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("devices");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: devices: expected an array", origin.c_str()), origin);
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "devices[]");
+    PF_TRY(id, pre.string("id"));
+    JsonObject r(item, origin, "devices[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "name", "vendor", "platform", "family", "aliases", "memory_bytes", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s",
+                              "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops", "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops",
+                              "interconnect", "interconnect_bandwidth_bytes_per_s", "dtypes", "confidence", "sources"}));
+    (void)keys;
+    DeviceSpec d;
+    d.id = id;
+    d.origin = origin;
+    PF_TRY(name, r.string("name"));
+    d.name = name;
+    PF_TRY(vendor, r.string("vendor"));
+    d.vendor = vendor;
+    PF_TRY(platform, r.string("platform"));
+    d.platform = platform;
+    PF_TRY(family, r.opt_string("family"));
+    d.family = family.value_or("");
+    if (const Json* a = r.find("aliases")) {
+      if (!a->is_array()) return r.wrong_type("aliases", "an array of strings");
+      for (const auto& s : *a) {
+        if (!s.is_string()) return r.wrong_type("aliases", "an array of strings");
+        d.aliases.push_back(s.get<std::string>());
+      }
+    }
+    PF_TRY(memory, r.number("memory_bytes"));
+    if (memory <= 0) return make_error(ErrorKind::corrupt, format("%s: %s: memory_bytes must be positive", origin.c_str(), id.c_str()), origin);
+    d.memory_bytes = memory;
+    PF_TRY(rt, r.opt_number("runtime_total_bytes"));
+    d.runtime_total_bytes = rt;
+    if (rt && (*rt <= 0 || *rt > memory * 1.01)) {
+      return make_error(ErrorKind::corrupt, format("%s: %s: runtime_total_bytes %.0f is not within (0, memory_bytes]", origin.c_str(), id.c_str(), *rt), origin);
+    }
+    PF_TRY(bw, r.opt_number("hbm_bandwidth_bytes_per_s"));
+    d.hbm_bandwidth_bytes_per_s = bw;
+    PF_TRY(mbw, r.opt_number("measured_copy_bandwidth_bytes_per_s"));
+    d.measured_copy_bandwidth_bytes_per_s = mbw;
+    PF_TRY(bf16, r.opt_number("bf16_dense_flops"));
+    d.bf16_dense_flops = bf16;
+    PF_TRY(fp16, r.opt_number("fp16_dense_flops"));
+    d.fp16_dense_flops = fp16;
+    PF_TRY(fp8, r.opt_number("fp8_dense_flops"));
+    d.fp8_dense_flops = fp8;
+    PF_TRY(int8, r.opt_number("int8_dense_ops"));
+    d.int8_dense_ops = int8;
+    PF_TRY(ic, r.opt_string("interconnect"));
+    d.interconnect = ic.value_or("");
+    PF_TRY(icbw, r.opt_number("interconnect_bandwidth_bytes_per_s"));
+    d.interconnect_bandwidth_bytes_per_s = icbw;
+    if (const Json* dt = r.find("dtypes"); dt && dt->is_array()) {
+      for (const auto& s : *dt) if (s.is_string()) d.dtypes.push_back(s.get<std::string>());
+    }
+    const Json* sources = r.find("sources");
+    if (!sources || !sources->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: missing sources", origin.c_str(), id.c_str()), origin);
+    JsonObject s(*sources, origin, "devices[" + id + "].sources");
+    PF_TRY(sm, s.string("memory"));
+    d.source_memory = sm;
+    PF_TRY(srt, s.opt_string("runtime_total"));
+    d.source_runtime_total = srt.value_or("");
+    PF_TRY(sbw, s.opt_string("bandwidth"));
+    d.source_bandwidth = sbw.value_or("");
+    PF_TRY(sc, s.opt_string("compute"));
+    d.source_compute = sc.value_or("");
+    if (d.runtime_total_bytes && d.source_runtime_total.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: runtime_total_bytes has no source", origin.c_str(), id.c_str()), origin);
+    if (d.hbm_bandwidth_bytes_per_s && d.source_bandwidth.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: bandwidth has no source", origin.c_str(), id.c_str()), origin);
+    if (const Json* conf = r.find("confidence"); conf && conf->is_object()) {
+      JsonObject c(*conf, origin, "devices[" + id + "].confidence");
+      PF_TRY(crt, c.opt_string("runtime_total"));
+      d.confidence_runtime_total = crt.value_or("");
+      PF_TRY(cbw, c.opt_string("bandwidth"));
+      d.confidence_bandwidth = cbw.value_or("");
+    }
+    if (catalog.find(id)) return make_error(ErrorKind::corrupt, format("%s: duplicate device id or alias %s", origin.c_str(), id.c_str()), origin);
+    for (const auto& a : d.aliases) {
+      if (catalog.find(a)) return make_error(ErrorKind::corrupt, format("%s: %s: alias %s already names another device", origin.c_str(), id.c_str(), a.c_str()), origin);
+    }
+    catalog.devices.push_back(std::move(d));
+  }
+  return catalog;
+}
+
+Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std::string& origin) {
+  JsonObject top(root, origin);
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("devices");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: devices: expected an array", origin.c_str()), origin);
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "devices[]");
+    PF_TRY(id, pre.string("id"));
+    JsonObject r(item, origin, "devices[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "source"}));
+    (void)keys;
+    PF_TRY(source, r.string("source"));
+    const DeviceSpec* found = catalog.find(id);
+    if (!found) {
+      return make_error(ErrorKind::not_found, format("%s: device %s is not in the catalogue", origin.c_str(), id.c_str()), origin);
+    }
+    DeviceSpec& d = const_cast<DeviceSpec&>(*found);
+    PF_TRY(rt, r.opt_number("runtime_total_bytes"));
+    PF_TRY(bw, r.opt_number("hbm_bandwidth_bytes_per_s"));
+    PF_TRY(mbw, r.opt_number("measured_copy_bandwidth_bytes_per_s"));
+    for (double v : {rt.value_or(1), bw.value_or(1), mbw.value_or(1)}) {
+      if (!(v > 0)) return make_error(ErrorKind::corrupt, format("%s: %s: measured values must be positive", origin.c_str(), id.c_str()), origin);
+    }
+    if (rt) { d.runtime_total_bytes = rt; d.source_runtime_total = source + " (" + origin + ")"; d.overrides.push_back("runtime_total_bytes"); }
+    if (bw) { d.hbm_bandwidth_bytes_per_s = bw; d.source_bandwidth = source + " (" + origin + ")"; d.overrides.push_back("hbm_bandwidth_bytes_per_s"); }
+    if (mbw) { d.measured_copy_bandwidth_bytes_per_s = mbw; d.overrides.push_back("measured_copy_bandwidth_bytes_per_s"); }
+    d.origin += " + " + origin;
+  }
+  return Ok{};
+}
+
+std::string device_overlay_path() {
+  if (const char* p = std::getenv("PREFLIGHT_DEVICE_OVERRIDES"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return join_path(x, "preflight/devices.json");
+  const char* home = std::getenv("HOME");
+  return join_path(home ? home : "/root", ".config/preflight/devices.json");
+}
+
+Expected<DeviceCatalog> load_device_catalog() {
+  PF_TRY(json, parse_json(std::string(embedded_data("devices/devices.json")), "data/devices/devices.json"));
+  PF_TRY(catalog, parse_device_catalog(json, "data/devices/devices.json"));
+  const std::string overlay = device_overlay_path();
+  if (path_exists(overlay)) {
+    PF_TRY(overlay_json, load_json_file(overlay));
+    PF_TRY(ok, apply_device_overlay(catalog, overlay_json, overlay));
+    (void)ok;
+  }
+  return catalog;
+}
+
+Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string& name) {
+  if (const DeviceSpec* d = catalog.find(name)) return *d;
+  std::string message = format("unknown device '%s'", name.c_str());
+  const auto near = nearest_names(name, catalog.names());
+  if (!near.empty()) {
+    message += "; did you mean ";
+    for (size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "") + near[i];
+  }
+  message += " (preflight devices lists all)";
+  return make_error(ErrorKind::not_found, message, name);
+}
+
+const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::string& text) {
+  if (const DeviceSpec* exact = catalog.find(text)) return exact;
+  const std::string hay = squash(text);
+  const DeviceSpec* best = nullptr;
+  size_t best_len = 0;
+  for (const auto& d : catalog.devices) {
+    std::vector<std::string> names = d.aliases;
+    names.push_back(d.id);
+    for (const auto& n : names) {
+      const std::string k = squash(n);
+      if (k.size() >= 3 && k.size() > best_len && hay.find(k) != std::string::npos) {
+        best = &d;
+        best_len = k.size();
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace preflight::device

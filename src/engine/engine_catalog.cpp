@@ -1,0 +1,215 @@
+#include <algorithm>
+#include <cctype>
+
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "engine/engine_profile.hpp"
+
+namespace preflight::engine {
+
+bool Version::operator<(const Version& o) const {
+  if (major != o.major) return major < o.major;
+  if (minor != o.minor) return minor < o.minor;
+  return patch < o.patch;
+}
+
+std::string Version::text() const { return format("%d.%d.%d", major, minor, patch); }
+
+std::optional<Version> parse_version(const std::string& raw, const std::string& engine) {
+  std::string text = to_lower(raw);
+  if (!engine.empty()) {
+    const auto pos = text.find(to_lower(engine));
+    if (pos != std::string::npos) text = text.substr(pos + engine.size());
+  }
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) continue;
+    if (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) && text[i - 1] != 'v')) continue;
+    Version v;
+    int parts[3] = {0, 0, 0};
+    int n = 0;
+    size_t j = i;
+    while (n < 3 && j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
+      long value = 0;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && value < 100000) value = value * 10 + (text[j++] - '0');
+      parts[n++] = static_cast<int>(value);
+      if (j < text.size() && text[j] == '.' && j + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[j + 1]))) ++j;
+      else break;
+    }
+    if (n >= 2) {
+      v.major = parts[0];
+      v.minor = parts[1];
+      v.patch = parts[2];
+      return v;
+    }
+    i = j;
+  }
+  return std::nullopt;
+}
+
+bool EngineProfile::accepts_quantization(const std::string& method) const {
+  if (method.empty()) return true;
+  for (const auto& q : supported_quantization) {
+    if (q == "*" || to_lower(q) == to_lower(method)) return true;
+  }
+  return false;
+}
+
+const Overheads* EngineCatalog::overheads_for(const std::string& platform) const {
+  for (const auto& o : overheads) if (o.platform == platform) return &o;
+  for (const auto& o : overheads) if (o.platform == "cuda") return &o;
+  return nullptr;
+}
+
+std::vector<std::string> EngineCatalog::engines() const {
+  std::vector<std::string> out;
+  for (const auto& p : profiles) if (std::find(out.begin(), out.end(), p.engine) == out.end()) out.push_back(p.engine);
+  return out;
+}
+
+Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin) {
+  EngineCatalog catalog;
+  catalog.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("profiles");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: profiles: expected an array", origin.c_str()), origin);
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "profiles[]");
+    PF_TRY(id, pre.string("id"));
+    JsonObject r(item, origin, "profiles[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
+                              "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "available_kv_rule",
+                              "requested_rounding", "graph_memory_in_budget", "tokens_rule", "concurrency_rule", "weights_line", "kv_line",
+                              "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
+    (void)keys;
+    EngineProfile p;
+    p.id = id;
+    PF_TRY(engine, r.string("engine"));
+    p.engine = engine;
+    PF_TRY(vmin, r.string("version_min"));
+    PF_TRY(vmax, r.string("version_max"));
+    const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+    if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
+    p.version_min = *pmin;
+    p.version_max = *pmax;
+    PF_TRY(platform, r.string("platform"));
+    p.platform = platform;
+    PF_TRY(util, r.number("default_gpu_memory_utilization"));
+    if (util <= 0 || util > 1) return make_error(ErrorKind::corrupt, format("%s: %s: default_gpu_memory_utilization must be in (0, 1]", origin.c_str(), id.c_str()), origin);
+    p.default_gpu_memory_utilization = util;
+    PF_TRY(bs, r.int_("block_size"));
+    p.block_size = bs;
+    PF_TRY(hbr, r.string("hybrid_block_rule"));
+    if (hbr == "cuda_align") p.hybrid_block_rule = HybridBlockRule::cuda_align;
+    else if (hbr == "npu_align128") p.hybrid_block_rule = HybridBlockRule::npu_align128;
+    else if (hbr == "npu_contiguous") p.hybrid_block_rule = HybridBlockRule::npu_contiguous;
+    else return make_error(ErrorKind::corrupt, format("%s: %s: unknown hybrid_block_rule %s", origin.c_str(), id.c_str(), hbr.c_str()), origin);
+    PF_TRY(mode, r.string("hybrid_mamba_mode"));
+    p.hybrid_mamba_mode = mode;
+    PF_TRY(mns, r.int_("max_num_seqs"));
+    p.max_num_seqs = mns;
+    PF_TRY(mnbt, r.int_("max_num_batched_tokens"));
+    p.max_num_batched_tokens = mnbt;
+    PF_TRY(mnbt_large, r.int_("max_num_batched_tokens_large_device"));
+    p.max_num_batched_tokens_large_device = mnbt_large;
+    PF_TRY(kv_rule, r.string("available_kv_rule"));
+    if (kv_rule == "device_wide") p.available_kv_rule = KvRule::device_wide;
+    else if (kv_rule == "profile") p.available_kv_rule = KvRule::profile;
+    else if (kv_rule == "profile_absolute_non_torch") p.available_kv_rule = KvRule::profile_absolute_non_torch;
+    else return make_error(ErrorKind::corrupt, format("%s: %s: unknown available_kv_rule %s", origin.c_str(), id.c_str(), kv_rule.c_str()), origin);
+    PF_TRY(rounding, r.string("requested_rounding"));
+    p.requested_ceil = rounding == "ceil";
+    PF_TRY(graph, r.opt_bool("graph_memory_in_budget"));
+    p.graph_memory_in_budget = graph.value_or(false);
+    PF_TRY(tokens, r.string("tokens_rule"));
+    p.tokens_rule = tokens == "concurrency_x_len" ? TokensRule::concurrency_x_len : TokensRule::blocks;
+    PF_TRY(conc, r.string("concurrency_rule"));
+    p.concurrency_rule = conc == "per_group_ceil" ? ConcurrencyRule::per_group_ceil : ConcurrencyRule::sum_then_ceil;
+    PF_TRY(wl, r.opt_string("weights_line"));
+    p.weights_line = wl.value_or("");
+    PF_TRY(kl, r.opt_string("kv_line"));
+    p.kv_line = kl.value_or("");
+    PF_TRY(merged, r.opt_bool("merged_token_line"));
+    p.merged_token_line = merged.value_or(false);
+    if (const Json* q = r.find("supported_quantization"); q && q->is_array()) {
+      for (const auto& s : *q) if (s.is_string()) p.supported_quantization.push_back(s.get<std::string>());
+    }
+    PF_TRY(rej, r.opt_string("quantization_rejection"));
+    p.quantization_rejection = rej.value_or("");
+    PF_TRY(fr, r.opt_string("fp8_requires"));
+    p.fp8_requires = fr.value_or("");
+    PF_TRY(ff, r.opt_string("fp8_failure"));
+    p.fp8_failure = ff.value_or("");
+    PF_TRY(source, r.string("source"));
+    p.source = source;
+    catalog.profiles.push_back(std::move(p));
+  }
+  if (const Json* list2 = top.find("overheads"); list2 && list2->is_array()) {
+    for (const auto& item : *list2) {
+      JsonObject r(item, origin, "overheads[]");
+      Overheads o;
+      PF_TRY(platform, r.string("platform"));
+      o.platform = platform;
+      PF_TRY(nt, r.number("non_torch_bytes"));
+      o.non_torch_bytes = nt;
+      PF_TRY(gb, r.number("graph_bytes"));
+      o.graph_bytes = gb;
+      PF_TRY(af, r.number("activation_bytes_per_batched_token_factor"));
+      o.activation_bytes_per_batched_token_factor = af;
+      PF_TRY(sc, r.number("sampler_logit_copies"));
+      o.sampler_logit_copies = sc;
+      PF_TRY(vf, r.number("vision_activation_factor"));
+      o.vision_activation_factor = vf;
+      PF_TRY(wr, r.opt_string("weights_extra_rule"));
+      o.weights_extra_rule = wr.value_or("");
+      PF_TRY(ev, r.string("evidence"));
+      o.evidence = ev;
+      PF_TRY(band, r.number("band_fraction"));
+      o.band_fraction = band;
+      catalog.overheads.push_back(o);
+    }
+  }
+  return catalog;
+}
+
+Expected<EngineCatalog> load_engine_catalog() {
+  PF_TRY(json, parse_json(std::string(embedded_data("engines/engines.json")), "data/engines/engines.json"));
+  return parse_engine_catalog(json, "data/engines/engines.json");
+}
+
+Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::string& engine_raw, const std::string& version_raw) {
+  std::string engine = to_lower(trim(engine_raw));
+  std::string version_text = version_raw;
+  if (const auto at = engine.find('@'); at != std::string::npos) {
+    version_text = engine.substr(at + 1);
+    engine = engine.substr(0, at);
+  }
+  const auto names = catalog.engines();
+  if (std::find(names.begin(), names.end(), engine) == names.end()) {
+    std::string message = format("unknown engine '%s'", engine.c_str());
+    const auto near = nearest_names(engine, names);
+    if (!near.empty()) message += "; did you mean " + near.front();
+    message += " (preflight engines lists all)";
+    return make_error(ErrorKind::not_found, message, engine);
+  }
+  const EngineProfile* newest = nullptr;
+  for (const auto& p : catalog.profiles) {
+    if (p.engine != engine) continue;
+    if (!newest || newest->version_max < p.version_max) newest = &p;
+  }
+  if (trim(version_text).empty()) return *newest;
+  const auto v = parse_version(version_text, engine);
+  if (!v) return make_error(ErrorKind::invalid_argument, format("cannot read a version in '%s' (expected X.Y[.Z])", version_text.c_str()), version_text);
+  for (const auto& p : catalog.profiles) {
+    if (p.engine == engine && p.version_min <= *v && *v <= p.version_max) return p;
+  }
+  std::string known;
+  for (const auto& p : catalog.profiles) {
+    if (p.engine == engine) known += (known.empty() ? "" : ", ") + p.version_min.text() + "-" + p.version_max.text();
+  }
+  return make_error(ErrorKind::not_found, format("%s %s is not in the engine catalogue; known ranges: %s", engine.c_str(), v->text().c_str(), known.c_str()), version_text);
+}
+
+}  // namespace preflight::engine

@@ -1,0 +1,85 @@
+// engine/engine_profile: how an inference engine version sizes memory and what it prints
+// (data/engines/engines.json): defaults, block-size rules, the available-KV formula variant, how
+// tokens and concurrency are printed, which --quantization values it accepts on its platform, and
+// the fitted overheads (activation peak, non-torch, graph memory) per platform with their evidence.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+
+namespace preflight::engine {
+
+struct Version {
+  int major = 0, minor = 0, patch = 0;
+  bool operator<(const Version& o) const;
+  bool operator<=(const Version& o) const { return !(o < *this); }
+  std::string text() const;
+};
+// First "X.Y[.Z]" in `text` after `engine` when it is named there ("vllm 0.10.2 + vllm-ascend 0.10.2rc1").
+std::optional<Version> parse_version(const std::string& text, const std::string& engine = {});
+
+enum class KvRule { device_wide, profile, profile_absolute_non_torch };
+enum class TokensRule { blocks, concurrency_x_len };
+enum class ConcurrencyRule { sum_then_ceil, per_group_ceil };
+enum class HybridBlockRule { cuda_align, npu_align128, npu_contiguous };
+
+struct EngineProfile {
+  std::string id;
+  std::string engine;    // vllm | vllm-ascend | llama.cpp
+  Version version_min, version_max;
+  std::string platform;  // npu | cuda | any
+  double default_gpu_memory_utilization = 0.9;
+  int64_t block_size = 16;
+  HybridBlockRule hybrid_block_rule = HybridBlockRule::cuda_align;
+  std::string hybrid_mamba_mode;  // none | align
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 2048;
+  int64_t max_num_batched_tokens_large_device = 8192;
+  KvRule available_kv_rule = KvRule::profile;
+  bool requested_ceil = false;
+  bool graph_memory_in_budget = false;
+  TokensRule tokens_rule = TokensRule::blocks;
+  ConcurrencyRule concurrency_rule = ConcurrencyRule::sum_then_ceil;
+  std::string weights_line, kv_line;
+  bool merged_token_line = false;
+  std::vector<std::string> supported_quantization;  // "*" = every method vLLM has
+  std::string quantization_rejection;               // "{q} quantization is currently not supported in npu."
+  std::string fp8_requires, fp8_failure;
+  std::string source;
+
+  bool accepts_quantization(const std::string& method) const;
+};
+
+// Fitted per-platform quantities (evidence and refit script named in the file).
+struct Overheads {
+  std::string platform;
+  double non_torch_bytes = 0;
+  double graph_bytes = 0;
+  double activation_bytes_per_batched_token_factor = 0;
+  double sampler_logit_copies = 0;
+  double vision_activation_factor = 0;
+  std::string weights_extra_rule;
+  std::string evidence;
+  double band_fraction = 0.3;
+};
+
+struct EngineCatalog {
+  std::vector<EngineProfile> profiles;
+  std::vector<Overheads> overheads;
+  std::string origin;
+  const Overheads* overheads_for(const std::string& platform) const;
+  std::vector<std::string> engines() const;
+};
+
+Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin);
+Expected<EngineCatalog> load_engine_catalog();
+
+// "vllm-ascend@0.23", "vllm", "vllm-ascend 0.11.0rc3"; empty version = newest known.
+// not_found with suggestions for an unknown engine or a version outside every range.
+Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::string& engine, const std::string& version);
+
+}  // namespace preflight::engine

@@ -1,0 +1,98 @@
+// estimate/fit: what vLLM / vLLM-Ascend will do with a model on a device: weights per rank, the
+// profiled activation peak, non-torch and graph memory, the KV budget, KV-cache groups and pages,
+// and the exact lines the engine prints ("Available KV cache memory", "GPU KV cache size",
+// "Maximum concurrency"), with the verdict and the engine's own failure message. Pure functions:
+// every term names its rule, and calibrated terms carry an uncertainty band.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::estimate {
+
+enum class ExecutionMode { graph, eager };
+
+// vLLM's flags, with their meanings. Unset optionals take the engine version's defaults.
+struct Deployment {
+  int64_t tensor_parallel_size = 1;
+  int64_t pipeline_parallel_size = 1;
+  std::optional<double> gpu_memory_utilization;
+  std::optional<int64_t> max_model_len;
+  std::optional<int64_t> max_num_seqs;
+  std::optional<int64_t> max_num_batched_tokens;
+  std::string kv_cache_dtype = "auto";  // auto | fp8 | fp8_e4m3 | fp8_e5m2 | int8
+  std::string quantization;             // --quantization; empty = what the checkpoint says
+  ExecutionMode mode = ExecutionMode::graph;
+  std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
+};
+
+enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large };
+const char* failure_name(Failure failure);
+
+struct MemoryTerm {
+  std::string name;       // "weights", "activation peak", ...
+  double bytes = 0;
+  double band_bytes = 0;  // +/- uncertainty (0 = exact by mechanism)
+  std::string rule;       // formula and inputs
+};
+
+struct KvGroup {
+  std::string kind;                 // full_attention | sliding_attention | mla_attention | state
+  int64_t layers = 0;
+  int64_t page_bytes = 0;           // per layer, per block, per rank
+  int64_t blocks_per_request = 0;   // at max_model_len
+};
+
+struct FitEstimate {
+  std::string engine_id;
+  std::string device_id;
+  int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  double gpu_memory_utilization = 0;
+  int64_t max_model_len = 0;
+  int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
+  int64_t block_size = 0;
+  std::string kv_cache_dtype;
+  std::string quantization;         // method the engine will run
+  std::string weight_scheme;        // how weights are stored
+
+  double total_bytes = 0, requested_bytes = 0;
+  double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
+  double available_kv_bytes = 0;
+  double available_kv_band_bytes = 0;
+  std::vector<MemoryTerm> terms;
+
+  std::vector<KvGroup> groups;
+  int64_t group_size = 0;
+  int64_t page_bytes = 0;
+  int64_t num_blocks = 0;
+  int64_t kv_tokens = 0;
+  int64_t kv_tokens_low = 0, kv_tokens_high = 0;
+  double max_concurrency = 0;
+  int64_t kv_bytes_per_token_rank = 0;
+  int64_t state_bytes_per_sequence_rank = 0;
+
+  bool fits = false;
+  Failure failure = Failure::none;
+  std::string failure_message;      // as the engine words it
+  std::vector<std::string> lines;   // what the engine prints at start-up
+  std::vector<std::string> assumptions;
+  std::vector<std::string> provenance;
+};
+
+FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                         const engine::Overheads& overheads, const Deployment& deployment);
+
+// Tokens the KV budget of `estimate` holds for one request, ignoring max_model_len (for the
+// largest-context search).
+int64_t kv_capacity_tokens(const FitEstimate& estimate);
+
+// Applies the scheme a --quantization value implies when the checkpoint does not carry it.
+model::QuantScheme scheme_for_flag(const std::string& quantization, const model::QuantScheme& checkpoint);
+
+}  // namespace preflight::estimate

@@ -1,0 +1,81 @@
+#include "model/architecture_traits.hpp"
+
+#include <cstdlib>
+
+#include "base/embedded.hpp"
+#include "base/units.hpp"
+
+namespace preflight::model {
+
+const ArchitectureTraits* TraitsCatalog::find(const std::string& architecture) const {
+  for (const auto& e : entries) {
+    if (e.id == architecture) return &e;
+  }
+  return nullptr;
+}
+
+Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string& origin) {
+  TraitsCatalog catalog;
+  JsonObject top(root, origin);
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("architectures");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: architectures: expected an array", origin.c_str()), origin);
+  for (const auto& item : *list) {
+    JsonObject rec(item, origin, "architectures[]");
+    PF_TRY(allowed, rec.only_keys({"id", "mlp", "qkv_bias", "qk_norm", "attention_bias_covers", "attn_output_gate", "shared_expert_gate",
+                                   "attention_sinks", "expert_bias", "router_bias", "sliding_window_pattern_default",
+                                   "mamba_ssm_dtype_default", "vision", "source"}));
+    (void)allowed;
+    ArchitectureTraits t;
+    PF_TRY(id, rec.string("id"));
+    t.id = id;
+    JsonObject named(item, origin, "architectures[" + id + "]");
+    PF_TRY(source, named.string("source"));
+    t.source = source;
+    PF_TRY(mlp, named.string("mlp"));
+    if (mlp != "gated" && mlp != "plain") return make_error(ErrorKind::corrupt, format("%s: %s: mlp must be gated or plain", origin.c_str(), id.c_str()), origin);
+    t.mlp = mlp == "gated" ? MlpKind::gated : MlpKind::plain;
+    PF_TRY(qkv_bias, named.opt_bool("qkv_bias"));
+    t.qkv_bias = qkv_bias.value_or(false);
+    PF_TRY(qk_norm, named.opt_bool("qk_norm"));
+    t.qk_norm = qk_norm.value_or(false);
+    PF_TRY(covers, named.opt_string("attention_bias_covers"));
+    t.attention_bias_covers_o = covers.value_or("qkvo") == "qkvo";
+    PF_TRY(gate, named.opt_bool("attn_output_gate"));
+    t.attn_output_gate = gate.value_or(false);
+    PF_TRY(seg, named.opt_bool("shared_expert_gate"));
+    t.shared_expert_gate = seg.value_or(false);
+    PF_TRY(sinks, named.opt_bool("attention_sinks"));
+    t.attention_sinks = sinks.value_or(false);
+    PF_TRY(eb, named.opt_bool("expert_bias"));
+    t.expert_bias = eb.value_or(false);
+    PF_TRY(rb, named.opt_bool("router_bias"));
+    t.router_bias = rb.value_or(false);
+    PF_TRY(swp, named.opt_int("sliding_window_pattern_default"));
+    t.sliding_window_pattern_default = swp.value_or(0);
+    PF_TRY(ssm, named.opt_string("mamba_ssm_dtype_default"));
+    t.mamba_ssm_dtype_default = ssm.value_or("");
+    PF_TRY(vision, named.string("vision"));
+    if (vision == "none") t.vision = VisionKind::none;
+    else if (vision == "qwen3_vl") t.vision = VisionKind::qwen3_vl;
+    else if (vision == "qwen2_5_vl") t.vision = VisionKind::qwen2_5_vl;
+    else if (vision == "generic_vit") t.vision = VisionKind::generic_vit;
+    else return make_error(ErrorKind::corrupt, format("%s: %s: unknown vision kind %s", origin.c_str(), id.c_str(), vision.c_str()), origin);
+    if (catalog.find(id)) return make_error(ErrorKind::corrupt, format("%s: duplicate id %s", origin.c_str(), id.c_str()), origin);
+    catalog.entries.push_back(std::move(t));
+  }
+  return catalog;
+}
+
+const TraitsCatalog& builtin_traits() {
+  static const TraitsCatalog catalog = [] {
+    auto json = parse_json(std::string(embedded_data("architectures/traits.json")), "data/architectures/traits.json");
+    if (!json) return TraitsCatalog{};
+    auto parsed = parse_traits_catalog(*json, "data/architectures/traits.json");
+    return parsed ? *parsed : TraitsCatalog{};
+  }();
+  return catalog;
+}
+
+}  // namespace preflight::model

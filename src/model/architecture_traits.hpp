@@ -1,0 +1,43 @@
+// model/architecture_traits: facts the model code fixes but config.json does not state (biases,
+// q/k norms, gated output, vision tower kind), loaded from data/architectures/traits.json.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+
+namespace preflight::model {
+
+enum class MlpKind { gated, plain };  // gated: gate+up+down (SwiGLU); plain: up+down (relu2)
+enum class VisionKind { none, qwen3_vl, qwen2_5_vl, generic_vit };
+
+struct ArchitectureTraits {
+  std::string id;
+  MlpKind mlp = MlpKind::gated;
+  bool qkv_bias = false;
+  bool qk_norm = false;
+  bool attention_bias_covers_o = true;
+  bool attn_output_gate = false;
+  bool shared_expert_gate = false;
+  bool attention_sinks = false;
+  bool expert_bias = false;
+  bool router_bias = false;
+  int64_t sliding_window_pattern_default = 0;
+  std::string mamba_ssm_dtype_default;
+  VisionKind vision = VisionKind::none;
+  std::string source;
+};
+
+struct TraitsCatalog {
+  std::vector<ArchitectureTraits> entries;
+  const ArchitectureTraits* find(const std::string& architecture) const;
+};
+
+Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string& origin);
+// The catalogue embedded at build time (data/architectures/traits.json).
+const TraitsCatalog& builtin_traits();
+
+}  // namespace preflight::model

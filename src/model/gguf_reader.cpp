@@ -1,0 +1,289 @@
+// GGUF layout (ggml docs/gguf.md, version 2 and 3): magic "GGUF", u32 version, u64 tensor_count,
+// u64 metadata_kv_count, then key-values (gguf string key, u32 value type, value), then tensor infos
+// (string name, u32 n_dims, u64 dims[n_dims], u32 ggml type, u64 offset). Strings are u64 length +
+// bytes. Alignment is 32 unless general.alignment says otherwise. Little-endian throughout.
+#include "model/gguf_reader.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "base/checked.hpp"
+#include "base/file.hpp"
+#include "base/units.hpp"
+
+namespace preflight::model {
+
+namespace {
+constexpr uint64_t k_max_string = 1ull << 20;
+constexpr uint64_t k_max_array = 1ull << 24;
+constexpr uint64_t k_max_kv = 1ull << 16;
+constexpr uint64_t k_max_tensors = 1ull << 20;
+constexpr uint32_t k_max_dims = 8;
+
+struct GgmlType {
+  const char* name;
+  uint32_t block_elements;
+  uint32_t block_bytes;
+};
+// ggml.h / ggml.c type_traits (blck_size, type_size). Ids 4, 5 (Q4_2, Q4_3) and 31-33 are retired.
+constexpr std::array<GgmlType, 40> k_ggml_types{{
+    {"F32", 1, 4},       {"F16", 1, 2},      {"Q4_0", 32, 18},    {"Q4_1", 32, 20},    {nullptr, 0, 0},     {nullptr, 0, 0},
+    {"Q5_0", 32, 22},    {"Q5_1", 32, 24},   {"Q8_0", 32, 34},    {"Q8_1", 32, 36},    {"Q2_K", 256, 84},   {"Q3_K", 256, 110},
+    {"Q4_K", 256, 144},  {"Q5_K", 256, 176}, {"Q6_K", 256, 210},  {"Q8_K", 256, 292},  {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74},
+    {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50}, {"IQ4_NL", 32, 18},  {"IQ3_S", 256, 110}, {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136},
+    {"I8", 1, 1},        {"I16", 1, 2},      {"I32", 1, 4},       {"I64", 1, 8},       {"F64", 1, 8},       {"IQ1_M", 256, 56},
+    {"BF16", 1, 2},      {nullptr, 0, 0},    {nullptr, 0, 0},     {nullptr, 0, 0},     {"TQ1_0", 256, 54},  {"TQ2_0", 256, 66},
+    {nullptr, 0, 0},     {nullptr, 0, 0},    {nullptr, 0, 0},     {"MXFP4", 32, 17},
+}};
+
+class Cursor {
+ public:
+  Cursor(const uint8_t* data, size_t size, std::string origin) : m_data(data), m_size(size), m_origin(std::move(origin)) {}
+  size_t offset() const { return m_offset; }
+  Error truncated(const char* what) const {
+    return make_error(ErrorKind::corrupt, format("%s: truncated at byte %zu while reading %s", m_origin.c_str(), m_offset, what), m_origin);
+  }
+  template <typename T>
+  Expected<T> read(const char* what) {
+    if (m_size - m_offset < sizeof(T)) return truncated(what);
+    T v;
+    std::memcpy(&v, m_data + m_offset, sizeof(T));
+    m_offset += sizeof(T);
+    return v;
+  }
+  Expected<std::string> string(const char* what) {
+    PF_TRY(len, read<uint64_t>(what));
+    if (len > k_max_string) return make_error(ErrorKind::corrupt, format("%s: %s: string length %llu above the 1 MiB limit", m_origin.c_str(), what, static_cast<unsigned long long>(len)), m_origin);
+    if (m_size - m_offset < len) return truncated(what);
+    std::string s(reinterpret_cast<const char*>(m_data + m_offset), len);
+    m_offset += len;
+    return s;
+  }
+  Status skip(uint64_t bytes, const char* what) {
+    if (m_size - m_offset < bytes) return truncated(what);
+    m_offset += bytes;
+    return Ok{};
+  }
+
+ private:
+  const uint8_t* m_data;
+  size_t m_size;
+  size_t m_offset = 0;
+  std::string m_origin;
+};
+
+int scalar_size(uint32_t type) {
+  switch (type) {
+    case 0: case 1: case 7: return 1;
+    case 2: case 3: return 2;
+    case 4: case 5: case 6: return 4;
+    case 10: case 11: case 12: return 8;
+    default: return 0;
+  }
+}
+
+Expected<double> read_scalar(Cursor& c, uint32_t type, const char* what) {
+  switch (type) {
+    case 0: { PF_TRY(v, c.read<uint8_t>(what)); return static_cast<double>(v); }
+    case 1: { PF_TRY(v, c.read<int8_t>(what)); return static_cast<double>(v); }
+    case 2: { PF_TRY(v, c.read<uint16_t>(what)); return static_cast<double>(v); }
+    case 3: { PF_TRY(v, c.read<int16_t>(what)); return static_cast<double>(v); }
+    case 4: { PF_TRY(v, c.read<uint32_t>(what)); return static_cast<double>(v); }
+    case 5: { PF_TRY(v, c.read<int32_t>(what)); return static_cast<double>(v); }
+    case 6: { PF_TRY(v, c.read<float>(what)); return static_cast<double>(v); }
+    case 7: { PF_TRY(v, c.read<uint8_t>(what)); return v ? 1.0 : 0.0; }
+    case 10: { PF_TRY(v, c.read<uint64_t>(what)); return static_cast<double>(v); }
+    case 11: { PF_TRY(v, c.read<int64_t>(what)); return static_cast<double>(v); }
+    case 12: { PF_TRY(v, c.read<double>(what)); return v; }
+    default: break;
+  }
+  return make_error(ErrorKind::corrupt, format("value type %u is not a scalar", type));
+}
+}  // namespace
+
+const char* ggml_type_name(uint32_t type) {
+  if (type < k_ggml_types.size() && k_ggml_types[type].name) return k_ggml_types[type].name;
+  return "unknown";
+}
+
+Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& origin) {
+  GgufFile file;
+  file.file_size = size;
+  Cursor c(data, size, origin);
+  PF_TRY(magic, c.read<uint32_t>("magic"));
+  if (magic != 0x46554747u) return make_error(ErrorKind::corrupt, format("%s: bad magic, not a GGUF file", origin.c_str()), origin);
+  PF_TRY(version, c.read<uint32_t>("version"));
+  if (version < 2 || version > 3) return make_error(ErrorKind::unsupported, format("%s: GGUF version %u, expected 2 or 3", origin.c_str(), version), origin);
+  file.version = version;
+  PF_TRY(tensor_count, c.read<uint64_t>("tensor_count"));
+  PF_TRY(kv_count, c.read<uint64_t>("metadata_kv_count"));
+  if (tensor_count > k_max_tensors) return make_error(ErrorKind::corrupt, format("%s: tensor_count %llu above the limit", origin.c_str(), static_cast<unsigned long long>(tensor_count)), origin);
+  if (kv_count > k_max_kv) return make_error(ErrorKind::corrupt, format("%s: metadata_kv_count %llu above the limit", origin.c_str(), static_cast<unsigned long long>(kv_count)), origin);
+  for (uint64_t i = 0; i < kv_count; ++i) {
+    PF_TRY(key, c.string("metadata key"));
+    PF_TRY(type, c.read<uint32_t>("metadata value type"));
+    if (type == 8) {
+      PF_TRY(value, c.string(key.c_str()));
+      file.strings[key] = value;
+    } else if (type == 9) {
+      PF_TRY(item_type, c.read<uint32_t>(key.c_str()));
+      PF_TRY(count, c.read<uint64_t>(key.c_str()));
+      if (count > k_max_array) return make_error(ErrorKind::corrupt, format("%s: %s: array of %llu items above the limit", origin.c_str(), key.c_str(), static_cast<unsigned long long>(count)), origin);
+      if (item_type == 8) {
+        for (uint64_t j = 0; j < count; ++j) {
+          PF_TRY(item, c.string(key.c_str()));
+          (void)item;
+        }
+      } else if (const int sz = scalar_size(item_type); sz > 0) {
+        PF_TRY(ok, c.skip(count * static_cast<uint64_t>(sz), key.c_str()));
+        (void)ok;
+      } else {
+        return make_error(ErrorKind::corrupt, format("%s: %s: array item type %u is not supported", origin.c_str(), key.c_str(), item_type), origin);
+      }
+      file.array_lengths[key] = count;
+    } else if (scalar_size(type) > 0) {
+      PF_TRY(value, read_scalar(c, type, key.c_str()));
+      file.numbers[key] = value;
+    } else {
+      return make_error(ErrorKind::corrupt, format("%s: %s: unknown value type %u", origin.c_str(), key.c_str(), type), origin);
+    }
+  }
+  if (auto it = file.numbers.find("general.alignment"); it != file.numbers.end()) {
+    const auto a = static_cast<uint64_t>(it->second);
+    if (a == 0 || (a & (a - 1)) != 0 || a > 65536) return make_error(ErrorKind::corrupt, format("%s: general.alignment %llu is not a power of two", origin.c_str(), static_cast<unsigned long long>(a)), origin);
+    file.alignment = a;
+  }
+  for (uint64_t i = 0; i < tensor_count; ++i) {
+    GgufTensor t;
+    PF_TRY(name, c.string("tensor name"));
+    t.name = name;
+    PF_TRY(n_dims, c.read<uint32_t>("tensor n_dims"));
+    if (n_dims == 0 || n_dims > k_max_dims) return make_error(ErrorKind::corrupt, format("%s: tensor %s: %u dimensions", origin.c_str(), name.c_str(), n_dims), origin);
+    uint64_t elements = 1;
+    for (uint32_t j = 0; j < n_dims; ++j) {
+      PF_TRY(dim, c.read<uint64_t>("tensor dims"));
+      const auto product = checked_mul(elements, dim);
+      if (!product) return make_error(ErrorKind::corrupt, format("%s: tensor %s: shape overflows", origin.c_str(), name.c_str()), origin);
+      elements = *product;
+      t.shape.push_back(dim);
+    }
+    PF_TRY(type, c.read<uint32_t>("tensor type"));
+    PF_TRY(offset, c.read<uint64_t>("tensor offset"));
+    if (type >= k_ggml_types.size() || !k_ggml_types[type].name) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: unknown ggml type %u", origin.c_str(), name.c_str(), type), origin);
+    }
+    const auto& info = k_ggml_types[type];
+    if (elements % info.block_elements != 0) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: %llu elements is not a multiple of the %s block (%u)", origin.c_str(), name.c_str(),
+                                                   static_cast<unsigned long long>(elements), info.name, info.block_elements),
+                        origin);
+    }
+    const auto bytes = checked_mul(elements / info.block_elements, info.block_bytes);
+    if (!bytes) return make_error(ErrorKind::corrupt, format("%s: tensor %s: size overflows", origin.c_str(), name.c_str()), origin);
+    if (offset % file.alignment != 0) return make_error(ErrorKind::corrupt, format("%s: tensor %s: offset %llu is not aligned to %llu", origin.c_str(), name.c_str(), static_cast<unsigned long long>(offset), static_cast<unsigned long long>(file.alignment)), origin);
+    t.ggml_type = type;
+    t.offset = offset;
+    t.bytes = *bytes;
+    t.elements = elements;
+    file.tensors.push_back(std::move(t));
+  }
+  file.bytes_read = c.offset();
+  return file;
+}
+
+Expected<GgufFile> load_gguf(const std::string& path) {
+  PF_TRY(reader, FileReader::open(path));
+  // Metadata (tokenizer vocabularies) can run to tens of MB; read in growing chunks until parsed.
+  uint64_t want = std::min<uint64_t>(reader.size_bytes(), 1ull << 20);
+  while (true) {
+    PF_TRY(bytes, reader.read_at(0, want));
+    auto parsed = parse_gguf(bytes.data(), bytes.size(), base_name(path));
+    if (parsed || want >= reader.size_bytes() || want >= (256ull << 20) ||
+        parsed.error().message.find("truncated") == std::string::npos) {
+      if (parsed) {
+        parsed->file_size = reader.size_bytes();
+        const uint64_t data_start = ceil_div(parsed->bytes_read, parsed->alignment) * parsed->alignment;
+        for (const auto& t : parsed->tensors) {
+          const auto end = checked_add(data_start, t.offset);
+          if (!end || !checked_add(*end, t.bytes) || *checked_add(*end, t.bytes) > reader.size_bytes()) {
+            return make_error(ErrorKind::corrupt, format("%s: tensor %s: data runs past the end of the file", base_name(path).c_str(), t.name.c_str()), path);
+          }
+        }
+      }
+      return parsed;
+    }
+    want = std::min<uint64_t>(reader.size_bytes(), want * 4);
+  }
+}
+
+}  // namespace preflight::model
+
+namespace preflight::model {
+
+Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string& origin) {
+  ModelSpec spec;
+  spec.source = origin;
+  auto arch_it = file.strings.find("general.architecture");
+  if (arch_it == file.strings.end()) return make_error(ErrorKind::corrupt, format("%s: missing general.architecture", origin.c_str()), origin);
+  const std::string arch = arch_it->second;
+  spec.architecture = arch;
+  spec.model_type = arch;
+  auto number = [&](const std::string& key) -> std::optional<int64_t> {
+    auto it = file.numbers.find(arch + "." + key);
+    if (it == file.numbers.end() || it->second < 0 || it->second > 9e15) return std::nullopt;
+    return static_cast<int64_t>(it->second);
+  };
+  const auto layers = number("block_count");
+  const auto hidden = number("embedding_length");
+  const auto heads = number("attention.head_count");
+  if (!layers || !hidden || !heads || *layers <= 0 || *layers > 10000 || *hidden <= 0 || *heads <= 0) {
+    return make_error(ErrorKind::corrupt, format("%s: missing or invalid %s.block_count / embedding_length / attention.head_count", origin.c_str(), arch.c_str()), origin);
+  }
+  spec.num_hidden_layers = *layers;
+  spec.hidden_size = *hidden;
+  spec.num_attention_heads = *heads;
+  spec.num_key_value_heads = number("attention.head_count_kv").value_or(*heads);
+  if (spec.num_key_value_heads <= 0) spec.num_key_value_heads = *heads;
+  spec.head_dim = number("attention.key_length").value_or(*hidden / *heads);
+  spec.intermediate_size = number("feed_forward_length").value_or(0);
+  spec.max_position_embeddings = number("context_length").value_or(0);
+  spec.num_experts = number("expert_count").value_or(0);
+  spec.num_experts_per_tok = number("expert_used_count").value_or(0);
+  const int64_t sliding = number("attention.sliding_window").value_or(0);
+  if (auto v = file.array_lengths.find("tokenizer.ggml.tokens"); v != file.array_lengths.end()) spec.vocab_size = static_cast<int64_t>(v->second);
+  for (int64_t i = 0; i < *layers; ++i) {
+    LayerSpec l;
+    l.kind = LayerKind::full_attention;
+    l.num_key_value_heads = spec.num_key_value_heads;
+    l.head_dim_k = spec.head_dim;
+    l.head_dim_v = number("attention.value_length").value_or(spec.head_dim);
+    l.moe = spec.num_experts > 0;
+    spec.layers.push_back(l);
+  }
+  if (sliding > 0) spec.assumptions.push_back(format("%s.attention.sliding_window is %lld; layer pattern not in GGUF metadata, all layers counted as full attention", arch.c_str(), static_cast<long long>(sliding)));
+  uint64_t total = 0;
+  for (const auto& t : file.tensors) {
+    WeightGroup g;
+    g.module = normalize_module(t.name);
+    g.rows = static_cast<int64_t>(t.elements);
+    g.cols = 1;
+    g.count = 1;
+    g.expert = t.name.find("_exps") != std::string::npos;
+    g.active_fraction = g.expert && spec.num_experts > 0 ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
+    if (g.module == "token_embd.weight" || g.module == "output.weight") g.shard = Shard::vocab;
+    spec.weights.push_back(g);
+    total += t.bytes;
+    spec.exact_bytes_by_dtype[ggml_type_name(t.ggml_type)] += t.bytes;
+    if (spec.vocab_size == 0 && t.name == "token_embd.weight" && t.shape.size() == 2) spec.vocab_size = static_cast<int64_t>(t.shape[1]);
+  }
+  spec.exact_weight_bytes = total;
+  spec.exact_tensor_count = file.tensors.size();
+  spec.header_bytes_read = file.bytes_read;
+  spec.quant.method = "gguf";
+  if (auto ft = file.numbers.find("general.file_type"); ft != file.numbers.end()) spec.quant.detail = format("GGUF file_type %d", static_cast<int>(ft->second));
+  spec.provenance.push_back({"weight bytes", origin, "sum of GGUF tensor infos (elements / block size x block bytes per ggml type)"});
+  spec.provenance.push_back({"architecture", origin, "GGUF metadata " + arch + ".*"});
+  return spec;
+}
+
+}  // namespace preflight::model

@@ -1,0 +1,47 @@
+// model/gguf_reader: reads a GGUF file's header, metadata key-values and tensor infos (name, shape,
+// ggml type, offset), never the tensor data. Exact bytes per tensor follow from the ggml type's block
+// size. Every count and length is checked against caps and the bytes left in the file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::model {
+
+struct GgufTensor {
+  std::string name;
+  std::vector<uint64_t> shape;
+  uint32_t ggml_type = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  uint64_t elements = 0;
+};
+
+struct GgufFile {
+  uint32_t version = 0;
+  uint64_t alignment = 32;
+  // Scalar metadata as text or number; arrays keep only their length (e.g. tokenizer.ggml.tokens).
+  std::map<std::string, std::string> strings;
+  std::map<std::string, double> numbers;
+  std::map<std::string, uint64_t> array_lengths;
+  std::vector<GgufTensor> tensors;
+  uint64_t bytes_read = 0;
+  uint64_t file_size = 0;
+};
+
+const char* ggml_type_name(uint32_t type);
+
+// Parses from an in-memory buffer (fuzzing) or a file.
+Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& origin);
+Expected<GgufFile> load_gguf(const std::string& path);
+
+// ModelSpec from GGUF metadata ({arch}.block_count, .embedding_length, .attention.head_count, ...)
+// with exact weight bytes from the tensor infos.
+Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string& origin);
+
+}  // namespace preflight::model

@@ -1,0 +1,591 @@
+#include "model/hf_config.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "base/units.hpp"
+#include "model/architecture_traits.hpp"
+#include "model/vision_tower.hpp"
+
+namespace preflight::model {
+
+namespace {
+
+// Upper bounds that no real model reaches; larger values are hostile or corrupt input.
+constexpr int64_t k_max_layers = 10000;
+constexpr int64_t k_max_dim = 1 << 22;
+constexpr int64_t k_max_vocab = 1 << 24;
+constexpr int64_t k_max_experts = 1 << 14;
+
+// Reads text-stack fields from text_config when present, else the top level.
+class ConfigView {
+ public:
+  ConfigView(const Json& root, const std::string& origin)
+      : m_root(root, origin),
+        m_text_json(root.contains("text_config") && root["text_config"].is_object() ? &root["text_config"] : nullptr),
+        m_text(m_text_json ? *m_text_json : root, origin, m_text_json ? "text_config" : "") {}
+
+  const JsonObject& text() const { return m_text; }
+  const JsonObject& root() const { return m_root; }
+
+  const JsonObject& holder(const std::string& key) const { return m_text.has(key) ? m_text : m_root; }
+  Expected<std::optional<int64_t>> opt_int(const std::string& key) const { return holder(key).opt_int(key); }
+  Expected<std::optional<double>> opt_number(const std::string& key) const { return holder(key).opt_number(key); }
+  Expected<std::optional<std::string>> opt_string(const std::string& key) const { return holder(key).opt_string(key); }
+  Expected<std::optional<bool>> opt_bool(const std::string& key) const { return holder(key).opt_bool(key); }
+  const Json* find(const std::string& key) const { return holder(key).find(key); }
+
+  // A required positive integer below `cap`.
+  Expected<int64_t> dim(const std::string& key, int64_t cap) const {
+    PF_TRY(v, opt_int(key));
+    if (!v) return make_error(ErrorKind::corrupt, format("%s: missing required field %s", m_root.origin().c_str(), m_text.key_path(key).c_str()), m_root.origin());
+    return check(key, *v, cap);
+  }
+  Expected<int64_t> opt_dim(const std::string& key, int64_t fallback, int64_t cap) const {
+    PF_TRY(v, opt_int(key));
+    if (!v) return fallback;
+    return check(key, *v, cap);
+  }
+  Expected<int64_t> check(const std::string& key, int64_t v, int64_t cap) const {
+    if (v <= 0 || v > cap) {
+      return make_error(ErrorKind::corrupt, format("%s: %s is %lld, expected 1..%lld", m_root.origin().c_str(), holder(key).key_path(key).c_str(),
+                                                   static_cast<long long>(v), static_cast<long long>(cap)),
+                        m_root.origin());
+    }
+    return v;
+  }
+
+ private:
+  JsonObject m_root;
+  const Json* m_text_json;
+  JsonObject m_text;
+};
+
+// Accumulates weight groups, merging identical (module, shape) entries across layers.
+class WeightList {
+ public:
+  void add(WeightGroup g) {
+    if (g.rows <= 0 || g.cols <= 0 || g.count <= 0) return;
+    for (auto& existing : m_groups) {
+      if (existing.module == g.module && existing.rows == g.rows && existing.cols == g.cols && existing.part == g.part) {
+        existing.count += g.count;
+        return;
+      }
+    }
+    m_groups.push_back(std::move(g));
+  }
+  void linear(const std::string& module, int64_t rows, int64_t cols, Shard shard, Part part, int64_t kv_heads = 0) {
+    add(WeightGroup{module, rows, cols, 1, shard, part, true, false, 1.0, kv_heads});
+  }
+  void vector(const std::string& module, int64_t rows, Shard shard, Part part) {
+    add(WeightGroup{module, rows, 1, 1, shard, part, false, false, 1.0, 0});
+  }
+  std::vector<WeightGroup> take() { return std::move(m_groups); }
+
+ private:
+  std::vector<WeightGroup> m_groups;
+};
+
+struct TextDims {
+  int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+};
+
+void add_standard_attention(WeightList& w, const std::string& p, const TextDims& d, const ArchitectureTraits& t,
+                            bool attention_bias, bool output_gate, Part part) {
+  const int64_t q_dim = d.heads * d.head_dim, kv_dim = d.kv_heads * d.head_dim;
+  w.linear(p + ".self_attn.q_proj", q_dim * (output_gate ? 2 : 1), d.hidden, Shard::column, part);
+  w.linear(p + ".self_attn.k_proj", kv_dim, d.hidden, Shard::kv_heads, part, d.kv_heads);
+  w.linear(p + ".self_attn.v_proj", kv_dim, d.hidden, Shard::kv_heads, part, d.kv_heads);
+  w.linear(p + ".self_attn.o_proj", d.hidden, q_dim, Shard::row, part);
+  if (t.qkv_bias || attention_bias) {
+    w.vector(p + ".self_attn.q_proj.bias", q_dim * (output_gate ? 2 : 1), Shard::column, part);
+    w.add(WeightGroup{p + ".self_attn.k_proj.bias", kv_dim, 1, 1, Shard::kv_heads, part, false, false, 1.0, d.kv_heads});
+    w.add(WeightGroup{p + ".self_attn.v_proj.bias", kv_dim, 1, 1, Shard::kv_heads, part, false, false, 1.0, d.kv_heads});
+  }
+  if (attention_bias && t.attention_bias_covers_o) w.vector(p + ".self_attn.o_proj.bias", d.hidden, Shard::replicated, part);
+  if (t.qk_norm) {
+    w.vector(p + ".self_attn.q_norm", d.head_dim, Shard::replicated, part);
+    w.vector(p + ".self_attn.k_norm", d.head_dim, Shard::replicated, part);
+  }
+  if (t.attention_sinks) w.vector(p + ".self_attn.sinks", d.heads, Shard::column, part);
+}
+
+void add_dense_mlp(WeightList& w, const std::string& p, int64_t hidden, int64_t inter, MlpKind mlp, Part part) {
+  if (mlp == MlpKind::gated) w.linear(p + ".gate_proj", inter, hidden, Shard::column, part);
+  w.linear(p + ".up_proj", inter, hidden, Shard::column, part);
+  w.linear(p + ".down_proj", hidden, inter, Shard::row, part);
+}
+
+struct MoeDims {
+  int64_t experts = 0, top_k = 0, inter = 0, shared_inter = 0;
+  bool score_bias = false;
+};
+
+void add_moe(WeightList& w, const std::string& p, int64_t hidden, const MoeDims& m, const ArchitectureTraits& t, Part part) {
+  const double active = m.experts > 0 ? static_cast<double>(m.top_k) / static_cast<double>(m.experts) : 1.0;
+  auto expert = [&](const std::string& name, int64_t rows, int64_t cols, bool linear) {
+    w.add(WeightGroup{p + ".experts.*." + name, rows, cols, m.experts, Shard::expert, part, linear, true, active, 0});
+  };
+  w.add(WeightGroup{p + ".gate", m.experts, hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
+  if (t.router_bias) w.vector(p + ".gate.bias", m.experts, Shard::replicated, part);
+  if (m.score_bias) w.vector(p + ".gate.e_score_correction_bias", m.experts, Shard::replicated, part);
+  if (t.mlp == MlpKind::gated) expert("gate_proj", m.inter, hidden, true);
+  expert("up_proj", m.inter, hidden, true);
+  expert("down_proj", hidden, m.inter, true);
+  if (t.expert_bias) {
+    expert("gate_up_proj.bias", (t.mlp == MlpKind::gated ? 2 : 1) * m.inter, 1, false);
+    expert("down_proj.bias", hidden, 1, false);
+  }
+  if (m.shared_inter > 0) {
+    add_dense_mlp(w, p + ".shared_expert", hidden, m.shared_inter, t.mlp, part);
+    if (t.shared_expert_gate) w.add(WeightGroup{p + ".shared_expert_gate", 1, hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
+  }
+}
+
+}  // namespace
+
+Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin) {
+  if (!root.is_object()) {
+    return make_error(ErrorKind::corrupt, format("%s: expected a JSON object, found %s", origin.c_str(), json_type_name(root)), origin);
+  }
+  ConfigView cfg(root, origin);
+  ModelSpec spec;
+  spec.source = origin;
+
+  if (const Json* archs = cfg.root().find("architectures")) {
+    if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
+      return make_error(ErrorKind::corrupt, format("%s: architectures: expected a non-empty array of strings", origin.c_str()), origin);
+    }
+    spec.architecture = (*archs)[0].get<std::string>();
+  }
+  PF_TRY(model_type, cfg.opt_string("model_type"));
+  spec.model_type = model_type.value_or("");
+  const ArchitectureTraits* found = builtin_traits().find(spec.architecture);
+  ArchitectureTraits traits;
+  if (found) {
+    traits = *found;
+  } else {
+    spec.assumptions.push_back(format("no architecture traits for '%s'; assumed a Llama-style layer (gated MLP, no q/k norm, biases per attention_bias)",
+                                      spec.architecture.empty() ? "(none)" : spec.architecture.c_str()));
+  }
+
+  // dtype
+  PF_TRY(torch_dtype_a, cfg.opt_string("torch_dtype"));
+  PF_TRY(torch_dtype_b, cfg.opt_string("dtype"));
+  const std::string dtype_name_raw = torch_dtype_a.value_or(torch_dtype_b.value_or(""));
+  if (auto d = dtype_from_torch_name(dtype_name_raw)) {
+    spec.dtype = *d;
+    if (spec.dtype == Dtype::f32) {
+      spec.dtype = Dtype::bf16;
+      spec.assumptions.push_back("config dtype is float32; engines serve it as bfloat16 by default (--dtype auto)");
+    }
+  } else {
+    spec.assumptions.push_back("config has no torch_dtype/dtype; assumed bfloat16");
+  }
+
+  TextDims d;
+  PF_TRY(hidden, cfg.dim("hidden_size", k_max_dim));
+  d.hidden = hidden;
+  PF_TRY(pattern_opt, cfg.opt_string("hybrid_override_pattern"));
+  const std::string hybrid_pattern = pattern_opt.value_or("");
+  int64_t layers = 0;
+  if (!hybrid_pattern.empty() && !cfg.find("num_hidden_layers")) {
+    layers = static_cast<int64_t>(hybrid_pattern.size());
+  } else {
+    PF_TRY(l, cfg.dim("num_hidden_layers", k_max_layers));
+    layers = l;
+  }
+  PF_TRY(vocab, cfg.dim("vocab_size", k_max_vocab));
+  d.vocab = vocab;
+  PF_TRY(heads, cfg.dim("num_attention_heads", k_max_dim));
+  d.heads = heads;
+  PF_TRY(kv_heads_opt, cfg.opt_int("num_key_value_heads"));
+  if (kv_heads_opt) {
+    PF_TRY(kv, cfg.check("num_key_value_heads", *kv_heads_opt, k_max_dim));
+    d.kv_heads = kv;
+  } else {
+    d.kv_heads = d.heads;
+    spec.assumptions.push_back("config has no num_key_value_heads; assumed multi-head attention (equal to num_attention_heads)");
+  }
+  if (d.heads % d.kv_heads != 0) {
+    return make_error(ErrorKind::corrupt, format("%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)", origin.c_str(),
+                                                 static_cast<long long>(d.heads), static_cast<long long>(d.kv_heads)),
+                      origin);
+  }
+  PF_TRY(head_dim_a, cfg.opt_int("head_dim"));
+  PF_TRY(head_dim_b, cfg.opt_int("attention_head_dim"));
+  if (head_dim_a || head_dim_b) {
+    PF_TRY(hd, cfg.check(head_dim_a ? "head_dim" : "attention_head_dim", head_dim_a ? *head_dim_a : *head_dim_b, k_max_dim));
+    d.head_dim = hd;
+    spec.provenance.push_back({"head_dim", origin, "config head_dim"});
+  } else {
+    if (d.hidden % d.heads != 0) {
+      return make_error(ErrorKind::corrupt, format("%s: hidden_size (%lld) is not a multiple of num_attention_heads (%lld) and head_dim is not given",
+                                                   origin.c_str(), static_cast<long long>(d.hidden), static_cast<long long>(d.heads)),
+                        origin);
+    }
+    d.head_dim = d.hidden / d.heads;
+    spec.provenance.push_back({"head_dim", origin, "hidden_size / num_attention_heads (no head_dim key)"});
+  }
+  PF_TRY(inter, cfg.opt_dim("intermediate_size", 0, k_max_dim * 4));
+  d.intermediate = inter;
+  PF_TRY(max_pos, cfg.opt_int("max_position_embeddings"));
+  spec.max_position_embeddings = max_pos.value_or(0);
+  PF_TRY(tie_text, cfg.text().opt_bool("tie_word_embeddings"));
+  PF_TRY(tie_root, cfg.root().opt_bool("tie_word_embeddings"));
+  if (tie_text || tie_root) {
+    spec.tie_word_embeddings = tie_root ? *tie_root : *tie_text;
+  } else {
+    spec.tie_word_embeddings = true;
+    spec.assumptions.push_back("config has no tie_word_embeddings; assumed true (the transformers default)");
+  }
+
+  spec.hidden_size = d.hidden;
+  spec.num_hidden_layers = layers;
+  spec.num_attention_heads = d.heads;
+  spec.num_key_value_heads = d.kv_heads;
+  spec.head_dim = d.head_dim;
+  spec.intermediate_size = d.intermediate;
+  spec.vocab_size = d.vocab;
+
+  // Rotary dimensions (persistent cos/sin cache size).
+  PF_TRY(prf_a, cfg.opt_number("partial_rotary_factor"));
+  double partial = prf_a.value_or(1.0);
+  if (const Json* rp = cfg.find("rope_parameters"); rp && rp->is_object() && rp->contains("partial_rotary_factor") && (*rp)["partial_rotary_factor"].is_number()) {
+    partial = (*rp)["partial_rotary_factor"].get<double>();
+  }
+  spec.rotary_dim = static_cast<int64_t>(static_cast<double>(d.head_dim) * partial);
+
+  // MoE fields.
+  MoeDims moe;
+  PF_TRY(e1, cfg.opt_int("num_experts"));
+  PF_TRY(e2, cfg.opt_int("n_routed_experts"));
+  PF_TRY(e3, cfg.opt_int("num_local_experts"));
+  const auto experts_raw = e1 ? e1 : (e2 ? e2 : e3);
+  if (experts_raw && *experts_raw > 0) {
+    PF_TRY(experts, cfg.check(e1 ? "num_experts" : (e2 ? "n_routed_experts" : "num_local_experts"), *experts_raw, k_max_experts));
+    moe.experts = experts;
+    PF_TRY(k1, cfg.opt_int("num_experts_per_tok"));
+    PF_TRY(k2, cfg.opt_int("experts_per_token"));
+    moe.top_k = k1.value_or(k2.value_or(0));
+    if (moe.top_k <= 0 || moe.top_k > moe.experts) {
+      return make_error(ErrorKind::corrupt, format("%s: num_experts_per_tok (%lld) must be 1..%lld", origin.c_str(), static_cast<long long>(moe.top_k),
+                                                   static_cast<long long>(moe.experts)),
+                        origin);
+    }
+    PF_TRY(mi, cfg.opt_dim("moe_intermediate_size", d.intermediate, k_max_dim * 4));
+    moe.inter = mi;
+    if (moe.inter <= 0) return make_error(ErrorKind::corrupt, format("%s: MoE model without moe_intermediate_size or intermediate_size", origin.c_str()), origin);
+    PF_TRY(n_shared, cfg.opt_int("n_shared_experts"));
+    PF_TRY(shared_q, cfg.opt_int("shared_expert_intermediate_size"));
+    PF_TRY(shared_n, cfg.opt_int("moe_shared_expert_intermediate_size"));
+    if (shared_q && *shared_q > 0) moe.shared_inter = *shared_q;
+    else if (shared_n && *shared_n > 0) moe.shared_inter = *shared_n;
+    else if (n_shared && *n_shared > 0) moe.shared_inter = *n_shared * moe.inter;
+    if (n_shared) spec.num_shared_experts = *n_shared;
+    else if (moe.shared_inter > 0) spec.num_shared_experts = 1;
+    PF_TRY(topk_method, cfg.opt_string("topk_method"));
+    moe.score_bias = topk_method.value_or("") == "noaux_tc";
+    spec.num_experts = moe.experts;
+    spec.num_experts_per_tok = moe.top_k;
+    spec.moe_intermediate_size = moe.inter;
+  }
+  PF_TRY(first_dense, cfg.opt_int("first_k_dense_replace"));
+  PF_TRY(moe_freq, cfg.opt_int("moe_layer_freq"));
+  PF_TRY(sparse_step, cfg.opt_int("decoder_sparse_step"));
+  std::set<int64_t> mlp_only;
+  if (const Json* m = cfg.find("mlp_only_layers"); m && m->is_array()) {
+    for (const auto& v : *m) if (v.is_number_integer()) mlp_only.insert(v.get<int64_t>());
+  }
+
+  // Layer kinds.
+  PF_TRY(kv_lora, cfg.opt_int("kv_lora_rank"));
+  PF_TRY(rope_dim_mla, cfg.opt_int("qk_rope_head_dim"));
+  PF_TRY(full_interval, cfg.opt_int("full_attention_interval"));
+  PF_TRY(lin_v_heads, cfg.opt_int("linear_num_value_heads"));
+  PF_TRY(sliding, cfg.opt_int("sliding_window"));
+  PF_TRY(use_sliding, cfg.opt_bool("use_sliding_window"));
+  PF_TRY(swp_cfg, cfg.opt_int("sliding_window_pattern"));
+  const Json* layer_types = cfg.find("layer_types");
+  if (layer_types && (!layer_types->is_array() || static_cast<int64_t>(layer_types->size()) != layers)) {
+    return make_error(ErrorKind::corrupt, format("%s: layer_types: expected an array of %lld entries", origin.c_str(), static_cast<long long>(layers)), origin);
+  }
+  if (!hybrid_pattern.empty() && static_cast<int64_t>(hybrid_pattern.size()) != layers) {
+    return make_error(ErrorKind::corrupt, format("%s: hybrid_override_pattern has %zu layers, num_hidden_layers is %lld", origin.c_str(),
+                                                 hybrid_pattern.size(), static_cast<long long>(layers)),
+                      origin);
+  }
+  std::string pattern_rule;
+  for (int64_t i = 0; i < layers; ++i) {
+    LayerSpec l;
+    l.num_key_value_heads = d.kv_heads;
+    l.head_dim_k = d.head_dim;
+    l.head_dim_v = d.head_dim;
+    if (!hybrid_pattern.empty()) {
+      const char c = hybrid_pattern[static_cast<size_t>(i)];
+      if (c == 'M') l.kind = LayerKind::mamba;
+      else if (c == '*') l.kind = LayerKind::full_attention;
+      else if (c == '-') l.kind = LayerKind::mlp_only;
+      else if (c == 'E') { l.kind = LayerKind::mlp_only; l.moe = true; }
+      else return make_error(ErrorKind::corrupt, format("%s: hybrid_override_pattern: unknown layer code '%c' at %lld", origin.c_str(), c, static_cast<long long>(i)), origin);
+      pattern_rule = "hybrid_override_pattern (M Mamba2, * attention, - MLP, E MoE)";
+    } else if (kv_lora && *kv_lora > 0) {
+      l.kind = LayerKind::mla_attention;
+      pattern_rule = "kv_lora_rank present: multi-head latent attention on every layer";
+    } else if (layer_types) {
+      const Json& t = (*layer_types)[static_cast<size_t>(i)];
+      const std::string name = t.is_string() ? t.get<std::string>() : "";
+      if (name == "full_attention" || name == "attention") l.kind = LayerKind::full_attention;
+      else if (name == "sliding_attention" || name == "sliding_window" || name == "chunked_attention") l.kind = LayerKind::sliding_attention;
+      else if (name == "linear_attention") l.kind = LayerKind::linear_attention;
+      else if (name == "mamba" || name == "mamba2") l.kind = LayerKind::mamba;
+      else return make_error(ErrorKind::corrupt, format("%s: layer_types[%lld]: unknown layer type '%s'", origin.c_str(), static_cast<long long>(i), name.c_str()), origin);
+      pattern_rule = "config layer_types";
+    } else if (full_interval && *full_interval > 0 && lin_v_heads) {
+      l.kind = ((i + 1) % *full_interval == 0) ? LayerKind::full_attention : LayerKind::linear_attention;
+      pattern_rule = format("full_attention_interval %lld: every %lldth layer full attention, the rest linear attention",
+                            static_cast<long long>(*full_interval), static_cast<long long>(*full_interval));
+    } else if (sliding && *sliding > 0 && use_sliding.value_or(true)) {
+      const int64_t pattern = swp_cfg.value_or(traits.sliding_window_pattern_default);
+      if (pattern > 0) {
+        l.kind = ((i + 1) % pattern == 0) ? LayerKind::full_attention : LayerKind::sliding_attention;
+        pattern_rule = format("sliding_window %lld with a global layer every %lld layers%s", static_cast<long long>(*sliding),
+                              static_cast<long long>(pattern), swp_cfg ? "" : " (architecture default; config has no sliding_window_pattern)");
+      } else {
+        l.kind = LayerKind::sliding_attention;
+        pattern_rule = format("sliding_window %lld on every layer", static_cast<long long>(*sliding));
+      }
+    } else {
+      l.kind = LayerKind::full_attention;
+      pattern_rule = "no layer pattern in config: full attention on every layer";
+    }
+    if (l.kind == LayerKind::sliding_attention) l.sliding_window = sliding.value_or(0);
+    if (l.kind == LayerKind::sliding_attention && l.sliding_window <= 0) {
+      return make_error(ErrorKind::corrupt, format("%s: layer %lld is sliding_attention but sliding_window is not set", origin.c_str(), static_cast<long long>(i)), origin);
+    }
+    if (moe.experts > 0 && hybrid_pattern.empty()) {
+      bool is_moe = true;
+      if (first_dense && i < *first_dense) is_moe = false;
+      if (moe_freq && *moe_freq > 1 && i % *moe_freq != 0) is_moe = false;
+      if (sparse_step && *sparse_step > 1 && (i + 1) % *sparse_step != 0) is_moe = false;
+      if (mlp_only.count(i)) is_moe = false;
+      l.moe = is_moe;
+    }
+    spec.layers.push_back(l);
+  }
+  spec.provenance.push_back({"layer pattern", origin, pattern_rule});
+
+  PF_TRY(mtp_a, cfg.opt_int("num_nextn_predict_layers"));
+  PF_TRY(mtp_b, cfg.opt_int("mtp_num_hidden_layers"));
+  spec.mtp_layers = std::max<int64_t>(0, mtp_a.value_or(mtp_b.value_or(0)));
+  if (spec.mtp_layers > 16) return make_error(ErrorKind::corrupt, format("%s: %lld MTP layers is not plausible", origin.c_str(), static_cast<long long>(spec.mtp_layers)), origin);
+  PF_TRY(attention_bias_cfg, cfg.opt_bool("attention_bias"));
+  const bool attention_bias = attention_bias_cfg.value_or(false);
+  PF_TRY(gate_cfg, cfg.opt_bool("attn_output_gate"));
+  const bool output_gate = gate_cfg.value_or(traits.attn_output_gate);
+  PF_TRY(qk_norm_cfg, cfg.opt_bool("use_qk_norm"));
+  if (qk_norm_cfg) traits.qk_norm = *qk_norm_cfg;
+
+  // Linear attention (Gated DeltaNet) and Mamba2 geometry.
+  PF_TRY(lin_k_heads, cfg.opt_int("linear_num_key_heads"));
+  PF_TRY(lin_dk, cfg.opt_int("linear_key_head_dim"));
+  PF_TRY(lin_dv, cfg.opt_int("linear_value_head_dim"));
+  PF_TRY(lin_kernel, cfg.opt_int("linear_conv_kernel_dim"));
+  PF_TRY(mamba_heads, cfg.opt_int("mamba_num_heads"));
+  PF_TRY(mamba_head_dim, cfg.opt_int("mamba_head_dim"));
+  PF_TRY(mamba_groups, cfg.opt_int("n_groups"));
+  PF_TRY(mamba_state, cfg.opt_int("ssm_state_size"));
+  PF_TRY(mamba_kernel, cfg.opt_int("conv_kernel"));
+  PF_TRY(conv_bias_cfg, cfg.opt_bool("use_conv_bias"));
+  PF_TRY(ssm_dtype_a, cfg.opt_string("mamba_ssm_dtype"));
+  PF_TRY(ssm_dtype_b, cfg.opt_string("mamba_ssm_cache_dtype"));
+  Dtype ssm_dtype = spec.dtype;
+  std::string ssm_dtype_rule = "model dtype (mamba_ssm_cache_dtype auto)";
+  if (auto sd = dtype_from_torch_name(ssm_dtype_a.value_or(ssm_dtype_b.value_or(traits.mamba_ssm_dtype_default)))) {
+    ssm_dtype = *sd;
+    ssm_dtype_rule = ssm_dtype_a || ssm_dtype_b ? "config mamba_ssm_dtype" : "architecture default";
+  }
+
+  // Weights.
+  WeightList w;
+  const std::string L = "model.layers.*";
+  const int64_t Hk = lin_k_heads.value_or(0), Hv = lin_v_heads.value_or(0), dk = lin_dk.value_or(0), dv = lin_dv.value_or(0);
+  const bool qwen35_names = spec.model_type.rfind("qwen3_5", 0) == 0;
+  PF_TRY(q_lora, cfg.opt_int("q_lora_rank"));
+  PF_TRY(nope, cfg.opt_int("qk_nope_head_dim"));
+  PF_TRY(v_head, cfg.opt_int("v_head_dim"));
+  PF_TRY(index_heads, cfg.opt_int("index_n_heads"));
+  PF_TRY(index_dim, cfg.opt_int("index_head_dim"));
+  auto add_layer = [&](LayerSpec& l, Part part) -> Status {
+    const std::string p = L;
+    switch (l.kind) {
+      case LayerKind::full_attention:
+      case LayerKind::sliding_attention:
+        add_standard_attention(w, p, d, traits, attention_bias, output_gate, part);
+        break;
+      case LayerKind::mla_attention: {
+        const int64_t rope = rope_dim_mla.value_or(0), qk_nope = nope.value_or(0), vd = v_head.value_or(0);
+        if (rope <= 0 || qk_nope <= 0 || vd <= 0) {
+          return make_error(ErrorKind::corrupt, format("%s: kv_lora_rank is set but qk_rope_head_dim / qk_nope_head_dim / v_head_dim are missing", origin.c_str()), origin);
+        }
+        const int64_t qk_head = qk_nope + rope;
+        if (q_lora && *q_lora > 0) {
+          w.linear(p + ".self_attn.q_a_proj", *q_lora, d.hidden, Shard::replicated, part);
+          w.vector(p + ".self_attn.q_a_layernorm", *q_lora, Shard::replicated, part);
+          w.linear(p + ".self_attn.q_b_proj", d.heads * qk_head, *q_lora, Shard::column, part);
+        } else {
+          w.linear(p + ".self_attn.q_proj", d.heads * qk_head, d.hidden, Shard::column, part);
+        }
+        w.linear(p + ".self_attn.kv_a_proj_with_mqa", *kv_lora + rope, d.hidden, Shard::replicated, part);
+        w.vector(p + ".self_attn.kv_a_layernorm", *kv_lora, Shard::replicated, part);
+        w.linear(p + ".self_attn.kv_b_proj", d.heads * (qk_nope + vd), *kv_lora, Shard::column, part);
+        w.linear(p + ".self_attn.o_proj", d.hidden, d.heads * vd, Shard::row, part);
+        l.mla_cache_dim = *kv_lora + rope;
+        l.num_key_value_heads = 1;
+        l.head_dim_k = *kv_lora + rope;
+        l.head_dim_v = 0;
+        if (index_heads && index_dim && *index_heads > 0 && *index_dim > 0) {
+          w.linear(p + ".self_attn.indexer.wq_b", *index_heads * *index_dim, q_lora.value_or(d.hidden), Shard::replicated, part);
+          w.linear(p + ".self_attn.indexer.wk", *index_dim, d.hidden, Shard::replicated, part);
+          w.vector(p + ".self_attn.indexer.k_norm", 2 * *index_dim, Shard::replicated, part);
+          w.add(WeightGroup{p + ".self_attn.indexer.weights_proj", *index_heads, d.hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
+          l.indexer_head_dim = *index_dim;
+        }
+        break;
+      }
+      case LayerKind::linear_attention: {
+        if (Hk <= 0 || Hv <= 0 || dk <= 0 || dv <= 0 || lin_kernel.value_or(0) <= 0) {
+          return make_error(ErrorKind::corrupt, format("%s: linear_attention layers need linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim", origin.c_str()), origin);
+        }
+        const int64_t conv_dim = 2 * Hk * dk + Hv * dv;
+        const std::string a = p + ".linear_attn";
+        if (qwen35_names) {
+          w.linear(a + ".in_proj_qkv", conv_dim, d.hidden, Shard::column, part);
+          w.linear(a + ".in_proj_z", Hv * dv, d.hidden, Shard::column, part);
+          w.linear(a + ".in_proj_b", Hv, d.hidden, Shard::column, part);
+          w.linear(a + ".in_proj_a", Hv, d.hidden, Shard::column, part);
+        } else {
+          w.linear(a + ".in_proj_qkvz", conv_dim + Hv * dv, d.hidden, Shard::column, part);
+          w.linear(a + ".in_proj_ba", 2 * Hv, d.hidden, Shard::column, part);
+        }
+        w.add(WeightGroup{a + ".conv1d", conv_dim, *lin_kernel, 1, Shard::column, part, false, false, 1.0, 0});
+        w.vector(a + ".dt_bias", Hv, Shard::column, part);
+        w.vector(a + ".A_log", Hv, Shard::column, part);
+        w.vector(a + ".norm", dv, Shard::replicated, part);
+        w.linear(a + ".out_proj", d.hidden, Hv * dv, Shard::row, part);
+        l.conv_channels = conv_dim;
+        l.conv_len = *lin_kernel - 1;
+        l.ssm_heads = Hv;
+        l.ssm_head_dim = dv;
+        l.ssm_state_dim = dk;
+        l.ssm_dtype = ssm_dtype;
+        l.num_key_value_heads = 0;
+        break;
+      }
+      case LayerKind::mamba: {
+        const int64_t nh = mamba_heads.value_or(0), hd = mamba_head_dim.value_or(0), g = mamba_groups.value_or(1), n = mamba_state.value_or(0);
+        if (nh <= 0 || hd <= 0 || n <= 0 || mamba_kernel.value_or(0) <= 0) {
+          return make_error(ErrorKind::corrupt, format("%s: Mamba layers need mamba_num_heads, mamba_head_dim, ssm_state_size, conv_kernel", origin.c_str()), origin);
+        }
+        const int64_t inner = nh * hd, conv_dim = inner + 2 * g * n;
+        const std::string m = p + ".mixer";
+        w.linear(m + ".in_proj", 2 * inner + 2 * g * n + nh, d.hidden, Shard::column, part);
+        w.add(WeightGroup{m + ".conv1d", conv_dim, *mamba_kernel, 1, Shard::column, part, false, false, 1.0, 0});
+        if (conv_bias_cfg.value_or(true)) w.vector(m + ".conv1d.bias", conv_dim, Shard::column, part);
+        w.vector(m + ".dt_bias", nh, Shard::column, part);
+        w.vector(m + ".A_log", nh, Shard::column, part);
+        w.vector(m + ".D", nh, Shard::column, part);
+        w.vector(m + ".norm", inner, Shard::column, part);
+        w.linear(m + ".out_proj", d.hidden, inner, Shard::row, part);
+        l.conv_channels = conv_dim;
+        l.conv_len = *mamba_kernel - 1;
+        l.ssm_heads = nh;
+        l.ssm_head_dim = hd;
+        l.ssm_state_dim = n;
+        l.ssm_dtype = ssm_dtype;
+        l.num_key_value_heads = 0;
+        break;
+      }
+      case LayerKind::mlp_only:
+      case LayerKind::count_:
+        l.num_key_value_heads = 0;
+        break;
+    }
+    // Feed-forward part.
+    const bool single_mixer = !hybrid_pattern.empty();
+    if (l.moe) {
+      add_moe(w, p + ".mlp", d.hidden, moe, traits, part);
+    } else if (!single_mixer || l.kind == LayerKind::mlp_only) {
+      if (d.intermediate > 0) add_dense_mlp(w, p + ".mlp", d.hidden, d.intermediate, traits.mlp, part);
+    }
+    w.vector(p + ".norms", d.hidden * (single_mixer ? 1 : 2), Shard::replicated, part);
+    return Ok{};
+  };
+  for (auto& l : spec.layers) {
+    PF_TRY(ok, add_layer(l, Part::text));
+    (void)ok;
+  }
+  w.add(WeightGroup{"model.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
+  if (!spec.tie_word_embeddings) w.add(WeightGroup{"lm_head", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
+  w.vector("model.norm", d.hidden, Shard::replicated, Part::text);
+
+  // MTP modules: one decoder layer each (last layer's attention kind, MoE when the model is MoE),
+  // plus the projection of [embedding; hidden] and its norms. DeepSeek-style checkpoints
+  // (num_nextn_predict_layers) also store their own embedding and head.
+  for (int64_t i = 0; i < spec.mtp_layers; ++i) {
+    LayerSpec l = spec.layers.empty() ? LayerSpec{} : spec.layers.back();
+    if (l.kind == LayerKind::linear_attention || l.kind == LayerKind::mamba || l.kind == LayerKind::mlp_only) {
+      l = LayerSpec{};
+      l.kind = LayerKind::full_attention;
+      l.num_key_value_heads = d.kv_heads;
+      l.head_dim_k = l.head_dim_v = d.head_dim;
+    }
+    l.moe = moe.experts > 0;
+    PF_TRY(ok, add_layer(l, Part::mtp));
+    (void)ok;
+    w.linear("model.mtp.eh_proj", d.hidden, 2 * d.hidden, Shard::replicated, Part::mtp);
+    w.vector("model.mtp.norms", 3 * d.hidden, Shard::replicated, Part::mtp);
+    if (mtp_a) {
+      w.add(WeightGroup{"model.mtp.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::mtp, false, false, 1.0, 0});
+      w.add(WeightGroup{"model.mtp.shared_head.head", d.vocab, d.hidden, 1, Shard::vocab, Part::mtp, false, false, 1.0, 0});
+    }
+  }
+
+  // Vision tower.
+  if (const Json* vc = cfg.root().find("vision_config"); vc && vc->is_object()) {
+    PF_TRY(vision, add_vision_tower(*vc, origin, traits.vision, d.hidden));
+    for (auto& g : vision.weights) {
+      spec.vision_params += g.params();
+      w.add(g);
+    }
+    spec.vision_hidden_size = vision.hidden_size;
+    spec.vision_depth = vision.depth;
+    spec.vision_intermediate_size = vision.intermediate_size;
+    if (!vision.assumption.empty()) spec.assumptions.push_back(vision.assumption);
+    spec.provenance.push_back({"vision tower parameters", origin, vision.rule});
+  }
+
+  spec.weights = w.take();
+  spec.provenance.push_back({"parameters", origin, "sum of weight shapes derived from config (per-architecture layer layout: " +
+                                                       (found ? found->source : std::string("default Llama-style layout")) + ")"});
+  if (const Json* q = cfg.root().find("quantization_config")) {
+    PF_TRY(scheme, parse_quantization_config(*q, origin));
+    spec.quant = scheme;
+  } else if (const Json* q2 = cfg.root().find("compression_config")) {
+    PF_TRY(scheme, parse_quantization_config(*q2, origin));
+    spec.quant = scheme;
+  }
+  for (const auto& g : spec.weights) {
+    if (g.params() < 0) return make_error(ErrorKind::corrupt, format("%s: parameter count overflows", origin.c_str()), origin);
+  }
+  if (!found) spec.provenance.push_back({"layer layout", origin, "default (architecture not in the traits catalogue)"});
+  return spec;
+}
+
+Expected<ModelSpec> load_hf_config(const std::string& path) {
+  PF_TRY(json, load_json_file(path));
+  return parse_hf_config(json, path);
+}
+
+}  // namespace preflight::model

@@ -1,0 +1,105 @@
+#include "model/model_catalog.hpp"
+
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "model/hf_config.hpp"
+
+namespace preflight::model {
+
+const CatalogModel* ModelCatalog::find(const std::string& name) const {
+  const std::string key = to_lower(trim(name));
+  for (const auto& m : models) {
+    if (to_lower(m.id) == key) return &m;
+  }
+  for (const auto& m : models) {
+    for (const auto& a : m.aliases) {
+      if (to_lower(a) == key) return &m;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ModelCatalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& m : models) {
+    out.push_back(m.id);
+    for (const auto& a : m.aliases) out.push_back(a);
+  }
+  return out;
+}
+
+Expected<ModelCatalog> parse_model_catalog(const Json& root, const std::string& origin) {
+  ModelCatalog catalog;
+  JsonObject top(root, origin);
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("models");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: models: expected an array", origin.c_str()), origin);
+  for (const auto& item : *list) {
+    JsonObject rec(item, origin, "models[]");
+    PF_TRY(keys_ok, rec.only_keys({"id", "aliases", "source", "published_params", "published_checkpoint_bytes", "notes", "config", "hf_quant_config"}));
+    (void)keys_ok;
+    CatalogModel m;
+    PF_TRY(id, rec.string("id"));
+    m.id = id;
+    JsonObject named(item, origin, "models[" + id + "]");
+    if (const Json* aliases = named.find("aliases")) {
+      if (!aliases->is_array()) return named.wrong_type("aliases", "an array of strings");
+      for (const auto& a : *aliases) {
+        if (!a.is_string()) return named.wrong_type("aliases", "an array of strings");
+        m.aliases.push_back(a.get<std::string>());
+      }
+    }
+    const Json* source = named.find("source");
+    if (!source || !source->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: missing source", origin.c_str(), id.c_str()), origin);
+    JsonObject src(*source, origin, "models[" + id + "].source");
+    PF_TRY(url, src.string("url"));
+    PF_TRY(retrieved, src.string("retrieved"));
+    PF_TRY(kind, src.string("kind"));
+    PF_TRY(via, src.opt_string("via"));
+    m.source_url = url;
+    m.retrieved = retrieved;
+    m.source_kind = kind;
+    m.source_via = via.value_or("");
+    PF_TRY(pp, named.opt_number("published_params"));
+    m.published_params = pp;
+    PF_TRY(pcb, named.opt_number("published_checkpoint_bytes"));
+    m.published_checkpoint_bytes = pcb;
+    PF_TRY(notes, named.opt_string("notes"));
+    m.notes = notes.value_or("");
+    const Json* config = named.find("config");
+    if (!config || !config->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: missing config", origin.c_str(), id.c_str()), origin);
+    m.config = *config;
+    if (const Json* hq = named.find("hf_quant_config")) m.hf_quant_config = *hq;
+    if (catalog.find(id)) return make_error(ErrorKind::corrupt, format("%s: duplicate id %s", origin.c_str(), id.c_str()), origin);
+    catalog.models.push_back(std::move(m));
+  }
+  return catalog;
+}
+
+const ModelCatalog& builtin_model_catalog() {
+  static const ModelCatalog catalog = [] {
+    auto json = parse_json(std::string(embedded_data("architectures/models.json")), "data/architectures/models.json");
+    if (!json) return ModelCatalog{};
+    auto parsed = parse_model_catalog(*json, "data/architectures/models.json");
+    return parsed ? *parsed : ModelCatalog{};
+  }();
+  return catalog;
+}
+
+Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry) {
+  const std::string origin = "catalog:" + entry.id;
+  PF_TRY(spec, parse_hf_config(entry.config, origin));
+  spec.id = entry.id;
+  spec.source = "data/architectures/models.json [" + entry.id + "] (" + entry.source_kind + ": " + entry.source_url + ", retrieved " + entry.retrieved + ")";
+  if (!entry.hf_quant_config.is_null() && (!spec.quant.quantized() || spec.quant.method == "modelopt")) {
+    PF_TRY(scheme, parse_hf_quant_config(entry.hf_quant_config, origin + " hf_quant_config"));
+    if (!spec.quant.quantized() || spec.quant.module_formats.empty()) spec.quant = scheme;
+    else spec.quant.kv_cache_quant = scheme.kv_cache_quant;
+  }
+  for (auto& p : spec.provenance) p.source = spec.source;
+  return spec;
+}
+
+}  // namespace preflight::model

@@ -1,0 +1,43 @@
+// model/model_catalog: the embedded catalogue of published model architectures
+// (data/architectures/models.json): each record is a hub id, its aliases, its source, and the
+// config facts in Hugging Face vocabulary, from which a ModelSpec is built like any config.json.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::model {
+
+struct CatalogModel {
+  std::string id;
+  std::vector<std::string> aliases;
+  std::string source_url;
+  std::string source_via;
+  std::string retrieved;
+  std::string source_kind;
+  std::optional<double> published_params;
+  std::optional<double> published_checkpoint_bytes;
+  std::string notes;
+  Json config;
+  Json hf_quant_config;  // null when absent
+};
+
+struct ModelCatalog {
+  std::vector<CatalogModel> models;
+  // Exact id (case-insensitive) or alias; nullptr when unknown.
+  const CatalogModel* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+};
+
+Expected<ModelCatalog> parse_model_catalog(const Json& root, const std::string& origin);
+const ModelCatalog& builtin_model_catalog();
+
+// ModelSpec of a catalogue entry; provenance names the catalogue record and its source.
+Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry);
+
+}  // namespace preflight::model

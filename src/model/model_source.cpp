@@ -1,0 +1,179 @@
+#include "model/model_source.hpp"
+
+#include <cstdlib>
+
+#include "base/file.hpp"
+#include "base/json_util.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "model/gguf_reader.hpp"
+#include "model/hf_config.hpp"
+#include "model/model_catalog.hpp"
+#include "model/safetensors_header.hpp"
+
+namespace preflight::model {
+
+namespace {
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+// Tensors the engine skips unless speculative decoding is on: MTP modules ("mtp." prefix, Qwen3.5)
+// and DeepSeek-style next-token layers stored as model.layers.<num_hidden_layers + i>.
+bool is_mtp_tensor(const std::string& name, int64_t num_layers) {
+  if (name.find("mtp.") != std::string::npos) return true;
+  const std::string marker = "layers.";
+  const auto pos = name.find(marker);
+  if (pos == std::string::npos) return false;
+  const auto start = pos + marker.size();
+  const auto end = name.find('.', start);
+  const std::string index = name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 6) return false;
+  return std::stoll(index) >= num_layers && name.find("visual") == std::string::npos;
+}
+}  // namespace
+
+std::vector<std::string> hub_cache_candidates(const std::string& hub_id) {
+  std::vector<std::string> out;
+  const std::string home = env_or("HOME", "/root");
+  const std::string hf_home = env_or("HF_HOME", join_path(home, ".cache/huggingface"));
+  const std::string hf_cache = env_or("HF_HUB_CACHE", env_or("HUGGINGFACE_HUB_CACHE", join_path(hf_home, "hub")));
+  std::string flat = hub_id;
+  for (auto& c : flat) if (c == '/') c = '-';
+  std::string repo_dir = "models--" + hub_id;
+  {
+    std::string r;
+    for (char c : hub_id) r += (c == '/') ? std::string("--") : std::string(1, c);
+    repo_dir = "models--" + r;
+  }
+  out.push_back(join_path(hf_cache, repo_dir));
+  const std::string ms = env_or("MODELSCOPE_CACHE", join_path(home, ".cache/modelscope/hub"));
+  out.push_back(join_path(join_path(ms, "models"), hub_id));
+  out.push_back(join_path(ms, hub_id));
+  return out;
+}
+
+namespace {
+// models--org--name -> snapshots/<rev> named by refs/main, else the only/last snapshot.
+std::string hf_snapshot_dir(const std::string& repo_dir) {
+  const std::string snapshots = join_path(repo_dir, "snapshots");
+  if (!is_directory(snapshots)) return {};
+  auto ref = read_text_file(join_path(repo_dir, "refs/main"), 4096);
+  if (ref) {
+    const std::string rev = trim(*ref);
+    if (!rev.empty() && rev.find('/') == std::string::npos && is_directory(join_path(snapshots, rev))) return join_path(snapshots, rev);
+  }
+  const auto revs = list_directory(snapshots);
+  return revs.empty() ? std::string{} : join_path(snapshots, revs.back());
+}
+}  // namespace
+
+Expected<ModelSpec> load_model_directory(const std::string& path) {
+  std::string dir = path;
+  std::string config_path;
+  if (!is_directory(path)) {
+    config_path = path;
+    const auto slash = path.find_last_of('/');
+    dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  } else {
+    config_path = join_path(dir, "config.json");
+  }
+  PF_TRY(spec, load_hf_config(config_path));
+  spec.id = path;
+  spec.source = config_path;
+  const auto names = list_directory(dir);
+  // Quantization descriptors beside config.json.
+  for (const auto& n : names) {
+    if (n == "quant_model_description.json") {
+      PF_TRY(json, load_json_file(join_path(dir, n)));
+      PF_TRY(scheme, parse_modelslim_description(json, join_path(dir, n)));
+      spec.quant = scheme;
+      spec.provenance.push_back({"quantization", join_path(dir, n), scheme.detail});
+    } else if (n == "hf_quant_config.json" && (!spec.quant.quantized() || spec.quant.module_formats.empty())) {
+      PF_TRY(json, load_json_file(join_path(dir, n)));
+      PF_TRY(scheme, parse_hf_quant_config(json, join_path(dir, n)));
+      spec.quant = scheme;
+      spec.provenance.push_back({"quantization", join_path(dir, n), scheme.detail});
+    }
+  }
+  if (spec.quant.quantized() && spec.quant.source == config_path) spec.provenance.push_back({"quantization", config_path, spec.quant.detail});
+  // Safetensors headers: exact bytes.
+  uint64_t total = 0, mtp = 0, shards = 0;
+  for (const auto& n : names) {
+    if (!ends_with(n, ".safetensors")) continue;
+    uint64_t read = 0;
+    PF_TRY(header, load_safetensors_header(join_path(dir, n), &read));
+    spec.header_bytes_read += read;
+    ++shards;
+    for (const auto& t : header.tensors) {
+      if (is_mtp_tensor(t.name, spec.num_hidden_layers)) {
+        mtp += t.bytes();
+        continue;
+      }
+      total += t.bytes();
+      spec.exact_bytes_by_dtype[dtype_name(t.dtype)] += t.bytes();
+      ++spec.exact_tensor_count;
+    }
+  }
+  if (shards > 0) {
+    spec.exact_weight_bytes = total;
+    spec.provenance.push_back({"weight bytes", dir, format("sum of %llu safetensors headers (%llu tensors; %llu bytes of MTP tensors excluded as not loaded)",
+                                                          static_cast<unsigned long long>(shards), static_cast<unsigned long long>(spec.exact_tensor_count),
+                                                          static_cast<unsigned long long>(mtp))});
+  } else if (path_exists(join_path(dir, "model.safetensors.index.json"))) {
+    spec.assumptions.push_back("model.safetensors.index.json present but no shard files: weight bytes computed from the architecture");
+  }
+  return spec;
+}
+
+Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& options) {
+  std::string name = trim(raw);
+  bool hub_only = false;
+  if (starts_with(name, "hf:") || starts_with(name, "ms:")) {
+    name = name.substr(3);
+    hub_only = true;
+  }
+  if (name.empty()) return make_error(ErrorKind::invalid_argument, "empty model name");
+  if (!hub_only && path_exists(name)) {
+    if (ends_with(to_lower(name), ".gguf")) {
+      PF_TRY(file, load_gguf(name));
+      PF_TRY(spec, model_spec_from_gguf(file, name));
+      spec.id = name;
+      return spec;
+    }
+    return load_model_directory(name);
+  }
+  if (name.find('/') != std::string::npos) {
+    for (const auto& candidate : hub_cache_candidates(name)) {
+      if (!is_directory(candidate)) continue;
+      const std::string snap = starts_with(base_name(candidate), "models--") ? hf_snapshot_dir(candidate) : candidate;
+      if (!snap.empty() && path_exists(join_path(snap, "config.json"))) {
+        PF_TRY(spec, load_model_directory(snap));
+        spec.id = name;
+        return spec;
+      }
+    }
+    std::string flat;
+    for (char c : name) flat += (c == '/') ? std::string("__") : std::string(1, c);
+    for (const auto& dir : options.extra_model_dirs) {
+      const std::string candidate = join_path(dir, flat);
+      if (path_exists(join_path(candidate, "config.json"))) {
+        PF_TRY(spec, load_model_directory(candidate));
+        spec.id = name;
+        return spec;
+      }
+    }
+  }
+  const auto& catalog = builtin_model_catalog();
+  if (const CatalogModel* entry = catalog.find(name)) return model_spec_from_catalog(*entry);
+  std::string message = format("model '%s' is not a local path, not in the Hugging Face or ModelScope cache, and not in the catalogue", name.c_str());
+  const auto near = nearest_names(name, catalog.names());
+  if (!near.empty()) {
+    message += "; did you mean ";
+    for (size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "") + near[i];
+  }
+  return make_error(ErrorKind::not_found, message, name);
+}
+
+}  // namespace preflight::model

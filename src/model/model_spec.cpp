@@ -1,0 +1,87 @@
+#include "model/model_spec.hpp"
+
+#include <array>
+
+#include "base/units.hpp"
+
+namespace preflight::model {
+
+const char* layer_kind_name(LayerKind kind) {
+  static constexpr std::array<const char*, static_cast<size_t>(LayerKind::count_)> k_names{
+      "full_attention", "sliding_attention", "mla_attention", "linear_attention", "mamba", "mlp_only"};
+  return k_names[static_cast<size_t>(kind)];
+}
+
+ParamCounts count_params(const ModelSpec& spec) {
+  ParamCounts c;
+  for (const auto& g : spec.weights) {
+    const int64_t n = g.params();
+    switch (g.part) {
+      case Part::text: c.text += n; break;
+      case Part::vision: c.vision += n; break;
+      case Part::mtp: c.mtp += n; break;
+    }
+    if (g.part == Part::text && (g.module == "model.embed_tokens" || g.module == "lm_head")) c.embedding += n;
+    if (g.part == Part::text) c.active += g.expert ? static_cast<int64_t>(static_cast<double>(n) * g.active_fraction) : n;
+  }
+  c.total = c.text + c.vision;
+  return c;
+}
+
+double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
+  const int b = dtype_bits(spec.dtype) / 8;
+  if (!group.linear) return static_cast<double>(group.params()) * b;
+  const WeightFormat f = module_format(spec.quant, group.module, group.expert);
+  return linear_weight_bytes(f, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
+}
+
+WeightBytes compute_weight_bytes(const ModelSpec& spec) {
+  WeightBytes out;
+  for (const auto& g : spec.weights) {
+    const double bytes = weight_group_bytes(spec, g);
+    if (g.part == Part::mtp) {
+      out.mtp += bytes;
+      continue;
+    }
+    out.total += bytes;
+    const WeightFormat f = g.linear ? module_format(spec.quant, g.module, g.expert) : WeightFormat::native;
+    out.by_format[f == WeightFormat::native ? dtype_name(spec.dtype) : weight_format_name(f)] += bytes;
+  }
+  return out;
+}
+
+int64_t kv_bytes_per_token(const ModelSpec& spec, int cache_dtype_bytes) {
+  int64_t total = 0;
+  for (const auto& l : spec.layers) {
+    if (l.kv_shared) continue;
+    switch (l.kind) {
+      case LayerKind::full_attention:
+      case LayerKind::sliding_attention:
+        total += l.num_key_value_heads * (l.head_dim_k + l.head_dim_v) * cache_dtype_bytes;
+        break;
+      case LayerKind::mla_attention:
+        total += l.mla_cache_dim * cache_dtype_bytes;
+        break;
+      default: break;
+    }
+  }
+  return total;
+}
+
+int64_t state_bytes_per_sequence(const ModelSpec& spec, int conv_dtype_bytes) {
+  int64_t total = 0;
+  for (const auto& l : spec.layers) {
+    if (l.kind != LayerKind::linear_attention && l.kind != LayerKind::mamba) continue;
+    total += l.conv_channels * l.conv_len * conv_dtype_bytes;
+    total += l.ssm_heads * l.ssm_head_dim * l.ssm_state_dim * (dtype_bits(l.ssm_dtype) / 8);
+  }
+  return total;
+}
+
+int64_t count_layers(const ModelSpec& spec, LayerKind kind) {
+  int64_t n = 0;
+  for (const auto& l : spec.layers) n += l.kind == kind ? 1 : 0;
+  return n;
+}
+
+}  // namespace preflight::model

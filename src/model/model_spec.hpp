@@ -1,0 +1,147 @@
+// model/model_spec: the normalized description of a model that every estimate consumes. It is built
+// from files alone (config.json, safetensors headers, GGUF tensor infos, quantization descriptors),
+// never from the model's name: what every layer is, what it caches per token or per sequence, and
+// every weight matrix with its shape, how tensor parallelism splits it, and how it is stored.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/dtype.hpp"
+#include "model/quant_scheme.hpp"
+
+namespace preflight::model {
+
+// What a decoder layer does for token mixing, and so what it caches.
+enum class LayerKind { full_attention, sliding_attention, mla_attention, linear_attention, mamba, mlp_only, count_ };
+const char* layer_kind_name(LayerKind kind);
+
+struct LayerSpec {
+  LayerKind kind = LayerKind::full_attention;
+  bool moe = false;
+  // Attention cache geometry (config: num_key_value_heads, head_dim; GGUF: {arch}.attention.head_count_kv).
+  int64_t num_key_value_heads = 0;
+  int64_t head_dim_k = 0;
+  int64_t head_dim_v = 0;
+  int64_t sliding_window = 0;      // tokens; 0 = none (config: sliding_window)
+  // MLA latent cache (config: kv_lora_rank + qk_rope_head_dim); not split by tensor parallelism.
+  int64_t mla_cache_dim = 0;
+  int64_t indexer_head_dim = 0;    // DeepSeek V3.2 DSA indexer key cache (config: index_head_dim)
+  // Recurrent state per sequence (linear attention / Mamba). conv: conv_channels x conv_len,
+  // ssm: ssm_heads x ssm_head_dim x ssm_state_dim. Channels and heads split by tensor parallelism.
+  int64_t conv_channels = 0;
+  int64_t conv_len = 0;
+  int64_t ssm_heads = 0;
+  int64_t ssm_head_dim = 0;
+  int64_t ssm_state_dim = 0;
+  Dtype ssm_dtype = Dtype::bf16;   // config: mamba_ssm_dtype / mamba_ssm_cache_dtype
+  bool kv_shared = false;          // reuses another layer's cache (no cache of its own)
+};
+
+// How tensor parallelism splits a weight.
+enum class Shard { column, row, replicated, vocab, expert, kv_heads };
+// Which part of the checkpoint a weight belongs to.
+enum class Part { text, vision, mtp };
+
+struct WeightGroup {
+  std::string module;        // HF-style module path with '*' for indices, e.g. "model.layers.*.mlp.down_proj"
+  int64_t rows = 0;          // out_features (1-D tensors: elements)
+  int64_t cols = 1;          // in_features (1-D tensors: 1)
+  int64_t count = 1;         // number of such tensors (layers x experts)
+  Shard shard = Shard::replicated;
+  Part part = Part::text;
+  bool linear = false;       // a Linear weight that quantization may convert
+  bool expert = false;       // routed MoE expert weight
+  double active_fraction = 1.0;  // share read per decoded token (routed experts: k / E)
+  int64_t kv_heads = 0;      // Shard::kv_heads: heads in this projection (replicated when fewer than TP)
+
+  int64_t params() const { return rows * cols * count; }
+};
+
+// Where a number came from: the file (or catalogue entry) and the rule applied.
+struct Provenance {
+  std::string quantity;
+  std::string source;
+  std::string rule;
+};
+
+struct ModelSpec {
+  std::string id;               // hub id or path as the user gave it
+  std::string source;           // file or catalogue entry read
+  std::string architecture;     // config: architectures[0]
+  std::string model_type;       // config: model_type (text_config.model_type for VL models)
+  Dtype dtype = Dtype::bf16;    // config: torch_dtype / dtype
+
+  int64_t hidden_size = 0;              // config: hidden_size; GGUF {arch}.embedding_length
+  int64_t num_hidden_layers = 0;        // config: num_hidden_layers; GGUF {arch}.block_count
+  int64_t num_attention_heads = 0;      // config: num_attention_heads; GGUF {arch}.attention.head_count
+  int64_t num_key_value_heads = 0;      // config: num_key_value_heads; GGUF {arch}.attention.head_count_kv
+  int64_t head_dim = 0;                 // config: head_dim (else hidden_size / num_attention_heads)
+  int64_t intermediate_size = 0;        // config: intermediate_size; GGUF {arch}.feed_forward_length
+  int64_t vocab_size = 0;               // config: vocab_size
+  int64_t max_position_embeddings = 0;  // config: max_position_embeddings; GGUF {arch}.context_length
+  int64_t rotary_dim = 0;               // head_dim x partial_rotary_factor (or qk_rope_head_dim for MLA)
+  bool tie_word_embeddings = false;
+
+  // MoE (config: num_experts / n_routed_experts / num_local_experts, num_experts_per_tok,
+  // n_shared_experts, moe_intermediate_size, first_k_dense_replace).
+  int64_t num_experts = 0;
+  int64_t num_experts_per_tok = 0;
+  int64_t num_shared_experts = 0;
+  int64_t moe_intermediate_size = 0;
+
+  int64_t mtp_layers = 0;  // config: num_nextn_predict_layers / mtp_num_hidden_layers (not loaded without speculative decoding)
+
+  // Vision tower (config: vision_config), 0 when text-only.
+  int64_t vision_params = 0;
+  int64_t vision_hidden_size = 0;
+  int64_t vision_depth = 0;
+  int64_t vision_intermediate_size = 0;
+
+  std::vector<LayerSpec> layers;
+  std::vector<WeightGroup> weights;
+  QuantScheme quant;
+
+  // Exact bytes read from safetensors headers or GGUF tensor infos, when files were present.
+  std::optional<uint64_t> exact_weight_bytes;
+  std::map<std::string, uint64_t> exact_bytes_by_dtype;
+  uint64_t exact_tensor_count = 0;
+  uint64_t header_bytes_read = 0;
+
+  std::vector<Provenance> provenance;
+  std::vector<std::string> assumptions;
+};
+
+// Parameter counts. Part filters: the loaded model is text + vision (MTP only with speculative decoding).
+struct ParamCounts {
+  int64_t total = 0;        // text + vision (what the engine loads by default)
+  int64_t text = 0;
+  int64_t vision = 0;
+  int64_t mtp = 0;
+  int64_t embedding = 0;    // input embedding (+ untied lm_head)
+  int64_t active = 0;       // per token: routed experts counted at k / E; vision excluded
+};
+ParamCounts count_params(const ModelSpec& spec);
+
+// Bytes of one weight group under the model's quantization, before sharding.
+double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group);
+
+// Bytes by storage format name ("bf16", "fp8_block", ...), parts as loaded (no MTP unless asked).
+struct WeightBytes {
+  double total = 0;
+  std::map<std::string, double> by_format;
+  double mtp = 0;
+};
+WeightBytes compute_weight_bytes(const ModelSpec& spec);
+
+// KV cache bytes per token, summed over layers that keep one, at `cache_dtype_bytes` per element,
+// for the full model (no tensor parallelism). Recurrent state is per sequence, not per token.
+int64_t kv_bytes_per_token(const ModelSpec& spec, int cache_dtype_bytes);
+// Fixed recurrent state bytes per sequence (linear attention, Mamba), whole model.
+int64_t state_bytes_per_sequence(const ModelSpec& spec, int conv_dtype_bytes);
+int64_t count_layers(const ModelSpec& spec, LayerKind kind);
+
+}  // namespace preflight::model

@@ -1,0 +1,381 @@
+// Reads the quantization descriptors a checkpoint may carry and normalizes them to a QuantScheme.
+// Byte sizes follow the storage layouts of the engines' weight loaders:
+//  - fp8 block (DeepSeek/Qwen "weight_block_size": [128,128]): e4m3 weight + fp32 weight_scale_inv
+//    of shape ceil(out/128) x ceil(in/128).
+//  - compressed-tensors int8 channel: int8 weight + weight_scale [out,1] in the model dtype.
+//  - AWQ (GEMM) / GPTQ int4: qweight int32 packing 8 values, scales [in/g, out] fp16,
+//    qzeros [in/g, out/8] int32 when asymmetric.
+//  - NVFP4 (ModelOpt): weight packed 2 per uint8, weight_scale fp8 per 16, fp32 weight_scale_2.
+//  - MXFP4 (gpt-oss): blocks packed 2 per uint8, e8m0 scales per 32.
+//  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
+#include "model/quant_scheme.hpp"
+
+#include <array>
+#include <cmath>
+#include <optional>
+#include <regex>
+
+#include "base/checked.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace preflight::model {
+
+namespace {
+constexpr std::array<const char*, static_cast<size_t>(WeightFormat::count_)> k_format_names{
+    "native", "fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int4_group",
+    "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic"};
+static_assert(k_format_names.size() == static_cast<size_t>(WeightFormat::count_), "one name per WeightFormat");
+
+Expected<std::vector<std::string>> string_list(const Json& block, const std::string& key, const std::string& origin) {
+  std::vector<std::string> out;
+  auto it = block.find(key);
+  if (it == block.end() || it->is_null()) return out;
+  if (!it->is_array()) return make_error(ErrorKind::corrupt, format("%s: quantization_config.%s: expected an array", origin.c_str(), key.c_str()), origin);
+  for (const auto& item : *it) {
+    if (!item.is_string()) return make_error(ErrorKind::corrupt, format("%s: quantization_config.%s: expected strings", origin.c_str(), key.c_str()), origin);
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+// compressed-tensors "weights" block -> format.
+Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, QuantScheme& scheme) {
+  PF_TRY(bits, weights.opt_int("num_bits"));
+  PF_TRY(type, weights.opt_string("type"));
+  PF_TRY(strategy, weights.opt_string("strategy"));
+  PF_TRY(group, weights.opt_int("group_size"));
+  PF_TRY(symmetric, weights.opt_bool("symmetric"));
+  const int64_t nbits = bits.value_or(8);
+  const std::string kind = type.value_or("int");
+  if (kind == "float" && nbits == 8) {
+    if (strategy && *strategy == "block") return WeightFormat::fp8_block;
+    if (strategy && *strategy == "tensor") return WeightFormat::fp8_tensor;
+    return WeightFormat::fp8_channel;
+  }
+  if (kind == "float" && nbits == 4) {
+    scheme.group_size = group.value_or(16);
+    return WeightFormat::nvfp4;
+  }
+  if (kind == "int" && nbits == 8) return WeightFormat::int8_channel;
+  if (kind == "int" && nbits == 4) {
+    scheme.group_size = group.value_or(128);
+    scheme.group_zero_point = !symmetric.value_or(true);
+    return WeightFormat::int4_group;
+  }
+  return make_error(ErrorKind::unsupported,
+                    format("%s: compressed-tensors weights of %lld-bit %s are not modelled", weights.origin().c_str(),
+                           static_cast<long long>(nbits), kind.c_str()),
+                    weights.origin());
+}
+
+WeightFormat modelopt_algo(const std::string& algo, QuantScheme& scheme, int64_t group) {
+  const std::string a = to_lower(algo);
+  if (a.find("nvfp4") != std::string::npos) {
+    scheme.group_size = group > 0 ? group : 16;
+    return WeightFormat::nvfp4;
+  }
+  if (a.find("fp8") != std::string::npos) return WeightFormat::fp8_tensor;
+  if (a.find("w4a16") != std::string::npos || a.find("int4") != std::string::npos || a.find("w4a8_awq") != std::string::npos) {
+    scheme.group_size = group > 0 ? group : 128;
+    return WeightFormat::int4_group;
+  }
+  if (a.find("int8") != std::string::npos || a.find("w8a8") != std::string::npos) return WeightFormat::int8_channel;
+  return WeightFormat::native;
+}
+}  // namespace
+
+const char* weight_format_name(WeightFormat format) { return k_format_names[static_cast<size_t>(format)]; }
+
+std::string normalize_module(const std::string& module) {
+  std::string out;
+  for (const auto& part : split(module, '.')) {
+    if (part == "language_model") continue;
+    if (!out.empty()) out += '.';
+    const bool numeric = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+    out += numeric ? std::string("*") : part;
+  }
+  return out;
+}
+
+namespace {
+bool pattern_matches(const std::string& raw_pattern, const std::string& module) {
+  if (starts_with(raw_pattern, "re:")) {
+    try {
+      // Our module names use '*' for a layer index; make it look like a number for the regex.
+      std::string concrete = module;
+      for (auto& c : concrete) if (c == '*') c = '0';
+      return std::regex_search(concrete, std::regex(raw_pattern.substr(3)));
+    } catch (const std::regex_error&) {
+      return false;
+    }
+  }
+  const std::string pattern = normalize_module(raw_pattern);
+  const std::string name = normalize_module(module);
+  // HF modules_to_not_convert semantics: the entry is a substring of the module path; '*' (a layer
+  // index after normalization, or a glob) matches any run of characters.
+  std::string regex_text;
+  for (char c : pattern) {
+    if (c == '*') regex_text += ".*";
+    else if (std::string("\\^$.|?+()[]{}").find(c) != std::string::npos) { regex_text += '\\'; regex_text += c; }
+    else regex_text += c;
+  }
+  try {
+    return std::regex_search(name, std::regex(regex_text));
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+}  // namespace
+
+bool module_ignored(const QuantScheme& scheme, const std::string& module) {
+  for (const auto& pattern : scheme.ignore) {
+    if (pattern_matches(pattern, module)) return true;
+  }
+  return false;
+}
+
+WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
+  if (!scheme.quantized() || module_ignored(scheme, module)) return WeightFormat::native;
+  for (const auto& [pattern, format] : scheme.module_formats) {
+    if (pattern_matches(pattern, module)) return format;
+  }
+  return expert ? scheme.expert_format : scheme.linear_format;
+}
+
+Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin) {
+  QuantScheme scheme;
+  scheme.source = origin;
+  if (!block.is_object()) {
+    return make_error(ErrorKind::corrupt, format("%s: quantization_config: expected an object, found %s", origin.c_str(), json_type_name(block)), origin);
+  }
+  JsonObject q(block, origin, "quantization_config");
+  PF_TRY(method_opt, q.opt_string("quant_method"));
+  const std::string method = to_lower(method_opt.value_or(""));
+  scheme.method = method;
+  PF_TRY(ignore_a, string_list(block, "modules_to_not_convert", origin));
+  PF_TRY(ignore_b, string_list(block, "ignore", origin));
+  PF_TRY(ignore_c, string_list(block, "ignored_layers", origin));
+  scheme.ignore = ignore_a;
+  scheme.ignore.insert(scheme.ignore.end(), ignore_b.begin(), ignore_b.end());
+  scheme.ignore.insert(scheme.ignore.end(), ignore_c.begin(), ignore_c.end());
+
+  if (method == "fp8") {
+    const Json* blocks = q.find("weight_block_size");
+    if (blocks && blocks->is_array() && blocks->size() == 2 && (*blocks)[0].is_number_integer() && (*blocks)[1].is_number_integer()) {
+      scheme.block_rows = (*blocks)[0].get<int64_t>();
+      scheme.block_cols = (*blocks)[1].get<int64_t>();
+      if (scheme.block_rows <= 0 || scheme.block_cols <= 0) {
+        return make_error(ErrorKind::corrupt, format("%s: quantization_config.weight_block_size must be positive", origin.c_str()), origin);
+      }
+      scheme.linear_format = WeightFormat::fp8_block;
+      scheme.detail = format("fp8 e4m3 weights, fp32 scale per %lldx%lld block", static_cast<long long>(scheme.block_rows),
+                             static_cast<long long>(scheme.block_cols));
+    } else if (blocks) {
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.weight_block_size: expected two integers", origin.c_str()), origin);
+    } else {
+      scheme.linear_format = WeightFormat::fp8_channel;
+      scheme.detail = "fp8 e4m3 weights, per-channel scales";
+    }
+  } else if (method == "awq" || method == "gptq" || method == "awq_marlin" || method == "gptq_marlin") {
+    PF_TRY(bits, q.opt_int("bits"));
+    PF_TRY(group, q.opt_int("group_size"));
+    PF_TRY(zero, q.opt_bool("zero_point"));
+    PF_TRY(sym, q.opt_bool("sym"));
+    if (bits.value_or(4) != 4) {
+      return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(*bits)), origin);
+    }
+    scheme.linear_format = WeightFormat::int4_group;
+    scheme.group_size = group.value_or(128) > 0 ? group.value_or(128) : 128;
+    scheme.group_zero_point = method.rfind("awq", 0) == 0 ? zero.value_or(true) : !sym.value_or(true);
+    scheme.detail = format("int4 packed, group %lld%s", static_cast<long long>(scheme.group_size), scheme.group_zero_point ? ", with zero points" : "");
+  } else if (method == "mxfp4") {
+    scheme.linear_format = WeightFormat::native;  // gpt-oss: only MoE experts are mxfp4
+    scheme.expert_format = WeightFormat::mxfp4;
+    scheme.group_size = 32;
+    scheme.detail = "mxfp4 experts (fp4 e2m1 + e8m0 scale per 32); other weights in model dtype";
+  } else if (method == "compressed-tensors") {
+    const Json* groups = q.find("config_groups");
+    if (!groups || !groups->is_object() || groups->empty()) {
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.config_groups: expected a non-empty object", origin.c_str()), origin);
+    }
+    bool first = true;
+    for (auto it = groups->begin(); it != groups->end(); ++it) {
+      JsonObject group(*it, origin, "quantization_config.config_groups." + it.key());
+      const Json* weights = group.find("weights");
+      if (!weights || !weights->is_object()) continue;
+      PF_TRY(fmt_value, compressed_tensors_weights(JsonObject(*weights, origin, group.key_path("weights")), scheme));
+      std::vector<std::string> targets;
+      if (const Json* t = group.find("targets"); t && t->is_array()) {
+        for (const auto& item : *t) if (item.is_string()) targets.push_back(item.get<std::string>());
+      }
+      const bool generic = targets.empty() || (targets.size() == 1 && targets[0] == "Linear");
+      if (generic && first) {
+        scheme.linear_format = fmt_value;
+        scheme.expert_format = fmt_value;
+      } else {
+        for (const auto& t : targets) if (t != "Linear") scheme.module_formats.emplace_back(t, fmt_value);
+        if (generic) { scheme.linear_format = fmt_value; scheme.expert_format = fmt_value; }
+      }
+      first = false;
+    }
+    scheme.detail = format("compressed-tensors, %s weights", weight_format_name(scheme.linear_format));
+  } else if (method == "modelopt") {
+    // Newer ModelOpt exports carry the hf_quant_config content inside config.json.
+    PF_TRY(algo, q.opt_string("quant_algo"));
+    if (algo && to_lower(*algo) != "mixed_precision") {
+      PF_TRY(group, q.opt_int("group_size"));
+      scheme.linear_format = modelopt_algo(*algo, scheme, group.value_or(0));
+      scheme.expert_format = scheme.linear_format;
+    }
+    if (const Json* groups = q.find("config_groups"); groups && groups->is_object()) {
+      for (auto it = groups->begin(); it != groups->end(); ++it) {
+        JsonObject group(*it, origin, "quantization_config.config_groups." + it.key());
+        const Json* weights = group.find("weights");
+        if (!weights || !weights->is_object()) continue;
+        PF_TRY(fmt_value, compressed_tensors_weights(JsonObject(*weights, origin, group.key_path("weights")), scheme));
+        if (const Json* t = group.find("targets"); t && t->is_array()) {
+          for (const auto& item : *t) if (item.is_string()) scheme.module_formats.emplace_back(item.get<std::string>(), fmt_value);
+        }
+      }
+    }
+    scheme.detail = "ModelOpt";
+  } else if (method == "bitsandbytes") {
+    PF_TRY(four, q.opt_bool("load_in_4bit"));
+    scheme.linear_format = four.value_or(false) ? WeightFormat::int4_group : WeightFormat::int8_channel;
+    scheme.group_size = 64;
+    scheme.detail = four.value_or(false) ? "bitsandbytes 4-bit" : "bitsandbytes 8-bit";
+  } else if (method.empty()) {
+    return make_error(ErrorKind::corrupt, format("%s: quantization_config has no quant_method", origin.c_str()), origin);
+  } else {
+    scheme.detail = "quantization method '" + method + "' is not modelled; weights assumed in model dtype";
+  }
+  return scheme;
+}
+
+}  // namespace preflight::model
+
+namespace preflight::model {
+
+Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string& origin) {
+  QuantScheme scheme;
+  scheme.source = origin;
+  scheme.method = "modelopt";
+  if (!root.is_object()) return make_error(ErrorKind::corrupt, format("%s: expected a JSON object", origin.c_str()), origin);
+  const auto it = root.find("quantization");
+  if (it == root.end() || !it->is_object()) {
+    return make_error(ErrorKind::corrupt, format("%s: missing required field quantization", origin.c_str()), origin);
+  }
+  JsonObject q(*it, origin, "quantization");
+  PF_TRY(algo, q.opt_string("quant_algo"));
+  PF_TRY(group, q.opt_int("group_size"));
+  PF_TRY(kv, q.opt_string("kv_cache_quant_algo"));
+  if (kv) scheme.kv_cache_quant = to_lower(*kv);
+  PF_TRY(exclude, string_list(*it, "exclude_modules", origin));
+  scheme.ignore = exclude;
+  const std::string a = to_lower(algo.value_or(""));
+  if (a == "mixed_precision") {
+    const Json* layers = q.find("quantized_layers");
+    if (!layers || !layers->is_object()) {
+      return make_error(ErrorKind::corrupt, format("%s: quantization.quantized_layers: expected an object for MIXED_PRECISION", origin.c_str()), origin);
+    }
+    for (auto layer = layers->begin(); layer != layers->end(); ++layer) {
+      JsonObject entry(*layer, origin, "quantization.quantized_layers." + layer.key());
+      PF_TRY(layer_algo, entry.string("quant_algo"));
+      PF_TRY(layer_group, entry.opt_int("group_size"));
+      const std::string normalized = normalize_module(layer.key());
+      bool seen = false;
+      for (const auto& existing : scheme.module_formats) seen = seen || existing.first == normalized;
+      if (!seen) scheme.module_formats.emplace_back(normalized, modelopt_algo(layer_algo, scheme, layer_group.value_or(0)));
+    }
+    scheme.linear_format = WeightFormat::native;  // layers not listed stay unquantized
+    scheme.expert_format = WeightFormat::native;
+    scheme.detail = format("ModelOpt mixed precision, %zu module patterns", scheme.module_formats.size());
+  } else {
+    scheme.linear_format = modelopt_algo(a, scheme, group.value_or(0));
+    scheme.expert_format = scheme.linear_format;
+    scheme.detail = "ModelOpt " + algo.value_or("?");
+  }
+  return scheme;
+}
+
+Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::string& origin) {
+  QuantScheme scheme;
+  scheme.source = origin;
+  scheme.method = "ascend";
+  if (!root.is_object()) return make_error(ErrorKind::corrupt, format("%s: expected a JSON object", origin.c_str()), origin);
+  auto to_format = [](const std::string& type) -> std::optional<WeightFormat> {
+    if (type == "W8A8") return WeightFormat::modelslim_w8a8;
+    if (type == "W8A8_DYNAMIC" || type == "W8A8_MIX" || type == "W8A16" || type == "INT8_DYNAMIC") return WeightFormat::modelslim_w8a8_dynamic;
+    if (type == "W4A8_DYNAMIC" || type == "W4A16" || type == "W4A4_DYNAMIC") return WeightFormat::modelslim_w4a8_dynamic;
+    if (type == "W8A8_MXFP8" || type == "W8A8FP8_DYNAMIC") return WeightFormat::fp8_channel;
+    if (type == "W4A4_MXFP4" || type == "W4A16_MXFP4" || type == "W4A8_MXFP") return WeightFormat::mxfp4;
+    if (type == "FLOAT") return WeightFormat::native;
+    return std::nullopt;
+  };
+  size_t tensors = 0;
+  bool dense_set = false, expert_set = false;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "kv_cache_type") {
+      if (it->is_string() && it->get<std::string>() == "C8") scheme.kv_cache_quant = "int8";
+      continue;
+    }
+    if (!it->is_string()) continue;  // version / metadata fields
+    if (!ends_with(key, ".weight")) continue;
+    const std::string type = it->get<std::string>();
+    const auto fmt_value = to_format(type);
+    if (!fmt_value) {
+      return make_error(ErrorKind::unsupported, format("%s: %s: quant type %s is not known", origin.c_str(), key.c_str(), type.c_str()), origin);
+    }
+    ++tensors;
+    const std::string module = normalize_module(key.substr(0, key.size() - 7));
+    const bool expert = module.find(".experts.") != std::string::npos;
+    if (*fmt_value == WeightFormat::native) {
+      bool seen = false;
+      for (const auto& p : scheme.ignore) seen = seen || p == module;
+      if (!seen) scheme.ignore.push_back(module);
+      continue;
+    }
+    if (expert && !expert_set) { scheme.expert_format = *fmt_value; expert_set = true; }
+    if (!expert && !dense_set) { scheme.linear_format = *fmt_value; dense_set = true; }
+    bool seen = false;
+    for (const auto& p : scheme.module_formats) seen = seen || p.first == module;
+    if (!seen) scheme.module_formats.emplace_back(module, *fmt_value);
+  }
+  if (tensors == 0) {
+    return make_error(ErrorKind::corrupt, format("%s: no per-tensor quant types (\"<name>.weight\": \"W8A8...\") found", origin.c_str()), origin);
+  }
+  if (!expert_set) scheme.expert_format = scheme.linear_format;
+  scheme.detail = format("ModelSlim: linear %s, experts %s", weight_format_name(scheme.linear_format), weight_format_name(scheme.expert_format));
+  return scheme;
+}
+
+double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme, int model_dtype_bytes) {
+  const double r = static_cast<double>(rows), c = static_cast<double>(cols), n = r * c;
+  const double g = static_cast<double>(scheme.group_size > 0 ? scheme.group_size : 128);
+  switch (format) {
+    case WeightFormat::native: return n * model_dtype_bytes;
+    case WeightFormat::fp8_block:
+      return n + 4.0 * static_cast<double>(ceil_div(static_cast<uint64_t>(rows), static_cast<uint64_t>(scheme.block_rows)) *
+                                           ceil_div(static_cast<uint64_t>(cols), static_cast<uint64_t>(scheme.block_cols)));
+    case WeightFormat::fp8_channel: return n + 4.0 * r;
+    case WeightFormat::fp8_tensor: return n + 8.0;  // weight_scale + input_scale, fp32 scalars
+    case WeightFormat::int8_channel: return n + r * model_dtype_bytes;
+    case WeightFormat::int4_group: {
+      const double groups = std::ceil(c / g);
+      return n / 2.0 + groups * r * 2.0 + (scheme.group_zero_point ? groups * r / 2.0 : 0.0);
+    }
+    case WeightFormat::nvfp4: return n / 2.0 + std::ceil(c / 16.0) * r + 8.0;
+    case WeightFormat::mxfp4: return n / 2.0 + std::ceil(c / 32.0) * r;
+    case WeightFormat::modelslim_w8a8:
+      // int8 weight; scale+offset (model dtype), quant_bias int32, deq_scale fp32 (bf16) / int64 (fp16) per out channel.
+      return n + r * (2.0 * model_dtype_bytes + 4.0 + (model_dtype_bytes == 2 ? 4.0 : 8.0)) + 2.0 * model_dtype_bytes;
+    case WeightFormat::modelslim_w8a8_dynamic: return n + r * 2.0 * model_dtype_bytes;
+    case WeightFormat::modelslim_w4a8_dynamic: return n / 2.0 + r * 3.0 * 4.0;
+    case WeightFormat::count_: break;
+  }
+  return n * model_dtype_bytes;
+}
+
+}  // namespace preflight::model

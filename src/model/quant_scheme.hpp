@@ -1,0 +1,76 @@
+// model/quant_scheme: the quantization of a checkpoint, normalized from whichever descriptor the
+// checkpoint carries: config.json quantization_config (fp8, compressed-tensors, awq, gptq, mxfp4,
+// bitsandbytes), ModelOpt hf_quant_config.json, ModelSlim quant_model_description.json (Ascend).
+// A scheme says how each linear weight is stored, so bytes can be computed per weight group.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+
+namespace preflight::model {
+
+// How one linear weight is stored. Scale and zero-point tensors are part of the format.
+enum class WeightFormat {
+  native,          // model dtype (bf16/fp16), no scales
+  fp8_block,       // fp8 e4m3 + fp32 scale per block_rows x block_cols block (DeepSeek/Qwen FP8)
+  fp8_channel,     // fp8 + one scale per output channel
+  fp8_tensor,      // fp8 + one scale per tensor (ModelOpt FP8, compressed-tensors static)
+  int8_channel,    // int8 + one scale per output channel (compressed-tensors W8A8)
+  int4_group,      // 4-bit packed + scale (and zero if asymmetric) per group of input channels
+  nvfp4,           // fp4 e2m1 + fp8 scale per 16 + fp32 global scale
+  mxfp4,           // fp4 e2m1 + e8m0 scale per 32
+  modelslim_w8a8,  // ModelSlim W8A8 static: int8 + scale, offset, quant_bias, deq_scale per out channel
+  modelslim_w8a8_dynamic,  // int8 + scale + offset per out channel
+  modelslim_w4a8_dynamic,  // int4 packed two per int8 + fp32 scale, offset, scale_bias per out channel
+  count_
+};
+
+const char* weight_format_name(WeightFormat format);
+
+struct QuantScheme {
+  std::string method;  // as the checkpoint names it: "fp8", "awq", "compressed-tensors", "modelopt", "ascend", "" = none
+  WeightFormat linear_format = WeightFormat::native;
+  WeightFormat expert_format = WeightFormat::native;  // MoE experts (ModelSlim W4A8 MoE, ModelOpt mixed)
+  int64_t group_size = 0;          // int4_group / nvfp4 / mxfp4 group along the input dim
+  bool group_zero_point = false;   // asymmetric int4 stores zeros
+  int64_t block_rows = 128, block_cols = 128;  // fp8_block
+  std::vector<std::string> ignore;  // module patterns left unquantized
+  // Per-module formats (ModelOpt MIXED_PRECISION maps, compressed-tensors target lists): the first
+  // pattern that matches a module decides its format; modules matching none use linear_format.
+  std::vector<std::pair<std::string, WeightFormat>> module_formats;
+  bool quantize_attention = true;   // false when the scheme leaves attention projections in model dtype
+  std::string kv_cache_quant;       // "fp8", "int8" (ModelSlim C8) or "" when the checkpoint says nothing
+  std::string source;               // file the scheme came from
+  std::string detail;               // human-readable summary, e.g. "fp8 e4m3, 128x128 blocks"
+
+  bool quantized() const { return !method.empty(); }
+};
+
+// Parses config.json's quantization_config object.
+Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin);
+// ModelOpt hf_quant_config.json.
+Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string& origin);
+// ModelSlim quant_model_description.json: per-tensor types, summarized to linear/expert formats.
+Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::string& origin);
+
+// Bytes of one out x in linear weight (with its scales) in `format`; `model_dtype_bytes` sizes
+// scales that the format keeps in the model dtype.
+double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme,
+                           int model_dtype_bytes);
+
+// Format of the linear weight `module`, from module_formats, ignore and the default formats.
+WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert);
+
+// Module path with layer indices and the "language_model." prefix of VL checkpoints normalized:
+// "model.language_model.layers.11.mlp.gate" -> "model.layers.*.mlp.gate".
+std::string normalize_module(const std::string& module);
+
+// Whether `module` (e.g. "model.layers.*.self_attn.q_proj") is matched by an ignore pattern.
+bool module_ignored(const QuantScheme& scheme, const std::string& module);
+
+}  // namespace preflight::model

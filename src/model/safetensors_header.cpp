@@ -1,0 +1,136 @@
+// safetensors layout (github.com/huggingface/safetensors, "Format"): u64 little-endian header size N,
+// N bytes of UTF-8 JSON, then the tensor data. Offsets in the JSON are relative to the data start.
+#include "model/safetensors_header.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "base/checked.hpp"
+#include "base/file.hpp"
+#include "base/json_util.hpp"
+#include "base/units.hpp"
+
+namespace preflight::model {
+
+uint64_t TensorInfo::elements() const {
+  uint64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+uint64_t SafetensorsHeader::data_bytes() const {
+  uint64_t total = 0;
+  for (const auto& t : tensors) total += t.bytes();
+  return total;
+}
+
+namespace {
+constexpr size_t k_max_tensors = 2'000'000;
+constexpr size_t k_max_dims = 8;
+}  // namespace
+
+Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_json, uint64_t data_size, const std::string& origin) {
+  SafetensorsHeader header;
+  header.header_length = header_json.size();
+  // Detect duplicate top-level keys while parsing (nlohmann keeps the last silently).
+  std::set<std::string> seen;
+  std::string duplicate;
+  Json root;
+  try {
+    root = Json::parse(header_json, [&](int depth, Json::parse_event_t event, Json& parsed) {
+      if (depth == 1 && event == Json::parse_event_t::key) {
+        const auto key = parsed.get<std::string>();
+        if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
+      }
+      return true;
+    });
+  } catch (const Json::exception& e) {
+    return make_error(ErrorKind::corrupt, format("%s: header is not valid JSON (%s)", origin.c_str(), e.what()), origin);
+  }
+  if (!duplicate.empty()) return make_error(ErrorKind::corrupt, format("%s: tensor %s appears twice in the header", origin.c_str(), duplicate.c_str()), origin);
+  if (!root.is_object()) return make_error(ErrorKind::corrupt, format("%s: header is not a JSON object", origin.c_str()), origin);
+  if (root.size() > k_max_tensors) return make_error(ErrorKind::corrupt, format("%s: header lists %zu tensors", origin.c_str(), root.size()), origin);
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    const std::string& name = it.key();
+    if (!it->is_object()) return make_error(ErrorKind::corrupt, format("%s: tensor %s: expected an object", origin.c_str(), name.c_str()), origin);
+    JsonObject t(*it, origin, name);
+    PF_TRY(dtype_name_str, t.string("dtype"));
+    const auto dtype = dtype_from_safetensors(dtype_name_str);
+    if (!dtype) return make_error(ErrorKind::corrupt, format("%s: tensor %s: unknown dtype %s", origin.c_str(), name.c_str(), dtype_name_str.c_str()), origin);
+    TensorInfo info;
+    info.name = name;
+    info.dtype = *dtype;
+    const Json* shape = t.find("shape");
+    if (!shape) {
+      if (it->contains("shape") && (*it)["shape"].is_null()) return t.wrong_type("shape", "an array of integers");
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: missing shape", origin.c_str(), name.c_str()), origin);
+    }
+    if (!shape->is_array() || shape->size() > k_max_dims) return t.wrong_type("shape", "an array of at most 8 integers");
+    uint64_t elements = 1;
+    for (const auto& dim : *shape) {
+      if (!dim.is_number_unsigned() && !(dim.is_number_integer() && dim.get<int64_t>() >= 0)) return t.wrong_type("shape", "non-negative integers");
+      const uint64_t v = dim.get<uint64_t>();
+      info.shape.push_back(v);
+      const auto product = checked_mul(elements, v);
+      if (!product) return make_error(ErrorKind::corrupt, format("%s: tensor %s: shape overflows", origin.c_str(), name.c_str()), origin);
+      elements = *product;
+    }
+    const Json* offsets = t.find("data_offsets");
+    if (!offsets || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned()) {
+      return t.wrong_type("data_offsets", "two non-negative integers");
+    }
+    info.data_begin = (*offsets)[0].get<uint64_t>();
+    info.data_end = (*offsets)[1].get<uint64_t>();
+    if (info.data_begin > info.data_end || info.data_end > data_size) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: data_offsets [%llu, %llu] outside the data section of %llu bytes", origin.c_str(), name.c_str(),
+                                                   static_cast<unsigned long long>(info.data_begin), static_cast<unsigned long long>(info.data_end),
+                                                   static_cast<unsigned long long>(data_size)),
+                        origin);
+    }
+    const auto expected_bits = checked_mul(elements, static_cast<uint64_t>(dtype_bits(*dtype)));
+    if (!expected_bits || (*expected_bits + 7) / 8 != info.bytes()) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: %llu bytes for %llu elements of %s", origin.c_str(), name.c_str(),
+                                                   static_cast<unsigned long long>(info.bytes()), static_cast<unsigned long long>(elements),
+                                                   dtype_name_str.c_str()),
+                        origin);
+    }
+    header.tensors.push_back(std::move(info));
+  }
+  std::vector<const TensorInfo*> order;
+  for (const auto& t : header.tensors) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) { return a->data_begin < b->data_begin; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (order[i]->data_begin < order[i - 1]->data_end && order[i]->bytes() > 0) {
+      return make_error(ErrorKind::corrupt, format("%s: tensors %s and %s overlap", origin.c_str(), order[i - 1]->name.c_str(), order[i]->name.c_str()), origin);
+    }
+  }
+  return header;
+}
+
+Expected<SafetensorsHeader> load_safetensors_header(const std::string& path, uint64_t* bytes_read) {
+  PF_TRY(reader, FileReader::open(path));
+  if (reader.size_bytes() < 8) {
+    return make_error(ErrorKind::corrupt, format("%s: %llu bytes, too short for a safetensors header", base_name(path).c_str(),
+                                                 static_cast<unsigned long long>(reader.size_bytes())),
+                      path);
+  }
+  PF_TRY(prefix, reader.read_at(0, 8));
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[static_cast<size_t>(i)];
+  if (n > k_max_safetensors_header_bytes) {
+    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB is above the 100 MB limit", base_name(path).c_str(), static_cast<double>(n) / 1e6), path);
+  }
+  if (n > reader.size_bytes() - 8) {
+    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB exceeds file size %.1f MB", base_name(path).c_str(), static_cast<double>(n) / 1e6,
+                                                 static_cast<double>(reader.size_bytes()) / 1e6),
+                      path);
+  }
+  PF_TRY(body, reader.read_at(8, n));
+  if (bytes_read) *bytes_read = reader.bytes_read();
+  PF_TRY(header, parse_safetensors_header(std::string(body.begin(), body.end()), reader.size_bytes() - 8 - n, base_name(path)));
+  header.file_size = reader.size_bytes();
+  return header;
+}
+
+}  // namespace preflight::model

@@ -1,0 +1,42 @@
+// model/safetensors_header: reads only the header of a .safetensors file: an 8-byte little-endian
+// length N, then N bytes of JSON mapping tensor names to {dtype, shape, data_offsets}. Weight bytes
+// are never read. Every length and offset is checked against the file size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "model/dtype.hpp"
+
+namespace preflight::model {
+
+inline constexpr uint64_t k_max_safetensors_header_bytes = 100ull * 1024 * 1024;
+
+struct TensorInfo {
+  std::string name;
+  Dtype dtype = Dtype::bf16;
+  std::vector<uint64_t> shape;
+  uint64_t data_begin = 0;  // relative to the end of the header
+  uint64_t data_end = 0;
+  uint64_t bytes() const { return data_end - data_begin; }
+  uint64_t elements() const;
+};
+
+struct SafetensorsHeader {
+  uint64_t header_length = 0;
+  uint64_t file_size = 0;
+  std::vector<TensorInfo> tensors;
+  uint64_t data_bytes() const;
+};
+
+// `header_json` is the N header bytes; `data_size` = file_size - 8 - N. Corrupt errors name
+// `origin` and the tensor: unknown dtype, offsets out of range or overlapping, size mismatch,
+// duplicate names.
+Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_json, uint64_t data_size, const std::string& origin);
+
+// Reads 8 + N bytes of `path`. `bytes_read` (optional) receives how many bytes were read.
+Expected<SafetensorsHeader> load_safetensors_header(const std::string& path, uint64_t* bytes_read = nullptr);
+
+}  // namespace preflight::model

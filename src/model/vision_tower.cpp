@@ -1,0 +1,127 @@
+// Vision towers, by kind:
+//  - qwen3_vl (Qwen3-VL, Qwen3.5/3.6): Conv3d patch embed with bias, learned position embedding
+//    (num_position_embeddings x hidden), `depth` blocks of LayerNorm(w,b) x2 + qkv/proj with bias +
+//    fc1/fc2 with bias, a merger (LayerNorm on hidden, fc1 on hidden*merge^2, fc2 to out_hidden_size)
+//    and one post-shuffle merger per deepstack_visual_indexes entry.
+//  - qwen2_5_vl: Conv3d without bias, blocks of RMSNorm x2 + qkv/proj with bias + gated MLP with
+//    bias, merger of RMSNorm + two Linear layers.
+//  - generic_vit (CLIP / SigLIP towers): patch conv + position embedding + pre-LN blocks, plus a
+//    two-layer projector to the text hidden size. Marked as an approximation.
+#include "model/vision_tower.hpp"
+
+#include "base/units.hpp"
+
+namespace preflight::model {
+
+namespace {
+void add(VisionTower& v, const std::string& module, int64_t rows, int64_t cols, int64_t count = 1, bool linear = true) {
+  if (rows <= 0 || cols <= 0 || count <= 0) return;
+  v.weights.push_back(WeightGroup{"model.visual." + module, rows, cols, count, Shard::replicated, Part::vision, linear, false, 1.0, 0});
+}
+void bias(VisionTower& v, const std::string& module, int64_t rows, int64_t count = 1) { add(v, module, rows, 1, count, false); }
+}  // namespace
+
+Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::string& origin, VisionKind kind, int64_t text_hidden) {
+  VisionTower v;
+  JsonObject c(vision_config, origin, "vision_config");
+  PF_TRY(depth_a, c.opt_int("depth"));
+  PF_TRY(depth_b, c.opt_int("num_hidden_layers"));
+  PF_TRY(hidden_opt, c.opt_int("hidden_size"));
+  PF_TRY(inter_opt, c.opt_int("intermediate_size"));
+  PF_TRY(patch_opt, c.opt_int("patch_size"));
+  PF_TRY(tpatch_opt, c.opt_int("temporal_patch_size"));
+  PF_TRY(chans_a, c.opt_int("in_channels"));
+  PF_TRY(chans_b, c.opt_int("in_chans"));
+  PF_TRY(chans_c, c.opt_int("num_channels"));
+  PF_TRY(merge_opt, c.opt_int("spatial_merge_size"));
+  PF_TRY(out_opt, c.opt_int("out_hidden_size"));
+  PF_TRY(pos_opt, c.opt_int("num_position_embeddings"));
+  PF_TRY(image_opt, c.opt_int("image_size"));
+  const int64_t depth = depth_a.value_or(depth_b.value_or(0));
+  const int64_t h = hidden_opt.value_or(0);
+  const int64_t inter = inter_opt.value_or(4 * h);
+  const int64_t patch = patch_opt.value_or(14);
+  const int64_t chans = chans_a.value_or(chans_b.value_or(chans_c.value_or(3)));
+  const int64_t merge = merge_opt.value_or(2);
+  const int64_t out = out_opt.value_or(text_hidden);
+  auto bad = [&](int64_t value, int64_t cap) { return value < 0 || value > cap; };
+  if (depth <= 0 || h <= 0 || bad(depth, 1000) || bad(h, 1 << 16) || bad(inter, 1 << 18) || patch <= 0 || bad(patch, 1024) ||
+      bad(chans, 64) || merge <= 0 || bad(merge, 64) || bad(out, 1 << 20)) {
+    return make_error(ErrorKind::corrupt, format("%s: vision_config: depth/hidden_size/patch sizes missing or out of range", origin.c_str()), origin);
+  }
+  v.hidden_size = h;
+  v.depth = depth;
+  v.intermediate_size = inter;
+  const int64_t merged = h * merge * merge;
+  if (kind == VisionKind::qwen3_vl) {
+    const int64_t tpatch = tpatch_opt.value_or(2);
+    add(v, "patch_embed.proj", h, chans * tpatch * patch * patch, 1, false);
+    bias(v, "patch_embed.proj.bias", h);
+    if (pos_opt && *pos_opt > 0 && *pos_opt < (1 << 22)) add(v, "pos_embed", *pos_opt, h, 1, false);
+    bias(v, "blocks.*.norms", 4 * h, depth);
+    add(v, "blocks.*.attn.qkv", 3 * h, h, depth);
+    bias(v, "blocks.*.attn.qkv.bias", 3 * h, depth);
+    add(v, "blocks.*.attn.proj", h, h, depth);
+    bias(v, "blocks.*.attn.proj.bias", h, depth);
+    add(v, "blocks.*.mlp.linear_fc1", inter, h, depth);
+    bias(v, "blocks.*.mlp.linear_fc1.bias", inter, depth);
+    add(v, "blocks.*.mlp.linear_fc2", h, inter, depth);
+    bias(v, "blocks.*.mlp.linear_fc2.bias", h, depth);
+    int64_t deepstack = 0;
+    if (const Json* ds = c.find("deepstack_visual_indexes"); ds && ds->is_array()) deepstack = static_cast<int64_t>(ds->size());
+    bias(v, "merger.norm", 2 * h);
+    add(v, "merger.linear_fc1", merged, merged);
+    bias(v, "merger.linear_fc1.bias", merged);
+    add(v, "merger.linear_fc2", out, merged);
+    bias(v, "merger.linear_fc2.bias", out);
+    if (deepstack > 0) {
+      bias(v, "deepstack_merger_list.*.norm", 2 * merged, deepstack);
+      add(v, "deepstack_merger_list.*.linear_fc1", merged, merged, deepstack);
+      bias(v, "deepstack_merger_list.*.linear_fc1.bias", merged, deepstack);
+      add(v, "deepstack_merger_list.*.linear_fc2", out, merged, deepstack);
+      bias(v, "deepstack_merger_list.*.linear_fc2.bias", out, deepstack);
+    }
+    v.rule = format("Qwen3-VL vision tower: %lld blocks of hidden %lld, merger and %lld deepstack mergers", static_cast<long long>(depth),
+                    static_cast<long long>(h), static_cast<long long>(deepstack));
+  } else if (kind == VisionKind::qwen2_5_vl) {
+    const int64_t tpatch = tpatch_opt.value_or(2);
+    add(v, "patch_embed.proj", h, chans * tpatch * patch * patch, 1, false);
+    bias(v, "blocks.*.norms", 2 * h, depth);
+    add(v, "blocks.*.attn.qkv", 3 * h, h, depth);
+    bias(v, "blocks.*.attn.qkv.bias", 3 * h, depth);
+    add(v, "blocks.*.attn.proj", h, h, depth);
+    bias(v, "blocks.*.attn.proj.bias", h, depth);
+    add(v, "blocks.*.mlp.gate_proj", inter, h, depth);
+    add(v, "blocks.*.mlp.up_proj", inter, h, depth);
+    bias(v, "blocks.*.mlp.gate_up.bias", 2 * inter, depth);
+    add(v, "blocks.*.mlp.down_proj", h, inter, depth);
+    bias(v, "blocks.*.mlp.down_proj.bias", h, depth);
+    bias(v, "merger.ln_q", h);
+    add(v, "merger.mlp.0", merged, merged);
+    bias(v, "merger.mlp.0.bias", merged);
+    add(v, "merger.mlp.2", out, merged);
+    bias(v, "merger.mlp.2.bias", out);
+    v.rule = format("Qwen2.5-VL vision tower: %lld blocks of hidden %lld with gated MLP", static_cast<long long>(depth), static_cast<long long>(h));
+  } else {
+    const int64_t image = image_opt.value_or(0);
+    const int64_t positions = image > 0 ? (image / patch) * (image / patch) + 1 : 0;
+    add(v, "embeddings.patch_embedding", h, chans * patch * patch, 1, false);
+    bias(v, "embeddings.patch_embedding.bias", h);
+    if (positions > 0) add(v, "embeddings.position_embedding", positions, h, 1, false);
+    bias(v, "encoder.layers.*.norms", 4 * h, depth);
+    add(v, "encoder.layers.*.self_attn.qkvo", 4 * h, h, depth);
+    bias(v, "encoder.layers.*.self_attn.bias", 4 * h, depth);
+    add(v, "encoder.layers.*.mlp.fc1", inter, h, depth);
+    bias(v, "encoder.layers.*.mlp.fc1.bias", inter, depth);
+    add(v, "encoder.layers.*.mlp.fc2", h, inter, depth);
+    bias(v, "encoder.layers.*.mlp.fc2.bias", h, depth);
+    add(v, "projector.linear_1", text_hidden, h);
+    add(v, "projector.linear_2", text_hidden, text_hidden);
+    v.rule = format("generic ViT: %lld pre-LN blocks of hidden %lld, MLP %lld, and a 2-layer projector", static_cast<long long>(depth),
+                    static_cast<long long>(h), static_cast<long long>(inter));
+    v.assumption = "vision tower counted as a generic ViT with a 2-layer projector; exact for CLIP/SigLIP towers, approximate for resamplers";
+  }
+  return v;
+}
+
+}  // namespace preflight::model

@@ -1,0 +1,26 @@
+// model/vision_tower: parameter layout of the vision encoder of a vision-language model, from
+// config.json's vision_config and the tower kind named in the architecture traits.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "model/architecture_traits.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::model {
+
+struct VisionTower {
+  std::vector<WeightGroup> weights;  // Part::vision, replicated across TP ranks in the estimate
+  int64_t hidden_size = 0;
+  int64_t depth = 0;
+  int64_t intermediate_size = 0;
+  std::string rule;        // how the count was derived
+  std::string assumption;  // set when the layout is approximated
+};
+
+Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::string& origin, VisionKind kind, int64_t text_hidden);
+
+}  // namespace preflight::model

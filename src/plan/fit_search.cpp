@@ -1,0 +1,72 @@
+#include "plan/fit_search.hpp"
+
+#include <algorithm>
+
+#include "base/units.hpp"
+
+namespace preflight::plan {
+
+FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
+                       const estimate::Deployment& dep, const estimate::FitEstimate& base) {
+  FitSearch out;
+  out.largest_context = estimate::kv_capacity_tokens(base);
+  if (m.max_position_embeddings > 0) out.largest_context = std::min<int64_t>(out.largest_context, m.max_position_embeddings);
+  if (base.fits) return out;
+  auto try_fit = [&](estimate::Deployment d) { return estimate::estimate_fit(m, dev, eng, oh, d); };
+
+  if (base.failure == estimate::Failure::max_model_len_too_large && out.largest_context > 0) {
+    out.fixes.push_back(format("--max-model-len %lld (the largest context the KV budget holds)", static_cast<long long>(out.largest_context)));
+    out.fix_flags.push_back(format("--max-model-len %lld", static_cast<long long>(out.largest_context)));
+  }
+  if (base.failure == estimate::Failure::kv_negative || base.failure == estimate::Failure::max_model_len_too_large) {
+    for (double util = base.gpu_memory_utilization + 0.01; util <= 0.985; util += 0.01) {
+      auto d = dep;
+      d.gpu_memory_utilization = util;
+      if (try_fit(d).fits) {
+        out.fixes.push_back(format("--gpu-memory-utilization %.2f", util));
+        out.fix_flags.push_back(format("--gpu-memory-utilization %.2f", util));
+        break;
+      }
+    }
+  }
+  if (base.failure == estimate::Failure::unsupported_quantization) {
+    for (const auto& q : eng.supported_quantization) {
+      if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;
+      auto d = dep;
+      d.quantization = q;
+      const auto r = try_fit(d);
+      if (r.failure != estimate::Failure::unsupported_quantization) {
+        out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s)", q.c_str(),
+                                   q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json" : "an llm-compressor export",
+                                   r.fits ? "; fits" : "; does not fit on its own"));
+        out.fix_flags.push_back("--quantization " + q);
+      }
+    }
+  }
+  if (base.failure != estimate::Failure::invalid_layout && base.failure != estimate::Failure::unsupported_quantization) {
+    for (int64_t tp = base.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
+      if (m.num_attention_heads % tp != 0) continue;
+      auto d = dep;
+      d.tensor_parallel_size = tp;
+      const auto r = try_fit(d);
+      if (r.fits) {
+        out.fixes.push_back(format("--tensor-parallel-size %lld on %lld x %s: %s KV tokens, %.2fx", static_cast<long long>(tp), static_cast<long long>(tp * base.pipeline_parallel_size),
+                                   dev.id.c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
+        out.fix_flags.push_back(format("--tensor-parallel-size %lld", static_cast<long long>(tp)));
+        break;
+      }
+    }
+    if (dev.platform != "npu" && base.kv_cache_dtype == "auto" && base.failure != estimate::Failure::weights_oom) {
+      auto d = dep;
+      d.kv_cache_dtype = "fp8";
+      const auto r = try_fit(d);
+      if (r.fits) {
+        out.fixes.push_back(format("--kv-cache-dtype fp8: %s KV tokens", with_thousands(r.kv_tokens).c_str()));
+        out.fix_flags.push_back("--kv-cache-dtype fp8");
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace preflight::plan

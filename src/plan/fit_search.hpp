@@ -1,0 +1,23 @@
+// plan/fit_search: searches around one deployment: the largest context one request can get, and the
+// cheapest changes that make a failing deployment start (shorter max_model_len, higher utilization,
+// more tensor-parallel devices, an accepted quantization, a smaller KV-cache dtype), each verified
+// by re-running the estimate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "estimate/fit.hpp"
+
+namespace preflight::plan {
+
+struct FitSearch {
+  int64_t largest_context = 0;      // tokens, capped at the model's max_position_embeddings
+  std::vector<std::string> fixes;   // human-readable, in order of cost
+  std::vector<std::string> fix_flags;  // the vLLM flags of each fix
+};
+
+FitSearch search_fixes(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                       const engine::Overheads& overheads, const estimate::Deployment& deployment, const estimate::FitEstimate& base);
+
+}  // namespace preflight::plan

@@ -1,0 +1,197 @@
+#include "report/render.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "base/units.hpp"
+
+namespace preflight::report {
+
+namespace {
+std::string bold(const std::string& s, const Style& st) { return st.color ? "\033[1m" + s + "\033[0m" : s; }
+std::string green(const std::string& s, const Style& st) { return st.color ? "\033[32m" + s + "\033[0m" : s; }
+std::string red(const std::string& s, const Style& st) { return st.color ? "\033[31m" + s + "\033[0m" : s; }
+std::string gib(double bytes) { return fixed(bytes_to_gib(bytes), 2) + " GiB"; }
+
+std::string layer_pattern(const model::ModelSpec& spec) {
+  std::map<std::string, int64_t> counts;
+  std::vector<std::string> order;
+  for (const auto& l : spec.layers) {
+    const std::string k = model::layer_kind_name(l.kind);
+    if (!counts.count(k)) order.push_back(k);
+    ++counts[k];
+  }
+  std::string out;
+  for (const auto& k : order) out += (out.empty() ? "" : " + ") + std::to_string(counts[k]) + " " + k;
+  return out;
+}
+}  // namespace
+
+Json envelope(const std::string& command) {
+  return Json{{"schema_version", 1}, {"command", command}, {"preflight_version", PREFLIGHT_VERSION}, {"build_commit", PREFLIGHT_COMMIT}};
+}
+
+Json inspect_to_json(const model::ModelSpec& spec) {
+  const auto params = model::count_params(spec);
+  const auto bytes = model::compute_weight_bytes(spec);
+  Json out = envelope("inspect");
+  out["model"] = spec.id;
+  out["source"] = spec.source;
+  out["architecture"] = spec.architecture;
+  out["model_type"] = spec.model_type;
+  out["dtype"] = model::dtype_name(spec.dtype);
+  out["layers"] = {{"total", spec.num_hidden_layers}, {"pattern", layer_pattern(spec)}};
+  Json kinds = Json::object();
+  for (const auto& l : spec.layers) kinds[model::layer_kind_name(l.kind)] = kinds.value(model::layer_kind_name(l.kind), 0) + 1;
+  out["layers"]["by_kind"] = kinds;
+  out["layers"]["kv_cache_layers"] = model::count_layers(spec, model::LayerKind::full_attention) + model::count_layers(spec, model::LayerKind::sliding_attention) +
+                                     model::count_layers(spec, model::LayerKind::mla_attention);
+  out["params"] = {{"total", params.total}, {"text", params.text}, {"vision", params.vision}, {"mtp", params.mtp}, {"active_per_token", params.active},
+                   {"embedding", params.embedding}};
+  Json by_format = Json::object();
+  for (const auto& [k, v] : bytes.by_format) by_format[k] = v;
+  out["weights"] = {{"bytes", bytes.total}, {"gib", bytes_to_gib(bytes.total)}, {"by_format", by_format}, {"mtp_bytes_not_loaded", bytes.mtp},
+                    {"quantization", spec.quant.quantized() ? spec.quant.detail : "none"}};
+  if (spec.exact_weight_bytes) {
+    Json by_dtype = Json::object();
+    for (const auto& [k, v] : spec.exact_bytes_by_dtype) by_dtype[k] = v;
+    out["weights"]["exact_bytes"] = *spec.exact_weight_bytes;
+    out["weights"]["exact_by_dtype"] = by_dtype;
+    out["weights"]["exact_tensors"] = spec.exact_tensor_count;
+    out["weights"]["header_bytes_read"] = spec.header_bytes_read;
+  }
+  out["kv_cache"] = {{"bytes_per_token", {{"auto", model::kv_bytes_per_token(spec, model::dtype_bits(spec.dtype) / 8)},
+                                          {"fp8", model::kv_bytes_per_token(spec, 1)}, {"int8", model::kv_bytes_per_token(spec, 1)}}},
+                     {"state_bytes_per_sequence", model::state_bytes_per_sequence(spec, model::dtype_bits(spec.dtype) / 8)}};
+  out["moe"] = {{"experts", spec.num_experts}, {"experts_per_token", spec.num_experts_per_tok}, {"shared_experts", spec.num_shared_experts},
+                {"moe_intermediate_size", spec.moe_intermediate_size}};
+  out["mtp_layers"] = spec.mtp_layers;
+  Json prov = Json::array();
+  for (const auto& p : spec.provenance) prov.push_back({{"quantity", p.quantity}, {"source", p.source}, {"rule", p.rule}});
+  out["provenance"] = prov;
+  out["assumptions"] = spec.assumptions;
+  return out;
+}
+
+std::string render_inspect(const model::ModelSpec& spec, const Style& st) {
+  const auto params = model::count_params(spec);
+  const auto bytes = model::compute_weight_bytes(spec);
+  std::string o;
+  o += bold(spec.id, st) + "  (" + spec.architecture + ", " + model::dtype_name(spec.dtype) + ")\n";
+  o += "  source           " + spec.source + "\n";
+  o += "  layers           " + std::to_string(spec.num_hidden_layers) + ": " + layer_pattern(spec) + "\n";
+  o += "  parameters       " + with_thousands(params.total) + " total (text " + with_thousands(params.text) + ", vision " + with_thousands(params.vision) + ")\n";
+  o += "  active per token " + with_thousands(params.active) + "\n";
+  if (params.mtp > 0) o += "  MTP layers       " + std::to_string(spec.mtp_layers) + " (" + with_thousands(params.mtp) + " params, loaded only with speculative decoding)\n";
+  if (spec.num_experts > 0) {
+    o += format("  MoE              %lld experts, %lld per token, %lld shared, expert MLP %lld\n", static_cast<long long>(spec.num_experts),
+                static_cast<long long>(spec.num_experts_per_tok), static_cast<long long>(spec.num_shared_experts), static_cast<long long>(spec.moe_intermediate_size));
+  }
+  o += "  weights          " + fixed(bytes_to_gib(bytes.total), 2) + " GiB computed";
+  if (spec.quant.quantized()) o += " (" + spec.quant.detail + ")";
+  o += "\n";
+  for (const auto& [k, v] : bytes.by_format) o += "    " + k + std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') + fixed(bytes_to_gib(v), 2) + " GiB\n";
+  if (spec.exact_weight_bytes) {
+    o += "  weights (exact)  " + fixed(bytes_to_gib(static_cast<double>(*spec.exact_weight_bytes)), 2) + " GiB from " + std::to_string(spec.exact_tensor_count) +
+         " tensors (" + with_thousands(static_cast<int64_t>(spec.header_bytes_read)) + " header bytes read)\n";
+  }
+  const int b = model::dtype_bits(spec.dtype) / 8;
+  o += "  KV per token     " + with_thousands(model::kv_bytes_per_token(spec, b)) + " B (auto/" + model::dtype_name(spec.dtype) + "), " +
+       with_thousands(model::kv_bytes_per_token(spec, 1)) + " B (fp8/int8)\n";
+  const int64_t state = model::state_bytes_per_sequence(spec, b);
+  if (state > 0) o += "  state per seq    " + with_thousands(state) + " B (" + fixed(state / k_mib, 1) + " MiB; conv + recurrent, fixed per sequence)\n";
+  o += "  provenance\n";
+  for (const auto& p : spec.provenance) o += "    " + p.quantity + ": " + p.rule + "\n";
+  if (!spec.assumptions.empty()) {
+    o += "  assumptions\n";
+    for (const auto& a : spec.assumptions) o += "    - " + a + "\n";
+  }
+  return o;
+}
+
+Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
+  Json out = envelope("fit");
+  out["model"] = spec.id;
+  out["device"] = f.device_id;
+  out["engine"] = f.engine_id;
+  out["layout"] = {{"tensor_parallel_size", f.tensor_parallel_size}, {"pipeline_parallel_size", f.pipeline_parallel_size}};
+  out["settings"] = {{"gpu_memory_utilization", f.gpu_memory_utilization}, {"max_model_len", f.max_model_len}, {"max_num_seqs", f.max_num_seqs},
+                     {"max_num_batched_tokens", f.max_num_batched_tokens}, {"block_size", f.block_size}, {"kv_cache_dtype", f.kv_cache_dtype},
+                     {"quantization", f.quantization}, {"weight_scheme", f.weight_scheme}};
+  Json terms = Json::array();
+  for (const auto& t : f.terms) terms.push_back({{"name", t.name}, {"gib", bytes_to_gib(t.bytes)}, {"band_gib", bytes_to_gib(t.band_bytes)}, {"rule", t.rule}});
+  out["memory_per_device"] = {{"total_gib", bytes_to_gib(f.total_bytes)}, {"requested_gib", bytes_to_gib(f.requested_bytes)}, {"terms", terms}};
+  out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
+                     {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
+                     {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
+                     {"largest_context", largest_context}};
+  out["engine_lines"] = f.lines;
+  out["fits"] = f.fits;
+  out["failure"] = estimate::failure_name(f.failure);
+  out["failure_message"] = f.failure_message;
+  out["assumptions"] = f.assumptions;
+  out["provenance"] = f.provenance;
+  return out;
+}
+
+std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context, const std::vector<std::string>& fixes,
+                       const Style& st) {
+  std::string o;
+  o += bold(spec.id, st) + " on " + std::to_string(f.tensor_parallel_size * f.pipeline_parallel_size) + " x " + f.device_id + " with " + f.engine_id + "\n";
+  o += format("  layout           TP %lld, PP %lld; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
+              static_cast<long long>(f.pipeline_parallel_size), f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
+              static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());
+  o += "  weights stored   " + f.weight_scheme + "\n";
+  o += "  memory per device (GiB)\n";
+  o += "    total            " + fixed(bytes_to_gib(f.total_bytes), 2) + "\n";
+  o += "    requested        " + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
+  for (const auto& t : f.terms) {
+    o += "    " + t.name + std::string(t.name.size() < 17 ? 17 - t.name.size() : 1, ' ') + fixed(bytes_to_gib(t.bytes), 2);
+    if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
+    o += "\n";
+  }
+  if (!f.lines.empty()) {
+    o += "  the engine will print\n";
+    for (const auto& l : f.lines) o += "    " + l + "\n";
+  }
+  if (f.num_blocks > 0) {
+    o += "  KV cache         " + with_thousands(f.kv_tokens) + " tokens (band " + with_thousands(f.kv_tokens_low) + " - " + with_thousands(f.kv_tokens_high) +
+         "), " + fixed(f.max_concurrency, 2) + "x at " + with_thousands(f.max_model_len) + " tokens\n";
+    o += "  largest context  " + with_thousands(largest_context) + " tokens for one request\n";
+  }
+  o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st)) + "\n";
+  if (!f.fits) o += "    " + f.failure_message + "\n";
+  if (!fixes.empty()) {
+    o += "  cheapest fixes\n";
+    for (const auto& x : fixes) o += "    - " + x + "\n";
+  }
+  if (!f.assumptions.empty()) {
+    o += "  assumptions\n";
+    for (const auto& a : f.assumptions) o += "    - " + a + "\n";
+  }
+  return o;
+}
+
+std::string render_validation(const validate::ValidationReport& r, const Style& st) {
+  std::string o;
+  for (const auto& row : r.rows) {
+    if (row.skipped) continue;
+    o += bold(row.id, st) + "  [" + row.engine + "]\n";
+    for (const auto& f : row.fields) {
+      o += format("    %-18s observed %12.4g  predicted %12.4g  %6.2f%%\n", f.field.c_str(), f.observed, f.predicted, f.abs_pct);
+    }
+    if (row.observed_fits) {
+      o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : row.observed_failure.c_str(),
+                  row.predicted_fits && *row.predicted_fits ? "fits" : row.predicted_failure.c_str());
+    }
+  }
+  o += "\nskipped\n";
+  for (const auto& row : r.rows) if (row.skipped) o += "  " + row.id + ": " + row.skip_reason + "\n";
+  o += format("\nsummary: %d cases, %d evaluated, %d skipped\n", r.cases, r.evaluated, r.skipped);
+  o += "  field               n   median|%|   p90|%|   max|%|\n";
+  for (const auto& [name, s] : r.fields) o += format("  %-18s %2d %10.2f %9.2f %9.2f\n", name.c_str(), s.n, s.median_abs_pct, s.p90_abs_pct, s.max_abs_pct);
+  o += format("  verdicts           %d/%d correct\n", r.verdicts_correct, r.verdicts_n);
+  return o;
+}
+
+}  // namespace preflight::report

@@ -1,0 +1,30 @@
+// report/render: turns ModelSpec, FitEstimate and ValidationReport records into text tables and
+// JSON. Formatting only; every number shown comes from the record.
+#pragma once
+
+#include <string>
+
+#include "base/json_util.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_spec.hpp"
+#include "validate/validation.hpp"
+
+namespace preflight::report {
+
+struct Style {
+  bool color = false;
+};
+
+Json inspect_to_json(const model::ModelSpec& spec);
+std::string render_inspect(const model::ModelSpec& spec, const Style& style);
+
+Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& fit, int64_t largest_context);
+std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate& fit, int64_t largest_context,
+                       const std::vector<std::string>& fixes, const Style& style);
+
+std::string render_validation(const validate::ValidationReport& report, const Style& style);
+
+// Envelope every JSON output carries: schema version, tool version, build commit.
+Json envelope(const std::string& command);
+
+}  // namespace preflight::report

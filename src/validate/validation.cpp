@@ -1,0 +1,255 @@
+#include "validate/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "base/file.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "model/model_source.hpp"
+
+namespace preflight::validate {
+
+namespace {
+
+// Total memory stated in a device description: "79.18 GiB total", "total_gpu_memory=23.58GiB",
+// "total memory 65452113920 B", "(16376 MiB; 15.99 GiB total)", "80.00 GiB total".
+std::optional<double> stated_total_bytes(const std::string& text) {
+  std::smatch mm;
+  static const std::regex bytes_re(R"((\d{9,})\s*B\b)");
+  if (std::regex_search(text, mm, bytes_re)) return std::stod(mm[1]);
+  static const std::regex gib_total(R"(([\d.]+)\s*GiB\s*total)");
+  if (std::regex_search(text, mm, gib_total)) return std::stod(mm[1]) * k_gib;
+  static const std::regex total_eq(R"(total[_a-z]*=\s*([\d.]+)\s*GiB)");
+  if (std::regex_search(text, mm, total_eq)) return std::stod(mm[1]) * k_gib;
+  static const std::regex usable(R"(([\d.]+)\s*GiB\s*usable)");
+  if (std::regex_search(text, mm, usable)) return std::stod(mm[1]) * k_gib;
+  return std::nullopt;
+}
+
+std::string engine_name(const std::string& e) { return to_lower(trim(e)); }
+
+double pct(double predicted, double observed) {
+  if (observed == 0) return predicted == 0 ? 0 : 100;
+  return std::fabs(predicted - observed) / std::fabs(observed) * 100.0;
+}
+
+std::string first_token(const std::string& text) {
+  const auto pos = text.find_first_of(" (");
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+}  // namespace
+
+Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options) {
+  ValidationReport report;
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(engines, engine::load_engine_catalog());
+  model::ResolveOptions resolve;
+  resolve.extra_model_dirs = options.model_dirs;
+  for (const auto& file : files) {
+    PF_TRY(text, read_text_file(file));
+    std::istringstream lines(text);
+    std::string line;
+    int line_no = 0;
+    while (std::getline(lines, line)) {
+      ++line_no;
+      if (trim(line).empty()) continue;
+      ++report.cases;
+      CaseResult row;
+      row.file = file;
+      PF_TRY(json, parse_json(line, format("%s:%d", file.c_str(), line_no)));
+      JsonObject c(json, format("%s:%d", file.c_str(), line_no));
+      PF_TRY(id, c.opt_string("id"));
+      row.id = id.value_or(format("%s:%d", base_name(file).c_str(), line_no));
+      PF_TRY(model_name, c.opt_string("model"));
+      PF_TRY(hint, c.opt_string("config_hint"));
+      PF_TRY(device_text, c.opt_string("device"));
+      PF_TRY(engine_text, c.opt_string("engine"));
+      PF_TRY(engine_version, c.opt_string("engine_version"));
+      PF_TRY(engine_detail, c.opt_string("engine_detail"));
+      row.model = model_name.value_or("");
+      row.device = device_text.value_or("");
+      auto skip = [&](const std::string& reason) {
+        row.skipped = true;
+        row.skip_reason = reason;
+        ++report.skipped;
+        report.rows.push_back(row);
+      };
+      // Observed values.
+      PF_TRY(o_weights, c.opt_number("weights_gib"));
+      PF_TRY(o_kv, c.opt_number("available_kv_gib"));
+      PF_TRY(o_tokens, c.opt_number("kv_cache_tokens"));
+      PF_TRY(o_conc, c.opt_number("max_concurrency"));
+      PF_TRY(o_conc_len, c.opt_int("concurrency_len"));
+      PF_TRY(o_fits, c.opt_bool("fits"));
+      PF_TRY(o_failure, c.opt_string("failure"));
+      PF_TRY(o_speed, c.opt_number("tokens_per_s"));
+      if (!o_weights && !o_kv && !o_tokens && !o_conc && !o_fits) {
+        skip(o_speed ? "decode-speed case: speed prediction is not implemented yet (issue 4)" : "no observed memory field or verdict");
+        continue;
+      }
+      // Model: catalogue / --models dir by id, then the config hint.
+      Expected<model::ModelSpec> spec = make_error(ErrorKind::not_found, "no model");
+      std::vector<std::string> tried;
+      for (const auto& candidate : {row.model, first_token(hint.value_or(""))}) {
+        if (candidate.empty()) continue;
+        spec = model::resolve_model(candidate, resolve);
+        tried.push_back(candidate);
+        if (spec) {
+          if (candidate != row.model) row.assumptions.push_back("architecture from config_hint " + candidate);
+          break;
+        }
+      }
+      if (!spec) {
+        skip("model not resolvable (tried " + [&] { std::string s; for (auto& t : tried) s += (s.empty() ? "" : ", ") + t; return s; }() + ")");
+        continue;
+      }
+      // Device: catalogue match, else the stated total with the vendor's platform.
+      const device::DeviceSpec* matched = device::match_device_text(devices, row.device);
+      const auto total = stated_total_bytes(row.device);
+      device::DeviceSpec synthetic;
+      if (!matched) {
+        if (!total) {
+          skip("device not in the catalogue and no total memory stated: " + row.device);
+          continue;
+        }
+        synthetic.id = "stated-device";
+        synthetic.name = row.device;
+        synthetic.memory_bytes = *total;
+        synthetic.runtime_total_bytes = *total;
+        synthetic.platform = contains_ci(row.device, "ascend") || contains_ci(row.device, "npu") ? "npu" : (contains_ci(row.device, "amd") || contains_ci(row.device, "rocm") ? "rocm" : "cuda");
+        matched = &synthetic;
+        row.assumptions.push_back(format("device from the stated %.2f GiB total", bytes_to_gib(*total)));
+      }
+      // Engine profile.
+      const std::string ename = engine_name(engine_text.value_or(matched->platform == "npu" ? "vllm-ascend" : "vllm"));
+      std::string vtext = engine_version.value_or(engine_detail.value_or(""));
+      auto profile = engine::select_engine(engines, ename, vtext);
+      if (!profile && !vtext.empty()) {
+        row.assumptions.push_back("engine version '" + vtext + "' not recognised; newest profile used");
+        profile = engine::select_engine(engines, ename, "");
+      }
+      if (!profile) {
+        skip(profile.error().describe());
+        continue;
+      }
+      row.engine = profile->id;
+      const engine::Overheads* oh = engines.overheads_for(matched->platform == "rocm" ? "rocm" : profile->platform == "any" ? matched->platform : profile->platform);
+      if (!oh) {
+        skip("no overheads for platform " + matched->platform);
+        continue;
+      }
+      estimate::Deployment d;
+      PF_TRY(tp, c.opt_int("tensor_parallel_size"));
+      PF_TRY(pp, c.opt_int("pipeline_parallel_size"));
+      d.tensor_parallel_size = tp.value_or(1);
+      d.pipeline_parallel_size = pp.value_or(1);
+      PF_TRY(util, c.opt_number("gpu_memory_utilization"));
+      d.gpu_memory_utilization = util;
+      PF_TRY(mml, c.opt_int("max_model_len"));
+      d.max_model_len = mml ? mml : o_conc_len;
+      PF_TRY(mns, c.opt_int("max_num_seqs"));
+      d.max_num_seqs = mns;
+      PF_TRY(mnbt, c.opt_int("max_num_batched_tokens"));
+      d.max_num_batched_tokens = mnbt;
+      PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
+      d.kv_cache_dtype = kvd.value_or("auto");
+      PF_TRY(quant, c.opt_string("quantization"));
+      std::string q = to_lower(quant.value_or(""));
+      if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos) q.clear();
+      if (!q.empty()) {
+        if (q.find("awq") != std::string::npos) q = "awq";
+        else if (q.find("compressed-tensors") != std::string::npos) q = "compressed-tensors";
+        else if (q.find("fp8") != std::string::npos) q = "fp8";
+        else if (q.find("mxfp4") != std::string::npos) q = "mxfp4";
+        else if (q.find("gptq") != std::string::npos) q = "gptq";
+        else q = first_token(q);
+      }
+      // The checkpoint's own scheme already describes it: pass the flag only when it differs.
+      if (!q.empty() && to_lower(spec->quant.method) != q) d.quantization = q;
+      PF_TRY(eager, c.opt_bool("enforce_eager"));
+      d.mode = eager.value_or(false) ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
+      if (total && matched != &synthetic) d.device_total_bytes = total;
+      const auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
+      row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
+      row.predicted_fits = est.fits;
+      row.predicted_failure = failure_name(est.failure);
+      row.observed_fits = o_fits;
+      row.observed_failure = o_failure.value_or("");
+      if (!o_fits && o_kv && *o_kv < 0) row.observed_fits = false;
+      if (!o_fits && (o_tokens || o_conc)) row.observed_fits = true;
+      auto compare = [&](const std::string& field, std::optional<double> observed, double predicted) {
+        if (!observed) return;
+        row.fields.push_back({field, *observed, predicted, pct(predicted, *observed)});
+      };
+      if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
+        compare("weights_gib", o_weights, bytes_to_gib(est.weights_bytes));
+        compare("available_kv_gib", o_kv, bytes_to_gib(est.available_kv_bytes));
+        if (est.num_blocks > 0) {
+          compare("kv_cache_tokens", o_tokens, static_cast<double>(est.kv_tokens));
+          compare("max_concurrency", o_conc, est.max_concurrency);
+        }
+      }
+      ++report.evaluated;
+      report.rows.push_back(row);
+    }
+  }
+  std::map<std::string, std::vector<double>> errors;
+  for (const auto& r : report.rows) {
+    for (const auto& f : r.fields) errors[f.field].push_back(f.abs_pct);
+    if (!r.skipped && r.observed_fits && r.predicted_fits) {
+      ++report.verdicts_n;
+      bool correct = *r.observed_fits == *r.predicted_fits;
+      if (correct && !*r.observed_fits && !r.observed_failure.empty() && r.observed_failure != r.predicted_failure) correct = false;
+      if (correct) ++report.verdicts_correct;
+    }
+  }
+  for (auto& [field, v] : errors) {
+    std::sort(v.begin(), v.end());
+    FieldSummary s;
+    s.n = static_cast<int>(v.size());
+    s.median_abs_pct = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2.0;
+    s.p90_abs_pct = v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(v.size())) - 1))];
+    s.max_abs_pct = v.back();
+    report.fields[field] = s;
+  }
+  return report;
+}
+
+Json validation_to_json(const ValidationReport& report) {
+  Json out;
+  out["cases"] = report.cases;
+  out["evaluated"] = report.evaluated;
+  Json skipped = Json::array();
+  for (const auto& r : report.rows) if (r.skipped) skipped.push_back({{"id", r.id}, {"reason", r.skip_reason}});
+  out["skipped"] = skipped;
+  Json fields = Json::object();
+  for (const auto& [name, s] : report.fields) {
+    fields[name] = {{"n", s.n}, {"median_abs_pct", s.median_abs_pct}, {"p90_abs_pct", s.p90_abs_pct}, {"max_abs_pct", s.max_abs_pct}};
+  }
+  out["fields"] = fields;
+  out["verdicts"] = {{"n", report.verdicts_n}, {"correct", report.verdicts_correct}};
+  Json rows = Json::array();
+  for (const auto& r : report.rows) {
+    if (r.skipped) continue;
+    Json row = {{"id", r.id}, {"file", r.file}, {"engine", r.engine}, {"model", r.model}, {"device", r.device}};
+    Json f = Json::object();
+    for (const auto& c : r.fields) f[c.field] = {{"observed", c.observed}, {"predicted", c.predicted}, {"abs_pct", c.abs_pct}};
+    row["fields"] = f;
+    if (r.observed_fits) row["observed_fits"] = *r.observed_fits;
+    if (r.predicted_fits) row["predicted_fits"] = *r.predicted_fits;
+    row["observed_failure"] = r.observed_failure;
+    row["predicted_failure"] = r.predicted_failure;
+    row["assumptions"] = r.assumptions;
+    rows.push_back(row);
+  }
+  out["rows"] = rows;
+  return out;
+}
+
+}  // namespace preflight::validate

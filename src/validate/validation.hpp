@@ -1,0 +1,56 @@
+// validate/validation: runs recorded deployments (shared/validation/*.jsonl schema) through the
+// estimator and compares every observed field with the prediction. Sits above estimate; never
+// inside it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "estimate/fit.hpp"
+
+namespace preflight::validate {
+
+struct FieldComparison {
+  std::string field;
+  double observed = 0;
+  double predicted = 0;
+  double abs_pct = 0;
+};
+
+struct CaseResult {
+  std::string id;
+  std::string file;
+  bool skipped = false;
+  std::string skip_reason;
+  std::string model, device, engine;
+  std::vector<FieldComparison> fields;
+  std::optional<bool> observed_fits;
+  std::optional<bool> predicted_fits;
+  std::string observed_failure, predicted_failure;
+  std::vector<std::string> assumptions;
+};
+
+struct FieldSummary {
+  int n = 0;
+  double median_abs_pct = 0, p90_abs_pct = 0, max_abs_pct = 0;
+};
+
+struct ValidationReport {
+  std::vector<CaseResult> rows;
+  int cases = 0, evaluated = 0, skipped = 0;
+  std::map<std::string, FieldSummary> fields;
+  int verdicts_n = 0, verdicts_correct = 0;
+};
+
+struct ValidateOptions {
+  std::vector<std::string> model_dirs;
+};
+
+Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options);
+Json validation_to_json(const ValidationReport& report);
+
+}  // namespace preflight::validate
