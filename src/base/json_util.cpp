@@ -32,6 +32,29 @@ bool depth_ok(const std::string& text) {
   }
   return true;
 }
+// Python's json module writes Infinity, -Infinity and NaN (Nemotron-H's time_step_limit); JSON has
+// no such tokens. Outside strings they are read as null.
+std::string replace_non_finite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (text.compare(i, 9, "-Infinity") == 0) { out += "null"; i += 8; continue; }
+    if (text.compare(i, 8, "Infinity") == 0) { out += "null"; i += 7; continue; }
+    if (text.compare(i, 3, "NaN") == 0) { out += "null"; i += 2; continue; }
+    out += c;
+  }
+  return out;
+}
 }  // namespace
 
 const char* json_type_name(const Json& value) {
@@ -52,11 +75,14 @@ Expected<Json> parse_json(const std::string& text, const std::string& origin) {
   if (!depth_ok(text)) {
     return make_error(ErrorKind::corrupt, format("JSON nested deeper than %d levels", k_max_json_depth), origin);
   }
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const bool non_finite = text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos;
+  const std::string cleaned = non_finite ? replace_non_finite(text) : std::string();
+  const std::string& source = non_finite ? cleaned : text;
+  Json parsed = Json::parse(source, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
     // Find the byte offset with the throwing parser, caught here and never beyond.
     try {
-      (void)Json::parse(text);
+      (void)Json::parse(source);
     } catch (const Json::parse_error& e) {
       return make_error(ErrorKind::corrupt,
                         format("malformed JSON at byte %zu", static_cast<size_t>(e.byte)), origin);

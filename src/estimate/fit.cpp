@@ -240,8 +240,12 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes;
   if (engine.graph_memory_in_budget && dep.mode == ExecutionMode::graph) available -= e.graph_bytes;
   available = std::floor(available);
+  if (dep.kv_cache_memory_bytes) {
+    available = *dep.kv_cache_memory_bytes;
+    e.assumptions.push_back(format("KV budget given as %.0f bytes (--kv-cache-memory-bytes): profiling skipped", available));
+  }
   e.available_kv_bytes = available;
-  e.available_kv_band_bytes = std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(e.non_torch_bytes * oh.band_fraction, 2) +
+  e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(e.non_torch_bytes * oh.band_fraction, 2) +
                                         (engine.graph_memory_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
   e.terms.push_back({"available KV", available, e.available_kv_band_bytes, "requested - weights - activation peak - non-torch" +
                                                                                std::string(engine.graph_memory_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});
@@ -316,6 +320,13 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.kv_bytes_per_token_rank = attn_1tok * (attn_layers + sliding_layers);
   e.state_bytes_per_sequence_rank = state_bytes * state_layers;
 
+  // Pipeline parallelism: each stage caches only its own layers; the fullest stage sets num_blocks.
+  if (pp > 1) {
+    auto stage = [&](int64_t n) { return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(pp))); };
+    attn_layers = stage(attn_layers);
+    sliding_layers = stage(sliding_layers);
+    state_layers = stage(state_layers);
+  }
   const int64_t T = e.max_num_batched_tokens;
   std::vector<std::pair<std::string, int64_t>> kinds;
   if (attn_layers > 0) kinds.emplace_back(m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", attn_layers);

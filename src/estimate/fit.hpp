@@ -30,6 +30,7 @@ struct Deployment {
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
+  std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
 };
 
 enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large };

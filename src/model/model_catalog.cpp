@@ -93,10 +93,10 @@ Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry) {
   PF_TRY(spec, parse_hf_config(entry.config, origin));
   spec.id = entry.id;
   spec.source = "data/architectures/models.json [" + entry.id + "] (" + entry.source_kind + ": " + entry.source_url + ", retrieved " + entry.retrieved + ")";
-  if (!entry.hf_quant_config.is_null() && (!spec.quant.quantized() || spec.quant.method == "modelopt")) {
+  // config.json's quantization_config wins; hf_quant_config.json describes checkpoints that lack one.
+  if (!entry.hf_quant_config.is_null() && !spec.quant.quantized()) {
     PF_TRY(scheme, parse_hf_quant_config(entry.hf_quant_config, origin + " hf_quant_config"));
-    if (!spec.quant.quantized() || spec.quant.module_formats.empty()) spec.quant = scheme;
-    else spec.quant.kv_cache_quant = scheme.kv_cache_quant;
+    spec.quant = scheme;
   }
   for (auto& p : spec.provenance) p.source = spec.source;
   return spec;

@@ -90,7 +90,7 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
       PF_TRY(scheme, parse_modelslim_description(json, join_path(dir, n)));
       spec.quant = scheme;
       spec.provenance.push_back({"quantization", join_path(dir, n), scheme.detail});
-    } else if (n == "hf_quant_config.json" && (!spec.quant.quantized() || spec.quant.module_formats.empty())) {
+    } else if (n == "hf_quant_config.json" && !spec.quant.quantized()) {
       PF_TRY(json, load_json_file(join_path(dir, n)));
       PF_TRY(scheme, parse_hf_quant_config(json, join_path(dir, n)));
       spec.quant = scheme;

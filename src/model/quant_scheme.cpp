@@ -49,9 +49,10 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
   const int64_t nbits = bits.value_or(8);
   const std::string kind = type.value_or("int");
   if (kind == "float" && nbits == 8) {
+    // compressed-tensors QuantizationArgs: strategy defaults to "tensor".
     if (strategy && *strategy == "block") return WeightFormat::fp8_block;
-    if (strategy && *strategy == "tensor") return WeightFormat::fp8_tensor;
-    return WeightFormat::fp8_channel;
+    if (strategy && *strategy == "channel") return WeightFormat::fp8_channel;
+    return WeightFormat::fp8_tensor;
   }
   if (kind == "float" && nbits == 4) {
     scheme.group_size = group.value_or(16);
@@ -250,6 +251,8 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
   } else {
     scheme.detail = "quantization method '" + method + "' is not modelled; weights assumed in model dtype";
   }
+  // Routed experts are stored like the other linear layers unless the method says otherwise (mxfp4).
+  if (method != "mxfp4" && method != "compressed-tensors" && scheme.expert_format == WeightFormat::native) scheme.expert_format = scheme.linear_format;
   return scheme;
 }
 

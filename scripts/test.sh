@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds everything and runs all tests (unit, cli), then the suite again under ASan+UBSan, and each
+# fuzz target briefly. Needs ../shared beside the checkout (real configs and validation cases).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON -DPREFLIGHT_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest -j "$jobs" --output-on-failure)
+if [ "${PREFLIGHT_SKIP_SANITIZERS:-0}" != "1" ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TESTS=ON -DPREFLIGHT_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j "$jobs" --output-on-failure)
+fi
+if [ "${PREFLIGHT_SKIP_FUZZ:-0}" != "1" ] && command -v clang++ >/dev/null; then
+  CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TESTS=OFF -DPREFLIGHT_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target fuzz_safetensors_header fuzz_gguf fuzz_hf_config
+  for t in fuzz_safetensors_header fuzz_gguf fuzz_hf_config; do
+    build-fuzz/tests/fuzz/$t -max_total_time="${PREFLIGHT_FUZZ_SECONDS:-30}" -rss_limit_mb=2048 tests/fuzz/corpus/${t#fuzz_} 2>&1 | tail -n 2
+  done
+fi

@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include <sys/wait.h>
+
+namespace {
+struct Run {
+  int code = -1;
+  std::string out;
+};
+// Runs the real binary; stdout and stderr together.
+Run run(const std::string& args) {
+  Run r;
+  const std::string cmd = std::string(PREFLIGHT_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+}  // namespace
+
+TEST(Cli, InspectPrintsExactFacts) {
+  auto r = run("inspect Qwen/Qwen3-8B");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("8,190,735,360"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("147,456 B"), std::string::npos);
+  auto j = run("inspect Qwen/Qwen3.5-27B --json");
+  EXPECT_EQ(j.code, 0);
+  EXPECT_NE(j.out.find("\"kv_cache_layers\": 16"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"schema_version\": 1"), std::string::npos);
+}
+
+TEST(Cli, FitExitCodesFollowTheVerdict) {
+  auto fits = run("fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --engine vllm-ascend@0.23 --max-model-len 32768");
+  EXPECT_EQ(fits.code, 0) << fits.out;
+  EXPECT_NE(fits.out.find("Maximum concurrency for 32,768 tokens per request"), std::string::npos);
+  auto no = run("fit Qwen/Qwen3.6-35B-A3B --device 910B4 --engine vllm-ascend@0.18 --max-model-len 2048");
+  EXPECT_EQ(no.code, 1) << no.out;
+  EXPECT_NE(no.out.find("weights_oom"), std::string::npos);
+  EXPECT_NE(no.out.find("--tensor-parallel-size"), std::string::npos);  // a fix is offered
+}
+
+TEST(Cli, BadInputIsExitTwoWithSuggestions) {
+  auto dev = run("fit Qwen/Qwen3-8B --device 910B9");
+  EXPECT_EQ(dev.code, 2);
+  EXPECT_NE(dev.out.find("did you mean"), std::string::npos) << dev.out;
+  auto eng = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.2");
+  EXPECT_EQ(eng.code, 2);
+  EXPECT_NE(eng.out.find("known ranges"), std::string::npos) << eng.out;
+  auto flag = run("fit Qwen/Qwen3-8B --device 910B3 --max-modle-len 4");
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_NE(flag.out.find("did you mean --max-model-len"), std::string::npos) << flag.out;
+  auto file = run("inspect /nonexistent/config.json");
+  EXPECT_EQ(file.code, 2);
+}

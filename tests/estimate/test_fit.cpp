@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include "base/units.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_source.hpp"
+
+using namespace preflight;
+
+namespace {
+struct Setup {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  engine::EngineProfile engine;
+  engine::Overheads overheads;
+};
+Setup setup(const std::string& model_id, const std::string& device_id, const std::string& engine_id, const std::string& version) {
+  Setup s;
+  auto m = model::resolve_model(model_id);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().describe());
+  s.model = *m;
+  auto devices = device::load_device_catalog();
+  s.device = *device::find_device(*devices, device_id);
+  auto engines = engine::load_engine_catalog();
+  s.engine = *engine::select_engine(*engines, engine_id, version);
+  s.overheads = *engines->overheads_for(s.engine.platform);
+  return s;
+}
+}  // namespace
+
+// vllm-ascend issue #3800 (0.11.0rc0): Qwen3-VL-235B-A22B, TP 8, max_model_len 32768, printed
+// "Available memory: 11857880064". Per rank: 1 KV head (4 // 8 -> replicated), page 2 x 128 x 1 x 128 x 2 = 65,536 B;
+// num_blocks = 11857880064 // 65536 // 94 = 1924; tokens 1924 x 128 = 246,272; concurrency 1924 / 256 = 7.52.
+TEST(Fit, Issue3800ReproducedExactlyFromPrintedAvailableMemory) {
+  auto s = setup("Qwen/Qwen3-VL-235B-A22B-Instruct", "910B3", "vllm-ascend", "0.11.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 8;
+  d.max_model_len = 32768;
+  d.kv_cache_memory_bytes = 11857880064.0;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.page_bytes, 65536);
+  EXPECT_EQ(e.num_blocks, 1924);
+  EXPECT_EQ(e.kv_tokens, 246272);
+  EXPECT_NEAR(e.max_concurrency, 7.515, 0.001);
+  ASSERT_GE(e.lines.size(), 2u);
+  EXPECT_EQ(e.lines[e.lines.size() - 2], "GPU KV cache size: 246,272 tokens");
+  EXPECT_EQ(e.lines.back(), "Maximum concurrency for 32,768 tokens per request: 7.52x");
+}
+
+// Hybrid page on vllm-ascend >= 0.16 for the Qwen3.5-27B architecture (seeds/001): ssm fp32 48x128x128x4 = 3,145,728,
+// K per token 4 x 256 x 2 = 2,048 -> block 128 x ceil(3145728 / 262144) = 1,536; page = 1536 x 4096 + conv 61,440 = 6,352,896.
+// With 41 blocks the engine prints 53,739 tokens and 1.64x for 32,768 (41 / (ceil(32768/1536) + 3 state groups)).
+TEST(Fit, HybridPageAndTokensFollowTheNpuRule) {
+  auto s = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  d.kv_cache_memory_bytes = 41.0 * 16 * 6352896 + 1000;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.block_size, 1536);
+  EXPECT_EQ(e.page_bytes, 6352896);
+  EXPECT_EQ(e.group_size, 16);
+  EXPECT_EQ(e.num_blocks, 41);
+  EXPECT_EQ(e.kv_tokens, 53739);
+  EXPECT_NEAR(e.max_concurrency, 1.64, 0.005);
+}
+
+TEST(Fit, SeedsFromBudgetModel) {
+  // seeds/001 section 6: Qwen3-VL-8B on one 910B3, vllm-ascend 0.23: 254,336 tokens, 7.76x at 32k (3%).
+  auto s = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits);
+  EXPECT_NEAR(static_cast<double>(e.kv_tokens), 254336.0, 254336.0 * 0.03);
+  EXPECT_NEAR(e.max_concurrency, 7.76, 7.76 * 0.03);
+  // The 27B hybrid: 53,739 tokens, 1.64x (5%).
+  auto h = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  e = estimate::estimate_fit(h.model, h.device, h.engine, h.overheads, d);
+  EXPECT_TRUE(e.fits);
+  EXPECT_NEAR(static_cast<double>(e.kv_tokens), 53739.0, 53739.0 * 0.05);
+  EXPECT_NEAR(e.max_concurrency, 1.64, 1.64 * 0.05);
+}
+
+TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
+  auto s = setup("nvidia/Qwen3.6-27B-NVFP4", "910B4", "vllm-ascend", "0.18.0");
+  estimate::Deployment d;
+  d.max_model_len = 512;
+  d.gpu_memory_utilization = 0.98;
+  d.quantization = "ascend";
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.failure, estimate::Failure::weights_oom);
+  d.quantization = "fp8";
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.failure, estimate::Failure::unsupported_quantization);
+  EXPECT_NE(e.failure_message.find("fp8 quantization is currently not supported in npu."), std::string::npos);
+  d.quantization = "awq";
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_NE(e.failure_message.find("awq quantization is currently not supported in npu."), std::string::npos);
+  auto moe = setup("Qwen/Qwen3.6-35B-A3B", "910B4", "vllm-ascend", "0.18.0");
+  d.quantization.clear();
+  d.max_model_len = 2048;
+  d.gpu_memory_utilization = 0.92;
+  e = estimate::estimate_fit(moe.model, moe.device, moe.engine, moe.overheads, d);
+  EXPECT_EQ(e.failure, estimate::Failure::weights_oom);
+  EXPECT_GT(bytes_to_gib(e.weights_bytes), 60.0);  // every expert loads
+}
+
+TEST(Fit, TensorParallelRulesAndInvalidLayouts) {
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm", "");
+  estimate::Deployment d;
+  d.max_model_len = 8192;
+  d.tensor_parallel_size = 3;
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.failure, estimate::Failure::invalid_layout);
+  EXPECT_NE(e.failure_message.find("must be divisible by tensor parallel size (3)"), std::string::npos);
+  // 8 KV heads at TP 16 are replicated: one head per rank, so KV bytes per token per rank stay 36 x 1 x 256 x 2.
+  auto big = setup("Qwen/Qwen3-32B", "H100", "vllm", "");
+  d.tensor_parallel_size = 16;
+  d.max_model_len = 8192;
+  e = estimate::estimate_fit(big.model, big.device, big.engine, big.overheads, d);
+  EXPECT_EQ(e.kv_bytes_per_token_rank, 64 * 1 * 256 * 2);
+  // MLA is not split by TP.
+  auto ds = setup("deepseek-ai/DeepSeek-V3", "H200", "vllm", "");
+  d.tensor_parallel_size = 8;
+  e = estimate::estimate_fit(ds.model, ds.device, ds.engine, ds.overheads, d);
+  EXPECT_EQ(e.kv_bytes_per_token_rank, 61 * 576 * 2);
+}

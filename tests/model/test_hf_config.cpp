@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "base/units.hpp"
+#include "model/hf_config.hpp"
+#include "model/model_spec.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+using namespace preflight::model;
+
+namespace {
+ModelSpec load(const std::string& dir) {
+  auto spec = load_hf_config(pftest::shared_path("models/" + dir + "/config.json"));
+  EXPECT_TRUE(spec.has_value()) << (spec ? "" : spec.error().describe());
+  return spec ? *spec : ModelSpec{};
+}
+}  // namespace
+
+TEST(HfConfig, Qwen3_8B_ParamsAndKv) {
+  const auto spec = load("Qwen__Qwen3-8B");
+  // 36 layers x (q 4096x4096 + k,v 4096x1024 + o + q/k norm 2x128 + MLP 3x4096x12288 + 2 norms)
+  // + untied embedding and lm_head 151936x4096 each + final norm = 8,190,735,360.
+  EXPECT_EQ(count_params(spec).total, 8190735360);
+  // 36 layers x 8 KV heads x 128 x (K+V) x 2 bytes.
+  EXPECT_EQ(kv_bytes_per_token(spec, 2), 147456);
+  EXPECT_EQ(kv_bytes_per_token(spec, 1), 73728);
+}
+
+TEST(HfConfig, Llama31_8B_Params) { EXPECT_EQ(count_params(load("meta-llama__Meta-Llama-3.1-8B")).total, 8030261248); }
+
+TEST(HfConfig, DeepSeekV3_MlaKvAndMoeParams) {
+  const auto spec = load("deepseek-ai__DeepSeek-V3");
+  EXPECT_EQ(kv_bytes_per_token(spec, 2), 61 * (512 + 64) * 2);  // 70,272: one latent "head" per layer
+  const auto p = count_params(spec);
+  // Published: 671B total, 37B active, MTP module (14B) excluded from both.
+  EXPECT_NEAR(static_cast<double>(p.total), 671e9, 671e9 * 0.005);
+  EXPECT_NEAR(static_cast<double>(p.active), 37e9, 37e9 * 0.05);
+  EXPECT_EQ(spec.mtp_layers, 1);
+  EXPECT_NEAR(static_cast<double>(p.mtp), 14e9, 14e9 * 0.10);
+  EXPECT_EQ(count_layers(spec, LayerKind::mla_attention), 61);
+}
+
+TEST(HfConfig, Qwen35_27B_HybridCachesOnlyFullAttentionLayers) {
+  const auto spec = load("Qwen__Qwen3.5-27B");
+  EXPECT_EQ(count_layers(spec, LayerKind::full_attention), 16);
+  EXPECT_EQ(count_layers(spec, LayerKind::linear_attention), 48);
+  EXPECT_EQ(kv_bytes_per_token(spec, 2), 65536);  // 2 x 16 x 4 x 256 x 2
+  // Per GDN layer: conv (2x16x128 + 48x128) x 3 x 2 B = 61,440; ssm 48 x 128 x 128 x 4 B (mamba_ssm_dtype float32) = 3,145,728.
+  EXPECT_EQ(state_bytes_per_sequence(spec, 2), 48 * (61440 + 3145728));
+  EXPECT_GT(count_params(spec).vision, 400000000);
+}
+
+TEST(HfConfig, GptOss120b_SlidingAndMxfp4Bytes) {
+  const auto spec = load("openai__gpt-oss-120b");
+  EXPECT_EQ(count_layers(spec, LayerKind::sliding_attention), 18);
+  EXPECT_EQ(count_layers(spec, LayerKind::full_attention), 18);
+  for (const auto& l : spec.layers) {
+    if (l.kind == LayerKind::sliding_attention) EXPECT_EQ(l.sliding_window, 128);
+  }
+  // OpenAI gpt-oss model card (2025-08-05), checkpoint size table: gpt-oss-120b 60.8 GiB.
+  const double gib = bytes_to_gib(compute_weight_bytes(spec).total);
+  EXPECT_NEAR(gib, 60.8, 60.8 * 0.02);
+  EXPECT_NEAR(static_cast<double>(count_params(spec).total), 116.8e9, 116.8e9 * 0.01);
+}
+
+TEST(HfConfig, NemotronH_MambaLayersKeepStateNotKv) {
+  const auto spec = load("nvidia__Nemotron-H-56B-Base-8K");
+  EXPECT_EQ(count_layers(spec, LayerKind::full_attention), 10);
+  EXPECT_EQ(count_layers(spec, LayerKind::mamba), 54);
+  EXPECT_EQ(kv_bytes_per_token(spec, 2), 10 * 8 * 128 * 2 * 2);
+  EXPECT_GT(state_bytes_per_sequence(spec, 2), 0);
+}
+
+TEST(HfConfig, Qwen3VL8B_TextPlusVision) {
+  const auto spec = load("Qwen__Qwen3-VL-8B-Instruct");
+  const auto p = count_params(spec);
+  EXPECT_EQ(p.text, 8190735360);  // same text stack as Qwen3-8B
+  EXPECT_EQ(p.vision, 576388336);  // 27 blocks + merger + 3 deepstack mergers, worked in vision_tower.cpp's layout
+}
+
+struct BadConfig {
+  const char* json;
+  const char* fragment;
+};
+
+TEST(HfConfig, RejectsHostileConfigsWithFieldNames) {
+  const BadConfig cases[] = {
+      {R"({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 1000})", "num_hidden_layers"},
+      {R"({"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 32, "vocab_size": 1000})", "hidden_size: expected an integer"},
+      {R"({"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 6, "vocab_size": 1000})", "not a multiple of num_key_value_heads (6)"},
+      {R"({"hidden_size": -1, "num_hidden_layers": 2, "num_attention_heads": 32, "vocab_size": 1000})", "hidden_size is -1"},
+      {R"({"hidden_size": 64, "num_hidden_layers": 99999999, "num_attention_heads": 8, "vocab_size": 1000})", "num_hidden_layers"},
+      {R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 10, "layer_types": ["full_attention"]})", "layer_types"},
+      {R"([1,2,3])", "expected a JSON object"},
+  };
+  for (const auto& c : cases) {
+    auto json = parse_json(c.json, "config.json");
+    ASSERT_TRUE(json.has_value());
+    auto spec = parse_hf_config(*json, "config.json");
+    ASSERT_FALSE(spec.has_value()) << c.json;
+    EXPECT_EQ(spec.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(spec.error().describe().find(c.fragment), std::string::npos) << spec.error().describe();
+    EXPECT_NE(spec.error().describe().find("config.json"), std::string::npos);
+  }
+  auto malformed = parse_json("{\"hidden_size\": 4", "config.json");
+  ASSERT_FALSE(malformed.has_value());
+  EXPECT_NE(malformed.error().describe().find("malformed JSON at byte"), std::string::npos);
+}

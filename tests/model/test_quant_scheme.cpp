@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include "base/units.hpp"
+#include "model/hf_config.hpp"
+#include "model/quant_scheme.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+using namespace preflight::model;
+
+TEST(QuantScheme, Fp8BlockBytesIncludeScales) {
+  QuantScheme s;
+  s.method = "fp8";
+  // 4096 x 4096 fp8 = 16 MiB + 32 x 32 fp32 block scales = 4 KiB.
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::fp8_block, 4096, 4096, s, 2), 4096.0 * 4096.0 + 32 * 32 * 4);
+  // AWQ int4, group 128, zeros: 0.5 B/param + fp16 scale and packed zero per group per output.
+  s.group_size = 128;
+  s.group_zero_point = true;
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::int4_group, 4096, 4096, s, 2), 4096.0 * 4096 / 2 + 32 * 4096 * 2 + 32 * 4096 / 2.0);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::mxfp4, 2880, 2880, s, 2), 2880.0 * 2880 / 2 + 90 * 2880);
+}
+
+TEST(QuantScheme, Qwen3_32B_Fp8CheckpointIsAboutHalfTheBf16Size) {
+  auto bf16 = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B/config.json"));
+  auto fp8 = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
+  ASSERT_TRUE(bf16 && fp8);
+  EXPECT_EQ(fp8->quant.linear_format, WeightFormat::fp8_block);
+  const double r = compute_weight_bytes(*fp8).total / compute_weight_bytes(*bf16).total;
+  EXPECT_GT(r, 0.5);
+  EXPECT_LT(r, 0.56);  // embeddings and lm_head stay bf16
+}
+
+TEST(QuantScheme, ModelOptMixedPrecisionAndCompressedTensorsIgnore) {
+  auto nvfp4 = load_hf_config(pftest::shared_path("models/nvidia__Qwen3.6-27B-NVFP4/config.json"));
+  ASSERT_TRUE(nvfp4.has_value()) << nvfp4.error().describe();
+  EXPECT_EQ(module_format(nvfp4->quant, "model.layers.*.mlp.down_proj", false), WeightFormat::nvfp4);
+  EXPECT_EQ(module_format(nvfp4->quant, "model.layers.*.linear_attn.out_proj", false), WeightFormat::fp8_tensor);
+  auto w8a8 = load_hf_config(pftest::shared_path("models/DocPang__Qwen3.6-35B-A3B-W8A8-DCU/config.json"));
+  ASSERT_TRUE(w8a8.has_value()) << w8a8.error().describe();
+  EXPECT_EQ(module_format(w8a8->quant, "model.layers.*.mlp.gate", false), WeightFormat::native);
+  EXPECT_EQ(module_format(w8a8->quant, "model.layers.*.mlp.experts.*.down_proj", true), WeightFormat::int8_channel);
+}
+
+TEST(QuantScheme, ModelSlimDescription) {
+  auto json = parse_json(R"({"model_quant_type":"W8A8_DYNAMIC","kv_cache_type":"C8",
+    "model.layers.0.self_attn.q_proj.weight":"W8A8_DYNAMIC","model.layers.0.mlp.gate.weight":"FLOAT",
+    "model.layers.0.mlp.experts.0.down_proj.weight":"W4A8_DYNAMIC","model.embed_tokens.weight":"FLOAT"})", "quant_model_description.json");
+  ASSERT_TRUE(json.has_value());
+  auto s = parse_modelslim_description(*json, "quant_model_description.json");
+  ASSERT_TRUE(s.has_value()) << s.error().describe();
+  EXPECT_EQ(s->method, "ascend");
+  EXPECT_EQ(s->kv_cache_quant, "int8");
+  EXPECT_EQ(module_format(*s, "model.layers.*.self_attn.q_proj", false), WeightFormat::modelslim_w8a8_dynamic);
+  EXPECT_EQ(module_format(*s, "model.layers.*.mlp.experts.*.down_proj", true), WeightFormat::modelslim_w4a8_dynamic);
+  EXPECT_EQ(module_format(*s, "model.layers.*.mlp.gate", false), WeightFormat::native);
+  auto bad = parse_json(R"({"model.layers.0.q_proj.weight":"W3A9"})", "q.json");
+  EXPECT_FALSE(parse_modelslim_description(*bad, "q.json").has_value());
+}

@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "base/file.hpp"
+#include "model/model_source.hpp"
+#include "model/safetensors_header.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+using namespace preflight::model;
+
+namespace {
+// Writes a real safetensors header and extends the file sparsely to hold `data_bytes` of data.
+void write_safetensors(const std::string& path, const std::string& header, uint64_t data_bytes, bool exact_length = true) {
+  std::ofstream out(path, std::ios::binary);
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+  out << header;
+  out.close();
+  if (exact_length) std::filesystem::resize_file(path, 8 + header.size() + data_bytes);
+}
+
+std::string tensor(const std::string& name, const std::string& dtype, uint64_t rows, uint64_t cols, uint64_t begin, uint64_t bytes) {
+  return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":[" + std::to_string(rows) + "," + std::to_string(cols) + "],\"data_offsets\":[" +
+         std::to_string(begin) + "," + std::to_string(begin + bytes) + "]}";
+}
+}  // namespace
+
+TEST(SafetensorsHeader, ReadsOnlyHeadersOfSparseShards) {
+  const std::string dir = pftest::scratch_dir("sparse");
+  std::ofstream(dir + "/config.json") << R"({"architectures":["Qwen3ForCausalLM"],"hidden_size":8192,"num_hidden_layers":2,"num_attention_heads":64,
+    "num_key_value_heads":8,"head_dim":128,"intermediate_size":29568,"vocab_size":152064,"tie_word_embeddings":false,"torch_dtype":"bfloat16"})";
+  // Two shards of 175 GB each (sparse: no disk used), 1,000 tensors of 8192 x 21362 bf16 in all.
+  uint64_t expected = 0;
+  for (int shard = 0; shard < 2; ++shard) {
+    std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+    uint64_t offset = 0;
+    for (int i = 0; i < 500; ++i) {
+      const uint64_t bytes = 8192ull * 21362ull * 2ull;
+      header += "," + tensor("model.layers.0.t" + std::to_string(shard * 500 + i) + ".weight", "BF16", 8192, 21362, offset, bytes);
+      offset += bytes;
+    }
+    header += "}";
+    write_safetensors(dir + "/model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors", header, offset);
+    expected += offset;
+  }
+  auto spec = load_model_directory(dir);
+  ASSERT_TRUE(spec.has_value()) << spec.error().describe();
+  ASSERT_TRUE(spec->exact_weight_bytes.has_value());
+  EXPECT_EQ(*spec->exact_weight_bytes, expected);
+  EXPECT_GT(expected, 340ull * 1000 * 1000 * 1000);
+  EXPECT_EQ(spec->exact_tensor_count, 1000u);
+  EXPECT_LT(spec->header_bytes_read, 200u * 1024);  // headers only: never a weight byte
+}
+
+struct BadHeader {
+  std::string header;
+  uint64_t data_bytes;
+  const char* fragment;
+};
+
+TEST(SafetensorsHeader, RejectsHostileHeaders) {
+  const std::string dir = pftest::scratch_dir("hostile");
+  const BadHeader cases[] = {
+      {"{" + tensor("a", "BF16", 2, 2, 0, 8) + "," + tensor("b", "BF16", 2, 2, 4, 8) + "}", 16, "overlap"},
+      {"{" + tensor("a", "BF16", 2, 2, 0, 8) + "}", 4, "outside the data section"},
+      {"{" + tensor("a", "Q9", 2, 2, 0, 8) + "}", 8, "unknown dtype Q9"},
+      {"{" + tensor("a", "BF16", 2, 2, 0, 6) + "}", 8, "6 bytes for 4 elements"},
+      {"{\"a\":{\"dtype\":\"BF16\",\"shape\":\"x\",\"data_offsets\":[0,8]}}", 8, "shape"},
+      {"{\"a\":{\"dtype\":\"BF16\",\"shape\":[2,2],\"data_offsets\":[0,8]},\"a\":{\"dtype\":\"BF16\",\"shape\":[2,2],\"data_offsets\":[0,8]}}", 8, "appears twice"},
+      {"{not json", 0, "not valid JSON"},
+      {"{" + tensor("a", "BF16", 4294967296ull, 4294967296ull, 0, 8) + "}", 8, "overflows"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = dir + "/bad.safetensors";
+    write_safetensors(path, c.header, c.data_bytes);
+    auto h = load_safetensors_header(path);
+    ASSERT_FALSE(h.has_value()) << c.header;
+    EXPECT_EQ(h.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(h.error().describe().find(c.fragment), std::string::npos) << h.error().describe();
+    EXPECT_NE(h.error().describe().find("bad.safetensors"), std::string::npos);
+  }
+}
+
+TEST(SafetensorsHeader, HeaderLengthBeyondFileOrLimit) {
+  const std::string dir = pftest::scratch_dir("length");
+  {
+    std::ofstream out(dir + "/long.safetensors", std::ios::binary);
+    const uint64_t n = 5000;  // claims 5000 header bytes, file holds 10
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+    out << "{\"a\":1}";
+  }
+  auto h = load_safetensors_header(dir + "/long.safetensors");
+  ASSERT_FALSE(h.has_value());
+  EXPECT_NE(h.error().describe().find("exceeds file size"), std::string::npos) << h.error().describe();
+  {
+    std::ofstream out(dir + "/huge.safetensors", std::ios::binary);
+    const uint64_t n = 200ull * 1024 * 1024;
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+  }
+  std::filesystem::resize_file(dir + "/huge.safetensors", 300ull * 1024 * 1024);
+  auto h2 = load_safetensors_header(dir + "/huge.safetensors");
+  ASSERT_FALSE(h2.has_value());
+  EXPECT_NE(h2.error().describe().find("above the 100 MB limit"), std::string::npos) << h2.error().describe();
+}
