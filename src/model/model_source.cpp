@@ -39,14 +39,8 @@ std::vector<std::string> hub_cache_candidates(const std::string& hub_id) {
   const std::string home = env_or("HOME", "/root");
   const std::string hf_home = env_or("HF_HOME", join_path(home, ".cache/huggingface"));
   const std::string hf_cache = env_or("HF_HUB_CACHE", env_or("HUGGINGFACE_HUB_CACHE", join_path(hf_home, "hub")));
-  std::string flat = hub_id;
-  for (auto& c : flat) if (c == '/') c = '-';
-  std::string repo_dir = "models--" + hub_id;
-  {
-    std::string r;
-    for (char c : hub_id) r += (c == '/') ? std::string("--") : std::string(1, c);
-    repo_dir = "models--" + r;
-  }
+  std::string repo_dir = "models--";
+  for (char c : hub_id) repo_dir += (c == '/') ? std::string("--") : std::string(1, c);
   out.push_back(join_path(hf_cache, repo_dir));
   const std::string ms = env_or("MODELSCOPE_CACHE", join_path(home, ".cache/modelscope/hub"));
   out.push_back(join_path(join_path(ms, "models"), hub_id));
