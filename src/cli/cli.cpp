@@ -11,21 +11,20 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
+#include "cli/cmd_plan.hpp"
+#include "cli/common.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 #include "plan/fit_search.hpp"
 #include "report/render.hpp"
+#include "report/render_plan.hpp"
 #include "validate/validation.hpp"
 
 namespace preflight::cli {
 
 namespace {
-
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_fail = 1;
-constexpr int k_exit_usage = 2;
 
 const char* k_usage = R"(preflight: will this model run on this accelerator, with this engine, and how?
 
@@ -33,7 +32,9 @@ usage: preflight <command> [args] [--json]
 
 commands:
   inspect MODEL            exact model facts: layers, parameters, weight bytes, KV bytes per token
-  fit MODEL --device D     what vLLM / vLLM-Ascend will print at start-up, and the verdict
+  fit MODEL --device D     what vLLM / vLLM-Ascend will print at start-up, the verdict, and the speed
+  plan --device D          what this hardware runs: every catalogue model that fits, ranked, with its start command
+  plan MODEL [--devices ..] what this model needs: the cheapest device count, layout and quantization per device
   validate FILE.jsonl...   compare predictions with recorded deployments
   models                   the embedded model catalogue
   devices                  the device catalogue (with your measured overrides)
@@ -47,23 +48,13 @@ examples:
   preflight inspect Qwen/Qwen3-8B
   preflight fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --engine vllm-ascend@0.23 --max-model-len 32768
   preflight fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 2 --json
+  preflight plan --device 910B3 --context 32768
+  preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
 exit codes: 0 success (fit: it fits), 1 it does not fit, 2 bad input or usage.
 environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file.
 )";
-
-bool use_color() {
-  const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
-}
-
-int report_error(const Error& e) {
-  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
-  return k_exit_usage;
-}
-
-void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
 
 int cmd_inspect(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, {{"json", false}, {"models", true}});
@@ -82,7 +73,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, {{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
                                 {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
                                 {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
-                                {"models", true}});
+                                {"models", true}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}});
   if (!args) return report_error(args.error());
   if (args->positional.size() != 1 || !args->has("device")) {
     return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight fit MODEL --device D [--engine vllm-ascend@0.23] [vLLM flags] [--json]"));
@@ -139,12 +130,16 @@ int cmd_fit(const std::vector<std::string>& argv) {
                                      static_cast<long long>(search.largest_context)));
     search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);
   }
+  auto speed = speed_for_fit(*args, *spec, *dev, *eng, d, est);
+  if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   if (args->has("json")) {
     Json j = report::fit_to_json(*spec, est, search.largest_context);
     j["fixes"] = search.fixes;
+    j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
     print_json(j);
   } else {
     std::cout << report::render_fit(*spec, est, search.largest_context, search.fixes, {use_color()});
+    if (est.fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
   }
   return est.fits ? k_exit_ok : k_exit_fail;
 }
@@ -276,6 +271,7 @@ int run(int argc, char** argv) {
   if (command == "inspect") return cmd_inspect(rest);
   if (command == "fit") return cmd_fit(rest);
   if (command == "validate") return cmd_validate(rest);
+  if (command == "plan") return cmd_plan(rest);
   if (command == "models") return cmd_models(rest);
   if (command == "devices") return cmd_devices(rest);
   if (command == "engines") return cmd_engines(rest);
@@ -284,7 +280,7 @@ int run(int argc, char** argv) {
     return k_exit_ok;
   }
   std::string message = "unknown command '" + command + "'";
-  const auto near = nearest_names(command, {"inspect", "fit", "validate", "models", "devices", "engines", "version"}, 1);
+  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "version"}, 1);
   if (!near.empty()) message += "; did you mean " + near[0];
   std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
   return k_exit_usage;

@@ -67,8 +67,6 @@ model::QuantScheme scheme_for_flag(const std::string& raw, const model::QuantSch
   return s;
 }
 
-namespace {
-
 int cache_dtype_bytes(const std::string& kv_cache_dtype, const ModelSpec& m) {
   const std::string k = to_lower(kv_cache_dtype);
   if (k.rfind("fp8", 0) == 0 || k == "int8") return 1;
@@ -76,8 +74,7 @@ int cache_dtype_bytes(const std::string& kv_cache_dtype, const ModelSpec& m) {
   return model::dtype_bits(m.dtype) / 8;
 }
 
-// Per-rank share of a weight group under TP (and the PP stage holding the most layers).
-double rank_share(const model::WeightGroup& g, int64_t tp) {
+double weight_rank_share(const model::WeightGroup& g, int64_t tp) {
   switch (g.shard) {
     case Shard::replicated: return 1.0;
     case Shard::kv_heads: {
@@ -89,7 +86,15 @@ double rank_share(const model::WeightGroup& g, int64_t tp) {
   }
 }
 
-bool layer_group(const model::WeightGroup& g) { return g.module.find("layers.*") != std::string::npos; }
+bool is_layer_weight(const model::WeightGroup& g) { return g.module.find("layers.*") != std::string::npos; }
+
+ModelSpec sized_model(const ModelSpec& m, const Deployment& dep) {
+  ModelSpec sized = m;
+  sized.quant = dep.quant_scheme ? *dep.quant_scheme : scheme_for_flag(dep.quantization, m.quant);
+  return sized;
+}
+
+namespace {
 
 struct GroupPlan {
   std::vector<KvGroup> groups;
@@ -174,9 +179,8 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     e.failure_message = msg;
     return e;
   }
-  ModelSpec sized = m;
-  sized.quant = scheme_for_flag(dep.quantization, m.quant);
-  if (sized.quant.method != m.quant.method && !dep.quantization.empty()) e.assumptions.push_back(sized.quant.detail);
+  ModelSpec sized = sized_model(m, dep);
+  if (sized.quant.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme)) e.assumptions.push_back(sized.quant.detail);
   e.weight_scheme = sized.quant.quantized() ? sized.quant.detail : std::string(model::dtype_name(sized.dtype));
 
   // Weights per rank (the stage with the most layers when PP > 1).
@@ -185,14 +189,14 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     if (g.part == model::Part::mtp) continue;
     const double bytes = model::weight_group_bytes(sized, g);
     computed_total += bytes;
-    double share = rank_share(g, tp);
-    if (layer_group(g) && g.part == model::Part::text) share *= static_cast<double>(ceil_div(static_cast<uint64_t>(m.num_hidden_layers), static_cast<uint64_t>(pp))) / static_cast<double>(m.num_hidden_layers);
+    double share = weight_rank_share(g, tp);
+    if (is_layer_weight(g) && g.part == model::Part::text) share *= static_cast<double>(ceil_div(static_cast<uint64_t>(m.num_hidden_layers), static_cast<uint64_t>(pp))) / static_cast<double>(m.num_hidden_layers);
     else if (pp > 1 && g.module == "lm_head") share = 0;  // on the last stage; the first holds the embedding
     computed_rank += bytes * share;
   }
   double weights = computed_rank;
   std::string weights_rule = "sum over weight shapes x storage format, sharded by TP";
-  if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty()) {
+  if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
     weights = computed_rank * static_cast<double>(*m.exact_weight_bytes) / computed_total;
     weights_rule = "exact checkpoint bytes (headers) x this rank's share";
   }

@@ -31,6 +31,9 @@ struct Deployment {
   ExecutionMode mode = ExecutionMode::graph;
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
+  // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
+  // to a config.json model); replaces scheme_for_flag's assumption.
+  std::optional<model::QuantScheme> quant_scheme;
 };
 
 enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large };
@@ -92,6 +95,15 @@ FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec
 // Tokens the KV budget of `estimate` holds for one request, ignoring max_model_len (for the
 // largest-context search).
 int64_t kv_capacity_tokens(const FitEstimate& estimate);
+
+// Bytes per cached element for a --kv-cache-dtype value (auto = the model dtype).
+int cache_dtype_bytes(const std::string& kv_cache_dtype, const model::ModelSpec& model);
+// Share of a weight group one tensor-parallel rank holds (KV projections replicate when TP > heads).
+double weight_rank_share(const model::WeightGroup& group, int64_t tensor_parallel_size);
+// Whether a weight group repeats per decoder layer (and so splits across pipeline stages).
+bool is_layer_weight(const model::WeightGroup& group);
+// The model with the storage scheme the deployment implies (checkpoint, --quantization or override).
+model::ModelSpec sized_model(const model::ModelSpec& model, const Deployment& deployment);
 
 // Applies the scheme a --quantization value implies when the checkpoint does not carry it.
 model::QuantScheme scheme_for_flag(const std::string& quantization, const model::QuantScheme& checkpoint);

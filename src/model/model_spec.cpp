@@ -30,6 +30,9 @@ ParamCounts count_params(const ModelSpec& spec) {
 
 double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
   const int b = dtype_bits(spec.dtype) / 8;
+  // GGUF presets quantize embeddings and the output head too; 1-D tensors (norms) stay unquantized.
+  if (spec.quant.linear_format == WeightFormat::packed_bits && group.cols > 1)
+    return linear_weight_bytes(WeightFormat::packed_bits, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
   if (!group.linear) return static_cast<double>(group.params()) * b;
   const WeightFormat f = module_format(spec.quant, group.module, group.expert);
   return linear_weight_bytes(f, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);

@@ -24,7 +24,7 @@ namespace preflight::model {
 namespace {
 constexpr std::array<const char*, static_cast<size_t>(WeightFormat::count_)> k_format_names{
     "native", "fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int4_group",
-    "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic"};
+    "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic", "packed_bits"};
 static_assert(k_format_names.size() == static_cast<size_t>(WeightFormat::count_), "one name per WeightFormat");
 
 Expected<std::vector<std::string>> string_list(const Json& block, const std::string& key, const std::string& origin) {
@@ -376,6 +376,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
       return n + r * (2.0 * model_dtype_bytes + 4.0 + (model_dtype_bytes == 2 ? 4.0 : 8.0)) + 2.0 * model_dtype_bytes;
     case WeightFormat::modelslim_w8a8_dynamic: return n + r * 2.0 * model_dtype_bytes;
     case WeightFormat::modelslim_w4a8_dynamic: return n / 2.0 + r * 3.0 * 4.0;
+    case WeightFormat::packed_bits: return n * scheme.bits_per_weight / 8.0;
     case WeightFormat::count_: break;
   }
   return n * model_dtype_bytes;

@@ -27,6 +27,7 @@ enum class WeightFormat {
   modelslim_w8a8,  // ModelSlim W8A8 static: int8 + scale, offset, quant_bias, deq_scale per out channel
   modelslim_w8a8_dynamic,  // int8 + scale + offset per out channel
   modelslim_w4a8_dynamic,  // int4 packed two per int8 + fp32 scale, offset, scale_bias per out channel
+  packed_bits,     // every 2-D weight at QuantScheme::bits_per_weight (a GGUF preset's file average, scales included)
   count_
 };
 
@@ -37,6 +38,7 @@ struct QuantScheme {
   WeightFormat linear_format = WeightFormat::native;
   WeightFormat expert_format = WeightFormat::native;  // MoE experts (ModelSlim W4A8 MoE, ModelOpt mixed)
   int64_t group_size = 0;          // int4_group / nvfp4 / mxfp4 group along the input dim
+  double bits_per_weight = 0;      // packed_bits: average stored bits per weight, scales included
   bool group_zero_point = false;   // asymmetric int4 stores zeros
   int64_t block_rows = 128, block_cols = 128;  // fp8_block
   std::vector<std::string> ignore;  // module patterns left unquantized

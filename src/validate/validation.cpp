@@ -10,6 +10,8 @@
 #include "base/units.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/speed_profile.hpp"
+#include "estimate/speed.hpp"
 #include "model/model_source.hpp"
 
 namespace preflight::validate {
@@ -49,6 +51,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
   ValidationReport report;
   PF_TRY(devices, device::load_device_catalog());
   PF_TRY(engines, engine::load_engine_catalog());
+  PF_TRY(speeds, engine::load_speed_catalog());
   model::ResolveOptions resolve;
   resolve.extra_model_dirs = options.model_dirs;
   for (const auto& file : files) {
@@ -89,8 +92,8 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       PF_TRY(o_fits, c.opt_bool("fits"));
       PF_TRY(o_failure, c.opt_string("failure"));
       PF_TRY(o_speed, c.opt_number("tokens_per_s"));
-      if (!o_weights && !o_kv && !o_tokens && !o_conc && !o_fits) {
-        skip(o_speed ? "decode-speed case: speed prediction is not implemented yet (issue 4)" : "no observed memory field or verdict");
+      if (!o_weights && !o_kv && !o_tokens && !o_conc && !o_fits && !o_speed) {
+        skip("no observed memory field, verdict or speed");
         continue;
       }
       // Model: catalogue / --models dir by id, then the config hint.
@@ -161,8 +164,21 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       d.kv_cache_dtype = kvd.value_or("auto");
       PF_TRY(quant, c.opt_string("quantization"));
       std::string q = to_lower(quant.value_or(""));
-      if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos) q.clear();
-      if (!q.empty()) {
+      if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos || q.find("not stated") != std::string::npos) q.clear();
+      if (q.rfind("gguf", 0) == 0) {
+        // A GGUF preset applied to the config of the same architecture: the preset's average bits.
+        const std::string preset_name = trim(q.substr(4));
+        if (const engine::GgufPreset* preset = speeds.find_preset(preset_name)) {
+          model::QuantScheme g;
+          g.method = "gguf";
+          g.linear_format = g.expert_format = model::WeightFormat::packed_bits;
+          g.bits_per_weight = preset->bits_per_weight;
+          g.source = preset->source;
+          g.detail = format("GGUF %s: %.3f bits per weight on every matrix (%s)", preset->name.c_str(), preset->bits_per_weight, preset->source.c_str());
+          d.quant_scheme = g;
+        }
+        q = "gguf";
+      } else if (!q.empty()) {
         if (q.find("awq") != std::string::npos) q = "awq";
         else if (q.find("compressed-tensors") != std::string::npos) q = "compressed-tensors";
         else if (q.find("fp8") != std::string::npos) q = "fp8";
@@ -177,6 +193,47 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       if (total && matched != &synthetic) d.device_total_bytes = total;
       const auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
+      if (o_speed) {
+        const std::string platform = matched->platform == "rocm" ? "rocm" : matched->platform;
+        const engine::SpeedProfile* sp = speeds.find(profile->engine, platform);
+        if (!sp) {
+          skip("no speed profile for " + profile->engine + " on " + platform);
+          continue;
+        }
+        if (est.failure == estimate::Failure::weights_oom) {
+          skip(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
+          continue;
+        }
+        PF_TRY(conc, c.opt_int("concurrency"));
+        estimate::SpeedWorkload work;
+        work.concurrency = {conc.value_or(1)};
+        work.context_tokens = options.decode_context_tokens;
+        const auto speed = estimate::estimate_speed(*spec, *matched, *sp, speeds, d, work);
+        if (speed.points.empty()) {
+          skip(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
+          continue;
+        }
+        row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
+        row.assumptions.push_back(format("decode at context %lld (not stated by the case)", static_cast<long long>(work.context_tokens)));
+        const auto& pt = speed.points.front();
+        row.fields.push_back({"tokens_per_s", *o_speed, pt.per_stream_tokens_per_s, pct(pt.per_stream_tokens_per_s, *o_speed)});
+        row.speed_profile = sp->engine + "/" + sp->platform;
+        row.speed_terms = {{"bytes", pt.terms.weight_bytes + pt.terms.kv_bytes + pt.terms.state_bytes},
+                           {"copy_bandwidth", speed.bandwidth_bytes_per_s},
+                           {"compute_s", pt.terms.compute_s},
+                           {"eager", speed.mode == "eager" ? 1.0 : 0.0},
+                           {"dispatch_ops", speed.dispatch_ops_per_step},
+                           {"moe_layers", static_cast<double>(speed.moe_layers)},
+                           {"allreduce_latency_units", speed.allreduce_latency_units},
+                           {"communication_bandwidth_s", pt.terms.communication_bandwidth_s},
+                           {"predicted_step_s", pt.terms.step_s},
+                           {"observed_step_s", 1.0 / *o_speed}};
+        if (!o_weights && !o_kv && !o_tokens && !o_conc && !o_fits) {
+          ++report.evaluated;
+          report.rows.push_back(row);
+          continue;
+        }
+      }
       row.predicted_fits = est.fits;
       row.predicted_failure = failure_name(est.failure);
       row.observed_fits = o_fits;
@@ -246,6 +303,10 @@ Json validation_to_json(const ValidationReport& report) {
     row["observed_failure"] = r.observed_failure;
     row["predicted_failure"] = r.predicted_failure;
     row["assumptions"] = r.assumptions;
+    if (!r.speed_terms.empty()) {
+      row["speed_profile"] = r.speed_profile;
+      row["speed_terms"] = r.speed_terms;
+    }
     rows.push_back(row);
   }
   out["rows"] = rows;

@@ -32,6 +32,10 @@ struct CaseResult {
   std::optional<bool> predicted_fits;
   std::string observed_failure, predicted_failure;
   std::vector<std::string> assumptions;
+  // Speed cases: the decode-step decomposition at the case's concurrency (what tools/fit_speed.py
+  // refits the speed constants from).
+  std::map<std::string, double> speed_terms;
+  std::string speed_profile;  // engine/platform of the speed constants used
 };
 
 struct FieldSummary {
@@ -48,6 +52,7 @@ struct ValidationReport {
 
 struct ValidateOptions {
   std::vector<std::string> model_dirs;
+  int64_t decode_context_tokens = 1024;  // context assumed for speed cases (the files do not state one)
 };
 
 Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options);

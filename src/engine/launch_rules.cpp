@@ -1,0 +1,85 @@
+#include "engine/launch_rules.hpp"
+
+#include "base/embedded.hpp"
+#include "base/units.hpp"
+
+namespace preflight::engine {
+
+Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& origin) {
+  LaunchRules out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "rules"}));
+  (void)tk;
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("rules");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, origin + ": rules: expected an array", origin);
+  auto strings = [&](const Json* j, const std::string& where) -> Expected<std::vector<std::string>> {
+    std::vector<std::string> v;
+    if (!j) return v;
+    if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+    for (const auto& s : *j) {
+      if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+      v.push_back(s.get<std::string>());
+    }
+    return v;
+  };
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "rules[]");
+    PF_TRY(id, pre.string("id"));
+    const std::string where = origin + ": rules[" + id + "]";
+    JsonObject r(item, origin, "rules[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "when", "shell", "env", "flags", "note", "source"}));
+    (void)keys;
+    for (const auto& existing : out.rules)
+      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+    LaunchRule rule;
+    rule.id = id;
+    PF_TRY(engine, r.string("engine"));
+    rule.engine = engine;
+    PF_TRY(vmin, r.string("version_min"));
+    PF_TRY(vmax, r.string("version_max"));
+    const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+    if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
+    rule.version_min = *pmin;
+    rule.version_max = *pmax;
+    const Json* when = r.find("when");
+    if (!when || !when->is_object()) return make_error(ErrorKind::corrupt, where + ": when: expected an object", origin);
+    JsonObject w(*when, origin, "rules[" + id + "].when");
+    PF_TRY(wk, w.only_keys({"always", "vision", "model_type_prefixes"}));
+    (void)wk;
+    PF_TRY(always, w.opt_bool("always"));
+    PF_TRY(vision, w.opt_bool("vision"));
+    rule.always = always.value_or(false);
+    rule.vision = vision.value_or(false);
+    PF_TRY(prefixes, strings(w.find("model_type_prefixes"), where + ".when.model_type_prefixes"));
+    rule.model_type_prefixes = prefixes;
+    if (!rule.always && !rule.vision && rule.model_type_prefixes.empty()) return make_error(ErrorKind::corrupt, where + ": when names no condition", origin);
+    PF_TRY(shell, strings(r.find("shell"), where + ".shell"));
+    rule.shell = shell;
+    PF_TRY(flags, strings(r.find("flags"), where + ".flags"));
+    rule.flags = flags;
+    if (const Json* env = r.find("env")) {
+      if (!env->is_object()) return make_error(ErrorKind::corrupt, where + ": env: expected an object", origin);
+      for (const auto& [k, v] : env->items()) {
+        if (!v.is_string()) return make_error(ErrorKind::corrupt, where + ": env." + k + ": expected a string", origin);
+        rule.env[k] = v.get<std::string>();
+      }
+    }
+    PF_TRY(note, r.string("note"));
+    PF_TRY(source, r.string("source"));
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    rule.note = note;
+    rule.source = source;
+    out.rules.push_back(std::move(rule));
+  }
+  return out;
+}
+
+Expected<LaunchRules> load_launch_rules() {
+  PF_TRY(json, parse_json(std::string(embedded_data("engines/launch.json")), "data/engines/launch.json"));
+  return parse_launch_rules(json, "data/engines/launch.json");
+}
+
+}  // namespace preflight::engine

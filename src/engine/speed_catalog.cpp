@@ -1,0 +1,141 @@
+// Loader for data/engines/speed.json: every record validated (unknown keys, missing evidence,
+// impossible values are errors naming the file and record).
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "engine/speed_profile.hpp"
+
+#include <tuple>
+
+namespace preflight::engine {
+
+namespace {
+
+Status check_range(double value, double lo, double hi, const std::string& origin, const std::string& what) {
+  if (!(value >= lo && value <= hi))
+    return make_error(ErrorKind::corrupt, format("%s: %s = %g is outside [%g, %g]", origin.c_str(), what.c_str(), value, lo, hi), origin);
+  return Ok{};
+}
+
+}  // namespace
+
+const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::string& platform) const {
+  for (const auto& p : profiles) if (p.engine == engine && p.platform == platform) return &p;
+  for (const auto& p : profiles) if (p.engine == engine && p.platform == "cuda") return &p;
+  return nullptr;
+}
+
+const GgufPreset* SpeedCatalog::find_preset(const std::string& name) const {
+  const std::string n = to_lower(name);
+  for (const auto& p : gguf_presets) if (to_lower(p.name) == n) return &p;
+  return nullptr;
+}
+
+Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& origin) {
+  SpeedCatalog cat;
+  cat.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets"}));
+  (void)keys;
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+
+  const Json* copy = top.find("copy_fraction_of_peak");
+  if (!copy) return make_error(ErrorKind::corrupt, origin + ": copy_fraction_of_peak missing", origin);
+  JsonObject c(*copy, origin, "copy_fraction_of_peak");
+  PF_TRY(cf, c.number("value"));
+  PF_TRY(cfe, c.string("evidence"));
+  PF_TRY(cf_ok, check_range(cf, 0.3, 1.0, origin, "copy_fraction_of_peak.value"));
+  (void)cf_ok;
+  cat.copy_fraction_of_peak = cf;
+  cat.copy_fraction_evidence = cfe;
+
+  const Json* cross = top.find("cross_node");
+  if (!cross) return make_error(ErrorKind::corrupt, origin + ": cross_node missing", origin);
+  JsonObject x(*cross, origin, "cross_node");
+  PF_TRY(xb, x.number("bandwidth_bytes_per_s"));
+  PF_TRY(xl, x.number("latency_s"));
+  PF_TRY(xs, x.string("source"));
+  PF_TRY(xb_ok, check_range(xb, 1e8, 1e13, origin, "cross_node.bandwidth_bytes_per_s"));
+  (void)xb_ok;
+  cat.cross_node_bandwidth_bytes_per_s = xb;
+  cat.cross_node_latency_s = xl;
+  cat.cross_node_source = xs;
+
+  const Json* list = top.find("profiles");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, origin + ": profiles: expected an array", origin);
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "profiles[]");
+    PF_TRY(engine, pre.string("engine"));
+    PF_TRY(platform, pre.string("platform"));
+    const std::string id = engine + "/" + platform;
+    JsonObject r(item, origin, "profiles[" + id + "]");
+    PF_TRY(pk, r.only_keys({"engine", "platform", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "always_eager", "ops_per_layer",
+                            "moe_layer_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
+    (void)pk;
+    if (cat.find(engine, platform) && cat.find(engine, platform)->platform == platform)
+      return make_error(ErrorKind::corrupt, format("%s: duplicate speed profile %s", origin.c_str(), id.c_str()), origin);
+    SpeedProfile p;
+    p.engine = engine;
+    p.platform = platform;
+    PF_TRY(be, r.number("bandwidth_efficiency"));
+    PF_TRY(so, r.number("step_overhead_s"));
+    PF_TRY(ed, r.number("eager_op_dispatch_s"));
+    PF_TRY(ae, r.opt_bool("always_eager"));
+    PF_TRY(mo, r.number("moe_layer_overhead_s"));
+    PF_TRY(ar, r.number("allreduce_latency_s"));
+    PF_TRY(pe, r.number("prefill_compute_efficiency"));
+    PF_TRY(bf, r.number("band_fraction"));
+    PF_TRY(ev, r.string("evidence"));
+    const std::string where = origin + ": " + id;
+    for (const auto& [v, lo, hi, what] : std::vector<std::tuple<double, double, double, std::string>>{
+             {be, 0.05, 1.2, "bandwidth_efficiency"}, {so, 0, 0.1, "step_overhead_s"}, {ed, 0, 0.01, "eager_op_dispatch_s"},
+             {mo, 0, 0.01, "moe_layer_overhead_s"}, {ar, 0, 0.01, "allreduce_latency_s"}, {pe, 0.01, 1.0, "prefill_compute_efficiency"},
+             {bf, 0, 1.0, "band_fraction"}}) {
+      PF_TRY(ok, check_range(v, lo, hi, where, what));
+      (void)ok;
+    }
+    p.bandwidth_efficiency = be;
+    p.step_overhead_s = so;
+    p.eager_op_dispatch_s = ed;
+    p.always_eager = ae.value_or(false);
+    p.moe_layer_overhead_s = mo;
+    p.allreduce_latency_s = ar;
+    p.prefill_compute_efficiency = pe;
+    p.band_fraction = bf;
+    p.evidence = ev;
+    const Json* ops = r.find("ops_per_layer");
+    if (!ops || !ops->is_object()) return make_error(ErrorKind::corrupt, where + ": ops_per_layer: expected an object", origin);
+    for (const auto& [kind, value] : ops->items()) {
+      if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 10000)
+        return make_error(ErrorKind::corrupt, where + ": ops_per_layer." + kind + ": expected a count in [0, 10000]", origin);
+      p.ops_per_layer[kind] = value.get<double>();
+    }
+    cat.profiles.push_back(std::move(p));
+  }
+  if (const Json* presets = top.find("gguf_presets"); presets && presets->is_array()) {
+    for (const auto& item : *presets) {
+      JsonObject r(item, origin, "gguf_presets[]");
+      PF_TRY(pk, r.only_keys({"name", "bits_per_weight", "source"}));
+      (void)pk;
+      GgufPreset g;
+      PF_TRY(name, r.string("name"));
+      PF_TRY(bits, r.number("bits_per_weight"));
+      PF_TRY(source, r.string("source"));
+      PF_TRY(ok, check_range(bits, 1.0, 32.0, origin + ": gguf_presets[" + name + "]", "bits_per_weight"));
+      (void)ok;
+      g.name = name;
+      g.bits_per_weight = bits;
+      g.source = source;
+      cat.gguf_presets.push_back(g);
+    }
+  }
+  return cat;
+}
+
+Expected<SpeedCatalog> load_speed_catalog() {
+  PF_TRY(json, parse_json(std::string(embedded_data("engines/speed.json")), "data/engines/speed.json"));
+  return parse_speed_catalog(json, "data/engines/speed.json");
+}
+
+}  // namespace preflight::engine

@@ -1,0 +1,58 @@
+// engine/speed_profile: the calibrated constants of the decode/prefill speed model, per engine and
+// platform (data/engines/speed.json): the fraction of copy bandwidth a decode step achieves, the
+// fixed cost of a step in graph mode, the per-operator dispatch cost in eager mode with operator
+// counts per layer kind, the MoE routing cost per layer, the all-reduce latency of the interconnect,
+// and the prefill compute efficiency. Each profile names its evidence and the script that refits it
+// (tools/fit_speed.py); a user's measured bandwidth replaces the catalogue's, never these constants.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+
+namespace preflight::engine {
+
+struct SpeedProfile {
+  std::string engine;    // vllm | vllm-ascend | llama.cpp
+  std::string platform;  // npu | cuda | rocm
+  double bandwidth_efficiency = 0.8;   // of the copy bandwidth, on weight + KV reads of a decode step
+  double step_overhead_s = 0;          // graph mode: per decode step (launch, sampling, scheduling)
+  double eager_op_dispatch_s = 0;      // eager mode: host cost of issuing one operator
+  bool always_eager = false;           // engine issues operators one by one on this platform (no graphs)
+  std::map<std::string, double> ops_per_layer;  // by layer kind name, plus "moe" for a routed-expert block
+  double moe_layer_overhead_s = 0;     // graph mode: routing/sorting kernels per MoE layer per step
+  double allreduce_latency_s = 0;      // one small all-reduce inside a node
+  double prefill_compute_efficiency = 0.5;  // of dense peak FLOPs for the dtype, in prefill
+  double band_fraction = 0.15;         // +/- relative uncertainty of a predicted step time
+  std::string evidence;
+};
+
+struct GgufPreset {
+  std::string name;          // llama-quantize type name: Q4_0, Q4_K_M, ...
+  double bits_per_weight = 0;  // file average, scales and mixed tensor types included
+  std::string source;
+};
+
+struct SpeedCatalog {
+  std::vector<SpeedProfile> profiles;
+  double copy_fraction_of_peak = 0.8;  // copy bandwidth / datasheet peak when no measurement exists
+  std::string copy_fraction_evidence;
+  double cross_node_bandwidth_bytes_per_s = 0;  // per device, between nodes (RoCE / InfiniBand)
+  double cross_node_latency_s = 0;
+  std::string cross_node_source;
+  std::vector<GgufPreset> gguf_presets;
+  std::string origin;
+
+  // Profile for an engine on a platform; llama.cpp and vllm fall back to their cuda profile.
+  const SpeedProfile* find(const std::string& engine, const std::string& platform) const;
+  const GgufPreset* find_preset(const std::string& name) const;  // case-insensitive
+};
+
+Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& origin);
+Expected<SpeedCatalog> load_speed_catalog();
+
+}  // namespace preflight::engine

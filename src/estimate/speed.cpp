@@ -1,0 +1,261 @@
+// Speed model. Decode is a sequence of steps; each step moves bytes (weights, KV, state) through
+// the memory system and issues operators. The seed's rule (tok/s ~ bandwidth / bytes x 0.65) is the
+// memory term alone at batch 1; the other terms explain where it fails: eager dispatch (the 5.7x of
+// seeds/001 section 5), MoE routing at small batch, all-reduces under TP, cross-node links.
+#include "estimate/speed.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/units.hpp"
+
+namespace preflight::estimate {
+
+using model::LayerKind;
+using model::ModelSpec;
+
+double expected_distinct_experts(int64_t n, int64_t k, int64_t batch) {
+  if (n <= 0 || k <= 0) return 0;
+  const double p = std::min(1.0, static_cast<double>(k) / static_cast<double>(n));
+  return static_cast<double>(n) * (1.0 - std::pow(1.0 - p, static_cast<double>(std::max<int64_t>(1, batch))));
+}
+
+namespace {
+
+// Dense peak for the arithmetic the weight format runs in.
+double peak_ops(const device::DeviceSpec& d, const model::QuantScheme& q, model::Dtype dtype) {
+  using model::WeightFormat;
+  const WeightFormat f = q.linear_format;
+  // GGUF matrices are multiplied against int8-quantized activations (llama.cpp MMVQ/MMQ kernels).
+  if (f == WeightFormat::packed_bits && d.int8_dense_ops) return *d.int8_dense_ops;
+  if ((f == WeightFormat::modelslim_w8a8 || f == WeightFormat::modelslim_w8a8_dynamic || f == WeightFormat::int8_channel) && d.int8_dense_ops) return *d.int8_dense_ops;
+  if ((f == WeightFormat::fp8_block || f == WeightFormat::fp8_channel || f == WeightFormat::fp8_tensor) && d.fp8_dense_flops) return *d.fp8_dense_flops;
+  if (dtype == model::Dtype::f16 && d.fp16_dense_flops) return *d.fp16_dense_flops;
+  if (d.bf16_dense_flops) return *d.bf16_dense_flops;
+  if (d.fp16_dense_flops) return *d.fp16_dense_flops;
+  return 0;
+}
+
+struct ModelTraffic {
+  double dense_weight_bytes = 0;     // per rank, all stages: read every step
+  double expert_weight_bytes = 0;    // per rank, all routed experts of all layers
+  double active_params = 0;          // per rank, per token (experts at k / E)
+  std::vector<double> kv_bytes_per_token_layer;  // per rank
+  std::vector<int64_t> window;       // 0 = full
+  double state_bytes_per_sequence = 0;  // per rank
+  double attention_flops_per_context_token = 0;  // per rank, per decoded token, per context token
+  int64_t moe_layers = 0;
+  double dispatch_ops = 0;
+};
+
+ModelTraffic traffic(const ModelSpec& m, const engine::SpeedProfile& profile, const Deployment& dep) {
+  ModelTraffic t;
+  const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
+  for (const auto& g : m.weights) {
+    if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
+    if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
+    const double share = weight_rank_share(g, tp);
+    const double bytes = model::weight_group_bytes(m, g) * share;
+    if (g.expert) {
+      t.expert_weight_bytes += bytes;
+      t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;
+    } else {
+      t.dense_weight_bytes += bytes;
+      if (g.module != "model.embed_tokens" || m.tie_word_embeddings) t.active_params += static_cast<double>(g.params()) * share;
+    }
+  }
+  const int cb = cache_dtype_bytes(dep.kv_cache_dtype, m);
+  const double tpd = static_cast<double>(tp);
+  for (const auto& l : m.layers) {
+    double per_token = 0;
+    const double heads = l.num_key_value_heads > 0 ? std::max(1.0, std::ceil(static_cast<double>(l.num_key_value_heads) / tpd)) : 0;
+    switch (l.kind) {
+      case LayerKind::full_attention:
+      case LayerKind::sliding_attention:
+        per_token = heads * static_cast<double>(l.head_dim_k + l.head_dim_v) * cb;
+        t.attention_flops_per_context_token += 2.0 * static_cast<double>(m.num_attention_heads) / tpd * static_cast<double>(l.head_dim_k + l.head_dim_v);
+        break;
+      case LayerKind::mla_attention:
+        per_token = static_cast<double>(l.mla_cache_dim + l.indexer_head_dim) * cb;
+        t.attention_flops_per_context_token += 2.0 * static_cast<double>(m.num_attention_heads) / tpd * 2.0 * static_cast<double>(l.mla_cache_dim);
+        break;
+      case LayerKind::linear_attention:
+      case LayerKind::mamba: {
+        const double conv = static_cast<double>(l.conv_channels * l.conv_len) * (model::dtype_bits(m.dtype) / 8);
+        const double ssm = static_cast<double>(l.ssm_heads * l.ssm_head_dim * l.ssm_state_dim) * (model::dtype_bits(l.ssm_dtype) / 8);
+        t.state_bytes_per_sequence += (conv + ssm) / tpd;
+        break;
+      }
+      default: break;
+    }
+    t.kv_bytes_per_token_layer.push_back(per_token);
+    t.window.push_back(l.kind == LayerKind::sliding_attention ? l.sliding_window : 0);
+    if (l.moe) ++t.moe_layers;
+    const auto it = profile.ops_per_layer.find(model::layer_kind_name(l.kind));
+    t.dispatch_ops += it != profile.ops_per_layer.end() ? it->second : 0;
+    if (l.moe) {
+      const auto moe = profile.ops_per_layer.find("moe");
+      t.dispatch_ops += moe != profile.ops_per_layer.end() ? moe->second : 0;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
+                             const engine::SpeedCatalog& catalog, const Deployment& dep, const SpeedWorkload& w) {
+  SpeedEstimate s;
+  const ModelSpec m = sized_model(model_in, dep);
+  s.engine = profile.engine;
+  s.platform = profile.platform;
+  const bool eager = profile.always_eager || dep.mode == ExecutionMode::eager;
+  s.mode = eager ? "eager" : "graph";
+  s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
+  s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
+  s.context_tokens = w.context_tokens;
+  s.input_tokens = w.input_tokens;
+  const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+
+  // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction.
+  double band = profile.band_fraction;
+  if (w.bandwidth_bytes_per_s) {
+    s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
+    s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
+  } else if (device.measured_copy_bandwidth_bytes_per_s) {
+    s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
+    s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
+  } else if (device.hbm_bandwidth_bytes_per_s) {
+    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
+    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
+                                catalog.copy_fraction_evidence.c_str());
+    band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
+    s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
+  } else {
+    s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
+    return s;
+  }
+  s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
+  s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s, %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+                                s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(), profile.evidence.c_str()));
+
+  const ModelTraffic t = traffic(m, profile, dep);
+  s.moe_layers = t.moe_layers;
+  s.dispatch_ops_per_step = t.dispatch_ops;
+  const double peak = peak_ops(device, m.quant, m.dtype);
+  if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
+
+  // Interconnect: TP inside a node unless tp exceeds a node; PP stages across nodes when tp x pp does.
+  s.cross_node = tp * pp > w.devices_per_node;
+  const bool tp_cross = tp > w.devices_per_node;
+  double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
+  if (link_bw <= 0) {
+    link_bw = 32e9;
+    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
+  }
+  const double ar_latency = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
+  const double ar_bw = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
+  const double p2p_bw = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
+  const double p2p_latency = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
+  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
+  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
+  const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
+  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  if (tp_cross)
+    s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
+                                   static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
+                                   catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
+  else if (s.cross_node)
+    s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
+                                   catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+  const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
+  const double hidden_ok = m.hidden_size > 0 ? 1.0 : 0.0;
+
+  auto decode_step = [&](int64_t batch) {
+    StepTerms st;
+    const int64_t micro = (batch + pp - 1) / pp;  // sequences per pipeline micro-batch
+    double touched = 1.0;
+    if (m.num_experts > 0 && t.expert_weight_bytes > 0)
+      touched = expected_distinct_experts(m.num_experts, m.num_experts_per_tok, micro) / static_cast<double>(m.num_experts);
+    st.weight_bytes = t.dense_weight_bytes + t.expert_weight_bytes * touched;
+    for (size_t i = 0; i < t.kv_bytes_per_token_layer.size(); ++i) {
+      const int64_t ctx = t.window[i] > 0 ? std::min(t.window[i], w.context_tokens) : w.context_tokens;
+      st.kv_bytes += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
+    }
+    st.state_bytes = 2.0 * t.state_bytes_per_sequence * static_cast<double>(micro);
+    st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / s.effective_bandwidth_bytes_per_s;
+    if (peak > 0) {
+      const double flops = 2.0 * t.active_params * micro + t.attention_flops_per_context_token * static_cast<double>(w.context_tokens) * micro;
+      st.compute_s = flops / (peak * profile.prefill_compute_efficiency);
+    }
+    const double device_s = std::max(st.memory_s, st.compute_s);
+    const double dispatch_s = eager ? t.dispatch_ops * profile.eager_op_dispatch_s : 0;
+    st.overhead_s = profile.step_overhead_s + (eager ? std::max(0.0, dispatch_s - device_s) : 0);
+    st.moe_s = eager ? 0 : static_cast<double>(t.moe_layers) * profile.moe_layer_overhead_s;
+    const double msg = act_bytes * static_cast<double>(micro) * hidden_ok;
+    if (tp > 1) {
+      st.communication_bandwidth_s += static_cast<double>(s.allreduces_per_step) * 2.0 * (tp - 1) / static_cast<double>(tp) * msg / ar_bw;
+      st.communication_s += s.allreduce_latency_units * ar_latency;
+    }
+    if (pp > 1) {
+      st.communication_bandwidth_s += static_cast<double>(pp - 1) * msg / p2p_bw;
+      st.communication_s += static_cast<double>(pp - 1) * p2p_latency;
+    }
+    st.communication_s += st.communication_bandwidth_s;
+    st.step_s = device_s + st.overhead_s + st.moe_s + st.communication_s;
+    const double parts[] = {st.memory_s, st.compute_s, st.overhead_s + st.moe_s, st.communication_s};
+    const char* names[] = {"memory", "compute", "overhead", "communication"};
+    st.bound = names[std::max_element(std::begin(parts), std::end(parts)) - std::begin(parts)];
+    return st;
+  };
+
+  for (const int64_t c : w.concurrency) {
+    SpeedPoint p;
+    p.concurrency = std::max<int64_t>(1, c);
+    p.terms = decode_step(p.concurrency);
+    if (p.terms.step_s <= 0) continue;
+    p.per_stream_tokens_per_s = 1.0 / p.terms.step_s;
+    p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
+    p.per_stream_low = 1.0 / (p.terms.step_s * (1.0 + band));
+    p.per_stream_high = 1.0 / (p.terms.step_s * std::max(0.05, 1.0 - band));
+    s.points.push_back(p);
+  }
+  const StepTerms one = decode_step(1);
+  if (one.step_s > 0) {
+    s.single_stream_tokens_per_s = 1.0 / one.step_s;
+    s.single_stream_low = 1.0 / (one.step_s * (1.0 + band));
+    s.single_stream_high = 1.0 / (one.step_s * std::max(0.05, 1.0 - band));
+  }
+  s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
+                                "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
+                                one.weight_bytes / 1e9, one.kv_bytes / 1e9, one.state_bytes / 1e9, static_cast<long long>(w.context_tokens), one.memory_s * 1e3,
+                                eager ? "eager dispatch" : "graph step", one.overhead_s * 1e3, one.moe_s * 1e3, static_cast<long long>(t.moe_layers),
+                                one.communication_s * 1e3, static_cast<long long>(s.allreduces_per_step)));
+  if (eager)
+    s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
+                                  profile.eager_op_dispatch_s * 1e6, t.dispatch_ops * profile.eager_op_dispatch_s * 1e3, catalog.origin.c_str()));
+
+  // Prefill: compute-bound; chunked by max_num_batched_tokens, each chunk re-reads the weights.
+  if (peak > 0 && w.input_tokens > 0) {
+    const int64_t chunk = std::max<int64_t>(1, dep.max_num_batched_tokens.value_or(8192));
+    const int64_t chunks = (w.input_tokens + chunk - 1) / chunk;
+    const double in = static_cast<double>(w.input_tokens);
+    const double flops = 2.0 * t.active_params * in + t.attention_flops_per_context_token * in * in / 2.0;
+    const double compute_s = flops / (peak * profile.prefill_compute_efficiency);
+    const double memory_s = static_cast<double>(chunks) * (t.dense_weight_bytes + t.expert_weight_bytes) / s.effective_bandwidth_bytes_per_s;
+    double comm_s = 0;
+    if (tp > 1) comm_s = s.allreduce_latency_units * static_cast<double>(chunks) * ar_latency + static_cast<double>(s.allreduces_per_step) * (2.0 * (tp - 1) / static_cast<double>(tp) * act_bytes * in / ar_bw);
+    if (pp > 1) comm_s += static_cast<double>(pp - 1) * (p2p_latency + act_bytes * in / p2p_bw);
+    const double dispatch_s = eager ? static_cast<double>(chunks) * t.dispatch_ops * profile.eager_op_dispatch_s : 0;
+    s.ttft_s = std::max({compute_s, memory_s, dispatch_s}) + comm_s + static_cast<double>(chunks) * profile.step_overhead_s;
+    s.prefill_tokens_per_s = in / s.ttft_s;
+    s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
+    s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
+    s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
+                                  flops / 1e12, profile.prefill_compute_efficiency * 100, peak / 1e12, compute_s * 1e3, static_cast<long long>(chunks),
+                                  static_cast<long long>(chunk), comm_s * 1e3));
+  }
+  return s;
+}
+
+}  // namespace preflight::estimate

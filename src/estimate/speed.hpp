@@ -1,0 +1,85 @@
+// estimate/speed: how fast a deployment decodes and prefills, from what really moves. A decode step
+// reads every active weight byte a rank holds (MoE: the distinct experts a batch touches, shared
+// experts always), the KV cache at the current context (sliding layers up to their window), and the
+// recurrent state of linear-attention/Mamba layers; it is bounded below by the compute roofline, and
+// adds the engine's fixed cost (per step in graph mode, per operator in eager mode), the MoE routing
+// cost, and one all-reduce per attention and per MLP block under tensor parallelism (cross-node:
+// slower NIC bandwidth and latency). Prefill is compute-bound. Calibrated constants come from
+// engine::SpeedProfile; every result carries a band and its provenance.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/device_spec.hpp"
+#include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::estimate {
+
+struct SpeedWorkload {
+  int64_t context_tokens = 1024;     // tokens already in the sequence while decoding (prompt + generated)
+  int64_t input_tokens = 1024;       // prompt length for prefill / TTFT
+  std::vector<int64_t> concurrency = {1};  // batch sizes to evaluate
+  int64_t devices_per_node = 8;      // a layout with tp x pp above this crosses nodes
+  std::optional<double> bandwidth_bytes_per_s;  // measured copy bandwidth (preflight bw, --bandwidth); replaces the catalogue
+};
+
+struct StepTerms {
+  double weight_bytes = 0;      // per rank, per step
+  double kv_bytes = 0;          // per rank, per step
+  double state_bytes = 0;       // per rank, per step (read + write)
+  double memory_s = 0;
+  double compute_s = 0;
+  double overhead_s = 0;        // graph step cost, or eager operator dispatch
+  double moe_s = 0;
+  double communication_s = 0;            // latency + bandwidth terms
+  double communication_bandwidth_s = 0;  // the bandwidth part alone
+  double step_s = 0;
+  std::string bound;            // memory | compute | overhead | communication
+};
+
+struct SpeedPoint {
+  int64_t concurrency = 1;
+  StepTerms terms;
+  double per_stream_tokens_per_s = 0;
+  double aggregate_tokens_per_s = 0;
+  double per_stream_low = 0, per_stream_high = 0;  // band
+};
+
+struct SpeedEstimate {
+  std::string engine, platform, mode;
+  double bandwidth_bytes_per_s = 0;        // copy bandwidth used as the basis
+  std::string bandwidth_source;
+  double effective_bandwidth_bytes_per_s = 0;
+  int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  bool cross_node = false;
+  int64_t context_tokens = 0;
+  std::vector<SpeedPoint> points;          // one per requested concurrency
+  double single_stream_tokens_per_s = 0;   // at concurrency 1
+  double single_stream_low = 0, single_stream_high = 0;
+  double prefill_tokens_per_s = 0;
+  int64_t input_tokens = 0;
+  double ttft_s = 0;
+  double ttft_low_s = 0, ttft_high_s = 0;
+  double dispatch_ops_per_step = 0;        // operators issued per decode step (eager cost basis)
+  int64_t allreduces_per_step = 0;
+  double allreduce_latency_units = 0;      // all-reduces x ceil(log2 tp) rounds, each costing the profile's latency
+  int64_t moe_layers = 0;
+  std::vector<std::string> provenance;
+  std::vector<std::string> assumptions;
+};
+
+// Expected number of distinct experts a batch of `batch` tokens touches when each picks `k` of `n`
+// uniformly: n x (1 - (1 - k/n)^batch).
+double expected_distinct_experts(int64_t n, int64_t k, int64_t batch);
+
+// Decode and prefill speed for one deployment. `catalog` supplies the cross-node network and the
+// copy fraction of peak used when the device has no measured bandwidth.
+SpeedEstimate estimate_speed(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
+                             const engine::SpeedCatalog& catalog, const Deployment& deployment, const SpeedWorkload& workload);
+
+}  // namespace preflight::estimate

@@ -1,0 +1,221 @@
+#include "plan/planner.hpp"
+
+#include <algorithm>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "plan/fit_search.hpp"
+#include "plan/launch.hpp"
+
+namespace preflight::plan {
+
+namespace {
+
+constexpr int64_t k_devices_per_node = 8;
+
+std::string variant_label(const model::ModelSpec& m, const std::string& flag) {
+  if (flag.empty()) return m.quant.quantized() ? m.quant.detail : std::string(model::dtype_name(m.dtype)) + " as published";
+  if (flag == "ascend") return "W8A8 (msModelSlim checkpoint)";
+  if (flag == "fp8") return "FP8 (vLLM quantizes at load)";
+  if (flag == "awq") return "AWQ int4 checkpoint";
+  return flag;
+}
+
+// Precision rank: published weights first, then 8-bit, then 4-bit.
+int variant_rank(const std::string& flag) {
+  if (flag.empty()) return 0;
+  if (flag == "ascend" || flag == "fp8") return 1;
+  return 2;
+}
+
+std::string architecture_facts(const model::ModelSpec& m, const estimate::FitEstimate& fit) {
+  std::vector<std::string> facts;
+  int64_t kv_layers = 0, state_layers = 0;
+  for (const auto& l : m.layers) {
+    if (l.kv_shared) continue;
+    if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) ++state_layers;
+    else if (l.kind != model::LayerKind::mlp_only) ++kv_layers;
+  }
+  if (state_layers > 0)
+    facts.push_back(format("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB per token per device", static_cast<long long>(kv_layers),
+                           static_cast<long long>(m.layers.size()), static_cast<long long>(state_layers),
+                           static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0));
+  const int64_t sliding = model::count_layers(m, model::LayerKind::sliding_attention);
+  if (sliding > 0) facts.push_back(format("%lld sliding-window layers cache only their window", static_cast<long long>(sliding)));
+  if (model::count_layers(m, model::LayerKind::mla_attention) > 0) facts.push_back("MLA: one compressed latent per token, not split by TP");
+  if (m.num_experts > 0) {
+    const auto p = model::count_params(m);
+    facts.push_back(format("MoE: all %lld experts load (%.1fB params), %.1fB active per token", static_cast<long long>(m.num_experts), static_cast<double>(p.total) / 1e9,
+                           static_cast<double>(p.active) / 1e9));
+  }
+  std::string s;
+  for (const auto& f : facts) s += (s.empty() ? "" : "; ") + f;
+  return s;
+}
+
+std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int64_t largest) {
+  using estimate::Failure;
+  switch (f.failure) {
+    case Failure::weights_oom:
+      return format("weights %.1f GiB per device exceed the %.1f GiB budget (%.2f x %.1f GiB)", bytes_to_gib(f.weights_bytes), bytes_to_gib(f.requested_bytes),
+                    f.gpu_memory_utilization, bytes_to_gib(f.total_bytes));
+    case Failure::kv_negative:
+      return format("no memory left for the KV cache after weights %.1f GiB and activations (available %.2f GiB)", bytes_to_gib(f.weights_bytes),
+                    bytes_to_gib(f.available_kv_bytes));
+    case Failure::max_model_len_too_large:
+      return format("KV budget %.2f GiB holds %lld tokens per request, below the %lld-token context", bytes_to_gib(f.available_kv_bytes), static_cast<long long>(largest),
+                    static_cast<long long>(context));
+    case Failure::unsupported_quantization: {
+      std::string m = f.failure_message;
+      if (const auto v = m.find("Value error, "); v != std::string::npos) m = m.substr(v + 13);
+      for (auto& ch : m) if (ch == '\n') ch = ' ';
+      return "engine rejects it: " + m;
+    }
+    case Failure::invalid_layout: return f.failure_message;
+    case Failure::none: break;
+  }
+  return "does not fit";
+}
+
+}  // namespace
+
+std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e) {
+  std::vector<std::string> out = {""};
+  if (m.quant.quantized() || e.engine == "llama.cpp") return out;
+  for (const std::string q : {"ascend", "fp8", "awq"})
+    if (e.accepts_quantization(q) && !(q == "fp8" && !e.fp8_requires.empty())) out.push_back(q);
+  return out;
+}
+
+Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& quantization, int64_t n,
+                             const PlanTargets& t) {
+  Candidate c;
+  c.model_id = m.id;
+  c.device_id = dev.id;
+  c.quantization_flag = quantization;
+  c.variant = variant_label(m, quantization);
+  c.num_devices = n;
+  c.tensor_parallel_size = std::min(n, k_devices_per_node);
+  c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
+  c.params = static_cast<double>(model::count_params(m).total);
+  const std::string engine_arg = !in.engine.empty() ? in.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+  auto eng = engine::select_engine(*in.engines, engine_arg, "");
+  if (!eng) {
+    c.reason = eng.error().describe();
+    return c;
+  }
+  c.engine_id = eng->id;
+  if (eng->platform != "any" && eng->platform != dev.platform && !(eng->platform == "cuda" && dev.platform == "rocm")) {
+    c.reason = eng->id + " does not run on " + dev.platform + " devices";
+    return c;
+  }
+  const std::string platform = dev.platform == "rocm" ? "rocm" : eng->platform == "any" ? dev.platform : eng->platform;
+  const engine::Overheads* oh = in.engines->overheads_for(platform);
+  const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform);
+  if (!oh || !sp) {
+    c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
+    return c;
+  }
+  const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
+  c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
+  estimate::Deployment d;
+  d.tensor_parallel_size = c.tensor_parallel_size;
+  d.pipeline_parallel_size = c.pipeline_parallel_size;
+  d.max_model_len = c.context_tokens;
+  d.quantization = quantization;
+  d.gpu_memory_utilization = t.gpu_memory_utilization;
+  c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+  if (!c.fit.fits) {
+    const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;
+    c.reason = failure_reason(c.fit, c.context_tokens, largest);
+    return c;
+  }
+  if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
+    c.reason = format("KV holds %.2f requests at %lld tokens; %lld wanted", c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
+                      static_cast<long long>(t.concurrency));
+    return c;
+  }
+  estimate::SpeedWorkload w;
+  w.concurrency = {t.concurrency};
+  w.context_tokens = std::min(t.decode_context_tokens, c.context_tokens);
+  w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
+  w.devices_per_node = k_devices_per_node;
+  c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, d, w);
+  if (!c.speed.points.empty()) {
+    c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;
+    c.aggregate_tokens_per_s = c.speed.points.front().aggregate_tokens_per_s;
+  }
+  const bool speed_known = !c.speed.points.empty();
+  if (t.min_tokens_per_s && !speed_known) {
+    c.reason = "speed unknown: no bandwidth for " + dev.id + " (measure it with preflight bw --save, or pass --bandwidth)";
+    return c;
+  }
+  if (t.min_tokens_per_s && c.tokens_per_s < *t.min_tokens_per_s) {
+    c.reason = format("decodes %.1f tok/s per stream at concurrency %lld, below the %.1f wanted", c.tokens_per_s, static_cast<long long>(t.concurrency),
+                      *t.min_tokens_per_s);
+    return c;
+  }
+  c.meets = true;
+  c.reason = architecture_facts(m, c.fit);
+  if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
+  if (in.launch_rules) c.launch = build_launch(m, c, *eng, *in.launch_rules, k_devices_per_node);
+  return c;
+}
+
+PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
+  PlanResult r;
+  const std::string engine_arg = !in.engine.empty() ? in.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+  auto eng = engine::select_engine(*in.engines, engine_arg, "");
+  for (const auto& m : models) {
+    const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+    for (const auto& q : variants) {
+      Candidate c = evaluate_candidate(m, dev, in, q, n, t);
+      (c.meets ? r.recommended : r.rejected).push_back(std::move(c));
+    }
+  }
+  // Biggest model first (the seed's question), then higher precision, then faster.
+  std::stable_sort(r.recommended.begin(), r.recommended.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.params != b.params) return a.params > b.params;
+    if (variant_rank(a.quantization_flag) != variant_rank(b.quantization_flag)) return variant_rank(a.quantization_flag) < variant_rank(b.quantization_flag);
+    return a.tokens_per_s > b.tokens_per_s;
+  });
+  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %lld", static_cast<long long>(n), dev.id.c_str(),
+                                 static_cast<long long>(k_devices_per_node), static_cast<long long>(t.decode_context_tokens)));
+  return r;
+}
+
+PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
+  PlanResult r;
+  for (const auto& dev : devices) {
+    const std::string engine_arg = !in.engine.empty() ? in.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+    auto eng = engine::select_engine(*in.engines, engine_arg, "");
+    const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+    std::optional<Candidate> best;
+    for (const int64_t n : {1, 2, 4, 8, 16}) {
+      if (n > max_devices) break;
+      std::vector<Candidate> meeting;
+      for (const auto& q : variants) {
+        Candidate c = evaluate_candidate(m, dev, in, q, n, t);
+        if (c.meets) meeting.push_back(std::move(c));
+        else r.rejected.push_back(std::move(c));
+      }
+      if (!meeting.empty()) {
+        std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate& a, const Candidate& b) {
+          return variant_rank(a.quantization_flag) < variant_rank(b.quantization_flag);
+        });
+        best = std::move(meeting.front());
+        break;
+      }
+    }
+    if (best) r.recommended.push_back(std::move(*best));
+  }
+  std::stable_sort(r.recommended.begin(), r.recommended.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.num_devices != b.num_devices) return a.num_devices < b.num_devices;
+    return a.tokens_per_s > b.tokens_per_s;
+  });
+  r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes", static_cast<long long>(max_devices),
+                                 static_cast<long long>(k_devices_per_node)));
+  return r;
+}
+
+}  // namespace preflight::plan

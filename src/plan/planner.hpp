@@ -1,0 +1,86 @@
+// plan/planner: answers the two questions users ask before booking hardware. "What can this
+// hardware run?" (plan_for_device: every catalogue model and the quantized variants the engine
+// accepts) and "what does this model need?" (plan_for_model: the cheapest device count, layout and
+// quantization per device type). Every candidate is verified by estimate_fit and estimate_speed;
+// every rejected one keeps its reason. Recommendations carry a ready-to-run launch (plan/launch).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/launch_rules.hpp"
+#include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
+#include "estimate/speed.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::plan {
+
+struct PlanTargets {
+  std::optional<int64_t> context_tokens;   // per request; default min(32768, model max)
+  int64_t concurrency = 1;                 // requests served at once, each at the full context
+  std::optional<double> min_tokens_per_s;  // per stream, at `concurrency`
+  int64_t decode_context_tokens = 1024;    // context at which speed is quoted
+  std::optional<double> bandwidth_bytes_per_s;  // measured copy bandwidth (replaces the catalogue)
+  std::optional<double> gpu_memory_utilization;
+};
+
+struct Launch {
+  std::vector<std::string> shell;       // set-up lines before the serve command
+  std::vector<std::string> env;         // NAME=value
+  std::string serve;                    // vllm serve ...
+  std::vector<std::string> multi_node;  // Ray head / worker lines, when the layout spans nodes
+  std::vector<std::string> notes;       // why each workaround is there (with source)
+};
+
+struct Candidate {
+  std::string model_id;
+  std::string variant;              // "bf16 as published", "W8A8 (ModelSlim)", ...
+  std::string quantization_flag;    // --quantization value, empty = checkpoint as published
+  std::string device_id;
+  std::string engine_id;
+  int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  int64_t context_tokens = 0;
+  double params = 0;                // total parameters
+  estimate::FitEstimate fit;
+  estimate::SpeedEstimate speed;
+  double tokens_per_s = 0;          // per stream at the target concurrency
+  double aggregate_tokens_per_s = 0;
+  bool meets = false;
+  std::string reason;               // why it fails, or why it fits (architecture facts)
+  Launch launch;
+};
+
+struct PlanResult {
+  std::vector<Candidate> recommended;  // ranked
+  std::vector<Candidate> rejected;     // with reasons
+  std::vector<std::string> assumptions;
+};
+
+struct PlanInputs {
+  const engine::EngineCatalog* engines = nullptr;
+  const engine::SpeedCatalog* speeds = nullptr;
+  const engine::LaunchRules* launch_rules = nullptr;
+  std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
+};
+
+// Quantization flags worth trying for a model on an engine: the checkpoint as published, plus the
+// accepted weight-only/low-bit methods preflight can size when the checkpoint is not quantized.
+std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine);
+
+// Device counts tried: 1, 2, 4, 8 (one node) and 16 (two nodes, TP 8 x PP 2).
+Candidate evaluate_candidate(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& quantization,
+                             int64_t num_devices, const PlanTargets& targets);
+
+// Question 1: what this hardware runs. `models` are the catalogue (or any list).
+PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& device, int64_t num_devices,
+                           const PlanInputs& in, const PlanTargets& targets);
+
+// Question 2: what this model needs, per device type: the cheapest count, layout and variant.
+PlanResult plan_for_model(const model::ModelSpec& model, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in,
+                          const PlanTargets& targets, int64_t max_devices);
+
+}  // namespace preflight::plan

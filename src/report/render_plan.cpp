@@ -1,0 +1,170 @@
+#include "report/render_plan.hpp"
+
+#include <sstream>
+
+#include "base/units.hpp"
+
+namespace preflight::report {
+
+namespace {
+
+Json launch_to_json(const plan::Launch& l) {
+  return {{"shell", l.shell}, {"env", l.env}, {"serve", l.serve}, {"multi_node", l.multi_node}, {"notes", l.notes}};
+}
+
+Json candidate_to_json(const plan::Candidate& c) {
+  Json j = {{"model", c.model_id},
+            {"variant", c.variant},
+            {"quantization", c.quantization_flag},
+            {"device", c.device_id},
+            {"engine", c.engine_id},
+            {"num_devices", c.num_devices},
+            {"tensor_parallel_size", c.tensor_parallel_size},
+            {"pipeline_parallel_size", c.pipeline_parallel_size},
+            {"context_tokens", c.context_tokens},
+            {"params", c.params},
+            {"meets", c.meets},
+            {"reason", c.reason}};
+  if (c.fit.fits) {
+    j["weights_gib_per_device"] = bytes_to_gib(c.fit.weights_bytes);
+    j["available_kv_gib"] = bytes_to_gib(c.fit.available_kv_bytes);
+    j["kv_cache_tokens"] = c.fit.kv_tokens;
+    j["max_concurrency"] = c.fit.max_concurrency;
+  }
+  if (c.meets) {
+    j["tokens_per_s"] = c.speed.points.empty() ? Json() : Json(c.tokens_per_s);
+    j["aggregate_tokens_per_s"] = c.aggregate_tokens_per_s;
+    j["speed"] = speed_to_json(c.speed);
+    j["launch"] = launch_to_json(c.launch);
+  }
+  return j;
+}
+
+}  // namespace
+
+Json speed_to_json(const estimate::SpeedEstimate& s) {
+  Json points = Json::array();
+  for (const auto& p : s.points) {
+    points.push_back({{"concurrency", p.concurrency},
+                      {"per_stream_tokens_per_s", p.per_stream_tokens_per_s},
+                      {"per_stream_low", p.per_stream_low},
+                      {"per_stream_high", p.per_stream_high},
+                      {"aggregate_tokens_per_s", p.aggregate_tokens_per_s},
+                      {"step_ms", p.terms.step_s * 1e3},
+                      {"memory_ms", p.terms.memory_s * 1e3},
+                      {"compute_ms", p.terms.compute_s * 1e3},
+                      {"overhead_ms", p.terms.overhead_s * 1e3},
+                      {"moe_ms", p.terms.moe_s * 1e3},
+                      {"communication_ms", p.terms.communication_s * 1e3},
+                      {"bound", p.terms.bound}});
+  }
+  return {{"engine", s.engine},
+          {"platform", s.platform},
+          {"mode", s.mode},
+          {"bandwidth_gb_s", s.bandwidth_bytes_per_s / 1e9},
+          {"bandwidth_source", s.bandwidth_source},
+          {"effective_bandwidth_gb_s", s.effective_bandwidth_bytes_per_s / 1e9},
+          {"cross_node", s.cross_node},
+          {"context_tokens", s.context_tokens},
+          {"single_stream_tokens_per_s", s.single_stream_tokens_per_s},
+          {"single_stream_band", {s.single_stream_low, s.single_stream_high}},
+          {"input_tokens", s.input_tokens},
+          {"ttft_ms", s.ttft_s * 1e3},
+          {"ttft_band_ms", {s.ttft_low_s * 1e3, s.ttft_high_s * 1e3}},
+          {"prefill_tokens_per_s", s.prefill_tokens_per_s},
+          {"points", points},
+          {"provenance", s.provenance},
+          {"assumptions", s.assumptions}};
+}
+
+std::string render_speed(const estimate::SpeedEstimate& s, const Style&) {
+  std::ostringstream o;
+  if (s.points.empty()) {
+    o << "speed: not estimated";
+    for (const auto& a : s.assumptions) o << "; " << a;
+    o << "\n";
+    return o.str();
+  }
+  o << "speed (" << s.engine << ", " << s.mode << " mode, " << fixed(s.bandwidth_bytes_per_s / 1e9, 0) << " GB/s copy bandwidth):\n";
+  o << "  single stream   " << fixed(s.single_stream_tokens_per_s, 1) << " tok/s  (" << fixed(s.single_stream_low, 1) << " - " << fixed(s.single_stream_high, 1)
+    << ") at context " << with_thousands(s.context_tokens) << "\n";
+  if (s.ttft_s > 0)
+    o << "  prefill         " << with_thousands(s.input_tokens) << " tokens: TTFT " << fixed(s.ttft_s * 1e3, 0) << " ms (" << fixed(s.ttft_low_s * 1e3, 0) << " - "
+      << fixed(s.ttft_high_s * 1e3, 0) << "), " << fixed(s.prefill_tokens_per_s, 0) << " tok/s\n";
+  o << "  concurrency   per-stream tok/s   aggregate tok/s   step ms   bound\n";
+  for (const auto& p : s.points)
+    o << "  " << format("%11lld   %16.1f   %15.1f   %7.2f   %s", static_cast<long long>(p.concurrency), p.per_stream_tokens_per_s, p.aggregate_tokens_per_s,
+                        p.terms.step_s * 1e3, p.terms.bound.c_str())
+      << "\n";
+  for (const auto& p : s.provenance) o << "  from: " << p << "\n";
+  for (const auto& a : s.assumptions) o << "  assumed: " << a << "\n";
+  return o.str();
+}
+
+Json plan_to_json(const plan::PlanResult& plan, const std::string& question) {
+  Json j = envelope("plan");
+  j["question"] = question;
+  Json rec = Json::array(), rej = Json::array();
+  for (const auto& c : plan.recommended) rec.push_back(candidate_to_json(c));
+  for (const auto& c : plan.rejected) rej.push_back(candidate_to_json(c));
+  j["recommended"] = rec;
+  j["rejected"] = rej;
+  j["assumptions"] = plan.assumptions;
+  return j;
+}
+
+std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat fmt, size_t max_rows) {
+  std::ostringstream o;
+  const bool md = fmt == PlanFormat::markdown;
+  o << (md ? "## " : "") << question << "\n\n";
+  if (plan.recommended.empty()) o << "nothing meets the targets.\n";
+  if (md && !plan.recommended.empty()) {
+    o << "| model | variant | device | layout | context | KV tokens | concurrency | tok/s (1 stream) | why it fits |\n";
+    o << "|---|---|---|---|---:|---:|---:|---:|---|\n";
+  } else if (!plan.recommended.empty()) {
+    o << format("%-34s %-28s %-10s %-9s %8s %10s %6s %8s\n", "model", "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
+  }
+  size_t shown = 0;
+  for (const auto& c : plan.recommended) {
+    if (shown++ >= max_rows) break;
+    const std::string layout = format("%lldx TP%lld%s", static_cast<long long>(c.num_devices), static_cast<long long>(c.tensor_parallel_size),
+                                      c.pipeline_parallel_size > 1 ? format(" PP%lld", static_cast<long long>(c.pipeline_parallel_size)).c_str() : "");
+    if (md)
+      o << "| " << c.model_id << " | " << c.variant << " | " << c.device_id << " | " << layout << " | " << with_thousands(c.context_tokens) << " | "
+        << with_thousands(c.fit.kv_tokens) << " | " << fixed(c.fit.max_concurrency, 2) << " | " << (c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1))
+        << " | " << c.reason << " |\n";
+    else
+      o << format("%-34s %-28s %-10s %-9s %8lld %10lld %6.2f %8s\n", c.model_id.substr(0, 34).c_str(), c.variant.substr(0, 28).c_str(), c.device_id.c_str(),
+                  layout.c_str(), static_cast<long long>(c.context_tokens), static_cast<long long>(c.fit.kv_tokens), c.fit.max_concurrency,
+                  c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
+        << (c.reason.empty() ? "" : "    why: " + c.reason + "\n");
+  }
+  if (plan.recommended.size() > max_rows) o << "(" << plan.recommended.size() - max_rows << " more; --all or --json lists every one)\n";
+  if (!plan.recommended.empty()) {
+    const auto& top = plan.recommended.front();
+    o << "\n" << (md ? "### " : "") << "start the first one (" << top.model_id << ", " << top.variant << "):\n";
+    if (md) o << "```bash\n";
+    for (const auto& l : top.launch.multi_node) o << l << "\n";
+    for (const auto& l : top.launch.shell) o << l << "\n";
+    for (const auto& e : top.launch.env) o << "export " << e << "\n";
+    o << top.launch.serve << "\n";
+    if (md) o << "```\n";
+    for (const auto& n : top.launch.notes) o << (md ? "- " : "  # ") << n << "\n";
+    if (!top.reason.empty()) o << (md ? "\n" : "") << "why it fits: " << top.reason << "\n";
+  }
+  if (!plan.rejected.empty()) {
+    o << "\n" << (md ? "### " : "") << "does not meet the targets (" << plan.rejected.size() << "):\n";
+    size_t n = 0;
+    for (const auto& c : plan.rejected) {
+      if (n++ >= max_rows) {
+        o << (md ? "- " : "  ") << "... (--json lists every one)\n";
+        break;
+      }
+      o << (md ? "- " : "  ") << c.model_id << " [" << c.variant << "] on " << c.num_devices << "x " << c.device_id << ": " << c.reason << "\n";
+    }
+  }
+  for (const auto& a : plan.assumptions) o << (md ? "\n_assumed: " : "assumed: ") << a << (md ? "_\n" : "\n");
+  return o.str();
+}
+
+}  // namespace preflight::report

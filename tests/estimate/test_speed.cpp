@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "base/json_util.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/speed_profile.hpp"
+#include "estimate/speed.hpp"
+#include "model/model_source.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct SpeedSetup {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  engine::SpeedCatalog speeds;
+  const engine::SpeedProfile* profile = nullptr;
+};
+
+SpeedSetup setup(const std::string& model_id, const std::string& device_id, const std::string& engine) {
+  SpeedSetup s;
+  auto m = model::resolve_model(model_id);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().describe());
+  s.model = *m;
+  auto devices = device::load_device_catalog();
+  s.device = *device::find_device(*devices, device_id);
+  s.device.overrides.clear();
+  auto speeds = engine::load_speed_catalog();
+  EXPECT_TRUE(speeds.has_value()) << (speeds ? "" : speeds.error().describe());
+  s.speeds = *speeds;
+  s.profile = s.speeds.find(engine, s.device.platform);
+  EXPECT_NE(s.profile, nullptr);
+  return s;
+}
+
+estimate::SpeedEstimate run(const SpeedSetup& s, const estimate::Deployment& d, const estimate::SpeedWorkload& w) {
+  return estimate::estimate_speed(s.model, s.device, *s.profile, s.speeds, d, w);
+}
+
+double seed_bandwidth() { return 1267e9; }  // seeds/001 section 1: torch_npu copy benchmark on the 910B3
+
+}  // namespace
+
+// n x (1 - (1 - k/n)^B): 128 experts, top-8. B=1: 8. B=2: 128 x (1 - (120/128)^2) = 15.5.
+TEST(Speed, ExpectedDistinctExperts) {
+  EXPECT_DOUBLE_EQ(estimate::expected_distinct_experts(128, 8, 1), 8.0);
+  EXPECT_NEAR(estimate::expected_distinct_experts(128, 8, 2), 15.5, 1e-9);
+  EXPECT_NEAR(estimate::expected_distinct_experts(128, 8, 10000), 128.0, 1e-6);
+  EXPECT_EQ(estimate::expected_distinct_experts(0, 8, 4), 0.0);
+}
+
+// Qwen3-8B, TP 1: every weight but the input embedding is read per step.
+// 8,190,735,360 params - embed_tokens 151,936 x 4,096 = 622,329,856 -> 7,568,405,504 x 2 B = 15,136,811,008 B.
+// KV at context 1,024: 147,456 B/token x 1,024 = 150,994,944 B.
+TEST(Speed, BytesReadPerStepFromTheModel) {
+  auto s = setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend");
+  estimate::SpeedWorkload w;
+  w.context_tokens = 1024;
+  const auto e = run(s, {}, w);
+  ASSERT_EQ(e.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(e.points[0].terms.weight_bytes, 15136811008.0);
+  EXPECT_DOUBLE_EQ(e.points[0].terms.kv_bytes, 150994944.0);
+  EXPECT_EQ(e.points[0].terms.state_bytes, 0.0);
+  EXPECT_EQ(e.points[0].terms.bound, "memory");
+  // TP 2: each rank reads half the column/row-split weights; 2 all-reduces per layer, 36 layers.
+  estimate::Deployment tp2;
+  tp2.tensor_parallel_size = 2;
+  const auto e2 = run(s, tp2, w);
+  EXPECT_NEAR(e2.points[0].terms.weight_bytes, 15136811008.0 / 2, 15136811008.0 * 0.01);
+  EXPECT_EQ(e2.allreduces_per_step, 72);
+  EXPECT_GT(e2.points[0].terms.communication_s, 0.0);
+}
+
+// The seed's three measurements (seeds/001 sections 5-6), with its measured bandwidth.
+TEST(Speed, SeedDecodeSpeeds) {
+  estimate::SpeedWorkload w;
+  w.bandwidth_bytes_per_s = seed_bandwidth();
+  auto vl = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend");
+  const double graph = run(vl, {}, w).single_stream_tokens_per_s;
+  EXPECT_NEAR(graph, 58.9, 58.9 * 0.10);
+  estimate::Deployment eager;
+  eager.mode = estimate::ExecutionMode::eager;
+  const double slow = run(vl, eager, w).single_stream_tokens_per_s;
+  EXPECT_NEAR(slow, 10.3, 10.3 * 0.25);
+  EXPECT_GT(graph / slow, 4.0);
+  auto hybrid = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend");
+  const auto h = run(hybrid, {}, w);
+  EXPECT_NEAR(h.single_stream_tokens_per_s, 19.3, 19.3 * 0.10);
+  EXPECT_GT(h.points[0].terms.state_bytes, 0.0);  // 48 Gated DeltaNet layers read and write their state
+  EXPECT_LT(h.single_stream_low, h.single_stream_tokens_per_s);
+  EXPECT_GT(h.single_stream_high, h.single_stream_tokens_per_s);
+}
+
+// A measured bandwidth replaces the catalogue's, and speed scales with it while memory-bound.
+TEST(Speed, MeasuredBandwidthReplacesTheCatalogue) {
+  auto s = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  estimate::SpeedWorkload w;
+  const auto catalogue = run(s, {}, w);
+  EXPECT_NE(catalogue.bandwidth_source.find("datasheet"), std::string::npos);
+  w.bandwidth_bytes_per_s = catalogue.bandwidth_bytes_per_s / 2;
+  const auto halved = run(s, {}, w);
+  EXPECT_NE(halved.bandwidth_source.find("measured"), std::string::npos);
+  EXPECT_LT(halved.single_stream_tokens_per_s, catalogue.single_stream_tokens_per_s * 0.6);
+}
+
+// MoE: a batch touches more distinct experts than one token; never more than all of them.
+TEST(Speed, MoeReadsGrowWithBatch) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "H100", "vllm");
+  estimate::SpeedWorkload w;
+  w.concurrency = {1, 8, 256};
+  const auto e = run(s, {}, w);
+  ASSERT_EQ(e.points.size(), 3u);
+  EXPECT_LT(e.points[0].terms.weight_bytes, e.points[1].terms.weight_bytes);
+  EXPECT_LT(e.points[1].terms.weight_bytes, e.points[2].terms.weight_bytes);
+  EXPECT_EQ(e.moe_layers, 48);
+  EXPECT_GT(e.points[2].aggregate_tokens_per_s, e.points[0].aggregate_tokens_per_s * 10);
+  EXPECT_LT(e.points[2].per_stream_tokens_per_s, e.points[0].per_stream_tokens_per_s);
+}
+
+// Cross-node: TP 16 sends every all-reduce over the NIC; TP 8 x PP 2 crosses it once per token.
+TEST(Speed, CrossNodeTensorParallelIsSlowerThanPipelineAcrossNodes) {
+  auto s = setup("Qwen/Qwen3-235B-A22B", "910B3", "vllm-ascend");
+  estimate::SpeedWorkload w;
+  estimate::Deployment tp16, tp8pp2;
+  tp16.tensor_parallel_size = 16;
+  tp8pp2.tensor_parallel_size = 8;
+  tp8pp2.pipeline_parallel_size = 2;
+  const auto a = run(s, tp16, w), b = run(s, tp8pp2, w);
+  EXPECT_TRUE(a.cross_node);
+  EXPECT_TRUE(b.cross_node);
+  EXPECT_GT(a.points[0].terms.communication_s, b.points[0].terms.communication_s);
+  bool explained = false;
+  for (const auto& x : a.assumptions) explained |= x.find("spans nodes") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
+TEST(Speed, PrefillIsComputeBoundAndGrowsWithInput) {
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  estimate::SpeedWorkload short_in, long_in;
+  short_in.input_tokens = 512;
+  long_in.input_tokens = 16384;
+  const auto a = run(s, {}, short_in), b = run(s, {}, long_in);
+  EXPECT_GT(a.ttft_s, 0.0);
+  EXPECT_GT(b.ttft_s, a.ttft_s * 20);
+  EXPECT_LT(b.ttft_low_s, b.ttft_s);
+}
+
+TEST(Speed, NoBandwidthMeansNoEstimateAndSaysWhy) {
+  auto s = setup("Qwen/Qwen3-8B", "910B4", "vllm-ascend");
+  const auto e = run(s, {}, {});
+  EXPECT_TRUE(e.points.empty());
+  ASSERT_FALSE(e.assumptions.empty());
+  EXPECT_NE(e.assumptions.back().find("no bandwidth"), std::string::npos);
+}
+
+TEST(SpeedCatalog, RejectsBadRecords) {
+  auto base = [] {
+    return Json::parse(R"({"schema_version":1,"copy_fraction_of_peak":{"value":0.8,"evidence":"x"},
+      "cross_node":{"bandwidth_bytes_per_s":25e9,"latency_s":2e-5,"source":"x"},
+      "profiles":[{"engine":"vllm","platform":"cuda","bandwidth_efficiency":0.9,"step_overhead_s":0.001,"eager_op_dispatch_s":1e-5,
+        "ops_per_layer":{"full_attention":30},"moe_layer_overhead_s":5e-5,"allreduce_latency_s":2e-5,"prefill_compute_efficiency":0.5,
+        "band_fraction":0.2,"evidence":"x"}]})");
+  };
+  EXPECT_TRUE(engine::parse_speed_catalog(base(), "speed.json").has_value());
+  struct Case {
+    const char* name;
+    std::function<void(Json&)> mutate;
+    const char* fragment;
+  };
+  const std::vector<Case> cases = {
+      {"unknown key", [](Json& j) { j["profiles"][0]["bandwith_efficiency"] = 1; }, "bandwith_efficiency"},
+      {"efficiency out of range", [](Json& j) { j["profiles"][0]["bandwidth_efficiency"] = 3.0; }, "bandwidth_efficiency"},
+      {"missing evidence", [](Json& j) { j["profiles"][0].erase("evidence"); }, "evidence"},
+      {"duplicate profile", [](Json& j) { j["profiles"].push_back(j["profiles"][0]); }, "duplicate"},
+      {"negative op count", [](Json& j) { j["profiles"][0]["ops_per_layer"]["full_attention"] = -1; }, "ops_per_layer"},
+      {"future schema", [](Json& j) { j["schema_version"] = 2; }, "schema_version"},
+  };
+  for (const auto& c : cases) {
+    Json j = base();
+    c.mutate(j);
+    auto r = engine::parse_speed_catalog(j, "speed.json");
+    ASSERT_FALSE(r.has_value()) << c.name;
+    EXPECT_NE(r.error().describe().find(c.fragment), std::string::npos) << c.name << ": " << r.error().describe();
+    EXPECT_NE(r.error().describe().find("speed.json"), std::string::npos) << c.name;
+  }
+}

@@ -1,0 +1,155 @@
+#include <gtest/gtest.h>
+
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/launch_rules.hpp"
+#include "engine/speed_profile.hpp"
+#include "model/model_catalog.hpp"
+#include "model/model_source.hpp"
+#include "plan/launch.hpp"
+#include "plan/planner.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct Catalogs {
+  device::DeviceCatalog devices;
+  engine::EngineCatalog engines;
+  engine::SpeedCatalog speeds;
+  engine::LaunchRules rules;
+  plan::PlanInputs inputs() const { return {&engines, &speeds, &rules, ""}; }
+};
+
+const Catalogs& catalogs() {
+  static const Catalogs c = [] {
+    Catalogs x;
+    x.devices = *device::load_device_catalog();
+    x.engines = *engine::load_engine_catalog();
+    x.speeds = *engine::load_speed_catalog();
+    auto rules = engine::load_launch_rules();
+    EXPECT_TRUE(rules.has_value()) << (rules ? "" : rules.error().describe());
+    x.rules = *rules;
+    return x;
+  }();
+  return c;
+}
+
+device::DeviceSpec dev(const std::string& id) { return *device::find_device(catalogs().devices, id); }
+
+}  // namespace
+
+// seeds/000: a 27B W8A8 model never fits one 32 GB 910B4 (weights ~34 GB); the plan must say so for
+// every variant and name the cheapest layout that does fit.
+TEST(Planner, Qwen36On910B4NeedsTwoCards) {
+  auto m = model::resolve_model("Qwen/Qwen3.6-27B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 4096;
+  const auto r = plan::plan_for_model(*m, {dev("910B4")}, catalogs().inputs(), t, 16);
+  ASSERT_EQ(r.recommended.size(), 1u);
+  EXPECT_EQ(r.recommended[0].num_devices, 2);
+  EXPECT_EQ(r.recommended[0].tensor_parallel_size, 2);
+  int one_card_rejections = 0;
+  for (const auto& c : r.rejected) {
+    if (c.num_devices != 1) continue;
+    ++one_card_rejections;
+    EXPECT_NE(c.reason.find("exceed"), std::string::npos) << c.variant << ": " << c.reason;
+    EXPECT_FALSE(c.meets);
+  }
+  EXPECT_EQ(one_card_rejections, 2);  // BF16 as published and W8A8
+  EXPECT_NE(r.recommended[0].launch.serve.find("--tensor-parallel-size 2"), std::string::npos);
+}
+
+// seeds/001: one 910B3 runs the 27B hybrid in BF16 because only 16 of 64 layers keep a KV cache.
+TEST(Planner, WhatOne910B3RunsIncludesTheHybrid27B) {
+  std::vector<model::ModelSpec> models;
+  for (const auto& e : model::builtin_model_catalog().models) {
+    auto spec = model::model_spec_from_catalog(e);
+    if (spec) models.push_back(*spec);
+  }
+  ASSERT_GT(models.size(), 30u);
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  const auto r = plan::plan_for_device(models, dev("910B3"), 1, catalogs().inputs(), t);
+  const plan::Candidate* hybrid = nullptr;
+  for (const auto& c : r.recommended)
+    if (c.model_id == "Qwen/Qwen3.5-27B" && c.quantization_flag.empty()) hybrid = &c;
+  ASSERT_NE(hybrid, nullptr);
+  EXPECT_NE(hybrid->reason.find("16 of 64 layers"), std::string::npos) << hybrid->reason;
+  EXPECT_NEAR(hybrid->tokens_per_s, 19.3, 19.3 * 0.10);
+  // Dense BF16 32B does not fit: 61 GiB of weights.
+  bool dense32_rejected = false;
+  for (const auto& c : r.rejected)
+    if (c.model_id == "Qwen/Qwen3-32B" && c.quantization_flag.empty()) dense32_rejected = c.reason.find("exceed") != std::string::npos;
+  EXPECT_TRUE(dense32_rejected);
+  // Ranked biggest first among those that meet the targets.
+  for (size_t i = 1; i < r.recommended.size(); ++i) EXPECT_GE(r.recommended[i - 1].params, r.recommended[i].params);
+}
+
+TEST(Planner, MinimumSpeedRejectsWithTheMeasuredReason) {
+  auto m = model::resolve_model("Qwen/Qwen3.5-27B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  t.min_tokens_per_s = 40;
+  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  EXPECT_FALSE(c.meets);
+  EXPECT_NE(c.reason.find("below the 40.0 wanted"), std::string::npos) << c.reason;
+}
+
+TEST(Launch, VisionModelOnAscendGetsTheFlashCommWorkaroundAndEnvironment) {
+  auto m = model::resolve_model("Qwen/Qwen3-VL-8B-Instruct");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  ASSERT_TRUE(c.meets) << c.reason;
+  const auto& env = c.launch.env;
+  EXPECT_NE(std::find(env.begin(), env.end(), "VLLM_ASCEND_ENABLE_FLASHCOMM1=0"), env.end());
+  bool atb = false;
+  for (const auto& l : c.launch.shell) atb |= l.find("nnal/atb/set_env.sh --cxx_abi=") != std::string::npos;
+  EXPECT_TRUE(atb);
+  EXPECT_NE(c.launch.serve.find("vllm serve Qwen/Qwen3-VL-8B-Instruct"), std::string::npos);
+  EXPECT_NE(c.launch.serve.find("--max-model-len 32768"), std::string::npos);
+  EXPECT_TRUE(c.launch.multi_node.empty());
+}
+
+TEST(Launch, SixteenDevicesSpanTwoNodesWithRay) {
+  auto m = model::resolve_model("Qwen/Qwen3-235B-A22B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 16, t);
+  ASSERT_TRUE(c.meets) << c.reason;
+  EXPECT_EQ(c.tensor_parallel_size, 8);
+  EXPECT_EQ(c.pipeline_parallel_size, 2);
+  EXPECT_NE(c.launch.serve.find("--pipeline-parallel-size 2"), std::string::npos);
+  EXPECT_NE(c.launch.serve.find("--distributed-executor-backend ray"), std::string::npos);
+  bool head = false, worker = false;
+  for (const auto& l : c.launch.multi_node) {
+    head |= l == "ray start --head --port=6379";
+    worker |= l.find("ray start --address=") == 0;
+  }
+  EXPECT_TRUE(head && worker);
+  EXPECT_TRUE(c.speed.cross_node);
+}
+
+TEST(LaunchRules, RejectsBadRecords) {
+  const auto ok = Json::parse(R"({"schema_version":1,"rules":[{"id":"a","engine":"vllm","version_min":"0.1.0","version_max":"1.0.0",
+      "when":{"vision":true},"shell":[],"env":{"A":"1"},"flags":[],"note":"n","source":"s"}]})");
+  EXPECT_TRUE(engine::parse_launch_rules(ok, "launch.json").has_value());
+  Json no_when = ok;
+  no_when["rules"][0]["when"] = Json::object();
+  auto r1 = engine::parse_launch_rules(no_when, "launch.json");
+  ASSERT_FALSE(r1.has_value());
+  EXPECT_NE(r1.error().describe().find("no condition"), std::string::npos);
+  Json dup = ok;
+  dup["rules"].push_back(ok["rules"][0]);
+  auto r2 = engine::parse_launch_rules(dup, "launch.json");
+  ASSERT_FALSE(r2.has_value());
+  EXPECT_NE(r2.error().describe().find("duplicate"), std::string::npos);
+  Json bad_env = ok;
+  bad_env["rules"][0]["env"]["A"] = 1;
+  EXPECT_FALSE(engine::parse_launch_rules(bad_env, "launch.json").has_value());
+}
