@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <regex>
 
@@ -100,32 +101,50 @@ std::string normalize_module(const std::string& module) {
 }
 
 namespace {
-bool pattern_matches(const std::string& raw_pattern, const std::string& module) {
-  if (starts_with(raw_pattern, "re:")) {
-    try {
-      // Our module names use '*' for a layer index; make it look like a number for the regex.
-      std::string concrete = module;
-      for (auto& c : concrete) if (c == '*') c = '0';
-      return std::regex_search(concrete, std::regex(raw_pattern.substr(3)));
-    } catch (const std::regex_error&) {
+
+// Glob match where '*' matches any run of characters (classic two-pointer backtracking).
+bool glob_match(const std::string& text, const std::string& glob) {
+  size_t t = 0, g = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (g < glob.size() && glob[g] != '*' && glob[g] == text[t]) {
+      ++t;
+      ++g;
+    } else if (g < glob.size() && glob[g] == '*') {
+      star = g++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      g = star + 1;
+      t = ++mark;
+    } else {
       return false;
     }
   }
-  const std::string pattern = normalize_module(raw_pattern);
-  const std::string name = normalize_module(module);
+  while (g < glob.size() && glob[g] == '*') ++g;
+  return g == glob.size();
+}
+
+bool pattern_matches(const std::string& raw_pattern, const std::string& module) {
+  if (starts_with(raw_pattern, "re:")) {
+    // Compiled once per pattern: module_format runs for every weight group of every candidate a plan tries.
+    thread_local std::map<std::string, std::optional<std::regex>> compiled;
+    auto it = compiled.find(raw_pattern);
+    if (it == compiled.end()) {
+      std::optional<std::regex> re;
+      try {
+        re.emplace(raw_pattern.substr(3));
+      } catch (const std::regex_error&) {
+      }
+      it = compiled.emplace(raw_pattern, std::move(re)).first;
+    }
+    if (!it->second) return false;
+    // Our module names use '*' for a layer index; make it look like a number for the regex.
+    std::string concrete = module;
+    for (auto& c : concrete) if (c == '*') c = '0';
+    return std::regex_search(concrete, *it->second);
+  }
   // HF modules_to_not_convert semantics: the entry is a substring of the module path; '*' (a layer
   // index after normalization, or a glob) matches any run of characters.
-  std::string regex_text;
-  for (char c : pattern) {
-    if (c == '*') regex_text += ".*";
-    else if (std::string("\\^$.|?+()[]{}").find(c) != std::string::npos) { regex_text += '\\'; regex_text += c; }
-    else regex_text += c;
-  }
-  try {
-    return std::regex_search(name, std::regex(regex_text));
-  } catch (const std::regex_error&) {
-    return false;
-  }
+  return glob_match(normalize_module(module), "*" + normalize_module(raw_pattern) + "*");
 }
 }  // namespace
 

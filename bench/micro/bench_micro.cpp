@@ -1,0 +1,98 @@
+// Microbenchmarks of preflight's own code (Google Benchmark). Build with -DPREFLIGHT_MICROBENCH=ON;
+// run scripts/bench.sh, which reports medians over repetitions.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "base/units.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/launch_rules.hpp"
+#include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_catalog.hpp"
+#include "model/model_source.hpp"
+#include "model/safetensors_header.hpp"
+#include "plan/planner.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct World {
+  device::DeviceCatalog devices = *device::load_device_catalog();
+  engine::EngineCatalog engines = *engine::load_engine_catalog();
+  engine::SpeedCatalog speeds = *engine::load_speed_catalog();
+  engine::LaunchRules rules = *engine::load_launch_rules();
+  std::vector<model::ModelSpec> models = [] {
+    std::vector<model::ModelSpec> out;
+    for (const auto& e : model::builtin_model_catalog().models)
+      if (auto s = model::model_spec_from_catalog(e)) out.push_back(*s);
+    return out;
+  }();
+};
+
+const World& world() {
+  static const World w;
+  return w;
+}
+
+// A 1,000-tensor header like a 70B shard index: names, dtypes, shapes, offsets.
+std::string header_json(int tensors) {
+  std::string j = "{\"__metadata__\":{\"format\":\"pt\"}";
+  uint64_t offset = 0;
+  for (int i = 0; i < tensors; ++i) {
+    const uint64_t bytes = 8192ull * 8192 * 2;
+    j += format(",\"model.layers.%d.mlp.down_proj.weight\":{\"dtype\":\"BF16\",\"shape\":[8192,8192],\"data_offsets\":[%llu,%llu]}", i,
+                static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset + bytes));
+    offset += bytes;
+  }
+  return j + "}";
+}
+
+}  // namespace
+
+static void BM_SafetensorsHeader1000Tensors(benchmark::State& state) {
+  const std::string h = header_json(1000);
+  const uint64_t data = 1000ull * 8192 * 8192 * 2;
+  for (auto _ : state) benchmark::DoNotOptimize(model::parse_safetensors_header(h, data, "bench.safetensors"));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * h.size()));
+}
+BENCHMARK(BM_SafetensorsHeader1000Tensors)->Unit(benchmark::kMicrosecond);
+
+static void BM_FitOneDeployment(benchmark::State& state) {
+  const auto& w = world();
+  const auto m = *model::resolve_model("Qwen/Qwen3-VL-8B-Instruct");
+  const auto d = *device::find_device(w.devices, "910B3");
+  const auto e = *engine::select_engine(w.engines, "vllm-ascend", "0.23");
+  const auto* oh = w.engines.overheads_for("npu");
+  estimate::Deployment dep;
+  dep.max_model_len = 32768;
+  for (auto _ : state) benchmark::DoNotOptimize(estimate::estimate_fit(m, d, e, *oh, dep));
+}
+BENCHMARK(BM_FitOneDeployment)->Unit(benchmark::kMicrosecond);
+
+// Issue 4: plan over the whole catalogue x all devices x device counts 1..16 x quantization variants.
+static void BM_PlanWholeCatalogueAllDevices(benchmark::State& state) {
+  const auto& w = world();
+  const plan::PlanInputs in{&w.engines, &w.speeds, &w.rules, ""};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  int64_t evaluated = 0;
+  for (auto _ : state) {
+    for (const auto& dev : w.devices.devices) {
+      const auto eng = engine::select_engine(w.engines, dev.platform == "npu" ? "vllm-ascend" : "vllm", "");
+      for (const auto& m : w.models) {
+        const auto variants = eng ? plan::quantization_variants(m, *eng) : std::vector<std::string>{""};
+        for (const int64_t n : {1, 2, 4, 8, 16})
+          for (const auto& q : variants) {
+            benchmark::DoNotOptimize(plan::evaluate_candidate(m, dev, in, q, n, t));
+            ++evaluated;
+          }
+      }
+    }
+  }
+  state.counters["candidates_per_iteration"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_PlanWholeCatalogueAllDevices)->Unit(benchmark::kMillisecond)->Iterations(1);
