@@ -235,6 +235,22 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         }
       }
       row.predicted_fits = est.fits;
+      row.platform = oh->platform;
+      {
+        const double b = static_cast<double>(model::dtype_bits(spec->dtype) / 8);
+        const double mlp = spec->num_experts > 0 ? static_cast<double>(spec->moe_intermediate_size * spec->num_experts_per_tok) : static_cast<double>(spec->intermediate_size);
+        const double tpd = static_cast<double>(est.tensor_parallel_size);
+        row.memory_terms = {{"requested", est.requested_bytes},
+                            {"weights", est.weights_bytes},
+                            {"activation", est.activation_bytes},
+                            {"non_torch", est.non_torch_bytes},
+                            {"graph", est.graph_bytes},
+                            {"graph_in_budget", profile->graph_memory_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
+                            {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
+                            {"text_activation_unit", static_cast<double>(est.max_num_batched_tokens) * (static_cast<double>(spec->hidden_size) + 2.0 * mlp / tpd) * b},
+                            {"sampler_unit", static_cast<double>(std::min(est.max_num_seqs, est.max_num_batched_tokens)) * static_cast<double>(spec->vocab_size) * 4.0 / tpd},
+                            {"vision", spec->vision_params > 0 || spec->vision_hidden_size > 0 ? 1.0 : 0.0}};
+      }
       row.predicted_failure = failure_name(est.failure);
       row.observed_fits = o_fits;
       row.observed_failure = o_failure.value_or("");
@@ -303,6 +319,10 @@ Json validation_to_json(const ValidationReport& report) {
     row["observed_failure"] = r.observed_failure;
     row["predicted_failure"] = r.predicted_failure;
     row["assumptions"] = r.assumptions;
+    if (!r.memory_terms.empty()) {
+      row["platform"] = r.platform;
+      row["memory_terms"] = r.memory_terms;
+    }
     if (!r.speed_terms.empty()) {
       row["speed_profile"] = r.speed_profile;
       row["speed_terms"] = r.speed_terms;

@@ -35,6 +35,10 @@ struct CaseResult {
   // Speed cases: the decode-step decomposition at the case's concurrency (what tools/fit_speed.py
   // refits the speed constants from).
   std::map<std::string, double> speed_terms;
+  // Memory cases: the predicted budget terms in bytes and the quantities they scale with (what
+  // tools/fit_overheads.py refits the per-platform overheads from).
+  std::map<std::string, double> memory_terms;
+  std::string platform;
   std::string speed_profile;  // engine/platform of the speed constants used
 };
 
