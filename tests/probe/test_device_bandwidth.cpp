@@ -31,7 +31,7 @@ TEST(DeviceBandwidth, AscendCopiesThroughTheRuntimeAndCleansUp) {
   EXPECT_EQ(r->copy.operation, "device_copy");
   EXPECT_DOUBLE_EQ(r->copy.bytes_per_repeat, 2.0 * 1048576);  // read + write
   EXPECT_EQ(r->copy.seconds.size(), 5u);
-  EXPECT_GT(r->copy.median_bytes_per_s, 1e8);
+  EXPECT_GT(r->copy.median_bytes_per_s, 1e7);  // a host memcpy of 1 MiB: far above 10 MB/s, even under ASan
   EXPECT_LT(r->copy.median_bytes_per_s, 1e13);
   EXPECT_NE(r->method.find("ACL_MEMCPY_DEVICE_TO_DEVICE"), std::string::npos);
   // 3 warm-up + 5 timed copies, each followed by a synchronize (plus one after the fill).

@@ -30,8 +30,9 @@ TEST(HostBandwidth, RunsEachKernelAndCountsBytesTheStreamWay) {
     EXPECT_DOUBLE_EQ(k.bytes_per_repeat, expected[i].bytes);
     EXPECT_EQ(k.warmup, 1);
     EXPECT_EQ(k.seconds.size(), 3u);
-    // Plausible for any machine that runs the tests: between 0.1 GB/s and 10 TB/s.
-    EXPECT_GT(k.median_bytes_per_s, 1e8) << k.operation;
+    // Plausible for any machine that runs the tests, even a loaded CI runner under ASan: between
+    // 10 MB/s and 10 TB/s. A broken clock or byte count lands outside by orders of magnitude.
+    EXPECT_GT(k.median_bytes_per_s, 1e7) << k.operation;
     EXPECT_LT(k.median_bytes_per_s, 1e13) << k.operation;
     EXPECT_LE(k.min_bytes_per_s, k.median_bytes_per_s);
     EXPECT_LE(k.median_bytes_per_s, k.max_bytes_per_s);
