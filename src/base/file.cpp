@@ -90,6 +90,44 @@ Expected<std::vector<uint8_t>> FileReader::read_at(uint64_t offset, uint64_t len
   return out;
 }
 
+Status write_text_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  if (target.has_parent_path()) {
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) return make_error(ErrorKind::io, format("cannot create directory %s: %s", target.parent_path().c_str(), ec.message().c_str()), path);
+  }
+  mode_t mode = 0644;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return make_error(ErrorKind::io, format("cannot create a temporary file beside it: %s", std::strerror(errno)), path);
+  const char* data = text.data();
+  size_t left = text.size();
+  int err = 0;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (!err && ::fchmod(fd, mode) != 0) err = errno;
+  if (!err && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  if (!err && ::rename(temp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
+    ::unlink(temp.c_str());
+    return make_error(ErrorKind::io, format("cannot write: %s", std::strerror(err)), path);
+  }
+  return Ok{};
+}
+
 bool path_exists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);

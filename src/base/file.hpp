@@ -40,6 +40,11 @@ class FileReader {
   uint64_t m_bytes_read = 0;
 };
 
+// Replaces `path` with `text` so that a reader sees the old file or the new one, never a mix: writes a
+// temporary file in the same directory, flushes it to disk, then renames it over `path`. Missing parent
+// directories are created; an existing file's permission bits are kept. io error naming the path.
+Status write_text_file_atomically(const std::string& path, const std::string& text);
+
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 // Entries (names only) of a directory, sorted; empty when unreadable.

@@ -11,6 +11,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
+#include "cli/cmd_bw.hpp"
 #include "cli/cmd_plan.hpp"
 #include "cli/common.hpp"
 #include "device/device_spec.hpp"
@@ -39,6 +40,7 @@ commands:
   models                   the embedded model catalogue
   devices                  the device catalogue (with your measured overrides)
   engines                  the engine catalogue (versions, defaults, accepted quantization)
+  bw [--target host|cuda|npu] [--save --device D]   measure memory bandwidth (copy counted read + write)
   version
 
 MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub id
@@ -52,8 +54,9 @@ examples:
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
-exit codes: 0 success (fit: it fits), 1 it does not fit, 2 bad input or usage.
-environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file.
+exit codes: 0 success (fit: it fits), 1 it does not fit (bw: the measurement failed), 2 bad input or usage.
+environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
+  PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw.
 )";
 
 int cmd_inspect(const std::vector<std::string>& argv) {
@@ -275,12 +278,13 @@ int run(int argc, char** argv) {
   if (command == "models") return cmd_models(rest);
   if (command == "devices") return cmd_devices(rest);
   if (command == "engines") return cmd_engines(rest);
+  if (command == "bw") return cmd_bw(rest);
   if (command == "version" || command == "--version") {
     std::cout << "preflight " << PREFLIGHT_VERSION << " (" << PREFLIGHT_COMMIT << ")\n";
     return k_exit_ok;
   }
   std::string message = "unknown command '" + command + "'";
-  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "version"}, 1);
+  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "bw", "version"}, 1);
   if (!near.empty()) message += "; did you mean " + near[0];
   std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
   return k_exit_usage;

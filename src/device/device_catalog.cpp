@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "base/embedded.hpp"
@@ -17,6 +18,41 @@ std::string squash(const std::string& text) {
   }
   return out;
 }
+
+Expected<BandwidthMeasurement> parse_bandwidth_measurement(const Json& j, const std::string& origin, const std::string& prefix) {
+  JsonObject o(j, origin, prefix);
+  PF_TRY(keys, o.only_keys({"median_bytes_per_s", "min_bytes_per_s", "max_bytes_per_s", "repeats", "warmup", "buffer_bytes", "device_index", "date", "tool", "method"}));
+  (void)keys;
+  BandwidthMeasurement m;
+  PF_TRY(median, o.number("median_bytes_per_s"));
+  PF_TRY(low, o.number("min_bytes_per_s"));
+  PF_TRY(high, o.number("max_bytes_per_s"));
+  PF_TRY(repeats, o.int_("repeats"));
+  PF_TRY(warmup, o.opt_int("warmup"));
+  PF_TRY(buffer, o.number("buffer_bytes"));
+  PF_TRY(index, o.opt_int("device_index"));
+  PF_TRY(date, o.string("date"));
+  PF_TRY(tool, o.string("tool"));
+  PF_TRY(method, o.opt_string("method"));
+  if (!(low > 0) || !(low <= median) || !(median <= high)) {
+    return make_error(ErrorKind::corrupt, format("%s: %s: expected 0 < min_bytes_per_s <= median_bytes_per_s <= max_bytes_per_s, found %.0f, %.0f, %.0f",
+                                                 origin.c_str(), prefix.c_str(), low, median, high), origin);
+  }
+  if (repeats < 1 || !(buffer > 0)) return make_error(ErrorKind::corrupt, format("%s: %s: repeats and buffer_bytes must be positive", origin.c_str(), prefix.c_str()), origin);
+  if (date.empty() || tool.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: date and tool must name the run", origin.c_str(), prefix.c_str()), origin);
+  m.median_bytes_per_s = median;
+  m.min_bytes_per_s = low;
+  m.max_bytes_per_s = high;
+  m.repeats = repeats;
+  m.warmup = warmup.value_or(0);
+  m.buffer_bytes = buffer;
+  m.device_index = index.value_or(0);
+  m.date = date;
+  m.tool = tool;
+  m.method = method.value_or("");
+  return m;
+}
+
 }  // namespace
 
 bool DeviceSpec::supports_dtype(const std::string& dtype) const {
@@ -140,7 +176,7 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));
     JsonObject r(item, origin, "devices[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "source"}));
+    PF_TRY(keys, r.only_keys({"id", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "measured_copy_bandwidth", "source"}));
     (void)keys;
     PF_TRY(source, r.string("source"));
     const DeviceSpec* found = catalog.find(id);
@@ -154,9 +190,25 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
     for (double v : {rt.value_or(1), bw.value_or(1), mbw.value_or(1)}) {
       if (!(v > 0)) return make_error(ErrorKind::corrupt, format("%s: %s: measured values must be positive", origin.c_str(), id.c_str()), origin);
     }
+    std::optional<BandwidthMeasurement> run;
+    if (const Json* m = r.find("measured_copy_bandwidth")) {
+      PF_TRY(parsed, parse_bandwidth_measurement(*m, origin, "devices[" + id + "].measured_copy_bandwidth"));
+      if (mbw && std::abs(*mbw - parsed.median_bytes_per_s) > 1e-9 * parsed.median_bytes_per_s) {
+        return make_error(ErrorKind::corrupt, format("%s: %s: measured_copy_bandwidth_bytes_per_s %.0f disagrees with measured_copy_bandwidth.median_bytes_per_s %.0f",
+                                                     origin.c_str(), id.c_str(), *mbw, parsed.median_bytes_per_s), origin);
+      }
+      mbw = parsed.median_bytes_per_s;
+      run = parsed;
+    }
     if (rt) { d.runtime_total_bytes = rt; d.source_runtime_total = source + " (" + origin + ")"; d.overrides.push_back("runtime_total_bytes"); }
     if (bw) { d.hbm_bandwidth_bytes_per_s = bw; d.source_bandwidth = source + " (" + origin + ")"; d.overrides.push_back("hbm_bandwidth_bytes_per_s"); }
-    if (mbw) { d.measured_copy_bandwidth_bytes_per_s = mbw; d.overrides.push_back("measured_copy_bandwidth_bytes_per_s"); }
+    if (mbw) {
+      d.measured_copy_bandwidth_bytes_per_s = mbw;
+      d.measured_copy_bandwidth = run;
+      d.source_measured_copy_bandwidth = run ? format("%s, median of %lld copies on %s (%s)", run->tool.c_str(), static_cast<long long>(run->repeats), run->date.c_str(), origin.c_str())
+                                             : source + " (" + origin + ")";
+      d.overrides.push_back("measured_copy_bandwidth_bytes_per_s");
+    }
     d.origin += " + " + origin;
   }
   return Ok{};
@@ -169,9 +221,13 @@ std::string device_overlay_path() {
   return join_path(home ? home : "/root", ".config/preflight/devices.json");
 }
 
-Expected<DeviceCatalog> load_device_catalog() {
+Expected<DeviceCatalog> load_builtin_device_catalog() {
   PF_TRY(json, parse_json(std::string(embedded_data("devices/devices.json")), "data/devices/devices.json"));
-  PF_TRY(catalog, parse_device_catalog(json, "data/devices/devices.json"));
+  return parse_device_catalog(json, "data/devices/devices.json");
+}
+
+Expected<DeviceCatalog> load_device_catalog() {
+  PF_TRY(catalog, load_builtin_device_catalog());
   const std::string overlay = device_overlay_path();
   if (path_exists(overlay)) {
     PF_TRY(overlay_json, load_json_file(overlay));

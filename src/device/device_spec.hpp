@@ -12,6 +12,22 @@
 
 namespace preflight::device {
 
+// A device-to-device copy measurement recorded by `preflight bw --save` in the user's overlay: the
+// provenance of measured_copy_bandwidth_bytes_per_s (which is its median). Bytes per copy are counted
+// read + write (2 x buffer_bytes), as in the seed report and shared/reference/hardware-notes.md.
+struct BandwidthMeasurement {
+  double median_bytes_per_s = 0;
+  double min_bytes_per_s = 0;
+  double max_bytes_per_s = 0;
+  int64_t repeats = 0;      // timed copies
+  int64_t warmup = 0;       // untimed copies before them
+  double buffer_bytes = 0;  // per buffer
+  int64_t device_index = 0;
+  std::string date;    // RFC 3339 UTC, when the measurement ran
+  std::string tool;    // "preflight bw 0.1.0 (build commit)"
+  std::string method;  // the runtime calls timed
+};
+
 struct DeviceSpec {
   std::string id;
   std::string name;
@@ -22,7 +38,8 @@ struct DeviceSpec {
   double memory_bytes = 0;                     // nominal
   std::optional<double> runtime_total_bytes;   // what mem_get_info reports as total
   std::optional<double> hbm_bandwidth_bytes_per_s;
-  std::optional<double> measured_copy_bandwidth_bytes_per_s;
+  std::optional<double> measured_copy_bandwidth_bytes_per_s;  // device-to-device copy, read + write counted
+  std::optional<BandwidthMeasurement> measured_copy_bandwidth;  // its provenance when the overlay recorded one
   std::optional<double> bf16_dense_flops;
   std::optional<double> fp16_dense_flops;
   std::optional<double> fp8_dense_flops;
@@ -31,6 +48,7 @@ struct DeviceSpec {
   std::optional<double> interconnect_bandwidth_bytes_per_s;
   std::vector<std::string> dtypes;
   std::string source_memory, source_runtime_total, source_bandwidth, source_compute;
+  std::string source_measured_copy_bandwidth;  // set when the overlay replaced the catalogue's measured copy figure
   std::string confidence_runtime_total, confidence_bandwidth;
   std::string origin;  // catalogue file (and overlay file when overridden)
   std::vector<std::string> overrides;  // fields replaced by the user's measured file
@@ -48,12 +66,17 @@ struct DeviceCatalog {
 
 Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string& origin);
 // Measured overrides: {"schema_version":1,"devices":[{"id":"910B3","runtime_total_bytes":..,
-// "hbm_bandwidth_bytes_per_s":..,"source":"preflight bw 2026-12-02"}]}.
+// "hbm_bandwidth_bytes_per_s":..,"source":"preflight bw 2026-12-02"}]}. An entry may also carry
+// "measured_copy_bandwidth": {"median_bytes_per_s", "min_bytes_per_s", "max_bytes_per_s", "repeats",
+// "warmup", "buffer_bytes", "device_index", "date", "tool", "method"} (written by `preflight bw --save`);
+// its median becomes measured_copy_bandwidth_bytes_per_s, and a scalar beside it must agree.
 Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std::string& origin);
 
 // The embedded catalogue plus the user's measured file when present ($PREFLIGHT_DEVICE_OVERRIDES,
 // else $XDG_CONFIG_HOME/preflight/devices.json, else ~/.config/preflight/devices.json).
 Expected<DeviceCatalog> load_device_catalog();
+// The embedded catalogue alone, without the overlay (for writing the overlay).
+Expected<DeviceCatalog> load_builtin_device_catalog();
 std::string device_overlay_path();
 
 // Looks up a device by id or alias; not_found with the nearest names suggested.

@@ -1,0 +1,260 @@
+#include "cli/cmd_bw.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "base/checked.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cli/args.hpp"
+#include "cli/common.hpp"
+#include "device/device_spec.hpp"
+#include "device/measured_overlay.hpp"
+#include "probe/device_bandwidth.hpp"
+#include "probe/host_bandwidth.hpp"
+#include "report/render.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+constexpr int64_t k_default_host_mib = 256;     // per array: far above the LLC of the hosts we target
+constexpr int64_t k_default_device_mib = 2048;  // per buffer: the seed's 2 GiB fp16 tensor
+constexpr int64_t k_max_mib = int64_t{1} << 30;
+
+const char* k_usage = "usage: preflight bw [--target host|cuda|npu] [--device-index N] [--size MiB] [--threads N] [--repeats N] [--warmup N]\n"
+                      "                    [--kernel copy,read,triad] [--runtime-lib PATH] [--device ID] [--save] [--json]";
+
+int fail(const Error& e, int code) {
+  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
+  return code;
+}
+int usage(const std::string& message) { return fail(make_error(ErrorKind::invalid_argument, message + "\n" + k_usage), k_exit_usage); }
+
+// Usage problems exit 2; a machine without the runtime or a failing runtime call exits 1.
+int measurement_failed(const Error& e) { return fail(e, e.kind == ErrorKind::invalid_argument ? k_exit_usage : k_exit_fail); }
+
+std::string utc_now_rfc3339() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string build_note() {
+#ifdef NDEBUG
+  return "optimized";
+#else
+  return "debug (NDEBUG unset): host figures are not representative";
+#endif
+}
+
+std::function<void(const std::string&)> progress_printer() {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [](const std::string& line) { std::fprintf(stderr, "preflight bw: %s\n", line.c_str()); };
+}
+
+double gb(double bytes_per_s) { return bytes_per_s / k_gb; }
+
+Json result_to_json(const probe::BandwidthResult& r) {
+  return Json{{"operation", r.operation}, {"counting", r.counting}, {"bytes_per_repeat", r.bytes_per_repeat}, {"warmup", r.warmup},
+              {"repeats", r.seconds.size()}, {"seconds", r.seconds}, {"min_bytes_per_s", r.min_bytes_per_s},
+              {"median_bytes_per_s", r.median_bytes_per_s}, {"max_bytes_per_s", r.max_bytes_per_s}, {"aggregate_bytes_per_s", r.aggregate_bytes_per_s},
+              {"min_gb_per_s", gb(r.min_bytes_per_s)}, {"median_gb_per_s", gb(r.median_bytes_per_s)}, {"max_gb_per_s", gb(r.max_bytes_per_s)},
+              {"aggregate_gb_per_s", gb(r.aggregate_bytes_per_s)}};
+}
+
+std::string result_row(const probe::BandwidthResult& r) {
+  return format("%-12s %-24s %10s %10s %10s %10s\n", r.operation.c_str(), (with_thousands(static_cast<int64_t>(r.bytes_per_repeat)) + " B").c_str(),
+                fixed(gb(r.min_bytes_per_s), 2).c_str(), fixed(gb(r.median_bytes_per_s), 2).c_str(), fixed(gb(r.max_bytes_per_s), 2).c_str(),
+                fixed(gb(r.aggregate_bytes_per_s), 2).c_str());
+}
+
+const char* k_table_header = "operation    bytes counted per run           min     median        max  aggregate\n";
+
+struct Request {
+  std::string target;
+  int64_t device_index = 0;
+  uint64_t size_bytes = 0;
+  std::optional<int64_t> threads, repeats, warmup;
+  std::string kernels, runtime_lib, device_name;
+  bool save = false;
+  bool json = false;
+};
+
+Expected<Request> read_request(const std::vector<std::string>& argv) {
+  PF_TRY(args, parse_args(argv, {{"target", true}, {"device-index", true}, {"size", true}, {"threads", true}, {"repeats", true}, {"warmup", true},
+                                 {"kernel", true}, {"runtime-lib", true}, {"device", true}, {"save", false}, {"json", false}}));
+  if (!args.positional.empty()) return make_error(ErrorKind::invalid_argument, format("unexpected argument '%s'", args.positional[0].c_str()));
+  Request r;
+  r.target = args.get("target").value_or("host");
+  if (r.target != "host" && r.target != "cuda" && r.target != "npu") {
+    return make_error(ErrorKind::invalid_argument, format("--target: expected host, cuda or npu, got '%s'", r.target.c_str()));
+  }
+  const bool host = r.target == "host";
+  PF_TRY(index, args.get_int("device-index"));
+  PF_TRY(size, args.get_int("size"));
+  PF_TRY(threads, args.get_int("threads"));
+  PF_TRY(repeats, args.get_int("repeats"));
+  PF_TRY(warmup, args.get_int("warmup"));
+  if (host && (index || args.has("runtime-lib"))) return make_error(ErrorKind::invalid_argument, "--device-index and --runtime-lib apply to --target cuda or npu");
+  if (!host && (threads || args.has("kernel"))) return make_error(ErrorKind::invalid_argument, "--threads and --kernel apply to --target host");
+  const int64_t mib = size.value_or(host ? k_default_host_mib : k_default_device_mib);
+  if (mib < 1 || mib > k_max_mib) return make_error(ErrorKind::invalid_argument, format("--size: expected MiB in [1, %lld], got %lld", static_cast<long long>(k_max_mib), static_cast<long long>(mib)));
+  r.size_bytes = *checked_mul(static_cast<uint64_t>(mib), 1ull << 20);  // cannot overflow below k_max_mib
+  for (const auto& [name, value] : {std::pair{"--device-index", index}, std::pair{"--threads", threads}, std::pair{"--repeats", repeats}, std::pair{"--warmup", warmup}}) {
+    if (value && (*value < 0 || *value > 1000000)) return make_error(ErrorKind::invalid_argument, format("%s: expected a count in [0, 1000000], got %lld", name, static_cast<long long>(*value)));
+  }
+  r.device_index = index.value_or(0);
+  r.threads = threads;
+  r.repeats = repeats;
+  r.warmup = warmup;
+  r.kernels = args.get("kernel").value_or("");
+  r.runtime_lib = args.get("runtime-lib").value_or("");
+  r.device_name = args.get("device").value_or("");
+  r.save = args.has("save");
+  r.json = args.has("json");
+  if (r.save && host) {
+    return make_error(ErrorKind::invalid_argument, "host measurements are printed, not saved: the device catalogue has no host entry (save with --target cuda|npu --device ID)");
+  }
+  if (r.save && r.device_name.empty()) return make_error(ErrorKind::invalid_argument, "--save needs --device ID, the catalogue device the figure belongs to");
+  if (host && !r.device_name.empty()) return make_error(ErrorKind::invalid_argument, "--device names an accelerator; use it with --target cuda or npu");
+  return r;
+}
+
+int run_host(const Request& req) {
+  probe::HostBandwidthOptions o;
+  o.array_bytes = req.size_bytes;
+  if (req.threads) o.threads = static_cast<int>(*req.threads);
+  if (req.repeats) o.repeats = static_cast<int>(*req.repeats);
+  if (req.warmup) o.warmup = static_cast<int>(*req.warmup);
+  if (!req.kernels.empty()) {
+    o.kernels.clear();
+    for (const auto& name : split(req.kernels, ',')) {
+      auto k = probe::parse_host_kernel(trim(name));
+      if (!k) return usage("--kernel: " + k.error().message);
+      o.kernels.push_back(*k);
+    }
+  }
+  o.on_progress = progress_printer();
+  auto report = probe::measure_host_bandwidth(o);
+  if (!report) return measurement_failed(report.error());
+  if (req.json) {
+    Json j = report::envelope("bw");
+    j["target"] = "host";
+    j["unit"] = "GB/s, 1 GB = 1e9 bytes";
+    j["build"] = build_note();
+    j["threads"] = report->threads;
+    j["array_bytes"] = report->array_bytes;
+    j["results"] = Json::array();
+    for (const auto& r : report->results) j["results"].push_back(result_to_json(r));
+    std::cout << j.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << format("host memory: %d threads, 3 arrays of %s B (%s MiB), %d warm-up + %d timed runs per kernel\n", report->threads,
+                      with_thousands(static_cast<int64_t>(report->array_bytes)).c_str(), fixed(static_cast<double>(report->array_bytes) / k_mib, 0).c_str(),
+                      o.warmup, o.repeats);
+  std::cout << "rates in GB/s (1 GB = 1e9 bytes); bytes counted as STREAM does: copy 2 x array, read 1 x array, triad 3 x array\n";
+  if (build_note() != "optimized") std::cout << "build: " << build_note() << "\n";
+  std::cout << "\n" << k_table_header;
+  for (const auto& r : report->results) std::cout << result_row(r);
+  return k_exit_ok;
+}
+
+int run_device(const Request& req) {
+  // Resolve the catalogue device first: a typo should not cost a measurement.
+  std::optional<device::DeviceSpec> dev;
+  if (!req.device_name.empty()) {
+    auto catalog = device::load_device_catalog();
+    if (!catalog) return fail(catalog.error(), k_exit_usage);
+    auto found = device::find_device(*catalog, req.device_name);
+    if (!found) return fail(found.error(), k_exit_usage);
+    if (found->platform != req.target) {
+      return usage(format("--device %s is a %s device; this measures --target %s", found->id.c_str(), found->platform.c_str(), req.target.c_str()));
+    }
+    dev = *found;
+  }
+  probe::DeviceBandwidthOptions o;
+  o.runtime = req.target == "cuda" ? probe::DeviceRuntime::cuda : probe::DeviceRuntime::ascend;
+  o.device_index = static_cast<int>(req.device_index);
+  o.buffer_bytes = req.size_bytes;
+  if (req.repeats) o.repeats = static_cast<int>(*req.repeats);
+  if (req.warmup) o.warmup = static_cast<int>(*req.warmup);
+  o.library_path = req.runtime_lib;
+  o.on_progress = progress_printer();
+  const std::string date = utc_now_rfc3339();
+  auto report = probe::measure_device_bandwidth(o);
+  if (!report) return measurement_failed(report.error());
+  const auto& c = report->copy;
+
+  std::optional<std::string> saved_path;
+  if (req.save) {
+    device::BandwidthMeasurement m;
+    m.median_bytes_per_s = c.median_bytes_per_s;
+    m.min_bytes_per_s = c.min_bytes_per_s;
+    m.max_bytes_per_s = c.max_bytes_per_s;
+    m.repeats = static_cast<int64_t>(c.seconds.size());
+    m.warmup = c.warmup;
+    m.buffer_bytes = static_cast<double>(report->buffer_bytes);
+    m.device_index = report->device_index;
+    m.date = date;
+    m.tool = format("preflight bw %s (%s)", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
+    m.method = report->method + "; bytes counted read + write (2 x buffer)";
+    auto builtin = device::load_builtin_device_catalog();
+    if (!builtin) return fail(builtin.error(), k_exit_fail);
+    const std::string path = device::device_overlay_path();
+    auto saved = device::save_measured_copy_bandwidth(path, *builtin, dev->id, m);
+    if (!saved) return fail(saved.error(), k_exit_fail);
+    saved_path = path;
+  }
+
+  if (req.json) {
+    Json j = report::envelope("bw");
+    j["target"] = req.target;
+    j["unit"] = "GB/s, 1 GB = 1e9 bytes";
+    j["runtime"] = probe::device_runtime_name(report->runtime);
+    j["library"] = report->library_path;
+    j["device_index"] = report->device_index;
+    j["buffer_bytes"] = report->buffer_bytes;
+    j["method"] = report->method;
+    j["date"] = date;
+    j["results"] = Json::array({result_to_json(c)});
+    if (dev) {
+      j["device"] = {{"id", dev->id},
+                     {"catalogue_hbm_bandwidth_bytes_per_s", dev->hbm_bandwidth_bytes_per_s ? Json(*dev->hbm_bandwidth_bytes_per_s) : Json()},
+                     {"catalogue_measured_copy_bandwidth_bytes_per_s", dev->measured_copy_bandwidth_bytes_per_s ? Json(*dev->measured_copy_bandwidth_bytes_per_s) : Json()}};
+    }
+    j["saved_to"] = saved_path ? Json(*saved_path) : Json();
+    std::cout << j.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  std::cout << format("%s device %d via %s\n", req.target.c_str(), report->device_index, report->library_path.c_str());
+  std::cout << format("method: %s\n", report->method.c_str());
+  std::cout << format("%d warm-up + %zu timed copies of %s B; bytes counted per copy: %s\n", c.warmup, c.seconds.size(),
+                      with_thousands(static_cast<int64_t>(report->buffer_bytes)).c_str(), c.counting.c_str());
+  std::cout << "rates in GB/s (1 GB = 1e9 bytes); aggregate = all bytes over all timed seconds (the seed's method)\n\n" << k_table_header << result_row(c);
+  if (dev) {
+    std::cout << format("\n%s in the catalogue: peak %s GB/s, measured copy %s GB/s; this run's median is %s of the peak\n", dev->id.c_str(),
+                        dev->hbm_bandwidth_bytes_per_s ? fixed(gb(*dev->hbm_bandwidth_bytes_per_s), 0).c_str() : "-",
+                        dev->measured_copy_bandwidth_bytes_per_s ? fixed(gb(*dev->measured_copy_bandwidth_bytes_per_s), 0).c_str() : "-",
+                        dev->hbm_bandwidth_bytes_per_s ? (fixed(100 * c.median_bytes_per_s / *dev->hbm_bandwidth_bytes_per_s, 1) + "%").c_str() : "-");
+  }
+  if (saved_path) std::cout << format("saved to %s as %s measured_copy_bandwidth_bytes_per_s = %.0f (median)\n", saved_path->c_str(), dev->id.c_str(), c.median_bytes_per_s);
+  return k_exit_ok;
+}
+
+}  // namespace
+
+int cmd_bw(const std::vector<std::string>& argv) {
+  auto req = read_request(argv);
+  if (!req) return usage(req.error().message);
+  return req->target == "host" ? run_host(*req) : run_device(*req);
+}
+
+}  // namespace preflight::cli

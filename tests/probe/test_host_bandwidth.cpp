@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "probe/host_bandwidth.hpp"
+
+using namespace preflight;
+using namespace preflight::probe;
+
+TEST(HostBandwidth, RunsEachKernelAndCountsBytesTheStreamWay) {
+  HostBandwidthOptions o;
+  o.array_bytes = 4ull << 20;  // small: a unit test measures the plumbing, not this machine
+  o.threads = 2;
+  o.warmup = 1;
+  o.repeats = 3;
+  int progress_lines = 0;
+  o.on_progress = [&](const std::string&) { ++progress_lines; };
+  auto r = measure_host_bandwidth(o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_EQ(r->threads, 2);
+  EXPECT_EQ(r->array_bytes, 4194304u);
+  EXPECT_EQ(progress_lines, 3);
+  ASSERT_EQ(r->results.size(), 3u);
+  // STREAM: copy 2 x N x 8, read 1 x N x 8, triad 3 x N x 8 bytes per repeat.
+  const struct {
+    const char* name;
+    double bytes;
+  } expected[] = {{"copy", 2 * 4194304.0}, {"read", 4194304.0}, {"triad", 3 * 4194304.0}};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& k = r->results[i];
+    EXPECT_EQ(k.operation, expected[i].name);
+    EXPECT_DOUBLE_EQ(k.bytes_per_repeat, expected[i].bytes);
+    EXPECT_EQ(k.warmup, 1);
+    EXPECT_EQ(k.seconds.size(), 3u);
+    // Plausible for any machine that runs the tests, even a loaded CI runner under ASan: between
+    // 10 MB/s and 10 TB/s. A broken clock or byte count lands outside by orders of magnitude.
+    EXPECT_GT(k.median_bytes_per_s, 1e7) << k.operation;
+    EXPECT_LT(k.median_bytes_per_s, 1e13) << k.operation;
+    EXPECT_LE(k.min_bytes_per_s, k.median_bytes_per_s);
+    EXPECT_LE(k.median_bytes_per_s, k.max_bytes_per_s);
+  }
+}
+
+TEST(HostBandwidth, UnevenSlicesStillCheckEveryValue) {
+  // 1,000,003 B is 125,000 doubles (3 bytes dropped), split over 3 threads as 41,664 + 41,664 + 41,672.
+  HostBandwidthOptions o;
+  o.array_bytes = 1000003;
+  o.threads = 3;
+  o.warmup = 0;
+  o.repeats = 1;
+  o.kernels = {HostKernel::triad, HostKernel::read};
+  auto r = measure_host_bandwidth(o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_EQ(r->array_bytes, 1000000u);
+  ASSERT_EQ(r->results.size(), 2u);
+  EXPECT_EQ(r->results[0].operation, "triad");
+  EXPECT_DOUBLE_EQ(r->results[1].bytes_per_repeat, 1000000.0);
+}
+
+TEST(HostBandwidth, RejectsOptionsOutOfRange) {
+  struct Case {
+    uint64_t bytes;
+    int threads;
+    int repeats;
+    int warmup;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {1 << 20, -1, 3, 1, "threads must be in [1, 1024], got -1"},
+      {1 << 20, 5000, 3, 1, "threads must be in [1, 1024], got 5000"},
+      {1 << 20, 1, 0, 1, "repeats must be in"},
+      {1 << 20, 1, 3, -2, "warm-up runs must be in"},
+      {100, 4, 3, 1, "too small for 4 threads"},
+      {1ull << 50, 1, 3, 1, "exceed half of physical memory"},
+  };
+  for (const auto& c : cases) {
+    HostBandwidthOptions o;
+    o.array_bytes = c.bytes;
+    o.threads = c.threads;
+    o.repeats = c.repeats;
+    o.warmup = c.warmup;
+    auto r = measure_host_bandwidth(o);
+    ASSERT_FALSE(r.has_value()) << c.fragment;
+    EXPECT_EQ(r.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(r.error().message.find(c.fragment), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(HostBandwidth, ParsesKernelNames) {
+  EXPECT_EQ(*parse_host_kernel("copy"), HostKernel::copy);
+  EXPECT_EQ(*parse_host_kernel("read"), HostKernel::read);
+  EXPECT_EQ(*parse_host_kernel("triad"), HostKernel::triad);
+  auto bad = parse_host_kernel("scale");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("known: copy, read, triad"), std::string::npos);
+}
