@@ -11,6 +11,8 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
+#include "cli/cmd_doctor.hpp"
+#include "cli/cmd_logs.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -36,6 +38,8 @@ commands:
   fit MODEL --device D     what vLLM / vLLM-Ascend will print at start-up, and the verdict
   validate FILE.jsonl...   compare predictions with recorded deployments
   models                   the embedded model catalogue
+  logs FILE                an engine log: versions, args, printed vs predicted, root cause and fix (alias: explain)
+  doctor                   check the CANN / driver / Python stack, lock files and deploy script (--root, --script, --fix)
   devices                  the device catalogue (with your measured overrides)
   engines                  the engine catalogue (versions, defaults, accepted quantization)
   version
@@ -277,6 +281,8 @@ int run(int argc, char** argv) {
   if (command == "fit") return cmd_fit(rest);
   if (command == "validate") return cmd_validate(rest);
   if (command == "models") return cmd_models(rest);
+  if (command == "logs" || command == "explain") return cmd_logs(rest);
+  if (command == "doctor") return cmd_doctor(rest);
   if (command == "devices") return cmd_devices(rest);
   if (command == "engines") return cmd_engines(rest);
   if (command == "version" || command == "--version") {
@@ -284,7 +290,7 @@ int run(int argc, char** argv) {
     return k_exit_ok;
   }
   std::string message = "unknown command '" + command + "'";
-  const auto near = nearest_names(command, {"inspect", "fit", "validate", "models", "devices", "engines", "version"}, 1);
+  const auto near = nearest_names(command, {"inspect", "fit", "validate", "models", "devices", "engines", "logs", "explain", "doctor", "version"}, 1);
   if (!near.empty()) message += "; did you mean " + near[0];
   std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
   return k_exit_usage;

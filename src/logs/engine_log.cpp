@@ -449,6 +449,21 @@ void classify(EngineLog& log, const std::vector<std::string>& lines, const Signa
   }
 }
 
+// A log record hard-wrapped over several lines (some logs are saved at a fixed width): the line
+// plus following lines that do not start a new record, up to 40 lines.
+bool starts_record(const std::string& line) {
+  const std::string head = line.substr(0, 48);
+  if (head.find(" pid=") != std::string::npos) return true;
+  for (const char* level : {"INFO", "WARNING", "ERROR", "DEBUG", "Traceback", "$ "}) if (starts_with(line, level)) return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& lines, size_t i) {
+  std::string out = lines[i];
+  for (size_t j = i + 1; j < lines.size() && j <= i + 40 && !starts_record(lines[j]); ++j) out += lines[j];
+  return out;
+}
+
 }  // namespace
 
 EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatures) {
@@ -463,13 +478,13 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     scan_versions(log.versions, line, n);
     scan_printed(log.printed, line, n);
     if (const size_t p = line.find("with config:"); p != std::string::npos) {
-      for (const auto& [k, v] : scan_pairs(line.substr(p + 12), '=')) apply_arg(from_config, k, v, n);
+      for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 12), '=')) apply_arg(from_config, k, v, n);
     }
     if (const size_t p = line.find("Namespace("); p != std::string::npos) {
-      for (const auto& [k, v] : scan_pairs(line.substr(p + 10), '=')) apply_arg(from_config, k, v, n);
+      for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 10), '=')) apply_arg(from_config, k, v, n);
     }
     if (const size_t p = line.find("non-default args: {"); p != std::string::npos) {
-      for (const auto& [k, v] : scan_pairs(line.substr(p + 19), ':')) apply_arg(from_dict, k, v, n);
+      for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 19), ':')) apply_arg(from_dict, k, v, n);
     }
     if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
