@@ -288,8 +288,11 @@ void scan_versions(Versions& v, const std::string& line, int64_t n) {
 }
 
 void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
-  for (const char* key : {"Model loading took", "Loading model weights took", "Loading weights took"}) {
-    if (auto v = number_after(line, key)) set_once(p.weights_gib, *v, n);
+  for (const char* key : {"Model loading took", "Loading model weights took"}) {
+    size_t end = 0;
+    auto v = number_after(line, key, &end);
+    // Only a size: "Loading weights took 3.03 seconds" is a duration.
+    if (v && line.compare(std::min(end + 1, line.size()), 1, "G") == 0) set_once(p.weights_gib, *v, n);
   }
   if (auto v = number_after(line, "Available KV cache memory:")) set_once(p.available_kv_gib, *v, n);
   if (line.find("total memory:") != std::string::npos) {

@@ -346,3 +346,13 @@ TEST(LogsCli, MissingFileIsExitTwo) {
   EXPECT_NE(r.out.find("/nonexistent/engine.log"), std::string::npos);
   EXPECT_EQ(run("logs").code, 2);
 }
+
+TEST(EngineLog, WeightsLineIsASizeNotADuration) {
+  // vLLM 0.10 prints both; only the second is the weights (dennislee22/vLLM-benchmarking log).
+  const auto log = lg::parse_engine_log(
+      "INFO [default_loader.py:262] Loading weights took 3.03 seconds\n"
+      "INFO [gpu_model_runner.py:2007] Model loading took 14.2488 GiB and 4.422213 seconds\n", sigs());
+  ASSERT_TRUE(log.printed.weights_gib);
+  EXPECT_DOUBLE_EQ(log.printed.weights_gib->value, 14.2488);
+  EXPECT_EQ(log.printed.weights_gib->line, 2);
+}
