@@ -14,6 +14,8 @@
 #include "cli/cmd_bw.hpp"
 #include "cli/cmd_plan.hpp"
 #include "cli/common.hpp"
+#include "cli/cmd_doctor.hpp"
+#include "cli/cmd_logs.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -38,6 +40,8 @@ commands:
   plan MODEL [--devices ..] what this model needs: the cheapest device count, layout and quantization per device
   validate FILE.jsonl...   compare predictions with recorded deployments
   models                   the embedded model catalogue
+  logs FILE                an engine log: versions, args, printed vs predicted, root cause and fix (alias: explain)
+  doctor                   check the CANN / driver / Python stack, lock files and deploy script (--root, --script, --fix)
   devices                  the device catalogue (with your measured overrides)
   engines                  the engine catalogue (versions, defaults, accepted quantization)
   bw [--target host|cuda|npu] [--save --device D]   measure memory bandwidth (copy counted read + write)
@@ -276,6 +280,8 @@ int run(int argc, char** argv) {
   if (command == "validate") return cmd_validate(rest);
   if (command == "plan") return cmd_plan(rest);
   if (command == "models") return cmd_models(rest);
+  if (command == "logs" || command == "explain") return cmd_logs(rest);
+  if (command == "doctor") return cmd_doctor(rest);
   if (command == "devices") return cmd_devices(rest);
   if (command == "engines") return cmd_engines(rest);
   if (command == "bw") return cmd_bw(rest);
@@ -284,7 +290,7 @@ int run(int argc, char** argv) {
     return k_exit_ok;
   }
   std::string message = "unknown command '" + command + "'";
-  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "bw", "version"}, 1);
+  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "bw", "logs", "explain", "doctor", "version"}, 1);
   if (!near.empty()) message += "; did you mean " + near[0];
   std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
   return k_exit_usage;

@@ -1,0 +1,133 @@
+#include "cli/cmd_doctor.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "base/text.hpp"
+#include "cli/args.hpp"
+#include "doctor/doctor.hpp"
+#include "report/render.hpp"
+
+extern char** environ;
+
+namespace preflight::cli {
+
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_fail = 1;
+constexpr int k_exit_usage = 2;
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+bool use_color() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+const char* colored(doctor::CheckStatus s, bool color) {
+  if (!color) return doctor::check_status_name(s);
+  switch (s) {
+    case doctor::CheckStatus::ok: return "\033[32mok\033[0m";
+    case doctor::CheckStatus::warn: return "\033[33mwarn\033[0m";
+    case doctor::CheckStatus::fail: return "\033[31mfail\033[0m";
+    case doctor::CheckStatus::skip: return "\033[2mskip\033[0m";
+  }
+  return "skip";
+}
+
+}  // namespace
+
+int cmd_doctor(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}, {"root", true}, {"venv", true}, {"script", true}, {"cache-dir", true}, {"fix", false}});
+  if (!args) {
+    std::fprintf(stderr, "preflight: %s\n", args.error().describe().c_str());
+    return k_exit_usage;
+  }
+  if (!args->positional.empty()) {
+    std::fprintf(stderr, "preflight: usage: preflight doctor [--root DIR] [--venv DIR] [--script FILE] [--cache-dir DIR[,DIR]] [--fix] [--json]\n");
+    return k_exit_usage;
+  }
+  auto compat = doctor::load_compat();
+  if (!compat) {
+    std::fprintf(stderr, "preflight: %s\n", compat.error().describe().c_str());
+    return k_exit_usage;
+  }
+  doctor::DoctorOptions options;
+  options.root = args->get("root").value_or("/");
+  options.env = current_environment();
+  options.venv = args->get("venv");
+  options.script_path = args->get("script");
+  if (auto dirs = args->get("cache-dir")) for (const auto& d : split(*dirs, ',')) if (!d.empty()) options.cache_dirs.push_back(d);
+  options.runner = doctor::system_command_runner();
+  const doctor::DoctorReport report = doctor::run_doctor(options, *compat);
+
+  // --fix: stale *.lock files only, each path printed before it is removed.
+  Json fixed = Json::array();
+  int fix_errors = 0;
+  if (args->has("fix")) {
+    for (const auto& lock : report.locks) {
+      if (!lock.stale()) continue;
+      std::fprintf(args->has("json") ? stderr : stdout, "removing %s\n", lock.path.c_str());
+      std::fflush(stdout);
+      auto st = doctor::remove_stale_lock(options.root, lock);
+      fixed.push_back({{"path", lock.path}, {"removed", st.has_value()}, {"error", st ? Json() : Json(st.error().describe())}});
+      if (!st) {
+        ++fix_errors;
+        std::fprintf(stderr, "preflight: %s\n", st.error().describe().c_str());
+      }
+    }
+  }
+  bool any_fail = false;
+  for (const auto& c : report.checks) any_fail = any_fail || c.status == doctor::CheckStatus::fail;
+  if (args->has("json")) {
+    Json j = report::envelope("doctor");
+    j["root"] = report.root;
+    j["platform"] = report.platform;
+    Json checks = Json::array();
+    for (const auto& c : report.checks) {
+      checks.push_back({{"id", c.id}, {"title", c.title}, {"status", doctor::check_status_name(c.status)}, {"summary", c.summary}, {"evidence", c.evidence},
+                        {"fix", c.fix.empty() ? Json() : Json(c.fix)}});
+    }
+    j["checks"] = checks;
+    Json locks = Json::array();
+    for (const auto& l : report.locks) {
+      locks.push_back({{"path", l.path}, {"owner_pid", l.owner_pid ? Json(*l.owner_pid) : Json()},
+                       {"owner", l.owner == doctor::LockOwner::alive ? "alive" : l.owner == doctor::LockOwner::dead ? "dead" : "not_recorded"}, {"stale", l.stale()}});
+    }
+    j["locks"] = locks;
+    j["free_fraction_min"] = report.free_fraction_min ? Json(*report.free_fraction_min) : Json();
+    if (args->has("fix")) j["fixed"] = fixed;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    const bool color = use_color();
+    std::printf("preflight doctor: root %s, platform %s\n\n", report.root.c_str(), report.platform.c_str());
+    for (const auto& c : report.checks) {
+      std::printf("[%s] %s: %s\n", colored(c.status, color), c.title.c_str(), c.summary.c_str());
+      for (const auto& e : c.evidence) std::printf("       %s\n", e.c_str());
+      if (!c.fix.empty()) std::printf("       fix: %s\n", c.fix.c_str());
+    }
+    if (report.free_fraction_min) std::printf("\nfor fit: at most %.2f of device memory is free now (--gpu-memory-utilization)\n", *report.free_fraction_min);
+  }
+  if (fix_errors > 0) return k_exit_fail;
+  if (args->has("fix")) {
+    // After a successful fix, the lock check no longer fails; the rest still counts.
+    bool other_fail = false;
+    for (const auto& c : report.checks) other_fail = other_fail || (c.status == doctor::CheckStatus::fail && c.id != "locks");
+    return other_fail ? k_exit_fail : k_exit_ok;
+  }
+  return any_fail ? k_exit_fail : k_exit_ok;
+}
+
+}  // namespace preflight::cli

@@ -1,0 +1,341 @@
+#include "cli/cmd_logs.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "base/file.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cli/args.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "logs/engine_log.hpp"
+#include "model/model_source.hpp"
+#include "plan/fit_search.hpp"
+#include "report/render.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_fail = 1;
+constexpr int k_exit_usage = 2;
+constexpr double k_device_total_match_fraction = 0.005;  // "29.49 GiB total capacity" is rounded to 0.01 GiB
+
+int usage_error(const Error& e) {
+  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
+  return k_exit_usage;
+}
+
+template <typename T>
+Json logged(const std::optional<logs::Logged<T>>& v) {
+  if (!v) return Json();
+  return Json{{"value", v->value}, {"line", v->line}};
+}
+
+Json evidence_json(const std::vector<logs::EvidenceLine>& lines) {
+  Json a = Json::array();
+  for (const auto& e : lines) a.push_back({{"line", e.line}, {"text", e.text}, {"rule", e.rule_id}});
+  return a;
+}
+
+// The prediction for the logged deployment, or why there is none.
+struct FitOutcome {
+  std::optional<estimate::FitEstimate> fit;
+  std::vector<std::string> fixes;
+  std::string model_id, device_id, engine_id;
+  std::vector<std::string> notes;
+};
+
+FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
+  FitOutcome out;
+  if (!log.args.model) {
+    out.notes.push_back("the log does not name the model; no prediction");
+    return out;
+  }
+  model::ResolveOptions ro;
+  if (auto d = args.get("models")) ro.extra_model_dirs.push_back(*d);
+  const std::string name = log.args.model->value;
+  auto spec = model::resolve_model(name, ro);
+  if (!spec && base_name(name) != name) spec = model::resolve_model(base_name(name), ro);
+  if (!spec) {
+    out.notes.push_back("model '" + name + "' from line " + std::to_string(log.args.model->line) + " cannot be resolved (" + spec.error().describe() +
+                        "); pass --models DIR or run 'preflight fit' with a catalogue id");
+    return out;
+  }
+  auto devices = device::load_device_catalog();
+  if (!devices) {
+    out.notes.push_back(devices.error().describe());
+    return out;
+  }
+  const bool npu = log.engine == "vllm-ascend";
+  const double oom_total_bytes = log.diagnosis.oom && log.diagnosis.oom->total_bytes ? *log.diagnosis.oom->total_bytes : 0.0;
+  std::optional<device::DeviceSpec> dev;
+  if (auto named = args.get("device")) {
+    auto found = device::find_device(*devices, *named);
+    if (!found) {
+      out.notes.push_back(found.error().describe());
+      return out;
+    }
+    dev = *found;
+  } else if (oom_total_bytes > 0) {
+    for (const auto& candidate : devices->devices) {
+      if ((candidate.platform == "npu") != npu) continue;
+      if (std::abs(candidate.usable_total_bytes() - oom_total_bytes) <= k_device_total_match_fraction * oom_total_bytes) { dev = candidate; break; }
+    }
+    if (dev) out.notes.push_back(format("device %s: its runtime total matches the %.2f GiB total capacity in the out-of-memory message", dev->id.c_str(), bytes_to_gib(oom_total_bytes)));
+  }
+  if (!dev) {
+    out.notes.push_back("the device is not named in the log; pass --device D for a prediction");
+    return out;
+  }
+  auto engines = engine::load_engine_catalog();
+  if (!engines) {
+    out.notes.push_back(engines.error().describe());
+    return out;
+  }
+  std::string engine_name = args.get("engine").value_or(npu ? "vllm-ascend" : "vllm");
+  std::string version;
+  if (!args.has("engine")) {
+    // vllm-ascend releases track vLLM's numbering (reference section 6), so a log that names only
+    // vLLM still selects the matching vllm-ascend profile.
+    if (npu && log.versions.vllm_ascend) version = log.versions.vllm_ascend->value;
+    else if (log.versions.vllm) version = log.versions.vllm->value;
+  }
+  auto eng = engine::select_engine(*engines, engine_name, version);
+  if (!eng && !version.empty()) {
+    out.notes.push_back("engine version " + version + " not in the catalogue (" + eng.error().describe() + "); using the newest profile");
+    eng = engine::select_engine(*engines, engine_name, "");
+  }
+  if (!eng) {
+    out.notes.push_back(eng.error().describe());
+    return out;
+  }
+  const engine::Overheads* oh = engines->overheads_for(dev->platform == "rocm" ? "rocm" : eng->platform == "any" ? dev->platform : eng->platform);
+  if (!oh) {
+    out.notes.push_back("no overheads for this platform in the engine catalogue");
+    return out;
+  }
+  estimate::Deployment d;
+  const auto& a = log.args;
+  if (a.tensor_parallel_size) d.tensor_parallel_size = std::max<int64_t>(1, a.tensor_parallel_size->value);
+  if (a.pipeline_parallel_size) d.pipeline_parallel_size = std::max<int64_t>(1, a.pipeline_parallel_size->value);
+  if (a.gpu_memory_utilization && a.gpu_memory_utilization->value > 0 && a.gpu_memory_utilization->value <= 1) d.gpu_memory_utilization = a.gpu_memory_utilization->value;
+  if (a.max_model_len && a.max_model_len->value > 0) d.max_model_len = a.max_model_len->value;
+  if (a.max_num_seqs && a.max_num_seqs->value > 0) d.max_num_seqs = a.max_num_seqs->value;
+  if (a.max_num_batched_tokens && a.max_num_batched_tokens->value > 0) d.max_num_batched_tokens = a.max_num_batched_tokens->value;
+  if (a.kv_cache_dtype) d.kv_cache_dtype = a.kv_cache_dtype->value;
+  if (a.quantization) d.quantization = a.quantization->value;
+  if (a.enforce_eager && a.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
+  if (oom_total_bytes > 0 && !args.has("device")) d.device_total_bytes = oom_total_bytes;
+  auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
+  out.fixes = plan::search_fixes(*spec, *dev, *eng, *oh, d, est).fixes;
+  out.model_id = spec->id.empty() ? name : spec->id;
+  out.device_id = dev->id;
+  out.engine_id = eng->id;
+  out.fit = std::move(est);
+  return out;
+}
+
+struct Compared {
+  std::string what;
+  std::optional<double> printed;
+  int64_t line = 0;
+  std::optional<double> predicted;
+  int precision = 2;
+};
+
+std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
+  std::vector<Compared> rows;
+  const auto& p = log.printed;
+  const estimate::FitEstimate* e = f.fit ? &*f.fit : nullptr;
+  auto row = [&](const std::string& what, auto printed, std::optional<double> predicted, int precision) {
+    Compared c{what, std::nullopt, 0, predicted, precision};
+    if (printed) { c.printed = static_cast<double>(printed->value); c.line = printed->line; }
+    if (c.printed || c.predicted) rows.push_back(c);
+  };
+  row("weights per device (GiB)", p.weights_gib, e ? std::optional<double>(bytes_to_gib(e->weights_bytes)) : std::nullopt, 2);
+  row("available KV cache (GiB)", p.available_kv_gib, e ? std::optional<double>(bytes_to_gib(e->available_kv_bytes)) : std::nullopt, 2);
+  row("KV cache size (tokens)", p.kv_cache_tokens, e ? std::optional<double>(static_cast<double>(e->kv_tokens)) : std::nullopt, 0);
+  row("maximum concurrency (x)", p.max_concurrency, e ? std::optional<double>(e->max_concurrency) : std::nullopt, 2);
+  return rows;
+}
+
+std::string failure_for_case(const std::string& class_id) {
+  if (class_id == "kv_alloc_oom") return "kv_negative";
+  if (class_id == "kv_too_small") return "max_model_len_too_large";
+  return class_id;
+}
+
+Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::string& path) {
+  const auto& a = log.args;
+  const auto& p = log.printed;
+  auto opt = [](const auto& v) { return v ? Json(v->value) : Json(); };
+  const bool failed = !log.diagnosis.class_id.empty();
+  Json j;
+  j["id"] = "log-" + base_name(path);
+  j["source"] = path;
+  j["engine"] = log.engine == "unknown" ? Json() : Json(log.engine);
+  j["engine_version"] = log.engine == "vllm-ascend" && log.versions.vllm_ascend ? opt(log.versions.vllm_ascend) : opt(log.versions.vllm);
+  j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
+  j["num_devices"] = (a.tensor_parallel_size ? a.tensor_parallel_size->value : 1) * (a.pipeline_parallel_size ? a.pipeline_parallel_size->value : 1);
+  j["model"] = opt(a.model);
+  j["config_hint"] = Json();
+  j["dtype"] = opt(a.dtype);
+  j["quantization"] = opt(a.quantization);
+  j["kv_cache_dtype"] = opt(a.kv_cache_dtype);
+  j["tensor_parallel_size"] = opt(a.tensor_parallel_size);
+  j["pipeline_parallel_size"] = opt(a.pipeline_parallel_size);
+  j["gpu_memory_utilization"] = opt(a.gpu_memory_utilization);
+  j["max_model_len"] = opt(a.max_model_len);
+  j["max_num_seqs"] = opt(a.max_num_seqs);
+  j["max_num_batched_tokens"] = opt(a.max_num_batched_tokens);
+  j["enforce_eager"] = opt(a.enforce_eager);
+  j["weights_gib"] = opt(p.weights_gib);
+  j["available_kv_gib"] = opt(p.available_kv_gib);
+  j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
+  j["num_gpu_blocks"] = opt(p.num_gpu_blocks);
+  j["max_concurrency"] = opt(p.max_concurrency);
+  j["concurrency_len"] = opt(p.concurrency_len);
+  j["cuda_graph_gib"] = opt(p.graph_gib);
+  j["tokens_per_s"] = Json();
+  j["fits"] = failed ? Json(false) : log.started || p.kv_cache_tokens ? Json(true) : Json();
+  j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();
+  j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string());
+  return j;
+}
+
+void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::string& path) {
+  std::printf("log: %s (%lld lines), engine %s\n", path.c_str(), static_cast<long long>(log.line_count), log.engine.c_str());
+  std::string versions;
+  auto add_version = [&](const char* name, const auto& v) {
+    if (v) versions += format("%s%s %s (line %lld)", versions.empty() ? "" : ", ", name, v->value.c_str(), static_cast<long long>(v->line));
+  };
+  add_version("vllm", log.versions.vllm);
+  add_version("vllm-ascend", log.versions.vllm_ascend);
+  add_version("torch", log.versions.torch);
+  add_version("torch_npu", log.versions.torch_npu);
+  add_version("CANN", log.versions.cann);
+  add_version("MindIE", log.versions.mindie);
+  std::printf("versions: %s\n", versions.empty() ? "not stated" : versions.c_str());
+  std::string args;
+  const auto& a = log.args;
+  auto add = [&](const char* name, const std::string& v, int64_t line) { args += format("%s%s=%s (line %lld)", args.empty() ? "" : ", ", name, v.c_str(), static_cast<long long>(line)); };
+  if (a.model) add("model", a.model->value, a.model->line);
+  if (a.tensor_parallel_size) add("tensor_parallel_size", std::to_string(a.tensor_parallel_size->value), a.tensor_parallel_size->line);
+  if (a.pipeline_parallel_size) add("pipeline_parallel_size", std::to_string(a.pipeline_parallel_size->value), a.pipeline_parallel_size->line);
+  if (a.max_model_len) add("max_model_len", std::to_string(a.max_model_len->value), a.max_model_len->line);
+  if (a.gpu_memory_utilization) add("gpu_memory_utilization", fixed(a.gpu_memory_utilization->value, 2), a.gpu_memory_utilization->line);
+  if (a.max_num_seqs) add("max_num_seqs", std::to_string(a.max_num_seqs->value), a.max_num_seqs->line);
+  if (a.max_num_batched_tokens) add("max_num_batched_tokens", std::to_string(a.max_num_batched_tokens->value), a.max_num_batched_tokens->line);
+  if (a.quantization) add("quantization", a.quantization->value, a.quantization->line);
+  if (a.kv_cache_dtype) add("kv_cache_dtype", a.kv_cache_dtype->value, a.kv_cache_dtype->line);
+  if (a.dtype) add("dtype", a.dtype->value, a.dtype->line);
+  if (a.enforce_eager) add("enforce_eager", a.enforce_eager->value ? "true" : "false", a.enforce_eager->line);
+  std::printf("engine args: %s\n", args.empty() ? "not stated" : args.c_str());
+  const auto& d = log.diagnosis;
+  if (d.class_id.empty()) {
+    std::printf("\nno failure found%s\n", log.started ? "; the server started" : "");
+  } else {
+    std::printf("\nroot cause: %s (%s)\n", d.title.c_str(), d.class_id.c_str());
+    for (const auto& e : d.evidence) std::printf("  line %lld: %s\n", static_cast<long long>(e.line), e.text.c_str());
+    if (d.oom) {
+      std::printf("  requested %.2f MiB", d.oom->requested_bytes / k_mib);
+      if (d.oom->total_bytes) std::printf(", total %.2f GiB", bytes_to_gib(*d.oom->total_bytes));
+      if (d.oom->allocated_bytes) std::printf(", allocated %.2f GiB", bytes_to_gib(*d.oom->allocated_bytes));
+      if (d.oom->free_bytes) std::printf(", free %.2f MiB", *d.oom->free_bytes / k_mib);
+      std::printf("\n");
+    }
+    if (!d.reasoning.empty()) std::printf("why: %s\n", d.reasoning.c_str());
+    std::printf("fix: %s\n", d.fix.c_str());
+    for (const auto& s : d.symptoms) std::printf("symptom, explained by the cause above: line %lld: %s\n", static_cast<long long>(s.line), s.text.c_str());
+    for (const auto& s : d.secondary) std::printf("also seen: %s\n", s.c_str());
+    if (!d.source.empty()) std::printf("source: %s\n", d.source.c_str());
+  }
+  for (const auto& w : d.warnings) std::printf("warning: line %lld: %s\n", static_cast<long long>(w.line), w.text.c_str());
+  const auto rows = compare(log, f);
+  if (!rows.empty() || f.fit) {
+    std::printf("\nprinted vs predicted%s:\n", f.fit ? format(" (preflight fit: %s on %s, %s)", f.model_id.c_str(), f.device_id.c_str(), f.engine_id.c_str()).c_str() : "");
+    std::printf("  %-28s %16s %16s\n", "", "printed", "predicted");
+    for (const auto& r : rows) {
+      const std::string printed = r.printed ? fixed(*r.printed, r.precision) + format(" (l.%lld)", static_cast<long long>(r.line)) : "-";
+      const std::string predicted = r.predicted ? fixed(*r.predicted, r.precision) : "-";
+      std::printf("  %-28s %16s %16s\n", r.what.c_str(), printed.c_str(), predicted.c_str());
+    }
+    if (f.fit) {
+      std::printf("  verdict: preflight predicts %s", f.fit->fits ? "it fits" : "it does not fit");
+      if (!f.fit->fits) std::printf(" (%s): %s", estimate::failure_name(f.fit->failure), f.fit->failure_message.c_str());
+      std::printf("\n");
+      for (const auto& fix : f.fixes) std::printf("  fix: %s\n", fix.c_str());
+    }
+  }
+  for (const auto& n : f.notes) std::printf("note: %s\n", n.c_str());
+}
+
+}  // namespace
+
+int cmd_logs(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, {{"json", false}, {"emit-case", false}, {"device", true}, {"engine", true}, {"models", true}});
+  if (!args) return usage_error(args.error());
+  if (args->positional.size() != 1) {
+    return usage_error(make_error(ErrorKind::invalid_argument, "usage: preflight logs FILE [--device D] [--engine E] [--models DIR] [--emit-case] [--json]"));
+  }
+  const std::string path = args->positional[0];
+  auto text = read_text_file(path);
+  if (!text) return usage_error(text.error());
+  auto sigs = logs::load_signatures();
+  if (!sigs) return usage_error(sigs.error());
+  const logs::EngineLog log = logs::parse_engine_log(*text, *sigs);
+  const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
+  FitOutcome f;
+  if (memory) f = run_fit(log, *args);
+  const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
+  if (args->has("emit-case")) {
+    std::cout << case_line(log, f, path).dump() << "\n";
+    return rc;
+  }
+  if (!args->has("json")) {
+    print_text(log, f, path);
+    return rc;
+  }
+  Json j = report::envelope("logs");
+  j["file"] = path;
+  j["line_count"] = log.line_count;
+  j["engine"] = log.engine;
+  j["started"] = log.started;
+  j["versions"] = {{"vllm", logged(log.versions.vllm)}, {"vllm_ascend", logged(log.versions.vllm_ascend)}, {"torch", logged(log.versions.torch)},
+                   {"torch_npu", logged(log.versions.torch_npu)}, {"cann", logged(log.versions.cann)}, {"mindie", logged(log.versions.mindie)}};
+  const auto& a = log.args;
+  j["engine_args"] = {{"model", logged(a.model)}, {"tensor_parallel_size", logged(a.tensor_parallel_size)}, {"pipeline_parallel_size", logged(a.pipeline_parallel_size)},
+                      {"max_model_len", logged(a.max_model_len)}, {"gpu_memory_utilization", logged(a.gpu_memory_utilization)},
+                      {"max_num_seqs", logged(a.max_num_seqs)}, {"max_num_batched_tokens", logged(a.max_num_batched_tokens)},
+                      {"quantization", logged(a.quantization)}, {"kv_cache_dtype", logged(a.kv_cache_dtype)}, {"dtype", logged(a.dtype)},
+                      {"enforce_eager", logged(a.enforce_eager)}};
+  const auto& d = log.diagnosis;
+  Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
+               {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},
+               {"warnings", evidence_json(d.warnings)}, {"secondary", d.secondary}};
+  if (d.oom) {
+    diag["oom"] = {{"requested_bytes", d.oom->requested_bytes}, {"total_bytes", d.oom->total_bytes ? Json(*d.oom->total_bytes) : Json()},
+                   {"allocated_bytes", d.oom->allocated_bytes ? Json(*d.oom->allocated_bytes) : Json()},
+                   {"free_bytes", d.oom->free_bytes ? Json(*d.oom->free_bytes) : Json()}, {"line", d.oom->line}};
+  }
+  j["diagnosis"] = diag;
+  Json cmp = Json::array();
+  for (const auto& r : compare(log, f)) {
+    cmp.push_back({{"what", r.what}, {"printed", r.printed ? Json(*r.printed) : Json()}, {"line", r.line}, {"predicted", r.predicted ? Json(*r.predicted) : Json()}});
+  }
+  j["printed_vs_predicted"] = cmp;
+  if (f.fit) {
+    j["fit"] = {{"model", f.model_id}, {"device", f.device_id}, {"engine", f.engine_id}, {"fits", f.fit->fits}, {"failure", estimate::failure_name(f.fit->failure)},
+                {"failure_message", f.fit->failure_message}, {"fixes", f.fixes}};
+  }
+  j["notes"] = f.notes;
+  std::cout << j.dump(2) << "\n";
+  return rc;
+}
+
+}  // namespace preflight::cli

@@ -1,0 +1,147 @@
+// doctor: checks of the software stack an engine needs, each with its evidence and fix: the CANN
+// toolkit and NNAL/ATB (installed, active, persisted where the EngineCore child inherits it, the
+// cxx_abi matching torch), the driver and npu-smi (per-NPU memory already in use), the Python stack
+// read from installed package metadata against the vllm-ascend compatibility row, upstream triton
+// beside triton-ascend, CUDA-only packages, the TBE compiler's Python dependencies, glibc versus the
+// published wheel tag, stale compiler lock files, `set -u` around set_env.sh in a deploy script, and
+// the CUDA basics on a CUDA host. Every path is read under DoctorOptions::root (a fake system tree in
+// tests); commands run through an injectable runner. Library code: it never prints; unreadable
+// paths and odd version strings become evidence on a check, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+
+namespace preflight::doctor {
+
+// ---- compatibility data (data/doctor/compat.json) ----
+
+struct CompatRow {
+  std::string vllm_ascend, vllm, python_min, python_below, cann, torch, torch_npu;
+  std::optional<std::string> triton_ascend;              // null: the release does not use it
+  std::map<std::string, std::string> requires_;          // package -> "==5.5.4" / "<0.124.0"
+  std::map<std::string, std::string> wheel_glibc_min;    // architecture -> "2.34"
+  std::string source;
+};
+
+struct SourcedList {
+  std::vector<std::string> values;
+  std::string source;
+};
+
+struct UtilizationDefault {
+  std::string from_vllm;
+  double value = 0;
+};
+
+struct Compat {
+  std::vector<CompatRow> rows;  // newest first
+  SourcedList cann_prefixes, driver_lib_dir, tbe_python_deps, cuda_only_packages, compile_cache_dirs;
+  std::vector<UtilizationDefault> utilization_defaults;
+  std::string utilization_source;
+  std::string origin;
+
+  // The row for an installed vllm-ascend version: exact, then a row that prefixes it
+  // ("0.26.0rc" for "0.26.0rc2"), then the same numeric release.
+  const CompatRow* row_for(const std::string& vllm_ascend_version) const;
+  double default_utilization(const std::string& vllm_version) const;
+};
+
+Expected<Compat> parse_compat(const std::string& text, const std::string& origin);
+Expected<Compat> load_compat();
+
+// Numeric comparison of the leading dotted numbers ("2.10.0.post4" -> 2,10,0); nullopt when the
+// text does not start with a digit.
+std::optional<int> compare_versions(const std::string& a, const std::string& b);
+// Whether `installed` satisfies a pin: "==X" (local part "+..." ignored unless X has one), "<X",
+// "<=X", ">X", ">=X", or a bare "X" meaning "==X".
+bool satisfies(const std::string& installed, const std::string& pin);
+
+// ---- checks ----
+
+enum class CheckStatus { ok, warn, fail, skip };
+const char* check_status_name(CheckStatus status);
+
+struct CheckResult {
+  std::string id;       // cann.toolkit, driver.npu_smi, python.stack, locks, script.set_u, ...
+  std::string title;
+  CheckStatus status = CheckStatus::skip;
+  std::string summary;  // one line
+  std::vector<std::string> evidence;  // paths, versions, values as found
+  std::string fix;      // empty when nothing to do
+};
+
+struct CommandOutput {
+  int exit_code = 0;
+  std::string output;  // stdout and stderr together
+};
+using CommandRunner = std::function<Expected<CommandOutput>(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env)>;
+// Runs a program with the given environment (fork/exec, 20 s limit, 1 MiB of output kept).
+CommandRunner system_command_runner();
+
+struct DoctorOptions {
+  std::string root = "/";                    // system root: every absolute path is read under it
+  std::map<std::string, std::string> env;    // the environment of the shell being checked
+  std::optional<std::string> venv;           // virtual environment (under root); default $VIRTUAL_ENV
+  std::vector<std::string> cache_dirs;       // extra compile-cache / build trees for lock files (under root)
+  std::optional<std::string> script_path;    // --script: read as given, not under root
+  CommandRunner runner;                      // empty: commands are not run (reported as skipped)
+};
+
+struct NpuMemory {
+  int64_t npu = 0;
+  std::string name;
+  int64_t used_mb = 0, total_mb = 0;
+};
+struct NpuProcess {
+  int64_t npu = 0;
+  int64_t pid = 0;
+  std::string name;
+  int64_t memory_mb = 0;
+};
+struct NpuSmiInfo {
+  std::vector<NpuMemory> memory;
+  std::vector<NpuProcess> processes;
+  std::string version;
+};
+// Parses `npu-smi info` (the NPU/chip rows and the process table). Rows it cannot read are skipped.
+NpuSmiInfo parse_npu_smi_info(const std::string& text);
+
+enum class LockOwner { alive, dead, not_recorded };
+struct LockFile {
+  std::string path;  // as seen on the host (without the root prefix)
+  std::optional<int64_t> owner_pid;
+  LockOwner owner = LockOwner::not_recorded;
+  bool stale() const { return owner == LockOwner::dead; }
+};
+
+struct ScriptFinding {
+  int64_t line = 0;          // the line that sources set_env.sh
+  int64_t nounset_line = 0;  // where set -u was turned on (0: the shebang)
+  std::string text;
+};
+// Lines of a shell script that source a set_env.sh while `set -u` (nounset) is on.
+std::vector<ScriptFinding> scan_deploy_script(const std::string& text);
+
+struct DoctorReport {
+  std::string platform;  // npu | cuda | none
+  std::vector<CheckResult> checks;
+  std::vector<LockFile> locks;
+  std::optional<NpuSmiInfo> npu_smi;
+  std::optional<double> free_fraction_min;  // the smallest free/total over devices, for fit
+  std::string root;
+};
+
+DoctorReport run_doctor(const DoctorOptions& options, const Compat& compat);
+
+// Removes one stale lock file. Refuses (invalid_argument) anything that is not a regular file
+// whose name ends in ".lock", and anything whose recorded owner is alive or not recorded.
+Status remove_stale_lock(const std::string& root, const LockFile& lock);
+
+}  // namespace preflight::doctor

@@ -1,0 +1,508 @@
+// Engine log reader. A vLLM log is free text with a few fixed formats (reference section 1.3):
+// "Model loading took %s GiB memory and %.6f seconds", "Available KV cache memory: %s GiB",
+// "GPU KV cache size: %s tokens", "Maximum concurrency for %s tokens per request: %.2fx"; the
+// engine arguments appear as a Python dict ("non-default args: {...}"), as key=value pairs
+// ("Initializing a V1 LLM engine (v0.10.1) with config: model='...', ..."), or on the command line.
+// Lines may carry a process prefix ("(EngineCore_DP0 pid=12) ERROR 08-01 ... [core.py:700] ") and
+// ANSI colours; matching is by substring so both pass through.
+#include "logs/engine_log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace preflight::logs {
+
+namespace {
+
+constexpr size_t k_max_line_chars = 64 * 1024;
+constexpr size_t k_max_evidence_chars = 400;
+constexpr size_t k_max_evidence_per_rule = 5;
+constexpr int64_t k_traceback_window_lines = 200;
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, std::min(end - start, k_max_line_chars));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    // Strip ANSI colour sequences: ESC '[' params letter.
+    std::string clean;
+    clean.reserve(line.size());
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+        size_t j = i + 2;
+        while (j < line.size() && !std::isalpha(static_cast<unsigned char>(line[j]))) ++j;
+        i = j;
+        continue;
+      }
+      clean.push_back(line[i]);
+    }
+    lines.push_back(std::move(clean));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+size_t find_ci(const std::string& hay, const std::string& needle, size_t from = 0) {
+  if (needle.empty() || hay.size() < needle.size()) return std::string::npos;
+  for (size_t i = from; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == std::tolower(static_cast<unsigned char>(needle[k]))) ++k;
+    if (k == needle.size()) return i;
+  }
+  return std::string::npos;
+}
+
+// A number starting at `pos` (optional sign, digits with thousands commas, decimals).
+std::optional<double> number_at(const std::string& s, size_t pos, size_t* end_out = nullptr) {
+  while (pos < s.size() && s[pos] == ' ') ++pos;
+  std::string digits;
+  size_t i = pos;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) digits.push_back(s[i++]);
+  bool any = false;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == ',' || s[i] == '.')) {
+    if (s[i] == ',' && !(i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) break;
+    if (s[i] != ',') digits.push_back(s[i]);
+    any = any || std::isdigit(static_cast<unsigned char>(s[i]));
+    ++i;
+  }
+  if (!any) return std::nullopt;
+  if (end_out) *end_out = i;
+  char* endp = nullptr;
+  const double v = std::strtod(digits.c_str(), &endp);
+  if (endp == digits.c_str()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> number_after(const std::string& s, const std::string& key, size_t* end_out = nullptr) {
+  const size_t p = s.find(key);
+  if (p == std::string::npos) return std::nullopt;
+  return number_at(s, p + key.size(), end_out);
+}
+
+// Bytes from "172.00 MiB" style text starting at pos.
+std::optional<double> size_at(const std::string& s, size_t pos) {
+  size_t end = 0;
+  auto v = number_at(s, pos, &end);
+  if (!v) return std::nullopt;
+  while (end < s.size() && s[end] == ' ') ++end;
+  const std::string unit = s.substr(end, 3);
+  if (unit == "GiB") return *v * 1024.0 * 1024 * 1024;
+  if (unit == "MiB") return *v * 1024.0 * 1024;
+  if (unit == "KiB") return *v * 1024.0;
+  if (unit.rfind("GB", 0) == 0) return *v * 1e9;
+  if (unit.rfind("MB", 0) == 0) return *v * 1e6;
+  return std::nullopt;
+}
+
+// The number that ends just before `suffix` ("28.79 GiB already allocated" -> bytes).
+std::optional<double> size_before(const std::string& s, const std::string& suffix) {
+  const size_t p = s.find(suffix);
+  if (p == std::string::npos || p == 0) return std::nullopt;
+  size_t i = p;
+  while (i > 0 && s[i - 1] == ' ') --i;
+  while (i > 0 && std::isalpha(static_cast<unsigned char>(s[i - 1]))) --i;  // unit
+  while (i > 0 && s[i - 1] == ' ') --i;
+  while (i > 0 && (std::isdigit(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '.' || s[i - 1] == ',')) --i;
+  return size_at(s, i);
+}
+
+// A version token after `key` (case-insensitive): skips "==", ":", "version", "(v", spaces.
+std::optional<std::string> version_after(const std::string& line, const std::string& key) {
+  size_t p = find_ci(line, key);
+  while (p != std::string::npos) {
+    size_t i = p + key.size();
+    auto skip = [&] {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':' || line[i] == '(' || line[i] == '\t')) ++i;
+    };
+    skip();
+    if (find_ci(line.substr(i, 8), "version") == 0) {
+      i += 7;
+      skip();
+    }
+    if (i < line.size() && (line[i] == 'v' || line[i] == 'V')) ++i;
+    if (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) {
+      size_t j = i;
+      while (j < line.size() && (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '.' || line[j] == '+' || line[j] == '_' || line[j] == '-')) ++j;
+      std::string v = line.substr(i, j - i);
+      while (!v.empty() && (v.back() == '.' || v.back() == '-')) v.pop_back();
+      if (v.find('.') != std::string::npos) return v;
+    }
+    p = find_ci(line, key, p + 1);
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+void set_once(std::optional<Logged<T>>& slot, T value, int64_t line) {
+  if (!slot) slot = Logged<T>{std::move(value), line};
+}
+
+std::string unquote(std::string v) {
+  v = trim(v);
+  if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) return v.substr(1, v.size() - 2);
+  return v;
+}
+
+// Top-level "key=value" (sep '=') or "'key': value" (sep ':') pairs of a config dump, honouring
+// quotes and nested brackets.
+std::map<std::string, std::string> scan_pairs(const std::string& text, char sep) {
+  std::map<std::string, std::string> out;
+  std::vector<std::string> items;
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      cur.push_back(c);
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    else if (c == '{' || c == '[' || c == '(') ++depth;
+    else if (c == '}' || c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    if (depth < 0) break;
+    cur.push_back(c);
+  }
+  items.push_back(cur);
+  for (const auto& item : items) {
+    const size_t p = item.find(sep);
+    if (p == std::string::npos) continue;
+    const std::string key = unquote(item.substr(0, p));
+    if (key.empty() || key.find(' ') != std::string::npos) continue;
+    out[key] = unquote(item.substr(p + 1));
+  }
+  return out;
+}
+
+std::optional<int64_t> to_int(const std::string& v) {
+  if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-')) return std::nullopt;
+  char* end = nullptr;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (end == v.c_str() || *end != '\0') return std::nullopt;
+  return n;
+}
+
+std::optional<double> to_double(const std::string& v) {
+  if (v.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0') return std::nullopt;
+  return d;
+}
+
+// Applies one named argument (vLLM's Python name, dashes already turned into underscores).
+void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
+  const std::string v = trim(raw);
+  if (v.empty() || v == "None" || v == "null") return;
+  auto set_int = [&](std::optional<Logged<int64_t>>& slot) { if (auto n = to_int(v)) set_once(slot, *n, line); };
+  if (key == "model" || key == "model_tag") set_once(a.model, v, line);
+  else if (key == "tensor_parallel_size" || key == "tp") set_int(a.tensor_parallel_size);
+  else if (key == "pipeline_parallel_size" || key == "pp") set_int(a.pipeline_parallel_size);
+  else if (key == "max_model_len" || key == "max_seq_len") set_int(a.max_model_len);
+  else if (key == "max_num_seqs") set_int(a.max_num_seqs);
+  else if (key == "max_num_batched_tokens") set_int(a.max_num_batched_tokens);
+  else if (key == "gpu_memory_utilization") { if (auto d = to_double(v)) set_once(a.gpu_memory_utilization, *d, line); }
+  else if (key == "quantization") set_once(a.quantization, v, line);
+  else if (key == "kv_cache_dtype") set_once(a.kv_cache_dtype, v, line);
+  else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
+  else if (key == "enforce_eager") {
+    if (v == "True" || v == "true") set_once(a.enforce_eager, true, line);
+    else if (v == "False" || v == "false") set_once(a.enforce_eager, false, line);
+  }
+}
+
+// `vllm serve MODEL --flag value ...` or `... api_server --model MODEL ...`.
+void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
+  std::vector<std::string> tokens;
+  for (const auto& t : split(line, ' ')) if (!t.empty() && t != "\\") tokens.push_back(t);
+  size_t i = 0;
+  for (; i < tokens.size(); ++i) if (tokens[i] == "serve" || find_ci(tokens[i], "api_server") != std::string::npos) break;
+  if (i >= tokens.size()) return;
+  if (tokens[i] == "serve" && i + 1 < tokens.size() && tokens[i + 1][0] != '-') apply_arg(a, "model", tokens[i + 1], n);
+  for (size_t k = i + 1; k < tokens.size(); ++k) {
+    std::string t = tokens[k];
+    if (t.rfind("-", 0) != 0) continue;
+    while (!t.empty() && t[0] == '-') t.erase(0, 1);
+    std::string value;
+    const size_t eq = t.find('=');
+    if (eq != std::string::npos) {
+      value = t.substr(eq + 1);
+      t = t.substr(0, eq);
+    } else if (k + 1 < tokens.size() && tokens[k + 1].rfind("--", 0) != 0) {
+      value = tokens[k + 1];
+    }
+    std::replace(t.begin(), t.end(), '-', '_');
+    if (t == "enforce_eager") value = "True";
+    apply_arg(a, t, value, n);
+  }
+}
+
+void merge_args(EngineArgs& into, const EngineArgs& from) {
+  auto m = [](auto& slot, const auto& other) { if (!slot && other) slot = other; };
+  m(into.model, from.model);
+  m(into.tensor_parallel_size, from.tensor_parallel_size);
+  m(into.pipeline_parallel_size, from.pipeline_parallel_size);
+  m(into.max_model_len, from.max_model_len);
+  m(into.max_num_seqs, from.max_num_seqs);
+  m(into.max_num_batched_tokens, from.max_num_batched_tokens);
+  m(into.gpu_memory_utilization, from.gpu_memory_utilization);
+  m(into.quantization, from.quantization);
+  m(into.kv_cache_dtype, from.kv_cache_dtype);
+  m(into.dtype, from.dtype);
+  m(into.enforce_eager, from.enforce_eager);
+}
+
+void scan_versions(Versions& v, const std::string& line, int64_t n) {
+  for (const char* key : {"vllm-ascend", "vllm_ascend"}) {
+    if (auto ver = version_after(line, key)) set_once(v.vllm_ascend, *ver, n);
+  }
+  for (const char* key : {"vLLM API server version", "LLM engine (v", "vLLM version", "vllm==", "vllm "}) {
+    if (std::string(key) == "vllm " && find_ci(line, "vllm-ascend ") != std::string::npos) continue;
+    if (auto ver = version_after(line, key)) set_once(v.vllm, *ver, n);
+  }
+  for (const char* key : {"torch_npu", "torch-npu"}) {
+    if (auto ver = version_after(line, key)) set_once(v.torch_npu, *ver, n);
+  }
+  for (const char* key : {"torch==", "PyTorch version", "torch version"}) {
+    if (auto ver = version_after(line, key)) set_once(v.torch, *ver, n);
+  }
+  for (const char* key : {"CANN ", "CANN version", "cann=="}) {
+    if (auto ver = version_after(line, key)) set_once(v.cann, *ver, n);
+  }
+  if (auto ver = version_after(line, "MindIE")) set_once(v.mindie, *ver, n);
+}
+
+void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
+  for (const char* key : {"Model loading took", "Loading model weights took"}) {
+    size_t end = 0;
+    auto v = number_after(line, key, &end);
+    // Only a size: "Loading weights took 3.03 seconds" is a duration.
+    if (v && line.compare(std::min(end + 1, line.size()), 1, "G") == 0) set_once(p.weights_gib, *v, n);
+  }
+  if (auto v = number_after(line, "Available KV cache memory:")) set_once(p.available_kv_gib, *v, n);
+  if (line.find("total memory:") != std::string::npos) {
+    if (auto v = number_after(line, "Available memory:")) set_once(p.available_kv_gib, *v / (1024.0 * 1024 * 1024), n);
+  }
+  if (auto v = number_after(line, "GPU KV cache size:")) set_once(p.kv_cache_tokens, static_cast<int64_t>(*v), n);
+  for (const char* key : {"# npu blocks:", "# NPU blocks:", "# GPU blocks:", "# cuda blocks:"}) {
+    if (auto v = number_after(line, key)) set_once(p.num_gpu_blocks, static_cast<int64_t>(*v), n);
+  }
+  size_t end = 0;
+  if (auto len = number_after(line, "Maximum concurrency for", &end)) {
+    const size_t colon = line.find(':', end);
+    if (colon != std::string::npos) {
+      if (auto c = number_at(line, colon + 1)) {
+        set_once(p.max_concurrency, *c, n);
+        set_once(p.concurrency_len, static_cast<int64_t>(*len), n);
+      }
+    }
+  }
+  if (line.find("Graph capturing finished") != std::string::npos) {
+    if (auto v = number_after(line, "took")) set_once(p.graph_gib, *v, n);
+  }
+}
+
+std::optional<OomDetail> parse_oom(const std::string& line, int64_t n) {
+  const size_t p = line.find("Tried to allocate");
+  if (p == std::string::npos) return std::nullopt;
+  auto req = size_at(line, p + 17);
+  if (!req) return std::nullopt;
+  OomDetail d;
+  d.requested_bytes = *req;
+  d.line = n;
+  if (auto t = size_before(line, "total capacity;")) d.total_bytes = t;
+  else if (const size_t q = line.find("total capacity of"); q != std::string::npos) d.total_bytes = size_at(line, q + 17);
+  if (auto a = size_before(line, "already allocated")) d.allocated_bytes = a;
+  if (auto f = size_before(line, "free;")) d.free_bytes = f;
+  else if (auto f2 = size_before(line, "free)")) d.free_bytes = f2;
+  else if (const size_t q = line.find("of which"); q != std::string::npos) d.free_bytes = size_at(line, q + 8);
+  return d;
+}
+
+EvidenceLine evidence(const std::vector<std::string>& lines, int64_t index, const std::string& rule) {
+  std::string t = trim(lines[static_cast<size_t>(index)]);
+  if (t.size() > k_max_evidence_chars) t = t.substr(0, k_max_evidence_chars) + "...";
+  return EvidenceLine{index + 1, t, rule};
+}
+
+struct Match {
+  const SignatureRule* rule = nullptr;
+  int64_t index = 0;  // 0-based line
+};
+
+bool is_exception_line(const std::string& line) {
+  // "...SomethingError: message" or "...SomeException" outside a "File ..." frame line.
+  const std::string t = trim(line);
+  if (starts_with(t, "File ") || t.find("File \"") != std::string::npos) return false;
+  for (const char* kind : {"Error:", "Exception:", "Error(", "Exception(", "Interrupt"}) {
+    const size_t p = t.find(kind);
+    if (p != std::string::npos && p > 0 && std::isalpha(static_cast<unsigned char>(t[p - 1]))) return true;
+  }
+  return ends_with(t, "Error") || ends_with(t, "Exception");
+}
+
+void classify(EngineLog& log, const std::vector<std::string>& lines, const SignatureSet& sigs) {
+  std::vector<Match> matches;
+  std::map<std::string, size_t> per_rule;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (const auto& rule : sigs.rules) {
+      for (const auto& pat : rule.patterns) {
+        if (lines[i].find(pat) == std::string::npos) continue;
+        if (per_rule[rule.id]++ < 50) matches.push_back({&rule, static_cast<int64_t>(i)});
+        break;
+      }
+    }
+  }
+  Diagnosis& d = log.diagnosis;
+  const Match* best = nullptr;
+  for (const auto& m : matches) {
+    if (m.rule->severity == Severity::symptom) {
+      if (d.symptoms.size() < k_max_evidence_per_rule) d.symptoms.push_back(evidence(lines, m.index, m.rule->id));
+      continue;
+    }
+    if (m.rule->severity == Severity::warning) {
+      if (d.warnings.size() < k_max_evidence_per_rule) d.warnings.push_back(evidence(lines, m.index, m.rule->id));
+      continue;
+    }
+    if (!best || m.rule->priority > best->rule->priority) best = &m;
+  }
+  if (best) {
+    std::string class_id = best->rule->class_id;
+    for (const auto& m : matches) {
+      if (m.rule == best->rule && d.evidence.size() < k_max_evidence_per_rule) d.evidence.push_back(evidence(lines, m.index, m.rule->id));
+    }
+    if (class_id == "oom") {
+      d.oom = parse_oom(lines[static_cast<size_t>(best->index)], best->index + 1);
+      // Walk back through the traceback; the innermost frame (closest to the error) names the phase.
+      std::string phase;
+      int64_t phase_line = -1;
+      std::string marker_found;
+      for (int64_t i = best->index; i >= 0 && i >= best->index - k_traceback_window_lines; --i) {
+        const std::string& l = lines[static_cast<size_t>(i)];
+        for (const auto& mk : sigs.oom_kv_markers) {
+          if (phase.empty() && l.find(mk) != std::string::npos) { phase = "kv_alloc_oom"; phase_line = i; marker_found = mk; }
+        }
+        for (const auto& mk : sigs.oom_weights_markers) {
+          if (phase.empty() && l.find(mk) != std::string::npos) { phase = "weights_oom"; phase_line = i; marker_found = mk; }
+        }
+        if (!phase.empty() || l.find("Traceback (most recent call last)") != std::string::npos) break;
+      }
+      const bool weights_printed_before = log.printed.weights_gib && log.printed.weights_gib->line < best->index + 1;
+      if (weights_printed_before) {
+        class_id = "kv_alloc_oom";
+        d.reasoning = format("the weights line at line %lld was printed before the out-of-memory error", static_cast<long long>(log.printed.weights_gib->line));
+      } else if (!phase.empty()) {
+        class_id = phase;
+        d.evidence.push_back(evidence(lines, phase_line, "phase"));
+        d.reasoning = "the innermost traceback frame before the error mentions " + marker_found;
+      } else {
+        class_id = "weights_oom";
+        d.reasoning = "no 'Model loading took' line before the out-of-memory error: the weights were still loading";
+      }
+      d.reasoning += " (" + sigs.oom_phase_source + ")";
+    }
+    d.class_id = class_id;
+    for (const auto& m : matches) {
+      if (m.rule->severity != Severity::error || m.rule == best->rule) continue;
+      std::string other = m.rule->class_id;
+      if (other == "oom") other = "out of memory";
+      if (other != class_id && std::find(d.secondary.begin(), d.secondary.end(), other) == d.secondary.end()) d.secondary.push_back(other);
+    }
+  } else {
+    // No signature: the first traceback's exception line is the best root-cause candidate.
+    for (size_t i = 0; i < lines.size() && d.class_id.empty(); ++i) {
+      if (lines[i].find("Traceback (most recent call last)") == std::string::npos) continue;
+      for (size_t j = i + 1; j < lines.size() && j < i + 400; ++j) {
+        if (is_exception_line(lines[j])) {
+          d.class_id = "unknown";
+          d.evidence.push_back(evidence(lines, static_cast<int64_t>(j), "traceback"));
+          d.reasoning = "no known signature; the exception ending the first traceback is the likeliest root cause";
+          break;
+        }
+      }
+    }
+    if (d.class_id.empty() && !d.symptoms.empty()) {
+      d.class_id = "unknown";
+      d.reasoning = "the engine failed but the log holds no traceback or known signature; the cause is usually printed above the first symptom line";
+    }
+  }
+  if (const SignatureClass* c = sigs.find_class(d.class_id)) {
+    d.title = c->title;
+    d.fix = c->fix;
+    d.source = c->source;
+    d.memory = c->memory;
+  } else if (d.class_id == "unknown") {
+    d.title = "unrecognised failure";
+    d.fix = "read the evidence line; if it names a missing package, op or library, 'preflight doctor' checks the stack";
+  }
+}
+
+// A log record hard-wrapped over several lines (some logs are saved at a fixed width): the line
+// plus following lines that do not start a new record, up to 40 lines.
+bool starts_record(const std::string& line) {
+  const std::string head = line.substr(0, 48);
+  if (head.find(" pid=") != std::string::npos) return true;
+  for (const char* level : {"INFO", "WARNING", "ERROR", "DEBUG", "Traceback", "$ "}) if (starts_with(line, level)) return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& lines, size_t i) {
+  std::string out = lines[i];
+  for (size_t j = i + 1; j < lines.size() && j <= i + 40 && !starts_record(lines[j]); ++j) out += lines[j];
+  return out;
+}
+
+}  // namespace
+
+EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatures) {
+  EngineLog log;
+  const auto lines = split_lines(text);
+  log.line_count = static_cast<int64_t>(lines.size());
+  EngineArgs from_config, from_dict, from_cmdline;
+  bool ascend = false, mindie = false, vllm = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const int64_t n = static_cast<int64_t>(i) + 1;
+    scan_versions(log.versions, line, n);
+    scan_printed(log.printed, line, n);
+    if (const size_t p = line.find("with config:"); p != std::string::npos) {
+      for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 12), '=')) apply_arg(from_config, k, v, n);
+    }
+    if (const size_t p = line.find("Namespace("); p != std::string::npos) {
+      for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 10), '=')) apply_arg(from_config, k, v, n);
+    }
+    if (const size_t p = line.find("non-default args: {"); p != std::string::npos) {
+      for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 19), ':')) apply_arg(from_dict, k, v, n);
+    }
+    if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
+    if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
+        line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||
+        line.find("torch_npu") != std::string::npos) ascend = true;
+    if (find_ci(line, "mindie") != std::string::npos) mindie = true;
+    if (find_ci(line, "vllm") != std::string::npos) vllm = true;
+    if (line.find("Application startup complete") != std::string::npos || line.find("Starting vLLM API server") != std::string::npos) log.started = true;
+  }
+  merge_args(log.args, from_config);
+  merge_args(log.args, from_dict);
+  merge_args(log.args, from_cmdline);
+  log.engine = ascend ? "vllm-ascend" : mindie ? "mindie" : vllm ? "vllm" : "unknown";
+  classify(log, lines, signatures);
+  return log;
+}
+
+}  // namespace preflight::logs

@@ -1,0 +1,123 @@
+// logs/engine_log: reads the text of a vLLM / vLLM-Ascend (and, where the strings are shared,
+// MindIE) start-up log. parse_engine_log pulls out the versions, the engine arguments (from the
+// "non-default args" dict, the "with config:" line, or a `vllm serve` command line), the memory
+// lines the engine printed, and classifies a failure by the signatures in
+// data/doctor/error_signatures.json: the root cause is the highest-priority error signature
+// (earliest line on ties), never the generic "Engine core initialization failed" symptom. Pure
+// functions of the text; every value keeps the 1-based line number it came from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+
+namespace preflight::logs {
+
+enum class Severity { error, warning, symptom };
+
+struct SignatureClass {
+  std::string id;        // weights_oom, unsupported_quantization, ...
+  std::string title;
+  std::string fix;
+  bool memory = false;   // memory-related: the CLI runs fit for the logged deployment
+  std::string source;
+};
+
+struct SignatureRule {
+  std::string id;
+  std::string class_id;  // a SignatureClass id, or "oom" (phase decided from the log) or "symptom"
+  Severity severity = Severity::error;
+  int64_t priority = 0;
+  std::vector<std::string> patterns;  // literal substrings of one line
+  std::string source;
+};
+
+struct SignatureSet {
+  std::vector<SignatureClass> classes;
+  std::vector<SignatureRule> rules;
+  std::vector<std::string> oom_weights_markers, oom_kv_markers;
+  std::string oom_phase_source;
+  std::string origin;
+  const SignatureClass* find_class(const std::string& id) const;
+};
+
+// Parses the signature file; corrupt errors name the file and the rule id (unknown keys, missing
+// source, duplicate ids, unknown class, empty patterns).
+Expected<SignatureSet> parse_signatures(const std::string& text, const std::string& origin);
+// The embedded data/doctor/error_signatures.json.
+Expected<SignatureSet> load_signatures();
+
+template <typename T>
+struct Logged {
+  T value{};
+  int64_t line = 0;  // 1-based line in the log
+};
+
+// The engine arguments a log states. Unset when the log does not say.
+struct EngineArgs {
+  std::optional<Logged<std::string>> model;
+  std::optional<Logged<int64_t>> tensor_parallel_size, pipeline_parallel_size, max_model_len, max_num_seqs, max_num_batched_tokens;
+  std::optional<Logged<double>> gpu_memory_utilization;
+  std::optional<Logged<std::string>> quantization, kv_cache_dtype, dtype;
+  std::optional<Logged<bool>> enforce_eager;
+};
+
+struct Versions {
+  std::optional<Logged<std::string>> vllm, vllm_ascend, torch, torch_npu, cann, mindie;
+};
+
+// Numbers the engine printed, each line as found.
+struct PrintedLines {
+  std::optional<Logged<double>> weights_gib;        // "Model loading took X GiB" / "Loading model weights took X GB"
+  std::optional<Logged<double>> available_kv_gib;   // "Available KV cache memory: X GiB" or "Available memory: N" (bytes / 2^30)
+  std::optional<Logged<int64_t>> kv_cache_tokens;   // "GPU KV cache size: N tokens"
+  std::optional<Logged<int64_t>> num_gpu_blocks;    // "# npu blocks: N" / "# GPU blocks: N" / "num_gpu_blocks is: N"
+  std::optional<Logged<double>> max_concurrency;    // "Maximum concurrency for L tokens per request: Xx"
+  std::optional<Logged<int64_t>> concurrency_len;
+  std::optional<Logged<double>> graph_gib;          // "Graph capturing finished in N secs, took X GiB"
+};
+
+// Figures from an out-of-memory message ("Tried to allocate 172.00 MiB (NPU 0; 29.49 GiB total
+// capacity; 28.79 GiB already allocated; ... 118.31 MiB free").
+struct OomDetail {
+  double requested_bytes = 0;
+  std::optional<double> total_bytes, allocated_bytes, free_bytes;
+  int64_t line = 0;
+};
+
+struct EvidenceLine {
+  int64_t line = 0;
+  std::string text;     // trimmed, capped at 400 characters
+  std::string rule_id;  // the signature that matched, or "traceback" / "phase"
+};
+
+struct Diagnosis {
+  std::string class_id;  // a SignatureClass id; "unknown" when an error has no signature; empty when none
+  std::string title, fix, source;
+  bool memory = false;
+  std::vector<EvidenceLine> evidence;   // root-cause lines first
+  std::vector<EvidenceLine> symptoms;   // generic failure lines the root cause explains
+  std::vector<EvidenceLine> warnings;   // warning-level signatures seen
+  std::vector<std::string> secondary;   // other error classes seen further on
+  std::string reasoning;                // how the class was chosen (OOM phase, fallback)
+  std::optional<OomDetail> oom;
+};
+
+struct EngineLog {
+  std::string engine;  // vllm-ascend | vllm | mindie | unknown (from what the log shows)
+  Versions versions;
+  EngineArgs args;
+  PrintedLines printed;
+  Diagnosis diagnosis;
+  int64_t line_count = 0;
+  bool started = false;  // the log shows the server came up (API routes / "Application startup complete")
+};
+
+// Parses a log; never fails on content (unknown text is skipped). Lines longer than 64 KiB are
+// truncated for matching.
+EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatures);
+
+}  // namespace preflight::logs

@@ -1,0 +1,358 @@
+#include "logs/engine_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file.hpp"
+#include "../test_support.hpp"
+
+namespace pf = preflight;
+namespace lg = preflight::logs;
+
+namespace {
+
+const lg::SignatureSet& sigs() {
+  static const lg::SignatureSet s = [] {
+    auto loaded = lg::load_signatures();
+    if (!loaded) throw std::runtime_error(loaded.error().describe());
+    return *loaded;
+  }();
+  return s;
+}
+
+std::string read(const std::string& path) {
+  auto t = pf::read_text_file(path);
+  return t ? *t : std::string();
+}
+
+bool oom_family(const std::string& c) { return c == "weights_oom" || c == "kv_alloc_oom"; }
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+Run run(const std::string& args) {
+  Run r;
+  const std::string cmd = std::string(PREFLIGHT_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string k_synthetic = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs/synthetic";
+
+}  // namespace
+
+TEST(Signatures, ShippedFileLoads) {
+  auto s = lg::load_signatures();
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_GE(s->classes.size(), 15u);
+  for (const auto& r : s->rules) EXPECT_FALSE(r.source.empty()) << r.id;
+}
+
+TEST(Signatures, RejectsBadFiles) {
+  const std::string cls = R"({"id": "weights_oom", "title": "t", "fix": "f", "source": "s"}, {"id": "kv_alloc_oom", "title": "t", "fix": "f", "source": "s"})";
+  const std::string phase = R"("oom_phase": {"weights_markers": ["load_model"], "kv_markers": ["profile_run"], "source": "s"})";
+  auto doc = [&](const std::string& rules, const std::string& extra = "") {
+    return R"({"schema_version": 1, "classes": [)" + cls + R"(], "rules": [)" + rules + "], " + phase + extra + "}";
+  };
+  const std::string good_rule = R"({"id": "r", "class": "weights_oom", "severity": "error", "priority": 5, "patterns": ["x"], "source": "s"})";
+  ASSERT_TRUE(lg::parse_signatures(doc(good_rule), "sig.json"));
+  const struct {
+    std::string text, fragment;
+  } cases[] = {
+      {doc(R"({"id": "r", "class": "weights_oom", "severity": "error", "priority": 5, "patterns": ["x"], "source": "s", "extra": 1})"), "extra"},
+      {doc(R"({"id": "r", "class": "weights_oom", "severity": "error", "priority": 5, "patterns": ["x"]})"), "source"},
+      {doc(R"({"id": "r", "class": "weights_oom", "severity": "error", "priority": 5, "patterns": ["x"], "source": ""})"), "source is empty"},
+      {doc(good_rule + "," + good_rule), "duplicate rule id r"},
+      {doc(R"({"id": "r", "class": "nope", "severity": "error", "priority": 5, "patterns": ["x"], "source": "s"})"), "unknown class nope"},
+      {doc(R"({"id": "r", "class": "weights_oom", "severity": "fatal", "priority": 5, "patterns": ["x"], "source": "s"})"), "severity"},
+      {doc(R"({"id": "r", "class": "weights_oom", "severity": "error", "priority": 5, "patterns": [], "source": "s"})"), "empty"},
+      {doc(good_rule, R"(, "surprise": 1)"), "surprise"},
+      {R"({"schema_version": 2})", "schema_version 2"},
+      {"[1, 2", "sig.json"},
+  };
+  for (const auto& c : cases) {
+    auto r = lg::parse_signatures(c.text, "sig.json");
+    ASSERT_FALSE(r) << c.text;
+    EXPECT_NE(r.error().describe().find(c.fragment), std::string::npos) << r.error().describe();
+    EXPECT_NE(r.error().describe().find("sig.json"), std::string::npos) << r.error().describe();
+  }
+}
+
+TEST(EngineLog, ParsesVersionsArgsAndPrintedLinesWithLineNumbers) {
+  const auto log = lg::parse_engine_log(read(k_synthetic + "/none.1.log"), sigs());
+  EXPECT_EQ(log.engine, "vllm");
+  ASSERT_TRUE(log.versions.vllm);
+  EXPECT_EQ(log.versions.vllm->value, "0.10.1.1");
+  EXPECT_EQ(log.versions.vllm->line, 2);
+  ASSERT_TRUE(log.args.model && log.args.max_model_len && log.args.gpu_memory_utilization && log.args.tensor_parallel_size && log.args.dtype);
+  EXPECT_EQ(log.args.model->value, "Qwen/Qwen3-8B");
+  EXPECT_EQ(log.args.max_model_len->value, 16384);
+  EXPECT_EQ(log.args.max_model_len->line, 4);  // the resolved config line wins over the non-default dict
+  EXPECT_DOUBLE_EQ(log.args.gpu_memory_utilization->value, 0.5);
+  EXPECT_EQ(log.args.gpu_memory_utilization->line, 3);
+  EXPECT_EQ(log.args.tensor_parallel_size->value, 1);
+  EXPECT_EQ(log.args.dtype->value, "bfloat16");
+  ASSERT_TRUE(log.args.enforce_eager);
+  EXPECT_FALSE(log.args.enforce_eager->value);
+  EXPECT_FALSE(log.args.quantization);  // "quantization=None"
+  ASSERT_TRUE(log.printed.weights_gib && log.printed.available_kv_gib && log.printed.kv_cache_tokens && log.printed.max_concurrency && log.printed.graph_gib);
+  EXPECT_DOUBLE_EQ(log.printed.weights_gib->value, 15.2683);
+  EXPECT_EQ(log.printed.weights_gib->line, 5);
+  EXPECT_DOUBLE_EQ(log.printed.available_kv_gib->value, 22.75);
+  EXPECT_EQ(log.printed.kv_cache_tokens->value, 165648);
+  EXPECT_DOUBLE_EQ(log.printed.max_concurrency->value, 10.11);
+  EXPECT_EQ(log.printed.concurrency_len->value, 16384);
+  EXPECT_DOUBLE_EQ(log.printed.graph_gib->value, 0.50);
+  EXPECT_TRUE(log.started);
+  EXPECT_TRUE(log.diagnosis.class_id.empty());
+}
+
+TEST(EngineLog, CommandLineAndWrappedRecords) {
+  const std::string text =
+      "$ vllm serve /data/models/Qwen3.6-27B-w8a8 --quantization ascend --dtype bfloat16 --max-model-len 512 --gpu-memory-utilization 0.98 "
+      "--max-num-seqs 1 --max-num-batched-tokens 512 -tp 2 --enforce-eager\n"
+      "(APIServer pid=1) INFO [utils.py:326] non-default args: {'model_tag': 'Qwen2-7B-Instruct', 'model': 'Qwe\n"
+      "n2-7B-Instruct', 'max_model_len': 16384, 'gpu_memory_utilization': 0.25}\n";
+  const auto log = lg::parse_engine_log(text, sigs());
+  ASSERT_TRUE(log.args.model && log.args.quantization && log.args.max_num_seqs && log.args.max_num_batched_tokens && log.args.tensor_parallel_size);
+  // The dict (line 2, joined with its wrapped continuation) is preferred over the command line.
+  EXPECT_EQ(log.args.model->value, "Qwen2-7B-Instruct");
+  EXPECT_EQ(log.args.max_model_len->value, 16384);
+  EXPECT_DOUBLE_EQ(log.args.gpu_memory_utilization->value, 0.25);
+  EXPECT_EQ(log.args.quantization->value, "ascend");
+  EXPECT_EQ(log.args.max_num_seqs->value, 1);
+  EXPECT_EQ(log.args.max_num_batched_tokens->value, 512);
+  EXPECT_EQ(log.args.tensor_parallel_size->value, 2);
+  EXPECT_TRUE(log.args.enforce_eager->value);
+}
+
+TEST(EngineLog, OomFiguresFromTheFirstReport) {
+  // seeds/000 4.3.1, attempt 1 (the report wraps the message over two lines; joined here).
+  const auto log = lg::parse_engine_log(
+      "RuntimeError: NPU out of memory. Tried to allocate 172.00 MiB (NPU 0; 29.49 GiB total capacity; 28.79 GiB already allocated; 118.31 MiB free)\n", sigs());
+  ASSERT_TRUE(log.diagnosis.oom);
+  EXPECT_DOUBLE_EQ(log.diagnosis.oom->requested_bytes, 172.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*log.diagnosis.oom->total_bytes, 29.49 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*log.diagnosis.oom->allocated_bytes, 28.79 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*log.diagnosis.oom->free_bytes, 118.31 * 1024 * 1024);
+  EXPECT_EQ(log.diagnosis.class_id, "weights_oom");
+  EXPECT_EQ(log.engine, "vllm-ascend");
+}
+
+TEST(EngineLog, RootCauseNotTheLastLine) {
+  const auto log = lg::parse_engine_log(read(k_synthetic + "/missing_fused_op.1.log"), sigs());
+  EXPECT_EQ(log.diagnosis.class_id, "missing_fused_op");
+  ASSERT_FALSE(log.diagnosis.symptoms.empty());
+  EXPECT_NE(log.diagnosis.symptoms.back().text.find("Engine core initialization failed"), std::string::npos);
+  ASSERT_FALSE(log.diagnosis.evidence.empty());
+  EXPECT_NE(log.diagnosis.evidence[0].text.find("'function' object is not subscriptable"), std::string::npos);
+  EXPECT_EQ(log.diagnosis.evidence[0].line, 11);
+  ASSERT_EQ(log.diagnosis.warnings.size(), 1u);  // the triton warning is reported, never the cause
+}
+
+// Every synthetic log is named <expected class>.<n>.log ("none": no failure).
+TEST(EngineLog, SyntheticCorpus) {
+  int total = 0, correct = 0;
+  std::string wrong;
+  std::set<std::string> classes;
+  for (const auto& e : std::filesystem::directory_iterator(k_synthetic)) {
+    const std::string name = e.path().filename().string();
+    std::string expected = name.substr(0, name.find('.'));
+    classes.insert(expected);
+    if (expected == "none") expected.clear();
+    const auto log = lg::parse_engine_log(read(e.path().string()), sigs());
+    ++total;
+    if (log.diagnosis.class_id == expected) ++correct;
+    else wrong += name + " -> '" + log.diagnosis.class_id + "'; ";
+  }
+  for (const auto& c : sigs().classes) EXPECT_TRUE(classes.count(c.id)) << "no synthetic log for class " << c.id;
+  RecordProperty("synthetic_correct", correct);
+  RecordProperty("synthetic_total", total);
+  EXPECT_EQ(correct, total) << wrong;
+  EXPECT_GE(total, 20);
+}
+
+namespace {
+
+// Section 8 of the reference: its table's backticked strings, with the class each symptom row maps to.
+std::vector<std::pair<std::string, std::string>> reference_excerpts() {
+  const std::map<std::string, std::string> row_class = {
+      {"NPU environment not sourced", "missing_library"}, {"triton / triton-ascend conflict", "missing_fused_op"},
+      {"FlashComm on VL models", "flashcomm_vision"},     {"NPU OOM", "oom"},
+      {"negative or zero KV", "kv_negative"},             {"free < requested", "kv_negative"},
+      {"KV too small", "kv_too_small"},                   {"ModelSlim weights without", "unsupported_quantization"},
+      {"unsupported quant", "unsupported_quantization"},  {"hybrid page alignment", "hybrid_page_alignment"},
+      {"ACL graph stream exhaustion", "graph_stream_exhaustion"}, {"MLA graph heads", "mla_graph_heads"},
+      {"missing op binaries", "missing_op_binaries"},     {"InvalidVersion", "version_mismatch"},
+      {"device query failure", "device_query_failure"},   {"V0 on", "version_mismatch"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(read(pftest::shared_path("reference/engine-memory-accounting.md")));
+  std::string line;
+  bool in_section = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line.rfind("## 8.", 0) == 0;
+    if (!in_section || line.rfind("| ", 0) != 0) continue;
+    std::string row = line;
+    for (size_t p; (p = row.find("\\|")) != std::string::npos;) row.replace(p, 2, "/");
+    std::vector<std::string> cells;
+    std::stringstream ss(row);
+    std::string cell;
+    while (std::getline(ss, cell, '|')) cells.push_back(cell);
+    if (cells.size() < 4) continue;
+    std::string cls;
+    for (const auto& [k, v] : row_class) if (cells[1].find(k) != std::string::npos) cls = v;
+    if (cls.empty()) continue;
+    const std::string& text = cells[2];
+    for (size_t a = text.find('`'); a != std::string::npos; a = text.find('`', a + 1)) {
+      const size_t b = text.find('`', a + 1);
+      if (b == std::string::npos) break;
+      const std::string excerpt = text.substr(a + 1, b - a - 1);
+      if (excerpt.find('\\') == std::string::npos) out.push_back({excerpt, cls});  // skip the regex form
+      a = b;
+    }
+  }
+  return out;
+}
+
+// The field reports: lines holding an anchor (plus the next line, where the report wraps a message).
+std::vector<std::pair<std::string, std::string>> seed_excerpts() {
+  const struct {
+    const char* file;
+    const char* anchor;
+    const char* cls;
+  } anchors[] = {
+      {"seeds/000_4948bf09d896064c.txt", "OSError: libatb.so", "missing_library"},
+      {"seeds/000_4948bf09d896064c.txt", "RuntimeError: NPU out of memory", "weights_oom"},  // the report places all of them at weight load
+      {"seeds/000_4948bf09d896064c.txt", "Value error, fp8 quantization", "unsupported_quantization"},
+      {"seeds/000_4948bf09d896064c.txt", "Value error, awq quantization", "unsupported_quantization"},
+      {"seeds/000_4948bf09d896064c.txt", "WARNING: Triton is installed", ""},              // non-blocking per the report
+      {"seeds/000_4948bf09d896064c.txt", "has no attribute 'major'", ""},                  // non-blocking per the report
+      {"seeds/001_f1698fdf80e33bc6.txt", "TypeError: 'function' object is not subscriptable", "missing_fused_op"},
+      {"seeds/001_f1698fdf80e33bc6.txt", "ModuleNotFoundError: No module named 'decorator'", "tbe_python_dependency"},
+      {"seeds/001_f1698fdf80e33bc6.txt", "RuntimeError: Another process is using this dir", "stale_compiler_lock"},
+      {"seeds/001_f1698fdf80e33bc6.txt", "has no attribute 'o_groups'", "unsupported_quantization"},
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& a : anchors) {
+    std::vector<std::string> lines;
+    std::istringstream in(read(pftest::shared_path(a.file)));
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].find(a.anchor) == std::string::npos) continue;
+      out.push_back({lines[i] + "\n" + (i + 1 < lines.size() ? lines[i + 1] : "") + "\n", a.cls});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(EngineLog, RealExcerptsFromTheReferenceAndTheFieldReports) {
+  auto cases = reference_excerpts();
+  const size_t from_reference = cases.size();
+  for (auto& c : seed_excerpts()) cases.push_back(c);
+  ASSERT_GE(from_reference, 30u) << "section 8 of the reference was not read";
+  ASSERT_GE(cases.size() - from_reference, 12u) << "the field reports were not read";
+  int correct = 0;
+  std::string wrong;
+  for (const auto& [text, expected] : cases) {
+    const auto log = lg::parse_engine_log(text, sigs());
+    const bool ok = expected == "oom" ? oom_family(log.diagnosis.class_id) : log.diagnosis.class_id == expected;
+    correct += ok;
+    if (!ok) wrong += "[" + text + "] expected '" + expected + "', got '" + log.diagnosis.class_id + "'\n";
+  }
+  RecordProperty("real_correct", correct);
+  RecordProperty("real_total", static_cast<int>(cases.size()));
+  EXPECT_EQ(correct, static_cast<int>(cases.size())) << wrong;
+}
+
+TEST(EngineLog, OddInputNeverCrashes) {
+  std::string binary;
+  for (int i = 0; i < 5000; ++i) binary.push_back(static_cast<char>(i * 37 % 256));
+  const std::string huge_line(200000, 'x');
+  for (const std::string& text : {std::string(), binary, huge_line, std::string("Traceback (most recent call last)\n"),
+                                  std::string("GPU KV cache size: tokens\nMaximum concurrency for : x\nModel loading took GiB\n"),
+                                  std::string("non-default args: {'model': 'a', 'max_model_len': 'oops', ((((\n"),
+                                  std::string("Tried to allocate 1e999999 MiB (NPU 0; -5 GiB total capacity;\n")}) {
+    const auto log = lg::parse_engine_log(text, sigs());
+    EXPECT_GE(log.line_count, 0);
+  }
+}
+
+TEST(LogsCli, ExplainIsTheSameCommandAsLogs) {
+  const auto a = run("logs " + k_synthetic + "/kv_too_small.1.log --json");
+  const auto b = run("explain " + k_synthetic + "/kv_too_small.1.log --json");
+  EXPECT_EQ(a.code, 1);
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["command"], "logs");
+  EXPECT_TRUE(j.contains("schema_version"));
+  EXPECT_EQ(j["diagnosis"]["class"], "kv_too_small");
+  EXPECT_EQ(j["engine_args"]["model"]["value"], "Qwen/Qwen3-8B");
+}
+
+TEST(LogsCli, PrintedVersusPredictedForAResolvableModel) {
+  const auto r = run("logs " + k_synthetic + "/none.1.log --device A100-80G-SXM --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("fit")) << r.out;
+  EXPECT_EQ(j["fit"]["device"], "A100-80G-SXM");
+  ASSERT_GE(j["printed_vs_predicted"].size(), 4u);
+  EXPECT_DOUBLE_EQ(j["printed_vs_predicted"][0]["printed"].get<double>(), 15.2683);
+  EXPECT_TRUE(j["printed_vs_predicted"][0]["predicted"].is_number());
+}
+
+TEST(LogsCli, UnresolvableModelIsSaidAndClassificationContinues) {
+  const auto r = run("logs " + k_synthetic + "/weights_oom.1.log");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("root cause: out of device memory while loading the weights"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix:"), std::string::npos);
+}
+
+TEST(LogsCli, EmitCaseFollowsTheValidationSchema) {
+  const auto r = run("logs " + k_synthetic + "/none.1.log --emit-case");
+  EXPECT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"id", "source", "engine", "engine_version", "device", "num_devices", "model", "dtype", "quantization", "kv_cache_dtype",
+                          "tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "weights_gib", "available_kv_gib", "kv_cache_tokens",
+                          "max_concurrency", "concurrency_len", "cuda_graph_gib", "fits", "failure", "notes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["kv_cache_tokens"], 165648);
+  EXPECT_EQ(j["engine_version"], "0.10.1.1");
+  EXPECT_EQ(j["fits"], true);
+  const auto f = nlohmann::json::parse(run("logs " + k_synthetic + "/kv_negative.1.log --emit-case").out);
+  EXPECT_EQ(f["fits"], false);
+  EXPECT_EQ(f["failure"], "kv_negative");
+}
+
+TEST(LogsCli, MissingFileIsExitTwo) {
+  const auto r = run("logs /nonexistent/engine.log");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("/nonexistent/engine.log"), std::string::npos);
+  EXPECT_EQ(run("logs").code, 2);
+}
+
+TEST(EngineLog, WeightsLineIsASizeNotADuration) {
+  // vLLM 0.10 prints both; only the second is the weights (dennislee22/vLLM-benchmarking log).
+  const auto log = lg::parse_engine_log(
+      "INFO [default_loader.py:262] Loading weights took 3.03 seconds\n"
+      "INFO [gpu_model_runner.py:2007] Model loading took 14.2488 GiB and 4.422213 seconds\n", sigs());
+  ASSERT_TRUE(log.printed.weights_gib);
+  EXPECT_DOUBLE_EQ(log.printed.weights_gib->value, 14.2488);
+  EXPECT_EQ(log.printed.weights_gib->line, 2);
+}
