@@ -47,7 +47,7 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
   const std::string label = ref.text();
   if (tty) {
     fo.fetch.on_progress = [label](const hub::FetchProgress& p) {
-      std::fprintf(stderr, "\rpreflight: %s: %llu/%llu requests, %.2f MiB   ", label.c_str(), static_cast<unsigned long long>(p.requests_done),
+      std::fprintf(stderr, "\rpreflight: %s: %llu/%llu files, %.2f MiB   ", label.c_str(), static_cast<unsigned long long>(p.requests_done),
                    static_cast<unsigned long long>(p.requests_total), static_cast<double>(p.bytes_received) / k_mib);
     };
   }

@@ -129,6 +129,8 @@ std::once_flag g_curl_init;
 struct HttpFetcher::Impl {
   FetchOptions options;
   FetchStats stats;
+  uint64_t queued_total = 0;  // requests asked for over every fetch() call (progress)
+  uint64_t done_total = 0;
   CURLM* multi = nullptr;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -233,8 +235,10 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
     pending.push_back({i, Clock::now()});
   }
   size_t running = 0, done = 0;
+  m.queued_total += requests.size();
   auto report = [&] {
-    if (m.options.on_progress) m.options.on_progress({done, requests.size(), m.stats.bytes_received});
+    ++m.done_total;
+    if (m.options.on_progress) m.options.on_progress({m.done_total, m.queued_total, m.stats.bytes_received});
   };
   while (done < requests.size()) {
     // Start what may start now, up to the parallel limit.

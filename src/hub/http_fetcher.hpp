@@ -34,9 +34,10 @@ struct HttpResponse {
   bool range_ignored = false;           // a 200 to a range request, cut after the wanted bytes
 };
 
+// Counts over the fetcher's life: a later round adds to the total.
 struct FetchProgress {
-  uint64_t requests_done = 0;
-  uint64_t requests_total = 0;
+  uint64_t requests_done = 0;   // files answered (retries and redirects not counted)
+  uint64_t requests_total = 0;  // files asked for so far
   uint64_t bytes_received = 0;
 };
 

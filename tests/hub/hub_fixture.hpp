@@ -80,6 +80,19 @@ inline uint64_t write_sparse_shard(const std::string& path, const std::string& p
   return size;
 }
 
+// A scratch directory (../test_support.hpp) removed with everything in it when the test ends, so
+// the sparse multi-GB fixtures do not pile up in the temp directory.
+struct TempTree {
+  explicit TempTree(const std::string& name) : path(pftest::scratch_dir(name)) {}
+  ~TempTree() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempTree(const TempTree&) = delete;
+  TempTree& operator=(const TempTree&) = delete;
+  const std::string path;
+};
+
 inline int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -111,10 +124,11 @@ inline bool services_required() {
   return v && *v && std::string(v) != "0";
 }
 
-// One access-log line: status, bytes sent (headers included), request URI, Range header.
+// One access-log line: status, bytes sent (headers included), connection, request URI, Range header.
 struct AccessEntry {
   int status = 0;
   uint64_t bytes_sent = 0;
+  uint64_t connection = 0;  // nginx's connection serial number: equal numbers = a reused connection
   std::string uri;
   std::string range;
 };
@@ -131,7 +145,7 @@ class Nginx {
       std::ostringstream conf;
       conf << "daemon off;\nmaster_process off;\nworker_processes 1;\npid " << work_dir << "/nginx.pid;\n"
            << "error_log " << work_dir << "/error.log warn;\nevents { worker_connections 512; }\nhttp {\n"
-           << "  log_format hub '$status $bytes_sent \"$request_uri\" \"$http_range\"';\n"
+           << "  log_format hub '$status $bytes_sent $connection \"$request_uri\" \"$http_range\"';\n"
            << "  access_log " << work_dir << "/access.log hub;\n"
            << "  client_body_temp_path " << work_dir << "/body;\n  proxy_temp_path " << work_dir << "/proxy;\n"
            << "  fastcgi_temp_path " << work_dir << "/fastcgi;\n  uwsgi_temp_path " << work_dir << "/uwsgi;\n"
@@ -183,7 +197,7 @@ class Nginx {
     while (std::getline(in, line)) {
       AccessEntry e;
       std::istringstream ls(line);
-      ls >> e.status >> e.bytes_sent;
+      ls >> e.status >> e.bytes_sent >> e.connection;
       const auto q1 = line.find('"');
       const auto q2 = line.find('"', q1 + 1);
       const auto q3 = line.find('"', q2 + 1);

@@ -61,7 +61,8 @@ TEST(HubRef, UrlsFollowEachHubsLayout) {
 }
 
 TEST(HubRef, TokensFromEnvironmentThenTokenFile) {
-  const std::string dir = pftest::scratch_dir("hub-token");
+  const pfhub::TempTree tree("hub-token");
+  const std::string& dir = tree.path;
   ::unsetenv("HF_TOKEN");
   ::unsetenv("HUGGING_FACE_HUB_TOKEN");
   ::setenv("HF_HOME", dir.c_str(), 1);

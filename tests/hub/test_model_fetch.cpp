@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 #include "base/file.hpp"
 #include "hub/hub_ref.hpp"
 #include "hub/metadata_cache.hpp"
 #include "hub/model_fetch.hpp"
+#include "model/gguf_reader.hpp"
 #include "model/header_stub.hpp"
 #include "model/model_source.hpp"
 #include "../test_support.hpp"
@@ -49,7 +51,8 @@ hub::HubRef tiny_ref() { return *hub::parse_hub_ref("hf:acme/tiny-sharded"); }
 
 TEST(HubFetch, ShardedModelFromNginxReadsOnlyHeaders) {
   REQUIRE_NGINX();
-  const std::string dir = pftest::scratch_dir("hub-happy");
+  const pfhub::TempTree tree("hub-happy");
+  const std::string& dir = tree.path;
   make_repo(dir + "/www", "", 4, 3);
   pfhub::Nginx nginx;
   ASSERT_TRUE(nginx.start(dir + "/nginx", dir + "/www"));
@@ -80,6 +83,10 @@ TEST(HubFetch, ShardedModelFromNginxReadsOnlyHeaders) {
     }
   }
   EXPECT_EQ(shard_requests, 4);
+  // The shard round reuses the first round's connections (4 parallel requests, then 4 more).
+  std::set<uint64_t> connections;
+  for (const auto& e : log) connections.insert(e.connection);
+  EXPECT_LT(connections.size(), log.size());
   EXPECT_LT(bytes_sent, 1u << 20) << "bytes sent by nginx";
   EXPECT_LT(log.size(), 4u + 5u) << "requests seen by nginx";
   EXPECT_EQ(fetched->stats.requests, log.size());
@@ -110,7 +117,8 @@ TEST(HubFetch, ShardedModelFromNginxReadsOnlyHeaders) {
 
 TEST(HubFetch, ModelScopeFileApiOnNginx) {
   REQUIRE_NGINX();
-  const std::string dir = pftest::scratch_dir("hub-ms");
+  const pfhub::TempTree tree("hub-ms");
+  const std::string& dir = tree.path;
   make_repo(dir + "/www", "/ms", 2, 1);
   pfhub::fs::rename(dir + "/www/ms/acme/tiny-sharded/resolve/main", dir + "/www/ms/acme/tiny-sharded/master");
   pfhub::Nginx nginx;
@@ -127,7 +135,8 @@ TEST(HubFetch, ModelScopeFileApiOnNginx) {
 
 TEST(HubFetch, GgufHeaderByRange) {
   REQUIRE_NGINX();
-  const std::string dir = pftest::scratch_dir("hub-gguf");
+  const pfhub::TempTree tree("hub-gguf");
+  const std::string& dir = tree.path;
   // GGUF v3: magic, version, 1 tensor, 1 key-value (general.architecture = "llama"), tensor info
   // "w" 2-D [32768, 16384] F16 at offset 0 (1 GiB); then padded to 32 and a sparse data section.
   std::string g;
@@ -158,6 +167,10 @@ TEST(HubFetch, GgufHeaderByRange) {
   auto stub = model::load_header_stub(fetched->path);
   ASSERT_TRUE(stub);
   EXPECT_EQ(stub->file_size_bytes, pfhub::fs::file_size(file));
+  auto gguf = model::parse_gguf_prefix(stub->prefix.data(), stub->prefix.size(), stub->file_size_bytes, "m-F16.gguf");
+  ASSERT_TRUE(gguf) << gguf.error().describe();
+  ASSERT_EQ(gguf->tensors.size(), 1u);
+  EXPECT_EQ(gguf->tensors[0].bytes, k_gib_tensor);  // 32768 x 16384 F16
   const auto log = nginx.access_log();
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0].range, "bytes=0-1048575");
@@ -170,7 +183,8 @@ TEST(HubFetch, GgufHeaderByRange) {
 
 TEST(HubFault, RedirectChainOnNginx) {
   REQUIRE_NGINX();
-  const std::string dir = pftest::scratch_dir("hub-redirect");
+  const pfhub::TempTree tree("hub-redirect");
+  const std::string& dir = tree.path;
   make_repo(dir + "/www", "", 2, 1);
   const std::string extra =
       "    location /hop1/ { rewrite ^/hop1/(.*)$ /hop2/$1 redirect; }\n"
@@ -191,7 +205,8 @@ TEST(HubFault, RedirectChainOnNginx) {
 
 TEST(HubFault, NotFoundOnOneShardOnNginx) {
   REQUIRE_NGINX();
-  const std::string dir = pftest::scratch_dir("hub-404");
+  const pfhub::TempTree tree("hub-404");
+  const std::string& dir = tree.path;
   make_repo(dir + "/www", "", 3, 1, {1});
   pfhub::Nginx nginx;
   ASSERT_TRUE(nginx.start(dir + "/nginx", dir + "/www"));
@@ -205,7 +220,8 @@ TEST(HubFault, NotFoundOnOneShardOnNginx) {
 
 TEST(HubFault, HeaderLengthLargerThanFileOnNginx) {
   REQUIRE_NGINX();
-  const std::string dir = pftest::scratch_dir("hub-hugeheader");
+  const pfhub::TempTree tree("hub-hugeheader");
+  const std::string& dir = tree.path;
   make_repo(dir + "/www", "", 2, 1);
   // Shard 2 claims a 50 MB header in a 1 MB file.
   std::string bogus(8, '\0');
@@ -234,7 +250,8 @@ const std::string k_config = "/acme/tiny-sharded/resolve/main/config.json";
 }  // namespace
 
 TEST(HubFault, ConnectionClosedMidHeaderThenServed) {
-  const std::string dir = pftest::scratch_dir("hub-midclose");
+  const pfhub::TempTree tree("hub-midclose");
+  const std::string& dir = tree.path;
   pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int nth) {
     return p == k_shard1 && nth == 0 ? pfhub::Fault::close_mid_body : pfhub::Fault::serve;
   });
@@ -247,7 +264,8 @@ TEST(HubFault, ConnectionClosedMidHeaderThenServed) {
 }
 
 TEST(HubFault, ConnectionAlwaysClosedMidHeaderIsAClearError) {
-  const std::string dir = pftest::scratch_dir("hub-midclose-always");
+  const pfhub::TempTree tree("hub-midclose-always");
+  const std::string& dir = tree.path;
   pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int) { return p == k_shard1 ? pfhub::Fault::close_mid_body : pfhub::Fault::serve; });
   auto opts = fast_options(server.url(), dir + "/cache");
   opts.fetch.max_attempts = 3;
@@ -260,7 +278,8 @@ TEST(HubFault, ConnectionAlwaysClosedMidHeaderIsAClearError) {
 }
 
 TEST(HubFault, ServerError500ThenOk) {
-  const std::string dir = pftest::scratch_dir("hub-500");
+  const pfhub::TempTree tree("hub-500");
+  const std::string& dir = tree.path;
   pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int nth) {
     return p == k_config && nth == 0 ? pfhub::Fault::status_500 : pfhub::Fault::serve;
   });
@@ -271,7 +290,8 @@ TEST(HubFault, ServerError500ThenOk) {
 }
 
 TEST(HubFault, TooManyRequestsHonoursRetryAfter) {
-  const std::string dir = pftest::scratch_dir("hub-429");
+  const pfhub::TempTree tree("hub-429");
+  const std::string& dir = tree.path;
   pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int nth) {
     return p == k_config && nth == 0 ? pfhub::Fault::status_429 : pfhub::Fault::serve;
   });
@@ -285,7 +305,8 @@ TEST(HubFault, TooManyRequestsHonoursRetryAfter) {
 }
 
 TEST(HubFault, ServerIgnoringRangeIsCutAfterTheHeader) {
-  const std::string dir = pftest::scratch_dir("hub-norange");
+  const pfhub::TempTree tree("hub-norange");
+  const std::string& dir = tree.path;
   pfhub::FaultServer server(fault_repo(dir), [](const std::string&, int) { return pfhub::Fault::ignore_range; });
   auto fetched = hub::fetch_model_metadata(tiny_ref(), fast_options(server.url(), dir + "/cache"));
   ASSERT_TRUE(fetched) << fetched.error().describe();
@@ -297,7 +318,8 @@ TEST(HubFault, ServerIgnoringRangeIsCutAfterTheHeader) {
 }
 
 TEST(HubFault, StalledServerTimesOut) {
-  const std::string dir = pftest::scratch_dir("hub-stall");
+  const pfhub::TempTree tree("hub-stall");
+  const std::string& dir = tree.path;
   pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int) { return p == k_config ? pfhub::Fault::stall : pfhub::Fault::serve; });
   auto opts = fast_options(server.url(), dir + "/cache");
   opts.fetch.request_timeout_ms = 700;
