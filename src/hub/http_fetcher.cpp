@@ -102,7 +102,8 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   const uint64_t keep_begin = std::max(file_pos, r.offset);
   const uint64_t keep_end = std::min(chunk_end, want_end);
   if (keep_end > keep_begin) t->body.append(data + (keep_begin - file_pos), keep_end - keep_begin);
-  if (chunk_end >= want_end && t->status == 200) {
+  // A 200 runs on into the weights; a 206 longer than asked is cut too.
+  if (chunk_end > want_end || (chunk_end == want_end && t->status == 200)) {
     t->cut = true;
     return 0;
   }

@@ -38,7 +38,7 @@ Status write_whole_file(const std::string& path, const std::string& bytes) {
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) return make_error(ErrorKind::io, format("cannot write: %s", std::strerror(errno)), path);
+  if (::close(fd) != 0) return make_error(ErrorKind::io, format("cannot write: %s", std::strerror(errno)), path);
   return Ok{};
 }
 }  // namespace

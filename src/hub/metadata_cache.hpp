@@ -3,7 +3,9 @@
 // holding config.json, the index, quantization descriptors, header stubs (model/header_stub) and
 // manifest.json, which is written last. An entry is built in a temporary sibling directory and
 // renamed into place in one step, so a reader sees either a whole entry or none: a failed or
-// interrupted fetch never leaves a partial or corrupt entry. Tokens are never written here.
+// interrupted fetch never leaves a partial or corrupt entry. Files are not fsync'ed (a cache: a
+// damaged entry after a crash is detected from the sizes in its manifest and fetched again). Tokens
+// are never written here.
 #pragma once
 
 #include <cstdint>

@@ -179,6 +179,34 @@ TEST(HubFetch, GgufHeaderByRange) {
   EXPECT_LT(log[0].bytes_sent, (1u << 20) + 1024);
 }
 
+TEST(HubFetch, DamagedEntryIsFetchedAgainOrRefusedOffline) {
+  REQUIRE_NGINX();
+  const pfhub::TempTree tree("hub-damaged");
+  const std::string& dir = tree.path;
+  make_repo(dir + "/www", "", 2, 1);
+  pfhub::Nginx nginx;
+  ASSERT_TRUE(nginx.start(dir + "/nginx", dir + "/www"));
+  auto first = hub::fetch_model_metadata(tiny_ref(), fast_options(nginx.url(), dir + "/cache"));
+  ASSERT_TRUE(first) << first.error().describe();
+  const size_t requests = nginx.access_log().size();
+  // A crash after the rename could leave a short file: cut a stub in half.
+  const std::string stub = first->path + "/" + shard_name(0, 2) + ".header";
+  pfhub::fs::resize_file(stub, pfhub::fs::file_size(stub) / 2);
+  auto offline = fast_options(nginx.url(), dir + "/cache");
+  offline.cache = hub::CachePolicy::offline;
+  auto refused = hub::fetch_model_metadata(tiny_ref(), offline);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::corrupt);
+  EXPECT_NE(refused.error().message.find("cached entry is damaged (model-00001-of-00002.safetensors.header missing or of the wrong size)"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(nginx.access_log().size(), requests);
+  auto again = hub::fetch_model_metadata(tiny_ref(), fast_options(nginx.url(), dir + "/cache"));
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_FALSE(again->from_cache);
+  EXPECT_EQ(nginx.access_log().size(), 2 * requests);
+  EXPECT_EQ(model::load_model_directory(again->path)->exact_weight_bytes.value_or(0), 2'147'483'648ull);
+}
+
 // ---------------------------------------------------------------- faults
 
 TEST(HubFault, RedirectChainOnNginx) {
