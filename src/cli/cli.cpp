@@ -16,6 +16,7 @@
 #include "cli/common.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_logs.hpp"
+#include "cli/model_arg.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -47,8 +48,11 @@ commands:
   bw [--target host|cuda|npu] [--save --device D]   measure memory bandwidth (copy counted read + write)
   version
 
-MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub id
-already in the Hugging Face / ModelScope cache (hf:org/name, ms:org/name).
+MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub
+reference: hf:org/name[@rev] (Hugging Face, HF_ENDPOINT), ms:org/name[@rev] (ModelScope, MODELSCOPE_DOMAIN),
+with /file.gguf after the name for one GGUF file. A hub model is read from the Hugging Face / ModelScope
+cache when present, else only its metadata is fetched (config, safetensors headers by range request,
+never weights) into $XDG_CACHE_HOME/preflight/hub; --offline uses that cache only, --refresh refetches.
 
 examples:
   preflight inspect Qwen/Qwen3-8B
@@ -60,16 +64,27 @@ examples:
 
 exit codes: 0 success (fit: it fits), 1 it does not fit (bw: the measurement failed), 2 bad input or usage.
 environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
-  PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw.
+  PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw;
+  HF_TOKEN / HUGGING_FACE_HUB_TOKEN / ~/.cache/huggingface/token and MODELSCOPE_API_TOKEN authenticate
+  hub requests (never printed or cached).
 )";
 
+Expected<ModelArgOptions> model_arg_options(const Args& args) {
+  ModelArgOptions o;
+  if (auto d = args.get("models")) o.extra_model_dirs.push_back(*d);
+  if (args.has("offline") && args.has("refresh")) return make_error(ErrorKind::invalid_argument, "--offline and --refresh exclude each other");
+  if (args.has("offline")) o.cache = HubCacheMode::offline;
+  if (args.has("refresh")) o.cache = HubCacheMode::refresh;
+  return o;
+}
+
 int cmd_inspect(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"models", true}});
+  auto args = parse_args(argv, {{"json", false}, {"models", true}, {"offline", false}, {"refresh", false}});
   if (!args) return report_error(args.error());
-  if (args->positional.size() != 1) return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight inspect MODEL [--json]"));
-  model::ResolveOptions ro;
-  if (auto d = args->get("models")) ro.extra_model_dirs.push_back(*d);
-  auto spec = model::resolve_model(args->positional[0], ro);
+  if (args->positional.size() != 1) return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight inspect MODEL [--offline|--refresh] [--json]"));
+  auto ro = model_arg_options(*args);
+  if (!ro) return report_error(ro.error());
+  auto spec = resolve_model_arg(args->positional[0], *ro);
   if (!spec) return report_error(spec.error());
   if (args->has("json")) print_json(report::inspect_to_json(*spec));
   else std::cout << report::render_inspect(*spec, {use_color()});
@@ -80,14 +95,14 @@ int cmd_fit(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, {{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
                                 {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
                                 {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
-                                {"models", true}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}});
+                                {"models", true}, {"offline", false}, {"refresh", false}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}});
   if (!args) return report_error(args.error());
   if (args->positional.size() != 1 || !args->has("device")) {
-    return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight fit MODEL --device D [--engine vllm-ascend@0.23] [vLLM flags] [--json]"));
+    return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight fit MODEL --device D [--engine vllm-ascend@0.23] [vLLM flags] [--offline|--refresh] [--json]"));
   }
-  model::ResolveOptions ro;
-  if (auto d = args->get("models")) ro.extra_model_dirs.push_back(*d);
-  auto spec = model::resolve_model(args->positional[0], ro);
+  auto ro = model_arg_options(*args);
+  if (!ro) return report_error(ro.error());
+  auto spec = resolve_model_arg(args->positional[0], *ro);
   if (!spec) return report_error(spec.error());
   auto devices = device::load_device_catalog();
   if (!devices) return report_error(devices.error());

@@ -5,6 +5,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/common.hpp"
+#include "cli/model_arg.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -67,7 +68,7 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const Args& args, const model::M
 int cmd_plan(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, {{"json", false}, {"markdown", false}, {"all", false}, {"device", true}, {"devices", true}, {"num-devices", true},
                                 {"max-devices", true}, {"context", true}, {"concurrency", true}, {"min-tok-s", true}, {"engine", true},
-                                {"decode-context", true}, {"bandwidth", true}, {"gpu-memory-utilization", true}, {"models", true}});
+                                {"decode-context", true}, {"bandwidth", true}, {"gpu-memory-utilization", true}, {"models", true}, {"offline", false}});
   if (!args) return report_error(args.error());
   const char* usage =
       "usage: preflight plan --device D [--num-devices N] [--context L] [--concurrency C] [--min-tok-s S] [--engine E]\n"
@@ -126,9 +127,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
                       t.context_tokens ? with_thousands(*t.context_tokens).c_str() : "min(32,768, model max)", static_cast<long long>(t.concurrency),
                       t.min_tokens_per_s ? format(", at least %.1f tok/s per stream", *t.min_tokens_per_s).c_str() : "");
   } else {
-    model::ResolveOptions ro;
+    ModelArgOptions ro;
     if (auto d = args->get("models")) ro.extra_model_dirs.push_back(*d);
-    auto spec = model::resolve_model(args->positional[0], ro);
+    if (args->has("offline")) ro.cache = HubCacheMode::offline;
+    auto spec = resolve_model_arg(args->positional[0], ro);
     if (!spec) return report_error(spec.error());
     std::vector<device::DeviceSpec> list;
     if (auto names = args->get("devices")) {

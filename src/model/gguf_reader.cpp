@@ -191,25 +191,33 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
   return file;
 }
 
+bool gguf_prefix_too_short(const Error& error) {
+  return error.kind == ErrorKind::corrupt && error.message.find("truncated") != std::string::npos;
+}
+
+Expected<GgufFile> parse_gguf_prefix(const uint8_t* data, size_t size, uint64_t file_size, const std::string& origin) {
+  PF_TRY(parsed, parse_gguf(data, size, origin));
+  parsed.file_size = file_size;
+  const uint64_t data_start = ceil_div(parsed.bytes_read, parsed.alignment) * parsed.alignment;
+  for (const auto& t : parsed.tensors) {
+    const auto begin = checked_add(data_start, t.offset);
+    const auto end = begin ? checked_add(*begin, t.bytes) : std::nullopt;
+    if (!end || *end > file_size) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: data runs past the end of the file", origin.c_str(), t.name.c_str()), origin);
+    }
+  }
+  return parsed;
+}
+
 Expected<GgufFile> load_gguf(const std::string& path) {
   PF_TRY(reader, FileReader::open(path));
   // Metadata (tokenizer vocabularies) can run to tens of MB; read in growing chunks until parsed.
-  uint64_t want = std::min<uint64_t>(reader.size_bytes(), 1ull << 20);
+  uint64_t want = std::min<uint64_t>(reader.size_bytes(), k_gguf_first_read_bytes);
   while (true) {
     PF_TRY(bytes, reader.read_at(0, want));
-    auto parsed = parse_gguf(bytes.data(), bytes.size(), base_name(path));
-    if (parsed || want >= reader.size_bytes() || want >= (256ull << 20) ||
-        parsed.error().message.find("truncated") == std::string::npos) {
-      if (parsed) {
-        parsed->file_size = reader.size_bytes();
-        const uint64_t data_start = ceil_div(parsed->bytes_read, parsed->alignment) * parsed->alignment;
-        for (const auto& t : parsed->tensors) {
-          const auto end = checked_add(data_start, t.offset);
-          if (!end || !checked_add(*end, t.bytes) || *checked_add(*end, t.bytes) > reader.size_bytes()) {
-            return make_error(ErrorKind::corrupt, format("%s: tensor %s: data runs past the end of the file", base_name(path).c_str(), t.name.c_str()), path);
-          }
-        }
-      }
+    auto parsed = parse_gguf_prefix(bytes.data(), bytes.size(), reader.size_bytes(), base_name(path));
+    if (parsed || want >= reader.size_bytes() || want >= k_gguf_max_header_bytes || !gguf_prefix_too_short(parsed.error())) {
+      if (!parsed) return make_error(parsed.error().kind, parsed.error().message, path);
       return parsed;
     }
     want = std::min<uint64_t>(reader.size_bytes(), want * 4);

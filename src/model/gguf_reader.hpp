@@ -38,6 +38,15 @@ const char* ggml_type_name(uint32_t type);
 
 // Parses from an in-memory buffer (fuzzing) or a file.
 Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& origin);
+
+// Reading a GGUF header from a prefix of the file (a file read, a range request, a header stub):
+// start with k_gguf_first_read_bytes and grow x4 while the error is gguf_prefix_too_short, up to
+// k_gguf_max_header_bytes. `file_size` is the real size: every tensor's data must end within it.
+inline constexpr uint64_t k_gguf_first_read_bytes = 1ull << 20;
+inline constexpr uint64_t k_gguf_max_header_bytes = 256ull << 20;
+Expected<GgufFile> parse_gguf_prefix(const uint8_t* data, size_t size, uint64_t file_size, const std::string& origin);
+// True when the error says the prefix ended inside the header (more bytes would help).
+bool gguf_prefix_too_short(const Error& error);
 Expected<GgufFile> load_gguf(const std::string& path);
 
 // ModelSpec from GGUF metadata ({arch}.block_count, .embedding_length, .attention.head_count, ...)

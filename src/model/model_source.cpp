@@ -7,6 +7,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "model/gguf_reader.hpp"
+#include "model/header_stub.hpp"
 #include "model/hf_config.hpp"
 #include "model/model_catalog.hpp"
 #include "model/safetensors_header.hpp"
@@ -45,21 +46,37 @@ std::vector<std::string> hub_cache_candidates(const std::string& hub_id) {
   const std::string ms = env_or("MODELSCOPE_CACHE", join_path(home, ".cache/modelscope/hub"));
   out.push_back(join_path(join_path(ms, "models"), hub_id));
   out.push_back(join_path(ms, hub_id));
+  // The ModelScope SDK stores a name's dots as "___" (modelscope/hub/file_download.py).
+  std::string ms_name;
+  for (char c : hub_id) ms_name += (c == '.') ? std::string("___") : std::string(1, c);
+  if (ms_name != hub_id) out.push_back(join_path(join_path(ms, "models"), ms_name));
   return out;
 }
 
 namespace {
-// models--org--name -> snapshots/<rev> named by refs/main, else the only/last snapshot.
-std::string hf_snapshot_dir(const std::string& repo_dir) {
+// models--org--name -> snapshots/<rev> named by refs/<revision>, a snapshot named <revision>, else
+// (revision main only) the only/last snapshot.
+std::string hf_snapshot_dir(const std::string& repo_dir, const std::string& revision) {
   const std::string snapshots = join_path(repo_dir, "snapshots");
-  if (!is_directory(snapshots)) return {};
-  auto ref = read_text_file(join_path(repo_dir, "refs/main"), 4096);
+  if (!is_directory(snapshots) || revision.empty() || revision.find("..") != std::string::npos) return {};
+  auto ref = read_text_file(join_path(join_path(repo_dir, "refs"), revision), 4096);
   if (ref) {
     const std::string rev = trim(*ref);
     if (!rev.empty() && rev.find('/') == std::string::npos && is_directory(join_path(snapshots, rev))) return join_path(snapshots, rev);
   }
+  if (revision.find('/') == std::string::npos && is_directory(join_path(snapshots, revision))) return join_path(snapshots, revision);
+  if (revision != "main") return {};
   const auto revs = list_directory(snapshots);
   return revs.empty() ? std::string{} : join_path(snapshots, revs.back());
+}
+
+// A shard's header from the shard itself or from its header stub.
+Expected<SafetensorsHeader> load_shard_header(const std::string& path, uint64_t* bytes_read) {
+  if (!ends_with(path, k_header_stub_suffix)) return load_safetensors_header(path, bytes_read);
+  PF_TRY(stub, load_header_stub(path));
+  *bytes_read = stub.prefix.size();
+  const std::string name = base_name(path);
+  return parse_safetensors_prefix(stub.prefix.data(), stub.prefix.size(), stub.file_size_bytes, name.substr(0, name.size() - 7));
 }
 }  // namespace
 
@@ -95,9 +112,12 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
   // Safetensors headers: exact bytes.
   uint64_t total = 0, mtp = 0, shards = 0;
   for (const auto& n : names) {
-    if (!ends_with(n, ".safetensors")) continue;
+    const bool stub = ends_with(n, std::string(".safetensors") + k_header_stub_suffix);
+    if (!ends_with(n, ".safetensors") && !stub) continue;
+    // A stub stands in for its shard only when the shard itself is absent.
+    if (stub && path_exists(join_path(dir, n.substr(0, n.size() - 7)))) continue;
     uint64_t read = 0;
-    PF_TRY(header, load_safetensors_header(join_path(dir, n), &read));
+    PF_TRY(header, load_shard_header(join_path(dir, n), &read));
     spec.header_bytes_read += read;
     ++shards;
     for (const auto& t : header.tensors) {
@@ -121,6 +141,30 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
   return spec;
 }
 
+Expected<ModelSpec> load_gguf_model(const std::string& path) {
+  Expected<GgufFile> file = make_error(ErrorKind::io, "unread", path);
+  if (ends_with(to_lower(path), k_header_stub_suffix)) {
+    PF_TRY(stub, load_header_stub(path));
+    const std::string name = base_name(path);
+    file = parse_gguf_prefix(stub.prefix.data(), stub.prefix.size(), stub.file_size_bytes, name.substr(0, name.size() - 7));
+  } else {
+    file = load_gguf(path);
+  }
+  if (!file) return file.error();
+  PF_TRY(spec, model_spec_from_gguf(*file, path));
+  spec.id = path;
+  return spec;
+}
+
+std::string find_hub_cache_snapshot(const std::string& hub_id, const std::string& revision) {
+  for (const auto& candidate : hub_cache_candidates(hub_id)) {
+    if (!is_directory(candidate)) continue;
+    const std::string snap = starts_with(base_name(candidate), "models--") ? hf_snapshot_dir(candidate, revision) : candidate;
+    if (!snap.empty() && path_exists(join_path(snap, "config.json"))) return snap;
+  }
+  return {};
+}
+
 Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& options) {
   std::string name = trim(raw);
   bool hub_only = false;
@@ -130,23 +174,16 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
   }
   if (name.empty()) return make_error(ErrorKind::invalid_argument, "empty model name");
   if (!hub_only && path_exists(name)) {
-    if (ends_with(to_lower(name), ".gguf")) {
-      PF_TRY(file, load_gguf(name));
-      PF_TRY(spec, model_spec_from_gguf(file, name));
-      spec.id = name;
-      return spec;
-    }
+    const std::string lower = to_lower(name);
+    if (ends_with(lower, ".gguf") || ends_with(lower, std::string(".gguf") + k_header_stub_suffix)) return load_gguf_model(name);
     return load_model_directory(name);
   }
   if (name.find('/') != std::string::npos) {
-    for (const auto& candidate : hub_cache_candidates(name)) {
-      if (!is_directory(candidate)) continue;
-      const std::string snap = starts_with(base_name(candidate), "models--") ? hf_snapshot_dir(candidate) : candidate;
-      if (!snap.empty() && path_exists(join_path(snap, "config.json"))) {
-        PF_TRY(spec, load_model_directory(snap));
-        spec.id = name;
-        return spec;
-      }
+    const std::string snap = find_hub_cache_snapshot(name, "main");
+    if (!snap.empty()) {
+      PF_TRY(spec, load_model_directory(snap));
+      spec.id = name;
+      return spec;
     }
     std::string flat;
     for (char c : name) flat += (c == '/') ? std::string("__") : std::string(1, c);

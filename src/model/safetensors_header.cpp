@@ -108,29 +108,51 @@ Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_j
   return header;
 }
 
+Expected<uint64_t> parse_safetensors_header_length(const uint8_t* first8, uint64_t file_size, const std::string& origin) {
+  if (file_size < 8) {
+    return make_error(ErrorKind::corrupt, format("%s: %llu bytes, too short for a safetensors header", origin.c_str(), static_cast<unsigned long long>(file_size)),
+                      origin);
+  }
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
+  if (n > k_max_safetensors_header_bytes) {
+    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB is above the 100 MB limit", origin.c_str(), static_cast<double>(n) / 1e6), origin);
+  }
+  if (n > file_size - 8) {
+    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB exceeds file size %.1f MB", origin.c_str(), static_cast<double>(n) / 1e6,
+                                                 static_cast<double>(file_size) / 1e6),
+                      origin);
+  }
+  return n;
+}
+
+Expected<SafetensorsHeader> parse_safetensors_prefix(const uint8_t* data, size_t size, uint64_t file_size, const std::string& origin) {
+  if (size < 8) return make_error(ErrorKind::corrupt, format("%s: %zu bytes, too short for a safetensors header", origin.c_str(), size), origin);
+  PF_TRY(n, parse_safetensors_header_length(data, file_size, origin));
+  if (size - 8 < n) {
+    return make_error(ErrorKind::corrupt, format("%s: header of %llu bytes but only %zu bytes given", origin.c_str(), static_cast<unsigned long long>(n), size - 8),
+                      origin);
+  }
+  PF_TRY(header, parse_safetensors_header(std::string(reinterpret_cast<const char*>(data) + 8, n), file_size - 8 - n, origin));
+  header.file_size = file_size;
+  return header;
+}
+
 Expected<SafetensorsHeader> load_safetensors_header(const std::string& path, uint64_t* bytes_read) {
   PF_TRY(reader, FileReader::open(path));
+  const std::string origin = base_name(path);
   if (reader.size_bytes() < 8) {
-    return make_error(ErrorKind::corrupt, format("%s: %llu bytes, too short for a safetensors header", base_name(path).c_str(),
+    return make_error(ErrorKind::corrupt, format("%s: %llu bytes, too short for a safetensors header", origin.c_str(),
                                                  static_cast<unsigned long long>(reader.size_bytes())),
                       path);
   }
   PF_TRY(prefix, reader.read_at(0, 8));
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[static_cast<size_t>(i)];
-  if (n > k_max_safetensors_header_bytes) {
-    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB is above the 100 MB limit", base_name(path).c_str(), static_cast<double>(n) / 1e6), path);
-  }
-  if (n > reader.size_bytes() - 8) {
-    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB exceeds file size %.1f MB", base_name(path).c_str(), static_cast<double>(n) / 1e6,
-                                                 static_cast<double>(reader.size_bytes()) / 1e6),
-                      path);
-  }
-  PF_TRY(body, reader.read_at(8, n));
+  auto n = parse_safetensors_header_length(prefix.data(), reader.size_bytes(), origin);
+  if (!n) return make_error(n.error().kind, n.error().message, path);
+  PF_TRY(body, reader.read_at(8, *n));
   if (bytes_read) *bytes_read = reader.bytes_read();
-  PF_TRY(header, parse_safetensors_header(std::string(body.begin(), body.end()), reader.size_bytes() - 8 - n, base_name(path)));
-  header.file_size = reader.size_bytes();
-  return header;
+  prefix.insert(prefix.end(), body.begin(), body.end());
+  return parse_safetensors_prefix(prefix.data(), prefix.size(), reader.size_bytes(), origin);
 }
 
 }  // namespace preflight::model

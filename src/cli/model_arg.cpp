@@ -1,0 +1,68 @@
+#include "cli/model_arg.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "base/file.hpp"
+#include "base/units.hpp"
+#include "hub/hub_ref.hpp"
+#include "hub/model_fetch.hpp"
+#include "model/model_source.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+Expected<model::ModelSpec> load_fetched(const hub::HubRef& ref, const std::string& path) {
+  if (!ref.gguf_file.empty()) return model::load_gguf_model(path);
+  return model::load_model_directory(path);
+}
+
+}  // namespace
+
+Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const ModelArgOptions& options) {
+  if (!hub::is_hub_ref(arg)) {
+    model::ResolveOptions ro;
+    ro.extra_model_dirs = options.extra_model_dirs;
+    return model::resolve_model(arg, ro);
+  }
+  PF_TRY(ref, hub::parse_hub_ref(arg));
+  // A model already downloaded by the hub's own client: read it from disk, no request.
+  if (options.cache != HubCacheMode::refresh) {
+    const std::string snap = model::find_hub_cache_snapshot(ref.repo, ref.revision);
+    const std::string local = ref.gguf_file.empty() ? snap : (snap.empty() ? snap : join_path(snap, ref.gguf_file));
+    if (!local.empty() && path_exists(local)) {
+      PF_TRY(spec, load_fetched(ref, local));
+      spec.id = ref.text();
+      spec.provenance.push_back({"model files", local, "local hub cache (no request)"});
+      return spec;
+    }
+  }
+  hub::ModelFetchOptions fo;
+  fo.cache = options.cache == HubCacheMode::offline ? hub::CachePolicy::offline
+             : options.cache == HubCacheMode::refresh ? hub::CachePolicy::refresh
+                                                        : hub::CachePolicy::use;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const std::string label = ref.text();
+  if (tty) {
+    fo.fetch.on_progress = [label](const hub::FetchProgress& p) {
+      std::fprintf(stderr, "\rpreflight: %s: %llu/%llu files, %.2f MiB   ", label.c_str(), static_cast<unsigned long long>(p.requests_done),
+                   static_cast<unsigned long long>(p.requests_total), static_cast<double>(p.bytes_received) / k_mib);
+    };
+  }
+  auto fetched = hub::fetch_model_metadata(ref, fo);
+  if (tty && fo.fetch.on_progress) std::fprintf(stderr, "\n");
+  if (!fetched) return fetched.error();
+  PF_TRY(spec, load_fetched(ref, fetched->path));
+  spec.id = ref.text();
+  const std::string rule = fetched->from_cache
+                               ? format("metadata cache (no request): %llu files", static_cast<unsigned long long>(fetched->files))
+                               : format("fetched %llu files in %llu requests, %llu bytes received, %llu retries", static_cast<unsigned long long>(fetched->files),
+                                        static_cast<unsigned long long>(fetched->stats.requests), static_cast<unsigned long long>(fetched->stats.bytes_received),
+                                        static_cast<unsigned long long>(fetched->stats.retries));
+  spec.provenance.push_back({"hub metadata", fetched->path, rule});
+  return spec;
+}
+
+}  // namespace preflight::cli

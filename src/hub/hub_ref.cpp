@@ -1,0 +1,138 @@
+#include "hub/hub_ref.hpp"
+
+#include <cstdlib>
+
+#include "base/file.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace preflight::hub {
+
+namespace {
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool safe_segment(const std::string& s) {
+  if (s.empty() || s == "." || s == ".." || s.size() > 200) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string percent_encode(const std::string& s, bool keep_slash) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
+    if (unreserved || (keep_slash && c == '/')) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string HubRef::text() const {
+  std::string out = (hub == HubKind::hugging_face ? "hf:" : "ms:") + repo;
+  if (!gguf_file.empty()) out += "/" + gguf_file;
+  return out + "@" + revision;
+}
+
+bool is_hub_ref(const std::string& text) { return starts_with(text, "hf:") || starts_with(text, "ms:"); }
+
+Expected<HubRef> parse_hub_ref(const std::string& raw) {
+  const std::string text = trim(raw);
+  if (!is_hub_ref(text)) return make_error(ErrorKind::invalid_argument, "a hub reference starts with hf: or ms:", text);
+  HubRef ref;
+  ref.hub = starts_with(text, "hf:") ? HubKind::hugging_face : HubKind::modelscope;
+  ref.revision = ref.hub == HubKind::hugging_face ? "main" : "master";
+  std::string rest = text.substr(3);
+  const auto at = rest.rfind('@');
+  if (at != std::string::npos) {
+    ref.revision = rest.substr(at + 1);
+    rest = rest.substr(0, at);
+    if (!safe_segment(ref.revision)) {
+      return make_error(ErrorKind::invalid_argument, format("%s: revision '%s' must be letters, digits, '-', '_' or '.'", text.c_str(), ref.revision.c_str()), text);
+    }
+  }
+  const auto parts = split(rest, '/');
+  if (parts.size() < 2) return make_error(ErrorKind::invalid_argument, format("%s: expected org/name after the hub prefix", text.c_str()), text);
+  for (const auto& p : parts) {
+    if (!safe_segment(p)) return make_error(ErrorKind::invalid_argument, format("%s: path segment '%s' must be letters, digits, '-', '_' or '.'", text.c_str(), p.c_str()), text);
+  }
+  ref.repo = parts[0] + "/" + parts[1];
+  if (parts.size() > 2) {
+    for (size_t i = 2; i < parts.size(); ++i) ref.gguf_file += (i > 2 ? "/" : "") + parts[i];
+    if (!ends_with(to_lower(ref.gguf_file), ".gguf")) {
+      return make_error(ErrorKind::invalid_argument, format("%s: a file in a hub reference must be a .gguf file, found '%s'", text.c_str(), ref.gguf_file.c_str()), text);
+    }
+  }
+  return ref;
+}
+
+std::string hub_endpoint(HubKind hub) {
+  std::string out;
+  if (hub == HubKind::hugging_face) {
+    out = env("HF_ENDPOINT");
+    if (out.empty()) out = "https://huggingface.co";
+  } else {
+    out = env("MODELSCOPE_DOMAIN");
+    if (out.empty()) out = "www.modelscope.cn";
+    if (out.find("://") == std::string::npos) out = "https://" + out;
+  }
+  while (!out.empty() && out.back() == '/') out.pop_back();
+  return out;
+}
+
+std::string hub_file_url(const HubRef& ref, const std::string& endpoint, const std::string& file) {
+  if (ref.hub == HubKind::hugging_face) return endpoint + "/" + ref.repo + "/resolve/" + percent_encode(ref.revision, false) + "/" + percent_encode(file, true);
+  return endpoint + "/api/v1/models/" + ref.repo + "/repo?Revision=" + percent_encode(ref.revision, false) + "&FilePath=" + percent_encode(file, false);
+}
+
+std::string endpoint_host(const std::string& endpoint) {
+  std::string host = endpoint;
+  if (const auto p = host.find("://"); p != std::string::npos) host = host.substr(p + 3);
+  if (const auto p = host.find('/'); p != std::string::npos) host = host.substr(0, p);
+  if (const auto p = host.rfind('@'); p != std::string::npos) host = host.substr(p + 1);
+  std::string out;
+  for (char c : host) out += (c == ':') ? '_' : c;
+  return safe_segment(out) ? out : std::string("endpoint");
+}
+
+std::optional<std::string> hub_token(HubKind hub) {
+  auto from_env = [](const char* name) -> std::optional<std::string> {
+    std::string v = trim(env(name));
+    if (v.empty()) return std::nullopt;
+    return v;
+  };
+  if (hub == HubKind::modelscope) return from_env("MODELSCOPE_API_TOKEN");
+  if (auto t = from_env("HF_TOKEN")) return t;
+  if (auto t = from_env("HUGGING_FACE_HUB_TOKEN")) return t;
+  std::string path = env("HF_TOKEN_PATH");
+  if (path.empty()) {
+    std::string home = env("HF_HOME");
+    if (home.empty()) home = join_path(env("HOME").empty() ? "/root" : env("HOME"), ".cache/huggingface");
+    path = join_path(home, "token");
+  }
+  auto text = read_text_file(path, 4096);
+  if (!text) return std::nullopt;
+  std::string token = trim(*text);
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+std::string redact(std::string text, const std::string& token) {
+  if (token.empty()) return text;
+  for (size_t pos = text.find(token); pos != std::string::npos; pos = text.find(token, pos + 3)) text.replace(pos, token.size(), "***");
+  return text;
+}
+
+}  // namespace preflight::hub
