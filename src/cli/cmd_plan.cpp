@@ -45,7 +45,7 @@ std::vector<FlagSpec> speed_flags() { return {{"concurrency", true}, {"input-len
 Expected<estimate::SpeedEstimate> speed_for_fit(const Args& args, const model::ModelSpec& model, const device::DeviceSpec& device,
                                                 const engine::EngineProfile& engine, const estimate::Deployment& d, const estimate::FitEstimate& fit) {
   PF_TRY(speeds, engine::load_speed_catalog());
-  const engine::SpeedProfile* sp = speeds.find(engine.engine, device.platform);
+  const engine::SpeedProfile* sp = speeds.find(engine.engine, device.platform, device.id);
   if (!sp) return make_error(ErrorKind::not_found, "no speed profile for " + engine.engine + " on " + device.platform + " in data/engines/speed.json");
   estimate::SpeedWorkload w;
   if (auto c = args.get("concurrency")) {

@@ -1,10 +1,13 @@
 // Loader for data/engines/speed.json: every record validated (unknown keys, missing evidence,
 // impossible values are errors naming the file and record).
 #include "base/embedded.hpp"
+#include "base/file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/speed_profile.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <tuple>
 
 namespace preflight::engine {
@@ -19,9 +22,11 @@ Status check_range(double value, double lo, double hi, const std::string& origin
 
 }  // namespace
 
-const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::string& platform) const {
-  for (const auto& p : profiles) if (p.engine == engine && p.platform == platform) return &p;
-  for (const auto& p : profiles) if (p.engine == engine && p.platform == "cuda") return &p;
+const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::string& platform, const std::string& device) const {
+  if (!device.empty())
+    for (const auto& p : profiles) if (p.engine == engine && p.platform == platform && to_lower(p.device) == to_lower(device)) return &p;
+  for (const auto& p : profiles) if (p.engine == engine && p.platform == platform && p.device.empty()) return &p;
+  for (const auto& p : profiles) if (p.engine == engine && p.platform == "cuda" && p.device.empty()) return &p;
   return nullptr;
 }
 
@@ -78,6 +83,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     SpeedProfile p;
     p.engine = engine;
     p.platform = platform;
+    p.origin = origin;
     PF_TRY(be, r.number("bandwidth_efficiency"));
     PF_TRY(so, r.number("step_overhead_s"));
     PF_TRY(ed, r.number("eager_op_dispatch_s"));
@@ -133,9 +139,68 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   return cat;
 }
 
+Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::string& origin) {
+  JsonObject top(root, origin);
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "profiles"}));
+  (void)tk;
+  PF_TRY(version, top.int_("schema_version"));
+  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  const Json* list = top.find("profiles");
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, origin + ": profiles: expected an array", origin);
+  for (const auto& item : *list) {
+    JsonObject r(item, origin, "profiles[]");
+    PF_TRY(keys, r.only_keys({"engine", "platform", "device", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s",
+                              "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
+    (void)keys;
+    PF_TRY(engine, r.string("engine"));
+    PF_TRY(platform, r.string("platform"));
+    PF_TRY(device, r.opt_string("device"));
+    PF_TRY(evidence, r.string("evidence"));
+    const std::string where = origin + ": " + engine + "/" + platform + (device ? "/" + *device : "");
+    if (evidence.empty()) return make_error(ErrorKind::corrupt, where + ": evidence is empty", origin);
+    const SpeedProfile* base = catalog.find(engine, platform);
+    if (!base || base->platform != platform) return make_error(ErrorKind::not_found, where + ": no catalogue profile for this engine and platform", origin);
+    SpeedProfile p = *base;
+    p.device = device.value_or("");
+    p.origin = origin;
+    p.evidence = evidence;
+    const std::vector<std::tuple<const char*, double*, double, double>> fields = {
+        {"bandwidth_efficiency", &p.bandwidth_efficiency, 0.05, 1.2}, {"step_overhead_s", &p.step_overhead_s, 0, 0.1},
+        {"eager_op_dispatch_s", &p.eager_op_dispatch_s, 0, 0.01},     {"moe_layer_overhead_s", &p.moe_layer_overhead_s, 0, 0.01},
+        {"allreduce_latency_s", &p.allreduce_latency_s, 0, 0.01},     {"prefill_compute_efficiency", &p.prefill_compute_efficiency, 0.01, 1.0},
+        {"band_fraction", &p.band_fraction, 0, 1.0}};
+    for (const auto& [key, target, lo, hi] : fields) {
+      PF_TRY(v, r.opt_number(key));
+      if (!v) continue;
+      PF_TRY(ok, check_range(*v, lo, hi, where, key));
+      (void)ok;
+      *target = *v;
+    }
+    auto same = [&](const SpeedProfile& q) { return q.engine == p.engine && q.platform == p.platform && to_lower(q.device) == to_lower(p.device); };
+    auto it = std::find_if(catalog.profiles.begin(), catalog.profiles.end(), same);
+    if (it != catalog.profiles.end()) *it = p;
+    else catalog.profiles.push_back(p);
+  }
+  return Ok{};
+}
+
+std::string speed_overlay_path() {
+  if (const char* p = std::getenv("PREFLIGHT_SPEED_OVERRIDES"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/preflight/speed.json";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.config/preflight/speed.json";
+}
+
 Expected<SpeedCatalog> load_speed_catalog() {
   PF_TRY(json, parse_json(std::string(embedded_data("engines/speed.json")), "data/engines/speed.json"));
-  return parse_speed_catalog(json, "data/engines/speed.json");
+  PF_TRY(catalog, parse_speed_catalog(json, "data/engines/speed.json"));
+  const std::string overlay = speed_overlay_path();
+  if (path_exists(overlay)) {
+    PF_TRY(overlay_json, load_json_file(overlay));
+    PF_TRY(ok, apply_speed_overlay(catalog, overlay_json, overlay));
+    (void)ok;
+  }
+  return catalog;
 }
 
 }  // namespace preflight::engine

@@ -19,6 +19,8 @@ namespace preflight::engine {
 struct SpeedProfile {
   std::string engine;    // vllm | vllm-ascend | llama.cpp
   std::string platform;  // npu | cuda | rocm
+  std::string device;    // a device id when the profile is one device's own calibration (user overlay), else empty
+  std::string origin;    // file the profile came from
   double bandwidth_efficiency = 0.8;   // of the copy bandwidth, on weight + KV reads of a decode step
   double step_overhead_s = 0;          // graph mode: per decode step (launch, sampling, scheduling)
   double eager_op_dispatch_s = 0;      // eager mode: host cost of issuing one operator
@@ -47,12 +49,23 @@ struct SpeedCatalog {
   std::vector<GgufPreset> gguf_presets;
   std::string origin;
 
-  // Profile for an engine on a platform; llama.cpp and vllm fall back to their cuda profile.
-  const SpeedProfile* find(const std::string& engine, const std::string& platform) const;
+  // Profile for an engine on a platform: the device's own calibration first (when `device` is given),
+  // then the platform's; llama.cpp and vllm fall back to their cuda profile.
+  const SpeedProfile* find(const std::string& engine, const std::string& platform, const std::string& device = {}) const;
   const GgufPreset* find_preset(const std::string& name) const;  // case-insensitive
 };
 
 Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& origin);
+
+// The user's own calibration ({"schema_version":1,"profiles":[{"engine":"vllm-ascend","platform":"npu",
+// "device":"910B3","bandwidth_efficiency":0.8,"evidence":"preflight calibrate 2026-12-02 ..."}]}):
+// each entry starts from the catalogue profile of its engine/platform and replaces the fields it names;
+// with "device" it applies to that device only. Unknown keys, missing evidence or a profile the
+// catalogue lacks are errors naming the file.
+Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::string& origin);
+// $PREFLIGHT_SPEED_OVERRIDES, else $XDG_CONFIG_HOME/preflight/speed.json, else ~/.config/preflight/speed.json.
+std::string speed_overlay_path();
+// The embedded catalogue plus the user's overlay when present.
 Expected<SpeedCatalog> load_speed_catalog();
 
 }  // namespace preflight::engine

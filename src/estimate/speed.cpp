@@ -136,8 +136,9 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     return s;
   }
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s, %s)", s.effective_bandwidth_bytes_per_s / 1e9,
-                                s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(), profile.evidence.c_str()));
+  s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+                                s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
+                                profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
 
   const ModelTraffic t = traffic(m, profile, dep);
   s.moe_layers = t.moe_layers;

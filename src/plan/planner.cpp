@@ -111,7 +111,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   }
   const std::string platform = dev.platform == "rocm" ? "rocm" : eng->platform == "any" ? dev.platform : eng->platform;
   const engine::Overheads* oh = in.engines->overheads_for(platform);
-  const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform);
+  const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!oh || !sp) {
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return c;

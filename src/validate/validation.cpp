@@ -195,7 +195,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
       if (o_speed) {
         const std::string platform = matched->platform == "rocm" ? "rocm" : matched->platform;
-        const engine::SpeedProfile* sp = speeds.find(profile->engine, platform);
+        const engine::SpeedProfile* sp = speeds.find(profile->engine, platform, matched->id);
         if (!sp) {
           skip("no speed profile for " + profile->engine + " on " + platform);
           continue;

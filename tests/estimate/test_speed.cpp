@@ -188,3 +188,32 @@ TEST(SpeedCatalog, RejectsBadRecords) {
     EXPECT_NE(r.error().describe().find("speed.json"), std::string::npos) << c.name;
   }
 }
+
+// A user's calibration for one device replaces the catalogue's constants for that device only.
+TEST(SpeedCatalog, UserOverlayCalibratesOneDevice) {
+  auto speeds = engine::load_speed_catalog();
+  ASSERT_TRUE(speeds.has_value());
+  auto cat = *speeds;
+  const double before = cat.find("vllm-ascend", "npu")->bandwidth_efficiency;
+  const auto overlay = Json::parse(R"({"schema_version":1,"profiles":[{"engine":"vllm-ascend","platform":"npu","device":"910B3",
+      "bandwidth_efficiency":0.5,"evidence":"preflight calibrate, 3 runs"}]})");
+  ASSERT_TRUE(engine::apply_speed_overlay(cat, overlay, "/home/u/.config/preflight/speed.json").has_value());
+  EXPECT_DOUBLE_EQ(cat.find("vllm-ascend", "npu", "910B3")->bandwidth_efficiency, 0.5);
+  EXPECT_EQ(cat.find("vllm-ascend", "npu", "910B3")->origin, "/home/u/.config/preflight/speed.json");
+  EXPECT_DOUBLE_EQ(cat.find("vllm-ascend", "npu", "910B2")->bandwidth_efficiency, before);
+  EXPECT_DOUBLE_EQ(cat.find("vllm-ascend", "npu")->bandwidth_efficiency, before);
+  // Same device again: replaced, not duplicated.
+  const size_t n = cat.profiles.size();
+  ASSERT_TRUE(engine::apply_speed_overlay(cat, overlay, "again.json").has_value());
+  EXPECT_EQ(cat.profiles.size(), n);
+
+  for (const char* bad : {R"({"schema_version":1,"profiles":[{"engine":"vllm-ascend","platform":"npu","bandwidth_efficiency":0.5}]})",
+                          R"({"schema_version":1,"profiles":[{"engine":"sglang","platform":"npu","evidence":"x"}]})",
+                          R"({"schema_version":1,"profiles":[{"engine":"vllm","platform":"cuda","bandwidth_efficiency":9,"evidence":"x"}]})",
+                          R"({"schema_version":1,"profiles":[{"engine":"vllm","platform":"cuda","efficiency":0.5,"evidence":"x"}]})"}) {
+    auto c2 = *speeds;
+    auto r = engine::apply_speed_overlay(c2, Json::parse(bad), "user-speed.json");
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().describe().find("user-speed.json"), std::string::npos) << r.error().describe();
+  }
+}
