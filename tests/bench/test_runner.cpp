@@ -1,0 +1,104 @@
+// The streaming client against the in-repo fake server with injected timings.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bench/measurement.hpp"
+#include "fake.hpp"
+
+using namespace preflight::bench;
+
+namespace {
+
+void expect_accuracy(int64_t concurrency, int64_t num_prompts) {
+  // Injected truth: TTFT 200 ms, ITL 20 ms, 30 tokens per request.
+  auto fake = pftest::start_fake({"--ttft-ms", "200", "--itl-ms", "20"});
+  ASSERT_FALSE(fake.url.empty());
+  auto live = pftest::run_against(fake.url, "accuracy-c" + std::to_string(concurrency), pftest::fixed(concurrency, num_prompts), 30);
+  const auto& records = live.result.records;
+  ASSERT_EQ(records.size(), static_cast<size_t>(num_prompts));
+  StatsOptions o;
+  o.concurrency = concurrency;
+  const auto s = compute_run_stats(records, o);
+  EXPECT_EQ(s.failed, 0) << (s.failure_examples.empty() ? "" : s.failure_examples[0]);
+  EXPECT_EQ(s.tokens_source, "usage");
+  EXPECT_EQ(s.output_tokens, 30 * num_prompts);
+  EXPECT_EQ(s.output_length_mismatches, 0);
+  EXPECT_LT(std::abs(s.ttft_ms.mean - 200) / 200, 0.02) << "mean TTFT " << s.ttft_ms.mean << " ms";
+  EXPECT_LT(std::abs(s.tpot_ms.mean - 20) / 20, 0.02) << "mean TPOT " << s.tpot_ms.mean << " ms";
+  EXPECT_LT(std::abs(s.itl_ms.p50 - 20) / 20, 0.02) << "median ITL " << s.itl_ms.p50 << " ms";
+  EXPECT_LT(s.ttfb_ms.mean, 50);  // headers go out at once
+  EXPECT_EQ(s.peak_concurrency, concurrency);
+  // The steady window: concurrency streams each at 1 token / 20 ms.
+  ASSERT_TRUE(s.steady_decode_tok_s);
+  EXPECT_LT(std::abs(*s.steady_decode_tok_s - 50.0 * static_cast<double>(concurrency)) / (50.0 * static_cast<double>(concurrency)), 0.03)
+      << *s.steady_decode_tok_s;
+  std::printf("[accuracy] concurrency %lld: mean TTFT %.2f ms (injected 200), mean TPOT %.3f ms (injected 20), steady decode %.1f tok/s\n",
+              static_cast<long long>(concurrency), s.ttft_ms.mean, s.tpot_ms.mean, *s.steady_decode_tok_s);
+  auto store = BenchStore::open(live.db_path);
+  EXPECT_EQ(*store->request_count(live.run_id), num_prompts);
+}
+
+}  // namespace
+
+TEST(RunnerAccuracy, InjectedTtft200Itl20AtConcurrency1) { expect_accuracy(1, 4); }
+TEST(RunnerAccuracy, InjectedTtft200Itl20AtConcurrency64) { expect_accuracy(64, 128); }
+
+TEST(Runner, ReasoningCountsForTtftAndRolePreludeDoesNot) {
+  auto fake = pftest::start_fake({"--ttft-ms", "50", "--itl-ms", "5", "--reasoning", "3", "--role-prelude"});
+  auto live = pftest::run_against(fake.url, "reasoning", pftest::fixed(2, 4), 10);
+  ASSERT_EQ(live.result.records.size(), 4u);
+  for (const auto& r : live.result.records) {
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_GT(*r.ttft_ms(), 45);                       // the role-only prelude at ~0 ms is not a token
+    EXPECT_LT(*r.ttft_ms(), 80);
+    EXPECT_LT(ns_to_ms(r.t_first_chunk_ns - r.t_send_ns), 30);  // vLLM's "first choice" event is the prelude
+    EXPECT_NEAR(ns_to_ms(r.t_first_content_ns - r.t_first_token_ns), 15, 4);  // 3 reasoning tokens first
+    EXPECT_GT(r.reasoning_chars, 0);
+  }
+}
+
+TEST(Runner, CompletionsEndpoint) {
+  auto fake = pftest::start_fake({"--ttft-ms", "10", "--itl-ms", "2"});
+  auto live = pftest::run_against(fake.url, "completions", pftest::fixed(3, 6), 8, {}, Api::completions);
+  const auto s = compute_run_stats(live.result.records, {});
+  EXPECT_EQ(s.succeeded, 6);
+  EXPECT_EQ(s.output_tokens, 48);
+}
+
+TEST(Runner, RequestRateFollowsSchedule) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "2"});
+  LoadPlan plan;
+  plan.mode = LoadMode::request_rate;
+  plan.request_rate = 40;
+  plan.num_prompts = 40;
+  plan.seed = 3;
+  auto live = pftest::run_against(fake.url, "rate", plan, 4);
+  ASSERT_EQ(live.result.records.size(), 40u);
+  const auto offsets = arrival_offsets_s(40, 40, 1.0, 3);
+  for (const auto& r : live.result.records) {
+    EXPECT_TRUE(r.ok()) << r.error;
+    const double planned_ms = offsets[static_cast<size_t>(r.index)] * 1e3;
+    EXPECT_NEAR(ns_to_ms(r.t_send_ns - live.result.t_start_ns), planned_ms, 5.0) << r.index;
+  }
+  EXPECT_LT(live.result.schedule_lag_p99_ms, 5.0);
+}
+
+TEST(Runner, UnreachableServerFailsEveryRequestFast) {
+  // A port nothing listens on: bind and close to get one.
+  auto fake = pftest::start_fake({});
+  const std::string url = fake.url;
+  fake.process->kill(SIGKILL);
+  auto live = pftest::run_against(url, "refused", pftest::fixed(2, 4), 4);
+  ASSERT_EQ(live.result.records.size(), 4u);
+  for (const auto& r : live.result.records) EXPECT_EQ(r.failure, FailureClass::connect) << r.error;
+}
+
+TEST(Runner, RejectsBadSetup) {
+  SteadyClock clock;
+  RunTarget t{"ftp://x", {}};
+  EXPECT_FALSE(run_load(t, synthetic_prompts(1, 2, 2, 1), pftest::fixed(1, 1), {}, clock, nullptr));
+  t.url = "http://127.0.0.1:1";
+  EXPECT_FALSE(run_load(t, synthetic_prompts(1, 2, 2, 1), pftest::fixed(0, 1), {}, clock, nullptr));
+  EXPECT_FALSE(run_load(t, {}, pftest::fixed(1, 1), {}, clock, nullptr));
+}
