@@ -49,6 +49,7 @@ struct LoadPlan {
   double burstiness = 1.0;          // gamma shape; 1 = Poisson, < 1 burstier, > 1 smoother
   int64_t max_concurrency = 0;      // mode request_rate: cap on in-flight requests (0 = none)
   int64_t num_prompts = 0;
+  int64_t warmup_requests = 0;      // one-token requests sent first to open the connection pool; not recorded
   uint64_t seed = 0;
 };
 

@@ -119,21 +119,29 @@ Summary summarize(std::vector<double> values) {
 
 namespace {
 
-// The steady window at fixed concurrency C: from the moment the C-th stream produced its first
-// token (all slots decoding) to the first completion after the last request was sent (the load
-// starts draining). For a one-batch run this is SGLang's window: last first token -> first finish.
-std::optional<std::pair<int64_t, int64_t>> steady_window(const std::vector<const RequestRecord*>& ok, int64_t concurrency, int64_t last_send_ns) {
-  if (concurrency < 1 || static_cast<int64_t>(ok.size()) < concurrency) return std::nullopt;
-  std::vector<int64_t> firsts;
-  for (const auto* r : ok) firsts.push_back(r->t_first_token_ns);
-  std::sort(firsts.begin(), firsts.end());
-  const int64_t a = firsts[static_cast<size_t>(concurrency - 1)];
-  int64_t b = -1;
+// The steady windows at fixed concurrency C: the times when C streams were all in decode (between
+// their first and last token). For a one-batch run this is SGLang's window (last first token ->
+// first finish); in a longer closed-loop run it is the union of such stretches, which leaves out
+// the ramp-up, the drain, and the gaps while a replacement request waits for its first token.
+std::vector<std::pair<int64_t, int64_t>> steady_windows(const std::vector<const RequestRecord*>& ok, int64_t concurrency) {
+  std::vector<std::pair<int64_t, int>> edges;
   for (const auto* r : ok) {
-    if (r->t_last_token_ns >= last_send_ns && (b < 0 || r->t_last_token_ns < b)) b = r->t_last_token_ns;
+    if (r->t_last_token_ns <= r->t_first_token_ns) continue;
+    edges.push_back({r->t_first_token_ns, +1});
+    edges.push_back({r->t_last_token_ns, -1});
   }
-  if (b <= a) return std::nullopt;
-  return std::make_pair(a, b);
+  std::sort(edges.begin(), edges.end());  // a finish sorts before a start at the same instant
+  std::vector<std::pair<int64_t, int64_t>> windows;
+  int64_t level = 0, open_at = -1;
+  for (const auto& e : edges) {
+    level += e.second;
+    if (level >= concurrency && open_at < 0) open_at = e.first;
+    if (level < concurrency && open_at >= 0) {
+      if (e.first > open_at) windows.push_back({open_at, e.first});
+      open_at = -1;
+    }
+  }
+  return windows;
 }
 
 }  // namespace
@@ -144,13 +152,12 @@ RunStats compute_run_stats(const std::vector<RequestRecord>& records, const Stat
   if (records.empty()) return s;
   std::vector<double> ttft, ttfb, ttfo, tpot, itl, e2e;
   std::vector<const RequestRecord*> ok;
-  int64_t first_send = records.front().t_send_ns, last_end = records.front().t_end_ns, last_send = records.front().t_send_ns;
+  int64_t first_send = records.front().t_send_ns, last_end = records.front().t_end_ns;
   int usage_count = 0;
   double decode_tokens = 0, decode_seconds = 0, sum_e2e_s = 0;
   int64_t good = 0;
   for (const auto& r : records) {
     first_send = std::min(first_send, r.t_send_ns);
-    last_send = std::max(last_send, r.t_send_ns);
     last_end = std::max(last_end, std::max(r.t_end_ns, r.t_last_token_ns));
     if (!r.ok()) {
       ++s.failed;
@@ -221,17 +228,20 @@ RunStats compute_run_stats(const std::vector<RequestRecord>& records, const Stat
   }
   if (options.mode != LoadMode::concurrency) {
     s.notes.push_back("steady-state decode speed needs a fixed-concurrency run");
-  } else if (auto w = steady_window(ok, options.concurrency, last_send)) {
-    // Tokens inside the window, each request's decode tokens spread evenly over its decode span.
+  } else if (const auto windows = steady_windows(ok, options.concurrency); !windows.empty()) {
+    // Tokens inside the windows, each request's decode tokens spread evenly over its decode span.
     double tokens = 0;
+    int64_t span_ns = 0;
+    for (const auto& w : windows) span_ns += w.second - w.first;
     for (const auto* r : ok) {
       const int64_t n = r->output_tokens();
       if (n < 2 || r->t_last_token_ns <= r->t_first_token_ns) continue;
-      const int64_t lo = std::max(w->first, r->t_first_token_ns), hi = std::min(w->second, r->t_last_token_ns);
-      if (hi <= lo) continue;
-      tokens += static_cast<double>(n - 1) * static_cast<double>(hi - lo) / static_cast<double>(r->t_last_token_ns - r->t_first_token_ns);
+      for (const auto& w : windows) {
+        const int64_t lo = std::max(w.first, r->t_first_token_ns), hi = std::min(w.second, r->t_last_token_ns);
+        if (hi > lo) tokens += static_cast<double>(n - 1) * static_cast<double>(hi - lo) / static_cast<double>(r->t_last_token_ns - r->t_first_token_ns);
+      }
     }
-    s.steady_window_s = static_cast<double>(w->second - w->first) / 1e9;
+    s.steady_window_s = static_cast<double>(span_ns) / 1e9;
     s.steady_decode_tok_s = tokens / *s.steady_window_s;
   } else {
     s.notes.push_back("no steady window: the streams never all decoded at once (too few successful requests or too short outputs)");

@@ -132,55 +132,32 @@ class Runner {
     result.records.reserve(static_cast<size_t>(n));
     const int64_t pool = plan.mode == LoadMode::concurrency ? plan.concurrency : (plan.max_concurrency > 0 ? plan.max_concurrency : std::min<int64_t>(n, 4096));
     curl_multi_setopt(m_multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<int64_t>(pool, 1)));
+    warm_up(prompts, std::min<int64_t>(plan.warmup_requests, pool));
     std::vector<double> offsets;
     if (plan.mode == LoadMode::request_rate) offsets = arrival_offsets_s(n, plan.request_rate, plan.burstiness, plan.seed);
     std::vector<double> lag_ms;
     result.t_start_ns = m_clock.now_ns();
     int64_t next = 0, finished = 0, in_flight = 0;
-    epoll_event events[256];
+    auto prompt = [&](int64_t i) -> const Prompt& { return prompts[static_cast<size_t>(i % static_cast<int64_t>(prompts.size()))]; };
+    auto due = [&](int64_t i) { return result.t_start_ns + static_cast<int64_t>(offsets[static_cast<size_t>(i)] * 1e9); };
     while (finished < n) {
       const int64_t now = m_clock.now_ns();
       if (plan.mode == LoadMode::concurrency) {
         while (in_flight < plan.concurrency && next < n) {
-          launch(prompts[static_cast<size_t>(next % static_cast<int64_t>(prompts.size()))], next, now);
+          launch(prompt(next), next, now, prompt(next).output_tokens);
           ++next, ++in_flight;
         }
       } else {
-        while (next < n && (plan.max_concurrency <= 0 || in_flight < plan.max_concurrency)) {
-          const int64_t due = result.t_start_ns + static_cast<int64_t>(offsets[static_cast<size_t>(next)] * 1e9);
-          if (due > m_clock.now_ns()) break;
-          launch(prompts[static_cast<size_t>(next % static_cast<int64_t>(prompts.size()))], next, due);
-          lag_ms.push_back(static_cast<double>(m_clock.now_ns() - due) / 1e6);
+        while (next < n && (plan.max_concurrency <= 0 || in_flight < plan.max_concurrency) && due(next) <= m_clock.now_ns()) {
+          launch(prompt(next), next, due(next), prompt(next).output_tokens);
+          lag_ms.push_back(static_cast<double>(m_clock.now_ns() - due(next)) / 1e6);
           ++next, ++in_flight;
         }
       }
-      int64_t wait_ns = m_timer_ns < 0 ? 1'000'000'000 : std::max<int64_t>(0, m_timer_ns - m_clock.now_ns());
-      if (plan.mode == LoadMode::request_rate && next < n && (plan.max_concurrency <= 0 || in_flight < plan.max_concurrency)) {
-        const int64_t due = result.t_start_ns + static_cast<int64_t>(offsets[static_cast<size_t>(next)] * 1e9);
-        wait_ns = std::min(wait_ns, std::max<int64_t>(0, due - m_clock.now_ns()));
-      }
-      const int wait_ms = static_cast<int>((wait_ns + 999'999) / 1'000'000);
-      const int ready = epoll_wait(m_epoll, events, 256, wait_ms);
-      int running = 0;
-      for (int i = 0; i < ready; ++i) {
-        int mask = 0;
-        if (events[i].events & EPOLLIN) mask |= CURL_CSELECT_IN;
-        if (events[i].events & EPOLLOUT) mask |= CURL_CSELECT_OUT;
-        if (events[i].events & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_ERR;
-        curl_multi_socket_action(m_multi, events[i].data.fd, mask, &running);
-      }
-      if (m_timer_ns >= 0 && m_clock.now_ns() >= m_timer_ns) {
-        m_timer_ns = -1;
-        curl_multi_socket_action(m_multi, CURL_SOCKET_TIMEOUT, 0, &running);
-      }
-      int left = 0;
-      while (CURLMsg* msg = curl_multi_info_read(m_multi, &left)) {
-        if (msg->msg != CURLMSG_DONE) continue;
-        Transfer* t = nullptr;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
-        const CURLcode code = msg->data.result;
-        curl_multi_remove_handle(m_multi, msg->easy_handle);
-        complete(*t, code);
+      int64_t wake_ns = -1;
+      if (plan.mode == LoadMode::request_rate && next < n && (plan.max_concurrency <= 0 || in_flight < plan.max_concurrency)) wake_ns = due(next);
+      poll_once(wake_ns);
+      for (Transfer* t : m_done) {
         if (m_on_finished) m_on_finished(t->record);
         result.records.push_back(std::move(t->record));
         m_free.push_back(t);
@@ -193,6 +170,51 @@ class Runner {
   }
 
  private:
+  // Opens the connection pool with `count` one-token requests in parallel; not recorded.
+  void warm_up(const std::vector<Prompt>& prompts, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) launch(prompts[static_cast<size_t>(i % static_cast<int64_t>(prompts.size()))], -1 - i, m_clock.now_ns(), 1);
+    int64_t finished = 0;
+    while (finished < count) {
+      poll_once(-1);
+      for (Transfer* t : m_done) {
+        m_free.push_back(t);
+        ++finished;
+      }
+    }
+  }
+
+  // Waits for socket activity, libcurl's timer, or wake_ns (-1: none); drives libcurl; leaves the
+  // finished transfers in m_done.
+  void poll_once(int64_t wake_ns) {
+    m_done.clear();
+    int64_t wait_ns = m_timer_ns < 0 ? 1'000'000'000 : std::max<int64_t>(0, m_timer_ns - m_clock.now_ns());
+    if (wake_ns >= 0) wait_ns = std::min(wait_ns, std::max<int64_t>(0, wake_ns - m_clock.now_ns()));
+    const int wait_ms = static_cast<int>((wait_ns + 999'999) / 1'000'000);
+    const int ready = epoll_wait(m_epoll, m_events, k_max_events, wait_ms);
+    int running = 0;
+    for (int i = 0; i < ready; ++i) {
+      int mask = 0;
+      if (m_events[i].events & EPOLLIN) mask |= CURL_CSELECT_IN;
+      if (m_events[i].events & EPOLLOUT) mask |= CURL_CSELECT_OUT;
+      if (m_events[i].events & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_ERR;
+      curl_multi_socket_action(m_multi, m_events[i].data.fd, mask, &running);
+    }
+    if (m_timer_ns >= 0 && m_clock.now_ns() >= m_timer_ns) {
+      m_timer_ns = -1;
+      curl_multi_socket_action(m_multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(m_multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      const CURLcode code = msg->data.result;
+      curl_multi_remove_handle(m_multi, msg->easy_handle);
+      complete(*t, code);
+      m_done.push_back(t);
+    }
+  }
+
   Transfer* acquire() {
     if (!m_free.empty()) {
       Transfer* t = m_free.back();
@@ -226,14 +248,14 @@ class Runner {
     return m_pool.back().get();
   }
 
-  void launch(const Prompt& prompt, int64_t index, int64_t t_sched_ns) {
+  void launch(const Prompt& prompt, int64_t index, int64_t t_sched_ns, int64_t output_tokens) {
     Transfer* t = acquire();
     t->record = RequestRecord{};
     t->record.index = index;
     t->record.t_sched_ns = t_sched_ns;
-    t->record.requested_output_tokens = prompt.output_tokens;
+    t->record.requested_output_tokens = output_tokens;
     t->record.requested_input_tokens = prompt.input_tokens;
-    t->record.token_event_ns.reserve(static_cast<size_t>(std::clamp<int64_t>(prompt.output_tokens + 8, 16, 1 << 16)));
+    t->record.token_event_ns.reserve(static_cast<size_t>(std::clamp<int64_t>(output_tokens + 8, 16, 1 << 16)));
     t->error_body.clear();
     t->errbuf[0] = '\0';
     t->status_seen = t->http_ok = false;
@@ -246,7 +268,9 @@ class Runner {
           return Ok{};
         },
         m_limits.sse);
-    t->body = build_request_body(m_target.request, prompt).dump();
+    Prompt sized = prompt;
+    sized.output_tokens = output_tokens;
+    t->body = build_request_body(m_target.request, sized).dump();
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
     t->record.t_send_ns = m_clock.now_ns();
@@ -330,6 +354,9 @@ class Runner {
   int64_t m_timer_ns = -1;
   std::deque<std::unique_ptr<Transfer>> m_pool;
   std::vector<Transfer*> m_free;
+  std::vector<Transfer*> m_done;
+  static constexpr int k_max_events = 512;
+  epoll_event m_events[k_max_events];
 };
 
 }  // namespace

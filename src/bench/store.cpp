@@ -302,4 +302,41 @@ Expected<std::vector<RequestRecord>> BenchStore::requests(int64_t run_id) {
   return out;
 }
 
+StoreWriter::StoreWriter(BenchStore& store, int64_t run_id) : m_store(store), m_run_id(run_id), m_thread([this] { loop(); }) {}
+
+StoreWriter::~StoreWriter() { (void)close(); }
+
+void StoreWriter::push(const RequestRecord& record) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_queue.push_back(record);
+  }
+  m_cv.notify_one();
+}
+
+void StoreWriter::loop() {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  for (;;) {
+    m_cv.wait(lock, [this] { return m_stop || !m_queue.empty(); });
+    if (m_queue.empty() && m_stop) return;
+    RequestRecord r = std::move(m_queue.front());
+    m_queue.pop_front();
+    lock.unlock();
+    auto st = m_store.add_request(m_run_id, r);
+    lock.lock();
+    if (st) ++m_committed;
+    else if (m_status) m_status = st;
+  }
+}
+
+Status StoreWriter::close() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stop = true;
+  }
+  m_cv.notify_one();
+  if (m_thread.joinable()) m_thread.join();
+  return m_status;
+}
+
 }  // namespace preflight::bench

@@ -6,8 +6,12 @@
 // statistics can be recomputed from the database (also for an interrupted run).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -68,6 +72,33 @@ class BenchStore {
   Error sql_error(const char* what) const;
   std::string m_path;
   sqlite3* m_db = nullptr;
+};
+
+// Commits finished requests on its own thread, each in its own transaction, so database writes
+// never delay the client thread's reads (and so its timestamps). A record is queued within
+// microseconds of finishing and committed right after.
+class StoreWriter {
+ public:
+  StoreWriter(BenchStore& store, int64_t run_id);
+  ~StoreWriter();
+  StoreWriter(const StoreWriter&) = delete;
+  StoreWriter& operator=(const StoreWriter&) = delete;
+  void push(const RequestRecord& record);
+  // Commits what is queued, stops the thread; the first commit error, if any.
+  Status close();
+  int64_t committed() const { return m_committed; }
+
+ private:
+  void loop();
+  BenchStore& m_store;
+  int64_t m_run_id;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<RequestRecord> m_queue;
+  bool m_stop = false;
+  Status m_status = Ok{};
+  int64_t m_committed = 0;
+  std::thread m_thread;
 };
 
 // $XDG_DATA_HOME/preflight/bench.db, else ~/.local/share/preflight/bench.db.

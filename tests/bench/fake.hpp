@@ -58,7 +58,9 @@ inline LiveRun run_against(const std::string& url, const std::string& name, pref
   target.request.api = api;
   target.request.eos = RequestOptions::Eos::ignore;
   const auto prompts = synthetic_prompts(plan.num_prompts, 16, output_tokens, 1);
-  auto r = run_load(target, prompts, plan, limits, clock, [&](const RequestRecord& rec) { EXPECT_TRUE(store->add_request(*id, rec)); });
+  StoreWriter writer(*store, *id);
+  auto r = run_load(target, prompts, plan, limits, clock, [&](const RequestRecord& rec) { writer.push(rec); });
+  EXPECT_TRUE(writer.close());
   EXPECT_TRUE(r) << (r ? "" : r.error().describe());
   if (r) live.result = std::move(*r);
   return live;
@@ -68,6 +70,7 @@ inline preflight::bench::LoadPlan fixed(int64_t concurrency, int64_t n) {
   preflight::bench::LoadPlan p;
   p.concurrency = concurrency;
   p.num_prompts = n;
+  p.warmup_requests = concurrency;
   return p;
 }
 

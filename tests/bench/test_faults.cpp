@@ -26,7 +26,7 @@ void run_fault(const FaultCase& c, TransportLimits limits = {}) {
   auto live = pftest::run_against(fake.url, std::string("fault-") + c.fault, pftest::fixed(3, 9), 10, limits);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 10.0) << c.fault;
-  const auto s = compute_run_stats(live.result.records, {});
+  auto s = compute_run_stats(live.result.records, {});
   EXPECT_EQ(s.requests, 9) << c.fault;
   EXPECT_EQ(s.failed, 3) << c.fault;
   EXPECT_EQ(s.succeeded, 6) << c.fault;
@@ -72,7 +72,7 @@ TEST(Faults, ServerKilledMidRun) {
   killer.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 10.0);
-  const auto s = compute_run_stats(live.result.records, {});
+  auto s = compute_run_stats(live.result.records, {});
   EXPECT_EQ(s.requests, 40);
   EXPECT_GE(s.succeeded, 4);   // at least the first round finished before the kill
   EXPECT_LE(s.succeeded, 16);

@@ -66,14 +66,14 @@ TEST(Peer, MockLlmStreamsAndFails) {
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
 
   auto live = pftest::run_against(url, "peer", pftest::fixed(4, 8), 10);
-  const auto s = compute_run_stats(live.result.records, {});
+  auto s = compute_run_stats(live.result.records, {});
   EXPECT_EQ(s.succeeded, 8) << (s.failure_examples.empty() ? "" : s.failure_examples[0]);
   EXPECT_EQ(s.tokens_source, "events");          // mock-llm sends no usage
   EXPECT_EQ(s.output_tokens, 8 * 10);            // 40 characters in 4-character chunks
   EXPECT_EQ(s.finish_reasons["stop"], 8);
   // Node's setInterval(20 ms): first chunk after one interval, then one per interval.
   EXPECT_GT(s.ttft_ms.mean, 18);
-  EXPECT_LT(s.ttft_ms.mean, 45);
+  EXPECT_LT(s.ttft_ms.mean, 150);  // one interval plus Express start-up; not an accuracy check
   EXPECT_GT(s.tpot_ms.mean, 18);
   EXPECT_LT(s.tpot_ms.mean, 30);
   std::printf("[peer mock-llm] mean TTFT %.2f ms, mean TPOT %.2f ms (chunk interval 20 ms)\n", s.ttft_ms.mean, s.tpot_ms.mean);
@@ -81,7 +81,7 @@ TEST(Peer, MockLlmStreamsAndFails) {
   EXPECT_EQ(*store->request_count(live.run_id), 8);
 
   auto broken = pftest::run_against(url, "peer-broken", pftest::fixed(2, 2), 10, {}, Api::chat, "broken");
-  const auto b = compute_run_stats(broken.result.records, {});
+  auto b = compute_run_stats(broken.result.records, {});
   EXPECT_EQ(b.failed, 2);
   EXPECT_EQ(b.failures["stream_error"], 2);
   ASSERT_FALSE(b.failure_examples.empty());
