@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# Service-backed tests (the npm peer, chromium) fail instead of skipping when their service is missing.
+export PREFLIGHT_REQUIRE_SERVICES=1
+(cd tests/peer && npm ci --no-audit --no-fund --loglevel=error)
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
