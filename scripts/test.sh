@@ -18,8 +18,8 @@ if [ "${PREFLIGHT_SKIP_SANITIZERS:-0}" != "1" ]; then
 fi
 if [ "${PREFLIGHT_SKIP_FUZZ:-0}" != "1" ] && command -v clang++ >/dev/null; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TESTS=OFF -DPREFLIGHT_FUZZ=ON >/dev/null
-  cmake --build build-fuzz -j "$jobs" --target fuzz_safetensors_header fuzz_gguf fuzz_hf_config
-  for t in fuzz_safetensors_header fuzz_gguf fuzz_hf_config; do
+  cmake --build build-fuzz -j "$jobs" --target fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_sse
+  for t in fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_sse; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/${t#fuzz_}/* "$corpus"/
     build-fuzz/tests/fuzz/$t -max_total_time="${PREFLIGHT_FUZZ_SECONDS:-30}" -rss_limit_mb=2048 "$corpus" 2>&1 | tail -n 2

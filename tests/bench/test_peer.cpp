@@ -75,7 +75,7 @@ TEST(Peer, MockLlmStreamsAndFails) {
   EXPECT_GT(s.ttft_ms.mean, 18);
   EXPECT_LT(s.ttft_ms.mean, 150);  // one interval plus Express start-up; not an accuracy check
   EXPECT_GT(s.tpot_ms.mean, 18);
-  EXPECT_LT(s.tpot_ms.mean, 30);
+  EXPECT_LT(s.tpot_ms.mean, 60);  // Node timers drift late under load, never early
   std::printf("[peer mock-llm] mean TTFT %.2f ms, mean TPOT %.2f ms (chunk interval 20 ms)\n", s.ttft_ms.mean, s.tpot_ms.mean);
   auto store = BenchStore::open(live.db_path);
   EXPECT_EQ(*store->request_count(live.run_id), 8);
