@@ -13,6 +13,9 @@ using namespace preflight::bench;
 namespace {
 
 void expect_accuracy(int64_t concurrency, int64_t num_prompts) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "timing accuracy is a property of the optimized client; the sanitized build runs the same code several times slower";
+#endif
   // Injected truth: TTFT 200 ms, ITL 20 ms, 30 tokens per request.
   auto fake = pftest::start_fake({"--ttft-ms", "200", "--itl-ms", "20"});
   ASSERT_FALSE(fake.url.empty());
