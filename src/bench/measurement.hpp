@@ -29,8 +29,8 @@ const char* failure_class_name(FailureClass failure);
 
 struct RequestRecord {
   int64_t index = 0;
-  int64_t t_sched_ns = 0;            // when the schedule wanted it sent
-  int64_t t_send_ns = 0;             // just before the request was handed to the transport
+  int64_t t_sched_ns = 0;            // when the schedule wanted it sent (closed loop: when it was launched)
+  int64_t t_send_ns = 0;             // right before the request was written (after any connect)
   int64_t t_first_byte_ns = -1;      // first response byte
   int64_t t_first_chunk_ns = -1;     // first event with a non-empty choices list (vLLM's TTFT event)
   int64_t t_first_token_ns = -1;     // first token-bearing event

@@ -60,6 +60,15 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return n;
 }
 
+// Called by libcurl right before it writes the request (after any connect): the t_send of the
+// reference definitions. The launch time stays in t_sched, so client-side queueing and connection
+// set-up are visible as t_send - t_sched and never inflate TTFT.
+int on_prereq(void* user, char*, char*, int, int) {
+  auto* t = static_cast<Transfer*>(user);
+  t->record.t_send_ns = t->clock->now_ns();
+  return CURL_PREREQFUNC_OK;
+}
+
 size_t on_write(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t n = size * count;
@@ -243,6 +252,8 @@ class Runner {
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &on_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, t.get());
     curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
     m_pool.push_back(std::move(t));
     return m_pool.back().get();
@@ -273,7 +284,7 @@ class Runner {
     t->body = build_request_body(m_target.request, sized).dump();
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
-    t->record.t_send_ns = m_clock.now_ns();
+    t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written
     curl_multi_add_handle(m_multi, t->easy);
   }
 
