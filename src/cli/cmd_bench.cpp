@@ -41,9 +41,10 @@ std::string build_label() {
 Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const char* flag) {
   std::vector<int64_t> out;
   for (const auto& item : split(text, ',')) {
+    const std::string text_item = trim(item);
     char* end = nullptr;
-    const long long v = std::strtoll(trim(item).c_str(), &end, 10);
-    if (trim(item).empty() || (end && *end) || v < 1) return make_error(ErrorKind::invalid_argument, format("%s: expected positive integers like 1,4,16,64, found \"%s\"", flag, text.c_str()));
+    const long long v = std::strtoll(text_item.c_str(), &end, 10);
+    if (text_item.empty() || (end && *end) || v < 1) return make_error(ErrorKind::invalid_argument, format("%s: expected positive integers like 1,4,16,64, found \"%s\"", flag, text.c_str()));
     out.push_back(v);
   }
   return out;
