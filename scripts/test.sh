@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-# Tests that need a service (nginx for the hub tests) fail instead of skipping when it is missing.
+# Service-backed tests (nginx for the hub, the npm peer, chromium) fail instead of skipping when missing.
 export PREFLIGHT_REQUIRE_SERVICES=1
+(cd tests/peer && npm ci --no-audit --no-fund --loglevel=error)
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
@@ -17,7 +18,7 @@ if [ "${PREFLIGHT_SKIP_SANITIZERS:-0}" != "1" ]; then
 fi
 if [ "${PREFLIGHT_SKIP_FUZZ:-0}" != "1" ] && command -v clang++ >/dev/null; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TESTS=OFF -DPREFLIGHT_FUZZ=ON >/dev/null
-  targets="fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_engine_log"
+  targets="fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_engine_log fuzz_sse"
   # shellcheck disable=SC2086
   cmake --build build-fuzz -j "$jobs" --target $targets
   for t in $targets; do

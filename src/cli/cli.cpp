@@ -17,6 +17,9 @@
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_logs.hpp"
 #include "cli/model_arg.hpp"
+#include "cli/cmd_bench.hpp"
+#include "cli/cmd_calibrate.hpp"
+#include "cli/cmd_report.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -46,6 +49,11 @@ commands:
   devices                  the device catalogue (with your measured overrides)
   engines                  the engine catalogue (versions, defaults, accepted quantization)
   bw [--target host|cuda|npu] [--save --device D]   measure memory bandwidth (copy counted read + write)
+  bench --url URL --model NAME [--concurrency 1,4,16,64 | --request-rate R] [--save]
+                           measure a live OpenAI-compatible server (TTFT, TPOT, ITL, throughput)
+  calibrate [--db FILE]    refit speed-model efficiency from stored bench runs; error before/after
+  report --html FILE [--from-db FILE] [--run ID]
+                           one self-contained HTML report of a stored bench sweep
   version
 
 MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub
@@ -300,12 +308,15 @@ int run(int argc, char** argv) {
   if (command == "devices") return cmd_devices(rest);
   if (command == "engines") return cmd_engines(rest);
   if (command == "bw") return cmd_bw(rest);
+  if (command == "bench") return cmd_bench(rest);
+  if (command == "calibrate") return cmd_calibrate(rest);
+  if (command == "report") return cmd_report(rest);
   if (command == "version" || command == "--version") {
     std::cout << "preflight " << PREFLIGHT_VERSION << " (" << PREFLIGHT_COMMIT << ")\n";
     return k_exit_ok;
   }
   std::string message = "unknown command '" + command + "'";
-  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "bw", "logs", "explain", "doctor", "version"}, 1);
+  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "bw", "logs", "explain", "doctor", "bench", "calibrate", "report", "version"}, 1);
   if (!near.empty()) message += "; did you mean " + near[0];
   std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
   return k_exit_usage;

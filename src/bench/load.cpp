@@ -1,0 +1,83 @@
+#include "bench/load.hpp"
+
+#include <fstream>
+#include <random>
+
+#include "base/units.hpp"
+
+namespace preflight::bench {
+
+Json build_request_body(const RequestOptions& options, const Prompt& prompt) {
+  Json body = {{"model", options.model}, {"stream", true}, {"stream_options", {{"include_usage", true}}}, {"max_tokens", prompt.output_tokens}};
+  if (options.api == Api::chat) {
+    body["messages"] = Json::array({{{"role", "user"}, {"content", prompt.text}}});
+  } else {
+    body["prompt"] = prompt.text;
+  }
+  if (options.eos == RequestOptions::Eos::ignore) body["ignore_eos"] = true;
+  if (options.thinking == RequestOptions::Thinking::off) body["chat_template_kwargs"] = {{"enable_thinking", false}};
+  if (options.temperature) body["temperature"] = *options.temperature;
+  return body;
+}
+
+std::vector<Prompt> synthetic_prompts(int64_t count, int64_t input_tokens, int64_t output_tokens, uint64_t seed) {
+  static const char* const k_words[] = {"alpha", "river", "stone", "cloud", "green", "table", "music", "light",
+                                        "north", "paper", "glass", "horse", "bread", "field", "storm", "plant"};
+  std::mt19937_64 rng(seed);
+  std::vector<Prompt> prompts;
+  prompts.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    Prompt p;
+    p.input_tokens = input_tokens;
+    p.output_tokens = output_tokens;
+    p.text = format("%lld", static_cast<long long>(i));  // a distinct first token per prompt
+    for (int64_t w = 1; w < input_tokens; ++w) {
+      p.text += ' ';
+      p.text += k_words[rng() % 16];
+    }
+    prompts.push_back(std::move(p));
+  }
+  return prompts;
+}
+
+Expected<std::vector<Prompt>> load_dataset(const std::string& path, int64_t default_output_tokens) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorKind::io, "cannot open dataset", path);
+  std::vector<Prompt> prompts;
+  std::string line;
+  int64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string origin = format("%s:%lld", path.c_str(), static_cast<long long>(number));
+    PF_TRY(j, parse_json(line, origin));
+    if (!j.is_object()) return make_error(ErrorKind::corrupt, origin + ": expected a JSON object per line");
+    JsonObject o(j, origin);
+    PF_TRY(text, o.string("prompt"));
+    PF_TRY(out, o.opt_int("output_len"));
+    PF_TRY(in_len, o.opt_int("input_len"));
+    if (out && *out <= 0) return make_error(ErrorKind::invalid_argument, origin + ": output_len must be positive");
+    prompts.push_back({text, in_len.value_or(-1), out.value_or(default_output_tokens)});
+  }
+  if (prompts.empty()) return make_error(ErrorKind::invalid_argument, "dataset has no prompts", path);
+  return prompts;
+}
+
+std::vector<double> arrival_offsets_s(int64_t n, double rate, double burstiness, uint64_t seed) {
+  std::vector<double> offsets;
+  if (n <= 0 || rate <= 0 || burstiness <= 0) return offsets;
+  std::mt19937_64 rng(seed);
+  std::gamma_distribution<double> gap(burstiness, 1.0 / (rate * burstiness));
+  std::vector<double> gaps(static_cast<size_t>(n));
+  double sum = 0;
+  for (auto& g : gaps) sum += (g = gap(rng));
+  const double scale = sum > 0 ? (static_cast<double>(n) / rate) / sum : 0;
+  double t = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    offsets.push_back(t);
+    t += gaps[static_cast<size_t>(i)] * scale;
+  }
+  return offsets;
+}
+
+}  // namespace preflight::bench

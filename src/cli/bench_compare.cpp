@@ -1,0 +1,153 @@
+#include "cli/bench_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/units.hpp"
+
+namespace preflight::cli {
+
+Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request) {
+  // The speed model (src/estimate/speed) is wired in here when it lands; see issue 6.
+  return make_error(ErrorKind::not_found,
+                    format("no prediction available: the speed model is not wired into bench yet (%s on %s); pass --prediction FILE to compare",
+                           request.spec.c_str(), request.device.c_str()));
+}
+
+Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string& origin) {
+  if (!j.is_object()) return make_error(ErrorKind::corrupt, "expected a JSON object", origin);
+  JsonObject o(j, origin);
+  PF_TRY(keys, o.only_keys({"decode_tok_s_single", "ttft_ms", "throughput_tok_s", "kv_tokens", "source"}));
+  (void)keys;
+  BenchPrediction p;
+  PF_TRY(decode, o.opt_number("decode_tok_s_single"));
+  PF_TRY(ttft, o.opt_number("ttft_ms"));
+  PF_TRY(kv, o.opt_int("kv_tokens"));
+  PF_TRY(source, o.opt_string("source"));
+  p.decode_tok_s_single = decode;
+  p.ttft_ms = ttft;
+  p.kv_tokens = kv;
+  p.source = source.value_or(origin);
+  if (const Json* t = o.find("throughput_tok_s")) {
+    if (!t->is_object()) return o.wrong_type("throughput_tok_s", "an object of concurrency -> tokens/s");
+    for (const auto& [key, value] : t->items()) {
+      char* end = nullptr;
+      const long long c = std::strtoll(key.c_str(), &end, 10);
+      if (!end || *end || c < 1 || !value.is_number()) {
+        return make_error(ErrorKind::corrupt, format("throughput_tok_s: expected positive integer keys and numbers, found \"%s\"", key.c_str()), origin);
+      }
+      p.throughput_tok_s[c] = value.get<double>();
+    }
+  }
+  for (double v : {p.decode_tok_s_single.value_or(1), p.ttft_ms.value_or(1)}) {
+    if (!(v > 0)) return make_error(ErrorKind::invalid_argument, "predicted values must be positive", origin);
+  }
+  return p;
+}
+
+Expected<BenchPrediction> load_prediction_file(const std::string& path) {
+  PF_TRY(j, load_json_file(path));
+  return prediction_from_json(j, path);
+}
+
+Json prediction_to_json(const BenchPrediction& p) {
+  Json t = Json::object();
+  for (const auto& [c, v] : p.throughput_tok_s) t[std::to_string(c)] = v;
+  Json j = {{"throughput_tok_s", t}, {"source", p.source}};
+  j["decode_tok_s_single"] = p.decode_tok_s_single ? Json(*p.decode_tok_s_single) : Json();
+  j["ttft_ms"] = p.ttft_ms ? Json(*p.ttft_ms) : Json();
+  j["kv_tokens"] = p.kv_tokens ? Json(*p.kv_tokens) : Json();
+  return j;
+}
+
+std::vector<ComparisonRow> compare_level(const BenchPrediction& p, int64_t concurrency, const bench::RunStats& s) {
+  std::vector<ComparisonRow> rows;
+  if (s.succeeded == 0) return rows;
+  if (concurrency == 1) {
+    if (p.decode_tok_s_single && s.tpot_ms.count > 0 && s.tpot_ms.mean > 0) {
+      rows.push_back({"decode tok/s (1 stream)", 1, *p.decode_tok_s_single, 1000.0 / s.tpot_ms.mean, "tok/s", ComparisonRow::Kind::rate});
+    }
+    if (p.ttft_ms) rows.push_back({"TTFT ms", 1, *p.ttft_ms, s.ttft_ms.mean, "ms", ComparisonRow::Kind::time});
+  }
+  const auto it = p.throughput_tok_s.find(concurrency);
+  if (it != p.throughput_tok_s.end()) {
+    const double measured = s.steady_decode_tok_s ? *s.steady_decode_tok_s : s.output_throughput_tok_s;
+    rows.push_back({"throughput tok/s", concurrency, it->second, measured, "tok/s", ComparisonRow::Kind::rate});
+  }
+  return rows;
+}
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return bench::percentile_sorted(v, 50);
+}
+}  // namespace
+
+EfficiencyFit fit_efficiency(const std::string& engine, const std::string& device, const std::vector<ComparisonRow>& rows) {
+  EfficiencyFit f{engine, device};
+  double sum_log = 0;
+  std::vector<double> before, after;
+  for (const auto& r : rows) {
+    if (!(r.predicted > 0) || !(r.measured > 0)) continue;
+    sum_log += r.kind == ComparisonRow::Kind::rate ? std::log(r.measured / r.predicted) : std::log(r.predicted / r.measured);
+    ++f.pairs;
+  }
+  if (f.pairs == 0) return f;
+  f.efficiency = std::exp(sum_log / static_cast<double>(f.pairs));
+  for (const auto& r : rows) {
+    if (!(r.predicted > 0) || !(r.measured > 0)) continue;
+    const double corrected = r.kind == ComparisonRow::Kind::rate ? r.predicted * f.efficiency : r.predicted / f.efficiency;
+    before.push_back(std::abs(r.predicted - r.measured) / r.measured * 100);
+    after.push_back(std::abs(corrected - r.measured) / r.measured * 100);
+  }
+  f.median_abs_error_before_pct = median(before);
+  f.median_abs_error_after_pct = median(after);
+  return f;
+}
+
+Expected<StoredLevel> load_level(bench::BenchStore& store, const bench::StoredRun& run) {
+  StoredLevel level;
+  level.run = run;
+  PF_TRY(records, store.requests(run.id));
+  bench::StatsOptions o;
+  o.mode = run.info.mode == "request_rate" ? bench::LoadMode::request_rate : bench::LoadMode::concurrency;
+  o.concurrency = run.info.concurrency;
+  if (run.info.config.is_object() && run.info.config.contains("slo") && run.info.config["slo"].is_object()) {
+    const Json& slo = run.info.config["slo"];
+    auto get = [&](const char* k) -> std::optional<double> {
+      if (slo.contains(k) && slo[k].is_number()) return slo[k].get<double>();
+      return std::nullopt;
+    };
+    o.slo = {get("ttft_ms"), get("tpot_ms"), get("e2e_ms")};
+  }
+  level.stats = bench::compute_run_stats(records, o);
+  if (!run.info.prediction.is_null()) {
+    PF_TRY(p, prediction_from_json(run.info.prediction, format("%s: run %lld prediction", store.path().c_str(), static_cast<long long>(run.id))));
+    level.prediction = p;
+  }
+  return level;
+}
+
+Expected<std::vector<StoredLevel>> load_sweep(bench::BenchStore& store, int64_t run_id) {
+  PF_TRY(runs, store.runs());
+  if (runs.empty()) return make_error(ErrorKind::not_found, "no benchmark runs in the database", store.path());
+  std::string sweep = runs.front().info.sweep_id;
+  if (run_id > 0) {
+    PF_TRY(r, store.run(run_id));
+    sweep = r.info.sweep_id;
+  }
+  std::vector<StoredLevel> out;
+  for (const auto& r : runs) {
+    if (r.info.sweep_id != sweep) continue;
+    PF_TRY(level, load_level(store, r));
+    out.push_back(std::move(level));
+  }
+  std::sort(out.begin(), out.end(), [](const StoredLevel& x, const StoredLevel& y) {
+    return x.run.info.concurrency != y.run.info.concurrency ? x.run.info.concurrency < y.run.info.concurrency : x.run.id < y.run.id;
+  });
+  return out;
+}
+
+}  // namespace preflight::cli

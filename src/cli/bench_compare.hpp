@@ -1,0 +1,78 @@
+// cli/bench_compare: measured-versus-predicted for `preflight bench --device/--spec` and
+// `preflight calibrate`. It sits above both estimate and bench (STYLE.md): bench never sees a
+// prediction's origin, estimate never sees a measurement.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "bench/measurement.hpp"
+#include "bench/store.hpp"
+
+namespace preflight::cli {
+
+// What preflight predicts for a deployment, in the units the benchmark measures.
+struct BenchPrediction {
+  std::optional<double> decode_tok_s_single;       // one stream's decode speed, tokens/s
+  std::optional<double> ttft_ms;                   // time to first token at the benchmark's input length, one stream
+  std::map<int64_t, double> throughput_tok_s;      // aggregate decode tokens/s by concurrency
+  std::optional<int64_t> kv_tokens;                // KV-cache capacity in tokens
+  std::string source;                              // what produced it ("speed model <version>", a file path)
+};
+
+struct BenchPredictionRequest {
+  std::string spec, device, engine;
+  int64_t input_len = 0, output_len = 0;
+  std::vector<int64_t> concurrencies;
+};
+
+// The single place the speed model is asked for a benchmark prediction. Until the speed model is
+// wired in, this returns a not_found error "no prediction available: ...".
+Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request);
+
+// A prediction given by hand: {"decode_tok_s_single": .., "ttft_ms": .., "throughput_tok_s": {"1": .., "4": ..}, "kv_tokens": ..}.
+Expected<BenchPrediction> load_prediction_file(const std::string& path);
+Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string& origin);
+Json prediction_to_json(const BenchPrediction& p);
+
+// One predicted/measured pair. `kind` says which way efficiency scales it: a rate (tokens/s) is
+// predicted x efficiency; a time (ms) is predicted / efficiency.
+struct ComparisonRow {
+  std::string metric;
+  int64_t concurrency = 0;
+  double predicted = 0, measured = 0;
+  std::string unit;
+  enum class Kind { rate, time } kind = Kind::rate;
+  double error_pct() const { return measured != 0 ? (predicted - measured) / measured * 100 : 0; }
+};
+
+// Pairs for one measured level (fixed concurrency). Single-stream metrics pair only at concurrency 1.
+std::vector<ComparisonRow> compare_level(const BenchPrediction& prediction, int64_t concurrency, const bench::RunStats& stats);
+
+// One multiplicative efficiency per group, fitted by least squares in log space:
+// log e = mean(log(measured / predicted)) for rates, mean(log(predicted / measured)) for times.
+struct EfficiencyFit {
+  std::string engine, device;
+  int64_t pairs = 0;
+  double efficiency = 1;
+  double median_abs_error_before_pct = 0, median_abs_error_after_pct = 0;
+};
+EfficiencyFit fit_efficiency(const std::string& engine, const std::string& device, const std::vector<ComparisonRow>& rows);
+
+// A stored run with statistics recomputed from its stored requests (so an interrupted run counts),
+// using the load mode, concurrency and SLO it was run with.
+struct StoredLevel {
+  bench::StoredRun run;
+  bench::RunStats stats;
+  std::optional<BenchPrediction> prediction;
+};
+Expected<StoredLevel> load_level(bench::BenchStore& store, const bench::StoredRun& run);
+// Every run of the sweep that `run_id` belongs to (the newest sweep when run_id is 0), by concurrency.
+Expected<std::vector<StoredLevel>> load_sweep(bench::BenchStore& store, int64_t run_id);
+
+}  // namespace preflight::cli

@@ -1,0 +1,90 @@
+#include "bench/load.hpp"
+#include "bench/runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <numeric>
+
+#include "../test_support.hpp"
+
+using namespace preflight::bench;
+
+TEST(Load, ArrivalOffsetsSumToNOverRateAndFollowBurstiness) {
+  const auto poisson = arrival_offsets_s(2000, 50, 1.0, 7);
+  ASSERT_EQ(poisson.size(), 2000u);
+  EXPECT_EQ(poisson[0], 0);
+  // Gaps rescaled to sum to n / rate: the last send is at 40 s minus the final gap.
+  std::vector<double> gaps;
+  for (size_t i = 1; i < poisson.size(); ++i) gaps.push_back(poisson[i] - poisson[i - 1]);
+  const double mean = std::accumulate(gaps.begin(), gaps.end(), 0.0) / static_cast<double>(gaps.size());
+  EXPECT_NEAR(mean, 1.0 / 50, 0.002);
+  double var = 0;
+  for (double g : gaps) var += (g - mean) * (g - mean);
+  const double cv_poisson = std::sqrt(var / static_cast<double>(gaps.size())) / mean;
+  EXPECT_NEAR(cv_poisson, 1.0, 0.1);  // exponential gaps: coefficient of variation 1
+  // Gamma shape 4: CV = 1/sqrt(4) = 0.5 (smoother); shape 0.25: CV = 2 (burstier).
+  for (const auto& [shape, cv] : std::vector<std::pair<double, double>>{{4.0, 0.5}, {0.25, 2.0}}) {
+    const auto o = arrival_offsets_s(4000, 50, shape, 11);
+    std::vector<double> g;
+    for (size_t i = 1; i < o.size(); ++i) g.push_back(o[i] - o[i - 1]);
+    const double m = std::accumulate(g.begin(), g.end(), 0.0) / static_cast<double>(g.size());
+    double v = 0;
+    for (double x : g) v += (x - m) * (x - m);
+    EXPECT_NEAR(std::sqrt(v / static_cast<double>(g.size())) / m, cv, cv * 0.15) << shape;
+  }
+  EXPECT_EQ(arrival_offsets_s(5, 10, 1, 1), arrival_offsets_s(5, 10, 1, 1));
+  EXPECT_TRUE(arrival_offsets_s(5, 0, 1, 1).empty());
+}
+
+TEST(Load, RequestBodyAsksForUsageAndThinkingSwitch) {
+  RequestOptions o;
+  o.model = "m";
+  o.eos = RequestOptions::Eos::ignore;
+  o.thinking = RequestOptions::Thinking::off;
+  const auto b = build_request_body(o, {"hi there", 2, 32});
+  EXPECT_EQ(b["stream"], true);
+  EXPECT_EQ(b["stream_options"]["include_usage"], true);
+  EXPECT_EQ(b["max_tokens"], 32);
+  EXPECT_EQ(b["ignore_eos"], true);
+  EXPECT_EQ(b["chat_template_kwargs"]["enable_thinking"], false);
+  EXPECT_EQ(b["messages"][0]["content"], "hi there");
+  o.api = Api::completions;
+  o.thinking = RequestOptions::Thinking::server_default;
+  const auto c = build_request_body(o, {"hi", 1, 8});
+  EXPECT_EQ(c["prompt"], "hi");
+  EXPECT_FALSE(c.contains("messages"));
+  EXPECT_FALSE(c.contains("chat_template_kwargs"));
+}
+
+TEST(Load, SyntheticPromptsHaveTheAskedWordCountAndDiffer) {
+  const auto p = synthetic_prompts(3, 50, 20, 1);
+  ASSERT_EQ(p.size(), 3u);
+  for (const auto& x : p) {
+    EXPECT_EQ(std::count(x.text.begin(), x.text.end(), ' '), 49);
+    EXPECT_EQ(x.output_tokens, 20);
+  }
+  EXPECT_NE(p[0].text, p[1].text);
+}
+
+TEST(Load, DatasetFileErrorsNameFileAndLine) {
+  const auto dir = pftest::scratch_dir("bench-dataset");
+  const std::string good = dir + "/good.jsonl", bad = dir + "/bad.jsonl";
+  std::ofstream(good) << R"({"prompt":"a b c","output_len":7})" << "\n\n" << R"({"prompt":"d"})" << "\n";
+  std::ofstream(bad) << R"({"prompt":"a"})" << "\n" << R"({"prompt":5})" << "\n";
+  auto ok = load_dataset(good, 16);
+  ASSERT_TRUE(ok) << ok.error().describe();
+  ASSERT_EQ(ok->size(), 2u);
+  EXPECT_EQ((*ok)[0].output_tokens, 7);
+  EXPECT_EQ((*ok)[1].output_tokens, 16);
+  auto e = load_dataset(bad, 16);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().describe().find("bad.jsonl:2"), std::string::npos) << e.error().describe();
+  EXPECT_FALSE(load_dataset(dir + "/missing.jsonl", 16));
+}
+
+TEST(Load, EndpointUrl) {
+  EXPECT_EQ(endpoint_url("http://h:1", Api::chat), "http://h:1/v1/chat/completions");
+  EXPECT_EQ(endpoint_url("http://h:1/v1/", Api::completions), "http://h:1/v1/completions");
+  EXPECT_EQ(endpoint_url("http://h:1/v1/chat/completions", Api::chat), "http://h:1/v1/chat/completions");
+}

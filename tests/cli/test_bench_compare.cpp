@@ -1,0 +1,49 @@
+#include "cli/bench_compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace preflight;
+using namespace preflight::cli;
+
+TEST(BenchCompare, EfficiencyFitByLeastSquaresInLogSpace) {
+  // Rates: 100 -> 80 and 200 -> 180 (ratios 0.8, 0.9); a time 50 ms predicted, 62.5 ms measured
+  // (ratio predicted/measured 0.8). e = (0.8 * 0.9 * 0.8)^(1/3) = 0.576^(1/3).
+  const std::vector<ComparisonRow> rows = {{"throughput tok/s", 4, 100, 80, "tok/s", ComparisonRow::Kind::rate},
+                                           {"throughput tok/s", 16, 200, 180, "tok/s", ComparisonRow::Kind::rate},
+                                           {"TTFT ms", 1, 50, 62.5, "ms", ComparisonRow::Kind::time}};
+  const auto f = fit_efficiency("vllm", "H100", rows);
+  EXPECT_EQ(f.pairs, 3);
+  EXPECT_NEAR(f.efficiency, std::cbrt(0.576), 1e-12);
+  // Before: |err| 25 %, 11.1 %, 20 % -> median 20 %. After: 100e = 83.20 (4.00 %), 200e = 166.41
+  // (7.55 %), 50/e = 60.09 (3.85 %) -> median 4.00 %.
+  EXPECT_NEAR(f.median_abs_error_before_pct, 20, 1e-9);
+  EXPECT_NEAR(f.median_abs_error_after_pct, (100 * std::cbrt(0.576) - 80) / 80 * 100, 1e-9);
+  EXPECT_LT(f.median_abs_error_after_pct, f.median_abs_error_before_pct);
+  EXPECT_EQ(fit_efficiency("x", "y", {}).pairs, 0);
+}
+
+TEST(BenchCompare, LevelPairsAndPredictionFile) {
+  bench::RunStats s;
+  s.succeeded = 4;
+  s.tpot_ms = bench::summarize({20, 20});
+  s.ttft_ms = bench::summarize({100, 120});
+  s.steady_decode_tok_s = 48;
+  auto p = prediction_from_json(Json::parse(R"({"decode_tok_s_single": 60, "ttft_ms": 90, "throughput_tok_s": {"1": 60, "8": 400}})"), "p.json");
+  ASSERT_TRUE(p) << p.error().describe();
+  const auto rows = compare_level(*p, 1, s);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].metric, "decode tok/s (1 stream)");
+  EXPECT_DOUBLE_EQ(rows[0].measured, 50);  // 1000 / 20 ms
+  EXPECT_DOUBLE_EQ(rows[1].measured, 110);
+  EXPECT_DOUBLE_EQ(rows[2].measured, 48);  // the steady window, not the whole-run average
+  EXPECT_NEAR(rows[0].error_pct(), 20, 1e-12);
+  EXPECT_TRUE(compare_level(*p, 4, s).empty());  // no prediction at 4
+  EXPECT_FALSE(prediction_from_json(Json::parse(R"({"throughput_tok_s": {"x": 1}})"), "p.json"));
+  EXPECT_FALSE(prediction_from_json(Json::parse(R"({"decode_tok_s": 1})"), "p.json"));
+  EXPECT_FALSE(prediction_from_json(Json::parse(R"({"ttft_ms": -1})"), "p.json"));
+  auto none = predict_for_bench({"Qwen/Qwen3-8B", "H100", "vllm", 128, 128, {1}});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no prediction available"), std::string::npos);
+}
