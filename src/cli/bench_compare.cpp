@@ -4,14 +4,45 @@
 #include <cmath>
 
 #include "base/units.hpp"
+#include "cli/model_arg.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
+#include "estimate/speed.hpp"
 
 namespace preflight::cli {
 
 Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request) {
-  // The speed model (src/estimate/speed) is wired in here when it lands; see issue 6.
-  return make_error(ErrorKind::not_found,
-                    format("no prediction available: the speed model is not wired into bench yet (%s on %s); pass --prediction FILE to compare",
-                           request.spec.c_str(), request.device.c_str()));
+  PF_TRY(spec, resolve_model_arg(request.spec, ModelArgOptions{}));
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(dev, device::find_device(devices, request.device));
+  PF_TRY(engines, engine::load_engine_catalog());
+  const std::string engine_arg = !request.engine.empty() ? request.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+  PF_TRY(eng, engine::select_engine(engines, engine_arg, ""));
+  const std::string platform = dev.platform == "rocm" ? "rocm" : eng.platform == "any" ? dev.platform : eng.platform;
+  const engine::Overheads* oh = engines.overheads_for(platform);
+  PF_TRY(speeds, engine::load_speed_catalog());
+  const engine::SpeedProfile* sp = speeds.find(eng.engine, dev.platform, dev.id);
+  if (!oh || !sp) return make_error(ErrorKind::not_found, "no prediction available: no overheads or speed profile for " + eng.engine + " on " + dev.platform);
+  estimate::Deployment d;
+  d.max_model_len = std::max<int64_t>(1, request.input_len + request.output_len);
+  const auto fit = estimate::estimate_fit(spec, dev, eng, *oh, d);
+  estimate::SpeedWorkload w;
+  w.concurrency = request.concurrencies.empty() ? std::vector<int64_t>{1} : request.concurrencies;
+  w.input_tokens = std::max<int64_t>(1, request.input_len);
+  w.context_tokens = std::max<int64_t>(1, request.input_len + request.output_len / 2);  // mean position while decoding
+  const auto speed = estimate::estimate_speed(spec, dev, *sp, speeds, d, w);
+  if (speed.points.empty())
+    return make_error(ErrorKind::not_found, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back()));
+  BenchPrediction p;
+  p.decode_tok_s_single = speed.single_stream_tokens_per_s;
+  if (speed.ttft_s > 0) p.ttft_ms = speed.ttft_s * 1e3;
+  for (const auto& pt : speed.points) p.throughput_tok_s[pt.concurrency] = pt.aggregate_tokens_per_s;
+  if (fit.fits) p.kv_tokens = fit.kv_tokens;
+  p.source = format("preflight speed model (%s %s, %s mode, %.0f GB/s copy bandwidth; %s)", eng.id.c_str(), dev.id.c_str(), speed.mode.c_str(),
+                    speed.bandwidth_bytes_per_s / 1e9, sp->origin.c_str());
+  return p;
 }
 
 Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string& origin) {

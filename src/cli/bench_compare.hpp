@@ -31,8 +31,8 @@ struct BenchPredictionRequest {
   std::vector<int64_t> concurrencies;
 };
 
-// The single place the speed model is asked for a benchmark prediction. Until the speed model is
-// wired in, this returns a not_found error "no prediction available: ...".
+// The single place the speed model is asked for a benchmark prediction (fit for the KV capacity,
+// estimate_speed for the rest); not_found "no prediction available: ..." when it cannot answer.
 Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request);
 
 // A prediction given by hand: {"decode_tok_s_single": .., "ttft_ms": .., "throughput_tok_s": {"1": .., "4": ..}, "kv_tokens": ..}.

@@ -1,6 +1,8 @@
 #include "cli/cmd_calibrate.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -9,18 +11,74 @@
 #include "bench/store.hpp"
 #include "cli/args.hpp"
 #include "cli/bench_compare.hpp"
+#include "device/device_spec.hpp"
+#include "engine/speed_profile.hpp"
 #include "report/render.hpp"
 
 namespace preflight::cli {
 
+namespace {
+
+// Stores each fitted efficiency as the device's own speed profile in the user's overlay: the
+// catalogue's bandwidth efficiency times the fitted factor (exact while decode is memory-bound).
+// Entries for other devices and engines are kept; the file is replaced atomically.
+Expected<std::vector<std::string>> save_calibration(const std::vector<EfficiencyFit>& fits, const std::string& db) {
+  PF_TRY(speeds, engine::load_speed_catalog());
+  PF_TRY(devices, device::load_device_catalog());
+  const std::string overlay = engine::speed_overlay_path();
+  Json root = {{"schema_version", 1}, {"profiles", Json::array()}};
+  if (path_exists(overlay)) {
+    PF_TRY(existing, load_json_file(overlay));
+    {
+      // Refuse to rewrite a file that does not load: the user's entries are never lost.
+      auto copy = speeds;
+      PF_TRY(ok, engine::apply_speed_overlay(copy, existing, overlay));
+      (void)ok;
+    }
+    root = existing;
+  }
+  std::vector<std::string> saved;
+  for (const auto& f : fits) {
+    const device::DeviceSpec* dev = devices.find(f.device);
+    if (!dev) continue;
+    const engine::SpeedProfile* base = speeds.find(f.engine, dev->platform);
+    if (!base) continue;
+    const double efficiency = std::clamp(base->bandwidth_efficiency * f.efficiency, 0.05, 1.2);
+    Json entry = {{"engine", f.engine},
+                  {"platform", dev->platform},
+                  {"device", dev->id},
+                  {"bandwidth_efficiency", efficiency},
+                  {"evidence", format("preflight calibrate on %s: %lld measured/predicted pairs, factor %.3f; median |error| %.1f%% -> %.1f%%", db.c_str(),
+                                      static_cast<long long>(f.pairs), f.efficiency, f.median_abs_error_before_pct, f.median_abs_error_after_pct)}};
+    auto& list = root["profiles"];
+    bool replaced = false;
+    for (auto& e : list) {
+      if (e.value("engine", "") == f.engine && e.value("platform", "") == dev->platform && e.value("device", "") == dev->id) {
+        e = entry;
+        replaced = true;
+      }
+    }
+    if (!replaced) list.push_back(entry);
+    saved.push_back(format("%s on %s: bandwidth_efficiency %.3f -> %.3f", f.engine.c_str(), dev->id.c_str(), base->bandwidth_efficiency, efficiency));
+  }
+  if (!saved.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(overlay).parent_path());
+    PF_TRY(ok, write_text_file_atomically(overlay, root.dump(2) + "\n"));
+    (void)ok;
+  }
+  return saved;
+}
+
+}  // namespace
+
 int cmd_calibrate(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"db", true}});
+  auto args = parse_args(argv, {{"json", false}, {"db", true}, {"save", false}});
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
     return 2;
   };
   if (!args) return fail(args.error());
-  if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, "usage: preflight calibrate [--db FILE] [--json]"));
+  if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, "usage: preflight calibrate [--db FILE] [--save] [--json]"));
   const std::string path = args->get("db").value_or(bench::default_db_path());
   if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database (run preflight bench --save first)", path));
   auto store = bench::BenchStore::open(path);
@@ -41,6 +99,12 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   }
   std::vector<EfficiencyFit> fits;
   for (const auto& [key, rows] : groups) fits.push_back(fit_efficiency(key.first, key.second, rows));
+  std::vector<std::string> saved;
+  if (args->has("save")) {
+    auto written = save_calibration(fits, path);
+    if (!written) return fail(written.error());
+    saved = *written;
+  }
   if (args->has("json")) {
     Json j = report::envelope("calibrate");
     j["database"] = path;
@@ -51,6 +115,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
                       {"median_abs_error_before_pct", f.median_abs_error_before_pct}, {"median_abs_error_after_pct", f.median_abs_error_after_pct}});
     }
     j["fits"] = list;
+    j["saved"] = saved;
+    if (!saved.empty()) j["saved_to"] = engine::speed_overlay_path();
     j["method"] = "one multiplicative efficiency per (engine, device), least squares on log(measured/predicted) (times inverted)";
     std::cout << j.dump(2) << "\n";
     return fits.empty() ? 1 : 0;
@@ -66,6 +132,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
                 f.median_abs_error_before_pct, f.median_abs_error_after_pct);
   }
   std::printf("efficiency multiplies predicted speeds and divides predicted times; fitted by least squares in log space\n");
+  for (const auto& s : saved) std::printf("saved to %s: %s\n", engine::speed_overlay_path().c_str(), s.c_str());
+  if (!args->has("save")) std::printf("--save stores it in %s, where fit, plan and bench then use it\n", engine::speed_overlay_path().c_str());
   return 0;
 }
 

@@ -15,9 +15,9 @@ struct Result {
   std::string out;
 };
 
-Result run(const std::string& args) {
+Result run(const std::string& args, const std::string& env = {}) {
   Result r;
-  FILE* p = popen((std::string(PREFLIGHT_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+  FILE* p = popen((env + std::string(PREFLIGHT_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
   char buf[4096];
   size_t n = 0;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
@@ -58,6 +58,18 @@ TEST(CliBench, BenchCalibrateReportEndToEnd) {
   EXPECT_EQ((*cj)["fits"][0]["engine"], "vllm");
   EXPECT_EQ((*cj)["fits"][0]["pairs"], 4);
   EXPECT_LE((*cj)["fits"][0]["median_abs_error_after_pct"].get<double>(), (*cj)["fits"][0]["median_abs_error_before_pct"].get<double>());
+
+  // --save stores the factor as H100's own speed profile in the user's overlay; fit then uses it.
+  const std::string overlay = dir + "/speed.json";
+  auto saved = run("calibrate --db " + db + " --save --json", "PREFLIGHT_SPEED_OVERRIDES=" + overlay + " ");
+  ASSERT_EQ(saved.exit_code, 0) << saved.out;
+  auto overlay_json = preflight::load_json_file(overlay);
+  ASSERT_TRUE(overlay_json) << overlay_json.error().describe();
+  ASSERT_EQ((*overlay_json)["profiles"].size(), 1u);
+  EXPECT_EQ((*overlay_json)["profiles"][0]["device"], "H100-SXM");
+  EXPECT_NE((*overlay_json)["profiles"][0]["evidence"].get<std::string>().find("preflight calibrate"), std::string::npos);
+  auto fit = run("fit Qwen/Qwen3-8B --device H100 --json", "PREFLIGHT_SPEED_OVERRIDES=" + overlay + " ");
+  EXPECT_NE(fit.out.find("calibrated on H100-SXM"), std::string::npos);
 
   auto r = run("report --from-db " + db + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.out;

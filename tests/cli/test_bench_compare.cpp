@@ -43,7 +43,25 @@ TEST(BenchCompare, LevelPairsAndPredictionFile) {
   EXPECT_FALSE(prediction_from_json(Json::parse(R"({"throughput_tok_s": {"x": 1}})"), "p.json"));
   EXPECT_FALSE(prediction_from_json(Json::parse(R"({"decode_tok_s": 1})"), "p.json"));
   EXPECT_FALSE(prediction_from_json(Json::parse(R"({"ttft_ms": -1})"), "p.json"));
-  auto none = predict_for_bench({"Qwen/Qwen3-8B", "H100", "vllm", 128, 128, {1}});
+  // No bandwidth for the 910B4 in the catalogue: no prediction, and the message says why.
+  auto none = predict_for_bench({"Qwen/Qwen3-8B", "910B4", "", 128, 128, {1}});
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("no prediction available"), std::string::npos);
+  EXPECT_NE(none.error().message.find("no bandwidth"), std::string::npos);
+}
+
+// The speed model answers for --device/--spec: decode speed, TTFT, throughput by concurrency, KV tokens.
+TEST(BenchCompare, SpeedModelPredictsForTheBenchmarkedDeployment) {
+  auto p = predict_for_bench({"Qwen/Qwen3-8B", "H100", "vllm", 1024, 256, {1, 16}});
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  ASSERT_TRUE(p->decode_tok_s_single.has_value());
+  EXPECT_GT(*p->decode_tok_s_single, 50.0);   // H100: ~15 GB of weights at ~2.5 TB/s effective
+  EXPECT_LT(*p->decode_tok_s_single, 400.0);
+  ASSERT_TRUE(p->ttft_ms.has_value());
+  EXPECT_GT(*p->ttft_ms, 0.0);
+  ASSERT_EQ(p->throughput_tok_s.size(), 2u);
+  EXPECT_GT(p->throughput_tok_s.at(16), p->throughput_tok_s.at(1) * 8);
+  ASSERT_TRUE(p->kv_tokens.has_value());
+  EXPECT_GT(*p->kv_tokens, 100000);
+  EXPECT_NE(p->source.find("speed model"), std::string::npos);
 }
