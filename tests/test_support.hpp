@@ -1,9 +1,13 @@
 // Helpers shared by the tests: paths to ../shared and a scratch directory per test.
 #pragma once
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 namespace pftest {
 
@@ -15,5 +19,29 @@ inline std::string scratch_dir(const std::string& name) {
   std::filesystem::create_directories(dir);
   return dir.string();
 }
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+struct CliOptions {
+  std::string env;          // prefixed to the command line ("NAME=value ..." or "env -u NAME ...")
+  bool with_stderr = true;  // stdout and stderr together, else stdout only
+};
+
+#ifdef PREFLIGHT_BINARY
+// Runs the real preflight binary and returns its exit code and output.
+inline CliRun run_cli(const std::string& args, const CliOptions& options = {}) {
+  CliRun r;
+  const std::string cmd = options.env + " " + std::string(PREFLIGHT_BINARY) + " " + args + (options.with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+#endif
 
 }  // namespace pftest

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "../test_support.hpp"
+
 #include <array>
 #include <cstdio>
 #include <string>
@@ -7,22 +9,9 @@
 #include <sys/wait.h>
 
 namespace {
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using Run = pftest::CliRun;
 // Runs the real binary; stdout and stderr together.
-Run run(const std::string& args) {
-  Run r;
-  const std::string cmd = std::string(PREFLIGHT_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Run run(const std::string& args) { return pftest::run_cli(args); }
 }  // namespace
 
 TEST(Cli, InspectPrintsExactFacts) {

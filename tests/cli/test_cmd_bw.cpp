@@ -11,22 +11,9 @@
 #include "../test_support.hpp"
 
 namespace {
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using Run = pftest::CliRun;
 // Runs the real binary with `env` prefixed; stdout only, or stdout and stderr together.
-Run run(const std::string& env, const std::string& args, bool with_stderr = true) {
-  Run r;
-  const std::string cmd = env + " " + std::string(PREFLIGHT_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Run run(const std::string& env, const std::string& args, bool with_stderr = true) { return pftest::run_cli(args, {env, with_stderr}); }
 }  // namespace
 
 TEST(CliBw, HostJsonHasTheEnvelopeAndOneRecordPerKernel) {

@@ -2,6 +2,8 @@
 // stderr or the metadata cache, --offline, the local Hugging Face cache read with no request; and the
 // 163-shard DeepSeek-V3-layout sizing benchmark (cold and warm metadata cache).
 #include <gtest/gtest.h>
+
+#include "../test_support.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -18,21 +20,10 @@ using namespace pfhub;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
+using Run = pftest::CliRun;
+// The real binary with the caller's hub variables removed; stdout and stderr together.
 Run run_cli(const std::string& env, const std::string& args) {
-  Run r;
-  const std::string cmd = "env -u HF_TOKEN -u HUGGING_FACE_HUB_TOKEN -u HF_ENDPOINT " + env + " " + std::string(PREFLIGHT_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return pftest::run_cli(args, {"env -u HF_TOKEN -u HUGGING_FACE_HUB_TOKEN -u HF_ENDPOINT " + env});
 }
 
 // Every byte of every file under `dir`.

@@ -35,21 +35,9 @@ std::string read(const std::string& path) {
 
 bool oom_family(const std::string& c) { return c == "weights_oom" || c == "kv_alloc_oom"; }
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
-Run run(const std::string& args) {
-  Run r;
-  const std::string cmd = std::string(PREFLIGHT_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Run = pftest::CliRun;
+// Runs the real binary; stdout and stderr together.
+Run run(const std::string& args) { return pftest::run_cli(args); }
 
 const std::string k_synthetic = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs/synthetic";
 
