@@ -82,7 +82,8 @@ Expected<Json> parse_json(const std::string& text, const std::string& origin) {
   if (parsed.is_discarded()) {
     // Find the byte offset with the throwing parser, caught here and never beyond.
     try {
-      (void)Json::parse(source);
+      const Json reparsed = Json::parse(source);
+      (void)reparsed;
     } catch (const Json::parse_error& e) {
       return make_error(ErrorKind::corrupt,
                         format("malformed JSON at byte %zu", static_cast<size_t>(e.byte)), origin);

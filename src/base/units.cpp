@@ -1,5 +1,7 @@
 #include "base/units.hpp"
 
+#include <ctime>
+
 #include <cstdarg>
 #include <cstdio>
 #include <vector>
@@ -37,5 +39,14 @@ std::string with_thousands(int64_t value) {
 }
 
 std::string fixed(double value, int precision) { return format("%.*f", precision, value); }
+
+std::string utc_now_rfc3339() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 }  // namespace preflight

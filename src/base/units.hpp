@@ -23,4 +23,7 @@ std::string with_thousands(int64_t value);
 // Fixed precision, e.g. fixed(16.6284, 2) -> "16.63".
 std::string fixed(double value, int precision);
 
+// "2026-12-02T17:24:55Z" for the current wall-clock time (RFC 3339 UTC; labels and provenance only).
+std::string utc_now_rfc3339();
+
 }  // namespace preflight

@@ -3,6 +3,8 @@
 // labels (run start in RFC 3339). Tests inject a ManualClock to drive timings exactly.
 #pragma once
 
+#include "base/units.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -34,8 +36,8 @@ class ManualClock final : public Clock {
   int64_t m_now_ns;
 };
 
-// "2026-12-02T17:24:55Z" for the current wall-clock time (labels only).
-std::string utc_now_rfc3339();
+// Wall-clock labels: preflight::utc_now_rfc3339 (base/units.hpp).
+using preflight::utc_now_rfc3339;
 
 inline double ns_to_ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 

@@ -38,15 +38,6 @@ int usage(const std::string& message) { return fail(make_error(ErrorKind::invali
 // Usage problems exit 2; a machine without the runtime or a failing runtime call exits 1.
 int measurement_failed(const Error& e) { return fail(e, e.kind == ErrorKind::invalid_argument ? k_exit_usage : k_exit_fail); }
 
-std::string utc_now_rfc3339() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string build_note() {
 #ifdef NDEBUG
   return "optimized";

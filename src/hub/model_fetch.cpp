@@ -29,15 +29,6 @@ constexpr uint64_t k_guess_fixed_bytes = 8 + 1024;
 constexpr uint64_t k_guess_no_index_bytes = 256 * 1024;
 const char* const k_optional_files[] = {"model.safetensors.index.json", "quant_model_description.json", "hf_quant_config.json"};
 
-std::string now_rfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 bool plain_file_name(const std::string& name) {
   return !name.empty() && name.size() < 256 && name.find('/') == std::string::npos && name != "." && name != ".." && name.find('\0') == std::string::npos;
 }
@@ -238,7 +229,7 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
                    {"endpoint_host", endpoint_host(endpoint)},
                    {"repo", ref.repo},
                    {"revision", ref.revision},
-                   {"fetched_at", now_rfc3339()},
+                   {"fetched_at", utc_now_rfc3339()},
                    {"files", files}};
   if (!ref.gguf_file.empty()) manifest["gguf_file"] = ref.gguf_file;
   PF_TRY(committed, staging.commit(manifest.dump(2) + "\n"));

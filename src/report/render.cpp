@@ -11,7 +11,6 @@ namespace {
 std::string bold(const std::string& s, const Style& st) { return st.color ? "\033[1m" + s + "\033[0m" : s; }
 std::string green(const std::string& s, const Style& st) { return st.color ? "\033[32m" + s + "\033[0m" : s; }
 std::string red(const std::string& s, const Style& st) { return st.color ? "\033[31m" + s + "\033[0m" : s; }
-std::string gib(double bytes) { return fixed(bytes_to_gib(bytes), 2) + " GiB"; }
 
 std::string layer_pattern(const model::ModelSpec& spec) {
   std::map<std::string, int64_t> counts;
