@@ -18,10 +18,9 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
   PF_TRY(devices, device::load_device_catalog());
   PF_TRY(dev, device::find_device(devices, request.device));
   PF_TRY(engines, engine::load_engine_catalog());
-  const std::string engine_arg = !request.engine.empty() ? request.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+  const std::string engine_arg = !request.engine.empty() ? request.engine : engine::default_engine_for(dev.platform);
   PF_TRY(eng, engine::select_engine(engines, engine_arg, ""));
-  const std::string platform = dev.platform == "rocm" ? "rocm" : eng.platform == "any" ? dev.platform : eng.platform;
-  const engine::Overheads* oh = engines.overheads_for(platform);
+  const engine::Overheads* oh = engines.overheads_for(eng, dev.platform);
   PF_TRY(speeds, engine::load_speed_catalog());
   const engine::SpeedProfile* sp = speeds.find(eng.engine, dev.platform, dev.id);
   if (!oh || !sp) return make_error(ErrorKind::not_found, "no prediction available: no overheads or speed profile for " + eng.engine + " on " + dev.platform);

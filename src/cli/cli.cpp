@@ -118,14 +118,14 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!dev) return report_error(dev.error());
   auto engines = engine::load_engine_catalog();
   if (!engines) return report_error(engines.error());
-  const std::string engine_arg = args->get("engine").value_or(dev->platform == "npu" ? "vllm-ascend" : "vllm");
+  const std::string engine_arg = args->get("engine").value_or(engine::default_engine_for(dev->platform));
   auto eng = engine::select_engine(*engines, engine_arg, "");
   if (!eng) return report_error(eng.error());
-  if (eng->platform != "any" && eng->platform != dev->platform && !(eng->platform == "cuda" && dev->platform == "rocm")) {
+  if (!eng->runs_on(dev->platform)) {
     return report_error(make_error(ErrorKind::invalid_argument, format("%s runs on %s devices, %s is a %s device", eng->id.c_str(), eng->platform.c_str(),
                                                                       dev->id.c_str(), dev->platform.c_str())));
   }
-  const engine::Overheads* oh = engines->overheads_for(dev->platform == "rocm" ? "rocm" : eng->platform == "any" ? dev->platform : eng->platform);
+  const engine::Overheads* oh = engines->overheads_for(*eng, dev->platform);
   if (!oh) return report_error(make_error(ErrorKind::not_found, "no overheads for this platform in the engine catalogue"));
   estimate::Deployment d;
   auto tp = args->get_int("tensor-parallel-size");

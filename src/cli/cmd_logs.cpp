@@ -114,7 +114,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
     out.notes.push_back(eng.error().describe());
     return out;
   }
-  const engine::Overheads* oh = engines->overheads_for(dev->platform == "rocm" ? "rocm" : eng->platform == "any" ? dev->platform : eng->platform);
+  const engine::Overheads* oh = engines->overheads_for(*eng, dev->platform);
   if (!oh) {
     out.notes.push_back("no overheads for this platform in the engine catalogue");
     return out;

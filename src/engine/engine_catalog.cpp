@@ -47,6 +47,16 @@ std::optional<Version> parse_version(const std::string& raw, const std::string& 
   return std::nullopt;
 }
 
+bool EngineProfile::runs_on(const std::string& device_platform) const {
+  return platform == "any" || platform == device_platform || (platform == "cuda" && device_platform == "rocm");
+}
+
+std::string default_engine_for(const std::string& device_platform) { return device_platform == "npu" ? "vllm-ascend" : "vllm"; }
+
+const Overheads* EngineCatalog::overheads_for(const EngineProfile& engine, const std::string& device_platform) const {
+  return overheads_for(device_platform == "rocm" ? "rocm" : engine.platform == "any" ? device_platform : engine.platform);
+}
+
 bool EngineProfile::accepts_quantization(const std::string& method) const {
   if (method.empty()) return true;
   for (const auto& q : supported_quantization) {

@@ -52,6 +52,8 @@ struct EngineProfile {
   std::string source;
 
   bool accepts_quantization(const std::string& method) const;
+  // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).
+  bool runs_on(const std::string& device_platform) const;
 };
 
 // Fitted per-platform quantities (evidence and refit script named in the file).
@@ -72,8 +74,14 @@ struct EngineCatalog {
   std::vector<Overheads> overheads;
   std::string origin;
   const Overheads* overheads_for(const std::string& platform) const;
+  // Overheads for `engine` on a device of `device_platform`: rocm has its own record, a profile
+  // for "any" platform takes the device's, else the profile's platform.
+  const Overheads* overheads_for(const EngineProfile& engine, const std::string& device_platform) const;
   std::vector<std::string> engines() const;
 };
+
+// The engine a device platform runs when none is named: vllm-ascend on NPUs, vllm elsewhere.
+std::string default_engine_for(const std::string& device_platform);
 
 Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin);
 Expected<EngineCatalog> load_engine_catalog();

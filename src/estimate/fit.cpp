@@ -215,9 +215,10 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   // and the vision encoder's profile, plus the sampler's logits over max_num_seqs.
   const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
   const double mlp_width = m.num_experts > 0 ? static_cast<double>(m.moe_intermediate_size * m.num_experts_per_tok) : static_cast<double>(m.intermediate_size);
-  const double text_peak = oh.activation_bytes_per_batched_token_factor * static_cast<double>(e.max_num_batched_tokens) *
-                           (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(tp)) * b;
-  const double sampler = oh.sampler_logit_copies * static_cast<double>(std::min(e.max_num_seqs, e.max_num_batched_tokens)) * static_cast<double>(m.vocab_size) * 4.0 / static_cast<double>(tp);
+  e.activation_text_unit_bytes = static_cast<double>(e.max_num_batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(tp)) * b;
+  e.activation_sampler_unit_bytes = static_cast<double>(std::min(e.max_num_seqs, e.max_num_batched_tokens)) * static_cast<double>(m.vocab_size) * 4.0 / static_cast<double>(tp);
+  const double text_peak = oh.activation_bytes_per_batched_token_factor * e.activation_text_unit_bytes;
+  const double sampler = oh.sampler_logit_copies * e.activation_sampler_unit_bytes;
   double vision_peak = 0;
   if (m.vision_params > 0 || m.vision_hidden_size > 0) {
     // Profiled with the largest image: 16384 merged tokens = 65536 patches for Qwen-VL towers.

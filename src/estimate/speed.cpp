@@ -170,7 +170,6 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
-  const double hidden_ok = m.hidden_size > 0 ? 1.0 : 0.0;
 
   auto decode_step = [&](int64_t batch) {
     StepTerms st;
@@ -193,7 +192,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     const double dispatch_s = eager ? t.dispatch_ops * profile.eager_op_dispatch_s : 0;
     st.overhead_s = profile.step_overhead_s + (eager ? std::max(0.0, dispatch_s - device_s) : 0);
     st.moe_s = eager ? 0 : static_cast<double>(t.moe_layers) * profile.moe_layer_overhead_s;
-    const double msg = act_bytes * static_cast<double>(micro) * hidden_ok;
+    const double msg = act_bytes * static_cast<double>(micro);
     if (tp > 1) {
       st.communication_bandwidth_s += static_cast<double>(s.allreduces_per_step) * 2.0 * (tp - 1) / static_cast<double>(tp) * msg / ar_bw;
       st.communication_s += s.allreduce_latency_units * ar_latency;

@@ -98,19 +98,18 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
   c.params = static_cast<double>(model::count_params(m).total);
-  const std::string engine_arg = !in.engine.empty() ? in.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+  const std::string engine_arg = !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform);
   auto eng = engine::select_engine(*in.engines, engine_arg, "");
   if (!eng) {
     c.reason = eng.error().describe();
     return c;
   }
   c.engine_id = eng->id;
-  if (eng->platform != "any" && eng->platform != dev.platform && !(eng->platform == "cuda" && dev.platform == "rocm")) {
+  if (!eng->runs_on(dev.platform)) {
     c.reason = eng->id + " does not run on " + dev.platform + " devices";
     return c;
   }
-  const std::string platform = dev.platform == "rocm" ? "rocm" : eng->platform == "any" ? dev.platform : eng->platform;
-  const engine::Overheads* oh = in.engines->overheads_for(platform);
+  const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
   const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!oh || !sp) {
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
@@ -164,7 +163,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
   PlanResult r;
-  const std::string engine_arg = !in.engine.empty() ? in.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+  const std::string engine_arg = !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform);
   auto eng = engine::select_engine(*in.engines, engine_arg, "");
   for (const auto& m : models) {
     const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
@@ -187,7 +186,7 @@ PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const de
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
   for (const auto& dev : devices) {
-    const std::string engine_arg = !in.engine.empty() ? in.engine : dev.platform == "npu" ? "vllm-ascend" : "vllm";
+    const std::string engine_arg = !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform);
     auto eng = engine::select_engine(*in.engines, engine_arg, "");
     const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
     std::optional<Candidate> best;

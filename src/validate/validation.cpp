@@ -130,7 +130,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         row.assumptions.push_back(format("device from the stated %.2f GiB total", bytes_to_gib(*total)));
       }
       // Engine profile.
-      const std::string ename = engine_name(engine_text.value_or(matched->platform == "npu" ? "vllm-ascend" : "vllm"));
+      const std::string ename = engine_name(engine_text.value_or(engine::default_engine_for(matched->platform)));
       std::string vtext = engine_version.value_or(engine_detail.value_or(""));
       auto profile = engine::select_engine(engines, ename, vtext);
       if (!profile && !vtext.empty()) {
@@ -142,7 +142,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         continue;
       }
       row.engine = profile->id;
-      const engine::Overheads* oh = engines.overheads_for(matched->platform == "rocm" ? "rocm" : profile->platform == "any" ? matched->platform : profile->platform);
+      const engine::Overheads* oh = engines.overheads_for(*profile, matched->platform);
       if (!oh) {
         skip("no overheads for platform " + matched->platform);
         continue;
@@ -194,7 +194,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       const auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
       if (o_speed) {
-        const std::string platform = matched->platform == "rocm" ? "rocm" : matched->platform;
+        const std::string& platform = matched->platform;
         const engine::SpeedProfile* sp = speeds.find(profile->engine, platform, matched->id);
         if (!sp) {
           skip("no speed profile for " + profile->engine + " on " + platform);
@@ -236,21 +236,16 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       }
       row.predicted_fits = est.fits;
       row.platform = oh->platform;
-      {
-        const double b = static_cast<double>(model::dtype_bits(spec->dtype) / 8);
-        const double mlp = spec->num_experts > 0 ? static_cast<double>(spec->moe_intermediate_size * spec->num_experts_per_tok) : static_cast<double>(spec->intermediate_size);
-        const double tpd = static_cast<double>(est.tensor_parallel_size);
-        row.memory_terms = {{"requested", est.requested_bytes},
-                            {"weights", est.weights_bytes},
-                            {"activation", est.activation_bytes},
-                            {"non_torch", est.non_torch_bytes},
-                            {"graph", est.graph_bytes},
-                            {"graph_in_budget", profile->graph_memory_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
-                            {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
-                            {"text_activation_unit", static_cast<double>(est.max_num_batched_tokens) * (static_cast<double>(spec->hidden_size) + 2.0 * mlp / tpd) * b},
-                            {"sampler_unit", static_cast<double>(std::min(est.max_num_seqs, est.max_num_batched_tokens)) * static_cast<double>(spec->vocab_size) * 4.0 / tpd},
-                            {"vision", spec->vision_params > 0 || spec->vision_hidden_size > 0 ? 1.0 : 0.0}};
-      }
+      row.memory_terms = {{"requested", est.requested_bytes},
+                          {"weights", est.weights_bytes},
+                          {"activation", est.activation_bytes},
+                          {"non_torch", est.non_torch_bytes},
+                          {"graph", est.graph_bytes},
+                          {"graph_in_budget", profile->graph_memory_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
+                          {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
+                          {"text_activation_unit", est.activation_text_unit_bytes},
+                          {"sampler_unit", est.activation_sampler_unit_bytes},
+                          {"vision", spec->vision_params > 0 || spec->vision_hidden_size > 0 ? 1.0 : 0.0}};
       row.predicted_failure = failure_name(est.failure);
       row.observed_fits = o_fits;
       row.observed_failure = o_failure.value_or("");
