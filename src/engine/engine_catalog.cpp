@@ -90,7 +90,8 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     PF_TRY(id, pre.string("id"));
     JsonObject r(item, origin, "profiles[" + id + "]");
     PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
-                              "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "available_kv_rule",
+                              "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
+                              "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "profiles_mm_encoder", "available_kv_rule",
                               "requested_rounding", "graph_memory_in_budget", "tokens_rule", "concurrency_rule", "weights_line", "kv_line",
                               "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
     (void)keys;
@@ -124,6 +125,19 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     p.max_num_batched_tokens = mnbt;
     PF_TRY(mnbt_large, r.int_("max_num_batched_tokens_large_device"));
     p.max_num_batched_tokens_large_device = mnbt_large;
+    PF_TRY(mns_large, r.opt_int("max_num_seqs_large_device"));
+    p.max_num_seqs_large_device = mns_large.value_or(mns);
+    PF_TRY(unchunked, r.opt_int("unchunked_prefill_up_to"));
+    p.unchunked_prefill_up_to = unchunked.value_or(0);
+    PF_TRY(copies, r.number("sampler_logit_copies"));
+    if (copies < 0 || copies > 100) return make_error(ErrorKind::corrupt, format("%s: %s: sampler_logit_copies must be in [0, 100]", origin.c_str(), id.c_str()), origin);
+    p.sampler_logit_copies = copies;
+    PF_TRY(sfixed, r.opt_number("sampler_fixed_bytes"));
+    p.sampler_fixed_bytes = sfixed.value_or(0.0);
+    PF_TRY(ssrc, r.string("sampler_source"));
+    p.sampler_source = ssrc;
+    PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
+    p.profiles_mm_encoder = mm_profiled.value_or(true);
     PF_TRY(kv_rule, r.string("available_kv_rule"));
     if (kv_rule == "device_wide") p.available_kv_rule = KvRule::device_wide;
     else if (kv_rule == "profile") p.available_kv_rule = KvRule::profile;
@@ -168,12 +182,12 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       o.graph_bytes = gb;
       PF_TRY(af, r.number("activation_bytes_per_batched_token_factor"));
       o.activation_bytes_per_batched_token_factor = af;
-      PF_TRY(sc, r.number("sampler_logit_copies"));
-      o.sampler_logit_copies = sc;
       PF_TRY(vf, r.number("vision_activation_factor"));
       o.vision_activation_factor = vf;
       PF_TRY(wr, r.opt_string("weights_extra_rule"));
       o.weights_extra_rule = wr.value_or("");
+      PF_TRY(gib, r.opt_bool("graph_memory_in_budget"));
+      o.graph_memory_in_budget = gib;
       PF_TRY(ev, r.string("evidence"));
       o.evidence = ev;
       PF_TRY(band, r.number("band_fraction"));

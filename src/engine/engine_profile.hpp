@@ -39,6 +39,15 @@ struct EngineProfile {
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 2048;
   int64_t max_num_batched_tokens_large_device = 8192;
+  int64_t max_num_seqs_large_device = 256;     // >= 70 GiB devices that are not A100 (vLLM get_batch_defaults)
+  int64_t unchunked_prefill_up_to = 0;         // V0: chunked prefill off up to this max_model_len, so the
+                                               // profile batch is max(max_model_len, max_num_batched_tokens)
+  // Sampler dummy run of the profile: peak = copies x (seqs x vocab x fp32) + fixed bytes, on every rank
+  // (V1 all-gathers the logits; V0 samples on the driver, which then sets the minimum).
+  double sampler_logit_copies = 1.0;
+  double sampler_fixed_bytes = 0.0;
+  std::string sampler_source;
+  bool profiles_mm_encoder = true;             // the profile run includes the vision encoder's dummy pass
   KvRule available_kv_rule = KvRule::profile;
   bool requested_ceil = false;
   bool graph_memory_in_budget = false;
@@ -62,9 +71,9 @@ struct Overheads {
   double non_torch_bytes = 0;
   double graph_bytes = 0;
   double activation_bytes_per_batched_token_factor = 0;
-  double sampler_logit_copies = 0;
   double vision_activation_factor = 0;
   std::string weights_extra_rule;
+  std::optional<bool> graph_memory_in_budget;  // platform exception to the engine profile's rule
   std::string evidence;
   double band_fraction = 0.3;
 };

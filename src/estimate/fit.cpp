@@ -141,9 +141,15 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   }
   e.gpu_memory_utilization = dep.gpu_memory_utilization.value_or(engine.default_gpu_memory_utilization);
   if (!dep.gpu_memory_utilization) e.assumptions.push_back(format("gpu_memory_utilization %.2f (%s default)", e.gpu_memory_utilization, engine.id.c_str()));
+  // vLLM get_batch_defaults: devices of >= 70 GiB that are not A100 get the larger batch defaults;
+  // NPUs never do (get_device_total_memory raises there, so device memory reads as 0).
   const bool large_device = e.total_bytes >= 70.0 * k_gib && device.family != "ampere" && engine.platform != "npu";
   e.max_num_batched_tokens = dep.max_num_batched_tokens.value_or(large_device ? engine.max_num_batched_tokens_large_device : engine.max_num_batched_tokens);
-  e.max_num_seqs = dep.max_num_seqs.value_or(engine.max_num_seqs);
+  e.max_num_seqs = dep.max_num_seqs.value_or(large_device ? engine.max_num_seqs_large_device : engine.max_num_seqs);
+  // V0 without chunked prefill (its default up to 32K context) schedules a whole prompt at once.
+  if (const int64_t len = dep.max_model_len.value_or(m.max_position_embeddings);
+      !dep.max_num_batched_tokens && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
+    e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, len);
   e.kv_cache_dtype = dep.kv_cache_dtype.empty() ? "auto" : dep.kv_cache_dtype;
 
   // Parallel layout checks (vLLM ParallelConfig / model verify_with_parallel_config).
@@ -211,39 +217,47 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.weights_bytes = weights;
   e.terms.push_back({"weights", weights, 0, weights_rule});
 
-  // Activation peak of the profile run: the largest of the text forward over max_num_batched_tokens
-  // and the vision encoder's profile, plus the sampler's logits over max_num_seqs.
+  // Activation peak of the profile run. Its three phases run one after another, so the peak is the
+  // largest of: the text forward over max_num_batched_tokens; the vision encoder over its profiling
+  // budget; the sampler dummy run over min(max_num_seqs, batched tokens) rows of fp32 logits, with the
+  // forward's hidden states still held. The sampler's multiple is the engine version's sampling path
+  // (full sort ~10 copies, FlashInfer/Triton ~3, NPU logits only); it runs on every TP rank.
   const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
   const double mlp_width = m.num_experts > 0 ? static_cast<double>(m.moe_intermediate_size * m.num_experts_per_tok) : static_cast<double>(m.intermediate_size);
+  const int64_t sampler_rows = std::min(e.max_num_seqs, e.max_num_batched_tokens);
   e.activation_text_unit_bytes = static_cast<double>(e.max_num_batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(tp)) * b;
-  e.activation_sampler_unit_bytes = static_cast<double>(std::min(e.max_num_seqs, e.max_num_batched_tokens)) * static_cast<double>(m.vocab_size) * 4.0 / static_cast<double>(tp);
+  e.activation_sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
   const double text_peak = oh.activation_bytes_per_batched_token_factor * e.activation_text_unit_bytes;
-  const double sampler = oh.sampler_logit_copies * e.activation_sampler_unit_bytes;
+  const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
+  e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
   double vision_peak = 0;
-  if (m.vision_params > 0 || m.vision_hidden_size > 0) {
+  if (engine.profiles_mm_encoder && (m.vision_params > 0 || m.vision_hidden_size > 0)) {
     // Profiled with the largest image: 16384 merged tokens = 65536 patches for Qwen-VL towers.
     const double patches = 65536.0;
-    vision_peak = oh.vision_activation_factor * patches * (static_cast<double>(m.vision_intermediate_size) + 4.0 * static_cast<double>(m.vision_hidden_size)) * b;
+    e.activation_vision_unit_bytes = patches * (static_cast<double>(m.vision_intermediate_size) + 4.0 * static_cast<double>(m.vision_hidden_size)) * b;
+    vision_peak = oh.vision_activation_factor * e.activation_vision_unit_bytes;
   }
-  e.activation_bytes = std::max(text_peak, vision_peak) + sampler;
+  e.activation_vision_bytes = vision_peak;
+  e.activation_bytes = std::max({text_peak, vision_peak, e.activation_sampler_bytes});
   e.terms.push_back({"activation peak", e.activation_bytes, e.activation_bytes * oh.band_fraction,
-                     format("max(text %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B, vision encoder %.2f GiB) + sampler %.2f GiB "
-                            "(%lld seqs x vocab x fp32 x %.0f)",
+                     format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
+                            "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))",
                             bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(e.max_num_batched_tokens), b,
-                            bytes_to_gib(vision_peak), bytes_to_gib(sampler), static_cast<long long>(std::min(e.max_num_seqs, e.max_num_batched_tokens)),
-                            oh.sampler_logit_copies)});
+                            bytes_to_gib(vision_peak), bytes_to_gib(e.activation_sampler_bytes), engine.sampler_logit_copies, static_cast<long long>(sampler_rows),
+                            static_cast<long long>(m.vocab_size), engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str())});
   e.non_torch_bytes = oh.non_torch_bytes + (tp * pp > 1 ? oh.non_torch_bytes * 0.5 : 0.0);
   e.terms.push_back({"non-torch", e.non_torch_bytes, e.non_torch_bytes * oh.band_fraction,
                      "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")"});
+  e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   e.graph_bytes = dep.mode == ExecutionMode::eager ? 0.0 : oh.graph_bytes;
   e.terms.push_back({"graph capture", e.graph_bytes, e.graph_bytes * oh.band_fraction,
                      dep.mode == ExecutionMode::eager ? "--enforce-eager: no graphs" :
-                     (engine.graph_memory_in_budget ? "estimated before KV sizing and subtracted from the budget" : "captured after KV allocation, outside the budget (needs the 1 - util headroom)")});
+                     (e.graph_in_budget ? "estimated before KV sizing and subtracted from the budget" : "captured after KV allocation, outside the budget (needs the 1 - util headroom)")});
 
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
   double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes;
-  if (engine.graph_memory_in_budget && dep.mode == ExecutionMode::graph) available -= e.graph_bytes;
+  if (e.graph_in_budget && dep.mode == ExecutionMode::graph) available -= e.graph_bytes;
   available = std::floor(available);
   if (dep.kv_cache_memory_bytes) {
     available = *dep.kv_cache_memory_bytes;
@@ -251,9 +265,9 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   }
   e.available_kv_bytes = available;
   e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(e.non_torch_bytes * oh.band_fraction, 2) +
-                                        (engine.graph_memory_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
+                                        (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
   e.terms.push_back({"available KV", available, e.available_kv_band_bytes, "requested - weights - activation peak - non-torch" +
-                                                                               std::string(engine.graph_memory_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});
+                                                                               std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});
 
   // Cache geometry per rank.
   const int cb = cache_dtype_bytes(e.kv_cache_dtype, m);
@@ -398,7 +412,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   } else {
     e.fits = true;
   }
-  if (e.fits && !engine.graph_memory_in_budget && dep.mode == ExecutionMode::graph &&
+  if (e.fits && !e.graph_in_budget && dep.mode == ExecutionMode::graph &&
       e.requested_bytes + e.graph_bytes > e.total_bytes) {
     e.assumptions.push_back(format("graph capture (~%.2f GiB) must fit in the %.2f GiB left above gpu_memory_utilization", bytes_to_gib(e.graph_bytes),
                                    bytes_to_gib(e.total_bytes - e.requested_bytes)));

@@ -69,9 +69,12 @@ struct FitEstimate {
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
+  bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
-  // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32 / TP.
+  // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the
+  // sampler run (engine's multiple of that unit + held hidden states) and the vision encoder peak.
   double activation_text_unit_bytes = 0, activation_sampler_unit_bytes = 0;
+  double activation_sampler_bytes = 0, activation_vision_bytes = 0, activation_vision_unit_bytes = 0;
   std::vector<MemoryTerm> terms;
 
   std::vector<KvGroup> groups;

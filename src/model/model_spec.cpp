@@ -25,6 +25,10 @@ ParamCounts count_params(const ModelSpec& spec) {
     if (g.part == Part::text) c.active += g.expert ? static_cast<int64_t>(static_cast<double>(n) * g.active_fraction) : n;
   }
   c.total = c.text + c.vision;
+  c.active_matmul = c.active;
+  if (!spec.tie_word_embeddings)
+    for (const auto& g : spec.weights)
+      if (g.part == Part::text && g.module == "model.embed_tokens") c.active_matmul -= g.params();
   return c;
 }
 

@@ -122,7 +122,8 @@ struct ParamCounts {
   int64_t vision = 0;
   int64_t mtp = 0;
   int64_t embedding = 0;    // input embedding (+ untied lm_head)
-  int64_t active = 0;       // per token: routed experts counted at k / E; vision excluded
+  int64_t active = 0;       // per token: routed experts counted at k / E; vision excluded; embedding and head included
+  int64_t active_matmul = 0;  // active minus the input-embedding lookup (a tied head still multiplies by it)
 };
 ParamCounts count_params(const ModelSpec& spec);
 

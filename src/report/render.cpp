@@ -46,6 +46,7 @@ Json inspect_to_json(const model::ModelSpec& spec) {
   out["layers"]["kv_cache_layers"] = model::count_layers(spec, model::LayerKind::full_attention) + model::count_layers(spec, model::LayerKind::sliding_attention) +
                                      model::count_layers(spec, model::LayerKind::mla_attention);
   out["params"] = {{"total", params.total}, {"text", params.text}, {"vision", params.vision}, {"mtp", params.mtp}, {"active_per_token", params.active},
+                   {"active_per_token_matmul", params.active_matmul},
                    {"embedding", params.embedding}};
   Json by_format = Json::object();
   for (const auto& [k, v] : bytes.by_format) by_format[k] = v;
@@ -80,7 +81,8 @@ std::string render_inspect(const model::ModelSpec& spec, const Style& st) {
   o += "  source           " + spec.source + "\n";
   o += "  layers           " + std::to_string(spec.num_hidden_layers) + ": " + layer_pattern(spec) + "\n";
   o += "  parameters       " + with_thousands(params.total) + " total (text " + with_thousands(params.text) + ", vision " + with_thousands(params.vision) + ")\n";
-  o += "  active per token " + with_thousands(params.active) + "\n";
+  o += "  active per token " + with_thousands(params.active) + " (embedding and head counted; " + with_thousands(params.active_matmul) +
+       " in matmuls, the input-embedding lookup left out)\n";
   if (params.mtp > 0) o += "  MTP layers       " + std::to_string(spec.mtp_layers) + " (" + with_thousands(params.mtp) + " params, loaded only with speculative decoding)\n";
   if (spec.num_experts > 0) {
     o += format("  MoE              %lld experts, %lld per token, %lld shared, expert MLP %lld\n", static_cast<long long>(spec.num_experts),

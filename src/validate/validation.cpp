@@ -18,6 +18,13 @@ namespace preflight::validate {
 
 namespace {
 
+// First "vX.Y[.Z]" in free text ("~v0.9.2/v0.10.0" -> "0.9.2"); empty when none. "V1 engine" has no dot.
+std::string version_in_notes(const std::string& notes) {
+  static const std::regex k_version(R"((?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?))");
+  std::smatch m;
+  return std::regex_search(notes, m, k_version) ? m[1].str() : std::string();
+}
+
 // Total memory stated in a device description: "79.18 GiB total", "total_gpu_memory=23.58GiB",
 // "total memory 65452113920 B", "(16376 MiB; 15.99 GiB total)", "80.00 GiB total".
 std::optional<double> stated_total_bytes(const std::string& text) {
@@ -75,6 +82,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       PF_TRY(engine_text, c.opt_string("engine"));
       PF_TRY(engine_version, c.opt_string("engine_version"));
       PF_TRY(engine_detail, c.opt_string("engine_detail"));
+      PF_TRY(notes, c.opt_string("notes"));
       row.model = model_name.value_or("");
       row.device = device_text.value_or("");
       auto skip = [&](const std::string& reason) {
@@ -130,9 +138,21 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         row.assumptions.push_back(format("device from the stated %.2f GiB total", bytes_to_gib(*total)));
       }
       // Engine profile.
-      const std::string ename = engine_name(engine_text.value_or(engine::default_engine_for(matched->platform)));
+      // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
+      // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
       std::string vtext = engine_version.value_or(engine_detail.value_or(""));
+      const std::string ename = engine_name(engine_text.value_or(engine::default_engine_for(matched->platform)));
       auto profile = engine::select_engine(engines, ename, vtext);
+      for (const auto& [text, where] : {std::pair{vtext, "engine_version"}, std::pair{notes.value_or(""), "case notes"}}) {
+        if (profile && !vtext.empty()) break;
+        const std::string v = version_in_notes(text);
+        if (v.empty()) continue;
+        if (auto dated = engine::select_engine(engines, ename, v)) {
+          profile = dated;
+          row.assumptions.push_back("engine version " + v + ", dated by the " + std::string(where));
+          vtext = v;
+        }
+      }
       if (!profile && !vtext.empty()) {
         row.assumptions.push_back("engine version '" + vtext + "' not recognised; newest profile used");
         profile = engine::select_engine(engines, ename, "");
@@ -241,11 +261,14 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
                           {"activation", est.activation_bytes},
                           {"non_torch", est.non_torch_bytes},
                           {"graph", est.graph_bytes},
-                          {"graph_in_budget", profile->graph_memory_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
+                          {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
                           {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
                           {"text_activation_unit", est.activation_text_unit_bytes},
                           {"sampler_unit", est.activation_sampler_unit_bytes},
-                          {"vision", spec->vision_params > 0 || spec->vision_hidden_size > 0 ? 1.0 : 0.0}};
+                          {"sampler_run", est.activation_sampler_bytes},
+                          {"vision_unit", est.activation_vision_unit_bytes},
+                          {"available", est.available_kv_bytes},
+                          {"kv_tokens", static_cast<double>(est.kv_tokens)}};
       row.predicted_failure = failure_name(est.failure);
       row.observed_fits = o_fits;
       row.observed_failure = o_failure.value_or("");

@@ -67,8 +67,8 @@ TEST(Fit, HybridPageAndTokensFollowTheNpuRule) {
 
 TEST(Fit, SeedsFromBudgetModel) {
   // seeds/001 section 6: Qwen3-VL-8B on one 910B3, vllm-ascend 0.23: 254,336 tokens, 7.76x at 32k.
-  // Issue 3 asks for 3%; the fitted overheads reach 12% (the seed's 8B run left 4.5 GiB of
-  // non-KV, non-weight memory where its 27B run left 1.1 GiB; see README "Known gaps").
+  // Issue 3 asks for 3%; the model reaches 10.4% (the seed's 8B run left 4.5 GiB of non-KV, non-weight
+  // memory where its 27B run, with the same vision tower, left 1.1 GiB; see README "Known gaps").
   auto s = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment d;
   d.max_model_len = 32768;
@@ -82,6 +82,50 @@ TEST(Fit, SeedsFromBudgetModel) {
   EXPECT_TRUE(e.fits);
   EXPECT_NEAR(static_cast<double>(e.kv_tokens), 53739.0, 53739.0 * 0.05);
   EXPECT_NEAR(e.max_concurrency, 1.64, 1.64 * 0.05);
+}
+
+// The profile run's peak is the largest of its phases. On an H100 (>= 70 GiB, not A100) vLLM defaults to
+// 1024 sequences, and versions that sort the logits for top-k/top-p hold ~10 fp32 copies of them on every
+// TP rank: llm-d measured a 4.76 GiB activation peak for Llama-3.1-8B there (vllm-startup.dev.jsonl), most of
+// it the sampler (1024 x 128,256 x 4 B = 0.49 GiB per copy). An A100-80G keeps 256 sequences.
+TEST(Fit, SamplerRunSetsThePeakOnLargeDevices) {
+  auto s = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.11.0");
+  estimate::Deployment d;
+  d.max_model_len = 16000;
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.max_num_seqs, 1024);
+  EXPECT_EQ(e.max_num_batched_tokens, 8192);
+  EXPECT_NEAR(bytes_to_gib(e.activation_bytes), 4.76, 4.76 * 0.06);
+  EXPECT_DOUBLE_EQ(e.activation_bytes, e.activation_sampler_bytes);
+  d.tensor_parallel_size = 2;  // logits are all-gathered: the sampler's share does not shrink with TP
+  const auto tp2 = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(tp2.activation_sampler_unit_bytes, e.activation_sampler_unit_bytes);
+  auto a100 = setup("meta-llama/Meta-Llama-3.1-8B", "A100-80G-SXM", "vllm", "0.11.0");
+  e = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, estimate::Deployment{});
+  EXPECT_EQ(e.max_num_seqs, 256);
+  EXPECT_EQ(e.max_num_batched_tokens, 2048);
+  // From 0.21 FlashInfer samples without a full sort: about a third of the memory.
+  auto fi = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.23.0");
+  d.tensor_parallel_size = 1;
+  const auto newer = estimate::estimate_fit(fi.model, fi.device, fi.engine, fi.overheads, d);
+  EXPECT_LT(newer.activation_sampler_bytes, 0.45 * tp2.activation_sampler_bytes);
+}
+
+// V0 (vLLM < 0.8) leaves chunked prefill off up to 32K context, so the profile batch is the whole
+// max_model_len: vllm#10517 printed peak_torch_memory 17.06 GiB with 14.99 GiB of weights at 20,000 tokens
+// on a 3090, i.e. a 2.07 GiB activation peak, and 1952 blocks.
+TEST(Fit, V0ProfilesTheWholeContextWithoutChunkedPrefill) {
+  auto s = setup("meta-llama/Meta-Llama-3.1-8B", "RTX3090", "vllm", "0.6.4");
+  estimate::Deployment d;
+  d.max_model_len = 20000;
+  d.gpu_memory_utilization = 0.9;
+  d.device_total_bytes = 23.58 * 1024.0 * 1024.0 * 1024.0;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.max_num_batched_tokens, 20000);
+  EXPECT_NEAR(bytes_to_gib(e.activation_bytes), 2.07, 2.07 * 0.15);  // 2.32 predicted: text factor 1.9 is fitted across cases
+  EXPECT_NEAR(static_cast<double>(e.num_blocks), 1952.0, 1952.0 * 0.03);
+  d.max_model_len = 40000;  // above 32K chunked prefill turns on
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).max_num_batched_tokens, 2048);
 }
 
 TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "base/units.hpp"
@@ -32,9 +33,19 @@ TEST(HfConfig, DeepSeekV3_MlaKvAndMoeParams) {
   const auto spec = load("deepseek-ai__DeepSeek-V3");
   EXPECT_EQ(kv_bytes_per_token(spec, 2), 61 * (512 + 64) * 2);  // 70,272: one latent "head" per layer
   const auto p = count_params(spec);
-  // Published: 671B total, 37B active, MTP module (14B) excluded from both.
+  // Published (README_WEIGHTS.md of deepseek-ai/DeepSeek-V3): main model 671B total, 36.7B activated ("37B" in the
+  // paper); the MTP module (11.5B unique + the shared embedding and head = 14B) is counted apart, in neither.
   EXPECT_NEAR(static_cast<double>(p.total), 671e9, 671e9 * 0.005);
-  EXPECT_NEAR(static_cast<double>(p.active), 37e9, 37e9 * 0.05);
+  // By hand from config.json: per layer MLA 7168x1536 + 1536 + 1536x(128x192) + 7168x576 + 512 + 512x(128x256) +
+  // (128x128)x7168 = 187,107,328 plus 2 x 7168 norms; 3 dense MLPs of 3 x 7168 x 18432; 58 MoE layers with
+  // 8 routed + 1 shared experts of 3 x 7168 x 2048, router 256 x 7168 + 256 bias; embedding and head 129280 x 7168.
+  const int64_t per_layer = 187107328 + 2 * 7168;
+  const int64_t expert = 3LL * 7168 * 2048;
+  const int64_t by_hand = 61 * per_layer + 3 * (3LL * 7168 * 18432) + 58 * (9 * expert + 256 * 7168 + 256) + 2 * (129280LL * 7168) + 7168;
+  EXPECT_EQ(p.active, by_hand);  // 37,552,297,472: embedding and head counted
+  EXPECT_EQ(p.active_matmul, by_hand - 129280LL * 7168);  // the embedding lookup is not a matmul
+  EXPECT_NEAR(static_cast<double>(p.active_matmul), 36.7e9, 36.7e9 * 0.005);
+  EXPECT_EQ(std::llround(static_cast<double>(p.active_matmul) / 1e9), 37);
   EXPECT_EQ(spec.mtp_layers, 1);
   EXPECT_NEAR(static_cast<double>(p.mtp), 14e9, 14e9 * 0.10);
   EXPECT_EQ(count_layers(spec, LayerKind::mla_attention), 61);

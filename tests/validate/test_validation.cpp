@@ -18,7 +18,35 @@ TEST(Validation, SharedCasesMeetTheTargets) {
   }
   ASSERT_TRUE(r->fields.count("weights_gib"));
   EXPECT_LE(r->fields["weights_gib"].median_abs_pct, 2.0);
+  // Issue 3: median absolute error at most 3% for the KV budget and the token count, every verdict right.
+  ASSERT_TRUE(r->fields.count("available_kv_gib"));
+  ASSERT_TRUE(r->fields.count("kv_cache_tokens"));
+  EXPECT_GE(r->fields["available_kv_gib"].n, 12);
+  EXPECT_LE(r->fields["available_kv_gib"].median_abs_pct, 3.0);
+  EXPECT_LE(r->fields["kv_cache_tokens"].median_abs_pct, 3.0);
   EXPECT_GT(r->verdicts_n, 10);
+  EXPECT_EQ(r->verdicts_correct, r->verdicts_n);
+}
+
+// A case without engine_version is dated by its own text: "0.1.dev7548+gbaba038 (main, ~v0.9.2)" or notes
+// such as "V0 engine (~v0.6.4, ...)" pick the profile of that era, and the row says so.
+TEST(Validation, EngineEraFromTheCaseText) {
+  const std::string path = ::testing::TempDir() + "/era.jsonl";
+  std::ofstream(path) << R"J({"id":"a","engine":"vllm","device":"NVIDIA GeForce RTX 3090 24GB","model":"Qwen/Qwen3-8B","max_model_len":8192,"kv_cache_tokens":1000,"notes":"V0 engine (~v0.6.4, 'Memory profiling results' line). V1 later."})J" "\n"
+                      << R"J({"id":"b","engine":"vllm","engine_version":"0.1.dev7548+gbaba038 (main, ~v0.9.2)","device":"NVIDIA L4 24GB","model":"Qwen/Qwen3-8B","kv_cache_tokens":1000})J" "\n"
+                      << R"J({"id":"c","engine":"vllm","device":"NVIDIA L4 24GB","model":"Qwen/Qwen3-8B","kv_cache_tokens":1000,"notes":"V1 engine, no version"})J" "\n";
+  auto r = validate::run_validation({path}, {});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->rows[0].engine, "vllm@0.6-0.7");
+  EXPECT_EQ(r->rows[1].engine, "vllm@0.9.2-0.13");
+  EXPECT_EQ(r->rows[2].engine, "vllm@0.26-0.30");
+  auto says = [](const validate::CaseResult& row, const std::string& text) {
+    for (const auto& a : row.assumptions) if (a.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says(r->rows[0], "engine version 0.6.4, dated by the case notes"));
+  EXPECT_TRUE(says(r->rows[1], "engine version 0.9.2, dated by the engine_version"));
 }
 
 // Issue 4: decode speeds through validate: median absolute error at most 15%; no case off by more
