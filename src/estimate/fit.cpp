@@ -190,20 +190,35 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.weight_scheme = sized.quant.quantized() ? sized.quant.detail : std::string(model::dtype_name(sized.dtype));
 
   // Weights per rank (the stage with the most layers when PP > 1).
-  double computed_total = 0, computed_rank = 0;
+  // vLLM's get_pp_indices gives the remainder layers to the stages before the last, so the first stage
+  // holds ceil(n / pp) layers and the embedding, the last floor(n / pp) layers and the head.
+  const int64_t n_layers = std::max<int64_t>(1, m.num_hidden_layers);
+  const int64_t first_layers = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n_layers), static_cast<uint64_t>(pp)));
+  const int64_t last_layers = std::max<int64_t>(1, n_layers / pp);
+  double computed_total = 0, computed_rank = 0, computed_last = 0;
   for (const auto& g : sized.weights) {
     if (g.part == model::Part::mtp) continue;
     const double bytes = model::weight_group_bytes(sized, g);
     computed_total += bytes;
-    double share = weight_rank_share(g, tp);
-    if (is_layer_weight(g) && g.part == model::Part::text) share *= static_cast<double>(ceil_div(static_cast<uint64_t>(m.num_hidden_layers), static_cast<uint64_t>(pp))) / static_cast<double>(m.num_hidden_layers);
-    else if (pp > 1 && g.module == "lm_head") share = 0;  // on the last stage; the first holds the embedding
+    const double base = weight_rank_share(g, tp);
+    double share = base, last_share = base;
+    if (is_layer_weight(g) && g.part == model::Part::text) {
+      share *= static_cast<double>(first_layers) / static_cast<double>(n_layers);
+      last_share *= static_cast<double>(last_layers) / static_cast<double>(n_layers);
+    } else if (pp > 1 && g.module == "lm_head") {
+      share = 0;  // on the last stage; the first holds the embedding
+    } else if (pp > 1 && (g.part == model::Part::vision || (g.module == "model.embed_tokens" && !m.tie_word_embeddings))) {
+      last_share = 0;  // the encoder and the embedding run on the first stage (a tied head keeps a copy on the last)
+    }
     computed_rank += bytes * share;
+    computed_last += bytes * last_share;
   }
   double weights = computed_rank;
+  double weights_last = computed_last;
   std::string weights_rule = "sum over weight shapes x storage format, sharded by TP";
   if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
     weights = computed_rank * static_cast<double>(*m.exact_weight_bytes) / computed_total;
+    weights_last = computed_last * static_cast<double>(*m.exact_weight_bytes) / computed_total;
     weights_rule = "exact checkpoint bytes (headers) x this rank's share";
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
@@ -211,6 +226,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     const double element = oh.weights_extra_rule == "rope_cos_sin_fp32" ? 4.0 : 2.0;
     const double rope = static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
     weights += rope;
+    weights_last += rope;
     weights_rule += format(" + rotary cos/sin cache %lld x %lld x %.0f B", static_cast<long long>(m.max_position_embeddings),
                            static_cast<long long>(m.rotary_dim), element);
   }
@@ -239,6 +255,10 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   }
   e.activation_vision_bytes = vision_peak;
   e.activation_bytes = std::max({text_peak, vision_peak, e.activation_sampler_bytes});
+  // Under PP only the last stage computes logits and samples; the encoder runs on the first.
+  const double activation_first = pp > 1 ? std::max(text_peak, vision_peak) : e.activation_bytes;
+  const double activation_last = pp > 1 ? std::max(text_peak, e.activation_sampler_bytes) : e.activation_bytes;
+  if (pp > 1) e.activation_bytes = activation_first;
   e.terms.push_back({"activation peak", e.activation_bytes, e.activation_bytes * oh.band_fraction,
                      format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
                             "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))",
@@ -259,8 +279,21 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes;
   if (e.graph_in_budget && dep.mode == ExecutionMode::graph) available -= e.graph_bytes;
   available = std::floor(available);
+  // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
+  // (blocks scale with the layers a stage caches) decides num_blocks when it is the tighter one.
+  double available_blocks = available;
+  if (pp > 1 && !dep.kv_cache_memory_bytes) {
+    double last = e.requested_bytes - weights_last - activation_last - e.non_torch_bytes;
+    if (e.graph_in_budget && dep.mode == ExecutionMode::graph) last -= e.graph_bytes;
+    last = std::floor(last);
+    available_blocks = std::min(available, last * static_cast<double>(first_layers) / static_cast<double>(last_layers));
+    e.provenance.push_back(format("PP %lld: first stage %lld layers + embedding, %.2f GiB available; last stage %lld layers + head + sampler, %.2f GiB",
+                                  static_cast<long long>(pp), static_cast<long long>(first_layers), bytes_to_gib(available),
+                                  static_cast<long long>(last_layers), bytes_to_gib(last)));
+    available = std::min(available, last);  // the lower of the printed lines
+  }
   if (dep.kv_cache_memory_bytes) {
-    available = *dep.kv_cache_memory_bytes;
+    available = available_blocks = *dep.kv_cache_memory_bytes;
     e.assumptions.push_back(format("KV budget given as %.0f bytes (--kv-cache-memory-bytes): profiling skipped", available));
   }
   e.available_kv_bytes = available;
@@ -376,7 +409,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     e.groups.push_back(g);
   }
 
-  if (page > 0 && available > 0) e.num_blocks = static_cast<int64_t>(available) / page / e.group_size;
+  if (page > 0 && available_blocks > 0) e.num_blocks = static_cast<int64_t>(available_blocks) / page / e.group_size;
   if (e.num_blocks > 0 && demand_blocks > 0) {
     e.max_concurrency = static_cast<double>(e.num_blocks) / static_cast<double>(demand_blocks);
     if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) {
@@ -390,8 +423,8 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
       if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) return static_cast<int64_t>(static_cast<double>(nb) / static_cast<double>(demand_blocks) * static_cast<double>(L));
       return (num_groups > 1 ? nb / num_groups : nb) * bs;
     };
-    e.kv_tokens_low = tokens_at(available - e.available_kv_band_bytes);
-    e.kv_tokens_high = tokens_at(available + e.available_kv_band_bytes);
+    e.kv_tokens_low = tokens_at(available_blocks - e.available_kv_band_bytes);
+    e.kv_tokens_high = tokens_at(available_blocks + e.available_kv_band_bytes);
   }
 
   // Verdict, in the order the engine fails.
