@@ -14,6 +14,7 @@
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 #include "model/safetensors_header.hpp"
+#include "plan/fit_search.hpp"
 #include "plan/planner.hpp"
 
 using namespace preflight;
@@ -72,6 +73,21 @@ static void BM_FitOneDeployment(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(estimate::estimate_fit(m, d, e, *oh, dep));
 }
 BENCHMARK(BM_FitOneDeployment)->Unit(benchmark::kMicrosecond);
+
+// Issue 3: the largest-context search and the cheapest fixes around a failing deployment (Qwen3.5-27B
+// on one 910B4: weights do not fit, so every fix is tried).
+static void BM_LargestContextAndFixesSearch(benchmark::State& state) {
+  const auto& w = world();
+  const auto m = *model::resolve_model("Qwen/Qwen3.5-27B");
+  const auto d = *device::find_device(w.devices, "910B3");
+  const auto e = *engine::select_engine(w.engines, "vllm-ascend", "0.23");
+  const auto* oh = w.engines.overheads_for("npu");
+  estimate::Deployment dep;
+  dep.max_model_len = 262144;
+  const auto base = estimate::estimate_fit(m, d, e, *oh, dep);
+  for (auto _ : state) benchmark::DoNotOptimize(plan::search_fixes(m, d, e, *oh, dep, base));
+}
+BENCHMARK(BM_LargestContextAndFixesSearch)->Unit(benchmark::kMicrosecond);
 
 // Issue 4: plan over the whole catalogue x all devices x device counts 1..16 x quantization variants.
 static void BM_PlanWholeCatalogueAllDevices(benchmark::State& state) {

@@ -198,4 +198,17 @@ Status JsonObject::only_keys(const std::vector<std::string>& allowed) const {
   return Ok{};
 }
 
+Status JsonObject::schema_v1() const {
+  PF_TRY(version, int_("schema_version"));
+  if (version != 1)
+    return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", m_origin.c_str(), static_cast<long long>(version)), m_origin);
+  return Ok{};
+}
+
+Expected<const Json*> JsonObject::array(const std::string& key) const {
+  const Json* list = find(key);
+  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: expected an array", m_origin.c_str(), key_path(key).c_str()), m_origin);
+  return list;
+}
+
 }  // namespace preflight

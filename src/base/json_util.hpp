@@ -40,6 +40,10 @@ class JsonObject {
 
   // Rejects keys not in `allowed` (catalogue schemas).
   Status only_keys(const std::vector<std::string>& allowed) const;
+  // The project's data files: "schema_version" must be 1 (unsupported error naming the file otherwise).
+  Status schema_v1() const;
+  // A member that must be an array (corrupt error "file: key: expected an array" when missing or not one).
+  Expected<const Json*> array(const std::string& key) const;
 
   std::string key_path(const std::string& key) const;
   Error wrong_type(const std::string& key, const char* expected) const;

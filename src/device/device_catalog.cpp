@@ -80,10 +80,9 @@ std::vector<std::string> DeviceCatalog::names() const {
 Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string& origin) {
   DeviceCatalog catalog;
   JsonObject top(root, origin);
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("devices");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: devices: expected an array", origin.c_str()), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("devices"));
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));
@@ -168,10 +167,9 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
 
 Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std::string& origin) {
   JsonObject top(root, origin);
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("devices");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: devices: expected an array", origin.c_str()), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("devices"));
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));

@@ -129,8 +129,8 @@ Expected<Compat> parse_compat(const std::string& text, const std::string& origin
   PF_TRY(keys, top.only_keys({"schema_version", "note", "rows", "cann_prefixes", "driver_lib_dir", "tbe_python_deps", "cuda_only_packages",
                               "compile_cache_dirs", "gpu_memory_utilization_default"}));
   (void)keys;
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
   Compat c;
   c.origin = origin;
   const Json* rows = top.find("rows");

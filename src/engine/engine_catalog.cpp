@@ -81,10 +81,9 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
   EngineCatalog catalog;
   catalog.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("profiles");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: profiles: expected an array", origin.c_str()), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("profiles"));
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "profiles[]");
     PF_TRY(id, pre.string("id"));

@@ -11,10 +11,9 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
   JsonObject top(root, origin);
   PF_TRY(tk, top.only_keys({"schema_version", "note", "rules"}));
   (void)tk;
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("rules");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, origin + ": rules: expected an array", origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("rules"));
   auto strings = [&](const Json* j, const std::string& where) -> Expected<std::vector<std::string>> {
     std::vector<std::string> v;
     if (!j) return v;

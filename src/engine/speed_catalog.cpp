@@ -42,8 +42,8 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   JsonObject top(root, origin);
   PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets"}));
   (void)keys;
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
 
   const Json* copy = top.find("copy_fraction_of_peak");
   if (!copy) return make_error(ErrorKind::corrupt, origin + ": copy_fraction_of_peak missing", origin);
@@ -67,8 +67,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   cat.cross_node_latency_s = xl;
   cat.cross_node_source = xs;
 
-  const Json* list = top.find("profiles");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, origin + ": profiles: expected an array", origin);
+  PF_TRY(list, top.array("profiles"));
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "profiles[]");
     PF_TRY(engine, pre.string("engine"));
@@ -143,10 +142,9 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
   JsonObject top(root, origin);
   PF_TRY(tk, top.only_keys({"schema_version", "note", "profiles"}));
   (void)tk;
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("profiles");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, origin + ": profiles: expected an array", origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("profiles"));
   for (const auto& item : *list) {
     JsonObject r(item, origin, "profiles[]");
     PF_TRY(keys, r.only_keys({"engine", "platform", "device", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s",

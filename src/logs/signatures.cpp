@@ -46,8 +46,8 @@ Expected<SignatureSet> parse_signatures(const std::string& text, const std::stri
   JsonObject top(root, origin);
   PF_TRY(top_keys, top.only_keys({"schema_version", "note", "classes", "rules", "oom_phase"}));
   (void)top_keys;
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
   SignatureSet set;
   set.origin = origin;
   const Json* classes = top.find("classes");

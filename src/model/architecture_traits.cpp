@@ -17,10 +17,9 @@ const ArchitectureTraits* TraitsCatalog::find(const std::string& architecture) c
 Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string& origin) {
   TraitsCatalog catalog;
   JsonObject top(root, origin);
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("architectures");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: architectures: expected an array", origin.c_str()), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("architectures"));
   for (const auto& item : *list) {
     JsonObject rec(item, origin, "architectures[]");
     PF_TRY(allowed, rec.only_keys({"id", "mlp", "qkv_bias", "qk_norm", "attention_bias_covers", "attn_output_gate", "shared_expert_gate",

@@ -32,10 +32,9 @@ std::vector<std::string> ModelCatalog::names() const {
 Expected<ModelCatalog> parse_model_catalog(const Json& root, const std::string& origin) {
   ModelCatalog catalog;
   JsonObject top(root, origin);
-  PF_TRY(version, top.int_("schema_version"));
-  if (version != 1) return make_error(ErrorKind::unsupported, format("%s: schema_version %lld, expected 1", origin.c_str(), static_cast<long long>(version)), origin);
-  const Json* list = top.find("models");
-  if (!list || !list->is_array()) return make_error(ErrorKind::corrupt, format("%s: models: expected an array", origin.c_str()), origin);
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("models"));
   for (const auto& item : *list) {
     JsonObject rec(item, origin, "models[]");
     PF_TRY(keys_ok, rec.only_keys({"id", "aliases", "source", "published_params", "published_checkpoint_bytes", "notes", "config", "hf_quant_config"}));
