@@ -57,6 +57,14 @@ const Overheads* EngineCatalog::overheads_for(const EngineProfile& engine, const
   return overheads_for(device_platform == "rocm" ? "rocm" : engine.platform == "any" ? device_platform : engine.platform);
 }
 
+const Mxfp4Layout* EngineProfile::mxfp4_layout_for(const std::string& device_id, const std::string& family) const {
+  for (const auto& l : mxfp4_layouts)
+    if (std::find(l.devices.begin(), l.devices.end(), device_id) != l.devices.end()) return &l;
+  for (const auto& l : mxfp4_layouts)
+    if (std::find(l.families.begin(), l.families.end(), family) != l.families.end()) return &l;
+  return nullptr;
+}
+
 bool EngineProfile::accepts_quantization(const std::string& method) const {
   if (method.empty()) return true;
   for (const auto& q : supported_quantization) {
@@ -168,6 +176,43 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     PF_TRY(source, r.string("source"));
     p.source = source;
     catalog.profiles.push_back(std::move(p));
+  }
+  if (const Json* layouts = top.find("mxfp4_layouts"); layouts && layouts->is_array()) {
+    for (const auto& item : *layouts) {
+      JsonObject r(item, origin, "mxfp4_layouts[]");
+      PF_TRY(keys, r.only_keys({"engine", "version_min", "devices", "families", "backend", "pad_intermediate", "pad_hidden", "scale_copy_pad_n", "bias_fp32", "source"}));
+      (void)keys;
+      Mxfp4Layout l;
+      PF_TRY(engine, r.string("engine"));
+      l.engine = engine;
+      PF_TRY(vmin, r.string("version_min"));
+      const auto v = parse_version(vmin);
+      if (!v) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_min %s", origin.c_str(), vmin.c_str()), origin);
+      l.version_min = *v;
+      for (const char* key : {"devices", "families"}) {
+        PF_TRY(list_json, r.array(key));
+        for (const auto& x : *list_json) {
+          if (!x.is_string()) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: %s: expected strings", origin.c_str(), key), origin);
+          (std::string(key) == "devices" ? l.devices : l.families).push_back(x.get<std::string>());
+        }
+      }
+      PF_TRY(backend, r.string("backend"));
+      l.backend = backend;
+      PF_TRY(pi, r.int_("pad_intermediate"));
+      PF_TRY(ph, r.int_("pad_hidden"));
+      PF_TRY(pn, r.int_("scale_copy_pad_n"));
+      if (pi < 1 || ph < 1 || pn < 0 || pi > 4096 || ph > 4096 || pn > 4096)
+        return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: paddings must be in [1, 4096]", origin.c_str()), origin);
+      l.pad_intermediate = pi;
+      l.pad_hidden = ph;
+      l.scale_copy_pad_n = pn;
+      PF_TRY(b32, r.opt_bool("bias_fp32"));
+      l.bias_fp32 = b32.value_or(false);
+      PF_TRY(source, r.string("source"));
+      l.source = source;
+      for (auto& p : catalog.profiles)
+        if (p.engine == l.engine && l.version_min <= p.version_max) p.mxfp4_layouts.push_back(l);
+    }
   }
   if (const Json* list2 = top.find("overheads"); list2 && list2->is_array()) {
     for (const auto& item : *list2) {

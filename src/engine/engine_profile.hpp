@@ -27,6 +27,19 @@ enum class TokensRule { blocks, concurrency_x_len };
 enum class ConcurrencyRule { sum_then_ceil, per_group_ceil };
 enum class HybridBlockRule { cuda_align, npu_align128, npu_contiguous };
 
+// How an engine lays MXFP4 MoE experts out in memory at load, per device (gpt-oss): padded dimensions,
+// a kept second copy of the scales, fp32 biases. data/engines/engines.json "mxfp4_layouts".
+struct Mxfp4Layout {
+  std::string engine;
+  Version version_min;
+  std::vector<std::string> devices, families;
+  std::string backend;
+  int64_t pad_intermediate = 1, pad_hidden = 1;
+  int64_t scale_copy_pad_n = 0;  // 0: no second copy of the scales
+  bool bias_fp32 = false;
+  std::string source;
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
@@ -47,7 +60,10 @@ struct EngineProfile {
   double sampler_logit_copies = 1.0;
   double sampler_fixed_bytes = 0.0;
   std::string sampler_source;
-  bool profiles_mm_encoder = true;             // the profile run includes the vision encoder's dummy pass
+  bool profiles_mm_encoder = true;
+  std::vector<Mxfp4Layout> mxfp4_layouts;      // the catalogue's layouts whose version range reaches this profile
+  // The layout this profile uses on a device (by id, then by family); nullptr: as stored in the checkpoint.
+  const Mxfp4Layout* mxfp4_layout_for(const std::string& device_id, const std::string& family) const;             // the profile run includes the vision encoder's dummy pass
   KvRule available_kv_rule = KvRule::profile;
   bool requested_ceil = false;
   bool graph_memory_in_budget = false;

@@ -96,6 +96,31 @@ ModelSpec sized_model(const ModelSpec& m, const Deployment& dep) {
 
 namespace {
 
+int64_t round_up(int64_t v, int64_t to) { return to > 1 ? (v + to - 1) / to * to : v; }
+
+// Bytes an MXFP4 expert group takes once the engine has laid it out for its kernel (padding, a kept copy
+// of the swizzled scales, fp32 biases); nullopt when the group is not an MXFP4 expert weight or bias.
+std::optional<double> mxfp4_loaded_bytes(const model::ModelSpec& m, const model::WeightGroup& g, const engine::Mxfp4Layout& l) {
+  if (!g.expert) return std::nullopt;
+  const int64_t I = round_up(m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size, l.pad_intermediate);
+  const int64_t H = round_up(m.hidden_size, l.pad_hidden);
+  const double E = static_cast<double>(g.count);
+  auto fp4 = [](int64_t rows, int64_t cols) { return static_cast<double>(rows) * static_cast<double>(cols) / 2.0 + static_cast<double>(rows) * std::ceil(static_cast<double>(cols) / 32.0); };
+  if (!g.linear) {  // biases: gate_up [2I], down [H]
+    const int64_t rows = ends_with(g.module, "gate_up_proj.bias") ? 2 * I : ends_with(g.module, "down_proj.bias") ? H : 0;
+    if (rows == 0) return std::nullopt;
+    return E * static_cast<double>(rows) * (l.bias_fp32 ? 4.0 : static_cast<double>(model::dtype_bits(m.dtype) / 8));
+  }
+  if (model::module_format(m.quant, g.module, true) != model::WeightFormat::mxfp4) return std::nullopt;
+  const bool down = ends_with(g.module, "down_proj");
+  const int64_t rows = down ? H : I, cols = down ? I : H;
+  double bytes = E * fp4(rows, cols);
+  if (l.scale_copy_pad_n > 0)  // swizzled scales beside the originals: w13 is [2I, H], w2 [H, I]; N padded
+    bytes += E * (down ? static_cast<double>(round_up(H, l.scale_copy_pad_n)) : static_cast<double>(round_up(2 * I, l.scale_copy_pad_n)) / 2.0) *
+             std::ceil(static_cast<double>(cols) / 32.0);
+  return bytes;
+}
+
 struct GroupPlan {
   std::vector<KvGroup> groups;
   int64_t group_size = 0;
@@ -196,10 +221,19 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   const int64_t first_layers = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n_layers), static_cast<uint64_t>(pp)));
   const int64_t last_layers = std::max<int64_t>(1, n_layers / pp);
   double computed_total = 0, computed_rank = 0, computed_last = 0;
+  const engine::Mxfp4Layout* mxfp4 = sized.quant.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
+  double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
   for (const auto& g : sized.weights) {
     if (g.part == model::Part::mtp) continue;
-    const double bytes = model::weight_group_bytes(sized, g);
-    computed_total += bytes;
+    const double stored = model::weight_group_bytes(sized, g);
+    computed_total += stored;
+    double bytes = stored;
+    if (mxfp4) {
+      if (const auto loaded = mxfp4_loaded_bytes(sized, g, *mxfp4)) {
+        bytes = *loaded;
+        mxfp4_extra += bytes - stored;
+      }
+    }
     const double base = weight_rank_share(g, tp);
     double share = base, last_share = base;
     if (is_layer_weight(g) && g.part == model::Part::text) {
@@ -216,9 +250,14 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   double weights = computed_rank;
   double weights_last = computed_last;
   std::string weights_rule = "sum over weight shapes x storage format, sharded by TP";
+  if (mxfp4) {
+    weights_rule += format("; MXFP4 experts as %s lays them out (+%.2f GiB: %s)", mxfp4->backend.c_str(), bytes_to_gib(mxfp4_extra), mxfp4->source.c_str());
+    computed_total += mxfp4_extra;
+  }
   if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
-    weights = computed_rank * static_cast<double>(*m.exact_weight_bytes) / computed_total;
-    weights_last = computed_last * static_cast<double>(*m.exact_weight_bytes) / computed_total;
+    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
+    weights = computed_rank * exact / computed_total;
+    weights_last = computed_last * exact / computed_total;
     weights_rule = "exact checkpoint bytes (headers) x this rank's share";
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).

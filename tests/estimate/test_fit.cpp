@@ -128,6 +128,27 @@ TEST(Fit, V0ProfilesTheWholeContextWithoutChunkedPrefill) {
   EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).max_num_batched_tokens, 2048);
 }
 
+// gpt-oss MXFP4 experts as vLLM lays them out at load (mxfp4.py). Per layer of gpt-oss-20b (32 experts,
+// hidden = intermediate = 2880), by hand: checkpoint 32 x (2 x fp4[2880,2880] + fp4[2880,2880]) + bf16 biases
+// = 423,567,360 B, where fp4[r,c] = r x c / 2 + r x c / 32. Marlin (A100) pads I to 2944 and H to 3072:
+// 32 x (2 x fp4[2944,3072] + fp4[3072,2944]) + (2 x 2944 + 3072) x 2 x 32 = 461,815,808 B. Triton on Hopper
+// (vLLM >= 0.11.1) keeps the scales plus a swizzled copy padded along N to 256 and makes the biases fp32:
+// 423,567,360 - 552,960 + 1,105,920 + 32 x (5888 + 3072) x 90 = 449,925,120 B.
+TEST(Fit, Mxfp4ExpertsAsTheKernelLaysThemOut) {
+  auto weights = [](const std::string& device, const std::string& version) {
+    auto s = setup("openai/gpt-oss-20b", device, "vllm", version);
+    estimate::Deployment d;
+    d.max_model_len = 16000;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).weights_bytes;
+  };
+  const double as_stored = weights("RTX5090", "0.11.2");  // no layout known there: checkpoint bytes
+  EXPECT_NEAR(weights("A100-80G-SXM", "0.11.2") - as_stored, 24.0 * (461815808.0 - 423567360.0), 2.0);
+  EXPECT_NEAR(weights("H100-SXM", "0.11.2") - as_stored, 24.0 * (449925120.0 - 423567360.0), 2.0);
+  EXPECT_NEAR(weights("H100-SXM", "0.8.5"), as_stored, 2.0);  // before gpt-oss support: no layout
+  // llm-d's H100 run printed 13.47 GiB (vllm-startup.dev.jsonl).
+  EXPECT_NEAR(bytes_to_gib(weights("H100-SXM", "0.11.2")), 13.47, 13.47 * 0.01);
+}
+
 TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
   auto s = setup("nvidia/Qwen3.6-27B-NVFP4", "910B4", "vllm-ascend", "0.18.0");
   estimate::Deployment d;
