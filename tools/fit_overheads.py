@@ -21,9 +21,8 @@ Usage: tools/fit_overheads.py [--preflight build/preflight] [--write] FILES...  
 """
 import argparse
 import json
-import os
-import subprocess
-import sys
+
+from validate_io import validate_report, write_catalog
 
 GIB = 2 ** 30
 
@@ -71,10 +70,7 @@ def main():
     ap.add_argument("--catalog", default="data/engines/engines.json")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
-    out = subprocess.run([a.preflight, "validate", "--json", *a.files], capture_output=True, text=True)
-    if out.returncode not in (0, 1):
-        sys.exit("preflight validate failed: " + out.stderr)
-    report = json.loads(out.stdout)
+    report = validate_report(a.preflight, a.files)
     catalog = json.load(open(a.catalog))
     cases = cases_of(report)
     for oh in catalog["overheads"]:
@@ -106,10 +102,7 @@ def main():
         if a.write:
             oh["activation_bytes_per_batched_token_factor"], oh["non_torch_bytes"], oh["vision_activation_factor"] = best[0], int(best[1]), best[2]
     if a.write:
-        with open(a.catalog + ".tmp", "w") as f:
-            json.dump(catalog, f, indent=1, ensure_ascii=False)
-            f.write("\n")
-        os.replace(a.catalog + ".tmp", a.catalog)
+        write_catalog(a.catalog, catalog, indent=1)
 
 
 if __name__ == "__main__":

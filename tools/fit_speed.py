@@ -23,9 +23,8 @@ Standard library only.
 import argparse
 import json
 import math
-import os
-import subprocess
-import sys
+
+from validate_io import validate_report, write_catalog
 
 PARAMS = ["bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s", "allreduce_latency_s"]
 # Physical priors (what a constant is taken to be when no case informs it) and bounds.
@@ -86,11 +85,7 @@ def main():
     ap.add_argument("--catalog", default="data/engines/speed.json")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
-    out = subprocess.run([args.preflight, "validate", "--json", *args.files], capture_output=True, text=True)
-    if out.returncode not in (0, 1):
-        sys.exit(f"preflight validate failed: {out.stderr}")
-    report = json.loads(out.stdout)
-    report = report.get("result", report)
+    report = validate_report(args.preflight, args.files)
     rows = [r for r in report["rows"] if r.get("speed_terms")]
     catalog = json.load(open(args.catalog))
     by_profile = {}
@@ -127,10 +122,7 @@ def main():
             prof["evidence"] = (f"fitted by tools/fit_speed.py on {len(cases)} measured case(s) of shared/validation ({ids}); "
                                 f"median abs step error {sorted(errs)[len(errs) // 2] * 100:.1f}%; constants no case informs stay at the priors in the script")
     if args.write:
-        with open(args.catalog + ".tmp", "w") as f:
-            json.dump(catalog, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-        os.replace(args.catalog + ".tmp", args.catalog)
+        write_catalog(args.catalog, catalog, indent=2)
 
 
 if __name__ == "__main__":
