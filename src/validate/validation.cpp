@@ -143,9 +143,9 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       std::string vtext = engine_version.value_or(engine_detail.value_or(""));
       const std::string ename = engine_name(engine_text.value_or(engine::default_engine_for(matched->platform)));
       auto profile = engine::select_engine(engines, ename, vtext);
-      for (const auto& [text, where] : {std::pair{vtext, "engine_version"}, std::pair{notes.value_or(""), "case notes"}}) {
+      for (const auto& [dating, where] : {std::pair{vtext, "engine_version"}, std::pair{notes.value_or(""), "case notes"}}) {
         if (profile && !vtext.empty()) break;
-        const std::string v = version_in_notes(text);
+        const std::string v = version_in_notes(dating);
         if (v.empty()) continue;
         if (auto dated = engine::select_engine(engines, ename, v)) {
           profile = dated;
