@@ -228,6 +228,8 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       o.activation_bytes_per_batched_token_factor = af;
       PF_TRY(vf, r.number("vision_activation_factor"));
       o.vision_activation_factor = vf;
+      PF_TRY(vfu, r.opt_number("vision_activation_factor_upper"));
+      o.vision_activation_factor_upper = vfu.value_or(0.0);
       PF_TRY(wr, r.opt_string("weights_extra_rule"));
       o.weights_extra_rule = wr.value_or("");
       PF_TRY(gib, r.opt_bool("graph_memory_in_budget"));

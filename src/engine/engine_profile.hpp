@@ -88,6 +88,7 @@ struct Overheads {
   double graph_bytes = 0;
   double activation_bytes_per_batched_token_factor = 0;
   double vision_activation_factor = 0;
+  double vision_activation_factor_upper = 0;  // the encoder pass as the engine's code holds it (0: no bound)
   std::string weights_extra_rule;
   std::optional<bool> graph_memory_in_budget;  // platform exception to the engine profile's rule
   std::string evidence;

@@ -338,6 +338,17 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.available_kv_bytes = available;
   e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(e.non_torch_bytes * oh.band_fraction, 2) +
                                         (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
+  e.available_kv_band_low_bytes = e.available_kv_band_bytes;
+  if (!dep.kv_cache_memory_bytes && e.activation_vision_unit_bytes > 0 && oh.vision_activation_factor_upper > oh.vision_activation_factor) {
+    // The encoder pass is fitted where the cases disagree; the engine's own tensors bound it from above.
+    const double upper = oh.vision_activation_factor_upper * e.activation_vision_unit_bytes;
+    const double extra = std::max(0.0, upper - e.activation_bytes);
+    e.available_kv_band_low_bytes = e.available_kv_band_bytes + extra;  // a one-sided bound: added, not in quadrature
+    e.assumptions.push_back(format("vision encoder profile fitted at %.2f GiB; one largest image (65,536 patches) can hold up to %.2f GiB on this platform, "
+                                   "which the low end of the band allows for; --mm-processor-kwargs '{\"max_pixels\": N}' makes it smaller, "
+                                   "--limit-mm-per-prompt '{\"image\": 0}' (text only) removes it",
+                                   bytes_to_gib(e.activation_vision_bytes), bytes_to_gib(upper)));
+  }
   e.terms.push_back({"available KV", available, e.available_kv_band_bytes, "requested - weights - activation peak - non-torch" +
                                                                                std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});
 
@@ -462,7 +473,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
       if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) return static_cast<int64_t>(static_cast<double>(nb) / static_cast<double>(demand_blocks) * static_cast<double>(L));
       return (num_groups > 1 ? nb / num_groups : nb) * bs;
     };
-    e.kv_tokens_low = tokens_at(available_blocks - e.available_kv_band_bytes);
+    e.kv_tokens_low = tokens_at(available_blocks - e.available_kv_band_low_bytes);
     e.kv_tokens_high = tokens_at(available_blocks + e.available_kv_band_bytes);
   }
 

@@ -69,6 +69,7 @@ struct FitEstimate {
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
+  double available_kv_band_low_bytes = 0;  // the low side: wider where a term has a known upper bound
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the

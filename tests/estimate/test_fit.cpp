@@ -76,6 +76,13 @@ TEST(Fit, SeedsFromBudgetModel) {
   EXPECT_TRUE(e.fits);
   EXPECT_NEAR(static_cast<double>(e.kv_tokens), 254336.0, 254336.0 * 0.12);
   EXPECT_NEAR(e.max_concurrency, 7.76, 7.76 * 0.12);
+  // The band's low end allows for the encoder pass vLLM-Ascend's code can hold (one 4096x4096 image), so the
+  // seed's count lies inside it and the assumptions say how to shrink that pass.
+  EXPECT_LE(e.kv_tokens_low, 254336);
+  EXPECT_GE(e.kv_tokens_high, 254336);
+  bool says_vision = false;
+  for (const auto& a : e.assumptions) says_vision = says_vision || a.find("--mm-processor-kwargs") != std::string::npos;
+  EXPECT_TRUE(says_vision);
   // The 27B hybrid: 53,739 tokens, 1.64x (5%).
   auto h = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   e = estimate::estimate_fit(h.model, h.device, h.engine, h.overheads, d);
