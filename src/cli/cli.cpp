@@ -66,6 +66,7 @@ examples:
   preflight inspect Qwen/Qwen3-8B
   preflight fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --engine vllm-ascend@0.23 --max-model-len 32768
   preflight fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 2 --json
+  preflight fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --skip-mm-profiling   # no vision encoder in the profile run
   preflight plan --device 910B3 --context 32768
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
@@ -103,7 +104,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, {{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
                                 {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
                                 {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
-                                {"models", true}, {"offline", false}, {"refresh", false}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}});
+                                {"skip-mm-profiling", false}, {"models", true}, {"offline", false}, {"refresh", false}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}});
   if (!args) return report_error(args.error());
   if (args->positional.size() != 1 || !args->has("device")) {
     return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight fit MODEL --device D [--engine vllm-ascend@0.23] [vLLM flags] [--offline|--refresh] [--json]"));
@@ -149,6 +150,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   d.kv_cache_dtype = args->get("kv-cache-dtype").value_or("auto");
   d.quantization = args->get("quantization").value_or("");
   d.mode = args->has("enforce-eager") ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
+  d.skip_mm_profiling = args->has("skip-mm-profiling");
   const bool auto_len = !d.max_model_len;
   auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
   auto search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);

@@ -286,13 +286,15 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
   e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
   double vision_peak = 0;
-  if (engine.profiles_mm_encoder && (m.vision_params > 0 || m.vision_hidden_size > 0)) {
+  if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0)) {
     // Profiled with the largest image: 16384 merged tokens = 65536 patches for Qwen-VL towers.
     const double patches = 65536.0;
     e.activation_vision_unit_bytes = patches * (static_cast<double>(m.vision_intermediate_size) + 4.0 * static_cast<double>(m.vision_hidden_size)) * b;
     vision_peak = oh.vision_activation_factor * e.activation_vision_unit_bytes;
   }
   e.activation_vision_bytes = vision_peak;
+  if (dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0))
+    e.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
   e.activation_bytes = std::max({text_peak, vision_peak, e.activation_sampler_bytes});
   // Under PP only the last stage computes logits and samples; the encoder runs on the first.
   const double activation_first = pp > 1 ? std::max(text_peak, vision_peak) : e.activation_bytes;

@@ -29,6 +29,7 @@ struct Deployment {
   std::string kv_cache_dtype = "auto";  // auto | fp8 | fp8_e4m3 | fp8_e5m2 | int8
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
+  bool skip_mm_profiling = false;       // --skip-mm-profiling: the profile run leaves the vision encoder out
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied

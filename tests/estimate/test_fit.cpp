@@ -83,6 +83,13 @@ TEST(Fit, SeedsFromBudgetModel) {
   bool says_vision = false;
   for (const auto& a : e.assumptions) says_vision = says_vision || a.find("--mm-processor-kwargs") != std::string::npos;
   EXPECT_TRUE(says_vision);
+  // --skip-mm-profiling leaves the encoder pass out: more KV, and no widened band.
+  d.skip_mm_profiling = true;
+  const auto skipped = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_GT(skipped.kv_tokens, e.kv_tokens);
+  EXPECT_DOUBLE_EQ(skipped.activation_vision_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(skipped.available_kv_band_low_bytes, skipped.available_kv_band_bytes);
+  d.skip_mm_profiling = false;
   // The 27B hybrid: 53,739 tokens, 1.64x (5%).
   auto h = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   e = estimate::estimate_fit(h.model, h.device, h.engine, h.overheads, d);
