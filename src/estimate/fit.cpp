@@ -285,10 +285,15 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   const double text_peak = oh.activation_bytes_per_batched_token_factor * e.activation_text_unit_bytes;
   const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
   e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
-  double vision_peak = 0;
+  double vision_peak = 0, vision_patches = 0;
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0)) {
-    // Profiled with the largest image: 16384 merged tokens = 65536 patches for Qwen-VL towers.
-    const double patches = 65536.0;
+    // vLLM's encoder budget: max(max_num_batched_tokens, tokens of the largest image), profiled with as
+    // many largest images as fit in it (at least one); towers whose limit is not known: the budget itself.
+    const int64_t per_image = m.vision_max_tokens_per_image;
+    const int64_t budget = std::max(e.max_num_batched_tokens, per_image);
+    const int64_t encoder_tokens = per_image > 0 ? std::max<int64_t>(1, budget / per_image) * per_image : budget;
+    const double patches = static_cast<double>(encoder_tokens * std::max<int64_t>(1, m.vision_patches_per_token));
+    vision_patches = patches;
     e.activation_vision_unit_bytes = patches * (static_cast<double>(m.vision_intermediate_size) + 4.0 * static_cast<double>(m.vision_hidden_size)) * b;
     vision_peak = oh.vision_activation_factor * e.activation_vision_unit_bytes;
   }
@@ -346,10 +351,10 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     const double upper = oh.vision_activation_factor_upper * e.activation_vision_unit_bytes;
     const double extra = std::max(0.0, upper - e.activation_bytes);
     e.available_kv_band_low_bytes = e.available_kv_band_bytes + extra;  // a one-sided bound: added, not in quadrature
-    e.assumptions.push_back(format("vision encoder profile fitted at %.2f GiB; one largest image (65,536 patches) can hold up to %.2f GiB on this platform, "
+    e.assumptions.push_back(format("vision encoder profile fitted at %.2f GiB; its pass over %.0f patches (the largest images the encoder budget holds) can take up to %.2f GiB on this platform, "
                                    "which the low end of the band allows for; --mm-processor-kwargs '{\"max_pixels\": N}' makes it smaller, "
                                    "--limit-mm-per-prompt '{\"image\": 0}' (text only) removes it",
-                                   bytes_to_gib(e.activation_vision_bytes), bytes_to_gib(upper)));
+                                   bytes_to_gib(e.activation_vision_bytes), vision_patches, bytes_to_gib(upper)));
   }
   e.terms.push_back({"available KV", available, e.available_kv_band_bytes, "requested - weights - activation peak - non-torch" +
                                                                                std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});

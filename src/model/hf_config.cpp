@@ -562,6 +562,8 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
     spec.vision_hidden_size = vision.hidden_size;
     spec.vision_depth = vision.depth;
     spec.vision_intermediate_size = vision.intermediate_size;
+    spec.vision_max_tokens_per_image = vision.max_tokens_per_image;
+    spec.vision_patches_per_token = vision.patches_per_token;
     if (!vision.assumption.empty()) spec.assumptions.push_back(vision.assumption);
     spec.provenance.push_back({"vision tower parameters", origin, vision.rule});
   }

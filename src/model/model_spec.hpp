@@ -100,6 +100,8 @@ struct ModelSpec {
   int64_t vision_hidden_size = 0;
   int64_t vision_depth = 0;
   int64_t vision_intermediate_size = 0;
+  int64_t vision_max_tokens_per_image = 0;  // 0: not known for this tower
+  int64_t vision_patches_per_token = 1;
 
   std::vector<LayerSpec> layers;
   std::vector<WeightGroup> weights;

@@ -52,6 +52,12 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
   v.hidden_size = h;
   v.depth = depth;
   v.intermediate_size = inter;
+  if (kind == VisionKind::qwen3_vl || kind == VisionKind::qwen2_5_vl) {
+    // Qwen processors cap an image at 16,384 merged tokens: Qwen3-VL/3.5 longest_edge 16,777,216 px over
+    // (16 x 2)^2, Qwen2.5-VL max_pixels 12,845,056 over (14 x 2)^2 (preprocessor_config.json of the checkpoints).
+    v.max_tokens_per_image = 16384;
+    v.patches_per_token = merge * merge;
+  }
   const int64_t merged = h * merge * merge;
   if (kind == VisionKind::qwen3_vl) {
     const int64_t tpatch = tpatch_opt.value_or(2);

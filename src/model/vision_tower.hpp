@@ -17,6 +17,10 @@ struct VisionTower {
   int64_t hidden_size = 0;
   int64_t depth = 0;
   int64_t intermediate_size = 0;
+  // The largest image in encoder-output tokens, and patches per token (the spatial merge squared): what
+  // the profile run's encoder pass is sized by. 0 tokens: the processor's limit is not known.
+  int64_t max_tokens_per_image = 0;
+  int64_t patches_per_token = 1;
   std::string rule;        // how the count was derived
   std::string assumption;  // set when the layout is approximated
 };

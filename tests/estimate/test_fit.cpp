@@ -90,6 +90,12 @@ TEST(Fit, SeedsFromBudgetModel) {
   EXPECT_DOUBLE_EQ(skipped.activation_vision_bytes, 0.0);
   EXPECT_DOUBLE_EQ(skipped.available_kv_band_low_bytes, skipped.available_kv_band_bytes);
   d.skip_mm_profiling = false;
+  // vLLM's encoder budget is max(max_num_batched_tokens, 16,384 tokens of the largest image): one image
+  // (65,536 patches) at the default 2048, two at 32,768.
+  EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 65536.0 * (4304 + 4 * 1152) * 2);
+  d.max_num_batched_tokens = 32768;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_vision_unit_bytes, 2 * e.activation_vision_unit_bytes);
+  d.max_num_batched_tokens.reset();
   // The 27B hybrid: 53,739 tokens, 1.64x (5%).
   auto h = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   e = estimate::estimate_fit(h.model, h.device, h.engine, h.overheads, d);
