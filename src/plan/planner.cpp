@@ -87,6 +87,13 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
   return out;
 }
 
+namespace {
+// The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version.
+Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) {
+  return engine::select_engine(*in.engines, !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform), "");
+}
+}  // namespace
+
 Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& quantization, int64_t n,
                              const PlanTargets& t) {
   Candidate c;
@@ -98,8 +105,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
   c.params = static_cast<double>(model::count_params(m).total);
-  const std::string engine_arg = !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform);
-  auto eng = engine::select_engine(*in.engines, engine_arg, "");
+  auto eng = engine_for(in, dev);
   if (!eng) {
     c.reason = eng.error().describe();
     return c;
@@ -163,8 +169,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
   PlanResult r;
-  const std::string engine_arg = !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform);
-  auto eng = engine::select_engine(*in.engines, engine_arg, "");
+  auto eng = engine_for(in, dev);
   for (const auto& m : models) {
     const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
     for (const auto& q : variants) {
@@ -186,8 +191,7 @@ PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const de
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
   for (const auto& dev : devices) {
-    const std::string engine_arg = !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform);
-    auto eng = engine::select_engine(*in.engines, engine_arg, "");
+    auto eng = engine_for(in, dev);
     const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
