@@ -237,8 +237,14 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   if (tie_text || tie_root) {
     spec.tie_word_embeddings = tie_root ? *tie_root : *tie_text;
   } else {
-    spec.tie_word_embeddings = true;
-    spec.assumptions.push_back("config has no tie_word_embeddings; assumed true (the transformers default)");
+    // Unset: the text model's config class default (GemmaConfig and its successors tie; LlamaConfig,
+    // MistralConfig, Qwen2/Qwen3 and most others set False; the PretrainedConfig base says True).
+    PF_TRY(text_type, cfg.text().opt_string("model_type"));
+    const std::string type = text_type.value_or(spec.model_type);
+    const bool untied_class = type.rfind("llama", 0) == 0 || type.rfind("mistral", 0) == 0 || type.rfind("mixtral", 0) == 0 || type.rfind("qwen", 0) == 0;
+    spec.tie_word_embeddings = !untied_class;
+    spec.assumptions.push_back(format("config has no tie_word_embeddings; %s (the %s config class default)", untied_class ? "untied" : "tied",
+                                      type.empty() ? "PretrainedConfig" : type.c_str()));
   }
 
   spec.hidden_size = d.hidden;

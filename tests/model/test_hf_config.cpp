@@ -94,6 +94,22 @@ struct BadConfig {
   const char* fragment;
 };
 
+// Without tie_word_embeddings the text model's config class decides: LlamaConfig / MistralConfig / Qwen
+// default to untied (an lm_head of its own), Gemma and the PretrainedConfig base to tied.
+TEST(HfConfig, UnstatedTieFollowsTheConfigClassDefault) {
+  auto params = [](const std::string& type) {
+    auto json = parse_json(R"({"model_type": ")" + type + R"(", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 128, "vocab_size": 1000})",
+                           "config.json");
+    EXPECT_TRUE(json.has_value());
+    auto spec = parse_hf_config(*json, "config.json");
+    EXPECT_TRUE(spec.has_value());
+    return spec ? count_params(*spec).embedding : 0;
+  };
+  EXPECT_EQ(params("mistral"), 2 * 1000 * 64);
+  EXPECT_EQ(params("llama"), 2 * 1000 * 64);
+  EXPECT_EQ(params("gemma2"), 1000 * 64);
+}
+
 TEST(HfConfig, RejectsHostileConfigsWithFieldNames) {
   const BadConfig cases[] = {
       {R"({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 1000})", "num_hidden_layers"},
