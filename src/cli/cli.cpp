@@ -266,6 +266,13 @@ int cmd_engines(const std::vector<std::string>& argv) {
     list.push_back({{"id", p.id}, {"engine", p.engine}, {"versions", p.version_min.text() + " - " + p.version_max.text()}, {"platform", p.platform},
                     {"default_gpu_memory_utilization", p.default_gpu_memory_utilization}, {"block_size", p.block_size},
                     {"max_num_seqs", p.max_num_seqs}, {"max_num_batched_tokens", p.max_num_batched_tokens},
+                    {"large_device", {{"max_num_seqs", p.max_num_seqs_large_device}, {"max_num_batched_tokens", p.max_num_batched_tokens_large_device}}},
+                    {"sampler", {{"logit_copies", p.sampler_logit_copies}, {"fixed_bytes", p.sampler_fixed_bytes}, {"source", p.sampler_source}}},
+                    {"profiles_mm_encoder", p.profiles_mm_encoder}, {"mxfp4_layouts", [&] {
+                       Json l = Json::array();
+                       for (const auto& x : p.mxfp4_layouts) l.push_back({{"backend", x.backend}, {"devices", x.devices}, {"families", x.families}, {"source", x.source}});
+                       return l;
+                     }()},
                     {"graph_memory_in_budget", p.graph_memory_in_budget}, {"supported_quantization", p.supported_quantization}, {"source", p.source}});
   }
   if (args->has("json")) {
@@ -274,12 +281,13 @@ int cmd_engines(const std::vector<std::string>& argv) {
     print_json(j);
     return k_exit_ok;
   }
-  std::printf("%-24s %-22s %-5s %5s %6s  %s\n", "id", "versions", "plat", "util", "block", "quantization accepted");
+  std::printf("%-24s %-22s %-5s %5s %6s %11s %8s  %s\n", "id", "versions", "plat", "util", "block", "seqs/tokens", "sampler", "quantization accepted");
   for (const auto& p : catalog->profiles) {
     std::string q;
     for (const auto& s : p.supported_quantization) q += (q.empty() ? "" : ",") + s;
-    std::printf("%-24s %-22s %-5s %5.2f %6lld  %s\n", p.id.c_str(), (p.version_min.text() + " - " + p.version_max.text()).c_str(), p.platform.c_str(),
-                p.default_gpu_memory_utilization, static_cast<long long>(p.block_size), q.c_str());
+    const std::string batch = std::to_string(p.max_num_seqs) + "/" + std::to_string(p.max_num_batched_tokens);
+    std::printf("%-24s %-22s %-5s %5.2f %6lld %11s %7.1fx  %s\n", p.id.c_str(), (p.version_min.text() + " - " + p.version_max.text()).c_str(), p.platform.c_str(),
+                p.default_gpu_memory_utilization, static_cast<long long>(p.block_size), batch.c_str(), p.sampler_logit_copies, q.c_str());
   }
   return k_exit_ok;
 }
