@@ -8,6 +8,8 @@
 
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
 namespace {
 using Run = pftest::CliRun;
 // Runs the real binary; stdout and stderr together.
@@ -33,6 +35,29 @@ TEST(Cli, FitExitCodesFollowTheVerdict) {
   EXPECT_EQ(no.code, 1) << no.out;
   EXPECT_NE(no.out.find("weights_oom"), std::string::npos);
   EXPECT_NE(no.out.find("--tensor-parallel-size"), std::string::npos);  // a fix is offered
+}
+
+// engines lists each version's profile-run facts: the sampler path (full sort on 0.9.2-0.13, FlashInfer on
+// 0.26+, logits only on vLLM-Ascend), the large-device batch defaults and the MXFP4 layouts.
+TEST(Cli, EnginesListSamplerPathAndBatchDefaults) {
+  auto j = run("engines --json");
+  ASSERT_EQ(j.code, 0);
+  const auto doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  auto profile = [&](const std::string& id) {
+    for (const auto& p : doc["engines"]) if (p["id"] == id) return p;
+    ADD_FAILURE() << id;
+    return nlohmann::json::object();
+  };
+  EXPECT_EQ(profile("vllm@0.9.2-0.13")["sampler"]["logit_copies"], 10.0);
+  EXPECT_EQ(profile("vllm@0.9.2-0.13")["large_device"]["max_num_seqs"], 1024);
+  EXPECT_EQ(profile("vllm@0.26-0.30")["sampler"]["logit_copies"], 3.5);
+  EXPECT_EQ(profile("vllm-ascend@0.23-0.26")["sampler"]["logit_copies"], 0.5);
+  EXPECT_EQ(profile("vllm-ascend@0.23-0.26")["large_device"]["max_num_seqs"], 256);
+  EXPECT_FALSE(profile("vllm-ascend@0.7-0.12")["profiles_mm_encoder"].get<bool>());
+  EXPECT_EQ(profile("vllm@0.9.2-0.13")["mxfp4_layouts"].size(), 3u);
+  auto text = run("engines");
+  EXPECT_NE(text.out.find("sampler"), std::string::npos);
 }
 
 TEST(Cli, BadInputIsExitTwoWithSuggestions) {
