@@ -60,10 +60,10 @@ struct EngineProfile {
   double sampler_logit_copies = 1.0;
   double sampler_fixed_bytes = 0.0;
   std::string sampler_source;
-  bool profiles_mm_encoder = true;
+  bool profiles_mm_encoder = true;             // the profile run includes the vision encoder's dummy pass
   std::vector<Mxfp4Layout> mxfp4_layouts;      // the catalogue's layouts whose version range reaches this profile
   // The layout this profile uses on a device (by id, then by family); nullptr: as stored in the checkpoint.
-  const Mxfp4Layout* mxfp4_layout_for(const std::string& device_id, const std::string& family) const;             // the profile run includes the vision encoder's dummy pass
+  const Mxfp4Layout* mxfp4_layout_for(const std::string& device_id, const std::string& family) const;
   KvRule available_kv_rule = KvRule::profile;
   bool requested_ceil = false;
   bool graph_memory_in_budget = false;
