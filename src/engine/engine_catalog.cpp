@@ -230,8 +230,11 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       o.vision_activation_factor = vf;
       PF_TRY(vfu, r.opt_number("vision_activation_factor_upper"));
       o.vision_activation_factor_upper = vfu.value_or(0.0);
-      PF_TRY(wr, r.opt_string("weights_extra_rule"));
-      o.weights_extra_rule = wr.value_or("");
+      PF_TRY(rope, r.number("rope_cache_bytes_per_element"));
+      if (rope < 0 || rope > 64) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].rope_cache_bytes_per_element %.3g is outside 0-64", origin.c_str(), o.platform.c_str(), rope), origin);
+      o.rope_cache_bytes_per_element = rope;
+      PF_TRY(rope_src, r.string("rope_cache_source"));
+      o.rope_cache_source = rope_src;
       PF_TRY(gib, r.opt_bool("graph_memory_in_budget"));
       o.graph_memory_in_budget = gib;
       PF_TRY(ev, r.string("evidence"));

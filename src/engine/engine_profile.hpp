@@ -89,7 +89,11 @@ struct Overheads {
   double activation_bytes_per_batched_token_factor = 0;
   double vision_activation_factor = 0;
   double vision_activation_factor_upper = 0;  // the encoder pass as the engine's code holds it (0: no bound)
-  std::string weights_extra_rule;
+  // Rotary caches the engine keeps on the device, bytes per max_position x rotary_dim element (inside
+  // "Model loading took"): 2 for vLLM's bf16 cos_sin_cache; more on NPU, where the cache stays fp32
+  // and vllm-ascend keeps further cos/sin copies.
+  double rope_cache_bytes_per_element = 2;
+  std::string rope_cache_source;
   std::optional<bool> graph_memory_in_budget;  // platform exception to the engine profile's rule
   std::string evidence;
   double band_fraction = 0.3;

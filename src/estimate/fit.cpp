@@ -262,12 +262,22 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
   if (m.max_position_embeddings > 0 && m.rotary_dim > 0) {
-    const double element = oh.weights_extra_rule == "rope_cos_sin_fp32" ? 4.0 : 2.0;
+    const double element = oh.rope_cache_bytes_per_element;
     const double rope = static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
     weights += rope;
     weights_last += rope;
-    weights_rule += format(" + rotary cos/sin cache %lld x %lld x %.0f B", static_cast<long long>(m.max_position_embeddings),
-                           static_cast<long long>(m.rotary_dim), element);
+    weights_rule += format(" + rotary caches %lld x %lld x %.0f B (%s)", static_cast<long long>(m.max_position_embeddings),
+                           static_cast<long long>(m.rotary_dim), element, oh.rope_cache_source.c_str());
+  }
+  // Qwen3-VL deepstack: one max_num_batched_tokens x text-hidden buffer per level, created with the
+  // model (vLLM qwen3_vl.py __init__) on the stage that holds the encoder, so inside "Model loading took".
+  if (m.vision_deepstack_levels > 0 && m.hidden_size > 0) {
+    const double buffers = static_cast<double>(m.vision_deepstack_levels) * static_cast<double>(e.max_num_batched_tokens) *
+                           static_cast<double>(m.hidden_size) * static_cast<double>(model::dtype_bits(m.dtype) / 8);
+    weights += buffers;
+    if (pp == 1) weights_last += buffers;
+    weights_rule += format(" + deepstack buffers %lld levels x %lld batched tokens x hidden %lld", static_cast<long long>(m.vision_deepstack_levels),
+                           static_cast<long long>(e.max_num_batched_tokens), static_cast<long long>(m.hidden_size));
   }
   e.weights_bytes = weights;
   e.terms.push_back({"weights", weights, 0, weights_rule});
@@ -285,7 +295,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   const double text_peak = oh.activation_bytes_per_batched_token_factor * e.activation_text_unit_bytes;
   const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
   e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
-  double vision_peak = 0, vision_patches = 0;
+  double vision_peak = 0, vision_patches = 0, encoder_held = 0;
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0)) {
     // vLLM's encoder budget: max(max_num_batched_tokens, tokens of the largest image), profiled with as
     // many largest images as fit in it (at least one); towers whose limit is not known: the budget itself.
@@ -296,21 +306,28 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     vision_patches = patches;
     e.activation_vision_unit_bytes = patches * (static_cast<double>(m.vision_intermediate_size) + 4.0 * static_cast<double>(m.vision_hidden_size)) * b;
     vision_peak = oh.vision_activation_factor * e.activation_vision_unit_bytes;
+    // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
+    // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
+    // deepstack level.
+    encoder_held = static_cast<double>(encoder_tokens) * static_cast<double>(m.hidden_size) *
+                   static_cast<double>(1 + m.vision_deepstack_levels) * b;
   }
+  e.activation_encoder_held_bytes = encoder_held;
   e.activation_vision_bytes = vision_peak;
   if (dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0))
     e.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
-  e.activation_bytes = std::max({text_peak, vision_peak, e.activation_sampler_bytes});
+  e.activation_bytes = std::max({text_peak + encoder_held, vision_peak, e.activation_sampler_bytes + encoder_held});
   // Under PP only the last stage computes logits and samples; the encoder runs on the first.
-  const double activation_first = pp > 1 ? std::max(text_peak, vision_peak) : e.activation_bytes;
+  const double activation_first = pp > 1 ? std::max(text_peak + encoder_held, vision_peak) : e.activation_bytes;
   const double activation_last = pp > 1 ? std::max(text_peak, e.activation_sampler_bytes) : e.activation_bytes;
   if (pp > 1) e.activation_bytes = activation_first;
   e.terms.push_back({"activation peak", e.activation_bytes, e.activation_bytes * oh.band_fraction,
                      format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
-                            "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))",
+                            "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
                             bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(e.max_num_batched_tokens), b,
                             bytes_to_gib(vision_peak), bytes_to_gib(e.activation_sampler_bytes), engine.sampler_logit_copies, static_cast<long long>(sampler_rows),
-                            static_cast<long long>(m.vocab_size), engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str())});
+                            static_cast<long long>(m.vocab_size), engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
+                            encoder_held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(encoder_held)).c_str() : "")});
   e.non_torch_bytes = oh.non_torch_bytes + (tp * pp > 1 ? oh.non_torch_bytes * 0.5 : 0.0);
   e.terms.push_back({"non-torch", e.non_torch_bytes, e.non_torch_bytes * oh.band_fraction,
                      "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")"});
@@ -501,6 +518,12 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
                                static_cast<long long>(L), bytes_to_gib(needed), bytes_to_gib(available), static_cast<long long>(kv_capacity_tokens(e)));
   } else {
     e.fits = true;
+  }
+  if (e.fits && e.activation_vision_unit_bytes > 0 && e.kv_tokens_low < L && e.available_kv_band_low_bytes > e.available_kv_band_bytes) {
+    // The full encoder pass would push max_model_len past the KV capacity: say which flag makes it certain.
+    e.assumptions.push_back(format("if the encoder pass takes its full size, the KV cache holds %s tokens, under max_model_len %s, and start-up fails "
+                                   "(max_model_len above KV capacity); --skip-mm-profiling (or a smaller max_pixels) rules that out",
+                                   with_thousands(e.kv_tokens_low).c_str(), with_thousands(L).c_str()));
   }
   if (e.fits && !e.graph_in_budget && dep.mode == ExecutionMode::graph &&
       e.requested_bytes + e.graph_bytes > e.total_bytes) {

@@ -77,6 +77,7 @@ struct FitEstimate {
   // sampler run (engine's multiple of that unit + held hidden states) and the vision encoder peak.
   double activation_text_unit_bytes = 0, activation_sampler_unit_bytes = 0;
   double activation_sampler_bytes = 0, activation_vision_bytes = 0, activation_vision_unit_bytes = 0;
+  double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
   std::vector<MemoryTerm> terms;
 
   std::vector<KvGroup> groups;

@@ -80,6 +80,7 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
     bias(v, "merger.linear_fc1.bias", merged);
     add(v, "merger.linear_fc2", out, merged);
     bias(v, "merger.linear_fc2.bias", out);
+    v.deepstack_levels = deepstack;
     if (deepstack > 0) {
       bias(v, "deepstack_merger_list.*.norm", 2 * merged, deepstack);
       add(v, "deepstack_merger_list.*.linear_fc1", merged, merged, deepstack);

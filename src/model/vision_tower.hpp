@@ -21,6 +21,9 @@ struct VisionTower {
   // the profile run's encoder pass is sized by. 0 tokens: the processor's limit is not known.
   int64_t max_tokens_per_image = 0;
   int64_t patches_per_token = 1;
+  // Qwen3-VL deepstack: vision features injected into the first decoder layers, one level per entry of
+  // deepstack_visual_indexes (vLLM keeps a max_num_batched_tokens x text hidden buffer per level).
+  int64_t deepstack_levels = 0;
   std::string rule;        // how the count was derived
   std::string assumption;  // set when the layout is approximated
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <regex>
 #include <sstream>
 
@@ -23,6 +24,19 @@ std::string version_in_notes(const std::string& notes) {
   static const std::regex k_version(R"((?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?))");
   std::smatch m;
   return std::regex_search(notes, m, k_version) ? m[1].str() : std::string();
+}
+
+// Whether free text names a command-line flag as used: the flag itself, not negated ("without",
+// "no", "not") within the few words before it.
+bool flag_in_notes(const std::string& notes, const std::string& flag) {
+  for (size_t at = notes.find(flag); at != std::string::npos; at = notes.find(flag, at + flag.size())) {
+    const size_t end = at + flag.size();
+    if (end < notes.size() && (std::isalnum(static_cast<unsigned char>(notes[end])) || notes[end] == '-' || notes[end] == '_')) continue;
+    const std::string before = to_lower(notes.substr(at >= 24 ? at - 24 : 0, at >= 24 ? 24 : at));
+    if (before.find("without") != std::string::npos || before.find("no ") != std::string::npos || before.find("not ") != std::string::npos) continue;
+    return true;
+  }
+  return false;
 }
 
 // Total memory stated in a device description: "79.18 GiB total", "total_gpu_memory=23.58GiB",
@@ -211,6 +225,11 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       PF_TRY(eager, c.opt_bool("enforce_eager"));
       d.mode = eager.value_or(false) ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
       if (total && matched != &synthetic) d.device_total_bytes = total;
+      // A flag the case's own notes say the run used, where the schema has no field for it.
+      if (flag_in_notes(notes.value_or(""), "--skip-mm-profiling")) {
+        d.skip_mm_profiling = true;
+        row.assumptions.push_back("--skip-mm-profiling, named in the case notes");
+      }
       const auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
       if (o_speed) {
@@ -264,7 +283,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
                           {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
                           {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
                           {"text_activation_unit", est.activation_text_unit_bytes},
-                          {"sampler_unit", est.activation_sampler_unit_bytes},
+                          {"encoder_held", est.activation_encoder_held_bytes},
                           {"sampler_run", est.activation_sampler_bytes},
                           {"vision_unit", est.activation_vision_unit_bytes},
                           {"available", est.available_kv_bytes},

@@ -37,3 +37,26 @@ TEST(EngineCatalog, UnknownEngineOrVersionSuggests) {
   EXPECT_NE(v.error().message.find("known ranges"), std::string::npos);
   EXPECT_EQ(parse_version("v0.11.0rc3")->minor, 11);
 }
+
+// A malformed overheads entry names the file and the key: the rotary-cache size per element is required and
+// bounded (it is added to the printed weights).
+TEST(EngineCatalog, OverheadsRotaryCacheSizeIsChecked) {
+  auto text = [](const std::string& rope) {
+    return R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 1, "graph_bytes": 1,
+      "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 0.1, )" + rope +
+           R"( "evidence": "e", "band_fraction": 0.3}]})";
+  };
+  auto good = parse_json(text(R"("rope_cache_bytes_per_element": 8, "rope_cache_source": "s",)"), "engines.json");
+  ASSERT_TRUE(good.has_value());
+  auto ok = parse_engine_catalog(*good, "engines.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_DOUBLE_EQ(ok->overheads.front().rope_cache_bytes_per_element, 8.0);
+  for (const std::string bad : {std::string(R"("rope_cache_bytes_per_element": -2, "rope_cache_source": "s",)"), std::string(R"("rope_cache_source": "s",)")}) {
+    auto j = parse_json(text(bad), "engines.json");
+    ASSERT_TRUE(j.has_value());
+    auto e = parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << bad;
+    EXPECT_NE(e.error().describe().find("engines.json"), std::string::npos);
+    EXPECT_NE(e.error().describe().find("rope_cache_bytes_per_element"), std::string::npos) << e.error().describe();
+  }
+}

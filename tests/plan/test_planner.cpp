@@ -113,6 +113,25 @@ TEST(Launch, VisionModelOnAscendGetsTheFlashCommWorkaroundAndEnvironment) {
   EXPECT_NE(c.launch.serve.find("vllm serve Qwen/Qwen3-VL-8B-Instruct"), std::string::npos);
   EXPECT_NE(c.launch.serve.find("--max-model-len 32768"), std::string::npos);
   EXPECT_TRUE(c.launch.multi_node.empty());
+  // 37 GiB of KV: even the encoder's full profiling pass leaves far more than one 32K request needs.
+  EXPECT_EQ(c.launch.serve.find("--skip-mm-profiling"), std::string::npos);
+}
+
+// The 27B hybrid on one 910B3 has ~4 GiB for KV: the encoder's full profiling pass over one 4096x4096 image
+// (~3.5 GiB on NPU) could leave less than one 32K request, so the command skips it and the note says why and
+// what it costs (the Qwen3-VL-8B above, with room to spare, keeps the profiling).
+TEST(Launch, TightVisionModelSkipsEncoderProfiling) {
+  auto m = model::resolve_model("Qwen/Qwen3.5-27B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  ASSERT_TRUE(c.meets) << c.reason;
+  EXPECT_LT(c.fit.kv_tokens_low, 32768);
+  EXPECT_NE(c.launch.serve.find("--skip-mm-profiling"), std::string::npos) << c.launch.serve;
+  bool noted = false;
+  for (const auto& n : c.launch.notes) noted |= n.rfind("--skip-mm-profiling:", 0) == 0;
+  EXPECT_TRUE(noted);
 }
 
 TEST(Launch, SixteenDevicesSpanTwoNodesWithRay) {
