@@ -100,9 +100,13 @@ int64_t round_up(int64_t v, int64_t to) { return to > 1 ? (v + to - 1) / to * to
 
 // Bytes an MXFP4 expert group takes once the engine has laid it out for its kernel (padding, a kept copy
 // of the swizzled scales, fp32 biases); nullopt when the group is not an MXFP4 expert weight or bias.
-std::optional<double> mxfp4_loaded_bytes(const model::ModelSpec& m, const model::WeightGroup& g, const engine::Mxfp4Layout& l) {
+std::optional<double> mxfp4_loaded_bytes(const model::ModelSpec& m, const model::WeightGroup& g, const engine::Mxfp4Layout& l, int64_t tp) {
   if (!g.expert) return std::nullopt;
-  const int64_t I = round_up(m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size, l.pad_intermediate);
+  // The kernel pads each TP rank's slice of the intermediate size (vLLM mxfp4.py create_weights pads
+  // intermediate_size_per_partition); expressed over all ranks so the TP share below divides it back.
+  const int64_t full_i = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+  const int64_t ranks = std::max<int64_t>(1, tp);
+  const int64_t I = round_up(static_cast<int64_t>(ceil_div(static_cast<uint64_t>(full_i), static_cast<uint64_t>(ranks))), l.pad_intermediate) * ranks;
   const int64_t H = round_up(m.hidden_size, l.pad_hidden);
   const double E = static_cast<double>(g.count);
   auto fp4 = [](int64_t rows, int64_t cols) { return static_cast<double>(rows) * static_cast<double>(cols) / 2.0 + static_cast<double>(rows) * std::ceil(static_cast<double>(cols) / 32.0); };
@@ -229,7 +233,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     computed_total += stored;
     double bytes = stored;
     if (mxfp4) {
-      if (const auto loaded = mxfp4_loaded_bytes(sized, g, *mxfp4)) {
+      if (const auto loaded = mxfp4_loaded_bytes(sized, g, *mxfp4, tp)) {
         bytes = *loaded;
         mxfp4_extra += bytes - stored;
       }

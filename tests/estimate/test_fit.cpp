@@ -188,10 +188,13 @@ TEST(Fit, V0ProfilesTheWholeContextWithoutChunkedPrefill) {
 // 32 x (2 x fp4[2944,3072] + fp4[3072,2944]) + (2 x 2944 + 3072) x 2 x 32 = 461,815,808 B. Triton on Hopper
 // (vLLM >= 0.11.1) keeps the scales plus a swizzled copy padded along N to 256 and makes the biases fp32:
 // 423,567,360 - 552,960 + 1,105,920 + 32 x (5888 + 3072) x 90 = 449,925,120 B.
+// With TP 2 the padding applies to each rank's slice: 1440 -> 1536, i.e. 3072 over both ranks (not 2944):
+// 32 x 3 x fp4[3072,3072] + (2 x 3072 + 3072) x 2 x 32 = 481,886,208 B per layer, half of it per rank.
 TEST(Fit, Mxfp4ExpertsAsTheKernelLaysThemOut) {
-  auto weights = [](const std::string& device, const std::string& version) {
+  auto weights = [](const std::string& device, const std::string& version, int64_t tp = 1) {
     auto s = setup("openai/gpt-oss-20b", device, "vllm", version);
     estimate::Deployment d;
+    d.tensor_parallel_size = tp;
     d.max_model_len = 16000;
     return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).weights_bytes;
   };
@@ -199,6 +202,7 @@ TEST(Fit, Mxfp4ExpertsAsTheKernelLaysThemOut) {
   EXPECT_NEAR(weights("A100-80G-SXM", "0.11.2") - as_stored, 24.0 * (461815808.0 - 423567360.0), 2.0);
   EXPECT_NEAR(weights("H100-SXM", "0.11.2") - as_stored, 24.0 * (449925120.0 - 423567360.0), 2.0);
   EXPECT_NEAR(weights("H100-SXM", "0.8.5"), as_stored, 2.0);  // before gpt-oss support: no layout
+  EXPECT_NEAR(weights("A100-80G-SXM", "0.11.2", 2) - weights("RTX5090", "0.11.2", 2), 24.0 * (481886208.0 - 423567360.0) / 2.0, 2.0);
   // llm-d's H100 run printed 13.47 GiB (vllm-startup.dev.jsonl).
   EXPECT_NEAR(bytes_to_gib(weights("H100-SXM", "0.11.2")), 13.47, 13.47 * 0.01);
 }
