@@ -130,6 +130,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   if (a.kv_cache_dtype) d.kv_cache_dtype = a.kv_cache_dtype->value;
   if (a.quantization) d.quantization = a.quantization->value;
   if (a.enforce_eager && a.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
+  if (a.skip_mm_profiling && a.skip_mm_profiling->value) d.skip_mm_profiling = true;
   if (oom_total_bytes > 0 && !args.has("device")) d.device_total_bytes = oom_total_bytes;
   auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
   out.fixes = plan::search_fixes(*spec, *dev, *eng, *oh, d, est).fixes;
@@ -194,6 +195,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["max_num_seqs"] = opt(a.max_num_seqs);
   j["max_num_batched_tokens"] = opt(a.max_num_batched_tokens);
   j["enforce_eager"] = opt(a.enforce_eager);
+  j["skip_mm_profiling"] = opt(a.skip_mm_profiling);
   j["weights_gib"] = opt(p.weights_gib);
   j["available_kv_gib"] = opt(p.available_kv_gib);
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
@@ -235,6 +237,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.kv_cache_dtype) add("kv_cache_dtype", a.kv_cache_dtype->value, a.kv_cache_dtype->line);
   if (a.dtype) add("dtype", a.dtype->value, a.dtype->line);
   if (a.enforce_eager) add("enforce_eager", a.enforce_eager->value ? "true" : "false", a.enforce_eager->line);
+  if (a.skip_mm_profiling) add("skip_mm_profiling", a.skip_mm_profiling->value ? "true" : "false", a.skip_mm_profiling->line);
   std::printf("engine args: %s\n", args.empty() ? "not stated" : args.c_str());
   const auto& d = log.diagnosis;
   if (d.class_id.empty()) {
@@ -313,7 +316,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"max_model_len", logged(a.max_model_len)}, {"gpu_memory_utilization", logged(a.gpu_memory_utilization)},
                       {"max_num_seqs", logged(a.max_num_seqs)}, {"max_num_batched_tokens", logged(a.max_num_batched_tokens)},
                       {"quantization", logged(a.quantization)}, {"kv_cache_dtype", logged(a.kv_cache_dtype)}, {"dtype", logged(a.dtype)},
-                      {"enforce_eager", logged(a.enforce_eager)}};
+                      {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)}};
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
                {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},

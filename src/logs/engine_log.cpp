@@ -220,9 +220,10 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "quantization") set_once(a.quantization, v, line);
   else if (key == "kv_cache_dtype") set_once(a.kv_cache_dtype, v, line);
   else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
-  else if (key == "enforce_eager") {
-    if (v == "True" || v == "true") set_once(a.enforce_eager, true, line);
-    else if (v == "False" || v == "false") set_once(a.enforce_eager, false, line);
+  else if (key == "enforce_eager" || key == "skip_mm_profiling") {
+    auto& slot = key == "enforce_eager" ? a.enforce_eager : a.skip_mm_profiling;
+    if (v == "True" || v == "true") set_once(slot, true, line);
+    else if (v == "False" || v == "false") set_once(slot, false, line);
   }
 }
 
@@ -247,7 +248,7 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       value = tokens[k + 1];
     }
     std::replace(t.begin(), t.end(), '-', '_');
-    if (t == "enforce_eager") value = "True";
+    if (t == "enforce_eager" || t == "skip_mm_profiling") value = "True";
     apply_arg(a, t, value, n);
   }
 }
@@ -265,6 +266,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.kv_cache_dtype, from.kv_cache_dtype);
   m(into.dtype, from.dtype);
   m(into.enforce_eager, from.enforce_eager);
+  m(into.skip_mm_profiling, from.skip_mm_profiling);
 }
 
 void scan_versions(Versions& v, const std::string& line, int64_t n) {
@@ -490,6 +492,7 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
       for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 19), ':')) apply_arg(from_dict, k, v, n);
     }
     if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
+    if (line.find("Skipping memory profiling for multimodal encoder") != std::string::npos) set_once(from_cmdline.skip_mm_profiling, true, n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
         line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||
         line.find("torch_npu") != std::string::npos) ascend = true;

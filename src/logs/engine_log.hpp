@@ -63,6 +63,8 @@ struct EngineArgs {
   std::optional<Logged<double>> gpu_memory_utilization;
   std::optional<Logged<std::string>> quantization, kv_cache_dtype, dtype;
   std::optional<Logged<bool>> enforce_eager;
+  // --skip-mm-profiling, or the line "Skipping memory profiling for multimodal encoder" (vLLM >= 0.10).
+  std::optional<Logged<bool>> skip_mm_profiling;
 };
 
 struct Versions {

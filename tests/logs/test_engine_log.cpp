@@ -293,6 +293,26 @@ TEST(LogsCli, ExplainIsTheSameCommandAsLogs) {
   EXPECT_EQ(j["engine_args"]["model"]["value"], "Qwen/Qwen3-8B");
 }
 
+// --skip-mm-profiling from the command line, the args dict, or vLLM's own line saying it skipped the encoder
+// profile (rocm80-qwen38-27b's log: "[gpu_model_runner.py:6563] Skipping memory profiling for multimodal encoder
+// and encoder cache."), with the line it came from.
+TEST(EngineLog, SkipMmProfilingFromFlagDictOrEngineLine) {
+  const auto cmd = lg::parse_engine_log("$ vllm serve Qwen/Qwen3.5-27B --skip-mm-profiling --max-model-len 32768\n", sigs());
+  ASSERT_TRUE(cmd.args.skip_mm_profiling);
+  EXPECT_TRUE(cmd.args.skip_mm_profiling->value);
+  const auto dict = lg::parse_engine_log("INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3.5-27B', 'skip_mm_profiling': True}\n", sigs());
+  ASSERT_TRUE(dict.args.skip_mm_profiling);
+  EXPECT_TRUE(dict.args.skip_mm_profiling->value);
+  const auto engine_line = lg::parse_engine_log(
+      "INFO 08-17 02:54:36 [gpu_model_runner.py:5515] Model loading took 51.1 GiB memory and 41.914650 seconds\n"
+      "(EngineCore pid=3403212) INFO 08-17 02:54:36 [gpu_model_runner.py:6563] Skipping memory profiling for multimodal encoder and encoder cache.\n",
+      sigs());
+  ASSERT_TRUE(engine_line.args.skip_mm_profiling);
+  EXPECT_EQ(engine_line.args.skip_mm_profiling->line, 2);
+  const auto none = lg::parse_engine_log("$ vllm serve Qwen/Qwen3.5-27B --max-model-len 32768\n", sigs());
+  EXPECT_FALSE(none.args.skip_mm_profiling);
+}
+
 TEST(LogsCli, PrintedVersusPredictedForAResolvableModel) {
   const auto r = run("logs " + k_synthetic + "/none.1.log --device A100-80G-SXM --json");
   EXPECT_EQ(r.code, 0) << r.out;
