@@ -206,7 +206,9 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["tokens_per_s"] = Json();
   j["fits"] = failed ? Json(false) : log.started || p.kv_cache_tokens ? Json(true) : Json();
   j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();
-  j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string());
+  // Flags the schema has no field for travel in the notes, where validate reads them back.
+  j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
+               (a.skip_mm_profiling && a.skip_mm_profiling->value ? format("; run with --skip-mm-profiling (line %lld)", static_cast<long long>(a.skip_mm_profiling->line)) : std::string());
   return j;
 }
 

@@ -331,6 +331,27 @@ TEST(LogsCli, UnresolvableModelIsSaidAndClassificationContinues) {
   EXPECT_NE(r.out.find("fix:"), std::string::npos);
 }
 
+// A flag the case schema has no field for (--skip-mm-profiling) travels in the emitted notes, where validate
+// reads it back: the emitted case round-trips through `preflight validate`.
+TEST(LogsCli, EmitCaseCarriesSkipMmProfilingToValidate) {
+  const std::string dir = ::testing::TempDir();
+  const std::string log = dir + "/vl_skip.log";
+  std::ofstream(log) << "(APIServer pid=1) INFO [api_server.py:1805] vLLM API server version 0.11.0\n"
+                     << "(APIServer pid=1) INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-VL-8B-Instruct', 'max_model_len': 32768}\n"
+                     << "(EngineCore pid=2) INFO [gpu_model_runner.py:2007] Model loading took 16.3 GiB and 9.1 seconds\n"
+                     << "(EngineCore pid=2) INFO [gpu_model_runner.py:3000] Skipping memory profiling for multimodal encoder and encoder cache.\n"
+                     << "(EngineCore pid=2) INFO [gpu_worker.py:276] Available KV cache memory: 50.00 GiB\n";
+  const auto r = run("logs " + log + " --device H100-SXM --emit-case");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["notes"].get<std::string>().find("--skip-mm-profiling (line 4)"), std::string::npos) << j["notes"];
+  const std::string cases = dir + "/vl_skip.jsonl";
+  std::ofstream(cases) << j.dump() << "\n";
+  const auto v = run("validate " + cases + " --json");
+  ASSERT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find("--skip-mm-profiling, named in the case notes"), std::string::npos) << v.out;
+}
+
 TEST(LogsCli, EmitCaseFollowsTheValidationSchema) {
   const auto r = run("logs " + k_synthetic + "/none.1.log --emit-case");
   EXPECT_EQ(r.code, 0);
