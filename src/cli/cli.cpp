@@ -267,7 +267,8 @@ int cmd_engines(const std::vector<std::string>& argv) {
                     {"default_gpu_memory_utilization", p.default_gpu_memory_utilization}, {"block_size", p.block_size},
                     {"max_num_seqs", p.max_num_seqs}, {"max_num_batched_tokens", p.max_num_batched_tokens},
                     {"large_device", {{"max_num_seqs", p.max_num_seqs_large_device}, {"max_num_batched_tokens", p.max_num_batched_tokens_large_device}}},
-                    {"sampler", {{"logit_copies", p.sampler_logit_copies}, {"fixed_bytes", p.sampler_fixed_bytes}, {"source", p.sampler_source}}},
+                    {"sampler", {{"logit_copies", p.sampler_logit_copies}, {"logit_copies_if_flashinfer", p.sampler_logit_copies_if_flashinfer},
+                                 {"fixed_bytes", p.sampler_fixed_bytes}, {"source", p.sampler_source}}},
                     {"profiles_mm_encoder", p.profiles_mm_encoder}, {"mxfp4_layouts", [&] {
                        Json l = Json::array();
                        for (const auto& x : p.mxfp4_layouts) l.push_back({{"backend", x.backend}, {"devices", x.devices}, {"families", x.families}, {"source", x.source}});

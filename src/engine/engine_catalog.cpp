@@ -98,7 +98,7 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     JsonObject r(item, origin, "profiles[" + id + "]");
     PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
                               "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
-                              "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "profiles_mm_encoder", "available_kv_rule",
+                              "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder", "available_kv_rule",
                               "requested_rounding", "graph_memory_in_budget", "tokens_rule", "concurrency_rule", "weights_line", "kv_line",
                               "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
     (void)keys;
@@ -143,6 +143,10 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     p.sampler_fixed_bytes = sfixed.value_or(0.0);
     PF_TRY(ssrc, r.string("sampler_source"));
     p.sampler_source = ssrc;
+    PF_TRY(alt, r.opt_number("sampler_logit_copies_if_flashinfer"));
+    if (alt && (*alt < 0 || *alt > copies))
+      return make_error(ErrorKind::corrupt, format("%s: %s: sampler_logit_copies_if_flashinfer must be in [0, sampler_logit_copies]", origin.c_str(), id.c_str()), origin);
+    p.sampler_logit_copies_if_flashinfer = alt.value_or(copies);
     PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
     p.profiles_mm_encoder = mm_profiled.value_or(true);
     PF_TRY(kv_rule, r.string("available_kv_rule"));
@@ -180,15 +184,20 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
   if (const Json* layouts = top.find("mxfp4_layouts"); layouts && layouts->is_array()) {
     for (const auto& item : *layouts) {
       JsonObject r(item, origin, "mxfp4_layouts[]");
-      PF_TRY(keys, r.only_keys({"engine", "version_min", "devices", "families", "backend", "pad_intermediate", "pad_hidden", "scale_copy_pad_n", "bias_fp32", "source"}));
+      PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "devices", "families", "backend", "pad_intermediate", "pad_hidden", "scale_copy_pad_n", "bias_fp32", "source"}));
       (void)keys;
       Mxfp4Layout l;
       PF_TRY(engine, r.string("engine"));
-      l.engine = engine;
       PF_TRY(vmin, r.string("version_min"));
-      const auto v = parse_version(vmin);
-      if (!v) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_min %s", origin.c_str(), vmin.c_str()), origin);
-      l.version_min = *v;
+      const auto layout_min = parse_version(vmin);
+      if (!layout_min) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_min %s", origin.c_str(), vmin.c_str()), origin);
+      PF_TRY(vmax, r.opt_string("version_max"));
+      std::optional<Version> layout_max;
+      if (vmax) {
+        layout_max = parse_version(*vmax);
+        if (!layout_max || *layout_max < *layout_min)
+          return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_max %s", origin.c_str(), vmax->c_str()), origin);
+      }
       for (const char* key : {"devices", "families"}) {
         PF_TRY(list_json, r.array(key));
         for (const auto& x : *list_json) {
@@ -210,8 +219,10 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       l.bias_fp32 = b32.value_or(false);
       PF_TRY(source, r.string("source"));
       l.source = source;
+      // A layout belongs to the profiles whose version range overlaps its own (profiles are split where the
+      // layout changes, so no profile straddles two layouts of one device).
       for (auto& p : catalog.profiles)
-        if (p.engine == l.engine && l.version_min <= p.version_max) p.mxfp4_layouts.push_back(l);
+        if (p.engine == engine && *layout_min <= p.version_max && (!layout_max || p.version_min <= *layout_max)) p.mxfp4_layouts.push_back(l);
     }
   }
   if (const Json* list2 = top.find("overheads"); list2 && list2->is_array()) {

@@ -30,8 +30,6 @@ enum class HybridBlockRule { cuda_align, npu_align128, npu_contiguous };
 // How an engine lays MXFP4 MoE experts out in memory at load, per device (gpt-oss): padded dimensions,
 // a kept second copy of the scales, fp32 biases. data/engines/engines.json "mxfp4_layouts".
 struct Mxfp4Layout {
-  std::string engine;
-  Version version_min;
   std::vector<std::string> devices, families;
   std::string backend;
   int64_t pad_intermediate = 1, pad_hidden = 1;
@@ -59,6 +57,9 @@ struct EngineProfile {
   // (V1 all-gathers the logits; V0 samples on the driver, which then sets the minimum).
   double sampler_logit_copies = 1.0;
   double sampler_fixed_bytes = 0.0;
+  // Where the version samples with FlashInfer when it is installed (vLLM 0.9.2-0.11.0): its copies; the
+  // prediction keeps the native path and widens the high side of the band by the difference.
+  double sampler_logit_copies_if_flashinfer = 1.0;
   std::string sampler_source;
   bool profiles_mm_encoder = true;             // the profile run includes the vision encoder's dummy pass
   std::vector<Mxfp4Layout> mxfp4_layouts;      // the catalogue's layouts whose version range reaches this profile

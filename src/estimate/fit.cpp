@@ -377,6 +377,21 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
                                    "--limit-mm-per-prompt '{\"image\": 0}' (text only) removes it",
                                    bytes_to_gib(e.activation_vision_bytes), vision_patches, bytes_to_gib(upper)));
   }
+  e.available_kv_band_high_bytes = e.available_kv_band_bytes;
+  if (!dep.kv_cache_memory_bytes && pp == 1 && engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies) {
+    // Versions that sample with FlashInfer whenever it is installed: the prediction keeps the native sort,
+    // and the high side of the band reaches the FlashInfer path's smaller sampler run.
+    const double alt_sampler = engine.sampler_logit_copies_if_flashinfer * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
+    const double alt_peak = std::max({text_peak + encoder_held, vision_peak, alt_sampler + encoder_held});
+    const double saved = std::max(0.0, e.activation_bytes - alt_peak);
+    if (saved > 0) {
+      e.available_kv_band_high_bytes = e.available_kv_band_bytes + saved;  // one-sided, added
+      e.assumptions.push_back(format("%s samples with FlashInfer when flashinfer is installed (the vLLM Docker images): its sampler run is %.2f GiB instead of the native "
+                                     "sort's %.2f, so the KV budget can be up to %.2f GiB larger, which the high end of the band allows for; "
+                                     "VLLM_USE_FLASHINFER_SAMPLER=0 makes the native path (this estimate) certain",
+                                     engine.id.c_str(), bytes_to_gib(alt_sampler), bytes_to_gib(e.activation_sampler_bytes), bytes_to_gib(saved)));
+    }
+  }
   e.terms.push_back({"available KV", available, e.available_kv_band_bytes, "requested - weights - activation peak - non-torch" +
                                                                                std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});
 
@@ -502,7 +517,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
       return (num_groups > 1 ? nb / num_groups : nb) * bs;
     };
     e.kv_tokens_low = tokens_at(available_blocks - e.available_kv_band_low_bytes);
-    e.kv_tokens_high = tokens_at(available_blocks + e.available_kv_band_bytes);
+    e.kv_tokens_high = tokens_at(available_blocks + e.available_kv_band_high_bytes);
   }
 
   // Verdict, in the order the engine fails.

@@ -71,6 +71,7 @@ struct FitEstimate {
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
   double available_kv_band_low_bytes = 0;  // the low side: wider where a term has a known upper bound
+  double available_kv_band_high_bytes = 0; // the high side: wider where the engine may take a cheaper path
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the

@@ -37,8 +37,9 @@ TEST(Cli, FitExitCodesFollowTheVerdict) {
   EXPECT_NE(no.out.find("--tensor-parallel-size"), std::string::npos);  // a fix is offered
 }
 
-// engines lists each version's profile-run facts: the sampler path (full sort on 0.9.2-0.13, FlashInfer on
-// 0.26+, logits only on vLLM-Ascend), the large-device batch defaults and the MXFP4 layouts.
+// engines lists each version's profile-run facts: the sampler path (full sort on 0.9.2-0.13, or FlashInfer where
+// installed up to 0.11.0; FlashInfer on 0.26+, logits only on vLLM-Ascend), the large-device batch defaults and
+// the MXFP4 layouts (Hopper: Marlin up to 0.11.0, triton_kernels from 0.11.1).
 TEST(Cli, EnginesListSamplerPathAndBatchDefaults) {
   auto j = run("engines --json");
   ASSERT_EQ(j.code, 0);
@@ -49,13 +50,26 @@ TEST(Cli, EnginesListSamplerPathAndBatchDefaults) {
     ADD_FAILURE() << id;
     return nlohmann::json::object();
   };
-  EXPECT_EQ(profile("vllm@0.9.2-0.13")["sampler"]["logit_copies"], 10.0);
-  EXPECT_EQ(profile("vllm@0.9.2-0.13")["large_device"]["max_num_seqs"], 1024);
+  EXPECT_EQ(profile("vllm@0.9.2-0.11.0")["sampler"]["logit_copies"], 10.0);
+  EXPECT_EQ(profile("vllm@0.9.2-0.11.0")["sampler"]["logit_copies_if_flashinfer"], 3.5);
+  EXPECT_EQ(profile("vllm@0.11.1-0.13")["sampler"]["logit_copies"], 10.0);
+  EXPECT_EQ(profile("vllm@0.11.1-0.13")["sampler"]["logit_copies_if_flashinfer"], 10.0);
+  EXPECT_EQ(profile("vllm@0.11.1-0.13")["large_device"]["max_num_seqs"], 1024);
   EXPECT_EQ(profile("vllm@0.26-0.30")["sampler"]["logit_copies"], 3.5);
   EXPECT_EQ(profile("vllm-ascend@0.23-0.26")["sampler"]["logit_copies"], 0.5);
   EXPECT_EQ(profile("vllm-ascend@0.23-0.26")["large_device"]["max_num_seqs"], 256);
   EXPECT_FALSE(profile("vllm-ascend@0.7-0.12")["profiles_mm_encoder"].get<bool>());
-  EXPECT_EQ(profile("vllm@0.9.2-0.13")["mxfp4_layouts"].size(), 3u);
+  auto hopper_backend = [&](const std::string& id) {
+    const auto p = profile(id);
+    for (const auto& l : p["mxfp4_layouts"])
+      for (const auto& f : l["families"]) if (f == "hopper") return l["backend"].get<std::string>();
+    return std::string();
+  };
+  EXPECT_EQ(hopper_backend("vllm@0.9.2-0.11.0"), "Marlin");
+  EXPECT_EQ(hopper_backend("vllm@0.11.1-0.13").rfind("triton_kernels", 0), 0u);
+  EXPECT_EQ(profile("vllm@0.9.2-0.11.0")["mxfp4_layouts"].size(), 3u);
+  EXPECT_EQ(profile("vllm@0.11.1-0.13")["mxfp4_layouts"].size(), 3u);
+  EXPECT_EQ(profile("vllm@0.8-0.9.1")["mxfp4_layouts"].size(), 0u);  // before gpt-oss (0.10.1)
   auto text = run("engines");
   EXPECT_NE(text.out.find("sampler"), std::string::npos);
 }

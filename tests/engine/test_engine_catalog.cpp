@@ -11,7 +11,7 @@ TEST(EngineCatalog, SelectsByVersionRange) {
   struct Row { const char* engine; const char* version; const char* id; };
   const Row rows[] = {
       {"vllm-ascend", "0.23.0", "vllm-ascend@0.23-0.26"}, {"vllm-ascend@0.18", "", "vllm-ascend@0.18-0.20"},
-      {"vllm-ascend", "vllm 0.10.2 + vllm-ascend 0.10.2rc1", "vllm-ascend@0.7-0.12"}, {"vllm", "0.10.1.1", "vllm@0.9.2-0.13"},
+      {"vllm-ascend", "vllm 0.10.2 + vllm-ascend 0.10.2rc1", "vllm-ascend@0.7-0.12"}, {"vllm", "0.10.1.1", "vllm@0.9.2-0.11.0"}, {"vllm", "0.11.2", "vllm@0.11.1-0.13"},
       {"vllm", "", "vllm@0.26-0.30"}, {"vllm-ascend", "0.11.0rc3", "vllm-ascend@0.7-0.12"},
   };
   for (const auto& r : rows) {

@@ -207,6 +207,35 @@ TEST(Fit, Mxfp4ExpertsAsTheKernelLaysThemOut) {
   EXPECT_NEAR(bytes_to_gib(weights("H100-SXM", "0.11.2")), 13.47, 13.47 * 0.01);
 }
 
+// vLLM 0.9.2-0.11.0 samples with FlashInfer whenever flashinfer is installed (PR #26859 made native the default
+// in 0.11.1). The estimate keeps the native sort; the high side of the band reaches the FlashInfer path:
+// Llama-3.1-8B on an H100 (1024 seqs): (10 - 3.5) x 1024 x 128,256 x 4 B = 3,414,687,744 B more KV at most.
+// gpt-oss-120b on one H100 at 0.10.1 ran its experts through Marlin (vllm#23278: "Model loading took 65.9651 GiB",
+// "Available KV cache memory: -2.14 GiB"); from 0.11.1 Hopper uses triton_kernels (vllm#33155 at 0.14.1: 64.38 GiB).
+TEST(Fit, FlashInferSamplerBandAndHopperMxfp4ByVersion) {
+  auto llama = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.10.1");
+  estimate::Deployment d;
+  d.max_model_len = 8192;
+  const auto e = estimate::estimate_fit(llama.model, llama.device, llama.engine, llama.overheads, d);
+  EXPECT_NEAR(e.available_kv_band_high_bytes - e.available_kv_band_bytes, 6.5 * 1024 * 128256 * 4, 1.0);
+  EXPECT_GT(e.kv_tokens_high, e.kv_tokens);
+  bool says = false;
+  for (const auto& a : e.assumptions) says |= a.find("VLLM_USE_FLASHINFER_SAMPLER=0") != std::string::npos;
+  EXPECT_TRUE(says);
+  auto later = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.11.2");
+  const auto e2 = estimate::estimate_fit(later.model, later.device, later.engine, later.overheads, d);
+  EXPECT_DOUBLE_EQ(e2.available_kv_band_high_bytes, e2.available_kv_band_bytes);
+
+  d.max_model_len = 32768;
+  auto oss = setup("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.10.1");
+  const auto g = estimate::estimate_fit(oss.model, oss.device, oss.engine, oss.overheads, d);
+  EXPECT_NEAR(bytes_to_gib(g.weights_bytes), 65.9651, 65.9651 * 0.002);
+  EXPECT_EQ(g.failure, estimate::Failure::kv_negative);
+  EXPECT_NEAR(bytes_to_gib(g.available_kv_bytes), -2.14, 0.5);
+  auto oss14 = setup("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.14.1");
+  EXPECT_NEAR(bytes_to_gib(estimate::estimate_fit(oss14.model, oss14.device, oss14.engine, oss14.overheads, d).weights_bytes), 64.38, 64.38 * 0.002);
+}
+
 TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
   auto s = setup("nvidia/Qwen3.6-27B-NVFP4", "910B4", "vllm-ascend", "0.18.0");
   estimate::Deployment d;
