@@ -14,6 +14,7 @@
 #include "cli/cmd_bw.hpp"
 #include "cli/cmd_plan.hpp"
 #include "cli/common.hpp"
+#include "cli/help.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_logs.hpp"
 #include "cli/model_arg.hpp"
@@ -305,7 +306,8 @@ int run(int argc, char** argv) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const auto& a : rest) {
     if (a == "--help" || a == "-h") {
-      std::cout << k_usage;
+      const char* own = command_help(command);
+      std::cout << (own ? own : k_usage);
       return k_exit_ok;
     }
   }

@@ -87,3 +87,15 @@ TEST(Cli, BadInputIsExitTwoWithSuggestions) {
   auto file = run("inspect /nonexistent/config.json");
   EXPECT_EQ(file.code, 2);
 }
+
+// Each command has its own help: `fit --help` lists vLLM's flags with their meanings and the exit codes;
+// a command without its own help falls back to the command list.
+TEST(Cli, CommandHelpListsItsFlags) {
+  const auto fit = run("fit --help");
+  EXPECT_EQ(fit.code, 0);
+  for (const char* flag : {"--tensor-parallel-size", "--max-model-len", "--gpu-memory-utilization", "--kv-cache-dtype", "--skip-mm-profiling", "exit: 0 fits, 1 does not fit, 2 bad input"})
+    EXPECT_NE(fit.out.find(flag), std::string::npos) << flag;
+  EXPECT_NE(run("explain -h").out.find("usage: preflight logs FILE"), std::string::npos);
+  EXPECT_NE(run("plan --device 910B3 --help").out.find("--min-tok-s"), std::string::npos);
+  EXPECT_NE(run("version --help").out.find("commands:"), std::string::npos);
+}
