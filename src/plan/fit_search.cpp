@@ -29,6 +29,45 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
       }
     }
   }
+  if (base.failure == estimate::Failure::kv_negative || base.failure == estimate::Failure::max_model_len_too_large) {
+    // Flags that shrink the profile run itself, tried where that run sets the peak: fewer sequences when the
+    // sampler's logits dominate (the largest count that fits keeps the most throughput), fewer batched tokens
+    // when the text forward does, and no encoder profiling for a vision model.
+    const double text_peak = oh.activation_bytes_per_batched_token_factor * base.activation_text_unit_bytes;
+    if (base.activation_sampler_bytes > text_peak && base.activation_sampler_bytes > base.activation_vision_bytes) {
+      for (int64_t seqs = 512; seqs >= 16; seqs /= 2) {
+        if (seqs >= base.max_num_seqs) continue;
+        auto d = dep;
+        d.max_num_seqs = seqs;
+        const auto r = try_fit(d);
+        if (r.fits) {
+          out.fixes.push_back(format("--max-num-seqs %lld: the profile's sampler run over %lld rows of logits takes %.2f GiB instead of %.2f; %s KV tokens, %.2fx",
+                                     static_cast<long long>(seqs), static_cast<long long>(seqs), bytes_to_gib(r.activation_sampler_bytes),
+                                     bytes_to_gib(base.activation_sampler_bytes), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
+          out.fix_flags.push_back(format("--max-num-seqs %lld", static_cast<long long>(seqs)));
+          break;
+        }
+      }
+    } else if (text_peak > base.activation_vision_bytes && base.max_num_batched_tokens > 2048) {
+      auto d = dep;
+      d.max_num_batched_tokens = 2048;
+      const auto r = try_fit(d);
+      if (r.fits) {
+        out.fixes.push_back(format("--max-num-batched-tokens 2048: a smaller profile forward (longer prompts prefill in more chunks); %s KV tokens", with_thousands(r.kv_tokens).c_str()));
+        out.fix_flags.push_back("--max-num-batched-tokens 2048");
+      }
+    }
+    if (base.activation_vision_unit_bytes > 0 && !dep.skip_mm_profiling) {
+      auto d = dep;
+      d.skip_mm_profiling = true;
+      const auto r = try_fit(d);
+      if (r.fits) {
+        out.fixes.push_back(format("--skip-mm-profiling: no encoder pass in the profile run (images at serve time use the memory above the utilization); %s KV tokens",
+                                   with_thousands(r.kv_tokens).c_str()));
+        out.fix_flags.push_back("--skip-mm-profiling");
+      }
+    }
+  }
   if (base.failure == estimate::Failure::unsupported_quantization) {
     for (const auto& q : eng.supported_quantization) {
       if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;

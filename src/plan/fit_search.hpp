@@ -1,7 +1,8 @@
 // plan/fit_search: searches around one deployment: the largest context one request can get, and the
-// cheapest changes that make a failing deployment start (shorter max_model_len, higher utilization,
-// more tensor-parallel devices, an accepted quantization, a smaller KV-cache dtype), each verified
-// by re-running the estimate.
+// cheapest changes that make a failing deployment start (shorter max_model_len, higher utilization, a
+// smaller profile run: fewer sequences, fewer batched tokens, no encoder profiling; an accepted
+// quantization, more tensor-parallel devices, a smaller KV-cache dtype), each verified by re-running
+// the estimate.
 #pragma once
 
 #include <string>

@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_source.hpp"
+#include "plan/fit_search.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct Case {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  engine::EngineProfile engine;
+  engine::Overheads overheads;
+};
+
+Case make(const std::string& model, const std::string& device, const std::string& engine, const std::string& version) {
+  Case c;
+  c.model = *model::resolve_model(model);
+  c.device = *device::find_device(*device::load_device_catalog(), device);
+  auto engines = engine::load_engine_catalog();
+  c.engine = *engine::select_engine(*engines, engine, version);
+  c.overheads = *engines->overheads_for(c.engine.platform);
+  return c;
+}
+
+bool has_flag(const plan::FitSearch& s, const std::string& flag) {
+  return std::find(s.fix_flags.begin(), s.fix_flags.end(), flag) != s.fix_flags.end();
+}
+
+}  // namespace
+
+// Every fix is found by re-running the estimate with it, so each one listed must make the deployment fit.
+// gpt-oss-120b on one H100 with vLLM 0.10.1 fails at start-up (vllm#23278: -2.14 GiB available): the
+// profile's sampler run over 1024 sequences of 201,088-wide fp32 logits is the peak, so fewer sequences is
+// a fix that needs no second card, alongside a higher utilization and TP 2.
+TEST(FitSearch, EveryFixIsVerifiedAndTheSamplerFixIsFound) {
+  auto c = make("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.10.1");
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  const auto base = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_FALSE(base.fits);
+  const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
+  ASSERT_EQ(s.fixes.size(), s.fix_flags.size());
+  bool seqs = false;
+  for (const auto& f : s.fix_flags) seqs |= f.rfind("--max-num-seqs ", 0) == 0;
+  EXPECT_TRUE(seqs);
+  EXPECT_TRUE(has_flag(s, "--tensor-parallel-size 2"));
+  for (const auto& flag : s.fix_flags) {
+    auto fixed = d;
+    const auto value = flag.substr(flag.find(' ') + 1);
+    if (flag.rfind("--max-num-seqs", 0) == 0) fixed.max_num_seqs = std::stoll(value);
+    else if (flag.rfind("--gpu-memory-utilization", 0) == 0) fixed.gpu_memory_utilization = std::stod(value);
+    else if (flag.rfind("--tensor-parallel-size", 0) == 0) fixed.tensor_parallel_size = std::stoll(value);
+    else if (flag.rfind("--max-model-len", 0) == 0) fixed.max_model_len = std::stoll(value);
+    else if (flag == "--kv-cache-dtype fp8") fixed.kv_cache_dtype = "fp8";
+    else continue;
+    EXPECT_TRUE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, fixed).fits) << flag;
+  }
+  // A deployment that fits has no fixes, only its largest context.
+  d.max_num_seqs = 256;
+  const auto ok = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_TRUE(ok.fits);
+  const auto none = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, ok);
+  EXPECT_TRUE(none.fixes.empty());
+  EXPECT_GE(none.largest_context, 32768);
+}
+
+// An unsupported quantization is fixed by a scheme the engine accepts, never by more cards
+// (seeds/000: fp8 on vLLM-Ascend 0.18 -> a ModelSlim W8A8 export).
+TEST(FitSearch, UnsupportedQuantizationSuggestsAnAcceptedScheme) {
+  auto c = make("Qwen/Qwen3-32B-FP8", "910B3", "vllm-ascend", "0.18.0");
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  const auto base = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_EQ(base.failure, estimate::Failure::unsupported_quantization);
+  const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
+  EXPECT_TRUE(has_flag(s, "--quantization ascend"));
+  for (const auto& f : s.fix_flags) EXPECT_EQ(f.rfind("--tensor-parallel-size", 0), std::string::npos) << f;
+}
