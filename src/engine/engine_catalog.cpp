@@ -252,6 +252,10 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       o.evidence = ev;
       PF_TRY(band, r.number("band_fraction"));
       o.band_fraction = band;
+      PF_TRY(nt_band, r.opt_number("non_torch_band_bytes"));
+      if (nt_band && (*nt_band < 0 || *nt_band > 64.0 * 1024 * 1024 * 1024))
+        return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_band_bytes is outside 0-64 GiB", origin.c_str(), o.platform.c_str()), origin);
+      o.non_torch_band_bytes = nt_band.value_or(0.0);
       catalog.overheads.push_back(o);
     }
   }

@@ -98,6 +98,7 @@ struct Overheads {
   std::optional<bool> graph_memory_in_budget;  // platform exception to the engine profile's rule
   std::string evidence;
   double band_fraction = 0.3;
+  double non_torch_band_bytes = 0;  // floor of the non-torch band: the spread of printed non-torch memory
 };
 
 struct EngineCatalog {

@@ -333,7 +333,9 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
                             static_cast<long long>(m.vocab_size), engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                             encoder_held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(encoder_held)).c_str() : "")});
   e.non_torch_bytes = oh.non_torch_bytes + (tp * pp > 1 ? oh.non_torch_bytes * 0.5 : 0.0);
-  e.terms.push_back({"non-torch", e.non_torch_bytes, e.non_torch_bytes * oh.band_fraction,
+  // The band of the non-torch term is at least the spread the printed breakdowns show for the platform.
+  const double non_torch_band = std::max(e.non_torch_bytes * oh.band_fraction, oh.non_torch_band_bytes);
+  e.terms.push_back({"non-torch", e.non_torch_bytes, non_torch_band,
                      "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")"});
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   e.graph_bytes = dep.mode == ExecutionMode::eager ? 0.0 : oh.graph_bytes;
@@ -364,7 +366,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     e.assumptions.push_back(format("KV budget given as %.0f bytes (--kv-cache-memory-bytes): profiling skipped", available));
   }
   e.available_kv_bytes = available;
-  e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(e.non_torch_bytes * oh.band_fraction, 2) +
+  e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(non_torch_band, 2) +
                                         (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
   e.available_kv_band_low_bytes = e.available_kv_band_bytes;
   if (!dep.kv_cache_memory_bytes && e.activation_vision_unit_bytes > 0 && oh.vision_activation_factor_upper > oh.vision_activation_factor) {

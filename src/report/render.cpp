@@ -182,7 +182,10 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
     if (row.skipped) continue;
     o += bold(row.id, st) + "  [" + row.engine + "]\n";
     for (const auto& f : row.fields) {
-      o += format("    %-18s observed %12.4g  predicted %12.4g  %6.2f%%\n", f.field.c_str(), f.observed, f.predicted, f.abs_pct);
+      o += format("    %-18s observed %12.4g  predicted %12.4g  %6.2f%%", f.field.c_str(), f.observed, f.predicted, f.abs_pct);
+      if (f.low && f.high)
+        o += format("  band %.4g - %.4g%s", *f.low, *f.high, f.observed >= *f.low && f.observed <= *f.high ? "" : " (outside)");
+      o += "\n";
     }
     if (row.observed_fits) {
       o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : row.observed_failure.c_str(),
@@ -192,8 +195,12 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
   o += "\nskipped\n";
   for (const auto& row : r.rows) if (row.skipped) o += "  " + row.id + ": " + row.skip_reason + "\n";
   o += format("\nsummary: %d cases, %d evaluated, %d skipped\n", r.cases, r.evaluated, r.skipped);
-  o += "  field               n   median|%|   p90|%|   max|%|\n";
-  for (const auto& [name, s] : r.fields) o += format("  %-18s %2d %10.2f %9.2f %9.2f\n", name.c_str(), s.n, s.median_abs_pct, s.p90_abs_pct, s.max_abs_pct);
+  o += "  field               n   median|%|   p90|%|   max|%|   in band\n";
+  for (const auto& [name, s] : r.fields) {
+    o += format("  %-18s %2d %10.2f %9.2f %9.2f", name.c_str(), s.n, s.median_abs_pct, s.p90_abs_pct, s.max_abs_pct);
+    if (s.banded > 0) o += format("   %d/%d", s.in_band, s.banded);
+    o += "\n";
+  }
   o += format("  verdicts           %d/%d correct\n", r.verdicts_correct, r.verdicts_n);
   return o;
 }

@@ -255,7 +255,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
         row.assumptions.push_back(format("decode at context %lld (not stated by the case)", static_cast<long long>(work.context_tokens)));
         const auto& pt = speed.points.front();
-        row.fields.push_back({"tokens_per_s", *o_speed, pt.per_stream_tokens_per_s, pct(pt.per_stream_tokens_per_s, *o_speed)});
+        row.fields.push_back({"tokens_per_s", *o_speed, pt.per_stream_tokens_per_s, pct(pt.per_stream_tokens_per_s, *o_speed), pt.per_stream_low, pt.per_stream_high});
         row.speed_profile = sp->engine + "/" + sp->platform;
         row.speed_terms = {{"bytes", pt.terms.weight_bytes + pt.terms.kv_bytes + pt.terms.state_bytes},
                            {"copy_bandwidth", speed.bandwidth_bytes_per_s},
@@ -293,15 +293,17 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       row.observed_failure = o_failure.value_or("");
       if (!o_fits && o_kv && *o_kv < 0) row.observed_fits = false;
       if (!o_fits && (o_tokens || o_conc)) row.observed_fits = true;
-      auto compare = [&](const std::string& field, std::optional<double> observed, double predicted) {
+      auto compare = [&](const std::string& field, std::optional<double> observed, double predicted, std::optional<double> low = std::nullopt,
+                         std::optional<double> high = std::nullopt) {
         if (!observed) return;
-        row.fields.push_back({field, *observed, predicted, pct(predicted, *observed)});
+        row.fields.push_back({field, *observed, predicted, pct(predicted, *observed), low, high});
       };
       if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
         compare("weights_gib", o_weights, bytes_to_gib(est.weights_bytes));
-        compare("available_kv_gib", o_kv, bytes_to_gib(est.available_kv_bytes));
+        compare("available_kv_gib", o_kv, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_bytes - est.available_kv_band_low_bytes),
+                bytes_to_gib(est.available_kv_bytes + est.available_kv_band_high_bytes));
         if (est.num_blocks > 0) {
-          compare("kv_cache_tokens", o_tokens, static_cast<double>(est.kv_tokens));
+          compare("kv_cache_tokens", o_tokens, static_cast<double>(est.kv_tokens), static_cast<double>(est.kv_tokens_low), static_cast<double>(est.kv_tokens_high));
           compare("max_concurrency", o_conc, est.max_concurrency);
         }
       }
@@ -310,8 +312,15 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
     }
   }
   std::map<std::string, std::vector<double>> errors;
+  std::map<std::string, std::pair<int, int>> coverage;  // banded, inside
   for (const auto& r : report.rows) {
-    for (const auto& f : r.fields) errors[f.field].push_back(f.abs_pct);
+    for (const auto& f : r.fields) {
+      errors[f.field].push_back(f.abs_pct);
+      if (f.low && f.high) {
+        ++coverage[f.field].first;
+        if (f.observed >= *f.low && f.observed <= *f.high) ++coverage[f.field].second;
+      }
+    }
     if (!r.skipped && r.observed_fits && r.predicted_fits) {
       ++report.verdicts_n;
       bool correct = *r.observed_fits == *r.predicted_fits;
@@ -326,6 +335,10 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
     s.median_abs_pct = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2.0;
     s.p90_abs_pct = v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(v.size())) - 1))];
     s.max_abs_pct = v.back();
+    if (const auto c = coverage.find(field); c != coverage.end()) {
+      s.banded = c->second.first;
+      s.in_band = c->second.second;
+    }
     report.fields[field] = s;
   }
   return report;
@@ -341,6 +354,7 @@ Json validation_to_json(const ValidationReport& report) {
   Json fields = Json::object();
   for (const auto& [name, s] : report.fields) {
     fields[name] = {{"n", s.n}, {"median_abs_pct", s.median_abs_pct}, {"p90_abs_pct", s.p90_abs_pct}, {"max_abs_pct", s.max_abs_pct}};
+    if (s.banded > 0) fields[name]["band"] = {{"n", s.banded}, {"observed_inside", s.in_band}};
   }
   out["fields"] = fields;
   out["verdicts"] = {{"n", report.verdicts_n}, {"correct", report.verdicts_correct}};
@@ -349,7 +363,10 @@ Json validation_to_json(const ValidationReport& report) {
     if (r.skipped) continue;
     Json row = {{"id", r.id}, {"file", r.file}, {"engine", r.engine}, {"model", r.model}, {"device", r.device}};
     Json f = Json::object();
-    for (const auto& c : r.fields) f[c.field] = {{"observed", c.observed}, {"predicted", c.predicted}, {"abs_pct", c.abs_pct}};
+    for (const auto& c : r.fields) {
+      f[c.field] = {{"observed", c.observed}, {"predicted", c.predicted}, {"abs_pct", c.abs_pct}};
+      if (c.low && c.high) f[c.field]["band"] = {*c.low, *c.high};
+    }
     row["fields"] = f;
     if (r.observed_fits) row["observed_fits"] = *r.observed_fits;
     if (r.predicted_fits) row["predicted_fits"] = *r.predicted_fits;

@@ -19,6 +19,7 @@ struct FieldComparison {
   double observed = 0;
   double predicted = 0;
   double abs_pct = 0;
+  std::optional<double> low, high;  // the prediction's band, where the estimate carries one
 };
 
 struct CaseResult {
@@ -45,6 +46,7 @@ struct CaseResult {
 struct FieldSummary {
   int n = 0;
   double median_abs_pct = 0, p90_abs_pct = 0, max_abs_pct = 0;
+  int banded = 0, in_band = 0;  // cases with a predicted band, and those whose observation lies inside it
 };
 
 struct ValidationReport {
