@@ -297,10 +297,12 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.activation_text_unit_bytes = static_cast<double>(e.max_num_batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(tp)) * b;
   e.activation_sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
   const double text_peak = oh.activation_bytes_per_batched_token_factor * e.activation_text_unit_bytes;
+  e.activation_text_bytes = text_peak;
+  const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
   const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
   e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
   double vision_peak = 0, vision_patches = 0, encoder_held = 0;
-  if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0)) {
+  if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision) {
     // vLLM's encoder budget: max(max_num_batched_tokens, tokens of the largest image), profiled with as
     // many largest images as fit in it (at least one); towers whose limit is not known: the budget itself.
     const int64_t per_image = m.vision_max_tokens_per_image;
@@ -318,7 +320,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   }
   e.activation_encoder_held_bytes = encoder_held;
   e.activation_vision_bytes = vision_peak;
-  if (dep.skip_mm_profiling && (m.vision_params > 0 || m.vision_hidden_size > 0))
+  if (dep.skip_mm_profiling && has_vision)
     e.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
   e.activation_bytes = std::max({text_peak + encoder_held, vision_peak, e.activation_sampler_bytes + encoder_held});
   // Under PP only the last stage computes logits and samples; the encoder runs on the first.
@@ -540,7 +542,8 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   } else {
     e.fits = true;
   }
-  if (e.fits && e.activation_vision_unit_bytes > 0 && e.kv_tokens_low < L && e.available_kv_band_low_bytes > e.available_kv_band_bytes) {
+  e.encoder_pass_may_block_start = e.fits && e.activation_vision_unit_bytes > 0 && e.kv_tokens_low < L && e.available_kv_band_low_bytes > e.available_kv_band_bytes;
+  if (e.encoder_pass_may_block_start) {
     // The full encoder pass would push max_model_len past the KV capacity: say which flag makes it certain.
     e.assumptions.push_back(format("if the encoder pass takes its full size, the KV cache holds %s tokens, under max_model_len %s, and start-up fails "
                                    "(max_model_len above KV capacity); --skip-mm-profiling (or a smaller max_pixels) rules that out",

@@ -72,6 +72,8 @@ struct FitEstimate {
   double available_kv_band_bytes = 0;
   double available_kv_band_low_bytes = 0;  // the low side: wider where a term has a known upper bound
   double available_kv_band_high_bytes = 0; // the high side: wider where the engine may take a cheaper path
+  double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_low_bytes; }
+  double available_kv_high_bytes() const { return available_kv_bytes + available_kv_band_high_bytes; }
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the
@@ -79,6 +81,10 @@ struct FitEstimate {
   double activation_text_unit_bytes = 0, activation_sampler_unit_bytes = 0;
   double activation_sampler_bytes = 0, activation_vision_bytes = 0, activation_vision_unit_bytes = 0;
   double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
+  double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
+  // The encoder's full profiling pass (its code-derived bound) would leave less KV than max_model_len:
+  // start-up could fail unless --skip-mm-profiling (or a smaller max_pixels) takes the pass out.
+  bool encoder_pass_may_block_start = false;
   std::vector<MemoryTerm> terms;
 
   std::vector<KvGroup> groups;

@@ -33,7 +33,7 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     // Flags that shrink the profile run itself, tried where that run sets the peak: fewer sequences when the
     // sampler's logits dominate (the largest count that fits keeps the most throughput), fewer batched tokens
     // when the text forward does, and no encoder profiling for a vision model.
-    const double text_peak = oh.activation_bytes_per_batched_token_factor * base.activation_text_unit_bytes;
+    const double text_peak = base.activation_text_bytes;
     if (base.activation_sampler_bytes > text_peak && base.activation_sampler_bytes > base.activation_vision_bytes) {
       for (int64_t seqs = 512; seqs >= 16; seqs /= 2) {
         if (seqs >= base.max_num_seqs) continue;

@@ -50,8 +50,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (!c.quantization_flag.empty()) s += " --quantization " + c.quantization_flag;
   if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s += " --kv-cache-dtype " + c.fit.kv_cache_dtype;
   // The encoder's full profiling pass would leave less KV than the context asks for: skip it, and say so.
-  const bool skip_mm = c.fit.activation_vision_unit_bytes > 0 && c.fit.kv_tokens_low < c.context_tokens &&
-                       c.fit.available_kv_band_low_bytes > c.fit.available_kv_band_bytes;
+  const bool skip_mm = c.fit.encoder_pass_may_block_start;
   if (skip_mm) s += " --skip-mm-profiling";
   const bool multi_node = c.num_devices > devices_per_node;
   if (multi_node) s += " --distributed-executor-backend ray";

@@ -123,8 +123,8 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   for (const auto& t : f.terms) terms.push_back({{"name", t.name}, {"gib", bytes_to_gib(t.bytes)}, {"band_gib", bytes_to_gib(t.band_bytes)}, {"rule", t.rule}});
   out["memory_per_device"] = {{"total_gib", bytes_to_gib(f.total_bytes)}, {"requested_gib", bytes_to_gib(f.requested_bytes)}, {"terms", terms},
                                {"available_kv_gib", bytes_to_gib(f.available_kv_bytes)},
-                               {"available_kv_gib_low", bytes_to_gib(f.available_kv_bytes - f.available_kv_band_low_bytes)},
-                               {"available_kv_gib_high", bytes_to_gib(f.available_kv_bytes + f.available_kv_band_high_bytes)}};
+                               {"available_kv_gib_low", bytes_to_gib(f.available_kv_low_bytes())},
+                               {"available_kv_gib_high", bytes_to_gib(f.available_kv_high_bytes())}};
   out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
@@ -184,7 +184,7 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
     for (const auto& f : row.fields) {
       o += format("    %-18s observed %12.4g  predicted %12.4g  %6.2f%%", f.field.c_str(), f.observed, f.predicted, f.abs_pct);
       if (f.low && f.high)
-        o += format("  band %.4g - %.4g%s", *f.low, *f.high, f.observed >= *f.low && f.observed <= *f.high ? "" : " (outside)");
+        o += format("  band %.4g - %.4g%s", *f.low, *f.high, f.in_band() ? "" : " (outside)");
       o += "\n";
     }
     if (row.observed_fits) {

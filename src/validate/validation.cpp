@@ -300,8 +300,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       };
       if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
         compare("weights_gib", o_weights, bytes_to_gib(est.weights_bytes));
-        compare("available_kv_gib", o_kv, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_bytes - est.available_kv_band_low_bytes),
-                bytes_to_gib(est.available_kv_bytes + est.available_kv_band_high_bytes));
+        compare("available_kv_gib", o_kv, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_low_bytes()), bytes_to_gib(est.available_kv_high_bytes()));
         if (est.num_blocks > 0) {
           compare("kv_cache_tokens", o_tokens, static_cast<double>(est.kv_tokens), static_cast<double>(est.kv_tokens_low), static_cast<double>(est.kv_tokens_high));
           compare("max_concurrency", o_conc, est.max_concurrency);
@@ -318,7 +317,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       errors[f.field].push_back(f.abs_pct);
       if (f.low && f.high) {
         ++coverage[f.field].first;
-        if (f.observed >= *f.low && f.observed <= *f.high) ++coverage[f.field].second;
+        if (f.in_band()) ++coverage[f.field].second;
       }
     }
     if (!r.skipped && r.observed_fits && r.predicted_fits) {

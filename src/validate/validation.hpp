@@ -20,6 +20,7 @@ struct FieldComparison {
   double predicted = 0;
   double abs_pct = 0;
   std::optional<double> low, high;  // the prediction's band, where the estimate carries one
+  bool in_band() const { return low && high && observed >= *low && observed <= *high; }
 };
 
 struct CaseResult {

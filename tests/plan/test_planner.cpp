@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/launch_rules.hpp"
@@ -36,6 +38,16 @@ const Catalogs& catalogs() {
 }
 
 device::DeviceSpec dev(const std::string& id) { return *device::find_device(catalogs().devices, id); }
+
+// One candidate: `model` on one 910B3 at `context` tokens, with the default engine.
+plan::Candidate on_910b3(const std::string& model, int64_t context, std::optional<double> min_tokens_per_s = std::nullopt) {
+  auto m = model::resolve_model(model);
+  EXPECT_TRUE(m.has_value()) << model;
+  plan::PlanTargets t;
+  t.context_tokens = context;
+  t.min_tokens_per_s = min_tokens_per_s;
+  return plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+}
 
 }  // namespace
 
@@ -88,22 +100,13 @@ TEST(Planner, WhatOne910B3RunsIncludesTheHybrid27B) {
 }
 
 TEST(Planner, MinimumSpeedRejectsWithTheMeasuredReason) {
-  auto m = model::resolve_model("Qwen/Qwen3.5-27B");
-  ASSERT_TRUE(m.has_value());
-  plan::PlanTargets t;
-  t.context_tokens = 8192;
-  t.min_tokens_per_s = 40;
-  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  const auto c = on_910b3("Qwen/Qwen3.5-27B", 8192, 40.0);
   EXPECT_FALSE(c.meets);
   EXPECT_NE(c.reason.find("below the 40.0 wanted"), std::string::npos) << c.reason;
 }
 
 TEST(Launch, VisionModelOnAscendGetsTheFlashCommWorkaroundAndEnvironment) {
-  auto m = model::resolve_model("Qwen/Qwen3-VL-8B-Instruct");
-  ASSERT_TRUE(m.has_value());
-  plan::PlanTargets t;
-  t.context_tokens = 32768;
-  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  const auto c = on_910b3("Qwen/Qwen3-VL-8B-Instruct", 32768);
   ASSERT_TRUE(c.meets) << c.reason;
   const auto& env = c.launch.env;
   EXPECT_NE(std::find(env.begin(), env.end(), "VLLM_ASCEND_ENABLE_FLASHCOMM1=0"), env.end());
@@ -121,13 +124,10 @@ TEST(Launch, VisionModelOnAscendGetsTheFlashCommWorkaroundAndEnvironment) {
 // (~3.5 GiB on NPU) could leave less than one 32K request, so the command skips it and the note says why and
 // what it costs (the Qwen3-VL-8B above, with room to spare, keeps the profiling).
 TEST(Launch, TightVisionModelSkipsEncoderProfiling) {
-  auto m = model::resolve_model("Qwen/Qwen3.5-27B");
-  ASSERT_TRUE(m.has_value());
-  plan::PlanTargets t;
-  t.context_tokens = 32768;
-  const auto c = plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  const auto c = on_910b3("Qwen/Qwen3.5-27B", 32768);
   ASSERT_TRUE(c.meets) << c.reason;
   EXPECT_LT(c.fit.kv_tokens_low, 32768);
+  EXPECT_TRUE(c.fit.encoder_pass_may_block_start);
   EXPECT_NE(c.launch.serve.find("--skip-mm-profiling"), std::string::npos) << c.launch.serve;
   bool noted = false;
   for (const auto& n : c.launch.notes) noted |= n.rfind("--skip-mm-profiling:", 0) == 0;
