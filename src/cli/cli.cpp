@@ -89,9 +89,9 @@ Expected<ModelArgOptions> model_arg_options(const Args& args) {
 }
 
 int cmd_inspect(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"models", true}, {"offline", false}, {"refresh", false}});
+  auto args = parse_args(argv, command_flags("inspect"));
   if (!args) return report_error(args.error());
-  if (args->positional.size() != 1) return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight inspect MODEL [--offline|--refresh] [--json]"));
+  if (args->positional.size() != 1) return report_error(make_error(ErrorKind::invalid_argument, command_usage("inspect")));
   auto ro = model_arg_options(*args);
   if (!ro) return report_error(ro.error());
   auto spec = resolve_model_arg(args->positional[0], *ro);
@@ -102,13 +102,10 @@ int cmd_inspect(const std::vector<std::string>& argv) {
 }
 
 int cmd_fit(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
-                                {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
-                                {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
-                                {"skip-mm-profiling", false}, {"models", true}, {"offline", false}, {"refresh", false}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}});
+  auto args = parse_args(argv, command_flags("fit"));
   if (!args) return report_error(args.error());
   if (args->positional.size() != 1 || !args->has("device")) {
-    return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight fit MODEL --device D [--engine vllm-ascend@0.23] [vLLM flags] [--offline|--refresh] [--json]"));
+    return report_error(make_error(ErrorKind::invalid_argument, command_usage("fit")));
   }
   auto ro = model_arg_options(*args);
   if (!ro) return report_error(ro.error());
@@ -178,9 +175,9 @@ int cmd_fit(const std::vector<std::string>& argv) {
 }
 
 int cmd_validate(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"models", true}});
+  auto args = parse_args(argv, command_flags("validate"));
   if (!args) return report_error(args.error());
-  if (args->positional.empty()) return report_error(make_error(ErrorKind::invalid_argument, "usage: preflight validate FILE.jsonl... [--models DIR] [--json]"));
+  if (args->positional.empty()) return report_error(make_error(ErrorKind::invalid_argument, command_usage("validate")));
   validate::ValidateOptions options;
   if (auto d = args->get("models")) options.model_dirs.push_back(*d);
   auto report = validate::run_validation(args->positional, options);
@@ -196,7 +193,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
 }
 
 int cmd_models(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}});
+  auto args = parse_args(argv, command_flags("models"));
   if (!args) return report_error(args.error());
   const auto& catalog = model::builtin_model_catalog();
   Json list = Json::array();
@@ -230,7 +227,7 @@ int cmd_models(const std::vector<std::string>& argv) {
 }
 
 int cmd_devices(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}});
+  auto args = parse_args(argv, command_flags("devices"));
   if (!args) return report_error(args.error());
   auto catalog = device::load_device_catalog();
   if (!catalog) return report_error(catalog.error());
@@ -258,7 +255,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
 }
 
 int cmd_engines(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}});
+  auto args = parse_args(argv, command_flags("engines"));
   if (!args) return report_error(args.error());
   auto catalog = engine::load_engine_catalog();
   if (!catalog) return report_error(catalog.error());

@@ -14,6 +14,7 @@
 #include "bench/runner.hpp"
 #include "bench/store.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
 #include "report/render.hpp"
 
@@ -69,17 +70,12 @@ std::string ms(double v) { return fixed(v, v >= 100 ? 1 : 2); }
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"url", true}, {"model", true}, {"endpoint", true}, {"concurrency", true}, {"request-rate", true},
-                                {"burstiness", true}, {"max-concurrency", true}, {"num-prompts", true}, {"input-len", true}, {"output-len", true},
-                                {"dataset", true}, {"ignore-eos", false}, {"no-thinking", false}, {"api-key-env", true}, {"device", true}, {"spec", true},
-                                {"engine", true}, {"prediction", true}, {"save", false}, {"db", true}, {"slo-ttft-ms", true}, {"slo-tpot-ms", true},
-                                {"slo-e2e-ms", true}, {"stall-timeout", true}, {"timeout", true}, {"warmup", true}, {"seed", true}});
+  auto args = parse_args(argv, command_flags("bench"));
   if (!args) return usage_error(args.error());
   const Args& a = *args;
   if (!a.has("url") || !a.has("model") || !a.positional.empty()) {
     return usage_error(make_error(ErrorKind::invalid_argument,
-                                  "usage: preflight bench --url URL --model NAME [--endpoint chat|completions] [--concurrency 1,4,16,64 | --request-rate R "
-                                  "[--burstiness B]] [--num-prompts N] [--input-len I --output-len O | --dataset FILE] [--ignore-eos] [--save] [--json]"));
+                                  command_usage("bench")));
   }
   bench::RunTarget target;
   target.url = *a.get("url");

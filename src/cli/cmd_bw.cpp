@@ -11,6 +11,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "cli/common.hpp"
 #include "device/device_spec.hpp"
 #include "device/measured_overlay.hpp"
@@ -26,14 +27,12 @@ constexpr int64_t k_default_host_mib = 256;     // per array: far above the LLC 
 constexpr int64_t k_default_device_mib = 2048;  // per buffer: the seed's 2 GiB fp16 tensor
 constexpr int64_t k_max_mib = int64_t{1} << 30;
 
-const char* k_usage = "usage: preflight bw [--target host|cuda|npu] [--device-index N] [--size MiB] [--threads N] [--repeats N] [--warmup N]\n"
-                      "                    [--kernel copy,read,triad] [--runtime-lib PATH] [--device ID] [--save] [--json]";
 
 int fail(const Error& e, int code) {
   std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
   return code;
 }
-int usage(const std::string& message) { return fail(make_error(ErrorKind::invalid_argument, message + "\n" + k_usage), k_exit_usage); }
+int usage(const std::string& message) { return fail(make_error(ErrorKind::invalid_argument, message + "\n" + command_usage("bw")), k_exit_usage); }
 
 // Usage problems exit 2; a machine without the runtime or a failing runtime call exits 1.
 int measurement_failed(const Error& e) { return fail(e, e.kind == ErrorKind::invalid_argument ? k_exit_usage : k_exit_fail); }
@@ -80,8 +79,7 @@ struct Request {
 };
 
 Expected<Request> read_request(const std::vector<std::string>& argv) {
-  PF_TRY(args, parse_args(argv, {{"target", true}, {"device-index", true}, {"size", true}, {"threads", true}, {"repeats", true}, {"warmup", true},
-                                 {"kernel", true}, {"runtime-lib", true}, {"device", true}, {"save", false}, {"json", false}}));
+  PF_TRY(args, parse_args(argv, command_flags("bw")));
   if (!args.positional.empty()) return make_error(ErrorKind::invalid_argument, format("unexpected argument '%s'", args.positional[0].c_str()));
   Request r;
   r.target = args.get("target").value_or("host");

@@ -10,6 +10,7 @@
 #include "base/units.hpp"
 #include "bench/store.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
 #include "device/device_spec.hpp"
 #include "engine/speed_profile.hpp"
@@ -72,13 +73,13 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"db", true}, {"save", false}});
+  auto args = parse_args(argv, command_flags("calibrate"));
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
     return 2;
   };
   if (!args) return fail(args.error());
-  if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, "usage: preflight calibrate [--db FILE] [--save] [--json]"));
+  if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, command_usage("calibrate")));
   const std::string path = args->get("db").value_or(bench::default_db_path());
   if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database (run preflight bench --save first)", path));
   auto store = bench::BenchStore::open(path);

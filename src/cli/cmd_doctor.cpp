@@ -8,6 +8,7 @@
 
 #include "base/text.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "doctor/doctor.hpp"
 #include "report/render.hpp"
 
@@ -50,13 +51,13 @@ const char* colored(doctor::CheckStatus s, bool color) {
 }  // namespace
 
 int cmd_doctor(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"root", true}, {"venv", true}, {"script", true}, {"cache-dir", true}, {"fix", false}});
+  auto args = parse_args(argv, command_flags("doctor"));
   if (!args) {
     std::fprintf(stderr, "preflight: %s\n", args.error().describe().c_str());
     return k_exit_usage;
   }
   if (!args->positional.empty()) {
-    std::fprintf(stderr, "preflight: usage: preflight doctor [--root DIR] [--venv DIR] [--script FILE] [--cache-dir DIR[,DIR]] [--fix] [--json]\n");
+    std::fprintf(stderr, "preflight: %s\n", command_usage("doctor").c_str());
     return k_exit_usage;
   }
   auto compat = doctor::load_compat();

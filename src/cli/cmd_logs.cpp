@@ -8,6 +8,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
@@ -283,10 +284,10 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
 }  // namespace
 
 int cmd_logs(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"emit-case", false}, {"device", true}, {"engine", true}, {"models", true}});
+  auto args = parse_args(argv, command_flags("logs"));
   if (!args) return usage_error(args.error());
   if (args->positional.size() != 1) {
-    return usage_error(make_error(ErrorKind::invalid_argument, "usage: preflight logs FILE [--device D] [--engine E] [--models DIR] [--emit-case] [--json]"));
+    return usage_error(make_error(ErrorKind::invalid_argument, command_usage("logs")));
   }
   const std::string path = args->positional[0];
   auto text = read_text_file(path);

@@ -5,6 +5,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/common.hpp"
+#include "cli/help.hpp"
 #include "cli/model_arg.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
@@ -66,13 +67,9 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const Args& args, const model::M
 }
 
 int cmd_plan(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"markdown", false}, {"all", false}, {"device", true}, {"devices", true}, {"num-devices", true},
-                                {"max-devices", true}, {"context", true}, {"concurrency", true}, {"min-tok-s", true}, {"engine", true},
-                                {"decode-context", true}, {"bandwidth", true}, {"gpu-memory-utilization", true}, {"models", true}, {"offline", false}});
+  auto args = parse_args(argv, command_flags("plan"));
   if (!args) return report_error(args.error());
-  const char* usage =
-      "usage: preflight plan --device D [--num-devices N] [--context L] [--concurrency C] [--min-tok-s S] [--engine E]\n"
-      "       preflight plan MODEL [--devices 910B4,910B3,H100] [--max-devices 16] [targets...]   (--markdown, --json, --all)";
+  const std::string usage = command_usage("plan");
   if (args->positional.size() > 1 || (args->positional.empty() && !args->has("device")))
     return report_error(make_error(ErrorKind::invalid_argument, usage));
   auto devices = device::load_device_catalog();

@@ -8,6 +8,7 @@
 #include "base/units.hpp"
 #include "bench/store.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
 #include "report/html_report.hpp"
 #include "report/render.hpp"
@@ -15,14 +16,14 @@
 namespace preflight::cli {
 
 int cmd_report(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"json", false}, {"from-db", true}, {"run", true}, {"html", true}, {"fit-json", true}});
+  auto args = parse_args(argv, command_flags("report"));
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
     return 2;
   };
   if (!args) return fail(args.error());
   if (!args->has("html") || !args->positional.empty()) {
-    return fail(make_error(ErrorKind::invalid_argument, "usage: preflight report [--from-db FILE] [--run ID] [--fit-json FIT.json] --html FILE [--json]"));
+    return fail(make_error(ErrorKind::invalid_argument, command_usage("report")));
   }
   const std::string path = args->get("from-db").value_or(bench::default_db_path());
   if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database", path));

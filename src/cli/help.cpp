@@ -1,6 +1,7 @@
 #include "cli/help.hpp"
 
 #include <map>
+#include <vector>
 
 namespace preflight::cli {
 
@@ -46,7 +47,7 @@ targets:
   --engine E[@VERSION]        --gpu-memory-utilization U                   --decode-context C
   --bandwidth GB/s            measured copy bandwidth (else `preflight bw --save`, else the catalogue)
   --all                       also list the candidates that were rejected, with the reason
-  --models DIR, --offline     model resolution as in `fit`
+  --models DIR, --offline | --refresh   model resolution as in `fit`
 
 exit: 0 something fits, 1 nothing fits, 2 bad input
 )";
@@ -66,7 +67,7 @@ const char* k_validate = R"(usage: preflight validate FILE.jsonl... [--models DI
 Runs recorded deployments (the schema of shared/validation/README.md) through the estimator: per case the
 predicted against the observed value of every field and the verdict, then per field the number of cases and
 the median / p90 / max absolute % error. Cases that cannot be resolved are listed as skipped, with the reason.
-A flag the schema has no field for (--skip-mm-profiling) is taken from the case notes when they say it was used.
+A flag the schema has no field for (`--skip-mm-profiling`) is taken from the case notes when they say it was used.
 
 exit: 0, or 2 for a malformed file (file and line named)
 )";
@@ -133,16 +134,83 @@ devices: the device catalogue with capacity as the runtime sees it, bandwidth, c
   quantization, batch defaults, the profile run's sampler path and MXFP4 layouts. models: the embedded models.
 )";
 
+// Each command's accepted flags, next to its help text: the parser takes them from here and the tests
+// check that the two name the same flags.
+struct CommandDoc {
+  const char* help;
+  std::vector<FlagSpec> flags;
+};
+
+const std::vector<FlagSpec> k_model_flags = {{"models", true}, {"offline", false}, {"refresh", false}};
+
+std::vector<FlagSpec> with(std::vector<FlagSpec> a, const std::vector<FlagSpec>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const std::map<std::string, CommandDoc>& docs() {
+  static const std::map<std::string, CommandDoc> k_docs = {
+      {"fit", {k_fit, with({{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
+                            {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
+                            {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
+                            {"skip-mm-profiling", false}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}},
+                           k_model_flags)}},
+      {"plan", {k_plan, with({{"json", false}, {"markdown", false}, {"all", false}, {"device", true}, {"devices", true}, {"num-devices", true},
+                              {"max-devices", true}, {"context", true}, {"concurrency", true}, {"min-tok-s", true}, {"engine", true},
+                              {"decode-context", true}, {"bandwidth", true}, {"gpu-memory-utilization", true}},
+                             k_model_flags)}},
+      {"inspect", {k_inspect, with({{"json", false}}, k_model_flags)}},
+      {"validate", {k_validate, {{"json", false}, {"models", true}}}},
+      {"logs", {k_logs, {{"json", false}, {"emit-case", false}, {"device", true}, {"engine", true}, {"models", true}}}},
+      {"bench", {k_bench, {{"json", false}, {"url", true}, {"model", true}, {"endpoint", true}, {"concurrency", true}, {"request-rate", true},
+                           {"burstiness", true}, {"max-concurrency", true}, {"num-prompts", true}, {"input-len", true}, {"output-len", true},
+                           {"dataset", true}, {"ignore-eos", false}, {"no-thinking", false}, {"api-key-env", true}, {"device", true}, {"spec", true},
+                           {"engine", true}, {"prediction", true}, {"save", false}, {"db", true}, {"slo-ttft-ms", true}, {"slo-tpot-ms", true},
+                           {"slo-e2e-ms", true}, {"stall-timeout", true}, {"timeout", true}, {"warmup", true}, {"seed", true}}}},
+      {"bw", {k_bw, {{"target", true}, {"device-index", true}, {"size", true}, {"threads", true}, {"repeats", true}, {"warmup", true},
+                     {"kernel", true}, {"runtime-lib", true}, {"device", true}, {"save", false}, {"json", false}}}},
+      {"doctor", {k_doctor, {{"json", false}, {"root", true}, {"venv", true}, {"script", true}, {"cache-dir", true}, {"fix", false}}}},
+      {"calibrate", {k_calibrate, {{"json", false}, {"db", true}, {"save", false}}}},
+      {"report", {k_report, {{"json", false}, {"from-db", true}, {"run", true}, {"html", true}, {"fit-json", true}}}},
+      {"devices", {k_catalogue, {{"json", false}}}},
+      {"engines", {k_catalogue, {{"json", false}}}},
+      {"models", {k_catalogue, {{"json", false}}}},
+  };
+  return k_docs;
+}
+
+const CommandDoc* find_doc(const std::string& command) {
+  const auto it = docs().find(command == "explain" ? std::string("logs") : command);
+  return it == docs().end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
+std::vector<std::string> documented_commands() {
+  std::vector<std::string> names;
+  for (const auto& [name, doc] : docs()) names.push_back(name);
+  return names;
+}
+
 const char* command_help(const std::string& command) {
-  static const std::map<std::string, const char*> k_help = {
-      {"fit", k_fit},         {"plan", k_plan},       {"inspect", k_inspect},     {"validate", k_validate}, {"logs", k_logs},
-      {"explain", k_logs},    {"bench", k_bench},     {"bw", k_bw},               {"doctor", k_doctor},     {"calibrate", k_calibrate},
-      {"report", k_report},   {"devices", k_catalogue}, {"engines", k_catalogue}, {"models", k_catalogue},
-  };
-  const auto it = k_help.find(command);
-  return it == k_help.end() ? nullptr : it->second;
+  const CommandDoc* doc = find_doc(command);
+  return doc ? doc->help : nullptr;
+}
+
+const std::vector<FlagSpec>& command_flags(const std::string& command) {
+  static const std::vector<FlagSpec> k_none;
+  const CommandDoc* doc = find_doc(command);
+  return doc ? doc->flags : k_none;
+}
+
+std::string command_usage(const std::string& command) {
+  const char* help = command_help(command);
+  if (!help) return "usage: preflight " + command;
+  const std::string text = help;
+  const auto end = text.find("\n\n");
+  std::string usage = text.substr(0, end == std::string::npos ? text.size() : end);
+  while (!usage.empty() && usage.back() == '\n') usage.pop_back();
+  return usage + "\n(preflight " + command + " --help explains each flag)";
 }
 
 }  // namespace preflight::cli
