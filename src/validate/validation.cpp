@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cctype>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "base/file.hpp"
 #include "base/text.hpp"
@@ -29,11 +31,23 @@ std::string version_in_notes(const std::string& notes) {
 // Whether free text names a command-line flag as used: the flag itself, not negated ("without",
 // "no", "not") within the few words before it.
 bool flag_in_notes(const std::string& notes, const std::string& flag) {
+  static const std::set<std::string> k_negations = {"no", "not", "without", "never", "didn't", "don't", "unused"};
   for (size_t at = notes.find(flag); at != std::string::npos; at = notes.find(flag, at + flag.size())) {
     const size_t end = at + flag.size();
     if (end < notes.size() && (std::isalnum(static_cast<unsigned char>(notes[end])) || notes[end] == '-' || notes[end] == '_')) continue;
-    const std::string before = to_lower(notes.substr(at >= 24 ? at - 24 : 0, at >= 24 ? 24 : at));
-    if (before.find("without") != std::string::npos || before.find("no ") != std::string::npos || before.find("not ") != std::string::npos) continue;
+    // A negation counts only in the flag's own clause ("started without --x", "did not need --x"), as a whole
+    // word among the three before it: "was not OOM; --x was required" names the flag as used.
+    size_t clause = notes.find_last_of(".;:,()\n", at == 0 ? 0 : at - 1);
+    clause = (clause == std::string::npos || at == 0) ? 0 : clause + 1;
+    std::vector<std::string> words;
+    std::string word;
+    for (const char ch : to_lower(notes.substr(clause, at - clause)) + " ") {
+      if (std::isalpha(static_cast<unsigned char>(ch)) || ch == '\'') word += ch;
+      else if (!word.empty()) words.push_back(std::exchange(word, {}));
+    }
+    bool negated = false;
+    for (size_t i = words.size() > 3 ? words.size() - 3 : 0; i < words.size(); ++i) negated = negated || k_negations.count(words[i]) > 0;
+    if (negated) continue;
     return true;
   }
   return false;

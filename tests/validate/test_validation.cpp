@@ -57,16 +57,19 @@ TEST(Validation, EngineEraFromTheCaseText) {
 }
 
 // A flag the schema has no field for is taken from the case notes when they say the run used it
-// (rocm80-qwen38-27b: "--skip-mm-profiling was required"), not when they negate it or name another flag.
+// (rocm80-qwen38-27b: "--skip-mm-profiling was required"), not when they negate it in the flag's own clause
+// or name another flag.
 TEST(Validation, FlagNamedInTheCaseNotes) {
   const std::string path = ::testing::TempDir() + "/flags.jsonl";
   const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-VL-8B-Instruct","max_model_len":32768,"kv_cache_tokens":250000,)J";
   std::ofstream(path) << head << R"J("id":"used","notes":"--skip-mm-profiling was required (first attempt OOMed in ViT profiling)"})J" "\n"
                       << head << R"J("id":"negated","notes":"started without --skip-mm-profiling"})J" "\n"
-                      << head << R"J("id":"other","notes":"--skip-mm-profiling-cache set"})J" "\n";
+                      << head << R"J("id":"other","notes":"--skip-mm-profiling-cache set"})J" "\n"
+                      << head << R"J("id":"clause","notes":"first start was not OOM; --skip-mm-profiling added for the second"})J" "\n"
+                      << head << R"J("id":"needless","notes":"did not need --skip-mm-profiling"})J" "\n";
   auto r = validate::run_validation({path}, {});
   ASSERT_TRUE(r.has_value()) << r.error().describe();
-  ASSERT_EQ(r->rows.size(), 3u);
+  ASSERT_EQ(r->rows.size(), 5u);
   auto says = [](const validate::CaseResult& row) {
     for (const auto& a : row.assumptions) if (a.find("--skip-mm-profiling, named in the case notes") != std::string::npos) return true;
     return false;
@@ -78,6 +81,8 @@ TEST(Validation, FlagNamedInTheCaseNotes) {
   EXPECT_TRUE(says(r->rows[0]));
   EXPECT_FALSE(says(r->rows[1]));
   EXPECT_FALSE(says(r->rows[2]));
+  EXPECT_TRUE(says(r->rows[3]));   // the "not" belongs to the clause before the semicolon
+  EXPECT_FALSE(says(r->rows[4]));
   // Without the encoder pass and its held outputs the KV budget is larger.
   EXPECT_GT(tokens(r->rows[0]), tokens(r->rows[1]));
   EXPECT_DOUBLE_EQ(tokens(r->rows[1]), tokens(r->rows[2]));
