@@ -239,8 +239,6 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       o.activation_bytes_per_batched_token_factor = af;
       PF_TRY(vf, r.number("vision_activation_factor"));
       o.vision_activation_factor = vf;
-      PF_TRY(vfu, r.opt_number("vision_activation_factor_upper"));
-      o.vision_activation_factor_upper = vfu.value_or(0.0);
       PF_TRY(rope, r.number("rope_cache_bytes_per_element"));
       if (rope < 0 || rope > 64) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].rope_cache_bytes_per_element %.3g is outside 0-64", origin.c_str(), o.platform.c_str(), rope), origin);
       o.rope_cache_bytes_per_element = rope;

@@ -89,7 +89,6 @@ struct Overheads {
   double graph_bytes = 0;
   double activation_bytes_per_batched_token_factor = 0;
   double vision_activation_factor = 0;
-  double vision_activation_factor_upper = 0;  // the encoder pass as the engine's code holds it (0: no bound)
   // Rotary caches the engine keeps on the device, bytes per max_position x rotary_dim element (inside
   // "Model loading took"): 2 for vLLM's bf16 cos_sin_cache; more on NPU, where the cache stays fp32
   // and vllm-ascend keeps further cos/sin copies.

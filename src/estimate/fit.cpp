@@ -310,7 +310,11 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     const int64_t encoder_tokens = per_image > 0 ? std::max<int64_t>(1, budget / per_image) * per_image : budget;
     const double patches = static_cast<double>(encoder_tokens * std::max<int64_t>(1, m.vision_patches_per_token));
     vision_patches = patches;
-    e.activation_vision_unit_bytes = patches * (static_cast<double>(m.vision_intermediate_size) + 4.0 * static_cast<double>(m.vision_hidden_size)) * b;
+    // Per rank: the tower's attention heads and MLP are split by TP (vLLM's parallel linears; q, k, v and
+    // the MLP's intermediate), the residual stream of [patches, hidden] is not.
+    e.activation_vision_unit_bytes = patches *
+                                     ((static_cast<double>(m.vision_intermediate_size) + 3.0 * static_cast<double>(m.vision_hidden_size)) / static_cast<double>(tp) +
+                                      static_cast<double>(m.vision_hidden_size)) * b;
     vision_peak = oh.vision_activation_factor * e.activation_vision_unit_bytes;
     // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
     // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
@@ -371,16 +375,6 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(non_torch_band, 2) +
                                         (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
   e.available_kv_band_low_bytes = e.available_kv_band_bytes;
-  if (!dep.kv_cache_memory_bytes && e.activation_vision_unit_bytes > 0 && oh.vision_activation_factor_upper > oh.vision_activation_factor) {
-    // The encoder pass is fitted where the cases disagree; the engine's own tensors bound it from above.
-    const double upper = oh.vision_activation_factor_upper * e.activation_vision_unit_bytes;
-    const double extra = std::max(0.0, upper - e.activation_bytes);
-    e.available_kv_band_low_bytes = e.available_kv_band_bytes + extra;  // a one-sided bound: added, not in quadrature
-    e.assumptions.push_back(format("vision encoder profile fitted at %.2f GiB; its pass over %.0f patches (the largest images the encoder budget holds) can take up to %.2f GiB on this platform, "
-                                   "which the low end of the band allows for; --mm-processor-kwargs '{\"max_pixels\": N}' makes it smaller, "
-                                   "--limit-mm-per-prompt '{\"image\": 0}' (text only) removes it",
-                                   bytes_to_gib(e.activation_vision_bytes), vision_patches, bytes_to_gib(upper)));
-  }
   e.available_kv_band_high_bytes = e.available_kv_band_bytes;
   if (!dep.kv_cache_memory_bytes && pp == 1 && engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies) {
     // Versions that sample with FlashInfer whenever it is installed: the prediction keeps the native sort,
@@ -541,13 +535,6 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
                                static_cast<long long>(L), bytes_to_gib(needed), bytes_to_gib(available), static_cast<long long>(kv_capacity_tokens(e)));
   } else {
     e.fits = true;
-  }
-  e.encoder_pass_may_block_start = e.fits && e.activation_vision_unit_bytes > 0 && e.kv_tokens_low < L && e.available_kv_band_low_bytes > e.available_kv_band_bytes;
-  if (e.encoder_pass_may_block_start) {
-    // The full encoder pass would push max_model_len past the KV capacity: say which flag makes it certain.
-    e.assumptions.push_back(format("if the encoder pass takes its full size, the KV cache holds %s tokens, under max_model_len %s, and start-up fails "
-                                   "(max_model_len above KV capacity); --skip-mm-profiling (or a smaller max_pixels) rules that out",
-                                   with_thousands(e.kv_tokens_low).c_str(), with_thousands(L).c_str()));
   }
   if (e.fits && !e.graph_in_budget && dep.mode == ExecutionMode::graph &&
       e.requested_bytes + e.graph_bytes > e.total_bytes) {

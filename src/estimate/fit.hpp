@@ -70,7 +70,7 @@ struct FitEstimate {
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
-  double available_kv_band_low_bytes = 0;  // the low side: wider where a term has a known upper bound
+  double available_kv_band_low_bytes = 0;  // the low side (the band; a one-sided term could widen it)
   double available_kv_band_high_bytes = 0; // the high side: wider where the engine may take a cheaper path
   double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_low_bytes; }
   double available_kv_high_bytes() const { return available_kv_bytes + available_kv_band_high_bytes; }
@@ -82,9 +82,6 @@ struct FitEstimate {
   double activation_sampler_bytes = 0, activation_vision_bytes = 0, activation_vision_unit_bytes = 0;
   double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
   double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
-  // The encoder's full profiling pass (its code-derived bound) would leave less KV than max_model_len:
-  // start-up could fail unless --skip-mm-profiling (or a smaller max_pixels) takes the pass out.
-  bool encoder_pass_may_block_start = false;
   std::vector<MemoryTerm> terms;
 
   std::vector<KvGroup> groups;

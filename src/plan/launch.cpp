@@ -49,17 +49,18 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   s += " --gpu-memory-utilization " + fixed(c.fit.gpu_memory_utilization, 2);
   if (!c.quantization_flag.empty()) s += " --quantization " + c.quantization_flag;
   if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s += " --kv-cache-dtype " + c.fit.kv_cache_dtype;
-  // The encoder's full profiling pass would leave less KV than the context asks for: skip it, and say so.
-  const bool skip_mm = c.fit.encoder_pass_may_block_start;
+  // The encoder's profiling pass would leave less KV than the context asks for: skip it, and say so.
+  const bool skip_mm = c.skip_mm_profiling;
   if (skip_mm) s += " --skip-mm-profiling";
   const bool multi_node = c.num_devices > devices_per_node;
   if (multi_node) s += " --distributed-executor-backend ray";
   for (const auto& f : extra_flags) s += " " + f;
   l.serve = s;
   if (skip_mm)
-    l.notes.push_back(format("--skip-mm-profiling: profiling the vision encoder on its largest image could leave %s KV tokens, under the %s-token context; "
-                             "images at serve time then draw on the memory above --gpu-memory-utilization, so keep prompts to a few images or set max_pixels",
-                             with_thousands(c.fit.kv_tokens_low).c_str(), with_thousands(c.context_tokens).c_str()));
+    l.notes.push_back(format("--skip-mm-profiling: profiling the vision encoder on its largest image would leave %s KV tokens, under the %s-token context, "
+                             "and the engine would not start; images at serve time then draw on the memory above --gpu-memory-utilization, so keep prompts "
+                             "to a few images or set max_pixels",
+                             with_thousands(c.fit_with_encoder_pass_tokens).c_str(), with_thousands(c.context_tokens).c_str()));
   if (c.quantization_flag == "ascend") l.notes.push_back("--quantization ascend loads a W8A8 checkpoint exported by msModelSlim; it does not quantize a BF16 checkpoint on the fly");
   if (c.quantization_flag == "awq") l.notes.push_back("--quantization awq needs an AWQ checkpoint of this model");
   if (multi_node) {

@@ -130,6 +130,19 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   d.quantization = quantization;
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+  if (!c.fit.fits && c.fit.failure == estimate::Failure::max_model_len_too_large && c.fit.activation_vision_bytes > 0) {
+    // The encoder's profiling pass over its largest image is what leaves too little KV: the deployment
+    // starts with --skip-mm-profiling (the launch says what that costs).
+    estimate::Deployment without = d;
+    without.skip_mm_profiling = true;
+    auto alt = estimate::estimate_fit(m, dev, *eng, *oh, without);
+    if (alt.fits) {
+      c.skip_mm_profiling = true;
+      c.fit_with_encoder_pass_tokens = c.fit.kv_tokens;
+      c.fit = std::move(alt);
+      d = without;
+    }
+  }
   if (!c.fit.fits) {
     const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;
     c.reason = failure_reason(c.fit, c.context_tokens, largest);

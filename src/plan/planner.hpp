@@ -40,6 +40,8 @@ struct Candidate {
   std::string model_id;
   std::string variant;              // "bf16 as published", "W8A8 (ModelSlim)", ...
   std::string quantization_flag;    // --quantization value, empty = checkpoint as published
+  bool skip_mm_profiling = false;  // only the start without the encoder profile fits the context
+  int64_t fit_with_encoder_pass_tokens = 0;  // KV tokens with that profile (under the context)
   std::string device_id;
   std::string engine_id;
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;

@@ -244,7 +244,24 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         d.skip_mm_profiling = true;
         row.assumptions.push_back("--skip-mm-profiling, named in the case notes");
       }
-      const auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
+      auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
+      // A run recorded as started (or with a printed KV size) that the engine would have refused to start only
+      // because of the encoder profile (the KV capacity below max_model_len with the pass, enough without)
+      // had the pass taken out by a flag the case does not record: the engine cannot have printed its KV size
+      // otherwise. Evaluated as --skip-mm-profiling, and said so.
+      const bool observed_start = o_fits.value_or(false) || o_tokens || o_kv;
+      if (observed_start && !d.skip_mm_profiling && est.failure == estimate::Failure::max_model_len_too_large && est.activation_vision_bytes > 0) {
+        estimate::Deployment without = d;
+        without.skip_mm_profiling = true;
+        auto alt = estimate::estimate_fit(*spec, *matched, *profile, *oh, without);
+        if (alt.fits) {
+          row.assumptions.push_back(format("--skip-mm-profiling inferred: with the encoder profile the KV cache would hold %lld tokens, under max_model_len %lld, "
+                                           "and the engine would not have started; the recorded run started, so its flags left the pass out",
+                                           static_cast<long long>(est.kv_tokens), static_cast<long long>(est.max_model_len)));
+          d = without;
+          est = std::move(alt);
+        }
+      }
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
       if (o_speed) {
         const std::string& platform = matched->platform;
