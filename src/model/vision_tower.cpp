@@ -14,9 +14,12 @@
 namespace preflight::model {
 
 namespace {
+// The tower's linear layers are vLLM's tensor-parallel linears (QKV/column and row parallel in the blocks and
+// mergers; mm_encoder_tp_mode "weights", the default), so each rank holds 1/TP of them; the patch and position
+// embeddings, norms and biases are counted whole on every rank.
 void add(VisionTower& v, const std::string& module, int64_t rows, int64_t cols, int64_t count = 1, bool linear = true) {
   if (rows <= 0 || cols <= 0 || count <= 0) return;
-  v.weights.push_back(WeightGroup{"model.visual." + module, rows, cols, count, Shard::replicated, Part::vision, linear, false, 1.0, 0});
+  v.weights.push_back(WeightGroup{"model.visual." + module, rows, cols, count, linear ? Shard::column : Shard::replicated, Part::vision, linear, false, 1.0, 0});
 }
 void bias(VisionTower& v, const std::string& module, int64_t rows, int64_t count = 1) { add(v, module, rows, 1, count, false); }
 }  // namespace
