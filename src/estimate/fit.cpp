@@ -306,8 +306,25 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     // vLLM's encoder budget: max(max_num_batched_tokens, tokens of the largest image), profiled with as
     // many largest images as fit in it (at least one); towers whose limit is not known: the budget itself.
     const int64_t per_image = m.vision_max_tokens_per_image;
-    const int64_t budget = std::max(e.max_num_batched_tokens, per_image);
-    const int64_t encoder_tokens = per_image > 0 ? std::max<int64_t>(1, budget / per_image) * per_image : budget;
+    // The modality with the most tokens per item is profiled: a dummy video of as many largest-image groups
+    // as max_model_len holds (capped) where the processor makes one, else the largest image.
+    int64_t per_item = per_image;
+    bool video = false;
+    if (per_image > 0 && m.vision_video_max_groups > 0) {
+      const int64_t context = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
+      const int64_t groups = std::clamp<int64_t>(context / per_image, 1, m.vision_video_max_groups);
+      if (groups * per_image > per_image) {
+        per_item = groups * per_image;
+        video = true;
+      }
+    }
+    const int64_t budget = std::max(e.max_num_batched_tokens, per_item);
+    const int64_t encoder_tokens = per_item > 0 ? std::max<int64_t>(1, budget / per_item) * per_item : budget;
+    if (video)
+      e.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
+                                     "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
+                                     static_cast<long long>(per_item), static_cast<long long>(2 * per_item / per_image), static_cast<long long>(dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096)),
+                                     static_cast<long long>(per_image)));
     const double patches = static_cast<double>(encoder_tokens * std::max<int64_t>(1, m.vision_patches_per_token));
     vision_patches = patches;
     // Per rank: the tower's attention heads and MLP are split by TP (vLLM's parallel linears; q, k, v and

@@ -570,6 +570,7 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
     spec.vision_intermediate_size = vision.intermediate_size;
     spec.vision_max_tokens_per_image = vision.max_tokens_per_image;
     spec.vision_patches_per_token = vision.patches_per_token;
+    spec.vision_video_max_groups = vision.video_max_groups;
     spec.vision_deepstack_levels = vision.deepstack_levels;
     if (!vision.assumption.empty()) spec.assumptions.push_back(vision.assumption);
     spec.provenance.push_back({"vision tower parameters", origin, vision.rule});

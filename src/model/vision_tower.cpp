@@ -60,6 +60,12 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
     // (16 x 2)^2, Qwen2.5-VL max_pixels 12,845,056 over (14 x 2)^2 (preprocessor_config.json of the checkpoints).
     v.max_tokens_per_image = 16384;
     v.patches_per_token = merge * merge;
+    // Qwen2-VL / 2.5-VL in vLLM: the dummy video has frames of the largest image size, as many as
+    // max_model_len holds, capped at _MAX_FRAMES_PER_VIDEO = 14 (7 temporal groups): a 128,000-token
+    // context profiles "1 video items" with an encoder budget of 114,688 tokens (vllm-openai v0.23.0 log,
+    // Qwen2.5-VL-7B on an A100; data/evidence). Qwen3-VL/3.5 size the dummy video by the video processor's
+    // pixel limit (25,165,824 px = 12,288 tokens), below the image: vLLM-Ascend 0.13-0.23 logs profile images.
+    if (kind == VisionKind::qwen2_5_vl) v.video_max_groups = 7;
   }
   const int64_t merged = h * merge * merge;
   if (kind == VisionKind::qwen3_vl) {

@@ -13,7 +13,7 @@
 namespace preflight::model {
 
 struct VisionTower {
-  std::vector<WeightGroup> weights;  // Part::vision, replicated across TP ranks in the estimate
+  std::vector<WeightGroup> weights;  // Part::vision; the linears split by TP, embeddings, norms and biases whole
   int64_t hidden_size = 0;
   int64_t depth = 0;
   int64_t intermediate_size = 0;
@@ -21,6 +21,10 @@ struct VisionTower {
   // the profile run's encoder pass is sized by. 0 tokens: the processor's limit is not known.
   int64_t max_tokens_per_image = 0;
   int64_t patches_per_token = 1;
+  // The dummy video vLLM profiles when it is the modality with the most tokens per item: frames at the
+  // largest image size, one max_tokens_per_image group per temporal patch (2 frames), as many groups as
+  // max_model_len holds, at most video_max_groups. 0: the video item is never larger than the image.
+  int64_t video_max_groups = 0;
   // Qwen3-VL deepstack: vision features injected into the first decoder layers, one level per entry of
   // deepstack_visual_indexes (vLLM keeps a max_num_batched_tokens x text hidden buffer per level).
   int64_t deepstack_levels = 0;

@@ -129,6 +129,30 @@ TEST(Fit, VisionTowerLinearsAreShardedByTp) {
   EXPECT_GT(linear, 10 * whole);  // blocks and mergers dominate; patch/position embeddings, norms, biases stay whole
 }
 
+// vLLM profiles the modality with the most tokens per item. Qwen2.5-VL's dummy video has frames of the largest
+// image (16,384 tokens per two-frame group), as many groups as max_model_len holds, at most 7 (14 frames): at the
+// default 128,000 that is one 114,688-token video, the "budget of 114688 tokens ... 1 video items" an A100 log
+// printed (data/evidence); at 32,768 two groups; at 16,384 the image. Qwen3-VL keeps the image.
+TEST(Fit, QwenVlVideoItemFollowsTheContext) {
+  auto s = setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
+  ASSERT_EQ(s.model.vision_video_max_groups, 7);
+  const double per_patch = (3420 + 4 * 1280) * 2.0;  // (intermediate + 4 x hidden) x bf16 at TP1
+  auto unit = [&](std::optional<int64_t> len) {
+    estimate::Deployment d;
+    d.max_model_len = len;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_vision_unit_bytes;
+  };
+  EXPECT_DOUBLE_EQ(unit(128000), 114688.0 * 4 * per_patch);
+  EXPECT_DOUBLE_EQ(unit(std::nullopt), 114688.0 * 4 * per_patch);  // the model's own 128,000
+  EXPECT_DOUBLE_EQ(unit(32768), 32768.0 * 4 * per_patch);
+  EXPECT_DOUBLE_EQ(unit(16384), 16384.0 * 4 * per_patch);
+  auto q3 = setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
+  EXPECT_EQ(q3.model.vision_video_max_groups, 0);
+  estimate::Deployment d;
+  d.max_model_len = 131072;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(q3.model, q3.device, q3.engine, q3.overheads, d).activation_vision_unit_bytes, 65536.0 * (4304 + 4 * 1152) * 2);
+}
+
 // What Qwen3-VL holds beyond its parameters. At load (inside "Model loading took"): one deepstack buffer per
 // deepstack_visual_indexes entry, max_num_batched_tokens x text hidden x bf16 (vLLM qwen3_vl.py __init__):
 // 3 x 2048 x 4096 x 2 = 50,331,648 B on the NPU's 2048 batched tokens, four times that at 8192. During the

@@ -103,6 +103,22 @@ TEST(Validation, ProjectEvidenceOfTheNpuEncoderPass) {
   EXPECT_EQ(r->verdicts_correct, r->verdicts_n);
 }
 
+// The CUDA vision-language logs (data/evidence): Qwen2.5-VL-7B profiling a 114,688-token dummy video on an A100
+// (-14.28 GiB printed) and one image on an L4 (1.81 GiB): the verdicts right, the budget inside the band.
+TEST(Validation, ProjectEvidenceOfTheCudaEncoderPass) {
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto r = validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-cuda-vl-startup.jsonl"}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_EQ(r->skipped, 0);
+  ASSERT_TRUE(r->fields.count("available_kv_gib"));
+  const auto& kv = r->fields["available_kv_gib"];
+  EXPECT_EQ(kv.n, 2);
+  EXPECT_EQ(kv.in_band, kv.banded);
+  EXPECT_LE(kv.max_abs_pct, 12.0);
+  EXPECT_EQ(r->verdicts_correct, r->verdicts_n);
+}
+
 // A case without engine_version is dated by its own text: "0.1.dev7548+gbaba038 (main, ~v0.9.2)" or notes
 // such as "V0 engine (~v0.6.4, ...)" pick the profile of that era, and the row says so.
 TEST(Validation, EngineEraFromTheCaseText) {
