@@ -101,6 +101,23 @@ int cmd_inspect(const std::vector<std::string>& argv) {
   return k_exit_ok;
 }
 
+// vLLM's --limit-mm-per-prompt JSON ('{"image": 1, "video": 0}'): a zero count keeps that modality out of
+// the profile run. Other modalities (audio) are accepted and do not change the estimate.
+Expected<bool> apply_mm_limits(const std::string& text, estimate::Deployment& d) {
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(ErrorKind::invalid_argument, "--limit-mm-per-prompt: expected a JSON object such as '{\"image\": 1, \"video\": 0}', got '" + text + "'");
+  for (const auto& [modality, count] : j.items()) {
+    const bool object_form = count.is_object() && count.contains("count");  // '{"image": {"count": 1, "width": 512}}'
+    const Json& n = object_form ? count["count"] : count;
+    if (!n.is_number_integer() || n.get<int64_t>() < 0)
+      return make_error(ErrorKind::invalid_argument, "--limit-mm-per-prompt: the count for '" + modality + "' must be a non-negative integer");
+    if (modality == "video") d.no_video = n.get<int64_t>() == 0;
+    if (modality == "image") d.no_images = n.get<int64_t>() == 0;
+  }
+  return true;
+}
+
 int cmd_fit(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, command_flags("fit"));
   if (!args) return report_error(args.error());
@@ -149,6 +166,10 @@ int cmd_fit(const std::vector<std::string>& argv) {
   d.quantization = args->get("quantization").value_or("");
   d.mode = args->has("enforce-eager") ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
   d.skip_mm_profiling = args->has("skip-mm-profiling");
+  if (auto limits = args->get("limit-mm-per-prompt")) {
+    auto applied = apply_mm_limits(*limits, d);
+    if (!applied) return report_error(applied.error());
+  }
   const bool auto_len = !d.max_model_len;
   auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
   auto search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);

@@ -25,6 +25,7 @@ vLLM's flags, with vLLM's meanings (unset: that version's default):
   --max-num-seqs N            --max-num-batched-tokens N
   --enforce-eager             no graph capture; eager decode speed
   --skip-mm-profiling         leave the vision encoder out of the profile run
+  --limit-mm-per-prompt JSON  '{"video": 0}': no dummy video in the profile run; '{"image": 0, "video": 0}': text only
 Speed:
   --concurrency 1,4,16        streams to predict         --input-len I       prompt length for TTFT
   --decode-context C          context during decode      --bandwidth GB/s    measured copy bandwidth
@@ -153,7 +154,7 @@ const std::map<std::string, CommandDoc>& docs() {
       {"fit", {k_fit, with({{"json", false}, {"device", true}, {"num-devices", true}, {"engine", true}, {"tensor-parallel-size", true},
                             {"pipeline-parallel-size", true}, {"max-model-len", true}, {"gpu-memory-utilization", true}, {"kv-cache-dtype", true},
                             {"quantization", true}, {"max-num-seqs", true}, {"max-num-batched-tokens", true}, {"enforce-eager", false},
-                            {"skip-mm-profiling", false}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}},
+                            {"skip-mm-profiling", false}, {"limit-mm-per-prompt", true}, {"concurrency", true}, {"input-len", true}, {"decode-context", true}, {"bandwidth", true}},
                            k_model_flags)}},
       {"plan", {k_plan, with({{"json", false}, {"markdown", false}, {"all", false}, {"device", true}, {"devices", true}, {"num-devices", true},
                               {"max-devices", true}, {"context", true}, {"concurrency", true}, {"min-tok-s", true}, {"engine", true},

@@ -302,7 +302,9 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
   e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
   double vision_peak = 0, vision_patches = 0, encoder_held = 0;
-  if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision) {
+  const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
+  if (text_only) e.assumptions.push_back("--limit-mm-per-prompt allows no image or video: the profile run is text only");
+  if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
     // vLLM's encoder budget: max(max_num_batched_tokens, tokens of the largest image), profiled with as
     // many largest images as fit in it (at least one); towers whose limit is not known: the budget itself.
     const int64_t per_image = m.vision_max_tokens_per_image;
@@ -310,14 +312,15 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     // as max_model_len holds (capped) where the processor makes one, else the largest image.
     int64_t per_item = per_image;
     bool video = false;
-    if (per_image > 0 && m.vision_video_max_groups > 0) {
+    if (per_image > 0 && m.vision_video_max_groups > 0 && !dep.no_video) {
       const int64_t context = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
       const int64_t groups = std::clamp<int64_t>(context / per_image, 1, m.vision_video_max_groups);
-      if (groups * per_image > per_image) {
+      if (groups * per_image > per_image || dep.no_images) {
         per_item = groups * per_image;
         video = true;
       }
     }
+    e.encoder_profiles_video = video;
     const int64_t budget = std::max(e.max_num_batched_tokens, per_item);
     const int64_t encoder_tokens = per_item > 0 ? std::max<int64_t>(1, budget / per_item) * per_item : budget;
     if (video)

@@ -30,6 +30,8 @@ struct Deployment {
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
   bool skip_mm_profiling = false;       // --skip-mm-profiling: the profile run leaves the vision encoder out
+  bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
+  bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
@@ -80,6 +82,7 @@ struct FitEstimate {
   // sampler run (engine's multiple of that unit + held hidden states) and the vision encoder peak.
   double activation_text_unit_bytes = 0, activation_sampler_unit_bytes = 0;
   double activation_sampler_bytes = 0, activation_vision_bytes = 0, activation_vision_unit_bytes = 0;
+  bool encoder_profiles_video = false;  // the profiled item is a dummy video (larger than the largest image)
   double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
   double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
   std::vector<MemoryTerm> terms;

@@ -57,6 +57,31 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
         out.fix_flags.push_back("--max-num-batched-tokens 2048");
       }
     }
+    if (base.encoder_profiles_video) {
+      // The dummy video grows with max_model_len: no video, or a shorter context (the largest that fits,
+      // in steps of the video's 16K frame groups, then halving).
+      auto d = dep;
+      d.no_video = true;
+      const auto r = try_fit(d);
+      if (r.fits) {
+        out.fixes.push_back(format("--limit-mm-per-prompt '{\"video\": 0}': the profile run encodes the largest image instead of a dummy video (no video input); %s KV tokens",
+                                   with_thousands(r.kv_tokens).c_str()));
+        out.fix_flags.push_back("--limit-mm-per-prompt '{\"video\": 0}'");
+      }
+      if (base.failure == estimate::Failure::kv_negative) {
+        for (int64_t len = base.max_model_len / 2; len >= 2048; len /= 2) {
+          auto shorter = dep;
+          shorter.max_model_len = len;
+          const auto s = try_fit(shorter);
+          if (s.fits) {
+            out.fixes.push_back(format("--max-model-len %lld: a shorter context profiles a smaller dummy video; %s KV tokens, %.2fx", static_cast<long long>(len),
+                                       with_thousands(s.kv_tokens).c_str(), s.max_concurrency));
+            out.fix_flags.push_back(format("--max-model-len %lld", static_cast<long long>(len)));
+            break;
+          }
+        }
+      }
+    }
     if (base.activation_vision_unit_bytes > 0 && !dep.skip_mm_profiling) {
       auto d = dep;
       d.skip_mm_profiling = true;

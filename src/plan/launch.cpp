@@ -51,11 +51,16 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s += " --kv-cache-dtype " + c.fit.kv_cache_dtype;
   // The encoder's profiling pass would leave less KV than the context asks for: skip it, and say so.
   const bool skip_mm = c.skip_mm_profiling;
+  if (c.no_video) s += " --limit-mm-per-prompt '{\"video\": 0}'";
   if (skip_mm) s += " --skip-mm-profiling";
   const bool multi_node = c.num_devices > devices_per_node;
   if (multi_node) s += " --distributed-executor-backend ray";
   for (const auto& f : extra_flags) s += " " + f;
   l.serve = s;
+  if (c.no_video)
+    l.notes.push_back(format("--limit-mm-per-prompt '{\"video\": 0}': at a %s-token context the profile run would encode a dummy video longer than any image "
+                             "and leave no room for the KV cache; without video input it profiles the largest image (images still work)",
+                             with_thousands(c.context_tokens).c_str()));
   if (skip_mm)
     l.notes.push_back(format("--skip-mm-profiling: profiling the vision encoder on its largest image would leave %s KV tokens, under the %s-token context, "
                              "and the engine would not start; images at serve time then draw on the memory above --gpu-memory-utilization, so keep prompts "

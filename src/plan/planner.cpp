@@ -130,6 +130,19 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   d.quantization = quantization;
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+  if (!c.fit.fits && c.fit.encoder_profiles_video &&
+      (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
+    // The profile run's dummy video (it grows with the context) is what leaves too little KV: serve images
+    // only, and the run profiles the largest image instead.
+    estimate::Deployment images = d;
+    images.no_video = true;
+    auto alt = estimate::estimate_fit(m, dev, *eng, *oh, images);
+    if (alt.fits) {
+      c.no_video = true;
+      c.fit = std::move(alt);
+      d = images;
+    }
+  }
   if (!c.fit.fits && c.fit.failure == estimate::Failure::max_model_len_too_large && c.fit.activation_vision_bytes > 0) {
     // The encoder's profiling pass over its largest image is what leaves too little KV: the deployment
     // starts with --skip-mm-profiling (the launch says what that costs).

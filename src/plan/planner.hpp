@@ -40,6 +40,7 @@ struct Candidate {
   std::string model_id;
   std::string variant;              // "bf16 as published", "W8A8 (ModelSlim)", ...
   std::string quantization_flag;    // --quantization value, empty = checkpoint as published
+  bool no_video = false;           // only the start without video input fits (the profile's dummy video is too large)
   bool skip_mm_profiling = false;  // only the start without the encoder profile fits the context
   int64_t fit_with_encoder_pass_tokens = 0;  // KV tokens with that profile (under the context)
   std::string device_id;

@@ -118,3 +118,27 @@ TEST(Cli, CommandHelpListsItsFlags) {
   EXPECT_NE(run("plan --device 910B3 --help").out.find("--min-tok-s"), std::string::npos);
   EXPECT_NE(run("version --help").out.find("commands:"), std::string::npos);
 }
+
+// vLLM's --limit-mm-per-prompt on fit: a zero video count profiles the image instead of the dummy video, zero
+// images and videos make the profile run text only; anything but a JSON object of non-negative counts is exit 2.
+TEST(Cli, FitTakesVllmsMultimodalLimits) {
+  const std::string base = "fit Qwen/Qwen2.5-VL-7B-Instruct --device L4 --max-model-len 32768 --json";
+  auto tokens = [&](const std::string& extra) {
+    const auto r = run(base + extra);
+    EXPECT_NE(r.code, 2) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    return j["kv_cache"]["tokens"].get<int64_t>();
+  };
+  const auto video = run(base);
+  EXPECT_EQ(video.code, 1) << video.out;  // the 32,768-token dummy video leaves no KV budget on 22 GiB
+  const int64_t images = tokens(" --limit-mm-per-prompt '{\"video\": 0}'");
+  const int64_t text = tokens(" --limit-mm-per-prompt '{\"image\": 0, \"video\": 0}'");
+  EXPECT_GE(images, 32768);
+  EXPECT_GT(text, images);
+  EXPECT_EQ(tokens(" --limit-mm-per-prompt '{\"image\": {\"count\": 0}, \"video\": 0}'"), text);
+  for (const char* bad : {"'nope'", "'[1]'", "'{\"video\": -1}'", "'{\"video\": \"none\"}'"}) {
+    const auto r = run("fit Qwen/Qwen2.5-VL-7B-Instruct --device L4 --limit-mm-per-prompt " + std::string(bad));
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.out.find("--limit-mm-per-prompt"), std::string::npos) << r.out;
+  }
+}

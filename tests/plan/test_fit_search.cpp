@@ -83,3 +83,28 @@ TEST(FitSearch, UnsupportedQuantizationSuggestsAnAcceptedScheme) {
   EXPECT_TRUE(has_flag(s, "--quantization ascend"));
   for (const auto& f : s.fix_flags) EXPECT_EQ(f.rfind("--tensor-parallel-size", 0), std::string::npos) << f;
 }
+
+// Qwen2.5-VL-7B on one L4 (22 GiB) at 32K: the profile run encodes a 32,768-token dummy video and leaves no
+// KV budget. Cheapest fixes that keep one card: no video (the largest image is profiled instead), a context
+// short enough that the dummy video is no larger than an image, or no encoder profiling at all; each one fits.
+TEST(FitSearch, DummyVideoFixesAreFoundAndVerified) {
+  auto c = make("Qwen/Qwen2.5-VL-7B-Instruct", "L4", "vllm", "0.23.0");
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  const auto base = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_FALSE(base.fits);
+  ASSERT_TRUE(base.encoder_profiles_video);
+  const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
+  ASSERT_TRUE(has_flag(s, "--limit-mm-per-prompt '{\"video\": 0}'"));
+  ASSERT_TRUE(has_flag(s, "--max-model-len 16384"));
+  ASSERT_TRUE(has_flag(s, "--skip-mm-profiling"));
+  auto no_video = d;
+  no_video.no_video = true;
+  const auto nv = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, no_video);
+  EXPECT_TRUE(nv.fits);
+  EXPECT_FALSE(nv.encoder_profiles_video);
+  EXPECT_LT(nv.activation_vision_bytes, base.activation_vision_bytes / 1.9);  // 16,384 image tokens instead of 32,768
+  auto shorter = d;
+  shorter.max_model_len = 16384;
+  EXPECT_TRUE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, shorter).fits);
+}

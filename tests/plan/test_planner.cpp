@@ -138,6 +138,28 @@ TEST(Launch, TightVisionModelSkipsEncoderProfiling) {
   EXPECT_TRUE(noted);
 }
 
+// Qwen2.5-VL-7B on one L4 at 32K: the profile run's 32,768-token dummy video leaves no KV budget; without
+// video input it profiles the largest image and fits, so the command limits video to 0 and says why (on an
+// L40S there is room and no flag). Images stay enabled: no --skip-mm-profiling.
+TEST(Launch, DummyVideoTooLargeServesImagesOnly) {
+  auto m = model::resolve_model("Qwen/Qwen2.5-VL-7B-Instruct");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  const auto c = plan::evaluate_candidate(*m, dev("L4"), catalogs().inputs(), "", 1, t);
+  ASSERT_TRUE(c.meets) << c.reason;
+  EXPECT_TRUE(c.no_video);
+  EXPECT_FALSE(c.skip_mm_profiling);
+  EXPECT_FALSE(c.fit.encoder_profiles_video);
+  EXPECT_NE(c.launch.serve.find("--limit-mm-per-prompt '{\"video\": 0}'"), std::string::npos) << c.launch.serve;
+  EXPECT_EQ(c.launch.serve.find("--skip-mm-profiling"), std::string::npos);
+  const auto big = plan::evaluate_candidate(*m, dev("L40S"), catalogs().inputs(), "", 1, t);
+  ASSERT_TRUE(big.meets) << big.reason;
+  EXPECT_FALSE(big.no_video);
+  EXPECT_TRUE(big.fit.encoder_profiles_video);
+  EXPECT_EQ(big.launch.serve.find("--limit-mm-per-prompt"), std::string::npos);
+}
+
 TEST(Launch, SixteenDevicesSpanTwoNodesWithRay) {
   auto m = model::resolve_model("Qwen/Qwen3-235B-A22B");
   ASSERT_TRUE(m.has_value());
