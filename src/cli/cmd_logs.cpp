@@ -163,6 +163,15 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
   row("available KV cache (GiB)", p.available_kv_gib, e ? std::optional<double>(bytes_to_gib(e->available_kv_bytes)) : std::nullopt, 2);
   row("KV cache size (tokens)", p.kv_cache_tokens, e ? std::optional<double>(static_cast<double>(e->kv_tokens)) : std::nullopt, 0);
   row("maximum concurrency (x)", p.max_concurrency, e ? std::optional<double>(e->max_concurrency) : std::nullopt, 2);
+  // The encoder pass, where the log states it: its budget and how many largest items it encodes.
+  const bool pass = e && e->encoder_budget_tokens > 0;
+  if (p.encoder_budget_tokens || pass) {
+    row("encoder budget (tokens)", p.encoder_budget_tokens, pass ? std::optional<double>(static_cast<double>(e->encoder_budget_tokens)) : std::nullopt, 0);
+    const std::string predicted = pass && e->encoder_profiles_video ? "video" : "image";
+    const std::string printed = p.encoder_modality ? p.encoder_modality->value : predicted;
+    row("encoder " + printed + " items profiled" + (pass && printed != predicted ? " (predicted: " + predicted + ")" : std::string()), p.encoder_items,
+        pass ? std::optional<double>(static_cast<double>(e->encoder_items)) : std::nullopt, 0);
+  }
   return rows;
 }
 

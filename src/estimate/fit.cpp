@@ -323,6 +323,8 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     e.encoder_profiles_video = video;
     const int64_t budget = std::max(e.max_num_batched_tokens, per_item);
     const int64_t encoder_tokens = per_item > 0 ? std::max<int64_t>(1, budget / per_item) * per_item : budget;
+    e.encoder_budget_tokens = budget;
+    e.encoder_items = per_item > 0 ? encoder_tokens / per_item : 0;
     if (video)
       e.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",

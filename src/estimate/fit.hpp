@@ -83,6 +83,7 @@ struct FitEstimate {
   double activation_text_unit_bytes = 0, activation_sampler_unit_bytes = 0;
   double activation_sampler_bytes = 0, activation_vision_bytes = 0, activation_vision_unit_bytes = 0;
   bool encoder_profiles_video = false;  // the profiled item is a dummy video (larger than the largest image)
+  int64_t encoder_budget_tokens = 0, encoder_items = 0;  // vLLM's "budget of N tokens, profiled with K ... items" (0: no pass)
   double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
   double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
   std::vector<MemoryTerm> terms;

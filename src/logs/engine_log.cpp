@@ -317,6 +317,18 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
   if (line.find("Graph capturing finished") != std::string::npos) {
     if (auto v = number_after(line, "took")) set_once(p.graph_gib, *v, n);
   }
+  if (line.find("Encoder cache will be initialized") != std::string::npos) {
+    if (auto budget = number_after(line, "with a budget of")) set_once(p.encoder_budget_tokens, static_cast<int64_t>(*budget), n);
+    size_t items_end = 0;
+    if (auto items = number_after(line, "profiled with", &items_end)) {
+      set_once(p.encoder_items, static_cast<int64_t>(*items), n);
+      size_t w = items_end;
+      while (w < line.size() && line[w] == ' ') ++w;
+      size_t e = w;
+      while (e < line.size() && std::isalpha(static_cast<unsigned char>(line[e]))) ++e;
+      if (e > w) set_once(p.encoder_modality, line.substr(w, e - w), n);
+    }
+  }
 }
 
 std::optional<OomDetail> parse_oom(const std::string& line, int64_t n) {

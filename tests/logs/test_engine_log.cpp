@@ -324,6 +324,39 @@ TEST(LogsCli, PrintedVersusPredictedForAResolvableModel) {
   EXPECT_TRUE(j["printed_vs_predicted"][0]["predicted"].is_number());
 }
 
+// vLLM's encoder-cache line states the profile run's encoder pass: its budget, how many items and which
+// modality. `logs` sets it beside the prediction: Qwen2.5-VL-7B at the default 128,000 context profiles one
+// 114,688-token dummy video (an A100 log, vllm-openai v0.23.0), -14.28 GiB printed.
+TEST(LogsCli, EncoderPassPrintedVersusPredicted) {
+  const auto parsed = lg::parse_engine_log(read(k_synthetic + "/kv_negative.3.log"), sigs());
+  ASSERT_TRUE(parsed.printed.encoder_budget_tokens);
+  EXPECT_EQ(parsed.printed.encoder_budget_tokens->value, 114688);
+  EXPECT_EQ(parsed.printed.encoder_budget_tokens->line, 6);
+  ASSERT_TRUE(parsed.printed.encoder_items);
+  EXPECT_EQ(parsed.printed.encoder_items->value, 1);
+  ASSERT_TRUE(parsed.printed.encoder_modality);
+  EXPECT_EQ(parsed.printed.encoder_modality->value, "video");
+  const auto r = run("logs " + k_synthetic + "/kv_negative.3.log --device A100-80G-SXM --json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  bool budget = false, items = false;
+  for (const auto& row : j["printed_vs_predicted"]) {
+    const std::string what = row["what"];
+    if (what == "encoder budget (tokens)") {
+      budget = true;
+      EXPECT_DOUBLE_EQ(row["printed"].get<double>(), 114688.0);
+      EXPECT_DOUBLE_EQ(row["predicted"].get<double>(), 114688.0);
+    }
+    if (what == "encoder video items profiled") {
+      items = true;
+      EXPECT_DOUBLE_EQ(row["predicted"].get<double>(), 1.0);
+    }
+    if (what == "available KV cache (GiB)") EXPECT_NEAR(row["predicted"].get<double>(), -14.28, 14.28 * 0.1);
+  }
+  EXPECT_TRUE(budget) << r.out;
+  EXPECT_TRUE(items) << r.out;
+}
+
 TEST(LogsCli, UnresolvableModelIsSaidAndClassificationContinues) {
   const auto r = run("logs " + k_synthetic + "/weights_oom.1.log");
   EXPECT_EQ(r.code, 1);
