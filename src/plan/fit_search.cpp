@@ -13,6 +13,14 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
   if (m.max_position_embeddings > 0) out.largest_context = std::min<int64_t>(out.largest_context, m.max_position_embeddings);
   if (base.fits) return out;
   auto try_fit = [&](estimate::Deployment d) { return estimate::estimate_fit(m, dev, eng, oh, d); };
+  // A flag that changes the profile run: listed, with the KV it leaves, when the deployment then fits.
+  auto offer = [&](const estimate::Deployment& d, const std::string& flag, const std::string& why) {
+    const auto r = try_fit(d);
+    if (!r.fits) return false;
+    out.fixes.push_back(format("%s: %s; %s KV tokens, %.2fx", flag.c_str(), why.c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
+    out.fix_flags.push_back(flag);
+    return true;
+  };
 
   if (base.failure == estimate::Failure::max_model_len_too_large && out.largest_context > 0) {
     out.fixes.push_back(format("--max-model-len %lld (the largest context the KV budget holds)", static_cast<long long>(out.largest_context)));
@@ -51,46 +59,26 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     } else if (text_peak > base.activation_vision_bytes && base.max_num_batched_tokens > 2048) {
       auto d = dep;
       d.max_num_batched_tokens = 2048;
-      const auto r = try_fit(d);
-      if (r.fits) {
-        out.fixes.push_back(format("--max-num-batched-tokens 2048: a smaller profile forward (longer prompts prefill in more chunks); %s KV tokens", with_thousands(r.kv_tokens).c_str()));
-        out.fix_flags.push_back("--max-num-batched-tokens 2048");
-      }
+      offer(d, "--max-num-batched-tokens 2048", "a smaller profile forward (longer prompts prefill in more chunks)");
     }
     if (base.encoder_profiles_video) {
-      // The dummy video grows with max_model_len: no video, or a shorter context (the largest that fits,
-      // in steps of the video's 16K frame groups, then halving).
+      // The dummy video grows with max_model_len: no video, or a shorter context (the largest power-of-two
+      // fraction that fits).
       auto d = dep;
       d.no_video = true;
-      const auto r = try_fit(d);
-      if (r.fits) {
-        out.fixes.push_back(format("--limit-mm-per-prompt '{\"video\": 0}': the profile run encodes the largest image instead of a dummy video (no video input); %s KV tokens",
-                                   with_thousands(r.kv_tokens).c_str()));
-        out.fix_flags.push_back("--limit-mm-per-prompt '{\"video\": 0}'");
-      }
+      offer(d, "--limit-mm-per-prompt '{\"video\": 0}'", "the profile run encodes the largest image instead of a dummy video (no video input)");
       if (base.failure == estimate::Failure::kv_negative) {
         for (int64_t len = base.max_model_len / 2; len >= 2048; len /= 2) {
           auto shorter = dep;
           shorter.max_model_len = len;
-          const auto s = try_fit(shorter);
-          if (s.fits) {
-            out.fixes.push_back(format("--max-model-len %lld: a shorter context profiles a smaller dummy video; %s KV tokens, %.2fx", static_cast<long long>(len),
-                                       with_thousands(s.kv_tokens).c_str(), s.max_concurrency));
-            out.fix_flags.push_back(format("--max-model-len %lld", static_cast<long long>(len)));
-            break;
-          }
+          if (offer(shorter, format("--max-model-len %lld", static_cast<long long>(len)), "a shorter context profiles a smaller dummy video")) break;
         }
       }
     }
     if (base.activation_vision_unit_bytes > 0 && !dep.skip_mm_profiling) {
       auto d = dep;
       d.skip_mm_profiling = true;
-      const auto r = try_fit(d);
-      if (r.fits) {
-        out.fixes.push_back(format("--skip-mm-profiling: no encoder pass in the profile run (images at serve time use the memory above the utilization); %s KV tokens",
-                                   with_thousands(r.kv_tokens).c_str()));
-        out.fix_flags.push_back("--skip-mm-profiling");
-      }
+      offer(d, "--skip-mm-profiling", "no encoder pass in the profile run (images at serve time use the memory above the utilization)");
     }
   }
   if (base.failure == estimate::Failure::unsupported_quantization) {

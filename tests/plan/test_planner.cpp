@@ -40,13 +40,17 @@ const Catalogs& catalogs() {
 device::DeviceSpec dev(const std::string& id) { return *device::find_device(catalogs().devices, id); }
 
 // One candidate: `model` on one 910B3 at `context` tokens, with the default engine.
-plan::Candidate on_910b3(const std::string& model, int64_t context, std::optional<double> min_tokens_per_s = std::nullopt) {
+plan::Candidate on_one(const std::string& device, const std::string& model, int64_t context, std::optional<double> min_tokens_per_s = std::nullopt) {
   auto m = model::resolve_model(model);
   EXPECT_TRUE(m.has_value()) << model;
   plan::PlanTargets t;
   t.context_tokens = context;
   t.min_tokens_per_s = min_tokens_per_s;
-  return plan::evaluate_candidate(*m, dev("910B3"), catalogs().inputs(), "", 1, t);
+  return plan::evaluate_candidate(*m, dev(device), catalogs().inputs(), "", 1, t);
+}
+
+plan::Candidate on_910b3(const std::string& model, int64_t context, std::optional<double> min_tokens_per_s = std::nullopt) {
+  return on_one("910B3", model, context, min_tokens_per_s);
 }
 
 }  // namespace
@@ -142,18 +146,14 @@ TEST(Launch, TightVisionModelSkipsEncoderProfiling) {
 // video input it profiles the largest image and fits, so the command limits video to 0 and says why (on an
 // L40S there is room and no flag). Images stay enabled: no --skip-mm-profiling.
 TEST(Launch, DummyVideoTooLargeServesImagesOnly) {
-  auto m = model::resolve_model("Qwen/Qwen2.5-VL-7B-Instruct");
-  ASSERT_TRUE(m.has_value());
-  plan::PlanTargets t;
-  t.context_tokens = 32768;
-  const auto c = plan::evaluate_candidate(*m, dev("L4"), catalogs().inputs(), "", 1, t);
+  const auto c = on_one("L4", "Qwen/Qwen2.5-VL-7B-Instruct", 32768);
   ASSERT_TRUE(c.meets) << c.reason;
   EXPECT_TRUE(c.no_video);
   EXPECT_FALSE(c.skip_mm_profiling);
   EXPECT_FALSE(c.fit.encoder_profiles_video);
   EXPECT_NE(c.launch.serve.find("--limit-mm-per-prompt '{\"video\": 0}'"), std::string::npos) << c.launch.serve;
   EXPECT_EQ(c.launch.serve.find("--skip-mm-profiling"), std::string::npos);
-  const auto big = plan::evaluate_candidate(*m, dev("L40S"), catalogs().inputs(), "", 1, t);
+  const auto big = on_one("L40S", "Qwen/Qwen2.5-VL-7B-Instruct", 32768);
   ASSERT_TRUE(big.meets) << big.reason;
   EXPECT_FALSE(big.no_video);
   EXPECT_TRUE(big.fit.encoder_profiles_video);

@@ -91,10 +91,17 @@ TEST(Validation, EncoderPassInferredOnlyWhereTheRecordedStartRequiresIt) {
 
 // The public NPU vision-language logs the calibration also rests on (data/evidence): every verdict right and
 // the KV budget within 5% on each.
-TEST(Validation, ProjectEvidenceOfTheNpuEncoderPass) {
+namespace {
+// One of the project's evidence files (data/evidence), with the shared model configs.
+Expected<validate::ValidationReport> evidence(const std::string& file) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
-  auto r = validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-ascend-vl-startup.jsonl"}, o);
+  return validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/" + file}, o);
+}
+}  // namespace
+
+TEST(Validation, ProjectEvidenceOfTheNpuEncoderPass) {
+  auto r = evidence("vllm-ascend-vl-startup.jsonl");
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   EXPECT_EQ(r->skipped, 0);
   ASSERT_TRUE(r->fields.count("available_kv_gib"));
@@ -106,9 +113,7 @@ TEST(Validation, ProjectEvidenceOfTheNpuEncoderPass) {
 // The CUDA vision-language logs (data/evidence): Qwen2.5-VL-7B profiling a 114,688-token dummy video on an A100
 // (-14.28 GiB printed) and one image on an L4 (1.81 GiB): the verdicts right, the budget inside the band.
 TEST(Validation, ProjectEvidenceOfTheCudaEncoderPass) {
-  validate::ValidateOptions o;
-  o.model_dirs.push_back(pftest::shared_path("models"));
-  auto r = validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-cuda-vl-startup.jsonl"}, o);
+  auto r = evidence("vllm-cuda-vl-startup.jsonl");
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   EXPECT_EQ(r->skipped, 0);
   ASSERT_TRUE(r->fields.count("available_kv_gib"));
