@@ -299,9 +299,11 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   const double text_peak = oh.activation_bytes_per_batched_token_factor * e.activation_text_unit_bytes;
   e.activation_text_bytes = text_peak;
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
+  // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video below).
+  const int64_t L = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
   const double held_hidden = static_cast<double>(e.max_num_batched_tokens) * static_cast<double>(m.hidden_size) * b;
   e.activation_sampler_bytes = engine.sampler_logit_copies * e.activation_sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
-  double vision_peak = 0, vision_patches = 0, encoder_held = 0;
+  double vision_peak = 0, encoder_held = 0;
   const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
   if (text_only) e.assumptions.push_back("--limit-mm-per-prompt allows no image or video: the profile run is text only");
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
@@ -313,8 +315,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     int64_t per_item = per_image;
     bool video = false;
     if (per_image > 0 && m.vision_video_max_groups > 0 && !dep.no_video) {
-      const int64_t context = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
-      const int64_t groups = std::clamp<int64_t>(context / per_image, 1, m.vision_video_max_groups);
+      const int64_t groups = std::clamp<int64_t>(L / per_image, 1, m.vision_video_max_groups);
       if (groups * per_image > per_image || dep.no_images) {
         per_item = groups * per_image;
         video = true;
@@ -328,10 +329,9 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     if (video)
       e.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
-                                     static_cast<long long>(per_item), static_cast<long long>(2 * per_item / per_image), static_cast<long long>(dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096)),
+                                     static_cast<long long>(per_item), static_cast<long long>(2 * per_item / per_image), static_cast<long long>(L),
                                      static_cast<long long>(per_image)));
     const double patches = static_cast<double>(encoder_tokens * std::max<int64_t>(1, m.vision_patches_per_token));
-    vision_patches = patches;
     // Per rank: the tower's attention heads and MLP are split by TP (vLLM's parallel linears; q, k, v and
     // the MLP's intermediate), the residual stream of [patches, hidden] is not.
     e.activation_vision_unit_bytes = patches *
@@ -396,7 +396,6 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   e.available_kv_bytes = available;
   e.available_kv_band_bytes = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(non_torch_band, 2) +
                                         (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
-  e.available_kv_band_low_bytes = e.available_kv_band_bytes;
   e.available_kv_band_high_bytes = e.available_kv_band_bytes;
   if (!dep.kv_cache_memory_bytes && pp == 1 && engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies) {
     // Versions that sample with FlashInfer whenever it is installed: the prediction keeps the native sort,
@@ -450,7 +449,6 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
       default: break;
     }
   }
-  const int64_t L = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
   e.max_model_len = L;
   if (!dep.max_model_len) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
   int64_t bs = engine.block_size;
@@ -536,7 +534,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
       if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) return static_cast<int64_t>(static_cast<double>(nb) / static_cast<double>(demand_blocks) * static_cast<double>(L));
       return (num_groups > 1 ? nb / num_groups : nb) * bs;
     };
-    e.kv_tokens_low = tokens_at(available_blocks - e.available_kv_band_low_bytes);
+    e.kv_tokens_low = tokens_at(available_blocks - e.available_kv_band_bytes);
     e.kv_tokens_high = tokens_at(available_blocks + e.available_kv_band_high_bytes);
   }
 
@@ -587,6 +585,16 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
     else { e.lines.push_back(size_line); e.lines.push_back(conc_line); }
   }
   return e;
+}
+
+std::optional<FitEstimate> fit_without_encoder_pass(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                                    const engine::Overheads& oh, const Deployment& dep, const FitEstimate& base) {
+  if (base.fits || dep.skip_mm_profiling || base.failure != Failure::max_model_len_too_large || base.activation_vision_bytes <= 0) return std::nullopt;
+  Deployment without = dep;
+  without.skip_mm_profiling = true;
+  auto alt = estimate_fit(m, device, engine, oh, without);
+  if (!alt.fits) return std::nullopt;
+  return alt;
 }
 
 }  // namespace preflight::estimate

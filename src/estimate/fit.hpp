@@ -72,9 +72,8 @@ struct FitEstimate {
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
-  double available_kv_band_low_bytes = 0;  // the low side (the band; a one-sided term could widen it)
   double available_kv_band_high_bytes = 0; // the high side: wider where the engine may take a cheaper path
-  double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_low_bytes; }
+  double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_bytes; }
   double available_kv_high_bytes() const { return available_kv_bytes + available_kv_band_high_bytes; }
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
@@ -111,6 +110,11 @@ FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec
 
 // Tokens the KV budget of `estimate` holds for one request, ignoring max_model_len (for the
 // largest-context search).
+// A deployment the engine refuses only because of the vision encoder's profiling pass (max_model_len above
+// the KV capacity with it): its estimate with --skip-mm-profiling when that fits, else nullopt.
+std::optional<FitEstimate> fit_without_encoder_pass(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                                    const engine::Overheads& overheads, const Deployment& dep, const FitEstimate& base);
+
 int64_t kv_capacity_tokens(const FitEstimate& estimate);
 
 // Bytes per cached element for a --kv-cache-dtype value (auto = the model dtype).

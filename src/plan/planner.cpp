@@ -143,18 +143,13 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
       d = images;
     }
   }
-  if (!c.fit.fits && c.fit.failure == estimate::Failure::max_model_len_too_large && c.fit.activation_vision_bytes > 0) {
-    // The encoder's profiling pass over its largest image is what leaves too little KV: the deployment
-    // starts with --skip-mm-profiling (the launch says what that costs).
-    estimate::Deployment without = d;
-    without.skip_mm_profiling = true;
-    auto alt = estimate::estimate_fit(m, dev, *eng, *oh, without);
-    if (alt.fits) {
-      c.skip_mm_profiling = true;
-      c.fit_with_encoder_pass_tokens = c.fit.kv_tokens;
-      c.fit = std::move(alt);
-      d = without;
-    }
+  // The encoder's profiling pass over its largest image is what leaves too little KV: the deployment
+  // starts with --skip-mm-profiling (the launch says what that costs).
+  if (auto alt = estimate::fit_without_encoder_pass(m, dev, *eng, *oh, d, c.fit)) {
+    c.skip_mm_profiling = true;
+    c.fit_with_encoder_pass_tokens = c.fit.kv_tokens;
+    c.fit = std::move(*alt);
+    d.skip_mm_profiling = true;
   }
   if (!c.fit.fits) {
     const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;

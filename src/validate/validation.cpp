@@ -250,16 +250,13 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
       // had the pass taken out by a flag the case does not record: the engine cannot have printed its KV size
       // otherwise. Evaluated as --skip-mm-profiling, and said so.
       const bool observed_start = o_fits.value_or(false) || o_tokens || o_kv;
-      if (observed_start && !d.skip_mm_profiling && est.failure == estimate::Failure::max_model_len_too_large && est.activation_vision_bytes > 0) {
-        estimate::Deployment without = d;
-        without.skip_mm_profiling = true;
-        auto alt = estimate::estimate_fit(*spec, *matched, *profile, *oh, without);
-        if (alt.fits) {
+      if (observed_start) {
+        if (auto alt = estimate::fit_without_encoder_pass(*spec, *matched, *profile, *oh, d, est)) {
           row.assumptions.push_back(format("--skip-mm-profiling inferred: with the encoder profile the KV cache would hold %lld tokens, under max_model_len %lld, "
                                            "and the engine would not have started; the recorded run started, so its flags left the pass out",
                                            static_cast<long long>(est.kv_tokens), static_cast<long long>(est.max_model_len)));
-          d = without;
-          est = std::move(alt);
+          d.skip_mm_profiling = true;
+          est = std::move(*alt);
         }
       }
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
