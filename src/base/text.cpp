@@ -77,3 +77,38 @@ std::vector<std::string> nearest_names(const std::string& query, const std::vect
 }
 
 }  // namespace preflight
+
+namespace preflight {
+
+std::string strip_terminal_controls(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1b) {  // ESC: skip the whole sequence
+      if (i + 1 < n && text[i + 1] == '[') {  // CSI: parameters and intermediates up to a final byte 0x40-0x7e
+        i += 2;
+        while (i < n && !(static_cast<unsigned char>(text[i]) >= 0x40 && static_cast<unsigned char>(text[i]) <= 0x7e)) ++i;
+      } else if (i + 1 < n && (text[i + 1] == ']' || text[i + 1] == 'P' || text[i + 1] == '_' || text[i + 1] == '^')) {
+        // OSC / DCS / APC / PM: up to BEL or ST (ESC \)
+        i += 2;
+        while (i < n && text[i] != '\a' && !(text[i] == 0x1b && i + 1 < n && text[i + 1] == '\\')) ++i;
+        if (i < n && text[i] == 0x1b) ++i;
+      } else if (i + 1 < n) {
+        ++i;  // two-byte escape (ESC c, ESC 7, ...)
+      }
+      continue;
+    }
+    if (c == '\n' || c == '\t') { out.push_back(static_cast<char>(c)); continue; }
+    if (c < 0x20 || c == 0x7f) continue;
+    if (c == 0xc2 && i + 1 < n) {  // UTF-8 encoded C1 controls U+0080-U+009F
+      const auto d = static_cast<unsigned char>(text[i + 1]);
+      if (d >= 0x80 && d <= 0x9f) { ++i; continue; }
+    }
+    out.push_back(static_cast<char>(c));
+  }
+  return out;
+}
+
+}  // namespace preflight

@@ -16,5 +16,9 @@ size_t edit_distance(const std::string& a, const std::string& b);
 // Up to `limit` candidates closest to `query` (case-insensitive edit distance, then substring).
 std::vector<std::string> nearest_names(const std::string& query, const std::vector<std::string>& candidates,
                                        size_t limit = 3);
+// Foreign text (config values, log lines, server errors) made safe for a terminal: ANSI/VT escape
+// sequences (CSI, OSC, other ESC forms) and C0/C1 control characters other than newline and tab are
+// removed, so a hostile file cannot move the cursor, retitle the window or hide output.
+std::string strip_terminal_controls(const std::string& text);
 
 }  // namespace preflight
