@@ -105,7 +105,7 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     Json locks = Json::array();
     for (const auto& l : report.locks) {
       locks.push_back({{"path", l.path}, {"owner_pid", l.owner_pid ? Json(*l.owner_pid) : Json()},
-                       {"owner", l.owner == doctor::LockOwner::alive ? "alive" : l.owner == doctor::LockOwner::dead ? "dead" : "not_recorded"}, {"stale", l.stale()}});
+                       {"owner", doctor::lock_owner_name(l.owner)}, {"stale", l.stale()}});
     }
     j["locks"] = locks;
     j["free_fraction_min"] = report.free_fraction_min ? Json(*report.free_fraction_min) : Json();

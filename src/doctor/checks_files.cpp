@@ -2,16 +2,25 @@
 // Locks: the TBE compiler leaves "<name>.lock" files holding the owner's pid and checks only that
 // the file exists, so a killed build blocks every later compile with "Another process is using this
 // dir" (seeds/001 section 4.3). Only regular files whose name ends in exactly ".lock" are
-// considered ("*lock*" also matches block_table.py); a lock is stale when the pid it records has no
-// /proc/<pid> under the root.
+// considered ("*lock*" also matches block_table.py). A lock is stale only when its whole content is
+// a pid ("<pid>" or "pid=<pid>") and kill(pid, 0) on this machine answers ESRCH; the process table
+// is never read under --root (a fake /proc there says nothing about the processes that run).
+// Every directory scanned and every file removed is resolved first (realpath, then openat without
+// following links) and refused when its real path leaves the real root: a symlinked cache directory
+// must not let --fix delete files elsewhere.
 // Scripts: CANN's set_env.sh reads unset variables, so sourcing it under `set -u` ends the calling
 // shell with no message (seeds/001 section 4.1).
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -26,21 +35,30 @@ constexpr size_t k_max_lock_entries = 200000;
 
 bool is_lock_name(const std::string& name) { return name.size() > 5 && ends_with(name, ".lock"); }
 
-std::optional<int64_t> recorded_pid(const std::string& text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) continue;
-    int64_t pid = 0;
-    size_t j = i;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && pid < 100000000) pid = pid * 10 + (text[j++] - '0');
-    if (pid > 0 && pid < 100000000) return pid;
-    return std::nullopt;
-  }
-  return std::nullopt;
+constexpr int64_t k_pid_max_limit = 4194304;  // Linux PID_MAX_LIMIT on 64-bit (include/linux/threads.h)
+
+LockOwner owner_state(const std::optional<int64_t>& pid) {
+  if (!pid) return LockOwner::not_recorded;
+  return process_state(*pid);
 }
 
-LockOwner owner_state(const Probe& probe, const std::optional<int64_t>& pid) {
-  if (!pid) return LockOwner::not_recorded;
-  return probe.exists("/proc/" + std::to_string(*pid)) ? LockOwner::alive : LockOwner::dead;
+// realpath(3) of a path on this machine; nullopt when it does not resolve.
+std::optional<std::string> real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return std::nullopt;
+  return std::string(buf);
+}
+
+bool is_inside(const std::string& real_root, const std::string& real) {
+  if (real_root == "/") return !real.empty() && real[0] == '/';
+  return real == real_root || starts_with(real, real_root + "/");
+}
+
+// The real root, or an error naming it.
+Expected<std::string> resolve_root(const std::string& root) {
+  auto real = real_path(root.empty() ? std::string("/") : root);
+  if (!real) return make_error(ErrorKind::io, format("%s: cannot resolve the root: %s", root.c_str(), std::strerror(errno)), root);
+  return *real;
 }
 
 void walk(const Probe& probe, const std::string& dir, int depth, size_t& seen, std::vector<LockFile>& out, std::vector<std::string>& problems) {
@@ -64,9 +82,10 @@ void walk(const Probe& probe, const std::string& dir, int depth, size_t& seen, s
     if (!S_ISREG(st.st_mode) || !is_lock_name(name)) continue;
     LockFile lock;
     lock.path = path;
-    if (auto text = probe.read(path, 256)) lock.owner_pid = recorded_pid(*text);
+    // 257 bytes: a longer file is no pid in the documented format, whatever it starts with.
+    if (auto text = probe.read(path, 257)) lock.owner_pid = text->size() > 256 ? std::nullopt : parse_lock_pid(*text);
     else problems.push_back(text.error().describe());
-    lock.owner = owner_state(probe, lock.owner_pid);
+    lock.owner = owner_state(lock.owner_pid);
     out.push_back(lock);
   }
 }
@@ -81,9 +100,18 @@ void check_locks(CheckContext& ctx) {
   for (const auto& d : probe.options().cache_dirs) dirs.push_back(d);
   std::vector<std::string> problems;
   size_t seen = 0;
-  int scanned = 0;
+  int scanned = 0, refused = 0;
+  const auto real_root = resolve_root(probe.options().root);
+  if (!real_root) problems.push_back(real_root.error().describe());
   for (const auto& d : dirs) {
-    if (!probe.exists(d)) continue;
+    if (!probe.exists(d) || !real_root) continue;
+    // A cache directory that is (or passes through) a symbolic link out of the root is not ours to scan.
+    const auto real = real_path(probe.at(d));
+    if (real && !is_inside(*real_root, *real)) {
+      ++refused;
+      lk.evidence.push_back(format("refused %s: its real path %s is outside the root %s", d.c_str(), real->c_str(), real_root->c_str()));
+      continue;
+    }
     ++scanned;
     lk.evidence.push_back("scanned " + d);
     walk(probe, d, 0, seen, ctx.report.locks, problems);
@@ -91,12 +119,18 @@ void check_locks(CheckContext& ctx) {
   for (const auto& p : problems) lk.evidence.push_back("unreadable: " + p);
   int stale = 0, unknown = 0;
   for (const auto& l : ctx.report.locks) {
-    const char* state = l.owner == LockOwner::alive ? "owner alive" : l.owner == LockOwner::dead ? "owner dead: stale" : "owner not recorded";
+    const char* state = l.owner == LockOwner::alive ? "owner alive: kept"
+                        : l.owner == LockOwner::dead ? "owner dead: stale"
+                        : l.owner == LockOwner::unknown ? "owner cannot be checked: kept"
+                                                         : "unknown owner: kept";
     lk.evidence.push_back(l.path + (l.owner_pid ? format(" (pid %lld, %s)", static_cast<long long>(*l.owner_pid), state) : std::string(" (") + state + ")"));
     stale += l.stale();
-    unknown += l.owner == LockOwner::not_recorded;
+    unknown += l.owner == LockOwner::not_recorded || l.owner == LockOwner::unknown;
   }
-  if (scanned == 0) {
+  if (scanned == 0 && refused > 0) {
+    lk.status = CheckStatus::warn;
+    lk.summary = format("%d cache director%s refused: outside the root", refused, refused == 1 ? "y" : "ies");
+  } else if (scanned == 0) {
     lk.status = CheckStatus::skip;
     lk.summary = "no compile-cache directory found (pass a build tree with --cache-dir)";
   } else if (stale > 0) {
@@ -104,9 +138,10 @@ void check_locks(CheckContext& ctx) {
     lk.summary = format("%d stale lock file(s) (owner process gone): the TBE compiler reports 'Another process is using this dir'", stale);
     lk.fix = "preflight doctor --fix removes exactly these files (never 'find -name \"*lock*\"', which also matches block_table.py)";
   } else {
-    lk.status = unknown > 0 || !problems.empty() ? CheckStatus::warn : CheckStatus::ok;
+    lk.status = unknown > 0 || refused > 0 || !problems.empty() ? CheckStatus::warn : CheckStatus::ok;
     lk.summary = format("%zu lock file(s), none stale", ctx.report.locks.size());
-    if (unknown > 0) lk.summary += format("; %d without a recorded owner (left alone)", unknown);
+    if (unknown > 0) lk.summary += format("; %d with an unknown owner (kept)", unknown);
+    if (refused > 0) lk.summary += format("; %d cache director%s refused: outside the root", refused, refused == 1 ? "y" : "ies");
   }
   ctx.report.checks.push_back(lk);
 }
@@ -195,20 +230,107 @@ void check_script(CheckContext& ctx) {
   ctx.report.checks.push_back(sc);
 }
 
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  int get() const { return m_fd; }
+
+ private:
+  int m_fd;
+};
+
+Error refuse(const LockFile& lock, const std::string& why) {
+  return make_error(ErrorKind::invalid_argument, lock.path + ": " + why + "; refusing to remove", lock.path);
+}
+
+}  // namespace
+
+const char* lock_owner_name(LockOwner owner) {
+  switch (owner) {
+    case LockOwner::alive: return "alive";
+    case LockOwner::dead: return "dead";
+    case LockOwner::not_recorded: return "not_recorded";
+    case LockOwner::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::optional<int64_t> parse_lock_pid(const std::string& raw) {
+  std::string text = trim(raw);
+  if (starts_with(text, "pid=")) text = text.substr(4);
+  if (text.empty() || text.size() > 7) return std::nullopt;
+  int64_t pid = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    pid = pid * 10 + (c - '0');
+  }
+  if (pid < 1 || pid > k_pid_max_limit) return std::nullopt;
+  return pid;
+}
+
+LockOwner process_state(int64_t pid) {
+  // pid 0 and negative pids name process groups for kill(2): never ask about them.
+  if (pid < 1 || pid > k_pid_max_limit) return LockOwner::unknown;
+  if (::kill(static_cast<pid_t>(pid), 0) == 0) return LockOwner::alive;
+  if (errno == EPERM) return LockOwner::alive;  // it exists, owned by someone else
+  if (errno == ESRCH) return LockOwner::dead;
+  return LockOwner::unknown;
+}
+
 Status remove_stale_lock(const std::string& root, const LockFile& lock) {
+  const std::string name = base_name(lock.path);
+  if (!is_lock_name(name)) return refuse(lock, "not named *.lock");
+  if (lock.path.empty() || lock.path[0] != '/' || lock.path.find("/../") != std::string::npos) return refuse(lock, "not an absolute host path");
+  PF_TRY(real_root, resolve_root(root));
   DoctorOptions options;
   options.root = root;
   const Probe probe(options);
-  const std::string real = probe.at(lock.path);
-  if (!is_lock_name(base_name(lock.path))) return make_error(ErrorKind::invalid_argument, lock.path + ": not named *.lock; refusing to remove", lock.path);
-  struct stat st;
-  if (::lstat(real.c_str(), &st) != 0) return make_error(ErrorKind::not_found, lock.path + ": " + std::strerror(errno), lock.path);
-  if (!S_ISREG(st.st_mode)) return make_error(ErrorKind::invalid_argument, lock.path + ": not a regular file; refusing to remove", lock.path);
-  auto text = probe.read(lock.path, 256);
-  if (!text) return text.error();
-  const auto pid = recorded_pid(*text);
-  if (owner_state(probe, pid) != LockOwner::dead) return make_error(ErrorKind::invalid_argument, lock.path + ": owner alive or not recorded; refusing to remove", lock.path);
-  if (::unlink(real.c_str()) != 0) return make_error(ErrorKind::io, lock.path + ": cannot remove: " + std::strerror(errno), lock.path);
+  const std::string parent = lock.path.substr(0, lock.path.size() - name.size());
+  const auto real_parent = real_path(probe.at(parent.empty() ? "/" : parent));
+  if (!real_parent) return refuse(lock, format("its directory does not resolve (%s)", std::strerror(errno)));
+  if (!is_inside(real_root, *real_parent)) return refuse(lock, format("its real path %s is outside the root %s", real_parent->c_str(), real_root.c_str()));
+  // Walk from the real root to the real parent one component at a time, following no link: the
+  // directory the file is read from and unlinked in is the one checked above.
+  Fd dir(::open(real_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return make_error(ErrorKind::io, format("%s: cannot open the root: %s", real_root.c_str(), std::strerror(errno)), real_root);
+  const std::string rest = real_parent->substr(real_root == "/" ? 0 : real_root.size());
+  std::vector<std::unique_ptr<Fd>> chain;
+  int at = dir.get();
+  for (const auto& component : split(rest, '/')) {
+    if (component.empty()) continue;
+    chain.push_back(std::make_unique<Fd>(::openat(at, component.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+    if (chain.back()->get() < 0) return refuse(lock, format("cannot open %s without following links (%s)", component.c_str(), std::strerror(errno)));
+    at = chain.back()->get();
+  }
+  struct stat before {};
+  if (::fstatat(at, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0) return make_error(ErrorKind::not_found, lock.path + ": " + std::strerror(errno), lock.path);
+  if (!S_ISREG(before.st_mode)) return refuse(lock, std::string("not a regular file but ") + file_type_name(before.st_mode));
+  Fd file(::openat(at, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (file.get() < 0) return refuse(lock, format("cannot open it (%s)", std::strerror(errno)));
+  struct stat opened {};
+  if (::fstat(file.get(), &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_ino != before.st_ino || opened.st_dev != before.st_dev) {
+    return refuse(lock, "it changed while being checked");
+  }
+  char buf[257];
+  ssize_t got = -1;
+  do {
+    got = ::read(file.get(), buf, sizeof buf);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) return make_error(ErrorKind::io, lock.path + ": read failed: " + std::strerror(errno), lock.path);
+  if (got > 256) return refuse(lock, "unknown owner (more than 256 bytes)");
+  const auto pid = parse_lock_pid(std::string(buf, static_cast<size_t>(got)));
+  if (!pid) return refuse(lock, "unknown owner (not a pid in the form '<pid>' or 'pid=<pid>')");
+  const LockOwner owner = process_state(*pid);
+  if (owner == LockOwner::alive) return refuse(lock, format("owner pid %lld is alive", static_cast<long long>(*pid)));
+  if (owner != LockOwner::dead) return refuse(lock, format("cannot tell whether owner pid %lld is alive", static_cast<long long>(*pid)));
+  if (::unlinkat(at, name.c_str(), 0) != 0) return make_error(ErrorKind::io, lock.path + ": cannot remove: " + std::strerror(errno), lock.path);
   return Ok{};
 }
 

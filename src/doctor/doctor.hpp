@@ -113,7 +113,18 @@ struct NpuSmiInfo {
 // Parses `npu-smi info` (the NPU/chip rows and the process table). Rows it cannot read are skipped.
 NpuSmiInfo parse_npu_smi_info(const std::string& text);
 
-enum class LockOwner { alive, dead, not_recorded };
+// not_recorded: the file is not exactly a pid in the documented format ("<pid>" or "pid=<pid>",
+// surrounding whitespace allowed), so its owner is unknown and it is kept. unknown: a pid is
+// recorded but the process table cannot say whether it runs; kept as well.
+enum class LockOwner { alive, dead, not_recorded, unknown };
+const char* lock_owner_name(LockOwner owner);
+// The pid a lock file records, parsed strictly: the whole text must be "<pid>" or "pid=<pid>" with
+// optional surrounding whitespace, the pid in 1..4194304 (Linux PID_MAX_LIMIT); else nullopt.
+std::optional<int64_t> parse_lock_pid(const std::string& text);
+// Liveness in the real process table of this machine (never under --root): kill(pid, 0) succeeds
+// or fails with EPERM: alive; ESRCH: dead; anything else: unknown.
+LockOwner process_state(int64_t pid);
+
 struct LockFile {
   std::string path;  // as seen on the host (without the root prefix)
   std::optional<int64_t> owner_pid;
@@ -141,7 +152,10 @@ struct DoctorReport {
 DoctorReport run_doctor(const DoctorOptions& options, const Compat& compat);
 
 // Removes one stale lock file. Refuses (invalid_argument) anything that is not a regular file
-// whose name ends in ".lock", and anything whose recorded owner is alive or not recorded.
+// whose name ends in ".lock", anything whose real path (symbolic links resolved) leaves the real
+// root, and anything whose recorded owner is alive, not recorded or cannot be checked. The file is
+// reached by openat from the root without following links and removed with unlinkat in the
+// directory it was read from, so a link swapped in after the check cannot redirect the unlink.
 Status remove_stale_lock(const std::string& root, const LockFile& lock);
 
 }  // namespace preflight::doctor

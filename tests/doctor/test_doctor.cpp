@@ -122,6 +122,15 @@ std::string dump(const dr::CheckResult& c) {
   return s + "  fix: " + c.fix;
 }
 
+// The pid of a child that has exited and been reaped: no process has it (until the kernel reuses it).
+int64_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
 using Run = pftest::CliRun;
 // Runs the real binary; stdout and stderr together.
 Run run(const std::string& args) { return pftest::run_cli(args); }
@@ -313,10 +322,10 @@ TEST(Doctor, LockFilesLiveDeadAndFixRemovesOnlyStaleOnes) {
   const std::string tree = f.root + "/root/build/vllm-ascend";
   write(tree + "/vllm_ascend/worker/block_table.py", "# source\n");
   write(tree + "/csrc/transpose_kv_cache_by_block.cpp", "// source\n");
-  write(tree + "/kernel_meta/a.lock", "999999\n");
-  write(tree + "/b.lock.d/inner", "999999\n");
-  const int live_pid = 4242;
-  fs::create_directories(f.root + "/proc/" + std::to_string(live_pid));
+  const int64_t gone = dead_pid();
+  write(tree + "/kernel_meta/a.lock", std::to_string(gone) + "\n");
+  write(tree + "/b.lock.d/inner", std::to_string(gone) + "\n");
+  const int64_t live_pid = ::getpid();
   write(tree + "/kernel_meta/live.lock", "pid=" + std::to_string(live_pid) + "\n");
   write(tree + "/kernel_meta/nopid.lock", "");
   fs::create_symlink(tree + "/vllm_ascend/worker/block_table.py", tree + "/link.lock");
@@ -328,9 +337,9 @@ TEST(Doctor, LockFilesLiveDeadAndFixRemovesOnlyStaleOnes) {
   for (const auto& l : r.locks) stale += l.stale();
   EXPECT_EQ(stale, 1);
   // The library refuses anything but a stale *.lock.
-  EXPECT_FALSE(dr::remove_stale_lock(f.root, {"/root/build/vllm-ascend/vllm_ascend/worker/block_table.py", 999999, dr::LockOwner::dead}));
+  EXPECT_FALSE(dr::remove_stale_lock(f.root, {"/root/build/vllm-ascend/vllm_ascend/worker/block_table.py", gone, dr::LockOwner::dead}));
   EXPECT_FALSE(dr::remove_stale_lock(f.root, {"/root/build/vllm-ascend/kernel_meta/live.lock", live_pid, dr::LockOwner::dead}));
-  EXPECT_FALSE(dr::remove_stale_lock(f.root, {"/root/build/vllm-ascend/link.lock", 999999, dr::LockOwner::dead}));
+  EXPECT_FALSE(dr::remove_stale_lock(f.root, {"/root/build/vllm-ascend/link.lock", gone, dr::LockOwner::dead}));
   // The real binary with --fix.
   const auto out = run("doctor --root " + f.root + " --cache-dir /root/build/vllm-ascend --fix");
   EXPECT_NE(out.out.find("removing /root/build/vllm-ascend/kernel_meta/a.lock"), std::string::npos) << out.out;
@@ -443,4 +452,83 @@ TEST(DoctorCli, JsonEnvelopeAndExitCodes) {
   EXPECT_GE(j["checks"].size(), 8u);
   EXPECT_EQ(run("doctor extra-arg").code, 2);
   EXPECT_EQ(run("doctor --bogus").code, 2);
+}
+
+// Issue 19 item 1: --fix must not leave the root through a symlinked cache directory.
+TEST(Doctor, Issue19_SymlinkedCacheDirOutsideRootRefused) {
+  const std::string base = pftest::scratch_dir("doctor-issue19-symlink");
+  const std::string root = base + "/root", outside = base + "/outside";
+  const int64_t gone = dead_pid();
+  write(root + "/cache/inside.lock", std::to_string(gone) + "\n");
+  write(outside + "/dead.lock", std::to_string(gone) + "\n");
+  fs::create_directory_symlink("../outside", root + "/cache3");
+  // The library refuses the path through the link, whatever the caller claims about the owner.
+  const auto direct = dr::remove_stale_lock(root, {"/cache3/dead.lock", gone, dr::LockOwner::dead});
+  ASSERT_FALSE(direct);
+  EXPECT_NE(direct.error().describe().find("outside the root"), std::string::npos) << direct.error().describe();
+  EXPECT_TRUE(fs::exists(outside + "/dead.lock"));
+  // The real binary: the directory is refused in the report, the file outside survives, the one inside goes.
+  const auto out = run("doctor --root " + root + " --cache-dir /cache,/cache3 --fix");
+  EXPECT_TRUE(fs::exists(outside + "/dead.lock")) << out.out;
+  EXPECT_FALSE(fs::exists(root + "/cache/inside.lock")) << out.out;
+  EXPECT_NE(out.out.find("refused /cache3"), std::string::npos) << out.out;
+  EXPECT_EQ(out.out.find("removing /cache3"), std::string::npos) << out.out;
+  // A root that is itself reached through a link is resolved, not refused.
+  fs::create_directory_symlink(root, base + "/root-link");
+  write(root + "/cache/again.lock", std::to_string(gone) + "\n");
+  EXPECT_TRUE(dr::remove_stale_lock(base + "/root-link", {"/cache/again.lock", gone, dr::LockOwner::dead}));
+  EXPECT_FALSE(fs::exists(root + "/cache/again.lock"));
+}
+
+// Issue 19 item 1: liveness comes from this machine's process table, never from <root>/proc.
+TEST(Doctor, Issue19_LockWithLiveOwnerKept) {
+  const std::string root = pftest::scratch_dir("doctor-issue19-live");
+  const int64_t gone = dead_pid();
+  write(root + "/cache/own.lock", std::to_string(::getpid()) + "\n");
+  write(root + "/cache/parent.lock", "pid=" + std::to_string(::getppid()));
+  write(root + "/cache/dead.lock", std::to_string(gone) + "\n");
+  fs::create_directories(root + "/proc/" + std::to_string(gone));  // a fake /proc must not make it alive
+  EXPECT_EQ(dr::process_state(::getpid()), dr::LockOwner::alive);
+  EXPECT_EQ(dr::process_state(::getppid()), dr::LockOwner::alive);
+  EXPECT_EQ(dr::process_state(1), dr::LockOwner::alive);  // init: EPERM for a normal user, still alive
+  EXPECT_EQ(dr::process_state(gone), dr::LockOwner::dead);
+  const auto own = dr::remove_stale_lock(root, {"/cache/own.lock", ::getpid(), dr::LockOwner::dead});
+  ASSERT_FALSE(own);
+  EXPECT_NE(own.error().describe().find("is alive"), std::string::npos) << own.error().describe();
+  const auto out = run("doctor --root " + root + " --cache-dir /cache --fix");
+  EXPECT_TRUE(fs::exists(root + "/cache/own.lock")) << out.out;
+  EXPECT_TRUE(fs::exists(root + "/cache/parent.lock")) << out.out;
+  EXPECT_FALSE(fs::exists(root + "/cache/dead.lock")) << out.out;
+  EXPECT_NE(out.out.find("owner alive: kept"), std::string::npos) << out.out;
+}
+
+// Issue 19 item 1: "build 42 owner <pid>" is not pid 42; only the documented forms are pids.
+TEST(Doctor, Issue19_LockPidParsedStrictly) {
+  const struct {
+    std::string text;
+    std::optional<int64_t> pid;
+  } cases[] = {
+      {"123", 123},         {"123\n", 123},     {" 123 \r\n", 123}, {"pid=77\n", 77},    {"4194304", 4194304},
+      {"build 42 owner 7", std::nullopt}, {"42 7", std::nullopt},  {"12a", std::nullopt},  {"0", std::nullopt},
+      {"-5", std::nullopt}, {"4194305", std::nullopt},        {"99999999999999999999", std::nullopt},     {"", std::nullopt},
+      {"pid=", std::nullopt}, {"pid= 5", std::nullopt},       {"owner=5", std::nullopt}, {"+5", std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(dr::parse_lock_pid(c.text), c.pid) << "'" << c.text << "'";
+  const std::string root = pftest::scratch_dir("doctor-issue19-garbage");
+  const int64_t gone = dead_pid();
+  write(root + "/cache/garbage.lock", "build 42 owner " + std::to_string(gone) + "\n");
+  write(root + "/cache/long.lock", std::to_string(gone) + std::string(300, ' '));
+  const auto r = [&] {
+    dr::DoctorOptions o;
+    o.root = root;
+    o.cache_dirs = {"/cache"};
+    return dr::run_doctor(o, *dr::load_compat());
+  }();
+  ASSERT_EQ(r.locks.size(), 2u);
+  for (const auto& l : r.locks) EXPECT_EQ(l.owner, dr::LockOwner::not_recorded) << l.path;
+  EXPECT_TRUE(has_evidence(*find(r, "locks"), "unknown owner: kept")) << dump(*find(r, "locks"));
+  EXPECT_FALSE(dr::remove_stale_lock(root, {"/cache/garbage.lock", gone, dr::LockOwner::dead}));
+  const auto out = run("doctor --root " + root + " --cache-dir /cache --fix");
+  EXPECT_TRUE(fs::exists(root + "/cache/garbage.lock")) << out.out;
+  EXPECT_TRUE(fs::exists(root + "/cache/long.lock")) << out.out;
 }
