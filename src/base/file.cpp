@@ -27,17 +27,40 @@ Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes
   return std::string(bytes.begin(), bytes.end());
 }
 
+const char* file_type_name(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    default: return "not a regular file";
+  }
+}
+
 Expected<FileReader> FileReader::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer appears, which may be never.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    return make_error(errno == ENOENT ? ErrorKind::not_found : ErrorKind::io,
-                      format("cannot open: %s", std::strerror(errno)), path);
+    const int err = errno;
+    if (err == ELOOP) return make_error(ErrorKind::io, format("%s: symbolic link loop (ELOOP)", path.c_str()), path);
+    return make_error(err == ENOENT ? ErrorKind::not_found : ErrorKind::io, format("cannot open: %s", std::strerror(err)), path);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    return make_error(ErrorKind::io, "not a regular file", path);
+    return make_error(ErrorKind::io, format("cannot stat: %s", std::strerror(err)), path);
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: expected a regular file, found %s", path.c_str(), file_type_name(st.st_mode)), path);
+  }
+  // Back to blocking reads (a regular file never blocks, but pread should not see EAGAIN).
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return FileReader(path, fd, static_cast<uint64_t>(st.st_size));
 }
 
@@ -138,14 +161,28 @@ bool is_directory(const std::string& path) {
   return std::filesystem::is_directory(path, ec);
 }
 
-std::vector<std::string> list_directory(const std::string& path) {
+Expected<std::vector<std::string>> read_directory_names(const std::string& path) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+  std::filesystem::directory_iterator it(path, ec);
+  if (ec) return make_error(ErrorKind::io, format("%s: cannot list directory: %s", path.c_str(), ec.message().c_str()), path);
+  for (const std::filesystem::directory_iterator end; it != end;) {
     names.push_back(it->path().filename().string());
+    it.increment(ec);
+    if (ec) return make_error(ErrorKind::io, format("%s: error while listing directory: %s", path.c_str(), ec.message().c_str()), path);
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<std::string> list_directory(const std::string& path) {
+  auto names = read_directory_names(path);
+  return names ? std::move(*names) : std::vector<std::string>{};
+}
+
+bool is_symlink_loop(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) != 0 && errno == ELOOP;
 }
 
 std::string join_path(const std::string& a, const std::string& b) {

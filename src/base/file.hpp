@@ -13,11 +13,16 @@ namespace preflight {
 inline constexpr uint64_t k_max_text_file_bytes = 64ull * 1024 * 1024;
 
 // Whole file as text; io error when unreadable, invalid_argument when larger than max_bytes.
+// Opened like FileReader::open, so a FIFO or device is refused instead of blocking.
 Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes = k_max_text_file_bytes);
 
 // A random-access reader that counts the bytes it has read (tests assert header-only reads).
 class FileReader {
  public:
+  // The one way src/ opens a file to read it. The open never blocks (O_NONBLOCK: a FIFO with no
+  // writer would otherwise wait forever), then fstat refuses anything but a regular file with an
+  // invalid_argument error naming the path and what it is ("a FIFO", "a directory", "a device").
+  // not_found when the path does not exist; io for other failures (a symlink loop says so).
   static Expected<FileReader> open(const std::string& path);
   FileReader(FileReader&& other) noexcept;
   FileReader& operator=(FileReader&& other) noexcept;
@@ -47,8 +52,16 @@ Status write_text_file_atomically(const std::string& path, const std::string& te
 
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
-// Entries (names only) of a directory, sorted; empty when unreadable.
+// Entries (names only) of a directory, sorted; io error naming the directory when it cannot be
+// opened or an entry cannot be read (a model directory that cannot be listed must not look empty).
+Expected<std::vector<std::string>> read_directory_names(const std::string& path);
+// The same, empty when unreadable (for callers where a missing listing is harmless).
 std::vector<std::string> list_directory(const std::string& path);
+// Whether resolving `path` fails with ELOOP (a symbolic link that points, directly or through
+// others, back at itself).
+bool is_symlink_loop(const std::string& path);
+// "a FIFO", "a directory", "a character device", ... for a stat mode (used in messages).
+const char* file_type_name(unsigned mode);
 std::string join_path(const std::string& a, const std::string& b);
 std::string base_name(const std::string& path);
 

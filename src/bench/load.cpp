@@ -3,6 +3,7 @@
 #include <fstream>
 #include <random>
 
+#include "base/file.hpp"
 #include "base/units.hpp"
 
 namespace preflight::bench {
@@ -41,6 +42,8 @@ std::vector<Prompt> synthetic_prompts(int64_t count, int64_t input_tokens, int64
 }
 
 Expected<std::vector<Prompt>> load_dataset(const std::string& path, int64_t default_output_tokens) {
+  // FileReader::open first: it refuses a FIFO or device without blocking, which ifstream would not.
+  PF_TRY(checked, FileReader::open(path));
   std::ifstream in(path);
   if (!in) return make_error(ErrorKind::io, "cannot open dataset", path);
   std::vector<Prompt> prompts;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "base/file.hpp"
 #include "base/text.hpp"
 #include "cli/args.hpp"
 #include "cli/help.hpp"
@@ -70,6 +71,14 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   options.env = current_environment();
   options.venv = args->get("venv");
   options.script_path = args->get("script");
+  // The script is named on the command line: one that cannot be opened (missing, a FIFO, a
+  // directory) is a usage error, exit 2, and is never read in a way that could block.
+  if (options.script_path) {
+    if (auto opened = FileReader::open(*options.script_path); !opened) {
+      std::fprintf(stderr, "preflight: --script %s\n", opened.error().describe().c_str());
+      return k_exit_usage;
+    }
+  }
   if (auto dirs = args->get("cache-dir")) for (const auto& d : split(*dirs, ',')) if (!d.empty()) options.cache_dirs.push_back(d);
   options.runner = doctor::system_command_runner();
   const doctor::DoctorReport report = doctor::run_doctor(options, *compat);

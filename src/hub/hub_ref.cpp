@@ -107,7 +107,7 @@ std::string endpoint_host(const std::string& endpoint) {
   return safe_segment(out) ? out : std::string("endpoint");
 }
 
-std::optional<std::string> hub_token(HubKind hub) {
+Expected<std::optional<std::string>> load_hub_token(HubKind hub) {
   auto from_env = [](const char* name) -> std::optional<std::string> {
     std::string v = trim(env(name));
     if (v.empty()) return std::nullopt;
@@ -122,11 +122,22 @@ std::optional<std::string> hub_token(HubKind hub) {
     if (home.empty()) home = join_path(env("HOME").empty() ? "/root" : env("HOME"), ".cache/huggingface");
     path = join_path(home, "token");
   }
+  // read_text_file never blocks: a FIFO here is refused, not waited on.
   auto text = read_text_file(path, 4096);
-  if (!text) return std::nullopt;
+  if (!text) {
+    if (text.error().kind == ErrorKind::not_found) return std::optional<std::string>{};
+    std::string why = text.error().message;
+    if (starts_with(why, path + ": ")) why = why.substr(path.size() + 2);
+    return make_error(text.error().kind, format("%s: cannot read the hub token file (HF_TOKEN_PATH): %s", path.c_str(), why.c_str()), path);
+  }
   std::string token = trim(*text);
-  if (token.empty()) return std::nullopt;
-  return token;
+  if (token.empty()) return std::optional<std::string>{};
+  return std::optional<std::string>{token};
+}
+
+std::optional<std::string> hub_token(HubKind hub) {
+  auto token = load_hub_token(hub);
+  return token ? *token : std::nullopt;
 }
 
 std::string redact(std::string text, const std::string& token) {

@@ -42,6 +42,9 @@ std::string endpoint_host(const std::string& endpoint);
 
 // The token for `hub` from the environment or the usual token file; nullopt when none.
 std::optional<std::string> hub_token(HubKind hub);
+// The same, but a token file that exists and cannot be read (a FIFO, a directory, no permission:
+// HF_TOKEN_PATH pointing at the wrong thing) is an error naming the file instead of "no token".
+Expected<std::optional<std::string>> load_hub_token(HubKind hub);
 
 // `text` with every occurrence of `token` replaced by "***" (no-op for an empty token).
 std::string redact(std::string text, const std::string& token);

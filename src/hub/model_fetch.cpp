@@ -217,7 +217,12 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
     return make_error(ErrorKind::not_found, format("%s: not in the metadata cache (%s) and --offline forbids fetching it", ref.text().c_str(), entry.c_str()), entry);
   }
   FetchOptions fo = options.fetch;
-  fo.token = options.token ? *options.token : hub_token(ref.hub).value_or("");
+  if (options.token) {
+    fo.token = *options.token;
+  } else {
+    PF_TRY(token, load_hub_token(ref.hub));
+    fo.token = token.value_or("");
+  }
   fo.label = ref.text();
   HttpFetcher fetcher(fo);
   PF_TRY(staging, EntryStaging::begin(entry));

@@ -93,7 +93,8 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
   PF_TRY(spec, load_hf_config(config_path));
   spec.id = path;
   spec.source = config_path;
-  const auto names = list_directory(dir);
+  // An unreadable directory must not look like one without shards: the weights would silently shrink.
+  PF_TRY(names, read_directory_names(dir));
   // Quantization descriptors beside config.json.
   for (const auto& n : names) {
     if (n == "quant_model_description.json") {
@@ -173,6 +174,10 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
     hub_only = true;
   }
   if (name.empty()) return make_error(ErrorKind::invalid_argument, "empty model name");
+  // A path that loops (a -> b -> a) does not "exist", but it is no catalogue name either.
+  if (!hub_only && is_symlink_loop(name)) {
+    return make_error(ErrorKind::invalid_argument, format("%s: symbolic link loop (ELOOP): the path never resolves to a file or directory", name.c_str()), name);
+  }
   if (!hub_only && path_exists(name)) {
     const std::string lower = to_lower(name);
     if (ends_with(lower, ".gguf") || ends_with(lower, std::string(".gguf") + k_header_stub_suffix)) return load_gguf_model(name);

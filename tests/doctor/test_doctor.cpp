@@ -532,3 +532,20 @@ TEST(Doctor, Issue19_LockPidParsedStrictly) {
   EXPECT_TRUE(fs::exists(root + "/cache/garbage.lock")) << out.out;
   EXPECT_TRUE(fs::exists(root + "/cache/long.lock")) << out.out;
 }
+
+// Issue 19 item 4: `doctor --script FIFO` is refused at once (exit 2, the file named), never read.
+TEST(DoctorCli, Issue19_FifoScriptExitTwo) {
+  FakeRoot f("doctor-issue19-fifo");
+  const std::string fifo = f.root + "/deploy.sh";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const auto r = pftest::run_cli("doctor --root " + f.root + " --script " + fifo, {"timeout 10"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(fifo), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FIFO"), std::string::npos) << r.out;
+  // The library never blocks on it either: the check fails with the reason.
+  const auto report = f.doctor(fifo);
+  const auto* sc = find(report, "script.set_u");
+  ASSERT_NE(sc, nullptr);
+  EXPECT_EQ(sc->status, dr::CheckStatus::fail);
+  EXPECT_TRUE(has_evidence(*sc, "found a FIFO")) << dump(*sc);
+}

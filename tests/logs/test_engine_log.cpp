@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
@@ -417,4 +418,52 @@ TEST(EngineLog, WeightsLineIsASizeNotADuration) {
   ASSERT_TRUE(log.printed.weights_gib);
   EXPECT_DOUBLE_EQ(log.printed.weights_gib->value, 14.2488);
   EXPECT_EQ(log.printed.weights_gib->line, 2);
+}
+
+// Issue 19 item 4: `logs FIFO` is refused at once (exit 2, the file named), never read.
+TEST(LogsCli, Issue19_FifoLogExitTwo) {
+  const std::string dir = pftest::scratch_dir("logs-issue19-fifo");
+  const std::string fifo = dir + "/engine.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const char* command : {"logs", "explain"}) {
+    const auto r = pftest::run_cli(std::string(command) + " " + fifo, {"timeout 10"});
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(fifo + ": expected a regular file, found a FIFO"), std::string::npos) << r.out;
+  }
+}
+
+// Issue 19 item 12: escape sequences in a log (window title, screen clear, cursor moves, a terminal
+// reset, BEL, C1 controls) never reach the terminal: lines are cleaned where the log is captured.
+TEST(EngineLog, Issue19_EscapeSequencesStripped) {
+  const std::string log =
+      "INFO 08-01 10:00:02 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B\x1b]0;owned\x07', 'max_model_len': 32768}\n"
+      "(EngineCore_DP0 pid=812) ERROR 08-01 10:01:00 [core.py:700] \x1b[2J\x1b[HRuntimeError: NPU out of memory.\x1b""c Tried to allocate "
+      "172.00 MiB\x07 (NPU 0; 29.49 GiB total capacity; 28.79 GiB already allocated)\xc2\x9b""31m\x1bP1$r\x1b\\\n"
+      "\x1b[31mERROR\x1b[0m 08-01 10:01:01 [core.py:701] Engine core initialization failed. \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\\n";
+  const auto parsed = lg::parse_engine_log(log, sigs());
+  auto clean = [](const std::string& s) {
+    for (unsigned char c : s) {
+      if (c == 0x1b || c == 0x07 || c == 0x9b) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(parsed.args.model);
+  EXPECT_EQ(parsed.args.model->value, "Qwen/Qwen3-8B");
+  ASSERT_FALSE(parsed.diagnosis.evidence.empty());
+  for (const auto& e : parsed.diagnosis.evidence) EXPECT_TRUE(clean(e.text)) << e.text;
+  for (const auto& e : parsed.diagnosis.symptoms) EXPECT_TRUE(clean(e.text)) << e.text;
+  EXPECT_NE(parsed.diagnosis.evidence.front().text.find("RuntimeError: NPU out of memory. Tried to allocate 172.00 MiB (NPU 0;"), std::string::npos)
+      << parsed.diagnosis.evidence.front().text;
+  // The real binary, text and JSON: no escape byte, BEL or C1 CSI in what it prints.
+  const std::string dir = pftest::scratch_dir("logs-issue19-escapes");
+  {
+    std::ofstream(dir + "/engine.log", std::ios::binary) << log;
+  }
+  for (const std::string& flags : {"", " --json"}) {
+    const auto r = run("logs " + dir + "/engine.log" + flags);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("NPU out of memory"), std::string::npos) << r.out;
+    EXPECT_TRUE(clean(r.out)) << r.out;
+    EXPECT_EQ(r.out.find("\\u001b"), std::string::npos) << r.out;  // nor escaped into the JSON
+  }
 }
