@@ -32,19 +32,9 @@ std::vector<std::string> split_lines(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, std::min(end - start, k_max_line_chars));
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    // Strip ANSI colour sequences: ESC '[' params letter.
-    std::string clean;
-    clean.reserve(line.size());
-    for (size_t i = 0; i < line.size(); ++i) {
-      if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
-        size_t j = i + 2;
-        while (j < line.size() && !std::isalpha(static_cast<unsigned char>(line[j]))) ++j;
-        i = j;
-        continue;
-      }
-      clean.push_back(line[i]);
-    }
-    lines.push_back(std::move(clean));
+    // The log is foreign text that `logs` prints back (evidence, arguments, versions): every escape
+    // sequence and control character goes here, where the lines are captured, not only colours.
+    lines.push_back(strip_terminal_controls(line));
     if (end == text.size()) break;
     start = end + 1;
   }
