@@ -258,4 +258,14 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   return s;
 }
 
+SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
+                             const engine::SpeedCatalog& catalog, const Deployment& dep, const FitEstimate& fit, const SpeedWorkload& w) {
+  Deployment resolved = dep;
+  resolved.tensor_parallel_size = fit.tensor_parallel_size;
+  resolved.pipeline_parallel_size = fit.pipeline_parallel_size;
+  if (fit.max_num_batched_tokens > 0) resolved.max_num_batched_tokens = fit.max_num_batched_tokens;
+  if (!fit.kv_cache_dtype.empty()) resolved.kv_cache_dtype = fit.kv_cache_dtype;
+  return estimate_speed(model, device, profile, catalog, resolved, w);
+}
+
 }  // namespace preflight::estimate
