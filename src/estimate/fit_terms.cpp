@@ -187,7 +187,7 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& o
   if (video)
     run.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
-                                     static_cast<long long>(per_item), static_cast<long long>(2 * per_item / per_image), static_cast<long long>(L),
+                                     static_cast<long long>(per_item), static_cast<long long>(2 * (per_item / per_image)), static_cast<long long>(L),
                                      static_cast<long long>(per_image)));
   PF_TRY(patch_count, checked_product(encoder_tokens, std::max<int64_t>(1, m.vision_patches_per_token), "vision_patches_per_token"));
   const double patches = static_cast<double>(patch_count);

@@ -81,8 +81,11 @@ ModelTraffic traffic(const ModelSpec& m, const engine::SpeedProfile& profile, co
         break;
       case LayerKind::linear_attention:
       case LayerKind::mamba: {
-        const double conv = static_cast<double>(l.conv_channels * l.conv_len) * (model::dtype_bits(m.dtype) / 8);
-        const double ssm = static_cast<double>(l.ssm_heads * l.ssm_head_dim * l.ssm_state_dim) * (model::dtype_bits(l.ssm_dtype) / 8);
+        // In double: exact for any real model, and a hostile config (ssm_state_size 2^62) gives a huge state
+        // and a speed near zero instead of a wrapped 64-bit product and a plausible speed.
+        const double conv = static_cast<double>(l.conv_channels) * static_cast<double>(l.conv_len) * (model::dtype_bits(m.dtype) / 8);
+        const double ssm = static_cast<double>(l.ssm_heads) * static_cast<double>(l.ssm_head_dim) * static_cast<double>(l.ssm_state_dim) *
+                           (model::dtype_bits(l.ssm_dtype) / 8);
         t.state_bytes_per_sequence += (conv + ssm) / tpd;
         break;
       }

@@ -249,3 +249,18 @@ TEST(Speed, Issue14_SpeedReadsTheFitResolvedBatchedTokens) {
   EXPECT_TRUE(found);
   EXPECT_LT(e8.ttft_s, e.ttft_s);
 }
+
+// Issue 19 item 5 (speed side): ssm_state_size 2^62 wrapped the 64-bit state product (undefined behaviour, a
+// plausible speed). Per sequence the state is then at least 2^62 x 4 B = 1.8e19 B per layer, so a decode step at
+// 1,267 GB/s takes over 1e7 s: the speed must be ~0 tokens/s, not a wrapped figure.
+TEST(Speed, Issue19_HugeStateSizeDoesNotWrap) {
+  auto s = setup("nvidia/Nemotron-H-56B-Base-8K", "910B3", "vllm-ascend");
+  int changed = 0;
+  for (auto& l : s.model.layers)
+    if (l.kind == model::LayerKind::mamba) { l.ssm_state_dim = int64_t{1} << 62; ++changed; }
+  ASSERT_GT(changed, 0);
+  estimate::SpeedWorkload w;
+  w.bandwidth_bytes_per_s = seed_bandwidth();
+  const auto e = run(s, estimate::Deployment{}, w);
+  EXPECT_LT(e.single_stream_tokens_per_s, 1e-6);
+}
