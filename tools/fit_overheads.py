@@ -14,7 +14,8 @@ Procedure (rerun after adding cases):
      no vision unit. That inference depends on the current vision factor, so rerun until the constants stop moving
      (from the code-derived factor the fit is stable in one step).
   3. Per platform, the overhead model
-        max(activation_factor x text_unit + held, vision peak, sampler run + held) + non_torch x (1 + 0.5 x multi_rank)
+        max(activation_factor x text_unit + held, vision peak, sampler run + held) + non_torch x (1 + f x multi_rank)
+        (f: "non_torch_multi_rank_fraction" of the platform's overheads record, read from the catalogue, not fitted here)
         (held: the encoder outputs the profile run keeps in the encoder cache through the text and sampler runs)
         (+ graph when the engine subtracts it)
      is fitted by minimising the capped mean absolute error of available KV (a grid over the constants; the vision
@@ -22,11 +23,19 @@ Procedure (rerun after adding cases):
      because a few cases carry effects the model does not have (see README "Known gaps").
   4. It prints before/after median and per-case errors; `--write` stores the constants.
 
-Usage: tools/fit_overheads.py [--preflight build/preflight] [--write] FILES...   (standard library only)
+`--check` refits nothing: it recomputes every case's non-torch term and available KV with this file's model
+and the catalogue's constants, and exits 1 unless they equal what the binary printed (within a byte). CTest runs
+it (tests/CMakeLists.txt, fit_overheads_matches_binary), so this formula and src/estimate cannot drift apart.
+Pipeline-parallel cases (the binary's first-stage activation leaves out the sampler, which only the last stage
+runs) are outside this single-stage model and are listed, not compared.
+
+Usage: tools/fit_overheads.py [--preflight build/preflight] [--write | --check] FILES...   (standard library only)
        e.g. tools/fit_overheads.py ../shared/validation/*.jsonl data/evidence/*.jsonl
 """
 import argparse
 import json
+import math
+import sys
 
 from validate_io import validate_report, write_catalog
 
@@ -52,12 +61,42 @@ def cases_of(report):
     return out
 
 
-def predict_kv(c, factor, non_torch, vision):
-    m = c["m"]
+def activation(m, factor, vision):
     held = m.get("encoder_held", 0.0)
-    act = max(factor * m["text_activation_unit"] + held, vision * m["vision_unit"], m["sampler_run"] + held)
-    over = act + non_torch * (1.5 if m["multi_rank"] > 0.5 else 1.0) + (m["graph"] if m["graph_in_budget"] > 0.5 else 0.0)
+    return max(factor * m["text_activation_unit"] + held, vision * m["vision_unit"], m["sampler_run"] + held)
+
+
+def non_torch_term(m, non_torch, multi_rank_fraction):
+    return non_torch * (1.0 + multi_rank_fraction * m["multi_rank"])
+
+
+def predict_kv(c, factor, non_torch, vision, multi_rank_fraction):
+    m = c["m"]
+    over = activation(m, factor, vision) + non_torch_term(m, non_torch, multi_rank_fraction) + (m["graph"] if m["graph_in_budget"] > 0.5 else 0.0)
     return m["requested"] - c["w"] - over
+
+
+def check(report, catalog):
+    """0 when this file's model reproduces the binary's non-torch term and available KV for every case."""
+    overheads = {oh["platform"]: oh for oh in catalog["overheads"]}
+    bad = compared = 0
+    for r in report["rows"]:
+        m = r.get("memory_terms")
+        if not m or m["non_torch"] <= 0:  # refused before the budget (layout, quantization)
+            continue
+        oh = overheads[r["platform"]]
+        p = (oh["activation_bytes_per_batched_token_factor"], oh["non_torch_bytes"], oh["vision_activation_factor"], oh["non_torch_multi_rank_fraction"])
+        nt = non_torch_term(m, p[1], p[3])
+        if activation(m, p[0], p[2]) > m["activation"] + 1:
+            print(f"  {r['id'][:48]:48s} pipeline-parallel (first-stage activation): not compared")
+            continue
+        kv = math.floor(predict_kv({"m": m, "w": m["weights"]}, *p))
+        compared += 1
+        if abs(nt - m["non_torch"]) > 1 or abs(kv - m["available"]) > 1:
+            bad += 1
+            print(f"  {r['id'][:48]:48s} non-torch {nt:.0f} vs binary {m['non_torch']:.0f}; available KV {kv:.0f} vs binary {m['available']:.0f}")
+    print(f"fit_overheads model vs binary: {compared} cases compared, {bad} differ")
+    return 1 if bad or not compared else 0
 
 
 def median(v):
@@ -74,18 +113,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preflight", default="build/preflight")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--check", action="store_true", help="compare this model with the binary's numbers; refit nothing")
     ap.add_argument("--catalog", default="data/engines/engines.json")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     report = validate_report(a.preflight, a.files)
     catalog = json.load(open(a.catalog))
+    if a.check:
+        sys.exit(check(report, catalog))
     cases = cases_of(report)
     for oh in catalog["overheads"]:
         plat = [c for c in cases if c["platform"] == oh["platform"]]
         if len(plat) < 3:
             print(f"{oh['platform']}: {len(plat)} case(s); constants left as they are")
             continue
-        before = (oh["activation_bytes_per_batched_token_factor"], oh["non_torch_bytes"], oh["vision_activation_factor"])
+        multi = oh["non_torch_multi_rank_fraction"]
+        before = (oh["activation_bytes_per_batched_token_factor"], oh["non_torch_bytes"], oh["vision_activation_factor"], multi)
         # The vision factor is fitted where two or more cases profile the encoder (a vision unit); a case whose
         # text run plus held encoder outputs is larger than any pass on the grid does not move it.
         has_vision = sum(1 for c in plat if c["m"]["vision_unit"] > 0) >= 2
@@ -98,7 +141,7 @@ def main():
         for f10 in range(10, 81):
             for nt in range(64, 2049, 16):
                 for v20 in (range(0, 81) if has_vision else [round(before[2] * 20)]):
-                    p = (f10 / 10, nt * 2 ** 20, v20 / 20)
+                    p = (f10 / 10, nt * 2 ** 20, v20 / 20, multi)
                     e = objective(p)
                     if e < best_err - 1e-9:
                         best, best_err = p, e

@@ -17,12 +17,16 @@ Model (the same as src/estimate/speed.cpp):
   eager:  step = max(device, ops x eager_op_dispatch) + step_overhead + comm
   comm    = allreduce_latency_units x allreduce_latency + communication_bandwidth_s
 
-Usage: tools/fit_speed.py [--preflight build/preflight] [--write] FILES...
+`--check` refits nothing: it recomputes every case's step time with this model and the catalogue's constants and
+exits 1 unless it equals the binary's predicted step (relative 1e-9); CTest runs it (fit_speed_matches_binary).
+
+Usage: tools/fit_speed.py [--preflight build/preflight] [--write | --check] FILES...
 Standard library only.
 """
 import argparse
 import json
 import math
+import sys
 
 from validate_io import validate_report, write_catalog
 
@@ -77,10 +81,28 @@ def fit(rows, start, platform):
     return p
 
 
+def check(rows, catalog):
+    """0 when this file's model reproduces the binary's predicted step time for every speed case."""
+    profiles = {p["engine"] + "/" + p["platform"]: p for p in catalog["profiles"] if not p.get("device")}
+    bad = compared = 0
+    for r in rows:
+        t, prof = r["speed_terms"], profiles.get(r["speed_profile"])
+        if prof is None or "predicted_step_s" not in t:
+            continue
+        compared += 1
+        mine = predict({k: prof[k] for k in PARAMS}, t)
+        if abs(mine - t["predicted_step_s"]) > 1e-9 * t["predicted_step_s"]:
+            bad += 1
+            print(f"  {r['id'][:50]:50s} step {mine:.6g} s vs binary {t['predicted_step_s']:.6g} s")
+    print(f"fit_speed model vs binary: {compared} cases compared, {bad} differ")
+    return 1 if bad or not compared else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preflight", default="build/preflight")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--check", action="store_true", help="compare this model with the binary's predicted steps; refit nothing")
     ap.add_argument("--loo", action="store_true", help="also report leave-one-out errors (each case predicted by a fit without it)")
     ap.add_argument("--catalog", default="data/engines/speed.json")
     ap.add_argument("files", nargs="+")
@@ -88,6 +110,8 @@ def main():
     report = validate_report(args.preflight, args.files)
     rows = [r for r in report["rows"] if r.get("speed_terms")]
     catalog = json.load(open(args.catalog))
+    if args.check:
+        sys.exit(check(rows, catalog))
     by_profile = {}
     for r in rows:
         by_profile.setdefault(r["speed_profile"], []).append(r)

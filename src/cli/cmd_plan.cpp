@@ -63,7 +63,7 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const Args& args, const model::M
   w.context_tokens = ctx.value_or(std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   PF_TRY(bw, bandwidth_flag(args));
   w.bandwidth_bytes_per_s = bw;
-  return estimate::estimate_speed(model, device, *sp, speeds, d, w);
+  return estimate::estimate_speed(model, device, *sp, speeds, d, fit, w);
 }
 
 int cmd_plan(const std::vector<std::string>& argv) {

@@ -85,6 +85,17 @@ std::vector<std::string> EngineCatalog::engines() const {
   return out;
 }
 
+void apply_group_padding(EngineProfile& p, const Version& v) {
+  p.hybrid_group_padding_ratio = 1.0;
+  p.hybrid_group_padding_source = "no hybrid_group_padding entry for " + p.engine + " " + v.text() + ": groups take the fewest layers of a kind";
+  for (const auto& g : p.hybrid_group_paddings) {
+    if (g.version_min <= v && v <= g.version_max) {
+      p.hybrid_group_padding_ratio = g.ratio;
+      p.hybrid_group_padding_source = g.source;
+    }
+  }
+}
+
 Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin) {
   EngineCatalog catalog;
   catalog.origin = origin;
@@ -98,8 +109,8 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     JsonObject r(item, origin, "profiles[" + id + "]");
     PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
                               "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
-                              "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder", "available_kv_rule",
-                              "requested_rounding", "graph_memory_in_budget", "tokens_rule", "concurrency_rule", "weights_line", "kv_line",
+                              "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
+                              "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                               "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
     (void)keys;
     EngineProfile p;
@@ -149,19 +160,12 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     p.sampler_logit_copies_if_flashinfer = alt.value_or(copies);
     PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
     p.profiles_mm_encoder = mm_profiled.value_or(true);
-    PF_TRY(kv_rule, r.string("available_kv_rule"));
-    if (kv_rule == "device_wide") p.available_kv_rule = KvRule::device_wide;
-    else if (kv_rule == "profile") p.available_kv_rule = KvRule::profile;
-    else if (kv_rule == "profile_absolute_non_torch") p.available_kv_rule = KvRule::profile_absolute_non_torch;
-    else return make_error(ErrorKind::corrupt, format("%s: %s: unknown available_kv_rule %s", origin.c_str(), id.c_str(), kv_rule.c_str()), origin);
     PF_TRY(rounding, r.string("requested_rounding"));
     p.requested_ceil = rounding == "ceil";
     PF_TRY(graph, r.opt_bool("graph_memory_in_budget"));
     p.graph_memory_in_budget = graph.value_or(false);
     PF_TRY(tokens, r.string("tokens_rule"));
     p.tokens_rule = tokens == "concurrency_x_len" ? TokensRule::concurrency_x_len : TokensRule::blocks;
-    PF_TRY(conc, r.string("concurrency_rule"));
-    p.concurrency_rule = conc == "per_group_ceil" ? ConcurrencyRule::per_group_ceil : ConcurrencyRule::sum_then_ceil;
     PF_TRY(wl, r.opt_string("weights_line"));
     p.weights_line = wl.value_or("");
     PF_TRY(kl, r.opt_string("kv_line"));
@@ -225,6 +229,28 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
         if (p.engine == engine && *layout_min <= p.version_max && (!layout_max || p.version_min <= *layout_max)) p.mxfp4_layouts.push_back(l);
     }
   }
+  if (const Json* paddings = top.find("hybrid_group_padding"); paddings && paddings->is_array()) {
+    for (const auto& item : *paddings) {
+      JsonObject r(item, origin, "hybrid_group_padding[]");
+      PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "ratio", "source"}));
+      (void)keys;
+      PF_TRY(engine, r.string("engine"));
+      PF_TRY(vmin, r.string("version_min"));
+      PF_TRY(vmax, r.string("version_max"));
+      const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+      if (!pmin || !pmax || *pmax < *pmin)
+        return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: bad version range", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
+      PF_TRY(ratio, r.number("ratio"));
+      if (!(ratio >= 1.0 && ratio <= 4.0))
+        return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: ratio %.3g is outside 1-4", origin.c_str(), engine.c_str(), vmin.c_str(), ratio), origin);
+      PF_TRY(source, r.string("source"));
+      const EngineProfile::GroupPadding g{*pmin, *pmax, ratio, source};
+      for (auto& p : catalog.profiles)
+        if (p.engine == engine && g.version_min <= p.version_max && p.version_min <= g.version_max) p.hybrid_group_paddings.push_back(g);
+    }
+  }
+  // The ratio of a profile's newest version until select_engine picks the requested one.
+  for (auto& p : catalog.profiles) apply_group_padding(p, p.version_max);
   if (const Json* list2 = top.find("overheads"); list2 && list2->is_array()) {
     for (const auto& item : *list2) {
       JsonObject r(item, origin, "overheads[]");
@@ -254,6 +280,12 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
       if (nt_band && (*nt_band < 0 || *nt_band > 64.0 * 1024 * 1024 * 1024))
         return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_band_bytes is outside 0-64 GiB", origin.c_str(), o.platform.c_str()), origin);
       o.non_torch_band_bytes = nt_band.value_or(0.0);
+      PF_TRY(multi, r.number("non_torch_multi_rank_fraction"));
+      if (!(multi >= 0 && multi <= 4))
+        return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_multi_rank_fraction %.3g is outside 0-4", origin.c_str(), o.platform.c_str(), multi), origin);
+      o.non_torch_multi_rank_fraction = multi;
+      PF_TRY(multi_src, r.string("non_torch_multi_rank_source"));
+      o.non_torch_multi_rank_source = multi_src;
       catalog.overheads.push_back(o);
     }
   }
@@ -289,7 +321,11 @@ Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::s
   const auto v = parse_version(version_text, engine);
   if (!v) return make_error(ErrorKind::invalid_argument, format("cannot read a version in '%s' (expected X.Y[.Z])", version_text.c_str()), version_text);
   for (const auto& p : catalog.profiles) {
-    if (p.engine == engine && p.version_min <= *v && *v <= p.version_max) return p;
+    if (p.engine == engine && p.version_min <= *v && *v <= p.version_max) {
+      EngineProfile selected = p;
+      apply_group_padding(selected, *v);
+      return selected;
+    }
   }
   std::string known;
   for (const auto& p : catalog.profiles) {

@@ -22,9 +22,7 @@ struct Version {
 // First "X.Y[.Z]" in `text` after `engine` when it is named there ("vllm 0.10.2 + vllm-ascend 0.10.2rc1").
 std::optional<Version> parse_version(const std::string& text, const std::string& engine = {});
 
-enum class KvRule { device_wide, profile, profile_absolute_non_torch };
 enum class TokensRule { blocks, concurrency_x_len };
-enum class ConcurrencyRule { sum_then_ceil, per_group_ceil };
 enum class HybridBlockRule { cuda_align, npu_align128, npu_contiguous };
 
 // How an engine lays MXFP4 MoE experts out in memory at load, per device (gpt-oss): padded dimensions,
@@ -47,6 +45,17 @@ struct EngineProfile {
   int64_t block_size = 16;
   HybridBlockRule hybrid_block_rule = HybridBlockRule::cuda_align;
   std::string hybrid_mamba_mode;  // none | align
+  // KV-cache groups of a hybrid model: vLLM pads every layer kind to the largest one when largest <
+  // ratio x smallest (else groups take the smallest). The ratio changed by version; the catalogue's
+  // "hybrid_group_padding" entry covering the selected version sets it (select_engine).
+  double hybrid_group_padding_ratio = 1.0;
+  std::string hybrid_group_padding_source;
+  struct GroupPadding {
+    Version version_min, version_max;
+    double ratio = 1.0;
+    std::string source;
+  };
+  std::vector<GroupPadding> hybrid_group_paddings;  // the catalogue's entries whose range reaches this profile
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 2048;
   int64_t max_num_batched_tokens_large_device = 8192;
@@ -65,11 +74,9 @@ struct EngineProfile {
   std::vector<Mxfp4Layout> mxfp4_layouts;      // the catalogue's layouts whose version range reaches this profile
   // The layout this profile uses on a device (by id, then by family); nullptr: as stored in the checkpoint.
   const Mxfp4Layout* mxfp4_layout_for(const std::string& device_id, const std::string& family) const;
-  KvRule available_kv_rule = KvRule::profile;
   bool requested_ceil = false;
   bool graph_memory_in_budget = false;
   TokensRule tokens_rule = TokensRule::blocks;
-  ConcurrencyRule concurrency_rule = ConcurrencyRule::sum_then_ceil;
   std::string weights_line, kv_line;
   bool merged_token_line = false;
   std::vector<std::string> supported_quantization;  // "*" = every method vLLM has
@@ -98,6 +105,10 @@ struct Overheads {
   std::string evidence;
   double band_fraction = 0.3;
   double non_torch_band_bytes = 0;  // floor of the non-torch band: the spread of printed non-torch memory
+  // Extra non-torch memory of a multi-rank deployment (TP x PP > 1: communicator buffers, IPC handles), as
+  // a fraction of non_torch_bytes; fitted, with its evidence.
+  double non_torch_multi_rank_fraction = 0;
+  std::string non_torch_multi_rank_source;
 };
 
 struct EngineCatalog {
@@ -113,6 +124,9 @@ struct EngineCatalog {
 
 // The engine a device platform runs when none is named: vllm-ascend on NPUs, vllm elsewhere.
 std::string default_engine_for(const std::string& device_platform);
+
+// Sets the profile's hybrid group padding ratio (and its source) to the entry covering version `v`.
+void apply_group_padding(EngineProfile& profile, const Version& v);
 
 Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin);
 Expected<EngineCatalog> load_engine_catalog();

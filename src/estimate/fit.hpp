@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "base/error.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_spec.hpp"
@@ -47,6 +49,23 @@ struct MemoryTerm {
   double bytes = 0;
   double band_bytes = 0;  // +/- uncertainty (0 = exact by mechanism)
   std::string rule;       // formula and inputs
+  std::vector<std::pair<std::string, double>> inputs;  // the values the rule multiplies, by name, in its order
+};
+// One term of a rank's footprint (gguf-parser-go's typed footprint: weights / activation / KV, each with its sum).
+using Term = MemoryTerm;
+
+// The profile run's phases, run one after another (vLLM profile_run): the text forward over
+// max_num_batched_tokens, the vision encoder's dummy pass, the sampler dummy run. The peak is the largest
+// of them, the encoder outputs held through the text and sampler runs added to those two.
+struct ActivationPhases {
+  Term text_forward;     // fitted factor x text unit
+  Term vision_encoder;   // 0 bytes when the pass is not profiled (or not on this stage)
+  Term sampler_run;      // engine copies x sampler unit + fixed bytes + held hidden states (0 on a stage that does not sample)
+  double text_unit_bytes = 0;     // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes
+  double sampler_unit_bytes = 0;  // min(max_num_seqs, max_num_batched_tokens) x vocab x fp32
+  double vision_unit_bytes = 0;   // patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x dtype bytes
+  double encoder_held_bytes = 0;  // encoder outputs in the encoder cache through the text and sampler runs
+  Term peak;
 };
 
 struct KvGroup {
@@ -54,6 +73,36 @@ struct KvGroup {
   int64_t layers = 0;
   int64_t page_bytes = 0;           // per layer, per block, per rank
   int64_t blocks_per_request = 0;   // at max_model_len
+};
+
+// KV-cache geometry (reference sec 2-3): pages per layer kind, groups, blocks, and what they hold.
+// Every rank ends with the same num_blocks (the engine takes the minimum over workers).
+struct KvGeometry {
+  std::vector<KvGroup> groups;
+  int64_t block_size = 0;
+  int64_t page_bytes = 0;            // common page per layer per block, this rank
+  int64_t group_size = 0;            // layers per group (shared tensors)
+  double group_padding_ratio = 0;    // vLLM pads to the largest layer kind when largest < ratio x smallest
+  int64_t demand_blocks = 0;         // blocks one request at max_model_len needs, all groups
+  int64_t num_groups = 0;
+  int64_t num_blocks = 0;
+  int64_t kv_tokens = 0, kv_tokens_low = 0, kv_tokens_high = 0;
+  double max_concurrency = 0;
+  int64_t kv_bytes_per_token = 0;          // this rank, all attention layers
+  int64_t state_bytes_per_sequence = 0;    // this rank, all recurrent layers
+};
+
+// What one rank holds at start-up. Under tensor parallelism every rank of a stage holds the same, so
+// a fit lists one entry per pipeline stage that differs: "all" (PP 1), else "first" and "last".
+struct RankFootprint {
+  int64_t rank = 0;           // global rank of the first rank this entry stands for
+  std::string stage;          // all | first | last
+  Term weights;
+  ActivationPhases activation;
+  Term non_torch;
+  Term graph;                 // 0 bytes in eager mode; inside the budget only when graph_in_budget
+  Term available_kv;          // what this rank prints as "Available KV cache memory"
+  KvGeometry kv;
 };
 
 struct FitEstimate {
@@ -100,11 +149,20 @@ struct FitEstimate {
   bool fits = false;
   Failure failure = Failure::none;
   std::string failure_message;      // as the engine words it
+  std::vector<RankFootprint> ranks;  // the typed tree the flat fields above summarise (fit --json "ranks")
   std::vector<std::string> lines;   // what the engine prints at start-up
   std::vector<std::string> assumptions;
   std::vector<std::string> provenance;
 };
 
+// The estimate, or invalid_argument when a product or sum of the model's values overflows 64 bits (a
+// config with kv_lora_rank or ssm_state_size near 2^62 must not wrap to a small KV and "fit"); the message
+// names the field and the layer.
+Expected<FitEstimate> try_estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                       const engine::Overheads& overheads, const Deployment& deployment);
+
+// try_estimate_fit for callers that take a verdict: an overflow is a refused deployment
+// (Failure::invalid_layout, the error's message as failure_message), never a fit.
 FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                          const engine::Overheads& overheads, const Deployment& deployment);
 

@@ -81,8 +81,11 @@ ModelTraffic traffic(const ModelSpec& m, const engine::SpeedProfile& profile, co
         break;
       case LayerKind::linear_attention:
       case LayerKind::mamba: {
-        const double conv = static_cast<double>(l.conv_channels * l.conv_len) * (model::dtype_bits(m.dtype) / 8);
-        const double ssm = static_cast<double>(l.ssm_heads * l.ssm_head_dim * l.ssm_state_dim) * (model::dtype_bits(l.ssm_dtype) / 8);
+        // In double: exact for any real model, and a hostile config (ssm_state_size 2^62) gives a huge state
+        // and a speed near zero instead of a wrapped 64-bit product and a plausible speed.
+        const double conv = static_cast<double>(l.conv_channels) * static_cast<double>(l.conv_len) * (model::dtype_bits(m.dtype) / 8);
+        const double ssm = static_cast<double>(l.ssm_heads) * static_cast<double>(l.ssm_head_dim) * static_cast<double>(l.ssm_state_dim) *
+                           (model::dtype_bits(l.ssm_dtype) / 8);
         t.state_bytes_per_sequence += (conv + ssm) / tpd;
         break;
       }
@@ -101,6 +104,28 @@ ModelTraffic traffic(const ModelSpec& m, const engine::SpeedProfile& profile, co
   return t;
 }
 
+// Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction (which
+// widens the band). False when no bandwidth is known (the estimate says so and stops).
+bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w) {
+  if (w.bandwidth_bytes_per_s) {
+    s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
+    s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
+  } else if (device.measured_copy_bandwidth_bytes_per_s) {
+    s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
+    s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
+  } else if (device.hbm_bandwidth_bytes_per_s) {
+    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
+    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
+                                catalog.copy_fraction_evidence.c_str());
+    band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
+    s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
+  } else {
+    s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
@@ -117,24 +142,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   s.input_tokens = w.input_tokens;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
 
-  // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction.
   double band = profile.band_fraction;
-  if (w.bandwidth_bytes_per_s) {
-    s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
-    s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
-  } else if (device.measured_copy_bandwidth_bytes_per_s) {
-    s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
-    s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
-  } else if (device.hbm_bandwidth_bytes_per_s) {
-    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
-    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
-                                catalog.copy_fraction_evidence.c_str());
-    band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
-    s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
-  } else {
-    s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
-    return s;
-  }
+  if (!bandwidth_basis(s, band, device, catalog, w)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
   s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
                                 s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
@@ -256,6 +265,16 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
                                   static_cast<long long>(chunk), comm_s * 1e3));
   }
   return s;
+}
+
+SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
+                             const engine::SpeedCatalog& catalog, const Deployment& dep, const FitEstimate& fit, const SpeedWorkload& w) {
+  Deployment resolved = dep;
+  resolved.tensor_parallel_size = fit.tensor_parallel_size;
+  resolved.pipeline_parallel_size = fit.pipeline_parallel_size;
+  if (fit.max_num_batched_tokens > 0) resolved.max_num_batched_tokens = fit.max_num_batched_tokens;
+  if (!fit.kv_cache_dtype.empty()) resolved.kv_cache_dtype = fit.kv_cache_dtype;
+  return estimate_speed(model, device, profile, catalog, resolved, w);
 }
 
 }  // namespace preflight::estimate

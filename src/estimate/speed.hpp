@@ -82,4 +82,11 @@ double expected_distinct_experts(int64_t n, int64_t k, int64_t batch);
 SpeedEstimate estimate_speed(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
                              const engine::SpeedCatalog& catalog, const Deployment& deployment, const SpeedWorkload& workload);
 
+// The same, for the deployment `fit` resolved: the values both estimates use (tensor and pipeline
+// parallel sizes, max_num_batched_tokens with the engine's and the device's defaults applied, the KV
+// cache dtype) are read from `fit`, so the fit and speed lines of one run never disagree.
+SpeedEstimate estimate_speed(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
+                             const engine::SpeedCatalog& catalog, const Deployment& deployment, const FitEstimate& fit,
+                             const SpeedWorkload& workload);
+
 }  // namespace preflight::estimate

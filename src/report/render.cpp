@@ -110,6 +110,29 @@ std::string render_inspect(const model::ModelSpec& spec, const Style& st) {
   return o;
 }
 
+namespace {
+Json term_to_json(const estimate::Term& t) {
+  Json inputs = Json::object();
+  for (const auto& [name, value] : t.inputs) inputs[name] = value;
+  return {{"name", t.name}, {"bytes", t.bytes}, {"band_bytes", t.band_bytes}, {"rule", t.rule}, {"inputs", inputs}};
+}
+
+Json rank_to_json(const estimate::RankFootprint& r) {
+  const auto& a = r.activation;
+  Json activation = {{"text_forward", term_to_json(a.text_forward)}, {"vision_encoder", term_to_json(a.vision_encoder)},
+                     {"sampler_run", term_to_json(a.sampler_run)}, {"encoder_held_bytes", a.encoder_held_bytes}, {"peak", term_to_json(a.peak)}};
+  Json groups = Json::array();
+  for (const auto& g : r.kv.groups)
+    groups.push_back({{"kind", g.kind}, {"layers", g.layers}, {"page_bytes", g.page_bytes}, {"blocks_per_request", g.blocks_per_request}});
+  Json kv = {{"block_size", r.kv.block_size}, {"page_bytes", r.kv.page_bytes}, {"group_size", r.kv.group_size},
+             {"group_padding_ratio", r.kv.group_padding_ratio}, {"groups", groups}, {"demand_blocks_per_request", r.kv.demand_blocks},
+             {"num_blocks", r.kv.num_blocks}, {"tokens", r.kv.kv_tokens}, {"max_concurrency", r.kv.max_concurrency},
+             {"bytes_per_token", r.kv.kv_bytes_per_token}, {"state_bytes_per_sequence", r.kv.state_bytes_per_sequence}};
+  return {{"rank", r.rank}, {"stage", r.stage}, {"weights", term_to_json(r.weights)}, {"activation", activation}, {"non_torch", term_to_json(r.non_torch)},
+          {"graph", term_to_json(r.graph)}, {"available_kv", term_to_json(r.available_kv)}, {"kv", kv}};
+}
+}  // namespace
+
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
   Json out = envelope("fit");
   out["model"] = spec.id;
@@ -129,6 +152,9 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
                      {"largest_context", largest_context}};
+  Json ranks = Json::array();
+  for (const auto& r : f.ranks) ranks.push_back(rank_to_json(r));
+  out["ranks"] = ranks;
   out["engine_lines"] = f.lines;
   out["fits"] = f.fits;
   out["failure"] = estimate::failure_name(f.failure);

@@ -44,7 +44,7 @@ TEST(EngineCatalog, OverheadsRotaryCacheSizeIsChecked) {
   auto text = [](const std::string& rope) {
     return R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 1, "graph_bytes": 1,
       "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 0.1, )" + rope +
-           R"( "evidence": "e", "band_fraction": 0.3}]})";
+           R"( "evidence": "e", "band_fraction": 0.3, "non_torch_multi_rank_fraction": 0.5, "non_torch_multi_rank_source": "s"}]})";
   };
   auto good = parse_json(text(R"("rope_cache_bytes_per_element": 8, "rope_cache_source": "s",)"), "engines.json");
   ASSERT_TRUE(good.has_value());
@@ -59,4 +59,72 @@ TEST(EngineCatalog, OverheadsRotaryCacheSizeIsChecked) {
     EXPECT_NE(e.error().describe().find("engines.json"), std::string::npos);
     EXPECT_NE(e.error().describe().find("rope_cache_bytes_per_element"), std::string::npos) << e.error().describe();
   }
+}
+
+// Issue 14: the hybrid group padding ratio is a versioned catalogue fact (reference sec 2.1 item 6): no padding
+// before vLLM 0.12, padding when most < fewest x 1.25 from about 0.12, x 1.5 from 0.18 (vLLM PR #36684); the
+// profile vllm@0.16-0.20 straddles that change, so the ratio follows the requested version, not the profile.
+TEST(EngineCatalog, Issue14_HybridGroupPaddingRatioFollowsTheVersion) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  struct Row { const char* engine; const char* version; double ratio; const char* source_fragment; };
+  const Row rows[] = {
+      {"vllm", "0.10.1", 1.0, "never pads"},      {"vllm", "0.13.0", 1.25, "1.25"},          {"vllm", "0.17.1", 1.25, "1.25"},
+      {"vllm", "0.18.0", 1.5, "pull/36684"},     {"vllm", "0.20.0", 1.5, "pull/36684"},     {"vllm", "", 1.5, "pull/36684"},
+      {"vllm-ascend", "0.11.0rc3", 1.0, "never pads"}, {"vllm-ascend", "0.15.0", 1.25, "1.25"}, {"vllm-ascend", "0.23.0", 1.5, "pull/36684"},
+  };
+  for (const auto& r : rows) {
+    auto p = select_engine(*c, r.engine, r.version);
+    ASSERT_TRUE(p.has_value()) << r.engine << " " << r.version;
+    EXPECT_DOUBLE_EQ(p->hybrid_group_padding_ratio, r.ratio) << r.engine << " " << r.version;
+    EXPECT_NE(p->hybrid_group_padding_source.find(r.source_fragment), std::string::npos) << r.engine << " " << r.version << ": " << p->hybrid_group_padding_source;
+  }
+}
+
+// Issue 14: engine facts the code does not read are not in the catalogue (available_kv_rule and concurrency_rule
+// were parsed and never used: an overlay carrying them is told so), the padding ratio is bounded and sourced,
+// and the multi-rank non-torch fraction is required with its evidence.
+TEST(EngineCatalog, Issue14_EngineFactsAreReadOrRejected) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value());
+  for (const auto& o : c->overheads) {
+    EXPECT_DOUBLE_EQ(o.non_torch_multi_rank_fraction, 0.5) << o.platform;
+    EXPECT_FALSE(o.non_torch_multi_rank_source.empty()) << o.platform;
+  }
+  const std::string profile = R"({"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0", "platform": "cuda",
+      "default_gpu_memory_utilization": 0.9, "block_size": 16, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA})";
+  auto catalog = [&](const std::string& extra, const std::string& padding) {
+    std::string p = profile;
+    p.replace(p.find("EXTRA"), 5, extra);
+    return R"({"schema_version": 1, "profiles": [)" + p + R"(], "hybrid_group_padding": [)" + padding + "]}";
+  };
+  const std::string padding = R"({"engine": "x", "version_min": "1.0.0", "version_max": "1.9.0", "ratio": 1.25, "source": "s"})";
+  auto good = parse_json(catalog("", padding), "engines.json");
+  ASSERT_TRUE(good.has_value());
+  auto ok = parse_engine_catalog(*good, "engines.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_DOUBLE_EQ(ok->profiles.front().hybrid_group_padding_ratio, 1.25);
+  struct Bad { std::string extra, padding, fragment; };
+  const Bad bads[] = {
+      {R"(, "available_kv_rule": "profile")", padding, "available_kv_rule"},
+      {R"(, "concurrency_rule": "sum_then_ceil")", padding, "concurrency_rule"},
+      {"", R"({"engine": "x", "version_min": "1.0.0", "version_max": "1.9.0", "ratio": 0.5, "source": "s"})", "ratio"},
+      {"", R"({"engine": "x", "version_min": "1.0.0", "version_max": "1.9.0", "ratio": 1.5})", "source"},
+  };
+  for (const auto& b : bads) {
+    auto j = parse_json(catalog(b.extra, b.padding), "engines.json");
+    ASSERT_TRUE(j.has_value()) << b.fragment;
+    auto e = parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << b.fragment;
+    EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
+  }
+  auto no_multi = parse_json(R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 1, "graph_bytes": 1,
+      "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 0.1, "rope_cache_bytes_per_element": 8, "rope_cache_source": "s",
+      "evidence": "e", "band_fraction": 0.3}]})", "engines.json");
+  ASSERT_TRUE(no_multi.has_value());
+  auto e = parse_engine_catalog(*no_multi, "engines.json");
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().describe().find("non_torch_multi_rank_fraction"), std::string::npos) << e.error().describe();
 }

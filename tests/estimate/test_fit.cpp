@@ -332,3 +332,110 @@ TEST(Fit, TensorParallelRulesAndInvalidLayouts) {
   e = estimate::estimate_fit(ds.model, ds.device, ds.engine, ds.overheads, d);
   EXPECT_EQ(e.kv_bytes_per_token_rank, 61 * 576 * 2);
 }
+
+// Issue 14 (A): the fit is a typed tree per rank whose terms add up to the printed budget. Qwen3-8B (hidden 4,096,
+// intermediate 12,288, bf16) on one 910B3 with vllm-ascend 0.23 (max_num_batched_tokens 2,048 on NPUs):
+// text unit = 2,048 x (4,096 + 2 x 12,288 / 1) x 2 B = 2,048 x 28,672 x 2 = 117,440,512 B.
+// available = floor(requested - weights - activation peak - non-torch [- graph when in the budget]).
+TEST(Fit, Issue14_RankTreeAddsUpToTheBudget) {
+  auto s = setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.23.0");
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_EQ(e.ranks.size(), 1u);
+  const auto& r = e.ranks[0];
+  EXPECT_EQ(r.stage, "all");
+  EXPECT_EQ(r.rank, 0);
+  EXPECT_DOUBLE_EQ(r.activation.text_unit_bytes, 117440512.0);
+  EXPECT_DOUBLE_EQ(r.activation.vision_encoder.bytes, 0.0);  // a text model: no encoder pass
+  EXPECT_DOUBLE_EQ(r.activation.peak.bytes, std::max(r.activation.text_forward.bytes, r.activation.sampler_run.bytes));
+  double used = r.weights.bytes + r.activation.peak.bytes + r.non_torch.bytes;
+  if (e.graph_in_budget) used += r.graph.bytes;
+  EXPECT_NEAR(r.available_kv.bytes, e.requested_bytes - used, 1.0);
+  EXPECT_DOUBLE_EQ(r.available_kv.bytes, e.available_kv_bytes);
+  // KV geometry: 36 full-attention layers, 8 KV heads x (128 + 128) x 2 B = 4,096 B per token per layer; block 128.
+  EXPECT_EQ(r.kv.kv_bytes_per_token, 36 * 4096);
+  EXPECT_EQ(r.kv.page_bytes, 128 * 4096);
+  ASSERT_EQ(r.kv.groups.size(), 1u);
+  EXPECT_EQ(r.kv.groups[0].kind, "full_attention");
+  EXPECT_EQ(r.kv.groups[0].blocks_per_request, 32768 / 128);
+  EXPECT_EQ(r.kv.num_blocks, static_cast<int64_t>(e.available_kv_bytes) / (128 * 4096) / 36);
+}
+
+// Under PP 2 the tree has the first stage (rank 0: embedding, no sampler) and the last (rank TP x 1: head, sampler).
+TEST(Fit, Issue14_PipelineStagesAreSeparateRanks) {
+  auto s = setup("Qwen/Qwen3-8B", "H100-SXM", "vllm", "0.20.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.pipeline_parallel_size = 2;
+  d.max_model_len = 32768;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_EQ(e.ranks.size(), 2u);
+  EXPECT_EQ(e.ranks[0].stage, "first");
+  EXPECT_EQ(e.ranks[0].rank, 0);
+  EXPECT_EQ(e.ranks[1].stage, "last");
+  EXPECT_EQ(e.ranks[1].rank, 2);
+  EXPECT_DOUBLE_EQ(e.ranks[0].activation.sampler_run.bytes, 0.0);
+  EXPECT_GT(e.ranks[1].activation.sampler_run.bytes, 0.0);
+  // The printed budget is the lower of the two stages.
+  EXPECT_DOUBLE_EQ(e.available_kv_bytes, std::min(e.ranks[0].available_kv.bytes, e.ranks[1].available_kv.bytes));
+}
+
+// Issue 14 (C): the group padding ratio comes from the engine version. Qwen3.5-27B with 12 of its 48 linear-attention
+// layers turned into full attention: 28 attention + 36 state layers, 36 / 28 = 1.29. vLLM 0.14 pads only below
+// x 1.25: groups of 28 (1 attention + ceil(36/28) = 2 state groups = 3); vLLM 0.18 pads below x 1.5: groups of 36
+// (1 + 1 = 2 groups); vLLM 0.10 never pads: 28.
+TEST(Fit, Issue14_HybridGroupSizeFollowsTheVersionRatio) {
+  auto s = setup("Qwen/Qwen3.5-27B", "H100-SXM", "vllm", "0.18.0");
+  model::LayerSpec attention;
+  for (const auto& l : s.model.layers) if (l.kind == model::LayerKind::full_attention) attention = l;
+  int converted = 0;
+  for (auto& l : s.model.layers) {
+    if (l.kind == model::LayerKind::linear_attention && converted < 12) { l = attention; ++converted; }
+  }
+  ASSERT_EQ(converted, 12);
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines.has_value());
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  d.kv_cache_memory_bytes = 20.0 * k_gib;
+  struct Row { const char* version; int64_t group_size; size_t groups_of_state; };
+  for (const Row row : {Row{"0.10.1", 28, 2}, Row{"0.14.0", 28, 2}, Row{"0.18.0", 36, 1}, Row{"0.20.0", 36, 1}}) {
+    const auto eng = engine::select_engine(*engines, "vllm", row.version);
+    ASSERT_TRUE(eng.has_value());
+    const auto e = estimate::estimate_fit(s.model, s.device, *eng, s.overheads, d);
+    EXPECT_EQ(e.group_size, row.group_size) << row.version;
+    ASSERT_EQ(e.ranks.size(), 1u);
+    EXPECT_EQ(e.ranks[0].kv.num_groups, 1 + static_cast<int64_t>(row.groups_of_state)) << row.version;
+  }
+}
+
+// Issue 19 item 5: a huge kv_lora_rank (MLA) or ssm_state_size (Mamba) wrapped the 64-bit KV size and gave a
+// smaller KV per token, or "fits". Now the product is checked: an invalid_argument naming the field, and the
+// verdict-only wrapper refuses.
+TEST(Fit, Issue19_OverflowingModelValuesAreErrors) {
+  struct Row { const char* model; model::LayerKind kind; const char* field; };
+  for (const Row row : {Row{"deepseek-ai/DeepSeek-V3", model::LayerKind::mla_attention, "kv_lora_rank"},
+                        Row{"nvidia/Nemotron-H-56B-Base-8K", model::LayerKind::mamba, "ssm_state_size"}}) {
+    auto s = setup(row.model, "H100-SXM", "vllm", "0.20.0");
+    int changed = 0;
+    for (auto& l : s.model.layers) {
+      if (l.kind != row.kind) continue;
+      if (row.kind == model::LayerKind::mla_attention) l.mla_cache_dim = int64_t{1} << 62;
+      else l.ssm_state_dim = int64_t{1} << 62;
+      ++changed;
+    }
+    ASSERT_GT(changed, 0) << row.model;
+    estimate::Deployment d;
+    d.tensor_parallel_size = 8;
+    d.max_model_len = 4096;
+    const auto checked = estimate::try_estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    ASSERT_FALSE(checked.has_value()) << row.model;
+    EXPECT_EQ(checked.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(checked.error().message.find(row.field), std::string::npos) << checked.error().message;
+    EXPECT_NE(checked.error().message.find("overflows"), std::string::npos) << checked.error().message;
+    const auto verdict = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_FALSE(verdict.fits) << row.model;
+    EXPECT_GT(verdict.failure_message.size(), 0u);
+  }
+}

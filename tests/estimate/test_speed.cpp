@@ -7,6 +7,7 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
 #include "estimate/speed.hpp"
 #include "model/model_source.hpp"
 
@@ -216,4 +217,50 @@ TEST(SpeedCatalog, UserOverlayCalibratesOneDevice) {
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_NE(r.error().describe().find("user-speed.json"), std::string::npos) << r.error().describe();
   }
+}
+
+// Issue 14 (B): `fit --input-len 32768` on vllm-ascend printed "max_num_batched_tokens 2048" from the fit and
+// "4 chunk(s) of 8192" from the speed estimate. vllm-ascend's default is 2048 on every NPU (engines.json, reference
+// sec 7), so a 32,768-token prompt is 32768 / 2048 = 16 chunks, each re-reading the weights.
+TEST(Speed, Issue14_SpeedReadsTheFitResolvedBatchedTokens) {
+  auto s = setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend");
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines.has_value());
+  const auto eng = engine::select_engine(*engines, "vllm-ascend", "0.23.0");
+  ASSERT_TRUE(eng.has_value());
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  const auto fit = estimate::estimate_fit(s.model, s.device, *eng, *engines->overheads_for(eng->platform), d);
+  ASSERT_EQ(fit.max_num_batched_tokens, 2048);
+  estimate::SpeedWorkload w;
+  w.input_tokens = 32768;
+  w.bandwidth_bytes_per_s = seed_bandwidth();
+  const auto e = estimate::estimate_speed(s.model, s.device, *s.profile, s.speeds, d, fit, w);
+  bool found = false;
+  for (const auto& p : e.provenance) found = found || p.find("16 chunk(s) of 2048") != std::string::npos;
+  EXPECT_TRUE(found);
+  // The same prompt with a flag of 8192 resolved by the fit: 4 chunks, and a shorter time to first token (fewer
+  // weight re-reads and step overheads).
+  estimate::FitEstimate wide = fit;
+  wide.max_num_batched_tokens = 8192;
+  const auto e8 = estimate::estimate_speed(s.model, s.device, *s.profile, s.speeds, d, wide, w);
+  found = false;
+  for (const auto& p : e8.provenance) found = found || p.find("4 chunk(s) of 8192") != std::string::npos;
+  EXPECT_TRUE(found);
+  EXPECT_LT(e8.ttft_s, e.ttft_s);
+}
+
+// Issue 19 item 5 (speed side): ssm_state_size 2^62 wrapped the 64-bit state product (undefined behaviour, a
+// plausible speed). Per sequence the state is then at least 2^62 x 4 B = 1.8e19 B per layer, so a decode step at
+// 1,267 GB/s takes over 1e7 s: the speed must be ~0 tokens/s, not a wrapped figure.
+TEST(Speed, Issue19_HugeStateSizeDoesNotWrap) {
+  auto s = setup("nvidia/Nemotron-H-56B-Base-8K", "910B3", "vllm-ascend");
+  int changed = 0;
+  for (auto& l : s.model.layers)
+    if (l.kind == model::LayerKind::mamba) { l.ssm_state_dim = int64_t{1} << 62; ++changed; }
+  ASSERT_GT(changed, 0);
+  estimate::SpeedWorkload w;
+  w.bandwidth_bytes_per_s = seed_bandwidth();
+  const auto e = run(s, estimate::Deployment{}, w);
+  EXPECT_LT(e.single_stream_tokens_per_s, 1e-6);
 }

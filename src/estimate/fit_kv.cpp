@@ -1,0 +1,214 @@
+// KV-cache geometry of vLLM V1 and vllm-ascend, per shared/reference/engine-memory-accounting.md:
+// per-layer pages (sec 3; H_kv = max(1, kv_heads // tp), MLA not split), hybrid block sizes (4.3),
+// groups (2.1), num_blocks (2.2), printed tokens (2.3) and concurrency (2.4). Integer products of
+// model values are checked: a config with a huge kv_lora_rank or ssm_state_size is an error, not a
+// small page that "fits".
+#include <algorithm>
+#include <climits>
+
+#include "base/checked.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "estimate/fit_terms.hpp"
+
+namespace preflight::estimate::terms {
+
+using model::LayerKind;
+using model::ModelSpec;
+
+namespace {
+
+// What one layer of each kind caches on this rank (the last layer of a kind sets its size, as the
+// engine's uniform page requires them equal).
+struct LayerCache {
+  int64_t attn_layers = 0, sliding_layers = 0, state_layers = 0;
+  int64_t attn_1tok = 0;   // K+V bytes of one token in one attention layer
+  int64_t k_1tok = 0;      // K bytes only (NPU hybrid alignment)
+  int64_t conv_bytes = 0, ssm_bytes = 0, state_bytes = 0;
+  int64_t sliding_window = 0;
+};
+
+std::string at_layer(const char* field, size_t i) { return format("layer %zu: %s", i, field); }
+
+Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb) {
+  LayerCache c;
+  const int64_t b = model::dtype_bits(m.dtype) / 8;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const auto& l = m.layers[i];
+    if (l.kv_shared) continue;
+    switch (l.kind) {
+      case LayerKind::full_attention:
+      case LayerKind::sliding_attention: {
+        const int64_t h = std::max<int64_t>(1, l.num_key_value_heads / tp);
+        PF_TRY(dims, checked_sum(l.head_dim_k, l.head_dim_v, at_layer("head_dim (K + V)", i)));
+        PF_TRY(heads_dims, checked_product(h, dims, at_layer("num_key_value_heads x head_dim", i)));
+        PF_TRY(attn, checked_product(heads_dims, cb, at_layer("num_key_value_heads x head_dim x cache dtype bytes", i)));
+        PF_TRY(k_heads, checked_product(h, l.head_dim_k, at_layer("num_key_value_heads x head_dim", i)));
+        PF_TRY(k, checked_product(k_heads, cb, at_layer("num_key_value_heads x head_dim x cache dtype bytes", i)));
+        c.attn_1tok = attn;
+        c.k_1tok = k;
+        if (l.kind == LayerKind::sliding_attention) { ++c.sliding_layers; c.sliding_window = l.sliding_window; }
+        else ++c.attn_layers;
+        break;
+      }
+      case LayerKind::mla_attention: {
+        PF_TRY(latent, checked_product(l.mla_cache_dim, cb, at_layer("kv_lora_rank + qk_rope_head_dim (mla_cache_dim) x cache dtype bytes", i)));
+        int64_t indexer = 0;
+        if (l.indexer_head_dim > 0) {
+          PF_TRY(ix, checked_sum(l.indexer_head_dim, 4, at_layer("index_head_dim", i)));
+          indexer = ix;
+        }
+        PF_TRY(attn, checked_sum(latent, indexer, at_layer("mla_cache_dim + index_head_dim", i)));
+        c.attn_1tok = attn;
+        c.k_1tok = latent;
+        ++c.attn_layers;
+        break;
+      }
+      case LayerKind::linear_attention:
+      case LayerKind::mamba: {
+        PF_TRY(conv_elems, checked_product(l.conv_channels / tp, l.conv_len, at_layer("conv channels x conv kernel", i)));
+        PF_TRY(conv, checked_product(conv_elems, b, at_layer("conv channels x conv kernel x dtype bytes", i)));
+        PF_TRY(hd, checked_product(l.ssm_heads / tp, l.ssm_head_dim, at_layer("ssm heads x ssm head_dim", i)));
+        PF_TRY(hds, checked_product(hd, l.ssm_state_dim, at_layer("ssm heads x ssm head_dim x ssm_state_size", i)));
+        PF_TRY(ssm, checked_product(hds, model::dtype_bits(l.ssm_dtype) / 8, at_layer("ssm state x dtype bytes", i)));
+        PF_TRY(state, checked_sum(conv, ssm, at_layer("conv state + ssm state", i)));
+        c.conv_bytes = conv;
+        c.ssm_bytes = ssm;
+        c.state_bytes = state;
+        ++c.state_layers;
+        break;
+      }
+      default: break;
+    }
+  }
+  return c;
+}
+
+struct BlockLayout {
+  int64_t block_size = 0;
+  int64_t page_bytes = 0;  // common page bytes per layer per block
+};
+
+// Block size and page: uniform attention pages, a state page, or a hybrid page where the attention
+// block grows until its page holds the recurrent state (CUDA: padded to it; NPU: 128-aligned, or from
+// vllm-ascend 0.16 the contiguous K + conv layout).
+Expected<BlockLayout> block_layout(const engine::EngineProfile& engine, const LayerCache& c, std::vector<std::string>& provenance) {
+  BlockLayout out;
+  int64_t bs = engine.block_size;
+  const bool hybrid = c.state_layers > 0 && (c.attn_layers + c.sliding_layers) > 0;
+  if (hybrid && engine.hybrid_block_rule == engine::HybridBlockRule::npu_contiguous) {
+    const int64_t ssm = std::max(c.conv_bytes, c.ssm_bytes), conv = std::min(c.conv_bytes, c.ssm_bytes);
+    PF_TRY(per_block, checked_product(128, c.k_1tok, "K bytes per token x 128"));
+    PF_TRY(attn_bs, checked_product(128, static_cast<int64_t>(ceil_div(static_cast<uint64_t>(ssm), static_cast<uint64_t>(per_block))), "hybrid block size"));
+    bs = std::max(bs, attn_bs);
+    PF_TRY(attn_page, checked_product(bs, c.attn_1tok, "hybrid block size x KV bytes per token"));
+    PF_TRY(page, checked_sum(attn_page, conv, "hybrid page + conv state"));
+    out.page_bytes = page;
+    provenance.push_back(format("hybrid block size %lld = 128 x ceil(ssm %lld / (128 x K %lld)); page = block x %lld + conv %lld (vllm-ascend patch_mamba_config >= 0.16)",
+                                static_cast<long long>(bs), static_cast<long long>(ssm), static_cast<long long>(c.k_1tok), static_cast<long long>(c.attn_1tok),
+                                static_cast<long long>(conv)));
+  } else if (hybrid) {
+    const int64_t align = engine.hybrid_block_rule == engine::HybridBlockRule::npu_align128 ? 128 : std::max<int64_t>(16, engine.block_size);
+    PF_TRY(per_block, checked_product(align, c.attn_1tok, "KV bytes per token x block alignment"));
+    PF_TRY(attn_bs, checked_product(align, static_cast<int64_t>(ceil_div(static_cast<uint64_t>(c.state_bytes), static_cast<uint64_t>(per_block))), "hybrid block size"));
+    bs = std::max(bs, attn_bs);
+    PF_TRY(page, checked_product(bs, c.attn_1tok, "hybrid block size x KV bytes per token"));
+    out.page_bytes = page;
+    provenance.push_back(format("hybrid block size %lld = %lld x ceil(state %lld / (%lld x %lld)); state page padded to %lld", static_cast<long long>(bs),
+                                static_cast<long long>(align), static_cast<long long>(c.state_bytes), static_cast<long long>(align),
+                                static_cast<long long>(c.attn_1tok), static_cast<long long>(page)));
+  } else if (c.state_layers > 0) {
+    out.page_bytes = c.state_bytes;
+  } else {
+    PF_TRY(page, checked_product(bs, c.attn_1tok, "block size x KV bytes per token"));
+    out.page_bytes = page;
+  }
+  out.block_size = bs;
+  return out;
+}
+
+// vLLM _get_kv_cache_groups_uniform_page_size: group_size = the fewest layers of a kind, or the most when
+// most < ratio x fewest (padding layers added); the ratio is the engine version's (engines.json).
+int64_t group_size_for(const std::vector<std::pair<std::string, int64_t>>& kinds, double ratio) {
+  if (kinds.size() == 1) return kinds[0].second;
+  int64_t lo = INT64_MAX, hi = 0;
+  for (const auto& k : kinds) { lo = std::min(lo, k.second); hi = std::max(hi, k.second); }
+  return static_cast<double>(hi) < ratio * static_cast<double>(lo) ? hi : lo;
+}
+
+// Groups per layer kind with the blocks one request at max_model_len needs in each.
+Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const LayerCache& c, const BlockLayout& bl,
+                               const KvInputs& in) {
+  KvGeometry g;
+  g.block_size = bl.block_size;
+  g.page_bytes = bl.page_bytes;
+  PF_TRY(per_token, checked_product(c.attn_1tok, c.attn_layers + c.sliding_layers, "KV bytes per token x attention layers"));
+  PF_TRY(per_seq, checked_product(c.state_bytes, c.state_layers, "state bytes x recurrent layers"));
+  g.kv_bytes_per_token = per_token;
+  g.state_bytes_per_sequence = per_seq;
+  // Pipeline parallelism: each stage caches only its own layers; the fullest stage sets num_blocks.
+  auto stage = [&](int64_t n) { return lay.pp > 1 ? static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(lay.pp))) : n; };
+  std::vector<std::pair<std::string, int64_t>> kinds;
+  if (stage(c.attn_layers) > 0)
+    kinds.emplace_back(m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", stage(c.attn_layers));
+  if (stage(c.sliding_layers) > 0) kinds.emplace_back("sliding_attention", stage(c.sliding_layers));
+  if (stage(c.state_layers) > 0) kinds.emplace_back("state", stage(c.state_layers));
+  g.group_padding_ratio = engine.hybrid_group_padding_ratio;
+  g.group_size = std::max<int64_t>(1, group_size_for(kinds, engine.hybrid_group_padding_ratio));
+  const int64_t state_blocks = engine.hybrid_mamba_mode == "align" ? 2 : 1;
+  const int64_t bs = bl.block_size, L = in.max_model_len;
+  for (const auto& [kind, count] : kinds) {
+    KvGroup kg;
+    kg.kind = kind;
+    kg.layers = count;
+    kg.page_bytes = bl.page_bytes;
+    if (kind == "state") {
+      kg.blocks_per_request = state_blocks;
+    } else if (kind == "sliding_attention") {
+      PF_TRY(span, checked_sum(c.sliding_window - 1, in.max_num_batched_tokens, "sliding_window + max_num_batched_tokens"));
+      kg.blocks_per_request = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(std::min(span, L)), static_cast<uint64_t>(bs))) + 1;
+    } else {
+      kg.blocks_per_request = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(L), static_cast<uint64_t>(bs)));
+    }
+    const int64_t n = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(count), static_cast<uint64_t>(g.group_size)));
+    g.num_groups += n;
+    PF_TRY(blocks, checked_product(n, kg.blocks_per_request, "blocks per request"));
+    PF_TRY(demand, checked_sum(g.demand_blocks, blocks, "blocks per request"));
+    g.demand_blocks = demand;
+    g.groups.push_back(kg);
+  }
+  return g;
+}
+
+// num_blocks = avail // page // group_size (2.2); printed tokens by the version's rule (2.3) and
+// concurrency = num_blocks / blocks per request (2.4), at the budget and at both ends of its band.
+void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const KvInputs& in) {
+  if (g.page_bytes > 0 && in.available_blocks_bytes > 0) g.num_blocks = static_cast<int64_t>(in.available_blocks_bytes) / g.page_bytes / g.group_size;
+  if (g.num_blocks <= 0 || g.demand_blocks <= 0) return;
+  const double L = static_cast<double>(in.max_model_len);
+  g.max_concurrency = static_cast<double>(g.num_blocks) / static_cast<double>(g.demand_blocks);
+  auto tokens_for = [&](int64_t nb) -> int64_t {
+    if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) return static_cast<int64_t>(static_cast<double>(nb) / static_cast<double>(g.demand_blocks) * L);
+    return (g.num_groups > 1 ? nb / g.num_groups : nb) * g.block_size;
+  };
+  g.kv_tokens = engine.tokens_rule == engine::TokensRule::concurrency_x_len ? static_cast<int64_t>(g.max_concurrency * L) : tokens_for(g.num_blocks);
+  auto tokens_at = [&](double avail) -> int64_t {
+    if (avail <= 0) return 0;
+    return tokens_for(static_cast<int64_t>(avail) / g.page_bytes / g.group_size);
+  };
+  g.kv_tokens_low = tokens_at(in.available_blocks_bytes - in.band_bytes);
+  g.kv_tokens_high = tokens_at(in.available_blocks_bytes + in.band_high_bytes);
+}
+
+}  // namespace
+
+Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
+                                          std::vector<std::string>& provenance) {
+  PF_TRY(cache, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m)));
+  PF_TRY(layout, block_layout(engine, cache, provenance));
+  PF_TRY(geometry, kv_groups(m, engine, lay, cache, layout, in));
+  blocks_and_tokens(geometry, engine, in);
+  return geometry;
+}
+
+}  // namespace preflight::estimate::terms

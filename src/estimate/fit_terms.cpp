@@ -1,0 +1,290 @@
+// The memory terms of vLLM / vllm-ascend start-up, per shared/reference/engine-memory-accounting.md:
+// weights (sec 9.1), the profile run's activation peak (1.1 step 3), non-torch and graph memory (1.2, 4.2).
+// Weights are exact from the model's shapes and storage formats; the activation, non-torch and graph
+// terms are modelled from their mechanism with per-platform fitted factors (engines.json "overheads").
+#include "estimate/fit_terms.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/checked.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace preflight::estimate::terms {
+
+using model::ModelSpec;
+
+Expected<int64_t> checked_product(int64_t a, int64_t b, const std::string& what) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    return make_error(ErrorKind::invalid_argument, format("%s: %lld x %lld overflows 64 bits", what.c_str(), static_cast<long long>(a), static_cast<long long>(b)), what);
+  return r;
+}
+
+Expected<int64_t> checked_sum(int64_t a, int64_t b, const std::string& what) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    return make_error(ErrorKind::invalid_argument, format("%s: %lld + %lld overflows 64 bits", what.c_str(), static_cast<long long>(a), static_cast<long long>(b)), what);
+  return r;
+}
+
+StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp) {
+  StageLayout l;
+  l.tp = std::max<int64_t>(1, tp);
+  l.pp = std::max<int64_t>(1, pp);
+  l.n_layers = std::max<int64_t>(1, m.num_hidden_layers);
+  l.first_layers = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(l.n_layers), static_cast<uint64_t>(l.pp)));
+  l.last_layers = std::max<int64_t>(1, l.n_layers / l.pp);
+  return l;
+}
+
+namespace {
+
+Expected<int64_t> round_up(int64_t v, int64_t to, const std::string& what) {
+  if (to <= 1) return v;
+  PF_TRY(padded, checked_sum(v, to - 1, what));
+  return padded / to * to;
+}
+
+// Bytes an MXFP4 expert group takes once the engine has laid it out for its kernel (padding, a kept copy
+// of the swizzled scales, fp32 biases); nullopt when the group is not an MXFP4 expert weight or bias.
+Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const model::WeightGroup& g, const engine::Mxfp4Layout& l, int64_t tp) {
+  if (!g.expert) return std::optional<double>();
+  // The kernel pads each TP rank's slice of the intermediate size (vLLM mxfp4.py create_weights pads
+  // intermediate_size_per_partition); expressed over all ranks so the TP share below divides it back.
+  const int64_t full_i = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+  const int64_t ranks = std::max<int64_t>(1, tp);
+  PF_TRY(i_rank, round_up(static_cast<int64_t>(ceil_div(static_cast<uint64_t>(full_i), static_cast<uint64_t>(ranks))), l.pad_intermediate, "moe_intermediate_size"));
+  PF_TRY(I, checked_product(i_rank, ranks, "moe_intermediate_size"));
+  PF_TRY(H, round_up(m.hidden_size, l.pad_hidden, "hidden_size"));
+  PF_TRY(I2, checked_product(2, I, "moe_intermediate_size"));
+  const double E = static_cast<double>(g.count);
+  auto fp4 = [](int64_t rows, int64_t cols) { return static_cast<double>(rows) * static_cast<double>(cols) / 2.0 + static_cast<double>(rows) * std::ceil(static_cast<double>(cols) / 32.0); };
+  if (!g.linear) {  // biases: gate_up [2I], down [H]
+    const int64_t rows = ends_with(g.module, "gate_up_proj.bias") ? I2 : ends_with(g.module, "down_proj.bias") ? H : 0;
+    if (rows == 0) return std::optional<double>();
+    return std::optional<double>(E * static_cast<double>(rows) * (l.bias_fp32 ? 4.0 : static_cast<double>(model::dtype_bits(m.dtype) / 8)));
+  }
+  if (model::module_format(m.quant, g.module, true) != model::WeightFormat::mxfp4) return std::optional<double>();
+  const bool down = ends_with(g.module, "down_proj");
+  const int64_t rows = down ? H : I, cols = down ? I : H;
+  double bytes = E * fp4(rows, cols);
+  if (l.scale_copy_pad_n > 0) {  // swizzled scales beside the originals: w13 is [2I, H], w2 [H, I]; N padded
+    PF_TRY(n_down, round_up(H, l.scale_copy_pad_n, "hidden_size"));
+    PF_TRY(n_up, round_up(I2, l.scale_copy_pad_n, "moe_intermediate_size"));
+    bytes += E * (down ? static_cast<double>(n_down) : static_cast<double>(n_up) / 2.0) * std::ceil(static_cast<double>(cols) / 32.0);
+  }
+  return std::optional<double>(bytes);
+}
+
+}  // namespace
+
+Expected<StageWeights> estimate_weights(const ModelSpec& m, const ModelSpec& sized, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                        const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
+  double computed_total = 0, computed_rank = 0, computed_last = 0;
+  const engine::Mxfp4Layout* mxfp4 = sized.quant.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
+  double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
+  for (const auto& g : sized.weights) {
+    if (g.part == model::Part::mtp) continue;
+    const double stored = model::weight_group_bytes(sized, g);
+    computed_total += stored;
+    double bytes = stored;
+    if (mxfp4) {
+      PF_TRY(loaded, mxfp4_loaded_bytes(sized, g, *mxfp4, lay.tp));
+      if (loaded) {
+        bytes = *loaded;
+        mxfp4_extra += bytes - stored;
+      }
+    }
+    const double base = weight_rank_share(g, lay.tp);
+    double share = base, last_share = base;
+    if (is_layer_weight(g) && g.part == model::Part::text) {
+      share *= static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers);
+      last_share *= static_cast<double>(lay.last_layers) / static_cast<double>(lay.n_layers);
+    } else if (lay.pp > 1 && g.module == "lm_head") {
+      share = 0;  // on the last stage; the first holds the embedding
+    } else if (lay.pp > 1 && (g.part == model::Part::vision || (g.module == "model.embed_tokens" && !m.tie_word_embeddings))) {
+      last_share = 0;  // the encoder and the embedding run on the first stage (a tied head keeps a copy on the last)
+    }
+    computed_rank += bytes * share;
+    computed_last += bytes * last_share;
+  }
+  double weights = computed_rank;
+  double weights_last = computed_last;
+  std::string rule = "sum over weight shapes x storage format, sharded by TP";
+  std::vector<std::pair<std::string, double>> inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
+                                                        {"pipeline_parallel_size", static_cast<double>(lay.pp)},
+                                                        {"stage_layers", static_cast<double>(lay.first_layers)}};
+  if (mxfp4) {
+    rule += format("; MXFP4 experts as %s lays them out (+%.2f GiB: %s)", mxfp4->backend.c_str(), bytes_to_gib(mxfp4_extra), mxfp4->source.c_str());
+    computed_total += mxfp4_extra;
+    inputs.emplace_back("mxfp4_layout_extra_bytes", mxfp4_extra);
+  }
+  if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
+    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
+    weights = computed_rank * exact / computed_total;
+    weights_last = computed_last * exact / computed_total;
+    rule = "exact checkpoint bytes (headers) x this rank's share";
+    inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
+  }
+  // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
+  if (m.max_position_embeddings > 0 && m.rotary_dim > 0) {
+    const double element = oh.rope_cache_bytes_per_element;
+    const double rope = static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
+    weights += rope;
+    weights_last += rope;
+    rule += format(" + rotary caches %lld x %lld x %.0f B (%s)", static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), element,
+                   oh.rope_cache_source.c_str());
+    inputs.emplace_back("rotary_cache_bytes", rope);
+  }
+  // Qwen3-VL deepstack: one max_num_batched_tokens x text-hidden buffer per level, created with the
+  // model (vLLM qwen3_vl.py __init__) on the stage that holds the encoder, so inside "Model loading took".
+  if (m.vision_deepstack_levels > 0 && m.hidden_size > 0) {
+    const double buffers = static_cast<double>(m.vision_deepstack_levels) * static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) *
+                           static_cast<double>(model::dtype_bits(m.dtype) / 8);
+    weights += buffers;
+    if (lay.pp == 1) weights_last += buffers;
+    rule += format(" + deepstack buffers %lld levels x %lld batched tokens x hidden %lld", static_cast<long long>(m.vision_deepstack_levels),
+                   static_cast<long long>(batched_tokens), static_cast<long long>(m.hidden_size));
+    inputs.emplace_back("deepstack_buffer_bytes", buffers);
+  }
+  StageWeights out;
+  out.first = {"weights", weights, 0, rule, inputs};
+  out.last = {"weights", weights_last, 0, rule, inputs};
+  out.last.inputs[2].second = static_cast<double>(lay.last_layers);
+  return out;
+}
+
+namespace {
+
+// The vision encoder's dummy pass: vLLM's encoder budget is max(max_num_batched_tokens, tokens of the
+// largest item), profiled with as many largest items as fit in it (at least one); towers whose limit is
+// not known: the budget itself. The modality with the most tokens per item is profiled: a dummy video of
+// as many largest-image groups as max_model_len holds (capped) where the processor makes one.
+Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens, int64_t L,
+                                  double b, ProfileRun run) {
+  const int64_t per_image = m.vision_max_tokens_per_image;
+  int64_t per_item = per_image;
+  bool video = false;
+  if (per_image > 0 && m.vision_video_max_groups > 0 && !dep.no_video) {
+    const int64_t groups = std::clamp<int64_t>(L / per_image, 1, m.vision_video_max_groups);
+    PF_TRY(video_tokens, checked_product(groups, per_image, "vision_max_tokens_per_image (dummy video)"));
+    if (video_tokens > per_image || dep.no_images) {
+      per_item = video_tokens;
+      video = true;
+    }
+  }
+  run.encoder_profiles_video = video;
+  const int64_t budget = std::max(batched_tokens, per_item);
+  int64_t encoder_tokens = budget;
+  if (per_item > 0) {
+    PF_TRY(t, checked_product(std::max<int64_t>(1, budget / per_item), per_item, "vision_max_tokens_per_image (encoder budget)"));
+    encoder_tokens = t;
+  }
+  run.encoder_budget_tokens = budget;
+  run.encoder_items = per_item > 0 ? encoder_tokens / per_item : 0;
+  if (video)
+    run.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
+                                     "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
+                                     static_cast<long long>(per_item), static_cast<long long>(2 * (per_item / per_image)), static_cast<long long>(L),
+                                     static_cast<long long>(per_image)));
+  PF_TRY(patch_count, checked_product(encoder_tokens, std::max<int64_t>(1, m.vision_patches_per_token), "vision_patches_per_token"));
+  const double patches = static_cast<double>(patch_count);
+  // Per rank: the tower's attention heads and MLP are split by TP (vLLM's parallel linears; q, k, v and
+  // the MLP's intermediate), the residual stream of [patches, hidden] is not.
+  auto& ph = run.phases;
+  ph.vision_unit_bytes = patches * ((static_cast<double>(m.vision_intermediate_size) + 3.0 * static_cast<double>(m.vision_hidden_size)) / static_cast<double>(lay.tp) +
+                                    static_cast<double>(m.vision_hidden_size)) * b;
+  const double peak = oh.vision_activation_factor * ph.vision_unit_bytes;
+  ph.vision_encoder = {"vision encoder", peak, 0, format("%.1f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B", oh.vision_activation_factor, b),
+                       {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}}};
+  // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
+  // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
+  // deepstack level.
+  ph.encoder_held_bytes = static_cast<double>(encoder_tokens) * static_cast<double>(m.hidden_size) * static_cast<double>(1 + m.vision_deepstack_levels) * b;
+  return run;
+}
+
+}  // namespace
+
+Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
+                                          const StageLayout& lay, int64_t batched_tokens, int64_t max_num_seqs, int64_t L) {
+  // Three phases run one after another, so the peak is the largest of: the text forward over
+  // max_num_batched_tokens; the vision encoder over its profiling budget; the sampler dummy run over
+  // min(max_num_seqs, batched tokens) rows of fp32 logits, with the forward's hidden states still held.
+  // The sampler's multiple is the engine version's sampling path (full sort ~10 copies, FlashInfer/Triton
+  // ~3, NPU logits only); it runs on every TP rank.
+  ProfileRun run;
+  auto& ph = run.phases;
+  const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
+  double mlp_width = static_cast<double>(m.intermediate_size);
+  if (m.num_experts > 0) {
+    PF_TRY(routed, checked_product(m.moe_intermediate_size, m.num_experts_per_tok, "moe_intermediate_size x num_experts_per_tok"));
+    mlp_width = static_cast<double>(routed);
+  }
+  const int64_t sampler_rows = std::min(max_num_seqs, batched_tokens);
+  ph.text_unit_bytes = static_cast<double>(batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(lay.tp)) * b;
+  ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
+  const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes;
+  ph.text_forward = {"text forward", text_peak, 0,
+                     format("%.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b),
+                     {{"factor", oh.activation_bytes_per_batched_token_factor}, {"max_num_batched_tokens", static_cast<double>(batched_tokens)},
+                      {"unit_bytes", ph.text_unit_bytes}}};
+  const double held_hidden = static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) * b;
+  run.held_hidden_bytes = held_hidden;
+  const double sampler = engine.sampler_logit_copies * ph.sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
+  ph.sampler_run = {"sampler run", sampler, 0, format("%.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s)", engine.sampler_logit_copies,
+                                                      static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
+                                                      engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str()),
+                    {{"copies", engine.sampler_logit_copies}, {"rows", static_cast<double>(sampler_rows)}, {"unit_bytes", ph.sampler_unit_bytes},
+                     {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
+  ph.vision_encoder = {"vision encoder", 0, 0, "not profiled", {}};
+  const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
+  const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
+  if (text_only) run.assumptions.push_back("--limit-mm-per-prompt allows no image or video: the profile run is text only");
+  if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
+    PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, std::move(run)));
+    run = std::move(with_encoder);
+  }
+  if (dep.skip_mm_profiling && has_vision)
+    run.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
+  const double held = ph.encoder_held_bytes, vision_peak = ph.vision_encoder.bytes;
+  double peak = std::max({text_peak + held, vision_peak, sampler + held});
+  // Under PP only the last stage computes logits and samples; the encoder runs on the first.
+  if (lay.pp > 1) {
+    run.last_stage_peak_bytes = std::max(text_peak, sampler);
+    peak = std::max(text_peak + held, vision_peak);
+  } else {
+    run.last_stage_peak_bytes = peak;
+  }
+  ph.peak = {"activation peak", peak, peak * oh.band_fraction,
+             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
+                    "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
+                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b, bytes_to_gib(vision_peak),
+                    bytes_to_gib(sampler), engine.sampler_logit_copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
+                    engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
+                    held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : ""),
+             {{"text_forward_bytes", text_peak}, {"vision_encoder_bytes", vision_peak}, {"sampler_run_bytes", sampler}, {"encoder_held_bytes", held}}};
+  return run;
+}
+
+Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay) {
+  const bool multi_rank = lay.tp * lay.pp > 1;
+  const double bytes = oh.non_torch_bytes + (multi_rank ? oh.non_torch_bytes * oh.non_torch_multi_rank_fraction : 0.0);
+  // The band of the non-torch term is at least the spread the printed breakdowns show for the platform.
+  const double band = std::max(bytes * oh.band_fraction, oh.non_torch_band_bytes);
+  return {"non-torch", bytes, band, "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")",
+          {{"non_torch_bytes", oh.non_torch_bytes}, {"multi_rank_fraction", multi_rank ? oh.non_torch_multi_rank_fraction : 0.0}}};
+}
+
+Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {
+  const bool eager = dep.mode == ExecutionMode::eager;
+  const double bytes = eager ? 0.0 : oh.graph_bytes;
+  return {"graph capture", bytes, bytes * oh.band_fraction,
+          eager ? "--enforce-eager: no graphs"
+                : (graph_in_budget ? "estimated before KV sizing and subtracted from the budget" : "captured after KV allocation, outside the budget (needs the 1 - util headroom)"),
+          {{"graph_bytes", bytes}, {"in_budget", graph_in_budget ? 1.0 : 0.0}}};
+}
+
+}  // namespace preflight::estimate::terms

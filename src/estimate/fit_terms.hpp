@@ -1,0 +1,68 @@
+// estimate/fit_terms: the terms estimate_fit adds up, one function per memory kind (the way llama.cpp
+// keeps one class per memory kind and gguf-parser-go a typed footprint per device): weights per
+// pipeline stage, each phase of the profile run and their peak, non-torch and graph memory, the KV
+// budget, and the KV geometry per layer kind. Internal to estimate/ (fit.cpp composes them); every
+// function is pure, and the integer products of model values are overflow-checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "estimate/fit.hpp"
+
+namespace preflight::estimate::terms {
+
+// a x b and a + b, or invalid_argument naming `what` (a model field and where it is used).
+Expected<int64_t> checked_product(int64_t a, int64_t b, const std::string& what);
+Expected<int64_t> checked_sum(int64_t a, int64_t b, const std::string& what);
+
+// Tensor- and pipeline-parallel layout. vLLM's get_pp_indices gives the remainder layers to the
+// stages before the last: the first stage holds ceil(n / pp) layers and the embedding, the last
+// floor(n / pp) layers and the head.
+struct StageLayout {
+  int64_t tp = 1, pp = 1;
+  int64_t n_layers = 1, first_layers = 1, last_layers = 1;
+};
+StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp);
+
+struct StageWeights {
+  Term first;  // the only stage when PP is 1
+  Term last;
+};
+// Weights per rank ("Model loading took"): the stored (or kernel-laid-out) bytes of every weight group x
+// this rank's share, plus rotary caches and deepstack buffers.
+Expected<StageWeights> estimate_weights(const model::ModelSpec& m, const model::ModelSpec& sized, const device::DeviceSpec& device,
+                                        const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
+                                        const StageLayout& layout, int64_t max_num_batched_tokens);
+
+// The profile run (phases and peak) of the first stage, and the peak of the last when PP > 1.
+struct ProfileRun {
+  ActivationPhases phases;            // peak: the first (or only) stage
+  double last_stage_peak_bytes = 0;   // text forward or sampler run (only the last stage samples)
+  double held_hidden_bytes = 0;       // the forward's hidden states the sampler run finds still held
+  bool encoder_profiles_video = false;
+  int64_t encoder_budget_tokens = 0, encoder_items = 0;
+  std::vector<std::string> assumptions;
+};
+Expected<ProfileRun> estimate_profile_run(const model::ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                                          const Deployment& dep, const StageLayout& layout, int64_t max_num_batched_tokens,
+                                          int64_t max_num_seqs, int64_t max_model_len);
+
+// Runtime context, communicator buffers and workspaces, with the platform's multi-rank share.
+Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout);
+// Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
+Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
+
+// Cache geometry per layer kind, groups and blocks for a KV budget of `available_blocks` bytes
+// (first-stage layer units), its low and high sides for the band.
+struct KvInputs {
+  std::string kv_cache_dtype;
+  int64_t max_model_len = 0, max_num_batched_tokens = 0;
+  double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;
+};
+Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
+                                          const KvInputs& in, std::vector<std::string>& provenance);
+
+}  // namespace preflight::estimate::terms
