@@ -5,7 +5,7 @@
 // one timerfd; thousands of concurrent streams.
 //
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
-//                           [--fault none|http500|http429|malformed|huge_line|stream_error|no_done|stall|truncate]
+//                           [--fault none|http500|http429|malformed|huge_line|endless_event|stream_error|no_done|stall|truncate]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
 // Prints "PORT <n>" on stdout once listening.
 #include <arpa/inet.h>
@@ -168,6 +168,17 @@ void step(Conn& c) {
   if (s.fault == "truncate" && k == 3) {
     s.active = false;
     c.close_after_flush = true;
+    flush(c);
+    return;
+  }
+  if (s.fault == "endless_event" && k >= 1) {
+    // 1 KiB data lines with no blank line, so the event never ends; refilled while the client reads.
+    if (c.out.size() < (1u << 20)) {
+      std::string lines;
+      for (int i = 0; i < 64; ++i) lines += "data: " + std::string(1024, 'e') + "\n";
+      chunk(c, lines);
+    }
+    g_due.push({now_ns() + 1'000'000, c.fd, c.generation});
     flush(c);
     return;
   }
