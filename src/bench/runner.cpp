@@ -40,8 +40,13 @@ struct Transfer {
   bool http_ok = false;
 };
 
-FailureClass framer_failure(const Error& e) {
-  return e.message.find("exceeds") != std::string::npos ? FailureClass::line_too_long : FailureClass::malformed_sse;
+FailureClass framer_failure(const SseFramer& framer) {
+  switch (framer.failure()) {
+    case SseFailure::line_too_long: return FailureClass::line_too_long;
+    case SseFailure::event_too_large: return FailureClass::event_too_large;
+    case SseFailure::stream_too_large: return FailureClass::stream_too_large;
+    default: return FailureClass::malformed_sse;
+  }
 }
 
 size_t on_header(char* data, size_t size, size_t count, void* user) {
@@ -79,7 +84,7 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
   }
   auto st = t->framer->feed(std::string_view(data, n), now);
   if (!st) {
-    fail_record(t->record, framer_failure(st.error()), st.error().message, now);
+    fail_record(t->record, framer_failure(*t->framer), st.error().message, now);
     return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
   }
   if (t->record.failure == FailureClass::stream_error && t->record.t_done_ns >= 0) return 0;
@@ -102,6 +107,7 @@ std::string http_error_reason(int status, const std::string& body) {
   }
   if (message.empty()) message = trim(body.substr(0, body.find('\n')));
   if (message.size() > 300) message.resize(300);
+  message = strip_terminal_controls(message);  // server text reaches the terminal and the database
   return format("http %d%s%s", status, message.empty() ? "" : ": ", message.c_str());
 }
 
@@ -121,7 +127,7 @@ class Runner {
 
   Status init() {
     if (!starts_with(m_url, "http://") && !starts_with(m_url, "https://")) {
-      return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", m_target.url);
+      return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", redact_url_credentials(m_target.url));
     }
     static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
     if (global != CURLE_OK) return make_error(ErrorKind::network, "libcurl initialisation failed");
@@ -295,14 +301,14 @@ class Runner {
     long status = 0;
     curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
     if (status > 0) r.http_status = static_cast<int>(status);
-    const std::string detail = t.errbuf[0] ? std::string(t.errbuf) : std::string(curl_easy_strerror(code));
+    const std::string detail = redact_url_credentials(t.errbuf[0] ? std::string(t.errbuf) : std::string(curl_easy_strerror(code)));
     if (code == CURLE_OK) {
       if (!t.http_ok) {
         fail_record(r, FailureClass::http_status, http_error_reason(r.http_status, t.error_body), now);
         return;
       }
       auto st = t.framer->finish(now);
-      if (!st) fail_record(r, framer_failure(st.error()), st.error().message, now);
+      if (!st) fail_record(r, framer_failure(*t.framer), st.error().message, now);
       finish_record(r, now);
       return;
     }
@@ -379,6 +385,8 @@ Expected<RunResult> run_load(const RunTarget& target, const std::vector<Prompt>&
   if (plan.mode == LoadMode::concurrency && plan.concurrency < 1) return make_error(ErrorKind::invalid_argument, "concurrency must be at least 1");
   if (plan.mode == LoadMode::request_rate && !(plan.request_rate > 0)) return make_error(ErrorKind::invalid_argument, "--request-rate must be positive");
   if (plan.mode == LoadMode::request_rate && !(plan.burstiness > 0)) return make_error(ErrorKind::invalid_argument, "--burstiness must be positive");
+  PF_TRY(bounded, check_load_bounds(plan));
+  (void)bounded;
   Runner runner(target, limits, clock, on_finished);
   PF_TRY(ready, runner.init());
   (void)ready;
