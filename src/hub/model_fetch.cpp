@@ -218,6 +218,8 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
   }
   FetchOptions fo = options.fetch;
   fo.token = options.token ? *options.token : hub_token(ref.hub).value_or("");
+  PF_TRY(token_ok, check_token_characters(fo.token, ref.hub == HubKind::hugging_face ? "HF_TOKEN" : "MODELSCOPE_API_TOKEN"));
+  (void)token_ok;
   fo.label = ref.text();
   HttpFetcher fetcher(fo);
   PF_TRY(staging, EntryStaging::begin(entry));

@@ -222,7 +222,8 @@ struct ServedFile {
   uint64_t size = 0;
 };
 
-enum class Fault { serve, status_500, status_429, close_mid_body, ignore_range, stall, not_found };
+// drip: a 200 whose body comes at 5 bytes/s (one byte every 200 ms), a server that is alive but too slow.
+enum class Fault { serve, status_500, status_429, close_mid_body, ignore_range, stall, not_found, drip };
 
 // A loopback HTTP/1.1 server, one connection at a time per thread, "Connection: close" on every
 // answer. `script(path, nth)` picks the behaviour for the nth request (from 0) for a path.
@@ -318,6 +319,13 @@ class FaultServer {
       send_all(fd, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", &written);
     } else if (fault == Fault::stall) {
       while (!m_stop) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } else if (fault == Fault::drip) {
+      const ServedFile& f = it->second;
+      bool ok = send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(f.size) + "\r\nConnection: close\r\n\r\n", &written);
+      for (uint64_t pos = 0; ok && !m_stop && pos < f.size; ++pos) {
+        ok = send_all(fd, std::string(1, pos < f.prefix.size() ? f.prefix[pos] : '\0'), &written);
+        for (int i = 0; ok && i < 10 && !m_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     } else {
       const ServedFile& f = it->second;
       if (!ranged || fault == Fault::ignore_range) {

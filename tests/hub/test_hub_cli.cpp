@@ -243,3 +243,17 @@ TEST(HubBench, DeepSeekV3Layout163ShardsColdAndWarm) {
   if (const char* out = std::getenv("PREFLIGHT_HUB_BENCH_OUT")) write_file(out, record.dump(2) + "\n");
   std::printf("hub sizing benchmark: %s\n", record.dump().c_str());
 }
+
+// Issue 19 item 7: a password in HF_ENDPOINT was printed with every error (the URL is the error's
+// context). Now the userinfo is replaced by "***" wherever a URL is shown.
+TEST(HubCli, Issue19_EndpointPasswordIsNeverPrinted) {
+  const pfhub::TempTree tree("hub-endpoint-password");
+  const int port = pfhub::free_port();  // nothing listens: every attempt fails with a connection error
+  const std::string env = "XDG_CACHE_HOME=" + tree.path + "/xdg HF_HOME=" + tree.path + "/hfhome HF_ENDPOINT=http://alice:pw-Zq81xK@127.0.0.1:" + std::to_string(port);
+  auto r = run_cli(env, "inspect hf:acme/tiny-sharded");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("http://***@127.0.0.1:" + std::to_string(port)), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pw-Zq81xK"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("alice"), std::string::npos) << r.out;
+  EXPECT_EQ(all_file_bytes(tree.path).find("pw-Zq81xK"), std::string::npos);
+}
