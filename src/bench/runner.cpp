@@ -38,6 +38,7 @@ struct Transfer {
   const Clock* clock = nullptr;
   bool status_seen = false;
   bool http_ok = false;
+  bool active = false;  // added to the multi handle and not yet finished
 };
 
 FailureClass framer_failure(const SseFramer& framer) {
@@ -155,8 +156,13 @@ class Runner {
     int64_t next = 0, finished = 0, in_flight = 0;
     auto prompt = [&](int64_t i) -> const Prompt& { return prompts[static_cast<size_t>(i % static_cast<int64_t>(prompts.size()))]; };
     auto due = [&](int64_t i) { return result.t_start_ns + static_cast<int64_t>(offsets[static_cast<size_t>(i)] * 1e9); };
+    const int64_t deadline_ns = m_limits.run_deadline_ms > 0 ? result.t_start_ns + m_limits.run_deadline_ms * 1'000'000 : -1;
     while (finished < n) {
       const int64_t now = m_clock.now_ns();
+      if (deadline_ns >= 0 && now >= deadline_ns) {
+        expire(result, next, n, now);
+        break;
+      }
       if (plan.mode == LoadMode::concurrency) {
         while (in_flight < plan.concurrency && next < n) {
           launch(prompt(next), next, now, prompt(next).output_tokens);
@@ -171,6 +177,7 @@ class Runner {
       }
       int64_t wake_ns = -1;
       if (plan.mode == LoadMode::request_rate && next < n && (plan.max_concurrency <= 0 || in_flight < plan.max_concurrency)) wake_ns = due(next);
+      if (deadline_ns >= 0) wake_ns = wake_ns < 0 ? deadline_ns : std::min(wake_ns, deadline_ns);
       poll_once(wake_ns);
       for (Transfer* t : m_done) {
         if (m_on_finished) m_on_finished(t->record);
@@ -195,6 +202,30 @@ class Runner {
         m_free.push_back(t);
         ++finished;
       }
+    }
+  }
+
+  // The run's deadline passed: every request in flight fails, every request not yet sent is
+  // recorded as failed without a send; all of them go to on_finished like any other.
+  void expire(RunResult& result, int64_t next, int64_t n, int64_t now) {
+    const std::string reason = format("deadline: the run's %.0f s deadline passed (--deadline)", static_cast<double>(m_limits.run_deadline_ms) / 1000.0);
+    for (auto& t : m_pool) {
+      if (!t->active) continue;
+      curl_multi_remove_handle(m_multi, t->easy);
+      t->active = false;
+      t->record.response_bytes = t->framer->bytes();
+      fail_record(t->record, FailureClass::deadline, reason, now);
+      if (m_on_finished) m_on_finished(t->record);
+      result.records.push_back(std::move(t->record));
+      m_free.push_back(t.get());
+    }
+    for (int64_t i = next; i < n; ++i) {
+      RequestRecord r;
+      r.index = i;
+      r.t_sched_ns = r.t_send_ns = now;
+      fail_record(r, FailureClass::deadline, reason + ", not sent", now);
+      if (m_on_finished) m_on_finished(r);
+      result.records.push_back(std::move(r));
     }
   }
 
@@ -225,6 +256,7 @@ class Runner {
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
       const CURLcode code = msg->data.result;
       curl_multi_remove_handle(m_multi, msg->easy_handle);
+      t->active = false;
       complete(*t, code);
       m_done.push_back(t);
     }
@@ -291,6 +323,7 @@ class Runner {
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
     t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written
+    t->active = true;
     curl_multi_add_handle(m_multi, t->easy);
   }
 

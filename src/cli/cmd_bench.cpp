@@ -110,10 +110,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   auto burst = positive_double(a, "burstiness");
   auto stall = positive_double(a, "stall-timeout");
   auto timeout = positive_double(a, "timeout");
+  auto deadline = positive_double(a, "deadline");
   auto slo_ttft = positive_double(a, "slo-ttft-ms");
   auto slo_tpot = positive_double(a, "slo-tpot-ms");
   auto slo_e2e = positive_double(a, "slo-e2e-ms");
-  for (const auto* e : {&rate, &burst, &stall, &timeout, &slo_ttft, &slo_tpot, &slo_e2e}) if (!*e) return usage_error(e->error());
+  for (const auto* e : {&rate, &burst, &stall, &timeout, &deadline, &slo_ttft, &slo_tpot, &slo_e2e}) if (!*e) return usage_error(e->error());
   auto num = a.get_int("num-prompts");
   auto in_len = a.get_int("input-len");
   auto out_len = a.get_int("output-len");
@@ -130,7 +131,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                                                                         static_cast<long long>(most), static_cast<long long>(*v))));
     }
   }
-  for (const auto& [v, name] : {std::pair{&stall, "stall-timeout"}, {&timeout, "timeout"}}) {
+  for (const auto& [v, name] : {std::pair{&stall, "stall-timeout"}, {&timeout, "timeout"}, {&deadline, "deadline"}}) {
     if (v->value().has_value() && *v->value() > k_max_timeout_s) {
       return usage_error(make_error(ErrorKind::invalid_argument, format("--%s must be at most %.0f s, found %g", name, k_max_timeout_s, *v->value())));
     }
@@ -197,6 +198,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   bench::TransportLimits limits;
   if (stall->has_value()) limits.stall_timeout_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(**stall)));
   if (timeout->has_value()) limits.request_timeout_ms = static_cast<int64_t>(**timeout * 1000);
+  if (deadline->has_value()) limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(**deadline * 1000));
   const std::string started_at = bench::utc_now_rfc3339();
   const std::string sweep_id = started_at + "-" + std::to_string(::getpid());
   Json config = {{"url", shown_url}, {"model", target.request.model}, {"endpoint", endpoint}, {"ignore_eos", a.has("ignore-eos")},

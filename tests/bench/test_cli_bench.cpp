@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -167,4 +168,38 @@ TEST(CliBench, Issue19_UrlPasswordIsNotPrintedStoredOrReported) {
   auto crlf = pftest::run_cli("bench --url " + fake.url + " --model m --api-key-env PF_CRLF_KEY", {"PF_CRLF_KEY=\"$(printf 'k\\r\\nX-Injected: 1')\""});
   EXPECT_EQ(crlf.code, 2) << crlf.out;
   EXPECT_NE(crlf.out.find("PF_CRLF_KEY holds a control character"), std::string::npos) << crlf.out;
+}
+
+// Issue 19 item 11: bench had no overall deadline. --deadline (default 3600 s per level) ends a
+// level: requests in flight and requests not yet sent fail as "deadline", the run keeps its records.
+TEST(CliBench, Issue19_DeadlineEndsALevelAndSaysSo) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "200"});  // 50 tokens: 10 s per request
+  const auto dir = pftest::scratch_dir("cli-bench-deadline");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto b = pftest::run_cli("bench --url " + fake.url + " --model m --concurrency 2 --num-prompts 5 --input-len 4 --output-len 50 --warmup 0 --deadline 1 --db " +
+                           dir + "/b.db --json");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(b.code, 1) << b.out;
+  EXPECT_LT(seconds, 5.0);
+  auto j = preflight::parse_json(b.out.substr(b.out.find('{')), "stdout");
+  ASSERT_TRUE(j) << b.out;
+  const auto& stats = (*j)["levels"][0]["stats"];
+  EXPECT_EQ(stats["failed"], 5) << stats.dump();
+  EXPECT_EQ(stats["failures"]["deadline"], 5) << stats.dump();
+  EXPECT_NE(stats.dump().find("deadline: the run's 1 s deadline passed (--deadline)"), std::string::npos) << stats.dump();
+  auto store = preflight::bench::BenchStore::open(dir + "/b.db");
+  ASSERT_TRUE(store);
+  EXPECT_EQ(*store->request_count((*j)["levels"][0]["run_id"].get<int64_t>()), 5);
+}
+
+// Issue 19, also: an error body from the server reaches the terminal and the database without
+// its escape sequences (a hostile server could clear the screen or retitle the window).
+TEST(CliBench, Issue19_ServerErrorTextIsStrippedOfTerminalControls) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1", "--fault", "escape_error", "--fault-every", "1"});
+  auto b = pftest::run_cli("bench --url " + fake.url + " --model m --num-prompts 2 --output-len 4 --warmup 0");
+  EXPECT_EQ(b.code, 1) << b.out;
+  EXPECT_NE(b.out.find("http 500: bad"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("here"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find('\x1b'), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find('\x07'), std::string::npos) << b.out;
 }

@@ -5,7 +5,7 @@
 // one timerfd; thousands of concurrent streams.
 //
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
-//                           [--fault none|http500|http429|malformed|huge_line|endless_event|stream_error|no_done|stall|truncate]
+//                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
 // Prints "PORT <n>" on stdout once listening.
 #include <arpa/inet.h>
@@ -231,6 +231,11 @@ void handle_request(Conn& c, const std::string& head, const std::string& body) {
   const bool chat = head.rfind("POST /v1/chat/completions", 0) == 0;
   if (!chat && head.rfind("POST /v1/completions", 0) != 0) {
     simple_response(c, 404, "Not Found", R"({"error":{"message":"no such route"}})");
+    flush(c);
+    return;
+  }
+  if (fault == "escape_error") {
+    simple_response(c, 500, "Internal Server Error", R"({"error":{"message":"bad \u001b[2J\u001b]0;owned\u0007input\u001b[31m here"}})");
     flush(c);
     return;
   }
