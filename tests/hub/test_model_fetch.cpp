@@ -137,8 +137,9 @@ TEST(HubFetch, GgufHeaderByRange) {
   REQUIRE_NGINX();
   const pfhub::TempTree tree("hub-gguf");
   const std::string& dir = tree.path;
-  // GGUF v3: magic, version, 1 tensor, 1 key-value (general.architecture = "llama"), tensor info
-  // "w" 2-D [32768, 16384] F16 at offset 0 (1 GiB); then padded to 32 and a sparse data section.
+  // GGUF v3: magic, version, 1 tensor, 4 key-values (general.architecture = "llama" and the three
+  // numbers the model reader needs before the entry may be cached), tensor info "w" 2-D
+  // [32768, 16384] F16 at offset 0 (1 GiB); then padded to 32 and a sparse data section.
   std::string g;
   auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff); };
   auto u64 = [&](uint64_t v) { for (int i = 0; i < 8; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff); };
@@ -146,10 +147,15 @@ TEST(HubFetch, GgufHeaderByRange) {
   g += "GGUF";
   u32(3);
   u64(1);
-  u64(1);
+  u64(4);
   str("general.architecture");
   u32(8);
   str("llama");
+  for (const auto& [key, value] : {std::pair<const char*, uint32_t>{"llama.block_count", 1}, {"llama.embedding_length", 16384}, {"llama.attention.head_count", 128}}) {
+    str(key);
+    u32(4);  // UINT32
+    u32(value);
+  }
   str("w");
   u32(2);
   u64(32768);
