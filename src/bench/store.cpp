@@ -142,7 +142,7 @@ Expected<int64_t> BenchStore::begin_run(const RunInfo& info, int64_t t0_ns) {
   s.text(13, info.device);
   s.text(14, info.engine);
   s.text(15, info.spec);
-  s.text(16, info.config.dump());
+  s.text(16, redact_url_credentials(info.config.dump()));
   s.text(17, info.prediction.is_null() ? "" : info.prediction.dump());
   s.text(18, info.build);
   s.i64(19, t0_ns);
