@@ -190,9 +190,18 @@ class Nginx {
   std::string url(const std::string& path = {}) const { return "http://127.0.0.1:" + std::to_string(m_port) + path; }
   std::string error_log() const { return read_file(m_work + "/error.log"); }
   // The access log so far (nginx writes each line when the request ends).
+  // nginx writes a line after the response has gone out, so the client can be ahead of the log:
+  // wait until the file has not grown for 40 ms (at most 1 s) before reading it.
   std::vector<AccessEntry> access_log() const {
     std::vector<AccessEntry> out;
-    std::istringstream in(read_file(m_work + "/access.log"));
+    std::string text = read_file(m_work + "/access.log");
+    for (int quiet = 0, round = 0; quiet < 2 && round < 50; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::string again = read_file(m_work + "/access.log");
+      quiet = again.size() == text.size() ? quiet + 1 : 0;
+      text = std::move(again);
+    }
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
       AccessEntry e;
