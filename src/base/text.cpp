@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 #include <utility>
 
 namespace preflight {
@@ -109,6 +110,18 @@ std::string strip_terminal_controls(const std::string& text) {
     out.push_back(static_cast<char>(c));
   }
   return out;
+}
+
+std::string redact_url_credentials(std::string text) {
+  for (size_t scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
+    const size_t start = scheme + 3;
+    size_t end = start;
+    while (end < text.size() && std::string_view("/?#\"' \t\r\n<>").find(text[end]) == std::string_view::npos) ++end;
+    const size_t at = text.rfind('@', end == 0 ? 0 : end - 1);
+    if (at == std::string::npos || at < start || at >= end) continue;
+    text.replace(start, at - start, "***");
+  }
+  return text;
 }
 
 }  // namespace preflight

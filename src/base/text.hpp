@@ -20,5 +20,9 @@ std::vector<std::string> nearest_names(const std::string& query, const std::vect
 // sequences (CSI, OSC, other ESC forms) and C0/C1 control characters other than newline and tab are
 // removed, so a hostile file cannot move the cursor, retitle the window or hide output.
 std::string strip_terminal_controls(const std::string& text);
+// `text` with the credentials of every URL in it replaced: "http://user:pw@host/x" becomes
+// "http://***@host/x". A URL is "scheme://" up to the first '/', '?', '#', whitespace, quote or end;
+// the userinfo is what precedes its last '@'. Used on every URL that is printed or stored.
+std::string redact_url_credentials(std::string text);
 
 }  // namespace preflight

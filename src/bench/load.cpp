@@ -21,6 +21,26 @@ Json build_request_body(const RequestOptions& options, const Prompt& prompt) {
   return body;
 }
 
+Status check_load_bounds(const LoadPlan& plan) {
+  if (plan.num_prompts < 1 || plan.num_prompts > k_max_num_prompts) {
+    return make_error(ErrorKind::invalid_argument, format("--num-prompts must be between 1 and %lld, found %lld", static_cast<long long>(k_max_num_prompts),
+                                                          static_cast<long long>(plan.num_prompts)));
+  }
+  const int64_t cap = plan.mode == LoadMode::concurrency ? plan.concurrency : plan.max_concurrency;
+  if (cap > k_max_concurrency || (plan.mode == LoadMode::concurrency && cap < 1)) {
+    return make_error(ErrorKind::invalid_argument, format("--%s must be between 1 and %lld, found %lld", plan.mode == LoadMode::concurrency ? "concurrency" : "max-concurrency",
+                                                          static_cast<long long>(k_max_concurrency), static_cast<long long>(cap)));
+  }
+  if (plan.mode == LoadMode::request_rate && !(plan.request_rate >= k_min_request_rate && plan.request_rate <= k_max_request_rate)) {
+    return make_error(ErrorKind::invalid_argument, format("--request-rate must be between %g and %g requests/s, found %g", k_min_request_rate, k_max_request_rate, plan.request_rate));
+  }
+  if (plan.warmup_requests < 0 || plan.warmup_requests > k_max_concurrency) {
+    return make_error(ErrorKind::invalid_argument, format("--warmup must be between 0 and %lld, found %lld", static_cast<long long>(k_max_concurrency),
+                                                          static_cast<long long>(plan.warmup_requests)));
+  }
+  return Ok{};
+}
+
 std::vector<Prompt> synthetic_prompts(int64_t count, int64_t input_tokens, int64_t output_tokens, uint64_t seed) {
   static const char* const k_words[] = {"alpha", "river", "stone", "cloud", "green", "table", "music", "light",
                                         "north", "paper", "glass", "horse", "bread", "field", "storm", "plant"};

@@ -53,6 +53,18 @@ struct LoadPlan {
   uint64_t seed = 0;
 };
 
+// Bounds on one run. Beyond them the prompt text, the records or the sockets would not fit in a
+// machine, so they are refused up front (invalid_argument) instead of failing an allocation.
+inline constexpr int64_t k_max_num_prompts = 1'000'000;           // records: a few hundred bytes each plus token times
+inline constexpr int64_t k_max_tokens_per_request = 1'048'576;    // --input-len, --output-len: 2^20, above any served context
+inline constexpr int64_t k_max_concurrency = 65'536;              // in-flight streams: one socket each
+inline constexpr int64_t k_max_synthetic_tokens = 100'000'000;    // num_prompts x input_len: about 600 MB of prompt text
+inline constexpr double k_min_request_rate = 1e-3;                // requests/s; slower schedules run past any deadline
+inline constexpr double k_max_request_rate = 1e6;
+
+// invalid_argument naming the flag and its bound when the plan exceeds the bounds above.
+Status check_load_bounds(const LoadPlan& plan);
+
 // Send offsets (seconds from the start) for an open-loop run: gamma gaps with shape
 // `burstiness` and mean 1/rate, rescaled so that they sum to exactly n/rate (as vLLM does, so
 // the offered load does not drift with the seed). The first request goes at 0.

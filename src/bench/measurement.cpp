@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace preflight::bench {
@@ -16,6 +17,9 @@ const char* failure_class_name(FailureClass failure) {
     case FailureClass::stream_error: return "stream_error";
     case FailureClass::malformed_sse: return "malformed_sse";
     case FailureClass::line_too_long: return "line_too_long";
+    case FailureClass::event_too_large: return "event_too_large";
+    case FailureClass::stream_too_large: return "stream_too_large";
+    case FailureClass::deadline: return "deadline";
     case FailureClass::truncated: return "truncated";
     case FailureClass::missing_done: return "missing_done";
     case FailureClass::stalled: return "stalled";
@@ -59,7 +63,7 @@ void apply_chunk(RequestRecord& record, const ChunkInfo& chunk, int64_t t_ns) {
   }
   if (chunk.is_error) {
     fail_record(record, FailureClass::stream_error,
-                "error inside a 200 stream: " + (chunk.error_message.empty() ? std::string("(no message)") : chunk.error_message.substr(0, 300)), t_ns);
+                "error inside a 200 stream: " + (chunk.error_message.empty() ? std::string("(no message)") : strip_terminal_controls(chunk.error_message.substr(0, 300))), t_ns);
     return;
   }
   if (chunk.choices > 0 && record.t_first_chunk_ns < 0) record.t_first_chunk_ns = t_ns;

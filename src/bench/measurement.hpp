@@ -23,7 +23,8 @@
 namespace preflight::bench {
 
 // Why a request failed. Names are stable: they are stored and counted.
-enum class FailureClass { none, connect, http_status, stream_error, malformed_sse, line_too_long, truncated, missing_done, stalled, timeout, no_output, client };
+enum class FailureClass { none, connect, http_status, stream_error, malformed_sse, line_too_long, event_too_large, stream_too_large, truncated, missing_done, stalled, timeout,
+                          deadline, no_output, client };
 
 const char* failure_class_name(FailureClass failure);
 

@@ -38,10 +38,16 @@ struct Transfer {
   const Clock* clock = nullptr;
   bool status_seen = false;
   bool http_ok = false;
+  bool active = false;  // added to the multi handle and not yet finished
 };
 
-FailureClass framer_failure(const Error& e) {
-  return e.message.find("exceeds") != std::string::npos ? FailureClass::line_too_long : FailureClass::malformed_sse;
+FailureClass framer_failure(const SseFramer& framer) {
+  switch (framer.failure()) {
+    case SseFailure::line_too_long: return FailureClass::line_too_long;
+    case SseFailure::event_too_large: return FailureClass::event_too_large;
+    case SseFailure::stream_too_large: return FailureClass::stream_too_large;
+    default: return FailureClass::malformed_sse;
+  }
 }
 
 size_t on_header(char* data, size_t size, size_t count, void* user) {
@@ -79,7 +85,7 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
   }
   auto st = t->framer->feed(std::string_view(data, n), now);
   if (!st) {
-    fail_record(t->record, framer_failure(st.error()), st.error().message, now);
+    fail_record(t->record, framer_failure(*t->framer), st.error().message, now);
     return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
   }
   if (t->record.failure == FailureClass::stream_error && t->record.t_done_ns >= 0) return 0;
@@ -102,6 +108,7 @@ std::string http_error_reason(int status, const std::string& body) {
   }
   if (message.empty()) message = trim(body.substr(0, body.find('\n')));
   if (message.size() > 300) message.resize(300);
+  message = strip_terminal_controls(message);  // server text reaches the terminal and the database
   return format("http %d%s%s", status, message.empty() ? "" : ": ", message.c_str());
 }
 
@@ -121,7 +128,7 @@ class Runner {
 
   Status init() {
     if (!starts_with(m_url, "http://") && !starts_with(m_url, "https://")) {
-      return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", m_target.url);
+      return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", redact_url_credentials(m_target.url));
     }
     static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
     if (global != CURLE_OK) return make_error(ErrorKind::network, "libcurl initialisation failed");
@@ -149,8 +156,13 @@ class Runner {
     int64_t next = 0, finished = 0, in_flight = 0;
     auto prompt = [&](int64_t i) -> const Prompt& { return prompts[static_cast<size_t>(i % static_cast<int64_t>(prompts.size()))]; };
     auto due = [&](int64_t i) { return result.t_start_ns + static_cast<int64_t>(offsets[static_cast<size_t>(i)] * 1e9); };
+    const int64_t deadline_ns = m_limits.run_deadline_ms > 0 ? result.t_start_ns + m_limits.run_deadline_ms * 1'000'000 : -1;
     while (finished < n) {
       const int64_t now = m_clock.now_ns();
+      if (deadline_ns >= 0 && now >= deadline_ns) {
+        expire(result, next, n, now);
+        break;
+      }
       if (plan.mode == LoadMode::concurrency) {
         while (in_flight < plan.concurrency && next < n) {
           launch(prompt(next), next, now, prompt(next).output_tokens);
@@ -165,6 +177,7 @@ class Runner {
       }
       int64_t wake_ns = -1;
       if (plan.mode == LoadMode::request_rate && next < n && (plan.max_concurrency <= 0 || in_flight < plan.max_concurrency)) wake_ns = due(next);
+      if (deadline_ns >= 0) wake_ns = wake_ns < 0 ? deadline_ns : std::min(wake_ns, deadline_ns);
       poll_once(wake_ns);
       for (Transfer* t : m_done) {
         if (m_on_finished) m_on_finished(t->record);
@@ -189,6 +202,30 @@ class Runner {
         m_free.push_back(t);
         ++finished;
       }
+    }
+  }
+
+  // The run's deadline passed: every request in flight fails, every request not yet sent is
+  // recorded as failed without a send; all of them go to on_finished like any other.
+  void expire(RunResult& result, int64_t next, int64_t n, int64_t now) {
+    const std::string reason = format("deadline: the run's %.0f s deadline passed (--deadline)", static_cast<double>(m_limits.run_deadline_ms) / 1000.0);
+    for (auto& t : m_pool) {
+      if (!t->active) continue;
+      curl_multi_remove_handle(m_multi, t->easy);
+      t->active = false;
+      t->record.response_bytes = t->framer->bytes();
+      fail_record(t->record, FailureClass::deadline, reason, now);
+      if (m_on_finished) m_on_finished(t->record);
+      result.records.push_back(std::move(t->record));
+      m_free.push_back(t.get());
+    }
+    for (int64_t i = next; i < n; ++i) {
+      RequestRecord r;
+      r.index = i;
+      r.t_sched_ns = r.t_send_ns = now;
+      fail_record(r, FailureClass::deadline, reason + ", not sent", now);
+      if (m_on_finished) m_on_finished(r);
+      result.records.push_back(std::move(r));
     }
   }
 
@@ -219,6 +256,7 @@ class Runner {
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
       const CURLcode code = msg->data.result;
       curl_multi_remove_handle(m_multi, msg->easy_handle);
+      t->active = false;
       complete(*t, code);
       m_done.push_back(t);
     }
@@ -285,6 +323,7 @@ class Runner {
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
     t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written
+    t->active = true;
     curl_multi_add_handle(m_multi, t->easy);
   }
 
@@ -295,14 +334,14 @@ class Runner {
     long status = 0;
     curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
     if (status > 0) r.http_status = static_cast<int>(status);
-    const std::string detail = t.errbuf[0] ? std::string(t.errbuf) : std::string(curl_easy_strerror(code));
+    const std::string detail = redact_url_credentials(t.errbuf[0] ? std::string(t.errbuf) : std::string(curl_easy_strerror(code)));
     if (code == CURLE_OK) {
       if (!t.http_ok) {
         fail_record(r, FailureClass::http_status, http_error_reason(r.http_status, t.error_body), now);
         return;
       }
       auto st = t.framer->finish(now);
-      if (!st) fail_record(r, framer_failure(st.error()), st.error().message, now);
+      if (!st) fail_record(r, framer_failure(*t.framer), st.error().message, now);
       finish_record(r, now);
       return;
     }
@@ -379,6 +418,8 @@ Expected<RunResult> run_load(const RunTarget& target, const std::vector<Prompt>&
   if (plan.mode == LoadMode::concurrency && plan.concurrency < 1) return make_error(ErrorKind::invalid_argument, "concurrency must be at least 1");
   if (plan.mode == LoadMode::request_rate && !(plan.request_rate > 0)) return make_error(ErrorKind::invalid_argument, "--request-rate must be positive");
   if (plan.mode == LoadMode::request_rate && !(plan.burstiness > 0)) return make_error(ErrorKind::invalid_argument, "--burstiness must be positive");
+  PF_TRY(bounded, check_load_bounds(plan));
+  (void)bounded;
   Runner runner(target, limits, clock, on_finished);
   PF_TRY(ready, runner.init());
   (void)ready;

@@ -23,6 +23,11 @@ struct TransportLimits {
   int64_t connect_timeout_ms = 10'000;
   int64_t stall_timeout_s = 30;        // no byte for this long fails the request as stalled
   int64_t request_timeout_ms = 0;      // whole request; 0 = none (stall detection still applies)
+  // The whole run_load call (one level), from the first measured send. When it passes, requests in
+  // flight fail as FailureClass::deadline and requests not yet sent are recorded as deadline
+  // failures too, so the run ends with its records. One hour bounds a run against a server that
+  // answers each request just fast enough to pass the stall and request limits; 0 = none.
+  int64_t run_deadline_ms = 3'600'000;
   SseLimits sse;
 };
 

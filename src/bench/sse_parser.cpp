@@ -278,41 +278,45 @@ Expected<ChunkInfo> parse_chunk(std::string_view payload) {
 
 SseFramer::SseFramer(EventFn on_event, SseLimits limits) : m_on_event(std::move(on_event)), m_limits(limits) {}
 
+Status SseFramer::fail(SseFailure failure, Error error) {
+  m_failed = true;
+  m_failure = failure;
+  m_error = std::move(error);
+  m_partial.clear();
+  m_partial.shrink_to_fit();
+  m_data.clear();
+  m_data.shrink_to_fit();
+  return m_error;
+}
+
 Status SseFramer::feed(std::string_view bytes, int64_t t_ns) {
   if (m_failed) return m_error;
   m_bytes += static_cast<int64_t>(bytes.size());
+  if (static_cast<uint64_t>(m_bytes) > m_limits.max_stream_bytes) {
+    return fail(SseFailure::stream_too_large, make_error(ErrorKind::corrupt, format("sse stream exceeds %llu bytes", static_cast<unsigned long long>(m_limits.max_stream_bytes))));
+  }
+  const auto line_too_long = [&] { return fail(SseFailure::line_too_long, make_error(ErrorKind::corrupt, format("sse line exceeds %zu bytes", m_limits.max_line_bytes))); };
   size_t pos = 0;
   while (pos < bytes.size()) {
     const size_t nl = bytes.find('\n', pos);
     if (nl == std::string_view::npos) {
-      if (m_partial.size() + (bytes.size() - pos) > m_limits.max_line_bytes) {
-        m_failed = true;
-        m_error = make_error(ErrorKind::corrupt, format("sse line exceeds %zu bytes", m_limits.max_line_bytes));
-        return m_error;
-      }
+      if (m_partial.size() + (bytes.size() - pos) > m_limits.max_line_bytes) return line_too_long();
       m_partial.append(bytes.data() + pos, bytes.size() - pos);
       break;
     }
     std::string_view text = bytes.substr(pos, nl - pos);
     Status st = Ok{};
     if (!m_partial.empty()) {
-      if (m_partial.size() + text.size() > m_limits.max_line_bytes) {
-        st = make_error(ErrorKind::corrupt, format("sse line exceeds %zu bytes", m_limits.max_line_bytes));
-      } else {
-        m_partial.append(text.data(), text.size());
-        st = line(m_partial, t_ns);
-        m_partial.clear();
-      }
+      if (m_partial.size() + text.size() > m_limits.max_line_bytes) return line_too_long();
+      m_partial.append(text.data(), text.size());
+      st = line(m_partial, t_ns);
+      m_partial.clear();
     } else if (text.size() > m_limits.max_line_bytes) {
-      st = make_error(ErrorKind::corrupt, format("sse line exceeds %zu bytes", m_limits.max_line_bytes));
+      return line_too_long();
     } else {
       st = line(text, t_ns);
     }
-    if (!st) {
-      m_failed = true;
-      m_error = st.error();
-      return m_error;
-    }
+    if (!st) return m_failed ? m_error : fail(SseFailure::event_rejected, st.error());
     pos = nl + 1;
   }
   return Ok{};
@@ -324,9 +328,12 @@ Status SseFramer::finish(int64_t t_ns) {
     std::string last;
     last.swap(m_partial);
     auto st = line(last, t_ns);
-    if (!st) return st;
+    if (!st) return m_failed ? m_error : fail(SseFailure::event_rejected, st.error());
   }
-  if (m_has_data) return dispatch(t_ns);
+  if (m_has_data) {
+    auto st = dispatch(t_ns);
+    if (!st) return fail(SseFailure::event_rejected, st.error());
+  }
   return Ok{};
 }
 
@@ -339,6 +346,10 @@ Status SseFramer::line(std::string_view text, int64_t t_ns) {
   if (field != "data") return Ok{};  // event:, id:, retry: and unknown fields carry nothing we measure
   std::string_view value = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
   if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
+  if (m_data.size() + value.size() + 1 > m_limits.max_event_bytes) {
+    return fail(SseFailure::event_too_large,
+                make_error(ErrorKind::corrupt, format("sse event exceeds %zu bytes (data lines without the blank line that ends an event)", m_limits.max_event_bytes)));
+  }
   if (m_has_data) m_data.push_back('\n');
   m_data.append(value.data(), value.size());
   m_has_data = true;

@@ -44,7 +44,17 @@ struct SseLimits {
   // A line longer than this fails the stream. 256 KiB holds any real chunk (vLLM chunks with
   // logprobs are a few KiB) while bounding memory per stream.
   size_t max_line_bytes = 256 * 1024;
+  // The joined data lines of one event. Servers send one data line per event; a stream of data
+  // lines that never reaches the blank line would otherwise grow one event without bound. 1 MiB
+  // is four of the longest lines accepted.
+  size_t max_event_bytes = 1024 * 1024;
+  // Every byte of one response body. 1 GiB holds a 128k-token answer with logprobs (a few KiB per
+  // chunk) and stops a server that streams forever.
+  uint64_t max_stream_bytes = 1ull << 30;
 };
+
+// Why a framer stopped, so the client can class the failure without reading the message.
+enum class SseFailure { none, line_too_long, event_too_large, stream_too_large, event_rejected };
 
 // Frames a byte stream into events. Not thread-safe; one per request.
 class SseFramer {
@@ -55,16 +65,18 @@ class SseFramer {
 
   explicit SseFramer(EventFn on_event, SseLimits limits = {});
 
-  // Feeds the bytes of one read. Errors: corrupt when a line exceeds the cap, or what on_event
-  // returned. After an error, further input is ignored and the same error is returned.
+  // Feeds the bytes of one read. Errors: corrupt when a line, an event or the stream exceeds its
+  // cap (failure() says which), or what on_event returned. After an error, further input is ignored and the same error is returned.
   Status feed(std::string_view bytes, int64_t t_ns);
   // End of stream: dispatches an event that was not closed by a blank line.
   Status finish(int64_t t_ns);
 
   int64_t events() const { return m_events; }
   int64_t bytes() const { return m_bytes; }
+  SseFailure failure() const { return m_failure; }
 
  private:
+  Status fail(SseFailure failure, Error error);
   Status line(std::string_view text, int64_t t_ns);
   Status dispatch(int64_t t_ns);
 
@@ -74,6 +86,7 @@ class SseFramer {
   std::string m_data;      // data lines of the current event, joined with "\n"
   bool m_has_data = false;
   bool m_failed = false;
+  SseFailure m_failure = SseFailure::none;
   Error m_error;
   int64_t m_events = 0;
   int64_t m_bytes = 0;

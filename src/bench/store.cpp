@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace preflight::bench {
@@ -128,7 +129,7 @@ Expected<int64_t> BenchStore::begin_run(const RunInfo& info, int64_t t0_ns) {
   if (!s.ok()) return sql_error("cannot prepare run insert");
   s.text(1, info.sweep_id);
   s.text(2, info.started_at);
-  s.text(3, info.url);
+  s.text(3, redact_url_credentials(info.url));  // a password in the URL never reaches the database
   s.text(4, info.model);
   s.text(5, info.endpoint);
   s.text(6, info.mode);
@@ -141,7 +142,7 @@ Expected<int64_t> BenchStore::begin_run(const RunInfo& info, int64_t t0_ns) {
   s.text(13, info.device);
   s.text(14, info.engine);
   s.text(15, info.spec);
-  s.text(16, info.config.dump());
+  s.text(16, redact_url_credentials(info.config.dump()));
   s.text(17, info.prediction.is_null() ? "" : info.prediction.dump());
   s.text(18, info.build);
   s.i64(19, t0_ns);

@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <tuple>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +27,8 @@ namespace preflight::cli {
 namespace {
 
 constexpr int k_exit_ok = 0, k_exit_fail = 1, k_exit_usage = 2;
+// --timeout and --stall-timeout above a week are typos, and they must stay within int64 nanoseconds.
+constexpr double k_max_timeout_s = 7 * 86400.0;
 
 int usage_error(const Error& e) {
   std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
@@ -44,8 +50,9 @@ Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const cha
   for (const auto& item : split(text, ',')) {
     const std::string text_item = trim(item);
     char* end = nullptr;
+    errno = 0;
     const long long v = std::strtoll(text_item.c_str(), &end, 10);
-    if (text_item.empty() || (end && *end) || v < 1) return make_error(ErrorKind::invalid_argument, format("%s: expected positive integers like 1,4,16,64, found \"%s\"", flag, text.c_str()));
+    if (text_item.empty() || (end && *end) || v < 1 || errno == ERANGE) return make_error(ErrorKind::invalid_argument, format("%s: expected positive integers like 1,4,16,64, found \"%s\"", flag, text.c_str()));
     out.push_back(v);
   }
   return out;
@@ -79,6 +86,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   bench::RunTarget target;
   target.url = *a.get("url");
+  // What is printed and stored: the URL without a password (the request still uses it).
+  const std::string shown_url = redact_url_credentials(target.url);
   target.request.model = *a.get("model");
   const std::string endpoint = a.get("endpoint").value_or("chat");
   if (endpoint != "chat" && endpoint != "completions") return usage_error(make_error(ErrorKind::invalid_argument, "--endpoint must be chat or completions"));
@@ -88,6 +97,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (auto var = a.get("api-key-env")) {
     const char* key = std::getenv(var->c_str());
     if (!key || !*key) return usage_error(make_error(ErrorKind::invalid_argument, format("--api-key-env: environment variable %s is not set", var->c_str())));
+    for (const char* c = key; *c; ++c) {
+      if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
+        return usage_error(make_error(ErrorKind::invalid_argument, format("--api-key-env: %s holds a control character (a CR or LF would inject an HTTP header)", var->c_str())));
+      }
+    }
     target.request.api_key = key;
   }
   if (a.has("concurrency") && a.has("request-rate")) return usage_error(make_error(ErrorKind::invalid_argument, "--concurrency and --request-rate exclude each other"));
@@ -96,10 +110,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   auto burst = positive_double(a, "burstiness");
   auto stall = positive_double(a, "stall-timeout");
   auto timeout = positive_double(a, "timeout");
+  auto deadline = positive_double(a, "deadline");
   auto slo_ttft = positive_double(a, "slo-ttft-ms");
   auto slo_tpot = positive_double(a, "slo-tpot-ms");
   auto slo_e2e = positive_double(a, "slo-e2e-ms");
-  for (const auto* e : {&rate, &burst, &stall, &timeout, &slo_ttft, &slo_tpot, &slo_e2e}) if (!*e) return usage_error(e->error());
+  for (const auto* e : {&rate, &burst, &stall, &timeout, &deadline, &slo_ttft, &slo_tpot, &slo_e2e}) if (!*e) return usage_error(e->error());
   auto num = a.get_int("num-prompts");
   auto in_len = a.get_int("input-len");
   auto out_len = a.get_int("output-len");
@@ -107,18 +122,47 @@ int cmd_bench(const std::vector<std::string>& argv) {
   auto warm = a.get_int("warmup");
   auto seed = a.get_int("seed");
   for (const auto* e : {&num, &in_len, &out_len, &cap, &warm, &seed}) if (!*e) return usage_error(e->error());
-  for (const auto& [v, name] : {std::pair{*num, "num-prompts"}, {*in_len, "input-len"}, {*out_len, "output-len"}}) {
-    if (v && *v < 1) return usage_error(make_error(ErrorKind::invalid_argument, format("--%s must be at least 1", name)));
+  for (const auto& [v, name, most] : {std::tuple{*num, "num-prompts", bench::k_max_num_prompts}, {*in_len, "input-len", bench::k_max_tokens_per_request},
+                                       {*out_len, "output-len", bench::k_max_tokens_per_request}, {*cap, "max-concurrency", bench::k_max_concurrency},
+                                       {*warm, "warmup", bench::k_max_concurrency}}) {
+    const int64_t least = std::string_view(name) == "warmup" ? 0 : 1;
+    if (v && (*v < least || *v > most)) {
+      return usage_error(make_error(ErrorKind::invalid_argument, format("--%s must be between %lld and %lld, found %lld", name, static_cast<long long>(least),
+                                                                        static_cast<long long>(most), static_cast<long long>(*v))));
+    }
+  }
+  for (const auto& [v, name] : {std::pair{&stall, "stall-timeout"}, {&timeout, "timeout"}, {&deadline, "deadline"}}) {
+    if (v->value().has_value() && *v->value() > k_max_timeout_s) {
+      return usage_error(make_error(ErrorKind::invalid_argument, format("--%s must be at most %.0f s, found %g", name, k_max_timeout_s, *v->value())));
+    }
   }
   std::vector<int64_t> levels = {1};
   if (auto c = a.get("concurrency")) {
     auto list = parse_int_list(*c, "--concurrency");
     if (!list) return usage_error(list.error());
     levels = *list;
+    for (int64_t level : levels) {
+      if (level > bench::k_max_concurrency) {
+        return usage_error(make_error(ErrorKind::invalid_argument, format("--concurrency must be between 1 and %lld, found %lld", static_cast<long long>(bench::k_max_concurrency),
+                                                                          static_cast<long long>(level))));
+      }
+    }
+  }
+  if (rate->has_value() && !(**rate >= bench::k_min_request_rate && **rate <= bench::k_max_request_rate)) {
+    return usage_error(make_error(ErrorKind::invalid_argument, format("--request-rate must be between %g and %g requests/s, found %g", bench::k_min_request_rate,
+                                                                      bench::k_max_request_rate, **rate)));
   }
   const bool rate_mode = rate->has_value();
   if (rate_mode) levels = {cap->value_or(0)};
   const int64_t input_len = in_len->value_or(128), output_len = out_len->value_or(128);
+  auto level_prompts = [&](int64_t level) { return num->value_or(rate_mode ? 100 : std::max<int64_t>(16, 4 * level)); };
+  for (int64_t level : levels) {
+    if (!a.has("dataset") && level_prompts(level) * input_len > bench::k_max_synthetic_tokens) {
+      return usage_error(make_error(ErrorKind::invalid_argument, format("%lld prompts x --input-len %lld exceeds %lld tokens of synthetic prompt text; lower --num-prompts or --input-len",
+                                                                        static_cast<long long>(level_prompts(level)), static_cast<long long>(input_len),
+                                                                        static_cast<long long>(bench::k_max_synthetic_tokens))));
+    }
+  }
   std::vector<bench::Prompt> prompts;
   if (auto ds = a.get("dataset")) {
     auto loaded = bench::load_dataset(*ds, output_len);
@@ -154,9 +198,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   bench::TransportLimits limits;
   if (stall->has_value()) limits.stall_timeout_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(**stall)));
   if (timeout->has_value()) limits.request_timeout_ms = static_cast<int64_t>(**timeout * 1000);
+  if (deadline->has_value()) limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(**deadline * 1000));
   const std::string started_at = bench::utc_now_rfc3339();
   const std::string sweep_id = started_at + "-" + std::to_string(::getpid());
-  Json config = {{"url", target.url}, {"model", target.request.model}, {"endpoint", endpoint}, {"ignore_eos", a.has("ignore-eos")},
+  Json config = {{"url", shown_url}, {"model", target.request.model}, {"endpoint", endpoint}, {"ignore_eos", a.has("ignore-eos")},
                  {"no_thinking", a.has("no-thinking")}, {"input_len", a.has("dataset") ? Json() : Json(input_len)}, {"output_len", output_len},
                  {"dataset", a.get("dataset").value_or("")}, {"seed", seed->value_or(0)},
                  {"slo", {{"ttft_ms", slo_ttft->has_value() ? Json(**slo_ttft) : Json()}, {"tpot_ms", slo_tpot->has_value() ? Json(**slo_tpot) : Json()},
@@ -170,7 +215,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     plan.request_rate = rate_mode ? **rate : 0;
     plan.burstiness = burst->value_or(1.0);
     plan.max_concurrency = rate_mode ? level : 0;
-    plan.num_prompts = num->value_or(rate_mode ? 100 : std::max<int64_t>(16, 4 * level));
+    plan.num_prompts = level_prompts(level);
     plan.warmup_requests = warm->value_or(rate_mode ? 1 : level);
     plan.seed = static_cast<uint64_t>(seed->value_or(0));
     if (!a.has("dataset")) prompts = bench::synthetic_prompts(plan.num_prompts, input_len, output_len, plan.seed + static_cast<uint64_t>(level));
@@ -181,7 +226,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
       bench::RunInfo info;
       info.sweep_id = sweep_id;
       info.started_at = bench::utc_now_rfc3339();
-      info.url = target.url;
+      info.url = shown_url;
       info.model = target.request.model;
       info.endpoint = endpoint;
       info.mode = rate_mode ? "request_rate" : "concurrency";
@@ -248,7 +293,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::cout << j.dump(2) << "\n";
     return any_failed ? k_exit_fail : k_exit_ok;
   }
-  std::printf("bench %s  model %s  %s  input %s tokens  output %lld tokens%s\n", target.url.c_str(), target.request.model.c_str(), endpoint.c_str(),
+  std::printf("bench %s  model %s  %s  input %s tokens  output %lld tokens%s\n", shown_url.c_str(), target.request.model.c_str(), endpoint.c_str(),
               a.has("dataset") ? "(dataset)" : std::to_string(input_len).c_str(), static_cast<long long>(output_len), a.has("ignore-eos") ? " (ignore_eos)" : "");
   std::printf("%-6s %9s %10s %9s %9s %10s %9s %9s %9s %10s %11s %12s\n", rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
               "TPOT mean", "TPOT p99", "ITL p50", "ITL p99", "E2E mean", "out tok/s", "steady tok/s");

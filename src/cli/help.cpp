@@ -93,7 +93,7 @@ load:
   --concurrency 1,4,16,64     closed-loop levels         --request-rate R [--burstiness B] [--max-concurrency N]
   --num-prompts N             --input-len I --output-len O | --dataset FILE (JSONL prompts)
   --endpoint chat|completions --ignore-eos               --no-thinking       --api-key-env VAR
-  --warmup N  --seed S  --timeout s  --stall-timeout s
+  --warmup N  --seed S  --timeout s  --stall-timeout s  --deadline s (each level; default 3600)
   --slo-ttft-ms T  --slo-tpot-ms T  --slo-e2e-ms T
 comparison with the prediction:
   --device D --spec MODEL [--engine E]    or    --prediction FIT.json
@@ -167,7 +167,7 @@ const std::map<std::string, CommandDoc>& docs() {
                            {"burstiness", true}, {"max-concurrency", true}, {"num-prompts", true}, {"input-len", true}, {"output-len", true},
                            {"dataset", true}, {"ignore-eos", false}, {"no-thinking", false}, {"api-key-env", true}, {"device", true}, {"spec", true},
                            {"engine", true}, {"prediction", true}, {"save", false}, {"db", true}, {"slo-ttft-ms", true}, {"slo-tpot-ms", true},
-                           {"slo-e2e-ms", true}, {"stall-timeout", true}, {"timeout", true}, {"warmup", true}, {"seed", true}}}},
+                           {"slo-e2e-ms", true}, {"stall-timeout", true}, {"timeout", true}, {"deadline", true}, {"warmup", true}, {"seed", true}}}},
       {"bw", {k_bw, {{"target", true}, {"device-index", true}, {"size", true}, {"threads", true}, {"repeats", true}, {"warmup", true},
                      {"kernel", true}, {"runtime-lib", true}, {"device", true}, {"save", false}, {"json", false}}}},
       {"doctor", {k_doctor, {{"json", false}, {"root", true}, {"venv", true}, {"script", true}, {"cache-dir", true}, {"fix", false}}}},

@@ -54,7 +54,12 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
   auto fetched = hub::fetch_model_metadata(ref, fo);
   if (tty && fo.fetch.on_progress) std::fprintf(stderr, "\n");
   if (!fetched) return fetched.error();
-  PF_TRY(spec, load_fetched(ref, fetched->path));
+  auto loaded = load_fetched(ref, fetched->path);
+  if (!loaded && fetched->from_cache) {
+    const Error& e = loaded.error();
+    return make_error(e.kind, e.message + format(" (read from the metadata cache entry %s; --refresh fetches it again)", fetched->path.c_str()), e.context);
+  }
+  PF_TRY(spec, std::move(loaded));
   spec.id = ref.text();
   const std::string rule = fetched->from_cache
                                ? format("metadata cache (no request): %llu files", static_cast<unsigned long long>(fetched->files))

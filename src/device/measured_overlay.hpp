@@ -15,6 +15,8 @@ namespace preflight::device {
 // and the file is left alone); the entry whose id names the same device is updated (its other keys,
 // and every other entry, are kept), or a new entry is appended. The merged document is checked by
 // applying it to `catalog` before it replaces the file atomically (write_text_file_atomically).
+// The read-merge-write runs under an exclusive flock on "<path>.lock" (created beside the file and
+// left there), so concurrent saves for different devices all survive.
 // `catalog` is the embedded catalogue without the overlay. Returns the catalogue id saved under;
 // not_found with suggestions for an unknown device; io when the file cannot be written.
 Expected<std::string> save_measured_copy_bandwidth(const std::string& path, const DeviceCatalog& catalog, const std::string& device_name,

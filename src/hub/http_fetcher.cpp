@@ -133,7 +133,18 @@ struct HttpFetcher::Impl {
   uint64_t queued_total = 0;  // requests asked for over every fetch() call (progress)
   uint64_t done_total = 0;
   CURLM* multi = nullptr;
+  Clock::time_point deadline;
   std::mt19937_64 rng{std::random_device{}()};
+
+  // Which of the limits ended a transfer that libcurl reports as CURLE_OPERATION_TIMEDOUT.
+  std::string timeout_reason(CURL* easy) const {
+    curl_off_t connect_us = 0, total_us = 0;
+    curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+    curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    if (connect_us == 0) return format("connect timeout (%ld ms)", options.connect_timeout_ms);
+    if (total_us / 1000 >= options.request_timeout_ms) return format("request timeout (%ld ms per attempt)", options.request_timeout_ms);
+    return format("low-speed limit (under %ld bytes/s for %ld ms)", options.low_speed_bytes_per_s, options.stall_timeout_ms);
+  }
 
   long backoff_ms(int attempt, std::optional<long> retry_after_s) {
     const long base = std::min(options.backoff_max_ms, options.backoff_base_ms << std::min(attempt - 1, 16));
@@ -169,7 +180,7 @@ struct HttpFetcher::Impl {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, options.request_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, options.low_speed_bytes_per_s));
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, std::max(1L, options.stall_timeout_ms / 1000));
     curl_easy_setopt(e, CURLOPT_USERAGENT, "preflight/" PREFLIGHT_VERSION);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
@@ -213,6 +224,7 @@ HttpFetcher::HttpFetcher(FetchOptions options) : m_impl(std::make_unique<Impl>()
   m_impl->options.max_parallel = std::max(1, m_impl->options.max_parallel);
   m_impl->options.max_attempts = std::max(1, m_impl->options.max_attempts);
   m_impl->multi = curl_multi_init();
+  m_impl->deadline = Clock::now() + std::chrono::milliseconds(std::max(1L, m_impl->options.total_deadline_ms));
   curl_multi_setopt(m_impl->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(m_impl->options.max_parallel));
   curl_multi_setopt(m_impl->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(m_impl->options.max_parallel));
 }
@@ -224,6 +236,10 @@ const FetchStats& HttpFetcher::stats() const { return m_impl->stats; }
 std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpRequest>& requests) {
   Impl& m = *m_impl;
   std::vector<Expected<HttpResponse>> results(requests.size(), Expected<HttpResponse>(make_error(ErrorKind::network, "not run")));
+  if (auto bad = check_token_characters(m.options.token, "token"); !bad) {
+    for (auto& r : results) r = bad.error();
+    return results;
+  }
   std::vector<Transfer> transfers(requests.size());
   struct Pending {
     size_t index;
@@ -242,8 +258,22 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
     if (m.options.on_progress) m.options.on_progress({m.done_total, m.queued_total, m.stats.bytes_received});
   };
   while (done < requests.size()) {
-    // Start what may start now, up to the parallel limit.
     const auto now = Clock::now();
+    if (now >= m.deadline) {
+      // The total deadline: every unfinished request fails, running transfers are dropped.
+      for (size_t i = 0; i < transfers.size(); ++i) {
+        Transfer& t = transfers[i];
+        if (t.request == nullptr) continue;  // finished
+        results[i] = make_error(ErrorKind::timeout,
+                                redact(format("%s: total deadline (%ld ms for all requests, retries included) passed", m.where(*t.request).c_str(), m.options.total_deadline_ms),
+                                       m.options.token),
+                                redact(t.request->url, m.options.token));
+        m.reset(t);
+        t.request = nullptr;
+      }
+      return results;
+    }
+    // Start what may start now, up to the parallel limit.
     for (auto it = pending.begin(); it != pending.end() && running < static_cast<size_t>(m.options.max_parallel);) {
       if (it->not_before > now) {
         ++it;
@@ -303,9 +333,10 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
                              redact(r.url, m.options.token));
       } else {
         retry = retryable_curl(code);
-        const ErrorKind kind = code == CURLE_OPERATION_TIMEDOUT ? ErrorKind::timeout : ErrorKind::network;
-        outcome = make_error(kind, redact(format("%s: %s after %d attempt%s", m.where(r).c_str(), curl_easy_strerror(code), t.attempt, t.attempt == 1 ? "" : "s"),
-                                          m.options.token),
+        const bool timed_out = code == CURLE_OPERATION_TIMEDOUT;
+        const std::string what = timed_out ? m.timeout_reason(t.easy) : std::string(curl_easy_strerror(code));
+        outcome = make_error(timed_out ? ErrorKind::timeout : ErrorKind::network,
+                             redact(format("%s: %s after %d attempt%s", m.where(r).c_str(), what.c_str(), t.attempt, t.attempt == 1 ? "" : "s"), m.options.token),
                              redact(r.url, m.options.token));
       }
       if (retry && t.attempt < m.options.max_attempts) {
@@ -318,6 +349,7 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
       results[t.index] = std::move(*outcome);
       m.reset(t);
       t.easy = nullptr;
+      t.request = nullptr;  // finished
       ++done;
       report();
     }
@@ -326,6 +358,7 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
       // Only retries waiting for their backoff: sleep until the first is due.
       auto first = Clock::time_point::max();
       for (const auto& p : pending) first = std::min(first, p.not_before);
+      first = std::min(first, m.deadline);
       if (first > Clock::now()) std::this_thread::sleep_until(first);
     } else {
       curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);

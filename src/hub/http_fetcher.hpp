@@ -46,8 +46,15 @@ struct FetchOptions {
   std::string label;          // the repo reference that opens every error message ("hf:org/name@main")
   int max_parallel = 16;      // transfers at once (and connections per host)
   long connect_timeout_ms = 10'000;
-  long stall_timeout_ms = 30'000;    // a transfer that receives nothing for this long times out
-  long request_timeout_ms = 120'000;
+  // Low-speed limit: a transfer that moves fewer than low_speed_bytes_per_s for stall_timeout_ms
+  // fails with timeout. Metadata files are small: a hub under 1 KiB/s for 30 s is broken, and one
+  // that sends nothing at all is caught by the same rule.
+  long low_speed_bytes_per_s = 1024;
+  long stall_timeout_ms = 30'000;
+  long request_timeout_ms = 120'000;  // one attempt of one request
+  // Every request of this fetcher together, retries and backoff included, counted from its
+  // creation: 300 s bounds a run against a hub that answers just above the low-speed limit.
+  long total_deadline_ms = 300'000;
   int max_attempts = 5;              // first try included
   long backoff_base_ms = 250;        // doubled per retry, with up to 50% random jitter
   long backoff_max_ms = 30'000;      // also caps Retry-After
@@ -69,7 +76,8 @@ class HttpFetcher {
 
   // Runs every request and returns one result per request, in order. Errors: not_found (404),
   // network (401/403 naming the token variable, other statuses, connection failures after the
-  // retries), timeout, corrupt (a body above max_body_bytes, a range answer without a size).
+  // retries), timeout (the message says which limit fired: connect, low-speed, request or the total
+  // deadline), invalid_argument (a token holding a control character), corrupt (a body above max_body_bytes, a range answer without a size).
   std::vector<Expected<HttpResponse>> fetch(const std::vector<HttpRequest>& requests);
 
   const FetchStats& stats() const;

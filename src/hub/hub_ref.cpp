@@ -141,9 +141,21 @@ std::optional<std::string> hub_token(HubKind hub) {
 }
 
 std::string redact(std::string text, const std::string& token) {
-  if (token.empty()) return text;
-  for (size_t pos = text.find(token); pos != std::string::npos; pos = text.find(token, pos + 3)) text.replace(pos, token.size(), "***");
-  return text;
+  if (!token.empty()) {
+    for (size_t pos = text.find(token); pos != std::string::npos; pos = text.find(token, pos + 3)) text.replace(pos, token.size(), "***");
+  }
+  return redact_url_credentials(std::move(text));
+}
+
+Status check_token_characters(const std::string& token, const std::string& variable) {
+  for (size_t i = 0; i < token.size(); ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return make_error(ErrorKind::invalid_argument, format("%s: the token holds control character 0x%02x at byte %zu (a CR or LF would inject an HTTP header); not sent",
+                                                           variable.c_str(), c, i), variable);
+    }
+  }
+  return Ok{};
 }
 
 }  // namespace preflight::hub

@@ -46,7 +46,12 @@ std::optional<std::string> hub_token(HubKind hub);
 // HF_TOKEN_PATH pointing at the wrong thing) is an error naming the file instead of "no token".
 Expected<std::optional<std::string>> load_hub_token(HubKind hub);
 
-// `text` with every occurrence of `token` replaced by "***" (no-op for an empty token).
+// `text` with every occurrence of `token` replaced by "***", and the credentials of any URL in it
+// (HF_ENDPOINT=http://user:pw@host) replaced by "***" (base/text redact_url_credentials).
 std::string redact(std::string text, const std::string& token);
+
+// invalid_argument when `token` holds a control character: a CR or LF would end the Authorization
+// header and start one of the server's choosing. `variable` names where it came from.
+Status check_token_characters(const std::string& token, const std::string& variable);
 
 }  // namespace preflight::hub

@@ -41,6 +41,8 @@ class EntryStaging {
   // `name` is a plain file name (no '/').
   Status write_file(const std::string& name, const std::string& bytes);
   Status commit(const std::string& manifest_json);
+  // The temporary directory files are written to (readable before commit, for validation).
+  const std::string& dir() const { return m_temp_dir; }
 
  private:
   EntryStaging(std::string entry_dir, std::string temp_dir);

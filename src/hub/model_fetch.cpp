@@ -15,6 +15,7 @@
 #include "hub/metadata_cache.hpp"
 #include "model/gguf_reader.hpp"
 #include "model/header_stub.hpp"
+#include "model/model_source.hpp"
 #include "model/safetensors_header.hpp"
 
 namespace preflight::hub {
@@ -223,6 +224,8 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
     PF_TRY(token, load_hub_token(ref.hub));
     fo.token = token.value_or("");
   }
+  PF_TRY(token_ok, check_token_characters(fo.token, ref.hub == HubKind::hugging_face ? "HF_TOKEN" : "MODELSCOPE_API_TOKEN"));
+  (void)token_ok;
   fo.label = ref.text();
   HttpFetcher fetcher(fo);
   PF_TRY(staging, EntryStaging::begin(entry));
@@ -237,6 +240,21 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
                    {"fetched_at", utc_now_rfc3339()},
                    {"files", files}};
   if (!ref.gguf_file.empty()) manifest["gguf_file"] = ref.gguf_file;
+  // Only what the model reader accepts is cached: a config that parses but is not a model we can
+  // read would otherwise fail every later run from the cache. Paths in the error name the entry,
+  // not the staging directory that is about to be removed.
+  {
+    const std::string staged = ref.gguf_file.empty() ? staging.dir() : join_path(staging.dir(), fetched->path);
+    auto readable = ref.gguf_file.empty() ? model::load_model_directory(staged) : model::load_gguf_model(staged);
+    if (!readable) {
+      auto unstage = [&](std::string text) {
+        for (size_t pos = text.find(staging.dir()); pos != std::string::npos; pos = text.find(staging.dir(), pos + entry.size())) text.replace(pos, staging.dir().size(), entry);
+        return text;
+      };
+      const Error& e = readable.error();
+      return make_error(e.kind, format("%s: fetched metadata rejected, not cached: %s", ref.text().c_str(), unstage(e.message).c_str()), unstage(e.context));
+    }
+  }
   PF_TRY(committed, staging.commit(manifest.dump(2) + "\n"));
   (void)committed;
   ModelFetchResult result = std::move(*fetched);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace preflight::report {
@@ -186,7 +187,7 @@ std::string render_bench_html(const HtmlReportData& d) {
        "padding:3px 8px;text-align:right}th{background:#f3f3f3}figure{margin:16px 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#555}"
        ".fail{color:#b00}</style></head><body>\n";
   o += "<h1>" + esc(d.title) + "</h1>\n";
-  o += "<p>server <code>" + esc(d.url) + "</code>, model <code>" + esc(d.model) + "</code>, sweep <code>" + esc(d.sweep_id) + "</code>, started " +
+  o += "<p>server <code>" + esc(redact_url_credentials(d.url)) + "</code>, model <code>" + esc(d.model) + "</code>, sweep <code>" + esc(d.sweep_id) + "</code>, started " +
        esc(d.started_at) + "</p>\n";
   std::vector<std::string> x;
   Series ttft{"TTFT mean", {}}, ttft99{"TTFT p99", {}}, tpot{"TPOT mean", {}}, itl99{"ITL p99", {}};

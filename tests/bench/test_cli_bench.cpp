@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -91,4 +92,114 @@ TEST(CliBench, FailuresGiveExitOneAndUsageErrorsExitTwo) {
                                  "calibrate --db /no/such.db"}) {
     EXPECT_EQ(run(bad).exit_code, 2) << bad;
   }
+}
+
+// Issue 19 item 6: these used to end in an uncaught std::bad_alloc (exit 134) or run for minutes
+// building prompt text. Each is a usage error naming the flag and its bound, before any request.
+TEST(CliBench, Issue19_HugeLoadFlagsAreUsageErrors) {
+  struct Case {
+    std::string flags;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"--num-prompts 1000000000000", "--num-prompts must be between 1 and 1000000, found 1000000000000"},
+      {"--input-len 1000000000000", "--input-len must be between 1 and 1048576, found 1000000000000"},
+      {"--input-len 1e12", "--input-len: expected an integer, got '1e12'"},
+      {"--output-len 99999999999", "--output-len must be between 1 and 1048576"},
+      {"--concurrency 100000000000", "--concurrency must be between 1 and 65536, found 100000000000"},
+      {"--concurrency 1e11", "--concurrency: expected positive integers"},
+      {"--concurrency 99999999999999999999", "--concurrency: expected positive integers"},
+      {"--num-prompts 1000000 --input-len 1000", "1000000 prompts x --input-len 1000 exceeds 100000000 tokens"},
+      {"--concurrency 65536 --input-len 1048576", "262144 prompts x --input-len 1048576 exceeds"},
+      {"--request-rate 1e-300", "--request-rate must be between 0.001 and 1e+06"},
+      {"--max-concurrency 100000000000 --request-rate 1", "--max-concurrency must be between 1 and 65536"},
+      {"--warmup 100000000000", "--warmup must be between 0 and 65536"},
+      {"--timeout 1e300", "--timeout must be at most 604800 s"},
+      {"--stall-timeout 1e300", "--stall-timeout must be at most 604800 s"},
+  };
+  for (const auto& c : cases) {
+    auto r = pftest::run_cli("bench --url http://127.0.0.1:9 --model m " + c.flags);
+    EXPECT_EQ(r.code, 2) << c.flags << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.fragment), std::string::npos) << c.flags << "\n" << r.out;
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << c.flags;
+  }
+}
+
+namespace {
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+// Issue 19 item 7: `bench --url http://user:pw@host` printed the password, stored it twice in
+// SQLite (runs.url and the config JSON) and put it in the HTML report. The request still carries
+// the credentials; everything shown or stored has "***" in their place.
+TEST(CliBench, Issue19_UrlPasswordIsNotPrintedStoredOrReported) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1"});
+  ASSERT_EQ(fake.url.rfind("http://", 0), 0u) << fake.url;
+  const std::string secret = "pw-7Hq2Lm";
+  const std::string url = "http://bob:" + secret + "@" + fake.url.substr(7);
+  const auto dir = pftest::scratch_dir("cli-bench-userinfo");
+  const std::string db = dir + "/bench.db", html = dir + "/r.html";
+  for (const std::string& extra : {std::string(), std::string(" --json")}) {
+    auto b = pftest::run_cli("bench --url " + url + " --model m --num-prompts 2 --input-len 4 --output-len 4 --warmup 0 --db " + db + extra);
+    ASSERT_EQ(b.code, 0) << b.out;
+    EXPECT_EQ(b.out.find(secret), std::string::npos) << b.out;
+    EXPECT_NE(b.out.find("http://***@" + fake.url.substr(7)), std::string::npos) << b.out;
+  }
+  auto store = preflight::bench::BenchStore::open(db);
+  ASSERT_TRUE(store);
+  auto runs = store->runs();
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 2u);
+  for (const auto& r : *runs) {
+    EXPECT_EQ(r.info.url, "http://***@" + fake.url.substr(7));
+    EXPECT_EQ(r.info.config["url"], "http://***@" + fake.url.substr(7));
+  }
+  EXPECT_EQ(file_bytes(db).find(secret), std::string::npos);
+  auto rep = pftest::run_cli("report --from-db " + db + " --html " + html);
+  ASSERT_EQ(rep.code, 0) << rep.out;
+  EXPECT_EQ(rep.out.find(secret), std::string::npos) << rep.out;
+  const std::string page = file_bytes(html);
+  EXPECT_NE(page.find("http://***@"), std::string::npos);
+  EXPECT_EQ(page.find(secret), std::string::npos);
+  // A CR/LF in the API key would inject a header: refused as a usage error.
+  auto crlf = pftest::run_cli("bench --url " + fake.url + " --model m --api-key-env PF_CRLF_KEY", {"PF_CRLF_KEY=\"$(printf 'k\\r\\nX-Injected: 1')\""});
+  EXPECT_EQ(crlf.code, 2) << crlf.out;
+  EXPECT_NE(crlf.out.find("PF_CRLF_KEY holds a control character"), std::string::npos) << crlf.out;
+}
+
+// Issue 19 item 11: bench had no overall deadline. --deadline (default 3600 s per level) ends a
+// level: requests in flight and requests not yet sent fail as "deadline", the run keeps its records.
+TEST(CliBench, Issue19_DeadlineEndsALevelAndSaysSo) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "200"});  // 50 tokens: 10 s per request
+  const auto dir = pftest::scratch_dir("cli-bench-deadline");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto b = pftest::run_cli("bench --url " + fake.url + " --model m --concurrency 2 --num-prompts 5 --input-len 4 --output-len 50 --warmup 0 --deadline 1 --db " +
+                           dir + "/b.db --json");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(b.code, 1) << b.out;
+  EXPECT_LT(seconds, 5.0);
+  auto j = preflight::parse_json(b.out.substr(b.out.find('{')), "stdout");
+  ASSERT_TRUE(j) << b.out;
+  const auto& stats = (*j)["levels"][0]["stats"];
+  EXPECT_EQ(stats["failed"], 5) << stats.dump();
+  EXPECT_EQ(stats["failures"]["deadline"], 5) << stats.dump();
+  EXPECT_NE(stats.dump().find("deadline: the run's 1 s deadline passed (--deadline)"), std::string::npos) << stats.dump();
+  auto store = preflight::bench::BenchStore::open(dir + "/b.db");
+  ASSERT_TRUE(store);
+  EXPECT_EQ(*store->request_count((*j)["levels"][0]["run_id"].get<int64_t>()), 5);
+}
+
+// Issue 19, also: an error body from the server reaches the terminal and the database without
+// its escape sequences (a hostile server could clear the screen or retitle the window).
+TEST(CliBench, Issue19_ServerErrorTextIsStrippedOfTerminalControls) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1", "--fault", "escape_error", "--fault-every", "1"});
+  auto b = pftest::run_cli("bench --url " + fake.url + " --model m --num-prompts 2 --output-len 4 --warmup 0");
+  EXPECT_EQ(b.code, 1) << b.out;
+  EXPECT_NE(b.out.find("http 500: bad"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("here"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find('\x1b'), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find('\x07'), std::string::npos) << b.out;
 }

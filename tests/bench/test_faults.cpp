@@ -2,6 +2,8 @@
 // nothing, and leaves every finished request in the database.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <thread>
 
@@ -50,6 +52,16 @@ TEST(Faults, Http500) { run_fault({"http500", FailureClass::http_status, "http 5
 TEST(Faults, Http429) { run_fault({"http429", FailureClass::http_status, "http 429: injected rate limit"}); }
 TEST(Faults, MalformedSse) { run_fault({"malformed", FailureClass::malformed_sse, "malformed sse"}); }
 TEST(Faults, HugeSingleLine) { run_fault({"huge_line", FailureClass::line_too_long, "exceeds 262144 bytes"}); }
+// Issue 19 item 2: the server sends 1 KiB data lines without ever ending the event. The faulted
+// requests fail at the event cap, the others succeed, and the client's memory stays bounded.
+TEST(Faults, Issue19_EndlessEventFailsThatRequestOnly) {
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  run_fault({"endless_event", FailureClass::event_too_large, "sse event exceeds 1048576 bytes"});
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "peak RSS grew by " << (after.ru_maxrss - before.ru_maxrss) << " KiB";
+}
 TEST(Faults, ErrorObjectInside200Stream) { run_fault({"stream_error", FailureClass::stream_error, "injected error inside a 200 stream"}); }
 TEST(Faults, MissingDone) { run_fault({"no_done", FailureClass::missing_done, "without [DONE]"}); }
 TEST(Faults, TruncatedStream) { run_fault({"truncate", FailureClass::truncated, "truncated"}); }

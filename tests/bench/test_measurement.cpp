@@ -184,3 +184,22 @@ TEST(ManualClock, DrivesTimestamps) {
   clock.advance_ms(1.5);
   EXPECT_EQ(clock.now_ns(), 1'500'005);
 }
+
+// Issue 19: an error event inside a 200 stream is server text that reaches the terminal and the
+// database; its escape sequences and control characters are removed.
+TEST(RequestRecord, Issue19_StreamErrorTextIsStrippedOfTerminalControls) {
+  RequestRecord r;
+  // The chunk scanner refuses raw C0 bytes inside JSON strings, but C1 controls (UTF-8 "\xc2\x9b",
+  // a one-byte CSI on many terminals) and DEL pass it; the record gets what apply_chunk keeps.
+  ChunkInfo info;
+  info.is_error = true;
+  info.error_message = "bad \x1b[2J\x1b]0;owned\x07input\x1b[31m here\x08 \xc2\x9b" "2J";
+  apply_chunk(r, info, 5);
+  EXPECT_EQ(r.failure, FailureClass::stream_error);
+  EXPECT_EQ(r.error.find('\x1b'), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.find('\x07'), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.find('\x08'), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.find("\xc2\x9b"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("error inside a 200 stream: bad "), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(" here"), std::string::npos) << r.error;
+}

@@ -90,6 +90,44 @@ TEST(SseFramer, LineCapRejectsHugeLineAcrossReads) {
   EXPECT_FALSE(g.feed("data: " + std::string(2000, 'y') + "\n\n", 1));
 }
 
+// Issue 19 item 2: data lines that never reach the blank line grew one event without bound (8 GB
+// in 60 s from one request). The event cap stops it; so does the per-stream byte cap.
+TEST(SseFramer, Issue19_EndlessEventAndEndlessStreamAreBounded) {
+  struct Case {
+    const char* name;
+    SseLimits limits;
+    std::string read;     // fed repeatedly
+    int reads;
+    SseFailure failure;
+    const char* message;
+    int64_t dispatched;   // events delivered before the failure
+  };
+  const std::string kib_line = "data: " + std::string(1024, 'e') + "\n";
+  const std::string kib_event = "data: " + std::string(1024, 'e') + "\n\n";
+  const std::vector<Case> cases = {
+      {"one event of 1 KiB lines", {.max_line_bytes = 4096, .max_event_bytes = 64 * 1024, .max_stream_bytes = 1ull << 30}, kib_line, 1000,
+       SseFailure::event_too_large, "sse event exceeds 65536 bytes", 0},
+      {"default event cap", {}, kib_line, 2000, SseFailure::event_too_large, "sse event exceeds 1048576 bytes", 0},
+      {"whole events past the stream cap", {.max_line_bytes = 4096, .max_event_bytes = 64 * 1024, .max_stream_bytes = 100 * 1032}, kib_event, 1000,
+       SseFailure::stream_too_large, "sse stream exceeds 103200 bytes", 100},
+  };
+  for (const auto& c : cases) {
+    Collected got;
+    auto framer = make(got, c.limits);
+    Status st = Ok{};
+    int fed = 0;
+    for (; fed < c.reads && st; ++fed) st = framer.feed(c.read, fed);
+    ASSERT_FALSE(st) << c.name;
+    EXPECT_LT(fed, c.reads) << c.name << ": the cap fired before the input ran out";
+    EXPECT_EQ(st.error().kind, ErrorKind::corrupt) << c.name;
+    EXPECT_NE(st.error().message.find(c.message), std::string::npos) << c.name << ": " << st.error().message;
+    EXPECT_EQ(framer.failure(), c.failure) << c.name;
+    EXPECT_EQ(static_cast<int64_t>(got.events.size()), c.dispatched) << c.name;
+    EXPECT_FALSE(framer.feed(c.read, 0)) << c.name << ": stays failed";
+    EXPECT_FALSE(framer.finish(0)) << c.name;
+  }
+}
+
 TEST(ParseChunk, ExtractsTheFieldsMetricsNeed) {
   struct Case {
     const char* name;

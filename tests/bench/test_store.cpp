@@ -123,3 +123,27 @@ TEST(BenchStore, KilledWriterKeepsEveryCommittedRequest) {
   EXPECT_EQ(count_rows(path, "SELECT COUNT(*) FROM requests"), 7);
   EXPECT_EQ(count_rows(path, "SELECT COUNT(*) FROM runs WHERE finished_at IS NULL"), 1);
 }
+
+// Issue 19 item 7: the store itself keeps no URL password, whatever its caller passes (runs.url and
+// the config JSON were the two copies).
+TEST(BenchStore, Issue19_UrlCredentialsAreNotStored) {
+  const auto dir = pftest::scratch_dir("store-userinfo");
+  auto store = BenchStore::open(dir + "/b.db");
+  ASSERT_TRUE(store);
+  RunInfo info;
+  info.sweep_id = "s";
+  info.started_at = "2026-12-03T00:00:00Z";
+  info.url = "http://bob:pw-Kx93@127.0.0.1:8000/v1";
+  info.model = "m";
+  info.endpoint = "chat";
+  info.mode = "concurrency";
+  info.config = {{"url", info.url}, {"note", "see https://u:pw-Kx93@example.org/x"}};
+  auto id = store->begin_run(info, 0);
+  ASSERT_TRUE(id) << id.error().describe();
+  auto run = store->run(*id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->info.url, "http://***@127.0.0.1:8000/v1");
+  EXPECT_EQ(run->info.config["url"], "http://***@127.0.0.1:8000/v1");
+  EXPECT_EQ(run->info.config["note"], "see https://***@example.org/x");
+  EXPECT_EQ(run->info.config.dump().find("pw-Kx93"), std::string::npos);
+}

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "base/file.hpp"
 #include "base/json_util.hpp"
@@ -41,7 +44,8 @@ TEST(MeasuredOverlay, SaveCreatesTheFileAndTheLoaderReadsItsProvenance) {
   auto saved = save_measured_copy_bandwidth(path, *catalog, "Ascend910B3", sample_run());
   ASSERT_TRUE(saved.has_value()) << saved.error().describe();
   EXPECT_EQ(*saved, "910B3");
-  EXPECT_EQ(list_directory(dir + "/config/preflight"), std::vector<std::string>{"devices.json"});  // no temporary file left
+  // No temporary file left; the lock file stays beside the overlay (removing it would race).
+  EXPECT_EQ(list_directory(dir + "/config/preflight"), (std::vector<std::string>{"devices.json", "devices.json.lock"}));
 
   auto json = load_json_file(path);
   ASSERT_TRUE(json.has_value());
@@ -166,4 +170,39 @@ TEST(MeasuredOverlay, LoaderRejectsInconsistentMeasurements) {
   auto u = apply_device_overlay(merged, *undated, "mine.json");
   ASSERT_FALSE(u.has_value());
   EXPECT_NE(u.error().message.find("date"), std::string::npos) << u.error().message;
+}
+
+// Issue 19 item 8: 16 saves at once for 16 devices used to leave 4-5 entries (each read the file,
+// merged its own device and renamed over the others). Each thread opens its own lock descriptor,
+// as separate processes would.
+TEST(MeasuredOverlay, Issue19_ConcurrentSavesAllSurvive) {
+  const std::string dir = pftest::scratch_dir("overlay-concurrent");
+  const std::string path = dir + "/devices.json";
+  auto catalog = load_builtin_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  std::vector<std::string> ids;
+  for (const auto& d : catalog->devices) {
+    if (d.hbm_bandwidth_bytes_per_s && ids.size() < 16) ids.push_back(d.id);
+  }
+  ASSERT_EQ(ids.size(), 16u);
+  std::vector<std::string> errors(ids.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto run = sample_run();
+      run.median_bytes_per_s = *catalog->find(ids[i])->hbm_bandwidth_bytes_per_s * 0.5;
+      run.min_bytes_per_s = run.median_bytes_per_s * 0.99;
+      run.max_bytes_per_s = run.median_bytes_per_s * 1.01;
+      auto saved = save_measured_copy_bandwidth(path, *catalog, ids[i], run);
+      if (!saved) errors[i] = saved.error().describe();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(errors[i], "") << ids[i];
+  auto json = load_json_file(path);
+  ASSERT_TRUE(json.has_value());
+  std::set<std::string> saved_ids;
+  for (const auto& entry : (*json)["devices"]) saved_ids.insert(entry["id"].get<std::string>());
+  EXPECT_EQ(saved_ids, std::set<std::string>(ids.begin(), ids.end()));
+  EXPECT_EQ((*json)["devices"].size(), 16u);
 }

@@ -5,7 +5,7 @@
 // one timerfd; thousands of concurrent streams.
 //
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
-//                           [--fault none|http500|http429|malformed|huge_line|stream_error|no_done|stall|truncate]
+//                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
 // Prints "PORT <n>" on stdout once listening.
 #include <arpa/inet.h>
@@ -171,6 +171,17 @@ void step(Conn& c) {
     flush(c);
     return;
   }
+  if (s.fault == "endless_event" && k >= 1) {
+    // 1 KiB data lines with no blank line, so the event never ends; refilled while the client reads.
+    if (c.out.size() < (1u << 20)) {
+      std::string lines;
+      for (int i = 0; i < 64; ++i) lines += "data: " + std::string(1024, 'e') + "\n";
+      chunk(c, lines);
+    }
+    g_due.push({now_ns() + 1'000'000, c.fd, c.generation});
+    flush(c);
+    return;
+  }
   if (s.fault == "malformed" && k == 2) event(c, R"({"choices":[{"index":0,"delta":{"content":"x"})");
   if (s.fault == "huge_line" && k == 1) event(c, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + std::string(1 << 20, 'x') + "\"}}]}");
   if (s.fault == "stream_error" && k == 3) {
@@ -220,6 +231,11 @@ void handle_request(Conn& c, const std::string& head, const std::string& body) {
   const bool chat = head.rfind("POST /v1/chat/completions", 0) == 0;
   if (!chat && head.rfind("POST /v1/completions", 0) != 0) {
     simple_response(c, 404, "Not Found", R"({"error":{"message":"no such route"}})");
+    flush(c);
+    return;
+  }
+  if (fault == "escape_error") {
+    simple_response(c, 500, "Internal Server Error", R"({"error":{"message":"bad \u001b[2J\u001b]0;owned\u0007input\u001b[31m here"}})");
     flush(c);
     return;
   }

@@ -190,9 +190,18 @@ class Nginx {
   std::string url(const std::string& path = {}) const { return "http://127.0.0.1:" + std::to_string(m_port) + path; }
   std::string error_log() const { return read_file(m_work + "/error.log"); }
   // The access log so far (nginx writes each line when the request ends).
+  // nginx writes a line after the response has gone out, so the client can be ahead of the log:
+  // wait until the file has not grown for 40 ms (at most 1 s) before reading it.
   std::vector<AccessEntry> access_log() const {
     std::vector<AccessEntry> out;
-    std::istringstream in(read_file(m_work + "/access.log"));
+    std::string text = read_file(m_work + "/access.log");
+    for (int quiet = 0, round = 0; quiet < 2 && round < 50; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::string again = read_file(m_work + "/access.log");
+      quiet = again.size() == text.size() ? quiet + 1 : 0;
+      text = std::move(again);
+    }
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
       AccessEntry e;
@@ -222,7 +231,8 @@ struct ServedFile {
   uint64_t size = 0;
 };
 
-enum class Fault { serve, status_500, status_429, close_mid_body, ignore_range, stall, not_found };
+// drip: a 200 whose body comes at 5 bytes/s (one byte every 200 ms), a server that is alive but too slow.
+enum class Fault { serve, status_500, status_429, close_mid_body, ignore_range, stall, not_found, drip };
 
 // A loopback HTTP/1.1 server, one connection at a time per thread, "Connection: close" on every
 // answer. `script(path, nth)` picks the behaviour for the nth request (from 0) for a path.
@@ -318,6 +328,13 @@ class FaultServer {
       send_all(fd, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", &written);
     } else if (fault == Fault::stall) {
       while (!m_stop) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } else if (fault == Fault::drip) {
+      const ServedFile& f = it->second;
+      bool ok = send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(f.size) + "\r\nConnection: close\r\n\r\n", &written);
+      for (uint64_t pos = 0; ok && !m_stop && pos < f.size; ++pos) {
+        ok = send_all(fd, std::string(1, pos < f.prefix.size() ? f.prefix[pos] : '\0'), &written);
+        for (int i = 0; ok && i < 10 && !m_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     } else {
       const ServedFile& f = it->second;
       if (!ranged || fault == Fault::ignore_range) {

@@ -243,3 +243,64 @@ TEST(HubBench, DeepSeekV3Layout163ShardsColdAndWarm) {
   if (const char* out = std::getenv("PREFLIGHT_HUB_BENCH_OUT")) write_file(out, record.dump(2) + "\n");
   std::printf("hub sizing benchmark: %s\n", record.dump().c_str());
 }
+
+// Issue 19 item 7: a password in HF_ENDPOINT was printed with every error (the URL is the error's
+// context). Now the userinfo is replaced by "***" wherever a URL is shown.
+TEST(HubCli, Issue19_EndpointPasswordIsNeverPrinted) {
+  const pfhub::TempTree tree("hub-endpoint-password");
+  const int port = pfhub::free_port();  // nothing listens: every attempt fails with a connection error
+  const std::string env = "XDG_CACHE_HOME=" + tree.path + "/xdg HF_HOME=" + tree.path + "/hfhome HF_ENDPOINT=http://alice:pw-Zq81xK@127.0.0.1:" + std::to_string(port);
+  auto r = run_cli(env, "inspect hf:acme/tiny-sharded");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("http://***@127.0.0.1:" + std::to_string(port)), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pw-Zq81xK"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("alice"), std::string::npos) << r.out;
+  EXPECT_EQ(all_file_bytes(tree.path).find("pw-Zq81xK"), std::string::npos);
+}
+
+// Issue 19 item 9: a config.json that parses but that the model reader rejects was cached, and every
+// later run failed from the cache without a hint. Now the fetch is refused before the commit, and
+// an entry that a reader rejects later (cached by an older version) says --refresh.
+TEST(HubCli, Issue19_InvalidConfigIsNotCachedAndACachedOneSaysRefresh) {
+  REQUIRE_NGINX();
+  const pfhub::TempTree tree("hub-invalid-config");
+  const std::string& dir = tree.path;
+  make_repo(dir + "/www", "", 2, 1);
+  const std::string served_config = dir + "/www/acme/tiny-sharded/resolve/main/config.json";
+  const std::string good = read_file(served_config);
+  std::string bad = good;
+  const auto kv = bad.find("\"num_key_value_heads\": 8");
+  ASSERT_NE(kv, std::string::npos);
+  bad.replace(kv, 24, "\"num_key_value_heads\": 7");  // 32 heads are not a multiple of 7; same length
+  write_file(served_config, bad);
+  Nginx nginx;
+  ASSERT_TRUE(nginx.start(dir + "/nginx", dir + "/www"));
+  const std::string env = "XDG_CACHE_HOME=" + dir + "/xdg HF_HOME=" + dir + "/hfhome HF_ENDPOINT=" + nginx.url();
+
+  auto refused = run_cli(env, "inspect hf:acme/tiny-sharded");
+  EXPECT_NE(refused.code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("hf:acme/tiny-sharded@main: fetched metadata rejected, not cached"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("num_attention_heads (32) is not a multiple of num_key_value_heads (7)"), std::string::npos) << refused.out;
+  EXPECT_EQ(refused.out.find(".tmp-"), std::string::npos) << refused.out;
+  EXPECT_EQ(all_file_bytes(dir + "/xdg"), "");  // nothing committed, no staging left
+
+  // The hub fixes the file: the next run fetches it (nothing stale in the way) and caches it.
+  write_file(served_config, good);
+  auto fixed = run_cli(env, "inspect hf:acme/tiny-sharded --json");
+  ASSERT_EQ(fixed.code, 0) << fixed.out;
+
+  // An entry cached before the reader got stricter: same size, so the manifest check passes.
+  std::string cached_config;
+  for (const auto& e : fs::recursive_directory_iterator(dir + "/xdg")) {
+    if (e.path().filename() == "config.json") cached_config = e.path().string();
+  }
+  ASSERT_FALSE(cached_config.empty());
+  write_file(cached_config, bad);
+  auto stale = run_cli(env, "inspect hf:acme/tiny-sharded");
+  EXPECT_NE(stale.code, 0) << stale.out;
+  EXPECT_NE(stale.out.find("is not a multiple of num_key_value_heads (7)"), std::string::npos) << stale.out;
+  EXPECT_NE(stale.out.find("--refresh fetches it again"), std::string::npos) << stale.out;
+  auto refreshed = run_cli(env, "inspect hf:acme/tiny-sharded --refresh --json");
+  EXPECT_EQ(refreshed.code, 0) << refreshed.out;
+  EXPECT_EQ(read_file(cached_config), good);
+}

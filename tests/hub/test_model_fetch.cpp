@@ -137,8 +137,9 @@ TEST(HubFetch, GgufHeaderByRange) {
   REQUIRE_NGINX();
   const pfhub::TempTree tree("hub-gguf");
   const std::string& dir = tree.path;
-  // GGUF v3: magic, version, 1 tensor, 1 key-value (general.architecture = "llama"), tensor info
-  // "w" 2-D [32768, 16384] F16 at offset 0 (1 GiB); then padded to 32 and a sparse data section.
+  // GGUF v3: magic, version, 1 tensor, 4 key-values (general.architecture = "llama" and the three
+  // numbers the model reader needs before the entry may be cached), tensor info "w" 2-D
+  // [32768, 16384] F16 at offset 0 (1 GiB); then padded to 32 and a sparse data section.
   std::string g;
   auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff); };
   auto u64 = [&](uint64_t v) { for (int i = 0; i < 8; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff); };
@@ -146,10 +147,15 @@ TEST(HubFetch, GgufHeaderByRange) {
   g += "GGUF";
   u32(3);
   u64(1);
-  u64(1);
+  u64(4);
   str("general.architecture");
   u32(8);
   str("llama");
+  for (const auto& [key, value] : {std::pair<const char*, uint32_t>{"llama.block_count", 1}, {"llama.embedding_length", 16384}, {"llama.attention.head_count", 128}}) {
+    str(key);
+    u32(4);  // UINT32
+    u32(value);
+  }
   str("w");
   u32(2);
   u64(32768);
@@ -363,3 +369,71 @@ TEST(HubFault, StalledServerTimesOut) {
   expect_no_entry(dir + "/cache");
 }
 
+
+// Issue 19 item 7: a CR/LF inside HF_TOKEN would end the Authorization header and start another.
+// The token is refused before any request, with the variable named; the server sees nothing.
+TEST(HubFault, Issue19_TokenWithLineBreakIsRefusedBeforeAnyRequest) {
+  const pfhub::TempTree tree("hub-token-crlf");
+  const std::string& dir = tree.path;
+  std::atomic<int> requests{0};
+  pfhub::FaultServer server(fault_repo(dir), [&](const std::string&, int) {
+    ++requests;
+    return pfhub::Fault::serve;
+  });
+  for (const std::string token : {std::string("hf_abc\r\nX-Injected: yes"), std::string("hf_abc\nX-Injected: yes"), std::string("hf_\x01" "abc")}) {
+    setenv("HF_TOKEN", token.c_str(), 1);
+    auto opts = fast_options(server.url(), dir + "/cache");
+    opts.token.reset();  // read from the environment, as the CLI does
+    auto fetched = hub::fetch_model_metadata(tiny_ref(), opts);
+    unsetenv("HF_TOKEN");
+    ASSERT_FALSE(fetched) << "token of " << token.size() << " bytes";
+    EXPECT_EQ(fetched.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(fetched.error().message.find("HF_TOKEN: the token holds control character"), std::string::npos) << fetched.error().message;
+    EXPECT_EQ(fetched.error().describe().find("X-Injected"), std::string::npos) << fetched.error().describe();
+  }
+  EXPECT_EQ(requests.load(), 0);
+  expect_no_entry(dir + "/cache");
+}
+
+// Issue 19 item 11: a hub that sends 1 byte/s passed the old 1 byte/s low-speed rule and held a
+// run for 528 s (request timeout x attempts). The low-speed limit now fails it, and the total
+// deadline bounds all attempts; each error says which limit fired. Limits are shortened here.
+TEST(HubFault, Issue19_DrippingServerHitsTheLowSpeedLimit) {
+  const pfhub::TempTree tree("hub-drip");
+  const std::string& dir = tree.path;
+  pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int) { return p == k_config ? pfhub::Fault::drip : pfhub::Fault::serve; });
+  auto opts = fast_options(server.url(), dir + "/cache");
+  opts.fetch.low_speed_bytes_per_s = 100;  // the server sends 5 bytes/s
+  opts.fetch.stall_timeout_ms = 1000;
+  opts.fetch.request_timeout_ms = 60'000;
+  opts.fetch.max_attempts = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fetched = hub::fetch_model_metadata(tiny_ref(), opts);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(fetched);
+  EXPECT_EQ(fetched.error().kind, ErrorKind::timeout);
+  EXPECT_NE(fetched.error().message.find("config.json: low-speed limit (under 100 bytes/s for 1000 ms) after 2 attempts"), std::string::npos)
+      << fetched.error().message;
+  EXPECT_LT(ms, 6000);
+  expect_no_entry(dir + "/cache");
+}
+
+TEST(HubFault, Issue19_TotalDeadlineBoundsEveryAttempt) {
+  const pfhub::TempTree tree("hub-deadline");
+  const std::string& dir = tree.path;
+  pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int) { return p == k_config ? pfhub::Fault::drip : pfhub::Fault::serve; });
+  auto opts = fast_options(server.url(), dir + "/cache");
+  opts.fetch.low_speed_bytes_per_s = 1;   // 5 bytes/s passes the low-speed rule
+  opts.fetch.request_timeout_ms = 60'000;
+  opts.fetch.total_deadline_ms = 1500;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fetched = hub::fetch_model_metadata(tiny_ref(), opts);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(fetched);
+  EXPECT_EQ(fetched.error().kind, ErrorKind::timeout);
+  EXPECT_NE(fetched.error().message.find("config.json: total deadline (1500 ms for all requests, retries included) passed"), std::string::npos)
+      << fetched.error().message;
+  EXPECT_GE(ms, 1400);
+  EXPECT_LT(ms, 4000);
+  expect_no_entry(dir + "/cache");
+}
