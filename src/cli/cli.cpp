@@ -73,7 +73,8 @@ examples:
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
-exit codes: 0 success (fit: it fits), 1 it does not fit (bw: the measurement failed), 2 bad input or usage.
+exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed),
+  2 bad input or usage, 3 environment or network failure (hub or server unreachable, timeout).
 environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
   PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw;
   HF_TOKEN / HUGGING_FACE_HUB_TOKEN / ~/.cache/huggingface/token and MODELSCOPE_API_TOKEN authenticate
@@ -139,6 +140,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     search = plan::search_fixes(model, *dev, *eng, *oh, d, est);
   }
   est.assumptions.insert(est.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
+  est.provenance.insert(est.provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
   auto speed = speed_for_fit(*args, model, *dev, *eng, d, est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   if (args->has("json")) {
