@@ -32,7 +32,8 @@ Speed:
 Model resolution:
   --models DIR                directories with <org>__<name>/config.json   --offline | --refresh (hub cache)
 
-exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag), 3 network or environment failure (hub unreachable, timeout)
+exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag),
+      3 network or environment failure (hub unreachable, timeout)
 )";
 
 const char* k_plan = R"(usage: preflight plan --device D [--num-devices N] [targets] [--markdown|--json] [--all]
@@ -50,7 +51,8 @@ targets:
   --all                       also list the candidates that were rejected, with the reason
   --models DIR, --offline | --refresh   model resolution as in `fit`
 
-exit: 0 something fits, 1 nothing fits, 2 bad input, 3 network or environment failure (hub unreachable, timeout)
+exit: 0 something fits, 1 nothing fits, 2 bad input,
+      3 network or environment failure (hub unreachable, timeout)
 )";
 
 const char* k_inspect = R"(usage: preflight inspect MODEL [--models DIR] [--offline|--refresh] [--json]
@@ -60,7 +62,8 @@ kind, parameters (total, text, vision, active per token, MTP), weight bytes per 
 token per cache dtype, and where each fact came from.
 
 MODEL: a catalogue id, a directory, a config.json, a .gguf file, or hf:org/name[@rev] / ms:org/name[@rev].
-exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong), 3 network or environment failure (hub unreachable, timeout)
+exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong),
+      3 network or environment failure (hub unreachable, timeout)
 )";
 
 const char* k_validate = R"(usage: preflight validate FILE.jsonl... [--models DIR] [--json]
