@@ -104,7 +104,8 @@ load:
 comparison with the prediction:
   --device D --spec MODEL [--engine E]    or    --prediction FIT.json
 
-exit: 0, 1 when requests failed, 2 bad input, 3 network failure before any request (server unreachable)
+exit: 0, 1 when requests failed (an unreachable server included), 2 bad input, 3 network failure outside the
+      measured requests (a --spec hub model that cannot be fetched)
 )";
 
 const char* k_bw = R"(usage: preflight bw [--target host|cuda|npu] [--device-index N] [--size MiB] [--threads N]
