@@ -11,6 +11,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::io: return "io";
     case ErrorKind::network: return "network";
     case ErrorKind::timeout: return "timeout";
+    case ErrorKind::environment: return "environment";
   }
   return "unknown";
 }

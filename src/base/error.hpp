@@ -10,7 +10,9 @@
 
 namespace preflight {
 
-enum class ErrorKind { invalid_argument, not_found, corrupt, unsupported, io, network, timeout };
+// environment: the machine lacks what the command needs (a runtime library, a device, a writable
+// directory), as opposed to a bad input; the cli exits 3 for it, as for network and timeout.
+enum class ErrorKind { invalid_argument, not_found, corrupt, unsupported, io, network, timeout, environment };
 
 const char* error_kind_name(ErrorKind kind);
 

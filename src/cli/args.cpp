@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -32,6 +33,30 @@ Expected<std::optional<double>> Args::get_double(const std::string& name) const 
   const double parsed = std::strtod(v->c_str(), &end);
   if (errno != 0 || end == v->c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, format("--%s: expected a number, got '%s'", name.c_str(), v->c_str()));
   return std::optional<double>{parsed};
+}
+
+Expected<deploy::Flags> deployment_flags(const Args& args) {
+  deploy::Flags f;
+  auto integer = [&](const char* name, std::optional<deploy::Given<int64_t>>& into) -> Status {
+    PF_TRY(v, args.get_int(name));
+    if (v) into = deploy::Given<int64_t>{*v, std::string("--") + name};
+    return Ok{};
+  };
+  for (const auto& [name, into] : {std::pair{"tensor-parallel-size", &f.tensor_parallel_size}, std::pair{"pipeline-parallel-size", &f.pipeline_parallel_size},
+                                   std::pair{"num-devices", &f.num_devices}, std::pair{"max-model-len", &f.max_model_len},
+                                   std::pair{"max-num-seqs", &f.max_num_seqs}, std::pair{"max-num-batched-tokens", &f.max_num_batched_tokens}}) {
+    PF_TRY(ok, integer(name, *into));
+    (void)ok;
+  }
+  PF_TRY(util, args.get_double("gpu-memory-utilization"));
+  if (util) f.gpu_memory_utilization = deploy::Given<double>{*util, "--gpu-memory-utilization"};
+  for (const auto& [name, into] : {std::pair{"kv-cache-dtype", &f.kv_cache_dtype}, std::pair{"quantization", &f.quantization},
+                                   std::pair{"limit-mm-per-prompt", &f.limit_mm_per_prompt}}) {
+    if (auto v = args.get(name)) *into = deploy::Given<std::string>{*v, std::string("--") + name};
+  }
+  if (args.has("enforce-eager")) f.enforce_eager = deploy::Given<bool>{true, "--enforce-eager"};
+  if (args.has("skip-mm-profiling")) f.skip_mm_profiling = deploy::Given<bool>{true, "--skip-mm-profiling"};
+  return f;
 }
 
 Expected<Args> parse_args(const std::vector<std::string>& argv, const std::vector<FlagSpec>& flags) {

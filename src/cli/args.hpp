@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "deploy/deployment.hpp"
 
 namespace preflight::cli {
 
@@ -24,6 +25,10 @@ struct Args {
   Expected<std::optional<int64_t>> get_int(const std::string& name) const;
   Expected<std::optional<double>> get_double(const std::string& name) const;
 };
+
+// vLLM's deployment flags as given on the command line, each with its flag as origin, for
+// deploy::resolve_deployment (which checks them). invalid_argument when a value is not a number.
+Expected<deploy::Flags> deployment_flags(const Args& args);
 
 Expected<Args> parse_args(const std::vector<std::string>& argv, const std::vector<FlagSpec>& flags);
 

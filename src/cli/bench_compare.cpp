@@ -5,6 +5,7 @@
 
 #include "base/units.hpp"
 #include "cli/model_arg.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
@@ -16,22 +17,26 @@ namespace preflight::cli {
 Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request) {
   PF_TRY(spec, resolve_model_arg(request.spec, ModelArgOptions{}));
   PF_TRY(devices, device::load_device_catalog());
-  PF_TRY(dev, device::find_device(devices, request.device));
   PF_TRY(engines, engine::load_engine_catalog());
-  const std::string engine_arg = !request.engine.empty() ? request.engine : engine::default_engine_for(dev.platform);
-  PF_TRY(eng, engine::select_engine(engines, engine_arg, ""));
-  const engine::Overheads* oh = engines.overheads_for(eng, dev.platform);
+  deploy::Inputs in;
+  in.model = std::move(spec);
+  in.device = {request.device, "--device", deploy::DeviceForm::name};
+  in.engine = {request.engine, "", "--engine", "", "", deploy::UnknownVersion::error};
+  // The context one benchmark request needs: its prompt and its output.
+  in.flags.max_model_len = deploy::Given<int64_t>{std::max<int64_t>(1, request.input_len + request.output_len), "--input-len + --output-len"};
+  PF_TRY(resolved, deploy::resolve_deployment(in, {&devices, &engines}));
+  const device::DeviceSpec& dev = resolved.device;
+  const engine::EngineProfile& eng = resolved.engine;
+  const estimate::Deployment& d = resolved.deployment;
   PF_TRY(speeds, engine::load_speed_catalog());
   const engine::SpeedProfile* sp = speeds.find(eng.engine, dev.platform, dev.id);
-  if (!oh || !sp) return make_error(ErrorKind::not_found, "no prediction available: no overheads or speed profile for " + eng.engine + " on " + dev.platform);
-  estimate::Deployment d;
-  d.max_model_len = std::max<int64_t>(1, request.input_len + request.output_len);
-  const auto fit = estimate::estimate_fit(spec, dev, eng, *oh, d);
+  if (!sp) return make_error(ErrorKind::not_found, "no prediction available: no speed profile for " + eng.engine + " on " + dev.platform);
+  const auto fit = estimate::estimate_fit(resolved.model, dev, eng, resolved.overheads, d);
   estimate::SpeedWorkload w;
   w.concurrency = request.concurrencies.empty() ? std::vector<int64_t>{1} : request.concurrencies;
   w.input_tokens = std::max<int64_t>(1, request.input_len);
   w.context_tokens = std::max<int64_t>(1, request.input_len + request.output_len / 2);  // mean position while decoding
-  const auto speed = estimate::estimate_speed(spec, dev, *sp, speeds, d, w);
+  const auto speed = estimate::estimate_speed(resolved.model, dev, *sp, speeds, d, w);
   if (speed.points.empty())
     return make_error(ErrorKind::not_found, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back()));
   BenchPrediction p;

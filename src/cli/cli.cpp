@@ -21,6 +21,7 @@
 #include "cli/cmd_bench.hpp"
 #include "cli/cmd_calibrate.hpp"
 #include "cli/cmd_report.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -72,7 +73,8 @@ examples:
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
-exit codes: 0 success (fit: it fits), 1 it does not fit (bw: the measurement failed), 2 bad input or usage.
+exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed),
+  2 bad input or usage, 3 environment or network failure (hub or server unreachable, timeout).
 environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
   PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw;
   HF_TOKEN / HUGGING_FACE_HUB_TOKEN / ~/.cache/huggingface/token and MODELSCOPE_API_TOKEN authenticate
@@ -101,95 +103,53 @@ int cmd_inspect(const std::vector<std::string>& argv) {
   return k_exit_ok;
 }
 
-// vLLM's --limit-mm-per-prompt JSON ('{"image": 1, "video": 0}'): a zero count keeps that modality out of
-// the profile run. Other modalities (audio) are accepted and do not change the estimate.
-Expected<bool> apply_mm_limits(const std::string& text, estimate::Deployment& d) {
-  const Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return make_error(ErrorKind::invalid_argument, "--limit-mm-per-prompt: expected a JSON object such as '{\"image\": 1, \"video\": 0}', got '" + text + "'");
-  for (const auto& [modality, count] : j.items()) {
-    const bool object_form = count.is_object() && count.contains("count");  // '{"image": {"count": 1, "width": 512}}'
-    const Json& n = object_form ? count["count"] : count;
-    if (!n.is_number_integer() || n.get<int64_t>() < 0)
-      return make_error(ErrorKind::invalid_argument, "--limit-mm-per-prompt: the count for '" + modality + "' must be a non-negative integer");
-    if (modality == "video") d.no_video = n.get<int64_t>() == 0;
-    if (modality == "image") d.no_images = n.get<int64_t>() == 0;
-  }
-  return true;
-}
-
 int cmd_fit(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, command_flags("fit"));
   if (!args) return report_error(args.error());
   if (args->positional.size() != 1 || !args->has("device")) {
     return report_error(make_error(ErrorKind::invalid_argument, command_usage("fit")));
   }
+  auto flags = deployment_flags(*args);
+  if (!flags) return report_error(flags.error());
+  if (auto checked = deploy::check_flags(*flags); !checked) return report_error(checked.error());
   auto ro = model_arg_options(*args);
   if (!ro) return report_error(ro.error());
   auto spec = resolve_model_arg(args->positional[0], *ro);
   if (!spec) return report_error(spec.error());
   auto devices = device::load_device_catalog();
   if (!devices) return report_error(devices.error());
-  auto dev = device::find_device(*devices, *args->get("device"));
-  if (!dev) return report_error(dev.error());
   auto engines = engine::load_engine_catalog();
   if (!engines) return report_error(engines.error());
-  const std::string engine_arg = args->get("engine").value_or(engine::default_engine_for(dev->platform));
-  auto eng = engine::select_engine(*engines, engine_arg, "");
-  if (!eng) return report_error(eng.error());
-  if (!eng->runs_on(dev->platform)) {
-    return report_error(make_error(ErrorKind::invalid_argument, format("%s runs on %s devices, %s is a %s device", eng->id.c_str(), eng->platform.c_str(),
-                                                                      dev->id.c_str(), dev->platform.c_str())));
-  }
-  const engine::Overheads* oh = engines->overheads_for(*eng, dev->platform);
-  if (!oh) return report_error(make_error(ErrorKind::not_found, "no overheads for this platform in the engine catalogue"));
-  estimate::Deployment d;
-  auto tp = args->get_int("tensor-parallel-size");
-  auto pp = args->get_int("pipeline-parallel-size");
-  auto nd = args->get_int("num-devices");
-  auto mml = args->get_int("max-model-len");
-  auto mns = args->get_int("max-num-seqs");
-  auto mnbt = args->get_int("max-num-batched-tokens");
-  auto util = args->get_double("gpu-memory-utilization");
-  for (const auto* e : {&tp, &pp, &nd, &mml, &mns, &mnbt}) if (!*e) return report_error(e->error());
-  if (!util) return report_error(util.error());
-  d.tensor_parallel_size = tp->value_or(nd->value_or(1) / std::max<int64_t>(1, pp->value_or(1)));
-  d.pipeline_parallel_size = pp->value_or(1);
-  if (d.tensor_parallel_size < 1 || d.pipeline_parallel_size < 1) return report_error(make_error(ErrorKind::invalid_argument, "parallel sizes must be at least 1"));
-  if (util->has_value() && (**util <= 0 || **util > 1)) return report_error(make_error(ErrorKind::invalid_argument, "--gpu-memory-utilization must be in (0, 1]"));
-  if (mml->has_value() && **mml <= 0) return report_error(make_error(ErrorKind::invalid_argument, "--max-model-len must be positive"));
-  d.gpu_memory_utilization = *util;
-  d.max_model_len = *mml;
-  d.max_num_seqs = *mns;
-  d.max_num_batched_tokens = *mnbt;
-  d.kv_cache_dtype = args->get("kv-cache-dtype").value_or("auto");
-  d.quantization = args->get("quantization").value_or("");
-  d.mode = args->has("enforce-eager") ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
-  d.skip_mm_profiling = args->has("skip-mm-profiling");
-  if (auto limits = args->get("limit-mm-per-prompt")) {
-    auto applied = apply_mm_limits(*limits, d);
-    if (!applied) return report_error(applied.error());
-  }
+  deploy::Inputs in{*spec, {*args->get("device"), "--device", deploy::DeviceForm::name}, {args->get("engine").value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, *flags};
+  auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
+  if (!resolved) return report_error(resolved.error());
+  const model::ModelSpec& model = resolved->model;
+  const device::DeviceSpec* dev = &resolved->device;
+  const engine::EngineProfile* eng = &resolved->engine;
+  const engine::Overheads* oh = &resolved->overheads;
+  estimate::Deployment d = resolved->deployment;
   const bool auto_len = !d.max_model_len;
-  auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
-  auto search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);
+  auto est = estimate::estimate_fit(model, *dev, *eng, *oh, d);
+  auto search = plan::search_fixes(model, *dev, *eng, *oh, d, est);
   // Without --max-model-len, report the largest context the card holds (vLLM's -1 / auto).
   if (auto_len && !est.fits && est.failure == estimate::Failure::max_model_len_too_large && search.largest_context > 0) {
     d.max_model_len = search.largest_context;
-    est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
+    est = estimate::estimate_fit(model, *dev, *eng, *oh, d);
     est.assumptions.push_back(format("max_model_len reduced to %lld, the largest context the KV budget holds (like --max-model-len auto)",
                                      static_cast<long long>(search.largest_context)));
-    search = plan::search_fixes(*spec, *dev, *eng, *oh, d, est);
+    search = plan::search_fixes(model, *dev, *eng, *oh, d, est);
   }
-  auto speed = speed_for_fit(*args, *spec, *dev, *eng, d, est);
+  est.assumptions.insert(est.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
+  est.provenance.insert(est.provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
+  auto speed = speed_for_fit(*args, model, *dev, *eng, d, est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   if (args->has("json")) {
-    Json j = report::fit_to_json(*spec, est, search.largest_context);
+    Json j = report::fit_to_json(model, est, search.largest_context);
     j["fixes"] = search.fixes;
     j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
     print_json(j);
   } else {
-    std::cout << report::render_fit(*spec, est, search.largest_context, search.fixes, {use_color()});
+    std::cout << report::render_fit(model, est, search.largest_context, search.fixes, {use_color()});
     if (est.fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
   }
   return est.fits ? k_exit_ok : k_exit_fail;

@@ -20,20 +20,17 @@
 #include "cli/args.hpp"
 #include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
+#include "cli/common.hpp"
 #include "report/render.hpp"
 
 namespace preflight::cli {
 
 namespace {
 
-constexpr int k_exit_ok = 0, k_exit_fail = 1, k_exit_usage = 2;
 // --timeout and --stall-timeout above a week are typos, and they must stay within int64 nanoseconds.
 constexpr double k_max_timeout_s = 7 * 86400.0;
 
-int usage_error(const Error& e) {
-  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
-  return k_exit_usage;
-}
+int usage_error(const Error& e) { return report_error(e); }  // exit code by kind (cli/common.hpp)
 
 std::string build_label() {
   std::string b = std::string("preflight ") + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";

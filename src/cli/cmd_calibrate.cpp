@@ -12,6 +12,7 @@
 #include "cli/args.hpp"
 #include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
+#include "cli/common.hpp"
 #include "device/device_spec.hpp"
 #include "engine/speed_profile.hpp"
 #include "report/render.hpp"
@@ -74,10 +75,7 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
 
 int cmd_calibrate(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, command_flags("calibrate"));
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
-    return 2;
-  };
+  auto fail = [](const Error& e) { return report_error(e); };
   if (!args) return fail(args.error());
   if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, command_usage("calibrate")));
   const std::string path = args->get("db").value_or(bench::default_db_path());

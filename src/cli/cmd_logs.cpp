@@ -8,7 +8,9 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
+#include "cli/common.hpp"
 #include "cli/help.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
@@ -21,15 +23,8 @@ namespace preflight::cli {
 
 namespace {
 
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_fail = 1;
-constexpr int k_exit_usage = 2;
 constexpr double k_device_total_match_fraction = 0.005;  // "29.49 GiB total capacity" is rounded to 0.01 GiB
 
-int usage_error(const Error& e) {
-  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
-  return k_exit_usage;
-}
 
 template <typename T>
 Json logged(const std::optional<logs::Logged<T>>& v) {
@@ -49,7 +44,27 @@ struct FitOutcome {
   std::vector<std::string> fixes;
   std::string model_id, device_id, engine_id;
   std::vector<std::string> notes;
+  std::optional<Error> bad_input;  // an engine argument in the log that no deployment accepts
 };
+
+// The logged engine arguments as deployment flags, each with its line as origin.
+deploy::Flags logged_flags(const logs::EngineArgs& a) {
+  deploy::Flags f;
+  auto take = [](const auto& logged, auto& into, const char* field) {
+    if (logged) into = {logged->value, format("log line %lld: %s", static_cast<long long>(logged->line), field)};
+  };
+  take(a.tensor_parallel_size, f.tensor_parallel_size, "tensor_parallel_size");
+  take(a.pipeline_parallel_size, f.pipeline_parallel_size, "pipeline_parallel_size");
+  take(a.gpu_memory_utilization, f.gpu_memory_utilization, "gpu_memory_utilization");
+  take(a.max_model_len, f.max_model_len, "max_model_len");
+  take(a.max_num_seqs, f.max_num_seqs, "max_num_seqs");
+  take(a.max_num_batched_tokens, f.max_num_batched_tokens, "max_num_batched_tokens");
+  take(a.kv_cache_dtype, f.kv_cache_dtype, "kv_cache_dtype");
+  take(a.quantization, f.quantization, "quantization");
+  take(a.enforce_eager, f.enforce_eager, "enforce_eager");
+  take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
+  return f;
+}
 
 FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   FitOutcome out;
@@ -67,6 +82,11 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
                         "); pass --models DIR or run 'preflight fit' with a catalogue id");
     return out;
   }
+  deploy::Flags flags = logged_flags(log.args);
+  if (auto checked = deploy::check_flags(flags); !checked) {
+    out.bad_input = checked.error();
+    return out;
+  }
   auto devices = device::load_device_catalog();
   if (!devices) {
     out.notes.push_back(devices.error().describe());
@@ -74,22 +94,20 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   }
   const bool npu = log.engine == "vllm-ascend";
   const double oom_total_bytes = log.diagnosis.oom && log.diagnosis.oom->total_bytes ? *log.diagnosis.oom->total_bytes : 0.0;
-  std::optional<device::DeviceSpec> dev;
-  if (auto named = args.get("device")) {
-    auto found = device::find_device(*devices, *named);
-    if (!found) {
-      out.notes.push_back(found.error().describe());
-      return out;
-    }
-    dev = *found;
-  } else if (oom_total_bytes > 0) {
+  deploy::DeviceInput device_input{args.get("device").value_or(""), "--device", deploy::DeviceForm::name};
+  if (device_input.text.empty() && oom_total_bytes > 0) {
     for (const auto& candidate : devices->devices) {
       if ((candidate.platform == "npu") != npu) continue;
-      if (std::abs(candidate.usable_total_bytes() - oom_total_bytes) <= k_device_total_match_fraction * oom_total_bytes) { dev = candidate; break; }
+      if (std::abs(candidate.usable_total_bytes() - oom_total_bytes) <= k_device_total_match_fraction * oom_total_bytes) {
+        device_input = {candidate.id, "the out-of-memory message", deploy::DeviceForm::name};
+        flags.device_total_bytes = deploy::Given<double>{oom_total_bytes, format("log line %lld: total capacity", static_cast<long long>(log.diagnosis.oom->line))};
+        out.notes.push_back(format("device %s: its runtime total matches the %.2f GiB total capacity in the out-of-memory message", candidate.id.c_str(),
+                                   bytes_to_gib(oom_total_bytes)));
+        break;
+      }
     }
-    if (dev) out.notes.push_back(format("device %s: its runtime total matches the %.2f GiB total capacity in the out-of-memory message", dev->id.c_str(), bytes_to_gib(oom_total_bytes)));
   }
-  if (!dev) {
+  if (device_input.text.empty()) {
     out.notes.push_back("the device is not named in the log; pass --device D for a prediction");
     return out;
   }
@@ -98,41 +116,27 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
     out.notes.push_back(engines.error().describe());
     return out;
   }
-  std::string engine_name = args.get("engine").value_or(npu ? "vllm-ascend" : "vllm");
-  std::string version;
+  // vllm-ascend releases track vLLM's numbering (reference section 6), so a log that names only
+  // vLLM still selects the matching vllm-ascend profile.
+  deploy::EngineInput engine_input{args.get("engine").value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
   if (!args.has("engine")) {
-    // vllm-ascend releases track vLLM's numbering (reference section 6), so a log that names only
-    // vLLM still selects the matching vllm-ascend profile.
-    if (npu && log.versions.vllm_ascend) version = log.versions.vllm_ascend->value;
-    else if (log.versions.vllm) version = log.versions.vllm->value;
+    const auto& v = npu && log.versions.vllm_ascend ? log.versions.vllm_ascend : log.versions.vllm;
+    if (v) {
+      engine_input.version = v->value;
+      engine_input.origin = format("log line %lld: version", static_cast<long long>(v->line));
+    }
   }
-  auto eng = engine::select_engine(*engines, engine_name, version);
-  if (!eng && !version.empty()) {
-    out.notes.push_back("engine version " + version + " not in the catalogue (" + eng.error().describe() + "); using the newest profile");
-    eng = engine::select_engine(*engines, engine_name, "");
-  }
-  if (!eng) {
-    out.notes.push_back(eng.error().describe());
+  auto resolved = deploy::resolve_deployment({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
+  if (!resolved) {
+    if (resolved.error().kind == ErrorKind::invalid_argument) out.bad_input = resolved.error();
+    else out.notes.push_back(resolved.error().describe());
     return out;
   }
-  const engine::Overheads* oh = engines->overheads_for(*eng, dev->platform);
-  if (!oh) {
-    out.notes.push_back("no overheads for this platform in the engine catalogue");
-    return out;
-  }
-  estimate::Deployment d;
-  const auto& a = log.args;
-  if (a.tensor_parallel_size) d.tensor_parallel_size = std::max<int64_t>(1, a.tensor_parallel_size->value);
-  if (a.pipeline_parallel_size) d.pipeline_parallel_size = std::max<int64_t>(1, a.pipeline_parallel_size->value);
-  if (a.gpu_memory_utilization && a.gpu_memory_utilization->value > 0 && a.gpu_memory_utilization->value <= 1) d.gpu_memory_utilization = a.gpu_memory_utilization->value;
-  if (a.max_model_len && a.max_model_len->value > 0) d.max_model_len = a.max_model_len->value;
-  if (a.max_num_seqs && a.max_num_seqs->value > 0) d.max_num_seqs = a.max_num_seqs->value;
-  if (a.max_num_batched_tokens && a.max_num_batched_tokens->value > 0) d.max_num_batched_tokens = a.max_num_batched_tokens->value;
-  if (a.kv_cache_dtype) d.kv_cache_dtype = a.kv_cache_dtype->value;
-  if (a.quantization) d.quantization = a.quantization->value;
-  if (a.enforce_eager && a.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
-  if (a.skip_mm_profiling && a.skip_mm_profiling->value) d.skip_mm_profiling = true;
-  if (oom_total_bytes > 0 && !args.has("device")) d.device_total_bytes = oom_total_bytes;
+  for (const auto& a : resolved->assumptions) out.notes.push_back(a);
+  const device::DeviceSpec* dev = &resolved->device;
+  const engine::EngineProfile* eng = &resolved->engine;
+  const engine::Overheads* oh = &resolved->overheads;
+  const estimate::Deployment& d = resolved->deployment;
   auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
   out.fixes = plan::search_fixes(*spec, *dev, *eng, *oh, d, est).fixes;
   out.model_id = spec->id.empty() ? name : spec->id;
@@ -216,7 +220,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["tokens_per_s"] = Json();
   j["fits"] = failed ? Json(false) : log.started || p.kv_cache_tokens ? Json(true) : Json();
   j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();
-  // Flags the schema has no field for travel in the notes, where validate reads them back.
+  // skip_mm_profiling above is a field validate reads; the notes repeat it for people.
   j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
                (a.skip_mm_profiling && a.skip_mm_profiling->value ? format("; run with --skip-mm-profiling (line %lld)", static_cast<long long>(a.skip_mm_profiling->line)) : std::string());
   return j;
@@ -294,19 +298,21 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
 
 int cmd_logs(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, command_flags("logs"));
-  if (!args) return usage_error(args.error());
+  if (!args) return report_error(args.error());
   if (args->positional.size() != 1) {
-    return usage_error(make_error(ErrorKind::invalid_argument, command_usage("logs")));
+    return report_error(make_error(ErrorKind::invalid_argument, command_usage("logs")));
   }
   const std::string path = args->positional[0];
   auto text = read_text_file(path);
-  if (!text) return usage_error(text.error());
+  if (!text) return report_error(text.error());
   auto sigs = logs::load_signatures();
-  if (!sigs) return usage_error(sigs.error());
+  if (!sigs) return report_error(sigs.error());
   const logs::EngineLog log = logs::parse_engine_log(*text, *sigs);
+  if (auto checked = deploy::check_flags(logged_flags(log.args)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
   const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
   FitOutcome f;
   if (memory) f = run_fit(log, *args);
+  if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
   if (args->has("emit-case")) {
     std::cout << case_line(log, f, path).dump() << "\n";

@@ -7,6 +7,7 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/model_arg.hpp"
+#include "deploy/deployment.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -95,7 +96,13 @@ int cmd_plan(const std::vector<std::string>& argv) {
   auto util = args->get_double("gpu-memory-utilization");
   if (!mts) return report_error(mts.error());
   if (!util) return report_error(util.error());
-  if (util->has_value() && (**util <= 0 || **util > 1)) return report_error(make_error(ErrorKind::invalid_argument, "--gpu-memory-utilization must be in (0, 1]"));
+  {
+    // The same checks as fit, logs and validate (deploy::check_flags), for the flags plan shares with them.
+    deploy::Flags shared;
+    if (*util) shared.gpu_memory_utilization = deploy::Given<double>{**util, "--gpu-memory-utilization"};
+    if (*nd) shared.num_devices = deploy::Given<int64_t>{**nd, "--num-devices"};
+    if (auto checked = deploy::check_flags(shared); !checked) return report_error(checked.error());
+  }
   auto bw = bandwidth_flag(*args);
   if (!bw) return report_error(bw.error());
   t.context_tokens = *ctx;

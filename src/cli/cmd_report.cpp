@@ -10,6 +10,7 @@
 #include "cli/args.hpp"
 #include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
+#include "cli/common.hpp"
 #include "report/html_report.hpp"
 #include "report/render.hpp"
 
@@ -17,10 +18,7 @@ namespace preflight::cli {
 
 int cmd_report(const std::vector<std::string>& argv) {
   auto args = parse_args(argv, command_flags("report"));
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
-    return 2;
-  };
+  auto fail = [](const Error& e) { return report_error(e); };
   if (!args) return fail(args.error());
   if (!args->has("html") || !args->positional.empty()) {
     return fail(make_error(ErrorKind::invalid_argument, command_usage("report")));

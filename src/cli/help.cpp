@@ -32,7 +32,8 @@ Speed:
 Model resolution:
   --models DIR                directories with <org>__<name>/config.json   --offline | --refresh (hub cache)
 
-exit: 0 fits, 1 does not fit, 2 bad input
+exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag),
+      3 network or environment failure (hub unreachable, timeout)
 )";
 
 const char* k_plan = R"(usage: preflight plan --device D [--num-devices N] [targets] [--markdown|--json] [--all]
@@ -50,7 +51,8 @@ targets:
   --all                       also list the candidates that were rejected, with the reason
   --models DIR, --offline | --refresh   model resolution as in `fit`
 
-exit: 0 something fits, 1 nothing fits, 2 bad input
+exit: 0 something fits, 1 nothing fits, 2 bad input,
+      3 network or environment failure (hub unreachable, timeout)
 )";
 
 const char* k_inspect = R"(usage: preflight inspect MODEL [--models DIR] [--offline|--refresh] [--json]
@@ -60,7 +62,8 @@ kind, parameters (total, text, vision, active per token, MTP), weight bytes per 
 token per cache dtype, and where each fact came from.
 
 MODEL: a catalogue id, a directory, a config.json, a .gguf file, or hf:org/name[@rev] / ms:org/name[@rev].
-exit: 0, or 2 when the model cannot be read (the message names the file and what is wrong)
+exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong),
+      3 network or environment failure (hub unreachable, timeout)
 )";
 
 const char* k_validate = R"(usage: preflight validate FILE.jsonl... [--models DIR] [--json]
@@ -68,9 +71,11 @@ const char* k_validate = R"(usage: preflight validate FILE.jsonl... [--models DI
 Runs recorded deployments (the schema of shared/validation/README.md) through the estimator: per case the
 predicted against the observed value of every field and the verdict, then per field the number of cases and
 the median / p90 / max absolute % error. Cases that cannot be resolved are listed as skipped, with the reason.
-A flag the schema has no field for (`--skip-mm-profiling`) is taken from the case notes when they say it was used.
+Each case is evaluated with the inputs it records, nothing more: no flag is taken from its notes or inferred
+from its observed outcome, so a case whose recorded inputs give the wrong answer shows as wrong. Inputs are
+checked as fit checks its flags (utilization in (0, 1], sizes at least 1, a known kv_cache_dtype).
 
-exit: 0, or 2 for a malformed file (file and line named)
+exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named)
 )";
 
 const char* k_logs = R"(usage: preflight logs FILE [--device D] [--engine E] [--models DIR] [--emit-case] [--json]
@@ -81,7 +86,8 @@ memory lines, and the root cause of a failure (the highest-priority error signat
 "Engine core initialization failed") with its fix. When the model resolves, the printed lines are compared
 with the prediction for the same arguments. --emit-case prints the log as one validation case.
 
-exit: 0 started or classified, 1 failed with a known cause, 2 unreadable input
+exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
+      range (the log line named)
 )";
 
 const char* k_bench = R"(usage: preflight bench --url URL --model NAME [load] [--save [--db FILE]] [--json]
@@ -98,7 +104,8 @@ load:
 comparison with the prediction:
   --device D --spec MODEL [--engine E]    or    --prediction FIT.json
 
-exit: 0, 1 when requests failed, 2 bad input
+exit: 0, 1 when requests failed (an unreachable server included), 2 bad input, 3 network failure outside the
+      measured requests (a --spec hub model that cannot be fetched)
 )";
 
 const char* k_bw = R"(usage: preflight bw [--target host|cuda|npu] [--device-index N] [--size MiB] [--threads N]
@@ -121,11 +128,13 @@ const char* k_calibrate = R"(usage: preflight calibrate [--db FILE] [--save] [--
 
 Refits the speed model's decode efficiency per device and engine from stored bench runs and prints the error
 before and after; --save writes the profile to ~/.config/preflight/speed.json, which fit, plan and bench use.
+exit: 0, 1 when no stored run can be fitted, 2 bad input
 )";
 
 const char* k_report = R"(usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]
 
 Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside.
+exit: 0, 2 bad input (a missing database or run)
 )";
 
 const char* k_catalogue = R"(usage: preflight devices | engines | models [--json]
@@ -133,6 +142,7 @@ const char* k_catalogue = R"(usage: preflight devices | engines | models [--json
 devices: the device catalogue with capacity as the runtime sees it, bandwidth, compute by dtype and aliases,
   marking measured overrides. engines: engine versions with their defaults, block sizes, accepted
   quantization, batch defaults, the profile run's sampler path and MXFP4 layouts. models: the embedded models.
+exit: 0, 2 bad input (an unreadable overlay file)
 )";
 
 // Each command's accepted flags, next to its help text: the parser takes them from here and the tests

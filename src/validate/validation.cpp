@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
-#include <regex>
-#include <set>
 #include <sstream>
 #include <utility>
 
 #include "base/file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
@@ -20,55 +19,6 @@
 namespace preflight::validate {
 
 namespace {
-
-// First "vX.Y[.Z]" in free text ("~v0.9.2/v0.10.0" -> "0.9.2"); empty when none. "V1 engine" has no dot.
-std::string version_in_notes(const std::string& notes) {
-  static const std::regex k_version(R"((?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?))");
-  std::smatch m;
-  return std::regex_search(notes, m, k_version) ? m[1].str() : std::string();
-}
-
-// Whether free text names a command-line flag as used: the flag itself, not negated ("without",
-// "no", "not") within the few words before it.
-bool flag_in_notes(const std::string& notes, const std::string& flag) {
-  static const std::set<std::string> k_negations = {"no", "not", "without", "never", "didn't", "don't", "unused"};
-  for (size_t at = notes.find(flag); at != std::string::npos; at = notes.find(flag, at + flag.size())) {
-    const size_t end = at + flag.size();
-    if (end < notes.size() && (std::isalnum(static_cast<unsigned char>(notes[end])) || notes[end] == '-' || notes[end] == '_')) continue;
-    // A negation counts only in the flag's own clause ("started without --x", "did not need --x"), as a whole
-    // word among the three before it: "was not OOM; --x was required" names the flag as used.
-    size_t clause = notes.find_last_of(".;:,()\n", at == 0 ? 0 : at - 1);
-    clause = (clause == std::string::npos || at == 0) ? 0 : clause + 1;
-    std::vector<std::string> words;
-    std::string word;
-    for (const char ch : to_lower(notes.substr(clause, at - clause)) + " ") {
-      if (std::isalpha(static_cast<unsigned char>(ch)) || ch == '\'') word += ch;
-      else if (!word.empty()) words.push_back(std::exchange(word, {}));
-    }
-    bool negated = false;
-    for (size_t i = words.size() > 3 ? words.size() - 3 : 0; i < words.size(); ++i) negated = negated || k_negations.count(words[i]) > 0;
-    if (negated) continue;
-    return true;
-  }
-  return false;
-}
-
-// Total memory stated in a device description: "79.18 GiB total", "total_gpu_memory=23.58GiB",
-// "total memory 65452113920 B", "(16376 MiB; 15.99 GiB total)", "80.00 GiB total".
-std::optional<double> stated_total_bytes(const std::string& text) {
-  std::smatch mm;
-  static const std::regex bytes_re(R"((\d{9,})\s*B\b)");
-  if (std::regex_search(text, mm, bytes_re)) return std::stod(mm[1]);
-  static const std::regex gib_total(R"(([\d.]+)\s*GiB\s*total)");
-  if (std::regex_search(text, mm, gib_total)) return std::stod(mm[1]) * k_gib;
-  static const std::regex total_eq(R"(total[_a-z]*=\s*([\d.]+)\s*GiB)");
-  if (std::regex_search(text, mm, total_eq)) return std::stod(mm[1]) * k_gib;
-  static const std::regex usable(R"(([\d.]+)\s*GiB\s*usable)");
-  if (std::regex_search(text, mm, usable)) return std::stod(mm[1]) * k_gib;
-  return std::nullopt;
-}
-
-std::string engine_name(const std::string& e) { return to_lower(trim(e)); }
 
 double pct(double predicted, double observed) {
   if (observed == 0) return predicted == 0 ? 0 : 100;
@@ -132,6 +82,33 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         skip("no observed memory field, verdict or speed");
         continue;
       }
+      // The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
+      // naming the file, line and field (exit 2), never silently replaced.
+      const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, row.id.c_str());
+      deploy::Flags flags;
+      auto integer = [&](const char* field, std::optional<deploy::Given<int64_t>>& into) -> Status {
+        PF_TRY(v, c.opt_int(field));
+        if (v) into = deploy::Given<int64_t>{*v, where + ": " + field};
+        return Ok{};
+      };
+      for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
+                                        std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
+                                        std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens}}) {
+        PF_TRY(ok, integer(field, *into));
+        (void)ok;
+      }
+      // "Maximum concurrency for L tokens per request" prints max_model_len itself.
+      if (!flags.max_model_len && o_conc_len) flags.max_model_len = deploy::Given<int64_t>{*o_conc_len, where + ": concurrency_len"};
+      PF_TRY(util, c.opt_number("gpu_memory_utilization"));
+      if (util) flags.gpu_memory_utilization = deploy::Given<double>{*util, where + ": gpu_memory_utilization"};
+      PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
+      if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
+      PF_TRY(eager, c.opt_bool("enforce_eager"));
+      if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
+      PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
+      if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
+      PF_TRY(checked, deploy::check_flags(flags));
+      (void)checked;
       // Model: catalogue / --models dir by id, then the config hint.
       Expected<model::ModelSpec> spec = make_error(ErrorKind::not_found, "no model");
       std::vector<std::string> tried;
@@ -148,68 +125,15 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         skip("model not resolvable (tried " + [&] { std::string s; for (auto& t : tried) s += (s.empty() ? "" : ", ") + t; return s; }() + ")");
         continue;
       }
-      // Device: catalogue match, else the stated total with the vendor's platform.
-      const device::DeviceSpec* matched = device::match_device_text(devices, row.device);
-      const auto total = stated_total_bytes(row.device);
-      device::DeviceSpec synthetic;
-      if (!matched) {
-        if (!total) {
-          skip("device not in the catalogue and no total memory stated: " + row.device);
-          continue;
-        }
-        synthetic.id = "stated-device";
-        synthetic.name = row.device;
-        synthetic.memory_bytes = *total;
-        synthetic.runtime_total_bytes = *total;
-        synthetic.platform = contains_ci(row.device, "ascend") || contains_ci(row.device, "npu") ? "npu" : (contains_ci(row.device, "amd") || contains_ci(row.device, "rocm") ? "rocm" : "cuda");
-        matched = &synthetic;
-        row.assumptions.push_back(format("device from the stated %.2f GiB total", bytes_to_gib(*total)));
-      }
-      // Engine profile.
+      deploy::Inputs in;
+      in.model = *spec;
+      in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
       // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
       // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
-      std::string vtext = engine_version.value_or(engine_detail.value_or(""));
-      const std::string ename = engine_name(engine_text.value_or(engine::default_engine_for(matched->platform)));
-      auto profile = engine::select_engine(engines, ename, vtext);
-      for (const auto& [dating, where] : {std::pair{vtext, "engine_version"}, std::pair{notes.value_or(""), "case notes"}}) {
-        if (profile && !vtext.empty()) break;
-        const std::string v = version_in_notes(dating);
-        if (v.empty()) continue;
-        if (auto dated = engine::select_engine(engines, ename, v)) {
-          profile = dated;
-          row.assumptions.push_back("engine version " + v + ", dated by the " + std::string(where));
-          vtext = v;
-        }
-      }
-      if (!profile && !vtext.empty()) {
-        row.assumptions.push_back("engine version '" + vtext + "' not recognised; newest profile used");
-        profile = engine::select_engine(engines, ename, "");
-      }
-      if (!profile) {
-        skip(profile.error().describe());
-        continue;
-      }
-      row.engine = profile->id;
-      const engine::Overheads* oh = engines.overheads_for(*profile, matched->platform);
-      if (!oh) {
-        skip("no overheads for platform " + matched->platform);
-        continue;
-      }
-      estimate::Deployment d;
-      PF_TRY(tp, c.opt_int("tensor_parallel_size"));
-      PF_TRY(pp, c.opt_int("pipeline_parallel_size"));
-      d.tensor_parallel_size = tp.value_or(1);
-      d.pipeline_parallel_size = pp.value_or(1);
-      PF_TRY(util, c.opt_number("gpu_memory_utilization"));
-      d.gpu_memory_utilization = util;
-      PF_TRY(mml, c.opt_int("max_model_len"));
-      d.max_model_len = mml ? mml : o_conc_len;
-      PF_TRY(mns, c.opt_int("max_num_seqs"));
-      d.max_num_seqs = mns;
-      PF_TRY(mnbt, c.opt_int("max_num_batched_tokens"));
-      d.max_num_batched_tokens = mnbt;
-      PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
-      d.kv_cache_dtype = kvd.value_or("auto");
+      in.engine = {engine_text.value_or(""), engine_version.value_or(engine_detail.value_or("")), "engine_version", notes.value_or(""), "case notes",
+                   deploy::UnknownVersion::newest};
+      in.flags = flags;
+      in.flags.quantization.reset();
       PF_TRY(quant, c.opt_string("quantization"));
       std::string q = to_lower(quant.value_or(""));
       if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos || q.find("not stated") != std::string::npos) q.clear();
@@ -223,7 +147,7 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
           g.bits_per_weight = preset->bits_per_weight;
           g.source = preset->source;
           g.detail = format("GGUF %s: %.3f bits per weight on every matrix (%s)", preset->name.c_str(), preset->bits_per_weight, preset->source.c_str());
-          d.quant_scheme = g;
+          in.flags.quant_scheme = g;
         }
         q = "gguf";
       } else if (!q.empty()) {
@@ -235,30 +159,19 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
         else q = first_token(q);
       }
       // The checkpoint's own scheme already describes it: pass the flag only when it differs.
-      if (!q.empty() && to_lower(spec->quant.method) != q) d.quantization = q;
-      PF_TRY(eager, c.opt_bool("enforce_eager"));
-      d.mode = eager.value_or(false) ? estimate::ExecutionMode::eager : estimate::ExecutionMode::graph;
-      if (total && matched != &synthetic) d.device_total_bytes = total;
-      // A flag the case's own notes say the run used, where the schema has no field for it.
-      if (flag_in_notes(notes.value_or(""), "--skip-mm-profiling")) {
-        d.skip_mm_profiling = true;
-        row.assumptions.push_back("--skip-mm-profiling, named in the case notes");
+      if (!q.empty() && to_lower(spec->quant.method) != q) in.flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
+      auto resolved = deploy::resolve_deployment(in, {&devices, &engines});
+      if (!resolved) {
+        skip(resolved.error().message);
+        continue;
       }
+      row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
+      row.engine = resolved->engine.id;
+      const device::DeviceSpec* matched = &resolved->device;
+      const engine::EngineProfile* profile = &resolved->engine;
+      const engine::Overheads* oh = &resolved->overheads;
+      const estimate::Deployment& d = resolved->deployment;
       auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
-      // A run recorded as started (or with a printed KV size) that the engine would have refused to start only
-      // because of the encoder profile (the KV capacity below max_model_len with the pass, enough without)
-      // had the pass taken out by a flag the case does not record: the engine cannot have printed its KV size
-      // otherwise. Evaluated as --skip-mm-profiling, and said so.
-      const bool observed_start = o_fits.value_or(false) || o_tokens || o_kv;
-      if (observed_start) {
-        if (auto alt = estimate::fit_without_encoder_pass(*spec, *matched, *profile, *oh, d, est)) {
-          row.assumptions.push_back(format("--skip-mm-profiling inferred: with the encoder profile the KV cache would hold %lld tokens, under max_model_len %lld, "
-                                           "and the engine would not have started; the recorded run started, so its flags left the pass out",
-                                           static_cast<long long>(est.kv_tokens), static_cast<long long>(est.max_model_len)));
-          d.skip_mm_profiling = true;
-          est = std::move(*alt);
-        }
-      }
       row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
       if (o_speed) {
         const std::string& platform = matched->platform;

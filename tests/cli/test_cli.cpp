@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <sys/wait.h>
@@ -141,4 +142,69 @@ TEST(Cli, FitTakesVllmsMultimodalLimits) {
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_NE(r.out.find("--limit-mm-per-prompt"), std::string::npos) << r.out;
   }
+}
+
+// Issue 19 item 10 / issue 14: a bad value is an error naming the flag, with expected vs found, exit 2; fit,
+// logs and validate give the same message for the same bad utilization, each naming its own origin.
+TEST(Cli, Issue19_Item10_BadFlagsAreErrorsNamingTheFlag) {
+  const std::pair<const char*, const char*> rows[] = {
+      {"--gpu-memory-utilization nan", "--gpu-memory-utilization: expected a number in (0, 1], found nan"},
+      {"--gpu-memory-utilization 1.5", "--gpu-memory-utilization: expected a number in (0, 1], found 1.5"},
+      {"--max-num-seqs 0", "--max-num-seqs: expected an integer of at least 1, found 0"},
+      {"--kv-cache-dtype fp4", "--kv-cache-dtype: expected one of auto|fp8|fp8_e4m3|fp8_e5m2|int8|fp16|bf16|float16|bfloat16, found 'fp4'"},
+      {"--num-devices 3 --pipeline-parallel-size 2", "--num-devices: 3 devices do not divide into pipeline stages 2"},
+      {"--tensor-parallel-size -1", "--tensor-parallel-size: expected an integer of at least 1, found -1"},
+  };
+  for (const auto& [flags, message] : rows) {
+    const auto r = run(std::string("fit Qwen/Qwen3-8B --device H100 ") + flags);
+    EXPECT_EQ(r.code, 2) << flags << ": " << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << flags << ": " << r.out;
+  }
+  const std::string same = "gpu_memory_utilization: expected a number in (0, 1], found 1.5";
+  const std::string dir = pftest::scratch_dir("issue19_item10");
+  const std::string log = dir + "/bad.log";
+  std::ofstream(log) << "INFO 05-01 10:00:00 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', 'gpu_memory_utilization': 1.5}\n";
+  const auto logs = run("logs " + log);
+  EXPECT_EQ(logs.code, 2) << logs.out;
+  EXPECT_NE(logs.out.find("log line 1: " + same), std::string::npos) << logs.out;
+  const auto plan = run("plan --device H100 --gpu-memory-utilization 1.5");
+  EXPECT_EQ(plan.code, 2) << plan.out;
+  EXPECT_NE(plan.out.find("--" + std::string("gpu-memory-utilization: expected a number in (0, 1], found 1.5")), std::string::npos) << plan.out;
+  // validate: utilization 1.5 and 5.0, TP -1, num_devices "two": each an error naming the field, exit 2.
+  const std::string head = R"J({"engine":"vllm","engine_version":"0.10.0","device":"H100","model":"Qwen/Qwen3-8B","kv_cache_tokens":100000,"id":"c1",)J";
+  const std::pair<const char*, std::string> cases[] = {
+      {R"J("gpu_memory_utilization":1.5})J", "(case c1): " + same},
+      {R"J("gpu_memory_utilization":5.0})J", "(case c1): gpu_memory_utilization: expected a number in (0, 1], found 5"},
+      {R"J("tensor_parallel_size":-1})J", "(case c1): tensor_parallel_size: expected an integer of at least 1, found -1"},
+      {R"J("num_devices":"two"})J", "num_devices"},
+  };
+  for (const auto& [fields, message] : cases) {
+    const std::string file = dir + "/case.jsonl";
+    std::ofstream(file) << head << fields << "\n";
+    const auto r = run("validate " + file);
+    EXPECT_EQ(r.code, 2) << fields << ": " << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << fields << ": " << r.out;
+    EXPECT_NE(r.out.find("case.jsonl:1"), std::string::npos) << r.out;
+  }
+}
+
+// Issue 14: exit codes by error kind: a hub that cannot be reached is an environment/network failure (3), not
+// bad input (2); bad input stays 2, a verdict of "does not fit" stays 1.
+TEST(Cli, Issue14_NetworkFailureExitsThree) {
+  const std::string cache = pftest::scratch_dir("issue14_exit3");
+  pftest::CliOptions o;
+  o.env = "XDG_CACHE_HOME=" + cache + " HF_ENDPOINT=http://127.0.0.1:1";
+  const auto r = pftest::run_cli("inspect hf:org/name", o);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("127.0.0.1:1"), std::string::npos) << r.out;
+  EXPECT_EQ(run("inspect no/such-model-anywhere").code, 2);
+}
+
+// Issue 14: error messages quote foreign text; report_error strips terminal controls before printing.
+TEST(Cli, Issue14_ErrorMessagesStripTerminalControls) {
+  const auto r = run("fit Qwen/Qwen3-8B --device \"$(printf '\\033[31mNoSuch\\007')\"");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown device"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
 }

@@ -60,3 +60,14 @@ TEST(Help, UsageErrorsQuoteTheHelpsUsageLines) {
   const auto usage = preflight::cli::command_usage("doctor");
   EXPECT_EQ(usage.rfind("usage: preflight doctor", 0), 0u) << usage;
 }
+
+// Issue 14: every command's --help lists its exit codes; the commands that reach the network name exit 3.
+TEST(Help, Issue14_EveryHelpListsItsExitCodes) {
+  for (const auto& command : preflight::cli::documented_commands()) {
+    const std::string help = preflight::cli::command_help(command);
+    EXPECT_NE(help.find("exit: 0"), std::string::npos) << command;
+    EXPECT_NE(help.find(" 2 bad input"), std::string::npos) << command;
+  }
+  for (const char* command : {"fit", "plan", "inspect", "bench"})
+    EXPECT_NE(std::string(preflight::cli::command_help(command)).find("3 network"), std::string::npos) << command;
+}

@@ -7,10 +7,10 @@
 #include <set>
 #include <string>
 
-// STYLE.md dependency order: base <- model, device, engine, probe, logs, doctor, bench <- estimate, hub <- plan <- validate <- report <- cli.
+// ARCHITECTURE.md dependency order: base <- model, device, engine, probe, logs, doctor, bench <- estimate, hub <- deploy <- plan <- validate <- report <- cli.
 TEST(Layering, NoUpwardIncludes) {
   const std::map<std::string, int> level = {{"base", 0},     {"model", 1},    {"device", 1}, {"engine", 1}, {"probe", 1}, {"logs", 1}, {"doctor", 1}, {"bench", 1}, {"estimate", 2}, {"hub", 2},
-                                            {"plan", 3},     {"validate", 4}, {"report", 5}, {"cli", 6}};
+                                            {"deploy", 3},   {"plan", 4},     {"validate", 5}, {"report", 6}, {"cli", 7}};
   const std::regex include_re(R"re(#include "([a-z_]+)/)re");
   int checked = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(PREFLIGHT_SOURCE_DIR) + "/src")) {

@@ -52,7 +52,7 @@ TEST(HubCli, TokenIsSentButNeverPrintedOrCached) {
 
   // Without the token the server refuses: a clear error naming the repo and file.
   auto denied = run_cli(env, "inspect hf:acme/tiny-sharded");
-  EXPECT_EQ(denied.code, 2) << denied.out;
+  EXPECT_EQ(denied.code, 3) << denied.out;  // issue 14: a network-kind error (the environment lacks the token) exits 3
   EXPECT_NE(denied.out.find("hf:acme/tiny-sharded@main: config.json: access denied (HTTP 401)"), std::string::npos) << denied.out;
   EXPECT_NE(denied.out.find("set HF_TOKEN"), std::string::npos) << denied.out;
 
@@ -68,7 +68,7 @@ TEST(HubCli, TokenIsSentButNeverPrintedOrCached) {
 
   // A wrong-token 401 and a 404 with the token set: errors without the token.
   auto wrong = run_cli(env + " HF_TOKEN=" + k_secret + "x", "inspect hf:acme/tiny-sharded --refresh");
-  EXPECT_EQ(wrong.code, 2);
+  EXPECT_EQ(wrong.code, 3);
   EXPECT_NE(wrong.out.find("check HF_TOKEN"), std::string::npos) << wrong.out;
   EXPECT_EQ(wrong.out.find(k_secret), std::string::npos) << wrong.out;
   auto missing = run_cli(env + " HF_TOKEN=" + k_secret, "inspect hf:acme/absent");

@@ -365,8 +365,9 @@ TEST(LogsCli, UnresolvableModelIsSaidAndClassificationContinues) {
   EXPECT_NE(r.out.find("fix:"), std::string::npos);
 }
 
-// A flag the case schema has no field for (--skip-mm-profiling) travels in the emitted notes, where validate
-// reads it back: the emitted case round-trips through `preflight validate`.
+// --skip-mm-profiling travels as the emitted case's skip_mm_profiling field, which validate reads (issue 14:
+// never from the notes): the emitted case round-trips through `preflight validate`, and without the field the
+// encoder pass is back in the prediction.
 TEST(LogsCli, EmitCaseCarriesSkipMmProfilingToValidate) {
   const std::string dir = ::testing::TempDir();
   const std::string log = dir + "/vl_skip.log";
@@ -383,7 +384,14 @@ TEST(LogsCli, EmitCaseCarriesSkipMmProfilingToValidate) {
   std::ofstream(cases) << j.dump() << "\n";
   const auto v = run("validate " + cases + " --json");
   ASSERT_EQ(v.code, 0) << v.out;
-  EXPECT_NE(v.out.find("--skip-mm-profiling, named in the case notes"), std::string::npos) << v.out;
+  EXPECT_EQ(j["skip_mm_profiling"], true);
+  auto predicted_kv = [](const std::string& out) { return nlohmann::json::parse(out)["rows"][0]["fields"]["available_kv_gib"]["predicted"].get<double>(); };
+  auto without = j;
+  without.erase("skip_mm_profiling");
+  std::ofstream(cases) << without.dump() << "\n";
+  const auto w = run("validate " + cases + " --json");
+  ASSERT_EQ(w.code, 0) << w.out;
+  EXPECT_GT(predicted_kv(v.out), predicted_kv(w.out));
 }
 
 TEST(LogsCli, EmitCaseFollowsTheValidationSchema) {

@@ -26,67 +26,82 @@ TEST(Validation, SharedCasesMeetTheTargets) {
   EXPECT_LE(r->fields["available_kv_gib"].median_abs_pct, 3.0);
   EXPECT_LE(r->fields["kv_cache_tokens"].median_abs_pct, 3.0);
   EXPECT_GT(r->verdicts_n, 10);
-  EXPECT_EQ(r->verdicts_correct, r->verdicts_n);
+  // Issue 14: validate evaluates what a case records. seed2-qwen38-27b-910b3 records no --skip-mm-profiling,
+  // and with the encoder pass its KV cache is below max_model_len, so it is predicted refused though it
+  // started: the one wrong verdict (README "Where the estimator stands").
+  EXPECT_EQ(r->verdicts_correct, r->verdicts_n - 1);
   // The bands are calibrated, not decorative: most observations lie inside them (the README's known gaps are
   // the ones outside).
   for (const char* field : {"available_kv_gib", "kv_cache_tokens"}) {
     const auto& s = r->fields[field];
     EXPECT_EQ(s.banded, s.n) << field;
-    EXPECT_GE(4 * s.in_band, 3 * s.banded) << field << ": " << s.in_band << " of " << s.banded;
+    // seed2-qwen38-27b-910b3, evaluated as recorded (issue 14), lies outside the kv_cache_tokens band: the
+    // three-quarters bar holds for the rest.
+    const int recorded_miss = std::string(field) == "kv_cache_tokens" ? 1 : 0;
+    EXPECT_GE(4 * (s.in_band + recorded_miss), 3 * s.banded) << field << ": " << s.in_band << " of " << s.banded;
   }
 }
 
-// Issue 3's seed bars, per row: Qwen3-VL-8B within 3% of 254,336 tokens and 7.76x, the 27B hybrid within 5%
-// of 53,739 and 1.64x; the 27B row says its flags must have left the encoder pass out.
-TEST(Validation, SeedRowsMeetTheirBars) {
+// Issue 3's seed bar for Qwen3-VL-8B: within 3% of 254,336 tokens and 7.76x. Issue 14: the 27B hybrid row is
+// evaluated as recorded (no flag inferred from its observed start): with the encoder pass the KV cache holds
+// fewer tokens than max_model_len, so it shows as wrong instead of meeting its bar through an inferred flag.
+TEST(Validation, Issue14_SeedRowsEvaluatedAsRecorded) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
   auto r = validate::run_validation({pftest::shared_path("validation/seed-cases.jsonl")}, o);
   ASSERT_TRUE(r.has_value()) << r.error().describe();
-  auto field = [&](const std::string& id, const std::string& name) -> const validate::FieldComparison* {
-    for (const auto& row : r->rows)
-      if (row.id == id)
-        for (const auto& f : row.fields)
-          if (f.field == name) return &f;
+  auto row_of = [&](const std::string& id) -> const validate::CaseResult* {
+    for (const auto& row : r->rows) if (row.id == id) return &row;
     return nullptr;
   };
-  for (const auto& [id, bar] : {std::pair{std::string("seed2-qwen3-vl-8b-910b3"), 3.0}, std::pair{std::string("seed2-qwen38-27b-910b3"), 5.0}}) {
-    for (const char* name : {"kv_cache_tokens", "max_concurrency"}) {
-      const auto* f = field(id, name);
-      ASSERT_NE(f, nullptr) << id << " " << name;
-      EXPECT_LE(std::fabs(f->predicted - f->observed) / f->observed * 100.0, bar) << id << " " << name << ": " << f->predicted << " vs " << f->observed;
-    }
+  auto field = [&](const std::string& id, const std::string& name) -> const validate::FieldComparison* {
+    if (const auto* row = row_of(id))
+      for (const auto& f : row->fields)
+        if (f.field == name) return &f;
+    return nullptr;
+  };
+  for (const char* name : {"kv_cache_tokens", "max_concurrency"}) {
+    const auto* f = field("seed2-qwen3-vl-8b-910b3", name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_LE(std::fabs(f->predicted - f->observed) / f->observed * 100.0, 3.0) << name << ": " << f->predicted << " vs " << f->observed;
   }
-  bool inferred = false;
-  for (const auto& row : r->rows)
-    if (row.id == "seed2-qwen38-27b-910b3")
-      for (const auto& a : row.assumptions) inferred |= a.rfind("--skip-mm-profiling inferred", 0) == 0;
-  EXPECT_TRUE(inferred);
+  const auto* hybrid = row_of("seed2-qwen38-27b-910b3");
+  ASSERT_NE(hybrid, nullptr);
+  for (const auto& a : hybrid->assumptions) EXPECT_EQ(a.find("--skip-mm-profiling"), std::string::npos) << a;
+  ASSERT_TRUE(hybrid->observed_fits && hybrid->predicted_fits);
+  EXPECT_TRUE(*hybrid->observed_fits);
+  EXPECT_FALSE(*hybrid->predicted_fits);
+  EXPECT_EQ(hybrid->predicted_failure, "max_model_len_too_large");
+  const auto* tokens = field("seed2-qwen38-27b-910b3", "kv_cache_tokens");
+  ASSERT_NE(tokens, nullptr);
+  EXPECT_LT(tokens->predicted, 32768);  // below the recorded concurrency_len, as the engine would refuse it
 }
 
-// A run recorded as started that the engine would have refused only because of the encoder profile is
-// evaluated without the pass (its flags must have left it out); a run recorded as failing, or one that fits
-// with the pass, is evaluated as recorded.
-TEST(Validation, EncoderPassInferredOnlyWhereTheRecordedStartRequiresIt) {
+// Issue 14: the observed outcome never chooses an input. A run recorded as started that the engine would refuse
+// with the encoder pass is evaluated with the pass (and shows as wrong); the skip_mm_profiling field, where a
+// case records it, is read like any other input.
+TEST(Validation, Issue14_NoInputInferredFromTheOutcome) {
   const std::string path = ::testing::TempDir() + "/inferred.jsonl";
   const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","max_model_len":32768,)J";
-  const std::string vl8b = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-VL-8B-Instruct","max_model_len":32768,)J";
   std::ofstream(path) << head << R"J("id":"started","kv_cache_tokens":53739})J" "\n"
                       << head << R"J("id":"refused","fits":false,"failure":"max_model_len_too_large"})J" "\n"
-                      << vl8b << R"J("id":"roomy","kv_cache_tokens":254336})J" "\n";
+                      << head << R"J("id":"recorded-flag","skip_mm_profiling":true,"kv_cache_tokens":53739})J" "\n";
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
   auto r = validate::run_validation({path}, o);
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   ASSERT_EQ(r->rows.size(), 3u);
-  auto inferred = [](const validate::CaseResult& row) {
-    for (const auto& a : row.assumptions) if (a.rfind("--skip-mm-profiling inferred", 0) == 0) return true;
-    return false;
+  auto tokens = [](const validate::CaseResult& row) {
+    for (const auto& f : row.fields) if (f.field == "kv_cache_tokens") return f.predicted;
+    return -1.0;
   };
-  EXPECT_TRUE(inferred(r->rows[0]));
-  EXPECT_FALSE(inferred(r->rows[1]));
-  EXPECT_FALSE(inferred(r->rows[2]));
-  EXPECT_EQ(r->verdicts_correct, r->verdicts_n);  // the refused run is predicted refused, for the engine's reason
+  ASSERT_TRUE(r->rows[0].predicted_fits && r->rows[1].predicted_fits && r->rows[2].predicted_fits);
+  EXPECT_FALSE(*r->rows[0].predicted_fits);  // as recorded: the pass is in, the engine refuses; observed started
+  EXPECT_FALSE(*r->rows[1].predicted_fits);
+  EXPECT_TRUE(*r->rows[2].predicted_fits);   // the recorded flag takes the pass out
+  EXPECT_GT(tokens(r->rows[2]), tokens(r->rows[0]));
+  EXPECT_EQ(r->verdicts_n, 3);
+  EXPECT_EQ(r->verdicts_correct, 2);  // "started" is wrong, and shows as wrong
 }
 
 // The public NPU vision-language logs the calibration also rests on (data/evidence): every verdict right and
@@ -145,36 +160,46 @@ TEST(Validation, EngineEraFromTheCaseText) {
   EXPECT_TRUE(says(r->rows[1], "engine version 0.9.2, dated by the engine_version"));
 }
 
-// A flag the schema has no field for is taken from the case notes when they say the run used it
-// (rocm80-qwen38-27b: "--skip-mm-profiling was required"), not when they negate it in the flag's own clause
-// or name another flag.
-TEST(Validation, FlagNamedInTheCaseNotes) {
+// Issue 14: free-text notes never set an input: whatever they say about --skip-mm-profiling, every row is
+// evaluated with the same inputs.
+TEST(Validation, Issue14_NotesNeverSetAFlag) {
   const std::string path = ::testing::TempDir() + "/flags.jsonl";
   const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-VL-8B-Instruct","max_model_len":32768,"kv_cache_tokens":250000,)J";
   std::ofstream(path) << head << R"J("id":"used","notes":"--skip-mm-profiling was required (first attempt OOMed in ViT profiling)"})J" "\n"
                       << head << R"J("id":"negated","notes":"started without --skip-mm-profiling"})J" "\n"
-                      << head << R"J("id":"other","notes":"--skip-mm-profiling-cache set"})J" "\n"
-                      << head << R"J("id":"clause","notes":"first start was not OOM; --skip-mm-profiling added for the second"})J" "\n"
-                      << head << R"J("id":"needless","notes":"did not need --skip-mm-profiling"})J" "\n";
+                      << head << R"J("id":"clause","notes":"first start was not OOM; --skip-mm-profiling added for the second"})J" "\n";
   auto r = validate::run_validation({path}, {});
   ASSERT_TRUE(r.has_value()) << r.error().describe();
-  ASSERT_EQ(r->rows.size(), 5u);
-  auto says = [](const validate::CaseResult& row) {
-    for (const auto& a : row.assumptions) if (a.find("--skip-mm-profiling, named in the case notes") != std::string::npos) return true;
-    return false;
-  };
+  ASSERT_EQ(r->rows.size(), 3u);
   auto tokens = [](const validate::CaseResult& row) {
     for (const auto& f : row.fields) if (f.field == "kv_cache_tokens") return f.predicted;
     return -1.0;
   };
-  EXPECT_TRUE(says(r->rows[0]));
-  EXPECT_FALSE(says(r->rows[1]));
-  EXPECT_FALSE(says(r->rows[2]));
-  EXPECT_TRUE(says(r->rows[3]));   // the "not" belongs to the clause before the semicolon
-  EXPECT_FALSE(says(r->rows[4]));
-  // Without the encoder pass and its held outputs the KV budget is larger.
-  EXPECT_GT(tokens(r->rows[0]), tokens(r->rows[1]));
-  EXPECT_DOUBLE_EQ(tokens(r->rows[1]), tokens(r->rows[2]));
+  for (const auto& row : r->rows) {
+    EXPECT_DOUBLE_EQ(tokens(row), tokens(r->rows[1])) << row.id;
+    for (const auto& a : row.assumptions) EXPECT_EQ(a.find("skip-mm-profiling"), std::string::npos) << row.id << ": " << a;
+  }
+}
+
+// Issue 19 item 10: a case's bad input is an error naming the file, line, case and field (exit 2 in the cli),
+// never a value silently used.
+TEST(Validation, Issue19_Item10_BadCaseInputsAreErrors) {
+  const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-8B","kv_cache_tokens":250000,"id":"bad",)J";
+  const std::pair<const char*, const char*> rows[] = {
+      {R"J("gpu_memory_utilization":5.0})J", "bad.jsonl:1 (case bad): gpu_memory_utilization: expected a number in (0, 1], found 5"},
+      {R"J("tensor_parallel_size":-1})J", "bad.jsonl:1 (case bad): tensor_parallel_size: expected an integer of at least 1, found -1"},
+      {R"J("num_devices":"two"})J", "num_devices"},
+      {R"J("kv_cache_dtype":"fp4"})J", "(case bad): kv_cache_dtype: expected one of"},
+      {R"J("max_num_seqs":0})J", "(case bad): max_num_seqs: expected an integer of at least 1, found 0"},
+      {R"J("num_devices":3,"pipeline_parallel_size":2})J", "(case bad): num_devices: 3 devices do not divide into pipeline stages 2"},
+  };
+  const std::string path = ::testing::TempDir() + "/bad.jsonl";
+  for (const auto& [fields, fragment] : rows) {
+    std::ofstream(path) << head << fields << "\n";
+    auto r = validate::run_validation({path}, {});
+    ASSERT_FALSE(r.has_value()) << fields;
+    EXPECT_NE(r.error().describe().find(fragment), std::string::npos) << r.error().describe();
+  }
 }
 
 // Issue 4: decode speeds through validate: median absolute error at most 15%; no case off by more

@@ -1,0 +1,218 @@
+#include "deploy/deployment.hpp"
+
+#include <cassert>
+#include <cmath>
+#include <regex>
+#include <utility>
+
+#include "base/json_util.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace preflight::deploy {
+
+namespace {
+
+// First "vX.Y[.Z]" in free text ("~v0.9.2/v0.10.0" -> "0.9.2"); empty when none. "V1 engine" has no dot.
+std::string dated_version(const std::string& text) {
+  static const std::regex k_version(R"((?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?))");
+  std::smatch m;
+  return std::regex_search(text, m, k_version) ? m[1].str() : std::string();
+}
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return format("%g", v);
+}
+
+void check_at_least_one(const std::optional<Given<int64_t>>& v, std::vector<std::string>& problems) {
+  if (v && v->value < 1) problems.push_back(format("%s: expected an integer of at least 1, found %lld", v->origin.c_str(), static_cast<long long>(v->value)));
+}
+
+// vLLM's --limit-mm-per-prompt: a zero count keeps that modality out of the profile run. Other
+// modalities (audio) are accepted and do not change the estimate.
+Status apply_mm_limits(const Given<std::string>& limits, estimate::Deployment* d) {
+  const Json j = Json::parse(limits.value, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: expected a JSON object such as '{\"image\": 1, \"video\": 0}', found '%s'", limits.origin.c_str(), limits.value.c_str()));
+  for (const auto& [modality, count] : j.items()) {
+    const bool object_form = count.is_object() && count.contains("count");  // '{"image": {"count": 1, "width": 512}}'
+    const Json& n = object_form ? count["count"] : count;
+    if (!n.is_number_integer() || n.get<int64_t>() < 0)
+      return make_error(ErrorKind::invalid_argument, format("%s: the count for '%s' must be a non-negative integer", limits.origin.c_str(), modality.c_str()));
+    if (!d) continue;
+    if (modality == "video") d->no_video = n.get<int64_t>() == 0;
+    if (modality == "image") d->no_images = n.get<int64_t>() == 0;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_kv_cache_dtypes() {
+  static const std::vector<std::string> k_dtypes = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "fp16", "bf16", "float16", "bfloat16"};
+  return k_dtypes;
+}
+
+Status check_flags(const Flags& f) {
+  std::vector<std::string> problems;
+  if (const auto& u = f.gpu_memory_utilization; u && !(std::isfinite(u->value) && u->value > 0 && u->value <= 1))
+    problems.push_back(format("%s: expected a number in (0, 1], found %s", u->origin.c_str(), number_text(u->value).c_str()));
+  for (const auto* v : {&f.tensor_parallel_size, &f.pipeline_parallel_size, &f.num_devices, &f.max_model_len, &f.max_num_seqs, &f.max_num_batched_tokens})
+    check_at_least_one(*v, problems);
+  const auto ok = [](const std::optional<Given<int64_t>>& v) { return !v || v->value >= 1; };
+  if (f.num_devices && ok(f.num_devices) && ok(f.tensor_parallel_size) && ok(f.pipeline_parallel_size)) {
+    const int64_t pp = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
+    const int64_t ranks = f.tensor_parallel_size ? f.tensor_parallel_size->value * pp : pp;
+    if (f.num_devices->value % ranks != 0)
+      problems.push_back(format("%s: %lld devices do not divide into %s %lld", f.num_devices->origin.c_str(), static_cast<long long>(f.num_devices->value),
+                                f.tensor_parallel_size ? "tensor x pipeline parallel ranks" : "pipeline stages", static_cast<long long>(ranks)));
+  }
+  if (const auto& k = f.kv_cache_dtype) {
+    bool known = false;
+    std::string list;
+    for (const auto& name : known_kv_cache_dtypes()) {
+      known = known || to_lower(k->value) == name;
+      list += (list.empty() ? "" : "|") + name;
+    }
+    if (!known) problems.push_back(format("%s: expected one of %s, found '%s'", k->origin.c_str(), list.c_str(), k->value.c_str()));
+  }
+  if (f.limit_mm_per_prompt) {
+    if (auto s = apply_mm_limits(*f.limit_mm_per_prompt, nullptr); !s) problems.push_back(s.error().message);
+  }
+  if (const auto& t = f.device_total_bytes; t && !(std::isfinite(t->value) && t->value > 0))
+    problems.push_back(format("%s: expected a positive total memory, found %s", t->origin.c_str(), number_text(t->value).c_str()));
+  if (problems.empty()) return Ok{};
+  std::string message;
+  for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+  return make_error(ErrorKind::invalid_argument, message);
+}
+
+Expected<estimate::Deployment> deployment_from_flags(const Flags& f) {
+  PF_TRY(checked, check_flags(f));
+  (void)checked;
+  estimate::Deployment d;
+  d.pipeline_parallel_size = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
+  if (f.tensor_parallel_size) d.tensor_parallel_size = f.tensor_parallel_size->value;
+  else if (f.num_devices) d.tensor_parallel_size = f.num_devices->value / d.pipeline_parallel_size;
+  if (f.gpu_memory_utilization) d.gpu_memory_utilization = f.gpu_memory_utilization->value;
+  if (f.max_model_len) d.max_model_len = f.max_model_len->value;
+  if (f.max_num_seqs) d.max_num_seqs = f.max_num_seqs->value;
+  if (f.max_num_batched_tokens) d.max_num_batched_tokens = f.max_num_batched_tokens->value;
+  if (f.kv_cache_dtype) d.kv_cache_dtype = to_lower(f.kv_cache_dtype->value);
+  if (f.quantization) d.quantization = f.quantization->value;
+  if (f.enforce_eager && f.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
+  if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
+  if (f.limit_mm_per_prompt) {
+    PF_TRY(applied, apply_mm_limits(*f.limit_mm_per_prompt, &d));
+    (void)applied;
+  }
+  if (f.device_total_bytes) d.device_total_bytes = f.device_total_bytes->value;
+  d.quant_scheme = f.quant_scheme;
+  return d;
+}
+
+std::optional<double> stated_total_bytes(const std::string& text) {
+  std::smatch mm;
+  static const std::regex bytes_re(R"((\d{9,})\s*B\b)");
+  if (std::regex_search(text, mm, bytes_re)) return std::stod(mm[1]);
+  static const std::regex gib_total(R"(([\d.]+)\s*GiB\s*total)");
+  if (std::regex_search(text, mm, gib_total)) return std::stod(mm[1]) * k_gib;
+  static const std::regex total_eq(R"(total[_a-z]*=\s*([\d.]+)\s*GiB)");
+  if (std::regex_search(text, mm, total_eq)) return std::stod(mm[1]) * k_gib;
+  static const std::regex usable(R"(([\d.]+)\s*GiB\s*usable)");
+  if (std::regex_search(text, mm, usable)) return std::stod(mm[1]) * k_gib;
+  return std::nullopt;
+}
+
+Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
+  if (input.form == DeviceForm::name) {
+    auto found = device::find_device(devices, input.text);
+    if (!found) return make_error(found.error().kind, input.origin.empty() ? found.error().message : input.origin + ": " + found.error().message);
+    return found;
+  }
+  if (const device::DeviceSpec* matched = device::match_device_text(devices, input.text)) return *matched;
+  const auto total = stated_total_bytes(input.text);
+  if (!total) return make_error(ErrorKind::not_found, "device not in the catalogue and no total memory stated: " + input.text, input.origin);
+  device::DeviceSpec synthetic;
+  synthetic.id = "stated-device";
+  synthetic.name = input.text;
+  synthetic.memory_bytes = *total;
+  synthetic.runtime_total_bytes = *total;
+  synthetic.platform = contains_ci(input.text, "ascend") || contains_ci(input.text, "npu")
+                           ? "npu"
+                           : (contains_ci(input.text, "amd") || contains_ci(input.text, "rocm") ? "rocm" : "cuda");
+  assumptions.push_back(format("device from the stated %.2f GiB total", bytes_to_gib(*total)));
+  return synthetic;
+}
+
+Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
+                                               std::vector<std::string>& assumptions) {
+  const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));
+  std::string version = input.version;
+  auto profile = engine::select_engine(engines, name, version);
+  // A version that selects no profile, or none stated, is dated by a "vX.Y" inside it, then inside the hint.
+  for (const auto& [dating, where] : {std::pair{input.version, input.origin}, std::pair{input.version_hint, input.version_hint_origin}}) {
+    if (profile && (!version.empty() || name.find('@') != std::string::npos)) break;
+    const std::string v = dated_version(dating);
+    if (v.empty()) continue;
+    if (auto dated = engine::select_engine(engines, name, v)) {
+      profile = std::move(dated);
+      assumptions.push_back("engine version " + v + ", dated by the " + where);
+      version = v;
+    }
+  }
+  if (!profile && !version.empty() && input.unknown == UnknownVersion::newest) {
+    auto newest = engine::select_engine(engines, name.substr(0, name.find('@')), "");
+    if (newest) {
+      assumptions.push_back("engine version '" + version + "' not recognised; newest profile used");
+      return newest;
+    }
+  }
+  return profile;  // select_engine's errors name the engine and the version
+}
+
+Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs) {
+  assert(catalogs.devices && catalogs.engines);
+  Resolved r;
+  PF_TRY(deployment, deployment_from_flags(in.flags));
+  PF_TRY(dev, resolve_device(in.device, *catalogs.devices, r.assumptions));
+  PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions));
+  if (!eng.runs_on(dev.platform)) {
+    return make_error(ErrorKind::invalid_argument, format("%s runs on %s devices, %s is a %s device", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
+                                                          dev.platform.c_str()));
+  }
+  const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
+  if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
+  // A total stated in the device text replaces the catalogue's for a catalogue device.
+  if (in.device.form == DeviceForm::free_text && dev.id != "stated-device" && !deployment.device_total_bytes) {
+    if (auto total = stated_total_bytes(in.device.text)) {
+      deployment.device_total_bytes = total;
+      r.provenance.push_back(format("device total %.2f GiB from %s", bytes_to_gib(*total), in.device.origin.c_str()));
+    }
+  }
+  const Flags& f = in.flags;
+  auto note = [&](const char* field, const auto& given, const std::string& shown) {
+    if (given) r.provenance.push_back(std::string(field) + " " + shown + " from " + given->origin);
+  };
+  note("tensor_parallel_size", f.tensor_parallel_size, f.tensor_parallel_size ? std::to_string(f.tensor_parallel_size->value) : "");
+  note("pipeline_parallel_size", f.pipeline_parallel_size, f.pipeline_parallel_size ? std::to_string(f.pipeline_parallel_size->value) : "");
+  note("num_devices", f.num_devices, f.num_devices ? std::to_string(f.num_devices->value) : "");
+  note("gpu_memory_utilization", f.gpu_memory_utilization, f.gpu_memory_utilization ? format("%g", f.gpu_memory_utilization->value) : "");
+  note("max_model_len", f.max_model_len, f.max_model_len ? std::to_string(f.max_model_len->value) : "");
+  note("max_num_seqs", f.max_num_seqs, f.max_num_seqs ? std::to_string(f.max_num_seqs->value) : "");
+  note("max_num_batched_tokens", f.max_num_batched_tokens, f.max_num_batched_tokens ? std::to_string(f.max_num_batched_tokens->value) : "");
+  note("kv_cache_dtype", f.kv_cache_dtype, f.kv_cache_dtype ? f.kv_cache_dtype->value : "");
+  note("quantization", f.quantization, f.quantization ? f.quantization->value : "");
+  note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
+  r.model = in.model;
+  r.device = std::move(dev);
+  r.engine = std::move(eng);
+  r.overheads = *oh;
+  r.deployment = std::move(deployment);
+  return r;
+}
+
+}  // namespace preflight::deploy

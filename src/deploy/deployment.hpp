@@ -1,0 +1,123 @@
+// deploy/deployment: the one resolution step from what people give (a device name or the free text a
+// report writes, an engine "vllm-ascend@0.23" or a version string as logs and cases write it, and typed
+// optional flags, each with where it came from) to a resolved deployment: model, device, engine profile,
+// overheads and the estimate::Deployment, with its assumptions and provenance. fit, logs, validate,
+// bench --device and plan all go through it, so one bad input gives one error, named by its origin
+// ("--gpu-memory-utilization: expected a number in (0, 1], found 1.5"), whichever command read it.
+// Model resolution stays with the caller (catalogue, directories, hub): this step receives the ModelSpec.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_spec.hpp"
+
+namespace preflight::deploy {
+
+// A value and where it came from: "--max-num-seqs", "seed-cases.jsonl:3: gpu_memory_utilization",
+// "log line 12: gpu_memory_utilization". Errors about the value start with the origin.
+template <typename T>
+struct Given {
+  T value{};
+  std::string origin;
+};
+
+enum class DeviceForm { name, free_text };
+
+// name: a catalogue id or alias (not_found with suggestions otherwise). free_text: the way a report
+// writes it ("NVIDIA H100 80GB (79.18 GiB total)"): the longest catalogue id or alias in it, else a
+// device built from the total memory the text states; a stated total also replaces the catalogue's.
+struct DeviceInput {
+  std::string text;
+  std::string origin;
+  DeviceForm form = DeviceForm::name;
+};
+
+enum class UnknownVersion { error, newest };
+
+// engine: "vllm", "vllm-ascend@0.23", "llama.cpp"; empty = the default engine of the device's platform.
+// version: as logs and cases write it ("0.11.0rc3", "0.1.dev7548+gbaba038 (main, ~v0.9.2)"); a version
+// that selects no profile is dated by the first "vX.Y" inside it, then inside version_hint (free text
+// such as a case's notes), each dating recorded as an assumption. unknown: what a version that still
+// selects nothing does: an error (fit, bench) or the newest profile with the assumption (logs, validate).
+struct EngineInput {
+  std::string engine;
+  std::string version;
+  std::string origin;
+  std::string version_hint;
+  std::string version_hint_origin;
+  UnknownVersion unknown = UnknownVersion::error;
+};
+
+// vLLM's flags as given; unset ones take the engine version's defaults.
+struct Flags {
+  std::optional<Given<int64_t>> tensor_parallel_size, pipeline_parallel_size, num_devices;
+  std::optional<Given<double>> gpu_memory_utilization;
+  std::optional<Given<int64_t>> max_model_len, max_num_seqs, max_num_batched_tokens;
+  std::optional<Given<std::string>> kv_cache_dtype, quantization;
+  std::optional<Given<std::string>> limit_mm_per_prompt;  // vLLM's JSON: '{"image": 1, "video": 0}'
+  std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
+  std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
+  std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
+};
+
+struct Inputs {
+  model::ModelSpec model;
+  DeviceInput device;
+  EngineInput engine;
+  Flags flags;
+};
+
+struct Catalogs {
+  const device::DeviceCatalog* devices = nullptr;
+  const engine::EngineCatalog* engines = nullptr;
+};
+
+struct Resolved {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  engine::EngineProfile engine;
+  engine::Overheads overheads;
+  estimate::Deployment deployment;
+  std::vector<std::string> assumptions;  // every choice this step made that the inputs did not state
+  std::vector<std::string> provenance;   // "gpu_memory_utilization 0.9 from --gpu-memory-utilization"
+};
+
+// The --kv-cache-dtype values the estimate sizes (auto = the model's dtype).
+const std::vector<std::string>& known_kv_cache_dtypes();
+
+// The checks every command applies to flags, one message per bad value, joined with "; " into one
+// invalid_argument error: utilization finite in (0, 1]; parallel sizes, num_devices, max_model_len,
+// max_num_seqs and max_num_batched_tokens at least 1; num_devices divisible by TP x PP (by PP when TP
+// is not given); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts.
+Status check_flags(const Flags& flags);
+
+// The estimate::Deployment the flags describe (after check_flags): TP = num_devices / PP when TP is
+// not given. invalid_argument as check_flags.
+Expected<estimate::Deployment> deployment_from_flags(const Flags& flags);
+
+// The engine profile an EngineInput selects, and the assumptions made (datings, newest profile).
+// not_found for an unknown engine, or a version outside every range with UnknownVersion::error.
+Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
+                                               std::vector<std::string>& assumptions);
+
+// The device a DeviceInput names; assumptions gets the stated total used for a device outside the
+// catalogue. not_found when a name matches nothing, or free text names no device and states no total.
+Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions);
+
+// Total memory stated in a device description ("79.18 GiB total", "total_gpu_memory=23.58GiB",
+// "total memory 65452113920 B", "15.99 GiB usable"), in bytes.
+std::optional<double> stated_total_bytes(const std::string& text);
+
+// The whole step: flags checked, device, engine (which must run on the device's platform) and its
+// overheads resolved, the deployment built. Errors: invalid_argument (a bad flag, an engine for another
+// platform), not_found (device, engine, version, overheads).
+Expected<Resolved> resolve_deployment(const Inputs& inputs, const Catalogs& catalogs);
+
+}  // namespace preflight::deploy

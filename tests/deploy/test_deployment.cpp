@@ -1,0 +1,237 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "base/units.hpp"
+#include "deploy/deployment.hpp"
+#include "model/model_catalog.hpp"
+
+using namespace preflight;
+using deploy::Given;
+
+namespace {
+
+struct Fixture {
+  device::DeviceCatalog devices;
+  engine::EngineCatalog engines;
+  model::ModelSpec model;
+};
+
+const Fixture& fixture() {
+  static const Fixture f = [] {
+    Fixture x;
+    x.devices = *device::load_builtin_device_catalog();
+    x.engines = *engine::load_engine_catalog();
+    x.model = *model::model_spec_from_catalog(*model::builtin_model_catalog().find("Qwen/Qwen3-8B"));
+    return x;
+  }();
+  return f;
+}
+
+deploy::Inputs inputs(const std::string& device, const std::string& engine, const deploy::Flags& flags = {}) {
+  return {fixture().model, {device, "--device", deploy::DeviceForm::name}, {engine, "", "--engine", "", "", deploy::UnknownVersion::error}, flags};
+}
+
+Expected<deploy::Resolved> resolve(const deploy::Inputs& in) { return deploy::resolve_deployment(in, {&fixture().devices, &fixture().engines}); }
+
+}  // namespace
+
+// Good flags -> the deployment the estimate receives, every value as given (or the layout rule).
+TEST(Deploy, FlagsBecomeTheDeployment) {
+  struct Row {
+    const char* what;
+    deploy::Flags flags;
+    int64_t tp, pp;
+  };
+  deploy::Flags tp_from_devices;
+  tp_from_devices.num_devices = Given<int64_t>{8, "--num-devices"};
+  tp_from_devices.pipeline_parallel_size = Given<int64_t>{2, "--pipeline-parallel-size"};
+  deploy::Flags explicit_tp;
+  explicit_tp.tensor_parallel_size = Given<int64_t>{2, "--tensor-parallel-size"};
+  explicit_tp.num_devices = Given<int64_t>{4, "--num-devices"};  // data parallel 2 over TP 2: divisible
+  const Row rows[] = {{"defaults", {}, 1, 1}, {"TP = devices / PP", tp_from_devices, 4, 2}, {"TP given", explicit_tp, 2, 1}};
+  for (const auto& r : rows) {
+    auto d = deploy::deployment_from_flags(r.flags);
+    ASSERT_TRUE(d) << r.what << ": " << d.error().describe();
+    EXPECT_EQ(d->tensor_parallel_size, r.tp) << r.what;
+    EXPECT_EQ(d->pipeline_parallel_size, r.pp) << r.what;
+  }
+  deploy::Flags all;
+  all.gpu_memory_utilization = Given<double>{0.85, "u"};
+  all.max_model_len = Given<int64_t>{8192, "l"};
+  all.max_num_seqs = Given<int64_t>{64, "s"};
+  all.max_num_batched_tokens = Given<int64_t>{4096, "b"};
+  all.kv_cache_dtype = Given<std::string>{"FP8_E4M3", "k"};
+  all.enforce_eager = Given<bool>{true, "e"};
+  all.skip_mm_profiling = Given<bool>{true, "m"};
+  all.limit_mm_per_prompt = Given<std::string>{R"({"image": {"count": 0}, "video": 0})", "--limit-mm-per-prompt"};
+  auto d = deploy::deployment_from_flags(all);
+  ASSERT_TRUE(d) << d.error().describe();
+  EXPECT_EQ(*d->gpu_memory_utilization, 0.85);
+  EXPECT_EQ(*d->max_model_len, 8192);
+  EXPECT_EQ(*d->max_num_seqs, 64);
+  EXPECT_EQ(*d->max_num_batched_tokens, 4096);
+  EXPECT_EQ(d->kv_cache_dtype, "fp8_e4m3");
+  EXPECT_EQ(d->mode, estimate::ExecutionMode::eager);
+  EXPECT_TRUE(d->skip_mm_profiling);
+  EXPECT_TRUE(d->no_images);
+  EXPECT_TRUE(d->no_video);
+}
+
+// Issue 14 / issue 19 item 10: each bad input is an invalid_argument naming its origin, with expected vs found.
+TEST(Deploy, Issue19_Item10_BadFlagsNameTheirOrigin) {
+  struct Row {
+    const char* what;
+    deploy::Flags flags;
+    const char* fragment;
+  };
+  std::vector<Row> rows;
+  auto util = [](double v, const char* origin) {
+    deploy::Flags f;
+    f.gpu_memory_utilization = Given<double>{v, origin};
+    return f;
+  };
+  auto count = [](std::optional<Given<int64_t>> deploy::Flags::*member, int64_t v, const char* origin) {
+    deploy::Flags f;
+    f.*member = Given<int64_t>{v, origin};
+    return f;
+  };
+  rows.push_back({"nan", util(std::nan(""), "--gpu-memory-utilization"), "--gpu-memory-utilization: expected a number in (0, 1], found nan"});
+  rows.push_back({"inf", util(std::numeric_limits<double>::infinity(), "--gpu-memory-utilization"), "found inf"});
+  rows.push_back({"1.5", util(1.5, "--gpu-memory-utilization"), "--gpu-memory-utilization: expected a number in (0, 1], found 1.5"});
+  rows.push_back({"0", util(0, "case x: gpu_memory_utilization"), "case x: gpu_memory_utilization: expected a number in (0, 1], found 0"});
+  rows.push_back({"5.0", util(5.0, "case x: gpu_memory_utilization"), "found 5"});
+  rows.push_back({"seqs 0", count(&deploy::Flags::max_num_seqs, 0, "--max-num-seqs"), "--max-num-seqs: expected an integer of at least 1, found 0"});
+  rows.push_back({"tokens 0", count(&deploy::Flags::max_num_batched_tokens, 0, "--max-num-batched-tokens"), "--max-num-batched-tokens: expected an integer of at least 1"});
+  rows.push_back({"len -1", count(&deploy::Flags::max_model_len, -1, "--max-model-len"), "--max-model-len: expected an integer of at least 1, found -1"});
+  rows.push_back({"tp -1", count(&deploy::Flags::tensor_parallel_size, -1, "case y: tensor_parallel_size"), "case y: tensor_parallel_size: expected an integer of at least 1, found -1"});
+  rows.push_back({"pp 0", count(&deploy::Flags::pipeline_parallel_size, 0, "--pipeline-parallel-size"), "--pipeline-parallel-size: expected an integer of at least 1"});
+  rows.push_back({"devices 0", count(&deploy::Flags::num_devices, 0, "--num-devices"), "--num-devices: expected an integer of at least 1"});
+  deploy::Flags indivisible;
+  indivisible.num_devices = Given<int64_t>{6, "--num-devices"};
+  indivisible.tensor_parallel_size = Given<int64_t>{4, "--tensor-parallel-size"};
+  rows.push_back({"6 over TP 4", indivisible, "--num-devices: 6 devices do not divide into tensor x pipeline parallel ranks 4"});
+  deploy::Flags indivisible_pp;
+  indivisible_pp.num_devices = Given<int64_t>{3, "--num-devices"};
+  indivisible_pp.pipeline_parallel_size = Given<int64_t>{2, "--pipeline-parallel-size"};
+  rows.push_back({"3 over PP 2", indivisible_pp, "--num-devices: 3 devices do not divide into pipeline stages 2"});
+  deploy::Flags fp4;
+  fp4.kv_cache_dtype = Given<std::string>{"fp4", "--kv-cache-dtype"};
+  rows.push_back({"fp4", fp4, "--kv-cache-dtype: expected one of auto|fp8|fp8_e4m3|fp8_e5m2|int8|fp16|bf16|float16|bfloat16, found 'fp4'"});
+  deploy::Flags mm;
+  mm.limit_mm_per_prompt = Given<std::string>{"{image: 1}", "--limit-mm-per-prompt"};
+  rows.push_back({"mm json", mm, "--limit-mm-per-prompt: expected a JSON object"});
+  deploy::Flags mm_negative;
+  mm_negative.limit_mm_per_prompt = Given<std::string>{R"({"video": -1})", "--limit-mm-per-prompt"};
+  rows.push_back({"mm count", mm_negative, "--limit-mm-per-prompt: the count for 'video' must be a non-negative integer"});
+  for (const auto& r : rows) {
+    const auto checked = deploy::check_flags(r.flags);
+    ASSERT_FALSE(checked) << r.what;
+    EXPECT_EQ(checked.error().kind, ErrorKind::invalid_argument) << r.what;
+    EXPECT_NE(checked.error().message.find(r.fragment), std::string::npos) << r.what << ": " << checked.error().message;
+    // The same flags through the whole step give the same error.
+    auto resolved = resolve(inputs("910B3", "", r.flags));
+    ASSERT_FALSE(resolved) << r.what;
+    EXPECT_EQ(resolved.error().message, checked.error().message) << r.what;
+  }
+  // Several bad inputs: one message each, in one error.
+  deploy::Flags two = util(2, "--gpu-memory-utilization");
+  two.max_num_seqs = Given<int64_t>{0, "--max-num-seqs"};
+  const auto both = deploy::check_flags(two);
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.error().message.find("--gpu-memory-utilization: expected"), std::string::npos);
+  EXPECT_NE(both.error().message.find("; --max-num-seqs: expected"), std::string::npos);
+}
+
+// Device, engine and platform: names and free text resolve; the wrong engine for the platform is refused.
+TEST(Deploy, DeviceEngineAndPlatform) {
+  auto npu = resolve(inputs("910B3", ""));
+  ASSERT_TRUE(npu) << npu.error().describe();
+  EXPECT_EQ(npu->device.id, "910B3");
+  EXPECT_EQ(npu->engine.engine, "vllm-ascend");  // the platform's default engine
+  auto pinned = resolve(inputs("910B3", "vllm-ascend@0.23"));
+  ASSERT_TRUE(pinned) << pinned.error().describe();
+  EXPECT_TRUE(pinned->engine.version_min <= *engine::parse_version("0.23", "vllm-ascend"));
+  EXPECT_TRUE(*engine::parse_version("0.23", "vllm-ascend") <= pinned->engine.version_max);
+
+  auto wrong = resolve(inputs("910B3", "vllm"));
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(wrong.error().message.find("runs on cuda devices, 910B3 is a npu device"), std::string::npos) << wrong.error().message;
+
+  auto unknown = resolve(inputs("H1000", ""));
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().kind, ErrorKind::not_found);
+  EXPECT_EQ(unknown.error().message.rfind("--device: ", 0), 0u) << unknown.error().message;
+
+  auto far_version = resolve(inputs("910B3", "vllm-ascend@0.1"));
+  ASSERT_FALSE(far_version);
+  EXPECT_EQ(far_version.error().kind, ErrorKind::not_found);
+
+  // Free text as a report writes it: the catalogue device, with the stated total replacing the catalogue's.
+  deploy::Inputs text = inputs("", "");
+  text.device = {"Ascend 910B3 64GB (60.96 GiB total)", "case z: device", deploy::DeviceForm::free_text};
+  auto from_text = resolve(text);
+  ASSERT_TRUE(from_text) << from_text.error().describe();
+  EXPECT_EQ(from_text->device.id, "910B3");
+  ASSERT_TRUE(from_text->deployment.device_total_bytes);
+  EXPECT_DOUBLE_EQ(*from_text->deployment.device_total_bytes, 60.96 * k_gib);
+  // A device outside the catalogue with a stated total: built from it, on the vendor's platform, said so.
+  text.device.text = "Some NPU board (32.00 GiB total)";
+  auto stated = resolve(text);
+  ASSERT_TRUE(stated) << stated.error().describe();
+  EXPECT_EQ(stated->device.platform, "npu");
+  EXPECT_DOUBLE_EQ(stated->device.memory_bytes, 32.0 * k_gib);
+  ASSERT_FALSE(stated->assumptions.empty());
+  EXPECT_EQ(stated->assumptions[0], "device from the stated 32.00 GiB total");
+  text.device.text = "a mystery card";
+  auto mystery = resolve(text);
+  ASSERT_FALSE(mystery);
+  EXPECT_EQ(mystery.error().kind, ErrorKind::not_found);
+}
+
+// Versions as logs and cases write them: dated by a "vX.Y" inside the text, then by the hint; a version that
+// selects nothing is an error for fit and the newest profile (said so) for logs and validate.
+TEST(Deploy, EngineVersionsAsWritten) {
+  const auto& engines = fixture().engines;
+  struct Row {
+    deploy::EngineInput input;
+    const char* assumption;  // "" = none
+    bool ok;
+  };
+  const Row rows[] = {
+      {{"vllm", "0.1.dev7548+gbaba038 (main, ~v0.9.2)", "engine_version", "", "", deploy::UnknownVersion::error}, "engine version 0.9.2, dated by the engine_version", true},
+      {{"vllm", "", "engine_version", "V0 engine (~v0.6.4, 2024)", "case notes", deploy::UnknownVersion::error}, "engine version 0.6.4, dated by the case notes", true},
+      {{"vllm", "9.9.9", "engine_version", "", "", deploy::UnknownVersion::newest}, "engine version '9.9.9' not recognised; newest profile used", true},
+      {{"vllm", "9.9.9", "--engine", "", "", deploy::UnknownVersion::error}, "", false},
+      {{"vllm@0.10", "", "--engine", "on v0.6.4 earlier", "case notes", deploy::UnknownVersion::error}, "", true},  // an explicit version wins
+      {{"nonsense", "", "--engine", "", "", deploy::UnknownVersion::newest}, "", false},
+  };
+  for (const auto& r : rows) {
+    std::vector<std::string> assumptions;
+    auto p = deploy::resolve_engine(r.input, engines, "cuda", assumptions);
+    EXPECT_EQ(p.has_value(), r.ok) << r.input.engine << " " << r.input.version;
+    if (std::string(r.assumption).empty()) {
+      EXPECT_TRUE(assumptions.empty()) << r.input.engine << " " << r.input.version << ": " << (assumptions.empty() ? "" : assumptions[0]);
+    } else {
+      ASSERT_EQ(assumptions.size(), 1u) << r.input.version;
+      EXPECT_EQ(assumptions[0], r.assumption);
+    }
+  }
+  std::vector<std::string> none;
+  auto pinned = deploy::resolve_engine({"vllm@0.10", "", "--engine", "on v0.6.4 earlier", "case notes", deploy::UnknownVersion::error}, engines, "cuda", none);
+  ASSERT_TRUE(pinned);
+  EXPECT_TRUE(pinned->version_min <= *engine::parse_version("0.10", "vllm") && *engine::parse_version("0.10", "vllm") <= pinned->version_max);
+}
+
+// Provenance says where each value came from.
+TEST(Deploy, ProvenanceNamesTheOrigin) {
+  deploy::Flags f;
+  f.gpu_memory_utilization = Given<double>{0.8, "seed.jsonl:3 (case a): gpu_memory_utilization"};
+  auto r = resolve(inputs("H100", "", f));
+  ASSERT_TRUE(r) << r.error().describe();
+  ASSERT_EQ(r->provenance.size(), 1u);
+  EXPECT_EQ(r->provenance[0], "gpu_memory_utilization 0.8 from seed.jsonl:3 (case a): gpu_memory_utilization");
+  EXPECT_EQ(*r->deployment.gpu_memory_utilization, 0.8);
+}
