@@ -104,3 +104,24 @@ TEST(SafetensorsHeader, HeaderLengthBeyondFileOrLimit) {
   ASSERT_FALSE(h2.has_value());
   EXPECT_NE(h2.error().describe().find("above the 100 MB limit"), std::string::npos) << h2.error().describe();
 }
+
+// Issue 19 item 3: the duplicate-key check made parsing quadratic (100,000 tensors ran past 60 s).
+// A 100,000-tensor header parses, every tensor kept in file order and the total exact.
+TEST(SafetensorsHeader, Issue19_HundredThousandTensorsParse) {
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  uint64_t offset = 0;
+  for (int i = 0; i < 100000; ++i) {
+    header += "," + tensor("model.layers." + std::to_string(i) + ".mlp.down_proj.weight", "BF16", 64, 32, offset, 64 * 32 * 2);
+    offset += 64 * 32 * 2;
+  }
+  header += "}";
+  auto h = parse_safetensors_header(header, offset, "big.safetensors");
+  ASSERT_TRUE(h.has_value()) << h.error().describe();
+  ASSERT_EQ(h->tensors.size(), 100000u);
+  EXPECT_EQ(h->data_bytes(), 100000ull * 4096);
+  // A duplicate at the very end is still found.
+  const std::string dup = header.substr(0, header.size() - 1) + "," + tensor("model.layers.7.mlp.down_proj.weight", "BF16", 64, 32, offset, 4096) + "}";
+  auto d = parse_safetensors_header(dup, offset + 4096, "big.safetensors");
+  ASSERT_FALSE(d.has_value());
+  EXPECT_NE(d.error().message.find("tensor model.layers.7.mlp.down_proj.weight appears twice"), std::string::npos) << d.error().message;
+}
