@@ -12,12 +12,6 @@ namespace preflight::model {
 
 namespace {
 
-// Upper bounds that no real model reaches; larger values are hostile or corrupt input.
-constexpr int64_t k_max_layers = 10000;
-constexpr int64_t k_max_dim = 1 << 22;
-constexpr int64_t k_max_vocab = 1 << 24;
-constexpr int64_t k_max_experts = 1 << 14;
-
 // Reads text-stack fields from text_config when present, else the top level.
 class ConfigView {
  public:

@@ -144,11 +144,11 @@ Expected<uint64_t> parse_safetensors_header_length(const uint8_t* first8, uint64
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
   if (n > k_max_safetensors_header_bytes) {
-    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB is above the 100 MB limit", origin.c_str(), static_cast<double>(n) / 1e6), origin);
+    return make_error(ErrorKind::corrupt, format("%s: header length %s is above the 100 MiB limit", origin.c_str(), format_bytes(n).c_str()), origin);
   }
   if (n > file_size - 8) {
-    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB exceeds file size %.1f MB", origin.c_str(), static_cast<double>(n) / 1e6,
-                                                 static_cast<double>(file_size) / 1e6),
+    return make_error(ErrorKind::corrupt, format("%s: header length %s exceeds file size %s", origin.c_str(), format_bytes(n).c_str(),
+                                                 format_bytes(file_size).c_str()),
                       origin);
   }
   return n;
