@@ -309,8 +309,15 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
     spec.layers.push_back(l);
   }
   if (sliding > 0) spec.assumptions.push_back(format("%s.attention.sliding_window is %lld; layer pattern not in GGUF metadata, all layers counted as full attention", arch.c_str(), static_cast<long long>(sliding)));
-  uint64_t total = 0;
+  uint64_t total = 0, elements_total = 0;
   for (const auto& t : file.tensors) {
+    // Tensor infos may overlap, so their sums are checked even though each lies inside the file.
+    const auto bytes_sum = checked_add(total, t.bytes);
+    const auto elements_sum = checked_add(elements_total, t.elements);
+    if (!bytes_sum || !elements_sum || *bytes_sum > static_cast<uint64_t>(INT64_MAX) || *elements_sum > static_cast<uint64_t>(INT64_MAX)) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: tensor sizes summed over the file overflow", origin.c_str(), t.name.c_str()), origin);
+    }
+    elements_total = *elements_sum;
     WeightGroup g;
     g.module = normalize_module(t.name);
     g.rows = static_cast<int64_t>(t.elements);
@@ -320,7 +327,7 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
     g.active_fraction = g.expert && spec.num_experts > 0 ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
     if (g.module == "token_embd.weight" || g.module == "output.weight") g.shard = Shard::vocab;
     spec.weights.push_back(g);
-    total += t.bytes;
+    total = *bytes_sum;
     spec.exact_bytes_by_dtype[ggml_type_name(t.ggml_type)] += t.bytes;
     if (spec.vocab_size == 0 && t.name == "token_embd.weight" && t.shape.size() == 2) spec.vocab_size = static_cast<int64_t>(t.shape[1]);
   }
