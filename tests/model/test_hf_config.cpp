@@ -211,3 +211,16 @@ TEST(HfConfig, Issue19_InfinityInAnUnreadFieldStillLoads) {
   const auto spec = load("nvidia__Nemotron-H-56B-Base-8K");
   EXPECT_EQ(spec.num_hidden_layers, 118);  // config.json num_hidden_layers
 }
+
+// Issue 19 item 5: Mamba state heads x head_dim x ssm_state_size, each within its cap, overflowed
+// state_bytes_per_sequence (int64) while the weights stayed small.
+TEST(HfConfig, Issue19_RecurrentStateOverflowNamesTheKeys) {
+  auto json = parse_json(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 100, "hybrid_override_pattern": "M*",
+    "mamba_num_heads": 4194304, "mamba_head_dim": 4194304, "ssm_state_size": 4194304, "n_groups": 1, "conv_kernel": 4})",
+                         "config.json");
+  ASSERT_TRUE(json.has_value());
+  auto spec = parse_hf_config(*json, "config.json");
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_NE(spec.error().message.find("config.json: mamba_num_heads x mamba_head_dim x ssm_state_size"), std::string::npos) << spec.error().message;
+  EXPECT_NE(spec.error().message.find("recurrent state cache size overflows"), std::string::npos) << spec.error().message;
+}
