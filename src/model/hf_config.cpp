@@ -77,7 +77,8 @@ class WeightList {
     for (auto& existing : m_groups) {
       if (existing.module == g.module && existing.rows == g.rows && existing.cols == g.cols && existing.part == g.part) {
         const auto count = checked_add(static_cast<uint64_t>(existing.count), static_cast<uint64_t>(g.count));
-        if (!count || !fits(existing.rows, existing.cols, static_cast<int64_t>(std::min<uint64_t>(*count, INT64_MAX)))) return overflow(g.module);
+        // The groups so far (this one included) plus g's own rows x cols x count is the new total.
+        if (!count || *count > static_cast<uint64_t>(INT64_MAX) || !fits(g.rows, g.cols, g.count)) return overflow(g.module);
         existing.count = static_cast<int64_t>(*count);
         return;
       }
