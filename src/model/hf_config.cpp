@@ -68,22 +68,22 @@ class ConfigView {
 };
 
 // Accumulates weight groups, merging identical (module, shape) entries across layers.
-// Every group's rows x cols x count and the running total are checked: the first module whose
-// parameter count overflows int64 is remembered and parse_hf_config reports it.
+// Every group's rows x cols x count and the running total of all groups are checked: the first
+// module whose parameter count overflows int64 is remembered and parse_hf_config reports it.
 class WeightList {
  public:
   void add(WeightGroup g) {
     if (g.rows <= 0 || g.cols <= 0 || g.count <= 0) return;
+    const auto total = checked_total(g.rows, g.cols, g.count);
+    if (!total) return overflow(g.module);
     for (auto& existing : m_groups) {
       if (existing.module == g.module && existing.rows == g.rows && existing.cols == g.cols && existing.part == g.part) {
-        const auto count = checked_add(static_cast<uint64_t>(existing.count), static_cast<uint64_t>(g.count));
-        // The groups so far (this one included) plus g's own rows x cols x count is the new total.
-        if (!count || *count > static_cast<uint64_t>(INT64_MAX) || !fits(g.rows, g.cols, g.count)) return overflow(g.module);
-        existing.count = static_cast<int64_t>(*count);
+        existing.count += g.count;  // below 2^63: its parameters are part of the checked total
+        m_total_params = *total;
         return;
       }
     }
-    if (!fits(g.rows, g.cols, g.count)) return overflow(g.module);
+    m_total_params = *total;
     m_groups.push_back(std::move(g));
   }
   // The first module whose parameter count (or the model total) overflows; empty when none did.
@@ -97,23 +97,19 @@ class WeightList {
   std::vector<WeightGroup> take() { return std::move(m_groups); }
 
  private:
-  // rows x cols x count, and the total over all groups so far, below 2^63.
-  bool fits(int64_t rows, int64_t cols, int64_t count) const {
+  // The model's parameter total with rows x cols x count added, when both stay below 2^63.
+  std::optional<uint64_t> checked_total(int64_t rows, int64_t cols, int64_t count) const {
     const auto product = checked_mul(static_cast<uint64_t>(rows), static_cast<uint64_t>(cols));
     const auto params = product ? checked_mul(*product, static_cast<uint64_t>(count)) : std::nullopt;
-    if (!params || *params > static_cast<uint64_t>(INT64_MAX)) return false;
-    uint64_t total = *params;
-    for (const auto& g : m_groups) {
-      const auto sum = checked_add(total, static_cast<uint64_t>(g.params()));
-      if (!sum || *sum > static_cast<uint64_t>(INT64_MAX)) return false;
-      total = *sum;
-    }
-    return true;
+    const auto total = params ? checked_add(m_total_params, *params) : std::nullopt;
+    if (!total || *total > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return total;
   }
   void overflow(const std::string& module) {
     if (m_overflowed.empty()) m_overflowed = module;
   }
   std::vector<WeightGroup> m_groups;
+  uint64_t m_total_params = 0;
   std::string m_overflowed;
 };
 
