@@ -62,6 +62,15 @@ static void BM_SafetensorsHeader1000Tensors(benchmark::State& state) {
 }
 BENCHMARK(BM_SafetensorsHeader1000Tensors)->Unit(benchmark::kMicrosecond);
 
+// Issue 19 item 3: a 100,000-tensor header (about 13 MB of JSON) must parse in linear time.
+static void BM_SafetensorsHeader100000Tensors(benchmark::State& state) {
+  const std::string h = header_json(100000);
+  const uint64_t data = 100000ull * 8192 * 8192 * 2;
+  for (auto _ : state) benchmark::DoNotOptimize(model::parse_safetensors_header(h, data, "bench.safetensors"));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * h.size()));
+}
+BENCHMARK(BM_SafetensorsHeader100000Tensors)->Unit(benchmark::kMillisecond);
+
 // One model on one 910B3 under vllm-ascend 0.23 with the embedded catalogues.
 struct NpuCase {
   model::ModelSpec model;

@@ -33,7 +33,8 @@ bool depth_ok(const std::string& text) {
   return true;
 }
 // Python's json module writes Infinity, -Infinity and NaN (Nemotron-H's time_step_limit); JSON has
-// no such tokens. Outside strings they are read as null.
+// no such tokens. Outside strings they become the marker string is_non_finite() recognizes.
+constexpr char k_non_finite_marker[] = "\x01non-finite ";
 std::string replace_non_finite(const std::string& text) {
   std::string out;
   out.reserve(text.size());
@@ -48,9 +49,9 @@ std::string replace_non_finite(const std::string& text) {
       continue;
     }
     if (c == '"') in_string = true;
-    if (text.compare(i, 9, "-Infinity") == 0) { out += "null"; i += 8; continue; }
-    if (text.compare(i, 8, "Infinity") == 0) { out += "null"; i += 7; continue; }
-    if (text.compare(i, 3, "NaN") == 0) { out += "null"; i += 2; continue; }
+    if (text.compare(i, 9, "-Infinity") == 0) { out += "\"\\u0001non-finite -Infinity\""; i += 8; continue; }
+    if (text.compare(i, 8, "Infinity") == 0) { out += "\"\\u0001non-finite Infinity\""; i += 7; continue; }
+    if (text.compare(i, 3, "NaN") == 0) { out += "\"\\u0001non-finite NaN\""; i += 2; continue; }
     out += c;
   }
   return out;
@@ -69,6 +70,10 @@ const char* json_type_name(const Json& value) {
     case Json::value_t::number_float: return "number";
     default: return "other";
   }
+}
+
+bool is_non_finite(const Json& value) {
+  return value.is_string() && value.get_ref<const std::string&>().rfind(k_non_finite_marker, 0) == 0;
 }
 
 Expected<Json> parse_json(const std::string& text, const std::string& origin) {
@@ -123,15 +128,24 @@ const Json* JsonObject::find(const std::string& key) const {
   return &*it;
 }
 
+Error JsonObject::not_finite(const std::string& key) const {
+  const std::string& text = find(key)->get_ref<const std::string&>();
+  return make_error(ErrorKind::corrupt,
+                    format("%s: %s is %s, not a finite number", m_origin.c_str(), key_path(key).c_str(), text.substr(sizeof k_non_finite_marker - 1).c_str()),
+                    m_origin);
+}
+
 Expected<std::optional<int64_t>> JsonObject::opt_int(const std::string& key) const {
   const Json* v = find(key);
   if (!v) return std::optional<int64_t>{};
-  if (v->is_number_integer()) return std::optional<int64_t>{v->get<int64_t>()};
+  if (is_non_finite(*v)) return not_finite(key);
+  // nlohmann's is_number_integer() is true for unsigned values too: test unsigned first, or 2^63 reads as -2^63.
   if (v->is_number_unsigned()) {
     const auto u = v->get<uint64_t>();
     if (u > static_cast<uint64_t>(INT64_MAX)) return wrong_type(key, "an integer below 2^63");
     return std::optional<int64_t>{static_cast<int64_t>(u)};
   }
+  if (v->is_number_integer()) return std::optional<int64_t>{v->get<int64_t>()};
   if (v->is_number_float()) {
     const double d = v->get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return std::optional<int64_t>{static_cast<int64_t>(d)};
@@ -142,6 +156,7 @@ Expected<std::optional<int64_t>> JsonObject::opt_int(const std::string& key) con
 Expected<std::optional<double>> JsonObject::opt_number(const std::string& key) const {
   const Json* v = find(key);
   if (!v) return std::optional<double>{};
+  if (is_non_finite(*v)) return not_finite(key);
   if (!v->is_number()) return wrong_type(key, "a number");
   return std::optional<double>{v->get<double>()};
 }
@@ -149,6 +164,7 @@ Expected<std::optional<double>> JsonObject::opt_number(const std::string& key) c
 Expected<std::optional<std::string>> JsonObject::opt_string(const std::string& key) const {
   const Json* v = find(key);
   if (!v) return std::optional<std::string>{};
+  if (is_non_finite(*v)) return not_finite(key);
   if (!v->is_string()) return wrong_type(key, "a string");
   return std::optional<std::string>{v->get<std::string>()};
 }
@@ -156,6 +172,7 @@ Expected<std::optional<std::string>> JsonObject::opt_string(const std::string& k
 Expected<std::optional<bool>> JsonObject::opt_bool(const std::string& key) const {
   const Json* v = find(key);
   if (!v) return std::optional<bool>{};
+  if (is_non_finite(*v)) return not_finite(key);
   if (!v->is_boolean()) return wrong_type(key, "a boolean");
   return std::optional<bool>{v->get<bool>()};
 }

@@ -47,6 +47,8 @@ class JsonObject {
 
   std::string key_path(const std::string& key) const;
   Error wrong_type(const std::string& key, const char* expected) const;
+  // "file: key is NaN, not a finite number" for a member that is_non_finite().
+  Error not_finite(const std::string& key) const;
   const std::string& origin() const { return m_origin; }
   const Json& json() const { return m_object; }
 
@@ -57,5 +59,10 @@ class JsonObject {
 };
 
 const char* json_type_name(const Json& value);
+
+// Python's json module writes Infinity, -Infinity and NaN, which JSON does not have. parse_json reads
+// each such token outside strings as a string value "\x01non-finite NaN" (the token after the
+// marker), so that typed access can say "is NaN, not a finite number" instead of "missing".
+bool is_non_finite(const Json& value);
 
 }  // namespace preflight

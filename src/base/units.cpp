@@ -38,6 +38,13 @@ std::string with_thousands(int64_t value) {
   return out;
 }
 
+std::string format_bytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b < k_mib) return with_thousands(static_cast<int64_t>(bytes)) + " bytes";
+  if (b < k_gib) return format("%.1f MiB", b / k_mib);
+  return format("%.1f GiB", b / k_gib);
+}
+
 std::string fixed(double value, int precision) { return format("%.*f", precision, value); }
 
 std::string utc_now_rfc3339() {

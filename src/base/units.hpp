@@ -20,6 +20,10 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // 1234567 -> "1,234,567" (the thousands separators vLLM prints with f"{n:,}").
 std::string with_thousands(int64_t value);
 
+// A byte count for messages, in binary units chosen by size: "10,000 bytes" below 1 MiB, then
+// "12.5 MiB" below 1 GiB, then "9.2 GiB" (one decimal, so a small size never reads "0.0").
+std::string format_bytes(uint64_t bytes);
+
 // Fixed precision, e.g. fixed(16.6284, 2) -> "16.63".
 std::string fixed(double value, int precision);
 

@@ -5,6 +5,7 @@
 #include "model/gguf_reader.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "base/checked.hpp"
@@ -71,6 +72,12 @@ class Cursor {
   size_t m_offset = 0;
   std::string m_origin;
 };
+
+// A metadata number as written: integers in full ("8000000000000000"), anything else short ("1e+30", "2.5", "nan").
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e18) return format("%.0f", v);
+  return format("%g", v);
+}
 
 int scalar_size(uint32_t type) {
   switch (type) {
@@ -149,8 +156,13 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
     }
   }
   if (auto it = file.numbers.find("general.alignment"); it != file.numbers.end()) {
-    const auto a = static_cast<uint64_t>(it->second);
-    if (a == 0 || (a & (a - 1)) != 0 || a > 65536) return make_error(ErrorKind::corrupt, format("%s: general.alignment %llu is not a power of two", origin.c_str(), static_cast<unsigned long long>(a)), origin);
+    // Compared as a double first: converting 1e30 (or NaN) to an integer is undefined.
+    const double value = it->second;
+    const bool in_range = value >= 1 && value <= 65536 && value == static_cast<double>(static_cast<uint64_t>(value));
+    const auto a = in_range ? static_cast<uint64_t>(value) : 0;
+    if (!in_range || (a & (a - 1)) != 0) {
+      return make_error(ErrorKind::corrupt, format("%s: general.alignment %s is not a power of two from 1 to 65536", origin.c_str(), number_text(value).c_str()), origin);
+    }
     file.alignment = a;
   }
   for (uint64_t i = 0; i < tensor_count; ++i) {
@@ -236,41 +248,76 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
   const std::string arch = arch_it->second;
   spec.architecture = arch;
   spec.model_type = arch;
-  auto number = [&](const std::string& key) -> std::optional<int64_t> {
+  // Every count and dimension is an integer in a plausible range; a present but impossible value is
+  // an error naming the key, never replaced by a default.
+  auto number = [&](const std::string& key, int64_t lowest, int64_t highest) -> Expected<std::optional<int64_t>> {
     auto it = file.numbers.find(arch + "." + key);
-    if (it == file.numbers.end() || it->second < 0 || it->second > 9e15) return std::nullopt;
-    return static_cast<int64_t>(it->second);
+    if (it == file.numbers.end()) return std::optional<int64_t>{};
+    const double v = it->second;
+    if (!(v >= static_cast<double>(lowest) && v <= static_cast<double>(highest)) || v != static_cast<double>(static_cast<int64_t>(v))) {
+      return make_error(ErrorKind::corrupt, format("%s: %s.%s is %s, expected an integer from %lld to %lld", origin.c_str(), arch.c_str(), key.c_str(), number_text(v).c_str(),
+                                                   static_cast<long long>(lowest), static_cast<long long>(highest)),
+                        origin);
+    }
+    return std::optional<int64_t>{static_cast<int64_t>(v)};
   };
-  const auto layers = number("block_count");
-  const auto hidden = number("embedding_length");
-  const auto heads = number("attention.head_count");
-  if (!layers || !hidden || !heads || *layers <= 0 || *layers > 10000 || *hidden <= 0 || *heads <= 0) {
-    return make_error(ErrorKind::corrupt, format("%s: missing or invalid %s.block_count / embedding_length / attention.head_count", origin.c_str(), arch.c_str()), origin);
+  auto required = [&](const std::string& key, int64_t highest) -> Expected<int64_t> {
+    PF_TRY(v, number(key, 1, highest));
+    if (!v) return make_error(ErrorKind::corrupt, format("%s: missing %s.%s", origin.c_str(), arch.c_str(), key.c_str()), origin);
+    return *v;
+  };
+  PF_TRY(layers, required("block_count", k_max_layers));
+  PF_TRY(hidden, required("embedding_length", k_max_dim));
+  PF_TRY(heads, required("attention.head_count", k_max_dim));
+  spec.num_hidden_layers = layers;
+  spec.hidden_size = hidden;
+  spec.num_attention_heads = heads;
+  PF_TRY(kv_heads, number("attention.head_count_kv", 1, heads));
+  spec.num_key_value_heads = kv_heads.value_or(heads);
+  if (heads % spec.num_key_value_heads != 0) {
+    return make_error(ErrorKind::corrupt, format("%s: %s.attention.head_count (%lld) is not a multiple of %s.attention.head_count_kv (%lld)", origin.c_str(),
+                                                 arch.c_str(), static_cast<long long>(heads), arch.c_str(), static_cast<long long>(spec.num_key_value_heads)),
+                      origin);
   }
-  spec.num_hidden_layers = *layers;
-  spec.hidden_size = *hidden;
-  spec.num_attention_heads = *heads;
-  spec.num_key_value_heads = number("attention.head_count_kv").value_or(*heads);
-  if (spec.num_key_value_heads <= 0) spec.num_key_value_heads = *heads;
-  spec.head_dim = number("attention.key_length").value_or(*hidden / *heads);
-  spec.intermediate_size = number("feed_forward_length").value_or(0);
-  spec.max_position_embeddings = number("context_length").value_or(0);
-  spec.num_experts = number("expert_count").value_or(0);
-  spec.num_experts_per_tok = number("expert_used_count").value_or(0);
-  const int64_t sliding = number("attention.sliding_window").value_or(0);
+  PF_TRY(key_length, number("attention.key_length", 1, k_max_dim));
+  if (!key_length && hidden % heads != 0) {
+    return make_error(ErrorKind::corrupt, format("%s: %s.embedding_length (%lld) is not a multiple of %s.attention.head_count (%lld) and attention.key_length is not given",
+                                                 origin.c_str(), arch.c_str(), static_cast<long long>(hidden), arch.c_str(), static_cast<long long>(heads)),
+                      origin);
+  }
+  spec.head_dim = key_length.value_or(hidden / heads);
+  PF_TRY(value_length, number("attention.value_length", 1, k_max_dim));
+  PF_TRY(ffn, number("feed_forward_length", 0, k_max_dim * 4));
+  spec.intermediate_size = ffn.value_or(0);
+  // llama.cpp keeps the context length in a uint32 (n_ctx_train).
+  PF_TRY(context, number("context_length", 0, UINT32_MAX));
+  spec.max_position_embeddings = context.value_or(0);
+  PF_TRY(experts, number("expert_count", 0, k_max_experts));
+  spec.num_experts = experts.value_or(0);
+  PF_TRY(experts_used, number("expert_used_count", 0, spec.num_experts));
+  spec.num_experts_per_tok = experts_used.value_or(0);
+  PF_TRY(sliding_opt, number("attention.sliding_window", 0, UINT32_MAX));
+  const int64_t sliding = sliding_opt.value_or(0);
   if (auto v = file.array_lengths.find("tokenizer.ggml.tokens"); v != file.array_lengths.end()) spec.vocab_size = static_cast<int64_t>(v->second);
-  for (int64_t i = 0; i < *layers; ++i) {
+  for (int64_t i = 0; i < layers; ++i) {
     LayerSpec l;
     l.kind = LayerKind::full_attention;
     l.num_key_value_heads = spec.num_key_value_heads;
     l.head_dim_k = spec.head_dim;
-    l.head_dim_v = number("attention.value_length").value_or(spec.head_dim);
+    l.head_dim_v = value_length.value_or(spec.head_dim);
     l.moe = spec.num_experts > 0;
     spec.layers.push_back(l);
   }
   if (sliding > 0) spec.assumptions.push_back(format("%s.attention.sliding_window is %lld; layer pattern not in GGUF metadata, all layers counted as full attention", arch.c_str(), static_cast<long long>(sliding)));
-  uint64_t total = 0;
+  uint64_t total = 0, elements_total = 0;
   for (const auto& t : file.tensors) {
+    // Tensor infos may overlap, so their sums are checked even though each lies inside the file.
+    const auto bytes_sum = checked_add(total, t.bytes);
+    const auto elements_sum = checked_add(elements_total, t.elements);
+    if (!bytes_sum || !elements_sum || *bytes_sum > static_cast<uint64_t>(INT64_MAX) || *elements_sum > static_cast<uint64_t>(INT64_MAX)) {
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s: tensor sizes summed over the file overflow", origin.c_str(), t.name.c_str()), origin);
+    }
+    elements_total = *elements_sum;
     WeightGroup g;
     g.module = normalize_module(t.name);
     g.rows = static_cast<int64_t>(t.elements);
@@ -280,7 +327,7 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
     g.active_fraction = g.expert && spec.num_experts > 0 ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
     if (g.module == "token_embd.weight" || g.module == "output.weight") g.shard = Shard::vocab;
     spec.weights.push_back(g);
-    total += t.bytes;
+    total = *bytes_sum;
     spec.exact_bytes_by_dtype[ggml_type_name(t.ggml_type)] += t.bytes;
     if (spec.vocab_size == 0 && t.name == "token_embd.weight" && t.shape.size() == 2) spec.vocab_size = static_cast<int64_t>(t.shape[1]);
   }

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "base/checked.hpp"
 #include "base/units.hpp"
 #include "model/architecture_traits.hpp"
 #include "model/vision_tower.hpp"
@@ -11,12 +12,6 @@
 namespace preflight::model {
 
 namespace {
-
-// Upper bounds that no real model reaches; larger values are hostile or corrupt input.
-constexpr int64_t k_max_layers = 10000;
-constexpr int64_t k_max_dim = 1 << 22;
-constexpr int64_t k_max_vocab = 1 << 24;
-constexpr int64_t k_max_experts = 1 << 14;
 
 // Reads text-stack fields from text_config when present, else the top level.
 class ConfigView {
@@ -47,6 +42,16 @@ class ConfigView {
     if (!v) return fallback;
     return check(key, *v, cap);
   }
+  // An optional size or count: absent -> nullopt; present -> 0..cap (0 keeps its "not used" meaning).
+  Expected<std::optional<int64_t>> opt_size(const std::string& key, int64_t cap) const {
+    PF_TRY(v, opt_int(key));
+    if (v && (*v < 0 || *v > cap)) {
+      return make_error(ErrorKind::corrupt, format("%s: %s is %lld, expected 0..%lld", m_root.origin().c_str(), holder(key).key_path(key).c_str(),
+                                                   static_cast<long long>(*v), static_cast<long long>(cap)),
+                        m_root.origin());
+    }
+    return v;
+  }
   Expected<int64_t> check(const std::string& key, int64_t v, int64_t cap) const {
     if (v <= 0 || v > cap) {
       return make_error(ErrorKind::corrupt, format("%s: %s is %lld, expected 1..%lld", m_root.origin().c_str(), holder(key).key_path(key).c_str(),
@@ -63,18 +68,26 @@ class ConfigView {
 };
 
 // Accumulates weight groups, merging identical (module, shape) entries across layers.
+// Every group's rows x cols x count and the running total of all groups are checked: the first
+// module whose parameter count overflows int64 is remembered and parse_hf_config reports it.
 class WeightList {
  public:
   void add(WeightGroup g) {
     if (g.rows <= 0 || g.cols <= 0 || g.count <= 0) return;
+    const auto total = checked_total(g.rows, g.cols, g.count);
+    if (!total) return overflow(g.module);
     for (auto& existing : m_groups) {
       if (existing.module == g.module && existing.rows == g.rows && existing.cols == g.cols && existing.part == g.part) {
-        existing.count += g.count;
+        existing.count += g.count;  // below 2^63: its parameters are part of the checked total
+        m_total_params = *total;
         return;
       }
     }
+    m_total_params = *total;
     m_groups.push_back(std::move(g));
   }
+  // The first module whose parameter count (or the model total) overflows; empty when none did.
+  const std::string& overflowed() const { return m_overflowed; }
   void linear(const std::string& module, int64_t rows, int64_t cols, Shard shard, Part part, int64_t kv_heads = 0) {
     add(WeightGroup{module, rows, cols, 1, shard, part, true, false, 1.0, kv_heads});
   }
@@ -84,7 +97,20 @@ class WeightList {
   std::vector<WeightGroup> take() { return std::move(m_groups); }
 
  private:
+  // The model's parameter total with rows x cols x count added, when both stay below 2^63.
+  std::optional<uint64_t> checked_total(int64_t rows, int64_t cols, int64_t count) const {
+    const auto product = checked_mul(static_cast<uint64_t>(rows), static_cast<uint64_t>(cols));
+    const auto params = product ? checked_mul(*product, static_cast<uint64_t>(count)) : std::nullopt;
+    const auto total = params ? checked_add(m_total_params, *params) : std::nullopt;
+    if (!total || *total > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return total;
+  }
+  void overflow(const std::string& module) {
+    if (m_overflowed.empty()) m_overflowed = module;
+  }
   std::vector<WeightGroup> m_groups;
+  uint64_t m_total_params = 0;
+  std::string m_overflowed;
 };
 
 struct TextDims {
@@ -141,6 +167,50 @@ void add_moe(WeightList& w, const std::string& p, int64_t hidden, const MoeDims&
     add_dense_mlp(w, p + ".shared_expert", hidden, m.shared_inter, t.mlp, part);
     if (t.shared_expert_gate) w.add(WeightGroup{p + ".shared_expert_gate", 1, hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
   }
+}
+
+// The KV bytes per token and the recurrent state bytes per sequence that model_spec computes in
+// int64, checked here once at 8 bytes per element (more than any cache dtype) so that those sums
+// cannot overflow. The error names the config keys the overflowing product comes from.
+Status check_cache_sizes(const ModelSpec& spec, const std::string& origin) {
+  constexpr uint64_t k_element_bytes = 8;
+  auto product = [](std::initializer_list<int64_t> factors) -> std::optional<uint64_t> {
+    uint64_t r = k_element_bytes;
+    for (int64_t f : factors) {
+      const auto next = checked_mul(r, static_cast<uint64_t>(std::max<int64_t>(f, 0)));
+      if (!next) return std::nullopt;
+      r = *next;
+    }
+    return r;
+  };
+  uint64_t kv_total = 0, state_total = 0;
+  for (const auto& l : spec.layers) {
+    std::optional<uint64_t> kv = 0, state = 0;
+    const char* keys = "";
+    if (l.kind == LayerKind::full_attention || l.kind == LayerKind::sliding_attention) {
+      kv = product({l.num_key_value_heads, l.head_dim_k + l.head_dim_v});
+      keys = "num_key_value_heads x head_dim";
+    } else if (l.kind == LayerKind::mla_attention) {
+      kv = product({l.mla_cache_dim});
+      keys = "kv_lora_rank + qk_rope_head_dim";
+    } else if (l.kind == LayerKind::linear_attention || l.kind == LayerKind::mamba) {
+      const auto conv = product({l.conv_channels, l.conv_len});
+      const auto ssm = product({l.ssm_heads, l.ssm_head_dim, l.ssm_state_dim});
+      state = conv && ssm ? checked_add(*conv, *ssm) : std::nullopt;
+      keys = l.kind == LayerKind::mamba ? "mamba_num_heads x mamba_head_dim x ssm_state_size, n_groups, conv_kernel"
+                                        : "linear_num_value_heads x linear_value_head_dim x linear_key_head_dim, linear_conv_kernel_dim";
+    }
+    const auto kv_sum = kv ? checked_add(kv_total, *kv) : std::nullopt;
+    const auto state_sum = state ? checked_add(state_total, *state) : std::nullopt;
+    if (!kv_sum || !state_sum || *kv_sum > static_cast<uint64_t>(INT64_MAX) || *state_sum > static_cast<uint64_t>(INT64_MAX)) {
+      return make_error(ErrorKind::corrupt, format("%s: %s: the %s cache size overflows (%s)", origin.c_str(), keys, kv_sum ? "recurrent state" : "KV",
+                                                   "the dimensions in the config are too large"),
+                        origin);
+    }
+    kv_total = *kv_sum;
+    state_total = *state_sum;
+  }
+  return Ok{};
 }
 
 }  // namespace
@@ -230,8 +300,9 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   }
   PF_TRY(inter, cfg.opt_dim("intermediate_size", 0, k_max_dim * 4));
   d.intermediate = inter;
-  PF_TRY(max_pos, cfg.opt_int("max_position_embeddings"));
-  spec.max_position_embeddings = max_pos.value_or(0);
+  // Present means 1..2^31-1: vLLM reads it as the model's context length, so -1 or 0 is not "unset".
+  PF_TRY(max_pos, cfg.opt_dim("max_position_embeddings", 0, INT32_MAX));
+  spec.max_position_embeddings = max_pos;
   PF_TRY(tie_text, cfg.text().opt_bool("tie_word_embeddings"));
   PF_TRY(tie_root, cfg.root().opt_bool("tie_word_embeddings"));
   if (tie_text || tie_root) {
@@ -261,6 +332,9 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   if (const Json* rp = cfg.find("rope_parameters"); rp && rp->is_object() && rp->contains("partial_rotary_factor") && (*rp)["partial_rotary_factor"].is_number()) {
     partial = (*rp)["partial_rotary_factor"].get<double>();
   }
+  if (!(partial > 0 && partial <= 1)) {
+    return make_error(ErrorKind::corrupt, format("%s: partial_rotary_factor is %g, expected a number in (0, 1]", origin.c_str(), partial), origin);
+  }
   spec.rotary_dim = static_cast<int64_t>(static_cast<double>(d.head_dim) * partial);
 
   // MoE fields.
@@ -283,9 +357,9 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
     PF_TRY(mi, cfg.opt_dim("moe_intermediate_size", d.intermediate, k_max_dim * 4));
     moe.inter = mi;
     if (moe.inter <= 0) return make_error(ErrorKind::corrupt, format("%s: MoE model without moe_intermediate_size or intermediate_size", origin.c_str()), origin);
-    PF_TRY(n_shared, cfg.opt_int("n_shared_experts"));
-    PF_TRY(shared_q, cfg.opt_int("shared_expert_intermediate_size"));
-    PF_TRY(shared_n, cfg.opt_int("moe_shared_expert_intermediate_size"));
+    PF_TRY(n_shared, cfg.opt_size("n_shared_experts", k_max_experts));
+    PF_TRY(shared_q, cfg.opt_size("shared_expert_intermediate_size", k_max_dim * 4));
+    PF_TRY(shared_n, cfg.opt_size("moe_shared_expert_intermediate_size", k_max_dim * 4));
     if (shared_q && *shared_q > 0) moe.shared_inter = *shared_q;
     else if (shared_n && *shared_n > 0) moe.shared_inter = *shared_n;
     else if (n_shared && *n_shared > 0) moe.shared_inter = *n_shared * moe.inter;
@@ -297,22 +371,22 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
     spec.num_experts_per_tok = moe.top_k;
     spec.moe_intermediate_size = moe.inter;
   }
-  PF_TRY(first_dense, cfg.opt_int("first_k_dense_replace"));
-  PF_TRY(moe_freq, cfg.opt_int("moe_layer_freq"));
-  PF_TRY(sparse_step, cfg.opt_int("decoder_sparse_step"));
+  PF_TRY(first_dense, cfg.opt_size("first_k_dense_replace", k_max_layers));
+  PF_TRY(moe_freq, cfg.opt_size("moe_layer_freq", k_max_layers));
+  PF_TRY(sparse_step, cfg.opt_size("decoder_sparse_step", k_max_layers));
   std::set<int64_t> mlp_only;
   if (const Json* m = cfg.find("mlp_only_layers"); m && m->is_array()) {
     for (const auto& v : *m) if (v.is_number_integer()) mlp_only.insert(v.get<int64_t>());
   }
 
   // Layer kinds.
-  PF_TRY(kv_lora, cfg.opt_int("kv_lora_rank"));
-  PF_TRY(rope_dim_mla, cfg.opt_int("qk_rope_head_dim"));
-  PF_TRY(full_interval, cfg.opt_int("full_attention_interval"));
-  PF_TRY(lin_v_heads, cfg.opt_int("linear_num_value_heads"));
-  PF_TRY(sliding, cfg.opt_int("sliding_window"));
+  PF_TRY(kv_lora, cfg.opt_size("kv_lora_rank", k_max_dim));
+  PF_TRY(rope_dim_mla, cfg.opt_size("qk_rope_head_dim", k_max_dim));
+  PF_TRY(full_interval, cfg.opt_size("full_attention_interval", k_max_layers));
+  PF_TRY(lin_v_heads, cfg.opt_size("linear_num_value_heads", k_max_dim));
+  PF_TRY(sliding, cfg.opt_size("sliding_window", INT32_MAX));
   PF_TRY(use_sliding, cfg.opt_bool("use_sliding_window"));
-  PF_TRY(swp_cfg, cfg.opt_int("sliding_window_pattern"));
+  PF_TRY(swp_cfg, cfg.opt_size("sliding_window_pattern", k_max_layers));
   const Json* layer_types = cfg.find("layer_types");
   if (layer_types && (!layer_types->is_array() || static_cast<int64_t>(layer_types->size()) != layers)) {
     return make_error(ErrorKind::corrupt, format("%s: layer_types: expected an array of %lld entries", origin.c_str(), static_cast<long long>(layers)), origin);
@@ -382,8 +456,8 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   }
   spec.provenance.push_back({"layer pattern", origin, pattern_rule});
 
-  PF_TRY(mtp_a, cfg.opt_int("num_nextn_predict_layers"));
-  PF_TRY(mtp_b, cfg.opt_int("mtp_num_hidden_layers"));
+  PF_TRY(mtp_a, cfg.opt_size("num_nextn_predict_layers", 16));
+  PF_TRY(mtp_b, cfg.opt_size("mtp_num_hidden_layers", 16));
   spec.mtp_layers = std::max<int64_t>(0, mtp_a.value_or(mtp_b.value_or(0)));
   if (spec.mtp_layers > 16) return make_error(ErrorKind::corrupt, format("%s: %lld MTP layers is not plausible", origin.c_str(), static_cast<long long>(spec.mtp_layers)), origin);
   PF_TRY(attention_bias_cfg, cfg.opt_bool("attention_bias"));
@@ -394,15 +468,15 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   if (qk_norm_cfg) traits.qk_norm = *qk_norm_cfg;
 
   // Linear attention (Gated DeltaNet) and Mamba2 geometry.
-  PF_TRY(lin_k_heads, cfg.opt_int("linear_num_key_heads"));
-  PF_TRY(lin_dk, cfg.opt_int("linear_key_head_dim"));
-  PF_TRY(lin_dv, cfg.opt_int("linear_value_head_dim"));
-  PF_TRY(lin_kernel, cfg.opt_int("linear_conv_kernel_dim"));
-  PF_TRY(mamba_heads, cfg.opt_int("mamba_num_heads"));
-  PF_TRY(mamba_head_dim, cfg.opt_int("mamba_head_dim"));
-  PF_TRY(mamba_groups, cfg.opt_int("n_groups"));
-  PF_TRY(mamba_state, cfg.opt_int("ssm_state_size"));
-  PF_TRY(mamba_kernel, cfg.opt_int("conv_kernel"));
+  PF_TRY(lin_k_heads, cfg.opt_size("linear_num_key_heads", k_max_dim));
+  PF_TRY(lin_dk, cfg.opt_size("linear_key_head_dim", k_max_dim));
+  PF_TRY(lin_dv, cfg.opt_size("linear_value_head_dim", k_max_dim));
+  PF_TRY(lin_kernel, cfg.opt_size("linear_conv_kernel_dim", k_max_dim));
+  PF_TRY(mamba_heads, cfg.opt_size("mamba_num_heads", k_max_dim));
+  PF_TRY(mamba_head_dim, cfg.opt_size("mamba_head_dim", k_max_dim));
+  PF_TRY(mamba_groups, cfg.opt_size("n_groups", k_max_dim));
+  PF_TRY(mamba_state, cfg.opt_size("ssm_state_size", k_max_dim));
+  PF_TRY(mamba_kernel, cfg.opt_size("conv_kernel", k_max_dim));
   PF_TRY(conv_bias_cfg, cfg.opt_bool("use_conv_bias"));
   PF_TRY(ssm_dtype_a, cfg.opt_string("mamba_ssm_dtype"));
   PF_TRY(ssm_dtype_b, cfg.opt_string("mamba_ssm_cache_dtype"));
@@ -418,11 +492,11 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   const std::string L = "model.layers.*";
   const int64_t Hk = lin_k_heads.value_or(0), Hv = lin_v_heads.value_or(0), dk = lin_dk.value_or(0), dv = lin_dv.value_or(0);
   const bool qwen35_names = spec.model_type.rfind("qwen3_5", 0) == 0;
-  PF_TRY(q_lora, cfg.opt_int("q_lora_rank"));
-  PF_TRY(nope, cfg.opt_int("qk_nope_head_dim"));
-  PF_TRY(v_head, cfg.opt_int("v_head_dim"));
-  PF_TRY(index_heads, cfg.opt_int("index_n_heads"));
-  PF_TRY(index_dim, cfg.opt_int("index_head_dim"));
+  PF_TRY(q_lora, cfg.opt_size("q_lora_rank", k_max_dim));
+  PF_TRY(nope, cfg.opt_size("qk_nope_head_dim", k_max_dim));
+  PF_TRY(v_head, cfg.opt_size("v_head_dim", k_max_dim));
+  PF_TRY(index_heads, cfg.opt_size("index_n_heads", k_max_dim));
+  PF_TRY(index_dim, cfg.opt_size("index_head_dim", k_max_dim));
   auto add_layer = [&](LayerSpec& l, Part part) -> Status {
     const std::string p = L;
     switch (l.kind) {
@@ -576,7 +650,14 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
     spec.provenance.push_back({"vision tower parameters", origin, vision.rule});
   }
 
+  if (!w.overflowed().empty()) {
+    return make_error(ErrorKind::corrupt, format("%s: %s: parameter count overflows (the dimensions in the config are too large)", origin.c_str(),
+                                                 w.overflowed().c_str()),
+                      origin);
+  }
   spec.weights = w.take();
+  PF_TRY(cache_ok, check_cache_sizes(spec, origin));
+  (void)cache_ok;
   spec.provenance.push_back({"parameters", origin, "sum of weight shapes derived from config (per-architecture layer layout: " +
                                                        (found ? found->source : std::string("default Llama-style layout")) + ")"});
   if (const Json* q = cfg.root().find("quantization_config")) {
@@ -585,9 +666,6 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   } else if (const Json* q2 = cfg.root().find("compression_config")) {
     PF_TRY(scheme, parse_quantization_config(*q2, origin));
     spec.quant = scheme;
-  }
-  for (const auto& g : spec.weights) {
-    if (g.params() < 0) return make_error(ErrorKind::corrupt, format("%s: parameter count overflows", origin.c_str()), origin);
   }
   if (!found) spec.provenance.push_back({"layer layout", origin, "default (architecture not in the traits catalogue)"});
   return spec;

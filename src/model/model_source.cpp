@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "base/checked.hpp"
 #include "base/file.hpp"
 #include "base/json_util.hpp"
 #include "base/text.hpp"
@@ -122,11 +123,14 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
     spec.header_bytes_read += read;
     ++shards;
     for (const auto& t : header.tensors) {
-      if (is_mtp_tensor(t.name, spec.num_hidden_layers)) {
-        mtp += t.bytes();
-        continue;
+      // Shards each within their own declared size can still sum past 2^64 (issue 19 item 5).
+      uint64_t& sum = is_mtp_tensor(t.name, spec.num_hidden_layers) ? mtp : total;
+      const auto next = checked_add(sum, t.bytes());
+      if (!next || *next > static_cast<uint64_t>(INT64_MAX)) {
+        return make_error(ErrorKind::corrupt, format("%s: tensor %s: weight bytes summed over the shards overflow", n.c_str(), t.name.c_str()), join_path(dir, n));
       }
-      total += t.bytes();
+      sum = *next;
+      if (&sum == &mtp) continue;
       spec.exact_bytes_by_dtype[dtype_name(t.dtype)] += t.bytes();
       ++spec.exact_tensor_count;
     }

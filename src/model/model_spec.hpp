@@ -15,6 +15,14 @@
 
 namespace preflight::model {
 
+// Upper bounds that no real model reaches, shared by the config and GGUF readers: larger values are
+// hostile or corrupt input. Keeping every dimension below 2^22 (and layers below 10^4) keeps the
+// per-layer products of a few dimensions far from 2^63; longer products are checked where formed.
+inline constexpr int64_t k_max_layers = 10000;
+inline constexpr int64_t k_max_dim = 1 << 22;
+inline constexpr int64_t k_max_vocab = 1 << 24;
+inline constexpr int64_t k_max_experts = 1 << 14;
+
 // What a decoder layer does for token mixing, and so what it caches.
 enum class LayerKind { full_attention, sliding_attention, mla_attention, linear_attention, mamba, mlp_only, count_ };
 const char* layer_kind_name(LayerKind kind);

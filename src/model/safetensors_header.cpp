@@ -3,7 +3,7 @@
 #include "model/safetensors_header.hpp"
 
 #include <algorithm>
-#include <set>
+#include <unordered_set>
 
 #include "base/checked.hpp"
 #include "base/file.hpp"
@@ -27,23 +27,51 @@ uint64_t SafetensorsHeader::data_bytes() const {
 namespace {
 constexpr size_t k_max_tensors = 2'000'000;
 constexpr size_t k_max_dims = 8;
+
+// SAX handler that remembers the first key seen twice at the top level of the header.
+struct DuplicateKeyFinder : nlohmann::json_sax<Json> {
+  std::unordered_set<std::string> seen;
+  std::string duplicate;
+  int depth = 0;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { ++depth; return true; }
+  bool end_object() override { --depth; return true; }
+  bool start_array(std::size_t) override { ++depth; return true; }
+  bool end_array() override { --depth; return true; }
+  bool key(string_t& name) override {
+    if (depth == 1 && !seen.insert(name).second && duplicate.empty()) duplicate = name;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error = e.what();
+    return false;
+  }
+  std::string error;
+};
 }  // namespace
 
 Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_json, uint64_t data_size, const std::string& origin) {
   SafetensorsHeader header;
   header.header_length = header_json.size();
-  // Detect duplicate top-level keys while parsing (nlohmann keeps the last silently).
-  std::set<std::string> seen;
+  // nlohmann keeps the last of duplicate keys silently, so a first SAX pass records the top-level
+  // keys in a hash set. (A parser callback did this before, but nlohmann's callback parser scans the
+  // whole parent object after every nested object, which made 100,000 tensors quadratic.)
   std::string duplicate;
   Json root;
   try {
-    root = Json::parse(header_json, [&](int depth, Json::parse_event_t event, Json& parsed) {
-      if (depth == 1 && event == Json::parse_event_t::key) {
-        const auto key = parsed.get<std::string>();
-        if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
-      }
-      return true;
-    });
+    DuplicateKeyFinder finder;
+    if (!Json::sax_parse(header_json, &finder)) {
+      return make_error(ErrorKind::corrupt, format("%s: header is not valid JSON (%s)", origin.c_str(), finder.error.c_str()), origin);
+    }
+    duplicate = finder.duplicate;
+    if (duplicate.empty()) root = Json::parse(header_json);
   } catch (const Json::exception& e) {
     return make_error(ErrorKind::corrupt, format("%s: header is not valid JSON (%s)", origin.c_str(), e.what()), origin);
   }
@@ -116,11 +144,11 @@ Expected<uint64_t> parse_safetensors_header_length(const uint8_t* first8, uint64
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
   if (n > k_max_safetensors_header_bytes) {
-    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB is above the 100 MB limit", origin.c_str(), static_cast<double>(n) / 1e6), origin);
+    return make_error(ErrorKind::corrupt, format("%s: header length %s is above the 100 MiB limit", origin.c_str(), format_bytes(n).c_str()), origin);
   }
   if (n > file_size - 8) {
-    return make_error(ErrorKind::corrupt, format("%s: header length %.1f MB exceeds file size %.1f MB", origin.c_str(), static_cast<double>(n) / 1e6,
-                                                 static_cast<double>(file_size) / 1e6),
+    return make_error(ErrorKind::corrupt, format("%s: header length %s exceeds file size %s", origin.c_str(), format_bytes(n).c_str(),
+                                                 format_bytes(file_size).c_str()),
                       origin);
   }
   return n;

@@ -36,8 +36,8 @@ struct SafetensorsHeader {
 // duplicate names.
 Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_json, uint64_t data_size, const std::string& origin);
 
-// The header length N from a file's first 8 bytes, checked against the 100 MB cap and against
-// `file_size` (corrupt error: "header length 9.2 GB exceeds file size 4.1 GB").
+// The header length N from a file's first 8 bytes, checked against the 100 MiB cap and against
+// `file_size` (corrupt error: "header length 9.2 GiB exceeds file size 4.1 GiB"; bytes below 1 MiB).
 Expected<uint64_t> parse_safetensors_header_length(const uint8_t* first8, uint64_t file_size, const std::string& origin);
 
 // A header from the file's first `size` bytes (at least 8 + N) and the file's real size; what a

@@ -49,8 +49,8 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
   const int64_t out = out_opt.value_or(text_hidden);
   auto bad = [&](int64_t value, int64_t cap) { return value < 0 || value > cap; };
   if (depth <= 0 || h <= 0 || bad(depth, 1000) || bad(h, 1 << 16) || bad(inter, 1 << 18) || patch <= 0 || bad(patch, 1024) ||
-      bad(chans, 64) || merge <= 0 || bad(merge, 64) || bad(out, 1 << 20)) {
-    return make_error(ErrorKind::corrupt, format("%s: vision_config: depth/hidden_size/patch sizes missing or out of range", origin.c_str()), origin);
+      bad(chans, 64) || merge <= 0 || bad(merge, 64) || bad(out, 1 << 20) || bad(tpatch_opt.value_or(0), 64) || bad(image_opt.value_or(0), 1 << 20)) {
+    return make_error(ErrorKind::corrupt, format("%s: vision_config: depth/hidden_size/patch sizes/image_size missing or out of range", origin.c_str()), origin);
   }
   v.hidden_size = h;
   v.depth = depth;

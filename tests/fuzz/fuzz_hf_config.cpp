@@ -13,6 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)preflight::model::count_params(*spec);
     (void)preflight::model::compute_weight_bytes(*spec);
     (void)preflight::model::kv_bytes_per_token(*spec, 2);
+    (void)preflight::model::kv_bytes_per_token(*spec, 8);
+    (void)preflight::model::state_bytes_per_sequence(*spec, 8);
   }
   return 0;
 }

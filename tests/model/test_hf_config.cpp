@@ -1,6 +1,8 @@
 #include <cmath>
+#include <fstream>
 #include <gtest/gtest.h>
 
+#include "base/file.hpp"
 #include "base/units.hpp"
 #include "model/hf_config.hpp"
 #include "model/model_spec.hpp"
@@ -132,4 +134,93 @@ TEST(HfConfig, RejectsHostileConfigsWithFieldNames) {
   auto malformed = parse_json("{\"hidden_size\": 4", "config.json");
   ASSERT_FALSE(malformed.has_value());
   EXPECT_NE(malformed.error().describe().find("malformed JSON at byte"), std::string::npos);
+}
+
+namespace {
+// A copy of a real config.json from ../shared/models with `from` replaced by `to` in its text, in a
+// scratch directory of its own; returns the directory.
+std::string mutated_copy(const std::string& model, const std::string& from, const std::string& to, const std::string& name) {
+  auto text = read_text_file(pftest::shared_path("models/" + model + "/config.json"));
+  EXPECT_TRUE(text.has_value());
+  std::string s = text ? *text : "";
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  const std::string dir = pftest::scratch_dir(name);
+  std::ofstream(dir + "/config.json") << s;
+  return dir;
+}
+
+struct Mutation {
+  const char* model;
+  const char* from;
+  const char* to;
+  const char* fragment;  // expected in the error message
+};
+}  // namespace
+
+// Issue 19 item 5: products of config values overflowed int64 and gave plausible wrong answers
+// with exit 0 ("fits, 1,802,415 tokens" for ssm_state_size 2^62; a huge kv_lora_rank gave a smaller
+// KV per token). Now each is a corrupt error naming the field, and the CLI exits 2.
+// Item 10: max_position_embeddings -1 became 4096 labelled as the model's.
+// Item 12: 2^63 layers read as a negative number; a NaN was reported as "missing".
+TEST(HfConfig, Issue19_OverflowAndImpossibleValuesNameTheField) {
+  const Mutation cases[] = {
+      {"nvidia__Nemotron-H-56B-Base-8K", "\"ssm_state_size\": 256", "\"ssm_state_size\": 4611686018427387904",
+       "ssm_state_size is 4611686018427387904, expected 0..4194304"},
+      {"deepseek-ai__DeepSeek-V3", "\"kv_lora_rank\": 512", "\"kv_lora_rank\": 4611686018427387904", "kv_lora_rank is 4611686018427387904"},
+      {"deepseek-ai__DeepSeek-V3", "\"kv_lora_rank\": 512", "\"kv_lora_rank\": -512", "kv_lora_rank is -512"},
+      {"Qwen__Qwen3-8B", "\"max_position_embeddings\": 40960", "\"max_position_embeddings\": -1", "max_position_embeddings is -1, expected 1..2147483647"},
+      {"Qwen__Qwen3-8B", "\"num_hidden_layers\": 36", "\"num_hidden_layers\": 9223372036854775808",
+       "num_hidden_layers: expected an integer below 2^63, found integer"},
+      {"Qwen__Qwen3-8B", "\"num_attention_heads\": 32", "\"num_attention_heads\": NaN", "num_attention_heads is NaN, not a finite number"},
+      {"Qwen__Qwen3-8B", "\"head_dim\": 128", "\"head_dim\": -Infinity", "head_dim is -Infinity, not a finite number"},
+      {"Qwen__Qwen3-8B", "\"max_position_embeddings\": 40960", "\"max_position_embeddings\": 40960, \"partial_rotary_factor\": 7",
+       "partial_rotary_factor is 7, expected a number in (0, 1]"},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    const std::string dir = mutated_copy(c.model, c.from, c.to, "issue19-" + std::to_string(i++));
+    auto spec = load_hf_config(dir + "/config.json");
+    ASSERT_FALSE(spec.has_value()) << c.to;
+    EXPECT_EQ(spec.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(spec.error().message.find(c.fragment), std::string::npos) << spec.error().message;
+    EXPECT_NE(spec.error().message.find("config.json"), std::string::npos);
+    const auto run = pftest::run_cli("fit " + dir + " --device H100-SXM");
+    EXPECT_EQ(run.code, 2) << run.out;
+    EXPECT_NE(run.out.find(c.fragment), std::string::npos) << run.out;
+  }
+}
+
+// Issue 19 item 5: dimensions each within their caps whose product overflows (MLA: heads x
+// (qk_nope_head_dim + v_head_dim) x kv_lora_rank rows x cols) name the module, never wrap.
+TEST(HfConfig, Issue19_ParameterCountOverflowNamesTheModule) {
+  auto json = parse_json(R"({"hidden_size": 4194304, "num_hidden_layers": 10000, "num_attention_heads": 4194304, "vocab_size": 1000,
+    "kv_lora_rank": 4194304, "qk_rope_head_dim": 64, "qk_nope_head_dim": 4194304, "v_head_dim": 4194304})",
+                         "config.json");
+  ASSERT_TRUE(json.has_value());
+  auto spec = parse_hf_config(*json, "config.json");
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_NE(spec.error().message.find("config.json: model.layers.*.self_attn."), std::string::npos) << spec.error().message;
+  EXPECT_NE(spec.error().message.find("parameter count overflows"), std::string::npos) << spec.error().message;
+}
+
+// Real configs with Infinity (Nemotron-H's time_step_limit) still load: only fields that are read
+// as numbers object to a non-finite value.
+TEST(HfConfig, Issue19_InfinityInAnUnreadFieldStillLoads) {
+  const auto spec = load("nvidia__Nemotron-H-56B-Base-8K");
+  EXPECT_EQ(spec.num_hidden_layers, 118);  // config.json num_hidden_layers
+}
+
+// Issue 19 item 5: Mamba state heads x head_dim x ssm_state_size, each within its cap, overflowed
+// state_bytes_per_sequence (int64) while the weights stayed small.
+TEST(HfConfig, Issue19_RecurrentStateOverflowNamesTheKeys) {
+  auto json = parse_json(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 100, "hybrid_override_pattern": "M*",
+    "mamba_num_heads": 4194304, "mamba_head_dim": 4194304, "ssm_state_size": 4194304, "n_groups": 1, "conv_kernel": 4})",
+                         "config.json");
+  ASSERT_TRUE(json.has_value());
+  auto spec = parse_hf_config(*json, "config.json");
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_NE(spec.error().message.find("config.json: mamba_num_heads x mamba_head_dim x ssm_state_size"), std::string::npos) << spec.error().message;
+  EXPECT_NE(spec.error().message.find("recurrent state cache size overflows"), std::string::npos) << spec.error().message;
 }

@@ -3,6 +3,8 @@
 #include <fstream>
 
 #include "base/file.hpp"
+#include "base/units.hpp"
+#include "model/header_stub.hpp"
 #include "model/model_source.hpp"
 #include "model/safetensors_header.hpp"
 #include "../test_support.hpp"
@@ -94,6 +96,8 @@ TEST(SafetensorsHeader, HeaderLengthBeyondFileOrLimit) {
   auto h = load_safetensors_header(dir + "/long.safetensors");
   ASSERT_FALSE(h.has_value());
   EXPECT_NE(h.error().describe().find("exceeds file size"), std::string::npos) << h.error().describe();
+  // Issue 19 item 12: a 10,000-byte header read "header length 0.0 MB exceeds file size 0.0 MB".
+  EXPECT_NE(h.error().describe().find("header length 5,000 bytes exceeds file size 15 bytes"), std::string::npos) << h.error().describe();
   {
     std::ofstream out(dir + "/huge.safetensors", std::ios::binary);
     const uint64_t n = 200ull * 1024 * 1024;
@@ -102,5 +106,52 @@ TEST(SafetensorsHeader, HeaderLengthBeyondFileOrLimit) {
   std::filesystem::resize_file(dir + "/huge.safetensors", 300ull * 1024 * 1024);
   auto h2 = load_safetensors_header(dir + "/huge.safetensors");
   ASSERT_FALSE(h2.has_value());
-  EXPECT_NE(h2.error().describe().find("above the 100 MB limit"), std::string::npos) << h2.error().describe();
+  EXPECT_NE(h2.error().describe().find("header length 200.0 MiB is above the 100 MiB limit"), std::string::npos) << h2.error().describe();
+}
+
+// Issue 19 item 3: the duplicate-key check made parsing quadratic (100,000 tensors ran past 60 s).
+// A 100,000-tensor header parses, every tensor kept in file order and the total exact.
+TEST(SafetensorsHeader, Issue19_HundredThousandTensorsParse) {
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  uint64_t offset = 0;
+  for (int i = 0; i < 100000; ++i) {
+    header += "," + tensor("model.layers." + std::to_string(i) + ".mlp.down_proj.weight", "BF16", 64, 32, offset, 64 * 32 * 2);
+    offset += 64 * 32 * 2;
+  }
+  header += "}";
+  auto h = parse_safetensors_header(header, offset, "big.safetensors");
+  ASSERT_TRUE(h.has_value()) << h.error().describe();
+  ASSERT_EQ(h->tensors.size(), 100000u);
+  EXPECT_EQ(h->data_bytes(), 100000ull * 4096);
+  // A duplicate at the very end is still found.
+  const std::string dup = header.substr(0, header.size() - 1) + "," + tensor("model.layers.7.mlp.down_proj.weight", "BF16", 64, 32, offset, 4096) + "}";
+  auto d = parse_safetensors_header(dup, offset + 4096, "big.safetensors");
+  ASSERT_FALSE(d.has_value());
+  EXPECT_NE(d.error().message.find("tensor model.layers.7.mlp.down_proj.weight appears twice"), std::string::npos) << d.error().message;
+}
+
+// Issue 19 item 5: 16 shards each declaring 2^60 bytes of tensors summed to 2^64, which wrapped to
+// "0.00 GiB, fits". Header stubs (model/header_stub) declare the huge file sizes without disk.
+TEST(SafetensorsHeader, Issue19_ShardSumOverflowIsAnError) {
+  const std::string dir = pftest::scratch_dir("shard-sum");
+  std::ofstream(dir + "/config.json") << R"({"architectures":["Qwen3ForCausalLM"],"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,
+    "num_key_value_heads":8,"head_dim":8,"intermediate_size":128,"vocab_size":1000,"tie_word_embeddings":false,"torch_dtype":"bfloat16"})";
+  const uint64_t bytes = 1ull << 60;  // 2^30 x 2^29 bf16 elements
+  for (int shard = 1; shard <= 16; ++shard) {
+    const std::string header = "{" + tensor("model.layers.0.t" + std::to_string(shard) + ".weight", "BF16", 1ull << 30, 1ull << 29, 0, bytes) + "}";
+    HeaderStub stub;
+    for (int i = 0; i < 8; ++i) stub.prefix.push_back(static_cast<uint8_t>((header.size() >> (8 * i)) & 0xff));
+    stub.prefix.insert(stub.prefix.end(), header.begin(), header.end());
+    stub.file_size_bytes = 8 + header.size() + bytes;
+    const auto serialized = serialize_header_stub(stub);
+    std::ofstream(dir + format("/model-%05d-of-00016.safetensors.header", shard), std::ios::binary)
+        .write(reinterpret_cast<const char*>(serialized.data()), static_cast<std::streamsize>(serialized.size()));
+  }
+  auto spec = load_model_directory(dir);
+  ASSERT_FALSE(spec.has_value()) << (spec->exact_weight_bytes ? *spec->exact_weight_bytes : 0);
+  EXPECT_EQ(spec.error().kind, ErrorKind::corrupt);
+  EXPECT_NE(spec.error().message.find("weight bytes summed over the shards overflow"), std::string::npos) << spec.error().message;
+  const auto run = pftest::run_cli("fit " + dir + " --device H100-SXM");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("overflow"), std::string::npos) << run.out;
 }
