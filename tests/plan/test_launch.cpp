@@ -143,6 +143,12 @@ TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
   bool ram_noted = false;
   for (const auto& n : l.notes) ram_noted |= has(n, "msmodelslim-w8a8: ") && has(n, "host memory");
   EXPECT_TRUE(ram_noted);
+  // --json carries the same: the checkpoint served and the conversion before it.
+  const Json j = report::plan_to_json(r, "q");
+  const Json& jl = j["recommended"][0]["launch"];
+  EXPECT_EQ(jl["checkpoint"], "/models/Qwen3-14B-W8A8");
+  ASSERT_TRUE(jl["prepare"].is_array());
+  EXPECT_EQ(jl["prepare"].size(), l.prepare.size());
 }
 
 // Issue 16: `plan Qwen/Qwen3-235B-A22B --devices 910B4,910B3,H100` started with
