@@ -46,7 +46,7 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
     const Json* when = r.find("when");
     if (!when || !when->is_object()) return make_error(ErrorKind::corrupt, where + ": when: expected an object", origin);
     JsonObject w(*when, origin, "rules[" + id + "].when");
-    PF_TRY(wk, w.only_keys({"always", "vision", "model_type_prefixes"}));
+    PF_TRY(wk, w.only_keys({"always", "vision", "model_type_prefixes", "model_types", "workload", "multi_node", "model_id_contains", "model_id_excludes"}));
     (void)wk;
     PF_TRY(always, w.opt_bool("always"));
     PF_TRY(vision, w.opt_bool("vision"));
@@ -54,7 +54,19 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
     rule.vision = vision.value_or(false);
     PF_TRY(prefixes, strings(w.find("model_type_prefixes"), where + ".when.model_type_prefixes"));
     rule.model_type_prefixes = prefixes;
-    if (!rule.always && !rule.vision && rule.model_type_prefixes.empty()) return make_error(ErrorKind::corrupt, where + ": when names no condition", origin);
+    PF_TRY(types, strings(w.find("model_types"), where + ".when.model_types"));
+    rule.model_types = types;
+    PF_TRY(workload, w.opt_string("workload"));
+    rule.workload = workload.value_or("");
+    if (!rule.workload.empty() && rule.workload != "chat" && rule.workload != "agent")
+      return make_error(ErrorKind::corrupt, where + ": when.workload '" + rule.workload + "', expected chat or agent", origin);
+    PF_TRY(multi_node, w.opt_bool("multi_node"));
+    rule.multi_node = multi_node.value_or(false);
+    PF_TRY(ids, strings(w.find("model_id_contains"), where + ".when.model_id_contains"));
+    rule.model_id_contains = ids;
+    PF_TRY(excludes, strings(w.find("model_id_excludes"), where + ".when.model_id_excludes"));
+    rule.model_id_excludes = excludes;
+    if (!rule.always && !rule.vision && rule.model_type_prefixes.empty() && rule.model_types.empty()) return make_error(ErrorKind::corrupt, where + ": when names no condition", origin);
     PF_TRY(shell, strings(r.find("shell"), where + ".shell"));
     rule.shell = shell;
     PF_TRY(flags, strings(r.find("flags"), where + ".flags"));
@@ -78,7 +90,10 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
 
 Expected<LaunchRules> load_launch_rules() {
   PF_TRY(json, parse_json(std::string(embedded_data("engines/launch.json")), "data/engines/launch.json"));
-  return parse_launch_rules(json, "data/engines/launch.json");
+  PF_TRY(rules, parse_launch_rules(json, "data/engines/launch.json"));
+  PF_TRY(quantized, load_quantized_catalog());
+  rules.quantized = std::move(quantized);
+  return rules;
 }
 
 }  // namespace preflight::engine

@@ -28,11 +28,20 @@ struct PlanTargets {
   std::optional<double> gpu_memory_utilization;
 };
 
+// The commands one node runs, in order (head first), when a layout spans nodes.
+struct NodeCommands {
+  std::string role;                // "head" | "worker"
+  std::vector<std::string> lines;  // environment set-up and exports, then `ray start`
+};
+
 struct Launch {
+  std::vector<std::string> prepare;     // once, before the first start: download and convert a checkpoint
   std::vector<std::string> shell;       // set-up lines before the serve command
   std::vector<std::string> env;         // NAME=value
+  std::string checkpoint;               // what `vllm serve` loads: a hub repo id or a converted path
   std::string serve;                    // vllm serve ...
-  std::vector<std::string> multi_node;  // Ray head / worker lines, when the layout spans nodes
+  std::vector<std::string> multi_node;  // every node's block as text (head, workers), when the layout spans nodes
+  std::vector<NodeCommands> nodes;      // the same blocks as records
   std::vector<std::string> notes;       // why each workaround is there (with source)
 };
 

@@ -9,7 +9,25 @@ namespace preflight::report {
 namespace {
 
 Json launch_to_json(const plan::Launch& l) {
-  return {{"shell", l.shell}, {"env", l.env}, {"serve", l.serve}, {"multi_node", l.multi_node}, {"notes", l.notes}};
+  Json nodes = Json::array();
+  for (const auto& n : l.nodes) nodes.push_back({{"role", n.role}, {"lines", n.lines}});
+  return {{"prepare", l.prepare}, {"shell", l.shell},   {"env", l.env},     {"checkpoint", l.checkpoint}, {"serve", l.serve},
+          {"multi_node", l.multi_node}, {"nodes", nodes}, {"notes", l.notes}};
+}
+
+// The start commands in the order they run. One node: set-up, conversion, exports, serve. Several
+// nodes: each node's block (set-up and exports before `ray start`), then the conversion and serve on
+// the head node.
+void render_launch(std::ostringstream& o, const plan::Launch& l) {
+  if (l.multi_node.empty()) {
+    for (const auto& line : l.shell) o << line << "\n";
+    for (const auto& line : l.prepare) o << line << "\n";
+    for (const auto& e : l.env) o << "export " << e << "\n";
+  } else {
+    for (const auto& line : l.multi_node) o << line << "\n";
+    for (const auto& line : l.prepare) o << line << "\n";
+  }
+  o << l.serve << "\n";
 }
 
 Json candidate_to_json(const plan::Candidate& c) {
@@ -144,10 +162,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     const auto& top = plan.recommended.front();
     o << "\n" << (md ? "### " : "") << "start the first one (" << top.model_id << ", " << top.variant << "):\n";
     if (md) o << "```bash\n";
-    for (const auto& l : top.launch.multi_node) o << l << "\n";
-    for (const auto& l : top.launch.shell) o << l << "\n";
-    for (const auto& e : top.launch.env) o << "export " << e << "\n";
-    o << top.launch.serve << "\n";
+    render_launch(o, top.launch);
     if (md) o << "```\n";
     for (const auto& n : top.launch.notes) o << (md ? "- " : "  # ") << n << "\n";
     if (!top.reason.empty()) o << (md ? "\n" : "") << "why it fits: " << top.reason << "\n";

@@ -1,0 +1,129 @@
+#include "engine/quantized_checkpoints.hpp"
+
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+
+namespace preflight::engine {
+
+namespace {
+
+Expected<std::vector<std::string>> string_array(const Json* j, const std::string& where, const std::string& origin) {
+  std::vector<std::string> v;
+  if (!j) return v;
+  if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+  for (const auto& s : *j) {
+    if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+    v.push_back(s.get<std::string>());
+  }
+  return v;
+}
+
+Status check_source(const std::string& source, const std::string& where, const std::string& origin) {
+  if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin) {
+  QuantizedCatalog out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions"}));
+  (void)tk;
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("checkpoints"));
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "checkpoints[]");
+    PF_TRY(repo, pre.string("repo"));
+    const std::string where = origin + ": checkpoints[" + repo + "]";
+    JsonObject r(item, origin, "checkpoints[" + repo + "]");
+    PF_TRY(keys, r.only_keys({"repo", "hub", "base_model", "variant", "format", "quantization_flag", "url", "source"}));
+    (void)keys;
+    for (const auto& existing : out.checkpoints)
+      if (to_lower(existing.repo) == to_lower(repo)) return make_error(ErrorKind::corrupt, where + ": duplicate repo", origin);
+    QuantizedCheckpoint c;
+    c.repo = repo;
+    PF_TRY(hub, r.string("hub"));
+    if (hub != "huggingface" && hub != "modelscope")
+      return make_error(ErrorKind::corrupt, where + ": hub '" + hub + "', expected huggingface or modelscope", origin);
+    c.hub = hub;
+    PF_TRY(base, r.string("base_model"));
+    PF_TRY(variant, r.string("variant"));
+    PF_TRY(fmt, r.string("format"));
+    PF_TRY(flag, r.string("quantization_flag"));
+    PF_TRY(url, r.string("url"));
+    PF_TRY(source, r.string("source"));
+    if (base.empty() || variant.empty()) return make_error(ErrorKind::corrupt, where + ": base_model and variant must be set", origin);
+    if (url.rfind("https://", 0) != 0) return make_error(ErrorKind::corrupt, where + ": url '" + url + "' is not an https address", origin);
+    PF_TRY(src_ok, check_source(source, where, origin));
+    (void)src_ok;
+    c.base_model = base;
+    c.variant = variant;
+    c.format = fmt;
+    c.quantization_flag = flag;
+    c.url = url;
+    c.source = source;
+    out.checkpoints.push_back(std::move(c));
+  }
+  PF_TRY(convs, top.array("conversions"));
+  for (const auto& item : *convs) {
+    JsonObject pre(item, origin, "conversions[]");
+    PF_TRY(id, pre.string("id"));
+    const std::string where = origin + ": conversions[" + id + "]";
+    JsonObject r(item, origin, "conversions[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "note", "source"}));
+    (void)keys;
+    for (const auto& existing : out.conversions)
+      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+    ConversionRecipe c;
+    c.id = id;
+    PF_TRY(variant, r.string("variant"));
+    PF_TRY(platform, r.string("platform"));
+    if (platform != "npu" && platform != "cuda" && platform != "any")
+      return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
+    PF_TRY(tool, r.string("tool"));
+    PF_TRY(suffix, r.string("output_suffix"));
+    PF_TRY(flag, r.string("quantization_flag"));
+    PF_TRY(commands, string_array(r.find("commands"), where + ".commands", origin));
+    bool writes_output = false;
+    for (const auto& cmd : commands) writes_output |= cmd.find("{output_dir}") != std::string::npos;
+    if (!writes_output) return make_error(ErrorKind::corrupt, where + ": no command writes {output_dir}", origin);
+    if (suffix.empty()) return make_error(ErrorKind::corrupt, where + ": output_suffix is empty", origin);
+    PF_TRY(note, r.string("note"));
+    PF_TRY(source, r.string("source"));
+    PF_TRY(src_ok, check_source(source, where, origin));
+    (void)src_ok;
+    c.variant = variant;
+    c.platform = platform;
+    c.tool = tool;
+    c.output_suffix = suffix;
+    c.quantization_flag = flag;
+    c.commands = commands;
+    c.note = note;
+    c.source = source;
+    out.conversions.push_back(std::move(c));
+  }
+  return out;
+}
+
+Expected<QuantizedCatalog> load_quantized_catalog() {
+  PF_TRY(json, parse_json(std::string(embedded_data("engines/quantized_checkpoints.json")), "data/engines/quantized_checkpoints.json"));
+  return parse_quantized_catalog(json, "data/engines/quantized_checkpoints.json");
+}
+
+const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant) {
+  const std::string base = to_lower(base_model);
+  for (const auto& c : catalog.checkpoints)
+    if (c.variant == variant && to_lower(c.base_model) == base) return &c;
+  return nullptr;
+}
+
+const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform) {
+  for (const auto& c : catalog.conversions)
+    if (c.variant == variant && (c.platform == platform || c.platform == "any")) return &c;
+  return nullptr;
+}
+
+}  // namespace preflight::engine

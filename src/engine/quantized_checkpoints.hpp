@@ -1,0 +1,54 @@
+// engine/quantized_checkpoints: published quantized checkpoints of base models and the conversion
+// steps that produce one when none is published (data/engines/quantized_checkpoints.json). A start
+// command names a checkpoint that really has the format it asks the engine for: a listed repo, or
+// the output path of a listed conversion.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+
+namespace preflight::engine {
+
+struct QuantizedCheckpoint {
+  std::string repo;               // hub repo id served by `vllm serve`
+  std::string hub;                // huggingface | modelscope
+  std::string base_model;         // the BF16 repo it was quantized from
+  std::string variant;            // planner variant: ascend | awq | fp8
+  std::string format;             // human-readable, e.g. "msModelSlim W8A8"
+  std::string quantization_flag;  // --quantization value for this checkpoint; empty = read from its config
+  std::string url, source;
+};
+
+struct ConversionRecipe {
+  std::string id;
+  std::string variant;             // planner variant it produces
+  std::string platform;            // npu | cuda | any: where the tool runs
+  std::string tool;
+  std::string output_suffix;       // appended to the model name for the output directory
+  std::string quantization_flag;   // --quantization value for the output; empty = read from its config
+  std::vector<std::string> commands;  // templates: {model_id} {model_name} {model_dir} {output_dir} {devices}
+  std::string note;                // template: {bf16_gib}
+  std::string source;
+};
+
+struct QuantizedCatalog {
+  std::vector<QuantizedCheckpoint> checkpoints;
+  std::vector<ConversionRecipe> conversions;
+  std::string origin;
+};
+
+// Validates every record: unknown keys, empty source, a url that is not https, an unknown hub,
+// duplicate repo or recipe ids, a recipe whose commands never write {output_dir} (corrupt errors
+// naming the file and record).
+Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin);
+Expected<QuantizedCatalog> load_quantized_catalog();
+
+// The published checkpoint of `base_model` (hub id, case-insensitive) in `variant`, or nullptr.
+const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant);
+// The conversion producing `variant` on `platform` (a recipe for "any" matches every platform), or nullptr.
+const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
+
+}  // namespace preflight::engine

@@ -1,0 +1,388 @@
+// plan/launch: start commands that run as written. A quantized variant names a checkpoint that has
+// that format (published, or produced by the conversion printed before the serve line), every node
+// of a multi-node layout sets up its environment before `ray start`, and an agent start carries the
+// tool-call and reasoning parsers of its model family.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/launch_rules.hpp"
+#include "engine/quantized_checkpoints.hpp"
+#include "engine/speed_profile.hpp"
+#include "model/model_source.hpp"
+#include "plan/launch.hpp"
+#include "plan/planner.hpp"
+#include "report/render_plan.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct Catalogs {
+  device::DeviceCatalog devices;
+  engine::EngineCatalog engines;
+  engine::SpeedCatalog speeds;
+  engine::LaunchRules rules;
+  plan::PlanInputs inputs() const { return {&engines, &speeds, &rules, ""}; }
+};
+
+const Catalogs& catalogs() {
+  static const Catalogs c = [] {
+    Catalogs x;
+    x.devices = *device::load_device_catalog();
+    x.engines = *engine::load_engine_catalog();
+    x.speeds = *engine::load_speed_catalog();
+    auto rules = engine::load_launch_rules();
+    EXPECT_TRUE(rules.has_value()) << (rules ? "" : rules.error().describe());
+    if (rules) x.rules = *rules;
+    return x;
+  }();
+  return c;
+}
+
+device::DeviceSpec dev(const std::string& id) { return *device::find_device(catalogs().devices, id); }
+
+engine::EngineProfile engine_for(const std::string& platform) {
+  auto e = engine::select_engine(catalogs().engines, engine::default_engine_for(platform), "");
+  EXPECT_TRUE(e.has_value());
+  return *e;
+}
+
+model::ModelSpec model_of(const std::string& id) {
+  auto m = model::resolve_model(id);
+  EXPECT_TRUE(m.has_value()) << id;
+  return *m;
+}
+
+// A candidate as the planner hands it to build_launch: only the fields the start command reads.
+plan::Candidate candidate(const std::string& model_id, const std::string& quantization, int64_t devices) {
+  plan::Candidate c;
+  c.model_id = model_id;
+  c.quantization_flag = quantization;
+  c.variant = quantization.empty() ? "as published" : quantization;
+  c.num_devices = devices;
+  c.tensor_parallel_size = std::min<int64_t>(devices, 8);
+  c.pipeline_parallel_size = std::max<int64_t>(1, devices / 8);
+  c.context_tokens = 32768;
+  c.fit.gpu_memory_utilization = 0.9;
+  c.fit.kv_cache_dtype = "auto";
+  return c;
+}
+
+plan::Launch launch(const std::string& model_id, const std::string& platform, const std::string& quantization, int64_t devices,
+                    plan::Workload workload = plan::Workload::chat) {
+  return plan::build_launch(model_of(model_id), candidate(model_id, quantization, devices), engine_for(platform), catalogs().rules, 8,
+                            plan::LaunchOptions{.workload = workload});
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The checkpoint `vllm serve` loads (the word after "vllm serve ").
+std::string served_checkpoint(const std::string& serve) {
+  const std::string head = "vllm serve ";
+  if (serve.rfind(head, 0) != 0) return "";
+  const auto end = serve.find(' ', head.size());
+  return serve.substr(head.size(), end == std::string::npos ? std::string::npos : end - head.size());
+}
+
+// "--quantization X" in the serve line, or "".
+std::string quantization_of(const std::string& serve) {
+  const std::string key = " --quantization ";
+  const auto at = serve.find(key);
+  if (at == std::string::npos) return "";
+  const auto end = serve.find(' ', at + key.size());
+  return serve.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size());
+}
+
+// Index of the first line containing `part`, or -1.
+int line_of(const std::vector<std::string>& lines, const std::string& part) {
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (has(lines[i], part)) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  if (start < text.size()) out.push_back(text.substr(start));
+  return out;
+}
+
+}  // namespace
+
+// Issue 16: `plan Qwen/Qwen3-14B --devices 910B4 --context 32768` recommended
+// `vllm serve Qwen/Qwen3-14B ... --quantization ascend` on the BF16 repository. No W8A8 upload of
+// Qwen3-14B is catalogued, so the msModelSlim conversion comes first and the serve line loads its output.
+TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  const auto r = plan::plan_for_model(model_of("Qwen/Qwen3-14B"), {dev("910B4")}, catalogs().inputs(), t, 16);
+  ASSERT_FALSE(r.recommended.empty());
+  const auto& top = r.recommended.front();
+  ASSERT_EQ(top.quantization_flag, "ascend") << top.variant;
+  const auto& l = top.launch;
+  EXPECT_EQ(served_checkpoint(l.serve), "/models/Qwen3-14B-W8A8") << l.serve;
+  EXPECT_EQ(quantization_of(l.serve), "ascend") << l.serve;
+  const int quant = line_of(l.prepare, "msmodelslim quant ");
+  ASSERT_GE(quant, 0);
+  EXPECT_TRUE(has(l.prepare[quant], "--model_path /models/Qwen3-14B --save_path /models/Qwen3-14B-W8A8")) << l.prepare[quant];
+  EXPECT_TRUE(has(l.prepare[quant], "--quant_type w8a8")) << l.prepare[quant];
+  EXPECT_GE(line_of(l.prepare, "huggingface-cli download Qwen/Qwen3-14B --local-dir /models/Qwen3-14B"), 0);
+  // Printed in order: toolkit environment, conversion, serve.
+  const auto text = split_lines(report::render_plan(r, "q", report::PlanFormat::text, 5));
+  const int env = line_of(text, "ascend-toolkit/set_env.sh"), conv = line_of(text, "msmodelslim quant "), serve = line_of(text, "vllm serve ");
+  EXPECT_TRUE(env >= 0 && env < conv && conv < serve) << env << " " << conv << " " << serve;
+  EXPECT_EQ(line_of(text, "vllm serve Qwen/Qwen3-14B "), -1);
+  bool ram_noted = false;
+  for (const auto& n : l.notes) ram_noted |= has(n, "msmodelslim-w8a8: ") && has(n, "host memory");
+  EXPECT_TRUE(ram_noted);
+  // --json carries the same: the checkpoint served and the conversion before it.
+  const Json j = report::plan_to_json(r, "q");
+  const Json& jl = j["recommended"][0]["launch"];
+  EXPECT_EQ(jl["checkpoint"], "/models/Qwen3-14B-W8A8");
+  ASSERT_TRUE(jl["prepare"].is_array());
+  EXPECT_EQ(jl["prepare"].size(), l.prepare.size());
+}
+
+// Issue 16: `plan Qwen/Qwen3-235B-A22B --devices 910B4,910B3,H100` started with
+// `vllm serve Qwen/Qwen3-235B-A22B --quantization awq` on the BF16 repository. Every recommended row
+// now names a checkpoint in its format: the vLLM-Ascend W8A8 upload on ModelScope for the NPUs, the
+// llm-compressor AWQ output (compressed-tensors, no --quantization) for the H100.
+TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
+  const auto r = plan::plan_for_model(model_of("Qwen/Qwen3-235B-A22B"), {dev("910B4"), dev("910B3"), dev("H100-SXM")}, catalogs().inputs(), {}, 16);
+  ASSERT_FALSE(r.recommended.empty());
+  bool saw_awq = false, saw_ascend = false;
+  for (const auto& c : r.recommended) {
+    const auto& l = c.launch;
+    const std::string ckpt = served_checkpoint(l.serve);
+    SCOPED_TRACE(c.device_id + " " + c.variant + ": " + l.serve);
+    if (c.quantization_flag.empty()) {
+      EXPECT_EQ(ckpt, "Qwen/Qwen3-235B-A22B");
+      EXPECT_EQ(quantization_of(l.serve), "");
+    } else if (c.quantization_flag == "ascend") {
+      saw_ascend = true;
+      EXPECT_EQ(ckpt, "vllm-ascend/Qwen3-235B-A22B-W8A8");
+      EXPECT_EQ(quantization_of(l.serve), "ascend");
+      EXPECT_TRUE(l.prepare.empty());
+      bool modelscope = false;
+      for (const auto& e : l.env) modelscope |= e == "VLLM_USE_MODELSCOPE=true";
+      EXPECT_TRUE(modelscope);
+    } else if (c.quantization_flag == "awq") {
+      saw_awq = true;
+      EXPECT_EQ(ckpt, "/models/Qwen3-235B-A22B-AWQ-W4A16");
+      EXPECT_EQ(quantization_of(l.serve), "");
+      const int conv = line_of(l.prepare, "from llmcompressor import oneshot");
+      ASSERT_GE(conv, 0);
+      EXPECT_TRUE(has(l.prepare[conv], "model=\"Qwen/Qwen3-235B-A22B\"")) << l.prepare[conv];
+      EXPECT_TRUE(has(l.prepare[conv], "output_dir=\"/models/Qwen3-235B-A22B-AWQ-W4A16\"")) << l.prepare[conv];
+    } else if (c.quantization_flag == "fp8") {
+      EXPECT_EQ(ckpt, "Qwen/Qwen3-235B-A22B");
+      EXPECT_EQ(quantization_of(l.serve), "fp8");
+    }
+  }
+  EXPECT_TRUE(saw_awq);
+  EXPECT_TRUE(saw_ascend);
+}
+
+// Issue 16: a published checkpoint in the catalogue is served by its repo id, with the flag its
+// format needs; a checkpoint that is already quantized keeps its own id and no flag.
+TEST(Launch, Issue16_PublishedCheckpointsServedByRepoId) {
+  struct Row {
+    const char* model;
+    const char* platform;
+    const char* quantization;
+    const char* checkpoint;
+    const char* flag;
+  };
+  const Row rows[] = {
+      {"Qwen/Qwen3-32B", "npu", "ascend", "vllm-ascend/Qwen3-32B-W8A8", "ascend"},
+      {"Qwen/Qwen3-32B", "cuda", "awq", "Qwen/Qwen3-32B-AWQ", "awq"},
+      {"Qwen/Qwen3-8B", "cuda", "awq", "Qwen/Qwen3-8B-AWQ", "awq"},
+      {"Qwen/Qwen3-32B-FP8", "cuda", "", "Qwen/Qwen3-32B-FP8", ""},
+      {"Qwen/Qwen3-32B", "cuda", "fp8", "Qwen/Qwen3-32B", "fp8"},  // vLLM quantizes BF16 to FP8 while loading
+  };
+  for (const auto& row : rows) {
+    const auto l = launch(row.model, row.platform, row.quantization, 2);
+    SCOPED_TRACE(std::string(row.model) + " " + row.quantization + ": " + l.serve);
+    EXPECT_EQ(served_checkpoint(l.serve), row.checkpoint);
+    EXPECT_EQ(quantization_of(l.serve), row.flag);
+    EXPECT_TRUE(l.prepare.empty());
+    EXPECT_EQ(l.checkpoint, row.checkpoint);
+  }
+}
+
+// Issue 18 / seeds/000: the Ray lines came before `source .../set_env.sh` and only the head node got
+// the environment, so workers lacked libatb.so. Each node now sources the toolkit and ATB (with the
+// matching cxx_abi) and exports the interface variables before its own `ray start`.
+TEST(Launch, Issue18_EveryNodeSourcesEnvironmentBeforeRayStart) {
+  const auto l = launch("Qwen/Qwen3-235B-A22B", "npu", "ascend", 16);
+  ASSERT_EQ(l.nodes.size(), 2u);
+  EXPECT_EQ(l.nodes[0].role, "head");
+  EXPECT_EQ(l.nodes[1].role, "worker");
+  for (const auto& node : l.nodes) {
+    SCOPED_TRACE(node.role);
+    const int toolkit = line_of(node.lines, "source /usr/local/Ascend/ascend-toolkit/set_env.sh");
+    const int atb = line_of(node.lines, "source /usr/local/Ascend/nnal/atb/set_env.sh --cxx_abi=");
+    const int nic = line_of(node.lines, "export HCCL_SOCKET_IFNAME=");
+    const int ray = line_of(node.lines, "ray start ");
+    ASSERT_GE(ray, 0);
+    EXPECT_TRUE(toolkit >= 0 && toolkit < ray);
+    EXPECT_TRUE(atb >= 0 && atb < ray);
+    EXPECT_TRUE(nic >= 0 && nic < ray);
+    EXPECT_EQ(ray, static_cast<int>(node.lines.size()) - 1);
+  }
+  EXPECT_EQ(l.nodes[0].lines.back(), "ray start --head --port=6379");
+  EXPECT_EQ(l.nodes[1].lines.back().rfind("ray start --address=", 0), 0u);
+  EXPECT_TRUE(has(l.serve, "--distributed-executor-backend ray"));
+
+  // The printed text: both nodes source ATB before their ray start, and serve comes last.
+  plan::PlanResult r;
+  plan::Candidate c = candidate("Qwen/Qwen3-235B-A22B", "ascend", 16);
+  c.meets = true;
+  c.launch = l;
+  r.recommended.push_back(c);
+  const auto text = split_lines(report::render_plan(r, "q", report::PlanFormat::text, 5));
+  std::vector<int> atb_lines, ray_lines;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (has(text[i], "nnal/atb/set_env.sh --cxx_abi=")) atb_lines.push_back(static_cast<int>(i));
+    if (text[i].rfind("ray start ", 0) == 0) ray_lines.push_back(static_cast<int>(i));
+  }
+  ASSERT_EQ(atb_lines.size(), 2u);
+  ASSERT_EQ(ray_lines.size(), 2u);
+  EXPECT_LT(atb_lines[0], ray_lines[0]);
+  EXPECT_LT(ray_lines[0], atb_lines[1]);
+  EXPECT_LT(atb_lines[1], ray_lines[1]);
+  EXPECT_LT(ray_lines[1], line_of(text, "vllm serve "));
+}
+
+// Issue 18: GPUs across nodes export the NCCL/gloo interface on every node before ray start; a
+// single node gets no interface variables at all.
+TEST(Launch, Issue18_GpuNodesExportInterfaceBeforeRayStart) {
+  const auto l = launch("Qwen/Qwen3-235B-A22B", "cuda", "", 16);
+  ASSERT_EQ(l.nodes.size(), 2u);
+  for (const auto& node : l.nodes) {
+    const int nccl = line_of(node.lines, "export NCCL_SOCKET_IFNAME=");
+    const int gloo = line_of(node.lines, "export GLOO_SOCKET_IFNAME=");
+    const int ray = line_of(node.lines, "ray start ");
+    EXPECT_TRUE(nccl >= 0 && nccl < ray) << node.role;
+    EXPECT_TRUE(gloo >= 0 && gloo < ray) << node.role;
+  }
+  const auto one = launch("Qwen/Qwen3-32B", "cuda", "", 8);
+  EXPECT_TRUE(one.nodes.empty());
+  EXPECT_TRUE(one.multi_node.empty());
+  for (const auto& e : one.env) EXPECT_EQ(e.find("SOCKET_IFNAME"), std::string::npos) << e;
+}
+
+// Issue 18, agent workloads: the tool-call and reasoning parsers each family needs, only when asked.
+TEST(Launch, Issue18_AgentWorkloadCarriesToolAndReasoningParsers) {
+  struct Row {
+    const char* model;
+    std::vector<std::string> present;
+    std::vector<std::string> absent;
+  };
+  const Row rows[] = {
+      {"Qwen/Qwen3-8B", {"--enable-auto-tool-choice", "--tool-call-parser hermes", "--reasoning-parser qwen3"}, {"enable_thinking"}},
+      {"Qwen/Qwen3-30B-A3B", {"--tool-call-parser hermes", "--reasoning-parser qwen3"}, {}},
+      {"Qwen/Qwen2.5-7B", {"--enable-auto-tool-choice", "--tool-call-parser hermes"}, {"--reasoning-parser"}},
+      {"deepseek-ai/DeepSeek-R1", {"--reasoning-parser deepseek_r1"}, {"--tool-call-parser"}},
+      {"deepseek-ai/DeepSeek-V3", {"--enable-auto-tool-choice", "--tool-call-parser deepseek_v3"}, {"deepseek_v31", "--reasoning-parser"}},
+      {"deepseek-ai/DeepSeek-V3.1", {"--tool-call-parser deepseek_v31", "--reasoning-parser deepseek_v3"}, {"--tool-call-parser deepseek_v3 "}},
+      {"meta-llama/Llama-3.3-70B-Instruct", {"--enable-auto-tool-choice", "--tool-call-parser llama3_json"}, {"--reasoning-parser"}},
+      {"mistralai/Mixtral-8x7B-v0.1", {"--tool-call-parser mistral"}, {}},
+      {"zai-org/GLM-4.5-Air", {"--tool-call-parser glm45", "--reasoning-parser glm45"}, {}},
+      {"openai/gpt-oss-120b", {"--enable-auto-tool-choice", "--tool-call-parser openai"}, {}},
+      {"moonshotai/Kimi-K2-Instruct", {"--tool-call-parser kimi_k2", "--trust-remote-code"}, {}},
+  };
+  for (const auto& row : rows) {
+    const auto agent = launch(row.model, "cuda", "", 8, plan::Workload::agent);
+    const auto chat = launch(row.model, "cuda", "", 8, plan::Workload::chat);
+    SCOPED_TRACE(std::string(row.model) + "\n agent: " + agent.serve + "\n chat: " + chat.serve);
+    for (const auto& p : row.present) EXPECT_TRUE(has(agent.serve + " ", p)) << p;
+    for (const auto& a : row.absent) EXPECT_FALSE(has(agent.serve + " ", a)) << a;
+    EXPECT_FALSE(has(chat.serve, "--tool-call-parser"));
+    EXPECT_FALSE(has(chat.serve, "--reasoning-parser"));
+    EXPECT_FALSE(has(chat.serve, "--enable-auto-tool-choice"));
+  }
+  // Chat keeps Qwen3 thinking off for every client; Kimi-K2 needs its remote code in any workload.
+  EXPECT_TRUE(has(launch("Qwen/Qwen3-8B", "cuda", "", 1).serve, "enable_thinking"));
+  EXPECT_TRUE(has(launch("moonshotai/Kimi-K2-Instruct", "cuda", "", 8).serve, "--trust-remote-code"));
+}
+
+// The rules' new `when` keys are validated like the old ones.
+TEST(LaunchRules, Issue18_RejectsBadWorkloadFilter) {
+  const auto ok = Json::parse(R"({"schema_version":1,"rules":[{"id":"a","engine":"vllm","version_min":"0.1.0","version_max":"1.0.0",
+      "when":{"model_types":["qwen3"],"workload":"agent","model_id_contains":["x"],"model_id_excludes":["y"],"multi_node":false},
+      "flags":["--x"],"note":"n","source":"s"}]})");
+  auto parsed = engine::parse_launch_rules(ok, "launch.json");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().describe();
+  EXPECT_EQ(parsed->rules[0].workload, "agent");
+  Json bad = ok;
+  bad["rules"][0]["when"]["workload"] = "batch";
+  auto r1 = engine::parse_launch_rules(bad, "launch.json");
+  ASSERT_FALSE(r1.has_value());
+  EXPECT_NE(r1.error().describe().find("expected chat or agent"), std::string::npos) << r1.error().describe();
+  Json none = ok;
+  none["rules"][0]["when"] = Json::parse(R"({"workload":"agent"})");
+  auto r2 = engine::parse_launch_rules(none, "launch.json");
+  ASSERT_FALSE(r2.has_value());
+  EXPECT_NE(r2.error().describe().find("no condition"), std::string::npos);
+}
+
+// The quantized-checkpoint catalogue: the shipped file loads, and bad records are refused with the
+// file, the record and the reason.
+TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
+  auto shipped = engine::load_quantized_catalog();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  EXPECT_NE(engine::find_quantized_checkpoint(*shipped, "qwen/qwen3-235b-a22b", "ascend"), nullptr);
+  EXPECT_EQ(engine::find_quantized_checkpoint(*shipped, "Qwen/Qwen3-14B", "ascend"), nullptr);
+  EXPECT_NE(engine::find_conversion(*shipped, "ascend", "npu"), nullptr);
+  EXPECT_EQ(engine::find_conversion(*shipped, "ascend", "cuda"), nullptr);
+
+  const auto ok = Json::parse(R"({"schema_version":1,"checkpoints":[{"repo":"o/M-W8A8","hub":"modelscope","base_model":"o/M","variant":"ascend",
+      "format":"W8A8","quantization_flag":"ascend","url":"https://modelscope.cn/models/o/M-W8A8","source":"s"}],
+      "conversions":[{"id":"c","variant":"awq","platform":"cuda","tool":"t","output_suffix":"-AWQ","quantization_flag":"",
+      "commands":["quantize {model_id} {output_dir}"],"note":"n","source":"s"}]})");
+  ASSERT_TRUE(engine::parse_quantized_catalog(ok, "q.json").has_value());
+  struct Bad {
+    const char* what;
+    Json doc;
+    const char* message;
+  };
+  std::vector<Bad> bad;
+  Json j = ok;
+  j["checkpoints"][0]["url"] = "http://modelscope.cn/x";
+  bad.push_back({"http url", j, "is not an https address"});
+  j = ok;
+  j["checkpoints"][0]["hub"] = "civitai";
+  bad.push_back({"hub", j, "expected huggingface or modelscope"});
+  j = ok;
+  j["checkpoints"][0]["source"] = "";
+  bad.push_back({"source", j, "source is empty"});
+  j = ok;
+  j["checkpoints"].push_back(ok["checkpoints"][0]);
+  j["checkpoints"][1]["repo"] = "O/m-w8a8";
+  bad.push_back({"duplicate", j, "duplicate repo"});
+  j = ok;
+  j["checkpoints"][0]["license"] = "x";
+  bad.push_back({"unknown key", j, "unknown key"});
+  j = ok;
+  j["conversions"][0]["commands"] = Json::array({"quantize {model_id}"});
+  bad.push_back({"no output", j, "no command writes {output_dir}"});
+  j = ok;
+  j["conversions"][0]["platform"] = "tpu";
+  bad.push_back({"platform", j, "expected npu, cuda or any"});
+  for (const auto& b : bad) {
+    auto r = engine::parse_quantized_catalog(b.doc, "q.json");
+    ASSERT_FALSE(r.has_value()) << b.what;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << b.what;
+    EXPECT_NE(r.error().describe().find(b.message), std::string::npos) << b.what << ": " << r.error().describe();
+    EXPECT_NE(r.error().describe().find("q.json"), std::string::npos) << b.what;
+  }
+}
