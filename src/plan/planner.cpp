@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <system_error>
 #include <thread>
 
 #include "base/text.hpp"
@@ -248,7 +249,13 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   };
   const size_t workers = std::min<size_t>(out.size(), threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the workers started (at least this one) take every pair
+    }
+  }
   work();
   for (auto& th : pool) th.join();
   return out;
