@@ -1,6 +1,6 @@
-// Build-time tool: locates every record of a catalogue array (models.json "models", devices.json
-// "devices") in the bytes of its data/ file and writes a C++ table of (id, aliases, offset, length),
-// so that the binary resolves one model or device by parsing that record alone (base/embedded.hpp).
+// Build-time tool: locates every record of a catalogue array (models.json "models"; any file:key
+// given) in the bytes of its data/ file and writes a C++ table of (id, aliases, offset, length),
+// so that the binary resolves one model by parsing that record alone (base/embedded.hpp).
 // The offsets point into the file exactly as embed_data.cmake embeds it. Each record is also parsed
 // here, and the count is checked against a full parse, so a malformed catalogue fails the build.
 //

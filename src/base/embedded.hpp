@@ -1,6 +1,6 @@
 // base/embedded: the data/ files compiled into the binary (catalogues), by path relative to data/,
-// and a build-time index of the records of the large catalogues, so that one model or device is
-// resolved by parsing its record alone instead of the whole file at every start.
+// and a build-time index of the records of the model catalogue, so that one model is resolved by
+// parsing its record alone instead of the whole file at every start.
 #pragma once
 
 #include <cstddef>
@@ -24,8 +24,8 @@ struct EmbeddedRecord {
   size_t length = 0;
 };
 
-// The indexed records of data/<relative_path> in file order ("architectures/models.json",
-// "devices/devices.json"); empty for a file without an index.
+// The indexed records of data/<relative_path> in file order (the CMakeLists indexes
+// "architectures/models.json"); empty for a file without an index.
 std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path);
 
 // The bytes of one indexed record; empty when the offsets do not land on an object in the embedded
