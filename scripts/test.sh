@@ -3,7 +3,7 @@
 # fuzz target briefly. Needs ../shared beside the checkout (real configs and validation cases).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh test
 # Service-backed tests (nginx for the hub, the npm peer, chromium) fail instead of skipping when missing.
 export PREFLIGHT_REQUIRE_SERVICES=1
 (cd tests/peer && npm ci --no-audit --no-fund --loglevel=error)

@@ -103,7 +103,8 @@ static void BM_LargestContextAndFixesSearch(benchmark::State& state) {
 }
 BENCHMARK(BM_LargestContextAndFixesSearch)->Unit(benchmark::kMicrosecond);
 
-// Issue 4: plan over the whole catalogue x all devices x device counts 1..16 x quantization variants.
+// Issue 4: plan over the whole catalogue x all devices x device counts 1..16 x quantization variants,
+// one evaluate_candidate call at a time (nothing shared between candidates, one thread).
 static void BM_PlanWholeCatalogueAllDevices(benchmark::State& state) {
   const auto& w = world();
   const plan::PlanInputs in{&w.engines, &w.speeds, &w.rules, ""};
@@ -126,3 +127,20 @@ static void BM_PlanWholeCatalogueAllDevices(benchmark::State& state) {
   state.counters["candidates_per_iteration"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_PlanWholeCatalogueAllDevices)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// #19: the same plan as `preflight plan` computes it for many devices: plan_for_devices (parameter
+// counts and engine shared, every core). Results equal the one-at-a-time loop above (tests/plan).
+static void BM_PlanForDevicesWholeCatalogue(benchmark::State& state) {
+  const auto& w = world();
+  const plan::PlanInputs in{&w.engines, &w.speeds, &w.rules, ""};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  int64_t evaluated = 0;
+  for (auto _ : state) {
+    const auto plans = plan::plan_for_devices(w.models, w.devices.devices, {1, 2, 4, 8, 16}, in, t);
+    for (const auto& p : plans) evaluated += static_cast<int64_t>(p.result.recommended.size() + p.result.rejected.size());
+    benchmark::DoNotOptimize(plans.data());
+  }
+  state.counters["candidates_per_iteration"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_PlanForDevicesWholeCatalogue)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -1,6 +1,10 @@
-// base/embedded: the data/ files compiled into the binary (catalogues), by path relative to data/.
+// base/embedded: the data/ files compiled into the binary (catalogues), by path relative to data/,
+// and a build-time index of the records of the model catalogue, so that one model is resolved by
+// parsing its record alone instead of the whole file at every start.
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,5 +14,22 @@ namespace preflight {
 // Contents of data/<relative_path>, or an empty view when no such file was embedded.
 std::string_view embedded_data(const std::string& relative_path);
 std::vector<std::string> embedded_names();
+
+// One object of a catalogue's record array, located by cmake/catalog_index.cpp at build time: its
+// "id", its "aliases", and its bytes embedded_data(file).substr(offset, length) (a JSON object).
+struct EmbeddedRecord {
+  std::string_view id;
+  std::span<const std::string_view> aliases;
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+// The indexed records of data/<relative_path> in file order (the CMakeLists indexes
+// "architectures/models.json"); empty for a file without an index.
+std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path);
+
+// The bytes of one indexed record; empty when the offsets do not land on an object in the embedded
+// file (then callers fall back to parsing the whole file).
+std::string_view embedded_record_text(std::string_view relative_path, const EmbeddedRecord& record);
 
 }  // namespace preflight

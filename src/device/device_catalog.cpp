@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
+#include <unordered_set>
 
 #include "base/embedded.hpp"
 #include "base/file.hpp"
@@ -19,10 +21,76 @@ std::string squash(const std::string& text) {
   return out;
 }
 
+// A quantity in devices.json (or the user's overlay) is a finite positive number. Python's NaN and
+// Infinity tokens are quoted before parsing (quote_non_finite), so they arrive here as the strings
+// "NaN" / "Infinity" and are named in the error.
+// In the catalogue null means "not known"; in an overlay, which only replaces values, it is an error.
+enum class NullValue { absent, error };
+Status check_positive_numbers(const Json& record, const std::string& origin, const std::string& prefix, NullValue null_value,
+                              std::initializer_list<const char*> keys) {
+  if (!record.is_object()) return Ok{};
+  for (const char* key : keys) {
+    auto it = record.find(key);
+    if (it == record.end()) continue;
+    auto bad = [&](const std::string& found) {
+      return make_error(ErrorKind::corrupt, format("%s: %s.%s: expected a finite positive number, found %s", origin.c_str(), prefix.c_str(), key, found.c_str()),
+                        origin);
+    };
+    if (it->is_null()) {
+      if (null_value == NullValue::error) return bad("null");
+      continue;
+    }
+    if (it->is_string()) {
+      const auto& text = it->get_ref<const std::string&>();
+      if (text == "NaN" || text == "Infinity" || text == "-Infinity") return bad(text);
+      continue;  // the typed reader names the wrong type
+    }
+    if (!it->is_number()) continue;
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || !(v > 0)) return bad(format("%g", v));
+  }
+  return Ok{};
+}
+
+// NaN, Infinity and -Infinity outside strings become the strings "NaN", "Infinity", "-Infinity", so that
+// check_positive_numbers can name them (parse_json alone reads them as null, which means "not known").
+std::string quote_non_finite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+      const size_t n = std::char_traits<char>::length(token);
+      if (text.compare(i, n, token) == 0) {
+        out += '"';
+        out += token;
+        out += '"';
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
 Expected<BandwidthMeasurement> parse_bandwidth_measurement(const Json& j, const std::string& origin, const std::string& prefix) {
   JsonObject o(j, origin, prefix);
   PF_TRY(keys, o.only_keys({"median_bytes_per_s", "min_bytes_per_s", "max_bytes_per_s", "repeats", "warmup", "buffer_bytes", "device_index", "date", "tool", "method"}));
   (void)keys;
+  PF_TRY(finite, check_positive_numbers(j, origin, prefix, NullValue::error, {"median_bytes_per_s", "min_bytes_per_s", "max_bytes_per_s", "buffer_bytes"}));
+  (void)finite;
   BandwidthMeasurement m;
   PF_TRY(median, o.number("median_bytes_per_s"));
   PF_TRY(low, o.number("min_bytes_per_s"));
@@ -83,6 +151,7 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("devices"));
+  std::unordered_set<std::string> names;
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));
@@ -91,6 +160,10 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
                               "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops", "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops",
                               "interconnect", "interconnect_bandwidth_bytes_per_s", "dtypes", "confidence", "sources"}));
     (void)keys;
+    PF_TRY(finite, check_positive_numbers(item, origin, "devices[" + id + "]", NullValue::absent,
+                                          {"memory_bytes", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops",
+                                           "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops", "interconnect_bandwidth_bytes_per_s"}));
+    (void)finite;
     DeviceSpec d;
     d.id = id;
     d.origin = origin;
@@ -156,10 +229,14 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
       PF_TRY(cbw, c.opt_string("bandwidth"));
       d.confidence_bandwidth = cbw.value_or("");
     }
-    if (catalog.find(id)) return make_error(ErrorKind::corrupt, format("%s: duplicate device id or alias %s", origin.c_str(), id.c_str()), origin);
+    // The names DeviceCatalog::find matches (squashed ids and aliases of the records before this one),
+    // kept in a set: a find() per name made the check quadratic and the largest part of a start.
+    if (names.count(squash(trim(id)))) return make_error(ErrorKind::corrupt, format("%s: duplicate device id or alias %s", origin.c_str(), id.c_str()), origin);
     for (const auto& a : d.aliases) {
-      if (catalog.find(a)) return make_error(ErrorKind::corrupt, format("%s: %s: alias %s already names another device", origin.c_str(), id.c_str(), a.c_str()), origin);
+      if (names.count(squash(trim(a)))) return make_error(ErrorKind::corrupt, format("%s: %s: alias %s already names another device", origin.c_str(), id.c_str(), a.c_str()), origin);
     }
+    names.insert(squash(d.id));
+    for (const auto& a : d.aliases) names.insert(squash(a));
     catalog.devices.push_back(std::move(d));
   }
   return catalog;
@@ -176,6 +253,8 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
     JsonObject r(item, origin, "devices[" + id + "]");
     PF_TRY(keys, r.only_keys({"id", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "measured_copy_bandwidth", "source"}));
     (void)keys;
+    PF_TRY(finite, check_positive_numbers(item, origin, "devices[" + id + "]", NullValue::error, {"runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s"}));
+    (void)finite;
     PF_TRY(source, r.string("source"));
     const DeviceSpec* found = catalog.find(id);
     if (!found) {
@@ -187,6 +266,10 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
     PF_TRY(mbw, r.opt_number("measured_copy_bandwidth_bytes_per_s"));
     for (double v : {rt.value_or(1), bw.value_or(1), mbw.value_or(1)}) {
       if (!(v > 0)) return make_error(ErrorKind::corrupt, format("%s: %s: measured values must be positive", origin.c_str(), id.c_str()), origin);
+    }
+    if (rt && *rt > d.memory_bytes * 1.01) {
+      return make_error(ErrorKind::corrupt, format("%s: devices[%s].runtime_total_bytes: %.0f exceeds the device's memory_bytes %.0f", origin.c_str(), id.c_str(), *rt,
+                                                   d.memory_bytes), origin);
     }
     std::optional<BandwidthMeasurement> run;
     if (const Json* m = r.find("measured_copy_bandwidth")) {
@@ -219,16 +302,26 @@ std::string device_overlay_path() {
   return join_path(home ? home : "/root", ".config/preflight/devices.json");
 }
 
+Expected<Json> parse_device_json(const std::string& text, const std::string& origin) {
+  const bool non_finite = text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos;
+  return parse_json(non_finite ? quote_non_finite(text) : text, origin);
+}
+
+Expected<DeviceCatalog> parse_device_catalog_text(const std::string& text, const std::string& origin) {
+  PF_TRY(json, parse_device_json(text, origin));
+  return parse_device_catalog(json, origin);
+}
+
 Expected<DeviceCatalog> load_builtin_device_catalog() {
-  PF_TRY(json, parse_json(std::string(embedded_data("devices/devices.json")), "data/devices/devices.json"));
-  return parse_device_catalog(json, "data/devices/devices.json");
+  return parse_device_catalog_text(std::string(embedded_data("devices/devices.json")), "data/devices/devices.json");
 }
 
 Expected<DeviceCatalog> load_device_catalog() {
   PF_TRY(catalog, load_builtin_device_catalog());
   const std::string overlay = device_overlay_path();
   if (path_exists(overlay)) {
-    PF_TRY(overlay_json, load_json_file(overlay));
+    PF_TRY(overlay_text, read_text_file(overlay));
+    PF_TRY(overlay_json, parse_device_json(overlay_text, overlay));
     PF_TRY(ok, apply_device_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

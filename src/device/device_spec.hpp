@@ -65,6 +65,13 @@ struct DeviceCatalog {
 };
 
 Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string& origin);
+// devices.json text as parse_json reads it, except that NaN, Infinity and -Infinity outside strings are
+// kept as the strings "NaN", "Infinity", "-Infinity", so that a quantity holding one is an error naming
+// it (parse_json alone reads them as null, which in the catalogue means "not known").
+Expected<Json> parse_device_json(const std::string& text, const std::string& origin);
+// parse_device_json then parse_device_catalog: every quantity finite and positive, else a corrupt
+// error naming the file, the record and the field.
+Expected<DeviceCatalog> parse_device_catalog_text(const std::string& text, const std::string& origin);
 // Measured overrides: {"schema_version":1,"devices":[{"id":"910B3","runtime_total_bytes":..,
 // "hbm_bandwidth_bytes_per_s":..,"source":"preflight bw 2026-12-02"}]}. An entry may also carry
 // "measured_copy_bandwidth": {"median_bytes_per_s", "min_bytes_per_s", "max_bytes_per_s", "repeats",

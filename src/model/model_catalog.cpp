@@ -87,6 +87,43 @@ const ModelCatalog& builtin_model_catalog() {
   return catalog;
 }
 
+Expected<std::optional<CatalogModel>> find_builtin_model(const std::string& name) {
+  constexpr std::string_view k_file = "architectures/models.json";
+  const std::string origin = "data/architectures/models.json";
+  auto from_whole_file = [&]() -> Expected<std::optional<CatalogModel>> {
+    if (const CatalogModel* m = builtin_model_catalog().find(name)) return std::optional<CatalogModel>{*m};
+    return std::optional<CatalogModel>{};
+  };
+  const auto records = embedded_records(k_file);
+  if (records.empty()) return from_whole_file();
+  const std::string key = to_lower(trim(name));
+  const EmbeddedRecord* hit = nullptr;
+  for (const auto& r : records) {
+    if (to_lower(std::string(r.id)) == key) {
+      hit = &r;
+      break;
+    }
+  }
+  for (size_t i = 0; !hit && i < records.size(); ++i) {
+    for (const auto& a : records[i].aliases) {
+      if (to_lower(std::string(a)) == key) {
+        hit = &records[i];
+        break;
+      }
+    }
+  }
+  if (!hit) return std::optional<CatalogModel>{};
+  const std::string_view text = embedded_record_text(k_file, *hit);
+  if (text.empty()) return from_whole_file();
+  std::string one_record = "{\"schema_version\":1,\"models\":[";
+  one_record.append(text);
+  one_record += "]}";
+  PF_TRY(json, parse_json(one_record, origin));
+  PF_TRY(catalog, parse_model_catalog(json, origin));
+  if (catalog.models.size() != 1) return from_whole_file();
+  return std::optional<CatalogModel>{std::move(catalog.models.front())};
+}
+
 Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry) {
   const std::string origin = "catalog:" + entry.id;
   PF_TRY(spec, parse_hf_config(entry.config, origin));

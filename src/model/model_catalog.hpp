@@ -35,7 +35,13 @@ struct ModelCatalog {
 };
 
 Expected<ModelCatalog> parse_model_catalog(const Json& root, const std::string& origin);
+// The whole embedded catalogue, parsed once (listing, plan over the catalogue, suggestions).
 const ModelCatalog& builtin_model_catalog();
+// The embedded record that `name` names (exact id ignoring case first, then an alias, as
+// ModelCatalog::find), parsed and validated alone through the build-time record index
+// (base/embedded.hpp) instead of parsing the whole file; nullopt when none matches. Corrupt error
+// when that record is invalid.
+Expected<std::optional<CatalogModel>> find_builtin_model(const std::string& name);
 
 // ModelSpec of a catalogue entry; provenance names the catalogue record and its source.
 Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry);

@@ -205,8 +205,9 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
       }
     }
   }
+  PF_TRY(indexed, find_builtin_model(name));
+  if (indexed) return model_spec_from_catalog(*indexed);
   const auto& catalog = builtin_model_catalog();
-  if (const CatalogModel* entry = catalog.find(name)) return model_spec_from_catalog(*entry);
   std::string message = format("model '%s' is not a local path, not in the Hugging Face or ModelScope cache, and not in the catalogue", name.c_str());
   const auto near = nearest_names(name, catalog.names());
   if (!near.empty()) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <unordered_map>
 
 #include "base/checked.hpp"
 #include "base/text.hpp"
@@ -143,8 +144,14 @@ bool pattern_matches(const std::string& raw_pattern, const std::string& module) 
     return std::regex_search(concrete, *it->second);
   }
   // HF modules_to_not_convert semantics: the entry is a substring of the module path; '*' (a layer
-  // index after normalization, or a glob) matches any run of characters.
-  return glob_match(normalize_module(module), "*" + normalize_module(raw_pattern) + "*");
+  // index after normalization, or a glob) matches any run of characters. Both normalized forms are
+  // kept per thread: this runs for every weight group and pattern of every candidate a plan tries.
+  thread_local std::unordered_map<std::string, std::string> modules, globs;
+  auto m = modules.find(module);
+  if (m == modules.end()) m = modules.emplace(module, normalize_module(module)).first;
+  auto g = globs.find(raw_pattern);
+  if (g == globs.end()) g = globs.emplace(raw_pattern, "*" + normalize_module(raw_pattern) + "*").first;
+  return glob_match(m->second, g->second);
 }
 }  // namespace
 

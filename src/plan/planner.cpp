@@ -1,6 +1,9 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -94,8 +97,11 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 }
 }  // namespace
 
-Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& quantization, int64_t n,
-                             const PlanTargets& t) {
+namespace {
+// evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
+// `dev` (engine_for) and the model's total parameter count.
+Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                        double params, const std::string& quantization, int64_t n, const PlanTargets& t) {
   Candidate c;
   c.model_id = m.id;
   c.device_id = dev.id;
@@ -104,8 +110,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
-  c.params = static_cast<double>(model::count_params(m).total);
-  auto eng = engine_for(in, dev);
+  c.params = params;
   if (!eng) {
     c.reason = eng.error().describe();
     return c;
@@ -188,13 +193,16 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
   return c;
 }
 
-PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
+// plan_for_device with the per-model parameter counts computed by the caller.
+PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const std::vector<double>& params, const device::DeviceSpec& dev, int64_t n,
+                            const PlanInputs& in, const PlanTargets& t) {
   PlanResult r;
-  auto eng = engine_for(in, dev);
-  for (const auto& m : models) {
+  const auto eng = engine_for(in, dev);
+  for (size_t i = 0; i < models.size(); ++i) {
+    const auto& m = models[i];
     const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
     for (const auto& q : variants) {
-      Candidate c = evaluate_candidate(m, dev, in, q, n, t);
+      Candidate c = evaluate_with(m, dev, in, eng, params[i], q, n, t);
       (c.meets ? r.recommended : r.rejected).push_back(std::move(c));
     }
   }
@@ -209,17 +217,62 @@ PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const de
   return r;
 }
 
+std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
+  std::vector<double> out;
+  out.reserve(models.size());
+  for (const auto& m : models) out.push_back(static_cast<double>(model::count_params(m).total));
+  return out;
+}
+}  // namespace
+
+Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& quantization, int64_t n,
+                             const PlanTargets& t) {
+  return evaluate_with(m, dev, in, engine_for(in, dev), static_cast<double>(model::count_params(m).total), quantization, n, t);
+}
+
+PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
+  return plan_device_with(models, total_params(models), dev, n, in, t);
+}
+
+std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
+                                         const std::vector<int64_t>& device_counts, const PlanInputs& in, const PlanTargets& t, int threads) {
+  const std::vector<double> params = total_params(models);
+  std::vector<DevicePlan> out;
+  for (const auto& dev : devices)
+    for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
+  // Pairs are handed out in order through one counter; each result lands in its own slot, so the
+  // output does not depend on the number of workers or their timing.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < out.size(); i = next++)
+      out[i].result = plan_device_with(models, params, devices[i / device_counts.size()], out[i].num_devices, in, t);
+  };
+  const size_t workers = std::min<size_t>(out.size(), threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the workers started (at least this one) take every pair
+    }
+  }
+  work();
+  for (auto& th : pool) th.join();
+  return out;
+}
+
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
+  const double params = static_cast<double>(model::count_params(m).total);
   for (const auto& dev : devices) {
-    auto eng = engine_for(in, dev);
+    const auto eng = engine_for(in, dev);
     const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
       if (n > max_devices) break;
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
-        Candidate c = evaluate_candidate(m, dev, in, q, n, t);
+        Candidate c = evaluate_with(m, dev, in, eng, params, q, n, t);
         if (c.meets) meeting.push_back(std::move(c));
         else r.rejected.push_back(std::move(c));
       }

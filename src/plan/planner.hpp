@@ -91,6 +91,18 @@ Candidate evaluate_candidate(const model::ModelSpec& model, const device::Device
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& device, int64_t num_devices,
                            const PlanInputs& in, const PlanTargets& targets);
 
+// Question 1 for many devices at once (the whole catalogue, `bench/micro`): for each device and each
+// count in `device_counts`, in that order, exactly what plan_for_device returns for the pair. The
+// parameter count of each model is computed once and the engine once per pair; the pairs are shared
+// among `threads` workers (std::thread; 0 = the hardware's concurrency).
+struct DevicePlan {
+  std::string device_id;
+  int64_t num_devices = 1;
+  PlanResult result;
+};
+std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
+                                         const std::vector<int64_t>& device_counts, const PlanInputs& in, const PlanTargets& targets, int threads = 0);
+
 // Question 2: what this model needs, per device type: the cheapest count, layout and variant.
 PlanResult plan_for_model(const model::ModelSpec& model, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in,
                           const PlanTargets& targets, int64_t max_devices);

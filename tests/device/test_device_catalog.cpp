@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
 #include "base/units.hpp"
 #include "device/device_spec.hpp"
 
@@ -45,4 +49,69 @@ TEST(DeviceCatalog, RejectsBadRecordsAndAppliesOverlay) {
   ASSERT_TRUE(apply_device_overlay(*catalog, *overlay, "mine.json").has_value());
   EXPECT_DOUBLE_EQ(*catalog->find("910B3")->hbm_bandwidth_bytes_per_s, 1.49e12);
   EXPECT_EQ(catalog->find("910B3")->overrides.size(), 1u);
+}
+
+// #19 item 10: Infinity, NaN and other impossible quantities in devices.json and in the user's overlay are
+// errors naming the file, the record and the field (parse_json reads NaN/Infinity as null, which passed
+// as "not known").
+TEST(DeviceCatalog, Issue19_NonFiniteValuesRejected) {
+  struct Case {
+    const char* field_and_value;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {R"("memory_bytes":Infinity)", "d.json: devices[X].memory_bytes: expected a finite positive number, found Infinity"},
+      {R"("memory_bytes":NaN)", "d.json: devices[X].memory_bytes: expected a finite positive number, found NaN"},
+      {R"("memory_bytes":0)", "d.json: devices[X].memory_bytes: expected a finite positive number, found 0"},
+      {R"("memory_bytes":1,"hbm_bandwidth_bytes_per_s":Infinity)", "devices[X].hbm_bandwidth_bytes_per_s: expected a finite positive number, found Infinity"},
+      {R"("memory_bytes":1,"hbm_bandwidth_bytes_per_s":-Infinity)", "devices[X].hbm_bandwidth_bytes_per_s: expected a finite positive number, found -Infinity"},
+      {R"("memory_bytes":1,"bf16_dense_flops":NaN)", "devices[X].bf16_dense_flops: expected a finite positive number, found NaN"},
+      {R"("memory_bytes":1,"fp8_dense_flops":0)", "devices[X].fp8_dense_flops: expected a finite positive number, found 0"},
+      {R"("memory_bytes":1,"interconnect_bandwidth_bytes_per_s":-5)", "devices[X].interconnect_bandwidth_bytes_per_s: expected a finite positive number, found -5"},
+      {R"("memory_bytes":1,"measured_copy_bandwidth_bytes_per_s":Infinity)", "devices[X].measured_copy_bandwidth_bytes_per_s"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = std::string(R"({"schema_version":1,"devices":[{"id":"X","name":"x","vendor":"v","platform":"cuda",)") + c.field_and_value +
+                             R"(,"sources":{"memory":"s","bandwidth":"s"}}]})";
+    auto parsed = parse_device_catalog_text(text, "d.json");
+    ASSERT_FALSE(parsed.has_value()) << c.field_and_value;
+    EXPECT_EQ(parsed.error().kind, ErrorKind::corrupt) << c.field_and_value;
+    EXPECT_NE(parsed.error().message.find(c.fragment), std::string::npos) << c.field_and_value << " -> " << parsed.error().message;
+  }
+  // null stays "not known" in the catalogue, and a string holding "Infinity" is still text.
+  auto known = parse_device_catalog_text(
+      R"({"schema_version":1,"devices":[{"id":"X","name":"x","vendor":"v","platform":"cuda","memory_bytes":1,"hbm_bandwidth_bytes_per_s":null,"interconnect":"Infinity Fabric","sources":{"memory":"s"}}]})",
+      "d.json");
+  ASSERT_TRUE(known.has_value()) << known.error().describe();
+  EXPECT_FALSE(known->devices[0].hbm_bandwidth_bytes_per_s.has_value());
+  EXPECT_EQ(known->devices[0].interconnect, "Infinity Fabric");
+}
+
+TEST(DeviceCatalog, Issue19_NonFiniteOverlayValuesRejected) {
+  struct Case {
+    const char* record;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {R"({"id":"910B3","hbm_bandwidth_bytes_per_s":Infinity,"source":"s"})", "devices[910B3].hbm_bandwidth_bytes_per_s: expected a finite positive number, found Infinity"},
+      {R"({"id":"910B3","runtime_total_bytes":NaN,"source":"s"})", "devices[910B3].runtime_total_bytes: expected a finite positive number, found NaN"},
+      {R"({"id":"910B3","runtime_total_bytes":null,"source":"s"})", "devices[910B3].runtime_total_bytes: expected a finite positive number, found null"},
+      {R"({"id":"910B3","measured_copy_bandwidth_bytes_per_s":-Infinity,"source":"s"})", "devices[910B3].measured_copy_bandwidth_bytes_per_s: expected a finite positive number, found -Infinity"},
+      {R"({"id":"910B3","runtime_total_bytes":1e15,"source":"s"})", "devices[910B3].runtime_total_bytes: 1000000000000000 exceeds the device's memory_bytes"},
+      {R"({"id":"910B3","source":"s","measured_copy_bandwidth":{"median_bytes_per_s":1e12,"min_bytes_per_s":1e12,"max_bytes_per_s":Infinity,"repeats":5,"buffer_bytes":1e9,"date":"d","tool":"t"}})",
+       "devices[910B3].measured_copy_bandwidth.max_bytes_per_s: expected a finite positive number, found Infinity"},
+  };
+  const std::string path = ::testing::TempDir() + "issue19_overlay.json";
+  ASSERT_EQ(setenv("PREFLIGHT_DEVICE_OVERRIDES", path.c_str(), 1), 0);
+  for (const auto& c : cases) {
+    std::ofstream(path) << R"({"schema_version":1,"devices":[)" << c.record << "]}";
+    auto catalog = load_device_catalog();
+    ASSERT_FALSE(catalog.has_value()) << c.record;
+    EXPECT_EQ(catalog.error().kind, ErrorKind::corrupt) << c.record;
+    EXPECT_NE(catalog.error().message.find(path + ": " + c.fragment), std::string::npos) << c.record << " -> " << catalog.error().message;
+  }
+  std::ofstream(path) << R"({"schema_version":1,"devices":[{"id":"910B3","hbm_bandwidth_bytes_per_s":1.5e12,"source":"s"}]})";
+  EXPECT_TRUE(load_device_catalog().has_value());
+  unsetenv("PREFLIGHT_DEVICE_OVERRIDES");
+  std::remove(path.c_str());
 }

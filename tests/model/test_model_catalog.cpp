@@ -1,10 +1,20 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+
+#include "base/embedded.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 
 using namespace preflight;
 using namespace preflight::model;
+
+namespace {
+std::string to_upper_for_test(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
 
 TEST(ModelCatalog, EveryEntryBuildsAModelSpecWithSource) {
   const auto& c = builtin_model_catalog();
@@ -24,4 +34,37 @@ TEST(ModelCatalog, ResolvesAliasesAndSuggests) {
   auto missing = resolve_model("Qwen/Qwen3-9B");
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message.find("did you mean"), std::string::npos);
+}
+
+// #19 start-up time: one model is resolved from its record alone (build-time index); every id and alias
+// must give exactly the record the whole-file parse gives, and every indexed record must be the bytes of
+// one object of the embedded file.
+TEST(ModelCatalog, Issue19_IndexedLookupMatchesWholeCatalogue) {
+  const auto& whole = builtin_model_catalog();
+  const auto records = embedded_records("architectures/models.json");
+  ASSERT_EQ(records.size(), whole.models.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(std::string(records[i].id), whole.models[i].id);
+    EXPECT_FALSE(embedded_record_text("architectures/models.json", records[i]).empty()) << records[i].id;
+  }
+  for (const auto& m : whole.models) {
+    std::vector<std::string> names = m.aliases;
+    names.push_back(m.id);
+    names.push_back(to_upper_for_test(m.id));
+    for (const auto& name : names) {
+      auto one = find_builtin_model(name);
+      ASSERT_TRUE(one.has_value()) << name << ": " << one.error().describe();
+      ASSERT_TRUE(one->has_value()) << name;
+      const CatalogModel* expected = whole.find(name);
+      ASSERT_NE(expected, nullptr) << name;
+      EXPECT_EQ((*one)->id, expected->id) << name;
+      EXPECT_EQ((*one)->config.dump(), expected->config.dump()) << name;
+      EXPECT_EQ((*one)->hf_quant_config.dump(), expected->hf_quant_config.dump()) << name;
+      EXPECT_EQ((*one)->source_url, expected->source_url) << name;
+      EXPECT_EQ((*one)->aliases, expected->aliases) << name;
+    }
+  }
+  auto none = find_builtin_model("Qwen/Qwen3-9B");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
 }

@@ -198,3 +198,53 @@ TEST(LaunchRules, RejectsBadRecords) {
   bad_env["rules"][0]["env"]["A"] = 1;
   EXPECT_FALSE(engine::parse_launch_rules(bad_env, "launch.json").has_value());
 }
+
+// #19 start-up time: the whole-catalogue plan (shared parameter counts and engine, several threads) gives,
+// for every (device, count) pair, the candidates that evaluate_candidate gives one at a time: none
+// dropped, none added, same verdict, reason, numbers and launch line.
+TEST(Planner, Issue19_PlanForDevicesMatchesCandidateByCandidate) {
+  std::vector<model::ModelSpec> models;
+  for (const auto& e : model::builtin_model_catalog().models) {
+    auto s = model::model_spec_from_catalog(e);
+    ASSERT_TRUE(s.has_value()) << e.id;
+    models.push_back(*s);
+  }
+  const std::vector<device::DeviceSpec> devices = {dev("910B3"), dev("910B4"), dev("H100-SXM"), dev("A100-80G")};
+  const std::vector<int64_t> counts = {1, 2, 16};
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  const auto plans = plan::plan_for_devices(models, devices, counts, catalogs().inputs(), t, 2);
+  ASSERT_EQ(plans.size(), devices.size() * counts.size());
+  size_t fitting = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const auto& d = devices[i / counts.size()];
+    const int64_t n = counts[i % counts.size()];
+    EXPECT_EQ(plans[i].device_id, d.id);
+    EXPECT_EQ(plans[i].num_devices, n);
+    auto eng = engine::select_engine(catalogs().engines, engine::default_engine_for(d.platform), "");
+    ASSERT_TRUE(eng.has_value());
+    std::vector<const plan::Candidate*> got;
+    for (const auto& c : plans[i].result.recommended) got.push_back(&c);
+    for (const auto& c : plans[i].result.rejected) got.push_back(&c);
+    size_t expected_count = 0;
+    for (const auto& m : models) {
+      for (const auto& q : plan::quantization_variants(m, *eng)) {
+        ++expected_count;
+        const auto one = plan::evaluate_candidate(m, d, catalogs().inputs(), q, n, t);
+        const plan::Candidate* match = nullptr;
+        for (const auto* c : got)
+          if (c->model_id == one.model_id && c->quantization_flag == one.quantization_flag) match = c;
+        ASSERT_NE(match, nullptr) << d.id << " x" << n << " " << m.id << " " << q;
+        EXPECT_EQ(match->meets, one.meets) << m.id;
+        EXPECT_EQ(match->reason, one.reason) << m.id;
+        EXPECT_EQ(match->fit.kv_tokens, one.fit.kv_tokens) << m.id;
+        EXPECT_EQ(match->params, one.params) << m.id;
+        EXPECT_EQ(match->tokens_per_s, one.tokens_per_s) << m.id;
+        EXPECT_EQ(match->launch.serve, one.launch.serve) << m.id;
+        fitting += one.meets ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(got.size(), expected_count) << d.id << " x" << n;
+  }
+  EXPECT_GT(fitting, 100u);  // the comparison covers fitting candidates, not only rejections
+}
