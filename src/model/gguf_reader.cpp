@@ -5,6 +5,7 @@
 #include "model/gguf_reader.hpp"
 
 #include <array>
+#include <cctype>
 #include <cstring>
 
 #include "base/checked.hpp"
@@ -104,6 +105,16 @@ Expected<double> read_scalar(Cursor& c, uint32_t type, const char* what) {
 const char* ggml_type_name(uint32_t type) {
   if (type < k_ggml_types.size() && k_ggml_types[type].name) return k_ggml_types[type].name;
   return "unknown";
+}
+
+std::optional<GgmlTypeSize> ggml_type_size_by_name(const std::string& name) {
+  for (const auto& t : k_ggml_types) {
+    if (!t.name) continue;
+    std::string lower = t.name;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (lower == name || name == t.name) return GgmlTypeSize{t.block_elements, t.block_bytes};
+  }
+  return std::nullopt;
 }
 
 Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& origin) {
