@@ -290,6 +290,8 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
     g.expert = t.name.find("_exps") != std::string::npos;
     g.active_fraction = g.expert && spec.num_experts > 0 ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
     if (g.module == "token_embd.weight" || g.module == "output.weight") g.shard = Shard::vocab;
+    g.stored_bytes = static_cast<double>(t.bytes);  // exact: quantized GGUF bytes are not params x dtype
+    g.stored_format = ggml_type_name(t.ggml_type);
     spec.weights.push_back(g);
     total += t.bytes;
     spec.exact_bytes_by_dtype[ggml_type_name(t.ggml_type)] += t.bytes;

@@ -8,7 +8,9 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -16,6 +18,7 @@
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "model/model_spec.hpp"
 
 using namespace preflight;
 using namespace preflight::estimate;
@@ -72,6 +75,50 @@ uint64_t bytes_of(const LlamaCppEstimate& e, const std::string& device, LlamaBuf
   uint64_t total = 0;
   for (const auto& b : e.buffers) if (b.device == device && b.kind == kind) total += b.bytes;
   return total;
+}
+
+// Writes a GGUF v3 file for `f` (metadata numbers as u32, strings, the token array length as that many
+// one-letter tokens) with zeroed tensor data, so the CLI can read it from disk.
+void write_gguf(const std::string& path, const model::GgufFile& f) {
+  std::string b;
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  auto str = [&](const std::string& s) { put(static_cast<uint64_t>(s.size())); b += s; };
+  put(0x46554747u);
+  put(3u);
+  put(static_cast<uint64_t>(f.tensors.size()));
+  put(static_cast<uint64_t>(f.strings.size() + f.numbers.size() + f.array_lengths.size()));
+  for (const auto& [k, v] : f.strings) { str(k); put(8u); str(v); }
+  for (const auto& [k, v] : f.numbers) { str(k); put(4u); put(static_cast<uint32_t>(v)); }
+  for (const auto& [k, n] : f.array_lengths) {
+    str(k); put(9u); put(8u); put(n);
+    for (uint64_t i = 0; i < n; ++i) str("t");
+  }
+  uint64_t end = 0;
+  for (const auto& t : f.tensors) {
+    str(t.name);
+    put(static_cast<uint32_t>(t.shape.size()));
+    for (auto d : t.shape) put(d);
+    put(t.ggml_type);
+    put(t.offset);
+    end = std::max(end, t.offset + t.bytes);
+  }
+  b.resize((b.size() + 31) / 32 * 32 + end, '\0');
+  std::ofstream(path, std::ios::binary) << b;
+}
+
+// The same llama layout with Q8_0 matmul weights (34 B per 32 values).
+model::GgufFile q8_file() {
+  auto f = llama_file(2, 256, 4, 4, 64, 512, 1024);
+  uint64_t off = 0;
+  for (auto& t : f.tensors) {
+    if (t.shape.size() == 2) {
+      t.ggml_type = 8;
+      t.bytes = t.elements / 32 * 34;
+    }
+    t.offset = off;
+    off += (t.bytes + 31) / 32 * 32;
+  }
+  return f;
 }
 
 }  // namespace
@@ -235,4 +282,71 @@ TEST(LlamaCppReal, Issue17_BuffersMatchRealLlamaCpp) {
   }
   EXPECT_EQ(compared, 8) << text;  // 2 models x 2 contexts x flash attention on/off
   std::filesystem::remove_all(out);
+}
+
+// A Q8_0 GGUF's weight bytes are its tensor bytes wherever they are used (inspect headline and JSON,
+// speed's bytes per token): before, they were params x bf16, 1.88x the exact bytes.
+TEST(LlamaCpp, Issue17_GgufWeightBytesExactEverywhere) {
+  const auto f = q8_file();
+  uint64_t exact = 0;
+  for (const auto& t : f.tensors) exact += t.bytes;
+  auto spec = model::model_spec_from_gguf(f, "q8.gguf");
+  ASSERT_TRUE(spec) << spec.error().describe();
+  EXPECT_EQ(*spec->exact_weight_bytes, exact);
+  const auto computed = model::compute_weight_bytes(*spec);
+  EXPECT_DOUBLE_EQ(computed.total, static_cast<double>(exact));
+  EXPECT_GT(computed.by_format.at("Q8_0"), 0.0);
+  double per_group = 0;
+  for (const auto& g : spec->weights) per_group += model::weight_group_bytes(*spec, g);  // what the speed model reads per token
+  EXPECT_DOUBLE_EQ(per_group, static_cast<double>(exact));
+
+  const std::string dir = pftest::scratch_dir("gguf-exact");
+  write_gguf(dir + "/q8.gguf", f);
+  const auto run = pftest::run_cli("inspect " + dir + "/q8.gguf --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json j = Json::parse(run.out);
+  EXPECT_EQ(j["weights"]["bytes"].get<double>(), static_cast<double>(exact));
+  const auto text = pftest::run_cli("inspect " + dir + "/q8.gguf");
+  EXPECT_NE(text.out.find("GiB exact (GGUF tensor bytes)"), std::string::npos) << text.out;
+  std::filesystem::remove_all(dir);
+}
+
+// An Ollama blob (sha256-<hex>, no .gguf) is read as GGUF by its magic, not as JSON; a file that is
+// neither still fails with an error naming it.
+TEST(LlamaCpp, Issue17_GgufRecognisedByMagic) {
+  const std::string dir = pftest::scratch_dir("gguf-magic");
+  write_gguf(dir + "/sha256-0123abcd", q8_file());
+  const auto run = pftest::run_cli("inspect " + dir + "/sha256-0123abcd --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(Json::parse(run.out)["architecture"], "llama");
+  std::ofstream(dir + "/sha256-notgguf") << "GGUX not a model";
+  const auto bad = pftest::run_cli("inspect " + dir + "/sha256-notgguf");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("sha256-notgguf"), std::string::npos) << bad.out;
+  std::filesystem::remove_all(dir);
+}
+
+// fit --engine llama.cpp --device cpu: llama.cpp's lines, and --json carries llama_cpp with totals and
+// per-device figures; capacity is this host's MemAvailable.
+TEST(LlamaCpp, Issue17_FitPrintsLlamaCppLinesAndJson) {
+  const std::string dir = pftest::scratch_dir("fit-llama");
+  const auto f = q8_file();
+  write_gguf(dir + "/m.gguf", f);
+  const auto text = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --ctx-size 2048 --flash-attn on --cpu-extra-buffer none");
+  ASSERT_EQ(text.code, 0) << text.out;
+  for (const char* line : {"CPU_Mapped model buffer size =", "CPU KV buffer size =", "CPU compute buffer size =", "CPU output buffer size =", "MemAvailable"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  EXPECT_EQ(text.out.find("CUDA graph"), std::string::npos) << text.out;
+  const auto run = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --ctx-size 2048 --flash-attn on --cpu-extra-buffer none --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json l = Json::parse(run.out)["llama_cpp"];
+  // KV: 2048 cells x 2 layers x (256 + 256) x 2 B = 4 MiB; output: 1024 x 4 B.
+  EXPECT_EQ(l["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
+  EXPECT_EQ(l["output_buffer_bytes"].get<uint64_t>(), 4096u);
+  EXPECT_EQ(l["devices"]["CPU"]["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
+  EXPECT_EQ(l["model_buffer_bytes"].get<uint64_t>(), f.tensors.back().offset + f.tensors.back().bytes);
+  const auto usage = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --flash-attn maybe");
+  EXPECT_EQ(usage.code, 2);
+  EXPECT_NE(usage.out.find("--flash-attn: expected on, off or auto, got 'maybe'"), std::string::npos) << usage.out;
+  std::filesystem::remove_all(dir);
 }
