@@ -154,6 +154,9 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   for (const auto& b : est->buffers) if (host_cpu || b.device == o.gpu_name) on_device += b.bytes;
   const bool fits = static_cast<double>(on_device) <= capacity_bytes;
   const std::optional<double> bandwidth = dev->measured_copy_bandwidth_bytes_per_s ? dev->measured_copy_bandwidth_bytes_per_s : dev->hbm_bandwidth_bytes_per_s;
+  const std::string bandwidth_source = dev->measured_copy_bandwidth_bytes_per_s
+                                           ? "measured copy bandwidth, " + (dev->source_measured_copy_bandwidth.empty() ? dev->origin : dev->source_measured_copy_bandwidth)
+                                           : "datasheet " + dev->source_bandwidth;
 
   if (args->has("json")) {
     Json j = report::envelope("fit");
@@ -164,7 +167,13 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     j["fits"] = fits;
     j["capacity_bytes"] = capacity_bytes;
     j["capacity_source"] = capacity_source;
-    if (bandwidth) j["bandwidth_bytes_per_s"] = *bandwidth;
+    if (bandwidth) {
+      const auto d = estimate::estimate_llama_cpp_decode(*file, *est, *bandwidth);
+      j["bandwidth_bytes_per_s"] = *bandwidth;
+      j["llama_cpp"]["decode"] = {{"weight_bytes_per_token", d.weight_bytes_per_token}, {"kv_bytes_per_token_full", d.kv_bytes_per_token_full},
+                                  {"tokens_per_s_empty_context", d.tokens_per_s_empty}, {"tokens_per_s_full_context", d.tokens_per_s_full},
+                                  {"bandwidth_source", bandwidth_source}};
+    }
     print_json(j);
   } else {
     std::cout << format("llama.cpp on %s: n_ctx = %lld, n_ubatch = %lld, flash_attn = %s, n_gpu_layers = %lld\n", dev->id.c_str(),
@@ -175,6 +184,12 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
                         est->compute_buffer_bytes / 1048576.0, est->output_buffer_bytes / 1048576.0, est->total_bytes() / 1048576.0);
     for (const auto& f : est->formulas) std::cout << "  " << f << "\n";
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
+    if (bandwidth) {
+      const auto d = estimate::estimate_llama_cpp_decode(*file, *est, *bandwidth);
+      std::cout << format("decode: at most %.1f tok/s (empty context) to %.1f tok/s (n_ctx full): %.1f MB of weights + up to %.1f MB of KV per token at %.1f GB/s (%s)\n",
+                          d.tokens_per_s_empty, d.tokens_per_s_full, d.weight_bytes_per_token / 1e6, d.kv_bytes_per_token_full / 1e6, *bandwidth / 1e9,
+                          bandwidth_source.c_str());
+    }
     std::cout << format("verdict: %s (%.2f GiB needed on %s, %.2f GiB from %s)\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
                         host_cpu ? "this host" : o.gpu_name.c_str(), bytes_to_gib(capacity_bytes), capacity_source.c_str());
   }

@@ -195,4 +195,23 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   return e;
 }
 
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& e, double bandwidth_bytes_per_s) {
+  LlamaCppDecode d;
+  bool has_output = false;
+  for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
+  for (const auto& t : file.tensors) {
+    if (t.name == "token_embd.weight" && has_output) {
+      d.weight_bytes_per_token += t.shape.empty() || t.shape.back() == 0 ? 0.0 : static_cast<double>(t.bytes) / static_cast<double>(t.shape.back());
+      continue;
+    }
+    d.weight_bytes_per_token += static_cast<double>(t.bytes);
+  }
+  d.kv_bytes_per_token_full = static_cast<double>(e.kv_buffer_bytes);
+  if (bandwidth_bytes_per_s > 0) {
+    d.tokens_per_s_empty = bandwidth_bytes_per_s / d.weight_bytes_per_token;
+    d.tokens_per_s_full = bandwidth_bytes_per_s / (d.weight_bytes_per_token + d.kv_bytes_per_token_full);
+  }
+  return d;
+}
+
 }  // namespace preflight::estimate

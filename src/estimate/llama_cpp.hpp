@@ -67,4 +67,15 @@ const char* llama_buffer_kind_name(LlamaBufferKind kind);
 // lacks {arch}.block_count / embedding_length / attention.head_count or the vocabulary size.
 Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const LlamaCppOptions& options);
 
+// Decode speed bound from bytes moved per token: every tensor a token's forward pass reads (all weights
+// but the token_embd lookup, which reads one row; a tied output head reads token_embd whole) plus the KV
+// cache up to the context, over the memory bandwidth (a measured copy bandwidth from `preflight bw`).
+struct LlamaCppDecode {
+  double weight_bytes_per_token = 0;
+  double kv_bytes_per_token_full = 0;  // KV read per token with all n_ctx cells filled
+  double tokens_per_s_empty = 0;       // context nearly empty: weights only
+  double tokens_per_s_full = 0;        // context full
+};
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& estimate, double bandwidth_bytes_per_s);
+
 }  // namespace preflight::estimate

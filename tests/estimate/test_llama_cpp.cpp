@@ -350,3 +350,27 @@ TEST(LlamaCpp, Issue17_FitPrintsLlamaCppLinesAndJson) {
   EXPECT_NE(usage.out.find("--flash-attn: expected on, off or auto, got 'maybe'"), std::string::npos) << usage.out;
   std::filesystem::remove_all(dir);
 }
+
+// `bw --target host --save --device cpu` stores this host's copy bandwidth; fit --device cpu then bounds
+// decode by it: weights read per token = every tensor but token_embd (one row of it) over the bandwidth.
+TEST(LlamaCpp, Issue17_CpuDecodeFromSavedHostBandwidth) {
+  const std::string dir = pftest::scratch_dir("cpu-bw");
+  const auto f = q8_file();
+  write_gguf(dir + "/m.gguf", f);
+  const std::string env = "PREFLIGHT_DEVICE_OVERRIDES=" + dir + "/devices.json";
+  const auto bw = pftest::run_cli("bw --target host --save --device cpu --size 16 --repeats 2 --warmup 1 --kernel copy", {.env = env});
+  ASSERT_EQ(bw.code, 0) << bw.out;
+  std::ifstream in(dir + "/devices.json");
+  const Json overlay = Json::parse(in);
+  const double saved = overlay["devices"][0]["measured_copy_bandwidth_bytes_per_s"].get<double>();
+  ASSERT_GT(saved, 0.0);
+  const auto run = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --ctx-size 1024 --json", {.env = env, .with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json j = Json::parse(run.out);
+  EXPECT_DOUBLE_EQ(j["bandwidth_bytes_per_s"].get<double>(), saved);
+  double per_token = 0;
+  for (const auto& t : f.tensors) per_token += t.name == "token_embd.weight" ? 256.0 / 32.0 * 34.0 : static_cast<double>(t.bytes);  // one Q8_0 row of 256: 8 blocks x 34 B
+  EXPECT_DOUBLE_EQ(j["llama_cpp"]["decode"]["weight_bytes_per_token"].get<double>(), per_token);
+  EXPECT_NEAR(j["llama_cpp"]["decode"]["tokens_per_s_empty_context"].get<double>(), saved / per_token, 1e-6 * saved / per_token);
+  std::filesystem::remove_all(dir);
+}
