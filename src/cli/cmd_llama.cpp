@@ -145,6 +145,8 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   }
 
   auto file = model::load_gguf(args->positional[0]);
+  if (!file && file.error().kind == ErrorKind::not_found)
+    return report_error(make_error(ErrorKind::not_found, file.error().message + " (--engine llama.cpp reads a local GGUF file: llama.cpp loads GGUF only)", args->positional[0]));
   if (!file) return report_error(file.error());
   auto est = estimate::estimate_llama_cpp(*file, o);
   if (!est) return report_error(make_error(est.error().kind, args->positional[0] + ": " + est.error().message, args->positional[0]));
