@@ -7,6 +7,7 @@ scripts/install-deps.sh test
 # Service-backed tests (nginx for the hub, the npm peer, chromium) fail instead of skipping when missing.
 export PREFLIGHT_REQUIRE_SERVICES=1
 (cd tests/peer && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/llama_cpp && npm ci --no-audit --no-fund --loglevel=error)  # node-llama-cpp 3.21.1: the real llama.cpp for tests/estimate/test_llama_cpp
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"

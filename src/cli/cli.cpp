@@ -16,6 +16,7 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/cmd_doctor.hpp"
+#include "cli/cmd_llama.hpp"
 #include "cli/cmd_logs.hpp"
 #include "cli/model_arg.hpp"
 #include "cli/cmd_bench.hpp"
@@ -104,6 +105,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
 }
 
 int cmd_fit(const std::vector<std::string>& argv) {
+  if (llama_cpp_engine_requested(argv)) return cmd_fit_llama_cpp(argv);  // llama.cpp's own memory model (cli/cmd_llama)
   auto args = parse_args(argv, command_flags("fit"));
   if (!args) return report_error(args.error());
   if (args->positional.size() != 1 || !args->has("device")) {

@@ -109,11 +109,11 @@ Expected<Request> read_request(const std::vector<std::string>& argv) {
   r.device_name = args.get("device").value_or("");
   r.save = args.has("save");
   r.json = args.has("json");
-  if (r.save && host) {
+  if (r.save && host && r.device_name != "cpu") {
     return make_error(ErrorKind::invalid_argument, "host measurements are printed, not saved: the device catalogue has no host entry (save with --target cuda|npu --device ID)");
   }
   if (r.save && r.device_name.empty()) return make_error(ErrorKind::invalid_argument, "--save needs --device ID, the catalogue device the figure belongs to");
-  if (host && !r.device_name.empty()) return make_error(ErrorKind::invalid_argument, "--device names an accelerator; use it with --target cuda or npu");
+  if (host && !r.device_name.empty() && r.device_name != "cpu") return make_error(ErrorKind::invalid_argument, "--device names an accelerator; use it with --target cuda or npu");
   return r;
 }
 
@@ -134,6 +134,18 @@ int run_host(const Request& req) {
   o.on_progress = progress_printer();
   auto report = probe::measure_host_bandwidth(o);
   if (!report) return measurement_failed(report.error());
+  // --save --device cpu: this host's copy bandwidth, which fit --engine llama.cpp --device cpu reads (issue 17).
+  for (const auto& res : report->results) {
+    if (!req.save || res.operation != "copy") continue;
+    device::BandwidthMeasurement m{res.median_bytes_per_s, res.min_bytes_per_s, res.max_bytes_per_s, static_cast<int64_t>(res.seconds.size()), res.warmup,
+                                   static_cast<double>(report->array_bytes), 0, utc_now_rfc3339(), format("preflight bw %s (%s)", PREFLIGHT_VERSION, PREFLIGHT_COMMIT),
+                                   "host copy kernel, " + std::to_string(report->threads) + " threads; bytes counted read + write"};
+    auto builtin = device::load_builtin_device_catalog();
+    if (!builtin) return fail(builtin.error(), k_exit_fail);
+    auto saved = device::save_measured_copy_bandwidth(device::device_overlay_path(), *builtin, "cpu", m);
+    if (!saved) return fail(saved.error(), k_exit_fail);
+    std::cerr << "saved to " << device::device_overlay_path() << " as cpu measured_copy_bandwidth_bytes_per_s\n";
+  }
   if (req.json) {
     Json j = report::envelope("bw");
     j["target"] = "host";

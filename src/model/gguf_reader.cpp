@@ -5,6 +5,7 @@
 #include "model/gguf_reader.hpp"
 
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -111,6 +112,16 @@ Expected<double> read_scalar(Cursor& c, uint32_t type, const char* what) {
 const char* ggml_type_name(uint32_t type) {
   if (type < k_ggml_types.size() && k_ggml_types[type].name) return k_ggml_types[type].name;
   return "unknown";
+}
+
+std::optional<GgmlTypeSize> ggml_type_size_by_name(const std::string& name) {
+  for (const auto& t : k_ggml_types) {
+    if (!t.name) continue;
+    std::string lower = t.name;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (lower == name || name == t.name) return GgmlTypeSize{t.block_elements, t.block_bytes};
+  }
+  return std::nullopt;
 }
 
 Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& origin) {
@@ -326,6 +337,8 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
     g.expert = t.name.find("_exps") != std::string::npos;
     g.active_fraction = g.expert && spec.num_experts > 0 ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
     if (g.module == "token_embd.weight" || g.module == "output.weight") g.shard = Shard::vocab;
+    g.stored_bytes = static_cast<double>(t.bytes);  // exact: quantized GGUF bytes are not params x dtype
+    g.stored_format = ggml_type_name(t.ggml_type);
     spec.weights.push_back(g);
     total = *bytes_sum;
     spec.exact_bytes_by_dtype[ggml_type_name(t.ggml_type)] += t.bytes;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct GgufFile {
 };
 
 const char* ggml_type_name(uint32_t type);
+// Block size of a ggml type by its name, either case ("q8_0", "F16"): the names llama.cpp's --cache-type-k takes.
+struct GgmlTypeSize {
+  uint32_t block_elements = 1;
+  uint32_t block_bytes = 0;
+};
+std::optional<GgmlTypeSize> ggml_type_size_by_name(const std::string& name);
 
 // Parses from an in-memory buffer (fuzzing) or a file.
 Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& origin);

@@ -1,6 +1,7 @@
 #include "model/model_source.hpp"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "base/checked.hpp"
 #include "base/file.hpp"
@@ -146,6 +147,14 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
   return spec;
 }
 
+// GGUF by its magic (the first four bytes "GGUF"), not its name: Ollama stores its blobs as sha256-<hex>.
+bool has_gguf_magic(const std::string& path) {
+  auto reader = FileReader::open(path);
+  if (!reader || reader->size_bytes() < 4) return false;
+  auto head = reader->read_at(0, 4);
+  return head && std::memcmp(head->data(), "GGUF", 4) == 0;
+}
+
 Expected<ModelSpec> load_gguf_model(const std::string& path) {
   Expected<GgufFile> file = make_error(ErrorKind::io, "unread", path);
   if (ends_with(to_lower(path), k_header_stub_suffix)) {
@@ -184,7 +193,8 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
   }
   if (!hub_only && path_exists(name)) {
     const std::string lower = to_lower(name);
-    if (ends_with(lower, ".gguf") || ends_with(lower, std::string(".gguf") + k_header_stub_suffix)) return load_gguf_model(name);
+    if (ends_with(lower, ".gguf") || ends_with(lower, std::string(".gguf") + k_header_stub_suffix) || (!is_directory(name) && has_gguf_magic(name)))
+      return load_gguf_model(name);
     return load_model_directory(name);
   }
   if (name.find('/') != std::string::npos) {

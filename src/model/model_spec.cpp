@@ -33,6 +33,7 @@ ParamCounts count_params(const ModelSpec& spec) {
 }
 
 double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
+  if (group.stored_bytes > 0) return group.stored_bytes * static_cast<double>(group.count);
   const int b = dtype_bits(spec.dtype) / 8;
   // GGUF presets quantize embeddings and the output head too; 1-D tensors (norms) stay unquantized.
   if (spec.quant.linear_format == WeightFormat::packed_bits && group.cols > 1)
@@ -52,7 +53,7 @@ WeightBytes compute_weight_bytes(const ModelSpec& spec) {
     }
     out.total += bytes;
     const WeightFormat f = g.linear ? module_format(spec.quant, g.module, g.expert) : WeightFormat::native;
-    out.by_format[f == WeightFormat::native ? dtype_name(spec.dtype) : weight_format_name(f)] += bytes;
+    out.by_format[!g.stored_format.empty() ? g.stored_format : f == WeightFormat::native ? dtype_name(spec.dtype) : weight_format_name(f)] += bytes;
   }
   return out;
 }

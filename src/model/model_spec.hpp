@@ -65,6 +65,8 @@ struct WeightGroup {
   bool expert = false;       // routed MoE expert weight
   double active_fraction = 1.0;  // share read per decoded token (routed experts: k / E)
   int64_t kv_heads = 0;      // Shard::kv_heads: heads in this projection (replicated when fewer than TP)
+  double stored_bytes = 0;   // > 0: exact bytes of one such tensor as stored (GGUF tensor info), used instead of params x dtype
+  std::string stored_format; // its storage type when stored_bytes is set (GGUF ggml type name: "Q8_0", "F32")
 
   int64_t params() const { return rows * cols * count; }
 };

@@ -88,8 +88,9 @@ std::string render_inspect(const model::ModelSpec& spec, const Style& st) {
     o += format("  MoE              %lld experts, %lld per token, %lld shared, expert MLP %lld\n", static_cast<long long>(spec.num_experts),
                 static_cast<long long>(spec.num_experts_per_tok), static_cast<long long>(spec.num_shared_experts), static_cast<long long>(spec.moe_intermediate_size));
   }
-  o += "  weights          " + fixed(bytes_to_gib(bytes.total), 2) + " GiB computed";
-  if (spec.quant.quantized()) o += " (" + spec.quant.detail + ")";
+  const bool gguf = spec.quant.method == "gguf";  // every tensor's stored bytes are known: the total is exact
+  o += "  weights          " + fixed(bytes_to_gib(bytes.total), 2) + (gguf ? " GiB exact (GGUF tensor bytes)" : " GiB computed");
+  if (spec.quant.quantized() && !spec.quant.detail.empty()) o += " (" + spec.quant.detail + ")";
   o += "\n";
   for (const auto& [k, v] : bytes.by_format) o += "    " + k + std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') + fixed(bytes_to_gib(v), 2) + " GiB\n";
   if (spec.exact_weight_bytes) {

@@ -1,0 +1,16 @@
+// cli/cmd_llama: `preflight fit MODEL.gguf --device D --engine llama.cpp`: llama.cpp's own memory model
+// (estimate/llama_cpp) with llama.cpp's flag names, printed as llama.cpp's start-up lines (model, KV,
+// compute and output buffer sizes per device) with a verdict against the device's memory; `--device cpu`
+// is this host (MemAvailable from /proc/meminfo). `--json` carries the object `llama_cpp`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace preflight::cli {
+
+// True when argv names the llama.cpp engine (--engine llama.cpp[@version] or --engine=llama.cpp...).
+bool llama_cpp_engine_requested(const std::vector<std::string>& argv);
+int cmd_fit_llama_cpp(const std::vector<std::string>& argv);
+
+}  // namespace preflight::cli

@@ -1,0 +1,217 @@
+#include "estimate/llama_cpp.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace preflight::estimate {
+
+namespace {
+
+constexpr uint64_t k_mib = 1024ull * 1024ull;
+constexpr int64_t k_ctx_pad = 256;      // llama-context.cpp: n_ctx = GGML_PAD(n_ctx, 256)
+constexpr uint64_t k_cpu_align = 32;    // ggml-cpu TENSOR_ALIGNMENT
+constexpr uint64_t k_gpu_align = 128;   // ggml-cuda buffer alignment
+constexpr uint32_t k_ggml_f16 = 1;
+constexpr uint32_t k_ggml_q8_0 = 8;
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+std::string mib(uint64_t bytes) { return format("%.2f MiB", static_cast<double>(bytes) / static_cast<double>(k_mib)); }
+
+// Which layer a tensor belongs to: "blk.N." -> N; token_embd and friends -> input (-1); output* -> output (-2).
+int64_t tensor_layer(const std::string& name) {
+  if (name.rfind("blk.", 0) == 0) {
+    const auto dot = name.find('.', 4);
+    try {
+      return std::stoll(name.substr(4, dot - 4));
+    } catch (...) {
+      return -1;
+    }
+  }
+  if (name.rfind("output", 0) == 0) return -2;
+  return -1;
+}
+
+// A 2-D weight used by GGML_OP_MUL_MAT (not token_embd, read with get_rows; not norms or biases).
+bool is_matmul_weight(const model::GgufTensor& t) {
+  if (t.shape.size() != 2 || t.name == "token_embd.weight") return false;
+  const auto& n = t.name;
+  return n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.find("norm") == std::string::npos;
+}
+
+// ggml-cpu/amx: ggml_backend_amx_device_supports_op takes MUL_MAT weights of F16 or a type with AMX
+// kernels whose output rows are a multiple of 2 x TILE_N (32). Packed sizes: F16 keeps its bytes; Q8_0
+// gains 4 bytes per 34-byte block (measured with node-llama-cpp 3.21.1: 61.08 MiB for 54.65 MiB of Q8_0).
+std::optional<uint64_t> amx_bytes(const model::GgufTensor& t) {
+  if (!is_matmul_weight(t) || t.shape[1] % 32 != 0) return std::nullopt;
+  if (t.ggml_type == k_ggml_f16) return t.bytes;
+  if (t.ggml_type == k_ggml_q8_0) return t.bytes / 34 * 38;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* llama_buffer_kind_name(LlamaBufferKind kind) {
+  switch (kind) {
+    case LlamaBufferKind::model: return "model";
+    case LlamaBufferKind::kv: return "KV";
+    case LlamaBufferKind::compute: return "compute";
+    case LlamaBufferKind::output: return "output";
+  }
+  return "?";
+}
+
+Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const LlamaCppOptions& o) {
+  const std::string origin = "llama.cpp estimate";
+  if (o.ctx_size <= 0) return make_error(ErrorKind::invalid_argument, format("--ctx-size must be positive, got %lld", static_cast<long long>(o.ctx_size)));
+  if (o.ubatch_size <= 0) return make_error(ErrorKind::invalid_argument, format("--ubatch-size must be positive, got %lld", static_cast<long long>(o.ubatch_size)));
+  if (o.parallel <= 0) return make_error(ErrorKind::invalid_argument, format("--parallel must be positive, got %lld", static_cast<long long>(o.parallel)));
+  const auto type_k = model::ggml_type_size_by_name(o.cache_type_k);
+  const auto type_v = model::ggml_type_size_by_name(o.cache_type_v);
+  if (!type_k) return make_error(ErrorKind::invalid_argument, "--cache-type-k: unknown ggml type '" + o.cache_type_k + "' (expected f16, bf16, f32, q8_0, q4_0, ...)");
+  if (!type_v) return make_error(ErrorKind::invalid_argument, "--cache-type-v: unknown ggml type '" + o.cache_type_v + "' (expected f16, bf16, f32, q8_0, q4_0, ...)");
+
+  auto arch_it = file.strings.find("general.architecture");
+  if (arch_it == file.strings.end()) return make_error(ErrorKind::corrupt, "gguf: missing general.architecture", origin);
+  const std::string arch = arch_it->second;
+  auto number = [&](const std::string& key) -> std::optional<int64_t> {
+    auto it = file.numbers.find(arch + "." + key);
+    if (it == file.numbers.end() || it->second < 0 || it->second > 9e15) return std::nullopt;
+    return static_cast<int64_t>(it->second);
+  };
+  const auto n_layer = number("block_count");
+  const auto n_embd = number("embedding_length");
+  const auto n_head = number("attention.head_count");
+  if (!n_layer || !n_embd || !n_head || *n_layer <= 0 || *n_embd <= 0 || *n_head <= 0)
+    return make_error(ErrorKind::corrupt, format("gguf: missing or invalid %s.block_count / embedding_length / attention.head_count", arch.c_str()), origin);
+  const int64_t n_head_kv = number("attention.head_count_kv").value_or(*n_head);
+  const int64_t head_k = number("attention.key_length").value_or(*n_embd / *n_head);
+  const int64_t head_v = number("attention.value_length").value_or(*n_embd / *n_head);
+  const int64_t n_ff = number("feed_forward_length").value_or(0);
+  int64_t n_vocab = number("vocab_size").value_or(0);
+  if (auto v = file.array_lengths.find("tokenizer.ggml.tokens"); v != file.array_lengths.end()) n_vocab = static_cast<int64_t>(v->second);
+  if (n_vocab <= 0) return make_error(ErrorKind::corrupt, "gguf: no vocabulary size (tokenizer.ggml.tokens or " + arch + ".vocab_size)", origin);
+
+  LlamaCppEstimate e;
+  e.n_ctx = (o.ctx_size + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad;
+  e.n_ubatch = std::min(o.ubatch_size, e.n_ctx);
+  e.flash_attn = o.flash_attn != LlamaFlashAttn::off;
+  e.layers_on_gpu = std::clamp<int64_t>(o.n_gpu_layers, 0, *n_layer);
+  const bool output_on_gpu = o.n_gpu_layers > *n_layer;
+  const int64_t first_gpu_layer = *n_layer - e.layers_on_gpu;
+  auto on_gpu = [&](int64_t layer) { return layer == -2 ? output_on_gpu : layer >= 0 && layer >= first_gpu_layer; };
+  const bool any_gpu = e.layers_on_gpu > 0 || output_on_gpu;
+  if (file.strings.count(arch + ".attention.sliding_window") || number("attention.sliding_window"))
+    e.assumptions.push_back("sliding-window layers are not modelled: every layer's KV holds n_ctx cells");
+  if (number("ssm.state_size")) e.assumptions.push_back("recurrent (ssm) state is not modelled");
+
+  // Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
+  // tensor to the end of its last one; a copied buffer is the sum of tensors padded to the alignment.
+  bool has_output = false;
+  for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
+  uint64_t map_begin = UINT64_MAX, map_end = 0, cpu_copy = 0, gpu_bytes = 0, amx = 0;
+  for (const auto& t : file.tensors) {
+    const int64_t layer = tensor_layer(t.name);
+    if (on_gpu(layer)) {
+      gpu_bytes += round_up(t.bytes, k_gpu_align);
+      continue;
+    }
+    const auto packed = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx ? amx_bytes(t) : std::nullopt;
+    if (packed) {
+      amx += *packed;
+      if (o.mmap == LlamaMmap::on) continue;
+    }
+    if (o.mmap == LlamaMmap::on) {
+      map_begin = std::min(map_begin, t.offset);
+      map_end = std::max(map_end, t.offset + t.bytes);
+    } else if (!packed) {
+      cpu_copy += round_up(t.bytes, k_cpu_align);
+    }
+  }
+  // Tied embeddings: output reuses token_embd, duplicated when the output layer's buffer type differs.
+  if (!has_output) {
+    for (const auto& t : file.tensors) {
+      if (t.name != "token_embd.weight") continue;
+      if (output_on_gpu) gpu_bytes += round_up(t.bytes, k_gpu_align);
+      else if (auto p = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx ? amx_bytes(model::GgufTensor{"output.weight", t.shape, t.ggml_type, 0, t.bytes, t.elements}) : std::nullopt) amx += *p;
+    }
+  }
+  const uint64_t cpu_model = o.mmap == LlamaMmap::on ? (map_end > map_begin ? map_end - map_begin : 0) : cpu_copy;
+  const std::string cpu_model_name = o.mmap == LlamaMmap::on ? "CPU_Mapped" : "CPU";
+  if (amx) e.buffers.push_back({"AMX", LlamaBufferKind::model, amx});
+  e.buffers.push_back({cpu_model_name, LlamaBufferKind::model, cpu_model});
+  if (any_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::model, gpu_bytes});
+  e.formulas.push_back(format("model: %s file range of the CPU tensors %s%s%s", cpu_model_name.c_str(), mib(cpu_model).c_str(),
+                              amx ? (" + AMX-packed matmul weights " + mib(amx)).c_str() : "",
+                              any_gpu ? format(" + %lld layers on %s %s", static_cast<long long>(e.layers_on_gpu), o.gpu_name.c_str(), mib(gpu_bytes).c_str()).c_str() : ""));
+
+  // KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, n_ctx] and V likewise.
+  const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
+  auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
+  const uint64_t kv_layer = static_cast<uint64_t>(e.n_ctx) * (row_bytes(kv_k, *type_k) + row_bytes(kv_v, *type_v));
+  const uint64_t kv_gpu = kv_layer * static_cast<uint64_t>(e.layers_on_gpu);
+  const uint64_t kv_cpu = kv_layer * static_cast<uint64_t>(*n_layer - e.layers_on_gpu);
+  if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
+  if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
+  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(*n_layer),
+                              static_cast<long long>(kv_k), o.cache_type_k.c_str(), static_cast<long long>(kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
+
+  // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
+  // reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's
+  // attention (KQ scores [n_kv, T, n_head] f32 without flash attention, plus the mask and the
+  // activations around it) and the output head (logits [n_vocab, T] f32 plus the hidden states).
+  const uint64_t T = static_cast<uint64_t>(e.n_ubatch), n_kv = static_cast<uint64_t>(e.n_ctx) / static_cast<uint64_t>(o.parallel);
+  const uint64_t E = static_cast<uint64_t>(*n_embd), q_dim = static_cast<uint64_t>(head_k * *n_head);
+  const uint64_t logits = static_cast<uint64_t>(n_vocab) * T * 4;
+  const uint64_t out_peak = logits + (e.flash_attn ? 2 : 3) * E * T * 4;
+  const uint64_t layer_peak = e.flash_attn ? n_kv * T * 2 + T * 4 * (2 * E + 3 * static_cast<uint64_t>(n_ff))
+                                           : n_kv * T * static_cast<uint64_t>(*n_head) * 4 + n_kv * T * 4 + T * 4 * (2 * E + 3 * q_dim + 2 * static_cast<uint64_t>(kv_k));
+  const uint64_t compute = std::max(out_peak, layer_peak);
+  // With layers offloaded the graph runs there; the CPU keeps the embedding lookup for the inputs.
+  const uint64_t cpu_compute = any_gpu ? E * T * 4 + T * 8 : compute;
+  e.buffers.push_back({"CPU", LlamaBufferKind::compute, cpu_compute});
+  if (any_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::compute, compute});
+  if (any_gpu) e.assumptions.push_back("CPU compute buffer with offloaded layers taken as the input embeddings of one ubatch");
+  e.formulas.push_back(format("compute: max(output head %s, attention %s) at T = %lld tokens, n_kv %lld, flash attention %s", mib(out_peak).c_str(),
+                              mib(layer_peak).c_str(), static_cast<long long>(T), static_cast<long long>(n_kv), e.flash_attn ? "on" : "off"));
+
+  // Output buffer (llama-context.cpp output_reserve): logits for n_seq_max rows, f32.
+  const uint64_t output = static_cast<uint64_t>(n_vocab) * static_cast<uint64_t>(o.parallel) * 4;
+  e.buffers.push_back({"CPU", LlamaBufferKind::output, output});
+  e.formulas.push_back(format("output: n_vocab %lld x %lld sequences x 4 B = %s", static_cast<long long>(n_vocab), static_cast<long long>(o.parallel), mib(output).c_str()));
+
+  for (const auto& b : e.buffers) {
+    switch (b.kind) {
+      case LlamaBufferKind::model: e.model_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::kv: e.kv_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::compute: e.compute_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::output: e.output_buffer_bytes += b.bytes; break;
+    }
+  }
+  return e;
+}
+
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& e, double bandwidth_bytes_per_s) {
+  LlamaCppDecode d;
+  bool has_output = false;
+  for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
+  for (const auto& t : file.tensors) {
+    if (t.name == "token_embd.weight" && has_output) {
+      d.weight_bytes_per_token += t.shape.empty() || t.shape.back() == 0 ? 0.0 : static_cast<double>(t.bytes) / static_cast<double>(t.shape.back());
+      continue;
+    }
+    d.weight_bytes_per_token += static_cast<double>(t.bytes);
+  }
+  d.kv_bytes_per_token_full = static_cast<double>(e.kv_buffer_bytes);
+  if (bandwidth_bytes_per_s > 0) {
+    d.tokens_per_s_empty = bandwidth_bytes_per_s / d.weight_bytes_per_token;
+    d.tokens_per_s_full = bandwidth_bytes_per_s / (d.weight_bytes_per_token + d.kv_bytes_per_token_full);
+  }
+  return d;
+}
+
+}  // namespace preflight::estimate

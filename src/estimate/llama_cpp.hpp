@@ -1,0 +1,81 @@
+// estimate/llama_cpp: what llama.cpp allocates when it loads a GGUF file and creates a context, by
+// mechanism, buffer by buffer, as llama.cpp logs them: the model buffers (load_tensors: "... model buffer
+// size"), the KV buffer (llama_kv_cache: "... KV buffer size"), the compute buffer (sched_reserve: "...
+// compute buffer size") and the output buffer (llama_context: "... output buffer size"). Options take
+// llama.cpp's flag names. Sources: ggml-org/llama.cpp src/llama-model.cpp (load_tensors, layer placement),
+// src/llama-kv-cache.cpp (one K and one V tensor per layer, n_ctx cells), src/llama-context.cpp
+// (output_reserve, graph_reserve), src/llama-graph.cpp (build_attn_mha, build_ffn), ggml/src/ggml-alloc.c
+// (in-place reuse), ggml/src/ggml-cpu/amx (AMX weight repacking); checked against the real llama.cpp in
+// tests/llama_cpp (node-llama-cpp 3.21.1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "model/gguf_reader.hpp"
+
+namespace preflight::estimate {
+
+// --flash-attn on|off|auto: auto turns it on where the backend supports it (CPU and CUDA do).
+enum class LlamaFlashAttn { off, on, auto_select };
+// --mmap / --no-mmap: a mapped CPU model buffer spans the file range of its tensors.
+enum class LlamaMmap { on, off };
+// Extra CPU buffer type llama.cpp moves matmul weights into: AMX on CPUs with amx_int8 / amx_tile.
+enum class LlamaCpuExtraBuffer { none, amx };
+
+struct LlamaCppOptions {
+  int64_t ctx_size = 4096;      // --ctx-size / -c (llama-server default 4096); padded up to 256 cells
+  int64_t ubatch_size = 512;    // --ubatch-size / -ub (default 512)
+  int64_t parallel = 1;         // --parallel / -np: n_seq_max, one output row each
+  int64_t n_gpu_layers = 0;     // --n-gpu-layers / -ngl: the last N repeating layers on the GPU; > block_count also the output layer
+  std::string cache_type_k = "f16";  // --cache-type-k / -ctk
+  std::string cache_type_v = "f16";  // --cache-type-v / -ctv
+  LlamaFlashAttn flash_attn = LlamaFlashAttn::auto_select;
+  LlamaMmap mmap = LlamaMmap::on;
+  LlamaCpuExtraBuffer cpu_extra_buffer = LlamaCpuExtraBuffer::none;
+  std::string gpu_name = "CUDA0";  // the backend name llama.cpp prints for the offload device
+};
+
+// One buffer as llama.cpp names it: device/buffer type ("CPU_Mapped", "AMX", "CPU", "CUDA0") and kind.
+enum class LlamaBufferKind { model, kv, compute, output };
+struct LlamaCppBuffer {
+  std::string device;
+  LlamaBufferKind kind = LlamaBufferKind::model;
+  uint64_t bytes = 0;
+};
+
+struct LlamaCppEstimate {
+  int64_t n_ctx = 0;     // cells, after padding
+  int64_t n_ubatch = 0;  // min(ubatch, n_ctx): the tokens of the reserved graph
+  bool flash_attn = false;
+  int64_t layers_on_gpu = 0;
+  std::vector<LlamaCppBuffer> buffers;
+  uint64_t model_buffer_bytes = 0;
+  uint64_t kv_buffer_bytes = 0;
+  uint64_t compute_buffer_bytes = 0;
+  uint64_t output_buffer_bytes = 0;
+  std::vector<std::string> formulas;     // one line per buffer: formula with its inputs
+  std::vector<std::string> assumptions;  // what the model does not cover for this file
+  uint64_t total_bytes() const { return model_buffer_bytes + kv_buffer_bytes + compute_buffer_bytes + output_buffer_bytes; }
+};
+
+const char* llama_buffer_kind_name(LlamaBufferKind kind);
+
+// Errors: invalid_argument for a non-positive size or an unknown cache type; corrupt when the GGUF
+// lacks {arch}.block_count / embedding_length / attention.head_count or the vocabulary size.
+Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const LlamaCppOptions& options);
+
+// Decode speed bound from bytes moved per token: every tensor a token's forward pass reads (all weights
+// but the token_embd lookup, which reads one row; a tied output head reads token_embd whole) plus the KV
+// cache up to the context, over the memory bandwidth (a measured copy bandwidth from `preflight bw`).
+struct LlamaCppDecode {
+  double weight_bytes_per_token = 0;
+  double kv_bytes_per_token_full = 0;  // KV read per token with all n_ctx cells filled
+  double tokens_per_s_empty = 0;       // context nearly empty: weights only
+  double tokens_per_s_full = 0;        // context full
+};
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& estimate, double bandwidth_bytes_per_s);
+
+}  // namespace preflight::estimate

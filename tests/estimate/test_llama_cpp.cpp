@@ -1,0 +1,376 @@
+// estimate/llama_cpp: worked examples for each buffer, the rejected inputs, and the comparison with the
+// real llama.cpp (node-llama-cpp 3.21.1 in tests/llama_cpp, installed by scripts/test.sh with npm ci):
+// tests/llama_cpp/check.mjs writes small llama / qwen3 GGUF files, loads them on CPU at two contexts with
+// flash attention on and off, and prints the buffer sizes llama.cpp logged; `preflight fit --engine
+// llama.cpp --json` must predict them (model 1 %, KV 0.5 %, compute 10 %, total 2 %).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../bench/service.hpp"
+#include "../test_support.hpp"
+#include "base/json_util.hpp"
+#include "estimate/llama_cpp.hpp"
+#include "model/model_spec.hpp"
+
+using namespace preflight;
+using namespace preflight::estimate;
+
+namespace {
+
+constexpr uint64_t k_mib = 1024ull * 1024ull;
+
+model::GgufTensor tensor(const std::string& name, std::vector<uint64_t> shape, uint32_t type, uint64_t offset) {
+  uint64_t elements = 1;
+  for (auto d : shape) elements *= d;
+  const uint64_t bytes = type == 0 ? elements * 4 : type == 1 ? elements * 2 : elements / 32 * 34;
+  return {name, shape, type, offset, bytes, elements};
+}
+
+// A llama layout (GQA) with F16 matmul weights laid out one after another, 32-byte aligned.
+model::GgufFile llama_file(int64_t layers, int64_t embd, int64_t heads, int64_t heads_kv, int64_t head_dim, int64_t ff, int64_t vocab, bool tied = false) {
+  model::GgufFile f;
+  const std::string a = "llama";
+  f.strings["general.architecture"] = a;
+  f.numbers[a + ".block_count"] = static_cast<double>(layers);
+  f.numbers[a + ".embedding_length"] = static_cast<double>(embd);
+  f.numbers[a + ".attention.head_count"] = static_cast<double>(heads);
+  f.numbers[a + ".attention.head_count_kv"] = static_cast<double>(heads_kv);
+  f.numbers[a + ".attention.key_length"] = static_cast<double>(head_dim);
+  f.numbers[a + ".attention.value_length"] = static_cast<double>(head_dim);
+  f.numbers[a + ".feed_forward_length"] = static_cast<double>(ff);
+  f.array_lengths["tokenizer.ggml.tokens"] = static_cast<uint64_t>(vocab);
+  uint64_t off = 0;
+  auto add = [&](const std::string& n, std::vector<uint64_t> s, uint32_t type) {
+    f.tensors.push_back(tensor(n, s, type, off));
+    off += (f.tensors.back().bytes + 31) / 32 * 32;
+  };
+  const uint64_t E = embd, Q = heads * head_dim, KV = heads_kv * head_dim, F = ff, V = vocab;
+  add("token_embd.weight", {E, V}, 1);
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    add(p + "attn_norm.weight", {E}, 0);
+    add(p + "attn_q.weight", {E, Q}, 1);
+    add(p + "attn_k.weight", {E, KV}, 1);
+    add(p + "attn_v.weight", {E, KV}, 1);
+    add(p + "attn_output.weight", {Q, E}, 1);
+    add(p + "ffn_norm.weight", {E}, 0);
+    add(p + "ffn_gate.weight", {E, F}, 1);
+    add(p + "ffn_up.weight", {E, F}, 1);
+    add(p + "ffn_down.weight", {F, E}, 1);
+  }
+  add("output_norm.weight", {E}, 0);
+  if (!tied) add("output.weight", {E, V}, 1);
+  return f;
+}
+
+uint64_t bytes_of(const LlamaCppEstimate& e, const std::string& device, LlamaBufferKind kind) {
+  uint64_t total = 0;
+  for (const auto& b : e.buffers) if (b.device == device && b.kind == kind) total += b.bytes;
+  return total;
+}
+
+// Writes a GGUF v3 file for `f` (metadata numbers as u32, strings, the token array length as that many
+// one-letter tokens) with zeroed tensor data, so the CLI can read it from disk.
+void write_gguf(const std::string& path, const model::GgufFile& f) {
+  std::string b;
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  auto str = [&](const std::string& s) { put(static_cast<uint64_t>(s.size())); b += s; };
+  put(0x46554747u);
+  put(3u);
+  put(static_cast<uint64_t>(f.tensors.size()));
+  put(static_cast<uint64_t>(f.strings.size() + f.numbers.size() + f.array_lengths.size()));
+  for (const auto& [k, v] : f.strings) { str(k); put(8u); str(v); }
+  for (const auto& [k, v] : f.numbers) { str(k); put(4u); put(static_cast<uint32_t>(v)); }
+  for (const auto& [k, n] : f.array_lengths) {
+    str(k); put(9u); put(8u); put(n);
+    for (uint64_t i = 0; i < n; ++i) str("t");
+  }
+  uint64_t end = 0;
+  for (const auto& t : f.tensors) {
+    str(t.name);
+    put(static_cast<uint32_t>(t.shape.size()));
+    for (auto d : t.shape) put(d);
+    put(t.ggml_type);
+    put(t.offset);
+    end = std::max(end, t.offset + t.bytes);
+  }
+  b.resize((b.size() + 31) / 32 * 32 + end, '\0');
+  std::ofstream(path, std::ios::binary) << b;
+}
+
+// The same llama layout with Q8_0 matmul weights (34 B per 32 values).
+model::GgufFile q8_file() {
+  auto f = llama_file(2, 256, 4, 4, 64, 512, 1024);
+  uint64_t off = 0;
+  for (auto& t : f.tensors) {
+    if (t.shape.size() == 2) {
+      t.ggml_type = 8;
+      t.bytes = t.elements / 32 * 34;
+    }
+    t.offset = off;
+    off += (t.bytes + 31) / 32 * 32;
+  }
+  return f;
+}
+
+}  // namespace
+
+// Llama-3-8B shape: 32 layers, 8 KV heads x 128. KV at -c 8192, f16: 8192 cells x 32 layers x (1024 + 1024)
+// values x 2 B = 1 GiB exactly. With --cache-type-k q8_0: K rows are 1024 / 32 blocks x 34 B = 1088 B, so
+// 8192 x 32 x (1088 + 2048) = 822,083,584 B.
+TEST(LlamaCpp, Issue17_KvBufferByCacheType) {
+  const auto f = llama_file(32, 4096, 32, 8, 128, 14336, 128256);
+  auto e = estimate_llama_cpp(f, {.ctx_size = 8192, .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_EQ(e->kv_buffer_bytes, 1073741824u);
+  auto q = estimate_llama_cpp(f, {.ctx_size = 8192, .cache_type_k = "q8_0", .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(q) << q.error().describe();
+  EXPECT_EQ(q->kv_buffer_bytes, 822083584u);
+}
+
+// -c 1000 gives 1024 cells (llama.cpp pads n_ctx to 256, as the real llama.cpp logged in tests/llama_cpp).
+TEST(LlamaCpp, Issue17_ContextPaddedTo256Cells) {
+  const auto f = llama_file(6, 512, 8, 4, 64, 1408, 32000);
+  auto e = estimate_llama_cpp(f, {.ctx_size = 1000});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->n_ctx, 1024);
+  EXPECT_EQ(e->kv_buffer_bytes, 1024u * 6u * (256u + 256u) * 2u);  // 6 MiB, the "CPU KV buffer size = 6.00 MiB" llama.cpp printed
+}
+
+// Output buffer: n_vocab x n_seq_max rows of f32 logits: 128256 x 4 x 4 B = 2,052,096 B with --parallel 4.
+TEST(LlamaCpp, Issue17_OutputBufferPerSequence) {
+  const auto f = llama_file(2, 256, 4, 4, 64, 512, 128256);
+  auto e = estimate_llama_cpp(f, {.ctx_size = 1024, .parallel = 4});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->output_buffer_bytes, 2052096u);
+}
+
+// Compute buffer, tiny llama (E 512, 8 heads x 64, 4 KV heads, ff 1408, vocab 32000), ubatch 512, n_ctx 4096:
+// flash attention off: KQ 4096 x 512 x 8 x 4 B = 64 MiB, mask 4096 x 512 x 4 B = 8 MiB, activations
+// 512 x 4 B x (2 x 512 + 3 x 512 + 2 x 256) = 6 MiB -> 78 MiB (llama.cpp: 78.01 MiB);
+// flash attention on: logits 32000 x 512 x 4 B = 62.5 MiB + 2 hidden states of 1 MiB -> 64.5 MiB (llama.cpp: 64.50).
+TEST(LlamaCpp, Issue17_ComputeBufferAttentionVersusOutputHead) {
+  const auto f = llama_file(6, 512, 8, 4, 64, 1408, 32000);
+  auto off = estimate_llama_cpp(f, {.ctx_size = 4096, .flash_attn = LlamaFlashAttn::off});
+  auto on = estimate_llama_cpp(f, {.ctx_size = 4096, .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(off && on);
+  EXPECT_EQ(off->compute_buffer_bytes, 78u * k_mib);
+  EXPECT_EQ(on->compute_buffer_bytes, 64u * k_mib + k_mib / 2);
+  // A context smaller than the ubatch reserves a graph of n_ctx tokens.
+  auto small = estimate_llama_cpp(f, {.ctx_size = 256, .ubatch_size = 512, .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->n_ubatch, 256);
+}
+
+// Model buffers: mapped, the CPU buffer is the file range of its tensors; AMX takes every matmul weight
+// (F16 at its own size, output rows a multiple of 32) and the CPU_Mapped range then ends at output_norm,
+// before output.weight. A vocabulary of 1000 rows (not a multiple of 32) keeps output.weight mapped.
+TEST(LlamaCpp, Issue17_ModelBufferMappedRangeAndAmx) {
+  const auto f = llama_file(2, 256, 4, 4, 64, 512, 1024);
+  uint64_t all = 0, matmul = 0, norm_end = 0;
+  for (const auto& t : f.tensors) {
+    all = t.offset + t.bytes;
+    if (t.name == "output_norm.weight") norm_end = t.offset + t.bytes;
+    if (t.shape.size() == 2 && t.name != "token_embd.weight") matmul += t.bytes;
+  }
+  auto plain = estimate_llama_cpp(f, {.ctx_size = 256});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->model_buffer_bytes, all);
+  auto amx = estimate_llama_cpp(f, {.ctx_size = 256, .cpu_extra_buffer = LlamaCpuExtraBuffer::amx});
+  ASSERT_TRUE(amx);
+  EXPECT_EQ(bytes_of(*amx, "AMX", LlamaBufferKind::model), matmul);
+  EXPECT_EQ(bytes_of(*amx, "CPU_Mapped", LlamaBufferKind::model), norm_end);
+  const auto odd = llama_file(2, 256, 4, 4, 64, 512, 1000);
+  auto odd_amx = estimate_llama_cpp(odd, {.ctx_size = 256, .cpu_extra_buffer = LlamaCpuExtraBuffer::amx});
+  ASSERT_TRUE(odd_amx);
+  EXPECT_EQ(bytes_of(*odd_amx, "AMX", LlamaBufferKind::model), matmul - 256u * 1024u * 2u);
+  EXPECT_EQ(bytes_of(*odd_amx, "CPU_Mapped", LlamaBufferKind::model), odd.tensors.back().offset + odd.tensors.back().bytes);
+}
+
+// --n-gpu-layers 2 of 6: the last two layers' weights and KV go to the GPU, the rest stay on the CPU.
+TEST(LlamaCpp, Issue17_GpuLayersSplitModelAndKv) {
+  const auto f = llama_file(6, 512, 8, 4, 64, 1408, 32000);
+  auto e = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 2});
+  ASSERT_TRUE(e);
+  const uint64_t kv_layer = 1024u * (256u + 256u) * 2u;
+  EXPECT_EQ(bytes_of(*e, "CUDA0", LlamaBufferKind::kv), 2 * kv_layer);
+  EXPECT_EQ(bytes_of(*e, "CPU", LlamaBufferKind::kv), 4 * kv_layer);
+  const uint64_t layer_weights = (512u * 512u * 2u + 512u * 256u * 2u + 3u * 512u * 1408u) * 2u + 2u * 512u * 4u;
+  EXPECT_EQ(bytes_of(*e, "CUDA0", LlamaBufferKind::model), 2 * layer_weights);
+}
+
+TEST(LlamaCpp, Issue17_RejectsBadOptionsAndMetadata) {
+  const auto f = llama_file(2, 256, 4, 4, 64, 512, 1000);
+  struct Case {
+    LlamaCppOptions options;
+    ErrorKind kind;
+    const char* fragment;
+  };
+  const std::vector<Case> cases = {
+      {{.ctx_size = 0}, ErrorKind::invalid_argument, "--ctx-size must be positive"},
+      {{.ubatch_size = -1}, ErrorKind::invalid_argument, "--ubatch-size"},
+      {{.parallel = 0}, ErrorKind::invalid_argument, "--parallel"},
+      {{.cache_type_k = "q9_9"}, ErrorKind::invalid_argument, "--cache-type-k: unknown ggml type 'q9_9'"},
+      {{.cache_type_v = "int3"}, ErrorKind::invalid_argument, "--cache-type-v"},
+  };
+  for (const auto& c : cases) {
+    auto e = estimate_llama_cpp(f, c.options);
+    ASSERT_FALSE(e) << c.fragment;
+    EXPECT_EQ(e.error().kind, c.kind);
+    EXPECT_NE(e.error().message.find(c.fragment), std::string::npos) << e.error().message;
+  }
+  auto broken = f;
+  broken.numbers.erase("llama.block_count");
+  auto e = estimate_llama_cpp(broken, {});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::corrupt);
+  EXPECT_NE(e.error().message.find("llama.block_count"), std::string::npos);
+}
+
+// The real llama.cpp. check.mjs prints one JSON line per (model, context, flash attention) load.
+TEST(LlamaCppReal, Issue17_BuffersMatchRealLlamaCpp) {
+  const std::string dir = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/llama_cpp";
+  if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("node --version >/dev/null 2>&1") != 0) {
+    if (pftest::require_services()) FAIL() << "node or " << dir << "/node_modules/node-llama-cpp missing (run npm ci in tests/llama_cpp)";
+    GTEST_SKIP() << "node or tests/llama_cpp/node_modules missing (run npm ci in tests/llama_cpp); skipped";
+  }
+  const std::string out = pftest::scratch_dir("llama-cpp-real");
+  const std::string cmd = "cd " + dir + " && node check.mjs " + out + " 1024,4096 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  std::array<char, 65536> buf{};
+  while (fgets(buf.data(), buf.size(), p)) text += buf.data();
+  ASSERT_EQ(pclose(p), 0) << text;
+  std::istringstream lines(text);
+  std::string line;
+  int compared = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    const Json real = Json::parse(line);
+    const bool fa = real["flash_attn"] == "enabled";
+    const std::string args = "fit " + real["file"].get<std::string>() + " --engine llama.cpp --device cpu --json --ctx-size " +
+                             std::to_string(real["n_ctx"].get<int64_t>()) + " --ubatch-size " + std::to_string(real["n_ubatch"].get<int64_t>()) +
+                             " --parallel " + std::to_string(real["n_seq_max"].get<int64_t>()) + " --flash-attn " + (fa ? "on" : "off");
+    const auto run = pftest::run_cli(args, {.with_stderr = false});
+    ASSERT_EQ(run.code, 0) << args << "\n" << run.out;
+    const Json predicted = Json::parse(run.out)["llama_cpp"];
+    const std::string what = real["model"].get<std::string>() + " n_ctx " + std::to_string(real["n_ctx"].get<int64_t>()) + (fa ? " fa on" : " fa off");
+    auto ratio = [&](const char* key) { return predicted[key].get<double>() / real[key].get<double>(); };
+    // llama.cpp prints MiB with two decimals: allow that rounding (0.005 MiB) on top of each tolerance.
+    auto near = [&](const char* key, double rel) {
+      const double r = real[key].get<double>(), q = predicted[key].get<double>();
+      EXPECT_LE(std::abs(q - r), rel * r + 0.006 * 1048576.0) << what << " " << key << ": predicted " << q << " llama.cpp " << r << " ratio " << ratio(key);
+      std::printf("%s %s predicted/llama.cpp = %.4f\n", what.c_str(), key, ratio(key));
+    };
+    near("model_buffer_bytes", 0.01);
+    near("kv_buffer_bytes", 0.005);
+    near("compute_buffer_bytes", 0.10);
+    near("output_buffer_bytes", 0.0);
+    const double real_total = real["model_buffer_bytes"].get<double>() + real["kv_buffer_bytes"].get<double>() +
+                              real["compute_buffer_bytes"].get<double>() + real["output_buffer_bytes"].get<double>();
+    EXPECT_LE(std::abs(predicted["total_bytes"].get<double>() - real_total), 0.02 * real_total) << what << " total";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 8) << text;  // 2 models x 2 contexts x flash attention on/off
+  std::filesystem::remove_all(out);
+}
+
+// A Q8_0 GGUF's weight bytes are its tensor bytes wherever they are used (inspect headline and JSON,
+// speed's bytes per token): before, they were params x bf16, 1.88x the exact bytes.
+TEST(LlamaCpp, Issue17_GgufWeightBytesExactEverywhere) {
+  const auto f = q8_file();
+  uint64_t exact = 0;
+  for (const auto& t : f.tensors) exact += t.bytes;
+  auto spec = model::model_spec_from_gguf(f, "q8.gguf");
+  ASSERT_TRUE(spec) << spec.error().describe();
+  EXPECT_EQ(*spec->exact_weight_bytes, exact);
+  const auto computed = model::compute_weight_bytes(*spec);
+  EXPECT_DOUBLE_EQ(computed.total, static_cast<double>(exact));
+  EXPECT_GT(computed.by_format.at("Q8_0"), 0.0);
+  double per_group = 0;
+  for (const auto& g : spec->weights) per_group += model::weight_group_bytes(*spec, g);  // what the speed model reads per token
+  EXPECT_DOUBLE_EQ(per_group, static_cast<double>(exact));
+
+  const std::string dir = pftest::scratch_dir("gguf-exact");
+  write_gguf(dir + "/q8.gguf", f);
+  const auto run = pftest::run_cli("inspect " + dir + "/q8.gguf --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json j = Json::parse(run.out);
+  EXPECT_EQ(j["weights"]["bytes"].get<double>(), static_cast<double>(exact));
+  const auto text = pftest::run_cli("inspect " + dir + "/q8.gguf");
+  EXPECT_NE(text.out.find("GiB exact (GGUF tensor bytes)"), std::string::npos) << text.out;
+  std::filesystem::remove_all(dir);
+}
+
+// An Ollama blob (sha256-<hex>, no .gguf) is read as GGUF by its magic, not as JSON; a file that is
+// neither still fails with an error naming it.
+TEST(LlamaCpp, Issue17_GgufRecognisedByMagic) {
+  const std::string dir = pftest::scratch_dir("gguf-magic");
+  write_gguf(dir + "/sha256-0123abcd", q8_file());
+  const auto run = pftest::run_cli("inspect " + dir + "/sha256-0123abcd --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(Json::parse(run.out)["architecture"], "llama");
+  std::ofstream(dir + "/sha256-notgguf") << "GGUX not a model";
+  const auto bad = pftest::run_cli("inspect " + dir + "/sha256-notgguf");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("sha256-notgguf"), std::string::npos) << bad.out;
+  std::filesystem::remove_all(dir);
+}
+
+// fit --engine llama.cpp --device cpu: llama.cpp's lines, and --json carries llama_cpp with totals and
+// per-device figures; capacity is this host's MemAvailable.
+TEST(LlamaCpp, Issue17_FitPrintsLlamaCppLinesAndJson) {
+  const std::string dir = pftest::scratch_dir("fit-llama");
+  const auto f = q8_file();
+  write_gguf(dir + "/m.gguf", f);
+  const auto text = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --ctx-size 2048 --flash-attn on --cpu-extra-buffer none");
+  ASSERT_EQ(text.code, 0) << text.out;
+  for (const char* line : {"CPU_Mapped model buffer size =", "CPU KV buffer size =", "CPU compute buffer size =", "CPU output buffer size =", "MemAvailable"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  EXPECT_EQ(text.out.find("CUDA graph"), std::string::npos) << text.out;
+  const auto run = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --ctx-size 2048 --flash-attn on --cpu-extra-buffer none --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json l = Json::parse(run.out)["llama_cpp"];
+  // KV: 2048 cells x 2 layers x (256 + 256) x 2 B = 4 MiB; output: 1024 x 4 B.
+  EXPECT_EQ(l["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
+  EXPECT_EQ(l["output_buffer_bytes"].get<uint64_t>(), 4096u);
+  EXPECT_EQ(l["devices"]["CPU"]["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
+  EXPECT_EQ(l["model_buffer_bytes"].get<uint64_t>(), f.tensors.back().offset + f.tensors.back().bytes);
+  const auto usage = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --flash-attn maybe");
+  EXPECT_EQ(usage.code, 2);
+  EXPECT_NE(usage.out.find("--flash-attn: expected on, off or auto, got 'maybe'"), std::string::npos) << usage.out;
+  std::filesystem::remove_all(dir);
+}
+
+// `bw --target host --save --device cpu` stores this host's copy bandwidth; fit --device cpu then bounds
+// decode by it: weights read per token = every tensor but token_embd (one row of it) over the bandwidth.
+TEST(LlamaCpp, Issue17_CpuDecodeFromSavedHostBandwidth) {
+  const std::string dir = pftest::scratch_dir("cpu-bw");
+  const auto f = q8_file();
+  write_gguf(dir + "/m.gguf", f);
+  const std::string env = "PREFLIGHT_DEVICE_OVERRIDES=" + dir + "/devices.json";
+  const auto bw = pftest::run_cli("bw --target host --save --device cpu --size 16 --repeats 2 --warmup 1 --kernel copy", {.env = env});
+  ASSERT_EQ(bw.code, 0) << bw.out;
+  std::ifstream in(dir + "/devices.json");
+  const Json overlay = Json::parse(in);
+  const double saved = overlay["devices"][0]["measured_copy_bandwidth_bytes_per_s"].get<double>();
+  ASSERT_GT(saved, 0.0);
+  const auto run = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --ctx-size 1024 --json", {.env = env, .with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json j = Json::parse(run.out);
+  EXPECT_DOUBLE_EQ(j["bandwidth_bytes_per_s"].get<double>(), saved);
+  double per_token = 0;
+  for (const auto& t : f.tensors) per_token += t.name == "token_embd.weight" ? 256.0 / 32.0 * 34.0 : static_cast<double>(t.bytes);  // one Q8_0 row of 256: 8 blocks x 34 B
+  EXPECT_DOUBLE_EQ(j["llama_cpp"]["decode"]["weight_bytes_per_token"].get<double>(), per_token);
+  EXPECT_NEAR(j["llama_cpp"]["decode"]["tokens_per_s_empty_context"].get<double>(), saved / per_token, 1e-6 * saved / per_token);
+  std::filesystem::remove_all(dir);
+}
