@@ -71,14 +71,37 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
   return saved;
 }
 
+// What `preflight calibrate` takes.
+struct CalibrateRequest {
+  std::optional<std::string> db;
+  bool save = false, json = false;
+};
+
+std::vector<Option> calibrate_options(CalibrateRequest& r) {
+  return {text_flag("db", "FILE", r.db, "the bench database (default: the one bench --save writes)"),
+          switch_flag("save", r.save, "write the profile to ~/.config/preflight/speed.json"), json_flag(r.json)};
+}
+
+const CommandText k_calibrate_text{
+    "usage: preflight calibrate [--db FILE] [--save] [--json]",
+    R"(Refits the speed model's decode efficiency per device and engine from stored bench runs and prints the error
+before and after; --save writes the profile to ~/.config/preflight/speed.json, which fit, plan and bench use.)",
+    "", "exit: 0, 1 when no stored run can be fitted, 2 bad input"};
+
 }  // namespace
 
+CommandHelp calibrate_help() {
+  static CalibrateRequest scratch;
+  return {k_calibrate_text, calibrate_options(scratch)};
+}
+
 int cmd_calibrate(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("calibrate"));
+  CalibrateRequest req;
+  auto positional = parse_options(argv, calibrate_options(req));
   auto fail = [](const Error& e) { return report_error(e); };
-  if (!args) return fail(args.error());
-  if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, command_usage("calibrate")));
-  const std::string path = args->get("db").value_or(bench::default_db_path());
+  if (!positional) return fail(positional.error());
+  if (!positional->empty()) return fail(make_error(ErrorKind::invalid_argument, command_usage("calibrate")));
+  const std::string path = req.db.value_or(bench::default_db_path());
   if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database (run preflight bench --save first)", path));
   auto store = bench::BenchStore::open(path);
   if (!store) return fail(store.error());
@@ -99,12 +122,12 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::vector<EfficiencyFit> fits;
   for (const auto& [key, rows] : groups) fits.push_back(fit_efficiency(key.first, key.second, rows));
   std::vector<std::string> saved;
-  if (args->has("save")) {
+  if (req.save) {
     auto written = save_calibration(fits, path);
     if (!written) return fail(written.error());
     saved = *written;
   }
-  if (args->has("json")) {
+  if (req.json) {
     Json j = report::envelope("calibrate");
     j["database"] = path;
     j["runs_used"] = used_runs;
@@ -132,7 +155,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   }
   std::printf("efficiency multiplies predicted speeds and divides predicted times; fitted by least squares in log space\n");
   for (const auto& s : saved) std::printf("saved to %s: %s\n", engine::speed_overlay_path().c_str(), s.c_str());
-  if (!args->has("save")) std::printf("--save stores it in %s, where fit, plan and bench then use it\n", engine::speed_overlay_path().c_str());
+  if (!req.save) std::printf("--save stores it in %s, where fit, plan and bench then use it\n", engine::speed_overlay_path().c_str());
   return 0;
 }
 

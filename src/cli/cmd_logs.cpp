@@ -66,14 +66,38 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   return f;
 }
 
-FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
+// What `preflight logs` takes.
+struct LogsRequest {
+  std::optional<std::string> device, engine, models;
+  bool emit_case = false, json = false;
+};
+
+std::vector<Option> logs_options(LogsRequest& r) {
+  return {text_flag("device", "D", r.device, "the device the log ran on, when the log does not say"),
+          text_flag("engine", "E", r.engine, "the engine (vllm, vllm-ascend), when the log does not say"),
+          text_flag("models", "DIR", r.models, "a directory with <org>__<name>/config.json"),
+          switch_flag("emit-case", r.emit_case, "print the log as one validation case"), json_flag(r.json)};
+}
+
+const CommandText k_logs_text{
+    R"(usage: preflight logs FILE [--device D] [--engine E] [--models DIR] [--emit-case] [--json]
+       preflight explain FILE ...   (the same command))",
+    R"(Reads a vLLM / vLLM-Ascend start-up log: versions, engine arguments (with their line numbers), the printed
+memory lines, and the root cause of a failure (the highest-priority error signature, never the generic
+"Engine core initialization failed") with its fix. When the model resolves, the printed lines are compared
+with the prediction for the same arguments.)",
+    "",
+    R"(exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
+      range (the log line named))"};
+
+FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
   FitOutcome out;
   if (!log.args.model) {
     out.notes.push_back("the log does not name the model; no prediction");
     return out;
   }
   model::ResolveOptions ro;
-  if (auto d = args.get("models")) ro.extra_model_dirs.push_back(*d);
+  if (const auto& d = args.models) ro.extra_model_dirs.push_back(*d);
   const std::string name = log.args.model->value;
   auto spec = model::resolve_model(name, ro);
   if (!spec && base_name(name) != name) spec = model::resolve_model(base_name(name), ro);
@@ -94,7 +118,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   }
   const bool npu = log.engine == "vllm-ascend";
   const double oom_total_bytes = log.diagnosis.oom && log.diagnosis.oom->total_bytes ? *log.diagnosis.oom->total_bytes : 0.0;
-  deploy::DeviceInput device_input{args.get("device").value_or(""), "--device", deploy::DeviceForm::name};
+  deploy::DeviceInput device_input{args.device.value_or(""), "--device", deploy::DeviceForm::name};
   if (device_input.text.empty() && oom_total_bytes > 0) {
     for (const auto& candidate : devices->devices) {
       if ((candidate.platform == "npu") != npu) continue;
@@ -118,8 +142,8 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   }
   // vllm-ascend releases track vLLM's numbering (reference section 6), so a log that names only
   // vLLM still selects the matching vllm-ascend profile.
-  deploy::EngineInput engine_input{args.get("engine").value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
-  if (!args.has("engine")) {
+  deploy::EngineInput engine_input{args.engine.value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
+  if (!args.engine) {
     const auto& v = npu && log.versions.vllm_ascend ? log.versions.vllm_ascend : log.versions.vllm;
     if (v) {
       engine_input.version = v->value;
@@ -296,13 +320,19 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
 
 }  // namespace
 
+CommandHelp logs_help() {
+  static LogsRequest scratch;
+  return {k_logs_text, logs_options(scratch)};
+}
+
 int cmd_logs(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("logs"));
-  if (!args) return report_error(args.error());
-  if (args->positional.size() != 1) {
+  LogsRequest req;
+  auto positional = parse_options(argv, logs_options(req));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1) {
     return report_error(make_error(ErrorKind::invalid_argument, command_usage("logs")));
   }
-  const std::string path = args->positional[0];
+  const std::string path = (*positional)[0];
   auto text = read_text_file(path);
   if (!text) return report_error(text.error());
   auto sigs = logs::load_signatures();
@@ -311,14 +341,14 @@ int cmd_logs(const std::vector<std::string>& argv) {
   if (auto checked = deploy::check_flags(logged_flags(log.args)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
   const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
   FitOutcome f;
-  if (memory) f = run_fit(log, *args);
+  if (memory) f = run_fit(log, req);
   if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
-  if (args->has("emit-case")) {
+  if (req.emit_case) {
     std::cout << case_line(log, f, path).dump() << "\n";
     return rc;
   }
-  if (!args->has("json")) {
+  if (!req.json) {
     print_text(log, f, path);
     return rc;
   }

@@ -70,4 +70,19 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
   return spec;
 }
 
+std::vector<Option> model_options(ModelFlags& f) {
+  return under("model resolution:", {text_flag("models", "DIR", f.models, "a directory with <org>__<name>/config.json"),
+                                     switch_flag("offline", f.offline, "hub models from the local cache only"),
+                                     switch_flag("refresh", f.refresh, "refetch hub metadata into the cache")});
+}
+
+Expected<ModelArgOptions> model_arg_options(const ModelFlags& f) {
+  ModelArgOptions o;
+  if (f.models) o.extra_model_dirs.push_back(*f.models);
+  if (f.offline && f.refresh) return make_error(ErrorKind::invalid_argument, "--offline and --refresh exclude each other");
+  if (f.offline) o.cache = HubCacheMode::offline;
+  if (f.refresh) o.cache = HubCacheMode::refresh;
+  return o;
+}
+
 }  // namespace preflight::cli
