@@ -229,8 +229,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
       out.run_id = *id;
       writer.emplace(*store, *id);
     }
-    if (rate_mode) std::fprintf(stderr, "preflight bench: %.3g requests/s, %lld requests...\n", plan.request_rate, static_cast<long long>(plan.num_prompts));
-    else std::fprintf(stderr, "preflight bench: concurrency %lld, %lld requests...\n", static_cast<long long>(level), static_cast<long long>(plan.num_prompts));
+    if (rate_mode) fmt::print(stderr, "preflight bench: {:.3g} requests/s, {} requests...\n", plan.request_rate, plan.num_prompts);
+    else fmt::print(stderr, "preflight bench: concurrency {}, {} requests...\n", level, plan.num_prompts);
     auto run = bench::run_load(target, prompts, plan, limits, clock, [&](const bench::RequestRecord& r) {
       if (writer) writer->push(r);
     });
@@ -244,7 +244,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     so.concurrency = level;
     so.slo = {req.slo_ttft_ms, req.slo_tpot_ms, req.slo_e2e_ms};
     out.stats = bench::compute_run_stats(run->records, so);
-    if (rate_mode && run->schedule_lag_p99_ms > 10) out.stats.notes.push_back(format("client send lag p99 %.1f ms behind the schedule", run->schedule_lag_p99_ms));
+    if (rate_mode && run->schedule_lag_p99_ms > 10) out.stats.notes.push_back(fmt::format("client send lag p99 {:.1f} ms behind the schedule", run->schedule_lag_p99_ms));
     if (store) {
       auto st = store->finish_run(out.run_id, bench::run_stats_to_json(out.stats), bench::utc_now_rfc3339());
       if (!st) notes.push_back("database: " + st.error().describe());
@@ -275,41 +275,41 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::cout << j.dump(2) << "\n";
     return any_failed ? k_exit_fail : k_exit_ok;
   }
-  std::printf("bench %s  model %s  %s  input %s tokens  output %lld tokens%s\n", shown_url.c_str(), target.request.model.c_str(), endpoint.c_str(),
-              req.dataset.has_value() ? "(dataset)" : std::to_string(input_len).c_str(), static_cast<long long>(output_len), req.ignore_eos ? " (ignore_eos)" : "");
-  std::printf("%-6s %9s %10s %9s %9s %10s %9s %9s %9s %10s %11s %12s\n", rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
+  fmt::print("bench {}  model {}  {}  input {} tokens  output {} tokens{}\n", shown_url, target.request.model, endpoint,
+              req.dataset.has_value() ? "(dataset)" : std::to_string(input_len), output_len, req.ignore_eos ? " (ignore_eos)" : "");
+  fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
               "TPOT mean", "TPOT p99", "ITL p50", "ITL p99", "E2E mean", "out tok/s", "steady tok/s");
   for (const auto& l : results) {
     const auto& s = l.stats;
-    std::printf("%-6lld %9s %10s %9s %9s %10s %9s %9s %9s %10s %11s %12s\n", static_cast<long long>(l.concurrency),
-                (std::to_string(s.succeeded) + "/" + std::to_string(s.failed)).c_str(), ms(s.ttft_ms.mean).c_str(), ms(s.ttft_ms.p50).c_str(),
-                ms(s.ttft_ms.p99).c_str(), ms(s.tpot_ms.mean).c_str(), ms(s.tpot_ms.p99).c_str(), ms(s.itl_ms.p50).c_str(), ms(s.itl_ms.p99).c_str(),
-                ms(s.e2e_ms.mean).c_str(), fixed(s.output_throughput_tok_s, 1).c_str(), s.steady_decode_tok_s ? fixed(*s.steady_decode_tok_s, 1).c_str() : "-");
+    fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", l.concurrency,
+                (std::to_string(s.succeeded) + "/" + std::to_string(s.failed)), ms(s.ttft_ms.mean), ms(s.ttft_ms.p50),
+                ms(s.ttft_ms.p99), ms(s.tpot_ms.mean), ms(s.tpot_ms.p99), ms(s.itl_ms.p50), ms(s.itl_ms.p99),
+                ms(s.e2e_ms.mean), fixed(s.output_throughput_tok_s, 1), s.steady_decode_tok_s ? fixed(*s.steady_decode_tok_s, 1) : "-");
   }
-  std::printf("times in ms; TTFT = first content/reasoning/tool-call delta; TPOT = (E2E-TTFT)/(N-1); N from %s\n",
-              results.empty() ? "-" : results.front().stats.tokens_source.c_str());
+  fmt::print("times in ms; TTFT = first content/reasoning/tool-call delta; TPOT = (E2E-TTFT)/(N-1); N from {}\n",
+              results.empty() ? "-" : results.front().stats.tokens_source);
   for (const auto& l : results) {
-    if (l.stats.good_fraction) std::printf("goodput at %lld: %.2f req/s, %.1f%% of requests met the SLO\n", static_cast<long long>(l.concurrency), l.stats.goodput_req_s.value_or(0), *l.stats.good_fraction * 100);
-    for (const auto& [name, count] : l.stats.failures) std::printf("failed at %lld: %s x %lld\n", static_cast<long long>(l.concurrency), name.c_str(), static_cast<long long>(count));
-    for (const auto& e : l.stats.failure_examples) std::printf("  %s\n", e.c_str());
+    if (l.stats.good_fraction) fmt::print("goodput at {}: {:.2f} req/s, {:.1f}% of requests met the SLO\n", l.concurrency, l.stats.goodput_req_s.value_or(0), *l.stats.good_fraction * 100);
+    for (const auto& [name, count] : l.stats.failures) fmt::print("failed at {}: {} x {}\n", l.concurrency, name, count);
+    for (const auto& e : l.stats.failure_examples) fmt::print("  {}\n", e);
     for (const auto& n : l.stats.notes) notes.push_back(n);
   }
   bool header = false;
   for (const auto& l : results) {
     for (const auto& c : l.comparison) {
-      if (!header) std::printf("predicted vs measured (%s)\n", prediction->source.c_str()), header = true;
-      std::printf("  %-26s @%-4lld predicted %10s  measured %10s %-5s  error %+.1f%%\n", c.metric.c_str(), static_cast<long long>(c.concurrency),
-                  fixed(c.predicted, 2).c_str(), fixed(c.measured, 2).c_str(), c.unit.c_str(), c.error_pct());
+      if (!header) fmt::print("predicted vs measured ({})\n", prediction->source), header = true;
+      fmt::print("  {:<26} @{:<4} predicted {:>10}  measured {:>10} {:<5}  error {:+.1f}%\n", c.metric, c.concurrency,
+                  fixed(c.predicted, 2), fixed(c.measured, 2), c.unit, c.error_pct());
     }
   }
-  if (prediction && prediction->kv_tokens) notes.push_back(format("predicted KV capacity %lld tokens; the server's own figure is not read yet", static_cast<long long>(*prediction->kv_tokens)));
+  if (prediction && prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *prediction->kv_tokens));
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
-  for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : notes) fmt::print("note: {}\n", n);
   if (store) {
-    std::printf("saved to %s (runs", store->path().c_str());
-    for (const auto& l : results) std::printf(" %lld", static_cast<long long>(l.run_id));
-    std::printf(")\n");
+    fmt::print("saved to {} (runs", store->path());
+    for (const auto& l : results) fmt::print(" {}", l.run_id);
+    fmt::print(")\n");
   }
   return any_failed ? k_exit_fail : k_exit_ok;
 }

@@ -30,7 +30,7 @@ constexpr int64_t k_max_mib = int64_t{1} << 30;
 
 
 int fail(const Error& e, int code) {
-  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
+  fmt::print(stderr, "preflight: {}\n", e.describe());
   return code;
 }
 int usage(const std::string& message) { return fail(make_error(ErrorKind::invalid_argument, message + "\n" + command_usage("bw")), k_exit_usage); }
@@ -48,7 +48,7 @@ std::string build_note() {
 
 std::function<void(const std::string&)> progress_printer() {
   if (!isatty(STDERR_FILENO)) return {};
-  return [](const std::string& line) { std::fprintf(stderr, "preflight bw: %s\n", line.c_str()); };
+  return [](const std::string& line) { fmt::print(stderr, "preflight bw: {}\n", line); };
 }
 
 double gb(double bytes_per_s) { return bytes_per_s / k_gb; }
@@ -62,9 +62,9 @@ Json result_to_json(const probe::BandwidthResult& r) {
 }
 
 std::string result_row(const probe::BandwidthResult& r) {
-  return format("%-12s %-24s %10s %10s %10s %10s\n", r.operation.c_str(), (with_thousands(static_cast<int64_t>(r.bytes_per_repeat)) + " B").c_str(),
-                fixed(gb(r.min_bytes_per_s), 2).c_str(), fixed(gb(r.median_bytes_per_s), 2).c_str(), fixed(gb(r.max_bytes_per_s), 2).c_str(),
-                fixed(gb(r.aggregate_bytes_per_s), 2).c_str());
+  return fmt::format("{:<12} {:<24} {:>10} {:>10} {:>10} {:>10}\n", r.operation, (with_thousands(static_cast<int64_t>(r.bytes_per_repeat)) + " B"),
+                fixed(gb(r.min_bytes_per_s), 2), fixed(gb(r.median_bytes_per_s), 2), fixed(gb(r.max_bytes_per_s), 2),
+                fixed(gb(r.aggregate_bytes_per_s), 2));
 }
 
 const char* k_table_header = "operation    bytes counted per run           min     median        max  aggregate\n";
@@ -155,8 +155,8 @@ int run_host(const Request& req) {
     std::cout << j.dump(2) << "\n";
     return k_exit_ok;
   }
-  std::cout << format("host memory: %d threads, 3 arrays of %s B (%s MiB), %d warm-up + %d timed runs per kernel\n", report->threads,
-                      with_thousands(static_cast<int64_t>(report->array_bytes)).c_str(), fixed(static_cast<double>(report->array_bytes) / k_mib, 0).c_str(),
+  std::cout << fmt::format("host memory: {} threads, 3 arrays of {} B ({} MiB), {} warm-up + {} timed runs per kernel\n", report->threads,
+                      with_thousands(static_cast<int64_t>(report->array_bytes)), fixed(static_cast<double>(report->array_bytes) / k_mib, 0),
                       o.warmup, o.repeats);
   std::cout << "rates in GB/s (1 GB = 1e9 bytes); bytes counted as STREAM does: copy 2 x array, read 1 x array, triad 3 x array\n";
   if (build_note() != "optimized") std::cout << "build: " << build_note() << "\n";
@@ -174,7 +174,7 @@ int run_device(const Request& req) {
     auto found = device::find_device(*catalog, req.device_name);
     if (!found) return fail(found.error(), k_exit_usage);
     if (found->platform != req.target) {
-      return usage(format("--device %s is a %s device; this measures --target %s", found->id.c_str(), found->platform.c_str(), req.target.c_str()));
+      return usage(fmt::format("--device {} is a {} device; this measures --target {}", found->id, found->platform, req.target));
     }
     dev = *found;
   }
@@ -202,7 +202,7 @@ int run_device(const Request& req) {
     m.buffer_bytes = static_cast<double>(report->buffer_bytes);
     m.device_index = report->device_index;
     m.date = date;
-    m.tool = format("preflight bw %s (%s)", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
+    m.tool = fmt::format("preflight bw {} ({})", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
     m.method = report->method + "; bytes counted read + write (2 x buffer)";
     auto builtin = device::load_builtin_device_catalog();
     if (!builtin) return fail(builtin.error(), k_exit_fail);
@@ -232,18 +232,18 @@ int run_device(const Request& req) {
     std::cout << j.dump(2) << "\n";
     return k_exit_ok;
   }
-  std::cout << format("%s device %d via %s\n", req.target.c_str(), report->device_index, report->library_path.c_str());
-  std::cout << format("method: %s\n", report->method.c_str());
-  std::cout << format("%d warm-up + %zu timed copies of %s B; bytes counted per copy: %s\n", c.warmup, c.seconds.size(),
-                      with_thousands(static_cast<int64_t>(report->buffer_bytes)).c_str(), c.counting.c_str());
+  std::cout << fmt::format("{} device {} via {}\n", req.target, report->device_index, report->library_path);
+  std::cout << fmt::format("method: {}\n", report->method);
+  std::cout << fmt::format("{} warm-up + {} timed copies of {} B; bytes counted per copy: {}\n", c.warmup, c.seconds.size(),
+                      with_thousands(static_cast<int64_t>(report->buffer_bytes)), c.counting);
   std::cout << "rates in GB/s (1 GB = 1e9 bytes); aggregate = all bytes over all timed seconds (the seed's method)\n\n" << k_table_header << result_row(c);
   if (dev) {
-    std::cout << format("\n%s in the catalogue: peak %s GB/s, measured copy %s GB/s; this run's median is %s of the peak\n", dev->id.c_str(),
-                        dev->hbm_bandwidth_bytes_per_s ? fixed(gb(*dev->hbm_bandwidth_bytes_per_s), 0).c_str() : "-",
-                        dev->measured_copy_bandwidth_bytes_per_s ? fixed(gb(*dev->measured_copy_bandwidth_bytes_per_s), 0).c_str() : "-",
-                        dev->hbm_bandwidth_bytes_per_s ? (fixed(100 * c.median_bytes_per_s / *dev->hbm_bandwidth_bytes_per_s, 1) + "%").c_str() : "-");
+    std::cout << fmt::format("\n{} in the catalogue: peak {} GB/s, measured copy {} GB/s; this run's median is {} of the peak\n", dev->id,
+                        dev->hbm_bandwidth_bytes_per_s ? fixed(gb(*dev->hbm_bandwidth_bytes_per_s), 0) : "-",
+                        dev->measured_copy_bandwidth_bytes_per_s ? fixed(gb(*dev->measured_copy_bandwidth_bytes_per_s), 0) : "-",
+                        dev->hbm_bandwidth_bytes_per_s ? (fixed(100 * c.median_bytes_per_s / *dev->hbm_bandwidth_bytes_per_s, 1) + "%") : "-");
   }
-  if (saved_path) std::cout << format("saved to %s as %s measured_copy_bandwidth_bytes_per_s = %.0f (median)\n", saved_path->c_str(), dev->id.c_str(), c.median_bytes_per_s);
+  if (saved_path) std::cout << fmt::format("saved to {} as {} measured_copy_bandwidth_bytes_per_s = {:.0f} (median)\n", saved_path->c_str(), dev->id, c.median_bytes_per_s);
   return k_exit_ok;
 }
 

@@ -1,5 +1,7 @@
 #include "cli/cmd_calibrate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -50,8 +52,8 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
                   {"platform", dev->platform},
                   {"device", dev->id},
                   {"bandwidth_efficiency", efficiency},
-                  {"evidence", format("preflight calibrate on %s: %lld measured/predicted pairs, factor %.3f; median |error| %.1f%% -> %.1f%%", db.c_str(),
-                                      static_cast<long long>(f.pairs), f.efficiency, f.median_abs_error_before_pct, f.median_abs_error_after_pct)}};
+                  {"evidence", fmt::format("preflight calibrate on {}: {} measured/predicted pairs, factor {:.3f}; median |error| {:.1f}% -> {:.1f}%", db,
+                                      f.pairs, f.efficiency, f.median_abs_error_before_pct, f.median_abs_error_after_pct)}};
     auto& list = root["profiles"];
     bool replaced = false;
     for (auto& e : list) {
@@ -61,7 +63,7 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
       }
     }
     if (!replaced) list.push_back(entry);
-    saved.push_back(format("%s on %s: bandwidth_efficiency %.3f -> %.3f", f.engine.c_str(), dev->id.c_str(), base->bandwidth_efficiency, efficiency));
+    saved.push_back(fmt::format("{} on {}: bandwidth_efficiency {:.3f} -> {:.3f}", f.engine, dev->id, base->bandwidth_efficiency, efficiency));
   }
   if (!saved.empty()) {
     std::filesystem::create_directories(std::filesystem::path(overlay).parent_path());
@@ -144,18 +146,18 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     return fits.empty() ? 1 : 0;
   }
   if (fits.empty()) {
-    std::printf("no stored runs with a prediction in %s (run preflight bench --save with --device/--spec or --prediction)\n", path.c_str());
+    fmt::print("no stored runs with a prediction in {} (run preflight bench --save with --device/--spec or --prediction)\n", path);
     return 1;
   }
-  std::printf("speed-model efficiency refit from %lld runs in %s\n", static_cast<long long>(used_runs), path.c_str());
-  std::printf("%-20s %-16s %6s %11s %16s %15s\n", "engine", "device", "pairs", "efficiency", "median |err| now", "after refit");
+  fmt::print("speed-model efficiency refit from {} runs in {}\n", used_runs, path);
+  fmt::print("{:<20} {:<16} {:>6} {:>11} {:>16} {:>15}\n", "engine", "device", "pairs", "efficiency", "median |err| now", "after refit");
   for (const auto& f : fits) {
-    std::printf("%-20s %-16s %6lld %11.3f %15.1f%% %14.1f%%\n", f.engine.c_str(), f.device.c_str(), static_cast<long long>(f.pairs), f.efficiency,
+    fmt::print("{:<20} {:<16} {:>6} {:>11.3f} {:>15.1f}% {:>14.1f}%\n", f.engine, f.device, f.pairs, f.efficiency,
                 f.median_abs_error_before_pct, f.median_abs_error_after_pct);
   }
-  std::printf("efficiency multiplies predicted speeds and divides predicted times; fitted by least squares in log space\n");
-  for (const auto& s : saved) std::printf("saved to %s: %s\n", engine::speed_overlay_path().c_str(), s.c_str());
-  if (!req.save) std::printf("--save stores it in %s, where fit, plan and bench then use it\n", engine::speed_overlay_path().c_str());
+  fmt::print("efficiency multiplies predicted speeds and divides predicted times; fitted by least squares in log space\n");
+  for (const auto& s : saved) fmt::print("saved to {}: {}\n", engine::speed_overlay_path(), s);
+  if (!req.save) fmt::print("--save stores it in {}, where fit, plan and bench then use it\n", engine::speed_overlay_path());
   return 0;
 }
 

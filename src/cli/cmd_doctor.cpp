@@ -87,12 +87,12 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     return k_exit_usage;
   }
   if (!positional->empty()) {
-    std::fprintf(stderr, "preflight: %s\n", command_usage("doctor").c_str());
+    fmt::print(stderr, "preflight: {}\n", command_usage("doctor"));
     return k_exit_usage;
   }
   auto compat = doctor::load_compat();
   if (!compat) {
-    std::fprintf(stderr, "preflight: %s\n", compat.error().describe().c_str());
+    fmt::print(stderr, "preflight: {}\n", compat.error().describe());
     return k_exit_usage;
   }
   doctor::DoctorOptions options;
@@ -104,7 +104,7 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   // directory) is a usage error, exit 2, and is never read in a way that could block.
   if (options.script_path) {
     if (auto opened = FileReader::open(*options.script_path); !opened) {
-      std::fprintf(stderr, "preflight: --script %s\n", opened.error().describe().c_str());
+      fmt::print(stderr, "preflight: --script {}\n", opened.error().describe());
       return k_exit_usage;
     }
   }
@@ -118,13 +118,13 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   if (req.fix) {
     for (const auto& lock : report.locks) {
       if (!lock.stale()) continue;
-      std::fprintf(req.json ? stderr : stdout, "removing %s\n", lock.path.c_str());
+      fmt::print(req.json ? stderr : stdout, "removing {}\n", lock.path);
       std::fflush(stdout);
       auto st = doctor::remove_stale_lock(options.root, lock);
       fixed.push_back({{"path", lock.path}, {"removed", st.has_value()}, {"error", st ? Json() : Json(st.error().describe())}});
       if (!st) {
         ++fix_errors;
-        std::fprintf(stderr, "preflight: %s\n", st.error().describe().c_str());
+        fmt::print(stderr, "preflight: {}\n", st.error().describe());
       }
     }
   }
@@ -151,13 +151,13 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     std::cout << j.dump(2) << "\n";
   } else {
     const bool color = use_color();
-    std::printf("preflight doctor: root %s, platform %s\n\n", report.root.c_str(), report.platform.c_str());
+    fmt::print("preflight doctor: root {}, platform {}\n\n", report.root, report.platform);
     for (const auto& c : report.checks) {
-      std::printf("[%s] %s: %s\n", colored(c.status, color), c.title.c_str(), c.summary.c_str());
-      for (const auto& e : c.evidence) std::printf("       %s\n", e.c_str());
-      if (!c.fix.empty()) std::printf("       fix: %s\n", c.fix.c_str());
+      fmt::print("[{}] {}: {}\n", colored(c.status, color), c.title, c.summary);
+      for (const auto& e : c.evidence) fmt::print("       {}\n", e);
+      if (!c.fix.empty()) fmt::print("       fix: {}\n", c.fix);
     }
-    if (report.free_fraction_min) std::printf("\nfor fit: at most %.2f of device memory is free now (--gpu-memory-utilization)\n", *report.free_fraction_min);
+    if (report.free_fraction_min) fmt::print("\nfor fit: at most {:.2f} of device memory is free now (--gpu-memory-utilization)\n", *report.free_fraction_min);
   }
   if (fix_errors > 0) return k_exit_fail;
   if (req.fix) {

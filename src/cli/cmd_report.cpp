@@ -1,5 +1,7 @@
 #include "cli/cmd_report.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -67,7 +69,7 @@ int cmd_report(const std::vector<std::string>& argv) {
   d.build = first.info.build + "; report by preflight " + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";
   for (const auto& l : *sweep) {
     d.levels.push_back({l.run.id, l.run.info.mode == "concurrency" ? l.run.info.concurrency : 0, l.run.info.request_rate, l.run.finished_at.empty(), l.stats});
-    if (l.run.finished_at.empty()) d.notes.push_back(format("run %lld did not finish; its statistics come from the requests stored before it stopped", static_cast<long long>(l.run.id)));
+    if (l.run.finished_at.empty()) d.notes.push_back(fmt::format("run {} did not finish; its statistics come from the requests stored before it stopped", l.run.id));
     if (l.prediction && l.run.info.mode == "concurrency") {
       for (const auto& c : compare_level(*l.prediction, l.run.info.concurrency, l.stats)) d.comparison.push_back({c.metric, c.concurrency, c.predicted, c.measured, c.unit});
     }
@@ -99,7 +101,7 @@ int cmd_report(const std::vector<std::string>& argv) {
     for (const auto& l : d.levels) j["runs"].push_back(l.run_id);
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("wrote %s (%zu bytes, %zu levels, sweep %s)\n", out.c_str(), html.size(), d.levels.size(), d.sweep_id.c_str());
+    fmt::print("wrote {} ({} bytes, {} levels, sweep {})\n", out, html.size(), d.levels.size(), d.sweep_id);
   }
   return 0;
 }
