@@ -162,7 +162,9 @@ TEST(Help, Issue14_EveryHelpListsItsExitCodes) {
 }
 
 // Issue 14 item 2: a config whose values overflow 64 bits is bad input (exit 2, the field named), never
-// "does not fit" (exit 1).
+// "does not fit" (exit 1). The config reader already refuses ssm_state_size 2^62 (its state-size total
+// check), so this pins the exit code end to end; fit's own overflow path (try_estimate_fit) returns the
+// same error kind, checked in tests/estimate (Fit.Issue19_OverflowingModelValuesAreErrors).
 TEST(Help, Issue14_FitOnAnOverflowingModelIsExitTwo) {
   const std::string dir = pftest::scratch_dir("overflow") + "/nvidia__Nemotron-H-56B-Base-8K";
   std::filesystem::create_directories(dir);
