@@ -182,6 +182,15 @@ TEST(Help, Issue14_FitOnAnOverflowingModelIsExitTwo) {
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
+// Issue 14 item 2, through fit's own estimate: a sliding-window model with the largest
+// --max-num-batched-tokens overflows sliding_window + max_num_batched_tokens inside try_estimate_fit. That is
+// exit 2 with the estimate's message (it was exit 1, "does not fit").
+TEST(Help, Issue14_FitEstimateOverflowIsExitTwo) {
+  const auto r = pftest::run_cli("fit openai/gpt-oss-20b --device H100 --max-num-batched-tokens 9223372036854775807");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("sliding_window + max_num_batched_tokens: 127 + 9223372036854775807 overflows 64 bits"), std::string::npos) << r.out;
+}
+
 // Issue 14 item 3: --workload agent reaches the start command: the model family's tool-call and
 // reasoning parsers are added.
 TEST(Help, Issue14_PlanWorkloadAgentAddsTheParsers) {
