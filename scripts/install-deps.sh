@@ -5,8 +5,8 @@
 # With no argument it installs everything (test), as before.
 set -euo pipefail
 what=${1:-test}
-# libcurl4-openssl-dev: hub fetches and the bench client; libsqlite3-dev: bench result store.
-build_pkgs=(cmake ninja-build g++ ccache nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev)
+# libfmt-dev: formatting in the CLI; libcurl4-openssl-dev: hub fetches and the bench client; libsqlite3-dev: bench result store.
+build_pkgs=(cmake ninja-build g++ ccache nlohmann-json3-dev libfmt-dev libcurl4-openssl-dev libsqlite3-dev)
 # libgtest-dev, libbenchmark-dev: tests and microbenchmarks; clang, libclang-rt-14-dev: fuzz targets;
 # nginx: hub tests; sqlite3: bench/client_cost.sh; chromium: the HTML report test renders the page headless.
 test_pkgs=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev nginx sqlite3 chromium)

@@ -1,97 +1,196 @@
 #include "cli/args.hpp"
 
+#include <fmt/format.h>
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <utility>
 
 #include "base/text.hpp"
-#include "base/units.hpp"
 
 namespace preflight::cli {
 
-std::optional<std::string> Args::get(const std::string& name) const {
-  auto it = values.find(name);
-  if (it == values.end()) return std::nullopt;
-  return it->second;
-}
+namespace {
 
-Expected<std::optional<int64_t>> Args::get_int(const std::string& name) const {
-  auto v = get(name);
-  if (!v) return std::optional<int64_t>{};
+Expected<int64_t> parse_int(const std::string& name, const std::string& text) {
   errno = 0;
   char* end = nullptr;
-  const long long parsed = std::strtoll(v->c_str(), &end, 10);
-  if (errno != 0 || end == v->c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, format("--%s: expected an integer, got '%s'", name.c_str(), v->c_str()));
-  return std::optional<int64_t>{parsed};
+  const long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected an integer, got '{}'", name, text));
+  return static_cast<int64_t>(parsed);
 }
 
-Expected<std::optional<double>> Args::get_double(const std::string& name) const {
-  auto v = get(name);
-  if (!v) return std::optional<double>{};
+Expected<double> parse_real(const std::string& name, const std::string& text) {
   errno = 0;
   char* end = nullptr;
-  const double parsed = std::strtod(v->c_str(), &end);
-  if (errno != 0 || end == v->c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, format("--%s: expected a number, got '%s'", name.c_str(), v->c_str()));
-  return std::optional<double>{parsed};
+  const double parsed = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected a number, got '{}'", name, text));
+  return parsed;
 }
 
-Expected<deploy::Flags> deployment_flags(const Args& args) {
-  deploy::Flags f;
-  auto integer = [&](const char* name, std::optional<deploy::Given<int64_t>>& into) -> Status {
-    PF_TRY(v, args.get_int(name));
-    if (v) into = deploy::Given<int64_t>{*v, std::string("--") + name};
-    return Ok{};
-  };
-  for (const auto& [name, into] : {std::pair{"tensor-parallel-size", &f.tensor_parallel_size}, std::pair{"pipeline-parallel-size", &f.pipeline_parallel_size},
-                                   std::pair{"num-devices", &f.num_devices}, std::pair{"max-model-len", &f.max_model_len},
-                                   std::pair{"max-num-seqs", &f.max_num_seqs}, std::pair{"max-num-batched-tokens", &f.max_num_batched_tokens}}) {
-    PF_TRY(ok, integer(name, *into));
-    (void)ok;
-  }
-  PF_TRY(util, args.get_double("gpu-memory-utilization"));
-  if (util) f.gpu_memory_utilization = deploy::Given<double>{*util, "--gpu-memory-utilization"};
-  for (const auto& [name, into] : {std::pair{"kv-cache-dtype", &f.kv_cache_dtype}, std::pair{"quantization", &f.quantization},
-                                   std::pair{"limit-mm-per-prompt", &f.limit_mm_per_prompt}}) {
-    if (auto v = args.get(name)) *into = deploy::Given<std::string>{*v, std::string("--") + name};
-  }
-  if (args.has("enforce-eager")) f.enforce_eager = deploy::Given<bool>{true, "--enforce-eager"};
-  if (args.has("skip-mm-profiling")) f.skip_mm_profiling = deploy::Given<bool>{true, "--skip-mm-profiling"};
-  return f;
+Status check_int(const std::string& name, int64_t v, IntRange range) {
+  if (v < range.least || v > range.most) return make_error(ErrorKind::invalid_argument, fmt::format("--{} must be between {} and {}, found {}", name, range.least, range.most, v));
+  return Ok{};
 }
 
-Expected<Args> parse_args(const std::vector<std::string>& argv, const std::vector<FlagSpec>& flags) {
-  Args args;
-  std::vector<std::string> names;
-  for (const auto& f : flags) names.push_back("--" + f.name);
+}  // namespace
+
+Option switch_flag(std::string name, bool& into, std::string help) {
+  return {std::move(name), "", std::move(help), [&into](const std::string&) -> Status {
+            into = true;
+            return Ok{};
+          }};
+}
+
+Option text_flag(std::string name, std::string value, std::optional<std::string>& into, std::string help, std::vector<std::string> choices) {
+  return {name, std::move(value), std::move(help), [&into, name, choices](const std::string& text) -> Status {
+            if (!choices.empty() && std::find(choices.begin(), choices.end(), text) == choices.end()) {
+              const std::string all = choices.size() == 1 ? choices[0] : fmt::format("{} or {}", fmt::join(choices.begin(), choices.end() - 1, ", "), choices.back());
+              return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected {}, got '{}'", name, all, text));
+            }
+            into = text;
+            return Ok{};
+          }};
+}
+
+Option int_flag(std::string name, std::string value, std::optional<int64_t>& into, IntRange range, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name, range](const std::string& text) -> Status {
+            PF_TRY(v, parse_int(name, text));
+            PF_TRY(ok, check_int(name, v, range));
+            (void)ok;
+            into = v;
+            return Ok{};
+          }};
+}
+
+Option real_flag(std::string name, std::string value, std::optional<double>& into, RealRange range, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name, range](const std::string& text) -> Status {
+            PF_TRY(v, parse_real(name, text));
+            const std::string unit = range.unit.empty() ? "" : " " + range.unit;
+            if (range.lower == RealRange::Lower::positive) {
+              if (!(v > 0)) return make_error(ErrorKind::invalid_argument, fmt::format("--{} must be positive", name));
+              if (v > range.most) return make_error(ErrorKind::invalid_argument, fmt::format("--{} must be at most {:g}{}, found {:g}", name, range.most, unit, v));
+            } else if (!(v >= range.least && v <= range.most)) {
+              return make_error(ErrorKind::invalid_argument, fmt::format("--{} must be between {:g} and {:g}{}, found {:g}", name, range.least, range.most, unit, v));
+            }
+            into = v;
+            return Ok{};
+          }};
+}
+
+Option int_list_flag(std::string name, std::string value, std::optional<std::vector<int64_t>>& into, IntRange range, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name, range](const std::string& text) -> Status {
+            std::vector<int64_t> out;
+            for (const auto& item : split(text, ',')) {
+              const std::string p = trim(item);
+              char* end = nullptr;
+              errno = 0;
+              const long long v = std::strtoll(p.c_str(), &end, 10);
+              if (p.empty() || *end != '\0' || errno == ERANGE || v < 1)
+                return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected positive integers like 1,4,16,64, found \"{}\"", name, text));
+              PF_TRY(ok, check_int(name, v, range));
+              (void)ok;
+              out.push_back(v);
+            }
+            into = std::move(out);
+            return Ok{};
+          }};
+}
+
+Option given_int(std::string name, std::string value, std::optional<deploy::Given<int64_t>>& into, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
+            PF_TRY(v, parse_int(name, text));
+            into = deploy::Given<int64_t>{v, "--" + name};
+            return Ok{};
+          }};
+}
+
+Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
+            PF_TRY(v, parse_real(name, text));
+            into = deploy::Given<double>{v, "--" + name};
+            return Ok{};
+          }};
+}
+
+Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
+            into = deploy::Given<std::string>{text, "--" + name};
+            return Ok{};
+          }};
+}
+
+Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help) {
+  return {name, "", std::move(help), [&into, name](const std::string&) -> Status {
+            into = deploy::Given<bool>{true, "--" + name};
+            return Ok{};
+          }};
+}
+
+std::vector<Option> deployment_options(deploy::Flags& f) {
+  return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
+               {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
+                given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages"),
+                given_int("max-model-len", "L", f.max_model_len, "without it: the model's max_position_embeddings, and the largest context that fits"),
+                given_real("gpu-memory-utilization", "U", f.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
+                given_text("kv-cache-dtype", "D", f.kv_cache_dtype, "auto|fp8|fp8_e4m3|fp8_e5m2|int8"),
+                given_text("quantization", "Q", f.quantization, "a method the checkpoint does not state (the engine's accepted list is checked)"),
+                given_int("max-num-seqs", "N", f.max_num_seqs, "sequences per scheduler step"),
+                given_int("max-num-batched-tokens", "N", f.max_num_batched_tokens, "tokens per scheduler step (the profile run's batch)"),
+                given_switch("enforce-eager", f.enforce_eager, "no graph capture; eager decode speed"),
+                given_switch("skip-mm-profiling", f.skip_mm_profiling, "leave the vision encoder out of the profile run"),
+                given_text("limit-mm-per-prompt", "JSON", f.limit_mm_per_prompt,
+                           "'{\"video\": 0}': no dummy video in the profile run; '{\"image\": 0, \"video\": 0}': text only")});
+}
+
+std::vector<Option> under(std::string heading, std::vector<Option> options) {
+  if (!options.empty()) options.front().heading = std::move(heading);
+  return options;
+}
+
+std::vector<Option> join(std::vector<std::vector<Option>> groups) {
+  std::vector<Option> out;
+  for (auto& g : groups) for (auto& o : g) out.push_back(std::move(o));
+  return out;
+}
+
+Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options) {
+  std::vector<std::string> positional;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a.size() > 2 && a.rfind("--", 0) == 0) {
-      std::string name = a.substr(2), value;
-      bool inline_value = false;
-      if (const auto eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-        inline_value = true;
-      }
-      for (auto& c : name) if (c == '_') c = '-';
-      const FlagSpec* spec = nullptr;
-      for (const auto& f : flags) if (f.name == name) spec = &f;
-      if (!spec) {
-        std::string message = format("unknown flag --%s", name.c_str());
-        const auto near = nearest_names("--" + name, names, 1);
-        if (!near.empty()) message += "; did you mean " + near[0];
-        return make_error(ErrorKind::invalid_argument, message);
-      }
-      if (spec->takes_value && !inline_value) {
-        if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, format("--%s needs a value", name.c_str()));
-        value = argv[++i];
-      }
-      args.values[name] = spec->takes_value ? value : "1";
-    } else {
-      args.positional.push_back(a);
+    if (a.size() <= 2 || a.rfind("--", 0) != 0) {
+      positional.push_back(a);
+      continue;
     }
+    std::string name = a.substr(2), value;
+    bool inline_value = false;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      inline_value = true;
+    }
+    for (auto& c : name) if (c == '_') c = '-';
+    const Option* option = nullptr;
+    for (const auto& o : options) if (o.name == name) option = &o;
+    if (!option) {
+      std::vector<std::string> names;
+      for (const auto& o : options) names.push_back("--" + o.name);
+      std::string message = fmt::format("unknown flag --{}", name);
+      const auto near = nearest_names("--" + name, names, 1);
+      if (!near.empty()) message += "; did you mean " + near[0];
+      return make_error(ErrorKind::invalid_argument, message);
+    }
+    if (!option->value.empty() && !inline_value) {
+      if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("--{} needs a value", name));
+      value = argv[++i];
+    }
+    PF_TRY(ok, option->set(option->value.empty() ? std::string() : value));
+    (void)ok;
   }
-  return args;
+  return positional;
 }
 
 }  // namespace preflight::cli

@@ -1,8 +1,12 @@
-// cli/args: a small flag parser. Flags are --name value or --name=value; switches have no value.
-// Unknown flags are usage errors (exit 2) with the nearest known flag suggested.
+// cli/args: each command's flags declared once, as records in the style of llama.cpp's common_arg:
+// {name, value name, help, setter}. The setter parses the text, checks it (type, range, choices) and
+// writes the value straight into the command's typed request. The parser, `--help` and the tests all
+// read the same records. Flags are --name value or --name=value (an underscore reads as a dash);
+// switches take no value. An unknown flag is a usage error (exit 2) with the nearest declared flag.
 #pragma once
 
-#include <map>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,24 +16,52 @@
 
 namespace preflight::cli {
 
-struct FlagSpec {
-  std::string name;   // without dashes
-  bool takes_value = true;
+struct Option {
+  std::string name;     // without dashes: "max-model-len"
+  std::string value;    // the value's name in the help ("N", "U"); empty for a switch
+  std::string help;     // one line; "\n" continues it under the help column
+  std::function<Status(const std::string& text)> set;  // parse, check, store; a switch gets ""
+  std::string heading;  // a section title printed before this flag in --help, or empty
 };
 
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> values;
-  bool has(const std::string& name) const { return values.count(name) > 0; }
-  std::optional<std::string> get(const std::string& name) const;
-  Expected<std::optional<int64_t>> get_int(const std::string& name) const;
-  Expected<std::optional<double>> get_double(const std::string& name) const;
+// Inclusive bounds of an integer flag.
+struct IntRange {
+  int64_t least = 1;
+  int64_t most = INT64_MAX;
 };
 
-// vLLM's deployment flags as given on the command line, each with its flag as origin, for
-// deploy::resolve_deployment (which checks them). invalid_argument when a value is not a number.
-Expected<deploy::Flags> deployment_flags(const Args& args);
+// Bounds of a real flag: (0, most] when positive is set, else [least, most]; unit follows the bound.
+struct RealRange {
+  double least = 0;
+  double most = 1e300;
+  enum class Lower { inclusive, positive } lower = Lower::positive;
+  std::string unit;
+};
 
-Expected<Args> parse_args(const std::vector<std::string>& argv, const std::vector<FlagSpec>& flags);
+// Typed declarations. Errors name the flag: "--size: expected an integer, got 'x'",
+// "--warmup must be between 0 and 65536, found 70000", "--target: expected host, cuda or npu, got 'tpu'".
+Option switch_flag(std::string name, bool& into, std::string help);
+Option text_flag(std::string name, std::string value, std::optional<std::string>& into, std::string help, std::vector<std::string> choices = {});
+Option int_flag(std::string name, std::string value, std::optional<int64_t>& into, IntRange range, std::string help);
+Option real_flag(std::string name, std::string value, std::optional<double>& into, RealRange range, std::string help);
+// A comma-separated list of integers within range ("1,4,16").
+Option int_list_flag(std::string name, std::string value, std::optional<std::vector<int64_t>>& into, IntRange range, std::string help);
+
+// vLLM's deployment flags: each stores the value with its flag as origin; deploy::check_flags checks them
+// (one set of checks for fit, plan, logs and validate).
+Option given_int(std::string name, std::string value, std::optional<deploy::Given<int64_t>>& into, std::string help);
+Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help);
+Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
+Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);
+// All of vLLM's deployment flags of deploy::Flags, with their help.
+std::vector<Option> deployment_options(deploy::Flags& flags);
+
+// A heading placed before the first of `options`.
+std::vector<Option> under(std::string heading, std::vector<Option> options);
+std::vector<Option> join(std::vector<std::vector<Option>> groups);
+
+// Applies argv to the options; returns the positional arguments. invalid_argument for an unknown flag
+// (with "did you mean"), a missing value or a value its setter rejects.
+Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options);
 
 }  // namespace preflight::cli

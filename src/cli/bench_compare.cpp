@@ -1,5 +1,7 @@
 #include "cli/bench_compare.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -44,8 +46,8 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
   if (speed.ttft_s > 0) p.ttft_ms = speed.ttft_s * 1e3;
   for (const auto& pt : speed.points) p.throughput_tok_s[pt.concurrency] = pt.aggregate_tokens_per_s;
   if (fit.fits) p.kv_tokens = fit.kv_tokens;
-  p.source = format("preflight speed model (%s %s, %s mode, %.0f GB/s copy bandwidth; %s)", eng.id.c_str(), dev.id.c_str(), speed.mode.c_str(),
-                    speed.bandwidth_bytes_per_s / 1e9, sp->origin.c_str());
+  p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", eng.id, dev.id, speed.mode,
+                    speed.bandwidth_bytes_per_s / 1e9, sp->origin);
   return p;
 }
 
@@ -69,7 +71,7 @@ Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string&
       char* end = nullptr;
       const long long c = std::strtoll(key.c_str(), &end, 10);
       if (!end || *end || c < 1 || !value.is_number()) {
-        return make_error(ErrorKind::corrupt, format("throughput_tok_s: expected positive integer keys and numbers, found \"%s\"", key.c_str()), origin);
+        return make_error(ErrorKind::corrupt, fmt::format("throughput_tok_s: expected positive integer keys and numbers, found \"{}\"", key), origin);
       }
       p.throughput_tok_s[c] = value.get<double>();
     }
@@ -159,7 +161,7 @@ Expected<StoredLevel> load_level(bench::BenchStore& store, const bench::StoredRu
   }
   level.stats = bench::compute_run_stats(records, o);
   if (!run.info.prediction.is_null()) {
-    PF_TRY(p, prediction_from_json(run.info.prediction, format("%s: run %lld prediction", store.path().c_str(), static_cast<long long>(run.id))));
+    PF_TRY(p, prediction_from_json(run.info.prediction, fmt::format("{}: run {} prediction", store.path(), run.id)));
     level.prediction = p;
   }
   return level;

@@ -1,5 +1,7 @@
 #include "cli/cli.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,26 +42,9 @@ const char* k_usage = R"(preflight: will this model run on this accelerator, wit
 
 usage: preflight <command> [args] [--json]
 
-commands:
-  inspect MODEL            exact model facts: layers, parameters, weight bytes, KV bytes per token
-  fit MODEL --device D     what vLLM / vLLM-Ascend will print at start-up, the verdict, and the speed
-  plan --device D          what this hardware runs: every catalogue model that fits, ranked, with its start command
-  plan MODEL [--devices ..] what this model needs: the cheapest device count, layout and quantization per device
-  validate FILE.jsonl...   compare predictions with recorded deployments
-  models                   the embedded model catalogue
-  logs FILE                an engine log: versions, args, printed vs predicted, root cause and fix (alias: explain)
-  doctor                   check the CANN / driver / Python stack, lock files and deploy script (--root, --script, --fix)
-  devices                  the device catalogue (with your measured overrides)
-  engines                  the engine catalogue (versions, defaults, accepted quantization)
-  bw [--target host|cuda|npu] [--save --device D]   measure memory bandwidth (copy counted read + write)
-  bench --url URL --model NAME [--concurrency 1,4,16,64 | --request-rate R] [--save]
-                           measure a live OpenAI-compatible server (TTFT, TPOT, ITL, throughput)
-  calibrate [--db FILE]    refit speed-model efficiency from stored bench runs; error before/after
-  report --html FILE [--from-db FILE] [--run ID]
-                           one self-contained HTML report of a stored bench sweep
-  version
+)";
 
-MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub
+const char* k_usage_tail = R"(MODEL is a catalogue id (Qwen/Qwen3-8B), a local directory or config.json, a .gguf file, or a hub
 reference: hf:org/name[@rev] (Hugging Face, HF_ENDPOINT), ms:org/name[@rev] (ModelScope, MODELSCOPE_DOMAIN),
 with /file.gguf after the name for one GGUF file. A hub model is read from the Hugging Face / ModelScope
 cache when present, else only its metadata is fetched (config, safetensors headers by range request,
@@ -82,47 +67,78 @@ environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measur
   hub requests (never printed or cached).
 )";
 
-Expected<ModelArgOptions> model_arg_options(const Args& args) {
-  ModelArgOptions o;
-  if (auto d = args.get("models")) o.extra_model_dirs.push_back(*d);
-  if (args.has("offline") && args.has("refresh")) return make_error(ErrorKind::invalid_argument, "--offline and --refresh exclude each other");
-  if (args.has("offline")) o.cache = HubCacheMode::offline;
-  if (args.has("refresh")) o.cache = HubCacheMode::refresh;
-  return o;
-}
+// What `preflight inspect` takes.
+struct InspectRequest {
+  ModelFlags model;
+  bool json = false;
+};
+
+std::vector<Option> inspect_options(InspectRequest& r) { return join({model_options(r.model), {json_flag(r.json)}}); }
+
+const CommandText k_inspect_text{
+    "usage: preflight inspect MODEL [--models DIR] [--offline|--refresh] [--json]",
+    R"(Exact model facts from config.json, safetensors headers or GGUF tensor infos (never the weights): layers by
+kind, parameters (total, text, vision, active per token, MTP), weight bytes per storage format, KV bytes per
+token per cache dtype, and where each fact came from.)",
+    "MODEL: a catalogue id, a directory, a config.json, a .gguf file, or hf:org/name[@rev] / ms:org/name[@rev].",
+    R"(exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong),
+      3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_inspect(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("inspect"));
-  if (!args) return report_error(args.error());
-  if (args->positional.size() != 1) return report_error(make_error(ErrorKind::invalid_argument, command_usage("inspect")));
-  auto ro = model_arg_options(*args);
+  InspectRequest r;
+  auto positional = parse_options(argv, inspect_options(r));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1) return report_error(make_error(ErrorKind::invalid_argument, command_usage("inspect")));
+  auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
-  auto spec = resolve_model_arg(args->positional[0], *ro);
+  auto spec = resolve_model_arg((*positional)[0], *ro);
   if (!spec) return report_error(spec.error());
-  if (args->has("json")) print_json(report::inspect_to_json(*spec));
+  if (r.json) print_json(report::inspect_to_json(*spec));
   else std::cout << report::render_inspect(*spec, {use_color()});
   return k_exit_ok;
 }
 
+// What `preflight fit` takes: the deployment as vLLM's flags, the speed section's workload, model resolution.
+struct FitRequest {
+  std::optional<std::string> device, engine;
+  deploy::Flags flags;
+  SpeedFlags speed;
+  ModelFlags model;
+  bool json = false;
+};
+
+std::vector<Option> fit_options(FitRequest& r) {
+  return join({{text_flag("device", "D", r.device, "catalogue device or alias (910B3, Ascend910B3, H100, A100-80G); see `preflight devices`"),
+                given_int("num-devices", "N", r.flags.num_devices, "devices in the deployment; without --tensor-parallel-size, TP = N / PP"),
+                text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version (vllm-ascend@0.23); default:\nthe newest known for the device's platform")},
+               deployment_options(r.flags), speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
+}
+
+const CommandText k_fit_text{
+    "usage: preflight fit MODEL --device D [flags] [--json]",
+    R"(What vLLM / vLLM-Ascend will print at start-up on each device ("Model loading took", "Available KV cache
+memory", "GPU KV cache size", "Maximum concurrency"), the memory terms behind them with their bands, the
+verdict with the engine's own failure message and the cheapest fixes, then the decode speed.)",
+    "",
+    R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag; a model whose values overflow),
+      3 network or environment failure (hub unreachable, timeout))"};
+
 int cmd_fit(const std::vector<std::string>& argv) {
   if (llama_cpp_engine_requested(argv)) return cmd_fit_llama_cpp(argv);  // llama.cpp's own memory model (cli/cmd_llama)
-  auto args = parse_args(argv, command_flags("fit"));
-  if (!args) return report_error(args.error());
-  if (args->positional.size() != 1 || !args->has("device")) {
-    return report_error(make_error(ErrorKind::invalid_argument, command_usage("fit")));
-  }
-  auto flags = deployment_flags(*args);
-  if (!flags) return report_error(flags.error());
-  if (auto checked = deploy::check_flags(*flags); !checked) return report_error(checked.error());
-  auto ro = model_arg_options(*args);
+  FitRequest r;
+  auto positional = parse_options(argv, fit_options(r));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1 || !r.device) return report_error(make_error(ErrorKind::invalid_argument, command_usage("fit")));
+  if (auto checked = deploy::check_flags(r.flags); !checked) return report_error(checked.error());
+  auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
-  auto spec = resolve_model_arg(args->positional[0], *ro);
+  auto spec = resolve_model_arg((*positional)[0], *ro);
   if (!spec) return report_error(spec.error());
   auto devices = device::load_device_catalog();
   if (!devices) return report_error(devices.error());
   auto engines = engine::load_engine_catalog();
   if (!engines) return report_error(engines.error());
-  deploy::Inputs in{*spec, {*args->get("device"), "--device", deploy::DeviceForm::name}, {args->get("engine").value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, *flags};
+  deploy::Inputs in{*spec, {*r.device, "--device", deploy::DeviceForm::name}, {r.engine.value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, r.flags};
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
   const model::ModelSpec& model = resolved->model;
@@ -131,41 +147,65 @@ int cmd_fit(const std::vector<std::string>& argv) {
   const engine::Overheads* oh = &resolved->overheads;
   estimate::Deployment d = resolved->deployment;
   const bool auto_len = !d.max_model_len;
-  auto est = estimate::estimate_fit(model, *dev, *eng, *oh, d);
-  auto search = plan::search_fixes(model, *dev, *eng, *oh, d, est);
+  // A model whose values overflow is bad input (exit 2), never "does not fit".
+  auto est = estimate::try_estimate_fit(model, *dev, *eng, *oh, d);
+  if (!est) return report_error(est.error());
+  auto search = plan::search_fixes(model, *dev, *eng, *oh, d, *est);
   // Without --max-model-len, report the largest context the card holds (vLLM's -1 / auto).
-  if (auto_len && !est.fits && est.failure == estimate::Failure::max_model_len_too_large && search.largest_context > 0) {
+  if (auto_len && !est->fits && est->failure == estimate::Failure::max_model_len_too_large && search.largest_context > 0) {
     d.max_model_len = search.largest_context;
-    est = estimate::estimate_fit(model, *dev, *eng, *oh, d);
-    est.assumptions.push_back(format("max_model_len reduced to %lld, the largest context the KV budget holds (like --max-model-len auto)",
-                                     static_cast<long long>(search.largest_context)));
-    search = plan::search_fixes(model, *dev, *eng, *oh, d, est);
+    est = estimate::try_estimate_fit(model, *dev, *eng, *oh, d);
+    if (!est) return report_error(est.error());
+    est->assumptions.push_back(fmt::format("max_model_len reduced to {}, the largest context the KV budget holds (like --max-model-len auto)", search.largest_context));
+    search = plan::search_fixes(model, *dev, *eng, *oh, d, *est);
   }
-  est.assumptions.insert(est.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
-  est.provenance.insert(est.provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
-  auto speed = speed_for_fit(*args, model, *dev, *eng, d, est);
+  est->assumptions.insert(est->assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
+  est->provenance.insert(est->provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
+  auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
-  if (args->has("json")) {
-    Json j = report::fit_to_json(model, est, search.largest_context);
+  if (r.json) {
+    Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;
     j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
     print_json(j);
   } else {
-    std::cout << report::render_fit(model, est, search.largest_context, search.fixes, {use_color()});
-    if (est.fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
+    std::cout << report::render_fit(model, *est, search.largest_context, search.fixes, {use_color()});
+    if (est->fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
   }
-  return est.fits ? k_exit_ok : k_exit_fail;
+  return est->fits ? k_exit_ok : k_exit_fail;
 }
 
+// What `preflight validate` takes.
+struct ValidateRequest {
+  std::optional<std::string> models;
+  bool json = false;
+};
+
+std::vector<Option> validate_options(ValidateRequest& r) {
+  return {text_flag("models", "DIR", r.models, "a directory with <org>__<name>/config.json"), json_flag(r.json)};
+}
+
+const CommandText k_validate_text{
+    "usage: preflight validate FILE.jsonl... [--models DIR] [--json]",
+    R"(Runs recorded deployments (the schema of shared/validation/README.md) through the estimator: per case the
+predicted against the observed value of every field and the verdict, then per field the number of cases and
+the median / p90 / max absolute % error. Cases that cannot be resolved are listed as skipped, with the reason.
+Each case is evaluated with the inputs it records, nothing more: no flag is taken from its notes or inferred
+from its observed outcome, so a case whose recorded inputs give the wrong answer shows as wrong. Inputs are
+checked as fit checks its flags (utilization in (0, 1], sizes at least 1, a known kv_cache_dtype).)",
+    "",
+    "exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named)"};
+
 int cmd_validate(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("validate"));
-  if (!args) return report_error(args.error());
-  if (args->positional.empty()) return report_error(make_error(ErrorKind::invalid_argument, command_usage("validate")));
+  ValidateRequest r;
+  auto positional = parse_options(argv, validate_options(r));
+  if (!positional) return report_error(positional.error());
+  if (positional->empty()) return report_error(make_error(ErrorKind::invalid_argument, command_usage("validate")));
   validate::ValidateOptions options;
-  if (auto d = args->get("models")) options.model_dirs.push_back(*d);
-  auto report = validate::run_validation(args->positional, options);
+  if (r.models) options.model_dirs.push_back(*r.models);
+  auto report = validate::run_validation(*positional, options);
   if (!report) return report_error(report.error());
-  if (args->has("json")) {
+  if (r.json) {
     Json j = report::envelope("validate");
     j.update(validate::validation_to_json(*report));
     print_json(j);
@@ -175,9 +215,30 @@ int cmd_validate(const std::vector<std::string>& argv) {
   return k_exit_ok;
 }
 
+// What `preflight devices | engines | models` take.
+struct CatalogueRequest {
+  bool json = false;
+};
+
+std::vector<Option> catalogue_options(CatalogueRequest& r) { return {json_flag(r.json)}; }
+
+const CommandText k_catalogue_text{
+    "usage: preflight devices | engines | models [--json]",
+    R"(devices: the device catalogue with capacity as the runtime sees it, bandwidth, compute by dtype and aliases,
+  marking measured overrides. engines: engine versions with their defaults, block sizes, accepted
+  quantization, batch defaults, the profile run's sampler path and MXFP4 layouts. models: the embedded models.)",
+    "",
+    "exit: 0, 2 bad input (an unreadable overlay file)"};
+
+CommandHelp catalogue_help() {
+  static CatalogueRequest scratch;
+  return {k_catalogue_text, catalogue_options(scratch)};
+}
+
 int cmd_models(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("models"));
-  if (!args) return report_error(args.error());
+  CatalogueRequest r;
+  auto positional = parse_options(argv, catalogue_options(r));
+  if (!positional) return report_error(positional.error());
   const auto& catalog = model::builtin_model_catalog();
   Json list = Json::array();
   for (const auto& m : catalog.models) {
@@ -194,24 +255,28 @@ int cmd_models(const std::vector<std::string>& argv) {
     }
     list.push_back(row);
   }
-  if (args->has("json")) {
+  if (r.json) {
     Json j = report::envelope("models");
     j["models"] = list;
     print_json(j);
     return k_exit_ok;
   }
-  std::printf("%-44s %-36s %10s %10s %9s\n", "id", "architecture", "params(B)", "active(B)", "GiB");
-  for (const auto& r : list) {
-    if (r.contains("error")) { std::printf("%-44s error: %s\n", r["id"].get<std::string>().c_str(), r["error"].get<std::string>().c_str()); continue; }
-    std::printf("%-44s %-36s %10.2f %10.2f %9.2f\n", r["id"].get<std::string>().c_str(), r["architecture"].get<std::string>().c_str(),
-                r["params"].get<double>() / 1e9, r["active_params"].get<double>() / 1e9, r["weight_gib"].get<double>());
+  fmt::print("{:<44} {:<36} {:>10} {:>10} {:>9}\n", "id", "architecture", "params(B)", "active(B)", "GiB");
+  for (const auto& row : list) {
+    if (row.contains("error")) {
+      fmt::print("{:<44} error: {}\n", row["id"].get<std::string>(), row["error"].get<std::string>());
+      continue;
+    }
+    fmt::print("{:<44} {:<36} {:>10.2f} {:>10.2f} {:>9.2f}\n", row["id"].get<std::string>(), row["architecture"].get<std::string>(),
+               row["params"].get<double>() / 1e9, row["active_params"].get<double>() / 1e9, row["weight_gib"].get<double>());
   }
   return k_exit_ok;
 }
 
 int cmd_devices(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("devices"));
-  if (!args) return report_error(args.error());
+  CatalogueRequest r;
+  auto positional = parse_options(argv, catalogue_options(r));
+  if (!positional) return report_error(positional.error());
   auto catalog = device::load_device_catalog();
   if (!catalog) return report_error(catalog.error());
   Json list = Json::array();
@@ -221,25 +286,25 @@ int cmd_devices(const std::vector<std::string>& argv) {
                     {"hbm_bandwidth_gb_s", d.hbm_bandwidth_bytes_per_s ? Json(*d.hbm_bandwidth_bytes_per_s / 1e9) : Json()},
                     {"aliases", d.aliases}, {"overrides", d.overrides}, {"origin", d.origin}});
   }
-  if (args->has("json")) {
+  if (r.json) {
     Json j = report::envelope("devices");
     j["devices"] = list;
     print_json(j);
     return k_exit_ok;
   }
-  std::printf("%-16s %-8s %10s %12s %12s  %s\n", "id", "platform", "mem GiB", "runtime GiB", "HBM GB/s", "name");
+  fmt::print("{:<16} {:<8} {:>10} {:>12} {:>12}  {}\n", "id", "platform", "mem GiB", "runtime GiB", "HBM GB/s", "name");
   for (const auto& d : catalog->devices) {
-    std::printf("%-16s %-8s %10.2f %12s %12s  %s%s\n", d.id.c_str(), d.platform.c_str(), bytes_to_gib(d.memory_bytes),
-                d.runtime_total_bytes ? fixed(bytes_to_gib(*d.runtime_total_bytes), 2).c_str() : "-",
-                d.hbm_bandwidth_bytes_per_s ? fixed(*d.hbm_bandwidth_bytes_per_s / 1e9, 0).c_str() : "-", d.name.c_str(),
-                d.overrides.empty() ? "" : " (measured overrides)");
+    fmt::print("{:<16} {:<8} {:>10.2f} {:>12} {:>12}  {}{}\n", d.id, d.platform, bytes_to_gib(d.memory_bytes),
+               d.runtime_total_bytes ? fixed(bytes_to_gib(*d.runtime_total_bytes), 2) : "-",
+               d.hbm_bandwidth_bytes_per_s ? fixed(*d.hbm_bandwidth_bytes_per_s / 1e9, 0) : "-", d.name, d.overrides.empty() ? "" : " (measured overrides)");
   }
   return k_exit_ok;
 }
 
 int cmd_engines(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("engines"));
-  if (!args) return report_error(args.error());
+  CatalogueRequest r;
+  auto positional = parse_options(argv, catalogue_options(r));
+  if (!positional) return report_error(positional.error());
   auto catalog = engine::load_engine_catalog();
   if (!catalog) return report_error(catalog.error());
   Json list = Json::array();
@@ -257,62 +322,98 @@ int cmd_engines(const std::vector<std::string>& argv) {
                      }()},
                     {"graph_memory_in_budget", p.graph_memory_in_budget}, {"supported_quantization", p.supported_quantization}, {"source", p.source}});
   }
-  if (args->has("json")) {
+  if (r.json) {
     Json j = report::envelope("engines");
     j["engines"] = list;
     print_json(j);
     return k_exit_ok;
   }
-  std::printf("%-24s %-22s %-5s %5s %6s %11s %8s  %s\n", "id", "versions", "plat", "util", "block", "seqs/tokens", "sampler", "quantization accepted");
+  fmt::print("{:<24} {:<22} {:<5} {:>5} {:>6} {:>11} {:>8}  {}\n", "id", "versions", "plat", "util", "block", "seqs/tokens", "sampler", "quantization accepted");
   for (const auto& p : catalog->profiles) {
-    std::string q;
-    for (const auto& s : p.supported_quantization) q += (q.empty() ? "" : ",") + s;
-    const std::string batch = std::to_string(p.max_num_seqs) + "/" + std::to_string(p.max_num_batched_tokens);
-    std::printf("%-24s %-22s %-5s %5.2f %6lld %11s %7.1fx  %s\n", p.id.c_str(), (p.version_min.text() + " - " + p.version_max.text()).c_str(), p.platform.c_str(),
-                p.default_gpu_memory_utilization, static_cast<long long>(p.block_size), batch.c_str(), p.sampler_logit_copies, q.c_str());
+    fmt::print("{:<24} {:<22} {:<5} {:>5.2f} {:>6} {:>11} {:>7.1f}x  {}\n", p.id, p.version_min.text() + " - " + p.version_max.text(), p.platform,
+               p.default_gpu_memory_utilization, p.block_size, fmt::format("{}/{}", p.max_num_seqs, p.max_num_batched_tokens), p.sampler_logit_copies,
+               fmt::join(p.supported_quantization, ","));
   }
+  return k_exit_ok;
+}
+
+template <class Request>
+std::function<CommandHelp()> help_of(const CommandText& text, std::vector<Option> (*options)(Request&)) {
+  return [&text, options] {
+    static Request scratch;
+    return CommandHelp{text, options(scratch)};
+  };
+}
+
+int cmd_version(const std::vector<std::string>&) {
+  fmt::print("preflight {} ({})\n", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
   return k_exit_ok;
 }
 
 }  // namespace
 
+const std::vector<Command>& commands() {
+  static const std::vector<Command> k_commands = {
+      {"inspect", {{"inspect MODEL", "exact model facts: layers, parameters, weight bytes, KV bytes per token"}}, help_of(k_inspect_text, inspect_options), cmd_inspect, {}},
+      {"fit", {{"fit MODEL --device D", "what vLLM / vLLM-Ascend will print at start-up, the verdict, and the speed"}}, help_of(k_fit_text, fit_options), cmd_fit, {}},
+      {"plan",
+       {{"plan --device D", "what this hardware runs: every catalogue model that fits, ranked, with its start command"},
+        {"plan MODEL [--devices ..]", "what this model needs: the cheapest device count, layout and quantization per device"}},
+       plan_help, cmd_plan, {}},
+      {"validate", {{"validate FILE.jsonl...", "compare predictions with recorded deployments"}}, help_of(k_validate_text, validate_options), cmd_validate, {}},
+      {"models", {{"models", "the embedded model catalogue"}}, catalogue_help, cmd_models, {}},
+      {"logs", {{"logs FILE", "an engine log: versions, args, printed vs predicted, root cause and fix (alias: explain)"}}, logs_help, cmd_logs, {"explain"}},
+      {"doctor", {{"doctor", "check the CANN / driver / Python stack, lock files and deploy script (--root, --script, --fix)"}}, doctor_help, cmd_doctor, {}},
+      {"devices", {{"devices", "the device catalogue (with your measured overrides)"}}, catalogue_help, cmd_devices, {}},
+      {"engines", {{"engines", "the engine catalogue (versions, defaults, accepted quantization)"}}, catalogue_help, cmd_engines, {}},
+      {"bw", {{"bw [--target host|cuda|npu] [--save --device D]", "measure memory bandwidth (copy counted read + write)"}}, bw_help, cmd_bw, {}},
+      {"bench",
+       {{"bench --url URL --model NAME [--concurrency 1,4,16,64 | --request-rate R] [--save]", "measure a live OpenAI-compatible server (TTFT, TPOT, ITL, throughput)"}},
+       bench_help, cmd_bench, {}},
+      {"calibrate", {{"calibrate [--db FILE]", "refit speed-model efficiency from stored bench runs; error before/after"}}, calibrate_help, cmd_calibrate, {}},
+      {"report", {{"report --html FILE [--from-db FILE] [--run ID]", "one self-contained HTML report of a stored bench sweep"}}, report_help, cmd_report, {}},
+      {"version", {{"version", ""}}, {}, cmd_version, {"--version"}},
+  };
+  return k_commands;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const auto& c : commands()) {
+    if (c.name == name) return &c;
+    for (const auto& a : c.aliases) if (a == name) return &c;
+  }
+  return nullptr;
+}
+
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string usage = std::string(k_usage) + render_command_list(commands()) + "\n" + k_usage_tail;
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << k_usage;
+    std::cout << usage;
     return args.empty() ? k_exit_usage : k_exit_ok;
   }
-  const std::string command = args[0];
+  const std::string name = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  const Command* command = find_command(name);
+  if (!command) {
+    std::vector<std::string> names;
+    for (const auto& c : commands()) {
+      names.push_back(c.name);
+      for (const auto& a : c.aliases) if (a.rfind("--", 0) != 0) names.push_back(a);
+    }
+    std::string message = "unknown command '" + name + "'";
+    const auto near = nearest_names(name, names, 1);
+    if (!near.empty()) message += "; did you mean " + near[0];
+    fmt::print(stderr, "preflight: {} (preflight --help lists commands)\n", message);
+    return k_exit_usage;
+  }
   for (const auto& a : rest) {
     if (a == "--help" || a == "-h") {
-      const char* own = command_help(command);
-      std::cout << (own ? own : k_usage);
+      std::cout << (command->help ? render_help(command->help()) : usage);
       return k_exit_ok;
     }
   }
-  if (command == "inspect") return cmd_inspect(rest);
-  if (command == "fit") return cmd_fit(rest);
-  if (command == "validate") return cmd_validate(rest);
-  if (command == "plan") return cmd_plan(rest);
-  if (command == "models") return cmd_models(rest);
-  if (command == "logs" || command == "explain") return cmd_logs(rest);
-  if (command == "doctor") return cmd_doctor(rest);
-  if (command == "devices") return cmd_devices(rest);
-  if (command == "engines") return cmd_engines(rest);
-  if (command == "bw") return cmd_bw(rest);
-  if (command == "bench") return cmd_bench(rest);
-  if (command == "calibrate") return cmd_calibrate(rest);
-  if (command == "report") return cmd_report(rest);
-  if (command == "version" || command == "--version") {
-    std::cout << "preflight " << PREFLIGHT_VERSION << " (" << PREFLIGHT_COMMIT << ")\n";
-    return k_exit_ok;
-  }
-  std::string message = "unknown command '" + command + "'";
-  const auto near = nearest_names(command, {"inspect", "fit", "plan", "validate", "models", "devices", "engines", "bw", "logs", "explain", "doctor", "bench", "calibrate", "report", "version"}, 1);
-  if (!near.empty()) message += "; did you mean " + near[0];
-  std::fprintf(stderr, "preflight: %s (preflight --help lists commands)\n", message.c_str());
-  return k_exit_usage;
+  return command->run(rest);
 }
 
 }  // namespace preflight::cli

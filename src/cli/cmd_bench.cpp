@@ -1,5 +1,6 @@
 #include "cli/cmd_bench.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,26 +43,6 @@ std::string build_label() {
   return b;
 }
 
-Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const char* flag) {
-  std::vector<int64_t> out;
-  for (const auto& item : split(text, ',')) {
-    const std::string text_item = trim(item);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(text_item.c_str(), &end, 10);
-    if (text_item.empty() || (end && *end) || v < 1 || errno == ERANGE) return make_error(ErrorKind::invalid_argument, format("%s: expected positive integers like 1,4,16,64, found \"%s\"", flag, text.c_str()));
-    out.push_back(v);
-  }
-  return out;
-}
-
-Expected<std::optional<double>> positive_double(const Args& a, const char* name) {
-  auto v = a.get_double(name);
-  if (!v) return v.error();
-  if (v->has_value() && !(**v > 0)) return make_error(ErrorKind::invalid_argument, format("--%s must be positive", name));
-  return *v;
-}
-
 struct Level {
   int64_t run_id = 0;
   int64_t concurrency = 0;
@@ -71,97 +52,101 @@ struct Level {
 
 std::string ms(double v) { return fixed(v, v >= 100 ? 1 : 2); }
 
+// What `preflight bench` takes, written by its flag declarations (each checked against its bound).
+struct BenchRequest {
+  std::optional<std::string> url, model, endpoint, dataset, api_key_env, device, spec, engine, prediction, db;
+  std::optional<std::vector<int64_t>> concurrency;
+  std::optional<double> request_rate, burstiness, stall_timeout, timeout, deadline, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms;
+  std::optional<int64_t> num_prompts, input_len, output_len, max_concurrency, warmup, seed;
+  bool ignore_eos = false, no_thinking = false, save = false, json = false;
+};
+
+std::vector<Option> bench_options(BenchRequest& r) {
+  const RealRange seconds{.most = k_max_timeout_s, .unit = "s"};
+  return join({{text_flag("url", "URL", r.url, "the server's base URL"), text_flag("model", "NAME", r.model, "the served model name")},
+               under("load:", {int_list_flag("concurrency", "1,4,16,64", r.concurrency, {1, bench::k_max_concurrency}, "closed-loop levels (default 1)"),
+                               real_flag("request-rate", "R", r.request_rate,
+                                         {bench::k_min_request_rate, bench::k_max_request_rate, RealRange::Lower::inclusive, "requests/s"}, "open-loop arrivals per second"),
+                               real_flag("burstiness", "B", r.burstiness, {}, "gamma shape of the arrivals (1: Poisson)"),
+                               int_flag("max-concurrency", "N", r.max_concurrency, {1, bench::k_max_concurrency}, "cap on in-flight requests at --request-rate"),
+                               int_flag("num-prompts", "N", r.num_prompts, {1, bench::k_max_num_prompts}, "requests per level"),
+                               int_flag("input-len", "I", r.input_len, {1, bench::k_max_tokens_per_request}, "synthetic prompt tokens (default 128)"),
+                               int_flag("output-len", "O", r.output_len, {1, bench::k_max_tokens_per_request}, "tokens to generate (default 128)"),
+                               text_flag("dataset", "FILE", r.dataset, "JSONL prompts instead of synthetic ones"),
+                               text_flag("endpoint", "chat|completions", r.endpoint, "the OpenAI API used (default chat)", {"chat", "completions"}),
+                               switch_flag("ignore-eos", r.ignore_eos, "generate exactly --output-len tokens"),
+                               switch_flag("no-thinking", r.no_thinking, "ask the server to skip reasoning"),
+                               text_flag("api-key-env", "VAR", r.api_key_env, "the environment variable holding the API key"),
+                               int_flag("warmup", "N", r.warmup, {0, bench::k_max_concurrency}, "untimed requests first"),
+                               int_flag("seed", "S", r.seed, {INT64_MIN, INT64_MAX}, "synthetic prompt seed"),
+                               real_flag("timeout", "s", r.timeout, seconds, "per request"),
+                               real_flag("stall-timeout", "s", r.stall_timeout, seconds, "longest silence within a stream"),
+                               real_flag("deadline", "s", r.deadline, seconds, "each level (default 3600)"),
+                               real_flag("slo-ttft-ms", "T", r.slo_ttft_ms, {}, "goodput target: time to first token"),
+                               real_flag("slo-tpot-ms", "T", r.slo_tpot_ms, {}, "goodput target: time per output token"),
+                               real_flag("slo-e2e-ms", "T", r.slo_e2e_ms, {}, "goodput target: end to end")}),
+               under("comparison with the prediction:",
+                     {text_flag("device", "D", r.device, "with --spec: the device the server runs on"), text_flag("spec", "MODEL", r.spec, "the model for the prediction"),
+                      text_flag("engine", "E", r.engine, "the engine for the prediction"),
+                      text_flag("prediction", "FIT.json", r.prediction, "a stored prediction instead")}),
+               under("output:", {switch_flag("save", r.save, "store the runs in the bench database"),
+                                 text_flag("db", "FILE", r.db, "the database (default: ~/.local/share/preflight/bench.db)"), json_flag(r.json)})});
+}
+
+const CommandText k_bench_text{
+    "usage: preflight bench --url URL --model NAME [load] [--save [--db FILE]] [--json]",
+    R"(Measures a live OpenAI-compatible server: TTFT, TPOT, ITL, E2E (median, p90, p99), request and token
+throughput, goodput against SLOs, per concurrency level or request rate; progress on stderr.)",
+    "",
+    R"(exit: 0, 1 when requests failed (an unreachable server included), 2 bad input, 3 network failure outside the
+      measured requests (a --spec hub model that cannot be fetched))"};
+
 }  // namespace
 
+CommandHelp bench_help() {
+  static BenchRequest scratch;
+  return {k_bench_text, bench_options(scratch)};
+}
+
 int cmd_bench(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("bench"));
-  if (!args) return usage_error(args.error());
-  const Args& a = *args;
-  if (!a.has("url") || !a.has("model") || !a.positional.empty()) {
-    return usage_error(make_error(ErrorKind::invalid_argument,
-                                  command_usage("bench")));
-  }
+  BenchRequest req;
+  auto positional = parse_options(argv, bench_options(req));
+  if (!positional) return usage_error(positional.error());
+  if (!req.url || !req.model || !positional->empty()) return usage_error(make_error(ErrorKind::invalid_argument, command_usage("bench")));
   bench::RunTarget target;
-  target.url = *a.get("url");
+  target.url = *req.url;
   // What is printed and stored: the URL without a password (the request still uses it).
   const std::string shown_url = redact_url_credentials(target.url);
-  target.request.model = *a.get("model");
-  const std::string endpoint = a.get("endpoint").value_or("chat");
-  if (endpoint != "chat" && endpoint != "completions") return usage_error(make_error(ErrorKind::invalid_argument, "--endpoint must be chat or completions"));
+  target.request.model = *req.model;
+  const std::string endpoint = req.endpoint.value_or("chat");
   target.request.api = endpoint == "chat" ? bench::Api::chat : bench::Api::completions;
-  if (a.has("ignore-eos")) target.request.eos = bench::RequestOptions::Eos::ignore;
-  if (a.has("no-thinking")) target.request.thinking = bench::RequestOptions::Thinking::off;
-  if (auto var = a.get("api-key-env")) {
+  if (req.ignore_eos) target.request.eos = bench::RequestOptions::Eos::ignore;
+  if (req.no_thinking) target.request.thinking = bench::RequestOptions::Thinking::off;
+  if (const auto& var = req.api_key_env) {
     const char* key = std::getenv(var->c_str());
-    if (!key || !*key) return usage_error(make_error(ErrorKind::invalid_argument, format("--api-key-env: environment variable %s is not set", var->c_str())));
+    if (!key || !*key) return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: environment variable {} is not set", *var)));
     for (const char* c = key; *c; ++c) {
       if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
-        return usage_error(make_error(ErrorKind::invalid_argument, format("--api-key-env: %s holds a control character (a CR or LF would inject an HTTP header)", var->c_str())));
+        return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: {} holds a control character (a CR or LF would inject an HTTP header)", *var)));
       }
     }
     target.request.api_key = key;
   }
-  if (a.has("concurrency") && a.has("request-rate")) return usage_error(make_error(ErrorKind::invalid_argument, "--concurrency and --request-rate exclude each other"));
-  if (a.has("dataset") && a.has("input-len")) return usage_error(make_error(ErrorKind::invalid_argument, "--dataset and --input-len exclude each other"));
-  auto rate = positive_double(a, "request-rate");
-  auto burst = positive_double(a, "burstiness");
-  auto stall = positive_double(a, "stall-timeout");
-  auto timeout = positive_double(a, "timeout");
-  auto deadline = positive_double(a, "deadline");
-  auto slo_ttft = positive_double(a, "slo-ttft-ms");
-  auto slo_tpot = positive_double(a, "slo-tpot-ms");
-  auto slo_e2e = positive_double(a, "slo-e2e-ms");
-  for (const auto* e : {&rate, &burst, &stall, &timeout, &deadline, &slo_ttft, &slo_tpot, &slo_e2e}) if (!*e) return usage_error(e->error());
-  auto num = a.get_int("num-prompts");
-  auto in_len = a.get_int("input-len");
-  auto out_len = a.get_int("output-len");
-  auto cap = a.get_int("max-concurrency");
-  auto warm = a.get_int("warmup");
-  auto seed = a.get_int("seed");
-  for (const auto* e : {&num, &in_len, &out_len, &cap, &warm, &seed}) if (!*e) return usage_error(e->error());
-  for (const auto& [v, name, most] : {std::tuple{*num, "num-prompts", bench::k_max_num_prompts}, {*in_len, "input-len", bench::k_max_tokens_per_request},
-                                       {*out_len, "output-len", bench::k_max_tokens_per_request}, {*cap, "max-concurrency", bench::k_max_concurrency},
-                                       {*warm, "warmup", bench::k_max_concurrency}}) {
-    const int64_t least = std::string_view(name) == "warmup" ? 0 : 1;
-    if (v && (*v < least || *v > most)) {
-      return usage_error(make_error(ErrorKind::invalid_argument, format("--%s must be between %lld and %lld, found %lld", name, static_cast<long long>(least),
-                                                                        static_cast<long long>(most), static_cast<long long>(*v))));
-    }
-  }
-  for (const auto& [v, name] : {std::pair{&stall, "stall-timeout"}, {&timeout, "timeout"}, {&deadline, "deadline"}}) {
-    if (v->value().has_value() && *v->value() > k_max_timeout_s) {
-      return usage_error(make_error(ErrorKind::invalid_argument, format("--%s must be at most %.0f s, found %g", name, k_max_timeout_s, *v->value())));
-    }
-  }
-  std::vector<int64_t> levels = {1};
-  if (auto c = a.get("concurrency")) {
-    auto list = parse_int_list(*c, "--concurrency");
-    if (!list) return usage_error(list.error());
-    levels = *list;
-    for (int64_t level : levels) {
-      if (level > bench::k_max_concurrency) {
-        return usage_error(make_error(ErrorKind::invalid_argument, format("--concurrency must be between 1 and %lld, found %lld", static_cast<long long>(bench::k_max_concurrency),
-                                                                          static_cast<long long>(level))));
-      }
-    }
-  }
-  if (rate->has_value() && !(**rate >= bench::k_min_request_rate && **rate <= bench::k_max_request_rate)) {
-    return usage_error(make_error(ErrorKind::invalid_argument, format("--request-rate must be between %g and %g requests/s, found %g", bench::k_min_request_rate,
-                                                                      bench::k_max_request_rate, **rate)));
-  }
-  const bool rate_mode = rate->has_value();
-  if (rate_mode) levels = {cap->value_or(0)};
-  const int64_t input_len = in_len->value_or(128), output_len = out_len->value_or(128);
-  auto level_prompts = [&](int64_t level) { return num->value_or(rate_mode ? 100 : std::max<int64_t>(16, 4 * level)); };
+  if (req.concurrency && req.request_rate) return usage_error(make_error(ErrorKind::invalid_argument, "--concurrency and --request-rate exclude each other"));
+  if (req.dataset && req.input_len) return usage_error(make_error(ErrorKind::invalid_argument, "--dataset and --input-len exclude each other"));
+  std::vector<int64_t> levels = req.concurrency.value_or(std::vector<int64_t>{1});
+  const bool rate_mode = req.request_rate.has_value();
+  if (rate_mode) levels = {req.max_concurrency.value_or(0)};
+  const int64_t input_len = req.input_len.value_or(128), output_len = req.output_len.value_or(128);
+  auto level_prompts = [&](int64_t level) { return req.num_prompts.value_or(rate_mode ? 100 : std::max<int64_t>(16, 4 * level)); };
   for (int64_t level : levels) {
-    if (!a.has("dataset") && level_prompts(level) * input_len > bench::k_max_synthetic_tokens) {
-      return usage_error(make_error(ErrorKind::invalid_argument, format("%lld prompts x --input-len %lld exceeds %lld tokens of synthetic prompt text; lower --num-prompts or --input-len",
-                                                                        static_cast<long long>(level_prompts(level)), static_cast<long long>(input_len),
-                                                                        static_cast<long long>(bench::k_max_synthetic_tokens))));
+    if (!req.dataset.has_value() && level_prompts(level) * input_len > bench::k_max_synthetic_tokens) {
+      return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("{} prompts x --input-len {} exceeds {} tokens of synthetic prompt text; lower --num-prompts or --input-len",
+                                                                        level_prompts(level), input_len, bench::k_max_synthetic_tokens)));
     }
   }
   std::vector<bench::Prompt> prompts;
-  if (auto ds = a.get("dataset")) {
+  if (const auto& ds = req.dataset) {
     auto loaded = bench::load_dataset(*ds, output_len);
     if (!loaded) return usage_error(loaded.error());
     prompts = std::move(*loaded);
@@ -170,20 +155,20 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // Prediction: a file given by hand, else the speed model for --device/--spec.
   std::optional<BenchPrediction> prediction;
   std::vector<std::string> notes;
-  if (auto pf = a.get("prediction")) {
+  if (const auto& pf = req.prediction) {
     auto p = load_prediction_file(*pf);
     if (!p) return usage_error(p.error());
     prediction = *p;
-  } else if (a.has("device") || a.has("spec")) {
-    if (!a.has("device") || !a.has("spec")) return usage_error(make_error(ErrorKind::invalid_argument, "--device and --spec go together"));
-    auto p = predict_for_bench({*a.get("spec"), *a.get("device"), a.get("engine").value_or(""), input_len, output_len, levels});
+  } else if (req.device || req.spec) {
+    if (!req.device || !req.spec) return usage_error(make_error(ErrorKind::invalid_argument, "--device and --spec go together"));
+    auto p = predict_for_bench({*req.spec, *req.device, req.engine.value_or(""), input_len, output_len, levels});
     if (p) prediction = *p;
     else notes.push_back(p.error().message);
   }
 
   std::optional<bench::BenchStore> store;
-  if (a.has("save") || a.has("db")) {
-    const std::string path = a.get("db").value_or(bench::default_db_path());
+  if (req.save || req.db) {
+    const std::string path = req.db.value_or(bench::default_db_path());
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     auto s = bench::BenchStore::open(path);
@@ -193,29 +178,29 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
   bench::SteadyClock clock;
   bench::TransportLimits limits;
-  if (stall->has_value()) limits.stall_timeout_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(**stall)));
-  if (timeout->has_value()) limits.request_timeout_ms = static_cast<int64_t>(**timeout * 1000);
-  if (deadline->has_value()) limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(**deadline * 1000));
+  if (req.stall_timeout) limits.stall_timeout_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(*req.stall_timeout)));
+  if (req.timeout) limits.request_timeout_ms = static_cast<int64_t>(*req.timeout * 1000);
+  if (req.deadline) limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(*req.deadline * 1000));
   const std::string started_at = bench::utc_now_rfc3339();
   const std::string sweep_id = started_at + "-" + std::to_string(::getpid());
-  Json config = {{"url", shown_url}, {"model", target.request.model}, {"endpoint", endpoint}, {"ignore_eos", a.has("ignore-eos")},
-                 {"no_thinking", a.has("no-thinking")}, {"input_len", a.has("dataset") ? Json() : Json(input_len)}, {"output_len", output_len},
-                 {"dataset", a.get("dataset").value_or("")}, {"seed", seed->value_or(0)},
-                 {"slo", {{"ttft_ms", slo_ttft->has_value() ? Json(**slo_ttft) : Json()}, {"tpot_ms", slo_tpot->has_value() ? Json(**slo_tpot) : Json()},
-                          {"e2e_ms", slo_e2e->has_value() ? Json(**slo_e2e) : Json()}}}};
+  Json config = {{"url", shown_url}, {"model", target.request.model}, {"endpoint", endpoint}, {"ignore_eos", req.ignore_eos},
+                 {"no_thinking", req.no_thinking}, {"input_len", req.dataset.has_value() ? Json() : Json(input_len)}, {"output_len", output_len},
+                 {"dataset", req.dataset.value_or("")}, {"seed", req.seed.value_or(0)},
+                 {"slo", {{"ttft_ms", req.slo_ttft_ms ? Json(*req.slo_ttft_ms) : Json()}, {"tpot_ms", req.slo_tpot_ms ? Json(*req.slo_tpot_ms) : Json()},
+                          {"e2e_ms", req.slo_e2e_ms ? Json(*req.slo_e2e_ms) : Json()}}}};
   std::vector<Level> results;
   bool any_failed = false;
   for (int64_t level : levels) {
     bench::LoadPlan plan;
     plan.mode = rate_mode ? bench::LoadMode::request_rate : bench::LoadMode::concurrency;
     plan.concurrency = rate_mode ? 0 : level;
-    plan.request_rate = rate_mode ? **rate : 0;
-    plan.burstiness = burst->value_or(1.0);
+    plan.request_rate = rate_mode ? *req.request_rate : 0;
+    plan.burstiness = req.burstiness.value_or(1.0);
     plan.max_concurrency = rate_mode ? level : 0;
     plan.num_prompts = level_prompts(level);
-    plan.warmup_requests = warm->value_or(rate_mode ? 1 : level);
-    plan.seed = static_cast<uint64_t>(seed->value_or(0));
-    if (!a.has("dataset")) prompts = bench::synthetic_prompts(plan.num_prompts, input_len, output_len, plan.seed + static_cast<uint64_t>(level));
+    plan.warmup_requests = req.warmup.value_or(rate_mode ? 1 : level);
+    plan.seed = static_cast<uint64_t>(req.seed.value_or(0));
+    if (!req.dataset.has_value()) prompts = bench::synthetic_prompts(plan.num_prompts, input_len, output_len, plan.seed + static_cast<uint64_t>(level));
     Level out;
     out.concurrency = level;
     std::optional<bench::StoreWriter> writer;
@@ -231,11 +216,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
       info.request_rate = plan.request_rate;
       info.burstiness = plan.burstiness;
       info.num_prompts = plan.num_prompts;
-      info.input_len = a.has("dataset") ? -1 : input_len;
+      info.input_len = req.dataset.has_value() ? -1 : input_len;
       info.output_len = output_len;
-      info.device = a.get("device").value_or("");
-      info.engine = a.get("engine").value_or("");
-      info.spec = a.get("spec").value_or("");
+      info.device = req.device.value_or("");
+      info.engine = req.engine.value_or("");
+      info.spec = req.spec.value_or("");
       info.config = config;
       info.prediction = prediction ? prediction_to_json(*prediction) : Json();
       info.build = build_label();
@@ -244,8 +229,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
       out.run_id = *id;
       writer.emplace(*store, *id);
     }
-    if (rate_mode) std::fprintf(stderr, "preflight bench: %.3g requests/s, %lld requests...\n", plan.request_rate, static_cast<long long>(plan.num_prompts));
-    else std::fprintf(stderr, "preflight bench: concurrency %lld, %lld requests...\n", static_cast<long long>(level), static_cast<long long>(plan.num_prompts));
+    if (rate_mode) fmt::print(stderr, "preflight bench: {:.3g} requests/s, {} requests...\n", plan.request_rate, plan.num_prompts);
+    else fmt::print(stderr, "preflight bench: concurrency {}, {} requests...\n", level, plan.num_prompts);
     auto run = bench::run_load(target, prompts, plan, limits, clock, [&](const bench::RequestRecord& r) {
       if (writer) writer->push(r);
     });
@@ -257,9 +242,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
     bench::StatsOptions so;
     so.mode = plan.mode;
     so.concurrency = level;
-    so.slo = {*slo_ttft, *slo_tpot, *slo_e2e};
+    so.slo = {req.slo_ttft_ms, req.slo_tpot_ms, req.slo_e2e_ms};
     out.stats = bench::compute_run_stats(run->records, so);
-    if (rate_mode && run->schedule_lag_p99_ms > 10) out.stats.notes.push_back(format("client send lag p99 %.1f ms behind the schedule", run->schedule_lag_p99_ms));
+    if (rate_mode && run->schedule_lag_p99_ms > 10) out.stats.notes.push_back(fmt::format("client send lag p99 {:.1f} ms behind the schedule", run->schedule_lag_p99_ms));
     if (store) {
       auto st = store->finish_run(out.run_id, bench::run_stats_to_json(out.stats), bench::utc_now_rfc3339());
       if (!st) notes.push_back("database: " + st.error().describe());
@@ -269,7 +254,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     results.push_back(std::move(out));
   }
 
-  if (a.has("json")) {
+  if (req.json) {
     Json j = report::envelope("bench");
     j["build"] = build_label();
     j["config"] = config;
@@ -282,7 +267,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
       }
       lv.push_back({{"run_id", store ? Json(l.run_id) : Json()}, {"concurrency", rate_mode ? Json() : Json(l.concurrency)},
-                    {"request_rate", rate_mode ? Json(**rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
+                    {"request_rate", rate_mode ? Json(*req.request_rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
     }
     j["levels"] = lv;
     j["prediction"] = prediction ? prediction_to_json(*prediction) : Json();
@@ -290,41 +275,41 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::cout << j.dump(2) << "\n";
     return any_failed ? k_exit_fail : k_exit_ok;
   }
-  std::printf("bench %s  model %s  %s  input %s tokens  output %lld tokens%s\n", shown_url.c_str(), target.request.model.c_str(), endpoint.c_str(),
-              a.has("dataset") ? "(dataset)" : std::to_string(input_len).c_str(), static_cast<long long>(output_len), a.has("ignore-eos") ? " (ignore_eos)" : "");
-  std::printf("%-6s %9s %10s %9s %9s %10s %9s %9s %9s %10s %11s %12s\n", rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
+  fmt::print("bench {}  model {}  {}  input {} tokens  output {} tokens{}\n", shown_url, target.request.model, endpoint,
+              req.dataset.has_value() ? "(dataset)" : std::to_string(input_len), output_len, req.ignore_eos ? " (ignore_eos)" : "");
+  fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
               "TPOT mean", "TPOT p99", "ITL p50", "ITL p99", "E2E mean", "out tok/s", "steady tok/s");
   for (const auto& l : results) {
     const auto& s = l.stats;
-    std::printf("%-6lld %9s %10s %9s %9s %10s %9s %9s %9s %10s %11s %12s\n", static_cast<long long>(l.concurrency),
-                (std::to_string(s.succeeded) + "/" + std::to_string(s.failed)).c_str(), ms(s.ttft_ms.mean).c_str(), ms(s.ttft_ms.p50).c_str(),
-                ms(s.ttft_ms.p99).c_str(), ms(s.tpot_ms.mean).c_str(), ms(s.tpot_ms.p99).c_str(), ms(s.itl_ms.p50).c_str(), ms(s.itl_ms.p99).c_str(),
-                ms(s.e2e_ms.mean).c_str(), fixed(s.output_throughput_tok_s, 1).c_str(), s.steady_decode_tok_s ? fixed(*s.steady_decode_tok_s, 1).c_str() : "-");
+    fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", l.concurrency,
+                (std::to_string(s.succeeded) + "/" + std::to_string(s.failed)), ms(s.ttft_ms.mean), ms(s.ttft_ms.p50),
+                ms(s.ttft_ms.p99), ms(s.tpot_ms.mean), ms(s.tpot_ms.p99), ms(s.itl_ms.p50), ms(s.itl_ms.p99),
+                ms(s.e2e_ms.mean), fixed(s.output_throughput_tok_s, 1), s.steady_decode_tok_s ? fixed(*s.steady_decode_tok_s, 1) : "-");
   }
-  std::printf("times in ms; TTFT = first content/reasoning/tool-call delta; TPOT = (E2E-TTFT)/(N-1); N from %s\n",
-              results.empty() ? "-" : results.front().stats.tokens_source.c_str());
+  fmt::print("times in ms; TTFT = first content/reasoning/tool-call delta; TPOT = (E2E-TTFT)/(N-1); N from {}\n",
+              results.empty() ? "-" : results.front().stats.tokens_source);
   for (const auto& l : results) {
-    if (l.stats.good_fraction) std::printf("goodput at %lld: %.2f req/s, %.1f%% of requests met the SLO\n", static_cast<long long>(l.concurrency), l.stats.goodput_req_s.value_or(0), *l.stats.good_fraction * 100);
-    for (const auto& [name, count] : l.stats.failures) std::printf("failed at %lld: %s x %lld\n", static_cast<long long>(l.concurrency), name.c_str(), static_cast<long long>(count));
-    for (const auto& e : l.stats.failure_examples) std::printf("  %s\n", e.c_str());
+    if (l.stats.good_fraction) fmt::print("goodput at {}: {:.2f} req/s, {:.1f}% of requests met the SLO\n", l.concurrency, l.stats.goodput_req_s.value_or(0), *l.stats.good_fraction * 100);
+    for (const auto& [name, count] : l.stats.failures) fmt::print("failed at {}: {} x {}\n", l.concurrency, name, count);
+    for (const auto& e : l.stats.failure_examples) fmt::print("  {}\n", e);
     for (const auto& n : l.stats.notes) notes.push_back(n);
   }
   bool header = false;
   for (const auto& l : results) {
     for (const auto& c : l.comparison) {
-      if (!header) std::printf("predicted vs measured (%s)\n", prediction->source.c_str()), header = true;
-      std::printf("  %-26s @%-4lld predicted %10s  measured %10s %-5s  error %+.1f%%\n", c.metric.c_str(), static_cast<long long>(c.concurrency),
-                  fixed(c.predicted, 2).c_str(), fixed(c.measured, 2).c_str(), c.unit.c_str(), c.error_pct());
+      if (!header) fmt::print("predicted vs measured ({})\n", prediction->source), header = true;
+      fmt::print("  {:<26} @{:<4} predicted {:>10}  measured {:>10} {:<5}  error {:+.1f}%\n", c.metric, c.concurrency,
+                  fixed(c.predicted, 2), fixed(c.measured, 2), c.unit, c.error_pct());
     }
   }
-  if (prediction && prediction->kv_tokens) notes.push_back(format("predicted KV capacity %lld tokens; the server's own figure is not read yet", static_cast<long long>(*prediction->kv_tokens)));
+  if (prediction && prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *prediction->kv_tokens));
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
-  for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : notes) fmt::print("note: {}\n", n);
   if (store) {
-    std::printf("saved to %s (runs", store->path().c_str());
-    for (const auto& l : results) std::printf(" %lld", static_cast<long long>(l.run_id));
-    std::printf(")\n");
+    fmt::print("saved to {} (runs", store->path());
+    for (const auto& l : results) fmt::print(" {}", l.run_id);
+    fmt::print(")\n");
   }
   return any_failed ? k_exit_fail : k_exit_ok;
 }

@@ -5,8 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/help.hpp"
+
 namespace preflight::cli {
 
 int cmd_bench(const std::vector<std::string>& argv);
+// bench's text and flags, for --help.
+CommandHelp bench_help();
 
 }  // namespace preflight::cli

@@ -1,5 +1,6 @@
 #include "cli/cmd_bw.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -29,7 +30,7 @@ constexpr int64_t k_max_mib = int64_t{1} << 30;
 
 
 int fail(const Error& e, int code) {
-  std::fprintf(stderr, "preflight: %s\n", e.describe().c_str());
+  fmt::print(stderr, "preflight: {}\n", e.describe());
   return code;
 }
 int usage(const std::string& message) { return fail(make_error(ErrorKind::invalid_argument, message + "\n" + command_usage("bw")), k_exit_usage); }
@@ -47,7 +48,7 @@ std::string build_note() {
 
 std::function<void(const std::string&)> progress_printer() {
   if (!isatty(STDERR_FILENO)) return {};
-  return [](const std::string& line) { std::fprintf(stderr, "preflight bw: %s\n", line.c_str()); };
+  return [](const std::string& line) { fmt::print(stderr, "preflight bw: {}\n", line); };
 }
 
 double gb(double bytes_per_s) { return bytes_per_s / k_gb; }
@@ -61,54 +62,62 @@ Json result_to_json(const probe::BandwidthResult& r) {
 }
 
 std::string result_row(const probe::BandwidthResult& r) {
-  return format("%-12s %-24s %10s %10s %10s %10s\n", r.operation.c_str(), (with_thousands(static_cast<int64_t>(r.bytes_per_repeat)) + " B").c_str(),
-                fixed(gb(r.min_bytes_per_s), 2).c_str(), fixed(gb(r.median_bytes_per_s), 2).c_str(), fixed(gb(r.max_bytes_per_s), 2).c_str(),
-                fixed(gb(r.aggregate_bytes_per_s), 2).c_str());
+  return fmt::format("{:<12} {:<24} {:>10} {:>10} {:>10} {:>10}\n", r.operation, (with_thousands(static_cast<int64_t>(r.bytes_per_repeat)) + " B"),
+                fixed(gb(r.min_bytes_per_s), 2), fixed(gb(r.median_bytes_per_s), 2), fixed(gb(r.max_bytes_per_s), 2),
+                fixed(gb(r.aggregate_bytes_per_s), 2));
 }
 
 const char* k_table_header = "operation    bytes counted per run           min     median        max  aggregate\n";
 
+// What `preflight bw` takes, written by its flag declarations.
 struct Request {
+  std::optional<std::string> target_flag, kernel, runtime_lib_flag, device;
+  std::optional<int64_t> device_index_flag, size_mib, threads, repeats, warmup;
+  bool save = false;
+  bool json = false;
+  // Derived by read_request.
   std::string target;
   int64_t device_index = 0;
   uint64_t size_bytes = 0;
-  std::optional<int64_t> threads, repeats, warmup;
   std::string kernels, runtime_lib, device_name;
-  bool save = false;
-  bool json = false;
 };
 
+std::vector<Option> bw_options(Request& r) {
+  const IntRange count{0, 1000000};
+  return {text_flag("target", "host|cuda|npu", r.target_flag, "what to measure (default host)", {"host", "cuda", "npu"}),
+          int_flag("device-index", "N", r.device_index_flag, count, "the accelerator to measure (cuda, npu)"),
+          int_flag("size", "MiB", r.size_mib, {INT64_MIN, INT64_MAX}, "per array (host, default 256) or buffer (device, default 2048)"),
+          int_flag("threads", "N", r.threads, count, "host threads (default: all cores)"),
+          int_flag("repeats", "N", r.repeats, count, "timed runs; the median is reported"),
+          int_flag("warmup", "N", r.warmup, count, "untimed runs first"),
+          text_flag("kernel", "copy,read,triad", r.kernel, "host kernels to run"),
+          text_flag("runtime-lib", "PATH", r.runtime_lib_flag, "the CUDA / AscendCL runtime library (else PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB)"),
+          text_flag("device", "D", r.device, "the catalogue device the figure belongs to (with --save)"),
+          switch_flag("save", r.save, "store the figure as a measured override that fit and plan then use"), json_flag(r.json)};
+}
+
+const CommandText k_bw_text{
+    R"(usage: preflight bw [--target host|cuda|npu] [--device-index N] [--size MiB] [--threads N]
+                    [--repeats N] [--warmup N] [--kernel copy,read,triad] [--runtime-lib PATH] [--save --device D] [--json])",
+    R"(Measures memory bandwidth the way the field report does (a copy counts one read and one write): median and
+spread over the repeats. --save --device D stores it as a measured override that fit and plan then use.)",
+    "", "exit: 0, 1 when the runtime is missing or the measurement fails, 2 bad input"};
+
 Expected<Request> read_request(const std::vector<std::string>& argv) {
-  PF_TRY(args, parse_args(argv, command_flags("bw")));
-  if (!args.positional.empty()) return make_error(ErrorKind::invalid_argument, format("unexpected argument '%s'", args.positional[0].c_str()));
   Request r;
-  r.target = args.get("target").value_or("host");
-  if (r.target != "host" && r.target != "cuda" && r.target != "npu") {
-    return make_error(ErrorKind::invalid_argument, format("--target: expected host, cuda or npu, got '%s'", r.target.c_str()));
-  }
+  PF_TRY(positional, parse_options(argv, bw_options(r)));
+  if (!positional.empty()) return make_error(ErrorKind::invalid_argument, fmt::format("unexpected argument '{}'", positional[0]));
+  r.target = r.target_flag.value_or("host");
   const bool host = r.target == "host";
-  PF_TRY(index, args.get_int("device-index"));
-  PF_TRY(size, args.get_int("size"));
-  PF_TRY(threads, args.get_int("threads"));
-  PF_TRY(repeats, args.get_int("repeats"));
-  PF_TRY(warmup, args.get_int("warmup"));
-  if (host && (index || args.has("runtime-lib"))) return make_error(ErrorKind::invalid_argument, "--device-index and --runtime-lib apply to --target cuda or npu");
-  if (!host && (threads || args.has("kernel"))) return make_error(ErrorKind::invalid_argument, "--threads and --kernel apply to --target host");
-  const int64_t mib = size.value_or(host ? k_default_host_mib : k_default_device_mib);
-  if (mib < 1 || mib > k_max_mib) return make_error(ErrorKind::invalid_argument, format("--size: expected MiB in [1, %lld], got %lld", static_cast<long long>(k_max_mib), static_cast<long long>(mib)));
+  if (host && (r.device_index_flag || r.runtime_lib_flag)) return make_error(ErrorKind::invalid_argument, "--device-index and --runtime-lib apply to --target cuda or npu");
+  if (!host && (r.threads || r.kernel)) return make_error(ErrorKind::invalid_argument, "--threads and --kernel apply to --target host");
+  const int64_t mib = r.size_mib.value_or(host ? k_default_host_mib : k_default_device_mib);
+  if (mib < 1 || mib > k_max_mib) return make_error(ErrorKind::invalid_argument, fmt::format("--size: expected MiB in [1, {}], got {}", k_max_mib, mib));
   r.size_bytes = *checked_mul(static_cast<uint64_t>(mib), 1ull << 20);  // cannot overflow below k_max_mib
-  for (const auto& [name, value] : {std::pair{"--device-index", index}, std::pair{"--threads", threads}, std::pair{"--repeats", repeats}, std::pair{"--warmup", warmup}}) {
-    if (value && (*value < 0 || *value > 1000000)) return make_error(ErrorKind::invalid_argument, format("%s: expected a count in [0, 1000000], got %lld", name, static_cast<long long>(*value)));
-  }
-  r.device_index = index.value_or(0);
-  r.threads = threads;
-  r.repeats = repeats;
-  r.warmup = warmup;
-  r.kernels = args.get("kernel").value_or("");
-  r.runtime_lib = args.get("runtime-lib").value_or("");
-  r.device_name = args.get("device").value_or("");
-  r.save = args.has("save");
-  r.json = args.has("json");
+  r.device_index = r.device_index_flag.value_or(0);
+  r.kernels = r.kernel.value_or("");
+  r.runtime_lib = r.runtime_lib_flag.value_or("");
+  r.device_name = r.device.value_or("");
   if (r.save && host && r.device_name != "cpu") {
     return make_error(ErrorKind::invalid_argument, "host measurements are printed, not saved: the device catalogue has no host entry (save with --target cuda|npu --device ID)");
   }
@@ -158,8 +167,8 @@ int run_host(const Request& req) {
     std::cout << j.dump(2) << "\n";
     return k_exit_ok;
   }
-  std::cout << format("host memory: %d threads, 3 arrays of %s B (%s MiB), %d warm-up + %d timed runs per kernel\n", report->threads,
-                      with_thousands(static_cast<int64_t>(report->array_bytes)).c_str(), fixed(static_cast<double>(report->array_bytes) / k_mib, 0).c_str(),
+  std::cout << fmt::format("host memory: {} threads, 3 arrays of {} B ({} MiB), {} warm-up + {} timed runs per kernel\n", report->threads,
+                      with_thousands(static_cast<int64_t>(report->array_bytes)), fixed(static_cast<double>(report->array_bytes) / k_mib, 0),
                       o.warmup, o.repeats);
   std::cout << "rates in GB/s (1 GB = 1e9 bytes); bytes counted as STREAM does: copy 2 x array, read 1 x array, triad 3 x array\n";
   if (build_note() != "optimized") std::cout << "build: " << build_note() << "\n";
@@ -177,7 +186,7 @@ int run_device(const Request& req) {
     auto found = device::find_device(*catalog, req.device_name);
     if (!found) return fail(found.error(), k_exit_usage);
     if (found->platform != req.target) {
-      return usage(format("--device %s is a %s device; this measures --target %s", found->id.c_str(), found->platform.c_str(), req.target.c_str()));
+      return usage(fmt::format("--device {} is a {} device; this measures --target {}", found->id, found->platform, req.target));
     }
     dev = *found;
   }
@@ -205,7 +214,7 @@ int run_device(const Request& req) {
     m.buffer_bytes = static_cast<double>(report->buffer_bytes);
     m.device_index = report->device_index;
     m.date = date;
-    m.tool = format("preflight bw %s (%s)", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
+    m.tool = fmt::format("preflight bw {} ({})", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
     m.method = report->method + "; bytes counted read + write (2 x buffer)";
     auto builtin = device::load_builtin_device_catalog();
     if (!builtin) return fail(builtin.error(), k_exit_fail);
@@ -235,22 +244,27 @@ int run_device(const Request& req) {
     std::cout << j.dump(2) << "\n";
     return k_exit_ok;
   }
-  std::cout << format("%s device %d via %s\n", req.target.c_str(), report->device_index, report->library_path.c_str());
-  std::cout << format("method: %s\n", report->method.c_str());
-  std::cout << format("%d warm-up + %zu timed copies of %s B; bytes counted per copy: %s\n", c.warmup, c.seconds.size(),
-                      with_thousands(static_cast<int64_t>(report->buffer_bytes)).c_str(), c.counting.c_str());
+  std::cout << fmt::format("{} device {} via {}\n", req.target, report->device_index, report->library_path);
+  std::cout << fmt::format("method: {}\n", report->method);
+  std::cout << fmt::format("{} warm-up + {} timed copies of {} B; bytes counted per copy: {}\n", c.warmup, c.seconds.size(),
+                      with_thousands(static_cast<int64_t>(report->buffer_bytes)), c.counting);
   std::cout << "rates in GB/s (1 GB = 1e9 bytes); aggregate = all bytes over all timed seconds (the seed's method)\n\n" << k_table_header << result_row(c);
   if (dev) {
-    std::cout << format("\n%s in the catalogue: peak %s GB/s, measured copy %s GB/s; this run's median is %s of the peak\n", dev->id.c_str(),
-                        dev->hbm_bandwidth_bytes_per_s ? fixed(gb(*dev->hbm_bandwidth_bytes_per_s), 0).c_str() : "-",
-                        dev->measured_copy_bandwidth_bytes_per_s ? fixed(gb(*dev->measured_copy_bandwidth_bytes_per_s), 0).c_str() : "-",
-                        dev->hbm_bandwidth_bytes_per_s ? (fixed(100 * c.median_bytes_per_s / *dev->hbm_bandwidth_bytes_per_s, 1) + "%").c_str() : "-");
+    std::cout << fmt::format("\n{} in the catalogue: peak {} GB/s, measured copy {} GB/s; this run's median is {} of the peak\n", dev->id,
+                        dev->hbm_bandwidth_bytes_per_s ? fixed(gb(*dev->hbm_bandwidth_bytes_per_s), 0) : "-",
+                        dev->measured_copy_bandwidth_bytes_per_s ? fixed(gb(*dev->measured_copy_bandwidth_bytes_per_s), 0) : "-",
+                        dev->hbm_bandwidth_bytes_per_s ? (fixed(100 * c.median_bytes_per_s / *dev->hbm_bandwidth_bytes_per_s, 1) + "%") : "-");
   }
-  if (saved_path) std::cout << format("saved to %s as %s measured_copy_bandwidth_bytes_per_s = %.0f (median)\n", saved_path->c_str(), dev->id.c_str(), c.median_bytes_per_s);
+  if (saved_path) std::cout << fmt::format("saved to {} as {} measured_copy_bandwidth_bytes_per_s = {:.0f} (median)\n", saved_path->c_str(), dev->id, c.median_bytes_per_s);
   return k_exit_ok;
 }
 
 }  // namespace
+
+CommandHelp bw_help() {
+  static Request scratch;
+  return {k_bw_text, bw_options(scratch)};
+}
 
 int cmd_bw(const std::vector<std::string>& argv) {
   auto req = read_request(argv);

@@ -5,10 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/help.hpp"
+
 namespace preflight::cli {
 
 // Returns the exit code: 0 measured, 1 the measurement failed (no runtime, a runtime call failed),
 // 2 usage or bad input.
 int cmd_bw(const std::vector<std::string>& argv);
+// bw's text and flags, for --help.
+CommandHelp bw_help();
 
 }  // namespace preflight::cli

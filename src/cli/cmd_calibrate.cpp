@@ -1,5 +1,7 @@
 #include "cli/cmd_calibrate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -50,8 +52,8 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
                   {"platform", dev->platform},
                   {"device", dev->id},
                   {"bandwidth_efficiency", efficiency},
-                  {"evidence", format("preflight calibrate on %s: %lld measured/predicted pairs, factor %.3f; median |error| %.1f%% -> %.1f%%", db.c_str(),
-                                      static_cast<long long>(f.pairs), f.efficiency, f.median_abs_error_before_pct, f.median_abs_error_after_pct)}};
+                  {"evidence", fmt::format("preflight calibrate on {}: {} measured/predicted pairs, factor {:.3f}; median |error| {:.1f}% -> {:.1f}%", db,
+                                      f.pairs, f.efficiency, f.median_abs_error_before_pct, f.median_abs_error_after_pct)}};
     auto& list = root["profiles"];
     bool replaced = false;
     for (auto& e : list) {
@@ -61,7 +63,7 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
       }
     }
     if (!replaced) list.push_back(entry);
-    saved.push_back(format("%s on %s: bandwidth_efficiency %.3f -> %.3f", f.engine.c_str(), dev->id.c_str(), base->bandwidth_efficiency, efficiency));
+    saved.push_back(fmt::format("{} on {}: bandwidth_efficiency {:.3f} -> {:.3f}", f.engine, dev->id, base->bandwidth_efficiency, efficiency));
   }
   if (!saved.empty()) {
     std::filesystem::create_directories(std::filesystem::path(overlay).parent_path());
@@ -71,14 +73,37 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
   return saved;
 }
 
+// What `preflight calibrate` takes.
+struct CalibrateRequest {
+  std::optional<std::string> db;
+  bool save = false, json = false;
+};
+
+std::vector<Option> calibrate_options(CalibrateRequest& r) {
+  return {text_flag("db", "FILE", r.db, "the bench database (default: the one bench --save writes)"),
+          switch_flag("save", r.save, "write the profile to ~/.config/preflight/speed.json"), json_flag(r.json)};
+}
+
+const CommandText k_calibrate_text{
+    "usage: preflight calibrate [--db FILE] [--save] [--json]",
+    R"(Refits the speed model's decode efficiency per device and engine from stored bench runs and prints the error
+before and after; --save writes the profile to ~/.config/preflight/speed.json, which fit, plan and bench use.)",
+    "", "exit: 0, 1 when no stored run can be fitted, 2 bad input"};
+
 }  // namespace
 
+CommandHelp calibrate_help() {
+  static CalibrateRequest scratch;
+  return {k_calibrate_text, calibrate_options(scratch)};
+}
+
 int cmd_calibrate(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("calibrate"));
+  CalibrateRequest req;
+  auto positional = parse_options(argv, calibrate_options(req));
   auto fail = [](const Error& e) { return report_error(e); };
-  if (!args) return fail(args.error());
-  if (!args->positional.empty()) return fail(make_error(ErrorKind::invalid_argument, command_usage("calibrate")));
-  const std::string path = args->get("db").value_or(bench::default_db_path());
+  if (!positional) return fail(positional.error());
+  if (!positional->empty()) return fail(make_error(ErrorKind::invalid_argument, command_usage("calibrate")));
+  const std::string path = req.db.value_or(bench::default_db_path());
   if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database (run preflight bench --save first)", path));
   auto store = bench::BenchStore::open(path);
   if (!store) return fail(store.error());
@@ -99,12 +124,12 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::vector<EfficiencyFit> fits;
   for (const auto& [key, rows] : groups) fits.push_back(fit_efficiency(key.first, key.second, rows));
   std::vector<std::string> saved;
-  if (args->has("save")) {
+  if (req.save) {
     auto written = save_calibration(fits, path);
     if (!written) return fail(written.error());
     saved = *written;
   }
-  if (args->has("json")) {
+  if (req.json) {
     Json j = report::envelope("calibrate");
     j["database"] = path;
     j["runs_used"] = used_runs;
@@ -121,18 +146,18 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     return fits.empty() ? 1 : 0;
   }
   if (fits.empty()) {
-    std::printf("no stored runs with a prediction in %s (run preflight bench --save with --device/--spec or --prediction)\n", path.c_str());
+    fmt::print("no stored runs with a prediction in {} (run preflight bench --save with --device/--spec or --prediction)\n", path);
     return 1;
   }
-  std::printf("speed-model efficiency refit from %lld runs in %s\n", static_cast<long long>(used_runs), path.c_str());
-  std::printf("%-20s %-16s %6s %11s %16s %15s\n", "engine", "device", "pairs", "efficiency", "median |err| now", "after refit");
+  fmt::print("speed-model efficiency refit from {} runs in {}\n", used_runs, path);
+  fmt::print("{:<20} {:<16} {:>6} {:>11} {:>16} {:>15}\n", "engine", "device", "pairs", "efficiency", "median |err| now", "after refit");
   for (const auto& f : fits) {
-    std::printf("%-20s %-16s %6lld %11.3f %15.1f%% %14.1f%%\n", f.engine.c_str(), f.device.c_str(), static_cast<long long>(f.pairs), f.efficiency,
+    fmt::print("{:<20} {:<16} {:>6} {:>11.3f} {:>15.1f}% {:>14.1f}%\n", f.engine, f.device, f.pairs, f.efficiency,
                 f.median_abs_error_before_pct, f.median_abs_error_after_pct);
   }
-  std::printf("efficiency multiplies predicted speeds and divides predicted times; fitted by least squares in log space\n");
-  for (const auto& s : saved) std::printf("saved to %s: %s\n", engine::speed_overlay_path().c_str(), s.c_str());
-  if (!args->has("save")) std::printf("--save stores it in %s, where fit, plan and bench then use it\n", engine::speed_overlay_path().c_str());
+  fmt::print("efficiency multiplies predicted speeds and divides predicted times; fitted by least squares in log space\n");
+  for (const auto& s : saved) fmt::print("saved to {}: {}\n", engine::speed_overlay_path(), s);
+  if (!req.save) fmt::print("--save stores it in {}, where fit, plan and bench then use it\n", engine::speed_overlay_path());
   return 0;
 }
 

@@ -6,8 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/help.hpp"
+
 namespace preflight::cli {
 
 int cmd_calibrate(const std::vector<std::string>& argv);
+// calibrate's text and flags, for --help.
+CommandHelp calibrate_help();
 
 }  // namespace preflight::cli

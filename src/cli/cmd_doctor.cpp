@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -49,59 +51,86 @@ const char* colored(doctor::CheckStatus s, bool color) {
   return "skip";
 }
 
+// What `preflight doctor` takes.
+struct DoctorRequest {
+  std::optional<std::string> root, venv, script, cache_dir;
+  bool fix = false, json = false;
+};
+
+std::vector<Option> doctor_options(DoctorRequest& r) {
+  return {text_flag("root", "DIR", r.root, "the filesystem root the stack is installed under (default /)"),
+          text_flag("venv", "DIR", r.venv, "the Python environment vLLM runs in"),
+          text_flag("script", "FILE", r.script, "a deploy script to check for traps (set -u around set_env.sh)"),
+          text_flag("cache-dir", "DIR[,DIR]", r.cache_dir, "kernel caches to scan for stale TBE lock files"),
+          switch_flag("fix", r.fix, "remove only exact *.lock files, listing each one"), json_flag(r.json)};
+}
+
+const CommandText k_doctor_text{
+    "usage: preflight doctor [--root DIR] [--venv DIR] [--script FILE] [--cache-dir DIR[,DIR]] [--fix] [--json]",
+    R"(Checks an Ascend / CUDA serving stack before it wastes a day: CANN, driver and torch_npu versions against the
+vllm-ascend compatibility table, the ATB cxx_abi, missing Python packages, stale TBE lock files, and a deploy
+script's traps (set -u around set_env.sh).)",
+    "", "exit: 0 all checks pass, 1 a check fails, 2 bad input"};
+
 }  // namespace
 
+CommandHelp doctor_help() {
+  static DoctorRequest scratch;
+  return {k_doctor_text, doctor_options(scratch)};
+}
+
 int cmd_doctor(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("doctor"));
-  if (!args) {
-    std::fprintf(stderr, "preflight: %s\n", args.error().describe().c_str());
+  DoctorRequest req;
+  auto positional = parse_options(argv, doctor_options(req));
+  if (!positional) {
+    fmt::print(stderr, "preflight: {}\n", positional.error().describe());
     return k_exit_usage;
   }
-  if (!args->positional.empty()) {
-    std::fprintf(stderr, "preflight: %s\n", command_usage("doctor").c_str());
+  if (!positional->empty()) {
+    fmt::print(stderr, "preflight: {}\n", command_usage("doctor"));
     return k_exit_usage;
   }
   auto compat = doctor::load_compat();
   if (!compat) {
-    std::fprintf(stderr, "preflight: %s\n", compat.error().describe().c_str());
+    fmt::print(stderr, "preflight: {}\n", compat.error().describe());
     return k_exit_usage;
   }
   doctor::DoctorOptions options;
-  options.root = args->get("root").value_or("/");
+  options.root = req.root.value_or("/");
   options.env = current_environment();
-  options.venv = args->get("venv");
-  options.script_path = args->get("script");
+  options.venv = req.venv;
+  options.script_path = req.script;
   // The script is named on the command line: one that cannot be opened (missing, a FIFO, a
   // directory) is a usage error, exit 2, and is never read in a way that could block.
   if (options.script_path) {
     if (auto opened = FileReader::open(*options.script_path); !opened) {
-      std::fprintf(stderr, "preflight: --script %s\n", opened.error().describe().c_str());
+      fmt::print(stderr, "preflight: --script {}\n", opened.error().describe());
       return k_exit_usage;
     }
   }
-  if (auto dirs = args->get("cache-dir")) for (const auto& d : split(*dirs, ',')) if (!d.empty()) options.cache_dirs.push_back(d);
+  if (auto dirs = req.cache_dir) for (const auto& d : split(*dirs, ',')) if (!d.empty()) options.cache_dirs.push_back(d);
   options.runner = doctor::system_command_runner();
   const doctor::DoctorReport report = doctor::run_doctor(options, *compat);
 
   // --fix: stale *.lock files only, each path printed before it is removed.
   Json fixed = Json::array();
   int fix_errors = 0;
-  if (args->has("fix")) {
+  if (req.fix) {
     for (const auto& lock : report.locks) {
       if (!lock.stale()) continue;
-      std::fprintf(args->has("json") ? stderr : stdout, "removing %s\n", lock.path.c_str());
+      fmt::print(req.json ? stderr : stdout, "removing {}\n", lock.path);
       std::fflush(stdout);
       auto st = doctor::remove_stale_lock(options.root, lock);
       fixed.push_back({{"path", lock.path}, {"removed", st.has_value()}, {"error", st ? Json() : Json(st.error().describe())}});
       if (!st) {
         ++fix_errors;
-        std::fprintf(stderr, "preflight: %s\n", st.error().describe().c_str());
+        fmt::print(stderr, "preflight: {}\n", st.error().describe());
       }
     }
   }
   bool any_fail = false;
   for (const auto& c : report.checks) any_fail = any_fail || c.status == doctor::CheckStatus::fail;
-  if (args->has("json")) {
+  if (req.json) {
     Json j = report::envelope("doctor");
     j["root"] = report.root;
     j["platform"] = report.platform;
@@ -118,20 +147,20 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     }
     j["locks"] = locks;
     j["free_fraction_min"] = report.free_fraction_min ? Json(*report.free_fraction_min) : Json();
-    if (args->has("fix")) j["fixed"] = fixed;
+    if (req.fix) j["fixed"] = fixed;
     std::cout << j.dump(2) << "\n";
   } else {
     const bool color = use_color();
-    std::printf("preflight doctor: root %s, platform %s\n\n", report.root.c_str(), report.platform.c_str());
+    fmt::print("preflight doctor: root {}, platform {}\n\n", report.root, report.platform);
     for (const auto& c : report.checks) {
-      std::printf("[%s] %s: %s\n", colored(c.status, color), c.title.c_str(), c.summary.c_str());
-      for (const auto& e : c.evidence) std::printf("       %s\n", e.c_str());
-      if (!c.fix.empty()) std::printf("       fix: %s\n", c.fix.c_str());
+      fmt::print("[{}] {}: {}\n", colored(c.status, color), c.title, c.summary);
+      for (const auto& e : c.evidence) fmt::print("       {}\n", e);
+      if (!c.fix.empty()) fmt::print("       fix: {}\n", c.fix);
     }
-    if (report.free_fraction_min) std::printf("\nfor fit: at most %.2f of device memory is free now (--gpu-memory-utilization)\n", *report.free_fraction_min);
+    if (report.free_fraction_min) fmt::print("\nfor fit: at most {:.2f} of device memory is free now (--gpu-memory-utilization)\n", *report.free_fraction_min);
   }
   if (fix_errors > 0) return k_exit_fail;
-  if (args->has("fix")) {
+  if (req.fix) {
     // After a successful fix, the lock check no longer fails; the rest still counts.
     bool other_fail = false;
     for (const auto& c : report.checks) other_fail = other_fail || (c.status == doctor::CheckStatus::fail && c.id != "locks");

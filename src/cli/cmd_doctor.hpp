@@ -7,8 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/help.hpp"
+
 namespace preflight::cli {
 
 int cmd_doctor(const std::vector<std::string>& argv);
+// doctor's text and flags, for --help.
+CommandHelp doctor_help();
 
 }  // namespace preflight::cli

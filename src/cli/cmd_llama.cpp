@@ -1,5 +1,7 @@
 #include "cli/cmd_llama.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -9,6 +11,7 @@
 #include "base/units.hpp"
 #include "cli/args.hpp"
 #include "cli/common.hpp"
+#include "cli/help.hpp"
 #include "device/device_spec.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "model/gguf_reader.hpp"
@@ -23,10 +26,30 @@ const char* k_llama_usage =
     "         [--n-gpu-layers N] [--cache-type-k T] [--cache-type-v T] [--flash-attn on|off|auto] [--no-mmap]\n"
     "         [--cpu-extra-buffer auto|none|amx] [--json]";
 
-const std::vector<FlagSpec> k_llama_flags = {
-    {"json", false},         {"device", true},       {"engine", true},       {"ctx-size", true},     {"ubatch-size", true},
-    {"parallel", true},      {"n-gpu-layers", true}, {"cache-type-k", true}, {"cache-type-v", true}, {"flash-attn", true},
-    {"no-mmap", false},      {"cpu-extra-buffer", true}, {"batch-size", true}, {"models", true},     {"offline", false}};
+// llama.cpp's own flag names (llama-server / llama-cli), declared once with their checks.
+struct LlamaRequest {
+  std::optional<std::string> device, engine, cache_type_k, cache_type_v, flash_attn, cpu_extra_buffer, models;
+  std::optional<int64_t> ctx_size, ubatch_size, batch_size, parallel, n_gpu_layers;
+  bool no_mmap = false, offline = false, json = false;
+};
+
+std::vector<Option> llama_options(LlamaRequest& r) {
+  const IntRange positive{1, int64_t{1} << 31};
+  return {text_flag("device", "D", r.device, "cpu (this host) or a catalogue device"),
+          text_flag("engine", "llama.cpp[@VERSION]", r.engine, "llama.cpp"),
+          int_flag("ctx-size", "N", r.ctx_size, positive, "n_ctx, the context of all sequences together (default 4096)"),
+          int_flag("ubatch-size", "N", r.ubatch_size, positive, "n_ubatch, the physical batch (default 512)"),
+          int_flag("batch-size", "N", r.batch_size, positive, "n_batch, the logical batch (default 2048)"),
+          int_flag("parallel", "N", r.parallel, {1, 65536}, "sequences decoded together (default 1)"),
+          int_flag("n-gpu-layers", "N", r.n_gpu_layers, {0, int64_t{1} << 20}, "layers offloaded to the device (default all on a GPU, 0 on cpu)"),
+          text_flag("cache-type-k", "T", r.cache_type_k, "K cache type (f16, q8_0, ...; default f16)"),
+          text_flag("cache-type-v", "T", r.cache_type_v, "V cache type (default f16)"),
+          text_flag("flash-attn", "on|off|auto", r.flash_attn, "flash attention (default auto)", {"on", "off", "auto", "1", "0", "true", "false"}),
+          switch_flag("no-mmap", r.no_mmap, "copy the weights instead of mapping the file"),
+          text_flag("cpu-extra-buffer", "auto|none|amx", r.cpu_extra_buffer, "CPU repacked weight buffer (default auto: AMX when the host has it)", {"auto", "none", "amx"}),
+          text_flag("models", "DIR", r.models, "accepted for symmetry with fit; a GGUF path is read directly"),
+          switch_flag("offline", r.offline, "accepted for symmetry with fit"), json_flag(r.json)};
+}
 
 // /proc/meminfo "MemTotal:  123 kB" lines.
 std::optional<double> meminfo_bytes(const std::string& key) {
@@ -52,7 +75,7 @@ bool host_has_amx() {
   return false;
 }
 
-std::string mib_text(uint64_t bytes) { return format("%8.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string mib_text(uint64_t bytes) { return fmt::format("{:8.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
 
 Json buffers_json(const estimate::LlamaCppEstimate& e) {
   Json per_device = Json::object();
@@ -81,7 +104,7 @@ std::string render_lines(const estimate::LlamaCppEstimate& e) {
                      : b.kind == estimate::LlamaBufferKind::kv  ? "llama_kv_cache"
                      : b.kind == estimate::LlamaBufferKind::compute ? "sched_reserve"
                                                                     : "llama_context";
-    out += format("%s: %12s %s buffer size = %s\n", fn, b.device.c_str(), estimate::llama_buffer_kind_name(b.kind), mib_text(b.bytes).c_str());
+    out += fmt::format("{}: {:>12} {} buffer size = {}\n", fn, b.device, estimate::llama_buffer_kind_name(b.kind), mib_text(b.bytes));
   }
   return out;
 }
@@ -98,32 +121,30 @@ bool llama_cpp_engine_requested(const std::vector<std::string>& argv) {
 }
 
 int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, k_llama_flags);
-  if (!args) return report_error(args.error());
-  if (args->positional.size() != 1 || !args->has("device")) return report_error(make_error(ErrorKind::invalid_argument, k_llama_usage));
+  LlamaRequest r;
+  auto positional = parse_options(argv, llama_options(r));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1 || !r.device) return report_error(make_error(ErrorKind::invalid_argument, k_llama_usage));
+  const std::string model_path = (*positional)[0];
   estimate::LlamaCppOptions o;
-  for (const auto& [flag, field] : std::vector<std::pair<const char*, int64_t*>>{
-           {"ctx-size", &o.ctx_size}, {"ubatch-size", &o.ubatch_size}, {"parallel", &o.parallel}, {"n-gpu-layers", &o.n_gpu_layers}}) {
-    auto v = args->get_int(flag);
-    if (!v) return report_error(v.error());
-    if (v->has_value()) *field = **v;
+  for (const auto& [value, field] : std::vector<std::pair<const std::optional<int64_t>*, int64_t*>>{
+           {&r.ctx_size, &o.ctx_size}, {&r.ubatch_size, &o.ubatch_size}, {&r.parallel, &o.parallel}, {&r.n_gpu_layers, &o.n_gpu_layers}}) {
+    if (*value) *field = **value;
   }
-  o.cache_type_k = args->get("cache-type-k").value_or("f16");
-  o.cache_type_v = args->get("cache-type-v").value_or("f16");
-  const std::string fa = args->get("flash-attn").value_or("auto");
+  o.cache_type_k = r.cache_type_k.value_or("f16");
+  o.cache_type_v = r.cache_type_v.value_or("f16");
+  const std::string fa = r.flash_attn.value_or("auto");
   if (fa == "on" || fa == "1" || fa == "true") o.flash_attn = estimate::LlamaFlashAttn::on;
   else if (fa == "off" || fa == "0" || fa == "false") o.flash_attn = estimate::LlamaFlashAttn::off;
-  else if (fa == "auto") o.flash_attn = estimate::LlamaFlashAttn::auto_select;
-  else return report_error(make_error(ErrorKind::invalid_argument, "--flash-attn: expected on, off or auto, got '" + fa + "'"));
-  o.mmap = args->has("no-mmap") ? estimate::LlamaMmap::off : estimate::LlamaMmap::on;
+  else o.flash_attn = estimate::LlamaFlashAttn::auto_select;
+  o.mmap = r.no_mmap ? estimate::LlamaMmap::off : estimate::LlamaMmap::on;
 
-  const std::string device_arg = *args->get("device");
+  const std::string device_arg = *r.device;
   const bool host_cpu = device_arg == "cpu";
-  const std::string extra = args->get("cpu-extra-buffer").value_or("auto");
+  const std::string extra = r.cpu_extra_buffer.value_or("auto");
   if (extra == "amx") o.cpu_extra_buffer = estimate::LlamaCpuExtraBuffer::amx;
   else if (extra == "none") o.cpu_extra_buffer = estimate::LlamaCpuExtraBuffer::none;
-  else if (extra == "auto") o.cpu_extra_buffer = host_cpu && host_has_amx() ? estimate::LlamaCpuExtraBuffer::amx : estimate::LlamaCpuExtraBuffer::none;
-  else return report_error(make_error(ErrorKind::invalid_argument, "--cpu-extra-buffer: expected auto, none or amx, got '" + extra + "'"));
+  else o.cpu_extra_buffer = host_cpu && host_has_amx() ? estimate::LlamaCpuExtraBuffer::amx : estimate::LlamaCpuExtraBuffer::none;  // auto
 
   double capacity_bytes = 0;
   std::string capacity_source;
@@ -140,16 +161,16 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   } else {
     capacity_bytes = dev->usable_total_bytes();
     capacity_source = dev->id + " in " + dev->origin;
-    if (!args->has("n-gpu-layers")) o.n_gpu_layers = 1 << 20;  // llama.cpp's -ngl default on a GPU build: all layers
+    if (!r.n_gpu_layers) o.n_gpu_layers = 1 << 20;  // llama.cpp's -ngl default on a GPU build: all layers
     o.gpu_name = dev->platform == "npu" ? "CANN0" : dev->platform == "metal" ? "MTL0" : "CUDA0";
   }
 
-  auto file = model::load_gguf(args->positional[0]);
+  auto file = model::load_gguf(model_path);
   if (!file && file.error().kind == ErrorKind::not_found)
-    return report_error(make_error(ErrorKind::not_found, file.error().message + " (--engine llama.cpp reads a local GGUF file: llama.cpp loads GGUF only)", args->positional[0]));
+    return report_error(make_error(ErrorKind::not_found, file.error().message + " (--engine llama.cpp reads a local GGUF file: llama.cpp loads GGUF only)", model_path));
   if (!file) return report_error(file.error());
   auto est = estimate::estimate_llama_cpp(*file, o);
-  if (!est) return report_error(make_error(est.error().kind, args->positional[0] + ": " + est.error().message, args->positional[0]));
+  if (!est) return report_error(make_error(est.error().kind, model_path + ": " + est.error().message, model_path));
 
   // Per device: the largest single device budget decides. CPU buffers count against host memory.
   uint64_t on_device = 0;
@@ -160,11 +181,11 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
                                            ? "measured copy bandwidth, " + (dev->source_measured_copy_bandwidth.empty() ? dev->origin : dev->source_measured_copy_bandwidth)
                                            : "datasheet " + dev->source_bandwidth;
 
-  if (args->has("json")) {
+  if (r.json) {
     Json j = report::envelope("fit");
     j["engine"] = "llama.cpp";
     j["device"] = dev->id;
-    j["model"] = args->positional[0];
+    j["model"] = model_path;
     j["llama_cpp"] = buffers_json(*est);
     j["fits"] = fits;
     j["capacity_bytes"] = capacity_bytes;
@@ -178,22 +199,21 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     }
     print_json(j);
   } else {
-    std::cout << format("llama.cpp on %s: n_ctx = %lld, n_ubatch = %lld, flash_attn = %s, n_gpu_layers = %lld\n", dev->id.c_str(),
-                        static_cast<long long>(est->n_ctx), static_cast<long long>(est->n_ubatch), est->flash_attn ? "enabled" : "disabled",
-                        static_cast<long long>(est->layers_on_gpu));
+    std::cout << fmt::format("llama.cpp on {}: n_ctx = {}, n_ubatch = {}, flash_attn = {}, n_gpu_layers = {}\n", dev->id, est->n_ctx, est->n_ubatch,
+                             est->flash_attn ? "enabled" : "disabled", est->layers_on_gpu);
     std::cout << render_lines(*est);
-    std::cout << format("total: model %.2f + KV %.2f + compute %.2f + output %.2f = %.2f MiB\n", est->model_buffer_bytes / 1048576.0, est->kv_buffer_bytes / 1048576.0,
+    std::cout << fmt::format("total: model {:.2f} + KV {:.2f} + compute {:.2f} + output {:.2f} = {:.2f} MiB\n", est->model_buffer_bytes / 1048576.0, est->kv_buffer_bytes / 1048576.0,
                         est->compute_buffer_bytes / 1048576.0, est->output_buffer_bytes / 1048576.0, est->total_bytes() / 1048576.0);
     for (const auto& f : est->formulas) std::cout << "  " << f << "\n";
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
     if (bandwidth) {
       const auto d = estimate::estimate_llama_cpp_decode(*file, *est, *bandwidth);
-      std::cout << format("decode: at most %.1f tok/s (empty context) to %.1f tok/s (n_ctx full): %.1f MB of weights + up to %.1f MB of KV per token at %.1f GB/s (%s)\n",
+      std::cout << fmt::format("decode: at most {:.1f} tok/s (empty context) to {:.1f} tok/s (n_ctx full): {:.1f} MB of weights + up to {:.1f} MB of KV per token at {:.1f} GB/s ({})\n",
                           d.tokens_per_s_empty, d.tokens_per_s_full, d.weight_bytes_per_token / 1e6, d.kv_bytes_per_token_full / 1e6, *bandwidth / 1e9,
-                          bandwidth_source.c_str());
+                          bandwidth_source);
     }
-    std::cout << format("verdict: %s (%.2f GiB needed on %s, %.2f GiB from %s)\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
-                        host_cpu ? "this host" : o.gpu_name.c_str(), bytes_to_gib(capacity_bytes), capacity_source.c_str());
+    std::cout << fmt::format("verdict: {} ({:.2f} GiB needed on {}, {:.2f} GiB from {})\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
+                        host_cpu ? std::string("this host") : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
   }
   return fits ? k_exit_ok : k_exit_fail;
 }

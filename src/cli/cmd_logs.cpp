@@ -1,5 +1,7 @@
 #include "cli/cmd_logs.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -51,7 +53,7 @@ struct FitOutcome {
 deploy::Flags logged_flags(const logs::EngineArgs& a) {
   deploy::Flags f;
   auto take = [](const auto& logged, auto& into, const char* field) {
-    if (logged) into = {logged->value, format("log line %lld: %s", static_cast<long long>(logged->line), field)};
+    if (logged) into = {logged->value, fmt::format("log line {}: {}", logged->line, field)};
   };
   take(a.tensor_parallel_size, f.tensor_parallel_size, "tensor_parallel_size");
   take(a.pipeline_parallel_size, f.pipeline_parallel_size, "pipeline_parallel_size");
@@ -66,14 +68,38 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   return f;
 }
 
-FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
+// What `preflight logs` takes.
+struct LogsRequest {
+  std::optional<std::string> device, engine, models;
+  bool emit_case = false, json = false;
+};
+
+std::vector<Option> logs_options(LogsRequest& r) {
+  return {text_flag("device", "D", r.device, "the device the log ran on, when the log does not say"),
+          text_flag("engine", "E", r.engine, "the engine (vllm, vllm-ascend), when the log does not say"),
+          text_flag("models", "DIR", r.models, "a directory with <org>__<name>/config.json"),
+          switch_flag("emit-case", r.emit_case, "print the log as one validation case"), json_flag(r.json)};
+}
+
+const CommandText k_logs_text{
+    R"(usage: preflight logs FILE [--device D] [--engine E] [--models DIR] [--emit-case] [--json]
+       preflight explain FILE ...   (the same command))",
+    R"(Reads a vLLM / vLLM-Ascend start-up log: versions, engine arguments (with their line numbers), the printed
+memory lines, and the root cause of a failure (the highest-priority error signature, never the generic
+"Engine core initialization failed") with its fix. When the model resolves, the printed lines are compared
+with the prediction for the same arguments.)",
+    "",
+    R"(exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
+      range (the log line named))"};
+
+FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
   FitOutcome out;
   if (!log.args.model) {
     out.notes.push_back("the log does not name the model; no prediction");
     return out;
   }
   model::ResolveOptions ro;
-  if (auto d = args.get("models")) ro.extra_model_dirs.push_back(*d);
+  if (const auto& d = args.models) ro.extra_model_dirs.push_back(*d);
   const std::string name = log.args.model->value;
   auto spec = model::resolve_model(name, ro);
   if (!spec && base_name(name) != name) spec = model::resolve_model(base_name(name), ro);
@@ -94,14 +120,14 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   }
   const bool npu = log.engine == "vllm-ascend";
   const double oom_total_bytes = log.diagnosis.oom && log.diagnosis.oom->total_bytes ? *log.diagnosis.oom->total_bytes : 0.0;
-  deploy::DeviceInput device_input{args.get("device").value_or(""), "--device", deploy::DeviceForm::name};
+  deploy::DeviceInput device_input{args.device.value_or(""), "--device", deploy::DeviceForm::name};
   if (device_input.text.empty() && oom_total_bytes > 0) {
     for (const auto& candidate : devices->devices) {
       if ((candidate.platform == "npu") != npu) continue;
       if (std::abs(candidate.usable_total_bytes() - oom_total_bytes) <= k_device_total_match_fraction * oom_total_bytes) {
         device_input = {candidate.id, "the out-of-memory message", deploy::DeviceForm::name};
-        flags.device_total_bytes = deploy::Given<double>{oom_total_bytes, format("log line %lld: total capacity", static_cast<long long>(log.diagnosis.oom->line))};
-        out.notes.push_back(format("device %s: its runtime total matches the %.2f GiB total capacity in the out-of-memory message", candidate.id.c_str(),
+        flags.device_total_bytes = deploy::Given<double>{oom_total_bytes, fmt::format("log line {}: total capacity", log.diagnosis.oom->line)};
+        out.notes.push_back(fmt::format("device {}: its runtime total matches the {:.2f} GiB total capacity in the out-of-memory message", candidate.id,
                                    bytes_to_gib(oom_total_bytes)));
         break;
       }
@@ -118,12 +144,12 @@ FitOutcome run_fit(const logs::EngineLog& log, const Args& args) {
   }
   // vllm-ascend releases track vLLM's numbering (reference section 6), so a log that names only
   // vLLM still selects the matching vllm-ascend profile.
-  deploy::EngineInput engine_input{args.get("engine").value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
-  if (!args.has("engine")) {
+  deploy::EngineInput engine_input{args.engine.value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
+  if (!args.engine) {
     const auto& v = npu && log.versions.vllm_ascend ? log.versions.vllm_ascend : log.versions.vllm;
     if (v) {
       engine_input.version = v->value;
-      engine_input.origin = format("log line %lld: version", static_cast<long long>(v->line));
+      engine_input.origin = fmt::format("log line {}: version", v->line);
     }
   }
   auto resolved = deploy::resolve_deployment({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
@@ -222,15 +248,15 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();
   // skip_mm_profiling above is a field validate reads; the notes repeat it for people.
   j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
-               (a.skip_mm_profiling && a.skip_mm_profiling->value ? format("; run with --skip-mm-profiling (line %lld)", static_cast<long long>(a.skip_mm_profiling->line)) : std::string());
+               (a.skip_mm_profiling && a.skip_mm_profiling->value ? fmt::format("; run with --skip-mm-profiling (line {})", a.skip_mm_profiling->line) : std::string());
   return j;
 }
 
 void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::string& path) {
-  std::printf("log: %s (%lld lines), engine %s\n", path.c_str(), static_cast<long long>(log.line_count), log.engine.c_str());
+  fmt::print("log: {} ({} lines), engine {}\n", path, log.line_count, log.engine);
   std::string versions;
   auto add_version = [&](const char* name, const auto& v) {
-    if (v) versions += format("%s%s %s (line %lld)", versions.empty() ? "" : ", ", name, v->value.c_str(), static_cast<long long>(v->line));
+    if (v) versions += fmt::format("{}{} {} (line {})", versions.empty() ? "" : ", ", name, v->value, v->line);
   };
   add_version("vllm", log.versions.vllm);
   add_version("vllm-ascend", log.versions.vllm_ascend);
@@ -238,10 +264,10 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   add_version("torch_npu", log.versions.torch_npu);
   add_version("CANN", log.versions.cann);
   add_version("MindIE", log.versions.mindie);
-  std::printf("versions: %s\n", versions.empty() ? "not stated" : versions.c_str());
+  fmt::print("versions: {}\n", versions.empty() ? "not stated" : versions);
   std::string args;
   const auto& a = log.args;
-  auto add = [&](const char* name, const std::string& v, int64_t line) { args += format("%s%s=%s (line %lld)", args.empty() ? "" : ", ", name, v.c_str(), static_cast<long long>(line)); };
+  auto add = [&](const char* name, const std::string& v, int64_t line) { args += fmt::format("{}{}={} (line {})", args.empty() ? "" : ", ", name, v, line); };
   if (a.model) add("model", a.model->value, a.model->line);
   if (a.tensor_parallel_size) add("tensor_parallel_size", std::to_string(a.tensor_parallel_size->value), a.tensor_parallel_size->line);
   if (a.pipeline_parallel_size) add("pipeline_parallel_size", std::to_string(a.pipeline_parallel_size->value), a.pipeline_parallel_size->line);
@@ -254,55 +280,61 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.dtype) add("dtype", a.dtype->value, a.dtype->line);
   if (a.enforce_eager) add("enforce_eager", a.enforce_eager->value ? "true" : "false", a.enforce_eager->line);
   if (a.skip_mm_profiling) add("skip_mm_profiling", a.skip_mm_profiling->value ? "true" : "false", a.skip_mm_profiling->line);
-  std::printf("engine args: %s\n", args.empty() ? "not stated" : args.c_str());
+  fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;
   if (d.class_id.empty()) {
-    std::printf("\nno failure found%s\n", log.started ? "; the server started" : "");
+    fmt::print("\nno failure found{}\n", log.started ? "; the server started" : "");
   } else {
-    std::printf("\nroot cause: %s (%s)\n", d.title.c_str(), d.class_id.c_str());
-    for (const auto& e : d.evidence) std::printf("  line %lld: %s\n", static_cast<long long>(e.line), e.text.c_str());
+    fmt::print("\nroot cause: {} ({})\n", d.title, d.class_id);
+    for (const auto& e : d.evidence) fmt::print("  line {}: {}\n", e.line, e.text);
     if (d.oom) {
-      std::printf("  requested %.2f MiB", d.oom->requested_bytes / k_mib);
-      if (d.oom->total_bytes) std::printf(", total %.2f GiB", bytes_to_gib(*d.oom->total_bytes));
-      if (d.oom->allocated_bytes) std::printf(", allocated %.2f GiB", bytes_to_gib(*d.oom->allocated_bytes));
-      if (d.oom->free_bytes) std::printf(", free %.2f MiB", *d.oom->free_bytes / k_mib);
-      std::printf("\n");
+      fmt::print("  requested {:.2f} MiB", d.oom->requested_bytes / k_mib);
+      if (d.oom->total_bytes) fmt::print(", total {:.2f} GiB", bytes_to_gib(*d.oom->total_bytes));
+      if (d.oom->allocated_bytes) fmt::print(", allocated {:.2f} GiB", bytes_to_gib(*d.oom->allocated_bytes));
+      if (d.oom->free_bytes) fmt::print(", free {:.2f} MiB", *d.oom->free_bytes / k_mib);
+      fmt::print("\n");
     }
-    if (!d.reasoning.empty()) std::printf("why: %s\n", d.reasoning.c_str());
-    std::printf("fix: %s\n", d.fix.c_str());
-    for (const auto& s : d.symptoms) std::printf("symptom, explained by the cause above: line %lld: %s\n", static_cast<long long>(s.line), s.text.c_str());
-    for (const auto& s : d.secondary) std::printf("also seen: %s\n", s.c_str());
-    if (!d.source.empty()) std::printf("source: %s\n", d.source.c_str());
+    if (!d.reasoning.empty()) fmt::print("why: {}\n", d.reasoning);
+    fmt::print("fix: {}\n", d.fix);
+    for (const auto& s : d.symptoms) fmt::print("symptom, explained by the cause above: line {}: {}\n", s.line, s.text);
+    for (const auto& s : d.secondary) fmt::print("also seen: {}\n", s);
+    if (!d.source.empty()) fmt::print("source: {}\n", d.source);
   }
-  for (const auto& w : d.warnings) std::printf("warning: line %lld: %s\n", static_cast<long long>(w.line), w.text.c_str());
+  for (const auto& w : d.warnings) fmt::print("warning: line {}: {}\n", w.line, w.text);
   const auto rows = compare(log, f);
   if (!rows.empty() || f.fit) {
-    std::printf("\nprinted vs predicted%s:\n", f.fit ? format(" (preflight fit: %s on %s, %s)", f.model_id.c_str(), f.device_id.c_str(), f.engine_id.c_str()).c_str() : "");
-    std::printf("  %-28s %16s %16s\n", "", "printed", "predicted");
+    fmt::print("\nprinted vs predicted{}:\n", f.fit ? fmt::format(" (preflight fit: {} on {}, {})", f.model_id, f.device_id, f.engine_id) : "");
+    fmt::print("  {:<28} {:>16} {:>16}\n", "", "printed", "predicted");
     for (const auto& r : rows) {
-      const std::string printed = r.printed ? fixed(*r.printed, r.precision) + format(" (l.%lld)", static_cast<long long>(r.line)) : "-";
+      const std::string printed = r.printed ? fixed(*r.printed, r.precision) + fmt::format(" (l.{})", r.line) : "-";
       const std::string predicted = r.predicted ? fixed(*r.predicted, r.precision) : "-";
-      std::printf("  %-28s %16s %16s\n", r.what.c_str(), printed.c_str(), predicted.c_str());
+      fmt::print("  {:<28} {:>16} {:>16}\n", r.what, printed, predicted);
     }
     if (f.fit) {
-      std::printf("  verdict: preflight predicts %s", f.fit->fits ? "it fits" : "it does not fit");
-      if (!f.fit->fits) std::printf(" (%s): %s", estimate::failure_name(f.fit->failure), f.fit->failure_message.c_str());
-      std::printf("\n");
-      for (const auto& fix : f.fixes) std::printf("  fix: %s\n", fix.c_str());
+      fmt::print("  verdict: preflight predicts {}", f.fit->fits ? "it fits" : "it does not fit");
+      if (!f.fit->fits) fmt::print(" ({}): {}", estimate::failure_name(f.fit->failure), f.fit->failure_message);
+      fmt::print("\n");
+      for (const auto& fix : f.fixes) fmt::print("  fix: {}\n", fix);
     }
   }
-  for (const auto& n : f.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : f.notes) fmt::print("note: {}\n", n);
 }
 
 }  // namespace
 
+CommandHelp logs_help() {
+  static LogsRequest scratch;
+  return {k_logs_text, logs_options(scratch)};
+}
+
 int cmd_logs(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, command_flags("logs"));
-  if (!args) return report_error(args.error());
-  if (args->positional.size() != 1) {
+  LogsRequest req;
+  auto positional = parse_options(argv, logs_options(req));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1) {
     return report_error(make_error(ErrorKind::invalid_argument, command_usage("logs")));
   }
-  const std::string path = args->positional[0];
+  const std::string path = (*positional)[0];
   auto text = read_text_file(path);
   if (!text) return report_error(text.error());
   auto sigs = logs::load_signatures();
@@ -311,14 +343,14 @@ int cmd_logs(const std::vector<std::string>& argv) {
   if (auto checked = deploy::check_flags(logged_flags(log.args)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
   const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
   FitOutcome f;
-  if (memory) f = run_fit(log, *args);
+  if (memory) f = run_fit(log, req);
   if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
-  if (args->has("emit-case")) {
+  if (req.emit_case) {
     std::cout << case_line(log, f, path).dump() << "\n";
     return rc;
   }
-  if (!args->has("json")) {
+  if (!req.json) {
     print_text(log, f, path);
     return rc;
   }

@@ -7,8 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/help.hpp"
+
 namespace preflight::cli {
 
 int cmd_logs(const std::vector<std::string>& argv);
+// logs's text and flags, for --help.
+CommandHelp logs_help();
 
 }  // namespace preflight::cli

@@ -2,10 +2,11 @@
 // section `preflight fit` adds to its estimate.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
@@ -15,11 +16,19 @@
 namespace preflight::cli {
 
 int cmd_plan(const std::vector<std::string>& argv);
+// plan's text and flags, for --help.
+CommandHelp plan_help();
 
-// Flags fit accepts for its speed section.
-std::vector<FlagSpec> speed_flags();
-// Speed of a deployment fit has sized, from --concurrency, --input-len, --decode-context, --bandwidth.
-Expected<estimate::SpeedEstimate> speed_for_fit(const Args& args, const model::ModelSpec& model, const device::DeviceSpec& device,
+// The flags fit takes for its speed section.
+struct SpeedFlags {
+  std::optional<std::vector<int64_t>> concurrency;  // streams to predict
+  std::optional<int64_t> input_len;                 // prompt length for TTFT
+  std::optional<int64_t> decode_context;            // context during decode
+  std::optional<double> bandwidth_gb_s;             // measured copy bandwidth, GB/s (decimal)
+};
+std::vector<Option> speed_options(SpeedFlags& flags);
+// Speed of a deployment fit has sized.
+Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& flags, const model::ModelSpec& model, const device::DeviceSpec& device,
                                                 const engine::EngineProfile& engine, const estimate::Deployment& deployment,
                                                 const estimate::FitEstimate& fit);
 

@@ -6,8 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/help.hpp"
+
 namespace preflight::cli {
 
 int cmd_report(const std::vector<std::string>& argv);
+// report's text and flags, for --help.
+CommandHelp report_help();
 
 }  // namespace preflight::cli

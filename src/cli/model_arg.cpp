@@ -1,5 +1,7 @@
 #include "cli/model_arg.hpp"
 
+#include <fmt/format.h>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -47,27 +49,42 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
   const std::string label = ref.text();
   if (tty) {
     fo.fetch.on_progress = [label](const hub::FetchProgress& p) {
-      std::fprintf(stderr, "\rpreflight: %s: %llu/%llu files, %.2f MiB   ", label.c_str(), static_cast<unsigned long long>(p.requests_done),
-                   static_cast<unsigned long long>(p.requests_total), static_cast<double>(p.bytes_received) / k_mib);
+      fmt::print(stderr, "\rpreflight: {}: {}/{} files, {:.2f} MiB   ", label, p.requests_done,
+                   p.requests_total, static_cast<double>(p.bytes_received) / k_mib);
     };
   }
   auto fetched = hub::fetch_model_metadata(ref, fo);
-  if (tty && fo.fetch.on_progress) std::fprintf(stderr, "\n");
+  if (tty && fo.fetch.on_progress) fmt::print(stderr, "\n");
   if (!fetched) return fetched.error();
   auto loaded = load_fetched(ref, fetched->path);
   if (!loaded && fetched->from_cache) {
     const Error& e = loaded.error();
-    return make_error(e.kind, e.message + format(" (read from the metadata cache entry %s; --refresh fetches it again)", fetched->path.c_str()), e.context);
+    return make_error(e.kind, e.message + fmt::format(" (read from the metadata cache entry {}; --refresh fetches it again)", fetched->path), e.context);
   }
   PF_TRY(spec, std::move(loaded));
   spec.id = ref.text();
   const std::string rule = fetched->from_cache
-                               ? format("metadata cache (no request): %llu files", static_cast<unsigned long long>(fetched->files))
-                               : format("fetched %llu files in %llu requests, %llu bytes received, %llu retries", static_cast<unsigned long long>(fetched->files),
-                                        static_cast<unsigned long long>(fetched->stats.requests), static_cast<unsigned long long>(fetched->stats.bytes_received),
-                                        static_cast<unsigned long long>(fetched->stats.retries));
+                               ? fmt::format("metadata cache (no request): {} files", fetched->files)
+                               : fmt::format("fetched {} files in {} requests, {} bytes received, {} retries", fetched->files,
+                                        fetched->stats.requests, fetched->stats.bytes_received,
+                                        fetched->stats.retries);
   spec.provenance.push_back({"hub metadata", fetched->path, rule});
   return spec;
+}
+
+std::vector<Option> model_options(ModelFlags& f) {
+  return under("model resolution:", {text_flag("models", "DIR", f.models, "a directory with <org>__<name>/config.json"),
+                                     switch_flag("offline", f.offline, "hub models from the local cache only"),
+                                     switch_flag("refresh", f.refresh, "refetch hub metadata into the cache")});
+}
+
+Expected<ModelArgOptions> model_arg_options(const ModelFlags& f) {
+  ModelArgOptions o;
+  if (f.models) o.extra_model_dirs.push_back(*f.models);
+  if (f.offline && f.refresh) return make_error(ErrorKind::invalid_argument, "--offline and --refresh exclude each other");
+  if (f.offline) o.cache = HubCacheMode::offline;
+  if (f.refresh) o.cache = HubCacheMode::refresh;
+  return o;
 }
 
 }  // namespace preflight::cli

@@ -5,10 +5,12 @@
 // only when stderr is a terminal.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
+#include "cli/args.hpp"
 #include "model/model_spec.hpp"
 
 namespace preflight::cli {
@@ -19,6 +21,16 @@ struct ModelArgOptions {
   std::vector<std::string> extra_model_dirs;  // --models
   HubCacheMode cache = HubCacheMode::use;     // --refresh / --offline
 };
+
+// The model-resolution flags as given (--models, --offline, --refresh).
+struct ModelFlags {
+  std::optional<std::string> models;
+  bool offline = false;
+  bool refresh = false;
+};
+std::vector<Option> model_options(ModelFlags& flags);
+// invalid_argument when --offline and --refresh are both given.
+Expected<ModelArgOptions> model_arg_options(const ModelFlags& flags);
 
 Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const ModelArgOptions& options);
 

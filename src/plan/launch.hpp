@@ -11,11 +11,6 @@
 
 namespace preflight::plan {
 
-enum class Workload {
-  chat,   // default: the rules for plain chat serving
-  agent,  // tool calls and reasoning: the tool-call and reasoning parsers of the model family
-};
-
 const char* workload_name(Workload workload);
 
 struct LaunchOptions {

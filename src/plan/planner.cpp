@@ -189,7 +189,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   c.meets = true;
   c.reason = architecture_facts(m, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
-  if (in.launch_rules) c.launch = build_launch(m, c, *eng, *in.launch_rules, k_devices_per_node);
+  if (in.launch_rules) c.launch = build_launch(m, c, *eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
   return c;
 }
 

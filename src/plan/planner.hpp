@@ -72,11 +72,18 @@ struct PlanResult {
   std::vector<std::string> assumptions;
 };
 
+// What the served model is used for; it selects the launch rules (plan/launch.hpp).
+enum class Workload {
+  chat,   // default: the rules for plain chat serving
+  agent,  // tool calls and reasoning: the tool-call and reasoning parsers of the model family
+};
+
 struct PlanInputs {
   const engine::EngineCatalog* engines = nullptr;
   const engine::SpeedCatalog* speeds = nullptr;
   const engine::LaunchRules* launch_rules = nullptr;
   std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
+  Workload workload = Workload::chat;  // for the start command's launch rules
 };
 
 // Quantization flags worth trying for a model on an engine: the checkpoint as published, plus the
