@@ -44,7 +44,7 @@ std::vector<Option> llama_options(LlamaRequest& r) {
           int_flag("n-gpu-layers", "N", r.n_gpu_layers, {0, int64_t{1} << 20}, "layers offloaded to the device (default all on a GPU, 0 on cpu)"),
           text_flag("cache-type-k", "T", r.cache_type_k, "K cache type (f16, q8_0, ...; default f16)"),
           text_flag("cache-type-v", "T", r.cache_type_v, "V cache type (default f16)"),
-          text_flag("flash-attn", "on|off|auto", r.flash_attn, "flash attention (default auto)", {"on", "off", "auto", "1", "0", "true", "false"}),
+          text_flag("flash-attn", "on|off|auto", r.flash_attn, "flash attention (default auto)", {"on", "off", "auto"}),
           switch_flag("no-mmap", r.no_mmap, "copy the weights instead of mapping the file"),
           text_flag("cpu-extra-buffer", "auto|none|amx", r.cpu_extra_buffer, "CPU repacked weight buffer (default auto: AMX when the host has it)", {"auto", "none", "amx"}),
           text_flag("models", "DIR", r.models, "accepted for symmetry with fit; a GGUF path is read directly"),
@@ -134,8 +134,8 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   o.cache_type_k = r.cache_type_k.value_or("f16");
   o.cache_type_v = r.cache_type_v.value_or("f16");
   const std::string fa = r.flash_attn.value_or("auto");
-  if (fa == "on" || fa == "1" || fa == "true") o.flash_attn = estimate::LlamaFlashAttn::on;
-  else if (fa == "off" || fa == "0" || fa == "false") o.flash_attn = estimate::LlamaFlashAttn::off;
+  if (fa == "on") o.flash_attn = estimate::LlamaFlashAttn::on;
+  else if (fa == "off") o.flash_attn = estimate::LlamaFlashAttn::off;
   else o.flash_attn = estimate::LlamaFlashAttn::auto_select;
   o.mmap = r.no_mmap ? estimate::LlamaMmap::off : estimate::LlamaMmap::on;
 
