@@ -54,136 +54,156 @@ std::pair<std::string, std::string> toolkit_version(const Probe& probe, const st
 
 bool mentions(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
-}  // namespace
+// The libatb.so directories found per cxx_abi (index 0 or 1) and the ATB version they belong to.
+struct AtbInstall {
+  std::vector<std::string> abi_dirs[2];
+  std::string version;
+  bool empty() const { return abi_dirs[0].empty() && abi_dirs[1].empty(); }
+};
 
-void check_cann(CheckContext& ctx) {
+// The CANN toolkit: found via ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME or <prefix>/ascend-toolkit/latest,
+// its version against the compatibility row, and whether this shell has it active. Sets ctx.cann_toolkit.
+CheckResult check_cann_toolkit(CheckContext& ctx, const std::vector<std::string>& prefixes, const CompatRow* row, const InstalledPackage* va) {
   const Probe& probe = ctx.probe;
   CheckResult tk{"cann.toolkit", "CANN toolkit", CheckStatus::skip, "", {}, ""};
   std::vector<std::string> candidates;
   for (const char* var : {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"}) if (auto v = probe.env(var)) candidates.push_back(*v);
-  std::vector<std::string> prefixes;
-  for (const auto& p : ctx.compat.cann_prefixes.values) if (auto e = probe.expand(p)) prefixes.push_back(*e);
   for (const auto& p : prefixes) candidates.push_back(join_path(p, "ascend-toolkit/latest"));
   for (const auto& c : candidates) {
     if (probe.is_dir(c)) { ctx.cann_toolkit = c; break; }
   }
-  const InstalledPackage* va = ctx.python.find("vllm-ascend");
-  const CompatRow* row = va ? ctx.compat.row_for(va->version) : nullptr;
   if (ctx.cann_toolkit.empty()) {
     tk.status = ctx.ascend_host ? CheckStatus::fail : CheckStatus::skip;
     tk.summary = "no CANN toolkit found";
     for (const auto& c : candidates) tk.evidence.push_back("looked in " + c);
     if (ctx.ascend_host) tk.fix = "install the CANN toolkit" + (row ? " " + row->cann : std::string()) + " and source <prefix>/ascend-toolkit/set_env.sh";
+    return tk;
+  }
+  auto [version, where] = toolkit_version(probe, ctx.cann_toolkit);
+  tk.evidence.push_back("toolkit: " + ctx.cann_toolkit);
+  tk.status = CheckStatus::ok;
+  if (version.empty()) {
+    tk.status = CheckStatus::warn;
+    tk.summary = "CANN toolkit found, version unknown";
+    tk.evidence.push_back("no ascend_toolkit_install.info or version.cfg with a version under " + ctx.cann_toolkit);
+  } else if (!looks_like_version(version)) {
+    tk.status = CheckStatus::warn;
+    tk.summary = "CANN toolkit found, unrecognised version string '" + version + "'";
+    tk.evidence.push_back("version '" + version + "' read from " + where);
   } else {
-    auto [version, where] = toolkit_version(probe, ctx.cann_toolkit);
-    tk.evidence.push_back("toolkit: " + ctx.cann_toolkit);
-    tk.status = CheckStatus::ok;
-    if (version.empty()) {
+    tk.summary = "CANN " + version;
+    tk.evidence.push_back("version " + version + " read from " + where);
+    if (row && to_lower(row->cann) != to_lower(version)) {
       tk.status = CheckStatus::warn;
-      tk.summary = "CANN toolkit found, version unknown";
-      tk.evidence.push_back("no ascend_toolkit_install.info or version.cfg with a version under " + ctx.cann_toolkit);
-    } else if (!looks_like_version(version)) {
-      tk.status = CheckStatus::warn;
-      tk.summary = "CANN toolkit found, unrecognised version string '" + version + "'";
-      tk.evidence.push_back("version '" + version + "' read from " + where);
-    } else {
-      tk.summary = "CANN " + version;
-      tk.evidence.push_back("version " + version + " read from " + where);
-      if (row && to_lower(row->cann) != to_lower(version)) {
-        tk.status = CheckStatus::warn;
-        tk.summary += ", but vllm-ascend " + va->version + " is documented with CANN " + row->cann;
-        tk.evidence.push_back("compatibility row vllm-ascend " + row->vllm_ascend + ": CANN " + row->cann + " (" + row->source + ")");
-        tk.fix = "install CANN " + row->cann + " (the whole row: vllm " + row->vllm + ", torch " + row->torch + ", torch_npu " + row->torch_npu + ")";
-      }
-    }
-    bool active = probe.env("ASCEND_HOME_PATH").has_value();
-    for (const auto& d : probe.library_path()) active = active || mentions(d, "ascend-toolkit") || starts_with(d, ctx.cann_toolkit);
-    tk.evidence.push_back(active ? "active in this shell (ASCEND_HOME_PATH or LD_LIBRARY_PATH)" : "not active in this shell: ASCEND_HOME_PATH unset, no toolkit dir on LD_LIBRARY_PATH");
-    if (!active && tk.status == CheckStatus::ok) {
-      tk.status = CheckStatus::warn;
-      tk.fix = "source " + join_path(ctx.cann_toolkit.substr(0, ctx.cann_toolkit.rfind('/')), "set_env.sh");
+      tk.summary += ", but vllm-ascend " + va->version + " is documented with CANN " + row->cann;
+      tk.evidence.push_back("compatibility row vllm-ascend " + row->vllm_ascend + ": CANN " + row->cann + " (" + row->source + ")");
+      tk.fix = "install CANN " + row->cann + " (the whole row: vllm " + row->vllm + ", torch " + row->torch + ", torch_npu " + row->torch_npu + ")";
     }
   }
-  ctx.report.checks.push_back(tk);
+  bool active = probe.env("ASCEND_HOME_PATH").has_value();
+  for (const auto& d : probe.library_path()) active = active || mentions(d, "ascend-toolkit") || starts_with(d, ctx.cann_toolkit);
+  tk.evidence.push_back(active ? "active in this shell (ASCEND_HOME_PATH or LD_LIBRARY_PATH)" : "not active in this shell: ASCEND_HOME_PATH unset, no toolkit dir on LD_LIBRARY_PATH");
+  if (!active && tk.status == CheckStatus::ok) {
+    tk.status = CheckStatus::warn;
+    tk.fix = "source " + join_path(ctx.cann_toolkit.substr(0, ctx.cann_toolkit.rfind('/')), "set_env.sh");
+  }
+  return tk;
+}
 
-  // NNAL / ATB and the cxx_abi that matches torch.
-  CheckResult atb{"cann.atb", "NNAL/ATB (libatb.so) and cxx_abi", CheckStatus::skip, "", {}, ""};
-  std::vector<std::string> abi_dirs[2];
-  std::string atb_version;
+// libatb.so under <prefix>/nnal/atb/<version>/atb/cxx_abi_{0,1}/lib; unreadable directories go to `evidence`.
+AtbInstall find_atb(const Probe& probe, const std::vector<std::string>& prefixes, std::vector<std::string>& evidence) {
+  AtbInstall atb;
   for (const auto& p : prefixes) {
     const std::string base = join_path(p, "nnal/atb");
     auto versions = probe.list(base);
     if (!versions) {
-      if (probe.exists(base)) atb.evidence.push_back(versions.error().describe());
+      if (probe.exists(base)) evidence.push_back(versions.error().describe());
       continue;
     }
     for (const auto& v : *versions) {
       for (int abi = 0; abi < 2; ++abi) {
         const std::string lib = join_path(base, v + "/atb/cxx_abi_" + std::to_string(abi) + "/lib");
         if (probe.exists(join_path(lib, "libatb.so"))) {
-          abi_dirs[abi].push_back(lib);
-          if (atb_version.empty() || v != "latest") atb_version = v;
+          atb.abi_dirs[abi].push_back(lib);
+          if (atb.version.empty() || v != "latest") atb.version = v;
         }
       }
     }
   }
+  return atb;
+}
+
+// torch's _GLIBCXX_USE_CXX11_ABI (0 or 1) from TorchConfig.cmake, -1 when unknown; what was read goes to `evidence`.
+int torch_cxx_abi(const CheckContext& ctx, std::vector<std::string>& evidence) {
   int torch_abi = -1;
   if (!ctx.python.site_packages.empty()) {
     const std::string cfg = join_path(ctx.python.site_packages, "torch/share/cmake/Torch/TorchConfig.cmake");
-    if (auto text = probe.read(cfg, 256 * 1024)) {
+    if (auto text = ctx.probe.read(cfg, 256 * 1024)) {
       const size_t p = text->find("_GLIBCXX_USE_CXX11_ABI=");
       if (p != std::string::npos && p + 23 < text->size() && (text->at(p + 23) == '0' || text->at(p + 23) == '1')) torch_abi = text->at(p + 23) - '0';
-      atb.evidence.push_back(torch_abi >= 0 ? format("torch built with _GLIBCXX_USE_CXX11_ABI=%d (%s)", torch_abi, cfg.c_str()) : cfg + ": no _GLIBCXX_USE_CXX11_ABI flag");
+      evidence.push_back(torch_abi >= 0 ? format("torch built with _GLIBCXX_USE_CXX11_ABI=%d (%s)", torch_abi, cfg.c_str()) : cfg + ": no _GLIBCXX_USE_CXX11_ABI flag");
     } else if (ctx.python.find("torch")) {
-      atb.evidence.push_back("torch ABI unknown: " + text.error().describe());
+      evidence.push_back("torch ABI unknown: " + text.error().describe());
     }
   }
+  return torch_abi;
+}
+
+// NNAL / ATB and the cxx_abi directory that matches torch's C++ ABI.
+CheckResult check_cann_atb(const CheckContext& ctx, const std::vector<std::string>& prefixes, const InstalledPackage* va, AtbInstall& found) {
+  const Probe& probe = ctx.probe;
+  CheckResult atb{"cann.atb", "NNAL/ATB (libatb.so) and cxx_abi", CheckStatus::skip, "", {}, ""};
+  found = find_atb(probe, prefixes, atb.evidence);
+  const auto& abi_dirs = found.abi_dirs;
+  const int torch_abi = torch_cxx_abi(ctx, atb.evidence);
   int on_path_abi = -1;
   for (const auto& d : probe.library_path()) {
     if (mentions(d, "cxx_abi_0")) on_path_abi = on_path_abi == 1 ? 2 : 0;
     if (mentions(d, "cxx_abi_1")) on_path_abi = on_path_abi == 0 ? 2 : 1;
   }
-  if (abi_dirs[0].empty() && abi_dirs[1].empty()) {
+  if (found.empty()) {
     atb.status = (ctx.ascend_host && va) ? CheckStatus::fail : CheckStatus::skip;
     atb.summary = "no libatb.so under <prefix>/nnal/atb/<version>/atb/cxx_abi_{0,1}/lib";
     if (atb.status == CheckStatus::fail) atb.fix = "install the NNAL (ATB) package matching CANN and source <prefix>/nnal/atb/set_env.sh";
+    return atb;
+  }
+  for (int abi = 0; abi < 2; ++abi) for (const auto& d : abi_dirs[abi]) atb.evidence.push_back("libatb.so in " + d);
+  atb.summary = "ATB " + found.version;
+  atb.status = CheckStatus::ok;
+  if (torch_abi < 0) {
+    atb.status = CheckStatus::warn;
+    atb.summary += "; torch's C++ ABI unknown, so the cxx_abi directory cannot be chosen";
+    atb.fix = "source <prefix>/nnal/atb/set_env.sh, which asks torch.compiled_with_cxx11_abi()";
+  } else if (abi_dirs[torch_abi].empty()) {
+    atb.status = CheckStatus::fail;
+    atb.summary += format("; torch needs cxx_abi_%d, which is not installed", torch_abi);
+    atb.fix = "install the NNAL package that ships cxx_abi_" + std::to_string(torch_abi);
   } else {
-    for (int abi = 0; abi < 2; ++abi) for (const auto& d : abi_dirs[abi]) atb.evidence.push_back("libatb.so in " + d);
-    atb.summary = "ATB " + atb_version;
-    atb.status = CheckStatus::ok;
-    if (torch_abi < 0) {
+    const std::string want = abi_dirs[torch_abi].back();
+    atb.summary += format("; torch needs cxx_abi_%d: %s", torch_abi, want.c_str());
+    if (on_path_abi == -1) {
       atb.status = CheckStatus::warn;
-      atb.summary += "; torch's C++ ABI unknown, so the cxx_abi directory cannot be chosen";
-      atb.fix = "source <prefix>/nnal/atb/set_env.sh, which asks torch.compiled_with_cxx11_abi()";
-    } else if (abi_dirs[torch_abi].empty()) {
+      atb.evidence.push_back("LD_LIBRARY_PATH holds no cxx_abi directory: libatb.so is not found in this shell");
+      atb.fix = "export LD_LIBRARY_PATH=" + want + ":$LD_LIBRARY_PATH (or source <prefix>/nnal/atb/set_env.sh)";
+    } else if (on_path_abi != torch_abi) {
       atb.status = CheckStatus::fail;
-      atb.summary += format("; torch needs cxx_abi_%d, which is not installed", torch_abi);
-      atb.fix = "install the NNAL package that ships cxx_abi_" + std::to_string(torch_abi);
+      atb.evidence.push_back(format("LD_LIBRARY_PATH holds cxx_abi_%d (or both), torch needs cxx_abi_%d", on_path_abi == 2 ? 1 - torch_abi : on_path_abi, torch_abi));
+      atb.fix = "put only " + want + " on LD_LIBRARY_PATH";
     } else {
-      const std::string want = abi_dirs[torch_abi].back();
-      atb.summary += format("; torch needs cxx_abi_%d: %s", torch_abi, want.c_str());
-      if (on_path_abi == -1) {
-        atb.status = CheckStatus::warn;
-        atb.evidence.push_back("LD_LIBRARY_PATH holds no cxx_abi directory: libatb.so is not found in this shell");
-        atb.fix = "export LD_LIBRARY_PATH=" + want + ":$LD_LIBRARY_PATH (or source <prefix>/nnal/atb/set_env.sh)";
-      } else if (on_path_abi != torch_abi) {
-        atb.status = CheckStatus::fail;
-        atb.evidence.push_back(format("LD_LIBRARY_PATH holds cxx_abi_%d (or both), torch needs cxx_abi_%d", on_path_abi == 2 ? 1 - torch_abi : on_path_abi, torch_abi));
-        atb.fix = "put only " + want + " on LD_LIBRARY_PATH";
-      } else {
-        atb.evidence.push_back(format("LD_LIBRARY_PATH holds cxx_abi_%d", torch_abi));
-      }
+      atb.evidence.push_back(format("LD_LIBRARY_PATH holds cxx_abi_%d", torch_abi));
     }
   }
-  ctx.report.checks.push_back(atb);
+  return atb;
+}
 
-  // Persisted where the engine's child process inherits it: the venv's activate script, a service
-  // unit that starts vllm, or the deploy script.
+// Persisted where the engine's child process inherits it: the venv's activate script, a service
+// unit that starts vllm, or the deploy script.
+CheckResult check_cann_persisted(const CheckContext& ctx, const AtbInstall& atb) {
+  const Probe& probe = ctx.probe;
   CheckResult per{"cann.persisted", "CANN/ATB environment persisted for the EngineCore child", CheckStatus::skip, "", {}, ""};
-  if (ctx.cann_toolkit.empty() && abi_dirs[0].empty() && abi_dirs[1].empty()) {
+  if (ctx.cann_toolkit.empty() && atb.empty()) {
     per.summary = "no CANN install found";
-    ctx.report.checks.push_back(per);
-    return;
+    return per;
   }
   std::vector<std::pair<std::string, std::string>> places;  // host path, text
   if (!ctx.python.venv.empty()) {
@@ -218,7 +238,20 @@ void check_cann(CheckContext& ctx) {
     per.summary = places.empty() ? "no venv activate script, vllm service unit or --script to check" : "not persisted where the EngineCore child process inherits it";
     per.fix = "append 'source <prefix>/ascend-toolkit/set_env.sh' and 'source <prefix>/nnal/atb/set_env.sh' (or the LD_LIBRARY_PATH exports) to the venv's bin/activate or the service unit's environment";
   }
-  ctx.report.checks.push_back(per);
+  return per;
+}
+
+}  // namespace
+
+void check_cann(CheckContext& ctx) {
+  std::vector<std::string> prefixes;
+  for (const auto& p : ctx.compat.cann_prefixes.values) if (auto e = ctx.probe.expand(p)) prefixes.push_back(*e);
+  const InstalledPackage* va = ctx.python.find("vllm-ascend");
+  const CompatRow* row = va ? ctx.compat.row_for(va->version) : nullptr;
+  ctx.report.checks.push_back(check_cann_toolkit(ctx, prefixes, row, va));
+  AtbInstall atb;
+  ctx.report.checks.push_back(check_cann_atb(ctx, prefixes, va, atb));
+  ctx.report.checks.push_back(check_cann_persisted(ctx, atb));
 }
 
 NpuSmiInfo parse_npu_smi_info(const std::string& text) {

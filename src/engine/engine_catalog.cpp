@@ -96,6 +96,198 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
   }
 }
 
+namespace {
+
+// One profiles[] record: an engine version range on one platform with its defaults and log-line rules.
+Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string& origin) {
+  JsonObject pre(item, origin, "profiles[]");
+  PF_TRY(id, pre.string("id"));
+  JsonObject r(item, origin, "profiles[" + id + "]");
+  PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
+                            "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
+                            "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
+                            "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
+                            "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
+  (void)keys;
+  EngineProfile p;
+  p.id = id;
+  PF_TRY(engine, r.string("engine"));
+  p.engine = engine;
+  PF_TRY(vmin, r.string("version_min"));
+  PF_TRY(vmax, r.string("version_max"));
+  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
+  p.version_min = *pmin;
+  p.version_max = *pmax;
+  PF_TRY(platform, r.string("platform"));
+  p.platform = platform;
+  PF_TRY(util, r.number("default_gpu_memory_utilization"));
+  if (util <= 0 || util > 1) return make_error(ErrorKind::corrupt, format("%s: %s: default_gpu_memory_utilization must be in (0, 1]", origin.c_str(), id.c_str()), origin);
+  p.default_gpu_memory_utilization = util;
+  PF_TRY(bs, r.int_("block_size"));
+  p.block_size = bs;
+  PF_TRY(hbr, r.string("hybrid_block_rule"));
+  if (hbr == "cuda_align") p.hybrid_block_rule = HybridBlockRule::cuda_align;
+  else if (hbr == "npu_align128") p.hybrid_block_rule = HybridBlockRule::npu_align128;
+  else if (hbr == "npu_contiguous") p.hybrid_block_rule = HybridBlockRule::npu_contiguous;
+  else return make_error(ErrorKind::corrupt, format("%s: %s: unknown hybrid_block_rule %s", origin.c_str(), id.c_str(), hbr.c_str()), origin);
+  PF_TRY(mode, r.string("hybrid_mamba_mode"));
+  p.hybrid_mamba_mode = mode;
+  PF_TRY(mns, r.int_("max_num_seqs"));
+  p.max_num_seqs = mns;
+  PF_TRY(mnbt, r.int_("max_num_batched_tokens"));
+  p.max_num_batched_tokens = mnbt;
+  PF_TRY(mnbt_large, r.int_("max_num_batched_tokens_large_device"));
+  p.max_num_batched_tokens_large_device = mnbt_large;
+  PF_TRY(mns_large, r.opt_int("max_num_seqs_large_device"));
+  p.max_num_seqs_large_device = mns_large.value_or(mns);
+  PF_TRY(unchunked, r.opt_int("unchunked_prefill_up_to"));
+  p.unchunked_prefill_up_to = unchunked.value_or(0);
+  PF_TRY(copies, r.number("sampler_logit_copies"));
+  if (copies < 0 || copies > 100) return make_error(ErrorKind::corrupt, format("%s: %s: sampler_logit_copies must be in [0, 100]", origin.c_str(), id.c_str()), origin);
+  p.sampler_logit_copies = copies;
+  PF_TRY(sfixed, r.opt_number("sampler_fixed_bytes"));
+  p.sampler_fixed_bytes = sfixed.value_or(0.0);
+  PF_TRY(ssrc, r.string("sampler_source"));
+  p.sampler_source = ssrc;
+  PF_TRY(alt, r.opt_number("sampler_logit_copies_if_flashinfer"));
+  if (alt && (*alt < 0 || *alt > copies))
+    return make_error(ErrorKind::corrupt, format("%s: %s: sampler_logit_copies_if_flashinfer must be in [0, sampler_logit_copies]", origin.c_str(), id.c_str()), origin);
+  p.sampler_logit_copies_if_flashinfer = alt.value_or(copies);
+  PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
+  p.profiles_mm_encoder = mm_profiled.value_or(true);
+  PF_TRY(rounding, r.string("requested_rounding"));
+  p.requested_ceil = rounding == "ceil";
+  PF_TRY(graph, r.opt_bool("graph_memory_in_budget"));
+  p.graph_memory_in_budget = graph.value_or(false);
+  PF_TRY(tokens, r.string("tokens_rule"));
+  p.tokens_rule = tokens == "concurrency_x_len" ? TokensRule::concurrency_x_len : TokensRule::blocks;
+  PF_TRY(wl, r.opt_string("weights_line"));
+  p.weights_line = wl.value_or("");
+  PF_TRY(kl, r.opt_string("kv_line"));
+  p.kv_line = kl.value_or("");
+  PF_TRY(merged, r.opt_bool("merged_token_line"));
+  p.merged_token_line = merged.value_or(false);
+  if (const Json* q = r.find("supported_quantization"); q && q->is_array()) {
+    for (const auto& s : *q) if (s.is_string()) p.supported_quantization.push_back(s.get<std::string>());
+  }
+  PF_TRY(rej, r.opt_string("quantization_rejection"));
+  p.quantization_rejection = rej.value_or("");
+  PF_TRY(fr, r.opt_string("fp8_requires"));
+  p.fp8_requires = fr.value_or("");
+  PF_TRY(ff, r.opt_string("fp8_failure"));
+  p.fp8_failure = ff.value_or("");
+  PF_TRY(source, r.string("source"));
+  p.source = source;
+  return p;
+}
+
+// One mxfp4_layouts[] record, attached to every profile of its engine whose version range overlaps its own.
+Status parse_mxfp4_layout(const Json& item, const std::string& origin, EngineCatalog& catalog) {
+  JsonObject r(item, origin, "mxfp4_layouts[]");
+  PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "devices", "families", "backend", "pad_intermediate", "pad_hidden", "scale_copy_pad_n", "bias_fp32", "source"}));
+  (void)keys;
+  Mxfp4Layout l;
+  PF_TRY(engine, r.string("engine"));
+  PF_TRY(vmin, r.string("version_min"));
+  const auto layout_min = parse_version(vmin);
+  if (!layout_min) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_min %s", origin.c_str(), vmin.c_str()), origin);
+  PF_TRY(vmax, r.opt_string("version_max"));
+  std::optional<Version> layout_max;
+  if (vmax) {
+    layout_max = parse_version(*vmax);
+    if (!layout_max || *layout_max < *layout_min)
+      return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_max %s", origin.c_str(), vmax->c_str()), origin);
+  }
+  for (const char* key : {"devices", "families"}) {
+    PF_TRY(list_json, r.array(key));
+    for (const auto& x : *list_json) {
+      if (!x.is_string()) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: %s: expected strings", origin.c_str(), key), origin);
+      (std::string(key) == "devices" ? l.devices : l.families).push_back(x.get<std::string>());
+    }
+  }
+  PF_TRY(backend, r.string("backend"));
+  l.backend = backend;
+  PF_TRY(pi, r.int_("pad_intermediate"));
+  PF_TRY(ph, r.int_("pad_hidden"));
+  PF_TRY(pn, r.int_("scale_copy_pad_n"));
+  if (pi < 1 || ph < 1 || pn < 0 || pi > 4096 || ph > 4096 || pn > 4096)
+    return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: paddings must be in [1, 4096]", origin.c_str()), origin);
+  l.pad_intermediate = pi;
+  l.pad_hidden = ph;
+  l.scale_copy_pad_n = pn;
+  PF_TRY(b32, r.opt_bool("bias_fp32"));
+  l.bias_fp32 = b32.value_or(false);
+  PF_TRY(source, r.string("source"));
+  l.source = source;
+  // A layout belongs to the profiles whose version range overlaps its own (profiles are split where the
+  // layout changes, so no profile straddles two layouts of one device).
+  for (auto& p : catalog.profiles)
+    if (p.engine == engine && *layout_min <= p.version_max && (!layout_max || p.version_min <= *layout_max)) p.mxfp4_layouts.push_back(l);
+  return Ok{};
+}
+
+// One hybrid_group_padding[] record, attached to every profile of its engine whose version range overlaps its own.
+Status parse_group_padding(const Json& item, const std::string& origin, EngineCatalog& catalog) {
+  JsonObject r(item, origin, "hybrid_group_padding[]");
+  PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "ratio", "source"}));
+  (void)keys;
+  PF_TRY(engine, r.string("engine"));
+  PF_TRY(vmin, r.string("version_min"));
+  PF_TRY(vmax, r.string("version_max"));
+  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+  if (!pmin || !pmax || *pmax < *pmin)
+    return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: bad version range", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
+  PF_TRY(ratio, r.number("ratio"));
+  if (!(ratio >= 1.0 && ratio <= 4.0))
+    return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: ratio %.3g is outside 1-4", origin.c_str(), engine.c_str(), vmin.c_str(), ratio), origin);
+  PF_TRY(source, r.string("source"));
+  const EngineProfile::GroupPadding g{*pmin, *pmax, ratio, source};
+  for (auto& p : catalog.profiles)
+    if (p.engine == engine && g.version_min <= p.version_max && p.version_min <= g.version_max) p.hybrid_group_paddings.push_back(g);
+  return Ok{};
+}
+
+// One overheads[] record: a platform's fitted memory overheads with their evidence.
+Expected<Overheads> parse_overheads(const Json& item, const std::string& origin) {
+  JsonObject r(item, origin, "overheads[]");
+  Overheads o;
+  PF_TRY(platform, r.string("platform"));
+  o.platform = platform;
+  PF_TRY(nt, r.number("non_torch_bytes"));
+  o.non_torch_bytes = nt;
+  PF_TRY(gb, r.number("graph_bytes"));
+  o.graph_bytes = gb;
+  PF_TRY(af, r.number("activation_bytes_per_batched_token_factor"));
+  o.activation_bytes_per_batched_token_factor = af;
+  PF_TRY(vf, r.number("vision_activation_factor"));
+  o.vision_activation_factor = vf;
+  PF_TRY(rope, r.number("rope_cache_bytes_per_element"));
+  if (rope < 0 || rope > 64) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].rope_cache_bytes_per_element %.3g is outside 0-64", origin.c_str(), o.platform.c_str(), rope), origin);
+  o.rope_cache_bytes_per_element = rope;
+  PF_TRY(rope_src, r.string("rope_cache_source"));
+  o.rope_cache_source = rope_src;
+  PF_TRY(gib, r.opt_bool("graph_memory_in_budget"));
+  o.graph_memory_in_budget = gib;
+  PF_TRY(ev, r.string("evidence"));
+  o.evidence = ev;
+  PF_TRY(band, r.number("band_fraction"));
+  o.band_fraction = band;
+  PF_TRY(nt_band, r.opt_number("non_torch_band_bytes"));
+  if (nt_band && (*nt_band < 0 || *nt_band > 64.0 * 1024 * 1024 * 1024))
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_band_bytes is outside 0-64 GiB", origin.c_str(), o.platform.c_str()), origin);
+  o.non_torch_band_bytes = nt_band.value_or(0.0);
+  PF_TRY(multi, r.number("non_torch_multi_rank_fraction"));
+  if (!(multi >= 0 && multi <= 4))
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_multi_rank_fraction %.3g is outside 0-4", origin.c_str(), o.platform.c_str(), multi), origin);
+  o.non_torch_multi_rank_fraction = multi;
+  PF_TRY(multi_src, r.string("non_torch_multi_rank_source"));
+  o.non_torch_multi_rank_source = multi_src;
+  return o;
+}
+
+}  // namespace
+
 Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin) {
   EngineCatalog catalog;
   catalog.origin = origin;
@@ -104,188 +296,26 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
   (void)schema_ok;
   PF_TRY(list, top.array("profiles"));
   for (const auto& item : *list) {
-    JsonObject pre(item, origin, "profiles[]");
-    PF_TRY(id, pre.string("id"));
-    JsonObject r(item, origin, "profiles[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
-                              "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
-                              "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
-                              "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
-                              "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
-    (void)keys;
-    EngineProfile p;
-    p.id = id;
-    PF_TRY(engine, r.string("engine"));
-    p.engine = engine;
-    PF_TRY(vmin, r.string("version_min"));
-    PF_TRY(vmax, r.string("version_max"));
-    const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-    if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
-    p.version_min = *pmin;
-    p.version_max = *pmax;
-    PF_TRY(platform, r.string("platform"));
-    p.platform = platform;
-    PF_TRY(util, r.number("default_gpu_memory_utilization"));
-    if (util <= 0 || util > 1) return make_error(ErrorKind::corrupt, format("%s: %s: default_gpu_memory_utilization must be in (0, 1]", origin.c_str(), id.c_str()), origin);
-    p.default_gpu_memory_utilization = util;
-    PF_TRY(bs, r.int_("block_size"));
-    p.block_size = bs;
-    PF_TRY(hbr, r.string("hybrid_block_rule"));
-    if (hbr == "cuda_align") p.hybrid_block_rule = HybridBlockRule::cuda_align;
-    else if (hbr == "npu_align128") p.hybrid_block_rule = HybridBlockRule::npu_align128;
-    else if (hbr == "npu_contiguous") p.hybrid_block_rule = HybridBlockRule::npu_contiguous;
-    else return make_error(ErrorKind::corrupt, format("%s: %s: unknown hybrid_block_rule %s", origin.c_str(), id.c_str(), hbr.c_str()), origin);
-    PF_TRY(mode, r.string("hybrid_mamba_mode"));
-    p.hybrid_mamba_mode = mode;
-    PF_TRY(mns, r.int_("max_num_seqs"));
-    p.max_num_seqs = mns;
-    PF_TRY(mnbt, r.int_("max_num_batched_tokens"));
-    p.max_num_batched_tokens = mnbt;
-    PF_TRY(mnbt_large, r.int_("max_num_batched_tokens_large_device"));
-    p.max_num_batched_tokens_large_device = mnbt_large;
-    PF_TRY(mns_large, r.opt_int("max_num_seqs_large_device"));
-    p.max_num_seqs_large_device = mns_large.value_or(mns);
-    PF_TRY(unchunked, r.opt_int("unchunked_prefill_up_to"));
-    p.unchunked_prefill_up_to = unchunked.value_or(0);
-    PF_TRY(copies, r.number("sampler_logit_copies"));
-    if (copies < 0 || copies > 100) return make_error(ErrorKind::corrupt, format("%s: %s: sampler_logit_copies must be in [0, 100]", origin.c_str(), id.c_str()), origin);
-    p.sampler_logit_copies = copies;
-    PF_TRY(sfixed, r.opt_number("sampler_fixed_bytes"));
-    p.sampler_fixed_bytes = sfixed.value_or(0.0);
-    PF_TRY(ssrc, r.string("sampler_source"));
-    p.sampler_source = ssrc;
-    PF_TRY(alt, r.opt_number("sampler_logit_copies_if_flashinfer"));
-    if (alt && (*alt < 0 || *alt > copies))
-      return make_error(ErrorKind::corrupt, format("%s: %s: sampler_logit_copies_if_flashinfer must be in [0, sampler_logit_copies]", origin.c_str(), id.c_str()), origin);
-    p.sampler_logit_copies_if_flashinfer = alt.value_or(copies);
-    PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
-    p.profiles_mm_encoder = mm_profiled.value_or(true);
-    PF_TRY(rounding, r.string("requested_rounding"));
-    p.requested_ceil = rounding == "ceil";
-    PF_TRY(graph, r.opt_bool("graph_memory_in_budget"));
-    p.graph_memory_in_budget = graph.value_or(false);
-    PF_TRY(tokens, r.string("tokens_rule"));
-    p.tokens_rule = tokens == "concurrency_x_len" ? TokensRule::concurrency_x_len : TokensRule::blocks;
-    PF_TRY(wl, r.opt_string("weights_line"));
-    p.weights_line = wl.value_or("");
-    PF_TRY(kl, r.opt_string("kv_line"));
-    p.kv_line = kl.value_or("");
-    PF_TRY(merged, r.opt_bool("merged_token_line"));
-    p.merged_token_line = merged.value_or(false);
-    if (const Json* q = r.find("supported_quantization"); q && q->is_array()) {
-      for (const auto& s : *q) if (s.is_string()) p.supported_quantization.push_back(s.get<std::string>());
-    }
-    PF_TRY(rej, r.opt_string("quantization_rejection"));
-    p.quantization_rejection = rej.value_or("");
-    PF_TRY(fr, r.opt_string("fp8_requires"));
-    p.fp8_requires = fr.value_or("");
-    PF_TRY(ff, r.opt_string("fp8_failure"));
-    p.fp8_failure = ff.value_or("");
-    PF_TRY(source, r.string("source"));
-    p.source = source;
+    PF_TRY(p, parse_engine_profile(item, origin));
     catalog.profiles.push_back(std::move(p));
   }
   if (const Json* layouts = top.find("mxfp4_layouts"); layouts && layouts->is_array()) {
     for (const auto& item : *layouts) {
-      JsonObject r(item, origin, "mxfp4_layouts[]");
-      PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "devices", "families", "backend", "pad_intermediate", "pad_hidden", "scale_copy_pad_n", "bias_fp32", "source"}));
-      (void)keys;
-      Mxfp4Layout l;
-      PF_TRY(engine, r.string("engine"));
-      PF_TRY(vmin, r.string("version_min"));
-      const auto layout_min = parse_version(vmin);
-      if (!layout_min) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_min %s", origin.c_str(), vmin.c_str()), origin);
-      PF_TRY(vmax, r.opt_string("version_max"));
-      std::optional<Version> layout_max;
-      if (vmax) {
-        layout_max = parse_version(*vmax);
-        if (!layout_max || *layout_max < *layout_min)
-          return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: bad version_max %s", origin.c_str(), vmax->c_str()), origin);
-      }
-      for (const char* key : {"devices", "families"}) {
-        PF_TRY(list_json, r.array(key));
-        for (const auto& x : *list_json) {
-          if (!x.is_string()) return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: %s: expected strings", origin.c_str(), key), origin);
-          (std::string(key) == "devices" ? l.devices : l.families).push_back(x.get<std::string>());
-        }
-      }
-      PF_TRY(backend, r.string("backend"));
-      l.backend = backend;
-      PF_TRY(pi, r.int_("pad_intermediate"));
-      PF_TRY(ph, r.int_("pad_hidden"));
-      PF_TRY(pn, r.int_("scale_copy_pad_n"));
-      if (pi < 1 || ph < 1 || pn < 0 || pi > 4096 || ph > 4096 || pn > 4096)
-        return make_error(ErrorKind::corrupt, format("%s: mxfp4_layouts: paddings must be in [1, 4096]", origin.c_str()), origin);
-      l.pad_intermediate = pi;
-      l.pad_hidden = ph;
-      l.scale_copy_pad_n = pn;
-      PF_TRY(b32, r.opt_bool("bias_fp32"));
-      l.bias_fp32 = b32.value_or(false);
-      PF_TRY(source, r.string("source"));
-      l.source = source;
-      // A layout belongs to the profiles whose version range overlaps its own (profiles are split where the
-      // layout changes, so no profile straddles two layouts of one device).
-      for (auto& p : catalog.profiles)
-        if (p.engine == engine && *layout_min <= p.version_max && (!layout_max || p.version_min <= *layout_max)) p.mxfp4_layouts.push_back(l);
+      PF_TRY(ok, parse_mxfp4_layout(item, origin, catalog));
+      (void)ok;
     }
   }
   if (const Json* paddings = top.find("hybrid_group_padding"); paddings && paddings->is_array()) {
     for (const auto& item : *paddings) {
-      JsonObject r(item, origin, "hybrid_group_padding[]");
-      PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "ratio", "source"}));
-      (void)keys;
-      PF_TRY(engine, r.string("engine"));
-      PF_TRY(vmin, r.string("version_min"));
-      PF_TRY(vmax, r.string("version_max"));
-      const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-      if (!pmin || !pmax || *pmax < *pmin)
-        return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: bad version range", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
-      PF_TRY(ratio, r.number("ratio"));
-      if (!(ratio >= 1.0 && ratio <= 4.0))
-        return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: ratio %.3g is outside 1-4", origin.c_str(), engine.c_str(), vmin.c_str(), ratio), origin);
-      PF_TRY(source, r.string("source"));
-      const EngineProfile::GroupPadding g{*pmin, *pmax, ratio, source};
-      for (auto& p : catalog.profiles)
-        if (p.engine == engine && g.version_min <= p.version_max && p.version_min <= g.version_max) p.hybrid_group_paddings.push_back(g);
+      PF_TRY(ok, parse_group_padding(item, origin, catalog));
+      (void)ok;
     }
   }
   // The ratio of a profile's newest version until select_engine picks the requested one.
   for (auto& p : catalog.profiles) apply_group_padding(p, p.version_max);
   if (const Json* list2 = top.find("overheads"); list2 && list2->is_array()) {
     for (const auto& item : *list2) {
-      JsonObject r(item, origin, "overheads[]");
-      Overheads o;
-      PF_TRY(platform, r.string("platform"));
-      o.platform = platform;
-      PF_TRY(nt, r.number("non_torch_bytes"));
-      o.non_torch_bytes = nt;
-      PF_TRY(gb, r.number("graph_bytes"));
-      o.graph_bytes = gb;
-      PF_TRY(af, r.number("activation_bytes_per_batched_token_factor"));
-      o.activation_bytes_per_batched_token_factor = af;
-      PF_TRY(vf, r.number("vision_activation_factor"));
-      o.vision_activation_factor = vf;
-      PF_TRY(rope, r.number("rope_cache_bytes_per_element"));
-      if (rope < 0 || rope > 64) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].rope_cache_bytes_per_element %.3g is outside 0-64", origin.c_str(), o.platform.c_str(), rope), origin);
-      o.rope_cache_bytes_per_element = rope;
-      PF_TRY(rope_src, r.string("rope_cache_source"));
-      o.rope_cache_source = rope_src;
-      PF_TRY(gib, r.opt_bool("graph_memory_in_budget"));
-      o.graph_memory_in_budget = gib;
-      PF_TRY(ev, r.string("evidence"));
-      o.evidence = ev;
-      PF_TRY(band, r.number("band_fraction"));
-      o.band_fraction = band;
-      PF_TRY(nt_band, r.opt_number("non_torch_band_bytes"));
-      if (nt_band && (*nt_band < 0 || *nt_band > 64.0 * 1024 * 1024 * 1024))
-        return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_band_bytes is outside 0-64 GiB", origin.c_str(), o.platform.c_str()), origin);
-      o.non_torch_band_bytes = nt_band.value_or(0.0);
-      PF_TRY(multi, r.number("non_torch_multi_rank_fraction"));
-      if (!(multi >= 0 && multi <= 4))
-        return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_multi_rank_fraction %.3g is outside 0-4", origin.c_str(), o.platform.c_str(), multi), origin);
-      o.non_torch_multi_rank_fraction = multi;
-      PF_TRY(multi_src, r.string("non_torch_multi_rank_source"));
-      o.non_torch_multi_rank_source = multi_src;
+      PF_TRY(o, parse_overheads(item, origin));
       catalog.overheads.push_back(o);
     }
   }

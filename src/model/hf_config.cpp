@@ -213,16 +213,9 @@ Status check_cache_sizes(const ModelSpec& spec, const std::string& origin) {
   return Ok{};
 }
 
-}  // namespace
-
-Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin) {
-  if (!root.is_object()) {
-    return make_error(ErrorKind::corrupt, format("%s: expected a JSON object, found %s", origin.c_str(), json_type_name(root)), origin);
-  }
-  ConfigView cfg(root, origin);
-  ModelSpec spec;
-  spec.source = origin;
-
+// architectures[0] and model_type into `spec`; `traits` from the catalogue entry, which is returned
+// (nullptr for an architecture the catalogue lacks: Llama-style defaults, with the assumption recorded).
+Expected<const ArchitectureTraits*> read_architecture(const ConfigView& cfg, const std::string& origin, ModelSpec& spec, ArchitectureTraits& traits) {
   if (const Json* archs = cfg.root().find("architectures")) {
     if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
       return make_error(ErrorKind::corrupt, format("%s: architectures: expected a non-empty array of strings", origin.c_str()), origin);
@@ -232,15 +225,17 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   PF_TRY(model_type, cfg.opt_string("model_type"));
   spec.model_type = model_type.value_or("");
   const ArchitectureTraits* found = builtin_traits().find(spec.architecture);
-  ArchitectureTraits traits;
   if (found) {
     traits = *found;
   } else {
     spec.assumptions.push_back(format("no architecture traits for '%s'; assumed a Llama-style layer (gated MLP, no q/k norm, biases per attention_bias)",
                                       spec.architecture.empty() ? "(none)" : spec.architecture.c_str()));
   }
+  return found;
+}
 
-  // dtype
+// torch_dtype (or dtype); float32 is served as bfloat16, absent is assumed bfloat16.
+Status read_dtype(const ConfigView& cfg, ModelSpec& spec) {
   PF_TRY(torch_dtype_a, cfg.opt_string("torch_dtype"));
   PF_TRY(torch_dtype_b, cfg.opt_string("dtype"));
   const std::string dtype_name_raw = torch_dtype_a.value_or(torch_dtype_b.value_or(""));
@@ -253,18 +248,66 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   } else {
     spec.assumptions.push_back("config has no torch_dtype/dtype; assumed bfloat16");
   }
+  return Ok{};
+}
 
+// tie_word_embeddings (the top level wins over text_config), else the text model's config class default.
+Status read_tie_word_embeddings(const ConfigView& cfg, ModelSpec& spec) {
+  PF_TRY(tie_text, cfg.text().opt_bool("tie_word_embeddings"));
+  PF_TRY(tie_root, cfg.root().opt_bool("tie_word_embeddings"));
+  if (tie_text || tie_root) {
+    spec.tie_word_embeddings = tie_root ? *tie_root : *tie_text;
+    return Ok{};
+  }
+  // Unset: the text model's config class default (GemmaConfig and its successors tie; LlamaConfig,
+  // MistralConfig, Qwen2/Qwen3 and most others set False; the PretrainedConfig base says True).
+  PF_TRY(text_type, cfg.text().opt_string("model_type"));
+  const std::string type = text_type.value_or(spec.model_type);
+  const bool untied_class = type.rfind("llama", 0) == 0 || type.rfind("mistral", 0) == 0 || type.rfind("mixtral", 0) == 0 || type.rfind("qwen", 0) == 0;
+  spec.tie_word_embeddings = !untied_class;
+  spec.assumptions.push_back(format("config has no tie_word_embeddings; %s (the %s config class default)", untied_class ? "untied" : "tied",
+                                    type.empty() ? "PretrainedConfig" : type.c_str()));
+  return Ok{};
+}
+
+// The text stack's shape: its dimensions, the layer count and the hybrid_override_pattern (Nemotron-H style).
+struct TextStack {
   TextDims d;
+  int64_t layers = 0;
+  std::string hybrid_pattern;
+};
+
+// head_dim (or attention_head_dim), else hidden_size / num_attention_heads; its provenance goes into `spec`.
+Expected<int64_t> read_head_dim(const ConfigView& cfg, const std::string& origin, const TextDims& d, ModelSpec& spec) {
+  PF_TRY(head_dim_a, cfg.opt_int("head_dim"));
+  PF_TRY(head_dim_b, cfg.opt_int("attention_head_dim"));
+  if (head_dim_a || head_dim_b) {
+    PF_TRY(hd, cfg.check(head_dim_a ? "head_dim" : "attention_head_dim", head_dim_a ? *head_dim_a : *head_dim_b, k_max_dim));
+    spec.provenance.push_back({"head_dim", origin, "config head_dim"});
+    return hd;
+  }
+  if (d.hidden % d.heads != 0) {
+    return make_error(ErrorKind::corrupt, format("%s: hidden_size (%lld) is not a multiple of num_attention_heads (%lld) and head_dim is not given",
+                                                 origin.c_str(), static_cast<long long>(d.hidden), static_cast<long long>(d.heads)),
+                      origin);
+  }
+  spec.provenance.push_back({"head_dim", origin, "hidden_size / num_attention_heads (no head_dim key)"});
+  return d.hidden / d.heads;
+}
+
+// The text stack's dimensions, checked, and copied into `spec` with the context length and embedding tying.
+Expected<TextStack> read_text_stack(const ConfigView& cfg, const std::string& origin, ModelSpec& spec) {
+  TextStack text;
+  TextDims& d = text.d;
   PF_TRY(hidden, cfg.dim("hidden_size", k_max_dim));
   d.hidden = hidden;
   PF_TRY(pattern_opt, cfg.opt_string("hybrid_override_pattern"));
-  const std::string hybrid_pattern = pattern_opt.value_or("");
-  int64_t layers = 0;
-  if (!hybrid_pattern.empty() && !cfg.find("num_hidden_layers")) {
-    layers = static_cast<int64_t>(hybrid_pattern.size());
+  text.hybrid_pattern = pattern_opt.value_or("");
+  if (!text.hybrid_pattern.empty() && !cfg.find("num_hidden_layers")) {
+    text.layers = static_cast<int64_t>(text.hybrid_pattern.size());
   } else {
     PF_TRY(l, cfg.dim("num_hidden_layers", k_max_layers));
-    layers = l;
+    text.layers = l;
   }
   PF_TRY(vocab, cfg.dim("vocab_size", k_max_vocab));
   d.vocab = vocab;
@@ -283,50 +326,28 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
                                                  static_cast<long long>(d.heads), static_cast<long long>(d.kv_heads)),
                       origin);
   }
-  PF_TRY(head_dim_a, cfg.opt_int("head_dim"));
-  PF_TRY(head_dim_b, cfg.opt_int("attention_head_dim"));
-  if (head_dim_a || head_dim_b) {
-    PF_TRY(hd, cfg.check(head_dim_a ? "head_dim" : "attention_head_dim", head_dim_a ? *head_dim_a : *head_dim_b, k_max_dim));
-    d.head_dim = hd;
-    spec.provenance.push_back({"head_dim", origin, "config head_dim"});
-  } else {
-    if (d.hidden % d.heads != 0) {
-      return make_error(ErrorKind::corrupt, format("%s: hidden_size (%lld) is not a multiple of num_attention_heads (%lld) and head_dim is not given",
-                                                   origin.c_str(), static_cast<long long>(d.hidden), static_cast<long long>(d.heads)),
-                        origin);
-    }
-    d.head_dim = d.hidden / d.heads;
-    spec.provenance.push_back({"head_dim", origin, "hidden_size / num_attention_heads (no head_dim key)"});
-  }
+  PF_TRY(head_dim, read_head_dim(cfg, origin, d, spec));
+  d.head_dim = head_dim;
   PF_TRY(inter, cfg.opt_dim("intermediate_size", 0, k_max_dim * 4));
   d.intermediate = inter;
   // Present means 1..2^31-1: vLLM reads it as the model's context length, so -1 or 0 is not "unset".
   PF_TRY(max_pos, cfg.opt_dim("max_position_embeddings", 0, INT32_MAX));
   spec.max_position_embeddings = max_pos;
-  PF_TRY(tie_text, cfg.text().opt_bool("tie_word_embeddings"));
-  PF_TRY(tie_root, cfg.root().opt_bool("tie_word_embeddings"));
-  if (tie_text || tie_root) {
-    spec.tie_word_embeddings = tie_root ? *tie_root : *tie_text;
-  } else {
-    // Unset: the text model's config class default (GemmaConfig and its successors tie; LlamaConfig,
-    // MistralConfig, Qwen2/Qwen3 and most others set False; the PretrainedConfig base says True).
-    PF_TRY(text_type, cfg.text().opt_string("model_type"));
-    const std::string type = text_type.value_or(spec.model_type);
-    const bool untied_class = type.rfind("llama", 0) == 0 || type.rfind("mistral", 0) == 0 || type.rfind("mixtral", 0) == 0 || type.rfind("qwen", 0) == 0;
-    spec.tie_word_embeddings = !untied_class;
-    spec.assumptions.push_back(format("config has no tie_word_embeddings; %s (the %s config class default)", untied_class ? "untied" : "tied",
-                                      type.empty() ? "PretrainedConfig" : type.c_str()));
-  }
+  PF_TRY(tie_ok, read_tie_word_embeddings(cfg, spec));
+  (void)tie_ok;
 
   spec.hidden_size = d.hidden;
-  spec.num_hidden_layers = layers;
+  spec.num_hidden_layers = text.layers;
   spec.num_attention_heads = d.heads;
   spec.num_key_value_heads = d.kv_heads;
   spec.head_dim = d.head_dim;
   spec.intermediate_size = d.intermediate;
   spec.vocab_size = d.vocab;
+  return text;
+}
 
-  // Rotary dimensions (persistent cos/sin cache size).
+// Rotary dimensions (persistent cos/sin cache size): head_dim x partial_rotary_factor.
+Status read_rotary(const ConfigView& cfg, const std::string& origin, int64_t head_dim, ModelSpec& spec) {
   PF_TRY(prf_a, cfg.opt_number("partial_rotary_factor"));
   double partial = prf_a.value_or(1.0);
   if (const Json* rp = cfg.find("rope_parameters"); rp && rp->is_object() && rp->contains("partial_rotary_factor") && (*rp)["partial_rotary_factor"].is_number()) {
@@ -335,51 +356,86 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   if (!(partial > 0 && partial <= 1)) {
     return make_error(ErrorKind::corrupt, format("%s: partial_rotary_factor is %g, expected a number in (0, 1]", origin.c_str(), partial), origin);
   }
-  spec.rotary_dim = static_cast<int64_t>(static_cast<double>(d.head_dim) * partial);
+  spec.rotary_dim = static_cast<int64_t>(static_cast<double>(head_dim) * partial);
+  return Ok{};
+}
 
-  // MoE fields.
+// The routed experts, top-k and shared expert of a MoE model (all zero for a dense one), also into `spec`.
+Expected<MoeDims> read_moe(const ConfigView& cfg, const std::string& origin, int64_t intermediate, ModelSpec& spec) {
   MoeDims moe;
   PF_TRY(e1, cfg.opt_int("num_experts"));
   PF_TRY(e2, cfg.opt_int("n_routed_experts"));
   PF_TRY(e3, cfg.opt_int("num_local_experts"));
   const auto experts_raw = e1 ? e1 : (e2 ? e2 : e3);
-  if (experts_raw && *experts_raw > 0) {
-    PF_TRY(experts, cfg.check(e1 ? "num_experts" : (e2 ? "n_routed_experts" : "num_local_experts"), *experts_raw, k_max_experts));
-    moe.experts = experts;
-    PF_TRY(k1, cfg.opt_int("num_experts_per_tok"));
-    PF_TRY(k2, cfg.opt_int("experts_per_token"));
-    moe.top_k = k1.value_or(k2.value_or(0));
-    if (moe.top_k <= 0 || moe.top_k > moe.experts) {
-      return make_error(ErrorKind::corrupt, format("%s: num_experts_per_tok (%lld) must be 1..%lld", origin.c_str(), static_cast<long long>(moe.top_k),
-                                                   static_cast<long long>(moe.experts)),
-                        origin);
-    }
-    PF_TRY(mi, cfg.opt_dim("moe_intermediate_size", d.intermediate, k_max_dim * 4));
-    moe.inter = mi;
-    if (moe.inter <= 0) return make_error(ErrorKind::corrupt, format("%s: MoE model without moe_intermediate_size or intermediate_size", origin.c_str()), origin);
-    PF_TRY(n_shared, cfg.opt_size("n_shared_experts", k_max_experts));
-    PF_TRY(shared_q, cfg.opt_size("shared_expert_intermediate_size", k_max_dim * 4));
-    PF_TRY(shared_n, cfg.opt_size("moe_shared_expert_intermediate_size", k_max_dim * 4));
-    if (shared_q && *shared_q > 0) moe.shared_inter = *shared_q;
-    else if (shared_n && *shared_n > 0) moe.shared_inter = *shared_n;
-    else if (n_shared && *n_shared > 0) moe.shared_inter = *n_shared * moe.inter;
-    if (n_shared) spec.num_shared_experts = *n_shared;
-    else if (moe.shared_inter > 0) spec.num_shared_experts = 1;
-    PF_TRY(topk_method, cfg.opt_string("topk_method"));
-    moe.score_bias = topk_method.value_or("") == "noaux_tc";
-    spec.num_experts = moe.experts;
-    spec.num_experts_per_tok = moe.top_k;
-    spec.moe_intermediate_size = moe.inter;
+  if (!experts_raw || *experts_raw <= 0) return moe;
+  PF_TRY(experts, cfg.check(e1 ? "num_experts" : (e2 ? "n_routed_experts" : "num_local_experts"), *experts_raw, k_max_experts));
+  moe.experts = experts;
+  PF_TRY(k1, cfg.opt_int("num_experts_per_tok"));
+  PF_TRY(k2, cfg.opt_int("experts_per_token"));
+  moe.top_k = k1.value_or(k2.value_or(0));
+  if (moe.top_k <= 0 || moe.top_k > moe.experts) {
+    return make_error(ErrorKind::corrupt, format("%s: num_experts_per_tok (%lld) must be 1..%lld", origin.c_str(), static_cast<long long>(moe.top_k),
+                                                 static_cast<long long>(moe.experts)),
+                      origin);
   }
+  PF_TRY(mi, cfg.opt_dim("moe_intermediate_size", intermediate, k_max_dim * 4));
+  moe.inter = mi;
+  if (moe.inter <= 0) return make_error(ErrorKind::corrupt, format("%s: MoE model without moe_intermediate_size or intermediate_size", origin.c_str()), origin);
+  PF_TRY(n_shared, cfg.opt_size("n_shared_experts", k_max_experts));
+  PF_TRY(shared_q, cfg.opt_size("shared_expert_intermediate_size", k_max_dim * 4));
+  PF_TRY(shared_n, cfg.opt_size("moe_shared_expert_intermediate_size", k_max_dim * 4));
+  if (shared_q && *shared_q > 0) moe.shared_inter = *shared_q;
+  else if (shared_n && *shared_n > 0) moe.shared_inter = *shared_n;
+  else if (n_shared && *n_shared > 0) moe.shared_inter = *n_shared * moe.inter;
+  if (n_shared) spec.num_shared_experts = *n_shared;
+  else if (moe.shared_inter > 0) spec.num_shared_experts = 1;
+  PF_TRY(topk_method, cfg.opt_string("topk_method"));
+  moe.score_bias = topk_method.value_or("") == "noaux_tc";
+  spec.num_experts = moe.experts;
+  spec.num_experts_per_tok = moe.top_k;
+  spec.moe_intermediate_size = moe.inter;
+  return moe;
+}
+
+// Which layers of a MoE model route (the others keep a dense MLP): first_k_dense_replace,
+// moe_layer_freq, decoder_sparse_step and mlp_only_layers.
+struct MoePlacement {
+  std::optional<int64_t> first_dense, moe_freq, sparse_step;
+  std::set<int64_t> mlp_only;
+
+  bool routes(int64_t i) const {
+    bool is_moe = true;
+    if (first_dense && i < *first_dense) is_moe = false;
+    if (moe_freq && *moe_freq > 1 && i % *moe_freq != 0) is_moe = false;
+    if (sparse_step && *sparse_step > 1 && (i + 1) % *sparse_step != 0) is_moe = false;
+    if (mlp_only.count(i)) is_moe = false;
+    return is_moe;
+  }
+};
+
+Expected<MoePlacement> read_moe_placement(const ConfigView& cfg) {
+  MoePlacement m;
   PF_TRY(first_dense, cfg.opt_size("first_k_dense_replace", k_max_layers));
   PF_TRY(moe_freq, cfg.opt_size("moe_layer_freq", k_max_layers));
   PF_TRY(sparse_step, cfg.opt_size("decoder_sparse_step", k_max_layers));
-  std::set<int64_t> mlp_only;
-  if (const Json* m = cfg.find("mlp_only_layers"); m && m->is_array()) {
-    for (const auto& v : *m) if (v.is_number_integer()) mlp_only.insert(v.get<int64_t>());
+  m.first_dense = first_dense;
+  m.moe_freq = moe_freq;
+  m.sparse_step = sparse_step;
+  if (const Json* list = cfg.find("mlp_only_layers"); list && list->is_array()) {
+    for (const auto& v : *list) if (v.is_number_integer()) m.mlp_only.insert(v.get<int64_t>());
   }
+  return m;
+}
 
-  // Layer kinds.
+// The config keys that decide each layer's kind.
+struct LayerKeys {
+  std::optional<int64_t> kv_lora, rope_dim_mla, full_interval, lin_v_heads, sliding, swp_cfg;
+  std::optional<bool> use_sliding;
+  const Json* layer_types = nullptr;
+};
+
+Expected<LayerKeys> read_layer_keys(const ConfigView& cfg, const std::string& origin, const TextStack& text) {
+  LayerKeys k;
   PF_TRY(kv_lora, cfg.opt_size("kv_lora_rank", k_max_dim));
   PF_TRY(rope_dim_mla, cfg.opt_size("qk_rope_head_dim", k_max_dim));
   PF_TRY(full_interval, cfg.opt_size("full_attention_interval", k_max_layers));
@@ -387,87 +443,138 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   PF_TRY(sliding, cfg.opt_size("sliding_window", INT32_MAX));
   PF_TRY(use_sliding, cfg.opt_bool("use_sliding_window"));
   PF_TRY(swp_cfg, cfg.opt_size("sliding_window_pattern", k_max_layers));
-  const Json* layer_types = cfg.find("layer_types");
-  if (layer_types && (!layer_types->is_array() || static_cast<int64_t>(layer_types->size()) != layers)) {
+  k.kv_lora = kv_lora;
+  k.rope_dim_mla = rope_dim_mla;
+  k.full_interval = full_interval;
+  k.lin_v_heads = lin_v_heads;
+  k.sliding = sliding;
+  k.use_sliding = use_sliding;
+  k.swp_cfg = swp_cfg;
+  k.layer_types = cfg.find("layer_types");
+  const int64_t layers = text.layers;
+  if (k.layer_types && (!k.layer_types->is_array() || static_cast<int64_t>(k.layer_types->size()) != layers)) {
     return make_error(ErrorKind::corrupt, format("%s: layer_types: expected an array of %lld entries", origin.c_str(), static_cast<long long>(layers)), origin);
   }
-  if (!hybrid_pattern.empty() && static_cast<int64_t>(hybrid_pattern.size()) != layers) {
+  if (!text.hybrid_pattern.empty() && static_cast<int64_t>(text.hybrid_pattern.size()) != layers) {
     return make_error(ErrorKind::corrupt, format("%s: hybrid_override_pattern has %zu layers, num_hidden_layers is %lld", origin.c_str(),
-                                                 hybrid_pattern.size(), static_cast<long long>(layers)),
+                                                 text.hybrid_pattern.size(), static_cast<long long>(layers)),
                       origin);
   }
+  return k;
+}
+
+// Layer i's kind from the first rule that applies: hybrid_override_pattern, kv_lora_rank (MLA),
+// layer_types, full_attention_interval, sliding_window, else full attention. `rule` names the rule.
+Status assign_layer_kind(LayerSpec& l, int64_t i, const LayerKeys& k, const std::string& hybrid_pattern, const ArchitectureTraits& traits,
+                         const std::string& origin, std::string& rule) {
+  const auto& kv_lora = k.kv_lora;
+  const auto& full_interval = k.full_interval;
+  const auto& sliding = k.sliding;
+  const auto& swp_cfg = k.swp_cfg;
+  if (!hybrid_pattern.empty()) {
+    const char c = hybrid_pattern[static_cast<size_t>(i)];
+    if (c == 'M') l.kind = LayerKind::mamba;
+    else if (c == '*') l.kind = LayerKind::full_attention;
+    else if (c == '-') l.kind = LayerKind::mlp_only;
+    else if (c == 'E') { l.kind = LayerKind::mlp_only; l.moe = true; }
+    else return make_error(ErrorKind::corrupt, format("%s: hybrid_override_pattern: unknown layer code '%c' at %lld", origin.c_str(), c, static_cast<long long>(i)), origin);
+    rule = "hybrid_override_pattern (M Mamba2, * attention, - MLP, E MoE)";
+  } else if (kv_lora && *kv_lora > 0) {
+    l.kind = LayerKind::mla_attention;
+    rule = "kv_lora_rank present: multi-head latent attention on every layer";
+  } else if (k.layer_types) {
+    const Json& t = (*k.layer_types)[static_cast<size_t>(i)];
+    const std::string name = t.is_string() ? t.get<std::string>() : "";
+    if (name == "full_attention" || name == "attention") l.kind = LayerKind::full_attention;
+    else if (name == "sliding_attention" || name == "sliding_window" || name == "chunked_attention") l.kind = LayerKind::sliding_attention;
+    else if (name == "linear_attention") l.kind = LayerKind::linear_attention;
+    else if (name == "mamba" || name == "mamba2") l.kind = LayerKind::mamba;
+    else return make_error(ErrorKind::corrupt, format("%s: layer_types[%lld]: unknown layer type '%s'", origin.c_str(), static_cast<long long>(i), name.c_str()), origin);
+    rule = "config layer_types";
+  } else if (full_interval && *full_interval > 0 && k.lin_v_heads) {
+    l.kind = ((i + 1) % *full_interval == 0) ? LayerKind::full_attention : LayerKind::linear_attention;
+    rule = format("full_attention_interval %lld: every %lldth layer full attention, the rest linear attention",
+                  static_cast<long long>(*full_interval), static_cast<long long>(*full_interval));
+  } else if (sliding && *sliding > 0 && k.use_sliding.value_or(true)) {
+    const int64_t pattern = swp_cfg.value_or(traits.sliding_window_pattern_default);
+    if (pattern > 0) {
+      l.kind = ((i + 1) % pattern == 0) ? LayerKind::full_attention : LayerKind::sliding_attention;
+      rule = format("sliding_window %lld with a global layer every %lld layers%s", static_cast<long long>(*sliding),
+                    static_cast<long long>(pattern), swp_cfg ? "" : " (architecture default; config has no sliding_window_pattern)");
+    } else {
+      l.kind = LayerKind::sliding_attention;
+      rule = format("sliding_window %lld on every layer", static_cast<long long>(*sliding));
+    }
+  } else {
+    l.kind = LayerKind::full_attention;
+    rule = "no layer pattern in config: full attention on every layer";
+  }
+  return Ok{};
+}
+
+// spec.layers: each layer's kind, its sliding window, whether it routes to experts; and the rule's provenance.
+Status build_layers(const TextStack& text, const LayerKeys& k, const MoeDims& moe, const MoePlacement& placement, const ArchitectureTraits& traits,
+                    const std::string& origin, ModelSpec& spec) {
+  const TextDims& d = text.d;
   std::string pattern_rule;
-  for (int64_t i = 0; i < layers; ++i) {
+  for (int64_t i = 0; i < text.layers; ++i) {
     LayerSpec l;
     l.num_key_value_heads = d.kv_heads;
     l.head_dim_k = d.head_dim;
     l.head_dim_v = d.head_dim;
-    if (!hybrid_pattern.empty()) {
-      const char c = hybrid_pattern[static_cast<size_t>(i)];
-      if (c == 'M') l.kind = LayerKind::mamba;
-      else if (c == '*') l.kind = LayerKind::full_attention;
-      else if (c == '-') l.kind = LayerKind::mlp_only;
-      else if (c == 'E') { l.kind = LayerKind::mlp_only; l.moe = true; }
-      else return make_error(ErrorKind::corrupt, format("%s: hybrid_override_pattern: unknown layer code '%c' at %lld", origin.c_str(), c, static_cast<long long>(i)), origin);
-      pattern_rule = "hybrid_override_pattern (M Mamba2, * attention, - MLP, E MoE)";
-    } else if (kv_lora && *kv_lora > 0) {
-      l.kind = LayerKind::mla_attention;
-      pattern_rule = "kv_lora_rank present: multi-head latent attention on every layer";
-    } else if (layer_types) {
-      const Json& t = (*layer_types)[static_cast<size_t>(i)];
-      const std::string name = t.is_string() ? t.get<std::string>() : "";
-      if (name == "full_attention" || name == "attention") l.kind = LayerKind::full_attention;
-      else if (name == "sliding_attention" || name == "sliding_window" || name == "chunked_attention") l.kind = LayerKind::sliding_attention;
-      else if (name == "linear_attention") l.kind = LayerKind::linear_attention;
-      else if (name == "mamba" || name == "mamba2") l.kind = LayerKind::mamba;
-      else return make_error(ErrorKind::corrupt, format("%s: layer_types[%lld]: unknown layer type '%s'", origin.c_str(), static_cast<long long>(i), name.c_str()), origin);
-      pattern_rule = "config layer_types";
-    } else if (full_interval && *full_interval > 0 && lin_v_heads) {
-      l.kind = ((i + 1) % *full_interval == 0) ? LayerKind::full_attention : LayerKind::linear_attention;
-      pattern_rule = format("full_attention_interval %lld: every %lldth layer full attention, the rest linear attention",
-                            static_cast<long long>(*full_interval), static_cast<long long>(*full_interval));
-    } else if (sliding && *sliding > 0 && use_sliding.value_or(true)) {
-      const int64_t pattern = swp_cfg.value_or(traits.sliding_window_pattern_default);
-      if (pattern > 0) {
-        l.kind = ((i + 1) % pattern == 0) ? LayerKind::full_attention : LayerKind::sliding_attention;
-        pattern_rule = format("sliding_window %lld with a global layer every %lld layers%s", static_cast<long long>(*sliding),
-                              static_cast<long long>(pattern), swp_cfg ? "" : " (architecture default; config has no sliding_window_pattern)");
-      } else {
-        l.kind = LayerKind::sliding_attention;
-        pattern_rule = format("sliding_window %lld on every layer", static_cast<long long>(*sliding));
-      }
-    } else {
-      l.kind = LayerKind::full_attention;
-      pattern_rule = "no layer pattern in config: full attention on every layer";
-    }
-    if (l.kind == LayerKind::sliding_attention) l.sliding_window = sliding.value_or(0);
+    PF_TRY(kind_ok, assign_layer_kind(l, i, k, text.hybrid_pattern, traits, origin, pattern_rule));
+    (void)kind_ok;
+    if (l.kind == LayerKind::sliding_attention) l.sliding_window = k.sliding.value_or(0);
     if (l.kind == LayerKind::sliding_attention && l.sliding_window <= 0) {
       return make_error(ErrorKind::corrupt, format("%s: layer %lld is sliding_attention but sliding_window is not set", origin.c_str(), static_cast<long long>(i)), origin);
     }
-    if (moe.experts > 0 && hybrid_pattern.empty()) {
-      bool is_moe = true;
-      if (first_dense && i < *first_dense) is_moe = false;
-      if (moe_freq && *moe_freq > 1 && i % *moe_freq != 0) is_moe = false;
-      if (sparse_step && *sparse_step > 1 && (i + 1) % *sparse_step != 0) is_moe = false;
-      if (mlp_only.count(i)) is_moe = false;
-      l.moe = is_moe;
-    }
+    if (moe.experts > 0 && text.hybrid_pattern.empty()) l.moe = placement.routes(i);
     spec.layers.push_back(l);
   }
   spec.provenance.push_back({"layer pattern", origin, pattern_rule});
+  return Ok{};
+}
 
+// Everything a layer's weight shapes depend on besides its own kind.
+struct LayerWeightInputs {
+  TextDims d;
+  MoeDims moe;
+  ArchitectureTraits traits;
+  std::string origin;
+  bool attention_bias = false, output_gate = false;
+  bool single_mixer = false;  // hybrid_override_pattern: one mixer (or MLP) per layer, one norm
+  // Multi-head latent attention (DeepSeek), with the optional sparse-attention indexer.
+  std::optional<int64_t> kv_lora, q_lora, rope_dim_mla, nope, v_head, index_heads, index_dim;
+  // Gated DeltaNet (linear attention).
+  int64_t lin_key_heads = 0, lin_value_heads = 0, lin_key_head_dim = 0, lin_value_head_dim = 0;
+  std::optional<int64_t> lin_kernel;
+  bool qwen35_names = false;  // Qwen3.5 splits in_proj_qkvz / in_proj_ba into four projections
+  // Mamba2.
+  std::optional<int64_t> mamba_heads, mamba_head_dim, mamba_groups, mamba_state, mamba_kernel;
+  std::optional<bool> conv_bias;
+  Dtype ssm_dtype = Dtype::bf16;
+  // DeepSeek-style MTP modules (num_nextn_predict_layers) store their own embedding and head.
+  bool mtp_own_embedding = false;
+};
+
+// MTP layer count, attention biases, the output gate and use_qk_norm (which overrides `traits`).
+Status read_attention_options(const ConfigView& cfg, const std::string& origin, ModelSpec& spec, ArchitectureTraits& traits, LayerWeightInputs& in) {
   PF_TRY(mtp_a, cfg.opt_size("num_nextn_predict_layers", 16));
   PF_TRY(mtp_b, cfg.opt_size("mtp_num_hidden_layers", 16));
   spec.mtp_layers = std::max<int64_t>(0, mtp_a.value_or(mtp_b.value_or(0)));
   if (spec.mtp_layers > 16) return make_error(ErrorKind::corrupt, format("%s: %lld MTP layers is not plausible", origin.c_str(), static_cast<long long>(spec.mtp_layers)), origin);
+  in.mtp_own_embedding = mtp_a.has_value();
   PF_TRY(attention_bias_cfg, cfg.opt_bool("attention_bias"));
-  const bool attention_bias = attention_bias_cfg.value_or(false);
+  in.attention_bias = attention_bias_cfg.value_or(false);
   PF_TRY(gate_cfg, cfg.opt_bool("attn_output_gate"));
-  const bool output_gate = gate_cfg.value_or(traits.attn_output_gate);
+  in.output_gate = gate_cfg.value_or(traits.attn_output_gate);
   PF_TRY(qk_norm_cfg, cfg.opt_bool("use_qk_norm"));
   if (qk_norm_cfg) traits.qk_norm = *qk_norm_cfg;
+  return Ok{};
+}
 
-  // Linear attention (Gated DeltaNet) and Mamba2 geometry.
+// Linear attention (Gated DeltaNet) and Mamba2 geometry, and the dtype of their recurrent state.
+Status read_recurrent_keys(const ConfigView& cfg, Dtype model_dtype, const ArchitectureTraits& traits, LayerWeightInputs& in) {
   PF_TRY(lin_k_heads, cfg.opt_size("linear_num_key_heads", k_max_dim));
   PF_TRY(lin_dk, cfg.opt_size("linear_key_head_dim", k_max_dim));
   PF_TRY(lin_dv, cfg.opt_size("linear_value_head_dim", k_max_dim));
@@ -480,139 +587,181 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   PF_TRY(conv_bias_cfg, cfg.opt_bool("use_conv_bias"));
   PF_TRY(ssm_dtype_a, cfg.opt_string("mamba_ssm_dtype"));
   PF_TRY(ssm_dtype_b, cfg.opt_string("mamba_ssm_cache_dtype"));
-  Dtype ssm_dtype = spec.dtype;
-  std::string ssm_dtype_rule = "model dtype (mamba_ssm_cache_dtype auto)";
-  if (auto sd = dtype_from_torch_name(ssm_dtype_a.value_or(ssm_dtype_b.value_or(traits.mamba_ssm_dtype_default)))) {
-    ssm_dtype = *sd;
-    ssm_dtype_rule = ssm_dtype_a || ssm_dtype_b ? "config mamba_ssm_dtype" : "architecture default";
-  }
+  in.lin_key_heads = lin_k_heads.value_or(0);
+  in.lin_key_head_dim = lin_dk.value_or(0);
+  in.lin_value_head_dim = lin_dv.value_or(0);
+  in.lin_kernel = lin_kernel;
+  in.mamba_heads = mamba_heads;
+  in.mamba_head_dim = mamba_head_dim;
+  in.mamba_groups = mamba_groups;
+  in.mamba_state = mamba_state;
+  in.mamba_kernel = mamba_kernel;
+  in.conv_bias = conv_bias_cfg;
+  // The model dtype (mamba_ssm_cache_dtype auto) unless the config or the architecture names one.
+  in.ssm_dtype = model_dtype;
+  if (auto sd = dtype_from_torch_name(ssm_dtype_a.value_or(ssm_dtype_b.value_or(traits.mamba_ssm_dtype_default)))) in.ssm_dtype = *sd;
+  return Ok{};
+}
 
-  // Weights.
-  WeightList w;
-  const std::string L = "model.layers.*";
-  const int64_t Hk = lin_k_heads.value_or(0), Hv = lin_v_heads.value_or(0), dk = lin_dk.value_or(0), dv = lin_dv.value_or(0);
-  const bool qwen35_names = spec.model_type.rfind("qwen3_5", 0) == 0;
+// The MLA projections beyond kv_lora_rank / qk_rope_head_dim, and the sparse-attention indexer.
+Status read_mla_keys(const ConfigView& cfg, LayerWeightInputs& in) {
   PF_TRY(q_lora, cfg.opt_size("q_lora_rank", k_max_dim));
   PF_TRY(nope, cfg.opt_size("qk_nope_head_dim", k_max_dim));
   PF_TRY(v_head, cfg.opt_size("v_head_dim", k_max_dim));
   PF_TRY(index_heads, cfg.opt_size("index_n_heads", k_max_dim));
   PF_TRY(index_dim, cfg.opt_size("index_head_dim", k_max_dim));
-  auto add_layer = [&](LayerSpec& l, Part part) -> Status {
-    const std::string p = L;
-    switch (l.kind) {
-      case LayerKind::full_attention:
-      case LayerKind::sliding_attention:
-        add_standard_attention(w, p, d, traits, attention_bias, output_gate, part);
-        break;
-      case LayerKind::mla_attention: {
-        const int64_t rope = rope_dim_mla.value_or(0), qk_nope = nope.value_or(0), vd = v_head.value_or(0);
-        if (rope <= 0 || qk_nope <= 0 || vd <= 0) {
-          return make_error(ErrorKind::corrupt, format("%s: kv_lora_rank is set but qk_rope_head_dim / qk_nope_head_dim / v_head_dim are missing", origin.c_str()), origin);
-        }
-        const int64_t qk_head = qk_nope + rope;
-        if (q_lora && *q_lora > 0) {
-          w.linear(p + ".self_attn.q_a_proj", *q_lora, d.hidden, Shard::replicated, part);
-          w.vector(p + ".self_attn.q_a_layernorm", *q_lora, Shard::replicated, part);
-          w.linear(p + ".self_attn.q_b_proj", d.heads * qk_head, *q_lora, Shard::column, part);
-        } else {
-          w.linear(p + ".self_attn.q_proj", d.heads * qk_head, d.hidden, Shard::column, part);
-        }
-        w.linear(p + ".self_attn.kv_a_proj_with_mqa", *kv_lora + rope, d.hidden, Shard::replicated, part);
-        w.vector(p + ".self_attn.kv_a_layernorm", *kv_lora, Shard::replicated, part);
-        w.linear(p + ".self_attn.kv_b_proj", d.heads * (qk_nope + vd), *kv_lora, Shard::column, part);
-        w.linear(p + ".self_attn.o_proj", d.hidden, d.heads * vd, Shard::row, part);
-        l.mla_cache_dim = *kv_lora + rope;
-        l.num_key_value_heads = 1;
-        l.head_dim_k = *kv_lora + rope;
-        l.head_dim_v = 0;
-        if (index_heads && index_dim && *index_heads > 0 && *index_dim > 0) {
-          w.linear(p + ".self_attn.indexer.wq_b", *index_heads * *index_dim, q_lora.value_or(d.hidden), Shard::replicated, part);
-          w.linear(p + ".self_attn.indexer.wk", *index_dim, d.hidden, Shard::replicated, part);
-          w.vector(p + ".self_attn.indexer.k_norm", 2 * *index_dim, Shard::replicated, part);
-          w.add(WeightGroup{p + ".self_attn.indexer.weights_proj", *index_heads, d.hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
-          l.indexer_head_dim = *index_dim;
-        }
-        break;
-      }
-      case LayerKind::linear_attention: {
-        if (Hk <= 0 || Hv <= 0 || dk <= 0 || dv <= 0 || lin_kernel.value_or(0) <= 0) {
-          return make_error(ErrorKind::corrupt, format("%s: linear_attention layers need linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim", origin.c_str()), origin);
-        }
-        const int64_t conv_dim = 2 * Hk * dk + Hv * dv;
-        const std::string a = p + ".linear_attn";
-        if (qwen35_names) {
-          w.linear(a + ".in_proj_qkv", conv_dim, d.hidden, Shard::column, part);
-          w.linear(a + ".in_proj_z", Hv * dv, d.hidden, Shard::column, part);
-          w.linear(a + ".in_proj_b", Hv, d.hidden, Shard::column, part);
-          w.linear(a + ".in_proj_a", Hv, d.hidden, Shard::column, part);
-        } else {
-          w.linear(a + ".in_proj_qkvz", conv_dim + Hv * dv, d.hidden, Shard::column, part);
-          w.linear(a + ".in_proj_ba", 2 * Hv, d.hidden, Shard::column, part);
-        }
-        w.add(WeightGroup{a + ".conv1d", conv_dim, *lin_kernel, 1, Shard::column, part, false, false, 1.0, 0});
-        w.vector(a + ".dt_bias", Hv, Shard::column, part);
-        w.vector(a + ".A_log", Hv, Shard::column, part);
-        w.vector(a + ".norm", dv, Shard::replicated, part);
-        w.linear(a + ".out_proj", d.hidden, Hv * dv, Shard::row, part);
-        l.conv_channels = conv_dim;
-        l.conv_len = *lin_kernel - 1;
-        l.ssm_heads = Hv;
-        l.ssm_head_dim = dv;
-        l.ssm_state_dim = dk;
-        l.ssm_dtype = ssm_dtype;
-        l.num_key_value_heads = 0;
-        break;
-      }
-      case LayerKind::mamba: {
-        const int64_t nh = mamba_heads.value_or(0), hd = mamba_head_dim.value_or(0), g = mamba_groups.value_or(1), n = mamba_state.value_or(0);
-        if (nh <= 0 || hd <= 0 || n <= 0 || mamba_kernel.value_or(0) <= 0) {
-          return make_error(ErrorKind::corrupt, format("%s: Mamba layers need mamba_num_heads, mamba_head_dim, ssm_state_size, conv_kernel", origin.c_str()), origin);
-        }
-        const int64_t inner = nh * hd, conv_dim = inner + 2 * g * n;
-        const std::string m = p + ".mixer";
-        w.linear(m + ".in_proj", 2 * inner + 2 * g * n + nh, d.hidden, Shard::column, part);
-        w.add(WeightGroup{m + ".conv1d", conv_dim, *mamba_kernel, 1, Shard::column, part, false, false, 1.0, 0});
-        if (conv_bias_cfg.value_or(true)) w.vector(m + ".conv1d.bias", conv_dim, Shard::column, part);
-        w.vector(m + ".dt_bias", nh, Shard::column, part);
-        w.vector(m + ".A_log", nh, Shard::column, part);
-        w.vector(m + ".D", nh, Shard::column, part);
-        w.vector(m + ".norm", inner, Shard::column, part);
-        w.linear(m + ".out_proj", d.hidden, inner, Shard::row, part);
-        l.conv_channels = conv_dim;
-        l.conv_len = *mamba_kernel - 1;
-        l.ssm_heads = nh;
-        l.ssm_head_dim = hd;
-        l.ssm_state_dim = n;
-        l.ssm_dtype = ssm_dtype;
-        l.num_key_value_heads = 0;
-        break;
-      }
-      case LayerKind::mlp_only:
-      case LayerKind::count_:
-        l.num_key_value_heads = 0;
-        break;
-    }
-    // Feed-forward part.
-    const bool single_mixer = !hybrid_pattern.empty();
-    if (l.moe) {
-      add_moe(w, p + ".mlp", d.hidden, moe, traits, part);
-    } else if (!single_mixer || l.kind == LayerKind::mlp_only) {
-      if (d.intermediate > 0) add_dense_mlp(w, p + ".mlp", d.hidden, d.intermediate, traits.mlp, part);
-    }
-    w.vector(p + ".norms", d.hidden * (single_mixer ? 1 : 2), Shard::replicated, part);
-    return Ok{};
-  };
-  for (auto& l : spec.layers) {
-    PF_TRY(ok, add_layer(l, Part::text));
-    (void)ok;
-  }
-  w.add(WeightGroup{"model.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
-  if (!spec.tie_word_embeddings) w.add(WeightGroup{"lm_head", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
-  w.vector("model.norm", d.hidden, Shard::replicated, Part::text);
+  in.q_lora = q_lora;
+  in.nope = nope;
+  in.v_head = v_head;
+  in.index_heads = index_heads;
+  in.index_dim = index_dim;
+  return Ok{};
+}
 
-  // MTP modules: one decoder layer each (last layer's attention kind, MoE when the model is MoE),
-  // plus the projection of [embedding; hidden] and its norms. DeepSeek-style checkpoints
-  // (num_nextn_predict_layers) also store their own embedding and head.
+Status add_mla_attention(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
+  const TextDims& d = in.d;
+  const std::string& origin = in.origin;
+  const auto& kv_lora = in.kv_lora;
+  const auto& q_lora = in.q_lora;
+  const auto& index_heads = in.index_heads;
+  const auto& index_dim = in.index_dim;
+  const int64_t rope = in.rope_dim_mla.value_or(0), qk_nope = in.nope.value_or(0), vd = in.v_head.value_or(0);
+  if (rope <= 0 || qk_nope <= 0 || vd <= 0) {
+    return make_error(ErrorKind::corrupt, format("%s: kv_lora_rank is set but qk_rope_head_dim / qk_nope_head_dim / v_head_dim are missing", origin.c_str()), origin);
+  }
+  const int64_t qk_head = qk_nope + rope;
+  if (q_lora && *q_lora > 0) {
+    w.linear(p + ".self_attn.q_a_proj", *q_lora, d.hidden, Shard::replicated, part);
+    w.vector(p + ".self_attn.q_a_layernorm", *q_lora, Shard::replicated, part);
+    w.linear(p + ".self_attn.q_b_proj", d.heads * qk_head, *q_lora, Shard::column, part);
+  } else {
+    w.linear(p + ".self_attn.q_proj", d.heads * qk_head, d.hidden, Shard::column, part);
+  }
+  w.linear(p + ".self_attn.kv_a_proj_with_mqa", *kv_lora + rope, d.hidden, Shard::replicated, part);
+  w.vector(p + ".self_attn.kv_a_layernorm", *kv_lora, Shard::replicated, part);
+  w.linear(p + ".self_attn.kv_b_proj", d.heads * (qk_nope + vd), *kv_lora, Shard::column, part);
+  w.linear(p + ".self_attn.o_proj", d.hidden, d.heads * vd, Shard::row, part);
+  l.mla_cache_dim = *kv_lora + rope;
+  l.num_key_value_heads = 1;
+  l.head_dim_k = *kv_lora + rope;
+  l.head_dim_v = 0;
+  if (index_heads && index_dim && *index_heads > 0 && *index_dim > 0) {
+    w.linear(p + ".self_attn.indexer.wq_b", *index_heads * *index_dim, q_lora.value_or(d.hidden), Shard::replicated, part);
+    w.linear(p + ".self_attn.indexer.wk", *index_dim, d.hidden, Shard::replicated, part);
+    w.vector(p + ".self_attn.indexer.k_norm", 2 * *index_dim, Shard::replicated, part);
+    w.add(WeightGroup{p + ".self_attn.indexer.weights_proj", *index_heads, d.hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
+    l.indexer_head_dim = *index_dim;
+  }
+  return Ok{};
+}
+
+Status add_linear_attention(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
+  const TextDims& d = in.d;
+  const std::string& origin = in.origin;
+  const int64_t Hk = in.lin_key_heads, Hv = in.lin_value_heads, dk = in.lin_key_head_dim, dv = in.lin_value_head_dim;
+  const auto& lin_kernel = in.lin_kernel;
+  if (Hk <= 0 || Hv <= 0 || dk <= 0 || dv <= 0 || lin_kernel.value_or(0) <= 0) {
+    return make_error(ErrorKind::corrupt, format("%s: linear_attention layers need linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim", origin.c_str()), origin);
+  }
+  const int64_t conv_dim = 2 * Hk * dk + Hv * dv;
+  const std::string a = p + ".linear_attn";
+  if (in.qwen35_names) {
+    w.linear(a + ".in_proj_qkv", conv_dim, d.hidden, Shard::column, part);
+    w.linear(a + ".in_proj_z", Hv * dv, d.hidden, Shard::column, part);
+    w.linear(a + ".in_proj_b", Hv, d.hidden, Shard::column, part);
+    w.linear(a + ".in_proj_a", Hv, d.hidden, Shard::column, part);
+  } else {
+    w.linear(a + ".in_proj_qkvz", conv_dim + Hv * dv, d.hidden, Shard::column, part);
+    w.linear(a + ".in_proj_ba", 2 * Hv, d.hidden, Shard::column, part);
+  }
+  w.add(WeightGroup{a + ".conv1d", conv_dim, *lin_kernel, 1, Shard::column, part, false, false, 1.0, 0});
+  w.vector(a + ".dt_bias", Hv, Shard::column, part);
+  w.vector(a + ".A_log", Hv, Shard::column, part);
+  w.vector(a + ".norm", dv, Shard::replicated, part);
+  w.linear(a + ".out_proj", d.hidden, Hv * dv, Shard::row, part);
+  l.conv_channels = conv_dim;
+  l.conv_len = *lin_kernel - 1;
+  l.ssm_heads = Hv;
+  l.ssm_head_dim = dv;
+  l.ssm_state_dim = dk;
+  l.ssm_dtype = in.ssm_dtype;
+  l.num_key_value_heads = 0;
+  return Ok{};
+}
+
+Status add_mamba(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
+  const TextDims& d = in.d;
+  const std::string& origin = in.origin;
+  const auto& mamba_kernel = in.mamba_kernel;
+  const int64_t nh = in.mamba_heads.value_or(0), hd = in.mamba_head_dim.value_or(0), g = in.mamba_groups.value_or(1), n = in.mamba_state.value_or(0);
+  if (nh <= 0 || hd <= 0 || n <= 0 || mamba_kernel.value_or(0) <= 0) {
+    return make_error(ErrorKind::corrupt, format("%s: Mamba layers need mamba_num_heads, mamba_head_dim, ssm_state_size, conv_kernel", origin.c_str()), origin);
+  }
+  const int64_t inner = nh * hd, conv_dim = inner + 2 * g * n;
+  const std::string m = p + ".mixer";
+  w.linear(m + ".in_proj", 2 * inner + 2 * g * n + nh, d.hidden, Shard::column, part);
+  w.add(WeightGroup{m + ".conv1d", conv_dim, *mamba_kernel, 1, Shard::column, part, false, false, 1.0, 0});
+  if (in.conv_bias.value_or(true)) w.vector(m + ".conv1d.bias", conv_dim, Shard::column, part);
+  w.vector(m + ".dt_bias", nh, Shard::column, part);
+  w.vector(m + ".A_log", nh, Shard::column, part);
+  w.vector(m + ".D", nh, Shard::column, part);
+  w.vector(m + ".norm", inner, Shard::column, part);
+  w.linear(m + ".out_proj", d.hidden, inner, Shard::row, part);
+  l.conv_channels = conv_dim;
+  l.conv_len = *mamba_kernel - 1;
+  l.ssm_heads = nh;
+  l.ssm_head_dim = hd;
+  l.ssm_state_dim = n;
+  l.ssm_dtype = in.ssm_dtype;
+  l.num_key_value_heads = 0;
+  return Ok{};
+}
+
+// One decoder layer's weights by kind (the recurrent and MLA kinds also complete `l`'s cache geometry),
+// then its feed-forward part and norms.
+Status add_layer_weights(WeightList& w, LayerSpec& l, const LayerWeightInputs& in, Part part) {
+  const std::string p = "model.layers.*";
+  const TextDims& d = in.d;
+  switch (l.kind) {
+    case LayerKind::full_attention:
+    case LayerKind::sliding_attention:
+      add_standard_attention(w, p, d, in.traits, in.attention_bias, in.output_gate, part);
+      break;
+    case LayerKind::mla_attention: {
+      PF_TRY(ok, add_mla_attention(w, p, l, in, part));
+      (void)ok;
+      break;
+    }
+    case LayerKind::linear_attention: {
+      PF_TRY(ok, add_linear_attention(w, p, l, in, part));
+      (void)ok;
+      break;
+    }
+    case LayerKind::mamba: {
+      PF_TRY(ok, add_mamba(w, p, l, in, part));
+      (void)ok;
+      break;
+    }
+    case LayerKind::mlp_only:
+    case LayerKind::count_:
+      l.num_key_value_heads = 0;
+      break;
+  }
+  // Feed-forward part.
+  if (l.moe) {
+    add_moe(w, p + ".mlp", d.hidden, in.moe, in.traits, part);
+  } else if (!in.single_mixer || l.kind == LayerKind::mlp_only) {
+    if (d.intermediate > 0) add_dense_mlp(w, p + ".mlp", d.hidden, d.intermediate, in.traits.mlp, part);
+  }
+  w.vector(p + ".norms", d.hidden * (in.single_mixer ? 1 : 2), Shard::replicated, part);
+  return Ok{};
+}
+
+// MTP modules: one decoder layer each (last layer's attention kind, MoE when the model is MoE),
+// plus the projection of [embedding; hidden] and its norms. DeepSeek-style checkpoints
+// (num_nextn_predict_layers) also store their own embedding and head.
+Status add_mtp_weights(WeightList& w, const ModelSpec& spec, const LayerWeightInputs& in) {
+  const TextDims& d = in.d;
   for (int64_t i = 0; i < spec.mtp_layers; ++i) {
     LayerSpec l = spec.layers.empty() ? LayerSpec{} : spec.layers.back();
     if (l.kind == LayerKind::linear_attention || l.kind == LayerKind::mamba || l.kind == LayerKind::mlp_only) {
@@ -621,34 +770,93 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
       l.num_key_value_heads = d.kv_heads;
       l.head_dim_k = l.head_dim_v = d.head_dim;
     }
-    l.moe = moe.experts > 0;
-    PF_TRY(ok, add_layer(l, Part::mtp));
+    l.moe = in.moe.experts > 0;
+    PF_TRY(ok, add_layer_weights(w, l, in, Part::mtp));
     (void)ok;
     w.linear("model.mtp.eh_proj", d.hidden, 2 * d.hidden, Shard::replicated, Part::mtp);
     w.vector("model.mtp.norms", 3 * d.hidden, Shard::replicated, Part::mtp);
-    if (mtp_a) {
+    if (in.mtp_own_embedding) {
       w.add(WeightGroup{"model.mtp.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::mtp, false, false, 1.0, 0});
       w.add(WeightGroup{"model.mtp.shared_head.head", d.vocab, d.hidden, 1, Shard::vocab, Part::mtp, false, false, 1.0, 0});
     }
   }
+  return Ok{};
+}
 
-  // Vision tower.
-  if (const Json* vc = cfg.root().find("vision_config"); vc && vc->is_object()) {
-    PF_TRY(vision, add_vision_tower(*vc, origin, traits.vision, d.hidden));
-    for (auto& g : vision.weights) {
-      spec.vision_params += g.params();
-      w.add(g);
-    }
-    spec.vision_hidden_size = vision.hidden_size;
-    spec.vision_depth = vision.depth;
-    spec.vision_intermediate_size = vision.intermediate_size;
-    spec.vision_max_tokens_per_image = vision.max_tokens_per_image;
-    spec.vision_patches_per_token = vision.patches_per_token;
-    spec.vision_video_max_groups = vision.video_max_groups;
-    spec.vision_deepstack_levels = vision.deepstack_levels;
-    if (!vision.assumption.empty()) spec.assumptions.push_back(vision.assumption);
-    spec.provenance.push_back({"vision tower parameters", origin, vision.rule});
+// The vision tower of a multimodal config (vision_config): its weights and geometry.
+Status add_vision_weights(const ConfigView& cfg, const std::string& origin, const ArchitectureTraits& traits, int64_t text_hidden, ModelSpec& spec, WeightList& w) {
+  const Json* vc = cfg.root().find("vision_config");
+  if (!vc || !vc->is_object()) return Ok{};
+  PF_TRY(vision, add_vision_tower(*vc, origin, traits.vision, text_hidden));
+  for (auto& g : vision.weights) {
+    spec.vision_params += g.params();
+    w.add(g);
   }
+  spec.vision_hidden_size = vision.hidden_size;
+  spec.vision_depth = vision.depth;
+  spec.vision_intermediate_size = vision.intermediate_size;
+  spec.vision_max_tokens_per_image = vision.max_tokens_per_image;
+  spec.vision_patches_per_token = vision.patches_per_token;
+  spec.vision_video_max_groups = vision.video_max_groups;
+  spec.vision_deepstack_levels = vision.deepstack_levels;
+  if (!vision.assumption.empty()) spec.assumptions.push_back(vision.assumption);
+  spec.provenance.push_back({"vision tower parameters", origin, vision.rule});
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin) {
+  if (!root.is_object()) {
+    return make_error(ErrorKind::corrupt, format("%s: expected a JSON object, found %s", origin.c_str(), json_type_name(root)), origin);
+  }
+  ConfigView cfg(root, origin);
+  ModelSpec spec;
+  spec.source = origin;
+  ArchitectureTraits traits;
+  PF_TRY(found, read_architecture(cfg, origin, spec, traits));
+  PF_TRY(dtype_ok, read_dtype(cfg, spec));
+  (void)dtype_ok;
+  PF_TRY(text, read_text_stack(cfg, origin, spec));
+  const TextDims& d = text.d;
+  PF_TRY(rotary_ok, read_rotary(cfg, origin, d.head_dim, spec));
+  (void)rotary_ok;
+  PF_TRY(moe, read_moe(cfg, origin, d.intermediate, spec));
+  PF_TRY(placement, read_moe_placement(cfg));
+  PF_TRY(keys, read_layer_keys(cfg, origin, text));
+  PF_TRY(layers_ok, build_layers(text, keys, moe, placement, traits, origin, spec));
+  (void)layers_ok;
+
+  LayerWeightInputs in;
+  in.d = d;
+  in.moe = moe;
+  in.origin = origin;
+  in.single_mixer = !text.hybrid_pattern.empty();
+  in.kv_lora = keys.kv_lora;
+  in.rope_dim_mla = keys.rope_dim_mla;
+  in.lin_value_heads = keys.lin_v_heads.value_or(0);
+  in.qwen35_names = spec.model_type.rfind("qwen3_5", 0) == 0;
+  PF_TRY(attention_ok, read_attention_options(cfg, origin, spec, traits, in));
+  (void)attention_ok;
+  PF_TRY(recurrent_ok, read_recurrent_keys(cfg, spec.dtype, traits, in));
+  (void)recurrent_ok;
+  PF_TRY(mla_ok, read_mla_keys(cfg, in));
+  (void)mla_ok;
+  in.traits = traits;
+
+  // Weights.
+  WeightList w;
+  for (auto& l : spec.layers) {
+    PF_TRY(ok, add_layer_weights(w, l, in, Part::text));
+    (void)ok;
+  }
+  w.add(WeightGroup{"model.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
+  if (!spec.tie_word_embeddings) w.add(WeightGroup{"lm_head", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
+  w.vector("model.norm", d.hidden, Shard::replicated, Part::text);
+  PF_TRY(mtp_ok, add_mtp_weights(w, spec, in));
+  (void)mtp_ok;
+  PF_TRY(vision_ok, add_vision_weights(cfg, origin, traits, d.hidden, spec, w));
+  (void)vision_ok;
 
   if (!w.overflowed().empty()) {
     return make_error(ErrorKind::corrupt, format("%s: %s: parameter count overflows (the dimensions in the config are too large)", origin.c_str(),

@@ -30,227 +30,290 @@ std::string first_token(const std::string& text) {
   return pos == std::string::npos ? text : text.substr(0, pos);
 }
 
-}  // namespace
+// The case line's text fields other than the observations: which model, device and engine it ran.
+struct CaseInputs {
+  std::optional<std::string> hint, engine, engine_version, engine_detail, notes;
+};
 
-Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options) {
-  ValidationReport report;
-  PF_TRY(devices, device::load_device_catalog());
-  PF_TRY(engines, engine::load_engine_catalog());
-  PF_TRY(speeds, engine::load_speed_catalog());
-  model::ResolveOptions resolve;
-  resolve.extra_model_dirs = options.model_dirs;
-  for (const auto& file : files) {
-    PF_TRY(text, read_text_file(file));
-    std::istringstream lines(text);
-    std::string line;
-    int line_no = 0;
-    while (std::getline(lines, line)) {
-      ++line_no;
-      if (trim(line).empty()) continue;
-      ++report.cases;
-      CaseResult row;
-      row.file = file;
-      PF_TRY(json, parse_json(line, format("%s:%d", file.c_str(), line_no)));
-      JsonObject c(json, format("%s:%d", file.c_str(), line_no));
-      PF_TRY(id, c.opt_string("id"));
-      row.id = id.value_or(format("%s:%d", base_name(file).c_str(), line_no));
-      PF_TRY(model_name, c.opt_string("model"));
-      PF_TRY(hint, c.opt_string("config_hint"));
-      PF_TRY(device_text, c.opt_string("device"));
-      PF_TRY(engine_text, c.opt_string("engine"));
-      PF_TRY(engine_version, c.opt_string("engine_version"));
-      PF_TRY(engine_detail, c.opt_string("engine_detail"));
-      PF_TRY(notes, c.opt_string("notes"));
-      row.model = model_name.value_or("");
-      row.device = device_text.value_or("");
-      auto skip = [&](const std::string& reason) {
-        row.skipped = true;
-        row.skip_reason = reason;
-        ++report.skipped;
-        report.rows.push_back(row);
-      };
-      // Observed values.
-      PF_TRY(o_weights, c.opt_number("weights_gib"));
-      PF_TRY(o_kv, c.opt_number("available_kv_gib"));
-      PF_TRY(o_tokens, c.opt_number("kv_cache_tokens"));
-      PF_TRY(o_conc, c.opt_number("max_concurrency"));
-      PF_TRY(o_conc_len, c.opt_int("concurrency_len"));
-      PF_TRY(o_fits, c.opt_bool("fits"));
-      PF_TRY(o_failure, c.opt_string("failure"));
-      PF_TRY(o_speed, c.opt_number("tokens_per_s"));
-      if (!o_weights && !o_kv && !o_tokens && !o_conc && !o_fits && !o_speed) {
-        skip("no observed memory field, verdict or speed");
-        continue;
-      }
-      // The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
-      // naming the file, line and field (exit 2), never silently replaced.
-      const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, row.id.c_str());
-      deploy::Flags flags;
-      auto integer = [&](const char* field, std::optional<deploy::Given<int64_t>>& into) -> Status {
-        PF_TRY(v, c.opt_int(field));
-        if (v) into = deploy::Given<int64_t>{*v, where + ": " + field};
-        return Ok{};
-      };
-      for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
-                                        std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
-                                        std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens}}) {
-        PF_TRY(ok, integer(field, *into));
-        (void)ok;
-      }
-      // "Maximum concurrency for L tokens per request" prints max_model_len itself.
-      if (!flags.max_model_len && o_conc_len) flags.max_model_len = deploy::Given<int64_t>{*o_conc_len, where + ": concurrency_len"};
-      PF_TRY(util, c.opt_number("gpu_memory_utilization"));
-      if (util) flags.gpu_memory_utilization = deploy::Given<double>{*util, where + ": gpu_memory_utilization"};
-      PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
-      if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
-      PF_TRY(eager, c.opt_bool("enforce_eager"));
-      if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
-      PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
-      if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
-      PF_TRY(checked, deploy::check_flags(flags));
-      (void)checked;
-      // Model: catalogue / --models dir by id, then the config hint.
-      Expected<model::ModelSpec> spec = make_error(ErrorKind::not_found, "no model");
-      std::vector<std::string> tried;
-      for (const auto& candidate : {row.model, first_token(hint.value_or(""))}) {
-        if (candidate.empty()) continue;
-        spec = model::resolve_model(candidate, resolve);
-        tried.push_back(candidate);
-        if (spec) {
-          if (candidate != row.model) row.assumptions.push_back("architecture from config_hint " + candidate);
-          break;
-        }
-      }
-      if (!spec) {
-        skip("model not resolvable (tried " + [&] { std::string s; for (auto& t : tried) s += (s.empty() ? "" : ", ") + t; return s; }() + ")");
-        continue;
-      }
-      deploy::Inputs in;
-      in.model = *spec;
-      in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
-      // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
-      // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
-      in.engine = {engine_text.value_or(""), engine_version.value_or(engine_detail.value_or("")), "engine_version", notes.value_or(""), "case notes",
-                   deploy::UnknownVersion::newest};
-      in.flags = flags;
-      in.flags.quantization.reset();
-      PF_TRY(quant, c.opt_string("quantization"));
-      std::string q = to_lower(quant.value_or(""));
-      if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos || q.find("not stated") != std::string::npos) q.clear();
-      if (q.rfind("gguf", 0) == 0) {
-        // A GGUF preset applied to the config of the same architecture: the preset's average bits.
-        const std::string preset_name = trim(q.substr(4));
-        if (const engine::GgufPreset* preset = speeds.find_preset(preset_name)) {
-          model::QuantScheme g;
-          g.method = "gguf";
-          g.linear_format = g.expert_format = model::WeightFormat::packed_bits;
-          g.bits_per_weight = preset->bits_per_weight;
-          g.source = preset->source;
-          g.detail = format("GGUF %s: %.3f bits per weight on every matrix (%s)", preset->name.c_str(), preset->bits_per_weight, preset->source.c_str());
-          in.flags.quant_scheme = g;
-        }
-        q = "gguf";
-      } else if (!q.empty()) {
-        if (q.find("awq") != std::string::npos) q = "awq";
-        else if (q.find("compressed-tensors") != std::string::npos) q = "compressed-tensors";
-        else if (q.find("fp8") != std::string::npos) q = "fp8";
-        else if (q.find("mxfp4") != std::string::npos) q = "mxfp4";
-        else if (q.find("gptq") != std::string::npos) q = "gptq";
-        else q = first_token(q);
-      }
-      // The checkpoint's own scheme already describes it: pass the flag only when it differs.
-      if (!q.empty() && to_lower(spec->quant.method) != q) in.flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
-      auto resolved = deploy::resolve_deployment(in, {&devices, &engines});
-      if (!resolved) {
-        skip(resolved.error().message);
-        continue;
-      }
-      row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
-      row.engine = resolved->engine.id;
-      const device::DeviceSpec* matched = &resolved->device;
-      const engine::EngineProfile* profile = &resolved->engine;
-      const engine::Overheads* oh = &resolved->overheads;
-      const estimate::Deployment& d = resolved->deployment;
-      auto est = estimate::estimate_fit(*spec, *matched, *profile, *oh, d);
-      row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
-      if (o_speed) {
-        const std::string& platform = matched->platform;
-        const engine::SpeedProfile* sp = speeds.find(profile->engine, platform, matched->id);
-        if (!sp) {
-          skip("no speed profile for " + profile->engine + " on " + platform);
-          continue;
-        }
-        if (est.failure == estimate::Failure::weights_oom) {
-          skip(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
-          continue;
-        }
-        PF_TRY(conc, c.opt_int("concurrency"));
-        estimate::SpeedWorkload work;
-        work.concurrency = {conc.value_or(1)};
-        work.context_tokens = options.decode_context_tokens;
-        const auto speed = estimate::estimate_speed(*spec, *matched, *sp, speeds, d, work);
-        if (speed.points.empty()) {
-          skip(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
-          continue;
-        }
-        row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
-        row.assumptions.push_back(format("decode at context %lld (not stated by the case)", static_cast<long long>(work.context_tokens)));
-        const auto& pt = speed.points.front();
-        row.fields.push_back({"tokens_per_s", *o_speed, pt.per_stream_tokens_per_s, pct(pt.per_stream_tokens_per_s, *o_speed), pt.per_stream_low, pt.per_stream_high});
-        row.speed_profile = sp->engine + "/" + sp->platform;
-        row.speed_terms = {{"bytes", pt.terms.weight_bytes + pt.terms.kv_bytes + pt.terms.state_bytes},
-                           {"copy_bandwidth", speed.bandwidth_bytes_per_s},
-                           {"compute_s", pt.terms.compute_s},
-                           {"eager", speed.mode == "eager" ? 1.0 : 0.0},
-                           {"dispatch_ops", speed.dispatch_ops_per_step},
-                           {"moe_layers", static_cast<double>(speed.moe_layers)},
-                           {"allreduce_latency_units", speed.allreduce_latency_units},
-                           {"communication_bandwidth_s", pt.terms.communication_bandwidth_s},
-                           {"predicted_step_s", pt.terms.step_s},
-                           {"observed_step_s", 1.0 / *o_speed}};
-        if (!o_weights && !o_kv && !o_tokens && !o_conc && !o_fits) {
-          ++report.evaluated;
-          report.rows.push_back(row);
-          continue;
-        }
-      }
-      row.predicted_fits = est.fits;
-      row.platform = oh->platform;
-      row.memory_terms = {{"requested", est.requested_bytes},
-                          {"weights", est.weights_bytes},
-                          {"activation", est.activation_bytes},
-                          {"non_torch", est.non_torch_bytes},
-                          {"graph", est.graph_bytes},
-                          {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
-                          {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
-                          {"text_activation_unit", est.activation_text_unit_bytes},
-                          {"encoder_held", est.activation_encoder_held_bytes},
-                          {"sampler_run", est.activation_sampler_bytes},
-                          {"vision_unit", est.activation_vision_unit_bytes},
-                          {"available", est.available_kv_bytes},
-                          {"kv_tokens", static_cast<double>(est.kv_tokens)}};
-      row.predicted_failure = failure_name(est.failure);
-      row.observed_fits = o_fits;
-      row.observed_failure = o_failure.value_or("");
-      if (!o_fits && o_kv && *o_kv < 0) row.observed_fits = false;
-      if (!o_fits && (o_tokens || o_conc)) row.observed_fits = true;
-      auto compare = [&](const std::string& field, std::optional<double> observed, double predicted, std::optional<double> low = std::nullopt,
-                         std::optional<double> high = std::nullopt) {
-        if (!observed) return;
-        row.fields.push_back({field, *observed, predicted, pct(predicted, *observed), low, high});
-      };
-      if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
-        compare("weights_gib", o_weights, bytes_to_gib(est.weights_bytes));
-        compare("available_kv_gib", o_kv, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_low_bytes()), bytes_to_gib(est.available_kv_high_bytes()));
-        if (est.num_blocks > 0) {
-          compare("kv_cache_tokens", o_tokens, static_cast<double>(est.kv_tokens), static_cast<double>(est.kv_tokens_low), static_cast<double>(est.kv_tokens_high));
-          compare("max_concurrency", o_conc, est.max_concurrency);
-        }
-      }
-      ++report.evaluated;
-      report.rows.push_back(row);
+// What the case observed: printed memory lines, the verdict, the measured decode speed.
+struct Observed {
+  std::optional<double> weights_gib, available_kv_gib, kv_cache_tokens, max_concurrency;
+  std::optional<int64_t> concurrency_len;
+  std::optional<bool> fits;
+  std::optional<std::string> failure;
+  std::optional<double> tokens_per_s;
+  bool any_memory_or_verdict() const { return weights_gib || available_kv_gib || kv_cache_tokens || max_concurrency || fits; }
+};
+
+// The catalogues and options every case is run against.
+struct CaseContext {
+  const device::DeviceCatalog& devices;
+  const engine::EngineCatalog& engines;
+  const engine::SpeedCatalog& speeds;
+  const ValidateOptions& options;
+  const model::ResolveOptions& resolve;
+};
+
+// id, model and device into the row; the other inputs returned.
+Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& file, int line_no, CaseResult& row) {
+  CaseInputs in;
+  PF_TRY(id, c.opt_string("id"));
+  row.id = id.value_or(format("%s:%d", base_name(file).c_str(), line_no));
+  PF_TRY(model_name, c.opt_string("model"));
+  PF_TRY(hint, c.opt_string("config_hint"));
+  PF_TRY(device_text, c.opt_string("device"));
+  PF_TRY(engine_text, c.opt_string("engine"));
+  PF_TRY(engine_version, c.opt_string("engine_version"));
+  PF_TRY(engine_detail, c.opt_string("engine_detail"));
+  PF_TRY(notes, c.opt_string("notes"));
+  row.model = model_name.value_or("");
+  row.device = device_text.value_or("");
+  in.hint = hint;
+  in.engine = engine_text;
+  in.engine_version = engine_version;
+  in.engine_detail = engine_detail;
+  in.notes = notes;
+  return in;
+}
+
+Expected<Observed> read_observed(const JsonObject& c) {
+  Observed o;
+  PF_TRY(o_weights, c.opt_number("weights_gib"));
+  PF_TRY(o_kv, c.opt_number("available_kv_gib"));
+  PF_TRY(o_tokens, c.opt_number("kv_cache_tokens"));
+  PF_TRY(o_conc, c.opt_number("max_concurrency"));
+  PF_TRY(o_conc_len, c.opt_int("concurrency_len"));
+  PF_TRY(o_fits, c.opt_bool("fits"));
+  PF_TRY(o_failure, c.opt_string("failure"));
+  PF_TRY(o_speed, c.opt_number("tokens_per_s"));
+  o.weights_gib = o_weights;
+  o.available_kv_gib = o_kv;
+  o.kv_cache_tokens = o_tokens;
+  o.max_concurrency = o_conc;
+  o.concurrency_len = o_conc_len;
+  o.fits = o_fits;
+  o.failure = o_failure;
+  o.tokens_per_s = o_speed;
+  return o;
+}
+
+// The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
+// naming the file, line and field (exit 2), never silently replaced.
+Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& where, std::optional<int64_t> concurrency_len) {
+  deploy::Flags flags;
+  auto integer = [&](const char* field, std::optional<deploy::Given<int64_t>>& into) -> Status {
+    PF_TRY(v, c.opt_int(field));
+    if (v) into = deploy::Given<int64_t>{*v, where + ": " + field};
+    return Ok{};
+  };
+  for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
+                                    std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
+                                    std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens}}) {
+    PF_TRY(ok, integer(field, *into));
+    (void)ok;
+  }
+  // "Maximum concurrency for L tokens per request" prints max_model_len itself.
+  if (!flags.max_model_len && concurrency_len) flags.max_model_len = deploy::Given<int64_t>{*concurrency_len, where + ": concurrency_len"};
+  PF_TRY(util, c.opt_number("gpu_memory_utilization"));
+  if (util) flags.gpu_memory_utilization = deploy::Given<double>{*util, where + ": gpu_memory_utilization"};
+  PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
+  if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
+  PF_TRY(eager, c.opt_bool("enforce_eager"));
+  if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
+  PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
+  if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
+  PF_TRY(checked, deploy::check_flags(flags));
+  (void)checked;
+  return flags;
+}
+
+// Model: catalogue / --models dir by id, then the config hint. Unresolved: the names tried, for the skip reason.
+struct CaseModel {
+  std::optional<model::ModelSpec> spec;
+  std::string tried;
+};
+
+CaseModel resolve_case_model(const std::string& hint, const model::ResolveOptions& resolve, CaseResult& row) {
+  Expected<model::ModelSpec> spec = make_error(ErrorKind::not_found, "no model");
+  std::vector<std::string> tried;
+  for (const auto& candidate : {row.model, first_token(hint)}) {
+    if (candidate.empty()) continue;
+    spec = model::resolve_model(candidate, resolve);
+    tried.push_back(candidate);
+    if (spec) {
+      if (candidate != row.model) row.assumptions.push_back("architecture from config_hint " + candidate);
+      return {*spec, {}};
     }
   }
+  CaseModel out;
+  for (auto& t : tried) out.tried += (out.tried.empty() ? "" : ", ") + t;
+  return out;
+}
+
+// The case's quantization text as vLLM's --quantization (and, for "gguf <preset>", the preset's
+// storage scheme), set on `flags` only where it differs from the checkpoint's own scheme.
+Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec, const engine::SpeedCatalog& speeds, const std::string& where, deploy::Flags& flags) {
+  PF_TRY(quant, c.opt_string("quantization"));
+  std::string q = to_lower(quant.value_or(""));
+  if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos || q.find("not stated") != std::string::npos) q.clear();
+  if (q.rfind("gguf", 0) == 0) {
+    // A GGUF preset applied to the config of the same architecture: the preset's average bits.
+    const std::string preset_name = trim(q.substr(4));
+    if (const engine::GgufPreset* preset = speeds.find_preset(preset_name)) {
+      model::QuantScheme g;
+      g.method = "gguf";
+      g.linear_format = g.expert_format = model::WeightFormat::packed_bits;
+      g.bits_per_weight = preset->bits_per_weight;
+      g.source = preset->source;
+      g.detail = format("GGUF %s: %.3f bits per weight on every matrix (%s)", preset->name.c_str(), preset->bits_per_weight, preset->source.c_str());
+      flags.quant_scheme = g;
+    }
+    q = "gguf";
+  } else if (!q.empty()) {
+    if (q.find("awq") != std::string::npos) q = "awq";
+    else if (q.find("compressed-tensors") != std::string::npos) q = "compressed-tensors";
+    else if (q.find("fp8") != std::string::npos) q = "fp8";
+    else if (q.find("mxfp4") != std::string::npos) q = "mxfp4";
+    else if (q.find("gptq") != std::string::npos) q = "gptq";
+    else q = first_token(q);
+  }
+  // The checkpoint's own scheme already describes it: pass the flag only when it differs.
+  if (!q.empty() && to_lower(spec.quant.method) != q) flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
+  return Ok{};
+}
+
+// The decode speed at the case's concurrency against the observed tokens_per_s. Returns the reason
+// the case is skipped, or nullopt when the comparison went into `row`.
+Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const model::ModelSpec& spec, const deploy::Resolved& resolved, const estimate::FitEstimate& est,
+                                                   const CaseContext& ctx, double observed_tokens_per_s, CaseResult& row) {
+  const device::DeviceSpec* matched = &resolved.device;
+  const engine::EngineProfile* profile = &resolved.engine;
+  const estimate::Deployment& d = resolved.deployment;
+  const std::string& platform = matched->platform;
+  const engine::SpeedProfile* sp = ctx.speeds.find(profile->engine, platform, matched->id);
+  if (!sp) return std::optional<std::string>("no speed profile for " + profile->engine + " on " + platform);
+  if (est.failure == estimate::Failure::weights_oom) {
+    return std::optional<std::string>(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
+  }
+  PF_TRY(conc, c.opt_int("concurrency"));
+  estimate::SpeedWorkload work;
+  work.concurrency = {conc.value_or(1)};
+  work.context_tokens = ctx.options.decode_context_tokens;
+  const auto speed = estimate::estimate_speed(spec, *matched, *sp, ctx.speeds, d, work);
+  if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
+  row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
+  row.assumptions.push_back(format("decode at context %lld (not stated by the case)", static_cast<long long>(work.context_tokens)));
+  const auto& pt = speed.points.front();
+  row.fields.push_back({"tokens_per_s", observed_tokens_per_s, pt.per_stream_tokens_per_s, pct(pt.per_stream_tokens_per_s, observed_tokens_per_s), pt.per_stream_low,
+                        pt.per_stream_high});
+  row.speed_profile = sp->engine + "/" + sp->platform;
+  row.speed_terms = {{"bytes", pt.terms.weight_bytes + pt.terms.kv_bytes + pt.terms.state_bytes},
+                     {"copy_bandwidth", speed.bandwidth_bytes_per_s},
+                     {"compute_s", pt.terms.compute_s},
+                     {"eager", speed.mode == "eager" ? 1.0 : 0.0},
+                     {"dispatch_ops", speed.dispatch_ops_per_step},
+                     {"moe_layers", static_cast<double>(speed.moe_layers)},
+                     {"allreduce_latency_units", speed.allreduce_latency_units},
+                     {"communication_bandwidth_s", pt.terms.communication_bandwidth_s},
+                     {"predicted_step_s", pt.terms.step_s},
+                     {"observed_step_s", 1.0 / observed_tokens_per_s}};
+  return std::optional<std::string>();
+}
+
+// The verdict, the budget terms and each observed memory field against the prediction.
+void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& resolved, const Observed& o, CaseResult& row) {
+  const estimate::Deployment& d = resolved.deployment;
+  row.predicted_fits = est.fits;
+  row.platform = resolved.overheads.platform;
+  row.memory_terms = {{"requested", est.requested_bytes},
+                      {"weights", est.weights_bytes},
+                      {"activation", est.activation_bytes},
+                      {"non_torch", est.non_torch_bytes},
+                      {"graph", est.graph_bytes},
+                      {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
+                      {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
+                      {"text_activation_unit", est.activation_text_unit_bytes},
+                      {"encoder_held", est.activation_encoder_held_bytes},
+                      {"sampler_run", est.activation_sampler_bytes},
+                      {"vision_unit", est.activation_vision_unit_bytes},
+                      {"available", est.available_kv_bytes},
+                      {"kv_tokens", static_cast<double>(est.kv_tokens)}};
+  row.predicted_failure = failure_name(est.failure);
+  row.observed_fits = o.fits;
+  row.observed_failure = o.failure.value_or("");
+  if (!o.fits && o.available_kv_gib && *o.available_kv_gib < 0) row.observed_fits = false;
+  if (!o.fits && (o.kv_cache_tokens || o.max_concurrency)) row.observed_fits = true;
+  auto compare = [&](const std::string& field, std::optional<double> observed, double predicted, std::optional<double> low = std::nullopt,
+                     std::optional<double> high = std::nullopt) {
+    if (!observed) return;
+    row.fields.push_back({field, *observed, predicted, pct(predicted, *observed), low, high});
+  };
+  if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
+    compare("weights_gib", o.weights_gib, bytes_to_gib(est.weights_bytes));
+    compare("available_kv_gib", o.available_kv_gib, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_low_bytes()), bytes_to_gib(est.available_kv_high_bytes()));
+    if (est.num_blocks > 0) {
+      compare("kv_cache_tokens", o.kv_cache_tokens, static_cast<double>(est.kv_tokens), static_cast<double>(est.kv_tokens_low), static_cast<double>(est.kv_tokens_high));
+      compare("max_concurrency", o.max_concurrency, est.max_concurrency);
+    }
+  }
+}
+
+// One case line: read, resolved, predicted and compared into a row of `report` (evaluated or
+// skipped with a reason). Errors are bad input: malformed JSON, a field of the wrong type, a bad flag.
+Status run_case(const std::string& line, const std::string& file, int line_no, const CaseContext& ctx, ValidationReport& report) {
+  CaseResult row;
+  row.file = file;
+  PF_TRY(json, parse_json(line, format("%s:%d", file.c_str(), line_no)));
+  JsonObject c(json, format("%s:%d", file.c_str(), line_no));
+  PF_TRY(inputs, read_case_inputs(c, file, line_no, row));
+  auto skip = [&](const std::string& reason) -> Status {
+    row.skipped = true;
+    row.skip_reason = reason;
+    ++report.skipped;
+    report.rows.push_back(row);
+    return Ok{};
+  };
+  PF_TRY(o, read_observed(c));
+  if (!o.any_memory_or_verdict() && !o.tokens_per_s) return skip("no observed memory field, verdict or speed");
+  const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, row.id.c_str());
+  PF_TRY(flags, read_case_flags(c, where, o.concurrency_len));
+  CaseModel found = resolve_case_model(inputs.hint.value_or(""), ctx.resolve, row);
+  if (!found.spec) return skip("model not resolvable (tried " + found.tried + ")");
+  const model::ModelSpec& spec = *found.spec;
+  deploy::Inputs in;
+  in.model = spec;
+  in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
+  // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
+  // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
+  in.engine = {inputs.engine.value_or(""), inputs.engine_version.value_or(inputs.engine_detail.value_or("")), "engine_version", inputs.notes.value_or(""), "case notes",
+               deploy::UnknownVersion::newest};
+  in.flags = flags;
+  in.flags.quantization.reset();
+  PF_TRY(quant_ok, apply_case_quantization(c, spec, ctx.speeds, where, in.flags));
+  (void)quant_ok;
+  auto resolved = deploy::resolve_deployment(in, {&ctx.devices, &ctx.engines});
+  if (!resolved) return skip(resolved.error().message);
+  row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
+  row.engine = resolved->engine.id;
+  auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
+  row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
+  if (o.tokens_per_s) {
+    PF_TRY(speed_skip, compare_speed(c, spec, *resolved, est, ctx, *o.tokens_per_s, row));
+    if (speed_skip) return skip(*speed_skip);
+    if (!o.any_memory_or_verdict()) {
+      ++report.evaluated;
+      report.rows.push_back(row);
+      return Ok{};
+    }
+  }
+  compare_memory(est, *resolved, o, row);
+  ++report.evaluated;
+  report.rows.push_back(row);
+  return Ok{};
+}
+
+// Per-field error statistics (median, p90, max, band coverage) and the verdict score over all rows.
+void summarise(ValidationReport& report) {
   std::map<std::string, std::vector<double>> errors;
   std::map<std::string, std::pair<int, int>> coverage;  // banded, inside
   for (const auto& r : report.rows) {
@@ -281,6 +344,32 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
     }
     report.fields[field] = s;
   }
+}
+
+}  // namespace
+
+Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options) {
+  ValidationReport report;
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(engines, engine::load_engine_catalog());
+  PF_TRY(speeds, engine::load_speed_catalog());
+  model::ResolveOptions resolve;
+  resolve.extra_model_dirs = options.model_dirs;
+  const CaseContext ctx{devices, engines, speeds, options, resolve};
+  for (const auto& file : files) {
+    PF_TRY(text, read_text_file(file));
+    std::istringstream lines(text);
+    std::string line;
+    int line_no = 0;
+    while (std::getline(lines, line)) {
+      ++line_no;
+      if (trim(line).empty()) continue;
+      ++report.cases;
+      PF_TRY(ok, run_case(line, file, line_no, ctx, report));
+      (void)ok;
+    }
+  }
+  summarise(report);
   return report;
 }
 
