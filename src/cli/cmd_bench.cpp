@@ -108,186 +108,168 @@ CommandHelp bench_help() {
   return {k_bench_text, bench_options(scratch)};
 }
 
-int cmd_bench(const std::vector<std::string>& argv) {
-  BenchRequest req;
-  auto positional = parse_options(argv, bench_options(req));
-  if (!positional) return usage_error(positional.error());
-  if (!req.url || !req.model || !positional->empty()) return usage_error(make_error(ErrorKind::invalid_argument, command_usage("bench")));
+namespace {
+
+// What one bench invocation shares across its concurrency levels.
+struct Sweep {
+  const BenchRequest& req;
+  bench::RunTarget target;
+  std::string shown_url;  // the URL without a password (the request still uses it)
+  std::string endpoint;
+  bool rate_mode = false;
+  int64_t input_len = 0, output_len = 0;
+  std::string sweep_id;
+  Json config;
+  std::optional<BenchPrediction> prediction;
+  std::vector<std::string> notes;
+  std::optional<bench::BenchStore> store;
+  bench::SteadyClock clock;
+  bench::TransportLimits limits;
+
+  int64_t prompts_at(int64_t level) const { return req.num_prompts.value_or(rate_mode ? 100 : std::max<int64_t>(16, 4 * level)); }
+};
+
+// URL, model, API and the API key from the variable --api-key-env names (refused when it holds a control character).
+Expected<bench::RunTarget> bench_target(const BenchRequest& req) {
   bench::RunTarget target;
   target.url = *req.url;
-  // What is printed and stored: the URL without a password (the request still uses it).
-  const std::string shown_url = redact_url_credentials(target.url);
   target.request.model = *req.model;
-  const std::string endpoint = req.endpoint.value_or("chat");
-  target.request.api = endpoint == "chat" ? bench::Api::chat : bench::Api::completions;
+  target.request.api = req.endpoint.value_or("chat") == "chat" ? bench::Api::chat : bench::Api::completions;
   if (req.ignore_eos) target.request.eos = bench::RequestOptions::Eos::ignore;
   if (req.no_thinking) target.request.thinking = bench::RequestOptions::Thinking::off;
   if (const auto& var = req.api_key_env) {
     const char* key = std::getenv(var->c_str());
-    if (!key || !*key) return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: environment variable {} is not set", *var)));
+    if (!key || !*key) return make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: environment variable {} is not set", *var));
     for (const char* c = key; *c; ++c) {
       if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
-        return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: {} holds a control character (a CR or LF would inject an HTTP header)", *var)));
+        return make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: {} holds a control character (a CR or LF would inject an HTTP header)", *var));
       }
     }
     target.request.api_key = key;
   }
-  if (req.concurrency && req.request_rate) return usage_error(make_error(ErrorKind::invalid_argument, "--concurrency and --request-rate exclude each other"));
-  if (req.dataset && req.input_len) return usage_error(make_error(ErrorKind::invalid_argument, "--dataset and --input-len exclude each other"));
-  std::vector<int64_t> levels = req.concurrency.value_or(std::vector<int64_t>{1});
-  const bool rate_mode = req.request_rate.has_value();
-  if (rate_mode) levels = {req.max_concurrency.value_or(0)};
-  const int64_t input_len = req.input_len.value_or(128), output_len = req.output_len.value_or(128);
-  auto level_prompts = [&](int64_t level) { return req.num_prompts.value_or(rate_mode ? 100 : std::max<int64_t>(16, 4 * level)); };
-  for (int64_t level : levels) {
-    if (!req.dataset.has_value() && level_prompts(level) * input_len > bench::k_max_synthetic_tokens) {
-      return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("{} prompts x --input-len {} exceeds {} tokens of synthetic prompt text; lower --num-prompts or --input-len",
-                                                                        level_prompts(level), input_len, bench::k_max_synthetic_tokens)));
-    }
-  }
-  std::vector<bench::Prompt> prompts;
-  if (const auto& ds = req.dataset) {
-    auto loaded = bench::load_dataset(*ds, output_len);
-    if (!loaded) return usage_error(loaded.error());
-    prompts = std::move(*loaded);
-  }
+  return target;
+}
 
-  // Prediction: a file given by hand, else the speed model for --device/--spec.
-  std::optional<BenchPrediction> prediction;
-  std::vector<std::string> notes;
+// The prediction printed beside the measurement: a file given by hand, else the speed model for --device/--spec.
+Status load_bench_prediction(Sweep& s, const std::vector<int64_t>& levels) {
+  const BenchRequest& req = s.req;
   if (const auto& pf = req.prediction) {
-    auto p = load_prediction_file(*pf);
-    if (!p) return usage_error(p.error());
-    prediction = *p;
+    PF_TRY(p, load_prediction_file(*pf));
+    s.prediction = p;
   } else if (req.device || req.spec) {
-    if (!req.device || !req.spec) return usage_error(make_error(ErrorKind::invalid_argument, "--device and --spec go together"));
-    auto p = predict_for_bench({*req.spec, *req.device, req.engine.value_or(""), input_len, output_len, levels});
-    if (p) prediction = *p;
-    else notes.push_back(p.error().message);
+    if (!req.device || !req.spec) return make_error(ErrorKind::invalid_argument, "--device and --spec go together");
+    auto p = predict_for_bench({*req.spec, *req.device, req.engine.value_or(""), s.input_len, s.output_len, levels});
+    if (p) s.prediction = *p;
+    else s.notes.push_back(p.error().message);
   }
+  return Ok{};
+}
 
-  std::optional<bench::BenchStore> store;
-  if (req.save || req.db) {
-    const std::string path = req.db.value_or(bench::default_db_path());
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    auto s = bench::BenchStore::open(path);
-    if (!s) return usage_error(s.error());
-    store.emplace(std::move(*s));
-  }
+bench::RunInfo run_info(const Sweep& s, const bench::LoadPlan& plan, int64_t level) {
+  const BenchRequest& req = s.req;
+  bench::RunInfo info;
+  info.sweep_id = s.sweep_id;
+  info.started_at = bench::utc_now_rfc3339();
+  info.url = s.shown_url;
+  info.model = s.target.request.model;
+  info.endpoint = s.endpoint;
+  info.mode = s.rate_mode ? "request_rate" : "concurrency";
+  info.concurrency = level;
+  info.request_rate = plan.request_rate;
+  info.burstiness = plan.burstiness;
+  info.num_prompts = plan.num_prompts;
+  info.input_len = req.dataset.has_value() ? -1 : s.input_len;
+  info.output_len = s.output_len;
+  info.device = req.device.value_or("");
+  info.engine = req.engine.value_or("");
+  info.spec = req.spec.value_or("");
+  info.config = s.config;
+  info.prediction = s.prediction ? prediction_to_json(*s.prediction) : Json();
+  info.build = build_label();
+  return info;
+}
 
-  bench::SteadyClock clock;
-  bench::TransportLimits limits;
-  if (req.stall_timeout) limits.stall_timeout_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(*req.stall_timeout)));
-  if (req.timeout) limits.request_timeout_ms = static_cast<int64_t>(*req.timeout * 1000);
-  if (req.deadline) limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(*req.deadline * 1000));
-  const std::string started_at = bench::utc_now_rfc3339();
-  const std::string sweep_id = started_at + "-" + std::to_string(::getpid());
-  Json config = {{"url", shown_url}, {"model", target.request.model}, {"endpoint", endpoint}, {"ignore_eos", req.ignore_eos},
-                 {"no_thinking", req.no_thinking}, {"input_len", req.dataset.has_value() ? Json() : Json(input_len)}, {"output_len", output_len},
-                 {"dataset", req.dataset.value_or("")}, {"seed", req.seed.value_or(0)},
-                 {"slo", {{"ttft_ms", req.slo_ttft_ms ? Json(*req.slo_ttft_ms) : Json()}, {"tpot_ms", req.slo_tpot_ms ? Json(*req.slo_tpot_ms) : Json()},
-                          {"e2e_ms", req.slo_e2e_ms ? Json(*req.slo_e2e_ms) : Json()}}}};
-  std::vector<Level> results;
-  bool any_failed = false;
-  for (int64_t level : levels) {
-    bench::LoadPlan plan;
-    plan.mode = rate_mode ? bench::LoadMode::request_rate : bench::LoadMode::concurrency;
-    plan.concurrency = rate_mode ? 0 : level;
-    plan.request_rate = rate_mode ? *req.request_rate : 0;
-    plan.burstiness = req.burstiness.value_or(1.0);
-    plan.max_concurrency = rate_mode ? level : 0;
-    plan.num_prompts = level_prompts(level);
-    plan.warmup_requests = req.warmup.value_or(rate_mode ? 1 : level);
-    plan.seed = static_cast<uint64_t>(req.seed.value_or(0));
-    if (!req.dataset.has_value()) prompts = bench::synthetic_prompts(plan.num_prompts, input_len, output_len, plan.seed + static_cast<uint64_t>(level));
-    Level out;
-    out.concurrency = level;
-    std::optional<bench::StoreWriter> writer;
-    if (store) {
-      bench::RunInfo info;
-      info.sweep_id = sweep_id;
-      info.started_at = bench::utc_now_rfc3339();
-      info.url = shown_url;
-      info.model = target.request.model;
-      info.endpoint = endpoint;
-      info.mode = rate_mode ? "request_rate" : "concurrency";
-      info.concurrency = level;
-      info.request_rate = plan.request_rate;
-      info.burstiness = plan.burstiness;
-      info.num_prompts = plan.num_prompts;
-      info.input_len = req.dataset.has_value() ? -1 : input_len;
-      info.output_len = output_len;
-      info.device = req.device.value_or("");
-      info.engine = req.engine.value_or("");
-      info.spec = req.spec.value_or("");
-      info.config = config;
-      info.prediction = prediction ? prediction_to_json(*prediction) : Json();
-      info.build = build_label();
-      auto id = store->begin_run(info, clock.now_ns());
-      if (!id) return usage_error(id.error());
-      out.run_id = *id;
-      writer.emplace(*store, *id);
-    }
-    if (rate_mode) fmt::print(stderr, "preflight bench: {:.3g} requests/s, {} requests...\n", plan.request_rate, plan.num_prompts);
-    else fmt::print(stderr, "preflight bench: concurrency {}, {} requests...\n", level, plan.num_prompts);
-    auto run = bench::run_load(target, prompts, plan, limits, clock, [&](const bench::RequestRecord& r) {
-      if (writer) writer->push(r);
-    });
-    if (!run) return usage_error(run.error());
-    if (writer) {
-      auto st = writer->close();
-      if (!st) notes.push_back("database: " + st.error().describe());
-    }
-    bench::StatsOptions so;
-    so.mode = plan.mode;
-    so.concurrency = level;
-    so.slo = {req.slo_ttft_ms, req.slo_tpot_ms, req.slo_e2e_ms};
-    out.stats = bench::compute_run_stats(run->records, so);
-    if (rate_mode && run->schedule_lag_p99_ms > 10) out.stats.notes.push_back(fmt::format("client send lag p99 {:.1f} ms behind the schedule", run->schedule_lag_p99_ms));
-    if (store) {
-      auto st = store->finish_run(out.run_id, bench::run_stats_to_json(out.stats), bench::utc_now_rfc3339());
-      if (!st) notes.push_back("database: " + st.error().describe());
-    }
-    if (prediction && !rate_mode) out.comparison = compare_level(*prediction, level, out.stats);
-    any_failed = any_failed || out.stats.failed > 0;
-    results.push_back(std::move(out));
+// One concurrency level (or the rate run): requests streamed, each finished one committed when a store is open.
+Expected<Level> run_level(Sweep& s, int64_t level, std::vector<bench::Prompt>& prompts) {
+  const BenchRequest& req = s.req;
+  bench::LoadPlan plan;
+  plan.mode = s.rate_mode ? bench::LoadMode::request_rate : bench::LoadMode::concurrency;
+  plan.concurrency = s.rate_mode ? 0 : level;
+  plan.request_rate = s.rate_mode ? *req.request_rate : 0;
+  plan.burstiness = req.burstiness.value_or(1.0);
+  plan.max_concurrency = s.rate_mode ? level : 0;
+  plan.num_prompts = s.prompts_at(level);
+  plan.warmup_requests = req.warmup.value_or(s.rate_mode ? 1 : level);
+  plan.seed = static_cast<uint64_t>(req.seed.value_or(0));
+  if (!req.dataset.has_value()) prompts = bench::synthetic_prompts(plan.num_prompts, s.input_len, s.output_len, plan.seed + static_cast<uint64_t>(level));
+  Level out;
+  out.concurrency = level;
+  std::optional<bench::StoreWriter> writer;
+  if (s.store) {
+    PF_TRY(id, s.store->begin_run(run_info(s, plan, level), s.clock.now_ns()));
+    out.run_id = id;
+    writer.emplace(*s.store, id);
   }
+  if (s.rate_mode) fmt::print(stderr, "preflight bench: {:.3g} requests/s, {} requests...\n", plan.request_rate, plan.num_prompts);
+  else fmt::print(stderr, "preflight bench: concurrency {}, {} requests...\n", level, plan.num_prompts);
+  PF_TRY(run, bench::run_load(s.target, prompts, plan, s.limits, s.clock, [&](const bench::RequestRecord& r) {
+    if (writer) writer->push(r);
+  }));
+  if (writer) {
+    auto st = writer->close();
+    if (!st) s.notes.push_back("database: " + st.error().describe());
+  }
+  bench::StatsOptions so;
+  so.mode = plan.mode;
+  so.concurrency = level;
+  so.slo = {req.slo_ttft_ms, req.slo_tpot_ms, req.slo_e2e_ms};
+  out.stats = bench::compute_run_stats(run.records, so);
+  if (s.rate_mode && run.schedule_lag_p99_ms > 10) out.stats.notes.push_back(fmt::format("client send lag p99 {:.1f} ms behind the schedule", run.schedule_lag_p99_ms));
+  if (s.store) {
+    auto st = s.store->finish_run(out.run_id, bench::run_stats_to_json(out.stats), bench::utc_now_rfc3339());
+    if (!st) s.notes.push_back("database: " + st.error().describe());
+  }
+  if (s.prediction && !s.rate_mode) out.comparison = compare_level(*s.prediction, level, out.stats);
+  return out;
+}
 
-  if (req.json) {
-    Json j = report::envelope("bench");
-    j["build"] = build_label();
-    j["config"] = config;
-    j["sweep_id"] = sweep_id;
-    j["database"] = store ? Json(store->path()) : Json();
-    Json lv = Json::array();
-    for (const auto& l : results) {
-      Json cmp = Json::array();
-      for (const auto& c : l.comparison) {
-        cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
-      }
-      lv.push_back({{"run_id", store ? Json(l.run_id) : Json()}, {"concurrency", rate_mode ? Json() : Json(l.concurrency)},
-                    {"request_rate", rate_mode ? Json(*req.request_rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
+void print_bench_json(const Sweep& s, const std::vector<Level>& results) {
+  Json j = report::envelope("bench");
+  j["build"] = build_label();
+  j["config"] = s.config;
+  j["sweep_id"] = s.sweep_id;
+  j["database"] = s.store ? Json(s.store->path()) : Json();
+  Json lv = Json::array();
+  for (const auto& l : results) {
+    Json cmp = Json::array();
+    for (const auto& c : l.comparison) {
+      cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
     }
-    j["levels"] = lv;
-    j["prediction"] = prediction ? prediction_to_json(*prediction) : Json();
-    j["notes"] = notes;
-    std::cout << j.dump(2) << "\n";
-    return any_failed ? k_exit_fail : k_exit_ok;
+    lv.push_back({{"run_id", s.store ? Json(l.run_id) : Json()}, {"concurrency", s.rate_mode ? Json() : Json(l.concurrency)},
+                  {"request_rate", s.rate_mode ? Json(*s.req.request_rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
   }
-  fmt::print("bench {}  model {}  {}  input {} tokens  output {} tokens{}\n", shown_url, target.request.model, endpoint,
-              req.dataset.has_value() ? "(dataset)" : std::to_string(input_len), output_len, req.ignore_eos ? " (ignore_eos)" : "");
-  fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
+  j["levels"] = lv;
+  j["prediction"] = s.prediction ? prediction_to_json(*s.prediction) : Json();
+  j["notes"] = s.notes;
+  std::cout << j.dump(2) << "\n";
+}
+
+void print_bench_text(Sweep& s, const std::vector<Level>& results) {
+  const BenchRequest& req = s.req;
+  fmt::print("bench {}  model {}  {}  input {} tokens  output {} tokens{}\n", s.shown_url, s.target.request.model, s.endpoint,
+              req.dataset.has_value() ? "(dataset)" : std::to_string(s.input_len), s.output_len, req.ignore_eos ? " (ignore_eos)" : "");
+  fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", s.rate_mode ? "cap" : "conc", "ok/fail", "TTFT mean", "TTFT p50", "TTFT p99",
               "TPOT mean", "TPOT p99", "ITL p50", "ITL p99", "E2E mean", "out tok/s", "steady tok/s");
   for (const auto& l : results) {
-    const auto& s = l.stats;
+    const auto& st = l.stats;
     fmt::print("{:<6} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12}\n", l.concurrency,
-                (std::to_string(s.succeeded) + "/" + std::to_string(s.failed)), ms(s.ttft_ms.mean), ms(s.ttft_ms.p50),
-                ms(s.ttft_ms.p99), ms(s.tpot_ms.mean), ms(s.tpot_ms.p99), ms(s.itl_ms.p50), ms(s.itl_ms.p99),
-                ms(s.e2e_ms.mean), fixed(s.output_throughput_tok_s, 1), s.steady_decode_tok_s ? fixed(*s.steady_decode_tok_s, 1) : "-");
+                (std::to_string(st.succeeded) + "/" + std::to_string(st.failed)), ms(st.ttft_ms.mean), ms(st.ttft_ms.p50),
+                ms(st.ttft_ms.p99), ms(st.tpot_ms.mean), ms(st.tpot_ms.p99), ms(st.itl_ms.p50), ms(st.itl_ms.p99),
+                ms(st.e2e_ms.mean), fixed(st.output_throughput_tok_s, 1), st.steady_decode_tok_s ? fixed(*st.steady_decode_tok_s, 1) : "-");
   }
   fmt::print("times in ms; TTFT = first content/reasoning/tool-call delta; TPOT = (E2E-TTFT)/(N-1); N from {}\n",
               results.empty() ? "-" : results.front().stats.tokens_source);
+  std::vector<std::string> notes = s.notes;
   for (const auto& l : results) {
     if (l.stats.good_fraction) fmt::print("goodput at {}: {:.2f} req/s, {:.1f}% of requests met the SLO\n", l.concurrency, l.stats.goodput_req_s.value_or(0), *l.stats.good_fraction * 100);
     for (const auto& [name, count] : l.stats.failures) fmt::print("failed at {}: {} x {}\n", l.concurrency, name, count);
@@ -297,20 +279,82 @@ int cmd_bench(const std::vector<std::string>& argv) {
   bool header = false;
   for (const auto& l : results) {
     for (const auto& c : l.comparison) {
-      if (!header) fmt::print("predicted vs measured ({})\n", prediction->source), header = true;
+      if (!header) fmt::print("predicted vs measured ({})\n", s.prediction->source), header = true;
       fmt::print("  {:<26} @{:<4} predicted {:>10}  measured {:>10} {:<5}  error {:+.1f}%\n", c.metric, c.concurrency,
                   fixed(c.predicted, 2), fixed(c.measured, 2), c.unit, c.error_pct());
     }
   }
-  if (prediction && prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *prediction->kv_tokens));
+  if (s.prediction && s.prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *s.prediction->kv_tokens));
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (const auto& n : notes) fmt::print("note: {}\n", n);
-  if (store) {
-    fmt::print("saved to {} (runs", store->path());
+  if (s.store) {
+    fmt::print("saved to {} (runs", s.store->path());
     for (const auto& l : results) fmt::print(" {}", l.run_id);
     fmt::print(")\n");
   }
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  BenchRequest req;
+  auto positional = parse_options(argv, bench_options(req));
+  if (!positional) return usage_error(positional.error());
+  if (!req.url || !req.model || !positional->empty()) return usage_error(make_error(ErrorKind::invalid_argument, command_usage("bench")));
+  auto target = bench_target(req);
+  if (!target) return usage_error(target.error());
+  Sweep s{.req = req, .target = *target};
+  s.shown_url = redact_url_credentials(s.target.url);
+  s.endpoint = req.endpoint.value_or("chat");
+  if (req.concurrency && req.request_rate) return usage_error(make_error(ErrorKind::invalid_argument, "--concurrency and --request-rate exclude each other"));
+  if (req.dataset && req.input_len) return usage_error(make_error(ErrorKind::invalid_argument, "--dataset and --input-len exclude each other"));
+  std::vector<int64_t> levels = req.concurrency.value_or(std::vector<int64_t>{1});
+  s.rate_mode = req.request_rate.has_value();
+  if (s.rate_mode) levels = {req.max_concurrency.value_or(0)};
+  s.input_len = req.input_len.value_or(128);
+  s.output_len = req.output_len.value_or(128);
+  for (int64_t level : levels) {
+    if (!req.dataset.has_value() && s.prompts_at(level) * s.input_len > bench::k_max_synthetic_tokens) {
+      return usage_error(make_error(ErrorKind::invalid_argument, fmt::format("{} prompts x --input-len {} exceeds {} tokens of synthetic prompt text; lower --num-prompts or --input-len",
+                                                                        s.prompts_at(level), s.input_len, bench::k_max_synthetic_tokens)));
+    }
+  }
+  std::vector<bench::Prompt> prompts;
+  if (const auto& ds = req.dataset) {
+    auto loaded = bench::load_dataset(*ds, s.output_len);
+    if (!loaded) return usage_error(loaded.error());
+    prompts = std::move(*loaded);
+  }
+  if (auto st = load_bench_prediction(s, levels); !st) return usage_error(st.error());
+  if (req.save || req.db) {
+    const std::string path = req.db.value_or(bench::default_db_path());
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    auto opened = bench::BenchStore::open(path);
+    if (!opened) return usage_error(opened.error());
+    s.store.emplace(std::move(*opened));
+  }
+  if (req.stall_timeout) s.limits.stall_timeout_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(*req.stall_timeout)));
+  if (req.timeout) s.limits.request_timeout_ms = static_cast<int64_t>(*req.timeout * 1000);
+  if (req.deadline) s.limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(*req.deadline * 1000));
+  const std::string started_at = bench::utc_now_rfc3339();
+  s.sweep_id = started_at + "-" + std::to_string(::getpid());
+  s.config = {{"url", s.shown_url}, {"model", s.target.request.model}, {"endpoint", s.endpoint}, {"ignore_eos", req.ignore_eos},
+              {"no_thinking", req.no_thinking}, {"input_len", req.dataset.has_value() ? Json() : Json(s.input_len)}, {"output_len", s.output_len},
+              {"dataset", req.dataset.value_or("")}, {"seed", req.seed.value_or(0)},
+              {"slo", {{"ttft_ms", req.slo_ttft_ms ? Json(*req.slo_ttft_ms) : Json()}, {"tpot_ms", req.slo_tpot_ms ? Json(*req.slo_tpot_ms) : Json()},
+                       {"e2e_ms", req.slo_e2e_ms ? Json(*req.slo_e2e_ms) : Json()}}}};
+  std::vector<Level> results;
+  bool any_failed = false;
+  for (int64_t level : levels) {
+    auto out = run_level(s, level, prompts);
+    if (!out) return usage_error(out.error());
+    any_failed = any_failed || out->stats.failed > 0;
+    results.push_back(std::move(*out));
+  }
+  if (req.json) print_bench_json(s, results);
+  else print_bench_text(s, results);
   return any_failed ? k_exit_fail : k_exit_ok;
 }
 
