@@ -124,6 +124,49 @@ bool glob_match(const std::string& text, const std::string& glob) {
   return g == glob.size();
 }
 
+// Whether normalize_module(s) == s: no "language_model" part and no all-digit part.
+bool is_normal(const std::string& s) {
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find('.', start);
+    if (end == std::string::npos) end = s.size();
+    const size_t len = end - start;
+    if (len == 14 && s.compare(start, len, "language_model") == 0) return false;
+    if (len > 0) {
+      bool digits = true;
+      for (size_t i = start; i < end && digits; ++i) digits = s[i] >= '0' && s[i] <= '9';
+      if (digits) return false;
+    }
+    if (len == 0 && !(start == 0 && s.empty())) return false;  // empty parts ("a..b", ".a", "a."): normalize_module drops them
+    start = end + 1;
+  }
+  return true;
+}
+
+// glob_match(text, "*" + glob + "*") without building that pattern: the same two-pointer walk over a
+// virtual pattern whose first and last characters are '*'.
+bool glob_within(const std::string& text, const std::string& glob) {
+  const size_t n = glob.size() + 2;
+  auto at = [&](size_t i) { return i == 0 || i == n - 1 ? '*' : glob[i - 1]; };
+  size_t t = 0, g = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (g < n && at(g) != '*' && at(g) == text[t]) {
+      ++t;
+      ++g;
+    } else if (g < n && at(g) == '*') {
+      star = g++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      g = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (g < n && at(g) == '*') ++g;
+  return g == n;
+}
+
 bool pattern_matches(const std::string& raw_pattern, const std::string& module) {
   if (starts_with(raw_pattern, "re:")) {
     // Compiled once per pattern: module_format runs for every weight group of every candidate a plan tries.
@@ -144,8 +187,10 @@ bool pattern_matches(const std::string& raw_pattern, const std::string& module) 
     return std::regex_search(concrete, *it->second);
   }
   // HF modules_to_not_convert semantics: the entry is a substring of the module path; '*' (a layer
-  // index after normalization, or a glob) matches any run of characters. Both normalized forms are
-  // kept per thread: this runs for every weight group and pattern of every candidate a plan tries.
+  // index after normalization, or a glob) matches any run of characters. This runs for every weight
+  // group and pattern of every candidate a plan tries: names already in normal form (the weight groups'
+  // modules and most patterns) are matched as they are, the others normalized once per thread.
+  if (is_normal(module) && is_normal(raw_pattern)) return glob_within(module, raw_pattern);
   thread_local std::unordered_map<std::string, std::string> modules, globs;
   auto m = modules.find(module);
   if (m == modules.end()) m = modules.emplace(module, normalize_module(module)).first;

@@ -56,3 +56,42 @@ TEST(QuantScheme, ModelSlimDescription) {
   auto bad = parse_json(R"({"model.layers.0.q_proj.weight":"W3A9"})", "q.json");
   EXPECT_FALSE(parse_modelslim_description(*bad, "q.json").has_value());
 }
+
+// Issue 19 (start-up time): ignore patterns and modules already in normal form are matched without the
+// per-thread normalization tables; names that are not (layer numbers, "language_model.", empty parts)
+// still normalize first. The answers are the HF substring-with-'*' semantics either way.
+TEST(QuantScheme, Issue19_IgnoreMatchingSameForNormalAndRawNames) {
+  QuantScheme s;
+  s.method = "fp8";
+  s.linear_format = s.expert_format = WeightFormat::fp8_block;
+  struct Row { const char* pattern; const char* module; bool ignored; };
+  const Row rows[] = {
+      {"lm_head", "lm_head", true},
+      {"mlp.gate", "model.layers.*.mlp.gate", true},
+      {"mlp.gate", "model.layers.*.mlp.gate_up_proj", true},  // substring, as HF matches
+      {"mlp.gate", "model.layers.*.mlp.down_proj", false},
+      {"visual", "model.visual.blocks.*.attn.qkv", true},
+      {"layers.*.self_attn", "model.layers.*.self_attn.q_proj", true},
+      {"layers.*.self_attn", "model.layers.*.mlp.down_proj", false},
+      {"model.layers.3.self_attn", "model.layers.*.self_attn.o_proj", true},          // layer number normalized
+      {"model.language_model.layers.0.mlp", "model.layers.*.mlp.up_proj", true},     // VL prefix normalized
+      {"model.language_model.embed_tokens", "model.embed_tokens", true},
+      {"language_model.lm_head", "lm_head", true},
+      {"model.layers.7.mlp", "model.language_model.layers.7.mlp.down_proj", true},   // the module normalized too
+      {"model.layers.7.mlp", "model.layers.7.self_attn.q_proj", false},
+      {"embed", "model.embed_tokens", true},
+      {"tokens.x", "model.embed_tokens", false},
+      {"", "model.embed_tokens", true},                                               // the empty entry is a substring of all
+      {"*", "lm_head", true},
+      {"model.*.down_proj", "model.layers.*.mlp.down_proj", true},
+      {"model.*.down_proj", "model.layers.*.mlp.up_proj", false},
+      {".mlp", "model.layers.*.mlp.gate", true},
+      {"mlp.", "model.layers.*.mlp.gate", true},
+      {"lm_head.", "lm_head", false},
+  };
+  for (const auto& r : rows) {
+    s.ignore = {r.pattern};
+    EXPECT_EQ(module_ignored(s, r.module), r.ignored) << r.pattern << " vs " << r.module;
+    EXPECT_EQ(module_format(s, r.module, false), r.ignored ? WeightFormat::native : WeightFormat::fp8_block) << r.pattern << " vs " << r.module;
+  }
+}
