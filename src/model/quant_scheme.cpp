@@ -207,11 +207,66 @@ bool module_ignored(const QuantScheme& scheme, const std::string& module) {
   return false;
 }
 
-WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
-  if (!scheme.quantized() || module_ignored(scheme, module)) return WeightFormat::native;
-  for (const auto& [pattern, format] : scheme.module_formats) {
-    if (pattern_matches(pattern, module)) return format;
+namespace {
+constexpr int k_ignored = -1, k_no_pattern = -2;
+
+// Which rule decides `module` under these patterns: ignored, the index of the first matching
+// module_formats pattern, or none.
+int classify(const QuantScheme& scheme, const std::string& module) {
+  if (module_ignored(scheme, module)) return k_ignored;
+  for (size_t i = 0; i < scheme.module_formats.size(); ++i)
+    if (pattern_matches(scheme.module_formats[i].first, module)) return static_cast<int>(i);
+  return k_no_pattern;
+}
+
+// The classification per (pattern lists, module), kept per thread for the last few pattern lists seen:
+// module_format runs for every weight group of every candidate a plan tries, over a handful of schemes
+// (a checkpoint's own and the --quantization flags'). An entry is found by comparing the lists
+// themselves, so a scheme changed in place never reads another's answers.
+struct ClassCache {
+  std::vector<std::string> ignore;
+  std::vector<std::string> patterns;
+  std::unordered_map<std::string, int> by_module;
+};
+
+bool same_patterns(const ClassCache& c, const QuantScheme& s) {
+  if (c.ignore != s.ignore || c.patterns.size() != s.module_formats.size()) return false;
+  for (size_t i = 0; i < c.patterns.size(); ++i)
+    if (c.patterns[i] != s.module_formats[i].first) return false;
+  return true;
+}
+
+int cached_class(const QuantScheme& scheme, const std::string& module) {
+  constexpr size_t k_entries = 8;
+  thread_local std::vector<ClassCache> cache;
+  thread_local size_t next_slot = 0;
+  ClassCache* hit = nullptr;
+  for (auto& c : cache)
+    if (same_patterns(c, scheme)) { hit = &c; break; }
+  if (!hit) {
+    ClassCache fresh;
+    fresh.ignore = scheme.ignore;
+    for (const auto& p : scheme.module_formats) fresh.patterns.push_back(p.first);
+    if (cache.size() < k_entries) {
+      cache.push_back(std::move(fresh));
+      hit = &cache.back();
+    } else {
+      hit = &cache[next_slot];
+      *hit = std::move(fresh);
+      next_slot = (next_slot + 1) % k_entries;
+    }
   }
+  auto it = hit->by_module.find(module);
+  if (it == hit->by_module.end()) it = hit->by_module.emplace(module, classify(scheme, module)).first;
+  return it->second;
+}
+}  // namespace
+
+WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
+  if (!scheme.quantized()) return WeightFormat::native;
+  const int c = cached_class(scheme, module);
+  if (c == k_ignored) return WeightFormat::native;
+  if (c >= 0) return scheme.module_formats[static_cast<size_t>(c)].second;
   return expert ? scheme.expert_format : scheme.linear_format;
 }
 

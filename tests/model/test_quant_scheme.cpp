@@ -95,3 +95,35 @@ TEST(QuantScheme, Issue19_IgnoreMatchingSameForNormalAndRawNames) {
     EXPECT_EQ(module_format(s, r.module, false), r.ignored ? WeightFormat::native : WeightFormat::fp8_block) << r.pattern << " vs " << r.module;
   }
 }
+
+// Issue 19 (start-up time): module_format remembers its answers per pattern list; a scheme whose lists
+// change in place (or another scheme with other lists) gets its own answers, never a stale one.
+TEST(QuantScheme, Issue19_ModuleFormatFollowsSchemeChangedInPlace) {
+  QuantScheme s;
+  s.method = "modelopt";
+  s.linear_format = WeightFormat::native;
+  s.expert_format = WeightFormat::native;
+  const std::string down = "model.layers.*.mlp.down_proj", q = "model.layers.*.self_attn.q_proj";
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::native);
+  s.module_formats = {{"model.layers.*.mlp.down_proj", WeightFormat::nvfp4}};
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::nvfp4);
+  EXPECT_EQ(module_format(s, q, false), WeightFormat::native);
+  s.module_formats = {{"self_attn", WeightFormat::fp8_tensor}, {"mlp", WeightFormat::int4_group}};
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::int4_group);
+  EXPECT_EQ(module_format(s, q, false), WeightFormat::fp8_tensor);
+  s.ignore = {"self_attn"};
+  EXPECT_EQ(module_format(s, q, false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::int4_group);
+  s.module_formats[1].second = WeightFormat::nvfp4;  // same patterns, another format
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::nvfp4);
+  // More pattern lists than the per-thread table holds: each still answers for itself.
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 12; ++i) {
+      QuantScheme t;
+      t.method = "fp8";
+      t.linear_format = t.expert_format = WeightFormat::fp8_block;
+      t.ignore = {"layers." + std::to_string(i) + ".mlp"};
+      EXPECT_EQ(module_format(t, "model.layers." + std::to_string(i) + ".mlp.down_proj", false), WeightFormat::native) << i;
+      EXPECT_EQ(module_format(t, "model.layers." + std::to_string(i) + ".self_attn.q_proj", false), WeightFormat::fp8_block) << i;
+    }
+}

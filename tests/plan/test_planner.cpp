@@ -256,7 +256,7 @@ TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
   t.context_tokens = 8192;
   const auto d = dev("910B3");
   std::vector<model::ModelSpec> models;
-  for (const char* id : {"Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3.5-27B", "Qwen/Qwen3-0.6B"}) {
+  for (const char* id : {"Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3.5-27B", "Qwen/Qwen3-0.6B", "deepseek-ai/DeepSeek-V3"}) {
     auto m = model::resolve_model(id);
     ASSERT_TRUE(m.has_value()) << id;
     models.push_back(*m);
