@@ -94,13 +94,13 @@ const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& 
   return it->second;
 }
 
-double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g) {
+double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g) {
   // model::weight_group_bytes with spec.quant = scheme (keep the two in step).
   const int b = model::dtype_bits(m.dtype) / 8;
   if (scheme.linear_format == model::WeightFormat::packed_bits && g.cols > 1)
     return model::linear_weight_bytes(model::WeightFormat::packed_bits, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
   if (!g.linear) return static_cast<double>(g.params()) * b;
-  const model::WeightFormat f = model::module_format(scheme, g.module, g.expert);
+  const model::WeightFormat f = formats(g.module, g.expert);
   return model::linear_weight_bytes(f, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
 }
 
@@ -109,9 +109,10 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   double computed_total = 0, computed_rank = 0, computed_last = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
+  const model::SchemeFormats formats(scheme);
   for (const auto& g : m.weights) {
     if (g.part == model::Part::mtp) continue;
-    const double stored = group_bytes(m, scheme, g);
+    const double stored = group_bytes(m, scheme, formats, g);
     computed_total += stored;
     double bytes = stored;
     if (mxfp4) {

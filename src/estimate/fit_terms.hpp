@@ -63,8 +63,9 @@ struct StageWeights {
 // model: the checkpoint's own scheme, the override, or the --quantization flag's scheme (built once per
 // flag and thread). The reference stays valid for the duration of the call that asked for it.
 const model::QuantScheme& deployed_scheme(const model::ModelSpec& m, const Deployment& dep);
-// model::weight_group_bytes of `g` in `m` stored as `scheme` (sized_model(m, dep) without the copy).
-double group_bytes(const model::ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g);
+// model::weight_group_bytes of `g` in `m` stored as `scheme` (sized_model(m, dep) without the copy);
+// `formats` is model::SchemeFormats(scheme), made once for all groups.
+double group_bytes(const model::ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g);
 
 // Weights per rank ("Model loading took"): the stored (or kernel-laid-out) bytes of every weight group x
 // this rank's share, plus rotary caches and deepstack buffers; `scheme` is deployed_scheme(m, dep).

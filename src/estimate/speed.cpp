@@ -52,11 +52,12 @@ struct ModelTraffic {
 ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   ModelTraffic t;
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
+  const model::SchemeFormats formats(scheme);
   for (const auto& g : m.weights) {
     if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
     if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
     const double share = weight_rank_share(g, tp);
-    const double bytes = terms::group_bytes(m, scheme, g) * share;
+    const double bytes = terms::group_bytes(m, scheme, formats, g) * share;
     if (g.expert) {
       t.expert_weight_bytes += bytes;
       t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;

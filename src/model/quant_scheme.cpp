@@ -223,11 +223,16 @@ int classify(const QuantScheme& scheme, const std::string& module) {
 // module_format runs for every weight group of every candidate a plan tries, over a handful of schemes
 // (a checkpoint's own and the --quantization flags'). An entry is found by comparing the lists
 // themselves, so a scheme changed in place never reads another's answers.
-struct ClassCache {
+}  // namespace
+
+struct SchemeFormats::Table {
   std::vector<std::string> ignore;
   std::vector<std::string> patterns;
   std::unordered_map<std::string, int> by_module;
 };
+
+namespace {
+using ClassCache = SchemeFormats::Table;
 
 bool same_patterns(const ClassCache& c, const QuantScheme& s) {
   if (c.ignore != s.ignore || c.patterns.size() != s.module_formats.size()) return false;
@@ -236,38 +241,48 @@ bool same_patterns(const ClassCache& c, const QuantScheme& s) {
   return true;
 }
 
-int cached_class(const QuantScheme& scheme, const std::string& module) {
+// The table for these pattern lists (an entry may be replaced in the cache; a holder keeps its own).
+std::shared_ptr<ClassCache> table_for(const QuantScheme& scheme) {
   constexpr size_t k_entries = 8;
-  thread_local std::vector<ClassCache> cache;
+  thread_local std::vector<std::shared_ptr<ClassCache>> cache;
   thread_local size_t next_slot = 0;
-  ClassCache* hit = nullptr;
-  for (auto& c : cache)
-    if (same_patterns(c, scheme)) { hit = &c; break; }
-  if (!hit) {
-    ClassCache fresh;
-    fresh.ignore = scheme.ignore;
-    for (const auto& p : scheme.module_formats) fresh.patterns.push_back(p.first);
-    if (cache.size() < k_entries) {
-      cache.push_back(std::move(fresh));
-      hit = &cache.back();
-    } else {
-      hit = &cache[next_slot];
-      *hit = std::move(fresh);
-      next_slot = (next_slot + 1) % k_entries;
-    }
+  for (const auto& c : cache)
+    if (same_patterns(*c, scheme)) return c;
+  auto fresh = std::make_shared<ClassCache>();
+  fresh->ignore = scheme.ignore;
+  for (const auto& p : scheme.module_formats) fresh->patterns.push_back(p.first);
+  if (cache.size() < k_entries) {
+    cache.push_back(fresh);
+  } else {
+    cache[next_slot] = fresh;
+    next_slot = (next_slot + 1) % k_entries;
   }
-  auto it = hit->by_module.find(module);
-  if (it == hit->by_module.end()) it = hit->by_module.emplace(module, classify(scheme, module)).first;
+  return fresh;
+}
+
+int cached_class(ClassCache& table, const QuantScheme& scheme, const std::string& module) {
+  auto it = table.by_module.find(module);
+  if (it == table.by_module.end()) it = table.by_module.emplace(module, classify(scheme, module)).first;
   return it->second;
+}
+
+WeightFormat format_of(const QuantScheme& scheme, int c, bool expert) {
+  if (c == k_ignored) return WeightFormat::native;
+  if (c >= 0) return scheme.module_formats[static_cast<size_t>(c)].second;
+  return expert ? scheme.expert_format : scheme.linear_format;
 }
 }  // namespace
 
 WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
   if (!scheme.quantized()) return WeightFormat::native;
-  const int c = cached_class(scheme, module);
-  if (c == k_ignored) return WeightFormat::native;
-  if (c >= 0) return scheme.module_formats[static_cast<size_t>(c)].second;
-  return expert ? scheme.expert_format : scheme.linear_format;
+  return format_of(scheme, cached_class(*table_for(scheme), scheme, module), expert);
+}
+
+SchemeFormats::SchemeFormats(const QuantScheme& scheme) : scheme_(&scheme), table_(scheme.quantized() ? table_for(scheme) : nullptr) {}
+
+WeightFormat SchemeFormats::operator()(const std::string& module, bool expert) const {
+  if (!table_) return WeightFormat::native;
+  return format_of(*scheme_, cached_class(*table_, *scheme_, module), expert);
 }
 
 Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin) {

@@ -127,3 +127,33 @@ TEST(QuantScheme, Issue19_ModuleFormatFollowsSchemeChangedInPlace) {
       EXPECT_EQ(module_format(t, "model.layers." + std::to_string(i) + ".self_attn.q_proj", false), WeightFormat::fp8_block) << i;
     }
 }
+
+// Issue 19 (start-up time): SchemeFormats (the pattern lists looked up once for all of a model's groups)
+// answers as module_format does, also for an unquantized scheme and after other schemes evicted its lists.
+TEST(QuantScheme, Issue19_SchemeFormatsEqualsModuleFormat) {
+  QuantScheme s;
+  s.method = "modelopt";
+  s.ignore = {"lm_head", "mlp.gate"};
+  s.module_formats = {{"self_attn", WeightFormat::fp8_tensor}, {"layers.*.mlp.experts", WeightFormat::nvfp4}};
+  s.linear_format = WeightFormat::int8_channel;
+  s.expert_format = WeightFormat::mxfp4;
+  const SchemeFormats formats(s);
+  for (int i = 0; i < 12; ++i) {  // evict s's lists from the per-thread table
+    QuantScheme t;
+    t.method = "fp8";
+    t.ignore = {"x" + std::to_string(i)};
+    (void)module_format(t, "lm_head", false);
+  }
+  struct Row { const char* module; bool expert; WeightFormat want; };
+  for (const Row r : {Row{"lm_head", false, WeightFormat::native}, Row{"model.layers.*.mlp.gate", false, WeightFormat::native},
+                      Row{"model.layers.*.self_attn.q_proj", false, WeightFormat::fp8_tensor},
+                      Row{"model.layers.*.mlp.experts.down_proj", true, WeightFormat::nvfp4},
+                      Row{"model.layers.*.mlp.shared_expert.down_proj", false, WeightFormat::int8_channel},
+                      Row{"model.layers.*.mlp.shared_expert.up_proj", true, WeightFormat::mxfp4}}) {
+    EXPECT_EQ(formats(r.module, r.expert), r.want) << r.module;
+    EXPECT_EQ(module_format(s, r.module, r.expert), r.want) << r.module;
+  }
+  QuantScheme none;
+  none.ignore = {"lm_head"};
+  EXPECT_EQ(SchemeFormats(none)("model.layers.*.self_attn.q_proj", false), WeightFormat::native);
+}
