@@ -92,6 +92,16 @@ static void BM_FitOneDeployment(benchmark::State& state) {
 }
 BENCHMARK(BM_FitOneDeployment)->Unit(benchmark::kMicrosecond);
 
+// #19: the same estimate as plan's candidate search makes it: numbers and verdict, no explanatory text.
+static void BM_FitOneDeploymentNoText(benchmark::State& state) {
+  const auto c = npu_case("Qwen/Qwen3-VL-8B-Instruct");
+  estimate::Deployment dep;
+  dep.max_model_len = 32768;
+  dep.explain = false;
+  for (auto _ : state) benchmark::DoNotOptimize(estimate::estimate_fit(c.model, c.device, c.engine, *c.overheads, dep));
+}
+BENCHMARK(BM_FitOneDeploymentNoText)->Unit(benchmark::kMicrosecond);
+
 // Issue 3: the largest-context search and the cheapest fixes around a failing deployment (Qwen3.5-27B
 // asking for its full 262,144-token context on one 910B3: the KV budget holds ~55k, so every fix is tried).
 static void BM_LargestContextAndFixesSearch(benchmark::State& state) {

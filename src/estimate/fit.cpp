@@ -125,11 +125,11 @@ namespace {
 // there and device memory reads as 0).
 void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& dep) {
   e.total_bytes = dep.device_total_bytes.value_or(device.usable_total_bytes());
-  if (!dep.device_total_bytes && !device.runtime_total_bytes) {
+  if (!dep.device_total_bytes && !device.runtime_total_bytes && dep.explain) {
     e.assumptions.push_back(format("%s: runtime total memory unknown; used the nominal %.2f GiB", device.id.c_str(), bytes_to_gib(device.memory_bytes)));
   }
   e.gpu_memory_utilization = dep.gpu_memory_utilization.value_or(engine.default_gpu_memory_utilization);
-  if (!dep.gpu_memory_utilization) e.assumptions.push_back(format("gpu_memory_utilization %.2f (%s default)", e.gpu_memory_utilization, engine.id.c_str()));
+  if (!dep.gpu_memory_utilization && dep.explain) e.assumptions.push_back(format("gpu_memory_utilization %.2f (%s default)", e.gpu_memory_utilization, engine.id.c_str()));
   const bool large_device = e.total_bytes >= 70.0 * k_gib && device.family != "ampere" && engine.platform != "npu";
   e.max_num_batched_tokens = dep.max_num_batched_tokens.value_or(large_device ? engine.max_num_batched_tokens_large_device : engine.max_num_batched_tokens);
   e.max_num_seqs = dep.max_num_seqs.value_or(large_device ? engine.max_num_seqs_large_device : engine.max_num_seqs);
@@ -211,7 +211,8 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
     last = std::floor(last);
     k.last_stage = last;
     available_blocks = std::min(available, last * static_cast<double>(lay.first_layers) / static_cast<double>(lay.last_layers));
-    e.provenance.push_back(format("PP %lld: first stage %lld layers + embedding, %.2f GiB available; last stage %lld layers + head + sampler, %.2f GiB",
+    if (dep.explain)
+      e.provenance.push_back(format("PP %lld: first stage %lld layers + embedding, %.2f GiB available; last stage %lld layers + head + sampler, %.2f GiB",
                                   static_cast<long long>(lay.pp), static_cast<long long>(lay.first_layers), bytes_to_gib(available),
                                   static_cast<long long>(lay.last_layers), bytes_to_gib(last)));
     available = std::min(available, last);  // the lower of the printed lines
@@ -219,7 +220,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   if (dep.kv_cache_memory_bytes) {
     available = available_blocks = *dep.kv_cache_memory_bytes;
     k.first_stage = k.last_stage = available;
-    e.assumptions.push_back(format("KV budget given as %.0f bytes (--kv-cache-memory-bytes): profiling skipped", available));
+    if (dep.explain) e.assumptions.push_back(format("KV budget given as %.0f bytes (--kv-cache-memory-bytes): profiling skipped", available));
   }
   k.available = available;
   k.available_blocks = available_blocks;
@@ -235,7 +236,8 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
     const double saved = std::max(0.0, e.activation_bytes - alt_peak);
     if (saved > 0) {
       k.band_high = k.band + saved;  // one-sided, added
-      e.assumptions.push_back(format("%s samples with FlashInfer when flashinfer is installed (the vLLM Docker images): its sampler run is %.2f GiB instead of the native "
+      if (dep.explain)
+        e.assumptions.push_back(format("%s samples with FlashInfer when flashinfer is installed (the vLLM Docker images): its sampler run is %.2f GiB instead of the native "
                                      "sort's %.2f, so the KV budget can be up to %.2f GiB larger, which the high end of the band allows for; "
                                      "VLLM_USE_FLASHINFER_SAMPLER=0 makes the native path (this estimate) certain",
                                      engine.id.c_str(), bytes_to_gib(alt_sampler), bytes_to_gib(e.activation_sampler_bytes), bytes_to_gib(saved)));
@@ -263,7 +265,7 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const KvGeometr
   } else {
     e.fits = true;
   }
-  if (e.fits && !e.graph_in_budget && dep.mode == ExecutionMode::graph && e.requested_bytes + e.graph_bytes > e.total_bytes) {
+  if (e.fits && !e.graph_in_budget && dep.mode == ExecutionMode::graph && e.requested_bytes + e.graph_bytes > e.total_bytes && dep.explain) {
     e.assumptions.push_back(format("graph capture (~%.2f GiB) must fit in the %.2f GiB left above gpu_memory_utilization", bytes_to_gib(e.graph_bytes),
                                    bytes_to_gib(e.total_bytes - e.requested_bytes)));
   }
@@ -296,8 +298,10 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
 
 // The per-rank tree: one entry for PP 1, else the first stage (encoder, embedding) and the last (head, sampler).
 std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::StageLayout& lay, const terms::StageWeights& weights, const terms::ProfileRun& run,
-                                           const Term& non_torch, const Term& graph, const KvBudget& budget, const KvGeometry& kv, const engine::Overheads& oh) {
-  const std::string kv_rule = "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "");
+                                           const Term& non_torch, const Term& graph, const KvBudget& budget, const KvGeometry& kv, const engine::Overheads& oh,
+                                           bool explain) {
+  const std::string kv_rule = !explain ? std::string()
+                                       : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "");
   RankFootprint first;
   first.stage = lay.pp > 1 ? "first" : "all";
   first.weights = weights.first;
@@ -305,7 +309,8 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
   first.non_torch = non_torch;
   first.graph = graph;
   first.kv = kv;
-  first.available_kv = {"available KV", budget.first_stage, budget.band, kv_rule, {{"requested_bytes", e.requested_bytes}}};
+  first.available_kv = {"available KV", budget.first_stage, budget.band, kv_rule, {}};
+  if (explain) first.available_kv.inputs = {{"requested_bytes", e.requested_bytes}};
   if (lay.pp == 1) return {first};
   RankFootprint last = first;
   last.rank = (lay.pp - 1) * lay.tp;
@@ -315,7 +320,8 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
   last.activation.encoder_held_bytes = 0;
   last.activation.peak = {"activation peak", run.last_stage_peak_bytes, run.last_stage_peak_bytes * oh.band_fraction, "max(text forward, sampler run)", {}};
   first.activation.sampler_run = {"sampler run", 0, 0, "only the last stage samples", {}};
-  last.available_kv = {"available KV", budget.last_stage, budget.band, kv_rule, {{"requested_bytes", e.requested_bytes}}};
+  last.available_kv = {"available KV", budget.last_stage, budget.band, kv_rule, {}};
+  if (explain) last.available_kv.inputs = {{"requested_bytes", e.requested_bytes}};
   return {first, last};
 }
 
@@ -331,11 +337,11 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.pipeline_parallel_size = lay.pp;
   resolve_settings(e, m, device, engine, dep);
   if (!layout_accepted(e, m) || !quantization_accepted(e, m, engine, dep)) return e;
-  const ModelSpec sized = sized_model(m, dep);
-  if (sized.quant.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme)) e.assumptions.push_back(sized.quant.detail);
-  e.weight_scheme = sized.quant.quantized() ? sized.quant.detail : std::string(model::dtype_name(sized.dtype));
+  const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);  // sized_model(m, dep).quant, without copying the model
+  if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
+  e.weight_scheme = scheme.quantized() ? scheme.detail : std::string(model::dtype_name(m.dtype));
 
-  PF_TRY(weights, terms::estimate_weights(m, sized, device, engine, oh, dep, lay, e.max_num_batched_tokens));
+  PF_TRY(weights, terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens));
   e.weights_bytes = weights.first.bytes;
   e.terms.push_back(weights.first);
 
@@ -357,7 +363,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.assumptions.insert(e.assumptions.end(), run.assumptions.begin(), run.assumptions.end());
   e.terms.push_back(ph.peak);
 
-  const Term non_torch = terms::estimate_non_torch(oh, lay);
+  const Term non_torch = terms::estimate_non_torch(oh, lay, dep.explain);
   e.non_torch_bytes = non_torch.bytes;
   e.terms.push_back(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
@@ -370,11 +376,12 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.available_kv_band_bytes = budget.band;
   e.available_kv_band_high_bytes = budget.band_high;
   e.terms.push_back({"available KV", budget.available, budget.band,
-                     "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")});
+                     dep.explain ? "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")
+                                 : std::string()});
 
   e.max_model_len = L;
-  if (!dep.max_model_len) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
-  const terms::KvInputs kv_in{e.kv_cache_dtype, L, e.max_num_batched_tokens, budget.available_blocks, budget.band, budget.band_high};
+  if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
+  const terms::KvInputs kv_in{e.kv_cache_dtype, L, e.max_num_batched_tokens, budget.available_blocks, budget.band, budget.band_high, dep.explain};
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;
   e.block_size = kv.block_size;
@@ -389,8 +396,8 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 
   decide(e, engine, kv, budget.available, L, dep);
-  printed_lines(e, engine, budget.available, L);
-  e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh);
+  if (dep.explain) printed_lines(e, engine, budget.available, L);
+  e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return e;
 }
 

@@ -39,6 +39,10 @@ struct Deployment {
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
   // to a config.json model); replaces scheme_for_flag's assumption.
   std::optional<model::QuantScheme> quant_scheme;
+  // false: the estimate leaves its explanatory text empty (assumptions, provenance, the terms' rules and
+  // inputs, the printed start-up lines) and computes every number, the verdict and the failure message
+  // exactly as with true. For callers that print none of that text (plan's candidate search).
+  bool explain = true;
 };
 
 enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large };

@@ -16,6 +16,8 @@ namespace preflight::estimate::terms {
 using model::LayerKind;
 using model::ModelSpec;
 
+std::string AtLayer::str() const { return format("layer %zu: %s", layer, field); }
+
 namespace {
 
 // What one layer of each kind caches on this rank (the last layer of a kind sets its size, as the
@@ -28,7 +30,7 @@ struct LayerCache {
   int64_t sliding_window = 0;
 };
 
-std::string at_layer(const char* field, size_t i) { return format("layer %zu: %s", i, field); }
+AtLayer at_layer(const char* field, size_t i) { return {field, i}; }
 
 Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb) {
   LayerCache c;
@@ -92,7 +94,7 @@ struct BlockLayout {
 // Block size and page: uniform attention pages, a state page, or a hybrid page where the attention
 // block grows until its page holds the recurrent state (CUDA: padded to it; NPU: 128-aligned, or from
 // vllm-ascend 0.16 the contiguous K + conv layout).
-Expected<BlockLayout> block_layout(const engine::EngineProfile& engine, const LayerCache& c, std::vector<std::string>& provenance) {
+Expected<BlockLayout> block_layout(const engine::EngineProfile& engine, const LayerCache& c, std::vector<std::string>* provenance) {
   BlockLayout out;
   int64_t bs = engine.block_size;
   const bool hybrid = c.state_layers > 0 && (c.attn_layers + c.sliding_layers) > 0;
@@ -104,7 +106,7 @@ Expected<BlockLayout> block_layout(const engine::EngineProfile& engine, const La
     PF_TRY(attn_page, checked_product(bs, c.attn_1tok, "hybrid block size x KV bytes per token"));
     PF_TRY(page, checked_sum(attn_page, conv, "hybrid page + conv state"));
     out.page_bytes = page;
-    provenance.push_back(format("hybrid block size %lld = 128 x ceil(ssm %lld / (128 x K %lld)); page = block x %lld + conv %lld (vllm-ascend patch_mamba_config >= 0.16)",
+    if (provenance) provenance->push_back(format("hybrid block size %lld = 128 x ceil(ssm %lld / (128 x K %lld)); page = block x %lld + conv %lld (vllm-ascend patch_mamba_config >= 0.16)",
                                 static_cast<long long>(bs), static_cast<long long>(ssm), static_cast<long long>(c.k_1tok), static_cast<long long>(c.attn_1tok),
                                 static_cast<long long>(conv)));
   } else if (hybrid) {
@@ -114,7 +116,7 @@ Expected<BlockLayout> block_layout(const engine::EngineProfile& engine, const La
     bs = std::max(bs, attn_bs);
     PF_TRY(page, checked_product(bs, c.attn_1tok, "hybrid block size x KV bytes per token"));
     out.page_bytes = page;
-    provenance.push_back(format("hybrid block size %lld = %lld x ceil(state %lld / (%lld x %lld)); state page padded to %lld", static_cast<long long>(bs),
+    if (provenance) provenance->push_back(format("hybrid block size %lld = %lld x ceil(state %lld / (%lld x %lld)); state page padded to %lld", static_cast<long long>(bs),
                                 static_cast<long long>(align), static_cast<long long>(c.state_bytes), static_cast<long long>(align),
                                 static_cast<long long>(c.attn_1tok), static_cast<long long>(page)));
   } else if (c.state_layers > 0) {
@@ -205,7 +207,7 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
 Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
                                           std::vector<std::string>& provenance) {
   PF_TRY(cache, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m)));
-  PF_TRY(layout, block_layout(engine, cache, provenance));
+  PF_TRY(layout, block_layout(engine, cache, in.explain ? &provenance : nullptr));
   PF_TRY(geometry, kv_groups(m, engine, lay, cache, layout, in));
   blocks_and_tokens(geometry, engine, in);
   return geometry;

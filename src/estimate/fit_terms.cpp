@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "base/checked.hpp"
 #include "base/text.hpp"
@@ -49,7 +50,8 @@ Expected<int64_t> round_up(int64_t v, int64_t to, const std::string& what) {
 
 // Bytes an MXFP4 expert group takes once the engine has laid it out for its kernel (padding, a kept copy
 // of the swizzled scales, fp32 biases); nullopt when the group is not an MXFP4 expert weight or bias.
-Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const model::WeightGroup& g, const engine::Mxfp4Layout& l, int64_t tp) {
+Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g, const engine::Mxfp4Layout& l,
+                                                   int64_t tp) {
   if (!g.expert) return std::optional<double>();
   // The kernel pads each TP rank's slice of the intermediate size (vLLM mxfp4.py create_weights pads
   // intermediate_size_per_partition); expressed over all ranks so the TP share below divides it back.
@@ -66,7 +68,7 @@ Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const mod
     if (rows == 0) return std::optional<double>();
     return std::optional<double>(E * static_cast<double>(rows) * (l.bias_fp32 ? 4.0 : static_cast<double>(model::dtype_bits(m.dtype) / 8)));
   }
-  if (model::module_format(m.quant, g.module, true) != model::WeightFormat::mxfp4) return std::optional<double>();
+  if (model::module_format(scheme, g.module, true) != model::WeightFormat::mxfp4) return std::optional<double>();
   const bool down = ends_with(g.module, "down_proj");
   const int64_t rows = down ? H : I, cols = down ? I : H;
   double bytes = E * fp4(rows, cols);
@@ -80,18 +82,41 @@ Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const mod
 
 }  // namespace
 
-Expected<StageWeights> estimate_weights(const ModelSpec& m, const ModelSpec& sized, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& dep) {
+  if (dep.quant_scheme) return *dep.quant_scheme;
+  if (dep.quantization.empty()) return m.quant;  // scheme_for_flag keeps the checkpoint's
+  const std::string q = to_lower(dep.quantization);
+  if (q == to_lower(m.quant.method) || (q == "ascend" && m.quant.method == "ascend")) return m.quant;
+  // Otherwise the scheme depends on the flag alone: one per flag and thread (std::map never moves its values).
+  thread_local std::map<std::string, model::QuantScheme> by_flag;
+  auto it = by_flag.find(dep.quantization);
+  if (it == by_flag.end()) it = by_flag.emplace(dep.quantization, scheme_for_flag(dep.quantization, m.quant)).first;
+  return it->second;
+}
+
+double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g) {
+  // model::weight_group_bytes with spec.quant = scheme (keep the two in step).
+  const int b = model::dtype_bits(m.dtype) / 8;
+  if (scheme.linear_format == model::WeightFormat::packed_bits && g.cols > 1)
+    return model::linear_weight_bytes(model::WeightFormat::packed_bits, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
+  if (!g.linear) return static_cast<double>(g.params()) * b;
+  const model::WeightFormat f = formats(g.module, g.expert);
+  return model::linear_weight_bytes(f, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
+}
+
+Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                         const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
   double computed_total = 0, computed_rank = 0, computed_last = 0;
-  const engine::Mxfp4Layout* mxfp4 = sized.quant.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
+  const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
-  for (const auto& g : sized.weights) {
+  const model::SchemeFormats formats(scheme);
+  for (const auto& g : m.weights) {
     if (g.part == model::Part::mtp) continue;
-    const double stored = model::weight_group_bytes(sized, g);
+    const double stored = group_bytes(m, scheme, formats, g);
     computed_total += stored;
     double bytes = stored;
     if (mxfp4) {
-      PF_TRY(loaded, mxfp4_loaded_bytes(sized, g, *mxfp4, lay.tp));
+      PF_TRY(loaded, mxfp4_loaded_bytes(m, scheme, g, *mxfp4, lay.tp));
       if (loaded) {
         bytes = *loaded;
         mxfp4_extra += bytes - stored;
@@ -112,21 +137,28 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const ModelSpec& siz
   }
   double weights = computed_rank;
   double weights_last = computed_last;
-  std::string rule = "sum over weight shapes x storage format, sharded by TP";
-  std::vector<std::pair<std::string, double>> inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
-                                                        {"pipeline_parallel_size", static_cast<double>(lay.pp)},
-                                                        {"stage_layers", static_cast<double>(lay.first_layers)}};
+  const bool explain = dep.explain;
+  std::string rule;
+  std::vector<std::pair<std::string, double>> inputs;
+  if (explain) {
+    rule = "sum over weight shapes x storage format, sharded by TP";
+    inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
+              {"pipeline_parallel_size", static_cast<double>(lay.pp)},
+              {"stage_layers", static_cast<double>(lay.first_layers)}};
+  }
   if (mxfp4) {
-    rule += format("; MXFP4 experts as %s lays them out (+%.2f GiB: %s)", mxfp4->backend.c_str(), bytes_to_gib(mxfp4_extra), mxfp4->source.c_str());
+    if (explain) rule += format("; MXFP4 experts as %s lays them out (+%.2f GiB: %s)", mxfp4->backend.c_str(), bytes_to_gib(mxfp4_extra), mxfp4->source.c_str());
     computed_total += mxfp4_extra;
-    inputs.emplace_back("mxfp4_layout_extra_bytes", mxfp4_extra);
+    if (explain) inputs.emplace_back("mxfp4_layout_extra_bytes", mxfp4_extra);
   }
   if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
     const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
-    rule = "exact checkpoint bytes (headers) x this rank's share";
-    inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
+    if (explain) {
+      rule = "exact checkpoint bytes (headers) x this rank's share";
+      inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
+    }
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
   if (m.max_position_embeddings > 0 && m.rotary_dim > 0) {
@@ -134,9 +166,11 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const ModelSpec& siz
     const double rope = static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
     weights += rope;
     weights_last += rope;
-    rule += format(" + rotary caches %lld x %lld x %.0f B (%s)", static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), element,
-                   oh.rope_cache_source.c_str());
-    inputs.emplace_back("rotary_cache_bytes", rope);
+    if (explain) {
+      rule += format(" + rotary caches %lld x %lld x %.0f B (%s)", static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), element,
+                     oh.rope_cache_source.c_str());
+      inputs.emplace_back("rotary_cache_bytes", rope);
+    }
   }
   // Qwen3-VL deepstack: one max_num_batched_tokens x text-hidden buffer per level, created with the
   // model (vLLM qwen3_vl.py __init__) on the stage that holds the encoder, so inside "Model loading took".
@@ -145,14 +179,16 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const ModelSpec& siz
                            static_cast<double>(model::dtype_bits(m.dtype) / 8);
     weights += buffers;
     if (lay.pp == 1) weights_last += buffers;
-    rule += format(" + deepstack buffers %lld levels x %lld batched tokens x hidden %lld", static_cast<long long>(m.vision_deepstack_levels),
-                   static_cast<long long>(batched_tokens), static_cast<long long>(m.hidden_size));
-    inputs.emplace_back("deepstack_buffer_bytes", buffers);
+    if (explain) {
+      rule += format(" + deepstack buffers %lld levels x %lld batched tokens x hidden %lld", static_cast<long long>(m.vision_deepstack_levels),
+                     static_cast<long long>(batched_tokens), static_cast<long long>(m.hidden_size));
+      inputs.emplace_back("deepstack_buffer_bytes", buffers);
+    }
   }
   StageWeights out;
   out.first = {"weights", weights, 0, rule, inputs};
   out.last = {"weights", weights_last, 0, rule, inputs};
-  out.last.inputs[2].second = static_cast<double>(lay.last_layers);
+  if (explain) out.last.inputs[2].second = static_cast<double>(lay.last_layers);
   return out;
 }
 
@@ -184,7 +220,7 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& o
   }
   run.encoder_budget_tokens = budget;
   run.encoder_items = per_item > 0 ? encoder_tokens / per_item : 0;
-  if (video)
+  if (video && dep.explain)
     run.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
                                      static_cast<long long>(per_item), static_cast<long long>(2 * (per_item / per_image)), static_cast<long long>(L),
@@ -197,8 +233,11 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& o
   ph.vision_unit_bytes = patches * ((static_cast<double>(m.vision_intermediate_size) + 3.0 * static_cast<double>(m.vision_hidden_size)) / static_cast<double>(lay.tp) +
                                     static_cast<double>(m.vision_hidden_size)) * b;
   const double peak = oh.vision_activation_factor * ph.vision_unit_bytes;
-  ph.vision_encoder = {"vision encoder", peak, 0, format("%.1f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B", oh.vision_activation_factor, b),
-                       {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}}};
+  ph.vision_encoder = {"vision encoder", peak, 0, {}, {}};
+  if (dep.explain) {
+    ph.vision_encoder.rule = format("%.1f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B", oh.vision_activation_factor, b);
+    ph.vision_encoder.inputs = {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}};
+  }
   // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
   // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
   // deepstack level.
@@ -227,27 +266,32 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.text_unit_bytes = static_cast<double>(batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(lay.tp)) * b;
   ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
   const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes;
-  ph.text_forward = {"text forward", text_peak, 0,
+  const bool explain = dep.explain;
+  ph.text_forward = {"text forward", text_peak, 0, {}, {}};
+  if (explain)
+    ph.text_forward = {"text forward", text_peak, 0,
                      format("%.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b),
                      {{"factor", oh.activation_bytes_per_batched_token_factor}, {"max_num_batched_tokens", static_cast<double>(batched_tokens)},
                       {"unit_bytes", ph.text_unit_bytes}}};
   const double held_hidden = static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) * b;
   run.held_hidden_bytes = held_hidden;
   const double sampler = engine.sampler_logit_copies * ph.sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
-  ph.sampler_run = {"sampler run", sampler, 0, format("%.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s)", engine.sampler_logit_copies,
+  ph.sampler_run = {"sampler run", sampler, 0, {}, {}};
+  if (explain)
+    ph.sampler_run = {"sampler run", sampler, 0, format("%.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s)", engine.sampler_logit_copies,
                                                       static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                                                       engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str()),
                     {{"copies", engine.sampler_logit_copies}, {"rows", static_cast<double>(sampler_rows)}, {"unit_bytes", ph.sampler_unit_bytes},
                      {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
-  ph.vision_encoder = {"vision encoder", 0, 0, "not profiled", {}};
+  ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
   const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
-  if (text_only) run.assumptions.push_back("--limit-mm-per-prompt allows no image or video: the profile run is text only");
+  if (text_only && explain) run.assumptions.push_back("--limit-mm-per-prompt allows no image or video: the profile run is text only");
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
     PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, std::move(run)));
     run = std::move(with_encoder);
   }
-  if (dep.skip_mm_profiling && has_vision)
+  if (dep.skip_mm_profiling && has_vision && explain)
     run.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
   const double held = ph.encoder_held_bytes, vision_peak = ph.vision_encoder.bytes;
   double peak = std::max({text_peak + held, vision_peak, sampler + held});
@@ -258,7 +302,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   } else {
     run.last_stage_peak_bytes = peak;
   }
-  ph.peak = {"activation peak", peak, peak * oh.band_fraction,
+  ph.peak = {"activation peak", peak, peak * oh.band_fraction, {}, {}};
+  if (explain)
+    ph.peak = {"activation peak", peak, peak * oh.band_fraction,
              format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
                     "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
                     bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b, bytes_to_gib(vision_peak),
@@ -269,11 +315,12 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   return run;
 }
 
-Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay) {
+Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay, bool explain) {
   const bool multi_rank = lay.tp * lay.pp > 1;
   const double bytes = oh.non_torch_bytes + (multi_rank ? oh.non_torch_bytes * oh.non_torch_multi_rank_fraction : 0.0);
   // The band of the non-torch term is at least the spread the printed breakdowns show for the platform.
   const double band = std::max(bytes * oh.band_fraction, oh.non_torch_band_bytes);
+  if (!explain) return {"non-torch", bytes, band, {}, {}};
   return {"non-torch", bytes, band, "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")",
           {{"non_torch_bytes", oh.non_torch_bytes}, {"multi_rank_fraction", multi_rank ? oh.non_torch_multi_rank_fraction : 0.0}}};
 }
@@ -281,6 +328,7 @@ Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay) {
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {
   const bool eager = dep.mode == ExecutionMode::eager;
   const double bytes = eager ? 0.0 : oh.graph_bytes;
+  if (!dep.explain) return {"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
   return {"graph capture", bytes, bytes * oh.band_fraction,
           eager ? "--enforce-eager: no graphs"
                 : (graph_in_budget ? "estimated before KV sizing and subtracted from the budget" : "captured after KV allocation, outside the budget (needs the 1 - util headroom)"),

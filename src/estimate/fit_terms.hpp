@@ -17,6 +17,34 @@ namespace preflight::estimate::terms {
 // a x b and a + b, or invalid_argument naming `what` (a model field and where it is used).
 Expected<int64_t> checked_product(int64_t a, int64_t b, const std::string& what);
 Expected<int64_t> checked_sum(int64_t a, int64_t b, const std::string& what);
+// The same, naming `what` only when it overflows (the name is built for the error alone, so the
+// common case formats nothing: these run for every layer of every candidate a plan tries).
+inline Expected<int64_t> checked_product(int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return checked_product(a, b, std::string(what));
+}
+inline Expected<int64_t> checked_sum(int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return checked_sum(a, b, std::string(what));
+}
+// A model field at a layer, "layer 3: head_dim", named lazily.
+struct AtLayer {
+  const char* field;
+  size_t layer;
+  std::string str() const;
+};
+inline Expected<int64_t> checked_product(int64_t a, int64_t b, const AtLayer& what) {
+  int64_t r = 0;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return checked_product(a, b, what.str());
+}
+inline Expected<int64_t> checked_sum(int64_t a, int64_t b, const AtLayer& what) {
+  int64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return checked_sum(a, b, what.str());
+}
 
 // Tensor- and pipeline-parallel layout. vLLM's get_pp_indices gives the remainder layers to the
 // stages before the last: the first stage holds ceil(n / pp) layers and the embedding, the last
@@ -31,9 +59,17 @@ struct StageWeights {
   Term first;  // the only stage when PP is 1
   Term last;
 };
+// The storage scheme the deployment implies (what sized_model(m, dep).quant is), without copying the
+// model: the checkpoint's own scheme, the override, or the --quantization flag's scheme (built once per
+// flag and thread). The reference stays valid for the duration of the call that asked for it.
+const model::QuantScheme& deployed_scheme(const model::ModelSpec& m, const Deployment& dep);
+// model::weight_group_bytes of `g` in `m` stored as `scheme` (sized_model(m, dep) without the copy);
+// `formats` is model::SchemeFormats(scheme), made once for all groups.
+double group_bytes(const model::ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g);
+
 // Weights per rank ("Model loading took"): the stored (or kernel-laid-out) bytes of every weight group x
-// this rank's share, plus rotary caches and deepstack buffers.
-Expected<StageWeights> estimate_weights(const model::ModelSpec& m, const model::ModelSpec& sized, const device::DeviceSpec& device,
+// this rank's share, plus rotary caches and deepstack buffers; `scheme` is deployed_scheme(m, dep).
+Expected<StageWeights> estimate_weights(const model::ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device,
                                         const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
                                         const StageLayout& layout, int64_t max_num_batched_tokens);
 
@@ -51,7 +87,7 @@ Expected<ProfileRun> estimate_profile_run(const model::ModelSpec& m, const engin
                                           int64_t max_num_seqs, int64_t max_model_len);
 
 // Runtime context, communicator buffers and workspaces, with the platform's multi-rank share.
-Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout);
+Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout, bool explain = true);
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
 
@@ -61,6 +97,7 @@ struct KvInputs {
   std::string kv_cache_dtype;
   int64_t max_model_len = 0, max_num_batched_tokens = 0;
   double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;
+  bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
 };
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);

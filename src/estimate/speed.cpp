@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "base/units.hpp"
+#include "estimate/fit_terms.hpp"
 
 namespace preflight::estimate {
 
@@ -48,14 +49,15 @@ struct ModelTraffic {
   double dispatch_ops = 0;
 };
 
-ModelTraffic traffic(const ModelSpec& m, const engine::SpeedProfile& profile, const Deployment& dep) {
+ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   ModelTraffic t;
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
+  const model::SchemeFormats formats(scheme);
   for (const auto& g : m.weights) {
     if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
     if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
     const double share = weight_rank_share(g, tp);
-    const double bytes = model::weight_group_bytes(m, g) * share;
+    const double bytes = terms::group_bytes(m, scheme, formats, g) * share;
     if (g.expert) {
       t.expert_weight_bytes += bytes;
       t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;
@@ -131,7 +133,8 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
 SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
                              const engine::SpeedCatalog& catalog, const Deployment& dep, const SpeedWorkload& w) {
   SpeedEstimate s;
-  const ModelSpec m = sized_model(model_in, dep);
+  const ModelSpec& m = model_in;
+  const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
   s.engine = profile.engine;
   s.platform = profile.platform;
   const bool eager = profile.always_eager || dep.mode == ExecutionMode::eager;
@@ -149,10 +152,10 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
                                 s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                                 profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
 
-  const ModelTraffic t = traffic(m, profile, dep);
+  const ModelTraffic t = traffic(m, scheme, profile, dep);
   s.moe_layers = t.moe_layers;
   s.dispatch_ops_per_step = t.dispatch_ops;
-  const double peak = peak_ops(device, m.quant, m.dtype);
+  const double peak = peak_ops(device, scheme, m.dtype);
   if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
 
   // Interconnect: TP inside a node unless tp exceeds a node; PP stages across nodes when tp x pp does.

@@ -124,6 +124,49 @@ bool glob_match(const std::string& text, const std::string& glob) {
   return g == glob.size();
 }
 
+// Whether normalize_module(s) == s: no "language_model" part and no all-digit part.
+bool is_normal(const std::string& s) {
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find('.', start);
+    if (end == std::string::npos) end = s.size();
+    const size_t len = end - start;
+    if (len == 14 && s.compare(start, len, "language_model") == 0) return false;
+    if (len > 0) {
+      bool digits = true;
+      for (size_t i = start; i < end && digits; ++i) digits = s[i] >= '0' && s[i] <= '9';
+      if (digits) return false;
+    }
+    if (len == 0 && !(start == 0 && s.empty())) return false;  // empty parts ("a..b", ".a", "a."): normalize_module drops them
+    start = end + 1;
+  }
+  return true;
+}
+
+// glob_match(text, "*" + glob + "*") without building that pattern: the same two-pointer walk over a
+// virtual pattern whose first and last characters are '*'.
+bool glob_within(const std::string& text, const std::string& glob) {
+  const size_t n = glob.size() + 2;
+  auto at = [&](size_t i) { return i == 0 || i == n - 1 ? '*' : glob[i - 1]; };
+  size_t t = 0, g = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (g < n && at(g) != '*' && at(g) == text[t]) {
+      ++t;
+      ++g;
+    } else if (g < n && at(g) == '*') {
+      star = g++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      g = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (g < n && at(g) == '*') ++g;
+  return g == n;
+}
+
 bool pattern_matches(const std::string& raw_pattern, const std::string& module) {
   if (starts_with(raw_pattern, "re:")) {
     // Compiled once per pattern: module_format runs for every weight group of every candidate a plan tries.
@@ -144,8 +187,10 @@ bool pattern_matches(const std::string& raw_pattern, const std::string& module) 
     return std::regex_search(concrete, *it->second);
   }
   // HF modules_to_not_convert semantics: the entry is a substring of the module path; '*' (a layer
-  // index after normalization, or a glob) matches any run of characters. Both normalized forms are
-  // kept per thread: this runs for every weight group and pattern of every candidate a plan tries.
+  // index after normalization, or a glob) matches any run of characters. This runs for every weight
+  // group and pattern of every candidate a plan tries: names already in normal form (the weight groups'
+  // modules and most patterns) are matched as they are, the others normalized once per thread.
+  if (is_normal(module) && is_normal(raw_pattern)) return glob_within(module, raw_pattern);
   thread_local std::unordered_map<std::string, std::string> modules, globs;
   auto m = modules.find(module);
   if (m == modules.end()) m = modules.emplace(module, normalize_module(module)).first;
@@ -162,12 +207,82 @@ bool module_ignored(const QuantScheme& scheme, const std::string& module) {
   return false;
 }
 
-WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
-  if (!scheme.quantized() || module_ignored(scheme, module)) return WeightFormat::native;
-  for (const auto& [pattern, format] : scheme.module_formats) {
-    if (pattern_matches(pattern, module)) return format;
+namespace {
+constexpr int k_ignored = -1, k_no_pattern = -2;
+
+// Which rule decides `module` under these patterns: ignored, the index of the first matching
+// module_formats pattern, or none.
+int classify(const QuantScheme& scheme, const std::string& module) {
+  if (module_ignored(scheme, module)) return k_ignored;
+  for (size_t i = 0; i < scheme.module_formats.size(); ++i)
+    if (pattern_matches(scheme.module_formats[i].first, module)) return static_cast<int>(i);
+  return k_no_pattern;
+}
+
+// The classification per (pattern lists, module), kept per thread for the last few pattern lists seen:
+// module_format runs for every weight group of every candidate a plan tries, over a handful of schemes
+// (a checkpoint's own and the --quantization flags'). An entry is found by comparing the lists
+// themselves, so a scheme changed in place never reads another's answers.
+}  // namespace
+
+struct SchemeFormats::Table {
+  std::vector<std::string> ignore;
+  std::vector<std::string> patterns;
+  std::unordered_map<std::string, int> by_module;
+};
+
+namespace {
+using ClassCache = SchemeFormats::Table;
+
+bool same_patterns(const ClassCache& c, const QuantScheme& s) {
+  if (c.ignore != s.ignore || c.patterns.size() != s.module_formats.size()) return false;
+  for (size_t i = 0; i < c.patterns.size(); ++i)
+    if (c.patterns[i] != s.module_formats[i].first) return false;
+  return true;
+}
+
+// The table for these pattern lists (an entry may be replaced in the cache; a holder keeps its own).
+std::shared_ptr<ClassCache> table_for(const QuantScheme& scheme) {
+  constexpr size_t k_entries = 8;
+  thread_local std::vector<std::shared_ptr<ClassCache>> cache;
+  thread_local size_t next_slot = 0;
+  for (const auto& c : cache)
+    if (same_patterns(*c, scheme)) return c;
+  auto fresh = std::make_shared<ClassCache>();
+  fresh->ignore = scheme.ignore;
+  for (const auto& p : scheme.module_formats) fresh->patterns.push_back(p.first);
+  if (cache.size() < k_entries) {
+    cache.push_back(fresh);
+  } else {
+    cache[next_slot] = fresh;
+    next_slot = (next_slot + 1) % k_entries;
   }
+  return fresh;
+}
+
+int cached_class(ClassCache& table, const QuantScheme& scheme, const std::string& module) {
+  auto it = table.by_module.find(module);
+  if (it == table.by_module.end()) it = table.by_module.emplace(module, classify(scheme, module)).first;
+  return it->second;
+}
+
+WeightFormat format_of(const QuantScheme& scheme, int c, bool expert) {
+  if (c == k_ignored) return WeightFormat::native;
+  if (c >= 0) return scheme.module_formats[static_cast<size_t>(c)].second;
   return expert ? scheme.expert_format : scheme.linear_format;
+}
+}  // namespace
+
+WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
+  if (!scheme.quantized()) return WeightFormat::native;
+  return format_of(scheme, cached_class(*table_for(scheme), scheme, module), expert);
+}
+
+SchemeFormats::SchemeFormats(const QuantScheme& scheme) : scheme_(&scheme), table_(scheme.quantized() ? table_for(scheme) : nullptr) {}
+
+WeightFormat SchemeFormats::operator()(const std::string& module, bool expert) const {
+  if (!table_) return WeightFormat::native;
+  return format_of(*scheme_, cached_class(*table_, *scheme_, module), expert);
 }
 
 Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,20 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
 
 // Format of the linear weight `module`, from module_formats, ignore and the default formats.
 WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert);
+
+// module_format for many modules of one scheme (every weight group of a model): the scheme's pattern
+// lists are looked up once, at construction. The scheme must outlive the object and stay unchanged
+// while it is used.
+class SchemeFormats {
+ public:
+  explicit SchemeFormats(const QuantScheme& scheme);
+  WeightFormat operator()(const std::string& module, bool expert) const;
+  struct Table;
+
+ private:
+  const QuantScheme* scheme_;
+  std::shared_ptr<Table> table_;
+};
 
 // Module path with layer indices and the "language_model." prefix of VL checkpoints normalized:
 // "model.language_model.layers.11.mlp.gate" -> "model.layers.*.mlp.gate".

@@ -12,7 +12,11 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
   out.largest_context = estimate::kv_capacity_tokens(base);
   if (m.max_position_embeddings > 0) out.largest_context = std::min<int64_t>(out.largest_context, m.max_position_embeddings);
   if (base.fits) return out;
-  auto try_fit = [&](estimate::Deployment d) { return estimate::estimate_fit(m, dev, eng, oh, d); };
+  // Each try reads the verdict and the numbers only: no explanatory text (Deployment::explain).
+  auto try_fit = [&](estimate::Deployment d) {
+    d.explain = false;
+    return estimate::estimate_fit(m, dev, eng, oh, d);
+  };
   // A flag that changes the profile run: listed, with the KV it leaves, when the deployment then fits.
   auto offer = [&](const estimate::Deployment& d, const std::string& flag, const std::string& why) {
     const auto r = try_fit(d);

@@ -134,6 +134,10 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   d.max_model_len = c.context_tokens;
   d.quantization = quantization;
   d.gpu_memory_utilization = t.gpu_memory_utilization;
+  // A plan shows each candidate's numbers, verdict and reason, never the fit's explanatory text
+  // (assumptions, provenance, term rules, printed lines): it is not built (Deployment::explain), so a
+  // candidate's `fit` has those fields empty. `preflight fit` explains one deployment in full.
+  d.explain = false;
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {

@@ -439,3 +439,92 @@ TEST(Fit, Issue19_OverflowingModelValuesAreErrors) {
     EXPECT_GT(verdict.failure_message.size(), 0u);
   }
 }
+
+// Issue 19 (start-up time): the overflow checks name the layer only when a product overflows (the
+// name is no longer formatted for every layer of every candidate); the message is the same as before.
+TEST(Fit, Issue19_LayerNamedOnlyOnOverflowSameMessage) {
+  auto s = setup("deepseek-ai/DeepSeek-V3", "H100-SXM", "vllm", "0.20.0");
+  size_t first = s.model.layers.size();
+  for (size_t i = 0; i < s.model.layers.size(); ++i) {
+    if (s.model.layers[i].kind != model::LayerKind::mla_attention || s.model.layers[i].kv_shared) continue;
+    if (first == s.model.layers.size()) first = i;
+    s.model.layers[i].mla_cache_dim = int64_t{1} << 62;
+  }
+  ASSERT_LT(first, s.model.layers.size());
+  estimate::Deployment d;
+  d.tensor_parallel_size = 8;
+  d.max_model_len = 4096;
+  const auto checked = estimate::try_estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_FALSE(checked.has_value());
+  const std::string want = "layer " + std::to_string(first) +
+                           ": kv_lora_rank + qk_rope_head_dim (mla_cache_dim) x cache dtype bytes: 4611686018427387904 x 2 overflows 64 bits";
+  EXPECT_EQ(checked.error().message, want);
+}
+
+// Issue 19 (start-up time): Deployment::explain = false (what plan's candidate search sets) leaves the
+// explanatory text empty and changes no number, verdict or failure message. Covers a plain dense model,
+// a VL model whose profile run takes a dummy video, a hybrid (state) model, PP 2, a --quantization flag,
+// a weights OOM and a too-long context.
+TEST(Fit, Issue19_ExplainFalseSameNumbersNoText) {
+  struct Row { const char* model; const char* device; const char* engine; const char* version; int64_t tp, pp, len; const char* q; };
+  const Row rows[] = {
+      {"Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23", 1, 1, 32768, ""},
+      {"Qwen/Qwen3-VL-8B-Instruct", "H100-SXM", "vllm", "", 2, 1, 131072, ""},
+      {"Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23", 1, 1, 262144, ""},
+      {"Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23", 8, 2, 32768, "ascend"},
+      {"deepseek-ai/DeepSeek-V3", "H100-SXM", "vllm", "", 8, 2, 8192, ""},
+      {"deepseek-ai/DeepSeek-V3", "T4", "vllm", "", 1, 1, 8192, "fp8"},
+      {"Qwen/Qwen3.5-27B", "H100-SXM", "vllm", "", 1, 1, 32768, "awq"},
+  };
+  for (const auto& r : rows) {
+    auto s = setup(r.model, r.device, r.engine, r.version);
+    estimate::Deployment d;
+    d.tensor_parallel_size = r.tp;
+    d.pipeline_parallel_size = r.pp;
+    d.max_model_len = r.len;
+    d.quantization = r.q;
+    const auto full = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    d.explain = false;
+    const auto bare = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    const std::string at = std::string(r.model) + " on " + r.device + " TP" + std::to_string(r.tp) + " PP" + std::to_string(r.pp) + " " + r.q;
+    EXPECT_FALSE(full.assumptions.empty()) << at;
+    EXPECT_TRUE(bare.assumptions.empty()) << at;
+    EXPECT_TRUE(bare.provenance.empty()) << at;
+    EXPECT_TRUE(bare.lines.empty()) << at;
+    EXPECT_EQ(bare.fits, full.fits) << at;
+    EXPECT_EQ(bare.failure, full.failure) << at;
+    EXPECT_EQ(bare.failure_message, full.failure_message) << at;
+    EXPECT_EQ(bare.quantization, full.quantization) << at;
+    EXPECT_EQ(bare.weight_scheme, full.weight_scheme) << at;
+    EXPECT_EQ(bare.weights_bytes, full.weights_bytes) << at;
+    EXPECT_EQ(bare.activation_bytes, full.activation_bytes) << at;
+    EXPECT_EQ(bare.activation_vision_bytes, full.activation_vision_bytes) << at;
+    EXPECT_EQ(bare.encoder_profiles_video, full.encoder_profiles_video) << at;
+    EXPECT_EQ(bare.non_torch_bytes, full.non_torch_bytes) << at;
+    EXPECT_EQ(bare.graph_bytes, full.graph_bytes) << at;
+    EXPECT_EQ(bare.available_kv_bytes, full.available_kv_bytes) << at;
+    EXPECT_EQ(bare.available_kv_band_bytes, full.available_kv_band_bytes) << at;
+    EXPECT_EQ(bare.available_kv_band_high_bytes, full.available_kv_band_high_bytes) << at;
+    EXPECT_EQ(bare.block_size, full.block_size) << at;
+    EXPECT_EQ(bare.page_bytes, full.page_bytes) << at;
+    EXPECT_EQ(bare.num_blocks, full.num_blocks) << at;
+    EXPECT_EQ(bare.kv_tokens, full.kv_tokens) << at;
+    EXPECT_EQ(bare.kv_tokens_low, full.kv_tokens_low) << at;
+    EXPECT_EQ(bare.kv_tokens_high, full.kv_tokens_high) << at;
+    EXPECT_EQ(bare.max_concurrency, full.max_concurrency) << at;
+    ASSERT_EQ(bare.terms.size(), full.terms.size()) << at;
+    for (size_t i = 0; i < bare.terms.size(); ++i) {
+      EXPECT_EQ(bare.terms[i].name, full.terms[i].name) << at;
+      EXPECT_EQ(bare.terms[i].bytes, full.terms[i].bytes) << at << " " << full.terms[i].name;
+      EXPECT_EQ(bare.terms[i].band_bytes, full.terms[i].band_bytes) << at << " " << full.terms[i].name;
+      EXPECT_TRUE(bare.terms[i].rule.empty()) << at << " " << bare.terms[i].rule;
+    }
+    ASSERT_EQ(bare.ranks.size(), full.ranks.size()) << at;
+    for (size_t i = 0; i < bare.ranks.size(); ++i) {
+      EXPECT_EQ(bare.ranks[i].weights.bytes, full.ranks[i].weights.bytes) << at;
+      EXPECT_EQ(bare.ranks[i].activation.peak.bytes, full.ranks[i].activation.peak.bytes) << at;
+      EXPECT_EQ(bare.ranks[i].available_kv.bytes, full.ranks[i].available_kv.bytes) << at;
+      EXPECT_EQ(bare.ranks[i].kv.num_blocks, full.ranks[i].kv.num_blocks) << at;
+    }
+  }
+}

@@ -56,3 +56,104 @@ TEST(QuantScheme, ModelSlimDescription) {
   auto bad = parse_json(R"({"model.layers.0.q_proj.weight":"W3A9"})", "q.json");
   EXPECT_FALSE(parse_modelslim_description(*bad, "q.json").has_value());
 }
+
+// Issue 19 (start-up time): ignore patterns and modules already in normal form are matched without the
+// per-thread normalization tables; names that are not (layer numbers, "language_model.", empty parts)
+// still normalize first. The answers are the HF substring-with-'*' semantics either way.
+TEST(QuantScheme, Issue19_IgnoreMatchingSameForNormalAndRawNames) {
+  QuantScheme s;
+  s.method = "fp8";
+  s.linear_format = s.expert_format = WeightFormat::fp8_block;
+  struct Row { const char* pattern; const char* module; bool ignored; };
+  const Row rows[] = {
+      {"lm_head", "lm_head", true},
+      {"mlp.gate", "model.layers.*.mlp.gate", true},
+      {"mlp.gate", "model.layers.*.mlp.gate_up_proj", true},  // substring, as HF matches
+      {"mlp.gate", "model.layers.*.mlp.down_proj", false},
+      {"visual", "model.visual.blocks.*.attn.qkv", true},
+      {"layers.*.self_attn", "model.layers.*.self_attn.q_proj", true},
+      {"layers.*.self_attn", "model.layers.*.mlp.down_proj", false},
+      {"model.layers.3.self_attn", "model.layers.*.self_attn.o_proj", true},          // layer number normalized
+      {"model.language_model.layers.0.mlp", "model.layers.*.mlp.up_proj", true},     // VL prefix normalized
+      {"model.language_model.embed_tokens", "model.embed_tokens", true},
+      {"language_model.lm_head", "lm_head", true},
+      {"model.layers.7.mlp", "model.language_model.layers.7.mlp.down_proj", true},   // the module normalized too
+      {"model.layers.7.mlp", "model.layers.7.self_attn.q_proj", false},
+      {"embed", "model.embed_tokens", true},
+      {"tokens.x", "model.embed_tokens", false},
+      {"", "model.embed_tokens", true},                                               // the empty entry is a substring of all
+      {"*", "lm_head", true},
+      {"model.*.down_proj", "model.layers.*.mlp.down_proj", true},
+      {"model.*.down_proj", "model.layers.*.mlp.up_proj", false},
+      {".mlp", "model.layers.*.mlp.gate", true},
+      {"mlp.", "model.layers.*.mlp.gate", true},
+      {"lm_head.", "lm_head", false},
+  };
+  for (const auto& r : rows) {
+    s.ignore = {r.pattern};
+    EXPECT_EQ(module_ignored(s, r.module), r.ignored) << r.pattern << " vs " << r.module;
+    EXPECT_EQ(module_format(s, r.module, false), r.ignored ? WeightFormat::native : WeightFormat::fp8_block) << r.pattern << " vs " << r.module;
+  }
+}
+
+// Issue 19 (start-up time): module_format remembers its answers per pattern list; a scheme whose lists
+// change in place (or another scheme with other lists) gets its own answers, never a stale one.
+TEST(QuantScheme, Issue19_ModuleFormatFollowsSchemeChangedInPlace) {
+  QuantScheme s;
+  s.method = "modelopt";
+  s.linear_format = WeightFormat::native;
+  s.expert_format = WeightFormat::native;
+  const std::string down = "model.layers.*.mlp.down_proj", q = "model.layers.*.self_attn.q_proj";
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::native);
+  s.module_formats = {{"model.layers.*.mlp.down_proj", WeightFormat::nvfp4}};
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::nvfp4);
+  EXPECT_EQ(module_format(s, q, false), WeightFormat::native);
+  s.module_formats = {{"self_attn", WeightFormat::fp8_tensor}, {"mlp", WeightFormat::int4_group}};
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::int4_group);
+  EXPECT_EQ(module_format(s, q, false), WeightFormat::fp8_tensor);
+  s.ignore = {"self_attn"};
+  EXPECT_EQ(module_format(s, q, false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::int4_group);
+  s.module_formats[1].second = WeightFormat::nvfp4;  // same patterns, another format
+  EXPECT_EQ(module_format(s, down, false), WeightFormat::nvfp4);
+  // More pattern lists than the per-thread table holds: each still answers for itself.
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 12; ++i) {
+      QuantScheme t;
+      t.method = "fp8";
+      t.linear_format = t.expert_format = WeightFormat::fp8_block;
+      t.ignore = {"layers." + std::to_string(i) + ".mlp"};
+      EXPECT_EQ(module_format(t, "model.layers." + std::to_string(i) + ".mlp.down_proj", false), WeightFormat::native) << i;
+      EXPECT_EQ(module_format(t, "model.layers." + std::to_string(i) + ".self_attn.q_proj", false), WeightFormat::fp8_block) << i;
+    }
+}
+
+// Issue 19 (start-up time): SchemeFormats (the pattern lists looked up once for all of a model's groups)
+// answers as module_format does, also for an unquantized scheme and after other schemes evicted its lists.
+TEST(QuantScheme, Issue19_SchemeFormatsEqualsModuleFormat) {
+  QuantScheme s;
+  s.method = "modelopt";
+  s.ignore = {"lm_head", "mlp.gate"};
+  s.module_formats = {{"self_attn", WeightFormat::fp8_tensor}, {"layers.*.mlp.experts", WeightFormat::nvfp4}};
+  s.linear_format = WeightFormat::int8_channel;
+  s.expert_format = WeightFormat::mxfp4;
+  const SchemeFormats formats(s);
+  for (int i = 0; i < 12; ++i) {  // evict s's lists from the per-thread table
+    QuantScheme t;
+    t.method = "fp8";
+    t.ignore = {"x" + std::to_string(i)};
+    (void)module_format(t, "lm_head", false);
+  }
+  struct Row { const char* module; bool expert; WeightFormat want; };
+  for (const Row r : {Row{"lm_head", false, WeightFormat::native}, Row{"model.layers.*.mlp.gate", false, WeightFormat::native},
+                      Row{"model.layers.*.self_attn.q_proj", false, WeightFormat::fp8_tensor},
+                      Row{"model.layers.*.mlp.experts.down_proj", true, WeightFormat::nvfp4},
+                      Row{"model.layers.*.mlp.shared_expert.down_proj", false, WeightFormat::int8_channel},
+                      Row{"model.layers.*.mlp.shared_expert.up_proj", true, WeightFormat::mxfp4}}) {
+    EXPECT_EQ(formats(r.module, r.expert), r.want) << r.module;
+    EXPECT_EQ(module_format(s, r.module, r.expert), r.want) << r.module;
+  }
+  QuantScheme none;
+  none.ignore = {"lm_head"};
+  EXPECT_EQ(SchemeFormats(none)("model.layers.*.self_attn.q_proj", false), WeightFormat::native);
+}

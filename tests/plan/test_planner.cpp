@@ -248,3 +248,52 @@ TEST(Planner, Issue19_PlanForDevicesMatchesCandidateByCandidate) {
   }
   EXPECT_GT(fitting, 100u);  // the comparison covers fitting candidates, not only rejections
 }
+
+// Issue 19 (start-up time): the plan builds no explanatory text for its fits (it prints none), and each
+// candidate's fit has exactly the numbers and verdict estimate_fit gives for its deployment.
+TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const auto d = dev("910B3");
+  std::vector<model::ModelSpec> models;
+  for (const char* id : {"Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3.5-27B", "Qwen/Qwen3-0.6B", "deepseek-ai/DeepSeek-V3"}) {
+    auto m = model::resolve_model(id);
+    ASSERT_TRUE(m.has_value()) << id;
+    models.push_back(*m);
+  }
+  const auto r = plan::plan_for_device(models, d, 2, catalogs().inputs(), t);
+  ASSERT_FALSE(r.recommended.empty());
+  ASSERT_FALSE(r.rejected.empty());
+  auto eng = engine::select_engine(catalogs().engines, engine::default_engine_for(d.platform), "");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = catalogs().engines.overheads_for(*eng, d.platform);
+  ASSERT_NE(oh, nullptr);
+  std::vector<const plan::Candidate*> all;
+  for (const auto& c : r.recommended) all.push_back(&c);
+  for (const auto& c : r.rejected) all.push_back(&c);
+  for (const auto* cp : all) {
+    const auto& c = *cp;
+    const model::ModelSpec* m = nullptr;
+    for (const auto& x : models) if (x.id == c.model_id) m = &x;
+    ASSERT_NE(m, nullptr);
+    estimate::Deployment dep;
+    dep.tensor_parallel_size = c.tensor_parallel_size;
+    dep.pipeline_parallel_size = c.pipeline_parallel_size;
+    dep.max_model_len = c.context_tokens;
+    dep.quantization = c.quantization_flag;
+    dep.no_video = c.no_video;
+    dep.skip_mm_profiling = c.skip_mm_profiling;
+    const auto want = estimate::estimate_fit(*m, d, *eng, *oh, dep);
+    const std::string at = c.model_id + " [" + c.quantization_flag + "]";
+    EXPECT_FALSE(want.assumptions.empty()) << at;
+    EXPECT_TRUE(c.fit.assumptions.empty()) << at;
+    EXPECT_TRUE(c.fit.lines.empty()) << at;
+    EXPECT_EQ(c.fit.fits, want.fits) << at;
+    EXPECT_EQ(c.fit.failure, want.failure) << at;
+    EXPECT_EQ(c.fit.failure_message, want.failure_message) << at;
+    EXPECT_EQ(c.fit.weights_bytes, want.weights_bytes) << at;
+    EXPECT_EQ(c.fit.available_kv_bytes, want.available_kv_bytes) << at;
+    EXPECT_EQ(c.fit.kv_tokens, want.kv_tokens) << at;
+    EXPECT_EQ(c.fit.max_concurrency, want.max_concurrency) << at;
+  }
+}
