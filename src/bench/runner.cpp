@@ -1,6 +1,5 @@
 #include "bench/runner.hpp"
 
-#include <curl/curl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <memory>
 
 #include "base/text.hpp"
+#include "base/curl_api.hpp"
 #include "base/units.hpp"
 
 namespace preflight::bench {
@@ -118,11 +118,13 @@ class Runner {
       : m_target(target), m_limits(limits), m_clock(clock), m_on_finished(on_finished), m_url(endpoint_url(target.url, target.request.api)) {}
 
   ~Runner() {
-    for (auto& t : m_pool) {
-      if (t->easy) curl_easy_cleanup(t->easy);
-      if (t->headers) curl_slist_free_all(t->headers);
+    if (m_curl) {  // else init() failed before any libcurl handle was made
+      for (auto& t : m_pool) {
+        if (t->easy) m_curl->easy_cleanup(t->easy);
+        if (t->headers) m_curl->slist_free_all(t->headers);
+      }
+      if (m_multi) m_curl->multi_cleanup(m_multi);
     }
-    if (m_multi) curl_multi_cleanup(m_multi);
     if (m_epoll >= 0) ::close(m_epoll);
   }
 
@@ -130,15 +132,15 @@ class Runner {
     if (!starts_with(m_url, "http://") && !starts_with(m_url, "https://")) {
       return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", redact_url_credentials(m_target.url));
     }
-    static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (global != CURLE_OK) return make_error(ErrorKind::network, "libcurl initialisation failed");
-    m_multi = curl_multi_init();
+    PF_TRY(curl, load_curl_api());
+    m_curl = curl;
+    m_multi = m_curl->multi_init();
     m_epoll = epoll_create1(EPOLL_CLOEXEC);
     if (!m_multi || m_epoll < 0) return make_error(ErrorKind::io, "cannot create the event loop");
-    curl_multi_setopt(m_multi, CURLMOPT_SOCKETFUNCTION, &Runner::on_socket);
-    curl_multi_setopt(m_multi, CURLMOPT_SOCKETDATA, this);
-    curl_multi_setopt(m_multi, CURLMOPT_TIMERFUNCTION, &Runner::on_timer);
-    curl_multi_setopt(m_multi, CURLMOPT_TIMERDATA, this);
+    m_curl->multi_setopt(m_multi, CURLMOPT_SOCKETFUNCTION, &Runner::on_socket);
+    m_curl->multi_setopt(m_multi, CURLMOPT_SOCKETDATA, this);
+    m_curl->multi_setopt(m_multi, CURLMOPT_TIMERFUNCTION, &Runner::on_timer);
+    m_curl->multi_setopt(m_multi, CURLMOPT_TIMERDATA, this);
     return Ok{};
   }
 
@@ -147,7 +149,7 @@ class Runner {
     const int64_t n = plan.num_prompts;
     result.records.reserve(static_cast<size_t>(n));
     const int64_t pool = plan.mode == LoadMode::concurrency ? plan.concurrency : (plan.max_concurrency > 0 ? plan.max_concurrency : std::min<int64_t>(n, 4096));
-    curl_multi_setopt(m_multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<int64_t>(pool, 1)));
+    m_curl->multi_setopt(m_multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<int64_t>(pool, 1)));
     warm_up(prompts, std::min<int64_t>(plan.warmup_requests, pool));
     std::vector<double> offsets;
     if (plan.mode == LoadMode::request_rate) offsets = arrival_offsets_s(n, plan.request_rate, plan.burstiness, plan.seed);
@@ -211,7 +213,7 @@ class Runner {
     const std::string reason = format("deadline: the run's %.0f s deadline passed (--deadline)", static_cast<double>(m_limits.run_deadline_ms) / 1000.0);
     for (auto& t : m_pool) {
       if (!t->active) continue;
-      curl_multi_remove_handle(m_multi, t->easy);
+      m_curl->multi_remove_handle(m_multi, t->easy);
       t->active = false;
       t->record.response_bytes = t->framer->bytes();
       fail_record(t->record, FailureClass::deadline, reason, now);
@@ -243,19 +245,19 @@ class Runner {
       if (m_events[i].events & EPOLLIN) mask |= CURL_CSELECT_IN;
       if (m_events[i].events & EPOLLOUT) mask |= CURL_CSELECT_OUT;
       if (m_events[i].events & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_ERR;
-      curl_multi_socket_action(m_multi, m_events[i].data.fd, mask, &running);
+      m_curl->multi_socket_action(m_multi, m_events[i].data.fd, mask, &running);
     }
     if (m_timer_ns >= 0 && m_clock.now_ns() >= m_timer_ns) {
       m_timer_ns = -1;
-      curl_multi_socket_action(m_multi, CURL_SOCKET_TIMEOUT, 0, &running);
+      m_curl->multi_socket_action(m_multi, CURL_SOCKET_TIMEOUT, 0, &running);
     }
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(m_multi, &left)) {
+    while (CURLMsg* msg = m_curl->multi_info_read(m_multi, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      m_curl->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
       const CURLcode code = msg->data.result;
-      curl_multi_remove_handle(m_multi, msg->easy_handle);
+      m_curl->multi_remove_handle(m_multi, msg->easy_handle);
       t->active = false;
       complete(*t, code);
       m_done.push_back(t);
@@ -270,29 +272,29 @@ class Runner {
     }
     auto t = std::make_unique<Transfer>();
     t->clock = &m_clock;
-    t->easy = curl_easy_init();
-    t->headers = curl_slist_append(t->headers, "Content-Type: application/json");
-    t->headers = curl_slist_append(t->headers, "Accept: text/event-stream");
-    t->headers = curl_slist_append(t->headers, "Expect:");
-    if (m_target.request.api_key) t->headers = curl_slist_append(t->headers, ("Authorization: Bearer " + *m_target.request.api_key).c_str());
+    t->easy = m_curl->easy_init();
+    t->headers = m_curl->slist_append(t->headers, "Content-Type: application/json");
+    t->headers = m_curl->slist_append(t->headers, "Accept: text/event-stream");
+    t->headers = m_curl->slist_append(t->headers, "Expect:");
+    if (m_target.request.api_key) t->headers = m_curl->slist_append(t->headers, ("Authorization: Bearer " + *m_target.request.api_key).c_str());
     CURL* e = t->easy;
-    curl_easy_setopt(e, CURLOPT_URL, m_url.c_str());
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(m_limits.connect_timeout_ms));
-    if (m_limits.request_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(m_limits.request_timeout_ms));
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_limits.stall_timeout_s));
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &on_prereq);
-    curl_easy_setopt(e, CURLOPT_PREREQDATA, t.get());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+    m_curl->easy_setopt(e, CURLOPT_URL, m_url.c_str());
+    m_curl->easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    m_curl->easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+    m_curl->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    m_curl->easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    m_curl->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(m_limits.connect_timeout_ms));
+    if (m_limits.request_timeout_ms > 0) m_curl->easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(m_limits.request_timeout_ms));
+    m_curl->easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    m_curl->easy_setopt(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_limits.stall_timeout_s));
+    m_curl->easy_setopt(e, CURLOPT_WRITEFUNCTION, &on_write);
+    m_curl->easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+    m_curl->easy_setopt(e, CURLOPT_HEADERFUNCTION, &on_header);
+    m_curl->easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+    m_curl->easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
+    m_curl->easy_setopt(e, CURLOPT_PREREQFUNCTION, &on_prereq);
+    m_curl->easy_setopt(e, CURLOPT_PREREQDATA, t.get());
+    m_curl->easy_setopt(e, CURLOPT_PRIVATE, t.get());
     m_pool.push_back(std::move(t));
     return m_pool.back().get();
   }
@@ -320,11 +322,11 @@ class Runner {
     Prompt sized = prompt;
     sized.output_tokens = output_tokens;
     t->body = build_request_body(m_target.request, sized).dump();
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
+    m_curl->easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
+    m_curl->easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
     t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written
     t->active = true;
-    curl_multi_add_handle(m_multi, t->easy);
+    m_curl->multi_add_handle(m_multi, t->easy);
   }
 
   void complete(Transfer& t, CURLcode code) {
@@ -332,9 +334,9 @@ class Runner {
     const int64_t now = m_clock.now_ns();
     r.response_bytes = t.framer->bytes();
     long status = 0;
-    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    m_curl->easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
     if (status > 0) r.http_status = static_cast<int>(status);
-    const std::string detail = redact_url_credentials(t.errbuf[0] ? std::string(t.errbuf) : std::string(curl_easy_strerror(code)));
+    const std::string detail = redact_url_credentials(t.errbuf[0] ? std::string(t.errbuf) : std::string(m_curl->easy_strerror(code)));
     if (code == CURLE_OK) {
       if (!t.http_ok) {
         fail_record(r, FailureClass::http_status, http_error_reason(r.http_status, t.error_body), now);
@@ -399,6 +401,7 @@ class Runner {
   const Clock& m_clock;
   const FinishedFn& m_on_finished;
   std::string m_url;
+  const CurlApi* m_curl = nullptr;  // set by init(); no libcurl handle exists before it
   CURLM* m_multi = nullptr;
   int m_epoll = -1;
   int64_t m_timer_ns = -1;

@@ -48,7 +48,8 @@ struct RunResult {
 };
 
 // Sends plan.num_prompts requests (prompts are cycled) and returns when every one has finished.
-// Errors only for setup problems (bad URL scheme, libcurl init); request failures are records.
+// Errors only for setup problems: invalid_argument (bad URL scheme), environment (libcurl, opened
+// with dlopen on first use, missing or failing to initialise); request failures are records.
 Expected<RunResult> run_load(const RunTarget& target, const std::vector<Prompt>& prompts, const LoadPlan& plan, const TransportLimits& limits,
                              const Clock& clock, const FinishedFn& on_finished);
 

@@ -1,11 +1,11 @@
 #include "bench/store.hpp"
 
-#include <sqlite3.h>
-
+#include <cassert>
 #include <cstdlib>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "bench/sqlite_api.hpp"
 
 namespace preflight::bench {
 
@@ -30,29 +30,37 @@ CREATE TABLE IF NOT EXISTS requests (
   PRIMARY KEY (run_id, idx));
 )sql";
 
+// The SQLite table. Only called with a database handle in hand, and BenchStore::open, the one way to
+// get one, loads the table first.
+const SqliteApi& sqlite() {
+  auto api = load_sqlite_api();
+  assert(api);
+  return **api;
+}
+
 // A prepared statement that finalizes itself.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) { m_rc = sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr); }
-  ~Stmt() { sqlite3_finalize(m_stmt); }
+  Stmt(sqlite3* db, const char* sql) { m_rc = sqlite().prepare_v2(db, sql, -1, &m_stmt, nullptr); }
+  ~Stmt() { sqlite().finalize(m_stmt); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   bool ok() const { return m_rc == SQLITE_OK; }
   sqlite3_stmt* get() { return m_stmt; }
-  void text(int i, const std::string& v) { sqlite3_bind_text(m_stmt, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
-  void i64(int i, int64_t v) { sqlite3_bind_int64(m_stmt, i, v); }
-  void real(int i, double v) { sqlite3_bind_double(m_stmt, i, v); }
+  void text(int i, const std::string& v) { sqlite().bind_text(m_stmt, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void i64(int i, int64_t v) { sqlite().bind_int64(m_stmt, i, v); }
+  void real(int i, double v) { sqlite().bind_double(m_stmt, i, v); }
   void opt(int i, const std::optional<double>& v) {
     if (v) real(i, *v);
-    else sqlite3_bind_null(m_stmt, i);
+    else sqlite().bind_null(m_stmt, i);
   }
-  int step() { return sqlite3_step(m_stmt); }
+  int step() { return sqlite().step(m_stmt); }
   std::string col_text(int i) {
-    const auto* p = sqlite3_column_text(m_stmt, i);
+    const auto* p = sqlite().column_text(m_stmt, i);
     return p ? reinterpret_cast<const char*>(p) : "";
   }
-  int64_t col_i64(int i) { return sqlite3_column_int64(m_stmt, i); }
-  double col_real(int i) { return sqlite3_column_double(m_stmt, i); }
+  int64_t col_i64(int i) { return sqlite().column_int64(m_stmt, i); }
+  double col_real(int i) { return sqlite().column_double(m_stmt, i); }
 
  private:
   sqlite3_stmt* m_stmt = nullptr;
@@ -80,7 +88,7 @@ BenchStore::BenchStore(std::string path, sqlite3* db) : m_path(std::move(path)),
 BenchStore::BenchStore(BenchStore&& other) noexcept : m_path(std::move(other.m_path)), m_db(other.m_db) { other.m_db = nullptr; }
 BenchStore& BenchStore::operator=(BenchStore&& other) noexcept {
   if (this != &other) {
-    if (m_db) sqlite3_close(m_db);
+    if (m_db) sqlite().close(m_db);
     m_path = std::move(other.m_path);
     m_db = other.m_db;
     other.m_db = nullptr;
@@ -88,32 +96,34 @@ BenchStore& BenchStore::operator=(BenchStore&& other) noexcept {
   return *this;
 }
 BenchStore::~BenchStore() {
-  if (m_db) sqlite3_close(m_db);
+  if (m_db) sqlite().close(m_db);
 }
 
 Error BenchStore::sql_error(const char* what) const {
-  return make_error(ErrorKind::io, format("%s: %s", what, m_db ? sqlite3_errmsg(m_db) : "no database"), m_path);
+  return make_error(ErrorKind::io, format("%s: %s", what, m_db ? sqlite().errmsg(m_db) : "no database"), m_path);
 }
 
 Status BenchStore::exec(const char* sql) {
   char* message = nullptr;
-  if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+  if (sqlite().exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
     Error e = make_error(ErrorKind::io, format("sqlite: %s", message ? message : "error"), m_path);
-    sqlite3_free(message);
+    sqlite().free(message);
     return e;
   }
   return Ok{};
 }
 
 Expected<BenchStore> BenchStore::open(const std::string& path) {
+  PF_TRY(api, load_sqlite_api());
+  (void)api;
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-    Error e = make_error(ErrorKind::io, format("cannot open database: %s", db ? sqlite3_errmsg(db) : "out of memory"), path);
-    sqlite3_close(db);
+  if (sqlite().open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    Error e = make_error(ErrorKind::io, format("cannot open database: %s", db ? sqlite().errmsg(db) : "out of memory"), path);
+    sqlite().close(db);
     return e;
   }
   BenchStore store(path, db);
-  sqlite3_busy_timeout(db, 5000);
+  sqlite().busy_timeout(db, 5000);
   // WAL + synchronous=NORMAL: a committed transaction survives a killed process.
   PF_TRY(wal, store.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
   PF_TRY(schema, store.exec(k_schema));
@@ -147,7 +157,7 @@ Expected<int64_t> BenchStore::begin_run(const RunInfo& info, int64_t t0_ns) {
   s.text(18, info.build);
   s.i64(19, t0_ns);
   if (s.step() != SQLITE_DONE) return sql_error("cannot insert run");
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(m_db));
+  return static_cast<int64_t>(sqlite().last_insert_rowid(m_db));
 }
 
 Status BenchStore::add_request(int64_t run_id, const RequestRecord& r) {

@@ -47,7 +47,8 @@ struct StoredRun {
 
 class BenchStore {
  public:
-  // Opens (creating if needed) the database; the parent directory must exist.
+  // Opens (creating if needed) the database; the parent directory must exist. io when SQLite cannot
+  // open it, environment when libsqlite3 (opened with dlopen on first use) cannot be loaded.
   static Expected<BenchStore> open(const std::string& path);
   BenchStore(BenchStore&& other) noexcept;
   BenchStore& operator=(BenchStore&& other) noexcept;

@@ -4,8 +4,6 @@
 // which is how a body that runs past the wanted bytes is cut.
 #include "hub/http_fetcher.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "base/curl_api.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "hub/hub_ref.hpp"
@@ -123,8 +122,6 @@ bool retryable_curl(CURLcode code) {
   }
 }
 
-std::once_flag g_curl_init;
-
 }  // namespace
 
 struct HttpFetcher::Impl {
@@ -132,6 +129,8 @@ struct HttpFetcher::Impl {
   FetchStats stats;
   uint64_t queued_total = 0;  // requests asked for over every fetch() call (progress)
   uint64_t done_total = 0;
+  const CurlApi* curl = nullptr;    // null when libcurl could not be loaded; then load_error says why
+  std::optional<Error> load_error;
   CURLM* multi = nullptr;
   Clock::time_point deadline;
   std::mt19937_64 rng{std::random_device{}()};
@@ -139,8 +138,8 @@ struct HttpFetcher::Impl {
   // Which of the limits ended a transfer that libcurl reports as CURLE_OPERATION_TIMEDOUT.
   std::string timeout_reason(CURL* easy) const {
     curl_off_t connect_us = 0, total_us = 0;
-    curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
-    curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    curl->easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+    curl->easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
     if (connect_us == 0) return format("connect timeout (%ld ms)", options.connect_timeout_ms);
     if (total_us / 1000 >= options.request_timeout_ms) return format("request timeout (%ld ms per attempt)", options.request_timeout_ms);
     return format("low-speed limit (under %ld bytes/s for %ld ms)", options.low_speed_bytes_per_s, options.stall_timeout_ms);
@@ -170,44 +169,44 @@ struct HttpFetcher::Impl {
   }
 
   CURL* start(Transfer& t) {
-    CURL* e = curl_easy_init();
+    CURL* e = curl->easy_init();
     t.easy = e;
-    curl_easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, options.request_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, options.low_speed_bytes_per_s));
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, std::max(1L, options.stall_timeout_ms / 1000));
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "preflight/" PREFLIGHT_VERSION);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    curl->easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
+    curl->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl->easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+    curl->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
+    curl->easy_setopt(e, CURLOPT_TIMEOUT_MS, options.request_timeout_ms);
+    curl->easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, options.low_speed_bytes_per_s));
+    curl->easy_setopt(e, CURLOPT_LOW_SPEED_TIME, std::max(1L, options.stall_timeout_ms / 1000));
+    curl->easy_setopt(e, CURLOPT_USERAGENT, "preflight/" PREFLIGHT_VERSION);
+    curl->easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+    curl->easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl->easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl->easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl->easy_setopt(e, CURLOPT_PRIVATE, &t);
     if (t.request->length > 0) {
       const std::string range = format("%llu-%llu", static_cast<unsigned long long>(t.request->offset),
                                        static_cast<unsigned long long>(t.request->offset + t.request->length - 1));
-      curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());
+      curl->easy_setopt(e, CURLOPT_RANGE, range.c_str());
     }
     if (!options.token.empty()) {
       // A custom Authorization header is not sent on to another host after a redirect (curl >= 7.58).
-      t.headers = curl_slist_append(nullptr, ("Authorization: Bearer " + options.token).c_str());
-      curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+      t.headers = curl->slist_append(nullptr, ("Authorization: Bearer " + options.token).c_str());
+      curl->easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
     }
     return e;
   }
 
   void reset(Transfer& t) {
     if (t.easy) {
-      curl_multi_remove_handle(multi, t.easy);
-      curl_easy_cleanup(t.easy);
+      curl->multi_remove_handle(multi, t.easy);
+      curl->easy_cleanup(t.easy);
     }
-    curl_slist_free_all(t.headers);
+    curl->slist_free_all(t.headers);
     const size_t index = t.index;
     const int attempt = t.attempt;
     const HttpRequest* request = t.request;
@@ -219,17 +218,25 @@ struct HttpFetcher::Impl {
 };
 
 HttpFetcher::HttpFetcher(FetchOptions options) : m_impl(std::make_unique<Impl>()) {
-  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   m_impl->options = std::move(options);
   m_impl->options.max_parallel = std::max(1, m_impl->options.max_parallel);
   m_impl->options.max_attempts = std::max(1, m_impl->options.max_attempts);
-  m_impl->multi = curl_multi_init();
   m_impl->deadline = Clock::now() + std::chrono::milliseconds(std::max(1L, m_impl->options.total_deadline_ms));
-  curl_multi_setopt(m_impl->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(m_impl->options.max_parallel));
-  curl_multi_setopt(m_impl->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(m_impl->options.max_parallel));
+  auto api = load_curl_api();
+  if (!api) {
+    m_impl->load_error = api.error();  // every fetch() answers with it
+    return;
+  }
+  const CurlApi* curl = *api;
+  m_impl->curl = curl;
+  m_impl->multi = curl->multi_init();
+  curl->multi_setopt(m_impl->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(m_impl->options.max_parallel));
+  curl->multi_setopt(m_impl->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(m_impl->options.max_parallel));
 }
 
-HttpFetcher::~HttpFetcher() { curl_multi_cleanup(m_impl->multi); }
+HttpFetcher::~HttpFetcher() {
+  if (m_impl->curl && m_impl->multi) m_impl->curl->multi_cleanup(m_impl->multi);
+}
 
 const FetchStats& HttpFetcher::stats() const { return m_impl->stats; }
 
@@ -238,6 +245,10 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
   std::vector<Expected<HttpResponse>> results(requests.size(), Expected<HttpResponse>(make_error(ErrorKind::network, "not run")));
   if (auto bad = check_token_characters(m.options.token, "token"); !bad) {
     for (auto& r : results) r = bad.error();
+    return results;
+  }
+  if (!m.curl) {
+    for (auto& r : results) r = *m.load_error;
     return results;
   }
   std::vector<Transfer> transfers(requests.size());
@@ -281,22 +292,22 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
       }
       Transfer& t = transfers[it->index];
       ++t.attempt;
-      curl_multi_add_handle(m.multi, m.start(t));
+      m.curl->multi_add_handle(m.multi, m.start(t));
       ++running;
       it = pending.erase(it);
     }
     int still = 0;
-    curl_multi_perform(m.multi, &still);
+    m.curl->multi_perform(m.multi, &still);
     int queued = 0;
-    while (CURLMsg* msg = curl_multi_info_read(m.multi, &queued)) {
+    while (CURLMsg* msg = m.curl->multi_info_read(m.multi, &queued)) {
       if (msg->msg != CURLMSG_DONE) continue;
       Transfer* tp = nullptr;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&tp));
+      m.curl->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&tp));
       Transfer& t = *tp;
       const HttpRequest& r = *t.request;
       const CURLcode code = msg->data.result;
       long redirects = 0;
-      curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_COUNT, &redirects);
+      m.curl->easy_getinfo(t.easy, CURLINFO_REDIRECT_COUNT, &redirects);
       m.stats.requests += 1 + static_cast<uint64_t>(redirects);
       m.stats.bytes_received += t.header_bytes + t.body_seen;
       --running;
@@ -334,7 +345,7 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
       } else {
         retry = retryable_curl(code);
         const bool timed_out = code == CURLE_OPERATION_TIMEDOUT;
-        const std::string what = timed_out ? m.timeout_reason(t.easy) : std::string(curl_easy_strerror(code));
+        const std::string what = timed_out ? m.timeout_reason(t.easy) : std::string(m.curl->easy_strerror(code));
         outcome = make_error(timed_out ? ErrorKind::timeout : ErrorKind::network,
                              redact(format("%s: %s after %d attempt%s", m.where(r).c_str(), what.c_str(), t.attempt, t.attempt == 1 ? "" : "s"), m.options.token),
                              redact(r.url, m.options.token));
@@ -361,7 +372,7 @@ std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpReq
       first = std::min(first, m.deadline);
       if (first > Clock::now()) std::this_thread::sleep_until(first);
     } else {
-      curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
+      m.curl->multi_poll(m.multi, nullptr, 0, 50, nullptr);
     }
   }
   return results;

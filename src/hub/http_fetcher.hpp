@@ -78,6 +78,7 @@ class HttpFetcher {
   // network (401/403 naming the token variable, other statuses, connection failures after the
   // retries), timeout (the message says which limit fired: connect, low-speed, request or the total
   // deadline), invalid_argument (a token holding a control character), corrupt (a body above max_body_bytes, a range answer without a size).
+  // environment for every request when libcurl (opened with dlopen on first use) cannot be loaded.
   std::vector<Expected<HttpResponse>> fetch(const std::vector<HttpRequest>& requests);
 
   const FetchStats& stats() const;
