@@ -76,6 +76,11 @@ bool is_non_finite(const Json& value) {
   return value.is_string() && value.get_ref<const std::string&>().rfind(k_non_finite_marker, 0) == 0;
 }
 
+std::optional<std::string> non_finite_token(const Json& value) {
+  if (!is_non_finite(value)) return std::nullopt;
+  return value.get_ref<const std::string&>().substr(sizeof(k_non_finite_marker) - 1);
+}
+
 Expected<Json> parse_json(const std::string& text, const std::string& origin) {
   if (!depth_ok(text)) {
     return make_error(ErrorKind::corrupt, format("JSON nested deeper than %d levels", k_max_json_depth), origin);

@@ -64,5 +64,7 @@ const char* json_type_name(const Json& value);
 // each such token outside strings as a string value "\x01non-finite NaN" (the token after the
 // marker), so that typed access can say "is NaN, not a finite number" instead of "missing".
 bool is_non_finite(const Json& value);
+// The token a non-finite member was written as ("NaN", "Infinity", "-Infinity"), or nullopt.
+std::optional<std::string> non_finite_token(const Json& value);
 
 }  // namespace preflight

@@ -21,9 +21,8 @@ std::string squash(const std::string& text) {
   return out;
 }
 
-// A quantity in devices.json (or the user's overlay) is a finite positive number. Python's NaN and
-// Infinity tokens are quoted before parsing (quote_non_finite), so they arrive here as the strings
-// "NaN" / "Infinity" and are named in the error.
+// A quantity in devices.json (or the user's overlay) is a finite positive number. parse_json keeps
+// Python's NaN / Infinity tokens as markers (non_finite_token), so they are named in the error.
 // In the catalogue null means "not known"; in an overlay, which only replaces values, it is an error.
 enum class NullValue { absent, error };
 Status check_positive_numbers(const Json& record, const std::string& origin, const std::string& prefix, NullValue null_value,
@@ -40,49 +39,13 @@ Status check_positive_numbers(const Json& record, const std::string& origin, con
       if (null_value == NullValue::error) return bad("null");
       continue;
     }
-    if (it->is_string()) {
-      const auto& text = it->get_ref<const std::string&>();
-      if (text == "NaN" || text == "Infinity" || text == "-Infinity") return bad(text);
-      continue;  // the typed reader names the wrong type
-    }
+    if (auto token = non_finite_token(*it)) return bad(*token);
+    if (it->is_string()) continue;  // the typed reader names the wrong type
     if (!it->is_number()) continue;
     const double v = it->get<double>();
     if (!std::isfinite(v) || !(v > 0)) return bad(format("%g", v));
   }
   return Ok{};
-}
-
-// NaN, Infinity and -Infinity outside strings become the strings "NaN", "Infinity", "-Infinity", so that
-// check_positive_numbers can name them (parse_json alone reads them as null, which means "not known").
-std::string quote_non_finite(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    bool replaced = false;
-    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
-      const size_t n = std::char_traits<char>::length(token);
-      if (text.compare(i, n, token) == 0) {
-        out += '"';
-        out += token;
-        out += '"';
-        i += n - 1;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += c;
-  }
-  return out;
 }
 
 Expected<BandwidthMeasurement> parse_bandwidth_measurement(const Json& j, const std::string& origin, const std::string& prefix) {
@@ -302,10 +265,7 @@ std::string device_overlay_path() {
   return join_path(home ? home : "/root", ".config/preflight/devices.json");
 }
 
-Expected<Json> parse_device_json(const std::string& text, const std::string& origin) {
-  const bool non_finite = text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos;
-  return parse_json(non_finite ? quote_non_finite(text) : text, origin);
-}
+Expected<Json> parse_device_json(const std::string& text, const std::string& origin) { return parse_json(text, origin); }
 
 Expected<DeviceCatalog> parse_device_catalog_text(const std::string& text, const std::string& origin) {
   PF_TRY(json, parse_device_json(text, origin));

@@ -15,35 +15,15 @@
 #include "model/model_source.hpp"
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
+#include "plan_catalogs.hpp"
 #include "report/render_plan.hpp"
 
 using namespace preflight;
 
 namespace {
 
-struct Catalogs {
-  device::DeviceCatalog devices;
-  engine::EngineCatalog engines;
-  engine::SpeedCatalog speeds;
-  engine::LaunchRules rules;
-  plan::PlanInputs inputs() const { return {&engines, &speeds, &rules, ""}; }
-};
-
-const Catalogs& catalogs() {
-  static const Catalogs c = [] {
-    Catalogs x;
-    x.devices = *device::load_device_catalog();
-    x.engines = *engine::load_engine_catalog();
-    x.speeds = *engine::load_speed_catalog();
-    auto rules = engine::load_launch_rules();
-    EXPECT_TRUE(rules.has_value()) << (rules ? "" : rules.error().describe());
-    if (rules) x.rules = *rules;
-    return x;
-  }();
-  return c;
-}
-
-device::DeviceSpec dev(const std::string& id) { return *device::find_device(catalogs().devices, id); }
+using test::catalogs;
+using test::dev;
 
 engine::EngineProfile engine_for(const std::string& platform) {
   auto e = engine::select_engine(catalogs().engines, engine::default_engine_for(platform), "");

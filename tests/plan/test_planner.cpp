@@ -10,34 +10,14 @@
 #include "model/model_source.hpp"
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
+#include "plan_catalogs.hpp"
 
 using namespace preflight;
 
 namespace {
 
-struct Catalogs {
-  device::DeviceCatalog devices;
-  engine::EngineCatalog engines;
-  engine::SpeedCatalog speeds;
-  engine::LaunchRules rules;
-  plan::PlanInputs inputs() const { return {&engines, &speeds, &rules, ""}; }
-};
-
-const Catalogs& catalogs() {
-  static const Catalogs c = [] {
-    Catalogs x;
-    x.devices = *device::load_device_catalog();
-    x.engines = *engine::load_engine_catalog();
-    x.speeds = *engine::load_speed_catalog();
-    auto rules = engine::load_launch_rules();
-    EXPECT_TRUE(rules.has_value()) << (rules ? "" : rules.error().describe());
-    x.rules = *rules;
-    return x;
-  }();
-  return c;
-}
-
-device::DeviceSpec dev(const std::string& id) { return *device::find_device(catalogs().devices, id); }
+using test::catalogs;
+using test::dev;
 
 // One candidate: `model` on one 910B3 at `context` tokens, with the default engine.
 plan::Candidate on_one(const std::string& device, const std::string& model, int64_t context, std::optional<double> min_tokens_per_s = std::nullopt) {
