@@ -7,6 +7,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "deploy/deployment.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 
@@ -91,9 +92,11 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
 }
 
 namespace {
-// The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version.
+// The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
+// resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
 Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) {
-  return engine::select_engine(*in.engines, !in.engine.empty() ? in.engine : engine::default_engine_for(dev.platform), "");
+  std::vector<std::string> assumptions;
+  return deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
 }
 }  // namespace
 
