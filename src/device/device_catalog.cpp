@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <regex>
 #include <unordered_set>
 
 #include "base/embedded.hpp"
@@ -300,12 +301,34 @@ Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string
   return make_error(ErrorKind::not_found, message, name);
 }
 
+namespace {
+
+// Memory sizes the text states ("40GB", "80 GB", "32G", "79.18 GiB"), in GiB.
+std::vector<double> stated_memory_gib(const std::string& text) {
+  static const std::regex size_re(R"((^|[^\d.])(\d+(?:\.\d+)?)\s*Gi?B?\b)", std::regex::icase);
+  std::vector<double> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), size_re); it != std::sregex_iterator(); ++it) out.push_back(std::stod((*it)[2]));
+  return out;
+}
+
+// A device a stated size contradicts is not the one meant: "NVIDIA A100 40GB" names the 40 GB card even though
+// the 80 GB record's alias "NVIDIA A100" is a longer match. Within 15% (GB vs GiB, usable vs total).
+bool size_agrees(const DeviceSpec& d, const std::vector<double>& stated_gib) {
+  if (stated_gib.empty() || d.memory_bytes <= 0) return true;
+  const double gib = d.memory_bytes / (1024.0 * 1024.0 * 1024.0);
+  return std::any_of(stated_gib.begin(), stated_gib.end(), [&](double g) { return std::abs(g - gib) <= 0.15 * gib; });
+}
+
+}  // namespace
+
 const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::string& text) {
   if (const DeviceSpec* exact = catalog.find(text)) return exact;
   const std::string hay = squash(text);
+  const auto stated = stated_memory_gib(text);
   const DeviceSpec* best = nullptr;
   size_t best_len = 0;
   for (const auto& d : catalog.devices) {
+    if (!size_agrees(d, stated)) continue;
     std::vector<std::string> names = d.aliases;
     names.push_back(d.id);
     for (const auto& n : names) {

@@ -90,7 +90,8 @@ std::string device_overlay_path();
 Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string& name);
 
 // Maps free text ("NVIDIA H100 80GB (79.18 GiB total)") to a device: the longest id or alias
-// found in the text (ignoring case, spaces and hyphens). nullptr when none matches.
+// found in the text (ignoring case, spaces and hyphens) among the devices whose memory agrees with a size
+// the text states ("A100 40GB" is the 40 GB card). nullptr when none matches.
 const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::string& text);
 
 }  // namespace preflight::device

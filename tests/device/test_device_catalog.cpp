@@ -115,3 +115,22 @@ TEST(DeviceCatalog, Issue19_NonFiniteOverlayValuesRejected) {
   unsetenv("PREFLIGHT_DEVICE_OVERRIDES");
   std::remove(path.c_str());
 }
+
+// Issue 15: free text names the card by its stated size. "NVIDIA A100 40GB" once resolved to the 80 GB A100 through
+// the longer alias "NVIDIA A100" (a public two-node log was predicted 181% high).
+TEST(DeviceCatalog, Issue15_FreeTextStatedSizePicksTheCard) {
+  auto catalog = device::load_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  const struct {
+    const char* text;
+    double memory_gib;
+  } cases[] = {
+      {"NVIDIA A100 40GB", 40}, {"NVIDIA A100 80GB", 80}, {"NVIDIA A100", 80}, {"A100-SXM4-40GB", 40},
+      {"Ascend 910B3 64GB", 64}, {"NVIDIA H100 80GB (79.18 GiB total)", 80}, {"910B4 32GB HBM2e (29.49 GiB usable)", 32},
+  };
+  for (const auto& c : cases) {
+    const device::DeviceSpec* d = device::match_device_text(*catalog, c.text);
+    ASSERT_NE(d, nullptr) << c.text;
+    EXPECT_NEAR(d->memory_bytes / (1024.0 * 1024.0 * 1024.0), c.memory_gib, 0.5) << c.text << " -> " << d->id;
+  }
+}
