@@ -1,8 +1,11 @@
 #include "cli/cmd_plan.hpp"
 
+#include <fnmatch.h>
+
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "base/text.hpp"
@@ -23,7 +26,7 @@ namespace {
 
 // What `preflight plan` takes, written by its flag declarations.
 struct PlanRequest {
-  std::optional<std::string> device, devices, engine, workload;
+  std::optional<std::string> device, devices, engine, workload, model_filter;
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
@@ -32,13 +35,20 @@ struct PlanRequest {
   ModelFlags model;
 };
 
+// `plan --model GLOB`: shell-style, case-insensitive, against the id and every alias.
+bool matches_glob(const model::CatalogModel& m, const std::string& pattern) {
+  if (fnmatch(pattern.c_str(), m.id.c_str(), FNM_CASEFOLD) == 0) return true;
+  return std::any_of(m.aliases.begin(), m.aliases.end(), [&](const std::string& a) { return fnmatch(pattern.c_str(), a.c_str(), FNM_CASEFOLD) == 0; });
+}
+
 const RealRange k_bandwidth_range{.most = 100000, .unit = "GB/s"};
 
 std::vector<Option> plan_options(PlanRequest& r) {
   return join({{text_flag("device", "D", r.device, "the device of the first form (catalogue id or alias)"),
                 text_flag("devices", "D1,D2", r.devices, "devices to size the model for (default: every catalogue accelerator)"),
                 given_int("num-devices", "N", r.num_devices, "devices of the first form (default 1)"),
-                int_flag("max-devices", "N", r.max_devices, {1, 1024}, "the most devices tried per layout (default 16)")},
+                int_flag("max-devices", "N", r.max_devices, {1, 1024}, "the most devices tried per layout (default 16)"),
+                text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')")},
                under("targets:", {int_flag("context", "L", r.context, {1, INT64_MAX}, "context per request (default: 32768, or the model's maximum if smaller)"),
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
@@ -138,14 +148,19 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!dev) return report_error(dev.error());
     std::vector<model::ModelSpec> models;
     for (const auto& m : model::builtin_model_catalog().models) {
+      if (r.model_filter && !matches_glob(m, *r.model_filter)) continue;
       auto spec = model::model_spec_from_catalog(m);
       if (spec) models.push_back(std::move(*spec));
+    }
+    if (r.model_filter && models.empty()) {
+      return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", *r.model_filter)));
     }
     const int64_t n = r.num_devices ? r.num_devices->value : 1;
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "planning {} catalogue models on {} x {}...\n", models.size(), n, dev->id);
     result = plan::plan_for_device(models, *dev, n, in, t);
     question = fmt::format("what {} x {} runs (context {}, concurrency {}{})", n, dev->id, context, t.concurrency, min_speed);
   } else {
+    if (r.model_filter) return report_error(make_error(ErrorKind::invalid_argument, "--model filters the catalogue in the `plan --device D` form; here MODEL names the model"));
     auto spec = resolve_model_arg((*positional)[0], *ro);
     if (!spec) return report_error(spec.error());
     std::vector<device::DeviceSpec> list;

@@ -208,3 +208,25 @@ TEST(Cli, Issue14_ErrorMessagesStripTerminalControls) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
 }
+
+// Issue 16: `plan --device 910B4 --model 'Qwen/Qwen3*'` plans only the catalogue models the glob names (id or alias,
+// case-insensitive); a glob that names none, or --model beside a MODEL argument, is bad input.
+TEST(Cli, Issue16_PlanModelFilter) {
+  const auto r = pftest::run_cli("plan --device 910B3 --model 'qwen/qwen3-8*' --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  size_t seen = 0;
+  for (const char* list : {"recommended", "rejected"}) {
+    for (const auto& c : j[list]) {
+      EXPECT_EQ(c["model"].get<std::string>().rfind("Qwen/Qwen3-8B", 0), 0u) << c["model"];
+      ++seen;
+    }
+  }
+  EXPECT_GE(seen, 2u);  // Qwen/Qwen3-8B and its FP8 checkpoint, and nothing else
+  const auto none = pftest::run_cli("plan --device 910B3 --model 'nomatch*'");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.out.find("matches no catalogue model"), std::string::npos) << none.out;
+  const auto both = pftest::run_cli("plan Qwen/Qwen3-8B --model 'Qwen*'");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.out.find("--model filters the catalogue"), std::string::npos) << both.out;
+}
