@@ -655,6 +655,21 @@ Status add_mla_attention(WeightList& w, const std::string& p, LayerSpec& l, cons
   return Ok{};
 }
 
+
+// The fixed per-sequence state of a recurrent layer (linear attention or Mamba): a causal conv over
+// `kernel` - 1 past inputs of `conv_channels`, and `heads` x `head_dim` x `state_dim` of SSM state. Such a
+// layer keeps no KV cache.
+void set_recurrent_geometry(LayerSpec& l, int64_t conv_channels, int64_t kernel, int64_t heads, int64_t head_dim, int64_t state_dim,
+                            Dtype ssm_dtype) {
+  l.conv_channels = conv_channels;
+  l.conv_len = kernel - 1;
+  l.ssm_heads = heads;
+  l.ssm_head_dim = head_dim;
+  l.ssm_state_dim = state_dim;
+  l.ssm_dtype = ssm_dtype;
+  l.num_key_value_heads = 0;
+}
+
 Status add_linear_attention(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
   const TextDims& d = in.d;
   const std::string& origin = in.origin;
@@ -679,13 +694,7 @@ Status add_linear_attention(WeightList& w, const std::string& p, LayerSpec& l, c
   w.vector(a + ".A_log", Hv, Shard::column, part);
   w.vector(a + ".norm", dv, Shard::replicated, part);
   w.linear(a + ".out_proj", d.hidden, Hv * dv, Shard::row, part);
-  l.conv_channels = conv_dim;
-  l.conv_len = *lin_kernel - 1;
-  l.ssm_heads = Hv;
-  l.ssm_head_dim = dv;
-  l.ssm_state_dim = dk;
-  l.ssm_dtype = in.ssm_dtype;
-  l.num_key_value_heads = 0;
+  set_recurrent_geometry(l, conv_dim, *lin_kernel, Hv, dv, dk, in.ssm_dtype);
   return Ok{};
 }
 
@@ -707,13 +716,7 @@ Status add_mamba(WeightList& w, const std::string& p, LayerSpec& l, const LayerW
   w.vector(m + ".D", nh, Shard::column, part);
   w.vector(m + ".norm", inner, Shard::column, part);
   w.linear(m + ".out_proj", d.hidden, inner, Shard::row, part);
-  l.conv_channels = conv_dim;
-  l.conv_len = *mamba_kernel - 1;
-  l.ssm_heads = nh;
-  l.ssm_head_dim = hd;
-  l.ssm_state_dim = n;
-  l.ssm_dtype = in.ssm_dtype;
-  l.num_key_value_heads = 0;
+  set_recurrent_geometry(l, conv_dim, *mamba_kernel, nh, hd, n, in.ssm_dtype);
   return Ok{};
 }
 
