@@ -1,0 +1,272 @@
+#include "estimate/mindie.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/embedded.hpp"
+#include "base/units.hpp"
+
+namespace preflight::estimate {
+
+namespace {
+
+const char* k_origin = "data/engines/mindie.json";
+
+Expected<std::map<std::string, double>> number_map(const Json& root, const std::string& key, const std::string& origin) {
+  auto it = root.find(key);
+  if (it == root.end() || !it->is_object()) return make_error(ErrorKind::corrupt, origin + ": " + key + ": expected an object", origin);
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : it->items()) {
+    if (!v.is_number()) return make_error(ErrorKind::corrupt, origin + ": " + key + "." + k + ": expected a number, found " + v.type_name(), origin);
+    out[k] = v.get<double>();
+  }
+  return out;
+}
+
+// One decoder layer's KV bytes per token on one card. MindIE splits attention heads across worldSize
+// cards (doc: "heads x head size / cards"); a KV head count below worldSize is replicated (one head per card).
+Expected<int64_t> layer_kv_bytes_per_card(const model::LayerSpec& l, int64_t world, int bytes) {
+  switch (l.kind) {
+    case model::LayerKind::full_attention:
+    case model::LayerKind::sliding_attention: {
+      int64_t heads = l.num_key_value_heads;
+      if (heads >= world) {
+        if (heads % world != 0)
+          return make_error(ErrorKind::unsupported, fmt::format("num_key_value_heads ({}) is not a multiple of worldSize ({})", heads, world));
+        heads /= world;
+      } else {
+        heads = 1;
+      }
+      return heads * (l.head_dim_k + l.head_dim_v) * bytes;
+    }
+    case model::LayerKind::mla_attention: return (l.mla_cache_dim + l.indexer_head_dim) * bytes;  // latent cache, not split
+    case model::LayerKind::mlp_only: return int64_t{0};
+    default: break;
+  }
+  return make_error(ErrorKind::unsupported, std::string("mindie: no KV block rule for ") + model::layer_kind_name(l.kind) +
+                                                " layers (MindIE's documented block formula covers attention caches only)");
+}
+
+Status check_weight_format(const model::ModelSpec& spec, const MindieCatalog& catalog) {
+  const auto& ok = catalog.accepted_weight_formats;
+  for (auto f : {spec.quant.linear_format, spec.quant.expert_format}) {
+    const std::string name = model::weight_format_name(f);
+    if (std::find(ok.begin(), ok.end(), name) == ok.end())
+      return make_error(ErrorKind::unsupported,
+                        fmt::format("{}: mindie loads bf16/fp16 safetensors or msModelSlim-quantized weights (W8A8, W8A16, W8A8SC); found {} ({}); "
+                                    "convert the checkpoint to bf16 and quantize it with msModelSlim",
+                                    spec.id, name, spec.quant.detail.empty() ? spec.quant.method : spec.quant.detail),
+                        spec.id);
+  }
+  return Ok{};
+}
+
+struct Range {
+  const char* key;
+  int64_t value;
+  int64_t lo;
+  int64_t hi;
+};
+
+}  // namespace
+
+Expected<MindieCatalog> parse_mindie_catalog(const Json& root, const std::string& origin) {
+  if (!root.is_object()) return make_error(ErrorKind::corrupt, origin + ": expected an object", origin);
+  static const std::vector<std::string> known{"schema_version", "engine", "version", "retrieved", "defaults", "limits", "accepted_weight_formats", "sources"};
+  for (const auto& [k, v] : root.items())
+    if (std::find(known.begin(), known.end(), k) == known.end()) return make_error(ErrorKind::corrupt, origin + ": unknown key '" + k + "'", origin);
+  MindieCatalog c;
+  c.origin = origin;
+  c.version = root.value("version", std::string());
+  PF_TRY(defaults, number_map(root, "defaults", origin));
+  c.defaults = defaults;
+  auto limits = root.find("limits");
+  if (limits == root.end() || !limits->is_object()) return make_error(ErrorKind::corrupt, origin + ": limits: expected an object", origin);
+  for (const auto& [k, v] : limits->items()) {
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() || v[0].get<int64_t>() > v[1].get<int64_t>())
+      return make_error(ErrorKind::corrupt, origin + ": limits." + k + ": expected [low, high] integers with low <= high", origin);
+    c.limits[k] = {v[0].get<int64_t>(), v[1].get<int64_t>()};
+  }
+  auto formats = root.find("accepted_weight_formats");
+  if (formats == root.end() || !formats->is_array() || formats->empty())
+    return make_error(ErrorKind::corrupt, origin + ": accepted_weight_formats: expected a non-empty array", origin);
+  for (const auto& f : *formats) {
+    if (!f.is_string()) return make_error(ErrorKind::corrupt, origin + ": accepted_weight_formats: expected strings", origin);
+    c.accepted_weight_formats.push_back(f.get<std::string>());
+  }
+  auto sources = root.find("sources");
+  if (sources == root.end() || !sources->is_object() || sources->empty())
+    return make_error(ErrorKind::corrupt, origin + ": sources: every MindIE rule needs a source", origin);
+  for (const auto& [k, v] : sources->items()) {
+    if (!v.is_string() || v.get<std::string>().find("http") == std::string::npos)
+      return make_error(ErrorKind::corrupt, origin + ": sources." + k + ": expected a text with a URL", origin);
+    c.sources[k] = v.get<std::string>();
+  }
+  const auto fraction = c.defaults.find("npu_memory_fraction");
+  if (fraction != c.defaults.end() && (fraction->second <= 0 || fraction->second > 1))
+    return make_error(ErrorKind::corrupt, fmt::format("{}: defaults.npu_memory_fraction: expected (0, 1], found {}", origin, fraction->second), origin);
+  return c;
+}
+
+Expected<MindieCatalog> load_mindie_catalog() {
+  PF_TRY(json, parse_json(std::string(embedded_data("engines/mindie.json")), k_origin));
+  return parse_mindie_catalog(json, k_origin);
+}
+
+MindieOptions mindie_default_options(const MindieCatalog& catalog) {
+  MindieOptions o;
+  const auto set = [&](const char* key, int64_t& field) {
+    auto it = catalog.defaults.find(key);
+    if (it != catalog.defaults.end()) field = static_cast<int64_t>(it->second);
+  };
+  set("npuMemSize", o.npu_mem_size);
+  set("cacheBlockSize", o.cache_block_size);
+  set("maxSeqLen", o.max_seq_len);
+  set("maxInputTokenLen", o.max_input_token_len);
+  set("maxPrefillTokens", o.max_prefill_tokens);
+  set("maxPrefillBatchSize", o.max_prefill_batch_size);
+  set("maxBatchSize", o.max_batch_size);
+  set("maxIterTimes", o.max_iter_times);
+  auto fraction = catalog.defaults.find("npu_memory_fraction");
+  if (fraction != catalog.defaults.end()) o.npu_memory_fraction = fraction->second;
+  return o;
+}
+
+const char* mindie_verdict_name(MindieVerdict v) {
+  switch (v) {
+    case MindieVerdict::fits: return "fits";
+    case MindieVerdict::marginal: return "marginal";
+    case MindieVerdict::does_not_fit: return "does not fit";
+  }
+  return "?";
+}
+
+Status check_mindie_options(const MindieOptions& o, const MindieCatalog& catalog) {
+  const auto limit = [&](const char* key, int64_t lo, int64_t hi) {
+    auto it = catalog.limits.find(key);
+    return it == catalog.limits.end() ? std::pair<int64_t, int64_t>{lo, hi} : it->second;
+  };
+  const auto block = limit("cacheBlockSize", 1, 128);
+  const auto input = limit("maxInputTokenLen", 1, 4194304);
+  const auto prefill = limit("maxPrefillTokens", 1, 4194304);
+  const auto batch = limit("maxBatchSize", 1, 5000);
+  const std::vector<Range> ranges{{"cacheBlockSize", o.cache_block_size, block.first, block.second},
+                                  {"maxSeqLen", o.max_seq_len, 1, int64_t{1} << 31},
+                                  {"maxInputTokenLen", o.max_input_token_len, input.first, input.second},
+                                  {"maxPrefillTokens", o.max_prefill_tokens, std::max(prefill.first, o.max_input_token_len), prefill.second},
+                                  {"maxBatchSize", o.max_batch_size, batch.first, batch.second},
+                                  {"maxPrefillBatchSize", o.max_prefill_batch_size, 0, o.max_batch_size},
+                                  {"maxIterTimes", o.max_iter_times, 1, o.max_seq_len},
+                                  {"worldSize", o.world_size, 1, 4096}};
+  for (const auto& r : ranges)
+    if (r.value < r.lo || r.value > r.hi)
+      return make_error(ErrorKind::invalid_argument, fmt::format("config.json: {} = {} is outside the documented range [{}, {}]", r.key, r.value, r.lo, r.hi), r.key);
+  if (o.npu_mem_size == 0 || o.npu_mem_size < -1)
+    return make_error(ErrorKind::invalid_argument, fmt::format("config.json: npuMemSize = {}: expected -1 (auto) or a size in GB above 0", o.npu_mem_size), "npuMemSize");
+  if (o.npu_memory_fraction <= 0 || o.npu_memory_fraction > 1)
+    return make_error(ErrorKind::invalid_argument, fmt::format("NPU_MEMORY_FRACTION = {}: expected a fraction in (0, 1]", o.npu_memory_fraction), "NPU_MEMORY_FRACTION");
+  return Ok{};
+}
+
+Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const device::DeviceSpec& device, const MindieOptions& o,
+                                         const MindieCatalog& catalog) {
+  PF_TRY(checked, check_mindie_options(o, catalog));
+  (void)checked;
+  PF_TRY(format_ok, check_weight_format(spec, catalog));
+  (void)format_ok;
+  const bool multimodal = spec.vision_params > 0 || spec.vision_hidden_size > 0;
+  if (multimodal && o.npu_mem_size == -1)
+    return make_error(ErrorKind::unsupported,
+                      spec.id + ": npuMemSize = -1 is not supported for multimodal models (MindIE reserves room for the ViT part); give --npu-mem-size N in GB",
+                      "npuMemSize");
+  MindieEstimate e;
+  e.npu_mem_auto = o.npu_mem_size == -1;
+  const int64_t w = o.world_size;
+  for (const auto& l : spec.layers) {
+    if (l.kv_shared) continue;
+    PF_TRY(bytes, layer_kv_bytes_per_card(l, w, o.kv_cache_dtype_bytes));
+    e.kv_bytes_per_token += bytes;
+  }
+  if (e.kv_bytes_per_token <= 0) return make_error(ErrorKind::unsupported, spec.id + ": no attention KV cache to size (no attention layers)");
+  e.block_bytes = o.cache_block_size * e.kv_bytes_per_token;
+  e.formulas.push_back(fmt::format("block = cacheBlockSize {} x {} B per token per card (layers x KV heads / worldSize x (K + V head dims) x {} B) = {} B",
+                                   o.cache_block_size, e.kv_bytes_per_token, o.kv_cache_dtype_bytes, e.block_bytes));
+
+  // Sequence lengths, as MindIE clamps them (ModelDeployConfig.maxInputTokenLen, ScheduleConfig.maxIterTimes).
+  e.input_tokens = std::min(o.max_input_token_len, o.max_seq_len - 1);
+  e.output_tokens = std::min(o.max_iter_times, o.max_seq_len - e.input_tokens);
+  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  e.blocks_per_request = ceil_div(e.input_tokens, o.cache_block_size) + ceil_div(e.output_tokens, o.cache_block_size);
+  e.formulas.push_back(fmt::format("blocks per request = Ceil(input {} / {}) + Ceil(output min(maxIterTimes, maxSeqLen - input) = {} / {}) = {}", e.input_tokens,
+                                   o.cache_block_size, e.output_tokens, o.cache_block_size, e.blocks_per_request));
+
+  // The card: npu-smi total x fraction; the system's own share is nominal minus what the runtime reports.
+  e.card_bytes = device.memory_bytes;
+  e.fraction_bytes = device.memory_bytes * o.npu_memory_fraction;
+  e.system_bytes = std::max(0.0, device.memory_bytes - device.usable_total_bytes());
+  const auto weights = model::compute_weight_bytes(spec);
+  e.weight_bytes = weights.total / static_cast<double>(w);
+  e.formulas.push_back(fmt::format("weights per card = {:.3f} GiB / worldSize {} = {:.3f} GiB", bytes_to_gib(weights.total), w, bytes_to_gib(e.weight_bytes)));
+
+  // Runtime variables (inputs, outputs, intermediates): no published formula. Band: the prefill of
+  // maxPrefillTokens tokens (hidden and FFN activations, bf16) plus fp32 logits for one prefill batch, to twice that.
+  const int64_t ffn = std::max(spec.intermediate_size, spec.moe_intermediate_size * std::max<int64_t>(spec.num_experts_per_tok, 1));
+  const int64_t prefill_batch = o.max_prefill_batch_size == 0 ? o.max_batch_size : o.max_prefill_batch_size;
+  const double activations = static_cast<double>(o.max_prefill_tokens) * static_cast<double>(2 * spec.hidden_size + 2 * ffn / w) * 2.0;
+  const double logits = static_cast<double>(prefill_batch) * static_cast<double>(spec.vocab_size) * 4.0;
+  e.runtime_bytes_low = activations + logits;
+  e.runtime_bytes_high = 2.0 * e.runtime_bytes_low;
+  e.formulas.push_back(fmt::format("runtime band = maxPrefillTokens {} x (2 x hidden {} + 2 x FFN {} / {}) x 2 B + maxPrefillBatchSize {} x vocab {} x 4 B = {:.3f} GiB, to 2x = {:.3f} GiB",
+                                   o.max_prefill_tokens, spec.hidden_size, ffn, w, prefill_batch, spec.vocab_size, bytes_to_gib(e.runtime_bytes_low),
+                                   bytes_to_gib(e.runtime_bytes_high)));
+  e.assumptions.push_back("runtime-variable memory has no published formula in MindIE's docs; it is a band (docs/mindie.md)");
+
+  const double free_low = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_high - e.system_bytes;
+  const double free_high = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_low - e.system_bytes;
+  e.formulas.push_back(fmt::format("auto KV = card {:.3f} GiB x {} - weights {:.3f} - runtime - system {:.3f} = {:.3f} to {:.3f} GiB", bytes_to_gib(e.card_bytes),
+                                   o.npu_memory_fraction, bytes_to_gib(e.weight_bytes), bytes_to_gib(e.system_bytes), bytes_to_gib(free_low), bytes_to_gib(free_high)));
+  if (e.npu_mem_auto) {
+    e.kv_pool_bytes_low = std::max(0.0, free_low);
+    e.kv_pool_bytes_high = std::max(0.0, free_high);
+  } else {
+    e.kv_pool_bytes_low = e.kv_pool_bytes_high = static_cast<double>(o.npu_mem_size) * k_gib;
+    e.assumptions.push_back("npuMemSize is read as GiB (the documented quick formula divides by 1024^3)");
+  }
+  e.total_blocks_low = static_cast<int64_t>(std::floor(e.kv_pool_bytes_low / static_cast<double>(e.block_bytes)));
+  e.total_blocks_high = static_cast<int64_t>(std::floor(e.kv_pool_bytes_high / static_cast<double>(e.block_bytes)));
+  e.batch_low = e.total_blocks_low / e.blocks_per_request;
+  e.batch_high = e.total_blocks_high / e.blocks_per_request;
+  e.formulas.push_back(fmt::format("Total Block Num = Floor(KV pool / block) = {} to {}; full-length requests = {} to {}", e.total_blocks_low, e.total_blocks_high,
+                                   e.batch_low, e.batch_high));
+
+  // Verdict, worst first.
+  if (e.weight_bytes > e.fraction_bytes - e.system_bytes) {
+    e.verdict = MindieVerdict::does_not_fit;
+    e.reason = fmt::format("weights need {:.2f} GiB per card, above card x NPU_MEMORY_FRACTION less system use ({:.2f} GiB): weight loading runs out of memory; "
+                           "raise NPU_MEMORY_FRACTION or add cards (worldSize)",
+                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.fraction_bytes - e.system_bytes));
+  } else if (!e.npu_mem_auto && e.kv_pool_bytes_low > free_high) {
+    e.verdict = MindieVerdict::does_not_fit;
+    e.reason = fmt::format("npuMemSize {} GiB is above what the card can give the KV cache ({:.2f} GiB at most): MindIE fails or hangs at start-up; lower npuMemSize or use -1",
+                           o.npu_mem_size, bytes_to_gib(std::max(0.0, free_high)));
+  } else if (e.batch_high < 1) {
+    e.verdict = MindieVerdict::does_not_fit;
+    e.reason = fmt::format("the KV pool holds {} blocks, fewer than the {} one request of maxSeqLen needs; lower maxSeqLen or add cards", e.total_blocks_high,
+                           e.blocks_per_request);
+  } else if (e.batch_low < 1 || (!e.npu_mem_auto && e.kv_pool_bytes_low > free_low)) {
+    e.verdict = MindieVerdict::marginal;
+    e.reason = "fits only at the low end of the runtime-variable band";
+  } else {
+    e.verdict = MindieVerdict::fits;
+    e.reason = fmt::format("{} to {} requests of full length fit in the KV pool", e.batch_low, e.batch_high);
+  }
+  if (e.verdict != MindieVerdict::does_not_fit && e.batch_low < o.max_batch_size)
+    e.warnings.push_back(fmt::format("maxBatchSize {} is above the {} full-length requests the KV blocks hold; MindIE's doc sets maxBatchSize = Total Block Num / "
+                                     "blocks per request: use maxBatchSize {}",
+                                     o.max_batch_size, e.batch_low, std::max<int64_t>(e.batch_low, 1)));
+  return e;
+}
+
+}  // namespace preflight::estimate

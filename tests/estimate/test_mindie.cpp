@@ -1,0 +1,188 @@
+// MindIE Service's static KV allocation (issue 18). Every expected number is derived by hand below from
+// MindIE LLM's service_parameter_configuration.md (npuMemSize, maxBatchSize block formula) and the shared
+// config.json of the model, not from the code under test.
+#include <gtest/gtest.h>
+
+#include "device/device_spec.hpp"
+#include "estimate/mindie.hpp"
+#include "model/model_source.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct Setup {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  estimate::MindieCatalog catalog;
+};
+
+Setup setup(const std::string& model_id, const std::string& device_id = "910B3") {
+  Setup s;
+  auto m = model::resolve_model(model_id);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().describe());
+  if (m) s.model = *m;
+  auto devices = device::load_device_catalog();
+  s.device = *device::find_device(*devices, device_id);
+  auto c = estimate::load_mindie_catalog();
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
+  if (c) s.catalog = *c;
+  return s;
+}
+
+}  // namespace
+
+// The catalogue carries the documented ModelDeployConfig / ScheduleConfig defaults (doc tables, typed here by hand).
+TEST(Mindie, Issue18_CatalogueDefaultsAreTheDocumentedOnes) {
+  auto s = setup("Qwen/Qwen3-8B");
+  const auto o = estimate::mindie_default_options(s.catalog);
+  EXPECT_EQ(o.npu_mem_size, -1);
+  EXPECT_EQ(o.cache_block_size, 128);
+  EXPECT_EQ(o.max_seq_len, 2560);
+  EXPECT_EQ(o.max_input_token_len, 2048);
+  EXPECT_EQ(o.max_prefill_tokens, 8192);
+  EXPECT_EQ(o.max_prefill_batch_size, 50);
+  EXPECT_EQ(o.max_batch_size, 200);
+  EXPECT_EQ(o.max_iter_times, 512);
+  EXPECT_DOUBLE_EQ(o.npu_memory_fraction, 0.8);
+  for (const auto& [key, text] : s.catalog.sources) EXPECT_NE(text.find("https://"), std::string::npos) << key;
+}
+
+TEST(Mindie, Issue18_CatalogueRejectsUnknownKeysAndMissingSources) {
+  auto ok = estimate::parse_mindie_catalog(Json::parse(R"({"defaults":{},"limits":{},"accepted_weight_formats":["native"],"sources":{"a":"https://x"}})"), "m.json");
+  EXPECT_TRUE(ok.has_value());
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {R"({"defaults":{},"limits":{},"accepted_weight_formats":["native"],"sources":{"a":"https://x"},"extra":1})", "unknown key 'extra'"},
+      {R"({"defaults":{},"limits":{},"accepted_weight_formats":["native"],"sources":{}})", "sources"},
+      {R"({"defaults":{},"limits":{},"accepted_weight_formats":["native"],"sources":{"a":"no url"}})", "sources.a"},
+      {R"({"defaults":{"maxSeqLen":"x"},"limits":{},"accepted_weight_formats":["native"],"sources":{"a":"https://x"}})", "defaults.maxSeqLen"},
+      {R"({"defaults":{},"limits":{"cacheBlockSize":[128,1]},"accepted_weight_formats":["native"],"sources":{"a":"https://x"}})", "limits.cacheBlockSize"},
+  };
+  for (const auto& [text, fragment] : bad) {
+    auto r = estimate::parse_mindie_catalog(Json::parse(text), "m.json");
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+  }
+}
+
+// Qwen3-8B (36 layers, 8 KV heads, head_dim 128), worldSize 1, npuMemSize 20 (fixed KV pool of 20 GiB):
+//   block = 128 tokens x 36 layers x 8 heads x (128 + 128) x 2 B = 18,874,368 B
+//   Total Block Num = floor(20 x 2^30 / 18,874,368) = floor(1137.78) = 1137
+//   input = min(2048, 2560 - 1) = 2048 -> 16 blocks; output = min(512, 2560 - 2048) = 512 -> 4 blocks; 20 per request
+//   maxBatchSize the blocks hold = floor(1137 / 20) = 56 (the default 200 is flagged)
+TEST(Mindie, Issue18_FixedNpuMemSizeGivesDocumentedBlockCount) {
+  auto s = setup("Qwen/Qwen3-8B");
+  auto o = estimate::mindie_default_options(s.catalog);
+  o.npu_mem_size = 20;
+  auto e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_EQ(e->kv_bytes_per_token, 147456);
+  EXPECT_EQ(e->block_bytes, 18874368);
+  EXPECT_EQ(e->total_blocks_low, 1137);
+  EXPECT_EQ(e->total_blocks_high, 1137);
+  EXPECT_EQ(e->blocks_per_request, 20);
+  EXPECT_EQ(e->batch_low, 56);
+  EXPECT_EQ(e->verdict, estimate::MindieVerdict::fits);
+  ASSERT_EQ(e->warnings.size(), 1u);
+  EXPECT_NE(e->warnings[0].find("maxBatchSize 56"), std::string::npos) << e->warnings[0];
+}
+
+// npuMemSize -1 on one 910B3 (npu-smi 64 GiB = 68,719,476,736 B; runtime total 65,452,113,920 B):
+//   card x 0.8 = 54,975,581,388.8; system = 68,719,476,736 - 65,452,113,920 = 3,267,362,816
+//   weights: 8,190,735,360 parameters x 2 B = 16,381,470,720 (embed 622,329,856 + untied head 622,329,856
+//            + 36 x 192,946,432 per layer + final norm 4,096)
+//   runtime low = 8192 x (2 x 4096 + 2 x 12288) x 2 + 50 x 151,936 x 4 = 536,870,912 + 30,387,200 = 567,258,112; high = 2x
+//   KV pool = 54,975,581,388.8 - 16,381,470,720 - 3,267,362,816 - runtime = 34,192,231,628.8 .. 34,759,489,740.8
+//   blocks = floor(/ 18,874,368) = 1811 .. 1841; full-length requests = 90 .. 92
+TEST(Mindie, Issue18_AutoNpuMemSizeIsABandFromTheDocumentedFormula) {
+  auto s = setup("Qwen/Qwen3-8B");
+  auto o = estimate::mindie_default_options(s.catalog);
+  auto e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_DOUBLE_EQ(e->system_bytes, 3267362816.0);
+  EXPECT_DOUBLE_EQ(e->weight_bytes, 16381470720.0);
+  EXPECT_DOUBLE_EQ(e->runtime_bytes_low, 567258112.0);
+  EXPECT_EQ(e->total_blocks_low, 1811);
+  EXPECT_EQ(e->total_blocks_high, 1841);
+  EXPECT_EQ(e->batch_low, 90);
+  EXPECT_EQ(e->batch_high, 92);
+  EXPECT_EQ(e->verdict, estimate::MindieVerdict::fits);
+}
+
+// worldSize 2 halves the KV heads per card (4) and the weights: block = 128 x 36 x 4 x 256 x 2 = 9,437,184 B;
+// runtime low = 8192 x (2 x 4096 + 2 x 12288 / 2) x 2 + 30,387,200 = 335,544,320 + 30,387,200 = 365,931,520 (high 731,863,040).
+// KV pool = 54,975,581,388.8 - 8,190,735,360 - 3,267,362,816 - {731,863,040 | 365,931,520} -> blocks 4533 .. 4572.
+TEST(Mindie, Issue18_WorldSizeSplitsHeadsAndWeights) {
+  auto s = setup("Qwen/Qwen3-8B");
+  auto o = estimate::mindie_default_options(s.catalog);
+  o.world_size = 2;
+  auto e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_EQ(e->block_bytes, 9437184);
+  EXPECT_DOUBLE_EQ(e->runtime_bytes_low, 365931520.0);
+  EXPECT_EQ(e->total_blocks_low, 4533);
+  EXPECT_EQ(e->total_blocks_high, 4572);
+}
+
+// Qwen2.5-72B bf16 on one card: ~145 GB of weights against 64 GiB x 0.8 -> weight loading fails.
+// Qwen3-8B with npuMemSize 40: 40 GiB > the ~32.4 GiB the card can give -> start-up fails (documented: fails or hangs).
+TEST(Mindie, Issue18_DoesNotFitNamesTheMechanism) {
+  auto big = setup("Qwen/Qwen2.5-72B");
+  auto o = estimate::mindie_default_options(big.catalog);
+  auto e = estimate::estimate_mindie(big.model, big.device, o, big.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_EQ(e->verdict, estimate::MindieVerdict::does_not_fit);
+  EXPECT_NE(e->reason.find("weight loading"), std::string::npos) << e->reason;
+
+  auto s = setup("Qwen/Qwen3-8B");
+  o = estimate::mindie_default_options(s.catalog);
+  o.npu_mem_size = 40;
+  e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->verdict, estimate::MindieVerdict::does_not_fit);
+  EXPECT_NE(e->reason.find("npuMemSize 40"), std::string::npos) << e->reason;
+}
+
+// Documented ranges and constraints become errors naming the config.json key.
+TEST(Mindie, Issue18_RejectsValuesOutsideTheDocumentedRanges) {
+  auto s = setup("Qwen/Qwen3-8B");
+  struct Case {
+    void (*edit)(estimate::MindieOptions&);
+    std::string fragment;
+  };
+  const std::vector<Case> cases{
+      {[](estimate::MindieOptions& o) { o.cache_block_size = 256; }, "cacheBlockSize = 256"},
+      {[](estimate::MindieOptions& o) { o.max_prefill_tokens = 1024; }, "maxPrefillTokens = 1024"},
+      {[](estimate::MindieOptions& o) { o.max_iter_times = 4096; }, "maxIterTimes = 4096"},
+      {[](estimate::MindieOptions& o) { o.max_batch_size = 6000; }, "maxBatchSize = 6000"},
+      {[](estimate::MindieOptions& o) { o.npu_mem_size = 0; }, "npuMemSize = 0"},
+  };
+  for (const auto& c : cases) {
+    auto o = estimate::mindie_default_options(s.catalog);
+    c.edit(o);
+    auto e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+    ASSERT_FALSE(e.has_value()) << c.fragment;
+    EXPECT_EQ(e.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(e.error().message.find(c.fragment), std::string::npos) << e.error().message;
+  }
+}
+
+// Formats MindIE does not load, and multimodal models with npuMemSize -1 (documented as unsupported).
+TEST(Mindie, Issue18_UnsupportedFormatsAndMultimodalAuto) {
+  auto fp8 = setup("Qwen/Qwen3-32B-FP8");
+  auto o = estimate::mindie_default_options(fp8.catalog);
+  o.world_size = 2;
+  auto e = estimate::estimate_mindie(fp8.model, fp8.device, o, fp8.catalog);
+  ASSERT_FALSE(e.has_value());
+  EXPECT_EQ(e.error().kind, ErrorKind::unsupported);
+  EXPECT_NE(e.error().message.find("msModelSlim"), std::string::npos) << e.error().message;
+
+  auto vl = setup("Qwen/Qwen2.5-VL-7B-Instruct");
+  o = estimate::mindie_default_options(vl.catalog);
+  e = estimate::estimate_mindie(vl.model, vl.device, o, vl.catalog);
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().message.find("multimodal"), std::string::npos) << e.error().message;
+  o.npu_mem_size = 10;
+  EXPECT_TRUE(estimate::estimate_mindie(vl.model, vl.device, o, vl.catalog).has_value());
+}
