@@ -19,6 +19,7 @@
 #include "cli/help.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_llama.hpp"
+#include "cli/cmd_mindie.hpp"
 #include "cli/cmd_logs.hpp"
 #include "cli/model_arg.hpp"
 #include "cli/cmd_bench.hpp"
@@ -125,6 +126,7 @@ verdict with the engine's own failure message and the cheapest fixes, then the d
 
 int cmd_fit(const std::vector<std::string>& argv) {
   if (llama_cpp_engine_requested(argv)) return cmd_fit_llama_cpp(argv);  // llama.cpp's own memory model (cli/cmd_llama)
+  if (mindie_engine_requested(argv)) return cmd_fit_mindie(argv);  // MindIE Service's static KV pool (cli/cmd_mindie)
   FitRequest r;
   auto positional = parse_options(argv, fit_options(r));
   if (!positional) return report_error(positional.error());

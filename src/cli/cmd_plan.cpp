@@ -10,6 +10,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/cmd_mindie.hpp"
 #include "cli/common.hpp"
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
@@ -107,6 +108,7 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
 }
 
 int cmd_plan(const std::vector<std::string>& argv) {
+  if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   PlanRequest r;
   auto positional = parse_options(argv, plan_options(r));
   if (!positional) return report_error(positional.error());

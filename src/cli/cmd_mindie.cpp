@@ -1,0 +1,238 @@
+#include "cli/cmd_mindie.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "base/file.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cli/args.hpp"
+#include "cli/common.hpp"
+#include "cli/help.hpp"
+#include "cli/model_arg.hpp"
+#include "device/device_spec.hpp"
+#include "estimate/mindie.hpp"
+#include "plan/mindie_config.hpp"
+#include "report/render.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+const char* k_fit_usage =
+    "usage: preflight fit MODEL --device D --engine mindie [--npu-mem-size N] [--world-size N] [--max-seq-len N]\n"
+    "         [--max-input-token-len N] [--max-prefill-tokens N] [--max-prefill-batch-size N] [--max-batch-size N]\n"
+    "         [--max-iter-times N] [--cache-block-size N] [--npu-memory-fraction F] [--kv-cache-int8] [--json]";
+const char* k_plan_usage =
+    "usage: preflight plan MODEL --devices D --engine mindie [--context L] [--concurrency C] [--world-size N]\n"
+    "         [--npu-mem-size N] [--cache-block-size N] [--max-iter-times N] [--npu-memory-fraction F]\n"
+    "         [--model-name NAME] [--weight-path DIR] [--config-out DIR] [--json]";
+
+// MindIE's config.json keys as flags; each left unset keeps the catalogue default.
+struct MindieFlags {
+  std::optional<std::string> device, devices, engine, model_name, weight_path, config_out;
+  std::optional<int64_t> npu_mem_size, world_size, max_seq_len, max_input_token_len, max_prefill_tokens, max_prefill_batch_size, max_batch_size,
+      max_iter_times, cache_block_size, context, concurrency;
+  std::optional<double> npu_memory_fraction;
+  bool kv_cache_int8 = false, json = false;
+  ModelFlags model;
+};
+
+std::vector<Option> mindie_options(MindieFlags& f) {
+  const IntRange positive{1, int64_t{1} << 31};
+  return join({{text_flag("device", "D", f.device, "the NPU (catalogue id or alias)"), text_flag("devices", "D", f.devices, "plan: the NPU"),
+                text_flag("engine", "mindie", f.engine, "mindie"),
+                int_flag("npu-mem-size", "N", f.npu_mem_size, {-1, 2147483647}, "ModelConfig.npuMemSize: GB of KV per card, -1 auto (default -1)"),
+                int_flag("world-size", "N", f.world_size, {1, 4096}, "ModelConfig.worldSize: cards of the instance (fit default 1; plan: smallest that fits)"),
+                int_flag("max-seq-len", "N", f.max_seq_len, positive, "ModelDeployConfig.maxSeqLen (default 2560)"),
+                int_flag("max-input-token-len", "N", f.max_input_token_len, positive, "ModelDeployConfig.maxInputTokenLen (default 2048)"),
+                int_flag("max-prefill-tokens", "N", f.max_prefill_tokens, positive, "ScheduleConfig.maxPrefillTokens (default 8192)"),
+                int_flag("max-prefill-batch-size", "N", f.max_prefill_batch_size, {0, 5000}, "ScheduleConfig.maxPrefillBatchSize (default 50)"),
+                int_flag("max-batch-size", "N", f.max_batch_size, positive, "ScheduleConfig.maxBatchSize (default 200)"),
+                int_flag("max-iter-times", "N", f.max_iter_times, positive, "ScheduleConfig.maxIterTimes (default 512)"),
+                int_flag("cache-block-size", "N", f.cache_block_size, positive, "ScheduleConfig.cacheBlockSize (default 128)"),
+                real_flag("npu-memory-fraction", "F", f.npu_memory_fraction, {.most = 1}, "env NPU_MEMORY_FRACTION (default 0.8)"),
+                switch_flag("kv-cache-int8", f.kv_cache_int8, "KV cache int8 (1 byte per element)"),
+                int_flag("context", "L", f.context, positive, "plan: maxSeqLen (default min(32768, model max))"),
+                int_flag("concurrency", "C", f.concurrency, positive, "plan: full-length requests the KV pool must hold (default 1)"),
+                text_flag("model-name", "NAME", f.model_name, "plan: ModelConfig.modelName (default: from the model id)"),
+                text_flag("weight-path", "DIR", f.weight_path, "plan: ModelConfig.modelWeightPath (default /home/weight/NAME)"),
+                text_flag("config-out", "DIR", f.config_out, "plan: write config.json and start.sh there"), json_flag(f.json)},
+               model_options(f.model)});
+}
+
+estimate::MindieOptions options_from(const MindieFlags& f, const estimate::MindieCatalog& catalog) {
+  auto o = estimate::mindie_default_options(catalog);
+  for (const auto& [value, field] : std::vector<std::pair<const std::optional<int64_t>*, int64_t*>>{
+           {&f.npu_mem_size, &o.npu_mem_size}, {&f.world_size, &o.world_size}, {&f.max_seq_len, &o.max_seq_len},
+           {&f.max_input_token_len, &o.max_input_token_len}, {&f.max_prefill_tokens, &o.max_prefill_tokens},
+           {&f.max_prefill_batch_size, &o.max_prefill_batch_size}, {&f.max_batch_size, &o.max_batch_size}, {&f.max_iter_times, &o.max_iter_times},
+           {&f.cache_block_size, &o.cache_block_size}}) {
+    if (*value) *field = **value;
+  }
+  if (f.npu_memory_fraction) o.npu_memory_fraction = *f.npu_memory_fraction;
+  if (f.kv_cache_int8) o.kv_cache_dtype_bytes = 1;
+  return o;
+}
+
+Json estimate_json(const estimate::MindieEstimate& e, const estimate::MindieOptions& o) {
+  return {{"npuMemSize", o.npu_mem_size},
+          {"worldSize", o.world_size},
+          {"cacheBlockSize", o.cache_block_size},
+          {"maxSeqLen", o.max_seq_len},
+          {"maxBatchSize", o.max_batch_size},
+          {"npu_memory_fraction", o.npu_memory_fraction},
+          {"input_tokens", e.input_tokens},
+          {"output_tokens", e.output_tokens},
+          {"card_bytes", e.card_bytes},
+          {"fraction_bytes", e.fraction_bytes},
+          {"system_bytes", e.system_bytes},
+          {"weight_bytes_per_card", e.weight_bytes},
+          {"runtime_bytes", {e.runtime_bytes_low, e.runtime_bytes_high}},
+          {"kv_pool_bytes", {e.kv_pool_bytes_low, e.kv_pool_bytes_high}},
+          {"kv_bytes_per_token_per_card", e.kv_bytes_per_token},
+          {"block_bytes", e.block_bytes},
+          {"total_blocks", {e.total_blocks_low, e.total_blocks_high}},
+          {"blocks_per_request", e.blocks_per_request},
+          {"full_length_requests", {e.batch_low, e.batch_high}},
+          {"verdict", estimate::mindie_verdict_name(e.verdict)},
+          {"reason", e.reason},
+          {"formulas", e.formulas},
+          {"warnings", e.warnings},
+          {"assumptions", e.assumptions}};
+}
+
+std::string render_estimate(const estimate::MindieEstimate& e, const estimate::MindieOptions& o) {
+  std::string s;
+  s += fmt::format("  npuMemSize {}: KV pool {:.2f} to {:.2f} GiB per card\n", o.npu_mem_size == -1 ? std::string("-1 (auto)") : std::to_string(o.npu_mem_size),
+                   bytes_to_gib(e.kv_pool_bytes_low), bytes_to_gib(e.kv_pool_bytes_high));
+  s += fmt::format("  per card: card {:.2f} GiB x NPU_MEMORY_FRACTION {} = {:.2f}; weights {:.2f}; runtime {:.2f} to {:.2f}; system {:.2f} GiB\n", bytes_to_gib(e.card_bytes),
+                   o.npu_memory_fraction, bytes_to_gib(e.fraction_bytes), bytes_to_gib(e.weight_bytes), bytes_to_gib(e.runtime_bytes_low),
+                   bytes_to_gib(e.runtime_bytes_high), bytes_to_gib(e.system_bytes));
+  s += fmt::format("  cacheBlockSize {}: block {:.2f} MiB, Total Block Num {} to {}\n", o.cache_block_size, e.block_bytes / k_mib, e.total_blocks_low,
+                   e.total_blocks_high);
+  s += fmt::format("  maxSeqLen {} (input {}, output {}): {} blocks per request; {} to {} full-length requests (maxBatchSize {})\n", o.max_seq_len, e.input_tokens,
+                   e.output_tokens, e.blocks_per_request, e.batch_low, e.batch_high, o.max_batch_size);
+  for (const auto& f : e.formulas) s += "    " + f + "\n";
+  for (const auto& w : e.warnings) s += "  warning: " + w + "\n";
+  for (const auto& a : e.assumptions) s += "  assumption: " + a + "\n";
+  return s;
+}
+
+struct Resolved {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  estimate::MindieCatalog catalog;
+};
+
+Expected<Resolved> resolve(const std::string& model_arg, const std::string& device_arg, const MindieFlags& f) {
+  PF_TRY(ro, model_arg_options(f.model));
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(dev, device::find_device(devices, device_arg));
+  if (dev.platform != "npu") return make_error(ErrorKind::unsupported, fmt::format("--engine mindie runs on Ascend NPUs; {} is a {} device", dev.id, dev.platform));
+  PF_TRY(catalog, estimate::load_mindie_catalog());
+  PF_TRY(spec, resolve_model_arg(model_arg, ro));
+  return Resolved{std::move(spec), std::move(dev), std::move(catalog)};
+}
+
+Status write_plan_files(const std::string& dir, const plan::MindiePlan& p) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(ErrorKind::io, fmt::format("--config-out {}: cannot create the directory: {}", dir, ec.message()), dir);
+  PF_TRY(c, write_text_file_atomically(join_path(dir, "config.json"), p.config.dump(4) + "\n"));
+  PF_TRY(s, write_text_file_atomically(join_path(dir, "start.sh"), p.start_script));
+  (void)c;
+  (void)s;
+  ::chmod(join_path(dir, "config.json").c_str(), 0640);
+  ::chmod(join_path(dir, "start.sh").c_str(), 0750);
+  return Ok{};
+}
+
+}  // namespace
+
+bool mindie_engine_requested(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--engine" && i + 1 < argv.size() && argv[i + 1].rfind("mindie", 0) == 0) return true;
+    if (a.rfind("--engine=mindie", 0) == 0) return true;
+  }
+  return false;
+}
+
+int cmd_fit_mindie(const std::vector<std::string>& argv) {
+  MindieFlags f;
+  auto positional = parse_options(argv, mindie_options(f));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1 || !f.device) return report_error(make_error(ErrorKind::invalid_argument, k_fit_usage));
+  auto r = resolve((*positional)[0], *f.device, f);
+  if (!r) return report_error(r.error());
+  const auto o = options_from(f, r->catalog);
+  auto e = estimate::estimate_mindie(r->model, r->device, o, r->catalog);
+  if (!e) return report_error(e.error());
+  if (f.json) {
+    Json j = report::envelope("fit");
+    j["engine"] = "mindie";
+    j["device"] = r->device.id;
+    j["model"] = r->model.id;
+    j["mindie"] = estimate_json(*e, o);
+    j["mindie"]["catalogue"] = r->catalog.origin;
+    j["fits"] = e->verdict != estimate::MindieVerdict::does_not_fit;
+    print_json(j);
+  } else {
+    std::cout << fmt::format("MindIE Service on {} x {} (worldSize {}), {}\n", o.world_size, r->device.id, o.world_size, r->model.id);
+    std::cout << render_estimate(*e, o);
+    std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(e->verdict), e->reason);
+  }
+  return e->verdict == estimate::MindieVerdict::does_not_fit ? k_exit_fail : k_exit_ok;
+}
+
+int cmd_plan_mindie(const std::vector<std::string>& argv) {
+  MindieFlags f;
+  auto positional = parse_options(argv, mindie_options(f));
+  if (!positional) return report_error(positional.error());
+  const auto device_arg = f.devices ? f.devices : f.device;
+  if (positional->size() != 1 || !device_arg || device_arg->find(',') != std::string::npos)
+    return report_error(make_error(ErrorKind::invalid_argument, std::string(k_plan_usage) + "\n(--engine mindie plans for one NPU model: --devices D)"));
+  auto r = resolve((*positional)[0], *device_arg, f);
+  if (!r) return report_error(r.error());
+  plan::MindiePlanRequest req;
+  req.base = options_from(f, r->catalog);
+  req.context_tokens = f.context.value_or(f.max_seq_len.value_or(0));
+  req.concurrency = f.concurrency.value_or(1);
+  req.world_size = f.world_size;
+  req.model_name = f.model_name.value_or("");
+  req.weight_path = f.weight_path.value_or("");
+  auto p = plan::plan_mindie(r->model, r->device, req, r->catalog);
+  if (!p) return report_error(p.error().kind == ErrorKind::not_found ? make_error(ErrorKind::not_found, p.error().message) : p.error());
+  if (f.config_out) {
+    if (auto w = write_plan_files(*f.config_out, *p); !w) return report_error(w.error());
+  }
+  if (f.json) {
+    Json j = report::envelope("plan");
+    j["engine"] = "mindie";
+    j["device"] = r->device.id;
+    j["model"] = r->model.id;
+    j["mindie"] = estimate_json(p->estimate, p->options);
+    j["mindie"]["nodes"] = p->nodes;
+    j["mindie"]["rejected"] = p->rejected;
+    j["config"] = p->config;
+    j["start_script"] = p->start_script;
+    if (f.config_out) j["config_out"] = *f.config_out;
+    print_json(j);
+  } else {
+    std::cout << fmt::format("MindIE Service plan for {}: worldSize {} on {} x {}{}\n", r->model.id, p->options.world_size, p->options.world_size, r->device.id,
+                             p->nodes > 1 ? fmt::format(" ({} nodes, ranktable)", p->nodes) : "");
+    for (const auto& rej : p->rejected) std::cout << "  rejected " << rej << "\n";
+    std::cout << render_estimate(p->estimate, p->options);
+    std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);
+    if (f.config_out) std::cout << fmt::format("wrote {}/config.json and {}/start.sh\n", *f.config_out, *f.config_out);
+    else std::cout << "config.json:\n" << p->config.dump(4) << "\n";
+    std::cout << "start.sh:\n" << p->start_script;
+  }
+  return k_exit_ok;
+}
+
+}  // namespace preflight::cli

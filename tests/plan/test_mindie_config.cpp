@@ -1,0 +1,236 @@
+// `plan --engine mindie` (issue 18): the config.json it writes is checked against a JSON schema written from
+// MindIE's documentation (tests/plan/mindie_config.schema.json, source in its $comment) by the small validator
+// below (type, required, additionalProperties false, properties, items, minItems/maxItems, minimum/maximum, enum),
+// plus the documented cross-key rules. Expected values are derived by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "device/device_spec.hpp"
+#include "estimate/mindie.hpp"
+#include "model/model_source.hpp"
+#include "plan/mindie_config.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+
+bool type_matches(const Json& v, const std::string& type) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "integer") return v.is_number_integer();
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "string") return v.is_string();
+  return false;
+}
+
+// Appends one line per violation, each naming the JSON path.
+void validate(const Json& v, const Json& schema, const std::string& path, std::vector<std::string>& errors) {
+  if (schema.contains("type") && !type_matches(v, schema["type"])) {
+    errors.push_back(path + ": expected " + schema["type"].get<std::string>() + ", found " + v.type_name());
+    return;
+  }
+  if (schema.contains("enum") && std::find(schema["enum"].begin(), schema["enum"].end(), v) == schema["enum"].end())
+    errors.push_back(path + ": " + v.dump() + " is not one of " + schema["enum"].dump());
+  if (v.is_number() && schema.contains("minimum") && v.get<double>() < schema["minimum"].get<double>()) errors.push_back(path + ": below minimum");
+  if (v.is_number() && schema.contains("maximum") && v.get<double>() > schema["maximum"].get<double>()) errors.push_back(path + ": above maximum");
+  if (v.is_array()) {
+    if (schema.contains("minItems") && v.size() < schema["minItems"].get<size_t>()) errors.push_back(path + ": too few items");
+    if (schema.contains("maxItems") && v.size() > schema["maxItems"].get<size_t>()) errors.push_back(path + ": too many items");
+    if (schema.contains("items"))
+      for (size_t i = 0; i < v.size(); ++i) validate(v[i], schema["items"], path + "[" + std::to_string(i) + "]", errors);
+  }
+  if (v.is_object()) {
+    for (const auto& key : schema.value("required", Json::array()))
+      if (!v.contains(key.get<std::string>())) errors.push_back(path + ": missing required key " + key.get<std::string>());
+    const Json props = schema.value("properties", Json::object());
+    for (const auto& [k, child] : v.items()) {
+      if (props.contains(k)) validate(child, props[k], path + "." + k, errors);
+      else if (schema.value("additionalProperties", true) == false) errors.push_back(path + ": undocumented key " + k);
+    }
+  }
+}
+
+Json load_schema() {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/plan/mindie_config.schema.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return Json::parse(ss.str());
+}
+
+// The documented rules between keys (service_parameter_configuration.md).
+std::vector<std::string> cross_key_errors(const Json& c) {
+  std::vector<std::string> e;
+  const auto& b = c["BackendConfig"];
+  const auto& d = b["ModelDeployConfig"];
+  const auto& m = d["ModelConfig"][0];
+  const auto& s = b["ScheduleConfig"];
+  if (s["maxPrefillTokens"].get<int64_t>() < d["maxInputTokenLen"].get<int64_t>()) e.push_back("maxPrefillTokens < maxInputTokenLen");
+  if (s["maxIterTimes"].get<int64_t>() > d["maxSeqLen"].get<int64_t>()) e.push_back("maxIterTimes > maxSeqLen");
+  if (s["maxPrefillBatchSize"].get<int64_t>() > s["maxBatchSize"].get<int64_t>()) e.push_back("maxPrefillBatchSize > maxBatchSize");
+  if (s["maxPreemptCount"].get<int64_t>() > s["maxBatchSize"].get<int64_t>()) e.push_back("maxPreemptCount > maxBatchSize");
+  if (m["npuMemSize"].get<int64_t>() == 0) e.push_back("npuMemSize 0");
+  if (!b.value("multiNodesInferEnabled", false) && m["worldSize"].get<int64_t>() != static_cast<int64_t>(b["npuDeviceIds"][0].size()))
+    e.push_back("worldSize != NPUs in npuDeviceIds");
+  return e;
+}
+
+struct Setup {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  estimate::MindieCatalog catalog;
+};
+
+Setup setup(const std::string& id) {
+  Setup s;
+  s.model = *model::resolve_model(id);
+  auto devices = device::load_device_catalog();
+  s.device = *device::find_device(*devices, "910B3");
+  s.catalog = *estimate::load_mindie_catalog();
+  return s;
+}
+
+}  // namespace
+
+// The validator itself fails on what the documentation forbids (so the passing case below means something).
+TEST(MindiePlan, Issue18_SchemaValidatorRejectsUndocumentedAndOutOfRange) {
+  auto s = setup("Qwen/Qwen3-8B");
+  auto o = estimate::mindie_default_options(s.catalog);
+  const Json good = plan::render_mindie_config(o, "qwen3-8b", "/home/weight/qwen3-8b", 1, 8, s.catalog);
+  const Json schema = load_schema();
+  std::vector<std::string> errors;
+  validate(good, schema, "$", errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+
+  const std::vector<std::pair<std::function<void(Json&)>, std::string>> bad{
+      {[](Json& c) { c["BackendConfig"]["ScheduleConfig"].erase("cacheBlockSize"); }, "missing required key cacheBlockSize"},
+      {[](Json& c) { c["BackendConfig"]["ScheduleConfig"]["cacheBlockSize"] = 256; }, "cacheBlockSize: above maximum"},
+      {[](Json& c) { c["ServerConfig"]["port"] = "1025"; }, "port: expected integer"},
+      {[](Json& c) { c["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["backendType"] = "torch"; }, "backendType"},
+      {[](Json& c) { c["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["npuMemSizeGB"] = 1; }, "undocumented key npuMemSizeGB"},
+  };
+  for (const auto& [edit, fragment] : bad) {
+    Json c = good;
+    edit(c);
+    errors.clear();
+    validate(c, schema, "$", errors);
+    ASSERT_FALSE(errors.empty()) << fragment;
+    EXPECT_NE(errors.front().find(fragment), std::string::npos) << errors.front();
+  }
+}
+
+// Qwen3-8B, context 8192 on one 910B3: maxIterTimes min(512, 8192 / 2) = 512, maxInputTokenLen 8192 - 512 = 7680,
+// maxPrefillTokens max(8192, 7680) = 8192. Blocks per request Ceil(7680/128) + Ceil(512/128) = 60 + 4 = 64.
+// KV pool (pessimistic end, as in test_mindie: 34,192,231,628.8 B) / 18,874,368 B = 1811 blocks -> 1811 / 64 = 28 requests:
+// maxBatchSize 28, maxPrefillBatchSize min(50, 28) = 28. worldSize 1, npuDeviceIds [[0]].
+TEST(MindiePlan, Issue18_SingleCardConfigIsCompleteAndSized) {
+  auto s = setup("Qwen/Qwen3-8B");
+  plan::MindiePlanRequest req;
+  req.base = estimate::mindie_default_options(s.catalog);
+  req.context_tokens = 8192;
+  auto p = plan::plan_mindie(s.model, s.device, req, s.catalog);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  std::vector<std::string> errors;
+  validate(p->config, load_schema(), "$", errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_TRUE(cross_key_errors(p->config).empty());
+  const auto& b = p->config["BackendConfig"];
+  EXPECT_EQ(b["npuDeviceIds"], Json::parse("[[0]]"));
+  EXPECT_EQ(b["ModelDeployConfig"]["ModelConfig"][0]["worldSize"], 1);
+  EXPECT_EQ(b["ModelDeployConfig"]["ModelConfig"][0]["modelName"], "Qwen3-8B");
+  EXPECT_EQ(b["ModelDeployConfig"]["ModelConfig"][0]["modelWeightPath"], "/home/weight/Qwen3-8B");
+  EXPECT_EQ(b["ModelDeployConfig"]["maxSeqLen"], 8192);
+  EXPECT_EQ(b["ModelDeployConfig"]["maxInputTokenLen"], 7680);
+  EXPECT_EQ(b["ScheduleConfig"]["maxPrefillTokens"], 8192);
+  EXPECT_EQ(b["ScheduleConfig"]["maxIterTimes"], 512);
+  EXPECT_EQ(b["ScheduleConfig"]["maxBatchSize"], 28);
+  EXPECT_EQ(b["ScheduleConfig"]["maxPrefillBatchSize"], 28);
+  EXPECT_EQ(b["multiNodesInferEnabled"], false);
+  EXPECT_NE(p->start_script.find("unset RANKTABLEFILE"), std::string::npos);
+  EXPECT_NE(p->start_script.find("mindieservice_daemon"), std::string::npos);
+  EXPECT_LT(p->start_script.find("set_env.sh"), p->start_script.find("mindie_llm_server"));
+}
+
+// Qwen2.5-72B bf16 (~145 GB): per card 1 -> ~135 GiB and 2 -> ~68 GiB exceed 64 GiB x 0.8 less 3.04 GiB system (48.2 GiB),
+// 4 -> ~34 GiB leaves ~13 GiB of KV: 80 layers x 2 heads x 256 x 2 B = 81,920 B per token, 256 + 4 blocks per
+// 32768-token request -> a few requests fit. The plan is worldSize 4 with two rejected layouts that say why.
+TEST(MindiePlan, Issue18_SmallestWorldSizeThatFits) {
+  auto s = setup("Qwen/Qwen2.5-72B");
+  plan::MindiePlanRequest req;
+  req.base = estimate::mindie_default_options(s.catalog);
+  req.context_tokens = 32768;
+  auto p = plan::plan_mindie(s.model, s.device, req, s.catalog);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  EXPECT_EQ(p->options.world_size, 4);
+  ASSERT_EQ(p->rejected.size(), 2u);
+  EXPECT_NE(p->rejected[0].find("weight loading"), std::string::npos) << p->rejected[0];
+  EXPECT_EQ(p->config["BackendConfig"]["npuDeviceIds"], Json::parse("[[0,1,2,3]]"));
+  EXPECT_TRUE(cross_key_errors(p->config).empty());
+}
+
+// Qwen3-235B-A22B bf16 (~470 GB): 8 cards give ~55 GiB of weights per card (> 48.2), 16 cards ~27 GiB: two nodes of 8.
+// Multi-node: multiNodesInferEnabled, npuDeviceIds of one node ([[0..7]]), RANKTABLEFILE and MIES_CONTAINER_IP per node.
+TEST(MindiePlan, Issue18_TwoNodesUseRanktable) {
+  auto s = setup("Qwen/Qwen3-235B-A22B");
+  plan::MindiePlanRequest req;
+  req.base = estimate::mindie_default_options(s.catalog);
+  req.context_tokens = 8192;
+  auto p = plan::plan_mindie(s.model, s.device, req, s.catalog);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  EXPECT_EQ(p->options.world_size, 16);
+  EXPECT_EQ(p->nodes, 2);
+  std::vector<std::string> errors;
+  validate(p->config, load_schema(), "$", errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(p->config["BackendConfig"]["multiNodesInferEnabled"], true);
+  EXPECT_EQ(p->config["BackendConfig"]["npuDeviceIds"], Json::parse("[[0,1,2,3,4,5,6,7]]"));
+  EXPECT_NE(p->start_script.find("RANKTABLEFILE"), std::string::npos);
+  EXPECT_NE(p->start_script.find("MIES_CONTAINER_IP"), std::string::npos);
+  EXPECT_LT(p->start_script.find("set_env.sh"), p->start_script.find("RANKTABLEFILE="));
+}
+
+// The CLI end to end: fit prints MindIE's numbers and exits by the verdict; plan --config-out writes the files.
+TEST(MindieCli, Issue18_FitAndPlanEndToEnd) {
+  auto fit = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --npu-mem-size 20");
+  EXPECT_EQ(fit.code, 0) << fit.out;
+  EXPECT_NE(fit.out.find("Total Block Num 1137 to 1137"), std::string::npos) << fit.out;
+  EXPECT_NE(fit.out.find("verdict: fits"), std::string::npos) << fit.out;
+
+  auto json = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --npu-mem-size 20 --json", {.with_stderr = false});
+  ASSERT_EQ(json.code, 0);
+  const Json j = Json::parse(json.out);
+  EXPECT_EQ(j["engine"], "mindie");
+  EXPECT_EQ(j["mindie"]["total_blocks"], Json::parse("[1137,1137]"));
+  EXPECT_EQ(j["mindie"]["blocks_per_request"], 20);
+
+  auto big = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --npu-mem-size 40");
+  EXPECT_EQ(big.code, 1) << big.out;
+  auto bad = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --cache-block-size 256");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("cacheBlockSize = 256"), std::string::npos) << bad.out;
+  auto gpu = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine mindie");
+  EXPECT_EQ(gpu.code, 2) << gpu.out;
+  EXPECT_NE(gpu.out.find("Ascend NPUs"), std::string::npos) << gpu.out;
+
+  const std::string dir = pftest::scratch_dir("mindie-plan");
+  auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3 --engine mindie --context 8192 --config-out " + dir);
+  EXPECT_EQ(plan.code, 0) << plan.out;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/config.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  std::ifstream in(dir + "/config.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const Json config = Json::parse(ss.str());
+  std::vector<std::string> errors;
+  validate(config, load_schema(), "$", errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(config["BackendConfig"]["ScheduleConfig"]["maxBatchSize"], 28);
+  EXPECT_EQ(::stat((dir + "/start.sh").c_str(), &st), 0);
+}
