@@ -14,7 +14,7 @@
 
 namespace preflight::bench {
 
-enum class Api { chat, completions };
+enum class Api { chat, completions, generate_stream };  // generate_stream: MindIE's TGI-style /generate_stream
 
 struct Prompt {
   std::string text;

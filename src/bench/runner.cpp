@@ -17,10 +17,21 @@ namespace preflight::bench {
 std::string endpoint_url(const std::string& base_url, Api api) {
   std::string url = base_url;
   while (!url.empty() && url.back() == '/') url.pop_back();
+  if (api == Api::generate_stream) {
+    if (ends_with(url, "/generate_stream")) return url;
+    if (ends_with(url, "/v1")) url.resize(url.size() - 3);
+    return url + "/generate_stream";
+  }
   const std::string path = api == Api::chat ? "/chat/completions" : "/completions";
   if (ends_with(url, path)) return url;
   if (ends_with(url, "/v1")) return url + path;
   return url + "/v1" + path;
+}
+
+Json build_generate_stream_body(const RequestOptions& options, const Prompt& prompt) {
+  Json parameters = {{"max_new_tokens", prompt.output_tokens}, {"details", true}};
+  if (options.temperature) parameters["temperature"] = *options.temperature;
+  return {{"inputs", prompt.text}, {"parameters", parameters}, {"stream", true}};
 }
 
 namespace {
@@ -316,12 +327,14 @@ class Runner {
           auto chunk = parse_chunk(data);
           if (!chunk) return chunk.error();
           apply_chunk(self->record, *chunk, t_ns);
+          if (chunk->is_final && self->record.t_done_ns < 0) self->record.t_done_ns = t_ns;  // TGI-style: no [DONE]
           return Ok{};
         },
         m_limits.sse);
     Prompt sized = prompt;
     sized.output_tokens = output_tokens;
-    t->body = build_request_body(m_target.request, sized).dump();
+    t->body = (m_target.request.api == Api::generate_stream ? build_generate_stream_body(m_target.request, sized)
+                                                             : build_request_body(m_target.request, sized)).dump();
     m_curl->easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
     m_curl->easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
     t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written

@@ -53,7 +53,11 @@ struct RunResult {
 Expected<RunResult> run_load(const RunTarget& target, const std::vector<Prompt>& prompts, const LoadPlan& plan, const TransportLimits& limits,
                              const Clock& clock, const FinishedFn& on_finished);
 
-// The endpoint path for the API: /v1/chat/completions or /v1/completions.
+// The endpoint path for the API: /v1/chat/completions, /v1/completions, or /generate_stream (at the root).
 std::string endpoint_url(const std::string& base_url, Api api);
+
+// MindIE's /generate_stream body (TGI 0.9.4 form): {"inputs", "parameters": {"max_new_tokens", "details": true,
+// "temperature" when set}, "stream": true}. details makes the last event carry generated_tokens and prompt_tokens.
+Json build_generate_stream_body(const RequestOptions& options, const Prompt& prompt);
 
 }  // namespace preflight::bench

@@ -242,6 +242,29 @@ bool read_error(Scanner& s, ChunkInfo& info) {
   return s.object([&](std::string_view key) { return key == "message" ? read_text(s, &info.error_message) : s.skip(2); });
 }
 
+// TGI / MindIE /generate_stream: "token": {"id", "text", "logprob", "special"}. One token per event; it counts
+// as one choice so that the first-chunk time is recorded as for OpenAI chunks.
+bool read_tgi_token(Scanner& s, ChunkInfo& info) {
+  if (s.is_null()) return true;
+  ++info.choices;
+  if (!s.peek('{')) return s.skip(1);
+  return s.object([&](std::string_view key) { return key == "text" ? string_len(s, &info.content_chars) : s.skip(2); });
+}
+
+// The final event's "details": {"finish_reason", "generated_tokens", "prompt_tokens" (MindIE), "seed", ...}.
+bool read_tgi_details(Scanner& s, ChunkInfo& info) {
+  if (s.is_null()) return true;
+  info.is_final = true;
+  if (!s.peek('{')) return s.skip(1);
+  info.has_usage = true;
+  return s.object([&](std::string_view key) {
+    if (key == "finish_reason") return read_text(s, &info.finish_reason);
+    if (key == "generated_tokens") return read_int(s, &info.completion_tokens);
+    if (key == "prompt_tokens") return read_int(s, &info.prompt_tokens);
+    return s.skip(2);
+  });
+}
+
 }  // namespace
 
 Expected<ChunkInfo> parse_chunk(std::string_view payload) {
@@ -264,6 +287,13 @@ Expected<ChunkInfo> parse_chunk(std::string_view payload) {
     if (key == "error") return read_error(s, info);
     if (key == "object") return read_text(s, &object_type);
     if (key == "message") return read_text(s, &root_message);
+    if (key == "token") return read_tgi_token(s, info);
+    if (key == "details") return read_tgi_details(s, info);
+    if (key == "generated_text") {
+      if (s.is_null()) return true;
+      info.is_final = true;
+      return s.skip(1);
+    }
     return s.skip(1);
   }) && s.at_end();
   if (!ok) {

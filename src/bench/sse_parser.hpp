@@ -5,7 +5,8 @@
 // Each line is capped (SseLimits::max_line_bytes) so a hostile server cannot make us allocate
 // without bound. The chunk reader scans the JSON payload without building a DOM and without heap
 // allocation on the token path: it extracts only what the metrics need (content, reasoning and
-// tool-call deltas, finish_reason, usage, and error objects inside a 200 stream).
+// tool-call deltas, finish_reason, usage, and error objects inside a 200 stream), and the TGI-style
+// events of MindIE's /generate_stream (token text, the final event's details).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,10 @@ struct ChunkInfo {
   int64_t reasoning_tokens = -1;     // usage.completion_tokens_details.reasoning_tokens
   bool is_error = false;             // {"error": ...} or vLLM's {"object": "error", ...}
   std::string error_message;
+  // TGI-style streams (MindIE's /generate_stream): {"token": {"text": ...}, "generated_text": null, "details": null}
+  // per token; the last event carries generated_text and details (finish_reason, generated_tokens, and MindIE's
+  // prompt_tokens) and no "[DONE]" follows, so it ends the stream.
+  bool is_final = false;
 
   // True when the chunk carried output: a non-empty content, reasoning or tool-call delta.
   bool token_bearing() const { return content_chars > 0 || reasoning_chars > 0 || tool_call_chars > 0; }

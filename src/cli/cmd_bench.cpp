@@ -73,7 +73,8 @@ std::vector<Option> bench_options(BenchRequest& r) {
                                int_flag("input-len", "I", r.input_len, {1, bench::k_max_tokens_per_request}, "synthetic prompt tokens (default 128)"),
                                int_flag("output-len", "O", r.output_len, {1, bench::k_max_tokens_per_request}, "tokens to generate (default 128)"),
                                text_flag("dataset", "FILE", r.dataset, "JSONL prompts instead of synthetic ones"),
-                               text_flag("endpoint", "chat|completions", r.endpoint, "the OpenAI API used (default chat)", {"chat", "completions"}),
+                               text_flag("endpoint", "chat|completions|generate_stream", r.endpoint, "the API used (default chat); generate_stream: MindIE's TGI-style\n/generate_stream",
+                                         {"chat", "completions", "generate_stream"}),
                                switch_flag("ignore-eos", r.ignore_eos, "generate exactly --output-len tokens"),
                                switch_flag("no-thinking", r.no_thinking, "ask the server to skip reasoning"),
                                text_flag("api-key-env", "VAR", r.api_key_env, "the environment variable holding the API key"),
@@ -135,6 +136,7 @@ Expected<bench::RunTarget> bench_target(const BenchRequest& req) {
   target.url = *req.url;
   target.request.model = *req.model;
   target.request.api = req.endpoint.value_or("chat") == "chat" ? bench::Api::chat : bench::Api::completions;
+  if (req.endpoint == "generate_stream") target.request.api = bench::Api::generate_stream;
   if (req.ignore_eos) target.request.eos = bench::RequestOptions::Eos::ignore;
   if (req.no_thinking) target.request.thinking = bench::RequestOptions::Thinking::off;
   if (const auto& var = req.api_key_env) {

@@ -7,6 +7,11 @@
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
 //                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
+// --mindie: MindIE Service's formats (MindIE LLM service_APIs_usage_guidance.md and the TGI 0.9.4-compatible
+// /generate_stream page): POST /generate_stream streams "data:{"token":{...},"generated_text":null,"details":null}"
+// events and a last event with generated_text and details {finish_reason, generated_tokens, prompt_tokens}, with
+// no [DONE]; /v1/chat/completions sends an empty-content role chunk first, "role" in every delta, and the usage
+// (with MindIE's prefill_time and decode_time_arr) in the chunk that carries finish_reason.
 // Prints "PORT <n>" on stdout once listening.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,6 +47,7 @@ struct Options {
   bool usage = true;
   long reasoning = 0;
   bool role_prelude = false;
+  bool mindie = false;
 };
 
 int64_t now_ns() {
@@ -58,6 +64,7 @@ struct Stream {
   std::string fault = "none";
   std::string model;
   bool chat = true;
+  bool tgi = false;  // --mindie /generate_stream
   long prompt_tokens = 0;
   uint64_t id = 0;
 };
@@ -154,6 +161,29 @@ std::string token_chunk(const Stream& s, long k, bool last) {
 
 void end_response(Conn& c) { c.out += "0\r\n\r\n"; }
 
+// MindIE /generate_stream (TGI framing, "data:" without a space); the last token's event is the final one.
+std::string tgi_event(const Stream& s, long k, bool last) {
+  const std::string text = "t" + std::to_string(k) + " ";
+  nlohmann::json j = {{"token", {{"id", k}, {"text", text}, {"logprob", nullptr}, {"special", nullptr}}}, {"generated_text", nullptr}, {"details", nullptr}};
+  if (last) {
+    std::string all;
+    for (long i = 0; i < s.total; ++i) all += "t" + std::to_string(i) + " ";
+    j["generated_text"] = all;
+    j["details"] = {{"finish_reason", "length"}, {"generated_tokens", s.total}, {"prompt_tokens", s.prompt_tokens}, {"seed", 0}};
+  }
+  return "data:" + j.dump() + "\n\n";
+}
+
+// MindIE's vLLM-compatible chat chunk: role in every delta; the last chunk carries usage with MindIE's timings.
+std::string mindie_chat_chunk(const Stream& s, long k, bool last) {
+  nlohmann::json j = nlohmann::json::parse(token_chunk(s, k, last));
+  j["choices"][0]["delta"]["role"] = "assistant";
+  if (last && g_opt.usage)
+    j["usage"] = {{"prompt_tokens", s.prompt_tokens}, {"completion_tokens", s.total}, {"total_tokens", s.prompt_tokens + s.total},
+                  {"prefill_time", g_opt.ttft_ms}, {"decode_time_arr", nlohmann::json::array()}};
+  return j.dump();
+}
+
 void simple_response(Conn& c, int status, const char* reason, const std::string& body) {
   c.out += "HTTP/1.1 " + std::to_string(status) + " " + reason + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
            "\r\n\r\n" + body;
@@ -193,9 +223,17 @@ void step(Conn& c) {
     return;
   }
   const bool last = k == s.total - 1;
-  event(c, token_chunk(s, k, last));
+  if (s.tgi) chunk(c, tgi_event(s, k, last));
+  else event(c, g_opt.mindie && s.chat ? mindie_chat_chunk(s, k, last) : token_chunk(s, k, last));
   s.next = k + 1;
-  if (last) {
+  if (last && s.tgi) {
+    end_response(c);
+    s.active = false;
+  } else if (last && g_opt.mindie && s.chat) {
+    event(c, "[DONE]");
+    end_response(c);
+    s.active = false;
+  } else if (last) {
     if (g_opt.usage) {
       nlohmann::json u = {{"id", "cmpl-" + std::to_string(s.id)},
                           {"object", s.chat ? "chat.completion.chunk" : "text_completion"},
@@ -229,7 +267,8 @@ void handle_request(Conn& c, const std::string& head, const std::string& body) {
     return;
   }
   const bool chat = head.rfind("POST /v1/chat/completions", 0) == 0;
-  if (!chat && head.rfind("POST /v1/completions", 0) != 0) {
+  const bool tgi = g_opt.mindie && head.rfind("POST /generate_stream", 0) == 0;
+  if (!chat && !tgi && head.rfind("POST /v1/completions", 0) != 0) {
     simple_response(c, 404, "Not Found", R"({"error":{"message":"no such route"}})");
     flush(c);
     return;
@@ -251,20 +290,27 @@ void handle_request(Conn& c, const std::string& head, const std::string& body) {
   s = Stream{};
   s.active = true;
   s.chat = chat;
+  s.tgi = tgi;
   s.t0_ns = t0;
   s.fault = fault;
   s.id = number;
   s.model = j.is_object() && j.contains("model") && j["model"].is_string() ? j["model"].get<std::string>() : "fake-model";
   s.total = g_opt.tokens > 0 ? g_opt.tokens : (j.is_object() && j.contains("max_tokens") && j["max_tokens"].is_number_integer() ? j["max_tokens"].get<long>() : 16);
+  if (tgi && g_opt.tokens <= 0) {
+    const bool has = j.is_object() && j.contains("parameters") && j["parameters"].is_object() && j["parameters"].contains("max_new_tokens") &&
+                     j["parameters"]["max_new_tokens"].is_number_integer();
+    s.total = has ? j["parameters"]["max_new_tokens"].get<long>() : 20;  // TGI 0.9.4 default max_new_tokens 20
+  }
   if (s.total < 1) s.total = 1;
-  const std::string prompt = j.is_object() && j.contains("prompt") && j["prompt"].is_string() ? j["prompt"].get<std::string>()
+  const std::string prompt = j.is_object() && j.contains("inputs") && j["inputs"].is_string()   ? j["inputs"].get<std::string>()
+                             : j.is_object() && j.contains("prompt") && j["prompt"].is_string() ? j["prompt"].get<std::string>()
                              : j.is_object() && j.contains("messages") ? j["messages"].dump()
                                                                        : "";
   s.prompt_tokens = 1;
   for (char ch : prompt) s.prompt_tokens += ch == ' ';
   c.generation = ++g_generation;
   c.out += "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
-  if (g_opt.role_prelude && chat) {
+  if ((g_opt.role_prelude || g_opt.mindie) && chat) {
     event(c, R"({"id":"cmpl-)" + std::to_string(number) + R"(","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]})");
   }
   g_due.push({t0 + static_cast<int64_t>(g_opt.ttft_ms * 1e6), c.fd, c.generation});
@@ -322,6 +368,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-usage") g_opt.usage = false;
     else if (a == "--reasoning") g_opt.reasoning = std::atol(value().c_str());
     else if (a == "--role-prelude") g_opt.role_prelude = true;
+    else if (a == "--mindie") g_opt.mindie = true;
     else {
       std::fprintf(stderr, "fake_openai_server: unknown flag %s\n", a.c_str());
       return 2;
