@@ -87,6 +87,14 @@ TEST(Mindie, Issue18_FixedNpuMemSizeGivesDocumentedBlockCount) {
   EXPECT_EQ(e->verdict, estimate::MindieVerdict::fits);
   ASSERT_EQ(e->warnings.size(), 1u);
   EXPECT_NE(e->warnings[0].find("maxBatchSize 56"), std::string::npos) << e->warnings[0];
+
+  // KV cache int8 (1 B per element): block 9,437,184 B, floor(20 x 2^30 / 9,437,184) = floor(2275.56) = 2275 blocks, 113 requests.
+  o.kv_cache_dtype_bytes = 1;
+  e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->block_bytes, 9437184);
+  EXPECT_EQ(e->total_blocks_low, 2275);
+  EXPECT_EQ(e->batch_low, 113);
 }
 
 // npuMemSize -1 on one 910B3 (npu-smi 64 GiB = 68,719,476,736 B; runtime total 65,452,113,920 B):

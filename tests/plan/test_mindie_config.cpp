@@ -233,4 +233,12 @@ TEST(MindieCli, Issue18_FitAndPlanEndToEnd) {
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_EQ(config["BackendConfig"]["ScheduleConfig"]["maxBatchSize"], 28);
   EXPECT_EQ(::stat((dir + "/start.sh").c_str(), &st), 0);
+
+  auto pj = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3 --engine mindie --context 8192 --json", {.with_stderr = false});
+  ASSERT_EQ(pj.code, 0);
+  const Json planned = Json::parse(pj.out);
+  EXPECT_EQ(planned["engine"], "mindie");
+  EXPECT_EQ(planned["mindie"]["nodes"], 1);
+  EXPECT_EQ(planned["config"], config);
+  EXPECT_NE(planned["start_script"].get<std::string>().find("Daemon start success"), std::string::npos);
 }
