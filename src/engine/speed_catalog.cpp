@@ -20,6 +20,42 @@ Status check_range(double value, double lo, double hi, const std::string& origin
   return Ok{};
 }
 
+// "bandwidth_priors": [{"device", "peak_bytes_per_s", "low_bytes_per_s", "high_bytes_per_s", "source"}]:
+// low <= peak <= high, every figure in [1 GB/s, 100 TB/s], one record per device.
+Status parse_bandwidth_priors(const JsonObject& top, SpeedCatalog& cat, const std::string& origin) {
+  const Json* priors = top.find("bandwidth_priors");
+  if (!priors) return Ok{};
+  if (!priors->is_array()) return make_error(ErrorKind::corrupt, origin + ": bandwidth_priors: expected an array", origin);
+  for (const auto& item : *priors) {
+    JsonObject pre(item, origin, "bandwidth_priors[]");
+    PF_TRY(device, pre.string("device"));
+    const std::string where = origin + ": bandwidth_priors[" + device + "]";
+    JsonObject r(item, origin, "bandwidth_priors[" + device + "]");
+    PF_TRY(keys, r.only_keys({"device", "peak_bytes_per_s", "low_bytes_per_s", "high_bytes_per_s", "source"}));
+    (void)keys;
+    BandwidthPrior b;
+    b.device = device;
+    PF_TRY(peak, r.number("peak_bytes_per_s"));
+    PF_TRY(low, r.number("low_bytes_per_s"));
+    PF_TRY(high, r.number("high_bytes_per_s"));
+    PF_TRY(source, r.string("source"));
+    for (const auto& [v, what] : std::vector<std::pair<double, std::string>>{{peak, "peak_bytes_per_s"}, {low, "low_bytes_per_s"}, {high, "high_bytes_per_s"}}) {
+      PF_TRY(ok, check_range(v, 1e9, 1e14, where, what));
+      (void)ok;
+    }
+    if (!(low <= peak && peak <= high))
+      return make_error(ErrorKind::corrupt, format("%s: expected low_bytes_per_s <= peak_bytes_per_s <= high_bytes_per_s, found %g, %g, %g", where.c_str(), low, peak, high), origin);
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    if (cat.find_bandwidth_prior(device)) return make_error(ErrorKind::corrupt, where + ": duplicate bandwidth prior", origin);
+    b.peak_bytes_per_s = peak;
+    b.low_bytes_per_s = low;
+    b.high_bytes_per_s = high;
+    b.source = source;
+    cat.bandwidth_priors.push_back(b);
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::string& platform, const std::string& device) const {
@@ -27,6 +63,12 @@ const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::str
     for (const auto& p : profiles) if (p.engine == engine && p.platform == platform && to_lower(p.device) == to_lower(device)) return &p;
   for (const auto& p : profiles) if (p.engine == engine && p.platform == platform && p.device.empty()) return &p;
   for (const auto& p : profiles) if (p.engine == engine && p.platform == "cuda" && p.device.empty()) return &p;
+  return nullptr;
+}
+
+const BandwidthPrior* SpeedCatalog::find_bandwidth_prior(const std::string& device) const {
+  const std::string n = to_lower(device);
+  for (const auto& p : bandwidth_priors) if (to_lower(p.device) == n) return &p;
   return nullptr;
 }
 
@@ -40,7 +82,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   SpeedCatalog cat;
   cat.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets"}));
+  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets", "bandwidth_priors"}));
   (void)keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -118,6 +160,8 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     }
     cat.profiles.push_back(std::move(p));
   }
+  PF_TRY(priors_ok, parse_bandwidth_priors(top, cat, origin));
+  (void)priors_ok;
   if (const Json* presets = top.find("gguf_presets"); presets && presets->is_array()) {
     for (const auto& item : *presets) {
       JsonObject r(item, origin, "gguf_presets[]");

@@ -39,8 +39,21 @@ struct GgufPreset {
   std::string source;
 };
 
+// A bandwidth prior for a card with no datasheet peak and no measurement (910B4, 910B4-1, 910A,
+// Atlas 350, the host CPU): the peak taken, and the range the public figures allow, which may be
+// one-sided (910B4: 800 GB/s taken, up to 1,600 GB/s possible). The copy fraction of peak applies on
+// top, as for a datasheet figure. A `preflight bw --save` measurement replaces it.
+struct BandwidthPrior {
+  std::string device;             // device id in data/devices/devices.json
+  double peak_bytes_per_s = 0;    // the value used
+  double low_bytes_per_s = 0;     // lowest peak the sources allow (<= peak)
+  double high_bytes_per_s = 0;    // highest peak the sources allow (>= peak)
+  std::string source;
+};
+
 struct SpeedCatalog {
   std::vector<SpeedProfile> profiles;
+  std::vector<BandwidthPrior> bandwidth_priors;
   double copy_fraction_of_peak = 0.8;  // copy bandwidth / datasheet peak when no measurement exists
   std::string copy_fraction_evidence;
   double cross_node_bandwidth_bytes_per_s = 0;  // per device, between nodes (RoCE / InfiniBand)
@@ -53,6 +66,7 @@ struct SpeedCatalog {
   // then the platform's; llama.cpp and vllm fall back to their cuda profile.
   const SpeedProfile* find(const std::string& engine, const std::string& platform, const std::string& device = {}) const;
   const GgufPreset* find_preset(const std::string& name) const;  // case-insensitive
+  const BandwidthPrior* find_bandwidth_prior(const std::string& device) const;  // by device id, case-insensitive
 };
 
 Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& origin);

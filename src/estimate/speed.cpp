@@ -106,9 +106,14 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   return t;
 }
 
-// Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction (which
-// widens the band). False when no bandwidth is known (the estimate says so and stops).
+// Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
+// catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
+// figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
+// one-sided) sets the bandwidth range, and the output says a measurement replaces it. False when no
+// bandwidth is known at all (the estimate says so and stops).
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w) {
+  const double cf = catalog.copy_fraction_of_peak;
+  const std::string until = "prior, until `preflight bw --save --device " + device.id + "` measures the card";
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
     s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
@@ -116,15 +121,27 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
     s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
-    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
-    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
-                                catalog.copy_fraction_evidence.c_str());
-    band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
-    s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
+    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
+    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
+                                catalog.copy_fraction_evidence.c_str(), until.c_str());
+    s.bandwidth_is_prior = true;
+    s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until.c_str()));
+  } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
+    s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
+    s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
+    s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
+    s.bandwidth_source = format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s", prior->peak_bytes_per_s / 1e9,
+                                prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf, prior->source.c_str(), until.c_str());
+    s.bandwidth_is_prior = true;
+    s.assumptions.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s", device.id.c_str(),
+                                   s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9, until.c_str()));
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;
   }
+  if (s.bandwidth_is_prior) band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
+  if (s.bandwidth_low_bytes_per_s <= 0) s.bandwidth_low_bytes_per_s = s.bandwidth_bytes_per_s;
+  if (s.bandwidth_high_bytes_per_s <= 0) s.bandwidth_high_bytes_per_s = s.bandwidth_bytes_per_s;
   return true;
 }
 
@@ -183,7 +200,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 
-  auto decode_step = [&](int64_t batch) {
+  auto decode_step = [&](int64_t batch, double effective_bw) {
     StepTerms st;
     const int64_t micro = (batch + pp - 1) / pp;  // sequences per pipeline micro-batch
     double touched = 1.0;
@@ -195,7 +212,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       st.kv_bytes += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
     }
     st.state_bytes = 2.0 * t.state_bytes_per_sequence * static_cast<double>(micro);
-    st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / s.effective_bandwidth_bytes_per_s;
+    st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / effective_bw;
     if (peak > 0) {
       const double flops = 2.0 * t.active_params * micro + t.attention_flops_per_context_token * static_cast<double>(w.context_tokens) * micro;
       st.compute_s = flops / (peak * profile.prefill_compute_efficiency);
@@ -221,22 +238,27 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     return st;
   };
 
+  // The band: the profile's relative spread on the step time, taken at the low and at the high end of
+  // the bandwidth range (the same bandwidth unless the basis is a prior with a range).
+  const double eff = profile.bandwidth_efficiency;
+  auto at = [&](int64_t batch, double& low, double& high) {
+    low = 1.0 / (decode_step(batch, s.bandwidth_low_bytes_per_s * eff).step_s * (1.0 + band));
+    high = 1.0 / (decode_step(batch, s.bandwidth_high_bytes_per_s * eff).step_s * std::max(0.05, 1.0 - band));
+  };
   for (const int64_t c : w.concurrency) {
     SpeedPoint p;
     p.concurrency = std::max<int64_t>(1, c);
-    p.terms = decode_step(p.concurrency);
+    p.terms = decode_step(p.concurrency, s.effective_bandwidth_bytes_per_s);
     if (p.terms.step_s <= 0) continue;
     p.per_stream_tokens_per_s = 1.0 / p.terms.step_s;
     p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
-    p.per_stream_low = 1.0 / (p.terms.step_s * (1.0 + band));
-    p.per_stream_high = 1.0 / (p.terms.step_s * std::max(0.05, 1.0 - band));
+    at(p.concurrency, p.per_stream_low, p.per_stream_high);
     s.points.push_back(p);
   }
-  const StepTerms one = decode_step(1);
+  const StepTerms one = decode_step(1, s.effective_bandwidth_bytes_per_s);
   if (one.step_s > 0) {
     s.single_stream_tokens_per_s = 1.0 / one.step_s;
-    s.single_stream_low = 1.0 / (one.step_s * (1.0 + band));
-    s.single_stream_high = 1.0 / (one.step_s * std::max(0.05, 1.0 - band));
+    at(1, s.single_stream_low, s.single_stream_high);
   }
   s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
                                 "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",

@@ -221,6 +221,14 @@ PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const s
   });
   r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %lld", static_cast<long long>(n), dev.id.c_str(),
                                  static_cast<long long>(k_devices_per_node), static_cast<long long>(t.decode_context_tokens)));
+  for (const auto* list : {&r.recommended, &r.rejected})
+    for (const auto& c : *list)
+      if (c.speed.bandwidth_is_prior) {
+        r.assumptions.push_back(format("tok/s on %s from a bandwidth prior (%.0f GB/s copy, band %.0f - %.0f GB/s), until `preflight bw --save --device %s` measures the card",
+                                       dev.id.c_str(), c.speed.bandwidth_bytes_per_s / 1e9, c.speed.bandwidth_low_bytes_per_s / 1e9,
+                                       c.speed.bandwidth_high_bytes_per_s / 1e9, dev.id.c_str()));
+        return r;
+      }
   return r;
 }
 

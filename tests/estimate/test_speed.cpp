@@ -150,12 +150,58 @@ TEST(Speed, PrefillIsComputeBoundAndGrowsWithInput) {
   EXPECT_LT(b.ttft_low_s, b.ttft_s);
 }
 
+// A card with neither a datasheet, a measured nor a prior bandwidth (a test device: every catalogue card
+// has at least a prior since issue 20) gets no speed, and the output says why.
 TEST(Speed, NoBandwidthMeansNoEstimateAndSaysWhy) {
   auto s = setup("Qwen/Qwen3-8B", "910B4", "vllm-ascend");
+  s.device.id = "test-card-without-bandwidth";
+  s.device.hbm_bandwidth_bytes_per_s.reset();
+  s.device.measured_copy_bandwidth_bytes_per_s.reset();
   const auto e = run(s, {}, {});
   EXPECT_TRUE(e.points.empty());
   ASSERT_FALSE(e.assumptions.empty());
   EXPECT_NE(e.assumptions.back().find("no bandwidth"), std::string::npos);
+}
+
+// Issue 20: the 910B4 has no datasheet or measured bandwidth; the catalogue prior (data/evidence/ascend-bandwidth.md)
+// is 800 GB/s peak, 800 - 1600 GB/s possible. Copy bandwidth = 800 x 0.80 = 640 GB/s, range 640 - 1,280 GB/s.
+// The band is one-sided: the fast end (twice the bandwidth, memory-bound model) is much further from the
+// estimate than the slow end, which only carries the profile's +/- spread.
+TEST(Speed, Issue20_910B4BandwidthPriorGivesSpeedWithOneSidedBand) {
+  auto s = setup("Qwen/Qwen3-8B", "910B4", "vllm-ascend");
+  ASSERT_FALSE(s.device.hbm_bandwidth_bytes_per_s.has_value());
+  const auto e = run(s, {}, {});
+  ASSERT_FALSE(e.points.empty());
+  EXPECT_TRUE(e.bandwidth_is_prior);
+  EXPECT_NEAR(e.bandwidth_bytes_per_s, 640e9, 1e6);
+  EXPECT_NEAR(e.bandwidth_low_bytes_per_s, 640e9, 1e6);
+  EXPECT_NEAR(e.bandwidth_high_bytes_per_s, 1280e9, 1e6);
+  const double mid = e.single_stream_tokens_per_s;
+  EXPECT_LT(e.single_stream_low, mid);
+  EXPECT_GT(e.single_stream_high / mid, 1.5);  // up to ~2x faster when the card has 1.6 TB/s
+  EXPECT_LT(mid / e.single_stream_low, 1.3);   // slower only by the profile's spread
+  bool says_prior = false;
+  for (const auto& a : e.assumptions) says_prior |= a.find("prior, until `preflight bw --save") != std::string::npos;
+  EXPECT_TRUE(says_prior);
+  EXPECT_NE(e.bandwidth_source.find("prior, until `preflight bw --save"), std::string::npos);
+}
+
+// Issue 20: every catalogue card gets a speed; every card without a measured copy bandwidth says it is a prior.
+TEST(Speed, Issue20_EveryCatalogueCardHasASpeedAndUnmeasuredOnesSayPrior) {
+  auto devices = device::load_device_catalog();
+  ASSERT_TRUE(devices.has_value());
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  for (const auto& d : devices->devices) {
+    s.device = d;
+    const std::string engine = d.platform == "npu" ? "vllm-ascend" : (d.platform == "cuda" || d.platform == "rocm") ? "vllm" : "llama.cpp";
+    const engine::SpeedProfile* p = s.speeds.find(engine, d.platform, d.id);
+    ASSERT_NE(p, nullptr) << d.id;
+    const auto e = estimate::estimate_speed(s.model, d, *p, s.speeds, {}, {});
+    EXPECT_FALSE(e.points.empty()) << d.id;
+    EXPECT_EQ(e.bandwidth_is_prior, !d.measured_copy_bandwidth_bytes_per_s.has_value()) << d.id;
+    EXPECT_LE(e.single_stream_low, e.single_stream_tokens_per_s) << d.id;
+    EXPECT_GE(e.single_stream_high, e.single_stream_tokens_per_s) << d.id;
+  }
 }
 
 TEST(SpeedCatalog, RejectsBadRecords) {
@@ -179,6 +225,12 @@ TEST(SpeedCatalog, RejectsBadRecords) {
       {"duplicate profile", [](Json& j) { j["profiles"].push_back(j["profiles"][0]); }, "duplicate"},
       {"negative op count", [](Json& j) { j["profiles"][0]["ops_per_layer"]["full_attention"] = -1; }, "ops_per_layer"},
       {"future schema", [](Json& j) { j["schema_version"] = 2; }, "schema_version"},
+      {"Issue20 prior below its low end", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":2e11,
+        "high_bytes_per_s":3e11,"source":"s"}])"); }, "bandwidth_priors[X1]: expected low_bytes_per_s <= peak_bytes_per_s"},
+      {"Issue20 prior without source", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
+        "high_bytes_per_s":3e11}])"); }, "source"},
+      {"Issue20 duplicate prior", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
+        "high_bytes_per_s":3e11,"source":"s"},{"device":"x1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,"high_bytes_per_s":3e11,"source":"s"}])"); }, "duplicate"},
   };
   for (const auto& c : cases) {
     Json j = base();

@@ -277,3 +277,20 @@ TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
     EXPECT_EQ(c.fit.max_concurrency, want.max_concurrency) << at;
   }
 }
+
+// Issue 20: the seed's own card (910B4) has no measured or datasheet bandwidth; the plan still quotes tok/s, from
+// the catalogue prior (800 GB/s peak x 0.80 copy fraction = 640 GB/s, band 640 - 1,280 GB/s), and says so.
+TEST(Planner, Issue20_910B4PlanQuotesSpeedFromABandwidthPrior) {
+  const auto c = on_one("910B4", "Qwen/Qwen3-8B", 4096);
+  ASSERT_TRUE(c.meets) << c.reason;
+  EXPECT_GT(c.tokens_per_s, 0.0);
+  EXPECT_EQ(c.reason.find("speed unknown"), std::string::npos) << c.reason;
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 4096;
+  const auto r = plan::plan_for_device({*m}, dev("910B4"), 1, catalogs().inputs(), t);
+  bool says = false;
+  for (const auto& a : r.assumptions) says |= a.find("bandwidth prior (640 GB/s copy, band 640 - 1280 GB/s), until `preflight bw --save --device 910B4`") != std::string::npos;
+  EXPECT_TRUE(says);
+}
