@@ -117,7 +117,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     const std::string id = engine + "/" + platform;
     JsonObject r(item, origin, "profiles[" + id + "]");
     PF_TRY(pk, r.only_keys({"engine", "platform", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "always_eager", "ops_per_layer",
-                            "moe_layer_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
+                            "sequence_overhead_s", "moe_layer_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
     (void)pk;
     if (cat.find(engine, platform) && cat.find(engine, platform)->platform == platform)
       return make_error(ErrorKind::corrupt, format("%s: duplicate speed profile %s", origin.c_str(), id.c_str()), origin);
@@ -129,6 +129,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     PF_TRY(so, r.number("step_overhead_s"));
     PF_TRY(ed, r.number("eager_op_dispatch_s"));
     PF_TRY(ae, r.opt_bool("always_eager"));
+    PF_TRY(sq, r.opt_number("sequence_overhead_s"));
     PF_TRY(mo, r.number("moe_layer_overhead_s"));
     PF_TRY(ar, r.number("allreduce_latency_s"));
     PF_TRY(pe, r.number("prefill_compute_efficiency"));
@@ -137,13 +138,14 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     const std::string where = origin + ": " + id;
     for (const auto& [v, lo, hi, what] : std::vector<std::tuple<double, double, double, std::string>>{
              {be, 0.05, 1.2, "bandwidth_efficiency"}, {so, 0, 0.1, "step_overhead_s"}, {ed, 0, 0.01, "eager_op_dispatch_s"},
-             {mo, 0, 0.01, "moe_layer_overhead_s"}, {ar, 0, 0.01, "allreduce_latency_s"}, {pe, 0.01, 1.0, "prefill_compute_efficiency"},
+             {mo, 0, 0.01, "moe_layer_overhead_s"}, {sq.value_or(0), 0, 0.01, "sequence_overhead_s"}, {ar, 0, 0.01, "allreduce_latency_s"}, {pe, 0.01, 1.0, "prefill_compute_efficiency"},
              {bf, 0, 1.0, "band_fraction"}}) {
       PF_TRY(ok, check_range(v, lo, hi, where, what));
       (void)ok;
     }
     p.bandwidth_efficiency = be;
     p.step_overhead_s = so;
+    p.sequence_overhead_s = sq.value_or(0);
     p.eager_op_dispatch_s = ed;
     p.always_eager = ae.value_or(false);
     p.moe_layer_overhead_s = mo;
@@ -192,7 +194,7 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
   for (const auto& item : *list) {
     JsonObject r(item, origin, "profiles[]");
     PF_TRY(keys, r.only_keys({"engine", "platform", "device", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s",
-                              "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
+                              "sequence_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
     (void)keys;
     PF_TRY(engine, r.string("engine"));
     PF_TRY(platform, r.string("platform"));
@@ -209,6 +211,7 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
     const std::vector<std::tuple<const char*, double*, double, double>> fields = {
         {"bandwidth_efficiency", &p.bandwidth_efficiency, 0.05, 1.2}, {"step_overhead_s", &p.step_overhead_s, 0, 0.1},
         {"eager_op_dispatch_s", &p.eager_op_dispatch_s, 0, 0.01},     {"moe_layer_overhead_s", &p.moe_layer_overhead_s, 0, 0.01},
+        {"sequence_overhead_s", &p.sequence_overhead_s, 0, 0.01},
         {"allreduce_latency_s", &p.allreduce_latency_s, 0, 0.01},     {"prefill_compute_efficiency", &p.prefill_compute_efficiency, 0.01, 1.0},
         {"band_fraction", &p.band_fraction, 0, 1.0}};
     for (const auto& [key, target, lo, hi] : fields) {

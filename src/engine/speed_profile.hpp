@@ -22,7 +22,8 @@ struct SpeedProfile {
   std::string device;    // a device id when the profile is one device's own calibration (user overlay), else empty
   std::string origin;    // file the profile came from
   double bandwidth_efficiency = 0.8;   // of the copy bandwidth, on weight + KV reads of a decode step
-  double step_overhead_s = 0;          // graph mode: per decode step (launch, sampling, scheduling)
+  double step_overhead_s = 0;          // per decode step, graph and eager (launch, scheduling, the step's sync)
+  double sequence_overhead_s = 0;      // per running sequence per decode step (sampling, detokenize, API streaming)
   double eager_op_dispatch_s = 0;      // eager mode: host cost of issuing one operator
   bool always_eager = false;           // engine issues operators one by one on this platform (no graphs)
   std::map<std::string, double> ops_per_layer;  // by layer kind name, plus "moe" for a routed-expert block

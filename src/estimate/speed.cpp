@@ -145,6 +145,54 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   return true;
 }
 
+struct Links {
+  double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
+  double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
+};
+
+// The links a layout crosses: TP inside a node unless tp exceeds a node (then every all-reduce crosses the NIC);
+// PP stages across nodes when tp x pp does. Sets s.cross_node, the all-reduce counts and s.link, which names the
+// link assumed (device catalogue figure, PCIe assumed, or the inter-node NIC).
+Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
+                   const SpeedWorkload& w) {
+  Links l;
+  const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+  s.cross_node = tp * pp > w.devices_per_node;
+  const bool tp_cross = tp > w.devices_per_node;
+  double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
+  if (link_bw <= 0) {
+    link_bw = 32e9;
+    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
+  }
+  l.ar_latency_s = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
+  l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
+  l.p2p_bytes_per_s = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
+  l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
+  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
+  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
+  const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
+  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  if (tp_cross)
+    s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
+                                   static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
+                                   catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
+  else if (s.cross_node)
+    s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
+                                   catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+  if (tp > 1 || pp > 1) {
+    const std::string intra = device.interconnect_bandwidth_bytes_per_s
+                                  ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
+                                  : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+    const std::string nic = format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
+                                   catalog.cross_node_source.c_str());
+    s.link = tp_cross     ? "all-reduces over the " + nic
+             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + "; " : std::string()) + "pipeline hand-offs over the " + nic
+                            : intra;
+    s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+  }
+  return l;
+}
+
 }  // namespace
 
 SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
@@ -175,29 +223,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const double peak = peak_ops(device, scheme, m.dtype);
   if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
 
-  // Interconnect: TP inside a node unless tp exceeds a node; PP stages across nodes when tp x pp does.
-  s.cross_node = tp * pp > w.devices_per_node;
-  const bool tp_cross = tp > w.devices_per_node;
-  double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
-  if (link_bw <= 0) {
-    link_bw = 32e9;
-    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
-  }
-  const double ar_latency = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
-  const double ar_bw = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
-  const double p2p_bw = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
-  const double p2p_latency = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
-  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
-  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
-  const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
-  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
-  if (tp_cross)
-    s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
-                                   static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
-                                   catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
-  else if (s.cross_node)
-    s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
-                                   catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+  const Links links = interconnect(s, m, device, profile, catalog, w);
+  const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 
   auto decode_step = [&](int64_t batch, double effective_bw) {
@@ -219,7 +246,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     }
     const double device_s = std::max(st.memory_s, st.compute_s);
     const double dispatch_s = eager ? t.dispatch_ops * profile.eager_op_dispatch_s : 0;
-    st.overhead_s = profile.step_overhead_s + (eager ? std::max(0.0, dispatch_s - device_s) : 0);
+    // Host work per step: a fixed part, and a part per running sequence (sampling, detokenize, streaming).
+    st.overhead_s = profile.step_overhead_s + profile.sequence_overhead_s * static_cast<double>(batch) + (eager ? std::max(0.0, dispatch_s - device_s) : 0);
     st.moe_s = eager ? 0 : static_cast<double>(t.moe_layers) * profile.moe_layer_overhead_s;
     const double msg = act_bytes * static_cast<double>(micro);
     if (tp > 1) {

@@ -60,6 +60,7 @@ struct SpeedEstimate {
   double effective_bandwidth_bytes_per_s = 0;
   int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
   bool cross_node = false;
+  std::string link;                        // the link the all-reduces and hand-offs are taken to cross (issue 20), empty at TP1/PP1
   int64_t context_tokens = 0;
   std::vector<SpeedPoint> points;          // one per requested concurrency
   double single_stream_tokens_per_s = 0;   // at concurrency 1

@@ -175,7 +175,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   }
   estimate::SpeedWorkload w;
   w.concurrency = {t.concurrency};
-  w.context_tokens = std::min(t.decode_context_tokens, c.context_tokens);
+  w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
   c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, d, w);
@@ -219,8 +219,9 @@ PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const s
     if (variant_rank(a.quantization_flag) != variant_rank(b.quantization_flag)) return variant_rank(a.quantization_flag) < variant_rank(b.quantization_flag);
     return a.tokens_per_s > b.tokens_per_s;
   });
-  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %lld", static_cast<long long>(n), dev.id.c_str(),
-                                 static_cast<long long>(k_devices_per_node), static_cast<long long>(t.decode_context_tokens)));
+  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(n), dev.id.c_str(),
+                                 static_cast<long long>(k_devices_per_node),
+                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
   for (const auto* list : {&r.recommended, &r.rejected})
     for (const auto& c : *list)
       if (c.speed.bandwidth_is_prior) {

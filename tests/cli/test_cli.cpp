@@ -230,3 +230,13 @@ TEST(Cli, Issue16_PlanModelFilter) {
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.out.find("--model filters the catalogue"), std::string::npos) << both.out;
 }
+
+// Issue 20: fit quotes decode speed at the --max-model-len asked for (not a fixed 1,024), and on the 910B4, which has
+// no measured or datasheet bandwidth, from the catalogue prior, saying so.
+TEST(Cli, Issue20_FitSpeedAtTheRequestedContextFromABandwidthPrior) {
+  auto r = run("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 4096");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("at context 4,096"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("640 GB/s copy bandwidth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("prior, until `preflight bw --save --device 910B4` measures the card"), std::string::npos) << r.out;
+}

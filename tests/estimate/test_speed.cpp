@@ -204,6 +204,55 @@ TEST(Speed, Issue20_EveryCatalogueCardHasASpeedAndUnmeasuredOnesSayPrior) {
   }
 }
 
+// Issue 20: host work per decode step has a fixed part and a part per running sequence. With every other
+// host term zeroed: overhead at batch B = 1 ms + B x 50 us -> B=1: 1.05 ms, B=16: 1.80 ms.
+TEST(Speed, Issue20_SequenceOverheadGrowsWithTheBatch) {
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  engine::SpeedProfile p = *s.profile;
+  p.step_overhead_s = 1e-3;
+  p.sequence_overhead_s = 50e-6;
+  estimate::SpeedWorkload w;
+  w.concurrency = {1, 16};
+  const auto e = estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w);
+  ASSERT_EQ(e.points.size(), 2u);
+  EXPECT_NEAR(e.points[0].terms.overhead_s, 1.05e-3, 1e-12);
+  EXPECT_NEAR(e.points[1].terms.overhead_s, 1.80e-3, 1e-12);
+  p.sequence_overhead_s = 0;
+  const auto none = estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w);
+  EXPECT_NEAR(e.points[1].terms.step_s - none.points[1].terms.step_s, 16 * 50e-6, 1e-12);
+}
+
+// Issue 20: decode reads the KV cache at the context asked for. Qwen3-8B: 147,456 B of KV per token (36 layers x
+// 8 KV heads x 128 x 2 (K, V) x 2 B) -> 150,994,944 B at 1,024 and 4,831,838,208 B at 32,768.
+TEST(Speed, Issue20_KvBytesGrowWithTheRequestedContext) {
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  estimate::SpeedWorkload short_ctx, long_ctx;
+  long_ctx.context_tokens = 32768;
+  const auto a = run(s, {}, short_ctx), b = run(s, {}, long_ctx);
+  EXPECT_DOUBLE_EQ(a.points[0].terms.kv_bytes, 150994944.0);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.kv_bytes, 4831838208.0);
+  EXPECT_EQ(b.context_tokens, 32768);
+  EXPECT_LT(b.single_stream_tokens_per_s, a.single_stream_tokens_per_s * 0.85);
+}
+
+// Issue 20: the link a layout's collectives cross is named: the device's own link and figure, PCIe when the
+// catalogue has no link bandwidth (910B4), the inter-node NIC when TP spans nodes.
+TEST(Speed, Issue20_TheLinkAssumedIsNamed) {
+  estimate::Deployment tp2, tp16;
+  tp2.tensor_parallel_size = 2;
+  tp16.tensor_parallel_size = 16;
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  EXPECT_NE(run(h100, tp2, {}).link.find("NVLink4 (PCIe5 x16 to host), 900 GB/s (device catalogue)"), std::string::npos) << run(h100, tp2, {}).link;
+  EXPECT_NE(run(h100, tp16, {}).link.find("all-reduces over the inter-node NIC, 25 GB/s + 20 us"), std::string::npos) << run(h100, tp16, {}).link;
+  EXPECT_TRUE(run(h100, {}, {}).link.empty());
+  auto b4 = setup("Qwen/Qwen3-32B", "910B4", "vllm-ascend");
+  const auto e = run(b4, tp2, {});
+  EXPECT_NE(e.link.find("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for 910B4)"), std::string::npos) << e.link;
+  bool in_provenance = false;
+  for (const auto& p : e.provenance) in_provenance |= p.rfind("link: PCIe 4 x16", 0) == 0;
+  EXPECT_TRUE(in_provenance);
+}
+
 TEST(SpeedCatalog, RejectsBadRecords) {
   auto base = [] {
     return Json::parse(R"({"schema_version":1,"copy_fraction_of_peak":{"value":0.8,"evidence":"x"},
@@ -225,6 +274,7 @@ TEST(SpeedCatalog, RejectsBadRecords) {
       {"duplicate profile", [](Json& j) { j["profiles"].push_back(j["profiles"][0]); }, "duplicate"},
       {"negative op count", [](Json& j) { j["profiles"][0]["ops_per_layer"]["full_attention"] = -1; }, "ops_per_layer"},
       {"future schema", [](Json& j) { j["schema_version"] = 2; }, "schema_version"},
+      {"Issue20 sequence overhead out of range", [](Json& j) { j["profiles"][0]["sequence_overhead_s"] = 0.5; }, "sequence_overhead_s"},
       {"Issue20 prior below its low end", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":2e11,
         "high_bytes_per_s":3e11,"source":"s"}])"); }, "bandwidth_priors[X1]: expected low_bytes_per_s <= peak_bytes_per_s"},
       {"Issue20 prior without source", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,

@@ -294,3 +294,19 @@ TEST(Planner, Issue20_910B4PlanQuotesSpeedFromABandwidthPrior) {
   for (const auto& a : r.assumptions) says |= a.find("bandwidth prior (640 GB/s copy, band 640 - 1280 GB/s), until `preflight bw --save --device 910B4`") != std::string::npos;
   EXPECT_TRUE(says);
 }
+
+// Issue 20: without --decode-context, plan quotes speed at each row's context target (here 32,768), where the KV
+// cache read per step is 32x the 1,024-token one; --decode-context still overrides it.
+TEST(Planner, Issue20_SpeedAtTheContextTarget) {
+  const auto at_target = on_one("H100", "Qwen/Qwen3-8B", 32768);
+  ASSERT_TRUE(at_target.meets) << at_target.reason;
+  EXPECT_EQ(at_target.speed.context_tokens, 32768);
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.decode_context_tokens = 1024;
+  const auto short_ctx = plan::evaluate_candidate(*m, dev("H100"), catalogs().inputs(), "", 1, t);
+  EXPECT_EQ(short_ctx.speed.context_tokens, 1024);
+  EXPECT_LT(at_target.tokens_per_s, short_ctx.tokens_per_s * 0.85);
+}
