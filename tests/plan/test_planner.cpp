@@ -310,3 +310,20 @@ TEST(Planner, Issue20_SpeedAtTheContextTarget) {
   EXPECT_EQ(short_ctx.speed.context_tokens, 1024);
   EXPECT_LT(at_target.tokens_per_s, short_ctx.tokens_per_s * 0.85);
 }
+
+// Issue 20: `plan MODEL --devices ...` (plan_for_model) says, once per device, which tok/s rest on a bandwidth prior:
+// the 910B4's catalogue prior with its one-sided band, the H100's datasheet peak x 0.80 (3,350 x 0.80 = 2,680 GB/s).
+TEST(Planner, Issue20_PlanForModelNamesEachDevicesBandwidthPrior) {
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 4096;
+  const auto r = plan::plan_for_model(*m, {dev("910B4"), dev("H100-SXM")}, catalogs().inputs(), t, 2);
+  int b4 = 0, h100 = 0;
+  for (const auto& a : r.assumptions) {
+    b4 += a.find("tok/s on 910B4 from a bandwidth prior (640 GB/s copy, band 640 - 1280 GB/s)") != std::string::npos;
+    h100 += a.find("tok/s on H100-SXM from a bandwidth prior (2680 GB/s copy = datasheet peak x copy fraction)") != std::string::npos;
+  }
+  EXPECT_EQ(b4, 1);
+  EXPECT_EQ(h100, 1);
+}
