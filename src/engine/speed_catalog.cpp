@@ -56,6 +56,31 @@ Status parse_bandwidth_priors(const JsonObject& top, SpeedCatalog& cat, const st
   return Ok{};
 }
 
+// "link_priors": [{"family", "name", "bandwidth_bytes_per_s", "source"}]: one record per family, bandwidth in
+// [100 MB/s, 10 TB/s].
+Status parse_link_priors(const JsonObject& top, SpeedCatalog& cat, const std::string& origin) {
+  const Json* links = top.find("link_priors");
+  if (!links) return Ok{};
+  if (!links->is_array()) return make_error(ErrorKind::corrupt, origin + ": link_priors: expected an array", origin);
+  for (const auto& item : *links) {
+    JsonObject pre(item, origin, "link_priors[]");
+    PF_TRY(family, pre.string("family"));
+    const std::string where = origin + ": link_priors[" + family + "]";
+    JsonObject r(item, origin, "link_priors[" + family + "]");
+    PF_TRY(keys, r.only_keys({"family", "name", "bandwidth_bytes_per_s", "source"}));
+    (void)keys;
+    PF_TRY(name, r.string("name"));
+    PF_TRY(bw, r.number("bandwidth_bytes_per_s"));
+    PF_TRY(source, r.string("source"));
+    PF_TRY(ok, check_range(bw, 1e8, 1e13, where, "bandwidth_bytes_per_s"));
+    (void)ok;
+    if (source.empty() || name.empty()) return make_error(ErrorKind::corrupt, where + ": name and source must not be empty", origin);
+    if (cat.find_link_prior(family)) return make_error(ErrorKind::corrupt, where + ": duplicate link prior", origin);
+    cat.link_priors.push_back({family, name, bw, source});
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::string& platform, const std::string& device) const {
@@ -72,6 +97,12 @@ const BandwidthPrior* SpeedCatalog::find_bandwidth_prior(const std::string& devi
   return nullptr;
 }
 
+const LinkPrior* SpeedCatalog::find_link_prior(const std::string& family) const {
+  const std::string n = to_lower(family);
+  for (const auto& p : link_priors) if (to_lower(p.family) == n) return &p;
+  return nullptr;
+}
+
 const GgufPreset* SpeedCatalog::find_preset(const std::string& name) const {
   const std::string n = to_lower(name);
   for (const auto& p : gguf_presets) if (to_lower(p.name) == n) return &p;
@@ -82,7 +113,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   SpeedCatalog cat;
   cat.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets", "bandwidth_priors"}));
+  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets", "bandwidth_priors", "link_priors"}));
   (void)keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -164,6 +195,8 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   }
   PF_TRY(priors_ok, parse_bandwidth_priors(top, cat, origin));
   (void)priors_ok;
+  PF_TRY(links_ok, parse_link_priors(top, cat, origin));
+  (void)links_ok;
   if (const Json* presets = top.find("gguf_presets"); presets && presets->is_array()) {
     for (const auto& item : *presets) {
       JsonObject r(item, origin, "gguf_presets[]");

@@ -52,9 +52,19 @@ struct BandwidthPrior {
   std::string source;
 };
 
+// The device-to-device link of a device family whose catalogue records carry no link bandwidth (the A2 boards'
+// HCCS): named in the speed provenance instead of the PCIe fallback.
+struct LinkPrior {
+  std::string family;   // DeviceSpec::family, e.g. "ascend-a2"
+  std::string name;     // e.g. "HCCS within an A2 node"
+  double bandwidth_bytes_per_s = 0;
+  std::string source;
+};
+
 struct SpeedCatalog {
   std::vector<SpeedProfile> profiles;
   std::vector<BandwidthPrior> bandwidth_priors;
+  std::vector<LinkPrior> link_priors;
   double copy_fraction_of_peak = 0.8;  // copy bandwidth / datasheet peak when no measurement exists
   std::string copy_fraction_evidence;
   double cross_node_bandwidth_bytes_per_s = 0;  // per device, between nodes (RoCE / InfiniBand)
@@ -68,6 +78,7 @@ struct SpeedCatalog {
   const SpeedProfile* find(const std::string& engine, const std::string& platform, const std::string& device = {}) const;
   const GgufPreset* find_preset(const std::string& name) const;  // case-insensitive
   const BandwidthPrior* find_bandwidth_prior(const std::string& device) const;  // by device id, case-insensitive
+  const LinkPrior* find_link_prior(const std::string& family) const;            // by device family, case-insensitive
 };
 
 Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& origin);

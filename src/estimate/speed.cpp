@@ -160,7 +160,10 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   s.cross_node = tp * pp > w.devices_per_node;
   const bool tp_cross = tp > w.devices_per_node;
   double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
-  if (link_bw <= 0) {
+  const engine::LinkPrior* family_link = link_bw > 0 ? nullptr : catalog.find_link_prior(device.family);
+  if (family_link) {
+    link_bw = family_link->bandwidth_bytes_per_s;
+  } else if (link_bw <= 0) {
     link_bw = 32e9;
     if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
   }
@@ -180,9 +183,11 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
   if (tp > 1 || pp > 1) {
-    const std::string intra = device.interconnect_bandwidth_bytes_per_s
-                                  ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
-                                  : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+    const std::string intra =
+        device.interconnect_bandwidth_bytes_per_s
+            ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
+        : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
+                      : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
     const std::string nic = format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
                                    catalog.cross_node_source.c_str());
     s.link = tp_cross     ? "all-reduces over the " + nic

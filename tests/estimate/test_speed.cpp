@@ -236,7 +236,8 @@ TEST(Speed, Issue20_KvBytesGrowWithTheRequestedContext) {
 }
 
 // Issue 20: the link a layout's collectives cross is named: the device's own link and figure, PCIe when the
-// catalogue has no link bandwidth (910B4), the inter-node NIC when TP spans nodes.
+// catalogue has no link bandwidth and no family prior (Atlas 350, a PCIe card), the A2 family's HCCS prior (910B4), the
+// inter-node NIC when TP spans nodes.
 TEST(Speed, Issue20_TheLinkAssumedIsNamed) {
   estimate::Deployment tp2, tp16;
   tp2.tensor_parallel_size = 2;
@@ -246,8 +247,11 @@ TEST(Speed, Issue20_TheLinkAssumedIsNamed) {
   EXPECT_NE(run(h100, tp16, {}).link.find("all-reduces over the inter-node NIC, 25 GB/s + 20 us"), std::string::npos) << run(h100, tp16, {}).link;
   EXPECT_TRUE(run(h100, {}, {}).link.empty());
   auto b4 = setup("Qwen/Qwen3-32B", "910B4", "vllm-ascend");
-  const auto e = run(b4, tp2, {});
-  EXPECT_NE(e.link.find("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for 910B4)"), std::string::npos) << e.link;
+  const auto hccs = run(b4, tp2, {});
+  EXPECT_NE(hccs.link.find("HCCS within an A2 node, 50 GB/s (prior for the ascend-a2 family"), std::string::npos) << hccs.link;
+  auto atlas = setup("Qwen/Qwen3-32B", "Atlas350", "vllm-ascend");
+  const auto e = run(atlas, tp2, {});
+  EXPECT_NE(e.link.find("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for Atlas350)"), std::string::npos) << e.link;
   bool in_provenance = false;
   for (const auto& p : e.provenance) in_provenance |= p.rfind("link: PCIe 4 x16", 0) == 0;
   EXPECT_TRUE(in_provenance);
@@ -275,6 +279,10 @@ TEST(SpeedCatalog, RejectsBadRecords) {
       {"negative op count", [](Json& j) { j["profiles"][0]["ops_per_layer"]["full_attention"] = -1; }, "ops_per_layer"},
       {"future schema", [](Json& j) { j["schema_version"] = 2; }, "schema_version"},
       {"Issue20 sequence overhead out of range", [](Json& j) { j["profiles"][0]["sequence_overhead_s"] = 0.5; }, "sequence_overhead_s"},
+      {"Issue20 duplicate link prior", [](Json& j) { j["link_priors"] = Json::parse(R"([{"family":"f","name":"n","bandwidth_bytes_per_s":5e10,"source":"s"},
+        {"family":"F","name":"n","bandwidth_bytes_per_s":5e10,"source":"s"}])"); }, "link_priors[F]: duplicate"},
+      {"Issue20 link prior out of range", [](Json& j) { j["link_priors"] = Json::parse(R"([{"family":"f","name":"n","bandwidth_bytes_per_s":0,"source":"s"}])"); },
+       "bandwidth_bytes_per_s"},
       {"Issue20 prior below its low end", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":2e11,
         "high_bytes_per_s":3e11,"source":"s"}])"); }, "bandwidth_priors[X1]: expected low_bytes_per_s <= peak_bytes_per_s"},
       {"Issue20 prior without source", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
