@@ -123,9 +123,12 @@ def check(rows, catalog):
 
 
 def regimes(r):
-    """The regimes a case belongs to: engine, platform, dense/MoE, TP>1."""
+    """The regimes a case belongs to: engine, platform, dense/MoE, TP>1. A case whose device text names a CPU is
+    platform "cpu" even though it runs on the llama.cpp CUDA profile (there is no CPU profile)."""
     t = r["speed_terms"]
     engine, platform = r["speed_profile"].split("/")
+    if "cpu" in r.get("device", "").lower():
+        platform = "cpu"
     return ["engine " + engine, "platform " + platform, "MoE" if t["moe_layers"] > 0 else "dense",
             "TP>1" if t["allreduce_latency_units"] > 0 else "TP1"]
 
