@@ -13,14 +13,23 @@ Procedure (rerun after adding cases):
 
 Model (the same as src/estimate/speed.cpp):
   device  = max(bytes / (copy_bandwidth x bandwidth_efficiency), compute_s)
-  graph:  step = device + step_overhead + moe_layers x moe_layer_overhead + comm
-  eager:  step = max(device, ops x eager_op_dispatch) + step_overhead + comm
+  host    = step_overhead + concurrency x sequence_overhead
+  graph:  step = device + host + moe_layers x moe_layer_overhead + comm
+  eager:  step = max(device, ops x eager_op_dispatch) + host + comm
   comm    = allreduce_latency_units x allreduce_latency + communication_bandwidth_s
 
 `--check` refits nothing: it recomputes every case's step time with this model and the catalogue's constants and
 exits 1 unless it equals the binary's predicted step (relative 1e-9); CTest runs it (fit_speed_matches_binary).
 
-Usage: tools/fit_speed.py [--preflight build/preflight] [--write | --check] FILES...
+`sequence_overhead_s` is fitted only for a profile with a case at concurrency > 1 (at concurrency 1 it cannot be
+told apart from step_overhead_s); otherwise it stays at its prior.
+
+`--loo` refits every constant without each case in turn and prints the leave-one-out error of that case, then a
+table by regime (engine, platform, dense/MoE, TP>1): LOO median and worst beside the in-sample median; a regime with
+fewer than 3 cases is marked "prior". `--heldout FILE` predicts FILE's cases with the constants fitted here (never
+fitted on) and prints the same table for them.
+
+Usage: tools/fit_speed.py [--preflight build/preflight] [--write | --check] [--loo] [--heldout FILE] FILES...
 Standard library only.
 """
 import argparse
@@ -30,11 +39,15 @@ import sys
 
 from validate_io import validate_report, write_catalog
 
-PARAMS = ["bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s", "allreduce_latency_s"]
+PARAMS = ["bandwidth_efficiency", "step_overhead_s", "sequence_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s", "allreduce_latency_s"]
 # Physical priors (what a constant is taken to be when no case informs it) and bounds.
 PRIORS = {
     "bandwidth_efficiency": (0.8, 0.3, 1.1),
     "step_overhead_s": (0.001, 0.0001, 0.02),
+    # vLLM's CPU gap between decode steps grows with the running sequences: 4.6 ms at 10 sequences of ~4k tokens
+    # (github.com/vllm-project/vllm/pull/24174, L20, nsys), fixed part included; sampler ~8.5% and detokenizer ~1.3%
+    # of step time at A100 TP4 70B (github.com/vllm-project/vllm/pull/818). Prior 20 us per sequence (estimate).
+    "sequence_overhead_s": (0.00002, 0.000001, 0.001),
     "eager_op_dispatch_s": (0.00003, 0.000002, 0.0005),
     "moe_layer_overhead_s": (0.00005, 0.000002, 0.001),
     "allreduce_latency_s": (0.00003, 0.000005, 0.001),
@@ -42,15 +55,18 @@ PRIORS = {
 PRIOR_WEIGHT = 0.02
 # Platform-specific priors: HCCL small-message all-reduce on Ascend is slower than NCCL's one-shot
 # kernels on NVLink (an estimate: no TP case with a known Ascend SKU is in shared/validation yet).
-PLATFORM_PRIORS = {"npu": {"allreduce_latency_s": (0.0001, 0.00001, 0.001), "eager_op_dispatch_s": (0.00006, 0.000002, 0.0005)}}
+# Ascend hosts (Kunpeng) run vLLM-Ascend's Python per-sequence work slower: 50 us per sequence (estimate).
+PLATFORM_PRIORS = {"npu": {"allreduce_latency_s": (0.0001, 0.00001, 0.001), "eager_op_dispatch_s": (0.00006, 0.000002, 0.0005),
+                           "sequence_overhead_s": (0.00005, 0.000001, 0.001)}}
 
 
 def predict(p, t):
     device = max(t["bytes"] / (t["copy_bandwidth"] * p["bandwidth_efficiency"]), t["compute_s"])
     comm = t["allreduce_latency_units"] * p["allreduce_latency_s"] + t["communication_bandwidth_s"]
+    host = p["step_overhead_s"] + t.get("concurrency", 1) * p["sequence_overhead_s"]
     if t["eager"] > 0.5:
-        return max(device, t["dispatch_ops"] * p["eager_op_dispatch_s"]) + p["step_overhead_s"] + comm
-    return device + p["step_overhead_s"] + t["moe_layers"] * p["moe_layer_overhead_s"] + comm
+        return max(device, t["dispatch_ops"] * p["eager_op_dispatch_s"]) + host + comm
+    return device + host + t["moe_layers"] * p["moe_layer_overhead_s"] + comm
 
 
 def loss(p, rows, priors):
@@ -59,12 +75,20 @@ def loss(p, rows, priors):
     return err + PRIOR_WEIGHT * reg
 
 
-def fit(rows, start, platform):
+def priors_for(platform):
     priors = dict(PRIORS)
     priors.update(PLATFORM_PRIORS.get(platform, {}))
+    return priors
+
+
+def fit(rows, start, platform):
+    priors = priors_for(platform)
     p = {k: min(max(start.get(k, priors[k][0]), priors[k][1]), priors[k][2]) for k in PARAMS}
+    free = [k for k in PARAMS if k != "sequence_overhead_s" or any(r["speed_terms"].get("concurrency", 1) > 1 for r in rows)]
+    if "sequence_overhead_s" not in free:
+        p["sequence_overhead_s"] = priors["sequence_overhead_s"][0]
     for _ in range(60):
-        for k in PARAMS:
+        for k in free:
             lo, hi = math.log(priors[k][1]), math.log(priors[k][2])
             # Golden-section search on log(k) with the others fixed.
             a, b = lo, hi
@@ -90,7 +114,7 @@ def check(rows, catalog):
         if prof is None or "predicted_step_s" not in t:
             continue
         compared += 1
-        mine = predict({k: prof[k] for k in PARAMS}, t)
+        mine = predict({k: prof.get(k, 0.0) for k in PARAMS}, t)
         if abs(mine - t["predicted_step_s"]) > 1e-9 * t["predicted_step_s"]:
             bad += 1
             print(f"  {r['id'][:50]:50s} step {mine:.6g} s vs binary {t['predicted_step_s']:.6g} s")
@@ -98,12 +122,99 @@ def check(rows, catalog):
     return 1 if bad or not compared else 0
 
 
+def regimes(r):
+    """The regimes a case belongs to: engine, platform, dense/MoE, TP>1. A case whose device text names a CPU is
+    platform "cpu" even though it runs on the llama.cpp CUDA profile (there is no CPU profile)."""
+    t = r["speed_terms"]
+    engine, platform = r["speed_profile"].split("/")
+    if "cpu" in r.get("device", "").lower():
+        platform = "cpu"
+    return ["engine " + engine, "platform " + platform, "MoE" if t["moe_layers"] > 0 else "dense",
+            "TP>1" if t["allreduce_latency_units"] > 0 else "TP1"]
+
+
+def tok_s_error(p, t):
+    """Signed error of the predicted tok/s against the observed one."""
+    return t["observed_step_s"] / predict(p, t) - 1
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2) if n else float("nan")
+
+
+def regime_table(title, errors, last="in-sample"):
+    """errors: list of (case row, {"loo": e or None, "fit": e}). Prints the table by regime and overall."""
+    groups = {"all": [e for e in errors]}
+    for row, e in errors:
+        for g in regimes(row):
+            groups.setdefault(g, []).append((row, e))
+    print(f"\n{title}")
+    print(f"  {'regime':18s} {'cases':>5s} {'LOO median':>10s} {'LOO worst':>10s} {last:>10s}  note")
+    for g, rows in sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+        loo = [abs(e["loo"]) for _, e in rows if e.get("loo") is not None]
+        ins = [abs(e["fit"]) for _, e in rows]
+        note = "prior (< 3 cases)" if len(rows) < 3 else ""
+        lm = f"{median(loo) * 100:9.1f}%" if loo else f"{'-':>10s}"
+        lw = f"{max(loo) * 100:9.1f}%" if loo else f"{'-':>10s}"
+        print(f"  {g:18s} {len(rows):5d} {lm} {lw} {median(ins) * 100:9.1f}%  {note}")
+
+
+def fit_profiles(catalog, by_profile, args):
+    """Fits every profile with cases; returns {profile key: fitted constants} and the per-case errors."""
+    fitted, errors = {}, []
+    for prof in catalog["profiles"]:
+        key = prof["engine"] + "/" + prof["platform"]
+        cases = by_profile.get(key, [])
+        before = {k: prof.get(k, priors_for(prof["platform"])[k][0]) for k in PARAMS}
+        if not cases:
+            print(f"{key}: no measured case; constants left as they are")
+            fitted[key] = before
+            continue
+        after = fit(cases, before, prof["platform"])
+        fitted[key] = after
+        print(f"{key}: {len(cases)} case(s)")
+        for k in PARAMS:
+            print(f"  {k:24s} {before[k]:.6g} -> {after[k]:.6g}")
+        for i, r in enumerate(cases):
+            t = r["speed_terms"]
+            e = {"before": tok_s_error(before, t), "fit": tok_s_error(after, t)}
+            if args.loo:
+                rest = cases[:i] + cases[i + 1:]
+                e["loo"] = tok_s_error(fit(rest, before, prof["platform"]) if rest else before, t)
+            errors.append((r, e))
+            loo = f", leave-one-out {e['loo'] * 100:+6.1f}%" if "loo" in e else ""
+            print(f"  {r['id'][:50]:50s} tok/s error {e['before'] * 100:+6.1f}% -> {e['fit'] * 100:+6.1f}%{loo}")
+        if args.write:
+            for k in PARAMS:
+                prof[k] = float(f"{after[k]:.3g}")
+            ids = ", ".join(r["id"] for r in cases)
+            errs = [abs(e["fit"]) for r, e in errors if r["speed_profile"] == key]
+            prof["evidence"] = (f"fitted by tools/fit_speed.py on {len(cases)} measured case(s) of shared/validation ({ids}); "
+                                f"median abs tok/s error {median(errs) * 100:.1f}%; constants no case informs stay at the priors in the script")
+    return fitted, errors
+
+
+def ordered(profile):
+    """The profile with sequence_overhead_s right after step_overhead_s (where a reader looks for it)."""
+    out = {}
+    for k, v in profile.items():
+        if k == "sequence_overhead_s":
+            continue
+        out[k] = v
+        if k == "step_overhead_s" and "sequence_overhead_s" in profile:
+            out["sequence_overhead_s"] = profile["sequence_overhead_s"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preflight", default="build/preflight")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--check", action="store_true", help="compare this model with the binary's predicted steps; refit nothing")
-    ap.add_argument("--loo", action="store_true", help="also report leave-one-out errors (each case predicted by a fit without it)")
+    ap.add_argument("--loo", action="store_true", help="also report leave-one-out errors (each case predicted by a fit without it) and a table by regime")
+    ap.add_argument("--heldout", action="append", default=[], help="a file predicted with the fitted constants, never fitted on")
     ap.add_argument("--catalog", default="data/engines/speed.json")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
@@ -115,37 +226,17 @@ def main():
     by_profile = {}
     for r in rows:
         by_profile.setdefault(r["speed_profile"], []).append(r)
-    for prof in catalog["profiles"]:
-        key = prof["engine"] + "/" + prof["platform"]
-        cases = by_profile.get(key, [])
-        if not cases:
-            print(f"{key}: no measured case; constants left as they are")
-            continue
-        before = {k: prof[k] for k in PARAMS}
-        after = fit(cases, before, prof["platform"])
-        print(f"{key}: {len(cases)} case(s)")
-        for k in PARAMS:
-            print(f"  {k:24s} {before[k]:.6g} -> {after[k]:.6g}")
-        errs = []
-        for r in cases:
-            t = r["speed_terms"]
-            e0 = predict(before, t) / t["observed_step_s"] - 1
-            e1 = predict(after, t) / t["observed_step_s"] - 1
-            errs.append(abs(e1))
-            print(f"  {r['id'][:50]:50s} step error {e0 * 100:+6.1f}% -> {e1 * 100:+6.1f}%")
-        if args.loo:
-            for i, r in enumerate(cases):
-                rest = cases[:i] + cases[i + 1:]
-                p_loo = fit(rest, before, prof["platform"]) if rest else before
-                t = r["speed_terms"]
-                print(f"  leave-one-out {r['id'][:40]:40s} tok/s error {(t['observed_step_s'] / predict(p_loo, t) - 1) * 100:+6.1f}%")
-        if args.write:
-            for k in PARAMS:
-                prof[k] = float(f"{after[k]:.3g}")
-            ids = ", ".join(r["id"] for r in cases)
-            prof["evidence"] = (f"fitted by tools/fit_speed.py on {len(cases)} measured case(s) of shared/validation ({ids}); "
-                                f"median abs step error {sorted(errs)[len(errs) // 2] * 100:.1f}%; constants no case informs stay at the priors in the script")
+    fitted, errors = fit_profiles(catalog, by_profile, args)
+    if args.loo:
+        regime_table(f"fitted cases ({len(errors)}): |tok/s error| by regime", errors)
+    if args.heldout:
+        held = [r for r in validate_report(args.preflight, args.heldout)["rows"] if r.get("speed_terms")]
+        out = [(r, {"fit": tok_s_error(fitted[r["speed_profile"]], r["speed_terms"])}) for r in held if r["speed_profile"] in fitted]
+        for r, e in out:
+            print(f"  held out {r['id'][:50]:50s} tok/s error {e['fit'] * 100:+6.1f}%")
+        regime_table(f"held-out cases ({len(out)}, never fitted on): |tok/s error| by regime", out, last="held out")
     if args.write:
+        catalog["profiles"] = [ordered(p) for p in catalog["profiles"]]
         write_catalog(args.catalog, catalog, indent=2)
 
 

@@ -55,7 +55,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
                                   text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version"),
                                   given_real("gpu-memory-utilization", "U", r.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
-                                  int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default 1024)"),
+                                  int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,
                                             "measured copy bandwidth (else `preflight bw --save`, else the catalogue)"),
                                   text_flag("workload", "chat|agent", r.workload, "agent: the start command adds the model family's tool-call and\nreasoning parsers",
@@ -102,7 +102,8 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
     for (int64_t n = 4; n <= std::max<int64_t>(1, static_cast<int64_t>(fit.max_concurrency * 1.0001)) && n <= fit.max_num_seqs; n *= 4) w.concurrency.push_back(n);
   }
   w.input_tokens = f.input_len.value_or(1024);
-  w.context_tokens = f.decode_context.value_or(std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
+  // Issue 20: decode at the context asked for (--max-model-len), else 1,024 tokens (no context was asked for).
+  w.context_tokens = f.decode_context.value_or(d.max_model_len ? std::max<int64_t>(1, *d.max_model_len) : std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
   return estimate::estimate_speed(model, device, *sp, speeds, d, fit, w);
 }
@@ -135,7 +136,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   t.context_tokens = r.context;
   t.concurrency = r.concurrency.value_or(1);
   t.min_tokens_per_s = r.min_tok_s;
-  t.decode_context_tokens = r.decode_context.value_or(1024);
+  t.decode_context_tokens = r.decode_context;
   if (r.bandwidth_gb_s) t.bandwidth_bytes_per_s = *r.bandwidth_gb_s * 1e9;
   if (r.gpu_memory_utilization) t.gpu_memory_utilization = r.gpu_memory_utilization->value;
   const size_t rows = r.all ? static_cast<size_t>(-1) : 15;

@@ -20,6 +20,67 @@ Status check_range(double value, double lo, double hi, const std::string& origin
   return Ok{};
 }
 
+// "bandwidth_priors": [{"device", "peak_bytes_per_s", "low_bytes_per_s", "high_bytes_per_s", "source"}]:
+// low <= peak <= high, every figure in [1 GB/s, 100 TB/s], one record per device.
+Status parse_bandwidth_priors(const JsonObject& top, SpeedCatalog& cat, const std::string& origin) {
+  const Json* priors = top.find("bandwidth_priors");
+  if (!priors) return Ok{};
+  if (!priors->is_array()) return make_error(ErrorKind::corrupt, origin + ": bandwidth_priors: expected an array", origin);
+  for (const auto& item : *priors) {
+    JsonObject pre(item, origin, "bandwidth_priors[]");
+    PF_TRY(device, pre.string("device"));
+    const std::string where = origin + ": bandwidth_priors[" + device + "]";
+    JsonObject r(item, origin, "bandwidth_priors[" + device + "]");
+    PF_TRY(keys, r.only_keys({"device", "peak_bytes_per_s", "low_bytes_per_s", "high_bytes_per_s", "source"}));
+    (void)keys;
+    BandwidthPrior b;
+    b.device = device;
+    PF_TRY(peak, r.number("peak_bytes_per_s"));
+    PF_TRY(low, r.number("low_bytes_per_s"));
+    PF_TRY(high, r.number("high_bytes_per_s"));
+    PF_TRY(source, r.string("source"));
+    for (const auto& [v, what] : std::vector<std::pair<double, std::string>>{{peak, "peak_bytes_per_s"}, {low, "low_bytes_per_s"}, {high, "high_bytes_per_s"}}) {
+      PF_TRY(ok, check_range(v, 1e9, 1e14, where, what));
+      (void)ok;
+    }
+    if (!(low <= peak && peak <= high))
+      return make_error(ErrorKind::corrupt, format("%s: expected low_bytes_per_s <= peak_bytes_per_s <= high_bytes_per_s, found %g, %g, %g", where.c_str(), low, peak, high), origin);
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    if (cat.find_bandwidth_prior(device)) return make_error(ErrorKind::corrupt, where + ": duplicate bandwidth prior", origin);
+    b.peak_bytes_per_s = peak;
+    b.low_bytes_per_s = low;
+    b.high_bytes_per_s = high;
+    b.source = source;
+    cat.bandwidth_priors.push_back(b);
+  }
+  return Ok{};
+}
+
+// "link_priors": [{"family", "name", "bandwidth_bytes_per_s", "source"}]: one record per family, bandwidth in
+// [100 MB/s, 10 TB/s].
+Status parse_link_priors(const JsonObject& top, SpeedCatalog& cat, const std::string& origin) {
+  const Json* links = top.find("link_priors");
+  if (!links) return Ok{};
+  if (!links->is_array()) return make_error(ErrorKind::corrupt, origin + ": link_priors: expected an array", origin);
+  for (const auto& item : *links) {
+    JsonObject pre(item, origin, "link_priors[]");
+    PF_TRY(family, pre.string("family"));
+    const std::string where = origin + ": link_priors[" + family + "]";
+    JsonObject r(item, origin, "link_priors[" + family + "]");
+    PF_TRY(keys, r.only_keys({"family", "name", "bandwidth_bytes_per_s", "source"}));
+    (void)keys;
+    PF_TRY(name, r.string("name"));
+    PF_TRY(bw, r.number("bandwidth_bytes_per_s"));
+    PF_TRY(source, r.string("source"));
+    PF_TRY(ok, check_range(bw, 1e8, 1e13, where, "bandwidth_bytes_per_s"));
+    (void)ok;
+    if (source.empty() || name.empty()) return make_error(ErrorKind::corrupt, where + ": name and source must not be empty", origin);
+    if (cat.find_link_prior(family)) return make_error(ErrorKind::corrupt, where + ": duplicate link prior", origin);
+    cat.link_priors.push_back({family, name, bw, source});
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::string& platform, const std::string& device) const {
@@ -27,6 +88,18 @@ const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::str
     for (const auto& p : profiles) if (p.engine == engine && p.platform == platform && to_lower(p.device) == to_lower(device)) return &p;
   for (const auto& p : profiles) if (p.engine == engine && p.platform == platform && p.device.empty()) return &p;
   for (const auto& p : profiles) if (p.engine == engine && p.platform == "cuda" && p.device.empty()) return &p;
+  return nullptr;
+}
+
+const BandwidthPrior* SpeedCatalog::find_bandwidth_prior(const std::string& device) const {
+  const std::string n = to_lower(device);
+  for (const auto& p : bandwidth_priors) if (to_lower(p.device) == n) return &p;
+  return nullptr;
+}
+
+const LinkPrior* SpeedCatalog::find_link_prior(const std::string& family) const {
+  const std::string n = to_lower(family);
+  for (const auto& p : link_priors) if (to_lower(p.family) == n) return &p;
   return nullptr;
 }
 
@@ -40,7 +113,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
   SpeedCatalog cat;
   cat.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets"}));
+  PF_TRY(keys, top.only_keys({"schema_version", "note", "copy_fraction_of_peak", "cross_node", "profiles", "gguf_presets", "bandwidth_priors", "link_priors"}));
   (void)keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -75,7 +148,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     const std::string id = engine + "/" + platform;
     JsonObject r(item, origin, "profiles[" + id + "]");
     PF_TRY(pk, r.only_keys({"engine", "platform", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "always_eager", "ops_per_layer",
-                            "moe_layer_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
+                            "sequence_overhead_s", "moe_layer_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
     (void)pk;
     if (cat.find(engine, platform) && cat.find(engine, platform)->platform == platform)
       return make_error(ErrorKind::corrupt, format("%s: duplicate speed profile %s", origin.c_str(), id.c_str()), origin);
@@ -87,6 +160,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     PF_TRY(so, r.number("step_overhead_s"));
     PF_TRY(ed, r.number("eager_op_dispatch_s"));
     PF_TRY(ae, r.opt_bool("always_eager"));
+    PF_TRY(sq, r.opt_number("sequence_overhead_s"));
     PF_TRY(mo, r.number("moe_layer_overhead_s"));
     PF_TRY(ar, r.number("allreduce_latency_s"));
     PF_TRY(pe, r.number("prefill_compute_efficiency"));
@@ -95,13 +169,14 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     const std::string where = origin + ": " + id;
     for (const auto& [v, lo, hi, what] : std::vector<std::tuple<double, double, double, std::string>>{
              {be, 0.05, 1.2, "bandwidth_efficiency"}, {so, 0, 0.1, "step_overhead_s"}, {ed, 0, 0.01, "eager_op_dispatch_s"},
-             {mo, 0, 0.01, "moe_layer_overhead_s"}, {ar, 0, 0.01, "allreduce_latency_s"}, {pe, 0.01, 1.0, "prefill_compute_efficiency"},
+             {mo, 0, 0.01, "moe_layer_overhead_s"}, {sq.value_or(0), 0, 0.01, "sequence_overhead_s"}, {ar, 0, 0.01, "allreduce_latency_s"}, {pe, 0.01, 1.0, "prefill_compute_efficiency"},
              {bf, 0, 1.0, "band_fraction"}}) {
       PF_TRY(ok, check_range(v, lo, hi, where, what));
       (void)ok;
     }
     p.bandwidth_efficiency = be;
     p.step_overhead_s = so;
+    p.sequence_overhead_s = sq.value_or(0);
     p.eager_op_dispatch_s = ed;
     p.always_eager = ae.value_or(false);
     p.moe_layer_overhead_s = mo;
@@ -118,6 +193,10 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     }
     cat.profiles.push_back(std::move(p));
   }
+  PF_TRY(priors_ok, parse_bandwidth_priors(top, cat, origin));
+  (void)priors_ok;
+  PF_TRY(links_ok, parse_link_priors(top, cat, origin));
+  (void)links_ok;
   if (const Json* presets = top.find("gguf_presets"); presets && presets->is_array()) {
     for (const auto& item : *presets) {
       JsonObject r(item, origin, "gguf_presets[]");
@@ -148,7 +227,7 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
   for (const auto& item : *list) {
     JsonObject r(item, origin, "profiles[]");
     PF_TRY(keys, r.only_keys({"engine", "platform", "device", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s",
-                              "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
+                              "sequence_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence"}));
     (void)keys;
     PF_TRY(engine, r.string("engine"));
     PF_TRY(platform, r.string("platform"));
@@ -165,6 +244,7 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
     const std::vector<std::tuple<const char*, double*, double, double>> fields = {
         {"bandwidth_efficiency", &p.bandwidth_efficiency, 0.05, 1.2}, {"step_overhead_s", &p.step_overhead_s, 0, 0.1},
         {"eager_op_dispatch_s", &p.eager_op_dispatch_s, 0, 0.01},     {"moe_layer_overhead_s", &p.moe_layer_overhead_s, 0, 0.01},
+        {"sequence_overhead_s", &p.sequence_overhead_s, 0, 0.01},
         {"allreduce_latency_s", &p.allreduce_latency_s, 0, 0.01},     {"prefill_compute_efficiency", &p.prefill_compute_efficiency, 0.01, 1.0},
         {"band_fraction", &p.band_fraction, 0, 1.0}};
     for (const auto& [key, target, lo, hi] : fields) {

@@ -22,7 +22,8 @@ struct SpeedProfile {
   std::string device;    // a device id when the profile is one device's own calibration (user overlay), else empty
   std::string origin;    // file the profile came from
   double bandwidth_efficiency = 0.8;   // of the copy bandwidth, on weight + KV reads of a decode step
-  double step_overhead_s = 0;          // graph mode: per decode step (launch, sampling, scheduling)
+  double step_overhead_s = 0;          // per decode step, graph and eager (launch, scheduling, the step's sync)
+  double sequence_overhead_s = 0;      // per running sequence per decode step (sampling, detokenize, API streaming)
   double eager_op_dispatch_s = 0;      // eager mode: host cost of issuing one operator
   bool always_eager = false;           // engine issues operators one by one on this platform (no graphs)
   std::map<std::string, double> ops_per_layer;  // by layer kind name, plus "moe" for a routed-expert block
@@ -39,8 +40,31 @@ struct GgufPreset {
   std::string source;
 };
 
+// A bandwidth prior for a card with no datasheet peak and no measurement (910B4, 910B4-1, 910A,
+// Atlas 350, the host CPU): the peak taken, and the range the public figures allow, which may be
+// one-sided (910B4: 800 GB/s taken, up to 1,600 GB/s possible). The copy fraction of peak applies on
+// top, as for a datasheet figure. A `preflight bw --save` measurement replaces it.
+struct BandwidthPrior {
+  std::string device;             // device id in data/devices/devices.json
+  double peak_bytes_per_s = 0;    // the value used
+  double low_bytes_per_s = 0;     // lowest peak the sources allow (<= peak)
+  double high_bytes_per_s = 0;    // highest peak the sources allow (>= peak)
+  std::string source;
+};
+
+// The device-to-device link of a device family whose catalogue records carry no link bandwidth (the A2 boards'
+// HCCS): named in the speed provenance instead of the PCIe fallback.
+struct LinkPrior {
+  std::string family;   // DeviceSpec::family, e.g. "ascend-a2"
+  std::string name;     // e.g. "HCCS within an A2 node"
+  double bandwidth_bytes_per_s = 0;
+  std::string source;
+};
+
 struct SpeedCatalog {
   std::vector<SpeedProfile> profiles;
+  std::vector<BandwidthPrior> bandwidth_priors;
+  std::vector<LinkPrior> link_priors;
   double copy_fraction_of_peak = 0.8;  // copy bandwidth / datasheet peak when no measurement exists
   std::string copy_fraction_evidence;
   double cross_node_bandwidth_bytes_per_s = 0;  // per device, between nodes (RoCE / InfiniBand)
@@ -53,6 +77,8 @@ struct SpeedCatalog {
   // then the platform's; llama.cpp and vllm fall back to their cuda profile.
   const SpeedProfile* find(const std::string& engine, const std::string& platform, const std::string& device = {}) const;
   const GgufPreset* find_preset(const std::string& name) const;  // case-insensitive
+  const BandwidthPrior* find_bandwidth_prior(const std::string& device) const;  // by device id, case-insensitive
+  const LinkPrior* find_link_prior(const std::string& family) const;            // by device family, case-insensitive
 };
 
 Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& origin);

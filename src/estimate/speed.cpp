@@ -106,9 +106,14 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   return t;
 }
 
-// Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction (which
-// widens the band). False when no bandwidth is known (the estimate says so and stops).
+// Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
+// catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
+// figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
+// one-sided) sets the bandwidth range, and the output says a measurement replaces it. False when no
+// bandwidth is known at all (the estimate says so and stops).
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w) {
+  const double cf = catalog.copy_fraction_of_peak;
+  const std::string until = "prior, until `preflight bw --save --device " + device.id + "` measures the card";
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
     s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
@@ -116,16 +121,81 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
     s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
-    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
-    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
-                                catalog.copy_fraction_evidence.c_str());
-    band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
-    s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
+    s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
+    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
+                                catalog.copy_fraction_evidence.c_str(), until.c_str());
+    s.bandwidth_is_prior = true;
+    s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until.c_str()));
+  } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
+    s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
+    s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
+    s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
+    s.bandwidth_source = format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s", prior->peak_bytes_per_s / 1e9,
+                                prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf, prior->source.c_str(), until.c_str());
+    s.bandwidth_is_prior = true;
+    s.assumptions.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s", device.id.c_str(),
+                                   s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9, until.c_str()));
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;
   }
+  if (s.bandwidth_is_prior) band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
+  if (s.bandwidth_low_bytes_per_s <= 0) s.bandwidth_low_bytes_per_s = s.bandwidth_bytes_per_s;
+  if (s.bandwidth_high_bytes_per_s <= 0) s.bandwidth_high_bytes_per_s = s.bandwidth_bytes_per_s;
   return true;
+}
+
+struct Links {
+  double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
+  double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
+};
+
+// The links a layout crosses: TP inside a node unless tp exceeds a node (then every all-reduce crosses the NIC);
+// PP stages across nodes when tp x pp does. Sets s.cross_node, the all-reduce counts and s.link, which names the
+// link assumed (device catalogue figure, PCIe assumed, or the inter-node NIC).
+Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
+                   const SpeedWorkload& w) {
+  Links l;
+  const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+  s.cross_node = tp * pp > w.devices_per_node;
+  const bool tp_cross = tp > w.devices_per_node;
+  double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
+  const engine::LinkPrior* family_link = link_bw > 0 ? nullptr : catalog.find_link_prior(device.family);
+  if (family_link) {
+    link_bw = family_link->bandwidth_bytes_per_s;
+  } else if (link_bw <= 0) {
+    link_bw = 32e9;
+    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
+  }
+  l.ar_latency_s = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
+  l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
+  l.p2p_bytes_per_s = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
+  l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
+  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
+  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
+  const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
+  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  if (tp_cross)
+    s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
+                                   static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
+                                   catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
+  else if (s.cross_node)
+    s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
+                                   catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+  if (tp > 1 || pp > 1) {
+    const std::string intra =
+        device.interconnect_bandwidth_bytes_per_s
+            ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
+        : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
+                      : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+    const std::string nic = format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
+                                   catalog.cross_node_source.c_str());
+    s.link = tp_cross     ? "all-reduces over the " + nic
+             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + "; " : std::string()) + "pipeline hand-offs over the " + nic
+                            : intra;
+    s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+  }
+  return l;
 }
 
 }  // namespace
@@ -158,32 +228,11 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const double peak = peak_ops(device, scheme, m.dtype);
   if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
 
-  // Interconnect: TP inside a node unless tp exceeds a node; PP stages across nodes when tp x pp does.
-  s.cross_node = tp * pp > w.devices_per_node;
-  const bool tp_cross = tp > w.devices_per_node;
-  double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
-  if (link_bw <= 0) {
-    link_bw = 32e9;
-    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
-  }
-  const double ar_latency = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
-  const double ar_bw = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
-  const double p2p_bw = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
-  const double p2p_latency = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
-  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
-  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
-  const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
-  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
-  if (tp_cross)
-    s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
-                                   static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
-                                   catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
-  else if (s.cross_node)
-    s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
-                                   catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+  const Links links = interconnect(s, m, device, profile, catalog, w);
+  const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 
-  auto decode_step = [&](int64_t batch) {
+  auto decode_step = [&](int64_t batch, double effective_bw) {
     StepTerms st;
     const int64_t micro = (batch + pp - 1) / pp;  // sequences per pipeline micro-batch
     double touched = 1.0;
@@ -195,14 +244,15 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       st.kv_bytes += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
     }
     st.state_bytes = 2.0 * t.state_bytes_per_sequence * static_cast<double>(micro);
-    st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / s.effective_bandwidth_bytes_per_s;
+    st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / effective_bw;
     if (peak > 0) {
       const double flops = 2.0 * t.active_params * micro + t.attention_flops_per_context_token * static_cast<double>(w.context_tokens) * micro;
       st.compute_s = flops / (peak * profile.prefill_compute_efficiency);
     }
     const double device_s = std::max(st.memory_s, st.compute_s);
     const double dispatch_s = eager ? t.dispatch_ops * profile.eager_op_dispatch_s : 0;
-    st.overhead_s = profile.step_overhead_s + (eager ? std::max(0.0, dispatch_s - device_s) : 0);
+    // Host work per step: a fixed part, and a part per running sequence (sampling, detokenize, streaming).
+    st.overhead_s = profile.step_overhead_s + profile.sequence_overhead_s * static_cast<double>(batch) + (eager ? std::max(0.0, dispatch_s - device_s) : 0);
     st.moe_s = eager ? 0 : static_cast<double>(t.moe_layers) * profile.moe_layer_overhead_s;
     const double msg = act_bytes * static_cast<double>(micro);
     if (tp > 1) {
@@ -221,22 +271,27 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     return st;
   };
 
+  // The band: the profile's relative spread on the step time, taken at the low and at the high end of
+  // the bandwidth range (the same bandwidth unless the basis is a prior with a range).
+  const double eff = profile.bandwidth_efficiency;
+  auto at = [&](int64_t batch, double& low, double& high) {
+    low = 1.0 / (decode_step(batch, s.bandwidth_low_bytes_per_s * eff).step_s * (1.0 + band));
+    high = 1.0 / (decode_step(batch, s.bandwidth_high_bytes_per_s * eff).step_s * std::max(0.05, 1.0 - band));
+  };
   for (const int64_t c : w.concurrency) {
     SpeedPoint p;
     p.concurrency = std::max<int64_t>(1, c);
-    p.terms = decode_step(p.concurrency);
+    p.terms = decode_step(p.concurrency, s.effective_bandwidth_bytes_per_s);
     if (p.terms.step_s <= 0) continue;
     p.per_stream_tokens_per_s = 1.0 / p.terms.step_s;
     p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
-    p.per_stream_low = 1.0 / (p.terms.step_s * (1.0 + band));
-    p.per_stream_high = 1.0 / (p.terms.step_s * std::max(0.05, 1.0 - band));
+    at(p.concurrency, p.per_stream_low, p.per_stream_high);
     s.points.push_back(p);
   }
-  const StepTerms one = decode_step(1);
+  const StepTerms one = decode_step(1, s.effective_bandwidth_bytes_per_s);
   if (one.step_s > 0) {
     s.single_stream_tokens_per_s = 1.0 / one.step_s;
-    s.single_stream_low = 1.0 / (one.step_s * (1.0 + band));
-    s.single_stream_high = 1.0 / (one.step_s * std::max(0.05, 1.0 - band));
+    at(1, s.single_stream_low, s.single_stream_high);
   }
   s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
                                 "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",

@@ -53,10 +53,14 @@ struct SpeedPoint {
 struct SpeedEstimate {
   std::string engine, platform, mode;
   double bandwidth_bytes_per_s = 0;        // copy bandwidth used as the basis
+  double bandwidth_low_bytes_per_s = 0;    // the range that basis allows (equal to it when measured; one-sided
+  double bandwidth_high_bytes_per_s = 0;   // for a prior such as the 910B4's); the speed band spans it
+  bool bandwidth_is_prior = false;         // datasheet x copy fraction, or a catalogue prior: not measured
   std::string bandwidth_source;
   double effective_bandwidth_bytes_per_s = 0;
   int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
   bool cross_node = false;
+  std::string link;                        // the link the all-reduces and hand-offs are taken to cross (issue 20), empty at TP1/PP1
   int64_t context_tokens = 0;
   std::vector<SpeedPoint> points;          // one per requested concurrency
   double single_stream_tokens_per_s = 0;   // at concurrency 1

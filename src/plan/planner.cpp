@@ -175,7 +175,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   }
   estimate::SpeedWorkload w;
   w.concurrency = {t.concurrency};
-  w.context_tokens = std::min(t.decode_context_tokens, c.context_tokens);
+  w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
   c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, d, w);
@@ -200,6 +200,23 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   return c;
 }
 
+// Issue 20: one line per device whose tok/s rests on a bandwidth prior (datasheet x copy fraction, or a catalogue
+// prior), naming the figure and its band, until a measurement replaces it.
+void note_bandwidth_priors(PlanResult& r) {
+  std::vector<std::string> seen;
+  for (const auto* list : {&r.recommended, &r.rejected})
+    for (const auto& c : *list) {
+      if (!c.speed.bandwidth_is_prior || std::find(seen.begin(), seen.end(), c.device_id) != seen.end()) continue;
+      seen.push_back(c.device_id);
+      const auto& s = c.speed;
+      const std::string basis = s.bandwidth_low_bytes_per_s < s.bandwidth_high_bytes_per_s
+                                    ? format("%.0f GB/s copy, band %.0f - %.0f GB/s", s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9)
+                                    : format("%.0f GB/s copy = datasheet peak x copy fraction", s.bandwidth_bytes_per_s / 1e9);
+      r.assumptions.push_back(format("tok/s on %s from a bandwidth prior (%s), until `preflight bw --save --device %s` measures the card", c.device_id.c_str(),
+                                     basis.c_str(), c.device_id.c_str()));
+    }
+}
+
 // plan_for_device with the per-model parameter counts computed by the caller.
 PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const std::vector<double>& params, const device::DeviceSpec& dev, int64_t n,
                             const PlanInputs& in, const PlanTargets& t) {
@@ -219,8 +236,10 @@ PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const s
     if (variant_rank(a.quantization_flag) != variant_rank(b.quantization_flag)) return variant_rank(a.quantization_flag) < variant_rank(b.quantization_flag);
     return a.tokens_per_s > b.tokens_per_s;
   });
-  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %lld", static_cast<long long>(n), dev.id.c_str(),
-                                 static_cast<long long>(k_devices_per_node), static_cast<long long>(t.decode_context_tokens)));
+  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(n), dev.id.c_str(),
+                                 static_cast<long long>(k_devices_per_node),
+                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
+  note_bandwidth_priors(r);
   return r;
 }
 
@@ -297,8 +316,10 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
     if (a.num_devices != b.num_devices) return a.num_devices < b.num_devices;
     return a.tokens_per_s > b.tokens_per_s;
   });
-  r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes", static_cast<long long>(max_devices),
-                                 static_cast<long long>(k_devices_per_node)));
+  r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", static_cast<long long>(max_devices),
+                                 static_cast<long long>(k_devices_per_node),
+                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
+  note_bandwidth_priors(r);
   return r;
 }
 

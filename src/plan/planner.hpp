@@ -23,7 +23,7 @@ struct PlanTargets {
   std::optional<int64_t> context_tokens;   // per request; default min(32768, model max)
   int64_t concurrency = 1;                 // requests served at once, each at the full context
   std::optional<double> min_tokens_per_s;  // per stream, at `concurrency`
-  int64_t decode_context_tokens = 1024;    // context at which speed is quoted
+  std::optional<int64_t> decode_context_tokens;  // context at which speed is quoted; default the context target (issue 20)
   std::optional<double> bandwidth_bytes_per_s;  // measured copy bandwidth (replaces the catalogue)
   std::optional<double> gpu_memory_utilization;
 };

@@ -198,11 +198,13 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   PF_TRY(conc, c.opt_int("concurrency"));
   estimate::SpeedWorkload work;
   work.concurrency = {conc.value_or(1)};
-  work.context_tokens = ctx.options.decode_context_tokens;
+  PF_TRY(case_context, c.opt_int("decode_context_tokens"));  // issue 20: the context a case decoded at, when its source states it
+  work.context_tokens = case_context && *case_context > 0 ? *case_context : ctx.options.decode_context_tokens;
   const auto speed = estimate::estimate_speed(spec, *matched, *sp, ctx.speeds, d, work);
   if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
   row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
-  row.assumptions.push_back(format("decode at context %lld (not stated by the case)", static_cast<long long>(work.context_tokens)));
+  row.assumptions.push_back(format("decode at context %lld (%s)", static_cast<long long>(work.context_tokens),
+                                   case_context ? "the case's decode_context_tokens" : "not stated by the case"));
   const auto& pt = speed.points.front();
   row.fields.push_back({"tokens_per_s", observed_tokens_per_s, pt.per_stream_tokens_per_s, pct(pt.per_stream_tokens_per_s, observed_tokens_per_s), pt.per_stream_low,
                         pt.per_stream_high});
@@ -215,6 +217,7 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
                      {"moe_layers", static_cast<double>(speed.moe_layers)},
                      {"allreduce_latency_units", speed.allreduce_latency_units},
                      {"communication_bandwidth_s", pt.terms.communication_bandwidth_s},
+                     {"concurrency", static_cast<double>(pt.concurrency)},
                      {"predicted_step_s", pt.terms.step_s},
                      {"observed_step_s", 1.0 / observed_tokens_per_s}};
   return std::optional<std::string>();

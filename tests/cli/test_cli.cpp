@@ -230,3 +230,23 @@ TEST(Cli, Issue16_PlanModelFilter) {
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.out.find("--model filters the catalogue"), std::string::npos) << both.out;
 }
+
+// Issue 20: fit quotes decode speed at the --max-model-len asked for (not a fixed 1,024), and on the 910B4, which has
+// no measured or datasheet bandwidth, from the catalogue prior, saying so.
+TEST(Cli, Issue20_FitSpeedAtTheRequestedContextFromABandwidthPrior) {
+  auto r = run("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 4096");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("at context 4,096"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("640 GB/s copy bandwidth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("prior, until `preflight bw --save --device 910B4` measures the card"), std::string::npos) << r.out;
+}
+
+// Issue 20: fit --json carries the bandwidth basis: whether it is a prior, its band (910B4: 640 - 1,280 GB/s copy)
+// and the link a TP layout's all-reduces cross.
+TEST(Cli, Issue20_FitJsonCarriesTheBandwidthPriorAndTheLink) {
+  auto r = run("fit Qwen/Qwen3-14B --device 910B4 --tensor-parallel-size 2 --max-model-len 4096 --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"bandwidth_is_prior\": true"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"bandwidth_band_gb_s\": [\n      640.0,\n      1280.0\n    ]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"link\": \"HCCS within an A2 node, 50 GB/s"), std::string::npos) << r.out;
+}

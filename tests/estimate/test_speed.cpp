@@ -150,12 +150,111 @@ TEST(Speed, PrefillIsComputeBoundAndGrowsWithInput) {
   EXPECT_LT(b.ttft_low_s, b.ttft_s);
 }
 
+// A card with neither a datasheet, a measured nor a prior bandwidth (a test device: every catalogue card
+// has at least a prior since issue 20) gets no speed, and the output says why.
 TEST(Speed, NoBandwidthMeansNoEstimateAndSaysWhy) {
   auto s = setup("Qwen/Qwen3-8B", "910B4", "vllm-ascend");
+  s.device.id = "test-card-without-bandwidth";
+  s.device.hbm_bandwidth_bytes_per_s.reset();
+  s.device.measured_copy_bandwidth_bytes_per_s.reset();
   const auto e = run(s, {}, {});
   EXPECT_TRUE(e.points.empty());
   ASSERT_FALSE(e.assumptions.empty());
   EXPECT_NE(e.assumptions.back().find("no bandwidth"), std::string::npos);
+}
+
+// Issue 20: the 910B4 has no datasheet or measured bandwidth; the catalogue prior (data/evidence/ascend-bandwidth.md)
+// is 800 GB/s peak, 800 - 1600 GB/s possible. Copy bandwidth = 800 x 0.80 = 640 GB/s, range 640 - 1,280 GB/s.
+// The band is one-sided: the fast end (twice the bandwidth, memory-bound model) is much further from the
+// estimate than the slow end, which only carries the profile's +/- spread.
+TEST(Speed, Issue20_910B4BandwidthPriorGivesSpeedWithOneSidedBand) {
+  auto s = setup("Qwen/Qwen3-8B", "910B4", "vllm-ascend");
+  ASSERT_FALSE(s.device.hbm_bandwidth_bytes_per_s.has_value());
+  const auto e = run(s, {}, {});
+  ASSERT_FALSE(e.points.empty());
+  EXPECT_TRUE(e.bandwidth_is_prior);
+  EXPECT_NEAR(e.bandwidth_bytes_per_s, 640e9, 1e6);
+  EXPECT_NEAR(e.bandwidth_low_bytes_per_s, 640e9, 1e6);
+  EXPECT_NEAR(e.bandwidth_high_bytes_per_s, 1280e9, 1e6);
+  const double mid = e.single_stream_tokens_per_s;
+  EXPECT_LT(e.single_stream_low, mid);
+  EXPECT_GT(e.single_stream_high / mid, 1.5);  // up to ~2x faster when the card has 1.6 TB/s
+  EXPECT_LT(mid / e.single_stream_low, 1.3);   // slower only by the profile's spread
+  bool says_prior = false;
+  for (const auto& a : e.assumptions) says_prior |= a.find("prior, until `preflight bw --save") != std::string::npos;
+  EXPECT_TRUE(says_prior);
+  EXPECT_NE(e.bandwidth_source.find("prior, until `preflight bw --save"), std::string::npos);
+}
+
+// Issue 20: every catalogue card gets a speed; every card without a measured copy bandwidth says it is a prior.
+TEST(Speed, Issue20_EveryCatalogueCardHasASpeedAndUnmeasuredOnesSayPrior) {
+  auto devices = device::load_device_catalog();
+  ASSERT_TRUE(devices.has_value());
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  for (const auto& d : devices->devices) {
+    s.device = d;
+    const std::string engine = d.platform == "npu" ? "vllm-ascend" : (d.platform == "cuda" || d.platform == "rocm") ? "vllm" : "llama.cpp";
+    const engine::SpeedProfile* p = s.speeds.find(engine, d.platform, d.id);
+    ASSERT_NE(p, nullptr) << d.id;
+    const auto e = estimate::estimate_speed(s.model, d, *p, s.speeds, {}, {});
+    EXPECT_FALSE(e.points.empty()) << d.id;
+    EXPECT_EQ(e.bandwidth_is_prior, !d.measured_copy_bandwidth_bytes_per_s.has_value()) << d.id;
+    EXPECT_LE(e.single_stream_low, e.single_stream_tokens_per_s) << d.id;
+    EXPECT_GE(e.single_stream_high, e.single_stream_tokens_per_s) << d.id;
+  }
+}
+
+// Issue 20: host work per decode step has a fixed part and a part per running sequence. With every other
+// host term zeroed: overhead at batch B = 1 ms + B x 50 us -> B=1: 1.05 ms, B=16: 1.80 ms.
+TEST(Speed, Issue20_SequenceOverheadGrowsWithTheBatch) {
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  engine::SpeedProfile p = *s.profile;
+  p.step_overhead_s = 1e-3;
+  p.sequence_overhead_s = 50e-6;
+  estimate::SpeedWorkload w;
+  w.concurrency = {1, 16};
+  const auto e = estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w);
+  ASSERT_EQ(e.points.size(), 2u);
+  EXPECT_NEAR(e.points[0].terms.overhead_s, 1.05e-3, 1e-12);
+  EXPECT_NEAR(e.points[1].terms.overhead_s, 1.80e-3, 1e-12);
+  p.sequence_overhead_s = 0;
+  const auto none = estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w);
+  EXPECT_NEAR(e.points[1].terms.step_s - none.points[1].terms.step_s, 16 * 50e-6, 1e-12);
+}
+
+// Issue 20: decode reads the KV cache at the context asked for. Qwen3-8B: 147,456 B of KV per token (36 layers x
+// 8 KV heads x 128 x 2 (K, V) x 2 B) -> 150,994,944 B at 1,024 and 4,831,838,208 B at 32,768.
+TEST(Speed, Issue20_KvBytesGrowWithTheRequestedContext) {
+  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm");
+  estimate::SpeedWorkload short_ctx, long_ctx;
+  long_ctx.context_tokens = 32768;
+  const auto a = run(s, {}, short_ctx), b = run(s, {}, long_ctx);
+  EXPECT_DOUBLE_EQ(a.points[0].terms.kv_bytes, 150994944.0);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.kv_bytes, 4831838208.0);
+  EXPECT_EQ(b.context_tokens, 32768);
+  EXPECT_LT(b.single_stream_tokens_per_s, a.single_stream_tokens_per_s * 0.85);
+}
+
+// Issue 20: the link a layout's collectives cross is named: the device's own link and figure, PCIe when the
+// catalogue has no link bandwidth and no family prior (Atlas 350, a PCIe card), the A2 family's HCCS prior (910B4), the
+// inter-node NIC when TP spans nodes.
+TEST(Speed, Issue20_TheLinkAssumedIsNamed) {
+  estimate::Deployment tp2, tp16;
+  tp2.tensor_parallel_size = 2;
+  tp16.tensor_parallel_size = 16;
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  EXPECT_NE(run(h100, tp2, {}).link.find("NVLink4 (PCIe5 x16 to host), 900 GB/s (device catalogue)"), std::string::npos) << run(h100, tp2, {}).link;
+  EXPECT_NE(run(h100, tp16, {}).link.find("all-reduces over the inter-node NIC, 25 GB/s + 20 us"), std::string::npos) << run(h100, tp16, {}).link;
+  EXPECT_TRUE(run(h100, {}, {}).link.empty());
+  auto b4 = setup("Qwen/Qwen3-32B", "910B4", "vllm-ascend");
+  const auto hccs = run(b4, tp2, {});
+  EXPECT_NE(hccs.link.find("HCCS within an A2 node, 50 GB/s (prior for the ascend-a2 family"), std::string::npos) << hccs.link;
+  auto atlas = setup("Qwen/Qwen3-32B", "Atlas350", "vllm-ascend");
+  const auto e = run(atlas, tp2, {});
+  EXPECT_NE(e.link.find("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for Atlas350)"), std::string::npos) << e.link;
+  bool in_provenance = false;
+  for (const auto& p : e.provenance) in_provenance |= p.rfind("link: PCIe 4 x16", 0) == 0;
+  EXPECT_TRUE(in_provenance);
 }
 
 TEST(SpeedCatalog, RejectsBadRecords) {
@@ -179,6 +278,17 @@ TEST(SpeedCatalog, RejectsBadRecords) {
       {"duplicate profile", [](Json& j) { j["profiles"].push_back(j["profiles"][0]); }, "duplicate"},
       {"negative op count", [](Json& j) { j["profiles"][0]["ops_per_layer"]["full_attention"] = -1; }, "ops_per_layer"},
       {"future schema", [](Json& j) { j["schema_version"] = 2; }, "schema_version"},
+      {"Issue20 sequence overhead out of range", [](Json& j) { j["profiles"][0]["sequence_overhead_s"] = 0.5; }, "sequence_overhead_s"},
+      {"Issue20 duplicate link prior", [](Json& j) { j["link_priors"] = Json::parse(R"([{"family":"f","name":"n","bandwidth_bytes_per_s":5e10,"source":"s"},
+        {"family":"F","name":"n","bandwidth_bytes_per_s":5e10,"source":"s"}])"); }, "link_priors[F]: duplicate"},
+      {"Issue20 link prior out of range", [](Json& j) { j["link_priors"] = Json::parse(R"([{"family":"f","name":"n","bandwidth_bytes_per_s":0,"source":"s"}])"); },
+       "bandwidth_bytes_per_s"},
+      {"Issue20 prior below its low end", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":2e11,
+        "high_bytes_per_s":3e11,"source":"s"}])"); }, "bandwidth_priors[X1]: expected low_bytes_per_s <= peak_bytes_per_s"},
+      {"Issue20 prior without source", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
+        "high_bytes_per_s":3e11}])"); }, "source"},
+      {"Issue20 duplicate prior", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
+        "high_bytes_per_s":3e11,"source":"s"},{"device":"x1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,"high_bytes_per_s":3e11,"source":"s"}])"); }, "duplicate"},
   };
   for (const auto& c : cases) {
     Json j = base();

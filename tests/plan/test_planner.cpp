@@ -277,3 +277,53 @@ TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
     EXPECT_EQ(c.fit.max_concurrency, want.max_concurrency) << at;
   }
 }
+
+// Issue 20: the seed's own card (910B4) has no measured or datasheet bandwidth; the plan still quotes tok/s, from
+// the catalogue prior (800 GB/s peak x 0.80 copy fraction = 640 GB/s, band 640 - 1,280 GB/s), and says so.
+TEST(Planner, Issue20_910B4PlanQuotesSpeedFromABandwidthPrior) {
+  const auto c = on_one("910B4", "Qwen/Qwen3-8B", 4096);
+  ASSERT_TRUE(c.meets) << c.reason;
+  EXPECT_GT(c.tokens_per_s, 0.0);
+  EXPECT_EQ(c.reason.find("speed unknown"), std::string::npos) << c.reason;
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 4096;
+  const auto r = plan::plan_for_device({*m}, dev("910B4"), 1, catalogs().inputs(), t);
+  bool says = false;
+  for (const auto& a : r.assumptions) says |= a.find("bandwidth prior (640 GB/s copy, band 640 - 1280 GB/s), until `preflight bw --save --device 910B4`") != std::string::npos;
+  EXPECT_TRUE(says);
+}
+
+// Issue 20: without --decode-context, plan quotes speed at each row's context target (here 32,768), where the KV
+// cache read per step is 32x the 1,024-token one; --decode-context still overrides it.
+TEST(Planner, Issue20_SpeedAtTheContextTarget) {
+  const auto at_target = on_one("H100", "Qwen/Qwen3-8B", 32768);
+  ASSERT_TRUE(at_target.meets) << at_target.reason;
+  EXPECT_EQ(at_target.speed.context_tokens, 32768);
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.decode_context_tokens = 1024;
+  const auto short_ctx = plan::evaluate_candidate(*m, dev("H100"), catalogs().inputs(), "", 1, t);
+  EXPECT_EQ(short_ctx.speed.context_tokens, 1024);
+  EXPECT_LT(at_target.tokens_per_s, short_ctx.tokens_per_s * 0.85);
+}
+
+// Issue 20: `plan MODEL --devices ...` (plan_for_model) says, once per device, which tok/s rest on a bandwidth prior:
+// the 910B4's catalogue prior with its one-sided band, the H100's datasheet peak x 0.80 (3,350 x 0.80 = 2,680 GB/s).
+TEST(Planner, Issue20_PlanForModelNamesEachDevicesBandwidthPrior) {
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 4096;
+  const auto r = plan::plan_for_model(*m, {dev("910B4"), dev("H100-SXM")}, catalogs().inputs(), t, 2);
+  int b4 = 0, h100 = 0;
+  for (const auto& a : r.assumptions) {
+    b4 += a.find("tok/s on 910B4 from a bandwidth prior (640 GB/s copy, band 640 - 1280 GB/s)") != std::string::npos;
+    h100 += a.find("tok/s on H100-SXM from a bandwidth prior (2680 GB/s copy = datasheet peak x copy fraction)") != std::string::npos;
+  }
+  EXPECT_EQ(b4, 1);
+  EXPECT_EQ(h100, 1);
+}
