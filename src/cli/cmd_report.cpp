@@ -12,7 +12,9 @@
 #include "cli/args.hpp"
 #include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
+#include "cli/cmd_report_compare.hpp"
 #include "cli/common.hpp"
+#include "report/compare_report.hpp"
 #include "report/html_report.hpp"
 #include "report/render.hpp"
 
@@ -25,17 +27,23 @@ struct ReportRequest {
   std::optional<std::string> html, from_db, fit_json;
   std::optional<int64_t> run;
   bool json = false;
+  bool compare = false;
 };
 
 std::vector<Option> report_options(ReportRequest& r) {
   return {text_flag("html", "FILE", r.html, "the report to write"),
           text_flag("from-db", "FILE", r.from_db, "the bench database (default: the one bench --save writes)"),
           int_flag("run", "ID", r.run, {1, INT64_MAX}, "a run of the sweep to report (default: the latest sweep)"),
-          text_flag("fit-json", "FIT.json", r.fit_json, "`preflight fit --json` output shown alongside"), json_flag(r.json)};
+          text_flag("fit-json", "FIT.json", r.fit_json, "`preflight fit --json` output shown alongside"),
+          switch_flag("compare", r.compare, "A/B: the sweeps of the runs given as arguments side by side (the first is the baseline)"), json_flag(r.json)};
 }
 
-const CommandText k_report_text{"usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]",
-                                "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside.", "",
+const CommandText k_report_text{"usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]\n"
+                                "       preflight report --compare RUN_A RUN_B [RUN ...] [--html FILE] [--from-db FILE] [--json]",
+                                "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside. With --compare: "
+                                "the stored sweeps of two or more runs side by side by concurrency (TTFT / TPOT / ITL p50 and p90, throughput, goodput), "
+                                "each against the first with a bootstrap 95% interval, each arm's prediction beside its measurement; a text table (or JSON) "
+                                "and, with --html, one page with charts.", "",
                                 "exit: 0, 2 bad input (a missing database or run)"};
 
 }  // namespace
@@ -45,11 +53,72 @@ CommandHelp report_help() {
   return {k_report_text, report_options(scratch)};
 }
 
+namespace {
+
+Expected<std::vector<int64_t>> run_ids(const std::vector<std::string>& args) {
+  std::vector<int64_t> ids;
+  for (const auto& a : args) {
+    char* end = nullptr;
+    const long long id = std::strtoll(a.c_str(), &end, 10);
+    if (a.empty() || !end || *end || id < 1) return make_error(ErrorKind::invalid_argument, "report --compare: expected run ids (positive integers), found \"" + a + "\"");
+    ids.push_back(id);
+  }
+  if (ids.size() < 2 || ids.size() > 8) {
+    return make_error(ErrorKind::invalid_argument, fmt::format("report --compare: expected 2 to 8 run ids, found {}", ids.size()));
+  }
+  return ids;
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << text)) return make_error(ErrorKind::io, "cannot write the report", path);
+  return Ok{};
+}
+
+int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& positional) {
+  auto fail = [](const Error& e) { return report_error(e); };
+  auto ids = run_ids(positional);
+  if (!ids) return fail(ids.error());
+  const std::string path = req.from_db.value_or(bench::default_db_path());
+  if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database", path));
+  auto store = bench::BenchStore::open(path);
+  if (!store) return fail(store.error());
+  std::vector<AbArmInput> arms;
+  int64_t skipped = 0;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    auto arm = load_ab_arm(*store, (*ids)[i], std::string(1, static_cast<char>('A' + i)), skipped);
+    if (!arm) return fail(arm.error());
+    arms.push_back(std::move(*arm));
+  }
+  report::AbReport r = build_ab_report(arms);
+  r.title = "preflight A/B: " + arms.front().arm.model;
+  r.build = std::string("report by preflight ") + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";
+  if (skipped > 0) r.notes.push_back(fmt::format("{} request-rate level(s) left out: only fixed-concurrency levels are matched", skipped));
+  if (req.html) {
+    if (auto w = write_text_file(*req.html, report::render_compare_html(r)); !w) return fail(w.error());
+  }
+  if (req.json) {
+    Json j = report::compare_to_json(r);
+    j["html"] = req.html ? Json(*req.html) : Json();
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::render_compare_text(r);
+    if (req.html) fmt::print("wrote {}\n", *req.html);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int cmd_report(const std::vector<std::string>& argv) {
   ReportRequest req;
   auto positional = parse_options(argv, report_options(req));
   auto fail = [](const Error& e) { return report_error(e); };
   if (!positional) return fail(positional.error());
+  if (req.compare) {
+    if (req.run || req.fit_json) return fail(make_error(ErrorKind::invalid_argument, "report --compare takes run ids as arguments, not --run or --fit-json"));
+    return cmd_report_ab(req, *positional);
+  }
   if (!req.html || !positional->empty()) {
     return fail(make_error(ErrorKind::invalid_argument, command_usage("report")));
   }
