@@ -131,7 +131,7 @@ Expected<AbArmInput> load_ab_arm(bench::BenchStore& store, int64_t run_id, const
   PF_TRY(sweep, load_sweep(store, run_id));
   AbArmInput arm;
   const bench::RunInfo& info = sweep.front().run.info;
-  const std::string what = !info.engine.empty() ? info.engine + (info.device.empty() ? "" : " on " + info.device) : info.url;
+  const std::string what = !info.engine.empty() ? info.engine + (info.device.empty() ? "" : " on " + info.device) : info.model;
   arm.arm = {letter, fmt::format("{}: {} (run {})", letter, what, run_id), run_id, info.sweep_id, info.url, info.model, info.engine, info.device, info.started_at, ""};
   for (const auto& level : sweep) {
     if (level.run.info.mode != "concurrency") {

@@ -47,15 +47,16 @@ Json cell_json(const AbCell& c) {
   return j;
 }
 
-// One chart per metric: a series per arm (its p50, or its value), its p90 dashed in the same colour,
-// its prediction dotted when it has one.
+// One chart per metric: a series per arm named by its letter (its p50, or its value), its p90 dashed
+// in the same colour, its prediction dashed when it has one.
 std::string metric_chart(const AbReport& r, const std::string& metric, const std::string& id, const std::string& title, const std::string& unit) {
   LineChart chart{id, title, unit};
   for (int64_t c : r.concurrencies) chart.x_labels.push_back(std::to_string(c));
   bool any = false;
   for (size_t a = 0; a < r.arms.size(); ++a) {
-    Series p50{r.arms[a].label, {}, false, static_cast<int>(a)}, p90{r.arms[a].label + " p90", {}, true, static_cast<int>(a)};
-    Series pred{r.arms[a].label + " predicted", {}, true, static_cast<int>(a)};
+    const std::string& letter = r.arms[a].letter;
+    Series p50{letter, {}, false, static_cast<int>(a)}, p90{letter + " p90", {}, true, static_cast<int>(a)};
+    Series pred{letter + " predicted", {}, true, static_cast<int>(a)};
     bool has_p90 = false, has_pred = false;
     for (int64_t c : r.concurrencies) {
       double v50 = std::nan(""), v90 = std::nan(""), vp = std::nan("");
