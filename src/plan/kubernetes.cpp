@@ -110,7 +110,8 @@ KubernetesManifests single_node(const Candidate& c, const KubernetesOptions& o) 
   for (const auto& e : l.env) lines.push_back("export " + e);
   lines.push_back("exec " + serve_line(l, o.port));
   const Json labels = {{"app.kubernetes.io/name", o.name}};
-  const PodParts pod{o.name, "server", join_lines(lines), std::min(c.num_devices, o.devices_per_node), true, model_dir(l)};
+  const PodParts pod{o.name, "server", join_lines(lines), std::min(c.num_devices * std::max<int64_t>(1, o.data_parallel_size), o.devices_per_node), true,
+                     model_dir(l)};
   const Json template_ = {{"metadata", {{"labels", labels}}}, {"spec", pod_spec(pod, o)}};
   const Json spec = {{"replicas", 1}, {"selector", {{"matchLabels", labels}}}, {"template", template_}};
   const Json deployment = {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"metadata", {{"name", o.name}, {"labels", labels}}}, {"spec", spec}};
@@ -128,10 +129,15 @@ const char* const k_wait_for_group =
 
 KubernetesManifests multi_node(const Candidate& c, const KubernetesOptions& o) {
   const Launch& l = c.launch;
-  const int64_t per_pod = std::min(c.num_devices, o.devices_per_node);
-  const int64_t pods = (c.num_devices + per_pod - 1) / per_pod;
-  // LWS sets LWS_LEADER_ADDRESS in every pod of the group; the interface is the pod's own.
-  const std::vector<std::string> pod_env = {"export NIC=${NIC:-eth0}", "export HEAD_IP=$LWS_LEADER_ADDRESS"};
+  // Ray: the candidate's devices over nodes. Native data parallel: whole replicas per node.
+  const int64_t dp = std::max<int64_t>(1, o.data_parallel_size);
+  const int64_t local = dp > 1 ? std::max<int64_t>(1, std::min(dp, o.devices_per_node / std::max<int64_t>(1, c.num_devices))) : 1;
+  const int64_t per_pod = dp > 1 ? local * c.num_devices : std::min(c.num_devices, o.devices_per_node);
+  const int64_t pods = dp > 1 ? (dp + local - 1) / local : (c.num_devices + per_pod - 1) / per_pod;
+  // LWS sets LWS_LEADER_ADDRESS and LWS_WORKER_INDEX in every pod of the group
+  // (https://github.com/kubernetes-sigs/lws/blob/main/site/content/en/docs/reference/labels-annotations-and-environment-variables.md);
+  // the interface is the pod's own.
+  const std::vector<std::string> pod_env = {"export NIC=${NIC:-eth0}", "export HEAD_IP=$LWS_LEADER_ADDRESS", "export NODE_RANK=$LWS_WORKER_INDEX"};
   std::vector<std::string> leader = pod_env, worker = pod_env;
   bool ray = false;
   for (const auto& n : l.nodes) {
@@ -142,6 +148,8 @@ KubernetesManifests multi_node(const Candidate& c, const KubernetesOptions& o) {
   if (ray) {
     worker.back() += " --block";
     leader.push_back(k_wait_for_group);
+  } else if (worker.back().rfind("vllm serve", 0) == 0) {
+    worker.back() = "exec " + worker.back();
   }
   leader.push_back("exec " + serve_line(l, o.port));
   const PodParts leader_pod{o.name, "leader", join_lines(leader), per_pod, true, model_dir(l)};

@@ -23,6 +23,7 @@ struct KubernetesOptions {
   int64_t devices_per_node = 8;     // the planner's node size (TP inside a node)
   int64_t port = 8000;              // vLLM's default port
   std::string shm_size = "16Gi";    // the /dev/shm emptyDir's sizeLimit
+  int64_t data_parallel_size = 1;   // replicas when the launch is native data parallel (plan::with_data_parallel)
 };
 
 struct KubernetesManifests {
@@ -34,6 +35,8 @@ struct KubernetesManifests {
 std::string dns_label(const std::string& text);
 
 // The manifests for the candidate's launch (c.launch). A candidate for llama.cpp gets a Deployment too.
+// Native data parallel across nodes: the leader serves the API, the workers run --headless with
+// NODE_RANK = LWS_WORKER_INDEX (set by LWS in every pod).
 KubernetesManifests build_kubernetes(const Candidate& candidate, const KubernetesOptions& options);
 
 }  // namespace preflight::plan

@@ -206,3 +206,35 @@ TEST(Kubernetes, Issue18_ManifestsPassTheKubernetesSchemas) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("containerPort must be integer"), std::string::npos) << r.out;
 }
+
+// Every pod's script and every printed per-node block is valid bash (`bash -n`): Ray across nodes and
+// native data parallel. An apostrophe inside a ${NIC:?...} message used to open a quote that never
+// closed, so the multi-node start stopped at a syntax error before `ray start`.
+TEST(Kubernetes, Issue18_PodScriptsAndNodeBlocksAreValidBash) {
+  const auto scratch = pftest::scratch_dir("kubernetes-bash");
+  const std::vector<std::string> plans = {"plan Qwen/Qwen3-235B-A22B --device 910B4", "plan Qwen/Qwen3-30B-A3B --device 910B3 --data-parallel 16 --expert-parallel"};
+  int checked = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const std::string yaml = scratch + "/m" + std::to_string(i) + ".yaml";
+    auto r = pftest::run_cli(plans[i] + " --kubernetes " + yaml + " --json", {.with_stderr = false});
+    ASSERT_EQ(r.code, 0) << plans[i] << "\n" << r.out;
+    const Json j = Json::parse(r.out);
+    std::vector<std::string> scripts;
+    const Json& lws = j["kubernetes"]["objects"][0];
+    ASSERT_EQ(lws["kind"], "LeaderWorkerSet") << plans[i];
+    for (const char* t : {"leaderTemplate", "workerTemplate"}) scripts.push_back(lws["spec"]["leaderWorkerTemplate"][t]["spec"]["containers"][0]["command"][2]);
+    const Json& launch = j["recommended"][0]["launch"];
+    ASSERT_EQ(launch["nodes"].size(), 2u) << plans[i];
+    for (const auto& node : launch["nodes"]) {
+      std::string block;
+      for (const auto& line : node["lines"]) block += line.get<std::string>() + "\n";
+      scripts.push_back(block + launch["serve"].get<std::string>() + "\n");
+    }
+    for (const auto& s : scripts) {
+      const std::string file = scratch + "/script" + std::to_string(checked++) + ".sh";
+      std::ofstream(file) << s;
+      EXPECT_EQ(std::system(("bash -n " + file + " 2>/dev/null").c_str()), 0) << plans[i] << ":\n" << s;
+    }
+  }
+  EXPECT_EQ(checked, 8);
+}
