@@ -48,7 +48,7 @@ Json cell_json(const AbCell& c) {
 }
 
 // One chart per metric: a series per arm named by its letter (its p50, or its value), its p90 dashed
-// in the same colour, its prediction dashed when it has one.
+// in the same colour, its prediction dotted when it has one.
 std::string metric_chart(const AbReport& r, const std::string& metric, const std::string& id, const std::string& title, const std::string& unit) {
   LineChart chart{id, title, unit};
   for (int64_t c : r.concurrencies) chart.x_labels.push_back(std::to_string(c));
@@ -56,7 +56,7 @@ std::string metric_chart(const AbReport& r, const std::string& metric, const std
   for (size_t a = 0; a < r.arms.size(); ++a) {
     const std::string& letter = r.arms[a].letter;
     Series p50{letter, {}, false, static_cast<int>(a)}, p90{letter + " p90", {}, true, static_cast<int>(a)};
-    Series pred{letter + " predicted", {}, true, static_cast<int>(a)};
+    Series pred{letter + " predicted", {}, false, static_cast<int>(a), true};
     bool has_p90 = false, has_pred = false;
     for (int64_t c : r.concurrencies) {
       double v50 = std::nan(""), v90 = std::nan(""), vp = std::nan("");
@@ -138,10 +138,10 @@ std::string render_compare_html(const AbReport& r) {
                 html_escape(a.prediction_source.empty() ? "-" : a.prediction_source).c_str());
   }
   o += "</table>\n<div>\n";
-  o += metric_chart(r, "TTFT", "ab-ttft-chart", "TTFT by concurrency (ms; p50 solid, p90 dashed)", "ms");
-  o += metric_chart(r, "TPOT", "ab-tpot-chart", "TPOT by concurrency (ms; p50 solid, p90 dashed)", "ms");
+  o += metric_chart(r, "TTFT", "ab-ttft-chart", "TTFT by concurrency (ms; p50 solid, p90 dashed, prediction dotted)", "ms");
+  o += metric_chart(r, "TPOT", "ab-tpot-chart", "TPOT by concurrency (ms; p50 solid, p90 dashed, prediction dotted)", "ms");
   o += metric_chart(r, "ITL", "ab-itl-chart", "ITL by concurrency (ms; p50 solid, p90 dashed)", "ms");
-  o += metric_chart(r, "output throughput", "ab-throughput-chart", "Output throughput by concurrency (tokens/s; prediction dashed)", "tokens/s");
+  o += metric_chart(r, "output throughput", "ab-throughput-chart", "Output throughput by concurrency (tokens/s; prediction dotted)", "tokens/s");
   o += metric_chart(r, "goodput", "ab-goodput-chart", "Goodput by concurrency (requests/s within the SLO)", "req/s");
   o += "</div>\n<h2>Side by side</h2>\n<table id=\"ab-table\"><tr><th>concurrency</th><th>metric</th><th>unit</th>";
   for (const auto& a : r.arms) o += "<th>" + html_escape(a.letter) + " p50 / p90</th>";

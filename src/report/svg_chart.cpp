@@ -146,7 +146,7 @@ std::string render_line_chart(const LineChart& c) {
                      html_escape(s.name).c_str(), chart_number(v).c_str());
     }
     o += format("<polyline class=\"series\" data-series=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>", html_escape(s.name).c_str(),
-                chart_color(color), s.dashed ? " stroke-dasharray=\"6 4\"" : "", points.c_str());
+                chart_color(color), s.dotted ? " stroke-dasharray=\"2 3\"" : s.dashed ? " stroke-dasharray=\"6 4\"" : "", points.c_str());
     o += dots;
   }
   o += chart_legend(names, colors);

@@ -22,6 +22,7 @@ struct Series {
   std::vector<double> values;  // one per x category; NaN = missing
   bool dashed = false;
   int color = -1;              // palette index; -1 = the series' position
+  bool dotted = false;         // a prediction beside measured series of the same colour
 };
 
 // automatic: log when the largest positive value is over 20x the smallest, else linear.

@@ -243,3 +243,15 @@ TEST(CompareReport, Issue18_ChromiumRendersTheAbPage) {
   EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
   EXPECT_EQ(console.find("error on line"), std::string::npos) << console;
 }
+
+TEST(CompareReport, Issue18_PredictionDottedP90Dashed) {
+  cli::AbArmInput a, b;
+  a.arm.letter = a.arm.label = "A";
+  b.arm.letter = b.arm.label = "B";
+  a.levels.push_back(level(1, {100, 110}, {20, 20}, 100));
+  a.levels.back().prediction = cli::BenchPrediction{50.0, 100.0, {{1, 120.0}}, std::nullopt, "hand"};
+  b.levels.push_back(level(1, {130, 150}, {25, 25}, 150));
+  const std::string html = report::render_compare_html(cli::build_ab_report({a, b}));
+  EXPECT_NE(html.find("data-series=\"A predicted\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray=\"2 3\""), std::string::npos);
+  EXPECT_NE(html.find("data-series=\"B p90\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\""), std::string::npos);
+}
