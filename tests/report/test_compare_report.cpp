@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "bench/store.hpp"
 #include "cli/cmd_report_compare.hpp"
 #include "report/compare_report.hpp"
+#include "../bench/fake.hpp"
 #include "../bench/service.hpp"
 #include "../test_support.hpp"
 
@@ -254,4 +256,34 @@ TEST(CompareReport, Issue18_PredictionDottedP90Dashed) {
   const std::string html = report::render_compare_html(cli::build_ab_report({a, b}));
   EXPECT_NE(html.find("data-series=\"A predicted\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray=\"2 3\""), std::string::npos);
   EXPECT_NE(html.find("data-series=\"B p90\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\""), std::string::npos);
+}
+
+// --compare --urls: both servers benched with the same prompts, then compared. The fake servers
+// inject TTFT 30 / 60 ms and ITL 10 / 20 ms, so B - A is +30 ms TTFT and +10 ms TPOT and ITL; the
+// bounds leave room for a loaded 2-core machine (scheduling delays only add time, on both sides).
+TEST(CompareReport, Issue18_LiveUrlsBenchedWithTheSamePrompts) {
+  auto a = pftest::start_fake({"--port", "0", "--ttft-ms", "30", "--itl-ms", "10"});
+  auto b = pftest::start_fake({"--port", "0", "--ttft-ms", "60", "--itl-ms", "20"});
+  ASSERT_FALSE(a.url.empty() || b.url.empty());
+  const auto dir = pftest::scratch_dir("report-compare-live");
+  auto r = pftest::run_cli("report --compare --urls " + a.url + "," + b.url + " --model m --concurrency 1 --num-prompts 6 --output-len 8 --from-db " + dir +
+                               "/bench.db --json",
+                           {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["arms"].size(), 2u);
+  EXPECT_EQ(j["arms"][0]["url"], a.url);
+  EXPECT_EQ(j["arms"][1]["url"], b.url);
+  std::map<std::string, Json> rows;
+  for (const auto& row : j["rows"]) rows[row["metric"].get<std::string>()] = row;
+  ASSERT_TRUE(rows.count("TTFT") && rows.count("TPOT") && rows.count("ITL"));
+  EXPECT_NEAR(rows["TTFT"]["cells"][1]["delta"]["diff"].get<double>(), 30, 6);
+  EXPECT_NEAR(rows["TPOT"]["cells"][1]["delta"]["diff"].get<double>(), 10, 2);
+  EXPECT_NEAR(rows["ITL"]["cells"][1]["delta"]["diff"].get<double>(), 10, 2);
+  EXPECT_EQ(rows["TTFT"]["cells"][0]["count"], 6);
+  // Usage errors: one URL, --urls without --model, run ids beside --urls, --urls without --compare.
+  EXPECT_EQ(pftest::run_cli("report --compare --urls " + a.url + " --model m --from-db " + dir + "/x.db").code, 2);
+  EXPECT_EQ(pftest::run_cli("report --compare --urls " + a.url + "," + b.url + " --from-db " + dir + "/x.db").code, 2);
+  EXPECT_EQ(pftest::run_cli("report --compare 1 --urls " + a.url + "," + b.url + " --model m --from-db " + dir + "/x.db").code, 2);
+  EXPECT_EQ(pftest::run_cli("report --urls " + a.url + "," + b.url + " --model m --html " + dir + "/x.html").code, 2);
 }
