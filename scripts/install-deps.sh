@@ -24,7 +24,8 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"
 fi
-# Node.js and npm for the third-party OpenAI-compatible peer (tests/peer); kept if already present.
+# Node.js and npm for the third-party OpenAI-compatible peer (tests/peer) and the Kubernetes schema
+# check (tests/kubernetes); kept if already present.
 if [ "$what" = test ] && { ! command -v node >/dev/null || ! command -v npm >/dev/null; }; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

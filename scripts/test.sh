@@ -8,6 +8,7 @@ scripts/install-deps.sh test
 export PREFLIGHT_REQUIRE_SERVICES=1
 (cd tests/peer && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/llama_cpp && npm ci --no-audit --no-fund --loglevel=error)  # node-llama-cpp 3.21.1: the real llama.cpp for tests/estimate/test_llama_cpp
+(cd tests/kubernetes && npm ci --no-audit --no-fund --loglevel=error)  # kubernetes-models, ajv, js-yaml: the schema check of plan --kubernetes (tests/plan/test_kubernetes)
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"

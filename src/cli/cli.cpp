@@ -373,7 +373,8 @@ const std::vector<Command>& commands() {
        {{"bench --url URL --model NAME [--concurrency 1,4,16,64 | --request-rate R] [--save]", "measure a live OpenAI-compatible server (TTFT, TPOT, ITL, throughput)"}},
        bench_help, cmd_bench, {}},
       {"calibrate", {{"calibrate [--db FILE]", "refit speed-model efficiency from stored bench runs; error before/after"}}, calibrate_help, cmd_calibrate, {}},
-      {"report", {{"report --html FILE [--from-db FILE] [--run ID]", "one self-contained HTML report of a stored bench sweep"}}, report_help, cmd_report, {}},
+      {"report", {{"report --html FILE [--from-db FILE] [--run ID]", "one self-contained HTML report of a stored bench sweep"},
+                  {"report --compare RUN_A RUN_B [--html FILE]", "engine A/B: stored sweeps side by side, differences with their spread"}}, report_help, cmd_report, {}},
       {"version", {{"version", ""}}, {}, cmd_version, {"--version"}},
   };
   return k_commands;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 
 #include "base/text.hpp"
@@ -18,8 +19,11 @@
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
+#include "plan/kubernetes.hpp"
+#include "plan/launch.hpp"
 #include "plan/planner.hpp"
 #include "report/render_plan.hpp"
+#include "report/yaml.hpp"
 
 namespace preflight::cli {
 
@@ -28,6 +32,9 @@ namespace {
 // What `preflight plan` takes, written by its flag declarations.
 struct PlanRequest {
   std::optional<std::string> device, devices, engine, workload, model_filter;
+  std::optional<std::string> kubernetes, image;
+  std::optional<int64_t> data_parallel;
+  bool expert_parallel = false;
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
@@ -61,7 +68,11 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   text_flag("workload", "chat|agent", r.workload, "agent: the start command adds the model family's tool-call and\nreasoning parsers",
                                             {"chat", "agent"})}),
                under("output:", {switch_flag("all", r.all, "also list the candidates that were rejected, with the reason"),
-                                 switch_flag("markdown", r.markdown, "the table as Markdown"), json_flag(r.json)}),
+                                 switch_flag("markdown", r.markdown, "the table as Markdown"), json_flag(r.json),
+                                 text_flag("kubernetes", "FILE", r.kubernetes, "write Kubernetes manifests of the first candidate: Deployment + Service,\nor a LeaderWorkerSet + Service when it spans nodes"),
+                                 text_flag("image", "IMAGE", r.image, "with --kubernetes: the container image (default: the engine's published one)"),
+                                 int_flag("data-parallel", "N", r.data_parallel, {1, 4096}, "start the first candidate as N replicas with vLLM's native data parallel\n(per-node commands, no Ray)"),
+                                 switch_flag("expert-parallel", r.expert_parallel, "with --data-parallel: --enable-expert-parallel (MoE)")}),
                model_options(r.model)});
 }
 
@@ -107,6 +118,22 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
   return estimate::estimate_speed(model, device, *sp, speeds, d, fit, w);
 }
+
+namespace {
+
+// --kubernetes: the first candidate's manifests as YAML in `path`; what was written, for --json.
+Expected<Json> write_kubernetes(const plan::Candidate& top, const device::DeviceCatalog& devices, const std::string& path, const std::string& image,
+                                int64_t data_parallel) {
+  PF_TRY(dev, device::find_device(devices, top.device_id));
+  const auto m = plan::build_kubernetes(top, {.image = image, .platform = dev.platform, .data_parallel_size = data_parallel});
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << report::render_yaml_documents(m.objects, m.notes))) return make_error(ErrorKind::io, "cannot write the manifests", path);
+  std::string kinds;
+  for (const auto& o : m.objects) kinds += (kinds.empty() ? "" : " + ") + o["kind"].get<std::string>();
+  return Json{{"file", path}, {"kinds", kinds}, {"objects", m.objects}, {"notes", m.notes}};
+}
+
+}  // namespace
 
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
@@ -184,8 +211,26 @@ int cmd_plan(const std::vector<std::string>& argv) {
     result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
-  if (r.json) print_json(report::plan_to_json(result, question));
-  else std::cout << report::render_plan(result, question, table, rows);
+  if (r.data_parallel && !result.recommended.empty()) {
+    auto& top = result.recommended.front();
+    auto dp = plan::with_data_parallel(top, 8, {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
+    if (!dp) return report_error(dp.error());
+    top.launch = *dp;
+  }
+  Json manifests;
+  if (r.kubernetes && !result.recommended.empty()) {
+    auto written = write_kubernetes(result.recommended.front(), *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
+    if (!written) return report_error(written.error());
+    manifests = *written;
+  }
+  if (r.json) {
+    Json j = report::plan_to_json(result, question);
+    if (!manifests.is_null()) j["kubernetes"] = manifests;
+    print_json(j);
+  } else {
+    std::cout << report::render_plan(result, question, table, rows);
+    if (!manifests.is_null()) fmt::print("\nwrote {} ({})\n", *r.kubernetes, manifests["kinds"].get<std::string>());
+  }
   return result.recommended.empty() ? k_exit_fail : k_exit_ok;
 }
 

@@ -5,14 +5,19 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "base/file.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "bench/store.hpp"
 #include "cli/args.hpp"
 #include "cli/help.hpp"
 #include "cli/bench_compare.hpp"
+#include "cli/cmd_bench.hpp"
+#include "cli/cmd_report_compare.hpp"
 #include "cli/common.hpp"
+#include "report/compare_report.hpp"
 #include "report/html_report.hpp"
 #include "report/render.hpp"
 
@@ -25,18 +30,33 @@ struct ReportRequest {
   std::optional<std::string> html, from_db, fit_json;
   std::optional<int64_t> run;
   bool json = false;
+  bool compare = false;
+  std::optional<std::string> urls, model, concurrency;  // --compare --urls: bench live servers first
+  std::optional<int64_t> num_prompts, input_len, output_len;
 };
 
 std::vector<Option> report_options(ReportRequest& r) {
   return {text_flag("html", "FILE", r.html, "the report to write"),
           text_flag("from-db", "FILE", r.from_db, "the bench database (default: the one bench --save writes)"),
           int_flag("run", "ID", r.run, {1, INT64_MAX}, "a run of the sweep to report (default: the latest sweep)"),
-          text_flag("fit-json", "FIT.json", r.fit_json, "`preflight fit --json` output shown alongside"), json_flag(r.json)};
+          text_flag("fit-json", "FIT.json", r.fit_json, "`preflight fit --json` output shown alongside"),
+          switch_flag("compare", r.compare, "A/B: the sweeps of the runs given as arguments side by side (the first is the baseline)"),
+          text_flag("urls", "URL_A,URL_B", r.urls, "with --compare: bench these live servers first, with the same prompts, into the database"),
+          text_flag("model", "NAME[,NAME]", r.model, "with --urls: the served model name (one, or one per URL)"),
+          text_flag("concurrency", "1,4,16", r.concurrency, "with --urls: bench's closed-loop levels"),
+          int_flag("num-prompts", "N", r.num_prompts, {1, 1000000}, "with --urls: requests per level"),
+          int_flag("input-len", "I", r.input_len, {1, 1 << 20}, "with --urls: synthetic prompt tokens"),
+          int_flag("output-len", "O", r.output_len, {1, 1 << 20}, "with --urls: tokens to generate"), json_flag(r.json)};
 }
 
-const CommandText k_report_text{"usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]",
-                                "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside.", "",
-                                "exit: 0, 2 bad input (a missing database or run)"};
+const CommandText k_report_text{"usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]\n"
+                                "       preflight report --compare RUN_A RUN_B [RUN ...] [--html FILE] [--from-db FILE] [--json]\n"
+                                "       preflight report --compare --urls URL_A,URL_B --model NAME [--concurrency 1,4] [--num-prompts N] [--html FILE]",
+                                "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside. With --compare: "
+                                "the stored sweeps of two or more runs side by side by concurrency (TTFT / TPOT / ITL p50 and p90, throughput, goodput), "
+                                "each against the first with a bootstrap 95% interval, each arm's prediction beside its measurement; a text table (or JSON) "
+                                "and, with --html, one page with charts.", "",
+                                "exit: 0, 2 bad input (a missing database or run), 3 a --urls server that stored no run"};
 
 }  // namespace
 
@@ -45,11 +65,111 @@ CommandHelp report_help() {
   return {k_report_text, report_options(scratch)};
 }
 
+namespace {
+
+Expected<std::vector<int64_t>> run_ids(const std::vector<std::string>& args) {
+  std::vector<int64_t> ids;
+  for (const auto& a : args) {
+    char* end = nullptr;
+    const long long id = std::strtoll(a.c_str(), &end, 10);
+    if (a.empty() || !end || *end || id < 1) return make_error(ErrorKind::invalid_argument, "report --compare: expected run ids (positive integers), found \"" + a + "\"");
+    ids.push_back(id);
+  }
+  if (ids.size() < 2 || ids.size() > 8) {
+    return make_error(ErrorKind::invalid_argument, fmt::format("report --compare: expected 2 to 8 run ids, found {}", ids.size()));
+  }
+  return ids;
+}
+
+// --urls: `preflight bench` against each server with the same seed (so the same synthetic prompts),
+// saved to `db`; the first run id of each sweep. Bench's own JSON is read from its stdout.
+Expected<std::vector<int64_t>> bench_urls(const ReportRequest& req, const std::string& db) {
+  const auto urls = split(*req.urls, ',');
+  const auto models = req.model ? split(*req.model, ',') : std::vector<std::string>{};
+  if (urls.size() < 2 || urls.size() > 8) return make_error(ErrorKind::invalid_argument, fmt::format("--urls: expected 2 to 8 URLs, found {}", urls.size()));
+  if (models.size() != 1 && models.size() != urls.size()) {
+    return make_error(ErrorKind::invalid_argument, fmt::format("--model: expected one name or one per URL ({}), found {}", urls.size(), models.size()));
+  }
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < urls.size(); ++i) {
+    std::vector<std::string> argv = {"--url", trim(urls[i]), "--model", trim(models[models.size() == 1 ? 0 : i]), "--seed", "1", "--db", db, "--json"};
+    if (req.concurrency) argv.insert(argv.end(), {"--concurrency", *req.concurrency});
+    if (req.num_prompts) argv.insert(argv.end(), {"--num-prompts", std::to_string(*req.num_prompts)});
+    if (req.input_len) argv.insert(argv.end(), {"--input-len", std::to_string(*req.input_len)});
+    if (req.output_len) argv.insert(argv.end(), {"--output-len", std::to_string(*req.output_len)});
+    std::ostringstream captured;
+    std::streambuf* const out = std::cout.rdbuf(captured.rdbuf());
+    const int rc = cmd_bench(argv);
+    std::cout.rdbuf(out);
+    Json j;
+    try {
+      j = Json::parse(captured.str());
+    } catch (const std::exception&) {
+      return make_error(ErrorKind::network, fmt::format("report --compare: bench of {} ended with exit {} and no result", trim(urls[i]), rc));
+    }
+    if (!j.contains("levels") || j["levels"].empty() || !j["levels"][0]["run_id"].is_number_integer()) {
+      return make_error(ErrorKind::network, fmt::format("report --compare: bench of {} stored no run (exit {})", trim(urls[i]), rc));
+    }
+    ids.push_back(j["levels"][0]["run_id"].get<int64_t>());
+  }
+  return ids;
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << text)) return make_error(ErrorKind::io, "cannot write the report", path);
+  return Ok{};
+}
+
+int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& positional) {
+  auto fail = [](const Error& e) { return report_error(e); };
+  const std::string path = req.from_db.value_or(bench::default_db_path());
+  if (req.urls && !positional.empty()) return fail(make_error(ErrorKind::invalid_argument, "report --compare: run ids or --urls, not both"));
+  if (req.urls && !req.model) return fail(make_error(ErrorKind::invalid_argument, "report --compare --urls: --model names the served model"));
+  auto ids = req.urls ? bench_urls(req, path) : run_ids(positional);
+  if (!ids) return fail(ids.error());
+  if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database", path));
+  auto store = bench::BenchStore::open(path);
+  if (!store) return fail(store.error());
+  std::vector<AbArmInput> arms;
+  int64_t skipped = 0;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    auto arm = load_ab_arm(*store, (*ids)[i], std::string(1, static_cast<char>('A' + i)), skipped);
+    if (!arm) return fail(arm.error());
+    arms.push_back(std::move(*arm));
+  }
+  report::AbReport r = build_ab_report(arms);
+  r.title = "preflight A/B: " + arms.front().arm.model;
+  r.build = std::string("report by preflight ") + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";
+  if (skipped > 0) r.notes.push_back(fmt::format("{} request-rate level(s) left out: only fixed-concurrency levels are matched", skipped));
+  if (req.html) {
+    if (auto w = write_text_file(*req.html, report::render_compare_html(r)); !w) return fail(w.error());
+  }
+  if (req.json) {
+    Json j = report::compare_to_json(r);
+    j["html"] = req.html ? Json(*req.html) : Json();
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::render_compare_text(r);
+    if (req.html) fmt::print("wrote {}\n", *req.html);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int cmd_report(const std::vector<std::string>& argv) {
   ReportRequest req;
   auto positional = parse_options(argv, report_options(req));
   auto fail = [](const Error& e) { return report_error(e); };
   if (!positional) return fail(positional.error());
+  if (!req.compare && (req.urls || req.model || req.concurrency || req.num_prompts || req.input_len || req.output_len)) {
+    return fail(make_error(ErrorKind::invalid_argument, "report: --urls, --model, --concurrency, --num-prompts, --input-len and --output-len go with --compare"));
+  }
+  if (req.compare) {
+    if (req.run || req.fit_json) return fail(make_error(ErrorKind::invalid_argument, "report --compare takes run ids as arguments, not --run or --fit-json"));
+    return cmd_report_ab(req, *positional);
+  }
   if (!req.html || !positional->empty()) {
     return fail(make_error(ErrorKind::invalid_argument, command_usage("report")));
   }

@@ -4,9 +4,11 @@
 // format: a published one from the quantized-checkpoint catalogue, or the output of the conversion
 // step printed before it. A layout that spans nodes gets one block per node (head, workers), each
 // setting up the environment before `ray start`, since Ray workers inherit the environment of the
-// `ray start` that launched them.
+// `ray start` that launched them. With_data_parallel turns a one-node start into vLLM's native
+// multi-node data parallel: replicas of the candidate's layout, each inside one node, no Ray.
 #pragma once
 
+#include "base/error.hpp"
 #include "plan/planner.hpp"
 
 namespace preflight::plan {
@@ -19,5 +21,24 @@ struct LaunchOptions {
 
 Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, const engine::EngineProfile& engine, const engine::LaunchRules& rules,
                     int64_t devices_per_node, const LaunchOptions& options = {});
+
+// vLLM's native data parallel (https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html):
+// `size` replicas of the candidate's TP x PP layout, as many per node as fit (--data-parallel-size-local),
+// the API server on the first node (--data-parallel-address, --data-parallel-rpc-port) and the other
+// nodes --headless from --data-parallel-start-rank NODE_RANK x local. Every node sets up the
+// environment first. Where a replica fits in one node this replaces Ray: ranks talk over the RPC
+// port, no Ray cluster to start. One node: --data-parallel-size alone.
+struct DataParallelOptions {
+  int64_t size = 2;            // replicas (DP ranks)
+  int64_t rpc_port = 13345;    // the port of vLLM's documented example
+  bool expert_parallel = false;  // --enable-expert-parallel: MoE experts split over the DP x TP ranks
+};
+struct DataParallelLayout {
+  int64_t replica_devices = 1, local = 1, nodes = 1;  // devices per replica, replicas per node, nodes
+};
+// invalid_argument when a replica spans nodes (PP across nodes: Ray's layout), when the engine is
+// llama.cpp, or when the replicas do not fill whole nodes.
+Expected<DataParallelLayout> data_parallel_layout(const Candidate& candidate, int64_t devices_per_node, int64_t size);
+Expected<Launch> with_data_parallel(const Candidate& candidate, int64_t devices_per_node, const DataParallelOptions& options);
 
 }  // namespace preflight::plan

@@ -5,147 +5,111 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "report/svg_chart.hpp"
 
 namespace preflight::report {
 
 namespace {
 
-constexpr double k_width = 640, k_height = 320, k_left = 64, k_right = 150, k_top = 24, k_bottom = 48;
-const char* const k_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+constexpr double k_width = k_chart_width, k_left = k_chart_left, k_right = k_chart_right;
 
-std::string esc(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
+std::string esc(const std::string& text) { return html_escape(text); }
+std::string num(double v) { return chart_number(v); }
+const char* color(size_t i) { return chart_color(i); }
+
+// The ratio axis of the predicted-vs-measured chart: measured / predicted, 1 = the prediction.
+// Log when the ratios (bands included) span 10x or more, so one 14x miss does not flatten the rest.
+struct RatioAxis {
+  bool log = false;
+  double lo = 0, hi = 2, x0 = 0, width = 1;
+  double x(double ratio) const {
+    const double f = log ? (std::log10(ratio) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (ratio - lo) / (hi - lo);
+    return x0 + width * std::clamp(f, 0.0, 1.0);
   }
-  return out;
-}
-
-// A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten.
-double nice_max(double v) {
-  if (!(v > 0)) return 1;
-  const double p = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (v <= m * p) return m * p;
-  }
-  return 10 * p;
-}
-
-std::string num(double v) {
-  if (std::abs(v) >= 100) return fixed(v, 0);
-  if (std::abs(v) >= 10) return fixed(v, 1);
-  return fixed(v, 2);
-}
-
-struct Series {
-  std::string name;
-  std::vector<double> values;  // one per x category; NaN = missing
-  bool dashed = false;
 };
 
-std::string axes(const std::string& y_label, double y_max, const std::vector<std::string>& x_labels, const std::string& x_label) {
-  const double plot_w = k_width - k_left - k_right, plot_h = k_height - k_top - k_bottom;
-  std::string o;
-  o += format("<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", k_left, k_top + plot_h, k_left + plot_w, k_top + plot_h);
-  o += format("<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", k_left, k_top, k_left, k_top + plot_h);
-  for (int i = 0; i <= 4; ++i) {
-    const double y = k_top + plot_h - plot_h * i / 4.0;
-    o += format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>", k_left, y, k_left + plot_w, y);
-    o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>", k_left - 4, y + 4, num(y_max * i / 4.0).c_str());
-  }
-  const double step = x_labels.empty() ? 0 : plot_w / static_cast<double>(x_labels.size());
-  for (size_t i = 0; i < x_labels.size(); ++i) {
-    o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%s</text>", k_left + step * (static_cast<double>(i) + 0.5),
-                k_top + plot_h + 16, esc(x_labels[i]).c_str());
-  }
-  o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%s</text>", k_left + plot_w / 2, k_height - 8, esc(x_label).c_str());
-  o += format("<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">%s</text>", k_top + plot_h / 2,
-              k_top + plot_h / 2, esc(y_label).c_str());
-  return o;
-}
-
-std::string legend(const std::vector<std::string>& names) {
-  std::string o;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const double y = k_top + 14 + 18 * static_cast<double>(i);
-    o += format("<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>", k_width - k_right + 12, y - 10, k_colors[i % 8]);
-    o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s</text>", k_width - k_right + 30, y, esc(names[i]).c_str());
-  }
-  return o;
-}
-
-std::string line_chart(const std::string& id, const std::string& title, const std::string& y_label, const std::vector<std::string>& x_labels,
-                       const std::vector<Series>& series) {
-  double y_max = 0;
-  for (const auto& s : series) {
-    for (double v : s.values) {
-      if (std::isfinite(v)) y_max = std::max(y_max, v);
-    }
-  }
-  y_max = nice_max(y_max);
-  const double plot_w = k_width - k_left - k_right, plot_h = k_height - k_top - k_bottom;
-  const double step = x_labels.empty() ? 0 : plot_w / static_cast<double>(x_labels.size());
-  std::string o = format("<figure><figcaption>%s</figcaption><svg class=\"chart\" id=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                         "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s\">",
-                         esc(title).c_str(), id.c_str(), k_width, k_height, k_width, k_height, esc(title).c_str());
-  o += axes(y_label, y_max, x_labels, "concurrency");
-  std::vector<std::string> names;
-  for (size_t si = 0; si < series.size(); ++si) {
-    const auto& s = series[si];
-    names.push_back(s.name);
-    std::string points;
-    std::string dots;
-    for (size_t i = 0; i < s.values.size(); ++i) {
-      if (!std::isfinite(s.values[i])) continue;
-      const double x = k_left + step * (static_cast<double>(i) + 0.5), y = k_top + plot_h - plot_h * s.values[i] / y_max;
-      points += format("%s%.1f,%.1f", points.empty() ? "" : " ", x, y);
-      dots += format("<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s: %s</title></circle>", x, y, k_colors[si % 8],
-                     esc(s.name).c_str(), num(s.values[i]).c_str());
-    }
-    o += format("<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>", k_colors[si % 8],
-                s.dashed ? " stroke-dasharray=\"6 4\"" : "", points.c_str());
-    o += dots;
-  }
-  o += legend(names);
-  o += "</svg></figure>\n";
-  return o;
-}
-
-std::string comparison_chart(const std::vector<ComparisonPoint>& points) {
-  // One group per point: predicted and measured as ratios of the predicted value (predicted = 1).
-  std::vector<std::string> labels;
-  double y_max = 1;
+RatioAxis ratio_axis(const std::vector<ComparisonPoint>& points, double x0, double width) {
+  double lo = 1, hi = 1;
+  auto widen = [&](double r) {
+    if (r > 0 && std::isfinite(r)) lo = std::min(lo, r), hi = std::max(hi, r);
+  };
   for (const auto& p : points) {
-    labels.push_back(p.metric + (p.concurrency > 0 ? " @" + std::to_string(p.concurrency) : ""));
-    if (p.predicted > 0) y_max = std::max(y_max, p.measured / p.predicted);
+    if (!(p.predicted > 0)) continue;
+    widen(p.measured / p.predicted);
+    if (p.predicted_low) widen(*p.predicted_low / p.predicted);
+    if (p.predicted_high) widen(*p.predicted_high / p.predicted);
   }
-  y_max = nice_max(y_max);
-  const double plot_w = k_width - k_left - k_right, plot_h = k_height - k_top - k_bottom;
-  const double step = labels.empty() ? 0 : plot_w / static_cast<double>(labels.size());
-  std::string o = format("<figure><figcaption>Predicted vs measured (measured / predicted)</figcaption><svg class=\"chart\" id=\"comparison-chart\" "
-                         "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">",
-                         k_width, k_height, k_width, k_height);
-  o += axes("measured / predicted", y_max, std::vector<std::string>(labels.size(), ""), "metric");
+  RatioAxis a;
+  a.x0 = x0;
+  a.width = width;
+  a.log = hi / lo >= 10;
+  if (a.log) {
+    a.lo = lo / 1.25;  // a quarter of margin each side, not whole decades: ratios near 1 keep their width
+    a.hi = hi * 1.25;
+  } else {
+    a.lo = std::max(0.0, std::floor(lo * 5 - 1) / 5);  // steps of 0.2 with a step of margin
+    a.hi = std::ceil(hi * 5 + 1) / 5;
+  }
+  return a;
+}
+
+std::vector<double> ratio_ticks(const RatioAxis& a) {
+  std::vector<double> t;
+  if (a.log) {
+    for (double d = std::pow(10.0, std::floor(std::log10(a.lo))); d <= a.hi; d *= 10) {
+      for (double m : {1.0, 2.0, 5.0})
+        if (d * m >= a.lo && d * m <= a.hi) t.push_back(d * m);
+    }
+  } else {
+    const double step = a.hi - a.lo > 2 ? 0.5 : 0.2;
+    for (double v = a.lo; v <= a.hi + 1e-9; v += step) t.push_back(v);
+  }
+  return t;
+}
+
+std::string ratio_label(double r) { return r >= 10 ? fixed(r, 0) + "x" : r >= 1 ? fixed(r, 1) + "x" : fixed(r, 2) + "x"; }
+
+// One row per metric and level: the prediction at 1 (its band shaded when the prediction has one),
+// the measurement as a dot at measured / predicted, and both values in the metric's unit.
+std::string comparison_chart(const std::vector<ComparisonPoint>& points) {
+  constexpr double label_w = 170, value_w = 190, row_h = 26, top = 30, bottom = 40;
+  const double height = top + row_h * static_cast<double>(points.size()) + bottom;
+  const RatioAxis a = ratio_axis(points, label_w, k_width - label_w - value_w);
+  std::string o = format("<figure><figcaption>Predicted vs measured: measured / predicted per metric (1 = the prediction%s)</figcaption>"
+                         "<svg class=\"chart\" id=\"comparison-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+                         "role=\"img\" data-scale=\"%s\">",
+                         a.log ? ", log scale" : "", k_width, height, k_width, height, a.log ? "log" : "linear");
+  const double plot_bottom = top + row_h * static_cast<double>(points.size());
+  for (double t : ratio_ticks(a)) {
+    o += format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>", a.x(t), top - 6, a.x(t), plot_bottom);
+    o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\">%s</text>", a.x(t), plot_bottom + 14, ratio_label(t).c_str());
+  }
+  o += format("<line class=\"predicted-line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>", a.x(1), top - 10, a.x(1),
+              plot_bottom);
+  o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\">predicted</text>", a.x(1), top - 14);
+  o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">measured / predicted%s</text>", a.x0 + a.width / 2, height - 8,
+              a.log ? " (log scale)" : "");
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
-    const double x0 = k_left + step * static_cast<double>(i) + step * 0.15, bw = step * 0.35;
-    const double ratio = p.predicted > 0 ? p.measured / p.predicted : 0;
-    for (int k = 0; k < 2; ++k) {
-      const double v = k == 0 ? 1.0 : ratio, h = plot_h * v / y_max;
-      o += format("<rect class=\"bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %s %s</title></rect>",
-                  k == 0 ? "predicted" : "measured", x0 + bw * k, k_top + plot_h - h, bw, h, k_colors[k], esc(labels[i]).c_str(),
-                  k == 0 ? "predicted" : "measured", num(k == 0 ? p.predicted : p.measured).c_str(), esc(p.unit).c_str());
+    const double y = top + row_h * (static_cast<double>(i) + 0.5);
+    const std::string label = p.metric + (p.concurrency > 0 ? " @" + std::to_string(p.concurrency) : "");
+    o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>", label_w - 8, y + 4, esc(label).c_str());
+    if (!(p.predicted > 0)) continue;
+    if (p.predicted_low && p.predicted_high) {
+      const double x1 = a.x(*p.predicted_low / p.predicted), x2 = a.x(*p.predicted_high / p.predicted);
+      o += format("<rect class=\"band\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.25\"><title>%s predicted band: %s to %s %s</title></rect>",
+                  std::min(x1, x2), y - 8, std::abs(x2 - x1), 16.0, color(0), esc(label).c_str(), num(*p.predicted_low).c_str(), num(*p.predicted_high).c_str(),
+                  esc(p.unit).c_str());
     }
-    o += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\">%s</text>", x0 + bw, k_top + plot_h + 14 + 12 * static_cast<double>(i % 2),
-                esc(labels[i]).c_str());
+    o += format("<path class=\"predicted\" d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\"><title>%s predicted: %s %s</title></path>", a.x(1), y - 5, color(0),
+                esc(label).c_str(), num(p.predicted).c_str(), esc(p.unit).c_str());
+    const double ratio = p.measured / p.predicted;
+    o += format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\"/>", a.x(1), y, a.x(ratio), y, color(1));
+    o += format("<circle class=\"measured\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>%s measured: %s %s</title></circle>", a.x(ratio), y, color(1),
+                esc(label).c_str(), num(p.measured).c_str(), esc(p.unit).c_str());
+    o += format("<text class=\"ratio\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s vs %s %s (%s)</text>", k_width - value_w + 8, y + 4, num(p.measured).c_str(),
+                num(p.predicted).c_str(), esc(p.unit).c_str(), ratio_label(ratio).c_str());
   }
-  o += legend({"predicted", "measured"});
   o += "</svg></figure>\n";
   return o;
 }
@@ -162,7 +126,7 @@ std::string memory_chart(const HtmlReportData& d) {
   std::vector<std::string> names;
   for (size_t i = 0; i < d.memory.size(); ++i) {
     const double w = scale_total > 0 ? bar_w * std::max(0.0, d.memory[i].gib) / scale_total : 0;
-    o += format("<rect class=\"bar memory\" x=\"%.1f\" y=\"30\" width=\"%.1f\" height=\"40\" fill=\"%s\"><title>%s: %s GiB</title></rect>", x, w, k_colors[i % 8],
+    o += format("<rect class=\"bar memory\" x=\"%.1f\" y=\"30\" width=\"%.1f\" height=\"40\" fill=\"%s\"><title>%s: %s GiB</title></rect>", x, w, color(i),
                 esc(d.memory[i].name).c_str(), fixed(d.memory[i].gib, 2).c_str());
     x += w;
     names.push_back(d.memory[i].name + " " + fixed(d.memory[i].gib, 2));
@@ -171,7 +135,7 @@ std::string memory_chart(const HtmlReportData& d) {
     o += format("<rect x=\"%.1f\" y=\"26\" width=\"%.1f\" height=\"48\" fill=\"none\" stroke=\"#333\"/>", k_left, bar_w);
     o += format("<text x=\"%.1f\" y=\"92\" font-size=\"11\">device total %s GiB</text>", k_left, fixed(d.memory_total_gib, 2).c_str());
   }
-  o += legend(names);
+  o += chart_legend(names);
   o += "</svg></figure>\n";
   return o;
 }
@@ -209,10 +173,10 @@ std::string render_bench_html(const HtmlReportData& d) {
     predicted.values.push_back(p);
   }
   if (!d.levels.empty()) {
-    o += line_chart("latency-chart", "Latency vs concurrency (ms)", "ms", x, {ttft, ttft99, tpot, itl99});
+    o += render_line_chart({"latency-chart", "Latency vs concurrency (ms)", "ms", "concurrency", x, {ttft, ttft99, tpot, itl99}});
     std::vector<Series> tp = {out, steady};
     if (any_prediction) tp.push_back(predicted);
-    o += line_chart("throughput-chart", "Throughput vs concurrency (tokens/s)", "tokens/s", x, tp);
+    o += render_line_chart({"throughput-chart", "Throughput vs concurrency (tokens/s)", "tokens/s", "concurrency", x, tp});
   }
   if (!d.comparison.empty()) o += comparison_chart(d.comparison);
   if (!d.memory.empty()) o += memory_chart(d);

@@ -1,10 +1,12 @@
 // report/html_report: one self-contained HTML page for a benchmark sweep: inline SVG charts
-// (latency vs concurrency, throughput vs concurrency, predicted vs measured, memory breakdown per
+// (latency vs concurrency, throughput vs concurrency, predicted vs measured as one row per metric
+// on a measured/predicted axis that turns logarithmic when the ratios span 10x, memory breakdown per
 // device from a fit estimate), the per-level table, failures and notes. No script, no network, no
 // external font or style sheet. Formatting only: every number comes from the records passed in.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ struct ComparisonPoint {
   int64_t concurrency = 0;
   double predicted = 0, measured = 0;
   std::string unit;
+  std::optional<double> predicted_low, predicted_high;  // the prediction's band, when it carries one
 };
 
 struct MemoryItem {
