@@ -65,6 +65,10 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.quantization, f.quantization, "quantization");
   take(a.enforce_eager, f.enforce_eager, "enforce_eager");
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
+  take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
+  take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
+  take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
+  take(a.speculative_config, f.speculative_config, "speculative_config");
   return f;
 }
 
