@@ -33,7 +33,7 @@ struct LayerCache {
 AtLayer at_layer(const char* field, size_t i) { return {field, i}; }
 
 // spec_tokens: vLLM lengthens each Mamba / GDN conv state by num_speculative_tokens (MambaSpec).
-Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int64_t spec_tokens) {
+Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int64_t spec_tokens, const std::string& indexer_cache) {
   LayerCache c;
   const int64_t b = model::dtype_bits(m.dtype) / 8;
   for (size_t i = 0; i < m.layers.size(); ++i) {
@@ -56,9 +56,15 @@ Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int
       }
       case LayerKind::mla_attention: {
         PF_TRY(latent, checked_product(l.mla_cache_dim, cb, at_layer("kv_lora_rank + qk_rope_head_dim (mla_cache_dim) x cache dtype bytes", i)));
+        // The sparse-attention indexer's keys, as the engine version lays them out (engines.json sparse_indexer_cache).
         int64_t indexer = 0;
-        if (l.indexer_head_dim > 0) {
-          PF_TRY(ix, checked_sum(l.indexer_head_dim, 4, at_layer("index_head_dim", i)));
+        if (l.indexer_head_dim > 0 && indexer_cache == "mla_page") {
+          indexer = latent;
+        } else if (l.indexer_head_dim > 0 && indexer_cache == "bf16") {
+          PF_TRY(ix, checked_product(l.indexer_head_dim, 2, at_layer("index_head_dim x 2 B", i)));
+          indexer = ix;
+        } else if (l.indexer_head_dim > 0) {
+          PF_TRY(ix, checked_sum(l.indexer_head_dim, l.indexer_head_dim / 128 * 4, at_layer("index_head_dim", i)));
           indexer = ix;
         }
         PF_TRY(attn, checked_sum(latent, indexer, at_layer("mla_cache_dim + index_head_dim", i)));
@@ -209,7 +215,7 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
 
 Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
                                           std::vector<std::string>& provenance) {
-  PF_TRY(scanned, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m), in.num_speculative_tokens));
+  PF_TRY(scanned, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m), in.num_speculative_tokens, engine.sparse_indexer_cache));
   LayerCache cache = std::move(scanned);
   // The drafter's attention layers (MTP layers, an EAGLE head) have their own KV specs of the target's
   // attention geometry (reference sec 2: draft/MTP layers are in the page total).

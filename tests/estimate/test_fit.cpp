@@ -632,3 +632,33 @@ TEST(Fit, Issue15_MtpLayersFromTheConfig) {
   EXPECT_NEAR(e.weights_bytes - base.weights_bytes, e.drafter_weights_bytes, 1.0);
   EXPECT_LT(e.drafter_weights_bytes, base.weights_bytes / 32);  // one layer of 64, embedding and head shared
 }
+
+// Issue 15: DeepSeek-V3.2 (sparse attention) on vLLM-Ascend with MTP, from the printed budget to the printed tokens
+// (vllm-ascend nightly CI logs, gDS gh_action_watcher). 61 layers + 1 MTP layer, block 128:
+//   0.13 (2026-01-21, DP 2 x TP 8): the indexer's page is padded to the MLA latent: 2 x 576 x 2 B = 2,304 B per token;
+//     6,051,272,396 // (128 x 2304) // 62 = 330 blocks -> 42,240 tokens, 330 / 64 = 5.16x at 8,192.
+//   0.15 (2026-02-12, DP 4 x TP 8): latent + bf16 indexer keys: (576 + 128) x 2 B = 1,408 B per token;
+//     17,856,506,368 // (128 x 1408) // 62 = 1598 blocks -> 204,544 tokens, 24.97x.
+TEST(Fit, Issue15_SparseIndexerCacheByVersionAndMtpLayer) {
+  struct Row {
+    const char* version;
+    int64_t dp;
+    double printed_bytes;
+    int64_t tokens;
+    double concurrency;
+  };
+  for (const Row row : {Row{"0.13.0", 2, 6051272396.0, 42240, 5.16}, Row{"0.15.0", 4, 17856506368.0, 204544, 24.97}}) {
+    auto s = setup("deepseek-ai/DeepSeek-V3.2", "910B3", "vllm-ascend", row.version);
+    estimate::Deployment d;
+    d.tensor_parallel_size = 8;
+    d.data_parallel_size = row.dp;
+    d.enable_expert_parallel = true;
+    d.max_model_len = 8192;
+    d.speculative = {"deepseek_mtp", 2, ""};
+    d.quantization = "ascend";  // the W8A8 checkpoint (the published config is fp8, which vLLM-Ascend refuses)
+    d.kv_cache_memory_bytes = row.printed_bytes;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.kv_tokens, row.tokens) << row.version;
+    EXPECT_NEAR(e.max_concurrency, row.concurrency, 0.005) << row.version;
+  }
+}
