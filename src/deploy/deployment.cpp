@@ -202,15 +202,32 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
   const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));
   std::string version = input.version;
   auto profile = engine::select_engine(engines, name, version);
+  bool dated = name.find('@') != std::string::npos || (profile && !version.empty());
   // A version that selects no profile, or none stated, is dated by a "vX.Y" inside it, then inside the hint.
   for (const auto& [dating, where] : {std::pair{input.version, input.origin}, std::pair{input.version_hint, input.version_hint_origin}}) {
     if (profile && (!version.empty() || name.find('@') != std::string::npos)) break;
     const std::string v = dated_version(dating);
     if (v.empty()) continue;
-    if (auto dated = engine::select_engine(engines, name, v)) {
-      profile = std::move(dated);
+    if (auto found = engine::select_engine(engines, name, v)) {
+      profile = std::move(found);
       assumptions.push_back("engine version " + v + ", dated by the " + where);
       version = v;
+      dated = true;
+    }
+  }
+  // Still undated: the printed token line's format names the newest profile that prints that way.
+  if (!dated && input.printed_tokens_are_blocks) {
+    const engine::TokensRule rule = *input.printed_tokens_are_blocks ? engine::TokensRule::blocks : engine::TokensRule::concurrency_x_len;
+    const engine::EngineProfile* newest = nullptr;
+    for (const auto& p : engines.profiles)
+      if (p.engine == name && p.tokens_rule == rule && (!newest || newest->version_max < p.version_max)) newest = &p;
+    if (newest) {
+      if (auto found = engine::select_engine(engines, name, newest->version_max.text()); found && found->tokens_rule == rule) {
+        assumptions.push_back("engine version dated by the printed token line (" +
+                              std::string(*input.printed_tokens_are_blocks ? "num_blocks x block size, not concurrency x max_model_len" : "concurrency x max_model_len") +
+                              "): the newest profile printing that way, " + found->id);
+        return found;
+      }
     }
   }
   if (!profile && !version.empty() && input.unknown == UnknownVersion::newest) {

@@ -44,7 +44,7 @@ enum class UnknownVersion { error, newest };
 // engine: "vllm", "vllm-ascend@0.23", "llama.cpp"; empty = the default engine of the device's platform.
 // version: as logs and cases write it ("0.11.0rc3", "0.1.dev7548+gbaba038 (main, ~v0.9.2)"); a version
 // that selects no profile is dated by the first "vX.Y" inside it, then inside version_hint (free text
-// such as a case's notes), each dating recorded as an assumption. unknown: what a version that still
+// such as a case's notes), then by printed_tokens_are_blocks, each dating recorded as an assumption. unknown: what a version that still
 // selects nothing does: an error (fit, bench) or the newest profile with the assumption (logs, validate).
 struct EngineInput {
   std::string engine;
@@ -53,6 +53,10 @@ struct EngineInput {
   std::string version_hint;
   std::string version_hint_origin;
   UnknownVersion unknown = UnknownVersion::error;
+  // The format of the log's own printed lines, when nothing else dates it: true when "GPU KV cache size" is
+  // num_blocks x block size (it differs from int(concurrency x max_model_len)), false when it is that
+  // product. An undated version then takes the newest profile that prints that way (said in the assumptions).
+  std::optional<bool> printed_tokens_are_blocks;
 };
 
 // vLLM's flags as given; unset ones take the engine version's defaults.

@@ -302,6 +302,12 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
   in.engine = {inputs.engine.value_or(""), inputs.engine_version.value_or(inputs.engine_detail.value_or("")), "engine_version", inputs.notes.value_or(""), "case notes",
                deploy::UnknownVersion::newest};
+  // An undated vLLM case is dated by its own printed lines' format (vLLM 0.21 made "GPU KV cache size" int(concurrency
+  // x max_model_len); before, num_blocks x block size). Concurrency is printed to 0.01, so only a gap beyond that
+  // dates it; agreeing lines fit both formats and date nothing.
+  if (o.kv_cache_tokens && o.max_concurrency && o.concurrency_len && *o.concurrency_len > 0 &&
+      std::fabs(*o.kv_cache_tokens - *o.max_concurrency * static_cast<double>(*o.concurrency_len)) > 0.005 * static_cast<double>(*o.concurrency_len) + 1.0)
+    in.engine.printed_tokens_are_blocks = true;
   in.flags = flags;
   in.flags.quantization.reset();
   PF_TRY(quant_ok, apply_case_quantization(c, spec, ctx.speeds, where, in.flags));

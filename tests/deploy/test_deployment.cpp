@@ -303,3 +303,30 @@ TEST(Deploy, Issue15_ExpertParallelOverMoreRanksThanExperts) {
   in.flags.data_parallel_size = Given<int64_t>{1, "--data-parallel-size"};
   EXPECT_TRUE(resolve(in).has_value());
 }
+
+// Issue 15: an undated vLLM log is dated by its own printed lines' format: "GPU KV cache size" as num_blocks x
+// block size (not int(concurrency x max_model_len), vLLM 0.21+) takes the newest profile that prints that way.
+TEST(Deploy, Issue15_UndatedVersionDatedByThePrintedTokenLine) {
+  std::vector<std::string> assumptions;
+  deploy::EngineInput in{"vllm", "vLLM (version not stated; 2026-05)", "engine_version", "no version here", "case notes", deploy::UnknownVersion::newest};
+  in.printed_tokens_are_blocks = true;
+  auto p = deploy::resolve_engine(in, fixture().engines, "cuda", assumptions);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  EXPECT_EQ(p->tokens_rule, engine::TokensRule::blocks);
+  EXPECT_EQ(p->id, "vllm@0.16-0.20");
+  ASSERT_FALSE(assumptions.empty());
+  EXPECT_NE(assumptions.back().find("dated by the printed token line"), std::string::npos) << assumptions.back();
+  // A stated version wins over the format.
+  assumptions.clear();
+  in.version = "0.23.0";
+  auto stated = deploy::resolve_engine(in, fixture().engines, "cuda", assumptions);
+  ASSERT_TRUE(stated.has_value());
+  EXPECT_EQ(stated->tokens_rule, engine::TokensRule::concurrency_x_len);
+  // Without the format the undated version still takes the newest profile.
+  assumptions.clear();
+  in.version = "vLLM (version not stated)";
+  in.printed_tokens_are_blocks.reset();
+  auto newest = deploy::resolve_engine(in, fixture().engines, "cuda", assumptions);
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ(newest->tokens_rule, engine::TokensRule::concurrency_x_len);
+}
