@@ -156,6 +156,9 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
       engine_input.origin = fmt::format("log line {}: version", v->line);
     }
   }
+  if (const auto& pl = log.printed; pl.kv_cache_tokens && pl.max_concurrency && pl.concurrency_len)  // issue 15: an undated log dated by its lines
+    engine_input.printed_tokens_are_blocks =
+        deploy::printed_tokens_are_blocks(static_cast<double>(pl.kv_cache_tokens->value), pl.max_concurrency->value, pl.concurrency_len->value);
   auto resolved = deploy::resolve_deployment({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
   if (!resolved) {
     if (resolved.error().kind == ErrorKind::invalid_argument) out.bad_input = resolved.error();

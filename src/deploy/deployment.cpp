@@ -197,6 +197,13 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
   return synthetic;
 }
 
+std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency, int64_t len) {
+  if (len <= 0) return std::nullopt;
+  const double l = static_cast<double>(len);
+  if (std::fabs(tokens - concurrency * l) > 0.005 * l + 1.0) return true;
+  return std::nullopt;
+}
+
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions) {
   const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));

@@ -118,6 +118,11 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
 // not given. invalid_argument as check_flags.
 Expected<estimate::Deployment> deployment_from_flags(const Flags& flags);
 
+// What a log's printed "GPU KV cache size: T tokens" and "Maximum concurrency for L tokens per request: Cx" say
+// about the version: true (num_blocks x block size, vLLM before 0.21) when T differs from int(C x L) by more than
+// C's printed 0.01 allows; nullopt when they agree (both formats fit) or L is not positive.
+std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency, int64_t len);
+
 // The engine profile an EngineInput selects, and the assumptions made (datings, newest profile).
 // not_found for an unknown engine, or a version outside every range with UnknownVersion::error.
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,

@@ -305,9 +305,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   // An undated vLLM case is dated by its own printed lines' format (vLLM 0.21 made "GPU KV cache size" int(concurrency
   // x max_model_len); before, num_blocks x block size). Concurrency is printed to 0.01, so only a gap beyond that
   // dates it; agreeing lines fit both formats and date nothing.
-  if (o.kv_cache_tokens && o.max_concurrency && o.concurrency_len && *o.concurrency_len > 0 &&
-      std::fabs(*o.kv_cache_tokens - *o.max_concurrency * static_cast<double>(*o.concurrency_len)) > 0.005 * static_cast<double>(*o.concurrency_len) + 1.0)
-    in.engine.printed_tokens_are_blocks = true;
+  if (o.kv_cache_tokens && o.max_concurrency && o.concurrency_len)
+    in.engine.printed_tokens_are_blocks = deploy::printed_tokens_are_blocks(*o.kv_cache_tokens, *o.max_concurrency, *o.concurrency_len);
   in.flags = flags;
   in.flags.quantization.reset();
   PF_TRY(quant_ok, apply_case_quantization(c, spec, ctx.speeds, where, in.flags));

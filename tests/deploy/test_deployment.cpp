@@ -307,6 +307,11 @@ TEST(Deploy, Issue15_ExpertParallelOverMoreRanksThanExperts) {
 // Issue 15: an undated vLLM log is dated by its own printed lines' format: "GPU KV cache size" as num_blocks x
 // block size (not int(concurrency x max_model_len), vLLM 0.21+) takes the newest profile that prints that way.
 TEST(Deploy, Issue15_UndatedVersionDatedByThePrintedTokenLine) {
+  // 2x RTX 3090 Qwen3.6-27B: 174,048 tokens and 4.08x at 160,000 (int(4.08 x 160000) = 652,800): blocks x block size.
+  EXPECT_EQ(deploy::printed_tokens_are_blocks(174048, 4.08, 160000), std::optional<bool>(true));
+  // 302,9xx tokens and 2.31x at 131,072 (302,776): within the 0.01 the concurrency is printed to, so it dates nothing.
+  EXPECT_EQ(deploy::printed_tokens_are_blocks(302900, 2.31, 131072), std::nullopt);
+  EXPECT_EQ(deploy::printed_tokens_are_blocks(1000, 1.0, 0), std::nullopt);
   std::vector<std::string> assumptions;
   deploy::EngineInput in{"vllm", "vLLM (version not stated; 2026-05)", "engine_version", "no version here", "case notes", deploy::UnknownVersion::newest};
   in.printed_tokens_are_blocks = true;
