@@ -29,7 +29,15 @@ it (tests/CMakeLists.txt, fit_overheads_matches_binary), so this formula and src
 Pipeline-parallel cases (the binary's first-stage activation leaves out the sampler, which only the last stage
 runs) are outside this single-stage model and are listed, not compared.
 
-Usage: tools/fit_overheads.py [--preflight build/preflight] [--write | --check] FILES...   (standard library only)
+`--loo` refits every fitted constant of a case's platform without that case (coordinate descent over the same grids and
+objective, from the catalogue's constants), predicts the case with them, and prints median |error| by regime (platform;
+dense / MoE / hybrid; single device / TP / DP+EP / PP; quantized or not) for available KV, KV tokens, concurrency,
+weights and verdicts, leave-one-out beside in-sample; `--held-out FILES` adds those cases (never fitted on) beside.
+Tokens and concurrency follow the refitted budget in proportion (exact up to one block per group); weights carry no
+fitted constant, so their leave-one-out figure is the in-sample one. Pipeline-parallel cases keep the binary's figures.
+`--loo --check` exits 1 unless every leave-one-out median (available KV, tokens, concurrency) is within the limits.
+
+Usage: tools/fit_overheads.py [--preflight build/preflight] [--write | --check | --loo [--held-out FILES]] FILES...   (standard library only)
        e.g. tools/fit_overheads.py ../shared/validation/*.jsonl data/evidence/*.jsonl
 """
 import argparse
@@ -109,16 +117,156 @@ def errors(cases, p):
     return [abs(predict_kv(c, *p) - c["kv"]) / abs(c["kv"]) * 100 for c in cases]
 
 
+# ---- leave-one-out by regime (issue 15) ----
+
+FIELDS = ("available_kv_gib", "kv_cache_tokens", "max_concurrency", "weights_gib")
+
+
+def regime(m, platform):
+    """The regime labels a case belongs to, from the binary's memory_terms."""
+    arch = "hybrid" if m.get("regime_hybrid") else ("MoE" if m.get("regime_moe") else "dense")
+    if m.get("regime_pp", 1) > 1:
+        par = "PP"
+    elif m.get("regime_dp", 1) > 1 or m.get("regime_ep"):
+        par = "DP+EP"
+    elif m.get("regime_tp", 1) > 1:
+        par = "TP"
+    else:
+        par = "1 device"
+    return [("all", "all"), ("platform", platform.upper() if platform != "npu" else "NPU"), ("model", arch), ("parallel", par),
+            ("weights", "quantized" if m.get("regime_quantized") else "bf16/fp16")]
+
+
+def refit(plat, start, has_vision):
+    """Coordinate descent over the fit's grids and objective from `start` (the catalogue's constants)."""
+    def objective(p):
+        return sum(min(e, 50.0) for e in errors(plat, p)) / len(plat) if plat else 0.0
+    grids = [[f / 10 for f in range(10, 81)], [nt * 2 ** 20 for nt in range(64, 2049, 16)], [v / 20 for v in range(0, 81)] if has_vision else [start[2]]]
+    best, best_err = start, objective(start)
+    for _ in range(8):
+        moved = False
+        for i, grid in enumerate(grids):
+            for x in grid:
+                p = tuple(x if k == i else best[k] for k in range(4))
+                e = objective(p)
+                if e < best_err - 1e-9:
+                    best, best_err, moved = p, e, True
+        if not moved:
+            break
+    return best
+
+
+def observed_predicted(r, avail_scale):
+    """(field, observed, predicted) for the row with the budget scaled by avail_scale (1 = the binary's)."""
+    out = []
+    for field in FIELDS:
+        f = r["fields"].get(field)
+        if not f:
+            continue
+        pred = f["predicted"]
+        if field == "available_kv_gib":
+            pred = r["memory_terms"]["available"] * avail_scale / GIB
+        elif field in ("kv_cache_tokens", "max_concurrency"):
+            pred = pred * avail_scale
+        out.append((field, f["observed"], pred))
+    return out
+
+
+def verdict_right(r, avail_scale):
+    if "observed_fits" not in r or "predicted_fits" not in r:
+        return None
+    m = r["memory_terms"]
+    fits = r["predicted_fits"]
+    failure = r["predicted_failure"]
+    if avail_scale != 1.0 and failure in ("none", "kv_negative", "max_model_len_too_large"):
+        avail = m["available"] * avail_scale
+        conc = m.get("max_concurrency", 1.0) * avail_scale
+        fits = avail > 0 and conc >= 1.0
+        failure = "none" if fits else ("kv_negative" if avail <= 0 else "max_model_len_too_large")
+    right = fits == r["observed_fits"]
+    if right and not fits and r.get("observed_failure") and r["observed_failure"] != failure:
+        right = False
+    return right
+
+
+def loo_rows(report, catalog):
+    """Per evaluated memory row: (row, scale of the budget under leave-one-out constants)."""
+    overheads = {oh["platform"]: oh for oh in catalog["overheads"]}
+    cases = cases_of(report)
+    by_id = {c["id"]: c for c in cases}
+    out = []
+    for r in report["rows"]:
+        m = r.get("memory_terms")
+        if not m:
+            continue
+        oh = overheads[r["platform"]]
+        p = (oh["activation_bytes_per_batched_token_factor"], oh["non_torch_bytes"], oh["vision_activation_factor"], oh["non_torch_multi_rank_fraction"])
+        scale = 1.0
+        pipeline = activation(m, p[0], p[2]) > m["activation"] + 1
+        if r["id"] in by_id and m["non_torch"] > 0 and not pipeline and m["available"] > 0:
+            plat = [c for c in cases if c["platform"] == r["platform"] and c["id"] != r["id"]]
+            has_vision = sum(1 for c in plat if c["m"]["vision_unit"] > 0) >= 2
+            q = refit(plat, p, has_vision) if len(plat) >= 3 else p
+            scale = (m["requested"] - m["weights"] - (activation(m, q[0], q[2]) + non_torch_term(m, q[1], q[3]) + (m["graph"] if m["graph_in_budget"] > 0.5 else 0.0))) / m["available"]
+        out.append((r, scale))
+    return out
+
+
+def regime_table(rows_scaled, title):
+    """Median |error| per field and verdicts right, per regime, for `(row, scale)` pairs (scale 1: as the binary)."""
+    groups = {}
+    for r, scale in rows_scaled:
+        for key in regime(r["memory_terms"], r["platform"]):
+            g = groups.setdefault(key, {f: [] for f in FIELDS} | {"verdicts": [0, 0]})
+            for field, obs, pred in observed_predicted(r, scale):  # as validate's pct(): an observed 0 is 0% or 100%
+                g[field].append(abs(pred - obs) / abs(obs) * 100 if obs else (0.0 if pred == 0 else 100.0))
+            right = verdict_right(r, scale)
+            if right is not None:
+                g["verdicts"][0] += int(right)
+                g["verdicts"][1] += 1
+    lines = [title, f"  {'regime':22s} {'available KV':>14s} {'KV tokens':>14s} {'concurrency':>14s} {'weights':>14s} {'verdicts':>9s}"]
+    order = ["all", "platform", "model", "parallel", "weights"]
+    for key in sorted(groups, key=lambda k: (order.index(k[0]), k[1])):
+        g = groups[key]
+        cells = [f"{median(g[f]):6.2f}% (n={len(g[f]):2d})" if g[f] else f"{'-':>14s}" for f in FIELDS]
+        lines.append(f"  {key[1]:22s} " + " ".join(f"{c:>14s}" for c in cells) + f" {g['verdicts'][0]:>4d}/{g['verdicts'][1]:<4d}")
+    return lines, groups
+
+
+LOO_LIMITS = {"available_kv_gib": 3.0, "kv_cache_tokens": 3.0, "max_concurrency": 3.0, "weights_gib": 2.0}
+
+
+def loo(report, catalog, held_out, check_limits):
+    rows = loo_rows(report, catalog)
+    loo_lines, groups = regime_table(rows, "leave-one-out (each case predicted by constants refitted without it), median |error|:")
+    in_lines, _ = regime_table([(r, 1.0) for r, _ in rows], "in-sample (the catalogue's constants, fitted on these cases):")
+    print("\n".join(loo_lines + [""] + in_lines))
+    if held_out is not None:
+        ho = [(r, 1.0) for r in held_out["rows"] if r.get("memory_terms")]
+        print("\n".join([""] + regime_table(ho, "held out (public start-up logs, never fitted on), median |error|:")[0]))
+    if not check_limits:
+        return 0
+    overall = groups[("all", "all")]
+    bad = [f for f, limit in LOO_LIMITS.items() if overall[f] and median(overall[f]) > limit]
+    print(f"leave-one-out medians within {LOO_LIMITS}: {'yes' if not bad else 'no, ' + ', '.join(bad)}")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preflight", default="build/preflight")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--check", action="store_true", help="compare this model with the binary's numbers; refit nothing")
+    ap.add_argument("--loo", action="store_true", help="leave-one-out and in-sample figures by regime (with --check: fail outside the limits)")
+    ap.add_argument("--held-out", nargs="*", default=None, help="with --loo: cases never fitted on, shown beside")
     ap.add_argument("--catalog", default="data/engines/engines.json")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     report = validate_report(a.preflight, a.files)
     catalog = json.load(open(a.catalog))
+    if a.loo:
+        held = validate_report(a.preflight, a.held_out) if a.held_out else None
+        sys.exit(loo(report, catalog, held, a.check))
     if a.check:
         sys.exit(check(report, catalog))
     cases = cases_of(report)

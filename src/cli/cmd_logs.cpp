@@ -65,6 +65,10 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.quantization, f.quantization, "quantization");
   take(a.enforce_eager, f.enforce_eager, "enforce_eager");
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
+  take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
+  take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
+  take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
+  take(a.speculative_config, f.speculative_config, "speculative_config");
   return f;
 }
 
@@ -152,6 +156,9 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
       engine_input.origin = fmt::format("log line {}: version", v->line);
     }
   }
+  if (const auto& pl = log.printed; pl.kv_cache_tokens && pl.max_concurrency && pl.concurrency_len)  // issue 15: an undated log dated by its lines
+    engine_input.printed_tokens_are_blocks =
+        deploy::printed_tokens_are_blocks(static_cast<double>(pl.kv_cache_tokens->value), pl.max_concurrency->value, pl.concurrency_len->value);
   auto resolved = deploy::resolve_deployment({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
   if (!resolved) {
     if (resolved.error().kind == ErrorKind::invalid_argument) out.bad_input = resolved.error();

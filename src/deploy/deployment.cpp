@@ -1,5 +1,6 @@
 #include "deploy/deployment.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <regex>
@@ -51,6 +52,38 @@ Status apply_mm_limits(const Given<std::string>& limits, estimate::Deployment* d
 
 }  // namespace
 
+Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::string>& given) {
+  const Json j = Json::parse(given.value, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a JSON object such as '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}', found '%s'",
+                                                          given.origin.c_str(), given.value.c_str()));
+  estimate::SpeculativeConfig spec;
+  if (j.contains("model") && j["model"].is_string()) spec.model = j["model"].get<std::string>();
+  if (j.contains("method") && j["method"].is_string()) {
+    spec.method = j["method"].get<std::string>();
+  } else if (!spec.model.empty()) {
+    const std::string lower = to_lower(spec.model);  // vLLM SpeculativeConfig.__post_init__ infers it from the name
+    spec.method = lower.find("eagle3") != std::string::npos ? "eagle3" : lower.find("eagle") != std::string::npos ? "eagle" : "draft_model";
+  }
+  const auto& methods = estimate::speculative_methods();
+  if (std::find(methods.begin(), methods.end(), spec.method) == methods.end()) {
+    std::string list;
+    for (size_t i = 0; i < methods.size(); ++i) list += (i == 0 ? "" : i + 1 == methods.size() ? " or " : ", ") + ("'" + methods[i] + "'");
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\nmethod\n  Input should be %s "
+                             "[type=literal_error, input_value='%s', input_type=str]",
+                             given.origin.c_str(), list.c_str(), spec.method.c_str()));
+  }
+  spec.num_speculative_tokens = 1;
+  if (j.contains("num_speculative_tokens")) {
+    const Json& n = j["num_speculative_tokens"];
+    if (!n.is_number_integer() || n.get<int64_t>() < 1)
+      return make_error(ErrorKind::invalid_argument, format("%s: num_speculative_tokens: Input should be greater than 0 (vLLM SpeculativeConfig)", given.origin.c_str()));
+    spec.num_speculative_tokens = n.get<int64_t>();
+  }
+  return spec;
+}
+
 const std::vector<std::string>& known_kv_cache_dtypes() {
   static const std::vector<std::string> k_dtypes = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "fp16", "bf16", "float16", "bfloat16"};
   return k_dtypes;
@@ -60,15 +93,25 @@ Status check_flags(const Flags& f) {
   std::vector<std::string> problems;
   if (const auto& u = f.gpu_memory_utilization; u && !(std::isfinite(u->value) && u->value > 0 && u->value <= 1))
     problems.push_back(format("%s: expected a number in (0, 1], found %s", u->origin.c_str(), number_text(u->value).c_str()));
-  for (const auto* v : {&f.tensor_parallel_size, &f.pipeline_parallel_size, &f.num_devices, &f.max_model_len, &f.max_num_seqs, &f.max_num_batched_tokens})
+  for (const auto* v : {&f.tensor_parallel_size, &f.pipeline_parallel_size, &f.num_devices, &f.max_model_len, &f.max_num_seqs, &f.max_num_batched_tokens,
+                         &f.data_parallel_size})
     check_at_least_one(*v, problems);
   const auto ok = [](const std::optional<Given<int64_t>>& v) { return !v || v->value >= 1; };
+  const int64_t dp = f.data_parallel_size && ok(f.data_parallel_size) ? f.data_parallel_size->value : 1;
   if (f.num_devices && ok(f.num_devices) && ok(f.tensor_parallel_size) && ok(f.pipeline_parallel_size)) {
     const int64_t pp = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
-    const int64_t ranks = f.tensor_parallel_size ? f.tensor_parallel_size->value * pp : pp;
+    const int64_t ranks = (f.tensor_parallel_size ? f.tensor_parallel_size->value * pp : pp) * dp;
+    const char* what = f.tensor_parallel_size ? (dp > 1 ? "data x tensor x pipeline parallel ranks" : "tensor x pipeline parallel ranks")
+                                              : (dp > 1 ? "data parallel x pipeline stages" : "pipeline stages");
     if (f.num_devices->value % ranks != 0)
-      problems.push_back(format("%s: %lld devices do not divide into %s %lld", f.num_devices->origin.c_str(), static_cast<long long>(f.num_devices->value),
-                                f.tensor_parallel_size ? "tensor x pipeline parallel ranks" : "pipeline stages", static_cast<long long>(ranks)));
+      problems.push_back(format("%s: %lld devices do not divide into %s %lld", f.num_devices->origin.c_str(), static_cast<long long>(f.num_devices->value), what,
+                                static_cast<long long>(ranks)));
+  }
+  if (const auto& local = f.data_parallel_size_local; local && (local->value < 0 || local->value > dp))  // vLLM ParallelConfig.__post_init__
+    problems.push_back(format("%s: ValueError: data_parallel_size_local (%lld) must be <= data_parallel_size (%lld)", local->origin.c_str(),
+                              static_cast<long long>(local->value), static_cast<long long>(dp)));
+  if (f.speculative_config) {
+    if (auto s = parse_speculative_config(*f.speculative_config); !s) problems.push_back(s.error().message);
   }
   if (const auto& k = f.kv_cache_dtype) {
     bool known = false;
@@ -95,8 +138,14 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f) {
   (void)checked;
   estimate::Deployment d;
   d.pipeline_parallel_size = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
+  if (f.data_parallel_size) d.data_parallel_size = f.data_parallel_size->value;
+  if (f.enable_expert_parallel) d.enable_expert_parallel = f.enable_expert_parallel->value;
   if (f.tensor_parallel_size) d.tensor_parallel_size = f.tensor_parallel_size->value;
-  else if (f.num_devices) d.tensor_parallel_size = f.num_devices->value / d.pipeline_parallel_size;
+  else if (f.num_devices) d.tensor_parallel_size = f.num_devices->value / (d.pipeline_parallel_size * d.data_parallel_size);
+  if (f.speculative_config) {
+    PF_TRY(spec, parse_speculative_config(*f.speculative_config));
+    d.speculative = std::move(spec);
+  }
   if (f.gpu_memory_utilization) d.gpu_memory_utilization = f.gpu_memory_utilization->value;
   if (f.max_model_len) d.max_model_len = f.max_model_len->value;
   if (f.max_num_seqs) d.max_num_seqs = f.max_num_seqs->value;
@@ -148,20 +197,44 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
   return synthetic;
 }
 
+std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency, int64_t len) {
+  if (len <= 0) return std::nullopt;
+  const double l = static_cast<double>(len);
+  if (std::fabs(tokens - concurrency * l) > 0.005 * l + 1.0) return true;
+  return std::nullopt;
+}
+
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions) {
   const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));
   std::string version = input.version;
   auto profile = engine::select_engine(engines, name, version);
+  bool dated = name.find('@') != std::string::npos || (profile && !version.empty());
   // A version that selects no profile, or none stated, is dated by a "vX.Y" inside it, then inside the hint.
   for (const auto& [dating, where] : {std::pair{input.version, input.origin}, std::pair{input.version_hint, input.version_hint_origin}}) {
     if (profile && (!version.empty() || name.find('@') != std::string::npos)) break;
     const std::string v = dated_version(dating);
     if (v.empty()) continue;
-    if (auto dated = engine::select_engine(engines, name, v)) {
-      profile = std::move(dated);
+    if (auto found = engine::select_engine(engines, name, v)) {
+      profile = std::move(found);
       assumptions.push_back("engine version " + v + ", dated by the " + where);
       version = v;
+      dated = true;
+    }
+  }
+  // Still undated: the printed token line's format names the newest profile that prints that way.
+  if (!dated && input.printed_tokens_are_blocks) {
+    const engine::TokensRule rule = *input.printed_tokens_are_blocks ? engine::TokensRule::blocks : engine::TokensRule::concurrency_x_len;
+    const engine::EngineProfile* newest = nullptr;
+    for (const auto& p : engines.profiles)
+      if (p.engine == name && p.tokens_rule == rule && (!newest || newest->version_max < p.version_max)) newest = &p;
+    if (newest) {
+      if (auto found = engine::select_engine(engines, name, newest->version_max.text()); found && found->tokens_rule == rule) {
+        assumptions.push_back("engine version dated by the printed token line (" +
+                              std::string(*input.printed_tokens_are_blocks ? "num_blocks x block size, not concurrency x max_model_len" : "concurrency x max_model_len") +
+                              "): the newest profile printing that way, " + found->id);
+        return found;
+      }
     }
   }
   if (!profile && !version.empty() && input.unknown == UnknownVersion::newest) {
@@ -178,6 +251,15 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   assert(catalogs.devices && catalogs.engines);
   Resolved r;
   PF_TRY(deployment, deployment_from_flags(in.flags));
+  if (const int64_t ep = deployment.data_parallel_size * deployment.tensor_parallel_size;
+      deployment.enable_expert_parallel && in.model.num_experts > 0 && ep > in.model.num_experts) {
+    const std::string origin = in.flags.enable_expert_parallel ? in.flags.enable_expert_parallel->origin : std::string("--enable-expert-parallel");
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: ValueError: expert parallel size (%lld = data_parallel_size %lld x tensor_parallel_size %lld) is larger than the number of "
+                             "experts (%lld): every expert-parallel rank must hold at least one expert",
+                             origin.c_str(), static_cast<long long>(ep), static_cast<long long>(deployment.data_parallel_size),
+                             static_cast<long long>(deployment.tensor_parallel_size), static_cast<long long>(in.model.num_experts)));
+  }
   PF_TRY(dev, resolve_device(in.device, *catalogs.devices, r.assumptions));
   PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions));
   if (!eng.runs_on(dev.platform)) {
@@ -200,6 +282,9 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("tensor_parallel_size", f.tensor_parallel_size, f.tensor_parallel_size ? std::to_string(f.tensor_parallel_size->value) : "");
   note("pipeline_parallel_size", f.pipeline_parallel_size, f.pipeline_parallel_size ? std::to_string(f.pipeline_parallel_size->value) : "");
   note("num_devices", f.num_devices, f.num_devices ? std::to_string(f.num_devices->value) : "");
+  note("data_parallel_size", f.data_parallel_size, f.data_parallel_size ? std::to_string(f.data_parallel_size->value) : "");
+  note("enable_expert_parallel", f.enable_expert_parallel, f.enable_expert_parallel && f.enable_expert_parallel->value ? "true" : "false");
+  note("speculative_config", f.speculative_config, f.speculative_config ? f.speculative_config->value : "");
   note("gpu_memory_utilization", f.gpu_memory_utilization, f.gpu_memory_utilization ? format("%g", f.gpu_memory_utilization->value) : "");
   note("max_model_len", f.max_model_len, f.max_model_len ? std::to_string(f.max_model_len->value) : "");
   note("max_num_seqs", f.max_num_seqs, f.max_num_seqs ? std::to_string(f.max_num_seqs->value) : "");

@@ -44,7 +44,7 @@ enum class UnknownVersion { error, newest };
 // engine: "vllm", "vllm-ascend@0.23", "llama.cpp"; empty = the default engine of the device's platform.
 // version: as logs and cases write it ("0.11.0rc3", "0.1.dev7548+gbaba038 (main, ~v0.9.2)"); a version
 // that selects no profile is dated by the first "vX.Y" inside it, then inside version_hint (free text
-// such as a case's notes), each dating recorded as an assumption. unknown: what a version that still
+// such as a case's notes), then by printed_tokens_are_blocks, each dating recorded as an assumption. unknown: what a version that still
 // selects nothing does: an error (fit, bench) or the newest profile with the assumption (logs, validate).
 struct EngineInput {
   std::string engine;
@@ -53,11 +53,20 @@ struct EngineInput {
   std::string version_hint;
   std::string version_hint_origin;
   UnknownVersion unknown = UnknownVersion::error;
+  // The format of the log's own printed lines, when nothing else dates it: true when "GPU KV cache size" is
+  // num_blocks x block size (it differs from int(concurrency x max_model_len)), false when it is that
+  // product. An undated version then takes the newest profile that prints that way (said in the assumptions).
+  std::optional<bool> printed_tokens_are_blocks;
 };
 
 // vLLM's flags as given; unset ones take the engine version's defaults.
 struct Flags {
   std::optional<Given<int64_t>> tensor_parallel_size, pipeline_parallel_size, num_devices;
+  // --data-parallel-size, --data-parallel-size-local (ranks on this node; headless nodes start 0 API
+  // servers and the same per-rank engine), --enable-expert-parallel.
+  std::optional<Given<int64_t>> data_parallel_size, data_parallel_size_local;
+  std::optional<Given<bool>> enable_expert_parallel;
+  std::optional<Given<std::string>> speculative_config;   // vLLM's JSON: '{"method": "mtp", "num_speculative_tokens": 2}' 
   std::optional<Given<double>> gpu_memory_utilization;
   std::optional<Given<int64_t>> max_model_len, max_num_seqs, max_num_batched_tokens;
   std::optional<Given<std::string>> kv_cache_dtype, quantization;
@@ -94,13 +103,25 @@ const std::vector<std::string>& known_kv_cache_dtypes();
 
 // The checks every command applies to flags, one message per bad value, joined with "; " into one
 // invalid_argument error: utilization finite in (0, 1]; parallel sizes, num_devices, max_model_len,
-// max_num_seqs and max_num_batched_tokens at least 1; num_devices divisible by TP x PP (by PP when TP
-// is not given); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts.
+// max_num_seqs and max_num_batched_tokens at least 1; num_devices divisible by TP x PP x DP (by PP x DP
+// when TP is not given); data_parallel_size_local at most data_parallel_size (vLLM ParallelConfig's
+// message); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts;
+// --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise).
 Status check_flags(const Flags& flags);
 
-// The estimate::Deployment the flags describe (after check_flags): TP = num_devices / PP when TP is
+// --speculative-config as vLLM reads it: method (else inferred from "model" as vLLM does: "eagle3" in
+// the name -> eagle3, "eagle" -> eagle, else draft_model), num_speculative_tokens (default 1), model.
+// invalid_argument with vLLM's message for a method outside its SpeculativeMethod list.
+Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::string>& given);
+
+// The estimate::Deployment the flags describe (after check_flags): TP = num_devices / (PP x DP) when TP is
 // not given. invalid_argument as check_flags.
 Expected<estimate::Deployment> deployment_from_flags(const Flags& flags);
+
+// What a log's printed "GPU KV cache size: T tokens" and "Maximum concurrency for L tokens per request: Cx" say
+// about the version: true (num_blocks x block size, vLLM before 0.21) when T differs from int(C x L) by more than
+// C's printed 0.01 allows; nullopt when they agree (both formats fit) or L is not positive.
+std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency, int64_t len);
 
 // The engine profile an EngineInput selects, and the assumptions made (datings, newest profile).
 // not_found for an unknown engine, or a version outside every range with UnknownVersion::error.
@@ -117,7 +138,7 @@ std::optional<double> stated_total_bytes(const std::string& text);
 
 // The whole step: flags checked, device, engine (which must run on the device's platform) and its
 // overheads resolved, the deployment built. Errors: invalid_argument (a bad flag, an engine for another
-// platform), not_found (device, engine, version, overheads).
+// platform, expert parallel over more DP x TP ranks than the model has experts), not_found (device, engine, version, overheads).
 Expected<Resolved> resolve_deployment(const Inputs& inputs, const Catalogs& catalogs);
 
 }  // namespace preflight::deploy

@@ -107,7 +107,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
                             "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
-                            "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source"}));
+                            "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
+                            "sparse_indexer_cache", "sparse_indexer_cache_source"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
@@ -133,6 +134,17 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   else return make_error(ErrorKind::corrupt, format("%s: %s: unknown hybrid_block_rule %s", origin.c_str(), id.c_str(), hbr.c_str()), origin);
   PF_TRY(mode, r.string("hybrid_mamba_mode"));
   p.hybrid_mamba_mode = mode;
+  PF_TRY(indexer, r.opt_string("sparse_indexer_cache"));
+  if (indexer) {
+    if (*indexer != "fp8_scaled" && *indexer != "bf16" && *indexer != "mla_page")
+      return make_error(ErrorKind::corrupt, format("%s: %s: sparse_indexer_cache must be fp8_scaled, bf16 or mla_page, found %s", origin.c_str(), id.c_str(), indexer->c_str()),
+                        origin);
+    PF_TRY(indexer_source, r.opt_string("sparse_indexer_cache_source"));
+    if (!indexer_source || indexer_source->empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: sparse_indexer_cache needs sparse_indexer_cache_source", origin.c_str(), id.c_str()), origin);
+    p.sparse_indexer_cache = *indexer;
+    p.sparse_indexer_cache_source = *indexer_source;
+  }
   PF_TRY(mns, r.int_("max_num_seqs"));
   p.max_num_seqs = mns;
   PF_TRY(mnbt, r.int_("max_num_batched_tokens"));

@@ -45,6 +45,11 @@ struct EngineProfile {
   int64_t block_size = 16;
   HybridBlockRule hybrid_block_rule = HybridBlockRule::cuda_align;
   std::string hybrid_mamba_mode;  // none | align
+  // What a sparse-attention (DeepSeek-V3.2 lightning indexer) layer caches per token beside its MLA latent:
+  // fp8_scaled = index_head_dim fp8 + 4 B scale per 128 (vLLM), bf16 = index_head_dim x 2 B, mla_page = a
+  // second page the size of the MLA latent (the indexer's page padded to it). Optional key, default fp8_scaled.
+  std::string sparse_indexer_cache = "fp8_scaled";
+  std::string sparse_indexer_cache_source;
   // KV-cache groups of a hybrid model: vLLM pads every layer kind to the largest one when largest <
   // ratio x smallest (else groups take the smallest). The ratio changed by version; the catalogue's
   // "hybrid_group_padding" entry covering the selected version sets it (select_engine).

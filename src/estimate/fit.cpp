@@ -35,6 +35,22 @@ const char* failure_name(Failure failure) {
   return "unknown";
 }
 
+const std::vector<std::string>& speculative_methods() {
+  // vllm/config/speculative.py SpeculativeMethod (ngram, medusa, mlp_speculator, draft_model, suffix,
+  // EagleModelTypes with the MTP model types, ngram_gpu), vLLM main of 2026.
+  static const std::vector<std::string> k_methods = {
+      "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", "eagle3", "extract_hidden_states", "deepseek_mtp", "mimo_mtp",
+      "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp", "ernie_mtp", "exaone_moe_mtp", "qwen3_next_mtp", "qwen3_5_mtp", "longcat_flash_mtp",
+      "mtp", "pangu_ultra_moe_mtp", "step3p5_mtp", "dflash", "ngram_gpu"};
+  return k_methods;
+}
+
+bool SpeculativeConfig::mtp() const { return method == "mtp" || ends_with(method, "_mtp"); }
+
+bool SpeculativeConfig::has_drafter_layers() const {
+  return !method.empty() && method != "ngram" && method != "ngram_gpu" && method != "suffix";
+}
+
 model::QuantScheme scheme_for_flag(const std::string& raw, const model::QuantScheme& checkpoint) {
   const std::string q = to_lower(raw);
   if (q.empty() || q == to_lower(checkpoint.method) || (q == "ascend" && checkpoint.method == "ascend")) return checkpoint;
@@ -147,6 +163,16 @@ bool layout_accepted(FitEstimate& e, const ModelSpec& m) {
     e.failure = Failure::invalid_layout;
     e.failure_message = format("ValueError: Total number of attention heads (%lld) must be divisible by tensor parallel size (%lld).",
                                static_cast<long long>(m.num_attention_heads), static_cast<long long>(tp));
+    return false;
+  }
+  // Every expert-parallel rank must hold at least one routed expert (vLLM determine_expert_map gives
+  // num_experts // ep_size to each rank).
+  if (e.expert_parallel_size > 1 && m.num_experts > 0 && e.expert_parallel_size > m.num_experts) {
+    e.failure = Failure::invalid_layout;
+    e.failure_message = format("ValueError: expert parallel size (%lld = data_parallel_size %lld x tensor_parallel_size %lld) is larger than the number of "
+                               "experts (%lld): every expert-parallel rank must hold at least one expert",
+                               static_cast<long long>(e.expert_parallel_size), static_cast<long long>(e.data_parallel_size), static_cast<long long>(tp),
+                               static_cast<long long>(m.num_experts));
     return false;
   }
   if (m.num_hidden_layers < pp) {
@@ -325,6 +351,23 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
   return {first, last};
 }
 
+// The drafter's weights join the load line of the stage that runs it (the last; the only one at PP 1).
+void add_drafter(FitEstimate& e, terms::StageWeights& weights, const terms::Drafter& drafter, const terms::StageLayout& lay, const Deployment& dep) {
+  if (dep.speculative.method.empty()) return;
+  e.drafter_layers = drafter.layers;
+  e.drafter_weights_bytes = drafter.weights_bytes;
+  if (lay.pp == 1) weights.first.bytes += drafter.weights_bytes;
+  weights.last.bytes += drafter.weights_bytes;
+  if (!dep.explain) return;
+  e.assumptions.push_back(format("speculative decoding (%s, %lld tokens): %s", dep.speculative.method.c_str(),
+                                 static_cast<long long>(dep.speculative.num_speculative_tokens),
+                                 drafter.rule.empty() ? "no drafter weights or KV layers" : drafter.rule.c_str()));
+  if (drafter.weights_bytes > 0) {
+    weights.first.rule += format(" + drafter %.2f GiB (%s)", bytes_to_gib(drafter.weights_bytes), dep.speculative.method.c_str());
+    weights.first.inputs.emplace_back("drafter_weights_bytes", drafter.weights_bytes);
+  }
+}
+
 }  // namespace
 
 Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
@@ -332,16 +375,22 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   FitEstimate e;
   e.engine_id = engine.id;
   e.device_id = device.id;
-  const auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size);
+  auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size);
+  lay.sequence_parallel_moe = dep.enable_expert_parallel && m.num_experts > 0 && lay.dp > 1 && lay.tp > 1;
   e.tensor_parallel_size = lay.tp;
   e.pipeline_parallel_size = lay.pp;
+  e.data_parallel_size = lay.dp;
+  e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
   resolve_settings(e, m, device, engine, dep);
   if (!layout_accepted(e, m) || !quantization_accepted(e, m, engine, dep)) return e;
   const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);  // sized_model(m, dep).quant, without copying the model
   if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
   e.weight_scheme = scheme.quantized() ? scheme.detail : std::string(model::dtype_name(m.dtype));
 
-  PF_TRY(weights, terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens));
+  PF_TRY(staged, terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens));
+  terms::StageWeights weights = std::move(staged);
+  const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
+  add_drafter(e, weights, drafter, lay, dep);
   e.weights_bytes = weights.first.bytes;
   e.terms.push_back(weights.first);
 
@@ -381,7 +430,9 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
 
   e.max_model_len = L;
   if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
-  const terms::KvInputs kv_in{e.kv_cache_dtype, L, e.max_num_batched_tokens, budget.available_blocks, budget.band, budget.band_high, dep.explain};
+  const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
+  const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
+                              budget.band, budget.band_high, dep.explain};
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;
   e.block_size = kv.block_size;

@@ -20,10 +20,25 @@ namespace preflight::estimate {
 
 enum class ExecutionMode { graph, eager };
 
+// vLLM's --speculative-config (vllm/config/speculative.py SpeculativeConfig): the method and the
+// tokens proposed per step. method empty: no speculative decoding.
+struct SpeculativeConfig {
+  std::string method;                  // mtp (and the *_mtp aliases) | eagle | eagle3 | draft_model | ngram | suffix | ...
+  int64_t num_speculative_tokens = 0;
+  std::string model;                   // "model": the drafter's checkpoint (eagle, eagle3, draft_model)
+  bool mtp() const;                    // the target's own MTP layers are the drafter
+  bool has_drafter_layers() const;     // a neural drafter with its own weights and attention layers (not ngram / suffix)
+};
+
 // vLLM's flags, with their meanings. Unset optionals take the engine version's defaults.
 struct Deployment {
   int64_t tensor_parallel_size = 1;
   int64_t pipeline_parallel_size = 1;
+  // --data-parallel-size: engine replicas, each with its own TP x PP ranks, KV cache and printed lines;
+  // MoE experts are split over DP x TP ranks (by EP with --enable-expert-parallel, else flattened TP).
+  int64_t data_parallel_size = 1;
+  bool enable_expert_parallel = false;  // --enable-expert-parallel
+  SpeculativeConfig speculative;        // --speculative-config
   std::optional<double> gpu_memory_utilization;
   std::optional<int64_t> max_model_len;
   std::optional<int64_t> max_num_seqs;
@@ -113,6 +128,10 @@ struct FitEstimate {
   std::string engine_id;
   std::string device_id;
   int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  int64_t data_parallel_size = 1;
+  int64_t expert_parallel_size = 1;  // ranks the routed experts are split over as whole experts (1: EP off)
+  int64_t drafter_layers = 0;        // speculative decoding: the drafter's attention layers in the KV cache
+  double drafter_weights_bytes = 0;  // this rank's share of the drafter's weights (inside weights_bytes)
   double gpu_memory_utilization = 0;
   int64_t max_model_len = 0;
   int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
@@ -187,6 +206,9 @@ double weight_rank_share(const model::WeightGroup& group, int64_t tensor_paralle
 bool is_layer_weight(const model::WeightGroup& group);
 // The model with the storage scheme the deployment implies (checkpoint, --quantization or override).
 model::ModelSpec sized_model(const model::ModelSpec& model, const Deployment& deployment);
+
+// vLLM's accepted --speculative-config methods (SpeculativeMethod), in its order.
+const std::vector<std::string>& speculative_methods();
 
 // Applies the scheme a --quantization value implies when the checkpoint does not carry it.
 model::QuantScheme scheme_for_flag(const std::string& quantization, const model::QuantScheme& checkpoint);

@@ -32,7 +32,8 @@ struct LayerCache {
 
 AtLayer at_layer(const char* field, size_t i) { return {field, i}; }
 
-Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb) {
+// spec_tokens: vLLM lengthens each Mamba / GDN conv state by num_speculative_tokens (MambaSpec).
+Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int64_t spec_tokens, const std::string& indexer_cache) {
   LayerCache c;
   const int64_t b = model::dtype_bits(m.dtype) / 8;
   for (size_t i = 0; i < m.layers.size(); ++i) {
@@ -55,9 +56,15 @@ Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb) {
       }
       case LayerKind::mla_attention: {
         PF_TRY(latent, checked_product(l.mla_cache_dim, cb, at_layer("kv_lora_rank + qk_rope_head_dim (mla_cache_dim) x cache dtype bytes", i)));
+        // The sparse-attention indexer's keys, as the engine version lays them out (engines.json sparse_indexer_cache).
         int64_t indexer = 0;
-        if (l.indexer_head_dim > 0) {
-          PF_TRY(ix, checked_sum(l.indexer_head_dim, 4, at_layer("index_head_dim", i)));
+        if (l.indexer_head_dim > 0 && indexer_cache == "mla_page") {
+          indexer = latent;
+        } else if (l.indexer_head_dim > 0 && indexer_cache == "bf16") {
+          PF_TRY(ix, checked_product(l.indexer_head_dim, 2, at_layer("index_head_dim x 2 B", i)));
+          indexer = ix;
+        } else if (l.indexer_head_dim > 0) {
+          PF_TRY(ix, checked_sum(l.indexer_head_dim, l.indexer_head_dim / 128 * 4, at_layer("index_head_dim", i)));
           indexer = ix;
         }
         PF_TRY(attn, checked_sum(latent, indexer, at_layer("mla_cache_dim + index_head_dim", i)));
@@ -68,7 +75,8 @@ Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb) {
       }
       case LayerKind::linear_attention:
       case LayerKind::mamba: {
-        PF_TRY(conv_elems, checked_product(l.conv_channels / tp, l.conv_len, at_layer("conv channels x conv kernel", i)));
+        PF_TRY(conv_len, checked_sum(l.conv_len, spec_tokens, at_layer("conv kernel - 1 + num_speculative_tokens", i)));
+        PF_TRY(conv_elems, checked_product(l.conv_channels / tp, conv_len, at_layer("conv channels x conv kernel", i)));
         PF_TRY(conv, checked_product(conv_elems, b, at_layer("conv channels x conv kernel x dtype bytes", i)));
         PF_TRY(hd, checked_product(l.ssm_heads / tp, l.ssm_head_dim, at_layer("ssm heads x ssm head_dim", i)));
         PF_TRY(hds, checked_product(hd, l.ssm_state_dim, at_layer("ssm heads x ssm head_dim x ssm_state_size", i)));
@@ -157,7 +165,8 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
   if (stage(c.state_layers) > 0) kinds.emplace_back("state", stage(c.state_layers));
   g.group_padding_ratio = engine.hybrid_group_padding_ratio;
   g.group_size = std::max<int64_t>(1, group_size_for(kinds, engine.hybrid_group_padding_ratio));
-  const int64_t state_blocks = engine.hybrid_mamba_mode == "align" ? 2 : 1;
+  // One state block per request (two in "align" mode), plus one per speculative token (MambaSpec num_speculative_blocks).
+  const int64_t state_blocks = (engine.hybrid_mamba_mode == "align" ? 2 : 1) + in.num_speculative_tokens;
   const int64_t bs = bl.block_size, L = in.max_model_len;
   for (const auto& [kind, count] : kinds) {
     KvGroup kg;
@@ -206,7 +215,14 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
 
 Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
                                           std::vector<std::string>& provenance) {
-  PF_TRY(cache, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m)));
+  PF_TRY(scanned, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m), in.num_speculative_tokens, engine.sparse_indexer_cache));
+  LayerCache cache = std::move(scanned);
+  // The drafter's attention layers (MTP layers, an EAGLE head) have their own KV specs of the target's
+  // attention geometry (reference sec 2: draft/MTP layers are in the page total).
+  if (in.drafter_layers > 0 && cache.attn_1tok > 0) {
+    cache.attn_layers += in.drafter_layers;
+    if (in.explain) provenance.push_back(format("speculative decoding: %lld drafter attention layer(s) in the KV cache", static_cast<long long>(in.drafter_layers)));
+  }
   PF_TRY(layout, block_layout(engine, cache, in.explain ? &provenance : nullptr));
   PF_TRY(geometry, kv_groups(m, engine, lay, cache, layout, in));
   blocks_and_tokens(geometry, engine, in);

@@ -30,10 +30,11 @@ Expected<int64_t> checked_sum(int64_t a, int64_t b, const std::string& what) {
   return r;
 }
 
-StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp) {
+StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp) {
   StageLayout l;
   l.tp = std::max<int64_t>(1, tp);
   l.pp = std::max<int64_t>(1, pp);
+  l.dp = std::max<int64_t>(1, dp);
   l.n_layers = std::max<int64_t>(1, m.num_hidden_layers);
   l.first_layers = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(l.n_layers), static_cast<uint64_t>(l.pp)));
   l.last_layers = std::max<int64_t>(1, l.n_layers / l.pp);
@@ -122,7 +123,10 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
         mxfp4_extra += bytes - stored;
       }
     }
-    const double base = weight_rank_share(g, lay.tp);
+    // Routed experts: 1 / (DP x TP) per rank; everything else (attention, dense and shared-expert MLPs,
+    // embedding, head) is replicated per DP rank and split by TP inside it.
+    const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
+    const double base = whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0);
     double share = base, last_share = base;
     if (is_layer_weight(g) && g.part == model::Part::text) {
       share *= static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers);
@@ -185,11 +189,63 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
       inputs.emplace_back("deepstack_buffer_bytes", buffers);
     }
   }
+  if (lay.dp > 1 && explain) {
+    rule += format("; routed experts split over DP x TP = %lld ranks%s", static_cast<long long>(lay.expert_ranks()),
+                   lay.sequence_parallel_moe ? ", shared experts whole on every rank (sequence-parallel MoE)" : "");
+    inputs.emplace_back("data_parallel_size", static_cast<double>(lay.dp));
+  }
   StageWeights out;
   out.first = {"weights", weights, 0, rule, inputs};
   out.last = {"weights", weights_last, 0, rule, inputs};
   if (explain) out.last.inputs[2].second = static_cast<double>(lay.last_layers);
   return out;
+}
+
+// EAGLE-3 heads predict over a reduced vocabulary: draft_vocab_size 32000 in the published heads
+// (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B config.json, https://huggingface.co/yuhuili/EAGLE3-LLaMA3.1-Instruct-8B),
+// used when the drafter's own config is not read.
+constexpr int64_t k_eagle3_draft_vocab = 32000;
+
+Drafter estimate_drafter(const ModelSpec& m, const model::QuantScheme& scheme, const Deployment& dep, const StageLayout& lay) {
+  Drafter d;
+  const SpeculativeConfig& spec = dep.speculative;
+  if (!spec.has_drafter_layers()) return d;
+  const double tp = static_cast<double>(lay.tp);
+  if (spec.mtp()) {
+    // The checkpoint's MTP layers (inspect counts them); their embedding and head are the target's
+    // (vLLM shares both when the shapes match), so only the decoder layer, eh_proj and norms load.
+    const model::SchemeFormats formats(scheme);
+    for (const auto& g : m.weights) {
+      if (g.part != model::Part::mtp || ends_with(g.module, "embed_tokens") || ends_with(g.module, "shared_head.head")) continue;
+      const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
+      d.weights_bytes += group_bytes(m, scheme, formats, g) *
+                         (whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0));
+    }
+    d.layers = m.mtp_layers;
+    if (dep.explain)
+      d.rule = m.mtp_layers > 0 ? format("%lld MTP layer(s) from the config (embedding and head shared with the target)", static_cast<long long>(m.mtp_layers))
+                                : "the config has no MTP layers (num_nextn_predict_layers / mtp_num_hidden_layers): nothing sized";
+    return d;
+  }
+  if (spec.method == "eagle" || spec.method == "eagle3") {
+    // One decoder layer of the target's shape; EAGLE fuses [embedding; hidden] with fc (2h -> h), EAGLE-3
+    // three target hidden states (3h -> h), takes [embedding; hidden] into q/k/v and has its own head.
+    const bool three = spec.method == "eagle3";
+    const double h = static_cast<double>(m.hidden_size), hd = static_cast<double>(m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_attention_heads));
+    const double q = static_cast<double>(m.num_attention_heads) * hd, kv = static_cast<double>(std::max<int64_t>(1, m.num_key_value_heads)) * hd;
+    const double in = three ? 2.0 * h : h;
+    const double inter = static_cast<double>(m.intermediate_size > 0 ? m.intermediate_size : m.moe_intermediate_size);
+    double params = in * (q + 2.0 * kv) + q * h + 3.0 * h * inter + (three ? 3.0 : 2.0) * h * h;
+    if (three) params += static_cast<double>(k_eagle3_draft_vocab) * h;
+    d.weights_bytes = params * static_cast<double>(model::dtype_bits(m.dtype) / 8) / tp;
+    d.layers = 1;
+    if (dep.explain)
+      d.rule = format("%s head assumed to be one decoder layer of the target's shape%s (its config not read)", spec.method.c_str(),
+                      three ? format(", draft vocabulary %lld", static_cast<long long>(k_eagle3_draft_vocab)).c_str() : "");
+    return d;
+  }
+  if (dep.explain) d.rule = "drafter '" + spec.model + "' not read: its weights and KV layers are not sized";
+  return d;
 }
 
 namespace {
@@ -316,7 +372,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
 }
 
 Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay, bool explain) {
-  const bool multi_rank = lay.tp * lay.pp > 1;
+  const bool multi_rank = lay.tp * lay.pp * lay.dp > 1;
   const double bytes = oh.non_torch_bytes + (multi_rank ? oh.non_torch_bytes * oh.non_torch_multi_rank_fraction : 0.0);
   // The band of the non-torch term is at least the spread the printed breakdowns show for the platform.
   const double band = std::max(bytes * oh.band_fraction, oh.non_torch_band_bytes);

@@ -49,11 +49,30 @@ inline Expected<int64_t> checked_sum(int64_t a, int64_t b, const AtLayer& what) 
 // Tensor- and pipeline-parallel layout. vLLM's get_pp_indices gives the remainder layers to the
 // stages before the last: the first stage holds ceil(n / pp) layers and the embedding, the last
 // floor(n / pp) layers and the head.
+// Data parallelism replicates the whole layout per engine; the routed experts are split over all
+// DP x TP ranks of a stage (vLLM FusedMoEParallelConfig.make: whole experts per rank with expert
+// parallel, the flattened DP x TP tensor split without), so a rank holds 1 / (DP x TP) of them.
+// With DP > 1, EP and TP > 1 vLLM runs the MoE layers sequence-parallel (ParallelConfig
+// use_sequence_parallel_moe) and builds the shared experts without TP (DeepseekV2MoE: disable_tp),
+// so each rank holds them whole.
 struct StageLayout {
-  int64_t tp = 1, pp = 1;
+  int64_t tp = 1, pp = 1, dp = 1;
+  bool sequence_parallel_moe = false;
   int64_t n_layers = 1, first_layers = 1, last_layers = 1;
+  int64_t expert_ranks() const { return tp * dp; }
 };
-StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp);
+StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp, int64_t dp = 1);
+
+// The drafter speculative decoding adds (vLLM SpecDecodeBaseProposer.load_model): the target's own
+// MTP layers (Part::mtp weights; embedding and head shared with the target), or for eagle / eagle3 a
+// one-layer head of the target's shape; ngram and suffix add nothing. `layers`: its attention layers
+// in the KV cache (vLLM gives each drafter attention layer its own KV spec).
+struct Drafter {
+  int64_t layers = 0;
+  double weights_bytes = 0;  // this rank's share, in the model dtype unless the MTP weights are quantized with it
+  std::string rule;          // what was sized, with the assumption made
+};
+Drafter estimate_drafter(const model::ModelSpec& m, const model::QuantScheme& scheme, const Deployment& dep, const StageLayout& layout);
 
 struct StageWeights {
   Term first;  // the only stage when PP is 1
@@ -95,6 +114,8 @@ Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool gra
 // (first-stage layer units), its low and high sides for the band.
 struct KvInputs {
   std::string kv_cache_dtype;
+  int64_t drafter_layers = 0;         // speculative decoding: attention layers added by the drafter
+  int64_t num_speculative_tokens = 0; // lengthens the conv state and adds state blocks per request
   int64_t max_model_len = 0, max_num_batched_tokens = 0;
   double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`

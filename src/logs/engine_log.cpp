@@ -7,6 +7,8 @@
 // ANSI colours; matching is by substring so both pass through.
 #include "logs/engine_log.hpp"
 
+#include <regex>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -195,6 +197,23 @@ std::optional<double> to_double(const std::string& v) {
   return d;
 }
 
+// A speculative config as the log writes it, as JSON: the flag's JSON, the dict's Python repr, or the
+// config dump's "SpeculativeConfig(method='mtp', model=..., num_spec_tokens=1)". Empty when unreadable.
+std::string speculative_json(const std::string& v) {
+  if (starts_with(v, "SpeculativeConfig(")) {
+    static const std::regex method_re(R"(method='([^']*)')"), tokens_re(R"(num_spec(?:ulative)?_tokens=(\d+))");
+    std::smatch mm;
+    if (!std::regex_search(v, mm, method_re)) return {};
+    std::string json = "{\"method\": \"" + mm[1].str() + "\"";
+    if (std::regex_search(v, mm, tokens_re)) json += ", \"num_speculative_tokens\": " + mm[1].str();
+    return json + "}";
+  }
+  if (v.empty() || v.front() != '{') return {};
+  std::string json = v;
+  std::replace(json.begin(), json.end(), '\'', '"');
+  return json;
+}
+
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -210,6 +229,13 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "quantization") set_once(a.quantization, v, line);
   else if (key == "kv_cache_dtype") set_once(a.kv_cache_dtype, v, line);
   else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
+  else if (key == "data_parallel_size" || key == "dp") set_int(a.data_parallel_size);
+  else if (key == "data_parallel_size_local") set_int(a.data_parallel_size_local);
+  else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
+  else if (key == "enable_expert_parallel") {
+    if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
+    else if (v == "False" || v == "false") set_once(a.enable_expert_parallel, false, line);
+  }
   else if (key == "enforce_eager" || key == "skip_mm_profiling") {
     auto& slot = key == "enforce_eager" ? a.enforce_eager : a.skip_mm_profiling;
     if (v == "True" || v == "true") set_once(slot, true, line);
@@ -236,9 +262,16 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       t = t.substr(0, eq);
     } else if (k + 1 < tokens.size() && tokens[k + 1].rfind("--", 0) != 0) {
       value = tokens[k + 1];
+      // A JSON value the shell kept whole ('{"method": "mtp", ...}') was split at its spaces: rejoin it.
+      for (size_t j = k + 2; j < tokens.size() && !value.empty() && (value[0] == '{' || value.rfind("'{", 0) == 0) &&
+                             std::count(value.begin(), value.end(), '{') > std::count(value.begin(), value.end(), '}');
+           ++j)
+        value += " " + tokens[j];
+      if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
     }
     std::replace(t.begin(), t.end(), '-', '_');
-    if (t == "enforce_eager" || t == "skip_mm_profiling") value = "True";
+    if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel") value = "True";
+    if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
     apply_arg(a, t, value, n);
   }
 }
@@ -257,6 +290,10 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.dtype, from.dtype);
   m(into.enforce_eager, from.enforce_eager);
   m(into.skip_mm_profiling, from.skip_mm_profiling);
+  m(into.data_parallel_size, from.data_parallel_size);
+  m(into.data_parallel_size_local, from.data_parallel_size_local);
+  m(into.enable_expert_parallel, from.enable_expert_parallel);
+  m(into.speculative_config, from.speculative_config);
 }
 
 void scan_versions(Versions& v, const std::string& line, int64_t n) {

@@ -65,6 +65,12 @@ struct EngineArgs {
   std::optional<Logged<bool>> enforce_eager;
   // --skip-mm-profiling, or the line "Skipping memory profiling for multimodal encoder" (vLLM >= 0.10).
   std::optional<Logged<bool>> skip_mm_profiling;
+  // --data-parallel-size, --data-parallel-size-local, --enable-expert-parallel.
+  std::optional<Logged<int64_t>> data_parallel_size, data_parallel_size_local;
+  std::optional<Logged<bool>> enable_expert_parallel;
+  // --speculative-config as JSON, from the flag, the non-default args dict ({'method': 'mtp', ...}) or the
+  // config dump (SpeculativeConfig(method='mtp', ..., num_spec_tokens=1)).
+  std::optional<Logged<std::string>> speculative_config;
 };
 
 struct Versions {

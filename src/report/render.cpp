@@ -140,6 +140,12 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["device"] = f.device_id;
   out["engine"] = f.engine_id;
   out["layout"] = {{"tensor_parallel_size", f.tensor_parallel_size}, {"pipeline_parallel_size", f.pipeline_parallel_size}};
+  if (f.data_parallel_size > 1 || f.expert_parallel_size > 1) {  // issue 15: only where set, so other outputs keep their shape
+    out["layout"]["data_parallel_size"] = f.data_parallel_size;
+    out["layout"]["expert_parallel_size"] = f.expert_parallel_size;
+  }
+  if (f.drafter_layers > 0 || f.drafter_weights_bytes > 0)
+    out["layout"]["drafter"] = {{"attention_layers", f.drafter_layers}, {"weights_bytes", f.drafter_weights_bytes}};
   out["settings"] = {{"gpu_memory_utilization", f.gpu_memory_utilization}, {"max_model_len", f.max_model_len}, {"max_num_seqs", f.max_num_seqs},
                      {"max_num_batched_tokens", f.max_num_batched_tokens}, {"block_size", f.block_size}, {"kv_cache_dtype", f.kv_cache_dtype},
                      {"quantization", f.quantization}, {"weight_scheme", f.weight_scheme}};
@@ -168,7 +174,8 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
 std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context, const std::vector<std::string>& fixes,
                        const Style& st) {
   std::string o;
-  o += bold(spec.id, st) + " on " + std::to_string(f.tensor_parallel_size * f.pipeline_parallel_size) + " x " + f.device_id + " with " + f.engine_id + "\n";
+  o += bold(spec.id, st) + " on " + std::to_string(f.tensor_parallel_size * f.pipeline_parallel_size * f.data_parallel_size) + " x " + f.device_id + " with " +
+       f.engine_id + (f.data_parallel_size > 1 ? format(" (DP %lld, each rank below)", static_cast<long long>(f.data_parallel_size)) : std::string()) + "\n";
   o += format("  layout           TP %lld, PP %lld; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
               static_cast<long long>(f.pipeline_parallel_size), f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
               static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());

@@ -108,7 +108,8 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   };
   for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
                                     std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
-                                    std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens}}) {
+                                    std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens},
+                                    std::pair{"data_parallel_size", &flags.data_parallel_size}, std::pair{"data_parallel_size_local", &flags.data_parallel_size_local}}) {
     PF_TRY(ok, integer(field, *into));
     (void)ok;
   }
@@ -120,6 +121,11 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
   PF_TRY(eager, c.opt_bool("enforce_eager"));
   if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
+  PF_TRY(ep, c.opt_bool("enable_expert_parallel"));
+  if (ep) flags.enable_expert_parallel = deploy::Given<bool>{*ep, where + ": enable_expert_parallel"};
+  // speculative_config: vLLM's JSON, as an object or as the flag's string.
+  if (const Json* spec = c.find("speculative_config"); spec && !spec->is_null())
+    flags.speculative_config = deploy::Given<std::string>{spec->is_string() ? spec->get<std::string>() : spec->dump(), where + ": speculative_config"};
   PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
   if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
   PF_TRY(checked, deploy::check_flags(flags));
@@ -234,13 +240,22 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"non_torch", est.non_torch_bytes},
                       {"graph", est.graph_bytes},
                       {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
-                      {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size > 1 ? 1.0 : 0.0},
+                      {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},
                       {"sampler_run", est.activation_sampler_bytes},
                       {"vision_unit", est.activation_vision_unit_bytes},
                       {"available", est.available_kv_bytes},
-                      {"kv_tokens", static_cast<double>(est.kv_tokens)}};
+                      {"kv_tokens", static_cast<double>(est.kv_tokens)},
+                      {"max_concurrency", est.max_concurrency},
+                      // The regime tools/fit_overheads.py --loo breaks the figures down by.
+                      {"regime_moe", resolved.model.num_experts > 0 ? 1.0 : 0.0},
+                      {"regime_hybrid", est.state_bytes_per_sequence_rank > 0 ? 1.0 : 0.0},
+                      {"regime_tp", static_cast<double>(est.tensor_parallel_size)},
+                      {"regime_pp", static_cast<double>(est.pipeline_parallel_size)},
+                      {"regime_dp", static_cast<double>(est.data_parallel_size)},
+                      {"regime_ep", d.enable_expert_parallel ? 1.0 : 0.0},
+                      {"regime_quantized", !est.quantization.empty() || d.quant_scheme ? 1.0 : 0.0}};
   row.predicted_failure = failure_name(est.failure);
   row.observed_fits = o.fits;
   row.observed_failure = o.failure.value_or("");
@@ -290,6 +305,11 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
   in.engine = {inputs.engine.value_or(""), inputs.engine_version.value_or(inputs.engine_detail.value_or("")), "engine_version", inputs.notes.value_or(""), "case notes",
                deploy::UnknownVersion::newest};
+  // An undated vLLM case is dated by its own printed lines' format (vLLM 0.21 made "GPU KV cache size" int(concurrency
+  // x max_model_len); before, num_blocks x block size). Concurrency is printed to 0.01, so only a gap beyond that
+  // dates it; agreeing lines fit both formats and date nothing.
+  if (o.kv_cache_tokens && o.max_concurrency && o.concurrency_len)
+    in.engine.printed_tokens_are_blocks = deploy::printed_tokens_are_blocks(*o.kv_cache_tokens, *o.max_concurrency, *o.concurrency_len);
   in.flags = flags;
   in.flags.quantization.reset();
   PF_TRY(quant_ok, apply_case_quantization(c, spec, ctx.speeds, where, in.flags));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "base/units.hpp"
@@ -234,4 +235,103 @@ TEST(Deploy, ProvenanceNamesTheOrigin) {
   ASSERT_EQ(r->provenance.size(), 1u);
   EXPECT_EQ(r->provenance[0], "gpu_memory_utilization 0.8 from seed.jsonl:3 (case a): gpu_memory_utilization");
   EXPECT_EQ(*r->deployment.gpu_memory_utilization, 0.8);
+}
+
+// Issue 15: DP, EP and speculative decoding flags, and the engine's own messages for bad ones.
+TEST(Deploy, Issue15_DataParallelAndSpeculativeFlags) {
+  deploy::Flags f;
+  f.num_devices = Given<int64_t>{16, "--num-devices"};
+  f.data_parallel_size = Given<int64_t>{4, "--data-parallel-size"};
+  f.data_parallel_size_local = Given<int64_t>{2, "--data-parallel-size-local"};
+  f.enable_expert_parallel = Given<bool>{true, "--enable-expert-parallel"};
+  f.speculative_config = Given<std::string>{R"({"num_speculative_tokens": 3, "method": "mtp"})", "--speculative-config"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value()) << d.error().describe();
+  EXPECT_EQ(d->tensor_parallel_size, 4);  // 16 devices / DP 4
+  EXPECT_EQ(d->data_parallel_size, 4);
+  EXPECT_TRUE(d->enable_expert_parallel);
+  EXPECT_EQ(d->speculative.method, "mtp");
+  EXPECT_EQ(d->speculative.num_speculative_tokens, 3);
+  // vLLM infers the method from the drafter's name.
+  auto eagle = deploy::parse_speculative_config(Given<std::string>{R"({"model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 2})", "x"});
+  ASSERT_TRUE(eagle.has_value());
+  EXPECT_EQ(eagle->method, "eagle3");
+
+  struct Bad {
+    std::function<void(deploy::Flags&)> change;
+    std::string fragment;
+  };
+  const std::vector<Bad> bad = {
+      {[](deploy::Flags& g) { g.num_devices = Given<int64_t>{6, "--num-devices"}; g.tensor_parallel_size = Given<int64_t>{2, "--tensor-parallel-size"}; },
+       "--num-devices: 6 devices do not divide into data x tensor x pipeline parallel ranks 8"},
+      {[](deploy::Flags& g) { g.data_parallel_size_local = Given<int64_t>{5, "--data-parallel-size-local"}; },
+       "--data-parallel-size-local: ValueError: data_parallel_size_local (5) must be <= data_parallel_size (4)"},
+      {[](deploy::Flags& g) { g.data_parallel_size = Given<int64_t>{0, "--data-parallel-size"}; }, "--data-parallel-size: expected an integer of at least 1, found 0"},
+      {[](deploy::Flags& g) { g.speculative_config = Given<std::string>{R"({"method": "lookahead", "num_speculative_tokens": 2})", "--speculative-config"}; },
+       "1 validation error for SpeculativeConfig\nmethod\n  Input should be 'ngram', 'medusa'"},
+      {[](deploy::Flags& g) { g.speculative_config = Given<std::string>{R"({"method": "lookahead"})", "--speculative-config"}; },
+       "input_value='lookahead', input_type=str]"},
+      {[](deploy::Flags& g) { g.speculative_config = Given<std::string>{R"({"method": "mtp", "num_speculative_tokens": 0})", "--speculative-config"}; },
+       "num_speculative_tokens: Input should be greater than 0"},
+      {[](deploy::Flags& g) { g.speculative_config = Given<std::string>{"mtp", "--speculative-config"}; }, "--speculative-config: expected a JSON object"},
+  };
+  for (const auto& b : bad) {
+    deploy::Flags g = f;
+    b.change(g);
+    auto r = deploy::deployment_from_flags(g);
+    ASSERT_FALSE(r.has_value()) << b.fragment;
+    EXPECT_EQ(r.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(r.error().message.find(b.fragment), std::string::npos) << r.error().message;
+  }
+}
+
+// Issue 15: expert parallel over more ranks than the model has experts is bad input (exit 2 in every command).
+TEST(Deploy, Issue15_ExpertParallelOverMoreRanksThanExperts) {
+  deploy::Inputs in;
+  in.model.num_experts = 8;
+  in.device = {"H100-SXM", "--device", deploy::DeviceForm::name};
+  in.flags.tensor_parallel_size = Given<int64_t>{8, "--tensor-parallel-size"};
+  in.flags.data_parallel_size = Given<int64_t>{2, "--data-parallel-size"};
+  in.flags.enable_expert_parallel = Given<bool>{true, "--enable-expert-parallel"};
+  auto r = resolve(in);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(r.error().message.find("--enable-expert-parallel: ValueError: expert parallel size (16 = data_parallel_size 2 x tensor_parallel_size 8) is larger than "
+                                   "the number of experts (8)"),
+            std::string::npos)
+      << r.error().message;
+  in.flags.data_parallel_size = Given<int64_t>{1, "--data-parallel-size"};
+  EXPECT_TRUE(resolve(in).has_value());
+}
+
+// Issue 15: an undated vLLM log is dated by its own printed lines' format: "GPU KV cache size" as num_blocks x
+// block size (not int(concurrency x max_model_len), vLLM 0.21+) takes the newest profile that prints that way.
+TEST(Deploy, Issue15_UndatedVersionDatedByThePrintedTokenLine) {
+  // 2x RTX 3090 Qwen3.6-27B: 174,048 tokens and 4.08x at 160,000 (int(4.08 x 160000) = 652,800): blocks x block size.
+  EXPECT_EQ(deploy::printed_tokens_are_blocks(174048, 4.08, 160000), std::optional<bool>(true));
+  // 302,9xx tokens and 2.31x at 131,072 (302,776): within the 0.01 the concurrency is printed to, so it dates nothing.
+  EXPECT_EQ(deploy::printed_tokens_are_blocks(302900, 2.31, 131072), std::nullopt);
+  EXPECT_EQ(deploy::printed_tokens_are_blocks(1000, 1.0, 0), std::nullopt);
+  std::vector<std::string> assumptions;
+  deploy::EngineInput in{"vllm", "vLLM (version not stated; 2026-05)", "engine_version", "no version here", "case notes", deploy::UnknownVersion::newest};
+  in.printed_tokens_are_blocks = true;
+  auto p = deploy::resolve_engine(in, fixture().engines, "cuda", assumptions);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  EXPECT_EQ(p->tokens_rule, engine::TokensRule::blocks);
+  EXPECT_EQ(p->id, "vllm@0.16-0.20");
+  ASSERT_FALSE(assumptions.empty());
+  EXPECT_NE(assumptions.back().find("dated by the printed token line"), std::string::npos) << assumptions.back();
+  // A stated version wins over the format.
+  assumptions.clear();
+  in.version = "0.23.0";
+  auto stated = deploy::resolve_engine(in, fixture().engines, "cuda", assumptions);
+  ASSERT_TRUE(stated.has_value());
+  EXPECT_EQ(stated->tokens_rule, engine::TokensRule::concurrency_x_len);
+  // Without the format the undated version still takes the newest profile.
+  assumptions.clear();
+  in.version = "vLLM (version not stated)";
+  in.printed_tokens_are_blocks.reset();
+  auto newest = deploy::resolve_engine(in, fixture().engines, "cuda", assumptions);
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ(newest->tokens_rule, engine::TokensRule::concurrency_x_len);
 }

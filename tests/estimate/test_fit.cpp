@@ -528,3 +528,137 @@ TEST(Fit, Issue19_ExplainFalseSameNumbersNoText) {
     }
   }
 }
+
+// Issue 15: data parallelism replicates attention and dense weights per DP rank (split by TP inside it) and
+// splits the routed experts over DP x TP ranks, whole experts with EP, the flattened tensor split without.
+// Qwen3-30B-A3B (bf16): 48 layers x 128 experts x 3 x 2048 x 768 x 2 B = 57,982,058,496 B of experts.
+// TP 2 holds 1/2 of them, DP 2 x TP 2 1/4: the difference is 57,982,058,496 / 4 = 14,495,514,624 B.
+TEST(Fit, Issue15_DataParallelSplitsExpertsOverDpTimesTp) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "H100-SXM", "vllm", "0.11.0");
+  estimate::Deployment tp2;
+  tp2.tensor_parallel_size = 2;
+  tp2.max_model_len = 8192;
+  estimate::Deployment dp2ep = tp2;
+  dp2ep.data_parallel_size = 2;
+  dp2ep.enable_expert_parallel = true;
+  estimate::Deployment dp2 = dp2ep;
+  dp2.enable_expert_parallel = false;
+  const auto a = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, tp2);
+  const auto b = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, dp2ep);
+  const auto c = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, dp2);
+  EXPECT_NEAR(a.weights_bytes - b.weights_bytes, 14495514624.0, 1.0);
+  EXPECT_DOUBLE_EQ(b.weights_bytes, c.weights_bytes);  // EP or flattened TP: the same bytes per rank
+  EXPECT_EQ(b.expert_parallel_size, 4);
+  EXPECT_EQ(c.expert_parallel_size, 1);
+  EXPECT_EQ(b.data_parallel_size, 2);
+  // Each DP rank has its own KV cache: the per-token page is the TP 2 one.
+  EXPECT_EQ(a.kv_bytes_per_token_rank, b.kv_bytes_per_token_rank);
+}
+
+// Issue 15: with DP > 1, EP and TP > 1 vLLM runs the MoE sequence-parallel and keeps the shared experts whole on
+// every rank. Qwen3-Next-80B: 48 layers x 3 x 2048 x 512 x 2 B = 301,989,888 B of shared experts; at TP 2 the
+// flattened layout holds half, so EP adds 150,994,944 B per rank.
+TEST(Fit, Issue15_SharedExpertsWholeUnderSequenceParallelMoe) {
+  auto s = setup("Qwen/Qwen3-Next-80B-A3B-Thinking", "H200", "vllm", "0.11.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.data_parallel_size = 2;
+  d.max_model_len = 8192;
+  estimate::Deployment ep = d;
+  ep.enable_expert_parallel = true;
+  const auto flat = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  const auto whole = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, ep);
+  EXPECT_NEAR(whole.weights_bytes - flat.weights_bytes, 150994944.0, 1.0);
+}
+
+// Issue 15: an EP layout with more ranks than experts is refused (Mixtral: 8 experts, DP 2 x TP 8 = 16 ranks).
+TEST(Fit, Issue15_MoreExpertParallelRanksThanExpertsIsRefused) {
+  auto s = setup("mistralai/Mixtral-8x7B-v0.1", "H100-SXM", "vllm", "0.11.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 8;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.failure, estimate::Failure::invalid_layout);
+  EXPECT_NE(e.failure_message.find("expert parallel size (16 = data_parallel_size 2 x tensor_parallel_size 8) is larger than the number of experts (8)"),
+            std::string::npos)
+      << e.failure_message;
+  d.data_parallel_size = 1;  // 8 ranks, 8 experts: accepted
+  EXPECT_NE(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).failure, estimate::Failure::invalid_layout);
+}
+
+// Issue 15: EAGLE-3 on Llama-3.1-8B (bf16): one decoder layer of the target's shape with [embedding; hidden]
+// into q/k/v, fc over three hidden states and its own 32,000-token head:
+//   q/k/v 8192 x (4096 + 2 x 1024) = 50,331,648; o 4096 x 4096 = 16,777,216; MLP 3 x 4096 x 14336 = 176,160,768;
+//   fc 3 x 4096 x 4096 = 50,331,648; head 32000 x 4096 = 131,072,000 -> 424,673,280 params x 2 B = 849,346,560 B.
+// Its attention layer joins the KV cache: + 8 KV heads x 128 x (K + V) x 2 B = 4,096 B per token.
+// (vllm-ascend #2667 printed 15.7847 GB for target + EAGLE-3 head.) ngram adds nothing.
+TEST(Fit, Issue15_Eagle3DrafterWeightsAndKvLayer) {
+  auto s = setup("meta-llama/Meta-Llama-3.1-8B", "910B3", "vllm-ascend", "0.11.0");
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  const auto base = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  estimate::Deployment eagle = d;
+  eagle.speculative = {"eagle3", 2, "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"};
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, eagle);
+  EXPECT_DOUBLE_EQ(e.drafter_weights_bytes, 849346560.0);
+  EXPECT_NEAR(e.weights_bytes - base.weights_bytes, 849346560.0, 1.0);
+  EXPECT_EQ(e.drafter_layers, 1);
+  EXPECT_EQ(e.kv_bytes_per_token_rank - base.kv_bytes_per_token_rank, 4096);
+  estimate::Deployment ngram = d;
+  ngram.speculative = {"ngram", 2, ""};
+  const auto n = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, ngram);
+  EXPECT_DOUBLE_EQ(n.weights_bytes, base.weights_bytes);
+  EXPECT_EQ(n.kv_bytes_per_token_rank, base.kv_bytes_per_token_rank);
+}
+
+// Issue 15: MTP on Qwen3.5-27B (mtp_num_hidden_layers 1): the MTP layer is a full-attention layer, so the KV per
+// token grows by 4 KV heads x 256 x (K + V) x 2 B = 4,096 B; with 2 speculative tokens every Gated-DeltaNet conv
+// state is 2 rows longer: 48 layers x (2 x 16 x 128 + 48 x 128 = 10,240 channels) x 2 rows x 2 B = 1,966,080 B
+// more state per sequence. The MTP weights join the load line.
+TEST(Fit, Issue15_MtpLayersFromTheConfig) {
+  auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.11.0");
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  const auto base = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  estimate::Deployment mtp = d;
+  mtp.speculative = {"qwen3_next_mtp", 2, ""};
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, mtp);
+  EXPECT_EQ(e.drafter_layers, 1);
+  EXPECT_EQ(e.kv_bytes_per_token_rank - base.kv_bytes_per_token_rank, 4096);
+  EXPECT_EQ(e.state_bytes_per_sequence_rank - base.state_bytes_per_sequence_rank, 1966080);
+  EXPECT_GT(e.drafter_weights_bytes, 0.0);
+  EXPECT_NEAR(e.weights_bytes - base.weights_bytes, e.drafter_weights_bytes, 1.0);
+  EXPECT_LT(e.drafter_weights_bytes, base.weights_bytes / 32);  // one layer of 64, embedding and head shared
+}
+
+// Issue 15: DeepSeek-V3.2 (sparse attention) on vLLM-Ascend with MTP, from the printed budget to the printed tokens
+// (vllm-ascend nightly CI logs, gDS gh_action_watcher). 61 layers + 1 MTP layer, block 128:
+//   0.13 (2026-01-21, DP 2 x TP 8): the indexer's page is padded to the MLA latent: 2 x 576 x 2 B = 2,304 B per token;
+//     6,051,272,396 // (128 x 2304) // 62 = 330 blocks -> 42,240 tokens, 330 / 64 = 5.16x at 8,192.
+//   0.15 (2026-02-12, DP 4 x TP 8): latent + bf16 indexer keys: (576 + 128) x 2 B = 1,408 B per token;
+//     17,856,506,368 // (128 x 1408) // 62 = 1598 blocks -> 204,544 tokens, 24.97x.
+TEST(Fit, Issue15_SparseIndexerCacheByVersionAndMtpLayer) {
+  struct Row {
+    const char* version;
+    int64_t dp;
+    double printed_bytes;
+    int64_t tokens;
+    double concurrency;
+  };
+  for (const Row row : {Row{"0.13.0", 2, 6051272396.0, 42240, 5.16}, Row{"0.15.0", 4, 17856506368.0, 204544, 24.97}}) {
+    auto s = setup("deepseek-ai/DeepSeek-V3.2", "910B3", "vllm-ascend", row.version);
+    estimate::Deployment d;
+    d.tensor_parallel_size = 8;
+    d.data_parallel_size = row.dp;
+    d.enable_expert_parallel = true;
+    d.max_model_len = 8192;
+    d.speculative = {"deepseek_mtp", 2, ""};
+    d.quantization = "ascend";  // the W8A8 checkpoint (the published config is fp8, which vLLM-Ascend refuses)
+    d.kv_cache_memory_bytes = row.printed_bytes;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.kv_tokens, row.tokens) << row.version;
+    EXPECT_NEAR(e.max_concurrency, row.concurrency, 0.005) << row.version;
+  }
+}

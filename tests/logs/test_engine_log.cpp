@@ -475,3 +475,35 @@ TEST(EngineLog, Issue19_EscapeSequencesStripped) {
     EXPECT_EQ(r.out.find("\\u001b"), std::string::npos) << r.out;  // nor escaped into the JSON
   }
 }
+
+// Issue 15: a log's own DP / EP / speculative arguments are read back, from the command line (vllm-ascend #5993)
+// and from the non-default args dict and the config dump (the club-3090 and 2x3090 runs).
+TEST(EngineLog, Issue15_DataParallelExpertParallelAndSpeculativeArgs) {
+  const std::string cmd =
+      "vllm serve DeepSeek-V3.1-w8a8-mtp-QuaRot --data-parallel-size 4 --data-parallel-size-local 2 --tensor-parallel-size 4 --quantization ascend "
+      "--enable-expert-parallel --max-num-seqs 16 --speculative-config '{\"num_speculative_tokens\": 3, \"method\": \"mtp\"}' --gpu-memory-utilization 0.92\n";
+  const auto a = lg::parse_engine_log(cmd, sigs()).args;
+  ASSERT_TRUE(a.data_parallel_size && a.data_parallel_size_local && a.enable_expert_parallel && a.speculative_config && a.gpu_memory_utilization);
+  EXPECT_EQ(a.data_parallel_size->value, 4);
+  EXPECT_EQ(a.data_parallel_size_local->value, 2);
+  EXPECT_TRUE(a.enable_expert_parallel->value);
+  EXPECT_EQ(nlohmann::json::parse(a.speculative_config->value), nlohmann::json::parse(R"({"num_speculative_tokens": 3, "method": "mtp"})"));
+  EXPECT_DOUBLE_EQ(a.gpu_memory_utilization->value, 0.92);  // the flag after the JSON is still read
+
+  const std::string dict =
+      "(APIServer pid=1) INFO [utils.py:253] non-default args: {'model': 'qwen3.6-27b', 'tensor_parallel_size': 2, 'data_parallel_size': 2, "
+      "'enable_expert_parallel': True, 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3}}\n";
+  const auto b = lg::parse_engine_log(dict, sigs()).args;
+  ASSERT_TRUE(b.data_parallel_size && b.enable_expert_parallel && b.speculative_config);
+  EXPECT_EQ(b.data_parallel_size->value, 2);
+  EXPECT_EQ(nlohmann::json::parse(b.speculative_config->value)["num_speculative_tokens"], 3);
+
+  const std::string dump = "INFO Initializing a V1 LLM engine with config: model='x', speculative_config=SpeculativeConfig(method='mtp', "
+                           "model='/workspace/models/QuantTrio/Qwen3.6-27B-AWQ', num_spec_tokens=1), tensor_parallel_size=2\n";
+  const auto c = lg::parse_engine_log(dump, sigs()).args;
+  ASSERT_TRUE(c.speculative_config);
+  EXPECT_EQ(nlohmann::json::parse(c.speculative_config->value), nlohmann::json::parse(R"({"method": "mtp", "num_speculative_tokens": 1})"));
+  const auto none = lg::parse_engine_log("vllm serve m --no-enable-expert-parallel -tp 2\n", sigs()).args;
+  ASSERT_TRUE(none.enable_expert_parallel);
+  EXPECT_FALSE(none.enable_expert_parallel->value);
+}

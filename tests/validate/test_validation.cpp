@@ -228,3 +228,24 @@ TEST(Validation, MalformedLineNamesFileAndLine) {
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().describe().find("bad.jsonl:1"), std::string::npos) << r.error().describe();
 }
+
+// Issue 15: the public DP + EP start-up logs (DeepSeek-V3.1/V3.2 W8A8 on Ascend, DP 2-4 x TP 4-8 with expert
+// parallel and MTP) print the weights per rank; each is predicted within 2% (the layer_sharding runs, an
+// additional-config the estimator does not read, excepted).
+TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto r = validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl"}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  int checked = 0;
+  for (const auto& row : r->rows) {
+    if (row.id.find("-dp") == std::string::npos || row.id.find("-ep") == std::string::npos) continue;
+    if (row.id.find("2026-01-26") != std::string::npos || row.id.find("2026-02-12") != std::string::npos) continue;
+    for (const auto& f : row.fields) {
+      if (f.field != "weights_gib") continue;
+      EXPECT_LT(f.abs_pct, 2.0) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3);
+}
