@@ -390,8 +390,9 @@ DeviceMatch resolve_ambiguous(const DeviceCatalog& catalog, const AmbiguousName&
     m.assumption = format("'%s' names %zu cards (%s); the stated size picks %s (%s)", a.name.c_str(), a.candidates.size(), joined(a.candidates).c_str(),
                           m.device->id.c_str(), m.device->name.c_str());
   } else {
-    m.assumption = format("'%s' names %zu cards (%s); assumed %s (%s): %s; name another to change it", a.name.c_str(), a.candidates.size(),
-                          joined(agreeing).c_str(), m.device->id.c_str(), m.device->name.c_str(), a.reason.c_str());
+    const std::string left = agreeing.size() < a.candidates.size() ? "; the stated size leaves " + joined(agreeing) : "";
+    m.assumption = format("'%s' names %zu cards (%s)%s; assumed %s (%s): %s; name another to change it", a.name.c_str(), a.candidates.size(),
+                          joined(a.candidates).c_str(), left.c_str(), m.device->id.c_str(), m.device->name.c_str(), a.reason.c_str());
   }
   return m;
 }

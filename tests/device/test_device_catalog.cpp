@@ -204,6 +204,9 @@ TEST(DeviceCatalog, Issue15_AmbiguousNamesSayWhichCard) {
       {"Atlas 800I A3", "910C", {"910C-package", "assumed 910C", "one die"}},
       {"H100", "H100-SXM", {"H100-PCIe", "assumed H100-SXM"}},
       {"NVIDIA GeForce RTX 4060 Ti (15.70 GiB total)", "RTX4060Ti-16G", {"the stated size picks RTX4060Ti-16G"}},
+      // A validation case's device text: the 64 GB it states leaves out the 32 GB 910B4.
+      {"Ascend 910B (64GB HBM class; NPU total memory 65452113920 B = 60.96 GiB)", "910B2",
+       {"'Ascend910B' names 6 cards", "the stated size leaves 910B1, 910B2, 910B2C, 910B3, 910B4-1;", "assumed 910B2"}},
   };
   for (const auto& row : rows) {
     const DeviceMatch m = match_device(*catalog, row.text);
