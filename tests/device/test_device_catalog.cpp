@@ -278,6 +278,10 @@ TEST(DeviceCatalog, Issue15_NewCardsDatasheetFigures) {
     EXPECT_NE(d->source_memory.find("https://"), std::string::npos) << row.id;
   }
   EXPECT_FALSE(catalog->find("RTX2080Ti")->supports_dtype("bf16"));  // Turing has no bf16
+  // Runtime totals as torch printed them on these cards (OOM texts cited in the records).
+  EXPECT_NEAR(bytes_to_gib(catalog->find("RTX3060-12G")->usable_total_bytes()), 11.76, 0.005);
+  EXPECT_NEAR(bytes_to_gib(catalog->find("RTXA4000")->usable_total_bytes()), 15.61, 0.005);
+  EXPECT_NEAR(bytes_to_gib(catalog->find("RTX4060-Laptop")->usable_total_bytes()), 7.75, 0.005);
 }
 
 // Issue 15: ambiguous_names entries are validated like records: unknown ids and a stray assumption are errors.
