@@ -102,6 +102,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
 // What `preflight fit` takes: the deployment as vLLM's flags, the speed section's workload, model resolution.
 struct FitRequest {
   std::optional<std::string> device, engine;
+  std::optional<std::string> device_memory, platform;  // issue 15: a card outside the catalogue
   deploy::Flags flags;
   SpeedFlags speed;
   ModelFlags model;
@@ -110,6 +111,8 @@ struct FitRequest {
 
 std::vector<Option> fit_options(FitRequest& r) {
   return join({{text_flag("device", "D", r.device, "catalogue device or alias (910B3, Ascend910B3, H100, A100-80G); see `preflight devices`"),
+                text_flag("device-memory", "SIZE", r.device_memory, "memory as the runtime reports it (24GiB, 24GB): replaces --device's, or alone a\ngeneric card of --platform (for cards outside the catalogue)"),
+                text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.flags.num_devices, "devices in the deployment; without --tensor-parallel-size, TP = N / PP"),
                 text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version (vllm-ascend@0.23); default:\nthe newest known for the device's platform")},
                deployment_options(r.flags), speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
@@ -130,7 +133,13 @@ int cmd_fit(const std::vector<std::string>& argv) {
   FitRequest r;
   auto positional = parse_options(argv, fit_options(r));
   if (!positional) return report_error(positional.error());
-  if (positional->size() != 1 || !r.device) return report_error(make_error(ErrorKind::invalid_argument, command_usage("fit")));
+  if (positional->size() != 1 || (!r.device && !r.device_memory)) return report_error(make_error(ErrorKind::invalid_argument, command_usage("fit")));
+  std::optional<double> device_memory;
+  if (r.device_memory) {
+    auto bytes = device::parse_memory_size(*r.device_memory, "--device-memory");
+    if (!bytes) return report_error(bytes.error());
+    device_memory = *bytes;
+  }
   if (auto checked = deploy::check_flags(r.flags); !checked) return report_error(checked.error());
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
@@ -140,7 +149,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!devices) return report_error(devices.error());
   auto engines = engine::load_engine_catalog();
   if (!engines) return report_error(engines.error());
-  deploy::Inputs in{*spec, {*r.device, "--device", deploy::DeviceForm::name}, {r.engine.value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, r.flags};
+  deploy::Inputs in{*spec, {r.device.value_or(""), "--device", deploy::DeviceForm::name, device_memory, r.platform.value_or("")},
+                    {r.engine.value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, r.flags};
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
   const model::ModelSpec& model = resolved->model;

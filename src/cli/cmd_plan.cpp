@@ -35,6 +35,7 @@ struct PlanRequest {
   std::optional<std::string> kubernetes, image;
   std::optional<int64_t> data_parallel;
   bool expert_parallel = false;
+  std::optional<std::string> device_memory, platform;  // issue 15: a card outside the catalogue
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
@@ -51,9 +52,22 @@ bool matches_glob(const model::CatalogModel& m, const std::string& pattern) {
 
 const RealRange k_bandwidth_range{.most = 100000, .unit = "GB/s"};
 
+// --device, or --device-memory (with --device, or alone as a generic card of --platform), resolved as fit
+// resolves it (deploy::resolve_device); the assumptions it makes go into the plan's (issue 15).
+Expected<device::DeviceSpec> plan_device(const PlanRequest& r, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
+  deploy::DeviceInput input{r.device.value_or(""), "--device", deploy::DeviceForm::name, std::nullopt, r.platform.value_or("")};
+  if (r.device_memory) {
+    PF_TRY(bytes, device::parse_memory_size(*r.device_memory, "--device-memory"));
+    input.memory_bytes = bytes;
+  }
+  return deploy::resolve_device(input, devices, assumptions);
+}
+
 std::vector<Option> plan_options(PlanRequest& r) {
   return join({{text_flag("device", "D", r.device, "the device of the first form (catalogue id or alias)"),
                 text_flag("devices", "D1,D2", r.devices, "devices to size the model for (default: every catalogue accelerator)"),
+                text_flag("device-memory", "SIZE", r.device_memory, "memory as the runtime reports it (24GiB): replaces --device's, or alone a\ngeneric card of --platform"),
+                text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.num_devices, "devices of the first form (default 1)"),
                 int_flag("max-devices", "N", r.max_devices, {1, 1024}, "the most devices tried per layout (default 16)"),
                 text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')")},
@@ -140,7 +154,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   PlanRequest r;
   auto positional = parse_options(argv, plan_options(r));
   if (!positional) return report_error(positional.error());
-  if (positional->size() > 1 || (positional->empty() && !r.device)) return report_error(make_error(ErrorKind::invalid_argument, command_usage("plan")));
+  if (positional->size() > 1 || (positional->empty() && !r.device && !r.device_memory)) return report_error(make_error(ErrorKind::invalid_argument, command_usage("plan")));
   {
     // The same checks as fit, logs and validate (deploy::check_flags), for the flags plan shares with them.
     deploy::Flags shared;
@@ -173,8 +187,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
 
   plan::PlanResult result;
   std::string question;
+  std::vector<std::string> device_assumptions;
   if (positional->empty()) {
-    auto dev = device::find_device(*devices, *r.device);
+    auto dev = plan_device(r, *devices, device_assumptions);
     if (!dev) return report_error(dev.error());
     std::vector<model::ModelSpec> models;
     for (const auto& m : model::builtin_model_catalog().models) {
@@ -200,8 +215,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
         if (!dev) return report_error(dev.error());
         list.push_back(*dev);
       }
-    } else if (r.device) {
-      auto dev = device::find_device(*devices, *r.device);
+    } else if (r.device || r.device_memory) {
+      auto dev = plan_device(r, *devices, device_assumptions);
       if (!dev) return report_error(dev.error());
       list.push_back(*dev);
     } else {
@@ -211,6 +226,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
+  result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
   if (r.data_parallel && !result.recommended.empty()) {
     auto& top = result.recommended.front();
     auto dp = plan::with_data_parallel(top, 8, {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});

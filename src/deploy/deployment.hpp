@@ -37,6 +37,11 @@ struct DeviceInput {
   std::string text;
   std::string origin;
   DeviceForm form = DeviceForm::name;
+  // --device-memory (issue 15): the card's memory as the runtime reports it. With a name it replaces that
+  // card's total; alone (empty text) or with a name outside the catalogue it makes a generic device of
+  // `platform` (cuda | npu | rocm | cpu; empty = cuda). Each is said in the assumptions.
+  std::optional<double> memory_bytes;
+  std::string platform;
 };
 
 enum class UnknownVersion { error, newest };
@@ -129,7 +134,10 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
                                                std::vector<std::string>& assumptions);
 
 // The device a DeviceInput names; assumptions gets the stated total used for a device outside the
-// catalogue. not_found when a name matches nothing, or free text names no device and states no total.
+// catalogue, the card assumed for an ambiguous name ("A100", "910B") and why, the card a free-text name
+// or a runtime total identified, and --device-memory's size. not_found when a name matches nothing, or
+// free text names no device and states no total; invalid_argument for --platform without
+// --device-memory, an unknown platform, or a platform the named card is not on.
 Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions);
 
 // Total memory stated in a device description ("79.18 GiB total", "total_gpu_memory=23.58GiB",

@@ -85,6 +85,49 @@ Expected<BandwidthMeasurement> parse_bandwidth_measurement(const Json& j, const 
   return m;
 }
 
+const DeviceSpec* find_by_id(const DeviceCatalog& catalog, const std::string& id) {
+  for (const auto& d : catalog.devices) if (d.id == id) return &d;
+  return nullptr;
+}
+
+// devices.json "ambiguous_names": [{"name", "assumed", "candidates", "reason"}] (optional). Each id must name a
+// device of this file and the assumed card must be a candidate, so an assumption never points at nothing.
+Expected<std::vector<AmbiguousName>> parse_ambiguous_names(const Json& root, const DeviceCatalog& catalog, const std::string& origin) {
+  std::vector<AmbiguousName> out;
+  if (!root.is_object() || !root.contains("ambiguous_names")) return out;
+  const Json& list = root.at("ambiguous_names");
+  if (!list.is_array()) return make_error(ErrorKind::corrupt, format("%s: ambiguous_names: expected an array", origin.c_str()), origin);
+  for (const auto& item : list) {
+    JsonObject pre(item, origin, "ambiguous_names[]");
+    PF_TRY(name, pre.string("name"));
+    const std::string where = "ambiguous_names[" + name + "]";
+    JsonObject r(item, origin, where);
+    PF_TRY(keys, r.only_keys({"name", "assumed", "candidates", "reason"}));
+    (void)keys;
+    AmbiguousName a;
+    a.name = name;
+    PF_TRY(assumed, r.string("assumed"));
+    a.assumed = assumed;
+    PF_TRY(reason, r.string("reason"));
+    a.reason = reason;
+    const Json* c = r.find("candidates");
+    if (!c || !c->is_array() || c->empty()) return r.wrong_type("candidates", "a non-empty array of device ids");
+    for (const auto& s : *c) {
+      if (!s.is_string()) return r.wrong_type("candidates", "a non-empty array of device ids");
+      a.candidates.push_back(s.get<std::string>());
+    }
+    for (const auto& id : a.candidates) {
+      if (!find_by_id(catalog, id)) return make_error(ErrorKind::corrupt, format("%s: %s.candidates: no device %s", origin.c_str(), where.c_str(), id.c_str()), origin);
+    }
+    if (std::find(a.candidates.begin(), a.candidates.end(), a.assumed) == a.candidates.end()) {
+      return make_error(ErrorKind::corrupt, format("%s: %s.assumed: %s is not one of its candidates", origin.c_str(), where.c_str(), a.assumed.c_str()), origin);
+    }
+    if (trim(a.name).empty() || trim(a.reason).empty()) return make_error(ErrorKind::corrupt, format("%s: %s: name and reason must not be empty", origin.c_str(), where.c_str()), origin);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool DeviceSpec::supports_dtype(const std::string& dtype) const {
@@ -203,6 +246,8 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     for (const auto& a : d.aliases) names.insert(squash(a));
     catalog.devices.push_back(std::move(d));
   }
+  PF_TRY(ambiguous, parse_ambiguous_names(root, catalog, origin));
+  catalog.ambiguous_names = std::move(ambiguous);
   return catalog;
 }
 
@@ -321,11 +366,49 @@ bool size_agrees(const DeviceSpec& d, const std::vector<double>& stated_gib) {
 
 }  // namespace
 
-const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::string& text) {
-  if (const DeviceSpec* exact = catalog.find(text)) return exact;
+const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::string& text) { return match_device(catalog, text).device; }
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+// The card an ambiguous name resolves to among the candidates a stated size leaves, and what is said about it.
+DeviceMatch resolve_ambiguous(const DeviceCatalog& catalog, const AmbiguousName& a, const std::vector<double>& stated) {
+  std::vector<std::string> agreeing;
+  for (const auto& id : a.candidates) {
+    if (size_agrees(*find_by_id(catalog, id), stated)) agreeing.push_back(id);
+  }
+  DeviceMatch m;
+  if (agreeing.empty()) return m;
+  const bool assumed_agrees = std::find(agreeing.begin(), agreeing.end(), a.assumed) != agreeing.end();
+  m.device = find_by_id(catalog, assumed_agrees ? a.assumed : agreeing.front());
+  if (agreeing.size() == 1 && a.candidates.size() > 1) {
+    m.assumption = format("'%s' names %zu cards (%s); the stated size picks %s (%s)", a.name.c_str(), a.candidates.size(), joined(a.candidates).c_str(),
+                          m.device->id.c_str(), m.device->name.c_str());
+  } else {
+    const std::string left = agreeing.size() < a.candidates.size() ? "; the stated size leaves " + joined(agreeing) : "";
+    m.assumption = format("'%s' names %zu cards (%s)%s; assumed %s (%s): %s; name another to change it", a.name.c_str(), a.candidates.size(),
+                          joined(a.candidates).c_str(), left.c_str(), m.device->id.c_str(), m.device->name.c_str(), a.reason.c_str());
+  }
+  return m;
+}
+
+}  // namespace
+
+DeviceMatch match_device(const DeviceCatalog& catalog, const std::string& text) {
   const std::string hay = squash(text);
   const auto stated = stated_memory_gib(text);
-  const DeviceSpec* best = nullptr;
+  if (const DeviceSpec* exact = catalog.find(text)) {
+    for (const auto& a : catalog.ambiguous_names) {
+      if (squash(trim(a.name)) == hay) return resolve_ambiguous(catalog, a, {});
+    }
+    return {exact, ""};
+  }
+  DeviceMatch best;
   size_t best_len = 0;
   for (const auto& d : catalog.devices) {
     if (!size_agrees(d, stated)) continue;
@@ -334,12 +417,63 @@ const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::str
     for (const auto& n : names) {
       const std::string k = squash(n);
       if (k.size() >= 3 && k.size() > best_len && hay.find(k) != std::string::npos) {
-        best = &d;
+        best = {&d, ""};
         best_len = k.size();
       }
     }
   }
+  // An ambiguous name as long as the best catalogue name found is that name: say which card it stands for.
+  for (const auto& a : catalog.ambiguous_names) {
+    const std::string k = squash(trim(a.name));
+    if (k.size() < 3 || k.size() < best_len || hay.find(k) == std::string::npos) continue;
+    DeviceMatch m = resolve_ambiguous(catalog, a, stated);
+    if (!m.device) continue;
+    best = m;
+    best_len = k.size();
+  }
   return best;
+}
+
+DeviceMatch match_device_total(const DeviceCatalog& catalog, double total_bytes, const std::string& platform) {
+  // Logs print the total rounded to 0.01 GiB: within half a step (plus float slack) is the same reading.
+  const double tolerance_gib = 0.006;
+  std::vector<const DeviceSpec*> found;
+  for (const auto& d : catalog.devices) {
+    if (!d.runtime_total_bytes || (!platform.empty() && d.platform != platform)) continue;
+    if (std::abs(bytes_to_gib(*d.runtime_total_bytes) - bytes_to_gib(total_bytes)) <= tolerance_gib) found.push_back(&d);
+  }
+  DeviceMatch m;
+  if (found.empty()) return m;
+  m.device = found.front();
+  for (const auto& a : catalog.ambiguous_names) {
+    auto it = std::find_if(found.begin(), found.end(), [&](const DeviceSpec* d) { return d->id == a.assumed; });
+    if (it != found.end()) { m.device = *it; break; }
+  }
+  std::vector<std::string> others;
+  for (const DeviceSpec* d : found) if (d != m.device) others.push_back(d->id);
+  m.assumption = format("device identified by the %.2f GiB total the runtime reports: %s (%s)", bytes_to_gib(total_bytes), m.device->id.c_str(), m.device->name.c_str());
+  if (!others.empty()) m.assumption += format("; %s report the same total (same memory answer, other bandwidth and compute): name the card to choose", joined(others).c_str());
+  return m;
+}
+
+Expected<double> parse_memory_size(const std::string& text, const std::string& flag) {
+  static const std::regex size_re(R"(^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|B)\s*$)", std::regex::icase);
+  std::smatch m;
+  const std::string t = trim(text);
+  auto bad = [&](const std::string& why) {
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), text.c_str(), why.c_str()), flag);
+  };
+  if (!std::regex_match(t, m, size_re)) return bad("");
+  const double value = std::stod(m[1]);
+  const std::string unit = to_lower(m[2]);
+  const bool binary = unit.size() == 3;
+  double scale = 1;
+  const char prefix = unit.size() > 1 ? unit[0] : 'b';
+  const int power = prefix == 'k' ? 1 : prefix == 'm' ? 2 : prefix == 'g' ? 3 : prefix == 't' ? 4 : 0;
+  for (int i = 0; i < power; ++i) scale *= binary ? 1024.0 : 1000.0;
+  const double bytes = value * scale;
+  if (!std::isfinite(bytes) || !(bytes > 0)) return bad(": the size must be positive");
+  return bytes;
 }
 
 }  // namespace preflight::device

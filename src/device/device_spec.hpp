@@ -58,8 +58,18 @@ struct DeviceSpec {
   bool supports_dtype(const std::string& dtype) const;
 };
 
+// A name several catalogue cards answer to ("A100", "910B", "RTX 4060 Ti"): the card assumed for it and why,
+// from devices.json "ambiguous_names" (issue 15). Every id names a device; assumed is one of candidates.
+struct AmbiguousName {
+  std::string name;
+  std::string assumed;                  // device id
+  std::vector<std::string> candidates;  // device ids, the assumed one among them
+  std::string reason;                   // why that card, with its source
+};
+
 struct DeviceCatalog {
   std::vector<DeviceSpec> devices;
+  std::vector<AmbiguousName> ambiguous_names;
   const DeviceSpec* find(const std::string& name) const;  // id or alias, case-insensitive
   std::vector<std::string> names() const;
 };
@@ -93,5 +103,25 @@ Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string
 // found in the text (ignoring case, spaces and hyphens) among the devices whose memory agrees with a size
 // the text states ("A100 40GB" is the 40 GB card). nullptr when none matches.
 const DeviceSpec* match_device_text(const DeviceCatalog& catalog, const std::string& text);
+
+// A device found for a text, and the assumption made when the text names several cards.
+struct DeviceMatch {
+  const DeviceSpec* device = nullptr;
+  std::string assumption;  // "'A100' names 4 cards (...); assumed A100-80G-SXM (...): <reason>", else empty
+};
+
+// match_device_text with ambiguous names: a catalogue name listed in ambiguous_names (or found in the text
+// as its longest match) resolves to its assumed card, or to the one candidate a stated size agrees with,
+// and the assumption says which card was taken and why. device nullptr when nothing matches.
+DeviceMatch match_device(const DeviceCatalog& catalog, const std::string& text);
+
+// The device whose runtime total (what torch.{cuda,npu}.mem_get_info()[1] reports, printed to 0.01 GiB)
+// equals total_bytes within 0.006 GiB, among those of platform (any when empty). Several: the one an
+// ambiguous name assumes, else the first; the assumption names the others. nullptr when none.
+DeviceMatch match_device_total(const DeviceCatalog& catalog, double total_bytes, const std::string& platform);
+
+// A memory size as people write it: "24GiB", "24 GiB", "24GB" (decimal), "512MiB", "1.5TiB", "80000000000B",
+// in bytes. invalid_argument naming flag for a bare number, an unknown unit, or a size not finite and positive.
+Expected<double> parse_memory_size(const std::string& text, const std::string& flag);
 
 }  // namespace preflight::device

@@ -250,3 +250,21 @@ TEST(Cli, Issue20_FitJsonCarriesTheBandwidthPriorAndTheLink) {
   EXPECT_NE(r.out.find("\"bandwidth_band_gb_s\": [\n      640.0,\n      1280.0\n    ]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"link\": \"HCCS within an A2 node, 50 GB/s"), std::string::npos) << r.out;
 }
+
+// Issue 15: --device-memory for a card outside the catalogue (fit and plan), said in the assumptions; an
+// ambiguous --device names the card assumed; a bare number is a usage error.
+TEST(Cli, Issue15_DeviceMemoryAndAmbiguousNames) {
+  const auto generic = run("fit Qwen/Qwen3-8B --device-memory 24GiB --json");
+  EXPECT_EQ(generic.code, 0) << generic.out;
+  EXPECT_NE(generic.out.find("a generic cuda device with 24.00 GiB (--device-memory)"), std::string::npos) << generic.out;
+  const auto npu = run("fit Qwen/Qwen3-8B --device-memory 64GiB --platform npu");
+  EXPECT_NE(npu.out.find("on 1 x generic-npu with vllm-ascend"), std::string::npos) << npu.out;
+  const auto a100 = run("fit Qwen/Qwen3-8B --device A100 --json");
+  EXPECT_NE(a100.out.find("assumed A100-80G-SXM"), std::string::npos) << a100.out;
+  const auto bare = run("fit Qwen/Qwen3-8B --device-memory 24");
+  EXPECT_EQ(bare.code, 2) << bare.out;
+  EXPECT_NE(bare.out.find("--device-memory: expected a size with its unit"), std::string::npos) << bare.out;
+  const auto plan = run("plan Qwen/Qwen3-8B --device-memory 24GiB --json");
+  EXPECT_EQ(plan.code, 0) << plan.out;
+  EXPECT_NE(plan.out.find("a generic cuda device with 24.00 GiB"), std::string::npos) << plan.out;
+}

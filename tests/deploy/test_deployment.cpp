@@ -335,3 +335,98 @@ TEST(Deploy, Issue15_UndatedVersionDatedByThePrintedTokenLine) {
   ASSERT_TRUE(newest.has_value());
   EXPECT_EQ(newest->tokens_rule, engine::TokensRule::concurrency_x_len);
 }
+
+namespace {
+bool said(const std::vector<std::string>& assumptions, const std::string& fragment) {
+  for (const auto& a : assumptions) if (a.find(fragment) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+// Issue 15: an ambiguous --device resolves to a stated card and the assumptions say which and why.
+TEST(Deploy, Issue15_AmbiguousDeviceNameIsAnAssumption) {
+  auto a100 = resolve(inputs("A100", ""));
+  ASSERT_TRUE(a100) << a100.error().describe();
+  EXPECT_EQ(a100->device.id, "A100-80G-SXM");
+  EXPECT_TRUE(said(a100->assumptions, "'A100' names 4 cards")) << a100->assumptions.size();
+  EXPECT_TRUE(said(a100->assumptions, "assumed A100-80G-SXM"));
+  auto b = resolve(inputs("910B", ""));
+  ASSERT_TRUE(b) << b.error().describe();
+  EXPECT_EQ(b->device.id, "910B2");
+  EXPECT_TRUE(said(b->assumptions, "assumed 910B2"));
+  auto exact = resolve(inputs("A100-40G-SXM", ""));
+  ASSERT_TRUE(exact) << exact.error().describe();
+  EXPECT_FALSE(said(exact->assumptions, "names"));
+}
+
+// Issue 15: a log's device text that only states the runtime total names the card that reports it.
+TEST(Deploy, Issue15_LogTotalIdentifiesTheDevice) {
+  deploy::Inputs text = inputs("", "");
+  text.device = {"total memory 61.27 GiB", "log line 3: device", deploy::DeviceForm::free_text};
+  auto die = resolve(text);
+  ASSERT_TRUE(die) << die.error().describe();
+  EXPECT_EQ(die->device.id, "910C");
+  EXPECT_EQ(die->device.platform, "npu");
+  EXPECT_TRUE(said(die->assumptions, "identified by the 61.27 GiB total"));
+  ASSERT_TRUE(die->deployment.device_total_bytes);
+  EXPECT_DOUBLE_EQ(*die->deployment.device_total_bytes, 61.27 * k_gib);
+  // torch.npu.mem_get_info() prints (free, total) in bytes; vLLM-Ascend prints "total memory: <bytes>".
+  EXPECT_DOUBLE_EQ(*deploy::stated_total_bytes("torch.npu.mem_get_info() = (63136915456, 65452113920)"), 65452113920.0);
+  EXPECT_DOUBLE_EQ(*deploy::stated_total_bytes("Available memory: 58251018240, total memory: 65452113920"), 65452113920.0);
+  EXPECT_DOUBLE_EQ(*deploy::stated_total_bytes("total memory 61.27 GiB"), 61.27 * k_gib);
+  text.device.text = "Atlas 800I A3";
+  auto a3 = resolve(text);
+  ASSERT_TRUE(a3) << a3.error().describe();
+  EXPECT_EQ(a3->device.id, "910C");
+  EXPECT_TRUE(said(a3->assumptions, "assumed 910C"));
+}
+
+// Issue 15: --device-memory alone is a generic card of --platform; with --device it replaces that card's size.
+TEST(Deploy, Issue15_DeviceMemory) {
+  const double size = 24 * k_gib;
+  deploy::Inputs in = inputs("", "");
+  in.device.memory_bytes = size;
+  auto generic = resolve(in);
+  ASSERT_TRUE(generic) << generic.error().describe();
+  EXPECT_EQ(generic->device.id, "generic-cuda");
+  EXPECT_EQ(generic->device.platform, "cuda");
+  EXPECT_DOUBLE_EQ(generic->device.usable_total_bytes(), size);
+  EXPECT_EQ(generic->engine.engine, "vllm");
+  EXPECT_TRUE(said(generic->assumptions, "a generic cuda device with 24.00 GiB (--device-memory)"));
+
+  in.device.platform = "npu";
+  auto npu = resolve(in);
+  ASSERT_TRUE(npu) << npu.error().describe();
+  EXPECT_EQ(npu->device.platform, "npu");
+  EXPECT_EQ(npu->engine.engine, "vllm-ascend");
+
+  deploy::Inputs named = inputs("H100", "");
+  named.device.memory_bytes = size;
+  auto h100 = resolve(named);
+  ASSERT_TRUE(h100) << h100.error().describe();
+  EXPECT_EQ(h100->device.id, "H100-SXM");
+  EXPECT_DOUBLE_EQ(h100->device.usable_total_bytes(), size);
+  EXPECT_TRUE(said(h100->assumptions, "device memory 24.00 GiB from --device-memory replaces H100-SXM's 79.18 GiB"));
+
+  deploy::Inputs unknown = inputs("My Lab Card", "");
+  unknown.device.memory_bytes = size;
+  auto lab = resolve(unknown);
+  ASSERT_TRUE(lab) << lab.error().describe();
+  EXPECT_EQ(lab->device.id, "generic-cuda");
+  EXPECT_TRUE(said(lab->assumptions, "'My Lab Card' is not in the catalogue"));
+
+  named.device.platform = "npu";
+  auto clash = resolve(named);
+  ASSERT_FALSE(clash);
+  EXPECT_EQ(clash.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(clash.error().message.find("H100-SXM is a cuda device"), std::string::npos) << clash.error().message;
+  deploy::Inputs platform_alone = inputs("H100", "");
+  platform_alone.device.platform = "rocm";
+  auto alone = resolve(platform_alone);
+  ASSERT_FALSE(alone);
+  EXPECT_EQ(alone.error().kind, ErrorKind::invalid_argument);
+  in.device.platform = "tpu";
+  auto tpu = resolve(in);
+  ASSERT_FALSE(tpu);
+  EXPECT_NE(tpu.error().message.find("expected cuda, npu, rocm or cpu"), std::string::npos);
+}

@@ -134,3 +134,195 @@ TEST(DeviceCatalog, Issue15_FreeTextStatedSizePicksTheCard) {
     EXPECT_NEAR(d->memory_bytes / (1024.0 * 1024.0 * 1024.0), c.memory_gib, 0.5) << c.text << " -> " << d->id;
   }
 }
+
+// Issue 15: names as people, logs, npu-smi and torch.cuda.get_device_name write them -> catalogue id.
+TEST(DeviceCatalog, Issue15_DeviceNames) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"A100 40GB", "A100-40G-SXM"},
+      {"NVIDIA A100-PCIE-40GB", "A100-40G-PCIe"},
+      {"NVIDIA A100-SXM4-80GB", "A100-80G-SXM"},
+      {"RTX 4060 Laptop 8GB", "RTX4060-Laptop"},
+      {"NVIDIA GeForce RTX 4060 Laptop GPU", "RTX4060-Laptop"},
+      {"NVIDIA GeForce RTX 4060", "RTX4060"},
+      {"NVIDIA GeForce RTX 4070 Laptop GPU", "RTX4070-Laptop"},
+      {"NVIDIA GeForce RTX 4090 Laptop GPU", "RTX4090-Laptop"},
+      {"NVIDIA GeForce RTX 4090", "RTX4090"},
+      {"NVIDIA GeForce RTX 4060 Ti 16GB", "RTX4060Ti-16G"},
+      {"NVIDIA GeForce RTX 4070 Ti SUPER", "RTX4070TiSuper"},
+      {"NVIDIA GeForce RTX 4070 Ti", "RTX4070Ti"},
+      {"NVIDIA GeForce RTX 4080 SUPER", "RTX4080Super"},
+      {"NVIDIA GeForce RTX 5070 Ti", "RTX5070Ti"},
+      {"NVIDIA GeForce RTX 5080", "RTX5080"},
+      {"NVIDIA GeForce RTX 3060", "RTX3060-12G"},
+      {"NVIDIA GeForce RTX 3060 Ti", "RTX3060Ti"},
+      {"NVIDIA GeForce RTX 3080 Ti", "RTX3080Ti"},
+      {"NVIDIA GeForce RTX 2080 Ti", "RTX2080Ti"},
+      {"NVIDIA RTX A6000", "RTXA6000"},
+      {"NVIDIA RTX A2000 12GB", "RTXA2000-12G"},
+      {"NVIDIA A40", "A40"},
+      {"NVIDIA L40", "L40"},
+      {"NVIDIA L40S", "L40S"},
+      {"Tesla V100-SXM2-32GB", "V100-SXM2-32G"},
+      {"AMD Instinct MI100", "MI100"},
+      {"AMD Instinct MI300A", "MI300A"},
+      {"AMD Instinct MI308X", "MI308X"},
+      {"AMD Radeon RX 7900 XTX", "RX7900XTX"},
+      {"AMD Radeon PRO W7900", "W7900"},
+      {"Atlas 800I A3", "910C"},
+      {"Atlas 800T A3", "910C"},
+      {"Ascend910_9392", "910C"},
+      {"Atlas 800T A2", "910B3"},
+      {"Ascend910B2", "910B2"},
+      {"Ascend910B4-1", "910B4-1"},
+      {"Atlas 300I Duo", "300I-Duo"},
+      {"310P3", "310P3"},
+      {"Ascend 950PR", "950PR"},
+  };
+  for (const auto& [text, id] : table) {
+    const DeviceSpec* d = match_device_text(*catalog, text);
+    ASSERT_NE(d, nullptr) << text;
+    EXPECT_EQ(d->id, id) << text;
+  }
+  // A size the text states picks the card a bare name leaves open (torch prints the same name for both 4060 Ti).
+  EXPECT_EQ(match_device_text(*catalog, "NVIDIA GeForce RTX 4060 Ti (15.70 GiB total)")->id, "RTX4060Ti-16G");
+  EXPECT_EQ(match_device_text(*catalog, "NVIDIA GeForce RTX 4060 Ti (7.63 GiB total)")->id, "RTX4060Ti-8G");
+}
+
+// Issue 15: an ambiguous name resolves to a stated card and says which card was assumed and why.
+TEST(DeviceCatalog, Issue15_AmbiguousNamesSayWhichCard) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  struct Row { std::string text, id; std::vector<std::string> said; };
+  const std::vector<Row> rows = {
+      {"A100", "A100-80G-SXM", {"'A100' names 4 cards", "A100-40G-PCIe", "assumed A100-80G-SXM"}},
+      {"A100 40GB", "A100-40G-SXM", {"A100-40G-PCIe", "assumed A100-40G-SXM"}},
+      {"910B", "910B2", {"'910B' names 6 cards", "910B4", "assumed 910B2", "60.96 GiB"}},
+      {"4060 Ti", "RTX4060Ti-8G", {"RTX4060Ti-16G", "assumed RTX4060Ti-8G"}},
+      {"NVIDIA GeForce RTX 4060 Ti", "RTX4060Ti-8G", {"RTX4060Ti-16G", "assumed RTX4060Ti-8G"}},
+      {"Atlas 800I A3", "910C", {"910C-package", "assumed 910C", "one die"}},
+      {"H100", "H100-SXM", {"H100-PCIe", "assumed H100-SXM"}},
+      {"NVIDIA GeForce RTX 4060 Ti (15.70 GiB total)", "RTX4060Ti-16G", {"the stated size picks RTX4060Ti-16G"}},
+      // A validation case's device text: the 64 GB it states leaves out the 32 GB 910B4.
+      {"Ascend 910B (64GB HBM class; NPU total memory 65452113920 B = 60.96 GiB)", "910B2",
+       {"'Ascend910B' names 6 cards", "the stated size leaves 910B1, 910B2, 910B2C, 910B3, 910B4-1;", "assumed 910B2"}},
+  };
+  for (const auto& row : rows) {
+    const DeviceMatch m = match_device(*catalog, row.text);
+    ASSERT_NE(m.device, nullptr) << row.text;
+    EXPECT_EQ(m.device->id, row.id) << row.text;
+    for (const auto& s : row.said) EXPECT_NE(m.assumption.find(s), std::string::npos) << row.text << ": " << m.assumption;
+  }
+  for (const std::string exact : {"NVIDIA A100-SXM4-80GB", "A100-40G-PCIe", "910B3", "RTX4060Ti-16G", "NVIDIA GeForce RTX 4060 Laptop GPU"}) {
+    EXPECT_EQ(match_device(*catalog, exact).assumption, "") << exact;
+  }
+  // A name that is both an alias and ambiguous resolves to the same card either way.
+  for (const auto& a : catalog->ambiguous_names) {
+    if (const DeviceSpec* d = catalog->find(a.name)) EXPECT_EQ(d->id, a.assumed) << a.name;
+  }
+}
+
+// Issue 15: a log that prints only the runtime total ("total memory 61.27 GiB") still names the card.
+TEST(DeviceCatalog, Issue15_DeviceByRuntimeTotal) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  // 61.27 GiB: one 910C die as torch_npu reports it (sglang #29838 in the 910C record's sources).
+  DeviceMatch c = match_device_total(*catalog, 61.27 * gib, "");
+  ASSERT_NE(c.device, nullptr);
+  EXPECT_EQ(c.device->id, "910C");
+  EXPECT_NE(c.assumption.find("61.27 GiB"), std::string::npos) << c.assumption;
+  // 65452113920 B (60.96 GiB): every 64 GB A2 part; the '910B' choice, the others named.
+  DeviceMatch b = match_device_total(*catalog, 65452113920.0, "npu");
+  ASSERT_NE(b.device, nullptr);
+  EXPECT_EQ(b.device->id, "910B2");
+  EXPECT_NE(b.assumption.find("910B3"), std::string::npos) << b.assumption;
+  EXPECT_EQ(match_device_total(*catalog, 65452113920.0, "cuda").device, nullptr);
+  EXPECT_EQ(match_device_total(*catalog, 12.34 * gib, "").device, nullptr);
+}
+
+// Issue 15: new records carry the datasheet capacity and peak bandwidth (bus width x data rate, worked by hand).
+TEST(DeviceCatalog, Issue15_NewCardsDatasheetFigures) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  struct Row { std::string id; double memory_gib; double bandwidth_gb_s; std::string platform; };
+  const std::vector<Row> rows = {
+      {"RTX2080Ti", 11, 352 * 14 / 8.0, "cuda"},        // 616
+      {"RTX3060-12G", 12, 192 * 15 / 8.0, "cuda"},      // 360
+      {"RTX3080Ti", 12, 384 * 19 / 8.0, "cuda"},        // 912
+      {"RTX4060", 8, 128 * 17 / 8.0, "cuda"},           // 272
+      {"RTX4060Ti-16G", 16, 128 * 18 / 8.0, "cuda"},    // 288
+      {"RTX4070TiSuper", 16, 256 * 21 / 8.0, "cuda"},   // 672
+      {"RTX4080Super", 16, 256 * 23 / 8.0, "cuda"},     // 736
+      {"RTX5070", 12, 192 * 28 / 8.0, "cuda"},          // 672
+      {"RTX5080", 16, 256 * 30 / 8.0, "cuda"},          // 960
+      {"RTX4060-Laptop", 8, 128 * 16 / 8.0, "cuda"},    // 256
+      {"RTX4090-Laptop", 16, 256 * 18 / 8.0, "cuda"},   // 576
+      {"RTXA6000", 48, 384 * 16 / 8.0, "cuda"},         // 768
+      {"A40", 48, 384 * 14.5 / 8.0, "cuda"},            // 696
+      {"L40", 48, 384 * 18 / 8.0, "cuda"},              // 864
+      {"MI100", 32, 1228.8, "rocm"},
+      {"MI300A", 128, 5300, "rocm"},
+      {"RX7900XTX", 24, 384 * 20 / 8.0, "rocm"},        // 960
+      {"W7900", 48, 384 * 18 / 8.0, "rocm"},            // 864
+  };
+  for (const auto& row : rows) {
+    const DeviceSpec* d = catalog->find(row.id);
+    ASSERT_NE(d, nullptr) << row.id;
+    EXPECT_DOUBLE_EQ(d->memory_bytes, row.memory_gib * 1024 * 1024 * 1024) << row.id;
+    ASSERT_TRUE(d->hbm_bandwidth_bytes_per_s) << row.id;
+    EXPECT_NEAR(*d->hbm_bandwidth_bytes_per_s, row.bandwidth_gb_s * 1e9, 1e6) << row.id;
+    EXPECT_EQ(d->platform, row.platform) << row.id;
+    EXPECT_NE(d->source_bandwidth.find("https://"), std::string::npos) << row.id;
+    EXPECT_NE(d->source_memory.find("https://"), std::string::npos) << row.id;
+  }
+  EXPECT_FALSE(catalog->find("RTX2080Ti")->supports_dtype("bf16"));  // Turing has no bf16
+  // Runtime totals as torch printed them on these cards (OOM texts cited in the records).
+  EXPECT_NEAR(bytes_to_gib(catalog->find("RTX3060-12G")->usable_total_bytes()), 11.76, 0.005);
+  EXPECT_NEAR(bytes_to_gib(catalog->find("RTXA4000")->usable_total_bytes()), 15.61, 0.005);
+  EXPECT_NEAR(bytes_to_gib(catalog->find("RTX4060-Laptop")->usable_total_bytes()), 7.75, 0.005);
+}
+
+// Issue 15: ambiguous_names entries are validated like records: unknown ids and a stray assumption are errors.
+TEST(DeviceCatalog, Issue15_AmbiguousNamesValidated) {
+  const std::string device = R"({"id":"X1","name":"x","vendor":"v","platform":"cuda","memory_bytes":1e9,"sources":{"memory":"s"}})";
+  const std::string device2 = R"({"id":"X2","name":"x","vendor":"v","platform":"cuda","memory_bytes":2e9,"sources":{"memory":"s"}})";
+  auto with = [&](const std::string& amb) { return R"({"schema_version":1,"devices":[)" + device + "," + device2 + R"(],"ambiguous_names":[)" + amb + "]}"; };
+  auto ok = parse_device_catalog_text(with(R"({"name":"XCARD","assumed":"X1","candidates":["X1","X2"],"reason":"smaller"})"), "d.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  ASSERT_EQ(ok->ambiguous_names.size(), 1u);
+  const DeviceMatch m = match_device(*ok, "an XCARD");
+  ASSERT_NE(m.device, nullptr);
+  EXPECT_EQ(m.device->id, "X1");
+  EXPECT_NE(m.assumption.find("smaller"), std::string::npos);
+  struct Bad { std::string amb, fragment; };
+  for (const Bad& bad : std::vector<Bad>{{R"({"name":"X","assumed":"X1","candidates":["X1","X9"],"reason":"r"})", "ambiguous_names[X].candidates: no device X9"},
+                                         {R"({"name":"X","assumed":"X2","candidates":["X1"],"reason":"r"})", "X2 is not one of its candidates"},
+                                         {R"({"name":"X","assumed":"X1","candidates":[],"reason":"r"})", "candidates"},
+                                         {R"({"name":"X","assumed":"X1","candidates":["X1"],"reason":"r","extra":1})", "extra"}}) {
+    auto r = parse_device_catalog_text(with(bad.amb), "d.json");
+    ASSERT_FALSE(r.has_value()) << bad.amb;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << bad.amb;
+    EXPECT_NE(r.error().message.find(bad.fragment), std::string::npos) << r.error().message;
+  }
+}
+
+// Issue 15: --device-memory sizes as people write them.
+TEST(DeviceCatalog, Issue15_ParseMemorySize) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const std::vector<std::pair<std::string, double>> good = {
+      {"24GiB", 24 * gib}, {"24 GiB", 24 * gib}, {"24gib", 24 * gib}, {"24GB", 24e9}, {"512MiB", 512 * 1024.0 * 1024.0},
+      {"1.5TiB", 1.5 * 1024 * gib}, {"80000000000B", 80e9}, {"61.27GiB", 61.27 * gib}};
+  for (const auto& [text, bytes] : good) {
+    auto v = parse_memory_size(text, "--device-memory");
+    ASSERT_TRUE(v.has_value()) << text;
+    EXPECT_DOUBLE_EQ(*v, bytes) << text;
+  }
+  for (const std::string bad : {"24", "24G", "abc", "-1GiB", "0GiB", "GiB", "24 GiBs", "nanGiB"}) {
+    auto v = parse_memory_size(bad, "--device-memory");
+    ASSERT_FALSE(v.has_value()) << bad;
+    EXPECT_EQ(v.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(v.error().message.find("--device-memory"), std::string::npos);
+  }
+}
