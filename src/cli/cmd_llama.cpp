@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -15,6 +16,7 @@
 #include "device/device_spec.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "model/gguf_reader.hpp"
+#include "probe/host_bandwidth.hpp"
 #include "report/render.hpp"
 
 namespace preflight::cli {
@@ -24,12 +26,12 @@ namespace {
 const char* k_llama_usage =
     "usage: preflight fit MODEL.gguf --engine llama.cpp --device cpu|D [--ctx-size N] [--ubatch-size N] [--parallel N]\n"
     "         [--n-gpu-layers N] [--cache-type-k T] [--cache-type-v T] [--flash-attn on|off|auto] [--no-mmap]\n"
-    "         [--cpu-extra-buffer auto|none|amx] [--json]";
+    "         [--cpu-extra-buffer auto|none|amx] [--threads N] [--json]";
 
 // llama.cpp's own flag names (llama-server / llama-cli), declared once with their checks.
 struct LlamaRequest {
   std::optional<std::string> device, engine, cache_type_k, cache_type_v, flash_attn, cpu_extra_buffer, models;
-  std::optional<int64_t> ctx_size, ubatch_size, batch_size, parallel, n_gpu_layers;
+  std::optional<int64_t> ctx_size, ubatch_size, batch_size, parallel, n_gpu_layers, threads;
   bool no_mmap = false, offline = false, json = false;
 };
 
@@ -47,6 +49,7 @@ std::vector<Option> llama_options(LlamaRequest& r) {
           text_flag("flash-attn", "on|off|auto", r.flash_attn, "flash attention (default auto)", {"on", "off", "auto"}),
           switch_flag("no-mmap", r.no_mmap, "copy the weights instead of mapping the file"),
           text_flag("cpu-extra-buffer", "auto|none|amx", r.cpu_extra_buffer, "CPU repacked weight buffer (default auto: AMX when the host has it)", {"auto", "none", "amx"}),
+          int_flag("threads", "N", r.threads, {1, 4096}, "CPU threads llama.cpp decodes with (default: all cores); the host bandwidth is measured with as many"),
           text_flag("models", "DIR", r.models, "accepted for symmetry with fit; a GGUF path is read directly"),
           switch_flag("offline", r.offline, "accepted for symmetry with fit"), json_flag(r.json)};
 }
@@ -107,6 +110,78 @@ std::string render_lines(const estimate::LlamaCppEstimate& e) {
     out += fmt::format("{}: {:>12} {} buffer size = {}\n", fn, b.device, estimate::llama_buffer_kind_name(b.kind), mib_text(b.bytes));
   }
   return out;
+}
+
+
+// The bandwidth decode reads at, and where it came from. On this host (--device cpu): `preflight bw`'s read
+// kernel measured now with llama.cpp's thread count (decode streams the weights; the copy kernel's
+// non-temporal stores overstate a read stream 1.6-2x on the 2-core Xeon of tests/llama_cpp). Elsewhere:
+// the catalogue's measured copy bandwidth, else its datasheet figure.
+struct DecodeBandwidth {
+  double bytes_per_s = 0;
+  std::string source;
+};
+
+Expected<DecodeBandwidth> decode_bandwidth(const device::DeviceSpec& dev, bool host_cpu, int threads) {
+  if (host_cpu) {
+    probe::HostBandwidthOptions o;
+    o.threads = threads;
+    o.warmup = 1;
+    o.repeats = 5;
+    o.kernels = {probe::HostKernel::read};
+    PF_TRY(report, probe::measure_host_bandwidth(o));
+    return DecodeBandwidth{report.results.at(0).median_bytes_per_s,
+                           fmt::format("preflight bw --kernel read measured now, {} thread{}, 3 x {} MiB", report.threads, report.threads == 1 ? "" : "s", report.array_bytes >> 20)};
+  }
+  if (dev.measured_copy_bandwidth_bytes_per_s)
+    return DecodeBandwidth{*dev.measured_copy_bandwidth_bytes_per_s, "measured copy bandwidth, " + (dev.source_measured_copy_bandwidth.empty() ? dev.origin : dev.source_measured_copy_bandwidth)};
+  if (dev.hbm_bandwidth_bytes_per_s) return DecodeBandwidth{*dev.hbm_bandwidth_bytes_per_s, "datasheet " + dev.source_bandwidth};
+  return DecodeBandwidth{};
+}
+
+// /proc/loadavg's 1-minute figure: the cores other work keeps busy.
+std::optional<double> load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one = 0;
+  if (in >> one) return one;
+  return std::nullopt;
+}
+
+// ggml-cpu's threads meet at a spinning barrier after every graph node; a thread that the OS has
+// descheduled for other work holds all of them. Measured with node-llama-cpp 3.21.1 on the 2-core
+// Xeon of tests/llama_cpp while a build kept one core busy: 1.7 tok/s with 2 threads, 80 tok/s with 1.
+std::optional<std::string> thread_warning(int threads) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto load = load_average();
+  if (threads <= 1 || !load || static_cast<double>(threads) + *load <= static_cast<double>(cores) + 0.5) return std::nullopt;
+  return fmt::format("{} llama.cpp threads on {} cores with a load average of {:.1f}: its threads spin at a barrier after every op and wait for "
+                     "descheduled peers, so decode can run 10-50x below this bound (use --threads {})",
+                     threads, cores, *load, std::max(1, cores - static_cast<int>(*load + 0.5)));
+}
+
+// Checked band: predicted / llama.cpp decode tokens/s within 20 % on the test host (tests/llama_cpp/speed.mjs).
+constexpr double k_decode_band = 0.20;
+
+Json decode_json(const estimate::LlamaCppDecode& d, const DecodeBandwidth& bw, int threads) {
+  Json by_type = Json::object(), factors = Json::object();
+  for (const auto& [type, bytes] : d.weight_bytes_by_type) by_type[type] = bytes;
+  for (const auto& [type, factor] : d.cpu_stream_factors) factors[type] = factor;
+  return {{"weight_bytes_per_token", d.weight_bytes_per_token}, {"weight_bytes_per_token_by_type", by_type}, {"kv_bytes_per_token_full", d.kv_bytes_per_token_full},
+          {"per_token_overhead_s", d.per_token_overhead_s}, {"cpu_stream_factors", factors}, {"tokens_per_s_empty_context", d.tokens_per_s_empty}, {"tokens_per_s_full_context", d.tokens_per_s_full},
+          {"band_fraction", k_decode_band}, {"threads", threads}, {"bandwidth_bytes_per_s", bw.bytes_per_s}, {"bandwidth_source", bw.source}};
+}
+
+std::string decode_text(const estimate::LlamaCppDecode& d, const DecodeBandwidth& bw) {
+  std::string types;
+  for (const auto& [type, bytes] : d.weight_bytes_by_type) {
+    double factor = 1.0;
+    for (const auto& [t, f] : d.cpu_stream_factors) factor = t == type ? f : factor;
+    types += fmt::format("{}{} {:.1f} MB{}", types.empty() ? "" : ", ", type, bytes / 1e6, factor != 1.0 ? fmt::format(" at {:.2f}x", factor) : "");
+  }
+  return fmt::format("decode: {:.1f} tok/s (empty context, band +-{:.0f}%) to {:.1f} tok/s (n_ctx full): {:.1f} MB of weights ({}) + up to {:.1f} MB of KV per token "
+                     "at {:.2f} GB/s ({}) + {:.2f} ms per token\n",
+                     d.tokens_per_s_empty, k_decode_band * 100, d.tokens_per_s_full, d.weight_bytes_per_token / 1e6, types, d.kv_bytes_per_token_full / 1e6,
+                     bw.bytes_per_s / 1e9, bw.source, d.per_token_overhead_s * 1e3);
 }
 
 }  // namespace
@@ -176,10 +251,16 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   uint64_t on_device = 0;
   for (const auto& b : est->buffers) if (host_cpu || b.device == o.gpu_name) on_device += b.bytes;
   const bool fits = static_cast<double>(on_device) <= capacity_bytes;
-  const std::optional<double> bandwidth = dev->measured_copy_bandwidth_bytes_per_s ? dev->measured_copy_bandwidth_bytes_per_s : dev->hbm_bandwidth_bytes_per_s;
-  const std::string bandwidth_source = dev->measured_copy_bandwidth_bytes_per_s
-                                           ? "measured copy bandwidth, " + (dev->source_measured_copy_bandwidth.empty() ? dev->origin : dev->source_measured_copy_bandwidth)
-                                           : "datasheet " + dev->source_bandwidth;
+  const int threads = r.threads ? static_cast<int>(*r.threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto bandwidth = decode_bandwidth(*dev, host_cpu, threads);
+  if (!bandwidth) return report_error(bandwidth.error());
+  const auto decode = estimate::estimate_llama_cpp_decode(
+      *file, *est, {.bandwidth_bytes_per_s = bandwidth->bytes_per_s, .backend = host_cpu ? estimate::LlamaDecodeBackend::cpu : estimate::LlamaDecodeBackend::gpu});
+  for (const auto& type : decode.unmeasured_types)
+    est->assumptions.push_back("decode: no measured CPU stream factor for " + type + " weights; read at the bare read bandwidth (unchecked against llama.cpp)");
+  if (host_cpu) {
+    if (auto w = thread_warning(threads)) est->assumptions.push_back(*w);
+  }
 
   if (r.json) {
     Json j = report::envelope("fit");
@@ -190,12 +271,9 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     j["fits"] = fits;
     j["capacity_bytes"] = capacity_bytes;
     j["capacity_source"] = capacity_source;
-    if (bandwidth) {
-      const auto d = estimate::estimate_llama_cpp_decode(*file, *est, *bandwidth);
-      j["bandwidth_bytes_per_s"] = *bandwidth;
-      j["llama_cpp"]["decode"] = {{"weight_bytes_per_token", d.weight_bytes_per_token}, {"kv_bytes_per_token_full", d.kv_bytes_per_token_full},
-                                  {"tokens_per_s_empty_context", d.tokens_per_s_empty}, {"tokens_per_s_full_context", d.tokens_per_s_full},
-                                  {"bandwidth_source", bandwidth_source}};
+    if (bandwidth->bytes_per_s > 0) {
+      j["bandwidth_bytes_per_s"] = bandwidth->bytes_per_s;
+      j["llama_cpp"]["decode"] = decode_json(decode, *bandwidth, threads);
     }
     print_json(j);
   } else {
@@ -206,12 +284,7 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
                         est->compute_buffer_bytes / 1048576.0, est->output_buffer_bytes / 1048576.0, est->total_bytes() / 1048576.0);
     for (const auto& f : est->formulas) std::cout << "  " << f << "\n";
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
-    if (bandwidth) {
-      const auto d = estimate::estimate_llama_cpp_decode(*file, *est, *bandwidth);
-      std::cout << fmt::format("decode: at most {:.1f} tok/s (empty context) to {:.1f} tok/s (n_ctx full): {:.1f} MB of weights + up to {:.1f} MB of KV per token at {:.1f} GB/s ({})\n",
-                          d.tokens_per_s_empty, d.tokens_per_s_full, d.weight_bytes_per_token / 1e6, d.kv_bytes_per_token_full / 1e6, *bandwidth / 1e9,
-                          bandwidth_source);
-    }
+    if (bandwidth->bytes_per_s > 0) std::cout << decode_text(decode, *bandwidth);
     std::cout << fmt::format("verdict: {} ({:.2f} GiB needed on {}, {:.2f} GiB from {})\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
                         host_cpu ? std::string("this host") : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
   }

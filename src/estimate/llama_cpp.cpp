@@ -18,6 +18,18 @@ constexpr uint64_t k_gpu_align = 128;   // ggml-cuda buffer alignment
 constexpr uint32_t k_ggml_f16 = 1;
 constexpr uint32_t k_ggml_q8_0 = 8;
 
+// ggml-cpu decode (one token, matmul-vector) streams each weight type at a multiple of `preflight bw`'s
+// read kernel on the same thread count. Fitted on the 2-core Xeon (AMX, 480 MiB L3) of tests/llama_cpp with
+// node-llama-cpp 3.21.1, 1 thread, weights 120-280 MB per token, bandwidth and decode measured alternately
+// (2026-12-03, 9 pairs under a load average of 3-5): F16 decoded at 0.8-1.2x the read rate (the F16 -> F32
+// conversion costs more per byte than the loads), Q8_0 at 1.2-1.9x (its AVX-512 kernel keeps more loads
+// in flight than the scalar read kernel); medians 0.9 and 1.35. Refit with tests/llama_cpp/speed.mjs.
+struct StreamFactor {
+  const char* type;
+  double factor;
+};
+constexpr StreamFactor k_cpu_stream_factors[] = {{"F16", 0.9}, {"Q8_0", 1.35}, {"F32", 1.0}};
+
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 std::string mib(uint64_t bytes) { return format("%.2f MiB", static_cast<double>(bytes) / static_cast<double>(k_mib)); }
@@ -195,22 +207,38 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   return e;
 }
 
-LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& e, double bandwidth_bytes_per_s) {
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& e, const LlamaCppDecodeHost& host) {
   LlamaCppDecode d;
   bool has_output = false;
   for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
+  std::map<std::string, double> by_type;
   for (const auto& t : file.tensors) {
-    if (t.name == "token_embd.weight" && has_output) {
-      d.weight_bytes_per_token += t.shape.empty() || t.shape.back() == 0 ? 0.0 : static_cast<double>(t.bytes) / static_cast<double>(t.shape.back());
-      continue;
-    }
-    d.weight_bytes_per_token += static_cast<double>(t.bytes);
+    double bytes = static_cast<double>(t.bytes);
+    // token_embd is read with get_rows: one row per token, unless it doubles as the output head.
+    if (t.name == "token_embd.weight" && has_output) bytes = t.shape.empty() || t.shape.back() == 0 ? 0.0 : bytes / static_cast<double>(t.shape.back());
+    d.weight_bytes_per_token += bytes;
+    by_type[model::ggml_type_name(t.ggml_type)] += bytes;
   }
+  d.weight_bytes_by_type.assign(by_type.begin(), by_type.end());
   d.kv_bytes_per_token_full = static_cast<double>(e.kv_buffer_bytes);
-  if (bandwidth_bytes_per_s > 0) {
-    d.tokens_per_s_empty = bandwidth_bytes_per_s / d.weight_bytes_per_token;
-    d.tokens_per_s_full = bandwidth_bytes_per_s / (d.weight_bytes_per_token + d.kv_bytes_per_token_full);
+  d.per_token_overhead_s = host.per_token_overhead_s;
+  if (host.bandwidth_bytes_per_s <= 0) return d;
+  // Seconds per token for the weights: each type's bytes over its stream rate.
+  double weight_s = 0;
+  for (const auto& [type, bytes] : by_type) {
+    double factor = 1.0;
+    if (host.backend == LlamaDecodeBackend::cpu) {
+      const auto* f = std::find_if(std::begin(k_cpu_stream_factors), std::end(k_cpu_stream_factors), [&](const StreamFactor& x) { return type == x.type; });
+      if (f != std::end(k_cpu_stream_factors)) d.cpu_stream_factors.emplace_back(type, f->factor);
+      else d.unmeasured_types.push_back(type);
+      factor = f != std::end(k_cpu_stream_factors) ? f->factor : 1.0;
+    }
+    weight_s += bytes / (host.bandwidth_bytes_per_s * factor);
   }
+  d.seconds_per_token_empty = host.per_token_overhead_s + weight_s;
+  d.seconds_per_token_full = d.seconds_per_token_empty + d.kv_bytes_per_token_full / host.bandwidth_bytes_per_s;
+  d.tokens_per_s_empty = 1.0 / d.seconds_per_token_empty;
+  d.tokens_per_s_full = 1.0 / d.seconds_per_token_full;
   return d;
 }
 
