@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "cli/help.hpp"
 #include "device/device_spec.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "logs/llama_cpp_log.hpp"
 #include "model/gguf_reader.hpp"
 #include "probe/host_bandwidth.hpp"
 #include "report/render.hpp"
@@ -289,6 +291,132 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
                         host_cpu ? std::string("this host") : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
   }
   return fits ? k_exit_ok : k_exit_fail;
+}
+
+
+namespace {
+
+// The estimate options a llama.cpp log states: llama_context's resolved values first, a command-line
+// flag where the log has no resolved value, llama.cpp's defaults otherwise.
+estimate::LlamaCppOptions options_from_log(const logs::LlamaCppLog& log) {
+  estimate::LlamaCppOptions o;
+  auto flag = [&](const std::string& name) -> std::optional<std::string> {
+    for (const auto& [n, v] : log.flags)
+      if (n == name) return v.value;
+    return std::nullopt;
+  };
+  auto flag_int = [&](const std::string& name) -> std::optional<int64_t> {
+    const auto v = flag(name);
+    if (!v || v->empty() || v->size() > 12 || v->find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stoll(*v);
+  };
+  if (log.n_ctx) o.ctx_size = log.n_ctx->value; else if (auto v = flag_int("ctx-size")) o.ctx_size = *v;
+  if (log.n_ubatch) o.ubatch_size = log.n_ubatch->value; else if (auto v = flag_int("ubatch-size")) o.ubatch_size = *v;
+  if (log.n_seq_max) o.parallel = log.n_seq_max->value; else if (auto v = flag_int("parallel")) o.parallel = *v;
+  if (log.layers_offloaded) o.n_gpu_layers = log.layers_offloaded->value; else if (auto v = flag_int("n-gpu-layers")) o.n_gpu_layers = *v;
+  const std::string fa = log.flash_attn ? log.flash_attn->value : flag("flash-attn").value_or("auto");
+  o.flash_attn = fa == "enabled" || fa == "on" ? estimate::LlamaFlashAttn::on : fa == "disabled" || fa == "off" ? estimate::LlamaFlashAttn::off : estimate::LlamaFlashAttn::auto_select;
+  o.cache_type_k = to_lower(log.cache_type_k ? log.cache_type_k->value : flag("cache-type-k").value_or("f16"));
+  o.cache_type_v = to_lower(log.cache_type_v ? log.cache_type_v->value : flag("cache-type-v").value_or("f16"));
+  const bool mapped = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU_Mapped"; });
+  const bool cpu_model = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU" && b.kind == "model"; });
+  // load_mode is printed by newer builds; older ones show a CPU (copied) model buffer instead of CPU_Mapped.
+  const bool no_mmap = log.load_mode ? log.load_mode->value != "mmap" : flag("no-mmap").has_value() || (cpu_model && !mapped);
+  o.mmap = no_mmap ? estimate::LlamaMmap::off : estimate::LlamaMmap::on;
+  for (const auto& b : log.buffers) {
+    if (b.device == "AMX") o.cpu_extra_buffer = estimate::LlamaCpuExtraBuffer::amx;
+    const bool host = b.device.rfind("CPU", 0) == 0 || b.device == "AMX" || b.device.find("_Host") != std::string::npos;
+    if (!host) o.gpu_name = b.device;
+  }
+  return o;
+}
+
+struct LogComparison {
+  std::string kind;
+  double printed = 0;
+  std::vector<int64_t> lines;
+  std::optional<double> predicted;
+};
+
+std::vector<LogComparison> compare_log(const logs::LlamaCppLog& log, const std::optional<estimate::LlamaCppEstimate>& est) {
+  std::vector<LogComparison> rows;
+  double printed_total = 0, predicted_total = 0;
+  for (const char* kind : {"model", "KV", "compute", "output"}) {
+    LogComparison r{kind, log.total(kind), {}, std::nullopt};
+    for (const auto& b : log.buffers)
+      if (b.kind == kind) r.lines.push_back(b.line);
+    if (r.lines.empty()) continue;
+    if (est) {
+      const std::string k = kind;
+      r.predicted = static_cast<double>(k == "model" ? est->model_buffer_bytes : k == "KV" ? est->kv_buffer_bytes : k == "compute" ? est->compute_buffer_bytes : est->output_buffer_bytes);
+      predicted_total += *r.predicted;
+    }
+    printed_total += r.printed;
+    rows.push_back(r);
+  }
+  if (!rows.empty()) rows.push_back({"total", printed_total, {}, est ? std::optional<double>(predicted_total) : std::nullopt});
+  return rows;
+}
+
+Json log_json(const std::string& path, const logs::LlamaCppLog& log, const std::vector<LogComparison>& rows, const std::vector<std::string>& notes) {
+  auto logged = [](const auto& v) { return v ? Json{{"value", v->value}, {"line", v->line}} : Json(); };
+  Json j = report::envelope("logs");
+  j["file"] = path;
+  j["engine"] = "llama.cpp";
+  j["line_count"] = log.line_count;
+  j["model"] = logged(log.model_path);
+  j["context"] = {{"n_ctx", logged(log.n_ctx)}, {"n_batch", logged(log.n_batch)}, {"n_ubatch", logged(log.n_ubatch)}, {"n_seq_max", logged(log.n_seq_max)},
+                  {"flash_attn", logged(log.flash_attn)}, {"cache_type_k", logged(log.cache_type_k)}, {"cache_type_v", logged(log.cache_type_v)},
+                  {"layers_offloaded", logged(log.layers_offloaded)}, {"load_mode", logged(log.load_mode)}};
+  Json flags = Json::array(), buffers = Json::array(), cmp = Json::array();
+  for (const auto& [name, v] : log.flags) flags.push_back({{"flag", name}, {"value", v.value}, {"line", v.line}});
+  for (const auto& b : log.buffers) buffers.push_back({{"device", b.device}, {"kind", b.kind}, {"bytes", b.bytes}, {"line", b.line}});
+  for (const auto& r : rows)
+    cmp.push_back({{"what", r.kind == "total" ? "total" : r.kind + " buffer"}, {"printed_bytes", r.printed}, {"lines", r.lines},
+                   {"predicted_bytes", r.predicted ? Json(*r.predicted) : Json()}, {"ratio", r.predicted && r.printed > 0 ? Json(*r.predicted / r.printed) : Json()}});
+  j["flags"] = flags;
+  j["buffers"] = buffers;
+  j["printed_vs_predicted"] = cmp;
+  j["notes"] = notes;
+  return j;
+}
+
+}  // namespace
+
+int cmd_logs_llama_cpp(const std::string& path, const std::string& text, bool json) {
+  const logs::LlamaCppLog log = logs::parse_llama_cpp_log(text);
+  std::vector<std::string> notes;
+  std::optional<estimate::LlamaCppEstimate> est;
+  const auto options = options_from_log(log);
+  if (!log.model_path) {
+    notes.push_back("the log names no model file (no 'loaded meta data ... from PATH' line, no -m flag): printed lines only");
+  } else if (auto file = model::load_gguf(log.model_path->value); !file) {
+    notes.push_back("no prediction: " + log.model_path->value + " (log line " + std::to_string(log.model_path->line) + "): " + file.error().message);
+  } else if (auto e = estimate::estimate_llama_cpp(*file, options); !e) {
+    notes.push_back("no prediction: " + log.model_path->value + ": " + e.error().message);
+  } else {
+    est = *e;
+    for (const auto& a : e->assumptions) notes.push_back("assumption: " + a);
+  }
+  const auto rows = compare_log(log, est);
+  if (rows.empty()) notes.push_back("no buffer size lines in the log (llama.cpp prints them at info level)");
+  if (json) {
+    print_json(log_json(path, log, rows, notes));
+    return k_exit_ok;
+  }
+  std::cout << fmt::format("{}: llama.cpp log, {} lines; model {}\n", path, log.line_count, log.model_path ? fmt::format("{} (line {})", log.model_path->value, log.model_path->line) : "not named");
+  std::cout << fmt::format("  n_ctx {}, n_ubatch {}, n_seq_max {}, flash_attn {}, K/V {}/{}, layers on GPU {}\n", options.ctx_size, options.ubatch_size, options.parallel,
+                           log.flash_attn ? log.flash_attn->value : "not printed", options.cache_type_k, options.cache_type_v, options.n_gpu_layers);
+  for (const auto& [name, v] : log.flags) std::cout << fmt::format("  flag --{}{} (line {})\n", name, v.value.empty() ? "" : " " + v.value, v.line);
+  std::cout << fmt::format("{:<16} {:>14} {:>14} {:>8}  {}\n", "buffer", "printed MiB", "predicted MiB", "ratio", "lines");
+  for (const auto& r : rows) {
+    std::string lines;
+    for (auto l : r.lines) lines += (lines.empty() ? "" : ",") + std::to_string(l);
+    std::cout << fmt::format("{:<16} {:>14.2f} {:>14} {:>8}  {}\n", r.kind, r.printed / 1048576.0, r.predicted ? fmt::format("{:.2f}", *r.predicted / 1048576.0) : "-",
+                             r.predicted && r.printed > 0 ? fmt::format("{:.4f}", *r.predicted / r.printed) : "-", lines);
+  }
+  for (const auto& n : notes) std::cout << "note: " << n << "\n";
+  return k_exit_ok;
 }
 
 }  // namespace preflight::cli

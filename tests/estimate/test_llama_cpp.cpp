@@ -22,6 +22,7 @@
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "logs/llama_cpp_log.hpp"
 #include "model/model_spec.hpp"
 
 using namespace preflight;
@@ -282,6 +283,30 @@ TEST(LlamaCppReal, Issue17_BuffersMatchRealLlamaCpp) {
     const double real_total = real["model_buffer_bytes"].get<double>() + real["kv_buffer_bytes"].get<double>() +
                               real["compute_buffer_bytes"].get<double>() + real["output_buffer_bytes"].get<double>();
     EXPECT_LE(std::abs(predicted["total_bytes"].get<double>() - real_total), 0.02 * real_total) << what << " total";
+    // The same load's log through `preflight logs`: the printed sizes read back, the parameters llama.cpp
+    // resolved, and the prediction for them (the one fit made above).
+    const auto logs = pftest::run_cli("logs " + real["log"].get<std::string>() + " --json", {.with_stderr = false});
+    ASSERT_EQ(logs.code, 0) << logs.out;
+    const Json lj = Json::parse(logs.out);
+    EXPECT_EQ(lj["engine"], "llama.cpp");
+    EXPECT_EQ(lj["model"]["value"], real["file"]);
+    EXPECT_EQ(lj["context"]["n_ctx"]["value"], real["n_ctx"]);
+    EXPECT_EQ(lj["context"]["n_ubatch"]["value"], real["n_ubatch"]);
+    EXPECT_EQ(lj["context"]["flash_attn"]["value"], real["flash_attn"]);
+    std::map<std::string, const char*> keys = {{"model buffer", "model_buffer_bytes"}, {"KV buffer", "kv_buffer_bytes"}, {"compute buffer", "compute_buffer_bytes"}, {"output buffer", "output_buffer_bytes"}};
+    int rows = 0;
+    for (const auto& row : lj["printed_vs_predicted"]) {
+      const std::string w = row["what"].get<std::string>();
+      if (w == "total") {
+        EXPECT_NEAR(row["printed_bytes"].get<double>(), real_total, 4.0) << what;
+        continue;
+      }
+      ASSERT_TRUE(keys.count(w)) << w;
+      EXPECT_NEAR(row["printed_bytes"].get<double>(), real[keys[w]].get<double>(), 1.0) << what << " " << w;  // check.mjs rounds to bytes
+      EXPECT_DOUBLE_EQ(row["predicted_bytes"].get<double>(), predicted[keys[w]].get<double>()) << what << " " << w;
+      ++rows;
+    }
+    EXPECT_EQ(rows, 4) << logs.out;
     ++compared;
   }
   EXPECT_EQ(compared, 8) << text;  // 2 models x 2 contexts x flash attention on/off
@@ -464,4 +489,71 @@ TEST(LlamaCppReal, Issue17_DecodeSpeedMatchesRealLlamaCpp) {
   std::filesystem::remove_all(out);
   if (max_load > 2.0 * static_cast<double>(cores)) GTEST_SKIP() << "load average " << max_load << " on " << cores << " cores: decode ratios printed, not checked";
   for (const auto& [name, r] : ratios) EXPECT_NEAR(median(r), 1.0, 0.20) << name;
+}
+
+// logs/llama_cpp_log on the line formats of a llama-server CUDA log (older names: llm_load_tensors,
+// llama_kv_cache_init, llama_new_context_with_model, "flash_attn = 1") and a command line: each value
+// with its line, the flags in their long names, the buffers per device and kind.
+TEST(LlamaCpp, Issue17_ParsesLlamaServerLogLines) {
+  const std::string text =
+      "main: llama-server -m /models/llama-3-8b-q4_k_m.gguf -c 8192 -ngl 33 -fa -ctk q8_0 --no-mmap -np 2\n"  // 1
+      "llama_model_loader: loaded meta data with 29 key-value pairs and 291 tensors from /models/llama-3-8b-q4_k_m.gguf (version GGUF V3 (latest))\n"
+      "llm_load_tensors: offloaded 33/33 layers to GPU\n"                                                         // 3
+      "llm_load_tensors:        CPU buffer size =   281.81 MiB\n"                                                 // 4
+      "llm_load_tensors:      CUDA0 buffer size =  4155.99 MiB\n"                                                 // 5
+      "llama_new_context_with_model: n_ctx      = 8192\n"                                                          // 6
+      "llama_new_context_with_model: n_batch    = 2048\n"
+      "llama_new_context_with_model: n_ubatch   = 512\n"                                                           // 8
+      "llama_new_context_with_model: flash_attn = 1\n"                                                             // 9
+      "llama_kv_cache_init:      CUDA0 KV buffer size =   784.00 MiB\n"                                            // 10
+      "llama_new_context_with_model: KV self size  =  784.00 MiB, K (q8_0):  272.00 MiB, V (f16):  512.00 MiB\n"   // 11
+      "llama_new_context_with_model:  CUDA_Host  output buffer size =     0.98 MiB\n"                              // 12
+      "llama_new_context_with_model:      CUDA0 compute buffer size =   560.00 MiB\n"                              // 13
+      "llama_new_context_with_model:  CUDA_Host compute buffer size =    24.01 MiB\n";                             // 14
+  ASSERT_TRUE(logs::is_llama_cpp_log(text));
+  EXPECT_FALSE(logs::is_llama_cpp_log("INFO 08-01 12:00:00 [core.py:70] Available KV cache memory: 10.5 GiB\n"));
+  const auto log = logs::parse_llama_cpp_log(text);
+  ASSERT_TRUE(log.model_path);
+  EXPECT_EQ(log.model_path->value, "/models/llama-3-8b-q4_k_m.gguf");
+  EXPECT_EQ(log.model_path->line, 2);
+  ASSERT_TRUE(log.n_ctx && log.n_ubatch && log.flash_attn && log.layers_offloaded && log.cache_type_k && log.cache_type_v);
+  EXPECT_EQ(log.n_ctx->value, 8192);
+  EXPECT_EQ(log.n_ctx->line, 6);
+  EXPECT_EQ(log.n_ubatch->value, 512);
+  EXPECT_EQ(log.flash_attn->value, "enabled");
+  EXPECT_EQ(log.layers_offloaded->value, 33);
+  EXPECT_EQ(log.layer_count->value, 33);
+  EXPECT_EQ(log.cache_type_k->value, "q8_0");
+  EXPECT_EQ(log.cache_type_v->value, "f16");
+  ASSERT_EQ(log.buffers.size(), 6u);
+  EXPECT_EQ(log.buffers[0].device, "CPU");
+  EXPECT_EQ(log.buffers[0].kind, "model");
+  EXPECT_EQ(log.buffers[1].device, "CUDA0");
+  EXPECT_EQ(log.buffers[2].kind, "KV");
+  EXPECT_EQ(log.buffers[2].line, 10);
+  EXPECT_DOUBLE_EQ(log.total("model"), (281.81 + 4155.99) * 1048576.0);
+  EXPECT_DOUBLE_EQ(log.total("compute"), (560.00 + 24.01) * 1048576.0);
+  EXPECT_DOUBLE_EQ(log.total("output"), 0.98 * 1048576.0);
+  std::map<std::string, std::string> flags;
+  for (const auto& [name, v] : log.flags) flags[name] = v.value;
+  const std::map<std::string, std::string> expected = {{"model", "/models/llama-3-8b-q4_k_m.gguf"}, {"ctx-size", "8192"}, {"n-gpu-layers", "33"}, {"flash-attn", "on"},
+                                                       {"cache-type-k", "q8_0"}, {"no-mmap", ""}, {"parallel", "2"}};
+  EXPECT_EQ(flags, expected);
+}
+
+// `preflight logs` on a llama.cpp log whose model file is gone still prints the printed lines and says why
+// there is no prediction (exit 0).
+TEST(LlamaCpp, Issue17_LogsWithoutModelFilePrintsPrintedLines) {
+  const std::string dir = pftest::scratch_dir("llama-log");
+  std::ofstream(dir + "/server.log") << "llama_model_loader: loaded meta data with 3 key-value pairs and 9 tensors from " << dir
+                                     << "/gone.gguf (version GGUF V3 (latest))\n"
+                                        "llama_kv_cache:        CPU KV buffer size =     8.00 MiB\n";
+  const auto run = pftest::run_cli("logs " + dir + "/server.log --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json j = Json::parse(run.out);
+  EXPECT_EQ(j["engine"], "llama.cpp");
+  EXPECT_EQ(j["printed_vs_predicted"][0]["printed_bytes"].get<double>(), 8.0 * 1048576.0);
+  EXPECT_TRUE(j["printed_vs_predicted"][0]["predicted_bytes"].is_null());
+  EXPECT_NE(j["notes"][0].get<std::string>().find("gone.gguf"), std::string::npos) << run.out;
+  std::filesystem::remove_all(dir);
 }

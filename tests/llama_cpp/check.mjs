@@ -1,8 +1,9 @@
 // Writes small GGUF files with real llama / qwen3 tensor layouts and pseudo-random weights, loads each on CPU
 // with the real llama.cpp (node-llama-cpp's prebuilt build, debug log) at the given contexts with flash attention
 // on and off, and prints one JSON line per load with the buffer sizes llama.cpp logged (bytes) and the
-// parameters it resolved (n_ctx, n_ubatch, flash_attn). tests/estimate/test_llama_cpp.cpp compares them
-// with preflight's prediction.
+// parameters it resolved (n_ctx, n_ubatch, flash_attn), and writes llama.cpp's whole log of each load to
+// OUT_DIR/<model>-c<ctx>-fa-<on|off>.log. tests/estimate/test_llama_cpp.cpp compares the sizes with
+// preflight's prediction and reads the logs back with `preflight logs`.
 //
 // usage: node check.mjs OUT_DIR [CTX,CTX...]
 import fs from "node:fs";
@@ -27,10 +28,12 @@ for (const m of models) {
             const context = await loaded.createContext({contextSize: ctx, batchSize: 512, flashAttention: fa, sequences: 1});
             await new Promise((resolve) => setTimeout(resolve, 300));  // the native log reaches the JS logger asynchronously
             const text = log.join("\n");
+            const logFile = path.join(outDir, `${m.name}-c${ctx}-fa-${fa ? "on" : "off"}.log`);
+            fs.writeFileSync(logFile, text + "\n");
             const grab = (re) => { const x = text.match(re); return x ? x[1] : null; };
             const all = (re) => [...text.matchAll(re)].map((x) => mib(x[1])).reduce((a, b) => a + b, 0);
             console.log(JSON.stringify({
-                file, model: m.name, n_ctx: Number(grab(/n_ctx\s*=\s*(\d+)/)), n_batch: Number(grab(/n_batch\s*=\s*(\d+)/)),
+                file, log: logFile, model: m.name, n_ctx: Number(grab(/n_ctx\s*=\s*(\d+)/)), n_batch: Number(grab(/n_batch\s*=\s*(\d+)/)),
                 n_ubatch: Number(grab(/n_ubatch\s*=\s*(\d+)/)), flash_attn: grab(/flash_attn\s*=\s*(\S+)/), n_seq_max: Number(grab(/n_seq_max\s*=\s*(\d+)/)),
                 model_buffer_bytes: all(/model buffer size\s*=\s*([\d.]+) MiB/g), kv_buffer_bytes: all(/KV buffer size\s*=\s*([\d.]+) MiB/g),
                 compute_buffer_bytes: all(/compute buffer size\s*=\s*([\d.]+) MiB/g), output_buffer_bytes: all(/output buffer size\s*=\s*([\d.]+) MiB/g),
