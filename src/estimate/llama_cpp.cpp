@@ -30,6 +30,16 @@ struct StreamFactor {
 };
 constexpr StreamFactor k_cpu_stream_factors[] = {{"F16", 0.9}, {"Q8_0", 1.35}, {"F32", 1.0}};
 
+// llama.cpp's sliding-window layer pattern per GGUF architecture when the file has no
+// {arch}.attention.sliding_window_pattern (llama-model.cpp load_hparams, hparams.set_swa_pattern):
+// gemma2 every 2nd layer global, gemma3 every 6th, cohere2 every 4th. 0: none known.
+int64_t llama_swa_pattern(const std::string& arch) {
+  static const std::pair<const char*, int64_t> k_patterns[] = {{"gemma2", 2}, {"gemma3", 6}, {"cohere2", 4}};
+  for (const auto& [name, pattern] : k_patterns)
+    if (arch == name) return pattern;
+  return 0;
+}
+
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 std::string mib(uint64_t bytes) { return format("%.2f MiB", static_cast<double>(bytes) / static_cast<double>(k_mib)); }
@@ -117,8 +127,10 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   const int64_t first_gpu_layer = *n_layer - e.layers_on_gpu;
   auto on_gpu = [&](int64_t layer) { return layer == -2 ? output_on_gpu : layer >= 0 && layer >= first_gpu_layer; };
   const bool any_gpu = e.layers_on_gpu > 0 || output_on_gpu;
-  if (file.strings.count(arch + ".attention.sliding_window") || number("attention.sliding_window"))
-    e.assumptions.push_back("sliding-window layers are not modelled: every layer's KV holds n_ctx cells");
+  const int64_t n_swa = number("attention.sliding_window").value_or(0);
+  const int64_t swa_pattern = n_swa > 0 ? number("attention.sliding_window_pattern").value_or(llama_swa_pattern(arch)) : 0;
+  if (n_swa > 0 && swa_pattern <= 1)
+    e.assumptions.push_back(format("sliding window %lld on architecture '%s' without a known layer pattern: every layer's KV holds n_ctx cells", static_cast<long long>(n_swa), arch.c_str()));
   if (number("ssm.state_size")) e.assumptions.push_back("recurrent (ssm) state is not modelled");
 
   // Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
@@ -161,15 +173,24 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
                               amx ? (" + AMX-packed matmul weights " + mib(amx)).c_str() : "",
                               any_gpu ? format(" + %lld layers on %s %s", static_cast<long long>(e.layers_on_gpu), o.gpu_name.c_str(), mib(gpu_bytes).c_str()).c_str() : ""));
 
-  // KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, n_ctx] and V likewise.
+  // KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, cells] and V likewise. With
+  // sliding-window layers (llama-kv-cache-iswa.cpp) those layers get their own cache of
+  // GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence stream; --swa-full not modelled).
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
   auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
-  const uint64_t kv_layer = static_cast<uint64_t>(e.n_ctx) * (row_bytes(kv_k, *type_k) + row_bytes(kv_v, *type_v));
-  const uint64_t kv_gpu = kv_layer * static_cast<uint64_t>(e.layers_on_gpu);
-  const uint64_t kv_cpu = kv_layer * static_cast<uint64_t>(*n_layer - e.layers_on_gpu);
+  const uint64_t cell_bytes = row_bytes(kv_k, *type_k) + row_bytes(kv_v, *type_v);
+  const int64_t swa_cells = swa_pattern > 1 ? (std::min(e.n_ctx, n_swa + e.n_ubatch) + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad : e.n_ctx;
+  uint64_t kv_gpu = 0, kv_cpu = 0;
+  int64_t swa_layers = 0;
+  for (int64_t il = 0; il < *n_layer; ++il) {
+    const bool swa = swa_pattern > 1 && il % swa_pattern < swa_pattern - 1;  // llama_hparams::is_swa: the last layer of each pattern is global
+    swa_layers += swa ? 1 : 0;
+    (on_gpu(il) ? kv_gpu : kv_cpu) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
+  }
   if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
   if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
-  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(*n_layer),
+  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers%s x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(*n_layer - swa_layers),
+                              swa_layers ? format(" + %lld cells x %lld sliding-window layers", static_cast<long long>(swa_cells), static_cast<long long>(swa_layers)).c_str() : "",
                               static_cast<long long>(kv_k), o.cache_type_k.c_str(), static_cast<long long>(kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
 
   // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc

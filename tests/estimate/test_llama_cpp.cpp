@@ -309,7 +309,7 @@ TEST(LlamaCppReal, Issue17_BuffersMatchRealLlamaCpp) {
     EXPECT_EQ(rows, 4) << logs.out;
     ++compared;
   }
-  EXPECT_EQ(compared, 8) << text;  // 2 models x 2 contexts x flash attention on/off
+  EXPECT_EQ(compared, 16) << text;  // 4 models (llama, qwen3, qwen3moe, gemma3 with SWA) x 2 contexts x flash attention on/off
   std::filesystem::remove_all(out);
 }
 
@@ -556,4 +556,32 @@ TEST(LlamaCpp, Issue17_LogsWithoutModelFilePrintsPrintedLines) {
   EXPECT_TRUE(j["printed_vs_predicted"][0]["predicted_bytes"].is_null());
   EXPECT_NE(j["notes"][0].get<std::string>().find("gone.gguf"), std::string::npos) << run.out;
   std::filesystem::remove_all(dir);
+}
+
+// Sliding-window KV (llama-kv-cache-iswa.cpp): gemma3 slides on 5 of every 6 layers; those get
+// GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells. 12 layers, window 256, ubatch 512, n_ctx 4096, one
+// KV head of 128, f16: global layers 5 and 11: 4096 x 2 x (128 + 128) x 2 B = 4 MiB; sliding layers:
+// pad(256 + 512) = 768 cells x 10 x 512 B = 3.75 MiB. The real llama.cpp printed "size = 1024 cells" for
+// window 256 + n_ubatch 513, and 768 for window 128 + 513 (tests/llama_cpp, node-llama-cpp 3.21.1).
+TEST(LlamaCpp, Issue17_SlidingWindowKvCells) {
+  auto f = llama_file(12, 512, 4, 1, 128, 1536, 32000);
+  model::GgufFile g;
+  g.strings["general.architecture"] = "gemma3";
+  for (const auto& [k, v] : f.numbers) g.numbers["gemma3" + k.substr(5)] = v;
+  g.array_lengths = f.array_lengths;
+  g.tensors = f.tensors;
+  g.numbers["gemma3.attention.sliding_window"] = 256;
+  auto e = estimate_llama_cpp(g, {.ctx_size = 4096, .ubatch_size = 512, .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_EQ(e->kv_buffer_bytes, 4u * k_mib + 3u * k_mib + 3u * k_mib / 4u);
+  auto small = estimate_llama_cpp(g, {.ctx_size = 4096, .ubatch_size = 513, .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->kv_buffer_bytes, 4u * k_mib + 1024u * 10u * 512u);
+  // An architecture without a known pattern keeps n_ctx cells everywhere and says so.
+  f.numbers["llama.attention.sliding_window"] = 256;
+  auto plain = estimate_llama_cpp(f, {.ctx_size = 4096, .flash_attn = LlamaFlashAttn::on});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->kv_buffer_bytes, 4096u * 12u * 512u);
+  ASSERT_FALSE(plain->assumptions.empty());
+  EXPECT_NE(plain->assumptions[0].find("without a known layer pattern"), std::string::npos);
 }

@@ -70,7 +70,10 @@ export function writeGguf(file, arch, kv, tensors, vocab) {
     fs.closeSync(fd);
 }
 
-export function model(name, arch, {layers, embd, heads, headsKv, headDim, ff, vocab, type, qkNorm, tied}) {
+// moe: {experts, used, ffExp} gives qwen3moe's routed experts (ffn_gate_inp + 3-D ffn_*_exps) instead of
+// a dense FFN; swa: window gives gemma3's sliding window (llama.cpp: 5 of every 6 layers slide) and its
+// extra norms (post_attention_norm, post_ffw_norm).
+export function model(name, arch, {layers, embd, heads, headsKv, headDim, ff, vocab, type, qkNorm, tied, moe, swa}) {
     const kv = {
         [`${arch}.block_count`]: [T_U32, layers], [`${arch}.context_length`]: [T_U32, 8192],
         [`${arch}.embedding_length`]: [T_U32, embd], [`${arch}.feed_forward_length`]: [T_U32, ff],
@@ -79,6 +82,12 @@ export function model(name, arch, {layers, embd, heads, headsKv, headDim, ff, vo
         [`${arch}.attention.key_length`]: [T_U32, headDim], [`${arch}.attention.value_length`]: [T_U32, headDim],
         "general.name": [T_STRING, name],
     };
+    if (moe) {
+        kv[`${arch}.expert_count`] = [T_U32, moe.experts];
+        kv[`${arch}.expert_used_count`] = [T_U32, moe.used];
+        kv[`${arch}.expert_feed_forward_length`] = [T_U32, moe.ffExp];
+    }
+    if (swa) kv[`${arch}.attention.sliding_window`] = [T_U32, swa];
     const t = [{name: "token_embd.weight", dims: [embd, vocab], type}];
     for (let i = 0; i < layers; i++) {
         const p = `blk.${i}.`;
@@ -91,10 +100,19 @@ export function model(name, arch, {layers, embd, heads, headsKv, headDim, ff, vo
             t.push({name: p + "attn_q_norm.weight", dims: [headDim], type: GGML_F32});
             t.push({name: p + "attn_k_norm.weight", dims: [headDim], type: GGML_F32});
         }
+        if (swa) t.push({name: p + "post_attention_norm.weight", dims: [embd], type: GGML_F32});
         t.push({name: p + "ffn_norm.weight", dims: [embd], type: GGML_F32});
-        t.push({name: p + "ffn_gate.weight", dims: [embd, ff], type});
-        t.push({name: p + "ffn_up.weight", dims: [embd, ff], type});
-        t.push({name: p + "ffn_down.weight", dims: [ff, embd], type});
+        if (moe) {
+            t.push({name: p + "ffn_gate_inp.weight", dims: [embd, moe.experts], type: GGML_F32});
+            t.push({name: p + "ffn_gate_exps.weight", dims: [embd, moe.ffExp, moe.experts], type});
+            t.push({name: p + "ffn_up_exps.weight", dims: [embd, moe.ffExp, moe.experts], type});
+            t.push({name: p + "ffn_down_exps.weight", dims: [moe.ffExp, embd, moe.experts], type});
+        } else {
+            t.push({name: p + "ffn_gate.weight", dims: [embd, ff], type});
+            t.push({name: p + "ffn_up.weight", dims: [embd, ff], type});
+            t.push({name: p + "ffn_down.weight", dims: [ff, embd], type});
+        }
+        if (swa) t.push({name: p + "post_ffw_norm.weight", dims: [embd], type: GGML_F32});
     }
     t.push({name: "output_norm.weight", dims: [embd], type: GGML_F32});
     if (!tied) t.push({name: "output.weight", dims: [embd, vocab], type});
@@ -105,6 +123,10 @@ export function model(name, arch, {layers, embd, heads, headsKv, headDim, ff, vo
 export const testModels = [
     model("tiny-llama-f16", "llama", {layers: 6, embd: 512, heads: 8, headsKv: 4, headDim: 64, ff: 1408, vocab: 32000, type: GGML_F16}),
     model("tiny-qwen3-q8_0", "qwen3", {layers: 8, embd: 512, heads: 8, headsKv: 2, headDim: 128, ff: 1536, vocab: 48000, type: GGML_Q8_0, qkNorm: true, tied: true}),
+    model("tiny-qwen3moe-q8_0", "qwen3moe", {layers: 4, embd: 512, heads: 8, headsKv: 2, headDim: 64, ff: 0, vocab: 32000, type: GGML_Q8_0, qkNorm: true,
+        moe: {experts: 16, used: 4, ffExp: 256}}),
+    model("tiny-gemma3-f16", "gemma3", {layers: 12, embd: 512, heads: 4, headsKv: 1, headDim: 128, ff: 1536, vocab: 32000, type: GGML_F16, qkNorm: true, tied: true,
+        swa: 256}),
 ];
 
 // Writes the model's file under dir unless it is there already; returns its path.
