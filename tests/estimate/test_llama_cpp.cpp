@@ -22,7 +22,12 @@
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "engine/engine_profile.hpp"
+#include "engine/launch_rules.hpp"
 #include "logs/llama_cpp_log.hpp"
+#include "model/model_source.hpp"
+#include "plan/launch.hpp"
+#include "plan/planner.hpp"
 #include "model/model_spec.hpp"
 
 using namespace preflight;
@@ -584,4 +589,40 @@ TEST(LlamaCpp, Issue17_SlidingWindowKvCells) {
   EXPECT_EQ(plain->kv_buffer_bytes, 4096u * 12u * 512u);
   ASSERT_FALSE(plain->assumptions.empty());
   EXPECT_NE(plain->assumptions[0].find("without a known layer pattern"), std::string::npos);
+}
+
+// plan's llama-server line names the model the user gave: a local GGUF as -m PATH (quoted when it has a
+// space), a hub GGUF as -hf org/name:QUANT (the tag from the file name), or --hf-file when there is no tag.
+TEST(LlamaCpp, Issue17_PlanNamesTheGgufTheUserGave) {
+  const std::string dir = pftest::scratch_dir("plan-gguf");
+  write_gguf(dir + "/my model-Q8_0.gguf", q8_file());
+  auto spec = model::load_gguf_model(dir + "/my model-Q8_0.gguf");
+  ASSERT_TRUE(spec) << spec.error().describe();
+  auto engines = engine::load_engine_catalog();
+  auto rules = engine::load_launch_rules();
+  ASSERT_TRUE(engines && rules);
+  auto llama = engine::select_engine(*engines, "llama.cpp", "");
+  ASSERT_TRUE(llama) << llama.error().describe();
+  plan::Candidate c;
+  c.context_tokens = 8192;
+  c.num_devices = 1;
+  struct Case {
+    std::string id, expected;
+  };
+  const std::vector<Case> cases = {
+      {dir + "/my model-Q8_0.gguf", "llama-server -m '" + dir + "/my model-Q8_0.gguf' -c 8192"},
+      {"hf:bartowski/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M.gguf@main", "llama-server -hf bartowski/Qwen3-8B-GGUF:Q4_K_M -c 8192"},
+      {"hf:org/tiny-GGUF/tiny.gguf@main", "llama-server -hf org/tiny-GGUF --hf-file tiny.gguf -c 8192"},
+  };
+  for (const auto& k : cases) {
+    auto m = *spec;
+    m.id = k.id;
+    c.model_id = k.id;
+    const auto l = plan::build_launch(m, c, *llama, *rules, 8, {});
+    EXPECT_EQ(l.serve.substr(0, k.expected.size()), k.expected) << l.serve;
+  }
+  const auto run = pftest::run_cli("plan '" + dir + "/my model-Q8_0.gguf' --device H100 --engine llama.cpp");
+  EXPECT_NE(run.out.find("llama-server -m '" + dir + "/my model-Q8_0.gguf'"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("MODEL.gguf"), std::string::npos) << run.out;
+  std::filesystem::remove_all(dir);
 }
