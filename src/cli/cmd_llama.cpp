@@ -14,6 +14,7 @@
 #include "cli/args.hpp"
 #include "cli/common.hpp"
 #include "cli/help.hpp"
+#include "device/cpu_catalog.hpp"
 #include "device/device_spec.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "logs/llama_cpp_log.hpp"
@@ -39,7 +40,7 @@ struct LlamaRequest {
 
 std::vector<Option> llama_options(LlamaRequest& r) {
   const IntRange positive{1, int64_t{1} << 31};
-  return {text_flag("device", "D", r.device, "cpu (this host) or a catalogue device"),
+  return {text_flag("device", "D", r.device, "cpu (this host), a catalogue CPU (data/devices/cpus.json: EPYC 9654, Xeon 6980P, M4 Max, ...) or an accelerator"),
           text_flag("engine", "llama.cpp[@VERSION]", r.engine, "llama.cpp"),
           int_flag("ctx-size", "N", r.ctx_size, positive, "n_ctx, the context of all sequences together (default 4096)"),
           int_flag("ubatch-size", "N", r.ubatch_size, positive, "n_ubatch, the physical batch (default 512)"),
@@ -114,6 +115,21 @@ std::string render_lines(const estimate::LlamaCppEstimate& e) {
   return out;
 }
 
+
+// A catalogue CPU as the device fit reports against: its peak memory bandwidth in the bandwidth slot.
+device::DeviceSpec cpu_as_device(const device::CpuSpec& c) {
+  device::DeviceSpec d;
+  d.id = c.id;
+  d.name = c.name;
+  d.vendor = c.vendor;
+  d.platform = "cpu";
+  d.memory_bytes = c.max_memory_bytes;
+  d.hbm_bandwidth_bytes_per_s = c.peak_bandwidth_bytes_per_s;
+  d.source_bandwidth = fmt::format("{} peak, {} x {}-bit {}-{} ({}): an upper bound, decode reaches a fraction of it", c.peak_bandwidth_kind, c.memory_channels,
+                                   c.memory_bus_bits / c.memory_channels, c.memory_type, c.memory_mt_per_s, c.source);
+  d.origin = c.origin;
+  return d;
+}
 
 // The bandwidth decode reads at, and where it came from. On this host (--device cpu): `preflight bw`'s read
 // kernel measured now with llama.cpp's thread count (decode streams the weights; the copy kernel's
@@ -225,9 +241,15 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
 
   double capacity_bytes = 0;
   std::string capacity_source;
-  auto devices = device::load_device_catalog();
-  if (!devices) return report_error(devices.error());
-  auto dev = device::find_device(*devices, device_arg);
+  auto cpus = device::load_cpu_catalog();
+  if (!cpus) return report_error(cpus.error());
+  const device::CpuSpec* cpu = host_cpu ? nullptr : cpus->find(device_arg);
+  auto dev = cpu ? Expected<device::DeviceSpec>(cpu_as_device(*cpu)) : Expected<device::DeviceSpec>(make_error(ErrorKind::not_found, ""));
+  if (!cpu) {
+    auto devices = device::load_device_catalog();
+    if (!devices) return report_error(devices.error());
+    dev = device::find_device(*devices, device_arg);
+  }
   if (!dev) return report_error(dev.error());
   if (host_cpu) {
     const auto available = meminfo_bytes("MemAvailable");
@@ -235,12 +257,17 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     capacity_bytes = *available;
     capacity_source = "MemAvailable in /proc/meminfo";
     o.n_gpu_layers = 0;
+  } else if (cpu) {
+    capacity_bytes = cpu->max_memory_bytes;
+    capacity_source = "the platform maximum of " + cpu->name + " in " + cpu->origin + " (a machine has what its DIMMs give)";
+    o.n_gpu_layers = 0;
   } else {
     capacity_bytes = dev->usable_total_bytes();
     capacity_source = dev->id + " in " + dev->origin;
     if (!r.n_gpu_layers) o.n_gpu_layers = 1 << 20;  // llama.cpp's -ngl default on a GPU build: all layers
     o.gpu_name = dev->platform == "npu" ? "CANN0" : dev->platform == "metal" ? "MTL0" : "CUDA0";
   }
+  const bool on_cpu = host_cpu || cpu;
 
   auto file = model::load_gguf(model_path);
   if (!file && file.error().kind == ErrorKind::not_found)
@@ -251,13 +278,13 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
 
   // Per device: the largest single device budget decides. CPU buffers count against host memory.
   uint64_t on_device = 0;
-  for (const auto& b : est->buffers) if (host_cpu || b.device == o.gpu_name) on_device += b.bytes;
+  for (const auto& b : est->buffers) if (on_cpu || b.device == o.gpu_name) on_device += b.bytes;
   const bool fits = static_cast<double>(on_device) <= capacity_bytes;
   const int threads = r.threads ? static_cast<int>(*r.threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto bandwidth = decode_bandwidth(*dev, host_cpu, threads);
   if (!bandwidth) return report_error(bandwidth.error());
   const auto decode = estimate::estimate_llama_cpp_decode(
-      *file, *est, {.bandwidth_bytes_per_s = bandwidth->bytes_per_s, .backend = host_cpu ? estimate::LlamaDecodeBackend::cpu : estimate::LlamaDecodeBackend::gpu});
+      *file, *est, {.bandwidth_bytes_per_s = bandwidth->bytes_per_s, .backend = host_cpu ? estimate::LlamaDecodeBackend::measured_cpu_read : estimate::LlamaDecodeBackend::bare_bandwidth});
   for (const auto& type : decode.unmeasured_types)
     est->assumptions.push_back("decode: no measured CPU stream factor for " + type + " weights; read at the bare read bandwidth (unchecked against llama.cpp)");
   if (host_cpu) {
@@ -288,7 +315,7 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
     if (bandwidth->bytes_per_s > 0) std::cout << decode_text(decode, *bandwidth);
     std::cout << fmt::format("verdict: {} ({:.2f} GiB needed on {}, {:.2f} GiB from {})\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
-                        host_cpu ? std::string("this host") : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
+                        host_cpu ? std::string("this host") : cpu ? cpu->id : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
   }
   return fits ? k_exit_ok : k_exit_fail;
 }

@@ -248,7 +248,7 @@ LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const Llam
   double weight_s = 0;
   for (const auto& [type, bytes] : by_type) {
     double factor = 1.0;
-    if (host.backend == LlamaDecodeBackend::cpu) {
+    if (host.backend == LlamaDecodeBackend::measured_cpu_read) {
       const auto* f = std::find_if(std::begin(k_cpu_stream_factors), std::end(k_cpu_stream_factors), [&](const StreamFactor& x) { return type == x.type; });
       if (f != std::end(k_cpu_stream_factors)) d.cpu_stream_factors.emplace_back(type, f->factor);
       else d.unmeasured_types.push_back(type);

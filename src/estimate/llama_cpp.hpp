@@ -77,10 +77,12 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
 // On a CPU the rate at which ggml's matmul kernels stream a weight type differs from the read kernel's:
 // per ggml type, a factor on the measured read bandwidth (LlamaCppDecode::cpu_stream_factors says which
 // were applied; a type without a measured factor streams at the read bandwidth, named in unmeasured_types).
-enum class LlamaDecodeBackend { cpu, gpu };
+// measured_cpu_read: a read bandwidth measured on this CPU, scaled per weight type by the CPU stream
+// factors; bare_bandwidth: a GPU's or a catalogue CPU's bandwidth taken as is (an upper bound).
+enum class LlamaDecodeBackend { measured_cpu_read, bare_bandwidth };
 struct LlamaCppDecodeHost {
   double bandwidth_bytes_per_s = 0;  // read bandwidth; <= 0 gives byte counts only
-  LlamaDecodeBackend backend = LlamaDecodeBackend::cpu;
+  LlamaDecodeBackend backend = LlamaDecodeBackend::measured_cpu_read;
   // Fixed cost per decoded token. 0.3 ms: llama.cpp (node-llama-cpp 3.21.1, 1 CPU thread, 2-core Xeon)
   // decoded a 1-layer llama with a 1024-token vocabulary (8 MB of weights, cache resident at ~20 GB/s,
   // 0.4 ms) at 1303 tok/s = 0.77 ms per token: 0.35 ms is not bytes. Refit with tests/llama_cpp/speed.mjs.

@@ -22,6 +22,7 @@
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "device/cpu_catalog.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/launch_rules.hpp"
 #include "logs/llama_cpp_log.hpp"
@@ -624,5 +625,69 @@ TEST(LlamaCpp, Issue17_PlanNamesTheGgufTheUserGave) {
   const auto run = pftest::run_cli("plan '" + dir + "/my model-Q8_0.gguf' --device H100 --engine llama.cpp");
   EXPECT_NE(run.out.find("llama-server -m '" + dir + "/my model-Q8_0.gguf'"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("MODEL.gguf"), std::string::npos) << run.out;
+  std::filesystem::remove_all(dir);
+}
+
+// data/devices/cpus.json: every record sourced (a URL) and consistent (peak = bus bits / 8 x MT/s within
+// 5 %); EPYC 9654 is 12 channels x 8 B x 4800 MT/s = 460.8 GB/s. Broken records are corrupt errors
+// naming the file and the record.
+TEST(LlamaCpp, Issue17_CpuCatalogue) {
+  auto catalog = device::load_cpu_catalog();
+  ASSERT_TRUE(catalog) << catalog.error().describe();
+  EXPECT_GE(catalog->cpus.size(), 10u);
+  for (const auto& c : catalog->cpus) EXPECT_NE(c.source.find("https://"), std::string::npos) << c.id;
+  for (const char* name : {"EPYC 9654", "epyc-9654", "AMD EPYC 9654"}) {
+    const auto* c = catalog->find(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(c->id, "epyc-9654");
+    EXPECT_DOUBLE_EQ(c->peak_bandwidth_bytes_per_s, 12.0 * 8.0 * 4800e6);
+  }
+  for (const char* name : {"Xeon 6980P", "Kunpeng 920", "M4 Max", "Ryzen 9 9950X", "Xeon Platinum 8480+", "EPYC 9965"}) EXPECT_NE(catalog->find(name), nullptr) << name;
+
+  const Json good = {{"id", "x"}, {"name", "X"}, {"vendor", "v"}, {"cores", 8}, {"memory_type", "DDR5"}, {"memory_channels", 2}, {"memory_bus_bits", 128},
+                     {"memory_mt_per_s", 5600}, {"peak_bandwidth_bytes_per_s", 89.6e9}, {"peak_bandwidth_kind", "derived"}, {"max_memory_bytes", 1e11},
+                     {"source", "https://example.com"}, {"retrieved", "2026-12-03"}};
+  auto doc = [](std::vector<Json> cpus) { return Json{{"schema_version", 1}, {"cpus", cpus}}; };
+  ASSERT_TRUE(device::parse_cpu_catalog(doc({good}), "cpus.json"));
+  struct Case {
+    Json root;
+    const char* fragment;
+  };
+  Json unknown = good, unsourced = good, off = good, alias = good;
+  unknown["bandwidth"] = 1;
+  unsourced["source"] = " ";
+  off["peak_bandwidth_bytes_per_s"] = 120e9;
+  alias["id"] = "y";
+  alias["aliases"] = {"X"};
+  const std::vector<Case> cases = {{doc({unknown}), "bandwidth"}, {doc({unsourced}), "cpu 'x': missing source"},
+                                   {doc({off}), "cpu 'x': peak_bandwidth_bytes_per_s 1.2e+11 is not bus 128 bit / 8 x 5600 MT/s"},
+                                   {doc({good, alias}), "cpu 'y': duplicate id or alias 'x'"}};
+  for (const auto& k : cases) {
+    auto r = device::parse_cpu_catalog(k.root, "cpus.json");
+    ASSERT_FALSE(r) << k.fragment;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(r.error().message.find(k.fragment), std::string::npos) << r.error().message;
+  }
+}
+
+// fit --engine llama.cpp --device "EPYC 9654": decode bounded by the catalogue CPU's peak (no CPU stream
+// factor: a datasheet peak, not a measured read), the weights on the CPU, the CPU named in the verdict.
+TEST(LlamaCpp, Issue17_FitOnCatalogueCpu) {
+  const std::string dir = pftest::scratch_dir("fit-epyc");
+  const auto f = q8_file();
+  write_gguf(dir + "/m.gguf", f);
+  const auto run = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device 'EPYC 9654' --ctx-size 1024 --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json j = Json::parse(run.out);
+  EXPECT_EQ(j["device"], "epyc-9654");
+  EXPECT_EQ(j["llama_cpp"]["n_gpu_layers"], 0);
+  const Json d = j["llama_cpp"]["decode"];
+  EXPECT_DOUBLE_EQ(d["bandwidth_bytes_per_s"].get<double>(), 460.8e9);
+  EXPECT_NE(d["bandwidth_source"].get<std::string>().find("12 x 64-bit DDR5-4800"), std::string::npos) << d.dump();
+  const double per_token = d["weight_bytes_per_token"].get<double>();
+  EXPECT_NEAR(d["tokens_per_s_empty_context"].get<double>(), 1.0 / (0.3e-3 + per_token / 460.8e9), 1e-6);
+  const auto text = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device 'EPYC 9654'");
+  EXPECT_NE(text.out.find("on epyc-9654"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("platform maximum of AMD EPYC 9654"), std::string::npos) << text.out;
   std::filesystem::remove_all(dir);
 }
