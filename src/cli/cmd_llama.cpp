@@ -153,7 +153,7 @@ Expected<DecodeBandwidth> decode_bandwidth(const device::DeviceSpec& dev, bool h
   }
   if (dev.measured_copy_bandwidth_bytes_per_s)
     return DecodeBandwidth{*dev.measured_copy_bandwidth_bytes_per_s, "measured copy bandwidth, " + (dev.source_measured_copy_bandwidth.empty() ? dev.origin : dev.source_measured_copy_bandwidth)};
-  if (dev.hbm_bandwidth_bytes_per_s) return DecodeBandwidth{*dev.hbm_bandwidth_bytes_per_s, "datasheet " + dev.source_bandwidth};
+  if (dev.hbm_bandwidth_bytes_per_s) return DecodeBandwidth{*dev.hbm_bandwidth_bytes_per_s, (dev.platform == "cpu" ? "" : "datasheet ") + dev.source_bandwidth};
   return DecodeBandwidth{};
 }
 
@@ -180,25 +180,27 @@ std::optional<std::string> thread_warning(int threads) {
 // Checked band: predicted / llama.cpp decode tokens/s within 20 % on the test host (tests/llama_cpp/speed.mjs).
 constexpr double k_decode_band = 0.20;
 
-Json decode_json(const estimate::LlamaCppDecode& d, const DecodeBandwidth& bw, int threads) {
+Json decode_json(const estimate::LlamaCppDecode& d, const DecodeBandwidth& bw, int threads, bool measured) {
   Json by_type = Json::object(), factors = Json::object();
   for (const auto& [type, bytes] : d.weight_bytes_by_type) by_type[type] = bytes;
   for (const auto& [type, factor] : d.cpu_stream_factors) factors[type] = factor;
   return {{"weight_bytes_per_token", d.weight_bytes_per_token}, {"weight_bytes_per_token_by_type", by_type}, {"kv_bytes_per_token_full", d.kv_bytes_per_token_full},
           {"per_token_overhead_s", d.per_token_overhead_s}, {"cpu_stream_factors", factors}, {"tokens_per_s_empty_context", d.tokens_per_s_empty}, {"tokens_per_s_full_context", d.tokens_per_s_full},
-          {"band_fraction", k_decode_band}, {"threads", threads}, {"bandwidth_bytes_per_s", bw.bytes_per_s}, {"bandwidth_source", bw.source}};
+          {"band_fraction", measured ? Json(k_decode_band) : Json()}, {"bound", !measured}, {"threads", threads}, {"bandwidth_bytes_per_s", bw.bytes_per_s}, {"bandwidth_source", bw.source}};
 }
 
-std::string decode_text(const estimate::LlamaCppDecode& d, const DecodeBandwidth& bw) {
+// The +-20 % band is what tests/llama_cpp checked: a read bandwidth measured on this host. A datasheet
+// bandwidth gives a bound.
+std::string decode_text(const estimate::LlamaCppDecode& d, const DecodeBandwidth& bw, bool measured) {
   std::string types;
   for (const auto& [type, bytes] : d.weight_bytes_by_type) {
     double factor = 1.0;
     for (const auto& [t, f] : d.cpu_stream_factors) factor = t == type ? f : factor;
     types += fmt::format("{}{} {:.1f} MB{}", types.empty() ? "" : ", ", type, bytes / 1e6, factor != 1.0 ? fmt::format(" at {:.2f}x", factor) : "");
   }
-  return fmt::format("decode: {:.1f} tok/s (empty context, band +-{:.0f}%) to {:.1f} tok/s (n_ctx full): {:.1f} MB of weights ({}) + up to {:.1f} MB of KV per token "
+  return fmt::format("decode: {}{:.1f} tok/s (empty context, {}) to {:.1f} tok/s (n_ctx full): {:.1f} MB of weights ({}) + up to {:.1f} MB of KV per token "
                      "at {:.2f} GB/s ({}) + {:.2f} ms per token\n",
-                     d.tokens_per_s_empty, k_decode_band * 100, d.tokens_per_s_full, d.weight_bytes_per_token / 1e6, types, d.kv_bytes_per_token_full / 1e6,
+                     measured ? "" : "at most ", d.tokens_per_s_empty, measured ? fmt::format("band +-{:.0f}%", k_decode_band * 100) : "a bandwidth bound", d.tokens_per_s_full, d.weight_bytes_per_token / 1e6, types, d.kv_bytes_per_token_full / 1e6,
                      bw.bytes_per_s / 1e9, bw.source, d.per_token_overhead_s * 1e3);
 }
 
@@ -302,7 +304,7 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     j["capacity_source"] = capacity_source;
     if (bandwidth->bytes_per_s > 0) {
       j["bandwidth_bytes_per_s"] = bandwidth->bytes_per_s;
-      j["llama_cpp"]["decode"] = decode_json(decode, *bandwidth, threads);
+      j["llama_cpp"]["decode"] = decode_json(decode, *bandwidth, threads, host_cpu);
     }
     print_json(j);
   } else {
@@ -313,7 +315,7 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
                         est->compute_buffer_bytes / 1048576.0, est->output_buffer_bytes / 1048576.0, est->total_bytes() / 1048576.0);
     for (const auto& f : est->formulas) std::cout << "  " << f << "\n";
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
-    if (bandwidth->bytes_per_s > 0) std::cout << decode_text(decode, *bandwidth);
+    if (bandwidth->bytes_per_s > 0) std::cout << decode_text(decode, *bandwidth, host_cpu);
     std::cout << fmt::format("verdict: {} ({:.2f} GiB needed on {}, {:.2f} GiB from {})\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
                         host_cpu ? std::string("this host") : cpu ? cpu->id : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
   }
