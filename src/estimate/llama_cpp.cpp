@@ -75,6 +75,47 @@ std::optional<uint64_t> amx_bytes(const model::GgufTensor& t) {
   return std::nullopt;
 }
 
+// The geometry of the KV cache: layers, K and V values per cell, and the sliding window when there is one.
+struct KvShape {
+  int64_t n_layer = 0, kv_k = 0, kv_v = 0;
+  int64_t n_swa = 0, swa_pattern = 0;  // window and layer pattern; pattern <= 1: no sliding layers
+};
+
+// KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, cells] and V likewise. With
+// sliding-window layers (llama-kv-cache-iswa.cpp) those layers get their own cache of
+// GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence stream; --swa-full not modelled).
+template <typename OnGpu>
+void add_kv_buffers(LlamaCppEstimate& e, const KvShape& k, const model::GgmlTypeSize& type_k, const model::GgmlTypeSize& type_v, const LlamaCppOptions& o,
+                    OnGpu on_gpu) {
+  auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
+  const uint64_t cell_bytes = row_bytes(k.kv_k, type_k) + row_bytes(k.kv_v, type_v);
+  const int64_t swa_cells = k.swa_pattern > 1 ? (std::min(e.n_ctx, k.n_swa + e.n_ubatch) + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad : e.n_ctx;
+  uint64_t kv_gpu = 0, kv_cpu = 0;
+  int64_t swa_layers = 0;
+  for (int64_t il = 0; il < k.n_layer; ++il) {
+    const bool swa = k.swa_pattern > 1 && il % k.swa_pattern < k.swa_pattern - 1;  // llama_hparams::is_swa: the last layer of each pattern is global
+    swa_layers += swa ? 1 : 0;
+    (on_gpu(il) ? kv_gpu : kv_cpu) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
+  }
+  if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
+  if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
+  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers%s x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(k.n_layer - swa_layers),
+                              swa_layers ? format(" + %lld cells x %lld sliding-window layers", static_cast<long long>(swa_cells), static_cast<long long>(swa_layers)).c_str() : "",
+                              static_cast<long long>(k.kv_k), o.cache_type_k.c_str(), static_cast<long long>(k.kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
+}
+
+// The totals per kind over every device's buffers.
+void sum_buffers(LlamaCppEstimate& e) {
+  for (const auto& b : e.buffers) {
+    switch (b.kind) {
+      case LlamaBufferKind::model: e.model_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::kv: e.kv_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::compute: e.compute_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::output: e.output_buffer_bytes += b.bytes; break;
+    }
+  }
+}
+
 }  // namespace
 
 const char* llama_buffer_kind_name(LlamaBufferKind kind) {
@@ -173,25 +214,8 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
                               amx ? (" + AMX-packed matmul weights " + mib(amx)).c_str() : "",
                               any_gpu ? format(" + %lld layers on %s %s", static_cast<long long>(e.layers_on_gpu), o.gpu_name.c_str(), mib(gpu_bytes).c_str()).c_str() : ""));
 
-  // KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, cells] and V likewise. With
-  // sliding-window layers (llama-kv-cache-iswa.cpp) those layers get their own cache of
-  // GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence stream; --swa-full not modelled).
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
-  auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
-  const uint64_t cell_bytes = row_bytes(kv_k, *type_k) + row_bytes(kv_v, *type_v);
-  const int64_t swa_cells = swa_pattern > 1 ? (std::min(e.n_ctx, n_swa + e.n_ubatch) + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad : e.n_ctx;
-  uint64_t kv_gpu = 0, kv_cpu = 0;
-  int64_t swa_layers = 0;
-  for (int64_t il = 0; il < *n_layer; ++il) {
-    const bool swa = swa_pattern > 1 && il % swa_pattern < swa_pattern - 1;  // llama_hparams::is_swa: the last layer of each pattern is global
-    swa_layers += swa ? 1 : 0;
-    (on_gpu(il) ? kv_gpu : kv_cpu) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
-  }
-  if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
-  if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
-  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers%s x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(*n_layer - swa_layers),
-                              swa_layers ? format(" + %lld cells x %lld sliding-window layers", static_cast<long long>(swa_cells), static_cast<long long>(swa_layers)).c_str() : "",
-                              static_cast<long long>(kv_k), o.cache_type_k.c_str(), static_cast<long long>(kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
+  add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, on_gpu);
 
   // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
   // reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's
@@ -217,14 +241,7 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   e.buffers.push_back({"CPU", LlamaBufferKind::output, output});
   e.formulas.push_back(format("output: n_vocab %lld x %lld sequences x 4 B = %s", static_cast<long long>(n_vocab), static_cast<long long>(o.parallel), mib(output).c_str()));
 
-  for (const auto& b : e.buffers) {
-    switch (b.kind) {
-      case LlamaBufferKind::model: e.model_buffer_bytes += b.bytes; break;
-      case LlamaBufferKind::kv: e.kv_buffer_bytes += b.bytes; break;
-      case LlamaBufferKind::compute: e.compute_buffer_bytes += b.bytes; break;
-      case LlamaBufferKind::output: e.output_buffer_bytes += b.bytes; break;
-    }
-  }
+  sum_buffers(e);
   return e;
 }
 
