@@ -90,14 +90,15 @@ Json buffers_json(const estimate::LlamaCppEstimate& e) {
     const std::string key = std::string(b.kind == estimate::LlamaBufferKind::model     ? "model_buffer_bytes"
                                         : b.kind == estimate::LlamaBufferKind::kv      ? "kv_buffer_bytes"
                                         : b.kind == estimate::LlamaBufferKind::compute ? "compute_buffer_bytes"
+                                        : b.kind == estimate::LlamaBufferKind::rs      ? "rs_buffer_bytes"
                                                                                        : "output_buffer_bytes");
     Json& d = per_device[b.device];
-    if (d.is_null()) d = {{"model_buffer_bytes", 0}, {"kv_buffer_bytes", 0}, {"compute_buffer_bytes", 0}, {"output_buffer_bytes", 0}};
+    if (d.is_null()) d = {{"model_buffer_bytes", 0}, {"kv_buffer_bytes", 0}, {"compute_buffer_bytes", 0}, {"output_buffer_bytes", 0}, {"rs_buffer_bytes", 0}};
     d[key] = d[key].get<uint64_t>() + b.bytes;
     list.push_back({{"device", b.device}, {"kind", estimate::llama_buffer_kind_name(b.kind)}, {"bytes", b.bytes}});
   }
   return {{"model_buffer_bytes", e.model_buffer_bytes}, {"kv_buffer_bytes", e.kv_buffer_bytes}, {"compute_buffer_bytes", e.compute_buffer_bytes},
-          {"output_buffer_bytes", e.output_buffer_bytes}, {"total_bytes", e.total_bytes()}, {"n_ctx", e.n_ctx}, {"n_ubatch", e.n_ubatch},
+          {"output_buffer_bytes", e.output_buffer_bytes}, {"rs_buffer_bytes", e.rs_buffer_bytes}, {"total_bytes", e.total_bytes()}, {"n_ctx", e.n_ctx}, {"n_ubatch", e.n_ubatch},
           {"flash_attn", e.flash_attn}, {"n_gpu_layers", e.layers_on_gpu}, {"devices", per_device}, {"buffers", list},
           {"formulas", e.formulas}, {"assumptions", e.assumptions}};
 }
@@ -109,6 +110,7 @@ std::string render_lines(const estimate::LlamaCppEstimate& e) {
     const char* fn = b.kind == estimate::LlamaBufferKind::model ? "load_tensors"
                      : b.kind == estimate::LlamaBufferKind::kv  ? "llama_kv_cache"
                      : b.kind == estimate::LlamaBufferKind::compute ? "sched_reserve"
+                     : b.kind == estimate::LlamaBufferKind::rs      ? "llama_memory_recurrent"
                                                                     : "llama_context";
     out += fmt::format("{}: {:>12} {} buffer size = {}\n", fn, b.device, estimate::llama_buffer_kind_name(b.kind), mib_text(b.bytes));
   }
@@ -311,8 +313,9 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     std::cout << fmt::format("llama.cpp on {}: n_ctx = {}, n_ubatch = {}, flash_attn = {}, n_gpu_layers = {}\n", dev->id, est->n_ctx, est->n_ubatch,
                              est->flash_attn ? "enabled" : "disabled", est->layers_on_gpu);
     std::cout << render_lines(*est);
-    std::cout << fmt::format("total: model {:.2f} + KV {:.2f} + compute {:.2f} + output {:.2f} = {:.2f} MiB\n", est->model_buffer_bytes / 1048576.0, est->kv_buffer_bytes / 1048576.0,
-                        est->compute_buffer_bytes / 1048576.0, est->output_buffer_bytes / 1048576.0, est->total_bytes() / 1048576.0);
+    std::cout << fmt::format("total: model {:.2f} + KV {:.2f}{} + compute {:.2f} + output {:.2f} = {:.2f} MiB\n", est->model_buffer_bytes / 1048576.0, est->kv_buffer_bytes / 1048576.0,
+                             est->rs_buffer_bytes ? fmt::format(" + RS {:.2f}", est->rs_buffer_bytes / 1048576.0) : "", est->compute_buffer_bytes / 1048576.0,
+                             est->output_buffer_bytes / 1048576.0, est->total_bytes() / 1048576.0);
     for (const auto& f : est->formulas) std::cout << "  " << f << "\n";
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
     if (bandwidth->bytes_per_s > 0) std::cout << decode_text(decode, *bandwidth, host_cpu);
@@ -370,14 +373,15 @@ struct LogComparison {
 std::vector<LogComparison> compare_log(const logs::LlamaCppLog& log, const std::optional<estimate::LlamaCppEstimate>& est) {
   std::vector<LogComparison> rows;
   double printed_total = 0, predicted_total = 0;
-  for (const char* kind : {"model", "KV", "compute", "output"}) {
+  for (const char* kind : {"model", "KV", "RS", "compute", "output"}) {
     LogComparison r{kind, log.total(kind), {}, std::nullopt};
     for (const auto& b : log.buffers)
       if (b.kind == kind) r.lines.push_back(b.line);
     if (r.lines.empty()) continue;
     if (est) {
       const std::string k = kind;
-      r.predicted = static_cast<double>(k == "model" ? est->model_buffer_bytes : k == "KV" ? est->kv_buffer_bytes : k == "compute" ? est->compute_buffer_bytes : est->output_buffer_bytes);
+      r.predicted = static_cast<double>(k == "model" ? est->model_buffer_bytes : k == "KV" ? est->kv_buffer_bytes : k == "RS" ? est->rs_buffer_bytes
+                                        : k == "compute" ? est->compute_buffer_bytes : est->output_buffer_bytes);
       predicted_total += *r.predicted;
     }
     printed_total += r.printed;

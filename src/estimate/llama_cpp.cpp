@@ -104,6 +104,25 @@ void add_kv_buffers(LlamaCppEstimate& e, const KvShape& k, const model::GgmlType
                               static_cast<long long>(k.kv_k), o.cache_type_k.c_str(), static_cast<long long>(k.kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
 }
 
+// Recurrent state (llama-memory-recurrent.cpp), f32, one cell per sequence (max(1, n_seq_max)): per layer
+// the conv state (d_conv - 1) x (d_inner + 2 x n_group x d_state) (n_group 0 for Mamba 1) and the ssm
+// state d_state x d_inner (llama_hparams::n_embd_r / n_embd_s). The real llama.cpp printed "CPU RS
+// buffer size = 0.30 MiB" for 4 layers, d_conv 4, d_inner 1024, d_state 16: 4 x (3 + 16) x 1024 x 4 B.
+template <typename Number, typename OnGpu>
+void add_rs_buffers(LlamaCppEstimate& e, Number number, int64_t n_layer, const LlamaCppOptions& o, OnGpu on_gpu) {
+  const int64_t d_conv = number("ssm.conv_kernel").value_or(0), d_inner = number("ssm.inner_size").value_or(0);
+  const int64_t d_state = number("ssm.state_size").value_or(0), n_group = number("ssm.group_count").value_or(0);
+  const uint64_t per_layer = static_cast<uint64_t>(std::max<int64_t>(0, d_conv - 1) * (d_inner + 2 * n_group * d_state) + d_state * d_inner) * 4u *
+                             static_cast<uint64_t>(std::max<int64_t>(1, o.parallel));
+  uint64_t cpu = 0, gpu = 0;
+  for (int64_t il = 0; il < n_layer; ++il) (on_gpu(il) ? gpu : cpu) += per_layer;
+  if (cpu) e.buffers.push_back({"CPU", LlamaBufferKind::rs, cpu});
+  if (gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::rs, gpu});
+  e.formulas.push_back(format("RS: %lld layers x ((d_conv %lld - 1) x (d_inner %lld + 2 x %lld groups x d_state %lld) + d_state x d_inner) x 4 B x %lld sequences = %s",
+                              static_cast<long long>(n_layer), static_cast<long long>(d_conv), static_cast<long long>(d_inner), static_cast<long long>(n_group),
+                              static_cast<long long>(d_state), static_cast<long long>(std::max<int64_t>(1, o.parallel)), mib(cpu + gpu).c_str()));
+}
+
 // The totals per kind over every device's buffers.
 void sum_buffers(LlamaCppEstimate& e) {
   for (const auto& b : e.buffers) {
@@ -112,6 +131,7 @@ void sum_buffers(LlamaCppEstimate& e) {
       case LlamaBufferKind::kv: e.kv_buffer_bytes += b.bytes; break;
       case LlamaBufferKind::compute: e.compute_buffer_bytes += b.bytes; break;
       case LlamaBufferKind::output: e.output_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::rs: e.rs_buffer_bytes += b.bytes; break;
     }
   }
 }
@@ -124,6 +144,7 @@ const char* llama_buffer_kind_name(LlamaBufferKind kind) {
     case LlamaBufferKind::kv: return "KV";
     case LlamaBufferKind::compute: return "compute";
     case LlamaBufferKind::output: return "output";
+    case LlamaBufferKind::rs: return "RS";
   }
   return "?";
 }
@@ -149,11 +170,13 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   const auto n_layer = number("block_count");
   const auto n_embd = number("embedding_length");
   const auto n_head = number("attention.head_count");
-  if (!n_layer || !n_embd || !n_head || *n_layer <= 0 || *n_embd <= 0 || *n_head <= 0)
+  // A pure recurrent model (Mamba) has no attention heads: head_count 0 beside its ssm.* keys.
+  const bool recurrent = number("ssm.state_size").value_or(0) > 0 && n_head == 0;
+  if (!n_layer || !n_embd || !n_head || *n_layer <= 0 || *n_embd <= 0 || (*n_head <= 0 && !recurrent))
     return make_error(ErrorKind::corrupt, format("gguf: missing or invalid %s.block_count / embedding_length / attention.head_count", arch.c_str()), origin);
-  const int64_t n_head_kv = number("attention.head_count_kv").value_or(*n_head);
-  const int64_t head_k = number("attention.key_length").value_or(*n_embd / *n_head);
-  const int64_t head_v = number("attention.value_length").value_or(*n_embd / *n_head);
+  const int64_t n_head_kv = recurrent ? 0 : number("attention.head_count_kv").value_or(*n_head);
+  const int64_t head_k = recurrent ? 0 : number("attention.key_length").value_or(*n_embd / *n_head);
+  const int64_t head_v = recurrent ? 0 : number("attention.value_length").value_or(*n_embd / *n_head);
   const int64_t n_ff = number("feed_forward_length").value_or(0);
   int64_t n_vocab = number("vocab_size").value_or(0);
   if (auto v = file.array_lengths.find("tokenizer.ggml.tokens"); v != file.array_lengths.end()) n_vocab = static_cast<int64_t>(v->second);
@@ -172,7 +195,7 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   const int64_t swa_pattern = n_swa > 0 ? number("attention.sliding_window_pattern").value_or(llama_swa_pattern(arch)) : 0;
   if (n_swa > 0 && swa_pattern <= 1)
     e.assumptions.push_back(format("sliding window %lld on architecture '%s' without a known layer pattern: every layer's KV holds n_ctx cells", static_cast<long long>(n_swa), arch.c_str()));
-  if (number("ssm.state_size")) e.assumptions.push_back("recurrent (ssm) state is not modelled");
+  if (number("ssm.state_size") && !recurrent) e.assumptions.push_back("hybrid attention + recurrent layers: the recurrent (ssm) state is not modelled");
 
   // Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
   // tensor to the end of its last one; a copied buffer is the sum of tensors padded to the alignment.
@@ -215,7 +238,8 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
                               any_gpu ? format(" + %lld layers on %s %s", static_cast<long long>(e.layers_on_gpu), o.gpu_name.c_str(), mib(gpu_bytes).c_str()).c_str() : ""));
 
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
-  add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, on_gpu);
+  if (recurrent) add_rs_buffers(e, number, *n_layer, o, on_gpu);
+  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, on_gpu);
 
   // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
   // reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's

@@ -39,7 +39,8 @@ struct LlamaCppOptions {
 };
 
 // One buffer as llama.cpp names it: device/buffer type ("CPU_Mapped", "AMX", "CPU", "CUDA0") and kind.
-enum class LlamaBufferKind { model, kv, compute, output };
+// rs: the recurrent state of Mamba-style layers (llama-memory-recurrent.cpp, "RS buffer size").
+enum class LlamaBufferKind { model, kv, compute, output, rs };
 struct LlamaCppBuffer {
   std::string device;
   LlamaBufferKind kind = LlamaBufferKind::model;
@@ -56,9 +57,10 @@ struct LlamaCppEstimate {
   uint64_t kv_buffer_bytes = 0;
   uint64_t compute_buffer_bytes = 0;
   uint64_t output_buffer_bytes = 0;
+  uint64_t rs_buffer_bytes = 0;
   std::vector<std::string> formulas;     // one line per buffer: formula with its inputs
   std::vector<std::string> assumptions;  // what the model does not cover for this file
-  uint64_t total_bytes() const { return model_buffer_bytes + kv_buffer_bytes + compute_buffer_bytes + output_buffer_bytes; }
+  uint64_t total_bytes() const { return model_buffer_bytes + kv_buffer_bytes + compute_buffer_bytes + output_buffer_bytes + rs_buffer_bytes; }
 };
 
 const char* llama_buffer_kind_name(LlamaBufferKind kind);

@@ -56,7 +56,7 @@ std::optional<LlamaLogBuffer> buffer_line(const std::string& line, int64_t numbe
   LlamaLogBuffer b;
   b.device = w[0];
   b.kind = w.size() == 2 ? w[1] : kind_from_function(line);
-  if (b.kind != "model" && b.kind != "KV" && b.kind != "compute" && b.kind != "output") return std::nullopt;
+  if (b.kind != "model" && b.kind != "KV" && b.kind != "RS" && b.kind != "compute" && b.kind != "output") return std::nullopt;
   const std::string rest = line.substr(at + 14);
   char* end = nullptr;
   const double mib = std::strtod(rest.c_str(), &end);

@@ -1,7 +1,7 @@
 // logs/llama_cpp_log: reads the text of a llama.cpp start-up log (llama-server, llama-cli, or any program
 // on libllama such as node-llama-cpp at debug level): the model file it loaded, the context parameters
 // llama_context printed (n_ctx, n_batch, n_ubatch, n_seq_max, flash_attn), the KV cache types, the layers
-// it offloaded, the buffer lines ("<device> model|KV|compute|output buffer size = X MiB", and the older
+// it offloaded, the buffer lines ("<device> model|KV|RS|compute|output buffer size = X MiB", and the older
 // "llm_load_tensors: CPU buffer size = X MiB"), and the llama.cpp flags of a command line in the log.
 // Sources: ggml-org/llama.cpp src/llama-context.cpp (llama_context: n_ctx ...), src/llama-kv-cache.cpp
 // ("%s KV buffer size", "K (%s): ..."), src/llama-model.cpp (load_tensors: "offloaded %d/%d layers to
@@ -20,7 +20,7 @@ namespace preflight::logs {
 // One buffer line: device or buffer type as printed ("CPU_Mapped", "AMX", "CUDA0"), kind, bytes.
 struct LlamaLogBuffer {
   std::string device;
-  std::string kind;  // model | KV | compute | output
+  std::string kind;  // model | KV | RS (recurrent state) | compute | output
   double bytes = 0;  // the printed MiB x 2^20 (llama.cpp prints two decimals)
   int64_t line = 0;
 };

@@ -691,3 +691,35 @@ TEST(LlamaCpp, Issue17_FitOnCatalogueCpu) {
   EXPECT_NE(text.out.find("platform maximum of AMD EPYC 9654"), std::string::npos) << text.out;
   std::filesystem::remove_all(dir);
 }
+
+// A pure recurrent model (Mamba: head_count 0, ssm.* keys) has no KV buffer but an RS buffer of f32 conv
+// and ssm state per layer and sequence: 4 layers x ((4 - 1) x 1024 + 16 x 1024) x 4 B = 311,296 B, the
+// "CPU RS buffer size = 0.30 MiB" the real llama.cpp printed for this shape (node-llama-cpp 3.21.1; its
+// compute reservation then aborted, GGML_ASSERT(*cur_backend_id != -1), so compute is unchecked). Two
+// sequences double it; the log reader takes the RS line.
+TEST(LlamaCpp, Issue17_RecurrentStateBuffer) {
+  auto f = llama_file(4, 512, 8, 8, 64, 0, 32000);
+  model::GgufFile g;
+  g.strings["general.architecture"] = "mamba";
+  for (const auto& [k, v] : f.numbers) g.numbers["mamba" + k.substr(5)] = v;
+  g.numbers["mamba.attention.head_count"] = 0;
+  g.numbers.erase("mamba.attention.head_count_kv");
+  g.numbers["mamba.ssm.conv_kernel"] = 4;
+  g.numbers["mamba.ssm.inner_size"] = 1024;
+  g.numbers["mamba.ssm.state_size"] = 16;
+  g.numbers["mamba.ssm.time_step_rank"] = 32;
+  g.array_lengths = f.array_lengths;
+  g.tensors = f.tensors;
+  auto e = estimate_llama_cpp(g, {.ctx_size = 1024});
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_EQ(e->kv_buffer_bytes, 0u);
+  EXPECT_EQ(e->rs_buffer_bytes, 311296u);
+  EXPECT_EQ(bytes_of(*e, "CPU", LlamaBufferKind::rs), 311296u);
+  EXPECT_EQ(e->total_bytes(), e->model_buffer_bytes + e->compute_buffer_bytes + e->output_buffer_bytes + 311296u);
+  auto two = estimate_llama_cpp(g, {.ctx_size = 1024, .parallel = 2});
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->rs_buffer_bytes, 2u * 311296u);
+  const auto log = logs::parse_llama_cpp_log("llama_memory_recurrent:        CPU RS buffer size =     0.30 MiB\n");
+  ASSERT_EQ(log.buffers.size(), 1u);
+  EXPECT_EQ(log.buffers[0].kind, "RS");
+}
