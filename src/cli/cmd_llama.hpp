@@ -13,4 +13,9 @@ namespace preflight::cli {
 bool llama_cpp_engine_requested(const std::vector<std::string>& argv);
 int cmd_fit_llama_cpp(const std::vector<std::string>& argv);
 
+// `preflight logs FILE` for a llama.cpp start-up log (logs::is_llama_cpp_log): the buffers llama.cpp
+// printed against estimate_llama_cpp for the model file and parameters the log names. Exit 0 when the
+// log was read (a prediction that cannot be made is a note), 1 when the model file cannot be read.
+int cmd_logs_llama_cpp(const std::string& path, const std::string& text, bool json);
+
 }  // namespace preflight::cli

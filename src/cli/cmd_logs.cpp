@@ -12,11 +12,13 @@
 #include "cli/args.hpp"
 #include "cli/common.hpp"
 #include "cli/help.hpp"
+#include "cli/cmd_llama.hpp"
 #include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "logs/engine_log.hpp"
+#include "logs/llama_cpp_log.hpp"
 #include "model/model_source.hpp"
 #include "plan/fit_search.hpp"
 #include "report/render.hpp"
@@ -344,6 +346,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
   const std::string path = (*positional)[0];
   auto text = read_text_file(path);
   if (!text) return report_error(text.error());
+  if (logs::is_llama_cpp_log(*text)) return cmd_logs_llama_cpp(path, *text, req.json);  // llama.cpp's own lines (cli/cmd_llama)
   auto sigs = logs::load_signatures();
   if (!sigs) return report_error(sigs.error());
   const logs::EngineLog log = logs::parse_engine_log(*text, *sigs);

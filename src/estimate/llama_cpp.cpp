@@ -18,6 +18,28 @@ constexpr uint64_t k_gpu_align = 128;   // ggml-cuda buffer alignment
 constexpr uint32_t k_ggml_f16 = 1;
 constexpr uint32_t k_ggml_q8_0 = 8;
 
+// ggml-cpu decode (one token, matmul-vector) streams each weight type at a multiple of `preflight bw`'s
+// read kernel on the same thread count. Fitted on the 2-core Xeon (AMX, 480 MiB L3) of tests/llama_cpp with
+// node-llama-cpp 3.21.1, 1 thread, weights 120-280 MB per token, bandwidth and decode measured alternately
+// (2026-12-03, 9 pairs under a load average of 3-5): F16 decoded at 0.8-1.2x the read rate (the F16 -> F32
+// conversion costs more per byte than the loads), Q8_0 at 1.2-1.9x (its AVX-512 kernel keeps more loads
+// in flight than the scalar read kernel); medians 0.9 and 1.35. Refit with tests/llama_cpp/speed.mjs.
+struct StreamFactor {
+  const char* type;
+  double factor;
+};
+constexpr StreamFactor k_cpu_stream_factors[] = {{"F16", 0.9}, {"Q8_0", 1.35}, {"F32", 1.0}};
+
+// llama.cpp's sliding-window layer pattern per GGUF architecture when the file has no
+// {arch}.attention.sliding_window_pattern (llama-model.cpp load_hparams, hparams.set_swa_pattern):
+// gemma2 every 2nd layer global, gemma3 every 6th, cohere2 every 4th. 0: none known.
+int64_t llama_swa_pattern(const std::string& arch) {
+  static const std::pair<const char*, int64_t> k_patterns[] = {{"gemma2", 2}, {"gemma3", 6}, {"cohere2", 4}};
+  for (const auto& [name, pattern] : k_patterns)
+    if (arch == name) return pattern;
+  return 0;
+}
+
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 std::string mib(uint64_t bytes) { return format("%.2f MiB", static_cast<double>(bytes) / static_cast<double>(k_mib)); }
@@ -53,6 +75,67 @@ std::optional<uint64_t> amx_bytes(const model::GgufTensor& t) {
   return std::nullopt;
 }
 
+// The geometry of the KV cache: layers, K and V values per cell, and the sliding window when there is one.
+struct KvShape {
+  int64_t n_layer = 0, kv_k = 0, kv_v = 0;
+  int64_t n_swa = 0, swa_pattern = 0;  // window and layer pattern; pattern <= 1: no sliding layers
+};
+
+// KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, cells] and V likewise. With
+// sliding-window layers (llama-kv-cache-iswa.cpp) those layers get their own cache of
+// GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence stream; --swa-full not modelled).
+template <typename OnGpu>
+void add_kv_buffers(LlamaCppEstimate& e, const KvShape& k, const model::GgmlTypeSize& type_k, const model::GgmlTypeSize& type_v, const LlamaCppOptions& o,
+                    OnGpu on_gpu) {
+  auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
+  const uint64_t cell_bytes = row_bytes(k.kv_k, type_k) + row_bytes(k.kv_v, type_v);
+  const int64_t swa_cells = k.swa_pattern > 1 ? (std::min(e.n_ctx, k.n_swa + e.n_ubatch) + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad : e.n_ctx;
+  uint64_t kv_gpu = 0, kv_cpu = 0;
+  int64_t swa_layers = 0;
+  for (int64_t il = 0; il < k.n_layer; ++il) {
+    const bool swa = k.swa_pattern > 1 && il % k.swa_pattern < k.swa_pattern - 1;  // llama_hparams::is_swa: the last layer of each pattern is global
+    swa_layers += swa ? 1 : 0;
+    (on_gpu(il) ? kv_gpu : kv_cpu) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
+  }
+  if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
+  if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
+  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers%s x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(k.n_layer - swa_layers),
+                              swa_layers ? format(" + %lld cells x %lld sliding-window layers", static_cast<long long>(swa_cells), static_cast<long long>(swa_layers)).c_str() : "",
+                              static_cast<long long>(k.kv_k), o.cache_type_k.c_str(), static_cast<long long>(k.kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
+}
+
+// Recurrent state (llama-memory-recurrent.cpp), f32, one cell per sequence (max(1, n_seq_max)): per layer
+// the conv state (d_conv - 1) x (d_inner + 2 x n_group x d_state) (n_group 0 for Mamba 1) and the ssm
+// state d_state x d_inner (llama_hparams::n_embd_r / n_embd_s). The real llama.cpp printed "CPU RS
+// buffer size = 0.30 MiB" for 4 layers, d_conv 4, d_inner 1024, d_state 16: 4 x (3 + 16) x 1024 x 4 B.
+template <typename Number, typename OnGpu>
+void add_rs_buffers(LlamaCppEstimate& e, Number number, int64_t n_layer, const LlamaCppOptions& o, OnGpu on_gpu) {
+  const int64_t d_conv = number("ssm.conv_kernel").value_or(0), d_inner = number("ssm.inner_size").value_or(0);
+  const int64_t d_state = number("ssm.state_size").value_or(0), n_group = number("ssm.group_count").value_or(0);
+  const uint64_t per_layer = static_cast<uint64_t>(std::max<int64_t>(0, d_conv - 1) * (d_inner + 2 * n_group * d_state) + d_state * d_inner) * 4u *
+                             static_cast<uint64_t>(std::max<int64_t>(1, o.parallel));
+  uint64_t cpu = 0, gpu = 0;
+  for (int64_t il = 0; il < n_layer; ++il) (on_gpu(il) ? gpu : cpu) += per_layer;
+  if (cpu) e.buffers.push_back({"CPU", LlamaBufferKind::rs, cpu});
+  if (gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::rs, gpu});
+  e.formulas.push_back(format("RS: %lld layers x ((d_conv %lld - 1) x (d_inner %lld + 2 x %lld groups x d_state %lld) + d_state x d_inner) x 4 B x %lld sequences = %s",
+                              static_cast<long long>(n_layer), static_cast<long long>(d_conv), static_cast<long long>(d_inner), static_cast<long long>(n_group),
+                              static_cast<long long>(d_state), static_cast<long long>(std::max<int64_t>(1, o.parallel)), mib(cpu + gpu).c_str()));
+}
+
+// The totals per kind over every device's buffers.
+void sum_buffers(LlamaCppEstimate& e) {
+  for (const auto& b : e.buffers) {
+    switch (b.kind) {
+      case LlamaBufferKind::model: e.model_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::kv: e.kv_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::compute: e.compute_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::output: e.output_buffer_bytes += b.bytes; break;
+      case LlamaBufferKind::rs: e.rs_buffer_bytes += b.bytes; break;
+    }
+  }
+}
+
 }  // namespace
 
 const char* llama_buffer_kind_name(LlamaBufferKind kind) {
@@ -61,6 +144,7 @@ const char* llama_buffer_kind_name(LlamaBufferKind kind) {
     case LlamaBufferKind::kv: return "KV";
     case LlamaBufferKind::compute: return "compute";
     case LlamaBufferKind::output: return "output";
+    case LlamaBufferKind::rs: return "RS";
   }
   return "?";
 }
@@ -86,11 +170,13 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   const auto n_layer = number("block_count");
   const auto n_embd = number("embedding_length");
   const auto n_head = number("attention.head_count");
-  if (!n_layer || !n_embd || !n_head || *n_layer <= 0 || *n_embd <= 0 || *n_head <= 0)
+  // A pure recurrent model (Mamba) has no attention heads: head_count 0 beside its ssm.* keys.
+  const bool recurrent = number("ssm.state_size").value_or(0) > 0 && n_head == 0;
+  if (!n_layer || !n_embd || !n_head || *n_layer <= 0 || *n_embd <= 0 || (*n_head <= 0 && !recurrent))
     return make_error(ErrorKind::corrupt, format("gguf: missing or invalid %s.block_count / embedding_length / attention.head_count", arch.c_str()), origin);
-  const int64_t n_head_kv = number("attention.head_count_kv").value_or(*n_head);
-  const int64_t head_k = number("attention.key_length").value_or(*n_embd / *n_head);
-  const int64_t head_v = number("attention.value_length").value_or(*n_embd / *n_head);
+  const int64_t n_head_kv = recurrent ? 0 : number("attention.head_count_kv").value_or(*n_head);
+  const int64_t head_k = recurrent ? 0 : number("attention.key_length").value_or(*n_embd / *n_head);
+  const int64_t head_v = recurrent ? 0 : number("attention.value_length").value_or(*n_embd / *n_head);
   const int64_t n_ff = number("feed_forward_length").value_or(0);
   int64_t n_vocab = number("vocab_size").value_or(0);
   if (auto v = file.array_lengths.find("tokenizer.ggml.tokens"); v != file.array_lengths.end()) n_vocab = static_cast<int64_t>(v->second);
@@ -105,9 +191,11 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   const int64_t first_gpu_layer = *n_layer - e.layers_on_gpu;
   auto on_gpu = [&](int64_t layer) { return layer == -2 ? output_on_gpu : layer >= 0 && layer >= first_gpu_layer; };
   const bool any_gpu = e.layers_on_gpu > 0 || output_on_gpu;
-  if (file.strings.count(arch + ".attention.sliding_window") || number("attention.sliding_window"))
-    e.assumptions.push_back("sliding-window layers are not modelled: every layer's KV holds n_ctx cells");
-  if (number("ssm.state_size")) e.assumptions.push_back("recurrent (ssm) state is not modelled");
+  const int64_t n_swa = number("attention.sliding_window").value_or(0);
+  const int64_t swa_pattern = n_swa > 0 ? number("attention.sliding_window_pattern").value_or(llama_swa_pattern(arch)) : 0;
+  if (n_swa > 0 && swa_pattern <= 1)
+    e.assumptions.push_back(format("sliding window %lld on architecture '%s' without a known layer pattern: every layer's KV holds n_ctx cells", static_cast<long long>(n_swa), arch.c_str()));
+  if (number("ssm.state_size") && !recurrent) e.assumptions.push_back("hybrid attention + recurrent layers: the recurrent (ssm) state is not modelled");
 
   // Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
   // tensor to the end of its last one; a copied buffer is the sum of tensors padded to the alignment.
@@ -149,16 +237,9 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
                               amx ? (" + AMX-packed matmul weights " + mib(amx)).c_str() : "",
                               any_gpu ? format(" + %lld layers on %s %s", static_cast<long long>(e.layers_on_gpu), o.gpu_name.c_str(), mib(gpu_bytes).c_str()).c_str() : ""));
 
-  // KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, n_ctx] and V likewise.
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
-  auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
-  const uint64_t kv_layer = static_cast<uint64_t>(e.n_ctx) * (row_bytes(kv_k, *type_k) + row_bytes(kv_v, *type_v));
-  const uint64_t kv_gpu = kv_layer * static_cast<uint64_t>(e.layers_on_gpu);
-  const uint64_t kv_cpu = kv_layer * static_cast<uint64_t>(*n_layer - e.layers_on_gpu);
-  if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
-  if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
-  e.formulas.push_back(format("KV: n_ctx %lld x %lld layers x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(*n_layer),
-                              static_cast<long long>(kv_k), o.cache_type_k.c_str(), static_cast<long long>(kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
+  if (recurrent) add_rs_buffers(e, number, *n_layer, o, on_gpu);
+  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, on_gpu);
 
   // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
   // reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's
@@ -184,33 +265,42 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   e.buffers.push_back({"CPU", LlamaBufferKind::output, output});
   e.formulas.push_back(format("output: n_vocab %lld x %lld sequences x 4 B = %s", static_cast<long long>(n_vocab), static_cast<long long>(o.parallel), mib(output).c_str()));
 
-  for (const auto& b : e.buffers) {
-    switch (b.kind) {
-      case LlamaBufferKind::model: e.model_buffer_bytes += b.bytes; break;
-      case LlamaBufferKind::kv: e.kv_buffer_bytes += b.bytes; break;
-      case LlamaBufferKind::compute: e.compute_buffer_bytes += b.bytes; break;
-      case LlamaBufferKind::output: e.output_buffer_bytes += b.bytes; break;
-    }
-  }
+  sum_buffers(e);
   return e;
 }
 
-LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& e, double bandwidth_bytes_per_s) {
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& e, const LlamaCppDecodeHost& host) {
   LlamaCppDecode d;
   bool has_output = false;
   for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
+  std::map<std::string, double> by_type;
   for (const auto& t : file.tensors) {
-    if (t.name == "token_embd.weight" && has_output) {
-      d.weight_bytes_per_token += t.shape.empty() || t.shape.back() == 0 ? 0.0 : static_cast<double>(t.bytes) / static_cast<double>(t.shape.back());
-      continue;
-    }
-    d.weight_bytes_per_token += static_cast<double>(t.bytes);
+    double bytes = static_cast<double>(t.bytes);
+    // token_embd is read with get_rows: one row per token, unless it doubles as the output head.
+    if (t.name == "token_embd.weight" && has_output) bytes = t.shape.empty() || t.shape.back() == 0 ? 0.0 : bytes / static_cast<double>(t.shape.back());
+    d.weight_bytes_per_token += bytes;
+    by_type[model::ggml_type_name(t.ggml_type)] += bytes;
   }
+  d.weight_bytes_by_type.assign(by_type.begin(), by_type.end());
   d.kv_bytes_per_token_full = static_cast<double>(e.kv_buffer_bytes);
-  if (bandwidth_bytes_per_s > 0) {
-    d.tokens_per_s_empty = bandwidth_bytes_per_s / d.weight_bytes_per_token;
-    d.tokens_per_s_full = bandwidth_bytes_per_s / (d.weight_bytes_per_token + d.kv_bytes_per_token_full);
+  d.per_token_overhead_s = host.per_token_overhead_s;
+  if (host.bandwidth_bytes_per_s <= 0) return d;
+  // Seconds per token for the weights: each type's bytes over its stream rate.
+  double weight_s = 0;
+  for (const auto& [type, bytes] : by_type) {
+    double factor = 1.0;
+    if (host.backend == LlamaDecodeBackend::measured_cpu_read) {
+      const auto* f = std::find_if(std::begin(k_cpu_stream_factors), std::end(k_cpu_stream_factors), [&](const StreamFactor& x) { return type == x.type; });
+      if (f != std::end(k_cpu_stream_factors)) d.cpu_stream_factors.emplace_back(type, f->factor);
+      else d.unmeasured_types.push_back(type);
+      factor = f != std::end(k_cpu_stream_factors) ? f->factor : 1.0;
+    }
+    weight_s += bytes / (host.bandwidth_bytes_per_s * factor);
   }
+  d.seconds_per_token_empty = host.per_token_overhead_s + weight_s;
+  d.seconds_per_token_full = d.seconds_per_token_empty + d.kv_bytes_per_token_full / host.bandwidth_bytes_per_s;
+  d.tokens_per_s_empty = 1.0 / d.seconds_per_token_empty;
+  d.tokens_per_s_full = 1.0 / d.seconds_per_token_full;
   return d;
 }
 

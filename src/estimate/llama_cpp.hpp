@@ -39,7 +39,8 @@ struct LlamaCppOptions {
 };
 
 // One buffer as llama.cpp names it: device/buffer type ("CPU_Mapped", "AMX", "CPU", "CUDA0") and kind.
-enum class LlamaBufferKind { model, kv, compute, output };
+// rs: the recurrent state of Mamba-style layers (llama-memory-recurrent.cpp, "RS buffer size").
+enum class LlamaBufferKind { model, kv, compute, output, rs };
 struct LlamaCppBuffer {
   std::string device;
   LlamaBufferKind kind = LlamaBufferKind::model;
@@ -56,9 +57,10 @@ struct LlamaCppEstimate {
   uint64_t kv_buffer_bytes = 0;
   uint64_t compute_buffer_bytes = 0;
   uint64_t output_buffer_bytes = 0;
+  uint64_t rs_buffer_bytes = 0;
   std::vector<std::string> formulas;     // one line per buffer: formula with its inputs
   std::vector<std::string> assumptions;  // what the model does not cover for this file
-  uint64_t total_bytes() const { return model_buffer_bytes + kv_buffer_bytes + compute_buffer_bytes + output_buffer_bytes; }
+  uint64_t total_bytes() const { return model_buffer_bytes + kv_buffer_bytes + compute_buffer_bytes + output_buffer_bytes + rs_buffer_bytes; }
 };
 
 const char* llama_buffer_kind_name(LlamaBufferKind kind);
@@ -67,15 +69,39 @@ const char* llama_buffer_kind_name(LlamaBufferKind kind);
 // lacks {arch}.block_count / embedding_length / attention.head_count or the vocabulary size.
 Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const LlamaCppOptions& options);
 
-// Decode speed bound from bytes moved per token: every tensor a token's forward pass reads (all weights
-// but the token_embd lookup, which reads one row; a tied output head reads token_embd whole) plus the KV
-// cache up to the context, over the memory bandwidth (a measured copy bandwidth from `preflight bw`).
+// Decode speed from bytes moved per token. A decoded token reads every tensor of its forward pass once
+// (all weights but the token_embd lookup, which reads one row; a tied output head reads token_embd whole)
+// plus the K and V cells of its context, so on a CPU or a GPU that is not compute-bound the time per token
+// is those bytes over the memory bandwidth the engine's threads reach, plus a fixed cost per token (graph
+// build, sampling, thread hand-offs) that matters only for small models. The bandwidth is a read stream:
+// `preflight bw --kernel read` with llama.cpp's thread count on a CPU, the card's bandwidth on a GPU.
+// Checked against the real llama.cpp in tests/llama_cpp/speed.mjs (tests/estimate/test_llama_cpp.cpp).
+// On a CPU the rate at which ggml's matmul kernels stream a weight type differs from the read kernel's:
+// per ggml type, a factor on the measured read bandwidth (LlamaCppDecode::cpu_stream_factors says which
+// were applied; a type without a measured factor streams at the read bandwidth, named in unmeasured_types).
+// measured_cpu_read: a read bandwidth measured on this CPU, scaled per weight type by the CPU stream
+// factors; bare_bandwidth: a GPU's or a catalogue CPU's bandwidth taken as is (an upper bound).
+enum class LlamaDecodeBackend { measured_cpu_read, bare_bandwidth };
+struct LlamaCppDecodeHost {
+  double bandwidth_bytes_per_s = 0;  // read bandwidth; <= 0 gives byte counts only
+  LlamaDecodeBackend backend = LlamaDecodeBackend::measured_cpu_read;
+  // Fixed cost per decoded token. 0.3 ms: llama.cpp (node-llama-cpp 3.21.1, 1 CPU thread, 2-core Xeon)
+  // decoded a 1-layer llama with a 1024-token vocabulary (8 MB of weights, cache resident at ~20 GB/s,
+  // 0.4 ms) at 1303 tok/s = 0.77 ms per token: 0.35 ms is not bytes. Refit with tests/llama_cpp/speed.mjs.
+  double per_token_overhead_s = 0.3e-3;
+};
 struct LlamaCppDecode {
   double weight_bytes_per_token = 0;
+  std::vector<std::pair<std::string, double>> weight_bytes_by_type;  // ggml type name -> bytes read per token, by name
   double kv_bytes_per_token_full = 0;  // KV read per token with all n_ctx cells filled
-  double tokens_per_s_empty = 0;       // context nearly empty: weights only
-  double tokens_per_s_full = 0;        // context full
+  double per_token_overhead_s = 0;
+  std::vector<std::pair<std::string, double>> cpu_stream_factors;  // ggml type -> factor on the read bandwidth (cpu only)
+  std::vector<std::string> unmeasured_types;                       // weight types read at the bare read bandwidth (cpu only)
+  double seconds_per_token_empty = 0;  // context nearly empty: weights + overhead
+  double seconds_per_token_full = 0;   // n_ctx filled
+  double tokens_per_s_empty = 0;
+  double tokens_per_s_full = 0;
 };
-LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& estimate, double bandwidth_bytes_per_s);
+LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& estimate, const LlamaCppDecodeHost& host);
 
 }  // namespace preflight::estimate

@@ -1,6 +1,7 @@
 #include "plan/launch.hpp"
 
 #include <algorithm>
+#include <regex>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -111,6 +112,28 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
   l.checkpoint = placeholder;
 }
 
+// llama-server's model argument for the model as the user gave it (ModelSpec::id): a hub reference
+// "hf:org/name/file.gguf@rev" becomes -hf org/name:QUANT (llama.cpp's -hf <user>/<model>[:quant] picks
+// the file by its quant tag; common/arg.cpp), or -hf org/name --hf-file FILE when the name has no tag;
+// a local GGUF file becomes -m PATH; anything else (a safetensors checkpoint) keeps MODEL.gguf.
+std::string llama_model_arg(const model::ModelSpec& m) {
+  const std::string& id = m.id;
+  if (starts_with(id, "hf:")) {
+    std::string ref = id.substr(3);
+    if (auto at = ref.rfind('@'); at != std::string::npos) ref.erase(at);
+    const auto first = ref.find('/'), second = ref.find('/', first == std::string::npos ? 0 : first + 1);
+    if (second == std::string::npos) return "-hf " + ref;
+    const std::string repo = ref.substr(0, second), file = ref.substr(second + 1);
+    static const std::regex k_quant_tag(R"((?:^|[-_.])((?:I?Q[0-9][A-Z0-9_]*)|BF16|F16|F32)\.gguf$)", std::regex::icase);
+    std::smatch tag;
+    if (std::regex_search(file, tag, k_quant_tag)) return "-hf " + repo + ":" + tag[1].str();
+    return "-hf " + repo + " --hf-file " + file;
+  }
+  const bool gguf = std::any_of(m.weights.begin(), m.weights.end(), [](const auto& w) { return !w.stored_format.empty(); }) || m.source.size() >= 5 && m.source.substr(m.source.size() - 5) == ".gguf";
+  if (!gguf || id.empty() || starts_with(id, "ms:")) return "-m MODEL.gguf";
+  return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m '" + replace_all(id, "'", "'\\''") + "'";
+}
+
 }  // namespace
 
 const char* workload_name(Workload workload) {
@@ -136,7 +159,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     l.notes.push_back(r.id + ": " + r.note + " (" + r.source + ")");
   }
   if (e.engine == "llama.cpp") {
-    l.serve = format("llama-server -m MODEL.gguf -c %lld -ngl 999 --host 0.0.0.0 --port 8000", static_cast<long long>(c.context_tokens));
+    l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg(m).c_str(), static_cast<long long>(c.context_tokens));
     return l;
   }
   std::string flag;
