@@ -178,6 +178,16 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   return true;
 }
 
+// Eager when the platform has no graphs, the deployment asks for it, or (issue 20) the engine version predates the
+// first one that captures graphs by default (vllm-ascend before 0.9.0: no ACL graph on the V0 engine); says why.
+bool runs_eager(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, const SpeedWorkload& w) {
+  if (profile.always_eager || dep.mode == ExecutionMode::eager) return true;
+  if (profile.graph_default_since.empty() || !version_before(w.engine_version, profile.graph_default_since)) return false;
+  s.assumptions.push_back(format("%s %s predates graph mode by default (%s and later, %s): decode taken as eager", profile.engine.c_str(), w.engine_version.c_str(),
+                                 profile.graph_default_since.c_str(), profile.graph_default_source.c_str()));
+  return true;
+}
+
 struct Links {
   double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
   double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
@@ -240,14 +250,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
   s.engine = profile.engine;
   s.platform = profile.platform;
-  // Issue 20: an engine version older than the first one that captures graphs by default ran eager
-  // (vllm-ascend before 0.9.0: no ACL graph on the V0 engine), whatever the deployment asks for.
-  const bool old_version = !profile.graph_default_since.empty() && version_before(w.engine_version, profile.graph_default_since);
-  const bool eager = profile.always_eager || dep.mode == ExecutionMode::eager || old_version;
+  const bool eager = runs_eager(s, profile, dep, w);
   s.mode = eager ? "eager" : "graph";
-  if (old_version && dep.mode != ExecutionMode::eager)
-    s.assumptions.push_back(format("%s %s predates graph mode by default (%s and later, %s): decode taken as eager", profile.engine.c_str(), w.engine_version.c_str(),
-                                   profile.graph_default_since.c_str(), profile.graph_default_source.c_str()));
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
   s.context_tokens = w.context_tokens;
