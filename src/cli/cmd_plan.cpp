@@ -111,7 +111,9 @@ std::vector<Option> speed_options(SpeedFlags& f) {
   return under("speed:", {int_list_flag("concurrency", "1,4,16", f.concurrency, {1, 1000000}, "streams to predict"),
                           int_flag("input-len", "I", f.input_len, {1, INT64_MAX}, "prompt length for TTFT (default 1024)"),
                           int_flag("decode-context", "C", f.decode_context, {1, INT64_MAX}, "context during decode"),
-                          real_flag("bandwidth", "GB/s", f.bandwidth_gb_s, k_bandwidth_range, "measured copy bandwidth")});
+                          real_flag("bandwidth", "GB/s", f.bandwidth_gb_s, k_bandwidth_range, "measured copy bandwidth"),
+                          int_flag("nodes", "N", f.nodes, {1, 4096}, "nodes the devices span (devices per node = TP x PP / N)"),
+                          text_flag("engine-version", "V", f.engine_version, "engine release (vllm-ascend before 0.9.0 decodes eager)")});
 }
 
 Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model::ModelSpec& model, const device::DeviceSpec& device,
@@ -130,6 +132,11 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
   // Issue 20: decode at the context asked for (--max-model-len), else 1,024 tokens (no context was asked for).
   w.context_tokens = f.decode_context.value_or(d.max_model_len ? std::max<int64_t>(1, *d.max_model_len) : std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
+  if (f.nodes) {  // issue 20: the ranks split evenly over the nodes named; past one node the NIC carries the collectives
+    const int64_t ranks = std::max<int64_t>(1, fit.tensor_parallel_size) * std::max<int64_t>(1, fit.pipeline_parallel_size);
+    w.devices_per_node = std::max<int64_t>(1, (ranks + *f.nodes - 1) / *f.nodes);
+  }
+  if (f.engine_version) w.engine_version = *f.engine_version;
   return estimate::estimate_speed(model, device, *sp, speeds, d, fit, w);
 }
 

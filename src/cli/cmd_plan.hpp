@@ -25,6 +25,8 @@ struct SpeedFlags {
   std::optional<int64_t> input_len;                 // prompt length for TTFT
   std::optional<int64_t> decode_context;            // context during decode
   std::optional<double> bandwidth_gb_s;             // measured copy bandwidth, GB/s (decimal)
+  std::optional<int64_t> nodes;                     // nodes the deployment spans (issue 20): TP/PP past a node use the NIC
+  std::optional<std::string> engine_version;        // the engine release that will run it (issue 20): older than graph-by-default decodes eager
 };
 std::vector<Option> speed_options(SpeedFlags& flags);
 // Speed of a deployment fit has sized.

@@ -26,6 +26,8 @@ struct SpeedProfile {
   double sequence_overhead_s = 0;      // per running sequence per decode step (sampling, detokenize, API streaming)
   double eager_op_dispatch_s = 0;      // eager mode: host cost of issuing one operator
   bool always_eager = false;           // engine issues operators one by one on this platform (no graphs)
+  std::string graph_default_since;     // first engine version that captures graphs by default (vllm-ascend: 0.9.0); older runs are eager (issue 20)
+  std::string graph_default_source;    // where that version is stated
   std::map<std::string, double> ops_per_layer;  // by layer kind name, plus "moe" for a routed-expert block
   double moe_layer_overhead_s = 0;     // graph mode: routing/sorting kernels per MoE layer per step
   double allreduce_latency_s = 0;      // one small all-reduce inside a node

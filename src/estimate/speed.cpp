@@ -5,6 +5,7 @@
 #include "estimate/speed.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "base/units.hpp"
@@ -19,6 +20,38 @@ double expected_distinct_experts(int64_t n, int64_t k, int64_t batch) {
   if (n <= 0 || k <= 0) return 0;
   const double p = std::min(1.0, static_cast<double>(k) / static_cast<double>(n));
   return static_cast<double>(n) * (1.0 - std::pow(1.0 - p, static_cast<double>(std::max<int64_t>(1, batch))));
+}
+
+std::optional<std::vector<int>> first_version(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])))) continue;
+    std::vector<int> parts;
+    size_t j = i;
+    while (j < text.size() && parts.size() < 3) {
+      size_t k = j;
+      while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) ++k;
+      if (k == j || k - j > 6) break;
+      parts.push_back(std::stoi(text.substr(j, k - j)));
+      if (k + 1 < text.size() && text[k] == '.' && std::isdigit(static_cast<unsigned char>(text[k + 1]))) {
+        j = k + 1;
+      } else {
+        j = k;
+        break;
+      }
+    }
+    // A date (2025-07-03) or a bare number is not a version: at least major.minor.
+    if (parts.size() >= 2) {
+      parts.resize(3, 0);
+      return parts;
+    }
+    i = j;
+  }
+  return std::nullopt;
+}
+
+bool version_before(const std::string& version_text, const std::string& since) {
+  const auto v = first_version(version_text), s = first_version(since);
+  return v && s && *v < *s;
 }
 
 namespace {
@@ -145,6 +178,16 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   return true;
 }
 
+// Eager when the platform has no graphs, the deployment asks for it, or (issue 20) the engine version predates the
+// first one that captures graphs by default (vllm-ascend before 0.9.0: no ACL graph on the V0 engine); says why.
+bool runs_eager(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, const SpeedWorkload& w) {
+  if (profile.always_eager || dep.mode == ExecutionMode::eager) return true;
+  if (profile.graph_default_since.empty() || !version_before(w.engine_version, profile.graph_default_since)) return false;
+  s.assumptions.push_back(format("%s %s predates graph mode by default (%s and later, %s): decode taken as eager", profile.engine.c_str(), w.engine_version.c_str(),
+                                 profile.graph_default_since.c_str(), profile.graph_default_source.c_str()));
+  return true;
+}
+
 struct Links {
   double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
   double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
@@ -207,7 +250,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
   s.engine = profile.engine;
   s.platform = profile.platform;
-  const bool eager = profile.always_eager || dep.mode == ExecutionMode::eager;
+  const bool eager = runs_eager(s, profile, dep, w);
   s.mode = eager ? "eager" : "graph";
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);

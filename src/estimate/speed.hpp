@@ -26,7 +26,14 @@ struct SpeedWorkload {
   std::vector<int64_t> concurrency = {1};  // batch sizes to evaluate
   int64_t devices_per_node = 8;      // a layout with tp x pp above this crosses nodes
   std::optional<double> bandwidth_bytes_per_s;  // measured copy bandwidth (preflight bw, --bandwidth); replaces the catalogue
+  std::string engine_version;        // the engine's version text as stated ("0.8.4rc2", "vllm-ascend v0.7.x"); empty: current
 };
+
+// The first "major.minor[.patch]" in a version text ("vllm-ascend v0.8.4rc2" -> {0, 8, 4}); nullopt when none.
+std::optional<std::vector<int>> first_version(const std::string& text);
+
+// True when `version_text` names a version below `since` (both read with first_version); false when either has none.
+bool version_before(const std::string& version_text, const std::string& since);
 
 struct StepTerms {
   double weight_bytes = 0;      // per rank, per step

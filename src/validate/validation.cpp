@@ -206,6 +206,9 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   work.concurrency = {conc.value_or(1)};
   PF_TRY(case_context, c.opt_int("decode_context_tokens"));  // issue 20: the context a case decoded at, when its source states it
   work.context_tokens = case_context && *case_context > 0 ? *case_context : ctx.options.decode_context_tokens;
+  PF_TRY(case_version, c.opt_string("engine_version"));  // issue 20: old engine versions decode eager
+  PF_TRY(case_detail, c.opt_string("engine_detail"));
+  work.engine_version = case_version.value_or(case_detail.value_or(""));
   const auto speed = estimate::estimate_speed(spec, *matched, *sp, ctx.speeds, d, work);
   if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
   row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());

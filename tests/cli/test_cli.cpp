@@ -268,3 +268,23 @@ TEST(Cli, Issue15_DeviceMemoryAndAmbiguousNames) {
   EXPECT_EQ(plan.code, 0) << plan.out;
   EXPECT_NE(plan.out.find("a generic cuda device with 24.00 GiB"), std::string::npos) << plan.out;
 }
+
+// Issue 20: fit --nodes N spreads the ranks over N nodes: Qwen3-14B at TP2 on 910B3 over 2 nodes puts one rank on each,
+// so every all-reduce crosses the inter-node NIC, and the JSON names that link; on one node it is the HCCS prior.
+TEST(Cli, Issue20_FitNodesPutsTheAllReducesOnTheNic) {
+  auto one = run("fit Qwen/Qwen3-14B --device 910B3 --tensor-parallel-size 2 --max-model-len 4096 --json");
+  EXPECT_EQ(one.code, 0) << one.out;
+  EXPECT_NE(one.out.find("\"link\": \"HCCS within an A2 node"), std::string::npos) << one.out;
+  auto two = run("fit Qwen/Qwen3-14B --device 910B3 --tensor-parallel-size 2 --max-model-len 4096 --nodes 2 --json");
+  EXPECT_EQ(two.code, 0) << two.out;
+  EXPECT_NE(two.out.find("\"link\": \"all-reduces over the inter-node NIC, 25 GB/s + 20 us"), std::string::npos) << two.out;
+}
+
+// Issue 20: fit --engine-version 0.8.4rc2 on vllm-ascend decodes eager (no graph mode by default before 0.9.0) and says so.
+TEST(Cli, Issue20_FitOldVllmAscendVersionIsEager) {
+  auto r = run("fit Qwen/Qwen3-8B --device 910B3 --max-model-len 4096 --engine-version 0.8.4rc2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("predates graph mode by default"), std::string::npos) << r.out;
+  auto now = run("fit Qwen/Qwen3-8B --device 910B3 --max-model-len 4096 --engine-version 0.11.0");
+  EXPECT_EQ(now.out.find("predates graph mode by default"), std::string::npos) << now.out;
+}

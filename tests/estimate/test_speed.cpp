@@ -374,3 +374,49 @@ TEST(Speed, Issue19_HugeStateSizeDoesNotWrap) {
   const auto e = run(s, estimate::Deployment{}, w);
   EXPECT_LT(e.single_stream_tokens_per_s, 1e-6);
 }
+
+// Issue 20: the version text a case or a user states is read for its first major.minor[.patch].
+TEST(Speed, Issue20_FirstVersionInAText) {
+  EXPECT_EQ(estimate::first_version("vllm-ascend v0.8.4rc2"), (std::vector<int>{0, 8, 4}));
+  EXPECT_EQ(estimate::first_version("vllm-ascend v0.7.x (early 2025)"), (std::vector<int>{0, 7, 0}));
+  EXPECT_EQ(estimate::first_version("vllm 0.11.0 on CANN 8.3rc1"), (std::vector<int>{0, 11, 0}));
+  EXPECT_FALSE(estimate::first_version("vllm main + vllm-ascend main (2025-07-03)"));  // a date is not a version
+  EXPECT_FALSE(estimate::first_version(""));
+  EXPECT_TRUE(estimate::version_before("0.8.4rc2", "0.9.0"));
+  EXPECT_TRUE(estimate::version_before("v0.7.3", "0.9.0"));
+  EXPECT_FALSE(estimate::version_before("0.9.0rc1", "0.9.0"));  // the rc of the release that made graphs the default
+  EXPECT_FALSE(estimate::version_before("0.11.0", "0.9.0"));
+  EXPECT_FALSE(estimate::version_before("", "0.9.0"));  // not stated: the current engine
+}
+
+// Issue 20: vllm-ascend before 0.9.0 had no graph mode by default (vllm-ascend docs, graph_mode guide), so a run
+// stated at 0.8.4rc2 decodes eager: its step is the eager operator dispatch (ops x eager_op_dispatch_s), not the graph
+// step, and it says so. Qwen3-8B on a 910B3, TP1, with the catalogue's vllm-ascend profile; zeroing the memory side
+// leaves dispatch alone: step = operators x 70 us + 1 ms step overhead + 1 x 50 us per sequence.
+TEST(Speed, Issue20_OldVllmAscendVersionDecodesEager) {
+  auto s = setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend");
+  ASSERT_EQ(s.profile->graph_default_since, "0.9.0");
+  engine::SpeedProfile p = *s.profile;
+  p.eager_op_dispatch_s = 70e-6;
+  p.step_overhead_s = 1e-3;
+  p.sequence_overhead_s = 50e-6;
+  estimate::SpeedWorkload w;
+  w.bandwidth_bytes_per_s = 1e18;  // memory time ~0: the dispatch term alone bounds the eager step
+  w.engine_version = "0.8.4rc2";
+  const auto old = estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w);
+  EXPECT_EQ(old.mode, "eager");
+  ASSERT_FALSE(old.points.empty());
+  // Qwen3-8B: 36 full-attention layers x 38 operators (ops_per_layer.full_attention, MLP included) = 1,368
+  // -> 1,368 x 70 us + 1 ms + 50 us = 96.81 ms.
+  EXPECT_DOUBLE_EQ(old.dispatch_ops_per_step, 1368.0);
+  EXPECT_NEAR(old.points[0].terms.step_s, 96.81e-3, 1e-6);
+  bool said = false;
+  for (const auto& a : old.assumptions) said = said || a.find("predates graph mode by default") != std::string::npos;
+  EXPECT_TRUE(said);
+  w.engine_version = "0.9.1rc1";
+  const auto now = estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w);
+  EXPECT_EQ(now.mode, "graph");
+  EXPECT_LT(now.points[0].terms.step_s, 5e-3);  // graph: ~1 ms step overhead, no per-operator cost
+  w.engine_version.clear();
+  EXPECT_EQ(estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w).mode, "graph");
+}
