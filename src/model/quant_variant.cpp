@@ -183,7 +183,7 @@ Expected<VariantCatalog> parse_variant_catalog(const Json& root, const std::stri
   return out;
 }
 
-Expected<VariantCatalog> load_variant_catalog() {
+const Expected<VariantCatalog>& load_variant_catalog() {
   static const Expected<VariantCatalog> parsed = []() -> Expected<VariantCatalog> {
     PF_TRY(json, parse_json(std::string(embedded_data("variants/quant_variants.json")), k_file));
     return parse_variant_catalog(json, k_file);

@@ -47,8 +47,8 @@ struct VariantCatalog {
 // format, a rule with an unknown status or a rejection without a message (corrupt errors naming the
 // file and the record).
 Expected<VariantCatalog> parse_variant_catalog(const Json& root, const std::string& origin);
-// The embedded data/variants/quant_variants.json, parsed once.
-Expected<VariantCatalog> load_variant_catalog();
+// The embedded data/variants/quant_variants.json, parsed once (the result lives as long as the program).
+const Expected<VariantCatalog>& load_variant_catalog();
 
 // The variant named `name` (id, case-insensitive, '-' read as '_'), or not_found listing every id.
 Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const std::string& name);
