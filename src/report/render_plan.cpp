@@ -33,6 +33,7 @@ void render_launch(std::ostringstream& o, const plan::Launch& l) {
 Json candidate_to_json(const plan::Candidate& c) {
   Json j = {{"model", c.model_id},
             {"variant", c.variant},
+            {"variant_id", c.variant_id},
             {"quantization", c.quantization_flag},
             {"device", c.device_id},
             {"engine", c.engine_id},

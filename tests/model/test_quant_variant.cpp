@@ -48,7 +48,11 @@ TEST(QuantVariant, Issue16_StorageOfW4A8DynamicPerModule) {
   EXPECT_EQ(module_format(s, "model.layers.*.mlp.down_proj", false), WeightFormat::modelslim_w4a8_dynamic);
   EXPECT_EQ(module_format(s, "model.layers.*.mlp.experts.down_proj", true), WeightFormat::modelslim_w4a8_dynamic);
   EXPECT_EQ(module_format(s, "model.layers.*.mlp.gate", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.shared_expert_gate", false), WeightFormat::native);
   EXPECT_EQ(module_format(s, "lm_head", false), WeightFormat::native);
+  // The router gate's name is a prefix of the MLP's gate projection: that one is quantized.
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.gate_proj", false), WeightFormat::modelslim_w4a8_dynamic);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.experts.gate_proj", true), WeightFormat::modelslim_w4a8_dynamic);
   // A 4096 x 4096 projection: W8A8_DYNAMIC = 16 MiB int8 + scale and offset (bf16) per row = 4096 x 4 bytes;
   // W4A8_DYNAMIC = 8 MiB of packed int4 + fp32 scale, offset, scale_bias per row = 4096 x 12 bytes.
   EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::modelslim_w8a8_dynamic, 4096, 4096, s, 2), 16777216.0 + 16384.0);
