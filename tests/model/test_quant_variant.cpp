@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "model/hf_config.hpp"
 #include "model/quant_variant.hpp"
+#include "../test_support.hpp"
 
 using namespace preflight;
 using namespace preflight::model;
@@ -170,4 +172,28 @@ TEST(QuantVariant, Issue16_BadRecordsAreRejected) {
   auto dup = parse_variant_catalog(catalog(base, base), "v.json");
   ASSERT_FALSE(dup.has_value());
   EXPECT_NE(dup.error().message.find("variants[x]: duplicate id"), std::string::npos);
+}
+
+// A variant applied to the base config sizes what the published checkpoint's own descriptor says:
+// Qwen/Qwen3-32B-FP8's quantization_config (fp8, 128x128 blocks) and nvidia/Qwen3-32B-NVFP4's
+// hf_quant_config.json (NVFP4, group 16), both read from ../shared/models.
+TEST(QuantVariant, Issue16_VariantOnBaseMatchesThePublishedCheckpointDescriptor) {
+  auto base = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B/config.json"));
+  auto fp8 = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
+  ASSERT_TRUE(base && fp8);
+  auto nvfp4_json = load_json_file(pftest::shared_path("models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"));
+  ASSERT_TRUE(nvfp4_json.has_value());
+  auto nvfp4_scheme = parse_hf_quant_config(*nvfp4_json, "hf_quant_config.json");
+  ASSERT_TRUE(nvfp4_scheme.has_value()) << nvfp4_scheme.error().describe();
+  const std::vector<std::pair<std::string, QuantScheme>> published = {{"fp8_block", fp8->quant}, {"modelopt_nvfp4", *nvfp4_scheme}};
+  for (const auto& [id, scheme] : published) {
+    auto v = find_variant(shipped(), id);
+    ASSERT_TRUE(v.has_value()) << id;
+    ModelSpec as_variant = *base, as_published = *base;
+    as_variant.quant = (*v)->scheme;
+    as_published.quant = scheme;
+    const double want = compute_weight_bytes(as_published).total, got = compute_weight_bytes(as_variant).total;
+    // Within 0.5%: the variant keeps the same modules (embeddings, lm_head) in bf16 and stores the same scales.
+    EXPECT_NEAR(got, want, 0.005 * want) << id << ": variant " << got / 1073741824.0 << " GiB, published " << want / 1073741824.0 << " GiB";
+  }
 }
