@@ -32,6 +32,7 @@ struct PlanRequest {
   std::optional<deploy::Given<double>> gpu_memory_utilization;
   std::optional<double> min_tok_s, bandwidth_gb_s;
   bool all = false, markdown = false, json = false;
+  bool commands = false;
   ModelFlags model;
 };
 
@@ -60,7 +61,8 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   text_flag("workload", "chat|agent", r.workload, "agent: the start command adds the model family's tool-call and\nreasoning parsers",
                                             {"chat", "agent"})}),
                under("output:", {switch_flag("all", r.all, "also list the candidates that were rejected, with the reason"),
-                                 switch_flag("markdown", r.markdown, "the table as Markdown"), json_flag(r.json)}),
+                                 switch_flag("markdown", r.markdown, "the table as Markdown"), json_flag(r.json),
+                                 switch_flag("commands", r.commands, "the start commands of every row shown, not only the first (--json has them for every row)")}),
                model_options(r.model)});
 }
 
@@ -182,7 +184,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   if (r.json) print_json(report::plan_to_json(result, question));
-  else std::cout << report::render_plan(result, question, table, rows);
+  else std::cout << report::render_plan(result, question, table, rows) << (r.commands ? report::render_plan_commands(result, table, rows) : "");
   return result.recommended.empty() ? k_exit_fail : k_exit_ok;
 }
 

@@ -154,6 +154,10 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (c.no_video) s += " --limit-mm-per-prompt '{\"video\": 0}'";
   if (skip_mm) s += " --skip-mm-profiling";
   if (multi_node) s += " --distributed-executor-backend ray";
+  if (!m.auto_map.empty()) {
+    s += " --trust-remote-code";
+    l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");
+  }
   for (const auto& f : extra_flags) s += " " + f;
   l.serve = s;
   if (c.no_video)

@@ -154,6 +154,13 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   }
   const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
   c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
+  if (t.context_tokens && *t.context_tokens > model_max) {
+    // A row below --context does not meet the targets: never lowered silently.
+    c.context_tokens = *t.context_tokens;
+    c.reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
+                      static_cast<long long>(*t.context_tokens));
+    return c;
+  }
   estimate::Deployment d;
   d.tensor_parallel_size = c.tensor_parallel_size;
   d.pipeline_parallel_size = c.pipeline_parallel_size;

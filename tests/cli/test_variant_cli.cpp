@@ -81,3 +81,20 @@ TEST(VariantCli, Issue16_BadVariantInput) {
   EXPECT_EQ(j["failure"], "unsupported_quantization");
   EXPECT_EQ(j["failure_message"], "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.");
 }
+
+// Plan as a user reads it: full variant names in the table, a start command for every row with
+// --commands, and one in --json for every recommended row.
+TEST(VariantCli, Issue16_PlanShowsFullNamesAndEveryStartCommand) {
+  const std::string args = "plan Qwen/Qwen3.6-27B --devices 910B4,H100-SXM --context 4096";
+  const auto text = pftest::run_cli(args + " --commands", {.with_stderr = false});
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("msModelSlim W4A8_DYNAMIC (attention W8A8_DYNAMIC) 910B4"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("start Qwen/Qwen3.6-27B (msModelSlim W4A8_DYNAMIC (attention W8A8_DYNAMIC)) on 1x 910B4:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("start Qwen/Qwen3.6-27B (bf16 as published) on 1x H100-SXM:"), std::string::npos) << text.out;
+  const auto plain = pftest::run_cli(args, {.with_stderr = false});
+  EXPECT_EQ(plain.out.find("start Qwen/Qwen3.6-27B (bf16"), std::string::npos);  // without --commands only the first
+  const auto js = pftest::run_cli(args + " --json", {.with_stderr = false});
+  const Json j = json_of(js);
+  ASSERT_EQ(j["recommended"].size(), 2u);
+  for (const auto& row : j["recommended"]) EXPECT_NE(row["launch"]["serve"].get<std::string>().find("vllm serve "), std::string::npos) << row.dump().substr(0, 200);
+}

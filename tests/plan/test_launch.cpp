@@ -17,6 +17,7 @@
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
 #include "report/render_plan.hpp"
+#include "../test_support.hpp"
 
 using namespace preflight;
 
@@ -378,4 +379,17 @@ TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
     EXPECT_NE(r.error().describe().find(b.message), std::string::npos) << b.what << ": " << r.error().describe();
     EXPECT_NE(r.error().describe().find("q.json"), std::string::npos) << b.what;
   }
+}
+
+// Issue 16: a config with an auto_map starts with --trust-remote-code (and says why); one without does not.
+TEST(Launch, Issue16_TrustRemoteCodeWhereTheConfigHasAnAutoMap) {
+  auto ds = model::resolve_model(pftest::shared_path("models/deepseek-ai__DeepSeek-V3/config.json"));
+  ASSERT_TRUE(ds.has_value()) << ds.error().describe();
+  const auto with = plan::build_launch(*ds, candidate(ds->id, "", 8), engine_for("cuda"), catalogs().rules, 8, {});
+  EXPECT_NE(with.serve.find(" --trust-remote-code"), std::string::npos) << with.serve;
+  bool noted = false;
+  for (const auto& n : with.notes) noted |= has(n, "--trust-remote-code: config.json has an auto_map");
+  EXPECT_TRUE(noted);
+  const auto without = launch("Qwen/Qwen3-32B", "cuda", "", 2);
+  EXPECT_EQ(without.serve.find("--trust-remote-code"), std::string::npos) << without.serve;
 }

@@ -38,7 +38,8 @@ plan::Candidate on_910b3(const std::string& model, int64_t context, std::optiona
 }  // namespace
 
 // seeds/000: a 27B W8A8 model never fits one 32 GB 910B4 (weights ~34 GB); the plan must say so for
-// every variant and name the cheapest layout that does fit.
+// BF16 and W8A8. Issue 16: the 4-bit msModelSlim variant (W4A8_DYNAMIC) does fit one card, and is the
+// recommended start.
 TEST(Planner, Qwen36On910B4NeedsTwoCards) {
   auto m = model::resolve_model("Qwen/Qwen3.6-27B");
   ASSERT_TRUE(m.has_value());
@@ -46,17 +47,17 @@ TEST(Planner, Qwen36On910B4NeedsTwoCards) {
   t.context_tokens = 4096;
   const auto r = plan::plan_for_model(*m, {dev("910B4")}, catalogs().inputs(), t, 16);
   ASSERT_EQ(r.recommended.size(), 1u);
-  EXPECT_EQ(r.recommended[0].num_devices, 2);
-  EXPECT_EQ(r.recommended[0].tensor_parallel_size, 2);
+  EXPECT_EQ(r.recommended[0].num_devices, 1);
+  EXPECT_EQ(r.recommended[0].variant_id, "w4a8_dynamic");
   int one_card_rejections = 0;
   for (const auto& c : r.rejected) {
     if (c.num_devices != 1) continue;
     ++one_card_rejections;
-    if (c.variant_rank < 2) EXPECT_NE(c.reason.find("exceed"), std::string::npos) << c.variant << ": " << c.reason;
-    EXPECT_FALSE(c.meets) << c.variant;
+    EXPECT_NE(c.reason.find("exceed"), std::string::npos) << c.variant << ": " << c.reason;
+    EXPECT_FALSE(c.meets);
   }
-  EXPECT_EQ(one_card_rejections, 3);  // BF16 as published, W8A8 and (issue 16) W4A8_DYNAMIC
-  EXPECT_NE(r.recommended[0].launch.serve.find("--tensor-parallel-size 2"), std::string::npos);
+  EXPECT_EQ(one_card_rejections, 2);  // BF16 as published and W8A8
+  EXPECT_NE(r.recommended[0].launch.serve.find("--tensor-parallel-size 1"), std::string::npos);
 }
 
 // seeds/001: one 910B3 runs the 27B hybrid in BF16 because only 16 of 64 layers keep a KV cache.
@@ -279,4 +280,40 @@ TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
     EXPECT_EQ(c.fit.kv_tokens, want.kv_tokens) << at;
     EXPECT_EQ(c.fit.max_concurrency, want.max_concurrency) << at;
   }
+}
+
+// Issue 16: a --context above the model's max_position_embeddings is not met by a row at the model's
+// maximum: every candidate is rejected with the reason, none recommended.
+TEST(Planner, Issue16_ContextAboveTheModelMaximumIsNeverLoweredSilently) {
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->max_position_embeddings, 40960);
+  plan::PlanTargets t;
+  t.context_tokens = 131072;
+  const auto r = plan::plan_for_model(*m, {dev("H200")}, catalogs().inputs(), t, 8);
+  EXPECT_TRUE(r.recommended.empty());
+  ASSERT_FALSE(r.rejected.empty());
+  for (const auto& c : r.rejected) {
+    EXPECT_EQ(c.context_tokens, 131072) << c.variant;
+    EXPECT_NE(c.reason.find("at most 40960 tokens (max_position_embeddings), below the 131072-token target"), std::string::npos) << c.reason;
+  }
+  // Without --context the default (min(32768, model max)) is a target the model can meet.
+  const auto d = plan::plan_for_model(*m, {dev("H200")}, catalogs().inputs(), {}, 8);
+  ASSERT_FALSE(d.recommended.empty());
+  EXPECT_EQ(d.recommended[0].context_tokens, 32768);
+}
+
+// Issue 16: 8 x 32 GB 910B4 have a real answer for the big MoE models: the 4-bit msModelSlim variant.
+TEST(Planner, Issue16_Eight910B4RunQwen3_235BInFourBit) {
+  auto m = model::resolve_model("Qwen/Qwen3-235B-A22B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const auto r = plan::plan_for_device({*m}, dev("910B4"), 8, catalogs().inputs(), t);
+  ASSERT_FALSE(r.recommended.empty());
+  EXPECT_EQ(r.recommended.front().variant_id, "w4a8_dynamic") << r.recommended.front().variant;
+  EXPECT_EQ(r.recommended.front().quantization_flag, "ascend");
+  bool w8a8_rejected = false;
+  for (const auto& c : r.rejected) w8a8_rejected |= c.variant_id == "w8a8" && !c.meets;
+  EXPECT_TRUE(w8a8_rejected);  // W8A8 leaves no KV cache on 8 x 32 GB
 }
