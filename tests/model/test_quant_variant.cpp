@@ -197,3 +197,24 @@ TEST(QuantVariant, Issue16_VariantOnBaseMatchesThePublishedCheckpointDescriptor)
     EXPECT_NEAR(got, want, 0.005 * want) << id << ": variant " << got / 1073741824.0 << " GiB, published " << want / 1073741824.0 << " GiB";
   }
 }
+
+// A variant sized from the base config against the file size of a published checkpoint of it
+// (tests/fixtures/variants/published_sizes.json, each with its source): within 1% (the GGUF presets'
+// bits per weight are file averages measured on Llama-3-8B).
+TEST(QuantVariant, Issue16_VariantOnBaseMatchesPublishedFileSizes) {
+  auto fixture = load_json_file(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/variants/published_sizes.json");
+  ASSERT_TRUE(fixture.has_value()) << fixture.error().describe();
+  ASSERT_FALSE((*fixture)["checkpoints"].empty());
+  for (const auto& ck : (*fixture)["checkpoints"]) {
+    const std::string where = ck["file"].get<std::string>();
+    ASSERT_FALSE(ck["source"].get<std::string>().empty()) << where;
+    auto base = load_hf_config(pftest::shared_path("models/" + ck["base"].get<std::string>() + "/config.json"));
+    ASSERT_TRUE(base.has_value()) << where;
+    auto v = find_variant(shipped(), ck["variant"].get<std::string>());
+    ASSERT_TRUE(v.has_value()) << where;
+    ModelSpec sized = *base;
+    sized.quant = (*v)->scheme;
+    const double got = compute_weight_bytes(sized).total, want = ck["bytes"].get<double>();
+    EXPECT_NEAR(got, want, 0.01 * want) << where << ": " << got / 1e9 << " GB sized, " << want / 1e9 << " GB published";
+  }
+}
