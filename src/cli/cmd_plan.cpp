@@ -17,6 +17,7 @@
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
+#include "model/quant_variant.hpp"
 #include "plan/planner.hpp"
 #include "report/render_plan.hpp"
 
@@ -27,6 +28,7 @@ namespace {
 // What `preflight plan` takes, written by its flag declarations.
 struct PlanRequest {
   std::optional<std::string> device, devices, engine, workload, model_filter;
+  std::optional<std::string> variant;
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
@@ -49,7 +51,8 @@ std::vector<Option> plan_options(PlanRequest& r) {
                 text_flag("devices", "D1,D2", r.devices, "devices to size the model for (default: every catalogue accelerator)"),
                 given_int("num-devices", "N", r.num_devices, "devices of the first form (default 1)"),
                 int_flag("max-devices", "N", r.max_devices, {1, 1024}, "the most devices tried per layout (default 16)"),
-                text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')")},
+                text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')"),
+                text_flag("variant", "NAME", r.variant, "only this quantized variant (the names fit --variant takes; bf16 = as published)")},
                under("targets:", {int_flag("context", "L", r.context, {1, INT64_MAX}, "context per request (default: 32768, or the model's maximum if smaller)"),
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
@@ -131,6 +134,14 @@ int cmd_plan(const std::vector<std::string>& argv) {
   auto rules = engine::load_launch_rules();
   if (!rules) return report_error(rules.error());
   plan::PlanInputs in{&*engines, &*speeds, &*rules, r.engine.value_or(""), r.workload == "agent" ? plan::Workload::agent : plan::Workload::chat};
+  if (r.variant) {
+    // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.
+    const auto& catalog = model::load_variant_catalog();
+    if (!catalog) return report_error(catalog.error());
+    auto v = model::find_variant(*catalog, *r.variant);
+    if (!v) return report_error(v.error());
+    in.variant = (*v)->id;
+  }
   plan::PlanTargets t;
   t.context_tokens = r.context;
   t.concurrency = r.concurrency.value_or(1);

@@ -206,12 +206,14 @@ const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::
   const QuantVariant* best = nullptr;
   size_t best_len = 0;
   for (const auto& v : catalog.variants) {
-    for (const auto& alias : v.aliases) {
-      if (alias.size() > best_len && has_word(t, alias)) {
+    auto consider = [&](const std::string& word) {
+      if (word.size() > best_len && has_word(t, word)) {
         best = &v;
-        best_len = alias.size();
+        best_len = word.size();
       }
-    }
+    };
+    consider(to_lower(v.id));  // the name fit --variant and plan take
+    for (const auto& alias : v.aliases) consider(alias);
   }
   if (!best && (t.empty() || has_word(t, "not stated"))) {
     for (const auto& v : catalog.variants)

@@ -54,7 +54,8 @@ const Expected<VariantCatalog>& load_variant_catalog();
 Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const std::string& name);
 
 // The variant a free-text quantization names ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "modelopt
-// (NVFP4)"): the variant with the longest alias found in the text as whole words (lowercased), or
+// (NVFP4)", or an id such as "ct_w4a16"): the variant with the longest alias or id found in the text as
+// whole words (lowercased), or
 // nullptr when none matches. "none", "bf16", "not stated" and empty text give the bf16 variant.
 const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text);
 

@@ -98,6 +98,13 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
 }
 
 namespace {
+// The variants a plan tries: plan --variant's one ("bf16" = the checkpoint as published), else every one
+// the engine takes.
+std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
+  if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
+  return eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+}
+
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
 // resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
 Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) {
@@ -238,7 +245,7 @@ PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const s
   const auto eng = engine_for(in, dev);
   for (size_t i = 0; i < models.size(); ++i) {
     const auto& m = models[i];
-    const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+    const auto variants = variants_for(m, in, eng);
     for (const auto& q : variants) {
       Candidate c = evaluate_with(m, dev, in, eng, params[i], q, n, t);
       (c.meets ? r.recommended : r.rejected).push_back(std::move(c));
@@ -304,7 +311,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   const double params = static_cast<double>(model::count_params(m).total);
   for (const auto& dev : devices) {
     const auto eng = engine_for(in, dev);
-    const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+    const auto variants = variants_for(m, in, eng);
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
       if (n > max_devices) break;

@@ -86,6 +86,7 @@ struct PlanInputs {
   const engine::LaunchRules* launch_rules = nullptr;
   std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
   Workload workload = Workload::chat;  // for the start command's launch rules
+  std::string variant;                 // plan --variant: only this variant (an id of the list, "bf16" = as published); empty = every one
 };
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the

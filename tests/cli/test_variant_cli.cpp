@@ -98,3 +98,24 @@ TEST(VariantCli, Issue16_PlanShowsFullNamesAndEveryStartCommand) {
   ASSERT_EQ(j["recommended"].size(), 2u);
   for (const auto& row : j["recommended"]) EXPECT_NE(row["launch"]["serve"].get<std::string>().find("vllm serve "), std::string::npos) << row.dump().substr(0, 200);
 }
+
+// The same name in plan --variant and fit --variant: the same weights and KV tokens; an unknown one is
+// exit 2 in both.
+TEST(VariantCli, Issue16_SameNameInPlanAndFit) {
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --context 32768 --variant w4a8_dynamic --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out;
+  const Json p = json_of(plan);
+  ASSERT_EQ(p["recommended"].size(), 1u);
+  const Json& row = p["recommended"][0];
+  EXPECT_EQ(row["variant_id"], "w4a8_dynamic");
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --num-devices " + std::to_string(row["num_devices"].get<int64_t>()) +
+                                       " --max-model-len 32768 --variant w4a8_dynamic --json",
+                                   {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  const Json f = json_of(fit);
+  EXPECT_DOUBLE_EQ(weights_gib(f), row["weights_gib_per_device"].get<double>());
+  EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
+  const auto unknown = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --variant w3a7");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("known variants: bf16, w8a8"), std::string::npos) << unknown.out;
+}

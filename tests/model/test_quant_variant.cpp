@@ -99,6 +99,9 @@ TEST(QuantVariant, Issue16_TextAsPeopleWriteIt) {
       {"ggml q4 (q4_0 presumably; stated only as 'q4')", "gguf_q4_0"},
       {"none (bf16)", "bf16"},
       {"not stated in excerpt (recipe default)", "bf16"},
+      // The ids fit --variant and plan take are read as well.
+      {"ct_w4a16", "ct_w4a16"},
+      {"w4a8_dynamic", "w4a8_dynamic"},
   };
   for (const auto& [text, id] : table) {
     const QuantVariant* v = variant_from_text(c, text);
