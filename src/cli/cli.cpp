@@ -30,6 +30,7 @@
 #include "engine/engine_profile.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
+#include "model/quant_variant.hpp"
 #include "plan/fit_search.hpp"
 #include "report/render.hpp"
 #include "report/render_plan.hpp"
@@ -103,6 +104,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
 struct FitRequest {
   std::optional<std::string> device, engine;
   std::optional<std::string> device_memory, platform;  // issue 15: a card outside the catalogue
+  std::optional<std::string> variant;
   deploy::Flags flags;
   SpeedFlags speed;
   ModelFlags model;
@@ -114,8 +116,41 @@ std::vector<Option> fit_options(FitRequest& r) {
                 text_flag("device-memory", "SIZE", r.device_memory, "memory as the runtime reports it (24GiB, 24GB): replaces --device's, or alone a\ngeneric card of --platform (for cards outside the catalogue)"),
                 text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.flags.num_devices, "devices in the deployment; without --tensor-parallel-size, TP = N / PP"),
-                text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version (vllm-ascend@0.23); default:\nthe newest known for the device's platform")},
+                text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version (vllm-ascend@0.23); default:\nthe newest known for the device's platform"),
+                text_flag("variant", "NAME", r.variant, "size a quantized variant of the model without its checkpoint (w8a8, w4a8_dynamic, awq,\nfp8_block, ...; the names plan and validate use; an unknown name lists them)")},
                deployment_options(r.flags), speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
+}
+
+// --variant: the variant's storage and --quantization on the flags (issue 16). An unknown name is bad
+// input (exit 2, the message lists the known ones); --quantization beside it is ambiguous.
+Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
+  if (!r.variant) return static_cast<const model::QuantVariant*>(nullptr);
+  const auto& catalog = model::load_variant_catalog();
+  if (!catalog) return catalog.error();
+  PF_TRY(v, model::find_variant(*catalog, *r.variant));
+  if (r.flags.quantization)
+    return make_error(ErrorKind::invalid_argument, fmt::format("--variant {} sets --quantization {}; give one of the two", v->id,
+                                                               v->engine_quantization.empty() ? "(none)" : v->engine_quantization));
+  if (v->quantized()) r.flags.quantization = deploy::Given<std::string>{v->engine_quantization, "--variant " + v->id};
+  r.flags.quant_scheme = v->scheme;
+  return v;
+}
+
+// The variant's rules for the resolved engine and device: a rejection becomes the verdict with the
+// engine's own message (true); a kernel fallback an assumption.
+bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolved, estimate::FitEstimate& est) {
+  const bool moe = resolved.model.num_experts > 0;
+  const std::string version = resolved.engine.version_max.text();
+  est.assumptions.push_back(fmt::format("variant {}: {}; {} ({})", v.id, v.name, v.layout, v.source));
+  if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
+    est.assumptions.push_back(fmt::format("variant {} on {} ({}): {}", v.id, resolved.device.id, resolved.device.family, f->message));
+  if (const auto* rule = model::variant_rule(v, "rejected", resolved.engine.engine, version, resolved.device.family, moe)) {
+    est.fits = false;
+    est.failure = estimate::Failure::unsupported_quantization;
+    est.failure_message = rule->message;
+    return true;
+  }
+  return false;
 }
 
 const CommandText k_fit_text{
@@ -141,6 +176,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
     device_memory = *bytes;
   }
   if (auto checked = deploy::check_flags(r.flags); !checked) return report_error(checked.error());
+  auto variant = apply_variant(r);
+  if (!variant) return report_error(variant.error());
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
   auto spec = resolve_model_arg((*positional)[0], *ro);
@@ -173,6 +210,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   }
   est->assumptions.insert(est->assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   est->provenance.insert(est->provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
+  if (*variant && check_variant(**variant, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   if (r.json) {

@@ -21,6 +21,7 @@
 #include "model/model_source.hpp"
 #include "plan/kubernetes.hpp"
 #include "plan/launch.hpp"
+#include "model/quant_variant.hpp"
 #include "plan/planner.hpp"
 #include "report/render_plan.hpp"
 #include "report/yaml.hpp"
@@ -36,11 +37,13 @@ struct PlanRequest {
   std::optional<int64_t> data_parallel;
   bool expert_parallel = false;
   std::optional<std::string> device_memory, platform;  // issue 15: a card outside the catalogue
+  std::optional<std::string> variant;
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
   std::optional<double> min_tok_s, bandwidth_gb_s;
   bool all = false, markdown = false, json = false;
+  bool commands = false;
   ModelFlags model;
 };
 
@@ -70,7 +73,8 @@ std::vector<Option> plan_options(PlanRequest& r) {
                 text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.num_devices, "devices of the first form (default 1)"),
                 int_flag("max-devices", "N", r.max_devices, {1, 1024}, "the most devices tried per layout (default 16)"),
-                text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')")},
+                text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')"),
+                text_flag("variant", "NAME", r.variant, "only this quantized variant (the names fit --variant takes; bf16 = as published)")},
                under("targets:", {int_flag("context", "L", r.context, {1, INT64_MAX}, "context per request (default: 32768, or the model's maximum if smaller)"),
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
@@ -86,7 +90,8 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                  text_flag("kubernetes", "FILE", r.kubernetes, "write Kubernetes manifests of the first candidate: Deployment + Service,\nor a LeaderWorkerSet + Service when it spans nodes"),
                                  text_flag("image", "IMAGE", r.image, "with --kubernetes: the container image (default: the engine's published one)"),
                                  int_flag("data-parallel", "N", r.data_parallel, {1, 4096}, "start the first candidate as N replicas with vLLM's native data parallel\n(per-node commands, no Ray)"),
-                                 switch_flag("expert-parallel", r.expert_parallel, "with --data-parallel: --enable-expert-parallel (MoE)")}),
+                                 switch_flag("expert-parallel", r.expert_parallel, "with --data-parallel: --enable-expert-parallel (MoE)"),
+                                 switch_flag("commands", r.commands, "the start commands of every row shown, not only the first (--json has them for every row)")}),
                model_options(r.model)});
 }
 
@@ -180,6 +185,14 @@ int cmd_plan(const std::vector<std::string>& argv) {
   auto rules = engine::load_launch_rules();
   if (!rules) return report_error(rules.error());
   plan::PlanInputs in{&*engines, &*speeds, &*rules, r.engine.value_or(""), r.workload == "agent" ? plan::Workload::agent : plan::Workload::chat};
+  if (r.variant) {
+    // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.
+    const auto& catalog = model::load_variant_catalog();
+    if (!catalog) return report_error(catalog.error());
+    auto v = model::find_variant(*catalog, *r.variant);
+    if (!v) return report_error(v.error());
+    in.variant = (*v)->id;
+  }
   plan::PlanTargets t;
   t.context_tokens = r.context;
   t.concurrency = r.concurrency.value_or(1);
@@ -251,7 +264,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!manifests.is_null()) j["kubernetes"] = manifests;
     print_json(j);
   } else {
-    std::cout << report::render_plan(result, question, table, rows);
+    std::cout << report::render_plan(result, question, table, rows) << (r.commands ? report::render_plan_commands(result, table, rows) : "");
     if (!manifests.is_null()) fmt::print("\nwrote {} ({})\n", *r.kubernetes, manifests["kinds"].get<std::string>());
   }
   return result.recommended.empty() ? k_exit_fail : k_exit_ok;

@@ -16,7 +16,7 @@ struct QuantizedCheckpoint {
   std::string repo;               // hub repo id served by `vllm serve`
   std::string hub;                // huggingface | modelscope
   std::string base_model;         // the BF16 repo it was quantized from
-  std::string variant;            // planner variant: ascend | awq | fp8
+  std::string variant;            // id in data/variants/quant_variants.json: w8a8 | awq | ...
   std::string format;             // human-readable, e.g. "msModelSlim W8A8"
   std::string quantization_flag;  // --quantization value for this checkpoint; empty = read from its config
   std::string url, source;
@@ -24,7 +24,7 @@ struct QuantizedCheckpoint {
 
 struct ConversionRecipe {
   std::string id;
-  std::string variant;             // planner variant it produces
+  std::string variant;             // variant id it produces (data/variants/quant_variants.json)
   std::string platform;            // npu | cuda | any: where the tool runs
   std::string tool;
   std::string output_suffix;       // appended to the model name for the output directory

@@ -222,6 +222,18 @@ Expected<const ArchitectureTraits*> read_architecture(const ConfigView& cfg, con
     }
     spec.architecture = (*archs)[0].get<std::string>();
   }
+  // auto_map (top level, or in text_config for VL wrappers): classes in the repository's own code, which
+  // the engine loads only with --trust-remote-code.
+  const Json& top = cfg.root().json();
+  const auto text = top.find("text_config");
+  for (const Json* scope : {&top, text != top.end() && text->is_object() ? &*text : nullptr}) {
+    if (!scope) continue;
+    const auto it = scope->find("auto_map");
+    if (it == scope->end()) continue;
+    if (!it->is_object()) return make_error(ErrorKind::corrupt, format("%s: auto_map: expected an object", origin.c_str()), origin);
+    for (auto entry = it->begin(); entry != it->end(); ++entry)
+      if (entry->is_string()) spec.auto_map.push_back(entry.key() + "=" + entry->get<std::string>());
+  }
   PF_TRY(model_type, cfg.opt_string("model_type"));
   spec.model_type = model_type.value_or("");
   const ArchitectureTraits* found = builtin_traits().find(spec.architecture);

@@ -83,6 +83,7 @@ struct ModelSpec {
   std::string source;           // file or catalogue entry read
   std::string architecture;     // config: architectures[0]
   std::string model_type;       // config: model_type (text_config.model_type for VL models)
+  std::vector<std::string> auto_map;  // config: auto_map as "AutoClass=module.Class" (top level or text_config); non-empty: --trust-remote-code
   Dtype dtype = Dtype::bf16;    // config: torch_dtype / dtype
 
   int64_t hidden_size = 0;              // config: hidden_size; GGUF {arch}.embedding_length

@@ -72,7 +72,8 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
   l.checkpoint = c.model_id;
   flag = c.quantization_flag;
   if (flag.empty() || m.quant.quantized()) return;
-  if (const auto* ck = engine::find_quantized_checkpoint(catalog, c.model_id, c.quantization_flag)) {
+  const std::string& variant = c.variant_id.empty() ? c.quantization_flag : c.variant_id;
+  if (const auto* ck = engine::find_quantized_checkpoint(catalog, c.model_id, variant)) {
     l.checkpoint = ck->repo;
     flag = ck->quantization_flag;
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
@@ -80,7 +81,7 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
                       ck->source + ")" + (ck->hub == "modelscope" ? "; VLLM_USE_MODELSCOPE=true makes vLLM fetch it from ModelScope" : ""));
     return;
   }
-  if (const auto* cv = engine::find_conversion(catalog, c.quantization_flag, e.platform)) {
+  if (const auto* cv = engine::find_conversion(catalog, variant, e.platform)) {
     const std::string name = base_name(c.model_id);
     const std::string model_dir = "/models/" + name;
     const std::string output_dir = model_dir + cv->output_suffix;
@@ -106,7 +107,7 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
                       "(vLLM docs, FP8 W8A8: dynamic quantization with --quantization fp8)");
     return;
   }
-  const std::string placeholder = "/models/" + base_name(c.model_id) + "-" + c.quantization_flag;
+  const std::string placeholder = "/models/" + base_name(c.model_id) + "-" + variant;
   l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) and no conversion recipe on %s: produce one at %s first", c.model_id.c_str(),
                              c.variant.c_str(), e.platform.c_str(), placeholder.c_str()));
   l.checkpoint = placeholder;
@@ -176,6 +177,10 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (c.no_video) s += " --limit-mm-per-prompt '{\"video\": 0}'";
   if (skip_mm) s += " --skip-mm-profiling";
   if (multi_node) s += " --distributed-executor-backend ray";
+  if (!m.auto_map.empty()) {
+    s += " --trust-remote-code";
+    l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");
+  }
   for (const auto& f : extra_flags) s += " " + f;
   l.serve = s;
   if (c.no_video)

@@ -8,6 +8,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "model/quant_variant.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 
@@ -17,19 +18,16 @@ namespace {
 
 constexpr int64_t k_devices_per_node = 8;
 
-std::string variant_label(const model::ModelSpec& m, const std::string& flag) {
-  if (flag.empty()) return m.quant.quantized() ? m.quant.detail : std::string(model::dtype_name(m.dtype)) + " as published";
-  if (flag == "ascend") return "W8A8 (msModelSlim checkpoint)";
-  if (flag == "fp8") return "FP8 (vLLM quantizes at load)";
-  if (flag == "awq") return "AWQ int4 checkpoint";
-  return flag;
+std::string published_label(const model::ModelSpec& m) {
+  return m.quant.quantized() ? m.quant.detail : std::string(model::dtype_name(m.dtype)) + " as published";
 }
 
 // Precision rank: published weights first, then 8-bit, then 4-bit.
-int variant_rank(const std::string& flag) {
-  if (flag.empty()) return 0;
-  if (flag == "ascend" || flag == "fp8") return 1;
-  return 2;
+int variant_rank(const model::QuantVariant& v) {
+  using model::WeightFormat;
+  for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
+    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic) return 2;
+  return 1;
 }
 
 std::string architecture_facts(const model::ModelSpec& m, const estimate::FitEstimate& fit) {
@@ -86,12 +84,27 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
 std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e) {
   std::vector<std::string> out = {""};
   if (m.quant.quantized() || e.engine == "llama.cpp") return out;
-  for (const std::string q : {"ascend", "fp8", "awq"})
-    if (e.accepts_quantization(q) && !(q == "fp8" && !e.fp8_requires.empty())) out.push_back(q);
+  const auto& catalog = model::load_variant_catalog();
+  if (!catalog) return out;
+  for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
+    const auto v = model::find_variant(*catalog, id);
+    if (!v) continue;
+    const std::string& q = (*v)->engine_quantization;
+    if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
+    if (model::variant_rule(**v, "rejected", e.engine, e.version_max.text(), "", m.num_experts > 0)) continue;
+    out.push_back(id);
+  }
   return out;
 }
 
 namespace {
+// The variants a plan tries: plan --variant's one ("bf16" = the checkpoint as published), else every one
+// the engine takes.
+std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
+  if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
+  return eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+}
+
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
 // resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
 Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) {
@@ -104,12 +117,25 @@ namespace {
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
 // `dev` (engine_for) and the model's total parameter count.
 Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                        double params, const std::string& quantization, int64_t n, const PlanTargets& t) {
+                        double params, const std::string& variant, int64_t n, const PlanTargets& t) {
   Candidate c;
   c.model_id = m.id;
   c.device_id = dev.id;
-  c.quantization_flag = quantization;
-  c.variant = variant_label(m, quantization);
+  c.variant = published_label(m);
+  const model::QuantVariant* v = nullptr;
+  if (!variant.empty()) {
+    const auto& catalog = model::load_variant_catalog();
+    auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
+    if (!found) {
+      c.reason = found.error().message;
+      return c;
+    }
+    v = *found;
+    c.variant_id = v->id;
+    c.variant = v->name;
+    c.variant_rank = variant_rank(*v);
+    c.quantization_flag = v->engine_quantization;
+  }
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
@@ -129,13 +155,25 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return c;
   }
+  if (const model::VariantRule* rule = v ? model::variant_rule(*v, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
+    c.reason = "engine rejects it: " + rule->message;
+    return c;
+  }
   const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
   c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
+  if (t.context_tokens && *t.context_tokens > model_max) {
+    // A row below --context does not meet the targets: never lowered silently.
+    c.context_tokens = *t.context_tokens;
+    c.reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
+                      static_cast<long long>(*t.context_tokens));
+    return c;
+  }
   estimate::Deployment d;
   d.tensor_parallel_size = c.tensor_parallel_size;
   d.pipeline_parallel_size = c.pipeline_parallel_size;
   d.max_model_len = c.context_tokens;
-  d.quantization = quantization;
+  d.quantization = c.quantization_flag;
+  if (v) d.quant_scheme = v->scheme;
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   // A plan shows each candidate's numbers, verdict and reason, never the fit's explanatory text
   // (assumptions, provenance, term rules, printed lines): it is not built (Deployment::explain), so a
@@ -224,7 +262,7 @@ PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const s
   const auto eng = engine_for(in, dev);
   for (size_t i = 0; i < models.size(); ++i) {
     const auto& m = models[i];
-    const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+    const auto variants = variants_for(m, in, eng);
     for (const auto& q : variants) {
       Candidate c = evaluate_with(m, dev, in, eng, params[i], q, n, t);
       (c.meets ? r.recommended : r.rejected).push_back(std::move(c));
@@ -233,7 +271,7 @@ PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const s
   // Biggest model first (the seed's question), then higher precision, then faster.
   std::stable_sort(r.recommended.begin(), r.recommended.end(), [](const Candidate& a, const Candidate& b) {
     if (a.params != b.params) return a.params > b.params;
-    if (variant_rank(a.quantization_flag) != variant_rank(b.quantization_flag)) return variant_rank(a.quantization_flag) < variant_rank(b.quantization_flag);
+    if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
     return a.tokens_per_s > b.tokens_per_s;
   });
   r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(n), dev.id.c_str(),
@@ -251,9 +289,9 @@ std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
 }
 }  // namespace
 
-Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& quantization, int64_t n,
+Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, int64_t n,
                              const PlanTargets& t) {
-  return evaluate_with(m, dev, in, engine_for(in, dev), static_cast<double>(model::count_params(m).total), quantization, n, t);
+  return evaluate_with(m, dev, in, engine_for(in, dev), static_cast<double>(model::count_params(m).total), variant, n, t);
 }
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
@@ -292,7 +330,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   const double params = static_cast<double>(model::count_params(m).total);
   for (const auto& dev : devices) {
     const auto eng = engine_for(in, dev);
-    const auto variants = eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+    const auto variants = variants_for(m, in, eng);
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
       if (n > max_devices) break;
@@ -304,7 +342,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
       }
       if (!meeting.empty()) {
         std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate& a, const Candidate& b) {
-          return variant_rank(a.quantization_flag) < variant_rank(b.quantization_flag);
+          return a.variant_rank < b.variant_rank;
         });
         best = std::move(meeting.front());
         break;

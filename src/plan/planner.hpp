@@ -47,7 +47,9 @@ struct Launch {
 
 struct Candidate {
   std::string model_id;
-  std::string variant;              // "bf16 as published", "W8A8 (ModelSlim)", ...
+  std::string variant;              // the variant's full name: "bf16 as published", "msModelSlim W8A8 (static; ...)", ...
+  std::string variant_id;           // its id in data/variants/quant_variants.json; empty = checkpoint as published
+  int variant_rank = 0;             // 0 as published, 1 eight-bit, 2 four-bit (ranking: higher precision first)
   std::string quantization_flag;    // --quantization value, empty = checkpoint as published
   bool no_video = false;           // only the start without video input fits (the profile's dummy video is too large)
   bool skip_mm_profiling = false;  // only the start without the encoder profile fits the context
@@ -84,14 +86,19 @@ struct PlanInputs {
   const engine::LaunchRules* launch_rules = nullptr;
   std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
   Workload workload = Workload::chat;  // for the start command's launch rules
+  std::string variant;                 // plan --variant: only this variant (an id of the list, "bf16" = as published); empty = every one
 };
 
-// Quantization flags worth trying for a model on an engine: the checkpoint as published, plus the
-// accepted weight-only/low-bit methods preflight can size when the checkpoint is not quantized.
+// Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
+// checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose
+// --quantization the engine accepts and that no rule of the variant rejects on every device of it
+// (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, AWQ).
 std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine);
 
-// Device counts tried: 1, 2, 4, 8 (one node) and 16 (two nodes, TP 8 x PP 2).
-Candidate evaluate_candidate(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& quantization,
+// `variant`: an id of data/variants/quant_variants.json ("" = as published); the candidate is sized
+// with that variant's storage, as `fit --variant` sizes it. Device counts tried by the plans: 1, 2,
+// 4, 8 (one node) and 16 (two nodes, TP 8 x PP 2).
+Candidate evaluate_candidate(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& variant,
                              int64_t num_devices, const PlanTargets& targets);
 
 // Question 1: what this hardware runs. `models` are the catalogue (or any list).

@@ -1,5 +1,6 @@
 #include "report/render_plan.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "base/units.hpp"
@@ -33,6 +34,7 @@ void render_launch(std::ostringstream& o, const plan::Launch& l) {
 Json candidate_to_json(const plan::Candidate& c) {
   Json j = {{"model", c.model_id},
             {"variant", c.variant},
+            {"variant_id", c.variant_id},
             {"quantization", c.quantization_flag},
             {"device", c.device_id},
             {"engine", c.engine_id},
@@ -142,8 +144,12 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
   if (md && !plan.recommended.empty()) {
     o << "| model | variant | device | layout | context | KV tokens | concurrency | tok/s (1 stream) | why it fits |\n";
     o << "|---|---|---|---|---:|---:|---:|---:|---|\n";
-  } else if (!plan.recommended.empty()) {
-    o << format("%-34s %-28s %-10s %-9s %8s %10s %6s %8s\n", "model", "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
+  }
+  // Variant names are shown whole (issue 16): the column is as wide as the longest one shown.
+  int variant_width = 28;
+  for (size_t i = 0; i < plan.recommended.size() && i < max_rows; ++i) variant_width = std::max(variant_width, static_cast<int>(plan.recommended[i].variant.size()));
+  if (!md && !plan.recommended.empty()) {
+    o << format("%-34s %-*s %-10s %-9s %8s %10s %6s %8s\n", "model", variant_width, "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
   }
   size_t shown = 0;
   for (const auto& c : plan.recommended) {
@@ -155,7 +161,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
         << with_thousands(c.fit.kv_tokens) << " | " << fixed(c.fit.max_concurrency, 2) << " | " << (c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1))
         << " | " << c.reason << " |\n";
     else
-      o << format("%-34s %-28s %-10s %-9s %8lld %10lld %6.2f %8s\n", c.model_id.substr(0, 34).c_str(), c.variant.substr(0, 28).c_str(), c.device_id.c_str(),
+      o << format("%-34s %-*s %-10s %-9s %8lld %10lld %6.2f %8s\n", c.model_id.substr(0, 34).c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
                   layout.c_str(), static_cast<long long>(c.context_tokens), static_cast<long long>(c.fit.kv_tokens), c.fit.max_concurrency,
                   c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
         << (c.reason.empty() ? "" : "    why: " + c.reason + "\n");
@@ -182,6 +188,19 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     }
   }
   for (const auto& a : plan.assumptions) o << (md ? "\n_assumed: " : "assumed: ") << a << (md ? "_\n" : "\n");
+  return o.str();
+}
+
+std::string render_plan_commands(const plan::PlanResult& plan, PlanFormat fmt, size_t max_rows) {
+  std::ostringstream o;
+  const bool md = fmt == PlanFormat::markdown;
+  for (size_t i = 0; i < plan.recommended.size() && i < max_rows; ++i) {
+    const auto& c = plan.recommended[i];
+    o << "\n" << (md ? "### " : "") << "start " << c.model_id << " (" << c.variant << ") on " << c.num_devices << "x " << c.device_id << ":\n";
+    if (md) o << "```bash\n";
+    render_launch(o, c.launch);
+    if (md) o << "```\n";
+  }
   return o.str();
 }
 

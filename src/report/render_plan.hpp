@@ -16,5 +16,8 @@ std::string render_speed(const estimate::SpeedEstimate& speed, const Style& styl
 enum class PlanFormat { text, markdown };
 Json plan_to_json(const plan::PlanResult& plan, const std::string& question);
 std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat format, size_t max_rows);
+// plan --commands: the start commands of every recommended row shown (up to max_rows), each under a
+// line naming its model, full variant name and layout.
+std::string render_plan_commands(const plan::PlanResult& plan, PlanFormat format, size_t max_rows);
 
 }  // namespace preflight::report

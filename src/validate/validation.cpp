@@ -15,6 +15,7 @@
 #include "engine/speed_profile.hpp"
 #include "estimate/speed.hpp"
 #include "model/model_source.hpp"
+#include "model/quant_variant.hpp"
 
 namespace preflight::validate {
 
@@ -156,35 +157,38 @@ CaseModel resolve_case_model(const std::string& hint, const model::ResolveOption
   return out;
 }
 
-// The case's quantization text as vLLM's --quantization (and, for "gguf <preset>", the preset's
-// storage scheme), set on `flags` only where it differs from the checkpoint's own scheme.
-Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec, const engine::SpeedCatalog& speeds, const std::string& where, deploy::Flags& flags) {
+// Whether a checkpoint stating `method` already is of the variant reading `flag` ("awq" and "awq",
+// "modelopt" and "modelopt_fp4"): then its own descriptor describes it better than the variant.
+bool same_method(const std::string& method, const std::string& flag) {
+  auto norm = [](std::string s) {
+    s = to_lower(s);
+    for (auto& ch : s) if (ch == '-') ch = '_';
+    return s;
+  };
+  const std::string a = norm(method), b = norm(flag);
+  return !a.empty() && !b.empty() && (a.rfind(b, 0) == 0 || b.rfind(a, 0) == 0);
+}
+
+// The case's quantization text as people write it ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "GGUF
+// Q4_K_M"), read by the variant list (model/quant_variant). A checkpoint whose own descriptor the
+// model resolved to keeps its scheme; a base config the case names gets the variant's storage and
+// --quantization. Text the list does not name is passed as --quantization (its first word), so the
+// engine's accepted list decides.
+Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec, const std::string& where, deploy::Flags& flags, CaseResult& row) {
   PF_TRY(quant, c.opt_string("quantization"));
-  std::string q = to_lower(quant.value_or(""));
-  if (q.find("none") != std::string::npos || q.find("bf16") != std::string::npos || q.find("not stated") != std::string::npos) q.clear();
-  if (q.rfind("gguf", 0) == 0) {
-    // A GGUF preset applied to the config of the same architecture: the preset's average bits.
-    const std::string preset_name = trim(q.substr(4));
-    if (const engine::GgufPreset* preset = speeds.find_preset(preset_name)) {
-      model::QuantScheme g;
-      g.method = "gguf";
-      g.linear_format = g.expert_format = model::WeightFormat::packed_bits;
-      g.bits_per_weight = preset->bits_per_weight;
-      g.source = preset->source;
-      g.detail = format("GGUF %s: %.3f bits per weight on every matrix (%s)", preset->name.c_str(), preset->bits_per_weight, preset->source.c_str());
-      flags.quant_scheme = g;
-    }
-    q = "gguf";
-  } else if (!q.empty()) {
-    if (q.find("awq") != std::string::npos) q = "awq";
-    else if (q.find("compressed-tensors") != std::string::npos) q = "compressed-tensors";
-    else if (q.find("fp8") != std::string::npos) q = "fp8";
-    else if (q.find("mxfp4") != std::string::npos) q = "mxfp4";
-    else if (q.find("gptq") != std::string::npos) q = "gptq";
-    else q = first_token(q);
+  const auto& catalog = model::load_variant_catalog();
+  if (!catalog) return catalog.error();
+  const std::string text = quant.value_or("");
+  const model::QuantVariant* v = model::variant_from_text(*catalog, text);
+  if (!v) {
+    const std::string q = first_token(to_lower(text));
+    if (!q.empty() && to_lower(spec.quant.method) != q) flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
+    return Ok{};
   }
-  // The checkpoint's own scheme already describes it: pass the flag only when it differs.
-  if (!q.empty() && to_lower(spec.quant.method) != q) flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
+  if (!v->quantized() || same_method(spec.quant.method, v->engine_quantization)) return Ok{};
+  flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
+  flags.quant_scheme = v->scheme;
+  row.assumptions.push_back("quantization '" + text + "' read as variant " + v->id + " (" + v->name + ") applied to " + spec.id);
   return Ok{};
 }
 
@@ -315,7 +319,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     in.engine.printed_tokens_are_blocks = deploy::printed_tokens_are_blocks(*o.kv_cache_tokens, *o.max_concurrency, *o.concurrency_len);
   in.flags = flags;
   in.flags.quantization.reset();
-  PF_TRY(quant_ok, apply_case_quantization(c, spec, ctx.speeds, where, in.flags));
+  PF_TRY(quant_ok, apply_case_quantization(c, spec, where, in.flags, row));
   (void)quant_ok;
   auto resolved = deploy::resolve_deployment(in, {&ctx.devices, &ctx.engines});
   if (!resolved) return skip(resolved.error().message);

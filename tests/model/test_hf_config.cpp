@@ -224,3 +224,25 @@ TEST(HfConfig, Issue19_RecurrentStateOverflowNamesTheKeys) {
   EXPECT_NE(spec.error().message.find("config.json: mamba_num_heads x mamba_head_dim x ssm_state_size"), std::string::npos) << spec.error().message;
   EXPECT_NE(spec.error().message.find("recurrent state cache size overflows"), std::string::npos) << spec.error().message;
 }
+
+// Issue 16: auto_map (top level, or inside text_config) is recorded, so the start command can add
+// --trust-remote-code; a config without one records none; a malformed one names the key.
+TEST(HfConfig, Issue16_AutoMapRecorded) {
+  auto ds = load_hf_config(pftest::shared_path("models/deepseek-ai__DeepSeek-V3/config.json"));
+  ASSERT_TRUE(ds.has_value()) << ds.error().describe();
+  bool causal = false;
+  for (const auto& e : ds->auto_map) causal |= e == "AutoModelForCausalLM=modeling_deepseek.DeepseekV3ForCausalLM";
+  EXPECT_TRUE(causal) << ds->auto_map.size();
+  auto nemotron = load_hf_config(pftest::shared_path("models/nvidia__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16/config.json"));
+  ASSERT_TRUE(nemotron.has_value()) << nemotron.error().describe();
+  EXPECT_FALSE(nemotron->auto_map.empty());
+  auto qwen = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B/config.json"));
+  ASSERT_TRUE(qwen.has_value());
+  EXPECT_TRUE(qwen->auto_map.empty());
+  auto cfg = load_json_file(pftest::shared_path("models/Qwen__Qwen3-32B/config.json"));
+  ASSERT_TRUE(cfg.has_value());
+  (*cfg)["auto_map"] = "modeling_x.X";
+  auto bad = parse_hf_config(*cfg, "config.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("auto_map: expected an object"), std::string::npos) << bad.error().message;
+}

@@ -17,6 +17,7 @@
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
 #include "report/render_plan.hpp"
+#include "../test_support.hpp"
 
 using namespace preflight;
 
@@ -42,6 +43,8 @@ plan::Candidate candidate(const std::string& model_id, const std::string& quanti
   plan::Candidate c;
   c.model_id = model_id;
   c.quantization_flag = quantization;
+  // The planner's variant for each flag (data/variants/quant_variants.json).
+  c.variant_id = quantization == "ascend" ? "w8a8" : quantization == "fp8" ? "fp8_tensor" : quantization;
   c.variant = quantization.empty() ? "as published" : quantization;
   c.num_devices = devices;
   c.tensor_parallel_size = std::min<int64_t>(devices, 8);
@@ -138,7 +141,7 @@ TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
 TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
   const auto r = plan::plan_for_model(model_of("Qwen/Qwen3-235B-A22B"), {dev("910B4"), dev("910B3"), dev("H100-SXM")}, catalogs().inputs(), {}, 16);
   ASSERT_FALSE(r.recommended.empty());
-  bool saw_awq = false, saw_ascend = false;
+  bool saw_awq = false, saw_ascend = false, saw_w4a8 = false;
   for (const auto& c : r.recommended) {
     const auto& l = c.launch;
     const std::string ckpt = served_checkpoint(l.serve);
@@ -146,6 +149,12 @@ TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
     if (c.quantization_flag.empty()) {
       EXPECT_EQ(ckpt, "Qwen/Qwen3-235B-A22B");
       EXPECT_EQ(quantization_of(l.serve), "");
+    } else if (c.variant_id == "w4a8_dynamic") {
+      // Fewer NPUs hold the 4-bit variant than the W8A8 one: msModelSlim's W4A8 conversion, then its output.
+      saw_w4a8 = true;
+      EXPECT_EQ(ckpt, "/models/Qwen3-235B-A22B-W4A8");
+      EXPECT_EQ(quantization_of(l.serve), "ascend");
+      EXPECT_GE(line_of(l.prepare, "--quant_type w4a8 "), 0);
     } else if (c.quantization_flag == "ascend") {
       saw_ascend = true;
       EXPECT_EQ(ckpt, "vllm-ascend/Qwen3-235B-A22B-W8A8");
@@ -168,7 +177,8 @@ TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
     }
   }
   EXPECT_TRUE(saw_awq);
-  EXPECT_TRUE(saw_ascend);
+  EXPECT_FALSE(saw_ascend);  // W8A8 needs more cards than W4A8_DYNAMIC on both NPUs: the cheaper count wins
+  EXPECT_TRUE(saw_w4a8);
 }
 
 // Issue 16: a published checkpoint in the catalogue is served by its repo id, with the flag its
@@ -320,10 +330,14 @@ TEST(LaunchRules, Issue18_RejectsBadWorkloadFilter) {
 TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
   auto shipped = engine::load_quantized_catalog();
   ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
-  EXPECT_NE(engine::find_quantized_checkpoint(*shipped, "qwen/qwen3-235b-a22b", "ascend"), nullptr);
-  EXPECT_EQ(engine::find_quantized_checkpoint(*shipped, "Qwen/Qwen3-14B", "ascend"), nullptr);
-  EXPECT_NE(engine::find_conversion(*shipped, "ascend", "npu"), nullptr);
-  EXPECT_EQ(engine::find_conversion(*shipped, "ascend", "cuda"), nullptr);
+  EXPECT_NE(engine::find_quantized_checkpoint(*shipped, "qwen/qwen3-235b-a22b", "w8a8"), nullptr);
+  EXPECT_EQ(engine::find_quantized_checkpoint(*shipped, "Qwen/Qwen3-14B", "w8a8"), nullptr);
+  EXPECT_NE(engine::find_conversion(*shipped, "w8a8", "npu"), nullptr);
+  EXPECT_EQ(engine::find_conversion(*shipped, "w8a8", "cuda"), nullptr);
+  // Issue 16: the 4-bit Ascend variant is produced by msModelSlim's W4A8 one-click recipe.
+  const auto* w4a8 = engine::find_conversion(*shipped, "w4a8_dynamic", "npu");
+  ASSERT_NE(w4a8, nullptr);
+  EXPECT_NE(w4a8->commands.back().find("--quant_type w4a8 "), std::string::npos);
 
   const auto ok = Json::parse(R"({"schema_version":1,"checkpoints":[{"repo":"o/M-W8A8","hub":"modelscope","base_model":"o/M","variant":"ascend",
       "format":"W8A8","quantization_flag":"ascend","url":"https://modelscope.cn/models/o/M-W8A8","source":"s"}],
@@ -365,4 +379,17 @@ TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
     EXPECT_NE(r.error().describe().find(b.message), std::string::npos) << b.what << ": " << r.error().describe();
     EXPECT_NE(r.error().describe().find("q.json"), std::string::npos) << b.what;
   }
+}
+
+// Issue 16: a config with an auto_map starts with --trust-remote-code (and says why); one without does not.
+TEST(Launch, Issue16_TrustRemoteCodeWhereTheConfigHasAnAutoMap) {
+  auto ds = model::resolve_model(pftest::shared_path("models/deepseek-ai__DeepSeek-V3/config.json"));
+  ASSERT_TRUE(ds.has_value()) << ds.error().describe();
+  const auto with = plan::build_launch(*ds, candidate(ds->id, "", 8), engine_for("cuda"), catalogs().rules, 8, {});
+  EXPECT_NE(with.serve.find(" --trust-remote-code"), std::string::npos) << with.serve;
+  bool noted = false;
+  for (const auto& n : with.notes) noted |= has(n, "--trust-remote-code: config.json has an auto_map");
+  EXPECT_TRUE(noted);
+  const auto without = launch("Qwen/Qwen3-32B", "cuda", "", 2);
+  EXPECT_EQ(without.serve.find("--trust-remote-code"), std::string::npos) << without.serve;
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "model/quant_variant.hpp"
+
 #include <optional>
 
 #include "device/device_spec.hpp"
@@ -36,7 +38,8 @@ plan::Candidate on_910b3(const std::string& model, int64_t context, std::optiona
 }  // namespace
 
 // seeds/000: a 27B W8A8 model never fits one 32 GB 910B4 (weights ~34 GB); the plan must say so for
-// every variant and name the cheapest layout that does fit.
+// BF16 and W8A8. Issue 16: the 4-bit msModelSlim variant (W4A8_DYNAMIC) does fit one card, and is the
+// recommended start.
 TEST(Planner, Qwen36On910B4NeedsTwoCards) {
   auto m = model::resolve_model("Qwen/Qwen3.6-27B");
   ASSERT_TRUE(m.has_value());
@@ -44,8 +47,8 @@ TEST(Planner, Qwen36On910B4NeedsTwoCards) {
   t.context_tokens = 4096;
   const auto r = plan::plan_for_model(*m, {dev("910B4")}, catalogs().inputs(), t, 16);
   ASSERT_EQ(r.recommended.size(), 1u);
-  EXPECT_EQ(r.recommended[0].num_devices, 2);
-  EXPECT_EQ(r.recommended[0].tensor_parallel_size, 2);
+  EXPECT_EQ(r.recommended[0].num_devices, 1);
+  EXPECT_EQ(r.recommended[0].variant_id, "w4a8_dynamic");
   int one_card_rejections = 0;
   for (const auto& c : r.rejected) {
     if (c.num_devices != 1) continue;
@@ -54,7 +57,7 @@ TEST(Planner, Qwen36On910B4NeedsTwoCards) {
     EXPECT_FALSE(c.meets);
   }
   EXPECT_EQ(one_card_rejections, 2);  // BF16 as published and W8A8
-  EXPECT_NE(r.recommended[0].launch.serve.find("--tensor-parallel-size 2"), std::string::npos);
+  EXPECT_NE(r.recommended[0].launch.serve.find("--tensor-parallel-size 1"), std::string::npos);
 }
 
 // seeds/001: one 910B3 runs the 27B hybrid in BF16 because only 16 of 64 layers keep a KV cache.
@@ -213,7 +216,7 @@ TEST(Planner, Issue19_PlanForDevicesMatchesCandidateByCandidate) {
         const auto one = plan::evaluate_candidate(m, d, catalogs().inputs(), q, n, t);
         const plan::Candidate* match = nullptr;
         for (const auto* c : got)
-          if (c->model_id == one.model_id && c->quantization_flag == one.quantization_flag) match = c;
+          if (c->model_id == one.model_id && c->variant_id == one.variant_id) match = c;
         ASSERT_NE(match, nullptr) << d.id << " x" << n << " " << m.id << " " << q;
         EXPECT_EQ(match->meets, one.meets) << m.id;
         EXPECT_EQ(match->reason, one.reason) << m.id;
@@ -261,6 +264,7 @@ TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
     dep.pipeline_parallel_size = c.pipeline_parallel_size;
     dep.max_model_len = c.context_tokens;
     dep.quantization = c.quantization_flag;
+    if (!c.variant_id.empty()) dep.quant_scheme = (*model::find_variant(*model::load_variant_catalog(), c.variant_id))->scheme;
     dep.no_video = c.no_video;
     dep.skip_mm_profiling = c.skip_mm_profiling;
     const auto want = estimate::estimate_fit(*m, d, *eng, *oh, dep);
@@ -326,4 +330,40 @@ TEST(Planner, Issue20_PlanForModelNamesEachDevicesBandwidthPrior) {
   }
   EXPECT_EQ(b4, 1);
   EXPECT_EQ(h100, 1);
+}
+
+// Issue 16: a --context above the model's max_position_embeddings is not met by a row at the model's
+// maximum: every candidate is rejected with the reason, none recommended.
+TEST(Planner, Issue16_ContextAboveTheModelMaximumIsNeverLoweredSilently) {
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->max_position_embeddings, 40960);
+  plan::PlanTargets t;
+  t.context_tokens = 131072;
+  const auto r = plan::plan_for_model(*m, {dev("H200")}, catalogs().inputs(), t, 8);
+  EXPECT_TRUE(r.recommended.empty());
+  ASSERT_FALSE(r.rejected.empty());
+  for (const auto& c : r.rejected) {
+    EXPECT_EQ(c.context_tokens, 131072) << c.variant;
+    EXPECT_NE(c.reason.find("at most 40960 tokens (max_position_embeddings), below the 131072-token target"), std::string::npos) << c.reason;
+  }
+  // Without --context the default (min(32768, model max)) is a target the model can meet.
+  const auto d = plan::plan_for_model(*m, {dev("H200")}, catalogs().inputs(), {}, 8);
+  ASSERT_FALSE(d.recommended.empty());
+  EXPECT_EQ(d.recommended[0].context_tokens, 32768);
+}
+
+// Issue 16: 8 x 32 GB 910B4 have a real answer for the big MoE models: the 4-bit msModelSlim variant.
+TEST(Planner, Issue16_Eight910B4RunQwen3_235BInFourBit) {
+  auto m = model::resolve_model("Qwen/Qwen3-235B-A22B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const auto r = plan::plan_for_device({*m}, dev("910B4"), 8, catalogs().inputs(), t);
+  ASSERT_FALSE(r.recommended.empty());
+  EXPECT_EQ(r.recommended.front().variant_id, "w4a8_dynamic") << r.recommended.front().variant;
+  EXPECT_EQ(r.recommended.front().quantization_flag, "ascend");
+  bool w8a8_rejected = false;
+  for (const auto& c : r.rejected) w8a8_rejected |= c.variant_id == "w8a8" && !c.meets;
+  EXPECT_TRUE(w8a8_rejected);  // W8A8 leaves no KV cache on 8 x 32 GB
 }

@@ -1,0 +1,245 @@
+// Reads data/variants/quant_variants.json: one record per variant, its storage as WeightFormat names
+// (the same names weight_format_name gives), its kept modules and its engine rules.
+#include "model/quant_variant.hpp"
+
+#include <cctype>
+#include <cstdio>
+
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+
+namespace preflight::model {
+
+namespace {
+
+constexpr const char* k_file = "data/variants/quant_variants.json";
+
+Expected<std::vector<std::string>> strings(const Json* j, const std::string& where, const std::string& origin) {
+  std::vector<std::string> out;
+  if (!j) return out;
+  if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+  for (const auto& s : *j) {
+    if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+Expected<WeightFormat> format_named(const std::string& name, const std::string& where, const std::string& origin) {
+  for (size_t i = 0; i < static_cast<size_t>(WeightFormat::count_); ++i)
+    if (name == weight_format_name(static_cast<WeightFormat>(i))) return static_cast<WeightFormat>(i);
+  return make_error(ErrorKind::corrupt, where + ": weight format '" + name + "' is not known", origin);
+}
+
+// "weights": {"linear", "experts", "group_size", "zero_point", "block", "bits_per_weight"}.
+Status read_weights(const Json& j, const std::string& where, const std::string& origin, QuantScheme& s) {
+  JsonObject w(j, origin, where + ".weights");
+  PF_TRY(keys, w.only_keys({"linear", "experts", "group_size", "zero_point", "block", "bits_per_weight"}));
+  (void)keys;
+  PF_TRY(linear, w.string("linear"));
+  PF_TRY(experts, w.string("experts"));
+  PF_TRY(lf, format_named(linear, where, origin));
+  PF_TRY(ef, format_named(experts, where, origin));
+  s.linear_format = lf;
+  s.expert_format = ef;
+  PF_TRY(group, w.opt_int("group_size"));
+  PF_TRY(zero, w.opt_bool("zero_point"));
+  PF_TRY(bits, w.opt_number("bits_per_weight"));
+  s.group_size = group.value_or(0);
+  s.group_zero_point = zero.value_or(false);
+  s.bits_per_weight = bits.value_or(0);
+  if (const Json* b = w.find("block")) {
+    if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_integer() || !(*b)[1].is_number_integer() || (*b)[0].get<int64_t>() <= 0 ||
+        (*b)[1].get<int64_t>() <= 0)
+      return make_error(ErrorKind::corrupt, where + ": weights.block: expected two positive integers", origin);
+    s.block_rows = (*b)[0].get<int64_t>();
+    s.block_cols = (*b)[1].get<int64_t>();
+  }
+  const bool packed = lf == WeightFormat::packed_bits || ef == WeightFormat::packed_bits;
+  if (packed && !(s.bits_per_weight > 0 && s.bits_per_weight <= 32))
+    return make_error(ErrorKind::corrupt, where + ": packed_bits needs bits_per_weight in (0, 32]", origin);
+  return Ok{};
+}
+
+Expected<VariantRule> read_rule(const Json& j, const std::string& where, const std::string& origin) {
+  JsonObject r(j, origin, where);
+  PF_TRY(keys, r.only_keys({"engine", "families", "before_version", "model_kind", "status", "message"}));
+  (void)keys;
+  VariantRule rule;
+  PF_TRY(engine, r.string("engine"));
+  PF_TRY(families, strings(r.find("families"), where + ".families", origin));
+  PF_TRY(before, r.opt_string("before_version"));
+  PF_TRY(kind, r.opt_string("model_kind"));
+  PF_TRY(status, r.string("status"));
+  PF_TRY(message, r.string("message"));
+  if (status != "rejected" && status != "fallback")
+    return make_error(ErrorKind::corrupt, where + ": status '" + status + "', expected rejected or fallback", origin);
+  if (message.empty()) return make_error(ErrorKind::corrupt, where + ": message is empty", origin);
+  if (kind && *kind != "dense" && *kind != "moe") return make_error(ErrorKind::corrupt, where + ": model_kind '" + *kind + "', expected dense or moe", origin);
+  rule.engine = engine;
+  rule.families = families;
+  rule.before_version = before.value_or("");
+  rule.model_kind = kind.value_or("");
+  rule.status = status;
+  rule.message = message;
+  return rule;
+}
+
+Expected<QuantVariant> read_variant(const Json& item, const std::string& origin) {
+  JsonObject pre(item, origin, "variants[]");
+  PF_TRY(id, pre.string("id"));
+  const std::string where = origin + ": variants[" + id + "]";
+  JsonObject r(item, origin, "variants[" + id + "]");
+  PF_TRY(keys, r.only_keys({"id", "name", "tool", "engine_quantization", "aliases", "weights", "module_formats", "keep_high_precision", "layout",
+                            "descriptor", "rules", "source"}));
+  (void)keys;
+  if (id.empty()) return make_error(ErrorKind::corrupt, origin + ": variants[]: id is empty", origin);
+  QuantVariant v;
+  v.id = id;
+  PF_TRY(name, r.string("name"));
+  PF_TRY(tool, r.string("tool"));
+  PF_TRY(flag, r.string("engine_quantization"));
+  PF_TRY(aliases, strings(r.find("aliases"), where + ".aliases", origin));
+  PF_TRY(keep, strings(r.find("keep_high_precision"), where + ".keep_high_precision", origin));
+  PF_TRY(layout, r.string("layout"));
+  PF_TRY(descriptor, r.string("descriptor"));
+  PF_TRY(source, r.string("source"));
+  if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+  v.name = name;
+  v.tool = tool;
+  v.engine_quantization = flag;
+  for (auto& a : aliases) v.aliases.push_back(to_lower(a));
+  v.layout = layout;
+  v.descriptor = descriptor;
+  v.source = source;
+  const Json* weights = r.find("weights");
+  if (!weights || !weights->is_object()) return make_error(ErrorKind::corrupt, where + ": weights: expected an object", origin);
+  PF_TRY(w_ok, read_weights(*weights, where, origin, v.scheme));
+  (void)w_ok;
+  if (const Json* mf = r.find("module_formats")) {
+    if (!mf->is_object()) return make_error(ErrorKind::corrupt, where + ": module_formats: expected an object", origin);
+    for (auto it = mf->begin(); it != mf->end(); ++it) {
+      if (!it->is_string()) return make_error(ErrorKind::corrupt, where + ": module_formats." + it.key() + ": expected a format name", origin);
+      PF_TRY(f, format_named(it->get<std::string>(), where + ".module_formats." + it.key(), origin));
+      v.scheme.module_formats.emplace_back(it.key(), f);
+    }
+  }
+  v.scheme.method = flag;
+  v.scheme.ignore = keep;
+  v.scheme.source = std::string(k_file) + " (variant " + id + ")";
+  v.scheme.detail = name;
+  if (const Json* rules = r.find("rules")) {
+    if (!rules->is_array()) return make_error(ErrorKind::corrupt, where + ": rules: expected an array", origin);
+    for (size_t i = 0; i < rules->size(); ++i) {
+      PF_TRY(rule, read_rule((*rules)[i], where + ".rules[" + std::to_string(i) + "]", origin));
+      v.rules.push_back(std::move(rule));
+    }
+  }
+  return v;
+}
+
+std::string id_key(const std::string& name) {
+  std::string k = to_lower(trim(name));
+  for (auto& c : k) if (c == '-') c = '_';
+  return k;
+}
+
+// Whether `word` occurs in `text` with no letter or digit on either side.
+bool has_word(const std::string& text, const std::string& word) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    const bool left = pos == 0 || !is_word(text[pos - 1]) || !is_word(word.front());
+    const size_t end = pos + word.size();
+    const bool right = end >= text.size() || !is_word(text[end]) || !is_word(word.back());
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// "0.21" -> {0, 21}; nullopt when it is not "X.Y".
+std::optional<std::pair<int, int>> major_minor(const std::string& v) {
+  int a = 0, b = 0;
+  if (std::sscanf(v.c_str(), "%d.%d", &a, &b) != 2) return std::nullopt;
+  return std::make_pair(a, b);
+}
+
+}  // namespace
+
+Expected<VariantCatalog> parse_variant_catalog(const Json& root, const std::string& origin) {
+  VariantCatalog out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(keys, top.only_keys({"schema_version", "note", "variants"}));
+  (void)keys;
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("variants"));
+  for (const auto& item : *list) {
+    PF_TRY(v, read_variant(item, origin));
+    for (const auto& existing : out.variants)
+      if (id_key(existing.id) == id_key(v.id)) return make_error(ErrorKind::corrupt, origin + ": variants[" + v.id + "]: duplicate id", origin);
+    out.variants.push_back(std::move(v));
+  }
+  return out;
+}
+
+const Expected<VariantCatalog>& load_variant_catalog() {
+  static const Expected<VariantCatalog> parsed = []() -> Expected<VariantCatalog> {
+    PF_TRY(json, parse_json(std::string(embedded_data("variants/quant_variants.json")), k_file));
+    return parse_variant_catalog(json, k_file);
+  }();
+  return parsed;
+}
+
+Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const std::string& name) {
+  const std::string key = id_key(name);
+  std::string known;
+  for (const auto& v : catalog.variants) {
+    if (id_key(v.id) == key) return &v;
+    known += (known.empty() ? "" : ", ") + v.id;
+  }
+  return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + name + "'; known variants: " + known, catalog.origin);
+}
+
+const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text) {
+  const std::string t = to_lower(trim(text));
+  const QuantVariant* best = nullptr;
+  size_t best_len = 0;
+  for (const auto& v : catalog.variants) {
+    auto consider = [&](const std::string& word) {
+      if (word.size() > best_len && has_word(t, word)) {
+        best = &v;
+        best_len = word.size();
+      }
+    };
+    consider(to_lower(v.id));  // the name fit --variant and plan take
+    for (const auto& alias : v.aliases) consider(alias);
+  }
+  if (!best && (t.empty() || has_word(t, "not stated"))) {
+    for (const auto& v : catalog.variants)
+      if (!v.quantized()) return &v;
+  }
+  return best;
+}
+
+const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version_max,
+                                const std::string& device_family, bool moe) {
+  const auto have = major_minor(engine_version_max);
+  for (const auto& r : variant.rules) {
+    if (r.status != status || r.engine != engine) continue;
+    if (!r.families.empty()) {
+      bool listed = false;
+      for (const auto& f : r.families) listed = listed || f == device_family;
+      if (!listed) continue;
+    }
+    if (!r.model_kind.empty() && (r.model_kind == "moe") != moe) continue;
+    if (!r.before_version.empty()) {
+      const auto bound = major_minor(r.before_version);
+      if (!have || !bound || !(*have < *bound)) continue;
+    }
+    return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace preflight::model

@@ -1,0 +1,67 @@
+// model/quant_variant: the quantized variants of a published model, one list (data/variants/
+// quant_variants.json) read by fit --variant, plan and validate. A variant says how the tool that
+// exports it stores each linear weight (as a QuantScheme, so bytes come from linear_weight_bytes),
+// which modules stay in the model dtype, the --quantization value the engine reads, the words people
+// write for it, and the engine rules: a rejection with the engine's own message, or a kernel fallback.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "model/quant_scheme.hpp"
+
+namespace preflight::model {
+
+struct VariantRule {
+  std::string engine;                 // vllm | vllm-ascend | llama.cpp
+  std::vector<std::string> families;  // device families; empty = every device of the engine
+  std::string before_version;         // "0.21": holds while the engine profile's newest version is older; empty = every version
+  std::string model_kind;             // dense | moe | "" (both)
+  std::string status;                 // rejected | fallback
+  std::string message;                // rejected: the engine's message verbatim; fallback: the kernel it uses
+};
+
+struct QuantVariant {
+  std::string id;                    // "w4a8_dynamic"
+  std::string name;                  // full name, never cut: "msModelSlim W4A8_DYNAMIC (attention W8A8_DYNAMIC)"
+  std::string tool;                  // what exports it
+  std::string engine_quantization;   // --quantization / quant_method the engine reads; "" = as published
+  std::vector<std::string> aliases;  // lowercase words people write for it
+  QuantScheme scheme;                // storage: formats, groups, kept modules; method = engine_quantization
+  std::string layout, descriptor;    // tensors as exported, and the descriptor file that names the format
+  std::vector<VariantRule> rules;
+  std::string source;
+
+  bool quantized() const { return !engine_quantization.empty(); }
+};
+
+struct VariantCatalog {
+  std::vector<QuantVariant> variants;
+  std::string origin;
+};
+
+// Validates every record: unknown keys, an empty source or id, a duplicate id, an unknown weight
+// format, a rule with an unknown status or a rejection without a message (corrupt errors naming the
+// file and the record).
+Expected<VariantCatalog> parse_variant_catalog(const Json& root, const std::string& origin);
+// The embedded data/variants/quant_variants.json, parsed once (the result lives as long as the program).
+const Expected<VariantCatalog>& load_variant_catalog();
+
+// The variant named `name` (id, case-insensitive, '-' read as '_'), or not_found listing every id.
+Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const std::string& name);
+
+// The variant a free-text quantization names ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "modelopt
+// (NVFP4)", or an id such as "ct_w4a16"): the variant with the longest alias or id found in the text as
+// whole words (lowercased), or
+// nullptr when none matches. "none", "bf16", "not stated" and empty text give the bf16 variant.
+const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text);
+
+// The first rule of `status` that holds for the engine (its name and its profile's newest version
+// "X.Y"), the device family and the model kind, or nullptr.
+const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version_max,
+                                const std::string& device_family, bool moe);
+
+}  // namespace preflight::model

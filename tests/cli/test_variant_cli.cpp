@@ -1,0 +1,121 @@
+// Issue 16: one variant list for fit, plan and validate, checked through the real binary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "base/json_util.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+Json json_of(const pftest::CliRun& r) {
+  auto j = parse_json(r.out, "stdout");
+  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
+  return j ? *j : Json();
+}
+
+double weights_gib(const Json& fit) {
+  for (const auto& t : fit["memory_per_device"]["terms"])
+    if (t["name"] == "weights") return t["gib"].get<double>();
+  return -1;
+}
+}  // namespace
+
+// The plan's recommended row and `fit --variant` with that row's variant name and layout give the
+// same weights and KV tokens: both size the variant from the same record.
+TEST(VariantCli, Issue16_FitVariantAgreesWithPlanOnTheSameDeployment) {
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --context 32768 --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out;
+  const Json p = json_of(plan);
+  ASSERT_FALSE(p["recommended"].empty());
+  const Json& row = p["recommended"][0];
+  const std::string variant = row["variant_id"].get<std::string>();
+  ASSERT_FALSE(variant.empty()) << row.dump();  // BF16 does not fit 2 x 32 GB at 32K: a quantized variant is chosen
+  const int64_t n = row["num_devices"].get<int64_t>();
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --num-devices " + std::to_string(n) + " --max-model-len 32768 --variant " + variant + " --json",
+                                   {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  const Json f = json_of(fit);
+  EXPECT_DOUBLE_EQ(weights_gib(f), row["weights_gib_per_device"].get<double>());
+  EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
+  EXPECT_EQ(f["settings"]["quantization"], row["quantization"]);
+}
+
+// W4A8_DYNAMIC of Qwen3-32B on 2 x 910B4, by hand from config.json (hidden 5120, intermediate 25600,
+// 64 layers, 64 x 128 query and 8 x 128 KV heads, vocab 151936, untied):
+//   attention (W8A8_DYNAMIC: int8 + bf16 scale and offset per output row):
+//     q 8192x5120 + o 5120x8192: 2 x 41,943,040 + (8192 + 5120) x 4 = 83,939,328
+//     k, v 1024x5120: 2 x (5,242,880 + 4,096) = 10,493,952
+//   MLP (W4A8_DYNAMIC: int4 + fp32 scale, offset, scale_bias per output row):
+//     gate, up 25600x5120: 2 x (65,536,000 + 307,200); down 5120x25600: 65,536,000 + 61,440 = 197,283,840
+//   norms (bf16, replicated): (5120 + 5120 + 128 + 128) x 2 = 20,992
+//   per layer 291,738,112; 64 layers = 18,671,239,168; TP 2 halves all but the norms: 9,336,291,328
+//   embed_tokens + lm_head, bf16, vocab-parallel: 2 x 151936 x 5120 x 2 / 2 = 1,555,824,640; final norm 10,240
+//   rotary cache 40960 x 128 x 8 B = 41,943,040 (the engine catalogue's calibrated element size)
+//   = 10,934,069,248 bytes = 10.183 GiB per device
+TEST(VariantCli, Issue16_W4A8DynamicWeightsByHand) {
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --num-devices 2 --max-model-len 32768 --variant w4a8_dynamic --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  const double want = 10934069248.0 / 1073741824.0;
+  EXPECT_NEAR(weights_gib(json_of(fit)), want, 0.001 * want);
+}
+
+TEST(VariantCli, Issue16_BadVariantInput) {
+  // Unknown name: exit 2 and the known names.
+  const auto unknown = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --variant w3a7");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("unknown variant 'w3a7'"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("w4a8_dynamic"), std::string::npos) << unknown.out;
+  // --variant sets --quantization: both is ambiguous.
+  const auto both = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --variant awq --quantization fp8");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.out.find("give one of the two"), std::string::npos) << both.out;
+  // A variant the engine rejects on that card: the engine's own message, exit 1.
+  const auto dense_w4a16 = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --num-devices 4 --variant w4a16");
+  EXPECT_EQ(dense_w4a16.code, 1);
+  EXPECT_NE(dense_w4a16.out.find("NotImplementedError: Currently, vLLM Ascend doesn't support W4A16 for linear."), std::string::npos) << dense_w4a16.out;
+  const auto awq_volta = pftest::run_cli("fit Qwen/Qwen3-8B --device V100-SXM2-32G --variant awq --json", {.with_stderr = false});
+  EXPECT_EQ(awq_volta.code, 1);
+  const Json j = json_of(awq_volta);
+  EXPECT_EQ(j["failure"], "unsupported_quantization");
+  EXPECT_EQ(j["failure_message"], "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.");
+}
+
+// Plan as a user reads it: full variant names in the table, a start command for every row with
+// --commands, and one in --json for every recommended row.
+TEST(VariantCli, Issue16_PlanShowsFullNamesAndEveryStartCommand) {
+  const std::string args = "plan Qwen/Qwen3.6-27B --devices 910B4,H100-SXM --context 4096";
+  const auto text = pftest::run_cli(args + " --commands", {.with_stderr = false});
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("msModelSlim W4A8_DYNAMIC (attention W8A8_DYNAMIC) 910B4"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("start Qwen/Qwen3.6-27B (msModelSlim W4A8_DYNAMIC (attention W8A8_DYNAMIC)) on 1x 910B4:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("start Qwen/Qwen3.6-27B (bf16 as published) on 1x H100-SXM:"), std::string::npos) << text.out;
+  const auto plain = pftest::run_cli(args, {.with_stderr = false});
+  EXPECT_EQ(plain.out.find("start Qwen/Qwen3.6-27B (bf16"), std::string::npos);  // without --commands only the first
+  const auto js = pftest::run_cli(args + " --json", {.with_stderr = false});
+  const Json j = json_of(js);
+  ASSERT_EQ(j["recommended"].size(), 2u);
+  for (const auto& row : j["recommended"]) EXPECT_NE(row["launch"]["serve"].get<std::string>().find("vllm serve "), std::string::npos) << row.dump().substr(0, 200);
+}
+
+// The same name in plan --variant and fit --variant: the same weights and KV tokens; an unknown one is
+// exit 2 in both.
+TEST(VariantCli, Issue16_SameNameInPlanAndFit) {
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --context 32768 --variant w4a8_dynamic --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out;
+  const Json p = json_of(plan);
+  ASSERT_EQ(p["recommended"].size(), 1u);
+  const Json& row = p["recommended"][0];
+  EXPECT_EQ(row["variant_id"], "w4a8_dynamic");
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --num-devices " + std::to_string(row["num_devices"].get<int64_t>()) +
+                                       " --max-model-len 32768 --variant w4a8_dynamic --json",
+                                   {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  const Json f = json_of(fit);
+  EXPECT_DOUBLE_EQ(weights_gib(f), row["weights_gib_per_device"].get<double>());
+  EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
+  const auto unknown = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --variant w3a7");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("known variants: bf16, w8a8"), std::string::npos) << unknown.out;
+}

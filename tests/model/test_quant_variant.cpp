@@ -1,0 +1,223 @@
+#include <gtest/gtest.h>
+
+#include "model/hf_config.hpp"
+#include "model/quant_variant.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+using namespace preflight::model;
+
+namespace {
+const VariantCatalog& shipped() {
+  static const auto c = load_variant_catalog();
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
+  return *c;
+}
+}  // namespace
+
+TEST(QuantVariant, Issue16_ShippedListHasEveryFormatTheIssueNames) {
+  const auto& c = shipped();
+  for (const char* id : {"bf16", "w8a8", "w8a8_dynamic", "w4a8_dynamic", "w4a16", "fp8_tensor", "fp8_channel", "fp8_block", "ct_w8a8_int8", "ct_w4a16",
+                         "ct_w8a16", "ct_nvfp4", "awq", "gptq", "autoround", "modelopt_fp8", "modelopt_nvfp4", "mxfp4", "bnb_4bit", "bnb_8bit",
+                         "gguf_q4_k_m", "gguf_q8_0"}) {
+    auto v = find_variant(c, id);
+    ASSERT_TRUE(v.has_value()) << id;
+    EXPECT_FALSE((*v)->source.empty()) << id;
+    EXPECT_FALSE((*v)->layout.empty()) << id;
+  }
+  // Names are matched case-insensitively, '-' as '_'.
+  auto w = find_variant(c, "W4A8-DYNAMIC");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ((*w)->id, "w4a8_dynamic");
+}
+
+TEST(QuantVariant, Issue16_UnknownNameListsTheKnownOnes) {
+  auto v = find_variant(shipped(), "w3a7");
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(v.error().message.find("unknown variant 'w3a7'"), std::string::npos);
+  EXPECT_NE(v.error().message.find("w4a8_dynamic"), std::string::npos);
+  EXPECT_NE(v.error().message.find("modelopt_nvfp4"), std::string::npos);
+}
+
+TEST(QuantVariant, Issue16_StorageOfW4A8DynamicPerModule) {
+  auto v = find_variant(shipped(), "w4a8_dynamic");
+  ASSERT_TRUE(v.has_value());
+  const QuantScheme& s = (*v)->scheme;
+  EXPECT_EQ(s.method, "ascend");
+  // Attention stays W8A8_DYNAMIC, the MLP is W4A8_DYNAMIC, the router gate and lm_head stay in the model dtype.
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.q_proj", false), WeightFormat::modelslim_w8a8_dynamic);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.down_proj", false), WeightFormat::modelslim_w4a8_dynamic);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.experts.down_proj", true), WeightFormat::modelslim_w4a8_dynamic);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.gate", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.shared_expert_gate", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "lm_head", false), WeightFormat::native);
+  // The router gate's name is a prefix of the MLP's gate projection: that one is quantized.
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.gate_proj", false), WeightFormat::modelslim_w4a8_dynamic);
+  EXPECT_EQ(module_format(s, "model.layers.*.mlp.experts.gate_proj", true), WeightFormat::modelslim_w4a8_dynamic);
+  // A 4096 x 4096 projection: W8A8_DYNAMIC = 16 MiB int8 + scale and offset (bf16) per row = 4096 x 4 bytes;
+  // W4A8_DYNAMIC = 8 MiB of packed int4 + fp32 scale, offset, scale_bias per row = 4096 x 12 bytes.
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::modelslim_w8a8_dynamic, 4096, 4096, s, 2), 16777216.0 + 16384.0);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::modelslim_w4a8_dynamic, 4096, 4096, s, 2), 8388608.0 + 49152.0);
+}
+
+TEST(QuantVariant, Issue16_GroupAndBlockParametersComeFromTheRecord) {
+  auto awq = find_variant(shipped(), "awq");
+  auto ct = find_variant(shipped(), "ct_w4a16");
+  auto blk = find_variant(shipped(), "fp8_block");
+  auto gguf = find_variant(shipped(), "gguf_q4_k_m");
+  ASSERT_TRUE(awq && ct && blk && gguf);
+  // AWQ: group 128 with packed zeros; compressed-tensors W4A16 preset: symmetric, no zeros.
+  EXPECT_EQ((*awq)->scheme.group_size, 128);
+  EXPECT_TRUE((*awq)->scheme.group_zero_point);
+  EXPECT_FALSE((*ct)->scheme.group_zero_point);
+  // 4096 x 4096 int4 g128: 8 MiB + 32 groups x 4096 rows x 2 bytes of scales (+ 32 x 4096 / 2 bytes of zeros for AWQ).
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::int4_group, 4096, 4096, (*ct)->scheme, 2), 8388608.0 + 262144.0);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::int4_group, 4096, 4096, (*awq)->scheme, 2), 8388608.0 + 262144.0 + 65536.0);
+  EXPECT_EQ((*blk)->scheme.block_rows, 128);
+  // GGUF Q4_K_M: 4.58 GiB for Llama-3-8B's 8.03e9 parameters (quantize.cpp) -> 4.899 bits.
+  EXPECT_NEAR((*gguf)->scheme.bits_per_weight, 4.58 * 1073741824.0 * 8 / 8.03e9, 0.001);
+}
+
+TEST(QuantVariant, Issue16_TextAsPeopleWriteIt) {
+  const auto& c = shipped();
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"w8a8 (ascend w8a8_dynamic)", "w8a8_dynamic"},
+      {"AWQ int4", "awq"},
+      {"AWQ 4-bit", "awq"},
+      {"awq_marlin", "awq"},
+      {"auto_round (int4)", "autoround"},
+      {"modelopt (NVFP4)", "modelopt_nvfp4"},
+      {"compressed-tensors W8A8 (INT8)", "ct_w8a8_int8"},
+      {"compressed-tensors (FP8 dynamic)", "fp8_channel"},
+      {"fp8 (Marlin weight-only fallback)", "fp8_block"},
+      {"FP8 (checkpoint native)", "fp8_block"},
+      {"ascend (modelslim W8A8)", "w8a8"},
+      {"ascend", "w8a8"},
+      {"MXFP4 (checkpoint native)", "mxfp4"},
+      {"GGUF Q4_K_M", "gguf_q4_k_m"},
+      {"ggml q4 (q4_0 presumably; stated only as 'q4')", "gguf_q4_0"},
+      {"none (bf16)", "bf16"},
+      {"not stated in excerpt (recipe default)", "bf16"},
+      // The ids fit --variant and plan take are read as well.
+      {"ct_w4a16", "ct_w4a16"},
+      {"w4a8_dynamic", "w4a8_dynamic"},
+  };
+  for (const auto& [text, id] : table) {
+    const QuantVariant* v = variant_from_text(c, text);
+    ASSERT_NE(v, nullptr) << text;
+    EXPECT_EQ(v->id, id) << text;
+  }
+  EXPECT_EQ(variant_from_text(c, "hqq 3-bit"), nullptr);
+  // Whole words only: "w8a8" is not found inside "xw8a8y".
+  EXPECT_EQ(variant_from_text(c, "xw8a8y"), nullptr);
+}
+
+TEST(QuantVariant, Issue16_EngineRulesByEngineFamilyVersionAndKind) {
+  const auto& c = shipped();
+  auto w4a16 = find_variant(c, "w4a16");
+  auto awq = find_variant(c, "awq");
+  auto fp8 = find_variant(c, "fp8_block");
+  ASSERT_TRUE(w4a16 && awq && fp8);
+  const VariantRule* dense = variant_rule(**w4a16, "rejected", "vllm-ascend", "0.26", "ascend-a2", false);
+  ASSERT_NE(dense, nullptr);
+  EXPECT_EQ(dense->message, "NotImplementedError: Currently, vLLM Ascend doesn't support W4A16 for linear.");
+  EXPECT_EQ(variant_rule(**w4a16, "rejected", "vllm-ascend", "0.26", "ascend-a2", true), nullptr);
+  const VariantRule* volta = variant_rule(**awq, "rejected", "vllm", "0.30", "volta", false);
+  ASSERT_NE(volta, nullptr);
+  EXPECT_NE(volta->message.find("Minimum capability: 75. Current capability: 70."), std::string::npos);
+  EXPECT_EQ(variant_rule(**awq, "rejected", "vllm", "0.30", "hopper", false), nullptr);
+  EXPECT_NE(variant_rule(**fp8, "fallback", "vllm", "0.30", "ampere", false), nullptr);
+  EXPECT_EQ(variant_rule(**fp8, "fallback", "vllm", "0.30", "hopper", false), nullptr);
+  // before_version: the rule holds only while the profile's newest version is older.
+  QuantVariant v;
+  v.rules.push_back({"vllm-ascend", {}, "0.21", "", "rejected", "too old"});
+  EXPECT_NE(variant_rule(v, "rejected", "vllm-ascend", "0.20", "ascend-a2", false), nullptr);
+  EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", "0.21", "ascend-a2", false), nullptr);
+}
+
+TEST(QuantVariant, Issue16_BadRecordsAreRejected) {
+  auto base = R"({"id": "x", "name": "X", "tool": "t", "engine_quantization": "awq", "aliases": [], "weights": {"linear": "int4_group", "experts": "int4_group"},
+                 "keep_high_precision": [], "layout": "l", "descriptor": "d", "rules": [], "source": "s"})"_json;
+  auto catalog = [](const Json& v1, const Json& v2) { return Json{{"schema_version", 1}, {"variants", Json::array({v1, v2})}}; };
+  struct Bad {
+    std::string what;
+    Json record;
+    std::string fragment;
+  };
+  std::vector<Bad> bad;
+  Json unknown_key = base;
+  unknown_key["colour"] = "red";
+  bad.push_back({"unknown key", unknown_key, "colour"});
+  Json no_source = base;
+  no_source["source"] = "";
+  bad.push_back({"empty source", no_source, "source is empty"});
+  Json bad_format = base;
+  bad_format["weights"]["linear"] = "int3";
+  bad_format["id"] = "y";
+  bad.push_back({"unknown format", bad_format, "weight format 'int3'"});
+  Json bad_status = base;
+  bad_status["id"] = "z";
+  bad_status["rules"] = Json::array({{{"engine", "vllm"}, {"status", "maybe"}, {"message", "m"}}});
+  bad.push_back({"bad status", bad_status, "status 'maybe'"});
+  Json packed = base;
+  packed["id"] = "p";
+  packed["weights"] = {{"linear", "packed_bits"}, {"experts", "packed_bits"}};
+  bad.push_back({"packed without bits", packed, "bits_per_weight"});
+  for (const auto& b : bad) {
+    Json other = base;
+    other["id"] = "other";
+    auto r = parse_variant_catalog(catalog(other, b.record), "v.json");
+    ASSERT_FALSE(r.has_value()) << b.what;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << b.what;
+    EXPECT_NE(r.error().message.find(b.fragment), std::string::npos) << b.what << ": " << r.error().message;
+  }
+  auto dup = parse_variant_catalog(catalog(base, base), "v.json");
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_NE(dup.error().message.find("variants[x]: duplicate id"), std::string::npos);
+}
+
+// A variant applied to the base config sizes what the published checkpoint's own descriptor says:
+// Qwen/Qwen3-32B-FP8's quantization_config (fp8, 128x128 blocks) and nvidia/Qwen3-32B-NVFP4's
+// hf_quant_config.json (NVFP4, group 16), both read from ../shared/models.
+TEST(QuantVariant, Issue16_VariantOnBaseMatchesThePublishedCheckpointDescriptor) {
+  auto base = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B/config.json"));
+  auto fp8 = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
+  ASSERT_TRUE(base && fp8);
+  auto nvfp4_json = load_json_file(pftest::shared_path("models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"));
+  ASSERT_TRUE(nvfp4_json.has_value());
+  auto nvfp4_scheme = parse_hf_quant_config(*nvfp4_json, "hf_quant_config.json");
+  ASSERT_TRUE(nvfp4_scheme.has_value()) << nvfp4_scheme.error().describe();
+  const std::vector<std::pair<std::string, QuantScheme>> published = {{"fp8_block", fp8->quant}, {"modelopt_nvfp4", *nvfp4_scheme}};
+  for (const auto& [id, scheme] : published) {
+    auto v = find_variant(shipped(), id);
+    ASSERT_TRUE(v.has_value()) << id;
+    ModelSpec as_variant = *base, as_published = *base;
+    as_variant.quant = (*v)->scheme;
+    as_published.quant = scheme;
+    const double want = compute_weight_bytes(as_published).total, got = compute_weight_bytes(as_variant).total;
+    // Within 0.5%: the variant keeps the same modules (embeddings, lm_head) in bf16 and stores the same scales.
+    EXPECT_NEAR(got, want, 0.005 * want) << id << ": variant " << got / 1073741824.0 << " GiB, published " << want / 1073741824.0 << " GiB";
+  }
+}
+
+// A variant sized from the base config against the file size of a published checkpoint of it
+// (tests/fixtures/variants/published_sizes.json, each with its source): within 1% (the GGUF presets'
+// bits per weight are file averages measured on Llama-3-8B).
+TEST(QuantVariant, Issue16_VariantOnBaseMatchesPublishedFileSizes) {
+  auto fixture = load_json_file(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/variants/published_sizes.json");
+  ASSERT_TRUE(fixture.has_value()) << fixture.error().describe();
+  ASSERT_FALSE((*fixture)["checkpoints"].empty());
+  for (const auto& ck : (*fixture)["checkpoints"]) {
+    const std::string where = ck["file"].get<std::string>();
+    ASSERT_FALSE(ck["source"].get<std::string>().empty()) << where;
+    auto base = load_hf_config(pftest::shared_path("models/" + ck["base"].get<std::string>() + "/config.json"));
+    ASSERT_TRUE(base.has_value()) << where;
+    auto v = find_variant(shipped(), ck["variant"].get<std::string>());
+    ASSERT_TRUE(v.has_value()) << where;
+    ModelSpec sized = *base;
+    sized.quant = (*v)->scheme;
+    const double got = compute_weight_bytes(sized).total, want = ck["bytes"].get<double>();
+    EXPECT_NEAR(got, want, 0.01 * want) << where << ": " << got / 1e9 << " GB sized, " << want / 1e9 << " GB published";
+  }
+}
