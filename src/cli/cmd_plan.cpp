@@ -129,6 +129,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   auto rules = engine::load_launch_rules();
   if (!rules) return report_error(rules.error());
   plan::PlanInputs in{&*engines, &*speeds, &*rules, r.engine.value_or(""), r.workload == "agent" ? plan::Workload::agent : plan::Workload::chat};
+  in.detail = r.json ? plan::RowDetail::every_row : plan::RowDetail::table;  // the table prints one start command, no speed text
+  in.threads = 0;
   plan::PlanTargets t;
   t.context_tokens = r.context;
   t.concurrency = r.concurrency.value_or(1);

@@ -107,8 +107,10 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 }
 
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction (which
-// widens the band). False when no bandwidth is known (the estimate says so and stops).
-bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w) {
+// widens the band). False when no bandwidth is known (the estimate says so and stops). The source and
+// assumptions are text: left empty unless dep.explain.
+bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
+                     const Deployment& dep) {
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
     s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
@@ -117,10 +119,11 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
-    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
+    if (dep.explain)
+      s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s)", *device.hbm_bandwidth_bytes_per_s / 1e9, catalog.copy_fraction_of_peak,
                                 catalog.copy_fraction_evidence.c_str());
     band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
-    s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
+    if (dep.explain) s.assumptions.push_back("no measured bandwidth for " + device.id + "; run `preflight bw --save` on the card to replace the datasheet figure");
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;
@@ -146,9 +149,10 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
 
   double band = profile.band_fraction;
-  if (!bandwidth_basis(s, band, device, catalog, w)) return s;
+  if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+  if (dep.explain)
+    s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
                                 s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                                 profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
 
@@ -164,7 +168,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
   if (link_bw <= 0) {
     link_bw = 32e9;
-    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
+    if (tp > 1 && dep.explain) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
   }
   const double ar_latency = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
   const double ar_bw = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
@@ -174,11 +178,11 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
   s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
-  if (tp_cross)
+  if (tp_cross && dep.explain)
     s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
                                    static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
                                    catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
-  else if (s.cross_node)
+  else if (s.cross_node && dep.explain)
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
@@ -238,12 +242,13 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.single_stream_low = 1.0 / (one.step_s * (1.0 + band));
     s.single_stream_high = 1.0 / (one.step_s * std::max(0.05, 1.0 - band));
   }
-  s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
+  if (dep.explain)
+    s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
                                 "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
                                 one.weight_bytes / 1e9, one.kv_bytes / 1e9, one.state_bytes / 1e9, static_cast<long long>(w.context_tokens), one.memory_s * 1e3,
                                 eager ? "eager dispatch" : "graph step", one.overhead_s * 1e3, one.moe_s * 1e3, static_cast<long long>(t.moe_layers),
                                 one.communication_s * 1e3, static_cast<long long>(s.allreduces_per_step)));
-  if (eager)
+  if (eager && dep.explain)
     s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
                                   profile.eager_op_dispatch_s * 1e6, t.dispatch_ops * profile.eager_op_dispatch_s * 1e3, catalog.origin.c_str()));
 
@@ -263,7 +268,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
+    if (dep.explain)
+      s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
                                   flops / 1e12, profile.prefill_compute_efficiency * 100, peak / 1e12, compute_s * 1e3, static_cast<long long>(chunks),
                                   static_cast<long long>(chunk), comm_s * 1e3));
   }

@@ -78,12 +78,22 @@ enum class Workload {
   agent,  // tool calls and reasoning: the tool-call and reasoning parsers of the model family
 };
 
+// What a plan builds for its recommended rows beyond their numbers, verdicts and reasons. Either way
+// every row, its order and every number are the same.
+enum class RowDetail {
+  every_row,  // default: every recommended row has its start commands (launch) and its speed estimate's text
+              // (provenance): what `plan --json` writes
+  table,      // only what the table prints: the first recommended row's start commands, no speed provenance
+};
+
 struct PlanInputs {
   const engine::EngineCatalog* engines = nullptr;
   const engine::SpeedCatalog* speeds = nullptr;
   const engine::LaunchRules* launch_rules = nullptr;
   std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
   Workload workload = Workload::chat;  // for the start command's launch rules
+  RowDetail detail = RowDetail::every_row;
+  int threads = 1;                     // workers plan_for_device shares the models among (0 = the hardware's concurrency)
 };
 
 // Quantization flags worth trying for a model on an engine: the checkpoint as published, plus the
@@ -94,14 +104,16 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& model, co
 Candidate evaluate_candidate(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& quantization,
                              int64_t num_devices, const PlanTargets& targets);
 
-// Question 1: what this hardware runs. `models` are the catalogue (or any list).
+// Question 1: what this hardware runs. `models` are the catalogue (or any list), evaluated on
+// `in.threads` workers; the result does not depend on their number.
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& device, int64_t num_devices,
                            const PlanInputs& in, const PlanTargets& targets);
 
 // Question 1 for many devices at once (the whole catalogue, `bench/micro`): for each device and each
 // count in `device_counts`, in that order, exactly what plan_for_device returns for the pair. The
-// parameter count of each model is computed once and the engine once per pair; the pairs are shared
-// among `threads` workers (std::thread; 0 = the hardware's concurrency).
+// parameter count of each model is computed once and the engine once per device; the devices are
+// shared among `threads` workers (std::thread; 0 = the hardware's concurrency), and each device's
+// counts are evaluated one model and variant at a time (what the estimates keep per scheme is reused).
 struct DevicePlan {
   std::string device_id;
   int64_t num_devices = 1;
