@@ -113,10 +113,10 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
                      const Deployment& dep) {
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
-    s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
+    if (dep.explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
   } else if (device.measured_copy_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
-    s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
+    if (dep.explain) s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * catalog.copy_fraction_of_peak;
     if (dep.explain)
