@@ -27,7 +27,7 @@ done
 summary() {  # label, values in us
   local label=$1
   shift
-  printf '%s\n' "$@" | sort -n | awk -v label="$label" '{ a[NR] = $1 } END { printf "%s: median %.1f ms, p90 %.1f ms, min %.1f ms (%d runs)\n", label, a[int((NR + 1) / 2)] / 1000, a[int(NR * 0.9) > 0 ? int(NR * 0.9) : 1] / 1000, a[1] / 1000, NR }'
+  printf '%s\n' "$@" | sort -n | awk -v label="$label" '{ a[NR] = $1 } END { p = int(NR * 0.9); if (p < 1) p = 1; printf "%s: median %.1f ms, p90 %.1f ms, min %.1f ms (%d runs)\n", label, a[int((NR + 1) / 2)] / 1000, a[p] / 1000, a[1] / 1000, NR }'
 }
 summary "full plan ($(echo "$devices" | wc -w) devices x 1/2/4/8/16 cards, $form), one sweep" "${sweeps[@]}"
 summary "one plan --device D --num-devices N process" "${one[@]}"

@@ -66,6 +66,13 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
       if (g.module != "model.embed_tokens" || m.tie_word_embeddings) t.active_params += static_cast<double>(g.params()) * share;
     }
   }
+  // Operators per layer kind (and per routed-expert block), looked up once per call, not per layer.
+  double ops_of_kind[static_cast<size_t>(LayerKind::count_)] = {};
+  for (size_t k = 0; k < static_cast<size_t>(LayerKind::count_); ++k) {
+    const auto it = profile.ops_per_layer.find(model::layer_kind_name(static_cast<LayerKind>(k)));
+    ops_of_kind[k] = it != profile.ops_per_layer.end() ? it->second : 0;
+  }
+  const auto moe_ops = profile.ops_per_layer.find("moe");
   const int cb = cache_dtype_bytes(dep.kv_cache_dtype, m);
   const double tpd = static_cast<double>(tp);
   for (const auto& l : m.layers) {
@@ -96,12 +103,8 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
     t.kv_bytes_per_token_layer.push_back(per_token);
     t.window.push_back(l.kind == LayerKind::sliding_attention ? l.sliding_window : 0);
     if (l.moe) ++t.moe_layers;
-    const auto it = profile.ops_per_layer.find(model::layer_kind_name(l.kind));
-    t.dispatch_ops += it != profile.ops_per_layer.end() ? it->second : 0;
-    if (l.moe) {
-      const auto moe = profile.ops_per_layer.find("moe");
-      t.dispatch_ops += moe != profile.ops_per_layer.end() ? moe->second : 0;
-    }
+    t.dispatch_ops += ops_of_kind[static_cast<size_t>(l.kind)];
+    if (l.moe) t.dispatch_ops += moe_ops != profile.ops_per_layer.end() ? moe_ops->second : 0;
   }
   return t;
 }

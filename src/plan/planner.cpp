@@ -236,10 +236,9 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
 // What a plan keeps of a candidate: all but its fit's per-term and per-rank breakdown (terms, ranks),
 // which no plan output shows and which would make the plan's tens of thousands of candidates several
 // times larger.
-Candidate kept(Candidate c) {
+void keep_summary(Candidate& c) {
   c.fit.terms = {};
   c.fit.ranks = {};
-  return c;
 }
 
 // RowDetail::table: the start commands of the first recommended row, the one the table prints.
@@ -274,7 +273,11 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
       if (v < variants[i].size()) work.emplace_back(i, v);
   parallel_for(work.size(), in.threads, [&](size_t j) {
     const auto [i, v] = work[j];
-    for (size_t k = 0; k < counts.size(); ++k) per_model[i][k][v] = kept(evaluate_with(models[i], dev, in, eng, params[i], variants[i][v], counts[k], t));
+    for (size_t k = 0; k < counts.size(); ++k) {
+      Candidate& c = per_model[i][k][v];
+      c = evaluate_with(models[i], dev, in, eng, params[i], variants[i][v], counts[k], t);
+      keep_summary(c);
+    }
   });
   std::vector<PlanResult> out(counts.size());
   for (size_t k = 0; k < counts.size(); ++k) {
@@ -354,7 +357,8 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
       if (n > max_devices) break;
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
-        Candidate c = kept(evaluate_with(m, dev, in, eng, params, q, n, t));
+        Candidate c = evaluate_with(m, dev, in, eng, params, q, n, t);
+        keep_summary(c);
         if (c.meets) meeting.push_back(std::move(c));
         else r.rejected.push_back(std::move(c));
       }
