@@ -169,8 +169,10 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   // A plan shows each candidate's numbers, verdict and reason, never the fit's explanatory text
   // (assumptions, provenance, term rules, printed lines): it is not built (Deployment::explain), so a
-  // candidate's `fit` has those fields empty. `preflight fit` explains one deployment in full.
+  // candidate's `fit` has those fields empty, and no per-rank tree (Deployment::rank_tree). `preflight fit`
+  // explains one deployment in full.
   d.explain = false;
+  d.rank_tree = false;
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
@@ -233,13 +235,10 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   return c;
 }
 
-// What a plan keeps of a candidate: all but its fit's per-term and per-rank breakdown (terms, ranks),
-// which no plan output shows and which would make the plan's tens of thousands of candidates several
-// times larger.
-void keep_summary(Candidate& c) {
-  c.fit.terms = {};
-  c.fit.ranks = {};
-}
+// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms), which no plan output
+// shows and which would make the plan's tens of thousands of candidates larger (the per-rank tree is
+// not built at all).
+void keep_summary(Candidate& c) { c.fit.terms = {}; }
 
 // RowDetail::table: the start commands of the first recommended row, the one the table prints.
 void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in) {

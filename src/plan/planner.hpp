@@ -57,7 +57,7 @@ struct Candidate {
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
   int64_t context_tokens = 0;
   double params = 0;                // total parameters
-  estimate::FitEstimate fit;       // numbers and verdict, no text (Deployment::explain); in a plan without its terms and ranks breakdown
+  estimate::FitEstimate fit;       // numbers and verdict: no text (Deployment::explain), no ranks; in a plan no terms either
   estimate::SpeedEstimate speed;
   double tokens_per_s = 0;          // per stream at the target concurrency
   double aggregate_tokens_per_s = 0;

@@ -400,3 +400,51 @@ TEST(Planner, Issue19_ParallelPlanMatchesNaiveLoop) {
     }
   }
 }
+
+// #19: a plan's candidates carry their fits' summary numbers only: Deployment::rank_tree = false leaves
+// `ranks` empty and every other number and the verdict as estimate_fit gives them with the tree (TP 8 with
+// PP 1 and PP 2, for a VL, a hybrid and a small dense model), and plan_for_device keeps no per-term
+// breakdown either.
+TEST(Planner, Issue19_CandidatesKeepNoRankTree) {
+  const auto d = dev("910B3");
+  auto eng = engine::select_engine(catalogs().engines, engine::default_engine_for(d.platform), "");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = catalogs().engines.overheads_for(*eng, d.platform);
+  ASSERT_NE(oh, nullptr);
+  for (const char* id : {"Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3.5-27B", "Qwen/Qwen3-0.6B"}) {
+    auto m = model::resolve_model(id);
+    ASSERT_TRUE(m.has_value()) << id;
+    for (const int64_t pp : {1, 2}) {
+      estimate::Deployment dep;
+      dep.tensor_parallel_size = 8;
+      dep.pipeline_parallel_size = pp;
+      dep.max_model_len = 32768;
+      const auto tree = estimate::estimate_fit(*m, d, *eng, *oh, dep);
+      dep.rank_tree = false;
+      const auto bare = estimate::estimate_fit(*m, d, *eng, *oh, dep);
+      const std::string at = std::string(id) + " PP" + std::to_string(pp);
+      EXPECT_EQ(tree.ranks.size(), static_cast<size_t>(pp)) << at;
+      EXPECT_TRUE(bare.ranks.empty()) << at;
+      EXPECT_EQ(bare.fits, tree.fits) << at;
+      EXPECT_EQ(bare.failure_message, tree.failure_message) << at;
+      EXPECT_EQ(bare.weights_bytes, tree.weights_bytes) << at;
+      EXPECT_EQ(bare.activation_bytes, tree.activation_bytes) << at;
+      EXPECT_EQ(bare.available_kv_bytes, tree.available_kv_bytes) << at;
+      EXPECT_EQ(bare.num_blocks, tree.num_blocks) << at;
+      EXPECT_EQ(bare.kv_tokens, tree.kv_tokens) << at;
+      EXPECT_EQ(bare.max_concurrency, tree.max_concurrency) << at;
+      EXPECT_EQ(bare.terms.size(), tree.terms.size()) << at;
+      EXPECT_EQ(bare.lines, tree.lines) << at;
+    }
+  }
+  std::vector<model::ModelSpec> models = {*model::resolve_model("Qwen/Qwen3-0.6B"), *model::resolve_model("Qwen/Qwen3.5-27B")};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const auto r = plan::plan_for_device(models, d, 2, catalogs().inputs(), t);
+  ASSERT_FALSE(r.recommended.empty());
+  for (const auto& c : r.recommended) {
+    EXPECT_TRUE(c.fit.ranks.empty()) << c.model_id;
+    EXPECT_TRUE(c.fit.terms.empty()) << c.model_id;
+    EXPECT_GT(c.fit.kv_tokens, 0) << c.model_id;
+  }
+}
