@@ -139,18 +139,29 @@ static void BM_PlanWholeCatalogueAllDevices(benchmark::State& state) {
 BENCHMARK(BM_PlanWholeCatalogueAllDevices)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // #19: the same plan as `preflight plan` computes it for many devices: plan_for_devices (parameter
-// counts and engine shared, every core). Results equal the one-at-a-time loop above (tests/plan).
+// counts and engine shared, one device's counts one model and variant at a time, the devices shared
+// among the workers). Results equal the one-at-a-time loop above (tests/plan). Arguments: the rows'
+// detail (0: every row's start commands and speed text, as --json writes them; 1: the table's) and the
+// number of workers (0: every core).
 static void BM_PlanForDevicesWholeCatalogue(benchmark::State& state) {
   const auto& w = world();
-  const plan::PlanInputs in{&w.engines, &w.speeds, &w.rules, ""};
+  plan::PlanInputs in{&w.engines, &w.speeds, &w.rules, ""};
+  in.detail = state.range(0) == 0 ? plan::RowDetail::every_row : plan::RowDetail::table;
   plan::PlanTargets t;
   t.context_tokens = 8192;
   int64_t evaluated = 0;
   for (auto _ : state) {
-    const auto plans = plan::plan_for_devices(w.models, w.devices.devices, {1, 2, 4, 8, 16}, in, t);
+    const auto plans = plan::plan_for_devices(w.models, w.devices.devices, {1, 2, 4, 8, 16}, in, t, static_cast<int>(state.range(1)));
     for (const auto& p : plans) evaluated += static_cast<int64_t>(p.result.recommended.size() + p.result.rejected.size());
     benchmark::DoNotOptimize(plans.data());
   }
   state.counters["candidates_per_iteration"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_PlanForDevicesWholeCatalogue)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanForDevicesWholeCatalogue)
+    ->ArgNames({"table", "threads"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();

@@ -9,14 +9,19 @@
 namespace preflight {
 
 std::string format(const char* fmt, ...) {
+  // One pass into a stack buffer; a second, sized pass only for longer text (issue 19: plan formats
+  // tens of thousands of reasons and start commands).
+  char local[1024];
   va_list args;
   va_start(args, fmt);
   va_list copy;
   va_copy(copy, args);
-  const int needed = std::vsnprintf(nullptr, 0, fmt, copy);
+  const int needed = std::vsnprintf(local, sizeof local, fmt, copy);
   va_end(copy);
   std::string out;
-  if (needed > 0) {
+  if (needed > 0 && static_cast<size_t>(needed) < sizeof local) {
+    out.assign(local, static_cast<size_t>(needed));
+  } else if (needed > 0) {
     std::vector<char> buffer(static_cast<size_t>(needed) + 1);
     std::vsnprintf(buffer.data(), buffer.size(), fmt, args);
     out.assign(buffer.data(), static_cast<size_t>(needed));

@@ -193,6 +193,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!v) return report_error(v.error());
     in.variant = (*v)->id;
   }
+  in.detail = r.json ? plan::RowDetail::every_row : plan::RowDetail::table;  // the table prints one start command, no speed text
+  in.threads = 0;
   plan::PlanTargets t;
   t.context_tokens = r.context;
   t.concurrency = r.concurrency.value_or(1);

@@ -448,7 +448,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
 
   decide(e, engine, kv, budget.available, L, dep);
   if (dep.explain) printed_lines(e, engine, budget.available, L);
-  e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
+  if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return e;
 }
 

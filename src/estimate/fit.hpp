@@ -58,6 +58,9 @@ struct Deployment {
   // inputs, the printed start-up lines) and computes every number, the verdict and the failure message
   // exactly as with true. For callers that print none of that text (plan's candidate search).
   bool explain = true;
+  // false: `ranks` (the per-rank tree) stays empty; every other field is as with true. For callers that
+  // keep many estimates and show only their summary numbers (plan's candidates, issue 19).
+  bool rank_tree = true;
 };
 
 enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large };

@@ -144,29 +144,30 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 // figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
 // one-sided) sets the bandwidth range, and the output says a measurement replaces it. False when no
 // bandwidth is known at all (the estimate says so and stops).
-bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w) {
+bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
+                     const Deployment& dep) {
   const double cf = catalog.copy_fraction_of_peak;
   const std::string until = "prior, until `preflight bw --save --device " + device.id + "` measures the card";
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
-    s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
+    if (dep.explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
   } else if (device.measured_copy_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
-    s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
+    if (dep.explain) s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
-    s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
+    if (dep.explain) s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
                                 catalog.copy_fraction_evidence.c_str(), until.c_str());
     s.bandwidth_is_prior = true;
-    s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until.c_str()));
+    if (dep.explain) s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until.c_str()));
   } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
     s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
     s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
-    s.bandwidth_source = format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s", prior->peak_bytes_per_s / 1e9,
+    if (dep.explain) s.bandwidth_source = format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s", prior->peak_bytes_per_s / 1e9,
                                 prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf, prior->source.c_str(), until.c_str());
     s.bandwidth_is_prior = true;
-    s.assumptions.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s", device.id.c_str(),
+    if (dep.explain) s.assumptions.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s", device.id.c_str(),
                                    s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9, until.c_str()));
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
@@ -259,9 +260,10 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
 
   double band = profile.band_fraction;
-  if (!bandwidth_basis(s, band, device, catalog, w)) return s;
+  if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+  if (dep.explain)
+    s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
                                 s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                                 profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
 
@@ -336,13 +338,15 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.single_stream_tokens_per_s = 1.0 / one.step_s;
     at(1, s.single_stream_low, s.single_stream_high);
   }
-  s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
+  if (dep.explain)
+    s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
                                 "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
                                 one.weight_bytes / 1e9, one.kv_bytes / 1e9, one.state_bytes / 1e9, static_cast<long long>(w.context_tokens), one.memory_s * 1e3,
                                 eager ? "eager dispatch" : "graph step", one.overhead_s * 1e3, one.moe_s * 1e3, static_cast<long long>(t.moe_layers),
                                 one.communication_s * 1e3, static_cast<long long>(s.allreduces_per_step)));
   if (eager)
-    s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
+    if (dep.explain)
+      s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
                                   profile.eager_op_dispatch_s * 1e6, t.dispatch_ops * profile.eager_op_dispatch_s * 1e3, catalog.origin.c_str()));
 
   // Prefill: compute-bound; chunked by max_num_batched_tokens, each chunk re-reads the weights.
@@ -361,7 +365,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
+    if (dep.explain)
+      s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
                                   flops / 1e12, profile.prefill_compute_efficiency * 100, peak / 1e12, compute_s * 1e3, static_cast<long long>(chunks),
                                   static_cast<long long>(chunk), comm_s * 1e3));
   }

@@ -89,7 +89,8 @@ struct SpeedEstimate {
 double expected_distinct_experts(int64_t n, int64_t k, int64_t batch);
 
 // Decode and prefill speed for one deployment. `catalog` supplies the cross-node network and the
-// copy fraction of peak used when the device has no measured bandwidth.
+// copy fraction of peak used when the device has no measured bandwidth. With deployment.explain false
+// the text (provenance, bandwidth_source, assumptions) stays empty and every number is the same.
 SpeedEstimate estimate_speed(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
                              const engine::SpeedCatalog& catalog, const Deployment& deployment, const SpeedWorkload& workload);
 

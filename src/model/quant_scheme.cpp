@@ -243,7 +243,9 @@ bool same_patterns(const ClassCache& c, const QuantScheme& s) {
 
 // The table for these pattern lists (an entry may be replaced in the cache; a holder keeps its own).
 std::shared_ptr<ClassCache> table_for(const QuantScheme& scheme) {
-  constexpr size_t k_entries = 8;
+  // Room for every checkpoint scheme of the catalogue beside the --quantization flags' ones: with 8, a plan
+  // over the whole catalogue evicted the flags' tables on every device (issue 19).
+  constexpr size_t k_entries = 64;
   thread_local std::vector<std::shared_ptr<ClassCache>> cache;
   thread_local size_t next_slot = 0;
   for (const auto& c : cache)

@@ -13,7 +13,8 @@ namespace {
 struct RuleContext {
   const model::ModelSpec& model;
   const engine::EngineProfile& engine;
-  const std::string& model_id;
+  std::string model_id_lower;    // the candidate's model id, lowercased once for every rule
+  std::string model_type_lower;  // the model's model_type, likewise
   bool multi_node;
   Workload workload;
 };
@@ -25,17 +26,17 @@ bool rule_applies(const engine::LaunchRule& r, const RuleContext& ctx) {
   if (e.version_max < r.version_min || r.version_max < e.version_min) return false;
   if (!r.workload.empty() && r.workload != workload_name(ctx.workload)) return false;
   if (r.multi_node && !ctx.multi_node) return false;
+  const std::string& id = ctx.model_id_lower;
   if (!r.model_id_contains.empty()) {
-    const std::string id = to_lower(ctx.model_id);
     bool named = false;
     for (const auto& s : r.model_id_contains) named |= id.find(to_lower(s)) != std::string::npos;
     if (!named) return false;
   }
   for (const auto& s : r.model_id_excludes)
-    if (to_lower(ctx.model_id).find(to_lower(s)) != std::string::npos) return false;
+    if (id.find(to_lower(s)) != std::string::npos) return false;
   if (r.always) return true;
   if (r.vision && ctx.model.vision_params > 0) return true;
-  const std::string mt = to_lower(ctx.model.model_type);
+  const std::string& mt = ctx.model_type_lower;
   if (mt.empty()) return false;
   for (const auto& t : r.model_types)
     if (mt == to_lower(t)) return true;
@@ -149,7 +150,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
                     const LaunchOptions& options) {
   Launch l;
   const bool multi_node = c.num_devices > devices_per_node;
-  const RuleContext ctx{m, e, c.model_id, multi_node, options.workload};
+  const RuleContext ctx{m, e, to_lower(c.model_id), to_lower(m.model_type), multi_node, options.workload};
   std::vector<std::string> extra_flags;
   for (const auto& r : rules.rules) {
     if (!rule_applies(r, ctx)) continue;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <span>
 #include <system_error>
 #include <thread>
 
@@ -114,8 +116,36 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 }  // namespace
 
 namespace {
+// Runs work(i) for every i in [0, count) on `threads` workers (0 = the hardware's concurrency), this
+// thread included. Indices are handed out in order through one counter; each call writes only its own
+// slot, so the results do not depend on the number of workers or their timing.
+void parallel_for(size_t count, int threads, const std::function<void(size_t)>& work) {
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next++; i < count; i = next++) work(i);
+  };
+  const size_t workers = std::min<size_t>(count, threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(run);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the workers started (at least this one) take every index
+    }
+  }
+  run();
+  for (auto& th : pool) th.join();
+}
+
+// The start commands of a candidate that meets the targets.
+void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
+  if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
+}
+
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
-// `dev` (engine_for) and the model's total parameter count.
+// `dev` (engine_for) and the model's total parameter count. `in.detail` says whether the candidate gets
+// its speed provenance and start commands here (every_row) or not at all (table: the caller adds the
+// start commands of the one row it prints).
 Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                         double params, const std::string& variant, int64_t n, const PlanTargets& t) {
   Candidate c;
@@ -177,8 +207,10 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   // A plan shows each candidate's numbers, verdict and reason, never the fit's explanatory text
   // (assumptions, provenance, term rules, printed lines): it is not built (Deployment::explain), so a
-  // candidate's `fit` has those fields empty. `preflight fit` explains one deployment in full.
+  // candidate's `fit` has those fields empty, and no per-rank tree (Deployment::rank_tree). `preflight fit`
+  // explains one deployment in full.
   d.explain = false;
+  d.rank_tree = false;
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
@@ -216,7 +248,10 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
-  c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, d, w);
+  // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
+  estimate::Deployment speed_dep = d;
+  speed_dep.explain = in.detail == RowDetail::every_row;
+  c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, speed_dep, w);
   if (!c.speed.points.empty()) {
     c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;
     c.aggregate_tokens_per_s = c.speed.points.front().aggregate_tokens_per_s;
@@ -234,7 +269,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   c.meets = true;
   c.reason = architecture_facts(m, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
-  if (in.launch_rules) c.launch = build_launch(m, c, *eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
+  if (in.detail == RowDetail::every_row) add_launch(c, m, *eng, in);
   return c;
 }
 
@@ -255,30 +290,79 @@ void note_bandwidth_priors(PlanResult& r) {
     }
 }
 
-// plan_for_device with the per-model parameter counts computed by the caller.
-PlanResult plan_device_with(const std::vector<model::ModelSpec>& models, const std::vector<double>& params, const device::DeviceSpec& dev, int64_t n,
-                            const PlanInputs& in, const PlanTargets& t) {
-  PlanResult r;
+// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms), which no plan output
+// shows and which would make the plan's tens of thousands of candidates larger (the per-rank tree is
+// not built at all).
+void keep_summary(Candidate& c) { c.fit.terms = {}; }
+
+// RowDetail::table: the start commands of the first recommended row, the one the table prints.
+void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in) {
+  if (in.detail != RowDetail::table || r.recommended.empty()) return;
+  Candidate& c = r.recommended.front();
+  const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == c.model_id; });
+  const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device::DeviceSpec& x) { return x.id == c.device_id; });
+  if (m == models.end() || dev == devices.end()) return;
+  if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *eng, in);
+}
+
+// plan_for_device for each count in `counts` (results in that order), with the per-model parameter
+// counts computed by the caller. The work runs one variant at a time over every model (all published
+// checkpoints, then each --quantization flag), all counts of a (model, variant) together: the weight
+// formats the estimates keep per scheme and thread (model::SchemeFormats) then stay warm.
+std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<double>& params, const device::DeviceSpec& dev,
+                                           const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
+  // Each candidate lands in its own slot, [model][count][variant]; the slots are read in the models' order.
+  std::vector<std::vector<std::string>> variants(models.size());
+  std::vector<std::vector<std::vector<Candidate>>> per_model(models.size());
+  size_t most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
-    const auto& m = models[i];
-    const auto variants = variants_for(m, in, eng);
-    for (const auto& q : variants) {
-      Candidate c = evaluate_with(m, dev, in, eng, params[i], q, n, t);
-      (c.meets ? r.recommended : r.rejected).push_back(std::move(c));
-    }
+    variants[i] = variants_for(models[i], in, eng);
+    per_model[i].assign(counts.size(), std::vector<Candidate>(variants[i].size()));
+    most_variants = std::max(most_variants, variants[i].size());
   }
-  // Biggest model first (the seed's question), then higher precision, then faster.
-  std::stable_sort(r.recommended.begin(), r.recommended.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.params != b.params) return a.params > b.params;
-    if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
-    return a.tokens_per_s > b.tokens_per_s;
+  std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
+  for (size_t v = 0; v < most_variants; ++v)
+    for (size_t i = 0; i < models.size(); ++i)
+      if (v < variants[i].size()) work.emplace_back(i, v);
+  parallel_for(work.size(), in.threads, [&](size_t j) {
+    const auto [i, v] = work[j];
+    for (size_t k = 0; k < counts.size(); ++k) {
+      Candidate& c = per_model[i][k][v];
+      c = evaluate_with(models[i], dev, in, eng, params[i], variants[i][v], counts[k], t);
+      keep_summary(c);
+    }
   });
-  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(n), dev.id.c_str(),
-                                 static_cast<long long>(k_devices_per_node),
-                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
-  note_bandwidth_priors(r);
-  return r;
+  std::vector<PlanResult> out(counts.size());
+  for (size_t k = 0; k < counts.size(); ++k) {
+    PlanResult& r = out[k];
+    // Candidates are large: the recommended ones are ranked through pointers and moved once.
+    std::vector<Candidate*> meeting;
+    size_t failing = 0;
+    for (auto& slot : per_model)
+      for (auto& c : slot[k]) {
+        if (c.meets) meeting.push_back(&c);
+        else ++failing;
+      }
+    // Biggest model first (the seed's question), then higher precision, then faster.
+    std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate* a, const Candidate* b) {
+      if (a->params != b->params) return a->params > b->params;
+      if (a->variant_rank != b->variant_rank) return a->variant_rank < b->variant_rank;
+      return a->tokens_per_s > b->tokens_per_s;
+    });
+    r.recommended.reserve(meeting.size());
+    for (Candidate* c : meeting) r.recommended.push_back(std::move(*c));
+    r.rejected.reserve(failing);
+    for (auto& slot : per_model)
+      for (auto& c : slot[k])
+        if (!c.meets) r.rejected.push_back(std::move(c));
+    launch_first_row(r, models, {&dev, 1}, in);
+    r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(counts[k]),
+                                   dev.id.c_str(), static_cast<long long>(k_devices_per_node),
+                                   t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
+    note_bandwidth_priors(r);
+  }
+  return out;
 }
 
 std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
@@ -291,11 +375,14 @@ std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
 
 Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, int64_t n,
                              const PlanTargets& t) {
-  return evaluate_with(m, dev, in, engine_for(in, dev), static_cast<double>(model::count_params(m).total), variant, n, t);
+  const auto eng = engine_for(in, dev);
+  Candidate c = evaluate_with(m, dev, in, eng, static_cast<double>(model::count_params(m).total), variant, n, t);
+  if (c.meets && in.detail == RowDetail::table) add_launch(c, m, *eng, in);  // the one row is the first row
+  return c;
 }
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
-  return plan_device_with(models, total_params(models), dev, n, in, t);
+  return std::move(plan_device_counts(models, total_params(models), dev, {n}, in, t).front());
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
@@ -304,24 +391,14 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
-  // Pairs are handed out in order through one counter; each result lands in its own slot, so the
-  // output does not depend on the number of workers or their timing.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < out.size(); i = next++)
-      out[i].result = plan_device_with(models, params, devices[i / device_counts.size()], out[i].num_devices, in, t);
-  };
-  const size_t workers = std::min<size_t>(out.size(), threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads: the workers started (at least this one) take every pair
-    }
-  }
-  work();
-  for (auto& th : pool) th.join();
+  // The devices are shared among the workers; each device's models and counts are evaluated on the
+  // worker that took it, and its results land in its own slots.
+  PlanInputs one_worker = in;
+  one_worker.threads = 1;
+  parallel_for(devices.size(), threads, [&](size_t d) {
+    auto results = plan_device_counts(models, params, devices[d], device_counts, one_worker, t);
+    for (size_t k = 0; k < device_counts.size(); ++k) out[d * device_counts.size() + k].result = std::move(results[k]);
+  });
   return out;
 }
 
@@ -337,6 +414,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
         Candidate c = evaluate_with(m, dev, in, eng, params, q, n, t);
+        keep_summary(c);
         if (c.meets) meeting.push_back(std::move(c));
         else r.rejected.push_back(std::move(c));
       }
@@ -354,6 +432,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
     if (a.num_devices != b.num_devices) return a.num_devices < b.num_devices;
     return a.tokens_per_s > b.tokens_per_s;
   });
+  launch_first_row(r, {&m, 1}, devices, in);
   r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", static_cast<long long>(max_devices),
                                  static_cast<long long>(k_devices_per_node),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));

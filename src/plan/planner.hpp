@@ -59,7 +59,7 @@ struct Candidate {
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
   int64_t context_tokens = 0;
   double params = 0;                // total parameters
-  estimate::FitEstimate fit;
+  estimate::FitEstimate fit;       // numbers and verdict: no text (Deployment::explain), no ranks; in a plan no terms either
   estimate::SpeedEstimate speed;
   double tokens_per_s = 0;          // per stream at the target concurrency
   double aggregate_tokens_per_s = 0;
@@ -80,6 +80,14 @@ enum class Workload {
   agent,  // tool calls and reasoning: the tool-call and reasoning parsers of the model family
 };
 
+// What a plan builds for its recommended rows beyond their numbers, verdicts and reasons. Either way
+// every row, its order and every number are the same.
+enum class RowDetail {
+  every_row,  // default: every recommended row has its start commands (launch) and its speed estimate's text
+              // (provenance): what `plan --json` writes
+  table,      // only what the table prints: the first recommended row's start commands, no speed provenance
+};
+
 struct PlanInputs {
   const engine::EngineCatalog* engines = nullptr;
   const engine::SpeedCatalog* speeds = nullptr;
@@ -87,6 +95,8 @@ struct PlanInputs {
   std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
   Workload workload = Workload::chat;  // for the start command's launch rules
   std::string variant;                 // plan --variant: only this variant (an id of the list, "bf16" = as published); empty = every one
+  RowDetail detail = RowDetail::every_row;
+  int threads = 1;                     // workers plan_for_device shares the models among (0 = the hardware's concurrency)
 };
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
@@ -101,14 +111,16 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& model, co
 Candidate evaluate_candidate(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& variant,
                              int64_t num_devices, const PlanTargets& targets);
 
-// Question 1: what this hardware runs. `models` are the catalogue (or any list).
+// Question 1: what this hardware runs. `models` are the catalogue (or any list), evaluated on
+// `in.threads` workers; the result does not depend on their number.
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& device, int64_t num_devices,
                            const PlanInputs& in, const PlanTargets& targets);
 
 // Question 1 for many devices at once (the whole catalogue, `bench/micro`): for each device and each
 // count in `device_counts`, in that order, exactly what plan_for_device returns for the pair. The
-// parameter count of each model is computed once and the engine once per pair; the pairs are shared
-// among `threads` workers (std::thread; 0 = the hardware's concurrency).
+// parameter count of each model is computed once and the engine once per device; the devices are
+// shared among `threads` workers (std::thread; 0 = the hardware's concurrency), and each device's
+// counts are evaluated one model and variant at a time (what the estimates keep per scheme is reused).
 struct DevicePlan {
   std::string device_id;
   int64_t num_devices = 1;

@@ -2,6 +2,7 @@
 
 #include "model/quant_variant.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "device/device_spec.hpp"
@@ -13,6 +14,7 @@
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
+#include "report/render_plan.hpp"
 
 using namespace preflight;
 
@@ -366,4 +368,172 @@ TEST(Planner, Issue16_Eight910B4RunQwen3_235BInFourBit) {
   bool w8a8_rejected = false;
   for (const auto& c : r.rejected) w8a8_rejected |= c.variant_id == "w8a8" && !c.meets;
   EXPECT_TRUE(w8a8_rejected);  // W8A8 leaves no KV cache on 8 x 32 GB
+}
+
+namespace {
+
+std::vector<model::ModelSpec> catalogue_models() {
+  std::vector<model::ModelSpec> models;
+  for (const auto& e : model::builtin_model_catalog().models) {
+    auto s = model::model_spec_from_catalog(e);
+    EXPECT_TRUE(s.has_value()) << e.id;
+    if (s) models.push_back(*s);
+  }
+  return models;
+}
+
+// The rows of two plans are the same rows in the same order with the same verdicts, reasons and numbers.
+void expect_same_rows(const plan::PlanResult& a, const plan::PlanResult& b, const std::string& at) {
+  ASSERT_EQ(a.recommended.size(), b.recommended.size()) << at;
+  ASSERT_EQ(a.rejected.size(), b.rejected.size()) << at;
+  EXPECT_EQ(a.assumptions, b.assumptions) << at;
+  auto same = [&](const plan::Candidate& x, const plan::Candidate& y, size_t i) {
+    const std::string where = at + " row " + std::to_string(i) + " " + x.model_id + " [" + x.quantization_flag + "]";
+    EXPECT_EQ(x.model_id, y.model_id) << where;
+    EXPECT_EQ(x.quantization_flag, y.quantization_flag) << where;
+    EXPECT_EQ(x.num_devices, y.num_devices) << where;
+    EXPECT_EQ(x.meets, y.meets) << where;
+    EXPECT_EQ(x.reason, y.reason) << where;
+    EXPECT_EQ(x.fit.fits, y.fit.fits) << where;
+    EXPECT_EQ(x.fit.weights_bytes, y.fit.weights_bytes) << where;
+    EXPECT_EQ(x.fit.available_kv_bytes, y.fit.available_kv_bytes) << where;
+    EXPECT_EQ(x.fit.kv_tokens, y.fit.kv_tokens) << where;
+    EXPECT_EQ(x.fit.max_concurrency, y.fit.max_concurrency) << where;
+    EXPECT_EQ(x.tokens_per_s, y.tokens_per_s) << where;
+    EXPECT_EQ(x.aggregate_tokens_per_s, y.aggregate_tokens_per_s) << where;
+    EXPECT_EQ(x.speed.ttft_s, y.speed.ttft_s) << where;
+    EXPECT_EQ(x.speed.points.size(), y.speed.points.size()) << where;
+  };
+  for (size_t i = 0; i < a.recommended.size(); ++i) same(a.recommended[i], b.recommended[i], i);
+  for (size_t i = 0; i < a.rejected.size(); ++i) same(a.rejected[i], b.rejected[i], i);
+}
+
+}  // namespace
+
+// #19 start-up time: the table's plan (RowDetail::table) builds no speed provenance and only the start
+// commands of the first recommended row, the one the table prints; the rows, their order and numbers
+// are those of the full plan (`--json`), and the rendered table is byte-identical.
+TEST(Planner, Issue19_TableDetailSameRowsAsEveryRow) {
+  const auto models = catalogue_models();
+  const std::vector<device::DeviceSpec> devices = {dev("910B3"), dev("H100-SXM"), dev("RTX4090")};
+  const std::vector<int64_t> counts = {1, 8, 16};
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  plan::PlanInputs full = catalogs().inputs();
+  plan::PlanInputs table = full;
+  table.detail = plan::RowDetail::table;
+  const auto a = plan::plan_for_devices(models, devices, counts, full, t, 2);
+  const auto b = plan::plan_for_devices(models, devices, counts, table, t, 2);
+  ASSERT_EQ(a.size(), b.size());
+  size_t rows_with_text = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string at = a[i].device_id + " x" + std::to_string(a[i].num_devices);
+    expect_same_rows(a[i].result, b[i].result, at);
+    const auto& rec = b[i].result.recommended;
+    for (size_t r = 0; r < rec.size(); ++r) {
+      EXPECT_TRUE(rec[r].speed.provenance.empty()) << at << " " << rec[r].model_id;
+      EXPECT_TRUE(rec[r].speed.bandwidth_source.empty()) << at << " " << rec[r].model_id;
+      if (r > 0) EXPECT_TRUE(rec[r].launch.serve.empty()) << at << " " << rec[r].model_id;
+    }
+    for (const auto& c : a[i].result.recommended) {
+      EXPECT_FALSE(c.launch.serve.empty()) << at << " " << c.model_id;
+      rows_with_text += c.speed.provenance.empty() ? 0 : 1;
+    }
+    if (!rec.empty()) {
+      EXPECT_EQ(rec.front().launch.serve, a[i].result.recommended.front().launch.serve) << at;
+      EXPECT_EQ(rec.front().launch.notes, a[i].result.recommended.front().launch.notes) << at;
+      EXPECT_EQ(rec.front().launch.prepare, a[i].result.recommended.front().launch.prepare) << at;
+      EXPECT_EQ(rec.front().launch.multi_node, a[i].result.recommended.front().launch.multi_node) << at;
+    }
+    for (const auto format : {report::PlanFormat::text, report::PlanFormat::markdown})
+      EXPECT_EQ(report::render_plan(a[i].result, "q", format, 15), report::render_plan(b[i].result, "q", format, 15)) << at;
+  }
+  EXPECT_GT(rows_with_text, 100u);  // the full plan does carry the text the table leaves out
+}
+
+// #19: the planner's shared, reordered and parallel evaluation (plan_for_device on several workers,
+// plan_for_devices one variant at a time over all counts) gives exactly the plan of a naive loop: every
+// model and variant evaluated one at a time with evaluate_candidate, the meeting ones ranked biggest
+// model first, then published before 8-bit before 4-bit, then faster (the order README states).
+TEST(Planner, Issue19_ParallelPlanMatchesNaiveLoop) {
+  const auto models = catalogue_models();
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  for (const char* id : {"910B4", "A100-80G", "L4"}) {
+    const auto d = dev(id);
+    auto eng = engine::select_engine(catalogs().engines, engine::default_engine_for(d.platform), "");
+    ASSERT_TRUE(eng.has_value());
+    const std::vector<int64_t> counts = {1, 2, 4, 8, 16};
+    plan::PlanInputs in = catalogs().inputs();
+    in.threads = 2;
+    const auto many = plan::plan_for_devices(models, {d}, counts, catalogs().inputs(), t, 2);
+    ASSERT_EQ(many.size(), counts.size());
+    for (size_t k = 0; k < counts.size(); ++k) {
+      plan::PlanResult naive;
+      for (const auto& m : models)
+        for (const auto& q : plan::quantization_variants(m, *eng)) {
+          auto c = plan::evaluate_candidate(m, d, catalogs().inputs(), q, counts[k], t);
+          (c.meets ? naive.recommended : naive.rejected).push_back(std::move(c));
+        }
+      std::stable_sort(naive.recommended.begin(), naive.recommended.end(), [&](const plan::Candidate& a, const plan::Candidate& b) {
+        if (a.params != b.params) return a.params > b.params;
+        if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
+        return a.tokens_per_s > b.tokens_per_s;
+      });
+      naive.assumptions = many[k].result.assumptions;  // the header line is not what this test checks
+      const std::string at = std::string(id) + " x" + std::to_string(counts[k]);
+      expect_same_rows(naive, many[k].result, at + " plan_for_devices");
+      expect_same_rows(naive, plan::plan_for_device(models, d, counts[k], in, t), at + " plan_for_device on 2 workers");
+      for (size_t i = 0; i < naive.recommended.size() && i < many[k].result.recommended.size(); ++i)
+        EXPECT_EQ(naive.recommended[i].launch.serve, many[k].result.recommended[i].launch.serve) << at << " " << naive.recommended[i].model_id;
+    }
+  }
+}
+
+// #19: a plan's candidates carry their fits' summary numbers only: Deployment::rank_tree = false leaves
+// `ranks` empty and every other number and the verdict as estimate_fit gives them with the tree (TP 8 with
+// PP 1 and PP 2, for a VL, a hybrid and a small dense model), and plan_for_device keeps no per-term
+// breakdown either.
+TEST(Planner, Issue19_CandidatesKeepNoRankTree) {
+  const auto d = dev("910B3");
+  auto eng = engine::select_engine(catalogs().engines, engine::default_engine_for(d.platform), "");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = catalogs().engines.overheads_for(*eng, d.platform);
+  ASSERT_NE(oh, nullptr);
+  for (const char* id : {"Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3.5-27B", "Qwen/Qwen3-0.6B"}) {
+    auto m = model::resolve_model(id);
+    ASSERT_TRUE(m.has_value()) << id;
+    for (const int64_t pp : {1, 2}) {
+      estimate::Deployment dep;
+      dep.tensor_parallel_size = 8;
+      dep.pipeline_parallel_size = pp;
+      dep.max_model_len = 32768;
+      const auto tree = estimate::estimate_fit(*m, d, *eng, *oh, dep);
+      dep.rank_tree = false;
+      const auto bare = estimate::estimate_fit(*m, d, *eng, *oh, dep);
+      const std::string at = std::string(id) + " PP" + std::to_string(pp);
+      EXPECT_EQ(tree.ranks.size(), static_cast<size_t>(pp)) << at;
+      EXPECT_TRUE(bare.ranks.empty()) << at;
+      EXPECT_EQ(bare.fits, tree.fits) << at;
+      EXPECT_EQ(bare.failure_message, tree.failure_message) << at;
+      EXPECT_EQ(bare.weights_bytes, tree.weights_bytes) << at;
+      EXPECT_EQ(bare.activation_bytes, tree.activation_bytes) << at;
+      EXPECT_EQ(bare.available_kv_bytes, tree.available_kv_bytes) << at;
+      EXPECT_EQ(bare.num_blocks, tree.num_blocks) << at;
+      EXPECT_EQ(bare.kv_tokens, tree.kv_tokens) << at;
+      EXPECT_EQ(bare.max_concurrency, tree.max_concurrency) << at;
+      EXPECT_EQ(bare.terms.size(), tree.terms.size()) << at;
+      EXPECT_EQ(bare.lines, tree.lines) << at;
+    }
+  }
+  std::vector<model::ModelSpec> models = {*model::resolve_model("Qwen/Qwen3-0.6B"), *model::resolve_model("Qwen/Qwen3.5-27B")};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const auto r = plan::plan_for_device(models, d, 2, catalogs().inputs(), t);
+  ASSERT_FALSE(r.recommended.empty());
+  for (const auto& c : r.recommended) {
+    EXPECT_TRUE(c.fit.ranks.empty()) << c.model_id;
+    EXPECT_TRUE(c.fit.terms.empty()) << c.model_id;
+    EXPECT_GT(c.fit.kv_tokens, 0) << c.model_id;
+  }
 }
