@@ -25,7 +25,7 @@ Expected<CpuSpec> parse_cpu(const Json& j, const std::string& origin, size_t ind
   if (!j.is_object()) return make_error(ErrorKind::corrupt, origin + ": " + prefix + ": expected an object", origin);
   JsonObject o(j, origin, prefix);
   PF_TRY(keys, o.only_keys({"id", "name", "vendor", "aliases", "cores", "memory_type", "memory_channels", "memory_bus_bits", "memory_mt_per_s",
-                            "peak_bandwidth_bytes_per_s", "peak_bandwidth_kind", "max_memory_bytes", "source", "retrieved", "notes"}));
+                            "peak_bandwidth_bytes_per_s", "peak_bandwidth_kind", "max_memory_bytes", "source", "retrieved", "notes", "verification", "verified_by"}));
   (void)keys;
   CpuSpec c;
   PF_TRY(id, o.string("id"));
@@ -44,9 +44,12 @@ Expected<CpuSpec> parse_cpu(const Json& j, const std::string& origin, size_t ind
   PF_TRY(source, o.string("source"));
   PF_TRY(retrieved, o.string("retrieved"));
   PF_TRY(notes, o.opt_string("notes"));
+  PF_TRY(verification, o.string("verification"));
+  PF_TRY(verified_by, o.string("verified_by"));
   c.name = name, c.vendor = vendor, c.cores = cores, c.memory_type = type, c.memory_channels = channels, c.memory_bus_bits = bus;
   c.memory_mt_per_s = rate, c.peak_bandwidth_bytes_per_s = peak, c.peak_bandwidth_kind = kind, c.max_memory_bytes = max_memory;
   c.source = source, c.retrieved = retrieved, c.notes = notes.value_or(""), c.origin = origin;
+  c.verification = verification, c.verified_by = verified_by;
   if (const Json* a = o.find("aliases")) {
     if (!a->is_array()) return bad("aliases: expected an array of strings");
     for (const auto& x : *a) {
@@ -56,6 +59,11 @@ Expected<CpuSpec> parse_cpu(const Json& j, const std::string& origin, size_t ind
   }
   if (c.id.empty()) return make_error(ErrorKind::corrupt, origin + ": " + prefix + ": empty id", origin);
   if (trim(c.source).empty()) return bad("missing source");
+  if (verification != "verified" && verification != "partly verified" && verification != "not verified")
+    return bad("verification: expected verified, partly verified or not verified, found '" + verification + "'");
+  if (verification != "not verified" && verified_by.find("https://") == std::string::npos && verified_by.find("http://") == std::string::npos)
+    return bad("verified_by: a " + verification + " record needs the URL of the page that confirms it");
+  if (trim(verified_by).empty()) return bad("verified_by: empty (say why the figures are not verified)");
   if (kind != "datasheet" && kind != "vendor claim" && kind != "derived") return bad("peak_bandwidth_kind: expected datasheet, vendor claim or derived, found '" + kind + "'");
   if (cores <= 0 || channels <= 0 || bus <= 0 || bus % 16 != 0 || rate <= 0) return bad("cores, memory_channels, memory_bus_bits (a multiple of 16) and memory_mt_per_s must be positive");
   if (!std::isfinite(peak) || peak <= 0 || !std::isfinite(max_memory) || max_memory <= 0) return bad("peak_bandwidth_bytes_per_s and max_memory_bytes must be finite and positive");

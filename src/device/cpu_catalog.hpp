@@ -25,6 +25,9 @@ struct CpuSpec {
   std::string peak_bandwidth_kind;  // datasheet | vendor claim | derived (bus / 8 x rate)
   double max_memory_bytes = 0;      // platform maximum per socket
   std::string source, retrieved, notes;
+  // Issue 20: whether the figures were checked against a fetched page: verified | partly verified |
+  // not verified, and verified_by: the page(s) and what each confirms (or why none was found).
+  std::string verification, verified_by;
   std::string origin;               // the catalogue file
 };
 
@@ -35,7 +38,8 @@ struct CpuCatalog {
 };
 
 // Validates every record: known keys only, schema_version 1, a source, a unique id, positive numbers,
-// and a peak within 5 % of bus bits / 8 x MT/s. Errors are corrupt and name the file and the record id.
+// a peak within 5 % of bus bits / 8 x MT/s, and a verification status (verified / partly verified with a
+// URL in verified_by; not verified with the reason). Errors are corrupt and name the file and the record id.
 Expected<CpuCatalog> parse_cpu_catalog(const Json& root, const std::string& origin);
 // The embedded data/devices/cpus.json.
 Expected<CpuCatalog> load_cpu_catalog();

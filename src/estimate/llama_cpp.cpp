@@ -304,4 +304,15 @@ LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const Llam
   return d;
 }
 
+LlamaCpuBandwidth llama_cpp_cpu_decode_bandwidth(double socket_peak_bytes_per_s, int threads, double per_thread_bytes_per_s) {
+  LlamaCpuBandwidth b;
+  const double by_threads = static_cast<double>(std::max(threads, 1)) * per_thread_bytes_per_s;
+  const double by_socket = socket_peak_bytes_per_s * k_llama_cpu_socket_fraction;
+  b.limit = by_socket > 0 && by_socket < by_threads ? "socket" : "threads";
+  b.bytes_per_s = b.limit == "socket" ? by_socket : by_threads;
+  b.formula = format("min(%d threads x %.1f GB/s = %.1f GB/s, %.2f x socket peak %.1f GB/s = %.1f GB/s)", std::max(threads, 1), per_thread_bytes_per_s / 1e9, by_threads / 1e9,
+                     k_llama_cpu_socket_fraction, socket_peak_bytes_per_s / 1e9, by_socket / 1e9);
+  return b;
+}
+
 }  // namespace preflight::estimate

@@ -104,4 +104,21 @@ struct LlamaCppDecode {
 };
 LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const LlamaCppEstimate& estimate, const LlamaCppDecodeHost& host);
 
+// Issue 20: the read bandwidth llama.cpp's CPU decode reaches on a host it was not measured on, from the
+// socket's peak and the thread count. Each ggml-cpu thread streams quantized weights at about 12 GB/s and
+// all threads together reach about 0.67 of the socket's DDR peak, whichever is lower. Both constants come
+// from one thread sweep (github.com/ggml-org/llama.cpp/issues/34, slaren 2023-08-12): i9-13900K, DDR5-6400
+// dual channel = 102.4 GB/s, LLaMA 7B (Q4_0 assumed, the quant is not stated: ~3.75 GB read per token);
+// 4 threads 12.65 t/s = 47.4 GB/s = 11.9 GB/s per thread; 8 threads 18.27 t/s = 68.5 GB/s = 0.67 of the
+// peak; 16-32 threads 15.7-16.7 t/s. An x86 core's figure: Apple's P-cores stream ~3x faster (llama.cpp
+// PR #11390, 1-thread row: 47.84 t/s x 727.75 MiB = 36.5 GB/s), so for them pass per_thread_bytes_per_s.
+struct LlamaCpuBandwidth {
+  double bytes_per_s = 0;
+  std::string limit;    // threads | socket
+  std::string formula;  // the two candidates with their inputs
+};
+constexpr double k_llama_cpu_bytes_per_s_per_thread = 11.9e9;
+constexpr double k_llama_cpu_socket_fraction = 0.67;
+LlamaCpuBandwidth llama_cpp_cpu_decode_bandwidth(double socket_peak_bytes_per_s, int threads, double per_thread_bytes_per_s = k_llama_cpu_bytes_per_s_per_thread);
+
 }  // namespace preflight::estimate
