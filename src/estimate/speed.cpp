@@ -198,7 +198,7 @@ struct Links {
 // PP stages across nodes when tp x pp does. Sets s.cross_node, the all-reduce counts and s.link, which names the
 // link assumed (device catalogue figure, PCIe assumed, or the inter-node NIC).
 Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
-                   const SpeedWorkload& w) {
+                   const SpeedWorkload& w, bool explain) {
   Links l;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
   s.cross_node = tp * pp > w.devices_per_node;
@@ -237,7 +237,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     s.link = tp_cross     ? "all-reduces over the " + nic
              : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + "; " : std::string()) + "pipeline hand-offs over the " + nic
                             : intra;
-    s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+    if (explain) s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
   }
   return l;
 }
@@ -273,7 +273,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const double peak = peak_ops(device, scheme, m.dtype);
   if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
 
-  const Links links = interconnect(s, m, device, profile, catalog, w);
+  const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain);
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 

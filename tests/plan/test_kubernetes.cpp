@@ -178,7 +178,7 @@ TEST(Kubernetes, Issue18_ManifestsPassTheKubernetesSchemas) {
   const std::string one = scratch + "/one.yaml", multi = scratch + "/multi.yaml", read = scratch + "/read.json";
   auto a = pftest::run_cli("plan Qwen/Qwen3-8B --device H100 --kubernetes " + one + " --json", {.with_stderr = false});
   ASSERT_EQ(a.code, 0) << a.out;
-  auto b = pftest::run_cli("plan Qwen/Qwen3-235B-A22B --device 910B4 --kubernetes " + multi + " --json", {.with_stderr = false});
+  auto b = pftest::run_cli("plan Qwen/Qwen3-235B-A22B --device 910B4 --variant w8a8 --kubernetes " + multi + " --json", {.with_stderr = false});
   ASSERT_EQ(b.code, 0) << b.out;
   const Json ja = Json::parse(a.out), jb = Json::parse(b.out);
   ASSERT_EQ(jb["kubernetes"]["kinds"], "LeaderWorkerSet + Service");
@@ -212,7 +212,7 @@ TEST(Kubernetes, Issue18_ManifestsPassTheKubernetesSchemas) {
 // closed, so the multi-node start stopped at a syntax error before `ray start`.
 TEST(Kubernetes, Issue18_PodScriptsAndNodeBlocksAreValidBash) {
   const auto scratch = pftest::scratch_dir("kubernetes-bash");
-  const std::vector<std::string> plans = {"plan Qwen/Qwen3-235B-A22B --device 910B4", "plan Qwen/Qwen3-30B-A3B --device 910B3 --data-parallel 16 --expert-parallel"};
+  const std::vector<std::string> plans = {"plan Qwen/Qwen3-235B-A22B --device 910B4 --variant w8a8", "plan Qwen/Qwen3-30B-A3B --device 910B3 --data-parallel 16 --expert-parallel"};
   int checked = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
     const std::string yaml = scratch + "/m" + std::to_string(i) + ".yaml";
