@@ -154,7 +154,11 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["memory_per_device"] = {{"total_gib", bytes_to_gib(f.total_bytes)}, {"requested_gib", bytes_to_gib(f.requested_bytes)}, {"terms", terms},
                                {"available_kv_gib", bytes_to_gib(f.available_kv_bytes)},
                                {"available_kv_gib_low", bytes_to_gib(f.available_kv_low_bytes())},
-                               {"available_kv_gib_high", bytes_to_gib(f.available_kv_high_bytes())}};
+                               {"available_kv_gib_high", bytes_to_gib(f.available_kv_high_bytes())},
+                               // issue 15: what the warm-up after KV sizing needs outside the budget, and the 1 - util headroom it must fit in
+                               {"after_kv_sizing", {{"needed_gib_low", bytes_to_gib(f.after_kv_needed_low_bytes)},
+                                                    {"needed_gib_high", bytes_to_gib(f.after_kv_needed_high_bytes)},
+                                                    {"headroom_gib", bytes_to_gib(f.after_kv_headroom_bytes)}}}};
   out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
@@ -188,6 +192,9 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
     if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
     o += "\n";
   }
+  if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture (and an EP all-to-all buffer) after KV sizing, outside the budget
+    o += "    after KV sizing  " + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
+         "  (graph capture outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
   if (!f.lines.empty()) {
     o += "  the engine will print\n";
     for (const auto& l : f.lines) o += "    " + l + "\n";
