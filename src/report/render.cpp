@@ -134,6 +134,26 @@ Json rank_to_json(const estimate::RankFootprint& r) {
 }
 }  // namespace
 
+std::string render_version_band(const deploy::VersionBand& band, const Style& st) {
+  if (band.points.empty()) return {};
+  std::string o = bold("across engine versions", st) + " (no version given and nothing dates one: each profile it could be, not only the newest)\n";
+  o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; fits on " +
+       std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + " versions\n";
+  for (const auto& p : band.points)
+    o += "    " + p.engine_id + std::string(p.engine_id.size() < 24 ? 24 - p.engine_id.size() : 1, ' ') + with_thousands(p.kv_tokens) + " tokens, " +
+         fixed(bytes_to_gib(p.available_kv_bytes), 2) + " GiB available, " + (p.fits ? std::string("fits") : std::string(estimate::failure_name(p.failure))) + "\n";
+  return o;
+}
+
+Json version_band_to_json(const deploy::VersionBand& band) {
+  if (band.points.empty()) return nullptr;
+  Json points = Json::array();
+  for (const auto& p : band.points)
+    points.push_back({{"engine", p.engine_id}, {"fits", p.fits}, {"failure", estimate::failure_name(p.failure)}, {"kv_tokens", p.kv_tokens},
+                      {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"max_concurrency", p.max_concurrency}});
+  return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"fitting", band.fitting}, {"versions", points}};
+}
+
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
   Json out = envelope("fit");
   out["model"] = spec.id;

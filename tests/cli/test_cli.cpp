@@ -287,3 +287,19 @@ TEST(Cli, Issue15_FitFailsAfterKvSizingWithTheFix) {
   auto eager = run("fit Qwen/Qwen3-0.6B --device-memory 24GiB --engine vllm@0.11.0 --max-model-len 4096 --gpu-memory-utilization 0.99 --enforce-eager");
   EXPECT_EQ(eager.code, 0) << eager.out;
 }
+
+// Issue 15: fit without a version prints the band over the versions it could be (text and --json); with one, none.
+TEST(Cli, Issue15_FitWithoutVersionShowsTheBand) {
+  auto r = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --max-model-len 32768");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("across engine versions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vllm-ascend@0.7-0.12"), std::string::npos) << r.out;
+  auto j = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --max-model-len 32768 --json");
+  const auto o = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(o.contains("version_band")) << j.out;
+  EXPECT_EQ(o["version_band"]["versions"].size(), 6u);
+  EXPECT_LE(o["version_band"]["kv_tokens_min"].get<int64_t>(), o["kv_cache"]["tokens"].get<int64_t>());
+  EXPECT_GE(o["version_band"]["kv_tokens_max"].get<int64_t>(), o["kv_cache"]["tokens"].get<int64_t>());
+  auto pinned = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.18 --max-model-len 32768 --json");
+  EXPECT_FALSE(nlohmann::json::parse(pinned.out).contains("version_band"));
+}
