@@ -213,14 +213,17 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (*variant && check_variant(**variant, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
+  const auto band = deploy::across_versions(in, {&*devices, &*engines});  // issue 15: no version given -> the band over versions
   if (r.json) {
     Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;
+    if (!band.points.empty()) j["version_band"] = report::version_band_to_json(band);
     j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
     print_json(j);
   } else {
     std::cout << report::render_fit(model, *est, search.largest_context, search.fixes, {use_color()});
     if (est->fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
+    if (!band.points.empty()) std::cout << "\n" << report::render_version_band(band, {use_color()});
   }
   return est->fits ? k_exit_ok : k_exit_fail;
 }

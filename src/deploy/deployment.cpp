@@ -370,4 +370,40 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   return r;
 }
 
+bool engine_version_stated(const EngineInput& input) {
+  return input.engine.find('@') != std::string::npos || !trim(input.version).empty() || !dated_version(input.version_hint).empty() ||
+         input.printed_tokens_are_blocks.has_value();
+}
+
+VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
+  VersionBand band;
+  if (engine_version_stated(in.engine)) return band;
+  std::vector<std::string> ignored;
+  auto dev = resolve_device(in.device, *catalogs.devices, ignored);
+  if (!dev) return band;
+  const std::string name = trim(in.engine.engine).empty() ? engine::default_engine_for(dev->platform) : to_lower(trim(in.engine.engine));
+  std::vector<const engine::EngineProfile*> profiles;
+  for (const auto& p : catalogs.engines->profiles)
+    if (p.engine == name && p.runs_on(dev->platform)) profiles.push_back(&p);
+  std::sort(profiles.begin(), profiles.end(), [](const auto* a, const auto* b) { return a->version_min < b->version_min; });
+  bool any_kv = false;
+  for (const auto* p : profiles) {
+    Inputs at = in;
+    at.engine.engine = name + "@" + p->version_min.text();
+    auto r = resolve_deployment(at, catalogs);
+    if (!r) continue;
+    r->deployment.explain = false;  // numbers and verdicts only
+    const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
+    if (e.failure == estimate::Failure::invalid_layout || e.failure == estimate::Failure::unsupported_quantization) continue;
+    band.points.push_back({r->engine.id, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes, e.max_concurrency});
+    if (e.fits) ++band.fitting;
+    if (e.num_blocks > 0) {
+      band.kv_tokens_min = any_kv ? std::min(band.kv_tokens_min, e.kv_tokens) : e.kv_tokens;
+      band.kv_tokens_max = any_kv ? std::max(band.kv_tokens_max, e.kv_tokens) : e.kv_tokens;
+      any_kv = true;
+    }
+  }
+  return band;
+}
+
 }  // namespace preflight::deploy

@@ -149,4 +149,27 @@ std::optional<double> stated_total_bytes(const std::string& text);
 // platform, expert parallel over more DP x TP ranks than the model has experts), not_found (device, engine, version, overheads).
 Expected<Resolved> resolve_deployment(const Inputs& inputs, const Catalogs& catalogs);
 
+// Issue 15, "the version from the evidence": when the inputs name an engine without a version and nothing dates
+// it (no "@X.Y", no version, no dated hint, no printed token line), the estimate under every profile of that
+// engine that runs on the device, instead of silently the newest. One point per profile, oldest first.
+struct VersionPoint {
+  std::string engine_id;   // the profile ("vllm@0.9.2-0.11.0")
+  bool fits = false;
+  estimate::Failure failure = estimate::Failure::none;
+  int64_t kv_tokens = 0;
+  double available_kv_bytes = 0;
+  double max_concurrency = 0;
+};
+struct VersionBand {
+  std::vector<VersionPoint> points;  // empty when the version is stated or dated
+  int64_t kv_tokens_min = 0, kv_tokens_max = 0;  // over the points that size a KV cache
+  int fitting = 0;                   // points whose verdict is fits
+};
+
+// Whether an EngineInput states or dates a version (resolve_engine then needs no assumption of the newest).
+bool engine_version_stated(const EngineInput& input);
+
+// The band over the plausible versions (see VersionBand); profiles whose flags the version rejects are left out.
+VersionBand across_versions(const Inputs& inputs, const Catalogs& catalogs);
+
 }  // namespace preflight::deploy

@@ -31,6 +31,7 @@ const char* failure_name(Failure failure) {
     case Failure::weights_oom: return "weights_oom";
     case Failure::kv_negative: return "kv_negative";
     case Failure::max_model_len_too_large: return "max_model_len_too_large";
+    case Failure::after_kv_oom: return "after_kv_oom";
   }
   return "unknown";
 }
@@ -272,8 +273,68 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   return k;
 }
 
+// What the warm-up after KV sizing needs outside the budget (reference 1.1 step 5, 4.2): the KV tensors are
+// allocated, then compile_or_warm_up_model captures graphs and runs the sampler warm-up.
+// - Graph capture: outside the budget where the version does not subtract a pre-capture estimate
+//   (vLLM < 0.21, vLLM-Ascend except 0.21/0.22): the fitted graph term +/- its band must fit in total x (1 - util).
+// - Sampler warm-up: the same dummy sampler run the profile run measured, whose peak is subtracted: no margin.
+// - All-to-all buffer: on NPU with expert parallel in graph mode the decode graphs dispatch through MC2, a
+//   communication domain the prefill-shaped profile run may not have opened, so its HCCL_BUFFSIZE buffer
+//   (CANN default 200 MB, reference "HCCL buffers") can arrive after KV sizing: a band of 0 to one buffer.
+struct AfterKvMargin {
+  double low = 0, high = 0, headroom = 0;
+  double graph = 0, all_to_all_high = 0;
+};
+
+constexpr double kHcclBuffsizeDefaultBytes = 200.0 * 1024 * 1024;  // HCCL_BUFFSIZE default 200 (MB), reference sec 4.2 / env table
+
+AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
+  AfterKvMargin m;
+  m.headroom = e.total_bytes - e.requested_bytes;
+  if (dep.mode != ExecutionMode::graph) return m;
+  if (!e.graph_in_budget) m.graph = e.graph_bytes;
+  if (engine.platform == "npu" && e.expert_parallel_size > 1) m.all_to_all_high = kHcclBuffsizeDefaultBytes;
+  m.low = m.graph * (1.0 - oh.band_fraction);
+  m.high = m.graph * (1.0 + oh.band_fraction) + m.all_to_all_high;
+  return m;
+}
+
+// The highest utilization (to 0.01) that leaves the high end of the margin free.
+double utilization_for_margin(double total, double high) { return std::floor((1.0 - high / total) * 100.0 + 1e-9) / 100.0; }
+
+// The after-KV verdict: a certain failure when even the low end of the margin exceeds the headroom (the
+// engine's own wording: torch's OutOfMemoryError on CUDA, RuntimeError on NPU, and vLLM's capture advice),
+// a stated risk when only the high end does.
+void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
+  const AfterKvMargin m = after_kv_margin(e, engine, oh, dep);
+  e.after_kv_needed_low_bytes = m.low;
+  e.after_kv_needed_high_bytes = m.high;
+  e.after_kv_headroom_bytes = m.headroom;
+  if (!e.fits || m.high <= 0 || m.headroom >= m.high) return;
+  const double util = utilization_for_margin(e.total_bytes, m.high);
+  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)%s", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
+                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)),
+                                  m.all_to_all_high > 0 ? format(" + the MC2 all-to-all buffer 0 - %.2f GiB (HCCL_BUFFSIZE)", bytes_to_gib(m.all_to_all_high)).c_str() : "");
+  const std::string fix = format("fix: --gpu-memory-utilization %.2f or lower, or --enforce-eager (no graphs)", util);
+  if (m.headroom < m.low) {
+    e.fits = false;
+    e.failure = Failure::after_kv_oom;
+    const bool npu = engine.platform == "npu";
+    e.failure_message = format("%s out of memory during graph capture, after the KV cache was sized (%s): %s needs more than the %.2f GiB left above "
+                               "gpu_memory_utilization %.2f. If out-of-memory error occurs during cudagraph capture, consider decreasing "
+                               "`gpu_memory_utilization` or switching to eager mode. (%s)",
+                               npu ? "RuntimeError: NPU" : "torch.OutOfMemoryError: CUDA", npu ? "ACL graph capture, FULL_DECODE_ONLY included" : "capture_model",
+                               what.c_str(), bytes_to_gib(m.headroom), e.gpu_memory_utilization, fix.c_str());
+  } else if (dep.explain) {
+    e.assumptions.push_back(format("after KV sizing, %s must fit in the %.2f GiB left above gpu_memory_utilization: the low end fits, the high end does not, "
+                                   "so the start may die in graph capture (%s)",
+                                   what.c_str(), bytes_to_gib(m.headroom), fix.c_str()));
+  }
+}
+
 // The verdict, in the order the engine fails.
-void decide(FitEstimate& e, const engine::EngineProfile& engine, const KvGeometry& kv, double available, int64_t L, const Deployment& dep) {
+void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
+            const Deployment& dep) {
   if (e.weights_bytes + e.non_torch_bytes > e.total_bytes) {
     e.failure = Failure::weights_oom;
     e.failure_message = format("RuntimeError: %s out of memory while loading weights: %.2f GiB of weights per device, %.2f GiB total capacity",
@@ -291,10 +352,7 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const KvGeometr
   } else {
     e.fits = true;
   }
-  if (e.fits && !e.graph_in_budget && dep.mode == ExecutionMode::graph && e.requested_bytes + e.graph_bytes > e.total_bytes && dep.explain) {
-    e.assumptions.push_back(format("graph capture (~%.2f GiB) must fit in the %.2f GiB left above gpu_memory_utilization", bytes_to_gib(e.graph_bytes),
-                                   bytes_to_gib(e.total_bytes - e.requested_bytes)));
-  }
+  decide_after_kv(e, engine, oh, dep);
 }
 
 // The lines the engine prints, from the version's templates (engines.json weights_line, kv_line).
@@ -446,7 +504,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.kv_bytes_per_token_rank = kv.kv_bytes_per_token;
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 
-  decide(e, engine, kv, budget.available, L, dep);
+  decide(e, engine, oh, kv, budget.available, L, dep);
   if (dep.explain) printed_lines(e, engine, budget.available, L);
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return e;

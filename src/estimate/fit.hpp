@@ -63,7 +63,10 @@ struct Deployment {
   bool rank_tree = true;
 };
 
-enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large };
+// after_kv_oom: the KV cache is sized and allocated, then the warm-up dies: graph capture (CUDA graphs / NPU
+// ACL graphs, FULL_DECODE_ONLY included) or an all-to-all buffer created at capture needs more than the
+// memory left above gpu_memory_utilization (issue 15).
+enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large, after_kv_oom };
 const char* failure_name(Failure failure);
 
 struct MemoryTerm {
@@ -151,6 +154,9 @@ struct FitEstimate {
   double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_bytes; }
   double available_kv_high_bytes() const { return available_kv_bytes + available_kv_band_high_bytes; }
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
+  // What the warm-up after KV sizing needs outside the budget (graph capture outside it, an EP all-to-all
+  // buffer created at capture), low and high ends, and the 1 - util headroom per device it must fit in.
+  double after_kv_needed_low_bytes = 0, after_kv_needed_high_bytes = 0, after_kv_headroom_bytes = 0;
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the
   // sampler run (engine's multiple of that unit + held hidden states) and the vision encoder peak.

@@ -76,6 +76,7 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
       return "engine rejects it: " + m;
     }
     case Failure::invalid_layout: return f.failure_message;
+    case Failure::after_kv_oom: return f.failure_message;
     case Failure::none: break;
   }
   return "does not fit";

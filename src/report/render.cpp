@@ -134,6 +134,26 @@ Json rank_to_json(const estimate::RankFootprint& r) {
 }
 }  // namespace
 
+std::string render_version_band(const deploy::VersionBand& band, const Style& st) {
+  if (band.points.empty()) return {};
+  std::string o = bold("across engine versions", st) + " (no version given and nothing dates one: each profile it could be, not only the newest)\n";
+  o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; fits on " +
+       std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + " versions\n";
+  for (const auto& p : band.points)
+    o += "    " + p.engine_id + std::string(p.engine_id.size() < 24 ? 24 - p.engine_id.size() : 1, ' ') + with_thousands(p.kv_tokens) + " tokens, " +
+         fixed(bytes_to_gib(p.available_kv_bytes), 2) + " GiB available, " + (p.fits ? std::string("fits") : std::string(estimate::failure_name(p.failure))) + "\n";
+  return o;
+}
+
+Json version_band_to_json(const deploy::VersionBand& band) {
+  if (band.points.empty()) return nullptr;
+  Json points = Json::array();
+  for (const auto& p : band.points)
+    points.push_back({{"engine", p.engine_id}, {"fits", p.fits}, {"failure", estimate::failure_name(p.failure)}, {"kv_tokens", p.kv_tokens},
+                      {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"max_concurrency", p.max_concurrency}});
+  return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"fitting", band.fitting}, {"versions", points}};
+}
+
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
   Json out = envelope("fit");
   out["model"] = spec.id;
@@ -154,7 +174,11 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["memory_per_device"] = {{"total_gib", bytes_to_gib(f.total_bytes)}, {"requested_gib", bytes_to_gib(f.requested_bytes)}, {"terms", terms},
                                {"available_kv_gib", bytes_to_gib(f.available_kv_bytes)},
                                {"available_kv_gib_low", bytes_to_gib(f.available_kv_low_bytes())},
-                               {"available_kv_gib_high", bytes_to_gib(f.available_kv_high_bytes())}};
+                               {"available_kv_gib_high", bytes_to_gib(f.available_kv_high_bytes())},
+                               // issue 15: what the warm-up after KV sizing needs outside the budget, and the 1 - util headroom it must fit in
+                               {"after_kv_sizing", {{"needed_gib_low", bytes_to_gib(f.after_kv_needed_low_bytes)},
+                                                    {"needed_gib_high", bytes_to_gib(f.after_kv_needed_high_bytes)},
+                                                    {"headroom_gib", bytes_to_gib(f.after_kv_headroom_bytes)}}}};
   out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
@@ -188,6 +212,9 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
     if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
     o += "\n";
   }
+  if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture (and an EP all-to-all buffer) after KV sizing, outside the budget
+    o += "    after KV sizing  " + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
+         "  (graph capture outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
   if (!f.lines.empty()) {
     o += "  the engine will print\n";
     for (const auto& l : f.lines) o += "    " + l + "\n";

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/json_util.hpp"
+#include "deploy/deployment.hpp"
 #include "estimate/fit.hpp"
 #include "model/model_spec.hpp"
 #include "validate/validation.hpp"
@@ -18,6 +19,10 @@ struct Style {
 Json inspect_to_json(const model::ModelSpec& spec);
 std::string render_inspect(const model::ModelSpec& spec, const Style& style);
 
+// Issue 15: fit's prediction over the engine versions it could be, when no version is given or dated: the KV
+// tokens' range and each profile's verdict (empty string / null for an empty band).
+std::string render_version_band(const deploy::VersionBand& band, const Style& st);
+Json version_band_to_json(const deploy::VersionBand& band);
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& fit, int64_t largest_context);
 std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate& fit, int64_t largest_context,
                        const std::vector<std::string>& fixes, const Style& style);

@@ -288,3 +288,38 @@ TEST(Cli, Issue20_FitOldVllmAscendVersionIsEager) {
   auto now = run("fit Qwen/Qwen3-8B --device 910B3 --max-model-len 4096 --engine-version 0.11.0");
   EXPECT_EQ(now.out.find("predates graph mode by default"), std::string::npos) << now.out;
 }
+
+// Issue 15: a utilization that leaves too little for graph capture after KV sizing is "does not fit" (exit 1) with
+// the engine's wording and the fix. CUDA graph term 0.6 GiB +/- 35% (0.39 - 0.81); --device-memory 24GiB at util
+// 0.99 leaves 0.24 GiB; the fix 1 - 0.81 / 24 -> 0.96. --enforce-eager fits.
+TEST(Cli, Issue15_FitFailsAfterKvSizingWithTheFix) {
+  auto no = run("fit Qwen/Qwen3-0.6B --device-memory 24GiB --engine vllm@0.11.0 --max-model-len 4096 --gpu-memory-utilization 0.99");
+  EXPECT_EQ(no.code, 1) << no.out;
+  EXPECT_NE(no.out.find("does not fit (after_kv_oom)"), std::string::npos) << no.out;
+  EXPECT_NE(no.out.find("torch.OutOfMemoryError: CUDA out of memory during graph capture"), std::string::npos) << no.out;
+  EXPECT_NE(no.out.find("after KV sizing  0.39 - 0.81"), std::string::npos) << no.out;
+  EXPECT_NE(no.out.find("--gpu-memory-utilization 0.96 or lower, or --enforce-eager"), std::string::npos) << no.out;
+  auto j = run("fit Qwen/Qwen3-0.6B --device-memory 24GiB --engine vllm@0.11.0 --max-model-len 4096 --gpu-memory-utilization 0.99 --json");
+  const auto o = nlohmann::json::parse(j.out);
+  EXPECT_EQ(o["failure"], "after_kv_oom");
+  EXPECT_NEAR(o["memory_per_device"]["after_kv_sizing"]["headroom_gib"].get<double>(), 0.24, 1e-6);
+  EXPECT_NEAR(o["memory_per_device"]["after_kv_sizing"]["needed_gib_high"].get<double>(), 0.81, 1e-3);
+  auto eager = run("fit Qwen/Qwen3-0.6B --device-memory 24GiB --engine vllm@0.11.0 --max-model-len 4096 --gpu-memory-utilization 0.99 --enforce-eager");
+  EXPECT_EQ(eager.code, 0) << eager.out;
+}
+
+// Issue 15: fit without a version prints the band over the versions it could be (text and --json); with one, none.
+TEST(Cli, Issue15_FitWithoutVersionShowsTheBand) {
+  auto r = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --max-model-len 32768");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("across engine versions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vllm-ascend@0.7-0.12"), std::string::npos) << r.out;
+  auto j = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --max-model-len 32768 --json");
+  const auto o = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(o.contains("version_band")) << j.out;
+  EXPECT_EQ(o["version_band"]["versions"].size(), 6u);
+  EXPECT_LE(o["version_band"]["kv_tokens_min"].get<int64_t>(), o["kv_cache"]["tokens"].get<int64_t>());
+  EXPECT_GE(o["version_band"]["kv_tokens_max"].get<int64_t>(), o["kv_cache"]["tokens"].get<int64_t>());
+  auto pinned = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.18 --max-model-len 32768 --json");
+  EXPECT_FALSE(nlohmann::json::parse(pinned.out).contains("version_band"));
+}

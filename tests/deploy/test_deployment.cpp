@@ -430,3 +430,42 @@ TEST(Deploy, Issue15_DeviceMemory) {
   ASSERT_FALSE(tpu);
   EXPECT_NE(tpu.error().message.find("expected cuda, npu, rocm or cpu"), std::string::npos);
 }
+
+// Issue 15, the version from the evidence: with no version and nothing dating one, the prediction is given over
+// every vllm-ascend profile of data/engines/engines.json (six, read from the file by hand: 0.7-0.12 ... 0.23-0.26),
+// oldest first; each point equals the fit with that version given explicitly, and the band spans their KV tokens
+// (0.21-0.22 subtracts the ACL graph estimate and defaults util 0.92, so the points differ: a band, not a point).
+TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
+  deploy::Flags f;
+  f.max_model_len = Given<int64_t>{32768, "--max-model-len"};
+  const deploy::Catalogs cats{&fixture().devices, &fixture().engines};
+  const auto band = deploy::across_versions(inputs("910B3", "vllm-ascend", f), cats);
+  const std::vector<std::string> ids = {"vllm-ascend@0.7-0.12", "vllm-ascend@0.13-0.14", "vllm-ascend@0.15-0.17",
+                                        "vllm-ascend@0.18-0.20", "vllm-ascend@0.21-0.22", "vllm-ascend@0.23-0.26"};
+  ASSERT_EQ(band.points.size(), ids.size());
+  int64_t lo = INT64_MAX, hi = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(band.points[i].engine_id, ids[i]);
+    auto r = resolve(inputs("910B3", ids[i].substr(0, ids[i].find('-', 12)), f));
+    ASSERT_TRUE(r) << r.error().describe();
+    EXPECT_EQ(r->engine.id, ids[i]);
+    const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
+    EXPECT_EQ(band.points[i].kv_tokens, e.kv_tokens) << ids[i];
+    EXPECT_EQ(band.points[i].fits, e.fits) << ids[i];
+    lo = std::min(lo, e.kv_tokens);
+    hi = std::max(hi, e.kv_tokens);
+  }
+  EXPECT_EQ(band.kv_tokens_min, lo);
+  EXPECT_EQ(band.kv_tokens_max, hi);
+  EXPECT_LT(band.kv_tokens_min, band.kv_tokens_max);
+  EXPECT_EQ(band.fitting, 6);
+
+  // Stated or dated: no band (the one profile it names).
+  EXPECT_TRUE(deploy::across_versions(inputs("910B3", "vllm-ascend@0.18", f), cats).points.empty());
+  auto hinted = inputs("910B3", "vllm-ascend", f);
+  hinted.engine.version_hint = "image quay.io/ascend/vllm-ascend:v0.13.0rc1";
+  EXPECT_TRUE(deploy::across_versions(hinted, cats).points.empty());
+  auto by_line = inputs("910B3", "vllm-ascend", f);
+  by_line.engine.printed_tokens_are_blocks = true;
+  EXPECT_TRUE(deploy::across_versions(by_line, cats).points.empty());
+}

@@ -662,3 +662,118 @@ TEST(Fit, Issue15_SparseIndexerCacheByVersionAndMtpLayer) {
     EXPECT_NEAR(e.max_concurrency, row.concurrency, 0.005) << row.version;
   }
 }
+
+// Issue 15, failures after KV sizing. vLLM 0.11 captures CUDA graphs after the KV cache is allocated (reference
+// 1.1 step 5; the estimate is subtracted only from 0.21), so the graphs need the 1 - util headroom. CUDA graph
+// term 644,245,094 B = 0.6 GiB, band 35%: needs 0.39 - 0.81 GiB. On a 24 GiB device:
+//   util 0.99 -> headroom 0.24 GiB < 0.39: dies in capture (after_kv_oom); util 0.98 -> 0.48 GiB: at risk, fits;
+//   util 0.95 -> 1.20 GiB: fits, no warning. The fix: 1 - 0.81 / 24 = 0.96625 -> 0.96; --enforce-eager fits at 0.99.
+TEST(Fit, Issue15_GraphCaptureAfterKvSizingNeedsTheHeadroom) {
+  auto s = setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.11.0");
+  ASSERT_DOUBLE_EQ(s.overheads.graph_bytes, 644245094.0);
+  ASSERT_DOUBLE_EQ(s.overheads.band_fraction, 0.35);
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  d.device_total_bytes = 24.0 * 1024 * 1024 * 1024;
+  d.gpu_memory_utilization = 0.99;
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.failure, estimate::Failure::after_kv_oom);
+  EXPECT_STREQ(estimate::failure_name(e.failure), "after_kv_oom");
+  EXPECT_NEAR(e.after_kv_headroom_bytes / 1073741824.0, 0.24, 1e-6);
+  EXPECT_NEAR(e.after_kv_needed_low_bytes, 644245094.0 * 0.65, 1.0);
+  EXPECT_NEAR(e.after_kv_needed_high_bytes, 644245094.0 * 1.35, 1.0);
+  EXPECT_EQ(e.failure_message.rfind("torch.OutOfMemoryError: CUDA out of memory during graph capture", 0), 0u) << e.failure_message;
+  EXPECT_NE(e.failure_message.find("consider decreasing `gpu_memory_utilization` or switching to eager mode"), std::string::npos);
+  EXPECT_NE(e.failure_message.find("--gpu-memory-utilization 0.96 or lower, or --enforce-eager"), std::string::npos) << e.failure_message;
+  EXPECT_GT(e.num_blocks, 0);  // the KV cache was sized: the failure comes after it
+
+  d.gpu_memory_utilization = 0.98;
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits);
+  bool warned = false;
+  for (const auto& a : e.assumptions) warned = warned || a.find("may die in graph capture") != std::string::npos;
+  EXPECT_TRUE(warned);
+
+  d.gpu_memory_utilization = 0.95;
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits);
+  for (const auto& a : e.assumptions) EXPECT_EQ(a.find("may die in graph capture"), std::string::npos) << a;
+
+  d.gpu_memory_utilization = 0.99;
+  d.mode = estimate::ExecutionMode::eager;
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits);
+  EXPECT_EQ(e.after_kv_needed_high_bytes, 0.0);
+}
+
+// vLLM >= 0.21 subtracts its pre-capture estimate from the budget: no after-KV margin is asked for.
+TEST(Fit, Issue15_GraphInBudgetNeedsNoAfterKvMargin) {
+  auto s = setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.21.0");
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  d.device_total_bytes = 24.0 * 1024 * 1024 * 1024;
+  d.gpu_memory_utilization = 0.99;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_TRUE(e.graph_in_budget);
+  EXPECT_TRUE(e.fits);
+  EXPECT_EQ(e.after_kv_needed_high_bytes, 0.0);
+}
+
+// NPU (vLLM-Ascend 0.18: ACL graphs outside the budget), graph term 492,830,720 B = 0.459 GiB +/- 35%:
+// low 0.2983 GiB, high 0.6197 GiB; with expert parallel the MC2 all-to-all buffer adds 0 - 200 MiB (0.1953 GiB) to
+// the high end only: 0.8150 GiB. On 64 GiB: util 0.996 leaves 0.256 GiB < 0.2983 -> after_kv_oom ("RuntimeError: NPU");
+// util 0.995 leaves 0.32 GiB -> at risk, fits. Fix: EP 1 - 0.8150 / 64 = 0.98726 -> 0.98; without EP
+// 1 - 0.6197 / 64 = 0.99032 -> 0.99.
+TEST(Fit, Issue15_NpuGraphAndAllToAllBufferMargin) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "vllm-ascend", "0.18.0");
+  ASSERT_DOUBLE_EQ(s.overheads.graph_bytes, 492830720.0);
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 4096;
+  d.device_total_bytes = 64.0 * 1024 * 1024 * 1024;
+  d.gpu_memory_utilization = 0.996;
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_GT(e.num_blocks, 0);
+  EXPECT_EQ(e.failure, estimate::Failure::after_kv_oom) << e.failure_message;
+  EXPECT_EQ(e.failure_message.rfind("RuntimeError: NPU out of memory during graph capture", 0), 0u) << e.failure_message;
+  EXPECT_NE(e.failure_message.find("FULL_DECODE_ONLY"), std::string::npos);
+  EXPECT_NE(e.failure_message.find("--gpu-memory-utilization 0.98 or lower"), std::string::npos) << e.failure_message;
+  EXPECT_NEAR(e.after_kv_needed_high_bytes, 492830720.0 * 1.35 + 200.0 * 1048576.0, 1.0);
+
+  d.enable_expert_parallel = false;
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(e.failure, estimate::Failure::after_kv_oom);
+  EXPECT_NE(e.failure_message.find("--gpu-memory-utilization 0.99 or lower"), std::string::npos) << e.failure_message;
+
+  d.gpu_memory_utilization = 0.995;
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits) << e.failure_message;
+}
+
+// Issue 15, a public log that died after KV sizing: vllm #11251 (vLLM 0.6.4.post1, V0): "total_gpu_memory (15.77GiB) x
+// gpu_memory_utilization (0.95)" sized the KV cache (3,852 GPU blocks) and then hit torch.OutOfMemoryError in
+// "Capturing cudagraphs for decoding"; at util 0.90 the same run started. The margin depends on the headroom and the
+// graph term only (the model's weights are inside the budget): 15.77 x 0.05 = 0.79 GiB lies inside the CUDA graph
+// band 0.39 - 0.81 GiB, so fit flags the risk with the fix 1 - 0.81 / 15.77 = 0.9486 -> 0.94; 15.77 x 0.10 = 1.58 GiB
+// clears it. (It cannot call 0.95 a certain failure: the band's low end fits.)
+TEST(Fit, Issue15_PublicLog11251AtRiskAt095CleanAt090) {
+  auto s = setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.6.4");
+  ASSERT_FALSE(s.engine.graph_memory_in_budget);
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  d.device_total_bytes = 15.77 * 1024 * 1024 * 1024;
+  d.gpu_memory_utilization = 0.95;
+  auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits) << e.failure_message;
+  EXPECT_NEAR(bytes_to_gib(e.after_kv_headroom_bytes), 0.7885, 1e-3);
+  bool warned = false;
+  for (const auto& a : e.assumptions)
+    warned = warned || (a.find("may die in graph capture") != std::string::npos && a.find("--gpu-memory-utilization 0.94 or lower") != std::string::npos);
+  EXPECT_TRUE(warned);
+  d.gpu_memory_utilization = 0.90;
+  e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_TRUE(e.fits);
+  for (const auto& a : e.assumptions) EXPECT_EQ(a.find("may die in graph capture"), std::string::npos) << a;
+}
