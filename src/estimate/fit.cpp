@@ -291,7 +291,8 @@ constexpr double kHcclBuffsizeDefaultBytes = 200.0 * 1024 * 1024;  // HCCL_BUFFS
 AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
   AfterKvMargin m;
   m.headroom = e.total_bytes - e.requested_bytes;
-  if (dep.mode != ExecutionMode::graph) return m;
+  // llama.cpp sizes its KV buffer from --ctx-size, not from a utilization: no profile run, nothing sized before capture.
+  if (dep.mode != ExecutionMode::graph || engine.engine == "llama.cpp") return m;
   if (!e.graph_in_budget) m.graph = e.graph_bytes;
   if (engine.platform == "npu" && e.expert_parallel_size > 1) m.all_to_all_high = kHcclBuffsizeDefaultBytes;
   m.low = m.graph * (1.0 - oh.band_fraction);

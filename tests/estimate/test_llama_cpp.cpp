@@ -495,6 +495,10 @@ TEST(LlamaCppReal, Issue17_DecodeSpeedMatchesRealLlamaCpp) {
   for (const auto& [name, r] : ratios) std::printf("%s decode predicted / llama.cpp = %.3f (median of %zu rounds)\n", name.c_str(), median(r), r.size());
   std::filesystem::remove_all(out);
   if (max_load > 2.0 * static_cast<double>(cores)) GTEST_SKIP() << "load average " << max_load << " on " << cores << " cores: decode ratios printed, not checked";
+#if defined(__SANITIZE_ADDRESS__)
+  // Under ASan preflight's own bandwidth kernel (the prediction's input) runs instrumented; llama.cpp does not.
+  GTEST_SKIP() << "sanitizer build: decode ratios printed, not checked (the Release suite checks them)";
+#endif
   for (const auto& [name, r] : ratios) EXPECT_NEAR(median(r), 1.0, 0.20) << name;
 }
 
