@@ -43,18 +43,67 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
     return make_error(ErrorKind::not_found, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back()));
   BenchPrediction p;
   p.decode_tok_s_single = speed.single_stream_tokens_per_s;
+  if (speed.single_stream_high > 0) p.decode_tok_s_single_band = PredictionBand{speed.single_stream_low, speed.single_stream_high};
   if (speed.ttft_s > 0) p.ttft_ms = speed.ttft_s * 1e3;
-  for (const auto& pt : speed.points) p.throughput_tok_s[pt.concurrency] = pt.aggregate_tokens_per_s;
+  if (speed.ttft_s > 0 && speed.ttft_high_s > 0) p.ttft_ms_band = PredictionBand{speed.ttft_low_s * 1e3, speed.ttft_high_s * 1e3};
+  for (const auto& pt : speed.points) {
+    p.throughput_tok_s[pt.concurrency] = pt.aggregate_tokens_per_s;
+    // aggregate = concurrency x per-stream speed, so the per-stream band scales the same way
+    const auto c = static_cast<double>(pt.concurrency);
+    if (pt.per_stream_high > 0) p.throughput_band[pt.concurrency] = PredictionBand{c * pt.per_stream_low, c * pt.per_stream_high};
+  }
   if (fit.fits) p.kv_tokens = fit.kv_tokens;
   p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", eng.id, dev.id, speed.mode,
                     speed.bandwidth_bytes_per_s / 1e9, sp->origin);
   return p;
 }
 
+namespace {
+
+// A band stored as [low, high] with 0 <= low <= high.
+Expected<std::optional<PredictionBand>> band_from_json(const Json* v, const std::string& field, const std::string& origin) {
+  if (!v || v->is_null()) return std::optional<PredictionBand>{};
+  if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number() || !(*v)[1].is_number()) {
+    return make_error(ErrorKind::corrupt, fmt::format("{}: expected [low, high], found {}", field, v->dump()), origin);
+  }
+  const PredictionBand b{(*v)[0].get<double>(), (*v)[1].get<double>()};
+  if (!(b.low >= 0) || !(b.high >= b.low)) return make_error(ErrorKind::corrupt, fmt::format("{}: expected 0 <= low <= high, found {}", field, v->dump()), origin);
+  return std::optional<PredictionBand>{b};
+}
+
+Json band_to_json(const PredictionBand& b) { return Json::array({b.low, b.high}); }
+
+// Positive integer concurrency keys of throughput_tok_s / throughput_tok_s_band.
+Expected<int64_t> concurrency_key(const std::string& key, const std::string& field, const std::string& origin) {
+  char* end = nullptr;
+  const long long c = std::strtoll(key.c_str(), &end, 10);
+  if (!end || *end || c < 1) return make_error(ErrorKind::corrupt, fmt::format("{}: expected positive integer keys, found \"{}\"", field, key), origin);
+  return static_cast<int64_t>(c);
+}
+
+Status read_bands(const JsonObject& o, BenchPrediction& p, const std::string& origin) {
+  PF_TRY(decode, band_from_json(o.find("decode_tok_s_single_band"), "decode_tok_s_single_band", origin));
+  PF_TRY(ttft, band_from_json(o.find("ttft_ms_band"), "ttft_ms_band", origin));
+  p.decode_tok_s_single_band = decode;
+  p.ttft_ms_band = ttft;
+  const Json* t = o.find("throughput_tok_s_band");
+  if (!t || t->is_null()) return Ok{};
+  if (!t->is_object()) return o.wrong_type("throughput_tok_s_band", "an object of concurrency -> [low, high]");
+  for (const auto& [key, value] : t->items()) {
+    PF_TRY(c, concurrency_key(key, "throughput_tok_s_band", origin));
+    PF_TRY(b, band_from_json(&value, "throughput_tok_s_band." + key, origin));
+    if (b) p.throughput_band[c] = *b;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string& origin) {
   if (!j.is_object()) return make_error(ErrorKind::corrupt, "expected a JSON object", origin);
   JsonObject o(j, origin);
-  PF_TRY(keys, o.only_keys({"decode_tok_s_single", "ttft_ms", "throughput_tok_s", "kv_tokens", "source"}));
+  PF_TRY(keys, o.only_keys({"decode_tok_s_single", "ttft_ms", "throughput_tok_s", "kv_tokens", "source", "decode_tok_s_single_band", "ttft_ms_band",
+                            "throughput_tok_s_band"}));
   (void)keys;
   BenchPrediction p;
   PF_TRY(decode, o.opt_number("decode_tok_s_single"));
@@ -79,6 +128,8 @@ Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string&
   for (double v : {p.decode_tok_s_single.value_or(1), p.ttft_ms.value_or(1)}) {
     if (!(v > 0)) return make_error(ErrorKind::invalid_argument, "predicted values must be positive", origin);
   }
+  PF_TRY(bands, read_bands(o, p, origin));
+  (void)bands;
   return p;
 }
 
@@ -94,6 +145,13 @@ Json prediction_to_json(const BenchPrediction& p) {
   j["decode_tok_s_single"] = p.decode_tok_s_single ? Json(*p.decode_tok_s_single) : Json();
   j["ttft_ms"] = p.ttft_ms ? Json(*p.ttft_ms) : Json();
   j["kv_tokens"] = p.kv_tokens ? Json(*p.kv_tokens) : Json();
+  if (p.decode_tok_s_single_band) j["decode_tok_s_single_band"] = band_to_json(*p.decode_tok_s_single_band);
+  if (p.ttft_ms_band) j["ttft_ms_band"] = band_to_json(*p.ttft_ms_band);
+  if (!p.throughput_band.empty()) {
+    Json tb = Json::object();
+    for (const auto& [c, b] : p.throughput_band) tb[std::to_string(c)] = band_to_json(b);
+    j["throughput_tok_s_band"] = tb;
+  }
   return j;
 }
 
@@ -102,14 +160,16 @@ std::vector<ComparisonRow> compare_level(const BenchPrediction& p, int64_t concu
   if (s.succeeded == 0) return rows;
   if (concurrency == 1) {
     if (p.decode_tok_s_single && s.tpot_ms.count > 0 && s.tpot_ms.mean > 0) {
-      rows.push_back({"decode tok/s (1 stream)", 1, *p.decode_tok_s_single, 1000.0 / s.tpot_ms.mean, "tok/s", ComparisonRow::Kind::rate});
+      rows.push_back({"decode tok/s (1 stream)", 1, *p.decode_tok_s_single, 1000.0 / s.tpot_ms.mean, "tok/s", ComparisonRow::Kind::rate, p.decode_tok_s_single_band});
     }
-    if (p.ttft_ms) rows.push_back({"TTFT ms", 1, *p.ttft_ms, s.ttft_ms.mean, "ms", ComparisonRow::Kind::time});
+    if (p.ttft_ms) rows.push_back({"TTFT ms", 1, *p.ttft_ms, s.ttft_ms.mean, "ms", ComparisonRow::Kind::time, p.ttft_ms_band});
   }
   const auto it = p.throughput_tok_s.find(concurrency);
   if (it != p.throughput_tok_s.end()) {
     const double measured = s.steady_decode_tok_s ? *s.steady_decode_tok_s : s.output_throughput_tok_s;
-    rows.push_back({"throughput tok/s", concurrency, it->second, measured, "tok/s", ComparisonRow::Kind::rate});
+    const auto band = p.throughput_band.find(concurrency);
+    rows.push_back({"throughput tok/s", concurrency, it->second, measured, "tok/s", ComparisonRow::Kind::rate,
+                    band == p.throughput_band.end() ? std::nullopt : std::optional<PredictionBand>(band->second)});
   }
   return rows;
 }

@@ -16,6 +16,11 @@
 
 namespace preflight::cli {
 
+// The range a predicted figure may take (the speed model's band: bandwidth range, efficiency spread).
+struct PredictionBand {
+  double low = 0, high = 0;
+};
+
 // What preflight predicts for a deployment, in the units the benchmark measures.
 struct BenchPrediction {
   std::optional<double> decode_tok_s_single;       // one stream's decode speed, tokens/s
@@ -23,6 +28,9 @@ struct BenchPrediction {
   std::map<int64_t, double> throughput_tok_s;      // aggregate decode tokens/s by concurrency
   std::optional<int64_t> kv_tokens;                // KV-cache capacity in tokens
   std::string source;                              // what produced it ("speed model <version>", a file path)
+  // Bands of the figures above, when the source gives them (stored with the run, shaded by report).
+  std::optional<PredictionBand> decode_tok_s_single_band, ttft_ms_band;
+  std::map<int64_t, PredictionBand> throughput_band;
 };
 
 struct BenchPredictionRequest {
@@ -35,7 +43,8 @@ struct BenchPredictionRequest {
 // estimate_speed for the rest); not_found "no prediction available: ..." when it cannot answer.
 Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request);
 
-// A prediction given by hand: {"decode_tok_s_single": .., "ttft_ms": .., "throughput_tok_s": {"1": .., "4": ..}, "kv_tokens": ..}.
+// A prediction given by hand: {"decode_tok_s_single": .., "ttft_ms": .., "throughput_tok_s": {"1": .., "4": ..}, "kv_tokens": ..},
+// optionally with bands [low, high]: "decode_tok_s_single_band", "ttft_ms_band", "throughput_tok_s_band": {"1": [..]}.
 Expected<BenchPrediction> load_prediction_file(const std::string& path);
 Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string& origin);
 Json prediction_to_json(const BenchPrediction& p);
@@ -48,6 +57,8 @@ struct ComparisonRow {
   double predicted = 0, measured = 0;
   std::string unit;
   enum class Kind { rate, time } kind = Kind::rate;
+  std::optional<PredictionBand> band;  // the prediction's band, when it carries one
+  bool in_band() const { return band && measured >= band->low && measured <= band->high; }
   double error_pct() const { return measured != 0 ? (predicted - measured) / measured * 100 : 0; }
 };
 

@@ -116,7 +116,7 @@ std::vector<Option> fit_options(FitRequest& r) {
                 text_flag("device-memory", "SIZE", r.device_memory, "memory as the runtime reports it (24GiB, 24GB): replaces --device's, or alone a\ngeneric card of --platform (for cards outside the catalogue)"),
                 text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.flags.num_devices, "devices in the deployment; without --tensor-parallel-size, TP = N / PP"),
-                text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version (vllm-ascend@0.23); default:\nthe newest known for the device's platform"),
+                text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version (vllm-ascend@0.23);\ndefault: the newest known for the device's platform"),
                 text_flag("variant", "NAME", r.variant, "size a quantized variant of the model without its checkpoint (w8a8, w4a8_dynamic, awq,\nfp8_block, ...; the names plan and validate use; an unknown name lists them)")},
                deployment_options(r.flags), speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
 }

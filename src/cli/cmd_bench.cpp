@@ -246,6 +246,7 @@ void print_bench_json(const Sweep& s, const std::vector<Level>& results) {
     Json cmp = Json::array();
     for (const auto& c : l.comparison) {
       cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
+      if (c.band) cmp.back()["predicted_band"] = Json::array({c.band->low, c.band->high}), cmp.back()["in_band"] = c.in_band();
     }
     lv.push_back({{"run_id", s.store ? Json(l.run_id) : Json()}, {"concurrency", s.rate_mode ? Json() : Json(l.concurrency)},
                   {"request_rate", s.rate_mode ? Json(*s.req.request_rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
@@ -282,8 +283,9 @@ void print_bench_text(Sweep& s, const std::vector<Level>& results) {
   for (const auto& l : results) {
     for (const auto& c : l.comparison) {
       if (!header) fmt::print("predicted vs measured ({})\n", s.prediction->source), header = true;
-      fmt::print("  {:<26} @{:<4} predicted {:>10}  measured {:>10} {:<5}  error {:+.1f}%\n", c.metric, c.concurrency,
-                  fixed(c.predicted, 2), fixed(c.measured, 2), c.unit, c.error_pct());
+      fmt::print("  {:<26} @{:<4} predicted {:>10}  measured {:>10} {:<5}  error {:+.1f}%{}\n", c.metric, c.concurrency,
+                  fixed(c.predicted, 2), fixed(c.measured, 2), c.unit, c.error_pct(),
+                  c.band ? fmt::format("  band {} - {}{}", fixed(c.band->low, 2), fixed(c.band->high, 2), c.in_band() ? "" : " (outside)") : "");
     }
   }
   if (s.prediction && s.prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *s.prediction->kv_tokens));

@@ -78,7 +78,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                under("targets:", {int_flag("context", "L", r.context, {1, INT64_MAX}, "context per request (default: 32768, or the model's maximum if smaller)"),
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
-                                  text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend or llama.cpp, optionally a version"),
+                                  text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version"),
                                   given_real("gpu-memory-utilization", "U", r.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
                                   int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,

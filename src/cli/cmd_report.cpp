@@ -191,7 +191,10 @@ int cmd_report(const std::vector<std::string>& argv) {
     d.levels.push_back({l.run.id, l.run.info.mode == "concurrency" ? l.run.info.concurrency : 0, l.run.info.request_rate, l.run.finished_at.empty(), l.stats});
     if (l.run.finished_at.empty()) d.notes.push_back(fmt::format("run {} did not finish; its statistics come from the requests stored before it stopped", l.run.id));
     if (l.prediction && l.run.info.mode == "concurrency") {
-      for (const auto& c : compare_level(*l.prediction, l.run.info.concurrency, l.stats)) d.comparison.push_back({c.metric, c.concurrency, c.predicted, c.measured, c.unit});
+      for (const auto& c : compare_level(*l.prediction, l.run.info.concurrency, l.stats)) {
+        d.comparison.push_back({c.metric, c.concurrency, c.predicted, c.measured, c.unit});
+        if (c.band) d.comparison.back().predicted_low = c.band->low, d.comparison.back().predicted_high = c.band->high;  // shaded by the chart
+      }
     }
   }
   if (auto fit = req.fit_json) {
