@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -343,7 +344,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (req.timeout) s.limits.request_timeout_ms = static_cast<int64_t>(*req.timeout * 1000);
   if (req.deadline) s.limits.run_deadline_ms = std::max<int64_t>(1, static_cast<int64_t>(*req.deadline * 1000));
   const std::string started_at = bench::utc_now_rfc3339();
-  s.sweep_id = started_at + "-" + std::to_string(::getpid());
+  // One process can run several sweeps in the same second (report --compare --urls benches each server in
+  // process): the sweep id carries a per-process sequence number so their levels never merge.
+  static std::atomic<int> sweeps_in_process{0};
+  s.sweep_id = started_at + "-" + std::to_string(::getpid()) + "-" + std::to_string(++sweeps_in_process);
   s.config = {{"url", s.shown_url}, {"model", s.target.request.model}, {"endpoint", s.endpoint}, {"ignore_eos", req.ignore_eos},
               {"no_thinking", req.no_thinking}, {"input_len", req.dataset.has_value() ? Json() : Json(s.input_len)}, {"output_len", s.output_len},
               {"dataset", req.dataset.value_or("")}, {"seed", req.seed.value_or(0)},

@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/quant_variant.hpp"
 
 namespace preflight::estimate {
 
@@ -55,10 +57,29 @@ bool SpeculativeConfig::has_drafter_layers() const {
 model::QuantScheme scheme_for_flag(const std::string& raw, const model::QuantScheme& checkpoint) {
   const std::string q = to_lower(raw);
   if (q.empty() || q == to_lower(checkpoint.method) || (q == "ascend" && checkpoint.method == "ascend")) return checkpoint;
+  // One variant list (data/variants/quant_variants.json) sizes a --quantization flag on a checkpoint that is not
+  // that format: the variant the flag most often means, with the modules its tool keeps in the model dtype.
+  static const std::map<std::string, std::string> k_flag_variant = {
+      {"ascend", "w8a8"},          {"fp8", "fp8_block"},      {"fbgemm_fp8", "fp8_channel"}, {"ptpc_fp8", "fp8_channel"},
+      {"awq", "awq"},              {"awq_marlin", "awq"},     {"gptq", "gptq"},              {"gptq_marlin", "gptq"},
+      {"compressed-tensors", "ct_w8a8_int8"}, {"mxfp4", "mxfp4"}, {"modelopt_fp4", "modelopt_nvfp4"}, {"nvfp4", "modelopt_nvfp4"},
+      {"modelopt", "modelopt_fp8"}, {"auto-round", "autoround"}, {"bitsandbytes", "bnb_4bit"}};
+  if (const auto it = k_flag_variant.find(q); it != k_flag_variant.end()) {
+    if (const auto& catalog = model::load_variant_catalog(); catalog) {
+      if (auto v = model::find_variant(*catalog, it->second); v) {
+        model::QuantScheme s = (*v)->scheme;
+        s.method = q;
+        s.source = "--quantization " + raw + " (variant " + (*v)->id + " of " + catalog->origin + ")";
+        s.detail = (*v)->name + " assumed (no checkpoint descriptor read)";
+        return s;
+      }
+    }
+  }
   model::QuantScheme s;
   s.method = q;
   s.source = "--quantization " + raw;
-  s.ignore = {"lm_head", "embed_tokens", "mlp.gate", "shared_expert_gate", "visual", "conv1d"};
+  // The MoE router is `mlp.gate`; a substring match would also keep every dense `mlp.gate_proj` unquantized.
+  s.ignore = {"lm_head", "embed_tokens", "re:mlp\\.gate$", "re:shared_expert_gate$", "visual", "conv1d"};
   if (q == "ascend") {
     s.linear_format = WeightFormat::modelslim_w8a8_dynamic;
     s.expert_format = WeightFormat::modelslim_w8a8_dynamic;

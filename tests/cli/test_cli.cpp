@@ -323,3 +323,20 @@ TEST(Cli, Issue15_FitWithoutVersionShowsTheBand) {
   auto pinned = run("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.18 --max-model-len 32768 --json");
   EXPECT_FALSE(nlohmann::json::parse(pinned.out).contains("version_band"));
 }
+
+// Issue 16: `fit --quantization awq` on a BF16 model quantizes the dense MLP's gate_proj: only the MoE router
+// (`mlp.gate`, matched whole) stays in the model dtype. By hand for Qwen3-8B (36 layers, hidden 4096, MLP 12288,
+// 32 q / 8 kv heads of 128, vocab 151936, untied): linear params per layer 2 x 4096^2 + 2 x 4096 x 1024 +
+// 3 x 4096 x 12288 = 192,937,984, x 36 = 6,945,767,424 at 0.5 B + 2 B scale / 128 + 0.5 B zero / 128 = 0.51953 B
+// -> 3.6086e9 B; embedding and lm_head 2 x 151936 x 4096 x 2 B = 2.4893e9 B; norms and the rotary cache under
+// 0.03 GiB: 5.68-5.71 GiB. The substring match kept gate_proj in bf16: 8.19 GiB.
+TEST(Cli, Issue16_QuantizationFlagQuantizesTheDenseGateProj) {
+  auto r = run("fit Qwen/Qwen3-8B --device H100 --quantization awq --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  double weights = 0;
+  for (const auto& t : j["memory_per_device"]["terms"])
+    if (t["name"] == "weights") weights = t["gib"].get<double>();
+  EXPECT_GT(weights, 5.67);
+  EXPECT_LT(weights, 5.72);
+}

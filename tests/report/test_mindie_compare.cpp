@@ -81,8 +81,11 @@ TEST(MindieCompare, Issue18_BenchBothArmsThenCompareEndToEnd) {
     // Medians at least the injected delays (scheduling only adds), and B - A near the injected difference.
     EXPECT_GE(ttft["cells"][0]["p50"].get<double>(), k_ttft_a - 1);
     EXPECT_GE(ttft["cells"][1]["p50"].get<double>(), k_ttft_b - 1);
-    EXPECT_NEAR(ttft["cells"][1]["delta"]["diff"].get<double>(), k_ttft_b - k_ttft_a, 12);
-    EXPECT_GT(ttft["cells"][1]["delta"]["diff"].get<double>(), 0);
+    // B - A near the injected difference: 12 ms below it at most; above it, room for a scheduling delay on a
+    // loaded 2-core machine (one delayed request moves a median of 4), but less than the injected gap again.
+    const double ttft_diff = ttft["cells"][1]["delta"]["diff"].get<double>();
+    EXPECT_GT(ttft_diff, k_ttft_b - k_ttft_a - 12);
+    EXPECT_LT(ttft_diff, 2 * (k_ttft_b - k_ttft_a));
     const double tpot_diff = rows[{c, "TPOT"}]["cells"][1]["delta"]["diff"].get<double>();
     const double itl_diff = rows[{c, "ITL"}]["cells"][1]["delta"]["diff"].get<double>();
     const double throughput_diff = rows[{c, "output throughput"}]["cells"][1]["delta"]["diff"].get<double>();
