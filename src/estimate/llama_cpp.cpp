@@ -256,11 +256,12 @@ void sum_buffers(LlamaCppEstimate& e) {
 
 }  // namespace
 
-std::string llama_cpu_moe_pattern() { return "\\.ffn_(up|down|gate)_exps"; }
+// common/common.h LLM_FFN_EXPS_REGEX and llm_ffn_exps_block_regex (github.com/ggml-org/llama.cpp).
+std::string llama_cpu_moe_pattern() { return "\\.ffn_(up|down|gate|gate_up)_(ch|)exps"; }
 
 std::vector<std::string> llama_n_cpu_moe_patterns(int64_t n) {
   std::vector<std::string> out;
-  for (int64_t i = 0; i < n; ++i) out.push_back("blk\\." + std::to_string(i) + "\\.ffn_(up|down|gate)_exps");
+  for (int64_t i = 0; i < n; ++i) out.push_back("blk\\." + std::to_string(i) + llama_cpu_moe_pattern());
   return out;
 }
 

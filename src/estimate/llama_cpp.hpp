@@ -49,8 +49,10 @@ struct LlamaCppOptions {
 
 // llama.cpp's limit on --tensor-split entries (LLAMA_MAX_DEVICES in include/llama.h).
 constexpr size_t k_llama_max_devices = 16;
-// The expert tensors --cpu-moe keeps on the CPU (common/arg.cpp: ffn_up/down/gate_exps of every layer) and
-// those --n-cpu-moe N keeps (the same tensors of layers 0 .. N-1).
+// The expert tensors --cpu-moe keeps on the CPU (ffn_{up,down,gate,gate_up}_{,ch}exps of every layer:
+// LLM_FFN_EXPS_REGEX in github.com/ggml-org/llama.cpp common/common.h) and those --n-cpu-moe N keeps (the
+// same tensors of layers 0 .. N-1, llm_ffn_exps_block_regex). Layer split rule: get_layer_buft_list in
+// github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp.
 std::string llama_cpu_moe_pattern();
 std::vector<std::string> llama_n_cpu_moe_patterns(int64_t n);
 
