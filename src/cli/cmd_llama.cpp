@@ -426,6 +426,12 @@ estimate::LlamaCppOptions options_from_log(const logs::LlamaCppLog& log) {
   o.flash_attn = fa == "enabled" || fa == "on" ? estimate::LlamaFlashAttn::on : fa == "disabled" || fa == "off" ? estimate::LlamaFlashAttn::off : estimate::LlamaFlashAttn::auto_select;
   o.cache_type_k = to_lower(log.cache_type_k ? log.cache_type_k->value : flag("cache-type-k").value_or("f16"));
   o.cache_type_v = to_lower(log.cache_type_v ? log.cache_type_v->value : flag("cache-type-v").value_or("f16"));
+  // Tensors the command line keeps on the CPU (--override-tensor PATTERN=CPU, --cpu-moe, --n-cpu-moe N).
+  if (auto v = flag("override-tensor"))
+    if (auto patterns = parse_cpu_overrides(*v)) o.cpu_tensor_patterns = *patterns;
+  if (flag("cpu-moe")) o.cpu_tensor_patterns.push_back(estimate::llama_cpu_moe_pattern());
+  if (auto n = flag_int("n-cpu-moe"))
+    for (auto& p : estimate::llama_n_cpu_moe_patterns(*n)) o.cpu_tensor_patterns.push_back(p);
   const bool mapped = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU_Mapped"; });
   const bool cpu_model = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU" && b.kind == "model"; });
   // load_mode is printed by newer builds; older ones show a CPU (copied) model buffer instead of CPU_Mapped.

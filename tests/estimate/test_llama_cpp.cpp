@@ -990,3 +990,36 @@ TEST(LlamaCpp, Issue17_FitTensorSplitAndCpuMoeFlags) {
   }
   std::filesystem::remove_all(dir);
 }
+
+// Issue 17: `preflight logs` on a llama-server log whose command line keeps the experts on the CPU
+// (--cpu-moe, --n-cpu-moe N) predicts the model buffers with those tensors in CPU_Mapped: by hand, the file
+// range from token_embd to the end of the last kept expert tensor plus every other tensor on CUDA0.
+TEST(LlamaCpp, Issue17_LogsWithCpuMoeFlags) {
+  const std::string dir = pftest::scratch_dir("llama-log-moe");
+  const auto f = moe_file();
+  write_gguf(dir + "/moe.gguf", f);
+  uint64_t all = 0, exps_first1 = 0;
+  for (const auto& t : f.tensors) {
+    all += t.bytes;
+    exps_first1 += t.name.rfind("blk.0.", 0) == 0 && t.name.find("_exps") != std::string::npos ? t.bytes : 0;
+  }
+  const uint64_t embd = named(f, "token_embd.weight").bytes;
+  const auto& last = named(f, "blk.3.ffn_down_exps.weight");
+  const auto& last0 = named(f, "blk.0.ffn_down_exps.weight");
+  uint64_t exps = 0;
+  for (const auto& t : f.tensors) exps += t.name.find("_exps") != std::string::npos ? t.bytes : 0;
+  const std::pair<std::string, uint64_t> cases[] = {{"--cpu-moe", last.offset + last.bytes + (all - embd - exps)},
+                                                    {"--n-cpu-moe 1", last0.offset + last0.bytes + (all - embd - exps_first1)},
+                                                    {"--override-tensor exps=CPU", last.offset + last.bytes + (all - embd - exps)}};
+  for (const auto& [flags, model_bytes] : cases) {
+    std::ofstream(dir + "/server.log") << "main: llama-server -m " << dir << "/moe.gguf -c 1024 -ngl 99 " << flags << "\n"
+                                       << "llama_model_loader: loaded meta data with 3 key-value pairs and 40 tensors from " << dir << "/moe.gguf (version GGUF V3 (latest))\n"
+                                       << "load_tensors:   CPU_Mapped model buffer size =    10.00 MiB\n";
+    const auto run = pftest::run_cli("logs " + dir + "/server.log --json", {.with_stderr = false});
+    ASSERT_EQ(run.code, 0) << run.out;
+    const Json row = Json::parse(run.out)["printed_vs_predicted"][0];
+    EXPECT_EQ(row["what"], "model buffer") << run.out;
+    EXPECT_EQ(row["predicted_bytes"].get<double>(), static_cast<double>(model_bytes)) << flags;
+  }
+  std::filesystem::remove_all(dir);
+}
