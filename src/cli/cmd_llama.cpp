@@ -29,13 +29,14 @@ namespace {
 const char* k_llama_usage =
     "usage: preflight fit MODEL.gguf --engine llama.cpp --device cpu|D [--ctx-size N] [--ubatch-size N] [--parallel N]\n"
     "         [--n-gpu-layers N] [--cache-type-k T] [--cache-type-v T] [--flash-attn on|off|auto] [--no-mmap]\n"
-    "         [--cpu-extra-buffer auto|none|amx] [--threads N] [--json]";
+    "         [--cpu-extra-buffer auto|none|amx] [--threads N] [--tensor-split A,B,...] [--override-tensor PATTERN=CPU]\n"
+    "         [--cpu-moe] [--n-cpu-moe N] [--json]";
 
 // llama.cpp's own flag names (llama-server / llama-cli), declared once with their checks.
 struct LlamaRequest {
-  std::optional<std::string> device, engine, cache_type_k, cache_type_v, flash_attn, cpu_extra_buffer, models;
-  std::optional<int64_t> ctx_size, ubatch_size, batch_size, parallel, n_gpu_layers, threads;
-  bool no_mmap = false, offline = false, json = false;
+  std::optional<std::string> device, engine, cache_type_k, cache_type_v, flash_attn, cpu_extra_buffer, models, tensor_split, override_tensor;
+  std::optional<int64_t> ctx_size, ubatch_size, batch_size, parallel, n_gpu_layers, threads, n_cpu_moe;
+  bool no_mmap = false, offline = false, json = false, cpu_moe = false;
 };
 
 std::vector<Option> llama_options(LlamaRequest& r) {
@@ -53,8 +54,44 @@ std::vector<Option> llama_options(LlamaRequest& r) {
           switch_flag("no-mmap", r.no_mmap, "copy the weights instead of mapping the file"),
           text_flag("cpu-extra-buffer", "auto|none|amx", r.cpu_extra_buffer, "CPU repacked weight buffer (default auto: AMX when the host has it)", {"auto", "none", "amx"}),
           int_flag("threads", "N", r.threads, {1, 4096}, "CPU threads llama.cpp decodes with (default: all cores); the host bandwidth is measured with as many"),
+          text_flag("tensor-split", "A,B,...", r.tensor_split, "proportions of the offloaded layers per GPU (CUDA0, CUDA1, ...; -ts), llama.cpp's layer split"),
+          text_flag("override-tensor", "PATTERN=CPU,...", r.override_tensor, "keep tensors whose name matches PATTERN in the CPU model buffer (-ot; only CPU is modelled)"),
+          switch_flag("cpu-moe", r.cpu_moe, "keep the MoE expert tensors (ffn_up/down/gate_exps) of every layer on the CPU"),
+          int_flag("n-cpu-moe", "N", r.n_cpu_moe, {0, int64_t{1} << 20}, "keep the MoE expert tensors of the first N layers on the CPU"),
           text_flag("models", "DIR", r.models, "accepted for symmetry with fit; a GGUF path is read directly"),
           switch_flag("offline", r.offline, "accepted for symmetry with fit"), json_flag(r.json)};
+}
+
+// --tensor-split A,B,... (llama.cpp common/arg.cpp splits on ',' and '/'): one proportion per GPU.
+Expected<std::vector<float>> parse_tensor_split(const std::string& text) {
+  std::vector<float> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = text.find_first_of(",/", start);
+    const std::string item = trim(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    char* rest = nullptr;
+    const float v = item.empty() ? 0.0f : std::strtof(item.c_str(), &rest);
+    if (item.empty() || *rest != '\0')
+      return make_error(ErrorKind::invalid_argument, "--tensor-split: expected numbers separated by ',' (e.g. 3,1), got '" + text + "'");
+    out.push_back(v);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// --override-tensor PATTERN=BUFT[,PATTERN=BUFT...] (llama.cpp's -ot): the patterns whose buffer type is CPU.
+Expected<std::vector<std::string>> parse_cpu_overrides(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& item : split(text, ',')) {
+    const auto eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(ErrorKind::invalid_argument, "--override-tensor: expected PATTERN=BUFFER_TYPE (e.g. exps=CPU), got '" + item + "'");
+    const std::string buft = item.substr(eq + 1);
+    if (buft != "CPU") return make_error(ErrorKind::invalid_argument, "--override-tensor: only the CPU buffer type is modelled, got '" + buft + "' in '" + item + "'");
+    out.push_back(item.substr(0, eq));
+  }
+  return out;
 }
 
 // /proc/meminfo "MemTotal:  123 kB" lines.
@@ -83,8 +120,9 @@ bool host_has_amx() {
 
 std::string mib_text(uint64_t bytes) { return fmt::format("{:8.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
 
+// Per device in the order llama.cpp prints them: its buffers by kind, and for a GPU the layers it holds.
 Json buffers_json(const estimate::LlamaCppEstimate& e) {
-  Json per_device = Json::object();
+  Json per_device = Json::array();
   Json list = Json::array();
   for (const auto& b : e.buffers) {
     const std::string key = std::string(b.kind == estimate::LlamaBufferKind::model     ? "model_buffer_bytes"
@@ -92,9 +130,15 @@ Json buffers_json(const estimate::LlamaCppEstimate& e) {
                                         : b.kind == estimate::LlamaBufferKind::compute ? "compute_buffer_bytes"
                                         : b.kind == estimate::LlamaBufferKind::rs      ? "rs_buffer_bytes"
                                                                                        : "output_buffer_bytes");
-    Json& d = per_device[b.device];
-    if (d.is_null()) d = {{"model_buffer_bytes", 0}, {"kv_buffer_bytes", 0}, {"compute_buffer_bytes", 0}, {"output_buffer_bytes", 0}, {"rs_buffer_bytes", 0}};
-    d[key] = d[key].get<uint64_t>() + b.bytes;
+    auto it = std::find_if(per_device.begin(), per_device.end(), [&](const Json& d) { return d["device"] == b.device; });
+    if (it == per_device.end()) {
+      Json d = {{"device", b.device}, {"model_buffer_bytes", 0}, {"kv_buffer_bytes", 0}, {"compute_buffer_bytes", 0}, {"output_buffer_bytes", 0}, {"rs_buffer_bytes", 0}};
+      for (const auto& [gpu, layers] : e.gpu_layers)
+        if (gpu == b.device) d["layers"] = layers;
+      per_device.push_back(d);
+      it = per_device.end() - 1;
+    }
+    (*it)[key] = (*it)[key].get<uint64_t>() + b.bytes;
     list.push_back({{"device", b.device}, {"kind", estimate::llama_buffer_kind_name(b.kind)}, {"bytes", b.bytes}});
   }
   return {{"model_buffer_bytes", e.model_buffer_bytes}, {"kv_buffer_bytes", e.kv_buffer_bytes}, {"compute_buffer_bytes", e.compute_buffer_bytes},
@@ -206,23 +250,8 @@ std::string decode_text(const estimate::LlamaCppDecode& d, const DecodeBandwidth
                      bw.bytes_per_s / 1e9, bw.source, d.per_token_overhead_s * 1e3);
 }
 
-}  // namespace
-
-bool llama_cpp_engine_requested(const std::vector<std::string>& argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--engine" && i + 1 < argv.size() && argv[i + 1].rfind("llama.cpp", 0) == 0) return true;
-    if (a.rfind("--engine=llama.cpp", 0) == 0) return true;
-  }
-  return false;
-}
-
-int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
-  LlamaRequest r;
-  auto positional = parse_options(argv, llama_options(r));
-  if (!positional) return report_error(positional.error());
-  if (positional->size() != 1 || !r.device) return report_error(make_error(ErrorKind::invalid_argument, k_llama_usage));
-  const std::string model_path = (*positional)[0];
+// The estimate options the llama.cpp flags give, before the device sets the GPU name and layer default.
+Expected<estimate::LlamaCppOptions> options_from_request(const LlamaRequest& r) {
   estimate::LlamaCppOptions o;
   for (const auto& [value, field] : std::vector<std::pair<const std::optional<int64_t>*, int64_t*>>{
            {&r.ctx_size, &o.ctx_size}, {&r.ubatch_size, &o.ubatch_size}, {&r.parallel, &o.parallel}, {&r.n_gpu_layers, &o.n_gpu_layers}}) {
@@ -235,6 +264,44 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   else if (fa == "off") o.flash_attn = estimate::LlamaFlashAttn::off;
   else o.flash_attn = estimate::LlamaFlashAttn::auto_select;
   o.mmap = r.no_mmap ? estimate::LlamaMmap::off : estimate::LlamaMmap::on;
+  if (r.tensor_split) {
+    auto split = parse_tensor_split(*r.tensor_split);
+    if (!split) return split.error();
+    o.tensor_split = *split;
+  }
+  if (r.override_tensor) {
+    auto patterns = parse_cpu_overrides(*r.override_tensor);
+    if (!patterns) return patterns.error();
+    o.cpu_tensor_patterns = *patterns;
+  }
+  if (r.cpu_moe) o.cpu_tensor_patterns.push_back(estimate::llama_cpu_moe_pattern());
+  if (r.n_cpu_moe)
+    for (auto& p : estimate::llama_n_cpu_moe_patterns(*r.n_cpu_moe)) o.cpu_tensor_patterns.push_back(p);
+  return o;
+}
+
+}  // namespace
+
+bool llama_cpp_engine_requested(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--engine" && i + 1 < argv.size() && argv[i + 1].rfind("llama.cpp", 0) == 0) return true;
+    if (a.rfind("--engine=llama.cpp", 0) == 0) return true;
+  }
+  return false;
+}
+
+int cmd_fit_llama_cpp(const std::vector<std::string>& argv_in) {
+  LlamaRequest r;
+  std::vector<std::string> argv = argv_in;  // llama.cpp's short names for the split and override flags
+  for (auto& a : argv) a = a == "-ot" ? "--override-tensor" : a == "-ts" ? "--tensor-split" : a;
+  auto positional = parse_options(argv, llama_options(r));
+  if (!positional) return report_error(positional.error());
+  if (positional->size() != 1 || !r.device) return report_error(make_error(ErrorKind::invalid_argument, k_llama_usage));
+  const std::string model_path = (*positional)[0];
+  auto options = options_from_request(r);
+  if (!options) return report_error(options.error());
+  estimate::LlamaCppOptions o = *options;
 
   const std::string device_arg = *r.device;
   const bool host_cpu = device_arg == "cpu";
@@ -272,6 +339,8 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     o.gpu_name = dev->platform == "npu" ? "CANN0" : dev->platform == "metal" ? "MTL0" : "CUDA0";
   }
   const bool on_cpu = host_cpu || cpu;
+  if (on_cpu && !o.tensor_split.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--tensor-split: {} entries but --device {} has no GPU", o.tensor_split.size(), device_arg)));
 
   auto file = model::load_gguf(model_path);
   if (!file && file.error().kind == ErrorKind::not_found)
@@ -280,9 +349,16 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
   auto est = estimate::estimate_llama_cpp(*file, o);
   if (!est) return report_error(make_error(est.error().kind, model_path + ": " + est.error().message, model_path));
 
-  // Per device: the largest single device budget decides. CPU buffers count against host memory.
+  // Per device: the fullest GPU decides (each has the catalogue capacity). CPU buffers count against host memory.
   uint64_t on_device = 0;
-  for (const auto& b : est->buffers) if (on_cpu || b.device == o.gpu_name) on_device += b.bytes;
+  std::string fullest = o.gpu_name;
+  for (const auto& [gpu, layers] : est->gpu_layers) {
+    uint64_t bytes = 0;
+    for (const auto& b : est->buffers) bytes += b.device == gpu ? b.bytes : 0;
+    if (bytes > on_device) on_device = bytes, fullest = gpu;
+  }
+  if (on_cpu)
+    for (const auto& b : est->buffers) on_device += b.bytes;
   const bool fits = static_cast<double>(on_device) <= capacity_bytes;
   const int threads = r.threads ? static_cast<int>(*r.threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto bandwidth = decode_bandwidth(*dev, host_cpu, threads);
@@ -320,7 +396,7 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv) {
     for (const auto& a : est->assumptions) std::cout << "  assumption: " << a << "\n";
     if (bandwidth->bytes_per_s > 0) std::cout << decode_text(decode, *bandwidth, host_cpu);
     std::cout << fmt::format("verdict: {} ({:.2f} GiB needed on {}, {:.2f} GiB from {})\n", fits ? "fits" : "does not fit", bytes_to_gib(static_cast<double>(on_device)),
-                        host_cpu ? std::string("this host") : cpu ? cpu->id : o.gpu_name, bytes_to_gib(capacity_bytes), capacity_source);
+                        host_cpu ? std::string("this host") : cpu ? cpu->id : fullest, bytes_to_gib(capacity_bytes), capacity_source);
   }
   return fits ? k_exit_ok : k_exit_fail;
 }
@@ -350,6 +426,12 @@ estimate::LlamaCppOptions options_from_log(const logs::LlamaCppLog& log) {
   o.flash_attn = fa == "enabled" || fa == "on" ? estimate::LlamaFlashAttn::on : fa == "disabled" || fa == "off" ? estimate::LlamaFlashAttn::off : estimate::LlamaFlashAttn::auto_select;
   o.cache_type_k = to_lower(log.cache_type_k ? log.cache_type_k->value : flag("cache-type-k").value_or("f16"));
   o.cache_type_v = to_lower(log.cache_type_v ? log.cache_type_v->value : flag("cache-type-v").value_or("f16"));
+  // Tensors the command line keeps on the CPU (--override-tensor PATTERN=CPU, --cpu-moe, --n-cpu-moe N).
+  if (auto v = flag("override-tensor"))
+    if (auto patterns = parse_cpu_overrides(*v)) o.cpu_tensor_patterns = *patterns;
+  if (flag("cpu-moe")) o.cpu_tensor_patterns.push_back(estimate::llama_cpu_moe_pattern());
+  if (auto n = flag_int("n-cpu-moe"))
+    for (auto& p : estimate::llama_n_cpu_moe_patterns(*n)) o.cpu_tensor_patterns.push_back(p);
   const bool mapped = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU_Mapped"; });
   const bool cpu_model = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU" && b.kind == "model"; });
   // load_mode is printed by newer builds; older ones show a CPU (copied) model buffer instead of CPU_Mapped.

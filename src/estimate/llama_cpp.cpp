@@ -1,8 +1,10 @@
 #include "estimate/llama_cpp.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
+#include <regex>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -44,6 +46,13 @@ uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 std::string mib(uint64_t bytes) { return format("%.2f MiB", static_cast<double>(bytes) / static_cast<double>(k_mib)); }
 
+// Buffers of one kind: the CPU's first, then each GPU's that holds bytes, in device order.
+void push_per_device(LlamaCppEstimate& e, LlamaBufferKind kind, uint64_t cpu, const std::vector<uint64_t>& per_gpu, const std::vector<std::string>& names) {
+  if (cpu) e.buffers.push_back({"CPU", kind, cpu});
+  for (size_t i = 0; i < per_gpu.size(); ++i)
+    if (per_gpu[i]) e.buffers.push_back({names[i], kind, per_gpu[i]});
+}
+
 // Which layer a tensor belongs to: "blk.N." -> N; token_embd and friends -> input (-1); output* -> output (-2).
 int64_t tensor_layer(const std::string& name) {
   if (name.rfind("blk.", 0) == 0) {
@@ -84,43 +93,152 @@ struct KvShape {
 // KV buffer (llama-kv-cache.cpp): per layer K [n_embd_head_k x n_head_kv, cells] and V likewise. With
 // sliding-window layers (llama-kv-cache-iswa.cpp) those layers get their own cache of
 // GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence stream; --swa-full not modelled).
-template <typename OnGpu>
+template <typename DeviceOf>
 void add_kv_buffers(LlamaCppEstimate& e, const KvShape& k, const model::GgmlTypeSize& type_k, const model::GgmlTypeSize& type_v, const LlamaCppOptions& o,
-                    OnGpu on_gpu) {
+                    DeviceOf device_of, const std::vector<std::string>& gpus) {
   auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
   const uint64_t cell_bytes = row_bytes(k.kv_k, type_k) + row_bytes(k.kv_v, type_v);
   const int64_t swa_cells = k.swa_pattern > 1 ? (std::min(e.n_ctx, k.n_swa + e.n_ubatch) + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad : e.n_ctx;
-  uint64_t kv_gpu = 0, kv_cpu = 0;
+  uint64_t kv_cpu = 0;
+  std::vector<uint64_t> kv_gpu(gpus.size(), 0);
   int64_t swa_layers = 0;
   for (int64_t il = 0; il < k.n_layer; ++il) {
     const bool swa = k.swa_pattern > 1 && il % k.swa_pattern < k.swa_pattern - 1;  // llama_hparams::is_swa: the last layer of each pattern is global
     swa_layers += swa ? 1 : 0;
-    (on_gpu(il) ? kv_gpu : kv_cpu) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
+    const int dev = device_of(il);  // the KV of a layer lives on its layer's device (llama-kv-cache.cpp: model.dev_layer)
+    (dev < 0 ? kv_cpu : kv_gpu[static_cast<size_t>(dev)]) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
   }
-  if (kv_cpu) e.buffers.push_back({"CPU", LlamaBufferKind::kv, kv_cpu});
-  if (kv_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::kv, kv_gpu});
+  push_per_device(e, LlamaBufferKind::kv, kv_cpu, kv_gpu, gpus);
+  uint64_t kv_total = kv_cpu;
+  for (auto b : kv_gpu) kv_total += b;
   e.formulas.push_back(format("KV: n_ctx %lld x %lld layers%s x (K %lld x %s + V %lld x %s) = %s", static_cast<long long>(e.n_ctx), static_cast<long long>(k.n_layer - swa_layers),
                               swa_layers ? format(" + %lld cells x %lld sliding-window layers", static_cast<long long>(swa_cells), static_cast<long long>(swa_layers)).c_str() : "",
-                              static_cast<long long>(k.kv_k), o.cache_type_k.c_str(), static_cast<long long>(k.kv_v), o.cache_type_v.c_str(), mib(kv_cpu + kv_gpu).c_str()));
+                              static_cast<long long>(k.kv_k), o.cache_type_k.c_str(), static_cast<long long>(k.kv_v), o.cache_type_v.c_str(), mib(kv_total).c_str()));
+}
+
+// Which device holds each layer (llama-model.cpp load_tensors, get_layer_buft_list): layers below
+// i_gpu_start and the input layer on the CPU; offloaded layer il (il == n_layer: the output layer) on GPU
+// upper_bound(splits, float(il - i_gpu_start) / act), splits being the cumulative proportions over their
+// sum, in float as llama.cpp computes them.
+struct Placement {
+  std::vector<std::string> gpus;
+  std::vector<float> splits;
+  int64_t n_layer = 0, i_gpu_start = 0, act = 0;
+  int device_of(int64_t il) const {  // -1: CPU
+    if (il < 0 || il < i_gpu_start || il - i_gpu_start >= act) return -1;
+    const float x = static_cast<float>(il - i_gpu_start) / static_cast<float>(act);
+    const auto at = std::upper_bound(splits.begin(), splits.end(), x) - splits.begin();
+    return static_cast<int>(std::min<int64_t>(at, static_cast<int64_t>(splits.size()) - 1));
+  }
+};
+
+Expected<Placement> place_layers(const LlamaCppOptions& o, int64_t n_layer) {
+  Placement p;
+  p.n_layer = n_layer;
+  std::vector<float> split = o.tensor_split.empty() ? std::vector<float>{1.0f} : o.tensor_split;
+  if (split.size() > k_llama_max_devices)
+    return make_error(ErrorKind::invalid_argument, format("--tensor-split: %zu entries, llama.cpp takes at most %zu devices", split.size(), k_llama_max_devices));
+  float sum = 0.0f;
+  for (float v : split) {
+    if (!(v >= 0.0f)) return make_error(ErrorKind::invalid_argument, format("--tensor-split: proportions must be >= 0, got %g", static_cast<double>(v)));
+    sum += v;
+    p.splits.push_back(sum);
+  }
+  if (sum <= 0.0f) return make_error(ErrorKind::invalid_argument, "--tensor-split: all proportions are 0 (expected at least one positive, e.g. 3,1)");
+  for (auto& v : p.splits) v /= sum;
+  // Device names: the offload device's prefix ("CUDA" of "CUDA0") with the index.
+  std::string prefix = o.gpu_name;
+  while (!prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back()))) prefix.pop_back();
+  for (size_t i = 0; i < split.size(); ++i) p.gpus.push_back(split.size() == 1 ? o.gpu_name : prefix + std::to_string(i));
+  const int64_t ngl = std::max<int64_t>(0, o.n_gpu_layers);
+  p.i_gpu_start = std::max<int64_t>(n_layer - ngl, 0);
+  p.act = std::min<int64_t>(ngl, n_layer + 1);
+  return p;
+}
+
+Expected<std::vector<std::regex>> compile_cpu_patterns(const LlamaCppOptions& o) {
+  std::vector<std::regex> out;
+  for (const auto& pattern : o.cpu_tensor_patterns) {
+    try {
+      out.emplace_back(pattern);
+    } catch (const std::regex_error&) {
+      return make_error(ErrorKind::invalid_argument, "--override-tensor: invalid regular expression '" + pattern + "'");
+    }
+  }
+  return out;
+}
+
+// Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
+// tensor to the end of its last one; a copied buffer is the sum of tensors padded to the alignment. A
+// tensor an override keeps on the CPU (buffer type "CPU", not AMX) joins the CPU buffer whatever its layer.
+void add_model_buffers(LlamaCppEstimate& e, const model::GgufFile& file, const LlamaCppOptions& o, const Placement& place, const std::vector<std::regex>& cpu_patterns) {
+  bool has_output = false;
+  for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
+  uint64_t map_begin = UINT64_MAX, map_end = 0, cpu_copy = 0, amx = 0, overridden = 0;
+  std::vector<uint64_t> gpu(place.gpus.size(), 0);
+  auto layer_of = [&](const std::string& name) { const int64_t l = tensor_layer(name); return l == -2 ? place.n_layer : l; };
+  for (const auto& t : file.tensors) {
+    const bool forced_cpu = std::any_of(cpu_patterns.begin(), cpu_patterns.end(), [&](const std::regex& r) { return std::regex_search(t.name, r); });
+    const int dev = forced_cpu ? -1 : place.device_of(layer_of(t.name));
+    if (dev >= 0) {
+      gpu[static_cast<size_t>(dev)] += round_up(t.bytes, k_gpu_align);
+      continue;
+    }
+    overridden += forced_cpu && place.device_of(layer_of(t.name)) >= 0 ? t.bytes : 0;
+    const auto packed = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx && !forced_cpu ? amx_bytes(t) : std::nullopt;
+    if (packed) {
+      amx += *packed;
+      if (o.mmap == LlamaMmap::on) continue;
+    }
+    if (o.mmap == LlamaMmap::on) {
+      map_begin = std::min(map_begin, t.offset);
+      map_end = std::max(map_end, t.offset + t.bytes);
+    } else if (!packed) {
+      cpu_copy += round_up(t.bytes, k_cpu_align);
+    }
+  }
+  // Tied embeddings: output reuses token_embd, duplicated when the output layer's buffer type differs.
+  if (!has_output) {
+    for (const auto& t : file.tensors) {
+      if (t.name != "token_embd.weight") continue;
+      if (const int dev = place.device_of(place.n_layer); dev >= 0) gpu[static_cast<size_t>(dev)] += round_up(t.bytes, k_gpu_align);
+      else if (auto p = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx ? amx_bytes(model::GgufTensor{"output.weight", t.shape, t.ggml_type, 0, t.bytes, t.elements}) : std::nullopt) amx += *p;
+    }
+  }
+  const uint64_t cpu_model = o.mmap == LlamaMmap::on ? (map_end > map_begin ? map_end - map_begin : 0) : cpu_copy;
+  const std::string cpu_model_name = o.mmap == LlamaMmap::on ? "CPU_Mapped" : "CPU";
+  if (amx) e.buffers.push_back({"AMX", LlamaBufferKind::model, amx});
+  e.buffers.push_back({cpu_model_name, LlamaBufferKind::model, cpu_model});
+  std::string gpu_text;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (place.act > 0 && (gpu[i] || gpu.size() == 1)) e.buffers.push_back({place.gpus[i], LlamaBufferKind::model, gpu[i]});
+    if (place.act > 0) gpu_text += format(" + %lld layers on %s %s", static_cast<long long>(e.gpu_layers[i].second), place.gpus[i].c_str(), mib(gpu[i]).c_str());
+  }
+  e.formulas.push_back(format("model: %s file range of the CPU tensors %s%s%s%s", cpu_model_name.c_str(), mib(cpu_model).c_str(),
+                              overridden ? (" (with " + mib(overridden) + " of offloaded layers' tensors kept on the CPU by override)").c_str() : "",
+                              amx ? (" + AMX-packed matmul weights " + mib(amx)).c_str() : "", gpu_text.c_str()));
 }
 
 // Recurrent state (llama-memory-recurrent.cpp), f32, one cell per sequence (max(1, n_seq_max)): per layer
 // the conv state (d_conv - 1) x (d_inner + 2 x n_group x d_state) (n_group 0 for Mamba 1) and the ssm
 // state d_state x d_inner (llama_hparams::n_embd_r / n_embd_s). The real llama.cpp printed "CPU RS
 // buffer size = 0.30 MiB" for 4 layers, d_conv 4, d_inner 1024, d_state 16: 4 x (3 + 16) x 1024 x 4 B.
-template <typename Number, typename OnGpu>
-void add_rs_buffers(LlamaCppEstimate& e, Number number, int64_t n_layer, const LlamaCppOptions& o, OnGpu on_gpu) {
+template <typename Number, typename DeviceOf>
+void add_rs_buffers(LlamaCppEstimate& e, Number number, int64_t n_layer, const LlamaCppOptions& o, DeviceOf device_of, const std::vector<std::string>& gpus) {
   const int64_t d_conv = number("ssm.conv_kernel").value_or(0), d_inner = number("ssm.inner_size").value_or(0);
   const int64_t d_state = number("ssm.state_size").value_or(0), n_group = number("ssm.group_count").value_or(0);
   const uint64_t per_layer = static_cast<uint64_t>(std::max<int64_t>(0, d_conv - 1) * (d_inner + 2 * n_group * d_state) + d_state * d_inner) * 4u *
                              static_cast<uint64_t>(std::max<int64_t>(1, o.parallel));
-  uint64_t cpu = 0, gpu = 0;
-  for (int64_t il = 0; il < n_layer; ++il) (on_gpu(il) ? gpu : cpu) += per_layer;
-  if (cpu) e.buffers.push_back({"CPU", LlamaBufferKind::rs, cpu});
-  if (gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::rs, gpu});
+  uint64_t cpu = 0;
+  std::vector<uint64_t> gpu(gpus.size(), 0);
+  for (int64_t il = 0; il < n_layer; ++il) {
+    const int dev = device_of(il);
+    (dev < 0 ? cpu : gpu[static_cast<size_t>(dev)]) += per_layer;
+  }
+  push_per_device(e, LlamaBufferKind::rs, cpu, gpu, gpus);
   e.formulas.push_back(format("RS: %lld layers x ((d_conv %lld - 1) x (d_inner %lld + 2 x %lld groups x d_state %lld) + d_state x d_inner) x 4 B x %lld sequences = %s",
                               static_cast<long long>(n_layer), static_cast<long long>(d_conv), static_cast<long long>(d_inner), static_cast<long long>(n_group),
-                              static_cast<long long>(d_state), static_cast<long long>(std::max<int64_t>(1, o.parallel)), mib(cpu + gpu).c_str()));
+                              static_cast<long long>(d_state), static_cast<long long>(std::max<int64_t>(1, o.parallel)), mib(static_cast<uint64_t>(per_layer * static_cast<uint64_t>(n_layer))).c_str()));
 }
 
 // The totals per kind over every device's buffers.
@@ -137,6 +255,15 @@ void sum_buffers(LlamaCppEstimate& e) {
 }
 
 }  // namespace
+
+// common/common.h LLM_FFN_EXPS_REGEX and llm_ffn_exps_block_regex (github.com/ggml-org/llama.cpp).
+std::string llama_cpu_moe_pattern() { return "\\.ffn_(up|down|gate|gate_up)_(ch|)exps"; }
+
+std::vector<std::string> llama_n_cpu_moe_patterns(int64_t n) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back("blk\\." + std::to_string(i) + llama_cpu_moe_pattern());
+  return out;
+}
 
 const char* llama_buffer_kind_name(LlamaBufferKind kind) {
   switch (kind) {
@@ -187,59 +314,26 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   e.n_ubatch = std::min(o.ubatch_size, e.n_ctx);
   e.flash_attn = o.flash_attn != LlamaFlashAttn::off;
   e.layers_on_gpu = std::clamp<int64_t>(o.n_gpu_layers, 0, *n_layer);
-  const bool output_on_gpu = o.n_gpu_layers > *n_layer;
-  const int64_t first_gpu_layer = *n_layer - e.layers_on_gpu;
-  auto on_gpu = [&](int64_t layer) { return layer == -2 ? output_on_gpu : layer >= 0 && layer >= first_gpu_layer; };
-  const bool any_gpu = e.layers_on_gpu > 0 || output_on_gpu;
+  PF_TRY(place, place_layers(o, *n_layer));
+  const bool any_gpu = place.act > 0;
+  for (size_t i = 0; i < place.gpus.size(); ++i) {
+    int64_t layers = 0;
+    for (int64_t il = 0; il <= *n_layer; ++il) layers += place.device_of(il) == static_cast<int>(i) ? 1 : 0;
+    e.gpu_layers.emplace_back(place.gpus[i], layers);
+  }
+  auto device_of = [&](int64_t il) { return place.device_of(il); };
   const int64_t n_swa = number("attention.sliding_window").value_or(0);
   const int64_t swa_pattern = n_swa > 0 ? number("attention.sliding_window_pattern").value_or(llama_swa_pattern(arch)) : 0;
   if (n_swa > 0 && swa_pattern <= 1)
     e.assumptions.push_back(format("sliding window %lld on architecture '%s' without a known layer pattern: every layer's KV holds n_ctx cells", static_cast<long long>(n_swa), arch.c_str()));
   if (number("ssm.state_size") && !recurrent) e.assumptions.push_back("hybrid attention + recurrent layers: the recurrent (ssm) state is not modelled");
 
-  // Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
-  // tensor to the end of its last one; a copied buffer is the sum of tensors padded to the alignment.
-  bool has_output = false;
-  for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
-  uint64_t map_begin = UINT64_MAX, map_end = 0, cpu_copy = 0, gpu_bytes = 0, amx = 0;
-  for (const auto& t : file.tensors) {
-    const int64_t layer = tensor_layer(t.name);
-    if (on_gpu(layer)) {
-      gpu_bytes += round_up(t.bytes, k_gpu_align);
-      continue;
-    }
-    const auto packed = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx ? amx_bytes(t) : std::nullopt;
-    if (packed) {
-      amx += *packed;
-      if (o.mmap == LlamaMmap::on) continue;
-    }
-    if (o.mmap == LlamaMmap::on) {
-      map_begin = std::min(map_begin, t.offset);
-      map_end = std::max(map_end, t.offset + t.bytes);
-    } else if (!packed) {
-      cpu_copy += round_up(t.bytes, k_cpu_align);
-    }
-  }
-  // Tied embeddings: output reuses token_embd, duplicated when the output layer's buffer type differs.
-  if (!has_output) {
-    for (const auto& t : file.tensors) {
-      if (t.name != "token_embd.weight") continue;
-      if (output_on_gpu) gpu_bytes += round_up(t.bytes, k_gpu_align);
-      else if (auto p = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx ? amx_bytes(model::GgufTensor{"output.weight", t.shape, t.ggml_type, 0, t.bytes, t.elements}) : std::nullopt) amx += *p;
-    }
-  }
-  const uint64_t cpu_model = o.mmap == LlamaMmap::on ? (map_end > map_begin ? map_end - map_begin : 0) : cpu_copy;
-  const std::string cpu_model_name = o.mmap == LlamaMmap::on ? "CPU_Mapped" : "CPU";
-  if (amx) e.buffers.push_back({"AMX", LlamaBufferKind::model, amx});
-  e.buffers.push_back({cpu_model_name, LlamaBufferKind::model, cpu_model});
-  if (any_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::model, gpu_bytes});
-  e.formulas.push_back(format("model: %s file range of the CPU tensors %s%s%s", cpu_model_name.c_str(), mib(cpu_model).c_str(),
-                              amx ? (" + AMX-packed matmul weights " + mib(amx)).c_str() : "",
-                              any_gpu ? format(" + %lld layers on %s %s", static_cast<long long>(e.layers_on_gpu), o.gpu_name.c_str(), mib(gpu_bytes).c_str()).c_str() : ""));
+  PF_TRY(overrides, compile_cpu_patterns(o));
+  add_model_buffers(e, file, o, place, overrides);
 
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
-  if (recurrent) add_rs_buffers(e, number, *n_layer, o, on_gpu);
-  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, on_gpu);
+  if (recurrent) add_rs_buffers(e, number, *n_layer, o, device_of, place.gpus);
+  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, device_of, place.gpus);
 
   // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
   // reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's
@@ -255,7 +349,10 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   // With layers offloaded the graph runs there; the CPU keeps the embedding lookup for the inputs.
   const uint64_t cpu_compute = any_gpu ? E * T * 4 + T * 8 : compute;
   e.buffers.push_back({"CPU", LlamaBufferKind::compute, cpu_compute});
-  if (any_gpu) e.buffers.push_back({o.gpu_name, LlamaBufferKind::compute, compute});
+  // With a split the graph's output head runs on the output layer's GPU (the last one holding layers).
+  const std::string compute_gpu = any_gpu ? place.gpus[static_cast<size_t>(std::max(0, place.device_of(place.i_gpu_start + place.act - 1)))] : "";
+  if (any_gpu) e.buffers.push_back({compute_gpu, LlamaBufferKind::compute, compute});
+  if (place.gpus.size() > 1) e.assumptions.push_back("--tensor-split: the whole compute buffer counted on " + compute_gpu + ", the GPU of the last offloaded layer; llama.cpp's other GPUs also reserve one for their layers");
   if (any_gpu) e.assumptions.push_back("CPU compute buffer with offloaded layers taken as the input embeddings of one ubatch");
   e.formulas.push_back(format("compute: max(output head %s, attention %s) at T = %lld tokens, n_kv %lld, flash attention %s", mib(out_peak).c_str(),
                               mib(layer_peak).c_str(), static_cast<long long>(T), static_cast<long long>(n_kv), e.flash_attn ? "on" : "off"));

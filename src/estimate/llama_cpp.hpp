@@ -36,7 +36,25 @@ struct LlamaCppOptions {
   LlamaMmap mmap = LlamaMmap::on;
   LlamaCpuExtraBuffer cpu_extra_buffer = LlamaCpuExtraBuffer::none;
   std::string gpu_name = "CUDA0";  // the backend name llama.cpp prints for the offload device
+  // Issue 17: --tensor-split A,B,...: one proportion per GPU (named gpu_name's prefix + index: CUDA0,
+  // CUDA1, ...); empty: one GPU. llama.cpp's rule (src/llama-model.cpp load_tensors): the cumulative
+  // proportions normalised to 1 are split points, and offloaded layer k of act = min(ngl, n_layer + 1)
+  // (the output layer last) goes to the first GPU whose split point exceeds float(k) / act.
+  std::vector<float> tensor_split;
+  // Issue 17: tensors kept in the CPU model buffer although their layer is offloaded (--override-tensor /
+  // -ot PATTERN=CPU, --cpu-moe, --n-cpu-moe N): ECMAScript regexes searched in the tensor name, as
+  // llama.cpp does (std::regex_search).
+  std::vector<std::string> cpu_tensor_patterns;
 };
+
+// llama.cpp's limit on --tensor-split entries (LLAMA_MAX_DEVICES in include/llama.h).
+constexpr size_t k_llama_max_devices = 16;
+// The expert tensors --cpu-moe keeps on the CPU (ffn_{up,down,gate,gate_up}_{,ch}exps of every layer:
+// LLM_FFN_EXPS_REGEX in github.com/ggml-org/llama.cpp common/common.h) and those --n-cpu-moe N keeps (the
+// same tensors of layers 0 .. N-1, llm_ffn_exps_block_regex). Layer split rule: get_layer_buft_list in
+// github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp.
+std::string llama_cpu_moe_pattern();
+std::vector<std::string> llama_n_cpu_moe_patterns(int64_t n);
 
 // One buffer as llama.cpp names it: device/buffer type ("CPU_Mapped", "AMX", "CPU", "CUDA0") and kind.
 // rs: the recurrent state of Mamba-style layers (llama-memory-recurrent.cpp, "RS buffer size").
@@ -52,6 +70,7 @@ struct LlamaCppEstimate {
   int64_t n_ubatch = 0;  // min(ubatch, n_ctx): the tokens of the reserved graph
   bool flash_attn = false;
   int64_t layers_on_gpu = 0;
+  std::vector<std::pair<std::string, int64_t>> gpu_layers;  // per GPU: name and layers it holds (the output layer counts as one)
   std::vector<LlamaCppBuffer> buffers;
   uint64_t model_buffer_bytes = 0;
   uint64_t kv_buffer_bytes = 0;

@@ -379,7 +379,9 @@ TEST(LlamaCpp, Issue17_FitPrintsLlamaCppLinesAndJson) {
   // KV: 2048 cells x 2 layers x (256 + 256) x 2 B = 4 MiB; output: 1024 x 4 B.
   EXPECT_EQ(l["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
   EXPECT_EQ(l["output_buffer_bytes"].get<uint64_t>(), 4096u);
-  EXPECT_EQ(l["devices"]["CPU"]["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
+  const auto cpu_dev = std::find_if(l["devices"].begin(), l["devices"].end(), [](const Json& d) { return d["device"] == "CPU"; });
+  ASSERT_NE(cpu_dev, l["devices"].end()) << l.dump();
+  EXPECT_EQ((*cpu_dev)["kv_buffer_bytes"].get<uint64_t>(), 4u * k_mib);
   EXPECT_EQ(l["model_buffer_bytes"].get<uint64_t>(), f.tensors.back().offset + f.tensors.back().bytes);
   const auto usage = pftest::run_cli("fit " + dir + "/m.gguf --engine llama.cpp --device cpu --flash-attn maybe");
   EXPECT_EQ(usage.code, 2);
@@ -840,4 +842,184 @@ TEST(LlamaCpp, Issue17_RecurrentStateBuffer) {
   const auto log = logs::parse_llama_cpp_log("llama_memory_recurrent:        CPU RS buffer size =     0.30 MiB\n");
   ASSERT_EQ(log.buffers.size(), 1u);
   EXPECT_EQ(log.buffers[0].kind, "RS");
+}
+
+// Issue 17: --tensor-split. llama.cpp (src/llama-model.cpp load_tensors, get_layer_buft_list) puts offloaded
+// layer k of act = min(ngl, n_layer + 1) (the output layer last) on the first GPU whose normalised cumulative
+// split exceeds k / act. 6 layers, -ngl all (act 7), split 1,1: split points 0.5, 1.0; k/7 = 0, .14, .29,
+// .43 -> CUDA0 (layers 0-3); .57, .71, .86 -> CUDA1 (layers 4, 5 and the output layer).
+TEST(LlamaCpp, Issue17_TensorSplitLayersOverGpus) {
+  const auto f = llama_file(6, 512, 8, 4, 64, 1408, 32000);
+  // Every tensor of this layout is a multiple of the 128-byte CUDA alignment.
+  const uint64_t layer_weights = (512u * 512u * 2u + 512u * 256u * 2u + 3u * 512u * 1408u) * 2u + 2u * 512u * 4u;
+  const uint64_t output_layer = 512u * 32000u * 2u + 512u * 4u;
+  const uint64_t kv_layer = 1024u * (256u + 256u) * 2u;
+  auto even = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .tensor_split = {1, 1}});
+  ASSERT_TRUE(even) << even.error().message;
+  EXPECT_EQ(bytes_of(*even, "CUDA0", LlamaBufferKind::model), 4 * layer_weights);
+  EXPECT_EQ(bytes_of(*even, "CUDA1", LlamaBufferKind::model), 2 * layer_weights + output_layer);
+  EXPECT_EQ(bytes_of(*even, "CUDA0", LlamaBufferKind::kv), 4 * kv_layer);
+  EXPECT_EQ(bytes_of(*even, "CUDA1", LlamaBufferKind::kv), 2 * kv_layer);
+  EXPECT_EQ(bytes_of(*even, "CPU", LlamaBufferKind::kv), 0u);
+  ASSERT_EQ(even->gpu_layers.size(), 2u);
+  EXPECT_EQ(even->gpu_layers[0], (std::pair<std::string, int64_t>{"CUDA0", 4}));
+  EXPECT_EQ(even->gpu_layers[1], (std::pair<std::string, int64_t>{"CUDA1", 3}));
+  // llama.cpp's rounding: split 3,1 puts 6/7 = 0.857 >= 0.75 on CUDA1, so CUDA1 gets only the output layer.
+  auto skew = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .tensor_split = {3, 1}});
+  ASSERT_TRUE(skew);
+  EXPECT_EQ(bytes_of(*skew, "CUDA0", LlamaBufferKind::model), 6 * layer_weights);
+  EXPECT_EQ(bytes_of(*skew, "CUDA1", LlamaBufferKind::model), output_layer);
+  EXPECT_EQ(bytes_of(*skew, "CUDA1", LlamaBufferKind::kv), 0u);
+  // -ngl 4 of 6: i_gpu_start 2, act 4; k/4 = 0, .25 -> CUDA0 (layers 2, 3); .5, .75 -> CUDA1 (4, 5); output on the CPU.
+  auto part = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 4, .tensor_split = {1, 1}});
+  ASSERT_TRUE(part);
+  EXPECT_EQ(bytes_of(*part, "CUDA0", LlamaBufferKind::model), 2 * layer_weights);
+  EXPECT_EQ(bytes_of(*part, "CUDA1", LlamaBufferKind::model), 2 * layer_weights);
+  EXPECT_EQ(bytes_of(*part, "CPU", LlamaBufferKind::kv), 2 * kv_layer);
+  EXPECT_EQ(bytes_of(*part, "CUDA1", LlamaBufferKind::kv), 2 * kv_layer);
+  // A zero entry: that GPU holds nothing and prints no model buffer line.
+  auto one = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .tensor_split = {1, 0}});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(bytes_of(*one, "CUDA0", LlamaBufferKind::model), 6 * layer_weights + output_layer);
+  for (const auto& b : one->buffers) EXPECT_NE(b.device, "CUDA1");
+  // Bad splits are errors naming the flag.
+  for (const auto& bad : {std::vector<float>{-1, 2}, std::vector<float>{0, 0}, std::vector<float>(17, 1.0f)}) {
+    auto e = estimate_llama_cpp(f, {.n_gpu_layers = 99, .tensor_split = bad});
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(e.error().message.find("--tensor-split"), std::string::npos) << e.error().message;
+  }
+}
+
+namespace {
+
+// The llama layout with MoE expert tensors: blk.N.ffn_{gate,up,down}_exps instead of the dense FFN.
+model::GgufFile moe_file() {
+  auto f = llama_file(4, 256, 4, 4, 64, 512, 1024);
+  for (auto& t : f.tensors)
+    for (const char* w : {"gate", "up", "down"})
+      if (const auto at = t.name.find(std::string(".ffn_") + w + ".weight"); at != std::string::npos) t.name = t.name.substr(0, at) + ".ffn_" + w + "_exps.weight";
+  return f;
+}
+
+const model::GgufTensor& named(const model::GgufFile& f, const std::string& name) {
+  return *std::find_if(f.tensors.begin(), f.tensors.end(), [&](const model::GgufTensor& t) { return t.name == name; });
+}
+
+}  // namespace
+
+// Issue 17: --cpu-moe / --n-cpu-moe N / -ot exps=CPU keep expert tensors in the CPU model buffer although
+// their layers are offloaded. With mmap the CPU_Mapped buffer spans the file from token_embd (offset 0) to
+// the end of the last kept expert tensor; the GPU gets every other tensor.
+TEST(LlamaCpp, Issue17_MoeExpertsStayOnCpu) {
+  const auto f = moe_file();
+  uint64_t all = 0, exps = 0, exps_first2 = 0;
+  for (const auto& t : f.tensors) {
+    all += t.bytes;  // every tensor here is a multiple of 128 bytes
+    const bool is_exps = t.name.find("_exps") != std::string::npos;
+    exps += is_exps ? t.bytes : 0;
+    exps_first2 += is_exps && (t.name.rfind("blk.0.", 0) == 0 || t.name.rfind("blk.1.", 0) == 0) ? t.bytes : 0;
+  }
+  const uint64_t embd = named(f, "token_embd.weight").bytes;
+  const auto& last = named(f, "blk.3.ffn_down_exps.weight");
+  const auto& last2 = named(f, "blk.1.ffn_down_exps.weight");
+  for (const auto& patterns : {std::vector<std::string>{llama_cpu_moe_pattern()}, std::vector<std::string>{"exps"}}) {
+    auto e = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = patterns});
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_EQ(bytes_of(*e, "CPU_Mapped", LlamaBufferKind::model), last.offset + last.bytes);
+    EXPECT_EQ(bytes_of(*e, "CUDA0", LlamaBufferKind::model), all - embd - exps);
+  }
+  auto first2 = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = llama_n_cpu_moe_patterns(2)});
+  ASSERT_TRUE(first2);
+  EXPECT_EQ(bytes_of(*first2, "CPU_Mapped", LlamaBufferKind::model), last2.offset + last2.bytes);
+  EXPECT_EQ(bytes_of(*first2, "CUDA0", LlamaBufferKind::model), all - embd - exps_first2);
+  // --no-mmap: a copied "CPU" buffer of token_embd plus the experts (each a multiple of 32 bytes).
+  auto copied = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .mmap = LlamaMmap::off, .cpu_tensor_patterns = {llama_cpu_moe_pattern()}});
+  ASSERT_TRUE(copied);
+  EXPECT_EQ(bytes_of(*copied, "CPU", LlamaBufferKind::model), embd + exps);
+  // Without an override the CPU keeps only token_embd.
+  auto plain = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(bytes_of(*plain, "CPU_Mapped", LlamaBufferKind::model), embd);
+  EXPECT_FALSE(estimate_llama_cpp(f, {.n_gpu_layers = 99, .cpu_tensor_patterns = {"ffn_(up"}}));
+}
+
+// Issue 17: fit prints one model and KV line per GPU of --tensor-split and --json llama_cpp.devices[];
+// bad splits and overrides are exit 2 naming the flag.
+TEST(LlamaCpp, Issue17_FitTensorSplitAndCpuMoeFlags) {
+  const std::string dir = pftest::scratch_dir("fit-llama-split");
+  write_gguf(dir + "/m.gguf", llama_file(6, 512, 8, 4, 64, 1408, 32000));
+  write_gguf(dir + "/moe.gguf", moe_file());
+  const std::string fit = "fit " + dir + "/m.gguf --engine llama.cpp --device H100 --ctx-size 1024 ";
+  const auto text = pftest::run_cli(fit + "--tensor-split 1,1");
+  ASSERT_EQ(text.code, 0) << text.out;
+  for (const char* line : {"CUDA0 model buffer size", "CUDA1 model buffer size", "CUDA0 KV buffer size", "CUDA1 KV buffer size"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  const auto run = pftest::run_cli(fit + "-ts 1,1 --json", {.with_stderr = false});
+  ASSERT_EQ(run.code, 0) << run.out;
+  const Json devices = Json::parse(run.out)["llama_cpp"]["devices"];
+  ASSERT_TRUE(devices.is_array()) << devices.dump();
+  const uint64_t kv_layer = 1024u * (256u + 256u) * 2u;
+  std::map<std::string, Json> by_name;
+  for (const auto& d : devices) by_name[d["device"].get<std::string>()] = d;
+  ASSERT_TRUE(by_name.count("CUDA0") && by_name.count("CUDA1")) << devices.dump();
+  EXPECT_EQ(by_name["CUDA0"]["kv_buffer_bytes"].get<uint64_t>(), 4 * kv_layer);
+  EXPECT_EQ(by_name["CUDA1"]["kv_buffer_bytes"].get<uint64_t>(), 2 * kv_layer);
+  EXPECT_EQ(by_name["CUDA0"]["layers"].get<int64_t>(), 4);
+  EXPECT_EQ(by_name["CUDA1"]["layers"].get<int64_t>(), 3);
+  const auto moe = pftest::run_cli("fit " + dir + "/moe.gguf --engine llama.cpp --device H100 --ctx-size 1024 -ot exps=CPU --json", {.with_stderr = false});
+  ASSERT_EQ(moe.code, 0) << moe.out;
+  const auto f = moe_file();
+  const auto& last = named(f, "blk.3.ffn_down_exps.weight");
+  EXPECT_EQ(Json::parse(moe.out)["llama_cpp"]["buffers"][0]["device"], "CPU_Mapped");
+  EXPECT_EQ(Json::parse(moe.out)["llama_cpp"]["buffers"][0]["bytes"].get<uint64_t>(), last.offset + last.bytes);
+  const auto n_moe = pftest::run_cli("fit " + dir + "/moe.gguf --engine llama.cpp --device H100 --ctx-size 1024 --n-cpu-moe 2 --json", {.with_stderr = false});
+  ASSERT_EQ(n_moe.code, 0) << n_moe.out;
+  const auto& last2 = named(f, "blk.1.ffn_down_exps.weight");
+  EXPECT_EQ(Json::parse(n_moe.out)["llama_cpp"]["buffers"][0]["bytes"].get<uint64_t>(), last2.offset + last2.bytes);
+  const std::pair<std::string, std::string> bad[] = {{fit + "--tensor-split -1,2", "--tensor-split"},
+                                                     {fit + "--tensor-split 0,0", "--tensor-split: all proportions are 0"},
+                                                     {fit + "--tensor-split 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1", "--tensor-split: 17 entries"},
+                                                     {fit + "--tensor-split 1,x", "--tensor-split: expected numbers"},
+                                                     {"fit " + dir + "/m.gguf --engine llama.cpp --device cpu --tensor-split 1,1", "--tensor-split: 2 entries but --device cpu has no GPU"},
+                                                     {fit + "-ot exps=CUDA1", "--override-tensor: only the CPU buffer type"}};
+  for (const auto& [cmd, message] : bad) {
+    const auto r = pftest::run_cli(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << cmd << "\n" << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 17: `preflight logs` on a llama-server log whose command line keeps the experts on the CPU
+// (--cpu-moe, --n-cpu-moe N) predicts the model buffers with those tensors in CPU_Mapped: by hand, the file
+// range from token_embd to the end of the last kept expert tensor plus every other tensor on CUDA0.
+TEST(LlamaCpp, Issue17_LogsWithCpuMoeFlags) {
+  const std::string dir = pftest::scratch_dir("llama-log-moe");
+  const auto f = moe_file();
+  write_gguf(dir + "/moe.gguf", f);
+  uint64_t all = 0, exps_first1 = 0;
+  for (const auto& t : f.tensors) {
+    all += t.bytes;
+    exps_first1 += t.name.rfind("blk.0.", 0) == 0 && t.name.find("_exps") != std::string::npos ? t.bytes : 0;
+  }
+  const uint64_t embd = named(f, "token_embd.weight").bytes;
+  const auto& last = named(f, "blk.3.ffn_down_exps.weight");
+  const auto& last0 = named(f, "blk.0.ffn_down_exps.weight");
+  uint64_t exps = 0;
+  for (const auto& t : f.tensors) exps += t.name.find("_exps") != std::string::npos ? t.bytes : 0;
+  const std::pair<std::string, uint64_t> cases[] = {{"--cpu-moe", last.offset + last.bytes + (all - embd - exps)},
+                                                    {"--n-cpu-moe 1", last0.offset + last0.bytes + (all - embd - exps_first1)},
+                                                    {"--override-tensor exps=CPU", last.offset + last.bytes + (all - embd - exps)}};
+  for (const auto& [flags, model_bytes] : cases) {
+    std::ofstream(dir + "/server.log") << "main: llama-server -m " << dir << "/moe.gguf -c 1024 -ngl 99 " << flags << "\n"
+                                       << "llama_model_loader: loaded meta data with 3 key-value pairs and 40 tensors from " << dir << "/moe.gguf (version GGUF V3 (latest))\n"
+                                       << "load_tensors:   CPU_Mapped model buffer size =    10.00 MiB\n";
+    const auto run = pftest::run_cli("logs " + dir + "/server.log --json", {.with_stderr = false});
+    ASSERT_EQ(run.code, 0) << run.out;
+    const Json row = Json::parse(run.out)["printed_vs_predicted"][0];
+    EXPECT_EQ(row["what"], "model buffer") << run.out;
+    EXPECT_EQ(row["predicted_bytes"].get<double>(), static_cast<double>(model_bytes)) << flags;
+  }
+  std::filesystem::remove_all(dir);
 }
