@@ -109,6 +109,17 @@ Expected<Json> load_json_file(const std::string& path) {
   return parse_json(text, path);
 }
 
+Expected<std::vector<std::string>> string_list(const Json* j, const std::string& where, const std::string& origin) {
+  std::vector<std::string> out;
+  if (!j) return out;
+  if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+  for (const auto& s : *j) {
+    if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
 JsonObject::JsonObject(const Json& object, std::string origin, std::string prefix)
     : m_object(object), m_origin(std::move(origin)), m_prefix(std::move(prefix)) {}
 

@@ -19,6 +19,9 @@ using Json = nlohmann::json;
 // Parses text; a corrupt error naming `origin` (a file path or label) with the byte offset.
 Expected<Json> parse_json(const std::string& text, const std::string& origin);
 Expected<Json> load_json_file(const std::string& path);
+// An optional list of strings in the project's data files: missing (null `j`) -> empty; anything but
+// an array of strings -> corrupt "<where>: expected an array of strings" naming `origin`.
+Expected<std::vector<std::string>> string_list(const Json* j, const std::string& where, const std::string& origin);
 
 // Typed access to an object member. `origin` names the file. Missing -> nullopt for the optional
 // forms; wrong type -> corrupt error naming the key.

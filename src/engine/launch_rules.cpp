@@ -14,16 +14,6 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("rules"));
-  auto strings = [&](const Json* j, const std::string& where) -> Expected<std::vector<std::string>> {
-    std::vector<std::string> v;
-    if (!j) return v;
-    if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
-    for (const auto& s : *j) {
-      if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
-      v.push_back(s.get<std::string>());
-    }
-    return v;
-  };
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "rules[]");
     PF_TRY(id, pre.string("id"));
@@ -52,9 +42,9 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
     PF_TRY(vision, w.opt_bool("vision"));
     rule.always = always.value_or(false);
     rule.vision = vision.value_or(false);
-    PF_TRY(prefixes, strings(w.find("model_type_prefixes"), where + ".when.model_type_prefixes"));
+    PF_TRY(prefixes, string_list(w.find("model_type_prefixes"), where + ".when.model_type_prefixes", origin));
     rule.model_type_prefixes = prefixes;
-    PF_TRY(types, strings(w.find("model_types"), where + ".when.model_types"));
+    PF_TRY(types, string_list(w.find("model_types"), where + ".when.model_types", origin));
     rule.model_types = types;
     PF_TRY(workload, w.opt_string("workload"));
     rule.workload = workload.value_or("");
@@ -62,14 +52,14 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
       return make_error(ErrorKind::corrupt, where + ": when.workload '" + rule.workload + "', expected chat or agent", origin);
     PF_TRY(multi_node, w.opt_bool("multi_node"));
     rule.multi_node = multi_node.value_or(false);
-    PF_TRY(ids, strings(w.find("model_id_contains"), where + ".when.model_id_contains"));
+    PF_TRY(ids, string_list(w.find("model_id_contains"), where + ".when.model_id_contains", origin));
     rule.model_id_contains = ids;
-    PF_TRY(excludes, strings(w.find("model_id_excludes"), where + ".when.model_id_excludes"));
+    PF_TRY(excludes, string_list(w.find("model_id_excludes"), where + ".when.model_id_excludes", origin));
     rule.model_id_excludes = excludes;
     if (!rule.always && !rule.vision && rule.model_type_prefixes.empty() && rule.model_types.empty()) return make_error(ErrorKind::corrupt, where + ": when names no condition", origin);
-    PF_TRY(shell, strings(r.find("shell"), where + ".shell"));
+    PF_TRY(shell, string_list(r.find("shell"), where + ".shell", origin));
     rule.shell = shell;
-    PF_TRY(flags, strings(r.find("flags"), where + ".flags"));
+    PF_TRY(flags, string_list(r.find("flags"), where + ".flags", origin));
     rule.flags = flags;
     if (const Json* env = r.find("env")) {
       if (!env->is_object()) return make_error(ErrorKind::corrupt, where + ": env: expected an object", origin);

@@ -7,17 +7,6 @@ namespace preflight::engine {
 
 namespace {
 
-Expected<std::vector<std::string>> string_array(const Json* j, const std::string& where, const std::string& origin) {
-  std::vector<std::string> v;
-  if (!j) return v;
-  if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
-  for (const auto& s : *j) {
-    if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
-    v.push_back(s.get<std::string>());
-  }
-  return v;
-}
-
 Status check_source(const std::string& source, const std::string& where, const std::string& origin) {
   if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
   return Ok{};
@@ -86,7 +75,7 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
     PF_TRY(tool, r.string("tool"));
     PF_TRY(suffix, r.string("output_suffix"));
     PF_TRY(flag, r.string("quantization_flag"));
-    PF_TRY(commands, string_array(r.find("commands"), where + ".commands", origin));
+    PF_TRY(commands, string_list(r.find("commands"), where + ".commands", origin));
     bool writes_output = false;
     for (const auto& cmd : commands) writes_output |= cmd.find("{output_dir}") != std::string::npos;
     if (!writes_output) return make_error(ErrorKind::corrupt, where + ": no command writes {output_dir}", origin);

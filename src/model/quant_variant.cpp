@@ -14,17 +14,6 @@ namespace {
 
 constexpr const char* k_file = "data/variants/quant_variants.json";
 
-Expected<std::vector<std::string>> strings(const Json* j, const std::string& where, const std::string& origin) {
-  std::vector<std::string> out;
-  if (!j) return out;
-  if (!j->is_array()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
-  for (const auto& s : *j) {
-    if (!s.is_string()) return make_error(ErrorKind::corrupt, where + ": expected an array of strings", origin);
-    out.push_back(s.get<std::string>());
-  }
-  return out;
-}
-
 Expected<WeightFormat> format_named(const std::string& name, const std::string& where, const std::string& origin) {
   for (size_t i = 0; i < static_cast<size_t>(WeightFormat::count_); ++i)
     if (name == weight_format_name(static_cast<WeightFormat>(i))) return static_cast<WeightFormat>(i);
@@ -67,7 +56,7 @@ Expected<VariantRule> read_rule(const Json& j, const std::string& where, const s
   (void)keys;
   VariantRule rule;
   PF_TRY(engine, r.string("engine"));
-  PF_TRY(families, strings(r.find("families"), where + ".families", origin));
+  PF_TRY(families, string_list(r.find("families"), where + ".families", origin));
   PF_TRY(before, r.opt_string("before_version"));
   PF_TRY(kind, r.opt_string("model_kind"));
   PF_TRY(status, r.string("status"));
@@ -99,8 +88,8 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
   PF_TRY(name, r.string("name"));
   PF_TRY(tool, r.string("tool"));
   PF_TRY(flag, r.string("engine_quantization"));
-  PF_TRY(aliases, strings(r.find("aliases"), where + ".aliases", origin));
-  PF_TRY(keep, strings(r.find("keep_high_precision"), where + ".keep_high_precision", origin));
+  PF_TRY(aliases, string_list(r.find("aliases"), where + ".aliases", origin));
+  PF_TRY(keep, string_list(r.find("keep_high_precision"), where + ".keep_high_precision", origin));
   PF_TRY(layout, r.string("layout"));
   PF_TRY(descriptor, r.string("descriptor"));
   PF_TRY(source, r.string("source"));
