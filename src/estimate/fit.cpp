@@ -75,36 +75,11 @@ model::QuantScheme scheme_for_flag(const std::string& raw, const model::QuantSch
       }
     }
   }
+  // A flag the list has no variant for: sized in the model dtype, and said so.
   model::QuantScheme s;
   s.method = q;
   s.source = "--quantization " + raw;
-  // The MoE router is `mlp.gate`; a substring match would also keep every dense `mlp.gate_proj` unquantized.
-  s.ignore = {"lm_head", "embed_tokens", "re:mlp\\.gate$", "re:shared_expert_gate$", "visual", "conv1d"};
-  if (q == "ascend") {
-    s.linear_format = WeightFormat::modelslim_w8a8_dynamic;
-    s.expert_format = WeightFormat::modelslim_w8a8_dynamic;
-    s.detail = "ModelSlim W8A8 assumed for every linear layer (no quant_model_description.json read)";
-  } else if (q == "fp8" || q == "fbgemm_fp8" || q == "ptpc_fp8") {
-    s.linear_format = s.expert_format = WeightFormat::fp8_block;
-    s.detail = "fp8 with 128x128 block scales assumed";
-  } else if (q == "awq" || q == "gptq" || q == "awq_marlin" || q == "gptq_marlin") {
-    s.linear_format = s.expert_format = WeightFormat::int4_group;
-    s.group_size = 128;
-    s.group_zero_point = q.rfind("awq", 0) == 0;
-    s.detail = "int4 group 128 assumed";
-  } else if (q == "compressed-tensors") {
-    s.linear_format = s.expert_format = WeightFormat::int8_channel;
-    s.detail = "compressed-tensors int8 per-channel assumed";
-  } else if (q == "mxfp4") {
-    s.expert_format = WeightFormat::mxfp4;
-    s.detail = "mxfp4 experts assumed";
-  } else if (q == "modelopt_fp4" || q == "nvfp4") {
-    s.linear_format = s.expert_format = WeightFormat::nvfp4;
-    s.group_size = 16;
-    s.detail = "NVFP4 assumed";
-  } else {
-    s.detail = "quantization '" + raw + "' not modelled; weights in model dtype";
-  }
+  s.detail = "quantization '" + raw + "' not modelled; weights in model dtype";
   return s;
 }
 

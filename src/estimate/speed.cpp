@@ -147,7 +147,8 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
                      const Deployment& dep) {
   const double cf = catalog.copy_fraction_of_peak;
-  const std::string until = "prior, until `preflight bw --save --device " + device.id + "` measures the card";
+  // Text only where the estimate explains itself (plan rows do not).
+  const auto until = [&] { return "prior, until `preflight bw --save --device " + device.id + "` measures the card"; };
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
     if (dep.explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
@@ -157,18 +158,18 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
     if (dep.explain) s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
-                                catalog.copy_fraction_evidence.c_str(), until.c_str());
+                                catalog.copy_fraction_evidence.c_str(), until().c_str());
     s.bandwidth_is_prior = true;
-    if (dep.explain) s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until.c_str()));
+    if (dep.explain) s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until().c_str()));
   } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
     s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
     s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
     if (dep.explain) s.bandwidth_source = format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s", prior->peak_bytes_per_s / 1e9,
-                                prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf, prior->source.c_str(), until.c_str());
+                                prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf, prior->source.c_str(), until().c_str());
     s.bandwidth_is_prior = true;
     if (dep.explain) s.assumptions.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s", device.id.c_str(),
-                                   s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9, until.c_str()));
+                                   s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9, until().c_str()));
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;

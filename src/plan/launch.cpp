@@ -131,7 +131,7 @@ std::string llama_model_arg(const model::ModelSpec& m) {
     if (std::regex_search(file, tag, k_quant_tag)) return "-hf " + repo + ":" + tag[1].str();
     return "-hf " + repo + " --hf-file " + file;
   }
-  const bool gguf = std::any_of(m.weights.begin(), m.weights.end(), [](const auto& w) { return !w.stored_format.empty(); }) || m.source.size() >= 5 && m.source.substr(m.source.size() - 5) == ".gguf";
+  const bool gguf = std::any_of(m.weights.begin(), m.weights.end(), [](const auto& w) { return !w.stored_format.empty(); }) || ends_with(m.source, ".gguf");
   if (!gguf || id.empty() || starts_with(id, "ms:")) return "-m MODEL.gguf";
   return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m '" + replace_all(id, "'", "'\\''") + "'";
 }
