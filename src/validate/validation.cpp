@@ -218,6 +218,9 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   if (est.failure == estimate::Failure::weights_oom) {
     return std::optional<std::string>(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
   }
+  PF_TRY(split_mode, c.opt_string("split_mode"));  // issue 20: llama.cpp's --split-mode as the source states it
+  if (split_mode && *split_mode == "row")
+    return std::optional<std::string>("llama.cpp --split-mode row (a synchronisation per matrix multiplication; the only multi-GPU mode before github.com/ggml-org/llama.cpp/pull/4766) is not modelled");
   PF_TRY(conc, c.opt_int("concurrency"));
   estimate::SpeedWorkload work;
   work.concurrency = {conc.value_or(1)};

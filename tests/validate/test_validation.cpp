@@ -290,3 +290,20 @@ TEST(Validation, Issue20_LlamaCppCpuCaseReadsAtTheThreadAndSocketBound) {
     EXPECT_NE(bad.error().describe().find(fragment), std::string::npos) << bad.error().describe();
   }
 }
+
+// Issue 20: a llama.cpp multi-GPU case that states --split-mode row is skipped with the reason (the row split is
+// not modelled); without it the layer split is evaluated, at one GPU's bandwidth, with no all-reduce.
+TEST(Validation, Issue20_LlamaCppRowSplitIsSkippedLayerSplitEvaluated) {
+  const std::string path = ::testing::TempDir() + "/split.jsonl";
+  const std::string head = R"J({"engine":"llama.cpp","device":"2x NVIDIA GeForce RTX 4090","num_devices":2,"model":"meta-llama/Llama-2-7b-hf","quantization":"GGUF Q4_0","tokens_per_s":100,"concurrency":1,)J";
+  std::ofstream(path) << head << R"J("id":"row","split_mode":"row"})J" "\n" << head << R"J("id":"layer"})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_NE(r->rows[0].skip_reason.find("--split-mode row"), std::string::npos) << r->rows[0].skip_reason;
+  ASSERT_TRUE(r->rows[1].speed_terms.count("allreduce_latency_units")) << r->rows[1].skip_reason;
+  EXPECT_EQ(r->rows[1].speed_terms.at("allreduce_latency_units"), 0.0);
+  EXPECT_GT(r->rows[1].speed_terms.at("bytes"), 3e9);  // every weight of the 7B model, not half of them
+}
