@@ -190,6 +190,26 @@ bool runs_eager(SpeedEstimate& s, const engine::SpeedProfile& profile, const Dep
   return true;
 }
 
+// Issue 20: llama.cpp has no tensor parallelism. Over several GPUs it splits the model by layer
+// (--split-mode layer, the default since github.com/ggml-org/llama.cpp/pull/4766; docs/multi-gpu.md of
+// /pull/22729: "Pipeline parallelism. Each GPU holds a contiguous slice of layers"): a token runs through
+// the GPUs one after another, so each step reads every weight at one GPU's bandwidth, not the sum, and
+// pays one activation hand-off per GPU boundary. The whole batch goes through every GPU in one pass. True
+// for a llama.cpp layout over several devices: `split` is then that layout as TP 1 x PP devices, and s says so.
+bool llama_layer_split(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, Deployment& split) {
+  if (profile.engine != "llama.cpp" || s.tensor_parallel_size * s.pipeline_parallel_size <= 1) return false;
+  split = dep;
+  split.tensor_parallel_size = 1;
+  split.pipeline_parallel_size = s.tensor_parallel_size * s.pipeline_parallel_size;
+  s.tensor_parallel_size = 1;
+  s.pipeline_parallel_size = split.pipeline_parallel_size;
+  if (dep.explain)
+    s.assumptions.push_back(format("llama.cpp over %lld GPUs: --split-mode layer (its default), the layers run one GPU after another: every weight is read at one GPU's bandwidth per "
+                                   "token, plus %lld activation hand-offs; --split-mode row is not modelled",
+                                   static_cast<long long>(s.pipeline_parallel_size), static_cast<long long>(s.pipeline_parallel_size - 1)));
+  return true;
+}
+
 struct Links {
   double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
   double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
@@ -256,24 +276,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   s.mode = eager ? "eager" : "graph";
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
-  // Issue 20: llama.cpp has no tensor parallelism. Over several GPUs it splits the model by layer
-  // (--split-mode layer, the default since github.com/ggml-org/llama.cpp/pull/4766; docs/multi-gpu.md of
-  // /pull/22729: "Pipeline parallelism. Each GPU holds a contiguous slice of layers"): a token runs through
-  // the GPUs one after another, so each step reads every weight at one GPU's bandwidth, not the sum, and
-  // pays one activation hand-off per GPU boundary. The whole batch goes through every GPU in one pass.
-  const bool layer_split = profile.engine == "llama.cpp" && s.tensor_parallel_size * s.pipeline_parallel_size > 1;
   Deployment split_dep;
-  if (layer_split) {
-    split_dep = dep;
-    split_dep.tensor_parallel_size = 1;
-    split_dep.pipeline_parallel_size = s.tensor_parallel_size * s.pipeline_parallel_size;
-    s.tensor_parallel_size = 1;
-    s.pipeline_parallel_size = split_dep.pipeline_parallel_size;
-    if (dep.explain)
-      s.assumptions.push_back(format("llama.cpp over %lld GPUs: --split-mode layer (its default), the layers run one GPU after another: every weight is read at one GPU's bandwidth per "
-                                     "token, plus %lld activation hand-offs; --split-mode row is not modelled",
-                                     static_cast<long long>(s.pipeline_parallel_size), static_cast<long long>(s.pipeline_parallel_size - 1)));
-  }
+  const bool layer_split = llama_layer_split(s, profile, dep, split_dep);
   s.context_tokens = w.context_tokens;
   s.input_tokens = w.input_tokens;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
