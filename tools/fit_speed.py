@@ -124,7 +124,7 @@ def check(rows, catalog):
 
 def regimes(r):
     """The regimes a case belongs to: engine, platform, dense/MoE, TP>1. A case whose device text names a CPU is
-    platform "cpu" even though it runs on the llama.cpp CUDA profile (there is no CPU profile)."""
+    platform "cpu" (llama.cpp on a CPU runs on the llama.cpp/cpu profile, issue 20; none of its constants is fitted)."""
     t = r["speed_terms"]
     engine, platform = r["speed_profile"].split("/")
     if "cpu" in r.get("device", "").lower():

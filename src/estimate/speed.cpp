@@ -190,6 +190,26 @@ bool runs_eager(SpeedEstimate& s, const engine::SpeedProfile& profile, const Dep
   return true;
 }
 
+// Issue 20: llama.cpp has no tensor parallelism. Over several GPUs it splits the model by layer
+// (--split-mode layer, the default since github.com/ggml-org/llama.cpp/pull/4766; docs/multi-gpu.md of
+// /pull/22729: "Pipeline parallelism. Each GPU holds a contiguous slice of layers"): a token runs through
+// the GPUs one after another, so each step reads every weight at one GPU's bandwidth, not the sum, and
+// pays one activation hand-off per GPU boundary. The whole batch goes through every GPU in one pass. True
+// for a llama.cpp layout over several devices: `split` is then that layout as TP 1 x PP devices, and s says so.
+bool llama_layer_split(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, Deployment& split) {
+  if (profile.engine != "llama.cpp" || s.tensor_parallel_size * s.pipeline_parallel_size <= 1) return false;
+  split = dep;
+  split.tensor_parallel_size = 1;
+  split.pipeline_parallel_size = s.tensor_parallel_size * s.pipeline_parallel_size;
+  s.tensor_parallel_size = 1;
+  s.pipeline_parallel_size = split.pipeline_parallel_size;
+  if (dep.explain)
+    s.assumptions.push_back(format("llama.cpp over %lld GPUs: --split-mode layer (its default), the layers run one GPU after another: every weight is read at one GPU's bandwidth per "
+                                   "token, plus %lld activation hand-offs; --split-mode row is not modelled",
+                                   static_cast<long long>(s.pipeline_parallel_size), static_cast<long long>(s.pipeline_parallel_size - 1)));
+  return true;
+}
+
 struct Links {
   double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
   double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
@@ -256,6 +276,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   s.mode = eager ? "eager" : "graph";
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
+  Deployment split_dep;
+  const bool layer_split = llama_layer_split(s, profile, dep, split_dep);
   s.context_tokens = w.context_tokens;
   s.input_tokens = w.input_tokens;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
@@ -268,7 +290,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
                                 s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                                 profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
 
-  const ModelTraffic t = traffic(m, scheme, profile, dep);
+  const ModelTraffic t = traffic(m, scheme, profile, layer_split ? split_dep : dep);
   s.moe_layers = t.moe_layers;
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
@@ -280,7 +302,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
 
   auto decode_step = [&](int64_t batch, double effective_bw) {
     StepTerms st;
-    const int64_t micro = (batch + pp - 1) / pp;  // sequences per pipeline micro-batch
+    const int64_t micro = layer_split ? batch : (batch + pp - 1) / pp;  // sequences per pipeline micro-batch (llama.cpp: one pass)
     double touched = 1.0;
     if (m.num_experts > 0 && t.expert_weight_bytes > 0)
       touched = expected_distinct_experts(m.num_experts, m.num_experts_per_tok, micro) / static_cast<double>(m.num_experts);

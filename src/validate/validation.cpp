@@ -13,6 +13,7 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
+#include "estimate/llama_cpp.hpp"
 #include "estimate/speed.hpp"
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
@@ -192,6 +193,18 @@ Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec
   return Ok{};
 }
 
+// A CPU case's read bandwidth from its "threads", "cpu" (a data/devices/cpus.json name) and
+// "memory_peak_bytes_per_s" (the installed memory, when the source states it); nullopt without threads.
+Expected<std::optional<estimate::LlamaCpuBandwidth>> cpu_case_bandwidth(const JsonObject& c) {
+  PF_TRY(threads, c.opt_int("threads"));
+  if (!threads) return std::optional<estimate::LlamaCpuBandwidth>();
+  PF_TRY(cpu, c.opt_string("cpu"));
+  PF_TRY(peak, c.opt_number("memory_peak_bytes_per_s"));
+  PF_TRY(cpus, device::load_cpu_catalog());
+  PF_TRY(bw, estimate::llama_cpp_cpu_run_bandwidth(cpus, {.threads = *threads, .cpu = cpu.value_or(""), .memory_peak_bytes_per_s = peak}));
+  return std::optional<estimate::LlamaCpuBandwidth>(bw);
+}
+
 // The decode speed at the case's concurrency against the observed tokens_per_s. Returns the reason
 // the case is skipped, or nullopt when the comparison went into `row`.
 Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const model::ModelSpec& spec, const deploy::Resolved& resolved, const estimate::FitEstimate& est,
@@ -205,6 +218,9 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   if (est.failure == estimate::Failure::weights_oom) {
     return std::optional<std::string>(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
   }
+  PF_TRY(split_mode, c.opt_string("split_mode"));  // issue 20: llama.cpp's --split-mode as the source states it
+  if (split_mode && *split_mode == "row")
+    return std::optional<std::string>("llama.cpp --split-mode row (a synchronisation per matrix multiplication; the only multi-GPU mode before github.com/ggml-org/llama.cpp/pull/4766) is not modelled");
   PF_TRY(conc, c.opt_int("concurrency"));
   estimate::SpeedWorkload work;
   work.concurrency = {conc.value_or(1)};
@@ -213,6 +229,12 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   PF_TRY(case_version, c.opt_string("engine_version"));  // issue 20: old engine versions decode eager
   PF_TRY(case_detail, c.opt_string("engine_detail"));
   work.engine_version = case_version.value_or(case_detail.value_or(""));
+  if (platform == "cpu") {  // issue 20: llama.cpp on a CPU reads at its threads' / socket's rate, from what the case records
+    PF_TRY(cpu_bw, cpu_case_bandwidth(c));
+    if (!cpu_bw) return std::optional<std::string>("llama.cpp on a CPU: the case records no threads (llama.cpp's --threads / n_threads)");
+    work.bandwidth_bytes_per_s = cpu_bw->bytes_per_s;
+    row.assumptions.push_back("CPU read bandwidth " + cpu_bw->formula + ", limited by " + cpu_bw->limit + " (estimate/llama_cpp.hpp)");
+  }
   const auto speed = estimate::estimate_speed(spec, *matched, *sp, ctx.speeds, d, work);
   if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
   row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());

@@ -420,3 +420,36 @@ TEST(Speed, Issue20_OldVllmAscendVersionDecodesEager) {
   w.engine_version.clear();
   EXPECT_EQ(estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w).mode, "graph");
 }
+
+// Issue 20: llama.cpp over 4 GPUs is a layer split (--split-mode layer): the layers run one GPU after another, so
+// a step reads every weight once at one GPU's bandwidth (not a quarter of them at the sum) and adds a hand-off
+// per GPU boundary; there is no all-reduce and the whole batch passes each GPU in one go. By hand, Qwen3-8B in
+// bf16 on RTX 4090s (the catalogue's link: PCIe4 x16, 64 GB/s), llama.cpp profile (all-reduce latency 30 us,
+// a hand-off half of it):
+//   weights 15,136,811,008 B and KV 147,456 B x 1,024 = 150,994,944 B per step, as on one GPU;
+//   hand-offs 3 x (15 us + 4,096 x 2 B / 64 GB/s = 0.128 us) = 45.384 us;
+//   at batch 8 the KV read is 8 x 150,994,944 B (one pass, not micro-batches of 8 / 4).
+TEST(Speed, Issue20_LlamaCppMultiGpuIsASequentialLayerSplit) {
+  auto s = setup("Qwen/Qwen3-8B", "RTX4090", "llama.cpp");
+  ASSERT_EQ(s.profile->engine, "llama.cpp");
+  ASSERT_DOUBLE_EQ(s.profile->allreduce_latency_s, 30e-6);
+  estimate::Deployment one, four;
+  four.tensor_parallel_size = 4;
+  four.explain = true;
+  estimate::SpeedWorkload w;
+  w.concurrency = {1, 8};
+  const auto a = run(s, one, w), b = run(s, four, w);
+  ASSERT_EQ(b.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.weight_bytes, 15136811008.0);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.kv_bytes, 150994944.0);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.memory_s, a.points[0].terms.memory_s);
+  EXPECT_EQ(b.allreduces_per_step, 0);
+  EXPECT_NEAR(b.points[0].terms.communication_s, 3 * (15e-6 + 8192.0 / 64e9), 1e-12);
+  EXPECT_NEAR(b.points[0].terms.step_s - a.points[0].terms.step_s, 3 * (15e-6 + 8192.0 / 64e9), 1e-12);
+  EXPECT_DOUBLE_EQ(b.points[1].terms.kv_bytes, 8 * 150994944.0);
+  EXPECT_EQ(b.tensor_parallel_size, 1);
+  EXPECT_EQ(b.pipeline_parallel_size, 4);
+  bool said = false;
+  for (const auto& x : b.assumptions) said |= x.find("--split-mode layer") != std::string::npos;
+  EXPECT_TRUE(said);
+}
