@@ -88,6 +88,14 @@ struct SpeedEstimate {
 // uniformly: n x (1 - (1 - k/n)^batch).
 double expected_distinct_experts(int64_t n, int64_t k, int64_t batch);
 
+// Expected number of experts held by the busiest rank when `distinct` experts, drawn uniformly without
+// replacement from `n`, are dealt out whole over `ranks` ranks the way vLLM's --enable-expert-parallel does
+// (determine_expert_map: n / ranks each, the first n % ranks ranks one more). With expert parallel the step
+// waits for that rank (the experts' partial sums meet in the all-reduce). A fractional `distinct` (the
+// expected distinct experts of a batch) interpolates between its two integer neighbours. 0 when n or ranks
+// is not positive; `distinct` is clamped to [0, n].
+double expected_busiest_rank_experts(int64_t n, int64_t ranks, double distinct);
+
 // Decode and prefill speed for one deployment. `catalog` supplies the cross-node network and the
 // copy fraction of peak used when the device has no measured bandwidth. With deployment.explain false
 // the text (provenance, bandwidth_source, assumptions) stays empty and every number is the same.

@@ -420,3 +420,63 @@ TEST(Speed, Issue20_OldVllmAscendVersionDecodesEager) {
   w.engine_version.clear();
   EXPECT_EQ(estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w).mode, "graph");
 }
+
+// Issue 20: with --enable-expert-parallel vLLM deals whole experts over the ranks (determine_expert_map: n / ranks
+// each, the first n % ranks one more), and the step waits for the rank holding the most of the experts it touches.
+// Counted by hand:
+//   4 experts over 2 ranks {0,1} {2,3}, 2 drawn: 6 pairs, 2 of them on one rank (max 2), 4 split (max 1): 8/6.
+//   5 experts over 2 ranks {0,1,2} {3,4}, 2 drawn: 10 pairs, C(3,2) + C(2,2) = 4 on one rank: (4 x 2 + 6 x 1) / 10 = 1.4.
+//   128 over 8 (16 each), 2 drawn: the second lands on the first's rank with 15/127: 1 + 15/127.
+//   One drawn: 1. All drawn: the largest rank (5 over 2: 3).
+//   1.5 drawn (a batch's expected distinct experts) lies halfway between 1 and 2 drawn.
+TEST(Speed, Issue20_BusiestRankExperts) {
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(4, 2, 2), 8.0 / 6.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(5, 2, 2), 1.4, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(128, 8, 2), 1.0 + 15.0 / 127.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(128, 8, 1), 1.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(5, 2, 5), 3.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(128, 8, 1.5), (1.0 + 1.0 + 15.0 / 127.0) / 2, 1e-12);
+  EXPECT_EQ(estimate::expected_busiest_rank_experts(128, 8, 0), 0.0);
+  EXPECT_EQ(estimate::expected_busiest_rank_experts(0, 8, 2), 0.0);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(4, 2, 9), 2.0, 1e-12);  // more than n: clamped to all of them
+}
+
+// Issue 20: Qwen3-30B-A3B (48 MoE layers, 128 experts, top-8, hidden 2,048, moe_intermediate 768, bf16) at TP2, one
+// sequence. One expert of one layer is gate + up + down = 3 x 2,048 x 768 x 2 B = 9,437,184 B.
+// As a TP share a rank reads half of each of the 8 experts: 4 whole-expert equivalents per layer.
+// Expert parallel over 2 ranks of 64: the rank-0 count X of the 8 is hypergeometric (128, 64, 8), the step waits for
+// max(X, 8 - X); E[max] = sum_x C(64,x) C(64,8-x) / C(128,8) x max(x, 8 - x) (written out below, not the code's DP).
+// So EP reads 48 x 9,437,184 x (E[max] - 4) B more per step, and everything else is the same.
+TEST(Speed, Issue20_ExpertParallelWaitsForTheBusiestRank) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "H100", "vllm");
+  auto choose = [](int n, int k) { return std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0)); };
+  double busiest = 0;
+  for (int x = 0; x <= 8; ++x) busiest += choose(64, x) * choose(64, 8 - x) / choose(128, 8) * std::max(x, 8 - x);
+  EXPECT_GT(busiest, 4.0);
+  estimate::Deployment tp2, ep2;
+  tp2.tensor_parallel_size = ep2.tensor_parallel_size = 2;
+  ep2.enable_expert_parallel = true;
+  estimate::SpeedWorkload w;
+  const auto a = run(s, tp2, w), b = run(s, ep2, w);
+  ASSERT_EQ(a.points.size(), 1u);
+  ASSERT_EQ(b.points.size(), 1u);
+  const double expert_layer_bytes = 3.0 * 2048 * 768 * 2;
+  EXPECT_NEAR(b.points[0].terms.weight_bytes - a.points[0].terms.weight_bytes, 48 * expert_layer_bytes * (busiest - 4.0), 1.0);
+  EXPECT_EQ(b.points[0].terms.kv_bytes, a.points[0].terms.kv_bytes);
+  EXPECT_EQ(b.allreduces_per_step, a.allreduces_per_step);
+  EXPECT_LT(b.single_stream_tokens_per_s, a.single_stream_tokens_per_s);
+  bool said = false;
+  for (const auto& x : b.assumptions) said |= x.find("expert parallel over 2 ranks") != std::string::npos;
+  EXPECT_TRUE(said);
+  // TP1 or no flag: nothing changes; data parallel: not modelled, said so, read as a TP share.
+  estimate::Deployment ep1;
+  ep1.enable_expert_parallel = true;
+  EXPECT_EQ(run(s, ep1, w).points[0].terms.weight_bytes, run(s, {}, w).points[0].terms.weight_bytes);
+  estimate::Deployment dp2 = ep2;
+  dp2.data_parallel_size = 2;
+  const auto c = run(s, dp2, w);
+  EXPECT_EQ(c.points[0].terms.weight_bytes, a.points[0].terms.weight_bytes);
+  said = false;
+  for (const auto& x : c.assumptions) said |= x.find("all-to-all is not modelled") != std::string::npos;
+  EXPECT_TRUE(said);
+}
