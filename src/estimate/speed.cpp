@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "estimate/fit_terms.hpp"
 
@@ -267,10 +268,15 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     link_bw = 32e9;
     if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
   }
-  l.ar_latency_s = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
+  // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
+  // is known): NCCL's measured small-message round (issue 20), else the profile's fitted one.
+  const std::string link_name = to_lower(device.interconnect.substr(0, 4));
+  if (!family_link && (link_name == "pcie" || !device.interconnect_bandwidth_bytes_per_s)) s.allreduce_fixed_latency_s = profile.pcie_allreduce_latency_s;
+  const double round_s = s.allreduce_fixed_latency_s > 0 ? s.allreduce_fixed_latency_s : profile.allreduce_latency_s;
+  l.ar_latency_s = round_s + (tp_cross ? catalog.cross_node_latency_s : 0);
   l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
   l.p2p_bytes_per_s = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
-  l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
+  l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + round_s / 2 : round_s / 2;
   s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
@@ -288,11 +294,14 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
             ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
         : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
                       : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+    const std::string pcie = s.allreduce_fixed_latency_s > 0 ? format("; NCCL all-reduce %.0f us per round over PCIe (%s)", s.allreduce_fixed_latency_s * 1e6,
+                                                                     profile.pcie_allreduce_source.c_str())
+                                                              : std::string();
     const std::string nic = format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
                                    catalog.cross_node_source.c_str());
     s.link = tp_cross     ? "all-reduces over the " + nic
-             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + "; " : std::string()) + "pipeline hand-offs over the " + nic
-                            : intra;
+             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + pcie + "; " : std::string()) + "pipeline hand-offs over the " + nic
+                            : intra + pcie;
     if (explain) s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
   }
   return l;

@@ -79,6 +79,9 @@ struct SpeedEstimate {
   double dispatch_ops_per_step = 0;        // operators issued per decode step (eager cost basis)
   int64_t allreduces_per_step = 0;
   double allreduce_latency_units = 0;      // all-reduces x ceil(log2 tp) rounds, each costing the profile's latency
+  // The latency per round when it is a measured figure, not the profile's fitted allreduce_latency_s: PCIe-only
+  // devices under a profile with pcie_allreduce_latency_s (issue 20); 0 otherwise. Cross-node latency not included.
+  double allreduce_fixed_latency_s = 0;
   int64_t moe_layers = 0;
   std::vector<std::string> provenance;
   std::vector<std::string> assumptions;

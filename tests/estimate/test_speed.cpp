@@ -289,6 +289,12 @@ TEST(SpeedCatalog, RejectsBadRecords) {
         "high_bytes_per_s":3e11}])"); }, "source"},
       {"Issue20 duplicate prior", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
         "high_bytes_per_s":3e11,"source":"s"},{"device":"x1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,"high_bytes_per_s":3e11,"source":"s"}])"); }, "duplicate"},
+      {"Issue20 PCIe latency without its measurement", [](Json& j) { j["profiles"][0]["pcie_allreduce_latency_s"] = 1.8e-5; },
+       "pcie_allreduce_latency_s needs pcie_allreduce_source"},
+      {"Issue20 PCIe latency out of range", [](Json& j) {
+         j["profiles"][0]["pcie_allreduce_latency_s"] = 0.5;
+         j["profiles"][0]["pcie_allreduce_source"] = "s";
+       }, "pcie_allreduce_latency_s"},
   };
   for (const auto& c : cases) {
     Json j = base();
@@ -479,4 +485,31 @@ TEST(Speed, Issue20_ExpertParallelWaitsForTheBusiestRank) {
   said = false;
   for (const auto& x : c.assumptions) said |= x.find("all-to-all is not modelled") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// Issue 20: between PCIe-only cards vLLM turns its custom all-reduce off (more than two PCIe-only GPUs) and NCCL carries
+// every decode all-reduce; its small-message round is a measured figure (nccl-tests, 8 x RTX 3090 PCIe, 8 B: 54.18 us
+// over ceil(log2 8) = 3 rounds = 18.06 us), not the profile's fitted NVLink one. Qwen3-8B (36 layers) at TP4: 72
+// all-reduces x 2 rounds = 144 rounds x 18.06 us = 2.60064 ms of latency on L40S (catalogue link "PCIe4 x16"); the
+// A100-80G-SXM (NVLink3) keeps the fitted latency; a card with no link at all is taken as PCIe too.
+TEST(Speed, Issue20_PcieOnlyCardsUseTheMeasuredNcclLatency) {
+  estimate::Deployment tp4;
+  tp4.tensor_parallel_size = 4;
+  estimate::SpeedWorkload w;
+  auto pcie = setup("Qwen/Qwen3-8B", "L40S", "vllm");
+  const auto a = run(pcie, tp4, w);
+  ASSERT_EQ(a.points.size(), 1u);
+  EXPECT_EQ(a.allreduce_latency_units, 144.0);
+  EXPECT_NEAR(a.allreduce_fixed_latency_s, 54.18e-6 / 3, 1e-9);
+  EXPECT_NEAR(a.points[0].terms.communication_s - a.points[0].terms.communication_bandwidth_s, 144 * 54.18e-6 / 3, 1e-7);
+  EXPECT_NE(a.link.find("NCCL all-reduce 18 us per round over PCIe"), std::string::npos) << a.link;
+  EXPECT_NE(a.link.find("nccl/issues/1439"), std::string::npos) << a.link;
+  auto nvlink = setup("Qwen/Qwen3-8B", "A100-80G-SXM", "vllm");
+  const auto b = run(nvlink, tp4, w);
+  EXPECT_EQ(b.allreduce_fixed_latency_s, 0.0);
+  EXPECT_NEAR(b.points[0].terms.communication_s - b.points[0].terms.communication_bandwidth_s, 144 * nvlink.profile->allreduce_latency_s, 1e-9);
+  EXPECT_EQ(b.link.find("NCCL"), std::string::npos) << b.link;
+  pcie.device.interconnect.clear();
+  pcie.device.interconnect_bandwidth_bytes_per_s.reset();
+  EXPECT_NEAR(run(pcie, tp4, w).allreduce_fixed_latency_s, 54.18e-6 / 3, 1e-9);
 }
