@@ -251,6 +251,7 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
                      {"dispatch_ops", speed.dispatch_ops_per_step},
                      {"moe_layers", static_cast<double>(speed.moe_layers)},
                      {"allreduce_latency_units", speed.allreduce_latency_units},
+                     {"allreduce_fixed_latency_s", speed.allreduce_fixed_latency_s},
                      {"communication_bandwidth_s", pt.terms.communication_bandwidth_s},
                      {"concurrency", static_cast<double>(pt.concurrency)},
                      {"predicted_step_s", pt.terms.step_s},
