@@ -117,3 +117,42 @@ TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
     EXPECT_TRUE(named) << vrow["assumptions"].dump();
   }
 }
+
+// Issue 16: a case naming a quantized checkpoint keeps that checkpoint's own descriptor, and the row says
+// which variant of the list the descriptor is (read from config.json quantization_config or
+// hf_quant_config.json, the files a hub fetch keeps), so validate, fit and plan speak of the same variant.
+TEST(VariantValidate, Issue16_CheckpointDescriptorIsNamedAsItsVariant) {
+  struct Case {
+    std::string id, model, quantization, variant;
+  };
+  const std::vector<Case> cases = {
+      {"ck-fp8", "Qwen/Qwen3-32B-FP8", "fp8", "fp8_block"},
+      {"ck-nvfp4", "nvidia/Qwen3-32B-NVFP4", "modelopt (nvfp4)", "modelopt_nvfp4"},
+      {"ck-mxfp4", "openai/gpt-oss-20b", "mxfp4", "mxfp4"},
+  };
+  const std::string file = pftest::scratch_dir("variant-checkpoint") + "/cases.jsonl";
+  {
+    std::ofstream out(file);
+    for (const auto& c : cases)
+      out << Json({{"id", c.id}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", c.model}, {"quantization", c.quantization},
+                   {"tensor_parallel_size", 1}, {"max_model_len", 4096}, {"weights_gib", 10.0}})
+                 .dump()
+          << "\n";
+  }
+  const auto r = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+  auto j = parse_json(r.out, "stdout");
+  ASSERT_TRUE(j.has_value()) << r.out.substr(0, 400);
+  for (const auto& c : cases) {
+    const Json* row = nullptr;
+    for (const auto& x : (*j)["rows"]) if (x["id"] == c.id) row = &x;
+    ASSERT_NE(row, nullptr) << c.id;
+    bool named = false, applied = false;
+    for (const auto& a : (*row)["assumptions"]) {
+      const std::string s = a.get<std::string>();
+      named |= s.find("own descriptor") != std::string::npos && s.find("variant " + c.variant + " (") != std::string::npos;
+      applied |= s.find("read as variant") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << c.id << ": " << (*row)["assumptions"].dump();
+    EXPECT_FALSE(applied) << c.id;  // the descriptor is kept, no variant storage is laid over it
+  }
+}

@@ -7,6 +7,7 @@
 
 #include "base/json_util.hpp"
 #include "model/hf_config.hpp"
+#include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
 #include "../test_support.hpp"
 
@@ -288,5 +289,35 @@ TEST(QuantVariant, Issue16_VariantOnBaseMatchesPublishedFileSizes) {
     sized.quant = (*v)->scheme;
     const double got = compute_weight_bytes(sized).total, want = ck["bytes"].get<double>();
     EXPECT_NEAR(got, want, 0.01 * want) << where << ": " << got / 1e9 << " GB sized, " << want / 1e9 << " GB published";
+  }
+}
+
+// Issue 16: a checkpoint, local or fetched from a hub (hub::fetch_model_metadata leaves the same files in a
+// directory that load_model_directory reads), is recognized as a variant of the list from its own
+// descriptor: config.json quantization_config, hf_quant_config.json or quant_model_description.json. The
+// real published descriptors of ../shared/models, each variant named by hand.
+TEST(QuantVariant, Issue16_CheckpointDescriptorsAreRecognizedAsVariants) {
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"Qwen__Qwen3-32B", "bf16"},                          // no quantization_config
+      {"Qwen__Qwen3-32B-FP8", "fp8_block"},                 // quant_method fp8, weight_block_size [128, 128]
+      {"Qwen__Qwen3-235B-A22B-FP8", "fp8_block"},
+      {"Qwen__Qwen3-30B-A3B-FP8", "fp8_block"},
+      {"nvidia__Qwen3-32B-NVFP4", "modelopt_nvfp4"},        // hf_quant_config.json quant_algo NVFP4, group 16
+      {"nvidia__Qwen3-30B-A3B-NVFP4", "modelopt_nvfp4"},
+      {"nvidia__Llama-3.1-70B-Instruct-FP8", "modelopt_fp8"},  // hf_quant_config.json quant_algo FP8
+      {"DocPang__Qwen3.6-35B-A3B-W8A8-DCU", "ct_w8a8_int8"},   // compressed-tensors int8 channel weights, token activations
+      {"openai__gpt-oss-20b", "mxfp4"},                     // quant_method mxfp4 on the experts
+      {"nvidia__Qwen3.6-27B-NVFP4", ""},                    // MIXED_PRECISION per module: no single variant
+  };
+  for (const auto& [dir, id] : table) {
+    auto spec = load_model_directory(pftest::shared_path("models/" + dir));
+    ASSERT_TRUE(spec.has_value()) << dir << ": " << spec.error().describe();
+    const QuantVariant* v = variant_of_checkpoint(shipped(), spec->quant);
+    if (id.empty()) {
+      EXPECT_EQ(v, nullptr) << dir << " read as " << (v ? v->id : "");
+      continue;
+    }
+    ASSERT_NE(v, nullptr) << dir << " (" << spec->quant.method << ", " << weight_format_name(spec->quant.linear_format) << ")";
+    EXPECT_EQ(v->id, id) << dir;
   }
 }
