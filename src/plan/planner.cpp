@@ -99,7 +99,7 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
     if (model::variant_rule(**v, "rejected", e.engine, e.version_max.text(), "", m.num_experts > 0)) continue;
     // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
     // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
-    const bool published_awq = published && engine::find_quantized_checkpoint(*published, m.id, "awq");
+    const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
     if (std::string(id) == "awq" && !published_awq) {
       const auto ct = model::find_variant(*catalog, "ct_w4a16");
       if (ct && e.accepts_quantization((*ct)->engine_quantization)) out.push_back("ct_w4a16");

@@ -429,3 +429,44 @@ TEST(Launch, Issue16_TrustRemoteCodeWhereTheConfigHasAnAutoMap) {
   const auto without = launch("Qwen/Qwen3-32B", "cuda", "", 2);
   EXPECT_EQ(without.serve.find("--trust-remote-code"), std::string::npos) << without.serve;
 }
+
+// Issue 16, commands that run as written: a model given as a hub reference (ModelSpec::id "hf:org/name@rev",
+// "ms:org/name@rev") was served as `vllm serve hf:deepseek-ai/DeepSeek-V3@main --served-model-name
+// deepseek-v3@main`, which vLLM cannot resolve. The serve line names the repo id, a revision other than the
+// hub's default goes to --revision, ModelScope repos set VLLM_USE_MODELSCOPE=true, --trust-remote-code follows
+// the fetched config's auto_map, and the published-checkpoint catalogue is looked up by the repo id.
+TEST(Launch, Issue16_HubReferencesServeTheRepoId) {
+  auto ds = model::resolve_model(pftest::shared_path("models/deepseek-ai__DeepSeek-V3/config.json"));
+  ASSERT_TRUE(ds.has_value()) << ds.error().describe();
+  struct Row {
+    std::string id, serve_prefix;
+    bool modelscope;
+  };
+  const std::vector<Row> rows = {
+      {"hf:deepseek-ai/DeepSeek-V3@main", "vllm serve deepseek-ai/DeepSeek-V3 --served-model-name deepseek-v3 ", false},
+      {"hf:deepseek-ai/DeepSeek-V3@86518964eaef84e3fdd98e9861759a1384f9c29d",
+       "vllm serve deepseek-ai/DeepSeek-V3 --served-model-name deepseek-v3 --revision 86518964eaef84e3fdd98e9861759a1384f9c29d ", false},
+      {"ms:deepseek-ai/DeepSeek-V3@master", "vllm serve deepseek-ai/DeepSeek-V3 --served-model-name deepseek-v3 ", true},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.id);
+    model::ModelSpec m = *ds;
+    m.id = row.id;
+    const auto l = plan::build_launch(m, candidate(row.id, "", 8), engine_for("cuda"), catalogs().rules, 8, {});
+    EXPECT_EQ(l.serve.rfind(row.serve_prefix, 0), 0u) << l.serve;
+    EXPECT_EQ(l.serve.find("hf:"), std::string::npos) << l.serve;
+    EXPECT_EQ(l.serve.find('@'), std::string::npos) << l.serve;
+    EXPECT_NE(l.serve.find(" --trust-remote-code"), std::string::npos) << l.serve;
+    bool modelscope = false;
+    for (const auto& e : l.env) modelscope |= e == "VLLM_USE_MODELSCOPE=true";
+    EXPECT_EQ(modelscope, row.modelscope);
+  }
+  // The AWQ upload of Qwen3-32B is found from the hub reference too.
+  const auto awq = launch("Qwen/Qwen3-32B", "cuda", "awq", 2);
+  auto qwen = model_of("Qwen/Qwen3-32B");
+  qwen.id = "hf:Qwen/Qwen3-32B@main";
+  const auto l = plan::build_launch(qwen, candidate(qwen.id, "awq", 2), engine_for("cuda"), catalogs().rules, 8, {});
+  EXPECT_EQ(served_checkpoint(l.serve), "Qwen/Qwen3-32B-AWQ") << l.serve;
+  EXPECT_EQ(served_checkpoint(l.serve), served_checkpoint(awq.serve));
+  EXPECT_TRUE(l.prepare.empty());
+}
