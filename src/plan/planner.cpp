@@ -196,7 +196,12 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return c;
   }
-  if (const model::VariantRule* rule = v ? model::variant_rule(*v, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
+  // Issue 16: a published checkpoint that is a variant of the list (read from its descriptor) meets its rules too.
+  const model::QuantVariant* rules_of = v;
+  if (!rules_of && m.quant.quantized())
+    if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (const model::VariantRule* rule =
+          rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
     c.reason = "engine rejects it: " + rule->message;
     return c;
   }
