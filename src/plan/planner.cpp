@@ -84,17 +84,27 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
 
 }  // namespace
 
-std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e) {
+std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published) {
   std::vector<std::string> out = {""};
   if (m.quant.quantized() || e.engine == "llama.cpp") return out;
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
+  static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
+  if (!published && shipped) published = &*shipped;
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
     const auto v = model::find_variant(*catalog, id);
     if (!v) continue;
     const std::string& q = (*v)->engine_quantization;
     if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
     if (model::variant_rule(**v, "rejected", e.engine, e.version_max.text(), "", m.num_experts > 0)) continue;
+    // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
+    // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
+    const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
+    if (std::string(id) == "awq" && !published_awq) {
+      const auto ct = model::find_variant(*catalog, "ct_w4a16");
+      if (ct && e.accepts_quantization((*ct)->engine_quantization)) out.push_back("ct_w4a16");
+      continue;
+    }
     out.push_back(id);
   }
   return out;
@@ -105,7 +115,7 @@ namespace {
 // the engine takes.
 std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
-  return eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+  return eng ? quantization_variants(m, *eng, in.launch_rules ? &in.launch_rules->quantized : nullptr) : std::vector<std::string>{""};
 }
 
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
@@ -186,7 +196,12 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return c;
   }
-  if (const model::VariantRule* rule = v ? model::variant_rule(*v, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
+  // Issue 16: a published checkpoint that is a variant of the list (read from its descriptor) meets its rules too.
+  const model::QuantVariant* rules_of = v;
+  if (!rules_of && m.quant.quantized())
+    if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (const model::VariantRule* rule =
+          rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
     c.reason = "engine rejects it: " + rule->message;
     return c;
   }

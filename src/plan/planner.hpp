@@ -102,8 +102,11 @@ struct PlanInputs {
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
 // checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose
 // --quantization the engine accepts and that no rule of the variant rejects on every device of it
-// (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, AWQ).
-std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine);
+// (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, and AWQ where
+// `published` (default: the shipped data/engines/quantized_checkpoints.json) lists an AWQ checkpoint of the
+// model, else compressed-tensors W4A16, the variant its conversion recipe produces).
+std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,
+                                               const engine::QuantizedCatalog* published = nullptr);
 
 // `variant`: an id of data/variants/quant_variants.json ("" = as published); the candidate is sized
 // with that variant's storage, as `fit --variant` sizes it. Device counts tried by the plans: 1, 2,

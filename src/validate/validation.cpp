@@ -186,7 +186,14 @@ Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec
     if (!q.empty() && to_lower(spec.quant.method) != q) flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
     return Ok{};
   }
-  if (!v->quantized() || same_method(spec.quant.method, v->engine_quantization)) return Ok{};
+  if (!v->quantized()) return Ok{};
+  if (same_method(spec.quant.method, v->engine_quantization)) {
+    // The checkpoint's own descriptor decides; it names the variant it is when the list has one.
+    const model::QuantVariant* own = model::variant_of_checkpoint(*catalog, spec.quant);
+    row.assumptions.push_back("quantization '" + text + "': the checkpoint's own descriptor (" + spec.quant.source + ") is kept" +
+                              (own ? ", variant " + own->id + " (" + own->name + ")" : ", per-module formats no single variant of the list has"));
+    return Ok{};
+  }
   flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
   flags.quant_scheme = v->scheme;
   row.assumptions.push_back("quantization '" + text + "' read as variant " + v->id + " (" + v->name + ") applied to " + spec.id);
