@@ -7,6 +7,7 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
+#include "logs/engine_log.hpp"
 #include "model/model_source.hpp"
 
 using namespace preflight;
@@ -112,4 +113,26 @@ TEST(HybridKv, Issue15_PrefixCachingOnVllmAscend) {
   const auto on = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_NEAR(on.max_concurrency, 41.0 / 28.0, 1e-9);
   EXPECT_EQ(on.kv_tokens, static_cast<int64_t>(41.0 / 28.0 * 32768));
+}
+
+// `preflight logs` reads the flag back: from the non-default args dict of club-3090 #612 and from a command line with
+// --no-enable-prefix-caching (robin's vLLM-Ascend 0.18 runs); a log that states neither leaves it unset.
+TEST(HybridKv, Issue15_PrefixCachingReadBackFromTheLog) {
+  auto sigs = logs::load_signatures();
+  ASSERT_TRUE(sigs.has_value());
+  const auto dict = logs::parse_engine_log(
+      "(APIServer pid=1) INFO 07-06 22:50:34 [api_utils.py:273] non-default args: {'model': '~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4', "
+      "'max_model_len': 131072, 'kv_cache_dtype': 'fp8', 'enable_prefix_caching': True, 'max_num_seqs': 1}\n",
+      *sigs);
+  ASSERT_TRUE(dict.args.enable_prefix_caching);
+  EXPECT_TRUE(dict.args.enable_prefix_caching->value);
+  const auto off = logs::parse_engine_log("vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --no-enable-prefix-caching --max-model-len 4096\n", *sigs);
+  ASSERT_TRUE(off.args.enable_prefix_caching);
+  EXPECT_FALSE(off.args.enable_prefix_caching->value);
+  const auto on = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --enable-prefix-caching --max-model-len 8192\n", *sigs);
+  ASSERT_TRUE(on.args.enable_prefix_caching);
+  EXPECT_TRUE(on.args.enable_prefix_caching->value);
+  EXPECT_EQ(on.args.max_model_len->value, 8192);
+  const auto none = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs);
+  EXPECT_FALSE(none.args.enable_prefix_caching);
 }
