@@ -154,6 +154,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f) {
   if (f.quantization) d.quantization = f.quantization->value;
   if (f.enforce_eager && f.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
+  if (f.enable_prefix_caching) d.enable_prefix_caching = f.enable_prefix_caching->value;
   if (f.limit_mm_per_prompt) {
     PF_TRY(applied, apply_mm_limits(*f.limit_mm_per_prompt, &d));
     (void)applied;
@@ -362,6 +363,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("kv_cache_dtype", f.kv_cache_dtype, f.kv_cache_dtype ? f.kv_cache_dtype->value : "");
   note("quantization", f.quantization, f.quantization ? f.quantization->value : "");
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
+  note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   r.model = in.model;
   r.device = std::move(dev);
   r.engine = std::move(eng);

@@ -77,6 +77,7 @@ struct Flags {
   std::optional<Given<std::string>> kv_cache_dtype, quantization;
   std::optional<Given<std::string>> limit_mm_per_prompt;  // vLLM's JSON: '{"image": 1, "video": 0}'
   std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
+  std::optional<Given<bool>> enable_prefix_caching;       // --enable-prefix-caching (true) / --no-enable-prefix-caching (false)
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
 };

@@ -108,7 +108,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
-                            "sparse_indexer_cache", "sparse_indexer_cache_source"}));
+                            "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
@@ -134,6 +134,10 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   else return make_error(ErrorKind::corrupt, format("%s: %s: unknown hybrid_block_rule %s", origin.c_str(), id.c_str(), hbr.c_str()), origin);
   PF_TRY(mode, r.string("hybrid_mamba_mode"));
   p.hybrid_mamba_mode = mode;
+  PF_TRY(pc_mode, r.opt_string("hybrid_prefix_caching_mode"));
+  if (pc_mode && *pc_mode != "align" && *pc_mode != "none")
+    return make_error(ErrorKind::corrupt, format("%s: %s: hybrid_prefix_caching_mode must be align or none, found %s", origin.c_str(), id.c_str(), pc_mode->c_str()), origin);
+  if (pc_mode) p.hybrid_prefix_caching_mode = *pc_mode;
   PF_TRY(indexer, r.opt_string("sparse_indexer_cache"));
   if (indexer) {
     if (*indexer != "fp8_scaled" && *indexer != "bf16" && *indexer != "mla_page")

@@ -45,6 +45,9 @@ struct EngineProfile {
   int64_t block_size = 16;
   HybridBlockRule hybrid_block_rule = HybridBlockRule::cuda_align;
   std::string hybrid_mamba_mode;  // none | align
+  // The Mamba cache mode --enable-prefix-caching selects on a hybrid model (vLLM PR #30877: "align", two state
+  // blocks per request); empty: the version has no such mode and the flag leaves hybrid_mamba_mode. Optional key.
+  std::string hybrid_prefix_caching_mode;
   // What a sparse-attention (DeepSeek-V3.2 lightning indexer) layer caches per token beside its MLA latent:
   // fp8_scaled = index_head_dim fp8 + 4 B scale per 128 (vLLM), bf16 = index_head_dim x 2 B, mla_page = a
   // second page the size of the MLA latent (the indexer's page padded to it). Optional key, default fp8_scaled.

@@ -47,6 +47,9 @@ struct Deployment {
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
   bool skip_mm_profiling = false;       // --skip-mm-profiling: the profile run leaves the vision encoder out
+  // --enable-prefix-caching / --no-enable-prefix-caching; unset: the version's default. On a hybrid model it
+  // selects vLLM's Mamba cache mode, so the state blocks each request holds (engines.json hybrid_prefix_caching_mode).
+  std::optional<bool> enable_prefix_caching;
   bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,7 @@ struct KvInputs {
   int64_t max_model_len = 0, max_num_batched_tokens = 0;
   double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
+  std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
 };
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);

@@ -236,6 +236,10 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
     if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_expert_parallel, false, line);
   }
+  else if (key == "enable_prefix_caching") {
+    if (v == "True" || v == "true") set_once(a.enable_prefix_caching, true, line);
+    else if (v == "False" || v == "false") set_once(a.enable_prefix_caching, false, line);
+  }
   else if (key == "enforce_eager" || key == "skip_mm_profiling") {
     auto& slot = key == "enforce_eager" ? a.enforce_eager : a.skip_mm_profiling;
     if (v == "True" || v == "true") set_once(slot, true, line);
@@ -272,6 +276,8 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
     std::replace(t.begin(), t.end(), '-', '_');
     if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel") value = "True";
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
+    if (t == "enable_prefix_caching") value = "True";
+    if (t == "no_enable_prefix_caching") { t = "enable_prefix_caching"; value = "False"; }
     apply_arg(a, t, value, n);
   }
 }
@@ -293,6 +299,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.data_parallel_size, from.data_parallel_size);
   m(into.data_parallel_size_local, from.data_parallel_size_local);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
+  m(into.enable_prefix_caching, from.enable_prefix_caching);
   m(into.speculative_config, from.speculative_config);
 }
 
