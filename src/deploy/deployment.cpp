@@ -334,8 +334,10 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   PF_TRY(dev, resolve_device(in.device, *catalogs.devices, r.assumptions));
   PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions));
   if (!eng.runs_on(dev.platform)) {
-    return make_error(ErrorKind::invalid_argument, format("%s runs on %s devices, %s is a %s device", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
-                                                          dev.platform.c_str()));
+    const bool llama_only = dev.platform == "cpu" || dev.platform == "metal";
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s runs on %s devices; %s is a device of platform '%s'%s", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
+                             dev.platform.c_str(), llama_only ? " (llama.cpp runs there: a GGUF file with --engine llama.cpp)" : ""));
   }
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));

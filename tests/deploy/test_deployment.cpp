@@ -159,7 +159,7 @@ TEST(Deploy, DeviceEngineAndPlatform) {
   auto wrong = resolve(inputs("910B3", "vllm"));
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().kind, ErrorKind::invalid_argument);
-  EXPECT_NE(wrong.error().message.find("runs on cuda devices, 910B3 is a npu device"), std::string::npos) << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("runs on cuda devices; 910B3 is a device of platform 'npu'"), std::string::npos) << wrong.error().message;
 
   auto unknown = resolve(inputs("H1000", ""));
   ASSERT_FALSE(unknown);
