@@ -148,7 +148,8 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
-                           "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)")});
+                           "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
+                given_real("hccl-buffsize", "MB", f.hccl_buffsize_mb, "NPU: HCCL_BUFFSIZE of the engine's environment (CANN default 200): the MC2 buffer\nexpert parallel opens before KV sizing")});
 }
 
 std::vector<Option> under(std::string heading, std::vector<Option> options) {
