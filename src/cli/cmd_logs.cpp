@@ -72,6 +72,8 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
   take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
   take(a.speculative_config, f.speculative_config, "speculative_config");
+  take(a.hccl_buffsize, f.hccl_buffsize_mb, "HCCL_BUFFSIZE");
+  take(a.flashcomm1, f.flashcomm1, "VLLM_ASCEND_ENABLE_FLASHCOMM1");
   return f;
 }
 

@@ -127,6 +127,9 @@ Status check_flags(const Flags& f) {
   }
   if (const auto& t = f.device_total_bytes; t && !(std::isfinite(t->value) && t->value > 0))
     problems.push_back(format("%s: expected a positive total memory, found %s", t->origin.c_str(), number_text(t->value).c_str()));
+  // CANN HCCL_BUFFSIZE: "The value must be an integer greater than or equal to 1" (MB).
+  if (const auto& h = f.hccl_buffsize_mb; h && !(std::isfinite(h->value) && h->value >= 1 && h->value == std::floor(h->value)))
+    problems.push_back(format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB), found %s", h->origin.c_str(), number_text(h->value).c_str()));
   if (problems.empty()) return Ok{};
   std::string message;
   for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
@@ -160,6 +163,9 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f) {
     (void)applied;
   }
   if (f.device_total_bytes) d.device_total_bytes = f.device_total_bytes->value;
+  if (f.hccl_buffsize_mb) d.hccl_buffsize_bytes = f.hccl_buffsize_mb->value * 1024 * 1024;
+  if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
+  if (f.enable_dsa_cp) d.enable_dsa_cp = f.enable_dsa_cp->value;
   d.quant_scheme = f.quant_scheme;
   return d;
 }
@@ -364,6 +370,9 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("max_num_batched_tokens", f.max_num_batched_tokens, f.max_num_batched_tokens ? std::to_string(f.max_num_batched_tokens->value) : "");
   note("kv_cache_dtype", f.kv_cache_dtype, f.kv_cache_dtype ? f.kv_cache_dtype->value : "");
   note("quantization", f.quantization, f.quantization ? f.quantization->value : "");
+  note("VLLM_ASCEND_ENABLE_FLASHCOMM1", f.flashcomm1, f.flashcomm1 && f.flashcomm1->value ? "1" : "0");
+  note("enable_dsa_cp", f.enable_dsa_cp, f.enable_dsa_cp && f.enable_dsa_cp->value ? "true" : "false");
+  note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   r.model = in.model;

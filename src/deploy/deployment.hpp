@@ -79,6 +79,9 @@ struct Flags {
   std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
   std::optional<Given<bool>> enable_prefix_caching;       // --enable-prefix-caching (true) / --no-enable-prefix-caching (false)
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
+  std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
+  std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment
+  std::optional<Given<bool>> enable_dsa_cp;               // vLLM-Ascend --additional-config '{"enable_dsa_cp": true}'
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
 };
 
@@ -112,7 +115,8 @@ const std::vector<std::string>& known_kv_cache_dtypes();
 // max_num_seqs and max_num_batched_tokens at least 1; num_devices divisible by TP x PP x DP (by PP x DP
 // when TP is not given); data_parallel_size_local at most data_parallel_size (vLLM ParallelConfig's
 // message); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts;
-// --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise).
+// --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise); HCCL_BUFFSIZE an
+// integer of at least 1 (CANN's rule).
 Status check_flags(const Flags& flags);
 
 // --speculative-config as vLLM reads it: method (else inferred from "model" as vLLM does: "eagle3" in

@@ -36,6 +36,15 @@ struct Mxfp4Layout {
   std::string source;
 };
 
+// One HCCL communicator an expert-parallel deployment opens before the KV cache is sized (issue 15). Each
+// takes 2 x its buffer on the device (send and receive; CANN HCCL_BUFFSIZE). buffer_mib 0: the buffer is
+// HCCL_BUFFSIZE (the environment's, CANN default 200); else the size the engine sets for the group.
+struct HcclCommunicator {
+  std::string group;      // "mc2", "ep", "dp"
+  double buffer_mib = 0;  // 0 = HCCL_BUFFSIZE
+  bool needs_dp = false;  // opened only when data_parallel_size > 1
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
@@ -91,6 +100,19 @@ struct EngineProfile {
   std::string quantization_rejection;               // "{q} quantization is currently not supported in npu."
   std::string fp8_requires, fp8_failure;
   std::string source;
+  // Expert parallel on NPU (issue 15): the communicators the MoE token dispatchers open at model construction
+  // (before the profile run, so the KV budget is measured without them), with their source. Empty: none.
+  std::vector<HcclCommunicator> ep_hccl_communicators;
+  std::string ep_hccl_source;
+  // What turns on DSA context parallel for a model with a sparse-attention indexer (vLLM-Ascend): "flashcomm1"
+  // (VLLM_ASCEND_ENABLE_FLASHCOMM1=1, 0.13-0.20), "additional_config" ({"enable_dsa_cp": true}, 0.21+), empty: never.
+  std::string dsa_cp_switch;
+  std::string dsa_cp_source;
+  // Device families on which the worker divides its KV budget (vLLM-Ascend's 310P worker halves it for
+  // operator workspace) by kv_budget_divisor, with the source. Empty: no division.
+  std::vector<std::string> kv_budget_divided_families;
+  double kv_budget_divisor = 1.0;
+  std::string kv_budget_divisor_source;
 
   bool accepts_quantization(const std::string& method) const;
   // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).

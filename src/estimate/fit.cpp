@@ -151,6 +151,13 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
       !dep.max_num_batched_tokens && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
     e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, len);
   e.kv_cache_dtype = dep.kv_cache_dtype.empty() ? "auto" : dep.kv_cache_dtype;
+  const auto& fams = engine.kv_budget_divided_families;
+  if (std::find(fams.begin(), fams.end(), device.family) != fams.end()) {
+    e.kv_budget_divisor = engine.kv_budget_divisor;
+    if (dep.explain)
+      e.assumptions.push_back(format("%s on %s (%s): the KV budget is divided by %g (%s)", engine.id.c_str(), device.id.c_str(), device.family.c_str(),
+                                     engine.kv_budget_divisor, engine.kv_budget_divisor_source.c_str()));
+  }
 }
 
 // Parallel layout checks (vLLM ParallelConfig / model verify_with_parallel_config); false when refused.
@@ -221,17 +228,17 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   const bool graph_counted = e.graph_in_budget && dep.mode == ExecutionMode::graph;
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
-  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes;
+  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.ep_communicator_bytes;
   if (graph_counted) available -= e.graph_bytes;
-  available = std::floor(available);
+  available = std::floor(std::floor(available) / e.kv_budget_divisor);
   // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
   // (blocks scale with the layers a stage caches) decides num_blocks when it is the tighter one.
   double available_blocks = available;
   k.first_stage = k.last_stage = available;
   if (lay.pp > 1 && !dep.kv_cache_memory_bytes) {
-    double last = e.requested_bytes - weights.last.bytes - run.last_stage_peak_bytes - e.non_torch_bytes;
+    double last = e.requested_bytes - weights.last.bytes - run.last_stage_peak_bytes - e.non_torch_bytes - e.ep_communicator_bytes;
     if (graph_counted) last -= e.graph_bytes;
-    last = std::floor(last);
+    last = std::floor(std::floor(last) / e.kv_budget_divisor);
     k.last_stage = last;
     available_blocks = std::min(available, last * static_cast<double>(lay.first_layers) / static_cast<double>(lay.last_layers));
     if (dep.explain)
@@ -248,7 +255,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   k.available = available;
   k.available_blocks = available_blocks;
   k.band = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(non_torch_band, 2) +
-                                                       (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
+                                                       (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0)) / e.kv_budget_divisor;
   k.band_high = k.band;
   if (!dep.kv_cache_memory_bytes && lay.pp == 1 && engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies) {
     // Versions that sample with FlashInfer whenever it is installed: the prediction keeps the native sort,
@@ -274,15 +281,13 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
 // - Graph capture: outside the budget where the version does not subtract a pre-capture estimate
 //   (vLLM < 0.21, vLLM-Ascend except 0.21/0.22): the fitted graph term +/- its band must fit in total x (1 - util).
 // - Sampler warm-up: the same dummy sampler run the profile run measured, whose peak is subtracted: no margin.
-// - All-to-all buffer: on NPU with expert parallel in graph mode the decode graphs dispatch through MC2, a
-//   communication domain the prefill-shaped profile run may not have opened, so its HCCL_BUFFSIZE buffer
-//   (CANN default 200 MB, reference "HCCL buffers") can arrive after KV sizing: a band of 0 to one buffer.
+// - All-to-all buffers: none after KV sizing. vLLM-Ascend's MoE token dispatchers fetch their MC2 and EP
+//   communicators' names at model construction (token_dispatcher.py get_hccl_comm_name), which creates them and
+//   their HCCL buffers before the profile run; they are in the budget (estimate_ep_communicators).
 struct AfterKvMargin {
   double low = 0, high = 0, headroom = 0;
-  double graph = 0, all_to_all_high = 0;
+  double graph = 0;
 };
-
-constexpr double kHcclBuffsizeDefaultBytes = 200.0 * 1024 * 1024;  // HCCL_BUFFSIZE default 200 (MB), reference sec 4.2 / env table
 
 AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
   AfterKvMargin m;
@@ -290,9 +295,8 @@ AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile&
   // llama.cpp sizes its KV buffer from --ctx-size, not from a utilization: no profile run, nothing sized before capture.
   if (dep.mode != ExecutionMode::graph || engine.engine == "llama.cpp") return m;
   if (!e.graph_in_budget) m.graph = e.graph_bytes;
-  if (engine.platform == "npu" && e.expert_parallel_size > 1) m.all_to_all_high = kHcclBuffsizeDefaultBytes;
   m.low = m.graph * (1.0 - oh.band_fraction);
-  m.high = m.graph * (1.0 + oh.band_fraction) + m.all_to_all_high;
+  m.high = m.graph * (1.0 + oh.band_fraction);
   return m;
 }
 
@@ -309,9 +313,8 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
   e.after_kv_headroom_bytes = m.headroom;
   if (!e.fits || m.high <= 0 || m.headroom >= m.high) return;
   const double util = utilization_for_margin(e.total_bytes, m.high);
-  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)%s", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
-                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)),
-                                  m.all_to_all_high > 0 ? format(" + the MC2 all-to-all buffer 0 - %.2f GiB (HCCL_BUFFSIZE)", bytes_to_gib(m.all_to_all_high)).c_str() : "");
+  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
+                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
   const std::string fix = format("fix: --gpu-memory-utilization %.2f or lower, or --enforce-eager (no graphs)", util);
   if (m.headroom < m.low) {
     e.fits = false;
@@ -377,12 +380,23 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
   }
 }
 
+// The budget's formula as the estimate applied it.
+std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
+  std::string rule = "requested - weights - activation peak - non-torch";
+  if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
+  if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
+  if (e.kv_budget_divisor > 1) rule = "(" + rule + format(") / %g", e.kv_budget_divisor);
+  return rule;
+}
+
 // The per-rank tree: one entry for PP 1, else the first stage (encoder, embedding) and the last (head, sampler).
 std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::StageLayout& lay, const terms::StageWeights& weights, const terms::ProfileRun& run,
                                            const Term& non_torch, const Term& graph, const KvBudget& budget, const KvGeometry& kv, const engine::Overheads& oh,
                                            bool explain) {
   const std::string kv_rule = !explain ? std::string()
-                                       : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "");
+                                       : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
+                                             std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
+                                             (e.kv_budget_divisor > 1 ? format(", / %g", e.kv_budget_divisor) : std::string());
   RankFootprint first;
   first.stage = lay.pp > 1 ? "first" : "all";
   first.weights = weights.first;
@@ -446,6 +460,9 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   terms::StageWeights weights = std::move(staged);
   const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
   add_drafter(e, weights, drafter, lay, dep);
+  e.dsa_cp_weights_bytes = terms::estimate_dsa_cp_extra(m, scheme, engine, dep, lay, weights.first.rule);
+  weights.first.bytes += e.dsa_cp_weights_bytes;
+  weights.last.bytes += e.dsa_cp_weights_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
   e.weights_bytes = weights.first.bytes;
   e.terms.push_back(weights.first);
 
@@ -474,14 +491,15 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget);
   e.graph_bytes = graph.bytes;
   e.terms.push_back(graph);
+  const Term ep_comms = terms::estimate_ep_communicators(engine, lay, e.expert_parallel_size, dep);
+  e.ep_communicator_bytes = ep_comms.bytes;
+  if (ep_comms.bytes > 0) e.terms.push_back(ep_comms);
 
   const KvBudget budget = kv_budget(e, engine, oh, dep, lay, weights, run, non_torch.band_bytes);
   e.available_kv_bytes = budget.available;
   e.available_kv_band_bytes = budget.band;
   e.available_kv_band_high_bytes = budget.band_high;
-  e.terms.push_back({"available KV", budget.available, budget.band,
-                     dep.explain ? "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")
-                                 : std::string()});
+  e.terms.push_back({"available KV", budget.available, budget.band, dep.explain ? budget_rule(e, dep) : std::string()});
 
   e.max_model_len = L;
   if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));

@@ -54,6 +54,13 @@ struct Deployment {
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
+  // HCCL_BUFFSIZE in the engine's environment (bytes; CANN default 200 MiB when unset): the buffer of the NPU
+  // communicators that take it (vLLM-Ascend's MC2 group), issue 15.
+  std::optional<double> hccl_buffsize_bytes;
+  // vLLM-Ascend switches that turn on DSA context parallel on a sparse-attention (indexer) model, issue 15:
+  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment, --additional-config '{"enable_dsa_cp": true}'.
+  bool flashcomm1 = false;
+  bool enable_dsa_cp = false;
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
   // to a config.json model); replaces scheme_for_flag's assumption.
   std::optional<model::QuantScheme> quant_scheme;
@@ -67,8 +74,7 @@ struct Deployment {
 };
 
 // after_kv_oom: the KV cache is sized and allocated, then the warm-up dies: graph capture (CUDA graphs / NPU
-// ACL graphs, FULL_DECODE_ONLY included) or an all-to-all buffer created at capture needs more than the
-// memory left above gpu_memory_utilization (issue 15).
+// ACL graphs, FULL_DECODE_ONLY included) needs more than the memory left above gpu_memory_utilization (issue 15).
 enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large, after_kv_oom };
 const char* failure_name(Failure failure);
 
@@ -151,14 +157,21 @@ struct FitEstimate {
 
   double total_bytes = 0, requested_bytes = 0;
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
+  // Expert parallel on NPU: the HCCL buffers of the communicators the MoE dispatchers open before the profile
+  // run (2 x buffer each), subtracted from the budget (issue 15). 0 without EP or on other platforms.
+  double ep_communicator_bytes = 0;
+  // DSA context parallel (vLLM-Ascend, sparse-attention models): what keeping q_b_proj / kv_b_proj whole and one
+  // full o_proj adds to this rank's weights (inside weights_bytes). 0 when it is off.
+  double dsa_cp_weights_bytes = 0;
+  // What the worker divides its budget by on this device (vLLM-Ascend's 310P worker: 2); 1 elsewhere.
+  double kv_budget_divisor = 1.0;
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
   double available_kv_band_high_bytes = 0; // the high side: wider where the engine may take a cheaper path
   double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_bytes; }
   double available_kv_high_bytes() const { return available_kv_bytes + available_kv_band_high_bytes; }
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
-  // What the warm-up after KV sizing needs outside the budget (graph capture outside it, an EP all-to-all
-  // buffer created at capture), low and high ends, and the 1 - util headroom per device it must fit in.
+  // What the warm-up after KV sizing needs outside the budget (graph capture outside it), low and high ends, and the 1 - util headroom per device it must fit in.
   double after_kv_needed_low_bytes = 0, after_kv_needed_high_bytes = 0, after_kv_headroom_bytes = 0;
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the

@@ -108,6 +108,18 @@ Expected<ProfileRun> estimate_profile_run(const model::ModelSpec& m, const engin
 
 // Runtime context, communicator buffers and workspaces, with the platform's multi-rank share.
 Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout, bool explain = true);
+// DSA context parallel (vLLM-Ascend, a model with a sparse-attention indexer, TP > 1, switched on as
+// engine.dsa_cp_switch says): q_b_proj and kv_b_proj are built whole on every rank (ShardedCPColumnParallelOp;
+// kv_b_proj kept as the bf16 W_UK / W_UV it is turned into), and one full-size o_proj pool is added
+// (sfa_v1.py _init_o_proj_tp_full_params). The bytes this adds over the TP split, this rank, MTP layers included;
+// 0 when off. `rule` gets the explanation when dep.explain.
+double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
+                             const StageLayout& layout, std::string& rule);
+
+// Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
+// (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
+// group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.
+Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size, const Deployment& dep);
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
 

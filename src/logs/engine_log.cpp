@@ -301,6 +301,21 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);
   m(into.speculative_config, from.speculative_config);
+  m(into.hccl_buffsize, from.hccl_buffsize);
+  m(into.flashcomm1, from.flashcomm1);
+}
+
+// NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15.
+std::optional<std::string> env_assignment(const std::string& line, const std::string& name) {
+  for (size_t p = line.find(name + "="); p != std::string::npos; p = line.find(name + "=", p + 1)) {
+    if (p > 0 && (std::isalnum(static_cast<unsigned char>(line[p - 1])) || line[p - 1] == '_')) continue;
+    size_t q = p + name.size() + 1;
+    if (q < line.size() && (line[q] == '"' || line[q] == '\'')) ++q;
+    size_t e = q;
+    while (e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+    if (e > q && e - q <= 9) return line.substr(q, e - q);
+  }
+  return std::nullopt;
 }
 
 void scan_versions(Versions& v, const std::string& line, int64_t n) {
@@ -539,6 +554,8 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     }
     if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
     if (line.find("Skipping memory profiling for multimodal encoder") != std::string::npos) set_once(from_cmdline.skip_mm_profiling, true, n);
+    if (auto v = env_assignment(line, "HCCL_BUFFSIZE")) set_once(from_cmdline.hccl_buffsize, std::stod(*v), n);
+    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
         line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||
         line.find("torch_npu") != std::string::npos) ascend = true;

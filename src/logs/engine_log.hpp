@@ -73,6 +73,10 @@ struct EngineArgs {
   // --speculative-config as JSON, from the flag, the non-default args dict ({'method': 'mtp', ...}) or the
   // config dump (SpeculativeConfig(method='mtp', ..., num_spec_tokens=1)).
   std::optional<Logged<std::string>> speculative_config;
+  // The engine's environment as the log shows it ("export HCCL_BUFFSIZE=1024", "HCCL_BUFFSIZE=1024 vllm serve ..."),
+  // issue 15: HCCL_BUFFSIZE (MB) and VLLM_ASCEND_ENABLE_FLASHCOMM1.
+  std::optional<Logged<double>> hccl_buffsize;
+  std::optional<Logged<bool>> flashcomm1;
 };
 
 struct Versions {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -128,6 +130,24 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // speculative_config: vLLM's JSON, as an object or as the flag's string.
   if (const Json* spec = c.find("speculative_config"); spec && !spec->is_null())
     flags.speculative_config = deploy::Given<std::string>{spec->is_string() ? spec->get<std::string>() : spec->dump(), where + ": speculative_config"};
+  // env: the engine's environment as the source records it ({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 1},
+  // numbers or their text); additional_config: vLLM-Ascend's --additional-config object (issue 15).
+  if (const Json* env = c.find("env"); env && env->is_object()) {
+    auto number = [&](const char* key) -> std::optional<double> {
+      const auto it = env->find(key);
+      if (it == env->end()) return std::nullopt;
+      const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      return end && *end == '\0' && !text.empty() ? v : std::numeric_limits<double>::quiet_NaN();
+    };
+    if (auto mb = number("HCCL_BUFFSIZE")) flags.hccl_buffsize_mb = deploy::Given<double>{*mb, where + ": env.HCCL_BUFFSIZE"};
+    if (auto fc1 = number("VLLM_ASCEND_ENABLE_FLASHCOMM1")) flags.flashcomm1 = deploy::Given<bool>{*fc1 == 1.0, where + ": env.VLLM_ASCEND_ENABLE_FLASHCOMM1"};
+  }
+  if (const Json* extra = c.find("additional_config"); extra && extra->is_object()) {
+    if (const auto it = extra->find("enable_dsa_cp"); it != extra->end() && it->is_boolean())
+      flags.enable_dsa_cp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_dsa_cp"};
+  }
   PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
   if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
@@ -279,6 +299,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"non_torch", est.non_torch_bytes},
                       {"graph", est.graph_bytes},
                       {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
+                      {"ep_communicators", est.ep_communicator_bytes},  // issue 15: NPU EP HCCL buffers, subtracted
+                      {"kv_budget_divisor", est.kv_budget_divisor},     // issue 15: the 310P worker halves the budget
                       {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},

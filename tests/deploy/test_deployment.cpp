@@ -469,3 +469,23 @@ TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
   by_line.engine.printed_tokens_are_blocks = true;
   EXPECT_TRUE(deploy::across_versions(by_line, cats).points.empty());
 }
+
+// Issue 15: HCCL_BUFFSIZE as the engine's environment gives it. CANN: "an integer greater than or equal to 1" (MB);
+// 1024 MB is 1024 x 1024 x 1024 B in the deployment (HCCL's MB are MiB); 0 and 2.5 are refused naming the origin.
+TEST(Deploy, Issue15_HcclBuffsizeFromTheEnvironment) {
+  deploy::Flags f;
+  f.hccl_buffsize_mb = Given<double>{1024, "case.jsonl:3: env.HCCL_BUFFSIZE"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  ASSERT_TRUE(d->hccl_buffsize_bytes.has_value());
+  EXPECT_DOUBLE_EQ(*d->hccl_buffsize_bytes, 1073741824.0);
+  for (double bad : {0.0, 2.5}) {
+    f.hccl_buffsize_mb = Given<double>{bad, "case.jsonl:3: env.HCCL_BUFFSIZE"};
+    const auto checked = deploy::check_flags(f);
+    ASSERT_FALSE(checked.has_value()) << bad;
+    EXPECT_EQ(checked.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(checked.error().message.find("case.jsonl:3: env.HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1"), std::string::npos)
+        << checked.error().message;
+  }
+  EXPECT_FALSE(deploy::deployment_from_flags(deploy::Flags{})->hccl_buffsize_bytes.has_value());
+}

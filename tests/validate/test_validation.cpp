@@ -306,4 +306,32 @@ TEST(Validation, Issue20_LlamaCppRowSplitIsSkippedLayerSplitEvaluated) {
   ASSERT_TRUE(r->rows[1].speed_terms.count("allreduce_latency_units")) << r->rows[1].skip_reason;
   EXPECT_EQ(r->rows[1].speed_terms.at("allreduce_latency_units"), 0.0);
   EXPECT_GT(r->rows[1].speed_terms.at("bytes"), 3e9);  // every weight of the 7B model, not half of them
+
+// Issue 15: a case's recorded environment is an input. Qwen3-30B-A3B on 910B3, DP 2 x TP 2 with expert parallel:
+// env HCCL_BUFFSIZE 1024 against the CANN default 200 moves the budget by 2 x (1024 - 200) MiB = 1648 MiB (the mc2
+// communicator's send and receive buffers); a value that is not an integer >= 1 is an error naming the field.
+TEST(Validation, Issue15_CaseEnvironmentSizesTheEpCommunicators) {
+  const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.13.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-30B-A3B","max_model_len":4096,"tensor_parallel_size":2,"data_parallel_size":2,"enable_expert_parallel":true,"available_kv_gib":30.0,)J";
+  const std::string path = ::testing::TempDir() + "/env.jsonl";
+  std::ofstream(path) << head << R"J("id":"default"})J" "\n" << head << R"J("id":"big","env":{"HCCL_BUFFSIZE":1024}})J" "\n"
+                      << head << R"J("id":"text","env":{"HCCL_BUFFSIZE":"1024"}})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models")};
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  auto term = [](const validate::CaseResult& row, const char* key) {
+    const auto it = row.memory_terms.find(key);
+    return it == row.memory_terms.end() ? -1.0 : it->second;
+  };
+  EXPECT_DOUBLE_EQ(term(r->rows[0], "ep_communicators"), 2.0 * (200 + 200 + 50) * 1048576.0);
+  EXPECT_DOUBLE_EQ(term(r->rows[1], "ep_communicators"), 2.0 * (1024 + 200 + 50) * 1048576.0);
+  EXPECT_DOUBLE_EQ(term(r->rows[2], "ep_communicators"), term(r->rows[1], "ep_communicators"));
+  EXPECT_NEAR(term(r->rows[0], "available") - term(r->rows[1], "available"), 1648.0 * 1048576.0, 1.0);
+
+  std::ofstream(path) << head << R"J("id":"bad","env":{"HCCL_BUFFSIZE":"lots"}})J" "\n";
+  auto bad = validate::run_validation({path}, o);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("(case bad): env.HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1"), std::string::npos)
+      << bad.error().describe();
 }
