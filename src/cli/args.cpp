@@ -148,7 +148,9 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
-                           "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)")});
+                           "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
+                given_text("pp-layer-partition", "L1,L2", f.pp_layer_partition,
+                           "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)")});
 }
 
 std::vector<Option> under(std::string heading, std::vector<Option> options) {

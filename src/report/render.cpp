@@ -186,6 +186,15 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   Json ranks = Json::array();
   for (const auto& r : f.ranks) ranks.push_back(rank_to_json(r));
   out["ranks"] = ranks;
+  if (!f.stages.empty()) {  // issue 15: every pipeline stage on its own card, its layers and budget; the tightest sets the blocks
+    Json stages = Json::array();
+    for (const auto& st : f.stages)
+      stages.push_back({{"stage", st.stage}, {"device", st.device_id}, {"first_layer", st.first_layer}, {"layers", st.layers},
+                        {"total_gib", bytes_to_gib(st.total_bytes)}, {"requested_gib", bytes_to_gib(st.requested_bytes)},
+                        {"weights_gib", bytes_to_gib(st.weights_bytes)}, {"activation_gib", bytes_to_gib(st.activation_bytes)},
+                        {"available_kv_gib", bytes_to_gib(st.available_kv_bytes)}, {"num_blocks", st.num_blocks}, {"tightest", st.tightest}});
+    out["stages"] = stages;
+  }
   out["engine_lines"] = f.lines;
   out["fits"] = f.fits;
   out["failure"] = estimate::failure_name(f.failure);
