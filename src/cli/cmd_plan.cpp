@@ -19,6 +19,7 @@
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
+#include "plan/dp_ep.hpp"
 #include "plan/kubernetes.hpp"
 #include "plan/launch.hpp"
 #include "model/quant_variant.hpp"
@@ -249,6 +250,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
+  if (r.data_parallel && !result.recommended.empty() && result.recommended.front().data_parallel_size > 1)
+    return report_error(make_error(ErrorKind::invalid_argument, "--data-parallel: the first candidate is already a DP+EP layout with its own data parallel start"));
   if (r.data_parallel && !result.recommended.empty()) {
     auto& top = result.recommended.front();
     auto dp = plan::with_data_parallel(top, 8, {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
@@ -257,7 +260,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
   }
   Json manifests;
   if (r.kubernetes && !result.recommended.empty()) {
-    auto written = write_kubernetes(result.recommended.front(), *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
+    const auto& top = result.recommended.front();  // a DP+EP row: its replica and its DP size (issue 15)
+    auto written = top.data_parallel_size > 1 ? write_kubernetes(plan::dp_replica(top), *devices, *r.kubernetes, r.image.value_or(""), top.data_parallel_size)
+                                              : write_kubernetes(top, *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
     if (!written) return report_error(written.error());
     manifests = *written;
   }
