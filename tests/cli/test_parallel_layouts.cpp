@@ -1,0 +1,86 @@
+// Issue 15, parallel layouts end to end: bad layouts exit 2 with the engine's own message, heterogeneous pipeline
+// stages print one line pair per stage and a "stages" array in fit --json, plan --json marks a DP+EP row.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "base/json_util.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+pftest::CliRun run(const std::string& args) { return pftest::run_cli(args); }
+}  // namespace
+
+// One bad layout per row: exit 2 and the engine's wording (vLLM's own messages, see deploy/deployment.cpp).
+TEST(ParallelLayouts, Issue15_BadLayoutsExitTwoWithTheEnginesMessage) {
+  const std::pair<const char*, const char*> rows[] = {
+      // DP 4 x TP 2 = 8 ranks on 6 cards: DP rank 3 asks for devices [6, 8).
+      {"fit Qwen/Qwen3-30B-A3B --device H100 --num-devices 6 --tensor-parallel-size 2 --data-parallel-size 4",
+       "local range: [6, 8) base value: \"0,1,2,3,4,5\""},
+      // EP = 32 x 8 = 256 ranks for 128 experts.
+      {"fit Qwen/Qwen3-30B-A3B --device H100 --tensor-parallel-size 8 --data-parallel-size 32 --enable-expert-parallel",
+       "ValueError: expert parallel size (256 = data_parallel_size 32 x tensor_parallel_size 8) is larger than the number of experts (128)"},
+      {"fit Qwen/Qwen3-30B-A3B --device H100 --speculative-config '{\"method\": \"lookahead\"}'",
+       "1 validation error for SpeculativeConfig\nmethod\n  Input should be 'ngram'"},
+      // Qwen3-8B has 36 layers: stages of 12 and 20 leave 4 unplaced.
+      {"fit Qwen/Qwen3-8B --device H100 --pipeline-parallel-size 2 --pp-layer-partition 12,20",
+       "--pp-layer-partition: ValueError: sum(partitions)=32 does not match num_hidden_layers=36."},
+      {"fit Qwen/Qwen3-8B --device H100 --pipeline-parallel-size 2 --pp-layer-partition 36",
+       "--pp-layer-partition: ValueError: len(partitions)=1 does not match pp_size=2."},
+      {"fit Qwen/Qwen3-8B --device A100-80G,L40S,L40S --pipeline-parallel-size 2",
+       "--device: 3 devices named for pipeline parallel size 2: expected one per stage"},
+  };
+  for (const auto& [args, message] : rows) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  }
+  // validate reads them from a case (stage_devices, pp_layer_partition): a partition that misses layers is refused with
+  // vLLM's message (the case is skipped with it), a whole one is evaluated.
+  const std::string dir = pftest::scratch_dir("issue15_layouts");
+  const std::string file = dir + "/stages.jsonl";
+  const std::string head = R"({"engine":"vllm","engine_version":"0.11.0","device":"A100","stage_devices":["A100-80G","L40S"],"model":"Qwen/Qwen3-8B",)"
+                           R"("pipeline_parallel_size":2,"kv_cache_tokens":100000,)";
+  std::ofstream(file) << head << R"("id":"bad","pp_layer_partition":"12,20"})" << "\n" << head << R"("id":"good","pp_layer_partition":"12,24"})" << "\n";
+  const auto v = run("validate " + file);
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find("(case bad): pp_layer_partition: ValueError: sum(partitions)=32 does not match num_hidden_layers=36."), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("summary: 2 cases, 1 evaluated, 1 skipped"), std::string::npos) << v.out;
+}
+
+// A100-80G + L40S, PP 2, Qwen3-8B: stage 1 on the L40S has the smaller budget and sets the blocks; fit --json lists
+// both stages with their cards and layers, and the text names both cards.
+TEST(ParallelLayouts, Issue15_HeterogeneousStagesInFitOutput) {
+  const std::string args = "fit Qwen/Qwen3-8B --device A100-80G,L40S --pipeline-parallel-size 2 --max-model-len 8192 --engine vllm@0.11";
+  const auto text = run(args);
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("on 1 x A100-80G-SXM + 1 x L40S with"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(PP stage 1, L40S, layers 18-35) Available KV cache memory:"), std::string::npos) << text.out;
+  const auto json = pftest::run_cli(args + " --json", {.with_stderr = false});
+  ASSERT_EQ(json.code, 0) << json.out;
+  const Json j = Json::parse(json.out);
+  ASSERT_EQ(j["stages"].size(), 2u);
+  EXPECT_EQ(j["stages"][0]["device"], "A100-80G-SXM");
+  EXPECT_EQ(j["stages"][1]["device"], "L40S");
+  EXPECT_EQ(j["stages"][1]["first_layer"], 18);
+  EXPECT_EQ(j["stages"][1]["tightest"], true);
+  EXPECT_EQ(j["kv_cache"]["num_blocks"], j["stages"][1]["num_blocks"]);
+  // The L40S's total is below the A100's, everything else per stage the same: its budget is the lower one.
+  EXPECT_LT(j["stages"][1]["available_kv_gib"].get<double>(), j["stages"][0]["available_kv_gib"].get<double>());
+}
+
+// plan --json: the DP+EP row of DeepSeek-V3 on 8 x H200 carries its DP size, expert parallel and why it is cheaper.
+TEST(ParallelLayouts, Issue15_PlanJsonMarksTheDpEpRow) {
+  const auto r = pftest::run_cli("plan deepseek-ai/DeepSeek-V3 --devices H200 --context 32768 --concurrency 16 --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  const Json& first = j["recommended"][0];
+  EXPECT_EQ(first["data_parallel_size"], 8);
+  EXPECT_EQ(first["expert_parallel"], true);
+  EXPECT_NE(first["cheaper"].get<std::string>().find("the same 8 devices serve"), std::string::npos);
+  EXPECT_NE(first["launch"]["serve"].get<std::string>().find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos);
+  EXPECT_FALSE(j["recommended"][1].contains("data_parallel_size"));
+}
