@@ -250,6 +250,9 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
                                               .graph_bytes = graph_counted ? e.graph_bytes : 0.0, .first_activation_bytes = e.activation_bytes,
                                               .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes});
     if (!e.stages.empty()) {
+      if (!dep.stage_devices.empty() && dep.explain)
+        e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
+                                "activation terms are the engine's for the platform on every card, and the after-KV margin and speed use stage 0's card");
       k.first_stage = e.stages.front().available_kv_bytes;
       k.last_stage = e.stages.back().available_kv_bytes;
       available_blocks = terms::stage_blocks_budget(lay, e.stages);
