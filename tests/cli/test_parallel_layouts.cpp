@@ -84,3 +84,34 @@ TEST(ParallelLayouts, Issue15_PlanJsonMarksTheDpEpRow) {
   EXPECT_NE(first["launch"]["serve"].get<std::string>().find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos);
   EXPECT_FALSE(j["recommended"][1].contains("data_parallel_size"));
 }
+
+// logs --device A,B: a log of a PP 2 start gives its stages their cards; the L40S stage has less memory than an
+// A100's, so the predicted KV budget (the lowest stage's) is below the one with both stages on A100s.
+TEST(ParallelLayouts, Issue15_LogsGiveTheStagesTheirCards) {
+  const std::string dir = pftest::scratch_dir("issue15_logs");
+  const std::string log = dir + "/pp.log";
+  std::ofstream(log) << "INFO 05-01 10:00:00 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', 'pipeline_parallel_size': 2, 'max_model_len': 8192}\n"
+                     << "INFO 05-01 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+                     << "INFO 05-01 10:00:05 [gpu_worker.py:1] Available KV cache memory: 20.50 GiB\n";
+  auto predicted_kv = [&](const std::string& device) {
+    const auto r = pftest::run_cli("logs " + log + " --device " + device + " --json", {.with_stderr = false});
+    EXPECT_EQ(r.code, 0) << r.out;
+    const Json j = Json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    if (j.is_discarded()) return 0.0;
+    for (const auto& row : j["printed_vs_predicted"])
+      if (row["what"] == "available KV cache (GiB)") return row["predicted"].get<double>();
+    ADD_FAILURE() << "no available KV row: " << r.out;
+    return 0.0;
+  };
+  const double mixed = predicted_kv("A100-80G,L40S");
+  const double same = predicted_kv("A100-80G");
+  EXPECT_GT(mixed, 0.0);
+  EXPECT_LT(mixed, same);
+  // The same deployment through fit: logs resolves it the same way.
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-80G,L40S --pipeline-parallel-size 2 --max-model-len 8192 --engine vllm@0.11.0 --json",
+                                   {.with_stderr = false});
+  const Json f = Json::parse(fit.out, nullptr, false);
+  ASSERT_FALSE(f.is_discarded()) << fit.out;
+  EXPECT_NEAR(mixed, f["memory_per_device"]["available_kv_gib"].get<double>(), 1e-9);
+}
