@@ -213,6 +213,44 @@ std::string cheaper_than(const Candidate& dp, const Candidate* base, int64_t max
 
 }  // namespace
 
+void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const PlanInputs& in,
+                               const PlanTargets& t) {
+  std::vector<Candidate> rows;
+  rows.reserve(r.recommended.size());
+  bool any = false;
+  for (auto& row : r.recommended) {
+    const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == row.model_id; });
+    if (row.data_parallel_size == 1 && m != models.end() && m->num_experts > 0) {
+      std::optional<Candidate> best;
+      for (const auto& l : dp_ep_layouts(*m, row.num_devices, k_devices_per_node)) {
+        Candidate c = evaluate_dp_ep(*m, dev, in, row.variant_id, l, t);
+        c.fit.terms = {};
+        const auto total = [](const Candidate& x) { return x.fit.max_concurrency * static_cast<double>(x.data_parallel_size); };
+        if (c.meets && (!best || total(c) > total(*best))) best = std::move(c);
+      }
+      if (best) {
+        any = true;
+        best->cheaper = cheaper_than(*best, &row, row.num_devices);
+        if (best->cheaper.empty()) {
+          best->meets = false;
+          best->reason += format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(row.tensor_parallel_size),
+                                 static_cast<long long>(row.num_devices), row.fit.max_concurrency);
+          best->launch = {};
+          r.rejected.push_back(std::move(*best));
+        } else {
+          best->reason += "; cheaper: " + best->cheaper;
+          rows.push_back(std::move(*best));
+        }
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  r.recommended = std::move(rows);
+  if (any)
+    r.assumptions.push_back("MoE: a DP+EP layout of the same devices (DP x TP, whole experts over every rank) is a row of its own before the TP/PP "
+                            "row where it serves more requests at once (replicas x each one's concurrency)");
+}
+
 void add_dp_ep_candidates(PlanResult& r, const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t,
                           int64_t max_devices) {
   if (m.num_experts <= 0) return;

@@ -43,4 +43,10 @@ Candidate dp_replica(const Candidate& candidate);
 void add_dp_ep_candidates(PlanResult& r, const model::ModelSpec& model, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in,
                           const PlanTargets& targets, int64_t max_devices);
 
+// Issue 15, `plan --device D --num-devices N`: for each recommended MoE row of `r` (N devices of `device`), the DP+EP
+// layout of the same N devices and variant that serves the most requests at once; inserted just before the row when
+// it is cheaper in the sense above (more requests at once on the same devices), else listed among the rejected.
+void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& device, const PlanInputs& in,
+                               const PlanTargets& targets);
+
 }  // namespace preflight::plan

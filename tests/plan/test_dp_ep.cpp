@@ -111,3 +111,25 @@ TEST(DpEp, Issue15_NotCheaperIsRejectedWithTheComparison) {
   ASSERT_NE(it, r.rejected.end());
   EXPECT_NE(it->reason.find("not cheaper than TP 2 on 2 devices"), std::string::npos) << it->reason;
 }
+
+// plan --device H200 --num-devices 8: DeepSeek-V3's TP 8 row gets a DP+EP row of the same 8 cards just before it (MLA:
+// 8 replicas x one replica's requests against TP 8's, the per-token latent being 70,272 B on every rank of both).
+TEST(DpEp, Issue15_WhatEightCardsRunGetsTheDpEpRow) {
+  const std::vector<model::ModelSpec> models = {resolved("deepseek-ai/DeepSeek-V3"), resolved("Qwen/Qwen3-8B")};
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  auto r = plan::plan_for_device(models, dev("H200"), 8, catalogs().inputs(), t);
+  const size_t before = r.recommended.size();
+  plan::add_dp_ep_rows_for_device(r, models, dev("H200"), catalogs().inputs(), t);
+  ASSERT_EQ(r.recommended.size(), before + 1);  // Qwen3-8B is dense: no row for it
+  const auto dp = std::find_if(r.recommended.begin(), r.recommended.end(), [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+  ASSERT_NE(dp, r.recommended.end());
+  ASSERT_NE(dp + 1, r.recommended.end());
+  EXPECT_EQ(dp->model_id, "deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ((dp + 1)->model_id, "deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ((dp + 1)->data_parallel_size, 1);
+  EXPECT_EQ(dp->num_devices, 8);
+  EXPECT_EQ(dp->fit.kv_bytes_per_token_rank, 70272);
+  EXPECT_GT(dp->fit.max_concurrency * static_cast<double>(dp->data_parallel_size), (dp + 1)->fit.max_concurrency);
+  EXPECT_NE(dp->launch.serve.find("--enable-expert-parallel"), std::string::npos);
+}
