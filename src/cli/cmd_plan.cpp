@@ -101,7 +101,8 @@ const CommandText k_plan_text{
        preflight plan MODEL [--devices 910B4,910B3,H100] [--max-devices 16] [targets] [--markdown|--json])",
     R"(What a device runs (every catalogue model that fits, ranked biggest first), or what a model needs (the
 cheapest device count, layout and quantization per device), each with its KV tokens, concurrency, decode
-speed and a ready-to-run start command (environment, vLLM flags, multi-node Ray lines).)",
+speed and a ready-to-run start command (environment, vLLM flags, multi-node Ray lines). MoE models also get a
+DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer devices, or more requests at once.)",
     "",
     R"(exit: 0 something fits, 1 nothing fits, 2 bad input,
       3 network or environment failure (hub unreachable, timeout))"};
@@ -251,8 +252,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
-  if (r.data_parallel && !result.recommended.empty() && result.recommended.front().data_parallel_size > 1)
-    return report_error(make_error(ErrorKind::invalid_argument, "--data-parallel: the first candidate is already a DP+EP layout with its own data parallel start"));
+  if (r.data_parallel) {  // the replicas asked for are of the first TP/PP row: plan's own DP+EP rows step aside (issue 15)
+    std::erase_if(result.recommended, [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+    result.assumptions.push_back("--data-parallel: the start is replicas of the first TP/PP row; plan's own DP+EP rows are not listed");
+  }
   if (r.data_parallel && !result.recommended.empty()) {
     auto& top = result.recommended.front();
     auto dp = plan::with_data_parallel(top, 8, {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
