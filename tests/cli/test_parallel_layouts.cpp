@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "base/json_util.hpp"
@@ -126,4 +127,17 @@ TEST(ParallelLayouts, Issue15_DataParallelFlagKeepsTheTpRowFirst) {
   const std::string serve = j["recommended"][0]["launch"]["serve"].get<std::string>();
   EXPECT_NE(serve.find("--tensor-parallel-size 8"), std::string::npos) << serve;
   EXPECT_NE(serve.find("--data-parallel-size 2"), std::string::npos) << serve;
+}
+
+// plan --kubernetes with a DP+EP first row: one pod of the 8 cards the 8 replicas of 1 card take, running the DP start.
+TEST(ParallelLayouts, Issue15_KubernetesOfTheDpEpRow) {
+  const std::string file = pftest::scratch_dir("issue15_k8s") + "/dsv3.yaml";
+  const auto r = run("plan deepseek-ai/DeepSeek-V3 --devices H200 --context 32768 --concurrency 16 --kubernetes " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(file);
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("kind: Deployment"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("nvidia.com/gpu: \"8\""), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("--tensor-parallel-size 1"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos) << yaml;
 }
