@@ -83,6 +83,8 @@ struct Flags {
   std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment
   std::optional<Given<bool>> enable_dsa_cp;               // vLLM-Ascend --additional-config '{"enable_dsa_cp": true}'
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
+  // Issue 15: VLLM_PP_LAYER_PARTITION as vLLM reads it ("24,40": decoder layers per stage, in rank order).
+  std::optional<Given<std::string>> pp_layer_partition;
 };
 
 struct Inputs {
@@ -148,6 +150,10 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
 // Total memory stated in a device description ("79.18 GiB total", "total_gpu_memory=23.58GiB",
 // "total memory 65452113920 B", "15.99 GiB usable"), in bytes.
 std::optional<double> stated_total_bytes(const std::string& text);
+
+// Heterogeneous pipeline parallelism (issue 15): a DeviceInput of the name form whose text lists one card per
+// stage, comma-separated in PP rank order ("A100-80G,L40S"), puts each stage on its own card; the first is the
+// deployment's device. Errors: a count other than the pipeline parallel size, cards of different platforms.
 
 // The whole step: flags checked, device, engine (which must run on the device's platform) and its
 // overheads resolved, the deployment built. Errors: invalid_argument (a bad flag, an engine for another

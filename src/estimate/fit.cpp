@@ -161,7 +161,7 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
 }
 
 // Parallel layout checks (vLLM ParallelConfig / model verify_with_parallel_config); false when refused.
-bool layout_accepted(FitEstimate& e, const ModelSpec& m) {
+bool layout_accepted(FitEstimate& e, const ModelSpec& m, const Deployment& dep) {
   const int64_t tp = e.tensor_parallel_size, pp = e.pipeline_parallel_size;
   if (m.num_attention_heads % tp != 0) {
     e.failure = Failure::invalid_layout;
@@ -183,6 +183,19 @@ bool layout_accepted(FitEstimate& e, const ModelSpec& m) {
     e.failure = Failure::invalid_layout;
     e.failure_message = format("ValueError: pipeline parallel size (%lld) is larger than the number of layers (%lld)", static_cast<long long>(pp),
                                static_cast<long long>(m.num_hidden_layers));
+    return false;
+  }
+  // Issue 15: VLLM_PP_LAYER_PARTITION must name every stage and every layer; heterogeneous stages one card each.
+  if (pp > 1) {
+    if (auto split = pp_layer_partition(m.num_hidden_layers, pp, dep.pp_layer_partition); !split) {
+      e.failure = Failure::invalid_layout;
+      e.failure_message = split.error().message;
+      return false;
+    }
+  }
+  if (!dep.stage_devices.empty() && static_cast<int64_t>(dep.stage_devices.size()) != pp) {
+    e.failure = Failure::invalid_layout;
+    e.failure_message = format("%zu stage devices for pipeline parallel size %lld: expected one per stage", dep.stage_devices.size(), static_cast<long long>(pp));
     return false;
   }
   return true;
@@ -236,16 +249,28 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   double available_blocks = available;
   k.first_stage = k.last_stage = available;
   if (lay.pp > 1 && !dep.kv_cache_memory_bytes) {
-    double last = e.requested_bytes - weights.last.bytes - run.last_stage_peak_bytes - e.non_torch_bytes - e.ep_communicator_bytes;
-    if (graph_counted) last -= e.graph_bytes;
-    last = std::floor(std::floor(last) / e.kv_budget_divisor);
-    k.last_stage = last;
-    available_blocks = std::min(available, last * static_cast<double>(lay.first_layers) / static_cast<double>(lay.last_layers));
-    if (dep.explain)
-      e.provenance.push_back(format("PP %lld: first stage %lld layers + embedding, %.2f GiB available; last stage %lld layers + head + sampler, %.2f GiB",
-                                  static_cast<long long>(lay.pp), static_cast<long long>(lay.first_layers), bytes_to_gib(available),
-                                  static_cast<long long>(lay.last_layers), bytes_to_gib(last)));
-    available = std::min(available, last);  // the lower of the printed lines
+    // Every stage on its own card (issue 15): the first with the embedding (and encoder), the middle ones
+    // their layers, the last the head and the sampler. num_blocks from the tightest, in first-stage layer units.
+    e.stages = terms::estimate_stage_budgets(lay, weights, dep,
+                                             {.device_id = e.device_id, .total_bytes = e.total_bytes, .utilization = e.gpu_memory_utilization,
+                                              .requested_ceil = engine.requested_ceil, .non_torch_bytes = e.non_torch_bytes,
+                                              .graph_bytes = graph_counted ? e.graph_bytes : 0.0, .first_activation_bytes = e.activation_bytes,
+                                              .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes,
+                                              .ep_communicator_bytes = e.ep_communicator_bytes, .kv_budget_divisor = e.kv_budget_divisor});
+    if (!e.stages.empty()) {
+      if (!dep.stage_devices.empty() && dep.explain)
+        e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
+                                "activation terms are the engine's for the platform on every card, and the after-KV margin and speed use stage 0's card");
+      k.first_stage = e.stages.front().available_kv_bytes;
+      k.last_stage = e.stages.back().available_kv_bytes;
+      available_blocks = terms::stage_blocks_budget(lay, e.stages);
+      for (const auto& st : e.stages) available = std::min(available, st.available_kv_bytes);  // the lowest of the printed lines
+      if (dep.explain)
+        for (const auto& st : e.stages)
+          e.provenance.push_back(format("PP stage %lld on %s: layers %lld-%lld%s, %.2f GiB available", static_cast<long long>(st.stage), st.device_id.c_str(),
+                                        static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1),
+                                        st.stage == 0 ? " + embedding" : st.stage == lay.pp - 1 ? " + head + sampler" : "", bytes_to_gib(st.available_kv_bytes)));
+    }
   }
   if (dep.kv_cache_memory_bytes) {
     available = available_blocks = *dep.kv_cache_memory_bytes;
@@ -335,10 +360,18 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
 // The verdict, in the order the engine fails.
 void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
             const Deployment& dep) {
-  if (e.weights_bytes + e.non_torch_bytes > e.total_bytes) {
+  // Each pipeline stage loads its own weights on its own card (issue 15); the first that does not hold them fails.
+  double weights = e.weights_bytes, total = e.total_bytes;
+  for (const auto& st : e.stages)
+    if (st.weights_bytes + e.non_torch_bytes > st.total_bytes) {
+      weights = st.weights_bytes;
+      total = st.total_bytes;
+      break;
+    }
+  if (weights + e.non_torch_bytes > total) {
     e.failure = Failure::weights_oom;
     e.failure_message = format("RuntimeError: %s out of memory while loading weights: %.2f GiB of weights per device, %.2f GiB total capacity",
-                               engine.platform == "npu" ? "NPU" : "CUDA", bytes_to_gib(e.weights_bytes), bytes_to_gib(e.total_bytes));
+                               engine.platform == "npu" ? "NPU" : "CUDA", bytes_to_gib(weights), bytes_to_gib(total));
   } else if (available <= 0 || e.num_blocks <= 0) {
     e.failure = Failure::kv_negative;
     e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
@@ -357,21 +390,29 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
 
 // The lines the engine prints, from the version's templates (engines.json weights_line, kv_line).
 void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
-  auto fill = [&](std::string text) {
+  auto fill = [&](std::string text, double weights, double kv, double total) {
     auto replace = [&](const std::string& key, const std::string& value) {
       const auto pos = text.find(key);
       if (pos != std::string::npos) text.replace(pos, key.size(), value);
     };
-    replace("{weights_gib:.4f}", fixed(bytes_to_gib(e.weights_bytes), 4));
-    replace("{weights_gib:g}", format("%g", std::round(bytes_to_gib(e.weights_bytes) * 100) / 100));
-    replace("{kv_gib:.2f}", fixed(bytes_to_gib(available), 2));
-    replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(available) * 100) / 100));
-    replace("{kv_bytes}", format("%.0f", std::max(0.0, available)));
-    replace("{total_bytes}", format("%.0f", e.total_bytes));
+    replace("{weights_gib:.4f}", fixed(bytes_to_gib(weights), 4));
+    replace("{weights_gib:g}", format("%g", std::round(bytes_to_gib(weights) * 100) / 100));
+    replace("{kv_gib:.2f}", fixed(bytes_to_gib(kv), 2));
+    replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(kv) * 100) / 100));
+    replace("{kv_bytes}", format("%.0f", std::max(0.0, kv)));
+    replace("{total_bytes}", format("%.0f", total));
     return text;
   };
-  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line));
-  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line));
+  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
+  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, available, e.total_bytes));
+  // Issue 15: each pipeline stage's workers print their own load and KV lines (the first above stands for stage 0
+  // and the lowest budget); one pair per stage, named by stage, card and layers.
+  for (const auto& st : e.stages) {
+    const std::string who = format("(PP stage %lld, %s, layers %lld-%lld) ", static_cast<long long>(st.stage), st.device_id.c_str(),
+                                   static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1));
+    if (!engine.weights_line.empty()) e.lines.push_back(who + fill(engine.weights_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+    if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+  }
   if (e.num_blocks > 0) {
     const std::string size_line = "GPU KV cache size: " + with_thousands(e.kv_tokens) + " tokens";
     const std::string conc_line = "Maximum concurrency for " + with_thousands(L) + " tokens per request: " + fixed(e.max_concurrency, 2) + "x";
@@ -444,14 +485,14 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   FitEstimate e;
   e.engine_id = engine.id;
   e.device_id = device.id;
-  auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size);
+  auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
   lay.sequence_parallel_moe = dep.enable_expert_parallel && m.num_experts > 0 && lay.dp > 1 && lay.tp > 1;
   e.tensor_parallel_size = lay.tp;
   e.pipeline_parallel_size = lay.pp;
   e.data_parallel_size = lay.dp;
   e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
   resolve_settings(e, m, device, engine, dep);
-  if (!layout_accepted(e, m) || !quantization_accepted(e, m, engine, dep)) return e;
+  if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) return e;
   const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);  // sized_model(m, dep).quant, without copying the model
   if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
   e.weight_scheme = scheme.quantized() ? scheme.detail : std::string(model::dtype_name(m.dtype));
@@ -516,6 +557,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.kv_tokens_low = kv.kv_tokens_low;
   e.kv_tokens_high = kv.kv_tokens_high;
   e.max_concurrency = kv.max_concurrency;
+  terms::mark_stage_blocks(e.stages, lay, kv.page_bytes, kv.group_size);
   e.kv_bytes_per_token_rank = kv.kv_bytes_per_token;
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 

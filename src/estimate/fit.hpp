@@ -30,6 +30,12 @@ struct SpeculativeConfig {
   bool has_drafter_layers() const;     // a neural drafter with its own weights and attention layers (not ngram / suffix)
 };
 
+// One pipeline stage's card under heterogeneous pipeline parallelism (issue 15): stages in PP rank order.
+struct StageDevice {
+  std::string device_id;
+  double total_bytes = 0;  // the card's total as the runtime reports it
+};
+
 // vLLM's flags, with their meanings. Unset optionals take the engine version's defaults.
 struct Deployment {
   int64_t tensor_parallel_size = 1;
@@ -64,6 +70,12 @@ struct Deployment {
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
   // to a config.json model); replaces scheme_for_flag's assumption.
   std::optional<model::QuantScheme> quant_scheme;
+  // Heterogeneous pipeline parallelism (issue 15): the card of each stage, in PP rank order (empty: every
+  // stage on the deployment's device). Each stage sizes its own budget on its own card; the tightest one
+  // sets num_blocks (vLLM takes the minimum over workers).
+  std::vector<StageDevice> stage_devices;
+  // VLLM_PP_LAYER_PARTITION: decoder layers per stage, in rank order (empty: vLLM get_pp_indices' split).
+  std::vector<int64_t> pp_layer_partition;
   // false: the estimate leaves its explanatory text empty (assumptions, provenance, the terms' rules and
   // inputs, the printed start-up lines) and computes every number, the verdict and the failure message
   // exactly as with true. For callers that print none of that text (plan's candidate search).
@@ -139,6 +151,19 @@ struct RankFootprint {
   KvGeometry kv;
 };
 
+// One pipeline stage (PP > 1): its layers, its card, its own budget and the blocks that budget holds.
+struct PipelineStageFit {
+  int64_t stage = 0;
+  std::string device_id;
+  int64_t first_layer = 0, layers = 0;  // decoder layers [first_layer, first_layer + layers)
+  double total_bytes = 0, requested_bytes = 0;
+  double weights_bytes = 0;      // "Model loading took" on this stage's ranks
+  double activation_bytes = 0;   // its profile-run peak (the encoder on the first, the sampler on the last)
+  double available_kv_bytes = 0; // what this stage's workers print as "Available KV cache memory"
+  int64_t num_blocks = 0;        // blocks this budget holds for this stage's layers; the engine takes the minimum
+  bool tightest = false;         // the stage whose blocks the engine keeps
+};
+
 struct FitEstimate {
   std::string engine_id;
   std::string device_id;
@@ -197,6 +222,7 @@ struct FitEstimate {
   bool fits = false;
   Failure failure = Failure::none;
   std::string failure_message;      // as the engine words it
+  std::vector<PipelineStageFit> stages;  // PP > 1: every stage in rank order (fit --json "stages")
   std::vector<RankFootprint> ranks;  // the typed tree the flat fields above summarise (fit --json "ranks")
   std::vector<std::string> lines;   // what the engine prints at start-up
   std::vector<std::string> assumptions;
@@ -231,6 +257,12 @@ double weight_rank_share(const model::WeightGroup& group, int64_t tensor_paralle
 bool is_layer_weight(const model::WeightGroup& group);
 // The model with the storage scheme the deployment implies (checkpoint, --quantization or override).
 model::ModelSpec sized_model(const model::ModelSpec& model, const Deployment& deployment);
+
+// Decoder layers per pipeline stage as vLLM splits them (vllm/distributed/utils.py get_pp_indices): with
+// `given` (VLLM_PP_LAYER_PARTITION) that list, else num_hidden_layers // pp each and the remainder one
+// each to the stages before the last, from the second-to-last backwards. invalid_argument with vLLM's
+// messages when `given` has not pp entries or does not sum to the layers, or names a stage of no layers.
+Expected<std::vector<int64_t>> pp_layer_partition(int64_t num_hidden_layers, int64_t pp, const std::vector<int64_t>& given);
 
 // vLLM's accepted --speculative-config methods (SpeculativeMethod), in its order.
 const std::vector<std::string>& speculative_methods();

@@ -166,7 +166,14 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
   g.kv_bytes_per_token = per_token;
   g.state_bytes_per_sequence = per_seq;
   // Pipeline parallelism: each stage caches only its own layers; the fullest stage sets num_blocks.
-  auto stage = [&](int64_t n) { return lay.pp > 1 ? static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(lay.pp))) : n; };
+  // Counts are the first stage's (num_blocks is sized in first-stage layer units): ceil(n / pp) under vLLM's
+  // default split of two stages, else in proportion to the first stage's share of the layers (issue 15).
+  const bool even_first = lay.first_layers == static_cast<int64_t>(ceil_div(static_cast<uint64_t>(lay.n_layers), static_cast<uint64_t>(lay.pp)));
+  auto stage = [&](int64_t n) {
+    if (lay.pp <= 1) return n;
+    if (even_first) return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(lay.pp)));
+    return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n) * static_cast<uint64_t>(lay.first_layers), static_cast<uint64_t>(lay.n_layers)));
+  };
   std::vector<std::pair<std::string, int64_t>> kinds;
   if (stage(c.attn_layers) > 0)
     kinds.emplace_back(m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", stage(c.attn_layers));

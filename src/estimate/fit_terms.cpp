@@ -30,7 +30,7 @@ Expected<int64_t> checked_sum(int64_t a, int64_t b, const std::string& what) {
   return r;
 }
 
-StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp) {
+StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp, const std::vector<int64_t>& partition) {
   StageLayout l;
   l.tp = std::max<int64_t>(1, tp);
   l.pp = std::max<int64_t>(1, pp);
@@ -38,6 +38,14 @@ StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp)
   l.n_layers = std::max<int64_t>(1, m.num_hidden_layers);
   l.first_layers = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(l.n_layers), static_cast<uint64_t>(l.pp)));
   l.last_layers = std::max<int64_t>(1, l.n_layers / l.pp);
+  if (l.pp > 1 && l.n_layers >= l.pp) {
+    // vLLM's split (or the given VLLM_PP_LAYER_PARTITION, checked by the caller); a bad one keeps the ends above.
+    if (auto split = pp_layer_partition(l.n_layers, l.pp, partition)) {
+      l.stage_layers = std::move(*split);
+      l.first_layers = l.stage_layers.front();
+      l.last_layers = l.stage_layers.back();
+    }
+  }
   return l;
 }
 
@@ -107,7 +115,7 @@ double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const m
 
 Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                         const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
-  double computed_total = 0, computed_rank = 0, computed_last = 0;
+  double computed_total = 0, computed_rank = 0, computed_last = 0, computed_layer = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
   const model::SchemeFormats formats(scheme);
@@ -138,9 +146,11 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     }
     computed_rank += bytes * share;
     computed_last += bytes * last_share;
+    if (is_layer_weight(g) && g.part == model::Part::text) computed_layer += bytes * base / static_cast<double>(lay.n_layers);
   }
   double weights = computed_rank;
   double weights_last = computed_last;
+  double shared = 0;
   const bool explain = dep.explain;
   std::string rule;
   std::vector<std::pair<std::string, double>> inputs;
@@ -159,6 +169,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
+    computed_layer = computed_layer * exact / computed_total;
     if (explain) {
       rule = "exact checkpoint bytes (headers) x this rank's share";
       inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
@@ -170,6 +181,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     const double rope = static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
     weights += rope;
     weights_last += rope;
+    shared += rope;
     if (explain) {
       rule += format(" + rotary caches %lld x %lld x %.0f B (%s)", static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), element,
                      oh.rope_cache_source.c_str());
@@ -197,6 +209,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   StageWeights out;
   out.first = {"weights", weights, 0, rule, inputs};
   out.last = {"weights", weights_last, 0, rule, inputs};
+  out.layer_bytes = computed_layer;
+  out.shared_bytes = shared;
   if (explain) out.last.inputs[2].second = static_cast<double>(lay.last_layers);
   return out;
 }

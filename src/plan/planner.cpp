@@ -11,6 +11,7 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "model/quant_variant.hpp"
+#include "plan/dp_ep.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 
@@ -449,6 +450,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
     return a.tokens_per_s > b.tokens_per_s;
   });
   launch_first_row(r, {&m, 1}, devices, in);
+  add_dp_ep_candidates(r, m, devices, in, t, max_devices);  // issue 15: MoE DP+EP rows where cheaper (plan/dp_ep)
   r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", static_cast<long long>(max_devices),
                                  static_cast<long long>(k_devices_per_node),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));

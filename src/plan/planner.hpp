@@ -57,6 +57,11 @@ struct Candidate {
   std::string device_id;
   std::string engine_id;
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  // Issue 15, DP+EP rows (plan/dp_ep): data_parallel_size replicas of TP x PP with --enable-expert-parallel;
+  // num_devices counts every replica. `fit` is one replica's (the engine prints per DP rank).
+  int64_t data_parallel_size = 1;
+  bool expert_parallel = false;
+  std::string cheaper;              // a DP+EP row: why it is kept over the TP/PP layouts of the same device
   int64_t context_tokens = 0;
   double params = 0;                // total parameters
   estimate::FitEstimate fit;       // numbers and verdict: no text (Deployment::explain), no ranks; in a plan no terms either

@@ -148,6 +148,9 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
     if (const auto it = extra->find("enable_dsa_cp"); it != extra->end() && it->is_boolean())
       flags.enable_dsa_cp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_dsa_cp"};
   }
+  // Issue 15: VLLM_PP_LAYER_PARTITION as the case records it ("24,40").
+  PF_TRY(partition, c.opt_string("pp_layer_partition"));
+  if (partition) flags.pp_layer_partition = deploy::Given<std::string>{*partition, where + ": pp_layer_partition"};
   PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
   if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
@@ -362,6 +365,12 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   deploy::Inputs in;
   in.model = spec;
   in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
+  // Issue 15, heterogeneous PP: "stage_devices": one catalogue name per pipeline stage, in rank order.
+  if (const Json* stages = c.find("stage_devices"); stages && stages->is_array()) {
+    std::string names;
+    for (const auto& n : *stages) names += (names.empty() ? "" : ",") + (n.is_string() ? n.get<std::string>() : n.dump());
+    in.device = {names, where + ": stage_devices", deploy::DeviceForm::name};
+  }
   // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
   // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
   in.engine = {inputs.engine.value_or(""), inputs.engine_version.value_or(inputs.engine_detail.value_or("")), "engine_version", inputs.notes.value_or(""), "case notes",

@@ -306,6 +306,7 @@ TEST(Validation, Issue20_LlamaCppRowSplitIsSkippedLayerSplitEvaluated) {
   ASSERT_TRUE(r->rows[1].speed_terms.count("allreduce_latency_units")) << r->rows[1].skip_reason;
   EXPECT_EQ(r->rows[1].speed_terms.at("allreduce_latency_units"), 0.0);
   EXPECT_GT(r->rows[1].speed_terms.at("bytes"), 3e9);  // every weight of the 7B model, not half of them
+}
 
 // Issue 15: a case's recorded environment is an input. Qwen3-30B-A3B on 910B3, DP 2 x TP 2 with expert parallel:
 // env HCCL_BUFFSIZE 1024 against the CANN default 200 moves the budget by 2 x (1024 - 200) MiB = 1648 MiB (the mc2
