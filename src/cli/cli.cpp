@@ -175,7 +175,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
     if (!bytes) return report_error(bytes.error());
     device_memory = *bytes;
   }
-  if (auto checked = deploy::check_flags(r.flags); !checked) return report_error(checked.error());
+  if (auto checked = deploy::check_flags(r.flags, deploy::device_text_platform(r.device.value_or(""), r.platform.value_or(""))); !checked)
+    return report_error(checked.error());
   auto variant = apply_variant(r);
   if (!variant) return report_error(variant.error());
   auto ro = model_arg_options(r.model);

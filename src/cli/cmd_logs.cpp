@@ -52,6 +52,9 @@ struct FitOutcome {
 };
 
 // The logged engine arguments as deployment flags, each with its line as origin.
+// The platform of the logged engine, which names vLLM's device-control variable in the rank messages.
+std::string log_platform(const logs::EngineLog& log) { return log.engine == "vllm-ascend" ? "npu" : ""; }
+
 deploy::Flags logged_flags(const logs::EngineArgs& a) {
   deploy::Flags f;
   auto take = [](const auto& logged, auto& into, const char* field) {
@@ -118,7 +121,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
     return out;
   }
   deploy::Flags flags = logged_flags(log.args);
-  if (auto checked = deploy::check_flags(flags); !checked) {
+  if (auto checked = deploy::check_flags(flags, log_platform(log)); !checked) {
     out.bad_input = checked.error();
     return out;
   }
@@ -234,7 +237,10 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["engine"] = log.engine == "unknown" ? Json() : Json(log.engine);
   j["engine_version"] = log.engine == "vllm-ascend" && log.versions.vllm_ascend ? opt(log.versions.vllm_ascend) : opt(log.versions.vllm);
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
-  j["num_devices"] = (a.tensor_parallel_size ? a.tensor_parallel_size->value : 1) * (a.pipeline_parallel_size ? a.pipeline_parallel_size->value : 1);
+  // The devices of this node: TP x PP x the local DP ranks (--data-parallel-size-local, else --data-parallel-size).
+  const auto& dp_local = a.data_parallel_size_local ? a.data_parallel_size_local : a.data_parallel_size;
+  j["num_devices"] = (a.tensor_parallel_size ? a.tensor_parallel_size->value : 1) * (a.pipeline_parallel_size ? a.pipeline_parallel_size->value : 1) *
+                     (dp_local ? dp_local->value : 1);
   j["model"] = opt(a.model);
   j["config_hint"] = Json();
   j["dtype"] = opt(a.dtype);
@@ -249,6 +255,14 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["enforce_eager"] = opt(a.enforce_eager);
   j["skip_mm_profiling"] = opt(a.skip_mm_profiling);
   j["enable_prefix_caching"] = opt(a.enable_prefix_caching);
+  // Issue 15: the DP+EP layout and the environment the log showed, in the fields validate reads.
+  j["data_parallel_size"] = opt(a.data_parallel_size);
+  j["data_parallel_size_local"] = opt(a.data_parallel_size_local);
+  j["enable_expert_parallel"] = opt(a.enable_expert_parallel);
+  Json env = Json::object();
+  if (a.hccl_buffsize) env["HCCL_BUFFSIZE"] = a.hccl_buffsize->value;
+  if (a.flashcomm1) env["VLLM_ASCEND_ENABLE_FLASHCOMM1"] = a.flashcomm1->value ? 1 : 0;
+  j["env"] = env.empty() ? Json() : env;
   j["weights_gib"] = opt(p.weights_gib);
   j["available_kv_gib"] = opt(p.available_kv_gib);
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
@@ -355,7 +369,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
   auto sigs = logs::load_signatures();
   if (!sigs) return report_error(sigs.error());
   const logs::EngineLog log = logs::parse_engine_log(*text, *sigs);
-  if (auto checked = deploy::check_flags(logged_flags(log.args)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
+  if (auto checked = deploy::check_flags(logged_flags(log.args), log_platform(log)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
   const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
   FitOutcome f;
   if (memory) f = run_fit(log, req);

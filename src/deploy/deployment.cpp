@@ -56,14 +56,14 @@ Status apply_mm_limits(const Given<std::string>& limits, estimate::Deployment* d
 // CoreEngineProcManager: DP rank r takes devices [r x world, (r + 1) x world)); without, the multiproc
 // executor's assertion (vllm/v1/executor/multiproc_executor.py, https://github.com/vllm-project/vllm/issues/28997).
 // Empty when the ranks fit and only leave devices idle (vLLM starts; preflight still refuses the count).
-std::string engine_rank_message(int64_t devices, int64_t world, int64_t dp) {
+std::string engine_rank_message(int64_t devices, int64_t world, int64_t dp, const std::string& platform) {
   if (world * dp <= devices) return "";
   if (dp > 1 && world <= devices) {
     const int64_t r = devices / world;  // the first DP rank whose range does not fit
     std::string base;
     for (int64_t i = 0; i < devices; ++i) base += (i == 0 ? "" : ",") + std::to_string(i);
-    return format("; vLLM: Exception: Error setting CUDA_VISIBLE_DEVICES: local range: [%lld, %lld) base value: \"%s\"", static_cast<long long>(r * world),
-                  static_cast<long long>((r + 1) * world), base.c_str());
+    return format("; vLLM: Exception: Error setting %s: local range: [%lld, %lld) base value: \"%s\"", device_control_env_var(platform).c_str(),
+                  static_cast<long long>(r * world), static_cast<long long>((r + 1) * world), base.c_str());
   }
   return format("; vLLM: AssertionError: local_world_size (%lld) must be less than or equal to the number of visible devices (%lld).", static_cast<long long>(world),
                 static_cast<long long>(devices));
@@ -149,7 +149,13 @@ const std::vector<std::string>& known_kv_cache_dtypes() {
   return k_dtypes;
 }
 
-Status check_flags(const Flags& f) {
+std::string device_control_env_var(const std::string& platform) {
+  if (platform == "npu") return "ASCEND_RT_VISIBLE_DEVICES";
+  if (platform == "cpu") return "CPU_VISIBLE_MEMORY_NODES";
+  return "CUDA_VISIBLE_DEVICES";
+}
+
+Status check_flags(const Flags& f, const std::string& platform) {
   std::vector<std::string> problems;
   if (const auto& u = f.gpu_memory_utilization; u && !(std::isfinite(u->value) && u->value > 0 && u->value <= 1))
     problems.push_back(format("%s: expected a number in (0, 1], found %s", u->origin.c_str(), number_text(u->value).c_str()));
@@ -166,7 +172,7 @@ Status check_flags(const Flags& f) {
     if (f.num_devices->value % ranks != 0)
       problems.push_back(format("%s: %lld devices do not divide into %s %lld", f.num_devices->origin.c_str(), static_cast<long long>(f.num_devices->value), what,
                                 static_cast<long long>(ranks)) +
-                         engine_rank_message(f.num_devices->value, ranks / dp, dp));
+                         engine_rank_message(f.num_devices->value, ranks / dp, dp, platform));
   }
   if (const auto& local = f.data_parallel_size_local; local && (local->value < 0 || local->value > dp))  // vLLM ParallelConfig.__post_init__
     problems.push_back(format("%s: ValueError: data_parallel_size_local (%lld) must be <= data_parallel_size (%lld)", local->origin.c_str(),
@@ -197,8 +203,8 @@ Status check_flags(const Flags& f) {
   return make_error(ErrorKind::invalid_argument, message);
 }
 
-Expected<estimate::Deployment> deployment_from_flags(const Flags& f) {
-  PF_TRY(checked, check_flags(f));
+Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::string& platform) {
+  PF_TRY(checked, check_flags(f, platform));
   (void)checked;
   estimate::Deployment d;
   d.pipeline_parallel_size = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
@@ -304,6 +310,15 @@ Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, cons
 
 }  // namespace
 
+std::string device_text_platform(const std::string& text, const std::string& platform_flag) {
+  if (!platform_flag.empty()) return to_lower(platform_flag);
+  const std::string first = trim(split(text, ',').empty() ? text : split(text, ',').front());
+  if (auto devices = device::load_device_catalog(); devices && !first.empty()) {
+    if (const device::DeviceSpec* d = devices->find(first)) return d->platform;
+  }
+  return platform_named_in(text);
+}
+
 Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
   if (input.memory_bytes) return resolve_sized_device(input, devices, assumptions);
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");
@@ -392,7 +407,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
 Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs) {
   assert(catalogs.devices && catalogs.engines);
   Resolved r;
-  PF_TRY(deployment, deployment_from_flags(in.flags));
+  PF_TRY(deployment, deployment_from_flags(in.flags, device_text_platform(in.device.text, in.device.platform)));
   if (const int64_t ep = deployment.data_parallel_size * deployment.tensor_parallel_size;
       deployment.enable_expert_parallel && in.model.num_experts > 0 && ep > in.model.num_experts) {
     const std::string origin = in.flags.enable_expert_parallel ? in.flags.enable_expert_parallel->origin : std::string("--enable-expert-parallel");

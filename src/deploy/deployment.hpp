@@ -118,8 +118,19 @@ const std::vector<std::string>& known_kv_cache_dtypes();
 // when TP is not given); data_parallel_size_local at most data_parallel_size (vLLM ParallelConfig's
 // message); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts;
 // --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise); HCCL_BUFFSIZE an
-// integer of at least 1 (CANN's rule).
-Status check_flags(const Flags& flags);
+// integer of at least 1 (CANN's rule). `platform` (cuda | npu | rocm | cpu; empty = cuda) names the device-control
+// variable in the quote of vLLM's own failure (device_control_env_var).
+Status check_flags(const Flags& flags, const std::string& platform = "");
+
+// The variable vLLM's platform sets to give each rank its devices (Platform.device_control_env_var):
+// ASCEND_RT_VISIBLE_DEVICES on npu (vllm-ascend vllm_ascend/platform.py NPUPlatform), CPU_VISIBLE_MEMORY_NODES
+// on cpu (vllm/platforms/cpu.py), CUDA_VISIBLE_DEVICES on cuda and rocm (vllm/platforms/cuda.py, rocm.py) and
+// when the platform is not known.
+std::string device_control_env_var(const std::string& platform);
+
+// The platform a --device text names before it is resolved: --platform when given, else the catalogue
+// card's, else a platform word in the text (ascend, npu, amd, ...); empty when none says.
+std::string device_text_platform(const std::string& text, const std::string& platform_flag);
 
 // --speculative-config as vLLM reads it: method (else inferred from "model" as vLLM does: "eagle3" in
 // the name -> eagle3, "eagle" -> eagle, else draft_model), num_speculative_tokens (default 1), model.
@@ -128,7 +139,7 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
 
 // The estimate::Deployment the flags describe (after check_flags): TP = num_devices / (PP x DP) when TP is
 // not given. invalid_argument as check_flags.
-Expected<estimate::Deployment> deployment_from_flags(const Flags& flags);
+Expected<estimate::Deployment> deployment_from_flags(const Flags& flags, const std::string& platform = "");
 
 // What a log's printed "GPU KV cache size: T tokens" and "Maximum concurrency for L tokens per request: Cx" say
 // about the version: true (num_blocks x block size, vLLM before 0.21) when T differs from int(C x L) by more than

@@ -227,7 +227,7 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
     if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
     o += "\n";
   }
-  if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture (and an EP all-to-all buffer) after KV sizing, outside the budget
+  if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture after KV sizing, outside the budget (EP buffers are inside it)
     o += "    after KV sizing  " + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
          "  (graph capture outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
   if (!f.lines.empty()) {

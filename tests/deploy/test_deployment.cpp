@@ -513,6 +513,31 @@ TEST(Deploy, Issue15_DevicesNotDividedQuoteVllm) {
   }
 }
 
+// Issue 15 round 2: vLLM's DP failure names the platform's device-control variable (Platform.device_control_env_var):
+// ASCEND_RT_VISIBLE_DEVICES on NPU (vllm-ascend vllm_ascend/platform.py), CUDA_VISIBLE_DEVICES on CUDA and ROCm
+// (vllm/platforms/cuda.py, rocm.py). DP 4 x TP 2 on 6 devices: DP rank 3 asks for [6, 8) of "0,...,5".
+TEST(Deploy, Issue15_DpDeviceMessageNamesThePlatformVariable) {
+  deploy::Flags f;
+  f.num_devices = Given<int64_t>{6, "--num-devices"};
+  f.tensor_parallel_size = Given<int64_t>{2, "--tensor-parallel-size"};
+  f.data_parallel_size = Given<int64_t>{4, "--data-parallel-size"};
+  const std::string head = "--num-devices: 6 devices do not divide into data x tensor x pipeline parallel ranks 8; vLLM: Exception: Error setting ";
+  const std::string tail = ": local range: [6, 8) base value: \"0,1,2,3,4,5\"";
+  for (const auto& [platform, variable] : std::vector<std::pair<std::string, std::string>>{
+           {"npu", "ASCEND_RT_VISIBLE_DEVICES"}, {"cuda", "CUDA_VISIBLE_DEVICES"}, {"rocm", "CUDA_VISIBLE_DEVICES"}, {"", "CUDA_VISIBLE_DEVICES"}}) {
+    const auto s = deploy::check_flags(f, platform);
+    ASSERT_FALSE(s.has_value()) << platform;
+    EXPECT_EQ(s.error().message, head + variable + tail) << platform;
+  }
+  // The platform a --device text names before resolution: --platform, the catalogue card's, a platform word.
+  EXPECT_EQ(deploy::device_text_platform("910B3", ""), "npu");
+  EXPECT_EQ(deploy::device_text_platform("H100-SXM", ""), "cuda");
+  EXPECT_EQ(deploy::device_text_platform("910B3,910B3", ""), "npu");
+  EXPECT_EQ(deploy::device_text_platform("some Ascend card 64GB", ""), "npu");
+  EXPECT_EQ(deploy::device_text_platform("", "NPU"), "npu");
+  EXPECT_EQ(deploy::device_text_platform("mystery card", ""), "");
+}
+
 // Issue 15, heterogeneous PP: "A100-80G,L40S" puts stage 1 on an L40S with its own total; the count must be the PP
 // size, the cards one platform; VLLM_PP_LAYER_PARTITION is parsed and checked with vLLM's messages.
 TEST(Deploy, Issue15_StageDevicesAndLayerPartition) {

@@ -394,6 +394,40 @@ TEST(LogsCli, EmitCaseCarriesSkipMmProfilingToValidate) {
   EXPECT_GT(predicted_kv(v.out), predicted_kv(w.out));
 }
 
+// Issue 15 round 2: the emitted case carries the environment and the DP+EP layout the log showed, in the fields
+// validate reads (env, data_parallel_size, enable_expert_parallel; num_devices = TP x local DP ranks). Round trip:
+// with env.HCCL_BUFFSIZE 1024 the MC2 communicator holds 2 x 1024 MiB instead of CANN's default 2 x 200 MiB, so
+// validate's predicted budget is 2 x (1024 - 200) MiB = 1.609 GiB lower than without the env field.
+TEST(LogsCli, Issue15_EmitCaseWritesTheEnvironment) {
+  const std::string dir = ::testing::TempDir();
+  const std::string log = dir + "/dp_ep.log";
+  std::ofstream(log) << "INFO 01-21 10:00:00 [__init__.py:43] vllm-ascend version 0.13.0rc1\n"
+                     << "export HCCL_BUFFSIZE=1024\n"
+                     << "VLLM_ASCEND_ENABLE_FLASHCOMM1=0 vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 2 --data-parallel-size 2 "
+                        "--enable-expert-parallel --max-model-len 8192\n"
+                     << "(EngineCore_DP0 pid=2) INFO [worker_v1.py:300] Available KV cache memory: 20.00 GiB\n";
+  const auto r = run("logs " + log + " --device 910B3 --models " + pftest::shared_path("models") + " --emit-case");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["env"], nlohmann::json::parse(R"({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 0})"));
+  EXPECT_EQ(j["data_parallel_size"], 2);
+  EXPECT_EQ(j["enable_expert_parallel"], true);
+  EXPECT_EQ(j["num_devices"], 4);
+  const std::string cases = dir + "/dp_ep.jsonl";
+  auto predicted_kv = [&](const nlohmann::json& c) {
+    std::ofstream(cases) << c.dump() << "\n";
+    const auto v = run("validate " + cases + " --models " + pftest::shared_path("models") + " --json");
+    EXPECT_EQ(v.code, 0) << v.out;
+    return nlohmann::json::parse(v.out)["rows"][0]["fields"]["available_kv_gib"]["predicted"].get<double>();
+  };
+  auto without = j;
+  without.erase("env");
+  EXPECT_NEAR(predicted_kv(without) - predicted_kv(j), 2.0 * (1024 - 200) / 1024.0, 0.01);
+  // A log without an environment writes env null.
+  const auto plain = nlohmann::json::parse(run("logs " + k_synthetic + "/none.1.log --emit-case").out);
+  EXPECT_TRUE(plain["env"].is_null());
+}
+
 TEST(LogsCli, EmitCaseFollowsTheValidationSchema) {
   const auto r = run("logs " + k_synthetic + "/none.1.log --emit-case");
   EXPECT_EQ(r.code, 0);
