@@ -21,8 +21,13 @@ namespace {
 
 constexpr int64_t k_devices_per_node = 8;
 
+// Issue 16: a published quantized checkpoint is named by the variant its descriptor is ("FP8 block 128x128 ..."),
+// its storage detail only when it is no single variant of the list.
 std::string published_label(const model::ModelSpec& m) {
-  return m.quant.quantized() ? m.quant.detail : std::string(model::dtype_name(m.dtype)) + " as published";
+  if (!m.quant.quantized()) return std::string(model::dtype_name(m.dtype)) + " as published";
+  const auto& catalog = model::load_variant_catalog();
+  const model::QuantVariant* v = catalog ? model::variant_of_checkpoint(*catalog, m.quant) : nullptr;
+  return v ? v->name : m.quant.detail;
 }
 
 // Precision rank: published weights first, then 8-bit, then 4-bit.

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <set>
 
+#include "base/json_util.hpp"
 #include "hub/model_fetch.hpp"
 #include "model/model_source.hpp"
 #include "hub_fixture.hpp"
@@ -303,4 +304,91 @@ TEST(HubCli, Issue19_InvalidConfigIsNotCachedAndACachedOneSaysRefresh) {
   auto refreshed = run_cli(env, "inspect hf:acme/tiny-sharded --refresh --json");
   EXPECT_EQ(refreshed.code, 0) << refreshed.out;
   EXPECT_EQ(read_file(cached_config), good);
+}
+
+// ---------------------------------------------------------------- issue 16: quantized checkpoints on the hub
+
+namespace {
+Json json_out(const Run& r) {
+  auto j = parse_json(r.out, "stdout");
+  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
+  return j ? *j : Json();
+}
+
+double weights_term_gib(const Json& fit) {
+  for (const auto& t : fit["memory_per_device"]["terms"])
+    if (t["name"] == "weights") return t["gib"].get<double>();
+  return -1;
+}
+
+// Serves `files` (name -> path under ../shared/models) as the repo org/name at revision main.
+void serve_repo(const std::string& www, const std::string& repo, const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [name, shared] : files) write_file(www + "/" + repo + "/resolve/main/" + name, read_file(pftest::shared_path(shared)));
+}
+}  // namespace
+
+// A repository whose descriptor says what it is, fetched through nginx in hub mode: `fit hf:org/name` sizes
+// it as that variant and `plan hf:org/name` serves that repo id with no --quantization (vLLM reads the
+// format from config.json's quantization_config / hf_quant_config.json) and no conversion step.
+// Both repos publish only config.json (+ hf_quant_config.json), so the weights come from the descriptor.
+// Qwen3-32B (hidden 5120, intermediate 25600, 64 layers, 64 x 128 query and 8 x 128 KV heads, vocab 151936,
+// untied, max_position_embeddings 40960), per layer: q, o 8192x5120 = 41,943,040 elements each; k, v 1024x5120
+// = 5,242,880 each; gate, up, down 25600x5120 = 131,072,000 each; norms (5120 + 5120 + 128 + 128) x 2 B = 20,992.
+// Outside the layers: embed_tokens + lm_head bf16 2 x 151936 x 5120 x 2 B = 3,111,649,280; final norm 10,240;
+// vLLM's rotary cos/sin cache 40960 x 128 x 2 B = 10,485,760.
+//  - Qwen/Qwen3-32B-FP8 (config.json quantization_config: fp8, e4m3, weight_block_size [128, 128]): 1 byte per
+//    weight + an fp32 scale per 128x128 block: q, o 41,943,040 + 64 x 40 x 4 = 41,953,280 each; k, v 5,242,880
+//    + 8 x 40 x 4 = 5,244,160 each; gate, up, down 131,072,000 + 200 x 40 x 4 = 131,104,000 each;
+//    layer 487,727,872 (norms included), x 64 = 31,214,583,808; + 3,121,659,520 + 10,240 + 10,485,760
+//    = 34,336,729,088 bytes = 31.978 GiB on one H100.
+//  - nvidia/Qwen3-32B-NVFP4 (hf_quant_config.json: ModelOpt NVFP4, group 16, lm_head excluded): 0.5 byte per
+//    weight + one fp8 scale per 16 = 0.5625 B: 487,587,840 linear elements x 0.5625 = 274,268,160 + norms
+//    20,992 = 274,289,152 per layer, x 64 = 17,554,505,728; + 3,111,649,280 + 10,240 + 10,485,760
+//    = 20,676,651,008 bytes = 19.257 GiB on one B200.
+TEST(HubCli, Issue16_PublishedQuantizedRepoThroughNginxIsSizedAsItsVariant) {
+  REQUIRE_NGINX();
+  const pfhub::TempTree tree("hub-quantized-repo");
+  const std::string& dir = tree.path;
+  serve_repo(dir + "/www", "Qwen/Qwen3-32B-FP8", {{"config.json", "models/Qwen__Qwen3-32B-FP8/config.json"}});
+  serve_repo(dir + "/www", "nvidia/Qwen3-32B-NVFP4",
+             {{"config.json", "models/nvidia__Qwen3-32B-NVFP4/config.json"}, {"hf_quant_config.json", "models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"}});
+  Nginx nginx;
+  ASSERT_TRUE(nginx.start(dir + "/nginx", dir + "/www"));
+  const std::string env = "XDG_CACHE_HOME=" + dir + "/xdg HF_HOME=" + dir + "/hfhome HF_ENDPOINT=" + nginx.url();
+  struct Case {
+    std::string repo, device;
+    double weight_bytes;
+    std::string variant_name, scheme_words;
+  };
+  const std::vector<Case> cases = {
+      {"Qwen/Qwen3-32B-FP8", "H100-SXM", 34336729088.0, "FP8 block 128x128 (DeepSeek / Qwen FP8 checkpoints)", "fp32 scale per 128x128 block"},
+      {"nvidia/Qwen3-32B-NVFP4", "B200", 20676651008.0, "ModelOpt NVFP4 (fp4 e2m1, fp8 scale per 16)", "ModelOpt NVFP4"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.repo);
+    const auto fit = run_cli(env, "fit hf:" + c.repo + " --device " + c.device + " --json");
+    ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 600);
+    const Json f = json_out(fit);
+    const double want = c.weight_bytes / 1073741824.0;
+    EXPECT_NEAR(weights_term_gib(f), want, 0.001 * want);
+    EXPECT_NE(f["settings"]["weight_scheme"].get<std::string>().find(c.scheme_words), std::string::npos) << f["settings"].dump();
+    // The descriptor files came through nginx: the hub's own quantization descriptor was asked for.
+    bool asked_descriptor = false;
+    for (const auto& e : nginx.access_log())
+      if (e.uri == "/" + c.repo + "/resolve/main/hf_quant_config.json") asked_descriptor = true;
+    EXPECT_TRUE(asked_descriptor);
+
+    const auto plan = run_cli(env, "plan hf:" + c.repo + " --devices " + c.device + " --context 32768 --json");
+    ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 600);
+    const Json p = json_out(plan);
+    ASSERT_FALSE(p["recommended"].empty()) << plan.out.substr(0, 600);
+    const Json& row = p["recommended"][0];
+    EXPECT_NEAR(row["weights_gib_per_device"].get<double>(), want, 0.001 * want);
+    EXPECT_EQ(row["variant"], c.variant_name);  // the variant's full name, not the storage detail
+    const std::string serve = row["launch"]["serve"].get<std::string>();
+    EXPECT_EQ(serve.rfind("vllm serve " + c.repo + " ", 0), 0u) << serve;
+    EXPECT_EQ(serve.find("--quantization"), std::string::npos) << serve;  // vLLM reads the format from the checkpoint
+    EXPECT_TRUE(row["launch"]["prepare"].empty()) << row["launch"].dump();  // no conversion: it already has the format
+    EXPECT_EQ(row["launch"]["checkpoint"], c.repo);
+  }
 }
