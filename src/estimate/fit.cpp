@@ -424,9 +424,11 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
                                static_cast<long long>(e.pp_whole_model_max_len));
     if (dep.explain)
       e.assumptions.push_back(format("pipeline parallel %lld on %s: the engine checks max_model_len against the whole model's KV (every stage's layers, "
-                                     "%.2f GiB) in the smallest stage's %.2f GiB, not each stage's own layers (%s); a stage alone would hold %.2fx",
+                                     "%.2f GiB) in the smallest stage's %.2f GiB, not each stage's own layers (engines.json pp_max_model_len_check; "
+                                     "https://github.com/vllm-project/vllm/issues/32105, fixed by https://github.com/vllm-project/vllm/pull/33698); "
+                                     "each stage's own layers would hold %.2fx",
                                      static_cast<long long>(e.pipeline_parallel_size), engine.id.c_str(), bytes_to_gib(e.pp_whole_model_kv_bytes),
-                                     bytes_to_gib(available), engine.pp_max_model_len_check_source.c_str(), e.max_concurrency));
+                                     bytes_to_gib(available), e.max_concurrency));
   } else if (e.max_concurrency < 1.0) {
     e.failure = Failure::max_model_len_too_large;
     const double needed = static_cast<double>(kv.demand_blocks) * static_cast<double>(kv.page_bytes) * static_cast<double>(kv.group_size);
