@@ -229,6 +229,9 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                       origin);
   PF_TRY(pp_check_src, r.opt_string("pp_max_model_len_check_source"));
   p.pp_max_model_len_check_source = pp_check_src.value_or("");
+  if (p.pp_max_model_len_check == "whole_model" && p.pp_max_model_len_check_source.empty())
+    return make_error(ErrorKind::corrupt, format("%s: %s: pp_max_model_len_check whole_model needs pp_max_model_len_check_source", origin.c_str(), id.c_str()),
+                      origin);
   PF_TRY(rounding, r.string("requested_rounding"));
   p.requested_ceil = rounding == "ceil";
   PF_TRY(graph, r.opt_bool("graph_memory_in_budget"));
