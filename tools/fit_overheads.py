@@ -183,7 +183,8 @@ def verdict_right(r, avail_scale):
     if avail_scale != 1.0 and failure in ("none", "kv_negative", "max_model_len_too_large"):
         avail = m["available"] * avail_scale
         conc = m.get("max_concurrency", 1.0) * avail_scale
-        fits = avail > 0 and conc >= 1.0
+        # Issue 15: where the engine checks the whole model's KV against the smallest PP stage, that too.
+        fits = avail > 0 and conc >= 1.0 and avail >= m.get("pp_whole_model_kv", 0.0)
         failure = "none" if fits else ("kv_negative" if avail <= 0 else "max_model_len_too_large")
     right = fits == r["observed_fits"]
     if right and not fits and r.get("observed_failure") and r["observed_failure"] != failure:

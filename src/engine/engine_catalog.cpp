@@ -156,7 +156,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
-                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source"}));
+                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source",
+                            "pp_max_model_len_check", "pp_max_model_len_check_source"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
@@ -220,6 +221,17 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.sampler_logit_copies_if_flashinfer = alt.value_or(copies);
   PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
   p.profiles_mm_encoder = mm_profiled.value_or(true);
+  PF_TRY(pp_check, r.opt_string("pp_max_model_len_check"));
+  p.pp_max_model_len_check = pp_check.value_or("per_stage");
+  if (p.pp_max_model_len_check != "per_stage" && p.pp_max_model_len_check != "whole_model")
+    return make_error(ErrorKind::corrupt,
+                      format("%s: %s: pp_max_model_len_check: expected per_stage or whole_model, found %s", origin.c_str(), id.c_str(), p.pp_max_model_len_check.c_str()),
+                      origin);
+  PF_TRY(pp_check_src, r.opt_string("pp_max_model_len_check_source"));
+  p.pp_max_model_len_check_source = pp_check_src.value_or("");
+  if (p.pp_max_model_len_check == "whole_model" && p.pp_max_model_len_check_source.empty())
+    return make_error(ErrorKind::corrupt, format("%s: %s: pp_max_model_len_check whole_model needs pp_max_model_len_check_source", origin.c_str(), id.c_str()),
+                      origin);
   PF_TRY(rounding, r.string("requested_rounding"));
   p.requested_ceil = rounding == "ceil";
   PF_TRY(graph, r.opt_bool("graph_memory_in_budget"));

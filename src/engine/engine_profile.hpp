@@ -88,6 +88,10 @@ struct EngineProfile {
   double sampler_logit_copies_if_flashinfer = 1.0;
   std::string sampler_source;
   bool profiles_mm_encoder = true;             // the profile run includes the vision encoder's dummy pass
+  // Issue 15 (vLLM 0.14-0.15, vllm#32105): under PP the max_model_len check sums the whole model's KV over
+  // every stage's layers and compares it with the smallest stage's budget ("whole_model"); else per stage.
+  std::string pp_max_model_len_check = "per_stage";
+  std::string pp_max_model_len_check_source;
   std::vector<Mxfp4Layout> mxfp4_layouts;      // the catalogue's layouts whose version range reaches this profile
   // The layout this profile uses on a device (by id, then by family); nullptr: as stored in the checkpoint.
   const Mxfp4Layout* mxfp4_layout_for(const std::string& device_id, const std::string& family) const;

@@ -128,6 +128,8 @@ int64_t kv_capacity_tokens(const FitEstimate& e) {
     if (demand(mid) <= e.num_blocks) lo = mid;
     else hi = mid - 1;
   }
+  // Issue 15: the engine's whole-model PP check admits no longer context than its estimated maximum.
+  if (e.pp_whole_model_check) lo = std::min(lo, e.pp_whole_model_max_len);
   return lo;
 }
 
@@ -357,6 +359,43 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
   }
 }
 
+// Issue 15: vLLM 0.14-0.15 get_kv_cache_configs merges every PP worker's KV specs and checks one request at
+// max_model_len over the whole model's layers against min(available memory) (vllm#29431; fixed by vllm#33698,
+// which projects the groups onto each worker). Bytes of one request at length len over the whole model's
+// layers: per kind, its layers x blocks x page (vLLM _max_memory_usage_bytes_from_groups, unpadded).
+double whole_model_kv_bytes(const FitEstimate& e, int64_t len) {
+  double bytes = 0;
+  for (const auto& g : e.groups) {
+    int64_t blocks = g.blocks_per_request;  // state: fixed per request
+    if (g.kind != "state") {
+      const int64_t full = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(len), static_cast<uint64_t>(std::max<int64_t>(1, e.block_size))));
+      blocks = g.kind == "sliding_attention" ? std::min(g.blocks_per_request, full + 1) : full;
+    }
+    bytes += static_cast<double>(g.whole_layers) * static_cast<double>(blocks) * static_cast<double>(g.page_bytes);
+  }
+  return bytes;
+}
+
+// The check itself and the engine's estimated maximum model length (its binary search: the largest length
+// whose whole-model KV fits the smallest stage's budget), recorded on the estimate.
+void pp_whole_model_check(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
+  if (engine.pp_max_model_len_check != "whole_model" || e.pipeline_parallel_size <= 1 || e.groups.empty() || available <= 0) return;
+  e.pp_whole_model_check = true;
+  e.pp_whole_model_kv_bytes = whole_model_kv_bytes(e, L);
+  int64_t lo = 0, hi = std::max<int64_t>(L, 1);
+  if (whole_model_kv_bytes(e, hi) <= available) {
+    // Longer than max_model_len fits too: search up to where the fixed-size groups alone stop growing.
+    while (hi < (int64_t{1} << 40) && whole_model_kv_bytes(e, hi * 2) <= available) hi *= 2;
+    hi *= 2;
+  }
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (whole_model_kv_bytes(e, mid) <= available) lo = mid;
+    else hi = mid - 1;
+  }
+  e.pp_whole_model_max_len = lo;
+}
+
 // The verdict, in the order the engine fails.
 void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
             const Deployment& dep) {
@@ -375,6 +414,21 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
   } else if (available <= 0 || e.num_blocks <= 0) {
     e.failure = Failure::kv_negative;
     e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
+  } else if (e.pp_whole_model_check && e.pp_whole_model_kv_bytes > available) {
+    // Issue 15: the whole model's KV against the smallest stage's budget (the engine's message and numbers).
+    e.failure = Failure::max_model_len_too_large;
+    e.failure_message = format("ValueError: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger "
+                               "than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. "
+                               "Try increasing gpu_memory_utilization or decreasing max_model_len when initializing the engine.",
+                               static_cast<long long>(L), bytes_to_gib(e.pp_whole_model_kv_bytes), bytes_to_gib(available),
+                               static_cast<long long>(e.pp_whole_model_max_len));
+    if (dep.explain)
+      e.assumptions.push_back(format("pipeline parallel %lld on %s: the engine checks max_model_len against the whole model's KV (every stage's layers, "
+                                     "%.2f GiB) in the smallest stage's %.2f GiB, not each stage's own layers (engines.json pp_max_model_len_check; "
+                                     "https://github.com/vllm-project/vllm/issues/32105, fixed by https://github.com/vllm-project/vllm/pull/33698); "
+                                     "each stage's own layers would hold %.2fx",
+                                     static_cast<long long>(e.pipeline_parallel_size), engine.id.c_str(), bytes_to_gib(e.pp_whole_model_kv_bytes),
+                                     bytes_to_gib(available), e.max_concurrency));
   } else if (e.max_concurrency < 1.0) {
     e.failure = Failure::max_model_len_too_large;
     const double needed = static_cast<double>(kv.demand_blocks) * static_cast<double>(kv.page_bytes) * static_cast<double>(kv.group_size);
@@ -561,6 +615,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.kv_bytes_per_token_rank = kv.kv_bytes_per_token;
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 
+  pp_whole_model_check(e, engine, budget.available, L);
   decide(e, engine, oh, kv, budget.available, L, dep);
   if (dep.explain) printed_lines(e, engine, budget.available, L);
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);

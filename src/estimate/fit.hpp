@@ -119,6 +119,7 @@ struct KvGroup {
   int64_t layers = 0;
   int64_t page_bytes = 0;           // per layer, per block, per rank
   int64_t blocks_per_request = 0;   // at max_model_len
+  int64_t whole_layers = 0;         // this kind's layers in the whole model, every PP stage (issue 15's whole-model check)
 };
 
 // KV-cache geometry (reference sec 2-3): pages per layer kind, groups, blocks, and what they hold.
@@ -218,6 +219,13 @@ struct FitEstimate {
   double max_concurrency = 0;
   int64_t kv_bytes_per_token_rank = 0;
   int64_t state_bytes_per_sequence_rank = 0;
+  // Issue 15: where the engine checks max_model_len against the whole model's KV under PP (vLLM 0.14-0.15,
+  // engines.json pp_max_model_len_check), the whole model's KV for one request at max_model_len (all stages'
+  // layers, this rank's heads) and the largest length whose whole-model KV fits the smallest stage's budget
+  // (the engine's "estimated maximum model length"); kv_capacity_tokens is capped by it.
+  bool pp_whole_model_check = false;
+  double pp_whole_model_kv_bytes = 0;
+  int64_t pp_whole_model_max_len = 0;
 
   bool fits = false;
   Failure failure = Failure::none;

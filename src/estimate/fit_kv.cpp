@@ -175,10 +175,19 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
     return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n) * static_cast<uint64_t>(lay.first_layers), static_cast<uint64_t>(lay.n_layers)));
   };
   std::vector<std::pair<std::string, int64_t>> kinds;
-  if (stage(c.attn_layers) > 0)
+  std::vector<int64_t> whole;  // each kind's layers in the whole model (issue 15's whole-model PP check)
+  if (stage(c.attn_layers) > 0) {
     kinds.emplace_back(m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", stage(c.attn_layers));
-  if (stage(c.sliding_layers) > 0) kinds.emplace_back("sliding_attention", stage(c.sliding_layers));
-  if (stage(c.state_layers) > 0) kinds.emplace_back("state", stage(c.state_layers));
+    whole.push_back(c.attn_layers);
+  }
+  if (stage(c.sliding_layers) > 0) {
+    kinds.emplace_back("sliding_attention", stage(c.sliding_layers));
+    whole.push_back(c.sliding_layers);
+  }
+  if (stage(c.state_layers) > 0) {
+    kinds.emplace_back("state", stage(c.state_layers));
+    whole.push_back(c.state_layers);
+  }
   g.group_padding_ratio = engine.hybrid_group_padding_ratio;
   g.group_size = std::max<int64_t>(1, group_size_for(kinds, engine.hybrid_group_padding_ratio));
   // One state block per request (two in "align" mode), plus one per speculative token (MambaSpec num_speculative_blocks).
@@ -188,6 +197,7 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
     KvGroup kg;
     kg.kind = kind;
     kg.layers = count;
+    kg.whole_layers = whole[g.groups.size()];
     kg.page_bytes = bl.page_bytes;
     if (kind == "state") {
       kg.blocks_per_request = state_blocks;

@@ -1,10 +1,29 @@
 #include "plan/fit_search.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "base/units.hpp"
 
 namespace preflight::plan {
+
+namespace {
+
+constexpr const char* k_tp_instead_of_pp =
+    "tensor parallelism instead of pipeline parallelism: the engine's max_model_len check under PP counts every stage's layers against one stage";
+
+// Issue 15: where the engine checks the whole model's KV against one PP stage (vLLM 0.14-0.15), tensor
+// parallelism over the same cards checks each rank's share of every layer instead: that layout to try.
+std::optional<estimate::Deployment> tp_instead_of_pp(const estimate::Deployment& dep, const estimate::FitEstimate& base) {
+  if (base.failure != estimate::Failure::max_model_len_too_large || !base.pp_whole_model_check || !dep.stage_devices.empty()) return std::nullopt;
+  auto d = dep;
+  d.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size) * base.pipeline_parallel_size;
+  d.pipeline_parallel_size = 1;
+  d.pp_layer_partition.clear();
+  return d;
+}
+
+}  // namespace
 
 FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
                        const estimate::Deployment& dep, const estimate::FitEstimate& base) {
@@ -30,6 +49,8 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     out.fixes.push_back(format("--max-model-len %lld (the largest context the KV budget holds)", static_cast<long long>(out.largest_context)));
     out.fix_flags.push_back(format("--max-model-len %lld", static_cast<long long>(out.largest_context)));
   }
+  if (const auto tp = tp_instead_of_pp(dep, base))
+    offer(*tp, format("--tensor-parallel-size %lld --pipeline-parallel-size 1", static_cast<long long>(tp->tensor_parallel_size)), k_tp_instead_of_pp);
   if (base.failure == estimate::Failure::kv_negative || base.failure == estimate::Failure::max_model_len_too_large) {
     for (double util = base.gpu_memory_utilization + 0.01; util <= 0.985; util += 0.01) {
       auto d = dep;

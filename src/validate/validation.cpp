@@ -312,6 +312,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"available", est.available_kv_bytes},
                       {"kv_tokens", static_cast<double>(est.kv_tokens)},
                       {"max_concurrency", est.max_concurrency},
+                      // Issue 15: the whole model's KV the engine's PP check compares with the smallest stage (0: per stage).
+                      {"pp_whole_model_kv", est.pp_whole_model_check ? est.pp_whole_model_kv_bytes : 0.0},
                       // The regime tools/fit_overheads.py --loo breaks the figures down by.
                       {"regime_moe", resolved.model.num_experts > 0 ? 1.0 : 0.0},
                       {"regime_hybrid", est.state_bytes_per_sequence_rank > 0 ? 1.0 : 0.0},

@@ -128,3 +128,33 @@ TEST(EngineCatalog, Issue14_EngineFactsAreReadOrRejected) {
   ASSERT_FALSE(e.has_value());
   EXPECT_NE(e.error().describe().find("non_torch_multi_rank_fraction"), std::string::npos) << e.error().describe();
 }
+
+// Issue 15: vLLM 0.14-0.15 checks max_model_len under PP against the whole model's KV (vllm#29431, in v0.14.0;
+// vllm#32105, vllm#34076); vllm#33698 (after 0.15.2rc1) checks per worker. vllm-ascend keeps the per-stage check.
+TEST(EngineCatalog, Issue15_PpMaxModelLenCheckFollowsTheVersion) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  struct Row { const char* engine; const char* version; const char* check; };
+  const Row rows[] = {{"vllm", "0.13.0", "per_stage"}, {"vllm", "0.14.0", "whole_model"}, {"vllm", "0.15.2", "whole_model"},
+                      {"vllm", "0.16.0", "per_stage"}, {"vllm-ascend", "0.15.0", "per_stage"}};
+  for (const auto& r : rows) {
+    auto p = select_engine(*c, r.engine, r.version);
+    ASSERT_TRUE(p.has_value()) << r.engine << " " << r.version;
+    EXPECT_EQ(p->pp_max_model_len_check, r.check) << r.engine << " " << r.version;
+    if (p->pp_max_model_len_check == "whole_model") EXPECT_NE(p->pp_max_model_len_check_source.find("pull/33698"), std::string::npos);
+  }
+  const std::string base = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
+      "platform": "cuda", "default_gpu_memory_utilization": 0.9, "block_size": 16, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA}]})";
+  for (const std::string extra : {R"(, "pp_max_model_len_check": "per_layer", "pp_max_model_len_check_source": "s")",
+                                  R"(, "pp_max_model_len_check": "whole_model")"}) {
+    std::string text = base;
+    text.replace(text.find("EXTRA"), 5, extra);
+    auto j = parse_json(text, "engines.json");
+    ASSERT_TRUE(j.has_value());
+    auto e = parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << extra;
+    EXPECT_NE(e.error().describe().find("pp_max_model_len_check"), std::string::npos) << e.error().describe();
+  }
+}

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
@@ -145,4 +147,106 @@ TEST(FitStages, Issue15_MiddleStageHoldsOnlyItsLayers) {
   EXPECT_EQ(e.stages[1].layers, 12);
   const double embedding = 151936.0 * 4096 * 2;
   EXPECT_NEAR(e.stages[0].weights_bytes - e.stages[1].weights_bytes, embedding, 0.002 * embedding + 0.002 * 12 * k_layer_bytes);
+}
+
+// Issue 15, vllm#34076 (vLLM 0.15.2rc1, Qwen3-Coder-30B-A3B-Instruct-FP8 on an RTX 5070 Ti + RTX 5090, PP 2 with
+// VLLM_PP_LAYER_PARTITION=16,32): "24.0 GiB KV cache is needed, which is larger than the available KV cache memory
+// (3.18 GiB) ... estimated maximum model length is 34736". vLLM 0.14-0.15 checks the whole model's KV against the
+// smallest stage. Qwen/Qwen3-30B-A3B-FP8 config.json (the same shape): 48 layers, 4 KV heads of head_dim 128, KV
+// in bf16 (kv_cache_dtype auto; the FP8 checkpoint quantizes weights only). Page per layer and block (16 tokens):
+// K and V x 16 x 4 x 128 x 2 B = 32,768 B. Whole model at max_model_len 262,144 (the model's own):
+// 48 x 16,384 blocks x 32,768 B = 25,769,803,776 B = 24.00 GiB.
+namespace {
+struct Pp34076 {
+  model::ModelSpec model;
+  device::DeviceSpec small, big;
+  engine::Overheads overheads;
+  std::optional<engine::EngineCatalog> engines;
+  estimate::Deployment dep;
+};
+Pp34076 pp34076() {
+  Pp34076 s;
+  auto m = model::resolve_model("Qwen/Qwen3-30B-A3B-FP8");
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().describe());
+  s.model = *m;
+  auto devices = device::load_device_catalog();
+  s.small = *device::find_device(*devices, "RTX5070Ti");
+  s.big = *device::find_device(*devices, "RTX5090");
+  auto engines = engine::load_engine_catalog();
+  s.engines = *engines;
+  s.overheads = *engines->overheads_for("cuda");
+  s.dep.pipeline_parallel_size = 2;
+  s.dep.pp_layer_partition = {16, 32};
+  s.dep.stage_devices = {{s.small.id, s.small.usable_total_bytes()}, {s.big.id, s.big.usable_total_bytes()}};
+  s.dep.max_model_len = 262144;
+  return s;
+}
+std::string estimated_length(const std::string& message) {
+  const std::string key = "estimated maximum model length is ";
+  const auto at = message.find(key);
+  if (at == std::string::npos) return {};
+  return message.substr(at + key.size(), message.find('.', at + key.size()) - at - key.size());
+}
+}  // namespace
+
+TEST(FitStages, Issue15_PpCheckUsesWholeModelKvOnVllm015) {
+  auto s = pp34076();
+  const auto engine = *engine::select_engine(*s.engines, "vllm", "0.15.2");
+  const auto e = estimate::estimate_fit(s.model, s.small, engine, s.overheads, s.dep);
+  ASSERT_EQ(e.stages.size(), 2u);
+  EXPECT_EQ(e.stages[0].layers, 16);
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.failure, estimate::Failure::max_model_len_too_large);
+  EXPECT_NE(e.failure_message.find("(262144), (24.00 GiB KV cache is needed"), std::string::npos) << e.failure_message;
+  EXPECT_DOUBLE_EQ(e.pp_whole_model_kv_bytes, 25769803776.0);
+  // The smallest stage's budget (the 5070 Ti's) is what the check compares with.
+  const double smallest = std::min(e.stages[0].available_kv_bytes, e.stages[1].available_kv_bytes);
+  EXPECT_DOUBLE_EQ(e.available_kv_bytes, smallest);
+  // The engine's estimate: the largest length whose 48 layers x ceil(len / 16) x 32,768 B fit = 16 x floor(avail / 1,572,864).
+  const auto expected_len = 16 * static_cast<int64_t>(std::floor(smallest / 1572864.0));
+  EXPECT_EQ(estimated_length(e.failure_message), std::to_string(expected_len)) << e.failure_message;
+  // The fix list's --max-model-len is the length the check passes; the KV token count stays per stage: the
+  // tightest stage caches 16 of the 48 layers, so about 3x that length (more than 2.5x).
+  EXPECT_EQ(estimate::kv_capacity_tokens(e), expected_len);
+  EXPECT_GT(static_cast<double>(e.kv_tokens), 2.5 * static_cast<double>(expected_len));
+}
+
+TEST(FitStages, Issue15_PpCheckPerStageOnVllm016) {
+  auto s = pp34076();
+  const auto old_engine = *engine::select_engine(*s.engines, "vllm", "0.15.2");
+  const auto new_engine = *engine::select_engine(*s.engines, "vllm", "0.16.0");
+  const auto before = estimate::estimate_fit(s.model, s.small, old_engine, s.overheads, s.dep);
+  const auto after = estimate::estimate_fit(s.model, s.small, new_engine, s.overheads, s.dep);
+  EXPECT_FALSE(after.pp_whole_model_check);
+  // vllm#33698 checks each worker's own layers: the longest context is the tightest stage's, ~3x the merged check's.
+  EXPECT_GT(static_cast<double>(estimate::kv_capacity_tokens(after)), 2.5 * static_cast<double>(estimate::kv_capacity_tokens(before)));
+  // A length between the two: refused by 0.15's whole-model check, served by a stage-wise check.
+  auto mid = s.dep;
+  mid.max_model_len = 2 * estimate::kv_capacity_tokens(before);
+  EXPECT_FALSE(estimate::estimate_fit(s.model, s.small, old_engine, s.overheads, mid).fits);
+  EXPECT_TRUE(estimate::estimate_fit(s.model, s.small, new_engine, s.overheads, mid).fits);
+}
+
+// vllm#32105 (vLLM 0.15.0rc1, GLM-4.7-FP8 PP 8 on A100 80GB, max_model_len 202,752, util 0.925): "71.16 GiB KV cache
+// is needed, which is larger than the available KV cache memory (28.57 GiB)". GLM-4.5 config.json (the shape GLM-4.7
+// keeps): 92 layers, 8 KV heads of head_dim 128, bf16 KV: page 2 x 16 x 8 x 128 x 2 B = 65,536 B; whole model
+// 92 x 12,672 blocks x 65,536 B = 76,403,441,664 B (= 202,752 x 376,832 B) = 71.16 GiB. One stage holds 11-12 layers (~8.9 GiB) and fits.
+TEST(FitStages, Issue15_Vllm32105GlmPp8RefusedByWholeModelCheck) {
+  auto m = model::resolve_model("zai-org/GLM-4.5");
+  ASSERT_TRUE(m.has_value()) << m.error().describe();
+  auto devices = device::load_device_catalog();
+  const auto a100 = *device::find_device(*devices, "A100-80G-SXM");
+  auto engines = engine::load_engine_catalog();
+  const auto engine = *engine::select_engine(*engines, "vllm", "0.15.0");
+  estimate::Deployment d;
+  d.pipeline_parallel_size = 8;
+  d.max_model_len = 202752;
+  d.gpu_memory_utilization = 0.925;
+  d.quantization = "fp8";
+  const auto e = estimate::estimate_fit(*m, a100, engine, *engines->overheads_for("cuda"), d);
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.failure, estimate::Failure::max_model_len_too_large);
+  EXPECT_DOUBLE_EQ(e.pp_whole_model_kv_bytes, 76403441664.0);
+  EXPECT_NE(e.failure_message.find("(202752), (71.16 GiB KV cache is needed"), std::string::npos) << e.failure_message;
+  EXPECT_GE(e.max_concurrency, 1.0);  // per stage it would fit
 }

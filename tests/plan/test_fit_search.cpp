@@ -108,3 +108,27 @@ TEST(FitSearch, DummyVideoFixesAreFoundAndVerified) {
   shorter.max_model_len = 16384;
   EXPECT_TRUE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, shorter).fits);
 }
+
+// Issue 15, vllm#32105: GLM-4.7-FP8 (GLM-4.5's shape) on 8 x A100 80GB, PP 8, 202,752 tokens, vLLM 0.15: the whole-model
+// KV check refuses it (71.16 GiB against one stage's ~28.6 GiB). The fixes: the largest length that check passes
+// (below the model's 202,752), and TP 8 instead of PP 8, each re-estimated and fitting.
+TEST(FitSearch, Issue15_PpWholeModelCheckOffersShorterContextOrTp) {
+  auto c = make("zai-org/GLM-4.5", "A100-80G-SXM", "vllm", "0.15.0");
+  estimate::Deployment d;
+  d.pipeline_parallel_size = 8;
+  d.max_model_len = 202752;
+  d.gpu_memory_utilization = 0.925;
+  d.quantization = "fp8";
+  const auto base = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_FALSE(base.fits);
+  ASSERT_TRUE(base.pp_whole_model_check);
+  const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
+  EXPECT_TRUE(has_flag(s, "--tensor-parallel-size 8 --pipeline-parallel-size 1"));
+  ASSERT_GT(s.largest_context, 0);
+  EXPECT_LT(s.largest_context, 202752 / 2);  // 28.6 / 71.16 of the length, not the one stage's 8x more
+  auto shorter = d;
+  shorter.max_model_len = s.largest_context;
+  EXPECT_TRUE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, shorter).fits);
+  shorter.max_model_len = s.largest_context + 16;
+  EXPECT_FALSE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, shorter).fits);
+}
