@@ -183,6 +183,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!ro) return report_error(ro.error());
   auto spec = resolve_model_arg((*positional)[0], *ro);
   if (!spec) return report_error(spec.error());
+  r.flags.drafter_model_dirs = ro->extra_model_dirs;  // issue 15: a speculative drafter's config, read like MODEL
   auto devices = device::load_device_catalog();
   if (!devices) return report_error(devices.error());
   auto engines = engine::load_engine_catalog();

@@ -121,6 +121,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
     return out;
   }
   deploy::Flags flags = logged_flags(log.args);
+  flags.drafter_model_dirs = ro.extra_model_dirs;  // a speculative drafter's config, read like the logged model
   if (auto checked = deploy::check_flags(flags, log_platform(log)); !checked) {
     out.bad_input = checked.error();
     return out;

@@ -4,12 +4,14 @@
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <regex>
 #include <utility>
 
 #include "base/json_util.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/model_source.hpp"
 
 namespace preflight::deploy {
 
@@ -144,6 +146,40 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
   return spec;
 }
 
+namespace {
+
+// Issue 15: a drafter that is its own checkpoint ("model": eagle, eagle3, draft_model, dflash) is read the way
+// the target is (catalogue, --models DIR, local hub cache; model::resolve_model). EAGLE heads that cannot be read
+// keep the assumed head of the target's shape (said in the assumptions); a draft model or a DFlash drafter has no
+// such shape to assume, so its absence is bad input (exit 2), never a silent 0.
+Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
+  if (!spec.separate_checkpoint()) return Ok{};
+  const std::string& origin = f.speculative_config->origin;
+  const bool shape_assumable = spec.method == "eagle" || spec.method == "eagle3";
+  if (spec.model.empty()) {
+    if (shape_assumable) return Ok{};
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: method '%s' needs \"model\" (the drafter checkpoint): vLLM SpeculativeConfig raises "
+                             "'The draft model config must be specified'", origin.c_str(), spec.method.c_str()));
+  }
+  model::ResolveOptions ro;
+  ro.extra_model_dirs = f.drafter_model_dirs;
+  auto drafter = model::resolve_model(spec.model, ro);
+  if (drafter) {
+    spec.drafter = std::make_shared<const model::ModelSpec>(std::move(*drafter));
+    return Ok{};
+  }
+  if (shape_assumable) return Ok{};
+  return make_error(ErrorKind::invalid_argument,
+                    format("%s: drafter '%s' (method %s): its config.json is not in the catalogue, a --models directory "
+                           "(<org>__<name>/config.json) or the local Hugging Face / ModelScope cache, so its weights and "
+                           "KV layers cannot be sized; download its config.json (e.g. huggingface-cli download %s config.json) "
+                           "or pass --models DIR (%s)",
+                           origin.c_str(), spec.model.c_str(), spec.method.c_str(), spec.model.c_str(), drafter.error().message.c_str()));
+}
+
+}  // namespace
+
 const std::vector<std::string>& known_kv_cache_dtypes() {
   static const std::vector<std::string> k_dtypes = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "fp16", "bf16", "float16", "bfloat16"};
   return k_dtypes;
@@ -214,6 +250,8 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   else if (f.num_devices) d.tensor_parallel_size = f.num_devices->value / (d.pipeline_parallel_size * d.data_parallel_size);
   if (f.speculative_config) {
     PF_TRY(spec, parse_speculative_config(*f.speculative_config));
+    PF_TRY(read, resolve_drafter(spec, f));
+    (void)read;
     d.speculative = std::move(spec);
   }
   if (f.gpu_memory_utilization) d.gpu_memory_utilization = f.gpu_memory_utilization->value;

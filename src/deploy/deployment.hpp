@@ -85,6 +85,9 @@ struct Flags {
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
   // Issue 15: VLLM_PP_LAYER_PARTITION as vLLM reads it ("24,40": decoder layers per stage, in rank order).
   std::optional<Given<std::string>> pp_layer_partition;
+  // Issue 15: where a speculative drafter checkpoint's config is looked for besides the catalogue and the local
+  // hub cache (fit/plan --models DIR: <org>__<name>/config.json).
+  std::vector<std::string> drafter_model_dirs;
 };
 
 struct Inputs {

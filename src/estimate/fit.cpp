@@ -50,6 +50,10 @@ const std::vector<std::string>& speculative_methods() {
 
 bool SpeculativeConfig::mtp() const { return method == "mtp" || ends_with(method, "_mtp"); }
 
+bool SpeculativeConfig::separate_checkpoint() const {
+  return method == "eagle" || method == "eagle3" || method == "draft_model" || method == "dflash";
+}
+
 bool SpeculativeConfig::has_drafter_layers() const {
   return !method.empty() && method != "ngram" && method != "ngram_gpu" && method != "suffix";
 }
@@ -599,7 +603,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.max_model_len = L;
   if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
   const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
-  const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
+  const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
                               budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching};
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;

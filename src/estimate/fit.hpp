@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,11 @@ struct SpeculativeConfig {
   std::string model;                   // "model": the drafter's checkpoint (eagle, eagle3, draft_model)
   bool mtp() const;                    // the target's own MTP layers are the drafter
   bool has_drafter_layers() const;     // a neural drafter with its own weights and attention layers (not ngram / suffix)
+  // Issue 15: the drafter checkpoint's own config (eagle, eagle3, draft_model, dflash with "model"), resolved
+  // like the target (catalogue, --models DIR, hub cache) by deploy; null: not read (EAGLE then assumes a head of
+  // the target's shape; draft_model and dflash cannot be sized and deploy refuses them).
+  std::shared_ptr<const model::ModelSpec> drafter;
+  bool separate_checkpoint() const;    // eagle, eagle3, draft_model, dflash: the drafter is its own checkpoint
 };
 
 // One pipeline stage's card under heterogeneous pipeline parallelism (issue 15): stages in PP rank order.

@@ -246,7 +246,18 @@ Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::Engi
   // The drafter's attention layers (MTP layers, an EAGLE head) have their own KV specs of the target's
   // attention geometry (reference sec 2: draft/MTP layers are in the page total).
   if (in.drafter_layers > 0 && cache.attn_1tok > 0) {
-    cache.attn_layers += in.drafter_layers;
+    // A drafter of another geometry (its own config): vLLM sums each layer's page (UniformTypeKVCacheSpecs) on a
+    // target of one attention kind; here that sum is carried as target-shaped layers, rounded up (said so).
+    int64_t layers = in.drafter_layers;
+    const int64_t drafter_1tok = in.drafter_kv_elements * cache_dtype_bytes(in.kv_cache_dtype, m);
+    if (in.drafter_kv_elements > 0 && drafter_1tok != cache.attn_1tok) {
+      layers = (in.drafter_layers * drafter_1tok + cache.attn_1tok - 1) / cache.attn_1tok;
+      if (in.explain)
+        provenance.push_back(format("speculative decoding: %lld drafter layer(s) of %lld B per token counted as %lld layer(s) of the target's %lld B (rounded up)",
+                                    static_cast<long long>(in.drafter_layers), static_cast<long long>(drafter_1tok), static_cast<long long>(layers),
+                                    static_cast<long long>(cache.attn_1tok)));
+    }
+    cache.attn_layers += layers;
     if (in.explain) provenance.push_back(format("speculative decoding: %lld drafter attention layer(s) in the KV cache", static_cast<long long>(in.drafter_layers)));
   }
   PF_TRY(layout, block_layout(engine, cache, in.explain ? &provenance : nullptr));

@@ -220,10 +220,62 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
 // used when the drafter's own config is not read.
 constexpr int64_t k_eagle3_draft_vocab = 32000;
 
+namespace {
+
+// Issue 15: a drafter sized from its own config (SpeculativeConfig::drafter), as vLLM builds it.
+// Weights: every decoder layer of the drafter checkpoint in its own dtype and format, split by TP like the target's
+// (vLLM loads the drafter inside GPUModelRunner.load_model's memory profiler, right after the target, so the one
+// "Model loading took" line includes it: vllm/v1/worker/gpu_model_runner.py load_model, vLLM V1 0.10 - main 2026).
+// EAGLE / EAGLE-3 / DFlash heads take the target's embedding (vllm/v1/spec_decode/eagle.py load_model shares
+// embed_tokens when the head has none or the shapes match); DFlash also the target's lm_head (z-lab checkpoints ship
+// neither: "DFlash uses the target model's embedding/lm_head"), plus a replicated fc over the target's hidden states
+// of num_hidden_layers target layers (vllm/model_executor/models/qwen3_dflash.py _get_dflash_fc_input_size, no aux
+// layer ids given); EAGLE fc over 2 (EAGLE-3: 3) hidden states. A draft_model loads whole (its own embedding and head).
+// KV: every drafter decoder layer is an Attention with the drafter's KV heads and head_dim
+// (qwen3_dflash.py get_draft_kv_cache_layer_names: all layers; a draft model's own layers), in the same KV cache spec.
+Drafter drafter_from_config(const ModelSpec& m, const Deployment& dep, const StageLayout& lay) {
+  const SpeculativeConfig& spec = dep.speculative;
+  const ModelSpec& dm = *spec.drafter;
+  Drafter d;
+  const bool whole = spec.method == "draft_model";
+  const bool shares_head = spec.method == "dflash";
+  const model::SchemeFormats formats(dm.quant);
+  for (const auto& g : dm.weights) {
+    if (g.part != model::Part::text) continue;
+    if (!whole && ends_with(g.module, "embed_tokens")) continue;
+    if (shares_head && ends_with(g.module, "lm_head")) continue;
+    d.weights_bytes += group_bytes(dm, dm.quant, formats, g) * weight_rank_share(g, lay.tp);
+  }
+  const double h = static_cast<double>(dm.hidden_size), target_h = static_cast<double>(m.hidden_size);
+  double fc_inputs = 0;
+  if (spec.method == "dflash") fc_inputs = static_cast<double>(dm.num_hidden_layers) * target_h;
+  else if (spec.method == "eagle3") fc_inputs = 3.0 * target_h;
+  else if (spec.method == "eagle") fc_inputs = 2.0 * h;
+  const double fc = fc_inputs * h * static_cast<double>(model::dtype_bits(dm.dtype) / 8);  // ReplicatedLinear: whole on every rank
+  d.weights_bytes += fc;
+  int64_t kv_elements = 0;
+  for (const auto& l : dm.layers) {
+    if (l.kv_shared || (l.kind != model::LayerKind::full_attention && l.kind != model::LayerKind::sliding_attention)) continue;
+    ++d.layers;
+    kv_elements = std::max<int64_t>(1, l.num_key_value_heads / lay.tp) * (l.head_dim_k + l.head_dim_v);
+  }
+  d.kv_elements_per_layer = kv_elements;
+  if (dep.explain)
+    d.rule = format("drafter '%s' from its config (%s): %lld attention layer(s) of %lld K+V elements per token on this rank, "
+                    "weights %.3f GiB%s%s", spec.model.c_str(), dm.source.c_str(), static_cast<long long>(d.layers),
+                    static_cast<long long>(kv_elements), bytes_to_gib(d.weights_bytes),
+                    whole ? " (whole checkpoint)" : shares_head ? " (embedding and lm_head shared with the target)" : " (embedding shared with the target)",
+                    fc > 0 ? format(", fc %.0f x %.0f", fc_inputs, h).c_str() : "");
+  return d;
+}
+
+}  // namespace
+
 Drafter estimate_drafter(const ModelSpec& m, const model::QuantScheme& scheme, const Deployment& dep, const StageLayout& lay) {
   Drafter d;
   const SpeculativeConfig& spec = dep.speculative;
   if (!spec.has_drafter_layers()) return d;
+  if (spec.drafter && spec.separate_checkpoint()) return drafter_from_config(m, dep, lay);
   const double tp = static_cast<double>(lay.tp);
   if (spec.mtp()) {
     // The checkpoint's MTP layers (inspect counts them); their embedding and head are the target's

@@ -74,6 +74,9 @@ StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp, int6
 struct Drafter {
   int64_t layers = 0;
   double weights_bytes = 0;  // this rank's share, in the model dtype unless the MTP weights are quantized with it
+  // K + V elements of one token in one drafter layer on this rank when the drafter's own config gives them
+  // (0: the target's attention geometry, as MTP layers and an assumed EAGLE head have).
+  int64_t kv_elements_per_layer = 0;
   std::string rule;          // what was sized, with the assumption made
 };
 Drafter estimate_drafter(const model::ModelSpec& m, const model::QuantScheme& scheme, const Deployment& dep, const StageLayout& layout);
@@ -153,6 +156,7 @@ void mark_stage_blocks(std::vector<PipelineStageFit>& stages, const StageLayout&
 struct KvInputs {
   std::string kv_cache_dtype;
   int64_t drafter_layers = 0;         // speculative decoding: attention layers added by the drafter
+  int64_t drafter_kv_elements = 0;    // Drafter::kv_elements_per_layer (0: the target's geometry)
   int64_t num_speculative_tokens = 0; // lengthens the conv state and adds state blocks per request
   int64_t max_model_len = 0, max_num_batched_tokens = 0;
   double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;

@@ -361,6 +361,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   if (!o.any_memory_or_verdict() && !o.tokens_per_s) return skip("no observed memory field, verdict or speed");
   const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, row.id.c_str());
   PF_TRY(flags, read_case_flags(c, where, o.concurrency_len));
+  flags.drafter_model_dirs = ctx.options.model_dirs;  // a speculative drafter's config, read like the case's model
   CaseModel found = resolve_case_model(inputs.hint.value_or(""), ctx.resolve, row);
   if (!found.spec) return skip("model not resolvable (tried " + found.tried + ")");
   const model::ModelSpec& spec = *found.spec;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "validate/validation.hpp"
@@ -335,4 +336,29 @@ TEST(Validation, Issue15_CaseEnvironmentSizesTheEpCommunicators) {
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().describe().find("(case bad): env.HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1"), std::string::npos)
       << bad.error().describe();
+}
+
+// Issue 15: a case's speculative drafter is read from the --models directories like the case's model. The DFlash
+// drafter below exists only in a scratch directory given to validate; its weights are those of
+// FitSpec.Issue15_DflashDrafterSizedFromItsOwnConfig (5 layers of Qwen3.5-27B's width with an fc of 5 x 5120 x 5120:
+// 1,730,208,000 params x 2 B = 3,460,416,000 B), so the case with it loads that much more than the case without.
+TEST(Validation, Issue15_CaseDrafterReadFromTheModelsDirectories) {
+  const std::string dir = pftest::scratch_dir("validate-drafter");
+  std::filesystem::create_directories(dir + "/z-lab__Qwen3.5-27B-DFlash");
+  std::ofstream(dir + "/z-lab__Qwen3.5-27B-DFlash/config.json")
+      << R"({"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 5,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 17408,
+             "vocab_size": 248320, "max_position_embeddings": 262144, "rms_norm_eps": 1e-6, "torch_dtype": "bfloat16",
+             "tie_word_embeddings": false})";
+  const std::string head = R"J({"engine":"vllm","engine_version":"0.24.0","device":"NVIDIA H200","num_devices":1,"model":"Qwen/Qwen3.5-27B","max_model_len":32768,"available_kv_gib":50.0,)J";
+  const std::string path = dir + "/cases.jsonl";
+  std::ofstream(path) << head << R"J("id":"plain"})J" "\n"
+                      << head << R"J("id":"dflash","speculative_config":{"method":"dflash","model":"z-lab/Qwen3.5-27B-DFlash","num_speculative_tokens":7}})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models"), dir};
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 2u);
+  ASSERT_TRUE(r->rows[1].skip_reason.empty()) << r->rows[1].skip_reason;
+  EXPECT_NEAR(r->rows[1].memory_terms.at("weights") - r->rows[0].memory_terms.at("weights"), 3460416000.0, 1.0);
 }

@@ -1,0 +1,120 @@
+// Issue 15: speculative drafters that are their own checkpoints (draft_model, dflash, eagle3 with "model"),
+// sized from the drafter's own config.json as deploy resolves it (catalogue, --models DIR, hub cache).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "deploy/deployment.hpp"
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_source.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+
+struct Target {
+  model::ModelSpec model;
+  device::DeviceSpec device;
+  engine::EngineProfile engine;
+  engine::Overheads overheads;
+};
+
+Target target(const std::string& model_id) {
+  Target t;
+  auto m = model::resolve_model(model_id);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().describe());
+  t.model = *m;
+  auto devices = device::load_device_catalog();
+  t.device = *device::find_device(*devices, "H200");
+  auto engines = engine::load_engine_catalog();
+  t.engine = *engine::select_engine(*engines, "vllm", "0.11.0");
+  t.overheads = *engines->overheads_for(t.engine.platform);
+  return t;
+}
+
+Expected<estimate::Deployment> with_spec(const std::string& json, const std::vector<std::string>& dirs) {
+  deploy::Flags f;
+  f.max_model_len = deploy::Given<int64_t>{32768, "--max-model-len"};
+  f.speculative_config = deploy::Given<std::string>{json, "--speculative-config"};
+  f.drafter_model_dirs = dirs;
+  return deploy::deployment_from_flags(f);
+}
+
+estimate::Deployment plain() {
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  return d;
+}
+
+}  // namespace
+
+// Qwen3-8B with Qwen3-0.6B as its draft model (../shared/models configs). vLLM's draft-model proposer loads the
+// whole drafter (its own embedding; tie_word_embeddings true, so no separate head), inside the target's
+// "Model loading took" line. Qwen3-0.6B: hidden 1024, 28 layers, 16 heads x 128, 8 KV heads x 128, MLP 3072:
+//   per layer q 1024 x 2048 = 2,097,152; k, v 1024 x 1024 = 2 x 1,048,576; o 2048 x 1024 = 2,097,152;
+//   q/k norms 2 x 128; MLP 3 x 1024 x 3072 = 9,437,184; 2 norms x 1024 -> 15,730,944; x 28 = 440,466,432;
+//   + final norm 1,024 + embedding 151,936 x 1,024 = 155,582,464 -> 596,049,920 params x 2 B = 1,192,099,840 B.
+// KV: each of its 28 layers caches 8 x 128 x (K + V) x 2 B = 4,096 B per token, the target's own page:
+//   28 x 4,096 = 114,688 B per token more.
+TEST(FitSpec, Issue15_DraftModelSizedFromItsOwnConfig) {
+  auto t = target("Qwen/Qwen3-8B");
+  const auto base = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, plain());
+  auto d = with_spec(R"({"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3})", {pftest::shared_path("models")});
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  ASSERT_TRUE(d->speculative.drafter);
+  const auto e = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *d);
+  EXPECT_DOUBLE_EQ(e.drafter_weights_bytes, 1192099840.0);
+  EXPECT_NEAR(e.weights_bytes - base.weights_bytes, 1192099840.0, 1.0);
+  EXPECT_EQ(e.drafter_layers, 28);
+  EXPECT_EQ(e.kv_bytes_per_token_rank - base.kv_bytes_per_token_rank, 114688);
+}
+
+// A DFlash drafter in the layout of z-lab/Qwen3.8-27B-DFlash2 (5 layers, 8 KV heads x 128; written here) on
+// Qwen3.5-27B. vLLM's DFlash head (qwen3_dflash.py) caches KV in every layer and uses the target's embedding and
+// lm_head; its fc takes num_hidden_layers target hidden states. Per layer: q 5120 x 4096 = 20,971,520;
+// k, v 5120 x 1024 = 2 x 5,242,880; o 4096 x 5120 = 20,971,520; q/k norms 2 x 128; MLP 3 x 5120 x 17408 =
+// 267,386,880; 2 norms x 5120 -> 319,826,176; x 5 = 1,599,130,880; + final norm 5,120; + fc 5 x 5120 x 5120 =
+// 131,072,000 -> 1,730,208,000 params x 2 B = 3,460,416,000 B.
+// KV: 8 x 128 x 2 x 2 B = 4,096 B per token per layer, the target's full-attention page (4 x 256 x 2 x 2 B):
+// 5 more layers in that group, + 20,480 B per token.
+TEST(FitSpec, Issue15_DflashDrafterSizedFromItsOwnConfig) {
+  const std::string dir = pftest::scratch_dir("dflash");
+  std::filesystem::create_directories(dir + "/z-lab__Qwen3.5-27B-DFlash");
+  std::ofstream(dir + "/z-lab__Qwen3.5-27B-DFlash/config.json")
+      << R"({"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 5,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 17408,
+             "vocab_size": 248320, "max_position_embeddings": 262144, "rms_norm_eps": 1e-6, "torch_dtype": "bfloat16",
+             "tie_word_embeddings": false, "dflash_config": {"mask_token_id": 248070, "target_layer_ids": [1, 16, 31, 46, 61]}})";
+  auto t = target("Qwen/Qwen3.5-27B");
+  const auto base = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, plain());
+  auto d = with_spec(R"({"method": "dflash", "model": "z-lab/Qwen3.5-27B-DFlash", "num_speculative_tokens": 7})", {dir});
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  const auto e = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *d);
+  EXPECT_DOUBLE_EQ(e.drafter_weights_bytes, 3460416000.0);
+  EXPECT_NEAR(e.weights_bytes - base.weights_bytes, 3460416000.0, 1.0);
+  EXPECT_EQ(e.drafter_layers, 5);
+  // The same speculative tokens without a drafter (ngram) isolate the drafter's KV layers from the longer conv states.
+  auto ngram = with_spec(R"({"method": "ngram", "num_speculative_tokens": 7})", {});
+  ASSERT_TRUE(ngram.has_value());
+  const auto n = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *ngram);
+  EXPECT_EQ(e.kv_bytes_per_token_rank - n.kv_bytes_per_token_rank, 20480);
+  std::filesystem::remove_all(dir);
+}
+
+// A drafter whose config cannot be read is bad input naming it (exit 2), never a silent 0; an EAGLE head keeps
+// its assumed shape.
+TEST(FitSpec, Issue15_UnreadableDrafterIsAnError) {
+  auto d = with_spec(R"({"method": "dflash", "model": "z-lab/NoSuch-DFlash", "num_speculative_tokens": 5})", {});
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(d.error().message.find("drafter 'z-lab/NoSuch-DFlash' (method dflash)"), std::string::npos) << d.error().message;
+  EXPECT_NE(d.error().message.find("cannot be sized"), std::string::npos) << d.error().message;
+  auto nomodel = with_spec(R"({"method": "draft_model", "num_speculative_tokens": 2})", {});
+  ASSERT_FALSE(nomodel.has_value());
+  auto eagle = with_spec(R"({"method": "eagle3", "model": "yuhuili/NoSuch-EAGLE3", "num_speculative_tokens": 2})", {});
+  ASSERT_TRUE(eagle.has_value());
+  EXPECT_FALSE(eagle->speculative.drafter);
+}
