@@ -101,6 +101,16 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   }
   const int cb = cache_dtype_bytes(dep.kv_cache_dtype, m);
   const double tpd = static_cast<double>(tp);
+  // The profile's operators per layer kind, looked up once per kind rather than once per layer (0 when absent).
+  const auto ops_of = [&](const char* kind) {
+    const auto it = profile.ops_per_layer.find(kind);
+    return it != profile.ops_per_layer.end() ? it->second : 0.0;
+  };
+  double kind_ops[static_cast<size_t>(LayerKind::count_)];
+  for (size_t k = 0; k < std::size(kind_ops); ++k) kind_ops[k] = ops_of(model::layer_kind_name(static_cast<LayerKind>(k)));
+  const double moe_ops = ops_of("moe");
+  t.kv_bytes_per_token_layer.reserve(m.layers.size());
+  t.window.reserve(m.layers.size());
   for (const auto& l : m.layers) {
     double per_token = 0;
     const double heads = l.num_key_value_heads > 0 ? std::max(1.0, std::ceil(static_cast<double>(l.num_key_value_heads) / tpd)) : 0;
@@ -129,12 +139,8 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
     t.kv_bytes_per_token_layer.push_back(per_token);
     t.window.push_back(l.kind == LayerKind::sliding_attention ? l.sliding_window : 0);
     if (l.moe) ++t.moe_layers;
-    const auto it = profile.ops_per_layer.find(model::layer_kind_name(l.kind));
-    t.dispatch_ops += it != profile.ops_per_layer.end() ? it->second : 0;
-    if (l.moe) {
-      const auto moe = profile.ops_per_layer.find("moe");
-      t.dispatch_ops += moe != profile.ops_per_layer.end() ? moe->second : 0;
-    }
+    t.dispatch_ops += kind_ops[static_cast<size_t>(l.kind)];
+    if (l.moe) t.dispatch_ops += moe_ops;
   }
   return t;
 }
@@ -227,7 +233,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   else if (s.cross_node)
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
-  if (tp > 1 || pp > 1) {
+  if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
     const std::string intra =
         device.interconnect_bandwidth_bytes_per_s
             ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
@@ -238,7 +244,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     s.link = tp_cross     ? "all-reduces over the " + nic
              : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + "; " : std::string()) + "pipeline hand-offs over the " + nic
                             : intra;
-    if (explain) s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+    s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
   }
   return l;
 }

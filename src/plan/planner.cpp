@@ -143,29 +143,53 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EnginePro
   if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
 }
 
+// A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
+// catalogue entry ("" = as published: none), the lookup's error for an unknown id, and the rule that
+// rejects it on this engine and device family (checked after the engine's own checks, as before).
+struct PreparedVariant {
+  const model::QuantVariant* v = nullptr;
+  bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
+  std::string lookup_error;
+  const model::VariantRule* rejected = nullptr;
+};
+
+PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng, const std::string& variant) {
+  PreparedVariant p;
+  if (variant.empty()) return p;
+  const auto& catalog = model::load_variant_catalog();
+  auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
+  if (!found) {
+    p.unknown = true;
+    p.lookup_error = found.error().message;
+    return p;
+  }
+  p.v = *found;
+  if (eng) p.rejected = model::variant_rule(*p.v, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0);
+  return p;
+}
+
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
-// `dev` (engine_for) and the model's total parameter count. `in.detail` says whether the candidate gets
-// its speed provenance and start commands here (every_row) or not at all (table: the caller adds the
-// start commands of the one row it prints).
-Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                        double params, const std::string& variant, int64_t n, const PlanTargets& t) {
-  Candidate c;
+// `dev` (engine_for), the model's total parameter count and the variant (prepare_variant). Fills `c`, a
+// default Candidate (the planner's own slot: no copy). `in.detail` says whether the candidate gets its
+// speed provenance and start commands here (every_row) or not at all (table: the caller adds the start
+// commands of the one row it prints).
+void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                   double params, const PreparedVariant& pv, int64_t n, const PlanTargets& t) {
   c.model_id = m.id;
   c.device_id = dev.id;
-  c.variant = published_label(m);
-  const model::QuantVariant* v = nullptr;
-  if (!variant.empty()) {
-    const auto& catalog = model::load_variant_catalog();
-    auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
-    if (!found) {
-      c.reason = found.error().message;
-      return c;
-    }
-    v = *found;
+  const model::QuantVariant* v = pv.v;
+  if (pv.unknown) {
+    c.variant = published_label(m);
+    c.reason = pv.lookup_error;
+    return;
+  }
+  if (v) {
     c.variant_id = v->id;
     c.variant = v->name;
     c.variant_rank = variant_rank(*v);
     c.quantization_flag = v->engine_quantization;
+  } else {
+    c.variant = published_label(m);
   }
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
@@ -173,22 +197,22 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   c.params = params;
   if (!eng) {
     c.reason = eng.error().describe();
-    return c;
+    return;
   }
   c.engine_id = eng->id;
   if (!eng->runs_on(dev.platform)) {
     c.reason = eng->id + " does not run on " + dev.platform + " devices";
-    return c;
+    return;
   }
   const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
   const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!oh || !sp) {
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
-    return c;
+    return;
   }
-  if (const model::VariantRule* rule = v ? model::variant_rule(*v, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
+  if (const model::VariantRule* rule = pv.rejected) {
     c.reason = "engine rejects it: " + rule->message;
-    return c;
+    return;
   }
   const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
   c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
@@ -197,7 +221,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
     c.context_tokens = *t.context_tokens;
     c.reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
                       static_cast<long long>(*t.context_tokens));
-    return c;
+    return;
   }
   estimate::Deployment d;
   d.tensor_parallel_size = c.tensor_parallel_size;
@@ -237,12 +261,12 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   if (!c.fit.fits) {
     const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;
     c.reason = failure_reason(c.fit, c.context_tokens, largest);
-    return c;
+    return;
   }
   if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
     c.reason = format("KV holds %.2f requests at %lld tokens; %lld wanted", c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
                       static_cast<long long>(t.concurrency));
-    return c;
+    return;
   }
   estimate::SpeedWorkload w;
   w.concurrency = {t.concurrency};
@@ -260,17 +284,23 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   const bool speed_known = !c.speed.points.empty();
   if (t.min_tokens_per_s && !speed_known) {
     c.reason = "speed unknown: no bandwidth for " + dev.id + " (measure it with preflight bw --save, or pass --bandwidth)";
-    return c;
+    return;
   }
   if (t.min_tokens_per_s && c.tokens_per_s < *t.min_tokens_per_s) {
     c.reason = format("decodes %.1f tok/s per stream at concurrency %lld, below the %.1f wanted", c.tokens_per_s, static_cast<long long>(t.concurrency),
                       *t.min_tokens_per_s);
-    return c;
+    return;
   }
   c.meets = true;
   c.reason = architecture_facts(m, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail == RowDetail::every_row) add_launch(c, m, *eng, in);
+}
+
+Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                        double params, const std::string& variant, int64_t n, const PlanTargets& t) {
+  Candidate c;
+  evaluate_into(c, m, dev, in, eng, params, prepare_variant(m, dev, eng, variant), n, t);
   return c;
 }
 
@@ -319,7 +349,8 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
   size_t most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     variants[i] = variants_for(models[i], in, eng);
-    per_model[i].assign(counts.size(), std::vector<Candidate>(variants[i].size()));
+    per_model[i].resize(counts.size());
+    for (auto& slot : per_model[i]) slot.resize(variants[i].size());  // default slots, built in place (no copies)
     most_variants = std::max(most_variants, variants[i].size());
   }
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
@@ -328,9 +359,10 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
       if (v < variants[i].size()) work.emplace_back(i, v);
   parallel_for(work.size(), in.threads, [&](size_t j) {
     const auto [i, v] = work[j];
+    const PreparedVariant pv = prepare_variant(models[i], dev, eng, variants[i][v]);
     for (size_t k = 0; k < counts.size(); ++k) {
       Candidate& c = per_model[i][k][v];
-      c = evaluate_with(models[i], dev, in, eng, params[i], variants[i][v], counts[k], t);
+      evaluate_into(c, models[i], dev, in, eng, params[i], pv, counts[k], t);
       keep_summary(c);
     }
   });
