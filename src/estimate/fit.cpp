@@ -447,6 +447,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
   add_drafter(e, weights, drafter, lay, dep);
   e.weights_bytes = weights.first.bytes;
+  e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth (a plan fits tens of thousands)
   e.terms.push_back(weights.first);
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).

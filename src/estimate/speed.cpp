@@ -163,10 +163,13 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     if (dep.explain) s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
-    if (dep.explain) s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
-                                catalog.copy_fraction_evidence.c_str(), until().c_str());
     s.bandwidth_is_prior = true;
-    if (dep.explain) s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until().c_str()));
+    if (dep.explain) {
+      const std::string prior_until = until();
+      s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
+                                  catalog.copy_fraction_evidence.c_str(), prior_until.c_str());
+      s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, prior_until.c_str()));
+    }
   } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
     s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;

@@ -32,28 +32,42 @@ int variant_rank(const model::QuantVariant& v) {
   return 1;
 }
 
-std::string architecture_facts(const model::ModelSpec& m, const estimate::FitEstimate& fit) {
-  std::vector<std::string> facts;
+// What a plan says about a model on every row that fits, computed once per model (not per row): its
+// parameter count, its cache layers, and the facts that no layout changes (sliding window, MLA, MoE).
+struct ModelFacts {
+  double params = 0;  // total parameters
   int64_t kv_layers = 0, state_layers = 0;
+  std::string layout_free;  // the sliding-window, MLA and MoE facts, "; "-joined
+};
+
+ModelFacts model_facts(const model::ModelSpec& m) {
+  ModelFacts f;
+  const auto p = model::count_params(m);
+  f.params = static_cast<double>(p.total);
   for (const auto& l : m.layers) {
     if (l.kv_shared) continue;
-    if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) ++state_layers;
-    else if (l.kind != model::LayerKind::mlp_only) ++kv_layers;
+    if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) ++f.state_layers;
+    else if (l.kind != model::LayerKind::mlp_only) ++f.kv_layers;
   }
-  if (state_layers > 0)
-    facts.push_back(format("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB per token per device", static_cast<long long>(kv_layers),
-                           static_cast<long long>(m.layers.size()), static_cast<long long>(state_layers),
-                           static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0));
+  std::vector<std::string> facts;
   const int64_t sliding = model::count_layers(m, model::LayerKind::sliding_attention);
   if (sliding > 0) facts.push_back(format("%lld sliding-window layers cache only their window", static_cast<long long>(sliding)));
   if (model::count_layers(m, model::LayerKind::mla_attention) > 0) facts.push_back("MLA: one compressed latent per token, not split by TP");
-  if (m.num_experts > 0) {
-    const auto p = model::count_params(m);
+  if (m.num_experts > 0)
     facts.push_back(format("MoE: all %lld experts load (%.1fB params), %.1fB active per token", static_cast<long long>(m.num_experts), static_cast<double>(p.total) / 1e9,
                            static_cast<double>(p.active) / 1e9));
-  }
-  std::string s;
-  for (const auto& f : facts) s += (s.empty() ? "" : "; ") + f;
+  for (const auto& x : facts) f.layout_free += (f.layout_free.empty() ? "" : "; ") + x;
+  return f;
+}
+
+// The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
+// token) first, then the model's layout-free facts.
+std::string architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
+  if (f.state_layers == 0) return f.layout_free;
+  std::string s = format("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB per token per device", static_cast<long long>(f.kv_layers),
+                         static_cast<long long>(m.layers.size()), static_cast<long long>(f.state_layers),
+                         static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0);
+  if (!f.layout_free.empty()) s += "; " + f.layout_free;
   return s;
 }
 
@@ -169,12 +183,12 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
 }
 
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
-// `dev` (engine_for), the model's total parameter count and the variant (prepare_variant). Fills `c`, a
+// `dev` (engine_for), the model's facts (model_facts) and the variant (prepare_variant). Fills `c`, a
 // default Candidate (the planner's own slot: no copy). `in.detail` says whether the candidate gets its
 // speed provenance and start commands here (every_row) or not at all (table: the caller adds the start
 // commands of the one row it prints).
 void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                   double params, const PreparedVariant& pv, int64_t n, const PlanTargets& t) {
+                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t) {
   c.model_id = m.id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
@@ -194,7 +208,7 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
-  c.params = params;
+  c.params = facts.params;
   if (!eng) {
     c.reason = eng.error().describe();
     return;
@@ -292,15 +306,15 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     return;
   }
   c.meets = true;
-  c.reason = architecture_facts(m, c.fit);
+  c.reason = architecture_facts(m, facts, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail == RowDetail::every_row) add_launch(c, m, *eng, in);
 }
 
 Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                        double params, const std::string& variant, int64_t n, const PlanTargets& t) {
+                        const ModelFacts& facts, const std::string& variant, int64_t n, const PlanTargets& t) {
   Candidate c;
-  evaluate_into(c, m, dev, in, eng, params, prepare_variant(m, dev, eng, variant), n, t);
+  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, eng, variant), n, t);
   return c;
 }
 
@@ -336,11 +350,11 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *eng, in);
 }
 
-// plan_for_device for each count in `counts` (results in that order), with the per-model parameter
-// counts computed by the caller. The work runs one variant at a time over every model (all published
+// plan_for_device for each count in `counts` (results in that order), with the per-model facts
+// (model_facts) computed by the caller. The work runs one variant at a time over every model (all published
 // checkpoints, then each --quantization flag), all counts of a (model, variant) together: the weight
 // formats the estimates keep per scheme and thread (model::SchemeFormats) then stay warm.
-std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<double>& params, const device::DeviceSpec& dev,
+std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const device::DeviceSpec& dev,
                                            const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
   // Each candidate lands in its own slot, [model][count][variant]; the slots are read in the models' order.
@@ -362,7 +376,7 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
     const PreparedVariant pv = prepare_variant(models[i], dev, eng, variants[i][v]);
     for (size_t k = 0; k < counts.size(); ++k) {
       Candidate& c = per_model[i][k][v];
-      evaluate_into(c, models[i], dev, in, eng, params[i], pv, counts[k], t);
+      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t);
       keep_summary(c);
     }
   });
@@ -398,10 +412,10 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
   return out;
 }
 
-std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
-  std::vector<double> out;
+std::vector<ModelFacts> facts_of(const std::vector<model::ModelSpec>& models) {
+  std::vector<ModelFacts> out;
   out.reserve(models.size());
-  for (const auto& m : models) out.push_back(static_cast<double>(model::count_params(m).total));
+  for (const auto& m : models) out.push_back(model_facts(m));
   return out;
 }
 }  // namespace
@@ -409,18 +423,18 @@ std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
 Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, int64_t n,
                              const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
-  Candidate c = evaluate_with(m, dev, in, eng, static_cast<double>(model::count_params(m).total), variant, n, t);
+  Candidate c = evaluate_with(m, dev, in, eng, model_facts(m), variant, n, t);
   if (c.meets && in.detail == RowDetail::table) add_launch(c, m, *eng, in);  // the one row is the first row
   return c;
 }
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
-  return std::move(plan_device_counts(models, total_params(models), dev, {n}, in, t).front());
+  return std::move(plan_device_counts(models, facts_of(models), dev, {n}, in, t).front());
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
                                          const std::vector<int64_t>& device_counts, const PlanInputs& in, const PlanTargets& t, int threads) {
-  const std::vector<double> params = total_params(models);
+  const std::vector<ModelFacts> facts = facts_of(models);
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
@@ -429,7 +443,7 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   PlanInputs one_worker = in;
   one_worker.threads = 1;
   parallel_for(devices.size(), threads, [&](size_t d) {
-    auto results = plan_device_counts(models, params, devices[d], device_counts, one_worker, t);
+    auto results = plan_device_counts(models, facts, devices[d], device_counts, one_worker, t);
     for (size_t k = 0; k < device_counts.size(); ++k) out[d * device_counts.size() + k].result = std::move(results[k]);
   });
   return out;
@@ -437,7 +451,7 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
 
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
-  const double params = static_cast<double>(model::count_params(m).total);
+  const ModelFacts facts = model_facts(m);
   for (const auto& dev : devices) {
     const auto eng = engine_for(in, dev);
     const auto variants = variants_for(m, in, eng);
@@ -446,7 +460,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
       if (n > max_devices) break;
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
-        Candidate c = evaluate_with(m, dev, in, eng, params, q, n, t);
+        Candidate c = evaluate_with(m, dev, in, eng, facts, q, n, t);
         keep_summary(c);
         if (c.meets) meeting.push_back(std::move(c));
         else r.rejected.push_back(std::move(c));
