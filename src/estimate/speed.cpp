@@ -333,6 +333,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     low = 1.0 / (decode_step(batch, s.bandwidth_low_bytes_per_s * eff).step_s * (1.0 + band));
     high = 1.0 / (decode_step(batch, s.bandwidth_high_bytes_per_s * eff).step_s * std::max(0.05, 1.0 - band));
   };
+  const SpeedPoint* at_one = nullptr;  // the point at concurrency 1 when asked for (a plan's): the single-stream figures are its own
+  s.points.reserve(w.concurrency.size());
   for (const int64_t c : w.concurrency) {
     SpeedPoint p;
     p.concurrency = std::max<int64_t>(1, c);
@@ -342,11 +344,17 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
     at(p.concurrency, p.per_stream_low, p.per_stream_high);
     s.points.push_back(p);
+    if (p.concurrency == 1 && !at_one) at_one = &s.points.back();
   }
-  const StepTerms one = decode_step(1, s.effective_bandwidth_bytes_per_s);
+  const StepTerms one = at_one ? at_one->terms : decode_step(1, s.effective_bandwidth_bytes_per_s);
   if (one.step_s > 0) {
     s.single_stream_tokens_per_s = 1.0 / one.step_s;
-    at(1, s.single_stream_low, s.single_stream_high);
+    if (at_one) {
+      s.single_stream_low = at_one->per_stream_low;
+      s.single_stream_high = at_one->per_stream_high;
+    } else {
+      at(1, s.single_stream_low, s.single_stream_high);
+    }
   }
   if (dep.explain)
     s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "

@@ -103,12 +103,13 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
   if (m.quant.quantized() || e.engine == "llama.cpp") return out;
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
+  const std::string version_max = e.version_max.text();  // formatted once, not per variant
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
     const auto v = model::find_variant(*catalog, id);
     if (!v) continue;
     const std::string& q = (*v)->engine_quantization;
     if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
-    if (model::variant_rule(**v, "rejected", e.engine, e.version_max.text(), "", m.num_experts > 0)) continue;
+    if (model::variant_rule(**v, "rejected", e.engine, version_max, "", m.num_experts > 0)) continue;
     out.push_back(id);
   }
   return out;
@@ -357,16 +358,20 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
 std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const device::DeviceSpec& dev,
                                            const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
-  // Each candidate lands in its own slot, [model][count][variant]; the slots are read in the models' order.
+  // Each candidate lands in its own slot of its count's list, the models in order and each model's variants
+  // in order (offset[i] + v). Once the recommended ones are moved out, the list closes up into the rejected
+  // rows: a rejected candidate (a plan's most) is never moved to a second list.
   std::vector<std::vector<std::string>> variants(models.size());
-  std::vector<std::vector<std::vector<Candidate>>> per_model(models.size());
-  size_t most_variants = 0;
+  std::vector<size_t> offset(models.size());
+  size_t slots = 0, most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     variants[i] = variants_for(models[i], in, eng);
-    per_model[i].resize(counts.size());
-    for (auto& slot : per_model[i]) slot.resize(variants[i].size());  // default slots, built in place (no copies)
+    offset[i] = slots;
+    slots += variants[i].size();
     most_variants = std::max(most_variants, variants[i].size());
   }
+  std::vector<std::vector<Candidate>> per_count(counts.size());
+  for (auto& list : per_count) list.resize(slots);  // default slots, filled in place (no copies)
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   for (size_t v = 0; v < most_variants; ++v)
     for (size_t i = 0; i < models.size(); ++i)
@@ -375,7 +380,7 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
     const auto [i, v] = work[j];
     const PreparedVariant pv = prepare_variant(models[i], dev, eng, variants[i][v]);
     for (size_t k = 0; k < counts.size(); ++k) {
-      Candidate& c = per_model[i][k][v];
+      Candidate& c = per_count[k][offset[i] + v];
       evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t);
       keep_summary(c);
     }
@@ -383,14 +388,11 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
   std::vector<PlanResult> out(counts.size());
   for (size_t k = 0; k < counts.size(); ++k) {
     PlanResult& r = out[k];
+    std::vector<Candidate>& list = per_count[k];
     // Candidates are large: the recommended ones are ranked through pointers and moved once.
     std::vector<Candidate*> meeting;
-    size_t failing = 0;
-    for (auto& slot : per_model)
-      for (auto& c : slot[k]) {
-        if (c.meets) meeting.push_back(&c);
-        else ++failing;
-      }
+    for (auto& c : list)
+      if (c.meets) meeting.push_back(&c);
     // Biggest model first (the seed's question), then higher precision, then faster.
     std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate* a, const Candidate* b) {
       if (a->params != b->params) return a->params > b->params;
@@ -399,10 +401,9 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
     });
     r.recommended.reserve(meeting.size());
     for (Candidate* c : meeting) r.recommended.push_back(std::move(*c));
-    r.rejected.reserve(failing);
-    for (auto& slot : per_model)
-      for (auto& c : slot[k])
-        if (!c.meets) r.rejected.push_back(std::move(c));
+    // The rest keep their order; a moved-out row still reads meets = true.
+    list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
+    r.rejected = std::move(list);
     launch_first_row(r, models, {&dev, 1}, in);
     r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(counts[k]),
                                    dev.id.c_str(), static_cast<long long>(k_devices_per_node),
