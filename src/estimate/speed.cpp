@@ -237,16 +237,20 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
   if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
-    const std::string intra =
-        device.interconnect_bandwidth_bytes_per_s
-            ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
-        : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
-                      : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
-    const std::string nic = format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
-                                   catalog.cross_node_source.c_str());
-    s.link = tp_cross     ? "all-reduces over the " + nic
-             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + "; " : std::string()) + "pipeline hand-offs over the " + nic
-                            : intra;
+    // Each name is built only where the link it names is crossed.
+    const auto intra = [&] {
+      return device.interconnect_bandwidth_bytes_per_s
+                 ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
+             : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
+                           : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+    };
+    const auto nic = [&] {
+      return format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
+                    catalog.cross_node_source.c_str());
+    };
+    s.link = tp_cross     ? "all-reduces over the " + nic()
+             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra() + "; " : std::string()) + "pipeline hand-offs over the " + nic()
+                            : intra();
     s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
   }
   return l;
