@@ -17,6 +17,8 @@ Model (the same as src/estimate/speed.cpp):
   graph:  step = device + host + moe_layers x moe_layer_overhead + comm
   eager:  step = max(device, ops x eager_op_dispatch) + host + comm
   comm    = allreduce_latency_units x allreduce_latency + communication_bandwidth_s
+            (allreduce_latency: the binary's allreduce_fixed_latency_s where it states one, i.e. a measured
+            PCIe figure, never fitted; else the profile's fitted allreduce_latency_s)
 
 `--check` refits nothing: it recomputes every case's step time with this model and the catalogue's constants and
 exits 1 unless it equals the binary's predicted step (relative 1e-9); CTest runs it (fit_speed_matches_binary).
@@ -49,6 +51,8 @@ PRIORS = {
     # of step time at A100 TP4 70B (github.com/vllm-project/vllm/pull/818). Prior 20 us per sequence (estimate).
     "sequence_overhead_s": (0.00002, 0.000001, 0.001),
     "eager_op_dispatch_s": (0.00003, 0.000002, 0.0005),
+    # vLLM fused_moe at batch 1 beyond its expert bytes: ~50 us on A100 (Qwen3-30B-A3B shape, A100-PCIe-40GB: 109.2 us for
+    # 75.5 MB, github.com/vllm-project/vllm/pull/19049), ~30 us on Hopper/Blackwell (sglang PR 11730, vllm PR 31448).
     "moe_layer_overhead_s": (0.00005, 0.000002, 0.001),
     "allreduce_latency_s": (0.00003, 0.000005, 0.001),
 }
@@ -62,7 +66,8 @@ PLATFORM_PRIORS = {"npu": {"allreduce_latency_s": (0.0001, 0.00001, 0.001), "eag
 
 def predict(p, t):
     device = max(t["bytes"] / (t["copy_bandwidth"] * p["bandwidth_efficiency"]), t["compute_s"])
-    comm = t["allreduce_latency_units"] * p["allreduce_latency_s"] + t["communication_bandwidth_s"]
+    # A measured per-round latency (PCIe-only cards under vLLM: NCCL) replaces the fitted one (issue 20).
+    comm = t["allreduce_latency_units"] * (t.get("allreduce_fixed_latency_s") or p["allreduce_latency_s"]) + t["communication_bandwidth_s"]
     host = p["step_overhead_s"] + t.get("concurrency", 1) * p["sequence_overhead_s"]
     if t["eager"] > 0.5:
         return max(device, t["dispatch_ops"] * p["eager_op_dispatch_s"]) + host + comm
@@ -124,7 +129,7 @@ def check(rows, catalog):
 
 def regimes(r):
     """The regimes a case belongs to: engine, platform, dense/MoE, TP>1. A case whose device text names a CPU is
-    platform "cpu" even though it runs on the llama.cpp CUDA profile (there is no CPU profile)."""
+    platform "cpu" (llama.cpp on a CPU runs on the llama.cpp/cpu profile, issue 20; none of its constants is fitted)."""
     t = r["speed_terms"]
     engine, platform = r["speed_profile"].split("/")
     if "cpu" in r.get("device", "").lower():

@@ -130,6 +130,13 @@ Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, 
           }};
 }
 
+Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& into, std::string help) {
+  return {name, "", std::move(help), [&into, name](const std::string&) -> Status {
+            into = deploy::Given<bool>{false, "--" + name};
+            return Ok{};
+          }};
+}
+
 std::vector<Option> deployment_options(deploy::Flags& f) {
   return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
                {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
@@ -148,7 +155,12 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
-                           "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)")});
+                           "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
+                given_switch("enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode align (2 state blocks per request)"),
+                given_switch_off("no-enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode none (1 state block per request)"),
+                given_real("hccl-buffsize", "MB", f.hccl_buffsize_mb, "NPU: HCCL_BUFFSIZE of the engine's environment (CANN default 200): the MC2 buffer\nexpert parallel opens before KV sizing"),
+                given_text("pp-layer-partition", "L1,L2", f.pp_layer_partition,
+                           "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)")});
 }
 
 std::vector<Option> under(std::string heading, std::vector<Option> options) {

@@ -53,6 +53,7 @@ Option given_int(std::string name, std::string value, std::optional<deploy::Give
 Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help);
 Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
 Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);
+Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);  // sets false
 // All of vLLM's deployment flags of deploy::Flags, with their help.
 std::vector<Option> deployment_options(deploy::Flags& flags);
 

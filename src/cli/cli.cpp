@@ -210,7 +210,12 @@ int cmd_fit(const std::vector<std::string>& argv) {
   }
   est->assumptions.insert(est->assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   est->provenance.insert(est->provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
-  if (*variant && check_variant(**variant, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
+  // Issue 16: a checkpoint that already is a variant of the list (read from its own descriptor) meets that
+  // variant's engine rules too: an FP8 checkpoint on a V100 gets vLLM's capability message, not "fits".
+  const model::QuantVariant* rules_of = *variant;
+  if (!rules_of && !r.flags.quantization && model.quant.quantized())
+    if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, model.quant);
+  if (rules_of && check_variant(*rules_of, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   const auto band = deploy::across_versions(in, {&*devices, &*engines});  // issue 15: no version given -> the band over versions

@@ -67,10 +67,13 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.quantization, f.quantization, "quantization");
   take(a.enforce_eager, f.enforce_eager, "enforce_eager");
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
+  take(a.enable_prefix_caching, f.enable_prefix_caching, "enable_prefix_caching");
   take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
   take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
   take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
   take(a.speculative_config, f.speculative_config, "speculative_config");
+  take(a.hccl_buffsize, f.hccl_buffsize_mb, "HCCL_BUFFSIZE");
+  take(a.flashcomm1, f.flashcomm1, "VLLM_ASCEND_ENABLE_FLASHCOMM1");
   return f;
 }
 
@@ -245,6 +248,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["max_num_batched_tokens"] = opt(a.max_num_batched_tokens);
   j["enforce_eager"] = opt(a.enforce_eager);
   j["skip_mm_profiling"] = opt(a.skip_mm_profiling);
+  j["enable_prefix_caching"] = opt(a.enable_prefix_caching);
   j["weights_gib"] = opt(p.weights_gib);
   j["available_kv_gib"] = opt(p.available_kv_gib);
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
@@ -289,6 +293,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.dtype) add("dtype", a.dtype->value, a.dtype->line);
   if (a.enforce_eager) add("enforce_eager", a.enforce_eager->value ? "true" : "false", a.enforce_eager->line);
   if (a.skip_mm_profiling) add("skip_mm_profiling", a.skip_mm_profiling->value ? "true" : "false", a.skip_mm_profiling->line);
+  if (a.enable_prefix_caching) add("enable_prefix_caching", a.enable_prefix_caching->value ? "true" : "false", a.enable_prefix_caching->line);
   fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;
   if (d.class_id.empty()) {
@@ -376,7 +381,8 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"max_model_len", logged(a.max_model_len)}, {"gpu_memory_utilization", logged(a.gpu_memory_utilization)},
                       {"max_num_seqs", logged(a.max_num_seqs)}, {"max_num_batched_tokens", logged(a.max_num_batched_tokens)},
                       {"quantization", logged(a.quantization)}, {"kv_cache_dtype", logged(a.kv_cache_dtype)}, {"dtype", logged(a.dtype)},
-                      {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)}};
+                      {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)},
+                      {"enable_prefix_caching", logged(a.enable_prefix_caching)}};
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
                {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},

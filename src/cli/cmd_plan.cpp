@@ -19,6 +19,7 @@
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
+#include "plan/dp_ep.hpp"
 #include "plan/kubernetes.hpp"
 #include "plan/launch.hpp"
 #include "model/quant_variant.hpp"
@@ -100,7 +101,8 @@ const CommandText k_plan_text{
        preflight plan MODEL [--devices 910B4,910B3,H100] [--max-devices 16] [targets] [--markdown|--json])",
     R"(What a device runs (every catalogue model that fits, ranked biggest first), or what a model needs (the
 cheapest device count, layout and quantization per device), each with its KV tokens, concurrency, decode
-speed and a ready-to-run start command (environment, vLLM flags, multi-node Ray lines).)",
+speed and a ready-to-run start command (environment, vLLM flags, multi-node Ray lines). MoE models also get a
+DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer devices, or more requests at once.)",
     "",
     R"(exit: 0 something fits, 1 nothing fits, 2 bad input,
       3 network or environment failure (hub unreachable, timeout))"};
@@ -225,6 +227,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     const int64_t n = r.num_devices ? r.num_devices->value : 1;
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "planning {} catalogue models on {} x {}...\n", models.size(), n, dev->id);
     result = plan::plan_for_device(models, *dev, n, in, t);
+    if (n > 1) plan::add_dp_ep_rows_for_device(result, models, *dev, in, t);  // issue 15: MoE DP+EP rows where cheaper
     question = fmt::format("what {} x {} runs (context {}, concurrency {}{})", n, dev->id, context, t.concurrency, min_speed);
   } else {
     if (r.model_filter) return report_error(make_error(ErrorKind::invalid_argument, "--model filters the catalogue in the `plan --device D` form; here MODEL names the model"));
@@ -249,6 +252,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
+  if (r.data_parallel) {  // the replicas asked for are of the first TP/PP row: plan's own DP+EP rows step aside (issue 15)
+    std::erase_if(result.recommended, [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+    result.assumptions.push_back("--data-parallel: the start is replicas of the first TP/PP row; plan's own DP+EP rows are not listed");
+  }
   if (r.data_parallel && !result.recommended.empty()) {
     auto& top = result.recommended.front();
     auto dp = plan::with_data_parallel(top, 8, {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
@@ -257,7 +264,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
   }
   Json manifests;
   if (r.kubernetes && !result.recommended.empty()) {
-    auto written = write_kubernetes(result.recommended.front(), *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
+    const auto& top = result.recommended.front();  // a DP+EP row: its replica and its DP size (issue 15)
+    auto written = top.data_parallel_size > 1 ? write_kubernetes(plan::dp_replica(top), *devices, *r.kubernetes, r.image.value_or(""), top.data_parallel_size)
+                                              : write_kubernetes(top, *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
     if (!written) return report_error(written.error());
     manifests = *written;
   }

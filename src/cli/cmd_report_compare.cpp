@@ -85,7 +85,9 @@ report::AbRow value_row(const std::vector<AbArmInput>& arms, int64_t c, const ch
                         std::optional<double> (*value)(const AbLevelInput&), std::optional<double> (*prediction)(const AbLevelInput&)) {
   report::AbRow row{c, metric, unit, false, {}};
   const AbLevelInput* base = find_level(arms.front(), c);
-  const std::optional<double> base_value = base ? value(*base) : std::nullopt;
+  const std::optional<double> base_opt = base ? value(*base) : std::nullopt;
+  const bool has_base = base_opt.has_value();
+  const double base_value = base_opt.value_or(0.0);  // a plain double: GCC 12 flags *optional as maybe-uninitialized here
   for (size_t a = 0; a < arms.size(); ++a) {
     report::AbCell cell;
     const AbLevelInput* l = find_level(arms[a], c);
@@ -94,7 +96,7 @@ report::AbRow value_row(const std::vector<AbArmInput>& arms, int64_t c, const ch
       cell.p50 = *v;
       cell.count = l->stats.succeeded;
       cell.predicted = prediction(*l);
-      if (a > 0 && base_value) cell.delta = report::AbDelta{*v - *base_value, *base_value != 0 ? (*v - *base_value) / *base_value * 100 : 0, {}, {}, {}};
+      if (a > 0 && has_base) cell.delta = report::AbDelta{*v - base_value, base_value != 0 ? (*v - base_value) / base_value * 100 : 0, {}, {}, {}};
     }
     row.cells.push_back(cell);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <utility>
 
@@ -46,6 +47,65 @@ Status apply_mm_limits(const Given<std::string>& limits, estimate::Deployment* d
     if (!d) continue;
     if (modality == "video") d->no_video = n.get<int64_t>() == 0;
     if (modality == "image") d->no_images = n.get<int64_t>() == 0;
+  }
+  return Ok{};
+}
+
+// What vLLM itself says when the ranks do not fit the visible devices (issue 15), after our message: with
+// DP, the first local DP rank whose device range runs past them (vllm/v1/engine/utils.py
+// CoreEngineProcManager: DP rank r takes devices [r x world, (r + 1) x world)); without, the multiproc
+// executor's assertion (vllm/v1/executor/multiproc_executor.py, https://github.com/vllm-project/vllm/issues/28997).
+// Empty when the ranks fit and only leave devices idle (vLLM starts; preflight still refuses the count).
+std::string engine_rank_message(int64_t devices, int64_t world, int64_t dp) {
+  if (world * dp <= devices) return "";
+  if (dp > 1 && world <= devices) {
+    const int64_t r = devices / world;  // the first DP rank whose range does not fit
+    std::string base;
+    for (int64_t i = 0; i < devices; ++i) base += (i == 0 ? "" : ",") + std::to_string(i);
+    return format("; vLLM: Exception: Error setting CUDA_VISIBLE_DEVICES: local range: [%lld, %lld) base value: \"%s\"", static_cast<long long>(r * world),
+                  static_cast<long long>((r + 1) * world), base.c_str());
+  }
+  return format("; vLLM: AssertionError: local_world_size (%lld) must be less than or equal to the number of visible devices (%lld).", static_cast<long long>(world),
+                static_cast<long long>(devices));
+}
+
+// VLLM_PP_LAYER_PARTITION as vllm/distributed/utils.py get_pp_indices reads it: integers split on ",", one
+// per stage (its messages); the sum is checked against the model's layers by the estimate.
+Expected<std::vector<int64_t>> parse_pp_layer_partition(const Given<std::string>& given, int64_t pp) {
+  std::vector<int64_t> parts;
+  for (const auto& item : split(given.value, ',')) {
+    const std::string t = trim(item);
+    char* end = nullptr;
+    const long long v = t.empty() ? 0 : std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || end == nullptr || *end != '\0')
+      return make_error(ErrorKind::invalid_argument, format("%s: ValueError: Invalid partition string: %s", given.origin.c_str(), given.value.c_str()));
+    parts.push_back(v);
+  }
+  if (static_cast<int64_t>(parts.size()) != pp)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: ValueError: len(partitions)=%zu does not match pp_size=%lld.", given.origin.c_str(), parts.size(), static_cast<long long>(pp)));
+  return parts;
+}
+
+// The stages' cards of a comma-separated device list (see deployment.hpp), resolved one by one.
+Status resolve_stage_devices(const DeviceInput& input, const std::vector<std::string>& names, const device::DeviceSpec& first, const device::DeviceCatalog& devices,
+                             estimate::Deployment& d, std::vector<std::string>& assumptions) {
+  if (names.size() < 2) return Ok{};
+  if (static_cast<int64_t>(names.size()) != d.pipeline_parallel_size)
+    return make_error(ErrorKind::invalid_argument, format("%s: %zu devices named for pipeline parallel size %lld: expected one per stage, in rank order ('%s')",
+                                                          input.origin.c_str(), names.size(), static_cast<long long>(d.pipeline_parallel_size), input.text.c_str()));
+  d.stage_devices.clear();
+  for (size_t s = 0; s < names.size(); ++s) {
+    device::DeviceSpec dev = first;
+    if (s > 0) {
+      PF_TRY(resolved, resolve_device({trim(names[s]), input.origin, DeviceForm::name, std::nullopt, ""}, devices, assumptions));
+      dev = std::move(resolved);
+    }
+    if (dev.platform != first.platform)
+      return make_error(ErrorKind::invalid_argument, format("%s: stage %zu is a %s device (%s), stage 0 a %s device (%s): one engine runs every stage",
+                                                            input.origin.c_str(), s, dev.platform.c_str(), dev.id.c_str(), first.platform.c_str(), first.id.c_str()));
+    const double total = s == 0 && d.device_total_bytes ? *d.device_total_bytes : dev.usable_total_bytes();
+    d.stage_devices.push_back({dev.id, total});
   }
   return Ok{};
 }
@@ -105,7 +165,8 @@ Status check_flags(const Flags& f) {
                                               : (dp > 1 ? "data parallel x pipeline stages" : "pipeline stages");
     if (f.num_devices->value % ranks != 0)
       problems.push_back(format("%s: %lld devices do not divide into %s %lld", f.num_devices->origin.c_str(), static_cast<long long>(f.num_devices->value), what,
-                                static_cast<long long>(ranks)));
+                                static_cast<long long>(ranks)) +
+                         engine_rank_message(f.num_devices->value, ranks / dp, dp));
   }
   if (const auto& local = f.data_parallel_size_local; local && (local->value < 0 || local->value > dp))  // vLLM ParallelConfig.__post_init__
     problems.push_back(format("%s: ValueError: data_parallel_size_local (%lld) must be <= data_parallel_size (%lld)", local->origin.c_str(),
@@ -127,6 +188,9 @@ Status check_flags(const Flags& f) {
   }
   if (const auto& t = f.device_total_bytes; t && !(std::isfinite(t->value) && t->value > 0))
     problems.push_back(format("%s: expected a positive total memory, found %s", t->origin.c_str(), number_text(t->value).c_str()));
+  // CANN HCCL_BUFFSIZE: "The value must be an integer greater than or equal to 1" (MB).
+  if (const auto& h = f.hccl_buffsize_mb; h && !(std::isfinite(h->value) && h->value >= 1 && h->value == std::floor(h->value)))
+    problems.push_back(format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB), found %s", h->origin.c_str(), number_text(h->value).c_str()));
   if (problems.empty()) return Ok{};
   std::string message;
   for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
@@ -154,12 +218,20 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f) {
   if (f.quantization) d.quantization = f.quantization->value;
   if (f.enforce_eager && f.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
+  if (f.enable_prefix_caching) d.enable_prefix_caching = f.enable_prefix_caching->value;
   if (f.limit_mm_per_prompt) {
     PF_TRY(applied, apply_mm_limits(*f.limit_mm_per_prompt, &d));
     (void)applied;
   }
   if (f.device_total_bytes) d.device_total_bytes = f.device_total_bytes->value;
+  if (f.hccl_buffsize_mb) d.hccl_buffsize_bytes = f.hccl_buffsize_mb->value * 1024 * 1024;
+  if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
+  if (f.enable_dsa_cp) d.enable_dsa_cp = f.enable_dsa_cp->value;
   d.quant_scheme = f.quant_scheme;
+  if (f.pp_layer_partition) {
+    PF_TRY(parts, parse_pp_layer_partition(*f.pp_layer_partition, d.pipeline_parallel_size));
+    d.pp_layer_partition = std::move(parts);
+  }
   return d;
 }
 
@@ -330,11 +402,27 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                              origin.c_str(), static_cast<long long>(ep), static_cast<long long>(deployment.data_parallel_size),
                              static_cast<long long>(deployment.tensor_parallel_size), static_cast<long long>(in.model.num_experts)));
   }
-  PF_TRY(dev, resolve_device(in.device, *catalogs.devices, r.assumptions));
+  // Heterogeneous PP (issue 15): "A100-80G,L40S" names each stage's card; the first is the deployment's.
+  DeviceInput first_stage = in.device;
+  std::vector<std::string> stage_names;
+  if (in.device.form == DeviceForm::name && in.device.text.find(',') != std::string::npos) {
+    stage_names = split(in.device.text, ',');
+    first_stage.text = trim(stage_names.front());
+  }
+  PF_TRY(dev, resolve_device(first_stage, *catalogs.devices, r.assumptions));
+  PF_TRY(staged, resolve_stage_devices(in.device, stage_names, dev, *catalogs.devices, deployment, r.assumptions));
+  (void)staged;
+  if (!deployment.pp_layer_partition.empty() && in.model.num_hidden_layers > 0) {
+    if (auto split = estimate::pp_layer_partition(in.model.num_hidden_layers, deployment.pipeline_parallel_size, deployment.pp_layer_partition); !split)
+      return make_error(ErrorKind::invalid_argument, (in.flags.pp_layer_partition ? in.flags.pp_layer_partition->origin : std::string("VLLM_PP_LAYER_PARTITION")) +
+                                                         ": " + split.error().message);
+  }
   PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions));
   if (!eng.runs_on(dev.platform)) {
-    return make_error(ErrorKind::invalid_argument, format("%s runs on %s devices, %s is a %s device", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
-                                                          dev.platform.c_str()));
+    const bool llama_only = dev.platform == "cpu" || dev.platform == "metal";
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s runs on %s devices; %s is a device of platform '%s'%s", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
+                             dev.platform.c_str(), llama_only ? " (llama.cpp runs there: a GGUF file with --engine llama.cpp)" : ""));
   }
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
@@ -355,13 +443,18 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("data_parallel_size", f.data_parallel_size, f.data_parallel_size ? std::to_string(f.data_parallel_size->value) : "");
   note("enable_expert_parallel", f.enable_expert_parallel, f.enable_expert_parallel && f.enable_expert_parallel->value ? "true" : "false");
   note("speculative_config", f.speculative_config, f.speculative_config ? f.speculative_config->value : "");
+  note("pp_layer_partition", f.pp_layer_partition, f.pp_layer_partition ? f.pp_layer_partition->value : "");
   note("gpu_memory_utilization", f.gpu_memory_utilization, f.gpu_memory_utilization ? format("%g", f.gpu_memory_utilization->value) : "");
   note("max_model_len", f.max_model_len, f.max_model_len ? std::to_string(f.max_model_len->value) : "");
   note("max_num_seqs", f.max_num_seqs, f.max_num_seqs ? std::to_string(f.max_num_seqs->value) : "");
   note("max_num_batched_tokens", f.max_num_batched_tokens, f.max_num_batched_tokens ? std::to_string(f.max_num_batched_tokens->value) : "");
   note("kv_cache_dtype", f.kv_cache_dtype, f.kv_cache_dtype ? f.kv_cache_dtype->value : "");
   note("quantization", f.quantization, f.quantization ? f.quantization->value : "");
+  note("VLLM_ASCEND_ENABLE_FLASHCOMM1", f.flashcomm1, f.flashcomm1 && f.flashcomm1->value ? "1" : "0");
+  note("enable_dsa_cp", f.enable_dsa_cp, f.enable_dsa_cp && f.enable_dsa_cp->value ? "true" : "false");
+  note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
+  note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   r.model = in.model;
   r.device = std::move(dev);
   r.engine = std::move(eng);

@@ -77,8 +77,14 @@ struct Flags {
   std::optional<Given<std::string>> kv_cache_dtype, quantization;
   std::optional<Given<std::string>> limit_mm_per_prompt;  // vLLM's JSON: '{"image": 1, "video": 0}'
   std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
+  std::optional<Given<bool>> enable_prefix_caching;       // --enable-prefix-caching (true) / --no-enable-prefix-caching (false)
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
+  std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
+  std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment
+  std::optional<Given<bool>> enable_dsa_cp;               // vLLM-Ascend --additional-config '{"enable_dsa_cp": true}'
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
+  // Issue 15: VLLM_PP_LAYER_PARTITION as vLLM reads it ("24,40": decoder layers per stage, in rank order).
+  std::optional<Given<std::string>> pp_layer_partition;
 };
 
 struct Inputs {
@@ -111,7 +117,8 @@ const std::vector<std::string>& known_kv_cache_dtypes();
 // max_num_seqs and max_num_batched_tokens at least 1; num_devices divisible by TP x PP x DP (by PP x DP
 // when TP is not given); data_parallel_size_local at most data_parallel_size (vLLM ParallelConfig's
 // message); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts;
-// --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise).
+// --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise); HCCL_BUFFSIZE an
+// integer of at least 1 (CANN's rule).
 Status check_flags(const Flags& flags);
 
 // --speculative-config as vLLM reads it: method (else inferred from "model" as vLLM does: "eagle3" in
@@ -143,6 +150,10 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
 // Total memory stated in a device description ("79.18 GiB total", "total_gpu_memory=23.58GiB",
 // "total memory 65452113920 B", "15.99 GiB usable"), in bytes.
 std::optional<double> stated_total_bytes(const std::string& text);
+
+// Heterogeneous pipeline parallelism (issue 15): a DeviceInput of the name form whose text lists one card per
+// stage, comma-separated in PP rank order ("A100-80G,L40S"), puts each stage on its own card; the first is the
+// deployment's device. Errors: a count other than the pipeline parallel size, cards of different platforms.
 
 // The whole step: flags checked, device, engine (which must run on the device's platform) and its
 // overheads resolved, the deployment built. Errors: invalid_argument (a bad flag, an engine for another

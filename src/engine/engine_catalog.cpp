@@ -98,6 +98,53 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
 
 namespace {
 
+// The optional NPU memory rules of a profile (issue 15): ep_hccl_communicators [{group, buffer_mib (0 =
+// HCCL_BUFFSIZE), needs_dp}] with ep_hccl_source, and kv_budget_divided_families with kv_budget_divisor and its source.
+Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
+  if (const Json* comms = r.find("ep_hccl_communicators"); comms && !comms->is_null()) {
+    if (!comms->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: ep_hccl_communicators must be an array", origin.c_str(), id.c_str()), origin);
+    for (const auto& item : *comms) {
+      JsonObject c(item, origin, "profiles[" + id + "].ep_hccl_communicators[]");
+      PF_TRY(keys, c.only_keys({"group", "buffer_mib", "needs_dp"}));
+      (void)keys;
+      HcclCommunicator h;
+      PF_TRY(group, c.string("group"));
+      PF_TRY(mib, c.number("buffer_mib"));
+      PF_TRY(needs_dp, c.opt_bool("needs_dp"));
+      if (mib < 0 || mib > 65536)
+        return make_error(ErrorKind::corrupt, format("%s: %s: ep_hccl_communicators %s: buffer_mib must be in [0, 65536], found %g", origin.c_str(), id.c_str(), group.c_str(), mib), origin);
+      h.group = group;
+      h.buffer_mib = mib;
+      h.needs_dp = needs_dp.value_or(false);
+      p.ep_hccl_communicators.push_back(h);
+    }
+    PF_TRY(src, r.opt_string("ep_hccl_source"));
+    if (!src || src->empty()) return make_error(ErrorKind::corrupt, format("%s: %s: ep_hccl_communicators needs ep_hccl_source", origin.c_str(), id.c_str()), origin);
+    p.ep_hccl_source = *src;
+  }
+  PF_TRY(families, string_list(r.find("kv_budget_divided_families"), "profiles[" + id + "].kv_budget_divided_families", origin));
+  if (!families.empty()) {
+    PF_TRY(divisor, r.number("kv_budget_divisor"));
+    if (divisor < 1 || divisor > 16)
+      return make_error(ErrorKind::corrupt, format("%s: %s: kv_budget_divisor must be in [1, 16], found %g", origin.c_str(), id.c_str(), divisor), origin);
+    PF_TRY(src, r.opt_string("kv_budget_divisor_source"));
+    if (!src || src->empty()) return make_error(ErrorKind::corrupt, format("%s: %s: kv_budget_divided_families needs kv_budget_divisor_source", origin.c_str(), id.c_str()), origin);
+    p.kv_budget_divided_families = families;
+    p.kv_budget_divisor = divisor;
+    p.kv_budget_divisor_source = *src;
+  }
+  PF_TRY(dsa, r.opt_string("dsa_cp_switch"));
+  if (dsa) {
+    if (*dsa != "flashcomm1" && *dsa != "additional_config")
+      return make_error(ErrorKind::corrupt, format("%s: %s: dsa_cp_switch must be flashcomm1 or additional_config, found %s", origin.c_str(), id.c_str(), dsa->c_str()), origin);
+    PF_TRY(src, r.opt_string("dsa_cp_source"));
+    if (!src || src->empty()) return make_error(ErrorKind::corrupt, format("%s: %s: dsa_cp_switch needs dsa_cp_source", origin.c_str(), id.c_str()), origin);
+    p.dsa_cp_switch = *dsa;
+    p.dsa_cp_source = *src;
+  }
+  return Ok{};
+}
+
 // One profiles[] record: an engine version range on one platform with its defaults and log-line rules.
 Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string& origin) {
   JsonObject pre(item, origin, "profiles[]");
@@ -108,7 +155,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
-                            "sparse_indexer_cache", "sparse_indexer_cache_source"}));
+                            "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
+                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
@@ -134,6 +182,10 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   else return make_error(ErrorKind::corrupt, format("%s: %s: unknown hybrid_block_rule %s", origin.c_str(), id.c_str(), hbr.c_str()), origin);
   PF_TRY(mode, r.string("hybrid_mamba_mode"));
   p.hybrid_mamba_mode = mode;
+  PF_TRY(pc_mode, r.opt_string("hybrid_prefix_caching_mode"));
+  if (pc_mode && *pc_mode != "align" && *pc_mode != "none")
+    return make_error(ErrorKind::corrupt, format("%s: %s: hybrid_prefix_caching_mode must be align or none, found %s", origin.c_str(), id.c_str(), pc_mode->c_str()), origin);
+  if (pc_mode) p.hybrid_prefix_caching_mode = *pc_mode;
   PF_TRY(indexer, r.opt_string("sparse_indexer_cache"));
   if (indexer) {
     if (*indexer != "fp8_scaled" && *indexer != "bf16" && *indexer != "mla_page")
@@ -191,6 +243,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.fp8_failure = ff.value_or("");
   PF_TRY(source, r.string("source"));
   p.source = source;
+  PF_TRY(npu_rules, parse_npu_memory_rules(r, origin, id, p));
+  (void)npu_rules;
   return p;
 }
 

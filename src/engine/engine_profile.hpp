@@ -36,6 +36,15 @@ struct Mxfp4Layout {
   std::string source;
 };
 
+// One HCCL communicator an expert-parallel deployment opens before the KV cache is sized (issue 15). Each
+// takes 2 x its buffer on the device (send and receive; CANN HCCL_BUFFSIZE). buffer_mib 0: the buffer is
+// HCCL_BUFFSIZE (the environment's, CANN default 200); else the size the engine sets for the group.
+struct HcclCommunicator {
+  std::string group;      // "mc2", "ep", "dp"
+  double buffer_mib = 0;  // 0 = HCCL_BUFFSIZE
+  bool needs_dp = false;  // opened only when data_parallel_size > 1
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
@@ -45,6 +54,9 @@ struct EngineProfile {
   int64_t block_size = 16;
   HybridBlockRule hybrid_block_rule = HybridBlockRule::cuda_align;
   std::string hybrid_mamba_mode;  // none | align
+  // The Mamba cache mode --enable-prefix-caching selects on a hybrid model (vLLM PR #30877: "align", two state
+  // blocks per request); empty: the version has no such mode and the flag leaves hybrid_mamba_mode. Optional key.
+  std::string hybrid_prefix_caching_mode;
   // What a sparse-attention (DeepSeek-V3.2 lightning indexer) layer caches per token beside its MLA latent:
   // fp8_scaled = index_head_dim fp8 + 4 B scale per 128 (vLLM), bf16 = index_head_dim x 2 B, mla_page = a
   // second page the size of the MLA latent (the indexer's page padded to it). Optional key, default fp8_scaled.
@@ -88,6 +100,19 @@ struct EngineProfile {
   std::string quantization_rejection;               // "{q} quantization is currently not supported in npu."
   std::string fp8_requires, fp8_failure;
   std::string source;
+  // Expert parallel on NPU (issue 15): the communicators the MoE token dispatchers open at model construction
+  // (before the profile run, so the KV budget is measured without them), with their source. Empty: none.
+  std::vector<HcclCommunicator> ep_hccl_communicators;
+  std::string ep_hccl_source;
+  // What turns on DSA context parallel for a model with a sparse-attention indexer (vLLM-Ascend): "flashcomm1"
+  // (VLLM_ASCEND_ENABLE_FLASHCOMM1=1, 0.13-0.20), "additional_config" ({"enable_dsa_cp": true}, 0.21+), empty: never.
+  std::string dsa_cp_switch;
+  std::string dsa_cp_source;
+  // Device families on which the worker divides its KV budget (vLLM-Ascend's 310P worker halves it for
+  // operator workspace) by kv_budget_divisor, with the source. Empty: no division.
+  std::vector<std::string> kv_budget_divided_families;
+  double kv_budget_divisor = 1.0;
+  std::string kv_budget_divisor_source;
 
   bool accepts_quantization(const std::string& method) const;
   // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).

@@ -149,7 +149,7 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     JsonObject r(item, origin, "profiles[" + id + "]");
     PF_TRY(pk, r.only_keys({"engine", "platform", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "always_eager", "ops_per_layer",
                             "sequence_overhead_s", "moe_layer_overhead_s", "allreduce_latency_s", "prefill_compute_efficiency", "band_fraction", "evidence",
-                            "graph_default_since", "graph_default_source"}));
+                            "graph_default_since", "graph_default_source", "pcie_allreduce_latency_s", "pcie_allreduce_source"}));
     (void)pk;
     if (cat.find(engine, platform) && cat.find(engine, platform)->platform == platform)
       return make_error(ErrorKind::corrupt, format("%s: duplicate speed profile %s", origin.c_str(), id.c_str()), origin);
@@ -169,12 +169,16 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     PF_TRY(ev, r.string("evidence"));
     PF_TRY(gds, r.opt_string("graph_default_since"));
     PF_TRY(gdsrc, r.opt_string("graph_default_source"));
+    PF_TRY(pcie, r.opt_number("pcie_allreduce_latency_s"));
+    PF_TRY(pcie_src, r.opt_string("pcie_allreduce_source"));
     const std::string where = origin + ": " + id;
     if (gds && !gdsrc) return make_error(ErrorKind::corrupt, where + ": graph_default_since needs graph_default_source (where the version is stated)", origin);
+    if (pcie && (!pcie_src || pcie_src->empty()))
+      return make_error(ErrorKind::corrupt, where + ": pcie_allreduce_latency_s needs pcie_allreduce_source (the measurement)", origin);
     for (const auto& [v, lo, hi, what] : std::vector<std::tuple<double, double, double, std::string>>{
              {be, 0.05, 1.2, "bandwidth_efficiency"}, {so, 0, 0.1, "step_overhead_s"}, {ed, 0, 0.01, "eager_op_dispatch_s"},
              {mo, 0, 0.01, "moe_layer_overhead_s"}, {sq.value_or(0), 0, 0.01, "sequence_overhead_s"}, {ar, 0, 0.01, "allreduce_latency_s"}, {pe, 0.01, 1.0, "prefill_compute_efficiency"},
-             {bf, 0, 1.0, "band_fraction"}}) {
+             {bf, 0, 1.0, "band_fraction"}, {pcie.value_or(0), 0, 0.01, "pcie_allreduce_latency_s"}}) {
       PF_TRY(ok, check_range(v, lo, hi, where, what));
       (void)ok;
     }
@@ -190,6 +194,8 @@ Expected<SpeedCatalog> parse_speed_catalog(const Json& root, const std::string& 
     p.evidence = ev;
     p.graph_default_since = gds.value_or("");
     p.graph_default_source = gdsrc.value_or("");
+    p.pcie_allreduce_latency_s = pcie.value_or(0);
+    p.pcie_allreduce_source = pcie_src.value_or("");
     const Json* ops = r.find("ops_per_layer");
     if (!ops || !ops->is_object()) return make_error(ErrorKind::corrupt, where + ": ops_per_layer: expected an object", origin);
     for (const auto& [kind, value] : ops->items()) {

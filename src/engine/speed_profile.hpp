@@ -31,6 +31,11 @@ struct SpeedProfile {
   std::map<std::string, double> ops_per_layer;  // by layer kind name, plus "moe" for a routed-expert block
   double moe_layer_overhead_s = 0;     // graph mode: routing/sorting kernels per MoE layer per step
   double allreduce_latency_s = 0;      // one small all-reduce inside a node
+  // One all-reduce round between PCIe-only devices (no device link in the catalogue), measured rather than fitted
+  // (issue 20): vLLM turns its custom all-reduce off on more than two PCIe-only GPUs and NCCL carries every
+  // decode all-reduce. 0: such links use allreduce_latency_s like the others.
+  double pcie_allreduce_latency_s = 0;
+  std::string pcie_allreduce_source;   // the measurement (required with pcie_allreduce_latency_s)
   double prefill_compute_efficiency = 0.5;  // of dense peak FLOPs for the dtype, in prefill
   double band_fraction = 0.15;         // +/- relative uncertainty of a predicted step time
   std::string evidence;

@@ -151,10 +151,17 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
       !dep.max_num_batched_tokens && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
     e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, len);
   e.kv_cache_dtype = dep.kv_cache_dtype.empty() ? "auto" : dep.kv_cache_dtype;
+  const auto& fams = engine.kv_budget_divided_families;
+  if (std::find(fams.begin(), fams.end(), device.family) != fams.end()) {
+    e.kv_budget_divisor = engine.kv_budget_divisor;
+    if (dep.explain)
+      e.assumptions.push_back(format("%s on %s (%s): the KV budget is divided by %g (%s)", engine.id.c_str(), device.id.c_str(), device.family.c_str(),
+                                     engine.kv_budget_divisor, engine.kv_budget_divisor_source.c_str()));
+  }
 }
 
 // Parallel layout checks (vLLM ParallelConfig / model verify_with_parallel_config); false when refused.
-bool layout_accepted(FitEstimate& e, const ModelSpec& m) {
+bool layout_accepted(FitEstimate& e, const ModelSpec& m, const Deployment& dep) {
   const int64_t tp = e.tensor_parallel_size, pp = e.pipeline_parallel_size;
   if (m.num_attention_heads % tp != 0) {
     e.failure = Failure::invalid_layout;
@@ -176,6 +183,19 @@ bool layout_accepted(FitEstimate& e, const ModelSpec& m) {
     e.failure = Failure::invalid_layout;
     e.failure_message = format("ValueError: pipeline parallel size (%lld) is larger than the number of layers (%lld)", static_cast<long long>(pp),
                                static_cast<long long>(m.num_hidden_layers));
+    return false;
+  }
+  // Issue 15: VLLM_PP_LAYER_PARTITION must name every stage and every layer; heterogeneous stages one card each.
+  if (pp > 1) {
+    if (auto split = pp_layer_partition(m.num_hidden_layers, pp, dep.pp_layer_partition); !split) {
+      e.failure = Failure::invalid_layout;
+      e.failure_message = split.error().message;
+      return false;
+    }
+  }
+  if (!dep.stage_devices.empty() && static_cast<int64_t>(dep.stage_devices.size()) != pp) {
+    e.failure = Failure::invalid_layout;
+    e.failure_message = format("%zu stage devices for pipeline parallel size %lld: expected one per stage", dep.stage_devices.size(), static_cast<long long>(pp));
     return false;
   }
   return true;
@@ -221,24 +241,36 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   const bool graph_counted = e.graph_in_budget && dep.mode == ExecutionMode::graph;
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
-  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes;
+  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.ep_communicator_bytes;
   if (graph_counted) available -= e.graph_bytes;
-  available = std::floor(available);
+  available = std::floor(std::floor(available) / e.kv_budget_divisor);
   // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
   // (blocks scale with the layers a stage caches) decides num_blocks when it is the tighter one.
   double available_blocks = available;
   k.first_stage = k.last_stage = available;
   if (lay.pp > 1 && !dep.kv_cache_memory_bytes) {
-    double last = e.requested_bytes - weights.last.bytes - run.last_stage_peak_bytes - e.non_torch_bytes;
-    if (graph_counted) last -= e.graph_bytes;
-    last = std::floor(last);
-    k.last_stage = last;
-    available_blocks = std::min(available, last * static_cast<double>(lay.first_layers) / static_cast<double>(lay.last_layers));
-    if (dep.explain)
-      e.provenance.push_back(format("PP %lld: first stage %lld layers + embedding, %.2f GiB available; last stage %lld layers + head + sampler, %.2f GiB",
-                                  static_cast<long long>(lay.pp), static_cast<long long>(lay.first_layers), bytes_to_gib(available),
-                                  static_cast<long long>(lay.last_layers), bytes_to_gib(last)));
-    available = std::min(available, last);  // the lower of the printed lines
+    // Every stage on its own card (issue 15): the first with the embedding (and encoder), the middle ones
+    // their layers, the last the head and the sampler. num_blocks from the tightest, in first-stage layer units.
+    e.stages = terms::estimate_stage_budgets(lay, weights, dep,
+                                             {.device_id = e.device_id, .total_bytes = e.total_bytes, .utilization = e.gpu_memory_utilization,
+                                              .requested_ceil = engine.requested_ceil, .non_torch_bytes = e.non_torch_bytes,
+                                              .graph_bytes = graph_counted ? e.graph_bytes : 0.0, .first_activation_bytes = e.activation_bytes,
+                                              .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes,
+                                              .ep_communicator_bytes = e.ep_communicator_bytes, .kv_budget_divisor = e.kv_budget_divisor});
+    if (!e.stages.empty()) {
+      if (!dep.stage_devices.empty() && dep.explain)
+        e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
+                                "activation terms are the engine's for the platform on every card, and the after-KV margin and speed use stage 0's card");
+      k.first_stage = e.stages.front().available_kv_bytes;
+      k.last_stage = e.stages.back().available_kv_bytes;
+      available_blocks = terms::stage_blocks_budget(lay, e.stages);
+      for (const auto& st : e.stages) available = std::min(available, st.available_kv_bytes);  // the lowest of the printed lines
+      if (dep.explain)
+        for (const auto& st : e.stages)
+          e.provenance.push_back(format("PP stage %lld on %s: layers %lld-%lld%s, %.2f GiB available", static_cast<long long>(st.stage), st.device_id.c_str(),
+                                        static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1),
+                                        st.stage == 0 ? " + embedding" : st.stage == lay.pp - 1 ? " + head + sampler" : "", bytes_to_gib(st.available_kv_bytes)));
+    }
   }
   if (dep.kv_cache_memory_bytes) {
     available = available_blocks = *dep.kv_cache_memory_bytes;
@@ -248,7 +280,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   k.available = available;
   k.available_blocks = available_blocks;
   k.band = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(non_torch_band, 2) +
-                                                       (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0));
+                                                       (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0)) / e.kv_budget_divisor;
   k.band_high = k.band;
   if (!dep.kv_cache_memory_bytes && lay.pp == 1 && engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies) {
     // Versions that sample with FlashInfer whenever it is installed: the prediction keeps the native sort,
@@ -274,15 +306,13 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
 // - Graph capture: outside the budget where the version does not subtract a pre-capture estimate
 //   (vLLM < 0.21, vLLM-Ascend except 0.21/0.22): the fitted graph term +/- its band must fit in total x (1 - util).
 // - Sampler warm-up: the same dummy sampler run the profile run measured, whose peak is subtracted: no margin.
-// - All-to-all buffer: on NPU with expert parallel in graph mode the decode graphs dispatch through MC2, a
-//   communication domain the prefill-shaped profile run may not have opened, so its HCCL_BUFFSIZE buffer
-//   (CANN default 200 MB, reference "HCCL buffers") can arrive after KV sizing: a band of 0 to one buffer.
+// - All-to-all buffers: none after KV sizing. vLLM-Ascend's MoE token dispatchers fetch their MC2 and EP
+//   communicators' names at model construction (token_dispatcher.py get_hccl_comm_name), which creates them and
+//   their HCCL buffers before the profile run; they are in the budget (estimate_ep_communicators).
 struct AfterKvMargin {
   double low = 0, high = 0, headroom = 0;
-  double graph = 0, all_to_all_high = 0;
+  double graph = 0;
 };
-
-constexpr double kHcclBuffsizeDefaultBytes = 200.0 * 1024 * 1024;  // HCCL_BUFFSIZE default 200 (MB), reference sec 4.2 / env table
 
 AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
   AfterKvMargin m;
@@ -290,9 +320,8 @@ AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile&
   // llama.cpp sizes its KV buffer from --ctx-size, not from a utilization: no profile run, nothing sized before capture.
   if (dep.mode != ExecutionMode::graph || engine.engine == "llama.cpp") return m;
   if (!e.graph_in_budget) m.graph = e.graph_bytes;
-  if (engine.platform == "npu" && e.expert_parallel_size > 1) m.all_to_all_high = kHcclBuffsizeDefaultBytes;
   m.low = m.graph * (1.0 - oh.band_fraction);
-  m.high = m.graph * (1.0 + oh.band_fraction) + m.all_to_all_high;
+  m.high = m.graph * (1.0 + oh.band_fraction);
   return m;
 }
 
@@ -309,9 +338,8 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
   e.after_kv_headroom_bytes = m.headroom;
   if (!e.fits || m.high <= 0 || m.headroom >= m.high) return;
   const double util = utilization_for_margin(e.total_bytes, m.high);
-  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)%s", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
-                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)),
-                                  m.all_to_all_high > 0 ? format(" + the MC2 all-to-all buffer 0 - %.2f GiB (HCCL_BUFFSIZE)", bytes_to_gib(m.all_to_all_high)).c_str() : "");
+  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
+                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
   const std::string fix = format("fix: --gpu-memory-utilization %.2f or lower, or --enforce-eager (no graphs)", util);
   if (m.headroom < m.low) {
     e.fits = false;
@@ -332,10 +360,18 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
 // The verdict, in the order the engine fails.
 void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
             const Deployment& dep) {
-  if (e.weights_bytes + e.non_torch_bytes > e.total_bytes) {
+  // Each pipeline stage loads its own weights on its own card (issue 15); the first that does not hold them fails.
+  double weights = e.weights_bytes, total = e.total_bytes;
+  for (const auto& st : e.stages)
+    if (st.weights_bytes + e.non_torch_bytes > st.total_bytes) {
+      weights = st.weights_bytes;
+      total = st.total_bytes;
+      break;
+    }
+  if (weights + e.non_torch_bytes > total) {
     e.failure = Failure::weights_oom;
     e.failure_message = format("RuntimeError: %s out of memory while loading weights: %.2f GiB of weights per device, %.2f GiB total capacity",
-                               engine.platform == "npu" ? "NPU" : "CUDA", bytes_to_gib(e.weights_bytes), bytes_to_gib(e.total_bytes));
+                               engine.platform == "npu" ? "NPU" : "CUDA", bytes_to_gib(weights), bytes_to_gib(total));
   } else if (available <= 0 || e.num_blocks <= 0) {
     e.failure = Failure::kv_negative;
     e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
@@ -354,21 +390,29 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
 
 // The lines the engine prints, from the version's templates (engines.json weights_line, kv_line).
 void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
-  auto fill = [&](std::string text) {
+  auto fill = [&](std::string text, double weights, double kv, double total) {
     auto replace = [&](const std::string& key, const std::string& value) {
       const auto pos = text.find(key);
       if (pos != std::string::npos) text.replace(pos, key.size(), value);
     };
-    replace("{weights_gib:.4f}", fixed(bytes_to_gib(e.weights_bytes), 4));
-    replace("{weights_gib:g}", format("%g", std::round(bytes_to_gib(e.weights_bytes) * 100) / 100));
-    replace("{kv_gib:.2f}", fixed(bytes_to_gib(available), 2));
-    replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(available) * 100) / 100));
-    replace("{kv_bytes}", format("%.0f", std::max(0.0, available)));
-    replace("{total_bytes}", format("%.0f", e.total_bytes));
+    replace("{weights_gib:.4f}", fixed(bytes_to_gib(weights), 4));
+    replace("{weights_gib:g}", format("%g", std::round(bytes_to_gib(weights) * 100) / 100));
+    replace("{kv_gib:.2f}", fixed(bytes_to_gib(kv), 2));
+    replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(kv) * 100) / 100));
+    replace("{kv_bytes}", format("%.0f", std::max(0.0, kv)));
+    replace("{total_bytes}", format("%.0f", total));
     return text;
   };
-  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line));
-  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line));
+  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
+  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, available, e.total_bytes));
+  // Issue 15: each pipeline stage's workers print their own load and KV lines (the first above stands for stage 0
+  // and the lowest budget); one pair per stage, named by stage, card and layers.
+  for (const auto& st : e.stages) {
+    const std::string who = format("(PP stage %lld, %s, layers %lld-%lld) ", static_cast<long long>(st.stage), st.device_id.c_str(),
+                                   static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1));
+    if (!engine.weights_line.empty()) e.lines.push_back(who + fill(engine.weights_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+    if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+  }
   if (e.num_blocks > 0) {
     const std::string size_line = "GPU KV cache size: " + with_thousands(e.kv_tokens) + " tokens";
     const std::string conc_line = "Maximum concurrency for " + with_thousands(L) + " tokens per request: " + fixed(e.max_concurrency, 2) + "x";
@@ -377,12 +421,23 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
   }
 }
 
+// The budget's formula as the estimate applied it.
+std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
+  std::string rule = "requested - weights - activation peak - non-torch";
+  if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
+  if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
+  if (e.kv_budget_divisor > 1) rule = "(" + rule + format(") / %g", e.kv_budget_divisor);
+  return rule;
+}
+
 // The per-rank tree: one entry for PP 1, else the first stage (encoder, embedding) and the last (head, sampler).
 std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::StageLayout& lay, const terms::StageWeights& weights, const terms::ProfileRun& run,
                                            const Term& non_torch, const Term& graph, const KvBudget& budget, const KvGeometry& kv, const engine::Overheads& oh,
                                            bool explain) {
   const std::string kv_rule = !explain ? std::string()
-                                       : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "");
+                                       : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
+                                             std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
+                                             (e.kv_budget_divisor > 1 ? format(", / %g", e.kv_budget_divisor) : std::string());
   RankFootprint first;
   first.stage = lay.pp > 1 ? "first" : "all";
   first.weights = weights.first;
@@ -430,14 +485,14 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   FitEstimate e;
   e.engine_id = engine.id;
   e.device_id = device.id;
-  auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size);
+  auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
   lay.sequence_parallel_moe = dep.enable_expert_parallel && m.num_experts > 0 && lay.dp > 1 && lay.tp > 1;
   e.tensor_parallel_size = lay.tp;
   e.pipeline_parallel_size = lay.pp;
   e.data_parallel_size = lay.dp;
   e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
   resolve_settings(e, m, device, engine, dep);
-  if (!layout_accepted(e, m) || !quantization_accepted(e, m, engine, dep)) return e;
+  if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) return e;
   const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);  // sized_model(m, dep).quant, without copying the model
   if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
   e.weight_scheme = scheme.quantized() ? scheme.detail : std::string(model::dtype_name(m.dtype));
@@ -446,6 +501,9 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   terms::StageWeights weights = std::move(staged);
   const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
   add_drafter(e, weights, drafter, lay, dep);
+  e.dsa_cp_weights_bytes = terms::estimate_dsa_cp_extra(m, scheme, engine, dep, lay, weights.first.rule);
+  weights.first.bytes += e.dsa_cp_weights_bytes;
+  weights.last.bytes += e.dsa_cp_weights_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
   e.weights_bytes = weights.first.bytes;
   e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth (a plan fits tens of thousands)
   e.terms.push_back(weights.first);
@@ -475,20 +533,21 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget);
   e.graph_bytes = graph.bytes;
   e.terms.push_back(graph);
+  const Term ep_comms = terms::estimate_ep_communicators(engine, lay, e.expert_parallel_size, dep);
+  e.ep_communicator_bytes = ep_comms.bytes;
+  if (ep_comms.bytes > 0) e.terms.push_back(ep_comms);
 
   const KvBudget budget = kv_budget(e, engine, oh, dep, lay, weights, run, non_torch.band_bytes);
   e.available_kv_bytes = budget.available;
   e.available_kv_band_bytes = budget.band;
   e.available_kv_band_high_bytes = budget.band_high;
-  e.terms.push_back({"available KV", budget.available, budget.band,
-                     dep.explain ? "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && dep.mode == ExecutionMode::graph ? " - graph" : "")
-                                 : std::string()});
+  e.terms.push_back({"available KV", budget.available, budget.band, dep.explain ? budget_rule(e, dep) : std::string()});
 
   e.max_model_len = L;
   if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
   const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
   const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
-                              budget.band, budget.band_high, dep.explain};
+                              budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching};
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;
   e.block_size = kv.block_size;
@@ -499,6 +558,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.kv_tokens_low = kv.kv_tokens_low;
   e.kv_tokens_high = kv.kv_tokens_high;
   e.max_concurrency = kv.max_concurrency;
+  terms::mark_stage_blocks(e.stages, lay, kv.page_bytes, kv.group_size);
   e.kv_bytes_per_token_rank = kv.kv_bytes_per_token;
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 

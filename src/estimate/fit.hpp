@@ -30,6 +30,12 @@ struct SpeculativeConfig {
   bool has_drafter_layers() const;     // a neural drafter with its own weights and attention layers (not ngram / suffix)
 };
 
+// One pipeline stage's card under heterogeneous pipeline parallelism (issue 15): stages in PP rank order.
+struct StageDevice {
+  std::string device_id;
+  double total_bytes = 0;  // the card's total as the runtime reports it
+};
+
 // vLLM's flags, with their meanings. Unset optionals take the engine version's defaults.
 struct Deployment {
   int64_t tensor_parallel_size = 1;
@@ -47,13 +53,29 @@ struct Deployment {
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
   bool skip_mm_profiling = false;       // --skip-mm-profiling: the profile run leaves the vision encoder out
+  // --enable-prefix-caching / --no-enable-prefix-caching; unset: the version's default. On a hybrid model it
+  // selects vLLM's Mamba cache mode, so the state blocks each request holds (engines.json hybrid_prefix_caching_mode).
+  std::optional<bool> enable_prefix_caching;
   bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
+  // HCCL_BUFFSIZE in the engine's environment (bytes; CANN default 200 MiB when unset): the buffer of the NPU
+  // communicators that take it (vLLM-Ascend's MC2 group), issue 15.
+  std::optional<double> hccl_buffsize_bytes;
+  // vLLM-Ascend switches that turn on DSA context parallel on a sparse-attention (indexer) model, issue 15:
+  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment, --additional-config '{"enable_dsa_cp": true}'.
+  bool flashcomm1 = false;
+  bool enable_dsa_cp = false;
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
   // to a config.json model); replaces scheme_for_flag's assumption.
   std::optional<model::QuantScheme> quant_scheme;
+  // Heterogeneous pipeline parallelism (issue 15): the card of each stage, in PP rank order (empty: every
+  // stage on the deployment's device). Each stage sizes its own budget on its own card; the tightest one
+  // sets num_blocks (vLLM takes the minimum over workers).
+  std::vector<StageDevice> stage_devices;
+  // VLLM_PP_LAYER_PARTITION: decoder layers per stage, in rank order (empty: vLLM get_pp_indices' split).
+  std::vector<int64_t> pp_layer_partition;
   // false: the estimate leaves its explanatory text empty (assumptions, provenance, the terms' rules and
   // inputs, the printed start-up lines) and computes every number, the verdict and the failure message
   // exactly as with true. For callers that print none of that text (plan's candidate search).
@@ -64,8 +86,7 @@ struct Deployment {
 };
 
 // after_kv_oom: the KV cache is sized and allocated, then the warm-up dies: graph capture (CUDA graphs / NPU
-// ACL graphs, FULL_DECODE_ONLY included) or an all-to-all buffer created at capture needs more than the
-// memory left above gpu_memory_utilization (issue 15).
+// ACL graphs, FULL_DECODE_ONLY included) needs more than the memory left above gpu_memory_utilization (issue 15).
 enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large, after_kv_oom };
 const char* failure_name(Failure failure);
 
@@ -130,6 +151,19 @@ struct RankFootprint {
   KvGeometry kv;
 };
 
+// One pipeline stage (PP > 1): its layers, its card, its own budget and the blocks that budget holds.
+struct PipelineStageFit {
+  int64_t stage = 0;
+  std::string device_id;
+  int64_t first_layer = 0, layers = 0;  // decoder layers [first_layer, first_layer + layers)
+  double total_bytes = 0, requested_bytes = 0;
+  double weights_bytes = 0;      // "Model loading took" on this stage's ranks
+  double activation_bytes = 0;   // its profile-run peak (the encoder on the first, the sampler on the last)
+  double available_kv_bytes = 0; // what this stage's workers print as "Available KV cache memory"
+  int64_t num_blocks = 0;        // blocks this budget holds for this stage's layers; the engine takes the minimum
+  bool tightest = false;         // the stage whose blocks the engine keeps
+};
+
 struct FitEstimate {
   std::string engine_id;
   std::string device_id;
@@ -148,14 +182,21 @@ struct FitEstimate {
 
   double total_bytes = 0, requested_bytes = 0;
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
+  // Expert parallel on NPU: the HCCL buffers of the communicators the MoE dispatchers open before the profile
+  // run (2 x buffer each), subtracted from the budget (issue 15). 0 without EP or on other platforms.
+  double ep_communicator_bytes = 0;
+  // DSA context parallel (vLLM-Ascend, sparse-attention models): what keeping q_b_proj / kv_b_proj whole and one
+  // full o_proj adds to this rank's weights (inside weights_bytes). 0 when it is off.
+  double dsa_cp_weights_bytes = 0;
+  // What the worker divides its budget by on this device (vLLM-Ascend's 310P worker: 2); 1 elsewhere.
+  double kv_budget_divisor = 1.0;
   double available_kv_bytes = 0;
   double available_kv_band_bytes = 0;
   double available_kv_band_high_bytes = 0; // the high side: wider where the engine may take a cheaper path
   double available_kv_low_bytes() const { return available_kv_bytes - available_kv_band_bytes; }
   double available_kv_high_bytes() const { return available_kv_bytes + available_kv_band_high_bytes; }
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
-  // What the warm-up after KV sizing needs outside the budget (graph capture outside it, an EP all-to-all
-  // buffer created at capture), low and high ends, and the 1 - util headroom per device it must fit in.
+  // What the warm-up after KV sizing needs outside the budget (graph capture outside it), low and high ends, and the 1 - util headroom per device it must fit in.
   double after_kv_needed_low_bytes = 0, after_kv_needed_high_bytes = 0, after_kv_headroom_bytes = 0;
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the
@@ -181,6 +222,7 @@ struct FitEstimate {
   bool fits = false;
   Failure failure = Failure::none;
   std::string failure_message;      // as the engine words it
+  std::vector<PipelineStageFit> stages;  // PP > 1: every stage in rank order (fit --json "stages")
   std::vector<RankFootprint> ranks;  // the typed tree the flat fields above summarise (fit --json "ranks")
   std::vector<std::string> lines;   // what the engine prints at start-up
   std::vector<std::string> assumptions;
@@ -215,6 +257,12 @@ double weight_rank_share(const model::WeightGroup& group, int64_t tensor_paralle
 bool is_layer_weight(const model::WeightGroup& group);
 // The model with the storage scheme the deployment implies (checkpoint, --quantization or override).
 model::ModelSpec sized_model(const model::ModelSpec& model, const Deployment& deployment);
+
+// Decoder layers per pipeline stage as vLLM splits them (vllm/distributed/utils.py get_pp_indices): with
+// `given` (VLLM_PP_LAYER_PARTITION) that list, else num_hidden_layers // pp each and the remainder one
+// each to the stages before the last, from the second-to-last backwards. invalid_argument with vLLM's
+// messages when `given` has not pp entries or does not sum to the layers, or names a stage of no layers.
+Expected<std::vector<int64_t>> pp_layer_partition(int64_t num_hidden_layers, int64_t pp, const std::vector<int64_t>& given);
 
 // vLLM's accepted --speculative-config methods (SpeculativeMethod), in its order.
 const std::vector<std::string>& speculative_methods();

@@ -146,6 +146,15 @@ int64_t group_size_for(const std::vector<std::pair<std::string, int64_t>>& kinds
   return static_cast<double>(hi) < ratio * static_cast<double>(lo) ? hi : lo;
 }
 
+// vLLM's Mamba cache mode, which sets the state blocks one request holds (MambaSpec.max_memory_usage_bytes:
+// none 1, align 2, plus one per speculative token): --no-enable-prefix-caching gives none, --enable-prefix-caching
+// the version's prefix-caching mode (align since vLLM PR #30877 and vllm-ascend 0.16), unset the version's default.
+std::string mamba_cache_mode(const engine::EngineProfile& engine, const KvInputs& in) {
+  if (!in.enable_prefix_caching) return engine.hybrid_mamba_mode;
+  if (!*in.enable_prefix_caching) return "none";
+  return engine.hybrid_prefix_caching_mode.empty() ? engine.hybrid_mamba_mode : engine.hybrid_prefix_caching_mode;
+}
+
 // Groups per layer kind with the blocks one request at max_model_len needs in each.
 Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const LayerCache& c, const BlockLayout& bl,
                                const KvInputs& in) {
@@ -157,7 +166,14 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
   g.kv_bytes_per_token = per_token;
   g.state_bytes_per_sequence = per_seq;
   // Pipeline parallelism: each stage caches only its own layers; the fullest stage sets num_blocks.
-  auto stage = [&](int64_t n) { return lay.pp > 1 ? static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(lay.pp))) : n; };
+  // Counts are the first stage's (num_blocks is sized in first-stage layer units): ceil(n / pp) under vLLM's
+  // default split of two stages, else in proportion to the first stage's share of the layers (issue 15).
+  const bool even_first = lay.first_layers == static_cast<int64_t>(ceil_div(static_cast<uint64_t>(lay.n_layers), static_cast<uint64_t>(lay.pp)));
+  auto stage = [&](int64_t n) {
+    if (lay.pp <= 1) return n;
+    if (even_first) return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(lay.pp)));
+    return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n) * static_cast<uint64_t>(lay.first_layers), static_cast<uint64_t>(lay.n_layers)));
+  };
   std::vector<std::pair<std::string, int64_t>> kinds;
   if (stage(c.attn_layers) > 0)
     kinds.emplace_back(m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", stage(c.attn_layers));
@@ -166,7 +182,7 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
   g.group_padding_ratio = engine.hybrid_group_padding_ratio;
   g.group_size = std::max<int64_t>(1, group_size_for(kinds, engine.hybrid_group_padding_ratio));
   // One state block per request (two in "align" mode), plus one per speculative token (MambaSpec num_speculative_blocks).
-  const int64_t state_blocks = (engine.hybrid_mamba_mode == "align" ? 2 : 1) + in.num_speculative_tokens;
+  const int64_t state_blocks = (mamba_cache_mode(engine, in) == "align" ? 2 : 1) + in.num_speculative_tokens;
   const int64_t bs = bl.block_size, L = in.max_model_len;
   for (const auto& [kind, count] : kinds) {
     KvGroup kg;
@@ -225,6 +241,12 @@ Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::Engi
   }
   PF_TRY(layout, block_layout(engine, cache, in.explain ? &provenance : nullptr));
   PF_TRY(geometry, kv_groups(m, engine, lay, cache, layout, in));
+  if (in.explain && cache.state_layers > 0 && in.enable_prefix_caching) {
+    const std::string mode = mamba_cache_mode(engine, in);
+    provenance.push_back(format("%s: Mamba cache mode '%s', %lld state block(s) per request in each state group",
+                                *in.enable_prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching", mode.c_str(),
+                                static_cast<long long>((mode == "align" ? 2 : 1) + in.num_speculative_tokens)));
+  }
   blocks_and_tokens(geometry, engine, in);
   return geometry;
 }

@@ -30,7 +30,7 @@ Expected<int64_t> checked_sum(int64_t a, int64_t b, const std::string& what) {
   return r;
 }
 
-StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp) {
+StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp, const std::vector<int64_t>& partition) {
   StageLayout l;
   l.tp = std::max<int64_t>(1, tp);
   l.pp = std::max<int64_t>(1, pp);
@@ -38,6 +38,14 @@ StageLayout stage_layout(const ModelSpec& m, int64_t tp, int64_t pp, int64_t dp)
   l.n_layers = std::max<int64_t>(1, m.num_hidden_layers);
   l.first_layers = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(l.n_layers), static_cast<uint64_t>(l.pp)));
   l.last_layers = std::max<int64_t>(1, l.n_layers / l.pp);
+  if (l.pp > 1 && l.n_layers >= l.pp) {
+    // vLLM's split (or the given VLLM_PP_LAYER_PARTITION, checked by the caller); a bad one keeps the ends above.
+    if (auto split = pp_layer_partition(l.n_layers, l.pp, partition)) {
+      l.stage_layers = std::move(*split);
+      l.first_layers = l.stage_layers.front();
+      l.last_layers = l.stage_layers.back();
+    }
+  }
   return l;
 }
 
@@ -107,7 +115,7 @@ double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const m
 
 Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                         const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
-  double computed_total = 0, computed_rank = 0, computed_last = 0;
+  double computed_total = 0, computed_rank = 0, computed_last = 0, computed_layer = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
   const model::SchemeFormats formats(scheme);
@@ -138,9 +146,11 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     }
     computed_rank += bytes * share;
     computed_last += bytes * last_share;
+    if (is_layer_weight(g) && g.part == model::Part::text) computed_layer += bytes * base / static_cast<double>(lay.n_layers);
   }
   double weights = computed_rank;
   double weights_last = computed_last;
+  double shared = 0;
   const bool explain = dep.explain;
   std::string rule;
   std::vector<std::pair<std::string, double>> inputs;
@@ -159,6 +169,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
+    computed_layer = computed_layer * exact / computed_total;
     if (explain) {
       rule = "exact checkpoint bytes (headers) x this rank's share";
       inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
@@ -170,6 +181,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     const double rope = static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
     weights += rope;
     weights_last += rope;
+    shared += rope;
     if (explain) {
       rule += format(" + rotary caches %lld x %lld x %.0f B (%s)", static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), element,
                      oh.rope_cache_source.c_str());
@@ -197,6 +209,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   StageWeights out;
   out.first = {"weights", weights, 0, rule, inputs};
   out.last = {"weights", weights_last, 0, rule, inputs};
+  out.layer_bytes = computed_layer;
+  out.shared_bytes = shared;
   if (explain) out.last.inputs[2].second = static_cast<double>(lay.last_layers);
   return out;
 }
@@ -379,6 +393,55 @@ Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay, boo
   if (!explain) return {"non-torch", bytes, band, {}, {}};
   return {"non-torch", bytes, band, "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")",
           {{"non_torch_bytes", oh.non_torch_bytes}, {"multi_rank_fraction", multi_rank ? oh.non_torch_multi_rank_fraction : 0.0}}};
+}
+
+double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
+                             const StageLayout& lay, std::string& rule) {
+  const bool on = (engine.dsa_cp_switch == "flashcomm1" && dep.flashcomm1) || (engine.dsa_cp_switch == "additional_config" && dep.enable_dsa_cp);
+  const bool indexer = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
+  if (!on || !indexer || lay.tp <= 1) return 0;
+  const model::SchemeFormats formats(scheme);
+  const double split = 1.0 - 1.0 / static_cast<double>(lay.tp);
+  double whole_q_b = 0, whole_kv_b = 0, o_proj_layer = 0;
+  for (const auto& g : m.weights) {
+    if (g.part != model::Part::text && !(g.part == model::Part::mtp && dep.speculative.mtp())) continue;  // MTP layers load only as the drafter
+    if (ends_with(g.module, "self_attn.q_b_proj")) whole_q_b += group_bytes(m, scheme, formats, g) * split;
+    // kv_b_proj is dequantized into W_UK / W_UV in the model dtype and then disposed (sfa_v1.py process_weights_after_loading).
+    else if (ends_with(g.module, "self_attn.kv_b_proj"))
+      whole_kv_b += static_cast<double>(g.rows) * static_cast<double>(g.cols) * static_cast<double>(g.count) * (model::dtype_bits(m.dtype) / 8) * split;
+    else if (ends_with(g.module, "self_attn.o_proj") && g.part == model::Part::text && g.count > 0)
+      o_proj_layer = group_bytes(m, scheme, formats, g) / static_cast<double>(g.count);
+  }
+  const double extra = whole_q_b + whole_kv_b + o_proj_layer;
+  if (dep.explain)
+    rule += format(" + DSA context parallel %.2f GiB (q_b_proj %.2f and kv_b_proj as W_UK/W_UV %.2f GiB whole on every rank instead of 1/%lld, one full o_proj %.2f GiB: %s)",
+                   bytes_to_gib(extra), bytes_to_gib(whole_q_b), bytes_to_gib(whole_kv_b), static_cast<long long>(lay.tp), bytes_to_gib(o_proj_layer),
+                   engine.dsa_cp_source.c_str());
+  return extra;
+}
+
+// CANN HCCL_BUFFSIZE: "Each communicator occupies 2 x HCCL_BUFFSIZE memory, which is used for receiving and
+// sending memory"; default 200 (MB, i.e. MiB: vllm-ascend sizes it in units of 1024 x 1024)
+// (https://www.hiascend.com/document/detail/en/canncommercial/800/apiref/envvar/envref_07_0080.html). A
+// communicator created with an hccl_buffer_size option takes that size instead (HcclCommConfig has priority).
+constexpr double k_hccl_buffsize_default_bytes = 200.0 * 1024 * 1024;
+
+Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& lay, int64_t expert_parallel_size, const Deployment& dep) {
+  if (expert_parallel_size <= 1 || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
+  const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
+  double bytes = 0;
+  std::string groups;
+  for (const auto& c : engine.ep_hccl_communicators) {
+    if (c.needs_dp && lay.dp <= 1) continue;
+    const double buffer = c.buffer_mib > 0 ? c.buffer_mib * 1024 * 1024 : buffsize;
+    bytes += 2.0 * buffer;
+    if (dep.explain) groups += format("%s%s %.0f MiB", groups.empty() ? "" : ", ", c.group.c_str(), buffer / (1024 * 1024));
+  }
+  if (!dep.explain) return {"EP communicators", bytes, 0, {}, {}};
+  return {"EP communicators", bytes, 0,
+          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s", groups.c_str(),
+                 buffsize / (1024 * 1024), dep.hccl_buffsize_bytes ? "" : ", the CANN default", engine.ep_hccl_source.c_str()),
+          {{"hccl_buffsize_bytes", buffsize}, {"expert_parallel_size", static_cast<double>(expert_parallel_size)}}};
 }
 
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {

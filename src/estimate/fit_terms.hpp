@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,13 +56,16 @@ inline Expected<int64_t> checked_sum(int64_t a, int64_t b, const AtLayer& what) 
 // With DP > 1, EP and TP > 1 vLLM runs the MoE layers sequence-parallel (ParallelConfig
 // use_sequence_parallel_moe) and builds the shared experts without TP (DeepseekV2MoE: disable_tp),
 // so each rank holds them whole.
+// Issue 15: `stage_layers` is every stage's layer count (estimate::pp_layer_partition: vLLM's split, or
+// VLLM_PP_LAYER_PARTITION); first_layers and last_layers are its ends.
 struct StageLayout {
   int64_t tp = 1, pp = 1, dp = 1;
   bool sequence_parallel_moe = false;
   int64_t n_layers = 1, first_layers = 1, last_layers = 1;
+  std::vector<int64_t> stage_layers;  // PP > 1: layers per stage in rank order
   int64_t expert_ranks() const { return tp * dp; }
 };
-StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp, int64_t dp = 1);
+StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp, int64_t dp = 1, const std::vector<int64_t>& partition = {});
 
 // The drafter speculative decoding adds (vLLM SpecDecodeBaseProposer.load_model): the target's own
 // MTP layers (Part::mtp weights; embedding and head shared with the target), or for eagle / eagle3 a
@@ -77,6 +81,9 @@ Drafter estimate_drafter(const model::ModelSpec& m, const model::QuantScheme& sc
 struct StageWeights {
   Term first;  // the only stage when PP is 1
   Term last;
+  // Issue 15, stages between the first and the last: one decoder layer's bytes on this rank, and what every
+  // stage holds besides its layers (the rotary caches); a middle stage of k layers holds shared + k x layer.
+  double layer_bytes = 0, shared_bytes = 0;
 };
 // The storage scheme the deployment implies (what sized_model(m, dep).quant is), without copying the
 // model: the checkpoint's own scheme, the override, or the --quantization flag's scheme (built once per
@@ -107,8 +114,39 @@ Expected<ProfileRun> estimate_profile_run(const model::ModelSpec& m, const engin
 
 // Runtime context, communicator buffers and workspaces, with the platform's multi-rank share.
 Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout, bool explain = true);
+// DSA context parallel (vLLM-Ascend, a model with a sparse-attention indexer, TP > 1, switched on as
+// engine.dsa_cp_switch says): q_b_proj and kv_b_proj are built whole on every rank (ShardedCPColumnParallelOp;
+// kv_b_proj kept as the bf16 W_UK / W_UV it is turned into), and one full-size o_proj pool is added
+// (sfa_v1.py _init_o_proj_tp_full_params). The bytes this adds over the TP split, this rank, MTP layers included;
+// 0 when off. `rule` gets the explanation when dep.explain.
+double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
+                             const StageLayout& layout, std::string& rule);
+
+// Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
+// (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
+// group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.
+Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size, const Deployment& dep);
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
+
+// Issue 15, pipeline stages: every stage's budget on its own card (Deployment::stage_devices, else the
+// deployment's device): requested - weights - activation peak - non-torch [- graph], with the first stage
+// holding the embedding and encoder, the last the head and the sampler, the middle ones their layers only.
+// Empty for PP 1.
+struct StageBudgetInputs {
+  std::string device_id;  // the deployment's device (every stage's, without stage_devices)
+  double total_bytes = 0, utilization = 0;
+  bool requested_ceil = false;  // the engine rounds requested up (EngineProfile::requested_ceil)
+  double non_torch_bytes = 0, graph_bytes = 0;  // graph: 0 unless subtracted before KV sizing
+  double first_activation_bytes = 0, middle_activation_bytes = 0, last_activation_bytes = 0;
+  double ep_communicator_bytes = 0;  // NPU expert-parallel HCCL communicators, on every rank before KV sizing
+  double kv_budget_divisor = 1;      // 310P from vLLM-Ascend 0.18: the worker halves the budget
+};
+std::vector<PipelineStageFit> estimate_stage_budgets(const StageLayout& layout, const StageWeights& weights, const Deployment& dep, const StageBudgetInputs& in);
+// The budget that sizes num_blocks, in first-stage layer units: the smallest of available x first / layers.
+double stage_blocks_budget(const StageLayout& layout, const std::vector<PipelineStageFit>& stages);
+// Each stage's own num_blocks (available in first-stage units // page // group size) and the tightest one.
+void mark_stage_blocks(std::vector<PipelineStageFit>& stages, const StageLayout& layout, int64_t page_bytes, int64_t group_size);
 
 // Cache geometry per layer kind, groups and blocks for a KV budget of `available_blocks` bytes
 // (first-stage layer units), its low and high sides for the band.
@@ -119,6 +157,7 @@ struct KvInputs {
   int64_t max_model_len = 0, max_num_batched_tokens = 0;
   double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
+  std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
 };
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);

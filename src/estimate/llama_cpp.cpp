@@ -407,8 +407,26 @@ LlamaCpuBandwidth llama_cpp_cpu_decode_bandwidth(double socket_peak_bytes_per_s,
   const double by_socket = socket_peak_bytes_per_s * k_llama_cpu_socket_fraction;
   b.limit = by_socket > 0 && by_socket < by_threads ? "socket" : "threads";
   b.bytes_per_s = b.limit == "socket" ? by_socket : by_threads;
+  if (socket_peak_bytes_per_s <= 0) {
+    b.formula = format("%d threads x %.1f GB/s = %.1f GB/s (socket peak unknown: no socket bound)", std::max(threads, 1), per_thread_bytes_per_s / 1e9, by_threads / 1e9);
+    return b;
+  }
   b.formula = format("min(%d threads x %.1f GB/s = %.1f GB/s, %.2f x socket peak %.1f GB/s = %.1f GB/s)", std::max(threads, 1), per_thread_bytes_per_s / 1e9, by_threads / 1e9,
                      k_llama_cpu_socket_fraction, socket_peak_bytes_per_s / 1e9, by_socket / 1e9);
+  return b;
+}
+
+Expected<LlamaCpuBandwidth> llama_cpp_cpu_run_bandwidth(const device::CpuCatalog& cpus, const LlamaCpuRun& run) {
+  if (run.threads <= 0 || run.threads > 100000)
+    return make_error(ErrorKind::invalid_argument, format("threads: expected a positive thread count, found %lld", static_cast<long long>(run.threads)), "threads");
+  if (run.memory_peak_bytes_per_s && !(*run.memory_peak_bytes_per_s > 0))
+    return make_error(ErrorKind::invalid_argument, format("memory_peak_bytes_per_s: expected a positive bandwidth, found %g", *run.memory_peak_bytes_per_s), "memory_peak_bytes_per_s");
+  const device::CpuSpec* cpu = run.cpu.empty() ? nullptr : cpus.find(run.cpu);
+  if (!run.cpu.empty() && !cpu) return make_error(ErrorKind::not_found, "cpu: '" + run.cpu + "' is not in data/devices/cpus.json", "cpu");
+  const double peak = run.memory_peak_bytes_per_s ? *run.memory_peak_bytes_per_s : cpu ? cpu->peak_bandwidth_bytes_per_s : 0.0;
+  LlamaCpuBandwidth b = llama_cpp_cpu_decode_bandwidth(peak, static_cast<int>(run.threads));
+  if (run.memory_peak_bytes_per_s) b.formula += "; socket peak: the installed memory the record states";
+  else if (cpu) b.formula += "; socket peak: " + cpu->name + " rated " + cpu->memory_type + "-" + std::to_string(cpu->memory_mt_per_s) + " (" + cpu->origin + ")";
   return b;
 }
 

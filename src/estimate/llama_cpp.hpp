@@ -10,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
+#include "device/cpu_catalog.hpp"
 #include "model/gguf_reader.hpp"
 
 namespace preflight::estimate {
@@ -139,5 +141,19 @@ struct LlamaCpuBandwidth {
 constexpr double k_llama_cpu_bytes_per_s_per_thread = 11.9e9;
 constexpr double k_llama_cpu_socket_fraction = 0.67;
 LlamaCpuBandwidth llama_cpp_cpu_decode_bandwidth(double socket_peak_bytes_per_s, int threads, double per_thread_bytes_per_s = k_llama_cpu_bytes_per_s_per_thread);
+
+// Issue 20: the same bound for a recorded llama.cpp-on-CPU run (a validation case, a user's host): the
+// thread count llama.cpp ran with (--threads, "n_threads = N" in its log, the llama-bench "threads"
+// column), and the socket peak from what the record states: the installed memory's peak when given (DDR5-6400
+// dual channel = 102.4 GB/s on a CPU rated for 5600), else the catalogue CPU's rated peak
+// (data/devices/cpus.json), else none (the thread bound alone, said so in the formula).
+struct LlamaCpuRun {
+  int64_t threads = 0;
+  std::string cpu;                                      // a cpus.json id, name or alias; empty: not stated
+  std::optional<double> memory_peak_bytes_per_s;        // the installed memory, when the record states it
+};
+// Errors: invalid_argument when threads is not positive or the stated peak is not positive; not_found naming
+// the CPU when `cpu` is not in the catalogue.
+Expected<LlamaCpuBandwidth> llama_cpp_cpu_run_bandwidth(const device::CpuCatalog& cpus, const LlamaCpuRun& run);
 
 }  // namespace preflight::estimate

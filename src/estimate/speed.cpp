@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "estimate/fit_terms.hpp"
 
@@ -20,6 +21,61 @@ double expected_distinct_experts(int64_t n, int64_t k, int64_t batch) {
   if (n <= 0 || k <= 0) return 0;
   const double p = std::min(1.0, static_cast<double>(k) / static_cast<double>(n));
   return static_cast<double>(n) * (1.0 - std::pow(1.0 - p, static_cast<double>(std::max<int64_t>(1, batch))));
+}
+
+namespace {
+
+// C(g, 0..g) in long double: C(512, 256) ~ 5e152 is far inside its range.
+std::vector<long double> binomial_row(int64_t g) {
+  std::vector<long double> row(static_cast<size_t>(g) + 1, 1.0L);
+  for (int64_t j = 1; j <= g; ++j) row[j] = row[j - 1] * static_cast<long double>(g - j + 1) / static_cast<long double>(j);
+  return row;
+}
+
+// Ways to draw d experts (without replacement) so that no rank holds more than m: the x^d coefficient of
+// prod over ranks of sum_{j <= m} C(size, j) x^j.
+long double ways_at_most(const std::vector<std::vector<long double>>& rows, int64_t d, int64_t m) {
+  std::vector<long double> poly(static_cast<size_t>(d) + 1, 0.0L), next;
+  poly[0] = 1.0L;
+  for (const auto& row : rows) {
+    next.assign(poly.size(), 0.0L);
+    const int64_t top = std::min<int64_t>(m, static_cast<int64_t>(row.size()) - 1);
+    for (int64_t i = 0; i <= d; ++i) {
+      if (poly[i] == 0.0L) continue;
+      for (int64_t j = 0; j <= top && i + j <= d; ++j) next[i + j] += poly[i] * row[j];
+    }
+    poly.swap(next);
+  }
+  return poly[d];
+}
+
+// E[max over ranks of the experts it holds] for exactly d distinct experts: sum over m of P(max > m).
+double busiest_rank_experts(int64_t n, int64_t ranks, int64_t d) {
+  if (d <= 0) return 0;
+  d = std::min(d, n);
+  std::vector<std::vector<long double>> rows;
+  int64_t largest = 0;
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t size = n / ranks + (r < n % ranks ? 1 : 0);
+    rows.push_back(binomial_row(size));
+    largest = std::max(largest, size);
+  }
+  const long double total = binomial_row(n)[d];
+  const int64_t floor_max = (d + ranks - 1) / ranks;  // pigeonhole: the busiest rank holds at least this many
+  double expected = static_cast<double>(floor_max);
+  for (int64_t m = floor_max; m < std::min(d, largest); ++m) expected += static_cast<double>(1.0L - ways_at_most(rows, d, m) / total);
+  return expected;
+}
+
+}  // namespace
+
+double expected_busiest_rank_experts(int64_t n, int64_t ranks, double distinct) {
+  if (n <= 0 || ranks <= 0) return 0;
+  const double d = std::clamp(distinct, 0.0, static_cast<double>(n));
+  const auto lo = static_cast<int64_t>(std::floor(d));
+  const double low = busiest_rank_experts(n, ranks, lo);
+  if (static_cast<double>(lo) == d) return low;
+  return low + (d - static_cast<double>(lo)) * (busiest_rank_experts(n, ranks, lo + 1) - low);
 }
 
 std::optional<std::vector<int>> first_version(const std::string& text) {
@@ -199,6 +255,26 @@ bool runs_eager(SpeedEstimate& s, const engine::SpeedProfile& profile, const Dep
   return true;
 }
 
+// Issue 20: llama.cpp has no tensor parallelism. Over several GPUs it splits the model by layer
+// (--split-mode layer, the default since github.com/ggml-org/llama.cpp/pull/4766; docs/multi-gpu.md of
+// /pull/22729: "Pipeline parallelism. Each GPU holds a contiguous slice of layers"): a token runs through
+// the GPUs one after another, so each step reads every weight at one GPU's bandwidth, not the sum, and
+// pays one activation hand-off per GPU boundary. The whole batch goes through every GPU in one pass. True
+// for a llama.cpp layout over several devices: `split` is then that layout as TP 1 x PP devices, and s says so.
+bool llama_layer_split(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, Deployment& split) {
+  if (profile.engine != "llama.cpp" || s.tensor_parallel_size * s.pipeline_parallel_size <= 1) return false;
+  split = dep;
+  split.tensor_parallel_size = 1;
+  split.pipeline_parallel_size = s.tensor_parallel_size * s.pipeline_parallel_size;
+  s.tensor_parallel_size = 1;
+  s.pipeline_parallel_size = split.pipeline_parallel_size;
+  if (dep.explain)
+    s.assumptions.push_back(format("llama.cpp over %lld GPUs: --split-mode layer (its default), the layers run one GPU after another: every weight is read at one GPU's bandwidth per "
+                                   "token, plus %lld activation hand-offs; --split-mode row is not modelled",
+                                   static_cast<long long>(s.pipeline_parallel_size), static_cast<long long>(s.pipeline_parallel_size - 1)));
+  return true;
+}
+
 struct Links {
   double ar_latency_s = 0, ar_bytes_per_s = 0;    // one all-reduce round, and the bandwidth it moves at
   double p2p_latency_s = 0, p2p_bytes_per_s = 0;  // one pipeline hand-off
@@ -221,10 +297,15 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     link_bw = 32e9;
     if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
   }
-  l.ar_latency_s = profile.allreduce_latency_s + (tp_cross ? catalog.cross_node_latency_s : 0);
+  // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
+  // is known): NCCL's measured small-message round (issue 20), else the profile's fitted one.
+  const std::string link_name = to_lower(device.interconnect.substr(0, 4));
+  if (!family_link && (link_name == "pcie" || !device.interconnect_bandwidth_bytes_per_s)) s.allreduce_fixed_latency_s = profile.pcie_allreduce_latency_s;
+  const double round_s = s.allreduce_fixed_latency_s > 0 ? s.allreduce_fixed_latency_s : profile.allreduce_latency_s;
+  l.ar_latency_s = round_s + (tp_cross ? catalog.cross_node_latency_s : 0);
   l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
   l.p2p_bytes_per_s = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
-  l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + profile.allreduce_latency_s / 2 : profile.allreduce_latency_s / 2;
+  l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + round_s / 2 : round_s / 2;
   s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
@@ -237,12 +318,17 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
   if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
-    // Each name is built only where the link it names is crossed.
+    // Each name is built only where the link it names is crossed. Inside a node: the link, and NCCL's PCIe
+    // all-reduce round where that is the one taken.
     const auto intra = [&] {
-      return device.interconnect_bandwidth_bytes_per_s
-                 ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
-             : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
-                           : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+      std::string name =
+          device.interconnect_bandwidth_bytes_per_s
+              ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
+          : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
+                        : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+      if (s.allreduce_fixed_latency_s > 0)
+        name += format("; NCCL all-reduce %.0f us per round over PCIe (%s)", s.allreduce_fixed_latency_s * 1e6, profile.pcie_allreduce_source.c_str());
+      return name;
     };
     const auto nic = [&] {
       return format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
@@ -254,6 +340,33 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
   }
   return l;
+}
+
+// The part of a rank's routed-expert bytes (its TP share: all experts / tp) one step reads at `micro` sequences:
+// E[distinct experts] / E; under expert parallel over `ep` ranks the busiest rank's whole experts, busiest x ep / E.
+double expert_read_fraction(const ModelSpec& m, int64_t ep, int64_t micro) {
+  const double n = static_cast<double>(m.num_experts);
+  const double distinct = expected_distinct_experts(m.num_experts, m.num_experts_per_tok, micro);
+  return ep > 1 ? expected_busiest_rank_experts(m.num_experts, ep, distinct) * static_cast<double>(ep) / n : distinct / n;
+}
+
+// Ranks the routed experts are dealt out over as whole experts: TP with --enable-expert-parallel and one data-parallel
+// replica (vLLM then reduces the experts' partial sums with the TP all-reduce, like TP). 1 otherwise; with data
+// parallel the experts' all-to-all is not modelled and the experts are taken as a TP share (said so).
+int64_t expert_parallel_ranks(SpeedEstimate& s, const ModelSpec& m, const Deployment& dep) {
+  if (!dep.enable_expert_parallel || m.num_experts <= 0 || s.tensor_parallel_size * std::max<int64_t>(1, dep.data_parallel_size) <= 1) return 1;
+  if (dep.data_parallel_size > 1) {
+    if (dep.explain) s.assumptions.push_back("expert parallel across data-parallel replicas: the experts' all-to-all is not modelled; experts read as a tensor-parallel share");
+    return 1;
+  }
+  const int64_t ep = s.tensor_parallel_size;
+  if (dep.explain)
+    s.assumptions.push_back(format("expert parallel over %lld ranks: each holds whole experts (%lld of %lld, vLLM determine_expert_map) and a step waits for "
+                                   "the rank holding the most of the experts it touches (expected %.2f of %lld at one sequence, against %.2f as a TP share)",
+                                   static_cast<long long>(ep), static_cast<long long>(m.num_experts / ep), static_cast<long long>(m.num_experts),
+                                   expected_busiest_rank_experts(m.num_experts, ep, static_cast<double>(m.num_experts_per_tok)),
+                                   static_cast<long long>(m.num_experts_per_tok), static_cast<double>(m.num_experts_per_tok) / static_cast<double>(ep)));
+  return ep;
 }
 
 }  // namespace
@@ -269,6 +382,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   s.mode = eager ? "eager" : "graph";
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
+  Deployment split_dep;
+  const bool layer_split = llama_layer_split(s, profile, dep, split_dep);
   s.context_tokens = w.context_tokens;
   s.input_tokens = w.input_tokens;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
@@ -281,8 +396,9 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
                                 s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                                 profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
 
-  const ModelTraffic t = traffic(m, scheme, profile, dep);
+  const ModelTraffic t = traffic(m, scheme, profile, layer_split ? split_dep : dep);
   s.moe_layers = t.moe_layers;
+  const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
   if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
@@ -293,10 +409,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
 
   auto decode_step = [&](int64_t batch, double effective_bw) {
     StepTerms st;
-    const int64_t micro = (batch + pp - 1) / pp;  // sequences per pipeline micro-batch
-    double touched = 1.0;
-    if (m.num_experts > 0 && t.expert_weight_bytes > 0)
-      touched = expected_distinct_experts(m.num_experts, m.num_experts_per_tok, micro) / static_cast<double>(m.num_experts);
+    const int64_t micro = layer_split ? batch : (batch + pp - 1) / pp;  // sequences per pipeline micro-batch (llama.cpp: one pass)
+    const double touched = m.num_experts > 0 && t.expert_weight_bytes > 0 ? expert_read_fraction(m, ep, micro) : 1.0;
     st.weight_bytes = t.dense_weight_bytes + t.expert_weight_bytes * touched;
     for (size_t i = 0; i < t.kv_bytes_per_token_layer.size(); ++i) {
       const int64_t ctx = t.window[i] > 0 ? std::min(t.window[i], w.context_tokens) : w.context_tokens;

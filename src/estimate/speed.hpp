@@ -79,6 +79,9 @@ struct SpeedEstimate {
   double dispatch_ops_per_step = 0;        // operators issued per decode step (eager cost basis)
   int64_t allreduces_per_step = 0;
   double allreduce_latency_units = 0;      // all-reduces x ceil(log2 tp) rounds, each costing the profile's latency
+  // The latency per round when it is a measured figure, not the profile's fitted allreduce_latency_s: PCIe-only
+  // devices under a profile with pcie_allreduce_latency_s (issue 20); 0 otherwise. Cross-node latency not included.
+  double allreduce_fixed_latency_s = 0;
   int64_t moe_layers = 0;
   std::vector<std::string> provenance;
   std::vector<std::string> assumptions;
@@ -87,6 +90,14 @@ struct SpeedEstimate {
 // Expected number of distinct experts a batch of `batch` tokens touches when each picks `k` of `n`
 // uniformly: n x (1 - (1 - k/n)^batch).
 double expected_distinct_experts(int64_t n, int64_t k, int64_t batch);
+
+// Expected number of experts held by the busiest rank when `distinct` experts, drawn uniformly without
+// replacement from `n`, are dealt out whole over `ranks` ranks the way vLLM's --enable-expert-parallel does
+// (determine_expert_map: n / ranks each, the first n % ranks ranks one more). With expert parallel the step
+// waits for that rank (the experts' partial sums meet in the all-reduce). A fractional `distinct` (the
+// expected distinct experts of a batch) interpolates between its two integer neighbours. 0 when n or ranks
+// is not positive; `distinct` is clamped to [0, n].
+double expected_busiest_rank_experts(int64_t n, int64_t ranks, double distinct);
 
 // Decode and prefill speed for one deployment. `catalog` supplies the cross-node network and the
 // copy fraction of peak used when the device has no measured bandwidth. With deployment.explain false

@@ -236,6 +236,10 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
     if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_expert_parallel, false, line);
   }
+  else if (key == "enable_prefix_caching") {
+    if (v == "True" || v == "true") set_once(a.enable_prefix_caching, true, line);
+    else if (v == "False" || v == "false") set_once(a.enable_prefix_caching, false, line);
+  }
   else if (key == "enforce_eager" || key == "skip_mm_profiling") {
     auto& slot = key == "enforce_eager" ? a.enforce_eager : a.skip_mm_profiling;
     if (v == "True" || v == "true") set_once(slot, true, line);
@@ -272,6 +276,8 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
     std::replace(t.begin(), t.end(), '-', '_');
     if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel") value = "True";
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
+    if (t == "enable_prefix_caching") value = "True";
+    if (t == "no_enable_prefix_caching") { t = "enable_prefix_caching"; value = "False"; }
     apply_arg(a, t, value, n);
   }
 }
@@ -293,7 +299,23 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.data_parallel_size, from.data_parallel_size);
   m(into.data_parallel_size_local, from.data_parallel_size_local);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
+  m(into.enable_prefix_caching, from.enable_prefix_caching);
   m(into.speculative_config, from.speculative_config);
+  m(into.hccl_buffsize, from.hccl_buffsize);
+  m(into.flashcomm1, from.flashcomm1);
+}
+
+// NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15.
+std::optional<std::string> env_assignment(const std::string& line, const std::string& name) {
+  for (size_t p = line.find(name + "="); p != std::string::npos; p = line.find(name + "=", p + 1)) {
+    if (p > 0 && (std::isalnum(static_cast<unsigned char>(line[p - 1])) || line[p - 1] == '_')) continue;
+    size_t q = p + name.size() + 1;
+    if (q < line.size() && (line[q] == '"' || line[q] == '\'')) ++q;
+    size_t e = q;
+    while (e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+    if (e > q && e - q <= 9) return line.substr(q, e - q);
+  }
+  return std::nullopt;
 }
 
 void scan_versions(Versions& v, const std::string& line, int64_t n) {
@@ -532,6 +554,8 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     }
     if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
     if (line.find("Skipping memory profiling for multimodal encoder") != std::string::npos) set_once(from_cmdline.skip_mm_profiling, true, n);
+    if (auto v = env_assignment(line, "HCCL_BUFFSIZE")) set_once(from_cmdline.hccl_buffsize, std::stod(*v), n);
+    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
         line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||
         line.find("torch_npu") != std::string::npos) ascend = true;

@@ -68,9 +68,15 @@ struct EngineArgs {
   // --data-parallel-size, --data-parallel-size-local, --enable-expert-parallel.
   std::optional<Logged<int64_t>> data_parallel_size, data_parallel_size_local;
   std::optional<Logged<bool>> enable_expert_parallel;
+  // --enable-prefix-caching / --no-enable-prefix-caching (a hybrid model's Mamba cache mode).
+  std::optional<Logged<bool>> enable_prefix_caching;
   // --speculative-config as JSON, from the flag, the non-default args dict ({'method': 'mtp', ...}) or the
   // config dump (SpeculativeConfig(method='mtp', ..., num_spec_tokens=1)).
   std::optional<Logged<std::string>> speculative_config;
+  // The engine's environment as the log shows it ("export HCCL_BUFFSIZE=1024", "HCCL_BUFFSIZE=1024 vllm serve ..."),
+  // issue 15: HCCL_BUFFSIZE (MB) and VLLM_ASCEND_ENABLE_FLASHCOMM1.
+  std::optional<Logged<double>> hccl_buffsize;
+  std::optional<Logged<bool>> flashcomm1;
 };
 
 struct Versions {

@@ -211,6 +211,36 @@ const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::
   return best;
 }
 
+const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const QuantScheme& scheme) {
+  auto norm = [](std::string m) {
+    m = to_lower(m);
+    for (auto& c : m) if (c == '-') c = '_';
+    return m;
+  };
+  const std::string method = norm(scheme.method);
+  auto same_storage = [&](const QuantScheme& v) {
+    if (v.linear_format != scheme.linear_format || v.expert_format != scheme.expert_format) return false;
+    for (const WeightFormat f : {v.linear_format, v.expert_format}) {
+      if ((f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4) && v.group_size != scheme.group_size) return false;
+      if (f == WeightFormat::int4_group && v.group_zero_point != scheme.group_zero_point) return false;
+      if (f == WeightFormat::fp8_block && (v.block_rows != scheme.block_rows || v.block_cols != scheme.block_cols)) return false;
+      if (f == WeightFormat::packed_bits) return false;  // GGUF presets are told apart by file type, not by a descriptor
+    }
+    return true;
+  };
+  for (const auto& v : catalog.variants) {
+    if (!scheme.quantized()) {
+      if (!v.quantized()) return &v;
+      continue;
+    }
+    if (!v.quantized() || !scheme.module_formats.empty()) continue;
+    const std::string flag = norm(v.engine_quantization);
+    if (method != flag && !(method == "modelopt" && flag.rfind("modelopt", 0) == 0)) continue;
+    if (same_storage(v.scheme)) return &v;
+  }
+  return nullptr;
+}
+
 const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version_max,
                                 const std::string& device_family, bool moe) {
   const auto have = major_minor(engine_version_max);

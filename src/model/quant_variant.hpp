@@ -59,6 +59,14 @@ Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const 
 // nullptr when none matches. "none", "bf16", "not stated" and empty text give the bf16 variant.
 const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text);
 
+// The variant a checkpoint's own descriptor (config.json quantization_config, hf_quant_config.json,
+// quant_model_description.json, as parsed into `scheme`) is: the variant whose engine method is the
+// descriptor's (compared like vLLM names them: '-' read as '_', "modelopt" also covers "modelopt_fp4") and
+// whose storage is the same (linear and expert formats, the group size and zero points of group formats,
+// the fp8 block). An unquantized scheme is the bf16 variant; nullptr when no single variant of the list
+// stores it that way (per-module mixed precision, a group size no variant has).
+const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const QuantScheme& scheme);
+
 // The first rule of `status` that holds for the engine (its name and its profile's newest version
 // "X.Y"), the device family and the model kind, or nullptr.
 const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version_max,

@@ -66,6 +66,30 @@ std::string base_name(const std::string& id) {
 
 std::string served_name(const std::string& id) { return to_lower(base_name(id)); }
 
+// A hub reference ("hf:org/name@rev", "ms:org/name@rev": hub/hub_ref's form of ModelSpec::id) as `vllm serve`
+// takes it: the repo id, the revision when it is not the hub's default (Hugging Face "main", ModelScope
+// "master"), and whether vLLM fetches it from ModelScope (VLLM_USE_MODELSCOPE=true). vLLM reads neither the
+// prefix nor "@rev": `vllm serve hf:org/name@main` fails to resolve the repo.
+struct ServedRepo {
+  std::string repo, revision;
+  bool modelscope = false;
+};
+
+ServedRepo served_repo(const std::string& id) {
+  ServedRepo r{id, "", false};
+  const bool hf = starts_with(id, "hf:"), ms = starts_with(id, "ms:");
+  if (!hf && !ms) return r;
+  std::string rest = id.substr(3), rev;
+  if (const auto at = rest.rfind('@'); at != std::string::npos) {
+    rev = rest.substr(at + 1);
+    rest.erase(at);
+  }
+  r.repo = rest;
+  r.modelscope = ms;
+  if (!rev.empty() && rev != (ms ? "master" : "main")) r.revision = rev;
+  return r;
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
   return text;
@@ -84,11 +108,12 @@ std::string npu_devices(int64_t n) {
 // that produces one (its commands go to `prepare`), else vLLM's own load-time quantization (fp8).
 void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
                        int64_t devices_per_node, Launch& l, std::string& flag) {
-  l.checkpoint = c.model_id;
+  const std::string model_id = hub_repo_id(c.model_id);
+  l.checkpoint = model_id;
   flag = c.quantization_flag;
   if (flag.empty() || m.quant.quantized()) return;
   const std::string& variant = c.variant_id.empty() ? c.quantization_flag : c.variant_id;
-  if (const auto* ck = engine::find_quantized_checkpoint(catalog, c.model_id, variant)) {
+  if (const auto* ck = engine::find_quantized_checkpoint(catalog, model_id, variant)) {
     l.checkpoint = ck->repo;
     flag = ck->quantization_flag;
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
@@ -97,7 +122,7 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
     return;
   }
   if (const auto* cv = engine::find_conversion(catalog, variant, e.platform)) {
-    const std::string name = base_name(c.model_id);
+    const std::string name = base_name(model_id);
     const std::string model_dir = "/models/" + name;
     const std::string output_dir = model_dir + cv->output_suffix;
     const double bf16_gib = bytes_to_gib(static_cast<double>(model::count_params(m).total) * 2.0);
@@ -105,7 +130,7 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                c.model_id.c_str(), c.variant.c_str(), cv->tool.c_str()));
     for (const auto& cmd : cv->commands) {
-      std::string s = replace_all(cmd, "{model_id}", c.model_id);
+      std::string s = replace_all(cmd, "{model_id}", model_id);
       s = replace_all(s, "{model_name}", name);
       s = replace_all(s, "{model_dir}", model_dir);
       s = replace_all(s, "{output_dir}", output_dir);
@@ -122,7 +147,7 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
                       "(vLLM docs, FP8 W8A8: dynamic quantization with --quantization fp8)");
     return;
   }
-  const std::string placeholder = "/models/" + base_name(c.model_id) + "-" + variant;
+  const std::string placeholder = "/models/" + base_name(model_id) + "-" + variant;
   l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) and no conversion recipe on %s: produce one at %s first", c.model_id.c_str(),
                              c.variant.c_str(), e.platform.c_str(), placeholder.c_str()));
   l.checkpoint = placeholder;
@@ -151,6 +176,8 @@ std::string llama_model_arg(const model::ModelSpec& m) {
 }
 
 }  // namespace
+
+std::string hub_repo_id(const std::string& model_id) { return served_repo(model_id).repo; }
 
 const char* workload_name(Workload workload) {
   switch (workload) {
@@ -183,7 +210,10 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   }
   std::string flag;
   choose_checkpoint(m, c, e, rules.quantized, devices_per_node, l, flag);
-  std::string s = "vllm serve " + l.checkpoint + " --served-model-name " + served_name(c.model_id);
+  const ServedRepo hub = served_repo(c.model_id);
+  std::string s = "vllm serve " + l.checkpoint + " --served-model-name " + served_name(hub.repo);
+  if (l.checkpoint == hub.repo && !hub.revision.empty()) s += " --revision " + hub.revision;
+  if (l.checkpoint == hub.repo && hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   s += format(" --tensor-parallel-size %lld", static_cast<long long>(c.tensor_parallel_size));
   if (c.pipeline_parallel_size > 1) s += format(" --pipeline-parallel-size %lld", static_cast<long long>(c.pipeline_parallel_size));
   s += format(" --max-model-len %lld", static_cast<long long>(c.context_tokens));

@@ -19,6 +19,11 @@ struct LaunchOptions {
   Workload workload = Workload::chat;
 };
 
+// The repo id `vllm serve` and the quantized-checkpoint catalogue know for a model id: a hub reference as
+// ModelSpec::id holds it ("hf:org/name@rev", "ms:org/name@rev"; hub/hub_ref) becomes "org/name"; any
+// other id is returned as it is.
+std::string hub_repo_id(const std::string& model_id);
+
 Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, const engine::EngineProfile& engine, const engine::LaunchRules& rules,
                     int64_t devices_per_node, const LaunchOptions& options = {});
 

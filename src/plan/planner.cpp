@@ -11,6 +11,7 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "model/quant_variant.hpp"
+#include "plan/dp_ep.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 
@@ -98,18 +99,28 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
 
 }  // namespace
 
-std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e) {
+std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published) {
   std::vector<std::string> out = {""};
   if (m.quant.quantized() || e.engine == "llama.cpp") return out;
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
   const std::string version_max = e.version_max.text();  // formatted once, not per variant
+  static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
+  if (!published && shipped) published = &*shipped;
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
     const auto v = model::find_variant(*catalog, id);
     if (!v) continue;
     const std::string& q = (*v)->engine_quantization;
     if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
     if (model::variant_rule(**v, "rejected", e.engine, version_max, "", m.num_experts > 0)) continue;
+    // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
+    // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
+    const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
+    if (std::string(id) == "awq" && !published_awq) {
+      const auto ct = model::find_variant(*catalog, "ct_w4a16");
+      if (ct && e.accepts_quantization((*ct)->engine_quantization)) out.push_back("ct_w4a16");
+      continue;
+    }
     out.push_back(id);
   }
   return out;
@@ -120,7 +131,7 @@ namespace {
 // the engine takes.
 std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
-  return eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+  return eng ? quantization_variants(m, *eng, in.launch_rules ? &in.launch_rules->quantized : nullptr) : std::vector<std::string>{""};
 }
 
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
@@ -160,7 +171,9 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EnginePro
 
 // A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
 // catalogue entry ("" = as published: none), the lookup's error for an unknown id, and the rule that
-// rejects it on this engine and device family (checked after the engine's own checks, as before).
+// rejects it on this engine and device family (checked after the engine's own checks, as before); for a
+// published checkpoint that is a variant of the list (read from its descriptor), that variant's rule
+// (issue 16).
 struct PreparedVariant {
   const model::QuantVariant* v = nullptr;
   bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
@@ -170,16 +183,19 @@ struct PreparedVariant {
 
 PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng, const std::string& variant) {
   PreparedVariant p;
-  if (variant.empty()) return p;
   const auto& catalog = model::load_variant_catalog();
-  auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
-  if (!found) {
-    p.unknown = true;
-    p.lookup_error = found.error().message;
-    return p;
+  if (!variant.empty()) {
+    auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
+    if (!found) {
+      p.unknown = true;
+      p.lookup_error = found.error().message;
+      return p;
+    }
+    p.v = *found;
   }
-  p.v = *found;
-  if (eng) p.rejected = model::variant_rule(*p.v, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0);
+  const model::QuantVariant* rules_of = p.v;
+  if (!rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (eng && rules_of) p.rejected = model::variant_rule(*rules_of, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0);
   return p;
 }
 
@@ -481,6 +497,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
     return a.tokens_per_s > b.tokens_per_s;
   });
   launch_first_row(r, {&m, 1}, devices, in);
+  add_dp_ep_candidates(r, m, devices, in, t, max_devices);  // issue 15: MoE DP+EP rows where cheaper (plan/dp_ep)
   r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", static_cast<long long>(max_devices),
                                  static_cast<long long>(k_devices_per_node),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));

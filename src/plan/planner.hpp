@@ -57,6 +57,11 @@ struct Candidate {
   std::string device_id;
   std::string engine_id;
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  // Issue 15, DP+EP rows (plan/dp_ep): data_parallel_size replicas of TP x PP with --enable-expert-parallel;
+  // num_devices counts every replica. `fit` is one replica's (the engine prints per DP rank).
+  int64_t data_parallel_size = 1;
+  bool expert_parallel = false;
+  std::string cheaper;              // a DP+EP row: why it is kept over the TP/PP layouts of the same device
   int64_t context_tokens = 0;
   double params = 0;                // total parameters
   estimate::FitEstimate fit;       // numbers and verdict: no text (Deployment::explain), no ranks; in a plan no terms either
@@ -102,8 +107,11 @@ struct PlanInputs {
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
 // checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose
 // --quantization the engine accepts and that no rule of the variant rejects on every device of it
-// (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, AWQ).
-std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine);
+// (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, and AWQ where
+// `published` (default: the shipped data/engines/quantized_checkpoints.json) lists an AWQ checkpoint of the
+// model, else compressed-tensors W4A16, the variant its conversion recipe produces).
+std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,
+                                               const engine::QuantizedCatalog* published = nullptr);
 
 // `variant`: an id of data/variants/quant_variants.json ("" = as published); the candidate is sized
 // with that variant's storage, as `fit --variant` sizes it. Device counts tried by the plans: 1, 2,

@@ -186,6 +186,15 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   Json ranks = Json::array();
   for (const auto& r : f.ranks) ranks.push_back(rank_to_json(r));
   out["ranks"] = ranks;
+  if (!f.stages.empty()) {  // issue 15: every pipeline stage on its own card, its layers and budget; the tightest sets the blocks
+    Json stages = Json::array();
+    for (const auto& st : f.stages)
+      stages.push_back({{"stage", st.stage}, {"device", st.device_id}, {"first_layer", st.first_layer}, {"layers", st.layers},
+                        {"total_gib", bytes_to_gib(st.total_bytes)}, {"requested_gib", bytes_to_gib(st.requested_bytes)},
+                        {"weights_gib", bytes_to_gib(st.weights_bytes)}, {"activation_gib", bytes_to_gib(st.activation_bytes)},
+                        {"available_kv_gib", bytes_to_gib(st.available_kv_bytes)}, {"num_blocks", st.num_blocks}, {"tightest", st.tightest}});
+    out["stages"] = stages;
+  }
   out["engine_lines"] = f.lines;
   out["fits"] = f.fits;
   out["failure"] = estimate::failure_name(f.failure);
@@ -198,7 +207,13 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
 std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context, const std::vector<std::string>& fixes,
                        const Style& st) {
   std::string o;
-  o += bold(spec.id, st) + " on " + std::to_string(f.tensor_parallel_size * f.pipeline_parallel_size * f.data_parallel_size) + " x " + f.device_id + " with " +
+  std::string where = std::to_string(f.tensor_parallel_size * f.pipeline_parallel_size * f.data_parallel_size) + " x " + f.device_id;
+  if (!f.stages.empty() && std::any_of(f.stages.begin(), f.stages.end(), [&](const estimate::PipelineStageFit& s) { return s.device_id != f.device_id; })) {
+    where.clear();  // issue 15, heterogeneous PP: "2 x A100-80G-SXM + 2 x L40S", one term per stage
+    for (const auto& s : f.stages)
+      where += (where.empty() ? "" : " + ") + std::to_string(f.tensor_parallel_size * f.data_parallel_size) + " x " + s.device_id;
+  }
+  o += bold(spec.id, st) + " on " + where + " with " +
        f.engine_id + (f.data_parallel_size > 1 ? format(" (DP %lld, each rank below)", static_cast<long long>(f.data_parallel_size)) : std::string()) + "\n";
   o += format("  layout           TP %lld, PP %lld; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
               static_cast<long long>(f.pipeline_parallel_size), f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),

@@ -45,6 +45,11 @@ Json candidate_to_json(const plan::Candidate& c) {
             {"params", c.params},
             {"meets", c.meets},
             {"reason", c.reason}};
+  if (c.data_parallel_size > 1) {  // issue 15: a DP+EP row (only there, so other rows keep their shape)
+    j["data_parallel_size"] = c.data_parallel_size;
+    j["expert_parallel"] = c.expert_parallel;
+    j["cheaper"] = c.cheaper;
+  }
   if (c.fit.fits) {
     j["weights_gib_per_device"] = bytes_to_gib(c.fit.weights_bytes);
     j["available_kv_gib"] = bytes_to_gib(c.fit.available_kv_bytes);
@@ -154,8 +159,11 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
   size_t shown = 0;
   for (const auto& c : plan.recommended) {
     if (shown++ >= max_rows) break;
-    const std::string layout = format("%lldx TP%lld%s", static_cast<long long>(c.num_devices), static_cast<long long>(c.tensor_parallel_size),
-                                      c.pipeline_parallel_size > 1 ? format(" PP%lld", static_cast<long long>(c.pipeline_parallel_size)).c_str() : "");
+    std::string layout = format("%lldx TP%lld%s", static_cast<long long>(c.num_devices), static_cast<long long>(c.tensor_parallel_size),
+                                c.pipeline_parallel_size > 1 ? format(" PP%lld", static_cast<long long>(c.pipeline_parallel_size)).c_str() : "");
+    if (c.data_parallel_size > 1)  // issue 15: "8x DP4 TP2 EP"
+      layout = format("%lldx DP%lld TP%lld%s", static_cast<long long>(c.num_devices), static_cast<long long>(c.data_parallel_size),
+                      static_cast<long long>(c.tensor_parallel_size), c.expert_parallel ? " EP" : "");
     if (md)
       o << "| " << c.model_id << " | " << c.variant << " | " << c.device_id << " | " << layout << " | " << with_thousands(c.context_tokens) << " | "
         << with_thousands(c.fit.kv_tokens) << " | " << fixed(c.fit.max_concurrency, 2) << " | " << (c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1))

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -13,6 +15,7 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
+#include "estimate/llama_cpp.hpp"
 #include "estimate/speed.hpp"
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
@@ -127,8 +130,31 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // speculative_config: vLLM's JSON, as an object or as the flag's string.
   if (const Json* spec = c.find("speculative_config"); spec && !spec->is_null())
     flags.speculative_config = deploy::Given<std::string>{spec->is_string() ? spec->get<std::string>() : spec->dump(), where + ": speculative_config"};
+  // env: the engine's environment as the source records it ({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 1},
+  // numbers or their text); additional_config: vLLM-Ascend's --additional-config object (issue 15).
+  if (const Json* env = c.find("env"); env && env->is_object()) {
+    auto number = [&](const char* key) -> std::optional<double> {
+      const auto it = env->find(key);
+      if (it == env->end()) return std::nullopt;
+      const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      return end && *end == '\0' && !text.empty() ? v : std::numeric_limits<double>::quiet_NaN();
+    };
+    if (auto mb = number("HCCL_BUFFSIZE")) flags.hccl_buffsize_mb = deploy::Given<double>{*mb, where + ": env.HCCL_BUFFSIZE"};
+    if (auto fc1 = number("VLLM_ASCEND_ENABLE_FLASHCOMM1")) flags.flashcomm1 = deploy::Given<bool>{*fc1 == 1.0, where + ": env.VLLM_ASCEND_ENABLE_FLASHCOMM1"};
+  }
+  if (const Json* extra = c.find("additional_config"); extra && extra->is_object()) {
+    if (const auto it = extra->find("enable_dsa_cp"); it != extra->end() && it->is_boolean())
+      flags.enable_dsa_cp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_dsa_cp"};
+  }
+  // Issue 15: VLLM_PP_LAYER_PARTITION as the case records it ("24,40").
+  PF_TRY(partition, c.opt_string("pp_layer_partition"));
+  if (partition) flags.pp_layer_partition = deploy::Given<std::string>{*partition, where + ": pp_layer_partition"};
   PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
   if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
+  PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
+  if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(checked, deploy::check_flags(flags));
   (void)checked;
   return flags;
@@ -185,11 +211,30 @@ Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec
     if (!q.empty() && to_lower(spec.quant.method) != q) flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
     return Ok{};
   }
-  if (!v->quantized() || same_method(spec.quant.method, v->engine_quantization)) return Ok{};
+  if (!v->quantized()) return Ok{};
+  if (same_method(spec.quant.method, v->engine_quantization)) {
+    // The checkpoint's own descriptor decides; it names the variant it is when the list has one.
+    const model::QuantVariant* own = model::variant_of_checkpoint(*catalog, spec.quant);
+    row.assumptions.push_back("quantization '" + text + "': the checkpoint's own descriptor (" + spec.quant.source + ") is kept" +
+                              (own ? ", variant " + own->id + " (" + own->name + ")" : ", per-module formats no single variant of the list has"));
+    return Ok{};
+  }
   flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
   flags.quant_scheme = v->scheme;
   row.assumptions.push_back("quantization '" + text + "' read as variant " + v->id + " (" + v->name + ") applied to " + spec.id);
   return Ok{};
+}
+
+// A CPU case's read bandwidth from its "threads", "cpu" (a data/devices/cpus.json name) and
+// "memory_peak_bytes_per_s" (the installed memory, when the source states it); nullopt without threads.
+Expected<std::optional<estimate::LlamaCpuBandwidth>> cpu_case_bandwidth(const JsonObject& c) {
+  PF_TRY(threads, c.opt_int("threads"));
+  if (!threads) return std::optional<estimate::LlamaCpuBandwidth>();
+  PF_TRY(cpu, c.opt_string("cpu"));
+  PF_TRY(peak, c.opt_number("memory_peak_bytes_per_s"));
+  PF_TRY(cpus, device::load_cpu_catalog());
+  PF_TRY(bw, estimate::llama_cpp_cpu_run_bandwidth(cpus, {.threads = *threads, .cpu = cpu.value_or(""), .memory_peak_bytes_per_s = peak}));
+  return std::optional<estimate::LlamaCpuBandwidth>(bw);
 }
 
 // The decode speed at the case's concurrency against the observed tokens_per_s. Returns the reason
@@ -205,6 +250,9 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   if (est.failure == estimate::Failure::weights_oom) {
     return std::optional<std::string>(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
   }
+  PF_TRY(split_mode, c.opt_string("split_mode"));  // issue 20: llama.cpp's --split-mode as the source states it
+  if (split_mode && *split_mode == "row")
+    return std::optional<std::string>("llama.cpp --split-mode row (a synchronisation per matrix multiplication; the only multi-GPU mode before github.com/ggml-org/llama.cpp/pull/4766) is not modelled");
   PF_TRY(conc, c.opt_int("concurrency"));
   estimate::SpeedWorkload work;
   work.concurrency = {conc.value_or(1)};
@@ -213,6 +261,12 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
   PF_TRY(case_version, c.opt_string("engine_version"));  // issue 20: old engine versions decode eager
   PF_TRY(case_detail, c.opt_string("engine_detail"));
   work.engine_version = case_version.value_or(case_detail.value_or(""));
+  if (platform == "cpu") {  // issue 20: llama.cpp on a CPU reads at its threads' / socket's rate, from what the case records
+    PF_TRY(cpu_bw, cpu_case_bandwidth(c));
+    if (!cpu_bw) return std::optional<std::string>("llama.cpp on a CPU: the case records no threads (llama.cpp's --threads / n_threads)");
+    work.bandwidth_bytes_per_s = cpu_bw->bytes_per_s;
+    row.assumptions.push_back("CPU read bandwidth " + cpu_bw->formula + ", limited by " + cpu_bw->limit + " (estimate/llama_cpp.hpp)");
+  }
   const auto speed = estimate::estimate_speed(spec, *matched, *sp, ctx.speeds, d, work);
   if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
   row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
@@ -229,6 +283,7 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
                      {"dispatch_ops", speed.dispatch_ops_per_step},
                      {"moe_layers", static_cast<double>(speed.moe_layers)},
                      {"allreduce_latency_units", speed.allreduce_latency_units},
+                     {"allreduce_fixed_latency_s", speed.allreduce_fixed_latency_s},
                      {"communication_bandwidth_s", pt.terms.communication_bandwidth_s},
                      {"concurrency", static_cast<double>(pt.concurrency)},
                      {"predicted_step_s", pt.terms.step_s},
@@ -247,6 +302,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"non_torch", est.non_torch_bytes},
                       {"graph", est.graph_bytes},
                       {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
+                      {"ep_communicators", est.ep_communicator_bytes},  // issue 15: NPU EP HCCL buffers, subtracted
+                      {"kv_budget_divisor", est.kv_budget_divisor},     // issue 15: the 310P worker halves the budget
                       {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},
@@ -308,6 +365,12 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   deploy::Inputs in;
   in.model = spec;
   in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
+  // Issue 15, heterogeneous PP: "stage_devices": one catalogue name per pipeline stage, in rank order.
+  if (const Json* stages = c.find("stage_devices"); stages && stages->is_array()) {
+    std::string names;
+    for (const auto& n : *stages) names += (names.empty() ? "" : ",") + (n.is_string() ? n.get<std::string>() : n.dump());
+    in.device = {names, where + ": stage_devices", deploy::DeviceForm::name};
+  }
   // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
   // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
   in.engine = {inputs.engine.value_or(""), inputs.engine_version.value_or(inputs.engine_detail.value_or("")), "engine_version", inputs.notes.value_or(""), "case notes",

@@ -119,3 +119,31 @@ TEST(VariantCli, Issue16_SameNameInPlanAndFit) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.out.find("known variants: bf16, w8a8"), std::string::npos) << unknown.out;
 }
+
+// Issue 16: a published checkpoint that is a variant of the list (read from its own descriptor) meets that
+// variant's engine rules, in fit and in plan: Qwen3-8B-FP8 (block FP8) on a V100 is refused with vLLM's own
+// capability message and exit 1 (it used to say "fits"), on an A100 it loads through FP8 Marlin and says so.
+TEST(VariantCli, Issue16_CheckpointMeetsItsVariantsEngineRules) {
+  const std::string refusal = "The quantization method fp8 is not supported for the current GPU. Minimum capability: 75. Current capability: 70.";
+  const auto v100 = pftest::run_cli("fit Qwen/Qwen3-8B-FP8 --device V100-SXM2-32G --max-model-len 4096", {.with_stderr = false});
+  EXPECT_EQ(v100.code, 1) << v100.out;
+  EXPECT_NE(v100.out.find(refusal), std::string::npos) << v100.out;
+
+  const auto a100 = pftest::run_cli("fit Qwen/Qwen3-8B-FP8 --device A100-80G-SXM --max-model-len 4096 --json", {.with_stderr = false});
+  ASSERT_EQ(a100.code, 0) << a100.out.substr(0, 400);
+  const Json f = json_of(a100);
+  bool marlin = false, named = false;
+  for (const auto& a : f["assumptions"]) {
+    const std::string s = a.get<std::string>();
+    marlin |= s.find("variant fp8_block on A100-80G-SXM") != std::string::npos && s.find("Marlin") != std::string::npos;
+    named |= s.rfind("variant fp8_block: ", 0) == 0;
+  }
+  EXPECT_TRUE(marlin) << f["assumptions"].dump();
+  EXPECT_TRUE(named) << f["assumptions"].dump();
+
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B-FP8 --devices V100-SXM2-32G --json", {.with_stderr = false});
+  const Json p = json_of(plan);
+  EXPECT_TRUE(p["recommended"].empty()) << plan.out.substr(0, 400);
+  ASSERT_FALSE(p["rejected"].empty());
+  for (const auto& row : p["rejected"]) EXPECT_NE(row["reason"].get<std::string>().find(refusal), std::string::npos) << row.dump().substr(0, 300);
+}

@@ -62,3 +62,97 @@ TEST(VariantValidate, Issue16_CaseQuantizationTextAppliesTheVariantToTheBaseConf
     EXPECT_TRUE(named) << c.id;
   }
 }
+
+// Issue 16, "Done when": `fit --variant` and validate's reading of a case's quantization text agree with
+// `plan` on the same deployment, for an Ascend W8A8, an AWQ and an FP8 variant. The plan picks the device
+// count; fit and a validate case are then run at that count and context, and all three give the same weights
+// per device and KV tokens, and name the same variant.
+TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
+  struct Deployment {
+    std::string model, device, engine, variant, text;
+  };
+  const std::vector<Deployment> deployments = {
+      {"Qwen/Qwen3-32B", "910B4", "vllm-ascend", "w8a8", "ascend (modelslim W8A8)"},
+      {"Qwen/Qwen3-32B", "H100-SXM", "vllm", "awq", "AWQ 4-bit"},
+      {"Qwen/Qwen3-8B", "L40S", "vllm", "fp8_tensor", "fp8 (per-tensor)"},
+  };
+  const std::string dir = pftest::scratch_dir("variant-agree");
+  for (const auto& d : deployments) {
+    SCOPED_TRACE(d.variant + " on " + d.device);
+    const auto plan = pftest::run_cli("plan " + d.model + " --devices " + d.device + " --context 16384 --variant " + d.variant + " --json", {.with_stderr = false});
+    ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 400);
+    auto p = parse_json(plan.out, "stdout");
+    ASSERT_TRUE(p.has_value() && !(*p)["recommended"].empty()) << plan.out.substr(0, 400);
+    const Json row = (*p)["recommended"][0];
+    ASSERT_EQ(row["variant_id"], d.variant);
+    const int64_t n = row["num_devices"].get<int64_t>();
+    const std::string layout = " --device " + d.device + " --engine " + d.engine + " --num-devices " + std::to_string(n) + " --max-model-len 16384";
+    const auto fit = pftest::run_cli("fit " + d.model + layout + " --variant " + d.variant + " --json", {.with_stderr = false});
+    ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 400);
+    auto f = parse_json(fit.out, "stdout");
+    ASSERT_TRUE(f.has_value());
+    double fit_weights = -1;
+    for (const auto& t : (*f)["memory_per_device"]["terms"])
+      if (t["name"] == "weights") fit_weights = t["gib"].get<double>();
+    EXPECT_DOUBLE_EQ(fit_weights, row["weights_gib_per_device"].get<double>());
+    EXPECT_EQ((*f)["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
+
+    const std::string file = dir + "/" + d.variant + ".jsonl";
+    {
+      std::ofstream out(file);
+      Json line = {{"id", "agree-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                   {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]}, {"pipeline_parallel_size", row["pipeline_parallel_size"]},
+                   {"max_model_len", 16384}, {"weights_gib", 1.0}, {"kv_cache_tokens", 1}};
+      out << line.dump() << "\n";
+    }
+    const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+    auto j = parse_json(v.out, "stdout");
+    ASSERT_TRUE(j.has_value()) << v.out.substr(0, 400);
+    const Json& vrow = (*j)["rows"][0];
+    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("kv_cache_tokens")) << vrow.dump().substr(0, 400);
+    EXPECT_NEAR(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights, 0.005);
+    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
+    bool named = false;
+    for (const auto& a : vrow["assumptions"]) named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos;
+    EXPECT_TRUE(named) << vrow["assumptions"].dump();
+  }
+}
+
+// Issue 16: a case naming a quantized checkpoint keeps that checkpoint's own descriptor, and the row says
+// which variant of the list the descriptor is (read from config.json quantization_config or
+// hf_quant_config.json, the files a hub fetch keeps), so validate, fit and plan speak of the same variant.
+TEST(VariantValidate, Issue16_CheckpointDescriptorIsNamedAsItsVariant) {
+  struct Case {
+    std::string id, model, quantization, variant;
+  };
+  const std::vector<Case> cases = {
+      {"ck-fp8", "Qwen/Qwen3-32B-FP8", "fp8", "fp8_block"},
+      {"ck-nvfp4", "nvidia/Qwen3-32B-NVFP4", "modelopt (nvfp4)", "modelopt_nvfp4"},
+      {"ck-mxfp4", "openai/gpt-oss-20b", "mxfp4", "mxfp4"},
+  };
+  const std::string file = pftest::scratch_dir("variant-checkpoint") + "/cases.jsonl";
+  {
+    std::ofstream out(file);
+    for (const auto& c : cases)
+      out << Json({{"id", c.id}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", c.model}, {"quantization", c.quantization},
+                   {"tensor_parallel_size", 1}, {"max_model_len", 4096}, {"weights_gib", 10.0}})
+                 .dump()
+          << "\n";
+  }
+  const auto r = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+  auto j = parse_json(r.out, "stdout");
+  ASSERT_TRUE(j.has_value()) << r.out.substr(0, 400);
+  for (const auto& c : cases) {
+    const Json* row = nullptr;
+    for (const auto& x : (*j)["rows"]) if (x["id"] == c.id) row = &x;
+    ASSERT_NE(row, nullptr) << c.id;
+    bool named = false, applied = false;
+    for (const auto& a : (*row)["assumptions"]) {
+      const std::string s = a.get<std::string>();
+      named |= s.find("own descriptor") != std::string::npos && s.find("variant " + c.variant + " (") != std::string::npos;
+      applied |= s.find("read as variant") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << c.id << ": " << (*row)["assumptions"].dump();
+    EXPECT_FALSE(applied) << c.id;  // the descriptor is kept, no variant storage is laid over it
+  }
+}

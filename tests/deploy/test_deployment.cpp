@@ -159,7 +159,7 @@ TEST(Deploy, DeviceEngineAndPlatform) {
   auto wrong = resolve(inputs("910B3", "vllm"));
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().kind, ErrorKind::invalid_argument);
-  EXPECT_NE(wrong.error().message.find("runs on cuda devices, 910B3 is a npu device"), std::string::npos) << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("runs on cuda devices; 910B3 is a device of platform 'npu'"), std::string::npos) << wrong.error().message;
 
   auto unknown = resolve(inputs("H1000", ""));
   ASSERT_FALSE(unknown);
@@ -468,4 +468,84 @@ TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
   auto by_line = inputs("910B3", "vllm-ascend", f);
   by_line.engine.printed_tokens_are_blocks = true;
   EXPECT_TRUE(deploy::across_versions(by_line, cats).points.empty());
+}
+
+// Issue 15: HCCL_BUFFSIZE as the engine's environment gives it. CANN: "an integer greater than or equal to 1" (MB);
+// 1024 MB is 1024 x 1024 x 1024 B in the deployment (HCCL's MB are MiB); 0 and 2.5 are refused naming the origin.
+TEST(Deploy, Issue15_HcclBuffsizeFromTheEnvironment) {
+  deploy::Flags f;
+  f.hccl_buffsize_mb = Given<double>{1024, "case.jsonl:3: env.HCCL_BUFFSIZE"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  ASSERT_TRUE(d->hccl_buffsize_bytes.has_value());
+  EXPECT_DOUBLE_EQ(*d->hccl_buffsize_bytes, 1073741824.0);
+  for (double bad : {0.0, 2.5}) {
+    f.hccl_buffsize_mb = Given<double>{bad, "case.jsonl:3: env.HCCL_BUFFSIZE"};
+    const auto checked = deploy::check_flags(f);
+    ASSERT_FALSE(checked.has_value()) << bad;
+    EXPECT_EQ(checked.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(checked.error().message.find("case.jsonl:3: env.HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1"), std::string::npos)
+        << checked.error().message;
+  }
+  EXPECT_FALSE(deploy::deployment_from_flags(deploy::Flags{})->hccl_buffsize_bytes.has_value());
+}
+
+// Issue 15: ranks that do not fit the devices quote vLLM's own failure after ours. DP 4 x TP 2 on 6 devices: DP rank
+// 6 // 2 = 3 asks for devices [6, 8) of "0,...,5" (vllm/v1/engine/utils.py); TP 8 alone on 6 devices trips the
+// multiproc executor's assertion local_world_size (8) <= 6. DP 2 x TP 2 on 6 only leaves 2 idle: ours alone.
+TEST(Deploy, Issue15_DevicesNotDividedQuoteVllm) {
+  const std::vector<std::tuple<int64_t, int64_t, int64_t, std::string>> rows = {
+      {6, 2, 4, "--num-devices: 6 devices do not divide into data x tensor x pipeline parallel ranks 8; vLLM: Exception: Error setting CUDA_VISIBLE_DEVICES: "
+                "local range: [6, 8) base value: \"0,1,2,3,4,5\""},
+      {6, 8, 1, "--num-devices: 6 devices do not divide into tensor x pipeline parallel ranks 8; vLLM: AssertionError: local_world_size (8) must be less than "
+                "or equal to the number of visible devices (6)."},
+      {6, 2, 2, "--num-devices: 6 devices do not divide into data x tensor x pipeline parallel ranks 4"},
+  };
+  for (const auto& [devices, tp, dp, message] : rows) {
+    deploy::Flags f;
+    f.num_devices = Given<int64_t>{devices, "--num-devices"};
+    f.tensor_parallel_size = Given<int64_t>{tp, "--tensor-parallel-size"};
+    f.data_parallel_size = Given<int64_t>{dp, "--data-parallel-size"};
+    const auto s = deploy::check_flags(f);
+    ASSERT_FALSE(s.has_value()) << message;
+    EXPECT_EQ(s.error().kind, ErrorKind::invalid_argument);
+    EXPECT_EQ(s.error().message, message);
+  }
+}
+
+// Issue 15, heterogeneous PP: "A100-80G,L40S" puts stage 1 on an L40S with its own total; the count must be the PP
+// size, the cards one platform; VLLM_PP_LAYER_PARTITION is parsed and checked with vLLM's messages.
+TEST(Deploy, Issue15_StageDevicesAndLayerPartition) {
+  deploy::Inputs in;
+  in.model.num_hidden_layers = 36;
+  in.device = {"A100-80G,L40S", "--device", deploy::DeviceForm::name};
+  in.flags.pipeline_parallel_size = Given<int64_t>{2, "--pipeline-parallel-size"};
+  in.flags.pp_layer_partition = Given<std::string>{"12, 24", "--pp-layer-partition"};
+  auto r = resolve(in);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_EQ(r->device.id, "A100-80G-SXM");
+  ASSERT_EQ(r->deployment.stage_devices.size(), 2u);
+  EXPECT_EQ(r->deployment.stage_devices[1].device_id, "L40S");
+  EXPECT_EQ(r->deployment.pp_layer_partition, (std::vector<int64_t>{12, 24}));
+  struct Bad {
+    std::function<void(deploy::Inputs&)> change;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {[](deploy::Inputs& i) { i.device.text = "A100-80G,L40S,L40S"; },
+       "--device: 3 devices named for pipeline parallel size 2: expected one per stage, in rank order ('A100-80G,L40S,L40S')"},
+      {[](deploy::Inputs& i) { i.device.text = "A100-80G,910B3"; }, "--device: stage 1 is a npu device (910B3), stage 0 a cuda device (A100-80G-SXM): one engine runs every stage"},
+      {[](deploy::Inputs& i) { i.flags.pp_layer_partition->value = "12,20"; },
+       "--pp-layer-partition: ValueError: sum(partitions)=32 does not match num_hidden_layers=36."},
+      {[](deploy::Inputs& i) { i.flags.pp_layer_partition->value = "36"; }, "--pp-layer-partition: ValueError: len(partitions)=1 does not match pp_size=2."},
+      {[](deploy::Inputs& i) { i.flags.pp_layer_partition->value = "12,x"; }, "--pp-layer-partition: ValueError: Invalid partition string: 12,x"},
+  };
+  for (const auto& b : bad) {
+    deploy::Inputs i = in;
+    b.change(i);
+    auto e = resolve(i);
+    ASSERT_FALSE(e.has_value()) << b.message;
+    EXPECT_EQ(e.error().kind, ErrorKind::invalid_argument);
+    EXPECT_EQ(e.error().message, b.message);
+  }
 }

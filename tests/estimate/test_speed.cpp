@@ -314,6 +314,12 @@ TEST(SpeedCatalog, RejectsBadRecords) {
         "high_bytes_per_s":3e11}])"); }, "source"},
       {"Issue20 duplicate prior", [](Json& j) { j["bandwidth_priors"] = Json::parse(R"([{"device":"X1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,
         "high_bytes_per_s":3e11,"source":"s"},{"device":"x1","peak_bytes_per_s":1e11,"low_bytes_per_s":1e11,"high_bytes_per_s":3e11,"source":"s"}])"); }, "duplicate"},
+      {"Issue20 PCIe latency without its measurement", [](Json& j) { j["profiles"][0]["pcie_allreduce_latency_s"] = 1.8e-5; },
+       "pcie_allreduce_latency_s needs pcie_allreduce_source"},
+      {"Issue20 PCIe latency out of range", [](Json& j) {
+         j["profiles"][0]["pcie_allreduce_latency_s"] = 0.5;
+         j["profiles"][0]["pcie_allreduce_source"] = "s";
+       }, "pcie_allreduce_latency_s"},
   };
   for (const auto& c : cases) {
     Json j = base();
@@ -444,4 +450,124 @@ TEST(Speed, Issue20_OldVllmAscendVersionDecodesEager) {
   EXPECT_LT(now.points[0].terms.step_s, 5e-3);  // graph: ~1 ms step overhead, no per-operator cost
   w.engine_version.clear();
   EXPECT_EQ(estimate::estimate_speed(s.model, s.device, p, s.speeds, {}, w).mode, "graph");
+}
+
+// Issue 20: llama.cpp over 4 GPUs is a layer split (--split-mode layer): the layers run one GPU after another, so
+// a step reads every weight once at one GPU's bandwidth (not a quarter of them at the sum) and adds a hand-off
+// per GPU boundary; there is no all-reduce and the whole batch passes each GPU in one go. By hand, Qwen3-8B in
+// bf16 on RTX 4090s (the catalogue's link: PCIe4 x16, 64 GB/s), llama.cpp profile (all-reduce latency 30 us,
+// a hand-off half of it):
+//   weights 15,136,811,008 B and KV 147,456 B x 1,024 = 150,994,944 B per step, as on one GPU;
+//   hand-offs 3 x (15 us + 4,096 x 2 B / 64 GB/s = 0.128 us) = 45.384 us;
+//   at batch 8 the KV read is 8 x 150,994,944 B (one pass, not micro-batches of 8 / 4).
+TEST(Speed, Issue20_LlamaCppMultiGpuIsASequentialLayerSplit) {
+  auto s = setup("Qwen/Qwen3-8B", "RTX4090", "llama.cpp");
+  ASSERT_EQ(s.profile->engine, "llama.cpp");
+  ASSERT_DOUBLE_EQ(s.profile->allreduce_latency_s, 30e-6);
+  estimate::Deployment one, four;
+  four.tensor_parallel_size = 4;
+  four.explain = true;
+  estimate::SpeedWorkload w;
+  w.concurrency = {1, 8};
+  const auto a = run(s, one, w), b = run(s, four, w);
+  ASSERT_EQ(b.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.weight_bytes, 15136811008.0);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.kv_bytes, 150994944.0);
+  EXPECT_DOUBLE_EQ(b.points[0].terms.memory_s, a.points[0].terms.memory_s);
+  EXPECT_EQ(b.allreduces_per_step, 0);
+  EXPECT_NEAR(b.points[0].terms.communication_s, 3 * (15e-6 + 8192.0 / 64e9), 1e-12);
+  EXPECT_NEAR(b.points[0].terms.step_s - a.points[0].terms.step_s, 3 * (15e-6 + 8192.0 / 64e9), 1e-12);
+  EXPECT_DOUBLE_EQ(b.points[1].terms.kv_bytes, 8 * 150994944.0);
+  EXPECT_EQ(b.tensor_parallel_size, 1);
+  EXPECT_EQ(b.pipeline_parallel_size, 4);
+  bool said = false;
+  for (const auto& x : b.assumptions) said |= x.find("--split-mode layer") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Issue 20: with --enable-expert-parallel vLLM deals whole experts over the ranks (determine_expert_map: n / ranks
+// each, the first n % ranks one more), and the step waits for the rank holding the most of the experts it touches.
+// Counted by hand:
+//   4 experts over 2 ranks {0,1} {2,3}, 2 drawn: 6 pairs, 2 of them on one rank (max 2), 4 split (max 1): 8/6.
+//   5 experts over 2 ranks {0,1,2} {3,4}, 2 drawn: 10 pairs, C(3,2) + C(2,2) = 4 on one rank: (4 x 2 + 6 x 1) / 10 = 1.4.
+//   128 over 8 (16 each), 2 drawn: the second lands on the first's rank with 15/127: 1 + 15/127.
+//   One drawn: 1. All drawn: the largest rank (5 over 2: 3).
+//   1.5 drawn (a batch's expected distinct experts) lies halfway between 1 and 2 drawn.
+TEST(Speed, Issue20_BusiestRankExperts) {
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(4, 2, 2), 8.0 / 6.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(5, 2, 2), 1.4, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(128, 8, 2), 1.0 + 15.0 / 127.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(128, 8, 1), 1.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(5, 2, 5), 3.0, 1e-12);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(128, 8, 1.5), (1.0 + 1.0 + 15.0 / 127.0) / 2, 1e-12);
+  EXPECT_EQ(estimate::expected_busiest_rank_experts(128, 8, 0), 0.0);
+  EXPECT_EQ(estimate::expected_busiest_rank_experts(0, 8, 2), 0.0);
+  EXPECT_NEAR(estimate::expected_busiest_rank_experts(4, 2, 9), 2.0, 1e-12);  // more than n: clamped to all of them
+}
+
+// Issue 20: Qwen3-30B-A3B (48 MoE layers, 128 experts, top-8, hidden 2,048, moe_intermediate 768, bf16) at TP2, one
+// sequence. One expert of one layer is gate + up + down = 3 x 2,048 x 768 x 2 B = 9,437,184 B.
+// As a TP share a rank reads half of each of the 8 experts: 4 whole-expert equivalents per layer.
+// Expert parallel over 2 ranks of 64: the rank-0 count X of the 8 is hypergeometric (128, 64, 8), the step waits for
+// max(X, 8 - X); E[max] = sum_x C(64,x) C(64,8-x) / C(128,8) x max(x, 8 - x) (written out below, not the code's DP).
+// So EP reads 48 x 9,437,184 x (E[max] - 4) B more per step, and everything else is the same.
+TEST(Speed, Issue20_ExpertParallelWaitsForTheBusiestRank) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "H100", "vllm");
+  auto choose = [](int n, int k) { return std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0)); };
+  double busiest = 0;
+  for (int x = 0; x <= 8; ++x) busiest += choose(64, x) * choose(64, 8 - x) / choose(128, 8) * std::max(x, 8 - x);
+  EXPECT_GT(busiest, 4.0);
+  estimate::Deployment tp2, ep2;
+  tp2.tensor_parallel_size = ep2.tensor_parallel_size = 2;
+  ep2.enable_expert_parallel = true;
+  estimate::SpeedWorkload w;
+  const auto a = run(s, tp2, w), b = run(s, ep2, w);
+  ASSERT_EQ(a.points.size(), 1u);
+  ASSERT_EQ(b.points.size(), 1u);
+  const double expert_layer_bytes = 3.0 * 2048 * 768 * 2;
+  EXPECT_NEAR(b.points[0].terms.weight_bytes - a.points[0].terms.weight_bytes, 48 * expert_layer_bytes * (busiest - 4.0), 1.0);
+  EXPECT_EQ(b.points[0].terms.kv_bytes, a.points[0].terms.kv_bytes);
+  EXPECT_EQ(b.allreduces_per_step, a.allreduces_per_step);
+  EXPECT_LT(b.single_stream_tokens_per_s, a.single_stream_tokens_per_s);
+  bool said = false;
+  for (const auto& x : b.assumptions) said |= x.find("expert parallel over 2 ranks") != std::string::npos;
+  EXPECT_TRUE(said);
+  // TP1 or no flag: nothing changes; data parallel: not modelled, said so, read as a TP share.
+  estimate::Deployment ep1;
+  ep1.enable_expert_parallel = true;
+  EXPECT_EQ(run(s, ep1, w).points[0].terms.weight_bytes, run(s, {}, w).points[0].terms.weight_bytes);
+  estimate::Deployment dp2 = ep2;
+  dp2.data_parallel_size = 2;
+  const auto c = run(s, dp2, w);
+  EXPECT_EQ(c.points[0].terms.weight_bytes, a.points[0].terms.weight_bytes);
+  said = false;
+  for (const auto& x : c.assumptions) said |= x.find("all-to-all is not modelled") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Issue 20: between PCIe-only cards vLLM turns its custom all-reduce off (more than two PCIe-only GPUs) and NCCL carries
+// every decode all-reduce; its small-message round is a measured figure (nccl-tests, 8 x RTX 3090 PCIe, 8 B: 54.18 us
+// over ceil(log2 8) = 3 rounds = 18.06 us), not the profile's fitted NVLink one. Qwen3-8B (36 layers) at TP4: 72
+// all-reduces x 2 rounds = 144 rounds x 18.06 us = 2.60064 ms of latency on L40S (catalogue link "PCIe4 x16"); the
+// A100-80G-SXM (NVLink3) keeps the fitted latency; a card with no link at all is taken as PCIe too.
+TEST(Speed, Issue20_PcieOnlyCardsUseTheMeasuredNcclLatency) {
+  estimate::Deployment tp4;
+  tp4.tensor_parallel_size = 4;
+  estimate::SpeedWorkload w;
+  auto pcie = setup("Qwen/Qwen3-8B", "L40S", "vllm");
+  const auto a = run(pcie, tp4, w);
+  ASSERT_EQ(a.points.size(), 1u);
+  EXPECT_EQ(a.allreduce_latency_units, 144.0);
+  EXPECT_NEAR(a.allreduce_fixed_latency_s, 54.18e-6 / 3, 1e-9);
+  EXPECT_NEAR(a.points[0].terms.communication_s - a.points[0].terms.communication_bandwidth_s, 144 * 54.18e-6 / 3, 1e-7);
+  EXPECT_NE(a.link.find("NCCL all-reduce 18 us per round over PCIe"), std::string::npos) << a.link;
+  EXPECT_NE(a.link.find("nccl/issues/1439"), std::string::npos) << a.link;
+  auto nvlink = setup("Qwen/Qwen3-8B", "A100-80G-SXM", "vllm");
+  const auto b = run(nvlink, tp4, w);
+  EXPECT_EQ(b.allreduce_fixed_latency_s, 0.0);
+  EXPECT_NEAR(b.points[0].terms.communication_s - b.points[0].terms.communication_bandwidth_s, 144 * nvlink.profile->allreduce_latency_s, 1e-9);
+  EXPECT_EQ(b.link.find("NCCL"), std::string::npos) << b.link;
+  pcie.device.interconnect.clear();
+  pcie.device.interconnect_bandwidth_bytes_per_s.reset();
+  EXPECT_NEAR(run(pcie, tp4, w).allreduce_fixed_latency_s, 54.18e-6 / 3, 1e-9);
 }

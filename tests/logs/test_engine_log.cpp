@@ -507,3 +507,23 @@ TEST(EngineLog, Issue15_DataParallelExpertParallelAndSpeculativeArgs) {
   ASSERT_TRUE(none.enable_expert_parallel);
   EXPECT_FALSE(none.enable_expert_parallel->value);
 }
+
+// Issue 15: the engine's environment as a launch log shows it (vllm-ascend #5993 exports HCCL_BUFFSIZE=200 before
+// `vllm serve`; the nightly CI prints HCCL_BUFFSIZE: 1024 in its YAML, not an assignment, so nothing is read from
+// that form). First assignment wins; a longer name that ends in the same letters is not the variable.
+TEST(EngineLog, Issue15_EnvironmentAssignmentsAreRead) {
+  const std::string text =
+      "export MY_HCCL_BUFFSIZE=7\n"
+      "export HCCL_BUFFSIZE=200\n"
+      "VLLM_ASCEND_ENABLE_FLASHCOMM1=1 HCCL_BUFFSIZE=\"1024\" vllm serve /models/DeepSeek-V3.1 --enable-expert-parallel\n"
+      "  HCCL_BUFFSIZE: 512\n";
+  const auto log = lg::parse_engine_log(text, sigs());
+  ASSERT_TRUE(log.args.hccl_buffsize.has_value());
+  EXPECT_DOUBLE_EQ(log.args.hccl_buffsize->value, 200.0);
+  EXPECT_EQ(log.args.hccl_buffsize->line, 2);
+  ASSERT_TRUE(log.args.flashcomm1.has_value());
+  EXPECT_TRUE(log.args.flashcomm1->value);
+  EXPECT_EQ(log.args.flashcomm1->line, 3);
+  const auto none = lg::parse_engine_log("HCCL_BUFFSIZE: 512\nexport HCCL_BUFFSIZE=99999999999\n", sigs());
+  EXPECT_FALSE(none.args.hccl_buffsize.has_value());
+}

@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "base/json_util.hpp"
 #include "model/hf_config.hpp"
+#include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
 #include "../test_support.hpp"
 
@@ -113,6 +120,69 @@ TEST(QuantVariant, Issue16_TextAsPeopleWriteIt) {
   EXPECT_EQ(variant_from_text(c, "xw8a8y"), nullptr);
 }
 
+// Issue 16: every `quantization` text of the validation cases (../shared/validation/*.jsonl and
+// data/evidence/*.jsonl) and every string the issue quotes resolves to the variant named here by hand. A new
+// text in those files fails until it is added to this table, so none is sized as BF16 by accident.
+TEST(QuantVariant, Issue16_EveryCaseQuantizationTextResolvesToTheRightVariant) {
+  const std::map<std::string, std::string> by_hand = {
+      // as the cases write it
+      {"none", "bf16"},
+      {"none (bf16)", "bf16"},
+      {"none (bf16 assumed)", "bf16"},
+      {"not stated in excerpt (recipe default)", "bf16"},
+      {"ascend", "w8a8"},  // vLLM-Ascend's --quantization ascend on a msModelSlim W8A8 export
+      {"ascend (W8A8)", "w8a8"},
+      {"ascend (modelslim W8A8)", "w8a8"},
+      {"fp8", "fp8_block"},  // every case writing plain fp8 serves a vendor FP8 checkpoint: block 128x128
+      {"FP8", "fp8_block"},
+      {"FP8 (checkpoint native)", "fp8_block"},
+      {"compressed-tensors (FP8 dynamic)", "fp8_channel"},
+      {"awq", "awq"},
+      {"awq_marlin", "awq"},
+      {"AWQ 4-bit", "awq"},
+      {"auto_round (int4)", "autoround"},
+      {"modelopt (nvfp4)", "modelopt_nvfp4"},
+      {"mxfp4", "mxfp4"},
+      {"MXFP4 (checkpoint native)", "mxfp4"},
+      {"GGUF Q2_K", "gguf_q2_k"},
+      {"GGUF Q4_0", "gguf_q4_0"},
+      {"GGUF Q4_1", "gguf_q4_1"},
+      {"GGUF Q4_K_M", "gguf_q4_k_m"},
+      {"GGUF Q4_K_S", "gguf_q4_k_s"},
+      {"GGUF Q5_0", "gguf_q5_0"},
+      {"GGUF Q6_K", "gguf_q6_k"},
+      {"ggml q4 (q4_0 presumably; stated only as 'q4')", "gguf_q4_0"},
+      // as the issue quotes them
+      {"w8a8 (ascend w8a8_dynamic)", "w8a8_dynamic"},
+      {"AWQ int4", "awq"},
+      {"modelopt (NVFP4)", "modelopt_nvfp4"},
+      {"modelopt", "modelopt_fp8"},  // vLLM: --quantization modelopt is ModelOpt FP8, modelopt_fp4 is NVFP4
+      {"compressed-tensors W8A8 (INT8)", "ct_w8a8_int8"},
+      {"fp8 (Marlin weight-only fallback)", "fp8_block"},
+  };
+  std::set<std::string> seen;
+  std::vector<std::string> files;
+  for (const auto& dir : {pftest::shared_path("validation"), std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence"})
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".jsonl") files.push_back(e.path().string());
+  ASSERT_GE(files.size(), 4u);
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    for (std::string line; std::getline(in, line);) {
+      auto j = parse_json(line, f);
+      if (!j || !j->is_object() || !j->contains("quantization") || !(*j)["quantization"].is_string()) continue;
+      seen.insert((*j)["quantization"].get<std::string>());
+    }
+  }
+  EXPECT_GE(seen.size(), 20u);
+  for (const auto& text : seen) EXPECT_TRUE(by_hand.count(text)) << "case quantization '" << text << "' has no hand-named variant in this table";
+  for (const auto& [text, id] : by_hand) {
+    const QuantVariant* v = variant_from_text(shipped(), text);
+    ASSERT_NE(v, nullptr) << text;
+    EXPECT_EQ(v->id, id) << text;
+  }
+}
+
 TEST(QuantVariant, Issue16_EngineRulesByEngineFamilyVersionAndKind) {
   const auto& c = shipped();
   auto w4a16 = find_variant(c, "w4a16");
@@ -219,5 +289,35 @@ TEST(QuantVariant, Issue16_VariantOnBaseMatchesPublishedFileSizes) {
     sized.quant = (*v)->scheme;
     const double got = compute_weight_bytes(sized).total, want = ck["bytes"].get<double>();
     EXPECT_NEAR(got, want, 0.01 * want) << where << ": " << got / 1e9 << " GB sized, " << want / 1e9 << " GB published";
+  }
+}
+
+// Issue 16: a checkpoint, local or fetched from a hub (hub::fetch_model_metadata leaves the same files in a
+// directory that load_model_directory reads), is recognized as a variant of the list from its own
+// descriptor: config.json quantization_config, hf_quant_config.json or quant_model_description.json. The
+// real published descriptors of ../shared/models, each variant named by hand.
+TEST(QuantVariant, Issue16_CheckpointDescriptorsAreRecognizedAsVariants) {
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"Qwen__Qwen3-32B", "bf16"},                          // no quantization_config
+      {"Qwen__Qwen3-32B-FP8", "fp8_block"},                 // quant_method fp8, weight_block_size [128, 128]
+      {"Qwen__Qwen3-235B-A22B-FP8", "fp8_block"},
+      {"Qwen__Qwen3-30B-A3B-FP8", "fp8_block"},
+      {"nvidia__Qwen3-32B-NVFP4", "modelopt_nvfp4"},        // hf_quant_config.json quant_algo NVFP4, group 16
+      {"nvidia__Qwen3-30B-A3B-NVFP4", "modelopt_nvfp4"},
+      {"nvidia__Llama-3.1-70B-Instruct-FP8", "modelopt_fp8"},  // hf_quant_config.json quant_algo FP8
+      {"DocPang__Qwen3.6-35B-A3B-W8A8-DCU", "ct_w8a8_int8"},   // compressed-tensors int8 channel weights, token activations
+      {"openai__gpt-oss-20b", "mxfp4"},                     // quant_method mxfp4 on the experts
+      {"nvidia__Qwen3.6-27B-NVFP4", ""},                    // MIXED_PRECISION per module: no single variant
+  };
+  for (const auto& [dir, id] : table) {
+    auto spec = load_model_directory(pftest::shared_path("models/" + dir));
+    ASSERT_TRUE(spec.has_value()) << dir << ": " << spec.error().describe();
+    const QuantVariant* v = variant_of_checkpoint(shipped(), spec->quant);
+    if (id.empty()) {
+      EXPECT_EQ(v, nullptr) << dir << " read as " << (v ? v->id : "");
+      continue;
+    }
+    ASSERT_NE(v, nullptr) << dir << " (" << spec->quant.method << ", " << weight_format_name(spec->quant.linear_format) << ")";
+    EXPECT_EQ(v->id, id) << dir;
   }
 }

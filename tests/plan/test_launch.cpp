@@ -13,6 +13,7 @@
 #include "engine/quantized_checkpoints.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/model_source.hpp"
+#include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
@@ -137,7 +138,8 @@ TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
 // Issue 16: `plan Qwen/Qwen3-235B-A22B --devices 910B4,910B3,H100` started with
 // `vllm serve Qwen/Qwen3-235B-A22B --quantization awq` on the BF16 repository. Every recommended row
 // now names a checkpoint in its format: the vLLM-Ascend W8A8 upload on ModelScope for the NPUs, the
-// llm-compressor AWQ output (compressed-tensors, no --quantization) for the H100.
+// llm-compressor AWQ output for the H100, labelled compressed-tensors W4A16 and served with
+// --quantization compressed-tensors, the method that output's config.json states.
 TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
   const auto r = plan::plan_for_model(model_of("Qwen/Qwen3-235B-A22B"), {dev("910B4"), dev("910B3"), dev("H100-SXM")}, catalogs().inputs(), {}, 16);
   ASSERT_FALSE(r.recommended.empty());
@@ -146,6 +148,7 @@ TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
     const auto& l = c.launch;
     const std::string ckpt = served_checkpoint(l.serve);
     SCOPED_TRACE(c.device_id + " " + c.variant + ": " + l.serve);
+    EXPECT_NE(c.variant_id, "awq");  // no AWQ upload of Qwen3-235B-A22B is catalogued
     if (c.quantization_flag.empty()) {
       EXPECT_EQ(ckpt, "Qwen/Qwen3-235B-A22B");
       EXPECT_EQ(quantization_of(l.serve), "");
@@ -163,10 +166,14 @@ TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
       bool modelscope = false;
       for (const auto& e : l.env) modelscope |= e == "VLLM_USE_MODELSCOPE=true";
       EXPECT_TRUE(modelscope);
-    } else if (c.quantization_flag == "awq") {
+    } else if (c.variant_id == "ct_w4a16") {
+      // Issue 16: no AWQ checkpoint of the model is published, so the 4-bit row is what llm-compressor's AWQ
+      // recipe writes, compressed-tensors W4A16 (symmetric), and it says so: never "AWQ int4 (AutoAWQ GEMM,
+      // group 128, zero points)" above a command that produces another format.
       saw_awq = true;
+      EXPECT_EQ(c.variant, "compressed-tensors W4A16 (int4 group 128, symmetric)");
       EXPECT_EQ(ckpt, "/models/Qwen3-235B-A22B-AWQ-W4A16");
-      EXPECT_EQ(quantization_of(l.serve), "");
+      EXPECT_EQ(quantization_of(l.serve), "compressed-tensors");
       const int conv = line_of(l.prepare, "from llmcompressor import oneshot");
       ASSERT_GE(conv, 0);
       EXPECT_TRUE(has(l.prepare[conv], "model=\"Qwen/Qwen3-235B-A22B\"")) << l.prepare[conv];
@@ -381,6 +388,35 @@ TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
   }
 }
 
+// Issue 16: every (variant -> published checkpoint / conversion) pair of the catalogue agrees: the variant
+// exists in data/variants/quant_variants.json, the record passes that variant's own --quantization (the method
+// the checkpoint's descriptor states), and the checkpoint's format / the recipe's tool is that variant's tool.
+// The llm-compressor AWQ recipe was filed under "awq" (AutoAWQ GEMM, zero points) with no flag, while it
+// writes compressed-tensors W4A16 (symmetric): both checks below failed on it.
+TEST(QuantizedCatalog, Issue16_EveryCheckpointAndConversionIsTheVariantItIsFiledUnder) {
+  auto shipped = engine::load_quantized_catalog();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(variants.has_value()) << variants.error().describe();
+  auto tool_word = [](const std::string& tool) { return tool.substr(0, tool.find(' ')); };
+  auto check = [&](const std::string& what, const std::string& variant_id, const std::string& flag, const std::string& text) {
+    SCOPED_TRACE(what);
+    auto v = model::find_variant(*variants, variant_id);
+    ASSERT_TRUE(v.has_value()) << v.error().describe();
+    EXPECT_TRUE((*v)->quantized());
+    EXPECT_EQ(flag, (*v)->engine_quantization);
+    EXPECT_TRUE(has(text, tool_word((*v)->tool))) << text << " is not made by " << (*v)->tool;
+  };
+  for (const auto& c : shipped->checkpoints) check("checkpoint " + c.repo, c.variant, c.quantization_flag, c.format);
+  for (const auto& c : shipped->conversions) check("conversion " + c.id, c.variant, c.quantization_flag, c.tool);
+  // The hand-named pairs: what each record really is.
+  EXPECT_EQ(engine::find_conversion(*shipped, "awq", "cuda"), nullptr);
+  const auto* ct = engine::find_conversion(*shipped, "ct_w4a16", "cuda");
+  ASSERT_NE(ct, nullptr);
+  EXPECT_EQ(ct->id, "llm-compressor-awq-w4a16");
+  EXPECT_EQ(engine::find_quantized_checkpoint(*shipped, "Qwen/Qwen3-32B", "awq")->repo, "Qwen/Qwen3-32B-AWQ");
+}
+
 // Issue 16: a config with an auto_map starts with --trust-remote-code (and says why); one without does not.
 TEST(Launch, Issue16_TrustRemoteCodeWhereTheConfigHasAnAutoMap) {
   auto ds = model::resolve_model(pftest::shared_path("models/deepseek-ai__DeepSeek-V3/config.json"));
@@ -392,4 +428,45 @@ TEST(Launch, Issue16_TrustRemoteCodeWhereTheConfigHasAnAutoMap) {
   EXPECT_TRUE(noted);
   const auto without = launch("Qwen/Qwen3-32B", "cuda", "", 2);
   EXPECT_EQ(without.serve.find("--trust-remote-code"), std::string::npos) << without.serve;
+}
+
+// Issue 16, commands that run as written: a model given as a hub reference (ModelSpec::id "hf:org/name@rev",
+// "ms:org/name@rev") was served as `vllm serve hf:deepseek-ai/DeepSeek-V3@main --served-model-name
+// deepseek-v3@main`, which vLLM cannot resolve. The serve line names the repo id, a revision other than the
+// hub's default goes to --revision, ModelScope repos set VLLM_USE_MODELSCOPE=true, --trust-remote-code follows
+// the fetched config's auto_map, and the published-checkpoint catalogue is looked up by the repo id.
+TEST(Launch, Issue16_HubReferencesServeTheRepoId) {
+  auto ds = model::resolve_model(pftest::shared_path("models/deepseek-ai__DeepSeek-V3/config.json"));
+  ASSERT_TRUE(ds.has_value()) << ds.error().describe();
+  struct Row {
+    std::string id, serve_prefix;
+    bool modelscope;
+  };
+  const std::vector<Row> rows = {
+      {"hf:deepseek-ai/DeepSeek-V3@main", "vllm serve deepseek-ai/DeepSeek-V3 --served-model-name deepseek-v3 ", false},
+      {"hf:deepseek-ai/DeepSeek-V3@86518964eaef84e3fdd98e9861759a1384f9c29d",
+       "vllm serve deepseek-ai/DeepSeek-V3 --served-model-name deepseek-v3 --revision 86518964eaef84e3fdd98e9861759a1384f9c29d ", false},
+      {"ms:deepseek-ai/DeepSeek-V3@master", "vllm serve deepseek-ai/DeepSeek-V3 --served-model-name deepseek-v3 ", true},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.id);
+    model::ModelSpec m = *ds;
+    m.id = row.id;
+    const auto l = plan::build_launch(m, candidate(row.id, "", 8), engine_for("cuda"), catalogs().rules, 8, {});
+    EXPECT_EQ(l.serve.rfind(row.serve_prefix, 0), 0u) << l.serve;
+    EXPECT_EQ(l.serve.find("hf:"), std::string::npos) << l.serve;
+    EXPECT_EQ(l.serve.find('@'), std::string::npos) << l.serve;
+    EXPECT_NE(l.serve.find(" --trust-remote-code"), std::string::npos) << l.serve;
+    bool modelscope = false;
+    for (const auto& e : l.env) modelscope |= e == "VLLM_USE_MODELSCOPE=true";
+    EXPECT_EQ(modelscope, row.modelscope);
+  }
+  // The AWQ upload of Qwen3-32B is found from the hub reference too.
+  const auto awq = launch("Qwen/Qwen3-32B", "cuda", "awq", 2);
+  auto qwen = model_of("Qwen/Qwen3-32B");
+  qwen.id = "hf:Qwen/Qwen3-32B@main";
+  const auto l = plan::build_launch(qwen, candidate(qwen.id, "awq", 2), engine_for("cuda"), catalogs().rules, 8, {});
+  EXPECT_EQ(served_checkpoint(l.serve), "Qwen/Qwen3-32B-AWQ") << l.serve;
+  EXPECT_EQ(served_checkpoint(l.serve), served_checkpoint(awq.serve));
+  EXPECT_TRUE(l.prepare.empty());
 }

@@ -249,3 +249,90 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   }
   EXPECT_EQ(checked, 3);
 }
+
+// Issue 20: a llama.cpp-on-CPU case reads at min(threads x 11.9 GB/s, 0.67 x socket peak) on the llama.cpp CPU
+// profile (efficiency 1.0, 0.3 ms per token), the socket peak being the installed memory the case states, else
+// the catalogue CPU's rated peak (cpus.json), else none. Hand-derived bandwidths:
+//   a: 4 threads, memory_peak 25.6 GB/s (DDR3L-1600 x 2): min(47.6, 17.152) = 17.152 GB/s (socket)
+//   b: 2 threads on an i3-1315U (DDR5-5200 x 2 = 83.2 GB/s): min(23.8, 55.744) = 23.8 GB/s (threads)
+//   c: 8 threads on the same CPU: min(95.2, 55.744) = 55.744 GB/s (socket)
+//   d: 10 threads, CPU not stated: 119 GB/s (threads alone)
+// Each step is bytes / bandwidth + 0.3 ms + 1 x 20 us per sequence; e (no threads) is skipped and says why.
+TEST(Validation, Issue20_LlamaCppCpuCaseReadsAtTheThreadAndSocketBound) {
+  const std::string path = ::testing::TempDir() + "/cpu.jsonl";
+  const std::string head = R"J({"engine":"llama.cpp","device":"CPU: test host","model":"meta-llama/Llama-2-7b-hf","quantization":"GGUF Q4_0","tokens_per_s":4.0,"concurrency":1,)J";
+  std::ofstream(path) << head << R"J("id":"a","threads":4,"cpu":"i5-6500","memory_peak_bytes_per_s":25.6e9})J" "\n"
+                      << head << R"J("id":"b","threads":2,"cpu":"i3-1315U"})J" "\n"
+                      << head << R"J("id":"c","threads":8,"cpu":"Intel Core i3-1315U"})J" "\n"
+                      << head << R"J("id":"d","threads":10})J" "\n"
+                      << head << R"J("id":"e"})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 5u);
+  const double expected_bw[] = {17.152e9, 23.8e9, 55.744e9, 119e9};
+  for (int i = 0; i < 4; ++i) {
+    const auto& row = r->rows[static_cast<size_t>(i)];
+    ASSERT_TRUE(row.speed_terms.count("copy_bandwidth")) << row.id << " " << row.skip_reason;
+    EXPECT_EQ(row.speed_profile, "llama.cpp/cpu") << row.id;
+    EXPECT_NEAR(row.speed_terms.at("copy_bandwidth"), expected_bw[i], 1e3) << row.id;
+    const double step = row.speed_terms.at("bytes") / expected_bw[i] + 0.3e-3 + 20e-6;
+    EXPECT_NEAR(row.speed_terms.at("predicted_step_s"), step, 1e-9) << row.id;
+  }
+  EXPECT_NE(r->rows[4].skip_reason.find("records no threads"), std::string::npos) << r->rows[4].skip_reason;
+  // An unknown CPU or a thread count of 0 is a bad input naming the field.
+  for (const auto& [fields, fragment] : std::vector<std::pair<std::string, std::string>>{{R"J("id":"x","threads":4,"cpu":"Pentium 90"})J", "cpu: 'Pentium 90' is not in"},
+                                                                                      {R"J("id":"y","threads":0})J", "threads: expected a positive thread count, found 0"}}) {
+    std::ofstream(path) << head << fields << "\n";
+    auto bad = validate::run_validation({path}, o);
+    ASSERT_FALSE(bad.has_value()) << fields;
+    EXPECT_NE(bad.error().describe().find(fragment), std::string::npos) << bad.error().describe();
+  }
+}
+
+// Issue 20: a llama.cpp multi-GPU case that states --split-mode row is skipped with the reason (the row split is
+// not modelled); without it the layer split is evaluated, at one GPU's bandwidth, with no all-reduce.
+TEST(Validation, Issue20_LlamaCppRowSplitIsSkippedLayerSplitEvaluated) {
+  const std::string path = ::testing::TempDir() + "/split.jsonl";
+  const std::string head = R"J({"engine":"llama.cpp","device":"2x NVIDIA GeForce RTX 4090","num_devices":2,"model":"meta-llama/Llama-2-7b-hf","quantization":"GGUF Q4_0","tokens_per_s":100,"concurrency":1,)J";
+  std::ofstream(path) << head << R"J("id":"row","split_mode":"row"})J" "\n" << head << R"J("id":"layer"})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_NE(r->rows[0].skip_reason.find("--split-mode row"), std::string::npos) << r->rows[0].skip_reason;
+  ASSERT_TRUE(r->rows[1].speed_terms.count("allreduce_latency_units")) << r->rows[1].skip_reason;
+  EXPECT_EQ(r->rows[1].speed_terms.at("allreduce_latency_units"), 0.0);
+  EXPECT_GT(r->rows[1].speed_terms.at("bytes"), 3e9);  // every weight of the 7B model, not half of them
+}
+
+// Issue 15: a case's recorded environment is an input. Qwen3-30B-A3B on 910B3, DP 2 x TP 2 with expert parallel:
+// env HCCL_BUFFSIZE 1024 against the CANN default 200 moves the budget by 2 x (1024 - 200) MiB = 1648 MiB (the mc2
+// communicator's send and receive buffers); a value that is not an integer >= 1 is an error naming the field.
+TEST(Validation, Issue15_CaseEnvironmentSizesTheEpCommunicators) {
+  const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.13.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-30B-A3B","max_model_len":4096,"tensor_parallel_size":2,"data_parallel_size":2,"enable_expert_parallel":true,"available_kv_gib":30.0,)J";
+  const std::string path = ::testing::TempDir() + "/env.jsonl";
+  std::ofstream(path) << head << R"J("id":"default"})J" "\n" << head << R"J("id":"big","env":{"HCCL_BUFFSIZE":1024}})J" "\n"
+                      << head << R"J("id":"text","env":{"HCCL_BUFFSIZE":"1024"}})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models")};
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  auto term = [](const validate::CaseResult& row, const char* key) {
+    const auto it = row.memory_terms.find(key);
+    return it == row.memory_terms.end() ? -1.0 : it->second;
+  };
+  EXPECT_DOUBLE_EQ(term(r->rows[0], "ep_communicators"), 2.0 * (200 + 200 + 50) * 1048576.0);
+  EXPECT_DOUBLE_EQ(term(r->rows[1], "ep_communicators"), 2.0 * (1024 + 200 + 50) * 1048576.0);
+  EXPECT_DOUBLE_EQ(term(r->rows[2], "ep_communicators"), term(r->rows[1], "ep_communicators"));
+  EXPECT_NEAR(term(r->rows[0], "available") - term(r->rows[1], "available"), 1648.0 * 1048576.0, 1.0);
+
+  std::ofstream(path) << head << R"J("id":"bad","env":{"HCCL_BUFFSIZE":"lots"}})J" "\n";
+  auto bad = validate::run_validation({path}, o);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("(case bad): env.HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1"), std::string::npos)
+      << bad.error().describe();
+}

@@ -1,0 +1,287 @@
+#include "plan/dp_ep.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "deploy/deployment.hpp"
+#include "model/quant_variant.hpp"
+#include "plan/launch.hpp"
+
+namespace preflight::plan {
+
+namespace {
+
+constexpr int64_t k_devices_per_node = 8;  // as planner.cpp: one node of 8, replicas inside it
+
+// Precision rank as the planner ranks variants: published 0, eight-bit 1, four-bit 2.
+int variant_rank(const model::QuantVariant& v) {
+  using model::WeightFormat;
+  for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
+    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic) return 2;
+  return 1;
+}
+
+std::string published_label(const model::ModelSpec& m) {
+  return m.quant.quantized() ? m.quant.detail : std::string(model::dtype_name(m.dtype)) + " as published";
+}
+
+std::string layout_name(const Candidate& c) {
+  return format("DP %lld x TP %lld + EP", static_cast<long long>(c.data_parallel_size), static_cast<long long>(c.tensor_parallel_size));
+}
+
+// The candidate's identity: model, device, layout and variant.
+Candidate skeleton(const model::ModelSpec& m, const device::DeviceSpec& dev, const model::QuantVariant* v, const DpEpLayout& l) {
+  Candidate c;
+  c.model_id = m.id;
+  c.device_id = dev.id;
+  c.variant = published_label(m);
+  if (v) {
+    c.variant_id = v->id;
+    c.variant = v->name;
+    c.variant_rank = variant_rank(*v);
+    c.quantization_flag = v->engine_quantization;
+  }
+  c.num_devices = l.num_devices;
+  c.tensor_parallel_size = l.tensor_parallel_size;
+  c.data_parallel_size = l.data_parallel_size;
+  c.expert_parallel = true;
+  c.params = static_cast<double>(model::count_params(m).total);
+  return c;
+}
+
+// Speed per replica at its share of the streams; the aggregate over every replica.
+void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::SpeedProfile& sp, const PlanInputs& in,
+               const estimate::Deployment& d, const PlanTargets& t) {
+  estimate::SpeedWorkload w;
+  const int64_t per_replica = std::max<int64_t>(1, (t.concurrency + c.data_parallel_size - 1) / c.data_parallel_size);
+  w.concurrency = {per_replica};
+  w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
+  w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
+  w.devices_per_node = k_devices_per_node;
+  estimate::Deployment speed_dep = d;
+  speed_dep.explain = in.detail == RowDetail::every_row;
+  c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, speed_dep, w);
+  if (c.speed.points.empty()) return;
+  c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;
+  c.aggregate_tokens_per_s = c.speed.points.front().aggregate_tokens_per_s * static_cast<double>(c.data_parallel_size);
+}
+
+// The start commands: one replica's vllm serve, turned into native data parallel over the replicas with
+// expert parallel (one node: --data-parallel-size; several: the head and --headless nodes).
+void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
+  if (!in.launch_rules) return;
+  Candidate replica = dp_replica(c);
+  replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
+  auto dp = with_data_parallel(replica, k_devices_per_node, {.size = c.data_parallel_size, .expert_parallel = true});
+  if (dp) c.launch = std::move(*dp);
+  else c.launch = std::move(replica.launch);
+}
+
+}  // namespace
+
+std::vector<DpEpLayout> dp_ep_layouts(const model::ModelSpec& m, int64_t n, int64_t devices_per_node) {
+  std::vector<DpEpLayout> out;
+  if (m.num_experts <= 0 || n < 2 || n > m.num_experts) return out;
+  for (const int64_t tp : {1, 2, 4, 8}) {
+    if (tp > devices_per_node || n % tp != 0 || n / tp < 2) continue;
+    if (m.num_attention_heads > 0 && m.num_attention_heads % tp != 0) continue;
+    out.push_back({n, n / tp, tp});
+  }
+  return out;
+}
+
+Candidate dp_replica(const Candidate& c) {
+  Candidate r = c;
+  r.num_devices = std::max<int64_t>(1, c.tensor_parallel_size * c.pipeline_parallel_size);
+  r.data_parallel_size = 1;
+  return r;
+}
+
+Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, const DpEpLayout& l,
+                         const PlanTargets& t) {
+  const model::QuantVariant* v = nullptr;
+  if (!variant.empty()) {
+    const auto& catalog = model::load_variant_catalog();
+    if (catalog)
+      if (auto found = model::find_variant(*catalog, variant)) v = *found;
+  }
+  Candidate c = skeleton(m, dev, v, l);
+  std::vector<std::string> assumptions;
+  const auto eng = deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
+  if (!eng) {
+    c.reason = eng.error().describe();
+    return c;
+  }
+  c.engine_id = eng->id;
+  const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
+  const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
+  if (!eng->runs_on(dev.platform) || !oh || !sp || eng->engine == "llama.cpp") {
+    c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
+    return c;
+  }
+  const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
+  c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
+  estimate::Deployment d;
+  d.tensor_parallel_size = l.tensor_parallel_size;
+  d.data_parallel_size = l.data_parallel_size;
+  d.enable_expert_parallel = true;
+  d.max_model_len = c.context_tokens;
+  d.quantization = c.quantization_flag;
+  if (v) d.quant_scheme = v->scheme;
+  d.gpu_memory_utilization = t.gpu_memory_utilization;
+  d.explain = false;
+  d.rank_tree = false;
+  c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+  if (!c.fit.fits) {
+    std::string message = c.fit.failure_message;
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    c.reason = layout_name(c) + ": " + message;
+    return c;
+  }
+  const double replicas = static_cast<double>(l.data_parallel_size);
+  const double total_concurrency = c.fit.max_concurrency * replicas;
+  if (total_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
+    c.reason = format("%s: %lld replicas x %.2f requests at %lld tokens = %.2f; %lld wanted", layout_name(c).c_str(), static_cast<long long>(l.data_parallel_size),
+                      c.fit.max_concurrency, static_cast<long long>(c.context_tokens), total_concurrency, static_cast<long long>(t.concurrency));
+    return c;
+  }
+  add_speed(c, m, dev, *sp, in, d, t);
+  if (t.min_tokens_per_s && (c.speed.points.empty() || c.tokens_per_s < *t.min_tokens_per_s)) {
+    c.reason = format("%s: decodes %.1f tok/s per stream, below the %.1f wanted", layout_name(c).c_str(), c.tokens_per_s, *t.min_tokens_per_s);
+    return c;
+  }
+  c.meets = true;
+  c.reason = format("%s: %lld replicas of %lld device(s), each with its own KV cache (%.2f requests at %lld tokens, %.2f in all); routed experts whole over "
+                    "%lld ranks (%lld of %lld per rank); tok/s per stream at %lld streams per replica",
+                    layout_name(c).c_str(), static_cast<long long>(l.data_parallel_size), static_cast<long long>(l.tensor_parallel_size), c.fit.max_concurrency,
+                    static_cast<long long>(c.context_tokens), total_concurrency, static_cast<long long>(l.num_devices),
+                    static_cast<long long>(m.num_experts / l.num_devices), static_cast<long long>(m.num_experts),
+                    static_cast<long long>(std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size)));
+  add_launch(c, m, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
+  return c;
+}
+
+namespace {
+
+// The variants plan tries, in its order (plan --variant's one, else every one the engine takes).
+std::vector<std::string> variants_for(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in) {
+  if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
+  std::vector<std::string> assumptions;
+  const auto eng = deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
+  return eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+}
+
+// The best DP+EP row of `n` devices: the layout meeting the targets with the most requests at once over all
+// replicas, variants in plan's order (the first variant with a meeting layout); the others go to `rejected`.
+std::optional<Candidate> best_at(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const PlanTargets& t, int64_t n,
+                                 std::vector<Candidate>& rejected) {
+  for (const auto& variant : variants_for(m, dev, in)) {
+    std::optional<Candidate> best;
+    for (const auto& l : dp_ep_layouts(m, n, k_devices_per_node)) {
+      Candidate c = evaluate_dp_ep(m, dev, in, variant, l, t);
+      c.fit.terms = {};
+      if (!c.meets) {
+        rejected.push_back(std::move(c));
+        continue;
+      }
+      const auto total = [](const Candidate& x) { return x.fit.max_concurrency * static_cast<double>(x.data_parallel_size); };
+      if (!best || total(c) > total(*best)) best = std::move(c);
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+// Why `dp` is cheaper than `base` (the device's TP/PP row), or empty when it is not (see dp_ep.hpp).
+std::string cheaper_than(const Candidate& dp, const Candidate* base, int64_t max_devices) {
+  const double dp_total = dp.fit.max_concurrency * static_cast<double>(dp.data_parallel_size);
+  if (!base)
+    return format("no TP/PP layout of up to %lld %s meets the targets; DP+EP does on %lld", static_cast<long long>(max_devices), dp.device_id.c_str(),
+                  static_cast<long long>(dp.num_devices));
+  if (dp.num_devices < base->num_devices)
+    return format("%lld devices instead of %lld for TP %lld%s", static_cast<long long>(dp.num_devices), static_cast<long long>(base->num_devices),
+                  static_cast<long long>(base->tensor_parallel_size),
+                  base->pipeline_parallel_size > 1 ? format(" x PP %lld", static_cast<long long>(base->pipeline_parallel_size)).c_str() : "");
+  if (dp.num_devices == base->num_devices && dp.variant_rank <= base->variant_rank && dp_total > base->fit.max_concurrency + 1e-9)
+    return format("the same %lld devices serve %.2f requests at once at %lld tokens instead of %.2f (TP %lld%s)", static_cast<long long>(dp.num_devices), dp_total,
+                  static_cast<long long>(dp.context_tokens), base->fit.max_concurrency, static_cast<long long>(base->tensor_parallel_size),
+                  base->pipeline_parallel_size > 1 ? format(" x PP %lld", static_cast<long long>(base->pipeline_parallel_size)).c_str() : "");
+  return "";
+}
+
+}  // namespace
+
+void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const PlanInputs& in,
+                               const PlanTargets& t) {
+  std::vector<Candidate> rows;
+  rows.reserve(r.recommended.size());
+  bool any = false;
+  for (auto& row : r.recommended) {
+    const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == row.model_id; });
+    if (row.data_parallel_size == 1 && m != models.end() && m->num_experts > 0) {
+      std::optional<Candidate> best;
+      for (const auto& l : dp_ep_layouts(*m, row.num_devices, k_devices_per_node)) {
+        Candidate c = evaluate_dp_ep(*m, dev, in, row.variant_id, l, t);
+        c.fit.terms = {};
+        const auto total = [](const Candidate& x) { return x.fit.max_concurrency * static_cast<double>(x.data_parallel_size); };
+        if (c.meets && (!best || total(c) > total(*best))) best = std::move(c);
+      }
+      if (best) {
+        any = true;
+        best->cheaper = cheaper_than(*best, &row, row.num_devices);
+        if (best->cheaper.empty()) {
+          best->meets = false;
+          best->reason += format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(row.tensor_parallel_size),
+                                 static_cast<long long>(row.num_devices), row.fit.max_concurrency);
+          best->launch = {};
+          r.rejected.push_back(std::move(*best));
+        } else {
+          best->reason += "; cheaper: " + best->cheaper;
+          rows.push_back(std::move(*best));
+        }
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  r.recommended = std::move(rows);
+  if (any)
+    r.assumptions.push_back("MoE: a DP+EP layout of the same devices (DP x TP, whole experts over every rank) is a row of its own before the TP/PP "
+                            "row where it serves more requests at once (replicas x each one's concurrency)");
+}
+
+void add_dp_ep_candidates(PlanResult& r, const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t,
+                          int64_t max_devices) {
+  if (m.num_experts <= 0) return;
+  for (const auto& dev : devices) {
+    const auto base_it = std::find_if(r.recommended.begin(), r.recommended.end(),
+                                      [&](const Candidate& c) { return c.device_id == dev.id && c.data_parallel_size == 1; });
+    const Candidate* base = base_it == r.recommended.end() ? nullptr : &*base_it;
+    const int64_t most = base ? std::min(base->num_devices, max_devices) : max_devices;
+    for (const int64_t n : {2, 4, 8, 16}) {
+      if (n > most) break;
+      auto best = best_at(m, dev, in, t, n, r.rejected);
+      if (!best) continue;
+      best->cheaper = cheaper_than(*best, base, max_devices);
+      if (best->cheaper.empty()) {
+        best->meets = false;
+        best->reason += format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(base->tensor_parallel_size),
+                               static_cast<long long>(base->num_devices), base->fit.max_concurrency);
+        best->launch = {};
+        r.rejected.push_back(std::move(*best));
+        break;
+      }
+      best->reason += "; cheaper: " + best->cheaper;
+      // Before its device's TP/PP row, then ordered by device count as plan_for_model orders its rows.
+      const auto at = base ? base_it - r.recommended.begin() : static_cast<std::ptrdiff_t>(r.recommended.size());
+      r.recommended.insert(r.recommended.begin() + at, std::move(*best));
+      std::stable_sort(r.recommended.begin(), r.recommended.end(), [](const Candidate& a, const Candidate& b) { return a.num_devices < b.num_devices; });
+      break;
+    }
+  }
+  r.assumptions.push_back("MoE: DP+EP layouts (DP x TP over 2, 4, 8, 16 devices, whole experts over every rank) are rows of their own where cheaper: fewer "
+                          "devices than the TP/PP row, or as many serving more requests at once (replicas x each one's concurrency)");
+}
+
+}  // namespace preflight::plan

@@ -1,0 +1,137 @@
+// Issue 15: plan considers DP+EP layouts for MoE models and keeps one as a row of its own where it is cheaper
+// than the TP/PP layouts, with its start commands (one node: --data-parallel-size; two: --data-parallel-size-local,
+// --data-parallel-address and --headless on the other node).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "model/model_source.hpp"
+#include "plan/dp_ep.hpp"
+#include "plan_catalogs.hpp"
+
+using namespace preflight;
+
+namespace {
+using test::catalogs;
+using test::dev;
+
+model::ModelSpec resolved(const std::string& id) {
+  auto m = model::resolve_model(id);
+  EXPECT_TRUE(m.has_value()) << id;
+  return m ? *m : model::ModelSpec{};
+}
+
+const plan::Candidate* dp_row(const plan::PlanResult& r) {
+  const auto it = std::find_if(r.recommended.begin(), r.recommended.end(), [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+  return it == r.recommended.end() ? nullptr : &*it;
+}
+}  // namespace
+
+// TP 1, 2, 4, 8 with DP = n / TP >= 2; EP = n ranks at most the routed experts; query heads divisible by TP.
+TEST(DpEp, Issue15_LayoutsOfADeviceCount) {
+  using L = std::vector<std::tuple<int64_t, int64_t, int64_t>>;
+  auto layouts = [](const std::string& model, int64_t n) {
+    L out;
+    for (const auto& l : plan::dp_ep_layouts(resolved(model), n, 8)) out.emplace_back(l.num_devices, l.data_parallel_size, l.tensor_parallel_size);
+    return out;
+  };
+  // Qwen3-30B-A3B: 128 experts, 32 query heads.
+  EXPECT_EQ(layouts("Qwen/Qwen3-30B-A3B", 8), (L{{8, 8, 1}, {8, 4, 2}, {8, 2, 4}}));
+  EXPECT_EQ(layouts("Qwen/Qwen3-30B-A3B", 16), (L{{16, 16, 1}, {16, 8, 2}, {16, 4, 4}, {16, 2, 8}}));
+  EXPECT_EQ(layouts("Qwen/Qwen3-30B-A3B", 2), (L{{2, 2, 1}}));
+  // Mixtral-8x7B: 8 experts, so 16 ranks would leave ranks without an expert (vLLM refuses it).
+  EXPECT_EQ(layouts("mistralai/Mixtral-8x7B-v0.1", 16), L{});
+  EXPECT_EQ(layouts("mistralai/Mixtral-8x7B-v0.1", 8), (L{{8, 8, 1}, {8, 4, 2}, {8, 2, 4}}));
+  // A dense model has no DP+EP layout.
+  EXPECT_EQ(layouts("Qwen/Qwen3-8B", 8), L{});
+}
+
+// DeepSeek-V3 on H200 at 32k: MLA caches one latent per token that TP does not split, (kv_lora_rank 512 + rope 64)
+// x 2 B x 61 layers = 70,272 B per token on every rank of TP 8 and of every DP replica alike. So 8 replicas hold
+// 8 x one replica's requests, more than TP 8 on the same 8 cards: DP+EP is the cheaper row and comes first.
+TEST(DpEp, Issue15_MlaMoeOnOneNodeIsCheaperAsDpEp) {
+  const auto m = resolved("deepseek-ai/DeepSeek-V3");
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.concurrency = 16;
+  const auto r = plan::plan_for_model(m, {dev("H200")}, catalogs().inputs(), t, 16);
+  ASSERT_EQ(r.recommended.size(), 2u);
+  const plan::Candidate& first = r.recommended[0];
+  const plan::Candidate& tp = r.recommended[1];
+  ASSERT_EQ(first.data_parallel_size, 8);
+  EXPECT_EQ(first.num_devices, 8);
+  EXPECT_EQ(first.tensor_parallel_size, 1);
+  EXPECT_TRUE(first.expert_parallel);
+  EXPECT_EQ(tp.data_parallel_size, 1);
+  EXPECT_EQ(tp.num_devices, 8);
+  EXPECT_EQ(first.fit.kv_bytes_per_token_rank, 70272);
+  EXPECT_EQ(tp.fit.kv_bytes_per_token_rank, 70272);
+  const double all_replicas = first.fit.max_concurrency * 8;
+  EXPECT_GT(all_replicas, tp.fit.max_concurrency);
+  EXPECT_EQ(first.cheaper.rfind("the same 8 devices serve", 0), 0u) << first.cheaper;
+  // One node: the replica's serve line with the DP size and expert parallel, no per-node blocks.
+  EXPECT_NE(first.launch.serve.find("--tensor-parallel-size 1"), std::string::npos) << first.launch.serve;
+  EXPECT_NE(first.launch.serve.find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos) << first.launch.serve;
+  EXPECT_TRUE(first.launch.nodes.empty());
+}
+
+// DeepSeek-V3 on H100 needs TP 8 x PP 2 (16 cards); DP 16 x TP 1 + EP on the same 16 serves more at once and starts as
+// native data parallel over two nodes: 8 ranks per node, the head with the API, the other node --headless.
+TEST(DpEp, Issue15_TwoNodesStartHeadAndHeadless) {
+  const auto m = resolved("deepseek-ai/DeepSeek-V3");
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.concurrency = 16;
+  const auto r = plan::plan_for_model(m, {dev("H100-SXM")}, catalogs().inputs(), t, 16);
+  const plan::Candidate* c = dp_row(r);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->num_devices, 16);
+  EXPECT_EQ(c->data_parallel_size * c->tensor_parallel_size, 16);
+  ASSERT_EQ(c->launch.nodes.size(), 2u);
+  const std::string local = "--data-parallel-size " + std::to_string(c->data_parallel_size) + " --data-parallel-size-local " +
+                            std::to_string(8 / c->tensor_parallel_size);
+  EXPECT_NE(c->launch.serve.find(local + " --data-parallel-address"), std::string::npos) << c->launch.serve;
+  EXPECT_NE(c->launch.nodes[1].lines.back().find("--headless " + local), std::string::npos) << c->launch.nodes[1].lines.back();
+  EXPECT_NE(c->launch.nodes[1].lines.back().find("--enable-expert-parallel"), std::string::npos);
+}
+
+// Qwen3-30B-A3B: 4 KV heads, which TP 2 splits, so DP 2 x TP 1 holds about as many requests as TP 2 on the same two
+// cards and is not kept: it is listed among the rejected rows with the comparison. The target (12 requests) is one
+// both layouts meet on 910B3, so the comparison, not the target, rejects it (on NPU each DP+EP rank also loses the
+// HCCL communicators expert parallel opens, so DP 2 holds fewer than TP 2's ~17).
+TEST(DpEp, Issue15_NotCheaperIsRejectedWithTheComparison) {
+  const auto m = resolved("Qwen/Qwen3-30B-A3B");
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.concurrency = 12;
+  plan::PlanInputs in = catalogs().inputs();
+  in.variant = "bf16";
+  const auto r = plan::plan_for_model(m, {dev("910B3")}, in, t, 16);
+  EXPECT_EQ(dp_row(r), nullptr);
+  const auto it = std::find_if(r.rejected.begin(), r.rejected.end(), [](const plan::Candidate& c) { return c.data_parallel_size > 1 && c.fit.fits; });
+  ASSERT_NE(it, r.rejected.end());
+  EXPECT_NE(it->reason.find("not cheaper than TP 2 on 2 devices"), std::string::npos) << it->reason;
+}
+
+// plan --device H200 --num-devices 8: DeepSeek-V3's TP 8 row gets a DP+EP row of the same 8 cards just before it (MLA:
+// 8 replicas x one replica's requests against TP 8's, the per-token latent being 70,272 B on every rank of both).
+TEST(DpEp, Issue15_WhatEightCardsRunGetsTheDpEpRow) {
+  const std::vector<model::ModelSpec> models = {resolved("deepseek-ai/DeepSeek-V3"), resolved("Qwen/Qwen3-8B")};
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  auto r = plan::plan_for_device(models, dev("H200"), 8, catalogs().inputs(), t);
+  const size_t before = r.recommended.size();
+  plan::add_dp_ep_rows_for_device(r, models, dev("H200"), catalogs().inputs(), t);
+  ASSERT_EQ(r.recommended.size(), before + 1);  // Qwen3-8B is dense: no row for it
+  const auto dp = std::find_if(r.recommended.begin(), r.recommended.end(), [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+  ASSERT_NE(dp, r.recommended.end());
+  ASSERT_NE(dp + 1, r.recommended.end());
+  EXPECT_EQ(dp->model_id, "deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ((dp + 1)->model_id, "deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ((dp + 1)->data_parallel_size, 1);
+  EXPECT_EQ(dp->num_devices, 8);
+  EXPECT_EQ(dp->fit.kv_bytes_per_token_rank, 70272);
+  EXPECT_GT(dp->fit.max_concurrency * static_cast<double>(dp->data_parallel_size), (dp + 1)->fit.max_concurrency);
+  EXPECT_NE(dp->launch.serve.find("--enable-expert-parallel"), std::string::npos);
+}
