@@ -563,6 +563,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   weights.first.bytes += e.dsa_cp_weights_bytes;
   weights.last.bytes += e.dsa_cp_weights_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
   e.weights_bytes = weights.first.bytes;
+  e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth (a plan fits tens of thousands)
   e.terms.push_back(weights.first);
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).

@@ -157,6 +157,16 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   }
   const int cb = cache_dtype_bytes(dep.kv_cache_dtype, m);
   const double tpd = static_cast<double>(tp);
+  // The profile's operators per layer kind, looked up once per kind rather than once per layer (0 when absent).
+  const auto ops_of = [&](const char* kind) {
+    const auto it = profile.ops_per_layer.find(kind);
+    return it != profile.ops_per_layer.end() ? it->second : 0.0;
+  };
+  double kind_ops[static_cast<size_t>(LayerKind::count_)];
+  for (size_t k = 0; k < std::size(kind_ops); ++k) kind_ops[k] = ops_of(model::layer_kind_name(static_cast<LayerKind>(k)));
+  const double moe_ops = ops_of("moe");
+  t.kv_bytes_per_token_layer.reserve(m.layers.size());
+  t.window.reserve(m.layers.size());
   for (const auto& l : m.layers) {
     double per_token = 0;
     const double heads = l.num_key_value_heads > 0 ? std::max(1.0, std::ceil(static_cast<double>(l.num_key_value_heads) / tpd)) : 0;
@@ -185,12 +195,8 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
     t.kv_bytes_per_token_layer.push_back(per_token);
     t.window.push_back(l.kind == LayerKind::sliding_attention ? l.sliding_window : 0);
     if (l.moe) ++t.moe_layers;
-    const auto it = profile.ops_per_layer.find(model::layer_kind_name(l.kind));
-    t.dispatch_ops += it != profile.ops_per_layer.end() ? it->second : 0;
-    if (l.moe) {
-      const auto moe = profile.ops_per_layer.find("moe");
-      t.dispatch_ops += moe != profile.ops_per_layer.end() ? moe->second : 0;
-    }
+    t.dispatch_ops += kind_ops[static_cast<size_t>(l.kind)];
+    if (l.moe) t.dispatch_ops += moe_ops;
   }
   return t;
 }
@@ -213,10 +219,13 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     if (dep.explain) s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
-    if (dep.explain) s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
-                                catalog.copy_fraction_evidence.c_str(), until().c_str());
     s.bandwidth_is_prior = true;
-    if (dep.explain) s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, until().c_str()));
+    if (dep.explain) {
+      const std::string prior_until = until();
+      s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
+                                  catalog.copy_fraction_evidence.c_str(), prior_until.c_str());
+      s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, prior_until.c_str()));
+    }
   } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
     s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
@@ -308,21 +317,27 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   else if (s.cross_node)
     s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                    catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
-  if (tp > 1 || pp > 1) {
-    const std::string intra =
-        device.interconnect_bandwidth_bytes_per_s
-            ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
-        : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
-                      : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
-    const std::string pcie = s.allreduce_fixed_latency_s > 0 ? format("; NCCL all-reduce %.0f us per round over PCIe (%s)", s.allreduce_fixed_latency_s * 1e6,
-                                                                     profile.pcie_allreduce_source.c_str())
-                                                              : std::string();
-    const std::string nic = format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
-                                   catalog.cross_node_source.c_str());
-    s.link = tp_cross     ? "all-reduces over the " + nic
-             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra + pcie + "; " : std::string()) + "pipeline hand-offs over the " + nic
-                            : intra + pcie;
-    if (explain) s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+  if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
+    // Each name is built only where the link it names is crossed. Inside a node: the link, and NCCL's PCIe
+    // all-reduce round where that is the one taken.
+    const auto intra = [&] {
+      std::string name =
+          device.interconnect_bandwidth_bytes_per_s
+              ? format("%s, %.0f GB/s (device catalogue)", device.interconnect.empty() ? "device link" : device.interconnect.c_str(), link_bw / 1e9)
+          : family_link ? format("%s, %.0f GB/s (prior for the %s family: %s)", family_link->name.c_str(), link_bw / 1e9, device.family.c_str(), family_link->source.c_str())
+                        : format("PCIe 4 x16, 32 GB/s (assumed: no link bandwidth for %s)", device.id.c_str());
+      if (s.allreduce_fixed_latency_s > 0)
+        name += format("; NCCL all-reduce %.0f us per round over PCIe (%s)", s.allreduce_fixed_latency_s * 1e6, profile.pcie_allreduce_source.c_str());
+      return name;
+    };
+    const auto nic = [&] {
+      return format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
+                    catalog.cross_node_source.c_str());
+    };
+    s.link = tp_cross     ? "all-reduces over the " + nic()
+             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra() + "; " : std::string()) + "pipeline hand-offs over the " + nic()
+                            : intra();
+    s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
   }
   return l;
 }
@@ -436,6 +451,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     low = 1.0 / (decode_step(batch, s.bandwidth_low_bytes_per_s * eff).step_s * (1.0 + band));
     high = 1.0 / (decode_step(batch, s.bandwidth_high_bytes_per_s * eff).step_s * std::max(0.05, 1.0 - band));
   };
+  const SpeedPoint* at_one = nullptr;  // the point at concurrency 1 when asked for (a plan's): the single-stream figures are its own
+  s.points.reserve(w.concurrency.size());
   for (const int64_t c : w.concurrency) {
     SpeedPoint p;
     p.concurrency = std::max<int64_t>(1, c);
@@ -445,11 +462,17 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
     at(p.concurrency, p.per_stream_low, p.per_stream_high);
     s.points.push_back(p);
+    if (p.concurrency == 1 && !at_one) at_one = &s.points.back();
   }
-  const StepTerms one = decode_step(1, s.effective_bandwidth_bytes_per_s);
+  const StepTerms one = at_one ? at_one->terms : decode_step(1, s.effective_bandwidth_bytes_per_s);
   if (one.step_s > 0) {
     s.single_stream_tokens_per_s = 1.0 / one.step_s;
-    at(1, s.single_stream_low, s.single_stream_high);
+    if (at_one) {
+      s.single_stream_low = at_one->per_stream_low;
+      s.single_stream_high = at_one->per_stream_high;
+    } else {
+      at(1, s.single_stream_low, s.single_stream_high);
+    }
   }
   if (dep.explain)
     s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "

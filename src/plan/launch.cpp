@@ -1,6 +1,7 @@
 #include "plan/launch.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include "base/text.hpp"
@@ -19,6 +20,19 @@ struct RuleContext {
   Workload workload;
 };
 
+// `lowered` (already lowercase) against a rule's text in any case, without a lowercased copy of it: the
+// rules are matched for every row of a plan.
+bool same_lowered(char lowered, char any) { return lowered == static_cast<char>(std::tolower(static_cast<unsigned char>(any))); }
+bool contains_lowered(const std::string& lowered, const std::string& text) {
+  return std::search(lowered.begin(), lowered.end(), text.begin(), text.end(), same_lowered) != lowered.end();
+}
+bool equals_lowered(const std::string& lowered, const std::string& text) {
+  return lowered.size() == text.size() && std::equal(lowered.begin(), lowered.end(), text.begin(), same_lowered);
+}
+bool starts_lowered(const std::string& lowered, const std::string& prefix) {
+  return prefix.size() <= lowered.size() && std::equal(prefix.begin(), prefix.end(), lowered.begin(), [](char p, char l) { return same_lowered(l, p); });
+}
+
 bool rule_applies(const engine::LaunchRule& r, const RuleContext& ctx) {
   const auto& e = ctx.engine;
   if (r.engine != "*" && r.engine != e.engine) return false;
@@ -29,19 +43,19 @@ bool rule_applies(const engine::LaunchRule& r, const RuleContext& ctx) {
   const std::string& id = ctx.model_id_lower;
   if (!r.model_id_contains.empty()) {
     bool named = false;
-    for (const auto& s : r.model_id_contains) named |= id.find(to_lower(s)) != std::string::npos;
+    for (const auto& s : r.model_id_contains) named |= contains_lowered(id, s);
     if (!named) return false;
   }
   for (const auto& s : r.model_id_excludes)
-    if (id.find(to_lower(s)) != std::string::npos) return false;
+    if (contains_lowered(id, s)) return false;
   if (r.always) return true;
   if (r.vision && ctx.model.vision_params > 0) return true;
   const std::string& mt = ctx.model_type_lower;
   if (mt.empty()) return false;
   for (const auto& t : r.model_types)
-    if (mt == to_lower(t)) return true;
+    if (equals_lowered(mt, t)) return true;
   for (const auto& p : r.model_type_prefixes)
-    if (mt.rfind(to_lower(p), 0) == 0) return true;
+    if (starts_lowered(mt, p)) return true;
   return false;
 }
 
@@ -185,7 +199,10 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     for (const auto& [k, v] : r.env) l.env.push_back(k + "=" + v);
     for (const auto& f : r.flags)
       if (std::find(extra_flags.begin(), extra_flags.end(), f) == extra_flags.end()) extra_flags.push_back(f);
-    l.notes.push_back(r.id + ": " + r.note + " (" + r.source + ")");
+    std::string note;
+    note.reserve(r.id.size() + r.note.size() + r.source.size() + 5);
+    note.append(r.id).append(": ").append(r.note).append(" (").append(r.source).append(")");
+    l.notes.push_back(std::move(note));
   }
   if (e.engine == "llama.cpp") {
     l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg(m).c_str(), static_cast<long long>(c.context_tokens));
@@ -232,7 +249,6 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     NodeCommands head{"head", common}, worker{"worker", common};
     head.lines.push_back("ray start --head --port=6379");
     worker.lines.push_back("ray start --address=${HEAD_IP:?set HEAD_IP to the head node address}:6379");
-    l.nodes = {head, worker};
     l.multi_node.push_back(format("# %lld nodes x %lld devices: TP stays inside a node, PP crosses nodes; same versions and the model at the same path on every node",
                                   static_cast<long long>(nodes), static_cast<long long>(devices_per_node)));
     l.multi_node.push_back("# on every node first: NIC=<interface that carries the nodes' addresses>; HEAD_IP=<head node address>");
@@ -241,6 +257,8 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     l.multi_node.push_back(format("# ---- each of the %lld worker node(s), after the head is up ----", static_cast<long long>(nodes - 1)));
     l.multi_node.insert(l.multi_node.end(), worker.lines.begin(), worker.lines.end());
     l.multi_node.push_back("# ---- then on the head node, in the same shell ----");
+    l.nodes.push_back(std::move(head));
+    l.nodes.push_back(std::move(worker));
   }
   return l;
 }

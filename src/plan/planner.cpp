@@ -38,28 +38,42 @@ int variant_rank(const model::QuantVariant& v) {
   return 1;
 }
 
-std::string architecture_facts(const model::ModelSpec& m, const estimate::FitEstimate& fit) {
-  std::vector<std::string> facts;
+// What a plan says about a model on every row that fits, computed once per model (not per row): its
+// parameter count, its cache layers, and the facts that no layout changes (sliding window, MLA, MoE).
+struct ModelFacts {
+  double params = 0;  // total parameters
   int64_t kv_layers = 0, state_layers = 0;
+  std::string layout_free;  // the sliding-window, MLA and MoE facts, "; "-joined
+};
+
+ModelFacts model_facts(const model::ModelSpec& m) {
+  ModelFacts f;
+  const auto p = model::count_params(m);
+  f.params = static_cast<double>(p.total);
   for (const auto& l : m.layers) {
     if (l.kv_shared) continue;
-    if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) ++state_layers;
-    else if (l.kind != model::LayerKind::mlp_only) ++kv_layers;
+    if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) ++f.state_layers;
+    else if (l.kind != model::LayerKind::mlp_only) ++f.kv_layers;
   }
-  if (state_layers > 0)
-    facts.push_back(format("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB per token per device", static_cast<long long>(kv_layers),
-                           static_cast<long long>(m.layers.size()), static_cast<long long>(state_layers),
-                           static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0));
+  std::vector<std::string> facts;
   const int64_t sliding = model::count_layers(m, model::LayerKind::sliding_attention);
   if (sliding > 0) facts.push_back(format("%lld sliding-window layers cache only their window", static_cast<long long>(sliding)));
   if (model::count_layers(m, model::LayerKind::mla_attention) > 0) facts.push_back("MLA: one compressed latent per token, not split by TP");
-  if (m.num_experts > 0) {
-    const auto p = model::count_params(m);
+  if (m.num_experts > 0)
     facts.push_back(format("MoE: all %lld experts load (%.1fB params), %.1fB active per token", static_cast<long long>(m.num_experts), static_cast<double>(p.total) / 1e9,
                            static_cast<double>(p.active) / 1e9));
-  }
-  std::string s;
-  for (const auto& f : facts) s += (s.empty() ? "" : "; ") + f;
+  for (const auto& x : facts) f.layout_free += (f.layout_free.empty() ? "" : "; ") + x;
+  return f;
+}
+
+// The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
+// token) first, then the model's layout-free facts.
+std::string architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
+  if (f.state_layers == 0) return f.layout_free;
+  std::string s = format("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB per token per device", static_cast<long long>(f.kv_layers),
+                         static_cast<long long>(m.layers.size()), static_cast<long long>(f.state_layers),
+                         static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0);
+  if (!f.layout_free.empty()) s += "; " + f.layout_free;
   return s;
 }
 
@@ -95,6 +109,7 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
   if (m.quant.quantized() || e.engine == "llama.cpp") return out;
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
+  const std::string version_max = e.version_max.text();  // formatted once, not per variant
   static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
   if (!published && shipped) published = &*shipped;
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
@@ -102,7 +117,7 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
     if (!v) continue;
     const std::string& q = (*v)->engine_quantization;
     if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
-    if (model::variant_rule(**v, "rejected", e.engine, e.version_max.text(), "", m.num_experts > 0)) continue;
+    if (model::variant_rule(**v, "rejected", e.engine, version_max, "", m.num_experts > 0)) continue;
     // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
     // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
     const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
@@ -159,57 +174,81 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EnginePro
   if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
 }
 
-// evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
-// `dev` (engine_for) and the model's total parameter count. `in.detail` says whether the candidate gets
-// its speed provenance and start commands here (every_row) or not at all (table: the caller adds the
-// start commands of the one row it prints).
-Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                        double params, const std::string& variant, int64_t n, const PlanTargets& t) {
-  Candidate c;
-  c.model_id = m.id;
-  c.device_id = dev.id;
-  c.variant = published_label(m);
+// A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
+// catalogue entry ("" = as published: none), the lookup's error for an unknown id, and the rule that
+// rejects it on this engine and device family (checked after the engine's own checks, as before); for a
+// published checkpoint that is a variant of the list (read from its descriptor), that variant's rule
+// (issue 16).
+struct PreparedVariant {
   const model::QuantVariant* v = nullptr;
+  bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
+  std::string lookup_error;
+  const model::VariantRule* rejected = nullptr;
+};
+
+PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng, const std::string& variant) {
+  PreparedVariant p;
+  const auto& catalog = model::load_variant_catalog();
   if (!variant.empty()) {
-    const auto& catalog = model::load_variant_catalog();
     auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
     if (!found) {
-      c.reason = found.error().message;
-      return c;
+      p.unknown = true;
+      p.lookup_error = found.error().message;
+      return p;
     }
-    v = *found;
+    p.v = *found;
+  }
+  const model::QuantVariant* rules_of = p.v;
+  if (!rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (eng && rules_of) p.rejected = model::variant_rule(*rules_of, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0);
+  return p;
+}
+
+// evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
+// `dev` (engine_for), the model's facts (model_facts) and the variant (prepare_variant). Fills `c`, a
+// default Candidate (the planner's own slot: no copy). `in.detail` says whether the candidate gets its
+// speed provenance and start commands here (every_row) or not at all (table: the caller adds the start
+// commands of the one row it prints).
+void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t) {
+  c.model_id = m.id;
+  c.device_id = dev.id;
+  const model::QuantVariant* v = pv.v;
+  if (pv.unknown) {
+    c.variant = published_label(m);
+    c.reason = pv.lookup_error;
+    return;
+  }
+  if (v) {
     c.variant_id = v->id;
     c.variant = v->name;
     c.variant_rank = variant_rank(*v);
     c.quantization_flag = v->engine_quantization;
+  } else {
+    c.variant = published_label(m);
   }
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
-  c.params = params;
+  c.params = facts.params;
   if (!eng) {
     c.reason = eng.error().describe();
-    return c;
+    return;
   }
   c.engine_id = eng->id;
   if (!eng->runs_on(dev.platform)) {
     c.reason = eng->id + " does not run on " + dev.platform + " devices";
-    return c;
+    return;
   }
   const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
   const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!oh || !sp) {
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
-    return c;
+    return;
   }
-  // Issue 16: a published checkpoint that is a variant of the list (read from its descriptor) meets its rules too.
-  const model::QuantVariant* rules_of = v;
-  if (!rules_of && m.quant.quantized())
-    if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
-  if (const model::VariantRule* rule =
-          rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0) : nullptr) {
+  if (const model::VariantRule* rule = pv.rejected) {
     c.reason = "engine rejects it: " + rule->message;
-    return c;
+    return;
   }
   const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
   c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
@@ -218,7 +257,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
     c.context_tokens = *t.context_tokens;
     c.reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
                       static_cast<long long>(*t.context_tokens));
-    return c;
+    return;
   }
   estimate::Deployment d;
   d.tensor_parallel_size = c.tensor_parallel_size;
@@ -258,12 +297,12 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   if (!c.fit.fits) {
     const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;
     c.reason = failure_reason(c.fit, c.context_tokens, largest);
-    return c;
+    return;
   }
   if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
     c.reason = format("KV holds %.2f requests at %lld tokens; %lld wanted", c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
                       static_cast<long long>(t.concurrency));
-    return c;
+    return;
   }
   estimate::SpeedWorkload w;
   w.concurrency = {t.concurrency};
@@ -281,17 +320,23 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   const bool speed_known = !c.speed.points.empty();
   if (t.min_tokens_per_s && !speed_known) {
     c.reason = "speed unknown: no bandwidth for " + dev.id + " (measure it with preflight bw --save, or pass --bandwidth)";
-    return c;
+    return;
   }
   if (t.min_tokens_per_s && c.tokens_per_s < *t.min_tokens_per_s) {
     c.reason = format("decodes %.1f tok/s per stream at concurrency %lld, below the %.1f wanted", c.tokens_per_s, static_cast<long long>(t.concurrency),
                       *t.min_tokens_per_s);
-    return c;
+    return;
   }
   c.meets = true;
-  c.reason = architecture_facts(m, c.fit);
+  c.reason = architecture_facts(m, facts, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail == RowDetail::every_row) add_launch(c, m, *eng, in);
+}
+
+Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                        const ModelFacts& facts, const std::string& variant, int64_t n, const PlanTargets& t) {
+  Candidate c;
+  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, eng, variant), n, t);
   return c;
 }
 
@@ -327,45 +372,48 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *eng, in);
 }
 
-// plan_for_device for each count in `counts` (results in that order), with the per-model parameter
-// counts computed by the caller. The work runs one variant at a time over every model (all published
+// plan_for_device for each count in `counts` (results in that order), with the per-model facts
+// (model_facts) computed by the caller. The work runs one variant at a time over every model (all published
 // checkpoints, then each --quantization flag), all counts of a (model, variant) together: the weight
 // formats the estimates keep per scheme and thread (model::SchemeFormats) then stay warm.
-std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<double>& params, const device::DeviceSpec& dev,
+std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const device::DeviceSpec& dev,
                                            const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
-  // Each candidate lands in its own slot, [model][count][variant]; the slots are read in the models' order.
+  // Each candidate lands in its own slot of its count's list, the models in order and each model's variants
+  // in order (offset[i] + v). Once the recommended ones are moved out, the list closes up into the rejected
+  // rows: a rejected candidate (a plan's most) is never moved to a second list.
   std::vector<std::vector<std::string>> variants(models.size());
-  std::vector<std::vector<std::vector<Candidate>>> per_model(models.size());
-  size_t most_variants = 0;
+  std::vector<size_t> offset(models.size());
+  size_t slots = 0, most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     variants[i] = variants_for(models[i], in, eng);
-    per_model[i].assign(counts.size(), std::vector<Candidate>(variants[i].size()));
+    offset[i] = slots;
+    slots += variants[i].size();
     most_variants = std::max(most_variants, variants[i].size());
   }
+  std::vector<std::vector<Candidate>> per_count(counts.size());
+  for (auto& list : per_count) list.resize(slots);  // default slots, filled in place (no copies)
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   for (size_t v = 0; v < most_variants; ++v)
     for (size_t i = 0; i < models.size(); ++i)
       if (v < variants[i].size()) work.emplace_back(i, v);
   parallel_for(work.size(), in.threads, [&](size_t j) {
     const auto [i, v] = work[j];
+    const PreparedVariant pv = prepare_variant(models[i], dev, eng, variants[i][v]);
     for (size_t k = 0; k < counts.size(); ++k) {
-      Candidate& c = per_model[i][k][v];
-      c = evaluate_with(models[i], dev, in, eng, params[i], variants[i][v], counts[k], t);
+      Candidate& c = per_count[k][offset[i] + v];
+      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t);
       keep_summary(c);
     }
   });
   std::vector<PlanResult> out(counts.size());
   for (size_t k = 0; k < counts.size(); ++k) {
     PlanResult& r = out[k];
+    std::vector<Candidate>& list = per_count[k];
     // Candidates are large: the recommended ones are ranked through pointers and moved once.
     std::vector<Candidate*> meeting;
-    size_t failing = 0;
-    for (auto& slot : per_model)
-      for (auto& c : slot[k]) {
-        if (c.meets) meeting.push_back(&c);
-        else ++failing;
-      }
+    for (auto& c : list)
+      if (c.meets) meeting.push_back(&c);
     // Biggest model first (the seed's question), then higher precision, then faster.
     std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate* a, const Candidate* b) {
       if (a->params != b->params) return a->params > b->params;
@@ -374,10 +422,9 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
     });
     r.recommended.reserve(meeting.size());
     for (Candidate* c : meeting) r.recommended.push_back(std::move(*c));
-    r.rejected.reserve(failing);
-    for (auto& slot : per_model)
-      for (auto& c : slot[k])
-        if (!c.meets) r.rejected.push_back(std::move(c));
+    // The rest keep their order; a moved-out row still reads meets = true.
+    list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
+    r.rejected = std::move(list);
     launch_first_row(r, models, {&dev, 1}, in);
     r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(counts[k]),
                                    dev.id.c_str(), static_cast<long long>(k_devices_per_node),
@@ -387,10 +434,10 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
   return out;
 }
 
-std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
-  std::vector<double> out;
+std::vector<ModelFacts> facts_of(const std::vector<model::ModelSpec>& models) {
+  std::vector<ModelFacts> out;
   out.reserve(models.size());
-  for (const auto& m : models) out.push_back(static_cast<double>(model::count_params(m).total));
+  for (const auto& m : models) out.push_back(model_facts(m));
   return out;
 }
 }  // namespace
@@ -398,18 +445,18 @@ std::vector<double> total_params(const std::vector<model::ModelSpec>& models) {
 Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, int64_t n,
                              const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
-  Candidate c = evaluate_with(m, dev, in, eng, static_cast<double>(model::count_params(m).total), variant, n, t);
+  Candidate c = evaluate_with(m, dev, in, eng, model_facts(m), variant, n, t);
   if (c.meets && in.detail == RowDetail::table) add_launch(c, m, *eng, in);  // the one row is the first row
   return c;
 }
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
-  return std::move(plan_device_counts(models, total_params(models), dev, {n}, in, t).front());
+  return std::move(plan_device_counts(models, facts_of(models), dev, {n}, in, t).front());
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
                                          const std::vector<int64_t>& device_counts, const PlanInputs& in, const PlanTargets& t, int threads) {
-  const std::vector<double> params = total_params(models);
+  const std::vector<ModelFacts> facts = facts_of(models);
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
@@ -418,7 +465,7 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   PlanInputs one_worker = in;
   one_worker.threads = 1;
   parallel_for(devices.size(), threads, [&](size_t d) {
-    auto results = plan_device_counts(models, params, devices[d], device_counts, one_worker, t);
+    auto results = plan_device_counts(models, facts, devices[d], device_counts, one_worker, t);
     for (size_t k = 0; k < device_counts.size(); ++k) out[d * device_counts.size() + k].result = std::move(results[k]);
   });
   return out;
@@ -426,7 +473,7 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
 
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
-  const double params = static_cast<double>(model::count_params(m).total);
+  const ModelFacts facts = model_facts(m);
   for (const auto& dev : devices) {
     const auto eng = engine_for(in, dev);
     const auto variants = variants_for(m, in, eng);
@@ -435,7 +482,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
       if (n > max_devices) break;
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
-        Candidate c = evaluate_with(m, dev, in, eng, params, q, n, t);
+        Candidate c = evaluate_with(m, dev, in, eng, facts, q, n, t);
         keep_summary(c);
         if (c.meets) meeting.push_back(std::move(c));
         else r.rejected.push_back(std::move(c));

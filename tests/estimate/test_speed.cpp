@@ -257,6 +257,31 @@ TEST(Speed, Issue20_TheLinkAssumedIsNamed) {
   EXPECT_TRUE(in_provenance);
 }
 
+// Issue 19: the link's name is text, built only where the estimate explains itself (a plan's table rows
+// never show it; `plan --json` and `fit` do); every number is the same either way. TP 2 and TP 16 (across
+// nodes) on H100, TP 2 on the PCIe Atlas 350.
+TEST(Speed, Issue19_LinkNamedOnlyWhenExplained) {
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  auto atlas = setup("Qwen/Qwen3-32B", "Atlas350", "vllm-ascend");
+  for (auto* s : {&h100, &atlas}) {
+    for (const int64_t tp : {2, 16}) {
+      estimate::Deployment shown, silent;
+      shown.tensor_parallel_size = silent.tensor_parallel_size = tp;
+      silent.explain = false;
+      const auto a = run(*s, shown, {}), b = run(*s, silent, {});
+      EXPECT_FALSE(a.link.empty()) << tp;
+      EXPECT_TRUE(b.link.empty()) << tp << ": " << b.link;
+      EXPECT_TRUE(b.provenance.empty()) << tp;
+      EXPECT_EQ(a.cross_node, b.cross_node) << tp;
+      EXPECT_EQ(a.allreduces_per_step, b.allreduces_per_step) << tp;
+      EXPECT_EQ(a.single_stream_tokens_per_s, b.single_stream_tokens_per_s) << tp;
+      EXPECT_EQ(a.ttft_s, b.ttft_s) << tp;
+      ASSERT_EQ(a.points.size(), b.points.size());
+      for (size_t i = 0; i < a.points.size(); ++i) EXPECT_EQ(a.points[i].terms.step_s, b.points[i].terms.step_s) << tp;
+    }
+  }
+}
+
 TEST(SpeedCatalog, RejectsBadRecords) {
   auto base = [] {
     return Json::parse(R"({"schema_version":1,"copy_fraction_of_peak":{"value":0.8,"evidence":"x"},
