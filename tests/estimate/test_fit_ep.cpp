@@ -8,27 +8,14 @@
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "model/model_source.hpp"
+#include "fit_setup.hpp"
 
 using namespace preflight;
 
 namespace {
-struct Setup {
-  model::ModelSpec model;
-  device::DeviceSpec device;
-  engine::EngineProfile engine;
-  engine::Overheads overheads;
-};
+using Setup = pftest::FitSetup;
 Setup setup(const std::string& model_id, const std::string& device_id, const std::string& version) {
-  Setup s;
-  auto m = model::resolve_model(model_id);
-  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().describe());
-  s.model = *m;
-  auto devices = device::load_device_catalog();
-  s.device = *device::find_device(*devices, device_id);
-  auto engines = engine::load_engine_catalog();
-  s.engine = *engine::select_engine(*engines, "vllm-ascend", version);
-  s.overheads = *engines->overheads_for(s.engine.platform);
-  return s;
+  return pftest::fit_setup(model_id, device_id, "vllm-ascend", version);
 }
 constexpr double k_mib = 1024.0 * 1024.0;
 }  // namespace
