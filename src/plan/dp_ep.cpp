@@ -15,23 +15,6 @@ namespace {
 
 constexpr int64_t k_devices_per_node = 8;  // as planner.cpp: one node of 8, replicas inside it
 
-// Precision rank as the planner ranks variants: published 0, eight-bit 1, four-bit 2.
-int variant_rank(const model::QuantVariant& v) {
-  using model::WeightFormat;
-  for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
-    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic) return 2;
-  return 1;
-}
-
-// Issue 16: a published quantized checkpoint is named by the variant its descriptor is ("FP8 block 128x128 ..."),
-// its storage detail only when it is no single variant of the list.
-std::string published_label(const model::ModelSpec& m) {
-  if (!m.quant.quantized()) return std::string(model::dtype_name(m.dtype)) + " as published";
-  const auto& catalog = model::load_variant_catalog();
-  const model::QuantVariant* v = catalog ? model::variant_of_checkpoint(*catalog, m.quant) : nullptr;
-  return v ? v->name : m.quant.detail;
-}
-
 std::string layout_name(const Candidate& c) {
   return format("DP %lld x TP %lld + EP", static_cast<long long>(c.data_parallel_size), static_cast<long long>(c.tensor_parallel_size));
 }
@@ -126,18 +109,12 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
     return c;
   }
-  const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
-  c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
-  estimate::Deployment d;
-  d.tensor_parallel_size = l.tensor_parallel_size;
-  d.data_parallel_size = l.data_parallel_size;
-  d.enable_expert_parallel = true;
-  d.max_model_len = c.context_tokens;
-  d.quantization = c.quantization_flag;
-  if (v) d.quant_scheme = v->scheme;
-  d.gpu_memory_utilization = t.gpu_memory_utilization;
-  d.explain = false;
-  d.rank_tree = false;
+  c.context_tokens = candidate_context(m, t, c.reason);  // a target above the model's maximum is not lowered
+  if (!c.reason.empty()) {
+    c.reason = layout_name(c) + ": " + c.reason;
+    return c;
+  }
+  const estimate::Deployment d = candidate_deployment(c, v, t);
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits) {
     std::string message = c.fit.failure_message;

@@ -21,22 +21,6 @@ namespace {
 
 constexpr int64_t k_devices_per_node = 8;
 
-// Issue 16: a published quantized checkpoint is named by the variant its descriptor is ("FP8 block 128x128 ..."),
-// its storage detail only when it is no single variant of the list.
-std::string published_label(const model::ModelSpec& m) {
-  if (!m.quant.quantized()) return std::string(model::dtype_name(m.dtype)) + " as published";
-  const auto& catalog = model::load_variant_catalog();
-  const model::QuantVariant* v = catalog ? model::variant_of_checkpoint(*catalog, m.quant) : nullptr;
-  return v ? v->name : m.quant.detail;
-}
-
-// Precision rank: published weights first, then 8-bit, then 4-bit.
-int variant_rank(const model::QuantVariant& v) {
-  using model::WeightFormat;
-  for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
-    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic) return 2;
-  return 1;
-}
 
 // What a plan says about a model on every row that fits, computed once per model (not per row): its
 // parameter count, its cache layers, and the facts that no layout changes (sliding window, MLA, MoE).
@@ -250,28 +234,9 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = "engine rejects it: " + rule->message;
     return;
   }
-  const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
-  c.context_tokens = std::min(t.context_tokens.value_or(std::min<int64_t>(32768, model_max)), model_max);
-  if (t.context_tokens && *t.context_tokens > model_max) {
-    // A row below --context does not meet the targets: never lowered silently.
-    c.context_tokens = *t.context_tokens;
-    c.reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
-                      static_cast<long long>(*t.context_tokens));
-    return;
-  }
-  estimate::Deployment d;
-  d.tensor_parallel_size = c.tensor_parallel_size;
-  d.pipeline_parallel_size = c.pipeline_parallel_size;
-  d.max_model_len = c.context_tokens;
-  d.quantization = c.quantization_flag;
-  if (v) d.quant_scheme = v->scheme;
-  d.gpu_memory_utilization = t.gpu_memory_utilization;
-  // A plan shows each candidate's numbers, verdict and reason, never the fit's explanatory text
-  // (assumptions, provenance, term rules, printed lines): it is not built (Deployment::explain), so a
-  // candidate's `fit` has those fields empty, and no per-rank tree (Deployment::rank_tree). `preflight fit`
-  // explains one deployment in full.
-  d.explain = false;
-  d.rank_tree = false;
+  c.context_tokens = candidate_context(m, t, c.reason);
+  if (!c.reason.empty()) return;
+  estimate::Deployment d = candidate_deployment(c, v, t);
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
@@ -508,6 +473,45 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
   note_bandwidth_priors(r);
   return r;
+}
+
+int variant_rank(const model::QuantVariant& v) {
+  using model::WeightFormat;
+  for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
+    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic) return 2;
+  return 1;
+}
+
+std::string published_label(const model::ModelSpec& m) {
+  if (!m.quant.quantized()) return std::string(model::dtype_name(m.dtype)) + " as published";
+  const auto& catalog = model::load_variant_catalog();
+  const model::QuantVariant* v = catalog ? model::variant_of_checkpoint(*catalog, m.quant) : nullptr;
+  return v ? v->name : m.quant.detail;
+}
+
+int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& t, std::string& reason) {
+  const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
+  if (t.context_tokens && *t.context_tokens > model_max) {
+    reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
+                    static_cast<long long>(*t.context_tokens));
+    return *t.context_tokens;
+  }
+  return t.context_tokens.value_or(std::min<int64_t>(32768, model_max));
+}
+
+estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
+  estimate::Deployment d;
+  d.tensor_parallel_size = c.tensor_parallel_size;
+  d.pipeline_parallel_size = c.pipeline_parallel_size;
+  d.data_parallel_size = c.data_parallel_size;
+  d.enable_expert_parallel = c.expert_parallel;
+  d.max_model_len = c.context_tokens;
+  d.quantization = c.quantization_flag;
+  if (v) d.quant_scheme = v->scheme;
+  d.gpu_memory_utilization = t.gpu_memory_utilization;
+  d.explain = false;
+  d.rank_tree = false;
+  return d;
 }
 
 }  // namespace preflight::plan

@@ -16,6 +16,7 @@
 #include "estimate/fit.hpp"
 #include "estimate/speed.hpp"
 #include "model/model_spec.hpp"
+#include "model/quant_variant.hpp"
 
 namespace preflight::plan {
 
@@ -140,5 +141,19 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
 // Question 2: what this model needs, per device type: the cheapest count, layout and variant.
 PlanResult plan_for_model(const model::ModelSpec& model, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in,
                           const PlanTargets& targets, int64_t max_devices);
+
+// Shared by the planner's rows and plan/dp_ep's DP+EP rows, so both size and name a candidate alike.
+// Precision rank: published weights 0 (Candidate's default), eight-bit 1, four-bit 2.
+int variant_rank(const model::QuantVariant& v);
+// Issue 16: a published quantized checkpoint is named by the variant its descriptor is ("FP8 block 128x128 ..."),
+// its storage detail only when it is no single variant of the list.
+std::string published_label(const model::ModelSpec& m);
+// The context a candidate is sized at: the target, or min(32,768, the model's maximum) without one. A target above
+// the model's maximum is never lowered silently: the context stays the target and `reason` says why it cannot be met.
+int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& targets, std::string& reason);
+// The deployment a candidate is sized as (its layout, context, quantization and the targets' utilization), with no
+// explanatory text (Deployment::explain) and no per-rank tree: a plan shows numbers, verdicts and reasons;
+// `preflight fit` explains one deployment in full.
+estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& targets);
 
 }  // namespace preflight::plan

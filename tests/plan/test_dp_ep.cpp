@@ -135,3 +135,20 @@ TEST(DpEp, Issue15_WhatEightCardsRunGetsTheDpEpRow) {
   EXPECT_GT(dp->fit.max_concurrency * static_cast<double>(dp->data_parallel_size), (dp + 1)->fit.max_concurrency);
   EXPECT_NE(dp->launch.serve.find("--enable-expert-parallel"), std::string::npos);
 }
+
+// Issue 16 ("never lower a context target silently"), for the DP+EP rows too: Qwen3-30B-A3B's maximum is 40,960
+// tokens (max_position_embeddings), so at a 65,536-token target no row is recommended, and the DP+EP layouts are
+// rejected with that reason at the target's context, not sized at 40,960.
+TEST(DpEp, Issue16_ContextAboveTheModelsMaximumIsNotLowered) {
+  const auto m = resolved("Qwen/Qwen3-30B-A3B");
+  plan::PlanTargets t;
+  t.context_tokens = 65536;
+  plan::PlanInputs in = catalogs().inputs();
+  in.variant = "bf16";
+  const auto r = plan::plan_for_model(m, {dev("H100")}, in, t, 8);
+  EXPECT_TRUE(r.recommended.empty());
+  const auto it = std::find_if(r.rejected.begin(), r.rejected.end(), [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+  ASSERT_NE(it, r.rejected.end());
+  EXPECT_EQ(it->context_tokens, 65536);
+  EXPECT_NE(it->reason.find("at most 40960 tokens"), std::string::npos) << it->reason;
+}
