@@ -350,7 +350,8 @@ Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, cons
 
 std::string device_text_platform(const std::string& text, const std::string& platform_flag) {
   if (!platform_flag.empty()) return to_lower(platform_flag);
-  const std::string first = trim(split(text, ',').empty() ? text : split(text, ',').front());
+  const std::vector<std::string> names = split(text, ',');
+  const std::string first = trim(names.empty() ? text : names.front());
   if (auto devices = device::load_device_catalog(); devices && !first.empty()) {
     if (const device::DeviceSpec* d = devices->find(first)) return d->platform;
   }
