@@ -24,6 +24,7 @@
 #include "plan/launch.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/planner.hpp"
+#include "plan/speculative.hpp"
 #include "report/render_plan.hpp"
 #include "report/yaml.hpp"
 
@@ -42,6 +43,7 @@ struct PlanRequest {
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
+  std::optional<deploy::Given<std::string>> speculative_config;  // issue 15
   std::optional<double> min_tok_s, bandwidth_gb_s;
   bool all = false, markdown = false, json = false;
   bool commands = false;
@@ -52,6 +54,17 @@ struct PlanRequest {
 bool matches_glob(const model::CatalogModel& m, const std::string& pattern) {
   if (fnmatch(pattern.c_str(), m.id.c_str(), FNM_CASEFOLD) == 0) return true;
   return std::any_of(m.aliases.begin(), m.aliases.end(), [&](const std::string& a) { return fnmatch(pattern.c_str(), a.c_str(), FNM_CASEFOLD) == 0; });
+}
+
+// The catalogue models `plan --device` sizes: every one, or those --model GLOB matches.
+std::vector<model::ModelSpec> catalogue_models(const PlanRequest& r) {
+  std::vector<model::ModelSpec> models;
+  for (const auto& m : model::builtin_model_catalog().models) {
+    if (r.model_filter && !matches_glob(m, *r.model_filter)) continue;
+    auto spec = model::model_spec_from_catalog(m);
+    if (spec) models.push_back(std::move(*spec));
+  }
+  return models;
 }
 
 const RealRange k_bandwidth_range{.most = 100000, .unit = "GB/s"};
@@ -81,6 +94,9 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
                                   text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version"),
                                   given_real("gpu-memory-utilization", "U", r.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
+                                  given_text("speculative-config", "JSON", r.speculative_config,
+                                             "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
+                                             "a drafter \"model\" with --device needs --model selecting one catalogue model"),
                                   int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,
                                             "measured copy bandwidth (else `preflight bw --save`, else the catalogue)"),
@@ -161,6 +177,60 @@ Expected<Json> write_kubernetes(const plan::Candidate& top, const device::Device
   return Json{{"file", path}, {"kinds", kinds}, {"objects", m.objects}, {"notes", m.notes}};
 }
 
+// Issue 15: --speculative-config, parsed and its drafter resolved as fit resolves them (deploy::deployment_from_flags;
+// the drafter's config from the catalogue, --models or the hub cache): the targets size every candidate with it and
+// the start commands carry the text exactly. llama.cpp takes no such flag.
+Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::PlanInputs& in, plan::PlanTargets& t) {
+  if (!r.speculative_config) return Ok{};
+  if (r.engine && starts_with(to_lower(*r.engine), "llama.cpp"))
+    return make_error(ErrorKind::invalid_argument, "--speculative-config: vLLM's flag; llama-server takes its draft model as --model-draft, which plan does not size");
+  deploy::Flags f;
+  f.speculative_config = r.speculative_config;
+  f.drafter_model_dirs = ro.extra_model_dirs;
+  PF_TRY(d, deploy::deployment_from_flags(f));
+  t.speculative = d.speculative;
+  in.speculative_config = r.speculative_config->value;
+  return Ok{};
+}
+
+// Issue 15, the `plan --device D` form: a drafter checkpoint ("model") belongs to one target, so it needs --model to
+// select exactly one catalogue model; the models vLLM refuses the config for (mtp on a model without MTP layers) are
+// not planned and become rejected rows with vLLM's message.
+Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const plan::PlanTargets& t) {
+  std::vector<plan::Candidate> refused;
+  const auto& spec = t.speculative;
+  if (spec.method.empty()) return refused;
+  if (!spec.model.empty() && spec.separate_checkpoint() && models.size() != 1)
+    return make_error(ErrorKind::invalid_argument,
+                      fmt::format("--speculative-config: the drafter '{}' ({}) belongs to one target model, and plan --device sizes {} catalogue models: "
+                                  "name the target (plan MODEL --device {}) or select one with --model GLOB",
+                                  spec.model, spec.method, models.size(), dev.id));
+  std::erase_if(models, [&](const model::ModelSpec& m) {
+    const std::string why = plan::speculative_rejection(m, spec);
+    if (why.empty()) return false;
+    plan::Candidate c;
+    c.model_id = m.id;
+    c.device_id = dev.id;
+    c.variant = plan::published_label(m);
+    c.reason = "engine rejects it: " + why;
+    refused.push_back(std::move(c));
+    return true;
+  });
+  return refused;
+}
+
+// Issue 15: what the plan counted for the drafter, in its assumptions, and on every JSON row ("speculative").
+void note_speculative(plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
+  if (t.speculative.method.empty()) return;
+  result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with the same flag", text,
+                                           plan::drafter_counted(t.speculative, {})));
+}
+void add_speculative_json(Json& j, const plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
+  if (t.speculative.method.empty()) return;
+  for (const auto& [key, rows] : {std::pair{"recommended", &result.recommended}, std::pair{"rejected", &result.rejected}})
+    for (size_t i = 0; i < rows->size() && i < j[key].size(); ++i) j[key][i]["speculative"] = plan::speculative_row_json((*rows)[i], t.speculative, text);
+}
+
 }  // namespace
 
 int cmd_plan(const std::vector<std::string>& argv) {
@@ -204,6 +274,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   t.decode_context_tokens = r.decode_context;
   if (r.bandwidth_gb_s) t.bandwidth_bytes_per_s = *r.bandwidth_gb_s * 1e9;
   if (r.gpu_memory_utilization) t.gpu_memory_utilization = r.gpu_memory_utilization->value;
+  if (auto s = apply_speculative(r, *ro, in, t); !s) return report_error(s.error());
   const size_t rows = r.all ? static_cast<size_t>(-1) : 15;
   const auto table = r.markdown ? report::PlanFormat::markdown : report::PlanFormat::text;
   const std::string context = t.context_tokens ? with_thousands(*t.context_tokens) : "min(32,768, model max)";
@@ -215,24 +286,23 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (positional->empty()) {
     auto dev = plan_device(r, *devices, device_assumptions);
     if (!dev) return report_error(dev.error());
-    std::vector<model::ModelSpec> models;
-    for (const auto& m : model::builtin_model_catalog().models) {
-      if (r.model_filter && !matches_glob(m, *r.model_filter)) continue;
-      auto spec = model::model_spec_from_catalog(m);
-      if (spec) models.push_back(std::move(*spec));
-    }
+    std::vector<model::ModelSpec> models = catalogue_models(r);
     if (r.model_filter && models.empty()) {
       return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", *r.model_filter)));
     }
+    auto refused = refuse_speculative(models, *dev, t);
+    if (!refused) return report_error(refused.error());
     const int64_t n = r.num_devices ? r.num_devices->value : 1;
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "planning {} catalogue models on {} x {}...\n", models.size(), n, dev->id);
     result = plan::plan_for_device(models, *dev, n, in, t);
     if (n > 1) plan::add_dp_ep_rows_for_device(result, models, *dev, in, t);  // issue 15: MoE DP+EP rows where cheaper
+    result.rejected.insert(result.rejected.end(), refused->begin(), refused->end());
     question = fmt::format("what {} x {} runs (context {}, concurrency {}{})", n, dev->id, context, t.concurrency, min_speed);
   } else {
     if (r.model_filter) return report_error(make_error(ErrorKind::invalid_argument, "--model filters the catalogue in the `plan --device D` form; here MODEL names the model"));
     auto spec = resolve_model_arg((*positional)[0], *ro);
     if (!spec) return report_error(spec.error());
+    if (const auto why = plan::speculative_rejection(*spec, t.speculative); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, "--speculative-config: " + why));
     std::vector<device::DeviceSpec> list;
     if (r.devices) {
       for (const auto& name : split(*r.devices, ',')) {
@@ -252,6 +322,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
+  note_speculative(result, t, in.speculative_config);
   if (r.data_parallel) {  // the replicas asked for are of the first TP/PP row: plan's own DP+EP rows step aside (issue 15)
     std::erase_if(result.recommended, [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
     result.assumptions.push_back("--data-parallel: the start is replicas of the first TP/PP row; plan's own DP+EP rows are not listed");
@@ -273,6 +344,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (r.json) {
     Json j = report::plan_to_json(result, question);
     if (!manifests.is_null()) j["kubernetes"] = manifests;
+    add_speculative_json(j, result, t, in.speculative_config);
     print_json(j);
   } else {
     std::cout << report::render_plan(result, question, table, rows) << (r.commands ? report::render_plan_commands(result, table, rows) : "");

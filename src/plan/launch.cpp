@@ -66,6 +66,13 @@ std::string base_name(const std::string& id) {
 
 std::string served_name(const std::string& id) { return to_lower(base_name(id)); }
 
+// `text` as one POSIX shell word in single quotes; a quote inside it closes, escapes and reopens ('\'').
+std::string shell_single_quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 // A hub reference ("hf:org/name@rev", "ms:org/name@rev": hub/hub_ref's form of ModelSpec::id) as `vllm serve`
 // takes it: the repo id, the revision when it is not the hub's default (Hugging Face "main", ModelScope
 // "master"), and whether vLLM fetches it from ModelScope (VLLM_USE_MODELSCOPE=true). vLLM reads neither the
@@ -225,6 +232,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (c.no_video) s += " --limit-mm-per-prompt '{\"video\": 0}'";
   if (skip_mm) s += " --skip-mm-profiling";
   if (multi_node) s += " --distributed-executor-backend ray";
+  if (!options.speculative_config.empty()) s += " --speculative-config " + shell_single_quoted(options.speculative_config);
   if (!m.auto_map.empty()) {
     s += " --trust-remote-code";
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");

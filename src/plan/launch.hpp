@@ -17,6 +17,9 @@ const char* workload_name(Workload workload);
 
 struct LaunchOptions {
   Workload workload = Workload::chat;
+  // Issue 15: vLLM's --speculative-config JSON as the plan was given it; `vllm serve` carries it exactly,
+  // single-quoted for the shell. Empty: no speculative decoding.
+  std::string speculative_config;
 };
 
 // The repo id `vllm serve` and the quantized-checkpoint catalogue know for a model id: a hub reference as

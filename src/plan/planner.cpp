@@ -155,7 +155,7 @@ void parallel_for(size_t count, int threads, const std::function<void(size_t)>& 
 
 // The start commands of a candidate that meets the targets.
 void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
-  if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload});
+  if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config});
 }
 
 // A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
@@ -509,6 +509,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   d.quantization = c.quantization_flag;
   if (v) d.quant_scheme = v->scheme;
   d.gpu_memory_utilization = t.gpu_memory_utilization;
+  d.speculative = t.speculative;  // issue 15: plan --speculative-config
   d.explain = false;
   d.rank_tree = false;
   return d;

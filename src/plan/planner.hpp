@@ -27,6 +27,9 @@ struct PlanTargets {
   std::optional<int64_t> decode_context_tokens;  // context at which speed is quoted; default the context target (issue 20)
   std::optional<double> bandwidth_bytes_per_s;  // measured copy bandwidth (replaces the catalogue)
   std::optional<double> gpu_memory_utilization;
+  // Issue 15: plan --speculative-config, parsed and its drafter resolved as fit does (deploy::deployment_from_flags):
+  // every candidate is sized with it (candidate_deployment). method empty: no speculative decoding.
+  estimate::SpeculativeConfig speculative;
 };
 
 // The commands one node runs, in order (head first), when a layout spans nodes.
@@ -103,6 +106,9 @@ struct PlanInputs {
   std::string variant;                 // plan --variant: only this variant (an id of the list, "bf16" = as published); empty = every one
   RowDetail detail = RowDetail::every_row;
   int threads = 1;                     // workers plan_for_device shares the models among (0 = the hardware's concurrency)
+  // Issue 15: the --speculative-config JSON exactly as given, for the start commands (LaunchOptions); the
+  // sizing reads PlanTargets::speculative, parsed from the same text. Empty: none.
+  std::string speculative_config;
 };
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
