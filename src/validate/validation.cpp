@@ -153,6 +153,10 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (partition) flags.pp_layer_partition = deploy::Given<std::string>{*partition, where + ": pp_layer_partition"};
   PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
   if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
+  // Issue 15: --limit-mm-per-prompt as the source's command line states it: vLLM's object ({"image": 0, "video": 0},
+  // what `logs --emit-case` writes) or the flag's JSON text. A zero count keeps that modality out of the profile run.
+  if (const Json* mm = c.find("limit_mm_per_prompt"); mm && !mm->is_null())
+    flags.limit_mm_per_prompt = deploy::Given<std::string>{mm->is_string() ? mm->get<std::string>() : mm->dump(), where + ": limit_mm_per_prompt"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(checked, deploy::check_flags(flags));

@@ -4,12 +4,17 @@
 // Expected numbers are derived by hand below from the configs in shared/models and the printed start-up lines.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "logs/engine_log.hpp"
 #include "model/model_source.hpp"
 #include "fit_setup.hpp"
+#include "validate/validation.hpp"
+#include "../test_support.hpp"
 
 using namespace preflight;
 
@@ -122,4 +127,101 @@ TEST(HybridKv, Issue15_PrefixCachingReadBackFromTheLog) {
   EXPECT_EQ(on.args.max_model_len->value, 8192);
   const auto none = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs);
   EXPECT_FALSE(none.args.enable_prefix_caching);
+}
+
+// Issue 15, robin's three vLLM-Ascend 0.18.0rc1 runs of Qwen3.6-27B-w8a8 (the Qwen3.5-27B layout) on one 910B3:
+// printed 50,688 tokens / 22.50x at 4,096, 62,976 / 18.44x at 8,192, 67,584 / 12.64x at 16,384. By hand, from
+// vllm_ascend/patch/platform/patch_mamba_config.py (v0.18.0rc1) and the config (mamba_ssm_dtype float32):
+// ssm 48 x 128 x 128 x 4 B = 3,145,728, conv 10,240 x 3 x 2 B = 61,440, K per token 4 x 256 x 2 B = 2,048;
+// block 128 x ceil(3,145,728 / (128 x 2,048)) = 1,536; page 1,536 x 4,096 + 61,440 = 6,352,896; 16 attention +
+// 48 GDN layers: 4 groups of 16. vLLM 0.18 prints (num_blocks // 4) x 1,536 tokens and num_blocks /
+// (ceil(L / 1,536) + 3) concurrency, so the lines decode to exactly one block count each: 135 (33 x 1,536 =
+// 50,688; 135 / 6 = 22.50), 166 (41 x 1,536; 166 / 9 = 18.44), 177 (44 x 1,536; 177 / 14 = 12.64). The token
+// count grows with max_model_len because the budget did (12.8, 15.7, 16.8 GiB), not because of how it is printed.
+TEST(HybridKv, Issue15_RobinLinesDecodeToOneBlockCountEach) {
+  auto s = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.18.0");
+  struct Row {
+    int64_t len, blocks, tokens;
+    double concurrency;
+  };
+  for (const Row& row : {Row{4096, 135, 50688, 22.50}, Row{8192, 166, 62976, 18.44}, Row{16384, 177, 67584, 12.64}}) {
+    estimate::Deployment d;
+    d.max_model_len = row.len;
+    d.max_num_seqs = 1;
+    d.enable_prefix_caching = false;
+    d.kv_cache_memory_bytes = static_cast<double>(row.blocks) * 16 * 6352896 + 1000;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.block_size, 1536) << row.len;
+    EXPECT_EQ(e.page_bytes, 6352896) << row.len;
+    EXPECT_EQ(e.num_blocks, row.blocks) << row.len;
+    EXPECT_EQ(e.kv_tokens, row.tokens) << row.len;
+    EXPECT_NEAR(e.max_concurrency, row.concurrency, 0.005) << row.len;
+  }
+}
+
+// Issue 15: --limit-mm-per-prompt is read back from a log in the three forms it takes (the key=value form robin's
+// command line uses, the flag's JSON, the non-default args dict) as the JSON vLLM parses; unreadable text is left unset.
+TEST(HybridKv, Issue15_LimitMmPerPromptReadBackFromTheLog) {
+  auto sigs = logs::load_signatures();
+  ASSERT_TRUE(sigs.has_value());
+  const auto kv = logs::parse_engine_log(
+      "vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --quantization ascend --max-model-len 4096 --limit-mm-per-prompt image=0,video=0 --enforce-eager\n", *sigs);
+  ASSERT_TRUE(kv.args.limit_mm_per_prompt);
+  EXPECT_EQ(kv.args.limit_mm_per_prompt->value, R"({"image": 0, "video": 0})");
+  EXPECT_EQ(kv.args.limit_mm_per_prompt->line, 1);
+  EXPECT_TRUE(kv.args.enforce_eager);
+  const auto json = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt '{\"image\": 2}' --max-model-len 8192\n", *sigs);
+  ASSERT_TRUE(json.args.limit_mm_per_prompt);
+  EXPECT_EQ(json.args.limit_mm_per_prompt->value, R"({"image": 2})");
+  EXPECT_EQ(json.args.max_model_len->value, 8192);
+  const auto dict = logs::parse_engine_log(
+      "(APIServer pid=1) INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3.5-27B', 'limit_mm_per_prompt': {'image': 0, 'video': 0}, 'max_model_len': 8192}\n",
+      *sigs);
+  ASSERT_TRUE(dict.args.limit_mm_per_prompt);
+  EXPECT_EQ(nlohmann::json::parse(dict.args.limit_mm_per_prompt->value), nlohmann::json::parse(R"({"image": 0, "video": 0})"));
+  EXPECT_EQ(dict.args.max_model_len->value, 8192);
+  EXPECT_FALSE(logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt image=all\n", *sigs).args.limit_mm_per_prompt);
+  EXPECT_FALSE(logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs).args.limit_mm_per_prompt);
+}
+
+// Issue 15: a case records --limit-mm-per-prompt (robin's runs: image=0,video=0), `logs --emit-case` writes it, and
+// validate reads it as an input: with no image and no video allowed vLLM's profile run is text only (gpu_model_runner
+// profile_run: a zero encoder budget skips the encoder pass), so the vision pass (> 3 GiB for this model at
+// 32,768) and the encoder outputs held leave the activation term. An unreadable value is an error naming the field.
+TEST(HybridKv, Issue15_LimitMmPerPromptCaseFieldIsAnInput) {
+  const std::string dir = ::testing::TempDir();
+  const std::string log = dir + "/robin_text_only.log";
+  std::ofstream(log) << "INFO 06-22 10:00:00 [__init__.py:43] vllm-ascend version 0.18.0rc1\n"
+                     << "vllm serve Qwen/Qwen3.5-27B --max-model-len 32768 --limit-mm-per-prompt image=0,video=0 --enforce-eager\n"
+                     << "(EngineCore pid=2) INFO [kv_cache_utils.py:1000] GPU KV cache size: 50,688 tokens\n";
+  const auto r = pftest::run_cli("logs " + log + " --device 910B3 --models " + pftest::shared_path("models") + " --emit-case", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto emitted = nlohmann::json::parse(r.out);
+  EXPECT_EQ(emitted["limit_mm_per_prompt"], nlohmann::json::parse(R"({"image": 0, "video": 0})"));
+
+  const std::string cases = dir + "/text_only.jsonl";
+  const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","max_model_len":32768,"kv_cache_tokens":53739,)J";
+  std::ofstream(cases) << head << R"J("id":"default"})J" "\n"
+                       << head << R"J("id":"object","limit_mm_per_prompt":{"image":0,"video":0}})J" "\n"
+                       << head << R"J("id":"text","limit_mm_per_prompt":"{\"image\": 0, \"video\": 0}"})J" "\n"
+                       << head << R"J("id":"images","limit_mm_per_prompt":{"image":1,"video":0}})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto v = validate::run_validation({cases}, o);
+  ASSERT_TRUE(v.has_value()) << v.error().describe();
+  ASSERT_EQ(v->rows.size(), 4u);
+  auto term = [](const validate::CaseResult& row, const char* name) { return row.memory_terms.at(name) / k_gib; };
+  EXPECT_GT(term(v->rows[0], "activation"), 3.0);
+  EXPECT_GT(term(v->rows[0], "encoder_held"), 0.0);
+  for (int i : {1, 2}) {
+    EXPECT_LT(term(v->rows[i], "activation"), 0.5) << v->rows[i].id;
+    EXPECT_EQ(term(v->rows[i], "encoder_held"), 0.0) << v->rows[i].id;
+    EXPECT_GT(term(v->rows[i], "available"), term(v->rows[0], "available") + 3.0) << v->rows[i].id;
+  }
+  EXPECT_GT(term(v->rows[3], "activation"), 3.0);  // images allowed: the encoder pass stays
+
+  std::ofstream(cases) << head << R"J("id":"bad","limit_mm_per_prompt":"image=0,video=0"})J" "\n";
+  auto bad = validate::run_validation({cases}, o);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("limit_mm_per_prompt"), std::string::npos) << bad.error().describe();
 }
