@@ -225,3 +225,25 @@ TEST(HybridKv, Issue15_LimitMmPerPromptCaseFieldIsAnInput) {
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().describe().find("limit_mm_per_prompt"), std::string::npos) << bad.error().describe();
 }
+
+// Issue 15: vLLM 0.21+ prints the token line as int(concurrency x max_model_len) (PR #41069), so the seed's "53,739
+// tokens" beside "1.64x" at 32,768 is the concurrency line again (int(1.64 x 32,768) = 53,739); validate says so on
+// the row. A vLLM-Ascend 0.18 case (vLLM 0.18: (num_blocks // groups) x block size) gets no such note.
+TEST(HybridKv, Issue15_TokensLineIsTheConcurrencyLineFromVllm021) {
+  const std::string cases = ::testing::TempDir() + "/tokens_rule.jsonl";
+  std::ofstream(cases)
+      << R"J({"id":"seed","engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","kv_cache_tokens":53739,"max_concurrency":1.64,"concurrency_len":32768})J" "\n"
+      << R"J({"id":"robin","engine":"vllm-ascend","engine_version":"0.18.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","kv_cache_tokens":62976,"max_concurrency":18.44,"concurrency_len":8192})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto v = validate::run_validation({cases}, o);
+  ASSERT_TRUE(v.has_value()) << v.error().describe();
+  ASSERT_EQ(v->rows.size(), 2u);
+  auto says = [](const validate::CaseResult& row) {
+    for (const auto& a : row.assumptions)
+      if (a.find("printed kv_cache_tokens 53739 is the concurrency line again") != std::string::npos && a.find("1.64x x 32768") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says(v->rows[0]));
+  for (const auto& a : v->rows[1].assumptions) EXPECT_EQ(a.find("concurrency line again"), std::string::npos) << a;
+}
