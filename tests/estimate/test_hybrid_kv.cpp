@@ -247,3 +247,30 @@ TEST(HybridKv, Issue15_TokensLineIsTheConcurrencyLineFromVllm021) {
   EXPECT_TRUE(says(v->rows[0]));
   for (const auto& a : v->rows[1].assumptions) EXPECT_EQ(a.find("concurrency line again"), std::string::npos) << a;
 }
+
+// Issue 15: with no image and no video allowed, vLLM >= 0.16 builds a multimodal model's vision tower as
+// StageMissingLayer and skips its weights (vllm PR #32605 / #32757, 2026-01; Qwen3.5 builds its tower inside
+// `_mark_tower_model`), so "Model loading took" is the language model alone: Qwen3.5-27B's vision parameters x 2 B
+// (bf16) less. vLLM 0.11 (before the context managers) keeps the tower in this estimate; images allowed keep it too.
+TEST(HybridKv, Issue15_TextOnlyLeavesTheVisionTowerUnloaded) {
+  struct Row {
+    const char* engine;
+    const char* device;
+    const char* version;
+    bool skipped;
+  };
+  for (const Row& row : {Row{"vllm", "H200", "0.24.0", true}, Row{"vllm-ascend", "910B3", "0.18.0", true}, Row{"vllm", "H200", "0.11.0", false}}) {
+    auto s = setup("Qwen/Qwen3.5-27B", row.device, row.engine, row.version);
+    ASSERT_GT(s.model.vision_params, 400'000'000) << "Qwen3.5-27B's vision tower (27 blocks of 1152)";
+    estimate::Deployment d;
+    d.max_model_len = 8192;
+    const auto with_tower = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    d.no_images = true;
+    const auto images_off = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    d.no_video = true;
+    const auto text_only = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    const std::string label = std::string(row.engine) + " " + row.version;
+    EXPECT_DOUBLE_EQ(images_off.weights_bytes, with_tower.weights_bytes) << label;  // video still allowed: the tower stays
+    EXPECT_NEAR(with_tower.weights_bytes - text_only.weights_bytes, row.skipped ? 2.0 * static_cast<double>(s.model.vision_params) : 0.0, 1.0) << label;
+  }
+}
