@@ -113,8 +113,22 @@ double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const m
   return model::linear_weight_bytes(f, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
 }
 
+namespace {
+// Issue 15: whether a vLLM-family engine leaves the vision tower out of the model: with every modality of
+// --limit-mm-per-prompt at 0 the tower modules are built as StageMissingLayer and their weights are skipped
+// (`_mark_tower_model`, https://github.com/vllm-project/vllm/pull/32605 and, for every multimodal model,
+// https://github.com/vllm-project/vllm/pull/32757, merged 2026-01-21: taken as vLLM >= 0.16; Qwen3.5's model builds its
+// tower inside it). Earlier versions did so only for some models (PR #22299), so their profiles keep the tower.
+bool vision_tower_skipped(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
+  // Both limits: Qwen-VL towers are marked for {"image", "video"}, and a model without video ignores the video limit.
+  const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
+  return has_vision && dep.no_images && dep.no_video && (engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine::Version{0, 16, 0} <= engine.version_min;
+}
+}  // namespace
+
 Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                         const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
+  const bool skip_tower = vision_tower_skipped(m, engine, dep);
   double computed_total = 0, computed_rank = 0, computed_last = 0, computed_layer = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
@@ -123,6 +137,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     if (g.part == model::Part::mtp) continue;
     const double stored = group_bytes(m, scheme, formats, g);
     computed_total += stored;
+    if (skip_tower && g.part == model::Part::vision) continue;  // in the checkpoint, not loaded
     double bytes = stored;
     if (mxfp4) {
       PF_TRY(loaded, mxfp4_loaded_bytes(m, scheme, g, *mxfp4, lay.tp));
@@ -156,6 +171,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   std::vector<std::pair<std::string, double>> inputs;
   if (explain) {
     rule = "sum over weight shapes x storage format, sharded by TP";
+    if (skip_tower) rule += "; no vision tower (--limit-mm-per-prompt allows no image or video: vLLM builds it as StageMissingLayer, PR #32757)";
     inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
               {"pipeline_parallel_size", static_cast<double>(lay.pp)},
               {"stage_layers", static_cast<double>(lay.first_layers)}};
@@ -408,7 +424,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
   const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
-  if (text_only && explain) run.assumptions.push_back("--limit-mm-per-prompt allows no image or video: the profile run is text only");
+  if (text_only && explain)
+    run.assumptions.push_back(std::string("--limit-mm-per-prompt allows no image or video: the profile run is text only") +
+                              (vision_tower_skipped(m, engine, dep) ? "; the vision tower is not loaded (vLLM >= 0.16: StageMissingLayer, PR #32757)" : ""));
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
     PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, std::move(run)));
     run = std::move(with_encoder);

@@ -214,6 +214,25 @@ std::string speculative_json(const std::string& v) {
   return json;
 }
 
+// --limit-mm-per-prompt as the log writes it, as JSON: the flag's JSON or the dict's Python repr
+// ({'image': 0}), or the key=value form vLLM also parses (image=0,video=0). Empty when unreadable.
+std::string mm_limits_json(const std::string& v) {
+  if (!v.empty() && v.front() == '{') {
+    std::string json = v;
+    std::replace(json.begin(), json.end(), '\'', '"');
+    return json;
+  }
+  std::string json;
+  for (const auto& part : split(v, ',')) {
+    const size_t eq = part.find('=');
+    if (eq == std::string::npos || eq == 0) return {};
+    const std::string count = trim(part.substr(eq + 1));
+    if (!to_int(count)) return {};
+    json += (json.empty() ? "{" : ", ") + std::string("\"") + trim(part.substr(0, eq)) + "\": " + count;
+  }
+  return json.empty() ? json : json + "}";
+}
+
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -231,6 +250,7 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
   else if (key == "data_parallel_size" || key == "dp") set_int(a.data_parallel_size);
   else if (key == "data_parallel_size_local") set_int(a.data_parallel_size_local);
+  else if (key == "limit_mm_per_prompt") { if (auto j = mm_limits_json(v); !j.empty()) set_once(a.limit_mm_per_prompt, j, line); }
   else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
   else if (key == "enable_expert_parallel") {
     if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
@@ -296,6 +316,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.dtype, from.dtype);
   m(into.enforce_eager, from.enforce_eager);
   m(into.skip_mm_profiling, from.skip_mm_profiling);
+  m(into.limit_mm_per_prompt, from.limit_mm_per_prompt);
   m(into.data_parallel_size, from.data_parallel_size);
   m(into.data_parallel_size_local, from.data_parallel_size_local);
   m(into.enable_expert_parallel, from.enable_expert_parallel);

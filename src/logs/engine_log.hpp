@@ -70,6 +70,10 @@ struct EngineArgs {
   std::optional<Logged<bool>> enable_expert_parallel;
   // --enable-prefix-caching / --no-enable-prefix-caching (a hybrid model's Mamba cache mode).
   std::optional<Logged<bool>> enable_prefix_caching;
+  // --limit-mm-per-prompt as JSON ('{"image": 0, "video": 0}'), from the flag's JSON, its key=value form
+  // (image=0,video=0) or the non-default args dict ({'image': 0, 'video': 0}). Issue 15: a zero count keeps
+  // that modality out of the profile run (and, for every modality at 0, the tower out of the weights).
+  std::optional<Logged<std::string>> limit_mm_per_prompt;
   // --speculative-config as JSON, from the flag, the non-default args dict ({'method': 'mtp', ...}) or the
   // config dump (SpeculativeConfig(method='mtp', ..., num_spec_tokens=1)).
   std::optional<Logged<std::string>> speculative_config;

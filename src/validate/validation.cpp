@@ -153,6 +153,10 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (partition) flags.pp_layer_partition = deploy::Given<std::string>{*partition, where + ": pp_layer_partition"};
   PF_TRY(skip_mm, c.opt_bool("skip_mm_profiling"));  // written by `preflight logs --emit-case`
   if (skip_mm) flags.skip_mm_profiling = deploy::Given<bool>{*skip_mm, where + ": skip_mm_profiling"};
+  // Issue 15: --limit-mm-per-prompt as the source's command line states it: vLLM's object ({"image": 0, "video": 0},
+  // what `logs --emit-case` writes) or the flag's JSON text. A zero count keeps that modality out of the profile run.
+  if (const Json* mm = c.find("limit_mm_per_prompt"); mm && !mm->is_null())
+    flags.limit_mm_per_prompt = deploy::Given<std::string>{mm->is_string() ? mm->get<std::string>() : mm->dump(), where + ": limit_mm_per_prompt"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(checked, deploy::check_flags(flags));
@@ -332,6 +336,13 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
     if (!observed) return;
     row.fields.push_back({field, *observed, predicted, pct(predicted, *observed), low, high});
   };
+  // Issue 15: from vLLM 0.21 (PR #41069) the token line is int(concurrency x max_model_len), so where a case records both
+  // lines, the token count is the concurrency line again (the seed's 53,739 = int(1.64x x 32,768)), not a second observation.
+  if (resolved.engine.tokens_rule == engine::TokensRule::concurrency_x_len && o.kv_cache_tokens && o.max_concurrency && o.concurrency_len &&
+      std::fabs(*o.kv_cache_tokens - *o.max_concurrency * static_cast<double>(*o.concurrency_len)) <= 0.005 * static_cast<double>(*o.concurrency_len) + 1.0)
+    row.assumptions.push_back(format("printed kv_cache_tokens %.0f is the concurrency line again: %s prints int(concurrency x max_model_len) "
+                                     "(vLLM PR #41069), %.2fx x %lld",
+                                     *o.kv_cache_tokens, resolved.engine.id.c_str(), *o.max_concurrency, static_cast<long long>(*o.concurrency_len)));
   if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
     compare("weights_gib", o.weights_gib, bytes_to_gib(est.weights_bytes));
     compare("available_kv_gib", o.available_kv_gib, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_low_bytes()), bytes_to_gib(est.available_kv_high_bytes()));

@@ -4,12 +4,17 @@
 // Expected numbers are derived by hand below from the configs in shared/models and the printed start-up lines.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "logs/engine_log.hpp"
 #include "model/model_source.hpp"
 #include "fit_setup.hpp"
+#include "validate/validation.hpp"
+#include "../test_support.hpp"
 
 using namespace preflight;
 
@@ -122,4 +127,150 @@ TEST(HybridKv, Issue15_PrefixCachingReadBackFromTheLog) {
   EXPECT_EQ(on.args.max_model_len->value, 8192);
   const auto none = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs);
   EXPECT_FALSE(none.args.enable_prefix_caching);
+}
+
+// Issue 15, robin's three vLLM-Ascend 0.18.0rc1 runs of Qwen3.6-27B-w8a8 (the Qwen3.5-27B layout) on one 910B3:
+// printed 50,688 tokens / 22.50x at 4,096, 62,976 / 18.44x at 8,192, 67,584 / 12.64x at 16,384. By hand, from
+// vllm_ascend/patch/platform/patch_mamba_config.py (v0.18.0rc1) and the config (mamba_ssm_dtype float32):
+// ssm 48 x 128 x 128 x 4 B = 3,145,728, conv 10,240 x 3 x 2 B = 61,440, K per token 4 x 256 x 2 B = 2,048;
+// block 128 x ceil(3,145,728 / (128 x 2,048)) = 1,536; page 1,536 x 4,096 + 61,440 = 6,352,896; 16 attention +
+// 48 GDN layers: 4 groups of 16. vLLM 0.18 prints (num_blocks // 4) x 1,536 tokens and num_blocks /
+// (ceil(L / 1,536) + 3) concurrency, so the lines decode to exactly one block count each: 135 (33 x 1,536 =
+// 50,688; 135 / 6 = 22.50), 166 (41 x 1,536; 166 / 9 = 18.44), 177 (44 x 1,536; 177 / 14 = 12.64). The token
+// count grows with max_model_len because the budget did (12.8, 15.7, 16.8 GiB), not because of how it is printed.
+TEST(HybridKv, Issue15_RobinLinesDecodeToOneBlockCountEach) {
+  auto s = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.18.0");
+  struct Row {
+    int64_t len, blocks, tokens;
+    double concurrency;
+  };
+  for (const Row& row : {Row{4096, 135, 50688, 22.50}, Row{8192, 166, 62976, 18.44}, Row{16384, 177, 67584, 12.64}}) {
+    estimate::Deployment d;
+    d.max_model_len = row.len;
+    d.max_num_seqs = 1;
+    d.enable_prefix_caching = false;
+    d.kv_cache_memory_bytes = static_cast<double>(row.blocks) * 16 * 6352896 + 1000;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.block_size, 1536) << row.len;
+    EXPECT_EQ(e.page_bytes, 6352896) << row.len;
+    EXPECT_EQ(e.num_blocks, row.blocks) << row.len;
+    EXPECT_EQ(e.kv_tokens, row.tokens) << row.len;
+    EXPECT_NEAR(e.max_concurrency, row.concurrency, 0.005) << row.len;
+  }
+}
+
+// Issue 15: --limit-mm-per-prompt is read back from a log in the three forms it takes (the key=value form robin's
+// command line uses, the flag's JSON, the non-default args dict) as the JSON vLLM parses; unreadable text is left unset.
+TEST(HybridKv, Issue15_LimitMmPerPromptReadBackFromTheLog) {
+  auto sigs = logs::load_signatures();
+  ASSERT_TRUE(sigs.has_value());
+  const auto kv = logs::parse_engine_log(
+      "vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --quantization ascend --max-model-len 4096 --limit-mm-per-prompt image=0,video=0 --enforce-eager\n", *sigs);
+  ASSERT_TRUE(kv.args.limit_mm_per_prompt);
+  EXPECT_EQ(kv.args.limit_mm_per_prompt->value, R"({"image": 0, "video": 0})");
+  EXPECT_EQ(kv.args.limit_mm_per_prompt->line, 1);
+  EXPECT_TRUE(kv.args.enforce_eager);
+  const auto json = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt '{\"image\": 2}' --max-model-len 8192\n", *sigs);
+  ASSERT_TRUE(json.args.limit_mm_per_prompt);
+  EXPECT_EQ(json.args.limit_mm_per_prompt->value, R"({"image": 2})");
+  EXPECT_EQ(json.args.max_model_len->value, 8192);
+  const auto dict = logs::parse_engine_log(
+      "(APIServer pid=1) INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3.5-27B', 'limit_mm_per_prompt': {'image': 0, 'video': 0}, 'max_model_len': 8192}\n",
+      *sigs);
+  ASSERT_TRUE(dict.args.limit_mm_per_prompt);
+  EXPECT_EQ(nlohmann::json::parse(dict.args.limit_mm_per_prompt->value), nlohmann::json::parse(R"({"image": 0, "video": 0})"));
+  EXPECT_EQ(dict.args.max_model_len->value, 8192);
+  EXPECT_FALSE(logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt image=all\n", *sigs).args.limit_mm_per_prompt);
+  EXPECT_FALSE(logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs).args.limit_mm_per_prompt);
+}
+
+// Issue 15: a case records --limit-mm-per-prompt (robin's runs: image=0,video=0), `logs --emit-case` writes it, and
+// validate reads it as an input: with no image and no video allowed vLLM's profile run is text only (gpu_model_runner
+// profile_run: a zero encoder budget skips the encoder pass), so the vision pass (> 3 GiB for this model at
+// 32,768) and the encoder outputs held leave the activation term. An unreadable value is an error naming the field.
+TEST(HybridKv, Issue15_LimitMmPerPromptCaseFieldIsAnInput) {
+  const std::string dir = ::testing::TempDir();
+  const std::string log = dir + "/robin_text_only.log";
+  std::ofstream(log) << "INFO 06-22 10:00:00 [__init__.py:43] vllm-ascend version 0.18.0rc1\n"
+                     << "vllm serve Qwen/Qwen3.5-27B --max-model-len 32768 --limit-mm-per-prompt image=0,video=0 --enforce-eager\n"
+                     << "(EngineCore pid=2) INFO [kv_cache_utils.py:1000] GPU KV cache size: 50,688 tokens\n";
+  const auto r = pftest::run_cli("logs " + log + " --device 910B3 --models " + pftest::shared_path("models") + " --emit-case", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto emitted = nlohmann::json::parse(r.out);
+  EXPECT_EQ(emitted["limit_mm_per_prompt"], nlohmann::json::parse(R"({"image": 0, "video": 0})"));
+
+  const std::string cases = dir + "/text_only.jsonl";
+  const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","max_model_len":32768,"kv_cache_tokens":53739,)J";
+  std::ofstream(cases) << head << R"J("id":"default"})J" "\n"
+                       << head << R"J("id":"object","limit_mm_per_prompt":{"image":0,"video":0}})J" "\n"
+                       << head << R"J("id":"text","limit_mm_per_prompt":"{\"image\": 0, \"video\": 0}"})J" "\n"
+                       << head << R"J("id":"images","limit_mm_per_prompt":{"image":1,"video":0}})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto v = validate::run_validation({cases}, o);
+  ASSERT_TRUE(v.has_value()) << v.error().describe();
+  ASSERT_EQ(v->rows.size(), 4u);
+  auto term = [](const validate::CaseResult& row, const char* name) { return row.memory_terms.at(name) / k_gib; };
+  EXPECT_GT(term(v->rows[0], "activation"), 3.0);
+  EXPECT_GT(term(v->rows[0], "encoder_held"), 0.0);
+  for (int i : {1, 2}) {
+    EXPECT_LT(term(v->rows[i], "activation"), 0.5) << v->rows[i].id;
+    EXPECT_EQ(term(v->rows[i], "encoder_held"), 0.0) << v->rows[i].id;
+    EXPECT_GT(term(v->rows[i], "available"), term(v->rows[0], "available") + 3.0) << v->rows[i].id;
+  }
+  EXPECT_GT(term(v->rows[3], "activation"), 3.0);  // images allowed: the encoder pass stays
+
+  std::ofstream(cases) << head << R"J("id":"bad","limit_mm_per_prompt":"image=0,video=0"})J" "\n";
+  auto bad = validate::run_validation({cases}, o);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("limit_mm_per_prompt"), std::string::npos) << bad.error().describe();
+}
+
+// Issue 15: vLLM 0.21+ prints the token line as int(concurrency x max_model_len) (PR #41069), so the seed's "53,739
+// tokens" beside "1.64x" at 32,768 is the concurrency line again (int(1.64 x 32,768) = 53,739); validate says so on
+// the row. A vLLM-Ascend 0.18 case (vLLM 0.18: (num_blocks // groups) x block size) gets no such note.
+TEST(HybridKv, Issue15_TokensLineIsTheConcurrencyLineFromVllm021) {
+  const std::string cases = ::testing::TempDir() + "/tokens_rule.jsonl";
+  std::ofstream(cases)
+      << R"J({"id":"seed","engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","kv_cache_tokens":53739,"max_concurrency":1.64,"concurrency_len":32768})J" "\n"
+      << R"J({"id":"robin","engine":"vllm-ascend","engine_version":"0.18.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","kv_cache_tokens":62976,"max_concurrency":18.44,"concurrency_len":8192})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs.push_back(pftest::shared_path("models"));
+  auto v = validate::run_validation({cases}, o);
+  ASSERT_TRUE(v.has_value()) << v.error().describe();
+  ASSERT_EQ(v->rows.size(), 2u);
+  auto says = [](const validate::CaseResult& row) {
+    for (const auto& a : row.assumptions)
+      if (a.find("printed kv_cache_tokens 53739 is the concurrency line again") != std::string::npos && a.find("1.64x x 32768") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says(v->rows[0]));
+  for (const auto& a : v->rows[1].assumptions) EXPECT_EQ(a.find("concurrency line again"), std::string::npos) << a;
+}
+
+// Issue 15: with no image and no video allowed, vLLM >= 0.16 builds a multimodal model's vision tower as
+// StageMissingLayer and skips its weights (vllm PR #32605 / #32757, 2026-01; Qwen3.5 builds its tower inside
+// `_mark_tower_model`), so "Model loading took" is the language model alone: Qwen3.5-27B's vision parameters x 2 B
+// (bf16) less. vLLM 0.11 (before the context managers) keeps the tower in this estimate; images allowed keep it too.
+TEST(HybridKv, Issue15_TextOnlyLeavesTheVisionTowerUnloaded) {
+  struct Row {
+    const char* engine;
+    const char* device;
+    const char* version;
+    bool skipped;
+  };
+  for (const Row& row : {Row{"vllm", "H200", "0.24.0", true}, Row{"vllm-ascend", "910B3", "0.18.0", true}, Row{"vllm", "H200", "0.11.0", false}}) {
+    auto s = setup("Qwen/Qwen3.5-27B", row.device, row.engine, row.version);
+    ASSERT_GT(s.model.vision_params, 400'000'000) << "Qwen3.5-27B's vision tower (27 blocks of 1152)";
+    estimate::Deployment d;
+    d.max_model_len = 8192;
+    const auto with_tower = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    d.no_images = true;
+    const auto images_off = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    d.no_video = true;
+    const auto text_only = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    const std::string label = std::string(row.engine) + " " + row.version;
+    EXPECT_DOUBLE_EQ(images_off.weights_bytes, with_tower.weights_bytes) << label;  // video still allowed: the tower stays
+    EXPECT_NEAR(with_tower.weights_bytes - text_only.weights_bytes, row.skipped ? 2.0 * static_cast<double>(s.model.vision_params) : 0.0, 1.0) << label;
+  }
 }
