@@ -27,6 +27,8 @@ constexpr double k_mib = 1024.0 * 1024.0;
 //   DP 1 (TP 4, EP 4):   2 x (200 + 200) MiB      =  800 MiB (no dp group)
 //   EP off:              0
 // The budget moves by exactly the difference: 2 x (1024 - 200) MiB = 1648 MiB (within the 1 B of the floor).
+// Turning EP off also drops the A2 all-gather MoE rows (Issue15_A2AllGatherMoeRowsInTheProfileRun below) at DP 1 and
+// the default 2,048 batched tokens: 2048 x 2048 x 2 B + 2048 x 8 rows x (768 x 2 + 2048 x 2) B = 96 MiB.
 TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "0.13.0");
   estimate::Deployment d;
@@ -56,7 +58,8 @@ TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   d.enable_expert_parallel = false;
   const auto no_ep = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_EQ(no_ep.ep_communicator_bytes, 0.0);
-  EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, 800.0 * k_mib, 1.0);
+  EXPECT_DOUBLE_EQ(no_dp.moe_allgather_bytes, 96.0 * k_mib);
+  EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, (800.0 + 96.0) * k_mib, 1.0);
 }
 
 // The public DP+EP log (vllm-ascend nightly CI 2026-01-21, 8900e33, DeepSeek-V3.2-W8A8 on A3, DP 2 x TP 8, EP 16,
@@ -145,4 +148,94 @@ TEST(FitEp, Issue15_DsaContextParallelKeepsProjectionsWhole) {
   EXPECT_EQ(estimate::estimate_fit(s23.model, s23.device, s23.engine, s23.overheads, d).dsa_cp_weights_bytes, 0.0);
   d.enable_dsa_cp = true;
   EXPECT_GT(estimate::estimate_fit(s23.model, s23.device, s23.engine, s23.overheads, d).dsa_cp_weights_bytes, 0.0);
+}
+
+// vLLM-Ascend 0.13-0.17 on A2 with expert parallel (ascend_forward_context.py select_moe_comm_method): above the
+// MC2 capacity the profile run's MoE layers take ALLGATHER; PrepareAndFinalizeWithAllGather gathers every DP rank's
+// tokens and TokenDispatcherWithAllGather permutes N x top_k rows (npu_moe_init_routing_custom's expanded_x is
+// min(bs x k, active_num) x h, csrc/torch_binding.cpp), whatever share of the experts the rank holds.
+// vllm-ascend #5993 (DeepSeek-V3.1 W8A8, DP 4 x TP 4, EP 16, 2 x A2, 4,096 batched tokens), from its config.json
+// (hidden 7168, top_k 8, moe_intermediate 2048, bf16; ModelSlim experts: int8 swiglu output):
+//   N = 4 x 4096 = 16,384 gathered tokens: 16,384 x 7168 x 2 B          =   234,881,024 B
+//   R = N x 8 = 131,072 rows: R x (2048 x 1 B + 7168 x 2 B) = 131,072 x 16,384 = 2,147,483,648 B
+//   total 2,382,364,672 B (2.22 GiB); #5629's 16,384 batched tokens: 4 x that = 9,529,458,688 B.
+// The same layout on an A3 die (the A3 path is all-to-all, split over TP), under 0.18 (a different A2 rule), with EP
+// off, or at 512 batched tokens (MC2) adds nothing; the budget moves by exactly the term.
+TEST(FitEp, Issue15_A2AllGatherMoeRowsInTheProfileRun) {
+  auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.data_parallel_size = 4;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 16384;
+  d.max_num_seqs = 16;
+  d.max_num_batched_tokens = 4096;
+  d.gpu_memory_utilization = 0.92;
+  d.quantization = "ascend";
+  d.device_total_bytes = 65464696832.0;
+  d.hccl_buffsize_bytes = 200 * k_mib;
+  const auto a2 = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(a2.moe_allgather_bytes, 2382364672.0);
+  bool named = false;
+  for (const auto& t : a2.terms) named = named || (t.name == "MoE all-gather rows" && t.rule.find("select_moe_comm_method") != std::string::npos);
+  EXPECT_TRUE(named);
+
+  auto s3 = setup("deepseek-ai/DeepSeek-V3.1", "910C", "0.13.0");
+  const auto a3 = estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d);
+  EXPECT_EQ(a3.moe_allgather_bytes, 0.0);
+  EXPECT_NEAR(a3.available_kv_bytes - a2.available_kv_bytes, 2382364672.0, 1.0);
+
+  estimate::Deployment big = d;
+  big.max_num_batched_tokens = 16384;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, big).moe_allgather_bytes, 9529458688.0);
+
+  estimate::Deployment mc2 = d;
+  mc2.max_num_batched_tokens = 512;
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, mc2).moe_allgather_bytes, 0.0);
+  estimate::Deployment no_ep = d;
+  no_ep.enable_expert_parallel = false;
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, no_ep).moe_allgather_bytes, 0.0);
+  auto s18 = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.18.0");
+  EXPECT_EQ(estimate::estimate_fit(s18.model, s18.device, s18.engine, s18.overheads, d).moe_allgather_bytes, 0.0);
+}
+
+// Experts in the model dtype keep the swiglu output in bf16. Qwen3-30B-A3B (hidden 2048, top_k 8,
+// moe_intermediate 768, bf16) on 910B3 under 0.15, DP 2 x TP 2 with EP, 2,048 batched tokens:
+//   N = 2 x 2048 = 4096: 4096 x 2048 x 2 B = 16,777,216; R = 32,768 rows x (768 x 2 + 2048 x 2) B = 184,549,376
+//   total 201,326,592 B = 192 MiB.
+TEST(FitEp, Issue15_A2AllGatherMoeRowsBf16Experts) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "0.15.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 4096;
+  d.max_num_batched_tokens = 2048;
+  d.gpu_memory_utilization = 0.9;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(e.moe_allgather_bytes, 192.0 * k_mib);
+}
+
+// vllm-ascend #5993 printed "aclnnMoeDistributeDispatchV3 failed ... Failed to allocate resource[qp]" on a DP 4 x
+// TP 4 EP layout over two A2 nodes: MC2 runs there (0.13-0.17 take MC2 on A2 at 16 or more ranks), and the
+// estimate says so in the engine's words; 8 ranks (one node: all-gather only) and A3 do not get the note.
+TEST(FitEp, Issue15_A2Mc2QueuePairNote) {
+  auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.data_parallel_size = 4;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 16384;
+  d.quantization = "ascend";
+  auto has_note = [](const estimate::FitEstimate& e) {
+    for (const auto& a : e.assumptions)
+      if (a.find("Failed to allocate resource[qp]") != std::string::npos && a.find("#5993") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_note(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d)));
+  d.data_parallel_size = 2;
+  EXPECT_FALSE(has_note(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d)));
+  d.data_parallel_size = 4;
+  auto s3 = setup("deepseek-ai/DeepSeek-V3.1", "910C", "0.13.0");
+  EXPECT_FALSE(has_note(estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d)));
 }
