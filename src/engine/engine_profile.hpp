@@ -118,7 +118,7 @@ struct EngineProfile {
   double kv_budget_divisor = 1.0;
   std::string kv_budget_divisor_source;
   // Device families on which expert parallel's MoE layers run the DP all-gather path in the profile run
-  // (vLLM-Ascend 0.13-0.17 on A2: select_moe_comm_method takes ALLGATHER above the MC2 token capacity), so
+  // (vLLM-Ascend 0.13 - 0.25 on A2: select_moe_comm_method takes ALLGATHER above the MC2 token capacity), so
   // every rank routes the tokens of all DP ranks (issue 15, estimate_moe_allgather). Empty: none.
   std::vector<std::string> moe_allgather_families;
   std::string moe_allgather_source;

@@ -601,7 +601,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   e.moe_allgather_bytes = moe_allgather.bytes;
   if (moe_allgather.bytes > 0) e.terms.push_back(moe_allgather);
   if (dep.explain) {
-    const std::string note = terms::mc2_transport_note(engine, device.family, e.expert_parallel_size);
+    const std::string note = terms::mc2_transport_note(m, engine, device.family, e.expert_parallel_size);
     if (!note.empty()) e.assumptions.push_back(note);
   }
 

@@ -523,10 +523,11 @@ Term estimate_moe_allgather(const ModelSpec& m, const model::QuantScheme& scheme
           {{"gathered_tokens", n}, {"rows", rows}, {"hidden_size", h}, {"moe_intermediate_size", static_cast<double>(m.moe_intermediate_size)}}};
 }
 
-// select_moe_comm_method (0.13-0.17) takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity.
-std::string mc2_transport_note(const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size) {
+// select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18
+// only with at most 24 experts per device (0.13 - 0.17 had no expert bound; the bound is applied to all: a miss above it).
+std::string mc2_transport_note(const ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size) {
   const auto& fams = engine.moe_allgather_families;
-  if (expert_parallel_size < 16 || std::find(fams.begin(), fams.end(), device_family) == fams.end()) return {};
+  if (expert_parallel_size < 16 || m.num_experts / expert_parallel_size > 24 || std::find(fams.begin(), fams.end(), device_family) == fams.end()) return {};
   return format("expert parallel over %lld A2 ranks: the profile run first dispatches through MC2 (aclnnMoeDistributeDispatchV3), which opens RDMA queue "
                 "pairs to every peer; it can fail with 'Failed to allocate resource[qp] ... Reason: Memory resources are exhausted' "
                 "(vllm-ascend #5993, #5947), a transport resource rather than the KV budget this estimate sizes: #9005 reports the same message with "
