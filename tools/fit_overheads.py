@@ -83,7 +83,8 @@ def predict_kv(c, factor, non_torch, vision, multi_rank_fraction):
     m = c["m"]
     over = activation(m, factor, vision) + non_torch_term(m, non_torch, multi_rank_fraction) + (m["graph"] if m["graph_in_budget"] > 0.5 else 0.0)
     # issue 15: NPU expert parallel's HCCL communicators (from source, not fitted); the 310P worker's budget divisor
-    return (m["requested"] - c["w"] - over - m.get("ep_communicators", 0.0)) / m.get("kv_budget_divisor", 1.0)
+    # and A2 expert parallel's DP all-gather MoE rows (from source, not fitted)
+    return (m["requested"] - c["w"] - over - m.get("ep_communicators", 0.0) - m.get("moe_allgather", 0.0)) / m.get("kv_budget_divisor", 1.0)
 
 
 def check(report, catalog):

@@ -133,6 +133,13 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.kv_budget_divisor = divisor;
     p.kv_budget_divisor_source = *src;
   }
+  PF_TRY(allgather, string_list(r.find("moe_allgather_families"), "profiles[" + id + "].moe_allgather_families", origin));
+  if (!allgather.empty()) {
+    PF_TRY(src, r.opt_string("moe_allgather_source"));
+    if (!src || src->empty()) return make_error(ErrorKind::corrupt, format("%s: %s: moe_allgather_families needs moe_allgather_source", origin.c_str(), id.c_str()), origin);
+    p.moe_allgather_families = allgather;
+    p.moe_allgather_source = *src;
+  }
   PF_TRY(dsa, r.opt_string("dsa_cp_switch"));
   if (dsa) {
     if (*dsa != "flashcomm1" && *dsa != "additional_config")
@@ -156,7 +163,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
-                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source",
+                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source"}));
   (void)keys;
   EngineProfile p;

@@ -117,6 +117,11 @@ struct EngineProfile {
   std::vector<std::string> kv_budget_divided_families;
   double kv_budget_divisor = 1.0;
   std::string kv_budget_divisor_source;
+  // Device families on which expert parallel's MoE layers run the DP all-gather path in the profile run
+  // (vLLM-Ascend 0.13 - 0.25 on A2: select_moe_comm_method takes ALLGATHER above the MC2 token capacity), so
+  // every rank routes the tokens of all DP ranks (issue 15, estimate_moe_allgather). Empty: none.
+  std::vector<std::string> moe_allgather_families;
+  std::string moe_allgather_source;
 
   bool accepts_quantization(const std::string& method) const;
   // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).

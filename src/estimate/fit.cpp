@@ -247,7 +247,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   const bool graph_counted = e.graph_in_budget && dep.mode == ExecutionMode::graph;
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
-  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.ep_communicator_bytes;
+  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.ep_communicator_bytes - e.moe_allgather_bytes;
   if (graph_counted) available -= e.graph_bytes;
   available = std::floor(std::floor(available) / e.kv_budget_divisor);
   // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
@@ -262,7 +262,8 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
                                               .requested_ceil = engine.requested_ceil, .non_torch_bytes = e.non_torch_bytes,
                                               .graph_bytes = graph_counted ? e.graph_bytes : 0.0, .first_activation_bytes = e.activation_bytes,
                                               .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes,
-                                              .ep_communicator_bytes = e.ep_communicator_bytes, .kv_budget_divisor = e.kv_budget_divisor});
+                                              // every stage's MoE layers gather the same rows: beside its communicators
+                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes, .kv_budget_divisor = e.kv_budget_divisor});
     if (!e.stages.empty()) {
       if (!dep.stage_devices.empty() && dep.explain)
         e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
@@ -484,6 +485,7 @@ std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
   std::string rule = "requested - weights - activation peak - non-torch";
   if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
   if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
+  if (e.moe_allgather_bytes > 0) rule += " - MoE all-gather rows";
   if (e.kv_budget_divisor > 1) rule = "(" + rule + format(") / %g", e.kv_budget_divisor);
   return rule;
 }
@@ -495,6 +497,7 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
   const std::string kv_rule = !explain ? std::string()
                                        : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
                                              std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
+                                             std::string(e.moe_allgather_bytes > 0 ? " - MoE all-gather rows" : "") +
                                              (e.kv_budget_divisor > 1 ? format(", / %g", e.kv_budget_divisor) : std::string());
   RankFootprint first;
   first.stage = lay.pp > 1 ? "first" : "all";
@@ -594,6 +597,13 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   const Term ep_comms = terms::estimate_ep_communicators(engine, lay, e.expert_parallel_size, dep);
   e.ep_communicator_bytes = ep_comms.bytes;
   if (ep_comms.bytes > 0) e.terms.push_back(ep_comms);
+  const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
+  e.moe_allgather_bytes = moe_allgather.bytes;
+  if (moe_allgather.bytes > 0) e.terms.push_back(moe_allgather);
+  if (dep.explain) {
+    const std::string note = terms::mc2_transport_note(m, engine, device.family, e.expert_parallel_size);
+    if (!note.empty()) e.assumptions.push_back(note);
+  }
 
   const KvBudget budget = kv_budget(e, engine, oh, dep, lay, weights, run, non_torch.band_bytes);
   e.available_kv_bytes = budget.available;

@@ -192,6 +192,9 @@ struct FitEstimate {
   // Expert parallel on NPU: the HCCL buffers of the communicators the MoE dispatchers open before the profile
   // run (2 x buffer each), subtracted from the budget (issue 15). 0 without EP or on other platforms.
   double ep_communicator_bytes = 0;
+  // Expert parallel on A2 (vLLM-Ascend 0.13 - 0.25): the DP all-gather MoE path's rows in the profile run, subtracted
+  // from the budget beside the activation peak (issue 15, terms::estimate_moe_allgather). 0 elsewhere.
+  double moe_allgather_bytes = 0;
   // DSA context parallel (vLLM-Ascend, sparse-attention models): what keeping q_b_proj / kv_b_proj whole and one
   // full o_proj adds to this rank's weights (inside weights_bytes). 0 when it is off.
   double dsa_cp_weights_bytes = 0;

@@ -514,6 +514,45 @@ Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageL
           {{"hccl_buffsize_bytes", buffsize}, {"expert_parallel_size", static_cast<double>(expert_parallel_size)}}};
 }
 
+// The largest MC2 token capacity vLLM-Ascend's defaults give (ascend_forward_context.py set_mc2_tokens_capacity: the
+// largest graph capture size, at most 512 by default, or min(max_num_reqs x decode query length, 512) without graphs).
+constexpr int64_t k_mc2_capacity_default_max_tokens = 512;
+
+Term estimate_moe_allgather(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
+                            const Deployment& dep, const StageLayout& lay, int64_t expert_parallel_size, int64_t batched_tokens) {
+  const auto& fams = engine.moe_allgather_families;
+  if (expert_parallel_size <= 1 || m.num_experts <= 0 || batched_tokens <= k_mc2_capacity_default_max_tokens ||
+      std::find(fams.begin(), fams.end(), device_family) == fams.end())
+    return {"MoE all-gather rows", 0, 0, {}, {}};
+  const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
+  const bool int8_rows = scheme.expert_format == model::WeightFormat::modelslim_w8a8 || scheme.expert_format == model::WeightFormat::modelslim_w8a8_dynamic ||
+                         scheme.expert_format == model::WeightFormat::modelslim_w4a8_dynamic;
+  const double inter_bytes = int8_rows ? 1.0 : b;
+  const double n = static_cast<double>(lay.dp) * static_cast<double>(batched_tokens);
+  const double rows = n * static_cast<double>(m.num_experts_per_tok);
+  const double h = static_cast<double>(m.hidden_size);
+  const double bytes = n * h * b + rows * (static_cast<double>(m.moe_intermediate_size) * inter_bytes + h * b);
+  if (!dep.explain) return {"MoE all-gather rows", bytes, 0, {}, {}};
+  return {"MoE all-gather rows", bytes, 0,
+          format("profile run on the DP all-gather MoE path: N = DP %lld x %lld batched tokens gathered (N x hidden %lld x %.0f B) + R = N x top_k %lld rows "
+                 "at the down projection (R x moe_intermediate %lld x %.0f B in + R x hidden x %.0f B out) (%s)",
+                 static_cast<long long>(lay.dp), static_cast<long long>(batched_tokens), static_cast<long long>(m.hidden_size), b,
+                 static_cast<long long>(m.num_experts_per_tok), static_cast<long long>(m.moe_intermediate_size), inter_bytes, b, engine.moe_allgather_source.c_str()),
+          {{"gathered_tokens", n}, {"rows", rows}, {"hidden_size", h}, {"moe_intermediate_size", static_cast<double>(m.moe_intermediate_size)}}};
+}
+
+// select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18
+// only with at most 24 experts per device (0.13 - 0.17 had no expert bound; the bound is applied to all: a miss above it).
+std::string mc2_transport_note(const ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size) {
+  const auto& fams = engine.moe_allgather_families;
+  if (expert_parallel_size < 16 || m.num_experts / expert_parallel_size > 24 || std::find(fams.begin(), fams.end(), device_family) == fams.end()) return {};
+  return format("expert parallel over %lld A2 ranks: the profile run first dispatches through MC2 (aclnnMoeDistributeDispatchV3), which opens RDMA queue "
+                "pairs to every peer; it can fail with 'Failed to allocate resource[qp] ... Reason: Memory resources are exhausted' "
+                "(vllm-ascend #5993, #5947), a transport resource rather than the KV budget this estimate sizes: #9005 reports the same message with "
+                "over 20 GB free per card, fixed by upgrading the NPU driver and firmware to 25.5.0",
+                static_cast<long long>(expert_parallel_size));
+}
+
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {
   const bool eager = dep.mode == ExecutionMode::eager;
   const double bytes = eager ? 0.0 : oh.graph_bytes;

@@ -129,6 +129,20 @@ double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme
 // (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
 // group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.
 Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size, const Deployment& dep);
+// Expert parallel on an A2-class NPU (issue 15): above the MC2 token capacity vLLM-Ascend 0.13 - 0.25 runs the MoE
+// layers on the DP all-gather path (engine.moe_allgather_families), so in the profile run every rank routes the
+// N = DP x max_num_batched_tokens tokens of all DP ranks through its experts as N x top_k permuted rows. The
+// bytes held at the down projection: the gathered hidden states N x hidden x dtype, its input R x
+// moe_intermediate (int8 for ModelSlim experts, else the model dtype) and its output R x hidden x dtype,
+// R = N x top_k. Subtracted from the KV budget beside the text forward's fitted factor, which sizes one
+// rank's own tokens. 0 bytes off the listed families, without EP, on a dense model, or at most 512 batched
+// tokens (the largest MC2 capacity the default graph sizes give, where the profile run stays on MC2).
+Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
+                            const Deployment& dep, const StageLayout& layout, int64_t expert_parallel_size, int64_t max_num_batched_tokens);
+// The MC2 transport failure no budget predicts (issue 15, vllm-ascend #5993 / #5947): on the same A2 profiles, an EP
+// group of 16 or more ranks (two or more 8-card nodes) with at most 24 experts per rank runs the profile run's first
+// pass on MC2, whose dispatch opens RDMA queue pairs to every peer; empty when that does not apply.
+std::string mc2_transport_note(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size);
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
 

@@ -307,6 +307,7 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"graph", est.graph_bytes},
                       {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
                       {"ep_communicators", est.ep_communicator_bytes},  // issue 15: NPU EP HCCL buffers, subtracted
+                      {"moe_allgather", est.moe_allgather_bytes},  // issue 15: A2 EP's DP all-gather MoE rows, subtracted
                       {"kv_budget_divisor", est.kv_budget_divisor},     // issue 15: the 310P worker halves the budget
                       {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},

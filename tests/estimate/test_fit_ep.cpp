@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/json_util.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
@@ -27,6 +28,8 @@ constexpr double k_mib = 1024.0 * 1024.0;
 //   DP 1 (TP 4, EP 4):   2 x (200 + 200) MiB      =  800 MiB (no dp group)
 //   EP off:              0
 // The budget moves by exactly the difference: 2 x (1024 - 200) MiB = 1648 MiB (within the 1 B of the floor).
+// Turning EP off also drops the A2 all-gather MoE rows (Issue15_A2AllGatherMoeRowsInTheProfileRun below) at DP 1 and
+// the default 2,048 batched tokens: 2048 x 2048 x 2 B + 2048 x 8 rows x (768 x 2 + 2048 x 2) B = 96 MiB.
 TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "0.13.0");
   estimate::Deployment d;
@@ -56,7 +59,8 @@ TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   d.enable_expert_parallel = false;
   const auto no_ep = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_EQ(no_ep.ep_communicator_bytes, 0.0);
-  EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, 800.0 * k_mib, 1.0);
+  EXPECT_DOUBLE_EQ(no_dp.moe_allgather_bytes, 96.0 * k_mib);
+  EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, (800.0 + 96.0) * k_mib, 1.0);
 }
 
 // The public DP+EP log (vllm-ascend nightly CI 2026-01-21, 8900e33, DeepSeek-V3.2-W8A8 on A3, DP 2 x TP 8, EP 16,
@@ -145,4 +149,119 @@ TEST(FitEp, Issue15_DsaContextParallelKeepsProjectionsWhole) {
   EXPECT_EQ(estimate::estimate_fit(s23.model, s23.device, s23.engine, s23.overheads, d).dsa_cp_weights_bytes, 0.0);
   d.enable_dsa_cp = true;
   EXPECT_GT(estimate::estimate_fit(s23.model, s23.device, s23.engine, s23.overheads, d).dsa_cp_weights_bytes, 0.0);
+}
+
+// vLLM-Ascend 0.13 - 0.25 on A2 with expert parallel (ascend_forward_context.py select_moe_comm_method): above the
+// MC2 capacity the profile run's MoE layers take ALLGATHER; PrepareAndFinalizeWithAllGather gathers every DP rank's
+// tokens and TokenDispatcherWithAllGather permutes N x top_k rows (npu_moe_init_routing_custom's expanded_x is
+// min(bs x k, active_num) x h, csrc/torch_binding.cpp), whatever share of the experts the rank holds.
+// vllm-ascend #5993 (DeepSeek-V3.1 W8A8, DP 4 x TP 4, EP 16, 2 x A2, 4,096 batched tokens), from its config.json
+// (hidden 7168, top_k 8, moe_intermediate 2048, bf16; ModelSlim experts: int8 swiglu output):
+//   N = 4 x 4096 = 16,384 gathered tokens: 16,384 x 7168 x 2 B          =   234,881,024 B
+//   R = N x 8 = 131,072 rows: R x (2048 x 1 B + 7168 x 2 B) = 131,072 x 16,384 = 2,147,483,648 B
+//   total 2,382,364,672 B (2.22 GiB); #5629's 16,384 batched tokens: 4 x that = 9,529,458,688 B.
+// The same layout on an A3 die (the A3 path is all-to-all, split over TP), with EP off, or at 512 batched tokens (MC2)
+// adds nothing; the budget moves by exactly the term. 0.18 keeps the A2 rule above the capacity: the same bytes.
+TEST(FitEp, Issue15_A2AllGatherMoeRowsInTheProfileRun) {
+  auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.data_parallel_size = 4;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 16384;
+  d.max_num_seqs = 16;
+  d.max_num_batched_tokens = 4096;
+  d.gpu_memory_utilization = 0.92;
+  d.quantization = "ascend";
+  d.device_total_bytes = 65464696832.0;
+  d.hccl_buffsize_bytes = 200 * k_mib;
+  const auto a2 = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(a2.moe_allgather_bytes, 2382364672.0);
+  bool named = false;
+  for (const auto& t : a2.terms) named = named || (t.name == "MoE all-gather rows" && t.rule.find("select_moe_comm_method") != std::string::npos);
+  EXPECT_TRUE(named);
+
+  auto s3 = setup("deepseek-ai/DeepSeek-V3.1", "910C", "0.13.0");
+  const auto a3 = estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d);
+  EXPECT_EQ(a3.moe_allgather_bytes, 0.0);
+  EXPECT_NEAR(a3.available_kv_bytes - a2.available_kv_bytes, 2382364672.0, 1.0);
+
+  estimate::Deployment big = d;
+  big.max_num_batched_tokens = 16384;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, big).moe_allgather_bytes, 9529458688.0);
+
+  estimate::Deployment mc2 = d;
+  mc2.max_num_batched_tokens = 512;
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, mc2).moe_allgather_bytes, 0.0);
+  estimate::Deployment no_ep = d;
+  no_ep.enable_expert_parallel = false;
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, no_ep).moe_allgather_bytes, 0.0);
+  auto s18 = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.18.0");
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s18.model, s18.device, s18.engine, s18.overheads, d).moe_allgather_bytes, 2382364672.0);
+}
+
+// Experts in the model dtype keep the swiglu output in bf16. Qwen3-30B-A3B (hidden 2048, top_k 8,
+// moe_intermediate 768, bf16) on 910B3 under 0.15, DP 2 x TP 2 with EP, 2,048 batched tokens:
+//   N = 2 x 2048 = 4096: 4096 x 2048 x 2 B = 16,777,216; R = 32,768 rows x (768 x 2 + 2048 x 2) B = 184,549,376
+//   total 201,326,592 B = 192 MiB.
+TEST(FitEp, Issue15_A2AllGatherMoeRowsBf16Experts) {
+  auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "0.15.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 4096;
+  d.max_num_batched_tokens = 2048;
+  d.gpu_memory_utilization = 0.9;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(e.moe_allgather_bytes, 192.0 * k_mib);
+}
+
+// vllm-ascend #5993 printed "aclnnMoeDistributeDispatchV3 failed ... Failed to allocate resource[qp]" on a DP 4 x
+// TP 4 EP layout over two A2 nodes: MC2 runs there (A2 takes MC2 at 16 or more ranks; from 0.18 with at most 24
+// experts per rank: 256 / 16 = 16), and the estimate says so in the engine's words; 8 ranks (one node: all-gather
+// only) and A3 do not get the note.
+TEST(FitEp, Issue15_A2Mc2QueuePairNote) {
+  auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.data_parallel_size = 4;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 16384;
+  d.quantization = "ascend";
+  auto has_note = [](const estimate::FitEstimate& e) {
+    for (const auto& a : e.assumptions)
+      if (a.find("Failed to allocate resource[qp]") != std::string::npos && a.find("#5993") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_note(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d)));
+  d.data_parallel_size = 2;
+  EXPECT_FALSE(has_note(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d)));
+  d.data_parallel_size = 4;
+  auto s3 = setup("deepseek-ai/DeepSeek-V3.1", "910C", "0.13.0");
+  EXPECT_FALSE(has_note(estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d)));
+}
+
+// The catalogue fact behind the all-gather rows: moe_allgather_families needs its source (a fact without one is an
+// error naming the key), and the shipped 0.13+ profiles list the A2 family while 0.7 - 0.12 (not checked) does not.
+TEST(FitEp, Issue15_MoeAllgatherFamiliesNeedASource) {
+  const std::string profile = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
+      "platform": "npu", "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s", "moe_allgather_families": ["ascend-a2"] EXTRA}]})";
+  auto with = [&](const std::string& extra) {
+    std::string p = profile;
+    p.replace(p.find("EXTRA"), 5, extra);
+    auto j = parse_json(p, "engines.json");
+    EXPECT_TRUE(j.has_value());
+    return engine::parse_engine_catalog(*j, "engines.json");
+  };
+  auto bad = with("");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("moe_allgather_families needs moe_allgather_source"), std::string::npos) << bad.error().describe();
+  auto good = with(R"(, "moe_allgather_source": "s")");
+  ASSERT_TRUE(good.has_value()) << good.error().describe();
+  EXPECT_EQ(good->profiles.front().moe_allgather_families, std::vector<std::string>{"ascend-a2"});
+  for (const char* v : {"0.13.0", "0.15.0", "0.18.0", "0.21.0", "0.23.0"}) EXPECT_EQ(setup("Qwen/Qwen3-8B", "910B3", v).engine.moe_allgather_families, std::vector<std::string>{"ascend-a2"}) << v;
+  EXPECT_TRUE(setup("Qwen/Qwen3-8B", "910B3", "0.12.0").engine.moe_allgather_families.empty());
 }
