@@ -89,6 +89,22 @@ Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const mod
   return std::optional<double>(bytes);
 }
 
+// Issue 15: block-FP8 weights on a CUDA card without FP8 tensor cores (below SM 8.9: Ampere, Turing). vLLM serves
+// them with the Marlin weight-only kernel (fp8.py: use_marlin = not has_device_capability(89)), and
+// prepare_fp8_layer_for_marlin / prepare_moe_fp8_layer_for_marlin (vllm/model_executor/layers/quantization/utils/
+// marlin_utils_fp8.py) turn the fp32 [ceil(N/128), ceil(K/128)] block scales into group scales [K/128, N] in the
+// model dtype ("block-wise quantization -> group-wise quantization", repeat_interleave over block_n), inside
+// load_model. The fp8 weight keeps 1 B per element (repacked to int32 words). Bytes of the loaded group, all ranks.
+bool fp8_marlin_fallback(const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  return engine.engine == "vllm" && engine.platform == "cuda" && (device.family == "ampere" || device.family == "turing");
+}
+
+double fp8_marlin_loaded_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g) {
+  const double rows = static_cast<double>(g.rows), cols = static_cast<double>(g.cols);
+  const double groups = std::ceil(cols / static_cast<double>(std::max<int64_t>(1, scheme.block_cols)));
+  return (rows * cols + groups * rows * static_cast<double>(model::dtype_bits(m.dtype) / 8)) * static_cast<double>(g.count);
+}
+
 }  // namespace
 
 const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& dep) {
@@ -118,6 +134,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   double computed_total = 0, computed_rank = 0, computed_last = 0, computed_layer = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
+  const bool fp8_marlin = fp8_marlin_fallback(device, engine);
+  double marlin_extra = 0;  // issue 15: block-FP8 scales as Marlin group scales, all ranks
   const model::SchemeFormats formats(scheme);
   for (const auto& g : m.weights) {
     if (g.part == model::Part::mtp) continue;
@@ -130,6 +148,10 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
         bytes = *loaded;
         mxfp4_extra += bytes - stored;
       }
+    }
+    if (fp8_marlin && g.linear && g.cols > 1 && formats(g.module, g.expert) == model::WeightFormat::fp8_block) {
+      bytes = fp8_marlin_loaded_bytes(m, scheme, g);
+      marlin_extra += bytes - stored;
     }
     // Routed experts: 1 / (DP x TP) per rank; everything else (attention, dense and shared-expert MLPs,
     // embedding, head) is replicated per DP rank and split by TP inside it.
@@ -165,8 +187,14 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     computed_total += mxfp4_extra;
     if (explain) inputs.emplace_back("mxfp4_layout_extra_bytes", mxfp4_extra);
   }
+  if (marlin_extra > 0) {
+    if (explain) rule += format("; block-FP8 scales as Marlin group scales in the model dtype, no FP8 tensor cores on %s (+%.2f GiB all ranks)", device.id.c_str(),
+                                bytes_to_gib(marlin_extra));
+    computed_total += marlin_extra;
+    if (explain) inputs.emplace_back("fp8_marlin_scale_extra_bytes", marlin_extra);
+  }
   if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
-    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
+    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
     computed_layer = computed_layer * exact / computed_total;

@@ -137,3 +137,26 @@ TEST(FitCuda15, Issue15_Fp8BlockMtpLayerStaysQuantized) {
   EXPECT_LT(fp8.drafter_weights_bytes, 0.6 * k_mtp_rank_bf16);
   EXPECT_GT(fp8.drafter_weights_bytes, 0.45 * k_mtp_rank_bf16);
 }
+
+// Block-FP8 weights on a card without FP8 tensor cores (below SM 8.9) run on vLLM's Marlin weight-only kernel, which
+// turns the fp32 [ceil(N/128), ceil(K/128)] block scales into group scales [K/128, N] in the model dtype
+// (marlin_utils_fp8.py prepare_fp8_layer_for_marlin). Qwen3-32B-FP8 (hidden 5120, 64 x 128 q heads, 8 x 128 KV,
+// MLP 25600, 64 layers), per layer, N x K: q 8192 x 5120, k and v 1024 x 5120, o 5120 x 8192, gate and up
+// 25600 x 5120, down 5120 x 25600.
+//   Marlin scales ceil(K/128) x N x 2 B: 655,360 + 2 x 81,920 + 655,360 + 2 x 2,048,000 + 2,048,000 = 7,618,560
+//   block scales ceil(N/128) x ceil(K/128) x 4 B: 10,240 + 2 x 1,280 + 10,240 + 3 x 32,000 = 119,040
+// so an A100 loads 64 x 7,499,520 = 479,969,280 B (0.447 GiB) more than an H100 (native FP8) at TP 1, half per rank
+// at TP 2. The fp8 weights themselves keep 1 B per element.
+TEST(FitCuda15, Issue15_Fp8BlockOnAmpereLoadsMarlinGroupScales) {
+  auto a100 = pftest::fit_setup("Qwen/Qwen3-32B-FP8", "A100-80G-SXM", "vllm", "0.10.1.1");
+  auto h100 = pftest::fit_setup("Qwen/Qwen3-32B-FP8", "H100-SXM", "vllm", "0.10.1.1");
+  estimate::Deployment d;
+  d.max_model_len = 8192;
+  const auto on_a100 = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, d);
+  const auto on_h100 = estimate::estimate_fit(h100.model, h100.device, h100.engine, h100.overheads, d);
+  EXPECT_NEAR(on_a100.weights_bytes - on_h100.weights_bytes, 479969280.0, 1.0);
+  d.tensor_parallel_size = 2;
+  const auto a100_tp2 = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, d);
+  const auto h100_tp2 = estimate::estimate_fit(h100.model, h100.device, h100.engine, h100.overheads, d);
+  EXPECT_NEAR(a100_tp2.weights_bytes - h100_tp2.weights_bytes, 479969280.0 / 2.0, 1.0);
+}
