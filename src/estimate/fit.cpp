@@ -307,7 +307,8 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
       if (dep.explain)
         e.assumptions.push_back(format("%s samples with FlashInfer when flashinfer is installed (the vLLM Docker images): its sampler run is %.2f GiB instead of the native "
                                      "sort's %.2f, so the KV budget can be up to %.2f GiB larger, which the high end of the band allows for; "
-                                     "VLLM_USE_FLASHINFER_SAMPLER=0 makes the native path (this estimate) certain",
+                                     "VLLM_USE_FLASHINFER_SAMPLER=0 makes the native path (this estimate) certain; a log that prints 'Using FlashInfer for top-p & top-k "
+                                     "sampling.' took the FlashInfer path (--flashinfer-sampler)",
                                      engine.id.c_str(), bytes_to_gib(alt_sampler), bytes_to_gib(e.activation_sampler_bytes), bytes_to_gib(saved)));
     }
   }
