@@ -158,6 +158,8 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
                 given_switch("enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode align (2 state blocks per request)"),
                 given_switch_off("no-enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode none (1 state block per request)"),
+                given_switch("flashinfer-sampler", f.flashinfer_sampler, "the engine samples with FlashInfer (its log: 'Using FlashInfer for top-p & top-k\nsampling.'; VLLM_USE_FLASHINFER_SAMPLER=1)"),
+                given_switch_off("no-flashinfer-sampler", f.flashinfer_sampler, "the engine samples natively ('FlashInfer is not available'; VLLM_USE_FLASHINFER_SAMPLER=0)"),
                 given_real("hccl-buffsize", "MB", f.hccl_buffsize_mb, "NPU: HCCL_BUFFSIZE of the engine's environment (CANN default 200): the MC2 buffer\nexpert parallel opens before KV sizing"),
                 given_text("pp-layer-partition", "L1,L2", f.pp_layer_partition,
                            "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)")});

@@ -78,6 +78,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.speculative_config, f.speculative_config, "speculative_config");
   take(a.hccl_buffsize, f.hccl_buffsize_mb, "HCCL_BUFFSIZE");
   take(a.flashcomm1, f.flashcomm1, "VLLM_ASCEND_ENABLE_FLASHCOMM1");
+  take(a.flashinfer_sampler, f.flashinfer_sampler, "sampler");
   return f;
 }
 
@@ -268,6 +269,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   if (a.hccl_buffsize) env["HCCL_BUFFSIZE"] = a.hccl_buffsize->value;
   if (a.flashcomm1) env["VLLM_ASCEND_ENABLE_FLASHCOMM1"] = a.flashcomm1->value ? 1 : 0;
   j["env"] = env.empty() ? Json() : env;
+  if (a.flashinfer_sampler) j["sampler"] = a.flashinfer_sampler->value ? "flashinfer" : "native";  // issue 15
   j["weights_gib"] = opt(p.weights_gib);
   j["available_kv_gib"] = opt(p.available_kv_gib);
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
@@ -314,6 +316,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.skip_mm_profiling) add("skip_mm_profiling", a.skip_mm_profiling->value ? "true" : "false", a.skip_mm_profiling->line);
   if (a.enable_prefix_caching) add("enable_prefix_caching", a.enable_prefix_caching->value ? "true" : "false", a.enable_prefix_caching->line);
   if (a.limit_mm_per_prompt) add("limit_mm_per_prompt", a.limit_mm_per_prompt->value, a.limit_mm_per_prompt->line);
+  if (a.flashinfer_sampler) add("sampler", a.flashinfer_sampler->value ? "flashinfer" : "native", a.flashinfer_sampler->line);
   fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;
   if (d.class_id.empty()) {
@@ -402,7 +405,8 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"max_num_seqs", logged(a.max_num_seqs)}, {"max_num_batched_tokens", logged(a.max_num_batched_tokens)},
                       {"quantization", logged(a.quantization)}, {"kv_cache_dtype", logged(a.kv_cache_dtype)}, {"dtype", logged(a.dtype)},
                       {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)},
-                      {"enable_prefix_caching", logged(a.enable_prefix_caching)}, {"limit_mm_per_prompt", logged(a.limit_mm_per_prompt)}};
+                      {"enable_prefix_caching", logged(a.enable_prefix_caching)}, {"limit_mm_per_prompt", logged(a.limit_mm_per_prompt)},
+                      {"flashinfer_sampler", logged(a.flashinfer_sampler)}};
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
                {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},

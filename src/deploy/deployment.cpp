@@ -271,6 +271,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.hccl_buffsize_mb) d.hccl_buffsize_bytes = f.hccl_buffsize_mb->value * 1024 * 1024;
   if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
   if (f.enable_dsa_cp) d.enable_dsa_cp = f.enable_dsa_cp->value;
+  if (f.flashinfer_sampler) d.flashinfer_sampler = f.flashinfer_sampler->value;
   d.quant_scheme = f.quant_scheme;
   if (f.pp_layer_partition) {
     PF_TRY(parts, parse_pp_layer_partition(*f.pp_layer_partition, d.pipeline_parallel_size));
@@ -506,6 +507,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("quantization", f.quantization, f.quantization ? f.quantization->value : "");
   note("VLLM_ASCEND_ENABLE_FLASHCOMM1", f.flashcomm1, f.flashcomm1 && f.flashcomm1->value ? "1" : "0");
   note("enable_dsa_cp", f.enable_dsa_cp, f.enable_dsa_cp && f.enable_dsa_cp->value ? "true" : "false");
+  note("sampler", f.flashinfer_sampler, f.flashinfer_sampler && f.flashinfer_sampler->value ? "flashinfer" : "native");
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");

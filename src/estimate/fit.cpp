@@ -289,7 +289,14 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   k.band = dep.kv_cache_memory_bytes ? 0.0 : std::sqrt(std::pow(e.activation_bytes * oh.band_fraction, 2) + std::pow(non_torch_band, 2) +
                                                        (e.graph_in_budget ? std::pow(e.graph_bytes * oh.band_fraction, 2) : 0.0)) / e.kv_budget_divisor;
   k.band_high = k.band;
-  if (!dep.kv_cache_memory_bytes && lay.pp == 1 && engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies) {
+  const bool flashinfer_alternative = engine.sampler_logit_copies_if_flashinfer < engine.sampler_logit_copies;
+  if (dep.flashinfer_sampler && dep.explain) {  // issue 15: the path is stated, so the band needs no FlashInfer side
+    const bool fi = *dep.flashinfer_sampler && flashinfer_alternative;
+    e.assumptions.push_back(format("sampling path stated (%s): the sampler run takes %.1f logits copies (%s)", *dep.flashinfer_sampler ? "FlashInfer" : "native",
+                                   fi ? engine.sampler_logit_copies_if_flashinfer : engine.sampler_logit_copies,
+                                   fi ? "FlashInfer top-k/top-p instead of the native full sort" : engine.sampler_source.c_str()));
+  }
+  if (!dep.kv_cache_memory_bytes && lay.pp == 1 && flashinfer_alternative && !dep.flashinfer_sampler) {
     // Versions that sample with FlashInfer whenever it is installed: the prediction keeps the native sort,
     // and the high side of the band reaches the FlashInfer path's smaller sampler run.
     const auto& ph = run.phases;
@@ -301,7 +308,8 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
       if (dep.explain)
         e.assumptions.push_back(format("%s samples with FlashInfer when flashinfer is installed (the vLLM Docker images): its sampler run is %.2f GiB instead of the native "
                                      "sort's %.2f, so the KV budget can be up to %.2f GiB larger, which the high end of the band allows for; "
-                                     "VLLM_USE_FLASHINFER_SAMPLER=0 makes the native path (this estimate) certain",
+                                     "VLLM_USE_FLASHINFER_SAMPLER=0 makes the native path (this estimate) certain; a log that prints 'Using FlashInfer for top-p & top-k "
+                                     "sampling.' took the FlashInfer path (--flashinfer-sampler)",
                                      engine.id.c_str(), bytes_to_gib(alt_sampler), bytes_to_gib(e.activation_sampler_bytes), bytes_to_gib(saved)));
     }
   }

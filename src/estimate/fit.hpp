@@ -73,6 +73,10 @@ struct Deployment {
   // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment, --additional-config '{"enable_dsa_cp": true}'.
   bool flashcomm1 = false;
   bool enable_dsa_cp = false;
+  // Issue 15: the sampling path the engine took, where the evidence says it: true when it printed "Using FlashInfer for
+  // top-p & top-k sampling." (or VLLM_USE_FLASHINFER_SAMPLER=1), false when it printed "FlashInfer is not available.
+  // Falling back to the PyTorch-native implementation" (or VLLM_USE_FLASHINFER_SAMPLER=0); unset: the version's default.
+  std::optional<bool> flashinfer_sampler;
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
   // to a config.json model); replaces scheme_for_flag's assumption.
   std::optional<model::QuantScheme> quant_scheme;

@@ -89,6 +89,22 @@ Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const mod
   return std::optional<double>(bytes);
 }
 
+// Issue 15: block-FP8 weights on a CUDA card without FP8 tensor cores (below SM 8.9: Ampere, Turing). vLLM serves
+// them with the Marlin weight-only kernel (fp8.py: use_marlin = not has_device_capability(89)), and
+// prepare_fp8_layer_for_marlin / prepare_moe_fp8_layer_for_marlin (vllm/model_executor/layers/quantization/utils/
+// marlin_utils_fp8.py) turn the fp32 [ceil(N/128), ceil(K/128)] block scales into group scales [K/128, N] in the
+// model dtype ("block-wise quantization -> group-wise quantization", repeat_interleave over block_n), inside
+// load_model. The fp8 weight keeps 1 B per element (repacked to int32 words). Bytes of the loaded group, all ranks.
+bool fp8_marlin_fallback(const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  return engine.engine == "vllm" && engine.platform == "cuda" && (device.family == "ampere" || device.family == "turing");
+}
+
+double fp8_marlin_loaded_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g) {
+  const double rows = static_cast<double>(g.rows), cols = static_cast<double>(g.cols);
+  const double groups = std::ceil(cols / static_cast<double>(std::max<int64_t>(1, scheme.block_cols)));
+  return (rows * cols + groups * rows * static_cast<double>(model::dtype_bits(m.dtype) / 8)) * static_cast<double>(g.count);
+}
+
 }  // namespace
 
 const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& dep) {
@@ -132,6 +148,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   double computed_total = 0, computed_rank = 0, computed_last = 0, computed_layer = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
+  const bool fp8_marlin = fp8_marlin_fallback(device, engine);
+  double marlin_extra = 0;  // issue 15: block-FP8 scales as Marlin group scales, all ranks
   const model::SchemeFormats formats(scheme);
   for (const auto& g : m.weights) {
     if (g.part == model::Part::mtp) continue;
@@ -145,6 +163,10 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
         bytes = *loaded;
         mxfp4_extra += bytes - stored;
       }
+    }
+    if (fp8_marlin && g.linear && g.cols > 1 && formats(g.module, g.expert) == model::WeightFormat::fp8_block) {
+      bytes = fp8_marlin_loaded_bytes(m, scheme, g);
+      marlin_extra += bytes - stored;
     }
     // Routed experts: 1 / (DP x TP) per rank; everything else (attention, dense and shared-expert MLPs,
     // embedding, head) is replicated per DP rank and split by TP inside it.
@@ -181,8 +203,14 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     computed_total += mxfp4_extra;
     if (explain) inputs.emplace_back("mxfp4_layout_extra_bytes", mxfp4_extra);
   }
+  if (marlin_extra > 0) {
+    if (explain) rule += format("; block-FP8 scales as Marlin group scales in the model dtype, no FP8 tensor cores on %s (+%.2f GiB all ranks)", device.id.c_str(),
+                                bytes_to_gib(marlin_extra));
+    computed_total += marlin_extra;
+    if (explain) inputs.emplace_back("fp8_marlin_scale_extra_bytes", marlin_extra);
+  }
   if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
-    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra;
+    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
     computed_layer = computed_layer * exact / computed_total;
@@ -296,16 +324,23 @@ Drafter estimate_drafter(const ModelSpec& m, const model::QuantScheme& scheme, c
   if (spec.mtp()) {
     // The checkpoint's MTP layers (inspect counts them); their embedding and head are the target's
     // (vLLM shares both when the shapes match), so only the decoder layer, eh_proj and norms load.
-    const model::SchemeFormats formats(scheme);
+    // Issue 15: a scheme that leaves "mtp" modules unquantized (a checkpoint's exclude list, or a calibration tool's
+    // variant: the Transformers model classes the tools quantize have no MTP modules, so the layers stay in the
+    // original dtype) loads them in the model dtype.
+    const model::QuantScheme unquantized;
+    const bool mtp_kept = std::any_of(scheme.ignore.begin(), scheme.ignore.end(), [](const std::string& p) { return p.find("mtp") != std::string::npos; });
+    const model::QuantScheme& mtp_scheme = mtp_kept ? unquantized : scheme;
+    const model::SchemeFormats formats(mtp_scheme);
     for (const auto& g : m.weights) {
       if (g.part != model::Part::mtp || ends_with(g.module, "embed_tokens") || ends_with(g.module, "shared_head.head")) continue;
       const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
-      d.weights_bytes += group_bytes(m, scheme, formats, g) *
+      d.weights_bytes += group_bytes(m, mtp_scheme, formats, g) *
                          (whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0));
     }
     d.layers = m.mtp_layers;
     if (dep.explain)
-      d.rule = m.mtp_layers > 0 ? format("%lld MTP layer(s) from the config (embedding and head shared with the target)", static_cast<long long>(m.mtp_layers))
+      d.rule = m.mtp_layers > 0 ? format("%lld MTP layer(s) from the config (embedding and head shared with the target)%s", static_cast<long long>(m.mtp_layers),
+                                         mtp_kept && scheme.quantized() ? format(", in %s: the scheme leaves mtp modules unquantized", model::dtype_name(m.dtype)).c_str() : "")
                                 : "the config has no MTP layers (num_nextn_predict_layers / mtp_num_hidden_layers): nothing sized";
     return d;
   }
@@ -385,6 +420,22 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& o
 
 }  // namespace
 
+// Issue 15: the sampler's logits copies. vLLM 0.9.2-0.11.0 V1 samples with FlashInfer whenever flashinfer imports
+// (vllm/v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__: VLLM_USE_FLASHINFER_SAMPLER unset counts as on),
+// and flashinfer-python is an optional extra there (vLLM PR #21959, https://github.com/vllm-project/vllm/pull/21959),
+// so the same version takes either path; each prints which ("Using FlashInfer for top-p & top-k sampling." or
+// "FlashInfer is not available. Falling back to the PyTorch-native implementation ..."). A path the evidence states
+// replaces the version's default; unstated, the default (the native sort) stands and the band's high side reaches
+// the FlashInfer path (fit.cpp kv_budget).
+namespace {
+
+double sampler_copies(const engine::EngineProfile& engine, const Deployment& dep) {
+  if (dep.flashinfer_sampler && *dep.flashinfer_sampler) return std::min(engine.sampler_logit_copies, engine.sampler_logit_copies_if_flashinfer);
+  return engine.sampler_logit_copies;
+}
+
+}  // namespace
+
 Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
                                           const StageLayout& lay, int64_t batched_tokens, int64_t max_num_seqs, int64_t L) {
   // Three phases run one after another, so the peak is the largest of: the text forward over
@@ -413,13 +464,14 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                       {"unit_bytes", ph.text_unit_bytes}}};
   const double held_hidden = static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) * b;
   run.held_hidden_bytes = held_hidden;
-  const double sampler = engine.sampler_logit_copies * ph.sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
+  const double copies = sampler_copies(engine, dep);
+  const double sampler = copies * ph.sampler_unit_bytes + engine.sampler_fixed_bytes + held_hidden;
   ph.sampler_run = {"sampler run", sampler, 0, {}, {}};
   if (explain)
-    ph.sampler_run = {"sampler run", sampler, 0, format("%.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s)", engine.sampler_logit_copies,
+    ph.sampler_run = {"sampler run", sampler, 0, format("%.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s)", copies,
                                                       static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                                                       engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str()),
-                    {{"copies", engine.sampler_logit_copies}, {"rows", static_cast<double>(sampler_rows)}, {"unit_bytes", ph.sampler_unit_bytes},
+                    {{"copies", copies}, {"rows", static_cast<double>(sampler_rows)}, {"unit_bytes", ph.sampler_unit_bytes},
                      {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
   ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
@@ -448,7 +500,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
              format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
                     "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
                     bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b, bytes_to_gib(vision_peak),
-                    bytes_to_gib(sampler), engine.sampler_logit_copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
+                    bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                     held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : ""),
              {{"text_forward_bytes", text_peak}, {"vision_encoder_bytes", vision_peak}, {"sampler_run_bytes", sampler}, {"encoder_held_bytes", held}}};

@@ -324,6 +324,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.speculative_config, from.speculative_config);
   m(into.hccl_buffsize, from.hccl_buffsize);
   m(into.flashcomm1, from.flashcomm1);
+  m(into.flashinfer_sampler, from.flashinfer_sampler);
 }
 
 // NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15.
@@ -577,6 +578,9 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     if (line.find("Skipping memory profiling for multimodal encoder") != std::string::npos) set_once(from_cmdline.skip_mm_profiling, true, n);
     if (auto v = env_assignment(line, "HCCL_BUFFSIZE")) set_once(from_cmdline.hccl_buffsize, std::stod(*v), n);
     if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
+    if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, *v == "1", n);
+    if (line.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos) set_once(from_config.flashinfer_sampler, true, n);
+    if (line.find("FlashInfer is not available. Falling back to the PyTorch-native") != std::string::npos) set_once(from_config.flashinfer_sampler, false, n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
         line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||
         line.find("torch_npu") != std::string::npos) ascend = true;

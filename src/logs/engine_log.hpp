@@ -81,6 +81,10 @@ struct EngineArgs {
   // issue 15: HCCL_BUFFSIZE (MB) and VLLM_ASCEND_ENABLE_FLASHCOMM1.
   std::optional<Logged<double>> hccl_buffsize;
   std::optional<Logged<bool>> flashcomm1;
+  // Issue 15: the sampling path vLLM's TopKTopPSampler printed ("Using FlashInfer for top-p & top-k sampling." true;
+  // "FlashInfer is not available. Falling back to the PyTorch-native implementation ..." false) or the environment's
+  // VLLM_USE_FLASHINFER_SAMPLER=0/1.
+  std::optional<Logged<bool>> flashinfer_sampler;
 };
 
 struct Versions {

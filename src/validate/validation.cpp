@@ -143,6 +143,7 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
     };
     if (auto mb = number("HCCL_BUFFSIZE")) flags.hccl_buffsize_mb = deploy::Given<double>{*mb, where + ": env.HCCL_BUFFSIZE"};
     if (auto fc1 = number("VLLM_ASCEND_ENABLE_FLASHCOMM1")) flags.flashcomm1 = deploy::Given<bool>{*fc1 == 1.0, where + ": env.VLLM_ASCEND_ENABLE_FLASHCOMM1"};
+    if (auto fi = number("VLLM_USE_FLASHINFER_SAMPLER")) flags.flashinfer_sampler = deploy::Given<bool>{*fi == 1.0, where + ": env.VLLM_USE_FLASHINFER_SAMPLER"};
   }
   if (const Json* extra = c.find("additional_config"); extra && extra->is_object()) {
     if (const auto it = extra->find("enable_dsa_cp"); it != extra->end() && it->is_boolean())
@@ -157,6 +158,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // what `logs --emit-case` writes) or the flag's JSON text. A zero count keeps that modality out of the profile run.
   if (const Json* mm = c.find("limit_mm_per_prompt"); mm && !mm->is_null())
     flags.limit_mm_per_prompt = deploy::Given<std::string>{mm->is_string() ? mm->get<std::string>() : mm->dump(), where + ": limit_mm_per_prompt"};
+  // Issue 15: the sampling path the log printed ("Using FlashInfer for top-p & top-k sampling." or "FlashInfer is not
+  // available. Falling back to the PyTorch-native implementation ..."): "flashinfer" or "native".
+  PF_TRY(sampler, c.opt_string("sampler"));
+  if (sampler) {
+    if (*sampler != "flashinfer" && *sampler != "native")
+      return make_error(ErrorKind::invalid_argument, format("%s: sampler '%s': expected \"flashinfer\" or \"native\"", where.c_str(), sampler->c_str()), where);
+    flags.flashinfer_sampler = deploy::Given<bool>{*sampler == "flashinfer", where + ": sampler"};
+  }
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(checked, deploy::check_flags(flags));

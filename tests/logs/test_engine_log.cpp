@@ -561,3 +561,38 @@ TEST(EngineLog, Issue15_EnvironmentAssignmentsAreRead) {
   const auto none = lg::parse_engine_log("HCCL_BUFFSIZE: 512\nexport HCCL_BUFFSIZE=99999999999\n", sigs());
   EXPECT_FALSE(none.args.hccl_buffsize.has_value());
 }
+
+// Issue 15: the sampling path vLLM's TopKTopPSampler printed (dennislee22/vLLM-benchmarking logs, vLLM 0.10.1.1: the
+// same version printed either line, as flashinfer-python is an optional extra there), read back as "sampler"; the
+// printed line wins over the environment.
+TEST(EngineLog, Issue15_SamplerPathIsRead) {
+  const auto fi = lg::parse_engine_log(
+      "(EngineCore_0 pid=1812) INFO 09-04 01:02:57 [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k sampling.\n", sigs());
+  ASSERT_TRUE(fi.args.flashinfer_sampler.has_value());
+  EXPECT_TRUE(fi.args.flashinfer_sampler->value);
+  EXPECT_EQ(fi.args.flashinfer_sampler->line, 1);
+  const auto native = lg::parse_engine_log(
+      "export VLLM_USE_FLASHINFER_SAMPLER=1\n"
+      "(RayWorkerWrapper pid=1384) WARNING 09-03 04:38:28 [topk_topp_sampler.py:61] FlashInfer is not available. Falling back to the "
+      "PyTorch-native implementation of top-p & top-k sampling. For the best performance, please install FlashInfer.\n",
+      sigs());
+  ASSERT_TRUE(native.args.flashinfer_sampler.has_value());
+  EXPECT_FALSE(native.args.flashinfer_sampler->value);
+  EXPECT_EQ(native.args.flashinfer_sampler->line, 2);
+  const auto env = lg::parse_engine_log("VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve m\n", sigs());
+  ASSERT_TRUE(env.args.flashinfer_sampler.has_value());
+  EXPECT_FALSE(env.args.flashinfer_sampler->value);
+  EXPECT_FALSE(lg::parse_engine_log("vllm serve m\n", sigs()).args.flashinfer_sampler.has_value());
+}
+
+// Issue 15: --emit-case writes the path as the case field validate reads ("sampler").
+TEST(LogsCli, Issue15_EmitCaseWritesTheSampler) {
+  const std::string log = ::testing::TempDir() + "/sampler.log";
+  std::ofstream(log) << "INFO 09-04 01:02:21 [api_server.py:1805] vLLM API server version 0.10.1.1\n"
+                     << "vllm serve Qwen/Qwen2.5-7B --max-model-len 16384 --gpu-memory-utilization 0.25\n"
+                     << "(EngineCore_0 pid=1812) INFO 09-04 01:02:57 [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k sampling.\n"
+                     << "(EngineCore_0 pid=1812) INFO 09-04 01:04:29 [gpu_worker.py:276] Available KV cache memory: 5.01 GiB\n";
+  const auto r = run("logs " + log + " --device A100-80G-SXM --models " + pftest::shared_path("models") + " --emit-case");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["sampler"], "flashinfer");
+}

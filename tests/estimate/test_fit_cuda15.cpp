@@ -1,0 +1,162 @@
+// Issue 15, CUDA held-out misses: mechanisms that decide a CUDA deployment's KV budget and that the evidence
+// states (the sampling path a log prints), each checked with bytes derived by hand from the configs in
+// ../shared/models and the engine's source.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "deploy/deployment.hpp"
+#include "estimate/fit.hpp"
+#include "fit_setup.hpp"
+
+using namespace preflight;
+
+namespace {
+
+// Qwen2.5-7B (hidden 3584, intermediate 18944, vocab 152064, bf16) on one A100 80GB with vLLM 0.10.1.1, util 0.25,
+// max_model_len 16384: the dennislee22 A100 deployment (github.com/dennislee22/vLLM-benchmarking).
+estimate::Deployment a100_qwen7b(std::optional<bool> flashinfer) {
+  estimate::Deployment d;
+  d.gpu_memory_utilization = 0.25;
+  d.max_model_len = 16384;
+  d.flashinfer_sampler = flashinfer;
+  return d;
+}
+
+// The sampler run by hand. An A100 is not a "large device" for vLLM's batch defaults (get_batch_defaults excludes
+// A100), so max_num_seqs 256 and max_num_batched_tokens 2048; the dummy sampler run covers min(256, 2048) = 256 rows
+// of fp32 logits: 256 x 152,064 x 4 = 155,713,536 B per copy. The forward's hidden states stay held:
+// 2048 x 3584 x 2 B = 14,680,064 B.
+constexpr double k_unit = 256.0 * 152064.0 * 4.0;  // 155,713,536
+constexpr double k_held = 2048.0 * 3584.0 * 2.0;   // 14,680,064
+
+}  // namespace
+
+// vLLM 0.9.2-0.11.0 samples with FlashInfer whenever flashinfer imports (topk_topp_sampler.py prints "Using FlashInfer
+// for top-p & top-k sampling."), with ~3.5 logits copies, else with the native full sort (~10 copies). The log states
+// the path; stated, it replaces the version's default:
+//   native:     10 x 155,713,536 + 14,680,064 = 1,571,815,424 B
+//   FlashInfer: 3.5 x 155,713,536 + 14,680,064 = 559,677,440 B
+// The text forward (1.9 x 2048 x (3584 + 2 x 18944) x 2 B = 322.75 MB) is below both, so the activation peak is the
+// sampler run and the KV budget grows by the difference, 6.5 x 155,713,536 = 1,012,137,984 B (0.94 GiB). The public
+// logs of this box print 5.01 GiB (util 0.25) and 24.83 GiB (util 0.5) available: a 0.55 GiB overhead at both, which
+// the FlashInfer path (0.52 GiB sampler + 64 MiB non-torch) accounts for and the native sort (1.46 GiB) does not.
+TEST(FitCuda15, Issue15_StatedFlashInferSamplerTakesItsCopies) {
+  auto s = pftest::fit_setup("Qwen/Qwen2.5-7B", "A100-80G-SXM", "vllm", "0.10.1.1");
+  const auto native = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(false));
+  const auto fi = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(true));
+  EXPECT_EQ(native.max_num_seqs, 256);
+  EXPECT_NEAR(native.activation_sampler_bytes, 10.0 * k_unit + k_held, 1.0);
+  EXPECT_NEAR(fi.activation_sampler_bytes, 3.5 * k_unit + k_held, 1.0);
+  EXPECT_NEAR(native.activation_bytes, 1571815424.0, 1.0);
+  EXPECT_NEAR(fi.activation_bytes, 559677440.0, 1.0);
+  EXPECT_NEAR(fi.available_kv_bytes - native.available_kv_bytes, 6.5 * k_unit, 2.0);
+  EXPECT_GT(fi.kv_tokens, native.kv_tokens);
+}
+
+// Unstated, the version's default (the native sort) stands and the band's high side reaches the FlashInfer path;
+// stated either way, the path is known and the band has no FlashInfer side.
+TEST(FitCuda15, Issue15_UnstatedSamplerKeepsDefaultAndWidensBand) {
+  auto s = pftest::fit_setup("Qwen/Qwen2.5-7B", "A100-80G-SXM", "vllm", "0.10.1.1");
+  const auto unstated = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(std::nullopt));
+  const auto native = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(false));
+  const auto fi = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(true));
+  EXPECT_NEAR(unstated.activation_sampler_bytes, 10.0 * k_unit + k_held, 1.0);
+  EXPECT_DOUBLE_EQ(unstated.available_kv_bytes, native.available_kv_bytes);
+  EXPECT_NEAR(unstated.available_kv_band_high_bytes - unstated.available_kv_band_bytes, 6.5 * k_unit, 2.0);
+  EXPECT_DOUBLE_EQ(native.available_kv_band_high_bytes, native.available_kv_band_bytes);
+  EXPECT_DOUBLE_EQ(fi.available_kv_band_high_bytes, fi.available_kv_band_bytes);
+}
+
+// Versions whose default already is the cheaper path keep it: vLLM 0.21+ samples with FlashInfer by default (3.5
+// copies), and a stated FlashInfer path changes nothing there.
+TEST(FitCuda15, Issue15_FlashInferStatedOnDefaultFlashInferVersionChangesNothing) {
+  auto s = pftest::fit_setup("Qwen/Qwen2.5-7B", "A100-80G-SXM", "vllm", "0.24.0");
+  const auto unstated = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(std::nullopt));
+  const auto fi = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, a100_qwen7b(true));
+  EXPECT_NEAR(fi.activation_sampler_bytes, 3.5 * k_unit + k_held, 1.0);
+  EXPECT_DOUBLE_EQ(fi.available_kv_bytes, unstated.available_kv_bytes);
+}
+
+// The flags and the validation record carry the path: --flashinfer-sampler / --no-flashinfer-sampler, a case's
+// "sampler" ("flashinfer" / "native") or env.VLLM_USE_FLASHINFER_SAMPLER.
+TEST(FitCuda15, Issue15_SamplerFlagReachesDeployment) {
+  deploy::Flags f;
+  f.flashinfer_sampler = deploy::Given<bool>{true, "--flashinfer-sampler"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value());
+  ASSERT_TRUE(d->flashinfer_sampler.has_value());
+  EXPECT_TRUE(*d->flashinfer_sampler);
+  deploy::Flags none;
+  auto d2 = deploy::deployment_from_flags(none);
+  ASSERT_TRUE(d2.has_value());
+  EXPECT_FALSE(d2->flashinfer_sampler.has_value());
+}
+
+namespace {
+
+// Qwen3.5-27B (the layout of Qwen3.6-27B: hidden 5120, 24 heads x 256 with the output gate, 4 KV heads, MLP 17408,
+// one MTP layer, bf16) with MTP n=1 on two RTX 3090 at TP 2, quantized as the flag says.
+estimate::FitEstimate qwen27b_mtp(const std::string& quantization) {
+  auto s = pftest::fit_setup("Qwen/Qwen3.5-27B", "RTX3090", "vllm", "0.19.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.max_model_len = 32768;
+  d.quantization = quantization;
+  d.speculative.method = "mtp";
+  d.speculative.num_speculative_tokens = 1;
+  return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+}
+
+// The MTP layer per rank at TP 2 in bf16, by hand from the config:
+//   q_proj 5120 x (24 x 256 x 2 gate) = 62,914,560; k_proj, v_proj 5120 x (4 x 256) = 2 x 5,242,880;
+//   o_proj 6144 x 5120 = 31,457,280; MLP 3 x 5120 x 17408 = 267,386,880: 372,244,480 split by TP 2 = 186,122,240;
+//   eh_proj (fc) 5120 x 10240 = 52,428,800 and the norms (q/k 2 x 256, layer 2 x 5120, MTP 3 x 5120 = 26,112)
+//   whole on every rank = 52,454,912; 238,577,152 params x 2 B = 477,154,304 B (0.444 GiB).
+constexpr double k_mtp_rank_bf16 = 477154304.0;
+
+}  // namespace
+
+// AWQ (and every calibration tool's) checkpoints keep the MTP layers in bf16: the tools quantize the Transformers
+// model class, which has no MTP modules (nvidia/Qwen3.6-27B-NVFP4 excludes "mtp*"; vLLM qwen3_5_mtp.py forces mtp.fc
+// unquantized for NVFP4 for the same reason). The public 2x3090 Qwen3.6-27B-AWQ runs print 10.65 GiB available
+// without MTP and 10.2 with MTP n=1 on the same host: 0.45 GiB, the bf16 layer above (int4 would be ~0.12).
+TEST(FitCuda15, Issue15_CalibratedCheckpointKeepsMtpLayersInModelDtype) {
+  const auto bf16 = qwen27b_mtp("");
+  const auto awq = qwen27b_mtp("awq");
+  EXPECT_EQ(awq.drafter_layers, 1);
+  EXPECT_NEAR(bf16.drafter_weights_bytes, k_mtp_rank_bf16, 0.001 * k_mtp_rank_bf16);
+  EXPECT_NEAR(awq.drafter_weights_bytes, k_mtp_rank_bf16, 0.001 * k_mtp_rank_bf16);
+}
+
+// A vendor FP8 release (the fp8 flag's block-FP8 variant) states no such exclusion: its MTP layer is sized in FP8,
+// 1 B per weight plus fp32 128 x 128 block scales, about half the bf16 bytes.
+TEST(FitCuda15, Issue15_Fp8BlockMtpLayerStaysQuantized) {
+  const auto fp8 = qwen27b_mtp("fp8");
+  EXPECT_LT(fp8.drafter_weights_bytes, 0.6 * k_mtp_rank_bf16);
+  EXPECT_GT(fp8.drafter_weights_bytes, 0.45 * k_mtp_rank_bf16);
+}
+
+// Block-FP8 weights on a card without FP8 tensor cores (below SM 8.9) run on vLLM's Marlin weight-only kernel, which
+// turns the fp32 [ceil(N/128), ceil(K/128)] block scales into group scales [K/128, N] in the model dtype
+// (marlin_utils_fp8.py prepare_fp8_layer_for_marlin). Qwen3-32B-FP8 (hidden 5120, 64 x 128 q heads, 8 x 128 KV,
+// MLP 25600, 64 layers), per layer, N x K: q 8192 x 5120, k and v 1024 x 5120, o 5120 x 8192, gate and up
+// 25600 x 5120, down 5120 x 25600.
+//   Marlin scales ceil(K/128) x N x 2 B: 655,360 + 2 x 81,920 + 655,360 + 2 x 2,048,000 + 2,048,000 = 7,618,560
+//   block scales ceil(N/128) x ceil(K/128) x 4 B: 10,240 + 2 x 1,280 + 10,240 + 3 x 32,000 = 119,040
+// so an A100 loads 64 x 7,499,520 = 479,969,280 B (0.447 GiB) more than an H100 (native FP8) at TP 1, half per rank
+// at TP 2. The fp8 weights themselves keep 1 B per element.
+TEST(FitCuda15, Issue15_Fp8BlockOnAmpereLoadsMarlinGroupScales) {
+  auto a100 = pftest::fit_setup("Qwen/Qwen3-32B-FP8", "A100-80G-SXM", "vllm", "0.10.1.1");
+  auto h100 = pftest::fit_setup("Qwen/Qwen3-32B-FP8", "H100-SXM", "vllm", "0.10.1.1");
+  estimate::Deployment d;
+  d.max_model_len = 8192;
+  const auto on_a100 = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, d);
+  const auto on_h100 = estimate::estimate_fit(h100.model, h100.device, h100.engine, h100.overheads, d);
+  EXPECT_NEAR(on_a100.weights_bytes - on_h100.weights_bytes, 479969280.0, 1.0);
+  d.tensor_parallel_size = 2;
+  const auto a100_tp2 = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, d);
+  const auto h100_tp2 = estimate::estimate_fit(h100.model, h100.device, h100.engine, h100.overheads, d);
+  EXPECT_NEAR(a100_tp2.weights_bytes - h100_tp2.weights_bytes, 479969280.0 / 2.0, 1.0);
+}
