@@ -54,11 +54,18 @@ std::function<void(const std::string&)> progress_printer() {
 double gb(double bytes_per_s) { return bytes_per_s / k_gb; }
 
 Json result_to_json(const probe::BandwidthResult& r) {
-  return Json{{"operation", r.operation}, {"counting", r.counting}, {"bytes_per_repeat", r.bytes_per_repeat}, {"warmup", r.warmup},
-              {"repeats", r.seconds.size()}, {"seconds", r.seconds}, {"min_bytes_per_s", r.min_bytes_per_s},
-              {"median_bytes_per_s", r.median_bytes_per_s}, {"max_bytes_per_s", r.max_bytes_per_s}, {"aggregate_bytes_per_s", r.aggregate_bytes_per_s},
-              {"min_gb_per_s", gb(r.min_bytes_per_s)}, {"median_gb_per_s", gb(r.median_bytes_per_s)}, {"max_gb_per_s", gb(r.max_bytes_per_s)},
-              {"aggregate_gb_per_s", gb(r.aggregate_bytes_per_s)}};
+  Json j{{"operation", r.operation}, {"counting", r.counting}, {"bytes_per_repeat", r.bytes_per_repeat}, {"warmup", r.warmup},
+         {"repeats", r.seconds.size()}, {"seconds", r.seconds}, {"min_bytes_per_s", r.min_bytes_per_s},
+         {"median_bytes_per_s", r.median_bytes_per_s}, {"max_bytes_per_s", r.max_bytes_per_s}, {"aggregate_bytes_per_s", r.aggregate_bytes_per_s},
+         {"min_gb_per_s", gb(r.min_bytes_per_s)}, {"median_gb_per_s", gb(r.median_bytes_per_s)}, {"max_gb_per_s", gb(r.max_bytes_per_s)},
+         {"aggregate_gb_per_s", gb(r.aggregate_bytes_per_s)}};
+  // Host kernels: each repeat timed by its slowest worker's thread CPU time as well (what fit --device cpu reads).
+  if (!r.cpu_seconds.empty()) {
+    j["cpu_seconds"] = r.cpu_seconds;
+    j["median_cpu_bytes_per_s"] = r.median_cpu_bytes_per_s;
+    j["median_cpu_gb_per_s"] = gb(r.median_cpu_bytes_per_s);
+  }
+  return j;
 }
 
 std::string result_row(const probe::BandwidthResult& r) {

@@ -194,8 +194,11 @@ Expected<DecodeBandwidth> decode_bandwidth(const device::DeviceSpec& dev, bool h
     o.repeats = 5;
     o.kernels = {probe::HostKernel::read};
     PF_TRY(report, probe::measure_host_bandwidth(o));
-    return DecodeBandwidth{report.results.at(0).median_bytes_per_s,
-                           fmt::format("preflight bw --kernel read measured now, {} thread{}, 3 x {} MiB", report.threads, report.threads == 1 ? "" : "s", report.array_bytes >> 20)};
+    // Timed by the workers' CPU time: the rate with the cores to themselves, as on an idle host, whatever
+    // else runs now (a wall-clock median read 0.7-1.7x llama.cpp per round on the 2-core test host; docs/bw.md).
+    return DecodeBandwidth{report.results.at(0).median_cpu_bytes_per_s,
+                           fmt::format("preflight bw --kernel read measured now, {} thread{}, {} MiB, median of {} runs timed by thread cpu time", report.threads,
+                                       report.threads == 1 ? "" : "s", report.array_bytes >> 20, report.results.at(0).cpu_seconds.size())};
   }
   if (dev.measured_copy_bandwidth_bytes_per_s)
     return DecodeBandwidth{*dev.measured_copy_bandwidth_bytes_per_s, "measured copy bandwidth, " + (dev.source_measured_copy_bandwidth.empty() ? dev.origin : dev.source_measured_copy_bandwidth)};

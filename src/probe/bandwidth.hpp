@@ -21,10 +21,17 @@ struct BandwidthResult {
   double median_bytes_per_s = 0;  // of the per-repeat rates; the mean of the two middle ones for an even count
   double max_bytes_per_s = 0;
   double aggregate_bytes_per_s = 0;  // all counted bytes over all timed seconds (the seed's torch_npu method)
+  // Host kernels only (empty for device copies): per timed repeat, the longest CPU time one worker thread
+  // spent on its slice (CLOCK_THREAD_CPUTIME_ID), i.e. the repeat's time without the moments the scheduler
+  // gave the worker's core to other work; and the median rate over it.
+  std::vector<double> cpu_seconds;
+  double median_cpu_bytes_per_s = 0;
 };
 
-// Fills the rates from bytes_per_repeat and seconds. invalid_argument when there is no sample, when
-// bytes_per_repeat is not positive, or when a time is not positive (a clock too coarse for the size).
+// Fills the rates from bytes_per_repeat and seconds (and median_cpu_bytes_per_s from cpu_seconds when
+// there are any). invalid_argument when there is no sample, when bytes_per_repeat is not positive, when a
+// time is not positive (a clock too coarse for the size), or when cpu_seconds is neither empty nor one per
+// repeat.
 Status summarize_bandwidth(BandwidthResult& result);
 
 }  // namespace preflight::probe

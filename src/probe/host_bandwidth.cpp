@@ -1,7 +1,9 @@
 #include "probe/host_bandwidth.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstring>
@@ -32,10 +34,20 @@ struct Slice {
   uint64_t end = 0;
 };
 
+// b is always allocated; a and c only when a kernel that writes a (copy, triad) or reads c (triad) runs,
+// so that a read-only measurement first-touches one array, not three.
 struct Arrays {
   std::unique_ptr<double[]> a, b, c;
   uint64_t count = 0;
 };
+
+// The calling thread's CPU time in seconds: a kernel's time on a core, without the moments the
+// scheduler ran other work on it (clock_gettime(2), CLOCK_THREAD_CPUTIME_ID).
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 void run_slice(Job job, Arrays& arrays, Slice s, double& sum_out) {
   double* __restrict a = arrays.a.get();
@@ -43,11 +55,9 @@ void run_slice(Job job, Arrays& arrays, Slice s, double& sum_out) {
   const double* __restrict c = arrays.c.get();
   switch (job) {
     case Job::init:
-      for (uint64_t i = s.begin; i < s.end; ++i) {
-        arrays.a[i] = 0.0;
-        arrays.b[i] = k_b_value;
-        arrays.c[i] = k_c_value;
-      }
+      for (uint64_t i = s.begin; i < s.end; ++i) arrays.b[i] = k_b_value;
+      if (arrays.a) std::fill(a + s.begin, a + s.end, 0.0);
+      if (arrays.c) std::fill(arrays.c.get() + s.begin, arrays.c.get() + s.end, k_c_value);
       break;
     case Job::copy:
       std::memcpy(a + s.begin, b + s.begin, (s.end - s.begin) * sizeof(double));
@@ -84,7 +94,8 @@ void run_slice(Job job, Arrays& arrays, Slice s, double& sum_out) {
 // release to the moment the last worker finishes.
 class Team {
  public:
-  Team(Arrays& arrays, int threads) : m_arrays(arrays), m_sync(threads + 1), m_sums(static_cast<size_t>(threads), 0.0) {
+  Team(Arrays& arrays, int threads)
+      : m_arrays(arrays), m_sync(threads + 1), m_sums(static_cast<size_t>(threads), 0.0), m_cpu_seconds(static_cast<size_t>(threads), 0.0) {
     const uint64_t per = arrays.count / static_cast<uint64_t>(threads) / 8 * 8;  // whole cache lines per thread
     for (int t = 0; t < threads; ++t) {
       Slice s{per * static_cast<uint64_t>(t), t + 1 == threads ? arrays.count : per * static_cast<uint64_t>(t + 1)};
@@ -120,6 +131,9 @@ class Team {
     return std::chrono::duration<double>(t1 - t0).count();
   }
 
+  // The last job's longest per-worker CPU time: its time had every worker kept a core to itself.
+  double max_cpu_seconds() const { return *std::max_element(m_cpu_seconds.begin(), m_cpu_seconds.end()); }
+
   double read_sum() const {
     double total = 0;
     for (double s : m_sums) total += s;
@@ -132,7 +146,9 @@ class Team {
       m_sync.arrive_and_wait();
       const Job job = m_job;
       if (job == Job::quit) return;
+      const double cpu0 = thread_cpu_seconds();
       run_slice(job, m_arrays, m_slices[t], m_sums[t]);
+      m_cpu_seconds[t] = thread_cpu_seconds() - cpu0;
       m_sync.arrive_and_wait();
     }
   }
@@ -150,6 +166,7 @@ class Team {
   Job m_job = Job::init;  // written by the caller before a release; the barrier orders it
   std::vector<Slice> m_slices;
   std::vector<double> m_sums;
+  std::vector<double> m_cpu_seconds;  // per worker, for the last job; written before the second barrier
   std::vector<std::thread> m_workers;
 };
 
@@ -237,13 +254,16 @@ Expected<HostBandwidthReport> measure_host_bandwidth(const HostBandwidthOptions&
     }
   }
 
+  const bool writes_a = std::any_of(options.kernels.begin(), options.kernels.end(), [](HostKernel k) { return k != HostKernel::read; });
+  const bool reads_c = std::find(options.kernels.begin(), options.kernels.end(), HostKernel::triad) != options.kernels.end();
   Arrays arrays;
   arrays.count = count;
-  arrays.a.reset(new (std::nothrow) double[count]);
   arrays.b.reset(new (std::nothrow) double[count]);
-  arrays.c.reset(new (std::nothrow) double[count]);
-  if (!arrays.a || !arrays.b || !arrays.c) {
-    return make_error(ErrorKind::io, format("host bandwidth: cannot allocate 3 arrays of %llu B", static_cast<unsigned long long>(count * sizeof(double))));
+  if (writes_a) arrays.a.reset(new (std::nothrow) double[count]);
+  if (reads_c) arrays.c.reset(new (std::nothrow) double[count]);
+  if (!arrays.b || (writes_a && !arrays.a) || (reads_c && !arrays.c)) {
+    return make_error(ErrorKind::io, format("host bandwidth: cannot allocate %d arrays of %llu B", 1 + int{writes_a} + int{reads_c},
+                                            static_cast<unsigned long long>(count * sizeof(double))));
   }
 
   Team team(arrays, threads);
@@ -266,7 +286,10 @@ Expected<HostBandwidthReport> measure_host_bandwidth(const HostBandwidthOptions&
     r.counting = format("%d x %llu B (%s; STREAM convention, write-allocate not counted)", arrays_moved,
                         static_cast<unsigned long long>(report.array_bytes), counting_note(kernel));
     for (int i = 0; i < options.warmup; ++i) team.run(job_for(kernel));
-    for (int i = 0; i < options.repeats; ++i) r.seconds.push_back(team.run(job_for(kernel)));
+    for (int i = 0; i < options.repeats; ++i) {
+      r.seconds.push_back(team.run(job_for(kernel)));
+      r.cpu_seconds.push_back(team.max_cpu_seconds());
+    }
     PF_TRY(checked, check_values(kernel, arrays, team.read_sum()));
     (void)checked;
     PF_TRY(summarized, summarize_bandwidth(r));

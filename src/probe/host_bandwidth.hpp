@@ -35,8 +35,10 @@ struct HostBandwidthReport {
   std::vector<BandwidthResult> results;  // one per kernel, in the order asked
 };
 
-// Allocates three arrays, first-touches them on the threads that use them, runs each kernel warmup +
-// repeats times and checks the values it produced. invalid_argument for a size, thread count or
+// Allocates the arrays the kernels use (b always; a for copy and triad; c for triad), first-touches them
+// on the threads that use them, runs each kernel warmup + repeats times, timing each repeat by the wall
+// clock (seconds) and by the longest worker's thread CPU time (cpu_seconds), and checks the values it
+// produced. invalid_argument for a size, thread count or
 // repeat count out of range (the three arrays must fit in half of physical memory); io when an
 // allocation fails; corrupt when a kernel produced a wrong value.
 Expected<HostBandwidthReport> measure_host_bandwidth(const HostBandwidthOptions& options);

@@ -409,6 +409,8 @@ TEST(LlamaCpp, Issue17_CpuDecodeFromMeasuredReadBandwidth) {
   EXPECT_GT(bw_read, 0.0);
   EXPECT_NE(bw_read, saved);
   EXPECT_NE(d["bandwidth_source"].get<std::string>().find("read measured now, 1 thread"), std::string::npos) << d.dump();
+  // Issue 17: the read kernel's CPU-time rate, not its wall-clock one, which followed the host's load.
+  EXPECT_NE(d["bandwidth_source"].get<std::string>().find("timed by thread cpu time"), std::string::npos) << d.dump();
   EXPECT_EQ(d["threads"].get<int>(), 1);
   double per_token = 0, f32 = 0;
   for (const auto& t : f.tensors) {
@@ -418,9 +420,9 @@ TEST(LlamaCpp, Issue17_CpuDecodeFromMeasuredReadBandwidth) {
   EXPECT_DOUBLE_EQ(d["weight_bytes_per_token"].get<double>(), per_token);
   EXPECT_DOUBLE_EQ(d["weight_bytes_per_token_by_type"]["F32"].get<double>(), f32);
   EXPECT_DOUBLE_EQ(d["weight_bytes_per_token_by_type"]["Q8_0"].get<double>(), per_token - f32);
-  // Q8_0 streams at 1.35x the read bandwidth on a CPU (the fitted factor), F32 at 1x.
-  const double weight_s = (per_token - f32) / (1.35 * bw_read) + f32 / bw_read;
-  EXPECT_DOUBLE_EQ(d["cpu_stream_factors"]["Q8_0"].get<double>(), 1.35);
+  // Q8_0 streams at 1.43x the read bandwidth on a CPU (the fitted factor), F32 at 1x.
+  const double weight_s = (per_token - f32) / (1.43 * bw_read) + f32 / bw_read;
+  EXPECT_DOUBLE_EQ(d["cpu_stream_factors"]["Q8_0"].get<double>(), 1.43);
   const double expected = 1.0 / (0.3e-3 + weight_s);
   EXPECT_NEAR(d["tokens_per_s_empty_context"].get<double>(), expected, 1e-9 * expected);
   // KV at full context: 1024 cells x 2 layers x 512 values x 2 B = 2 MiB more per token.
@@ -459,9 +461,13 @@ double median(std::vector<double> v) {
 // Decode tokens/s of the real llama.cpp on this CPU (tests/llama_cpp/speed.mjs: 1 thread, 32 greedy tokens
 // on a 139 MB F16 llama and a 120 MB Q8_0 qwen3) against `fit --device cpu --threads 1`, which measures
 // the read bandwidth now and adds the per-token overhead. The machine is shared, so each round predicts
-// right after llama.cpp measured, and the median of five per-round ratios must be within 20 %. On a host
-// whose load average exceeds twice its cores during the run the ratio is printed and the check skipped: a
-// single-thread decode then gets a varying share of a core (single-round ratios 0.56-1.38 at load 4-5 on 2 cores; medians of five rounds 1.004 and 0.896).
+// right after llama.cpp measured, and the median of five per-round ratios must be within 20 %. Both sides
+// are rates on a core of their own: fit times its read kernel by the worker's thread CPU time, and the
+// llama.cpp side is tokens over the process's CPU time during the decode (speed.mjs tokens_per_cpu_s; the
+// same as tokens_per_s on an idle host). By the wall clock both sides got a varying share of a core and
+// drifted apart: single-round ratios 0.21-1.28 at load 6-7 on 2 cores, 0.56-1.38 at load 4-5, against
+// 0.85-1.09 at load 6-7 with CPU time (docs/bw.md). On a host whose load average exceeds twice its cores
+// during the run the ratios are printed and the check skipped.
 TEST(LlamaCppReal, Issue17_DecodeSpeedMatchesRealLlamaCpp) {
   const std::string dir = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/llama_cpp";
   if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("node --version >/dev/null 2>&1") != 0) {
@@ -484,9 +490,10 @@ TEST(LlamaCppReal, Issue17_DecodeSpeedMatchesRealLlamaCpp) {
                                        {.with_stderr = false});
       ASSERT_EQ(run.code, 0) << run.out;
       const double predicted = Json::parse(run.out)["llama_cpp"]["decode"]["tokens_per_s_empty_context"].get<double>();
-      const double measured = real["tokens_per_s"].get<double>();
+      const double measured = real["tokens_per_cpu_s"].get<double>();
       ratios[real["model"].get<std::string>()].push_back(predicted / measured);
-      std::printf("round %d %s predicted %.1f tok/s, llama.cpp %.1f tok/s\n", round, real["model"].get<std::string>().c_str(), predicted, measured);
+      std::printf("round %d %s predicted %.1f tok/s, llama.cpp %.1f tok/s on its core (%.1f by the wall clock)\n", round, real["model"].get<std::string>().c_str(),
+                  predicted, measured, real["tokens_per_s"].get<double>());
     }
     std::ifstream load("/proc/loadavg");
     double one = 0;

@@ -20,13 +20,21 @@ for (const m of speedModels) {
     const model = await llama.loadModel({modelPath: file, gpuLayers: 0, useMmap: true});
     const context = await model.createContext({contextSize: 1024, batchSize: 512, flashAttention: true, sequences: 1, threads});
     const sequence = context.getSequence();
-    let count = 0, first = 0;
+    let count = 0, first = 0, cpuFirst = null;
     for await (const token of sequence.evaluate([1, 300, 301, 302], {temperature: 0})) {
-        if (++count === 1) first = performance.now();
+        if (++count === 1) {
+            first = performance.now();
+            cpuFirst = process.cpuUsage();
+        }
         if (count > tokens) break;
     }
     const ms = (performance.now() - first) / tokens;
-    console.log(JSON.stringify({file, model: m.name, threads, tokens, tokens_per_s: 1000 / ms, ms_per_token: ms}));
+    const cpu = process.cpuUsage(cpuFirst);
+    // CPU time of the whole process (all threads) over the same steps, per llama.cpp thread: the time its
+    // threads were on a core (ggml's threads spin between ops, so each burns CPU for the whole step).
+    const cpuMs = (cpu.user + cpu.system) / 1000 / threads / tokens;
+    console.log(JSON.stringify({file, model: m.name, threads, tokens, tokens_per_s: 1000 / ms, ms_per_token: ms,
+                                tokens_per_cpu_s: 1000 / cpuMs, cpu_ms_per_token: cpuMs}));
     await context.dispose();
     await model.dispose();
 }

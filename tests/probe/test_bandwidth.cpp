@@ -52,3 +52,34 @@ TEST(Bandwidth, RejectsSamplesThatGiveNoRate) {
     EXPECT_NE(s.error().message.find(c.fragment), std::string::npos) << s.error().message;
   }
 }
+
+// Issue 17 (the llama.cpp CPU decode check): host kernels also carry each repeat's CPU time; its median
+// rate is computed like the wall-clock one. 2e9 B in 0.5, 1.0, 0.25 s of CPU time: 4, 2, 8 GB/s, median 4.
+// The wall times (1, 2, 4 s: a core shared with other work) do not enter it.
+TEST(Bandwidth, Issue17_MedianRateOverCpuTime) {
+  BandwidthResult r;
+  r.operation = "read";
+  r.bytes_per_repeat = 2e9;
+  r.seconds = {1.0, 2.0, 4.0};
+  r.cpu_seconds = {0.5, 1.0, 0.25};
+  ASSERT_TRUE(summarize_bandwidth(r).has_value());
+  EXPECT_DOUBLE_EQ(r.median_bytes_per_s, 1e9);
+  EXPECT_DOUBLE_EQ(r.median_cpu_bytes_per_s, 4e9);
+  // A device copy has no CPU times: the field stays 0.
+  BandwidthResult device;
+  device.operation = "device_copy";
+  device.bytes_per_repeat = 2e9;
+  device.seconds = {1.0};
+  ASSERT_TRUE(summarize_bandwidth(device).has_value());
+  EXPECT_EQ(device.median_cpu_bytes_per_s, 0.0);
+  // One CPU time per repeat, each positive.
+  const std::pair<std::vector<double>, const char*> bad[] = {{{0.5, 1.0}, "2 cpu times for 3 repeats"}, {{0.5, 0.0, 1.0}, "s of cpu time"}};
+  for (const auto& [cpu, fragment] : bad) {
+    BandwidthResult b = r;
+    b.cpu_seconds = cpu;
+    auto s = summarize_bandwidth(b);
+    ASSERT_FALSE(s.has_value()) << fragment;
+    EXPECT_EQ(s.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(s.error().message.find(fragment), std::string::npos) << s.error().message;
+  }
+}

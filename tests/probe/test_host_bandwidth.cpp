@@ -1,4 +1,8 @@
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include <atomic>
+#include <thread>
 
 #include "probe/host_bandwidth.hpp"
 
@@ -91,4 +95,44 @@ TEST(HostBandwidth, ParsesKernelNames) {
   auto bad = parse_host_kernel("scale");
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("known: copy, read, triad"), std::string::npos);
+}
+
+// Issue 17 (the llama.cpp CPU decode check drifted with the machine's load): each repeat is also timed by
+// the workers' thread CPU time, which leaves out the moments the scheduler ran other work on their core.
+// Pinned to one CPU with a busy thread beside it, the worker gets about half the core: the wall-clock rate
+// falls to about half, the CPU-time rate stays near the one measured alone on that CPU. 128 MiB: far above
+// the 16-64 MiB a core of the test host keeps in cache, so both runs read memory.
+TEST(HostBandwidth, Issue17_CpuTimeLeavesOutTimeSliceLostToOtherWork) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // this thread; the threads it starts inherit it
+  HostBandwidthOptions o;
+  o.array_bytes = 128ull << 20;
+  o.threads = 1;
+  o.warmup = 1;
+  o.repeats = 5;
+  o.kernels = {HostKernel::read};
+  auto alone = measure_host_bandwidth(o);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  auto shared = measure_host_bandwidth(o);
+  stop = true;
+  busy.join();
+  sched_setaffinity(0, sizeof saved, &saved);
+  ASSERT_TRUE(alone.has_value()) << alone.error().describe();
+  ASSERT_TRUE(shared.has_value()) << shared.error().describe();
+  const auto& a = alone->results.at(0);
+  const auto& s = shared->results.at(0);
+  ASSERT_EQ(s.cpu_seconds.size(), 5u);
+  for (size_t i = 0; i < s.seconds.size(); ++i) EXPECT_LE(s.cpu_seconds[i], s.seconds[i] + 1e-3) << "repeat " << i;  // timed inside the wall window
+  std::printf("alone: wall %.2f GB/s, cpu %.2f GB/s; beside a busy thread: wall %.2f GB/s, cpu %.2f GB/s\n", a.median_bytes_per_s / 1e9,
+              a.median_cpu_bytes_per_s / 1e9, s.median_bytes_per_s / 1e9, s.median_cpu_bytes_per_s / 1e9);
+  EXPECT_LT(s.median_bytes_per_s, 0.75 * s.median_cpu_bytes_per_s);
+  EXPECT_GT(s.median_cpu_bytes_per_s, 0.7 * a.median_cpu_bytes_per_s);
 }
