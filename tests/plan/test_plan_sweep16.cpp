@@ -8,8 +8,8 @@
 //    output path a command of the row's prepare step writes (a comment saying "produce one" is no command);
 //  - a quantized variant is never served from the BF16 repository without its --quantization;
 //  - `--trust-remote-code` where the model's real config.json (../shared/models/) has an auto_map;
-//  - a recommended row is sized at the --context target and its KV holds it ("never lower a context target
-//    silently": a row below --context is not meeting the targets);
+//  - a recommended row is sized at the --context target (--max-model-len / -c) and its KV cache holds at least
+//    one request at it ("never lower a context target silently": a row below --context is not meeting the targets);
 //  - full variant and model names: the row's variant is the full name of its record in
 //    data/variants/quant_variants.json, and the text table prints the model id and variant name whole.
 // Every violation is collected by kind with its first example, so a failure says what and where.
@@ -115,7 +115,8 @@ void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findi
   const plan::Launch& l = c.launch;
   const std::string label = row_label(c);
   if (l.serve.rfind("llama-server ", 0) == 0) {
-    if (contains(l.serve, " -m MODEL.gguf") && !prepare_writes(l, "MODEL.gguf")) f.add("llama.cpp: serves MODEL.gguf, no step produces it", label);
+    const std::string file = flag_value(l.serve, "-m");
+    if (file == "MODEL.gguf" || (file.rfind("/models/", 0) == 0 && !prepare_writes(l, file))) f.add("llama.cpp: serves a GGUF file no command writes", label);
     return;
   }
   if (l.serve.rfind("vllm serve " + l.checkpoint + " ", 0) != 0) {
@@ -151,8 +152,11 @@ void check_row(const plan::Candidate& c, const model::ModelSpec& m, int64_t cont
   check_checkpoint(c, m, f);
   if (!c.meets) f.add("recommended row that does not meet the targets", label);
   const std::string len = c.launch.serve.rfind("vllm serve ", 0) == 0 ? flag_value(c.launch.serve, "--max-model-len") : flag_value(c.launch.serve, "-c");
-  if (c.context_tokens < context || len.empty() || std::stoll(len) < context || c.fit.kv_tokens < context)
-    f.add("row below --context called meeting the targets", label + " (context " + std::to_string(c.context_tokens) + ", KV " + std::to_string(c.fit.kv_tokens) + ")");
+  // The KV cache holds at least one request at the full context (max_concurrency; the printed KV tokens of a
+  // hybrid model count one group's blocks, vLLM's "GPU KV cache size", and may read under the context).
+  if (c.context_tokens < context || len.empty() || std::stoll(len) < context || c.fit.max_concurrency < 1.0)
+    f.add("row below --context called meeting the targets",
+          label + " (context " + std::to_string(c.context_tokens) + ", requests at it " + std::to_string(c.fit.max_concurrency) + ")");
   if (!c.variant_id.empty()) {
     const auto& vc = model::load_variant_catalog();
     auto v = vc ? model::find_variant(*vc, c.variant_id) : Expected<const model::QuantVariant*>(vc.error());
@@ -404,4 +408,39 @@ TEST(PlanSweep16, Issue16_ModelFilterHasAStartCommandOnEveryRow) {
   const auto blocks = command_blocks(text.out);
   ASSERT_EQ(blocks.size(), shown) << text.out.substr(0, 2000);
   for (const auto& b : blocks) EXPECT_FALSE(serve_line(b).empty()) << b;
+}
+
+// `plan --device D --engine llama.cpp` (Apple, CPU, and a CUDA card) for every catalogue model: a published
+// safetensors checkpoint is not a GGUF file, so the row converts it first (llama.cpp's convert_hf_to_gguf.py, in the
+// dtype the row is sized in) and serves the file it writes. Before: `llama-server -m MODEL.gguf` with no step
+// producing it, on every row. Qwen3-8B (config.json: torch_dtype bfloat16) by hand: /models/Qwen3-8B-BF16.gguf.
+TEST(PlanSweep16, Issue16_LlamaCppRowsServeTheGgufTheirConversionWrites) {
+  const auto& cat = test::catalogs();
+  const auto models = catalogue_models();
+  plan::PlanInputs in = cat.inputs();
+  in.engine = "llama.cpp";
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  std::vector<device::DeviceSpec> devices;
+  for (const char* id : {"M3-Max", "M3-Ultra", "cpu", "RTX4090"}) devices.push_back(test::dev(id));
+  const auto plans = plan::plan_for_devices(models, devices, {1}, in, t, 0);
+  Findings f;
+  const plan::Candidate* qwen3_8b = nullptr;
+  for (const auto& p : plans) {
+    for (const auto& c : p.result.recommended) {
+      check_row(c, model_of(models, c.model_id), 32768, f);
+      if (c.model_id == "Qwen/Qwen3-8B" && c.device_id == "M3-Max") qwen3_8b = &c;
+    }
+  }
+  std::printf("llama.cpp sweep\n%s", f.summary().c_str());
+  EXPECT_GE(f.rows, 40u);
+  EXPECT_EQ(f.total(), 0u) << f.summary();
+  ASSERT_NE(qwen3_8b, nullptr);
+  const plan::Launch& l = qwen3_8b->launch;
+  EXPECT_EQ(l.serve.rfind("llama-server -m /models/Qwen3-8B-BF16.gguf -c 32768 ", 0), 0u) << l.serve;
+  std::string prepare;
+  for (const auto& line : l.prepare) prepare += line + "\n";
+  EXPECT_TRUE(contains(prepare, "huggingface-cli download Qwen/Qwen3-8B --local-dir /models/Qwen3-8B\n")) << prepare;
+  EXPECT_TRUE(contains(prepare, "python3 llama.cpp/convert_hf_to_gguf.py /models/Qwen3-8B --outtype bf16 --outfile /models/Qwen3-8B-BF16.gguf\n")) << prepare;
+  EXPECT_EQ(shell_syntax(prepare + l.serve + "\n", "llama"), 0) << prepare;
 }
