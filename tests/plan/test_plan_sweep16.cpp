@@ -196,6 +196,26 @@ const model::ModelSpec& model_of(const std::vector<model::ModelSpec>& models, co
   return *std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.id == id; });
 }
 
+// `bash -n` on a script: it parses as a shell script (quotes closed, no stray characters); 0 when it does.
+int shell_syntax(const std::string& script, const std::string& name) {
+  const std::string path = pftest::scratch_dir("sweep16-" + name) + "/start.sh";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return -1;
+  std::fputs(script.c_str(), f);
+  std::fclose(f);
+  return std::system(("bash -n " + path + " 2>/dev/null").c_str());
+}
+
+// Every start block of a plan (`plan --commands`), without the "start MODEL (VARIANT) on N x D:" headers: what a
+// user pastes, row after row.
+std::string start_blocks(const plan::PlanResult& r) {
+  std::istringstream lines(report::render_plan_commands(r, report::PlanFormat::text, r.recommended.size()));
+  std::string line, script;
+  while (std::getline(lines, line))
+    if (!(line.rfind("start ", 0) == 0 && !line.empty() && line.back() == ':')) script += line + "\n";
+  return script;
+}
+
 Json json_of(const pftest::CliRun& r) {
   auto j = parse_json(r.out, "stdout");
   EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
@@ -218,13 +238,22 @@ TEST(PlanSweep16, Issue16_EveryRecommendedRowOverTheCatalogueRunsAsWritten) {
   auto plans = plan::plan_for_devices(models, cat.devices.devices, counts, in, t, 0);
   ASSERT_EQ(plans.size(), cat.devices.devices.size() * counts.size());
   Findings f;
+  std::map<std::string, std::string> scripts;  // per device: every start block of its four plans, for one `bash -n`
   for (auto& p : plans) {
     if (p.num_devices > 1) plan::add_dp_ep_rows_for_device(p.result, models, *device::find_device(cat.devices, p.device_id), in, t);
     for (const auto& c : p.result.recommended) check_row(c, model_of(models, c.model_id), 32768, f);
     check_table(p.result, f);
+    scripts[p.device_id] += start_blocks(p.result);
   }
+  size_t script_bytes = 0;
+  for (const auto& [device, script] : scripts) {
+    script_bytes += script.size();
+    if (!script.empty() && shell_syntax(script, "device") != 0) f.add("start commands that do not parse as a shell script (bash -n)", device);
+  }
+  EXPECT_GE(script_bytes, 10'000'000u) << "the start blocks were not rendered";
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("plan --device sweep: %zu device x count plans in %.1f s\n%s", plans.size(), seconds, f.summary().c_str());
+  std::printf("plan --device sweep: %zu device x count plans in %.1f s, %.1f MB of start commands through bash -n\n%s", plans.size(), seconds,
+              static_cast<double>(script_bytes) / 1e6, f.summary().c_str());
   EXPECT_GE(f.rows, 1000u) << "the sweep found too few rows to mean anything";
   EXPECT_EQ(f.total(), 0u) << f.summary();
 }
@@ -312,16 +341,6 @@ std::vector<std::string> command_blocks(const std::string& out) {
     }
   }
   return blocks;
-}
-
-// `bash -n` on the block: it parses as a shell script (quotes closed, no stray characters).
-int shell_syntax(const std::string& block, const std::string& name) {
-  const std::string path = pftest::scratch_dir("sweep16-" + name) + "/start.sh";
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return -1;
-  std::fputs(block.c_str(), f);
-  std::fclose(f);
-  return std::system(("bash -n " + path + " 2>/dev/null").c_str());
 }
 
 // The serve line of a block, and whether a command line before it (not a comment) writes the path it serves.
