@@ -97,7 +97,6 @@ std::string row_label(const plan::Candidate& c) {
   return c.model_id + " [" + c.variant + "] " + std::to_string(c.num_devices) + "x " + c.device_id + ": " + c.launch.serve.substr(0, 200);
 }
 
-// Lines of the prepare step that are commands (not comments).
 // A path is written when a command (not a comment) of the prepare step names it whole: "--save_path PATH ",
 // output_dir="PATH" in a python3 -c line, "-o PATH".
 bool prepare_writes(const plan::Launch& l, const std::string& path) {
@@ -137,6 +136,14 @@ void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findi
     if (published->base_model != repo || published->variant != c.variant_id) f.add("published checkpoint of another model or variant", label);
   } else if (!prepare_writes(l, l.checkpoint)) {
     f.add("serves a path no prepare command writes (no conversion step)", label);
+  } else {
+    // The conversion that writes it is a recipe of the row's variant, and the serve line passes that recipe's flag.
+    const bool recipe = std::any_of(q.conversions.begin(), q.conversions.end(), [&](const auto& r) {
+      const auto& out = l.checkpoint;
+      return r.variant == c.variant_id && r.quantization_flag == x && out.size() > r.output_suffix.size() &&
+             out.compare(out.size() - r.output_suffix.size(), r.output_suffix.size(), r.output_suffix) == 0;
+    });
+    if (!recipe) f.add("converted checkpoint served with a --quantization its recipe does not write", label);
   }
   const bool needs_remote_code = real_config_has_auto_map(m.id) || !m.auto_map.empty();
   if (needs_remote_code && !contains(l.serve, " --trust-remote-code")) f.add("config.json has an auto_map, no --trust-remote-code", label);
