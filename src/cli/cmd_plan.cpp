@@ -265,7 +265,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!v) return report_error(v.error());
     in.variant = (*v)->id;
   }
-  in.detail = r.json ? plan::RowDetail::every_row : plan::RowDetail::table;  // the table prints one start command, no speed text
+  // The table prints one start command, no speed text; --json and --commands print every row's (issue 16).
+  in.detail = r.json || r.commands ? plan::RowDetail::every_row : plan::RowDetail::table;
   in.threads = 0;
   plan::PlanTargets t;
   t.context_tokens = r.context;

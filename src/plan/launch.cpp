@@ -182,6 +182,30 @@ std::string llama_model_arg(const model::ModelSpec& m) {
   return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m '" + replace_all(id, "'", "'\\''") + "'";
 }
 
+// llama-server's model argument for a row: llama_model_arg, except for a published safetensors checkpoint
+// (a catalogue or hub repo id, no GGUF file), which llama.cpp cannot load: the prepare step downloads it and
+// converts it once with llama.cpp's convert_hf_to_gguf.py in the dtype the row is sized in (issue 16: never a
+// MODEL.gguf that no command writes).
+std::string llama_model_arg_converted(const model::ModelSpec& m, Launch& l) {
+  std::string arg = llama_model_arg(m);
+  const std::string repo = hub_repo_id(m.id);
+  const bool repo_id = repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
+  if (arg != "-m MODEL.gguf" || !repo_id || starts_with(m.id, "ms:") || m.quant.quantized() || repo.find_first_of(" '\"$`\\") != std::string::npos) return arg;
+  const std::string name = base_name(repo), dir = "/models/" + name;
+  const std::string outtype = m.dtype == model::Dtype::f16 ? "f16" : m.dtype == model::Dtype::f32 ? "f32" : "bf16";
+  const std::string gguf = dir + "-" + (outtype == "bf16" ? "BF16" : outtype == "f16" ? "F16" : "F32") + ".gguf";
+  l.prepare.push_back("# llama.cpp loads GGUF files only and " + repo + " publishes safetensors: convert it once with llama.cpp's convert_hf_to_gguf.py (" +
+                      outtype + ", as sized), then serve the file");
+  l.prepare.push_back("git clone https://github.com/ggml-org/llama.cpp && pip install -r llama.cpp/requirements/requirements-convert_hf_to_gguf.txt");
+  l.prepare.push_back("huggingface-cli download " + repo + " --local-dir " + dir);
+  l.prepare.push_back("python3 llama.cpp/convert_hf_to_gguf.py " + dir + " --outtype " + outtype + " --outfile " + gguf);
+  l.checkpoint = gguf;
+  l.notes.push_back("convert_hf_to_gguf: positional model directory, --outfile, --outtype f32|f16|bf16|q8_0|... "
+                    "(https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py; its requirements in "
+                    "requirements/requirements-convert_hf_to_gguf.txt)");
+  return "-m " + gguf;
+}
+
 }  // namespace
 
 std::string hub_repo_id(const std::string& model_id) { return served_repo(model_id).repo; }
@@ -212,7 +236,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     l.notes.push_back(std::move(note));
   }
   if (e.engine == "llama.cpp") {
-    l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg(m).c_str(), static_cast<long long>(c.context_tokens));
+    l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, l).c_str(), static_cast<long long>(c.context_tokens));
     return l;
   }
   std::string flag;

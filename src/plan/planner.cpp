@@ -88,6 +88,18 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
 
 }  // namespace
 
+namespace {
+// Issue 16: whether a start command can serve `variant` of the model as written: a published checkpoint of it,
+// a conversion recipe on the engine's platform (plan/launch prints it first), or vLLM's own fp8 at load. A
+// variant with none of them (msModelSlim W4A16: no catalogued recipe) would start from a path nothing writes.
+bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published, const std::string& variant,
+              const std::string& flag) {
+  if (flag == "fp8") return true;
+  if (!published) return false;
+  return engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant) || engine::find_conversion(*published, variant, e.platform);
+}
+}  // namespace
+
 std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published) {
   std::vector<std::string> out = {""};
   if (m.quant.quantized() || e.engine == "llama.cpp") return out;
@@ -107,10 +119,10 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
     const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
     if (std::string(id) == "awq" && !published_awq) {
       const auto ct = model::find_variant(*catalog, "ct_w4a16");
-      if (ct && e.accepts_quantization((*ct)->engine_quantization)) out.push_back("ct_w4a16");
+      if (ct && e.accepts_quantization((*ct)->engine_quantization) && servable(m, e, published, "ct_w4a16", "")) out.push_back("ct_w4a16");
       continue;
     }
-    out.push_back(id);
+    if (servable(m, e, published, id, q)) out.push_back(id);
   }
   return out;
 }

@@ -116,7 +116,9 @@ struct PlanInputs {
 // --quantization the engine accepts and that no rule of the variant rejects on every device of it
 // (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, and AWQ where
 // `published` (default: the shipped data/engines/quantized_checkpoints.json) lists an AWQ checkpoint of the
-// model, else compressed-tensors W4A16, the variant its conversion recipe produces).
+// model, else compressed-tensors W4A16, the variant its conversion recipe produces). Issue 16: only variants a
+// start command can serve as written: a published checkpoint of the model in it, a conversion recipe on the
+// engine's platform, or fp8 at load (msModelSlim W4A16, with no catalogued recipe, is left out).
 std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,
                                                const engine::QuantizedCatalog* published = nullptr);
 

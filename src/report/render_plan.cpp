@@ -150,11 +150,14 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     o << "| model | variant | device | layout | context | KV tokens | concurrency | tok/s (1 stream) | why it fits |\n";
     o << "|---|---|---|---|---:|---:|---:|---:|---|\n";
   }
-  // Variant names are shown whole (issue 16): the column is as wide as the longest one shown.
-  int variant_width = 28;
-  for (size_t i = 0; i < plan.recommended.size() && i < max_rows; ++i) variant_width = std::max(variant_width, static_cast<int>(plan.recommended[i].variant.size()));
+  // Variant names and model ids are shown whole (issue 16): each column is as wide as the longest one shown.
+  int variant_width = 28, model_width = 34;
+  for (size_t i = 0; i < plan.recommended.size() && i < max_rows; ++i) {
+    variant_width = std::max(variant_width, static_cast<int>(plan.recommended[i].variant.size()));
+    model_width = std::max(model_width, static_cast<int>(plan.recommended[i].model_id.size()));
+  }
   if (!md && !plan.recommended.empty()) {
-    o << format("%-34s %-*s %-10s %-9s %8s %10s %6s %8s\n", "model", variant_width, "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
+    o << format("%-*s %-*s %-10s %-9s %8s %10s %6s %8s\n", model_width, "model", variant_width, "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
   }
   size_t shown = 0;
   for (const auto& c : plan.recommended) {
@@ -169,7 +172,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
         << with_thousands(c.fit.kv_tokens) << " | " << fixed(c.fit.max_concurrency, 2) << " | " << (c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1))
         << " | " << c.reason << " |\n";
     else
-      o << format("%-34s %-*s %-10s %-9s %8lld %10lld %6.2f %8s\n", c.model_id.substr(0, 34).c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
+      o << format("%-*s %-*s %-10s %-9s %8lld %10lld %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
                   layout.c_str(), static_cast<long long>(c.context_tokens), static_cast<long long>(c.fit.kv_tokens), c.fit.max_concurrency,
                   c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
         << (c.reason.empty() ? "" : "    why: " + c.reason + "\n");
