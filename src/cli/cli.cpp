@@ -140,7 +140,7 @@ Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
 // engine's own message (true); a kernel fallback an assumption.
 bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolved, estimate::FitEstimate& est) {
   const bool moe = resolved.model.num_experts > 0;
-  const std::string version = resolved.engine.version_max.text();
+  const std::string version = resolved.engine.rule_version().text();
   est.assumptions.push_back(fmt::format("variant {}: {}; {} ({})", v.id, v.name, v.layout, v.source));
   if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
     est.assumptions.push_back(fmt::format("variant {} on {} ({}): {}", v.id, resolved.device.id, resolved.device.family, f->message));
