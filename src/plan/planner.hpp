@@ -110,7 +110,9 @@ struct PlanInputs {
 // --quantization the engine accepts and that no rule of the variant rejects on every device of it
 // (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, and AWQ where
 // `published` (default: the shipped data/engines/quantized_checkpoints.json) lists an AWQ checkpoint of the
-// model, else compressed-tensors W4A16, the variant its conversion recipe produces).
+// model, else compressed-tensors W4A16, the variant its conversion recipe produces). A checkpoint published
+// in a format the engine does not serve gets the same variants where a conversion can start from it: its BF16
+// original, or a cast back to BF16 (FP8 block on vLLM-Ascend; converts_published_checkpoint).
 std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,
                                                const engine::QuantizedCatalog* published = nullptr);
 
