@@ -116,14 +116,18 @@ bool same_method(std::string method, std::string flag) {
   return method == flag;
 }
 
+// Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
+enum class RecipeInput { hub, cast_output };
+
 // The commands of `recipe` with its templates filled: {model_id}, {model_name}, {model_dir}, {output_dir},
-// {devices}. After a cast (input_is_cast) the recipe reads the cast's output, not the hub: its download
-// command ("huggingface-cli download ...") is dropped and {model_id} names the cast's output directory.
+// {devices}. After a cast the recipe reads the cast's output, not the hub: its download command
+// ("huggingface-cli download ...") is dropped and {model_id} names the cast's output directory.
 void push_recipe(const engine::ConversionRecipe& recipe, const std::string& model_id, const std::string& model_dir, const std::string& output_dir,
-                 const std::string& devices, bool input_is_cast, Launch& l) {
+                 const std::string& devices, RecipeInput input, Launch& l) {
+  const bool after_cast = input == RecipeInput::cast_output;
   for (const auto& cmd : recipe.commands) {
-    if (input_is_cast && cmd.rfind("huggingface-cli download ", 0) == 0) continue;
-    std::string s = replace_all(cmd, "{model_id}", input_is_cast ? model_dir : model_id);
+    if (after_cast && cmd.rfind("huggingface-cli download ", 0) == 0) continue;
+    std::string s = replace_all(cmd, "{model_id}", after_cast ? model_dir : model_id);
     s = replace_all(s, "{model_name}", base_name(model_id));
     s = replace_all(s, "{model_dir}", model_dir);
     s = replace_all(s, "{output_dir}", output_dir);
@@ -157,7 +161,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
     l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
                                c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
-    push_recipe(*cast, model_id, model_dir, input_dir, devices, false, l);
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, RecipeInput::hub, l);
     std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
     note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
     l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
@@ -165,7 +169,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
   }
-  push_recipe(cv, model_id, input_dir, output_dir, devices, cast != nullptr, l);
+  push_recipe(cv, model_id, input_dir, output_dir, devices, cast ? RecipeInput::cast_output : RecipeInput::hub, l);
   l.checkpoint = output_dir;
   l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");
 }
@@ -186,7 +190,8 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
   // the variant is looked up, or converted, from that original; no cast.
   const engine::QuantizedCheckpoint* release = m.quant.quantized() ? engine::find_checkpoint_by_repo(catalog, model_id) : nullptr;
   const std::string base_id = release ? release->base_model : model_id;
-  if (release) l.notes.push_back(model_id + " is " + release->format + " of " + base_id + " (" + release->source + "): the " + variant + " row starts from that BF16 original");
+  if (release)
+    l.notes.push_back(model_id + " is " + release->format + " of " + base_id + " (" + release->source + "): the " + variant + " row starts from that BF16 original");
   if (const auto* ck = engine::find_quantized_checkpoint(catalog, base_id, variant)) {
     l.checkpoint = ck->repo;
     flag = ck->quantization_flag;
