@@ -121,6 +121,29 @@ TEST(VariantCli, Issue16_AscendVersionRulesInFitAndPlan) {
   EXPECT_NE(json_of(a2)["failure"], "unsupported_quantization");
 }
 
+// Issue 16: fit --variant on a checkpoint published in another format says what the variant is made from:
+// DeepSeek-V3 (FP8 only) after the cast to BF16, Qwen3-32B-FP8 from its BF16 original; a BF16 model has no
+// such line.
+TEST(VariantCli, Issue16_FitVariantOfAPublishedFp8CheckpointSaysWhatItIsMadeFrom) {
+  auto made_from = [](const std::string& args) {
+    const auto fit = pftest::run_cli("fit " + args + " --variant w4a8_dynamic --json", {.with_stderr = false});
+    std::string line;
+    const Json j = json_of(fit);
+    for (const auto& a : j["assumptions"])
+      if (a.get<std::string>().find("variant w4a8_dynamic of ") == 0) line = a.get<std::string>();
+    return line;
+  };
+  const std::string ds = made_from("deepseek-ai/DeepSeek-V3 --device 910B3 --num-devices 16");
+  EXPECT_NE(ds.find("(published as FP8 block 128x128 (DeepSeek / Qwen FP8 checkpoints)): made after a cast to BF16 with DeepSeek-V3 "
+                    "inference/fp8_cast_bf16.py"),
+            std::string::npos)
+      << ds;
+  EXPECT_NE(ds.find("`preflight plan deepseek-ai/DeepSeek-V3 --variant w4a8_dynamic --commands`"), std::string::npos) << ds;
+  const std::string qwen = made_from("Qwen/Qwen3-32B-FP8 --device 910B4 --num-devices 2");
+  EXPECT_NE(qwen.find("made from its BF16 original Qwen/Qwen3-32B;"), std::string::npos) << qwen;
+  EXPECT_EQ(made_from("Qwen/Qwen3-32B --device 910B4 --num-devices 2"), "");
+}
+
 // Plan as a user reads it: full variant names in the table, a start command for every row with
 // --commands, and one in --json for every recommended row.
 TEST(VariantCli, Issue16_PlanShowsFullNamesAndEveryStartCommand) {
