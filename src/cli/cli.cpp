@@ -28,10 +28,12 @@
 #include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/quantized_checkpoints.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/fit_search.hpp"
+#include "plan/launch.hpp"
 #include "report/render.hpp"
 #include "report/render_plan.hpp"
 #include "validate/validation.hpp"
@@ -140,7 +142,7 @@ Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
 // engine's own message (true); a kernel fallback an assumption.
 bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolved, estimate::FitEstimate& est) {
   const bool moe = resolved.model.num_experts > 0;
-  const std::string version = resolved.engine.version_max.text();
+  const std::string version = resolved.engine.rule_version().text();
   est.assumptions.push_back(fmt::format("variant {}: {}; {} ({})", v.id, v.name, v.layout, v.source));
   if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
     est.assumptions.push_back(fmt::format("variant {} on {} ({}): {}", v.id, resolved.device.id, resolved.device.family, f->message));
@@ -151,6 +153,24 @@ bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolve
     return true;
   }
   return false;
+}
+
+// Issue 16: a variant of a checkpoint published in another format (DeepSeek-V3 in FP8) is made from BF16
+// weights; the assumption says from which and where plan prints the steps.
+void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& published, estimate::FitEstimate& est) {
+  const auto& variants = model::load_variant_catalog();
+  if (!v.quantized() || !published.quant.quantized() || !variants) return;
+  const model::QuantVariant* own = model::variant_of_checkpoint(*variants, published.quant);
+  if (own == &v) return;
+  static const auto catalog = engine::load_quantized_catalog();
+  const engine::QuantizedCheckpoint* release = catalog ? engine::find_checkpoint_by_repo(*catalog, plan::hub_repo_id(published.id)) : nullptr;
+  const engine::ConversionRecipe* cast = catalog && own ? engine::find_cast(*catalog, own->id) : nullptr;
+  const std::string how = release ? "from its BF16 original " + release->base_model
+                          : cast  ? "after a cast to BF16 with " + cast->tool
+                                  : std::string("from BF16 weights, and no cast of its format back to BF16 is known");
+  est.assumptions.push_back(fmt::format("variant {} of {} (published as {}): made {}; `preflight plan {} --variant {} --commands` prints the steps with their disk "
+                                        "and host RAM",
+                                        v.id, published.id, own ? own->name : published.quant.detail, how, published.id, v.id));
 }
 
 const CommandText k_fit_text{
@@ -218,6 +238,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!rules_of && !r.flags.quantization && model.quant.quantized())
     if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, model.quant);
   if (rules_of && check_variant(*rules_of, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
+  if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   const auto band = deploy::across_versions(in, {&*devices, &*engines});  // issue 15: no version given -> the band over versions

@@ -439,6 +439,7 @@ Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::s
     if (p.engine == engine && p.version_min <= *v && *v <= p.version_max) {
       EngineProfile selected = p;
       apply_group_padding(selected, *v);
+      selected.version_named = *v;
       return selected;
     }
   }

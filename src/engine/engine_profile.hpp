@@ -49,6 +49,11 @@ struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
   Version version_min, version_max;
+  // The version the user named (--engine E@X.Y.Z, a case's engine version) when one selected this profile;
+  // empty: none named. Variant rules with a version bound compare rule_version() (issue 16: W4A8_DYNAMIC
+  // loads from vLLM-Ascend 0.9.1, inside the 0.7-0.12 profile).
+  std::optional<Version> version_named;
+  Version rule_version() const { return version_named.value_or(version_max); }
   std::string platform;  // npu | cuda | any
   double default_gpu_memory_utilization = 0.9;
   int64_t block_size = 16;

@@ -12,13 +12,52 @@ Status check_source(const std::string& source, const std::string& where, const s
   return Ok{};
 }
 
+// One record of "conversions" or "casts" (`section`); `seen` holds the section's records read so far.
+Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& origin, const std::string& section, const std::vector<ConversionRecipe>& seen) {
+  JsonObject pre(item, origin, section + "[]");
+  PF_TRY(id, pre.string("id"));
+  const std::string where = origin + ": " + section + "[" + id + "]";
+  JsonObject r(item, origin, section + "[" + id + "]");
+  PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "note", "source"}));
+  (void)keys;
+  for (const auto& existing : seen)
+    if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+  ConversionRecipe c;
+  c.id = id;
+  PF_TRY(variant, r.string("variant"));
+  PF_TRY(platform, r.string("platform"));
+  if (platform != "npu" && platform != "cuda" && platform != "any")
+    return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
+  PF_TRY(tool, r.string("tool"));
+  PF_TRY(suffix, r.string("output_suffix"));
+  PF_TRY(flag, r.string("quantization_flag"));
+  PF_TRY(commands, string_list(r.find("commands"), where + ".commands", origin));
+  bool writes_output = false;
+  for (const auto& cmd : commands) writes_output |= cmd.find("{output_dir}") != std::string::npos;
+  if (!writes_output) return make_error(ErrorKind::corrupt, where + ": no command writes {output_dir}", origin);
+  if (suffix.empty()) return make_error(ErrorKind::corrupt, where + ": output_suffix is empty", origin);
+  PF_TRY(note, r.string("note"));
+  PF_TRY(source, r.string("source"));
+  PF_TRY(src_ok, check_source(source, where, origin));
+  (void)src_ok;
+  c.variant = variant;
+  c.platform = platform;
+  c.tool = tool;
+  c.output_suffix = suffix;
+  c.quantization_flag = flag;
+  c.commands = commands;
+  c.note = note;
+  c.source = source;
+  return c;
+}
+
 }  // namespace
 
 Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin) {
   QuantizedCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions"}));
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts"}));
   (void)tk;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -58,41 +97,17 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
   }
   PF_TRY(convs, top.array("conversions"));
   for (const auto& item : *convs) {
-    JsonObject pre(item, origin, "conversions[]");
-    PF_TRY(id, pre.string("id"));
-    const std::string where = origin + ": conversions[" + id + "]";
-    JsonObject r(item, origin, "conversions[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "note", "source"}));
-    (void)keys;
-    for (const auto& existing : out.conversions)
-      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
-    ConversionRecipe c;
-    c.id = id;
-    PF_TRY(variant, r.string("variant"));
-    PF_TRY(platform, r.string("platform"));
-    if (platform != "npu" && platform != "cuda" && platform != "any")
-      return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
-    PF_TRY(tool, r.string("tool"));
-    PF_TRY(suffix, r.string("output_suffix"));
-    PF_TRY(flag, r.string("quantization_flag"));
-    PF_TRY(commands, string_list(r.find("commands"), where + ".commands", origin));
-    bool writes_output = false;
-    for (const auto& cmd : commands) writes_output |= cmd.find("{output_dir}") != std::string::npos;
-    if (!writes_output) return make_error(ErrorKind::corrupt, where + ": no command writes {output_dir}", origin);
-    if (suffix.empty()) return make_error(ErrorKind::corrupt, where + ": output_suffix is empty", origin);
-    PF_TRY(note, r.string("note"));
-    PF_TRY(source, r.string("source"));
-    PF_TRY(src_ok, check_source(source, where, origin));
-    (void)src_ok;
-    c.variant = variant;
-    c.platform = platform;
-    c.tool = tool;
-    c.output_suffix = suffix;
-    c.quantization_flag = flag;
-    c.commands = commands;
-    c.note = note;
-    c.source = source;
+    PF_TRY(c, read_recipe(item, origin, "conversions", out.conversions));
     out.conversions.push_back(std::move(c));
+  }
+  if (top.find("casts")) {
+    PF_TRY(casts, top.array("casts"));
+    for (const auto& item : *casts) {
+      PF_TRY(c, read_recipe(item, origin, "casts", out.casts));
+      if (!c.quantization_flag.empty())
+        return make_error(ErrorKind::corrupt, origin + ": casts[" + c.id + "]: quantization_flag '" + c.quantization_flag + "', expected \"\" (a cast writes BF16)", origin);
+      out.casts.push_back(std::move(c));
+    }
   }
   return out;
 }
@@ -112,6 +127,19 @@ const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& cat
 const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform) {
   for (const auto& c : catalog.conversions)
     if (c.variant == variant && (c.platform == platform || c.platform == "any")) return &c;
+  return nullptr;
+}
+
+const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catalog, const std::string& repo) {
+  const std::string r = to_lower(repo);
+  for (const auto& c : catalog.checkpoints)
+    if (to_lower(c.repo) == r) return &c;
+  return nullptr;
+}
+
+const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant) {
+  for (const auto& c : catalog.casts)
+    if (c.variant == from_variant) return &c;
   return nullptr;
 }
 

@@ -37,12 +37,15 @@ struct ConversionRecipe {
 struct QuantizedCatalog {
   std::vector<QuantizedCheckpoint> checkpoints;
   std::vector<ConversionRecipe> conversions;
+  // Casts of a published checkpoint back to BF16, for tools that quantize from BF16 only (msModelSlim):
+  // `variant` is the checkpoint variant the cast reads (fp8_block), the output is BF16 (no quantization_flag).
+  std::vector<ConversionRecipe> casts;
   std::string origin;
 };
 
 // Validates every record: unknown keys, empty source, a url that is not https, an unknown hub,
-// duplicate repo or recipe ids, a recipe whose commands never write {output_dir} (corrupt errors
-// naming the file and record).
+// duplicate repo or recipe ids, a recipe whose commands never write {output_dir}, a cast with a
+// quantization_flag (corrupt errors naming the file and record). "casts" is optional.
 Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin);
 Expected<QuantizedCatalog> load_quantized_catalog();
 
@@ -50,5 +53,10 @@ Expected<QuantizedCatalog> load_quantized_catalog();
 const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant);
 // The conversion producing `variant` on `platform` (a recipe for "any" matches every platform), or nullptr.
 const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
+// The catalogue's record of the published checkpoint `repo` (hub id, case-insensitive), or nullptr.
+const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catalog, const std::string& repo);
+// The cast that turns a checkpoint of `from_variant` (an id of data/variants/quant_variants.json, e.g.
+// fp8_block) into BF16, or nullptr.
+const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant);
 
 }  // namespace preflight::engine

@@ -2,6 +2,7 @@
 // (the same names weight_format_name gives), its kept modules and its engine rules.
 #include "model/quant_variant.hpp"
 
+#include <array>
 #include <cctype>
 #include <cstdio>
 
@@ -13,6 +14,13 @@ namespace preflight::model {
 namespace {
 
 constexpr const char* k_file = "data/variants/quant_variants.json";
+
+// "0.9.1" -> {0, 9, 1}, "0.21" -> {0, 21, 0}, "0.9.1rc2" -> {0, 9, 1}; nullopt when it does not start "X.Y".
+std::optional<std::array<int, 3>> version_triple(const std::string& v) {
+  std::array<int, 3> out{0, 0, 0};
+  if (std::sscanf(v.c_str(), "%d.%d.%d", &out[0], &out[1], &out[2]) < 2) return std::nullopt;
+  return out;
+}
 
 Expected<WeightFormat> format_named(const std::string& name, const std::string& where, const std::string& origin) {
   for (size_t i = 0; i < static_cast<size_t>(WeightFormat::count_); ++i)
@@ -52,12 +60,16 @@ Status read_weights(const Json& j, const std::string& where, const std::string& 
 
 Expected<VariantRule> read_rule(const Json& j, const std::string& where, const std::string& origin) {
   JsonObject r(j, origin, where);
-  PF_TRY(keys, r.only_keys({"engine", "families", "before_version", "model_kind", "status", "message"}));
+  PF_TRY(keys, r.only_keys({"engine", "families", "from_version", "before_version", "model_kind", "status", "message"}));
   (void)keys;
   VariantRule rule;
   PF_TRY(engine, r.string("engine"));
   PF_TRY(families, string_list(r.find("families"), where + ".families", origin));
+  PF_TRY(from, r.opt_string("from_version"));
   PF_TRY(before, r.opt_string("before_version"));
+  for (const auto* bound : {&from, &before})
+    if (*bound && !version_triple(**bound))
+      return make_error(ErrorKind::corrupt, where + ": version bound '" + **bound + "', expected X.Y[.Z]", origin);
   PF_TRY(kind, r.opt_string("model_kind"));
   PF_TRY(status, r.string("status"));
   PF_TRY(message, r.string("message"));
@@ -67,6 +79,7 @@ Expected<VariantRule> read_rule(const Json& j, const std::string& where, const s
   if (kind && *kind != "dense" && *kind != "moe") return make_error(ErrorKind::corrupt, where + ": model_kind '" + *kind + "', expected dense or moe", origin);
   rule.engine = engine;
   rule.families = families;
+  rule.from_version = from.value_or("");
   rule.before_version = before.value_or("");
   rule.model_kind = kind.value_or("");
   rule.status = status;
@@ -143,13 +156,6 @@ bool has_word(const std::string& text, const std::string& word) {
     if (left && right) return true;
   }
   return false;
-}
-
-// "0.21" -> {0, 21}; nullopt when it is not "X.Y".
-std::optional<std::pair<int, int>> major_minor(const std::string& v) {
-  int a = 0, b = 0;
-  if (std::sscanf(v.c_str(), "%d.%d", &a, &b) != 2) return std::nullopt;
-  return std::make_pair(a, b);
 }
 
 }  // namespace
@@ -241,9 +247,9 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
   return nullptr;
 }
 
-const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version_max,
+const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version,
                                 const std::string& device_family, bool moe) {
-  const auto have = major_minor(engine_version_max);
+  const auto have = version_triple(engine_version);
   for (const auto& r : variant.rules) {
     if (r.status != status || r.engine != engine) continue;
     if (!r.families.empty()) {
@@ -252,8 +258,12 @@ const VariantRule* variant_rule(const QuantVariant& variant, const std::string& 
       if (!listed) continue;
     }
     if (!r.model_kind.empty() && (r.model_kind == "moe") != moe) continue;
+    if (!r.from_version.empty()) {
+      const auto bound = version_triple(r.from_version);
+      if (!have || !bound || *have < *bound) continue;
+    }
     if (!r.before_version.empty()) {
-      const auto bound = major_minor(r.before_version);
+      const auto bound = version_triple(r.before_version);
       if (!have || !bound || !(*have < *bound)) continue;
     }
     return &r;

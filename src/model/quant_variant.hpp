@@ -18,10 +18,11 @@ namespace preflight::model {
 struct VariantRule {
   std::string engine;                 // vllm | vllm-ascend | llama.cpp
   std::vector<std::string> families;  // device families; empty = every device of the engine
-  std::string before_version;         // "0.21": holds while the engine profile's newest version is older; empty = every version
+  std::string before_version;         // "0.10.0": holds while the engine version is older; empty = every later version
   std::string model_kind;             // dense | moe | "" (both)
   std::string status;                 // rejected | fallback
   std::string message;                // rejected: the engine's message verbatim; fallback: the kernel it uses
+  std::string from_version;           // "0.9.2": holds from this engine version on; empty = from the first
 };
 
 struct QuantVariant {
@@ -67,9 +68,11 @@ const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::
 // stores it that way (per-module mixed precision, a group size no variant has).
 const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const QuantScheme& scheme);
 
-// The first rule of `status` that holds for the engine (its name and its profile's newest version
-// "X.Y"), the device family and the model kind, or nullptr.
-const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version_max,
+// The first rule of `status` that holds for the engine (its name and version "X.Y[.Z]": the version the
+// user named, else the profile's newest, EngineProfile::rule_version), the device family and the model
+// kind, or nullptr. Versions compare by major, minor and patch ("0.9.1rc2" reads 0.9.1: release-candidate
+// suffixes are not told apart); a bounded rule never holds for a version that does not read.
+const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version,
                                 const std::string& device_family, bool moe);
 
 }  // namespace preflight::model

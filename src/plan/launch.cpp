@@ -6,6 +6,9 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/quantized_checkpoints.hpp"
+#include "model/model_spec.hpp"
+#include "model/quant_variant.hpp"
 
 namespace preflight::plan {
 
@@ -110,17 +113,93 @@ std::string npu_devices(int64_t n) {
   return s;
 }
 
+// Whether a checkpoint stating quant_method `method` is what --quantization `flag` reads (vLLM's names:
+// '-' and '_' alike, case-insensitive).
+bool same_method(std::string method, std::string flag) {
+  for (auto* t : {&method, &flag}) {
+    *t = to_lower(*t);
+    std::replace(t->begin(), t->end(), '-', '_');
+  }
+  return method == flag;
+}
+
+// Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
+enum class RecipeInput { hub, cast_output };
+
+// The commands of `recipe` with its templates filled: {model_id}, {model_name}, {model_dir}, {output_dir},
+// {devices}. After a cast the recipe reads the cast's output, not the hub: its download command
+// ("huggingface-cli download ...") is dropped and {model_id} names the cast's output directory.
+void push_recipe(const engine::ConversionRecipe& recipe, const std::string& model_id, const std::string& model_dir, const std::string& output_dir,
+                 const std::string& devices, RecipeInput input, Launch& l) {
+  const bool after_cast = input == RecipeInput::cast_output;
+  for (const auto& cmd : recipe.commands) {
+    if (after_cast && cmd.rfind("huggingface-cli download ", 0) == 0) continue;
+    std::string s = replace_all(cmd, "{model_id}", after_cast ? model_dir : model_id);
+    s = replace_all(s, "{model_name}", base_name(model_id));
+    s = replace_all(s, "{model_dir}", model_dir);
+    s = replace_all(s, "{output_dir}", output_dir);
+    s = replace_all(s, "{devices}", devices);
+    l.prepare.push_back(s);
+  }
+}
+
+// The variant a published quantized checkpoint is (its own descriptor), or nullptr.
+const model::QuantVariant* published_variant(const model::ModelSpec& m) {
+  const auto& variants = model::load_variant_catalog();
+  return variants && m.quant.quantized() ? model::variant_of_checkpoint(*variants, m.quant) : nullptr;
+}
+
+// The conversion `cv` of the model, with the cast to BF16 first when the model is published quantized
+// (`cast`: DeepSeek's fp8_cast_bf16.py for an FP8 block checkpoint): msModelSlim quantizes BF16 weights.
+// Disk and host memory in the notes come from the sizes: the published checkpoint's weight bytes and
+// 2 B per parameter for the BF16 copy (MTP layers included: the cast writes every tensor).
+void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::string& model_id, const engine::ConversionRecipe& cv,
+                    const engine::ConversionRecipe* cast, int64_t devices_per_node, Launch& l) {
+  const std::string name = base_name(model_id);
+  const std::string model_dir = "/models/" + name;
+  const std::string input_dir = cast ? model_dir + cast->output_suffix : model_dir;
+  const std::string output_dir = model_dir + cv.output_suffix;
+  const model::ParamCounts params = model::count_params(m);
+  const double bf16_gib = bytes_to_gib(static_cast<double>(params.total) * 2.0);
+  const std::string devices = npu_devices(std::min(c.num_devices, devices_per_node));
+  if (cast) {
+    const model::QuantVariant* own = published_variant(m);
+    const model::WeightBytes published = model::compute_weight_bytes(m);
+    const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
+    l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
+                               c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, RecipeInput::hub, l);
+    std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
+    note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
+    l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
+  } else {
+    l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
+                               model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
+  }
+  push_recipe(cv, model_id, input_dir, output_dir, devices, cast ? RecipeInput::cast_output : RecipeInput::hub, l);
+  l.checkpoint = output_dir;
+  l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");
+}
+
 // What `vllm serve` loads for the candidate's variant, and the --quantization it passes. Never
 // --quantization X on a checkpoint that is not X: a published X checkpoint, else the conversion
-// that produces one (its commands go to `prepare`), else vLLM's own load-time quantization (fp8).
+// that produces one (its commands go to `prepare`; from a checkpoint published quantized, after the
+// cast back to BF16 the catalogue has for its format), else vLLM's own load-time quantization (fp8).
+// A published quantized checkpoint is served as it is for its own method.
 void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
                        int64_t devices_per_node, Launch& l, std::string& flag) {
   const std::string model_id = hub_repo_id(c.model_id);
   l.checkpoint = model_id;
   flag = c.quantization_flag;
-  if (flag.empty() || m.quant.quantized()) return;
+  if (flag.empty() || (m.quant.quantized() && (c.variant_id.empty() || same_method(m.quant.method, flag)))) return;
   const std::string& variant = c.variant_id.empty() ? c.quantization_flag : c.variant_id;
-  if (const auto* ck = engine::find_quantized_checkpoint(catalog, model_id, variant)) {
+  // A quantized repo the catalogue lists as a release of a BF16 original (Qwen/Qwen3-32B-FP8 of Qwen/Qwen3-32B):
+  // the variant is looked up, or converted, from that original; no cast.
+  const engine::QuantizedCheckpoint* release = m.quant.quantized() ? engine::find_checkpoint_by_repo(catalog, model_id) : nullptr;
+  const std::string base_id = release ? release->base_model : model_id;
+  if (release)
+    l.notes.push_back(model_id + " is " + release->format + " of " + base_id + " (" + release->source + "): the " + variant + " row starts from that BF16 original");
+  if (const auto* ck = engine::find_quantized_checkpoint(catalog, base_id, variant)) {
     l.checkpoint = ck->repo;
     flag = ck->quantization_flag;
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
@@ -128,37 +207,38 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
                       ck->source + ")" + (ck->hub == "modelscope" ? "; VLLM_USE_MODELSCOPE=true makes vLLM fetch it from ModelScope" : ""));
     return;
   }
-  if (const auto* cv = engine::find_conversion(catalog, variant, e.platform)) {
-    const std::string name = base_name(model_id);
-    const std::string model_dir = "/models/" + name;
-    const std::string output_dir = model_dir + cv->output_suffix;
-    const double bf16_gib = bytes_to_gib(static_cast<double>(model::count_params(m).total) * 2.0);
-    const std::string devices = npu_devices(std::min(c.num_devices, devices_per_node));
-    l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
-                               c.model_id.c_str(), c.variant.c_str(), cv->tool.c_str()));
-    for (const auto& cmd : cv->commands) {
-      std::string s = replace_all(cmd, "{model_id}", model_id);
-      s = replace_all(s, "{model_name}", name);
-      s = replace_all(s, "{model_dir}", model_dir);
-      s = replace_all(s, "{output_dir}", output_dir);
-      s = replace_all(s, "{devices}", devices);
-      l.prepare.push_back(s);
-    }
-    l.checkpoint = output_dir;
+  const model::QuantVariant* own = published_variant(m);
+  const engine::ConversionRecipe* cast = own && !release ? engine::find_cast(catalog, own->id) : nullptr;
+  const engine::ConversionRecipe* cv = engine::find_conversion(catalog, variant, e.platform);
+  if (cv && (!m.quant.quantized() || release || cast)) {
+    add_conversion(m, c, base_id, *cv, cast, devices_per_node, l);
     flag = cv->quantization_flag;
-    l.notes.push_back(cv->id + ": " + replace_all(cv->note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv->source + ")");
     return;
   }
-  if (c.quantization_flag == "fp8") {
+  if (c.quantization_flag == "fp8" && !m.quant.quantized()) {
     l.notes.push_back("--quantization fp8 on a BF16 checkpoint: vLLM quantizes the weights to FP8 while loading, no calibration or converted checkpoint needed "
                       "(vLLM docs, FP8 W8A8: dynamic quantization with --quantization fp8)");
     return;
   }
-  const std::string placeholder = "/models/" + base_name(model_id) + "-" + variant;
-  l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) and no conversion recipe on %s: produce one at %s first", c.model_id.c_str(),
-                             c.variant.c_str(), e.platform.c_str(), placeholder.c_str()));
+  const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
+  if (cv)  // the model is published quantized and its format has no cast back to BF16
+    l.prepare.push_back(format("# %s is published in %s and no cast of that format back to BF16 (what the %s conversion reads) is known: produce a %s checkpoint at %s first",
+                               c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), variant.c_str(), c.variant.c_str(), placeholder.c_str()));
+  else
+    l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) and no conversion recipe on %s: produce one at %s first", c.model_id.c_str(),
+                               c.variant.c_str(), e.platform.c_str(), placeholder.c_str()));
   l.checkpoint = placeholder;
 }
+
+}  // namespace
+
+bool converts_published_checkpoint(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog) {
+  const model::QuantVariant* own = published_variant(m);
+  if (!own || !(engine::find_checkpoint_by_repo(catalog, hub_repo_id(m.id)) || engine::find_cast(catalog, own->id))) return false;
+  return !e.accepts_quantization(m.quant.method) || (same_method(m.quant.method, "fp8") && !e.fp8_requires.empty());
+}
+
+namespace {
 
 // llama-server's model argument for the model as the user gave it (ModelSpec::id): a hub reference
 // "hf:org/name/file.gguf@rev" becomes -hf org/name:QUANT (llama.cpp's -hf <user>/<model>[:quant] picks

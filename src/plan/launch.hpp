@@ -27,6 +27,13 @@ struct LaunchOptions {
 // other id is returned as it is.
 std::string hub_repo_id(const std::string& model_id);
 
+// Whether `engine` does not serve the checkpoint's own format (its method is not accepted, or FP8 where
+// the engine's FP8 path needs a config key the model lacks) and the engine's conversions (msModelSlim) can
+// start from it: `catalog` lists the repo as a release of a BF16 original (Qwen/Qwen3-32B-FP8 of
+// Qwen/Qwen3-32B), or has a cast of its format back to BF16 (issue 16: DeepSeek-V3, published in FP8 only,
+// on vLLM-Ascend). False for a checkpoint that is not quantized.
+bool converts_published_checkpoint(const model::ModelSpec& model, const engine::EngineProfile& engine, const engine::QuantizedCatalog& catalog);
+
 Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, const engine::EngineProfile& engine, const engine::LaunchRules& rules,
                     int64_t devices_per_node, const LaunchOptions& options = {});
 

@@ -102,18 +102,19 @@ bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const e
 
 std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published) {
   std::vector<std::string> out = {""};
-  if (m.quant.quantized() || e.engine == "llama.cpp") return out;
+  if (e.engine == "llama.cpp") return out;
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
-  const std::string version_max = e.version_max.text();  // formatted once, not per variant
+  const std::string version = e.rule_version().text();  // formatted once, not per variant
   static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
   if (!published && shipped) published = &*shipped;
+  if (m.quant.quantized() && !(published && converts_published_checkpoint(m, e, *published))) return out;
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
     const auto v = model::find_variant(*catalog, id);
     if (!v) continue;
     const std::string& q = (*v)->engine_quantization;
     if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
-    if (model::variant_rule(**v, "rejected", e.engine, version_max, "", m.num_experts > 0)) continue;
+    if (model::variant_rule(**v, "rejected", e.engine, version, "", m.num_experts > 0)) continue;
     // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
     // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
     const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
@@ -196,7 +197,7 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
   }
   const model::QuantVariant* rules_of = p.v;
   if (!rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
-  if (eng && rules_of) p.rejected = model::variant_rule(*rules_of, "rejected", eng->engine, eng->version_max.text(), dev.family, m.num_experts > 0);
+  if (eng && rules_of) p.rejected = model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0);
   return p;
 }
 

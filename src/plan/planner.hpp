@@ -116,7 +116,10 @@ struct PlanInputs {
 // --quantization the engine accepts and that no rule of the variant rejects on every device of it
 // (vLLM-Ascend: msModelSlim W8A8, W4A8_DYNAMIC, and W4A16 for MoE models; vLLM: FP8 at load, and AWQ where
 // `published` (default: the shipped data/engines/quantized_checkpoints.json) lists an AWQ checkpoint of the
-// model, else compressed-tensors W4A16, the variant its conversion recipe produces). Issue 16: only variants a
+// model, else compressed-tensors W4A16, the variant its conversion recipe produces). A checkpoint published
+// in a format the engine does not serve gets the same variants where a conversion can start from it: its BF16
+// original, or a cast back to BF16 (FP8 block on vLLM-Ascend; converts_published_checkpoint).
+// Issue 16: only variants a
 // start command can serve as written: a published checkpoint of the model in it, a conversion recipe on the
 // engine's platform, or fp8 at load (msModelSlim W4A16, with no catalogued recipe, is left out).
 std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,

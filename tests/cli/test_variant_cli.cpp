@@ -74,12 +74,74 @@ TEST(VariantCli, Issue16_BadVariantInput) {
   // A variant the engine rejects on that card: the engine's own message, exit 1.
   const auto dense_w4a16 = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --num-devices 4 --variant w4a16");
   EXPECT_EQ(dense_w4a16.code, 1);
-  EXPECT_NE(dense_w4a16.out.find("NotImplementedError: Currently, vLLM Ascend doesn't support W4A16 for linear."), std::string::npos) << dense_w4a16.out;
+  // vLLM-Ascend 0.23+ (the newest profile) words it so (modelslim_config.py create_scheme_for_layer at v0.23.0).
+  EXPECT_NE(dense_w4a16.out.find("NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A16 for layer_type=linear. Please use a supported "
+                                 "quantization format or load the model with its original float weights."),
+            std::string::npos)
+      << dense_w4a16.out;
   const auto awq_volta = pftest::run_cli("fit Qwen/Qwen3-8B --device V100-SXM2-32G --variant awq --json", {.with_stderr = false});
   EXPECT_EQ(awq_volta.code, 1);
   const Json j = json_of(awq_volta);
   EXPECT_EQ(j["failure"], "unsupported_quantization");
   EXPECT_EQ(j["failure_message"], "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.");
+}
+
+// Issue 16: the vLLM-Ascend version limits are rules fit and plan apply to the version --engine names (the
+// 0.7-0.12 profile spans them: W4A8_DYNAMIC enters the quantizer table at v0.9.1rc2 / v0.10.0rc1). Messages
+// as vllm_ascend/quantization/quantizer.py (v0.9.0rc2) and _310p/quantization/modelslim_config.py (v0.23.0)
+// raise them; exit 1 (the engine refuses the deployment), as documented in fit --help.
+TEST(VariantCli, Issue16_AscendVersionRulesInFitAndPlan) {
+  const std::string fit32 = "fit Qwen/Qwen3-32B --device 910B4 --num-devices 2 --max-model-len 32768 --variant w4a8_dynamic --json --engine vllm-ascend@";
+  const auto old = pftest::run_cli(fit32 + "0.9.0", {.with_stderr = false});
+  EXPECT_EQ(old.code, 1) << old.out.substr(0, 400);
+  const Json o = json_of(old);
+  EXPECT_EQ(o["failure"], "unsupported_quantization");
+  EXPECT_EQ(o["failure_message"], "NotImplementedError: Currently, vLLM Ascend only supports following quant types:['W8A8', 'W8A8_DYNAMIC']");
+  const auto gap = pftest::run_cli(fit32 + "0.9.2rc1", {.with_stderr = false});
+  EXPECT_EQ(json_of(gap)["failure_message"], "NotImplementedError: Currently, vLLM Ascend only supports following quant types:['W8A8', 'W8A8_DYNAMIC', 'C8']");
+  const auto ok = pftest::run_cli(fit32 + "0.10.0", {.with_stderr = false});
+  EXPECT_NE(json_of(ok)["failure"], "unsupported_quantization") << ok.out.substr(0, 400);
+  // Plan: no W4A8_DYNAMIC row for 0.9.0; asked for by name, every row carries the engine's message.
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --context 32768 --engine vllm-ascend@0.9.0 --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 400);
+  const Json p = json_of(plan);
+  for (const char* list : {"recommended", "rejected"})
+    for (const auto& row : p[list]) EXPECT_NE(row["variant_id"], "w4a8_dynamic") << row.dump().substr(0, 200);
+  const auto named = pftest::run_cli("plan Qwen/Qwen3-32B --devices 910B4 --context 32768 --engine vllm-ascend@0.9.0 --variant w4a8_dynamic --json", {.with_stderr = false});
+  const Json n = json_of(named);
+  EXPECT_TRUE(n["recommended"].empty());
+  ASSERT_FALSE(n["rejected"].empty());
+  for (const auto& row : n["rejected"])
+    EXPECT_EQ(row["reason"], "engine rejects it: NotImplementedError: Currently, vLLM Ascend only supports following quant types:['W8A8', 'W8A8_DYNAMIC']");
+  // 310P builds its layers from its own registry (no W4A8_DYNAMIC): rejected on that card only.
+  const auto p310 = pftest::run_cli("fit Qwen/Qwen3-8B --device 310P3 --max-model-len 4096 --variant w4a8_dynamic --engine vllm-ascend@0.23 --json", {.with_stderr = false});
+  EXPECT_EQ(p310.code, 1);
+  EXPECT_EQ(json_of(p310)["failure_message"], "NotImplementedError: Unsupported quant_type=W4A8_DYNAMIC for layer_type=linear.");
+  const auto a2 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 4096 --variant w4a8_dynamic --engine vllm-ascend@0.23 --json", {.with_stderr = false});
+  EXPECT_NE(json_of(a2)["failure"], "unsupported_quantization");
+}
+
+// Issue 16: fit --variant on a checkpoint published in another format says what the variant is made from:
+// DeepSeek-V3 (FP8 only) after the cast to BF16, Qwen3-32B-FP8 from its BF16 original; a BF16 model has no
+// such line.
+TEST(VariantCli, Issue16_FitVariantOfAPublishedFp8CheckpointSaysWhatItIsMadeFrom) {
+  auto made_from = [](const std::string& args) {
+    const auto fit = pftest::run_cli("fit " + args + " --variant w4a8_dynamic --json", {.with_stderr = false});
+    std::string line;
+    const Json j = json_of(fit);
+    for (const auto& a : j["assumptions"])
+      if (a.get<std::string>().find("variant w4a8_dynamic of ") == 0) line = a.get<std::string>();
+    return line;
+  };
+  const std::string ds = made_from("deepseek-ai/DeepSeek-V3 --device 910B3 --num-devices 16");
+  EXPECT_NE(ds.find("(published as FP8 block 128x128 (DeepSeek / Qwen FP8 checkpoints)): made after a cast to BF16 with DeepSeek-V3 "
+                    "inference/fp8_cast_bf16.py"),
+            std::string::npos)
+      << ds;
+  EXPECT_NE(ds.find("`preflight plan deepseek-ai/DeepSeek-V3 --variant w4a8_dynamic --commands`"), std::string::npos) << ds;
+  const std::string qwen = made_from("Qwen/Qwen3-32B-FP8 --device 910B4 --num-devices 2");
+  EXPECT_NE(qwen.find("made from its BF16 original Qwen/Qwen3-32B;"), std::string::npos) << qwen;
+  EXPECT_EQ(made_from("Qwen/Qwen3-32B --device 910B4 --num-devices 2"), "");
 }
 
 // Plan as a user reads it: full variant names in the table, a start command for every row with

@@ -64,7 +64,7 @@ TEST(VariantValidate, Issue16_CaseQuantizationTextAppliesTheVariantToTheBaseConf
 }
 
 // Issue 16, "Done when": `fit --variant` and validate's reading of a case's quantization text agree with
-// `plan` on the same deployment, for an Ascend W8A8, an AWQ and an FP8 variant. The plan picks the device
+// `plan` on the same deployment, for Ascend W8A8, W4A8_DYNAMIC and W4A16, an AWQ and an FP8 variant. The plan picks the device
 // count; fit and a validate case are then run at that count and context, and all three give the same weights
 // per device and KV tokens, and name the same variant.
 TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
@@ -75,6 +75,10 @@ TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
       {"Qwen/Qwen3-32B", "910B4", "vllm-ascend", "w8a8", "ascend (modelslim W8A8)"},
       {"Qwen/Qwen3-32B", "H100-SXM", "vllm", "awq", "AWQ 4-bit"},
       {"Qwen/Qwen3-8B", "L40S", "vllm", "fp8_tensor", "fp8 (per-tensor)"},
+      // Issue 16 leftovers: the 4-bit Ascend schemes, W4A8_DYNAMIC on a dense model and W4A16 (routed experts)
+      // on a MoE model, as a case would write them.
+      {"Qwen/Qwen3-32B", "910B4", "vllm-ascend", "w4a8_dynamic", "w4a8 (ascend w4a8_dynamic)"},
+      {"Qwen/Qwen3-30B-A3B", "910B4", "vllm-ascend", "w4a16", "w4a16 (ascend)"},
   };
   const std::string dir = pftest::scratch_dir("variant-agree");
   for (const auto& d : deployments) {

@@ -189,7 +189,7 @@ TEST(QuantVariant, Issue16_EngineRulesByEngineFamilyVersionAndKind) {
   auto awq = find_variant(c, "awq");
   auto fp8 = find_variant(c, "fp8_block");
   ASSERT_TRUE(w4a16 && awq && fp8);
-  const VariantRule* dense = variant_rule(**w4a16, "rejected", "vllm-ascend", "0.26", "ascend-a2", false);
+  const VariantRule* dense = variant_rule(**w4a16, "rejected", "vllm-ascend", "0.19", "ascend-a2", false);
   ASSERT_NE(dense, nullptr);
   EXPECT_EQ(dense->message, "NotImplementedError: Currently, vLLM Ascend doesn't support W4A16 for linear.");
   EXPECT_EQ(variant_rule(**w4a16, "rejected", "vllm-ascend", "0.26", "ascend-a2", true), nullptr);
@@ -234,6 +234,10 @@ TEST(QuantVariant, Issue16_BadRecordsAreRejected) {
   packed["id"] = "p";
   packed["weights"] = {{"linear", "packed_bits"}, {"experts", "packed_bits"}};
   bad.push_back({"packed without bits", packed, "bits_per_weight"});
+  Json bad_bound = base;
+  bad_bound["id"] = "b";
+  bad_bound["rules"] = Json::array({{{"engine", "vllm-ascend"}, {"from_version", "soon"}, {"status", "rejected"}, {"message", "m"}}});
+  bad.push_back({"unreadable version bound (issue 16)", bad_bound, "version bound 'soon', expected X.Y[.Z]"});
   for (const auto& b : bad) {
     Json other = base;
     other["id"] = "other";
@@ -320,4 +324,78 @@ TEST(QuantVariant, Issue16_CheckpointDescriptorsAreRecognizedAsVariants) {
     ASSERT_NE(v, nullptr) << dir << " (" << spec->quant.method << ", " << weight_format_name(spec->quant.linear_format) << ")";
     EXPECT_EQ(v->id, id) << dir;
   }
+}
+
+// Issue 16: the W4A8_DYNAMIC and W4A16 version limits of vLLM-Ascend are rules, compared with the version
+// named (not the engine profile's newest), by major.minor.patch, per device family and model kind. Each
+// expected message is the string vLLM-Ascend raises at that tag, copied from its source by hand:
+//   quantizer.py / utils.py get_quantizer: "Currently, vLLM Ascend only supports following quant types:" +
+//   str(list(table keys)); modelslim_config.py create_scheme_for_layer: "Currently, vLLM Ascend doesn't
+//   support {q} for {t}." (to v0.19.1rc1), "... quant_type={q} for layer_type={t}." (v0.20.2rc1; v0.23.0rc1
+//   adds "Please use ..."); 310P registry (v0.15.0rc1 on): W8A8 linear, W8A8_DYNAMIC moe (linear from v0.18.0).
+TEST(QuantVariant, Issue16_AscendVersionLimitsAreRules) {
+  const auto& c = shipped();
+  const std::string only = "NotImplementedError: Currently, vLLM Ascend only supports following quant types:";
+  const std::string lin20 = "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A16 for layer_type=linear.";
+  struct Case {
+    const char* variant;
+    const char* version;
+    const char* family;
+    bool moe;
+    std::string want;  // "" = not rejected
+  };
+  const std::vector<Case> cases = {
+      // W4A8_DYNAMIC: table from v0.9.1rc2 (0.9.1-dev branch), missing again in v0.9.2rc1 (main), back from v0.10.0rc1.
+      {"w4a8_dynamic", "0.8.5", "ascend-a2", false, only + "['W8A8', 'W8A8_DYNAMIC']"},
+      {"w4a8_dynamic", "0.9.0", "ascend-a2", true, only + "['W8A8', 'W8A8_DYNAMIC']"},
+      {"w4a8_dynamic", "0.9.1", "ascend-a2", false, ""},
+      {"w4a8_dynamic", "0.9.2rc1", "ascend-a2", false, only + "['W8A8', 'W8A8_DYNAMIC', 'C8']"},
+      {"w4a8_dynamic", "0.10.0", "ascend-a2", true, ""},
+      {"w4a8_dynamic", "0.12.99", "ascend-a2", false, ""},  // the 0.7-0.12 profile's newest: accepted
+      {"w4a8_dynamic", "0.26.99", "ascend-a3", true, ""},
+      // 310P: its own registry from v0.15.0rc1; the variant's attention (W8A8_DYNAMIC) fails first before v0.18.
+      {"w4a8_dynamic", "0.14.0", "ascend-310p", false, ""},
+      {"w4a8_dynamic", "0.15.0", "ascend-310p", true, "NotImplementedError: Currently, vLLM Ascend doesn't support W8A8_DYNAMIC for linear."},
+      {"w4a8_dynamic", "0.18.0", "ascend-310p", false, "NotImplementedError: Currently, vLLM Ascend doesn't support W4A8_DYNAMIC for linear."},
+      {"w4a8_dynamic", "0.19.1", "ascend-310p", true, "NotImplementedError: Currently, vLLM Ascend doesn't support W4A8_DYNAMIC for moe."},
+      {"w4a8_dynamic", "0.20.2", "ascend-310p", true, "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A8_DYNAMIC for layer_type=moe."},
+      {"w4a8_dynamic", "0.23.0", "ascend-310p", false, "NotImplementedError: Unsupported quant_type=W4A8_DYNAMIC for layer_type=linear."},
+      {"w8a8_dynamic", "0.17.0", "ascend-310p", false, "NotImplementedError: Currently, vLLM Ascend doesn't support W8A8_DYNAMIC for linear."},
+      {"w8a8_dynamic", "0.18.0", "ascend-310p", false, ""},
+      {"w8a8", "0.15.0", "ascend-310p", true, ""},
+      // W4A16: in the table from v0.12.0rc1, moe only; linear never.
+      {"w4a16", "0.9.1", "ascend-a2", true, only + "['W4A8_DYNAMIC', 'W8A8', 'W8A8_DYNAMIC']"},
+      {"w4a16", "0.10.2", "ascend-a2", true, only + "['W4A8_DYNAMIC', 'W8A8', 'W8A8_DYNAMIC', 'C8']"},
+      {"w4a16", "0.11.0", "ascend-a2", false, only + "['W4A8_DYNAMIC', 'W4A4_FLATQUANT_DYNAMIC', 'W8A8', 'W8A8_DYNAMIC', 'C8']"},
+      {"w4a16", "0.12.0", "ascend-a2", true, ""},
+      {"w4a16", "0.12.0", "ascend-a2", false, "NotImplementedError: Currently, vLLM Ascend doesn't support W4A16 for linear."},
+      {"w4a16", "0.20.2", "ascend-a2", false, lin20},
+      {"w4a16", "0.23.0", "ascend-a3", false,
+       lin20 + " Please use a supported quantization format or load the model with its original float weights."},
+      {"w4a16", "0.26.99", "ascend-a3", true, ""},
+      {"w4a16", "0.18.0", "ascend-310p", true, "NotImplementedError: Currently, vLLM Ascend doesn't support W4A16 for moe."},
+      {"w4a16", "0.21.0", "ascend-310p", true, "NotImplementedError: Unsupported quant_type=W4A16 for layer_type=moe."},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(std::string(k.variant) + " @" + k.version + " " + k.family + (k.moe ? " moe" : " dense"));
+    auto v = find_variant(c, k.variant);
+    ASSERT_TRUE(v.has_value());
+    const VariantRule* r = variant_rule(**v, "rejected", "vllm-ascend", k.version, k.family, k.moe);
+    if (k.want.empty()) {
+      EXPECT_EQ(r, nullptr) << (r ? r->message : "");
+    } else {
+      ASSERT_NE(r, nullptr);
+      EXPECT_EQ(r->message, k.want);
+    }
+  }
+  // from_version + before_version bound a range; a version that does not read never meets a bounded rule.
+  QuantVariant v;
+  VariantRule range{"vllm-ascend", {}, "0.10.0", "", "rejected", "in range"};
+  range.from_version = "0.9.2";
+  v.rules.push_back(range);
+  EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", "0.9.1", "ascend-a2", false), nullptr);
+  EXPECT_NE(variant_rule(v, "rejected", "vllm-ascend", "0.9.2", "ascend-a2", false), nullptr);
+  EXPECT_NE(variant_rule(v, "rejected", "vllm-ascend", "0.9.99", "ascend-a2", false), nullptr);
+  EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", "0.10.0", "ascend-a2", false), nullptr);
+  EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", "latest", "ascend-a2", false), nullptr);
 }

@@ -345,6 +345,15 @@ TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
   const auto* w4a8 = engine::find_conversion(*shipped, "w4a8_dynamic", "npu");
   ASSERT_NE(w4a8, nullptr);
   EXPECT_NE(w4a8->commands.back().find("--quant_type w4a8 "), std::string::npos);
+  // Issue 16: FP8 block checkpoints (DeepSeek-V3/R1, Qwen3-*-FP8) have a cast back to BF16, the input of
+  // msModelSlim; a format without one (NVFP4) has none.
+  const auto* cast = engine::find_cast(*shipped, "fp8_block");
+  ASSERT_NE(cast, nullptr);
+  EXPECT_TRUE(cast->quantization_flag.empty());
+  EXPECT_EQ(engine::find_cast(*shipped, "modelopt_nvfp4"), nullptr);
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(variants.has_value());
+  for (const auto& c : shipped->casts) EXPECT_TRUE(model::find_variant(*variants, c.variant).has_value()) << c.id;
 
   const auto ok = Json::parse(R"({"schema_version":1,"checkpoints":[{"repo":"o/M-W8A8","hub":"modelscope","base_model":"o/M","variant":"ascend",
       "format":"W8A8","quantization_flag":"ascend","url":"https://modelscope.cn/models/o/M-W8A8","source":"s"}],
@@ -379,6 +388,15 @@ TEST(QuantizedCatalog, Issue16_ShippedCatalogueLoadsAndBadRecordsAreRefused) {
   j = ok;
   j["conversions"][0]["platform"] = "tpu";
   bad.push_back({"platform", j, "expected npu, cuda or any"});
+  // Issue 16: a cast writes BF16, so it carries no --quantization; its records are checked like conversions.
+  j = ok;
+  j["casts"] = Json::array({ok["conversions"][0]});
+  j["casts"][0]["quantization_flag"] = "awq";
+  bad.push_back({"cast with a flag", j, "casts[c]: quantization_flag 'awq', expected \"\""});
+  j = ok;
+  j["casts"] = Json::array({ok["conversions"][0]});
+  j["casts"][0]["commands"] = Json::array({"cast {model_dir}"});
+  bad.push_back({"cast without output", j, "casts[c]: no command writes {output_dir}"});
   for (const auto& b : bad) {
     auto r = engine::parse_quantized_catalog(b.doc, "q.json");
     ASSERT_FALSE(r.has_value()) << b.what;
@@ -469,4 +487,72 @@ TEST(Launch, Issue16_HubReferencesServeTheRepoId) {
   EXPECT_EQ(served_checkpoint(l.serve), "Qwen/Qwen3-32B-AWQ") << l.serve;
   EXPECT_EQ(served_checkpoint(l.serve), served_checkpoint(awq.serve));
   EXPECT_TRUE(l.prepare.empty());
+}
+
+// Issue 16 leftovers: DeepSeek-V3 is published in FP8 (block 128x128) only and msModelSlim quantizes BF16
+// weights, so its W4A8_DYNAMIC row on NPUs casts the checkpoint to BF16 first (DeepSeek's fp8_cast_bf16.py),
+// then runs msModelSlim on the cast's output and serves what msModelSlim writes: never `vllm serve
+// deepseek-ai/DeepSeek-V3 --quantization ascend` (the FP8 repo is not an msModelSlim checkpoint).
+// Sizes in the notes, by hand from config.json (hidden 7168, 61 layers of which the first 3 dense,
+// intermediate 18432, 256 routed + 1 shared experts of 2048, MLA q_lora 1536, kv_lora 512, 128 heads of
+// 128 + 64 rope, v 128, vocab 129280, untied):
+//   attention 7168x1536 + 1536 + 1536x24576 + 7168x576 + 512 + 512x32768 + 16384x7168 = 187,107,328
+//   dense layer: + 2 x 7168 norms + 3 x 7168 x 18432 = 583,483,392
+//   MoE layer: + 2 x 7168 + 257 x 3 x 7168 x 2048 + 256 x 7168 router + 256 bias = 11,507,286,272
+//   3 x 583,483,392 + 58 x 11,507,286,272 + 2 x 129280 x 7168 + 7168 = 671,026,419,200 parameters
+//   msModelSlim loads them in BF16: 1,342,052,838,400 B = 1250 GiB of host RAM.
+//   The cast writes every tensor, the MTP layer too (layer 61: one MoE layer 11,507,286,272 + enorm, hnorm,
+//   shared_head.norm 3 x 7168 + eh_proj 7168 x 14336 = 102,760,448 + its own embed_tokens and shared_head.head
+//   2 x 926,679,040): 13,463,426,304; (671,026,419,200 + 13,463,426,304) x 2 B = 1,368,979,691,008 B = 1275 GiB.
+TEST(Launch, Issue16_Fp8CheckpointIsCastToBf16BeforeMsModelSlim) {
+  const auto m = model_of("deepseek-ai/DeepSeek-V3");
+  ASSERT_TRUE(m.quant.quantized());
+  auto c = candidate("deepseek-ai/DeepSeek-V3", "ascend", 16);
+  c.variant_id = "w4a8_dynamic";
+  c.variant = "msModelSlim W4A8_DYNAMIC (attention W8A8_DYNAMIC)";
+  const auto l = plan::build_launch(m, c, engine_for("npu"), catalogs().rules, 8, {});
+  SCOPED_TRACE(l.serve);
+  EXPECT_EQ(served_checkpoint(l.serve), "/models/DeepSeek-V3-W4A8");
+  EXPECT_EQ(quantization_of(l.serve), "ascend");
+  const int download = line_of(l.prepare, "huggingface-cli download deepseek-ai/DeepSeek-V3 --local-dir /models/DeepSeek-V3");
+  const int cast = line_of(l.prepare, "python fp8_cast_bf16.py --input-fp8-hf-path /models/DeepSeek-V3 --output-bf16-hf-path /models/DeepSeek-V3-BF16)");
+  const int config = line_of(l.prepare, "c.pop('quantization_config', None); json.dump(c, open('/models/DeepSeek-V3-BF16/config.json'");
+  const int quant = line_of(l.prepare, "msmodelslim quant --model_path /models/DeepSeek-V3-BF16 --save_path /models/DeepSeek-V3-W4A8 ");
+  ASSERT_GE(download, 0);
+  EXPECT_LT(download, cast);
+  EXPECT_LT(cast, config);
+  EXPECT_LT(config, quant);
+  EXPECT_TRUE(has(l.prepare[quant], "--model_type DeepSeek-V3 --quant_type w4a8")) << l.prepare[quant];
+  int downloads = 0;
+  for (const auto& p : l.prepare) downloads += has(p, "huggingface-cli download") ? 1 : 0;
+  EXPECT_EQ(downloads, 1);  // msModelSlim reads the cast's output, not a second download over it
+  bool cast_note = false, ram_note = false;
+  for (const auto& n : l.notes) {
+    cast_note |= has(n, "deepseek-fp8-cast-bf16: ") && has(n, "plus 1275 GiB for the BF16 copy") && has(n, "https://github.com/deepseek-ai/DeepSeek-V3");
+    ram_note |= has(n, "msmodelslim-w4a8: ") && has(n, "about 1250 GiB of RAM");
+  }
+  EXPECT_TRUE(cast_note);
+  EXPECT_TRUE(ram_note);
+  // A published checkpoint of that variant is served as it is: DeepSeek-R1 in W8A8 from vllm-ascend's upload.
+  const auto r1 = launch("deepseek-ai/DeepSeek-R1", "npu", "ascend", 16);
+  EXPECT_EQ(served_checkpoint(r1.serve), "vllm-ascend/DeepSeek-R1-W8A8");
+  EXPECT_TRUE(r1.prepare.empty());
+  // A repo the catalogue lists as a release of a BF16 original (Qwen/Qwen3-32B-FP8 of Qwen/Qwen3-32B) starts
+  // from that original: the published W8A8 upload of it, or msModelSlim on a download of it; no cast.
+  const auto fp8_w8a8 = launch("Qwen/Qwen3-32B-FP8", "npu", "ascend", 2);
+  EXPECT_EQ(served_checkpoint(fp8_w8a8.serve), "vllm-ascend/Qwen3-32B-W8A8");
+  EXPECT_TRUE(fp8_w8a8.prepare.empty());
+  auto q = candidate("Qwen/Qwen3-32B-FP8", "ascend", 2);
+  q.variant_id = "w4a8_dynamic";
+  const auto fp8_w4a8 = plan::build_launch(model_of("Qwen/Qwen3-32B-FP8"), q, engine_for("npu"), catalogs().rules, 8, {});
+  EXPECT_EQ(served_checkpoint(fp8_w4a8.serve), "/models/Qwen3-32B-W4A8");
+  EXPECT_GE(line_of(fp8_w4a8.prepare, "huggingface-cli download Qwen/Qwen3-32B --local-dir /models/Qwen3-32B"), 0);
+  EXPECT_GE(line_of(fp8_w4a8.prepare, "msmodelslim quant --model_path /models/Qwen3-32B --save_path /models/Qwen3-32B-W4A8 --device npu:0,1 --model_type Qwen3-32B "), 0);
+  EXPECT_LT(line_of(fp8_w4a8.prepare, "fp8_cast_bf16.py"), 0);
+  // A checkpoint whose format has no cast to BF16 (ModelOpt NVFP4): the row names the gap, not the repo.
+  auto nv = candidate("nvidia/Qwen3-32B-NVFP4", "ascend", 2);
+  const auto lnv = plan::build_launch(model_of("nvidia/Qwen3-32B-NVFP4"), nv, engine_for("npu"), catalogs().rules, 8, {});
+  EXPECT_EQ(served_checkpoint(lnv.serve), "/models/Qwen3-32B-NVFP4-w8a8");
+  ASSERT_EQ(lnv.prepare.size(), 1u);
+  EXPECT_TRUE(has(lnv.prepare[0], "no cast of that format back to BF16")) << lnv.prepare[0];
 }

@@ -80,6 +80,16 @@ TEST(PlanVariants, Issue16_EightTimes910B4HasAFourBitAscendRowForTheBigMoEs) {
       } else {
         EXPECT_TRUE(contains(prepare, "msmodelslim quant --model_path ")) << prepare;
         EXPECT_TRUE(contains(prepare, "--save_path " + checkpoint + " ")) << prepare;  // serves what the conversion wrote
+        // Issue 16: Qwen's FP8 releases are converted from their BF16 originals (data/engines/quantized_checkpoints.json),
+        // never from the FP8 weights, and never cast: msModelSlim reads the original's download.
+        const std::string model = r["model"].get<std::string>();
+        if (model.size() > 4 && model.compare(model.size() - 4, 4, "-FP8") == 0) {
+          const std::string original = model.substr(0, model.size() - 4);
+          const std::string dir = "/models/" + original.substr(original.find('/') + 1);
+          EXPECT_TRUE(contains(prepare, "huggingface-cli download " + original + " --local-dir " + dir + "\n")) << prepare;
+          EXPECT_TRUE(contains(prepare, "msmodelslim quant --model_path " + dir + " ")) << prepare;
+          EXPECT_FALSE(contains(prepare, "fp8_cast_bf16.py")) << prepare;
+        }
       }
     }
     if (r["model"] != "Qwen/Qwen3-235B-A22B") continue;
