@@ -282,6 +282,55 @@ TEST(Speed, Issue19_LinkNamedOnlyWhenExplained) {
   }
 }
 
+// Issue 19: the texts a plan repeats on every row of a device (bandwidth basis, effective bandwidth, link, the
+// cross-node assumption) are built once per thread and reused while their inputs repeat. Reused only then:
+// the same device object, changed in place between two estimates (datasheet 3350 -> 2000 GB/s, link
+// NVLink4 900 -> "TestLink" 100 GB/s, NIC 25 -> 50 GB/s), gives the texts of the new figures, and
+// changed back, the first ones again. Expected figures by hand: 2000 x copy fraction 0.80 = 1600 GB/s.
+TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  estimate::Deployment tp2, tp16;
+  tp2.tensor_parallel_size = 2;
+  tp16.tensor_parallel_size = 16;
+  const auto first = run(h100, tp2, {}), first16 = run(h100, tp16, {});
+  ASSERT_EQ(first.bandwidth_source.rfind("datasheet peak 3350 GB/s x copy fraction 0.80 (", 0), 0u) << first.bandwidth_source;
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string all;
+    for (const auto& x : v) all += x + "\n";
+    return all;
+  };
+  ASSERT_NE(joined(first16.assumptions).find("crosses the 25 GB/s NIC"), std::string::npos) << joined(first16.assumptions);
+
+  const auto hbm = h100.device.hbm_bandwidth_bytes_per_s;
+  const auto link_bw = h100.device.interconnect_bandwidth_bytes_per_s;
+  const std::string link = h100.device.interconnect;
+  const double nic = h100.speeds.cross_node_bandwidth_bytes_per_s;
+  h100.device.hbm_bandwidth_bytes_per_s = 2000e9;
+  h100.device.interconnect = "TestLink";
+  h100.device.interconnect_bandwidth_bytes_per_s = 100e9;
+  h100.speeds.cross_node_bandwidth_bytes_per_s = 50e9;
+  const auto changed = run(h100, tp2, {}), changed16 = run(h100, tp16, {});
+  EXPECT_EQ(changed.bandwidth_source.rfind("datasheet peak 2000 GB/s x copy fraction 0.80 (", 0), 0u) << changed.bandwidth_source;
+  EXPECT_NE(joined(changed.assumptions).find("bandwidth 1600 GB/s = datasheet peak x 0.80"), std::string::npos) << joined(changed.assumptions);
+  EXPECT_NE(joined(changed.provenance).find("= 1600 GB/s x decode efficiency"), std::string::npos) << joined(changed.provenance);
+  EXPECT_EQ(changed.link.rfind("TestLink, 100 GB/s (device catalogue)", 0), 0u) << changed.link;
+  EXPECT_NE(joined(changed.provenance).find("link: TestLink, 100 GB/s"), std::string::npos) << joined(changed.provenance);
+  EXPECT_NE(joined(changed16.assumptions).find("crosses the 50 GB/s NIC"), std::string::npos) << joined(changed16.assumptions);
+  EXPECT_NE(changed16.link.find("inter-node NIC, 50 GB/s"), std::string::npos) << changed16.link;
+
+  h100.device.hbm_bandwidth_bytes_per_s = hbm;
+  h100.device.interconnect = link;
+  h100.device.interconnect_bandwidth_bytes_per_s = link_bw;
+  h100.speeds.cross_node_bandwidth_bytes_per_s = nic;
+  const auto again = run(h100, tp2, {}), again16 = run(h100, tp16, {});
+  EXPECT_EQ(again.bandwidth_source, first.bandwidth_source);
+  EXPECT_EQ(again.link, first.link);
+  EXPECT_EQ(again.provenance, first.provenance);
+  EXPECT_EQ(again.assumptions, first.assumptions);
+  EXPECT_EQ(again16.assumptions, first16.assumptions);
+  EXPECT_EQ(again16.link, first16.link);
+}
+
 TEST(SpeedCatalog, RejectsBadRecords) {
   auto base = [] {
     return Json::parse(R"({"schema_version":1,"copy_fraction_of_peak":{"value":0.8,"evidence":"x"},
