@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <string_view>
+#include <system_error>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -215,27 +217,68 @@ class TextMemo {
     key_.append(v);
     return *this;
   }
-  // The texts for the key built since the last call: `build` fills them only when the key differs from the last one.
+  // The texts for the key built since the last call: `build` fills them only when none of the last few keys
+  // (a plan's counts alternate between a layout inside one node and one across nodes) is this one.
   template <class Build>
   const std::vector<std::string>& texts(Build build) {
-    if (key_ != last_key_ || !valid_) {
-      texts_.clear();
-      build(texts_);
-      last_key_.swap(key_);
-      valid_ = true;
+    Entry* hit = nullptr;
+    for (auto& e : entries_)
+      if (e.key == key_) hit = &e;
+    if (!hit) {
+      if (entries_.size() < k_entries) {
+        hit = &entries_.emplace_back();
+      } else {
+        hit = &entries_[next_];  // the oldest
+        next_ = (next_ + 1) % k_entries;
+      }
+      hit->texts.clear();
+      build(hit->texts);
+      hit->key.swap(key_);
     }
     key_.clear();
-    return texts_;
+    return hit->texts;
   }
 
  private:
+  struct Entry {
+    std::string key;
+    std::vector<std::string> texts;
+  };
+  static constexpr size_t k_entries = 4;
   TextMemo& add_bytes(const void* p, size_t n) {
     key_.append(static_cast<const char*>(p), n);
     return *this;
   }
-  std::string key_, last_key_;
-  std::vector<std::string> texts_;
-  bool valid_ = false;
+  std::string key_;
+  std::vector<Entry> entries_;
+  size_t next_ = 0;  // the entry the next miss replaces once all are taken
+};
+
+// Issue 19: a plan's JSON explains every row with two lines of about fifteen numbers. std::to_chars with a
+// precision writes what printf's %.Nf writes (the standard defines it as printf's conversion) without printf's
+// cost; a value it cannot write in the buffer (or not finite) goes through printf.
+class Line {
+ public:
+  Line& operator<<(std::string_view text) {
+    s_.append(text);
+    return *this;
+  }
+  Line& fixed(double v, int precision) {
+    char buf[64];
+    const auto r = std::isfinite(v) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, precision) : std::to_chars_result{buf, std::errc::value_too_large};
+    if (r.ec == std::errc()) s_.append(buf, r.ptr);
+    else s_ += format("%.*f", precision, v);
+    return *this;
+  }
+  Line& integer(int64_t v) {
+    char buf[24];
+    s_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    return *this;
+  }
+  std::string take() { return std::move(s_); }
+
+ private:
+  std::string s_;
 };
 
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
@@ -539,12 +582,23 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       at(1, s.single_stream_low, s.single_stream_high);
     }
   }
-  if (dep.explain)
-    s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
-                                "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
-                                one.weight_bytes / 1e9, one.kv_bytes / 1e9, one.state_bytes / 1e9, static_cast<long long>(w.context_tokens), one.memory_s * 1e3,
-                                eager ? "eager dispatch" : "graph step", one.overhead_s * 1e3, one.moe_s * 1e3, static_cast<long long>(t.moe_layers),
-                                one.communication_s * 1e3, static_cast<long long>(s.allreduces_per_step)));
+  if (dep.explain) {
+    // "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms;
+    // MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)"
+    Line line;
+    line << "decode step at batch 1: weights ";
+    line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
+    line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
+    line.fixed(one.state_bytes / 1e9, 3) << " GB per rank at context ";
+    line.integer(w.context_tokens) << " -> memory ";
+    line.fixed(one.memory_s * 1e3, 2) << " ms; " << (eager ? "eager dispatch" : "graph step") << " overhead ";
+    line.fixed(one.overhead_s * 1e3, 2) << " ms; MoE routing ";
+    line.fixed(one.moe_s * 1e3, 2) << " ms (";
+    line.integer(t.moe_layers) << " layers); communication ";
+    line.fixed(one.communication_s * 1e3, 2) << " ms (";
+    line.integer(s.allreduces_per_step) << " all-reduces)";
+    s.provenance.push_back(line.take());
+  }
   if (eager)
     if (dep.explain)
       s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
@@ -566,10 +620,20 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    if (dep.explain)
-      s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
-                                  flops / 1e12, profile.prefill_compute_efficiency * 100, peak / 1e12, compute_s * 1e3, static_cast<long long>(chunks),
-                                  static_cast<long long>(chunk), comm_s * 1e3));
+    if (dep.explain) {
+      // "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms"
+      Line line;
+      line << "prefill ";
+      line.integer(w.input_tokens) << " tokens: ";
+      line.fixed(flops / 1e12, 2) << " TFLOP at ";
+      line.fixed(profile.prefill_compute_efficiency * 100, 0) << "% of ";
+      line.fixed(peak / 1e12, 0) << " TFLOPS = ";
+      line.fixed(compute_s * 1e3, 1) << " ms, ";
+      line.integer(chunks) << " chunk(s) of ";
+      line.integer(chunk) << "; communication ";
+      line.fixed(comm_s * 1e3, 1) << " ms";
+      s.provenance.push_back(line.take());
+    }
   }
   return s;
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "base/json_util.hpp"
@@ -329,6 +330,46 @@ TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
   EXPECT_EQ(again.assumptions, first.assumptions);
   EXPECT_EQ(again16.assumptions, first16.assumptions);
   EXPECT_EQ(again16.link, first16.link);
+}
+
+// Issue 19: the decode-step line of the speed provenance is written without printf (std::to_chars, on every
+// row of plan --json); it reads as printf writes it from the concurrency-1 point's terms: Qwen3-32B (dense) and
+// Qwen3-30B-A3B (MoE), on H100 TP 1/2/16 (graph) and on 910B3 TP 1/8 eager and graph.
+TEST(Speed, Issue19_DecodeLineAsPrintfWritesIt) {
+  auto line_of = [](const estimate::SpeedEstimate& e) {
+    for (const auto& p : e.provenance)
+      if (p.rfind("decode step at batch 1:", 0) == 0) return p;
+    return std::string();
+  };
+  int checked = 0;
+  for (const char* model : {"Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B"}) {
+    for (const auto& [device, engine] : {std::pair<const char*, const char*>{"H100", "vllm"}, {"910B3", "vllm-ascend"}}) {
+      auto s = setup(model, device, engine);
+      for (const int64_t tp : {1, 2, 8, 16}) {
+        for (const auto mode : {estimate::ExecutionMode::graph, estimate::ExecutionMode::eager}) {
+          estimate::Deployment d;
+          d.tensor_parallel_size = tp;
+          d.mode = mode;
+          estimate::SpeedWorkload w;
+          w.concurrency = {1};
+          w.context_tokens = 3000 + tp;
+          const auto e = run(s, d, w);
+          ASSERT_EQ(e.points.size(), 1u);
+          const auto& t = e.points[0].terms;
+          char expected[1024];
+          std::snprintf(expected, sizeof expected,
+                        "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
+                        "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
+                        t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.state_bytes / 1e9, static_cast<long long>(w.context_tokens), t.memory_s * 1e3,
+                        e.mode == "eager" ? "eager dispatch" : "graph step", t.overhead_s * 1e3, t.moe_s * 1e3, static_cast<long long>(e.moe_layers),
+                        t.communication_s * 1e3, static_cast<long long>(e.allreduces_per_step));
+          EXPECT_EQ(line_of(e), expected) << model << " " << device << " TP" << tp;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 32);
 }
 
 TEST(SpeedCatalog, RejectsBadRecords) {
