@@ -170,12 +170,20 @@ struct PreparedVariant {
   std::string lookup_error;
   const model::VariantRule* rejected = nullptr;
   std::string published;  // published_label(m): the row's variant name when it has no variant (looked up once, not per count)
+  // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
+  const engine::Overheads* overheads = nullptr;
+  const engine::SpeedProfile* speed = nullptr;
 };
 
-PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng, const std::string& variant) {
+PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                                const std::string& variant) {
   PreparedVariant p;
   const auto& catalog = model::load_variant_catalog();
   p.published = published_label(m);
+  if (eng) {
+    p.overheads = in.engines->overheads_for(*eng, dev.platform);
+    p.speed = in.speeds->find(eng->engine, dev.platform, dev.id);
+  }
   if (!variant.empty()) {
     auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
     if (!found) {
@@ -247,8 +255,8 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = eng->id + " does not run on " + dev.platform + " devices";
     return;
   }
-  const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
-  const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
+  const engine::Overheads* oh = pv.overheads;
+  const engine::SpeedProfile* sp = pv.speed;
   if (!oh || !sp) {
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return;
@@ -326,7 +334,7 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   Candidate c;
   estimate::Deployment d;
   bool filled = false;
-  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, eng, variant), n, t, d, filled);
+  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, in, eng, variant), n, t, d, filled);
   return c;
 }
 
@@ -399,7 +407,7 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
       if (v < variants[i].size()) work.emplace_back(i, v);
   parallel_for(work.size(), in.threads, [&](size_t j) {
     const auto [i, v] = work[j];
-    const PreparedVariant pv = prepare_variant(models[i], dev, eng, variants[i][v]);
+    const PreparedVariant pv = prepare_variant(models[i], dev, in, eng, variants[i][v]);
     estimate::Deployment d;
     bool filled = false;
     for (size_t k = 0; k < counts.size(); ++k) {
