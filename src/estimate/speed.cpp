@@ -281,6 +281,40 @@ class Line {
   std::string s_;
 };
 
+// The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
+// context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
+std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
+  Line line;
+  line << "decode step at batch 1: weights ";
+  line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
+  line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
+  line.fixed(one.state_bytes / 1e9, 3) << " GB per rank at context ";
+  line.integer(context_tokens) << " -> memory ";
+  line.fixed(one.memory_s * 1e3, 2) << " ms; " << (eager ? "eager dispatch" : "graph step") << " overhead ";
+  line.fixed(one.overhead_s * 1e3, 2) << " ms; MoE routing ";
+  line.fixed(one.moe_s * 1e3, 2) << " ms (";
+  line.integer(moe_layers) << " layers); communication ";
+  line.fixed(one.communication_s * 1e3, 2) << " ms (";
+  line.integer(allreduces) << " all-reduces)";
+  return line.take();
+}
+
+// The prefill's provenance line: "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of
+// %lld; communication %.1f ms".
+std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
+  Line line;
+  line << "prefill ";
+  line.integer(input_tokens) << " tokens: ";
+  line.fixed(flops / 1e12, 2) << " TFLOP at ";
+  line.fixed(efficiency * 100, 0) << "% of ";
+  line.fixed(peak / 1e12, 0) << " TFLOPS = ";
+  line.fixed(compute_s * 1e3, 1) << " ms, ";
+  line.integer(chunks) << " chunk(s) of ";
+  line.integer(chunk) << "; communication ";
+  line.fixed(comm_s * 1e3, 1) << " ms";
+  return line.take();
+}
+
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
 // catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
 // figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
@@ -582,23 +616,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       at(1, s.single_stream_low, s.single_stream_high);
     }
   }
-  if (dep.explain) {
-    // "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms;
-    // MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)"
-    Line line;
-    line << "decode step at batch 1: weights ";
-    line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
-    line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
-    line.fixed(one.state_bytes / 1e9, 3) << " GB per rank at context ";
-    line.integer(w.context_tokens) << " -> memory ";
-    line.fixed(one.memory_s * 1e3, 2) << " ms; " << (eager ? "eager dispatch" : "graph step") << " overhead ";
-    line.fixed(one.overhead_s * 1e3, 2) << " ms; MoE routing ";
-    line.fixed(one.moe_s * 1e3, 2) << " ms (";
-    line.integer(t.moe_layers) << " layers); communication ";
-    line.fixed(one.communication_s * 1e3, 2) << " ms (";
-    line.integer(s.allreduces_per_step) << " all-reduces)";
-    s.provenance.push_back(line.take());
-  }
+  if (dep.explain) s.provenance.push_back(decode_line(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
   if (eager)
     if (dep.explain)
       s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
@@ -620,20 +638,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    if (dep.explain) {
-      // "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms"
-      Line line;
-      line << "prefill ";
-      line.integer(w.input_tokens) << " tokens: ";
-      line.fixed(flops / 1e12, 2) << " TFLOP at ";
-      line.fixed(profile.prefill_compute_efficiency * 100, 0) << "% of ";
-      line.fixed(peak / 1e12, 0) << " TFLOPS = ";
-      line.fixed(compute_s * 1e3, 1) << " ms, ";
-      line.integer(chunks) << " chunk(s) of ";
-      line.integer(chunk) << "; communication ";
-      line.fixed(comm_s * 1e3, 1) << " ms";
-      s.provenance.push_back(line.take());
-    }
+    if (dep.explain)
+      s.provenance.push_back(prefill_line(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
   }
   return s;
 }
