@@ -88,6 +88,7 @@ model::QuantScheme scheme_for_flag(const std::string& raw, const model::QuantSch
 }
 
 int cache_dtype_bytes(const std::string& kv_cache_dtype, const ModelSpec& m) {
+  if (kv_cache_dtype == "auto") return model::dtype_bits(m.dtype) / 8;  // the default, as below without a lowercased copy (issue 19)
   const std::string k = to_lower(kv_cache_dtype);
   if (k.rfind("fp8", 0) == 0 || k == "int8") return 1;
   if (k == "fp16" || k == "bf16" || k == "float16" || k == "bfloat16") return 2;

@@ -173,7 +173,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
     const double base = whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0);
     double share = base, last_share = base;
-    if (is_layer_weight(g) && g.part == model::Part::text) {
+    const bool text_layer = g.part == model::Part::text && is_layer_weight(g);  // the part first: no text search for the rest
+    if (text_layer) {
       share *= static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers);
       last_share *= static_cast<double>(lay.last_layers) / static_cast<double>(lay.n_layers);
     } else if (lay.pp > 1 && g.module == "lm_head") {
@@ -183,7 +184,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     }
     computed_rank += bytes * share;
     computed_last += bytes * last_share;
-    if (is_layer_weight(g) && g.part == model::Part::text) computed_layer += bytes * base / static_cast<double>(lay.n_layers);
+    if (text_layer) computed_layer += bytes * base / static_cast<double>(lay.n_layers);
   }
   double weights = computed_rank;
   double weights_last = computed_last;

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <string_view>
+#include <system_error>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -201,6 +204,117 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   return t;
 }
 
+// Issue 19: a plan explains tens of thousands of rows, and the texts that name the device's bandwidth basis, the
+// profile's efficiency and the link are the same on every row of a device (the layout changes only the numbers
+// below them). Such a text is built once per thread and reused while its inputs repeat: the key holds every input
+// of the text (numbers as their bytes, strings whole, a tag per text), so a hit returns what building it would.
+class TextMemo {
+ public:
+  TextMemo& add(double v) { return add_bytes(&v, sizeof v); }
+  TextMemo& add(int64_t v) { return add_bytes(&v, sizeof v); }
+  TextMemo& add(std::string_view v) {
+    add(static_cast<int64_t>(v.size()));
+    key_.append(v);
+    return *this;
+  }
+  // The texts for the key built since the last call: `build` fills them only when none of the last few keys
+  // (a plan's counts alternate between a layout inside one node and one across nodes) is this one.
+  template <class Build>
+  const std::vector<std::string>& texts(Build build) {
+    Entry* hit = nullptr;
+    for (auto& e : entries_)
+      if (e.key == key_) hit = &e;
+    if (!hit) {
+      if (entries_.size() < k_entries) {
+        hit = &entries_.emplace_back();
+      } else {
+        hit = &entries_[next_];  // the oldest
+        next_ = (next_ + 1) % k_entries;
+      }
+      hit->texts.clear();
+      build(hit->texts);
+      hit->key.swap(key_);
+    }
+    key_.clear();
+    return hit->texts;
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    std::vector<std::string> texts;
+  };
+  static constexpr size_t k_entries = 4;
+  TextMemo& add_bytes(const void* p, size_t n) {
+    key_.append(static_cast<const char*>(p), n);
+    return *this;
+  }
+  std::string key_;
+  std::vector<Entry> entries_;
+  size_t next_ = 0;  // the entry the next miss replaces once all are taken
+};
+
+// Issue 19: a plan's JSON explains every row with two lines of about fifteen numbers. std::to_chars with a
+// precision writes what printf's %.Nf writes (the standard defines it as printf's conversion) without printf's
+// cost; a value it cannot write in the buffer (or not finite) goes through printf.
+class Line {
+ public:
+  Line& operator<<(std::string_view text) {
+    s_.append(text);
+    return *this;
+  }
+  Line& fixed(double v, int precision) {
+    char buf[64];
+    const auto r = std::isfinite(v) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, precision) : std::to_chars_result{buf, std::errc::value_too_large};
+    if (r.ec == std::errc()) s_.append(buf, r.ptr);
+    else s_ += format("%.*f", precision, v);
+    return *this;
+  }
+  Line& integer(int64_t v) {
+    char buf[24];
+    s_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    return *this;
+  }
+  std::string take() { return std::move(s_); }
+
+ private:
+  std::string s_;
+};
+
+// The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
+// context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
+std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
+  Line line;
+  line << "decode step at batch 1: weights ";
+  line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
+  line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
+  line.fixed(one.state_bytes / 1e9, 3) << " GB per rank at context ";
+  line.integer(context_tokens) << " -> memory ";
+  line.fixed(one.memory_s * 1e3, 2) << " ms; " << (eager ? "eager dispatch" : "graph step") << " overhead ";
+  line.fixed(one.overhead_s * 1e3, 2) << " ms; MoE routing ";
+  line.fixed(one.moe_s * 1e3, 2) << " ms (";
+  line.integer(moe_layers) << " layers); communication ";
+  line.fixed(one.communication_s * 1e3, 2) << " ms (";
+  line.integer(allreduces) << " all-reduces)";
+  return line.take();
+}
+
+// The prefill's provenance line: "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of
+// %lld; communication %.1f ms".
+std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
+  Line line;
+  line << "prefill ";
+  line.integer(input_tokens) << " tokens: ";
+  line.fixed(flops / 1e12, 2) << " TFLOP at ";
+  line.fixed(efficiency * 100, 0) << "% of ";
+  line.fixed(peak / 1e12, 0) << " TFLOPS = ";
+  line.fixed(compute_s * 1e3, 1) << " ms, ";
+  line.integer(chunks) << " chunk(s) of ";
+  line.integer(chunk) << "; communication ";
+  line.fixed(comm_s * 1e3, 1) << " ms";
+  return line.take();
+}
+
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
 // catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
 // figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
@@ -221,10 +335,16 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
     if (dep.explain) {
-      const std::string prior_until = until();
-      s.bandwidth_source = format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
-                                  catalog.copy_fraction_evidence.c_str(), prior_until.c_str());
-      s.assumptions.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, prior_until.c_str()));
+      thread_local TextMemo memo;
+      const auto& t = memo.add(*device.hbm_bandwidth_bytes_per_s).add(cf).add(catalog.copy_fraction_evidence).add(device.id).add(s.bandwidth_bytes_per_s)
+                          .texts([&](std::vector<std::string>& out) {
+                            const std::string prior_until = until();
+                            out.push_back(format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
+                                                 catalog.copy_fraction_evidence.c_str(), prior_until.c_str()));
+                            out.push_back(format("bandwidth %.0f GB/s = datasheet peak x %.2f: %s", s.bandwidth_bytes_per_s / 1e9, cf, prior_until.c_str()));
+                          });
+      s.bandwidth_source = t[0];
+      s.assumptions.push_back(t[1]);
     }
   } else if (const engine::BandwidthPrior* prior = catalog.find_bandwidth_prior(device.id)) {
     s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
@@ -310,13 +430,18 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
   s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
-  if (tp_cross)
-    s.assumptions.push_back(format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
-                                   static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
-                                   catalog.cross_node_latency_s * 1e6, link_bw / 1e9));
-  else if (s.cross_node)
-    s.assumptions.push_back(format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
-                                   catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+  if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
+    thread_local TextMemo memo;
+    memo.add(static_cast<int64_t>(tp_cross)).add(tp).add(pp).add(w.devices_per_node).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
+    memo.add(link_bw).add(catalog.cross_node_source);
+    s.assumptions.push_back(memo.texts([&](std::vector<std::string>& out) {
+      out.push_back(tp_cross ? format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
+                                      static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
+                                      catalog.cross_node_latency_s * 1e6, link_bw / 1e9)
+                             : format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
+                                      catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
+    })[0]);
+  }
   if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
     // Each name is built only where the link it names is crossed. Inside a node: the link, and NCCL's PCIe
     // all-reduce round where that is the one taken.
@@ -334,10 +459,21 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
       return format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
                     catalog.cross_node_source.c_str());
     };
-    s.link = tp_cross     ? "all-reduces over the " + nic()
-             : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra() + "; " : std::string()) + "pipeline hand-offs over the " + nic()
-                            : intra();
-    s.provenance.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", s.link.c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+    // The link's text depends on the device, the profile, the catalogue and which links the layout crosses.
+    thread_local TextMemo memo;
+    memo.add(static_cast<int64_t>(tp_cross)).add(static_cast<int64_t>(s.cross_node)).add(static_cast<int64_t>(tp > 1));
+    memo.add(static_cast<int64_t>(device.interconnect_bandwidth_bytes_per_s.has_value())).add(device.interconnect).add(link_bw).add(device.family).add(device.id);
+    memo.add(static_cast<int64_t>(family_link != nullptr)).add(family_link ? family_link->name : std::string_view()).add(family_link ? family_link->source : std::string_view());
+    memo.add(s.allreduce_fixed_latency_s).add(profile.pcie_allreduce_source).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
+    memo.add(catalog.cross_node_source).add(l.ar_latency_s).add(profile.engine).add(profile.platform);
+    const auto& t = memo.texts([&](std::vector<std::string>& out) {
+      out.push_back(tp_cross     ? "all-reduces over the " + nic()
+                    : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra() + "; " : std::string()) + "pipeline hand-offs over the " + nic()
+                                   : intra());
+      out.push_back(format("link: %s; all-reduce latency %.0f us per round (%s %s)", out[0].c_str(), l.ar_latency_s * 1e6, profile.engine.c_str(), profile.platform.c_str()));
+    });
+    s.link = t[0];
+    s.provenance.push_back(t[1]);
   }
   return l;
 }
@@ -391,10 +527,16 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   double band = profile.band_fraction;
   if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  if (dep.explain)
-    s.provenance.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
-                                s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
-                                profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
+  if (dep.explain) {
+    thread_local TextMemo memo;
+    memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
+    memo.add(profile.device).add(profile.origin).add(profile.evidence);
+    s.provenance.push_back(memo.texts([&](std::vector<std::string>& out) {
+      out.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+                           s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
+                           profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
+    })[0]);
+  }
 
   const ModelTraffic t = traffic(m, scheme, profile, layer_split ? split_dep : dep);
   s.moe_layers = t.moe_layers;
@@ -474,12 +616,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       at(1, s.single_stream_low, s.single_stream_high);
     }
   }
-  if (dep.explain)
-    s.provenance.push_back(format("decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
-                                "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
-                                one.weight_bytes / 1e9, one.kv_bytes / 1e9, one.state_bytes / 1e9, static_cast<long long>(w.context_tokens), one.memory_s * 1e3,
-                                eager ? "eager dispatch" : "graph step", one.overhead_s * 1e3, one.moe_s * 1e3, static_cast<long long>(t.moe_layers),
-                                one.communication_s * 1e3, static_cast<long long>(s.allreduces_per_step)));
+  if (dep.explain) s.provenance.push_back(decode_line(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
   if (eager)
     if (dep.explain)
       s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
@@ -502,9 +639,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
     if (dep.explain)
-      s.provenance.push_back(format("prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of %lld; communication %.1f ms", static_cast<long long>(w.input_tokens),
-                                  flops / 1e12, profile.prefill_compute_efficiency * 100, peak / 1e12, compute_s * 1e3, static_cast<long long>(chunks),
-                                  static_cast<long long>(chunk), comm_s * 1e3));
+      s.provenance.push_back(prefill_line(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
   }
   return s;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <map>
 #include <span>
 #include <system_error>
 #include <thread>
@@ -181,11 +182,21 @@ struct PreparedVariant {
   bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
   std::string lookup_error;
   const model::VariantRule* rejected = nullptr;
+  std::string published;  // published_label(m): the row's variant name when it has no variant (looked up once, not per count)
+  // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
+  const engine::Overheads* overheads = nullptr;
+  const engine::SpeedProfile* speed = nullptr;
 };
 
-PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng, const std::string& variant) {
+PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                                const std::string& variant) {
   PreparedVariant p;
   const auto& catalog = model::load_variant_catalog();
+  p.published = published_label(m);
+  if (eng) {
+    p.overheads = in.engines->overheads_for(*eng, dev.platform);
+    p.speed = in.speeds->find(eng->engine, dev.platform, dev.id);
+  }
   if (!variant.empty()) {
     auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
     if (!found) {
@@ -201,18 +212,38 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
   return p;
 }
 
+// The deployment of candidate `c` in `d`, a scratch that the counts of one (model, variant) share: equal to
+// candidate_deployment(c, v, t) once `d` holds that of an earlier count of the same (model, variant) and targets
+// (only the layout, the context and what evaluate_into changes differ), so the variant's scheme is copied once
+// per (model, variant, device), not once per count (issue 19).
+void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
+  if (!filled) {
+    d = candidate_deployment(c, v, t);
+    filled = true;
+    return;
+  }
+  d.tensor_parallel_size = c.tensor_parallel_size;
+  d.pipeline_parallel_size = c.pipeline_parallel_size;
+  d.data_parallel_size = c.data_parallel_size;
+  d.enable_expert_parallel = c.expert_parallel;
+  d.max_model_len = c.context_tokens;
+  d.no_video = false;
+  d.skip_mm_profiling = false;
+  d.explain = false;
+}
+
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
-// `dev` (engine_for), the model's facts (model_facts) and the variant (prepare_variant). Fills `c`, a
-// default Candidate (the planner's own slot: no copy). `in.detail` says whether the candidate gets its
-// speed provenance and start commands here (every_row) or not at all (table: the caller adds the start
-// commands of the one row it prints).
+// `dev` (engine_for), the model's facts (model_facts) and the variant (prepare_variant); `d` and `filled`
+// are the scratch deployment of refresh_deployment. Fills `c`, a default Candidate (the planner's own slot:
+// no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
+// (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
 void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t) {
+                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled) {
   c.model_id = m.id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
   if (pv.unknown) {
-    c.variant = published_label(m);
+    c.variant = pv.published;
     c.reason = pv.lookup_error;
     return;
   }
@@ -222,7 +253,7 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.variant_rank = variant_rank(*v);
     c.quantization_flag = v->engine_quantization;
   } else {
-    c.variant = published_label(m);
+    c.variant = pv.published;
   }
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, k_devices_per_node);
@@ -237,8 +268,8 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = eng->id + " does not run on " + dev.platform + " devices";
     return;
   }
-  const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
-  const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
+  const engine::Overheads* oh = pv.overheads;
+  const engine::SpeedProfile* sp = pv.speed;
   if (!oh || !sp) {
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return;
@@ -249,7 +280,7 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   c.context_tokens = candidate_context(m, t, c.reason);
   if (!c.reason.empty()) return;
-  estimate::Deployment d = candidate_deployment(c, v, t);
+  refresh_deployment(d, filled, c, v, t);
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
@@ -288,9 +319,9 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
-  estimate::Deployment speed_dep = d;
-  speed_dep.explain = in.detail == RowDetail::every_row;
-  c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, speed_dep, w);
+  d.explain = in.detail == RowDetail::every_row;
+  c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, d, w);
+  d.explain = false;
   if (!c.speed.points.empty()) {
     c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;
     c.aggregate_tokens_per_s = c.speed.points.front().aggregate_tokens_per_s;
@@ -314,7 +345,9 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
 Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                         const ModelFacts& facts, const std::string& variant, int64_t n, const PlanTargets& t) {
   Candidate c;
-  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, eng, variant), n, t);
+  estimate::Deployment d;
+  bool filled = false;
+  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, in, eng, variant), n, t, d, filled);
   return c;
 }
 
@@ -354,17 +387,27 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
 // (model_facts) computed by the caller. The work runs one variant at a time over every model (all published
 // checkpoints, then each --quantization flag), all counts of a (model, variant) together: the weight
 // formats the estimates keep per scheme and thread (model::SchemeFormats) then stay warm.
+// The variants each model is tried in on a device of `platform` (variants_for with that platform's engine).
+std::vector<std::vector<std::string>> variants_on(const std::vector<model::ModelSpec>& models, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
+  std::vector<std::vector<std::string>> out(models.size());
+  for (size_t i = 0; i < models.size(); ++i) out[i] = variants_for(models[i], in, eng);
+  return out;
+}
+
+// `platform_variants`: variants_on for this device's platform when the caller has it (the engine and so the
+// variants depend on the platform alone: plan_for_devices lists them once per platform, not once per device).
 std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const device::DeviceSpec& dev,
-                                           const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t) {
+                                           const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t,
+                                           const std::vector<std::vector<std::string>>* platform_variants = nullptr) {
   const auto eng = engine_for(in, dev);
   // Each candidate lands in its own slot of its count's list, the models in order and each model's variants
   // in order (offset[i] + v). Once the recommended ones are moved out, the list closes up into the rejected
   // rows: a rejected candidate (a plan's most) is never moved to a second list.
-  std::vector<std::vector<std::string>> variants(models.size());
+  const std::vector<std::vector<std::string>> own = platform_variants ? std::vector<std::vector<std::string>>() : variants_on(models, in, eng);
+  const std::vector<std::vector<std::string>>& variants = platform_variants ? *platform_variants : own;
   std::vector<size_t> offset(models.size());
   size_t slots = 0, most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
-    variants[i] = variants_for(models[i], in, eng);
     offset[i] = slots;
     slots += variants[i].size();
     most_variants = std::max(most_variants, variants[i].size());
@@ -377,10 +420,12 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
       if (v < variants[i].size()) work.emplace_back(i, v);
   parallel_for(work.size(), in.threads, [&](size_t j) {
     const auto [i, v] = work[j];
-    const PreparedVariant pv = prepare_variant(models[i], dev, eng, variants[i][v]);
+    const PreparedVariant pv = prepare_variant(models[i], dev, in, eng, variants[i][v]);
+    estimate::Deployment d;
+    bool filled = false;
     for (size_t k = 0; k < counts.size(); ++k) {
       Candidate& c = per_count[k][offset[i] + v];
-      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t);
+      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t, d, filled);
       keep_summary(c);
     }
   });
@@ -442,8 +487,11 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   // worker that took it, and its results land in its own slots.
   PlanInputs one_worker = in;
   one_worker.threads = 1;
+  std::map<std::string, std::vector<std::vector<std::string>>> variants;  // by platform, listed before the workers start
+  for (const auto& dev : devices)
+    if (!variants.count(dev.platform)) variants.emplace(dev.platform, variants_on(models, in, engine_for(in, dev)));
   parallel_for(devices.size(), threads, [&](size_t d) {
-    auto results = plan_device_counts(models, facts, devices[d], device_counts, one_worker, t);
+    auto results = plan_device_counts(models, facts, devices[d], device_counts, one_worker, t, &variants.at(devices[d].platform));
     for (size_t k = 0; k < device_counts.size(); ++k) out[d * device_counts.size() + k].result = std::move(results[k]);
   });
   return out;

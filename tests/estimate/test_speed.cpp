@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "base/json_util.hpp"
@@ -280,6 +281,95 @@ TEST(Speed, Issue19_LinkNamedOnlyWhenExplained) {
       for (size_t i = 0; i < a.points.size(); ++i) EXPECT_EQ(a.points[i].terms.step_s, b.points[i].terms.step_s) << tp;
     }
   }
+}
+
+// Issue 19: the texts a plan repeats on every row of a device (bandwidth basis, effective bandwidth, link, the
+// cross-node assumption) are built once per thread and reused while their inputs repeat. Reused only then:
+// the same device object, changed in place between two estimates (datasheet 3350 -> 2000 GB/s, link
+// NVLink4 900 -> "TestLink" 100 GB/s, NIC 25 -> 50 GB/s), gives the texts of the new figures, and
+// changed back, the first ones again. Expected figures by hand: 2000 x copy fraction 0.80 = 1600 GB/s.
+TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  estimate::Deployment tp2, tp16;
+  tp2.tensor_parallel_size = 2;
+  tp16.tensor_parallel_size = 16;
+  const auto first = run(h100, tp2, {}), first16 = run(h100, tp16, {});
+  ASSERT_EQ(first.bandwidth_source.rfind("datasheet peak 3350 GB/s x copy fraction 0.80 (", 0), 0u) << first.bandwidth_source;
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string all;
+    for (const auto& x : v) all += x + "\n";
+    return all;
+  };
+  ASSERT_NE(joined(first16.assumptions).find("crosses the 25 GB/s NIC"), std::string::npos) << joined(first16.assumptions);
+
+  const auto hbm = h100.device.hbm_bandwidth_bytes_per_s;
+  const auto link_bw = h100.device.interconnect_bandwidth_bytes_per_s;
+  const std::string link = h100.device.interconnect;
+  const double nic = h100.speeds.cross_node_bandwidth_bytes_per_s;
+  h100.device.hbm_bandwidth_bytes_per_s = 2000e9;
+  h100.device.interconnect = "TestLink";
+  h100.device.interconnect_bandwidth_bytes_per_s = 100e9;
+  h100.speeds.cross_node_bandwidth_bytes_per_s = 50e9;
+  const auto changed = run(h100, tp2, {}), changed16 = run(h100, tp16, {});
+  EXPECT_EQ(changed.bandwidth_source.rfind("datasheet peak 2000 GB/s x copy fraction 0.80 (", 0), 0u) << changed.bandwidth_source;
+  EXPECT_NE(joined(changed.assumptions).find("bandwidth 1600 GB/s = datasheet peak x 0.80"), std::string::npos) << joined(changed.assumptions);
+  EXPECT_NE(joined(changed.provenance).find("= 1600 GB/s x decode efficiency"), std::string::npos) << joined(changed.provenance);
+  EXPECT_EQ(changed.link.rfind("TestLink, 100 GB/s (device catalogue)", 0), 0u) << changed.link;
+  EXPECT_NE(joined(changed.provenance).find("link: TestLink, 100 GB/s"), std::string::npos) << joined(changed.provenance);
+  EXPECT_NE(joined(changed16.assumptions).find("crosses the 50 GB/s NIC"), std::string::npos) << joined(changed16.assumptions);
+  EXPECT_NE(changed16.link.find("inter-node NIC, 50 GB/s"), std::string::npos) << changed16.link;
+
+  h100.device.hbm_bandwidth_bytes_per_s = hbm;
+  h100.device.interconnect = link;
+  h100.device.interconnect_bandwidth_bytes_per_s = link_bw;
+  h100.speeds.cross_node_bandwidth_bytes_per_s = nic;
+  const auto again = run(h100, tp2, {}), again16 = run(h100, tp16, {});
+  EXPECT_EQ(again.bandwidth_source, first.bandwidth_source);
+  EXPECT_EQ(again.link, first.link);
+  EXPECT_EQ(again.provenance, first.provenance);
+  EXPECT_EQ(again.assumptions, first.assumptions);
+  EXPECT_EQ(again16.assumptions, first16.assumptions);
+  EXPECT_EQ(again16.link, first16.link);
+}
+
+// Issue 19: the decode-step line of the speed provenance is written without printf (std::to_chars, on every
+// row of plan --json); it reads as printf writes it from the concurrency-1 point's terms: Qwen3-32B (dense) and
+// Qwen3-30B-A3B (MoE), on H100 TP 1/2/16 (graph) and on 910B3 TP 1/8 eager and graph.
+TEST(Speed, Issue19_DecodeLineAsPrintfWritesIt) {
+  auto line_of = [](const estimate::SpeedEstimate& e) {
+    for (const auto& p : e.provenance)
+      if (p.rfind("decode step at batch 1:", 0) == 0) return p;
+    return std::string();
+  };
+  int checked = 0;
+  for (const char* model : {"Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B"}) {
+    for (const auto& [device, engine] : {std::pair<const char*, const char*>{"H100", "vllm"}, {"910B3", "vllm-ascend"}}) {
+      auto s = setup(model, device, engine);
+      for (const int64_t tp : {1, 2, 8, 16}) {
+        for (const auto mode : {estimate::ExecutionMode::graph, estimate::ExecutionMode::eager}) {
+          estimate::Deployment d;
+          d.tensor_parallel_size = tp;
+          d.mode = mode;
+          estimate::SpeedWorkload w;
+          w.concurrency = {1};
+          w.context_tokens = 3000 + tp;
+          const auto e = run(s, d, w);
+          ASSERT_EQ(e.points.size(), 1u);
+          const auto& t = e.points[0].terms;
+          char expected[1024];
+          std::snprintf(expected, sizeof expected,
+                        "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
+                        "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
+                        t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.state_bytes / 1e9, static_cast<long long>(w.context_tokens), t.memory_s * 1e3,
+                        e.mode == "eager" ? "eager dispatch" : "graph step", t.overhead_s * 1e3, t.moe_s * 1e3, static_cast<long long>(e.moe_layers),
+                        t.communication_s * 1e3, static_cast<long long>(e.allreduces_per_step));
+          EXPECT_EQ(line_of(e), expected) << model << " " << device << " TP" << tp;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 32);
 }
 
 TEST(SpeedCatalog, RejectsBadRecords) {
