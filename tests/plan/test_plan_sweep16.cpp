@@ -133,7 +133,11 @@ void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findi
     if (!c.variant_id.empty() && x.empty()) f.add("a quantized variant served from the repository as published without --quantization", label);
   } else if (published != q.checkpoints.end()) {
     if (published->quantization_flag != x) f.add("published checkpoint served with another --quantization", label);
-    if (published->base_model != repo || published->variant != c.variant_id) f.add("published checkpoint of another model or variant", label);
+    // The model itself, or the BF16 original of a vendor release of it (Qwen/Qwen3-32B-FP8 is "the FP8 version of
+    // Qwen3-32B": its W8A8 row serves vllm-ascend/Qwen3-32B-W8A8, made from the same original).
+    const auto* release = engine::find_checkpoint_by_repo(q, repo);
+    const bool same_model = published->base_model == repo || (release && published->base_model == release->base_model);
+    if (!same_model || published->variant != c.variant_id) f.add("published checkpoint of another model or variant", label);
   } else if (!prepare_writes(l, l.checkpoint)) {
     f.add("serves a path no prepare command writes (no conversion step)", label);
   } else {
