@@ -226,9 +226,11 @@ std::string mm_limits_json(const std::string& v) {
   for (const auto& part : split(v, ',')) {
     const size_t eq = part.find('=');
     if (eq == std::string::npos || eq == 0) return {};
-    const std::string count = trim(part.substr(eq + 1));
+    const std::string key = trim(part.substr(0, eq)), count = trim(part.substr(eq + 1));
+    // A modality name (image, video, audio) only: nothing a log writes there needs escaping in JSON.
+    if (key.empty() || !std::all_of(key.begin(), key.end(), [](unsigned char ch) { return std::islower(ch) || ch == '_'; })) return {};
     if (!to_int(count)) return {};
-    json += (json.empty() ? "{" : ", ") + std::string("\"") + trim(part.substr(0, eq)) + "\": " + count;
+    json += (json.empty() ? "{" : ", ") + std::string("\"") + key + "\": " + count;
   }
   return json.empty() ? json : json + "}";
 }
