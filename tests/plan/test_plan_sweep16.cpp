@@ -318,7 +318,8 @@ TEST(PlanSweep16, Issue16_AVariantNoCommandProducesIsNotOffered) {
   // Through the real binary: no W4A16 row on 8 x 910B4, and no start command serves a -w4a16 path.
   const auto js = pftest::run_cli("plan --device 910B4 --num-devices 8 --json", {.with_stderr = false});
   ASSERT_EQ(js.code, 0);
-  for (const auto& r : json_of(js)["recommended"]) {
+  const Json plan = json_of(js);  // a named value: a range over a member of the temporary would dangle
+  for (const auto& r : plan["recommended"]) {
     EXPECT_NE(r["variant_id"], "w4a16") << r["model"];
     EXPECT_FALSE(contains(r["launch"]["serve"].get<std::string>(), "-w4a16 ")) << r["launch"]["serve"];
   }
