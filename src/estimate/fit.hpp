@@ -42,6 +42,19 @@ struct StageDevice {
   double total_bytes = 0;  // the card's total as the runtime reports it
 };
 
+// Issue 19: each weight group's stored bytes (terms::group_bytes, in m.weights order) of one model under one
+// scheme, computed once by a caller that fits many deployments of the same (model, variant) (plan's card counts)
+// and shared by the fit's weights and the speed estimate's traffic. Used only for the model and scheme it names.
+struct GroupBytes {
+  const model::ModelSpec* model = nullptr;
+  const model::QuantScheme* scheme = nullptr;
+  std::vector<double> bytes;
+  // bytes.data() when this was computed for `m` stored as `s`, else nullptr (the caller computes them).
+  const double* for_model(const model::ModelSpec& m, const model::QuantScheme& s) const {
+    return model == &m && scheme == &s && bytes.size() == m.weights.size() ? bytes.data() : nullptr;
+  }
+};
+
 // vLLM's flags, with their meanings. Unset optionals take the engine version's defaults.
 struct Deployment {
   int64_t tensor_parallel_size = 1;
@@ -93,6 +106,8 @@ struct Deployment {
   // false: `ranks` (the per-rank tree) stays empty; every other field is as with true. For callers that
   // keep many estimates and show only their summary numbers (plan's candidates, issue 19).
   bool rank_tree = true;
+  // Issue 19: precomputed weight-group bytes (group_bytes_for); nullptr: the estimates compute them.
+  const GroupBytes* group_bytes = nullptr;
 };
 
 // after_kv_oom: the KV cache is sized and allocated, then the warm-up dies: graph capture (CUDA graphs / NPU
@@ -260,6 +275,10 @@ Expected<FitEstimate> try_estimate_fit(const model::ModelSpec& model, const devi
 // (Failure::invalid_layout, the error's message as failure_message), never a fit.
 FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                          const engine::Overheads& overheads, const Deployment& deployment);
+
+// Issue 19: the weight-group bytes of `model` as `deployment` stores it (its deployed scheme), for
+// Deployment::group_bytes. Valid while `model` is unchanged and `deployment`'s quantization is the same.
+GroupBytes group_bytes_for(const model::ModelSpec& model, const Deployment& deployment);
 
 // Tokens the KV budget of `estimate` holds for one request, ignoring max_model_len (for the
 // largest-context search).

@@ -129,6 +129,21 @@ double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const m
   return model::linear_weight_bytes(f, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
 }
 
+}  // namespace preflight::estimate::terms
+
+namespace preflight::estimate {
+GroupBytes group_bytes_for(const model::ModelSpec& m, const Deployment& dep) {
+  GroupBytes out;
+  out.model = &m;
+  out.scheme = &terms::deployed_scheme(m, dep);
+  const model::SchemeFormats formats(*out.scheme);
+  out.bytes.reserve(m.weights.size());
+  for (const auto& g : m.weights) out.bytes.push_back(terms::group_bytes(m, *out.scheme, formats, g));
+  return out;
+}
+}  // namespace preflight::estimate
+
+namespace preflight::estimate::terms {
 namespace {
 // Issue 15: whether a vLLM-family engine leaves the vision tower out of the model: with every modality of
 // --limit-mm-per-prompt at 0 the tower modules are built as StageMissingLayer and their weights are skipped
@@ -151,9 +166,11 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   const bool fp8_marlin = fp8_marlin_fallback(device, engine);
   double marlin_extra = 0;  // issue 15: block-FP8 scales as Marlin group scales, all ranks
   const model::SchemeFormats formats(scheme);
-  for (const auto& g : m.weights) {
+  const double* pre = dep.group_bytes ? dep.group_bytes->for_model(m, scheme) : nullptr;
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    const model::WeightGroup& g = m.weights[i];
     if (g.part == model::Part::mtp) continue;
-    const double stored = group_bytes(m, scheme, formats, g);
+    const double stored = pre ? pre[i] : group_bytes(m, scheme, formats, g);
     computed_total += stored;
     if (skip_tower && g.part == model::Part::vision) continue;  // in the checkpoint, not loaded
     double bytes = stored;

@@ -145,11 +145,13 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   ModelTraffic t;
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
   const model::SchemeFormats formats(scheme);
-  for (const auto& g : m.weights) {
+  const double* pre = dep.group_bytes ? dep.group_bytes->for_model(m, scheme) : nullptr;  // issue 19
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    const model::WeightGroup& g = m.weights[i];
     if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
     if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
     const double share = weight_rank_share(g, tp);
-    const double bytes = terms::group_bytes(m, scheme, formats, g) * share;
+    const double bytes = (pre ? pre[i] : terms::group_bytes(m, scheme, formats, g)) * share;
     if (g.expert) {
       t.expert_weight_bytes += bytes;
       t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;

@@ -238,7 +238,8 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
 // no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
 // (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
 void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled) {
+                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
+                   estimate::GroupBytes& weights) {
   c.model_id = m.id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
@@ -280,7 +281,11 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   c.context_tokens = candidate_context(m, t, c.reason);
   if (!c.reason.empty()) return;
+  const bool first = !filled;
   refresh_deployment(d, filled, c, v, t);
+  // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
+  if (first) weights = estimate::group_bytes_for(m, d);
+  d.group_bytes = &weights;
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
@@ -347,7 +352,8 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   Candidate c;
   estimate::Deployment d;
   bool filled = false;
-  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, in, eng, variant), n, t, d, filled);
+  estimate::GroupBytes weights;
+  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, in, eng, variant), n, t, d, filled, weights);
   return c;
 }
 
@@ -423,9 +429,10 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
     const PreparedVariant pv = prepare_variant(models[i], dev, in, eng, variants[i][v]);
     estimate::Deployment d;
     bool filled = false;
+    estimate::GroupBytes weights;
     for (size_t k = 0; k < counts.size(); ++k) {
       Candidate& c = per_count[k][offset[i] + v];
-      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t, d, filled);
+      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t, d, filled, weights);
       keep_summary(c);
     }
   });
