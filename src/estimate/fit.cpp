@@ -646,6 +646,14 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   return e;
 }
 
+bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
+  // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else nominal; the
+  // nominal also in an explain-only assumption), the family (batch defaults, Marlin FP8 fallback, KV budget divisor,
+  // MoE all-gather, MC2 note) and the id (MXFP4 layout; otherwise only the recorded device_id and explain text).
+  return a.platform == b.platform && a.family == b.family && a.memory_bytes == b.memory_bytes && a.runtime_total_bytes == b.runtime_total_bytes &&
+         engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family);
+}
+
 FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
                          const Deployment& dep) {
   auto e = try_estimate_fit(m, device, engine, oh, dep);

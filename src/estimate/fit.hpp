@@ -276,6 +276,13 @@ Expected<FitEstimate> try_estimate_fit(const model::ModelSpec& model, const devi
 FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                          const engine::Overheads& overheads, const Deployment& deployment);
 
+// Issue 19: whether the fit gives the same estimate on `a` and on `b` for every model, overheads and deployment
+// with `engine` (explain false, no stage_devices), apart from the device id it records (the estimate's
+// device_id and its stages'): the fields of a device the fit reads are equal (platform, family, nominal and
+// runtime totals) and `engine` takes the same MXFP4 layout on both. A caller that fits many devices (plan's
+// catalogue sweep) fits one device of each such set and gives the others a copy with their own id.
+bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine);
+
 // Issue 19: the weight-group bytes of `model` as `deployment` stores it (its deployed scheme), for
 // Deployment::group_bytes. Valid while `model` is unchanged and `deployment`'s quantization is the same.
 GroupBytes group_bytes_for(const model::ModelSpec& model, const Deployment& deployment);

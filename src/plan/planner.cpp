@@ -232,68 +232,18 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
   d.explain = false;
 }
 
-// evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
-// `dev` (engine_for), the model's facts (model_facts) and the variant (prepare_variant); `d` and `filled`
-// are the scratch deployment of refresh_deployment. Fills `c`, a default Candidate (the planner's own slot:
-// no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
-// (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
-void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
-                   estimate::GroupBytes& weights) {
-  c.model_id = m.id;
-  c.device_id = dev.id;
-  const model::QuantVariant* v = pv.v;
-  if (pv.unknown) {
-    c.variant = pv.published;
-    c.reason = pv.lookup_error;
-    return;
-  }
-  if (v) {
-    c.variant_id = v->id;
-    c.variant = v->name;
-    c.variant_rank = variant_rank(*v);
-    c.quantization_flag = v->engine_quantization;
-  } else {
-    c.variant = pv.published;
-  }
-  c.num_devices = n;
-  c.tensor_parallel_size = std::min(n, k_devices_per_node);
-  c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
-  c.params = facts.params;
-  if (!eng) {
-    c.reason = eng.error().describe();
-    return;
-  }
-  c.engine_id = eng->id;
-  if (!eng->runs_on(dev.platform)) {
-    c.reason = eng->id + " does not run on " + dev.platform + " devices";
-    return;
-  }
-  const engine::Overheads* oh = pv.overheads;
-  const engine::SpeedProfile* sp = pv.speed;
-  if (!oh || !sp) {
-    c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
-    return;
-  }
-  if (const model::VariantRule* rule = pv.rejected) {
-    c.reason = "engine rejects it: " + rule->message;
-    return;
-  }
-  c.context_tokens = candidate_context(m, t, c.reason);
-  if (!c.reason.empty()) return;
-  const bool first = !filled;
-  refresh_deployment(d, filled, c, v, t);
-  // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
-  if (first) weights = estimate::group_bytes_for(m, d);
-  d.group_bytes = &weights;
-  c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+// The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
+// encoder's profiling pass (each sets its flag on `c` and in `d`).
+void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
+                   estimate::Deployment& d) {
+  c.fit = estimate::estimate_fit(m, dev, eng, oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
     // The profile run's dummy video (it grows with the context) is what leaves too little KV: serve images
     // only, and the run profiles the largest image instead.
     estimate::Deployment images = d;
     images.no_video = true;
-    auto alt = estimate::estimate_fit(m, dev, *eng, *oh, images);
+    auto alt = estimate::estimate_fit(m, dev, eng, oh, images);
     if (alt.fits) {
       c.no_video = true;
       c.fit = std::move(alt);
@@ -302,12 +252,33 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   // The encoder's profiling pass over its largest image is what leaves too little KV: the deployment
   // starts with --skip-mm-profiling (the launch says what that costs).
-  if (auto alt = estimate::fit_without_encoder_pass(m, dev, *eng, *oh, d, c.fit)) {
+  if (auto alt = estimate::fit_without_encoder_pass(m, dev, eng, oh, d, c.fit)) {
     c.skip_mm_profiling = true;
     c.fit_with_encoder_pass_tokens = c.fit.kv_tokens;
     c.fit = std::move(*alt);
     d.skip_mm_profiling = true;
   }
+}
+
+// Issue 19: fit_candidate's outcome for `dev` taken from `fitted`, a candidate of the same (model, variant, count,
+// targets) on a device with the same fit (estimate::same_fit_device) whose fit ran: the same fit but for the device
+// id it records, the same retry flags (on `c` and in `d`).
+void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& dev, estimate::Deployment& d) {
+  c.fit = fitted.fit;
+  for (auto& st : c.fit.stages)
+    if (st.device_id == c.fit.device_id) st.device_id = dev.id;
+  c.fit.device_id = dev.id;
+  c.no_video = fitted.no_video;
+  c.skip_mm_profiling = fitted.skip_mm_profiling;
+  c.fit_with_encoder_pass_tokens = fitted.fit_with_encoder_pass_tokens;
+  d.no_video = c.no_video;
+  d.skip_mm_profiling = c.skip_mm_profiling;
+}
+
+// What follows the fit of candidate `c`: the reason it is rejected, else its speed, its facts and (every_row)
+// its start commands.
+void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const engine::EngineProfile& eng,
+                      const ModelFacts& facts, const engine::SpeedProfile& sp, const PlanTargets& t, estimate::Deployment& d) {
   if (!c.fit.fits) {
     const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;
     c.reason = failure_reason(c.fit, c.context_tokens, largest);
@@ -325,7 +296,7 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   w.devices_per_node = k_devices_per_node;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   d.explain = in.detail == RowDetail::every_row;
-  c.speed = estimate::estimate_speed(m, dev, *sp, *in.speeds, d, w);
+  c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
   d.explain = false;
   if (!c.speed.points.empty()) {
     c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;
@@ -344,7 +315,70 @@ void evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   c.meets = true;
   c.reason = architecture_facts(m, facts, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
-  if (in.detail == RowDetail::every_row) add_launch(c, m, *eng, in);
+  if (in.detail == RowDetail::every_row) add_launch(c, m, eng, in);
+}
+
+// evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
+// `dev` (engine_for), the model's facts (model_facts) and the variant (prepare_variant); `d` and `filled`
+// are the scratch deployment of refresh_deployment. Fills `c`, a default Candidate (the planner's own slot:
+// no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
+// (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
+// `fitted` (issue 19): nullptr, or a candidate of the same (model, variant, count, targets) on a device with the
+// same fit (estimate::same_fit_device) for which this returned true: its fit is copied, not computed. Returns
+// whether the candidate's fit was computed or copied (it got that far).
+bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                   const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
+                   estimate::GroupBytes& weights, const Candidate* fitted = nullptr) {
+  c.model_id = m.id;
+  c.device_id = dev.id;
+  const model::QuantVariant* v = pv.v;
+  if (pv.unknown) {
+    c.variant = pv.published;
+    c.reason = pv.lookup_error;
+    return false;
+  }
+  if (v) {
+    c.variant_id = v->id;
+    c.variant = v->name;
+    c.variant_rank = variant_rank(*v);
+    c.quantization_flag = v->engine_quantization;
+  } else {
+    c.variant = pv.published;
+  }
+  c.num_devices = n;
+  c.tensor_parallel_size = std::min(n, k_devices_per_node);
+  c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
+  c.params = facts.params;
+  if (!eng) {
+    c.reason = eng.error().describe();
+    return false;
+  }
+  c.engine_id = eng->id;
+  if (!eng->runs_on(dev.platform)) {
+    c.reason = eng->id + " does not run on " + dev.platform + " devices";
+    return false;
+  }
+  const engine::Overheads* oh = pv.overheads;
+  const engine::SpeedProfile* sp = pv.speed;
+  if (!oh || !sp) {
+    c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
+    return false;
+  }
+  if (const model::VariantRule* rule = pv.rejected) {
+    c.reason = "engine rejects it: " + rule->message;
+    return false;
+  }
+  c.context_tokens = candidate_context(m, t, c.reason);
+  if (!c.reason.empty()) return false;
+  const bool first = !filled;
+  refresh_deployment(d, filled, c, v, t);
+  // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
+  if (first) weights = estimate::group_bytes_for(m, d);
+  d.group_bytes = &weights;
+  if (fitted) copy_fit(c, *fitted, dev, d);
+  else fit_candidate(c, m, dev, *eng, *oh, d);
+  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d);
+  return true;
 }
 
 Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
@@ -400,15 +434,49 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
   return out;
 }
 
-// `platform_variants`: variants_on for this device's platform when the caller has it (the engine and so the
+// The plan of one device and count from its candidates (`list`, in slot order): the ones that meet the
+// targets ranked and moved out, the rest kept in order as the rejected rows.
+PlanResult rank_candidates(std::vector<Candidate>& list, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t count,
+                           const PlanInputs& in, const PlanTargets& t) {
+  PlanResult r;
+  // Candidates are large: the recommended ones are ranked through pointers and moved once.
+  std::vector<Candidate*> meeting;
+  for (auto& c : list)
+    if (c.meets) meeting.push_back(&c);
+  // Biggest model first (the seed's question), then higher precision, then faster.
+  std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate* a, const Candidate* b) {
+    if (a->params != b->params) return a->params > b->params;
+    if (a->variant_rank != b->variant_rank) return a->variant_rank < b->variant_rank;
+    return a->tokens_per_s > b->tokens_per_s;
+  });
+  r.recommended.reserve(meeting.size());
+  for (Candidate* c : meeting) r.recommended.push_back(std::move(*c));
+  // The rest keep their order; a moved-out row still reads meets = true.
+  list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
+  r.rejected = std::move(list);
+  launch_first_row(r, models, {&dev, 1}, in);
+  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(count),
+                                 dev.id.c_str(), static_cast<long long>(k_devices_per_node),
+                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
+  note_bandwidth_priors(r);
+  return r;
+}
+
+// plan_for_device for each device of `devs` and each count in `counts` (results [device][count], in those
+// orders), with the per-model facts (model_facts) computed by the caller. Every device of `devs` has the same
+// fit (estimate::same_fit_device under the platform's engine; one device is a set of its own): the fit of a
+// (model, variant, count) is computed on the first device that gets that far and copied to the others (issue 19).
+// `platform_variants`: variants_on for the devices' platform when the caller has it (the engine and so the
 // variants depend on the platform alone: plan_for_devices lists them once per platform, not once per device).
-std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const device::DeviceSpec& dev,
-                                           const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t,
-                                           const std::vector<std::vector<std::string>>* platform_variants = nullptr) {
-  const auto eng = engine_for(in, dev);
-  // Each candidate lands in its own slot of its count's list, the models in order and each model's variants
-  // in order (offset[i] + v). Once the recommended ones are moved out, the list closes up into the rejected
-  // rows: a rejected candidate (a plan's most) is never moved to a second list.
+std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts,
+                                                        std::span<const device::DeviceSpec* const> devs, const std::vector<int64_t>& counts,
+                                                        const PlanInputs& in, const PlanTargets& t,
+                                                        const std::vector<std::vector<std::string>>* platform_variants = nullptr) {
+  const device::DeviceSpec& first = *devs.front();
+  const auto eng = engine_for(in, first);
+  // Each candidate lands in its own slot of its (device, count)'s list, the models in order and each model's
+  // variants in order (offset[i] + v). Once the recommended ones are moved out, the list closes up into the
+  // rejected rows: a rejected candidate (a plan's most) is never moved to a second list.
   const std::vector<std::vector<std::string>> own = platform_variants ? std::vector<std::vector<std::string>>() : variants_on(models, in, eng);
   const std::vector<std::vector<std::string>>& variants = platform_variants ? *platform_variants : own;
   std::vector<size_t> offset(models.size());
@@ -418,50 +486,55 @@ std::vector<PlanResult> plan_device_counts(const std::vector<model::ModelSpec>& 
     slots += variants[i].size();
     most_variants = std::max(most_variants, variants[i].size());
   }
-  std::vector<std::vector<Candidate>> per_count(counts.size());
-  for (auto& list : per_count) list.resize(slots);  // default slots, filled in place (no copies)
+  std::vector<std::vector<std::vector<Candidate>>> lists(devs.size(), std::vector<std::vector<Candidate>>(counts.size()));
+  for (auto& per_count : lists)
+    for (auto& list : per_count) list.resize(slots);  // default slots, filled in place (no copies)
+  // The speed profile is the one per-device input of prepare_variant: looked up once per device.
+  std::vector<const engine::SpeedProfile*> speeds(devs.size(), nullptr);
+  if (eng)
+    for (size_t x = 0; x < devs.size(); ++x) speeds[x] = in.speeds->find(eng->engine, devs[x]->platform, devs[x]->id);
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   for (size_t v = 0; v < most_variants; ++v)
     for (size_t i = 0; i < models.size(); ++i)
       if (v < variants[i].size()) work.emplace_back(i, v);
   parallel_for(work.size(), in.threads, [&](size_t j) {
     const auto [i, v] = work[j];
-    const PreparedVariant pv = prepare_variant(models[i], dev, in, eng, variants[i][v]);
+    PreparedVariant pv = prepare_variant(models[i], first, in, eng, variants[i][v]);
     estimate::Deployment d;
     bool filled = false;
     estimate::GroupBytes weights;
     for (size_t k = 0; k < counts.size(); ++k) {
-      Candidate& c = per_count[k][offset[i] + v];
-      evaluate_into(c, models[i], dev, in, eng, facts[i], pv, counts[k], t, d, filled, weights);
-      keep_summary(c);
+      const Candidate* fitted = nullptr;
+      for (size_t x = 0; x < devs.size(); ++x) {
+        pv.speed = speeds[x];
+        Candidate& c = lists[x][k][offset[i] + v];
+        if (evaluate_into(c, models[i], *devs[x], in, eng, facts[i], pv, counts[k], t, d, filled, weights, fitted) && !fitted) fitted = &c;
+        keep_summary(c);
+      }
     }
   });
-  std::vector<PlanResult> out(counts.size());
-  for (size_t k = 0; k < counts.size(); ++k) {
-    PlanResult& r = out[k];
-    std::vector<Candidate>& list = per_count[k];
-    // Candidates are large: the recommended ones are ranked through pointers and moved once.
-    std::vector<Candidate*> meeting;
-    for (auto& c : list)
-      if (c.meets) meeting.push_back(&c);
-    // Biggest model first (the seed's question), then higher precision, then faster.
-    std::stable_sort(meeting.begin(), meeting.end(), [](const Candidate* a, const Candidate* b) {
-      if (a->params != b->params) return a->params > b->params;
-      if (a->variant_rank != b->variant_rank) return a->variant_rank < b->variant_rank;
-      return a->tokens_per_s > b->tokens_per_s;
-    });
-    r.recommended.reserve(meeting.size());
-    for (Candidate* c : meeting) r.recommended.push_back(std::move(*c));
-    // The rest keep their order; a moved-out row still reads meets = true.
-    list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
-    r.rejected = std::move(list);
-    launch_first_row(r, models, {&dev, 1}, in);
-    r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(counts[k]),
-                                   dev.id.c_str(), static_cast<long long>(k_devices_per_node),
-                                   t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
-    note_bandwidth_priors(r);
-  }
+  std::vector<std::vector<PlanResult>> out(devs.size());
+  for (size_t x = 0; x < devs.size(); ++x)
+    for (size_t k = 0; k < counts.size(); ++k) out[x].push_back(rank_candidates(lists[x][k], models, *devs[x], counts[k], in, t));
   return out;
+}
+
+// Issue 19: the devices (indices, in catalogue order) in sets whose fits are the same (estimate::same_fit_device
+// under their platform's engine), each set in the order of its first device. A device whose engine does not
+// resolve is a set of its own.
+std::vector<std::vector<size_t>> same_fit_sets(const std::vector<device::DeviceSpec>& devices, const PlanInputs& in) {
+  std::vector<std::vector<size_t>> sets;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const auto eng = engine_for(in, devices[d]);
+    auto same = sets.end();
+    if (eng)
+      same = std::find_if(sets.begin(), sets.end(), [&](const std::vector<size_t>& set) {
+        return estimate::same_fit_device(devices[set.front()], devices[d], *eng);
+      });
+    if (same == sets.end()) sets.push_back({d});
+    else same->push_back(d);
+  }
+  return sets;
 }
 
 std::vector<ModelFacts> facts_of(const std::vector<model::ModelSpec>& models) {
@@ -481,7 +554,8 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
 }
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
-  return std::move(plan_device_counts(models, facts_of(models), dev, {n}, in, t).front());
+  const device::DeviceSpec* one = &dev;
+  return std::move(plan_device_counts(models, facts_of(models), {&one, 1}, {n}, in, t).front().front());
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
@@ -490,16 +564,20 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
-  // The devices are shared among the workers; each device's models and counts are evaluated on the
-  // worker that took it, and its results land in its own slots.
+  // The devices are shared among the workers in sets of the same fit (same_fit_sets); each set's models and
+  // counts are evaluated on the worker that took it, and its results land in its devices' own slots.
   PlanInputs one_worker = in;
   one_worker.threads = 1;
   std::map<std::string, std::vector<std::vector<std::string>>> variants;  // by platform, listed before the workers start
   for (const auto& dev : devices)
     if (!variants.count(dev.platform)) variants.emplace(dev.platform, variants_on(models, in, engine_for(in, dev)));
-  parallel_for(devices.size(), threads, [&](size_t d) {
-    auto results = plan_device_counts(models, facts, devices[d], device_counts, one_worker, t, &variants.at(devices[d].platform));
-    for (size_t k = 0; k < device_counts.size(); ++k) out[d * device_counts.size() + k].result = std::move(results[k]);
+  const std::vector<std::vector<size_t>> sets = same_fit_sets(devices, in);
+  parallel_for(sets.size(), threads, [&](size_t s) {
+    std::vector<const device::DeviceSpec*> devs;
+    for (const size_t d : sets[s]) devs.push_back(&devices[d]);
+    auto results = plan_device_counts(models, facts, devs, device_counts, one_worker, t, &variants.at(devs.front()->platform));
+    for (size_t x = 0; x < devs.size(); ++x)
+      for (size_t k = 0; k < device_counts.size(); ++k) out[sets[s][x] * device_counts.size() + k].result = std::move(results[x][k]);
   });
   return out;
 }
