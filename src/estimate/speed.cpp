@@ -129,17 +129,7 @@ double peak_ops(const device::DeviceSpec& d, const model::QuantScheme& q, model:
   return 0;
 }
 
-struct ModelTraffic {
-  double dense_weight_bytes = 0;     // per rank, all stages: read every step
-  double expert_weight_bytes = 0;    // per rank, all routed experts of all layers
-  double active_params = 0;          // per rank, per token (experts at k / E)
-  std::vector<double> kv_bytes_per_token_layer;  // per rank
-  std::vector<int64_t> window;       // 0 = full
-  double state_bytes_per_sequence = 0;  // per rank
-  double attention_flops_per_context_token = 0;  // per rank, per decoded token, per context token
-  int64_t moe_layers = 0;
-  double dispatch_ops = 0;
-};
+using ModelTraffic = StepTraffic;
 
 ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   ModelTraffic t;
@@ -509,6 +499,22 @@ int64_t expert_parallel_ranks(SpeedEstimate& s, const ModelSpec& m, const Deploy
 
 }  // namespace
 
+const StepTraffic& StepTrafficMemo::get(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
+  const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
+  if (m_filled && m_model == &m && m_scheme == &scheme && m_group_bytes == dep.group_bytes && m_tensor_parallel_size == tp &&
+      m_kv_cache_dtype == dep.kv_cache_dtype && m_ops_per_layer == profile.ops_per_layer)
+    return m_traffic;
+  m_traffic = traffic(m, scheme, profile, dep);
+  m_filled = true;
+  m_model = &m;
+  m_scheme = &scheme;
+  m_group_bytes = dep.group_bytes;
+  m_tensor_parallel_size = tp;
+  m_kv_cache_dtype = dep.kv_cache_dtype;
+  m_ops_per_layer = profile.ops_per_layer;
+  return m_traffic;
+}
+
 SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
                              const engine::SpeedCatalog& catalog, const Deployment& dep, const SpeedWorkload& w) {
   SpeedEstimate s;
@@ -540,7 +546,10 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     })[0]);
   }
 
-  const ModelTraffic t = traffic(m, scheme, profile, layer_split ? split_dep : dep);
+  const Deployment& traffic_dep = layer_split ? split_dep : dep;
+  const ModelTraffic* shared = w.traffic ? &w.traffic->get(m, scheme, profile, traffic_dep) : nullptr;  // issue 19
+  const ModelTraffic own = shared ? ModelTraffic() : traffic(m, scheme, profile, traffic_dep);
+  const ModelTraffic& t = shared ? *shared : own;
   s.moe_layers = t.moe_layers;
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;

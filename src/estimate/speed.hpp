@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,41 @@
 
 namespace preflight::estimate {
 
+// Issue 19: the per-rank traffic of a decode step that the device does not change: the weight bytes each rank
+// reads, its KV bytes per token per layer, the recurrent state, the attention FLOPs and the operators per step. It
+// follows from the model, its stored scheme (and Deployment::group_bytes), the tensor-parallel size, the KV cache
+// dtype and the speed profile's operators per layer kind.
+struct StepTraffic {
+  double dense_weight_bytes = 0;     // per rank, all stages: read every step
+  double expert_weight_bytes = 0;    // per rank, all routed experts of all layers
+  double active_params = 0;          // per rank, per token (experts at k / E)
+  std::vector<double> kv_bytes_per_token_layer;  // per rank
+  std::vector<int64_t> window;       // 0 = full
+  double state_bytes_per_sequence = 0;  // per rank
+  double attention_flops_per_context_token = 0;  // per rank, per decoded token, per context token
+  int64_t moe_layers = 0;
+  double dispatch_ops = 0;
+};
+
+// Issue 19: one StepTraffic for the estimates of one deployment on many devices (plan: every card of a platform
+// for one model, variant and count), handed in through SpeedWorkload::traffic. The first estimate fills it; a later
+// one reads it when every input above is the one it was filled from (the model and scheme by address, so the model
+// must not change while the memo is in use; the profile's operator counts by value), else refills it.
+class StepTrafficMemo {
+ public:
+  const StepTraffic& get(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep);
+
+ private:
+  bool m_filled = false;
+  const model::ModelSpec* m_model = nullptr;
+  const model::QuantScheme* m_scheme = nullptr;
+  const GroupBytes* m_group_bytes = nullptr;
+  int64_t m_tensor_parallel_size = 0;
+  std::string m_kv_cache_dtype;
+  std::map<std::string, double> m_ops_per_layer;
+  StepTraffic m_traffic;
+};
+
 struct SpeedWorkload {
   int64_t context_tokens = 1024;     // tokens already in the sequence while decoding (prompt + generated)
   int64_t input_tokens = 1024;       // prompt length for prefill / TTFT
@@ -27,6 +63,7 @@ struct SpeedWorkload {
   int64_t devices_per_node = 8;      // a layout with tp x pp above this crosses nodes
   std::optional<double> bandwidth_bytes_per_s;  // measured copy bandwidth (preflight bw, --bandwidth); replaces the catalogue
   std::string engine_version;        // the engine's version text as stated ("0.8.4rc2", "vllm-ascend v0.7.x"); empty: current
+  StepTrafficMemo* traffic = nullptr;  // issue 19: the step traffic shared by estimates on many devices; nullptr: computed here
 };
 
 // The first "major.minor[.patch]" in a version text ("vllm-ascend v0.8.4rc2" -> {0, 8, 4}); nullopt when none.

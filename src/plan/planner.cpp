@@ -181,12 +181,23 @@ struct PreparedVariant {
   const model::QuantVariant* v = nullptr;
   bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
   std::string lookup_error;
-  const model::VariantRule* rejected = nullptr;
+  const model::VariantRule* rejected = nullptr;  // on the family `family` points to (set_family)
+  const model::QuantVariant* rules_of = nullptr;  // the variant whose rules apply (the checkpoint's when published)
+  std::string rule_version;                       // the engine's rule version text, formatted once
+  const std::string* family = nullptr;
   std::string published;  // published_label(m): the row's variant name when it has no variant (looked up once, not per count)
   // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
   const engine::Overheads* overheads = nullptr;
   const engine::SpeedProfile* speed = nullptr;
 };
+
+// The rule that rejects the prepared variant on `dev`'s family (p.rejected), looked up again only when the family
+// is not the one it was looked up for.
+void set_family(PreparedVariant& p, const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng) {
+  if (p.family == &dev.family || (p.family && *p.family == dev.family)) return;
+  p.family = &dev.family;
+  p.rejected = eng && p.rules_of ? model::variant_rule(*p.rules_of, "rejected", eng->engine, p.rule_version, dev.family, m.num_experts > 0) : nullptr;
+}
 
 PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                                 const std::string& variant) {
@@ -206,9 +217,10 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
     }
     p.v = *found;
   }
-  const model::QuantVariant* rules_of = p.v;
-  if (!rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
-  if (eng && rules_of) p.rejected = model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0);
+  p.rules_of = p.v;
+  if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (eng && p.rules_of) p.rule_version = eng->rule_version().text();
+  set_family(p, m, dev, eng);
   return p;
 }
 
@@ -278,14 +290,16 @@ void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& d
 // What follows the fit of candidate `c`: the reason it is rejected, else its speed, its facts and (every_row)
 // its start commands.
 void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const engine::EngineProfile& eng,
-                      const ModelFacts& facts, const engine::SpeedProfile& sp, const PlanTargets& t, estimate::Deployment& d) {
+                      const ModelFacts& facts, const engine::SpeedProfile& sp, const PlanTargets& t, estimate::Deployment& d,
+                      estimate::StepTrafficMemo* traffic, const Candidate* fitted) {
+  // A rejection for the fit alone reads nothing of the device: that of `fitted` (copy_fit's source) when given.
   if (!c.fit.fits) {
-    const int64_t largest = c.fit.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(c.fit) : 0;
-    c.reason = failure_reason(c.fit, c.context_tokens, largest);
+    const int64_t largest = fitted || c.fit.failure != estimate::Failure::max_model_len_too_large ? 0 : estimate::kv_capacity_tokens(c.fit);
+    c.reason = fitted ? fitted->reason : failure_reason(c.fit, c.context_tokens, largest);
     return;
   }
   if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
-    c.reason = format("KV holds %.2f requests at %lld tokens; %lld wanted", c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
+    c.reason = fitted ? fitted->reason : format("KV holds %.2f requests at %lld tokens; %lld wanted", c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
                       static_cast<long long>(t.concurrency));
     return;
   }
@@ -294,6 +308,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
+  w.traffic = traffic;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   d.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
@@ -328,7 +343,8 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
 // whether the candidate's fit was computed or copied (it got that far).
 bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
-                   estimate::GroupBytes& weights, const Candidate* fitted = nullptr) {
+                   estimate::GroupBytes& weights, const Candidate* fitted = nullptr,
+                   estimate::StepTrafficMemo* traffic = nullptr) {
   c.model_id = m.id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
@@ -377,7 +393,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   d.group_bytes = &weights;
   if (fitted) copy_fit(c, *fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
-  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d);
+  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, traffic, fitted);
   return true;
 }
 
@@ -462,15 +478,30 @@ PlanResult rank_candidates(std::vector<Candidate>& list, const std::vector<model
   return r;
 }
 
-// plan_for_device for each device of `devs` and each count in `counts` (results [device][count], in those
-// orders), with the per-model facts (model_facts) computed by the caller. Every device of `devs` has the same
-// fit (estimate::same_fit_device under the platform's engine; one device is a set of its own): the fit of a
-// (model, variant, count) is computed on the first device that gets that far and copied to the others (issue 19).
-// `platform_variants`: variants_on for the devices' platform when the caller has it (the engine and so the
-// variants depend on the platform alone: plan_for_devices lists them once per platform, not once per device).
+// Issue 19: for each device of `devs` (one platform), the index of its set of devices with the same fit
+// (estimate::same_fit_device under the platform's engine `eng`), numbered in the order of each set's first
+// device. Without an engine every device is a set of its own.
+std::vector<size_t> same_fit_sets(std::span<const device::DeviceSpec* const> devs, const Expected<engine::EngineProfile>& eng, size_t& sets) {
+  std::vector<size_t> set_of(devs.size());
+  sets = 0;
+  for (size_t x = 0; x < devs.size(); ++x) {
+    size_t y = 0;
+    while (y < x && !(eng && estimate::same_fit_device(*devs[y], *devs[x], *eng))) ++y;
+    set_of[x] = y < x ? set_of[y] : sets++;
+  }
+  return set_of;
+}
+
+// plan_for_device for each device of `devs` (all of one platform, so one engine and one variant list) and each
+// count in `counts` (results [device][count], in those orders), with the per-model facts (model_facts) computed by
+// the caller, on `threads` workers. The work runs one (model, variant) at a time (all published checkpoints, then
+// each --quantization flag: the weight formats the estimates keep per scheme and thread stay warm), all its counts
+// and devices together (issue 19): the fit of a count is computed on the first device of each set with the same
+// fit (same_fit_sets) and copied to the others; the step traffic once for all devices (estimate::StepTrafficMemo).
+// `platform_variants`: variants_on for the platform when the caller has it.
 std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts,
                                                         std::span<const device::DeviceSpec* const> devs, const std::vector<int64_t>& counts,
-                                                        const PlanInputs& in, const PlanTargets& t,
+                                                        const PlanInputs& in, const PlanTargets& t, int threads,
                                                         const std::vector<std::vector<std::string>>* platform_variants = nullptr) {
   const device::DeviceSpec& first = *devs.front();
   const auto eng = engine_for(in, first);
@@ -489,52 +520,52 @@ std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model:
   std::vector<std::vector<std::vector<Candidate>>> lists(devs.size(), std::vector<std::vector<Candidate>>(counts.size()));
   for (auto& per_count : lists)
     for (auto& list : per_count) list.resize(slots);  // default slots, filled in place (no copies)
-  // The speed profile is the one per-device input of prepare_variant: looked up once per device.
+  // The speed profile is the one input of prepare_variant that differs between the devices: looked up once per device.
   std::vector<const engine::SpeedProfile*> speeds(devs.size(), nullptr);
   if (eng)
     for (size_t x = 0; x < devs.size(); ++x) speeds[x] = in.speeds->find(eng->engine, devs[x]->platform, devs[x]->id);
+  size_t sets = 0;
+  const std::vector<size_t> set_of = same_fit_sets(devs, eng, sets);
+  // The devices in the order of their family (catalogue order within one): the variant's rejection rule, looked up
+  // per family (set_family), is looked up once per family and not at every change between neighbours.
+  std::vector<size_t> order(devs.size());
+  for (size_t x = 0; x < devs.size(); ++x) order[x] = x;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return devs[a]->family < devs[b]->family; });
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   for (size_t v = 0; v < most_variants; ++v)
     for (size_t i = 0; i < models.size(); ++i)
       if (v < variants[i].size()) work.emplace_back(i, v);
-  parallel_for(work.size(), in.threads, [&](size_t j) {
+  parallel_for(work.size(), threads, [&](size_t j) {
     const auto [i, v] = work[j];
     PreparedVariant pv = prepare_variant(models[i], first, in, eng, variants[i][v]);
     estimate::Deployment d;
     bool filled = false;
     estimate::GroupBytes weights;
+    estimate::StepTrafficMemo traffic;
+    std::vector<const Candidate*> fitted(sets);
+    std::vector<const model::VariantRule*> rejected(devs.size());  // each device's, looked up once per family
+    for (const size_t x : order) {
+      set_family(pv, models[i], *devs[x], eng);
+      rejected[x] = pv.rejected;
+    }
     for (size_t k = 0; k < counts.size(); ++k) {
-      const Candidate* fitted = nullptr;
-      for (size_t x = 0; x < devs.size(); ++x) {
+      std::fill(fitted.begin(), fitted.end(), nullptr);
+      for (const size_t x : order) {
         pv.speed = speeds[x];
+        pv.rejected = rejected[x];
         Candidate& c = lists[x][k][offset[i] + v];
-        if (evaluate_into(c, models[i], *devs[x], in, eng, facts[i], pv, counts[k], t, d, filled, weights, fitted) && !fitted) fitted = &c;
+        const Candidate*& same = fitted[set_of[x]];
+        if (evaluate_into(c, models[i], *devs[x], in, eng, facts[i], pv, counts[k], t, d, filled, weights, same, &traffic) && !same) same = &c;
         keep_summary(c);
       }
     }
   });
-  std::vector<std::vector<PlanResult>> out(devs.size());
-  for (size_t x = 0; x < devs.size(); ++x)
-    for (size_t k = 0; k < counts.size(); ++k) out[x].push_back(rank_candidates(lists[x][k], models, *devs[x], counts[k], in, t));
+  std::vector<std::vector<PlanResult>> out(devs.size(), std::vector<PlanResult>(counts.size()));
+  parallel_for(devs.size() * counts.size(), threads, [&](size_t j) {
+    const size_t x = j / counts.size(), k = j % counts.size();
+    out[x][k] = rank_candidates(lists[x][k], models, *devs[x], counts[k], in, t);
+  });
   return out;
-}
-
-// Issue 19: the devices (indices, in catalogue order) in sets whose fits are the same (estimate::same_fit_device
-// under their platform's engine), each set in the order of its first device. A device whose engine does not
-// resolve is a set of its own.
-std::vector<std::vector<size_t>> same_fit_sets(const std::vector<device::DeviceSpec>& devices, const PlanInputs& in) {
-  std::vector<std::vector<size_t>> sets;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    const auto eng = engine_for(in, devices[d]);
-    auto same = sets.end();
-    if (eng)
-      same = std::find_if(sets.begin(), sets.end(), [&](const std::vector<size_t>& set) {
-        return estimate::same_fit_device(devices[set.front()], devices[d], *eng);
-      });
-    if (same == sets.end()) sets.push_back({d});
-    else same->push_back(d);
-  }
-  return sets;
 }
 
 std::vector<ModelFacts> facts_of(const std::vector<model::ModelSpec>& models) {
@@ -555,7 +586,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
   const device::DeviceSpec* one = &dev;
-  return std::move(plan_device_counts(models, facts_of(models), {&one, 1}, {n}, in, t).front().front());
+  return std::move(plan_device_counts(models, facts_of(models), {&one, 1}, {n}, in, t, in.threads).front().front());
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
@@ -564,21 +595,24 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
-  // The devices are shared among the workers in sets of the same fit (same_fit_sets); each set's models and
-  // counts are evaluated on the worker that took it, and its results land in its devices' own slots.
-  PlanInputs one_worker = in;
-  one_worker.threads = 1;
-  std::map<std::string, std::vector<std::vector<std::string>>> variants;  // by platform, listed before the workers start
+  // The devices go one platform at a time (one engine, one variant list), in catalogue order within it; each
+  // platform's models and variants are shared among the workers, and each result lands in its device's own slots.
+  std::vector<std::string> platforms;
   for (const auto& dev : devices)
-    if (!variants.count(dev.platform)) variants.emplace(dev.platform, variants_on(models, in, engine_for(in, dev)));
-  const std::vector<std::vector<size_t>> sets = same_fit_sets(devices, in);
-  parallel_for(sets.size(), threads, [&](size_t s) {
+    if (std::find(platforms.begin(), platforms.end(), dev.platform) == platforms.end()) platforms.push_back(dev.platform);
+  for (const auto& platform : platforms) {
+    std::vector<size_t> index;
     std::vector<const device::DeviceSpec*> devs;
-    for (const size_t d : sets[s]) devs.push_back(&devices[d]);
-    auto results = plan_device_counts(models, facts, devs, device_counts, one_worker, t, &variants.at(devs.front()->platform));
+    for (size_t d = 0; d < devices.size(); ++d)
+      if (devices[d].platform == platform) {
+        index.push_back(d);
+        devs.push_back(&devices[d]);
+      }
+    const auto variants = variants_on(models, in, engine_for(in, *devs.front()));
+    auto results = plan_device_counts(models, facts, devs, device_counts, in, t, threads, &variants);
     for (size_t x = 0; x < devs.size(); ++x)
-      for (size_t k = 0; k < device_counts.size(); ++k) out[sets[s][x] * device_counts.size() + k].result = std::move(results[x][k]);
-  });
+      for (size_t k = 0; k < device_counts.size(); ++k) out[index[x] * device_counts.size() + k].result = std::move(results[x][k]);
+  }
   return out;
 }
 

@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "estimate/fit.hpp"
+#include "model/model_catalog.hpp"
+#include "plan/planner.hpp"
+#include "plan_catalogs.hpp"
+
+using namespace preflight;
+using preflight::test::catalogs;
+using preflight::test::dev;
+
+namespace {
+
+std::vector<model::ModelSpec> all_catalogue_models() {
+  std::vector<model::ModelSpec> models;
+  for (const auto& e : model::builtin_model_catalog().models) {
+    auto s = model::model_spec_from_catalog(e);
+    EXPECT_TRUE(s.has_value()) << e.id;
+    if (s) models.push_back(*s);
+  }
+  return models;
+}
+
+// Every row of `b` is the row of `a` at the same place: model, device, variant, verdict, reason, the fit's
+// numbers and the device it records, the speed, the start command.
+void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, const std::string& at) {
+  ASSERT_EQ(a.recommended.size(), b.recommended.size()) << at;
+  ASSERT_EQ(a.rejected.size(), b.rejected.size()) << at;
+  EXPECT_EQ(a.assumptions, b.assumptions) << at;
+  for (const auto* rows : {&a.recommended, &a.rejected}) {
+    const auto& other = rows == &a.recommended ? b.recommended : b.rejected;
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const plan::Candidate& x = (*rows)[i];
+      const plan::Candidate& y = other[i];
+      const std::string where = at + " " + x.model_id + " " + x.variant;
+      EXPECT_EQ(x.model_id, y.model_id) << where;
+      EXPECT_EQ(x.device_id, y.device_id) << where;
+      EXPECT_EQ(x.variant, y.variant) << where;
+      EXPECT_EQ(x.meets, y.meets) << where;
+      EXPECT_EQ(x.reason, y.reason) << where;
+      EXPECT_EQ(x.no_video, y.no_video) << where;
+      EXPECT_EQ(x.skip_mm_profiling, y.skip_mm_profiling) << where;
+      EXPECT_EQ(x.fit.device_id, y.fit.device_id) << where;
+      if (!x.fit.engine_id.empty()) EXPECT_EQ(x.fit.device_id, x.device_id) << where;  // the rows that got as far as a fit
+      for (const auto& st : x.fit.stages) EXPECT_EQ(st.device_id, x.device_id) << where;
+      EXPECT_EQ(x.fit.num_blocks, y.fit.num_blocks) << where;
+      EXPECT_DOUBLE_EQ(x.fit.available_kv_bytes, y.fit.available_kv_bytes) << where;
+      EXPECT_DOUBLE_EQ(x.tokens_per_s, y.tokens_per_s) << where;
+      EXPECT_EQ(x.launch.serve, y.launch.serve) << where;
+    }
+  }
+}
+
+}  // namespace
+
+// Issue 19 (round 5): plan_for_devices fits one card of each set with the same fit (estimate::same_fit_device:
+// H100-SXM, H100-PCIe and H800; 910B1 and 910B3; A10 and A10G) and copies the fit to the others, each with its
+// own device id (the speed stays per card: their bandwidths differ). Every (device, count) plan equals the
+// plan of that device alone, which has no card to copy from, in the table's form and in --json's.
+TEST(Planner, Issue19_DevicesWithTheSameFitPlanAsAlone) {
+  const auto models = all_catalogue_models();
+  const std::vector<device::DeviceSpec> devices = {dev("H100-SXM"), dev("910B1"), dev("H100-PCIe"), dev("A10"), dev("910B3"), dev("H800"), dev("A10G"), dev("L4")};
+  auto eng = engine::select_engine(catalogs().engines, "vllm", "");
+  ASSERT_TRUE(eng.has_value());
+  ASSERT_TRUE(estimate::same_fit_device(devices[0], devices[2], *eng));
+  ASSERT_TRUE(estimate::same_fit_device(devices[0], devices[5], *eng));
+  ASSERT_TRUE(estimate::same_fit_device(devices[3], devices[6], *eng));
+  const std::vector<int64_t> counts = {1, 2, 8, 16};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  for (const auto detail : {plan::RowDetail::table, plan::RowDetail::every_row}) {
+    plan::PlanInputs in = catalogs().inputs();
+    in.detail = detail;
+    const auto together = plan::plan_for_devices(models, devices, counts, in, t, 2);
+    ASSERT_EQ(together.size(), devices.size() * counts.size());
+    for (size_t d = 0; d < devices.size(); ++d) {
+      const auto alone = plan::plan_for_devices(models, {devices[d]}, counts, in, t, 1);
+      for (size_t k = 0; k < counts.size(); ++k) {
+        const auto& p = together[d * counts.size() + k];
+        EXPECT_EQ(p.device_id, devices[d].id);
+        EXPECT_EQ(p.num_devices, counts[k]);
+        expect_same_plan(alone[k].result, p.result, devices[d].id + " x" + std::to_string(counts[k]) + (detail == plan::RowDetail::table ? " table" : " json"));
+      }
+    }
+  }
+}
+
+// Issue 19 (round 5): the whole catalogue at once (every device, 1 to 16 cards, the table's form), where the work
+// of one (model, variant) runs over all cards of a platform together (the variant's rejection rule looked up per
+// card family, the fit copied within a set with the same fit, the step traffic shared), gives every device the plan
+// it gets alone.
+TEST(Planner, Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone) {
+  const auto models = all_catalogue_models();
+  const auto& devices = catalogs().devices.devices;
+  const std::vector<int64_t> counts = {1, 2, 4, 8, 16};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const plan::PlanInputs in = catalogs().inputs();
+  const auto together = plan::plan_for_devices(models, devices, counts, in, t, 0);
+  ASSERT_EQ(together.size(), devices.size() * counts.size());
+  size_t recommended = 0;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const auto alone = plan::plan_for_devices(models, {devices[d]}, counts, in, t, 0);
+    for (size_t k = 0; k < counts.size(); ++k) {
+      recommended += together[d * counts.size() + k].result.recommended.size();
+      expect_same_plan(alone[k].result, together[d * counts.size() + k].result, devices[d].id + " x" + std::to_string(counts[k]));
+    }
+  }
+  EXPECT_GT(recommended, 1000u);
+}
