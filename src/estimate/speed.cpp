@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -209,41 +210,30 @@ class TextMemo {
     key_.append(v);
     return *this;
   }
-  // The texts for the key built since the last call: `build` fills them only when none of the last few keys
-  // (a plan's counts alternate between a layout inside one node and one across nodes) is this one.
+  // The texts for the key built since the last call: `build` fills them only when the key is not among those kept
+  // (a plan runs one model and variant over every card of a platform and its counts, so a few hundred keys recur;
+  // at k_entries the memo starts again empty, which bounds its memory).
   template <class Build>
   const std::vector<std::string>& texts(Build build) {
-    Entry* hit = nullptr;
-    for (auto& e : entries_)
-      if (e.key == key_) hit = &e;
-    if (!hit) {
-      if (entries_.size() < k_entries) {
-        hit = &entries_.emplace_back();
-      } else {
-        hit = &entries_[next_];  // the oldest
-        next_ = (next_ + 1) % k_entries;
-      }
-      hit->texts.clear();
-      build(hit->texts);
-      hit->key.swap(key_);
+    auto it = entries_.find(key_);
+    if (it == entries_.end()) {
+      if (entries_.size() >= k_entries) entries_.clear();
+      std::vector<std::string> built;
+      build(built);
+      it = entries_.emplace(key_, std::move(built)).first;
     }
     key_.clear();
-    return hit->texts;
+    return it->second;
   }
 
  private:
-  struct Entry {
-    std::string key;
-    std::vector<std::string> texts;
-  };
-  static constexpr size_t k_entries = 4;
+  static constexpr size_t k_entries = 4096;
   TextMemo& add_bytes(const void* p, size_t n) {
     key_.append(static_cast<const char*>(p), n);
     return *this;
   }
   std::string key_;
-  std::vector<Entry> entries_;
-  size_t next_ = 0;  // the entry the next miss replaces once all are taken
+  std::unordered_map<std::string, std::vector<std::string>> entries_;
 };
 
 // Issue 19: a plan's JSON explains every row with two lines of about fifteen numbers. std::to_chars with a
@@ -546,10 +536,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     })[0]);
   }
 
-  const Deployment& traffic_dep = layer_split ? split_dep : dep;
-  const ModelTraffic* shared = w.traffic ? &w.traffic->get(m, scheme, profile, traffic_dep) : nullptr;  // issue 19
-  const ModelTraffic own = shared ? ModelTraffic() : traffic(m, scheme, profile, traffic_dep);
-  const ModelTraffic& t = shared ? *shared : own;
+  StepTrafficMemo own;  // issue 19: the caller's memo when it hands one in (shared by its estimates on many devices)
+  const ModelTraffic& t = (w.traffic ? *w.traffic : own).get(m, scheme, profile, layer_split ? split_dep : dep);
   s.moe_layers = t.moe_layers;
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;

@@ -298,6 +298,13 @@ const char* workload_name(Workload workload) {
   return "chat";
 }
 
+bool same_launch(const Candidate& a, const Candidate& b) {
+  return a.model_id == b.model_id && a.variant == b.variant && a.variant_id == b.variant_id && a.quantization_flag == b.quantization_flag &&
+         a.num_devices == b.num_devices && a.tensor_parallel_size == b.tensor_parallel_size && a.pipeline_parallel_size == b.pipeline_parallel_size &&
+         a.context_tokens == b.context_tokens && a.fit.gpu_memory_utilization == b.fit.gpu_memory_utilization && a.fit.kv_cache_dtype == b.fit.kv_cache_dtype &&
+         a.no_video == b.no_video && a.skip_mm_profiling == b.skip_mm_profiling && a.fit_with_encoder_pass_tokens == b.fit_with_encoder_pass_tokens;
+}
+
 Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
                     const LaunchOptions& options) {
   Launch l;

@@ -37,6 +37,12 @@ bool converts_published_checkpoint(const model::ModelSpec& model, const engine::
 Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, const engine::EngineProfile& engine, const engine::LaunchRules& rules,
                     int64_t devices_per_node, const LaunchOptions& options = {});
 
+// Issue 19: whether build_launch gives candidates `a` and `b` the same start commands (for the same model, engine,
+// rules, devices per node and options): every field of a candidate it reads is equal (model, variant and flag, card
+// count and layout, context, utilization, KV cache dtype, the video and encoder-profiling switches). The device is
+// not among them: a plan copies one card's start commands to another's row of the same count.
+bool same_launch(const Candidate& a, const Candidate& b);
+
 // vLLM's native data parallel (https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html):
 // `size` replicas of the candidate's TP x PP layout, as many per node as fit (--data-parallel-size-local),
 // the API server on the first node (--data-parallel-address, --data-parallel-rpc-port) and the other

@@ -244,6 +244,15 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
   d.explain = false;
 }
 
+// Issue 19: what a candidate takes from the others of its (model, variant, count) on other cards of its platform:
+// the fit of one on a card with the same fit (copy_fit), the step traffic, and the start commands of one with the same
+// launch (plan::same_launch). All empty: computed for this candidate alone.
+struct Shared {
+  const Candidate* fitted = nullptr;
+  estimate::StepTrafficMemo* traffic = nullptr;
+  std::vector<const Candidate*>* launched = nullptr;  // candidates of this count whose start commands were built
+};
+
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
 // encoder's profiling pass (each sets its flag on `c` and in `d`).
 void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
@@ -291,7 +300,8 @@ void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& d
 // its start commands.
 void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const engine::EngineProfile& eng,
                       const ModelFacts& facts, const engine::SpeedProfile& sp, const PlanTargets& t, estimate::Deployment& d,
-                      estimate::StepTrafficMemo* traffic, const Candidate* fitted) {
+                      const Shared& shared) {
+  const Candidate* fitted = shared.fitted;
   // A rejection for the fit alone reads nothing of the device: that of `fitted` (copy_fit's source) when given.
   if (!c.fit.fits) {
     const int64_t largest = fitted || c.fit.failure != estimate::Failure::max_model_len_too_large ? 0 : estimate::kv_capacity_tokens(c.fit);
@@ -308,7 +318,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
-  w.traffic = traffic;
+  w.traffic = shared.traffic;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   d.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
@@ -330,7 +340,17 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   c.meets = true;
   c.reason = architecture_facts(m, facts, c.fit);
   if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
-  if (in.detail == RowDetail::every_row) add_launch(c, m, eng, in);
+  if (in.detail != RowDetail::every_row) return;
+  const Candidate* same = nullptr;
+  if (shared.launched)
+    for (const Candidate* o : *shared.launched)
+      if (!same && same_launch(*o, c)) same = o;
+  if (same) {
+    c.launch = same->launch;
+    return;
+  }
+  add_launch(c, m, eng, in);
+  if (shared.launched) shared.launched->push_back(&c);
 }
 
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
@@ -338,13 +358,12 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
 // are the scratch deployment of refresh_deployment. Fills `c`, a default Candidate (the planner's own slot:
 // no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
 // (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
-// `fitted` (issue 19): nullptr, or a candidate of the same (model, variant, count, targets) on a device with the
-// same fit (estimate::same_fit_device) for which this returned true: its fit is copied, not computed. Returns
-// whether the candidate's fit was computed or copied (it got that far).
+// `shared` (issue 19): what the candidates of the same (model, variant, count, targets) on other cards give this one;
+// shared.fitted is one on a card with the same fit (estimate::same_fit_device) for which this returned true: its fit
+// is copied, not computed. Returns whether the candidate's fit was computed or copied (it got that far).
 bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
-                   estimate::GroupBytes& weights, const Candidate* fitted = nullptr,
-                   estimate::StepTrafficMemo* traffic = nullptr) {
+                   estimate::GroupBytes& weights, const Shared& shared = {}) {
   c.model_id = m.id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
@@ -391,9 +410,9 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
   if (first) weights = estimate::group_bytes_for(m, d);
   d.group_bytes = &weights;
-  if (fitted) copy_fit(c, *fitted, dev, d);
+  if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
-  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, traffic, fitted);
+  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, shared);
   return true;
 }
 
@@ -497,7 +516,8 @@ std::vector<size_t> same_fit_sets(std::span<const device::DeviceSpec* const> dev
 // the caller, on `threads` workers. The work runs one (model, variant) at a time (all published checkpoints, then
 // each --quantization flag: the weight formats the estimates keep per scheme and thread stay warm), all its counts
 // and devices together (issue 19): the fit of a count is computed on the first device of each set with the same
-// fit (same_fit_sets) and copied to the others; the step traffic once for all devices (estimate::StepTrafficMemo).
+// fit (same_fit_sets) and copied to the others; the step traffic once for all devices (estimate::StepTrafficMemo); the
+// start commands (every_row) once per distinct launch (same_launch).
 // `platform_variants`: variants_on for the platform when the caller has it.
 std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts,
                                                         std::span<const device::DeviceSpec* const> devs, const std::vector<int64_t>& counts,
@@ -542,7 +562,7 @@ std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model:
     bool filled = false;
     estimate::GroupBytes weights;
     estimate::StepTrafficMemo traffic;
-    std::vector<const Candidate*> fitted(sets);
+    std::vector<const Candidate*> fitted(sets), launched;
     std::vector<const model::VariantRule*> rejected(devs.size());  // each device's, looked up once per family
     for (const size_t x : order) {
       set_family(pv, models[i], *devs[x], eng);
@@ -550,12 +570,13 @@ std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model:
     }
     for (size_t k = 0; k < counts.size(); ++k) {
       std::fill(fitted.begin(), fitted.end(), nullptr);
+      launched.clear();
       for (const size_t x : order) {
         pv.speed = speeds[x];
         pv.rejected = rejected[x];
         Candidate& c = lists[x][k][offset[i] + v];
         const Candidate*& same = fitted[set_of[x]];
-        if (evaluate_into(c, models[i], *devs[x], in, eng, facts[i], pv, counts[k], t, d, filled, weights, same, &traffic) && !same) same = &c;
+        if (evaluate_into(c, models[i], *devs[x], in, eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched}) && !same) same = &c;
         keep_summary(c);
       }
     }

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "estimate/fit.hpp"
 #include "model/model_catalog.hpp"
+#include "plan/launch.hpp"
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
 
@@ -50,6 +52,12 @@ void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, cons
       EXPECT_DOUBLE_EQ(x.fit.available_kv_bytes, y.fit.available_kv_bytes) << where;
       EXPECT_DOUBLE_EQ(x.tokens_per_s, y.tokens_per_s) << where;
       EXPECT_EQ(x.launch.serve, y.launch.serve) << where;
+      EXPECT_EQ(x.launch.notes, y.launch.notes) << where;
+      EXPECT_EQ(x.launch.prepare, y.launch.prepare) << where;
+      EXPECT_EQ(x.launch.env, y.launch.env) << where;
+      EXPECT_EQ(x.launch.multi_node, y.launch.multi_node) << where;
+      EXPECT_EQ(x.speed.provenance, y.speed.provenance) << where;
+      EXPECT_EQ(x.speed.assumptions, y.speed.assumptions) << where;
     }
   }
 }
@@ -88,26 +96,59 @@ TEST(Planner, Issue19_DevicesWithTheSameFitPlanAsAlone) {
   }
 }
 
-// Issue 19 (round 5): the whole catalogue at once (every device, 1 to 16 cards, the table's form), where the work
-// of one (model, variant) runs over all cards of a platform together (the variant's rejection rule looked up per
-// card family, the fit copied within a set with the same fit, the step traffic shared), gives every device the plan
-// it gets alone.
+// Issue 19 (round 5): the whole catalogue at once (every device, 1 to 16 cards, the table's form and --json's), where
+// the work of one (model, variant) runs over all cards of a platform together (the variant's rejection rule looked up
+// per card family, the fit copied within a set with the same fit, the step traffic shared, the start commands built
+// once per distinct launch, the speed texts kept per thread), gives every device the plan it gets alone.
 TEST(Planner, Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone) {
   const auto models = all_catalogue_models();
   const auto& devices = catalogs().devices.devices;
   const std::vector<int64_t> counts = {1, 2, 4, 8, 16};
   plan::PlanTargets t;
   t.context_tokens = 8192;
-  const plan::PlanInputs in = catalogs().inputs();
-  const auto together = plan::plan_for_devices(models, devices, counts, in, t, 0);
-  ASSERT_EQ(together.size(), devices.size() * counts.size());
-  size_t recommended = 0;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    const auto alone = plan::plan_for_devices(models, {devices[d]}, counts, in, t, 0);
-    for (size_t k = 0; k < counts.size(); ++k) {
-      recommended += together[d * counts.size() + k].result.recommended.size();
-      expect_same_plan(alone[k].result, together[d * counts.size() + k].result, devices[d].id + " x" + std::to_string(counts[k]));
+  for (const auto detail : {plan::RowDetail::table, plan::RowDetail::every_row}) {
+    plan::PlanInputs in = catalogs().inputs();
+    in.detail = detail;
+    const auto together = plan::plan_for_devices(models, devices, counts, in, t, 0);
+    ASSERT_EQ(together.size(), devices.size() * counts.size());
+    size_t recommended = 0;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      const auto alone = plan::plan_for_devices(models, {devices[d]}, counts, in, t, 0);
+      for (size_t k = 0; k < counts.size(); ++k) {
+        recommended += together[d * counts.size() + k].result.recommended.size();
+        expect_same_plan(alone[k].result, together[d * counts.size() + k].result,
+                         devices[d].id + " x" + std::to_string(counts[k]) + (detail == plan::RowDetail::table ? " table" : " json"));
+      }
     }
+    EXPECT_GT(recommended, 1000u);
   }
-  EXPECT_GT(recommended, 1000u);
+}
+
+// Issue 19 (round 5): a plan builds the start commands once per distinct launch of a (model, variant, count) and
+// copies them to the other cards' rows; plan::same_launch says when two candidates get the same commands. Two cards
+// of one platform at the same count: the same; a row served without video (--limit-mm-per-prompt) or at another
+// count: not the same, and its commands differ.
+TEST(Launch, Issue19_SameLaunchMeansTheSameStartCommands) {
+  const auto models = all_catalogue_models();
+  const auto m = std::find_if(models.begin(), models.end(), [](const model::ModelSpec& x) { return x.id == "Qwen/Qwen3-VL-8B-Instruct"; });
+  ASSERT_NE(m, models.end());
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  plan::PlanInputs in = catalogs().inputs();
+  in.detail = plan::RowDetail::every_row;
+  const auto a = plan::evaluate_candidate(*m, dev("H100-SXM"), in, "", 2, t);
+  const auto b = plan::evaluate_candidate(*m, dev("L40S"), in, "", 2, t);
+  ASSERT_TRUE(a.meets && b.meets) << a.reason << " / " << b.reason;
+  EXPECT_TRUE(plan::same_launch(a, b));
+  EXPECT_EQ(a.launch.serve, b.launch.serve);
+  EXPECT_EQ(a.launch.notes, b.launch.notes);
+  auto eng = engine::select_engine(catalogs().engines, "vllm", "");
+  ASSERT_TRUE(eng.has_value());
+  plan::Candidate no_video = a;
+  no_video.no_video = true;
+  EXPECT_FALSE(plan::same_launch(a, no_video));
+  EXPECT_NE(plan::build_launch(*m, no_video, *eng, catalogs().rules, 8).serve, a.launch.serve);
+  const auto four = plan::evaluate_candidate(*m, dev("H100-SXM"), in, "", 4, t);
+  EXPECT_FALSE(plan::same_launch(a, four));
+  EXPECT_NE(four.launch.serve, a.launch.serve);
 }
