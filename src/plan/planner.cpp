@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
-#include <map>
 #include <span>
 #include <system_error>
 #include <thread>
@@ -458,10 +457,6 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *eng, in);
 }
 
-// plan_for_device for each count in `counts` (results in that order), with the per-model facts
-// (model_facts) computed by the caller. The work runs one variant at a time over every model (all published
-// checkpoints, then each --quantization flag), all counts of a (model, variant) together: the weight
-// formats the estimates keep per scheme and thread (model::SchemeFormats) then stay warm.
 // The variants each model is tried in on a device of `platform` (variants_for with that platform's engine).
 std::vector<std::vector<std::string>> variants_on(const std::vector<model::ModelSpec>& models, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
   std::vector<std::vector<std::string>> out(models.size());
@@ -511,82 +506,109 @@ std::vector<size_t> same_fit_sets(std::span<const device::DeviceSpec* const> dev
   return set_of;
 }
 
-// plan_for_device for each device of `devs` (all of one platform, so one engine and one variant list) and each
-// count in `counts` (results [device][count], in those orders), with the per-model facts (model_facts) computed by
-// the caller, on `threads` workers. The work runs one (model, variant) at a time (all published checkpoints, then
-// each --quantization flag: the weight formats the estimates keep per scheme and thread stay warm), all its counts
-// and devices together (issue 19): the fit of a count is computed on the first device of each set with the same
-// fit (same_fit_sets) and copied to the others; the step traffic once for all devices (estimate::StepTrafficMemo); the
-// start commands (every_row) once per distinct launch (same_launch).
-// `platform_variants`: variants_on for the platform when the caller has it.
-std::vector<std::vector<PlanResult>> plan_device_counts(const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts,
-                                                        std::span<const device::DeviceSpec* const> devs, const std::vector<int64_t>& counts,
-                                                        const PlanInputs& in, const PlanTargets& t, int threads,
-                                                        const std::vector<std::vector<std::string>>* platform_variants = nullptr) {
-  const device::DeviceSpec& first = *devs.front();
-  const auto eng = engine_for(in, first);
+// One platform's share of a plan (issue 19): its cards (one engine, one variant list), each candidate's slot, and the
+// work over them, one (model, variant) at a time (all published checkpoints, then each --quantization flag: the weight
+// formats the estimates keep per scheme and thread stay warm) with all its counts and cards together: the fit of a
+// count is computed on the first card of each set with the same fit (same_fit_sets) and copied to the others, the step
+// traffic is computed once for all cards (estimate::StepTrafficMemo), the start commands (every_row) once per
+// distinct launch (same_launch).
+struct PlatformRun {
+  Expected<engine::EngineProfile> eng;
+  std::vector<const device::DeviceSpec*> devs;
+  std::vector<std::vector<std::string>> variants;  // per model (variants_on): the engine and so the variants depend on the platform alone
   // Each candidate lands in its own slot of its (device, count)'s list, the models in order and each model's
   // variants in order (offset[i] + v). Once the recommended ones are moved out, the list closes up into the
   // rejected rows: a rejected candidate (a plan's most) is never moved to a second list.
-  const std::vector<std::vector<std::string>> own = platform_variants ? std::vector<std::vector<std::string>>() : variants_on(models, in, eng);
-  const std::vector<std::vector<std::string>>& variants = platform_variants ? *platform_variants : own;
-  std::vector<size_t> offset(models.size());
-  size_t slots = 0, most_variants = 0;
-  for (size_t i = 0; i < models.size(); ++i) {
-    offset[i] = slots;
-    slots += variants[i].size();
-    most_variants = std::max(most_variants, variants[i].size());
-  }
-  std::vector<std::vector<std::vector<Candidate>>> lists(devs.size(), std::vector<std::vector<Candidate>>(counts.size()));
-  for (auto& per_count : lists)
-    for (auto& list : per_count) list.resize(slots);  // default slots, filled in place (no copies)
-  // The speed profile is the one input of prepare_variant that differs between the devices: looked up once per device.
-  std::vector<const engine::SpeedProfile*> speeds(devs.size(), nullptr);
-  if (eng)
-    for (size_t x = 0; x < devs.size(); ++x) speeds[x] = in.speeds->find(eng->engine, devs[x]->platform, devs[x]->id);
+  std::vector<size_t> offset;
+  size_t slots = 0;
+  std::vector<std::vector<std::vector<Candidate>>> lists;  // [device][count][slot]
+  std::vector<const engine::SpeedProfile*> speeds;         // per device: the one input of prepare_variant that differs
+  std::vector<size_t> set_of;                              // per device: its same-fit set
   size_t sets = 0;
-  const std::vector<size_t> set_of = same_fit_sets(devs, eng, sets);
   // The devices in the order of their family (catalogue order within one): the variant's rejection rule, looked up
   // per family (set_family), is looked up once per family and not at every change between neighbours.
-  std::vector<size_t> order(devs.size());
-  for (size_t x = 0; x < devs.size(); ++x) order[x] = x;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return devs[a]->family < devs[b]->family; });
+  std::vector<size_t> order;
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
+  std::vector<std::vector<PlanResult>> out;     // [device][count]
+};
+
+// The run of `devs` (one platform): everything but the candidates.
+PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vector<const device::DeviceSpec*> devs, size_t counts, const PlanInputs& in) {
+  PlatformRun r{engine_for(in, *devs.front())};
+  r.devs = std::move(devs);
+  r.variants = variants_on(models, in, r.eng);
+  r.offset.resize(models.size());
+  size_t most_variants = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    r.offset[i] = r.slots;
+    r.slots += r.variants[i].size();
+    most_variants = std::max(most_variants, r.variants[i].size());
+  }
+  r.lists.assign(r.devs.size(), std::vector<std::vector<Candidate>>(counts));
+  r.speeds.assign(r.devs.size(), nullptr);
+  if (r.eng)
+    for (size_t x = 0; x < r.devs.size(); ++x) r.speeds[x] = in.speeds->find(r.eng->engine, r.devs[x]->platform, r.devs[x]->id);
+  r.set_of = same_fit_sets(r.devs, r.eng, r.sets);
+  r.order.resize(r.devs.size());
+  for (size_t x = 0; x < r.devs.size(); ++x) r.order[x] = x;
+  std::stable_sort(r.order.begin(), r.order.end(), [&](size_t a, size_t b) { return r.devs[a]->family < r.devs[b]->family; });
   for (size_t v = 0; v < most_variants; ++v)
     for (size_t i = 0; i < models.size(); ++i)
-      if (v < variants[i].size()) work.emplace_back(i, v);
-  parallel_for(work.size(), threads, [&](size_t j) {
-    const auto [i, v] = work[j];
-    PreparedVariant pv = prepare_variant(models[i], first, in, eng, variants[i][v]);
-    estimate::Deployment d;
-    bool filled = false;
-    estimate::GroupBytes weights;
-    estimate::StepTrafficMemo traffic;
-    std::vector<const Candidate*> fitted(sets), launched;
-    std::vector<const model::VariantRule*> rejected(devs.size());  // each device's, looked up once per family
-    for (const size_t x : order) {
-      set_family(pv, models[i], *devs[x], eng);
-      rejected[x] = pv.rejected;
+      if (v < r.variants[i].size()) r.work.emplace_back(i, v);
+  r.out.assign(r.devs.size(), std::vector<PlanResult>(counts));
+  return r;
+}
+
+// Work item `j` of run `r`: one (model, variant) over every count and card.
+void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const std::vector<int64_t>& counts,
+              const PlanInputs& in, const PlanTargets& t) {
+  const auto [i, v] = r.work[j];
+  PreparedVariant pv = prepare_variant(models[i], *r.devs.front(), in, r.eng, r.variants[i][v]);
+  estimate::Deployment d;
+  bool filled = false;
+  estimate::GroupBytes weights;
+  estimate::StepTrafficMemo traffic;
+  std::vector<const Candidate*> fitted(r.sets), launched;
+  std::vector<const model::VariantRule*> rejected(r.devs.size());  // each device's, looked up once per family
+  for (const size_t x : r.order) {
+    set_family(pv, models[i], *r.devs[x], r.eng);
+    rejected[x] = pv.rejected;
+  }
+  for (size_t k = 0; k < counts.size(); ++k) {
+    std::fill(fitted.begin(), fitted.end(), nullptr);
+    launched.clear();
+    for (const size_t x : r.order) {
+      pv.speed = r.speeds[x];
+      pv.rejected = rejected[x];
+      Candidate& c = r.lists[x][k][r.offset[i] + v];
+      const Candidate*& same = fitted[r.set_of[x]];
+      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched}) && !same) same = &c;
+      keep_summary(c);
     }
-    for (size_t k = 0; k < counts.size(); ++k) {
-      std::fill(fitted.begin(), fitted.end(), nullptr);
-      launched.clear();
-      for (const size_t x : order) {
-        pv.speed = speeds[x];
-        pv.rejected = rejected[x];
-        Candidate& c = lists[x][k][offset[i] + v];
-        const Candidate*& same = fitted[set_of[x]];
-        if (evaluate_into(c, models[i], *devs[x], in, eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched}) && !same) same = &c;
-        keep_summary(c);
-      }
-    }
+  }
+}
+
+// plan_for_device for every card of `runs` (each one platform's) and each count in `counts` (into each run's `out`),
+// with the per-model facts (model_facts) computed by the caller. Three passes on `threads` workers, each over every
+// platform at once: the candidates' slots (made on the workers, which share the first touch of their memory), the
+// work items, the ranking of each (device, count).
+void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts,
+               const std::vector<int64_t>& counts, const PlanInputs& in, const PlanTargets& t, int threads) {
+  std::vector<std::pair<size_t, size_t>> cards, items;  // (run, device), (run, work item)
+  for (size_t g = 0; g < runs.size(); ++g) {
+    for (size_t x = 0; x < runs[g].devs.size(); ++x) cards.emplace_back(g, x);
+    for (size_t j = 0; j < runs[g].work.size(); ++j) items.emplace_back(g, j);
+  }
+  parallel_for(cards.size(), threads, [&](size_t n) {
+    PlatformRun& r = runs[cards[n].first];
+    for (auto& list : r.lists[cards[n].second]) list.resize(r.slots);
   });
-  std::vector<std::vector<PlanResult>> out(devs.size(), std::vector<PlanResult>(counts.size()));
-  parallel_for(devs.size() * counts.size(), threads, [&](size_t j) {
-    const size_t x = j / counts.size(), k = j % counts.size();
-    out[x][k] = rank_candidates(lists[x][k], models, *devs[x], counts[k], in, t);
+  parallel_for(items.size(), threads, [&](size_t n) { run_item(runs[items[n].first], items[n].second, models, facts, counts, in, t); });
+  parallel_for(cards.size() * counts.size(), threads, [&](size_t n) {
+    PlatformRun& r = runs[cards[n / counts.size()].first];
+    const size_t x = cards[n / counts.size()].second, k = n % counts.size();
+    r.out[x][k] = rank_candidates(r.lists[x][k], models, *r.devs[x], counts[k], in, t);
   });
-  return out;
 }
 
 std::vector<ModelFacts> facts_of(const std::vector<model::ModelSpec>& models) {
@@ -606,8 +628,10 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
 }
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
-  const device::DeviceSpec* one = &dev;
-  return std::move(plan_device_counts(models, facts_of(models), {&one, 1}, {n}, in, t, in.threads).front().front());
+  std::vector<PlatformRun> runs;
+  runs.push_back(platform_run(models, {&dev}, 1, in));
+  plan_runs(runs, models, facts_of(models), {n}, in, t, in.threads);
+  return std::move(runs.front().out.front().front());
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
@@ -616,24 +640,26 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
-  // The devices go one platform at a time (one engine, one variant list), in catalogue order within it; each
-  // platform's models and variants are shared among the workers, and each result lands in its device's own slots.
+  // One run per platform (one engine, one variant list), its cards in catalogue order; every platform's work is
+  // shared among the workers at once, and each result lands in its device's own slots.
   std::vector<std::string> platforms;
   for (const auto& dev : devices)
     if (std::find(platforms.begin(), platforms.end(), dev.platform) == platforms.end()) platforms.push_back(dev.platform);
-  for (const auto& platform : platforms) {
-    std::vector<size_t> index;
+  std::vector<PlatformRun> runs;
+  std::vector<std::vector<size_t>> index(platforms.size());  // per run: its cards' places in `devices`
+  for (size_t g = 0; g < platforms.size(); ++g) {
     std::vector<const device::DeviceSpec*> devs;
     for (size_t d = 0; d < devices.size(); ++d)
-      if (devices[d].platform == platform) {
-        index.push_back(d);
+      if (devices[d].platform == platforms[g]) {
+        index[g].push_back(d);
         devs.push_back(&devices[d]);
       }
-    const auto variants = variants_on(models, in, engine_for(in, *devs.front()));
-    auto results = plan_device_counts(models, facts, devs, device_counts, in, t, threads, &variants);
-    for (size_t x = 0; x < devs.size(); ++x)
-      for (size_t k = 0; k < device_counts.size(); ++k) out[index[x] * device_counts.size() + k].result = std::move(results[x][k]);
+    runs.push_back(platform_run(models, std::move(devs), device_counts.size(), in));
   }
+  plan_runs(runs, models, facts, device_counts, in, t, threads);
+  for (size_t g = 0; g < runs.size(); ++g)
+    for (size_t x = 0; x < index[g].size(); ++x)
+      for (size_t k = 0; k < device_counts.size(); ++k) out[index[g][x] * device_counts.size() + k].result = std::move(runs[g].out[x][k]);
   return out;
 }
 
