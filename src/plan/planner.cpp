@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -50,29 +53,63 @@ ModelFacts model_facts(const model::ModelSpec& m) {
   return f;
 }
 
+// Issue 19: a reason as printf would write it, without printf's cost on the tens of thousands of rows a plan writes:
+// "%.Nf" through std::to_chars with a precision (the standard defines it as printf's conversion in the "C" locale;
+// a value that is not finite, or does not fit the buffer, goes through printf), "%lld" through std::to_string.
+class Reason {
+ public:
+  Reason& operator<<(std::string_view text) {
+    m_text.append(text);
+    return *this;
+  }
+  Reason& operator<<(int64_t v) {
+    m_text += std::to_string(v);
+    return *this;
+  }
+  Reason& fixed(double v, int precision) {
+    char buf[64];
+    const auto r = std::isfinite(v) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, precision) : std::to_chars_result{buf, std::errc::value_too_large};
+    if (r.ec == std::errc()) m_text.append(buf, r.ptr);
+    else m_text += format("%.*f", precision, v);
+    return *this;
+  }
+  std::string take() { return std::move(m_text); }
+
+ private:
+  std::string m_text;
+};
+
 // The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
 // token) first, then the model's layout-free facts.
 std::string architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
   if (f.state_layers == 0) return f.layout_free;
-  std::string s = format("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB per token per device", static_cast<long long>(f.kv_layers),
-                         static_cast<long long>(m.layers.size()), static_cast<long long>(f.state_layers),
-                         static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0);
-  if (!f.layout_free.empty()) s += "; " + f.layout_free;
-  return s;
+  Reason r;
+  r << "KV cache in " << f.kv_layers << " of " << static_cast<int64_t>(m.layers.size()) << " layers (" << f.state_layers << " recurrent layers keep a fixed state): ";
+  r.fixed(static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0, 0) << " KiB per token per device";
+  if (!f.layout_free.empty()) r << "; " << f.layout_free;
+  return r.take();
 }
 
 std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int64_t largest) {
   using estimate::Failure;
+  Reason r;
   switch (f.failure) {
     case Failure::weights_oom:
-      return format("weights %.1f GiB per device exceed the %.1f GiB budget (%.2f x %.1f GiB)", bytes_to_gib(f.weights_bytes), bytes_to_gib(f.requested_bytes),
-                    f.gpu_memory_utilization, bytes_to_gib(f.total_bytes));
+      r << "weights ";
+      r.fixed(bytes_to_gib(f.weights_bytes), 1) << " GiB per device exceed the ";
+      r.fixed(bytes_to_gib(f.requested_bytes), 1) << " GiB budget (";
+      r.fixed(f.gpu_memory_utilization, 2) << " x ";
+      r.fixed(bytes_to_gib(f.total_bytes), 1) << " GiB)";
+      return r.take();
     case Failure::kv_negative:
-      return format("no memory left for the KV cache after weights %.1f GiB and activations (available %.2f GiB)", bytes_to_gib(f.weights_bytes),
-                    bytes_to_gib(f.available_kv_bytes));
+      r << "no memory left for the KV cache after weights ";
+      r.fixed(bytes_to_gib(f.weights_bytes), 1) << " GiB and activations (available ";
+      r.fixed(bytes_to_gib(f.available_kv_bytes), 2) << " GiB)";
+      return r.take();
     case Failure::max_model_len_too_large:
-      return format("KV budget %.2f GiB holds %lld tokens per request, below the %lld-token context", bytes_to_gib(f.available_kv_bytes), static_cast<long long>(largest),
-                    static_cast<long long>(context));
+      r << "KV budget ";
+      r.fixed(bytes_to_gib(f.available_kv_bytes), 2) << " GiB holds " << largest << " tokens per request, below the " << context << "-token context";
+      return r.take();
     case Failure::unsupported_quantization: {
       std::string m = f.failure_message;
       if (const auto v = m.find("Value error, "); v != std::string::npos) m = m.substr(v + 13);
@@ -308,8 +345,14 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     return;
   }
   if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
-    c.reason = fitted ? fitted->reason : format("KV holds %.2f requests at %lld tokens; %lld wanted", c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
-                      static_cast<long long>(t.concurrency));
+    if (fitted) {
+      c.reason = fitted->reason;
+    } else {
+      Reason r;
+      r << "KV holds ";
+      r.fixed(c.fit.max_concurrency, 2) << " requests at " << c.context_tokens << " tokens; " << t.concurrency << " wanted";
+      c.reason = r.take();
+    }
     return;
   }
   estimate::SpeedWorkload w;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -151,4 +152,38 @@ TEST(Launch, Issue19_SameLaunchMeansTheSameStartCommands) {
   const auto four = plan::evaluate_candidate(*m, dev("H100-SXM"), in, "", 4, t);
   EXPECT_FALSE(plan::same_launch(a, four));
   EXPECT_NE(four.launch.serve, a.launch.serve);
+}
+
+// Issue 19 (round 5): the reasons a plan writes on its rows are built with std::to_chars instead of printf; each reads
+// exactly as the printf format it replaced writes it (the format is spelled out here, the numbers are the fit's).
+TEST(Planner, Issue19_ReasonsReadAsPrintfWroteThem) {
+  const auto models = all_catalogue_models();
+  auto model = [&](const char* id) {
+    const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == id; });
+    EXPECT_NE(m, models.end()) << id;
+    return *m;
+  };
+  auto printf_text = [](const char* fmt, auto... v) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, fmt, v...);
+    return std::string(buf);
+  };
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  const plan::PlanInputs in = catalogs().inputs();
+  const auto big = plan::evaluate_candidate(model("deepseek-ai/DeepSeek-V3"), dev("L4"), in, "", 1, t);
+  ASSERT_EQ(big.fit.failure, estimate::Failure::weights_oom);
+  EXPECT_EQ(big.reason, printf_text("weights %.1f GiB per device exceed the %.1f GiB budget (%.2f x %.1f GiB)", big.fit.weights_bytes / gib,
+                                    big.fit.requested_bytes / gib, big.fit.gpu_memory_utilization, big.fit.total_bytes / gib));
+  t.concurrency = 100000;
+  const auto many = plan::evaluate_candidate(model("Qwen/Qwen3-0.6B"), dev("L4"), in, "", 1, t);
+  ASSERT_TRUE(many.fit.fits);
+  EXPECT_EQ(many.reason, printf_text("KV holds %.2f requests at %lld tokens; %lld wanted", many.fit.max_concurrency, 8192LL, 100000LL));
+  t.concurrency = 1;
+  const auto hybrid = plan::evaluate_candidate(model("Qwen/Qwen3.5-27B"), dev("H100-SXM"), in, "", 1, t);
+  ASSERT_TRUE(hybrid.meets) << hybrid.reason;
+  EXPECT_EQ(hybrid.reason.substr(0, hybrid.reason.find(" KiB") + 4),
+            printf_text("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB", 16LL, 64LL, 48LL,
+                        static_cast<double>(hybrid.fit.kv_bytes_per_token_rank) / 1024.0));
 }
