@@ -138,9 +138,11 @@ PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const de
 
 // Question 1 for many devices at once (the whole catalogue, `bench/micro`): for each device and each
 // count in `device_counts`, in that order, exactly what plan_for_device returns for the pair. The
-// parameter count of each model is computed once and the engine once per device; the devices are
-// shared among `threads` workers (std::thread; 0 = the hardware's concurrency), and each device's
-// counts are evaluated one model and variant at a time (what the estimates keep per scheme is reused).
+// parameter count of each model is computed once, the engine and variant lists once per platform; the
+// (model, variant) pairs of each platform are shared among `threads` workers (std::thread; 0 = the
+// hardware's concurrency), each evaluated over every count and every card of the platform together, so
+// that the work the cards share is done once (issue 19: the fit per set of cards with the same fit, the
+// step traffic, the start commands per distinct launch).
 struct DevicePlan {
   std::string device_id;
   int64_t num_devices = 1;
