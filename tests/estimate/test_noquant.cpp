@@ -169,6 +169,29 @@ TEST(NoQuant, Issue15_16_ModelSlimCheckpointWithoutFlagOn0110IsSizedAsBf16) {
   EXPECT_TRUE(has_assumption(fit_on(*m, "0.17.0", ""), "PR #7111"));
 }
 
+// With --quantization ascend the engine loads the checkpoint as stored, so its own safetensors bytes count (as they do
+// with no flag): one int8 tensor of 4,096 x 4,096 = 16,777,216 B in a one-shard checkpoint. Without the flag on 0.11
+// the engine allocates the bf16 model instead, whatever the shards hold.
+TEST(NoQuant, Issue15_16_FlagNamingTheCheckpointsOwnMethodKeepsItsHeaderBytes) {
+  const std::string dir = modelslim_checkpoint("noquant-shard", "Qwen__Qwen3-32B");
+  const std::string header = R"J({"model.layers.0.mlp.down_proj.weight":{"dtype":"I8","shape":[4096,4096],"data_offsets":[0,16777216]}})J";
+  {
+    std::ofstream out(dir + "/model-00001-of-00001.safetensors", std::ios::binary);
+    const uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+    out << header;
+  }
+  std::filesystem::resize_file(dir + "/model-00001-of-00001.safetensors", 8 + header.size() + 16777216);
+  auto m = model::resolve_model(dir);
+  ASSERT_TRUE(m.has_value()) << m.error().describe();
+  ASSERT_TRUE(m->exact_weight_bytes.has_value());
+  auto s = pftest::fit_setup("Qwen/Qwen3-0.6B", "910B3", "vllm-ascend", "0.11.0");
+  const double rope = 40960.0 * 128.0 * s.overheads.rope_cache_bytes_per_element;
+  EXPECT_NEAR(fit_on(*m, "0.11.0", "ascend").weights_bytes, 16777216.0 + rope, 1.0);
+  EXPECT_NEAR(fit_on(*m, "0.23.0", "").weights_bytes, 16777216.0 + rope, 1.0);
+  EXPECT_NEAR(fit_on(*m, "0.11.0", "").weights_bytes, qwen3_32b_bf16_weights_with_rope(s.overheads), 1.0);
+}
+
 // A checkpoint whose config.json kept the original's quantization_config (Qwen3-32B-FP8's fp8 block config): up to
 // 0.11 override_quantization_method turns any quantization_config into "ascend"; from 0.12 a quant_method is kept,
 // so 0.13 runs fp8, which its platform refuses, until 0.17 detects the descriptor first.
