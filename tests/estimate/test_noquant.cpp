@@ -20,6 +20,7 @@
 #include "estimate/fit.hpp"
 #include "fit_setup.hpp"
 #include "model/model_source.hpp"
+#include "plan/fit_search.hpp"
 #include "../test_support.hpp"
 #include "validate/validation.hpp"
 
@@ -190,6 +191,28 @@ TEST(NoQuant, Issue15_16_FlagNamingTheCheckpointsOwnMethodKeepsItsHeaderBytes) {
   EXPECT_NEAR(fit_on(*m, "0.11.0", "ascend").weights_bytes, 16777216.0 + rope, 1.0);
   EXPECT_NEAR(fit_on(*m, "0.23.0", "").weights_bytes, 16777216.0 + rope, 1.0);
   EXPECT_NEAR(fit_on(*m, "0.11.0", "").weights_bytes, qwen3_32b_bf16_weights_with_rope(s.overheads), 1.0);
+}
+
+// The cheapest fix of the unquantized fit names the flag: Qwen3-32B as bf16 on 2 x 910B4 (29.49 GiB each) needs
+// 65,524,246,528 / 2 B = 30.51 GiB of weights per card (weights_oom); with --quantization ascend the int8 linears
+// (31.2 G of the 32.76 G parameters at about 1 B) leave room for the KV cache.
+TEST(NoQuant, Issue15_16_CheapestFixOfTheUnquantizedCheckpointIsTheFlag) {
+  const std::string dir = modelslim_checkpoint("noquant-fix", "Qwen__Qwen3-32B");
+  auto m = model::resolve_model(dir);
+  ASSERT_TRUE(m.has_value()) << m.error().describe();
+  auto s = pftest::fit_setup("Qwen/Qwen3-0.6B", "910B4", "vllm-ascend", "0.11.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.max_model_len = 4096;
+  const auto base = estimate::estimate_fit(*m, s.device, s.engine, s.overheads, d);
+  ASSERT_EQ(base.failure, estimate::Failure::weights_oom);
+  EXPECT_NE(base.failure_message.find("add --quantization ascend"), std::string::npos) << base.failure_message;
+  const auto fixes = plan::search_fixes(*m, s.device, s.engine, s.overheads, d, base);
+  ASSERT_FALSE(fixes.fix_flags.empty());
+  EXPECT_EQ(fixes.fix_flags.front(), "--quantization ascend");
+  // Where the version detects the descriptor there is nothing to fix.
+  auto detected = pftest::fit_setup("Qwen/Qwen3-0.6B", "910B4", "vllm-ascend", "0.23.0");
+  EXPECT_TRUE(estimate::estimate_fit(*m, detected.device, detected.engine, detected.overheads, d).fits);
 }
 
 // A checkpoint whose config.json kept the original's quantization_config (Qwen3-32B-FP8's fp8 block config): up to
