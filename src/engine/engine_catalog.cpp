@@ -73,6 +73,13 @@ bool EngineProfile::accepts_quantization(const std::string& method) const {
   return false;
 }
 
+const QuantizationAutoDetect* EngineProfile::auto_detect(const std::string& trigger) const {
+  const Version v = rule_version();
+  for (const auto& r : quantization_auto_detects)
+    if (r.trigger == trigger && r.version_min <= v && v <= r.version_max) return &r;
+  return nullptr;
+}
+
 const Overheads* EngineCatalog::overheads_for(const std::string& platform) const {
   for (const auto& o : overheads) if (o.platform == platform) return &o;
   for (const auto& o : overheads) if (o.platform == "cuda") return &o;
@@ -333,6 +340,35 @@ Status parse_group_padding(const Json& item, const std::string& origin, EngineCa
   return Ok{};
 }
 
+// One quantization_auto_detect[] record, attached to every profile of its engine whose version range overlaps its own.
+Status parse_auto_detect(const Json& item, const std::string& origin, EngineCatalog& catalog) {
+  JsonObject r(item, origin, "quantization_auto_detect[]");
+  PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "trigger", "method", "local_paths_only", "source"}));
+  (void)keys;
+  PF_TRY(engine, r.string("engine"));
+  PF_TRY(vmin, r.string("version_min"));
+  PF_TRY(vmax, r.string("version_max"));
+  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+  if (!pmin || !pmax || *pmax < *pmin)
+    return make_error(ErrorKind::corrupt, format("%s: quantization_auto_detect[%s %s]: bad version range", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
+  PF_TRY(trigger, r.string("trigger"));
+  if (trigger != "descriptor_file" && trigger != "config_quantization_config" && trigger != "config_quantization_config_without_quant_method")
+    return make_error(ErrorKind::corrupt,
+                      format("%s: quantization_auto_detect[%s %s]: trigger '%s': expected descriptor_file, config_quantization_config or "
+                             "config_quantization_config_without_quant_method",
+                             origin.c_str(), engine.c_str(), vmin.c_str(), trigger.c_str()),
+                      origin);
+  PF_TRY(method, r.string("method"));
+  PF_TRY(local, r.opt_bool("local_paths_only"));
+  PF_TRY(source, r.string("source"));
+  if (method.empty() || source.empty())
+    return make_error(ErrorKind::corrupt, format("%s: quantization_auto_detect[%s %s]: empty method or source", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
+  const QuantizationAutoDetect a{*pmin, *pmax, trigger, method, local.value_or(false), source};
+  for (auto& p : catalog.profiles)
+    if (p.engine == engine && a.version_min <= p.version_max && p.version_min <= a.version_max) p.quantization_auto_detects.push_back(a);
+  return Ok{};
+}
+
 // One overheads[] record: a platform's fitted memory overheads with their evidence.
 Expected<Overheads> parse_overheads(const Json& item, const std::string& origin) {
   JsonObject r(item, origin, "overheads[]");
@@ -393,6 +429,12 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
   if (const Json* paddings = top.find("hybrid_group_padding"); paddings && paddings->is_array()) {
     for (const auto& item : *paddings) {
       PF_TRY(ok, parse_group_padding(item, origin, catalog));
+      (void)ok;
+    }
+  }
+  if (const Json* detects = top.find("quantization_auto_detect"); detects && detects->is_array()) {
+    for (const auto& item : *detects) {
+      PF_TRY(ok, parse_auto_detect(item, origin, catalog));
       (void)ok;
     }
   }

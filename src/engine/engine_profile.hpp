@@ -45,6 +45,19 @@ struct HcclCommunicator {
   bool needs_dp = false;  // opened only when data_parallel_size > 1
 };
 
+// How the engine picks a checkpoint's quantization when --quantization is not given (issues 15/16): a record
+// of data/engines/engines.json "quantization_auto_detect". trigger: "descriptor_file" (quant_model_description.json
+// beside config.json), "config_quantization_config" (config.json has any quantization_config),
+// "config_quantization_config_without_quant_method" (one naming no quant_method). Without a matching record
+// the engine runs the checkpoint unquantized, at the config dtype.
+struct QuantizationAutoDetect {
+  Version version_min, version_max;
+  std::string trigger;
+  std::string method;             // the --quantization value the engine then takes ("ascend")
+  bool local_paths_only = false;  // the engine looks only inside a local directory (not a hub repo id)
+  std::string source;
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
@@ -127,6 +140,11 @@ struct EngineProfile {
   // every rank routes the tokens of all DP ranks (issue 15, estimate_moe_allgather). Empty: none.
   std::vector<std::string> moe_allgather_families;
   std::string moe_allgather_source;
+
+  // The catalogue's quantization_auto_detect records whose version range overlaps this profile.
+  std::vector<QuantizationAutoDetect> quantization_auto_detects;
+  // The record with `trigger` covering rule_version(), or nullptr: the engine does not pick the method up that way.
+  const QuantizationAutoDetect* auto_detect(const std::string& trigger) const;
 
   bool accepts_quantization(const std::string& method) const;
   // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).

@@ -548,10 +548,85 @@ void add_drafter(FitEstimate& e, terms::StageWeights& weights, const terms::Draf
   }
 }
 
+// Issues 15/16: what the engine runs a ModelSlim checkpoint as (its quantization stated only by
+// quant_model_description.json) when --quantization is not given. vLLM-Ascend takes "ascend" from the
+// descriptor only where a quantization_auto_detect "descriptor_file" record covers the version, from config.json's
+// quantization_config through override_quantization_method where one covers it, else config.json's own
+// quant_method; with neither, quant_config stays None and every layer is built unquantized in the model dtype.
+struct FlaglessQuantization {
+  bool applies = false;  // a ModelSlim checkpoint served without --quantization by an engine that knows "ascend"
+  std::string method;    // what the engine runs: "ascend", config.json's own method, or "" (unquantized)
+  std::string note;
+};
+
+FlaglessQuantization flagless_quantization(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
+  FlaglessQuantization out;
+  if (m.quant.method != "ascend" || !dep.quantization.empty() || dep.quant_scheme || !engine.accepts_quantization("ascend")) return out;
+  out.applies = true;
+  const std::string who = engine.engine + " " + engine.rule_version().text();
+  const std::string& cfg = m.quant.config_quant_method;
+  if (const auto* r = engine.auto_detect("descriptor_file")) {
+    out.method = r->method;
+    out.note = format("%s without --quantization: quant_model_description.json is detected and the checkpoint runs as '%s'%s (%s)", who.c_str(), r->method.c_str(),
+                      r->local_paths_only ? ", from a local directory only (a hub repo id is not looked into at this version)" : "", r->source.c_str());
+  } else if (const auto* c = cfg.empty() ? nullptr : engine.auto_detect("config_quantization_config")) {
+    out.method = c->method;
+    out.note = format("%s without --quantization: config.json's quantization_config (quant_method '%s') selects '%s' (%s)", who.c_str(), cfg.c_str(), c->method.c_str(),
+                      c->source.c_str());
+  } else if (!cfg.empty()) {
+    out.method = cfg;
+    out.note = format("%s without --quantization: config.json keeps a quantization_config with quant_method '%s', which the engine takes instead of "
+                      "quant_model_description.json (override_quantization_method selects 'ascend' only for one naming no quant_method); "
+                      "fix: remove quantization_config from config.json, as msModelSlim's saver does, and pass --quantization ascend",
+                      who.c_str(), cfg.c_str());
+  } else {
+    out.note = format("%s without --quantization: config.json has no quantization_config and this version does not read quant_model_description.json "
+                      "on its own (no quantization_auto_detect record covers it), so vLLM leaves quant_config None and builds every layer unquantized "
+                      "(UnquantizedLinearMethod, fused_moe/layer.py UnquantizedFusedMoEMethod.create_weights) in %s: weights sized as the unquantized "
+                      "model, not as the int8 checkpoint; fix: add --quantization ascend",
+                      who.c_str(), model::dtype_name(m.dtype));
+  }
+  return out;
+}
+
+Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                                      const Deployment& dep);
+
 }  // namespace
 
 Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
                                        const Deployment& dep) {
+  const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
+  if (!flagless.applies || flagless.method == "ascend") {
+    auto e = fit_as_deployed(m, device, engine, oh, dep);
+    if (e && flagless.applies && dep.explain) e->assumptions.push_back(flagless.note);
+    return e;
+  }
+  Deployment as_run = dep;
+  as_run.group_bytes = nullptr;
+  if (flagless.method.empty()) {
+    model::QuantScheme unquantized;
+    unquantized.source = m.quant.source;
+    unquantized.detail = flagless.note;
+    as_run.quant_scheme = unquantized;  // also keeps the checkpoint's int8 header bytes out of the weights
+  } else {
+    as_run.quantization = flagless.method;
+  }
+  auto e = fit_as_deployed(m, device, engine, oh, as_run);
+  if (!e) return e;
+  if (!flagless.method.empty()) {
+    if (dep.explain) e->assumptions.push_back(flagless.note);
+    return e;
+  }
+  e->quantization.clear();  // the engine runs no quantization method (the note is among the assumptions)
+  if (e->failure == Failure::weights_oom) e->failure_message += "; the ModelSlim checkpoint was built unquantized: add --quantization ascend";
+  return e;
+}
+
+namespace {
+
+Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                                      const Deployment& dep) {
   FitEstimate e;
   e.engine_id = engine.id;
   e.device_id = device.id;
@@ -645,6 +720,8 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return e;
 }
+
+}  // namespace
 
 bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
   // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else nominal; the

@@ -227,7 +227,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     computed_total += marlin_extra;
     if (explain) inputs.emplace_back("fp8_marlin_scale_extra_bytes", marlin_extra);
   }
-  if (m.exact_weight_bytes && computed_total > 0 && dep.quantization.empty() && !dep.quant_scheme) {
+  // Issues 15/16: loaded as stored with no flag or the flag naming the checkpoint's own method (--quantization ascend).
+  if (m.exact_weight_bytes && computed_total > 0 && !dep.quant_scheme && (dep.quantization.empty() || to_lower(dep.quantization) == m.quant.method)) {
     const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;

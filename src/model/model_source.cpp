@@ -102,6 +102,7 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
     if (n == "quant_model_description.json") {
       PF_TRY(json, load_json_file(join_path(dir, n)));
       PF_TRY(scheme, parse_modelslim_description(json, join_path(dir, n)));
+      scheme.config_quant_method = spec.quant.method;  // config.json's own quantization_config, if any
       spec.quant = scheme;
       spec.provenance.push_back({"quantization", join_path(dir, n), scheme.detail});
     } else if (n == "hf_quant_config.json" && !spec.quant.quantized()) {

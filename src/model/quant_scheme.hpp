@@ -48,6 +48,10 @@ struct QuantScheme {
   std::vector<std::pair<std::string, WeightFormat>> module_formats;
   bool quantize_attention = true;   // false when the scheme leaves attention projections in model dtype
   std::string kv_cache_quant;       // "fp8", "int8" (ModelSlim C8) or "" when the checkpoint says nothing
+  // ModelSlim checkpoints (method "ascend", from quant_model_description.json): the quant_method of config.json's
+  // own quantization_config, "" when config.json has none (msModelSlim's saver removes it). Without
+  // --quantization the engine reads that, not the descriptor (engines.json quantization_auto_detect; issues 15/16).
+  std::string config_quant_method;
   std::string source;               // file the scheme came from
   std::string detail;               // human-readable summary, e.g. "fp8 e4m3, 128x128 blocks"
 

@@ -23,6 +23,15 @@ std::optional<estimate::Deployment> tp_instead_of_pp(const estimate::Deployment&
   return d;
 }
 
+// Issues 15/16: a ModelSlim checkpoint the engine built unquantized (no --quantization and a version that does not
+// detect quant_model_description.json, estimate::try_estimate_fit): the same deployment with the flag.
+std::optional<estimate::Deployment> with_ascend_flag(const model::ModelSpec& m, const estimate::Deployment& dep, const estimate::FitEstimate& base) {
+  if (m.quant.method != "ascend" || !dep.quantization.empty() || dep.quant_scheme || !base.quantization.empty()) return std::nullopt;
+  auto d = dep;
+  d.quantization = "ascend";
+  return d;
+}
+
 }  // namespace
 
 FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
@@ -49,6 +58,7 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     out.fixes.push_back(format("--max-model-len %lld (the largest context the KV budget holds)", static_cast<long long>(out.largest_context)));
     out.fix_flags.push_back(format("--max-model-len %lld", static_cast<long long>(out.largest_context)));
   }
+  if (const auto q = with_ascend_flag(m, dep, base)) offer(*q, "--quantization ascend", "the engine reads the checkpoint's quant_model_description.json (int8 weights)");
   if (const auto tp = tp_instead_of_pp(dep, base))
     offer(*tp, format("--tensor-parallel-size %lld --pipeline-parallel-size 1", static_cast<long long>(tp->tensor_parallel_size)), k_tp_instead_of_pp);
   if (base.failure == estimate::Failure::kv_negative || base.failure == estimate::Failure::max_model_len_too_large) {

@@ -230,12 +230,41 @@ Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec
     const model::QuantVariant* own = model::variant_of_checkpoint(*catalog, spec.quant);
     row.assumptions.push_back("quantization '" + text + "': the checkpoint's own descriptor (" + spec.quant.source + ") is kept" +
                               (own ? ", variant " + own->id + " (" + own->name + ")" : ", per-module formats no single variant of the list has"));
+    // A ModelSlim checkpoint's descriptor is read only with the flag on most vLLM-Ascend versions (issues 15/16).
+    if (v->engine_quantization == "ascend") flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
     return Ok{};
   }
   flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
   flags.quant_scheme = v->scheme;
   row.assumptions.push_back("quantization '" + text + "' read as variant " + v->id + " (" + v->name + ") applied to " + spec.id);
   return Ok{};
+}
+
+// Issues 15/16: the case's "checkpoint_quantization": what the served checkpoint itself is ("w8a8 (msModelSlim)"),
+// apart from the --quantization flag the command passed ("quantization"). When the model resolved to a config of
+// another format (a config_hint of the original), the checkpoint is that variant of it: the variant's storage
+// becomes the checkpoint's own scheme. An msModelSlim checkpoint's config.json has no quantization_config:
+// msModelSlim's saver removes it (msmodelslim/core/quant_service/modelslim_v1/save/ascendv1.py
+// remove_quantization_config, github.com/Ascend/msmodelslim at 3de0a3c) and an FP8 original is cast to BF16 first
+// (data/engines/quantized_checkpoints.json "casts"). nullopt: the resolved spec already is the checkpoint.
+Expected<std::optional<model::ModelSpec>> checkpoint_spec(const JsonObject& c, const model::ModelSpec& spec, const std::string& where, CaseResult& row) {
+  PF_TRY(text, c.opt_string("checkpoint_quantization"));
+  if (!text) return std::optional<model::ModelSpec>();
+  const auto& catalog = model::load_variant_catalog();
+  if (!catalog) return catalog.error();
+  const model::QuantVariant* v = model::variant_from_text(*catalog, *text);
+  if (!v)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: checkpoint_quantization '%s': no variant of data/variants/quant_variants.json is named in it", where.c_str(), text->c_str()), where);
+  if (v->quantized() ? same_method(spec.quant.method, v->engine_quantization) : !spec.quant.quantized()) return std::optional<model::ModelSpec>();
+  model::ModelSpec out = spec;
+  out.quant = v->scheme;
+  out.quant.source = where + ": checkpoint_quantization";
+  out.quant.config_quant_method.clear();
+  out.exact_weight_bytes.reset();  // the resolved config's shards are not this checkpoint's
+  row.assumptions.push_back("checkpoint_quantization '" + *text + "': the checkpoint is variant " + v->id + " (" + v->name + ") of " + spec.id +
+                            (v->engine_quantization == "ascend" ? ", its config.json without quantization_config (msModelSlim's saver removes it)" : ""));
+  return std::optional<model::ModelSpec>(std::move(out));
 }
 
 // A CPU case's read bandwidth from its "threads", "cpu" (a data/devices/cpus.json name) and
@@ -385,7 +414,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   flags.drafter_model_dirs = ctx.options.model_dirs;  // a speculative drafter's config, read like the case's model
   CaseModel found = resolve_case_model(inputs.hint.value_or(""), ctx.resolve, row);
   if (!found.spec) return skip("model not resolvable (tried " + found.tried + ")");
-  const model::ModelSpec& spec = *found.spec;
+  PF_TRY(own_checkpoint, checkpoint_spec(c, *found.spec, where, row));
+  const model::ModelSpec& spec = own_checkpoint ? *own_checkpoint : *found.spec;
   deploy::Inputs in;
   in.model = spec;
   in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
