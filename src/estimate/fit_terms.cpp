@@ -592,8 +592,10 @@ constexpr int64_t k_mc2_capacity_default_max_tokens = 512;
 Term estimate_moe_allgather(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
                             const Deployment& dep, const StageLayout& lay, int64_t expert_parallel_size, int64_t batched_tokens) {
   const auto& fams = engine.moe_allgather_families;
-  if (expert_parallel_size <= 1 || m.num_experts <= 0 || batched_tokens <= k_mc2_capacity_default_max_tokens ||
-      std::find(fams.begin(), fams.end(), device_family) == fams.end())
+  // Issue 15 (a2ag): select_moe_comm_method takes ALLGATHER whenever expert parallel is off (EP group of 1), at any
+  // token count; with EP on, only above the MC2 capacity.
+  const bool ep = expert_parallel_size > 1;
+  if (m.num_experts <= 0 || (ep && batched_tokens <= k_mc2_capacity_default_max_tokens) || std::find(fams.begin(), fams.end(), device_family) == fams.end())
     return {"MoE all-gather rows", 0, 0, {}, {}};
   const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
   const bool int8_rows = scheme.expert_format == model::WeightFormat::modelslim_w8a8 || scheme.expert_format == model::WeightFormat::modelslim_w8a8_dynamic ||
@@ -602,14 +604,19 @@ Term estimate_moe_allgather(const ModelSpec& m, const model::QuantScheme& scheme
   const double n = static_cast<double>(lay.dp) * static_cast<double>(batched_tokens);
   const double rows = n * static_cast<double>(m.num_experts_per_tok);
   const double h = static_cast<double>(m.hidden_size);
-  const double bytes = n * h * b + rows * (static_cast<double>(m.moe_intermediate_size) * inter_bytes + h * b);
+  // With EP every rank holds whole experts; without it vLLM's FusedMoEParallelConfig shards every expert's
+  // intermediate over TP x DP (the MoE layer's flattened TP group), so each permuted row is moe_intermediate / (TP x DP) wide.
+  const int64_t inter_ranks = ep ? 1 : std::max<int64_t>(1, lay.expert_ranks());
+  const double inter = static_cast<double>(ceil_div(static_cast<uint64_t>(m.moe_intermediate_size), static_cast<uint64_t>(inter_ranks)));
+  const double bytes = n * h * b + rows * (inter * inter_bytes + h * b);
   if (!dep.explain) return {"MoE all-gather rows", bytes, 0, {}, {}};
   return {"MoE all-gather rows", bytes, 0,
-          format("profile run on the DP all-gather MoE path: N = DP %lld x %lld batched tokens gathered (N x hidden %lld x %.0f B) + R = N x top_k %lld rows "
-                 "at the down projection (R x moe_intermediate %lld x %.0f B in + R x hidden x %.0f B out) (%s)",
-                 static_cast<long long>(lay.dp), static_cast<long long>(batched_tokens), static_cast<long long>(m.hidden_size), b,
-                 static_cast<long long>(m.num_experts_per_tok), static_cast<long long>(m.moe_intermediate_size), inter_bytes, b, engine.moe_allgather_source.c_str()),
-          {{"gathered_tokens", n}, {"rows", rows}, {"hidden_size", h}, {"moe_intermediate_size", static_cast<double>(m.moe_intermediate_size)}}};
+          format("profile run on the %s MoE path: N = DP %lld x %lld batched tokens gathered (N x hidden %lld x %.0f B) + R = N x top_k %lld rows "
+                 "at the down projection (R x moe_intermediate %lld%s x %.0f B in + R x hidden x %.0f B out) (%s)",
+                 ep ? "DP all-gather" : "all-gather (expert parallel off)", static_cast<long long>(lay.dp), static_cast<long long>(batched_tokens),
+                 static_cast<long long>(m.hidden_size), b, static_cast<long long>(m.num_experts_per_tok), static_cast<long long>(m.moe_intermediate_size),
+                 ep ? "" : format(" / %lld TP x DP ranks", static_cast<long long>(inter_ranks)).c_str(), inter_bytes, b, engine.moe_allgather_source.c_str()),
+          {{"gathered_tokens", n}, {"rows", rows}, {"hidden_size", h}, {"moe_intermediate_size", static_cast<double>(m.moe_intermediate_size)}, {"moe_intermediate_per_rank", inter}}};
 }
 
 // select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18

@@ -135,8 +135,10 @@ Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageL
 // bytes held at the down projection: the gathered hidden states N x hidden x dtype, its input R x
 // moe_intermediate (int8 for ModelSlim experts, else the model dtype) and its output R x hidden x dtype,
 // R = N x top_k. Subtracted from the KV budget beside the text forward's fitted factor, which sizes one
-// rank's own tokens. 0 bytes off the listed families, without EP, on a dense model, or at most 512 batched
-// tokens (the largest MC2 capacity the default graph sizes give, where the profile run stays on MC2).
+// rank's own tokens. Without EP (issue 15, a2ag) the same path runs at any token count with DP x T tokens and
+// experts sharded over TP x DP: R x moe_intermediate / (TP x DP) in. 0 bytes off the listed families, on a dense
+// model, or with EP at most 512 batched tokens (the largest MC2 capacity the default graph sizes give, where the
+// profile run stays on MC2).
 Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
                             const Deployment& dep, const StageLayout& layout, int64_t expert_parallel_size, int64_t max_num_batched_tokens);
 // The MC2 transport failure no budget predicts (issue 15, vllm-ascend #5993 / #5947): on the same A2 profiles, an EP

@@ -28,8 +28,9 @@ constexpr double k_mib = 1024.0 * 1024.0;
 //   DP 1 (TP 4, EP 4):   2 x (200 + 200) MiB      =  800 MiB (no dp group)
 //   EP off:              0
 // The budget moves by exactly the difference: 2 x (1024 - 200) MiB = 1648 MiB (within the 1 B of the floor).
-// Turning EP off also drops the A2 all-gather MoE rows (Issue15_A2AllGatherMoeRowsInTheProfileRun below) at DP 1 and
-// the default 2,048 batched tokens: 2048 x 2048 x 2 B + 2048 x 8 rows x (768 x 2 + 2048 x 2) B = 96 MiB.
+// Turning EP off shrinks the A2 all-gather MoE rows (Issue15_A2AllGatherMoeRowsInTheProfileRun below) at DP 1 and
+// the default 2,048 batched tokens: 2048 x 2048 x 2 B + 2048 x 8 rows x (768 x 2 + 2048 x 2) B = 96 MiB with EP;
+// without EP the experts are TP-sharded (issue 15 a2ag, test_a2ag.cpp): 8 MiB + 16,384 x (192 x 2 + 2048 x 2) B = 78 MiB.
 TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "0.13.0");
   estimate::Deployment d;
@@ -60,7 +61,8 @@ TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   const auto no_ep = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_EQ(no_ep.ep_communicator_bytes, 0.0);
   EXPECT_DOUBLE_EQ(no_dp.moe_allgather_bytes, 96.0 * k_mib);
-  EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, (800.0 + 96.0) * k_mib, 1.0);
+  EXPECT_DOUBLE_EQ(no_ep.moe_allgather_bytes, 78.0 * k_mib);
+  EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, (800.0 + 96.0 - 78.0) * k_mib, 1.0);
 }
 
 // The public DP+EP log (vllm-ascend nightly CI 2026-01-21, 8900e33, DeepSeek-V3.2-W8A8 on A3, DP 2 x TP 8, EP 16,
@@ -160,8 +162,10 @@ TEST(FitEp, Issue15_DsaContextParallelKeepsProjectionsWhole) {
 //   N = 4 x 4096 = 16,384 gathered tokens: 16,384 x 7168 x 2 B          =   234,881,024 B
 //   R = N x 8 = 131,072 rows: R x (2048 x 1 B + 7168 x 2 B) = 131,072 x 16,384 = 2,147,483,648 B
 //   total 2,382,364,672 B (2.22 GiB); #5629's 16,384 batched tokens: 4 x that = 9,529,458,688 B.
-// The same layout on an A3 die (the A3 path is all-to-all, split over TP), with EP off, or at 512 batched tokens (MC2)
-// adds nothing; the budget moves by exactly the term. 0.18 keeps the A2 rule above the capacity: the same bytes.
+// The same layout on an A3 die (the A3 path is all-to-all, split over TP) or at 512 batched tokens (MC2) adds nothing;
+// the budget moves by exactly the term. 0.18 keeps the A2 rule above the capacity: the same bytes. With EP off (issue
+// 15 a2ag) the experts are sharded over TP x DP = 16: R x (2048 / 16 x 1 B + 7168 x 2 B) = 131,072 x 14,464
+// = 1,895,825,408 B, + 234,881,024 = 2,130,706,432 B.
 TEST(FitEp, Issue15_A2AllGatherMoeRowsInTheProfileRun) {
   auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
   estimate::Deployment d;
@@ -195,7 +199,7 @@ TEST(FitEp, Issue15_A2AllGatherMoeRowsInTheProfileRun) {
   EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, mc2).moe_allgather_bytes, 0.0);
   estimate::Deployment no_ep = d;
   no_ep.enable_expert_parallel = false;
-  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, no_ep).moe_allgather_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, no_ep).moe_allgather_bytes, 2130706432.0);
   auto s18 = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.18.0");
   EXPECT_DOUBLE_EQ(estimate::estimate_fit(s18.model, s18.device, s18.engine, s18.overheads, d).moe_allgather_bytes, 2382364672.0);
 }
