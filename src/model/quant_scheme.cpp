@@ -72,6 +72,9 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
                     weights.origin());
 }
 
+// The ModelOpt algorithms modelopt_algo reads (by substring), for the message naming an unknown one.
+constexpr const char* k_modelopt_algos = "expected a ModelOpt algorithm with FP8, NVFP4, INT4 / W4A16 / W4A8_AWQ or INT8 / W8A8 in its name, or MIXED_PRECISION";
+
 WeightFormat modelopt_algo(const std::string& algo, QuantScheme& scheme, int64_t group) {
   const std::string a = to_lower(algo);
   if (a.find("nvfp4") != std::string::npos) {
@@ -432,13 +435,21 @@ Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string&
       const std::string normalized = normalize_module(layer.key());
       bool seen = false;
       for (const auto& existing : scheme.module_formats) seen = seen || existing.first == normalized;
-      if (!seen) scheme.module_formats.emplace_back(normalized, modelopt_algo(layer_algo, scheme, layer_group.value_or(0)));
+      const WeightFormat layer_format = modelopt_algo(layer_algo, scheme, layer_group.value_or(0));
+      if (layer_format == WeightFormat::native)
+        return make_error(ErrorKind::corrupt, format("%s: quantization.quantized_layers.%s.quant_algo '%s': %s", origin.c_str(), layer.key().c_str(), layer_algo.c_str(),
+                                                     k_modelopt_algos), origin);
+      if (!seen) scheme.module_formats.emplace_back(normalized, layer_format);
     }
     scheme.linear_format = WeightFormat::native;  // layers not listed stay unquantized
     scheme.expert_format = WeightFormat::native;
     scheme.detail = format("ModelOpt mixed precision, %zu module patterns", scheme.module_formats.size());
   } else {
     scheme.linear_format = modelopt_algo(a, scheme, group.value_or(0));
+    // Issue 16: an algorithm no reader knows is sized as nothing, never silently as the model dtype (vLLM raises
+    // "ModelOpt currently only supports: {QUANT_ALGOS} quantizations in vLLM"); a null quant_algo (KV cache only) stays unquantized.
+    if (!a.empty() && scheme.linear_format == WeightFormat::native)
+      return make_error(ErrorKind::corrupt, format("%s: quantization.quant_algo '%s': %s", origin.c_str(), algo->c_str(), k_modelopt_algos), origin);
     scheme.expert_format = scheme.linear_format;
     scheme.detail = "ModelOpt " + algo.value_or("?");
   }

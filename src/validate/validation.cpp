@@ -177,6 +177,7 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
 struct CaseModel {
   std::optional<model::ModelSpec> spec;
   std::string tried;
+  std::optional<Error> corrupt;  // a checkpoint was found but a file of it is corrupt (a descriptor, config.json)
 };
 
 CaseModel resolve_case_model(const std::string& hint, const model::ResolveOptions& resolve, CaseResult& row) {
@@ -188,8 +189,9 @@ CaseModel resolve_case_model(const std::string& hint, const model::ResolveOption
     tried.push_back(candidate);
     if (spec) {
       if (candidate != row.model) row.assumptions.push_back("architecture from config_hint " + candidate);
-      return {*spec, {}};
+      return {*spec, {}, {}};
     }
+    if (spec.error().kind == ErrorKind::corrupt) return {{}, candidate, spec.error()};
   }
   CaseModel out;
   for (auto& t : tried) out.tried += (out.tried.empty() ? "" : ", ") + t;
@@ -408,6 +410,9 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   PF_TRY(flags, read_case_flags(c, where, o.concurrency_len));
   flags.drafter_model_dirs = ctx.options.model_dirs;  // a speculative drafter's config, read like the case's model
   CaseModel found = resolve_case_model(inputs.hint.value_or(""), ctx.resolve, row);
+  // Issue 16: a corrupt file of the checkpoint the case names (its quant_model_description.json,
+  // hf_quant_config.json, config.json) is bad input naming that file, as in fit (exit 2), never a quiet skip.
+  if (found.corrupt) return make_error(ErrorKind::corrupt, where + ": model " + found.tried + ": " + found.corrupt->describe(), found.corrupt->context);
   if (!found.spec) return skip("model not resolvable (tried " + found.tried + ")");
   const model::ModelSpec& spec = *found.spec;
   deploy::Inputs in;

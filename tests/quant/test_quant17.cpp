@@ -101,3 +101,144 @@ TEST(Quant17, Issue16_ValidateAppliesTheVariantsEngineVersionRules) {
   const auto text = pftest::run_cli("validate " + fixture("version_rules_cases.jsonl"), {.with_stderr = false});
   EXPECT_NE(text.out.find(k_only + "['W8A8', 'W8A8_DYNAMIC', 'C8']"), std::string::npos) << text.out.substr(0, 600);
 }
+
+namespace {
+
+// A copy of a real shared checkpoint directory in a scratch folder, with one of its files replaced by `text`.
+std::string corrupt_copy(const std::string& scratch, const std::string& dir, const std::string& file, const std::string& text) {
+  const std::string out = scratch + "/acme__" + dir;
+  std::filesystem::create_directories(out);
+  for (const auto& e : std::filesystem::directory_iterator(pftest::shared_path("models/" + dir)))
+    std::filesystem::copy_file(e.path(), out + "/" + e.path().filename().string(), std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(out + "/" + file, std::ios::trunc) << text;
+  return out;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+// (b) Every real descriptor file of ../shared/models (read in place; sources in ../shared/models/SOURCES.md) is
+// recognized by `fit` on that directory as the variant named here by hand from the file (quant_method / quant_algo,
+// block, group), and sized: the weights are below the same model's BF16 weights by at least the fraction the
+// format saves on its quantized linears (fp8 <= 0.6, 4-bit <= 0.4 of BF16 for those; embeddings stay BF16, so the
+// bounds are loose but a descriptor read as BF16 fails them).
+TEST(Quant17, Issue16_RealSharedDescriptorsAreReadAsTheirVariantAndSized) {
+  struct Row {
+    std::string dir, device, variant, bf16_model;
+    double max_fraction_of_bf16;
+  };
+  const std::vector<Row> rows = {
+      {"Qwen__Qwen3-32B-FP8", "H100-SXM", "fp8_block", "Qwen/Qwen3-32B", 0.60},             // config.json: fp8, weight_block_size [128, 128]
+      {"Qwen__Qwen3-30B-A3B-FP8", "H100-SXM", "fp8_block", "Qwen/Qwen3-30B-A3B", 0.60},
+      {"nvidia__Qwen3-32B-NVFP4", "B200", "modelopt_nvfp4", "Qwen/Qwen3-32B", 0.40},        // hf_quant_config.json: NVFP4, group 16
+      {"nvidia__Qwen3-30B-A3B-NVFP4", "B200", "modelopt_nvfp4", "Qwen/Qwen3-30B-A3B", 0.40},
+      {"nvidia__Llama-3.1-70B-Instruct-FP8", "H100-SXM", "modelopt_fp8", "meta-llama/Llama-3.3-70B-Instruct", 0.60},  // hf_quant_config.json: FP8
+      {"DocPang__Qwen3.6-35B-A3B-W8A8-DCU", "H100-SXM", "ct_w8a8_int8", "Qwen/Qwen3.6-35B-A3B", 0.60},  // compressed-tensors int8 channel
+      {"openai__gpt-oss-20b", "H100-SXM", "mxfp4", "", 0},                                  // config.json: mxfp4 experts (no BF16 release)
+  };
+  auto weights_of = [](const Json& j) {
+    for (const auto& t : j["memory_per_device"]["terms"])
+      if (t["name"] == "weights") return t["gib"].get<double>();
+    return -1.0;
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dir);
+    const auto fit = pftest::run_cli("fit " + pftest::shared_path("models/" + r.dir) + " --device " + r.device + " --num-devices 4 --max-model-len 8192 --json",
+                                     {.with_stderr = false});
+    ASSERT_NE(fit.code, 2) << fit.out.substr(0, 300);
+    auto j = parse_json(fit.out, "stdout");
+    ASSERT_TRUE(j.has_value()) << fit.out.substr(0, 300);
+    bool named = false;
+    for (const auto& a : (*j)["assumptions"]) named |= a.get<std::string>().rfind("variant " + r.variant + ": ", 0) == 0;
+    EXPECT_TRUE(named) << (*j)["assumptions"].dump().substr(0, 600);
+    const double w = weights_of(*j);
+    EXPECT_GT(w, 0);
+    if (r.bf16_model.empty()) continue;
+    const auto base = pftest::run_cli("fit " + r.bf16_model + " --device " + r.device + " --num-devices 4 --max-model-len 8192 --json", {.with_stderr = false});
+    auto b = parse_json(base.out, "stdout");
+    ASSERT_TRUE(b.has_value()) << base.out.substr(0, 300);
+    EXPECT_LT(w, r.max_fraction_of_bf16 * weights_of(*b) + 2.0) << "bf16 " << weights_of(*b);  // + 2 GiB: BF16 embeddings per rank
+  }
+}
+
+// (b) A corrupt copy of each real descriptor kind is bad input: exit 2 with a message naming the file and the field,
+// from fit and (new) from validate, which used to skip such a case as "model not resolvable" without naming the file.
+// A ModelOpt quant_algo no reader knows used to be sized as BF16 ("fits"); vLLM rejects it at config validation
+// ("ModelOpt currently only supports: {QUANT_ALGOS} quantizations in vLLM", vllm/model_executor/layers/quantization/modelopt.py).
+TEST(Quant17, Issue16_CorruptRealDescriptorIsExit2NamingTheFile) {
+  const std::string nvfp4 = read_all(pftest::shared_path("models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"));
+  std::string unknown_algo = nvfp4;
+  unknown_algo.replace(unknown_algo.find("\"NVFP4\""), 7, "\"NVFP9\"");
+  std::string fp8_config = read_all(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
+  const auto block = fp8_config.find("\"weight_block_size\"");
+  ASSERT_NE(block, std::string::npos);
+  fp8_config.replace(block, std::string("\"weight_block_size\"").size(), "\"weight_block_size\": \"128x128\", \"unused\"");
+  struct Case {
+    std::string dir, file, text, fragment;
+  };
+  const std::vector<Case> cases = {
+      {"nvidia__Qwen3-32B-NVFP4", "hf_quant_config.json", nvfp4.substr(0, nvfp4.size() / 2), "hf_quant_config.json: malformed JSON"},
+      {"nvidia__Qwen3-32B-NVFP4", "hf_quant_config.json", unknown_algo, "hf_quant_config.json: quantization.quant_algo 'NVFP9': expected a ModelOpt algorithm"},
+      {"Qwen__Qwen3-32B-FP8", "config.json", fp8_config, "config.json: quantization_config.weight_block_size: expected two integers"},
+      {"Qwen__Qwen3-8B", "quant_model_description.json", R"({"model_quant_type": "W8A8", "model.layers.0.self_attn.q_proj.weight": )",
+       "quant_model_description.json: malformed JSON"},
+      {"Qwen__Qwen3-8B", "quant_model_description.json", R"({"model_quant_type": "W8A8", "version": "1.0.0"})",
+       "quant_model_description.json: no per-tensor quant types"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file + ": " + c.fragment);
+    const std::string scratch = pftest::scratch_dir("quant17-corrupt-" + std::to_string(n++));
+    const std::string dir = corrupt_copy(scratch, c.dir, c.file, c.text);
+    const auto fit = pftest::run_cli("fit " + dir + " --device H100-SXM");
+    EXPECT_EQ(fit.code, 2) << fit.out.substr(0, 300);
+    EXPECT_NE(fit.out.find(dir + "/" + c.fragment), std::string::npos) << fit.out.substr(0, 300);
+    const std::string cases_file = scratch + "/cases.jsonl";
+    std::ofstream(cases_file) << Json({{"id", "corrupt"}, {"model", "acme/" + c.dir}, {"device", "H100-SXM"}, {"engine", "vllm"}, {"num_devices", 1},
+                                       {"max_model_len", 8192}, {"weights_gib", 10.0}})
+                                     .dump()
+                              << "\n";
+    const auto v = pftest::run_cli("validate " + cases_file + " --models " + scratch);
+    EXPECT_EQ(v.code, 2) << v.out.substr(0, 300);
+    EXPECT_NE(v.out.find(dir + "/" + c.fragment), std::string::npos) << v.out.substr(0, 300);
+    EXPECT_NE(v.out.find("cases.jsonl:1 (case corrupt)"), std::string::npos) << v.out.substr(0, 300);
+  }
+}
+
+// (d) Bad input on the variant list, as documented in docs/quant-variants.md and `fit --help`: an unknown name is
+// exit 2 listing the known ones in fit and plan; a variant the engine rejects on that card is exit 1 with the
+// engine's message in fit and as the reason of every plan row; --variant with the llama.cpp or MindIE fit (which
+// size the file they are given) is exit 2 saying so, not "unknown flag --variant; did you mean --engine".
+TEST(Quant17, Issue16_BadVariantInputInFitAndPlan) {
+  for (const std::string cmd : {"fit Qwen/Qwen3-8B --device H100-SXM --variant w3a7", "plan Qwen/Qwen3-8B --devices H100-SXM --variant w3a7"}) {
+    const auto r = pftest::run_cli(cmd);
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_NE(r.out.find("unknown variant 'w3a7'; known variants: bf16, w8a8, w8a8_dynamic"), std::string::npos) << r.out.substr(0, 300);
+  }
+  // AWQ on a V100 (capability 70; vLLM's AWQ needs 75): vLLM's verify_quantization message, by hand.
+  const std::string awq_volta = "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.";
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices V100-SXM2-32G --variant awq --json", {.with_stderr = false});
+  EXPECT_EQ(plan.code, 1);
+  auto p = parse_json(plan.out, "stdout");
+  ASSERT_TRUE(p.has_value()) << plan.out.substr(0, 300);
+  EXPECT_TRUE((*p)["recommended"].empty());
+  ASSERT_FALSE((*p)["rejected"].empty()) << plan.out.substr(0, 400);
+  for (const auto& row : (*p)["rejected"]) EXPECT_NE(row["reason"].get<std::string>().find(awq_volta), std::string::npos) << row["reason"];
+  // W8A8 (msModelSlim, --quantization ascend) on vLLM for CUDA: vLLM's unknown-method message, exit 1.
+  const auto ascend_on_cuda = pftest::run_cli("fit Qwen/Qwen3-8B --device H100-SXM --variant w8a8 --json", {.with_stderr = false});
+  EXPECT_EQ(ascend_on_cuda.code, 1);
+  auto a = parse_json(ascend_on_cuda.out, "stdout");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ((*a)["failure"], "unsupported_quantization");
+  EXPECT_EQ((*a)["failure_message"].get<std::string>().rfind("ValueError: Unknown quantization method: ascend. Must be one of", 0), 0u) << (*a)["failure_message"];
+  const auto llama = pftest::run_cli("fit Qwen/Qwen3-8B --device H100-SXM --engine llama.cpp --variant gguf_q4_k_m");
+  EXPECT_EQ(llama.code, 2);
+  EXPECT_NE(llama.out.find("--variant with --engine llama.cpp: llama.cpp's fit sizes the GGUF file it is given"), std::string::npos) << llama.out;
+  const auto mindie = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --engine mindie --variant w8a8");
+  EXPECT_EQ(mindie.code, 2);
+  EXPECT_NE(mindie.out.find("--variant with --engine mindie: MindIE's fit sizes the checkpoint it is given"), std::string::npos) << mindie.out;
+}
