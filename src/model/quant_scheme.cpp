@@ -324,17 +324,23 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
       scheme.linear_format = WeightFormat::fp8_channel;
       scheme.detail = "fp8 e4m3 weights, per-channel scales";
     }
-  } else if (method == "awq" || method == "gptq" || method == "awq_marlin" || method == "gptq_marlin") {
+  } else if (method == "awq" || method == "gptq" || method == "awq_marlin" || method == "gptq_marlin" || method == "auto-round" || method == "intel/auto-round") {
     PF_TRY(bits, q.opt_int("bits"));
     PF_TRY(group, q.opt_int("group_size"));
     PF_TRY(zero, q.opt_bool("zero_point"));
     PF_TRY(sym, q.opt_bool("sym"));
+    // Issue 16: AutoRound exports the AutoGPTQ layout ("packing_format": "auto_round:auto_gptq", and its own
+    // "auto_round" format) or AutoAWQ's ("auto_round:auto_awq"); vLLM's auto_round.py picks the kernel the same way.
+    PF_TRY(packing, q.opt_string("packing_format"));
+    const bool autoround = method.find("auto-round") != std::string::npos;
+    const bool awq_layout = method.rfind("awq", 0) == 0 || (autoround && packing && packing->find("awq") != std::string::npos);
     if (bits.value_or(4) != 4) {
       return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(*bits)), origin);
     }
     scheme.linear_format = WeightFormat::int4_group;
     scheme.group_size = group.value_or(128) > 0 ? group.value_or(128) : 128;
-    scheme.group_zero_point = method.rfind("awq", 0) == 0 ? zero.value_or(true) : !sym.value_or(true);
+    scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
+    scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
     scheme.detail = format("int4 packed, group %lld%s", static_cast<long long>(scheme.group_size), scheme.group_zero_point ? ", with zero points" : "");
   } else if (method == "mxfp4") {
     scheme.linear_format = WeightFormat::native;  // gpt-oss: only MoE experts are mxfp4
@@ -521,7 +527,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
     case WeightFormat::int8_channel: return n + r * model_dtype_bytes;
     case WeightFormat::int4_group: {
       const double groups = std::ceil(c / g);
-      return n / 2.0 + groups * r * 2.0 + (scheme.group_zero_point ? groups * r / 2.0 : 0.0);
+      return n / 2.0 + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r / 2.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
     }
     case WeightFormat::nvfp4: return n / 2.0 + std::ceil(c / 16.0) * r + 8.0;
     case WeightFormat::mxfp4: return n / 2.0 + std::ceil(c / 32.0) * r;

@@ -242,3 +242,90 @@ TEST(Quant17, Issue16_BadVariantInputInFitAndPlan) {
   EXPECT_EQ(mindie.code, 2);
   EXPECT_NE(mindie.out.find("--variant with --engine mindie: MindIE's fit sizes the checkpoint it is given"), std::string::npos) << mindie.out;
 }
+
+// (b) Real published descriptors kept under tests/fixtures/quant (whole config.json files; URL and commit of each in
+// the README there): `fit` on each directory names the variant the descriptor is and sizes it as the checkpoint's
+// tensors, derived here by hand from the layouts vLLM creates (awq.py / gptq.py create_weights), plus vLLM's rotary
+// cos_sin_cache [max_position_embeddings, head_dim] in the model dtype, which "Model loading took" includes.
+//   Llama-3(.1)-8B linears per layer (in x out): q 4096x4096, k/v 4096x1024, o 4096x4096, gate/up 4096x14336,
+//   down 14336x4096 -> n = 218,103,808 x 32 = 6,979,321,856 weights; embed + lm_head 2 x 128,256 x 4,096 x 2 B =
+//   2,101,346,304; norms (2 x 4,096 x 32 + 4,096) x 2 B = 532,480.
+//   AWQ g128: qweight n/2 + scales fp16 n/128 x 2 + qzeros int32 n/256 = 3,489,660,928 + 109,051,904 + 27,262,976.
+//   GPTQ g128 (sym): the same three (qzeros stored even when symmetric) + g_idx int32 [in] = 4 x 38,912 x 32 = 4,980,736.
+//   QwQ-32B (Qwen2, 64 layers, q/k/v bias): linears 487,587,840 x 64 = 31,205,621,760 weights -> AWQ x 133/256 =
+//   16,212,295,680; q/k/v bias fp16 (5,120 + 2 x 1,024) x 64 x 2 B = 917,504; embed + lm_head 2 x 152,064 x 5,120 x 2 B
+//   = 3,114,270,720; norms (2 x 5,120 x 64 + 5,120) x 2 B = 1,320,960.
+// Before: the GPTQ checkpoint was sized 32,243,712 B short (no qzeros for sym, no g_idx: 5,700,591,616 B of tensors,
+// 0.56% under hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4's files, 4.97 GB + 764 MB; now 5,732,835,328 B).
+TEST(Quant17, Issue16_RealHubDescriptorFixturesAreReadAsTheirVariantAndSizedByHand) {
+  struct Row {
+    std::string dir, variant;
+    double weights_bytes;
+  };
+  const std::vector<Row> rows = {
+      {"dahara1__llama3.1-8b-Instruct-awq", "awq", 3489660928.0 + 109051904.0 + 27262976.0 + 2101346304.0 + 532480.0 + 131072.0 * 128 * 2},
+      {"casperhansen__qwq-32b-preview-awq", "awq", 16212295680.0 + 917504.0 + 3114270720.0 + 1320960.0 + 32768.0 * 128 * 2},
+      {"obh07__Meta-llama-3-8B-Instruct-GPTQ-4Bit", "gptq",
+       3489660928.0 + 109051904.0 + 27262976.0 + 4980736.0 + 2101346304.0 + 532480.0 + 8192.0 * 128 * 2},
+      {"AdithyaSK__LLama3-Gaja-Hindi-8B-Instruct-alpha", "bnb_8bit", 0},  // recognized; SCB sizing not checked here
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dir);
+    const auto fit = pftest::run_cli("fit " + fixture(r.dir) + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
+    ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 300);
+    auto j = parse_json(fit.out, "stdout");
+    ASSERT_TRUE(j.has_value());
+    bool named = false;
+    for (const auto& a : (*j)["assumptions"]) named |= a.get<std::string>().rfind("variant " + r.variant + ": ", 0) == 0;
+    EXPECT_TRUE(named) << (*j)["assumptions"].dump().substr(0, 400);
+    if (r.weights_bytes == 0) continue;
+    double gib = -1;
+    for (const auto& t : (*j)["memory_per_device"]["terms"])
+      if (t["name"] == "weights") gib = t["gib"].get<double>();
+    EXPECT_NEAR(gib * 1073741824.0, r.weights_bytes, 1.0);
+  }
+  // The published GPTQ file sizes bound the layout: 4.97 GB + 764 MB, each rounded by the hub page (+-0.005 GB).
+  const auto variant = pftest::run_cli("fit meta-llama/Meta-Llama-3.1-8B --device H100-SXM --max-model-len 4096 --variant gptq --json", {.with_stderr = false});
+  auto v = parse_json(variant.out, "stdout");
+  ASSERT_TRUE(v.has_value()) << variant.out.substr(0, 300);
+  double gptq_gib = -1;
+  for (const auto& t : (*v)["memory_per_device"]["terms"])
+    if (t["name"] == "weights") gptq_gib = t["gib"].get<double>();
+  const double tensors = gptq_gib * 1073741824.0 - 131072.0 * 128 * 2;  // less the rotary cache, which no file holds
+  EXPECT_GT(tensors, 4.965e9 + 0.7635e9);
+  EXPECT_LT(tensors, 4.975e9 + 0.7645e9);
+  // A real GPTQ 8-bit descriptor: no variant of the list stores 8-bit groups; bad input naming the file (exit 2).
+  const auto int8 = pftest::run_cli("fit " + fixture("study-hjt__Meta-Llama-3-8B-Instruct-GPTQ-Int8") + " --device H100-SXM");
+  EXPECT_EQ(int8.code, 2);
+  EXPECT_NE(int8.out.find("study-hjt__Meta-Llama-3-8B-Instruct-GPTQ-Int8/config.json: gptq with 8 bits is not modelled"), std::string::npos) << int8.out;
+}
+
+// (b) An AutoRound checkpoint ("quant_method": "auto-round", as auto-round 0.12 writes it with its default
+// "packing_format": "auto_round:auto_gptq", https://docs.vllm.ai/en/latest/features/quantization/inc/) was sized as
+// BF16 ("quantization method 'auto-round' is not modelled"); it is the autoround variant, GPTQ layout, so `fit` on
+// such a checkpoint of Qwen3-8B and `fit Qwen/Qwen3-8B --variant autoround` size the same weights.
+TEST(Quant17, Issue16_AutoRoundCheckpointIsTheAutoroundVariant) {
+  const std::string dir = pftest::scratch_dir("quant17-autoround") + "/acme__Qwen3-8B-int4-AutoRound";
+  std::filesystem::create_directories(dir);
+  auto config = parse_json(read_all(pftest::shared_path("models/Qwen__Qwen3-8B/config.json")), "config.json");
+  ASSERT_TRUE(config.has_value());
+  (*config)["quantization_config"] = Json::parse(R"({"bits": 4, "data_type": "int", "group_size": 128, "sym": true, "iters": 0,
+      "autoround_version": "0.12.3", "quant_method": "auto-round", "packing_format": "auto_round:auto_gptq"})");
+  std::ofstream(dir + "/config.json") << config->dump(2);
+  auto weights = [](const std::string& args) {
+    const auto r = pftest::run_cli("fit " + args + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
+    auto j = parse_json(r.out, "stdout");
+    std::pair<double, std::string> out{-1, ""};
+    if (!j) return out;
+    for (const auto& t : (*j)["memory_per_device"]["terms"])
+      if (t["name"] == "weights") out.first = t["gib"].get<double>();
+    for (const auto& a : (*j)["assumptions"]) out.second += a.get<std::string>() + "\n";
+    return out;
+  };
+  const auto checkpoint = weights(dir);
+  const auto variant = weights("Qwen/Qwen3-8B --variant autoround");
+  EXPECT_NE(checkpoint.second.find("variant autoround: "), std::string::npos) << checkpoint.second.substr(0, 400);
+  EXPECT_GT(checkpoint.first, 0);
+  EXPECT_DOUBLE_EQ(checkpoint.first, variant.first);
+  EXPECT_LT(checkpoint.first, 7.0);  // BF16 Qwen3-8B is 15.3 GiB
+}
