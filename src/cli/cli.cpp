@@ -183,6 +183,16 @@ verdict with the engine's own failure message and the cheapest fixes, then the d
       3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_fit(const std::vector<std::string>& argv) {
+  // Issue 16: --variant sizes a vLLM / vLLM-Ascend deployment; the llama.cpp and MindIE fits size the files they are given.
+  for (const auto& a : argv) {
+    if (a != "--variant" && a.rfind("--variant=", 0) != 0) continue;
+    if (llama_cpp_engine_requested(argv))
+      return report_error(make_error(ErrorKind::invalid_argument, "--variant with --engine llama.cpp: llama.cpp's fit sizes the GGUF file it is given (its own tensor "
+                                                                   "types); `preflight plan MODEL --engine llama.cpp --variant gguf_q4_k_m` sizes a preset and prints its conversion"));
+    if (mindie_engine_requested(argv))
+      return report_error(make_error(ErrorKind::invalid_argument, "--variant with --engine mindie: MindIE's fit sizes the checkpoint it is given (its own "
+                                                                   "quant_model_description.json); `preflight fit MODEL --device D --variant NAME` sizes a variant on vLLM-Ascend"));
+  }
   if (llama_cpp_engine_requested(argv)) return cmd_fit_llama_cpp(argv);  // llama.cpp's own memory model (cli/cmd_llama)
   if (mindie_engine_requested(argv)) return cmd_fit_mindie(argv);  // MindIE Service's static KV pool (cli/cmd_mindie)
   FitRequest r;

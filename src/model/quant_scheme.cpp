@@ -72,6 +72,9 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
                     weights.origin());
 }
 
+// The ModelOpt algorithms modelopt_algo reads (by substring), for the message naming an unknown one.
+constexpr const char* k_modelopt_algos = "expected a ModelOpt algorithm with FP8, NVFP4, INT4 / W4A16 / W4A8_AWQ or INT8 / W8A8 in its name, or MIXED_PRECISION";
+
 WeightFormat modelopt_algo(const std::string& algo, QuantScheme& scheme, int64_t group) {
   const std::string a = to_lower(algo);
   if (a.find("nvfp4") != std::string::npos) {
@@ -321,17 +324,23 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
       scheme.linear_format = WeightFormat::fp8_channel;
       scheme.detail = "fp8 e4m3 weights, per-channel scales";
     }
-  } else if (method == "awq" || method == "gptq" || method == "awq_marlin" || method == "gptq_marlin") {
+  } else if (method == "awq" || method == "gptq" || method == "awq_marlin" || method == "gptq_marlin" || method == "auto-round" || method == "intel/auto-round") {
     PF_TRY(bits, q.opt_int("bits"));
     PF_TRY(group, q.opt_int("group_size"));
     PF_TRY(zero, q.opt_bool("zero_point"));
     PF_TRY(sym, q.opt_bool("sym"));
+    // Issue 16: AutoRound exports the AutoGPTQ layout ("packing_format": "auto_round:auto_gptq", and its own
+    // "auto_round" format) or AutoAWQ's ("auto_round:auto_awq"); vLLM's auto_round.py picks the kernel the same way.
+    PF_TRY(packing, q.opt_string("packing_format"));
+    const bool autoround = method.find("auto-round") != std::string::npos;
+    const bool awq_layout = method.rfind("awq", 0) == 0 || (autoround && packing && packing->find("awq") != std::string::npos);
     if (bits.value_or(4) != 4) {
       return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(*bits)), origin);
     }
     scheme.linear_format = WeightFormat::int4_group;
     scheme.group_size = group.value_or(128) > 0 ? group.value_or(128) : 128;
-    scheme.group_zero_point = method.rfind("awq", 0) == 0 ? zero.value_or(true) : !sym.value_or(true);
+    scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
+    scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
     scheme.detail = format("int4 packed, group %lld%s", static_cast<long long>(scheme.group_size), scheme.group_zero_point ? ", with zero points" : "");
   } else if (method == "mxfp4") {
     scheme.linear_format = WeightFormat::native;  // gpt-oss: only MoE experts are mxfp4
@@ -432,13 +441,21 @@ Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string&
       const std::string normalized = normalize_module(layer.key());
       bool seen = false;
       for (const auto& existing : scheme.module_formats) seen = seen || existing.first == normalized;
-      if (!seen) scheme.module_formats.emplace_back(normalized, modelopt_algo(layer_algo, scheme, layer_group.value_or(0)));
+      const WeightFormat layer_format = modelopt_algo(layer_algo, scheme, layer_group.value_or(0));
+      if (layer_format == WeightFormat::native)
+        return make_error(ErrorKind::corrupt, format("%s: quantization.quantized_layers.%s.quant_algo '%s': %s", origin.c_str(), layer.key().c_str(), layer_algo.c_str(),
+                                                     k_modelopt_algos), origin);
+      if (!seen) scheme.module_formats.emplace_back(normalized, layer_format);
     }
     scheme.linear_format = WeightFormat::native;  // layers not listed stay unquantized
     scheme.expert_format = WeightFormat::native;
     scheme.detail = format("ModelOpt mixed precision, %zu module patterns", scheme.module_formats.size());
   } else {
     scheme.linear_format = modelopt_algo(a, scheme, group.value_or(0));
+    // Issue 16: an algorithm no reader knows is sized as nothing, never silently as the model dtype (vLLM raises
+    // "ModelOpt currently only supports: {QUANT_ALGOS} quantizations in vLLM"); a null quant_algo (KV cache only) stays unquantized.
+    if (!a.empty() && scheme.linear_format == WeightFormat::native)
+      return make_error(ErrorKind::corrupt, format("%s: quantization.quant_algo '%s': %s", origin.c_str(), algo->c_str(), k_modelopt_algos), origin);
     scheme.expert_format = scheme.linear_format;
     scheme.detail = "ModelOpt " + algo.value_or("?");
   }
@@ -510,7 +527,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
     case WeightFormat::int8_channel: return n + r * model_dtype_bytes;
     case WeightFormat::int4_group: {
       const double groups = std::ceil(c / g);
-      return n / 2.0 + groups * r * 2.0 + (scheme.group_zero_point ? groups * r / 2.0 : 0.0);
+      return n / 2.0 + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r / 2.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
     }
     case WeightFormat::nvfp4: return n / 2.0 + std::ceil(c / 16.0) * r + 8.0;
     case WeightFormat::mxfp4: return n / 2.0 + std::ceil(c / 32.0) * r;

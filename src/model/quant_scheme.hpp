@@ -41,6 +41,9 @@ struct QuantScheme {
   int64_t group_size = 0;          // int4_group / nvfp4 / mxfp4 group along the input dim
   double bits_per_weight = 0;      // packed_bits: average stored bits per weight, scales included
   bool group_zero_point = false;   // asymmetric int4 stores zeros
+  // Issue 16: GPTQ's layout (vLLM gptq.py create_weights, AutoGPTQ QuantLinear): qzeros int32 [in/g, out/8] stored even
+  // when symmetric, and g_idx int32 [in] per linear.
+  bool group_index = false;
   int64_t block_rows = 128, block_cols = 128;  // fp8_block
   std::vector<std::string> ignore;  // module patterns left unquantized
   // Per-module formats (ModelOpt MIXED_PRECISION maps, compressed-tensors target lists): the first

@@ -28,10 +28,10 @@ Expected<WeightFormat> format_named(const std::string& name, const std::string& 
   return make_error(ErrorKind::corrupt, where + ": weight format '" + name + "' is not known", origin);
 }
 
-// "weights": {"linear", "experts", "group_size", "zero_point", "block", "bits_per_weight"}.
+// "weights": {"linear", "experts", "group_size", "zero_point", "g_idx", "block", "bits_per_weight"}.
 Status read_weights(const Json& j, const std::string& where, const std::string& origin, QuantScheme& s) {
   JsonObject w(j, origin, where + ".weights");
-  PF_TRY(keys, w.only_keys({"linear", "experts", "group_size", "zero_point", "block", "bits_per_weight"}));
+  PF_TRY(keys, w.only_keys({"linear", "experts", "group_size", "zero_point", "g_idx", "block", "bits_per_weight"}));
   (void)keys;
   PF_TRY(linear, w.string("linear"));
   PF_TRY(experts, w.string("experts"));
@@ -44,6 +44,8 @@ Status read_weights(const Json& j, const std::string& where, const std::string& 
   PF_TRY(bits, w.opt_number("bits_per_weight"));
   s.group_size = group.value_or(0);
   s.group_zero_point = zero.value_or(false);
+  PF_TRY(g_idx, w.opt_bool("g_idx"));  // GPTQ layout: qzeros even when symmetric, g_idx int32 [in]
+  s.group_index = g_idx.value_or(false);
   s.bits_per_weight = bits.value_or(0);
   if (const Json* b = w.find("block")) {
     if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_integer() || !(*b)[1].is_number_integer() || (*b)[0].get<int64_t>() <= 0 ||
@@ -228,7 +230,7 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
     if (v.linear_format != scheme.linear_format || v.expert_format != scheme.expert_format) return false;
     for (const WeightFormat f : {v.linear_format, v.expert_format}) {
       if ((f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4) && v.group_size != scheme.group_size) return false;
-      if (f == WeightFormat::int4_group && v.group_zero_point != scheme.group_zero_point) return false;
+      if (f == WeightFormat::int4_group && (v.group_zero_point != scheme.group_zero_point || v.group_index != scheme.group_index)) return false;
       if (f == WeightFormat::fp8_block && (v.block_rows != scheme.block_rows || v.block_cols != scheme.block_cols)) return false;
       if (f == WeightFormat::packed_bits) return false;  // GGUF presets are told apart by file type, not by a descriptor
     }

@@ -266,6 +266,7 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
     if (row.observed_fits) {
       o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : row.observed_failure.c_str(),
                   row.predicted_fits && *row.predicted_fits ? "fits" : row.predicted_failure.c_str());
+      if (!row.predicted_failure_message.empty()) o += "    " + row.predicted_failure_message + "\n";  // issue 16: the engine's words
     }
   }
   o += "\nskipped\n";

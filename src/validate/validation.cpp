@@ -177,6 +177,7 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
 struct CaseModel {
   std::optional<model::ModelSpec> spec;
   std::string tried;
+  std::optional<Error> corrupt;  // a checkpoint was found but a file of it is corrupt (a descriptor, config.json)
 };
 
 CaseModel resolve_case_model(const std::string& hint, const model::ResolveOptions& resolve, CaseResult& row) {
@@ -188,8 +189,9 @@ CaseModel resolve_case_model(const std::string& hint, const model::ResolveOption
     tried.push_back(candidate);
     if (spec) {
       if (candidate != row.model) row.assumptions.push_back("architecture from config_hint " + candidate);
-      return {*spec, {}};
+      return {*spec, {}, {}};
     }
+    if (spec.error().kind == ErrorKind::corrupt) return {{}, candidate, spec.error()};
   }
   CaseModel out;
   for (auto& t : tried) out.tried += (out.tried.empty() ? "" : ", ") + t;
@@ -212,32 +214,59 @@ bool same_method(const std::string& method, const std::string& flag) {
 // Q4_K_M"), read by the variant list (model/quant_variant). A checkpoint whose own descriptor the
 // model resolved to keeps its scheme; a base config the case names gets the variant's storage and
 // --quantization. Text the list does not name is passed as --quantization (its first word), so the
-// engine's accepted list decides.
-Status apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec, const std::string& where, deploy::Flags& flags, CaseResult& row) {
+// engine's accepted list decides. Returns the variant whose engine rules the deployment meets: the one
+// applied, or the one the checkpoint's own descriptor is (nullptr: none of the list).
+Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec, const std::string& where, deploy::Flags& flags,
+                                                             CaseResult& row) {
   PF_TRY(quant, c.opt_string("quantization"));
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return catalog.error();
   const std::string text = quant.value_or("");
   const model::QuantVariant* v = model::variant_from_text(*catalog, text);
+  const model::QuantVariant* own = spec.quant.quantized() ? model::variant_of_checkpoint(*catalog, spec.quant) : nullptr;
   if (!v) {
     const std::string q = first_token(to_lower(text));
-    if (!q.empty() && to_lower(spec.quant.method) != q) flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
-    return Ok{};
+    if (!q.empty() && to_lower(spec.quant.method) != q) {
+      flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
+      return static_cast<const model::QuantVariant*>(nullptr);
+    }
+    return own;
   }
-  if (!v->quantized()) return Ok{};
+  if (!v->quantized()) return own;  // "none" / "bf16" text: a quantized checkpoint is still what the engine loads
   if (same_method(spec.quant.method, v->engine_quantization)) {
     // The checkpoint's own descriptor decides; it names the variant it is when the list has one.
-    const model::QuantVariant* own = model::variant_of_checkpoint(*catalog, spec.quant);
     row.assumptions.push_back("quantization '" + text + "': the checkpoint's own descriptor (" + spec.quant.source + ") is kept" +
                               (own ? ", variant " + own->id + " (" + own->name + ")" : ", per-module formats no single variant of the list has"));
+<<<<<<< HEAD
     // A ModelSlim checkpoint's descriptor is read only with the flag on most vLLM-Ascend versions (issues 15/16).
     if (v->engine_quantization == "ascend") flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
     return Ok{};
+=======
+    return own;
+>>>>>>> h-quant17
   }
   flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
   flags.quant_scheme = v->scheme;
   row.assumptions.push_back("quantization '" + text + "' read as variant " + v->id + " (" + v->name + ") applied to " + spec.id);
-  return Ok{};
+  return v;
+}
+
+// Issue 16: the variant's engine rules for the engine version the case names (else the profile's newest),
+// the device family and the model kind, as `fit --variant` and `plan` apply them: a rejection is the
+// predicted verdict unsupported_quantization with the engine's own message; a kernel fallback an assumption.
+void apply_variant_rules(const model::QuantVariant* v, const deploy::Resolved& resolved, estimate::FitEstimate& est, CaseResult& row) {
+  if (!v) return;
+  const bool moe = resolved.model.num_experts > 0;
+  const std::string version = resolved.engine.rule_version().text();
+  if (const auto* f = model::variant_rule(*v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
+    row.assumptions.push_back(format("variant %s on %s (%s): %s", v->id.c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), f->message.c_str()));
+  const auto* rule = model::variant_rule(*v, "rejected", resolved.engine.engine, version, resolved.device.family, moe);
+  if (!rule) return;
+  est.fits = false;
+  est.failure = estimate::Failure::unsupported_quantization;
+  est.failure_message = rule->message;
+  row.assumptions.push_back(format("variant %s is rejected by %s %s on %s (%s): %s", v->id.c_str(), resolved.engine.engine.c_str(), version.c_str(),
+                                   resolved.device.id.c_str(), resolved.device.family.c_str(), rule->message.c_str()));
 }
 
 // Issues 15/16: the case's "checkpoint_quantization": what the served checkpoint itself is ("w8a8 (msModelSlim)"),
@@ -366,6 +395,7 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"regime_ep", d.enable_expert_parallel ? 1.0 : 0.0},
                       {"regime_quantized", !est.quantization.empty() || d.quant_scheme ? 1.0 : 0.0}};
   row.predicted_failure = failure_name(est.failure);
+  row.predicted_failure_message = est.fits ? "" : est.failure_message;
   row.observed_fits = o.fits;
   row.observed_failure = o.failure.value_or("");
   if (!o.fits && o.available_kv_gib && *o.available_kv_gib < 0) row.observed_fits = false;
@@ -413,6 +443,9 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   PF_TRY(flags, read_case_flags(c, where, o.concurrency_len));
   flags.drafter_model_dirs = ctx.options.model_dirs;  // a speculative drafter's config, read like the case's model
   CaseModel found = resolve_case_model(inputs.hint.value_or(""), ctx.resolve, row);
+  // Issue 16: a corrupt file of the checkpoint the case names (its quant_model_description.json,
+  // hf_quant_config.json, config.json) is bad input naming that file, as in fit (exit 2), never a quiet skip.
+  if (found.corrupt) return make_error(ErrorKind::corrupt, where + ": model " + found.tried + ": " + found.corrupt->describe(), found.corrupt->context);
   if (!found.spec) return skip("model not resolvable (tried " + found.tried + ")");
   PF_TRY(own_checkpoint, checkpoint_spec(c, *found.spec, where, row));
   const model::ModelSpec& spec = own_checkpoint ? *own_checkpoint : *found.spec;
@@ -436,14 +469,14 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     in.engine.printed_tokens_are_blocks = deploy::printed_tokens_are_blocks(*o.kv_cache_tokens, *o.max_concurrency, *o.concurrency_len);
   in.flags = flags;
   in.flags.quantization.reset();
-  PF_TRY(quant_ok, apply_case_quantization(c, spec, where, in.flags, row));
-  (void)quant_ok;
+  PF_TRY(rules_of, apply_case_quantization(c, spec, where, in.flags, row));
   auto resolved = deploy::resolve_deployment(in, {&ctx.devices, &ctx.engines});
   if (!resolved) return skip(resolved.error().message);
   row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   row.engine = resolved->engine.id;
   auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
+  apply_variant_rules(rules_of, *resolved, est, row);
   if (o.tokens_per_s) {
     PF_TRY(speed_skip, compare_speed(c, spec, *resolved, est, ctx, *o.tokens_per_s, row));
     if (speed_skip) return skip(*speed_skip);
@@ -548,6 +581,7 @@ Json validation_to_json(const ValidationReport& report) {
     if (r.predicted_fits) row["predicted_fits"] = *r.predicted_fits;
     row["observed_failure"] = r.observed_failure;
     row["predicted_failure"] = r.predicted_failure;
+    if (!r.predicted_failure_message.empty()) row["predicted_failure_message"] = r.predicted_failure_message;
     row["assumptions"] = r.assumptions;
     if (!r.memory_terms.empty()) {
       row["platform"] = r.platform;

@@ -33,6 +33,7 @@ struct CaseResult {
   std::optional<bool> observed_fits;
   std::optional<bool> predicted_fits;
   std::string observed_failure, predicted_failure;
+  std::string predicted_failure_message;  // the engine's own words for the predicted failure ("" when it fits)
   std::vector<std::string> assumptions;
   // Speed cases: the decode-step decomposition at the case's concurrency (what tools/fit_speed.py
   // refits the speed constants from).

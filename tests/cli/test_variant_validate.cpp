@@ -75,6 +75,7 @@ TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
       {"Qwen/Qwen3-32B", "910B4", "vllm-ascend", "w8a8", "ascend (modelslim W8A8)"},
       {"Qwen/Qwen3-32B", "H100-SXM", "vllm", "awq", "AWQ 4-bit"},
       {"Qwen/Qwen3-8B", "L40S", "vllm", "fp8_tensor", "fp8 (per-tensor)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "fp8_tensor", "fp8 (per-tensor)"},  // h-quant17: FP8 on H100 too
       // Issue 16 leftovers: the 4-bit Ascend schemes, W4A8_DYNAMIC on a dense model and W4A16 (routed experts)
       // on a MoE model, as a case would write them.
       {"Qwen/Qwen3-32B", "910B4", "vllm-ascend", "w4a8_dynamic", "w4a8 (ascend w4a8_dynamic)"},
@@ -95,10 +96,13 @@ TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
     ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 400);
     auto f = parse_json(fit.out, "stdout");
     ASSERT_TRUE(f.has_value());
-    double fit_weights = -1;
-    for (const auto& t : (*f)["memory_per_device"]["terms"])
+    double fit_weights = -1, fit_available = -1;
+    for (const auto& t : (*f)["memory_per_device"]["terms"]) {
       if (t["name"] == "weights") fit_weights = t["gib"].get<double>();
+      if (t["name"] == "available KV") fit_available = t["gib"].get<double>();
+    }
     EXPECT_DOUBLE_EQ(fit_weights, row["weights_gib_per_device"].get<double>());
+    EXPECT_DOUBLE_EQ(fit_available, row["available_kv_gib"].get<double>());  // h-quant17: available KV identical too
     EXPECT_EQ((*f)["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
 
     const std::string file = dir + "/" + d.variant + ".jsonl";
@@ -106,7 +110,7 @@ TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
       std::ofstream out(file);
       Json line = {{"id", "agree-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
                    {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]}, {"pipeline_parallel_size", row["pipeline_parallel_size"]},
-                   {"max_model_len", 16384}, {"weights_gib", 1.0}, {"kv_cache_tokens", 1}};
+                   {"max_model_len", 16384}, {"weights_gib", 1.0}, {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}};
       out << line.dump() << "\n";
     }
     const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
@@ -115,6 +119,9 @@ TEST(VariantValidate, Issue16_FitValidateAndPlanAgreeOnW8A8AwqAndFp8) {
     const Json& vrow = (*j)["rows"][0];
     ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("kv_cache_tokens")) << vrow.dump().substr(0, 400);
     EXPECT_NEAR(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights, 0.005);
+    ASSERT_TRUE(vrow["fields"].contains("available_kv_gib")) << vrow.dump().substr(0, 400);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);  // identical, not only close
+    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
     EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
     bool named = false;
     for (const auto& a : vrow["assumptions"]) named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos;
