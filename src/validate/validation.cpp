@@ -237,13 +237,9 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
     // The checkpoint's own descriptor decides; it names the variant it is when the list has one.
     row.assumptions.push_back("quantization '" + text + "': the checkpoint's own descriptor (" + spec.quant.source + ") is kept" +
                               (own ? ", variant " + own->id + " (" + own->name + ")" : ", per-module formats no single variant of the list has"));
-<<<<<<< HEAD
     // A ModelSlim checkpoint's descriptor is read only with the flag on most vLLM-Ascend versions (issues 15/16).
     if (v->engine_quantization == "ascend") flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
-    return Ok{};
-=======
     return own;
->>>>>>> h-quant17
   }
   flags.quantization = deploy::Given<std::string>{v->engine_quantization, where + ": quantization"};
   flags.quant_scheme = v->scheme;
