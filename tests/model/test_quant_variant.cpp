@@ -159,6 +159,9 @@ TEST(QuantVariant, Issue16_EveryCaseQuantizationTextResolvesToTheRightVariant) {
       {"modelopt", "modelopt_fp8"},  // vLLM: --quantization modelopt is ModelOpt FP8, modelopt_fp4 is NVFP4
       {"compressed-tensors W8A8 (INT8)", "ct_w8a8_int8"},
       {"fp8 (Marlin weight-only fallback)", "fp8_block"},
+      // session 10's held-out cases (vllm-ascend #2473; the Arm learning-path DGX Spark GPTQ run)
+      {"ascend (modelslim W8A8 dynamic: the traceback runs vllm_ascend/quantization/w8a8_dynamic.py)", "w8a8_dynamic"},
+      {"gptq", "gptq"},
   };
   std::set<std::string> seen;
   std::vector<std::string> files;
