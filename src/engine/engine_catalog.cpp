@@ -319,22 +319,34 @@ Status parse_mxfp4_layout(const Json& item, const std::string& origin, EngineCat
   return Ok{};
 }
 
-// One hybrid_group_padding[] record, attached to every profile of its engine whose version range overlaps its own.
-Status parse_group_padding(const Json& item, const std::string& origin, EngineCatalog& catalog) {
-  JsonObject r(item, origin, "hybrid_group_padding[]");
-  PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "ratio", "source"}));
-  (void)keys;
+// A record's engine and version range (version_min <= version_max), shared by the per-engine record lists.
+struct RecordRange {
+  std::string engine;
+  Version min, max;
+};
+Expected<RecordRange> read_record_range(JsonObject& r, const std::string& origin, const char* list) {
   PF_TRY(engine, r.string("engine"));
   PF_TRY(vmin, r.string("version_min"));
   PF_TRY(vmax, r.string("version_max"));
   const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
   if (!pmin || !pmax || *pmax < *pmin)
-    return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: bad version range", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
+    return make_error(ErrorKind::corrupt, format("%s: %s[%s %s]: bad version range", origin.c_str(), list, engine.c_str(), vmin.c_str()), origin);
+  return RecordRange{engine, *pmin, *pmax};
+}
+
+// One hybrid_group_padding[] record, attached to every profile of its engine whose version range overlaps its own.
+Status parse_group_padding(const Json& item, const std::string& origin, EngineCatalog& catalog) {
+  JsonObject r(item, origin, "hybrid_group_padding[]");
+  PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "ratio", "source"}));
+  (void)keys;
+  PF_TRY(range, read_record_range(r, origin, "hybrid_group_padding"));
+  const std::string& engine = range.engine;
+  const std::string vmin = range.min.text();
   PF_TRY(ratio, r.number("ratio"));
   if (!(ratio >= 1.0 && ratio <= 4.0))
     return make_error(ErrorKind::corrupt, format("%s: hybrid_group_padding[%s %s]: ratio %.3g is outside 1-4", origin.c_str(), engine.c_str(), vmin.c_str(), ratio), origin);
   PF_TRY(source, r.string("source"));
-  const EngineProfile::GroupPadding g{*pmin, *pmax, ratio, source};
+  const EngineProfile::GroupPadding g{range.min, range.max, ratio, source};
   for (auto& p : catalog.profiles)
     if (p.engine == engine && g.version_min <= p.version_max && p.version_min <= g.version_max) p.hybrid_group_paddings.push_back(g);
   return Ok{};
@@ -345,12 +357,9 @@ Status parse_auto_detect(const Json& item, const std::string& origin, EngineCata
   JsonObject r(item, origin, "quantization_auto_detect[]");
   PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "trigger", "method", "local_paths_only", "source"}));
   (void)keys;
-  PF_TRY(engine, r.string("engine"));
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin)
-    return make_error(ErrorKind::corrupt, format("%s: quantization_auto_detect[%s %s]: bad version range", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
+  PF_TRY(range, read_record_range(r, origin, "quantization_auto_detect"));
+  const std::string& engine = range.engine;
+  const std::string vmin = range.min.text();
   PF_TRY(trigger, r.string("trigger"));
   if (trigger != "descriptor_file" && trigger != "config_quantization_config" && trigger != "config_quantization_config_without_quant_method")
     return make_error(ErrorKind::corrupt,
@@ -363,7 +372,7 @@ Status parse_auto_detect(const Json& item, const std::string& origin, EngineCata
   PF_TRY(source, r.string("source"));
   if (method.empty() || source.empty())
     return make_error(ErrorKind::corrupt, format("%s: quantization_auto_detect[%s %s]: empty method or source", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
-  const QuantizationAutoDetect a{*pmin, *pmax, trigger, method, local.value_or(false), source};
+  const QuantizationAutoDetect a{range.min, range.max, trigger, method, local.value_or(false), source};
   for (auto& p : catalog.profiles)
     if (p.engine == engine && a.version_min <= p.version_max && p.version_min <= a.version_max) p.quantization_auto_detects.push_back(a);
   return Ok{};

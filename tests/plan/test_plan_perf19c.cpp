@@ -7,6 +7,7 @@
 
 #include "estimate/fit.hpp"
 #include "model/model_catalog.hpp"
+#include "plan_test_models.hpp"
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
@@ -16,16 +17,6 @@ using preflight::test::catalogs;
 using preflight::test::dev;
 
 namespace {
-
-std::vector<model::ModelSpec> all_catalogue_models() {
-  std::vector<model::ModelSpec> models;
-  for (const auto& e : model::builtin_model_catalog().models) {
-    auto s = model::model_spec_from_catalog(e);
-    EXPECT_TRUE(s.has_value()) << e.id;
-    if (s) models.push_back(*s);
-  }
-  return models;
-}
 
 // Every row of `b` is the row of `a` at the same place: model, device, variant, verdict, reason, the fit's
 // numbers and the device it records, the speed, the start command.
@@ -70,7 +61,7 @@ void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, cons
 // own device id (the speed stays per card: their bandwidths differ). Every (device, count) plan equals the
 // plan of that device alone, which has no card to copy from, in the table's form and in --json's.
 TEST(Planner, Issue19_DevicesWithTheSameFitPlanAsAlone) {
-  const auto models = all_catalogue_models();
+  const auto models = preflight::test::catalogue_model_specs();
   const std::vector<device::DeviceSpec> devices = {dev("H100-SXM"), dev("910B1"), dev("H100-PCIe"), dev("A10"), dev("910B3"), dev("H800"), dev("A10G"), dev("L4")};
   auto eng = engine::select_engine(catalogs().engines, "vllm", "");
   ASSERT_TRUE(eng.has_value());
@@ -102,7 +93,7 @@ TEST(Planner, Issue19_DevicesWithTheSameFitPlanAsAlone) {
 // per card family, the fit copied within a set with the same fit, the step traffic shared, the start commands built
 // once per distinct launch, the speed texts kept per thread), gives every device the plan it gets alone.
 TEST(Planner, Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone) {
-  const auto models = all_catalogue_models();
+  const auto models = preflight::test::catalogue_model_specs();
   const auto& devices = catalogs().devices.devices;
   const std::vector<int64_t> counts = {1, 2, 4, 8, 16};
   plan::PlanTargets t;
@@ -130,7 +121,7 @@ TEST(Planner, Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone) {
 // of one platform at the same count: the same; a row served without video (--limit-mm-per-prompt) or at another
 // count: not the same, and its commands differ.
 TEST(Launch, Issue19_SameLaunchMeansTheSameStartCommands) {
-  const auto models = all_catalogue_models();
+  const auto models = preflight::test::catalogue_model_specs();
   const auto m = std::find_if(models.begin(), models.end(), [](const model::ModelSpec& x) { return x.id == "Qwen/Qwen3-VL-8B-Instruct"; });
   ASSERT_NE(m, models.end());
   plan::PlanTargets t;
@@ -157,7 +148,7 @@ TEST(Launch, Issue19_SameLaunchMeansTheSameStartCommands) {
 // Issue 19 (round 5): the reasons a plan writes on its rows are built with std::to_chars instead of printf; each reads
 // exactly as the printf format it replaced writes it (the format is spelled out here, the numbers are the fit's).
 TEST(Planner, Issue19_ReasonsReadAsPrintfWroteThem) {
-  const auto models = all_catalogue_models();
+  const auto models = preflight::test::catalogue_model_specs();
   auto model = [&](const char* id) {
     const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == id; });
     EXPECT_NE(m, models.end()) << id;

@@ -10,6 +10,7 @@
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
+#include "plan_test_models.hpp"
 #include "model/model_source.hpp"
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
@@ -375,16 +376,6 @@ TEST(Planner, Issue16_Eight910B4RunQwen3_235BInFourBit) {
 
 namespace {
 
-std::vector<model::ModelSpec> catalogue_models() {
-  std::vector<model::ModelSpec> models;
-  for (const auto& e : model::builtin_model_catalog().models) {
-    auto s = model::model_spec_from_catalog(e);
-    EXPECT_TRUE(s.has_value()) << e.id;
-    if (s) models.push_back(*s);
-  }
-  return models;
-}
-
 // The rows of two plans are the same rows in the same order with the same verdicts, reasons and numbers.
 void expect_same_rows(const plan::PlanResult& a, const plan::PlanResult& b, const std::string& at) {
   ASSERT_EQ(a.recommended.size(), b.recommended.size()) << at;
@@ -417,7 +408,7 @@ void expect_same_rows(const plan::PlanResult& a, const plan::PlanResult& b, cons
 // commands of the first recommended row, the one the table prints; the rows, their order and numbers
 // are those of the full plan (`--json`), and the rendered table is byte-identical.
 TEST(Planner, Issue19_TableDetailSameRowsAsEveryRow) {
-  const auto models = catalogue_models();
+  const auto models = preflight::test::catalogue_model_specs();
   const std::vector<device::DeviceSpec> devices = {dev("910B3"), dev("H100-SXM"), dev("RTX4090")};
   const std::vector<int64_t> counts = {1, 8, 16};
   plan::PlanTargets t;
@@ -459,7 +450,7 @@ TEST(Planner, Issue19_TableDetailSameRowsAsEveryRow) {
 // model and variant evaluated one at a time with evaluate_candidate, the meeting ones ranked biggest
 // model first, then published before 8-bit before 4-bit, then faster (the order README states).
 TEST(Planner, Issue19_ParallelPlanMatchesNaiveLoop) {
-  const auto models = catalogue_models();
+  const auto models = preflight::test::catalogue_model_specs();
   plan::PlanTargets t;
   t.context_tokens = 8192;
   for (const char* id : {"910B4", "A100-80G", "L4"}) {
