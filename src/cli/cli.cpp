@@ -26,6 +26,7 @@
 #include "cli/cmd_calibrate.hpp"
 #include "cli/cmd_report.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/quantized_checkpoints.hpp"
@@ -141,18 +142,8 @@ Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
 // The variant's rules for the resolved engine and device: a rejection becomes the verdict with the
 // engine's own message (true); a kernel fallback an assumption.
 bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolved, estimate::FitEstimate& est) {
-  const bool moe = resolved.model.num_experts > 0;
-  const std::string version = resolved.engine.rule_version().text();
   est.assumptions.push_back(fmt::format("variant {}: {}; {} ({})", v.id, v.name, v.layout, v.source));
-  if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
-    est.assumptions.push_back(fmt::format("variant {} on {} ({}): {}", v.id, resolved.device.id, resolved.device.family, f->message));
-  if (const auto* rule = model::variant_rule(v, "rejected", resolved.engine.engine, version, resolved.device.family, moe)) {
-    est.fits = false;
-    est.failure = estimate::Failure::unsupported_quantization;
-    est.failure_message = rule->message;
-    return true;
-  }
-  return false;
+  return deploy::apply_variant_rules(v, resolved, est, est.assumptions) != nullptr;
 }
 
 // Issue 16: a variant of a checkpoint published in another format (DeepSeek-V3 in FP8) is made from BF16

@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
@@ -250,19 +251,12 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
 // Issue 16: the variant's engine rules for the engine version the case names (else the profile's newest),
 // the device family and the model kind, as `fit --variant` and `plan` apply them: a rejection is the
 // predicted verdict unsupported_quantization with the engine's own message; a kernel fallback an assumption.
-void apply_variant_rules(const model::QuantVariant* v, const deploy::Resolved& resolved, estimate::FitEstimate& est, CaseResult& row) {
+void apply_case_variant_rules(const model::QuantVariant* v, const deploy::Resolved& resolved, estimate::FitEstimate& est, CaseResult& row) {
   if (!v) return;
-  const bool moe = resolved.model.num_experts > 0;
-  const std::string version = resolved.engine.rule_version().text();
-  if (const auto* f = model::variant_rule(*v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
-    row.assumptions.push_back(format("variant %s on %s (%s): %s", v->id.c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), f->message.c_str()));
-  const auto* rule = model::variant_rule(*v, "rejected", resolved.engine.engine, version, resolved.device.family, moe);
+  const auto* rule = deploy::apply_variant_rules(*v, resolved, est, row.assumptions);
   if (!rule) return;
-  est.fits = false;
-  est.failure = estimate::Failure::unsupported_quantization;
-  est.failure_message = rule->message;
-  row.assumptions.push_back(format("variant %s is rejected by %s %s on %s (%s): %s", v->id.c_str(), resolved.engine.engine.c_str(), version.c_str(),
-                                   resolved.device.id.c_str(), resolved.device.family.c_str(), rule->message.c_str()));
+  row.assumptions.push_back(format("variant %s is rejected by %s %s on %s (%s): %s", v->id.c_str(), resolved.engine.engine.c_str(),
+                                   resolved.engine.rule_version().text().c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), rule->message.c_str()));
 }
 
 // Issues 15/16: the case's "checkpoint_quantization": what the served checkpoint itself is ("w8a8 (msModelSlim)"),
@@ -472,7 +466,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   row.engine = resolved->engine.id;
   auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
-  apply_variant_rules(rules_of, *resolved, est, row);
+  apply_case_variant_rules(rules_of, *resolved, est, row);
   if (o.tokens_per_s) {
     PF_TRY(speed_skip, compare_speed(c, spec, *resolved, est, ctx, *o.tokens_per_s, row));
     if (speed_skip) return skip(*speed_skip);
