@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "base/text.hpp"
+#include "base/fixed_text.hpp"
 #include "base/units.hpp"
 #include "estimate/fit_terms.hpp"
 
@@ -236,37 +237,10 @@ class TextMemo {
   std::unordered_map<std::string, std::vector<std::string>> entries_;
 };
 
-// Issue 19: a plan's JSON explains every row with two lines of about fifteen numbers. std::to_chars with a
-// precision writes what printf's %.Nf writes (the standard defines it as printf's conversion) without printf's
-// cost; a value it cannot write in the buffer (or not finite) goes through printf.
-class Line {
- public:
-  Line& operator<<(std::string_view text) {
-    s_.append(text);
-    return *this;
-  }
-  Line& fixed(double v, int precision) {
-    char buf[64];
-    const auto r = std::isfinite(v) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, precision) : std::to_chars_result{buf, std::errc::value_too_large};
-    if (r.ec == std::errc()) s_.append(buf, r.ptr);
-    else s_ += format("%.*f", precision, v);
-    return *this;
-  }
-  Line& integer(int64_t v) {
-    char buf[24];
-    s_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-    return *this;
-  }
-  std::string take() { return std::move(s_); }
-
- private:
-  std::string s_;
-};
-
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
 // context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
 std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
-  Line line;
+  FixedText line;
   line << "decode step at batch 1: weights ";
   line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
   line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
@@ -284,7 +258,7 @@ std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager
 // The prefill's provenance line: "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of
 // %lld; communication %.1f ms".
 std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
-  Line line;
+  FixedText line;
   line << "prefill ";
   line.integer(input_tokens) << " tokens: ";
   line.fixed(flops / 1e12, 2) << " TFLOP at ";

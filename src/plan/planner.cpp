@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/text.hpp"
+#include "base/fixed_text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "model/quant_variant.hpp"
@@ -53,37 +54,11 @@ ModelFacts model_facts(const model::ModelSpec& m) {
   return f;
 }
 
-// Issue 19: a reason as printf would write it, without printf's cost on the tens of thousands of rows a plan writes:
-// "%.Nf" through std::to_chars with a precision (the standard defines it as printf's conversion in the "C" locale;
-// a value that is not finite, or does not fit the buffer, goes through printf), "%lld" through std::to_string.
-class Reason {
- public:
-  Reason& operator<<(std::string_view text) {
-    m_text.append(text);
-    return *this;
-  }
-  Reason& operator<<(int64_t v) {
-    m_text += std::to_string(v);
-    return *this;
-  }
-  Reason& fixed(double v, int precision) {
-    char buf[64];
-    const auto r = std::isfinite(v) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, precision) : std::to_chars_result{buf, std::errc::value_too_large};
-    if (r.ec == std::errc()) m_text.append(buf, r.ptr);
-    else m_text += format("%.*f", precision, v);
-    return *this;
-  }
-  std::string take() { return std::move(m_text); }
-
- private:
-  std::string m_text;
-};
-
 // The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
 // token) first, then the model's layout-free facts.
 std::string architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
   if (f.state_layers == 0) return f.layout_free;
-  Reason r;
+  FixedText r;
   r << "KV cache in " << f.kv_layers << " of " << static_cast<int64_t>(m.layers.size()) << " layers (" << f.state_layers << " recurrent layers keep a fixed state): ";
   r.fixed(static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0, 0) << " KiB per token per device";
   if (!f.layout_free.empty()) r << "; " << f.layout_free;
@@ -92,7 +67,7 @@ std::string architecture_facts(const model::ModelSpec& m, const ModelFacts& f, c
 
 std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int64_t largest) {
   using estimate::Failure;
-  Reason r;
+  FixedText r;
   switch (f.failure) {
     case Failure::weights_oom:
       r << "weights ";
@@ -348,7 +323,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     if (fitted) {
       c.reason = fitted->reason;
     } else {
-      Reason r;
+      FixedText r;
       r << "KV holds ";
       r.fixed(c.fit.max_concurrency, 2) << " requests at " << c.context_tokens << " tokens; " << t.concurrency << " wanted";
       c.reason = r.take();
