@@ -5,6 +5,7 @@
 // one timerfd; thousands of concurrent streams.
 //
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
+//        [--report-lateness: prints "LATE <request> <first-token ns late> <last-token ns late>" per finished stream]
 //                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
 // --mindie: MindIE Service's formats (MindIE LLM service_APIs_usage_guidance.md and the TGI 0.9.4-compatible
@@ -48,6 +49,7 @@ struct Options {
   long reasoning = 0;
   bool role_prelude = false;
   bool mindie = false;
+  bool report_lateness = false;
 };
 
 int64_t now_ns() {
@@ -67,6 +69,7 @@ struct Stream {
   bool tgi = false;  // --mindie /generate_stream
   long prompt_tokens = 0;
   uint64_t id = 0;
+  int64_t first_late_ns = 0;  // how late this server wrote token 0 against its own schedule
 };
 
 struct Conn {
@@ -223,6 +226,14 @@ void step(Conn& c) {
     return;
   }
   const bool last = k == s.total - 1;
+  // Lateness against the server's own schedule: on a loaded machine the single thread writes a burst of
+  // first tokens late. The accuracy test adds it to the injected truth, since the client measures it rightly.
+  const int64_t late_ns = now_ns() - (s.t0_ns + static_cast<int64_t>((g_opt.ttft_ms + g_opt.itl_ms * static_cast<double>(k)) * 1e6));
+  if (k == 0) s.first_late_ns = late_ns;
+  if (last && g_opt.report_lateness) {
+    std::printf("LATE %llu %lld %lld\n", static_cast<unsigned long long>(s.id), static_cast<long long>(s.first_late_ns), static_cast<long long>(late_ns));
+    std::fflush(stdout);
+  }
   if (s.tgi) chunk(c, tgi_event(s, k, last));
   else event(c, g_opt.mindie && s.chat ? mindie_chat_chunk(s, k, last) : token_chunk(s, k, last));
   s.next = k + 1;
@@ -369,6 +380,7 @@ int main(int argc, char** argv) {
     else if (a == "--reasoning") g_opt.reasoning = std::atol(value().c_str());
     else if (a == "--role-prelude") g_opt.role_prelude = true;
     else if (a == "--mindie") g_opt.mindie = true;
+    else if (a == "--report-lateness") g_opt.report_lateness = true;
     else {
       std::fprintf(stderr, "fake_openai_server: unknown flag %s\n", a.c_str());
       return 2;
