@@ -1,6 +1,6 @@
 // base/embedded: the data/ files compiled into the binary (catalogues), by path relative to data/,
-// and a build-time index of the records of the model catalogue, so that one model is resolved by
-// parsing its record alone instead of the whole file at every start.
+// and a build-time index of the records of the model and device catalogues, so that one model or one
+// device is resolved by parsing its record alone instead of the whole file at every start.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +25,11 @@ struct EmbeddedRecord {
 };
 
 // The indexed records of data/<relative_path> in file order (the CMakeLists indexes
-// "architectures/models.json"); empty for a file without an index.
+// "architectures/models.json" "models", "devices/devices.json" "devices" and "ambiguous_names"; the
+// one-argument form answers the file's first indexed array); empty for a file or array without an index.
+// An "ambiguous_names" record's id is its "name".
 std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path);
+std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path, std::string_view array_key);
 
 // The bytes of one indexed record; empty when the offsets do not land on an object in the embedded
 // file (then callers fall back to parsing the whole file).

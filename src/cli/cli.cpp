@@ -205,7 +205,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   auto spec = resolve_model_arg((*positional)[0], *ro);
   if (!spec) return report_error(spec.error());
   r.flags.drafter_model_dirs = ro->extra_model_dirs;  // issue 15: a speculative drafter's config, read like MODEL
-  auto devices = device::load_device_catalog();
+  auto devices = device_memory ? device::load_device_catalog() : device::load_device_catalog_for(r.device.value_or(""));  // issue 19: one record
   if (!devices) return report_error(devices.error());
   auto engines = engine::load_engine_catalog();
   if (!engines) return report_error(engines.error());

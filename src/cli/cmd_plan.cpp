@@ -248,7 +248,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   }
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
-  auto devices = device::load_device_catalog();
+  // Issue 19: `plan --device D` needs D's record alone.
+  auto devices = positional->empty() && r.device && !r.device_memory ? device::load_device_catalog_for(*r.device) : device::load_device_catalog();
   if (!devices) return report_error(devices.error());
   auto engines = engine::load_engine_catalog();
   if (!engines) return report_error(engines.error());

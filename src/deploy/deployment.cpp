@@ -353,7 +353,7 @@ std::string device_text_platform(const std::string& text, const std::string& pla
   if (!platform_flag.empty()) return to_lower(platform_flag);
   const std::vector<std::string> names = split(text, ',');
   const std::string first = trim(names.empty() ? text : names.front());
-  if (auto devices = device::load_device_catalog(); devices && !first.empty()) {
+  if (auto devices = device::load_device_catalog_for(first); devices && !first.empty()) {
     if (const device::DeviceSpec* d = devices->find(first)) return d->platform;
   }
   return platform_named_in(text);

@@ -2,7 +2,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <optional>
 #include <regex>
+#include <span>
 #include <unordered_set>
 
 #include "base/embedded.hpp"
@@ -334,6 +336,81 @@ Expected<DeviceCatalog> load_device_catalog() {
   return catalog;
 }
 
+namespace {
+
+constexpr std::string_view k_devices_file = "devices/devices.json";
+
+// The indexed record DeviceCatalog::find would answer for name: an id first, then an alias.
+std::optional<size_t> indexed_device(std::span<const EmbeddedRecord> records, const std::string& name) {
+  const std::string key = squash(trim(name));
+  for (size_t i = 0; i < records.size(); ++i)
+    if (squash(std::string(records[i].id)) == key) return i;
+  for (size_t i = 0; i < records.size(); ++i)
+    for (const auto& a : records[i].aliases)
+      if (squash(std::string(a)) == key) return i;
+  return std::nullopt;
+}
+
+// match_device resolves a name of ambiguous_names through its candidates: those need the whole catalogue.
+bool names_ambiguous(const std::string& name) {
+  for (const auto& r : embedded_records(k_devices_file, "ambiguous_names")) {
+    const std::string key = squash(trim(std::string(r.id)));
+    if (key == squash(name) || key == squash(trim(name))) return true;
+  }
+  return false;
+}
+
+// The overlay's ids as indexed records; nullopt when the overlay cannot be read that way or names a
+// card the index does not hold (the whole catalogue then gives the error).
+std::optional<std::vector<size_t>> overlay_devices(std::span<const EmbeddedRecord> records, const Json& overlay) {
+  std::vector<size_t> out;
+  if (!overlay.is_object() || !overlay.contains("devices") || !overlay.at("devices").is_array()) return std::nullopt;
+  for (const auto& item : overlay.at("devices")) {
+    if (!item.is_object() || !item.contains("id") || !item.at("id").is_string()) return std::nullopt;
+    const auto i = indexed_device(records, item.at("id").get<std::string>());
+    if (!i) return std::nullopt;
+    out.push_back(*i);
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) {
+  const auto records = embedded_records(k_devices_file, "devices");
+  const auto named = indexed_device(records, device_text);
+  if (!named || device_text.find(',') != std::string::npos || names_ambiguous(device_text)) return load_device_catalog();
+  std::vector<size_t> wanted{*named};
+  std::optional<Json> overlay_json;
+  const std::string overlay = device_overlay_path();
+  if (path_exists(overlay)) {
+    PF_TRY(overlay_text, read_text_file(overlay));
+    auto parsed = parse_device_json(overlay_text, overlay);
+    if (!parsed) return load_device_catalog();
+    const auto more = overlay_devices(records, *parsed);
+    if (!more) return load_device_catalog();
+    wanted.insert(wanted.end(), more->begin(), more->end());
+    overlay_json = std::move(*parsed);
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::string text = "{\"schema_version\":1,\"devices\":[";
+  for (size_t i : wanted) {
+    const std::string_view record = embedded_record_text(k_devices_file, records[i]);
+    if (record.empty()) return load_device_catalog();
+    if (i != wanted.front()) text += ',';
+    text.append(record);
+  }
+  text += "]}";
+  PF_TRY(catalog, parse_device_catalog_text(text, "data/devices/devices.json"));
+  if (catalog.devices.size() != wanted.size()) return load_device_catalog();
+  if (overlay_json) {
+    PF_TRY(ok, apply_device_overlay(catalog, *overlay_json, overlay));
+    (void)ok;
+  }
+  return catalog;
+}
+
 Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string& name) {
   if (const DeviceSpec* d = catalog.find(name)) return *d;
   std::string message = format("unknown device '%s'", name.c_str());
@@ -401,13 +478,13 @@ DeviceMatch resolve_ambiguous(const DeviceCatalog& catalog, const AmbiguousName&
 
 DeviceMatch match_device(const DeviceCatalog& catalog, const std::string& text) {
   const std::string hay = squash(text);
-  const auto stated = stated_memory_gib(text);
   if (const DeviceSpec* exact = catalog.find(text)) {
     for (const auto& a : catalog.ambiguous_names) {
       if (squash(trim(a.name)) == hay) return resolve_ambiguous(catalog, a, {});
     }
     return {exact, ""};
   }
+  const auto stated = stated_memory_gib(text);  // after the exact name: its regex is compiled on first use (issue 19)
   DeviceMatch best;
   size_t best_len = 0;
   for (const auto& d : catalog.devices) {

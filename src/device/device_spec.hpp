@@ -92,6 +92,14 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
 // The embedded catalogue plus the user's measured file when present ($PREFLIGHT_DEVICE_OVERRIDES,
 // else $XDG_CONFIG_HOME/preflight/devices.json, else ~/.config/preflight/devices.json).
 Expected<DeviceCatalog> load_device_catalog();
+// load_device_catalog() as one device name needs it (issue 19, start-up time): when device_text is
+// exactly one card's id or alias (case, spaces, hyphens and underscores ignored, as DeviceCatalog::find
+// matches) and not a name of ambiguous_names, the catalogue holds that card (and the cards the overlay
+// names, with the overlay applied) parsed from their records alone (the build-time index of
+// base/embedded.hpp), so find, find_device and match_device answer that name as on the whole
+// catalogue. Anything else (a list, free text, an unknown name, a malformed overlay) loads the whole
+// catalogue, with its errors and suggestions.
+Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text);
 // The embedded catalogue alone, without the overlay (for writing the overlay).
 Expected<DeviceCatalog> load_builtin_device_catalog();
 std::string device_overlay_path();

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
+#include "base/embedded.hpp"
 #include "base/units.hpp"
 #include "device/device_spec.hpp"
 
@@ -325,4 +328,113 @@ TEST(DeviceCatalog, Issue15_ParseMemorySize) {
     EXPECT_EQ(v.error().kind, ErrorKind::invalid_argument);
     EXPECT_NE(v.error().message.find("--device-memory"), std::string::npos);
   }
+}
+
+// Issue 19 (start-up time): fit and `plan --device D` load the card they name from its record alone
+// (load_device_catalog_for, the build-time index of devices.json). Every id and alias of every card must give
+// one record that equals the whole catalogue's card field by field and resolves the name as the whole
+// catalogue does; an ambiguous name, a list or an unknown name loads the whole catalogue.
+namespace {
+std::string device_fields(const DeviceSpec& d) {
+  std::string out = d.id + "|" + d.name + "|" + d.vendor + "|" + d.platform + "|" + d.family + "|" + d.interconnect + "|" + d.origin + "|";
+  for (const auto& a : d.aliases) out += a + ",";
+  for (const auto& t : d.dtypes) out += t + ",";
+  for (const auto& o : d.overrides) out += o + ",";
+  out += "|" + d.source_memory + "|" + d.source_runtime_total + "|" + d.source_bandwidth + "|" + d.source_compute + "|" + d.source_measured_copy_bandwidth;
+  out += "|" + d.confidence_runtime_total + "|" + d.confidence_bandwidth;
+  for (const auto& v : {std::optional<double>(d.memory_bytes), d.runtime_total_bytes, d.hbm_bandwidth_bytes_per_s, d.measured_copy_bandwidth_bytes_per_s,
+                        d.bf16_dense_flops, d.fp16_dense_flops, d.fp8_dense_flops, d.int8_dense_ops, d.interconnect_bandwidth_bytes_per_s})
+    out += v ? "|" + std::to_string(*v) : std::string("|-");
+  return out;
+}
+
+std::string squashed(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (c != ' ' && c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string lowered(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
+TEST(DeviceCatalog, Issue19_OneRecordCatalogueMatchesWholeCatalogue) {
+  const std::string path = ::testing::TempDir() + "issue19_no_overlay.json";
+  std::remove(path.c_str());
+  ASSERT_EQ(setenv("PREFLIGHT_DEVICE_OVERRIDES", path.c_str(), 1), 0);
+  auto whole = load_device_catalog();
+  ASSERT_TRUE(whole.has_value()) << whole.error().describe();
+  const auto records = embedded_records("devices/devices.json", "devices");
+  ASSERT_EQ(records.size(), whole->devices.size());
+  for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(std::string(records[i].id), whole->devices[i].id);
+  const auto ambiguous = embedded_records("devices/devices.json", "ambiguous_names");
+  ASSERT_EQ(ambiguous.size(), whole->ambiguous_names.size());
+  for (size_t i = 0; i < ambiguous.size(); ++i) EXPECT_EQ(std::string(ambiguous[i].id), whole->ambiguous_names[i].name);
+  size_t one_record = 0, names = 0;
+  for (const auto& d : whole->devices) {
+    std::vector<std::string> all = d.aliases;
+    all.push_back(d.id);
+    all.push_back(lowered(d.id));
+    for (const auto& name : all) {
+      ++names;
+      auto one = load_device_catalog_for(name);
+      ASSERT_TRUE(one.has_value()) << name << ": " << one.error().describe();
+      const DeviceMatch expected = match_device(*whole, name), got = match_device(*one, name);
+      ASSERT_NE(expected.device, nullptr) << name;
+      ASSERT_NE(got.device, nullptr) << name;
+      EXPECT_EQ(device_fields(*got.device), device_fields(*expected.device)) << name;
+      EXPECT_EQ(got.assumption, expected.assumption) << name;
+      auto found = find_device(*one, name);
+      ASSERT_TRUE(found.has_value()) << name;
+      EXPECT_EQ(found->id, d.id) << name;
+      // Only a name that ambiguous_names lists needs the whole catalogue (case, spaces, hyphens, underscores ignored).
+      const bool listed = std::any_of(whole->ambiguous_names.begin(), whole->ambiguous_names.end(), [&](const AmbiguousName& a) { return squashed(a.name) == squashed(name); });
+      EXPECT_EQ(one->devices.size(), listed ? whole->devices.size() : 1u) << name;
+      if (!listed) ++one_record;
+    }
+  }
+  EXPECT_GT(one_record, names * 9 / 10);
+  EXPECT_EQ(load_device_catalog_for("910B3")->devices.size(), 1u);
+  EXPECT_EQ(load_device_catalog_for("ascend 910b3")->devices.size(), 1u);
+  for (const char* whole_needed : {"A100", "910B", "910B3,910B4", "NVIDIA H100 80GB (79.18 GiB total)", "910B5", ""}) {
+    auto c = load_device_catalog_for(whole_needed);
+    ASSERT_TRUE(c.has_value()) << whole_needed;
+    EXPECT_EQ(c->devices.size(), whole->devices.size()) << whole_needed;
+  }
+  unsetenv("PREFLIGHT_DEVICE_OVERRIDES");
+}
+
+// The overlay applies to the named card as on the whole catalogue, a card it names besides is loaded with it, and a
+// bad overlay gives the whole catalogue's error.
+TEST(DeviceCatalog, Issue19_OneRecordCatalogueTakesTheOverlay) {
+  const std::string path = ::testing::TempDir() + "issue19_one_record_overlay.json";
+  ASSERT_EQ(setenv("PREFLIGHT_DEVICE_OVERRIDES", path.c_str(), 1), 0);
+  std::ofstream(path) << R"({"schema_version":1,"devices":[{"id":"Ascend910B3","hbm_bandwidth_bytes_per_s":1.5e12,"source":"s"},)"
+                      << R"({"id":"H100-SXM","runtime_total_bytes":8.0e10,"source":"t"}]})";
+  auto whole = load_device_catalog();
+  ASSERT_TRUE(whole.has_value()) << whole.error().describe();
+  auto one = load_device_catalog_for("910B3");
+  ASSERT_TRUE(one.has_value()) << one.error().describe();
+  ASSERT_EQ(one->devices.size(), 2u);
+  for (const char* id : {"910B3", "H100-SXM"}) {
+    ASSERT_NE(one->find(id), nullptr) << id;
+    EXPECT_EQ(device_fields(*one->find(id)), device_fields(*whole->find(id))) << id;
+  }
+  EXPECT_EQ(one->find("910B3")->hbm_bandwidth_bytes_per_s, 1.5e12);
+  EXPECT_EQ(one->find("910B3")->overrides, std::vector<std::string>{"hbm_bandwidth_bytes_per_s"});
+  for (const char* bad : {R"({"id":"910B9","runtime_total_bytes":1e9,"source":"s"})", R"({"id":"910B3","runtime_total_bytes":NaN,"source":"s"})",
+                          R"({"id":"910B3","runtime_total_bytes":1e15,"source":"s"})"}) {
+    std::ofstream(path) << R"({"schema_version":1,"devices":[)" << bad << "]}";
+    auto expected = load_device_catalog();
+    ASSERT_FALSE(expected.has_value()) << bad;
+    auto got = load_device_catalog_for("910B3");
+    ASSERT_FALSE(got.has_value()) << bad;
+    EXPECT_EQ(got.error().message, expected.error().message) << bad;
+    EXPECT_EQ(got.error().kind, expected.error().kind) << bad;
+  }
+  unsetenv("PREFLIGHT_DEVICE_OVERRIDES");
+  std::remove(path.c_str());
 }
