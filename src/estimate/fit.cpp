@@ -559,22 +559,24 @@ struct FlaglessQuantization {
   std::string note;
 };
 
+// The note is an assumption of the estimate, so it is written only when the deployment explains itself.
 FlaglessQuantization flagless_quantization(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
   FlaglessQuantization out;
-  if (m.quant.method != "ascend" || !dep.quantization.empty() || dep.quant_scheme || !engine.accepts_quantization("ascend")) return out;
+  if (!modelslim_without_quantization_flag(m, dep) || !engine.accepts_quantization("ascend")) return out;
   out.applies = true;
-  const std::string who = engine.engine + " " + engine.rule_version().text();
   const std::string& cfg = m.quant.config_quant_method;
-  if (const auto* r = engine.auto_detect("descriptor_file")) {
-    out.method = r->method;
+  const auto* r = engine.auto_detect("descriptor_file");
+  const auto* c = r || cfg.empty() ? nullptr : engine.auto_detect("config_quantization_config");
+  out.method = r ? r->method : c ? c->method : cfg;
+  if (!dep.explain) return out;
+  const std::string who = engine.engine + " " + engine.rule_version().text();
+  if (r) {
     out.note = format("%s without --quantization: quant_model_description.json is detected and the checkpoint runs as '%s'%s (%s)", who.c_str(), r->method.c_str(),
                       r->local_paths_only ? ", from a local directory only (a hub repo id is not looked into at this version)" : "", r->source.c_str());
-  } else if (const auto* c = cfg.empty() ? nullptr : engine.auto_detect("config_quantization_config")) {
-    out.method = c->method;
+  } else if (c) {
     out.note = format("%s without --quantization: config.json's quantization_config (quant_method '%s') selects '%s' (%s)", who.c_str(), cfg.c_str(), c->method.c_str(),
                       c->source.c_str());
   } else if (!cfg.empty()) {
-    out.method = cfg;
     out.note = format("%s without --quantization: config.json keeps a quantization_config with quant_method '%s', which the engine takes instead of "
                       "quant_model_description.json (override_quantization_method selects 'ascend' only for one naming no quant_method); "
                       "fix: remove quantization_config from config.json, as msModelSlim's saver does, and pass --quantization ascend",
@@ -593,6 +595,10 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
                                       const Deployment& dep);
 
 }  // namespace
+
+bool modelslim_without_quantization_flag(const ModelSpec& m, const Deployment& dep) {
+  return m.quant.method == "ascend" && dep.quantization.empty() && !dep.quant_scheme;
+}
 
 Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
                                        const Deployment& dep) {

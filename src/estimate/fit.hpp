@@ -271,6 +271,11 @@ struct FitEstimate {
 Expected<FitEstimate> try_estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                        const engine::Overheads& overheads, const Deployment& deployment);
 
+// Issues 15/16: a ModelSlim checkpoint (quant_method "ascend", read from quant_model_description.json)
+// deployed without --quantization and without a variant's scheme. What the engine then runs depends on its
+// version (try_estimate_fit follows its auto-detection), and plan's fix search offers --quantization ascend.
+bool modelslim_without_quantization_flag(const model::ModelSpec& model, const Deployment& deployment);
+
 // try_estimate_fit for callers that take a verdict: an overflow is a refused deployment
 // (Failure::invalid_layout, the error's message as failure_message), never a fit.
 FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,

@@ -463,16 +463,13 @@ int64_t expert_parallel_ranks(SpeedEstimate& s, const ModelSpec& m, const Deploy
 
 }  // namespace
 
-const StepTraffic& StepTrafficMemo::get(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
+const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
-  if (m_filled && m_model == &m && m_scheme == &scheme && m_group_bytes == dep.group_bytes && m_tensor_parallel_size == tp &&
-      m_kv_cache_dtype == dep.kv_cache_dtype && m_ops_per_layer == profile.ops_per_layer)
+  if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype && m_ops_per_layer == profile.ops_per_layer && m_scheme == scheme)
     return m_traffic;
-  m_traffic = traffic(m, scheme, profile, dep);
+  m_traffic = traffic(m_model, scheme, profile, dep);
   m_filled = true;
-  m_model = &m;
-  m_scheme = &scheme;
-  m_group_bytes = dep.group_bytes;
+  m_scheme = scheme;
   m_tensor_parallel_size = tp;
   m_kv_cache_dtype = dep.kv_cache_dtype;
   m_ops_per_layer = profile.ops_per_layer;
@@ -510,8 +507,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     })[0]);
   }
 
-  StepTrafficMemo own;  // issue 19: the caller's memo when it hands one in (shared by its estimates on many devices)
-  const ModelTraffic& t = (w.traffic ? *w.traffic : own).get(m, scheme, profile, layer_split ? split_dep : dep);
+  StepTrafficMemo own(m);  // issue 19: the caller's memo when it hands one in for this model (shared by its estimates on many devices)
+  const ModelTraffic& t = (w.traffic && &w.traffic->model() == &m ? *w.traffic : own).get(scheme, profile, layer_split ? split_dep : dep);
   s.moe_layers = t.moe_layers;
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;

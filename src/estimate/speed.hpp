@@ -37,19 +37,24 @@ struct StepTraffic {
   double dispatch_ops = 0;
 };
 
-// Issue 19: one StepTraffic for the estimates of one deployment on many devices (plan: every card of a platform
-// for one model, variant and count), handed in through SpeedWorkload::traffic. The first estimate fills it; a later
-// one reads it when every input above is the one it was filled from (the model and scheme by address, so the model
-// must not change while the memo is in use; the profile's operator counts by value), else refills it.
+// Issue 19: one StepTraffic for the estimates of one model's deployments on many devices (plan: every card of a
+// platform for one model, variant and count), handed in through SpeedWorkload::traffic. The memo belongs to the model
+// named at construction: it keeps a reference, so that model must outlive the memo and stay unchanged while it is in
+// use; estimate_speed uses it only for that model object. Every other input is compared by value: the first get()
+// fills it, a later one reads it when the scheme, the tensor-parallel size, the KV cache dtype and the profile's
+// operator counts equal those it was filled from, else refills it. (Deployment::group_bytes only saves work: the
+// traffic is the same with or without it.)
 class StepTrafficMemo {
  public:
-  const StepTraffic& get(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep);
+  explicit StepTrafficMemo(const model::ModelSpec& model) : m_model(model) {}
+  const model::ModelSpec& model() const { return m_model; }
+  // The traffic of the memo's model stored as `scheme` under `dep` with `profile`'s operators.
+  const StepTraffic& get(const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep);
 
  private:
+  const model::ModelSpec& m_model;
   bool m_filled = false;
-  const model::ModelSpec* m_model = nullptr;
-  const model::QuantScheme* m_scheme = nullptr;
-  const GroupBytes* m_group_bytes = nullptr;
+  model::QuantScheme m_scheme;
   int64_t m_tensor_parallel_size = 0;
   std::string m_kv_cache_dtype;
   std::map<std::string, double> m_ops_per_layer;

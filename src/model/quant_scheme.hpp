@@ -59,6 +59,7 @@ struct QuantScheme {
   std::string detail;               // human-readable summary, e.g. "fp8 e4m3, 128x128 blocks"
 
   bool quantized() const { return !method.empty(); }
+  bool operator==(const QuantScheme&) const = default;
 };
 
 // Parses config.json's quantization_config object.

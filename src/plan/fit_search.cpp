@@ -26,7 +26,7 @@ std::optional<estimate::Deployment> tp_instead_of_pp(const estimate::Deployment&
 // Issues 15/16: a ModelSlim checkpoint the engine built unquantized (no --quantization and a version that does not
 // detect quant_model_description.json, estimate::try_estimate_fit): the same deployment with the flag.
 std::optional<estimate::Deployment> with_ascend_flag(const model::ModelSpec& m, const estimate::Deployment& dep, const estimate::FitEstimate& base) {
-  if (m.quant.method != "ascend" || !dep.quantization.empty() || dep.quant_scheme || !base.quantization.empty()) return std::nullopt;
+  if (!estimate::modelslim_without_quantization_flag(m, dep) || !base.quantization.empty()) return std::nullopt;
   auto d = dep;
   d.quantization = "ascend";
   return d;

@@ -585,7 +585,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::Deployment d;
   bool filled = false;
   estimate::GroupBytes weights;
-  estimate::StepTrafficMemo traffic;
+  estimate::StepTrafficMemo traffic(models[i]);
   std::vector<const Candidate*> fitted(r.sets), launched;
   std::vector<const model::VariantRule*> rejected(r.devs.size());  // each device's, looked up once per family
   for (const size_t x : r.order) {

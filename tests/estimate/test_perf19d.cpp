@@ -1,0 +1,84 @@
+// Issue 19, review leftovers of the planner's speed-ups (behaviour-neutral): one predicate for "a ModelSlim
+// checkpoint without --quantization" (the fit's auto-detection and plan's fix search), its note written only
+// when the deployment explains itself, and the step-traffic memo keyed on values, bound to one model.
+#include <gtest/gtest.h>
+
+#include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
+#include "estimate/speed.hpp"
+#include "fit_setup.hpp"
+
+using namespace preflight;
+
+namespace {
+
+bool has_note(const estimate::FitEstimate& e, const std::string& fragment) {
+  for (const auto& a : e.assumptions)
+    if (a.find(fragment) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(Fit, Issue19_ModelSlimWithoutQuantizationFlagIsOnePredicate) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-0.6B", "910B3", "vllm-ascend", "0.11.0");
+  model::ModelSpec slim = s.model;
+  slim.quant.method = "ascend";
+  estimate::Deployment plain, flagged, with_scheme;
+  flagged.quantization = "ascend";
+  with_scheme.quant_scheme = model::QuantScheme{};
+  EXPECT_TRUE(estimate::modelslim_without_quantization_flag(slim, plain));
+  EXPECT_FALSE(estimate::modelslim_without_quantization_flag(slim, flagged));
+  EXPECT_FALSE(estimate::modelslim_without_quantization_flag(slim, with_scheme));
+  EXPECT_FALSE(estimate::modelslim_without_quantization_flag(s.model, plain));  // not a ModelSlim checkpoint
+  model::ModelSpec fp8 = s.model;
+  fp8.quant.method = "fp8";
+  EXPECT_FALSE(estimate::modelslim_without_quantization_flag(fp8, plain));
+
+  // 0.11.0 reads no quant_model_description.json on its own: the checkpoint is built unquantized, and the note saying
+  // so is an assumption of an explained estimate only; the numbers are the same either way.
+  plain.max_model_len = 8192;
+  estimate::Deployment quiet = plain;
+  quiet.explain = false;
+  const auto explained = estimate::estimate_fit(slim, s.device, s.engine, s.overheads, plain);
+  const auto terse = estimate::estimate_fit(slim, s.device, s.engine, s.overheads, quiet);
+  EXPECT_TRUE(has_note(explained, "without --quantization"));
+  EXPECT_FALSE(has_note(terse, "without --quantization"));
+  EXPECT_EQ(explained.quantization, "");
+  EXPECT_EQ(terse.quantization, "");
+  EXPECT_DOUBLE_EQ(explained.weights_bytes, terse.weights_bytes);
+  EXPECT_EQ(explained.kv_tokens, terse.kv_tokens);
+  EXPECT_EQ(explained.fits, terse.fits);
+}
+
+// The memo once compared the model and the scheme by address: a scheme changed in place (or another one at a reused
+// address) read the traffic of the one before. It now holds the scheme's value and belongs to one model.
+TEST(Speed, Issue19_StepTrafficMemoKeysOnTheSchemeValue) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.11.0");
+  auto speeds = engine::load_speed_catalog();
+  ASSERT_TRUE(speeds.has_value());
+  const engine::SpeedProfile* profile = speeds->find("vllm-ascend", "npu");
+  ASSERT_NE(profile, nullptr);
+  estimate::Deployment d;
+  model::QuantScheme scheme = s.model.quant;  // bf16 as published
+  estimate::StepTrafficMemo memo(s.model);
+  EXPECT_EQ(&memo.model(), &s.model);
+  const double bf16_bytes = memo.get(scheme, *profile, d).dense_weight_bytes;
+  ASSERT_GT(bf16_bytes, 0);
+  // Qwen3-8B: 8,190,735,360 parameters, all but the 151,936 x 4,096 embedding (622,329,856) read every step in bf16.
+  EXPECT_GT(bf16_bytes, 2.0 * 7.0e9);
+
+  scheme.method = "fp8";  // the same object, now an fp8 checkpoint: about half the bytes
+  scheme.linear_format = model::WeightFormat::fp8_channel;
+  const double fp8_bytes = memo.get(scheme, *profile, d).dense_weight_bytes;
+  EXPECT_LT(fp8_bytes, 0.6 * bf16_bytes);
+  estimate::StepTrafficMemo fresh(s.model);
+  EXPECT_DOUBLE_EQ(fp8_bytes, fresh.get(scheme, *profile, d).dense_weight_bytes);
+
+  const model::QuantScheme copy = s.model.quant;  // another object with the first value: the first traffic again
+  EXPECT_DOUBLE_EQ(memo.get(copy, *profile, d).dense_weight_bytes, bf16_bytes);
+  d.tensor_parallel_size = 2;  // a value of the deployment: refilled too (each rank reads about half)
+  const double tp2_bytes = memo.get(copy, *profile, d).dense_weight_bytes;
+  EXPECT_LT(tp2_bytes, 0.6 * bf16_bytes);
+  EXPECT_GT(tp2_bytes, 0.4 * bf16_bytes);
+}
