@@ -58,13 +58,9 @@ bool matches_glob(const model::CatalogModel& m, const std::string& pattern) {
 
 // The catalogue models `plan --device` sizes: every one, or those --model GLOB matches.
 std::vector<model::ModelSpec> catalogue_models(const PlanRequest& r) {
-  std::vector<model::ModelSpec> models;
-  for (const auto& m : model::builtin_model_catalog().models) {
-    if (r.model_filter && !matches_glob(m, *r.model_filter)) continue;
-    auto spec = model::model_spec_from_catalog(m);
-    if (spec) models.push_back(std::move(*spec));
-  }
-  return models;
+  std::function<bool(const model::CatalogModel&)> keep;
+  if (r.model_filter) keep = [&](const model::CatalogModel& m) { return matches_glob(m, *r.model_filter); };
+  return model::builtin_model_specs(keep, 0);  // issue 19: record by record, on every core
 }
 
 const RealRange k_bandwidth_range{.most = 100000, .unit = "GB/s"};

@@ -1,5 +1,10 @@
 #include "model/model_catalog.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
+
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -87,6 +92,23 @@ const ModelCatalog& builtin_model_catalog() {
   return catalog;
 }
 
+namespace {
+
+// One indexed record of models.json as a catalogue entry, validated as parse_model_catalog validates it.
+Expected<std::optional<CatalogModel>> indexed_model(std::string_view file, const EmbeddedRecord& record, const std::string& origin) {
+  const std::string_view text = embedded_record_text(file, record);
+  if (text.empty()) return std::optional<CatalogModel>{};
+  std::string one_record = "{\"schema_version\":1,\"models\":[";
+  one_record.append(text);
+  one_record += "]}";
+  PF_TRY(json, parse_json(one_record, origin));
+  PF_TRY(catalog, parse_model_catalog(json, origin));
+  if (catalog.models.size() != 1) return std::optional<CatalogModel>{};
+  return std::optional<CatalogModel>{std::move(catalog.models.front())};
+}
+
+}  // namespace
+
 Expected<std::optional<CatalogModel>> find_builtin_model(const std::string& name) {
   constexpr std::string_view k_file = "architectures/models.json";
   const std::string origin = "data/architectures/models.json";
@@ -113,15 +135,47 @@ Expected<std::optional<CatalogModel>> find_builtin_model(const std::string& name
     }
   }
   if (!hit) return std::optional<CatalogModel>{};
-  const std::string_view text = embedded_record_text(k_file, *hit);
-  if (text.empty()) return from_whole_file();
-  std::string one_record = "{\"schema_version\":1,\"models\":[";
-  one_record.append(text);
-  one_record += "]}";
-  PF_TRY(json, parse_json(one_record, origin));
-  PF_TRY(catalog, parse_model_catalog(json, origin));
-  if (catalog.models.size() != 1) return from_whole_file();
-  return std::optional<CatalogModel>{std::move(catalog.models.front())};
+  PF_TRY(entry, indexed_model(k_file, *hit, origin));
+  if (!entry) return from_whole_file();
+  return entry;
+}
+
+
+std::vector<ModelSpec> builtin_model_specs(const std::function<bool(const CatalogModel&)>& keep, int threads) {
+  constexpr std::string_view k_file = "architectures/models.json";
+  const std::string origin = "data/architectures/models.json";
+  std::vector<ModelSpec> out;
+  const auto records = embedded_records(k_file);
+  if (records.empty()) {
+    for (const auto& m : builtin_model_catalog().models) {
+      if (keep && !keep(m)) continue;
+      if (auto spec = model_spec_from_catalog(m)) out.push_back(std::move(*spec));
+    }
+    return out;
+  }
+  std::vector<std::optional<ModelSpec>> slots(records.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < records.size(); i = next++) {
+      auto entry = indexed_model(k_file, records[i], origin);
+      if (!entry || !*entry || (keep && !keep(**entry))) continue;
+      if (auto spec = model_spec_from_catalog(**entry)) slots[i] = std::move(*spec);
+    }
+  };
+  const size_t workers = std::min<size_t>(records.size(), threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the workers started (at least this one) take every record
+    }
+  }
+  work();
+  for (auto& th : pool) th.join();
+  for (auto& spec : slots)
+    if (spec) out.push_back(std::move(*spec));
+  return out;
 }
 
 Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry) {

@@ -3,6 +3,7 @@
 // config facts in Hugging Face vocabulary, from which a ModelSpec is built like any config.json.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,5 +46,12 @@ Expected<std::optional<CatalogModel>> find_builtin_model(const std::string& name
 
 // ModelSpec of a catalogue entry; provenance names the catalogue record and its source.
 Expected<ModelSpec> model_spec_from_catalog(const CatalogModel& entry);
+
+// Issue 19 (plan over the catalogue): model_spec_from_catalog of every embedded entry that `keep` accepts
+// (every entry when keep is empty), in catalogue order, leaving out entries whose record or ModelSpec is
+// invalid (the shipped catalogue has none: a test checks it). Each record is parsed alone through the
+// build-time index, the records dealt out to `threads` workers (0: one per hardware thread), so the
+// catalogue's start-up work runs on every core instead of one. Without an index: builtin_model_catalog().
+std::vector<ModelSpec> builtin_model_specs(const std::function<bool(const CatalogModel&)>& keep, int threads);
 
 }  // namespace preflight::model
