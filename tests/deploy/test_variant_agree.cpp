@@ -119,7 +119,8 @@ TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
   // With test_variant_validate.cpp's (w8a8, awq, fp8_tensor, w4a8_dynamic, w4a16), every variant of the list but the
   // GGUF presets and bf16 is covered.
   for (const char* covered : {"w8a8", "awq", "fp8_tensor", "w4a8_dynamic", "w4a16"}) families.insert(covered);
-  for (const auto& v : data_file("data/variants/quant_variants.json")["variants"]) {
+  const Json variants = data_file("data/variants/quant_variants.json");  // named: a range over a member of a temporary would dangle
+  for (const auto& v : variants["variants"]) {
     const std::string id = v["id"].get<std::string>();
     if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
     EXPECT_EQ(families.count(id), 1u) << "variant " << id << " has no agreement case";
@@ -175,4 +176,156 @@ TEST(VariantAgree, Issue16_RejectedVariantIsTheEnginesMessageInFitPlanAndValidat
     ASSERT_FALSE(j["rows"].empty());
     EXPECT_EQ(j["rows"][0]["predicted_failure_message"], r.message) << j["rows"][0].dump().substr(0, 600);
   }
+}
+
+namespace {
+
+// The checks of one `plan --json` row's start command (launch: checkpoint, prepare, serve), each violation by kind
+// with its first example.
+struct StartCheck {
+  Json checkpoints, conversions, variants;
+  std::map<std::string, std::string> own_variant;  // published checkpoint -> the variant `fit` reads from its descriptor
+  std::map<std::string, std::pair<size_t, std::string>> violations;
+  std::map<std::string, size_t> gaps;  // "variant on platform" -> rows whose prepare says no command produces the checkpoint
+  size_t rows = 0;
+
+  StartCheck()
+      : checkpoints(data_file("data/engines/quantized_checkpoints.json")["checkpoints"]),
+        conversions(data_file("data/engines/quantized_checkpoints.json")["conversions"]),
+        variants(data_file("data/variants/quant_variants.json")["variants"]) {}
+
+  void add(const std::string& kind, const std::string& example) {
+    auto& [n, first] = violations[kind];
+    if (n++ == 0) first = example;
+  }
+  size_t total() const {
+    size_t n = 0;
+    for (const auto& [k, v] : violations) n += v.first;
+    return n;
+  }
+  std::string summary() const {
+    std::ostringstream o;
+    o << rows << " rows, " << total() << " violations\n";
+    for (const auto& [k, v] : violations) o << "  " << v.first << " x " << k << "\n      e.g. " << v.second << "\n";
+    return o.str();
+  }
+  const Json* catalogued(const std::string& repo) const {
+    for (const auto& c : checkpoints)
+      if (c["repo"] == repo) return &c;
+    return nullptr;
+  }
+  bool has_conversion(const std::string& variant, const std::string& platform) const {
+    for (const auto& c : conversions)
+      if (c["variant"] == variant && c["platform"] == platform) return true;
+    return false;
+  }
+  std::string engine_quantization(const std::string& variant) const {
+    for (const auto& v : variants)
+      if (v["id"] == variant) return v["engine_quantization"].get<std::string>();
+    return "?";
+  }
+  const std::string& own(const std::string& model) {
+    auto it = own_variant.find(model);
+    if (it != own_variant.end()) return it->second;
+    const auto r = pftest::run_cli("fit " + model + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
+    std::string id;
+    if (auto j = parse_json(r.out, "stdout"))
+      for (const auto& a : (*j)["assumptions"]) {
+        const std::string s = a.get<std::string>();
+        if (s.rfind("variant ", 0) == 0) id = s.substr(8, s.find(':') - 8);
+      }
+    return own_variant[model] = id;
+  }
+
+  void check(const Json& row, const std::string& platform) {
+    ++rows;
+    const std::string model = row["model"], vid = row.value("variant_id", ""), serve = row["launch"]["serve"], ck = row["launch"]["checkpoint"];
+    std::smatch q;
+    const std::string flag = std::regex_search(serve, q, std::regex("--quantization (\\S+)")) ? q[1].str() : "";
+    const std::string where = model + " (" + vid + ") on " + row["device"].get<std::string>() + ": " + serve.substr(0, 160);
+    std::vector<std::string> commands, comments;
+    for (const auto& p : row["launch"]["prepare"]) {
+      const std::string line = p.get<std::string>();
+      (line.rfind("#", 0) == 0 ? comments : commands).push_back(line);
+    }
+    const Json* release = catalogued(model);
+    if (release && ck == (*release)["base_model"] && flag == "fp8") return;  // vLLM's FP8 at load on the release's BF16 original
+    if (ck == model) {
+      if (!vid.empty() && flag != "fp8" && own(model) != vid) add("a variant served from a published repository that is not that variant", where);
+      return;
+    }
+    if (const Json* c = catalogued(ck)) {
+      const std::string base = (*c)["base_model"];
+      if ((*c)["variant"] != vid || !(model == base || model.rfind(base + "-", 0) == 0)) add("a catalogued checkpoint of another variant or model", where);
+      if ((*c)["quantization_flag"] != flag) add("--quantization is not the catalogued checkpoint's method", where);
+      return;
+    }
+    if (!vid.empty() && flag != engine_quantization(vid)) add("--quantization is not the variant's method", where);
+    for (const auto& c : commands)
+      if (c.find(ck) != std::string::npos && c.find(" download ") == std::string::npos) return;  // a command of prepare writes it
+    const bool no_recipe = !comments.empty() && comments.front().find("and no conversion recipe on " + platform) != std::string::npos;
+    const bool no_cast = !comments.empty() && comments.front().find(" is published in ") != std::string::npos && comments.front().find("no cast") != std::string::npos;
+    if (no_recipe && !has_conversion(vid, platform)) {
+      ++gaps[vid + " on " + platform];
+      return;
+    }
+    if (no_cast) {
+      ++gaps[vid + " on " + platform + " (published in another format, no cast)"];
+      return;
+    }
+    add("a path no command of prepare writes", where);
+  }
+};
+
+std::string platform_of(const std::string& device) {
+  const Json devices = data_file("data/devices/devices.json");
+  for (const auto& d : devices["devices"])
+    if (d["id"] == device) return d["platform"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+// (c) `plan --device D --num-devices N --json` over the whole model catalogue, for every catalogue device and N = 1
+// and 8: every recommended row's `vllm serve` names a checkpoint that has the row's format (the repository as
+// published, served as itself; a catalogued checkpoint of that variant of that model; vLLM's FP8 at load on a BF16
+// original) or the path a command of its prepare step writes. Then `plan --variant V` for every quantized variant on
+// H100-SXM, B200 and 910B4 (8 cards): the same, except rows whose prepare says that no command produces the checkpoint,
+// counted per variant and allowed only where data/engines/quantized_checkpoints.json has no recipe for the variant on
+// that platform. Before h-quant11: `--variant ct_w8a16` served RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (FP8) and
+// DocPang's INT8 W8A8 checkpoint as W8A16 ("the same method"), `--variant fp8_tensor` served Qwen3-235B-A22B-FP8's block
+// FP8 files as per-tensor, and gptq, gptq_int8, ct_w8a8_int8, ct_w8a16, fp8_channel and ct_nvfp4 had no recipe.
+TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
+  StartCheck s;
+  const Json devices = data_file("data/devices/devices.json");
+  for (const auto& d : devices["devices"]) {
+    const std::string device = d["id"], platform = d["platform"];
+    for (const char* n : {"1", "8"}) {
+      const auto r = pftest::run_cli("plan --device " + device + " --num-devices " + n + " --json", {.with_stderr = false});
+      const Json p = json_of(r);
+      for (const auto& row : p["recommended"]) s.check(row, platform);
+    }
+  }
+  EXPECT_GE(s.rows, 2000u) << "the sweep found too few rows to mean anything";
+  EXPECT_EQ(s.total(), 0u) << s.summary();
+  EXPECT_TRUE(s.gaps.empty()) << "a default plan row with no command producing its checkpoint";
+  std::printf("plan --device sweep: %s", s.summary().c_str());
+
+  StartCheck v;
+  for (const std::string device : {"H100-SXM", "B200", "910B4"}) {
+    const std::string platform = platform_of(device);
+    for (const auto& variant : v.variants) {
+      const std::string id = variant["id"];
+      if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
+      const auto r = pftest::run_cli("plan --device " + device + " --num-devices 8 --variant " + id + " --json", {.with_stderr = false});
+      const Json p = json_of(r);
+      for (const auto& row : p["recommended"]) v.check(row, platform);
+    }
+  }
+  EXPECT_GE(v.rows, 3000u);
+  EXPECT_EQ(v.total(), 0u) << v.summary();
+  for (const char* with_recipe : {"gptq", "gptq_int8", "ct_w8a8_int8", "ct_w8a16", "fp8_channel", "ct_nvfp4", "ct_w4a16"})
+    EXPECT_EQ(v.gaps.count(std::string(with_recipe) + " on cuda"), 0u) << with_recipe << ": rows with no command producing the checkpoint on cuda";
+  std::printf("plan --variant sweep: %s  rows no command produces (no recipe on the platform, or published in another format):\n", v.summary().c_str());
+  for (const auto& [k, n] : v.gaps) std::printf("    %zu x %s\n", n, k.c_str());
 }
