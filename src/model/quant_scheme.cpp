@@ -5,6 +5,10 @@
 //  - compressed-tensors int8 channel: int8 weight + weight_scale [out,1] in the model dtype.
 //  - AWQ (GEMM) / GPTQ int4: qweight int32 packing 8 values, scales [in/g, out] fp16,
 //    qzeros [in/g, out/8] int32 when asymmetric.
+//  - GPTQ int8 (bits 8): the same tensors with pack_factor 32 / 8 = 4: qweight int32 [in/4, out], qzeros int32
+//    [in/g, out/4], scales [in/g, out] fp16, g_idx int32 [in] (vLLM gptq.py create_weights).
+//  - bitsandbytes 8-bit (LLM.int8): weight int8 [out, in], SCB fp32 [out] and weight_format uint8 [] per linear
+//    (bitsandbytes nn/modules.py Linear8bitLt._save_to_state_dict; functional.int8_vectorwise_quant's fp32 row stats).
 //  - NVFP4 (ModelOpt): weight packed 2 per uint8, weight_scale fp8 per 16, fp32 weight_scale_2.
 //  - MXFP4 (gpt-oss): blocks packed 2 per uint8, e8m0 scales per 32.
 //  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
@@ -26,7 +30,8 @@ namespace preflight::model {
 namespace {
 constexpr std::array<const char*, static_cast<size_t>(WeightFormat::count_)> k_format_names{
     "native", "fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int4_group",
-    "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic", "packed_bits"};
+    "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic", "packed_bits",
+    "int8_group", "bnb_int8"};
 static_assert(k_format_names.size() == static_cast<size_t>(WeightFormat::count_), "one name per WeightFormat");
 
 Expected<std::vector<std::string>> string_list(const Json& block, const std::string& key, const std::string& origin) {
@@ -334,14 +339,18 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     PF_TRY(packing, q.opt_string("packing_format"));
     const bool autoround = method.find("auto-round") != std::string::npos;
     const bool awq_layout = method.rfind("awq", 0) == 0 || (autoround && packing && packing->find("awq") != std::string::npos);
-    if (bits.value_or(4) != 4) {
-      return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(*bits)), origin);
+    // Issue 16: 8 bits is the GPTQ layout's other common width (vLLM gptq.py / gptq_marlin.py take 4 and 8; AWQ packs
+    // 4 only); 2 and 3 bits are not modelled.
+    const int64_t nbits = bits.value_or(4);
+    if (nbits != 4 && !(nbits == 8 && !awq_layout)) {
+      return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(nbits)), origin);
     }
-    scheme.linear_format = WeightFormat::int4_group;
+    scheme.linear_format = nbits == 8 ? WeightFormat::int8_group : WeightFormat::int4_group;
     scheme.group_size = group.value_or(128) > 0 ? group.value_or(128) : 128;
     scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
     scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
-    scheme.detail = format("int4 packed, group %lld%s", static_cast<long long>(scheme.group_size), scheme.group_zero_point ? ", with zero points" : "");
+    scheme.detail = format("int%lld packed, group %lld%s", static_cast<long long>(nbits), static_cast<long long>(scheme.group_size),
+                           scheme.group_zero_point ? ", with zero points" : "");
   } else if (method == "mxfp4") {
     scheme.linear_format = WeightFormat::native;  // gpt-oss: only MoE experts are mxfp4
     scheme.expert_format = WeightFormat::mxfp4;
@@ -395,8 +404,11 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     scheme.detail = "ModelOpt";
   } else if (method == "bitsandbytes") {
     PF_TRY(four, q.opt_bool("load_in_4bit"));
-    scheme.linear_format = four.value_or(false) ? WeightFormat::int4_group : WeightFormat::int8_channel;
-    scheme.group_size = 64;
+    // transformers BitsAndBytesConfig: modules listed in llm_int8_skip_modules stay in the model dtype (both widths).
+    PF_TRY(skip, string_list(block, "llm_int8_skip_modules", origin));
+    scheme.ignore.insert(scheme.ignore.end(), skip.begin(), skip.end());
+    scheme.linear_format = four.value_or(false) ? WeightFormat::int4_group : WeightFormat::bnb_int8;
+    scheme.group_size = four.value_or(false) ? 64 : 0;
     scheme.detail = four.value_or(false) ? "bitsandbytes 4-bit" : "bitsandbytes 8-bit";
   } else if (method.empty()) {
     return make_error(ErrorKind::corrupt, format("%s: quantization_config has no quant_method", origin.c_str()), origin);
@@ -537,6 +549,12 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
     case WeightFormat::modelslim_w8a8_dynamic: return n + r * 2.0 * model_dtype_bytes;
     case WeightFormat::modelslim_w4a8_dynamic: return n / 2.0 + r * 3.0 * 4.0;
     case WeightFormat::packed_bits: return n * scheme.bits_per_weight / 8.0;
+    case WeightFormat::int8_group: {
+      // qweight n bytes; scales fp16 [groups, out]; qzeros int32 [groups, out/4] = groups x out bytes; g_idx int32 [in].
+      const double groups = std::ceil(c / g);
+      return n + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
+    }
+    case WeightFormat::bnb_int8: return n + 4.0 * r + 1.0;  // weight int8, SCB fp32 per output row, weight_format uint8
     case WeightFormat::count_: break;
   }
   return n * model_dtype_bytes;

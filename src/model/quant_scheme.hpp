@@ -29,6 +29,8 @@ enum class WeightFormat {
   modelslim_w8a8_dynamic,  // int8 + scale + offset per out channel
   modelslim_w4a8_dynamic,  // int4 packed two per int8 + fp32 scale, offset, scale_bias per out channel
   packed_bits,     // every 2-D weight at QuantScheme::bits_per_weight (a GGUF preset's file average, scales included)
+  int8_group,      // GPTQ 8-bit: int8 packed four per int32 + scale per group of input channels (qzeros, g_idx as int4_group)
+  bnb_int8,        // bitsandbytes LLM.int8: int8 weight + fp32 SCB per output row + a uint8 weight_format scalar
   count_
 };
 
@@ -38,9 +40,9 @@ struct QuantScheme {
   std::string method;  // as the checkpoint names it: "fp8", "awq", "compressed-tensors", "modelopt", "ascend", "" = none
   WeightFormat linear_format = WeightFormat::native;
   WeightFormat expert_format = WeightFormat::native;  // MoE experts (ModelSlim W4A8 MoE, ModelOpt mixed)
-  int64_t group_size = 0;          // int4_group / nvfp4 / mxfp4 group along the input dim
+  int64_t group_size = 0;          // int4_group / int8_group / nvfp4 / mxfp4 group along the input dim
   double bits_per_weight = 0;      // packed_bits: average stored bits per weight, scales included
-  bool group_zero_point = false;   // asymmetric int4 stores zeros
+  bool group_zero_point = false;   // asymmetric int4 / int8 groups store zeros
   // Issue 16: GPTQ's layout (vLLM gptq.py create_weights, AutoGPTQ QuantLinear): qzeros int32 [in/g, out/8] stored even
   // when symmetric, and g_idx int32 [in] per linear.
   bool group_index = false;

@@ -229,8 +229,9 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
   auto same_storage = [&](const QuantScheme& v) {
     if (v.linear_format != scheme.linear_format || v.expert_format != scheme.expert_format) return false;
     for (const WeightFormat f : {v.linear_format, v.expert_format}) {
-      if ((f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4) && v.group_size != scheme.group_size) return false;
-      if (f == WeightFormat::int4_group && (v.group_zero_point != scheme.group_zero_point || v.group_index != scheme.group_index)) return false;
+      const bool int_groups = f == WeightFormat::int4_group || f == WeightFormat::int8_group;
+      if ((int_groups || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4) && v.group_size != scheme.group_size) return false;
+      if (int_groups && (v.group_zero_point != scheme.group_zero_point || v.group_index != scheme.group_index)) return false;
       if (f == WeightFormat::fp8_block && (v.block_rows != scheme.block_rows || v.block_cols != scheme.block_cols)) return false;
       if (f == WeightFormat::packed_bits) return false;  // GGUF presets are told apart by file type, not by a descriptor
     }

@@ -109,6 +109,14 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
     return c;
   }
+  // Issue 16: the variant's engine rule (a published checkpoint's: its own variant's), as the TP/PP rows apply it;
+  // without it mxfp4 on a Turing card (vLLM: minimum capability 80) was a recommended DP+EP row.
+  const model::QuantVariant* rules_of = v;
+  if (const auto& catalog = model::load_variant_catalog(); !rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (const model::VariantRule* rule = rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0) : nullptr) {
+    c.reason = layout_name(c) + ": engine rejects it: " + rule->message;
+    return c;
+  }
   c.context_tokens = candidate_context(m, t, c.reason);  // a target above the model's maximum is not lowered
   if (!c.reason.empty()) {
     c.reason = layout_name(c) + ": " + c.reason;

@@ -191,7 +191,11 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
   const std::string model_id = hub_repo_id(c.model_id);
   l.checkpoint = model_id;
   flag = c.quantization_flag;
-  if (flag.empty() || (m.quant.quantized() && (c.variant_id.empty() || same_method(m.quant.method, flag)))) return;
+  // Issue 16: served as published only as its own variant; the same method with another storage (compressed-tensors
+  // W8A16 asked of an FP8 compressed-tensors checkpoint, ModelOpt FP8 of a mixed NVFP4 one) is not that checkpoint.
+  const model::QuantVariant* own_variant = m.quant.quantized() ? published_variant(m) : nullptr;
+  const bool as_own = own_variant && own_variant->id == c.variant_id;
+  if (flag.empty() || (m.quant.quantized() && (c.variant_id.empty() || (same_method(m.quant.method, flag) && as_own)))) return;
   const std::string& variant = c.variant_id.empty() ? c.quantization_flag : c.variant_id;
   // A quantized repo the catalogue lists as a release of a BF16 original (Qwen/Qwen3-32B-FP8 of Qwen/Qwen3-32B):
   // the variant is looked up, or converted, from that original; no cast.
@@ -215,7 +219,8 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
     flag = cv->quantization_flag;
     return;
   }
-  if (c.quantization_flag == "fp8" && !m.quant.quantized()) {
+  if (c.quantization_flag == "fp8" && (!m.quant.quantized() || release)) {
+    l.checkpoint = base_id;  // a release's BF16 original (issue 16: FP8 per-tensor asked of a block FP8 release)
     l.notes.push_back("--quantization fp8 on a BF16 checkpoint: vLLM quantizes the weights to FP8 while loading, no calibration or converted checkpoint needed "
                       "(vLLM docs, FP8 W8A8: dynamic quantization with --quantization fp8)");
     return;

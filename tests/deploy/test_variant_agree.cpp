@@ -1,0 +1,331 @@
+// Issue 16 (h-quant11), "Done when": `fit --variant`, validate's reading of a case's `quantization` text and
+// `plan` agree on the same deployment for every variant family of data/variants/quant_variants.json that the
+// vLLM / vLLM-Ascend fit sizes (tests/cli/test_variant_validate.cpp covers msModelSlim W8A8, W4A8_DYNAMIC, W4A16,
+// AWQ and FP8 per-tensor; GGUF presets are sized by llama.cpp's fit from the file, which takes no --variant); and
+// every `plan --json` row's start command serves a checkpoint that has the row's format, or the path a command of
+// its prepare step writes.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "base/json_util.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+
+Json json_of(const pftest::CliRun& r) {
+  auto j = parse_json(r.out, "stdout");
+  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
+  return j ? *j : Json();
+}
+
+Json data_file(const std::string& rel) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/" + rel);
+  std::stringstream s;
+  s << in.rdbuf();
+  auto j = parse_json(s.str(), rel);
+  EXPECT_TRUE(j.has_value()) << rel;
+  return j ? *j : Json();
+}
+
+double term_gib(const Json& fit, const std::string& name) {
+  for (const auto& t : fit["memory_per_device"]["terms"])
+    if (t["name"] == name) return t["gib"].get<double>();
+  return -1;
+}
+
+struct Deployment {
+  std::string model, device, engine, variant, text;  // text: the case's `quantization` as people write it
+};
+
+// One deployment per family not covered by test_variant_validate.cpp, each on a card whose engine takes it.
+const std::vector<Deployment>& deployments() {
+  static const std::vector<Deployment> d = {
+      {"Qwen/Qwen3-8B", "910B4", "vllm-ascend", "w8a8_dynamic", "w8a8 (ascend w8a8_dynamic)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "fp8_channel", "compressed-tensors (FP8 dynamic)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "fp8_block", "fp8 (checkpoint native)"},
+      {"Qwen/Qwen3-8B", "A100-80G-SXM", "vllm", "fp8_block", "fp8 (Marlin weight-only fallback)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "ct_w8a8_int8", "compressed-tensors W8A8 (INT8)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "ct_w4a16", "compressed-tensors w4a16"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "ct_w8a16", "compressed-tensors w8a16"},
+      {"Qwen/Qwen3-8B", "B200", "vllm", "ct_nvfp4", "compressed-tensors (NVFP4)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "gptq", "GPTQ 4-bit"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "gptq_int8", "GPTQ Int8"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "autoround", "auto_round (int4)"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "modelopt_fp8", "modelopt (FP8)"},
+      {"Qwen/Qwen3-8B", "B200", "vllm", "modelopt_nvfp4", "modelopt (NVFP4)"},
+      {"Qwen/Qwen3-30B-A3B", "H100-SXM", "vllm", "mxfp4", "mxfp4"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "bnb_4bit", "bnb-4bit"},
+      {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "bnb_8bit", "bitsandbytes 8-bit"},
+  };
+  return d;
+}
+
+}  // namespace
+
+// For each deployment: the plan (--variant, 16,384 tokens) picks the layout; fit with that variant and layout,
+// and a validate case naming the variant in free text, then give the same weights per device, available KV and
+// KV tokens as the plan's row, and validate names the variant it read. Every family here was untested before;
+// a variant read differently by one command (another alias winning, a rule applied in one path only) fails.
+TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
+  const std::string dir = pftest::scratch_dir("variant-agree11");
+  std::set<std::string> families;
+  for (const auto& d : deployments()) {
+    SCOPED_TRACE(d.variant + " on " + d.device);
+    families.insert(d.variant);
+    const auto plan = pftest::run_cli("plan " + d.model + " --devices " + d.device + " --context 16384 --variant " + d.variant + " --json", {.with_stderr = false});
+    ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 400);
+    const Json p = json_of(plan);
+    ASSERT_FALSE(p["recommended"].empty()) << plan.out.substr(0, 400);
+    const Json row = p["recommended"][0];
+    ASSERT_EQ(row["variant_id"], d.variant);
+    const int64_t n = row["num_devices"].get<int64_t>();
+    const std::string layout = " --device " + d.device + " --engine " + d.engine + " --num-devices " + std::to_string(n) + " --max-model-len 16384";
+    const auto fit = pftest::run_cli("fit " + d.model + layout + " --variant " + d.variant + " --json", {.with_stderr = false});
+    ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 400);
+    const Json f = json_of(fit);
+    const double fit_weights = term_gib(f, "weights"), fit_available = term_gib(f, "available KV");
+    EXPECT_DOUBLE_EQ(fit_weights, row["weights_gib_per_device"].get<double>());
+    EXPECT_DOUBLE_EQ(fit_available, row["available_kv_gib"].get<double>());
+    EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
+    EXPECT_EQ(f["settings"]["quantization"], row["quantization"]);
+
+    const std::string file = dir + "/" + d.variant + "-" + d.device + ".jsonl";
+    std::ofstream(file) << Json({{"id", "agree-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                                 {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
+                                 {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                                  .dump()
+                           << "\n";
+    const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+    const Json j = json_of(v);
+    ASSERT_FALSE(j["rows"].empty()) << v.out.substr(0, 400);
+    const Json& vrow = j["rows"][0];
+    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib") && vrow["fields"].contains("kv_cache_tokens"))
+        << vrow.dump().substr(0, 400);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
+    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
+    bool named = false;
+    for (const auto& a : vrow["assumptions"]) named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos;
+    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+  }
+  // With test_variant_validate.cpp's (w8a8, awq, fp8_tensor, w4a8_dynamic, w4a16), every variant of the list but the
+  // GGUF presets and bf16 is covered.
+  for (const char* covered : {"w8a8", "awq", "fp8_tensor", "w4a8_dynamic", "w4a16"}) families.insert(covered);
+  const Json variants = data_file("data/variants/quant_variants.json");  // named: a range over a member of a temporary would dangle
+  for (const auto& v : variants["variants"]) {
+    const std::string id = v["id"].get<std::string>();
+    if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
+    EXPECT_EQ(families.count(id), 1u) << "variant " << id << " has no agreement case";
+  }
+}
+
+// Bad input, as documented (fit --help, docs/quant-variants.md): an unknown variant is exit 2 listing the known ones,
+// and a variant the engine rejects on that card is exit 1 with the engine's message verbatim, in fit, in every plan
+// row's reason, and in validate's predicted failure of a case that names it. Written by hand from vLLM's capability
+// gate (vllm/config: 'The quantization method {q} is not supported for the current GPU. Minimum capability: {min}.
+// Current capability: {cur}.'; mxfp4 needs 80, a T4 / RTX 2080 Ti (Turing) is 75) and compressed-tensors' scheme
+// check (W4A16 needs 80; V100 is 70).
+TEST(VariantAgree, Issue16_RejectedVariantIsTheEnginesMessageInFitPlanAndValidate) {
+  const auto unknown = pftest::run_cli("fit Qwen/Qwen3-8B --device H100-SXM --variant gptq_int3");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("unknown variant 'gptq_int3'; known variants: bf16, w8a8"), std::string::npos) << unknown.out.substr(0, 300);
+  EXPECT_NE(unknown.out.find("gptq, gptq_int8, autoround"), std::string::npos) << unknown.out.substr(0, 600);
+
+  struct Rejected {
+    std::string model, device, variant, text, message;
+  };
+  const std::vector<Rejected> rejected = {
+      {"Qwen/Qwen3-30B-A3B", "T4", "mxfp4", "mxfp4",
+       "ValueError: The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. Current capability: 75."},
+      {"Qwen/Qwen3-8B", "V100-SXM2-32G", "ct_w4a16", "compressed-tensors w4a16",
+       "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 70.')"},
+  };
+  const std::string dir = pftest::scratch_dir("variant-reject11");
+  for (const auto& r : rejected) {
+    SCOPED_TRACE(r.variant + " on " + r.device);
+    const auto fit = pftest::run_cli("fit " + r.model + " --device " + r.device + " --engine vllm --max-model-len 4096 --variant " + r.variant + " --json",
+                                     {.with_stderr = false});
+    EXPECT_EQ(fit.code, 1) << fit.out.substr(0, 300);
+    const Json f = json_of(fit);
+    EXPECT_EQ(f["failure"], "unsupported_quantization");
+    EXPECT_EQ(f["failure_message"], r.message);
+
+    const auto plan = pftest::run_cli("plan " + r.model + " --devices " + r.device + " --variant " + r.variant + " --json", {.with_stderr = false});
+    EXPECT_EQ(plan.code, 1) << plan.out.substr(0, 300);
+    const Json p = json_of(plan);
+    EXPECT_TRUE(p["recommended"].empty());
+    ASSERT_FALSE(p["rejected"].empty());
+    for (const auto& row : p["rejected"]) EXPECT_NE(row["reason"].get<std::string>().find(r.message), std::string::npos) << row["reason"];
+
+    const std::string file = dir + "/" + r.variant + ".jsonl";
+    std::ofstream(file) << Json({{"id", "reject-" + r.variant}, {"engine", "vllm"}, {"device", r.device}, {"num_devices", 1}, {"model", r.model},
+                                 {"quantization", r.text}, {"max_model_len", 4096}, {"fits", false}, {"failure", "unsupported_quantization"}})
+                                  .dump()
+                           << "\n";
+    const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+    EXPECT_EQ(v.code, 0) << v.out.substr(0, 300);
+    const Json j = json_of(v);
+    ASSERT_FALSE(j["rows"].empty());
+    EXPECT_EQ(j["rows"][0]["predicted_failure_message"], r.message) << j["rows"][0].dump().substr(0, 600);
+  }
+}
+
+namespace {
+
+// The checks of one `plan --json` row's start command (launch: checkpoint, prepare, serve), each violation by kind
+// with its first example.
+struct StartCheck {
+  Json checkpoints, conversions, variants;
+  std::map<std::string, std::string> own_variant;  // published checkpoint -> the variant `fit` reads from its descriptor
+  std::map<std::string, std::pair<size_t, std::string>> violations;
+  std::map<std::string, size_t> gaps;  // "variant on platform" -> rows whose prepare says no command produces the checkpoint
+  size_t rows = 0;
+
+  StartCheck()
+      : checkpoints(data_file("data/engines/quantized_checkpoints.json")["checkpoints"]),
+        conversions(data_file("data/engines/quantized_checkpoints.json")["conversions"]),
+        variants(data_file("data/variants/quant_variants.json")["variants"]) {}
+
+  void add(const std::string& kind, const std::string& example) {
+    auto& [n, first] = violations[kind];
+    if (n++ == 0) first = example;
+  }
+  size_t total() const {
+    size_t n = 0;
+    for (const auto& [k, v] : violations) n += v.first;
+    return n;
+  }
+  std::string summary() const {
+    std::ostringstream o;
+    o << rows << " rows, " << total() << " violations\n";
+    for (const auto& [k, v] : violations) o << "  " << v.first << " x " << k << "\n      e.g. " << v.second << "\n";
+    return o.str();
+  }
+  const Json* catalogued(const std::string& repo) const {
+    for (const auto& c : checkpoints)
+      if (c["repo"] == repo) return &c;
+    return nullptr;
+  }
+  bool has_conversion(const std::string& variant, const std::string& platform) const {
+    for (const auto& c : conversions)
+      if (c["variant"] == variant && c["platform"] == platform) return true;
+    return false;
+  }
+  std::string engine_quantization(const std::string& variant) const {
+    for (const auto& v : variants)
+      if (v["id"] == variant) return v["engine_quantization"].get<std::string>();
+    return "?";
+  }
+  const std::string& own(const std::string& model) {
+    auto it = own_variant.find(model);
+    if (it != own_variant.end()) return it->second;
+    const auto r = pftest::run_cli("fit " + model + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
+    std::string id;
+    if (auto j = parse_json(r.out, "stdout"))
+      for (const auto& a : (*j)["assumptions"]) {
+        const std::string s = a.get<std::string>();
+        if (s.rfind("variant ", 0) == 0) id = s.substr(8, s.find(':') - 8);
+      }
+    return own_variant[model] = id;
+  }
+
+  void check(const Json& row, const std::string& platform) {
+    ++rows;
+    const std::string model = row["model"], vid = row.value("variant_id", ""), serve = row["launch"]["serve"], ck = row["launch"]["checkpoint"];
+    std::smatch q;
+    const std::string flag = std::regex_search(serve, q, std::regex("--quantization (\\S+)")) ? q[1].str() : "";
+    const std::string where = model + " (" + vid + ") on " + row["device"].get<std::string>() + ": " + serve.substr(0, 160);
+    std::vector<std::string> commands, comments;
+    for (const auto& p : row["launch"]["prepare"]) {
+      const std::string line = p.get<std::string>();
+      (line.rfind("#", 0) == 0 ? comments : commands).push_back(line);
+    }
+    const Json* release = catalogued(model);
+    if (release && ck == (*release)["base_model"] && flag == "fp8") return;  // vLLM's FP8 at load on the release's BF16 original
+    if (ck == model) {
+      if (!vid.empty() && flag != "fp8" && own(model) != vid) add("a variant served from a published repository that is not that variant", where);
+      return;
+    }
+    if (const Json* c = catalogued(ck)) {
+      const std::string base = (*c)["base_model"];
+      if ((*c)["variant"] != vid || !(model == base || model.rfind(base + "-", 0) == 0)) add("a catalogued checkpoint of another variant or model", where);
+      if ((*c)["quantization_flag"] != flag) add("--quantization is not the catalogued checkpoint's method", where);
+      return;
+    }
+    if (!vid.empty() && flag != engine_quantization(vid)) add("--quantization is not the variant's method", where);
+    for (const auto& c : commands)
+      if (c.find(ck) != std::string::npos && c.find(" download ") == std::string::npos) return;  // a command of prepare writes it
+    const bool no_recipe = !comments.empty() && comments.front().find("and no conversion recipe on " + platform) != std::string::npos;
+    const bool no_cast = !comments.empty() && comments.front().find(" is published in ") != std::string::npos && comments.front().find("no cast") != std::string::npos;
+    if (no_recipe && !has_conversion(vid, platform)) {
+      ++gaps[vid + " on " + platform];
+      return;
+    }
+    if (no_cast) {
+      ++gaps[vid + " on " + platform + " (published in another format, no cast)"];
+      return;
+    }
+    add("a path no command of prepare writes", where);
+  }
+};
+
+std::string platform_of(const std::string& device) {
+  const Json devices = data_file("data/devices/devices.json");
+  for (const auto& d : devices["devices"])
+    if (d["id"] == device) return d["platform"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+// (c) `plan --device D --num-devices N --json` over the whole model catalogue, for every catalogue device and N = 1
+// and 8: every recommended row's `vllm serve` names a checkpoint that has the row's format (the repository as
+// published, served as itself; a catalogued checkpoint of that variant of that model; vLLM's FP8 at load on a BF16
+// original) or the path a command of its prepare step writes. Then `plan --variant V` for every quantized variant on
+// H100-SXM, B200 and 910B4 (8 cards): the same, except rows whose prepare says that no command produces the checkpoint,
+// counted per variant and allowed only where data/engines/quantized_checkpoints.json has no recipe for the variant on
+// that platform. Before h-quant11: `--variant ct_w8a16` served RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (FP8) and
+// DocPang's INT8 W8A8 checkpoint as W8A16 ("the same method"), `--variant fp8_tensor` served Qwen3-235B-A22B-FP8's block
+// FP8 files as per-tensor, and gptq, gptq_int8, ct_w8a8_int8, ct_w8a16, fp8_channel and ct_nvfp4 had no recipe.
+TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
+  StartCheck s;
+  const Json devices = data_file("data/devices/devices.json");
+  for (const auto& d : devices["devices"]) {
+    const std::string device = d["id"], platform = d["platform"];
+    for (const char* n : {"1", "8"}) {
+      const auto r = pftest::run_cli("plan --device " + device + " --num-devices " + n + " --json", {.with_stderr = false});
+      const Json p = json_of(r);
+      for (const auto& row : p["recommended"]) s.check(row, platform);
+    }
+  }
+  EXPECT_GE(s.rows, 2000u) << "the sweep found too few rows to mean anything";
+  EXPECT_EQ(s.total(), 0u) << s.summary();
+  EXPECT_TRUE(s.gaps.empty()) << "a default plan row with no command producing its checkpoint";
+  std::printf("plan --device sweep: %s", s.summary().c_str());
+
+  StartCheck v;
+  for (const std::string device : {"H100-SXM", "B200", "910B4"}) {
+    const std::string platform = platform_of(device);
+    for (const auto& variant : v.variants) {
+      const std::string id = variant["id"];
+      if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
+      const auto r = pftest::run_cli("plan --device " + device + " --num-devices 8 --variant " + id + " --json", {.with_stderr = false});
+      const Json p = json_of(r);
+      for (const auto& row : p["recommended"]) v.check(row, platform);
+    }
+  }
+  EXPECT_GE(v.rows, 3000u);
+  EXPECT_EQ(v.total(), 0u) << v.summary();
+  for (const char* with_recipe : {"gptq", "gptq_int8", "ct_w8a8_int8", "ct_w8a16", "fp8_channel", "ct_nvfp4", "ct_w4a16"})
+    EXPECT_EQ(v.gaps.count(std::string(with_recipe) + " on cuda"), 0u) << with_recipe << ": rows with no command producing the checkpoint on cuda";
+  std::printf("plan --variant sweep: %s  rows no command produces (no recipe on the platform, or published in another format):\n", v.summary().c_str());
+  for (const auto& [k, n] : v.gaps) std::printf("    %zu x %s\n", n, k.c_str());
+}
