@@ -155,6 +155,25 @@ bool vision_tower_skipped(const ModelSpec& m, const engine::EngineProfile& engin
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
   return has_vision && dep.no_images && dep.no_video && (engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine::Version{0, 16, 0} <= engine.version_min;
 }
+// Issue 15: the second, FRACTAL_NZ copy vLLM-Ascend keeps of every vocab embedding (embed_tokens, lm_head) on the
+// device families of engines.json embedding_nz_copy (310P); bytes on the first and on the last pipeline stage.
+std::pair<double, double> embedding_nz_copy_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device,
+                                                  const engine::EngineProfile& engine, const StageLayout& lay) {
+  const auto& fams = engine.embedding_nz_copy_families;
+  if (!engine.embedding_nz_copy || !engine.embedding_nz_copy->covers(engine.rule_version()) || std::find(fams.begin(), fams.end(), device.family) == fams.end())
+    return {0.0, 0.0};
+  const model::SchemeFormats formats(scheme);
+  double first = 0, last = 0;
+  for (const auto& g : m.weights) {
+    if (g.part != model::Part::text || (g.module != "model.embed_tokens" && g.module != "lm_head")) continue;
+    const double bytes = group_bytes(m, scheme, formats, g) * weight_rank_share(g, lay.tp);
+    const bool head = g.module == "lm_head";
+    if (lay.pp == 1 || !head) first += bytes;
+    if (lay.pp == 1 || head || m.tie_word_embeddings) last += bytes;
+  }
+  return {first, last};
+}
+
 }  // namespace
 
 Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
@@ -236,6 +255,14 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     if (explain) {
       rule = "exact checkpoint bytes (headers) x this rank's share";
       inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
+    }
+  }
+  if (const auto [nz_first, nz_last] = embedding_nz_copy_bytes(m, scheme, device, engine, lay); nz_first + nz_last > 0) {
+    weights += nz_first;
+    weights_last += nz_last;
+    if (explain) {
+      rule += format(" + a FRACTAL_NZ copy of the vocab embeddings on %s (%.2f GiB: %s)", device.family.c_str(), bytes_to_gib(nz_first), engine.embedding_nz_copy->source.c_str());
+      inputs.emplace_back("embedding_nz_copy_bytes", nz_first);
     }
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
@@ -629,6 +656,15 @@ std::string mc2_transport_note(const ModelSpec& m, const engine::EngineProfile& 
                 "(vllm-ascend #5993, #5947), a transport resource rather than the KV budget this estimate sizes: #9005 reports the same message with "
                 "over 20 GB free per card, fixed by upgrading the NPU driver and firmware to 25.5.0",
                 static_cast<long long>(expert_parallel_size));
+}
+
+int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {
+  if (!engine.whole_prompt_prefill || !engine.whole_prompt_prefill->covers(engine.rule_version())) return batched_tokens;
+  // platform.py skips MLA models (model_config.use_mla) and multimodal ones (is_multimodal_model).
+  const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; });
+  const bool multimodal = m.vision_params > 0 || m.vision_hidden_size > 0;
+  if (mla || multimodal) return batched_tokens;
+  return std::max(batched_tokens, max_model_len);
 }
 
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {

@@ -148,6 +148,11 @@ std::string mc2_transport_note(const model::ModelSpec& m, const engine::EnginePr
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
 
+// Issue 15: the profile run's token count where the engine version raises max_num_batched_tokens to max_model_len
+// (engines.json whole_prompt_prefill: vLLM-Ascend's Ascend scheduler forced on for non-MLA text-only models), else
+// `batched_tokens` unchanged. `max_model_len` is the deployment's resolved length.
+int64_t whole_prompt_batched_tokens(const model::ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len);
+
 // Issue 15, pipeline stages: every stage's budget on its own card (Deployment::stage_devices, else the
 // deployment's device): requested - weights - activation peak - non-torch [- graph], with the first stage
 // holding the embedding and encoder, the last the head and the sampler, the middle ones their layers only.
