@@ -168,6 +168,10 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   }
   PF_TRY(whole, parse_version_rule(r, origin, id, "whole_prompt_prefill"));
   p.whole_prompt_prefill = whole;
+  PF_TRY(without_ep, parse_version_rule(r, origin, id, "moe_hccl_communicators_without_ep"));
+  if (without_ep && p.ep_hccl_communicators.empty())
+    return make_error(ErrorKind::corrupt, format("%s: %s: moe_hccl_communicators_without_ep needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
+  p.moe_hccl_communicators_without_ep = without_ep;
   if (const Json* nz = r.find("embedding_nz_copy"); nz && !nz->is_null()) {
     JsonObject c(*nz, origin, "profiles[" + id + "].embedding_nz_copy");
     PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "].embedding_nz_copy.families", origin));
@@ -200,7 +204,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
-                            "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy"}));
+                            "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
+                            "moe_hccl_communicators_without_ep"}));
   (void)keys;
   EngineProfile p;
   p.id = id;

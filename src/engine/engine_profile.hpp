@@ -153,6 +153,9 @@ struct EngineProfile {
   // FRACTAL_NZ copy (weight_nz) made at load, from version_min of the rule. Empty families: none.
   std::vector<std::string> embedding_nz_copy_families;
   std::optional<VersionRule> embedding_nz_copy;
+  // Issue 15: versions whose MoE layers build every token dispatcher (MC2 and all-to-all included) whatever the layout,
+  // so a MoE model on more than one rank opens the ep_hccl_communicators with expert parallel off too. Unset: only with EP.
+  std::optional<VersionRule> moe_hccl_communicators_without_ep;
 
   // The catalogue's quantization_auto_detect records whose version range overlaps this profile.
   std::vector<QuantizationAutoDetect> quantization_auto_detects;

@@ -687,7 +687,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget);
   e.graph_bytes = graph.bytes;
   e.terms.push_back(graph);
-  const Term ep_comms = terms::estimate_ep_communicators(engine, lay, e.expert_parallel_size, dep);
+  const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);
   e.ep_communicator_bytes = ep_comms.bytes;
   if (ep_comms.bytes > 0) e.terms.push_back(ep_comms);
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);

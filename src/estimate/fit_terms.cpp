@@ -594,8 +594,12 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
 // communicator created with an hccl_buffer_size option takes that size instead (HcclCommConfig has priority).
 constexpr double k_hccl_buffsize_default_bytes = 200.0 * 1024 * 1024;
 
-Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& lay, int64_t expert_parallel_size, const Deployment& dep) {
-  if (expert_parallel_size <= 1 || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
+Term estimate_ep_communicators(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, int64_t expert_parallel_size, const Deployment& dep) {
+  // Issue 15: versions that build every MoE token dispatcher with expert parallel off open the same communicators on
+  // the MoE group (DP x TP ranks; one rank: not counted, no evidence that a one-rank group takes buffers).
+  const auto& without_ep = engine.moe_hccl_communicators_without_ep;
+  const bool ep_off_opens = without_ep && without_ep->covers(engine.rule_version()) && m.num_experts > 0 && lay.tp * lay.dp > 1;
+  if ((expert_parallel_size <= 1 && !ep_off_opens) || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
   const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
   double bytes = 0;
   std::string groups;
@@ -607,8 +611,9 @@ Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageL
   }
   if (!dep.explain) return {"EP communicators", bytes, 0, {}, {}};
   return {"EP communicators", bytes, 0,
-          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s", groups.c_str(),
-                 buffsize / (1024 * 1024), dep.hccl_buffsize_bytes ? "" : ", the CANN default", engine.ep_hccl_source.c_str()),
+          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s%s", groups.c_str(),
+                 buffsize / (1024 * 1024), dep.hccl_buffsize_bytes ? "" : ", the CANN default", engine.ep_hccl_source.c_str(),
+                 expert_parallel_size > 1 ? "" : ("; expert parallel off, opened all the same: " + without_ep->source).c_str()),
           {{"hccl_buffsize_bytes", buffsize}, {"expert_parallel_size", static_cast<double>(expert_parallel_size)}}};
 }
 

@@ -128,7 +128,8 @@ double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme
 // Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
 // (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
 // group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.
-Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size, const Deployment& dep);
+Term estimate_ep_communicators(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size,
+                                const Deployment& dep);
 // Expert parallel on an A2-class NPU (issue 15): above the MC2 token capacity vLLM-Ascend 0.13 - 0.25 runs the MoE
 // layers on the DP all-gather path (engine.moe_allgather_families), so in the profile run every rank routes the
 // N = DP x max_num_batched_tokens tokens of all DP ranks through its experts as N x top_k permuted rows. The

@@ -89,3 +89,31 @@ TEST(NpuVersions, Issue15_310pKeepsAnNzCopyOfTheVocabEmbeddingsFrom016) {
   const auto c0 = estimate::estimate_fit(a2_before.model, a2_before.device, a2_before.engine, a2_before.overheads, d);
   EXPECT_NEAR(c.weights_bytes, c0.weights_bytes, 1.0);
 }
+
+// vllm-ascend 0.12 - 0.19: every AscendFusedMoE builds all token dispatchers (setup_moe_comm_method), and the MC2 and
+// all-to-all dispatchers call get_hccl_comm_name on the mc2 and ep groups (DP x TP ranks), so with expert parallel off
+// a MoE model on more than one rank opens them too: 2 x (HCCL_BUFFSIZE 200 MiB [mc2] + 200 MiB [ep]) = 800 MiB =
+// 838,860,800 B before the profile run (DP 1: no dp group). vllm-ascend #6250 (Qwen3-Next-80B-A3B, TP 4, 0.13.0rc2).
+// PR #8532 (v0.20.2rc1) builds only the all-gather dispatcher when ep_size is 1; dense models and one rank open none.
+TEST(NpuVersions, Issue15_MoeDispatchersOpenHcclCommunicatorsWithEpOff) {
+  struct Row {
+    const char* model;
+    const char* version;
+    int64_t tp;
+    double expected_bytes;
+  };
+  const Row rows[] = {
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.13.0", 4, 838860800.0}, {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.18.0", 4, 838860800.0},
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.20.2", 4, 0.0},         {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.11.0", 4, 0.0},
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.13.0", 1, 0.0},         {"Qwen/Qwen3-32B", "0.13.0", 4, 0.0},
+  };
+  for (const auto& r : rows) {
+    auto s = pftest::fit_setup(r.model, "910B3", "vllm-ascend", r.version);
+    estimate::Deployment d;
+    d.tensor_parallel_size = r.tp;
+    d.max_model_len = 4096;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.expert_parallel_size, 1) << r.model << " @ " << r.version;
+    EXPECT_NEAR(e.ep_communicator_bytes, r.expected_bytes, 1.0) << r.model << " @ " << r.version << " TP " << r.tp;
+  }
+}
