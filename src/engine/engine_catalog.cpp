@@ -105,6 +105,25 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
 
 namespace {
 
+// An optional {version_min, version_max, source} object of a profile (issue 15); `extra` names further keys it may hold.
+Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key,
+                                                                        const std::vector<std::string>& extra = {}) {
+  const Json* j = r.find(key);
+  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
+  JsonObject c(*j, origin, "profiles[" + id + "]." + key);
+  std::vector<std::string> allowed = {"version_min", "version_max", "source"};
+  allowed.insert(allowed.end(), extra.begin(), extra.end());
+  PF_TRY(keys, c.only_keys(allowed));
+  (void)keys;
+  PF_TRY(vmin, c.string("version_min"));
+  PF_TRY(vmax, c.string("version_max"));
+  PF_TRY(src, c.string("source"));
+  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
+  if (src.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs a source", origin.c_str(), id.c_str(), key.c_str()), origin);
+  return std::optional<EngineProfile::VersionRule>(EngineProfile::VersionRule{*pmin, *pmax, src});
+}
+
 // The optional NPU memory rules of a profile (issue 15): ep_hccl_communicators [{group, buffer_mib (0 =
 // HCCL_BUFFSIZE), needs_dp}] with ep_hccl_source, and kv_budget_divided_families with kv_budget_divisor and its source.
 Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
@@ -147,6 +166,20 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.moe_allgather_families = allgather;
     p.moe_allgather_source = *src;
   }
+  PF_TRY(whole, parse_version_rule(r, origin, id, "whole_prompt_prefill"));
+  p.whole_prompt_prefill = whole;
+  PF_TRY(without_ep, parse_version_rule(r, origin, id, "moe_hccl_communicators_without_ep"));
+  if (without_ep && p.ep_hccl_communicators.empty())
+    return make_error(ErrorKind::corrupt, format("%s: %s: moe_hccl_communicators_without_ep needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
+  p.moe_hccl_communicators_without_ep = without_ep;
+  if (const Json* nz = r.find("embedding_nz_copy"); nz && !nz->is_null()) {
+    JsonObject c(*nz, origin, "profiles[" + id + "].embedding_nz_copy");
+    PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "].embedding_nz_copy.families", origin));
+    if (fams.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: embedding_nz_copy needs families", origin.c_str(), id.c_str()), origin);
+    PF_TRY(rule, parse_version_rule(r, origin, id, "embedding_nz_copy", {"families"}));
+    p.embedding_nz_copy_families = fams;
+    p.embedding_nz_copy = rule;
+  }
   PF_TRY(dsa, r.opt_string("dsa_cp_switch"));
   if (dsa) {
     if (*dsa != "flashcomm1" && *dsa != "additional_config")
@@ -171,7 +204,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
-                            "pp_max_model_len_check", "pp_max_model_len_check_source"}));
+                            "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
+                            "moe_hccl_communicators_without_ep"}));
   (void)keys;
   EngineProfile p;
   p.id = id;

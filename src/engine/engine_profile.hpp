@@ -140,6 +140,22 @@ struct EngineProfile {
   // every rank routes the tokens of all DP ranks (issue 15, estimate_moe_allgather). Empty: none.
   std::vector<std::string> moe_allgather_families;
   std::string moe_allgather_source;
+  // Issue 15: versions whose platform config turns the Ascend scheduler on for every non-MLA text-only model and
+  // raises max_num_batched_tokens to max_model_len (chunked prefill off, even over the flag), so the profile run
+  // forwards max_model_len tokens. Unset: the version leaves max_num_batched_tokens as given.
+  struct VersionRule {
+    Version version_min, version_max;
+    std::string source;
+    bool covers(const Version& v) const { return version_min <= v && v <= version_max; }
+  };
+  std::optional<VersionRule> whole_prompt_prefill;
+  // Issue 15: device families on which every vocab embedding (embed_tokens, lm_head) keeps its ND weight and a second,
+  // FRACTAL_NZ copy (weight_nz) made at load, from version_min of the rule. Empty families: none.
+  std::vector<std::string> embedding_nz_copy_families;
+  std::optional<VersionRule> embedding_nz_copy;
+  // Issue 15: versions whose MoE layers build every token dispatcher (MC2 and all-to-all included) whatever the layout,
+  // so a MoE model on more than one rank opens the ep_hccl_communicators with expert parallel off too. Unset: only with EP.
+  std::optional<VersionRule> moe_hccl_communicators_without_ep;
 
   // The catalogue's quantization_auto_detect records whose version range overlaps this profile.
   std::vector<QuantizationAutoDetect> quantization_auto_detects;

@@ -157,6 +157,15 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
   if (const int64_t len = dep.max_model_len.value_or(m.max_position_embeddings);
       !dep.max_num_batched_tokens && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
     e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, len);
+  // Issue 15: vLLM-Ascend 0.10.2 forces its Ascend scheduler (whole prompts) on non-MLA text-only models.
+  const int64_t whole = terms::whole_prompt_batched_tokens(m, engine, e.max_num_batched_tokens, dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096));
+  if (whole != e.max_num_batched_tokens && dep.explain)
+    e.assumptions.push_back(format("max_num_batched_tokens %lld -> max_model_len %lld: %s %s turns its Ascend scheduler on for a non-MLA text-only model "
+                                   "(chunked prefill off unless additional_config ascend_scheduler_config.enable_chunked_prefill), so the profile run forwards "
+                                   "max_model_len tokens (%s)",
+                                   static_cast<long long>(e.max_num_batched_tokens), static_cast<long long>(whole), engine.engine.c_str(),
+                                   engine.rule_version().text().c_str(), engine.whole_prompt_prefill->source.c_str()));
+  e.max_num_batched_tokens = whole;
   e.kv_cache_dtype = dep.kv_cache_dtype.empty() ? "auto" : dep.kv_cache_dtype;
   const auto& fams = engine.kv_budget_divided_families;
   if (std::find(fams.begin(), fams.end(), device.family) != fams.end()) {
@@ -684,7 +693,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget);
   e.graph_bytes = graph.bytes;
   e.terms.push_back(graph);
-  const Term ep_comms = terms::estimate_ep_communicators(engine, lay, e.expert_parallel_size, dep);
+  const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);
   e.ep_communicator_bytes = ep_comms.bytes;
   if (ep_comms.bytes > 0) e.terms.push_back(ep_comms);
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);

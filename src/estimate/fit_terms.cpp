@@ -155,6 +155,25 @@ bool vision_tower_skipped(const ModelSpec& m, const engine::EngineProfile& engin
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
   return has_vision && dep.no_images && dep.no_video && (engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine::Version{0, 16, 0} <= engine.version_min;
 }
+// Issue 15: the second, FRACTAL_NZ copy vLLM-Ascend keeps of every vocab embedding (embed_tokens, lm_head) on the
+// device families of engines.json embedding_nz_copy (310P); bytes on the first and on the last pipeline stage.
+std::pair<double, double> embedding_nz_copy_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device,
+                                                  const engine::EngineProfile& engine, const StageLayout& lay) {
+  const auto& fams = engine.embedding_nz_copy_families;
+  if (!engine.embedding_nz_copy || !engine.embedding_nz_copy->covers(engine.rule_version()) || std::find(fams.begin(), fams.end(), device.family) == fams.end())
+    return {0.0, 0.0};
+  const model::SchemeFormats formats(scheme);
+  double first = 0, last = 0;
+  for (const auto& g : m.weights) {
+    if (g.part != model::Part::text || (g.module != "model.embed_tokens" && g.module != "lm_head")) continue;
+    const double bytes = group_bytes(m, scheme, formats, g) * weight_rank_share(g, lay.tp);
+    const bool head = g.module == "lm_head";
+    if (lay.pp == 1 || !head) first += bytes;
+    if (lay.pp == 1 || head || m.tie_word_embeddings) last += bytes;
+  }
+  return {first, last};
+}
+
 }  // namespace
 
 Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
@@ -236,6 +255,14 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     if (explain) {
       rule = "exact checkpoint bytes (headers) x this rank's share";
       inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
+    }
+  }
+  if (const auto [nz_first, nz_last] = embedding_nz_copy_bytes(m, scheme, device, engine, lay); nz_first + nz_last > 0) {
+    weights += nz_first;
+    weights_last += nz_last;
+    if (explain) {
+      rule += format(" + a FRACTAL_NZ copy of the vocab embeddings on %s (%.2f GiB: %s)", device.family.c_str(), bytes_to_gib(nz_first), engine.embedding_nz_copy->source.c_str());
+      inputs.emplace_back("embedding_nz_copy_bytes", nz_first);
     }
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
@@ -567,8 +594,12 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
 // communicator created with an hccl_buffer_size option takes that size instead (HcclCommConfig has priority).
 constexpr double k_hccl_buffsize_default_bytes = 200.0 * 1024 * 1024;
 
-Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& lay, int64_t expert_parallel_size, const Deployment& dep) {
-  if (expert_parallel_size <= 1 || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
+Term estimate_ep_communicators(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, int64_t expert_parallel_size, const Deployment& dep) {
+  // Issue 15: versions that build every MoE token dispatcher with expert parallel off open the same communicators on
+  // the MoE group (DP x TP ranks; one rank: not counted, no evidence that a one-rank group takes buffers).
+  const auto& without_ep = engine.moe_hccl_communicators_without_ep;
+  const bool ep_off_opens = without_ep && without_ep->covers(engine.rule_version()) && m.num_experts > 0 && lay.tp * lay.dp > 1;
+  if ((expert_parallel_size <= 1 && !ep_off_opens) || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
   const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
   double bytes = 0;
   std::string groups;
@@ -580,8 +611,9 @@ Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageL
   }
   if (!dep.explain) return {"EP communicators", bytes, 0, {}, {}};
   return {"EP communicators", bytes, 0,
-          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s", groups.c_str(),
-                 buffsize / (1024 * 1024), dep.hccl_buffsize_bytes ? "" : ", the CANN default", engine.ep_hccl_source.c_str()),
+          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s%s", groups.c_str(),
+                 buffsize / (1024 * 1024), dep.hccl_buffsize_bytes ? "" : ", the CANN default", engine.ep_hccl_source.c_str(),
+                 expert_parallel_size > 1 ? "" : ("; expert parallel off, opened all the same: " + without_ep->source).c_str()),
           {{"hccl_buffsize_bytes", buffsize}, {"expert_parallel_size", static_cast<double>(expert_parallel_size)}}};
 }
 
@@ -629,6 +661,15 @@ std::string mc2_transport_note(const ModelSpec& m, const engine::EngineProfile& 
                 "(vllm-ascend #5993, #5947), a transport resource rather than the KV budget this estimate sizes: #9005 reports the same message with "
                 "over 20 GB free per card, fixed by upgrading the NPU driver and firmware to 25.5.0",
                 static_cast<long long>(expert_parallel_size));
+}
+
+int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {
+  if (!engine.whole_prompt_prefill || !engine.whole_prompt_prefill->covers(engine.rule_version())) return batched_tokens;
+  // platform.py skips MLA models (model_config.use_mla) and multimodal ones (is_multimodal_model).
+  const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; });
+  const bool multimodal = m.vision_params > 0 || m.vision_hidden_size > 0;
+  if (mla || multimodal) return batched_tokens;
+  return std::max(batched_tokens, max_model_len);
 }
 
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {

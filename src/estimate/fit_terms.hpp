@@ -128,7 +128,8 @@ double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme
 // Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
 // (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
 // group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.
-Term estimate_ep_communicators(const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size, const Deployment& dep);
+Term estimate_ep_communicators(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size,
+                                const Deployment& dep);
 // Expert parallel on an A2-class NPU (issue 15): above the MC2 token capacity vLLM-Ascend 0.13 - 0.25 runs the MoE
 // layers on the DP all-gather path (engine.moe_allgather_families), so in the profile run every rank routes the
 // N = DP x max_num_batched_tokens tokens of all DP ranks through its experts as N x top_k permuted rows. The
@@ -147,6 +148,11 @@ Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme&
 std::string mc2_transport_note(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size);
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
 Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
+
+// Issue 15: the profile run's token count where the engine version raises max_num_batched_tokens to max_model_len
+// (engines.json whole_prompt_prefill: vLLM-Ascend's Ascend scheduler forced on for non-MLA text-only models), else
+// `batched_tokens` unchanged. `max_model_len` is the deployment's resolved length.
+int64_t whole_prompt_batched_tokens(const model::ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len);
 
 // Issue 15, pipeline stages: every stage's budget on its own card (Deployment::stage_devices, else the
 // deployment's device): requested - weights - activation peak - non-torch [- graph], with the first stage

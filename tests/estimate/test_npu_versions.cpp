@@ -1,0 +1,119 @@
+// Issue 15, held-out NPU cases of data/evidence/vllm-startup-public.jsonl: two vLLM-Ascend rules that hold only for
+// some versions or device families (engines.json whole_prompt_prefill and embedding_nz_copy). Expected numbers are
+// derived by hand from the published configs (shared/models) and the engine source named in each test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "estimate/fit.hpp"
+#include "fit_setup.hpp"
+
+using namespace preflight;
+
+namespace {
+
+// vllm-ascend #3453: vllm.LLM(Qwen3-32B, tensor_parallel_size=2, dtype float16, max_num_batched_tokens=2048,
+// gpu_memory_utilization=0.85), max_model_len the model's 40,960.
+estimate::Deployment issue3453() {
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.max_model_len = 40960;
+  d.max_num_batched_tokens = 2048;
+  d.gpu_memory_utilization = 0.85;
+  return d;
+}
+
+}  // namespace
+
+// vllm-ascend v0.10.2rc1 platform.py (PR #2894): a model that is neither MLA nor multimodal gets the Ascend scheduler,
+// and max_num_batched_tokens < max_model_len is raised to max_model_len, the explicit 2,048 included. The profile
+// run then forwards 40,960 tokens. Text forward per rank (Qwen3-32B: hidden 5,120, intermediate 25,600, TP 2, 2 B):
+// 40,960 x (5,120 + 2 x 12,800) x 2 B = 2,516,582,400 B at the NPU factor; at 2,048 tokens it was 125,829,120 B.
+TEST(NpuVersions, Issue15_AscendScheduler0102ProfilesMaxModelLenTokens) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-32B", "910B2", "vllm-ascend", "0.10.2");
+  const double factor = s.overheads.activation_bytes_per_batched_token_factor;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, issue3453());
+  EXPECT_EQ(e.max_num_batched_tokens, 40960);
+  EXPECT_NEAR(e.activation_text_bytes, factor * 2516582400.0, 1.0);
+
+  // 0.10.1 (the same catalogue profile, before PR #2894) keeps the flag's 2,048; the text forward is the larger
+  // phase at both sizes (sampler run 256 rows x 151,936 x 4 B x 0.5 + 2,048 x 5,120 x 2 B held = 98,762,752 B), so the
+  // budgets differ by exactly the text forward's growth, factor x (2,516,582,400 - 125,829,120) B.
+  auto before = pftest::fit_setup("Qwen/Qwen3-32B", "910B2", "vllm-ascend", "0.10.1");
+  const auto b = estimate::estimate_fit(before.model, before.device, before.engine, before.overheads, issue3453());
+  EXPECT_EQ(b.max_num_batched_tokens, 2048);
+  EXPECT_NEAR(b.activation_text_bytes, factor * 125829120.0, 1.0);
+  EXPECT_NEAR(b.available_kv_bytes - e.available_kv_bytes, factor * 2390753280.0, 2.0);
+}
+
+// The rule is PR #2894's window only: reverted by PR #3967 (v0.11.0rc1 and later), absent in v0.10.1rc1, and not
+// applied where no version is named (the profile's newest, 0.12). MLA models (DeepSeek-V3) and multimodal ones
+// (Qwen3-VL-8B) are outside it in every version.
+TEST(NpuVersions, Issue15_WholePromptPrefillOnlyFor0102TextNonMla) {
+  struct Row {
+    const char* model;
+    const char* version;
+    int64_t expected_tokens;
+  };
+  const Row rows[] = {
+      {"Qwen/Qwen3-32B", "0.10.2", 40960}, {"Qwen/Qwen3-32B", "0.10.1", 2048},         {"Qwen/Qwen3-32B", "0.11.0", 2048},
+      {"Qwen/Qwen3-32B", "", 2048},        {"Qwen/Qwen3-VL-8B-Instruct", "0.10.2", 2048}, {"deepseek-ai/DeepSeek-V3", "0.10.2", 2048},
+  };
+  for (const auto& r : rows) {
+    auto s = pftest::fit_setup(r.model, "910B2", "vllm-ascend", r.version);
+    estimate::Deployment d = issue3453();
+    d.tensor_parallel_size = 1;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.max_num_batched_tokens, r.expected_tokens) << r.model << " @ " << r.version;
+  }
+}
+
+// vllm-ascend _310p/ops/vocab_parallel_embedding.py (PR #6851, from v0.16.0rc1): on 310P every vocab embedding keeps
+// its ND weight and a FRACTAL_NZ copy. Qwen3.6-35B-A3B: vocab 248,320 (a multiple of 64, no padding), hidden 2,048,
+// untied: embed_tokens and lm_head, each 248,320 / 2 x 2,048 x 2 B = 508,559,360 B per rank at TP 2, so the
+// weights grow by 1,017,118,720 B (0.947 GiB; vllm-ascend #10122 printed 18.8 GiB against 17.72 predicted without it).
+TEST(NpuVersions, Issue15_310pKeepsAnNzCopyOfTheVocabEmbeddingsFrom016) {
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.max_model_len = 4096;
+  auto with = pftest::fit_setup("Qwen/Qwen3.6-35B-A3B", "300I-Duo", "vllm-ascend", "0.16.0");
+  auto without = pftest::fit_setup("Qwen/Qwen3.6-35B-A3B", "300I-Duo", "vllm-ascend", "0.15.0");
+  const auto a = estimate::estimate_fit(with.model, with.device, with.engine, with.overheads, d);
+  const auto b = estimate::estimate_fit(without.model, without.device, without.engine, without.overheads, d);
+  EXPECT_NEAR(a.weights_bytes - b.weights_bytes, 1017118720.0, 1.0);
+
+  // Not on the A2 910B at the same version: the copy is the 310P's.
+  auto a2 = pftest::fit_setup("Qwen/Qwen3.6-35B-A3B", "910B3", "vllm-ascend", "0.16.0");
+  auto a2_before = pftest::fit_setup("Qwen/Qwen3.6-35B-A3B", "910B3", "vllm-ascend", "0.15.0");
+  const auto c = estimate::estimate_fit(a2.model, a2.device, a2.engine, a2.overheads, d);
+  const auto c0 = estimate::estimate_fit(a2_before.model, a2_before.device, a2_before.engine, a2_before.overheads, d);
+  EXPECT_NEAR(c.weights_bytes, c0.weights_bytes, 1.0);
+}
+
+// vllm-ascend 0.12 - 0.19: every AscendFusedMoE builds all token dispatchers (setup_moe_comm_method), and the MC2 and
+// all-to-all dispatchers call get_hccl_comm_name on the mc2 and ep groups (DP x TP ranks), so with expert parallel off
+// a MoE model on more than one rank opens them too: 2 x (HCCL_BUFFSIZE 200 MiB [mc2] + 200 MiB [ep]) = 800 MiB =
+// 838,860,800 B before the profile run (DP 1: no dp group). vllm-ascend #6250 (Qwen3-Next-80B-A3B, TP 4, 0.13.0rc2).
+// PR #8532 (v0.20.2rc1) builds only the all-gather dispatcher when ep_size is 1; dense models and one rank open none.
+TEST(NpuVersions, Issue15_MoeDispatchersOpenHcclCommunicatorsWithEpOff) {
+  struct Row {
+    const char* model;
+    const char* version;
+    int64_t tp;
+    double expected_bytes;
+  };
+  const Row rows[] = {
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.13.0", 4, 838860800.0}, {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.18.0", 4, 838860800.0},
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.20.2", 4, 0.0},         {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.11.0", 4, 0.0},
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "0.13.0", 1, 0.0},         {"Qwen/Qwen3-32B", "0.13.0", 4, 0.0},
+  };
+  for (const auto& r : rows) {
+    auto s = pftest::fit_setup(r.model, "910B3", "vllm-ascend", r.version);
+    estimate::Deployment d;
+    d.tensor_parallel_size = r.tp;
+    d.max_model_len = 4096;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.expert_parallel_size, 1) << r.model << " @ " << r.version;
+    EXPECT_NEAR(e.ep_communicator_bytes, r.expected_bytes, 1.0) << r.model << " @ " << r.version << " TP " << r.tp;
+  }
+}
