@@ -1,0 +1,118 @@
+// Issue 15: vLLM's --language-model-only. The flag sets the limit of every modality the model supports to 0 ("For
+// hybrid-only models (Llama-4, Step3, Mistral-3, Qwen-3.5), a text-only mode can be enabled by setting all multimodal
+// modalities to 0 using --language-model-only. This prevents loading multimodal modules", vLLM's multimodal-models
+// page, https://www.mintlify.com/vllm-project/vllm/models/multimodal-models), and vLLM 0.23 prints "All limits of
+// multimodal modalities supported by the model are set to 0, running in text-only mode." (vllm/multimodal/registry.py;
+// github.com/joorklee/p2p-bench, results/2026-06-16_5060ti-16gb_2cards_gen3-x4_p2p-sweep-c1-2-4-8/logs/p2p_on-c1.log,
+// which loads the text-only checkpoint sakamakismile/Qwen3.6-27B-Text-NVFP4-MTP: vLLM's loader refuses a checkpoint
+// that leaves built parameters uninitialised, so the tower was not built). The flag is read from a case, a log and
+// the command line, and behaves as '{"image": 0, "video": 0}'.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "deploy/deployment.hpp"
+#include "logs/engine_log.hpp"
+#include "validate/validation.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+
+// The Qwen3-VL style tower of Qwen/Qwen3.5-27B (shared/models config.json vision_config: depth 27, hidden 1152,
+// intermediate 4304, patch 16, temporal patch 2, 3 channels, 2304 position embeddings, spatial merge 2, out 5120),
+// by hand, as vLLM's qwen3_vl vision blocks hold it (linears with biases, LayerNorm weight and bias):
+//   block: qkv 1152 x 3456 + 3456 = 3,984,768; proj 1152 x 1152 + 1152 = 1,328,256; fc1 1152 x 4304 + 4304 =
+//          4,962,512; fc2 4304 x 1152 + 1152 = 4,959,360; two norms 2 x 2 x 1152 = 4,608 -> 15,239,504; x 27 = 411,466,608
+//   patch embed (3 x 2 x 16 x 16 = 1536) x 1152 + 1152 = 1,770,624; position embedding 2304 x 1152 = 2,654,208
+//   merger (1152 x 2 x 2 = 4608 wide): norm 2 x 1152 = 2,304; fc1 4608 x 4608 + 4608 = 21,238,272;
+//          fc2 4608 x 5120 + 5120 = 23,598,080
+//   total 460,730,096 parameters, bf16: 921,460,192 bytes on one rank.
+constexpr double k_tower_bytes = 460730096.0 * 2;
+
+std::string scratch_cases(const std::string& name, const std::string& body) {
+  const std::string dir = pftest::scratch_dir(name);
+  const std::string path = dir + "/cases.jsonl";
+  std::ofstream(path) << body;
+  return path;
+}
+
+}  // namespace
+
+// A case's language_model_only drops exactly the tower's bytes from "Model loading took" on vLLM >= 0.16 (the tower is
+// built as StageMissingLayer), the same as a case that sets every limit to 0, and the profile run has no encoder pass.
+TEST(LanguageModelOnly, Issue15_CaseLeavesTheVisionTowerOut) {
+  const std::string head =
+      R"J({"engine":"vllm","engine_version":"0.24.0","device":"NVIDIA H200","num_devices":1,"model":"Qwen/Qwen3.5-27B","max_model_len":32768,"available_kv_gib":50.0,)J";
+  const std::string path = scratch_cases("lm-only-case", head + R"J("id":"plain"})J" "\n" + head + R"J("id":"lm","language_model_only":true})J" "\n" + head +
+                                                             R"J("id":"limits","limit_mm_per_prompt":{"image":0,"video":0}})J" "\n" + head +
+                                                             R"J("id":"off","language_model_only":false})J" "\n");
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models")};
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 4u);
+  for (const auto& row : r->rows) ASSERT_TRUE(row.skip_reason.empty()) << row.skip_reason;
+  const auto& plain = r->rows[0].memory_terms;
+  const auto& lm = r->rows[1].memory_terms;
+  EXPECT_NEAR(plain.at("weights") - lm.at("weights"), k_tower_bytes, 1.0);
+  EXPECT_DOUBLE_EQ(lm.at("weights"), r->rows[2].memory_terms.at("weights"));
+  EXPECT_DOUBLE_EQ(lm.at("vision_unit"), 0.0);
+  EXPECT_GT(plain.at("vision_unit"), 0.0);  // the plain case profiles the encoder
+  EXPECT_DOUBLE_EQ(r->rows[3].memory_terms.at("weights"), plain.at("weights"));  // false: the flag as not given
+}
+
+// The flag overrides --limit-mm-per-prompt (vLLM sets every limit to 0 whatever that says) and is named in the
+// deployment's provenance; a non-boolean value in a case is bad input naming the field.
+TEST(LanguageModelOnly, Issue15_FlagSetsEveryLimitToZero) {
+  deploy::Flags f;
+  f.limit_mm_per_prompt = deploy::Given<std::string>{R"({"image": 2, "video": 1})", "test"};
+  f.language_model_only = deploy::Given<bool>{true, "test"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value()) << d.error().describe();
+  EXPECT_TRUE(d->no_images);
+  EXPECT_TRUE(d->no_video);
+  EXPECT_TRUE(d->language_model_only);
+  f.language_model_only = deploy::Given<bool>{false, "test"};
+  auto off = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_FALSE(off->no_images);
+  EXPECT_FALSE(off->no_video);
+
+  const std::string path = scratch_cases(
+      "lm-only-bad",
+      R"J({"id":"bad","engine":"vllm","engine_version":"0.24.0","device":"NVIDIA H200","num_devices":1,"model":"Qwen/Qwen3.5-27B","available_kv_gib":50.0,"language_model_only":"yes"})J" "\n");
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models")};
+  auto bad = validate::run_validation({path}, o);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("language_model_only"), std::string::npos) << bad.error().describe();
+}
+
+// `preflight logs` reads it back from the non-default args dict, the command line and vLLM's text-only line.
+TEST(LanguageModelOnly, Issue15_ReadBackFromTheLog) {
+  auto sigs = logs::load_signatures();
+  ASSERT_TRUE(sigs.has_value());
+  const auto dict = logs::parse_engine_log(
+      "(APIServer pid=1416581) INFO 06-16 20:45:51 [api_utils.py:273] non-default args: {'model': '/data/models/qwen3.6-27b-text-nvfp4-mtp', "
+      "'max_model_len': 65535, 'quantization': 'modelopt', 'tensor_parallel_size': 2, 'language_model_only': True, 'max_num_seqs': 1}\n",
+      *sigs);
+  ASSERT_TRUE(dict.args.language_model_only);
+  EXPECT_TRUE(dict.args.language_model_only->value);
+  EXPECT_EQ(dict.args.language_model_only->line, 1);
+  const auto cmd = logs::parse_engine_log("vllm serve Qwen/Qwen3.6-27B-FP8 --language-model-only --max-model-len 8192\n", *sigs);
+  ASSERT_TRUE(cmd.args.language_model_only);
+  EXPECT_TRUE(cmd.args.language_model_only->value);
+  EXPECT_EQ(cmd.args.max_model_len->value, 8192);
+  const auto line = logs::parse_engine_log(
+      "(APIServer pid=1) INFO 06-16 20:45:51 [model.py:611] Resolved architecture: Qwen3_5ForConditionalGeneration\n"
+      "(APIServer pid=1) INFO 06-16 20:45:54 [registry.py:134] All limits of multimodal modalities supported by the model are set to 0, running in "
+      "text-only mode.\n",
+      *sigs);
+  ASSERT_TRUE(line.args.language_model_only);
+  EXPECT_EQ(line.args.language_model_only->line, 2);
+  const auto none = logs::parse_engine_log("vllm serve Qwen/Qwen3.6-27B-FP8 --max-model-len 8192\n", *sigs);
+  EXPECT_FALSE(none.args.language_model_only);
+}
