@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "deploy/deployment.hpp"
 #include "logs/engine_log.hpp"
 #include "validate/validation.hpp"
@@ -31,6 +33,8 @@ namespace {
 //          fc2 4608 x 5120 + 5120 = 23,598,080
 //   total 460,730,096 parameters, bf16: 921,460,192 bytes on one rank.
 constexpr double k_tower_bytes = 460730096.0 * 2;
+
+std::string scratch_dir_path() { return pftest::scratch_dir("lm-only-cli"); }
 
 std::string scratch_cases(const std::string& name, const std::string& body) {
   const std::string dir = pftest::scratch_dir(name);
@@ -140,4 +144,36 @@ TEST(LanguageModelOnly, Issue15_PublicTextOnlyRunsLoadWithoutTheTower) {
     EXPECT_EQ(*row.predicted_fits, *row.observed_fits) << row.id << ": " << row.predicted_failure_message;
   }
   EXPECT_EQ(checked, 3);
+}
+
+// End to end: `logs --emit-case` writes the field validate reads, and `fit --language-model-only` names the flag in its
+// assumptions and leaves the tower's bytes out of the weights term (Qwen/Qwen3.5-27B bf16 at TP 1: 921,460,192 B less,
+// derived above).
+TEST(LanguageModelOnly, Issue15_LogsEmitCaseAndFitTakeTheFlag) {
+  const std::string dir = scratch_dir_path();
+  std::ofstream(dir + "/p2p.log")
+      << "(APIServer pid=1) INFO 06-16 20:45:51 [api_utils.py:339]   version 0.23.0\n"
+         "(APIServer pid=1) INFO 06-16 20:45:51 [api_utils.py:273] non-default args: {'model': '/data/models/qwen3.6-27b-text-nvfp4-mtp', "
+         "'max_model_len': 65535, 'tensor_parallel_size': 2, 'language_model_only': True}\n"
+         "(Worker_TP0 pid=2) INFO 06-16 20:46:16 [gpu_model_runner.py:5187] Model loading took 9.43 GiB memory and 5.636328 seconds\n"
+         "(Worker_TP0 pid=2) INFO 06-16 20:47:05 [gpu_worker.py:456] Available KV cache memory: 2.04 GiB\n";
+  const auto emitted = pftest::run_cli("logs " + dir + "/p2p.log --emit-case", {.env = "", .with_stderr = false});
+  ASSERT_EQ(emitted.code, 0) << emitted.out;
+  const auto j = nlohmann::json::parse(emitted.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << emitted.out;
+  EXPECT_EQ(j.value("language_model_only", false), true) << emitted.out;
+
+  const std::string common = "fit Qwen/Qwen3.5-27B --models " + pftest::shared_path("models") + " --device H200 --engine vllm@0.24.0 --max-model-len 32768 --json";
+  const auto plain = pftest::run_cli(common, {.env = "", .with_stderr = false});
+  const auto lm = pftest::run_cli(common + " --language-model-only", {.env = "", .with_stderr = false});
+  const auto jp = nlohmann::json::parse(plain.out, nullptr, false), jl = nlohmann::json::parse(lm.out, nullptr, false);
+  ASSERT_FALSE(jp.is_discarded() || jl.is_discarded()) << plain.out << lm.out;
+  EXPECT_NE(lm.out.find("--language-model-only: the profile run is text only"), std::string::npos) << lm.out;
+  EXPECT_EQ(plain.out.find("--language-model-only"), std::string::npos);
+  auto weights_gib = [](const nlohmann::json& fit) {
+    for (const auto& t : fit["memory_per_device"]["terms"])
+      if (t.value("name", "") == "weights") return t.value("gib", 0.0);
+    return 0.0;
+  };
+  EXPECT_NEAR(weights_gib(jp) - weights_gib(jl), k_tower_bytes / (1024.0 * 1024.0 * 1024.0), 1e-6);
 }
