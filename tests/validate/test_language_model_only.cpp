@@ -3,10 +3,8 @@
 // modalities to 0 using --language-model-only. This prevents loading multimodal modules", vLLM's multimodal-models
 // page, https://www.mintlify.com/vllm-project/vllm/models/multimodal-models), and vLLM 0.23 prints "All limits of
 // multimodal modalities supported by the model are set to 0, running in text-only mode." (vllm/multimodal/registry.py;
-// github.com/joorklee/p2p-bench, results/2026-06-16_5060ti-16gb_2cards_gen3-x4_p2p-sweep-c1-2-4-8/logs/p2p_on-c1.log,
-// which loads the text-only checkpoint sakamakismile/Qwen3.6-27B-Text-NVFP4-MTP: vLLM's loader refuses a checkpoint
-// that leaves built parameters uninitialised, so the tower was not built). The flag is read from a case, a log and
-// the command line, and behaves as '{"image": 0, "video": 0}'.
+// github.com/joorklee/p2p-bench, results/2026-06-16_5060ti-16gb_2cards_gen3-x4_p2p-sweep-c1-2-4-8/logs/p2p_on-c1.log).
+// The flag is read from a case, a log and the command line, and behaves as '{"image": 0, "video": 0}'.
 #include <gtest/gtest.h>
 
 #include <filesystem>
