@@ -72,6 +72,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
   take(a.enable_prefix_caching, f.enable_prefix_caching, "enable_prefix_caching");
   take(a.limit_mm_per_prompt, f.limit_mm_per_prompt, "limit_mm_per_prompt");
+  take(a.language_model_only, f.language_model_only, "language_model_only");
   take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
   take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
   take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
@@ -261,6 +262,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   // Issue 15: --limit-mm-per-prompt as the object validate reads ({"image": 0, "video": 0}).
   j["limit_mm_per_prompt"] = a.limit_mm_per_prompt ? Json::parse(a.limit_mm_per_prompt->value, nullptr, false) : Json();
   if (j["limit_mm_per_prompt"].is_discarded()) j["limit_mm_per_prompt"] = a.limit_mm_per_prompt->value;
+  j["language_model_only"] = opt(a.language_model_only);  // issue 15
   // Issue 15: the DP+EP layout and the environment the log showed, in the fields validate reads.
   j["data_parallel_size"] = opt(a.data_parallel_size);
   j["data_parallel_size_local"] = opt(a.data_parallel_size_local);
@@ -316,6 +318,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.skip_mm_profiling) add("skip_mm_profiling", a.skip_mm_profiling->value ? "true" : "false", a.skip_mm_profiling->line);
   if (a.enable_prefix_caching) add("enable_prefix_caching", a.enable_prefix_caching->value ? "true" : "false", a.enable_prefix_caching->line);
   if (a.limit_mm_per_prompt) add("limit_mm_per_prompt", a.limit_mm_per_prompt->value, a.limit_mm_per_prompt->line);
+  if (a.language_model_only) add("language_model_only", a.language_model_only->value ? "true" : "false", a.language_model_only->line);
   if (a.flashinfer_sampler) add("sampler", a.flashinfer_sampler->value ? "flashinfer" : "native", a.flashinfer_sampler->line);
   fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;
@@ -406,6 +409,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"quantization", logged(a.quantization)}, {"kv_cache_dtype", logged(a.kv_cache_dtype)}, {"dtype", logged(a.dtype)},
                       {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)},
                       {"enable_prefix_caching", logged(a.enable_prefix_caching)}, {"limit_mm_per_prompt", logged(a.limit_mm_per_prompt)},
+                      {"language_model_only", logged(a.language_model_only)},
                       {"flashinfer_sampler", logged(a.flashinfer_sampler)}};
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},

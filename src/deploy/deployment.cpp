@@ -267,6 +267,12 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
     PF_TRY(applied, apply_mm_limits(*f.limit_mm_per_prompt, &d));
     (void)applied;
   }
+  // vLLM's --language-model-only sets the limit of every modality the model supports to 0 ("All limits of multimodal
+  // modalities supported by the model are set to 0, running in text-only mode."), whatever --limit-mm-per-prompt says.
+  if (f.language_model_only && f.language_model_only->value) {
+    d.no_images = d.no_video = true;
+    d.language_model_only = true;
+  }
   if (f.device_total_bytes) d.device_total_bytes = f.device_total_bytes->value;
   if (f.hccl_buffsize_mb) d.hccl_buffsize_bytes = f.hccl_buffsize_mb->value * 1024 * 1024;
   if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
@@ -511,6 +517,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
+  note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");
   r.model = in.model;
   r.device = std::move(dev);
   r.engine = std::move(eng);

@@ -78,6 +78,9 @@ struct Flags {
   std::optional<Given<std::string>> limit_mm_per_prompt;  // vLLM's JSON: '{"image": 1, "video": 0}'
   std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
   std::optional<Given<bool>> enable_prefix_caching;       // --enable-prefix-caching (true) / --no-enable-prefix-caching (false)
+  // Issue 15: --language-model-only (vLLM, the 'language_model_only' engine argument): every modality's limit at 0, so
+  // the profile run is text only and, on vLLM >= 0.16, the vision tower is not built or loaded.
+  std::optional<Given<bool>> language_model_only;
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
   std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
   std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment

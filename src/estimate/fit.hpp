@@ -77,6 +77,7 @@ struct Deployment {
   std::optional<bool> enable_prefix_caching;
   bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
+  bool language_model_only = false;     // --language-model-only: no_video and no_images set by the flag (named in the notes)
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
   // HCCL_BUFFSIZE in the engine's environment (bytes; CANN default 200 MiB when unset): the buffer of the NPU

@@ -230,7 +230,9 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   std::vector<std::pair<std::string, double>> inputs;
   if (explain) {
     rule = "sum over weight shapes x storage format, sharded by TP";
-    if (skip_tower) rule += "; no vision tower (--limit-mm-per-prompt allows no image or video: vLLM builds it as StageMissingLayer, PR #32757)";
+    if (skip_tower)
+      rule += std::string("; no vision tower (") + (dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
+              ": vLLM builds it as StageMissingLayer, PR #32757)";
     inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
               {"pipeline_parallel_size", static_cast<double>(lay.pp)},
               {"stage_layers", static_cast<double>(lay.first_layers)}};
@@ -523,7 +525,8 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
   const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
   if (text_only && explain)
-    run.assumptions.push_back(std::string("--limit-mm-per-prompt allows no image or video: the profile run is text only") +
+    run.assumptions.push_back(std::string(dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
+                              ": the profile run is text only" +
                               (vision_tower_skipped(m, engine, dep) ? "; the vision tower is not loaded (vLLM >= 0.16: StageMissingLayer, PR #32757)" : ""));
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
     PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, std::move(run)));

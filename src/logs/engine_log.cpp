@@ -262,8 +262,8 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
     if (v == "True" || v == "true") set_once(a.enable_prefix_caching, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_prefix_caching, false, line);
   }
-  else if (key == "enforce_eager" || key == "skip_mm_profiling") {
-    auto& slot = key == "enforce_eager" ? a.enforce_eager : a.skip_mm_profiling;
+  else if (key == "enforce_eager" || key == "skip_mm_profiling" || key == "language_model_only") {
+    auto& slot = key == "enforce_eager" ? a.enforce_eager : key == "skip_mm_profiling" ? a.skip_mm_profiling : a.language_model_only;
     if (v == "True" || v == "true") set_once(slot, true, line);
     else if (v == "False" || v == "false") set_once(slot, false, line);
   }
@@ -296,7 +296,7 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
     }
     std::replace(t.begin(), t.end(), '-', '_');
-    if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel") value = "True";
+    if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel" || t == "language_model_only") value = "True";
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
     if (t == "enable_prefix_caching") value = "True";
     if (t == "no_enable_prefix_caching") { t = "enable_prefix_caching"; value = "False"; }
@@ -319,6 +319,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.enforce_eager, from.enforce_eager);
   m(into.skip_mm_profiling, from.skip_mm_profiling);
   m(into.limit_mm_per_prompt, from.limit_mm_per_prompt);
+  m(into.language_model_only, from.language_model_only);
   m(into.data_parallel_size, from.data_parallel_size);
   m(into.data_parallel_size_local, from.data_parallel_size_local);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
@@ -578,6 +579,9 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     }
     if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
     if (line.find("Skipping memory profiling for multimodal encoder") != std::string::npos) set_once(from_cmdline.skip_mm_profiling, true, n);
+    // vllm/multimodal/registry.py prints it when every modality's limit is 0 (--language-model-only, or all limits 0).
+    if (line.find("All limits of multimodal modalities supported by the model are set to 0") != std::string::npos)
+      set_once(from_cmdline.language_model_only, true, n);
     if (auto v = env_assignment(line, "HCCL_BUFFSIZE")) set_once(from_cmdline.hccl_buffsize, std::stod(*v), n);
     if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
     if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, *v == "1", n);

@@ -74,6 +74,9 @@ struct EngineArgs {
   // (image=0,video=0) or the non-default args dict ({'image': 0, 'video': 0}). Issue 15: a zero count keeps
   // that modality out of the profile run (and, for every modality at 0, the tower out of the weights).
   std::optional<Logged<std::string>> limit_mm_per_prompt;
+  // Issue 15: --language-model-only ('language_model_only': True in the non-default args), or vLLM's line "All limits of
+  // multimodal modalities supported by the model are set to 0, running in text-only mode." (every limit at 0).
+  std::optional<Logged<bool>> language_model_only;
   // --speculative-config as JSON, from the flag, the non-default args dict ({'method': 'mtp', ...}) or the
   // config dump (SpeculativeConfig(method='mtp', ..., num_spec_tokens=1)).
   std::optional<Logged<std::string>> speculative_config;

@@ -159,6 +159,9 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // what `logs --emit-case` writes) or the flag's JSON text. A zero count keeps that modality out of the profile run.
   if (const Json* mm = c.find("limit_mm_per_prompt"); mm && !mm->is_null())
     flags.limit_mm_per_prompt = deploy::Given<std::string>{mm->is_string() ? mm->get<std::string>() : mm->dump(), where + ": limit_mm_per_prompt"};
+  // Issue 15: --language-model-only as the source's command line or non-default args state it.
+  PF_TRY(lm_only, c.opt_bool("language_model_only"));
+  if (lm_only) flags.language_model_only = deploy::Given<bool>{*lm_only, where + ": language_model_only"};
   // Issue 15: the sampling path the log printed ("Using FlashInfer for top-p & top-k sampling." or "FlashInfer is not
   // available. Falling back to the PyTorch-native implementation ..."): "flashinfer" or "native".
   PF_TRY(sampler, c.opt_string("sampler"));
