@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/embedded.hpp"
+#include "base/parallel_for.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "model/hf_config.hpp"
@@ -154,25 +155,11 @@ std::vector<ModelSpec> builtin_model_specs(const std::function<bool(const Catalo
     return out;
   }
   std::vector<std::optional<ModelSpec>> slots(records.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < records.size(); i = next++) {
-      auto entry = indexed_model(k_file, records[i], origin);
-      if (!entry || !*entry || (keep && !keep(**entry))) continue;
-      if (auto spec = model_spec_from_catalog(**entry)) slots[i] = std::move(*spec);
-    }
-  };
-  const size_t workers = std::min<size_t>(records.size(), threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads: the workers started (at least this one) take every record
-    }
-  }
-  work();
-  for (auto& th : pool) th.join();
+  parallel_for(records.size(), threads, [&](size_t i) {
+    auto entry = indexed_model(k_file, records[i], origin);
+    if (!entry || !*entry || (keep && !keep(**entry))) return;
+    if (auto spec = model_spec_from_catalog(**entry)) slots[i] = std::move(*spec);
+  });
   for (auto& spec : slots)
     if (spec) out.push_back(std::move(*spec));
   return out;

@@ -12,6 +12,7 @@
 
 #include "base/text.hpp"
 #include "base/fixed_text.hpp"
+#include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "model/quant_variant.hpp"
@@ -157,27 +158,6 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 }  // namespace
 
 namespace {
-// Runs work(i) for every i in [0, count) on `threads` workers (0 = the hardware's concurrency), this
-// thread included. Indices are handed out in order through one counter; each call writes only its own
-// slot, so the results do not depend on the number of workers or their timing.
-void parallel_for(size_t count, int threads, const std::function<void(size_t)>& work) {
-  std::atomic<size_t> next{0};
-  auto run = [&] {
-    for (size_t i = next++; i < count; i = next++) work(i);
-  };
-  const size_t workers = std::min<size_t>(count, threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) {
-    try {
-      pool.emplace_back(run);
-    } catch (const std::system_error&) {
-      break;  // no more threads: the workers started (at least this one) take every index
-    }
-  }
-  run();
-  for (auto& th : pool) th.join();
-}
-
 // The start commands of a candidate that meets the targets.
 void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
   if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config});
