@@ -145,6 +145,9 @@ GroupBytes group_bytes_for(const model::ModelSpec& m, const Deployment& dep) {
 
 namespace preflight::estimate::terms {
 namespace {
+// Whether the model has a vision tower (the config's vision_config read into the spec).
+bool has_vision_tower(const ModelSpec& m) { return m.vision_params > 0 || m.vision_hidden_size > 0; }
+
 // Issue 15: whether a vLLM-family engine leaves the vision tower out of the model: with every modality of
 // --limit-mm-per-prompt at 0 the tower modules are built as StageMissingLayer and their weights are skipped
 // (`_mark_tower_model`, https://github.com/vllm-project/vllm/pull/32605 and, for every multimodal model,
@@ -152,7 +155,7 @@ namespace {
 // tower inside it). Earlier versions did so only for some models (PR #22299), so their profiles keep the tower.
 bool vision_tower_skipped(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
   // Both limits: Qwen-VL towers are marked for {"image", "video"}, and a model without video ignores the video limit.
-  const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
+  const bool has_vision = has_vision_tower(m);
   return has_vision && dep.no_images && dep.no_video && (engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine::Version{0, 16, 0} <= engine.version_min;
 }
 // Issue 15: the second, FRACTAL_NZ copy vLLM-Ascend keeps of every vocab embedding (embed_tokens, lm_head) on the
@@ -522,7 +525,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                     {{"copies", copies}, {"rows", static_cast<double>(sampler_rows)}, {"unit_bytes", ph.sampler_unit_bytes},
                      {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
   ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
-  const bool has_vision = m.vision_params > 0 || m.vision_hidden_size > 0;
+  const bool has_vision = has_vision_tower(m);
   const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
   if (text_only && explain)
     run.assumptions.push_back(std::string(dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
@@ -670,8 +673,7 @@ int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProf
   if (!engine.whole_prompt_prefill || !engine.whole_prompt_prefill->covers(engine.rule_version())) return batched_tokens;
   // platform.py skips MLA models (model_config.use_mla) and multimodal ones (is_multimodal_model).
   const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; });
-  const bool multimodal = m.vision_params > 0 || m.vision_hidden_size > 0;
-  if (mla || multimodal) return batched_tokens;
+  if (mla || has_vision_tower(m)) return batched_tokens;
   return std::max(batched_tokens, max_model_len);
 }
 
