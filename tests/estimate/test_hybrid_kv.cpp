@@ -10,11 +10,9 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
-#include "logs/engine_log.hpp"
 #include "model/model_source.hpp"
 #include "fit_setup.hpp"
-#include "validate/validation.hpp"
-#include "../test_support.hpp"
+#include "../validate/validate_support.hpp"
 
 using namespace preflight;
 
@@ -110,22 +108,19 @@ TEST(HybridKv, Issue15_PrefixCachingOnVllmAscend) {
 // `preflight logs` reads the flag back: from the non-default args dict of club-3090 #612 and from a command line with
 // --no-enable-prefix-caching (robin's vLLM-Ascend 0.18 runs); a log that states neither leaves it unset.
 TEST(HybridKv, Issue15_PrefixCachingReadBackFromTheLog) {
-  auto sigs = logs::load_signatures();
-  ASSERT_TRUE(sigs.has_value());
-  const auto dict = logs::parse_engine_log(
+  const auto dict = pftest::parse_log(
       "(APIServer pid=1) INFO 07-06 22:50:34 [api_utils.py:273] non-default args: {'model': '~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4', "
-      "'max_model_len': 131072, 'kv_cache_dtype': 'fp8', 'enable_prefix_caching': True, 'max_num_seqs': 1}\n",
-      *sigs);
+      "'max_model_len': 131072, 'kv_cache_dtype': 'fp8', 'enable_prefix_caching': True, 'max_num_seqs': 1}\n");
   ASSERT_TRUE(dict.args.enable_prefix_caching);
   EXPECT_TRUE(dict.args.enable_prefix_caching->value);
-  const auto off = logs::parse_engine_log("vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --no-enable-prefix-caching --max-model-len 4096\n", *sigs);
+  const auto off = pftest::parse_log("vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --no-enable-prefix-caching --max-model-len 4096\n");
   ASSERT_TRUE(off.args.enable_prefix_caching);
   EXPECT_FALSE(off.args.enable_prefix_caching->value);
-  const auto on = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --enable-prefix-caching --max-model-len 8192\n", *sigs);
+  const auto on = pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --enable-prefix-caching --max-model-len 8192\n");
   ASSERT_TRUE(on.args.enable_prefix_caching);
   EXPECT_TRUE(on.args.enable_prefix_caching->value);
   EXPECT_EQ(on.args.max_model_len->value, 8192);
-  const auto none = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs);
+  const auto none = pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n");
   EXPECT_FALSE(none.args.enable_prefix_caching);
 }
 
@@ -162,26 +157,23 @@ TEST(HybridKv, Issue15_RobinLinesDecodeToOneBlockCountEach) {
 // Issue 15: --limit-mm-per-prompt is read back from a log in the three forms it takes (the key=value form robin's
 // command line uses, the flag's JSON, the non-default args dict) as the JSON vLLM parses; unreadable text is left unset.
 TEST(HybridKv, Issue15_LimitMmPerPromptReadBackFromTheLog) {
-  auto sigs = logs::load_signatures();
-  ASSERT_TRUE(sigs.has_value());
-  const auto kv = logs::parse_engine_log(
-      "vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --quantization ascend --max-model-len 4096 --limit-mm-per-prompt image=0,video=0 --enforce-eager\n", *sigs);
+  const auto kv = pftest::parse_log(
+      "vllm serve /home/ma-user/work/Qwen3.6-27B-w8a8 --quantization ascend --max-model-len 4096 --limit-mm-per-prompt image=0,video=0 --enforce-eager\n");
   ASSERT_TRUE(kv.args.limit_mm_per_prompt);
   EXPECT_EQ(kv.args.limit_mm_per_prompt->value, R"({"image": 0, "video": 0})");
   EXPECT_EQ(kv.args.limit_mm_per_prompt->line, 1);
   EXPECT_TRUE(kv.args.enforce_eager);
-  const auto json = logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt '{\"image\": 2}' --max-model-len 8192\n", *sigs);
+  const auto json = pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt '{\"image\": 2}' --max-model-len 8192\n");
   ASSERT_TRUE(json.args.limit_mm_per_prompt);
   EXPECT_EQ(json.args.limit_mm_per_prompt->value, R"({"image": 2})");
   EXPECT_EQ(json.args.max_model_len->value, 8192);
-  const auto dict = logs::parse_engine_log(
-      "(APIServer pid=1) INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3.5-27B', 'limit_mm_per_prompt': {'image': 0, 'video': 0}, 'max_model_len': 8192}\n",
-      *sigs);
+  const auto dict = pftest::parse_log(
+      "(APIServer pid=1) INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3.5-27B', 'limit_mm_per_prompt': {'image': 0, 'video': 0}, 'max_model_len': 8192}\n");
   ASSERT_TRUE(dict.args.limit_mm_per_prompt);
   EXPECT_EQ(nlohmann::json::parse(dict.args.limit_mm_per_prompt->value), nlohmann::json::parse(R"({"image": 0, "video": 0})"));
   EXPECT_EQ(dict.args.max_model_len->value, 8192);
-  EXPECT_FALSE(logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt image=all\n", *sigs).args.limit_mm_per_prompt);
-  EXPECT_FALSE(logs::parse_engine_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n", *sigs).args.limit_mm_per_prompt);
+  EXPECT_FALSE(pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --limit-mm-per-prompt image=all\n").args.limit_mm_per_prompt);
+  EXPECT_FALSE(pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n").args.limit_mm_per_prompt);
 }
 
 // Issue 15: a case records --limit-mm-per-prompt (robin's runs: image=0,video=0), `logs --emit-case` writes it, and
@@ -205,9 +197,7 @@ TEST(HybridKv, Issue15_LimitMmPerPromptCaseFieldIsAnInput) {
                        << head << R"J("id":"object","limit_mm_per_prompt":{"image":0,"video":0}})J" "\n"
                        << head << R"J("id":"text","limit_mm_per_prompt":"{\"image\": 0, \"video\": 0}"})J" "\n"
                        << head << R"J("id":"images","limit_mm_per_prompt":{"image":1,"video":0}})J" "\n";
-  validate::ValidateOptions o;
-  o.model_dirs.push_back(pftest::shared_path("models"));
-  auto v = validate::run_validation({cases}, o);
+  auto v = pftest::validate_with_models({cases});
   ASSERT_TRUE(v.has_value()) << v.error().describe();
   ASSERT_EQ(v->rows.size(), 4u);
   auto term = [](const validate::CaseResult& row, const char* name) { return row.memory_terms.at(name) / k_gib; };
@@ -221,7 +211,7 @@ TEST(HybridKv, Issue15_LimitMmPerPromptCaseFieldIsAnInput) {
   EXPECT_GT(term(v->rows[3], "activation"), 3.0);  // images allowed: the encoder pass stays
 
   std::ofstream(cases) << head << R"J("id":"bad","limit_mm_per_prompt":"image=0,video=0"})J" "\n";
-  auto bad = validate::run_validation({cases}, o);
+  auto bad = pftest::validate_with_models({cases});
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().describe().find("limit_mm_per_prompt"), std::string::npos) << bad.error().describe();
 }
@@ -234,9 +224,7 @@ TEST(HybridKv, Issue15_TokensLineIsTheConcurrencyLineFromVllm021) {
   std::ofstream(cases)
       << R"J({"id":"seed","engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","kv_cache_tokens":53739,"max_concurrency":1.64,"concurrency_len":32768})J" "\n"
       << R"J({"id":"robin","engine":"vllm-ascend","engine_version":"0.18.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3.5-27B","kv_cache_tokens":62976,"max_concurrency":18.44,"concurrency_len":8192})J" "\n";
-  validate::ValidateOptions o;
-  o.model_dirs.push_back(pftest::shared_path("models"));
-  auto v = validate::run_validation({cases}, o);
+  auto v = pftest::validate_with_models({cases});
   ASSERT_TRUE(v.has_value()) << v.error().describe();
   ASSERT_EQ(v->rows.size(), 2u);
   auto says = [](const validate::CaseResult& row) {

@@ -13,9 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deploy/deployment.hpp"
-#include "logs/engine_log.hpp"
-#include "validate/validation.hpp"
-#include "../test_support.hpp"
+#include "validate_support.hpp"
 
 using namespace preflight;
 
@@ -51,9 +49,7 @@ TEST(LanguageModelOnly, Issue15_CaseLeavesTheVisionTowerOut) {
   const std::string path = scratch_cases("lm-only-case", head + R"J("id":"plain"})J" "\n" + head + R"J("id":"lm","language_model_only":true})J" "\n" + head +
                                                              R"J("id":"limits","limit_mm_per_prompt":{"image":0,"video":0}})J" "\n" + head +
                                                              R"J("id":"off","language_model_only":false})J" "\n");
-  validate::ValidateOptions o;
-  o.model_dirs = {pftest::shared_path("models")};
-  auto r = validate::run_validation({path}, o);
+  auto r = pftest::validate_with_models({path});
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   ASSERT_EQ(r->rows.size(), 4u);
   for (const auto& row : r->rows) ASSERT_TRUE(row.skip_reason.empty()) << row.skip_reason;
@@ -86,36 +82,30 @@ TEST(LanguageModelOnly, Issue15_FlagSetsEveryLimitToZero) {
   const std::string path = scratch_cases(
       "lm-only-bad",
       R"J({"id":"bad","engine":"vllm","engine_version":"0.24.0","device":"NVIDIA H200","num_devices":1,"model":"Qwen/Qwen3.5-27B","available_kv_gib":50.0,"language_model_only":"yes"})J" "\n");
-  validate::ValidateOptions o;
-  o.model_dirs = {pftest::shared_path("models")};
-  auto bad = validate::run_validation({path}, o);
+  auto bad = pftest::validate_with_models({path});
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().describe().find("language_model_only"), std::string::npos) << bad.error().describe();
 }
 
 // `preflight logs` reads it back from the non-default args dict, the command line and vLLM's text-only line.
 TEST(LanguageModelOnly, Issue15_ReadBackFromTheLog) {
-  auto sigs = logs::load_signatures();
-  ASSERT_TRUE(sigs.has_value());
-  const auto dict = logs::parse_engine_log(
+  const auto dict = pftest::parse_log(
       "(APIServer pid=1416581) INFO 06-16 20:45:51 [api_utils.py:273] non-default args: {'model': '/data/models/qwen3.6-27b-text-nvfp4-mtp', "
-      "'max_model_len': 65535, 'quantization': 'modelopt', 'tensor_parallel_size': 2, 'language_model_only': True, 'max_num_seqs': 1}\n",
-      *sigs);
+      "'max_model_len': 65535, 'quantization': 'modelopt', 'tensor_parallel_size': 2, 'language_model_only': True, 'max_num_seqs': 1}\n");
   ASSERT_TRUE(dict.args.language_model_only);
   EXPECT_TRUE(dict.args.language_model_only->value);
   EXPECT_EQ(dict.args.language_model_only->line, 1);
-  const auto cmd = logs::parse_engine_log("vllm serve Qwen/Qwen3.6-27B-FP8 --language-model-only --max-model-len 8192\n", *sigs);
+  const auto cmd = pftest::parse_log("vllm serve Qwen/Qwen3.6-27B-FP8 --language-model-only --max-model-len 8192\n");
   ASSERT_TRUE(cmd.args.language_model_only);
   EXPECT_TRUE(cmd.args.language_model_only->value);
   EXPECT_EQ(cmd.args.max_model_len->value, 8192);
-  const auto line = logs::parse_engine_log(
+  const auto line = pftest::parse_log(
       "(APIServer pid=1) INFO 06-16 20:45:51 [model.py:611] Resolved architecture: Qwen3_5ForConditionalGeneration\n"
       "(APIServer pid=1) INFO 06-16 20:45:54 [registry.py:134] All limits of multimodal modalities supported by the model are set to 0, running in "
-      "text-only mode.\n",
-      *sigs);
+      "text-only mode.\n");
   ASSERT_TRUE(line.args.language_model_only);
   EXPECT_EQ(line.args.language_model_only->line, 2);
-  const auto none = logs::parse_engine_log("vllm serve Qwen/Qwen3.6-27B-FP8 --max-model-len 8192\n", *sigs);
+  const auto none = pftest::parse_log("vllm serve Qwen/Qwen3.6-27B-FP8 --max-model-len 8192\n");
   EXPECT_FALSE(none.args.language_model_only);
 }
 
@@ -125,9 +115,7 @@ TEST(LanguageModelOnly, Issue15_ReadBackFromTheLog) {
 // Qwen/Qwen3.6-27B that its printed "Checkpoint size: 18.29 GiB" matches), and the NVFP4 run, which started, is
 // predicted to start (with nvidia's mixed FP8/NVFP4 checkpoint and the tower it was predicted not to fit).
 TEST(LanguageModelOnly, Issue15_PublicTextOnlyRunsLoadWithoutTheTower) {
-  validate::ValidateOptions o;
-  o.model_dirs.push_back(pftest::shared_path("models"));
-  auto r = validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl"}, o);
+  auto r = pftest::validate_public_evidence();
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   int checked = 0;
   for (const auto& row : r->rows) {

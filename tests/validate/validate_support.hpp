@@ -1,0 +1,38 @@
+// Set-up shared by the issue-15 tests of validate and estimate: the public start-up evidence validated against the
+// configs in shared/models, and a start-up log parsed with the shipped signatures.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "logs/engine_log.hpp"
+#include "validate/validation.hpp"
+#include "../test_support.hpp"
+
+namespace pftest {
+
+// Case files validated with shared/models as the model folder.
+inline preflight::Expected<preflight::validate::ValidationReport> validate_with_models(const std::vector<std::string>& files) {
+  preflight::validate::ValidateOptions o;
+  o.model_dirs.push_back(shared_path("models"));
+  return preflight::validate::run_validation(files, o);
+}
+
+// data/evidence/vllm-startup-public.jsonl, validated as above.
+inline preflight::Expected<preflight::validate::ValidationReport> validate_public_evidence() {
+  return validate_with_models({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl"});
+}
+
+// A start-up log (or command line) parsed with the shipped signatures; a catalogue that does not load fails the test.
+inline preflight::logs::EngineLog parse_log(const std::string& text) {
+  static const auto signatures = preflight::logs::load_signatures();
+  if (!signatures.has_value()) {
+    ADD_FAILURE() << "log signatures: " << signatures.error().describe();
+    return {};
+  }
+  return preflight::logs::parse_engine_log(text, *signatures);
+}
+
+}  // namespace pftest
