@@ -71,6 +71,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.enforce_eager, f.enforce_eager, "enforce_eager");
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
   take(a.enable_prefix_caching, f.enable_prefix_caching, "enable_prefix_caching");
+  take(a.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype, "mamba_ssm_cache_dtype");
   take(a.limit_mm_per_prompt, f.limit_mm_per_prompt, "limit_mm_per_prompt");
   take(a.language_model_only, f.language_model_only, "language_model_only");
   take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
@@ -263,6 +264,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["limit_mm_per_prompt"] = a.limit_mm_per_prompt ? Json::parse(a.limit_mm_per_prompt->value, nullptr, false) : Json();
   if (j["limit_mm_per_prompt"].is_discarded()) j["limit_mm_per_prompt"] = a.limit_mm_per_prompt->value;
   j["language_model_only"] = opt(a.language_model_only);  // issue 15
+  if (a.mamba_ssm_cache_dtype) j["mamba_ssm_cache_dtype"] = a.mamba_ssm_cache_dtype->value;  // issue 15, only when the log states it
   // Issue 15: the DP+EP layout and the environment the log showed, in the fields validate reads.
   j["data_parallel_size"] = opt(a.data_parallel_size);
   j["data_parallel_size_local"] = opt(a.data_parallel_size_local);
@@ -319,6 +321,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.enable_prefix_caching) add("enable_prefix_caching", a.enable_prefix_caching->value ? "true" : "false", a.enable_prefix_caching->line);
   if (a.limit_mm_per_prompt) add("limit_mm_per_prompt", a.limit_mm_per_prompt->value, a.limit_mm_per_prompt->line);
   if (a.language_model_only) add("language_model_only", a.language_model_only->value ? "true" : "false", a.language_model_only->line);
+  if (a.mamba_ssm_cache_dtype) add("mamba_ssm_cache_dtype", a.mamba_ssm_cache_dtype->value, a.mamba_ssm_cache_dtype->line);
   if (a.flashinfer_sampler) add("sampler", a.flashinfer_sampler->value ? "flashinfer" : "native", a.flashinfer_sampler->line);
   fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;

@@ -11,6 +11,7 @@
 #include "base/json_util.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
 
 namespace preflight::deploy {
@@ -228,6 +229,8 @@ Status check_flags(const Flags& f, const std::string& platform) {
   if (f.limit_mm_per_prompt) {
     if (auto s = apply_mm_limits(*f.limit_mm_per_prompt, nullptr); !s) problems.push_back(s.error().message);
   }
+  if (const auto& m = f.mamba_ssm_cache_dtype; m && estimate::terms::mamba_ssm_cache_bits(to_lower(m->value)) < 0)
+    problems.push_back(format("%s: expected one of auto|float32|float16|bfloat16, found '%s'", m->origin.c_str(), m->value.c_str()));
   if (const auto& t = f.device_total_bytes; t && !(std::isfinite(t->value) && t->value > 0))
     problems.push_back(format("%s: expected a positive total memory, found %s", t->origin.c_str(), number_text(t->value).c_str()));
   // CANN HCCL_BUFFSIZE: "The value must be an integer greater than or equal to 1" (MB).
@@ -263,6 +266,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.enforce_eager && f.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
   if (f.enable_prefix_caching) d.enable_prefix_caching = f.enable_prefix_caching->value;
+  if (f.mamba_ssm_cache_dtype) d.mamba_ssm_cache_dtype = to_lower(f.mamba_ssm_cache_dtype->value);
   if (f.limit_mm_per_prompt) {
     PF_TRY(applied, apply_mm_limits(*f.limit_mm_per_prompt, &d));
     (void)applied;
@@ -518,6 +522,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");
+  note("mamba_ssm_cache_dtype", f.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype ? f.mamba_ssm_cache_dtype->value : "");
   r.model = in.model;
   r.device = std::move(dev);
   r.engine = std::move(eng);

@@ -81,6 +81,9 @@ struct Flags {
   // Issue 15: --language-model-only (vLLM, the 'language_model_only' engine argument): every modality's limit at 0, so
   // the profile run is text only and, on vLLM >= 0.16, the vision tower is not built or loaded.
   std::optional<Given<bool>> language_model_only;
+  // Issue 15: --mamba-ssm-cache-dtype (vLLM CacheConfig.mamba_ssm_cache_dtype): the dtype of a Mamba / Gated-DeltaNet
+  // layer's SSM state; auto keeps the model's (Qwen3.5: the config's mamba_ssm_dtype).
+  std::optional<Given<std::string>> mamba_ssm_cache_dtype;
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
   std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
   std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment

@@ -75,6 +75,7 @@ struct Deployment {
   // --enable-prefix-caching / --no-enable-prefix-caching; unset: the version's default. On a hybrid model it
   // selects vLLM's Mamba cache mode, so the state blocks each request holds (engines.json hybrid_prefix_caching_mode).
   std::optional<bool> enable_prefix_caching;
+  std::string mamba_ssm_cache_dtype;    // --mamba-ssm-cache-dtype (empty or auto: the model's SSM state dtype)
   bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
   bool language_model_only = false;     // --language-model-only: no_video and no_images set by the flag (named in the notes)

@@ -18,6 +18,13 @@ using model::ModelSpec;
 
 std::string AtLayer::str() const { return format("layer %zu: %s", layer, field); }
 
+int mamba_ssm_cache_bits(const std::string& dtype) {
+  if (dtype.empty() || dtype == "auto") return 0;
+  if (dtype == "float32") return 32;
+  if (dtype == "float16" || dtype == "bfloat16") return 16;
+  return -1;
+}
+
 namespace {
 
 // What one layer of each kind caches on this rank (the last layer of a kind sets its size, as the
@@ -33,7 +40,8 @@ struct LayerCache {
 AtLayer at_layer(const char* field, size_t i) { return {field, i}; }
 
 // spec_tokens: vLLM lengthens each Mamba / GDN conv state by num_speculative_tokens (MambaSpec).
-Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int64_t spec_tokens, const std::string& indexer_cache) {
+// ssm_bits: --mamba-ssm-cache-dtype (0: each layer's own ssm_dtype).
+Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int64_t spec_tokens, const std::string& indexer_cache, int ssm_bits) {
   LayerCache c;
   const int64_t b = model::dtype_bits(m.dtype) / 8;
   for (size_t i = 0; i < m.layers.size(); ++i) {
@@ -80,7 +88,7 @@ Expected<LayerCache> scan_layers(const ModelSpec& m, int64_t tp, int64_t cb, int
         PF_TRY(conv, checked_product(conv_elems, b, at_layer("conv channels x conv kernel x dtype bytes", i)));
         PF_TRY(hd, checked_product(l.ssm_heads / tp, l.ssm_head_dim, at_layer("ssm heads x ssm head_dim", i)));
         PF_TRY(hds, checked_product(hd, l.ssm_state_dim, at_layer("ssm heads x ssm head_dim x ssm_state_size", i)));
-        PF_TRY(ssm, checked_product(hds, model::dtype_bits(l.ssm_dtype) / 8, at_layer("ssm state x dtype bytes", i)));
+        PF_TRY(ssm, checked_product(hds, (ssm_bits > 0 ? ssm_bits : model::dtype_bits(l.ssm_dtype)) / 8, at_layer("ssm state x dtype bytes", i)));
         PF_TRY(state, checked_sum(conv, ssm, at_layer("conv state + ssm state", i)));
         c.conv_bytes = conv;
         c.ssm_bytes = ssm;
@@ -241,7 +249,10 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
 
 Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
                                           std::vector<std::string>& provenance) {
-  PF_TRY(scanned, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m), in.num_speculative_tokens, engine.sparse_indexer_cache));
+  PF_TRY(scanned, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m), in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits));
+  if (in.explain && in.ssm_cache_bits > 0 && scanned.state_layers > 0)
+    provenance.push_back(format("--mamba-ssm-cache-dtype: the SSM state of each of the %lld recurrent layers is %d-bit (vLLM mamba_ssm_cache_dtype)",
+                                static_cast<long long>(scanned.state_layers), in.ssm_cache_bits));
   LayerCache cache = std::move(scanned);
   // The drafter's attention layers (MTP layers, an EAGLE head) have their own KV specs of the target's
   // attention geometry (reference sec 2: draft/MTP layers are in the page total).

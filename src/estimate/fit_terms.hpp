@@ -184,7 +184,11 @@ struct KvInputs {
   double available_blocks_bytes = 0, band_bytes = 0, band_high_bytes = 0;
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
   std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
+  int ssm_cache_bits = 0;  // --mamba-ssm-cache-dtype as bits per SSM state element (0: each layer's own ssm_dtype)
 };
+// --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
+// mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).
+int mamba_ssm_cache_bits(const std::string& dtype);
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);
 

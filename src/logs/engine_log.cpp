@@ -249,6 +249,7 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "gpu_memory_utilization") { if (auto d = to_double(v)) set_once(a.gpu_memory_utilization, *d, line); }
   else if (key == "quantization") set_once(a.quantization, v, line);
   else if (key == "kv_cache_dtype") set_once(a.kv_cache_dtype, v, line);
+  else if (key == "mamba_ssm_cache_dtype") set_once(a.mamba_ssm_cache_dtype, v, line);
   else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
   else if (key == "data_parallel_size" || key == "dp") set_int(a.data_parallel_size);
   else if (key == "data_parallel_size_local") set_int(a.data_parallel_size_local);
@@ -324,6 +325,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.data_parallel_size_local, from.data_parallel_size_local);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);
+  m(into.mamba_ssm_cache_dtype, from.mamba_ssm_cache_dtype);
   m(into.speculative_config, from.speculative_config);
   m(into.hccl_buffsize, from.hccl_buffsize);
   m(into.flashcomm1, from.flashcomm1);

@@ -70,6 +70,8 @@ struct EngineArgs {
   std::optional<Logged<bool>> enable_expert_parallel;
   // --enable-prefix-caching / --no-enable-prefix-caching (a hybrid model's Mamba cache mode).
   std::optional<Logged<bool>> enable_prefix_caching;
+  // --mamba-ssm-cache-dtype (issue 15: a hybrid model's SSM state dtype, which sets its state page).
+  std::optional<Logged<std::string>> mamba_ssm_cache_dtype;
   // --limit-mm-per-prompt as JSON ('{"image": 0, "video": 0}'), from the flag's JSON, its key=value form
   // (image=0,video=0) or the non-default args dict ({'image': 0, 'video': 0}). Issue 15: a zero count keeps
   // that modality out of the profile run (and, for every modality at 0, the tower out of the weights).

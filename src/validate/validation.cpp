@@ -162,6 +162,8 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // Issue 15: --language-model-only as the source's command line or non-default args state it.
   PF_TRY(lm_only, c.opt_bool("language_model_only"));
   if (lm_only) flags.language_model_only = deploy::Given<bool>{*lm_only, where + ": language_model_only"};
+  PF_TRY(ssm_dtype, c.opt_string("mamba_ssm_cache_dtype"));  // vLLM's --mamba-ssm-cache-dtype
+  if (ssm_dtype) flags.mamba_ssm_cache_dtype = deploy::Given<std::string>{*ssm_dtype, where + ": mamba_ssm_cache_dtype"};
   // Issue 15: the sampling path the log printed ("Using FlashInfer for top-p & top-k sampling." or "FlashInfer is not
   // available. Falling back to the PyTorch-native implementation ..."): "flashinfer" or "native".
   PF_TRY(sampler, c.opt_string("sampler"));

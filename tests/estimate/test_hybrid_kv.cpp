@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
@@ -261,4 +262,66 @@ TEST(HybridKv, Issue15_TextOnlyLeavesTheVisionTowerUnloaded) {
     EXPECT_DOUBLE_EQ(images_off.weights_bytes, with_tower.weights_bytes) << label;  // video still allowed: the tower stays
     EXPECT_NEAR(with_tower.weights_bytes - text_only.weights_bytes, row.skipped ? 2.0 * static_cast<double>(s.model.vision_params) : 0.0, 1.0) << label;
   }
+}
+
+// Issue 15 (session 12): --mamba-ssm-cache-dtype sets the dtype of each Gated-DeltaNet layer's SSM state (vLLM
+// CacheConfig.mamba_ssm_cache_dtype; MambaStateDtypeCalculator), which the club-3090 Qwen3.8-27B recipes set to
+// bfloat16 (models/qwen3.8-27b/vllm/compose/dual/fp8/dflash2.yml: "bf16 halves the per-request SSM state charged to
+// the KV pool"). By hand for Qwen/Qwen3.5-27B at TP 2, fp8 KV, prefix caching on (align: 2 state blocks):
+//   K+V per token per attention layer 2 heads x 256 x 2 x 1 B = 1,024; conv (2 x 16 x 128 + 48 x 128) / 2 = 5,120
+//   channels x 3 rows x 2 B = 30,720.
+//   auto (the config's mamba_ssm_dtype float32): ssm 24 x 128 x 128 x 4 B = 1,572,864, state 1,603,584, block
+//     16 x ceil(1,603,584 / 16,384) = 1,568, page 1,605,632; 10 GiB // page // 16 = 417 blocks;
+//     ceil(65,536 / 1,568) + 3 x 2 = 48 a request -> 417 / 48 = 8.6875x, int(8.6875 x 65,536) = 569,344 tokens.
+//   bfloat16: ssm 786,432, state 817,152, block 16 x ceil(817,152 / 16,384) = 800, page 819,200; 819 blocks;
+//     ceil(65,536 / 800) + 6 = 88 -> 819 / 88 = 9.3068x, 609,931 tokens.
+TEST(HybridKv, Issue15_MambaSsmCacheDtypeSetsTheStatePage) {
+  auto s = setup("Qwen/Qwen3.5-27B", "RTX5090", "vllm", "0.29.0");
+  estimate::Deployment d{.tensor_parallel_size = 2, .max_model_len = 65536, .kv_cache_dtype = "fp8", .enable_prefix_caching = true, .kv_cache_memory_bytes = 10.0 * k_gib};
+  struct Row {
+    const char* dtype;  // "" = not given (the config's float32)
+    int64_t block_size, page_bytes, num_blocks, blocks_per_request, kv_tokens;
+  };
+  for (const Row& row : {Row{"", 1568, 1605632, 417, 48, 569344}, Row{"float32", 1568, 1605632, 417, 48, 569344}, Row{"bfloat16", 800, 819200, 819, 88, 609931}}) {
+    d.mamba_ssm_cache_dtype = row.dtype;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.block_size, row.block_size) << row.dtype;
+    EXPECT_EQ(e.page_bytes, row.page_bytes) << row.dtype;
+    EXPECT_EQ(e.num_blocks, row.num_blocks) << row.dtype;
+    EXPECT_NEAR(e.max_concurrency, static_cast<double>(row.num_blocks) / static_cast<double>(row.blocks_per_request), 1e-9) << row.dtype;
+    EXPECT_EQ(e.kv_tokens, row.kv_tokens) << row.dtype;
+  }
+}
+
+// The flag as fit takes it (a value outside vLLM's MambaDType is bad input naming the flag), as a case field and read
+// back from a log's non-default args and command line.
+TEST(HybridKv, Issue15_MambaSsmCacheDtypeFromFlagsCasesAndLogs) {
+  deploy::Flags f;
+  f.mamba_ssm_cache_dtype = deploy::Given<std::string>{"BFloat16", "--mamba-ssm-cache-dtype"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value()) << d.error().describe();
+  EXPECT_EQ(d->mamba_ssm_cache_dtype, "bfloat16");
+  f.mamba_ssm_cache_dtype = deploy::Given<std::string>{"fp8", "--mamba-ssm-cache-dtype"};
+  auto bad = deploy::deployment_from_flags(f);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("--mamba-ssm-cache-dtype: expected one of auto|float32|float16|bfloat16, found 'fp8'"), std::string::npos)
+      << bad.error().describe();
+
+  const auto dict = pftest::parse_log(
+      "(APIServer pid=1) INFO 08-27 10:00:00 [api_utils.py:273] non-default args: {'model': 'qwen3.8-27b', 'max_model_len': 65536, "
+      "'mamba_ssm_cache_dtype': 'bfloat16', 'enable_prefix_caching': True}\n");
+  ASSERT_TRUE(dict.args.mamba_ssm_cache_dtype);
+  EXPECT_EQ(dict.args.mamba_ssm_cache_dtype->value, "bfloat16");
+  const auto cmd = pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --block-size 1600 --mamba-ssm-cache-dtype bfloat16 --max-model-len 8192\n");
+  ASSERT_TRUE(cmd.args.mamba_ssm_cache_dtype);
+  EXPECT_EQ(cmd.args.mamba_ssm_cache_dtype->value, "bfloat16");
+  EXPECT_FALSE(pftest::parse_log("vllm serve Qwen/Qwen3.5-27B --max-model-len 8192\n").args.mamba_ssm_cache_dtype);
+
+  const std::string cases = ::testing::TempDir() + "/ssm_dtype.jsonl";
+  const std::string head = R"J({"engine":"vllm","engine_version":"0.29.0","device":"NVIDIA GeForce RTX 5090 32GB","num_devices":2,"tensor_parallel_size":2,"model":"Qwen/Qwen3.5-27B","max_model_len":65536,"kv_cache_dtype":"fp8","enable_prefix_caching":true,"available_kv_gib":10.0,)J";
+  std::ofstream(cases) << head << R"J("id":"auto"})J" "\n" << head << R"J("id":"bf16","mamba_ssm_cache_dtype":"bfloat16"})J" "\n";
+  auto v = pftest::validate_with_models({cases});
+  ASSERT_TRUE(v.has_value()) << v.error().describe();
+  ASSERT_EQ(v->rows.size(), 2u);
+  EXPECT_GT(v->rows[1].memory_terms.at("max_concurrency"), v->rows[0].memory_terms.at("max_concurrency") * 1.05);
 }

