@@ -329,3 +329,37 @@ TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
   std::printf("plan --variant sweep: %s  rows no command produces (no recipe on the platform, or published in another format):\n", v.summary().c_str());
   for (const auto& [k, n] : v.gaps) std::printf("    %zu x %s\n", n, k.c_str());
 }
+
+// Issue 16 (h-quant12), bad input in validate: a case's `quantization` text that names no variant of the list was
+// passed on as `--quantization <first word>` and the fit read it as "quantization 'hqq' not modelled; weights in
+// model dtype" (a 4-bit HQQ case predicted 15.27 GiB of BF16 weights for Qwen3-8B). It is now bad input naming the
+// file, line, case and field, exit 2, as an unknown --variant is in fit and plan; text naming no method at all
+// (absent, "none", "not stated") still reads as the published dtype.
+TEST(VariantAgree, Issue16_UnknownQuantizationTextInValidateIsExit2NamingCaseAndField) {
+  const std::string dir = pftest::scratch_dir("variant-unknown12");
+  for (const std::string text : {"hqq 4-bit", "float8", "int3 magic"}) {
+    SCOPED_TRACE(text);
+    const std::string file = dir + "/unknown.jsonl";
+    std::ofstream(file) << Json({{"id", "unk-1"}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-8B"},
+                                 {"quantization", "none"}, {"max_model_len", 4096}, {"weights_gib", 15.0}})
+                               .dump()
+                        << "\n"
+                        << Json({{"id", "unk-2"}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-8B"},
+                                 {"quantization", text}, {"max_model_len", 4096}, {"weights_gib", 5.0}})
+                               .dump()
+                        << "\n";
+    const auto v = pftest::run_cli("validate " + file + " --json");
+    EXPECT_EQ(v.code, 2) << v.out.substr(0, 400);
+    EXPECT_NE(v.out.find("unknown.jsonl:2 (case unk-2): quantization '" + text + "': no variant of data/variants/quant_variants.json is named in it"),
+              std::string::npos)
+        << v.out.substr(0, 400);
+    EXPECT_NE(v.out.find("known variants: bf16, w8a8"), std::string::npos) << v.out.substr(0, 400);
+  }
+  // The same file with only the first case (quantization "none") validates.
+  const std::string ok = dir + "/none.jsonl";
+  std::ofstream(ok) << Json({{"id", "none-1"}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-8B"},
+                             {"quantization", "none"}, {"max_model_len", 4096}, {"weights_gib", 15.0}})
+                           .dump()
+                    << "\n";
+  EXPECT_EQ(pftest::run_cli("validate " + ok + " --json", {.with_stderr = false}).code, 0);
+}
