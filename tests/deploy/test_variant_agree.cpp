@@ -13,32 +13,14 @@
 #include <sstream>
 
 #include "base/json_util.hpp"
-#include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
+using pftest::json_of, pftest::term_gib;
 
 namespace {
 
-Json json_of(const pftest::CliRun& r) {
-  auto j = parse_json(r.out, "stdout");
-  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
-  return j ? *j : Json();
-}
-
-Json data_file(const std::string& rel) {
-  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/" + rel);
-  std::stringstream s;
-  s << in.rdbuf();
-  auto j = parse_json(s.str(), rel);
-  EXPECT_TRUE(j.has_value()) << rel;
-  return j ? *j : Json();
-}
-
-double term_gib(const Json& fit, const std::string& name) {
-  for (const auto& t : fit["memory_per_device"]["terms"])
-    if (t["name"] == name) return t["gib"].get<double>();
-  return -1;
-}
+Json data_file(const std::string& rel) { return pftest::source_json(rel); }
 
 struct Deployment {
   std::string model, device, engine, variant, text;  // text: the case's `quantization` as people write it

@@ -21,7 +21,7 @@
 #include "model/model_spec.hpp"
 #include "model/quant_scheme.hpp"
 #include "model/quant_variant.hpp"
-#include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
 using namespace preflight::model;
@@ -43,11 +43,7 @@ double fit_weights_bytes(const std::string& args, std::string* out = nullptr) {
   const auto r = pftest::run_cli("fit " + args + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
   if (out) *out = r.out;
   EXPECT_EQ(r.code, 0) << r.out.substr(0, 300);
-  auto j = parse_json(r.out, "stdout");
-  if (!j) return -1;
-  for (const auto& t : (*j)["memory_per_device"]["terms"])
-    if (t["name"] == "weights") return t["gib"].get<double>() * 1073741824.0;
-  return -1;
+  return pftest::term_gib(pftest::json_of(r), "weights") * 1073741824.0;
 }
 
 // Mistral-7B (hidden 4096, intermediate 14336, 32 layers, 32 x 128 query and 8 x 128 KV heads, vocab 32000, untied),
