@@ -535,7 +535,7 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
 
 double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage storage) {
   const double n = static_cast<double>(rows) * static_cast<double>(cols);
-  const double blocks = std::ceil(n / static_cast<double>(block));
+  const double blocks = std::ceil(n / static_cast<double>(block > 0 ? block : 64));  // Params4bit's default blocksize
   // absmax uint8 per block + nested_absmax fp32 per 256 blocks + nested_quant_map fp32 [256]; plain: absmax fp32 per block
   const double absmax = storage.double_quant ? blocks + 4.0 * std::ceil(blocks / 256.0) + 4.0 * 256.0 : 4.0 * blocks;
   return std::ceil(n / 2.0) + absmax + 4.0 * 16.0;  // codes two per uint8, absmax, quant_map fp32 [16]
@@ -570,7 +570,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
       return n + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
     }
     case WeightFormat::bnb_int8: return n + 4.0 * r + 1.0;  // weight int8, SCB fp32 per output row, weight_format uint8
-    case WeightFormat::bnb_nf4: return bnb_4bit_bytes(rows, cols, scheme.group_size > 0 ? scheme.group_size : 64, {.double_quant = scheme.bnb_double_quant});
+    case WeightFormat::bnb_nf4: return bnb_4bit_bytes(rows, cols, scheme.group_size, {.double_quant = scheme.bnb_double_quant});
     case WeightFormat::count_: break;
   }
   return n * model_dtype_bytes;

@@ -83,7 +83,8 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
 
 // Bytes of one out x in bitsandbytes 4-bit linear (WeightFormat::bnb_nf4) as Linear4bit saves it: codes, absmax per
 // `block` weights of the flattened tensor (fp32, or with double_quant uint8 + fp32 per 256 blocks + a 256-entry fp32
-// map) and the 16-entry fp32 quant map. vLLM holds the double-quantized form as the plain one (fit_terms).
+// map) and the 16-entry fp32 quant map; `block` <= 0 is bitsandbytes' default 64. vLLM holds the double-quantized
+// form as the plain one (fit_terms).
 struct Bnb4bitStorage {
   bool double_quant = false;
 };

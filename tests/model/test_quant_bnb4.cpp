@@ -63,6 +63,7 @@ TEST(QuantBnb4, Issue16_LinearBytesDoubleQuantAndPlain) {
   EXPECT_DOUBLE_EQ(bnb_4bit_bytes(4096, 14336, 64, {.double_quant = true}), 29360128.0 + 917504.0 + 14336.0 + 1024.0 + 64.0);
   // codes + absmax fp32 917,504 x 4 = 3,670,016 + quant_map 64
   EXPECT_DOUBLE_EQ(bnb_4bit_bytes(4096, 14336, 64, {.double_quant = false}), 29360128.0 + 3670016.0 + 64.0);
+  EXPECT_DOUBLE_EQ(bnb_4bit_bytes(4096, 14336, 0, {.double_quant = false}), 29360128.0 + 3670016.0 + 64.0);  // no block: bnb's 64
   QuantScheme s;
   s.method = "bitsandbytes";
   s.group_size = 64;
