@@ -187,6 +187,8 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   double mxfp4_extra = 0;  // bytes the kernel layout adds over the checkpoint, all ranks
   const bool fp8_marlin = fp8_marlin_fallback(device, engine);
   double marlin_extra = 0;  // issue 15: block-FP8 scales as Marlin group scales, all ranks
+  const bool bnb_dequant = scheme.bnb_double_quant && engine.engine == "vllm";  // issue 16: nested absmax to fp32 at load
+  double bnb_extra = 0;
   const model::SchemeFormats formats(scheme);
   const double* pre = dep.group_bytes ? dep.group_bytes->for_model(m, scheme) : nullptr;
   for (size_t i = 0; i < m.weights.size(); ++i) {
@@ -206,6 +208,10 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     if (fp8_marlin && g.linear && g.cols > 1 && formats(g.module, g.expert) == model::WeightFormat::fp8_block) {
       bytes = fp8_marlin_loaded_bytes(m, scheme, g);
       marlin_extra += bytes - stored;
+    }
+    if (bnb_dequant && g.linear && g.cols > 1 && formats(g.module, g.expert) == model::WeightFormat::bnb_nf4) {
+      bytes = model::bnb_4bit_bytes(g.rows, g.cols, scheme.group_size, {.double_quant = false}) * static_cast<double>(g.count);
+      bnb_extra += bytes - stored;
     }
     // Routed experts: 1 / (DP x TP) per rank; everything else (attention, dense and shared-expert MLPs,
     // embedding, head) is replicated per DP rank and split by TP inside it.
@@ -251,9 +257,13 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     computed_total += marlin_extra;
     if (explain) inputs.emplace_back("fp8_marlin_scale_extra_bytes", marlin_extra);
   }
+  if (bnb_extra > 0) {
+    if (explain) rule += format("; bitsandbytes nested absmax dequantized to fp32 at load (+%.2f GiB all ranks, vLLM bitsandbytes_loader _dequantize_dq)", bytes_to_gib(bnb_extra));
+    computed_total += bnb_extra;
+  }
   // Issues 15/16: loaded as stored with no flag or the flag naming the checkpoint's own method (--quantization ascend).
   if (m.exact_weight_bytes && computed_total > 0 && !dep.quant_scheme && (dep.quantization.empty() || to_lower(dep.quantization) == m.quant.method)) {
-    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra;
+    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra + bnb_extra;
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
     computed_layer = computed_layer * exact / computed_total;

@@ -9,6 +9,11 @@
 //    [in/g, out/4], scales [in/g, out] fp16, g_idx int32 [in] (vLLM gptq.py create_weights).
 //  - bitsandbytes 8-bit (LLM.int8): weight int8 [out, in], SCB fp32 [out] and weight_format uint8 [] per linear
 //    (bitsandbytes nn/modules.py Linear8bitLt._save_to_state_dict; functional.int8_vectorwise_quant's fp32 row stats).
+//  - bitsandbytes 4-bit (Params4bit, QuantState.as_dict(packed=True) as Linear4bit saves it): weight uint8 [n/2, 1],
+//    absmax per block of 64 of the flattened weight (fp32 [ceil(n/64)]; with double quant uint8 [ceil(n/64)] plus
+//    nested_absmax fp32 [ceil(blocks/256)] and nested_quant_map fp32 [256]), quant_map fp32 [16], and a uint8 tensor
+//    holding the JSON of the non-tensor fields (quant_state.bitsandbytes__nf4, about 0.2 KB: not counted)
+//    (bitsandbytes functional.py quantize_4bit / quantize_blockwise / QuantState.as_dict).
 //  - NVFP4 (ModelOpt): weight packed 2 per uint8, weight_scale fp8 per 16, fp32 weight_scale_2.
 //  - MXFP4 (gpt-oss): blocks packed 2 per uint8, e8m0 scales per 32.
 //  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
@@ -31,7 +36,7 @@ namespace {
 constexpr std::array<const char*, static_cast<size_t>(WeightFormat::count_)> k_format_names{
     "native", "fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int4_group",
     "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic", "packed_bits",
-    "int8_group", "bnb_int8"};
+    "int8_group", "bnb_int8", "bnb_nf4"};
 static_assert(k_format_names.size() == static_cast<size_t>(WeightFormat::count_), "one name per WeightFormat");
 
 Expected<std::vector<std::string>> string_list(const Json& block, const std::string& key, const std::string& origin) {
@@ -407,8 +412,10 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     // transformers BitsAndBytesConfig: modules listed in llm_int8_skip_modules stay in the model dtype (both widths).
     PF_TRY(skip, string_list(block, "llm_int8_skip_modules", origin));
     scheme.ignore.insert(scheme.ignore.end(), skip.begin(), skip.end());
-    scheme.linear_format = four.value_or(false) ? WeightFormat::int4_group : WeightFormat::bnb_int8;
-    scheme.group_size = four.value_or(false) ? 64 : 0;
+    PF_TRY(double_quant, q.opt_bool("bnb_4bit_use_double_quant"));
+    scheme.linear_format = four.value_or(false) ? WeightFormat::bnb_nf4 : WeightFormat::bnb_int8;
+    scheme.group_size = four.value_or(false) ? 64 : 0;  // Params4bit blocksize (transformers passes no other)
+    scheme.bnb_double_quant = four.value_or(false) && double_quant.value_or(false);
     scheme.detail = four.value_or(false) ? "bitsandbytes 4-bit" : "bitsandbytes 8-bit";
   } else if (method.empty()) {
     return make_error(ErrorKind::corrupt, format("%s: quantization_config has no quant_method", origin.c_str()), origin);
@@ -526,6 +533,14 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
   return scheme;
 }
 
+double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage storage) {
+  const double n = static_cast<double>(rows) * static_cast<double>(cols);
+  const double blocks = std::ceil(n / static_cast<double>(block > 0 ? block : 64));  // Params4bit's default blocksize
+  // absmax uint8 per block + nested_absmax fp32 per 256 blocks + nested_quant_map fp32 [256]; plain: absmax fp32 per block
+  const double absmax = storage.double_quant ? blocks + 4.0 * std::ceil(blocks / 256.0) + 4.0 * 256.0 : 4.0 * blocks;
+  return std::ceil(n / 2.0) + absmax + 4.0 * 16.0;  // codes two per uint8, absmax, quant_map fp32 [16]
+}
+
 double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme, int model_dtype_bytes) {
   const double r = static_cast<double>(rows), c = static_cast<double>(cols), n = r * c;
   const double g = static_cast<double>(scheme.group_size > 0 ? scheme.group_size : 128);
@@ -555,6 +570,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
       return n + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
     }
     case WeightFormat::bnb_int8: return n + 4.0 * r + 1.0;  // weight int8, SCB fp32 per output row, weight_format uint8
+    case WeightFormat::bnb_nf4: return bnb_4bit_bytes(rows, cols, scheme.group_size, {.double_quant = scheme.bnb_double_quant});
     case WeightFormat::count_: break;
   }
   return n * model_dtype_bytes;

@@ -31,6 +31,8 @@ enum class WeightFormat {
   packed_bits,     // every 2-D weight at QuantScheme::bits_per_weight (a GGUF preset's file average, scales included)
   int8_group,      // GPTQ 8-bit: int8 packed four per int32 + scale per group of input channels (qzeros, g_idx as int4_group)
   bnb_int8,        // bitsandbytes LLM.int8: int8 weight + fp32 SCB per output row + a uint8 weight_format scalar
+  bnb_nf4,         // bitsandbytes 4-bit (NF4/FP4): codes two per uint8 + absmax per group_size (64) of the flattened weight,
+                   // fp32, or with bnb_double_quant uint8 + fp32 nested absmax per 256 blocks; fp32 quant maps
   count_
 };
 
@@ -47,6 +49,9 @@ struct QuantScheme {
   // when symmetric, and g_idx int32 [in] per linear.
   bool group_index = false;
   int64_t block_rows = 128, block_cols = 128;  // fp8_block
+  // bnb_nf4: config.json quantization_config bnb_4bit_use_double_quant (transformers' default false): the absmax of
+  // each block is itself quantized to uint8 in blocks of 256 (bitsandbytes functional.quantize_4bit compress_statistics).
+  bool bnb_double_quant = false;
   std::vector<std::string> ignore;  // module patterns left unquantized
   // Per-module formats (ModelOpt MIXED_PRECISION maps, compressed-tensors target lists): the first
   // pattern that matches a module decides its format; modules matching none use linear_format.
@@ -75,6 +80,15 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
 // scales that the format keeps in the model dtype.
 double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme,
                            int model_dtype_bytes);
+
+// Bytes of one out x in bitsandbytes 4-bit linear (WeightFormat::bnb_nf4) as Linear4bit saves it: codes, absmax per
+// `block` weights of the flattened tensor (fp32, or with double_quant uint8 + fp32 per 256 blocks + a 256-entry fp32
+// map) and the 16-entry fp32 quant map; `block` <= 0 is bitsandbytes' default 64. vLLM holds the double-quantized
+// form as the plain one (fit_terms).
+struct Bnb4bitStorage {
+  bool double_quant = false;
+};
+double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage storage);
 
 // Format of the linear weight `module`, from module_formats, ignore and the default formats.
 WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert);

@@ -28,10 +28,10 @@ Expected<WeightFormat> format_named(const std::string& name, const std::string& 
   return make_error(ErrorKind::corrupt, where + ": weight format '" + name + "' is not known", origin);
 }
 
-// "weights": {"linear", "experts", "group_size", "zero_point", "g_idx", "block", "bits_per_weight"}.
+// "weights": {"linear", "experts", "group_size", "zero_point", "g_idx", "block", "bits_per_weight", "double_quant"}.
 Status read_weights(const Json& j, const std::string& where, const std::string& origin, QuantScheme& s) {
   JsonObject w(j, origin, where + ".weights");
-  PF_TRY(keys, w.only_keys({"linear", "experts", "group_size", "zero_point", "g_idx", "block", "bits_per_weight"}));
+  PF_TRY(keys, w.only_keys({"linear", "experts", "group_size", "zero_point", "g_idx", "block", "bits_per_weight", "double_quant"}));
   (void)keys;
   PF_TRY(linear, w.string("linear"));
   PF_TRY(experts, w.string("experts"));
@@ -46,6 +46,8 @@ Status read_weights(const Json& j, const std::string& where, const std::string& 
   s.group_zero_point = zero.value_or(false);
   PF_TRY(g_idx, w.opt_bool("g_idx"));  // GPTQ layout: qzeros even when symmetric, g_idx int32 [in]
   s.group_index = g_idx.value_or(false);
+  PF_TRY(double_quant, w.opt_bool("double_quant"));  // bitsandbytes 4-bit: nested (uint8) absmax
+  s.bnb_double_quant = double_quant.value_or(false);
   s.bits_per_weight = bits.value_or(0);
   if (const Json* b = w.find("block")) {
     if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_integer() || !(*b)[1].is_number_integer() || (*b)[0].get<int64_t>() <= 0 ||
@@ -233,6 +235,7 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
       if ((int_groups || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4) && v.group_size != scheme.group_size) return false;
       if (int_groups && (v.group_zero_point != scheme.group_zero_point || v.group_index != scheme.group_index)) return false;
       if (f == WeightFormat::fp8_block && (v.block_rows != scheme.block_rows || v.block_cols != scheme.block_cols)) return false;
+      if (f == WeightFormat::bnb_nf4 && (v.group_size != scheme.group_size || v.bnb_double_quant != scheme.bnb_double_quant)) return false;
       if (f == WeightFormat::packed_bits) return false;  // GGUF presets are told apart by file type, not by a descriptor
     }
     return true;

@@ -703,7 +703,9 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
 int variant_rank(const model::QuantVariant& v) {
   using model::WeightFormat;
   for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
-    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic) return 2;
+    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic ||
+        f == WeightFormat::bnb_nf4)
+      return 2;
   return 1;
 }
 

@@ -219,8 +219,7 @@ bool same_method(const std::string& method, const std::string& flag) {
 // The case's quantization text as people write it ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "GGUF
 // Q4_K_M"), read by the variant list (model/quant_variant). A checkpoint whose own descriptor the
 // model resolved to keeps its scheme; a base config the case names gets the variant's storage and
-// --quantization. Text the list does not name is passed as --quantization (its first word), so the
-// engine's accepted list decides. Returns the variant whose engine rules the deployment meets: the one
+// --quantization. Text the list does not name is an invalid_argument error naming the case and the field. Returns the variant whose engine rules the deployment meets: the one
 // applied, or the one the checkpoint's own descriptor is (nullptr: none of the list).
 Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c, const model::ModelSpec& spec, const std::string& where, deploy::Flags& flags,
                                                              CaseResult& row) {
@@ -231,12 +230,14 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
   const model::QuantVariant* v = model::variant_from_text(*catalog, text);
   const model::QuantVariant* own = spec.quant.quantized() ? model::variant_of_checkpoint(*catalog, spec.quant) : nullptr;
   if (!v) {
-    const std::string q = first_token(to_lower(text));
-    if (!q.empty() && to_lower(spec.quant.method) != q) {
-      flags.quantization = deploy::Given<std::string>{q, where + ": quantization"};
-      return static_cast<const model::QuantVariant*>(nullptr);
-    }
-    return own;
+    // Issue 16: text no variant of the list names is bad input (exit 2), never a --quantization the fit reads as
+    // "not modelled; weights in model dtype".
+    std::string known;
+    for (const auto& k : catalog->variants) known += (known.empty() ? "" : ", ") + k.id;
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: quantization '%s': no variant of data/variants/quant_variants.json is named in it; known variants: %s", where.c_str(), text.c_str(),
+                             known.c_str()),
+                      where);
   }
   if (!v->quantized()) return own;  // "none" / "bf16" text: a quantized checkpoint is still what the engine loads
   if (same_method(spec.quant.method, v->engine_quantization)) {

@@ -4,22 +4,13 @@
 #include <cmath>
 
 #include "base/json_util.hpp"
-#include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
+using pftest::json_of;
 
 namespace {
-Json json_of(const pftest::CliRun& r) {
-  auto j = parse_json(r.out, "stdout");
-  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
-  return j ? *j : Json();
-}
-
-double weights_gib(const Json& fit) {
-  for (const auto& t : fit["memory_per_device"]["terms"])
-    if (t["name"] == "weights") return t["gib"].get<double>();
-  return -1;
-}
+double weights_gib(const Json& fit) { return pftest::term_gib(fit, "weights"); }
 }  // namespace
 
 // The plan's recommended row and `fit --variant` with that row's variant name and layout give the

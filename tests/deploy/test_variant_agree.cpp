@@ -13,32 +13,14 @@
 #include <sstream>
 
 #include "base/json_util.hpp"
-#include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
+using pftest::json_of, pftest::term_gib;
 
 namespace {
 
-Json json_of(const pftest::CliRun& r) {
-  auto j = parse_json(r.out, "stdout");
-  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
-  return j ? *j : Json();
-}
-
-Json data_file(const std::string& rel) {
-  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/" + rel);
-  std::stringstream s;
-  s << in.rdbuf();
-  auto j = parse_json(s.str(), rel);
-  EXPECT_TRUE(j.has_value()) << rel;
-  return j ? *j : Json();
-}
-
-double term_gib(const Json& fit, const std::string& name) {
-  for (const auto& t : fit["memory_per_device"]["terms"])
-    if (t["name"] == name) return t["gib"].get<double>();
-  return -1;
-}
+Json data_file(const std::string& rel) { return pftest::source_json(rel); }
 
 struct Deployment {
   std::string model, device, engine, variant, text;  // text: the case's `quantization` as people write it
@@ -187,6 +169,7 @@ struct StartCheck {
   std::map<std::string, std::string> own_variant;  // published checkpoint -> the variant `fit` reads from its descriptor
   std::map<std::string, std::pair<size_t, std::string>> violations;
   std::map<std::string, size_t> gaps;  // "variant on platform" -> rows whose prepare says no command produces the checkpoint
+  std::map<std::string, size_t> published;  // variant -> rows serving a catalogued checkpoint of another repository
   size_t rows = 0;
 
   StartCheck()
@@ -232,7 +215,8 @@ struct StartCheck {
     if (auto j = parse_json(r.out, "stdout"))
       for (const auto& a : (*j)["assumptions"]) {
         const std::string s = a.get<std::string>();
-        if (s.rfind("variant ", 0) == 0) id = s.substr(8, s.find(':') - 8);
+        // "variant ID: ..." names it; "variant ID on DEVICE (family): ..." is one of its engine rules (h-quant12)
+        if (s.rfind("variant ", 0) == 0 && id.empty()) id = s.substr(8, s.find_first_of(": ", 8) - 8);
       }
     return own_variant[model] = id;
   }
@@ -256,8 +240,12 @@ struct StartCheck {
     }
     if (const Json* c = catalogued(ck)) {
       const std::string base = (*c)["base_model"];
-      if ((*c)["variant"] != vid || !(model == base || model.rfind(base + "-", 0) == 0)) add("a catalogued checkpoint of another variant or model", where);
+      // The same model: the base itself, a release named after it (Qwen/Qwen3-32B-FP8), or another catalogued
+      // checkpoint of that base (nvidia/Qwen3-32B-NVFP4's W8A8 row serves vllm-ascend/Qwen3-32B-W8A8; h-quant12).
+      const bool same_model = model == base || model.rfind(base + "-", 0) == 0 || (release && (*release)["base_model"] == base);
+      if ((*c)["variant"] != vid || !same_model) add("a catalogued checkpoint of another variant or model", where);
       if ((*c)["quantization_flag"] != flag) add("--quantization is not the catalogued checkpoint's method", where);
+      ++published[vid];
       return;
     }
     if (!vid.empty() && flag != engine_quantization(vid)) add("--quantization is not the variant's method", where);
@@ -324,8 +312,49 @@ TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
   }
   EXPECT_GE(v.rows, 3000u);
   EXPECT_EQ(v.total(), 0u) << v.summary();
-  for (const char* with_recipe : {"gptq", "gptq_int8", "ct_w8a8_int8", "ct_w8a16", "fp8_channel", "ct_nvfp4", "ct_w4a16"})
+  for (const char* with_recipe : {"gptq", "gptq_int8", "ct_w8a8_int8", "ct_w8a16", "fp8_channel", "ct_nvfp4", "ct_w4a16", "autoround"})
     EXPECT_EQ(v.gaps.count(std::string(with_recipe) + " on cuda"), 0u) << with_recipe << ": rows with no command producing the checkpoint on cuda";
+  // h-quant12: variants whose rows only said "produce one first" now serve a real published checkpoint where one is
+  // catalogued (nvidia's NVFP4 / FP8 uploads, Intel's AutoRound, unsloth's bnb-4bit, vllm-ascend's W8A8_DYNAMIC and
+  // W4A8 uploads): before, none of these variants had a catalogued checkpoint, so each count was 0.
+  for (const char* id : {"modelopt_nvfp4", "modelopt_fp8", "autoround", "bnb_4bit", "w8a8_dynamic", "w4a8_dynamic"})
+    EXPECT_GT(v.published[id], 0u) << id << ": no plan --variant row serves a catalogued published checkpoint";
   std::printf("plan --variant sweep: %s  rows no command produces (no recipe on the platform, or published in another format):\n", v.summary().c_str());
   for (const auto& [k, n] : v.gaps) std::printf("    %zu x %s\n", n, k.c_str());
+  std::printf("  rows serving a catalogued published checkpoint:\n");
+  for (const auto& [k, n] : v.published) std::printf("    %zu x %s\n", n, k.c_str());
+}
+
+// Issue 16 (h-quant12), bad input in validate: a case's `quantization` text that names no variant of the list was
+// passed on as `--quantization <first word>` and the fit read it as "quantization 'hqq' not modelled; weights in
+// model dtype" (a 4-bit HQQ case predicted 15.27 GiB of BF16 weights for Qwen3-8B). It is now bad input naming the
+// file, line, case and field, exit 2, as an unknown --variant is in fit and plan; text naming no method at all
+// (absent, "none", "not stated") still reads as the published dtype.
+TEST(VariantAgree, Issue16_UnknownQuantizationTextInValidateIsExit2NamingCaseAndField) {
+  const std::string dir = pftest::scratch_dir("variant-unknown12");
+  for (const std::string text : {"hqq 4-bit", "float8", "int3 magic"}) {
+    SCOPED_TRACE(text);
+    const std::string file = dir + "/unknown.jsonl";
+    std::ofstream(file) << Json({{"id", "unk-1"}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-8B"},
+                                 {"quantization", "none"}, {"max_model_len", 4096}, {"weights_gib", 15.0}})
+                               .dump()
+                        << "\n"
+                        << Json({{"id", "unk-2"}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-8B"},
+                                 {"quantization", text}, {"max_model_len", 4096}, {"weights_gib", 5.0}})
+                               .dump()
+                        << "\n";
+    const auto v = pftest::run_cli("validate " + file + " --json");
+    EXPECT_EQ(v.code, 2) << v.out.substr(0, 400);
+    EXPECT_NE(v.out.find("unknown.jsonl:2 (case unk-2): quantization '" + text + "': no variant of data/variants/quant_variants.json is named in it"),
+              std::string::npos)
+        << v.out.substr(0, 400);
+    EXPECT_NE(v.out.find("known variants: bf16, w8a8"), std::string::npos) << v.out.substr(0, 400);
+  }
+  // The same file with only the first case (quantization "none") validates.
+  const std::string ok = dir + "/none.jsonl";
+  std::ofstream(ok) << Json({{"id", "none-1"}, {"engine", "vllm"}, {"device", "H100-SXM"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-8B"},
+                             {"quantization", "none"}, {"max_model_len", 4096}, {"weights_gib", 15.0}})
+                           .dump()
+                    << "\n";
+  EXPECT_EQ(pftest::run_cli("validate " + ok + " --json", {.with_stderr = false}).code, 0);
 }

@@ -549,10 +549,17 @@ TEST(Launch, Issue16_Fp8CheckpointIsCastToBf16BeforeMsModelSlim) {
   EXPECT_GE(line_of(fp8_w4a8.prepare, "huggingface-cli download Qwen/Qwen3-32B --local-dir /models/Qwen3-32B"), 0);
   EXPECT_GE(line_of(fp8_w4a8.prepare, "msmodelslim quant --model_path /models/Qwen3-32B --save_path /models/Qwen3-32B-W4A8 --device npu:0,1 --model_type Qwen3-32B "), 0);
   EXPECT_LT(line_of(fp8_w4a8.prepare, "fp8_cast_bf16.py"), 0);
-  // A checkpoint whose format has no cast to BF16 (ModelOpt NVFP4): the row names the gap, not the repo.
-  auto nv = candidate("nvidia/Qwen3-32B-NVFP4", "ascend", 2);
-  const auto lnv = plan::build_launch(model_of("nvidia/Qwen3-32B-NVFP4"), nv, engine_for("npu"), catalogs().rules, 8, {});
-  EXPECT_EQ(served_checkpoint(lnv.serve), "/models/Qwen3-32B-NVFP4-w8a8");
+  // A checkpoint whose format has no cast to BF16 (ModelOpt NVFP4) and that the catalogue does not list as a release of
+  // its original: the row names the gap, not the repo.
+  auto nv = candidate("nvidia/Qwen3.6-27B-NVFP4", "ascend", 2);
+  const auto lnv = plan::build_launch(model_of("nvidia/Qwen3.6-27B-NVFP4"), nv, engine_for("npu"), catalogs().rules, 8, {});
+  EXPECT_EQ(served_checkpoint(lnv.serve), "/models/Qwen3.6-27B-NVFP4-w8a8");
   ASSERT_EQ(lnv.prepare.size(), 1u);
   EXPECT_TRUE(has(lnv.prepare[0], "no cast of that format back to BF16")) << lnv.prepare[0];
+  // h-quant12: nvidia/Qwen3-32B-NVFP4 is catalogued as the modelopt_nvfp4 release of Qwen/Qwen3-32B, so like Qwen's FP8
+  // releases it starts from its original's published W8A8 upload (it named the gap before).
+  auto nv32 = candidate("nvidia/Qwen3-32B-NVFP4", "ascend", 2);
+  const auto lnv32 = plan::build_launch(model_of("nvidia/Qwen3-32B-NVFP4"), nv32, engine_for("npu"), catalogs().rules, 8, {});
+  EXPECT_EQ(served_checkpoint(lnv32.serve), "vllm-ascend/Qwen3-32B-W8A8");
+  EXPECT_TRUE(lnv32.prepare.empty());
 }

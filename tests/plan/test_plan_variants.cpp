@@ -6,17 +6,12 @@
 #include <string>
 
 #include "base/json_util.hpp"
-#include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
+using pftest::json_of;
 
 namespace {
-Json json_of(const pftest::CliRun& r) {
-  auto j = parse_json(r.out, "stdout");
-  EXPECT_TRUE(j.has_value()) << r.out.substr(0, 400);
-  return j ? *j : Json();
-}
-
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
 
