@@ -105,12 +105,9 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
 
 namespace {
 
-// An optional {version_min, version_max, source} object of a profile (issue 15); `extra` names further keys it may hold.
-Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key,
-                                                                        const std::vector<std::string>& extra = {}) {
-  const Json* j = r.find(key);
-  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
-  JsonObject c(*j, origin, "profiles[" + id + "]." + key);
+// The {version_min, version_max, source} of a rule object (issue 15); `extra` names further keys it may hold.
+Expected<EngineProfile::VersionRule> parse_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
+                                                      const std::vector<std::string>& extra = {}) {
   std::vector<std::string> allowed = {"version_min", "version_max", "source"};
   allowed.insert(allowed.end(), extra.begin(), extra.end());
   PF_TRY(keys, c.only_keys(allowed));
@@ -121,7 +118,46 @@ Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const Jso
   const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
   if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
   if (src.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs a source", origin.c_str(), id.c_str(), key.c_str()), origin);
-  return std::optional<EngineProfile::VersionRule>(EngineProfile::VersionRule{*pmin, *pmax, src});
+  return EngineProfile::VersionRule{*pmin, *pmax, src};
+}
+
+// An optional {version_min, version_max, source} object of a profile (issue 15); `extra` names further keys it may hold.
+Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key,
+                                                                        const std::vector<std::string>& extra = {}) {
+  const Json* j = r.find(key);
+  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
+  JsonObject c(*j, origin, "profiles[" + id + "]." + key);
+  PF_TRY(rule, parse_rule_range(c, origin, id, key, extra));
+  return std::optional<EngineProfile::VersionRule>(rule);
+}
+
+// Issue 15: moe_dynamic_scale_copies [{tensors, w13_bytes_per_channel, w2_bytes_per_channel, families, version_min,
+// version_max, source}]: the expert-scale copies a W8A8_DYNAMIC fused-MoE layer keeps after loading.
+Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
+  const Json* copies = r.find("moe_dynamic_scale_copies");
+  if (!copies || copies->is_null()) return Ok{};
+  const std::string key = "moe_dynamic_scale_copies";
+  if (!copies->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  for (const auto& item : *copies) {
+    JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tensors", "w13_bytes_per_channel", "w2_bytes_per_channel", "families"}));
+    EngineProfile::ExpertScaleCopy copy;
+    copy.rule = rule;
+    PF_TRY(tensors, c.string("tensors"));
+    PF_TRY(w13, c.number("w13_bytes_per_channel"));
+    PF_TRY(w2, c.number("w2_bytes_per_channel"));
+    PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "]." + key + ".families", origin));
+    if (w13 < 0 || w13 > 64 || w2 < 0 || w2 > 64)
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s %s: bytes per channel must be in [0, 64], found %g and %g", origin.c_str(), id.c_str(), key.c_str(),
+                                                   tensors.c_str(), w13, w2), origin);
+    if (fams.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s %s needs families", origin.c_str(), id.c_str(), key.c_str(), tensors.c_str()), origin);
+    copy.tensors = tensors;
+    copy.w13_bytes_per_channel = w13;
+    copy.w2_bytes_per_channel = w2;
+    copy.families = fams;
+    p.moe_dynamic_scale_copies.push_back(copy);
+  }
+  return Ok{};
 }
 
 // The optional NPU memory rules of a profile (issue 15): ep_hccl_communicators [{group, buffer_mib (0 =
@@ -189,7 +225,7 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.dsa_cp_switch = *dsa;
     p.dsa_cp_source = *src;
   }
-  return Ok{};
+  return parse_expert_scale_copies(r, origin, id, p);
 }
 
 // One profiles[] record: an engine version range on one platform with its defaults and log-line rules.
@@ -205,7 +241,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
-                            "moe_hccl_communicators_without_ep"}));
+                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
