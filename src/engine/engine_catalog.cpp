@@ -105,6 +105,15 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
 
 namespace {
 
+// A record's version_min and version_max: both parsable and min <= max, else nullopt (the caller names the record).
+Expected<std::optional<std::pair<Version, Version>>> read_version_range(const JsonObject& r) {
+  PF_TRY(vmin, r.string("version_min"));
+  PF_TRY(vmax, r.string("version_max"));
+  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+  if (!pmin || !pmax || *pmax < *pmin) return std::optional<std::pair<Version, Version>>();
+  return std::optional<std::pair<Version, Version>>(std::make_pair(*pmin, *pmax));
+}
+
 // The {version_min, version_max, source} of a rule object (issue 15); `extra` names further keys it may hold.
 Expected<EngineProfile::VersionRule> parse_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
                                                       const std::vector<std::string>& extra = {}) {
@@ -112,13 +121,11 @@ Expected<EngineProfile::VersionRule> parse_rule_range(const JsonObject& c, const
   allowed.insert(allowed.end(), extra.begin(), extra.end());
   PF_TRY(keys, c.only_keys(allowed));
   (void)keys;
-  PF_TRY(vmin, c.string("version_min"));
-  PF_TRY(vmax, c.string("version_max"));
+  PF_TRY(range, read_version_range(c));
   PF_TRY(src, c.string("source"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
   if (src.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs a source", origin.c_str(), id.c_str(), key.c_str()), origin);
-  return EngineProfile::VersionRule{*pmin, *pmax, src};
+  return EngineProfile::VersionRule{range->first, range->second, src};
 }
 
 // An optional {version_min, version_max, source} object of a profile (issue 15); `extra` names further keys it may hold.
@@ -247,12 +254,10 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.id = id;
   PF_TRY(engine, r.string("engine"));
   p.engine = engine;
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
-  p.version_min = *pmin;
-  p.version_max = *pmax;
+  PF_TRY(range, read_version_range(r));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
+  p.version_min = range->first;
+  p.version_max = range->second;
   PF_TRY(platform, r.string("platform"));
   p.platform = platform;
   PF_TRY(util, r.number("default_gpu_memory_utilization"));
@@ -396,12 +401,12 @@ struct RecordRange {
 };
 Expected<RecordRange> read_record_range(JsonObject& r, const std::string& origin, const char* list) {
   PF_TRY(engine, r.string("engine"));
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin)
+  PF_TRY(range, read_version_range(r));
+  if (!range) {
+    PF_TRY(vmin, r.string("version_min"));
     return make_error(ErrorKind::corrupt, format("%s: %s[%s %s]: bad version range", origin.c_str(), list, engine.c_str(), vmin.c_str()), origin);
-  return RecordRange{engine, *pmin, *pmax};
+  }
+  return RecordRange{engine, range->first, range->second};
 }
 
 // One hybrid_group_padding[] record, attached to every profile of its engine whose version range overlaps its own.
