@@ -105,23 +105,66 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
 
 namespace {
 
+// A record's version_min and version_max: both parsable and min <= max, else nullopt (the caller names the record).
+Expected<std::optional<std::pair<Version, Version>>> read_version_range(const JsonObject& r) {
+  PF_TRY(vmin, r.string("version_min"));
+  PF_TRY(vmax, r.string("version_max"));
+  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
+  if (!pmin || !pmax || *pmax < *pmin) return std::optional<std::pair<Version, Version>>();
+  return std::optional<std::pair<Version, Version>>(std::make_pair(*pmin, *pmax));
+}
+
+// The {version_min, version_max, source} of a rule object (issue 15); `extra` names further keys it may hold.
+Expected<EngineProfile::VersionRule> parse_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
+                                                      const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> allowed = {"version_min", "version_max", "source"};
+  allowed.insert(allowed.end(), extra.begin(), extra.end());
+  PF_TRY(keys, c.only_keys(allowed));
+  (void)keys;
+  PF_TRY(range, read_version_range(c));
+  PF_TRY(src, c.string("source"));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
+  if (src.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs a source", origin.c_str(), id.c_str(), key.c_str()), origin);
+  return EngineProfile::VersionRule{range->first, range->second, src};
+}
+
 // An optional {version_min, version_max, source} object of a profile (issue 15); `extra` names further keys it may hold.
 Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key,
                                                                         const std::vector<std::string>& extra = {}) {
   const Json* j = r.find(key);
   if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
   JsonObject c(*j, origin, "profiles[" + id + "]." + key);
-  std::vector<std::string> allowed = {"version_min", "version_max", "source"};
-  allowed.insert(allowed.end(), extra.begin(), extra.end());
-  PF_TRY(keys, c.only_keys(allowed));
-  (void)keys;
-  PF_TRY(vmin, c.string("version_min"));
-  PF_TRY(vmax, c.string("version_max"));
-  PF_TRY(src, c.string("source"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
-  if (src.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs a source", origin.c_str(), id.c_str(), key.c_str()), origin);
-  return std::optional<EngineProfile::VersionRule>(EngineProfile::VersionRule{*pmin, *pmax, src});
+  PF_TRY(rule, parse_rule_range(c, origin, id, key, extra));
+  return std::optional<EngineProfile::VersionRule>(rule);
+}
+
+// Issue 15: moe_dynamic_scale_copies [{tensors, w13_bytes_per_channel, w2_bytes_per_channel, families, version_min,
+// version_max, source}]: the expert-scale copies a W8A8_DYNAMIC fused-MoE layer keeps after loading.
+Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
+  const Json* copies = r.find("moe_dynamic_scale_copies");
+  if (!copies || copies->is_null()) return Ok{};
+  const std::string key = "moe_dynamic_scale_copies";
+  if (!copies->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  for (const auto& item : *copies) {
+    JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tensors", "w13_bytes_per_channel", "w2_bytes_per_channel", "families"}));
+    EngineProfile::ExpertScaleCopy copy;
+    copy.rule = rule;
+    PF_TRY(tensors, c.string("tensors"));
+    PF_TRY(w13, c.number("w13_bytes_per_channel"));
+    PF_TRY(w2, c.number("w2_bytes_per_channel"));
+    PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "]." + key + ".families", origin));
+    if (w13 < 0 || w13 > 64 || w2 < 0 || w2 > 64)
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s %s: bytes per channel must be in [0, 64], found %g and %g", origin.c_str(), id.c_str(), key.c_str(),
+                                                   tensors.c_str(), w13, w2), origin);
+    if (fams.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s %s needs families", origin.c_str(), id.c_str(), key.c_str(), tensors.c_str()), origin);
+    copy.tensors = tensors;
+    copy.w13_bytes_per_channel = w13;
+    copy.w2_bytes_per_channel = w2;
+    copy.families = fams;
+    p.moe_dynamic_scale_copies.push_back(copy);
+  }
+  return Ok{};
 }
 
 // The optional NPU memory rules of a profile (issue 15): ep_hccl_communicators [{group, buffer_mib (0 =
@@ -189,7 +232,7 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.dsa_cp_switch = *dsa;
     p.dsa_cp_source = *src;
   }
-  return Ok{};
+  return parse_expert_scale_copies(r, origin, id, p);
 }
 
 // One profiles[] record: an engine version range on one platform with its defaults and log-line rules.
@@ -205,18 +248,16 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
-                            "moe_hccl_communicators_without_ep"}));
+                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
   PF_TRY(engine, r.string("engine"));
   p.engine = engine;
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
-  p.version_min = *pmin;
-  p.version_max = *pmax;
+  PF_TRY(range, read_version_range(r));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
+  p.version_min = range->first;
+  p.version_max = range->second;
   PF_TRY(platform, r.string("platform"));
   p.platform = platform;
   PF_TRY(util, r.number("default_gpu_memory_utilization"));
@@ -360,12 +401,12 @@ struct RecordRange {
 };
 Expected<RecordRange> read_record_range(JsonObject& r, const std::string& origin, const char* list) {
   PF_TRY(engine, r.string("engine"));
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin)
+  PF_TRY(range, read_version_range(r));
+  if (!range) {
+    PF_TRY(vmin, r.string("version_min"));
     return make_error(ErrorKind::corrupt, format("%s: %s[%s %s]: bad version range", origin.c_str(), list, engine.c_str(), vmin.c_str()), origin);
-  return RecordRange{engine, *pmin, *pmax};
+  }
+  return RecordRange{engine, range->first, range->second};
 }
 
 // One hybrid_group_padding[] record, attached to every profile of its engine whose version range overlaps its own.

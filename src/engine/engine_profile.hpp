@@ -156,6 +156,17 @@ struct EngineProfile {
   // Issue 15: versions whose MoE layers build every token dispatcher (MC2 and all-to-all included) whatever the layout,
   // so a MoE model on more than one rank opens the ep_hccl_communicators with expert parallel off too. Unset: only with EP.
   std::optional<VersionRule> moe_hccl_communicators_without_ep;
+  // Issue 15: copies of the routed experts' per-channel scales that vLLM-Ascend's W8A8_DYNAMIC fused-MoE method
+  // (AscendW8A8DynamicFusedMoEMethod.process_weights_after_loading) keeps beside the checkpoint's tensors, inside
+  // "Loading model weights took": bytes per w13 (gate + up) output channel and per w2 (down) output channel of every
+  // expert, on the listed device families, in the rule's version range. Empty: none.
+  struct ExpertScaleCopy {
+    std::string tensors;  // what the engine names them, e.g. "w13_weight_scale_fp32"
+    double w13_bytes_per_channel = 0, w2_bytes_per_channel = 0;
+    std::vector<std::string> families;
+    VersionRule rule;
+  };
+  std::vector<ExpertScaleCopy> moe_dynamic_scale_copies;
 
   // The catalogue's quantization_auto_detect records whose version range overlaps this profile.
   std::vector<QuantizationAutoDetect> quantization_auto_detects;

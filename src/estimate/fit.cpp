@@ -664,6 +664,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.dsa_cp_weights_bytes = terms::estimate_dsa_cp_extra(m, scheme, engine, dep, lay, weights.first.rule);
   weights.first.bytes += e.dsa_cp_weights_bytes;
   weights.last.bytes += e.dsa_cp_weights_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
+  e.expert_scale_copy_bytes = terms::estimate_expert_scale_copies(m, scheme, engine, device.family, dep, lay, weights.first.rule);
+  weights.first.bytes += e.expert_scale_copy_bytes;
+  weights.last.bytes += e.expert_scale_copy_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
   e.weights_bytes = weights.first.bytes;
   e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth (a plan fits tens of thousands)
   e.terms.push_back(weights.first);

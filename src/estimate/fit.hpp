@@ -219,6 +219,9 @@ struct FitEstimate {
   // DSA context parallel (vLLM-Ascend, sparse-attention models): what keeping q_b_proj / kv_b_proj whole and one
   // full o_proj adds to this rank's weights (inside weights_bytes). 0 when it is off.
   double dsa_cp_weights_bytes = 0;
+  // vLLM-Ascend W8A8_DYNAMIC MoE: the fp32 / int64 copies of the expert scales kept after loading (issue 15,
+  // engines.json moe_dynamic_scale_copies), inside weights_bytes. 0 elsewhere.
+  double expert_scale_copy_bytes = 0;
   // What the worker divides its budget by on this device (vLLM-Ascend's 310P worker: 2); 1 elsewhere.
   double kv_budget_divisor = 1.0;
   double available_kv_bytes = 0;

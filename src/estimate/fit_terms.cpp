@@ -392,10 +392,18 @@ Drafter estimate_drafter(const ModelSpec& m, const model::QuantScheme& scheme, c
     const bool mtp_kept = std::any_of(scheme.ignore.begin(), scheme.ignore.end(), [](const std::string& p) { return p.find("mtp") != std::string::npos; });
     const model::QuantScheme& mtp_scheme = mtp_kept ? unquantized : scheme;
     const model::SchemeFormats formats(mtp_scheme);
+    // Issue 15: the MTP classes of num_nextn_predict_layers checkpoints (those that store their own embedding) build
+    // the [embedding; hidden] projection as a plain torch nn.Linear, which no quantization method reaches, so it loads
+    // in the model dtype whatever the checkpoint's scheme (vLLM vllm/model_executor/models/deepseek_mtp.py
+    // DeepSeekMultiTokenPredictorLayer: `self.eh_proj = nn.Linear(config.hidden_size * 2, config.hidden_size, bias=False)`,
+    // from PR #12755 (https://github.com/vllm-project/vllm/pull/12755) to the DeepSeek-V4-era tree of 2026).
+    const bool own_embedding = std::any_of(m.weights.begin(), m.weights.end(), [](const model::WeightGroup& g) { return g.module == "model.mtp.embed_tokens"; });
+    const double model_dtype_bytes = static_cast<double>(model::dtype_bits(m.dtype) / 8);
     for (const auto& g : m.weights) {
       if (g.part != model::Part::mtp || ends_with(g.module, "embed_tokens") || ends_with(g.module, "shared_head.head")) continue;
       const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
-      d.weights_bytes += group_bytes(m, mtp_scheme, formats, g) *
+      const bool plain_linear = own_embedding && g.module == "model.mtp.eh_proj";
+      d.weights_bytes += (plain_linear ? static_cast<double>(g.params()) * model_dtype_bytes : group_bytes(m, mtp_scheme, formats, g)) *
                          (whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0));
     }
     d.layers = m.mtp_layers;
@@ -602,6 +610,35 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
                    bytes_to_gib(extra), bytes_to_gib(whole_q_b), bytes_to_gib(whole_kv_b), static_cast<long long>(lay.tp), bytes_to_gib(o_proj_layer),
                    engine.dsa_cp_source.c_str());
   return extra;
+}
+
+double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
+                                    const Deployment& dep, const StageLayout& lay, std::string& rule) {
+  const model::SchemeFormats formats(scheme);
+  double total = 0;
+  for (const auto& copy : engine.moe_dynamic_scale_copies) {
+    if (!copy.rule.covers(engine.rule_version()) || std::find(copy.families.begin(), copy.families.end(), device_family) == copy.families.end()) continue;
+    double bytes = 0;
+    for (const auto& g : m.weights) {
+      const bool drafter = g.part == model::Part::mtp && dep.speculative.mtp() && lay.pp == 1;  // the MTP layers sit on the last stage
+      if (!g.expert || !g.linear || (g.part != model::Part::text && !drafter)) continue;
+      if (formats(g.module, g.expert) != model::WeightFormat::modelslim_w8a8_dynamic) continue;
+      // vLLM stacks gate and up into w13 (2 x moe_intermediate output channels, split by TP when the experts are) and
+      // keeps down as w2, whose hidden output channels a TP-sharded expert keeps whole ([experts, hidden, 1] scales):
+      // with expert parallel this rank holds experts / (DP x TP) whole experts, without it every expert.
+      const bool w2 = ends_with(g.module, "down_proj");
+      const double per_channel = w2 ? copy.w2_bytes_per_channel : copy.w13_bytes_per_channel;
+      const double share = w2 && !dep.enable_expert_parallel ? 1.0 : weight_rank_share(g, lay.tp) / static_cast<double>(lay.dp);
+      const double stage = g.part == model::Part::text ? static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers) : 1.0;
+      const double channels = static_cast<double>(g.rows) * static_cast<double>(g.count);
+      bytes += channels * per_channel * share * stage;
+    }
+    total += bytes;
+    if (dep.explain && bytes > 0)
+      rule += format(" + expert scale copies %s %.3f GiB (%.0f B per w13 and %.0f B per w2 channel: %s)", copy.tensors.c_str(), bytes_to_gib(bytes),
+                     copy.w13_bytes_per_channel, copy.w2_bytes_per_channel, copy.rule.source.c_str());
+  }
+  return total;
 }
 
 // CANN HCCL_BUFFSIZE: "Each communicator occupies 2 x HCCL_BUFFSIZE memory, which is used for receiving and

@@ -124,6 +124,12 @@ Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout, 
 // 0 when off. `rule` gets the explanation when dep.explain.
 double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
                              const StageLayout& layout, std::string& rule);
+// Issue 15: the expert-scale copies vLLM-Ascend's W8A8_DYNAMIC fused-MoE layers keep after loading
+// (engine.moe_dynamic_scale_copies on the device's family): per routed expert held by this rank, bytes per w13
+// (gate + up) and per w2 (down) output channel, over the first stage's MoE layers and, when they are the drafter, the
+// MTP layers. 0 for other expert formats. `rule` gets the explanation when dep.explain.
+double estimate_expert_scale_copies(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine,
+                                    const std::string& device_family, const Deployment& dep, const StageLayout& layout, std::string& rule);
 
 // Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
 // (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "estimate/fit.hpp"
+#include "estimate/fit_terms.hpp"
 #include "fit_setup.hpp"
 
 using namespace preflight;
@@ -116,4 +117,92 @@ TEST(NpuVersions, Issue15_MoeDispatchersOpenHcclCommunicatorsWithEpOff) {
     EXPECT_EQ(e.expert_parallel_size, 1) << r.model << " @ " << r.version;
     EXPECT_NEAR(e.ep_communicator_bytes, r.expected_bytes, 1.0) << r.model << " @ " << r.version << " TP " << r.tp;
   }
+}
+
+namespace {
+
+// The nightly CI layout of DeepSeek-V3.2-W8A8 on one A3 node (vllm-ascend 8900e33): DP 2 x TP 8 with expert parallel,
+// --quantization ascend (the msModelSlim W8A8 variant: routed experts W8A8_DYNAMIC).
+estimate::Deployment dsv32_a3() {
+  estimate::Deployment d;
+  d.tensor_parallel_size = 8;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 8192;
+  d.max_num_seqs = 4;
+  d.max_num_batched_tokens = 8192;
+  d.gpu_memory_utilization = 0.92;
+  d.quantization = "ascend";
+  return d;
+}
+
+}  // namespace
+
+// vLLM-Ascend's AscendW8A8DynamicFusedMoEMethod.process_weights_after_loading keeps, per expert, an fp32 copy of the
+// w13 scale (w13_weight_scale_fp32: 2 x moe_intermediate x 4 B, PR #1891, v0.10.0rc1 on) and, from PR #3532
+// (v0.12.0rc1) until PR #6794 (v0.16.0rc1) made them depend on VLLM_ASCEND_ENABLE_FUSED_MC2 (default 0), int64
+// copies of both scales (fused_w1_scale 2 x moe_intermediate x 8 B, fused_w2_scale hidden x 8 B).
+// DeepSeek-V3.2 (config.json: hidden 7,168, moe_intermediate 2,048, 256 experts, 61 layers, the first 3 dense):
+//   per expert, 0.12 - 0.15: 4,096 x (4 + 8) + 7,168 x 8 = 49,152 + 57,344 = 106,496 B; 0.10 - 0.11 and 0.16+: 16,384 B
+//   EP 16 (DP 2 x TP 8): 256 / 16 = 16 experts x 58 MoE layers = 928 experts per rank
+//     -> 928 x 106,496 = 98,828,288 B; 928 x 16,384 = 15,204,352 B
+//   with the MTP layer as the drafter: 16 experts more -> 944 x 106,496 = 100,532,224 B
+//   EP off, TP 8: w13 256 x 4,096 / 8 x 12 B = 1,572,864 B and w2 (hidden channels whole) 256 x 7,168 x 8 B =
+//     14,680,064 B per layer, x 58 = 942,669,824 B
+// The one-node nightly log printed 45.4712 GB of weights against 45.08 GiB predicted without the copies.
+TEST(NpuVersions, Issue15_W8a8DynamicExpertScaleCopiesByVersion) {
+  struct Row {
+    const char* version;
+    double expected_bytes;
+  };
+  const Row rows[] = {{"0.9.1", 0.0},          {"0.11.0", 15204352.0}, {"0.12.0", 98828288.0}, {"0.13.0", 98828288.0},
+                      {"0.15.0", 98828288.0},  {"0.16.0", 15204352.0}, {"0.18.0", 15204352.0}, {"0.23.0", 15204352.0}};
+  for (const auto& r : rows) {
+    auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", r.version);
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, dsv32_a3());
+    EXPECT_NEAR(e.expert_scale_copy_bytes, r.expected_bytes, 1.0) << r.version;
+  }
+  // Inside the weights line: 0.15 and 0.16 share a catalogue profile, so their weights differ by the int64 copies only.
+  auto s15 = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.15.0");
+  auto s16 = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.16.0");
+  const auto e15 = estimate::estimate_fit(s15.model, s15.device, s15.engine, s15.overheads, dsv32_a3());
+  const auto e16 = estimate::estimate_fit(s16.model, s16.device, s16.engine, s16.overheads, dsv32_a3());
+  EXPECT_NEAR(e15.weights_bytes - e16.weights_bytes, 98828288.0 - 15204352.0, 1.0);
+
+  auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.13.0");
+  estimate::Deployment mtp = dsv32_a3();
+  mtp.speculative.method = "deepseek_mtp";
+  mtp.speculative.num_speculative_tokens = 2;
+  EXPECT_NEAR(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, mtp).expert_scale_copy_bytes, 100532224.0, 1.0);
+  estimate::Deployment tp = dsv32_a3();
+  tp.data_parallel_size = 1;
+  tp.enable_expert_parallel = false;
+  EXPECT_NEAR(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, tp).expert_scale_copy_bytes, 942669824.0, 1.0);
+  // bf16 experts have no scales to copy; the 310P builds its MoE from its own method (v0.15.0rc1 on), which keeps none.
+  estimate::Deployment bf16 = dsv32_a3();
+  bf16.quantization.clear();
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, bf16).expert_scale_copy_bytes, 0.0);
+  auto p310 = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "300I-Duo", "vllm-ascend", "0.18.0");
+  EXPECT_EQ(estimate::estimate_fit(p310.model, p310.device, p310.engine, p310.overheads, dsv32_a3()).expert_scale_copy_bytes, 0.0);
+}
+
+// vLLM's DeepSeek MTP layer builds its [embedding; hidden] projection as a plain torch nn.Linear
+// (vllm/model_executor/models/deepseek_mtp.py: `self.eh_proj = nn.Linear(config.hidden_size * 2, config.hidden_size,
+// bias=False)`), which no quantization method reaches: it loads as 7,168 x 14,336 x 2 B = 205,520,896 B in bf16 on
+// every rank, however the checkpoint is quantized. So the drafter's bytes under the W8A8 scheme equal those under the
+// same scheme with eh_proj left unquantized; before, the int8 eh_proj (102,760,448 B + its scales) was counted.
+TEST(NpuVersions, Issue15_DeepSeekMtpEhProjLoadsInTheModelDtype) {
+  auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.13.0");
+  estimate::Deployment d = dsv32_a3();
+  d.speculative.method = "deepseek_mtp";
+  d.speculative.num_speculative_tokens = 2;
+  const auto quantized = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  model::QuantScheme kept = estimate::terms::deployed_scheme(s.model, d);
+  ASSERT_TRUE(kept.quantized());
+  kept.ignore.push_back("eh_proj");
+  estimate::Deployment k = d;
+  k.quant_scheme = kept;
+  const auto unquantized = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, k);
+  ASSERT_GT(quantized.drafter_weights_bytes, 205520896.0);
+  EXPECT_NEAR(quantized.drafter_weights_bytes, unquantized.drafter_weights_bytes, 1.0);
 }
