@@ -132,11 +132,13 @@ std::string render_speed(const estimate::SpeedEstimate& s, const Style&) {
 Json plan_to_json(const plan::PlanResult& plan, const std::string& question) {
   Json j = envelope("plan");
   j["question"] = question;
-  Json rec = Json::array(), rej = Json::array();
+  // Issue 19 (round 7): the rows' arrays are built in place, not built and then copied into the object.
+  Json& rec = j["recommended"] = Json::array();
+  rec.get_ref<Json::array_t&>().reserve(plan.recommended.size());
   for (const auto& c : plan.recommended) rec.push_back(candidate_to_json(c));
+  Json& rej = j["rejected"] = Json::array();
+  rej.get_ref<Json::array_t&>().reserve(plan.rejected.size());
   for (const auto& c : plan.rejected) rej.push_back(candidate_to_json(c));
-  j["recommended"] = rec;
-  j["rejected"] = rej;
   j["assumptions"] = plan.assumptions;
   return j;
 }
