@@ -519,15 +519,26 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 
+  // The KV bytes a step reads at `micro` sequences, summed layer by layer. Issue 19 (round 7): the sum at one sequence
+  // is taken once per estimate (a step is evaluated three times per point: its value and the band's two ends); at one
+  // sequence each layer's (bytes x context) x 1 is bytes x context, so that sum is the same number.
+  const auto kv_step_bytes = [&](int64_t micro) {
+    double sum = 0;
+    for (size_t i = 0; i < t.kv_bytes_per_token_layer.size(); ++i) {
+      const int64_t ctx = t.window[i] > 0 ? std::min(t.window[i], w.context_tokens) : w.context_tokens;
+      sum += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
+    }
+    return sum;
+  };
+  const double kv_one_sequence = kv_step_bytes(1);
+  const bool routed = m.num_experts > 0 && t.expert_weight_bytes > 0;
+  const double touched_one_sequence = routed ? expert_read_fraction(m, ep, 1) : 1.0;  // likewise taken once
   auto decode_step = [&](int64_t batch, double effective_bw) {
     StepTerms st;
     const int64_t micro = layer_split ? batch : (batch + pp - 1) / pp;  // sequences per pipeline micro-batch (llama.cpp: one pass)
-    const double touched = m.num_experts > 0 && t.expert_weight_bytes > 0 ? expert_read_fraction(m, ep, micro) : 1.0;
+    const double touched = !routed ? 1.0 : micro == 1 ? touched_one_sequence : expert_read_fraction(m, ep, micro);
     st.weight_bytes = t.dense_weight_bytes + t.expert_weight_bytes * touched;
-    for (size_t i = 0; i < t.kv_bytes_per_token_layer.size(); ++i) {
-      const int64_t ctx = t.window[i] > 0 ? std::min(t.window[i], w.context_tokens) : w.context_tokens;
-      st.kv_bytes += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
-    }
+    st.kv_bytes = micro == 1 ? kv_one_sequence : kv_step_bytes(micro);
     st.state_bytes = 2.0 * t.state_bytes_per_sequence * static_cast<double>(micro);
     st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / effective_bw;
     if (peak > 0) {
