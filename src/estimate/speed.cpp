@@ -442,6 +442,18 @@ double expert_read_fraction(const ModelSpec& m, int64_t ep, int64_t micro) {
   return ep > 1 ? expected_busiest_rank_experts(m.num_experts, ep, distinct) * static_cast<double>(ep) / n : distinct / n;
 }
 
+// The KV bytes a decode step reads per rank at `micro` sequences and `context_tokens` (sliding layers up to their
+// window), summed layer by layer. At one sequence each layer's (bytes x context) x 1 is bytes x context, so a sum
+// taken once for one sequence is the number every step at one sequence reads.
+double step_kv_bytes(const ModelTraffic& t, int64_t context_tokens, int64_t micro) {
+  double sum = 0;
+  for (size_t i = 0; i < t.kv_bytes_per_token_layer.size(); ++i) {
+    const int64_t ctx = t.window[i] > 0 ? std::min(t.window[i], context_tokens) : context_tokens;
+    sum += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
+  }
+  return sum;
+}
+
 // Ranks the routed experts are dealt out over as whole experts: TP with --enable-expert-parallel and one data-parallel
 // replica (vLLM then reduces the experts' partial sums with the TP all-reduce, like TP). 1 otherwise; with data
 // parallel the experts' all-to-all is not modelled and the experts are taken as a TP share (said so).
@@ -519,15 +531,17 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 
+  // Issue 19 (round 7): a step is evaluated three times per point (its value and the band's two ends); its KV bytes and
+  // routed-expert fraction at one sequence are taken once per estimate.
+  const double kv_one_sequence = step_kv_bytes(t, w.context_tokens, 1);
+  const bool routed = m.num_experts > 0 && t.expert_weight_bytes > 0;
+  const double touched_one_sequence = routed ? expert_read_fraction(m, ep, 1) : 1.0;
   auto decode_step = [&](int64_t batch, double effective_bw) {
     StepTerms st;
     const int64_t micro = layer_split ? batch : (batch + pp - 1) / pp;  // sequences per pipeline micro-batch (llama.cpp: one pass)
-    const double touched = m.num_experts > 0 && t.expert_weight_bytes > 0 ? expert_read_fraction(m, ep, micro) : 1.0;
+    const double touched = !routed ? 1.0 : micro == 1 ? touched_one_sequence : expert_read_fraction(m, ep, micro);
     st.weight_bytes = t.dense_weight_bytes + t.expert_weight_bytes * touched;
-    for (size_t i = 0; i < t.kv_bytes_per_token_layer.size(); ++i) {
-      const int64_t ctx = t.window[i] > 0 ? std::min(t.window[i], w.context_tokens) : w.context_tokens;
-      st.kv_bytes += t.kv_bytes_per_token_layer[i] * static_cast<double>(ctx) * static_cast<double>(micro);
-    }
+    st.kv_bytes = micro == 1 ? kv_one_sequence : step_kv_bytes(t, w.context_tokens, micro);
     st.state_bytes = 2.0 * t.state_bytes_per_sequence * static_cast<double>(micro);
     st.memory_s = (st.weight_bytes + st.kv_bytes + st.state_bytes) / effective_bw;
     if (peak > 0) {

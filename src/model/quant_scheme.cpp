@@ -223,29 +223,71 @@ bool module_ignored(const QuantScheme& scheme, const std::string& module) {
 namespace {
 constexpr int k_ignored = -1, k_no_pattern = -2;
 
-// Which rule decides `module` under these patterns: ignored, the index of the first matching
-// module_formats pattern, or none.
-int classify(const QuantScheme& scheme, const std::string& module) {
-  if (module_ignored(scheme, module)) return k_ignored;
-  for (size_t i = 0; i < scheme.module_formats.size(); ++i)
-    if (pattern_matches(scheme.module_formats[i].first, module)) return static_cast<int>(i);
-  return k_no_pattern;
-}
-
 // The classification per (pattern lists, module), kept per thread for the last few pattern lists seen:
 // module_format runs for every weight group of every candidate a plan tries, over a handful of schemes
 // (a checkpoint's own and the --quantization flags'). An entry is found by comparing the lists
 // themselves, so a scheme changed in place never reads another's answers.
 }  // namespace
 
+// One pattern as pattern_matches reads it, prepared once per table (issue 19, round 7: a plan process classified
+// every module against every pattern afresh, normalizing and checking both names each time): a "re:" pattern keeps
+// its text for pattern_matches; any other matches where its normal form (normalize_module) occurs in the module's
+// normal form, '*' matching any run (glob_within). That glob begins and ends with '*', so it matches where the pieces
+// of the normal form between its '*'s occur in the module's normal form in order, each found leftmost after the last.
+struct PreparedPattern {
+  bool regex = false;
+  std::vector<std::string> pieces;  // the normal form split at '*', empty pieces left out
+};
+
 struct SchemeFormats::Table {
   std::vector<std::string> ignore;
   std::vector<std::string> patterns;
+  std::vector<PreparedPattern> prepared_ignore, prepared_patterns;
   std::unordered_map<std::string, int> by_module;
 };
 
 namespace {
 using ClassCache = SchemeFormats::Table;
+
+PreparedPattern prepare_pattern(const std::string& raw) {
+  PreparedPattern p;
+  p.regex = starts_with(raw, "re:");
+  if (p.regex) return p;
+  const std::string normal = is_normal(raw) ? raw : normalize_module(raw);
+  size_t start = 0;
+  while (start <= normal.size()) {
+    size_t end = normal.find('*', start);
+    if (end == std::string::npos) end = normal.size();
+    if (end > start) p.pieces.push_back(normal.substr(start, end - start));
+    start = end + 1;
+  }
+  return p;
+}
+
+// pattern_matches(raw, module) for the prepared form of raw; `normal` is normalize_module(module). Both branches of
+// pattern_matches come to this: glob_within(module, raw) when both are normal, else glob_match of their normal forms
+// with the pattern's wrapped in '*', which is glob_within of the two normal forms.
+bool prepared_matches(const PreparedPattern& p, const std::string& raw, const std::string& module, const std::string& normal) {
+  if (p.regex) return pattern_matches(raw, module);
+  size_t at = 0;
+  for (const auto& piece : p.pieces) {
+    at = normal.find(piece, at);
+    if (at == std::string::npos) return false;
+    at += piece.size();
+  }
+  return true;
+}
+
+// Which rule decides `module` under the table's patterns (the scheme's lists): ignored (module_ignored), the index of
+// the first matching module_formats pattern, or none.
+int classify_prepared(const ClassCache& table, const std::string& module) {
+  const std::string normal = is_normal(module) ? module : normalize_module(module);
+  for (size_t i = 0; i < table.prepared_ignore.size(); ++i)
+    if (prepared_matches(table.prepared_ignore[i], table.ignore[i], module, normal)) return k_ignored;
+  for (size_t i = 0; i < table.prepared_patterns.size(); ++i)
+    if (prepared_matches(table.prepared_patterns[i], table.patterns[i], module, normal)) return static_cast<int>(i);
+  return k_no_pattern;
+}
 
 bool same_patterns(const ClassCache& c, const QuantScheme& s) {
   if (c.ignore != s.ignore || c.patterns.size() != s.module_formats.size()) return false;
@@ -266,6 +308,8 @@ std::shared_ptr<ClassCache> table_for(const QuantScheme& scheme) {
   auto fresh = std::make_shared<ClassCache>();
   fresh->ignore = scheme.ignore;
   for (const auto& p : scheme.module_formats) fresh->patterns.push_back(p.first);
+  for (const auto& p : fresh->ignore) fresh->prepared_ignore.push_back(prepare_pattern(p));
+  for (const auto& p : fresh->patterns) fresh->prepared_patterns.push_back(prepare_pattern(p));
   if (cache.size() < k_entries) {
     cache.push_back(fresh);
   } else {
@@ -275,9 +319,9 @@ std::shared_ptr<ClassCache> table_for(const QuantScheme& scheme) {
   return fresh;
 }
 
-int cached_class(ClassCache& table, const QuantScheme& scheme, const std::string& module) {
+int cached_class(ClassCache& table, const std::string& module) {
   auto it = table.by_module.find(module);
-  if (it == table.by_module.end()) it = table.by_module.emplace(module, classify(scheme, module)).first;
+  if (it == table.by_module.end()) it = table.by_module.emplace(module, classify_prepared(table, module)).first;
   return it->second;
 }
 
@@ -290,14 +334,14 @@ WeightFormat format_of(const QuantScheme& scheme, int c, bool expert) {
 
 WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
   if (!scheme.quantized()) return WeightFormat::native;
-  return format_of(scheme, cached_class(*table_for(scheme), scheme, module), expert);
+  return format_of(scheme, cached_class(*table_for(scheme), module), expert);
 }
 
 SchemeFormats::SchemeFormats(const QuantScheme& scheme) : scheme_(&scheme), table_(scheme.quantized() ? table_for(scheme) : nullptr) {}
 
 WeightFormat SchemeFormats::operator()(const std::string& module, bool expert) const {
   if (!table_) return WeightFormat::native;
-  return format_of(*scheme_, cached_class(*table_, *scheme_, module), expert);
+  return format_of(*scheme_, cached_class(*table_, module), expert);
 }
 
 Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin) {

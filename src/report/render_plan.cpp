@@ -9,11 +9,30 @@ namespace preflight::report {
 
 namespace {
 
+// Issue 19 (round 7): a plan's rows (tens of thousands in a catalogue sweep) are written member by member into the
+// object, a sorted map, so the text is the one an initializer list gives, without the two-element array that list
+// builds for each member first.
+Json::object_t& members(Json& j) { return j.get_ref<Json::object_t&>(); }
+
 Json launch_to_json(const plan::Launch& l) {
   Json nodes = Json::array();
-  for (const auto& n : l.nodes) nodes.push_back({{"role", n.role}, {"lines", n.lines}});
-  return {{"prepare", l.prepare}, {"shell", l.shell},   {"env", l.env},     {"checkpoint", l.checkpoint}, {"serve", l.serve},
-          {"multi_node", l.multi_node}, {"nodes", nodes}, {"notes", l.notes}};
+  for (const auto& n : l.nodes) {
+    Json node = Json::object();
+    members(node).emplace("role", n.role);
+    members(node).emplace("lines", n.lines);
+    nodes.push_back(std::move(node));
+  }
+  Json j = Json::object();
+  auto& o = members(j);
+  o.emplace("prepare", l.prepare);
+  o.emplace("shell", l.shell);
+  o.emplace("env", l.env);
+  o.emplace("checkpoint", l.checkpoint);
+  o.emplace("serve", l.serve);
+  o.emplace("multi_node", l.multi_node);
+  o.emplace("nodes", std::move(nodes));
+  o.emplace("notes", l.notes);
+  return j;
 }
 
 // The start commands in the order they run. One node: set-up, conversion, exports, serve. Several
@@ -32,19 +51,21 @@ void render_launch(std::ostringstream& o, const plan::Launch& l) {
 }
 
 Json candidate_to_json(const plan::Candidate& c) {
-  Json j = {{"model", c.model_id},
-            {"variant", c.variant},
-            {"variant_id", c.variant_id},
-            {"quantization", c.quantization_flag},
-            {"device", c.device_id},
-            {"engine", c.engine_id},
-            {"num_devices", c.num_devices},
-            {"tensor_parallel_size", c.tensor_parallel_size},
-            {"pipeline_parallel_size", c.pipeline_parallel_size},
-            {"context_tokens", c.context_tokens},
-            {"params", c.params},
-            {"meets", c.meets},
-            {"reason", c.reason}};
+  Json j = Json::object();
+  auto& o = members(j);
+  o.emplace("model", c.model_id);
+  o.emplace("variant", c.variant);
+  o.emplace("variant_id", c.variant_id);
+  o.emplace("quantization", c.quantization_flag);
+  o.emplace("device", c.device_id);
+  o.emplace("engine", c.engine_id);
+  o.emplace("num_devices", c.num_devices);
+  o.emplace("tensor_parallel_size", c.tensor_parallel_size);
+  o.emplace("pipeline_parallel_size", c.pipeline_parallel_size);
+  o.emplace("context_tokens", c.context_tokens);
+  o.emplace("params", c.params);
+  o.emplace("meets", c.meets);
+  o.emplace("reason", c.reason);
   if (c.data_parallel_size > 1) {  // issue 15: a DP+EP row (only there, so other rows keep their shape)
     j["data_parallel_size"] = c.data_parallel_size;
     j["expert_parallel"] = c.expert_parallel;
@@ -70,39 +91,45 @@ Json candidate_to_json(const plan::Candidate& c) {
 Json speed_to_json(const estimate::SpeedEstimate& s) {
   Json points = Json::array();
   for (const auto& p : s.points) {
-    points.push_back({{"concurrency", p.concurrency},
-                      {"per_stream_tokens_per_s", p.per_stream_tokens_per_s},
-                      {"per_stream_low", p.per_stream_low},
-                      {"per_stream_high", p.per_stream_high},
-                      {"aggregate_tokens_per_s", p.aggregate_tokens_per_s},
-                      {"step_ms", p.terms.step_s * 1e3},
-                      {"memory_ms", p.terms.memory_s * 1e3},
-                      {"compute_ms", p.terms.compute_s * 1e3},
-                      {"overhead_ms", p.terms.overhead_s * 1e3},
-                      {"moe_ms", p.terms.moe_s * 1e3},
-                      {"communication_ms", p.terms.communication_s * 1e3},
-                      {"bound", p.terms.bound}});
+    Json point = Json::object();
+    auto& o = members(point);
+    o.emplace("concurrency", p.concurrency);
+    o.emplace("per_stream_tokens_per_s", p.per_stream_tokens_per_s);
+    o.emplace("per_stream_low", p.per_stream_low);
+    o.emplace("per_stream_high", p.per_stream_high);
+    o.emplace("aggregate_tokens_per_s", p.aggregate_tokens_per_s);
+    o.emplace("step_ms", p.terms.step_s * 1e3);
+    o.emplace("memory_ms", p.terms.memory_s * 1e3);
+    o.emplace("compute_ms", p.terms.compute_s * 1e3);
+    o.emplace("overhead_ms", p.terms.overhead_s * 1e3);
+    o.emplace("moe_ms", p.terms.moe_s * 1e3);
+    o.emplace("communication_ms", p.terms.communication_s * 1e3);
+    o.emplace("bound", p.terms.bound);
+    points.push_back(std::move(point));
   }
-  return {{"engine", s.engine},
-          {"platform", s.platform},
-          {"mode", s.mode},
-          {"bandwidth_gb_s", s.bandwidth_bytes_per_s / 1e9},
-          {"bandwidth_source", s.bandwidth_source},
-          {"effective_bandwidth_gb_s", s.effective_bandwidth_bytes_per_s / 1e9},
-          {"bandwidth_band_gb_s", {s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9}},
-          {"bandwidth_is_prior", s.bandwidth_is_prior},
-          {"link", s.link},
-          {"cross_node", s.cross_node},
-          {"context_tokens", s.context_tokens},
-          {"single_stream_tokens_per_s", s.single_stream_tokens_per_s},
-          {"single_stream_band", {s.single_stream_low, s.single_stream_high}},
-          {"input_tokens", s.input_tokens},
-          {"ttft_ms", s.ttft_s * 1e3},
-          {"ttft_band_ms", {s.ttft_low_s * 1e3, s.ttft_high_s * 1e3}},
-          {"prefill_tokens_per_s", s.prefill_tokens_per_s},
-          {"points", points},
-          {"provenance", s.provenance},
-          {"assumptions", s.assumptions}};
+  Json j = Json::object();
+  auto& o = members(j);
+  o.emplace("engine", s.engine);
+  o.emplace("platform", s.platform);
+  o.emplace("mode", s.mode);
+  o.emplace("bandwidth_gb_s", s.bandwidth_bytes_per_s / 1e9);
+  o.emplace("bandwidth_source", s.bandwidth_source);
+  o.emplace("effective_bandwidth_gb_s", s.effective_bandwidth_bytes_per_s / 1e9);
+  o.emplace("bandwidth_band_gb_s", Json::array({s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9}));
+  o.emplace("bandwidth_is_prior", s.bandwidth_is_prior);
+  o.emplace("link", s.link);
+  o.emplace("cross_node", s.cross_node);
+  o.emplace("context_tokens", s.context_tokens);
+  o.emplace("single_stream_tokens_per_s", s.single_stream_tokens_per_s);
+  o.emplace("single_stream_band", Json::array({s.single_stream_low, s.single_stream_high}));
+  o.emplace("input_tokens", s.input_tokens);
+  o.emplace("ttft_ms", s.ttft_s * 1e3);
+  o.emplace("ttft_band_ms", Json::array({s.ttft_low_s * 1e3, s.ttft_high_s * 1e3}));
+  o.emplace("prefill_tokens_per_s", s.prefill_tokens_per_s);
+  o.emplace("points", std::move(points));
+  o.emplace("provenance", s.provenance);
+  o.emplace("assumptions", s.assumptions);
+  return j;
 }
 
 std::string render_speed(const estimate::SpeedEstimate& s, const Style&) {
@@ -132,11 +159,13 @@ std::string render_speed(const estimate::SpeedEstimate& s, const Style&) {
 Json plan_to_json(const plan::PlanResult& plan, const std::string& question) {
   Json j = envelope("plan");
   j["question"] = question;
-  Json rec = Json::array(), rej = Json::array();
+  // Issue 19 (round 7): the rows' arrays are built in place, not built and then copied into the object.
+  Json& rec = j["recommended"] = Json::array();
+  rec.get_ref<Json::array_t&>().reserve(plan.recommended.size());
   for (const auto& c : plan.recommended) rec.push_back(candidate_to_json(c));
+  Json& rej = j["rejected"] = Json::array();
+  rej.get_ref<Json::array_t&>().reserve(plan.rejected.size());
   for (const auto& c : plan.rejected) rej.push_back(candidate_to_json(c));
-  j["recommended"] = rec;
-  j["rejected"] = rej;
   j["assumptions"] = plan.assumptions;
   return j;
 }
