@@ -690,7 +690,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.non_torch_bytes = non_torch.bytes;
   e.terms.push_back(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
-  const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget);
+  const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens);
   e.graph_bytes = graph.bytes;
   e.terms.push_back(graph);
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);
