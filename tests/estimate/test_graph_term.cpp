@@ -57,7 +57,7 @@ TEST(GraphTerm, Issue15_CaptureSizesDefaultGrid) {
 // - max_num_seqs 8: ceiling min(8 x 4 x 2, 512) = 64; grid 1, 2, 4, 8 ... 64 rounded up to multiples of 4:
 //   4, 8, 16, 24, 32, 40, 48, 56, 64 (9); FULL up to 8 x 4 = 32: 4, 8, 16, 24, 32 (5).
 // - max_num_seqs 48: ceiling 384; 1, 2, 4 -> 4, then 8 ... 248 (31) and 256 ... 384 (9): 41 sizes, FULL up to 192:
-//   4, 8 ... 192 = 25 (vllm #46367 prints "PIECEWISE=41 (largest=384), FULL=25 (largest=192)").
+//   4, 8 ... 192 = 25 (the counts vllm #46367 prints, "PIECEWISE=41 (largest=384), FULL=25 (largest=192)").
 // - max_num_seqs 1 (the p2p-bench 2 x 5060 Ti start): ceiling 8; 1, 2, 4, 8 -> 4, 8; FULL up to 4: 4.
 TEST(GraphTerm, Issue15_CaptureSizesSpeculativeDecoding) {
   const auto a = estimate::terms::cudagraph_capture_sizes(8, 8192, 4);
