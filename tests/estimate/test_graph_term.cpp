@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_util.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/fit_terms.hpp"
@@ -130,4 +131,33 @@ TEST(GraphTerm, Issue15_CatalogueConstantsOnVllm023) {
   const auto o = estimate::estimate_fit(old.model, old.device, old.engine, old.overheads, d);
   EXPECT_FALSE(o.graph_in_budget);
   EXPECT_DOUBLE_EQ(o.graph_bytes, 644245094.0);
+}
+
+// The capture constants are optional in an overheads record; present, they are bounded and the per-graph cost names
+// its source, and the loader's error names the file and the key.
+TEST(GraphTerm, Issue15_CaptureConstantsAreChecked) {
+  auto text = [](const std::string& capture) {
+    return R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "cuda", "non_torch_bytes": 1, "graph_bytes": 1,
+      "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 0.1, "rope_cache_bytes_per_element": 2, "rope_cache_source": "s",
+      "evidence": "e", "band_fraction": 0.3, "non_torch_multi_rank_fraction": 0.5, "non_torch_multi_rank_source": "s")" + capture + "}]}";
+  };
+  auto good = parse_json(text(R"(, "graph_first_capture_bytes": 100, "graph_per_capture_bytes": 5, "graph_capture_source": "s")"), "engines.json");
+  ASSERT_TRUE(good.has_value());
+  auto ok = engine::parse_engine_catalog(*good, "engines.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_DOUBLE_EQ(ok->overheads.front().graph_first_capture_bytes, 100.0);
+  EXPECT_DOUBLE_EQ(ok->overheads.front().graph_per_capture_bytes, 5.0);
+  auto none = parse_json(text(""), "engines.json");
+  ASSERT_TRUE(none.has_value());
+  auto prior = engine::parse_engine_catalog(*none, "engines.json");
+  ASSERT_TRUE(prior.has_value()) << prior.error().describe();
+  EXPECT_EQ(prior->overheads.front().graph_per_capture_bytes, 0.0);
+  for (const std::string bad : {std::string(R"(, "graph_per_capture_bytes": -5, "graph_capture_source": "s")"), std::string(R"(, "graph_per_capture_bytes": 5)")}) {
+    auto j = parse_json(text(bad), "engines.json");
+    ASSERT_TRUE(j.has_value());
+    auto e = engine::parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << bad;
+    EXPECT_NE(e.error().describe().find("engines.json"), std::string::npos);
+    EXPECT_NE(e.error().describe().find("graph_per_capture_bytes"), std::string::npos) << e.error().describe();
+  }
 }
