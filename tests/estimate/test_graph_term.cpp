@@ -15,6 +15,7 @@
 #include "estimate/fit.hpp"
 #include "estimate/fit_terms.hpp"
 #include "fit_setup.hpp"
+#include "logs/engine_log.hpp"
 
 using namespace preflight;
 
@@ -160,4 +161,22 @@ TEST(GraphTerm, Issue15_CaptureConstantsAreChecked) {
     EXPECT_NE(e.error().describe().find("engines.json"), std::string::npos);
     EXPECT_NE(e.error().describe().find("graph_per_capture_bytes"), std::string::npos) << e.error().describe();
   }
+}
+
+// The logs read-back: "Estimated CUDA graph memory: X GiB total" (the line profile_cudagraph_memory logs, as the p2p-bench
+// 2 x 5060 Ti log prints it) is its own field beside the capture's "took" figure, with its line number.
+TEST(GraphTerm, Issue15_LogsReadTheEstimateLine) {
+  auto sigs = logs::load_signatures();
+  ASSERT_TRUE(sigs.has_value()) << sigs.error().describe();
+  const std::string text =
+      "INFO 06-16 10:00:00 [gpu_model_runner.py:6021] Profiling CUDA graph memory: PIECEWISE=2 (largest=8), FULL=1 (largest=4)\n"
+      "(Worker_TP0 pid=1) INFO 06-16 10:00:02 [gpu_model_runner.py:6100] Estimated CUDA graph memory: 0.10 GiB total\n"
+      "(Worker_TP0 pid=1) INFO 06-16 10:00:02 [gpu_worker.py:460] Available KV cache memory: 2.04 GiB\n"
+      "(Worker_TP0 pid=1) INFO 06-16 10:00:09 [gpu_model_runner.py:6200] Graph capturing finished in 7 secs, took 0.08 GiB\n";
+  const auto log = logs::parse_engine_log(text, *sigs);
+  ASSERT_TRUE(log.printed.graph_estimate_gib);
+  EXPECT_DOUBLE_EQ(log.printed.graph_estimate_gib->value, 0.10);
+  EXPECT_EQ(log.printed.graph_estimate_gib->line, 2);
+  ASSERT_TRUE(log.printed.graph_gib);
+  EXPECT_DOUBLE_EQ(log.printed.graph_gib->value, 0.08);
 }
