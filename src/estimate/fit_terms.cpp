@@ -730,7 +730,8 @@ Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool gra
            {"in_budget", 1.0},
            {"piecewise_graphs", static_cast<double>(sizes.piecewise.size())},
            {"full_graphs", static_cast<double>(sizes.full.size())},
-           {"largest_capture_tokens", static_cast<double>(sizes.piecewise.empty() ? 0 : sizes.piecewise.back())}}};
+           {"largest_capture_tokens", static_cast<double>(sizes.piecewise.empty() ? 0 : sizes.piecewise.back())},
+           {"largest_full_tokens", static_cast<double>(sizes.full.empty() ? 0 : sizes.full.back())}}};
 }
 
 }  // namespace preflight::estimate::terms

@@ -128,10 +128,18 @@ TEST(GraphTerm, Issue15_CatalogueConstantsOnVllm023) {
   ASSERT_EQ(e.max_num_batched_tokens, 2048);
   EXPECT_TRUE(e.graph_in_budget);
   EXPECT_DOUBLE_EQ(e.graph_bytes, 608249494.0);
+  // The lines the engine logs before the KV line: 608,249,494 B = 0.566 GiB.
+  bool profiling = false, estimated = false;
+  for (const auto& l : e.lines) {
+    profiling = profiling || l == "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)";
+    estimated = estimated || l == "Estimated CUDA graph memory: 0.57 GiB total";
+  }
+  EXPECT_TRUE(profiling && estimated);
   auto old = pftest::fit_setup("Qwen/Qwen2.5-7B", "A100-80G-SXM", "vllm", "0.20.0");
   const auto o = estimate::estimate_fit(old.model, old.device, old.engine, old.overheads, d);
   EXPECT_FALSE(o.graph_in_budget);
   EXPECT_DOUBLE_EQ(o.graph_bytes, 644245094.0);
+  for (const auto& l : o.lines) EXPECT_EQ(l.find("CUDA graph memory"), std::string::npos) << l;
 }
 
 // The capture constants are optional in an overheads record; present, they are bounded and the per-graph cost names
