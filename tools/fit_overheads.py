@@ -37,6 +37,9 @@ weights and verdicts, leave-one-out beside in-sample; `--held-out FILES` adds th
 Tokens and concurrency follow the refitted budget in proportion (exact up to one block per group); weights carry no
 fitted constant, so their leave-one-out figure is the in-sample one. Pipeline-parallel cases keep the binary's figures.
 `--loo --check` exits 1 unless every leave-one-out median (available KV, tokens, concurrency) is within the limits.
+`--graph` (issue 15) fits the CUDA graph estimate vLLM 0.21+ subtracts before KV sizing, first capture + further graphs x
+a per-graph cost (src/estimate/fit_terms.cpp estimate_graph), on the cases' printed graph figures, and
+prints each case in-sample and leave-one-out; the constants go into the overheads record by hand (graph_*_bytes).
 
 Usage: tools/fit_overheads.py [--preflight build/preflight] [--write | --check | --loo [--held-out FILES]] FILES...   (standard library only)
        e.g. tools/fit_overheads.py ../shared/validation/*.jsonl data/evidence/*.jsonl
@@ -256,6 +259,65 @@ def loo(report, catalog, held_out, check_limits):
     return 1 if bad else 0
 
 
+def graph_cases(report, files, catalog):
+    """Issue 15: the cases whose graph term is vLLM's pre-capture estimate (graph in the budget, the platform's capture
+    constants) with a printed graph figure: `cuda_graph_estimate_gib` ("Estimated CUDA graph memory"), else
+    `cuda_graph_gib` (the capture's own figure, which vLLM's estimate tracks where it is subtracted). The binary's graph
+    bytes are first + x x per_graph, x = the further graphs (PIECEWISE - 1 + FULL - 1), so x is read back from them with
+    the catalogue's constants."""
+    printed = {}
+    for path in files:
+        for line in open(path):
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            c = json.loads(line)
+            g = c.get("cuda_graph_estimate_gib", c.get("cuda_graph_gib"))
+            if g is not None and c.get("id"):
+                printed[c["id"]] = float(g)
+    out = []
+    for oh in catalog["overheads"]:
+        first, per = oh.get("graph_first_capture_bytes", 0), oh.get("graph_per_capture_bytes", 0)
+        if per <= 0:
+            continue
+        for r in report["rows"]:
+            m = r.get("memory_terms")
+            if r.get("platform") != oh["platform"] or not m or m["graph_in_budget"] < 0.5 or r["id"] not in printed or m["graph"] == oh["graph_bytes"]:
+                continue
+            out.append({"id": r["id"], "x": round((m["graph"] - first) / per), "printed": printed[r["id"]] * GIB, "binary": m["graph"]})
+    return out
+
+
+def graph_fit(cases):
+    """Least squares of printed = first + x x per_graph; None with fewer than two distinct x."""
+    if len({c["x"] for c in cases}) < 2:
+        return None
+    n = len(cases)
+    mx, my = sum(c["x"] for c in cases) / n, sum(c["printed"] for c in cases) / n
+    per = sum((c["x"] - mx) * (c["printed"] - my) for c in cases) / sum((c["x"] - mx) ** 2 for c in cases)
+    return my - per * mx, per
+
+
+def graph(report, files, catalog):
+    cases = graph_cases(report, files, catalog)
+    fit = graph_fit(cases)
+    if fit is None:
+        print(f"graph: {len(cases)} case(s) with a printed graph figure; nothing fitted")
+        return 0
+    print(f"graph (vLLM pre-capture estimate): {len(cases)} cases; first capture {fit[0] / GIB:.4f} GiB ({fit[0]:.0f} B), "
+          f"{fit[1] / 2 ** 20:.4f} MiB ({fit[1]:.0f} B) per further graph")
+    print(f"  {'case':58s} {'x':>6s} {'printed':>8s} {'binary':>8s} {'in-sample':>9s} {'loo':>8s}   GiB")
+    loo_err = []
+    for i, c in enumerate(cases):
+        rest = graph_fit(cases[:i] + cases[i + 1:])
+        pin = fit[0] + fit[1] * c["x"]
+        ploo = rest[0] + rest[1] * c["x"] if rest else float("nan")
+        loo_err.append(abs(ploo - c["printed"]))
+        print(f"  {c['id'][:58]:58s} {c['x']:6d} {c['printed'] / GIB:8.3f} {c['binary'] / GIB:8.3f} {pin / GIB:9.3f} {ploo / GIB:8.3f}")
+    print(f"  leave-one-out |error|: median {median(loo_err) / GIB:.3f} GiB, max {max(loo_err) / GIB:.3f} GiB")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preflight", default="build/preflight")
@@ -264,10 +326,13 @@ def main():
     ap.add_argument("--loo", action="store_true", help="leave-one-out and in-sample figures by regime (with --check: fail outside the limits)")
     ap.add_argument("--held-out", nargs="*", default=None, help="with --loo: cases never fitted on, shown beside")
     ap.add_argument("--catalog", default="data/engines/engines.json")
+    ap.add_argument("--graph", action="store_true", help="refit the CUDA graph estimate's constants on printed graph figures (issue 15), with leave-one-out")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     report = validate_report(a.preflight, a.files)
     catalog = json.load(open(a.catalog))
+    if a.graph:
+        sys.exit(graph(report, a.files, catalog))
     if a.loo:
         held = validate_report(a.preflight, a.held_out) if a.held_out else None
         sys.exit(loo(report, catalog, held, a.check))

@@ -281,6 +281,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["max_concurrency"] = opt(p.max_concurrency);
   j["concurrency_len"] = opt(p.concurrency_len);
   j["cuda_graph_gib"] = opt(p.graph_gib);
+  j["cuda_graph_estimate_gib"] = opt(p.graph_estimate_gib);
   j["tokens_per_s"] = Json();
   j["fits"] = failed ? Json(false) : log.started || p.kv_cache_tokens ? Json(true) : Json();
   j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();

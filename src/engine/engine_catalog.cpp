@@ -488,6 +488,16 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   o.non_torch_multi_rank_fraction = multi;
   PF_TRY(multi_src, r.string("non_torch_multi_rank_source"));
   o.non_torch_multi_rank_source = multi_src;
+  PF_TRY(first_capture, r.opt_number("graph_first_capture_bytes"));
+  PF_TRY(per_capture, r.opt_number("graph_per_capture_bytes"));
+  PF_TRY(capture_src, r.opt_string("graph_capture_source"));
+  if (first_capture.value_or(0) < 0 || per_capture.value_or(0) < 0 || per_capture.value_or(0) > 1024.0 * 1024 * 1024)
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].graph_first_capture_bytes / graph_per_capture_bytes: expected 0 or more (per graph at most 1 GiB)", origin.c_str(), o.platform.c_str()), origin);
+  if (per_capture.value_or(0) > 0 && capture_src.value_or("").empty())
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].graph_per_capture_bytes has no graph_capture_source", origin.c_str(), o.platform.c_str()), origin);
+  o.graph_first_capture_bytes = first_capture.value_or(0);
+  o.graph_per_capture_bytes = per_capture.value_or(0);
+  o.graph_capture_source = capture_src.value_or("");
   return o;
 }
 

@@ -198,6 +198,12 @@ struct Overheads {
   // a fraction of non_torch_bytes; fitted, with its evidence.
   double non_torch_multi_rank_fraction = 0;
   std::string non_torch_multi_rank_source;
+  // Issue 15: the pre-capture CUDA graph estimate (vLLM 0.21+ profile_cudagraph_memory) as a function of the capture
+  // sizes: the first capture, and each further graph; fitted on printed "Estimated CUDA graph memory" lines, with
+  // their source. 0: not modelled, graph_bytes is used.
+  double graph_first_capture_bytes = 0;
+  double graph_per_capture_bytes = 0;
+  std::string graph_capture_source;
 };
 
 struct EngineCatalog {

@@ -465,6 +465,28 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
   decide_after_kv(e, engine, oh, dep);
 }
 
+// Issue 15: vLLM 0.21+ logs its pre-capture CUDA graph estimate before the KV line (gpu_model_runner.profile_cudagraph_memory):
+// "Profiling CUDA graph memory: PIECEWISE=n (largest=a), FULL=m (largest=b)" and "Estimated CUDA graph memory: X GiB total",
+// from the graph term when it is that estimate (its inputs name the graph counts).
+void graph_estimate_lines(FitEstimate& e) {
+  for (const auto& t : e.terms) {
+    if (t.name != "graph capture") continue;
+    double pw = 0, full = 0, largest = 0, largest_full = 0;
+    for (const auto& [k, v] : t.inputs) {
+      if (k == "piecewise_graphs") pw = v;
+      if (k == "full_graphs") full = v;
+      if (k == "largest_capture_tokens") largest = v;
+      if (k == "largest_full_tokens") largest_full = v;
+    }
+    if (pw <= 0) return;
+    std::string profiling = format("Profiling CUDA graph memory: PIECEWISE=%.0f (largest=%.0f)", pw, largest);
+    if (full > 0) profiling += format(", FULL=%.0f (largest=%.0f)", full, largest_full);
+    e.lines.push_back(profiling);
+    e.lines.push_back(format("Estimated CUDA graph memory: %.2f GiB total", bytes_to_gib(t.bytes)));
+    return;
+  }
+}
+
 // The lines the engine prints, from the version's templates (engines.json weights_line, kv_line).
 void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
   auto fill = [&](std::string text, double weights, double kv, double total) {
@@ -481,6 +503,7 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     return text;
   };
   if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
+  graph_estimate_lines(e);
   if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, available, e.total_bytes));
   // Issue 15: each pipeline stage's workers print their own load and KV lines (the first above stands for stage 0
   // and the lowest budget); one pair per stage, named by stage, card and layers.
@@ -693,7 +716,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.non_torch_bytes = non_torch.bytes;
   e.terms.push_back(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
-  const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget);
+  const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens);
   e.graph_bytes = graph.bytes;
   e.terms.push_back(graph);
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);

@@ -724,14 +724,61 @@ int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProf
   return std::max(batched_tokens, max_model_len);
 }
 
-Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget) {
+// vLLM _set_cudagraph_sizes (vllm/config/vllm.py, 0.21 - 0.25): the default capture ceiling is 512 tokens (1024 on
+// datacenter Blackwell, not modelled: the cases' cards are not).
+constexpr int64_t k_cudagraph_default_max_capture_size = 512;
+
+CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
+  CaptureSizes c;
+  const int64_t q = std::max<int64_t>(1, decode_query_len);
+  const int64_t cap = std::min({std::max<int64_t>(1, max_num_seqs) * q * 2, k_cudagraph_default_max_capture_size, std::max<int64_t>(1, max_num_batched_tokens)});
+  std::vector<int64_t> grid;
+  for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
+    if (s <= cap) grid.push_back(s);
+  for (int64_t s = 8; s <= cap && s < 256; s += 8) grid.push_back(s);
+  for (int64_t s = 256; s <= cap; s += 16) grid.push_back(s);
+  if (max_num_batched_tokens <= cap && std::find(grid.begin(), grid.end(), max_num_batched_tokens) == grid.end()) grid.push_back(max_num_batched_tokens);
+  // Speculative decoding: a uniform decode step is q tokens per request, so sizes are taken in multiples of q.
+  for (const int64_t s : grid) {
+    const int64_t rounded = (s + q - 1) / q * q;
+    if (rounded <= max_num_batched_tokens && std::find(c.piecewise.begin(), c.piecewise.end(), rounded) == c.piecewise.end())
+      c.piecewise.push_back(rounded);
+  }
+  std::sort(c.piecewise.begin(), c.piecewise.end());
+  for (const int64_t s : c.piecewise)
+    if (s <= std::max<int64_t>(1, max_num_seqs) * q) c.full.push_back(s);
+  return c;
+}
+
+Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
   const bool eager = dep.mode == ExecutionMode::eager;
-  const double bytes = eager ? 0.0 : oh.graph_bytes;
+  const bool mechanism = !eager && graph_in_budget && oh.graph_per_capture_bytes > 0 && max_num_seqs > 0 && max_num_batched_tokens > 0;
+  if (!mechanism) {
+    const double bytes = eager ? 0.0 : oh.graph_bytes;
+    if (!dep.explain) return {"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
+    return {"graph capture", bytes, bytes * oh.band_fraction,
+            eager ? "--enforce-eager: no graphs"
+                  : (graph_in_budget ? "estimated before KV sizing and subtracted from the budget (the platform's prior)"
+                                     : "captured after KV allocation, outside the budget (needs the 1 - util headroom)"),
+            {{"graph_bytes", bytes}, {"in_budget", graph_in_budget ? 1.0 : 0.0}}};
+  }
+  const int64_t q = dep.speculative.method.empty() ? 1 : 1 + std::max<int64_t>(0, dep.speculative.num_speculative_tokens);
+  const CaptureSizes sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens, q);
+  // profile_cudagraph_memory: max over modes of the first capture + sum over modes of (graphs - 1) x the second capture.
+  const int64_t further = static_cast<int64_t>(sizes.piecewise.size()) - 1 + (sizes.full.empty() ? 0 : static_cast<int64_t>(sizes.full.size()) - 1);
+  const double bytes = oh.graph_first_capture_bytes + static_cast<double>(further) * oh.graph_per_capture_bytes;
   if (!dep.explain) return {"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
   return {"graph capture", bytes, bytes * oh.band_fraction,
-          eager ? "--enforce-eager: no graphs"
-                : (graph_in_budget ? "estimated before KV sizing and subtracted from the budget" : "captured after KV allocation, outside the budget (needs the 1 - util headroom)"),
-          {{"graph_bytes", bytes}, {"in_budget", graph_in_budget ? 1.0 : 0.0}}};
+          format("estimated before KV sizing and subtracted from the budget: first capture %.0f MiB + (PIECEWISE %zu - 1 + FULL %zu - 1) graphs x "
+                 "%.2f MiB (capture sizes up to %lld tokens from max_num_seqs %lld x decode query length %lld x 2, at most 512 and max_num_batched_tokens %lld; %s)",
+                 oh.graph_first_capture_bytes / (1024.0 * 1024), sizes.piecewise.size(), sizes.full.size(), oh.graph_per_capture_bytes / (1024.0 * 1024), static_cast<long long>(sizes.piecewise.empty() ? 0 : sizes.piecewise.back()),
+                 static_cast<long long>(max_num_seqs), static_cast<long long>(q), static_cast<long long>(max_num_batched_tokens), oh.graph_capture_source.c_str()),
+          {{"graph_bytes", bytes},
+           {"in_budget", 1.0},
+           {"piecewise_graphs", static_cast<double>(sizes.piecewise.size())},
+           {"full_graphs", static_cast<double>(sizes.full.size())},
+           {"largest_capture_tokens", static_cast<double>(sizes.piecewise.empty() ? 0 : sizes.piecewise.back())},
+           {"largest_full_tokens", static_cast<double>(sizes.full.empty() ? 0 : sizes.full.back())}}};
 }
 
 }  // namespace preflight::estimate::terms

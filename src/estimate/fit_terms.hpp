@@ -152,8 +152,22 @@ Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme&
 // group of 16 or more ranks (two or more 8-card nodes) with at most 24 experts per rank runs the profile run's first
 // pass on MC2, whose dispatch opens RDMA queue pairs to every peer; empty when that does not apply.
 std::string mc2_transport_note(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size);
-// Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing.
-Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget);
+// Issue 15: the CUDA graphs vLLM (0.21 - 0.25 rule, vllm/config/vllm.py _set_cudagraph_sizes) captures in its default
+// FULL_AND_PIECEWISE mode, in tokens, ascending. The grid is 1, 2, 4, multiples of 8 below 256, then of 16, up to
+// min(max_num_seqs x decode_query_len x 2, 512, max_num_batched_tokens), plus max_num_batched_tokens when it is within
+// that; with speculative decoding (decode_query_len = 1 + num_speculative_tokens > 1) each size is rounded up to a
+// multiple of decode_query_len and duplicates dropped. PIECEWISE takes every size (mixed batches), FULL the uniform
+// decode ones: at most max_num_seqs x decode_query_len tokens.
+struct CaptureSizes {
+  std::vector<int64_t> piecewise, full;
+};
+CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
+// Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing. Where the engine
+// estimates it before KV sizing (graph_in_budget) and the platform's overheads carry the capture constants, the term is
+// that estimate (gpu_model_runner.profile_cudagraph_memory): the first capture of each mode plus (graphs - 1) x the
+// second capture, extrapolated per mode, with the first-capture and per-graph costs fitted. Elsewhere the platform's
+// prior. max_num_seqs / max_num_batched_tokens: the resolved settings (0: the prior).
+Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0);
 
 // Issue 15: the profile run's token count where the engine version raises max_num_batched_tokens to max_model_len
 // (engines.json whole_prompt_prefill: vLLM-Ascend's Ascend scheduler forced on for non-MLA text-only models), else

@@ -393,6 +393,7 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
   if (line.find("Graph capturing finished") != std::string::npos) {
     if (auto v = number_after(line, "took")) set_once(p.graph_gib, *v, n);
   }
+  if (auto v = number_after(line, "Estimated CUDA graph memory:")) set_once(p.graph_estimate_gib, *v, n);
   if (line.find("Encoder cache will be initialized") != std::string::npos) {
     if (auto budget = number_after(line, "with a budget of")) set_once(p.encoder_budget_tokens, static_cast<int64_t>(*budget), n);
     size_t items_end = 0;

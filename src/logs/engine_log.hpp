@@ -105,6 +105,7 @@ struct PrintedLines {
   std::optional<Logged<double>> max_concurrency;    // "Maximum concurrency for L tokens per request: Xx"
   std::optional<Logged<int64_t>> concurrency_len;
   std::optional<Logged<double>> graph_gib;          // "Graph capturing finished in N secs, took X GiB"
+  std::optional<Logged<double>> graph_estimate_gib; // "Estimated CUDA graph memory: X GiB total" (vLLM 0.21+, before KV sizing; issue 15)
   // "Encoder cache will be initialized with a budget of N tokens, and profiled with K image items of the
   // maximum feature size": the profile run's encoder pass (vLLM V1, vLLM-Ascend >= 0.13).
   std::optional<Logged<int64_t>> encoder_budget_tokens, encoder_items;
