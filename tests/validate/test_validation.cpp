@@ -233,23 +233,33 @@ TEST(Validation, MalformedLineNamesFileAndLine) {
 
 // Issue 15: the public DP + EP start-up logs (DeepSeek-V3.1/V3.2 W8A8 on Ascend, DP 2-4 x TP 4-8 with expert
 // parallel and MTP; Qwen3-235B-A22B BF16 DP 2 x TP 8 EP on two A2 nodes, vllm-ascend #5493) print the weights per rank; each is predicted within 2% (the layer_sharding runs, an
-// additional-config the estimator does not read, excepted).
+// additional-config the estimator does not read, excepted). vllm-ascend #2191 (DeepSeek-V3 W8A8 on v0.9.1rc2 with
+// torchair, added in session 12) prints 44.16 GiB against 45.21 predicted: a known miss, not located, kept visible
+// (it must stay evaluated, and stay a miss until the mechanism is found: then move it into the checked set).
 TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
   auto r = validate::run_validation({std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl"}, o);
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   int checked = 0;
+  int misses = 0;
   for (const auto& row : r->rows) {
     if (row.id.find("-dp") == std::string::npos || row.id.find("-ep") == std::string::npos) continue;
     if (row.id.find("2026-01-26") != std::string::npos || row.id.find("2026-02-12") != std::string::npos) continue;
+    const bool known_miss = row.id.find("ascend2191-") != std::string::npos;
     for (const auto& f : row.fields) {
       if (f.field != "weights_gib") continue;
+      if (known_miss) {
+        EXPECT_GT(f.abs_pct, 2.0) << row.id << " is now within 2%: move it into the checked set";
+        ++misses;
+        continue;
+      }
       EXPECT_LT(f.abs_pct, 2.0) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
       ++checked;
     }
   }
   EXPECT_EQ(checked, 4);
+  EXPECT_EQ(misses, 1);
 }
 
 // Issue 20: a llama.cpp-on-CPU case reads at min(threads x 11.9 GB/s, 0.67 x socket peak) on the llama.cpp CPU
