@@ -46,4 +46,20 @@ inline FitSetup fit_setup(const std::string& model_id, const std::string& device
   return s;
 }
 
+// vllm-ascend's nightly CI layout of DeepSeek-V3.2-W8A8 on one A3 node (8900e33): DP 2 x TP 8 with expert parallel,
+// max_model_len 8,192, 4 sequences, 8,192 batched tokens, utilization 0.92, --quantization ascend (msModelSlim W8A8:
+// routed experts W8A8_DYNAMIC). Used by the DP+EP weight and communicator tests.
+inline preflight::estimate::Deployment dsv32_a3_nightly() {
+  preflight::estimate::Deployment d;
+  d.tensor_parallel_size = 8;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 8192;
+  d.max_num_seqs = 4;
+  d.max_num_batched_tokens = 8192;
+  d.gpu_memory_utilization = 0.92;
+  d.quantization = "ascend";
+  return d;
+}
+
 }  // namespace pftest

@@ -73,15 +73,7 @@ TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
 // (printed 'Available memory: 6051272396' = 5.636 GiB; predicted 9.736 before). With them: 9.736 - 2.488 = 7.25 GiB.
 TEST(FitEp, Issue15_DeepSeekV32DpEpBudgetLosesTheCommunicators) {
   auto s = setup("deepseek-ai/DeepSeek-V3.2", "910C", "0.13.0");
-  estimate::Deployment d;
-  d.tensor_parallel_size = 8;
-  d.data_parallel_size = 2;
-  d.enable_expert_parallel = true;
-  d.max_model_len = 8192;
-  d.max_num_seqs = 4;
-  d.max_num_batched_tokens = 8192;
-  d.gpu_memory_utilization = 0.92;
-  d.quantization = "ascend";
+  estimate::Deployment d = pftest::dsv32_a3_nightly();
   d.device_total_bytes = 65787658240.0;
   d.speculative.method = "deepseek_mtp";
   d.speculative.num_speculative_tokens = 2;

@@ -119,24 +119,6 @@ TEST(NpuVersions, Issue15_MoeDispatchersOpenHcclCommunicatorsWithEpOff) {
   }
 }
 
-namespace {
-
-// The nightly CI layout of DeepSeek-V3.2-W8A8 on one A3 node (vllm-ascend 8900e33): DP 2 x TP 8 with expert parallel,
-// --quantization ascend (the msModelSlim W8A8 variant: routed experts W8A8_DYNAMIC).
-estimate::Deployment dsv32_a3() {
-  estimate::Deployment d;
-  d.tensor_parallel_size = 8;
-  d.data_parallel_size = 2;
-  d.enable_expert_parallel = true;
-  d.max_model_len = 8192;
-  d.max_num_seqs = 4;
-  d.max_num_batched_tokens = 8192;
-  d.gpu_memory_utilization = 0.92;
-  d.quantization = "ascend";
-  return d;
-}
-
-}  // namespace
 
 // vLLM-Ascend's AscendW8A8DynamicFusedMoEMethod.process_weights_after_loading keeps, per expert, an fp32 copy of the
 // w13 scale (w13_weight_scale_fp32: 2 x moe_intermediate x 4 B, PR #1891, v0.10.0rc1 on) and, from PR #3532
@@ -159,31 +141,31 @@ TEST(NpuVersions, Issue15_W8a8DynamicExpertScaleCopiesByVersion) {
                       {"0.15.0", 98828288.0},  {"0.16.0", 15204352.0}, {"0.18.0", 15204352.0}, {"0.23.0", 15204352.0}};
   for (const auto& r : rows) {
     auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", r.version);
-    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, dsv32_a3());
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, pftest::dsv32_a3_nightly());
     EXPECT_NEAR(e.expert_scale_copy_bytes, r.expected_bytes, 1.0) << r.version;
   }
   // Inside the weights line: 0.15 and 0.16 share a catalogue profile, so their weights differ by the int64 copies only.
   auto s15 = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.15.0");
   auto s16 = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.16.0");
-  const auto e15 = estimate::estimate_fit(s15.model, s15.device, s15.engine, s15.overheads, dsv32_a3());
-  const auto e16 = estimate::estimate_fit(s16.model, s16.device, s16.engine, s16.overheads, dsv32_a3());
+  const auto e15 = estimate::estimate_fit(s15.model, s15.device, s15.engine, s15.overheads, pftest::dsv32_a3_nightly());
+  const auto e16 = estimate::estimate_fit(s16.model, s16.device, s16.engine, s16.overheads, pftest::dsv32_a3_nightly());
   EXPECT_NEAR(e15.weights_bytes - e16.weights_bytes, 98828288.0 - 15204352.0, 1.0);
 
   auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.13.0");
-  estimate::Deployment mtp = dsv32_a3();
+  estimate::Deployment mtp = pftest::dsv32_a3_nightly();
   mtp.speculative.method = "deepseek_mtp";
   mtp.speculative.num_speculative_tokens = 2;
   EXPECT_NEAR(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, mtp).expert_scale_copy_bytes, 100532224.0, 1.0);
-  estimate::Deployment tp = dsv32_a3();
+  estimate::Deployment tp = pftest::dsv32_a3_nightly();
   tp.data_parallel_size = 1;
   tp.enable_expert_parallel = false;
   EXPECT_NEAR(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, tp).expert_scale_copy_bytes, 942669824.0, 1.0);
   // bf16 experts have no scales to copy; the 310P builds its MoE from its own method (v0.15.0rc1 on), which keeps none.
-  estimate::Deployment bf16 = dsv32_a3();
+  estimate::Deployment bf16 = pftest::dsv32_a3_nightly();
   bf16.quantization.clear();
   EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, bf16).expert_scale_copy_bytes, 0.0);
   auto p310 = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "300I-Duo", "vllm-ascend", "0.18.0");
-  EXPECT_EQ(estimate::estimate_fit(p310.model, p310.device, p310.engine, p310.overheads, dsv32_a3()).expert_scale_copy_bytes, 0.0);
+  EXPECT_EQ(estimate::estimate_fit(p310.model, p310.device, p310.engine, p310.overheads, pftest::dsv32_a3_nightly()).expert_scale_copy_bytes, 0.0);
 }
 
 // vLLM's DeepSeek MTP layer builds its [embedding; hidden] projection as a plain torch nn.Linear
@@ -193,7 +175,7 @@ TEST(NpuVersions, Issue15_W8a8DynamicExpertScaleCopiesByVersion) {
 // same scheme with eh_proj left unquantized; before, the int8 eh_proj (102,760,448 B + its scales) was counted.
 TEST(NpuVersions, Issue15_DeepSeekMtpEhProjLoadsInTheModelDtype) {
   auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.13.0");
-  estimate::Deployment d = dsv32_a3();
+  estimate::Deployment d = pftest::dsv32_a3_nightly();
   d.speculative.method = "deepseek_mtp";
   d.speculative.num_speculative_tokens = 2;
   const auto quantized = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
