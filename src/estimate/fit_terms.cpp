@@ -586,9 +586,10 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.peak = {"activation peak", peak, peak * oh.band_fraction, {}, {}};
   if (explain)
     ph.peak = {"activation peak", peak, peak * oh.band_fraction,
-             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
+             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B%s; vision encoder %.2f GiB; "
                     "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
-                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b, bytes_to_gib(vision_peak),
+                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b,
+                    ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "", bytes_to_gib(vision_peak),
                     bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                     held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : ""),
