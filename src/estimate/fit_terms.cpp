@@ -505,6 +505,21 @@ double sampler_copies(const engine::EngineProfile& engine, const Deployment& dep
 
 }  // namespace
 
+double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, int64_t batched_tokens) {
+  const auto gdn = std::find_if(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::linear_attention; });
+  if (gdn == m.layers.end() || batched_tokens <= 0 || lay.tp <= 0) return 0.0;
+  // set_recurrent_geometry: conv channels 2 x key heads x dk + value heads x dv; ssm heads = value heads, head dim dv, state dk.
+  const double dk = static_cast<double>(gdn->ssm_state_dim), dv = static_cast<double>(gdn->ssm_head_dim);
+  const double hv = static_cast<double>(gdn->ssm_heads) / static_cast<double>(lay.tp);
+  const double hk = dk > 0 ? (static_cast<double>(gdn->conv_channels) - static_cast<double>(gdn->ssm_heads) * dv) / (2.0 * dk) / static_cast<double>(lay.tp) : 0.0;
+  const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
+  constexpr int64_t chunk = 64;  // chunk_local_cumsum(chunk_size=64), FLA_CHUNK_SIZE
+  const double t = static_cast<double>(batched_tokens);
+  const double chunks = static_cast<double>((batched_tokens + chunk - 1) / chunk);
+  const double per_token = hv * (4.0 + static_cast<double>(chunk) * b + dk * b + 3.0 * dv * b) + 2.0 * hk * dk * b;
+  return t * per_token + chunks * hv * dk * dv * b;
+}
+
 Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
                                           const StageLayout& lay, int64_t batched_tokens, int64_t max_num_seqs, int64_t L) {
   // Three phases run one after another, so the peak is the largest of: the text forward over
@@ -523,14 +538,18 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   const int64_t sampler_rows = std::min(max_num_seqs, batched_tokens);
   ph.text_unit_bytes = static_cast<double>(batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(lay.tp)) * b;
   ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
-  const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes;
+  // Issue 15: on vLLM (CUDA / ROCm, the Triton FLA kernels) a Gated DeltaNet layer's chunked-prefill workspace sits on
+  // top of the fitted per-token peak; vLLM-Ascend's own kernels and fitted factors are left as they were.
+  ph.text_workspace_bytes = engine.engine == "vllm" ? gdn_prefill_workspace_bytes(m, lay, batched_tokens) : 0.0;
+  const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes + ph.text_workspace_bytes;
   const bool explain = dep.explain;
   ph.text_forward = {"text forward", text_peak, 0, {}, {}};
   if (explain)
     ph.text_forward = {"text forward", text_peak, 0,
-                     format("%.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b),
+                     format("%.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B%s", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b,
+                            ph.text_workspace_bytes > 0 ? format(" + %.3f GiB Gated DeltaNet chunked-prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : ""),
                      {{"factor", oh.activation_bytes_per_batched_token_factor}, {"max_num_batched_tokens", static_cast<double>(batched_tokens)},
-                      {"unit_bytes", ph.text_unit_bytes}}};
+                      {"unit_bytes", ph.text_unit_bytes}, {"gdn_workspace_bytes", ph.text_workspace_bytes}}};
   const double held_hidden = static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) * b;
   run.held_hidden_bytes = held_hidden;
   const double copies = sampler_copies(engine, dep);
@@ -567,9 +586,10 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.peak = {"activation peak", peak, peak * oh.band_fraction, {}, {}};
   if (explain)
     ph.peak = {"activation peak", peak, peak * oh.band_fraction,
-             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B; vision encoder %.2f GiB; "
+             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B%s; vision encoder %.2f GiB; "
                     "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
-                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b, bytes_to_gib(vision_peak),
+                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b,
+                    ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "", bytes_to_gib(vision_peak),
                     bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                     held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : ""),

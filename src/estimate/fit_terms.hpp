@@ -102,6 +102,13 @@ Expected<StageWeights> estimate_weights(const model::ModelSpec& m, const model::
                                         const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
                                         const StageLayout& layout, int64_t max_num_batched_tokens);
 
+// Issue 15: the workspace vLLM's chunked Gated DeltaNet prefill (vllm/model_executor/layers/fla/ops/chunk.py
+// chunk_gated_delta_rule_fwd) holds inside one linear-attention layer over `batched_tokens` tokens on this rank, at its
+// largest (chunk_fwd_o): per token and value head the fp32 gate cumsum, the bf16 solved A (64 wide), w, u, v_new and o;
+// the per-chunk states h (one V x K state per 64-token chunk and value head, in the key dtype); and the l2-normalised
+// q and k copies (key heads). 0 for a model without linear_attention layers. Model dtype bytes for the bf16 tensors.
+double gdn_prefill_workspace_bytes(const model::ModelSpec& m, const StageLayout& layout, int64_t batched_tokens);
+
 // The profile run (phases and peak) of the first stage, and the peak of the last when PP > 1.
 struct ProfileRun {
   ActivationPhases phases;            // peak: the first (or only) stage

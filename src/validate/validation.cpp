@@ -375,6 +375,7 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},
+                      {"text_workspace", est.activation_text_workspace_bytes},  // issue 15: GDN chunked-prefill workspace
                       {"sampler_run", est.activation_sampler_bytes},
                       {"vision_unit", est.activation_vision_unit_bytes},
                       {"available", est.available_kv_bytes},
