@@ -588,3 +588,39 @@ TEST(Launch, Issue16_PrequantizedBitsAndBytesOnlyAtTp1ElseInFlight) {
     EXPECT_EQ(why, tp > 1);
   }
 }
+
+// h-conv12: the "in_flight" records are validated like the rest (an empty flag, an unknown platform, a duplicate
+// variant and platform, an unknown key are corrupt errors naming the file and record), and every shipped one is
+// a known variant whose --quantization is the variant's own.
+TEST(QuantizedCatalog, Issue16_InFlightRecordsAreValidated) {
+  auto shipped = engine::load_quantized_catalog();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(variants.has_value());
+  ASSERT_NE(engine::find_in_flight(*shipped, "bnb_4bit", "cuda"), nullptr);
+  EXPECT_EQ(engine::find_in_flight(*shipped, "bnb_4bit", "npu"), nullptr);
+  EXPECT_EQ(engine::find_in_flight(*shipped, "bnb_8bit", "cuda"), nullptr);  // vLLM quantizes 4-bit only in flight
+  for (const auto& q : shipped->in_flight) {
+    auto v = model::find_variant(*variants, q.variant);
+    ASSERT_TRUE(v.has_value()) << q.variant;
+    EXPECT_EQ(q.quantization_flag, (*v)->engine_quantization) << q.variant;
+  }
+  auto doc = [](const std::string& in_flight) {
+    return Json::parse(R"({"schema_version":1,"checkpoints":[],"conversions":[],"in_flight":[)" + in_flight + "]}");
+  };
+  const std::string good = R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"bitsandbytes","note":"n","source":"s"})";
+  ASSERT_TRUE(engine::parse_quantized_catalog(doc(good), "q.json").has_value());
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"","note":"n","source":"s"})", "q.json: in_flight[bnb_4bit]: quantization_flag is empty"},
+      {R"({"variant":"bnb_4bit","platform":"tpu","quantization_flag":"bitsandbytes","note":"n","source":"s"})", "platform 'tpu', expected npu, cuda or any"},
+      {good + "," + good, "q.json: in_flight[bnb_4bit]: duplicate variant and platform"},
+      {R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"bitsandbytes","note":"n","source":""})", "source is empty"},
+      {R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"bitsandbytes","note":"n","source":"s","x":1})", "x"},
+  };
+  for (const auto& [records, message] : bad) {
+    auto r = engine::parse_quantized_catalog(doc(records), "q.json");
+    ASSERT_FALSE(r.has_value()) << records;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << records;
+    EXPECT_NE(r.error().describe().find(message), std::string::npos) << r.error().describe();
+  }
+}
