@@ -51,13 +51,45 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   return c;
 }
 
+// One record of "in_flight"; `seen` holds the records read so far (one per variant and platform).
+Expected<InFlightQuantization> read_in_flight(const Json& item, const std::string& origin, const std::vector<InFlightQuantization>& seen) {
+  JsonObject pre(item, origin, "in_flight[]");
+  PF_TRY(variant, pre.string("variant"));
+  const std::string where = origin + ": in_flight[" + variant + "]";
+  JsonObject r(item, origin, "in_flight[" + variant + "]");
+  PF_TRY(keys, r.only_keys({"variant", "platform", "quantization_flag", "published_tp_rejection", "note", "source"}));
+  (void)keys;
+  InFlightQuantization q;
+  q.variant = variant;
+  PF_TRY(platform, r.string("platform"));
+  if (platform != "npu" && platform != "cuda" && platform != "any")
+    return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
+  for (const auto& existing : seen)
+    if (existing.variant == variant && existing.platform == platform) return make_error(ErrorKind::corrupt, where + ": duplicate variant and platform", origin);
+  PF_TRY(flag, r.string("quantization_flag"));
+  if (flag.empty()) return make_error(ErrorKind::corrupt, where + ": quantization_flag is empty, expected the --quantization value that quantizes at load", origin);
+  if (r.find("published_tp_rejection")) {
+    PF_TRY(rejection, r.string("published_tp_rejection"));
+    q.published_tp_rejection = rejection;
+  }
+  PF_TRY(note, r.string("note"));
+  PF_TRY(source, r.string("source"));
+  PF_TRY(src_ok, check_source(source, where, origin));
+  (void)src_ok;
+  q.platform = platform;
+  q.quantization_flag = flag;
+  q.note = note;
+  q.source = source;
+  return q;
+}
+
 }  // namespace
 
 Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin) {
   QuantizedCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts"}));
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight"}));
   (void)tk;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -109,6 +141,13 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
       out.casts.push_back(std::move(c));
     }
   }
+  if (top.find("in_flight")) {
+    PF_TRY(in_flight, top.array("in_flight"));
+    for (const auto& item : *in_flight) {
+      PF_TRY(q, read_in_flight(item, origin, out.in_flight));
+      out.in_flight.push_back(std::move(q));
+    }
+  }
   return out;
 }
 
@@ -127,6 +166,12 @@ const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& cat
 const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform) {
   for (const auto& c : catalog.conversions)
     if (c.variant == variant && (c.platform == platform || c.platform == "any")) return &c;
+  return nullptr;
+}
+
+const InFlightQuantization* find_in_flight(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform) {
+  for (const auto& q : catalog.in_flight)
+    if (q.variant == variant && (q.platform == platform || q.platform == "any")) return &q;
   return nullptr;
 }
 

@@ -34,8 +34,21 @@ struct ConversionRecipe {
   std::string source;
 };
 
+// A variant the engine produces itself while loading a BF16/FP16 checkpoint (vLLM's --quantization fp8,
+// --quantization bitsandbytes): the start command serves the BF16 repo with that flag, no conversion.
+struct InFlightQuantization {
+  std::string variant;            // id in data/variants/quant_variants.json the loaded weights are
+  std::string platform;           // npu | cuda | any: where the engine does it
+  std::string quantization_flag;  // --quantization value that asks for it
+  // The engine's message (verbatim) rejecting a published checkpoint of the variant under tensor parallelism
+  // (vLLM's bitsandbytes loader); non-empty: a row with TP > 1 quantizes the BF16 original at load instead.
+  std::string published_tp_rejection;
+  std::string note, source;
+};
+
 struct QuantizedCatalog {
   std::vector<QuantizedCheckpoint> checkpoints;
+  std::vector<InFlightQuantization> in_flight;  // optional section "in_flight"
   std::vector<ConversionRecipe> conversions;
   // Casts of a published checkpoint back to BF16, for tools that quantize from BF16 only (msModelSlim):
   // `variant` is the checkpoint variant the cast reads (fp8_block), the output is BF16 (no quantization_flag).
@@ -53,6 +66,8 @@ Expected<QuantizedCatalog> load_quantized_catalog();
 const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant);
 // The conversion producing `variant` on `platform` (a recipe for "any" matches every platform), or nullptr.
 const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
+// The engine's load-time quantization of a BF16 checkpoint into `variant` on `platform`, or nullptr.
+const InFlightQuantization* find_in_flight(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
 // The catalogue's record of the published checkpoint `repo` (hub id, case-insensitive), or nullptr.
 const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catalog, const std::string& repo);
 // The cast that turns a checkpoint of `from_variant` (an id of data/variants/quant_variants.json, e.g.

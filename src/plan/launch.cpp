@@ -203,7 +203,14 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
   const std::string base_id = release ? release->base_model : model_id;
   if (release)
     l.notes.push_back(model_id + " is " + release->format + " of " + base_id + " (" + release->source + "): the " + variant + " row starts from that BF16 original");
-  if (const auto* ck = engine::find_quantized_checkpoint(catalog, base_id, variant)) {
+  const engine::InFlightQuantization* in_flight = engine::find_in_flight(catalog, variant, e.platform);
+  const auto* ck = engine::find_quantized_checkpoint(catalog, base_id, variant);
+  if (ck && in_flight && !in_flight->published_tp_rejection.empty() && c.tensor_parallel_size > 1 && (!m.quant.quantized() || release)) {
+    l.notes.push_back("not " + ck->repo + " at TP " + std::to_string(c.tensor_parallel_size) + ": vLLM raises \"" + in_flight->published_tp_rejection +
+                      "\" for a pre-quantized checkpoint of this format (" + in_flight->source + ")");
+    ck = nullptr;  // the BF16 original, quantized at load, below
+  }
+  if (ck) {
     l.checkpoint = ck->repo;
     flag = ck->quantization_flag;
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
@@ -219,10 +226,11 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
     flag = cv->quantization_flag;
     return;
   }
-  if (c.quantization_flag == "fp8" && (!m.quant.quantized() || release)) {
+  // The engine quantizes the BF16 weights itself while loading (fp8, bitsandbytes NF4): the BF16 repo with that flag.
+  if (in_flight && (!m.quant.quantized() || release)) {
     l.checkpoint = base_id;  // a release's BF16 original (issue 16: FP8 per-tensor asked of a block FP8 release)
-    l.notes.push_back("--quantization fp8 on a BF16 checkpoint: vLLM quantizes the weights to FP8 while loading, no calibration or converted checkpoint needed "
-                      "(vLLM docs, FP8 W8A8: dynamic quantization with --quantization fp8)");
+    flag = in_flight->quantization_flag;
+    l.notes.push_back("--quantization " + flag + " on a BF16 checkpoint: " + in_flight->note + " (" + in_flight->source + ")");
     return;
   }
   const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;

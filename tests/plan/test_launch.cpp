@@ -428,7 +428,10 @@ TEST(QuantizedCatalog, Issue16_EveryCheckpointAndConversionIsTheVariantItIsFiled
   for (const auto& c : shipped->checkpoints) check("checkpoint " + c.repo, c.variant, c.quantization_flag, c.format);
   for (const auto& c : shipped->conversions) check("conversion " + c.id, c.variant, c.quantization_flag, c.tool);
   // The hand-named pairs: what each record really is.
-  EXPECT_EQ(engine::find_conversion(*shipped, "awq", "cuda"), nullptr);
+  // awq is AutoAWQ's own GEMM export (h-conv12), never the llm-compressor recipe (that writes compressed-tensors).
+  const auto* awq = engine::find_conversion(*shipped, "awq", "cuda");
+  ASSERT_NE(awq, nullptr);
+  EXPECT_EQ(awq->id, "autoawq-gemm-int4");
   const auto* ct = engine::find_conversion(*shipped, "ct_w4a16", "cuda");
   ASSERT_NE(ct, nullptr);
   EXPECT_EQ(ct->id, "llm-compressor-awq-w4a16");
@@ -562,4 +565,62 @@ TEST(Launch, Issue16_Fp8CheckpointIsCastToBf16BeforeMsModelSlim) {
   const auto lnv32 = plan::build_launch(model_of("nvidia/Qwen3-32B-NVFP4"), nv32, engine_for("npu"), catalogs().rules, 8, {});
   EXPECT_EQ(served_checkpoint(lnv32.serve), "vllm-ascend/Qwen3-32B-W8A8");
   EXPECT_TRUE(lnv32.prepare.empty());
+}
+
+// Issue 16 (h-conv12): vLLM's bitsandbytes loader raises "Prequant BitsAndBytes models with tensor parallelism is not
+// supported. Please try with pipeline parallelism." for a pre-quantized bnb checkpoint when TP > 1, and quantizes a
+// BF16 checkpoint itself at any TP. unsloth's NF4 export of Llama-3.1-8B-Instruct is served at TP 1; at TP 2 the row
+// serves the BF16 original with --quantization bitsandbytes and says why. Before, TP 2 served the unsloth repo.
+TEST(Launch, Issue16_PrequantizedBitsAndBytesOnlyAtTp1ElseInFlight) {
+  model::ModelSpec m = model_of(pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B/config.json"));
+  m.id = "meta-llama/Llama-3.1-8B-Instruct";  // the same architecture; the catalogue's base_model
+  for (int64_t tp : {1, 2}) {
+    SCOPED_TRACE(tp);
+    plan::Candidate c = candidate(m.id, "bitsandbytes", tp);
+    c.variant_id = "bnb_4bit";
+    const auto l = plan::build_launch(m, c, engine_for("cuda"), catalogs().rules, 8, {});
+    const std::string expect = tp == 1 ? "unsloth/meta-llama-3.1-8b-instruct-bnb-4bit" : "meta-llama/Llama-3.1-8B-Instruct";
+    EXPECT_EQ(served_checkpoint(l.serve), expect) << l.serve;
+    EXPECT_TRUE(has(l.serve, " --quantization bitsandbytes")) << l.serve;
+    EXPECT_TRUE(l.prepare.empty());
+    bool why = false;
+    for (const auto& n : l.notes) why |= has(n, "vLLM raises \"ValueError: Prequant BitsAndBytes models with tensor parallelism is not supported.");
+    EXPECT_EQ(why, tp > 1);
+  }
+}
+
+// h-conv12: the "in_flight" records are validated like the rest (an empty flag, an unknown platform, a duplicate
+// variant and platform, an unknown key are corrupt errors naming the file and record), and every shipped one is
+// a known variant whose --quantization is the variant's own.
+TEST(QuantizedCatalog, Issue16_InFlightRecordsAreValidated) {
+  auto shipped = engine::load_quantized_catalog();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(variants.has_value());
+  ASSERT_NE(engine::find_in_flight(*shipped, "bnb_4bit", "cuda"), nullptr);
+  EXPECT_EQ(engine::find_in_flight(*shipped, "bnb_4bit", "npu"), nullptr);
+  EXPECT_EQ(engine::find_in_flight(*shipped, "bnb_8bit", "cuda"), nullptr);  // vLLM quantizes 4-bit only in flight
+  for (const auto& q : shipped->in_flight) {
+    auto v = model::find_variant(*variants, q.variant);
+    ASSERT_TRUE(v.has_value()) << q.variant;
+    EXPECT_EQ(q.quantization_flag, (*v)->engine_quantization) << q.variant;
+  }
+  auto doc = [](const std::string& in_flight) {
+    return Json::parse(R"({"schema_version":1,"checkpoints":[],"conversions":[],"in_flight":[)" + in_flight + "]}");
+  };
+  const std::string good = R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"bitsandbytes","note":"n","source":"s"})";
+  ASSERT_TRUE(engine::parse_quantized_catalog(doc(good), "q.json").has_value());
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"","note":"n","source":"s"})", "q.json: in_flight[bnb_4bit]: quantization_flag is empty"},
+      {R"({"variant":"bnb_4bit","platform":"tpu","quantization_flag":"bitsandbytes","note":"n","source":"s"})", "platform 'tpu', expected npu, cuda or any"},
+      {good + "," + good, "q.json: in_flight[bnb_4bit]: duplicate variant and platform"},
+      {R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"bitsandbytes","note":"n","source":""})", "source is empty"},
+      {R"({"variant":"bnb_4bit","platform":"cuda","quantization_flag":"bitsandbytes","note":"n","source":"s","x":1})", "x"},
+  };
+  for (const auto& [records, message] : bad) {
+    auto r = engine::parse_quantized_catalog(doc(records), "q.json");
+    ASSERT_FALSE(r.has_value()) << records;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << records;
+    EXPECT_NE(r.error().describe().find(message), std::string::npos) << r.error().describe();
+  }
 }

@@ -128,7 +128,8 @@ void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findi
   const auto published = std::find_if(q.checkpoints.begin(), q.checkpoints.end(), [&](const auto& ck) { return ck.repo == l.checkpoint; });
   if (l.checkpoint == repo) {
     const bool own = m.quant.quantized() && x == m.quant.method;
-    const bool fp8_at_load = !m.quant.quantized() && x == "fp8";
+    // fp8 or bitsandbytes, which vLLM applies to a BF16 checkpoint while loading (catalogue "in_flight", h-conv12).
+    const bool fp8_at_load = !m.quant.quantized() && std::any_of(q.in_flight.begin(), q.in_flight.end(), [&](const auto& r) { return r.quantization_flag == x; });
     if (!x.empty() && !own && !fp8_at_load) f.add("--quantization X on the repository as published, which is not X", label);
     if (!c.variant_id.empty() && x.empty()) f.add("a quantized variant served from the repository as published without --quantization", label);
   } else if (published != q.checkpoints.end()) {

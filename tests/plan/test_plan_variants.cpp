@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "base/json_util.hpp"
 #include "../variant_support.hpp"
@@ -129,4 +130,71 @@ TEST(PlanVariants, Issue16_DeepSeekV3InW4A8StillNeedsMoreThanEight910B4) {
   const double experts_gib = 41120157696.0 / 1073741824.0;
   EXPECT_GE(weights, experts_gib);
   EXPECT_LE(weights, experts_gib + 3.5);
+}
+
+// Issue 16 (h-conv12): vLLM quantizes a BF16 checkpoint to bitsandbytes NF4 itself while loading
+// (`--quantization bitsandbytes`, bitsandbytes_loader._unquantized_generator: quantize_4bit(compress_statistics=True,
+// quant_type="nf4"), then dequantize_dq turns the nested absmax into fp32). Before, the bnb_4bit row of a model with
+// no published NF4 checkpoint served "/models/Qwen3-8B-bnb_4bit" after "produce one at ... first".
+// Weights by hand (Qwen3-8B config.json: hidden 4096, intermediate 12288, 36 layers, 32 heads x 128, 8 KV heads,
+// vocab 151936, untied): linear weights 36 x (2 x 4096 x 4096 + 2 x 4096 x 1024 + 3 x 4096 x 12288) = 6,945,767,424,
+// x (0.5 B code + 4 B fp32 absmax / 64) = 3,906,994,176 B, + a 16-entry fp32 quant_map per linear (252 x 64 B =
+// 16,128 B); embed_tokens and lm_head in bf16 2 x 151936 x 4096 x 2 B = 2,489,319,424 B; norms (36 x (2 x 4096 + 2 x
+// 128) + 4096) x 2 B = 616,448 B; vLLM's rotary cos_sin_cache 40960 x 128 x 2 B = 10,485,760 B.
+// Total 6,407,431,936 B = 5.96739 GiB: the in-flight layout is the pre-quantized one.
+TEST(PlanVariants, Issue16_InFlightBitsAndBytesServesTheBf16RepoSizedAsNf4) {
+  const auto js = pftest::run_cli("plan Qwen/Qwen3-8B --devices H100 --variant bnb_4bit --json", {.with_stderr = false});
+  ASSERT_EQ(js.code, 0) << js.out.substr(0, 400);
+  const Json j = json_of(js);
+  ASSERT_FALSE(j["recommended"].empty());
+  const Json& r = j["recommended"][0];
+  ASSERT_EQ(r["tensor_parallel_size"], 1);
+  const std::string serve = r["launch"]["serve"].get<std::string>();
+  EXPECT_EQ(serve.rfind("vllm serve Qwen/Qwen3-8B --", 0), 0u) << serve;
+  EXPECT_TRUE(contains(serve, " --quantization bitsandbytes")) << serve;
+  EXPECT_TRUE(r["launch"]["prepare"].empty()) << r["launch"].dump();
+  bool says_so = false;
+  for (const auto& n : r["launch"]["notes"]) says_so |= contains(n.get<std::string>(), "--quantization bitsandbytes on a BF16 checkpoint: vLLM's bitsandbytes loader quantizes");
+  EXPECT_TRUE(says_so) << r["launch"]["notes"].dump();
+  EXPECT_NEAR(r["weights_gib_per_device"].get<double>(), 6407431936.0 / 1073741824.0, 1e-6);
+}
+
+// Issue 16 (h-conv12): conversions from each tool's own documentation where no checkpoint is published and the
+// engine does not quantize at load: AutoAWQ GEMM (docs/examples.md quant_config), ModelOpt's hf_ptq.py for FP8 and
+// NVFP4 (examples/hf_ptq/README.md; --kv_cache_qformat none so the KV cache stays as sized). Before, each row said
+// "no conversion recipe on cuda: produce one at /models/Qwen2.5-7B-<variant> first".
+TEST(PlanVariants, Issue16_AwqAndModelOptRowsConvertFirstWithTheToolsOwnCommand) {
+  struct Row {
+    std::string variant, output, command, flag;
+  };
+  const std::vector<Row> rows = {
+      {"awq", "/models/Qwen2.5-7B-AWQ",
+       "model.quantize(tokenizer, quant_config={\"zero_point\": True, \"q_group_size\": 128, \"w_bit\": 4, \"version\": \"GEMM\"}); "
+       "model.save_quantized(\"/models/Qwen2.5-7B-AWQ\")",
+       " --quantization awq"},
+      {"modelopt_fp8", "/models/Qwen2.5-7B-FP8-ModelOpt",
+       "python3 Model-Optimizer/examples/hf_ptq/hf_ptq.py --pyt_ckpt_path Qwen/Qwen2.5-7B --qformat fp8 --kv_cache_qformat none "
+       "--export_path /models/Qwen2.5-7B-FP8-ModelOpt --trust_remote_code",
+       " --quantization modelopt "},
+      {"modelopt_nvfp4", "/models/Qwen2.5-7B-NVFP4-ModelOpt",
+       "python3 Model-Optimizer/examples/hf_ptq/hf_ptq.py --pyt_ckpt_path Qwen/Qwen2.5-7B --qformat nvfp4 --kv_cache_qformat none "
+       "--export_path /models/Qwen2.5-7B-NVFP4-ModelOpt --trust_remote_code",
+       " --quantization modelopt_fp4"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.variant);
+    const auto js = pftest::run_cli("plan Qwen/Qwen2.5-7B --devices B200 --variant " + row.variant + " --json", {.with_stderr = false});
+    ASSERT_EQ(js.code, 0) << js.out.substr(0, 400);
+    const Json j = json_of(js);
+    ASSERT_FALSE(j["recommended"].empty());
+    const Json& l = j["recommended"][0]["launch"];
+    std::string prepare;
+    for (const auto& p : l["prepare"]) prepare += p.get<std::string>() + "\n";
+    EXPECT_FALSE(contains(prepare, "produce one at")) << prepare;
+    EXPECT_TRUE(contains(prepare, row.command)) << prepare;
+    EXPECT_EQ(l["checkpoint"], row.output);
+    const std::string serve = l["serve"].get<std::string>();
+    EXPECT_EQ(serve.rfind("vllm serve " + row.output + " ", 0), 0u) << serve;
+    EXPECT_TRUE(contains(serve + " ", row.flag)) << serve;
+  }
 }
