@@ -198,3 +198,39 @@ TEST(PlanVariants, Issue16_AwqAndModelOptRowsConvertFirstWithTheToolsOwnCommand)
     EXPECT_TRUE(contains(serve + " ", row.flag)) << serve;
   }
 }
+
+// Issue 16 (h-mss12): a W8A8_DYNAMIC row with no published checkpoint converts first. msModelSlim's --quant_type has
+// no w8a8_dynamic (docs/en/feature_guide/quick_quantization_v1/usage.md: w4a8, w4a8c8, w8a8, w8a8s, w8a8c8, w8a16,
+// w16a16s) and --quant_type w8a8 picks Qwen3's static W8A8 practice, so the command passes msModelSlim's default
+// W8A8 config (per_token activations, per_channel weights: "W8A8_DYNAMIC" in the export) by --config_path, and vLLM
+// serves that output with --quantization ascend. Before, the row said "no conversion recipe on npu: produce one at
+// /models/Qwen3-14B-w8a8_dynamic first". Qwen3-32B (32.8e9 parameters, about 1 B each in int8 = 30.5 GiB) is over the
+// 27.1 GiB budget of one 910B4 and fits at TP 2, so it calibrates on the two cards it is served on: --device npu:0,1.
+TEST(PlanVariants, Issue16_W8A8DynamicRowsConvertWithMsModelSlimsDefaultDynamicConfig) {
+  struct Row {
+    std::string model, name, devices;
+  };
+  const std::vector<Row> rows = {{"Qwen/Qwen3-14B", "Qwen3-14B", "npu"}, {"Qwen/Qwen3-32B", "Qwen3-32B", "npu:0,1"}};
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.model);
+    const auto js = pftest::run_cli("plan " + row.model + " --device 910B4 --num-devices 8 --variant w8a8_dynamic --json", {.with_stderr = false});
+    ASSERT_EQ(js.code, 0) << js.out.substr(0, 400);
+    const Json j = json_of(js);
+    ASSERT_FALSE(j["recommended"].empty()) << js.out.substr(0, 400);
+    const Json& r = j["recommended"][0];
+    EXPECT_EQ(r["variant_id"], "w8a8_dynamic");
+    const Json& l = r["launch"];
+    std::string prepare;
+    for (const auto& p : l["prepare"]) prepare += p.get<std::string>() + "\n";
+    const std::string input = "/models/" + row.name, output = "/models/" + row.name + "-W8A8-DYNAMIC";
+    EXPECT_FALSE(contains(prepare, "produce one at")) << prepare;
+    EXPECT_TRUE(contains(prepare, "huggingface-cli download " + row.model + " --local-dir " + input + "\n")) << prepare;
+    EXPECT_TRUE(contains(prepare, "msmodelslim quant --model_path " + input + " --save_path " + output + " --device " + row.devices +
+                                      " --model_type " + row.name + " --config_path msmodelslim/lab_practice/default/default-w8a8.yaml ")) << prepare;
+    EXPECT_FALSE(contains(prepare, "--quant_type")) << prepare;  // mutually exclusive with --config_path, and w8a8 is static here
+    EXPECT_EQ(l["checkpoint"], output);
+    const std::string serve = l["serve"].get<std::string>();
+    EXPECT_EQ(serve.rfind("vllm serve " + output + " ", 0), 0u) << serve;
+    EXPECT_TRUE(contains(serve, " --quantization ascend")) << serve;
+  }
+}
