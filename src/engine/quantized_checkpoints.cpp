@@ -12,6 +12,14 @@ Status check_source(const std::string& source, const std::string& where, const s
   return Ok{};
 }
 
+// A record's "platform": npu, cuda or any (a recipe or an in-flight rule that holds on every platform).
+Expected<std::string> read_platform(JsonObject& r, const std::string& where, const std::string& origin) {
+  PF_TRY(platform, r.string("platform"));
+  if (platform != "npu" && platform != "cuda" && platform != "any")
+    return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
+  return platform;
+}
+
 // One record of "conversions" or "casts" (`section`); `seen` holds the section's records read so far.
 Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& origin, const std::string& section, const std::vector<ConversionRecipe>& seen) {
   JsonObject pre(item, origin, section + "[]");
@@ -25,9 +33,7 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   ConversionRecipe c;
   c.id = id;
   PF_TRY(variant, r.string("variant"));
-  PF_TRY(platform, r.string("platform"));
-  if (platform != "npu" && platform != "cuda" && platform != "any")
-    return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
+  PF_TRY(platform, read_platform(r, where, origin));
   PF_TRY(tool, r.string("tool"));
   PF_TRY(suffix, r.string("output_suffix"));
   PF_TRY(flag, r.string("quantization_flag"));
@@ -61,9 +67,7 @@ Expected<InFlightQuantization> read_in_flight(const Json& item, const std::strin
   (void)keys;
   InFlightQuantization q;
   q.variant = variant;
-  PF_TRY(platform, r.string("platform"));
-  if (platform != "npu" && platform != "cuda" && platform != "any")
-    return make_error(ErrorKind::corrupt, where + ": platform '" + platform + "', expected npu, cuda or any", origin);
+  PF_TRY(platform, read_platform(r, where, origin));
   for (const auto& existing : seen)
     if (existing.variant == variant && existing.platform == platform) return make_error(ErrorKind::corrupt, where + ": duplicate variant and platform", origin);
   PF_TRY(flag, r.string("quantization_flag"));
