@@ -684,12 +684,15 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   terms::StageWeights weights = std::move(staged);
   const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
   add_drafter(e, weights, drafter, lay, dep);
+  // Per-layer extras sized on the first stage; the last stage holds them in proportion to its layers.
+  const auto add_per_layer = [&](double first_stage_bytes) {
+    weights.first.bytes += first_stage_bytes;
+    weights.last.bytes += first_stage_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
+  };
   e.dsa_cp_weights_bytes = terms::estimate_dsa_cp_extra(m, scheme, engine, dep, lay, weights.first.rule);
-  weights.first.bytes += e.dsa_cp_weights_bytes;
-  weights.last.bytes += e.dsa_cp_weights_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
+  add_per_layer(e.dsa_cp_weights_bytes);
   e.expert_scale_copy_bytes = terms::estimate_expert_scale_copies(m, scheme, engine, device.family, dep, lay, weights.first.rule);
-  weights.first.bytes += e.expert_scale_copy_bytes;
-  weights.last.bytes += e.expert_scale_copy_bytes * static_cast<double>(lay.last_layers) / static_cast<double>(lay.first_layers);
+  add_per_layer(e.expert_scale_copy_bytes);
   e.weights_bytes = weights.first.bytes;
   e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth (a plan fits tens of thousands)
   e.terms.push_back(weights.first);

@@ -634,15 +634,16 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
 
 double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
                                     const Deployment& dep, const StageLayout& lay, std::string& rule) {
-  const model::SchemeFormats formats(scheme);
   double total = 0;
+  std::optional<model::SchemeFormats> formats;  // built only where a rule applies (every fit of a plan passes here)
   for (const auto& copy : engine.moe_dynamic_scale_copies) {
     if (!copy.rule.covers(engine.rule_version()) || std::find(copy.families.begin(), copy.families.end(), device_family) == copy.families.end()) continue;
+    if (!formats) formats.emplace(scheme);
     double bytes = 0;
     for (const auto& g : m.weights) {
       const bool drafter = g.part == model::Part::mtp && dep.speculative.mtp() && lay.pp == 1;  // the MTP layers sit on the last stage
       if (!g.expert || !g.linear || (g.part != model::Part::text && !drafter)) continue;
-      if (formats(g.module, g.expert) != model::WeightFormat::modelslim_w8a8_dynamic) continue;
+      if ((*formats)(g.module, g.expert) != model::WeightFormat::modelslim_w8a8_dynamic) continue;
       // vLLM stacks gate and up into w13 (2 x moe_intermediate output channels, split by TP when the experts are) and
       // keeps down as w2, whose hidden output channels a TP-sharded expert keeps whole ([experts, hidden, 1] scales):
       // with expert parallel this rank holds experts / (DP x TP) whole experts, without it every expert.
@@ -752,19 +753,19 @@ CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batch
   CaptureSizes c;
   const int64_t q = std::max<int64_t>(1, decode_query_len);
   const int64_t cap = std::min({std::max<int64_t>(1, max_num_seqs) * q * 2, k_cudagraph_default_max_capture_size, std::max<int64_t>(1, max_num_batched_tokens)});
+  // Ascending: cap is at most max_num_batched_tokens, so that size, when within cap, is cap itself and comes last.
   std::vector<int64_t> grid;
   for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
     if (s <= cap) grid.push_back(s);
   for (int64_t s = 8; s <= cap && s < 256; s += 8) grid.push_back(s);
   for (int64_t s = 256; s <= cap; s += 16) grid.push_back(s);
-  if (max_num_batched_tokens <= cap && std::find(grid.begin(), grid.end(), max_num_batched_tokens) == grid.end()) grid.push_back(max_num_batched_tokens);
-  // Speculative decoding: a uniform decode step is q tokens per request, so sizes are taken in multiples of q.
+  if (max_num_batched_tokens <= cap && (grid.empty() || grid.back() != max_num_batched_tokens)) grid.push_back(max_num_batched_tokens);
+  // Speculative decoding: a uniform decode step is q tokens per request, so sizes are taken in multiples of q. Rounding
+  // up keeps the order, so a duplicate can only follow its twin.
   for (const int64_t s : grid) {
     const int64_t rounded = (s + q - 1) / q * q;
-    if (rounded <= max_num_batched_tokens && std::find(c.piecewise.begin(), c.piecewise.end(), rounded) == c.piecewise.end())
-      c.piecewise.push_back(rounded);
+    if (rounded <= max_num_batched_tokens && (c.piecewise.empty() || c.piecewise.back() != rounded)) c.piecewise.push_back(rounded);
   }
-  std::sort(c.piecewise.begin(), c.piecewise.end());
   for (const int64_t s : c.piecewise)
     if (s <= std::max<int64_t>(1, max_num_seqs) * q) c.full.push_back(s);
   return c;
