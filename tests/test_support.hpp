@@ -7,9 +7,20 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace pftest {
+
+// A file's whole content; "" when it cannot be opened (the test's own assertions on the content then fail).
+inline std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A real published quantization descriptor kept under tests/fixtures/quant (each with its source in the README there).
+inline std::string quant_fixture(const std::string& rel) { return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/quant/" + rel; }
 
 inline std::string shared_path(const std::string& rel) { return std::string(PREFLIGHT_SHARED_DIR) + "/" + rel; }
 

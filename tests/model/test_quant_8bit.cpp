@@ -24,18 +24,9 @@ using namespace preflight::model;
 
 namespace {
 
-std::string fixture(const std::string& rel) { return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/quant/" + rel; }
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 QuantScheme scheme_of(const std::string& dir) {
-  const std::string path = fixture(dir + "/config.json");
-  auto text = read_all(path);
+  const std::string path = pftest::quant_fixture(dir + "/config.json");
+  auto text = pftest::read_all(path);
   auto j = parse_json(text, path);
   EXPECT_TRUE(j.has_value()) << path;
   if (!j) return {};
@@ -142,7 +133,7 @@ TEST(Quant8bit, Issue16_CheckpointsSizedByHandAndAgainstPublishedFiles) {
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.dir);
-    const Fit checkpoint = fit(fixture(r.dir));
+    const Fit checkpoint = fit(pftest::quant_fixture(r.dir));
     ASSERT_EQ(checkpoint.code, 0) << checkpoint.out.substr(0, 300);
     EXPECT_NE(checkpoint.assumptions.find("variant " + r.variant + ": "), std::string::npos) << checkpoint.assumptions.substr(0, 400);
     EXPECT_NEAR(checkpoint.weights_bytes, r.tensors + k_rotary, 1.0);
@@ -165,7 +156,7 @@ TEST(Quant8bit, Issue16_UnmodelledWidthsAreExit2NamingTheFile) {
   for (const Bad& b : {Bad{"gptq", 3}, Bad{"awq", 8}}) {
     const std::string dir = pftest::scratch_dir("quant8bit-" + b.quant_method) + "/acme__Llama-3-8B-" + b.quant_method;
     std::filesystem::create_directories(dir);
-    auto config = parse_json(read_all(fixture("study-hjt__Meta-Llama-3-8B-Instruct-GPTQ-Int8/config.json")), "config.json");
+    auto config = parse_json(pftest::read_all(pftest::quant_fixture("study-hjt__Meta-Llama-3-8B-Instruct-GPTQ-Int8/config.json")), "config.json");
     ASSERT_TRUE(config.has_value());
     (*config)["quantization_config"]["quant_method"] = b.quant_method;
     (*config)["quantization_config"]["bits"] = b.bits;

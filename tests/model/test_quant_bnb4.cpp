@@ -30,15 +30,6 @@ namespace {
 
 const std::string k_dir = "danielhanchen__merged_4bit3_21022024";
 
-std::string fixture(const std::string& rel) { return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/quant/" + rel; }
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 double fit_weights_bytes(const std::string& args, std::string* out = nullptr) {
   const auto r = pftest::run_cli("fit " + args + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
   if (out) *out = r.out;
@@ -80,7 +71,7 @@ TEST(QuantBnb4, Issue16_LinearBytesDoubleQuantAndPlain) {
 // 1,572 tensors and the 224 packed quant_state JSONs): -0.005%. The former 2-byte scale per 64 sized 3,489,660,928 +
 // 218,103,808 + 524,820,480 = 4,232,585,216 B: +2.59%.
 TEST(QuantBnb4, Issue16_RealCheckpointSizedByHandAndAgainstThePublishedFile) {
-  auto j = parse_json(read_all(fixture(k_dir + "/config.json")), k_dir);
+  auto j = parse_json(pftest::read_all(pftest::quant_fixture(k_dir + "/config.json")), k_dir);
   ASSERT_TRUE(j.has_value());
   auto scheme = parse_quantization_config((*j)["quantization_config"], k_dir);
   ASSERT_TRUE(scheme.has_value()) << scheme.error().describe();
@@ -93,7 +84,7 @@ TEST(QuantBnb4, Issue16_RealCheckpointSizedByHandAndAgainstThePublishedFile) {
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->id, "bnb_4bit");
 
-  auto spec = load_model_directory(fixture(k_dir));
+  auto spec = load_model_directory(pftest::quant_fixture(k_dir));
   ASSERT_TRUE(spec.has_value()) << spec.error().describe();
   const double tensors = compute_weight_bytes(*spec).total;
   const double by_hand = k_codes + 109051904.0 + 1703936.0 + 224 * 1024.0 + k_maps + k_unquantized;
@@ -112,12 +103,12 @@ TEST(QuantBnb4, Issue16_RealCheckpointSizedByHandAndAgainstThePublishedFile) {
 // holds 3,489,660,928 + 436,207,616 + 14,336 + 2,101,878,784 + 33,554,432 = 6,061,316,096 B.
 TEST(QuantBnb4, Issue16_VllmHoldsTheNestedAbsmaxAsFp32) {
   std::string out;
-  EXPECT_NEAR(fit_weights_bytes(fixture(k_dir), &out), 4459091968.0, 1.0);
+  EXPECT_NEAR(fit_weights_bytes(pftest::quant_fixture(k_dir), &out), 4459091968.0, 1.0);
   EXPECT_NE(out.find("variant bnb_4bit: "), std::string::npos) << out.substr(0, 400);
 
   const std::string plain = pftest::scratch_dir("bnb4-plain") + "/acme__mistral-7b-bnb-4bit-plain";
   std::filesystem::create_directories(plain);
-  auto config = parse_json(read_all(fixture(k_dir + "/config.json")), "config.json");
+  auto config = parse_json(pftest::read_all(pftest::quant_fixture(k_dir + "/config.json")), "config.json");
   ASSERT_TRUE(config.has_value());
   (*config)["quantization_config"]["bnb_4bit_use_double_quant"] = false;
   std::ofstream(plain + "/config.json") << config->dump(2);

@@ -79,13 +79,6 @@ pftest::CliRun run_shell(const std::string& cmd) {
   return r;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST(Kubernetes, Issue18_OneNodeIsDeploymentAndService) {
@@ -189,9 +182,9 @@ TEST(Kubernetes, Issue18_ManifestsPassTheKubernetesSchemas) {
   // The YAML reads back as the records --json printed.
   Json expected = ja["kubernetes"]["objects"];
   for (const auto& o : jb["kubernetes"]["objects"]) expected.push_back(o);
-  EXPECT_EQ(Json::parse(read_all(read)), expected);
+  EXPECT_EQ(Json::parse(pftest::read_all(read)), expected);
   // The validator is not vacuous: an unknown field and a wrong value in the LWS, a string port in the Deployment.
-  std::string bad = read_all(multi);
+  std::string bad = pftest::read_all(multi);
   bad.replace(bad.find("restartPolicy: RecreateGroupOnPodRestart"), 40, "restartPolicy: Sometimes");
   bad.replace(bad.find("  readinessProbe:"), 17, "  readinessProbes:");
   std::ofstream(scratch + "/bad.yaml") << bad;
@@ -199,7 +192,7 @@ TEST(Kubernetes, Issue18_ManifestsPassTheKubernetesSchemas) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("must NOT have additional properties (readinessProbes)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("restartPolicy must be equal to one of the allowed values"), std::string::npos) << r.out;
-  std::string bad_port = read_all(one);
+  std::string bad_port = pftest::read_all(one);
   bad_port.replace(bad_port.find("containerPort: 8000"), 19, "containerPort: \"x\"");
   std::ofstream(scratch + "/bad-port.yaml") << bad_port;
   r = run_shell("node " + dir + "/validate.mjs " + scratch + "/bad-port.yaml");

@@ -14,8 +14,6 @@ using namespace preflight;
 
 namespace {
 
-std::string fixture(const std::string& rel) { return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/quant/" + rel; }
-
 const Json* row_of(const Json& report, const std::string& id) {
   for (const auto& r : report["rows"])
     if (r["id"] == id) return &r;
@@ -67,7 +65,7 @@ const std::vector<Expect>& expectations() {
 // version; a version that accepts it is sized. Before this change validate sized every case with the variant's
 // storage and never consulted the rules, so all ten rows read "fits" or a memory verdict.
 TEST(Quant17, Issue16_ValidateAppliesTheVariantsEngineVersionRules) {
-  const auto r = pftest::run_cli("validate " + fixture("version_rules_cases.jsonl") + " --json", {.with_stderr = false});
+  const auto r = pftest::run_cli("validate " + pftest::quant_fixture("version_rules_cases.jsonl") + " --json", {.with_stderr = false});
   ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
   auto j = parse_json(r.out, "stdout");
   ASSERT_TRUE(j.has_value()) << r.out.substr(0, 400);
@@ -98,7 +96,7 @@ TEST(Quant17, Issue16_ValidateAppliesTheVariantsEngineVersionRules) {
   // Every hand-written verdict is the predicted one: 10 of 10 (the file records the engines' behaviour by source).
   EXPECT_EQ((*j)["verdicts"]["correct"].get<int>(), 10);
 
-  const auto text = pftest::run_cli("validate " + fixture("version_rules_cases.jsonl"), {.with_stderr = false});
+  const auto text = pftest::run_cli("validate " + pftest::quant_fixture("version_rules_cases.jsonl"), {.with_stderr = false});
   EXPECT_NE(text.out.find(k_only + "['W8A8', 'W8A8_DYNAMIC', 'C8']"), std::string::npos) << text.out.substr(0, 600);
 }
 
@@ -112,11 +110,6 @@ std::string corrupt_copy(const std::string& scratch, const std::string& dir, con
     std::filesystem::copy_file(e.path(), out + "/" + e.path().filename().string(), std::filesystem::copy_options::overwrite_existing);
   std::ofstream(out + "/" + file, std::ios::trunc) << text;
   return out;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace
@@ -170,10 +163,10 @@ TEST(Quant17, Issue16_RealSharedDescriptorsAreReadAsTheirVariantAndSized) {
 // A ModelOpt quant_algo no reader knows used to be sized as BF16 ("fits"); vLLM rejects it at config validation
 // ("ModelOpt currently only supports: {QUANT_ALGOS} quantizations in vLLM", vllm/model_executor/layers/quantization/modelopt.py).
 TEST(Quant17, Issue16_CorruptRealDescriptorIsExit2NamingTheFile) {
-  const std::string nvfp4 = read_all(pftest::shared_path("models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"));
+  const std::string nvfp4 = pftest::read_all(pftest::shared_path("models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"));
   std::string unknown_algo = nvfp4;
   unknown_algo.replace(unknown_algo.find("\"NVFP4\""), 7, "\"NVFP9\"");
-  std::string fp8_config = read_all(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
+  std::string fp8_config = pftest::read_all(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
   const auto block = fp8_config.find("\"weight_block_size\"");
   ASSERT_NE(block, std::string::npos);
   fp8_config.replace(block, std::string("\"weight_block_size\"").size(), "\"weight_block_size\": \"128x128\", \"unused\"");
@@ -271,7 +264,7 @@ TEST(Quant17, Issue16_RealHubDescriptorFixturesAreReadAsTheirVariantAndSizedByHa
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.dir);
-    const auto fit = pftest::run_cli("fit " + fixture(r.dir) + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
+    const auto fit = pftest::run_cli("fit " + pftest::quant_fixture(r.dir) + " --device H100-SXM --max-model-len 4096 --json", {.with_stderr = false});
     ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 300);
     auto j = parse_json(fit.out, "stdout");
     ASSERT_TRUE(j.has_value());
@@ -305,7 +298,7 @@ TEST(Quant17, Issue16_RealHubDescriptorFixturesAreReadAsTheirVariantAndSizedByHa
 TEST(Quant17, Issue16_AutoRoundCheckpointIsTheAutoroundVariant) {
   const std::string dir = pftest::scratch_dir("quant17-autoround") + "/acme__Qwen3-8B-int4-AutoRound";
   std::filesystem::create_directories(dir);
-  auto config = parse_json(read_all(pftest::shared_path("models/Qwen__Qwen3-8B/config.json")), "config.json");
+  auto config = parse_json(pftest::read_all(pftest::shared_path("models/Qwen__Qwen3-8B/config.json")), "config.json");
   ASSERT_TRUE(config.has_value());
   (*config)["quantization_config"] = Json::parse(R"({"bits": 4, "data_type": "int", "group_size": 128, "sym": true, "iters": 0,
       "autoround_version": "0.12.3", "quant_method": "auto-round", "packing_format": "auto_round:auto_gptq"})");

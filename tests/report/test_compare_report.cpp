@@ -56,13 +56,6 @@ const report::AbRow* find_row(const report::AbReport& r, int64_t c, const std::s
   return nullptr;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string find_chromium() {
   for (const char* c : {"chromium", "chromium-browser"}) {
     if (std::system((std::string("command -v ") + c + " >/dev/null 2>&1").c_str()) == 0) return c;
@@ -222,13 +215,13 @@ TEST(CompareReport, Issue18_ChromiumRendersTheAbPage) {
   const auto dir = pftest::scratch_dir("report-compare-html");
   const std::string db = make_db(dir), page = dir + "/ab.html", dom = dir + "/dom.html", log = dir + "/console.log";
   ASSERT_EQ(pftest::run_cli("report --compare 1 3 --from-db " + db + " --html " + page).code, 0);
-  const std::string html = read_all(page);
+  const std::string html = pftest::read_all(page);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);
   const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update"
                             " --disable-sync --enable-logging=stderr --v=0 --user-data-dir=" + dir + "/profile";
   ASSERT_EQ(std::system(("timeout 90 " + browser + flags + " --dump-dom file://" + page + " > " + dom + " 2> " + log).c_str()), 0);
-  const std::string dumped = read_all(dom);
+  const std::string dumped = pftest::read_all(dom);
   for (const char* id : {"ab-ttft-chart", "ab-tpot-chart", "ab-itl-chart", "ab-throughput-chart"}) EXPECT_NE(dumped.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_EQ(dumped.find("id=\"ab-goodput-chart\""), std::string::npos);  // no SLO, no goodput
   // Each arm is a series in the TTFT chart, and A's prediction is drawn in the throughput chart.
@@ -241,7 +234,7 @@ TEST(CompareReport, Issue18_ChromiumRendersTheAbPage) {
   const std::regex row_re("<tr data-metric=\"TTFT\" data-concurrency=\"1\">");
   EXPECT_TRUE(std::regex_search(dumped, row_re));
   // No script error or SVG parse complaint in the browser's console log.
-  const std::string console = read_all(log);
+  const std::string console = pftest::read_all(log);
   EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
   EXPECT_EQ(console.find("error on line"), std::string::npos) << console;
 }

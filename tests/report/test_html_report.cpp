@@ -47,13 +47,6 @@ report::HtmlReportData sample() {
   return d;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST(HtmlReport, SelfContainedWithEveryChart) {
@@ -87,7 +80,7 @@ TEST(HtmlReport, ChromiumRendersTheCharts) {
   const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update"
                             " --disable-sync --user-data-dir=" + dir + "/profile";
   ASSERT_EQ(std::system(("timeout 90 " + browser + flags + " --dump-dom file://" + page + " > " + dom + " 2>/dev/null").c_str()), 0);
-  const std::string dumped = read_all(dom);
+  const std::string dumped = pftest::read_all(dom);
   // The DOM as Chromium parsed it: four SVG charts with their drawn elements.
   const std::regex chart_re("<svg[^>]*class=\"chart\"");
   EXPECT_EQ(std::distance(std::sregex_iterator(dumped.begin(), dumped.end(), chart_re), std::sregex_iterator()), 4);
@@ -97,7 +90,7 @@ TEST(HtmlReport, ChromiumRendersTheCharts) {
   EXPECT_NE(dumped.find("class=\"measured\""), std::string::npos);
   EXPECT_NE(dumped.find("class=\"bar memory\""), std::string::npos);
   ASSERT_EQ(std::system(("timeout 90 " + browser + flags + " --window-size=900,1400 --screenshot=" + shot + " file://" + page + " >/dev/null 2>&1").c_str()), 0);
-  const std::string png = read_all(shot);
+  const std::string png = pftest::read_all(shot);
   ASSERT_GT(png.size(), 10000u);
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
