@@ -3,6 +3,7 @@
 // ../shared/models and the engine's source.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -159,4 +160,53 @@ TEST(FitCuda15, Issue15_Fp8BlockOnAmpereLoadsMarlinGroupScales) {
   const auto a100_tp2 = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, d);
   const auto h100_tp2 = estimate::estimate_fit(h100.model, h100.device, h100.engine, h100.overheads, d);
   EXPECT_NEAR(a100_tp2.weights_bytes - h100_tp2.weights_bytes, 479969280.0 / 2.0, 1.0);
+}
+
+// The RTX 5060 Ti 16GB's budget is a fraction of what torch reports as its total, 15.48 GiB (public torch OOM text on
+// the card: "GPU 0 has a total capacity of 15.48 GiB"), not of the nominal 16 GiB. By hand, vLLM 0.23 (requested rounded
+// up since 0.14) at the p2p-bench 4 x 5060 Ti utilization 0.88:
+//   total     = round(15.48 x 2^30)                = 16,621,523,436 B
+//   requested = ceil(0.88 x 16,621,523,436)        = ceil(14,626,940,623.68) = 14,626,940,624 B
+// against 0.88 x 16 GiB = 15,118,284,882 B before: 491,344,258 B (0.458 GiB) less per rank, the 0.4-0.5 GiB that the
+// three p2p-bench runs had left unexplained.
+TEST(FitCuda15, Issue15_Rtx5060TiBudgetIsAFractionOfTheTorchTotal) {
+  auto s = pftest::fit_setup("Qwen/Qwen3.5-27B", "RTX5060Ti-16G", "vllm", "0.23.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.gpu_memory_utilization = 0.88;
+  d.max_model_len = 150000;
+  d.max_num_seqs = 4;
+  d.max_num_batched_tokens = 8192;
+  d.language_model_only = true;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(e.total_bytes, 16621523436.0);
+  EXPECT_DOUBLE_EQ(e.requested_bytes, 14626940624.0);
+  for (const auto& a : e.assumptions) EXPECT_EQ(a.find("runtime total memory unknown"), std::string::npos) << a;
+}
+
+// The same total from vLLM's own lines on these cards (github.com/joorklee/p2p-bench, de2a7e7): with the graph estimate
+// subtracted, vLLM 0.23 prints "Estimated CUDA graph memory: E GiB" and "The current --gpu-memory-utilization=U is
+// equivalent to --gpu-memory-utilization=U2", where U - U2 = estimate / total. E is printed to 0.01 GiB and U2 to
+// 0.0001, so each pair bounds the total between (E - 0.005) / (U - U2 + 0.00005) and (E + 0.005) / (U - U2 - 0.00005):
+//   E 0.26, 0.86 -> 0.8430: 14.96 - 15.63      E 0.18, 0.86 -> 0.8483: 14.89 - 15.88
+//   E 0.16, 0.86 -> 0.8498: 15.12 - 16.26      E 0.12, 0.86 -> 0.8521: 14.47 - 15.92
+//   E 0.10, 0.86 -> 0.8534: 14.29 - 16.03      E 0.11, 0.88 -> 0.8728: 14.48 - 16.08
+//   E 0.06, 0.86 -> 0.8558: 12.94 - 15.66 (custom all-reduce on)
+// together 15.12 - 15.63 GiB, which the catalogue's total must lie in (and 16 GiB does not).
+TEST(FitCuda15, Issue15_Rtx5060TiTotalAgreesWithTheGraphSuggestionLines) {
+  auto s = pftest::fit_setup("Qwen/Qwen3.5-27B", "RTX5060Ti-16G", "vllm", "0.23.0");
+  struct Pair { double estimate_gib, util, equivalent; };
+  const Pair pairs[] = {{0.26, 0.86, 0.8430}, {0.18, 0.86, 0.8483}, {0.16, 0.86, 0.8498},
+                        {0.12, 0.86, 0.8521}, {0.10, 0.86, 0.8534}, {0.11, 0.88, 0.8728}, {0.06, 0.86, 0.8558}};
+  double lo = 0.0, hi = 1e9;
+  for (const auto& p : pairs) {
+    lo = std::max(lo, (p.estimate_gib - 0.005) / (p.util - p.equivalent + 0.00005));
+    hi = std::min(hi, (p.estimate_gib + 0.005) / (p.util - p.equivalent - 0.00005));
+  }
+  EXPECT_NEAR(lo, 15.12, 0.01);
+  EXPECT_NEAR(hi, 15.63, 0.01);
+  const double total_gib = s.device.usable_total_bytes() / 1073741824.0;
+  EXPECT_GE(total_gib, lo);
+  EXPECT_LE(total_gib, hi);
+  EXPECT_GT(s.device.memory_bytes / 1073741824.0, hi);
 }
