@@ -707,6 +707,7 @@ Status add_linear_attention(WeightList& w, const std::string& p, LayerSpec& l, c
   w.vector(a + ".norm", dv, Shard::replicated, part);
   w.linear(a + ".out_proj", d.hidden, Hv * dv, Shard::row, part);
   set_recurrent_geometry(l, conv_dim, *lin_kernel, Hv, dv, dk, in.ssm_dtype);
+  l.linear_num_key_heads = Hk;
   return Ok{};
 }
 

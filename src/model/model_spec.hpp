@@ -46,6 +46,9 @@ struct LayerSpec {
   int64_t ssm_head_dim = 0;
   int64_t ssm_state_dim = 0;
   Dtype ssm_dtype = Dtype::bf16;   // config: mamba_ssm_dtype / mamba_ssm_cache_dtype
+  // Gated DeltaNet key heads (config: linear_num_key_heads; no GGUF reader builds these layers); 0 for other kinds.
+  // Its q and k heads, split by tensor parallelism like the value heads (ssm_heads).
+  int64_t linear_num_key_heads = 0;
   bool kv_shared = false;          // reuses another layer's cache (no cache of its own)
 };
 

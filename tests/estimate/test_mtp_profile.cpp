@@ -48,6 +48,26 @@ TEST(MtpProfile, Issue15_GdnPrefillWorkspaceHandDerived) {
   EXPECT_DOUBLE_EQ(estimate::terms::gdn_prefill_workspace_bytes(s.model, tp4, 100), 100.0 * 15920.0 + 2.0 * 12.0 * 32768.0);
 }
 
+// Issue 15: the key heads come from the config's linear_num_key_heads (LayerSpec::linear_num_key_heads), not from the
+// conv channels. Qwen3.5-27B with its conv channels zeroed keeps 722,993,152 B at TP 2 and 16,384 tokens; with 8 key
+// heads instead of 16 the q/k copies shrink from 2 x 8 x 128 x 2 B to 2 x 4 x 128 x 2 B per token (rank): 2,048 B less
+// x 16,384 = 33,554,432 B, so 689,438,720 B.
+// Qwen3-Next-80B-A3B (32 value, 16 key heads of 128, bf16) at TP 4, 8,192 tokens: 8 x 1,156 + 2 x 4 x 128 x 2 = 11,296 B
+// per token x 8,192 = 92,536,832; 128 chunks x 8 x 128 x 128 x 2 = 33,554,432; total 126,091,264 B.
+TEST(MtpProfile, Issue15_GdnWorkspaceUsesLinearNumKeyHeads) {
+  auto s = pftest::fit_setup("Qwen/Qwen3.5-27B", "RTX3090", "vllm", "0.23.0");
+  const auto tp2 = estimate::terms::stage_layout(s.model, 2, 1);
+  auto m = s.model;
+  for (auto& l : m.layers) l.conv_channels = 0;
+  EXPECT_DOUBLE_EQ(estimate::terms::gdn_prefill_workspace_bytes(m, tp2, 16384), 722993152.0);
+  for (auto& l : m.layers)
+    if (l.kind == model::LayerKind::linear_attention) l.linear_num_key_heads = 8;
+  EXPECT_DOUBLE_EQ(estimate::terms::gdn_prefill_workspace_bytes(m, tp2, 16384), 689438720.0);
+  auto next = pftest::fit_setup("Qwen/Qwen3-Next-80B-A3B-Thinking", "RTX3090", "vllm", "0.23.0");
+  const auto tp4 = estimate::terms::stage_layout(next.model, 4, 1);
+  EXPECT_DOUBLE_EQ(estimate::terms::gdn_prefill_workspace_bytes(next.model, tp4, 8192), 126091264.0);
+}
+
 // A model without linear-attention layers has no such workspace.
 TEST(MtpProfile, Issue15_NoWorkspaceWithoutLinearAttention) {
   auto s = pftest::fit_setup("Qwen/Qwen3-8B", "RTX3090", "vllm", "0.23.0");

@@ -63,6 +63,28 @@ TEST(HfConfig, Qwen35_27B_HybridCachesOnlyFullAttentionLayers) {
   EXPECT_GT(count_params(spec).vision, 400000000);
 }
 
+// Issue 15: a Gated DeltaNet layer keeps its key-head count (config.json linear_num_key_heads) beside the value heads
+// (ssm_heads, linear_num_value_heads); attention layers carry 0. Qwen3.5-27B: 16 key and 48 value heads;
+// Qwen3-Next-80B-A3B: 16 key and 32 value heads (their shared/models configs).
+TEST(HfConfig, Issue15_LinearNumKeyHeadsRead) {
+  const struct { const char* dir; int64_t key_heads, value_heads; } cases[] = {
+      {"Qwen__Qwen3.5-27B", 16, 48}, {"Qwen__Qwen3-Next-80B-A3B-Thinking", 16, 32}};
+  for (const auto& c : cases) {
+    const auto spec = load(c.dir);
+    int64_t gdn = 0;
+    for (const auto& l : spec.layers) {
+      if (l.kind == LayerKind::linear_attention) {
+        ++gdn;
+        EXPECT_EQ(l.linear_num_key_heads, c.key_heads) << c.dir;
+        EXPECT_EQ(l.ssm_heads, c.value_heads) << c.dir;
+      } else {
+        EXPECT_EQ(l.linear_num_key_heads, 0) << c.dir;
+      }
+    }
+    EXPECT_GT(gdn, 0) << c.dir;
+  }
+}
+
 TEST(HfConfig, GptOss120b_SlidingAndMxfp4Bytes) {
   const auto spec = load("openai__gpt-oss-120b");
   EXPECT_EQ(count_layers(spec, LayerKind::sliding_attention), 18);
