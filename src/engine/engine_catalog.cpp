@@ -53,6 +53,13 @@ bool EngineProfile::runs_on(const std::string& device_platform) const {
 
 std::string default_engine_for(const std::string& device_platform) { return device_platform == "npu" ? "vllm-ascend" : "vllm"; }
 
+const EngineProfile::HybridKvCopyRule* EngineProfile::hybrid_kv_copy_rule() const {
+  const Version v = rule_version();
+  for (const auto& r : hybrid_kv_tensor_copies)
+    if (r.rule.covers(v)) return &r;
+  return nullptr;
+}
+
 const Overheads* EngineCatalog::overheads_for(const EngineProfile& engine, const std::string& device_platform) const {
   return overheads_for(device_platform == "rocm" ? "rocm" : engine.platform == "any" ? device_platform : engine.platform);
 }
@@ -167,6 +174,30 @@ Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin,
   return Ok{};
 }
 
+// Issue 15: hybrid_kv_tensor_copies [{copies: per_layer | per_kind, version_min, version_max, source}].
+Status parse_hybrid_kv_copies(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
+  const Json* rules = r.find("hybrid_kv_tensor_copies");
+  if (!rules || rules->is_null()) return Ok{};
+  const std::string key = "hybrid_kv_tensor_copies";
+  if (!rules->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  for (const auto& item : *rules) {
+    JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"copies"}));
+    PF_TRY(copies, c.string("copies"));
+    EngineProfile::HybridKvCopyRule h;
+    h.rule = rule;
+    if (copies == "per_layer") {
+      h.copies = EngineProfile::HybridKvCopies::per_layer;
+    } else if (copies == "per_kind") {
+      h.copies = EngineProfile::HybridKvCopies::per_kind;
+    } else {
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s: copies must be per_layer or per_kind, found %s", origin.c_str(), id.c_str(), key.c_str(), copies.c_str()), origin);
+    }
+    p.hybrid_kv_tensor_copies.push_back(h);
+  }
+  return Ok{};
+}
+
 // The optional NPU memory rules of a profile (issue 15): ep_hccl_communicators [{group, buffer_mib (0 =
 // HCCL_BUFFSIZE), needs_dp}] with ep_hccl_source, and kv_budget_divided_families with kv_budget_divisor and its source.
 Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
@@ -232,6 +263,8 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.dsa_cp_switch = *dsa;
     p.dsa_cp_source = *src;
   }
+  PF_TRY(hybrid_copies, parse_hybrid_kv_copies(r, origin, id, p));
+  (void)hybrid_copies;
   return parse_expert_scale_copies(r, origin, id, p);
 }
 
@@ -248,7 +281,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
-                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies"}));
+                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies"}));
   (void)keys;
   EngineProfile p;
   p.id = id;

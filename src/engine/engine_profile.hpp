@@ -167,6 +167,19 @@ struct EngineProfile {
     VersionRule rule;
   };
   std::vector<ExpertScaleCopy> moe_dynamic_scale_copies;
+  // Issue 15: versions whose model runner allocates the KV tensors vLLM shares between a hybrid model's attention and
+  // linear-attention (state) layers more than once, after KV sizing (vLLM-Ascend _allocate_kv_cache_tensors):
+  // per_layer, one tensor per layer sharing it; per_kind, one for the state layers and one K/V pair for the attention
+  // layers. The budget counts each shared tensor once, so the extra copies must fit above gpu_memory_utilization.
+  // Empty: shared once.
+  enum class HybridKvCopies { per_layer, per_kind };
+  struct HybridKvCopyRule {
+    HybridKvCopies copies = HybridKvCopies::per_kind;
+    VersionRule rule;
+  };
+  std::vector<HybridKvCopyRule> hybrid_kv_tensor_copies;
+  // The rule covering rule_version(), or nullptr.
+  const HybridKvCopyRule* hybrid_kv_copy_rule() const;
 
   // The catalogue's quantization_auto_detect records whose version range overlaps this profile.
   std::vector<QuantizationAutoDetect> quantization_auto_detects;

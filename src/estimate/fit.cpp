@@ -326,62 +326,6 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   return k;
 }
 
-// What the warm-up after KV sizing needs outside the budget (reference 1.1 step 5, 4.2): the KV tensors are
-// allocated, then compile_or_warm_up_model captures graphs and runs the sampler warm-up.
-// - Graph capture: outside the budget where the version does not subtract a pre-capture estimate
-//   (vLLM < 0.21, vLLM-Ascend except 0.21/0.22): the fitted graph term +/- its band must fit in total x (1 - util).
-// - Sampler warm-up: the same dummy sampler run the profile run measured, whose peak is subtracted: no margin.
-// - All-to-all buffers: none after KV sizing. vLLM-Ascend's MoE token dispatchers fetch their MC2 and EP
-//   communicators' names at model construction (token_dispatcher.py get_hccl_comm_name), which creates them and
-//   their HCCL buffers before the profile run; they are in the budget (estimate_ep_communicators).
-struct AfterKvMargin {
-  double low = 0, high = 0, headroom = 0;
-  double graph = 0;
-};
-
-AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
-  AfterKvMargin m;
-  m.headroom = e.total_bytes - e.requested_bytes;
-  // llama.cpp sizes its KV buffer from --ctx-size, not from a utilization: no profile run, nothing sized before capture.
-  if (dep.mode != ExecutionMode::graph || engine.engine == "llama.cpp") return m;
-  if (!e.graph_in_budget) m.graph = e.graph_bytes;
-  m.low = m.graph * (1.0 - oh.band_fraction);
-  m.high = m.graph * (1.0 + oh.band_fraction);
-  return m;
-}
-
-// The highest utilization (to 0.01) that leaves the high end of the margin free.
-double utilization_for_margin(double total, double high) { return std::floor((1.0 - high / total) * 100.0 + 1e-9) / 100.0; }
-
-// The after-KV verdict: a certain failure when even the low end of the margin exceeds the headroom (the
-// engine's own wording: torch's OutOfMemoryError on CUDA, RuntimeError on NPU, and vLLM's capture advice),
-// a stated risk when only the high end does.
-void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
-  const AfterKvMargin m = after_kv_margin(e, engine, oh, dep);
-  e.after_kv_needed_low_bytes = m.low;
-  e.after_kv_needed_high_bytes = m.high;
-  e.after_kv_headroom_bytes = m.headroom;
-  if (!e.fits || m.high <= 0 || m.headroom >= m.high) return;
-  const double util = utilization_for_margin(e.total_bytes, m.high);
-  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
-                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
-  const std::string fix = format("fix: --gpu-memory-utilization %.2f or lower, or --enforce-eager (no graphs)", util);
-  if (m.headroom < m.low) {
-    e.fits = false;
-    e.failure = Failure::after_kv_oom;
-    const bool npu = engine.platform == "npu";
-    e.failure_message = format("%s out of memory during graph capture, after the KV cache was sized (%s): %s needs more than the %.2f GiB left above "
-                               "gpu_memory_utilization %.2f. If out-of-memory error occurs during cudagraph capture, consider decreasing "
-                               "`gpu_memory_utilization` or switching to eager mode. (%s)",
-                               npu ? "RuntimeError: NPU" : "torch.OutOfMemoryError: CUDA", npu ? "ACL graph capture, FULL_DECODE_ONLY included" : "capture_model",
-                               what.c_str(), bytes_to_gib(m.headroom), e.gpu_memory_utilization, fix.c_str());
-  } else if (dep.explain) {
-    e.assumptions.push_back(format("after KV sizing, %s must fit in the %.2f GiB left above gpu_memory_utilization: the low end fits, the high end does not, "
-                                   "so the start may die in graph capture (%s)",
-                                   what.c_str(), bytes_to_gib(m.headroom), fix.c_str()));
-  }
-}
-
 // Issue 15: vLLM 0.14-0.15 get_kv_cache_configs merges every PP worker's KV specs and checks one request at
 // max_model_len over the whole model's layers against min(available memory) (vllm#29431; fixed by vllm#33698,
 // which projects the groups onto each worker). Bytes of one request at length len over the whole model's
@@ -462,7 +406,7 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
   } else {
     e.fits = true;
   }
-  decide_after_kv(e, engine, oh, dep);
+  terms::decide_after_kv(e, engine, oh, dep);
 }
 
 // Issue 15: vLLM 0.21+ logs its pre-capture CUDA graph estimate before the KV line (gpu_model_runner.profile_cudagraph_memory):

@@ -219,4 +219,9 @@ int mamba_ssm_cache_bits(const std::string& dtype);
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);
 
+// The after-KV verdict (fit_after_kv.cpp): records what the start needs outside the budget after KV sizing (hybrid KV
+// copies, graph capture outside the budget) and the headroom, and turns a fitting estimate into after_kv_oom with the
+// engine's message when even the low end does not fit, or adds the risk to the assumptions when only the high end does.
+void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep);
+
 }  // namespace preflight::estimate::terms

@@ -227,9 +227,9 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
     if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
     o += "\n";
   }
-  if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture after KV sizing, outside the budget (EP buffers are inside it)
+  if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture and hybrid KV copies after KV sizing, outside the budget (EP buffers are inside it)
     o += "    after KV sizing  " + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
-         "  (graph capture outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
+         "  (graph capture, hybrid KV copies: outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
   if (!f.lines.empty()) {
     o += "  the engine will print\n";
     for (const auto& l : f.lines) o += "    " + l + "\n";

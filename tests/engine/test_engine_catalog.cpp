@@ -158,3 +158,49 @@ TEST(EngineCatalog, Issue15_PpMaxModelLenCheckFollowsTheVersion) {
     EXPECT_NE(e.error().describe().find("pp_max_model_len_check"), std::string::npos) << e.error().describe();
   }
 }
+
+// Issue 15: vLLM-Ascend's _allocate_kv_cache_tensors allocates a hybrid model's shared KV tensors once per layer
+// (v0.10.2rc1 - v0.11.0, PR #2917) or once per layer kind (v0.12.0rc1 - v0.15.0rc1) until PR #6887 (v0.16.0rc1) shares
+// them; vLLM has no such rule. A rule needs copies per_layer or per_kind, a version range and a source.
+TEST(EngineCatalog, Issue15_HybridKvTensorCopiesFollowTheVersion) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  using Copies = EngineProfile::HybridKvCopies;
+  struct Row { const char* engine; const char* version; int copies; };  // -1: none, else the enum value
+  const Row rows[] = {{"vllm-ascend", "0.10.1", -1}, {"vllm-ascend", "0.10.2", static_cast<int>(Copies::per_layer)},
+                      {"vllm-ascend", "0.11.0", static_cast<int>(Copies::per_layer)}, {"vllm-ascend", "0.12.0", static_cast<int>(Copies::per_kind)},
+                      {"vllm-ascend", "0.13.0", static_cast<int>(Copies::per_kind)}, {"vllm-ascend", "0.15.0", static_cast<int>(Copies::per_kind)},
+                      {"vllm-ascend", "0.16.0", -1}, {"vllm-ascend", "0.23.0", -1}, {"vllm", "0.12.0", -1}};
+  for (const auto& r : rows) {
+    auto p = select_engine(*c, r.engine, r.version);
+    ASSERT_TRUE(p.has_value()) << r.engine << " " << r.version;
+    const auto* rule = p->hybrid_kv_copy_rule();
+    if (r.copies < 0) {
+      EXPECT_EQ(rule, nullptr) << r.engine << " " << r.version;
+      continue;
+    }
+    ASSERT_NE(rule, nullptr) << r.engine << " " << r.version;
+    EXPECT_EQ(static_cast<int>(rule->copies), r.copies) << r.version;
+    EXPECT_NE(rule->rule.source.find("_allocate_kv_cache_tensors"), std::string::npos) << r.version;
+  }
+  const std::string base = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
+      "platform": "npu", "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA}]})";
+  struct Bad { std::string extra, fragment; };
+  const Bad bads[] = {
+      {R"(, "hybrid_kv_tensor_copies": [{"copies": "per_tensor", "version_min": "1.0.0", "version_max": "1.9.0", "source": "s"}])", "copies must be per_layer or per_kind"},
+      {R"(, "hybrid_kv_tensor_copies": [{"copies": "per_kind", "version_min": "1.0.0", "version_max": "1.9.0"}])", "source"},
+      {R"(, "hybrid_kv_tensor_copies": [{"copies": "per_kind", "version_min": "1.9.0", "version_max": "1.0.0", "source": "s"}])", "bad version range"},
+      {R"(, "hybrid_kv_tensor_copies": {"copies": "per_kind"})", "must be an array"},
+  };
+  for (const auto& b : bads) {
+    std::string text = base;
+    text.replace(text.find("EXTRA"), 5, b.extra);
+    auto j = parse_json(text, "engines.json");
+    ASSERT_TRUE(j.has_value()) << b.fragment;
+    auto e = parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << b.fragment;
+    EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
+  }
+}

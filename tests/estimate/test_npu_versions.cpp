@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "base/units.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/fit_terms.hpp"
 #include "fit_setup.hpp"
@@ -187,4 +188,69 @@ TEST(NpuVersions, Issue15_DeepSeekMtpEhProjLoadsInTheModelDtype) {
   const auto unquantized = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, k);
   ASSERT_GT(quantized.drafter_weights_bytes, 205520896.0);
   EXPECT_NEAR(quantized.drafter_weights_bytes, unquantized.drafter_weights_bytes, 1.0);
+}
+
+namespace {
+
+// vllm-ascend #5020: vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --tensor-parallel-size 4 --max-model-len 4096
+// --gpu-memory-utilization U --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' on A3 (one 910C die per rank).
+estimate::Deployment issue5020(double util, estimate::ExecutionMode mode) {
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.max_model_len = 4096;
+  d.gpu_memory_utilization = util;
+  d.mode = mode;
+  return d;
+}
+
+}  // namespace
+
+// vllm-ascend model_runner_v1.py _allocate_kv_cache_tensors (engines.json hybrid_kv_tensor_copies). Qwen3-Next-80B
+// (config.json: 48 layers, full_attention_interval 4) has 12 attention and 36 linear-attention layers; vLLM groups them
+// by 12 (the smaller kind, 36 > 1.25 x 12), so group_size = 12 shared tensors of num_blocks x page bytes, tensor i
+// shared by layer i of the one attention group and of the three linear-attention groups. In eager mode the margin
+// after KV sizing is the copies alone:
+//   v0.11 (per_layer): every one of the 48 layers gets its own tensor: (48 - 12) x num_blocks x page more than the pool;
+//   v0.12 - v0.15 (per_kind): one tensor for the linear layers and one K/V pair for the attention layer of each of
+//     the 12 tensors: 12 x num_blocks x page more (twice the pool);
+//   v0.16 (PR #6887): one allocation per tensor: 0. A model without linear-attention layers (Qwen3-32B): 0 in every version.
+TEST(NpuVersions, Issue15_HybridKvTensorsAllocatedPerLayerOrPerKindByVersion) {
+  const auto eager = estimate::ExecutionMode::eager;
+  struct Row {
+    const char* version;
+    int64_t extra_tensors;
+  };
+  for (const Row r : {Row{"0.11.0", 36}, Row{"0.12.0", 12}, Row{"0.13.0", 12}, Row{"0.15.0", 12}, Row{"0.16.0", 0}}) {
+    auto s = pftest::fit_setup("Qwen/Qwen3-Next-80B-A3B-Thinking", "910C", "vllm-ascend", r.version);
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, issue5020(0.8, eager));
+    ASSERT_EQ(e.group_size, 12) << r.version;
+    ASSERT_GT(e.num_blocks, 0) << r.version;
+    const double tensor = static_cast<double>(e.num_blocks) * static_cast<double>(e.page_bytes);
+    EXPECT_EQ(e.after_kv_needed_low_bytes, static_cast<double>(r.extra_tensors) * tensor) << r.version;
+    EXPECT_EQ(e.after_kv_needed_high_bytes, e.after_kv_needed_low_bytes) << r.version;
+  }
+  auto dense = pftest::fit_setup("Qwen/Qwen3-32B", "910C", "vllm-ascend", "0.12.0");
+  const auto d = estimate::estimate_fit(dense.model, dense.device, dense.engine, dense.overheads, issue5020(0.8, eager));
+  EXPECT_EQ(d.after_kv_needed_low_bytes, 0.0);
+}
+
+// vllm-ascend #5020 on v0.12.0rc1: u 0.85 died in initialize_from_config after 'GPU KV cache size: 282,240 tokens', u 0.75
+// started. The second copy of the pool (12 x num_blocks x page, about the budget) must fit in total x (1 - u): at
+// 0.85 the pool is larger than the 15% left, at 0.75 it is well inside the 25% left. The highest utilization that
+// fits solves g + c x (pool + (u - 0.85) x total) <= (1 - u) x total with c = 1 (one copy) and g the graph term's
+// high end: u <= (total - g - (pool - 0.85 x total)) / (2 x total), which the message names, below 0.85.
+TEST(NpuVersions, Issue15_Issue5020SecondKvCopyFailsAt085AndFitsAt075) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-Next-80B-A3B-Thinking", "910C", "vllm-ascend", "0.12.0");
+  const auto graph = estimate::ExecutionMode::graph;
+  const auto high = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, issue5020(0.85, graph));
+  EXPECT_FALSE(high.fits);
+  EXPECT_EQ(high.failure, estimate::Failure::after_kv_oom);
+  EXPECT_NE(high.failure_message.find("RuntimeError: NPU out of memory in initialize_from_config"), std::string::npos) << high.failure_message;
+  const double pool = 12.0 * static_cast<double>(high.num_blocks) * static_cast<double>(high.page_bytes);
+  const double g = high.after_kv_needed_high_bytes - pool;
+  const double u = std::floor((high.total_bytes - g - (pool - 0.85 * high.total_bytes)) / (2.0 * high.total_bytes) * 100.0 + 1e-9) / 100.0;
+  EXPECT_LT(u, 0.85);
+  EXPECT_NE(high.failure_message.find(format("--gpu-memory-utilization %.2f or lower", u)), std::string::npos) << high.failure_message;
+  const auto low = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, issue5020(0.75, graph));
+  EXPECT_TRUE(low.fits) << low.failure_message;
 }
