@@ -108,6 +108,9 @@ struct Deployment {
   // false: `ranks` (the per-rank tree) stays empty; every other field is as with true. For callers that
   // keep many estimates and show only their summary numbers (plan's candidates, issue 19).
   bool rank_tree = true;
+  // false: `terms` (the itemized budget) stays empty; every number they hold is in the flat fields too, which are as
+  // with true. For callers that keep many estimates and show only their summary numbers (plan's candidates, issue 19).
+  bool memory_terms = true;
   // Issue 19: precomputed weight-group bytes (group_bytes_for); nullptr: the estimates compute them.
   const GroupBytes* group_bytes = nullptr;
 };

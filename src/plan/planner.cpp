@@ -440,10 +440,14 @@ void note_bandwidth_priors(PlanResult& r) {
     }
 }
 
-// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms), which no plan output
-// shows and which would make the plan's tens of thousands of candidates larger (the per-rank tree is
-// not built at all).
-void keep_summary(Candidate& c) { c.fit.terms = {}; }
+// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms) and KV cache groups (groups), which
+// no plan output shows and which would make the plan's tens of thousands of candidates larger, and which the cards
+// that copy this fit (copy_fit) would copy (the per-rank tree and, in a plan's deployments, the terms are not built at
+// all: Deployment::rank_tree, memory_terms).
+void keep_summary(Candidate& c) {
+  c.fit.terms = {};
+  c.fit.groups = {};
+}
 
 // RowDetail::table: the start commands of the first recommended row, the one the table prints.
 void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in) {
@@ -739,6 +743,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   d.speculative = t.speculative;  // issue 15: plan --speculative-config
   d.explain = false;
   d.rank_tree = false;
+  d.memory_terms = false;  // issue 19: no plan output shows the itemized budget (keep_summary)
   return d;
 }
 
