@@ -749,7 +749,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
   const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
                               budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching,
-                              std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype))};
+                              std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype)), dep.kv_scan};
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;
   e.block_size = kv.block_size;

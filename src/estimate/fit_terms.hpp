@@ -219,6 +219,7 @@ struct KvInputs {
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
   std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
   int ssm_cache_bits = 0;  // --mamba-ssm-cache-dtype as bits per SSM state element (0: each layer's own ssm_dtype)
+  KvScanMemo* scans = nullptr;  // Deployment::kv_scan: the layer pass taken from it, or kept in it (issue 19)
 };
 // --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
 // mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).
