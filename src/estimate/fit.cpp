@@ -638,8 +638,12 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.expert_scale_copy_bytes = terms::estimate_expert_scale_copies(m, scheme, engine, device.family, dep, lay, weights.first.rule);
   add_per_layer(e.expert_scale_copy_bytes);
   e.weights_bytes = weights.first.bytes;
-  e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth (a plan fits tens of thousands)
-  e.terms.push_back(weights.first);
+  // The itemized budget, only where the caller keeps it (Deployment::memory_terms; a plan fits tens of thousands).
+  const auto keep_term = [&](const Term& t) {
+    if (dep.memory_terms) e.terms.push_back(t);
+  };
+  if (dep.memory_terms) e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth
+  keep_term(weights.first);
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
   const int64_t L = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
@@ -658,21 +662,21 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.encoder_items = run.encoder_items;
   e.activation_bytes = ph.peak.bytes;
   e.assumptions.insert(e.assumptions.end(), run.assumptions.begin(), run.assumptions.end());
-  e.terms.push_back(ph.peak);
+  keep_term(ph.peak);
 
   const Term non_torch = terms::estimate_non_torch(oh, lay, dep.explain);
   e.non_torch_bytes = non_torch.bytes;
-  e.terms.push_back(non_torch);
+  keep_term(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens);
   e.graph_bytes = graph.bytes;
-  e.terms.push_back(graph);
+  keep_term(graph);
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);
   e.ep_communicator_bytes = ep_comms.bytes;
-  if (ep_comms.bytes > 0) e.terms.push_back(ep_comms);
+  if (ep_comms.bytes > 0) keep_term(ep_comms);
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   e.moe_allgather_bytes = moe_allgather.bytes;
-  if (moe_allgather.bytes > 0) e.terms.push_back(moe_allgather);
+  if (moe_allgather.bytes > 0) keep_term(moe_allgather);
   if (dep.explain) {
     const std::string note = terms::mc2_transport_note(m, engine, device.family, e.expert_parallel_size);
     if (!note.empty()) e.assumptions.push_back(note);
@@ -682,14 +686,14 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.available_kv_bytes = budget.available;
   e.available_kv_band_bytes = budget.band;
   e.available_kv_band_high_bytes = budget.band_high;
-  e.terms.push_back({"available KV", budget.available, budget.band, dep.explain ? budget_rule(e, dep) : std::string()});
+  if (dep.memory_terms) e.terms.push_back({"available KV", budget.available, budget.band, dep.explain ? budget_rule(e, dep) : std::string()});
 
   e.max_model_len = L;
   if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
   const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
   const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
                               budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching,
-                              std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype))};
+                              std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype)), dep.kv_scan};
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;
   e.block_size = kv.block_size;

@@ -55,6 +55,44 @@ struct GroupBytes {
   }
 };
 
+// What one layer of each kind caches on one rank (the KV geometry's pass over the layers; the last layer of a kind sets
+// its size, as the engine's uniform page requires them equal).
+struct KvScan {
+  int64_t attn_layers = 0, sliding_layers = 0, state_layers = 0;
+  int64_t attn_1tok = 0;   // K+V bytes of one token in one attention layer
+  int64_t k_1tok = 0;      // K bytes only (NPU hybrid alignment)
+  int64_t conv_bytes = 0, ssm_bytes = 0, state_bytes = 0;
+  int64_t sliding_window = 0;
+};
+
+// Issue 19: the layer passes of one model's KV geometry, kept per input they read (TP, cache dtype bytes, speculative
+// tokens, the engine's indexer layout, SSM cache bits), so that a plan's fits of the model (every variant, count and
+// card) scan its layers once per input rather than once per fit. Used only for the model it is built for (a
+// reference: the model must outlive it); a pass that fails (an overflow) is not kept.
+class KvScanMemo {
+ public:
+  explicit KvScanMemo(const model::ModelSpec& m) : model_(&m) {}
+  const model::ModelSpec& model() const { return *model_; }
+  const KvScan* find(int64_t tp, int64_t cache_bytes, int64_t spec_tokens, const std::string& indexer_cache, int ssm_bits) const {
+    for (const auto& e : entries_)
+      if (e.tp == tp && e.cache_bytes == cache_bytes && e.spec_tokens == spec_tokens && e.ssm_bits == ssm_bits && e.indexer_cache == indexer_cache) return &e.scan;
+    return nullptr;
+  }
+  void keep(int64_t tp, int64_t cache_bytes, int64_t spec_tokens, const std::string& indexer_cache, int ssm_bits, const KvScan& scan) {
+    entries_.push_back({tp, cache_bytes, spec_tokens, indexer_cache, ssm_bits, scan});
+  }
+
+ private:
+  struct Entry {
+    int64_t tp = 0, cache_bytes = 0, spec_tokens = 0;
+    std::string indexer_cache;
+    int ssm_bits = 0;
+    KvScan scan;
+  };
+  const model::ModelSpec* model_;
+  std::vector<Entry> entries_;
+};
+
 // vLLM's flags, with their meanings. Unset optionals take the engine version's defaults.
 struct Deployment {
   int64_t tensor_parallel_size = 1;
@@ -108,8 +146,14 @@ struct Deployment {
   // false: `ranks` (the per-rank tree) stays empty; every other field is as with true. For callers that
   // keep many estimates and show only their summary numbers (plan's candidates, issue 19).
   bool rank_tree = true;
+  // false: `terms` (the itemized budget) stays empty; every number they hold is in the flat fields too, which are as
+  // with true. For callers that keep many estimates and show only their summary numbers (plan's candidates, issue 19).
+  bool memory_terms = true;
   // Issue 19: precomputed weight-group bytes (group_bytes_for); nullptr: the estimates compute them.
   const GroupBytes* group_bytes = nullptr;
+  // Issue 19: the model's KV layer passes, shared by the fits of one model (KvScanMemo; used only for its model);
+  // nullptr: each fit scans the layers.
+  KvScanMemo* kv_scan = nullptr;
 };
 
 // after_kv_oom: the KV cache is sized and allocated, then the warm-up dies: graph capture (CUDA graphs / NPU

@@ -27,15 +27,7 @@ int mamba_ssm_cache_bits(const std::string& dtype) {
 
 namespace {
 
-// What one layer of each kind caches on this rank (the last layer of a kind sets its size, as the
-// engine's uniform page requires them equal).
-struct LayerCache {
-  int64_t attn_layers = 0, sliding_layers = 0, state_layers = 0;
-  int64_t attn_1tok = 0;   // K+V bytes of one token in one attention layer
-  int64_t k_1tok = 0;      // K bytes only (NPU hybrid alignment)
-  int64_t conv_bytes = 0, ssm_bytes = 0, state_bytes = 0;
-  int64_t sliding_window = 0;
-};
+using LayerCache = KvScan;
 
 AtLayer at_layer(const char* field, size_t i) { return {field, i}; }
 
@@ -249,11 +241,20 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
 
 Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
                                           std::vector<std::string>& provenance) {
-  PF_TRY(scanned, scan_layers(m, lay.tp, cache_dtype_bytes(in.kv_cache_dtype, m), in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits));
-  if (in.explain && in.ssm_cache_bits > 0 && scanned.state_layers > 0)
+  const int64_t cb = cache_dtype_bytes(in.kv_cache_dtype, m);
+  KvScanMemo* memo = in.scans && &in.scans->model() == &m ? in.scans : nullptr;
+  const LayerCache* kept = memo ? memo->find(lay.tp, cb, in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits) : nullptr;
+  LayerCache cache;
+  if (kept) {
+    cache = *kept;
+  } else {
+    PF_TRY(scanned, scan_layers(m, lay.tp, cb, in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits));
+    cache = scanned;
+    if (memo) memo->keep(lay.tp, cb, in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits, cache);
+  }
+  if (in.explain && in.ssm_cache_bits > 0 && cache.state_layers > 0)
     provenance.push_back(format("--mamba-ssm-cache-dtype: the SSM state of each of the %lld recurrent layers is %d-bit (vLLM mamba_ssm_cache_dtype)",
-                                static_cast<long long>(scanned.state_layers), in.ssm_cache_bits));
-  LayerCache cache = std::move(scanned);
+                                static_cast<long long>(cache.state_layers), in.ssm_cache_bits));
   // The drafter's attention layers (MTP layers, an EAGLE head) have their own KV specs of the target's
   // attention geometry (reference sec 2: draft/MTP layers are in the page total).
   if (in.drafter_layers > 0 && cache.attn_1tok > 0) {

@@ -749,25 +749,54 @@ int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProf
 // datacenter Blackwell, not modelled: the cases' cards are not).
 constexpr int64_t k_cudagraph_default_max_capture_size = 512;
 
-CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
-  CaptureSizes c;
+namespace {
+// The capture sizes in ascending order, each handed to `take(size, full)` (full: FULL captures it too), without building
+// the grid: cudagraph_capture_sizes keeps them, cudagraph_capture_counts (every CUDA fit: issue 19) only counts them.
+template <class Take>
+void each_capture_size(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len, Take take) {
   const int64_t q = std::max<int64_t>(1, decode_query_len);
   const int64_t cap = std::min({std::max<int64_t>(1, max_num_seqs) * q * 2, k_cudagraph_default_max_capture_size, std::max<int64_t>(1, max_num_batched_tokens)});
-  // Ascending: cap is at most max_num_batched_tokens, so that size, when within cap, is cap itself and comes last.
-  std::vector<int64_t> grid;
-  for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
-    if (s <= cap) grid.push_back(s);
-  for (int64_t s = 8; s <= cap && s < 256; s += 8) grid.push_back(s);
-  for (int64_t s = 256; s <= cap; s += 16) grid.push_back(s);
-  if (max_num_batched_tokens <= cap && (grid.empty() || grid.back() != max_num_batched_tokens)) grid.push_back(max_num_batched_tokens);
+  const int64_t full_limit = std::max<int64_t>(1, max_num_seqs) * q;
   // Speculative decoding: a uniform decode step is q tokens per request, so sizes are taken in multiples of q. Rounding
   // up keeps the order, so a duplicate can only follow its twin.
-  for (const int64_t s : grid) {
+  bool any_grid = false, any_taken = false;
+  int64_t last_grid = 0, last_taken = 0;
+  const auto size = [&](int64_t s) {
+    any_grid = true;
+    last_grid = s;
     const int64_t rounded = (s + q - 1) / q * q;
-    if (rounded <= max_num_batched_tokens && (c.piecewise.empty() || c.piecewise.back() != rounded)) c.piecewise.push_back(rounded);
-  }
-  for (const int64_t s : c.piecewise)
-    if (s <= std::max<int64_t>(1, max_num_seqs) * q) c.full.push_back(s);
+    if (rounded > max_num_batched_tokens || (any_taken && rounded == last_taken)) return;
+    any_taken = true;
+    last_taken = rounded;
+    take(rounded, rounded <= full_limit);
+  };
+  for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
+    if (s <= cap) size(s);
+  for (int64_t s = 8; s <= cap && s < 256; s += 8) size(s);
+  for (int64_t s = 256; s <= cap; s += 16) size(s);
+  // Ascending: cap is at most max_num_batched_tokens, so that size, when within cap, is cap itself and comes last.
+  if (max_num_batched_tokens <= cap && (!any_grid || last_grid != max_num_batched_tokens)) size(max_num_batched_tokens);
+}
+}  // namespace
+
+CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
+  CaptureSizes c;
+  each_capture_size(max_num_seqs, max_num_batched_tokens, decode_query_len, [&](int64_t s, bool full) {
+    c.piecewise.push_back(s);
+    if (full) c.full.push_back(s);
+  });
+  return c;
+}
+
+CaptureCounts cudagraph_capture_counts(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
+  CaptureCounts c;
+  each_capture_size(max_num_seqs, max_num_batched_tokens, decode_query_len, [&](int64_t s, bool full) {
+    ++c.piecewise;
+    c.largest_piecewise = s;
+    if (!full) return;
+    ++c.full;
+    c.largest_full = s;
+  });
   return c;
 }
 
@@ -784,22 +813,22 @@ Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool gra
             {{"graph_bytes", bytes}, {"in_budget", graph_in_budget ? 1.0 : 0.0}}};
   }
   const int64_t q = dep.speculative.method.empty() ? 1 : 1 + std::max<int64_t>(0, dep.speculative.num_speculative_tokens);
-  const CaptureSizes sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens, q);
+  const CaptureCounts sizes = cudagraph_capture_counts(max_num_seqs, max_num_batched_tokens, q);
   // profile_cudagraph_memory: max over modes of the first capture + sum over modes of (graphs - 1) x the second capture.
-  const int64_t further = static_cast<int64_t>(sizes.piecewise.size()) - 1 + (sizes.full.empty() ? 0 : static_cast<int64_t>(sizes.full.size()) - 1);
+  const int64_t further = sizes.piecewise - 1 + (sizes.full == 0 ? 0 : sizes.full - 1);
   const double bytes = oh.graph_first_capture_bytes + static_cast<double>(further) * oh.graph_per_capture_bytes;
   if (!dep.explain) return {"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
   return {"graph capture", bytes, bytes * oh.band_fraction,
           format("estimated before KV sizing and subtracted from the budget: first capture %.0f MiB + (PIECEWISE %zu - 1 + FULL %zu - 1) graphs x "
                  "%.2f MiB (capture sizes up to %lld tokens from max_num_seqs %lld x decode query length %lld x 2, at most 512 and max_num_batched_tokens %lld; %s)",
-                 oh.graph_first_capture_bytes / (1024.0 * 1024), sizes.piecewise.size(), sizes.full.size(), oh.graph_per_capture_bytes / (1024.0 * 1024), static_cast<long long>(sizes.piecewise.empty() ? 0 : sizes.piecewise.back()),
+                 oh.graph_first_capture_bytes / (1024.0 * 1024), static_cast<size_t>(sizes.piecewise), static_cast<size_t>(sizes.full), oh.graph_per_capture_bytes / (1024.0 * 1024), static_cast<long long>(sizes.largest_piecewise),
                  static_cast<long long>(max_num_seqs), static_cast<long long>(q), static_cast<long long>(max_num_batched_tokens), oh.graph_capture_source.c_str()),
           {{"graph_bytes", bytes},
            {"in_budget", 1.0},
-           {"piecewise_graphs", static_cast<double>(sizes.piecewise.size())},
-           {"full_graphs", static_cast<double>(sizes.full.size())},
-           {"largest_capture_tokens", static_cast<double>(sizes.piecewise.empty() ? 0 : sizes.piecewise.back())},
-           {"largest_full_tokens", static_cast<double>(sizes.full.empty() ? 0 : sizes.full.back())}}};
+           {"piecewise_graphs", static_cast<double>(sizes.piecewise)},
+           {"full_graphs", static_cast<double>(sizes.full)},
+           {"largest_capture_tokens", static_cast<double>(sizes.largest_piecewise)},
+           {"largest_full_tokens", static_cast<double>(sizes.largest_full)}}};
 }
 
 }  // namespace preflight::estimate::terms

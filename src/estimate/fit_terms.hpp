@@ -169,6 +169,13 @@ struct CaptureSizes {
   std::vector<int64_t> piecewise, full;
 };
 CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
+// The same sizes counted, with the largest of each mode (0 when a mode has none), and no list built: what the graph
+// term reads on every CUDA fit (issue 19).
+struct CaptureCounts {
+  int64_t piecewise = 0, full = 0;
+  int64_t largest_piecewise = 0, largest_full = 0;
+};
+CaptureCounts cudagraph_capture_counts(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
 // Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing. Where the engine
 // estimates it before KV sizing (graph_in_budget) and the platform's overheads carry the capture constants, the term is
 // that estimate (gpu_model_runner.profile_cudagraph_memory): the first capture of each mode plus (graphs - 1) x the
@@ -212,6 +219,7 @@ struct KvInputs {
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
   std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
   int ssm_cache_bits = 0;  // --mamba-ssm-cache-dtype as bits per SSM state element (0: each layer's own ssm_dtype)
+  KvScanMemo* scans = nullptr;  // Deployment::kv_scan: the layer pass taken from it, or kept in it (issue 19)
 };
 // --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
 // mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).

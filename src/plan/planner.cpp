@@ -242,6 +242,7 @@ struct Shared {
   const Candidate* fitted = nullptr;
   estimate::StepTrafficMemo* traffic = nullptr;
   std::vector<const Candidate*>* launched = nullptr;  // candidates of this count whose start commands were built
+  estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
@@ -407,6 +408,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
   if (first) weights = estimate::group_bytes_for(m, d);
   d.group_bytes = &weights;
+  d.kv_scan = shared.scans;
   if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
   finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, shared);
@@ -440,10 +442,14 @@ void note_bandwidth_priors(PlanResult& r) {
     }
 }
 
-// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms), which no plan output
-// shows and which would make the plan's tens of thousands of candidates larger (the per-rank tree is
-// not built at all).
-void keep_summary(Candidate& c) { c.fit.terms = {}; }
+// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms) and KV cache groups (groups), which
+// no plan output shows and which would make the plan's tens of thousands of candidates larger, and which the cards
+// that copy this fit (copy_fit) would copy (the per-rank tree and, in a plan's deployments, the terms are not built at
+// all: Deployment::rank_tree, memory_terms).
+void keep_summary(Candidate& c) {
+  c.fit.terms = {};
+  c.fit.groups = {};
+}
 
 // RowDetail::table: the start commands of the first recommended row, the one the table prints.
 void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in) {
@@ -566,6 +572,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   bool filled = false;
   estimate::GroupBytes weights;
   estimate::StepTrafficMemo traffic(models[i]);
+  estimate::KvScanMemo scans(models[i]);
   std::vector<const Candidate*> fitted(r.sets), launched;
   std::vector<const model::VariantRule*> rejected(r.devs.size());  // each device's, looked up once per family
   for (const size_t x : r.order) {
@@ -580,7 +587,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       pv.rejected = rejected[x];
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
-      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched}) && !same) same = &c;
+      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched, &scans}) && !same) same = &c;
       keep_summary(c);
     }
   }
@@ -739,6 +746,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   d.speculative = t.speculative;  // issue 15: plan --speculative-config
   d.explain = false;
   d.rank_tree = false;
+  d.memory_terms = false;  // issue 19: no plan output shows the itemized budget (keep_summary)
   return d;
 }
 

@@ -765,3 +765,32 @@ TEST(Fit, Issue15_PublicLog11251AtRiskAt095CleanAt090) {
   EXPECT_TRUE(e.fits);
   for (const auto& a : e.assumptions) EXPECT_EQ(a.find("may die in graph capture"), std::string::npos) << a;
 }
+
+// Issue 19: a plan's fits of one model share its KV layer passes (Deployment::kv_scan). Qwen3-8B (36 layers, 8 KV
+// heads, head_dim 128, bf16): 2 x 8 x 128 x 2 B = 4,096 B per token per layer at TP 1, 36 x 4,096 = 147,456 B per token
+// per rank; at TP 2, 4 heads per rank: 73,728 B. Through one memo at TP 1, 2, 1 the fits are those without it. A memo
+// built for Qwen3-0.6B (28 such layers: 114,688 B at TP 1) is not read for Qwen3-8B.
+TEST(Fit, Issue19_KvScanMemoGivesTheFitsWithoutIt) {
+  auto big = setup("Qwen/Qwen3-8B", "H100-SXM", "vllm", "0.11.0");
+  auto small = setup("Qwen/Qwen3-0.6B", "H100-SXM", "vllm", "0.11.0");
+  estimate::KvScanMemo memo(big.model), other(small.model);
+  for (const int64_t tp : {1, 2, 1}) {
+    estimate::Deployment plain;
+    plain.tensor_parallel_size = tp;
+    plain.max_model_len = 8192;
+    estimate::Deployment shared = plain;
+    shared.kv_scan = &memo;
+    const auto a = estimate::estimate_fit(big.model, big.device, big.engine, big.overheads, plain);
+    const auto b = estimate::estimate_fit(big.model, big.device, big.engine, big.overheads, shared);
+    EXPECT_EQ(a.kv_bytes_per_token_rank, tp == 1 ? 147456 : 73728) << tp;
+    EXPECT_EQ(b.kv_bytes_per_token_rank, a.kv_bytes_per_token_rank) << tp;
+    EXPECT_EQ(b.num_blocks, a.num_blocks) << tp;
+    EXPECT_EQ(b.kv_tokens, a.kv_tokens) << tp;
+    EXPECT_EQ(b.fits, a.fits) << tp;
+    shared.kv_scan = &other;
+    estimate::Deployment small_dep = plain;
+    small_dep.kv_scan = &other;
+    EXPECT_EQ(estimate::estimate_fit(small.model, small.device, small.engine, small.overheads, small_dep).kv_bytes_per_token_rank, tp == 1 ? 114688 : 57344) << tp;
+    EXPECT_EQ(estimate::estimate_fit(big.model, big.device, big.engine, big.overheads, shared).kv_bytes_per_token_rank, a.kv_bytes_per_token_rank) << tp;
+  }
+}

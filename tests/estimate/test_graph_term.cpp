@@ -86,6 +86,40 @@ TEST(GraphTerm, Issue15_CaptureSizesCappedByBatchedTokens) {
   EXPECT_EQ(c.full, want);
 }
 
+// Issue 19: the graph term counts the sizes without building them (cudagraph_capture_counts). The hand-worked counts
+// of the three tests above: 256 requests, 8192 tokens: PIECEWISE 51 (largest 512), FULL 35 (largest 256); MTP 3 with 48
+// requests: 41 (384) and 25 (192); 100 batched tokens: 16 and 16, both largest 100. Then the counts are those of the
+// lists over a sweep of requests, batched tokens and query lengths (edges included: 0 and 1 batched tokens).
+TEST(GraphTerm, Issue19_CaptureCountsAreTheListsCounted) {
+  using estimate::terms::cudagraph_capture_counts;
+  const auto a = cudagraph_capture_counts(256, 8192, 1);
+  EXPECT_EQ(a.piecewise, 51);
+  EXPECT_EQ(a.full, 35);
+  EXPECT_EQ(a.largest_piecewise, 512);
+  EXPECT_EQ(a.largest_full, 256);
+  const auto b = cudagraph_capture_counts(48, 8192, 4);
+  EXPECT_EQ(b.piecewise, 41);
+  EXPECT_EQ(b.full, 25);
+  EXPECT_EQ(b.largest_piecewise, 384);
+  EXPECT_EQ(b.largest_full, 192);
+  const auto c = cudagraph_capture_counts(256, 100, 1);
+  EXPECT_EQ(c.piecewise, 16);
+  EXPECT_EQ(c.full, 16);
+  EXPECT_EQ(c.largest_piecewise, 100);
+  EXPECT_EQ(c.largest_full, 100);
+  for (const int64_t seqs : {0, 1, 2, 3, 7, 8, 48, 100, 256, 1024})
+    for (const int64_t tokens : {0, 1, 2, 5, 64, 100, 255, 256, 300, 512, 513, 2048, 8192})
+      for (const int64_t q : {1, 2, 3, 4, 6}) {
+        const auto lists = estimate::terms::cudagraph_capture_sizes(seqs, tokens, q);
+        const auto counts = cudagraph_capture_counts(seqs, tokens, q);
+        const std::string at = std::to_string(seqs) + " " + std::to_string(tokens) + " " + std::to_string(q);
+        EXPECT_EQ(counts.piecewise, static_cast<int64_t>(lists.piecewise.size())) << at;
+        EXPECT_EQ(counts.full, static_cast<int64_t>(lists.full.size())) << at;
+        EXPECT_EQ(counts.largest_piecewise, lists.piecewise.empty() ? 0 : lists.piecewise.back()) << at;
+        EXPECT_EQ(counts.largest_full, lists.full.empty() ? 0 : lists.full.back()) << at;
+      }
+}
+
 // The bytes: first capture 100 MiB, 5 MiB per further graph, max_num_seqs 256:
 // 100 MiB + (51 - 1 + 35 - 1) x 5 MiB = 100 + 420 = 520 MiB. Eager: 0. Not in the budget (vLLM < 0.21): the prior.
 TEST(GraphTerm, Issue15_EstimateIsFirstCapturePlusExtrapolatedGraphs) {
