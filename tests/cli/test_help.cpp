@@ -252,3 +252,19 @@ TEST(Help, Issue15_BadCompilationConfigExitsTwo) {
     EXPECT_NE(r.out.find(c.fragment), std::string::npos) << c.args << "\n" << r.out;
   }
 }
+
+// Issue 15: a validation case's capture fields go through the same checks: a bad cudagraph_mode is exit 2 naming the
+// file, line and field with vLLM's wording; the good one validates.
+TEST(Help, Issue15_CaseCompilationConfigIsChecked) {
+  const std::string dir = pftest::scratch_dir("graph13-case");
+  const std::string bad = dir + "/bad.jsonl", good = dir + "/good.jsonl";
+  const std::string head = R"({"id": "g13", "engine": "vllm", "engine_version": "0.23.0", "device": "H100-SXM", "num_devices": 1, "model": "Qwen/Qwen3-8B", )"
+                           R"("max_model_len": 4096, "weights_gib": 15.0, )";
+  std::ofstream(bad) << head << R"("compilation_config": {"cudagraph_mode": "SOMETIMES"}})" << "\n";
+  std::ofstream(good) << head << R"("compilation_config": {"cudagraph_capture_sizes": [1, 2, 4, 8]}, "optimization_level": 3, "attention_backend": "FLASH_ATTN"})" << "\n";
+  const auto v = pftest::run_cli("validate " + bad + " --json");
+  EXPECT_EQ(v.code, 2) << v.out.substr(0, 400);
+  EXPECT_NE(v.out.find("bad.jsonl:1"), std::string::npos) << v.out.substr(0, 400);
+  EXPECT_NE(v.out.find("compilation_config: cudagraph_mode: KeyError: 'SOMETIMES'"), std::string::npos) << v.out.substr(0, 400);
+  EXPECT_EQ(pftest::run_cli("validate " + good + " --json", {.with_stderr = false}).code, 0);
+}
