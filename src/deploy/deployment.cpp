@@ -628,6 +628,13 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");
   note("mamba_ssm_cache_dtype", f.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype ? f.mamba_ssm_cache_dtype->value : "");
+  // Issue 15: -O0 in a version with optimization levels runs without graphs (cudagraph_mode NONE unless one is given):
+  // eager for the speed estimate too, as --enforce-eager.
+  if (deployment.graph_capture.optimization_level == 0 && !deployment.graph_capture.mode && eng.optimization_levels &&
+      eng.optimization_levels->covers(eng.rule_version())) {
+    deployment.mode = estimate::ExecutionMode::eager;
+    r.assumptions.push_back(format("-O0 on %s: cudagraph_mode NONE (vLLM OPTIMIZATION_LEVEL_00), no graphs and eager decode", eng.id.c_str()));
+  }
   r.model = in.model;
   r.device = std::move(dev);
   r.engine = std::move(eng);

@@ -663,4 +663,11 @@ TEST(Deploy, Issue15_CaptureSettingsReachTheGraphTerm) {
   deploy::Flags o0;
   o0.optimization_level = Given<int64_t>{0, "-O"};
   EXPECT_DOUBLE_EQ(graph_bytes(o0), 0.0);
+  // -O0 is eager decode too (the speed estimate's graph step), from 0.12; on 0.11 -O0 is the compilation level.
+  auto r = resolve(inputs("A100-80G-SXM", "vllm@0.23.0", o0));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->deployment.mode, estimate::ExecutionMode::eager);
+  auto old = resolve(inputs("A100-80G-SXM", "vllm@0.11.0", o0));
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->deployment.mode, estimate::ExecutionMode::graph);
 }
