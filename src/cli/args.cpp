@@ -137,6 +137,28 @@ Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& in
           }};
 }
 
+// Issue 15: --compilation-config JSON, -cc JSON, and the dotted forms vLLM's FlexibleArgumentParser merges into it
+// (--compilation-config.max_cudagraph_capture_size 16, -cc.cudagraph_mode=PIECEWISE; -O.key=value as vLLM < 0.12 took it).
+Option compilation_config_option(deploy::Flags& f) {
+  Option o = given_text("compilation-config", "JSON", f.compilation_config,
+                        "'{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"max_cudagraph_capture_size\": 8,\n\"cudagraph_mode\": \"PIECEWISE\"}'; "
+                        "also -cc JSON, -cc.KEY=VALUE, --compilation-config.KEY VALUE");
+  o.short_names = {"-cc"};
+  auto& into = f.compilation_config;
+  o.set_dotted = [&into](const std::string& key, const std::string& value) { return deploy::merge_dotted_json(into, key, value, "--compilation-config"); };
+  return o;
+}
+
+// Issue 15: --optimization-level N, -O N, -ON, -O=N (vLLM >= 0.12: the cudagraph_mode default of each level).
+Option optimization_level_option(deploy::Flags& f) {
+  Option o = given_int("optimization-level", "N", f.optimization_level,
+                       "vLLM >= 0.12: 0 no graphs, 1 PIECEWISE, 2 and 3 FULL_AND_PIECEWISE (the default); also -ON");
+  o.short_names = {"-O"};
+  auto& into = f.compilation_config;
+  o.set_dotted = [&into](const std::string& key, const std::string& value) { return deploy::merge_dotted_json(into, key, value, "-O"); };
+  return o;
+}
+
 std::vector<Option> deployment_options(deploy::Flags& f) {
   return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
                {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
@@ -157,6 +179,10 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
+                compilation_config_option(f),
+                optimization_level_option(f),
+                given_text("attention-backend", "B", f.attention_backend,
+                           "FLASHINFER, FLASH_ATTN, TRITON_ATTN, ... (FLASHINFER with speculative decoding: PIECEWISE graphs\nonly, outside B200/B300)"),
                 given_switch("enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode align (2 state blocks per request)"),
                 given_switch_off("no-enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode none (1 state block per request)"),
                 given_switch("flashinfer-sampler", f.flashinfer_sampler, "the engine samples with FlashInfer (its log: 'Using FlashInfer for top-p & top-k\nsampling.'; VLLM_USE_FLASHINFER_SAMPLER=1)"),
@@ -178,10 +204,57 @@ std::vector<Option> join(std::vector<std::vector<Option>> groups) {
   return out;
 }
 
+namespace {
+
+// One token that starts with a single dash, as vLLM's FlexibleArgumentParser reads it: a short name alone (its value is
+// the next token), NAME.KEY=VALUE or NAME.KEY VALUE (dotted), NAME=VALUE, or a two-letter short name with its value
+// attached (-O3). false: no option declares it (the token is positional).
+Expected<bool> apply_short(const std::vector<std::string>& argv, size_t& i, const std::vector<Option>& options) {
+  const std::string& a = argv[i];
+  for (const auto& o : options) {
+    for (const auto& sn : o.short_names) {
+      if (a.rfind(sn, 0) != 0) continue;
+      const std::string rest = a.substr(sn.size());
+      if (rest.empty()) {
+        if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("{} needs a value", sn));
+        PF_TRY(ok, o.set(argv[++i]));
+        (void)ok;
+        return true;
+      }
+      if (rest[0] == '.' && o.set_dotted) {
+        std::string key = rest.substr(1), value;
+        if (const auto eq = key.find('='); eq != std::string::npos) {
+          value = key.substr(eq + 1);
+          key = key.substr(0, eq);
+        } else {
+          if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("{} needs a value", a));
+          value = argv[++i];
+        }
+        PF_TRY(ok, o.set_dotted(key, value));
+        (void)ok;
+        return true;
+      }
+      if (rest[0] == '=' || sn.size() == 2) {
+        PF_TRY(ok, o.set(rest[0] == '=' ? rest.substr(1) : rest));
+        (void)ok;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options) {
   std::vector<std::string> positional;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
+    if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+      PF_TRY(used, apply_short(argv, i, options));
+      if (!used) positional.push_back(a);
+      continue;
+    }
     if (a.size() <= 2 || a.rfind("--", 0) != 0) {
       positional.push_back(a);
       continue;
@@ -193,9 +266,24 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
       name = name.substr(0, eq);
       inline_value = true;
     }
+    std::string dotted_key;
+    if (const auto dot = name.find('.'); dot != std::string::npos) {
+      dotted_key = name.substr(dot + 1);
+      name = name.substr(0, dot);
+    }
     for (auto& c : name) if (c == '_') c = '-';
     const Option* option = nullptr;
     for (const auto& o : options) if (o.name == name) option = &o;
+    if (option && !dotted_key.empty()) {
+      if (!option->set_dotted) return make_error(ErrorKind::invalid_argument, fmt::format("--{} takes no dotted keys (--{}.{})", name, name, dotted_key));
+      if (!inline_value) {
+        if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("--{}.{} needs a value", name, dotted_key));
+        value = argv[++i];
+      }
+      PF_TRY(ok, option->set_dotted(dotted_key, value));
+      (void)ok;
+      continue;
+    }
     if (!option) {
       std::vector<std::string> names;
       for (const auto& o : options) names.push_back("--" + o.name);

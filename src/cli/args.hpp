@@ -22,6 +22,10 @@ struct Option {
   std::string help;     // one line; "\n" continues it under the help column
   std::function<Status(const std::string& text)> set;  // parse, check, store; a switch gets ""
   std::string heading;  // a section title printed before this flag in --help, or empty
+  // vLLM's short spellings ("-cc", "-O"): -cc VALUE, -O3 (a two-letter short name takes its value attached), -O=3.
+  std::vector<std::string> short_names;
+  // vLLM's dotted forms of a JSON flag (--compilation-config.key value, -cc.key=value): key after the first dot, value.
+  std::function<Status(const std::string& key, const std::string& value)> set_dotted;
 };
 
 // Inclusive bounds of an integer flag.
@@ -54,6 +58,9 @@ Option given_real(std::string name, std::string value, std::optional<deploy::Giv
 Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
 Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);
 Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);  // sets false
+// Issue 15: --compilation-config (with -cc and the dotted forms) and --optimization-level (-O<n>) into `flags`.
+Option compilation_config_option(deploy::Flags& flags);
+Option optimization_level_option(deploy::Flags& flags);
 // All of vLLM's deployment flags of deploy::Flags, with their help.
 std::vector<Option> deployment_options(deploy::Flags& flags);
 
@@ -61,7 +68,8 @@ std::vector<Option> deployment_options(deploy::Flags& flags);
 std::vector<Option> under(std::string heading, std::vector<Option> options);
 std::vector<Option> join(std::vector<std::vector<Option>> groups);
 
-// Applies argv to the options; returns the positional arguments. invalid_argument for an unknown flag
+// Applies argv to the options; returns the positional arguments. A token that starts with one dash is an option's short
+// name (with its dotted and attached forms) where one declares it, else positional. invalid_argument for an unknown flag
 // (with "did you mean"), a missing value or a value its setter rejects.
 Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options);
 

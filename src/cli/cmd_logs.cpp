@@ -81,6 +81,9 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.hccl_buffsize, f.hccl_buffsize_mb, "HCCL_BUFFSIZE");
   take(a.flashcomm1, f.flashcomm1, "VLLM_ASCEND_ENABLE_FLASHCOMM1");
   take(a.flashinfer_sampler, f.flashinfer_sampler, "sampler");
+  take(a.compilation_config, f.compilation_config, "compilation_config");  // issue 15
+  take(a.optimization_level, f.optimization_level, "optimization_level");
+  take(a.attention_backend, f.attention_backend, "attention_backend");
   return f;
 }
 
@@ -274,6 +277,13 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   if (a.flashcomm1) env["VLLM_ASCEND_ENABLE_FLASHCOMM1"] = a.flashcomm1->value ? 1 : 0;
   j["env"] = env.empty() ? Json() : env;
   if (a.flashinfer_sampler) j["sampler"] = a.flashinfer_sampler->value ? "flashinfer" : "native";  // issue 15
+  // Issue 15: the capture settings the log states, in the fields validate reads (only when stated).
+  if (a.compilation_config) {
+    j["compilation_config"] = Json::parse(a.compilation_config->value, nullptr, false);
+    if (j["compilation_config"].is_discarded()) j["compilation_config"] = a.compilation_config->value;
+  }
+  if (a.optimization_level) j["optimization_level"] = a.optimization_level->value;
+  if (a.attention_backend) j["attention_backend"] = a.attention_backend->value;
   j["weights_gib"] = opt(p.weights_gib);
   j["available_kv_gib"] = opt(p.available_kv_gib);
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
@@ -324,6 +334,9 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.language_model_only) add("language_model_only", a.language_model_only->value ? "true" : "false", a.language_model_only->line);
   if (a.mamba_ssm_cache_dtype) add("mamba_ssm_cache_dtype", a.mamba_ssm_cache_dtype->value, a.mamba_ssm_cache_dtype->line);
   if (a.flashinfer_sampler) add("sampler", a.flashinfer_sampler->value ? "flashinfer" : "native", a.flashinfer_sampler->line);
+  if (a.compilation_config) add("compilation_config", a.compilation_config->value, a.compilation_config->line);
+  if (a.optimization_level) add("optimization_level", std::to_string(a.optimization_level->value), a.optimization_level->line);
+  if (a.attention_backend) add("attention_backend", a.attention_backend->value, a.attention_backend->line);
   fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;
   if (d.class_id.empty()) {
@@ -414,7 +427,8 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)},
                       {"enable_prefix_caching", logged(a.enable_prefix_caching)}, {"limit_mm_per_prompt", logged(a.limit_mm_per_prompt)},
                       {"language_model_only", logged(a.language_model_only)},
-                      {"flashinfer_sampler", logged(a.flashinfer_sampler)}};
+                      {"flashinfer_sampler", logged(a.flashinfer_sampler)}, {"compilation_config", logged(a.compilation_config)},
+                      {"optimization_level", logged(a.optimization_level)}, {"attention_backend", logged(a.attention_backend)}};
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
                {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},

@@ -44,6 +44,7 @@ struct PlanRequest {
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
   std::optional<deploy::Given<std::string>> speculative_config;  // issue 15
+  deploy::Flags graph;  // issue 15: --compilation-config (-cc, dotted), --optimization-level (-O), --attention-backend
   std::optional<double> min_tok_s, bandwidth_gb_s;
   bool all = false, markdown = false, json = false;
   bool commands = false;
@@ -93,6 +94,8 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   given_text("speculative-config", "JSON", r.speculative_config,
                                              "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
                                              "a drafter \"model\" with --device needs --model selecting one catalogue model"),
+                                  compilation_config_option(r.graph), optimization_level_option(r.graph),
+                                  given_text("attention-backend", "B", r.graph.attention_backend, "as fit takes it (FLASHINFER with speculative decoding: PIECEWISE graphs)"),
                                   int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,
                                             "measured copy bandwidth (else `preflight bw --save`, else the catalogue)"),
@@ -177,6 +180,12 @@ Expected<Json> write_kubernetes(const plan::Candidate& top, const device::Device
 // the drafter's config from the catalogue, --models or the hub cache): the targets size every candidate with it and
 // the start commands carry the text exactly. llama.cpp takes no such flag.
 Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::PlanInputs& in, plan::PlanTargets& t) {
+  // Issue 15: the capture settings, checked and parsed as fit does (one set of messages); the JSON goes into the commands.
+  if (r.graph.compilation_config || r.graph.optimization_level || r.graph.attention_backend) {
+    PF_TRY(g, deploy::deployment_from_flags(r.graph));
+    t.graph_capture = g.graph_capture;
+    if (r.graph.compilation_config) in.compilation_config = r.graph.compilation_config->value;
+  }
   if (!r.speculative_config) return Ok{};
   if (r.engine && starts_with(to_lower(*r.engine), "llama.cpp"))
     return make_error(ErrorKind::invalid_argument, "--speculative-config: vLLM's flag; llama-server takes its draft model as --model-draft, which plan does not size");

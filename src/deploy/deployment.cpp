@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -147,6 +148,89 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
   return spec;
 }
 
+Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std::string>& given) {
+  const Json j = Json::parse(given.value, nullptr, false);
+  const char* origin = given.origin.c_str();
+  if (j.is_discarded() || !j.is_object())
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: expected a JSON object such as '{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"cudagraph_mode\": \"PIECEWISE\"}', found '%s' "
+                             "(vLLM parses the flag with json.loads)", origin, given.value.c_str()));
+  estimate::GraphCaptureConfig g;
+  // pydantic's messages for CompilationConfig's typed fields (list[int] | None, int | None).
+  if (const auto it = j.find("cudagraph_capture_sizes"); it != j.end() && !it->is_null()) {
+    if (!it->is_array())
+      return make_error(ErrorKind::invalid_argument, format("%s: cudagraph_capture_sizes: Input should be a valid list (vLLM CompilationConfig), found %s", origin, it->dump().c_str()));
+    if (it->empty())
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: AssertionError: cudagraph_capture_sizes should contain at least one element when using cuda graph. (vLLM _set_cudagraph_sizes)", origin));
+    for (const auto& v : *it) {
+      if (!v.is_number_integer())
+        return make_error(ErrorKind::invalid_argument,
+                          format("%s: cudagraph_capture_sizes: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, v.dump().c_str()));
+      if (v.get<int64_t>() < 1)
+        return make_error(ErrorKind::invalid_argument,
+                          format("%s: cudagraph_capture_sizes: %lld is not a positive token count (vLLM's _set_cudagraph_sizes does not check it; no graph "
+                                 "of %lld tokens can be captured)", origin, static_cast<long long>(v.get<int64_t>()), static_cast<long long>(v.get<int64_t>())));
+      g.capture_sizes.push_back(v.get<int64_t>());
+    }
+  }
+  if (const auto it = j.find("max_cudagraph_capture_size"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer())
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: max_cudagraph_capture_size: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, it->dump().c_str()));
+    if (it->get<int64_t>() < 1)
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: max_cudagraph_capture_size %lld: AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph. "
+                               "(vLLM _set_cudagraph_sizes)", origin, static_cast<long long>(it->get<int64_t>())));
+    g.max_capture_size = it->get<int64_t>();
+  }
+  if (const auto it = j.find("cudagraph_mode"); it != j.end() && !it->is_null()) {
+    const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
+    const auto mode = it->is_string() ? estimate::parse_cudagraph_mode(name) : std::nullopt;
+    if (!mode) {
+      // vllm/config/compilation.py validate_cudagraph_mode_before: CUDAGraphMode[value.upper()].
+      std::string upper = name;
+      for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: cudagraph_mode: KeyError: '%s' (vLLM CompilationConfig.validate_cudagraph_mode_before reads CUDAGraphMode[value.upper()]; "
+                               "expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE)", origin, upper.c_str()));
+    }
+    g.mode = mode;
+  }
+  // vllm/config/vllm.py _set_cudagraph_sizes: both given, the largest size must be the maximum (checked again against
+  // the sizes max_num_batched_tokens keeps, in the estimate).
+  if (g.max_capture_size && !g.capture_sizes.empty()) {
+    const int64_t largest = *std::max_element(g.capture_sizes.begin(), g.capture_sizes.end());
+    if (largest != *g.max_capture_size)
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: ValueError: customized max_cudagraph_capture_size(=%lld) should be consistent with the max value of "
+                               "cudagraph_capture_sizes(=%lld)", origin, static_cast<long long>(*g.max_capture_size), static_cast<long long>(largest)));
+  }
+  return g;
+}
+
+Status merge_dotted_json(std::optional<Given<std::string>>& into, const std::string& key, const std::string& value, const std::string& origin) {
+  Json root = Json::object();
+  if (into) {
+    root = Json::parse(into->value, nullptr, false);
+    if (root.is_discarded() || !root.is_object())
+      return make_error(ErrorKind::invalid_argument, format("%s: %s.%s: the flag's JSON so far is not an object ('%s')", origin.c_str(), origin.c_str(), key.c_str(),
+                                                            into->value.c_str()));
+  }
+  // FlexibleArgumentParser.parse_args: json.loads(value), else the text itself; nested keys become nested objects.
+  Json parsed = Json::parse(value, nullptr, false);
+  if (parsed.is_discarded()) parsed = value;
+  Json* node = &root;
+  const auto keys = split(key, '.');
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    if (!(*node)[keys[i]].is_object()) (*node)[keys[i]] = Json::object();
+    node = &(*node)[keys[i]];
+  }
+  (*node)[keys.back()] = parsed;
+  into = Given<std::string>{root.dump(), into ? into->origin : origin};
+  return Ok{};
+}
+
 namespace {
 
 // Issue 15: a drafter that is its own checkpoint ("model": eagle, eagle3, draft_model, dflash) is read the way
@@ -217,6 +301,12 @@ Status check_flags(const Flags& f, const std::string& platform) {
   if (f.speculative_config) {
     if (auto s = parse_speculative_config(*f.speculative_config); !s) problems.push_back(s.error().message);
   }
+  if (f.compilation_config) {
+    if (auto c = parse_compilation_config(*f.compilation_config); !c) problems.push_back(c.error().message);
+  }
+  // vllm/config/vllm.py OptimizationLevel: O0 .. O3.
+  if (const auto& o = f.optimization_level; o && (o->value < 0 || o->value > 3))
+    problems.push_back(format("%s: expected an optimization level 0, 1, 2 or 3 (vLLM OptimizationLevel), found %lld", o->origin.c_str(), static_cast<long long>(o->value)));
   if (const auto& k = f.kv_cache_dtype) {
     bool known = false;
     std::string list;
@@ -264,6 +354,18 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.kv_cache_dtype) d.kv_cache_dtype = to_lower(f.kv_cache_dtype->value);
   if (f.quantization) d.quantization = f.quantization->value;
   if (f.enforce_eager && f.enforce_eager->value) d.mode = estimate::ExecutionMode::eager;
+  if (f.compilation_config) {
+    PF_TRY(graph, parse_compilation_config(*f.compilation_config));
+    d.graph_capture = std::move(graph);
+  }
+  if (f.optimization_level) d.graph_capture.optimization_level = f.optimization_level->value;
+  if (f.attention_backend) {
+    std::string upper = trim(f.attention_backend->value);
+    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    d.graph_capture.attention_backend = upper;
+  }
+  // cudagraph_mode NONE runs without graphs in every version, as --enforce-eager does.
+  if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
   if (f.enable_prefix_caching) d.enable_prefix_caching = f.enable_prefix_caching->value;
   if (f.mamba_ssm_cache_dtype) d.mamba_ssm_cache_dtype = to_lower(f.mamba_ssm_cache_dtype->value);
@@ -509,6 +611,9 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("enable_expert_parallel", f.enable_expert_parallel, f.enable_expert_parallel && f.enable_expert_parallel->value ? "true" : "false");
   note("speculative_config", f.speculative_config, f.speculative_config ? f.speculative_config->value : "");
   note("pp_layer_partition", f.pp_layer_partition, f.pp_layer_partition ? f.pp_layer_partition->value : "");
+  note("compilation_config", f.compilation_config, f.compilation_config ? f.compilation_config->value : "");
+  note("optimization_level", f.optimization_level, f.optimization_level ? std::to_string(f.optimization_level->value) : "");
+  note("attention_backend", f.attention_backend, f.attention_backend ? f.attention_backend->value : "");
   note("gpu_memory_utilization", f.gpu_memory_utilization, f.gpu_memory_utilization ? format("%g", f.gpu_memory_utilization->value) : "");
   note("max_model_len", f.max_model_len, f.max_model_len ? std::to_string(f.max_model_len->value) : "");
   note("max_num_seqs", f.max_num_seqs, f.max_num_seqs ? std::to_string(f.max_num_seqs->value) : "");
@@ -523,6 +628,13 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");
   note("mamba_ssm_cache_dtype", f.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype ? f.mamba_ssm_cache_dtype->value : "");
+  // Issue 15: -O0 in a version with optimization levels runs without graphs (cudagraph_mode NONE unless one is given):
+  // eager for the speed estimate too, as --enforce-eager.
+  if (deployment.graph_capture.optimization_level == 0 && !deployment.graph_capture.mode && eng.optimization_levels &&
+      eng.optimization_levels->covers(eng.rule_version())) {
+    deployment.mode = estimate::ExecutionMode::eager;
+    r.assumptions.push_back(format("-O0 on %s: cudagraph_mode NONE (vLLM OPTIMIZATION_LEVEL_00), no graphs and eager decode", eng.id.c_str()));
+  }
   r.model = in.model;
   r.device = std::move(dev);
   r.engine = std::move(eng);

@@ -72,6 +72,11 @@ struct Flags {
   std::optional<Given<int64_t>> data_parallel_size, data_parallel_size_local;
   std::optional<Given<bool>> enable_expert_parallel;
   std::optional<Given<std::string>> speculative_config;   // vLLM's JSON: '{"method": "mtp", "num_speculative_tokens": 2}' 
+  // Issue 15: --compilation-config / -cc as vLLM's JSON ('{"cudagraph_capture_sizes": [1, 2, 4], "cudagraph_mode": "PIECEWISE"}'),
+  // its dotted forms merged in (-cc.max_cudagraph_capture_size=16); -O<n> / --optimization-level; --attention-backend.
+  std::optional<Given<std::string>> compilation_config;
+  std::optional<Given<int64_t>> optimization_level;
+  std::optional<Given<std::string>> attention_backend;
   std::optional<Given<double>> gpu_memory_utilization;
   std::optional<Given<int64_t>> max_model_len, max_num_seqs, max_num_batched_tokens;
   std::optional<Given<std::string>> kv_cache_dtype, quantization;
@@ -146,6 +151,17 @@ std::string device_text_platform(const std::string& text, const std::string& pla
 // the name -> eagle3, "eagle" -> eagle, else draft_model), num_speculative_tokens (default 1), model.
 // invalid_argument with vLLM's message for a method outside its SpeculativeMethod list.
 Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::string>& given);
+
+// --compilation-config as vLLM reads it (vllm/config/compilation.py CompilationConfig): cudagraph_capture_sizes (a list
+// of integers), max_cudagraph_capture_size (an integer), cudagraph_mode (a CUDAGraphMode name, any case), and "level" /
+// "mode" (0: no compilation; kept only as the compilation level). Other keys are vLLM's and are ignored. invalid_argument:
+// not a JSON object, a field of the wrong type, a non-positive size, an unknown mode (vLLM's validator
+// CUDAGraphMode[value.upper()] raises KeyError).
+Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std::string>& given);
+// Merges a dotted argument into the flag's JSON as vLLM's FlexibleArgumentParser does (-cc.key=value,
+// --compilation-config.key.sub value): the value is JSON when it parses, else its text. `key` is what follows the first
+// dot. invalid_argument when the flag's JSON so far is not an object.
+Status merge_dotted_json(std::optional<Given<std::string>>& into, const std::string& key, const std::string& value, const std::string& origin);
 
 // The estimate::Deployment the flags describe (after check_flags): TP = num_devices / (PP x DP) when TP is
 // not given. invalid_argument as check_flags.

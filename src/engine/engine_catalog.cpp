@@ -87,6 +87,15 @@ const QuantizationAutoDetect* EngineProfile::auto_detect(const std::string& trig
   return nullptr;
 }
 
+// vLLM _set_cudagraph_sizes (vllm/config/vllm.py): the default capture ceiling is 512 tokens, or the platform's where a
+// ceiling record lists the device (PR #49390: 1024 on data center Blackwell).
+int64_t EngineProfile::cudagraph_default_ceiling(const std::string& device_id) const {
+  const Version v = rule_version();
+  for (const auto& c : cudagraph_capture_ceilings)
+    if (c.rule.covers(v) && std::find(c.devices.begin(), c.devices.end(), device_id) != c.devices.end()) return c.tokens;
+  return 512;
+}
+
 const Overheads* EngineCatalog::overheads_for(const std::string& platform) const {
   for (const auto& o : overheads) if (o.platform == platform) return &o;
   for (const auto& o : overheads) if (o.platform == "cuda") return &o;
@@ -265,6 +274,28 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   }
   PF_TRY(hybrid_copies, parse_hybrid_kv_copies(r, origin, id, p));
   (void)hybrid_copies;
+  PF_TRY(levels, parse_version_rule(r, origin, id, "optimization_levels"));
+  p.optimization_levels = levels;
+  if (const Json* fi = r.find("flashinfer_spec_decode_piecewise"); fi && !fi->is_null()) {
+    JsonObject c(*fi, origin, "profiles[" + id + "].flashinfer_spec_decode_piecewise");
+    PF_TRY(devices, string_list(c.find("uniform_batch_devices"), "profiles[" + id + "].flashinfer_spec_decode_piecewise.uniform_batch_devices", origin));
+    PF_TRY(rule, parse_version_rule(r, origin, id, "flashinfer_spec_decode_piecewise", {"uniform_batch_devices"}));
+    p.flashinfer_spec_decode_piecewise = rule;
+    p.flashinfer_uniform_batch_devices = devices;
+  }
+  if (const Json* ceilings = r.find("cudagraph_capture_ceilings"); ceilings && !ceilings->is_null()) {
+    const std::string key = "cudagraph_capture_ceilings";
+    if (!ceilings->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+    for (const auto& item : *ceilings) {
+      JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+      PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tokens", "devices"}));
+      PF_TRY(tokens, c.int_("tokens"));
+      PF_TRY(devices, string_list(c.find("devices"), "profiles[" + id + "]." + key + ".devices", origin));
+      if (tokens < 1 || devices.empty())
+        return make_error(ErrorKind::corrupt, format("%s: %s: %s needs tokens >= 1 and devices", origin.c_str(), id.c_str(), key.c_str()), origin);
+      p.cudagraph_capture_ceilings.push_back({tokens, devices, rule});
+    }
+  }
   return parse_expert_scale_copies(r, origin, id, p);
 }
 
@@ -281,7 +312,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
-                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies"}));
+                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
+                            "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise"}));
   (void)keys;
   EngineProfile p;
   p.id = id;

@@ -180,6 +180,25 @@ struct EngineProfile {
   std::vector<HybridKvCopyRule> hybrid_kv_tensor_copies;
   // The rule covering rule_version(), or nullptr.
   const HybridKvCopyRule* hybrid_kv_copy_rule() const;
+  // Issue 15 (CUDA graph flags): the versions in which -O<n> / --optimization-level is an optimization level whose
+  // default cudagraph_mode is NONE (-O0), PIECEWISE (-O1) or FULL_AND_PIECEWISE (-O2, -O3); outside it -O<n> is the
+  // compilation level and leaves the capture alone. Unset: not an optimization level in this profile.
+  std::optional<VersionRule> optimization_levels;
+  // Issue 15: devices whose default capture ceiling is not vLLM's 512 tokens (data center Blackwell: 1024), in the
+  // rule's versions. Empty: 512 everywhere.
+  struct CaptureCeiling {
+    int64_t tokens = 0;
+    std::vector<std::string> devices;  // catalogue ids
+    VersionRule rule;
+  };
+  std::vector<CaptureCeiling> cudagraph_capture_ceilings;
+  // Issue 15: versions in which the FlashInfer attention backend supports full CUDA graphs of single-token decode only
+  // (AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE) except on the listed devices (TRTLLM attention: UNIFORM_BATCH), so
+  // with speculative decoding FULL_AND_PIECEWISE falls back to PIECEWISE. Unset: not modelled.
+  std::optional<VersionRule> flashinfer_spec_decode_piecewise;
+  std::vector<std::string> flashinfer_uniform_batch_devices;
+  // The default capture ceiling on device `device_id` in this profile's rule version (512 unless a ceiling lists it).
+  int64_t cudagraph_default_ceiling(const std::string& device_id) const;
 
   // The catalogue's quantization_auto_detect records whose version range overlaps this profile.
   std::vector<QuantizationAutoDetect> quantization_auto_detects;

@@ -10,7 +10,9 @@
 #include "estimate/fit_terms.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include "base/checked.hpp"
@@ -24,6 +26,20 @@ using model::LayerKind;
 using model::ModelSpec;
 using model::Shard;
 using model::WeightFormat;
+
+// vllm/config/compilation.py CUDAGraphMode member names, in the enum's order.
+constexpr const char* k_cudagraph_mode_names[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+static_assert(std::size(k_cudagraph_mode_names) == k_cudagraph_mode_count, "one name per CudagraphMode");
+
+const char* cudagraph_mode_name(CudagraphMode mode) { return k_cudagraph_mode_names[static_cast<int>(mode)]; }
+
+std::optional<CudagraphMode> parse_cudagraph_mode(const std::string& name) {
+  std::string upper = name;
+  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (int i = 0; i < k_cudagraph_mode_count; ++i)
+    if (upper == k_cudagraph_mode_names[i]) return static_cast<CudagraphMode>(i);
+  return std::nullopt;
+}
 
 const char* failure_name(Failure failure) {
   switch (failure) {
@@ -422,9 +438,10 @@ void graph_estimate_lines(FitEstimate& e) {
       if (k == "largest_capture_tokens") largest = v;
       if (k == "largest_full_tokens") largest_full = v;
     }
-    if (pw <= 0) return;
-    std::string profiling = format("Profiling CUDA graph memory: PIECEWISE=%.0f (largest=%.0f)", pw, largest);
-    if (full > 0) profiling += format(", FULL=%.0f (largest=%.0f)", full, largest_full);
+    if (pw <= 0 && full <= 0) return;
+    std::string profiling = "Profiling CUDA graph memory: ";
+    if (pw > 0) profiling += format("PIECEWISE=%.0f (largest=%.0f)", pw, largest);
+    if (full > 0) profiling += format("%sFULL=%.0f (largest=%.0f)", pw > 0 ? ", " : "", full, largest_full);
     e.lines.push_back(profiling);
     e.lines.push_back(format("Estimated CUDA graph memory: %.2f GiB total", bytes_to_gib(t.bytes)));
     return;
@@ -668,7 +685,12 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.non_torch_bytes = non_torch.bytes;
   keep_term(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
-  const Term graph = terms::estimate_graph(oh, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens);
+  PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens));
+  if (dep.explain) {
+    std::string fallback;
+    terms::resolve_cudagraph_mode(engine, dep, device.id, &fallback);
+    if (!fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
+  }
   e.graph_bytes = graph.bytes;
   keep_term(graph);
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);
@@ -720,9 +742,13 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
 bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
   // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else nominal; the
   // nominal also in an explain-only assumption), the family (batch defaults, Marlin FP8 fallback, KV budget divisor,
-  // MoE all-gather, MC2 note) and the id (MXFP4 layout; otherwise only the recorded device_id and explain text).
+  // MoE all-gather, MC2 note) and the id (MXFP4 layout; the graph capture ceiling and FlashInfer's TRTLLM devices, issue
+  // 15; otherwise only the recorded device_id and explain text).
+  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
+  const auto listed = [&](const std::string& id) { return std::find(trtllm.begin(), trtllm.end(), id) != trtllm.end(); };
   return a.platform == b.platform && a.family == b.family && a.memory_bytes == b.memory_bytes && a.runtime_total_bytes == b.runtime_total_bytes &&
-         engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family);
+         engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family) &&
+         engine.cudagraph_default_ceiling(a.id) == engine.cudagraph_default_ceiling(b.id) && listed(a.id) == listed(b.id);
 }
 
 FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,

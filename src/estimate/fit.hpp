@@ -36,6 +36,23 @@ struct SpeculativeConfig {
   bool separate_checkpoint() const;    // eagle, eagle3, draft_model, dflash: the drafter is its own checkpoint
 };
 
+// Issue 15: vLLM's cudagraph_mode (vllm/config/compilation.py CUDAGraphMode): which graphs the engine captures.
+// FULL_AND_PIECEWISE (the default from v0.11): full graphs of uniform decode batches, piecewise graphs of the rest.
+enum class CudagraphMode { none, piecewise, full, full_decode_only, full_and_piecewise };
+constexpr int k_cudagraph_mode_count = 5;
+const char* cudagraph_mode_name(CudagraphMode mode);                         // "FULL_AND_PIECEWISE"
+std::optional<CudagraphMode> parse_cudagraph_mode(const std::string& name);  // case-insensitive; nullopt when unknown
+
+// Issue 15: the capture settings users give (--compilation-config / -cc and its dotted forms, -O<n>, --attention-backend).
+// Unset members take the engine version's defaults.
+struct GraphCaptureConfig {
+  std::vector<int64_t> capture_sizes;          // cudagraph_capture_sizes; empty: vLLM's default grid
+  std::optional<int64_t> max_capture_size;     // max_cudagraph_capture_size
+  std::optional<CudagraphMode> mode;           // cudagraph_mode
+  std::optional<int64_t> optimization_level;   // -O<n> / --optimization-level (0..3)
+  std::string attention_backend;               // --attention-backend / VLLM_ATTENTION_BACKEND, upper case; empty: not stated
+};
+
 // One pipeline stage's card under heterogeneous pipeline parallelism (issue 15): stages in PP rank order.
 struct StageDevice {
   std::string device_id;
@@ -109,6 +126,7 @@ struct Deployment {
   std::string kv_cache_dtype = "auto";  // auto | fp8 | fp8_e4m3 | fp8_e5m2 | int8
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
+  GraphCaptureConfig graph_capture;     // issue 15: --compilation-config, -O<n>, --attention-backend
   bool skip_mm_profiling = false;       // --skip-mm-profiling: the profile run leaves the vision encoder out
   // --enable-prefix-caching / --no-enable-prefix-caching; unset: the version's default. On a hybrid model it
   // selects vLLM's Mamba cache mode, so the state blocks each request holds (engines.json hybrid_prefix_caching_mode).
@@ -335,8 +353,9 @@ FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec
 // Issue 19: whether the fit gives the same estimate on `a` and on `b` for every model, overheads and deployment
 // with `engine` (explain false, no stage_devices), apart from the device id it records (the estimate's
 // device_id and its stages'): the fields of a device the fit reads are equal (platform, family, nominal and
-// runtime totals) and `engine` takes the same MXFP4 layout on both. A caller that fits many devices (plan's
-// catalogue sweep) fits one device of each such set and gives the others a copy with their own id.
+// runtime totals) and `engine` takes the same MXFP4 layout, graph capture ceiling and FlashInfer graph support on
+// both. A caller that fits many devices (plan's catalogue sweep) fits one device of each such set and gives the others
+// a copy with their own id.
 bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine);
 
 // Issue 19: the weight-group bytes of `model` as `deployment` stores it (its deployed scheme), for

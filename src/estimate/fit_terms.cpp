@@ -508,10 +508,10 @@ double sampler_copies(const engine::EngineProfile& engine, const Deployment& dep
 double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, int64_t batched_tokens) {
   const auto gdn = std::find_if(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::linear_attention; });
   if (gdn == m.layers.end() || batched_tokens <= 0 || lay.tp <= 0) return 0.0;
-  // A Gated DeltaNet layer's ssm heads are its value heads (head dim dv, state dk); its key heads are read from the config.
+  // set_recurrent_geometry: conv channels 2 x key heads x dk + value heads x dv; ssm heads = value heads, head dim dv, state dk.
   const double dk = static_cast<double>(gdn->ssm_state_dim), dv = static_cast<double>(gdn->ssm_head_dim);
   const double hv = static_cast<double>(gdn->ssm_heads) / static_cast<double>(lay.tp);
-  const double hk = static_cast<double>(gdn->linear_num_key_heads) / static_cast<double>(lay.tp);
+  const double hk = dk > 0 ? (static_cast<double>(gdn->conv_channels) - static_cast<double>(gdn->ssm_heads) * dv) / (2.0 * dk) / static_cast<double>(lay.tp) : 0.0;
   const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
   constexpr int64_t chunk = 64;  // chunk_local_cumsum(chunk_size=64), FLA_CHUNK_SIZE
   const double t = static_cast<double>(batched_tokens);
@@ -745,90 +745,166 @@ int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProf
   return std::max(batched_tokens, max_model_len);
 }
 
-// vLLM _set_cudagraph_sizes (vllm/config/vllm.py, 0.21 - 0.25): the default capture ceiling is 512 tokens (1024 on
-// datacenter Blackwell, not modelled: the cases' cards are not).
-constexpr int64_t k_cudagraph_default_max_capture_size = 512;
-
 namespace {
-// The capture sizes in ascending order, each handed to `take(size, full)` (full: FULL captures it too), without building
-// the grid: cudagraph_capture_sizes keeps them, cudagraph_capture_counts (every CUDA fit: issue 19) only counts them.
-template <class Take>
-void each_capture_size(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len, Take take) {
-  const int64_t q = std::max<int64_t>(1, decode_query_len);
-  const int64_t cap = std::min({std::max<int64_t>(1, max_num_seqs) * q * 2, k_cudagraph_default_max_capture_size, std::max<int64_t>(1, max_num_batched_tokens)});
-  const int64_t full_limit = std::max<int64_t>(1, max_num_seqs) * q;
-  // Speculative decoding: a uniform decode step is q tokens per request, so sizes are taken in multiples of q. Rounding
-  // up keeps the order, so a duplicate can only follow its twin.
-  bool any_grid = false, any_taken = false;
-  int64_t last_grid = 0, last_taken = 0;
-  const auto size = [&](int64_t s) {
-    any_grid = true;
-    last_grid = s;
-    const int64_t rounded = (s + q - 1) / q * q;
-    if (rounded > max_num_batched_tokens || (any_taken && rounded == last_taken)) return;
-    any_taken = true;
-    last_taken = rounded;
-    take(rounded, rounded <= full_limit);
-  };
-  for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
-    if (s <= cap) size(s);
-  for (int64_t s = 8; s <= cap && s < 256; s += 8) size(s);
-  for (int64_t s = 256; s <= cap; s += 16) size(s);
-  // Ascending: cap is at most max_num_batched_tokens, so that size, when within cap, is cap itself and comes last.
-  if (max_num_batched_tokens <= cap && (!any_grid || last_grid != max_num_batched_tokens)) size(max_num_batched_tokens);
+
+std::string sizes_text(const std::vector<int64_t>& sizes) {
+  std::string out = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
+  return out + "]";
 }
+
+bool has_full_decode(CudagraphMode mode) {
+  return mode == CudagraphMode::full || mode == CudagraphMode::full_decode_only || mode == CudagraphMode::full_and_piecewise;
+}
+
 }  // namespace
 
-CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
+Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
   CaptureSizes c;
-  each_capture_size(max_num_seqs, max_num_batched_tokens, decode_query_len, [&](int64_t s, bool full) {
-    c.piecewise.push_back(s);
-    if (full) c.full.push_back(s);
-  });
+  if (in.mode == CudagraphMode::none) return c;
+  const int64_t q = std::max<int64_t>(1, in.decode_query_len);
+  const int64_t seqs = std::max<int64_t>(1, in.max_num_seqs), tokens = std::max<int64_t>(1, in.max_num_batched_tokens);
+  // vllm/config/vllm.py _set_cudagraph_sizes: the ceiling, then at most max_num_batched_tokens.
+  int64_t ceiling = in.max_capture_size ? *in.max_capture_size : std::min(seqs * q * 2, in.default_ceiling);
+  ceiling = std::min(tokens, ceiling);
+  if (ceiling < 1)
+    return make_error(ErrorKind::invalid_argument,
+                      format("max_cudagraph_capture_size %lld: AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph.",
+                             static_cast<long long>(ceiling)));
+  std::vector<int64_t> sizes;
+  if (!in.capture_sizes.empty()) {
+    for (const int64_t s : in.capture_sizes)
+      if (s < 1)
+        return make_error(ErrorKind::invalid_argument,
+                          format("cudagraph_capture_sizes: %lld is not a positive token count (vLLM's _set_cudagraph_sizes does not check it; no graph of "
+                                 "%lld tokens can be captured)", static_cast<long long>(s), static_cast<long long>(s)));
+    for (const int64_t s : in.capture_sizes)
+      if (s <= tokens) sizes.push_back(s);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    std::vector<int64_t> given = in.capture_sizes;
+    std::sort(given.begin(), given.end());
+    given.erase(std::unique(given.begin(), given.end()), given.end());
+    if (sizes.size() < given.size())
+      c.notes.push_back(format("cudagraph_capture_sizes specified in compilation_config %s is overridden by config %s", sizes_text(in.capture_sizes).c_str(),
+                               sizes_text(sizes).c_str()));
+  } else {
+    for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
+      if (s <= ceiling) sizes.push_back(s);
+    for (int64_t s = 8; s <= ceiling && s < 256; s += 8) sizes.push_back(s);
+    for (int64_t s = 256; s <= ceiling; s += 16) sizes.push_back(s);
+    // Ascending: ceiling is at most max_num_batched_tokens, so that size, when within it, is the ceiling and comes last.
+    if (tokens <= ceiling && (sizes.empty() || sizes.back() != tokens)) sizes.push_back(tokens);
+  }
+  int64_t largest = sizes.empty() ? 0 : sizes.back();
+  if (in.max_capture_size && *in.max_capture_size != largest) {
+    if (!in.capture_sizes.empty())
+      return make_error(ErrorKind::invalid_argument,
+                        format("ValueError: customized max_cudagraph_capture_size(=%lld) should be consistent with the max value of cudagraph_capture_sizes(=%lld)",
+                               static_cast<long long>(*in.max_capture_size), static_cast<long long>(largest)));
+    c.notes.push_back(format("Truncating max_cudagraph_capture_size to %lld", static_cast<long long>(largest)));
+  }
+  // compilation.py adjust_cudagraph_sizes_for_spec_decode, called by the model runner only when decode graphs are FULL:
+  // each size rounded up to a multiple of the decode query length, those above the largest dropped.
+  if (q > 1 && has_full_decode(in.mode) && !sizes.empty()) {
+    std::vector<int64_t> rounded;
+    for (const int64_t s : sizes) {
+      const int64_t r = (s + q - 1) / q * q;
+      if (r <= largest && (rounded.empty() || rounded.back() != r)) rounded.push_back(r);
+    }
+    if (rounded.empty() && q <= largest) rounded.push_back(q);
+    if (rounded.empty())
+      return make_error(ErrorKind::invalid_argument,
+                        format("ValueError: No valid cudagraph sizes after rounding to multiple of %lld (num_speculative_tokens + 1 or tp if sequence parallelism "
+                               "is enabled) please adjust num_speculative_tokens (%lld) or max_cudagraph_capture_size (%lld) or cudagraph_capture_sizes (%s)",
+                               static_cast<long long>(q), static_cast<long long>(q - 1), static_cast<long long>(largest), sizes_text(sizes).c_str()));
+    sizes = std::move(rounded);
+  }
+  const bool piecewise = in.mode == CudagraphMode::piecewise || in.mode == CudagraphMode::full_and_piecewise;
+  if (piecewise) c.piecewise = sizes;
+  if (in.mode == CudagraphMode::full) c.full = sizes;
+  if (in.mode == CudagraphMode::full_and_piecewise || in.mode == CudagraphMode::full_decode_only)
+    for (const int64_t s : sizes)
+      if (s <= seqs * q) c.full.push_back(s);
   return c;
 }
 
-CaptureCounts cudagraph_capture_counts(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
-  CaptureCounts c;
-  each_capture_size(max_num_seqs, max_num_batched_tokens, decode_query_len, [&](int64_t s, bool full) {
-    ++c.piecewise;
-    c.largest_piecewise = s;
-    if (!full) return;
-    ++c.full;
-    c.largest_full = s;
-  });
-  return c;
+CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len) {
+  auto c = cudagraph_capture_sizes(CaptureInputs{.max_num_seqs = max_num_seqs, .max_num_batched_tokens = max_num_batched_tokens, .decode_query_len = decode_query_len});
+  return c ? std::move(*c) : CaptureSizes{};
 }
 
-Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
-  const bool eager = dep.mode == ExecutionMode::eager;
+CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const Deployment& dep, const std::string& device_id, std::string* note) {
+  if (dep.mode == ExecutionMode::eager) return CudagraphMode::none;
+  const auto& g = dep.graph_capture;
+  const bool levels = engine.optimization_levels && engine.optimization_levels->covers(engine.rule_version());
+  CudagraphMode mode = CudagraphMode::full_and_piecewise;
+  if (g.mode) mode = *g.mode;
+  else if (levels && g.optimization_level)  // vllm/config/vllm.py OPTIMIZATION_LEVEL_00 .. 03
+    mode = *g.optimization_level == 0 ? CudagraphMode::none : *g.optimization_level == 1 ? CudagraphMode::piecewise : CudagraphMode::full_and_piecewise;
+  const bool speculative = !dep.speculative.method.empty() && dep.speculative.num_speculative_tokens > 0;
+  const auto& fi = engine.flashinfer_spec_decode_piecewise;
+  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
+  if (mode == CudagraphMode::full_and_piecewise && speculative && g.attention_backend == "FLASHINFER" && fi && fi->covers(engine.rule_version()) &&
+      std::find(trtllm.begin(), trtllm.end(), device_id) == trtllm.end()) {
+    mode = CudagraphMode::piecewise;
+    if (note)
+      *note = "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for attention backend FlashInferBackend (support: "
+              "AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); setting cudagraph_mode=PIECEWISE";
+  }
+  return mode;
+}
+
+Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
+                              bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+  std::string fallback;
+  const CudagraphMode mode = resolve_cudagraph_mode(engine, dep, device_id, &fallback);
+  const bool eager = mode == CudagraphMode::none;
   const bool mechanism = !eager && graph_in_budget && oh.graph_per_capture_bytes > 0 && max_num_seqs > 0 && max_num_batched_tokens > 0;
   if (!mechanism) {
     const double bytes = eager ? 0.0 : oh.graph_bytes;
-    if (!dep.explain) return {"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
-    return {"graph capture", bytes, bytes * oh.band_fraction,
-            eager ? "--enforce-eager: no graphs"
-                  : (graph_in_budget ? "estimated before KV sizing and subtracted from the budget (the platform's prior)"
-                                     : "captured after KV allocation, outside the budget (needs the 1 - util headroom)"),
-            {{"graph_bytes", bytes}, {"in_budget", graph_in_budget ? 1.0 : 0.0}}};
+    if (!dep.explain) return Term{"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
+    return Term{"graph capture", bytes, bytes * oh.band_fraction,
+                eager ? (dep.mode == ExecutionMode::eager ? "--enforce-eager: no graphs" : "cudagraph_mode NONE: no graphs")
+                      : (graph_in_budget ? "estimated before KV sizing and subtracted from the budget (the platform's prior)"
+                                         : "captured after KV allocation, outside the budget (needs the 1 - util headroom)"),
+                {{"graph_bytes", bytes}, {"in_budget", graph_in_budget ? 1.0 : 0.0}}};
   }
   const int64_t q = dep.speculative.method.empty() ? 1 : 1 + std::max<int64_t>(0, dep.speculative.num_speculative_tokens);
-  const CaptureCounts sizes = cudagraph_capture_counts(max_num_seqs, max_num_batched_tokens, q);
+  const auto& g = dep.graph_capture;
+  const int64_t ceiling = engine.cudagraph_default_ceiling(device_id);
+  PF_TRY(sizes, cudagraph_capture_sizes(CaptureInputs{.max_num_seqs = max_num_seqs,
+                                                      .max_num_batched_tokens = max_num_batched_tokens,
+                                                      .decode_query_len = q,
+                                                      .default_ceiling = ceiling,
+                                                      .capture_sizes = g.capture_sizes,
+                                                      .max_capture_size = g.max_capture_size,
+                                                      .mode = mode}));
   // profile_cudagraph_memory: max over modes of the first capture + sum over modes of (graphs - 1) x the second capture.
-  const int64_t further = sizes.piecewise - 1 + (sizes.full == 0 ? 0 : sizes.full - 1);
-  const double bytes = oh.graph_first_capture_bytes + static_cast<double>(further) * oh.graph_per_capture_bytes;
-  if (!dep.explain) return {"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
-  return {"graph capture", bytes, bytes * oh.band_fraction,
-          format("estimated before KV sizing and subtracted from the budget: first capture %.0f MiB + (PIECEWISE %zu - 1 + FULL %zu - 1) graphs x "
-                 "%.2f MiB (capture sizes up to %lld tokens from max_num_seqs %lld x decode query length %lld x 2, at most 512 and max_num_batched_tokens %lld; %s)",
-                 oh.graph_first_capture_bytes / (1024.0 * 1024), static_cast<size_t>(sizes.piecewise), static_cast<size_t>(sizes.full), oh.graph_per_capture_bytes / (1024.0 * 1024), static_cast<long long>(sizes.largest_piecewise),
-                 static_cast<long long>(max_num_seqs), static_cast<long long>(q), static_cast<long long>(max_num_batched_tokens), oh.graph_capture_source.c_str()),
-          {{"graph_bytes", bytes},
-           {"in_budget", 1.0},
-           {"piecewise_graphs", static_cast<double>(sizes.piecewise)},
-           {"full_graphs", static_cast<double>(sizes.full)},
-           {"largest_capture_tokens", static_cast<double>(sizes.largest_piecewise)},
-           {"largest_full_tokens", static_cast<double>(sizes.largest_full)}}};
+  const auto pw = static_cast<int64_t>(sizes.piecewise.size()), full = static_cast<int64_t>(sizes.full.size());
+  const int64_t further = std::max<int64_t>(0, pw - 1) + std::max<int64_t>(0, full - 1);
+  const double bytes = pw + full == 0 ? 0.0 : oh.graph_first_capture_bytes + static_cast<double>(further) * oh.graph_per_capture_bytes;
+  if (!dep.explain) return Term{"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
+  std::string settings;
+  if (!g.capture_sizes.empty()) settings = "cudagraph_capture_sizes " + sizes_text(g.capture_sizes);
+  else if (g.max_capture_size) settings = format("max_cudagraph_capture_size %lld", static_cast<long long>(*g.max_capture_size));
+  else
+    settings = format("capture sizes up to min(max_num_seqs %lld x decode query length %lld x 2, %lld)", static_cast<long long>(max_num_seqs), static_cast<long long>(q),
+                      static_cast<long long>(ceiling));
+  std::string notes = fallback;
+  for (const auto& n : sizes.notes) notes += (notes.empty() ? "" : "; ") + n;
+  return Term{"graph capture", bytes, bytes * oh.band_fraction,
+              format("estimated before KV sizing and subtracted from the budget: first capture %.0f MiB + (PIECEWISE %lld - 1 + FULL %lld - 1) graphs x "
+                     "%.2f MiB (cudagraph_mode %s; %s, at most max_num_batched_tokens %lld%s%s; %s)",
+                     oh.graph_first_capture_bytes / (1024.0 * 1024), static_cast<long long>(pw), static_cast<long long>(full), oh.graph_per_capture_bytes / (1024.0 * 1024),
+                     cudagraph_mode_name(mode), settings.c_str(), static_cast<long long>(max_num_batched_tokens), notes.empty() ? "" : "; vLLM: ", notes.c_str(),
+                     oh.graph_capture_source.c_str()),
+              {{"graph_bytes", bytes},
+               {"in_budget", 1.0},
+               {"piecewise_graphs", static_cast<double>(pw)},
+               {"full_graphs", static_cast<double>(full)},
+               {"largest_capture_tokens", static_cast<double>(sizes.piecewise.empty() ? (sizes.full.empty() ? 0 : sizes.full.back()) : sizes.piecewise.back())},
+               {"largest_full_tokens", static_cast<double>(sizes.full.empty() ? 0 : sizes.full.back())}}};
 }
 
 }  // namespace preflight::estimate::terms

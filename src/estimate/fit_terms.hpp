@@ -159,29 +159,45 @@ Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme&
 // group of 16 or more ranks (two or more 8-card nodes) with at most 24 experts per rank runs the profile run's first
 // pass on MC2, whose dispatch opens RDMA queue pairs to every peer; empty when that does not apply.
 std::string mc2_transport_note(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size);
-// Issue 15: the CUDA graphs vLLM (0.21 - 0.25 rule, vllm/config/vllm.py _set_cudagraph_sizes) captures in its default
-// FULL_AND_PIECEWISE mode, in tokens, ascending. The grid is 1, 2, 4, multiples of 8 below 256, then of 16, up to
-// min(max_num_seqs x decode_query_len x 2, 512, max_num_batched_tokens), plus max_num_batched_tokens when it is within
-// that; with speculative decoding (decode_query_len = 1 + num_speculative_tokens > 1) each size is rounded up to a
-// multiple of decode_query_len and duplicates dropped. PIECEWISE takes every size (mixed batches), FULL the uniform
-// decode ones: at most max_num_seqs x decode_query_len tokens.
+// Issue 15: the CUDA graphs vLLM captures, in tokens, ascending (vllm/config/vllm.py _set_cudagraph_sizes and
+// vllm/config/compilation.py adjust_cudagraph_sizes_for_spec_decode, 0.21 - 0.25). The ceiling is max_capture_size when
+// given, else min(max_num_seqs x decode_query_len x 2, default_ceiling); then at most max_num_batched_tokens. The sizes are
+// capture_sizes when given (deduplicated, those above max_num_batched_tokens dropped, sorted), else the grid 1, 2, 4,
+// multiples of 8 below 256, then of 16, up to the ceiling, plus max_num_batched_tokens when it is within it. A given
+// max_capture_size that differs from the largest size is an error with capture_sizes, else truncated (a note). With
+// FULL decode graphs (FULL_AND_PIECEWISE, FULL_DECODE_ONLY, FULL) and speculative decoding (decode_query_len > 1) each
+// size is rounded up to a multiple of decode_query_len, those above the largest dropped. PIECEWISE graphs take every size
+// (PIECEWISE, FULL_AND_PIECEWISE); FULL graphs the uniform decode ones, at most max_num_seqs x decode_query_len tokens
+// (FULL_AND_PIECEWISE, FULL_DECODE_ONLY), or every size (FULL). NONE: no graphs.
+// invalid_argument with vLLM's own message: a non-positive ceiling, an empty capture_sizes, the inconsistent pair, no
+// size left after rounding; and a non-positive capture size (vLLM does not check it).
+struct CaptureInputs {
+  int64_t max_num_seqs = 0, max_num_batched_tokens = 0, decode_query_len = 1;
+  int64_t default_ceiling = 512;
+  std::vector<int64_t> capture_sizes;
+  std::optional<int64_t> max_capture_size;
+  CudagraphMode mode = CudagraphMode::full_and_piecewise;
+};
 struct CaptureSizes {
   std::vector<int64_t> piecewise, full;
+  std::vector<std::string> notes;  // the engine's warnings (truncation, sizes dropped)
 };
+Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in);
+// The default settings (FULL_AND_PIECEWISE, ceiling 512, no sizes given).
 CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
-// The same sizes counted, with the largest of each mode (0 when a mode has none), and no list built: what the graph
-// term reads on every CUDA fit (issue 19).
-struct CaptureCounts {
-  int64_t piecewise = 0, full = 0;
-  int64_t largest_piecewise = 0, largest_full = 0;
-};
-CaptureCounts cudagraph_capture_counts(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
-// Graph capture memory (0 in eager mode) and whether the engine subtracts it before KV sizing. Where the engine
-// estimates it before KV sizing (graph_in_budget) and the platform's overheads carry the capture constants, the term is
-// that estimate (gpu_model_runner.profile_cudagraph_memory): the first capture of each mode plus (graphs - 1) x the
-// second capture, extrapolated per mode, with the first-capture and per-graph costs fitted. Elsewhere the platform's
-// prior. max_num_seqs / max_num_batched_tokens: the resolved settings (0: the prior).
-Term estimate_graph(const engine::Overheads& oh, const Deployment& dep, bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0);
+// The cudagraph_mode the engine runs: eager mode NONE; else the given mode, else the optimization level's (where the
+// version has levels: -O0 NONE, -O1 PIECEWISE, -O2/-O3 FULL_AND_PIECEWISE), else FULL_AND_PIECEWISE; then FlashInfer with
+// speculative decoding falls back from FULL_AND_PIECEWISE to PIECEWISE where the version's rule says so, outside its
+// TRTLLM devices. `note`, when not null, receives vLLM's warning for the fallback.
+CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const Deployment& dep, const std::string& device_id, std::string* note);
+// Graph capture memory (0 in eager mode or cudagraph_mode NONE) and whether the engine subtracts it before KV sizing.
+// Where the engine estimates it before KV sizing (graph_in_budget) and the platform's overheads carry the capture
+// constants, the term is that estimate (gpu_model_runner.profile_cudagraph_memory): the largest first capture of the
+// modes plus, per mode, (graphs - 1) x the second capture, with the first-capture and per-graph costs fitted, over the
+// capture sizes above. Elsewhere the platform's prior. max_num_seqs / max_num_batched_tokens: the resolved settings (0:
+// the prior). invalid_argument: the capture settings vLLM rejects (cudagraph_capture_sizes).
+Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
+                              bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0);
 
 // Issue 15: the profile run's token count where the engine version raises max_num_batched_tokens to max_model_len
 // (engines.json whole_prompt_prefill: vLLM-Ascend's Ascend scheduler forced on for non-MLA text-only models), else
@@ -219,17 +235,11 @@ struct KvInputs {
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
   std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
   int ssm_cache_bits = 0;  // --mamba-ssm-cache-dtype as bits per SSM state element (0: each layer's own ssm_dtype)
-  KvScanMemo* scans = nullptr;  // Deployment::kv_scan: the layer pass taken from it, or kept in it (issue 19)
 };
 // --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
 // mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).
 int mamba_ssm_cache_bits(const std::string& dtype);
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);
-
-// The after-KV verdict (fit_after_kv.cpp): records what the start needs outside the budget after KV sizing (hybrid KV
-// copies, graph capture outside the budget) and the headroom, and turns a fitting estimate into after_kv_oom with the
-// engine's message when even the low end does not fit, or adds the risk to the assumptions when only the high end does.
-void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep);
 
 }  // namespace preflight::estimate::terms

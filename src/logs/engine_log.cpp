@@ -235,6 +235,30 @@ std::string mm_limits_json(const std::string& v) {
   return json.empty() ? json : json + "}";
 }
 
+// Issue 15: the capture keys of a compilation config as the log writes it (the flag's JSON, or the Python repr of the
+// non-default args, where unset fields print None and the mode an enum repr), as JSON; empty when none is set.
+std::string compilation_json(const std::string& v) {
+  std::string json;
+  std::smatch mm;
+  static const std::regex sizes_re(R"(['"]cudagraph_capture_sizes['"]\s*:\s*\[([\d,\s]*)\])");
+  static const std::regex max_re(R"(['"]max_cudagraph_capture_size['"]\s*:\s*(-?\d+))");
+  static const std::regex mode_re(R"(['"]cudagraph_mode['"]\s*:\s*(?:<CUDAGraphMode\.(\w+)|['"](\w+)['"]))");
+  if (std::regex_search(v, mm, sizes_re)) {
+    std::string list;
+    for (const auto& part : split(mm[1].str(), ','))
+      if (!trim(part).empty()) list += (list.empty() ? "" : ", ") + trim(part);
+    json += "\"cudagraph_capture_sizes\": [" + list + "]";
+  }
+  if (std::regex_search(v, mm, max_re)) json += std::string(json.empty() ? "" : ", ") + "\"max_cudagraph_capture_size\": " + mm[1].str();
+  if (std::regex_search(v, mm, mode_re)) json += std::string(json.empty() ? "" : ", ") + "\"cudagraph_mode\": \"" + (mm[1].matched ? mm[1].str() : mm[2].str()) + "\"";
+  return json.empty() ? json : "{" + json + "}";
+}
+
+std::string upper_text(std::string v) {
+  for (auto& ch : v) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return v;
+}
+
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -255,6 +279,13 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "data_parallel_size_local") set_int(a.data_parallel_size_local);
   else if (key == "limit_mm_per_prompt") { if (auto j = mm_limits_json(v); !j.empty()) set_once(a.limit_mm_per_prompt, j, line); }
   else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
+  else if (key == "compilation_config" || key == "cc") {
+    if (to_int(v)) set_int(a.optimization_level);  // vLLM < 0.12: "-O 3" is the compilation level
+    else if (auto j = compilation_json(v); !j.empty()) set_once(a.compilation_config, j, line);
+  }
+  else if (key == "optimization_level" || key == "O") set_int(a.optimization_level);
+  else if (key.size() == 2 && key[0] == 'O' && std::isdigit(static_cast<unsigned char>(key[1]))) set_once(a.optimization_level, int64_t{key[1] - '0'}, line);
+  else if (key == "attention_backend") set_once(a.attention_backend, upper_text(v), line);
   else if (key == "enable_expert_parallel") {
     if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_expert_parallel, false, line);
@@ -277,6 +308,7 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
   size_t i = 0;
   for (; i < tokens.size(); ++i) if (tokens[i] == "serve" || find_ci(tokens[i], "api_server") != std::string::npos) break;
   if (i >= tokens.size()) return;
+  std::string dotted;  // the dotted compilation-config keys, as a Python dict body
   if (tokens[i] == "serve" && i + 1 < tokens.size() && tokens[i + 1][0] != '-') apply_arg(a, "model", tokens[i + 1], n);
   for (size_t k = i + 1; k < tokens.size(); ++k) {
     std::string t = tokens[k];
@@ -297,12 +329,22 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
     }
     std::replace(t.begin(), t.end(), '-', '_');
+    // Issue 15: -cc.key=value, --compilation-config.key value, -O.key=value (vLLM's dotted forms), merged into one JSON.
+    if (const size_t dot = t.find('.'); dot != std::string::npos) {
+      const std::string head = t.substr(0, dot), key = t.substr(dot + 1);
+      if ((head == "cc" || head == "compilation_config" || head == "O") && !key.empty() && key.find('.') == std::string::npos) {
+        const bool number = to_int(value).has_value();
+        dotted += (dotted.empty() ? "" : ", ") + ("'" + key + "': ") + (number || value.rfind('[', 0) == 0 ? value : "'" + value + "'");
+      }
+      continue;
+    }
     if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel" || t == "language_model_only") value = "True";
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
     if (t == "enable_prefix_caching") value = "True";
     if (t == "no_enable_prefix_caching") { t = "enable_prefix_caching"; value = "False"; }
     apply_arg(a, t, value, n);
   }
+  if (!dotted.empty()) apply_arg(a, "compilation_config", "{" + dotted + "}", n);
 }
 
 void merge_args(EngineArgs& into, const EngineArgs& from) {
@@ -330,6 +372,9 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.hccl_buffsize, from.hccl_buffsize);
   m(into.flashcomm1, from.flashcomm1);
   m(into.flashinfer_sampler, from.flashinfer_sampler);
+  m(into.compilation_config, from.compilation_config);
+  m(into.optimization_level, from.optimization_level);
+  m(into.attention_backend, from.attention_backend);
 }
 
 // NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15.
@@ -589,6 +634,20 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
     if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, *v == "1", n);
     if (line.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos) set_once(from_config.flashinfer_sampler, true, n);
+    // Issue 15: the attention backend vLLM selected, as its platform prints it (vllm/platforms/cuda.py).
+    {
+      static const std::regex backend_re(R"(Using (?:AttentionBackendEnum\.)?(\w+) (?:attention )?backend(?:\.| out of potential))");
+      std::smatch bm;
+      if (line.find("Using ") != std::string::npos && line.find(" backend") != std::string::npos && line.find("for vit attention") == std::string::npos &&
+          line.find("MMEncoderAttention") == std::string::npos && std::regex_search(line, bm, backend_re))
+        set_once(from_config.attention_backend, upper_text(bm[1].str() == "FlashInfer" ? "FLASHINFER" : bm[1].str()), n);
+    }
+    {
+      static const std::regex env_re(R"((?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+))");
+      std::smatch em;
+      if (line.find("VLLM_ATTENTION_BACKEND=") != std::string::npos && std::regex_search(line, em, env_re))
+        set_once(from_cmdline.attention_backend, upper_text(em[1].str()), n);
+    }
     if (line.find("FlashInfer is not available. Falling back to the PyTorch-native") != std::string::npos) set_once(from_config.flashinfer_sampler, false, n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
         line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||
@@ -597,6 +656,9 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     if (find_ci(line, "vllm") != std::string::npos) vllm = true;
     if (line.find("Application startup complete") != std::string::npos || line.find("Starting vLLM API server") != std::string::npos) log.started = true;
   }
+  // The config dump prints the resolved capture list and mode (the version's rule applied), not what was set.
+  from_config.compilation_config.reset();
+  from_config.optimization_level.reset();
   merge_args(log.args, from_config);
   merge_args(log.args, from_dict);
   merge_args(log.args, from_cmdline);

@@ -90,6 +90,17 @@ struct EngineArgs {
   // "FlashInfer is not available. Falling back to the PyTorch-native implementation ..." false) or the environment's
   // VLLM_USE_FLASHINFER_SAMPLER=0/1.
   std::optional<Logged<bool>> flashinfer_sampler;
+  // Issue 15: --compilation-config's capture settings as JSON ({"cudagraph_capture_sizes": [..], "max_cudagraph_capture_size":
+  // n, "cudagraph_mode": "..."}), from the flag's JSON, its dotted forms (-cc.key=value, --compilation-config.key value,
+  // -O.key=value) or the non-default args dict, whose Python repr prints the whole CompilationConfig (unset fields None,
+  // enums as <CUDAGraphMode.PIECEWISE: 1>). Only the set capture keys are kept.
+  std::optional<Logged<std::string>> compilation_config;
+  // Issue 15: -O<n> / -O <n> / --optimization-level n ('optimization_level': 3 in the non-default args).
+  std::optional<Logged<int64_t>> optimization_level;
+  // Issue 15: the attention backend, upper case: the printed selection ("Using AttentionBackendEnum.FLASHINFER backend.",
+  // "Using FLASH_ATTN attention backend out of potential backends: [...]", "Using FlashInfer backend."), else
+  // --attention-backend or VLLM_ATTENTION_BACKEND.
+  std::optional<Logged<std::string>> attention_backend;
 };
 
 struct Versions {

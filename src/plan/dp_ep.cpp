@@ -61,7 +61,7 @@ void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec
 void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
   if (!in.launch_rules) return;
   Candidate replica = dp_replica(c);
-  replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config});
+  replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config});
   auto dp = with_data_parallel(replica, k_devices_per_node, {.size = c.data_parallel_size, .expert_parallel = true});
   if (dp) c.launch = std::move(*dp);
   else c.launch = std::move(replica.launch);

@@ -357,6 +357,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (skip_mm) s += " --skip-mm-profiling";
   if (multi_node) s += " --distributed-executor-backend ray";
   if (!options.speculative_config.empty()) s += " --speculative-config " + shell_single_quoted(options.speculative_config);
+  if (!options.compilation_config.empty()) s += " --compilation-config " + shell_single_quoted(options.compilation_config);
   if (!m.auto_map.empty()) {
     s += " --trust-remote-code";
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");

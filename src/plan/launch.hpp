@@ -20,6 +20,9 @@ struct LaunchOptions {
   // Issue 15: vLLM's --speculative-config JSON as the plan was given it; `vllm serve` carries it exactly,
   // single-quoted for the shell. Empty: no speculative decoding.
   std::string speculative_config;
+  // Issue 15: vLLM's --compilation-config JSON as the plan was given it (dotted forms merged); `vllm serve` carries it
+  // single-quoted. Empty: the version's capture defaults.
+  std::string compilation_config;
 };
 
 // The repo id `vllm serve` and the quantized-checkpoint catalogue know for a model id: a hub reference as

@@ -160,7 +160,7 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 namespace {
 // The start commands of a candidate that meets the targets.
 void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
-  if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config});
+  if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config});
 }
 
 // A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
@@ -744,6 +744,8 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   if (v) d.quant_scheme = v->scheme;
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   d.speculative = t.speculative;  // issue 15: plan --speculative-config
+  d.graph_capture = t.graph_capture;  // issue 15: plan --compilation-config
+  if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   d.explain = false;
   d.rank_tree = false;
   d.memory_terms = false;  // issue 19: no plan output shows the itemized budget (keep_summary)

@@ -30,6 +30,9 @@ struct PlanTargets {
   // Issue 15: plan --speculative-config, parsed and its drafter resolved as fit does (deploy::deployment_from_flags):
   // every candidate is sized with it (candidate_deployment). method empty: no speculative decoding.
   estimate::SpeculativeConfig speculative;
+  // Issue 15: plan --compilation-config / -O / --attention-backend, parsed as fit parses them: every candidate's graph
+  // term uses the capture settings. Empty: the version's defaults.
+  estimate::GraphCaptureConfig graph_capture;
 };
 
 // The commands one node runs, in order (head first), when a layout spans nodes.
@@ -109,6 +112,8 @@ struct PlanInputs {
   // Issue 15: the --speculative-config JSON exactly as given, for the start commands (LaunchOptions); the
   // sizing reads PlanTargets::speculative, parsed from the same text. Empty: none.
   std::string speculative_config;
+  // Issue 15: the --compilation-config JSON as given (dotted forms merged), for the start commands. Empty: none.
+  std::string compilation_config;
 };
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the

@@ -172,6 +172,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
       return make_error(ErrorKind::invalid_argument, format("%s: sampler '%s': expected \"flashinfer\" or \"native\"", where.c_str(), sampler->c_str()), where);
     flags.flashinfer_sampler = deploy::Given<bool>{*sampler == "flashinfer", where + ": sampler"};
   }
+  // Issue 15: the capture settings the source's command line or non-default args state: compilation_config as vLLM's
+  // object (what `logs --emit-case` writes) or the flag's JSON text, optimization_level (-O<n>), attention_backend.
+  if (const Json* cc = c.find("compilation_config"); cc && !cc->is_null())
+    flags.compilation_config = deploy::Given<std::string>{cc->is_string() ? cc->get<std::string>() : cc->dump(), where + ": compilation_config"};
+  PF_TRY(level, c.opt_int("optimization_level"));
+  if (level) flags.optimization_level = deploy::Given<int64_t>{*level, where + ": optimization_level"};
+  PF_TRY(backend, c.opt_string("attention_backend"));
+  if (backend) flags.attention_backend = deploy::Given<std::string>{*backend, where + ": attention_backend"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(checked, deploy::check_flags(flags));

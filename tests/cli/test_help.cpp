@@ -201,3 +201,70 @@ TEST(Help, Issue14_PlanWorkloadAgentAddsTheParsers) {
   EXPECT_EQ(chat.code, 0) << chat.out;
   EXPECT_EQ(chat.out.find("--tool-call-parser"), std::string::npos) << chat.out;
 }
+
+// Issue 15: vLLM's spellings of the capture flags, as its FlexibleArgumentParser takes them (vllm/utils/argparse_utils.py):
+// -O3, -O=2, -O 1 and --optimization-level; -cc JSON and --compilation-config JSON; the dotted forms -cc.KEY=VALUE,
+// --compilation-config.KEY VALUE (and -O.KEY=VALUE, vLLM < 0.12's compilation config), merged into one JSON object.
+TEST(Help, Issue15_CompilationFlagsInVllmsSpellings) {
+  using preflight::cli::parse_options;
+  auto parse = [](std::vector<std::string> argv) {
+    preflight::deploy::Flags f;
+    const auto options = preflight::cli::deployment_options(f);
+    auto r = parse_options(argv, options);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
+    if (r) EXPECT_EQ(*r, std::vector<std::string>{"model"});
+    return f;
+  };
+  for (const auto& [argv, level] : {std::pair{std::vector<std::string>{"model", "-O3"}, 3}, std::pair{std::vector<std::string>{"model", "-O=2"}, 2},
+                                    std::pair{std::vector<std::string>{"model", "-O", "1"}, 1},
+                                    std::pair{std::vector<std::string>{"model", "--optimization-level", "0"}, 0}}) {
+    const auto f = parse(argv);
+    ASSERT_TRUE(f.optimization_level.has_value()) << argv[1];
+    EXPECT_EQ(f.optimization_level->value, level) << argv[1];
+  }
+  const auto dotted = parse({"model", "-cc.cudagraph_mode=PIECEWISE", "--compilation-config.max_cudagraph_capture_size", "16", "--attention-backend", "FLASHINFER"});
+  ASSERT_TRUE(dotted.compilation_config.has_value());
+  EXPECT_EQ(dotted.compilation_config->value, R"({"cudagraph_mode":"PIECEWISE","max_cudagraph_capture_size":16})");
+  ASSERT_TRUE(dotted.attention_backend.has_value());
+  EXPECT_EQ(dotted.attention_backend->value, "FLASHINFER");
+  const auto whole = parse({"model", "-cc", R"({"cudagraph_capture_sizes": [1, 2, 4]})"});
+  ASSERT_TRUE(whole.compilation_config.has_value());
+  EXPECT_EQ(whole.compilation_config->value, R"({"cudagraph_capture_sizes": [1, 2, 4]})");
+  const auto old = parse({"model", "-O.cudagraph_mode=FULL_DECODE_ONLY"});
+  ASSERT_TRUE(old.compilation_config.has_value());
+  EXPECT_EQ(old.compilation_config->value, R"({"cudagraph_mode":"FULL_DECODE_ONLY"})");
+}
+
+// Issue 15: bad capture settings on the real binary: exit 2, the flag named, vLLM's wording.
+TEST(Help, Issue15_BadCompilationConfigExitsTwo) {
+  const struct {
+    const char* args;
+    const char* fragment;
+  } cases[] = {
+      {"fit Qwen/Qwen3-8B --device H100 --compilation-config {bad", "--compilation-config: expected a JSON object"},
+      {"fit Qwen/Qwen3-8B --device H100 -cc.cudagraph_capture_sizes=[0,8]", "cudagraph_capture_sizes: 0 is not a positive token count"},
+      {"fit Qwen/Qwen3-8B --device H100 -cc.cudagraph_mode=SOMETIMES", "cudagraph_mode: KeyError: 'SOMETIMES'"},
+      {"fit Qwen/Qwen3-8B --device H100 -O7", "expected an optimization level 0, 1, 2 or 3"},
+  };
+  for (const auto& c : cases) {
+    const auto r = pftest::run_cli(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.fragment), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+// Issue 15: a validation case's capture fields go through the same checks: a bad cudagraph_mode is exit 2 naming the
+// file, line and field with vLLM's wording; the good one validates.
+TEST(Help, Issue15_CaseCompilationConfigIsChecked) {
+  const std::string dir = pftest::scratch_dir("graph13-case");
+  const std::string bad = dir + "/bad.jsonl", good = dir + "/good.jsonl";
+  const std::string head = R"({"id": "g13", "engine": "vllm", "engine_version": "0.23.0", "device": "H100-SXM", "num_devices": 1, "model": "Qwen/Qwen3-8B", )"
+                           R"("max_model_len": 4096, "weights_gib": 15.0, )";
+  std::ofstream(bad) << head << R"("compilation_config": {"cudagraph_mode": "SOMETIMES"}})" << "\n";
+  std::ofstream(good) << head << R"("compilation_config": {"cudagraph_capture_sizes": [1, 2, 4, 8]}, "optimization_level": 3, "attention_backend": "FLASH_ATTN"})" << "\n";
+  const auto v = pftest::run_cli("validate " + bad + " --json");
+  EXPECT_EQ(v.code, 2) << v.out.substr(0, 400);
+  EXPECT_NE(v.out.find("bad.jsonl:1"), std::string::npos) << v.out.substr(0, 400);
+  EXPECT_NE(v.out.find("compilation_config: cudagraph_mode: KeyError: 'SOMETIMES'"), std::string::npos) << v.out.substr(0, 400);
+  EXPECT_EQ(pftest::run_cli("validate " + good + " --json", {.with_stderr = false}).code, 0);
+}

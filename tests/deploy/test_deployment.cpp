@@ -574,3 +574,100 @@ TEST(Deploy, Issue15_StageDevicesAndLayerPartition) {
     EXPECT_EQ(e.error().message, b.message);
   }
 }
+
+// Issue 15: --compilation-config as vLLM reads it. The capture keys become the deployment's; other keys are vLLM's own
+// and are left alone. Bad input is refused with vLLM's own wording where it has one, naming the flag.
+TEST(Deploy, Issue15_CompilationConfigParsesAndRefuses) {
+  auto good = deploy::parse_compilation_config(
+      Given<std::string>{R"({"cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 8, "cudagraph_mode": "piecewise", "mode": 3})", "--compilation-config"});
+  ASSERT_TRUE(good.has_value()) << good.error().describe();
+  EXPECT_EQ(good->capture_sizes, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(good->max_capture_size, 8);
+  EXPECT_EQ(good->mode, estimate::CudagraphMode::piecewise);
+  const struct {
+    const char* json;
+    const char* fragment;
+  } bad[] = {
+      {R"({"cudagraph_capture_sizes": [1, 2)", "--compilation-config: expected a JSON object"},
+      {R"({"cudagraph_capture_sizes": [0, 8]})", "--compilation-config: cudagraph_capture_sizes: 0 is not a positive token count"},
+      {R"({"cudagraph_capture_sizes": [-4]})", "cudagraph_capture_sizes: -4 is not a positive token count"},
+      {R"({"cudagraph_capture_sizes": []})", "AssertionError: cudagraph_capture_sizes should contain at least one element when using cuda graph."},
+      {R"({"cudagraph_capture_sizes": "8"})", "cudagraph_capture_sizes: Input should be a valid list"},
+      {R"({"max_cudagraph_capture_size": 0})", "AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph."},
+      {R"({"cudagraph_mode": "FULLL"})", "cudagraph_mode: KeyError: 'FULLL'"},
+      {R"({"cudagraph_mode": "full_and_piecewis"})", "KeyError: 'FULL_AND_PIECEWIS'"},
+      {R"({"cudagraph_capture_sizes": [1, 2, 4], "max_cudagraph_capture_size": 8})",
+       "ValueError: customized max_cudagraph_capture_size(=8) should be consistent with the max value of cudagraph_capture_sizes(=4)"},
+  };
+  for (const auto& b : bad) {
+    auto r = deploy::parse_compilation_config(Given<std::string>{b.json, "--compilation-config"});
+    ASSERT_FALSE(r.has_value()) << b.json;
+    EXPECT_EQ(r.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(r.error().describe().find(b.fragment), std::string::npos) << r.error().describe();
+  }
+  // check_flags applies the same checks, and the optimization level's range.
+  deploy::Flags f;
+  f.compilation_config = Given<std::string>{R"({"cudagraph_mode": "SOMETIMES"})", "--compilation-config"};
+  f.optimization_level = Given<int64_t>{4, "-O"};
+  auto checked = deploy::check_flags(f);
+  ASSERT_FALSE(checked.has_value());
+  EXPECT_NE(checked.error().message.find("--compilation-config: cudagraph_mode: KeyError: 'SOMETIMES'"), std::string::npos) << checked.error().message;
+  EXPECT_NE(checked.error().message.find("-O: expected an optimization level 0, 1, 2 or 3 (vLLM OptimizationLevel), found 4"), std::string::npos);
+}
+
+// Issue 15: the dotted forms vLLM's FlexibleArgumentParser merges into the flag's JSON: a number stays a number, a
+// name a string, a nested key a nested object; the deployment takes the result; cudagraph_mode NONE is eager.
+TEST(Deploy, Issue15_DottedCompilationConfigAndDeployment) {
+  std::optional<Given<std::string>> cc;
+  ASSERT_TRUE(deploy::merge_dotted_json(cc, "max_cudagraph_capture_size", "16", "-cc").has_value());
+  ASSERT_TRUE(deploy::merge_dotted_json(cc, "cudagraph_mode", "PIECEWISE", "-cc").has_value());
+  ASSERT_TRUE(deploy::merge_dotted_json(cc, "pass_config.fuse_norm_quant", "false", "-cc").has_value());
+  ASSERT_TRUE(cc.has_value());
+  EXPECT_EQ(cc->value, R"({"cudagraph_mode":"PIECEWISE","max_cudagraph_capture_size":16,"pass_config":{"fuse_norm_quant":false}})");
+  EXPECT_EQ(cc->origin, "-cc");
+  deploy::Flags f;
+  f.compilation_config = cc;
+  f.optimization_level = Given<int64_t>{1, "-O"};
+  f.attention_backend = Given<std::string>{"flashinfer", "--attention-backend"};
+  auto d = deploy::deployment_from_flags(f);
+  ASSERT_TRUE(d.has_value()) << d.error().describe();
+  EXPECT_EQ(d->graph_capture.max_capture_size, 16);
+  EXPECT_EQ(d->graph_capture.mode, estimate::CudagraphMode::piecewise);
+  EXPECT_EQ(d->graph_capture.optimization_level, 1);
+  EXPECT_EQ(d->graph_capture.attention_backend, "FLASHINFER");
+  EXPECT_EQ(d->mode, estimate::ExecutionMode::graph);
+  deploy::Flags none;
+  none.compilation_config = Given<std::string>{R"({"cudagraph_mode": "NONE"})", "x"};
+  auto e = deploy::deployment_from_flags(none);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->mode, estimate::ExecutionMode::eager);
+}
+
+// Issue 15, end to end through resolve and the estimate: Qwen3-8B on one A100 80GB with vLLM 0.23 (256 requests, 2048
+// batched tokens by default) and cudagraph_capture_sizes [1, 2, 4, 8]: PIECEWISE 4 and FULL 4 (all within 256
+// requests): the catalogue's first capture 99,968,935 B + (3 + 3) x 6,053,189 B = 136,288,069 B. The default capture
+// gives 51 + 35 graphs: 99,968,935 + 84 x 6,053,189 = 608,436,811 B. -O0 on 0.23: no graphs, 0 B.
+TEST(Deploy, Issue15_CaptureSettingsReachTheGraphTerm) {
+  auto graph_bytes = [](const deploy::Flags& f) {
+    auto r = resolve(inputs("A100-80G-SXM", "vllm@0.23.0", f));
+    EXPECT_TRUE(r.has_value()) << r.error().describe();
+    if (!r) return -1.0;
+    r->deployment.max_model_len = 8192;
+    const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
+    return e.graph_bytes;
+  };
+  EXPECT_DOUBLE_EQ(graph_bytes({}), 608436811.0);
+  deploy::Flags listed;
+  listed.compilation_config = Given<std::string>{R"({"cudagraph_capture_sizes": [8, 4, 2, 1]})", "--compilation-config"};
+  EXPECT_DOUBLE_EQ(graph_bytes(listed), 136288069.0);
+  deploy::Flags o0;
+  o0.optimization_level = Given<int64_t>{0, "-O"};
+  EXPECT_DOUBLE_EQ(graph_bytes(o0), 0.0);
+  // -O0 is eager decode too (the speed estimate's graph step), from 0.12; on 0.11 -O0 is the compilation level.
+  auto r = resolve(inputs("A100-80G-SXM", "vllm@0.23.0", o0));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->deployment.mode, estimate::ExecutionMode::eager);
+  auto old = resolve(inputs("A100-80G-SXM", "vllm@0.11.0", o0));
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->deployment.mode, estimate::ExecutionMode::graph);
+}

@@ -596,3 +596,39 @@ TEST(LogsCli, Issue15_EmitCaseWritesTheSampler) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)["sampler"], "flashinfer");
 }
+
+// Issue 15: the capture settings a log states. vLLM 0.23's non-default args print the whole CompilationConfig as a
+// Python dict (the p2p-bench 4 x 5060 Ti line, shortened: unset fields None, the mode an enum repr); only the set
+// capture key is kept. The attention backend is the one the platform printed it selected (not the ViT's).
+TEST(EngineLog, Issue15_ReadsCompilationConfigAndAttentionBackend) {
+  const std::string text =
+      "(APIServer pid=1) INFO 06-23 23:02:36 [api_utils.py:273] non-default args: {'model': '/data/models/Qwen/Qwen3.6-27B-FP8', 'max_num_seqs': 4, "
+      "'speculative_config': {'method': 'qwen3_next_mtp', 'num_speculative_tokens': 3}, 'compilation_config': {'mode': <CompilationMode.VLLM_COMPILE: 3>, "
+      "'debug_dump_path': None, 'cudagraph_mode': None, 'cudagraph_num_of_warmups': 0, 'cudagraph_capture_sizes': None, 'pass_config': {}, "
+      "'max_cudagraph_capture_size': 16, 'local_cache_dir': None}, 'attention_backend': 'flashinfer'}\n"
+      "(Worker_TP0 pid=2) INFO 06-23 23:03:08 [cuda.py:433] Using backend AttentionBackendEnum.FLASH_ATTN for vit attention\n"
+      "(Worker_TP0 pid=2) INFO 06-23 23:03:08 [cuda.py:318] Using AttentionBackendEnum.FLASHINFER backend.\n";
+  const auto log = lg::parse_engine_log(text, sigs());
+  ASSERT_TRUE(log.args.compilation_config.has_value());
+  EXPECT_EQ(log.args.compilation_config->value, R"({"max_cudagraph_capture_size": 16})");
+  EXPECT_EQ(log.args.compilation_config->line, 1);
+  ASSERT_TRUE(log.args.attention_backend.has_value());
+  EXPECT_EQ(log.args.attention_backend->value, "FLASHINFER");
+  EXPECT_EQ(log.args.attention_backend->line, 3);  // the printed selection
+
+  // A command line: -O3, the dotted forms merged, --attention-backend; an explicit list and mode.
+  const std::string cmd =
+      "$ vllm serve Qwen/Qwen3-8B -O3 -cc.cudagraph_mode=FULL_DECODE_ONLY --compilation-config.cudagraph_capture_sizes [1,2,4,8] "
+      "--attention-backend flash_attn\n";
+  const auto c = lg::parse_engine_log(cmd, sigs());
+  ASSERT_TRUE(c.args.optimization_level.has_value());
+  EXPECT_EQ(c.args.optimization_level->value, 3);
+  ASSERT_TRUE(c.args.compilation_config.has_value());
+  EXPECT_EQ(c.args.compilation_config->value, R"({"cudagraph_capture_sizes": [1, 2, 4, 8], "cudagraph_mode": "FULL_DECODE_ONLY"})");
+  ASSERT_TRUE(c.args.attention_backend.has_value());
+  EXPECT_EQ(c.args.attention_backend->value, "FLASH_ATTN");
+  // The flag's JSON with an enum repr, as the engine config dump writes a set mode.
+  const auto e = lg::parse_engine_log("non-default args: {'compilation_config': {'cudagraph_mode': <CUDAGraphMode.PIECEWISE: 1>}}\n", sigs());
+  ASSERT_TRUE(e.args.compilation_config.has_value());
+  EXPECT_EQ(e.args.compilation_config->value, R"({"cudagraph_mode": "PIECEWISE"})");
+}
