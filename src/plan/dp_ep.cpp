@@ -130,6 +130,14 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": " + message;
     return c;
   }
+  // Issue 16: as the TP/PP rows, a variant that fits but that no start command can serve (plan::unservable_reason)
+  // is not recommended.
+  if (v && in.launch_rules) {
+    if (std::string gap = unservable_reason(m, c, *eng, in.launch_rules->quantized); !gap.empty()) {
+      c.reason = layout_name(c) + ": " + gap;
+      return c;
+    }
+  }
   const double replicas = static_cast<double>(l.data_parallel_size);
   const double total_concurrency = c.fit.max_concurrency * replicas;
   if (total_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
