@@ -26,7 +26,7 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   PF_TRY(id, pre.string("id"));
   const std::string where = origin + ": " + section + "[" + id + "]";
   JsonObject r(item, origin, section + "[" + id + "]");
-  PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "tp_rejection", "note", "source"}));
+  PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "note", "source"}));
   (void)keys;
   for (const auto& existing : seen)
     if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
@@ -42,11 +42,6 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   for (const auto& cmd : commands) writes_output |= cmd.find("{output_dir}") != std::string::npos;
   if (!writes_output) return make_error(ErrorKind::corrupt, where + ": no command writes {output_dir}", origin);
   if (suffix.empty()) return make_error(ErrorKind::corrupt, where + ": output_suffix is empty", origin);
-  if (r.find("tp_rejection")) {
-    PF_TRY(rejection, r.string("tp_rejection"));
-    if (rejection.empty()) return make_error(ErrorKind::corrupt, where + ": tp_rejection is empty, expected the engine's message or no key", origin);
-    c.tp_rejection = rejection;
-  }
   PF_TRY(note, r.string("note"));
   PF_TRY(source, r.string("source"));
   PF_TRY(src_ok, check_source(source, where, origin));

@@ -30,9 +30,6 @@ struct ConversionRecipe {
   std::string output_suffix;       // appended to the model name for the output directory
   std::string quantization_flag;   // --quantization value for the output; empty = read from its config
   std::vector<std::string> commands;  // templates: {model_id} {model_name} {model_dir} {output_dir} {devices}
-  // The engine's message (verbatim) rejecting the output under tensor parallelism (vLLM's bitsandbytes loader for a
-  // pre-quantized checkpoint); non-empty: only a TP 1 row is served from it. Optional key "tp_rejection".
-  std::string tp_rejection;
   std::string note;                // template: {bf16_gib}
   std::string source;
 };

@@ -113,7 +113,9 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   // without it mxfp4 on a Turing card (vLLM: minimum capability 80) was a recommended DP+EP row.
   const model::QuantVariant* rules_of = v;
   if (const auto& catalog = model::load_variant_catalog(); !rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
-  if (const model::VariantRule* rule = rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0) : nullptr) {
+  if (const model::VariantRule* rule = rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0,
+                                                                              c.tensor_parallel_size)
+                                                          : nullptr) {
     c.reason = layout_name(c) + ": engine rejects it: " + rule->message;
     return c;
   }

@@ -224,15 +224,6 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   const engine::ConversionRecipe* cast = own && !release ? engine::find_cast(catalog, own->id) : nullptr;
   const engine::ConversionRecipe* cv = engine::find_conversion(catalog, variant, e.platform);
   const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
-  if (cv && (!m.quant.quantized() || release || cast) && !cv->tp_rejection.empty() && c.tensor_parallel_size > 1) {
-    // The conversion writes a checkpoint the engine refuses to split (vLLM: pre-quantized bitsandbytes under TP)
-    // and the engine has no load-time path for the variant: nothing this row could start from.
-    const std::string gap = "engine rejects it: " + cv->tp_rejection;
-    l.prepare.push_back("# " + gap + " (" + cv->tool + " writes a pre-quantized checkpoint, served at TP 1 only; this row has TP " +
-                        std::to_string(c.tensor_parallel_size) + "): no start command at this layout");
-    l.checkpoint = placeholder;
-    return gap;
-  }
   if (cv && (!m.quant.quantized() || release || cast)) {
     add_conversion(m, c, base_id, *cv, cast, devices_per_node, l);
     flag = cv->quantization_flag;

@@ -37,8 +37,8 @@ bool converts_published_checkpoint(const model::ModelSpec& model, const engine::
 // Issue 16: why no start command can serve candidate `c` (its variant, flag, TP and card count) as written, or "" when
 // one can: the checkpoint is served as published, a catalogued one, a conversion's output or the engine's load-time
 // quantization. Else "no start command: ..." (no published checkpoint and no recipe on the engine's platform, or a
-// published format with no cast back to BF16) or "engine rejects it: MESSAGE" (a conversion whose output the engine
-// refuses under TP > 1). build_launch writes the same into `prepare`; the planner rejects such a row with it.
+// published format with no cast back to BF16). build_launch writes the same into `prepare`; the planner rejects such
+// a row with it.
 // Always "" for llama.cpp (its rows convert or name their own GGUF file).
 std::string unservable_reason(const model::ModelSpec& model, const Candidate& c, const engine::EngineProfile& engine, const engine::QuantizedCatalog& catalog);
 

@@ -422,6 +422,14 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = "engine rejects it: " + rule->message;
     return false;
   }
+  // A rule of this layout only (bnb_8bit: vLLM refuses a pre-quantized bitsandbytes checkpoint under TP).
+  if (const model::VariantRule* rule = c.tensor_parallel_size > 1 && pv.rules_of
+                                           ? model::variant_rule(*pv.rules_of, "rejected", eng->engine, pv.rule_version, dev.family, m.num_experts > 0,
+                                                                 c.tensor_parallel_size)
+                                           : nullptr) {
+    c.reason = "engine rejects it: " + rule->message;
+    return false;
+  }
   c.context_tokens = candidate_context(m, t, c.reason);
   if (!c.reason.empty()) return false;
   const bool first = !filled;

@@ -240,9 +240,10 @@ TEST(PlanVariants, Issue16_W8A8DynamicRowsConvertWithMsModelSlimsDefaultDynamicC
 // with the engine's message (exit 1 when no row is left, as plan --help documents; fit --variant exits 1 with the same
 // message). Each expected command is the tool's own, filled for the row by hand:
 //  - bnb_8bit: transformers BitsAndBytesConfig(load_in_8bit=True) + save_pretrained (transformers bitsandbytes docs;
-//    bitsandbytes 0.38.0 serializes Linear8bitLt), served with --quantization bitsandbytes at TP 1; at TP 8 vLLM's
+//    bitsandbytes 0.38.0 serializes Linear8bitLt), served with --quantization bitsandbytes at TP 1; above TP 1 vLLM's
 //    bitsandbytes_loader.py raises "Prequant BitsAndBytes models with tensor parallelism is not supported. Please try
-//    with pipeline parallelism." for a pre-quantized checkpoint, and vLLM has no 8-bit load-time path.
+//    with pipeline parallelism." for a pre-quantized checkpoint, and vLLM has no 8-bit load-time path: the variant's
+//    rule (tensor_parallel_above 1), in plan and in fit --variant alike.
 //  - fp8_block: transformers FineGrainedFP8Config(weight_block_size=(128, 128)) writes quant_method fp8 with
 //    weight_block_size [128, 128] (docs, Fine-grained FP8), served with --quantization fp8 (Fp8Config).
 //  - ct_w8a8_int8 on 910B4: llm-compressor's SmoothQuant + GPTQ W8A8 recipe, as vLLM-Ascend's example
@@ -295,7 +296,8 @@ TEST(PlanVariants, Issue16_EveryVariantRowHasACommandOrIsRejectedWithTheReason) 
   };
   const std::string tp_message = "ValueError: Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with pipeline parallelism.";
   const std::vector<Rejected> rejected = {
-      {"plan --device H100-SXM --num-devices 8 --model Qwen/Qwen3-8B --variant bnb_8bit", "", "engine rejects it: " + tp_message},
+      {"plan --device H100-SXM --num-devices 8 --model Qwen/Qwen3-8B --variant bnb_8bit", "fit Qwen/Qwen3-8B --device H100-SXM --num-devices 2 --variant bnb_8bit",
+       "engine rejects it: " + tp_message},
       {"plan Qwen/Qwen3-8B --device 910B4 --num-devices 1 --variant ct_w4a16", "fit Qwen/Qwen3-8B --device 910B4 --variant ct_w4a16",
        "engine rejects it: NotImplementedError: No compressed-tensors compatible scheme was found for quant_type=W4A16, layer_type=linear."},
       {"plan Qwen/Qwen3-30B-A3B --device 910B4 --num-devices 2 --variant ct_w4a16", "fit Qwen/Qwen3-30B-A3B --device 910B4 --num-devices 2 --variant ct_w4a16",
@@ -324,6 +326,8 @@ TEST(PlanVariants, Issue16_EveryVariantRowHasACommandOrIsRejectedWithTheReason) 
     EXPECT_EQ(fit.code, 1) << fit.out.substr(0, 600);
     EXPECT_TRUE(contains(fit.out, row.reason.substr(std::string("engine rejects it: ").size()))) << fit.out.substr(0, 1200);
   }
+  // bnb_8bit at TP 1 is no rejection: fit sizes it (the rule holds above TP 1 only).
+  EXPECT_EQ(pftest::run_cli("fit Qwen/Qwen3-8B --device H100-SXM --variant bnb_8bit", {.with_stderr = false}).code, 0);
   // The gpt-oss release is the MXFP4 checkpoint itself: served as published.
   const auto gpt = pftest::run_cli("plan openai/gpt-oss-20b --device H100-SXM --num-devices 1 --variant mxfp4 --json", {.with_stderr = false});
   ASSERT_EQ(gpt.code, 0) << gpt.out.substr(0, 600);
