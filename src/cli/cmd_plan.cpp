@@ -119,8 +119,9 @@ cheapest device count, layout and quantization per device), each with its KV tok
 speed and a ready-to-run start command (environment, vLLM flags, multi-node Ray lines). MoE models also get a
 DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer devices, or more requests at once.)",
     "",
-    R"(exit: 0 something fits, 1 nothing fits, 2 bad input,
-      3 network or environment failure (hub unreachable, timeout))"};
+    R"(exit: 0 something fits, 1 nothing fits (every row rejected: too large, the engine rejects the
+      variant on that card, or no command produces its checkpoint; each rejected row says why, see --all),
+      2 bad input, 3 network or environment failure (hub unreachable, timeout))"};
 
 }  // namespace
 

@@ -64,7 +64,7 @@ Status read_weights(const Json& j, const std::string& where, const std::string& 
 
 Expected<VariantRule> read_rule(const Json& j, const std::string& where, const std::string& origin) {
   JsonObject r(j, origin, where);
-  PF_TRY(keys, r.only_keys({"engine", "families", "from_version", "before_version", "model_kind", "status", "message"}));
+  PF_TRY(keys, r.only_keys({"engine", "families", "from_version", "before_version", "model_kind", "tensor_parallel_above", "status", "message"}));
   (void)keys;
   VariantRule rule;
   PF_TRY(engine, r.string("engine"));
@@ -75,6 +75,8 @@ Expected<VariantRule> read_rule(const Json& j, const std::string& where, const s
     if (*bound && !version_triple(**bound))
       return make_error(ErrorKind::corrupt, where + ": version bound '" + **bound + "', expected X.Y[.Z]", origin);
   PF_TRY(kind, r.opt_string("model_kind"));
+  PF_TRY(tp_above, r.opt_int("tensor_parallel_above"));
+  if (tp_above && *tp_above < 1) return make_error(ErrorKind::corrupt, where + ": tensor_parallel_above " + std::to_string(*tp_above) + ", expected 1 or more", origin);
   PF_TRY(status, r.string("status"));
   PF_TRY(message, r.string("message"));
   if (status != "rejected" && status != "fallback")
@@ -86,6 +88,7 @@ Expected<VariantRule> read_rule(const Json& j, const std::string& where, const s
   rule.from_version = from.value_or("");
   rule.before_version = before.value_or("");
   rule.model_kind = kind.value_or("");
+  rule.tensor_parallel_above = tp_above.value_or(0);
   rule.status = status;
   rule.message = message;
   return rule;
@@ -254,10 +257,11 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
 }
 
 const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version,
-                                const std::string& device_family, bool moe) {
+                                const std::string& device_family, bool moe, int64_t tensor_parallel) {
   const auto have = version_triple(engine_version);
   for (const auto& r : variant.rules) {
     if (r.status != status || r.engine != engine) continue;
+    if (r.tensor_parallel_above > 0 && tensor_parallel <= r.tensor_parallel_above) continue;
     if (!r.families.empty()) {
       bool listed = false;
       for (const auto& f : r.families) listed = listed || f == device_family;

@@ -23,6 +23,9 @@ struct VariantRule {
   std::string status;                 // rejected | fallback
   std::string message;                // rejected: the engine's message verbatim; fallback: the kernel it uses
   std::string from_version;           // "0.9.2": holds from this engine version on; empty = from the first
+  // Holds only for a tensor-parallel size above this (vLLM refuses a pre-quantized bitsandbytes checkpoint under TP);
+  // 0 = any layout. Optional key "tensor_parallel_above".
+  int64_t tensor_parallel_above = 0;
 };
 
 struct QuantVariant {
@@ -71,8 +74,10 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
 // The first rule of `status` that holds for the engine (its name and version "X.Y[.Z]": the version the
 // user named, else the profile's newest, EngineProfile::rule_version), the device family and the model
 // kind, or nullptr. Versions compare by major, minor and patch ("0.9.1rc2" reads 0.9.1: release-candidate
-// suffixes are not told apart); a bounded rule never holds for a version that does not read.
+// suffixes are not told apart); a bounded rule never holds for a version that does not read. A rule with
+// tensor_parallel_above holds only when `tensor_parallel` is above it (default 1: a lookup for every layout of a
+// device, such as a plan's per family, never meets one; the caller that knows the layout passes its TP).
 const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version,
-                                const std::string& device_family, bool moe);
+                                const std::string& device_family, bool moe, int64_t tensor_parallel = 1);
 
 }  // namespace preflight::model

@@ -113,7 +113,9 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   // without it mxfp4 on a Turing card (vLLM: minimum capability 80) was a recommended DP+EP row.
   const model::QuantVariant* rules_of = v;
   if (const auto& catalog = model::load_variant_catalog(); !rules_of && m.quant.quantized() && catalog) rules_of = model::variant_of_checkpoint(*catalog, m.quant);
-  if (const model::VariantRule* rule = rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0) : nullptr) {
+  if (const model::VariantRule* rule = rules_of ? model::variant_rule(*rules_of, "rejected", eng->engine, eng->rule_version().text(), dev.family, m.num_experts > 0,
+                                                                              c.tensor_parallel_size)
+                                                          : nullptr) {
     c.reason = layout_name(c) + ": engine rejects it: " + rule->message;
     return c;
   }
@@ -129,6 +131,14 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     std::replace(message.begin(), message.end(), '\n', ' ');
     c.reason = layout_name(c) + ": " + message;
     return c;
+  }
+  // Issue 16: as the TP/PP rows, a variant that fits but that no start command can serve (plan::unservable_reason)
+  // is not recommended.
+  if (v && in.launch_rules) {
+    if (std::string gap = unservable_reason(m, c, *eng, in.launch_rules->quantized); !gap.empty()) {
+      c.reason = layout_name(c) + ": " + gap;
+      return c;
+    }
   }
   const double replicas = static_cast<double>(l.data_parallel_size);
   const double total_concurrency = c.fit.max_concurrency * replicas;

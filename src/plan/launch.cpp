@@ -185,9 +185,11 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
 // --quantization X on a checkpoint that is not X: a published X checkpoint, else the conversion
 // that produces one (its commands go to `prepare`; from a checkpoint published quantized, after the
 // cast back to BF16 the catalogue has for its format), else vLLM's own load-time quantization (fp8).
-// A published quantized checkpoint is served as it is for its own method.
-void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
-                       int64_t devices_per_node, Launch& l, std::string& flag) {
+// A published quantized checkpoint is served as it is for its own method. Returns "" when the checkpoint `serve`
+// loads is published or written by a command of `prepare`; else why no command can produce it (issue 16: the
+// planner rejects such a row with it), and `prepare` says the same and names the path it would serve.
+std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
+                              int64_t devices_per_node, Launch& l, std::string& flag) {
   const std::string model_id = hub_repo_id(c.model_id);
   l.checkpoint = model_id;
   flag = c.quantization_flag;
@@ -195,7 +197,7 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
   // W8A16 asked of an FP8 compressed-tensors checkpoint, ModelOpt FP8 of a mixed NVFP4 one) is not that checkpoint.
   const model::QuantVariant* own_variant = m.quant.quantized() ? published_variant(m) : nullptr;
   const bool as_own = own_variant && own_variant->id == c.variant_id;
-  if (flag.empty() || (m.quant.quantized() && (c.variant_id.empty() || (same_method(m.quant.method, flag) && as_own)))) return;
+  if (flag.empty() || (m.quant.quantized() && (c.variant_id.empty() || (same_method(m.quant.method, flag) && as_own)))) return "";
   const std::string& variant = c.variant_id.empty() ? c.quantization_flag : c.variant_id;
   // A quantized repo the catalogue lists as a release of a BF16 original (Qwen/Qwen3-32B-FP8 of Qwen/Qwen3-32B):
   // the variant is looked up, or converted, from that original; no cast.
@@ -216,34 +218,46 @@ void choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engi
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
     l.notes.push_back("checkpoint " + ck->repo + ": " + ck->format + " of " + ck->base_model + ", published on " + ck->hub + " (" + ck->url + "; " +
                       ck->source + ")" + (ck->hub == "modelscope" ? "; VLLM_USE_MODELSCOPE=true makes vLLM fetch it from ModelScope" : ""));
-    return;
+    return "";
   }
   const model::QuantVariant* own = published_variant(m);
   const engine::ConversionRecipe* cast = own && !release ? engine::find_cast(catalog, own->id) : nullptr;
   const engine::ConversionRecipe* cv = engine::find_conversion(catalog, variant, e.platform);
+  const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
   if (cv && (!m.quant.quantized() || release || cast)) {
     add_conversion(m, c, base_id, *cv, cast, devices_per_node, l);
     flag = cv->quantization_flag;
-    return;
+    return "";
   }
   // The engine quantizes the BF16 weights itself while loading (fp8, bitsandbytes NF4): the BF16 repo with that flag.
   if (in_flight && (!m.quant.quantized() || release)) {
     l.checkpoint = base_id;  // a release's BF16 original (issue 16: FP8 per-tensor asked of a block FP8 release)
     flag = in_flight->quantization_flag;
     l.notes.push_back("--quantization " + flag + " on a BF16 checkpoint: " + in_flight->note + " (" + in_flight->source + ")");
-    return;
+    return "";
   }
-  const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
-  if (cv)  // the model is published quantized and its format has no cast back to BF16
-    l.prepare.push_back(format("# %s is published in %s and no cast of that format back to BF16 (what the %s conversion reads) is known: produce a %s checkpoint at %s first",
-                               c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), variant.c_str(), c.variant.c_str(), placeholder.c_str()));
-  else
-    l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) and no conversion recipe on %s: produce one at %s first", c.model_id.c_str(),
-                               c.variant.c_str(), e.platform.c_str(), placeholder.c_str()));
+  std::string gap;
+  if (cv) {  // the model is published quantized and its format has no cast back to BF16
+    gap = format("%s is published in %s and no cast of that format back to BF16 (what the %s conversion reads) is known", c.model_id.c_str(),
+                 own ? own->name.c_str() : m.quant.detail.c_str(), variant.c_str());
+    l.prepare.push_back("# " + gap + format(": produce a %s checkpoint at %s first", c.variant.c_str(), placeholder.c_str()));
+  } else {
+    gap = format("no published checkpoint of %s in this variant (%s) and no conversion recipe on %s", c.model_id.c_str(), c.variant.c_str(), e.platform.c_str());
+    l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
+  }
   l.checkpoint = placeholder;
+  return "no start command: " + gap;
 }
 
 }  // namespace
+
+std::string unservable_reason(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog) {
+  if (e.engine == "llama.cpp") return "";
+  Launch scratch;
+  std::string flag;
+  // The node size only shapes a conversion's --device list in `prepare`, which the reason does not read.
+  return choose_checkpoint(m, c, e, catalog, std::max<int64_t>(1, c.num_devices), scratch, flag);
+}
 
 bool converts_published_checkpoint(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog) {
   const model::QuantVariant* own = published_variant(m);

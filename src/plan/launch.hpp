@@ -37,6 +37,14 @@ std::string hub_repo_id(const std::string& model_id);
 // on vLLM-Ascend). False for a checkpoint that is not quantized.
 bool converts_published_checkpoint(const model::ModelSpec& model, const engine::EngineProfile& engine, const engine::QuantizedCatalog& catalog);
 
+// Issue 16: why no start command can serve candidate `c` (its variant, flag, TP and card count) as written, or "" when
+// one can: the checkpoint is served as published, a catalogued one, a conversion's output or the engine's load-time
+// quantization. Else "no start command: ..." (no published checkpoint and no recipe on the engine's platform, or a
+// published format with no cast back to BF16). build_launch writes the same into `prepare`; the planner rejects such
+// a row with it.
+// Always "" for llama.cpp (its rows convert or name their own GGUF file).
+std::string unservable_reason(const model::ModelSpec& model, const Candidate& c, const engine::EngineProfile& engine, const engine::QuantizedCatalog& catalog);
+
 Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, const engine::EngineProfile& engine, const engine::LaunchRules& rules,
                     int64_t devices_per_node, const LaunchOptions& options = {});
 

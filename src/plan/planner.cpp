@@ -102,6 +102,13 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
 }  // namespace
 
 namespace {
+// The quantized-checkpoint catalogue a plan's start commands draw on: the plan's launch rules', else the shipped one.
+const engine::QuantizedCatalog* quantized_catalog_of(const PlanInputs& in) {
+  static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
+  if (in.launch_rules) return &in.launch_rules->quantized;
+  return shipped ? &*shipped : nullptr;
+}
+
 // Issue 16: whether a start command can serve `variant` of the model as written: a published checkpoint of it,
 // a conversion recipe on the engine's platform (plan/launch prints it first), or vLLM's own fp8 at load. A
 // variant with none of them (msModelSlim W4A16: no catalogued recipe) would start from a path nothing writes.
@@ -180,6 +187,9 @@ struct PreparedVariant {
   // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
   const engine::Overheads* overheads = nullptr;
   const engine::SpeedProfile* speed = nullptr;
+  // Issue 16: why no start command can serve the variant (plan::unservable_reason) at TP 1 and at TP > 1, "" when one
+  // can; looked up once per (model, variant, engine): it reads the catalogue and the engine, not the card.
+  std::string unservable_tp1, unservable_tp_many;
 };
 
 // The rule that rejects the prepared variant on `dev`'s family (p.rejected), looked up again only when the family
@@ -210,6 +220,18 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
   }
   p.rules_of = p.v;
   if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);
+  if (p.v && eng) {
+    if (const engine::QuantizedCatalog* published = quantized_catalog_of(in)) {
+      Candidate probe;
+      probe.model_id = m.id;
+      probe.variant = p.v->name;
+      probe.variant_id = p.v->id;
+      probe.quantization_flag = p.v->engine_quantization;
+      p.unservable_tp1 = unservable_reason(m, probe, *eng, *published);
+      probe.num_devices = probe.tensor_parallel_size = 2;
+      p.unservable_tp_many = unservable_reason(m, probe, *eng, *published);
+    }
+  }
   if (eng && p.rules_of) p.rule_version = eng->rule_version().text();
   set_family(p, m, dev, eng);
   return p;
@@ -401,6 +423,14 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = "engine rejects it: " + rule->message;
     return false;
   }
+  // A rule of this layout only (bnb_8bit: vLLM refuses a pre-quantized bitsandbytes checkpoint under TP).
+  if (const model::VariantRule* rule = c.tensor_parallel_size > 1 && pv.rules_of
+                                           ? model::variant_rule(*pv.rules_of, "rejected", eng->engine, pv.rule_version, dev.family, m.num_experts > 0,
+                                                                 c.tensor_parallel_size)
+                                           : nullptr) {
+    c.reason = "engine rejects it: " + rule->message;
+    return false;
+  }
   c.context_tokens = candidate_context(m, t, c.reason);
   if (!c.reason.empty()) return false;
   const bool first = !filled;
@@ -411,6 +441,13 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   d.kv_scan = shared.scans;
   if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
+  // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
+  // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
+  // that the engine's own refusal of the method (its message, from the fit) comes first.
+  if (const std::string& gap = c.tensor_parallel_size > 1 ? pv.unservable_tp_many : pv.unservable_tp1; c.fit.fits && !gap.empty()) {
+    c.reason = gap;
+    return true;
+  }
   finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, shared);
   return true;
 }

@@ -234,3 +234,102 @@ TEST(PlanVariants, Issue16_W8A8DynamicRowsConvertWithMsModelSlimsDefaultDynamicC
     EXPECT_TRUE(contains(serve, " --quantization ascend")) << serve;
   }
 }
+
+// Issue 16 (h-quant13): every row `plan --variant` recommends has a start command that produces its checkpoint; a
+// variant with none is a rejected row with the reason, and a variant the engine rejects on the card is a rejected row
+// with the engine's message (exit 1 when no row is left, as plan --help documents; fit --variant exits 1 with the same
+// message). Each expected command is the tool's own, filled for the row by hand:
+//  - bnb_8bit: transformers BitsAndBytesConfig(load_in_8bit=True) + save_pretrained (transformers bitsandbytes docs;
+//    bitsandbytes 0.38.0 serializes Linear8bitLt), served with --quantization bitsandbytes at TP 1; above TP 1 vLLM's
+//    bitsandbytes_loader.py raises "Prequant BitsAndBytes models with tensor parallelism is not supported. Please try
+//    with pipeline parallelism." for a pre-quantized checkpoint, and vLLM has no 8-bit load-time path: the variant's
+//    rule (tensor_parallel_above 1), in plan and in fit --variant alike.
+//  - fp8_block: transformers FineGrainedFP8Config(weight_block_size=(128, 128)) writes quant_method fp8 with
+//    weight_block_size [128, 128] (docs, Fine-grained FP8), served with --quantization fp8 (Fp8Config).
+//  - ct_w8a8_int8 on 910B4: llm-compressor's SmoothQuant + GPTQ W8A8 recipe, as vLLM-Ascend's example
+//    examples/quantization/llm-compressor/w8a8_int8_dynamic.py runs it, served with --quantization compressed-tensors.
+//  - ct_w4a16 / ct_w8a16 / ct_nvfp4 on 910B4: vllm_ascend/quantization/compressed_tensors_config.py (v0.14.0rc1 to
+//    main) raises "No compressed-tensors compatible scheme was found for quant_type=W4A16, layer_type=linear." (W4A16
+//    is registered for moe only) and "No compressed-tensors compatible quantization type was found." (int8 weight-only,
+//    fp4: no quant type matches).
+//  - mxfp4 of a model with no MXFP4 release, msModelSlim w4a16 of a MoE: no published checkpoint and no recipe, so no
+//    row (before: recommended rows serving /models/NAME-mxfp4 and /models/NAME-w4a16, which no command writes).
+TEST(PlanVariants, Issue16_EveryVariantRowHasACommandOrIsRejectedWithTheReason) {
+  struct Served {
+    std::string plan, command, checkpoint;
+    std::vector<std::string> in_serve;
+  };
+  const std::vector<Served> served = {
+      {"plan Qwen/Qwen3-8B --device H100-SXM --num-devices 1 --variant bnb_8bit",
+       "python3 -c 'from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig; model = AutoModelForCausalLM.from_pretrained(\"Qwen/Qwen3-8B\", "
+       "dtype=\"auto\", device_map=\"auto\", quantization_config=BitsAndBytesConfig(load_in_8bit=True)); model.save_pretrained(\"/models/Qwen3-8B-bnb-8bit\"); "
+       "AutoTokenizer.from_pretrained(\"Qwen/Qwen3-8B\").save_pretrained(\"/models/Qwen3-8B-bnb-8bit\")'",
+       "/models/Qwen3-8B-bnb-8bit", {" --tensor-parallel-size 1 ", " --quantization bitsandbytes"}},
+      {"plan meta-llama/Meta-Llama-3.1-8B --device H100-SXM --num-devices 1 --variant fp8_block",
+       "AutoModelForCausalLM.from_pretrained(\"meta-llama/Meta-Llama-3.1-8B\", dtype=\"auto\", device_map=\"auto\", "
+       "quantization_config=FineGrainedFP8Config(weight_block_size=(128, 128))); model.save_pretrained(\"/models/Meta-Llama-3.1-8B-FP8-Block\")",
+       "/models/Meta-Llama-3.1-8B-FP8-Block", {" --quantization fp8"}},
+      {"plan Qwen/Qwen3-8B --device 910B4 --num-devices 1 --variant ct_w8a8_int8",
+       "oneshot(model=\"Qwen/Qwen3-8B\", dataset=\"open_platypus\", recipe=[SmoothQuantModifier(smoothing_strength=0.8), GPTQModifier(scheme=\"W8A8\", "
+       "targets=\"Linear\", ignore=[\"lm_head\", \"re:.*mlp.gate$\", \"re:.*mlp.shared_expert_gate$\"])], output_dir=\"/models/Qwen3-8B-W8A8-INT8\"",
+       "/models/Qwen3-8B-W8A8-INT8", {" --quantization compressed-tensors"}},
+  };
+  for (const auto& row : served) {
+    SCOPED_TRACE(row.plan);
+    const auto js = pftest::run_cli(row.plan + " --json", {.with_stderr = false});
+    ASSERT_EQ(js.code, 0) << js.out.substr(0, 600);
+    const Json j = json_of(js);
+    ASSERT_FALSE(j["recommended"].empty());
+    const Json& l = j["recommended"][0]["launch"];
+    std::string prepare;
+    for (const auto& p : l["prepare"]) prepare += p.get<std::string>() + "\n";
+    EXPECT_TRUE(contains(prepare, row.command)) << prepare;
+    EXPECT_FALSE(contains(prepare, "produce one at")) << prepare;
+    EXPECT_EQ(l["checkpoint"], row.checkpoint);
+    const std::string serve = l["serve"].get<std::string>();
+    EXPECT_EQ(serve.rfind("vllm serve " + row.checkpoint + " ", 0), 0u) << serve;
+    for (const auto& part : row.in_serve) EXPECT_TRUE(contains(serve, part)) << serve;
+  }
+
+  struct Rejected {
+    std::string plan, fit, reason;
+  };
+  const std::string tp_message = "ValueError: Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with pipeline parallelism.";
+  const std::vector<Rejected> rejected = {
+      {"plan --device H100-SXM --num-devices 8 --model Qwen/Qwen3-8B --variant bnb_8bit", "fit Qwen/Qwen3-8B --device H100-SXM --num-devices 2 --variant bnb_8bit",
+       "engine rejects it: " + tp_message},
+      {"plan Qwen/Qwen3-8B --device 910B4 --num-devices 1 --variant ct_w4a16", "fit Qwen/Qwen3-8B --device 910B4 --variant ct_w4a16",
+       "engine rejects it: NotImplementedError: No compressed-tensors compatible scheme was found for quant_type=W4A16, layer_type=linear."},
+      {"plan Qwen/Qwen3-30B-A3B --device 910B4 --num-devices 2 --variant ct_w4a16", "fit Qwen/Qwen3-30B-A3B --device 910B4 --num-devices 2 --variant ct_w4a16",
+       "engine rejects it: NotImplementedError: No compressed-tensors compatible scheme was found for quant_type=W4A16, layer_type=linear."},
+      {"plan Qwen/Qwen3-8B --device 910B4 --num-devices 1 --variant ct_w8a16", "fit Qwen/Qwen3-8B --device 910B4 --variant ct_w8a16",
+       "engine rejects it: NotImplementedError: No compressed-tensors compatible quantization type was found."},
+      {"plan Qwen/Qwen3-8B --device 910B4 --num-devices 1 --variant ct_nvfp4", "fit Qwen/Qwen3-8B --device 910B4 --variant ct_nvfp4",
+       "engine rejects it: NotImplementedError: No compressed-tensors compatible quantization type was found."},
+      {"plan Qwen/Qwen3-30B-A3B --device H100-SXM --num-devices 1 --variant mxfp4", "",
+       "no start command: no published checkpoint of Qwen/Qwen3-30B-A3B in this variant (MXFP4 experts (gpt-oss; other weights in model dtype)) and no conversion recipe on cuda"},
+      {"plan Qwen/Qwen3-30B-A3B --device 910B4 --num-devices 4 --variant w4a16", "",
+       "no start command: no published checkpoint of Qwen/Qwen3-30B-A3B in this variant (msModelSlim W4A16 (routed experts; other linears in model dtype)) and no "
+       "conversion recipe on npu"},
+  };
+  for (const auto& row : rejected) {
+    SCOPED_TRACE(row.plan);
+    const auto js = pftest::run_cli(row.plan + " --json", {.with_stderr = false});
+    EXPECT_EQ(js.code, 1) << js.out.substr(0, 600);  // nothing to recommend
+    const Json j = json_of(js);
+    EXPECT_TRUE(j["recommended"].empty()) << j["recommended"].dump().substr(0, 600);
+    size_t with_reason = 0;  // a row too large for the card keeps its memory reason
+    for (const auto& r : j["rejected"]) with_reason += r["reason"] == row.reason ? 1 : 0;
+    EXPECT_GE(with_reason, 1u) << j["rejected"].dump().substr(0, 1200);
+    if (row.fit.empty()) continue;
+    const auto fit = pftest::run_cli(row.fit);
+    EXPECT_EQ(fit.code, 1) << fit.out.substr(0, 600);
+    EXPECT_TRUE(contains(fit.out, row.reason.substr(std::string("engine rejects it: ").size()))) << fit.out.substr(0, 1200);
+  }
+  // bnb_8bit at TP 1 is no rejection: fit sizes it (the rule holds above TP 1 only).
+  EXPECT_EQ(pftest::run_cli("fit Qwen/Qwen3-8B --device H100-SXM --variant bnb_8bit", {.with_stderr = false}).code, 0);
+  // The gpt-oss release is the MXFP4 checkpoint itself: served as published.
+  const auto gpt = pftest::run_cli("plan openai/gpt-oss-20b --device H100-SXM --num-devices 1 --variant mxfp4 --json", {.with_stderr = false});
+  ASSERT_EQ(gpt.code, 0) << gpt.out.substr(0, 600);
+  EXPECT_EQ(json_of(gpt)["recommended"][0]["launch"]["checkpoint"], "openai/gpt-oss-20b");
+}
