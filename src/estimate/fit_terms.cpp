@@ -508,10 +508,10 @@ double sampler_copies(const engine::EngineProfile& engine, const Deployment& dep
 double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, int64_t batched_tokens) {
   const auto gdn = std::find_if(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::linear_attention; });
   if (gdn == m.layers.end() || batched_tokens <= 0 || lay.tp <= 0) return 0.0;
-  // set_recurrent_geometry: conv channels 2 x key heads x dk + value heads x dv; ssm heads = value heads, head dim dv, state dk.
+  // A Gated DeltaNet layer's ssm heads are its value heads (head dim dv, state dk); its key heads are read from the config.
   const double dk = static_cast<double>(gdn->ssm_state_dim), dv = static_cast<double>(gdn->ssm_head_dim);
   const double hv = static_cast<double>(gdn->ssm_heads) / static_cast<double>(lay.tp);
-  const double hk = dk > 0 ? (static_cast<double>(gdn->conv_channels) - static_cast<double>(gdn->ssm_heads) * dv) / (2.0 * dk) / static_cast<double>(lay.tp) : 0.0;
+  const double hk = static_cast<double>(gdn->linear_num_key_heads) / static_cast<double>(lay.tp);
   const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
   constexpr int64_t chunk = 64;  // chunk_local_cumsum(chunk_size=64), FLA_CHUNK_SIZE
   const double t = static_cast<double>(batched_tokens);

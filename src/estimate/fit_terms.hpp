@@ -235,11 +235,17 @@ struct KvInputs {
   bool explain = true;  // Deployment::explain: false adds nothing to `provenance`
   std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
   int ssm_cache_bits = 0;  // --mamba-ssm-cache-dtype as bits per SSM state element (0: each layer's own ssm_dtype)
+  KvScanMemo* scans = nullptr;  // Deployment::kv_scan: the layer pass taken from it, or kept in it (issue 19)
 };
 // --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
 // mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).
 int mamba_ssm_cache_bits(const std::string& dtype);
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);
+
+// The after-KV verdict (fit_after_kv.cpp): records what the start needs outside the budget after KV sizing (hybrid KV
+// copies, graph capture outside the budget) and the headroom, and turns a fitting estimate into after_kv_oom with the
+// engine's message when even the low end does not fit, or adds the risk to the assumptions when only the high end does.
+void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep);
 
 }  // namespace preflight::estimate::terms
