@@ -1,3 +1,4 @@
+#include "base/build_info.hpp"
 #include "cli/cli.hpp"
 
 #include <fmt/format.h>
@@ -428,7 +429,7 @@ std::function<CommandHelp()> help_of(const CommandText& text, std::vector<Option
 }
 
 int cmd_version(const std::vector<std::string>&) {
-  fmt::print("preflight {} ({})\n", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
+  fmt::print("preflight {} ({})\n", PREFLIGHT_VERSION, build_commit());
   return k_exit_ok;
 }
 

@@ -1,3 +1,4 @@
+#include "base/build_info.hpp"
 #include "cli/cmd_bench.hpp"
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ constexpr double k_max_timeout_s = 7 * 86400.0;
 int usage_error(const Error& e) { return report_error(e); }  // exit code by kind (cli/common.hpp)
 
 std::string build_label() {
-  std::string b = std::string("preflight ") + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";
+  std::string b = std::string("preflight ") + PREFLIGHT_VERSION + " (" + build_commit() + ")";
 #if defined(__SANITIZE_ADDRESS__)
   b += ", sanitized build: timings are slower";
 #elif !defined(NDEBUG)

@@ -1,3 +1,4 @@
+#include "base/build_info.hpp"
 #include "cli/cmd_bw.hpp"
 
 #include <fmt/format.h>
@@ -154,7 +155,7 @@ int run_host(const Request& req) {
   for (const auto& res : report->results) {
     if (!req.save || res.operation != "copy") continue;
     device::BandwidthMeasurement m{res.median_bytes_per_s, res.min_bytes_per_s, res.max_bytes_per_s, static_cast<int64_t>(res.seconds.size()), res.warmup,
-                                   static_cast<double>(report->array_bytes), 0, utc_now_rfc3339(), format("preflight bw %s (%s)", PREFLIGHT_VERSION, PREFLIGHT_COMMIT),
+                                   static_cast<double>(report->array_bytes), 0, utc_now_rfc3339(), format("preflight bw %s (%s)", PREFLIGHT_VERSION, build_commit()),
                                    "host copy kernel, " + std::to_string(report->threads) + " threads; bytes counted read + write"};
     auto builtin = device::load_builtin_device_catalog();
     if (!builtin) return fail(builtin.error(), k_exit_fail);
@@ -221,7 +222,7 @@ int run_device(const Request& req) {
     m.buffer_bytes = static_cast<double>(report->buffer_bytes);
     m.device_index = report->device_index;
     m.date = date;
-    m.tool = fmt::format("preflight bw {} ({})", PREFLIGHT_VERSION, PREFLIGHT_COMMIT);
+    m.tool = fmt::format("preflight bw {} ({})", PREFLIGHT_VERSION, build_commit());
     m.method = report->method + "; bytes counted read + write (2 x buffer)";
     auto builtin = device::load_builtin_device_catalog();
     if (!builtin) return fail(builtin.error(), k_exit_fail);

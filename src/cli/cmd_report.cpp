@@ -1,3 +1,4 @@
+#include "base/build_info.hpp"
 #include "cli/cmd_report.hpp"
 
 #include <fmt/format.h>
@@ -140,7 +141,7 @@ int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& posi
   }
   report::AbReport r = build_ab_report(arms);
   r.title = "preflight A/B: " + arms.front().arm.model;
-  r.build = std::string("report by preflight ") + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";
+  r.build = std::string("report by preflight ") + PREFLIGHT_VERSION + " (" + build_commit() + ")";
   if (skipped > 0) r.notes.push_back(fmt::format("{} request-rate level(s) left out: only fixed-concurrency levels are matched", skipped));
   if (req.html) {
     if (auto w = write_text_file(*req.html, report::render_compare_html(r)); !w) return fail(w.error());
@@ -186,7 +187,7 @@ int cmd_report(const std::vector<std::string>& argv) {
   d.model = first.info.model;
   d.sweep_id = first.info.sweep_id;
   d.started_at = first.info.started_at;
-  d.build = first.info.build + "; report by preflight " + PREFLIGHT_VERSION + " (" + PREFLIGHT_COMMIT + ")";
+  d.build = first.info.build + "; report by preflight " + PREFLIGHT_VERSION + " (" + build_commit() + ")";
   for (const auto& l : *sweep) {
     d.levels.push_back({l.run.id, l.run.info.mode == "concurrency" ? l.run.info.concurrency : 0, l.run.info.request_rate, l.run.finished_at.empty(), l.stats});
     if (l.run.finished_at.empty()) d.notes.push_back(fmt::format("run {} did not finish; its statistics come from the requests stored before it stopped", l.run.id));

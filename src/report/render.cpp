@@ -1,3 +1,4 @@
+#include "base/build_info.hpp"
 #include "report/render.hpp"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ std::string layer_pattern(const model::ModelSpec& spec) {
 }  // namespace
 
 Json envelope(const std::string& command) {
-  return Json{{"schema_version", 1}, {"command", command}, {"preflight_version", PREFLIGHT_VERSION}, {"build_commit", PREFLIGHT_COMMIT}};
+  return Json{{"schema_version", 1}, {"command", command}, {"preflight_version", PREFLIGHT_VERSION}, {"build_commit", build_commit()}};
 }
 
 Json inspect_to_json(const model::ModelSpec& spec) {
