@@ -338,6 +338,7 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv_in) {
   } else {
     capacity_bytes = dev->usable_total_bytes();
     capacity_source = dev->id + " in " + dev->origin;
+    if (!dev->runtime_total_bytes && !dev->class_runtime_total_rule.empty()) capacity_source += " (" + dev->class_runtime_total_rule + ")";
     if (!r.n_gpu_layers) o.n_gpu_layers = 1 << 20;  // llama.cpp's -ngl default on a GPU build: all layers
     o.gpu_name = dev->platform == "npu" ? "CANN0" : dev->platform == "metal" ? "MTL0" : "CUDA0";
   }

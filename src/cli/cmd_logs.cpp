@@ -144,7 +144,9 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
   if (device_input.text.empty() && oom_total_bytes > 0) {
     for (const auto& candidate : devices->devices) {
       if ((candidate.platform == "npu") != npu) continue;
-      if (std::abs(candidate.usable_total_bytes() - oom_total_bytes) <= k_device_total_match_fraction * oom_total_bytes) {
+      // A printed total (else nominal) identifies a card; a memory-class estimate (issue 15) is not evidence of which card it is.
+      const double known_total = candidate.runtime_total_bytes.value_or(candidate.memory_bytes);
+      if (std::abs(known_total - oom_total_bytes) <= k_device_total_match_fraction * oom_total_bytes) {
         device_input = {candidate.id, "the out-of-memory message", deploy::DeviceForm::name};
         flags.device_total_bytes = deploy::Given<double>{oom_total_bytes, fmt::format("log line {}: total capacity", log.diagnosis.oom->line)};
         out.notes.push_back(fmt::format("device {}: its runtime total matches the {:.2f} GiB total capacity in the out-of-memory message", candidate.id,

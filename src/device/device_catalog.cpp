@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
@@ -132,6 +133,38 @@ Expected<std::vector<AmbiguousName>> parse_ambiguous_names(const Json& root, con
 
 }  // namespace
 
+namespace {
+// Kept in the order the error message lists them.
+constexpr std::array<std::string_view, 6> k_memory_kinds = {"hbm", "gddr_ecc", "gddr", "unified", "lpddr", "host"};
+}  // namespace
+
+void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target) {
+  for (auto& d : target.devices) {
+    d.class_runtime_total_bytes.reset();
+    d.class_runtime_total_rule.clear();
+    if (d.runtime_total_bytes || d.memory_bytes <= 0) continue;
+    std::vector<double> ratios;
+    std::string members;
+    for (const auto& m : reference.devices) {
+      if (m.vendor != d.vendor || m.memory_kind != d.memory_kind || !m.runtime_total_bytes || m.confidence_runtime_total != "measured" || m.memory_bytes <= 0) continue;
+      const double ratio = *m.runtime_total_bytes / m.memory_bytes;
+      ratios.push_back(ratio);
+      members += format("%s%s %.4f", members.empty() ? "" : ", ", m.id.c_str(), ratio);
+    }
+    if (ratios.empty()) continue;
+    std::vector<double> sorted = ratios;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    d.class_runtime_total_bytes = d.memory_bytes * median;
+    d.class_runtime_total_rule = format("%s: runtime total unknown; assumed %.2f GiB = nominal %.2f GiB x %.4f, the median runtime/nominal ratio of the %zu "
+                                        "measured %s %s cards (%s); band %.4f-%.4f (%.2f-%.2f GiB)",
+                                        d.id.c_str(), bytes_to_gib(*d.class_runtime_total_bytes), bytes_to_gib(d.memory_bytes), median, n, d.vendor.c_str(),
+                                        d.memory_kind.c_str(), members.c_str(), sorted.front(), sorted.back(), bytes_to_gib(d.memory_bytes * sorted.front()),
+                                        bytes_to_gib(d.memory_bytes * sorted.back()));
+  }
+}
+
 bool DeviceSpec::supports_dtype(const std::string& dtype) const {
   return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
@@ -165,8 +198,8 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));
     JsonObject r(item, origin, "devices[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "name", "vendor", "platform", "family", "aliases", "memory_bytes", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s",
-                              "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops", "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops",
+    PF_TRY(keys, r.only_keys({"id", "name", "vendor", "platform", "family", "aliases", "memory_bytes", "runtime_total_bytes", "memory_kind",
+                              "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops", "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops",
                               "interconnect", "interconnect_bandwidth_bytes_per_s", "dtypes", "confidence", "sources"}));
     (void)keys;
     PF_TRY(finite, check_positive_numbers(item, origin, "devices[" + id + "]", NullValue::absent,
@@ -199,6 +232,12 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     if (rt && (*rt <= 0 || *rt > memory * 1.01)) {
       return make_error(ErrorKind::corrupt, format("%s: %s: runtime_total_bytes %.0f is not within (0, memory_bytes]", origin.c_str(), id.c_str(), *rt), origin);
     }
+    PF_TRY(kind, r.string("memory_kind"));
+    if (std::find(k_memory_kinds.begin(), k_memory_kinds.end(), kind) == k_memory_kinds.end()) {
+      return make_error(ErrorKind::corrupt, format("%s: devices[%s].memory_kind: expected one of hbm, gddr_ecc, gddr, unified, lpddr, host, found '%s'", origin.c_str(),
+                                                   id.c_str(), kind.c_str()), origin);
+    }
+    d.memory_kind = kind;
     PF_TRY(bw, r.opt_number("hbm_bandwidth_bytes_per_s"));
     d.hbm_bandwidth_bytes_per_s = bw;
     PF_TRY(mbw, r.opt_number("measured_copy_bandwidth_bytes_per_s"));
@@ -229,6 +268,10 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     d.source_bandwidth = sbw.value_or("");
     PF_TRY(sc, s.opt_string("compute"));
     d.source_compute = sc.value_or("");
+    PF_TRY(skind, s.opt_string("memory_kind"));
+    if (d.memory_kind == "gddr_ecc" && trim(skind.value_or("")).empty()) {
+      return make_error(ErrorKind::corrupt, format("%s: %s: memory_kind gddr_ecc needs sources.memory_kind (where the ECC default is stated)", origin.c_str(), id.c_str()), origin);
+    }
     if (d.runtime_total_bytes && d.source_runtime_total.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: runtime_total_bytes has no source", origin.c_str(), id.c_str()), origin);
     if (d.hbm_bandwidth_bytes_per_s && d.source_bandwidth.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: bandwidth has no source", origin.c_str(), id.c_str()), origin);
     if (const Json* conf = r.find("confidence"); conf && conf->is_object()) {
@@ -250,6 +293,7 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
   }
   PF_TRY(ambiguous, parse_ambiguous_names(root, catalog, origin));
   catalog.ambiguous_names = std::move(ambiguous);
+  derive_class_runtime_totals(catalog, catalog);
   return catalog;
 }
 
@@ -292,7 +336,13 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
       mbw = parsed.median_bytes_per_s;
       run = parsed;
     }
-    if (rt) { d.runtime_total_bytes = rt; d.source_runtime_total = source + " (" + origin + ")"; d.overrides.push_back("runtime_total_bytes"); }
+    if (rt) {
+      d.runtime_total_bytes = rt;
+      d.source_runtime_total = source + " (" + origin + ")";
+      d.overrides.push_back("runtime_total_bytes");
+      d.class_runtime_total_bytes.reset();
+      d.class_runtime_total_rule.clear();
+    }
     if (bw) { d.hbm_bandwidth_bytes_per_s = bw; d.source_bandwidth = source + " (" + origin + ")"; d.overrides.push_back("hbm_bandwidth_bytes_per_s"); }
     if (mbw) {
       d.measured_copy_bandwidth_bytes_per_s = mbw;
@@ -407,6 +457,11 @@ Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) 
   if (overlay_json) {
     PF_TRY(ok, apply_device_overlay(catalog, *overlay_json, overlay));
     (void)ok;
+  }
+  // A card without a runtime total takes its memory class's rule, which the whole catalogue's measured cards decide.
+  if (std::any_of(catalog.devices.begin(), catalog.devices.end(), [](const DeviceSpec& d) { return !d.runtime_total_bytes; })) {
+    PF_TRY(builtin, load_builtin_device_catalog());
+    derive_class_runtime_totals(builtin, catalog);
   }
   return catalog;
 }

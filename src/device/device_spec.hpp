@@ -37,6 +37,13 @@ struct DeviceSpec {
   std::vector<std::string> aliases;
   double memory_bytes = 0;                     // nominal
   std::optional<double> runtime_total_bytes;   // what mem_get_info reports as total
+  // How the memory is attached: hbm | gddr_ecc (GDDR with ECC on by default: inline ECC takes a share) | gddr |
+  // unified (shared with the host) | lpddr | host. Groups the cards whose runtime total is a like share of nominal.
+  std::string memory_kind;
+  // When runtime_total_bytes is unknown: nominal x the median runtime/nominal ratio of the catalogue's measured cards
+  // of the same vendor and memory_kind (derive_class_runtime_totals), and the assumption that says so with the band.
+  std::optional<double> class_runtime_total_bytes;
+  std::string class_runtime_total_rule;
   std::optional<double> hbm_bandwidth_bytes_per_s;
   std::optional<double> measured_copy_bandwidth_bytes_per_s;  // device-to-device copy, read + write counted
   std::optional<BandwidthMeasurement> measured_copy_bandwidth;  // its provenance when the overlay recorded one
@@ -53,8 +60,9 @@ struct DeviceSpec {
   std::string origin;  // catalogue file (and overlay file when overridden)
   std::vector<std::string> overrides;  // fields replaced by the user's measured file
 
-  // Capacity used for memory arithmetic: runtime total when known, else nominal (an assumption).
-  double usable_total_bytes() const { return runtime_total_bytes.value_or(memory_bytes); }
+  // Capacity used for memory arithmetic: runtime total when known, else the memory class's rule, else nominal (each
+  // of the last two an assumption).
+  double usable_total_bytes() const { return runtime_total_bytes.value_or(class_runtime_total_bytes.value_or(memory_bytes)); }
   bool supports_dtype(const std::string& dtype) const;
 };
 
@@ -74,7 +82,15 @@ struct DeviceCatalog {
   std::vector<std::string> names() const;
 };
 
+// Every record names its memory_kind (one of the list above); a gddr_ecc record also gives sources.memory_kind (the
+// ECC default). Cards without a runtime total get the class rule of derive_class_runtime_totals(catalog, catalog).
 Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string& origin);
+// For each card of target without runtime_total_bytes: class_runtime_total_bytes = memory_bytes x the median of
+// runtime_total_bytes / memory_bytes over the cards of reference with the same vendor and memory_kind whose runtime
+// total is "measured" (printed by torch on that card; derived and estimated totals are left out), and
+// class_runtime_total_rule naming those cards and the band (min-max ratio). No measured card: both left empty
+// (nominal is used). Issue 15: the ratios differ by class (HBM ~1%, GDDR with ECC on ~8%, GeForce GDDR ~1.5-3%).
+void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target);
 // devices.json text as parse_json reads it, except that NaN, Infinity and -Infinity outside strings are
 // kept as the strings "NaN", "Infinity", "-Infinity", so that a quantity holding one is an error naming
 // it (parse_json alone reads them as null, which in the catalogue means "not known").

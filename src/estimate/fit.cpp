@@ -162,7 +162,9 @@ namespace {
 void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& dep) {
   e.total_bytes = dep.device_total_bytes.value_or(device.usable_total_bytes());
   if (!dep.device_total_bytes && !device.runtime_total_bytes && dep.explain) {
-    e.assumptions.push_back(format("%s: runtime total memory unknown; used the nominal %.2f GiB", device.id.c_str(), bytes_to_gib(device.memory_bytes)));
+    if (!device.class_runtime_total_rule.empty()) e.assumptions.push_back(device.class_runtime_total_rule);
+    else e.assumptions.push_back(format("%s: runtime total memory unknown and no measured %s %s card to scale from; used the nominal %.2f GiB", device.id.c_str(),
+                                        device.vendor.c_str(), device.memory_kind.c_str(), bytes_to_gib(device.memory_bytes)));
   }
   e.gpu_memory_utilization = dep.gpu_memory_utilization.value_or(engine.default_gpu_memory_utilization);
   if (!dep.gpu_memory_utilization && dep.explain) e.assumptions.push_back(format("gpu_memory_utilization %.2f (%s default)", e.gpu_memory_utilization, engine.id.c_str()));
@@ -740,14 +742,14 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
 }  // namespace
 
 bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
-  // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else nominal; the
-  // nominal also in an explain-only assumption), the family (batch defaults, Marlin FP8 fallback, KV budget divisor,
-  // MoE all-gather, MC2 note) and the id (MXFP4 layout; the graph capture ceiling and FlashInfer's TRTLLM devices, issue
-  // 15; otherwise only the recorded device_id and explain text).
+  // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else the memory class's
+  // rule, else nominal; the last two also in an explain-only assumption), the family (batch defaults, Marlin FP8 fallback,
+  // KV budget divisor, MoE all-gather, MC2 note) and the id (MXFP4 layout; the graph capture ceiling and FlashInfer's
+  // TRTLLM devices, issue 15; otherwise only the recorded device_id and explain text).
   const auto& trtllm = engine.flashinfer_uniform_batch_devices;
   const auto listed = [&](const std::string& id) { return std::find(trtllm.begin(), trtllm.end(), id) != trtllm.end(); };
   return a.platform == b.platform && a.family == b.family && a.memory_bytes == b.memory_bytes && a.runtime_total_bytes == b.runtime_total_bytes &&
-         engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family) &&
+         a.class_runtime_total_bytes == b.class_runtime_total_bytes && engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family) &&
          engine.cudagraph_default_ceiling(a.id) == engine.cudagraph_default_ceiling(b.id) && listed(a.id) == listed(b.id);
 }
 

@@ -83,7 +83,7 @@ TEST(DeviceCatalog, Issue19_NonFiniteValuesRejected) {
   }
   // null stays "not known" in the catalogue, and a string holding "Infinity" is still text.
   auto known = parse_device_catalog_text(
-      R"({"schema_version":1,"devices":[{"id":"X","name":"x","vendor":"v","platform":"cuda","memory_bytes":1,"hbm_bandwidth_bytes_per_s":null,"interconnect":"Infinity Fabric","sources":{"memory":"s"}}]})",
+      R"({"schema_version":1,"devices":[{"id":"X","name":"x","vendor":"v","platform":"cuda","memory_bytes":1,"memory_kind":"gddr","hbm_bandwidth_bytes_per_s":null,"interconnect":"Infinity Fabric","sources":{"memory":"s"}}]})",
       "d.json");
   ASSERT_TRUE(known.has_value()) << known.error().describe();
   EXPECT_FALSE(known->devices[0].hbm_bandwidth_bytes_per_s.has_value());
@@ -289,8 +289,8 @@ TEST(DeviceCatalog, Issue15_NewCardsDatasheetFigures) {
 
 // Issue 15: ambiguous_names entries are validated like records: unknown ids and a stray assumption are errors.
 TEST(DeviceCatalog, Issue15_AmbiguousNamesValidated) {
-  const std::string device = R"({"id":"X1","name":"x","vendor":"v","platform":"cuda","memory_bytes":1e9,"sources":{"memory":"s"}})";
-  const std::string device2 = R"({"id":"X2","name":"x","vendor":"v","platform":"cuda","memory_bytes":2e9,"sources":{"memory":"s"}})";
+  const std::string device = R"({"id":"X1","name":"x","vendor":"v","platform":"cuda","memory_bytes":1e9,"memory_kind":"gddr","sources":{"memory":"s"}})";
+  const std::string device2 = R"({"id":"X2","name":"x","vendor":"v","platform":"cuda","memory_bytes":2e9,"memory_kind":"gddr","sources":{"memory":"s"}})";
   auto with = [&](const std::string& amb) { return R"({"schema_version":1,"devices":[)" + device + "," + device2 + R"(],"ambiguous_names":[)" + amb + "]}"; };
   auto ok = parse_device_catalog_text(with(R"({"name":"XCARD","assumed":"X1","candidates":["X1","X2"],"reason":"smaller"})"), "d.json");
   ASSERT_TRUE(ok.has_value()) << ok.error().describe();
@@ -341,8 +341,8 @@ std::string device_fields(const DeviceSpec& d) {
   for (const auto& t : d.dtypes) out += t + ",";
   for (const auto& o : d.overrides) out += o + ",";
   out += "|" + d.source_memory + "|" + d.source_runtime_total + "|" + d.source_bandwidth + "|" + d.source_compute + "|" + d.source_measured_copy_bandwidth;
-  out += "|" + d.confidence_runtime_total + "|" + d.confidence_bandwidth;
-  for (const auto& v : {std::optional<double>(d.memory_bytes), d.runtime_total_bytes, d.hbm_bandwidth_bytes_per_s, d.measured_copy_bandwidth_bytes_per_s,
+  out += "|" + d.confidence_runtime_total + "|" + d.confidence_bandwidth + "|" + d.memory_kind + "|" + d.class_runtime_total_rule;
+  for (const auto& v : {std::optional<double>(d.memory_bytes), d.runtime_total_bytes, d.class_runtime_total_bytes, d.hbm_bandwidth_bytes_per_s, d.measured_copy_bandwidth_bytes_per_s,
                         d.bf16_dense_flops, d.fp16_dense_flops, d.fp8_dense_flops, d.int8_dense_ops, d.interconnect_bandwidth_bytes_per_s})
     out += v ? "|" + std::to_string(*v) : std::string("|-");
   return out;
@@ -437,4 +437,132 @@ TEST(DeviceCatalog, Issue19_OneRecordCatalogueTakesTheOverlay) {
   }
   unsetenv("PREFLIGHT_DEVICE_OVERRIDES");
   std::remove(path.c_str());
+}
+
+// Issue 15: a card with a total torch printed uses it. RTX 4070 Ti: Kwai-Kolors/Kolors #11 prints "11.70 GiB total
+// capacity" next to nvidia-smi's "NVIDIA GeForce RTX 4070 Ti ... 12282MiB"; 11.70 x 2^30 = 12562779340.8 -> 12562779341 B.
+TEST(DeviceCatalog, Issue15_SourcedRuntimeTotalIsUsed) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  const DeviceSpec* d = catalog->find("RTX 4070 Ti");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->id, "RTX4070Ti");
+  ASSERT_TRUE(d->runtime_total_bytes);
+  EXPECT_DOUBLE_EQ(d->usable_total_bytes(), 12562779341.0);
+  EXPECT_EQ(d->confidence_runtime_total, "measured");
+  EXPECT_NE(d->source_runtime_total.find("Kwai-Kolors/Kolors issue #11"), std::string::npos);
+  EXPECT_FALSE(d->class_runtime_total_bytes);
+  EXPECT_TRUE(d->class_runtime_total_rule.empty());
+  // Every card says how its memory is attached; each GDDR card with ECC on by default says where that is stated.
+  for (const auto& dev : catalog->devices) {
+    EXPECT_FALSE(dev.memory_kind.empty()) << dev.id;
+  }
+  EXPECT_EQ(catalog->find("L4")->memory_kind, "gddr_ecc");
+  EXPECT_EQ(catalog->find("H100-SXM")->memory_kind, "hbm");
+}
+
+// Issue 15: an unknown card takes the median runtime/nominal ratio of its vendor's measured cards of the same memory
+// kind, with the band. A small catalogue so the numbers are worked by hand:
+//   G1 16 GiB, total 15.5 GiB  -> 15.5 / 16 = 0.96875
+//   G2  8 GiB, total 7.9 GiB   -> 7.9 / 8   = 0.98750
+//   G3 12 GiB, total 11.7 GiB  -> 11.7 / 12 = 0.97500   (measured)
+//   G4 24 GiB, total 20 GiB, "derived"    -> left out (not printed on that card)
+//   E1 24 GiB gddr_ecc, total 22 GiB      -> another kind, left out
+//   O1 another vendor's gddr card         -> left out
+//   median of {0.96875, 0.975, 0.9875} = 0.975; U (12 GiB gddr, unknown) -> 12 x 0.975 = 11.7 GiB = 12562779340.8 B;
+//   band 0.96875-0.9875: 12 x 0.96875 = 11.625 GiB (exact in binary, printed "11.62": printf rounds a tie to even),
+//   12 x 0.9875 = 11.85 GiB.
+//   An even count (G2 and G3 only, vendor w) gives the mean of the middle two: (0.975 + 0.9875) / 2 = 0.98125.
+TEST(DeviceCatalog, Issue15_UnknownCardUsesItsMemoryClass) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  auto card = [&](const std::string& id, const std::string& vendor, const std::string& kind, double nominal_gib, const std::string& total, const std::string& confidence) {
+    std::string rec = R"({"id":")" + id + R"(","name":"x","vendor":")" + vendor + R"(","platform":"cuda","memory_bytes":)" + std::to_string(nominal_gib * gib) +
+                      R"(,"memory_kind":")" + kind + R"(","runtime_total_bytes":)" + total;
+    rec += R"(,"confidence":{"runtime_total":")" + confidence + R"("},"sources":{"memory":"s","runtime_total":"r","memory_kind":"k"}})";
+    return rec;
+  };
+  const std::string text = R"({"schema_version":1,"devices":[)" + card("G1", "v", "gddr", 16, std::to_string(15.5 * gib), "measured") + "," +
+                           card("G2", "v", "gddr", 8, std::to_string(7.9 * gib), "measured") + "," + card("G3", "v", "gddr", 12, std::to_string(11.7 * gib), "measured") +
+                           "," + card("G4", "v", "gddr", 24, std::to_string(20 * gib), "derived") + "," + card("E1", "v", "gddr_ecc", 24, std::to_string(22 * gib), "measured") +
+                           "," + card("O1", "o", "gddr", 8, std::to_string(4 * gib), "measured") + "," + card("U", "v", "gddr", 12, "null", "estimate") + "," +
+                           card("N", "v", "unified", 64, "null", "estimate") + "," + card("W1", "w", "gddr", 8, std::to_string(7.9 * gib), "measured") + "," +
+                           card("W2", "w", "gddr", 12, std::to_string(11.7 * gib), "measured") + "," + card("WU", "w", "gddr", 16, "null", "estimate") + "]}";
+  auto catalog = parse_device_catalog_text(text, "d.json");
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  const DeviceSpec* u = catalog->find("U");
+  ASSERT_NE(u, nullptr);
+  ASSERT_TRUE(u->class_runtime_total_bytes);
+  EXPECT_NEAR(*u->class_runtime_total_bytes, 12562779340.8, 1.0);
+  EXPECT_NEAR(u->usable_total_bytes(), 12562779340.8, 1.0);
+  const std::string& rule = u->class_runtime_total_rule;
+  EXPECT_NE(rule.find("U: runtime total unknown; assumed 11.70 GiB = nominal 12.00 GiB x 0.9750"), std::string::npos) << rule;
+  EXPECT_NE(rule.find("3 measured v gddr cards (G1 0.9688, G2 0.9875, G3 0.9750)"), std::string::npos) << rule;
+  EXPECT_NE(rule.find("band 0.9688-0.9875 (11.62-11.85 GiB)"), std::string::npos) << rule;
+  EXPECT_EQ(rule.find("G4"), std::string::npos) << rule;
+  EXPECT_EQ(rule.find("E1"), std::string::npos) << rule;
+  EXPECT_EQ(rule.find("O1"), std::string::npos) << rule;
+  // Even count: 16 GiB x 0.98125 = 15.7 GiB.
+  ASSERT_TRUE(catalog->find("WU")->class_runtime_total_bytes);
+  EXPECT_NEAR(*catalog->find("WU")->class_runtime_total_bytes, 15.7 * gib, 1.0);
+  // No measured card of its class: nominal, no rule.
+  EXPECT_FALSE(catalog->find("N")->class_runtime_total_bytes);
+  EXPECT_DOUBLE_EQ(catalog->find("N")->usable_total_bytes(), 64 * gib);
+  // A measured card keeps its own total.
+  EXPECT_DOUBLE_EQ(catalog->find("G1")->usable_total_bytes(), std::stod(std::to_string(15.5 * gib)));
+  // The overlay's measured total replaces the class rule.
+  auto overlay = parse_json(R"({"schema_version":1,"devices":[{"id":"U","runtime_total_bytes":12000000000,"source":"mine"}]})", "mine.json");
+  ASSERT_TRUE(apply_device_overlay(*catalog, *overlay, "mine.json").has_value());
+  EXPECT_DOUBLE_EQ(catalog->find("U")->usable_total_bytes(), 12000000000.0);
+  EXPECT_TRUE(catalog->find("U")->class_runtime_total_rule.empty());
+}
+
+// Issue 15: the shipped catalogue's GeForce class. RTX 4070 (12 GiB GDDR6X) has no printed total; the nvidia gddr cards
+// with a measured total and their ratios (runtime / nominal):
+//   RTX3090 23.58/24 = 0.98250, RTX4080 15.99/16 (16376 MiB: 16376/16384 = 0.99951), RTX4090 23.64/24 = 0.98500,
+//   RTX5090 31.36/32 = 0.98000, P40 23.87/24 = 0.99458, RTX2080Ti 10.76/11 = 0.97818, RTX3060-12G 11.76/12 = 0.98000,
+//   RTX3070 7.78/8 = 0.97250, RTX3080 9.78/10 = 0.97800, RTX4070Ti 11.70/12 = 0.97500, RTX4080Super 15.60/16 = 0.97500,
+//   RTXA4000 15.61/16 = 0.97563.
+//   Sorted (12): 0.97250 0.97500 0.97500 0.97563 0.97800 0.97818 0.98000 0.98000 0.98250 0.98500 0.99458 0.99951;
+//   median = (6th + 7th) / 2 = (0.978182 + 0.98) / 2 = 0.979091 -> 12 x 0.979091 = 11.7491 GiB = 12615490303.07 B;
+//   band 0.9725-0.9995 -> 12 x 0.9725 = 11.67, 12 x 0.99951 = 11.99 GiB.
+TEST(DeviceCatalog, Issue15_UnknownGeForceUsesTheGddrRule) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  const DeviceSpec* d = catalog->find("RTX4070");
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->runtime_total_bytes);
+  EXPECT_EQ(d->memory_kind, "gddr");
+  ASSERT_TRUE(d->class_runtime_total_bytes);
+  EXPECT_NEAR(d->usable_total_bytes(), 12615490303.07, 1.0);
+  EXPECT_NE(d->class_runtime_total_rule.find("assumed 11.75 GiB = nominal 12.00 GiB x 0.9791, the median runtime/nominal ratio of the 12 measured nvidia gddr cards"),
+            std::string::npos) << d->class_runtime_total_rule;
+  EXPECT_NE(d->class_runtime_total_rule.find("band 0.9725-0.9995 (11.67-11.99 GiB)"), std::string::npos) << d->class_runtime_total_rule;
+  // The one-record catalogue (issue 19) gives the same rule.
+  auto one = load_device_catalog_for("RTX 4070");
+  ASSERT_TRUE(one.has_value());
+  ASSERT_EQ(one->devices.size(), 1u);
+  EXPECT_EQ(one->devices[0].class_runtime_total_rule, d->class_runtime_total_rule);
+}
+
+// Issue 15: memory_kind is one of the listed kinds, and gddr_ecc names where its ECC default is stated.
+TEST(DeviceCatalog, Issue15_MemoryKindValidated) {
+  auto with = [](const std::string& fields) {
+    return R"({"schema_version":1,"devices":[{"id":"X","name":"x","vendor":"v","platform":"cuda","memory_bytes":1e9)" + fields + "}]}";
+  };
+  struct Case { std::string fields; std::string fragment; };
+  const std::vector<Case> bad = {
+      {R"(,"memory_kind":"gddr7","sources":{"memory":"s"})", "d.json: devices[X].memory_kind: expected one of hbm, gddr_ecc, gddr, unified, lpddr, host, found 'gddr7'"},
+      {R"(,"memory_kind":"HBM","sources":{"memory":"s"})", "found 'HBM'"},
+      {R"(,"sources":{"memory":"s"})", "memory_kind"},
+      {R"(,"memory_kind":"gddr_ecc","sources":{"memory":"s"})", "d.json: X: memory_kind gddr_ecc needs sources.memory_kind"},
+  };
+  for (const auto& c : bad) {
+    auto parsed = parse_device_catalog_text(with(c.fields), "d.json");
+    ASSERT_FALSE(parsed.has_value()) << c.fields;
+    EXPECT_EQ(parsed.error().kind, ErrorKind::corrupt) << c.fields;
+    EXPECT_NE(parsed.error().message.find(c.fragment), std::string::npos) << c.fields << " -> " << parsed.error().message;
+  }
+  auto ok = parse_device_catalog_text(with(R"(,"memory_kind":"gddr_ecc","sources":{"memory":"s","memory_kind":"ECC on by default"})"), "d.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_EQ(ok->devices[0].memory_kind, "gddr_ecc");
 }
