@@ -7,6 +7,7 @@
 namespace preflight {
 
 std::string to_lower(std::string text);
+std::string to_upper(std::string text);
 std::string trim(const std::string& text);
 std::vector<std::string> split(const std::string& text, char sep);
 bool starts_with(const std::string& text, const std::string& prefix);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -189,8 +188,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
     const auto mode = it->is_string() ? estimate::parse_cudagraph_mode(name) : std::nullopt;
     if (!mode) {
       // vllm/config/compilation.py validate_cudagraph_mode_before: CUDAGraphMode[value.upper()].
-      std::string upper = name;
-      for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      const std::string upper = to_upper(name);
       return make_error(ErrorKind::invalid_argument,
                         format("%s: cudagraph_mode: KeyError: '%s' (vLLM CompilationConfig.validate_cudagraph_mode_before reads CUDAGraphMode[value.upper()]; "
                                "expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE)", origin, upper.c_str()));
@@ -359,11 +357,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
     d.graph_capture = std::move(graph);
   }
   if (f.optimization_level) d.graph_capture.optimization_level = f.optimization_level->value;
-  if (f.attention_backend) {
-    std::string upper = trim(f.attention_backend->value);
-    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    d.graph_capture.attention_backend = upper;
-  }
+  if (f.attention_backend) d.graph_capture.attention_backend = to_upper(trim(f.attention_backend->value));
   // cudagraph_mode NONE runs without graphs in every version, as --enforce-eager does.
   if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;

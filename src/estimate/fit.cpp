@@ -10,7 +10,6 @@
 #include "estimate/fit_terms.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -34,8 +33,7 @@ static_assert(std::size(k_cudagraph_mode_names) == k_cudagraph_mode_count, "one 
 const char* cudagraph_mode_name(CudagraphMode mode) { return k_cudagraph_mode_names[static_cast<int>(mode)]; }
 
 std::optional<CudagraphMode> parse_cudagraph_mode(const std::string& name) {
-  std::string upper = name;
-  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  const std::string upper = to_upper(name);
   for (int i = 0; i < k_cudagraph_mode_count; ++i)
     if (upper == k_cudagraph_mode_names[i]) return static_cast<CudagraphMode>(i);
   return std::nullopt;

@@ -254,11 +254,6 @@ std::string compilation_json(const std::string& v) {
   return json.empty() ? json : "{" + json + "}";
 }
 
-std::string upper_text(std::string v) {
-  for (auto& ch : v) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return v;
-}
-
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -285,7 +280,7 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   }
   else if (key == "optimization_level" || key == "O") set_int(a.optimization_level);
   else if (key.size() == 2 && key[0] == 'O' && std::isdigit(static_cast<unsigned char>(key[1]))) set_once(a.optimization_level, int64_t{key[1] - '0'}, line);
-  else if (key == "attention_backend") set_once(a.attention_backend, upper_text(v), line);
+  else if (key == "attention_backend") set_once(a.attention_backend, to_upper(v), line);
   else if (key == "enable_expert_parallel") {
     if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_expert_parallel, false, line);
@@ -640,13 +635,13 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
       std::smatch bm;
       if (line.find("Using ") != std::string::npos && line.find(" backend") != std::string::npos && line.find("for vit attention") == std::string::npos &&
           line.find("MMEncoderAttention") == std::string::npos && std::regex_search(line, bm, backend_re))
-        set_once(from_config.attention_backend, upper_text(bm[1].str() == "FlashInfer" ? "FLASHINFER" : bm[1].str()), n);
+        set_once(from_config.attention_backend, to_upper(bm[1].str() == "FlashInfer" ? "FLASHINFER" : bm[1].str()), n);
     }
     {
       static const std::regex env_re(R"((?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+))");
       std::smatch em;
       if (line.find("VLLM_ATTENTION_BACKEND=") != std::string::npos && std::regex_search(line, em, env_re))
-        set_once(from_cmdline.attention_backend, upper_text(em[1].str()), n);
+        set_once(from_cmdline.attention_backend, to_upper(em[1].str()), n);
     }
     if (line.find("FlashInfer is not available. Falling back to the PyTorch-native") != std::string::npos) set_once(from_config.flashinfer_sampler, false, n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
