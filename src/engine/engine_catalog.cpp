@@ -154,13 +154,20 @@ Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const Jso
   return std::optional<EngineProfile::VersionRule>(rule);
 }
 
+// The array under `key`, nullptr when absent or null; anything else is corrupt.
+Expected<const Json*> optional_array(const JsonObject& r, const std::string& key, const std::string& origin, const std::string& id) {
+  const Json* j = r.find(key);
+  if (!j || j->is_null()) return static_cast<const Json*>(nullptr);
+  if (!j->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  return j;
+}
+
 // Issue 15: moe_dynamic_scale_copies [{tensors, w13_bytes_per_channel, w2_bytes_per_channel, families, version_min,
 // version_max, source}]: the expert-scale copies a W8A8_DYNAMIC fused-MoE layer keeps after loading.
 Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
-  const Json* copies = r.find("moe_dynamic_scale_copies");
-  if (!copies || copies->is_null()) return Ok{};
   const std::string key = "moe_dynamic_scale_copies";
-  if (!copies->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  PF_TRY(copies, optional_array(r, key, origin, id));
+  if (!copies) return Ok{};
   for (const auto& item : *copies) {
     JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
     PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tensors", "w13_bytes_per_channel", "w2_bytes_per_channel", "families"}));
@@ -185,10 +192,9 @@ Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin,
 
 // Issue 15: hybrid_kv_tensor_copies [{copies: per_layer | per_kind, version_min, version_max, source}].
 Status parse_hybrid_kv_copies(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
-  const Json* rules = r.find("hybrid_kv_tensor_copies");
-  if (!rules || rules->is_null()) return Ok{};
   const std::string key = "hybrid_kv_tensor_copies";
-  if (!rules->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  PF_TRY(rules, optional_array(r, key, origin, id));
+  if (!rules) return Ok{};
   for (const auto& item : *rules) {
     JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
     PF_TRY(rule, parse_rule_range(c, origin, id, key, {"copies"}));
@@ -210,8 +216,8 @@ Status parse_hybrid_kv_copies(const JsonObject& r, const std::string& origin, co
 // The optional NPU memory rules of a profile (issue 15): ep_hccl_communicators [{group, buffer_mib (0 =
 // HCCL_BUFFSIZE), needs_dp}] with ep_hccl_source, and kv_budget_divided_families with kv_budget_divisor and its source.
 Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
-  if (const Json* comms = r.find("ep_hccl_communicators"); comms && !comms->is_null()) {
-    if (!comms->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: ep_hccl_communicators must be an array", origin.c_str(), id.c_str()), origin);
+  PF_TRY(comms, optional_array(r, "ep_hccl_communicators", origin, id));
+  if (comms) {
     for (const auto& item : *comms) {
       JsonObject c(item, origin, "profiles[" + id + "].ep_hccl_communicators[]");
       PF_TRY(keys, c.only_keys({"group", "buffer_mib", "needs_dp"}));
@@ -274,6 +280,12 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   }
   PF_TRY(hybrid_copies, parse_hybrid_kv_copies(r, origin, id, p));
   (void)hybrid_copies;
+  return parse_expert_scale_copies(r, origin, id, p);
+}
+
+// The CUDA graph capture rules of a profile (issue 15): optimization_levels, flashinfer_spec_decode_piecewise with its
+// uniform_batch_devices, and cudagraph_capture_ceilings [{tokens, devices, version_min, version_max, source}].
+Status parse_graph_capture_rules(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
   PF_TRY(levels, parse_version_rule(r, origin, id, "optimization_levels"));
   p.optimization_levels = levels;
   if (const Json* fi = r.find("flashinfer_spec_decode_piecewise"); fi && !fi->is_null()) {
@@ -283,20 +295,19 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.flashinfer_spec_decode_piecewise = rule;
     p.flashinfer_uniform_batch_devices = devices;
   }
-  if (const Json* ceilings = r.find("cudagraph_capture_ceilings"); ceilings && !ceilings->is_null()) {
-    const std::string key = "cudagraph_capture_ceilings";
-    if (!ceilings->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
-    for (const auto& item : *ceilings) {
-      JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
-      PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tokens", "devices"}));
-      PF_TRY(tokens, c.int_("tokens"));
-      PF_TRY(devices, string_list(c.find("devices"), "profiles[" + id + "]." + key + ".devices", origin));
-      if (tokens < 1 || devices.empty())
-        return make_error(ErrorKind::corrupt, format("%s: %s: %s needs tokens >= 1 and devices", origin.c_str(), id.c_str(), key.c_str()), origin);
-      p.cudagraph_capture_ceilings.push_back({tokens, devices, rule});
-    }
+  const std::string key = "cudagraph_capture_ceilings";
+  PF_TRY(ceilings, optional_array(r, key, origin, id));
+  if (!ceilings) return Ok{};
+  for (const auto& item : *ceilings) {
+    JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tokens", "devices"}));
+    PF_TRY(tokens, c.int_("tokens"));
+    PF_TRY(devices, string_list(c.find("devices"), "profiles[" + id + "]." + key + ".devices", origin));
+    if (tokens < 1 || devices.empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s needs tokens >= 1 and devices", origin.c_str(), id.c_str(), key.c_str()), origin);
+    p.cudagraph_capture_ceilings.push_back({tokens, devices, rule});
   }
-  return parse_expert_scale_copies(r, origin, id, p);
+  return Ok{};
 }
 
 // One profiles[] record: an engine version range on one platform with its defaults and log-line rules.
@@ -411,6 +422,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.source = source;
   PF_TRY(npu_rules, parse_npu_memory_rules(r, origin, id, p));
   (void)npu_rules;
+  PF_TRY(graph_rules, parse_graph_capture_rules(r, origin, id, p));
+  (void)graph_rules;
   return p;
 }
 
