@@ -152,16 +152,15 @@ void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& 
       members += format("%s%s %.4f", members.empty() ? "" : ", ", m.id.c_str(), ratio);
     }
     if (ratios.empty()) continue;
-    std::vector<double> sorted = ratios;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    const double median = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
     d.class_runtime_total_bytes = d.memory_bytes * median;
     d.class_runtime_total_rule = format("%s: runtime total unknown; assumed %.2f GiB = nominal %.2f GiB x %.4f, the median runtime/nominal ratio of the %zu "
                                         "measured %s %s cards (%s); band %.4f-%.4f (%.2f-%.2f GiB)",
                                         d.id.c_str(), bytes_to_gib(*d.class_runtime_total_bytes), bytes_to_gib(d.memory_bytes), median, n, d.vendor.c_str(),
-                                        d.memory_kind.c_str(), members.c_str(), sorted.front(), sorted.back(), bytes_to_gib(d.memory_bytes * sorted.front()),
-                                        bytes_to_gib(d.memory_bytes * sorted.back()));
+                                        d.memory_kind.c_str(), members.c_str(), ratios.front(), ratios.back(), bytes_to_gib(d.memory_bytes * ratios.front()),
+                                        bytes_to_gib(d.memory_bytes * ratios.back()));
   }
 }
 

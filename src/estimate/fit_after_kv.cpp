@@ -25,6 +25,7 @@ struct AfterKvMargin {
   double low = 0, high = 0, headroom = 0;
   double graph = 0;
   double kv_copies = 0;
+  double pool = 0;  // the KV pool the budget sized: group_size tensors of num_blocks x page bytes
 };
 
 // Issue 15: bytes vLLM-Ascend allocates for a hybrid model's KV cache beyond the pool the budget sized. vLLM shares
@@ -52,6 +53,7 @@ AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile&
   // llama.cpp sizes its KV buffer from --ctx-size, not from a utilization: no profile run, nothing sized before capture.
   if (engine.engine == "llama.cpp") return m;
   m.kv_copies = hybrid_kv_extra_bytes(e, engine);
+  m.pool = static_cast<double>(e.group_size) * static_cast<double>(e.num_blocks) * static_cast<double>(e.page_bytes);
   if (dep.mode == ExecutionMode::graph && !e.graph_in_budget) m.graph = e.graph_bytes;
   m.low = m.kv_copies + m.graph * (1.0 - oh.band_fraction);
   m.high = m.kv_copies + m.graph * (1.0 + oh.band_fraction);
@@ -65,12 +67,17 @@ double utilization_for_margin(const FitEstimate& e, const AfterKvMargin& m, cons
   const double total = e.total_bytes;
   const double graph_high = m.graph * (1.0 + oh.band_fraction);
   double u = 1.0 - m.high / total;
-  const double pool = static_cast<double>(e.group_size) * static_cast<double>(e.num_blocks) * static_cast<double>(e.page_bytes);
-  if (m.kv_copies > 0 && pool > 0) {
-    const double c = m.kv_copies / pool;
-    u = (total - graph_high - c * (pool - e.gpu_memory_utilization * total)) / ((1.0 + c) * total);
+  if (m.kv_copies > 0 && m.pool > 0) {
+    const double c = m.kv_copies / m.pool;
+    u = (total - graph_high - c * (m.pool - e.gpu_memory_utilization * total)) / ((1.0 + c) * total);
   }
   return std::floor(u * 100.0 + 1e-9) / 100.0;
+}
+
+// "graph capture ~G GiB (low - high)": the capture term with its band.
+std::string graph_capture_text(const AfterKvMargin& m, const engine::Overheads& oh) {
+  return format("graph capture ~%.2f GiB (%.2f - %.2f)", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
+                bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
 }
 
 }  // namespace
@@ -95,11 +102,9 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
     std::string what = format("the KV cache tensors, allocated %s (%.2f GiB more than the %.2f GiB pool the budget sized; %s _allocate_kv_cache_tensors %s - %s, "
                               "engines.json hybrid_kv_tensor_copies)",
                               rule->copies == engine::EngineProfile::HybridKvCopies::per_layer ? "once per layer sharing them" : "once per layer kind sharing them",
-                              bytes_to_gib(m.kv_copies), bytes_to_gib(static_cast<double>(e.group_size) * static_cast<double>(e.num_blocks) * static_cast<double>(e.page_bytes)),
+                              bytes_to_gib(m.kv_copies), bytes_to_gib(m.pool),
                               engine.engine.c_str(), rule->rule.version_min.text().c_str(), rule->rule.version_max.text().c_str());
-    if (m.graph > 0)
-      what += format(", then graph capture ~%.2f GiB (%.2f - %.2f)", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
-                     bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
+    if (m.graph > 0) what += ", then " + graph_capture_text(m, oh);
     const std::string fix = format("fix: --gpu-memory-utilization %.2f or lower (--enforce-eager does not help: the copies are KV tensors)", util);
     if (m.headroom < m.low) {
       e.fits = false;
@@ -113,8 +118,7 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
     }
     return;
   }
-  const std::string what = format("graph capture ~%.2f GiB (%.2f - %.2f)", bytes_to_gib(m.graph), bytes_to_gib(m.graph * (1.0 - oh.band_fraction)),
-                                  bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
+  const std::string what = graph_capture_text(m, oh);
   const std::string fix = format("fix: --gpu-memory-utilization %.2f or lower, or --enforce-eager (no graphs)", util);
   if (m.headroom < m.low) {
     e.fits = false;

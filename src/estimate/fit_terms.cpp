@@ -778,13 +778,11 @@ Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
         return make_error(ErrorKind::invalid_argument,
                           format("cudagraph_capture_sizes: %lld is not a positive token count (vLLM's _set_cudagraph_sizes does not check it; no graph of "
                                  "%lld tokens can be captured)", static_cast<long long>(s), static_cast<long long>(s)));
-    for (const int64_t s : in.capture_sizes)
-      if (s <= tokens) sizes.push_back(s);
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     std::vector<int64_t> given = in.capture_sizes;
     std::sort(given.begin(), given.end());
     given.erase(std::unique(given.begin(), given.end()), given.end());
+    for (const int64_t s : given)
+      if (s <= tokens) sizes.push_back(s);
     if (sizes.size() < given.size())
       c.notes.push_back(format("cudagraph_capture_sizes specified in compilation_config %s is overridden by config %s", sizes_text(in.capture_sizes).c_str(),
                                sizes_text(sizes).c_str()));
