@@ -105,3 +105,41 @@ TEST(Seed27, Issue15_ValidateSaysTheSeedsLinesAreARunWithoutTheEncoderPass) {
   }
   EXPECT_EQ(seen, 2);
 }
+
+// Issue 15 (h-hybnpu): the seed's two vLLM-Ascend 0.23.0 runs on one 910B3 against each other, independent of the
+// vision factor. Requested: 0.92 (the 0.23 default, vLLM PR #38284) x 65,452,113,920 B (torch_npu's total for the
+// 910B3) = 60,215,944,806.4 B, not rounded (vllm-ascend worker.py: total_memory x gpu_memory_utilization).
+// Qwen3-VL-8B printed "16.63 GB" of weights (a GiB figure, so < 16.635 GiB) and 254,336 tokens = 1,987 blocks of
+// 128 tokens x 147,456 B (36 layers x 2 x 8 KV heads x 128 x 2 B), so its available KV is below 1,988 blocks =
+// 37,522,685,952 B and what it left for activation and non-torch is at least
+// 60,215,944,806.4 - 16.635 x 2^30 - 37,522,685,952 = 4,832,005,980.16 B (4.500 GiB).
+// Qwen3.8-27B printed 51.08 GiB (>= 51.075 GiB) and 1.64x = 41 blocks of 16 x 6,352,896 B = 4,167,499,776 B, so it left
+// at most 60,215,944,806.4 - 51.075 x 2^30 - 4,167,499,776 = 1,207,081,369.6 B (1.124 GiB).
+// Deepstack is all the 8B's pass holds beyond the 27B's: held outputs 536,870,912 - 167,772,160 = 369,098,752 B, and
+// one deepstack merger's transient 16,384 tokens x 4,608 x 2 B = 150,994,944 B. The rest of the gap,
+// 4,832,005,980.16 - 1,207,081,369.6 - 369,098,752 - 150,994,944 = 3,104,830,914.56 B (2.9 GiB), is what the 27B's run lacked:
+// more than the default pass's own unit (65,536 patches x 17,824 B = 1,168,113,664 B) twice over, whatever factor
+// scales it. Only the requested budget and the held outputs are the estimator's; the rest is printed.
+TEST(Seed27, Issue15_TheEightBsRoomLeavesNoPassForTheTwentySevenB) {
+  auto s8 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  auto s27 = pftest::fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  const auto e8 = estimate::estimate_fit(s8.model, s8.device, s8.engine, s8.overheads, seed_deployment());
+  const auto e27 = estimate::estimate_fit(s27.model, s27.device, s27.engine, s27.overheads, seed_deployment());
+  EXPECT_DOUBLE_EQ(e8.requested_bytes, 0.92 * 65452113920.0);
+  EXPECT_DOUBLE_EQ(e27.requested_bytes, 0.92 * 65452113920.0);
+  EXPECT_EQ(e8.block_size, 128);
+  EXPECT_EQ(e8.kv_bytes_per_token_rank, 147456);
+  EXPECT_EQ(e27.page_bytes, 6352896);
+  EXPECT_EQ(e27.group_size, 16);
+
+  const double room8_low = e8.requested_bytes - 16.635 * k_gib - 1988.0 * 128.0 * 147456.0;
+  const double room27_high = e27.requested_bytes - 51.075 * k_gib - 41.0 * 16.0 * 6352896.0;
+  EXPECT_NEAR(room8_low, 4832005980.16, 1e-3);
+  EXPECT_NEAR(room27_high, 1207081369.6, 1e-3);
+  const double deepstack = e8.activation_encoder_held_bytes - e27.activation_encoder_held_bytes + 16384.0 * 4608.0 * 2.0;
+  EXPECT_DOUBLE_EQ(deepstack, 369098752.0 + 150994944.0);
+  const double gap = room8_low - room27_high - deepstack;  // 1e-3 B tolerances: double rounding of 10-digit byte sums
+  EXPECT_NEAR(gap, 3104830914.56, 1e-3);
+  EXPECT_GT(gap, 2.0 * e27.activation_vision_unit_bytes);
+  EXPECT_DOUBLE_EQ(e27.activation_vision_unit_bytes, 1168113664.0);
+}
