@@ -261,6 +261,8 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   if (without_ep && p.ep_hccl_communicators.empty())
     return make_error(ErrorKind::corrupt, format("%s: %s: moe_hccl_communicators_without_ep needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
   p.moe_hccl_communicators_without_ep = without_ep;
+  PF_TRY(gate_fp32, parse_version_rule(r, origin, id, "moe_gate_fp32"));
+  p.moe_gate_fp32 = gate_fp32;
   if (const Json* nz = r.find("embedding_nz_copy"); nz && !nz->is_null()) {
     JsonObject c(*nz, origin, "profiles[" + id + "].embedding_nz_copy");
     PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "].embedding_nz_copy.families", origin));
@@ -323,7 +325,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
-                            "moe_hccl_communicators_without_ep", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
+                            "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise"}));
   (void)keys;
   EngineProfile p;

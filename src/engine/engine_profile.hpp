@@ -156,6 +156,10 @@ struct EngineProfile {
   // Issue 15: versions whose MoE layers build every token dispatcher (MC2 and all-to-all included) whatever the layout,
   // so a MoE model on more than one rank opens the ep_hccl_communicators with expert parallel off too. Unset: only with EP.
   std::optional<VersionRule> moe_hccl_communicators_without_ep;
+  // Issue 15 (dpep): versions that build the MoE router of an MLA model (vLLM's is_deepseek_mla: DeepSeek-V2/V3/V3.2,
+  // Kimi-K2, ...) as an fp32 layer: the gate weight [experts, hidden] and its e_score_correction_bias are held in fp32
+  // on every rank instead of the model dtype, inside "Loading model weights took". Unset: the model dtype.
+  std::optional<VersionRule> moe_gate_fp32;
   // Issue 15: copies of the routed experts' per-channel scales that vLLM-Ascend's W8A8_DYNAMIC fused-MoE method
   // (AscendW8A8DynamicFusedMoEMethod.process_weights_after_loading) keeps beside the checkpoint's tensors, inside
   // "Loading model weights took": bytes per w13 (gate + up) output channel and per w2 (down) output channel of every

@@ -654,6 +654,8 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   add_per_layer(e.dsa_cp_weights_bytes);
   e.expert_scale_copy_bytes = terms::estimate_expert_scale_copies(m, scheme, engine, device.family, dep, lay, weights.first.rule);
   add_per_layer(e.expert_scale_copy_bytes);
+  e.gate_fp32_extra_bytes = terms::estimate_gate_fp32_extra(m, engine, dep, lay, weights.first.rule);
+  add_per_layer(e.gate_fp32_extra_bytes);
   e.weights_bytes = weights.first.bytes;
   // The itemized budget, only where the caller keeps it (Deployment::memory_terms; a plan fits tens of thousands).
   const auto keep_term = [&](const Term& t) {

@@ -285,6 +285,9 @@ struct FitEstimate {
   // vLLM-Ascend W8A8_DYNAMIC MoE: the fp32 / int64 copies of the expert scales kept after loading (issue 15,
   // engines.json moe_dynamic_scale_copies), inside weights_bytes. 0 elsewhere.
   double expert_scale_copy_bytes = 0;
+  // Issue 15 (dpep): the bytes an fp32 MoE router adds over the model dtype (engines.json moe_gate_fp32, MLA models),
+  // inside weights_bytes. 0 elsewhere.
+  double gate_fp32_extra_bytes = 0;
   // What the worker divides its budget by on this device (vLLM-Ascend's 310P worker: 2); 1 elsewhere.
   double kv_budget_divisor = 1.0;
   double available_kv_bytes = 0;

@@ -662,6 +662,25 @@ double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme
   return total;
 }
 
+double estimate_gate_fp32_extra(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& lay, std::string& rule) {
+  const auto& fp32 = engine.moe_gate_fp32;
+  if (!fp32 || !fp32->covers(engine.rule_version())) return 0;
+  // vLLM's is_deepseek_mla: the models whose attention is MLA (kv_lora_rank set).
+  const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::mla_attention; });
+  const double widen = 4.0 - static_cast<double>(model::dtype_bits(m.dtype) / 8);
+  if (!mla || m.num_experts == 0 || widen <= 0) return 0;
+  double bytes = 0;
+  for (const auto& g : m.weights) {
+    const bool drafter = g.part == model::Part::mtp && dep.speculative.mtp() && lay.pp == 1;  // the MTP layers sit on the last stage
+    if (g.part != model::Part::text && !drafter) continue;
+    if (g.stored_bytes > 0 || !(ends_with(g.module, "mlp.gate") || ends_with(g.module, "mlp.gate.e_score_correction_bias"))) continue;
+    const double stage = g.part == model::Part::text ? static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers) : 1.0;
+    bytes += static_cast<double>(g.params()) * widen * stage;
+  }
+  if (dep.explain && bytes > 0) rule += format(" + the MoE router in fp32 %.3f GiB (%s)", bytes_to_gib(bytes), fp32->source.c_str());
+  return bytes;
+}
+
 // CANN HCCL_BUFFSIZE: "Each communicator occupies 2 x HCCL_BUFFSIZE memory, which is used for receiving and
 // sending memory"; default 200 (MB, i.e. MiB: vllm-ascend sizes it in units of 1024 x 1024)
 // (https://www.hiascend.com/document/detail/en/canncommercial/800/apiref/envvar/envref_07_0080.html). A

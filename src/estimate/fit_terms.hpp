@@ -137,6 +137,13 @@ double estimate_dsa_cp_extra(const model::ModelSpec& m, const model::QuantScheme
 // MTP layers. 0 for other expert formats. `rule` gets the explanation when dep.explain.
 double estimate_expert_scale_copies(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine,
                                     const std::string& device_family, const Deployment& dep, const StageLayout& layout, std::string& rule);
+// Issue 15 (dpep): the bytes an fp32 MoE router adds over the model dtype (engine.moe_gate_fp32, MLA models only):
+// every MoE layer's gate [experts, hidden] and e_score_correction_bias [experts] at 4 B instead of the model dtype's,
+// on every rank (the router is replicated), over the first stage's MoE layers and, when they are the drafter, the MTP
+// layers. 0 outside the rule's versions, for other attention kinds and for weights stored in a file's own format.
+// `rule` gets the explanation when dep.explain.
+double estimate_gate_fp32_extra(const model::ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& layout,
+                                std::string& rule);
 
 // Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
 // (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
