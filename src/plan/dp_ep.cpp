@@ -64,7 +64,7 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EnginePro
   replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config});
   auto dp = with_data_parallel(replica, k_devices_per_node, {.size = c.data_parallel_size, .expert_parallel = true});
   if (dp) c.launch = std::move(*dp);
-  else c.launch = std::move(replica.launch);
+  else c.launch = replica.launch;
 }
 
 }  // namespace

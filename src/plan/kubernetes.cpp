@@ -105,7 +105,7 @@ Json service(const std::string& name, const Json& selector, int64_t port) {
 }
 
 KubernetesManifests single_node(const Candidate& c, const KubernetesOptions& o) {
-  const Launch& l = c.launch;
+  const Launch& l = *c.launch;
   std::vector<std::string> lines = l.shell;
   for (const auto& e : l.env) lines.push_back("export " + e);
   lines.push_back("exec " + serve_line(l, o.port));
@@ -128,7 +128,7 @@ const char* const k_wait_for_group =
     "= \"$LWS_GROUP_SIZE\" ]; do echo waiting for $LWS_GROUP_SIZE ray nodes; sleep 5; done";
 
 KubernetesManifests multi_node(const Candidate& c, const KubernetesOptions& o) {
-  const Launch& l = c.launch;
+  const Launch& l = *c.launch;
   // Ray: the candidate's devices over nodes. Native data parallel: whole replicas per node.
   const int64_t dp = std::max<int64_t>(1, o.data_parallel_size);
   const int64_t local = dp > 1 ? std::max<int64_t>(1, std::min(dp, o.devices_per_node / std::max<int64_t>(1, c.num_devices))) : 1;
@@ -189,12 +189,12 @@ KubernetesManifests build_kubernetes(const Candidate& c, const KubernetesOptions
   KubernetesOptions o = options;
   o.name = dns_label(o.name.empty() ? served_name(c.model_id) : o.name);
   if (o.image.empty()) o.image = default_image(c, o.platform);
-  KubernetesManifests m = c.launch.nodes.empty() ? single_node(c, o) : multi_node(c, o);
+  KubernetesManifests m = c.launch->nodes.empty() ? single_node(c, o) : multi_node(c, o);
   m.notes.insert(m.notes.begin(), format("%s: %s on %lld x %s (%s), image %s; pin the image tag to the engine version the plan was sized for (%s)", o.name.c_str(),
                                          c.model_id.c_str(), static_cast<long long>(c.num_devices), c.device_id.c_str(), c.variant.c_str(), o.image.c_str(),
                                          c.engine_id.c_str()));
-  if (!c.launch.prepare.empty())
-    m.notes.push_back("convert the checkpoint first (plan's prepare lines) into " + c.launch.checkpoint + " on every node: the pods mount " + model_dir(c.launch) +
+  if (!c.launch->prepare.empty())
+    m.notes.push_back("convert the checkpoint first (plan's prepare lines) into " + c.launch->checkpoint + " on every node: the pods mount " + model_dir(*c.launch) +
                       " from the host");
   if (o.platform == "npu")
     m.notes.push_back("NPUs through the Ascend device plugin (huawei.com/Ascend910); driver files mounted read-only from the host as vLLM-Ascend's docker run does");

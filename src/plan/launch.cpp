@@ -412,8 +412,8 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
 
 Expected<DataParallelLayout> data_parallel_layout(const Candidate& c, int64_t devices_per_node, int64_t size) {
   if (size < 1) return make_error(ErrorKind::invalid_argument, format("--data-parallel: expected at least 1 replica, found %lld", static_cast<long long>(size)));
-  if (c.launch.serve.rfind("vllm serve", 0) != 0) return make_error(ErrorKind::invalid_argument, "--data-parallel: native data parallel is vLLM's; this start is not vllm serve");
-  if (!c.launch.nodes.empty() || c.num_devices > devices_per_node) {
+  if (c.launch->serve.rfind("vllm serve", 0) != 0) return make_error(ErrorKind::invalid_argument, "--data-parallel: native data parallel is vLLM's; this start is not vllm serve");
+  if (!c.launch->nodes.empty() || c.num_devices > devices_per_node) {
     return make_error(ErrorKind::invalid_argument, format("--data-parallel: one replica takes %lld devices across nodes (PP over nodes runs on Ray); native data parallel "
                                                           "needs a replica inside one node of %lld", static_cast<long long>(c.num_devices),
                                                           static_cast<long long>(devices_per_node)));
@@ -432,7 +432,7 @@ Expected<DataParallelLayout> data_parallel_layout(const Candidate& c, int64_t de
 
 Expected<Launch> with_data_parallel(const Candidate& c, int64_t devices_per_node, const DataParallelOptions& o) {
   PF_TRY(d, data_parallel_layout(c, devices_per_node, o.size));
-  Launch l = c.launch;
+  Launch l = *c.launch;
   const std::string ep = o.expert_parallel ? " --enable-expert-parallel" : "";
   const std::string source = "vLLM docs, Data Parallel Deployment (https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html)";
   if (d.nodes == 1) {

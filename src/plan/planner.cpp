@@ -22,6 +22,11 @@
 
 namespace preflight::plan {
 
+const Launch& SharedLaunch::operator*() const {
+  static const Launch none;
+  return m_launch ? *m_launch : none;
+}
+
 namespace {
 
 constexpr int64_t k_devices_per_node = 8;

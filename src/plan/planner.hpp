@@ -5,6 +5,7 @@
 // every rejected one keeps its reason. Recommendations carry a ready-to-run launch (plan/launch).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,20 @@ struct Launch {
   std::vector<std::string> notes;       // why each workaround is there (with source)
 };
 
+// Issue 19 (round 9): a row's start commands, held once per distinct launch (plan::same_launch) and shared by the rows
+// that have it, so that a row holds a pointer and not its own 3-4 KB of text. Read-only once made: a change is a new
+// Launch assigned whole. An unset one reads as an empty Launch (a row without start commands).
+class SharedLaunch {
+ public:
+  SharedLaunch() = default;
+  SharedLaunch(Launch launch) : m_launch(std::make_shared<const Launch>(std::move(launch))) {}  // implicit: `c.launch = build_launch(...)`
+  const Launch& operator*() const;
+  const Launch* operator->() const { return &**this; }
+
+ private:
+  std::shared_ptr<const Launch> m_launch;
+};
+
 struct Candidate {
   std::string model_id;
   std::string variant;              // the variant's full name: "bf16 as published", "msModelSlim W8A8 (static; ...)", ...
@@ -77,7 +92,7 @@ struct Candidate {
   double aggregate_tokens_per_s = 0;
   bool meets = false;
   std::string reason;               // why it fails, or why it fits (architecture facts)
-  Launch launch;
+  SharedLaunch launch;             // the start commands (empty: none built for this row)
 };
 
 struct PlanResult {

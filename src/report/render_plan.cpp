@@ -81,7 +81,7 @@ Json candidate_to_json(const plan::Candidate& c) {
     j["tokens_per_s"] = c.speed.points.empty() ? Json() : Json(c.tokens_per_s);
     j["aggregate_tokens_per_s"] = c.aggregate_tokens_per_s;
     j["speed"] = speed_to_json(c.speed);
-    j["launch"] = launch_to_json(c.launch);
+    j["launch"] = launch_to_json(*c.launch);
   }
   return j;
 }
@@ -211,9 +211,9 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     const auto& top = plan.recommended.front();
     o << "\n" << (md ? "### " : "") << "start the first one (" << top.model_id << ", " << top.variant << "):\n";
     if (md) o << "```bash\n";
-    render_launch(o, top.launch);
+    render_launch(o, *top.launch);
     if (md) o << "```\n";
-    for (const auto& n : top.launch.notes) o << (md ? "- " : "  # ") << n << "\n";
+    for (const auto& n : top.launch->notes) o << (md ? "- " : "  # ") << n << "\n";
     if (!top.reason.empty()) o << (md ? "\n" : "") << "why it fits: " << top.reason << "\n";
   }
   if (!plan.rejected.empty()) {
@@ -238,7 +238,7 @@ std::string render_plan_commands(const plan::PlanResult& plan, PlanFormat fmt, s
     const auto& c = plan.recommended[i];
     o << "\n" << (md ? "### " : "") << "start " << c.model_id << " (" << c.variant << ") on " << c.num_devices << "x " << c.device_id << ":\n";
     if (md) o << "```bash\n";
-    render_launch(o, c.launch);
+    render_launch(o, *c.launch);
     if (md) o << "```\n";
   }
   return o.str();

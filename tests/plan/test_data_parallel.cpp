@@ -19,9 +19,11 @@ plan::Candidate one_device() {
   plan::Candidate c;
   c.model_id = "Qwen/Qwen3-30B-A3B";
   c.num_devices = 1;
-  c.launch.shell = {"set +u", "source /usr/local/Ascend/ascend-toolkit/set_env.sh"};
-  c.launch.env = {"VLLM_USE_MODELSCOPE=true"};
-  c.launch.serve = k_serve;
+  plan::Launch l;
+  l.shell = {"set +u", "source /usr/local/Ascend/ascend-toolkit/set_env.sh"};
+  l.env = {"VLLM_USE_MODELSCOPE=true"};
+  l.serve = k_serve;
+  c.launch = l;
   return c;
 }
 
@@ -30,7 +32,9 @@ plan::Candidate one_device() {
 TEST(DataParallel, Issue18_AcrossNodesHeadServesWorkersHeadless) {
   auto c = one_device();
   c.num_devices = 2;  // TP 2: 4 replicas per node of 8
-  c.launch.serve = "vllm serve M --tensor-parallel-size 2";
+  plan::Launch l2 = *c.launch;
+  l2.serve = "vllm serve M --tensor-parallel-size 2";
+  c.launch = l2;
   auto l = plan::with_data_parallel(c, 8, {.size = 8, .expert_parallel = true});
   ASSERT_TRUE(l) << l.error().describe();
   const std::string address = " --data-parallel-address ${HEAD_IP:?set HEAD_IP to the head node address} --data-parallel-rpc-port 13345";
@@ -62,7 +66,9 @@ TEST(DataParallel, Issue18_LayoutsItCannotStart) {
   auto across = one_device();
   across.num_devices = 16;  // TP 8 x PP 2 over two nodes: Ray's layout
   auto llama = one_device();
-  llama.launch.serve = "llama-server -m MODEL.gguf";
+  plan::Launch server = *llama.launch;
+  server.serve = "llama-server -m MODEL.gguf";
+  llama.launch = server;
   const std::vector<std::tuple<plan::Candidate, int64_t, std::string>> cases = {
       {across, 2, "native data parallel needs a replica inside one node of 8"},
       {llama, 2, "this start is not vllm serve"},

@@ -71,9 +71,9 @@ TEST(DpEp, Issue15_MlaMoeOnOneNodeIsCheaperAsDpEp) {
   EXPECT_GT(all_replicas, tp.fit.max_concurrency);
   EXPECT_EQ(first.cheaper.rfind("the same 8 devices serve", 0), 0u) << first.cheaper;
   // One node: the replica's serve line with the DP size and expert parallel, no per-node blocks.
-  EXPECT_NE(first.launch.serve.find("--tensor-parallel-size 1"), std::string::npos) << first.launch.serve;
-  EXPECT_NE(first.launch.serve.find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos) << first.launch.serve;
-  EXPECT_TRUE(first.launch.nodes.empty());
+  EXPECT_NE(first.launch->serve.find("--tensor-parallel-size 1"), std::string::npos) << first.launch->serve;
+  EXPECT_NE(first.launch->serve.find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos) << first.launch->serve;
+  EXPECT_TRUE(first.launch->nodes.empty());
 }
 
 // DeepSeek-V3 on H100 needs TP 8 x PP 2 (16 cards); DP 16 x TP 1 + EP on the same 16 serves more at once and starts as
@@ -88,12 +88,12 @@ TEST(DpEp, Issue15_TwoNodesStartHeadAndHeadless) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->num_devices, 16);
   EXPECT_EQ(c->data_parallel_size * c->tensor_parallel_size, 16);
-  ASSERT_EQ(c->launch.nodes.size(), 2u);
+  ASSERT_EQ(c->launch->nodes.size(), 2u);
   const std::string local = "--data-parallel-size " + std::to_string(c->data_parallel_size) + " --data-parallel-size-local " +
                             std::to_string(8 / c->tensor_parallel_size);
-  EXPECT_NE(c->launch.serve.find(local + " --data-parallel-address"), std::string::npos) << c->launch.serve;
-  EXPECT_NE(c->launch.nodes[1].lines.back().find("--headless " + local), std::string::npos) << c->launch.nodes[1].lines.back();
-  EXPECT_NE(c->launch.nodes[1].lines.back().find("--enable-expert-parallel"), std::string::npos);
+  EXPECT_NE(c->launch->serve.find(local + " --data-parallel-address"), std::string::npos) << c->launch->serve;
+  EXPECT_NE(c->launch->nodes[1].lines.back().find("--headless " + local), std::string::npos) << c->launch->nodes[1].lines.back();
+  EXPECT_NE(c->launch->nodes[1].lines.back().find("--enable-expert-parallel"), std::string::npos);
 }
 
 // Qwen3-30B-A3B: 4 KV heads, which TP 2 splits, so DP 2 x TP 1 holds about as many requests as TP 2 on the same two
@@ -133,7 +133,7 @@ TEST(DpEp, Issue15_WhatEightCardsRunGetsTheDpEpRow) {
   EXPECT_EQ(dp->num_devices, 8);
   EXPECT_EQ(dp->fit.kv_bytes_per_token_rank, 70272);
   EXPECT_GT(dp->fit.max_concurrency * static_cast<double>(dp->data_parallel_size), (dp + 1)->fit.max_concurrency);
-  EXPECT_NE(dp->launch.serve.find("--enable-expert-parallel"), std::string::npos);
+  EXPECT_NE(dp->launch->serve.find("--enable-expert-parallel"), std::string::npos);
 }
 
 // Issue 16 ("never lower a context target silently"), for the DP+EP rows too: Qwen3-30B-A3B's maximum is 40,960

@@ -30,9 +30,11 @@ plan::Candidate single_gpu() {
   c.device_id = "H100-SXM";
   c.engine_id = "vllm@0.30";
   c.num_devices = 2;
-  c.launch.shell = {"echo set-up"};
-  c.launch.env = {"VLLM_USE_MODELSCOPE=true"};
-  c.launch.serve = "vllm serve Qwen/Qwen3-8B --served-model-name qwen3-8b --tensor-parallel-size 2";
+  plan::Launch l;
+  l.shell = {"echo set-up"};
+  l.env = {"VLLM_USE_MODELSCOPE=true"};
+  l.serve = "vllm serve Qwen/Qwen3-8B --served-model-name qwen3-8b --tensor-parallel-size 2";
+  c.launch = l;
   return c;
 }
 
@@ -45,12 +47,14 @@ plan::Candidate two_npu_nodes() {
   c.num_devices = 16;
   c.tensor_parallel_size = 8;
   c.pipeline_parallel_size = 2;
-  c.launch.checkpoint = "/models/Qwen3-235B-A22B-W8A8";
-  c.launch.serve = "vllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --pipeline-parallel-size 2 --distributed-executor-backend ray";
+  plan::Launch l;
+  l.checkpoint = "/models/Qwen3-235B-A22B-W8A8";
+  l.serve = "vllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --pipeline-parallel-size 2 --distributed-executor-backend ray";
   std::vector<std::string> head = k_env_lines, worker = k_env_lines;
   head.push_back("ray start --head --port=6379");
   worker.push_back("ray start --address=${HEAD_IP:?set HEAD_IP}:6379");
-  c.launch.nodes = {{"head", head}, {"worker", worker}};
+  l.nodes = {{"head", head}, {"worker", worker}};
+  c.launch = l;
   return c;
 }
 
@@ -138,7 +142,7 @@ TEST(Kubernetes, Issue18_AcrossNodesIsLeaderWorkerSetWithEnvironmentFirst) {
   EXPECT_LT(index_of(l, "source /usr/local/Ascend/nnal/atb/set_env.sh"), index_of(l, "ray start --head"));
   EXPECT_LT(index_of(l, "ray start --head"), index_of(l, "until "));
   EXPECT_LT(index_of(l, "until "), index_of(l, "exec vllm serve"));
-  EXPECT_EQ(l.back(), "exec " + two_npu_nodes().launch.serve + " --host 0.0.0.0 --port 8000");
+  EXPECT_EQ(l.back(), "exec " + two_npu_nodes().launch->serve + " --host 0.0.0.0 --port 8000");
   EXPECT_LT(index_of(w, "source /usr/local/Ascend/ascend-toolkit/set_env.sh"), index_of(w, "ray start --address"));
   EXPECT_EQ(w.back(), "ray start --address=${HEAD_IP:?set HEAD_IP}:6379 --block");
   EXPECT_EQ(w[1], "export HEAD_IP=$LWS_LEADER_ADDRESS");

@@ -111,7 +111,7 @@ TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
   ASSERT_FALSE(r.recommended.empty());
   const auto& top = r.recommended.front();
   ASSERT_EQ(top.quantization_flag, "ascend") << top.variant;
-  const auto& l = top.launch;
+  const auto& l = *top.launch;
   EXPECT_EQ(served_checkpoint(l.serve), "/models/Qwen3-14B-W8A8") << l.serve;
   EXPECT_EQ(quantization_of(l.serve), "ascend") << l.serve;
   const int quant = line_of(l.prepare, "msmodelslim quant ");
@@ -145,7 +145,7 @@ TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
   ASSERT_FALSE(r.recommended.empty());
   bool saw_awq = false, saw_ascend = false, saw_w4a8 = false;
   for (const auto& c : r.recommended) {
-    const auto& l = c.launch;
+    const auto& l = *c.launch;
     const std::string ckpt = served_checkpoint(l.serve);
     SCOPED_TRACE(c.device_id + " " + c.variant + ": " + l.serve);
     EXPECT_NE(c.variant_id, "awq");  // no AWQ upload of Qwen3-235B-A22B is catalogued

@@ -43,11 +43,11 @@ void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, cons
       EXPECT_EQ(x.fit.num_blocks, y.fit.num_blocks) << where;
       EXPECT_DOUBLE_EQ(x.fit.available_kv_bytes, y.fit.available_kv_bytes) << where;
       EXPECT_DOUBLE_EQ(x.tokens_per_s, y.tokens_per_s) << where;
-      EXPECT_EQ(x.launch.serve, y.launch.serve) << where;
-      EXPECT_EQ(x.launch.notes, y.launch.notes) << where;
-      EXPECT_EQ(x.launch.prepare, y.launch.prepare) << where;
-      EXPECT_EQ(x.launch.env, y.launch.env) << where;
-      EXPECT_EQ(x.launch.multi_node, y.launch.multi_node) << where;
+      EXPECT_EQ(x.launch->serve, y.launch->serve) << where;
+      EXPECT_EQ(x.launch->notes, y.launch->notes) << where;
+      EXPECT_EQ(x.launch->prepare, y.launch->prepare) << where;
+      EXPECT_EQ(x.launch->env, y.launch->env) << where;
+      EXPECT_EQ(x.launch->multi_node, y.launch->multi_node) << where;
       EXPECT_EQ(x.speed.provenance, y.speed.provenance) << where;
       EXPECT_EQ(x.speed.assumptions, y.speed.assumptions) << where;
     }
@@ -132,17 +132,17 @@ TEST(Launch, Issue19_SameLaunchMeansTheSameStartCommands) {
   const auto b = plan::evaluate_candidate(*m, dev("L40S"), in, "", 2, t);
   ASSERT_TRUE(a.meets && b.meets) << a.reason << " / " << b.reason;
   EXPECT_TRUE(plan::same_launch(a, b));
-  EXPECT_EQ(a.launch.serve, b.launch.serve);
-  EXPECT_EQ(a.launch.notes, b.launch.notes);
+  EXPECT_EQ(a.launch->serve, b.launch->serve);
+  EXPECT_EQ(a.launch->notes, b.launch->notes);
   auto eng = engine::select_engine(catalogs().engines, "vllm", "");
   ASSERT_TRUE(eng.has_value());
   plan::Candidate no_video = a;
   no_video.no_video = true;
   EXPECT_FALSE(plan::same_launch(a, no_video));
-  EXPECT_NE(plan::build_launch(*m, no_video, *eng, catalogs().rules, 8).serve, a.launch.serve);
+  EXPECT_NE(plan::build_launch(*m, no_video, *eng, catalogs().rules, 8).serve, a.launch->serve);
   const auto four = plan::evaluate_candidate(*m, dev("H100-SXM"), in, "", 4, t);
   EXPECT_FALSE(plan::same_launch(a, four));
-  EXPECT_NE(four.launch.serve, a.launch.serve);
+  EXPECT_NE(four.launch->serve, a.launch->serve);
 }
 
 // Issue 19 (round 5): the reasons a plan writes on its rows are built with std::to_chars instead of printf; each reads

@@ -66,7 +66,7 @@ TEST(PlanSpeculative, Issue15_MtpDrafterCountedInEveryCandidate) {
   EXPECT_EQ(mtp.fit.drafter_layers, 1);
   EXPECT_EQ(mtp.fit.kv_bytes_per_token_rank - ngram.fit.kv_bytes_per_token_rank, 4096);
   // The start command carries the flag exactly as given, single-quoted.
-  EXPECT_NE(mtp.launch.serve.find(R"( --speculative-config '{"method": "mtp", "num_speculative_tokens": 1}')"), std::string::npos) << mtp.launch.serve;
+  EXPECT_NE(mtp.launch->serve.find(R"( --speculative-config '{"method": "mtp", "num_speculative_tokens": 1}')"), std::string::npos) << mtp.launch->serve;
   EXPECT_EQ(plan::drafter_counted(parsed(R"({"method": "mtp", "num_speculative_tokens": 1})"), mtp.fit),
             "the model's own 1 MTP layer(s), embedding and head shared with the target");
 }
@@ -87,7 +87,7 @@ TEST(PlanSpeculative, Issue15_DraftModelSizedFromItsOwnConfig) {
   EXPECT_NEAR(with.fit.weights_bytes - without.fit.weights_bytes, 1192099840.0, 1.0);
   EXPECT_EQ(with.fit.drafter_layers, 28);
   EXPECT_EQ(with.fit.kv_bytes_per_token_rank - without.fit.kv_bytes_per_token_rank, 114688);
-  EXPECT_EQ(without.launch.serve.find("--speculative-config"), std::string::npos) << without.launch.serve;
+  EXPECT_EQ(without.launch->serve.find("--speculative-config"), std::string::npos) << without.launch->serve;
   const Json row = plan::speculative_row_json(with, parsed(json, {pftest::shared_path("models")}), json);
   EXPECT_EQ(row["model"].get<std::string>(), "Qwen/Qwen3-0.6B");
   EXPECT_EQ(row["drafter_kv_layers"].get<int64_t>(), 28);

@@ -94,7 +94,7 @@ bool real_config_has_auto_map(const std::string& model_id) {
 }
 
 std::string row_label(const plan::Candidate& c) {
-  return c.model_id + " [" + c.variant + "] " + std::to_string(c.num_devices) + "x " + c.device_id + ": " + c.launch.serve.substr(0, 200);
+  return c.model_id + " [" + c.variant + "] " + std::to_string(c.num_devices) + "x " + c.device_id + ": " + c.launch->serve.substr(0, 200);
 }
 
 // A path is written when a command (not a comment) of the prepare step names it whole: "--save_path PATH ",
@@ -111,7 +111,7 @@ bool prepare_writes(const plan::Launch& l, const std::string& path) {
 }
 
 void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findings& f) {
-  const plan::Launch& l = c.launch;
+  const plan::Launch& l = *c.launch;
   const std::string label = row_label(c);
   if (l.serve.rfind("llama-server ", 0) == 0) {
     const std::string file = flag_value(l.serve, "-m");
@@ -157,13 +157,13 @@ void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findi
 void check_row(const plan::Candidate& c, const model::ModelSpec& m, int64_t context, Findings& f) {
   ++f.rows;
   const std::string label = row_label(c);
-  if (c.launch.serve.empty()) {
+  if (c.launch->serve.empty()) {
     f.add("recommended row without a start command", label);
     return;
   }
   check_checkpoint(c, m, f);
   if (!c.meets) f.add("recommended row that does not meet the targets", label);
-  const std::string len = c.launch.serve.rfind("vllm serve ", 0) == 0 ? flag_value(c.launch.serve, "--max-model-len") : flag_value(c.launch.serve, "-c");
+  const std::string len = c.launch->serve.rfind("vllm serve ", 0) == 0 ? flag_value(c.launch->serve, "--max-model-len") : flag_value(c.launch->serve, "-c");
   // The KV cache holds at least one request at the full context (max_concurrency; the printed KV tokens of a
   // hybrid model count one group's blocks, vLLM's "GPU KV cache size", and may read under the context).
   if (c.context_tokens < context || len.empty() || std::stoll(len) < context || c.fit.max_concurrency < 1.0)
@@ -472,7 +472,7 @@ TEST(PlanSweep16, Issue16_LlamaCppRowsServeTheGgufTheirConversionWrites) {
   EXPECT_GE(f.rows, 40u);
   EXPECT_EQ(f.total(), 0u) << f.summary();
   ASSERT_NE(qwen3_8b, nullptr);
-  const plan::Launch& l = qwen3_8b->launch;
+  const plan::Launch& l = *qwen3_8b->launch;
   EXPECT_EQ(l.serve.rfind("llama-server -m /models/Qwen3-8B-BF16.gguf -c 32768 ", 0), 0u) << l.serve;
   std::string prepare;
   for (const auto& line : l.prepare) prepare += line + "\n";

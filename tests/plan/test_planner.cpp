@@ -63,7 +63,7 @@ TEST(Planner, Qwen36On910B4NeedsTwoCards) {
     EXPECT_FALSE(c.meets);
   }
   EXPECT_EQ(one_card_rejections, 3);  // BF16 as published, W8A8 and W4A8_DYNAMIC
-  EXPECT_NE(r.recommended[0].launch.serve.find("--tensor-parallel-size 2"), std::string::npos);
+  EXPECT_NE(r.recommended[0].launch->serve.find("--tensor-parallel-size 2"), std::string::npos);
 }
 
 // seeds/001: one 910B3 runs the 27B hybrid in BF16 because only 16 of 64 layers keep a KV cache.
@@ -101,16 +101,16 @@ TEST(Planner, MinimumSpeedRejectsWithTheMeasuredReason) {
 TEST(Launch, VisionModelOnAscendGetsTheFlashCommWorkaroundAndEnvironment) {
   const auto c = on_910b3("Qwen/Qwen3-VL-8B-Instruct", 32768);
   ASSERT_TRUE(c.meets) << c.reason;
-  const auto& env = c.launch.env;
+  const auto& env = c.launch->env;
   EXPECT_NE(std::find(env.begin(), env.end(), "VLLM_ASCEND_ENABLE_FLASHCOMM1=0"), env.end());
   bool atb = false;
-  for (const auto& l : c.launch.shell) atb |= l.find("nnal/atb/set_env.sh --cxx_abi=") != std::string::npos;
+  for (const auto& l : c.launch->shell) atb |= l.find("nnal/atb/set_env.sh --cxx_abi=") != std::string::npos;
   EXPECT_TRUE(atb);
-  EXPECT_NE(c.launch.serve.find("vllm serve Qwen/Qwen3-VL-8B-Instruct"), std::string::npos);
-  EXPECT_NE(c.launch.serve.find("--max-model-len 32768"), std::string::npos);
-  EXPECT_TRUE(c.launch.multi_node.empty());
+  EXPECT_NE(c.launch->serve.find("vllm serve Qwen/Qwen3-VL-8B-Instruct"), std::string::npos);
+  EXPECT_NE(c.launch->serve.find("--max-model-len 32768"), std::string::npos);
+  EXPECT_TRUE(c.launch->multi_node.empty());
   // 37 GiB of KV: even the encoder's full profiling pass leaves far more than one 32K request needs.
-  EXPECT_EQ(c.launch.serve.find("--skip-mm-profiling"), std::string::npos);
+  EXPECT_EQ(c.launch->serve.find("--skip-mm-profiling"), std::string::npos);
 }
 
 // The 27B hybrid on one 910B3 has ~4 GiB for KV without the encoder's profiling pass; the pass over one
@@ -125,9 +125,9 @@ TEST(Launch, TightVisionModelSkipsEncoderProfiling) {
   EXPECT_LT(c.fit_with_encoder_pass_tokens, 32768);
   EXPECT_GE(c.fit.kv_tokens, 32768);
   EXPECT_EQ(c.fit.activation_vision_bytes, 0.0);  // the fit the command runs is the one without the pass
-  EXPECT_NE(c.launch.serve.find("--skip-mm-profiling"), std::string::npos) << c.launch.serve;
+  EXPECT_NE(c.launch->serve.find("--skip-mm-profiling"), std::string::npos) << c.launch->serve;
   bool noted = false;
-  for (const auto& n : c.launch.notes) noted |= n.rfind("--skip-mm-profiling:", 0) == 0;
+  for (const auto& n : c.launch->notes) noted |= n.rfind("--skip-mm-profiling:", 0) == 0;
   EXPECT_TRUE(noted);
 }
 
@@ -140,13 +140,13 @@ TEST(Launch, DummyVideoTooLargeServesImagesOnly) {
   EXPECT_TRUE(c.no_video);
   EXPECT_FALSE(c.skip_mm_profiling);
   EXPECT_FALSE(c.fit.encoder_profiles_video);
-  EXPECT_NE(c.launch.serve.find("--limit-mm-per-prompt '{\"video\": 0}'"), std::string::npos) << c.launch.serve;
-  EXPECT_EQ(c.launch.serve.find("--skip-mm-profiling"), std::string::npos);
+  EXPECT_NE(c.launch->serve.find("--limit-mm-per-prompt '{\"video\": 0}'"), std::string::npos) << c.launch->serve;
+  EXPECT_EQ(c.launch->serve.find("--skip-mm-profiling"), std::string::npos);
   const auto big = on_one("L40S", "Qwen/Qwen2.5-VL-7B-Instruct", 32768);
   ASSERT_TRUE(big.meets) << big.reason;
   EXPECT_FALSE(big.no_video);
   EXPECT_TRUE(big.fit.encoder_profiles_video);
-  EXPECT_EQ(big.launch.serve.find("--limit-mm-per-prompt"), std::string::npos);
+  EXPECT_EQ(big.launch->serve.find("--limit-mm-per-prompt"), std::string::npos);
 }
 
 TEST(Launch, SixteenDevicesSpanTwoNodesWithRay) {
@@ -158,10 +158,10 @@ TEST(Launch, SixteenDevicesSpanTwoNodesWithRay) {
   ASSERT_TRUE(c.meets) << c.reason;
   EXPECT_EQ(c.tensor_parallel_size, 8);
   EXPECT_EQ(c.pipeline_parallel_size, 2);
-  EXPECT_NE(c.launch.serve.find("--pipeline-parallel-size 2"), std::string::npos);
-  EXPECT_NE(c.launch.serve.find("--distributed-executor-backend ray"), std::string::npos);
+  EXPECT_NE(c.launch->serve.find("--pipeline-parallel-size 2"), std::string::npos);
+  EXPECT_NE(c.launch->serve.find("--distributed-executor-backend ray"), std::string::npos);
   bool head = false, worker = false;
-  for (const auto& l : c.launch.multi_node) {
+  for (const auto& l : c.launch->multi_node) {
     head |= l == "ray start --head --port=6379";
     worker |= l.find("ray start --address=") == 0;
   }
@@ -229,7 +229,7 @@ TEST(Planner, Issue19_PlanForDevicesMatchesCandidateByCandidate) {
         EXPECT_EQ(match->fit.kv_tokens, one.fit.kv_tokens) << m.id;
         EXPECT_EQ(match->params, one.params) << m.id;
         EXPECT_EQ(match->tokens_per_s, one.tokens_per_s) << m.id;
-        EXPECT_EQ(match->launch.serve, one.launch.serve) << m.id;
+        EXPECT_EQ(match->launch->serve, one.launch->serve) << m.id;
         fitting += one.meets ? 1 : 0;
       }
     }
@@ -427,17 +427,17 @@ TEST(Planner, Issue19_TableDetailSameRowsAsEveryRow) {
     for (size_t r = 0; r < rec.size(); ++r) {
       EXPECT_TRUE(rec[r].speed.provenance.empty()) << at << " " << rec[r].model_id;
       EXPECT_TRUE(rec[r].speed.bandwidth_source.empty()) << at << " " << rec[r].model_id;
-      if (r > 0) EXPECT_TRUE(rec[r].launch.serve.empty()) << at << " " << rec[r].model_id;
+      if (r > 0) EXPECT_TRUE(rec[r].launch->serve.empty()) << at << " " << rec[r].model_id;
     }
     for (const auto& c : a[i].result.recommended) {
-      EXPECT_FALSE(c.launch.serve.empty()) << at << " " << c.model_id;
+      EXPECT_FALSE(c.launch->serve.empty()) << at << " " << c.model_id;
       rows_with_text += c.speed.provenance.empty() ? 0 : 1;
     }
     if (!rec.empty()) {
-      EXPECT_EQ(rec.front().launch.serve, a[i].result.recommended.front().launch.serve) << at;
-      EXPECT_EQ(rec.front().launch.notes, a[i].result.recommended.front().launch.notes) << at;
-      EXPECT_EQ(rec.front().launch.prepare, a[i].result.recommended.front().launch.prepare) << at;
-      EXPECT_EQ(rec.front().launch.multi_node, a[i].result.recommended.front().launch.multi_node) << at;
+      EXPECT_EQ(rec.front().launch->serve, a[i].result.recommended.front().launch->serve) << at;
+      EXPECT_EQ(rec.front().launch->notes, a[i].result.recommended.front().launch->notes) << at;
+      EXPECT_EQ(rec.front().launch->prepare, a[i].result.recommended.front().launch->prepare) << at;
+      EXPECT_EQ(rec.front().launch->multi_node, a[i].result.recommended.front().launch->multi_node) << at;
     }
     for (const auto format : {report::PlanFormat::text, report::PlanFormat::markdown})
       EXPECT_EQ(report::render_plan(a[i].result, "q", format, 15), report::render_plan(b[i].result, "q", format, 15)) << at;
@@ -479,7 +479,7 @@ TEST(Planner, Issue19_ParallelPlanMatchesNaiveLoop) {
       expect_same_rows(naive, many[k].result, at + " plan_for_devices");
       expect_same_rows(naive, plan::plan_for_device(models, d, counts[k], in, t), at + " plan_for_device on 2 workers");
       for (size_t i = 0; i < naive.recommended.size() && i < many[k].result.recommended.size(); ++i)
-        EXPECT_EQ(naive.recommended[i].launch.serve, many[k].result.recommended[i].launch.serve) << at << " " << naive.recommended[i].model_id;
+        EXPECT_EQ(naive.recommended[i].launch->serve, many[k].result.recommended[i].launch->serve) << at << " " << naive.recommended[i].model_id;
     }
   }
 }
