@@ -461,6 +461,13 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(kv) * 100) / 100));
     replace("{kv_bytes}", format("%.0f", std::max(0.0, kv)));
     replace("{total_bytes}", format("%.0f", total));
+    // vLLM's "Model loading took X GiB memory and Y seconds" (gpu_model_runner.py load_model) ends with the time
+    // the weights took to read, which depends on the disk or the hub and is not predicted: the figure is elided
+    // and the line says so, rather than printing a made-up 0 seconds.
+    if (text.find("{load_seconds}") != std::string::npos) {
+      replace("{load_seconds}", "...");
+      text += " (load time not predicted)";
+    }
     return text;
   };
   if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
