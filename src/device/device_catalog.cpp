@@ -138,10 +138,18 @@ namespace {
 constexpr std::array<std::string_view, 6> k_memory_kinds = {"hbm", "gddr_ecc", "gddr", "unified", "lpddr", "host"};
 }  // namespace
 
+namespace {
+void clear_class_runtime_total(DeviceSpec& d) {
+  d.class_runtime_total_bytes.reset();
+  d.class_runtime_total_rule.clear();
+  d.class_runtime_total_low_bytes = d.class_runtime_total_high_bytes = d.class_runtime_total_ratio = 0;
+  d.class_runtime_total_cards = 0;
+}
+}  // namespace
+
 void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target) {
   for (auto& d : target.devices) {
-    d.class_runtime_total_bytes.reset();
-    d.class_runtime_total_rule.clear();
+    clear_class_runtime_total(d);
     if (d.runtime_total_bytes || d.memory_bytes <= 0) continue;
     std::vector<double> ratios;
     std::string members;
@@ -156,6 +164,10 @@ void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& 
     const size_t n = ratios.size();
     const double median = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
     d.class_runtime_total_bytes = d.memory_bytes * median;
+    d.class_runtime_total_low_bytes = d.memory_bytes * ratios.front();
+    d.class_runtime_total_high_bytes = d.memory_bytes * ratios.back();
+    d.class_runtime_total_ratio = median;
+    d.class_runtime_total_cards = n;
     d.class_runtime_total_rule = format("%s: runtime total unknown; assumed %.2f GiB = nominal %.2f GiB x %.4f, the median runtime/nominal ratio of the %zu "
                                         "measured %s %s cards (%s); band %.4f-%.4f (%.2f-%.2f GiB)",
                                         d.id.c_str(), bytes_to_gib(*d.class_runtime_total_bytes), bytes_to_gib(d.memory_bytes), median, n, d.vendor.c_str(),
@@ -339,8 +351,7 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
       d.runtime_total_bytes = rt;
       d.source_runtime_total = source + " (" + origin + ")";
       d.overrides.push_back("runtime_total_bytes");
-      d.class_runtime_total_bytes.reset();
-      d.class_runtime_total_rule.clear();
+      clear_class_runtime_total(d);
     }
     if (bw) { d.hbm_bandwidth_bytes_per_s = bw; d.source_bandwidth = source + " (" + origin + ")"; d.overrides.push_back("hbm_bandwidth_bytes_per_s"); }
     if (mbw) {

@@ -44,6 +44,11 @@ struct DeviceSpec {
   // of the same vendor and memory_kind (derive_class_runtime_totals), and the assumption that says so with the band.
   std::optional<double> class_runtime_total_bytes;
   std::string class_runtime_total_rule;
+  // The rule's parts for listings (`devices`): the band (nominal x the lowest and highest ratio of the class), the
+  // median ratio and the number of measured cards it was taken over; 0 when class_runtime_total_bytes is empty.
+  double class_runtime_total_low_bytes = 0, class_runtime_total_high_bytes = 0;
+  double class_runtime_total_ratio = 0;
+  size_t class_runtime_total_cards = 0;
   std::optional<double> hbm_bandwidth_bytes_per_s;
   std::optional<double> measured_copy_bandwidth_bytes_per_s;  // device-to-device copy, read + write counted
   std::optional<BandwidthMeasurement> measured_copy_bandwidth;  // its provenance when the overlay recorded one

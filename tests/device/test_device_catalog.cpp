@@ -345,6 +345,13 @@ std::string device_fields(const DeviceSpec& d) {
   for (const auto& v : {std::optional<double>(d.memory_bytes), d.runtime_total_bytes, d.class_runtime_total_bytes, d.hbm_bandwidth_bytes_per_s, d.measured_copy_bandwidth_bytes_per_s,
                         d.bf16_dense_flops, d.fp16_dense_flops, d.fp8_dense_flops, d.int8_dense_ops, d.interconnect_bandwidth_bytes_per_s})
     out += v ? "|" + std::to_string(*v) : std::string("|-");
+  // The class rule's parts, to the last bit: the one-record catalogue gives the whole catalogue's.
+  char exact[64];
+  for (const double v : {d.class_runtime_total_bytes.value_or(-1), d.class_runtime_total_low_bytes, d.class_runtime_total_high_bytes, d.class_runtime_total_ratio}) {
+    std::snprintf(exact, sizeof exact, "|%a", v);
+    out += exact;
+  }
+  out += "|" + std::to_string(d.class_runtime_total_cards);
   return out;
 }
 
@@ -566,3 +573,4 @@ TEST(DeviceCatalog, Issue15_MemoryKindValidated) {
   ASSERT_TRUE(ok.has_value()) << ok.error().describe();
   EXPECT_EQ(ok->devices[0].memory_kind, "gddr_ecc");
 }
+
