@@ -147,13 +147,22 @@ void clear_class_runtime_total(DeviceSpec& d) {
 }
 }  // namespace
 
-void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target) {
+std::vector<RuntimeTotalSample> runtime_totals_of(const DeviceCatalog& catalog) {
+  std::vector<RuntimeTotalSample> out;
+  out.reserve(catalog.devices.size());
+  for (const auto& d : catalog.devices) out.push_back({d.id, d.vendor, d.memory_kind, d.confidence_runtime_total, d.memory_bytes, d.runtime_total_bytes});
+  return out;
+}
+
+void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target) { derive_class_runtime_totals(runtime_totals_of(reference), target); }
+
+void derive_class_runtime_totals(const std::vector<RuntimeTotalSample>& reference, DeviceCatalog& target) {
   for (auto& d : target.devices) {
     clear_class_runtime_total(d);
     if (d.runtime_total_bytes || d.memory_bytes <= 0) continue;
     std::vector<double> ratios;
     std::string members;
-    for (const auto& m : reference.devices) {
+    for (const auto& m : reference) {
       if (m.vendor != d.vendor || m.memory_kind != d.memory_kind || !m.runtime_total_bytes || m.confidence_runtime_total != "measured" || m.memory_bytes <= 0) continue;
       const double ratio = *m.runtime_total_bytes / m.memory_bytes;
       ratios.push_back(ratio);
@@ -420,6 +429,38 @@ bool names_ambiguous(const std::string& name) {
   return false;
 }
 
+// The class rule's inputs of every built-in card, from the fields the build-time index copies (CMakeLists.txt:
+// vendor, memory_kind, memory_bytes, runtime_total_bytes, confidence.runtime_total); nullopt when the index lacks
+// one or a number does not read back, and the whole catalogue is parsed instead.
+std::optional<std::vector<RuntimeTotalSample>> indexed_runtime_totals(std::span<const EmbeddedRecord> records) {
+  std::vector<RuntimeTotalSample> out;
+  out.reserve(records.size());
+  auto number = [](std::string_view text) -> std::optional<double> {
+    if (text.empty()) return std::nullopt;
+    const std::string s(text);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  };
+  for (const auto& r : records) {
+    auto field = [&](std::string_view name) { return embedded_record_field(k_devices_file, "devices", r, name); };
+    const auto vendor = field("vendor"), kind = field("memory_kind"), memory = field("memory_bytes"), total = field("runtime_total_bytes"),
+               confidence = field("confidence.runtime_total");
+    if (!vendor || !kind || !memory || !total || !confidence) return std::nullopt;
+    RuntimeTotalSample s{std::string(r.id), std::string(*vendor), std::string(*kind), std::string(*confidence), 0, std::nullopt};
+    const auto memory_bytes = number(*memory);
+    if (!memory_bytes) return std::nullopt;
+    s.memory_bytes = *memory_bytes;
+    if (!total->empty()) {
+      s.runtime_total_bytes = number(*total);
+      if (!s.runtime_total_bytes) return std::nullopt;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // The overlay's ids as indexed records; nullopt when the overlay cannot be read that way or names a
 // card the index does not hold (the whole catalogue then gives the error).
 std::optional<std::vector<size_t>> overlay_devices(std::span<const EmbeddedRecord> records, const Json& overlay) {
@@ -469,9 +510,14 @@ Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) 
     (void)ok;
   }
   // A card without a runtime total takes its memory class's rule, which the whole catalogue's measured cards decide.
+  // Its inputs come from the index (issue 19: one record parsed, not the whole catalogue).
   if (std::any_of(catalog.devices.begin(), catalog.devices.end(), [](const DeviceSpec& d) { return !d.runtime_total_bytes; })) {
-    PF_TRY(builtin, load_builtin_device_catalog());
-    derive_class_runtime_totals(builtin, catalog);
+    if (auto indexed = indexed_runtime_totals(records)) {
+      derive_class_runtime_totals(*indexed, catalog);
+    } else {
+      PF_TRY(builtin, load_builtin_device_catalog());
+      derive_class_runtime_totals(builtin, catalog);
+    }
   }
   return catalog;
 }

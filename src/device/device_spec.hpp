@@ -96,6 +96,15 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
 // class_runtime_total_rule naming those cards and the band (min-max ratio). No measured card: both left empty
 // (nominal is used). Issue 15: the ratios differ by class (HBM ~1%, GDDR with ECC on ~8%, GeForce GDDR ~1.5-3%).
 void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target);
+// What the class rule reads of one reference card: the built-in catalogue's cards come from the build-time index
+// (base/embedded.hpp, no record parsed), another catalogue's from its parsed records (runtime_totals_of).
+struct RuntimeTotalSample {
+  std::string id, vendor, memory_kind, confidence_runtime_total;
+  double memory_bytes = 0;
+  std::optional<double> runtime_total_bytes;
+};
+std::vector<RuntimeTotalSample> runtime_totals_of(const DeviceCatalog& catalog);
+void derive_class_runtime_totals(const std::vector<RuntimeTotalSample>& reference, DeviceCatalog& target);
 // devices.json text as parse_json reads it, except that NaN, Infinity and -Infinity outside strings are
 // kept as the strings "NaN", "Infinity", "-Infinity", so that a quantity holding one is an error naming
 // it (parse_json alone reads them as null, which in the catalogue means "not known").
