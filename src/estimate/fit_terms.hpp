@@ -183,6 +183,13 @@ struct CaptureSizes {
   std::vector<std::string> notes;  // the engine's warnings (truncation, sizes dropped)
 };
 Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in);
+// The capture flags' checks, shared by --compilation-config (deploy, at flag time) and cudagraph_capture_sizes (on the
+// sizes max_num_batched_tokens keeps). check_capture_size_values: every size a positive token count (vLLM does not
+// check it; no graph of 0 tokens can be captured). check_max_capture_size (vllm/config/vllm.py _set_cudagraph_sizes):
+// the maximum at least 1 and, when sizes are given too (largest_size: the largest of them, 0 when none is kept),
+// equal to the largest. invalid_argument with vLLM's own message.
+Status check_capture_size_values(const std::vector<int64_t>& sizes);
+Status check_max_capture_size(int64_t max_capture_size, std::optional<int64_t> largest_size);
 // The default settings (FULL_AND_PIECEWISE, ceiling 512, no sizes given).
 CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
 // The cudagraph_mode the engine runs: eager mode NONE; else the given mode, else the optimization level's (where the
