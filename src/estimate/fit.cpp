@@ -692,12 +692,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.non_torch_bytes = non_torch.bytes;
   keep_term(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
-  PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens));
-  if (dep.explain) {
-    std::string fallback;
-    terms::resolve_cudagraph_mode(engine, dep, device.id, &fallback);
-    if (!fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
-  }
+  std::string fallback;
+  PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback));
+  if (dep.explain && !fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
   e.graph_bytes = graph.bytes;
   keep_term(graph);
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);

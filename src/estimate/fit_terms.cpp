@@ -869,9 +869,10 @@ CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const 
 }
 
 Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
-                              bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+                              bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens, std::string* fallback_note) {
   std::string fallback;
   const CudagraphMode mode = resolve_cudagraph_mode(engine, dep, device_id, &fallback);
+  if (fallback_note) *fallback_note = fallback;
   const bool eager = mode == CudagraphMode::none;
   const bool mechanism = !eager && graph_in_budget && oh.graph_per_capture_bytes > 0 && max_num_seqs > 0 && max_num_batched_tokens > 0;
   if (!mechanism) {

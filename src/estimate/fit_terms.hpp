@@ -202,9 +202,11 @@ CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const 
 // constants, the term is that estimate (gpu_model_runner.profile_cudagraph_memory): the largest first capture of the
 // modes plus, per mode, (graphs - 1) x the second capture, with the first-capture and per-graph costs fitted, over the
 // capture sizes above. Elsewhere the platform's prior. max_num_seqs / max_num_batched_tokens: the resolved settings (0:
-// the prior). invalid_argument: the capture settings vLLM rejects (cudagraph_capture_sizes).
+// the prior). invalid_argument: the capture settings vLLM rejects (cudagraph_capture_sizes). `fallback_note`, when not
+// null, receives resolve_cudagraph_mode's note (vLLM's FlashInfer fallback warning; empty when none), so that callers
+// do not resolve the mode again.
 Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
-                              bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0);
+                              bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0, std::string* fallback_note = nullptr);
 
 // Issue 15: the profile run's token count where the engine version raises max_num_batched_tokens to max_model_len
 // (engines.json whole_prompt_prefill: vLLM-Ascend's Ascend scheduler forced on for non-MLA text-only models), else
