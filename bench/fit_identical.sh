@@ -3,7 +3,7 @@
 # build of the commit before the change, AFTER: this build) and compares stdout and stderr byte for byte,
 # and the exit codes: five models x device names that resolve from one catalogue record (910B3, h100)
 # and ones that need the whole device catalogue (an ambiguous name, free text with a size, a stage list,
-# an unknown name, --device-memory), text and --json (build_commit left out), with and without an
+# an unknown name, --device-memory), cards without a runtime total (910A, RTX 4070: the memory-class rule), text and --json (build_commit left out), with and without an
 # engine version and TP 2. Set PREFLIGHT_DEVICE_OVERRIDES to compare with a measured overlay too.
 #   bench/fit_identical.sh BEFORE_BIN [AFTER_BIN]
 set -uo pipefail
@@ -30,7 +30,7 @@ compare() {  # the preflight arguments
   fi
 }
 for m in Qwen/Qwen3-VL-8B-Instruct Qwen/Qwen3.5-27B deepseek-ai/DeepSeek-V3 Qwen/Qwen3-0.6B Qwen/Qwen3-30B-A3B; do
-  for dev in 910B3 910B4 H100-SXM h100 A100 910B "NVIDIA A100 40GB" "A100-80G,L40S"; do
+  for dev in 910B3 910B4 H100-SXM h100 A100 910B "NVIDIA A100 40GB" "A100-80G,L40S" 910A "RTX 4070"; do
     for form in "" --json; do
       compare fit "$m" --device "$dev" --max-model-len 32768 $form
       compare fit "$m" --device "$dev" --engine vllm-ascend@0.23 $form

@@ -5,7 +5,11 @@
 // The offsets point into the file exactly as embed_data.cmake embeds it. Each record is also parsed
 // here, and the count is checked against a full parse, so a malformed catalogue fails the build.
 //
-// Usage: catalog_index OUTPUT.cpp DATA_DIR relative/file.json:array_key [...]
+// A spec may name scalar fields to copy into the index, "file:key=field,field.sub,...": each record then
+// carries their values as text (a string's contents, a number as JSON writes it, "" for null or absent), so
+// that a rule over many records (devices.json: the memory-class runtime totals) reads them without parsing one.
+//
+// Usage: catalog_index OUTPUT.cpp DATA_DIR relative/file.json:array_key[=field,...] [...]
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -23,6 +27,41 @@ struct Record {
   size_t offset = 0;
   size_t length = 0;
 };
+
+// A scalar field of a record as text; a dotted name reads inside an object ("confidence.runtime_total").
+// False for an object or array, which the index does not copy.
+bool field_text(const nlohmann::json& record, const std::string& name, std::string& out) {
+  const nlohmann::json* at = &record;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = name.find('.', start);
+    const std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!at->is_object() || !at->contains(part)) {
+      out.clear();
+      return true;
+    }
+    at = &(*at)[part];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (at->is_null()) out.clear();
+  else if (at->is_string()) out = at->get<std::string>();
+  else if (at->is_number() || at->is_boolean()) out = at->dump();
+  else return false;
+  return true;
+}
+
+std::vector<std::string> split_fields(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 // Spans of the objects directly inside the array `key` of the top-level object. Strings are skipped
 // with their escapes, so braces inside them do not count.
@@ -90,8 +129,14 @@ int main(int argc, char** argv) {
   // embedded_records(path) answers the first array indexed for the file, embedded_records(path, key) each one.
   std::string lookup = "std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path) {\n";
   std::string keyed_lookup = "std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path, std::string_view array_key) {\n";
+  std::string fields_lookup = "std::span<const std::string_view> embedded_record_fields(std::string_view relative_path, std::string_view array_key) {\n";
   for (int a = 3; a < argc; ++a) {
-    const std::string spec = argv[a];
+    std::string spec = argv[a];
+    std::vector<std::string> fields;
+    if (const auto eq = spec.find('='); eq != std::string::npos) {
+      fields = split_fields(spec.substr(eq + 1));
+      spec.erase(eq);
+    }
     const auto colon = spec.rfind(':');
     const std::string rel = spec.substr(0, colon), key = spec.substr(colon + 1);
     std::ifstream in(data_dir + "/" + rel, std::ios::binary);
@@ -137,14 +182,30 @@ int main(int argc, char** argv) {
       code += "constexpr std::string_view " + aliases + "[] = {";
       for (const auto& alias : r.aliases) code += cpp_string(alias) + ", ";
       code += "\"\"};\n";
+      const std::string values = table + "_fields_" + std::to_string(i);
+      code += "constexpr std::string_view " + values + "[] = {";
+      for (const auto& f : fields) {
+        std::string value;
+        if (!field_text(rec, f, value)) {
+          std::cerr << "catalog_index: " << rel << ": record " << r.id << ": field " << f << " is not a scalar\n";
+          return 1;
+        }
+        code += cpp_string(value) + ", ";
+      }
+      code += "\"\"};\n";
       rows += "    {" + cpp_string(r.id) + ", {" + aliases + ", " + std::to_string(r.aliases.size()) + "}, " + std::to_string(r.offset) + ", " +
-              std::to_string(r.length) + "},\n";
+              std::to_string(r.length) + ", {" + values + ", " + std::to_string(fields.size()) + "}},\n";
     }
     code += "constexpr EmbeddedRecord " + table + "[] = {\n" + rows + "};\n";
+    code += "constexpr std::string_view " + table + "_field_names[] = {";
+    for (const auto& f : fields) code += cpp_string(f) + ", ";
+    code += "\"\"};\n";
     lookup += "  if (relative_path == " + cpp_string(rel) + ") return " + table + ";\n";
     keyed_lookup += "  if (relative_path == " + cpp_string(rel) + " && array_key == " + cpp_string(key) + ") return " + table + ";\n";
+    fields_lookup += "  if (relative_path == " + cpp_string(rel) + " && array_key == " + cpp_string(key) + ") return {" + table + "_field_names, " +
+                     std::to_string(fields.size()) + "};\n";
   }
-  code += "}  // namespace\n\n" + lookup + "  return {};\n}\n\n" + keyed_lookup + "  return {};\n}\n\n}  // namespace preflight\n";
+  code += "}  // namespace\n\n" + lookup + "  return {};\n}\n\n" + keyed_lookup + "  return {};\n}\n\n" + fields_lookup + "  return {};\n}\n\n}  // namespace preflight\n";
   const std::string tmp = output + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);

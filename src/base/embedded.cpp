@@ -10,4 +10,12 @@ std::string_view embedded_record_text(std::string_view relative_path, const Embe
   return text;
 }
 
+std::optional<std::string_view> embedded_record_field(std::string_view relative_path, std::string_view array_key, const EmbeddedRecord& record,
+                                                      std::string_view name) {
+  const auto names = embedded_record_fields(relative_path, array_key);
+  for (size_t i = 0; i < names.size() && i < record.fields.size(); ++i)
+    if (names[i] == name) return record.fields[i];
+  return std::nullopt;
+}
+
 }  // namespace preflight

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,9 @@ struct EmbeddedRecord {
   std::span<const std::string_view> aliases;
   size_t offset = 0;
   size_t length = 0;
+  // The values of the fields the index copies for this array (embedded_record_fields names them, in that
+  // order): a string's contents, a number as JSON writes it, "" for null or absent.
+  std::span<const std::string_view> fields;
 };
 
 // The indexed records of data/<relative_path> in file order (the CMakeLists indexes
@@ -30,6 +34,12 @@ struct EmbeddedRecord {
 // An "ambiguous_names" record's id is its "name".
 std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path);
 std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path, std::string_view array_key);
+// The names of the fields copied into each record of that array (the CMakeLists copies devices.json "devices"'
+// vendor, memory_kind, memory_bytes, runtime_total_bytes and confidence.runtime_total); empty when none.
+std::span<const std::string_view> embedded_record_fields(std::string_view relative_path, std::string_view array_key);
+// The value of field `name` in `record` of that array, or nullopt when the index does not copy that field.
+std::optional<std::string_view> embedded_record_field(std::string_view relative_path, std::string_view array_key, const EmbeddedRecord& record,
+                                                      std::string_view name);
 
 // The bytes of one indexed record; empty when the offsets do not land on an object in the embedded
 // file (then callers fall back to parsing the whole file).

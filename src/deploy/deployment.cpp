@@ -147,6 +147,11 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
   return spec;
 }
 
+namespace {
+// An estimate check's error as the flag's: "--compilation-config: message".
+Error with_origin(const Error& e, const char* origin) { return make_error(e.kind, format("%s: %s", origin, e.message.c_str())); }
+}  // namespace
+
 Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std::string>& given) {
   const Json j = Json::parse(given.value, nullptr, false);
   const char* origin = given.origin.c_str();
@@ -166,10 +171,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
       if (!v.is_number_integer())
         return make_error(ErrorKind::invalid_argument,
                           format("%s: cudagraph_capture_sizes: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, v.dump().c_str()));
-      if (v.get<int64_t>() < 1)
-        return make_error(ErrorKind::invalid_argument,
-                          format("%s: cudagraph_capture_sizes: %lld is not a positive token count (vLLM's _set_cudagraph_sizes does not check it; no graph "
-                                 "of %lld tokens can be captured)", origin, static_cast<long long>(v.get<int64_t>()), static_cast<long long>(v.get<int64_t>())));
+      if (auto ok = estimate::terms::check_capture_size_values({v.get<int64_t>()}); !ok) return with_origin(ok.error(), origin);
       g.capture_sizes.push_back(v.get<int64_t>());
     }
   }
@@ -177,10 +179,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
     if (!it->is_number_integer())
       return make_error(ErrorKind::invalid_argument,
                         format("%s: max_cudagraph_capture_size: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, it->dump().c_str()));
-    if (it->get<int64_t>() < 1)
-      return make_error(ErrorKind::invalid_argument,
-                        format("%s: max_cudagraph_capture_size %lld: AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph. "
-                               "(vLLM _set_cudagraph_sizes)", origin, static_cast<long long>(it->get<int64_t>())));
+    if (auto ok = estimate::terms::check_max_capture_size(it->get<int64_t>(), std::nullopt); !ok) return with_origin(ok.error(), origin);
     g.max_capture_size = it->get<int64_t>();
   }
   if (const auto it = j.find("cudagraph_mode"); it != j.end() && !it->is_null()) {
@@ -199,10 +198,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
   // the sizes max_num_batched_tokens keeps, in the estimate).
   if (g.max_capture_size && !g.capture_sizes.empty()) {
     const int64_t largest = *std::max_element(g.capture_sizes.begin(), g.capture_sizes.end());
-    if (largest != *g.max_capture_size)
-      return make_error(ErrorKind::invalid_argument,
-                        format("%s: ValueError: customized max_cudagraph_capture_size(=%lld) should be consistent with the max value of "
-                               "cudagraph_capture_sizes(=%lld)", origin, static_cast<long long>(*g.max_capture_size), static_cast<long long>(largest)));
+    if (auto ok = estimate::terms::check_max_capture_size(*g.max_capture_size, largest); !ok) return with_origin(ok.error(), origin);
   }
   return g;
 }

@@ -138,14 +138,31 @@ namespace {
 constexpr std::array<std::string_view, 6> k_memory_kinds = {"hbm", "gddr_ecc", "gddr", "unified", "lpddr", "host"};
 }  // namespace
 
-void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target) {
+namespace {
+void clear_class_runtime_total(DeviceSpec& d) {
+  d.class_runtime_total_bytes.reset();
+  d.class_runtime_total_rule.clear();
+  d.class_runtime_total_low_bytes = d.class_runtime_total_high_bytes = d.class_runtime_total_ratio = 0;
+  d.class_runtime_total_cards = 0;
+}
+}  // namespace
+
+std::vector<RuntimeTotalSample> runtime_totals_of(const DeviceCatalog& catalog) {
+  std::vector<RuntimeTotalSample> out;
+  out.reserve(catalog.devices.size());
+  for (const auto& d : catalog.devices) out.push_back({d.id, d.vendor, d.memory_kind, d.confidence_runtime_total, d.memory_bytes, d.runtime_total_bytes});
+  return out;
+}
+
+void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target) { derive_class_runtime_totals(runtime_totals_of(reference), target); }
+
+void derive_class_runtime_totals(const std::vector<RuntimeTotalSample>& reference, DeviceCatalog& target) {
   for (auto& d : target.devices) {
-    d.class_runtime_total_bytes.reset();
-    d.class_runtime_total_rule.clear();
+    clear_class_runtime_total(d);
     if (d.runtime_total_bytes || d.memory_bytes <= 0) continue;
     std::vector<double> ratios;
     std::string members;
-    for (const auto& m : reference.devices) {
+    for (const auto& m : reference) {
       if (m.vendor != d.vendor || m.memory_kind != d.memory_kind || !m.runtime_total_bytes || m.confidence_runtime_total != "measured" || m.memory_bytes <= 0) continue;
       const double ratio = *m.runtime_total_bytes / m.memory_bytes;
       ratios.push_back(ratio);
@@ -156,6 +173,10 @@ void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& 
     const size_t n = ratios.size();
     const double median = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
     d.class_runtime_total_bytes = d.memory_bytes * median;
+    d.class_runtime_total_low_bytes = d.memory_bytes * ratios.front();
+    d.class_runtime_total_high_bytes = d.memory_bytes * ratios.back();
+    d.class_runtime_total_ratio = median;
+    d.class_runtime_total_cards = n;
     d.class_runtime_total_rule = format("%s: runtime total unknown; assumed %.2f GiB = nominal %.2f GiB x %.4f, the median runtime/nominal ratio of the %zu "
                                         "measured %s %s cards (%s); band %.4f-%.4f (%.2f-%.2f GiB)",
                                         d.id.c_str(), bytes_to_gib(*d.class_runtime_total_bytes), bytes_to_gib(d.memory_bytes), median, n, d.vendor.c_str(),
@@ -339,8 +360,7 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
       d.runtime_total_bytes = rt;
       d.source_runtime_total = source + " (" + origin + ")";
       d.overrides.push_back("runtime_total_bytes");
-      d.class_runtime_total_bytes.reset();
-      d.class_runtime_total_rule.clear();
+      clear_class_runtime_total(d);
     }
     if (bw) { d.hbm_bandwidth_bytes_per_s = bw; d.source_bandwidth = source + " (" + origin + ")"; d.overrides.push_back("hbm_bandwidth_bytes_per_s"); }
     if (mbw) {
@@ -409,6 +429,38 @@ bool names_ambiguous(const std::string& name) {
   return false;
 }
 
+// The class rule's inputs of every built-in card, from the fields the build-time index copies (CMakeLists.txt:
+// vendor, memory_kind, memory_bytes, runtime_total_bytes, confidence.runtime_total); nullopt when the index lacks
+// one or a number does not read back, and the whole catalogue is parsed instead.
+std::optional<std::vector<RuntimeTotalSample>> indexed_runtime_totals(std::span<const EmbeddedRecord> records) {
+  std::vector<RuntimeTotalSample> out;
+  out.reserve(records.size());
+  auto number = [](std::string_view text) -> std::optional<double> {
+    if (text.empty()) return std::nullopt;
+    const std::string s(text);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  };
+  for (const auto& r : records) {
+    auto field = [&](std::string_view name) { return embedded_record_field(k_devices_file, "devices", r, name); };
+    const auto vendor = field("vendor"), kind = field("memory_kind"), memory = field("memory_bytes"), total = field("runtime_total_bytes"),
+               confidence = field("confidence.runtime_total");
+    if (!vendor || !kind || !memory || !total || !confidence) return std::nullopt;
+    RuntimeTotalSample s{std::string(r.id), std::string(*vendor), std::string(*kind), std::string(*confidence), 0, std::nullopt};
+    const auto memory_bytes = number(*memory);
+    if (!memory_bytes) return std::nullopt;
+    s.memory_bytes = *memory_bytes;
+    if (!total->empty()) {
+      s.runtime_total_bytes = number(*total);
+      if (!s.runtime_total_bytes) return std::nullopt;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // The overlay's ids as indexed records; nullopt when the overlay cannot be read that way or names a
 // card the index does not hold (the whole catalogue then gives the error).
 std::optional<std::vector<size_t>> overlay_devices(std::span<const EmbeddedRecord> records, const Json& overlay) {
@@ -458,9 +510,14 @@ Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) 
     (void)ok;
   }
   // A card without a runtime total takes its memory class's rule, which the whole catalogue's measured cards decide.
+  // Its inputs come from the index (issue 19: one record parsed, not the whole catalogue).
   if (std::any_of(catalog.devices.begin(), catalog.devices.end(), [](const DeviceSpec& d) { return !d.runtime_total_bytes; })) {
-    PF_TRY(builtin, load_builtin_device_catalog());
-    derive_class_runtime_totals(builtin, catalog);
+    if (auto indexed = indexed_runtime_totals(records)) {
+      derive_class_runtime_totals(*indexed, catalog);
+    } else {
+      PF_TRY(builtin, load_builtin_device_catalog());
+      derive_class_runtime_totals(builtin, catalog);
+    }
   }
   return catalog;
 }

@@ -44,6 +44,11 @@ struct DeviceSpec {
   // of the same vendor and memory_kind (derive_class_runtime_totals), and the assumption that says so with the band.
   std::optional<double> class_runtime_total_bytes;
   std::string class_runtime_total_rule;
+  // The rule's parts for listings (`devices`): the band (nominal x the lowest and highest ratio of the class), the
+  // median ratio and the number of measured cards it was taken over; 0 when class_runtime_total_bytes is empty.
+  double class_runtime_total_low_bytes = 0, class_runtime_total_high_bytes = 0;
+  double class_runtime_total_ratio = 0;
+  size_t class_runtime_total_cards = 0;
   std::optional<double> hbm_bandwidth_bytes_per_s;
   std::optional<double> measured_copy_bandwidth_bytes_per_s;  // device-to-device copy, read + write counted
   std::optional<BandwidthMeasurement> measured_copy_bandwidth;  // its provenance when the overlay recorded one
@@ -91,6 +96,15 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
 // class_runtime_total_rule naming those cards and the band (min-max ratio). No measured card: both left empty
 // (nominal is used). Issue 15: the ratios differ by class (HBM ~1%, GDDR with ECC on ~8%, GeForce GDDR ~1.5-3%).
 void derive_class_runtime_totals(const DeviceCatalog& reference, DeviceCatalog& target);
+// What the class rule reads of one reference card: the built-in catalogue's cards come from the build-time index
+// (base/embedded.hpp, no record parsed), another catalogue's from its parsed records (runtime_totals_of).
+struct RuntimeTotalSample {
+  std::string id, vendor, memory_kind, confidence_runtime_total;
+  double memory_bytes = 0;
+  std::optional<double> runtime_total_bytes;
+};
+std::vector<RuntimeTotalSample> runtime_totals_of(const DeviceCatalog& catalog);
+void derive_class_runtime_totals(const std::vector<RuntimeTotalSample>& reference, DeviceCatalog& target);
 // devices.json text as parse_json reads it, except that NaN, Infinity and -Infinity outside strings are
 // kept as the strings "NaN", "Infinity", "-Infinity", so that a quantity holding one is an error naming
 // it (parse_json alone reads them as null, which in the catalogue means "not known").

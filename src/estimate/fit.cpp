@@ -461,6 +461,13 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(kv) * 100) / 100));
     replace("{kv_bytes}", format("%.0f", std::max(0.0, kv)));
     replace("{total_bytes}", format("%.0f", total));
+    // vLLM's "Model loading took X GiB memory and Y seconds" (gpu_model_runner.py load_model) ends with the time
+    // the weights took to read, which depends on the disk or the hub and is not predicted: the figure is elided
+    // and the line says so, rather than printing a made-up 0 seconds.
+    if (text.find("{load_seconds}") != std::string::npos) {
+      replace("{load_seconds}", "...");
+      text += " (load time not predicted)";
+    }
     return text;
   };
   if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
@@ -687,12 +694,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.non_torch_bytes = non_torch.bytes;
   keep_term(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
-  PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens));
-  if (dep.explain) {
-    std::string fallback;
-    terms::resolve_cudagraph_mode(engine, dep, device.id, &fallback);
-    if (!fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
-  }
+  std::string fallback;
+  PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback));
+  if (dep.explain && !fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
   e.graph_bytes = graph.bytes;
   keep_term(graph);
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);

@@ -778,6 +778,27 @@ bool has_full_decode(CudagraphMode mode) {
 
 }  // namespace
 
+Status check_capture_size_values(const std::vector<int64_t>& sizes) {
+  for (const int64_t s : sizes)
+    if (s < 1)
+      return make_error(ErrorKind::invalid_argument,
+                        format("cudagraph_capture_sizes: %lld is not a positive token count (vLLM's _set_cudagraph_sizes does not check it; no graph of "
+                               "%lld tokens can be captured)", static_cast<long long>(s), static_cast<long long>(s)));
+  return Ok{};
+}
+
+Status check_max_capture_size(int64_t max_capture_size, std::optional<int64_t> largest_size) {
+  if (max_capture_size < 1)
+    return make_error(ErrorKind::invalid_argument,
+                      format("max_cudagraph_capture_size %lld: AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph. "
+                             "(vLLM _set_cudagraph_sizes)", static_cast<long long>(max_capture_size)));
+  if (largest_size && *largest_size != max_capture_size)
+    return make_error(ErrorKind::invalid_argument,
+                      format("ValueError: customized max_cudagraph_capture_size(=%lld) should be consistent with the max value of cudagraph_capture_sizes(=%lld)",
+                             static_cast<long long>(max_capture_size), static_cast<long long>(*largest_size)));
+  return Ok{};
+}
+
 Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
   CaptureSizes c;
   if (in.mode == CudagraphMode::none) return c;
@@ -786,17 +807,12 @@ Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
   // vllm/config/vllm.py _set_cudagraph_sizes: the ceiling, then at most max_num_batched_tokens.
   int64_t ceiling = in.max_capture_size ? *in.max_capture_size : std::min(seqs * q * 2, in.default_ceiling);
   ceiling = std::min(tokens, ceiling);
-  if (ceiling < 1)
-    return make_error(ErrorKind::invalid_argument,
-                      format("max_cudagraph_capture_size %lld: AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph.",
-                             static_cast<long long>(ceiling)));
+  PF_TRY(ceiling_ok, check_max_capture_size(ceiling, std::nullopt));
+  (void)ceiling_ok;
   std::vector<int64_t> sizes;
   if (!in.capture_sizes.empty()) {
-    for (const int64_t s : in.capture_sizes)
-      if (s < 1)
-        return make_error(ErrorKind::invalid_argument,
-                          format("cudagraph_capture_sizes: %lld is not a positive token count (vLLM's _set_cudagraph_sizes does not check it; no graph of "
-                                 "%lld tokens can be captured)", static_cast<long long>(s), static_cast<long long>(s)));
+    PF_TRY(sizes_ok, check_capture_size_values(in.capture_sizes));
+    (void)sizes_ok;
     std::vector<int64_t> given = in.capture_sizes;
     std::sort(given.begin(), given.end());
     given.erase(std::unique(given.begin(), given.end()), given.end());
@@ -814,11 +830,10 @@ Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
     if (tokens <= ceiling && (sizes.empty() || sizes.back() != tokens)) sizes.push_back(tokens);
   }
   int64_t largest = sizes.empty() ? 0 : sizes.back();
-  if (in.max_capture_size && *in.max_capture_size != largest) {
-    if (!in.capture_sizes.empty())
-      return make_error(ErrorKind::invalid_argument,
-                        format("ValueError: customized max_cudagraph_capture_size(=%lld) should be consistent with the max value of cudagraph_capture_sizes(=%lld)",
-                               static_cast<long long>(*in.max_capture_size), static_cast<long long>(largest)));
+  if (in.max_capture_size && !in.capture_sizes.empty()) {
+    PF_TRY(max_ok, check_max_capture_size(*in.max_capture_size, largest));
+    (void)max_ok;
+  } else if (in.max_capture_size && *in.max_capture_size != largest) {
     c.notes.push_back(format("Truncating max_cudagraph_capture_size to %lld", static_cast<long long>(largest)));
   }
   // compilation.py adjust_cudagraph_sizes_for_spec_decode, called by the model runner only when decode graphs are FULL:
@@ -873,9 +888,10 @@ CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const 
 }
 
 Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
-                              bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+                              bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens, std::string* fallback_note) {
   std::string fallback;
   const CudagraphMode mode = resolve_cudagraph_mode(engine, dep, device_id, &fallback);
+  if (fallback_note) *fallback_note = fallback;
   const bool eager = mode == CudagraphMode::none;
   const bool mechanism = !eager && graph_in_budget && oh.graph_per_capture_bytes > 0 && max_num_seqs > 0 && max_num_batched_tokens > 0;
   if (!mechanism) {

@@ -190,6 +190,13 @@ struct CaptureSizes {
   std::vector<std::string> notes;  // the engine's warnings (truncation, sizes dropped)
 };
 Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in);
+// The capture flags' checks, shared by --compilation-config (deploy, at flag time) and cudagraph_capture_sizes (on the
+// sizes max_num_batched_tokens keeps). check_capture_size_values: every size a positive token count (vLLM does not
+// check it; no graph of 0 tokens can be captured). check_max_capture_size (vllm/config/vllm.py _set_cudagraph_sizes):
+// the maximum at least 1 and, when sizes are given too (largest_size: the largest of them, 0 when none is kept),
+// equal to the largest. invalid_argument with vLLM's own message.
+Status check_capture_size_values(const std::vector<int64_t>& sizes);
+Status check_max_capture_size(int64_t max_capture_size, std::optional<int64_t> largest_size);
 // The default settings (FULL_AND_PIECEWISE, ceiling 512, no sizes given).
 CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t decode_query_len);
 // The cudagraph_mode the engine runs: eager mode NONE; else the given mode, else the optimization level's (where the
@@ -202,9 +209,11 @@ CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const 
 // constants, the term is that estimate (gpu_model_runner.profile_cudagraph_memory): the largest first capture of the
 // modes plus, per mode, (graphs - 1) x the second capture, with the first-capture and per-graph costs fitted, over the
 // capture sizes above. Elsewhere the platform's prior. max_num_seqs / max_num_batched_tokens: the resolved settings (0:
-// the prior). invalid_argument: the capture settings vLLM rejects (cudagraph_capture_sizes).
+// the prior). invalid_argument: the capture settings vLLM rejects (cudagraph_capture_sizes). `fallback_note`, when not
+// null, receives resolve_cudagraph_mode's note (vLLM's FlashInfer fallback warning; empty when none), so that callers
+// do not resolve the mode again.
 Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
-                              bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0);
+                              bool graph_in_budget, int64_t max_num_seqs = 0, int64_t max_num_batched_tokens = 0, std::string* fallback_note = nullptr);
 
 // Issue 15: the profile run's token count where the engine version raises max_num_batched_tokens to max_model_len
 // (engines.json whole_prompt_prefill: vLLM-Ascend's Ascend scheduler forced on for non-MLA text-only models), else

@@ -88,7 +88,7 @@ Candidate dp_replica(const Candidate& c) {
 }
 
 Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, const DpEpLayout& l,
-                         const PlanTargets& t) {
+                         const PlanTargets& t, UnservableAnswers& unservable) {
   const model::QuantVariant* v = nullptr;
   if (!variant.empty()) {
     const auto& catalog = model::load_variant_catalog();
@@ -135,8 +135,10 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   // Issue 16: as the TP/PP rows, a variant that fits but that no start command can serve (plan::unservable_reason)
   // is not recommended.
   if (v && in.launch_rules) {
-    if (std::string gap = unservable_reason(m, c, *eng, in.launch_rules->quantized); !gap.empty()) {
-      c.reason = layout_name(c) + ": " + gap;
+    auto& gap = c.tensor_parallel_size > 1 ? unservable.tp_many : unservable.tp1;
+    if (!gap) gap = unservable_reason(m, c, *eng, in.launch_rules->quantized);
+    if (!gap->empty()) {
+      c.reason = layout_name(c) + ": " + *gap;
       return c;
     }
   }
@@ -179,8 +181,9 @@ std::optional<Candidate> best_at(const model::ModelSpec& m, const device::Device
                                  std::vector<Candidate>& rejected) {
   for (const auto& variant : variants_for(m, dev, in)) {
     std::optional<Candidate> best;
+    UnservableAnswers unservable;
     for (const auto& l : dp_ep_layouts(m, n, k_devices_per_node)) {
-      Candidate c = evaluate_dp_ep(m, dev, in, variant, l, t);
+      Candidate c = evaluate_dp_ep(m, dev, in, variant, l, t, unservable);
       c.fit.terms = {};
       if (!c.meets) {
         rejected.push_back(std::move(c));
@@ -222,8 +225,9 @@ void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec
     const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == row.model_id; });
     if (row.data_parallel_size == 1 && m != models.end() && m->num_experts > 0) {
       std::optional<Candidate> best;
+      UnservableAnswers unservable;
       for (const auto& l : dp_ep_layouts(*m, row.num_devices, k_devices_per_node)) {
-        Candidate c = evaluate_dp_ep(*m, dev, in, row.variant_id, l, t);
+        Candidate c = evaluate_dp_ep(*m, dev, in, row.variant_id, l, t, unservable);
         c.fit.terms = {};
         const auto total = [](const Candidate& x) { return x.fit.max_concurrency * static_cast<double>(x.data_parallel_size); };
         if (c.meets && (!best || total(c) > total(*best))) best = std::move(c);

@@ -27,8 +27,13 @@ std::vector<DpEpLayout> dp_ep_layouts(const model::ModelSpec& model, int64_t num
 // One DP+EP candidate, verified as every plan candidate is: fit per replica (estimate_fit with DP and EP),
 // the concurrency target over all replicas (each replica's max_concurrency x DP), speed per replica at its
 // share of the streams, and where it meets the targets its start commands. `variant` as evaluate_candidate.
+// `unservable` holds issue 16's answer (plan::unservable_reason) for this (model, variant, device) at TP 1 and at TP > 1,
+// filled on first use and shared by the variant's layouts, as the TP/PP rows share theirs.
+struct UnservableAnswers {
+  std::optional<std::string> tp1, tp_many;
+};
 Candidate evaluate_dp_ep(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& variant,
-                         const DpEpLayout& layout, const PlanTargets& targets);
+                         const DpEpLayout& layout, const PlanTargets& targets, UnservableAnswers& unservable);
 
 // One replica of a DP+EP row (num_devices = TP x PP), the candidate launch and kubernetes take with a DP size.
 Candidate dp_replica(const Candidate& candidate);

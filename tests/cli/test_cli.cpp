@@ -340,3 +340,49 @@ TEST(Cli, Issue16_QuantizationFlagQuantizesTheDenseGateProj) {
   EXPECT_GT(weights, 5.67);
   EXPECT_LT(weights, 5.72);
 }
+
+// Review of issue 15: `devices` shows the memory-class rule of a card without a measured runtime total. 910A (32 GiB
+// HBM, runtime total not measured) takes the five measured huawei hbm cards of data/devices/devices.json:
+//   910B2, 910B2C, 910B3: 65,452,113,920 / 68,719,476,736 = 0.95245361328125
+//   910B4: 31,662,800,896 / 34,359,738,368 = 0.9215087890625
+//   910C: 65,788,161,556 / 68,719,476,736 = 0.95734375 (to 1e-11)
+// sorted, the middle one of five is 0.95245361328125: 32 GiB x it = 30.478515625 GiB; band 32 x 0.9215087890625 =
+// 29.48828125 GiB to 32 x 0.95734375 = 30.635 GiB (30.634999..., printed 30.63).
+TEST(Cli, Review15_DevicesListShowsTheClassRule) {
+  auto text = run("devices");
+  ASSERT_EQ(text.code, 0) << text.out;
+  const auto row = text.out.find("\n910A ");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  const auto row_end = text.out.find('\n', row + 1);
+  const auto next_end = text.out.find('\n', row_end + 1);
+  EXPECT_NE(text.out.substr(row, row_end - row).find("~30.48"), std::string::npos) << text.out.substr(row, next_end - row);
+  EXPECT_NE(text.out.substr(row_end, next_end - row_end)
+                .find("class rule: 30.48 GiB (band 29.49-30.63) = nominal x median ratio of 5 measured huawei hbm cards (0.9525)"),
+            std::string::npos)
+      << text.out.substr(row, next_end - row);
+
+  auto json = run("devices --json");
+  ASSERT_EQ(json.code, 0);
+  const auto j = nlohmann::json::parse(json.out);
+  bool seen_910a = false, seen_910b3 = false;
+  for (const auto& d : j["devices"]) {
+    if (d["id"] == "910A") {
+      seen_910a = true;
+      const auto& c = d["class_runtime_total"];
+      ASSERT_TRUE(c.is_object()) << d.dump();
+      EXPECT_DOUBLE_EQ(c["gib"].get<double>(), 30.478515625);
+      EXPECT_DOUBLE_EQ(c["low_gib"].get<double>(), 29.48828125);
+      EXPECT_NEAR(c["high_gib"].get<double>(), 30.635, 1e-6);
+      EXPECT_DOUBLE_EQ(c["median_ratio"].get<double>(), 0.95245361328125);
+      EXPECT_EQ(c["measured_cards"], 5);
+      EXPECT_EQ(c["rule"], "nominal x median ratio of 5 measured huawei hbm cards");
+      EXPECT_TRUE(d["runtime_total_gib"].is_null());
+    }
+    if (d["id"] == "910B3") {  // measured: no class rule
+      seen_910b3 = true;
+      EXPECT_TRUE(d["class_runtime_total"].is_null()) << d.dump();
+      EXPECT_DOUBLE_EQ(d["runtime_total_gib"].get<double>(), 60.95703125);
+    }
+  }
+  EXPECT_TRUE(seen_910a && seen_910b3);
+}

@@ -6,6 +6,7 @@
 
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "estimate/fit_terms.hpp"
 #include "model/model_catalog.hpp"
 
 using namespace preflight;
@@ -613,6 +614,30 @@ TEST(Deploy, Issue15_CompilationConfigParsesAndRefuses) {
   ASSERT_FALSE(checked.has_value());
   EXPECT_NE(checked.error().message.find("--compilation-config: cudagraph_mode: KeyError: 'SOMETIMES'"), std::string::npos) << checked.error().message;
   EXPECT_NE(checked.error().message.find("-O: expected an optimization level 0, 1, 2 or 3 (vLLM OptimizationLevel), found 4"), std::string::npos);
+}
+
+// Review of issue 15: the flag and the estimate apply one validator (estimate::terms::check_capture_size_values,
+// check_max_capture_size): the flag's message is "--compilation-config: " + the estimate's, word for word, for a
+// non-positive size, a maximum below 1 and a maximum that is not the largest size ([1, 2, 4] with 8: 4 is the largest).
+TEST(Deploy, Review15_CaptureFlagsCheckedByTheEstimatesValidator) {
+  const struct {
+    const char* json;
+    estimate::terms::CaptureInputs inputs;
+  } cases[] = {
+      {R"({"cudagraph_capture_sizes": [0, 8]})", {.max_num_seqs = 4, .max_num_batched_tokens = 8192, .capture_sizes = {0, 8}}},
+      {R"({"max_cudagraph_capture_size": 0})", {.max_num_seqs = 4, .max_num_batched_tokens = 8192, .max_capture_size = 0}},
+      {R"({"cudagraph_capture_sizes": [1, 2, 4], "max_cudagraph_capture_size": 8})",
+       {.max_num_seqs = 4, .max_num_batched_tokens = 8192, .capture_sizes = {1, 2, 4}, .max_capture_size = 8}},
+  };
+  for (const auto& c : cases) {
+    auto flag = deploy::parse_compilation_config(Given<std::string>{c.json, "--compilation-config"});
+    auto estimate = estimate::terms::cudagraph_capture_sizes(c.inputs);
+    ASSERT_FALSE(flag.has_value()) << c.json;
+    ASSERT_FALSE(estimate.has_value()) << c.json;
+    EXPECT_EQ(flag.error().kind, ErrorKind::invalid_argument);
+    EXPECT_EQ(estimate.error().kind, ErrorKind::invalid_argument);
+    EXPECT_EQ(flag.error().message, "--compilation-config: " + estimate.error().message) << c.json;
+  }
 }
 
 // Issue 15: the dotted forms vLLM's FlexibleArgumentParser merges into the flag's JSON: a number stays a number, a

@@ -345,6 +345,13 @@ std::string device_fields(const DeviceSpec& d) {
   for (const auto& v : {std::optional<double>(d.memory_bytes), d.runtime_total_bytes, d.class_runtime_total_bytes, d.hbm_bandwidth_bytes_per_s, d.measured_copy_bandwidth_bytes_per_s,
                         d.bf16_dense_flops, d.fp16_dense_flops, d.fp8_dense_flops, d.int8_dense_ops, d.interconnect_bandwidth_bytes_per_s})
     out += v ? "|" + std::to_string(*v) : std::string("|-");
+  // The class rule's parts, to the last bit: the one-record catalogue gives the whole catalogue's (from the index's copied fields).
+  char exact[64];
+  for (const double v : {d.class_runtime_total_bytes.value_or(-1), d.class_runtime_total_low_bytes, d.class_runtime_total_high_bytes, d.class_runtime_total_ratio}) {
+    std::snprintf(exact, sizeof exact, "|%a", v);
+    out += exact;
+  }
+  out += "|" + std::to_string(d.class_runtime_total_cards);
   return out;
 }
 
@@ -565,4 +572,44 @@ TEST(DeviceCatalog, Issue15_MemoryKindValidated) {
   auto ok = parse_device_catalog_text(with(R"(,"memory_kind":"gddr_ecc","sources":{"memory":"s","memory_kind":"ECC on by default"})"), "d.json");
   ASSERT_TRUE(ok.has_value()) << ok.error().describe();
   EXPECT_EQ(ok->devices[0].memory_kind, "gddr_ecc");
+}
+
+// Review of issue 15/19: the build-time index copies the fields the memory-class rule reads from every device record
+// (CMakeLists.txt), so a card without a runtime total is loaded from its own record alone. 910A in devices.json:
+// vendor "huawei", memory_kind "hbm", memory_bytes 34359738368 (32 GiB), runtime_total_bytes null (""),
+// confidence.runtime_total "estimate"; 910B3: runtime_total_bytes 65452113920, "measured".
+TEST(DeviceCatalog, Review19_IndexCopiesTheClassRuleFields) {
+  const auto names = embedded_record_fields("devices/devices.json", "devices");
+  ASSERT_EQ(names.size(), 5u);
+  EXPECT_EQ(names[0], "vendor");
+  EXPECT_EQ(names[4], "confidence.runtime_total");
+  EXPECT_TRUE(embedded_record_fields("devices/devices.json", "ambiguous_names").empty());
+  const auto records = embedded_records("devices/devices.json", "devices");
+  struct Want {
+    const char* id;
+    const char* vendor;
+    const char* kind;
+    const char* memory;
+    const char* total;
+    const char* confidence;
+  };
+  for (const Want& w : {Want{"910A", "huawei", "hbm", "34359738368", "", "estimate"}, Want{"910B3", "huawei", "hbm", "68719476736", "65452113920", "measured"}}) {
+    const auto r = std::find_if(records.begin(), records.end(), [&](const EmbeddedRecord& x) { return x.id == w.id; });
+    ASSERT_NE(r, records.end()) << w.id;
+    auto field = [&](std::string_view name) { return std::string(embedded_record_field("devices/devices.json", "devices", *r, name).value_or("<none>")); };
+    EXPECT_EQ(field("vendor"), w.vendor);
+    EXPECT_EQ(field("memory_kind"), w.kind);
+    EXPECT_EQ(field("memory_bytes"), w.memory);
+    EXPECT_EQ(field("runtime_total_bytes"), w.total);
+    EXPECT_EQ(field("confidence.runtime_total"), w.confidence);
+    EXPECT_EQ(field("name"), "<none>");  // not copied
+  }
+  // The one-record catalogue of 910A holds 910A alone and the class rule of the five measured huawei hbm cards
+  // (test_cli's Review15_DevicesListShowsTheClassRule derives 32 GiB x 0.95245361328125 = 30.478515625 GiB).
+  auto one = load_device_catalog_for("910A");
+  ASSERT_TRUE(one.has_value()) << one.error().describe();
+  ASSERT_EQ(one->devices.size(), 1u);
+  ASSERT_TRUE(one->devices[0].class_runtime_total_bytes);
+  EXPECT_DOUBLE_EQ(*one->devices[0].class_runtime_total_bytes, 30.478515625 * 1024 * 1024 * 1024);
+  EXPECT_EQ(one->devices[0].class_runtime_total_cards, 5u);
 }

@@ -794,3 +794,36 @@ TEST(Fit, Issue19_KvScanMemoGivesTheFitsWithoutIt) {
     EXPECT_EQ(estimate::estimate_fit(big.model, big.device, big.engine, big.overheads, shared).kv_bytes_per_token_rank, a.kv_bytes_per_token_rank) << tp;
   }
 }
+
+// Review of issue 15: vLLM prints "Model loading took %s GiB memory and %.6f seconds" (gpu_model_runner.py
+// load_model; 0.8.x "Model loading took %.4f GiB and %.6f seconds"). The seconds are the disk or hub read time, which
+// fit does not predict: the line keeps the memory figure, elides the time and says so (it printed "0.000000
+// seconds" before). vLLM-Ascend's "Loading model weights took %.4f GB" carries no time and gets no note.
+TEST(Fit, Review15_WeightsLineElidesTheUnpredictedLoadTime) {
+  struct Case {
+    std::string model, device, engine, version, prefix, suffix;
+  };
+  const std::vector<Case> cases = {
+      {"Qwen/Qwen3-0.6B", "H100-SXM", "vllm", "0.8.5", "Model loading took ", " GiB and ... seconds (load time not predicted)"},
+      {"Qwen/Qwen3-0.6B", "H100-SXM", "vllm", "0.10.1", "Model loading took ", " GiB memory and ... seconds (load time not predicted)"},
+      {"Qwen/Qwen3-0.6B", "H100-SXM", "vllm", "0.23.0", "Model loading took ", " GiB memory and ... seconds (load time not predicted)"},
+      {"Qwen/Qwen3-0.6B", "910B3", "vllm-ascend", "0.23.0", "Loading model weights took ", " GB"},
+  };
+  for (const auto& c : cases) {
+    auto s = setup(c.model, c.device, c.engine, c.version);
+    estimate::Deployment d;
+    d.max_model_len = 4096;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    ASSERT_FALSE(e.lines.empty()) << c.version;
+    const std::string& line = e.lines.front();
+    ASSERT_EQ(line.rfind(c.prefix, 0), 0u) << line;
+    ASSERT_GE(line.size(), c.prefix.size() + c.suffix.size()) << line;
+    EXPECT_EQ(line.substr(line.size() - c.suffix.size()), c.suffix) << line;
+    // Between them, the weights term in GiB to the line's precision (at most 2 decimals), never a time; the term
+    // holds at least Qwen3-0.6B's 596,049,920 bf16 params x 2 B = 1,192,099,840 B (plus the rotary cache, fp32 on NPU).
+    const double gib = std::stod(line.substr(c.prefix.size()));
+    EXPECT_NEAR(gib, bytes_to_gib(e.weights_bytes), 0.005) << line;
+    EXPECT_GE(e.weights_bytes, 1192099840.0);
+    EXPECT_EQ(line.find("0.000000"), std::string::npos) << line;
+  }
+}

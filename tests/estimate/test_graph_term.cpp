@@ -269,6 +269,12 @@ TEST(GraphTerm, Issue15_CatalogueGraphRulesByVersion) {
   EXPECT_EQ(mode(*v023, fi, "RTX5060Ti-16G", &note), CudagraphMode::piecewise);
   EXPECT_EQ(note, "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for attention backend FlashInferBackend (support: "
                   "AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); setting cudagraph_mode=PIECEWISE");
+  // estimate_graph hands the same note back, so that fit does not resolve the mode a second time; none on B200.
+  std::string graph_note = "not set";
+  ASSERT_TRUE(estimate::terms::estimate_graph(engine::Overheads{}, *v023, "RTX5060Ti-16G", fi, false, 0, 0, &graph_note).has_value());
+  EXPECT_EQ(graph_note, note);
+  ASSERT_TRUE(estimate::terms::estimate_graph(engine::Overheads{}, *v023, "B200", fi, false, 0, 0, &graph_note).has_value());
+  EXPECT_EQ(graph_note, "");
   EXPECT_EQ(mode(*v023, fi, "B200"), CudagraphMode::full_and_piecewise);
   estimate::Deployment fa = fi;
   fa.graph_capture.attention_backend = "FLASH_ATTN";
