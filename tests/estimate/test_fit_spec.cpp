@@ -2,6 +2,7 @@
 // sized from the drafter's own config.json as deploy resolves it (catalogue, --models DIR, hub cache).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "deploy/deployment.hpp"
@@ -138,7 +139,9 @@ TEST(FitSpec, Issue15_UnreadableDrafterIsAnError) {
 //   The same drafter read as full attention (no layer_types): kinds full 21, GDN 48 -> group size 21
 //     (48 >= 31.5), num_blocks 7,026 // 21 = 334; a request 79 + 3 x 9 = 106: 3.1509x, 206,500 tokens.
 // The boot printed 3.27x and 214,135 tokens (club-3090 #1086), whose num_blocks can only be 281 or a multiple
-// (1,405 = 5 x 281): the group size 5 is what the printed line says.
+// (1,405 = 5 x 281): the group size 5 is what the printed line says. The own group is a versioned rule
+// (engines.json drafter_sliding_kv_group, vLLM 0.26+): on the 0.21-0.25 profile, which has no such rule, the
+// DFlash2 layers count as full attention (206,500 tokens) and the estimate says so.
 TEST(FitSpec, Issue15_Dflash2SlidingDrafterLayersAreAKvGroupOfTheirOwn) {
   const std::string dir = pftest::scratch_dir("dflash2");
   const std::string common = R"("model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 5,
@@ -154,13 +157,17 @@ TEST(FitSpec, Issue15_Dflash2SlidingDrafterLayersAreAKvGroupOfTheirOwn) {
   std::ofstream(dir + "/z-lab__Qwen3.8-27B-DFlash-full/config.json") << R"({"architectures": ["DFlashDraftModel"], )" << common << "}";
   auto t = target("Qwen/Qwen3.5-27B");
   t.device = *device::find_device(*device::load_device_catalog(), "RTX5090");
-  t.engine = *engine::select_engine(*engine::load_engine_catalog(), "vllm", "0.27.1");
+  const auto engines = engine::load_engine_catalog();
   struct Row {
     const char* drafter;
+    const char* version;
     int64_t group_size, num_blocks, kv_tokens;
     double concurrency;
   };
-  for (const Row& row : {Row{"z-lab/Qwen3.8-27B-DFlash2", 5, 1405, 219233, 1405.0 / 420.0}, Row{"z-lab/Qwen3.8-27B-DFlash-full", 21, 334, 206500, 334.0 / 106.0}}) {
+  for (const Row& row : {Row{"z-lab/Qwen3.8-27B-DFlash2", "0.27.1", 5, 1405, 219233, 1405.0 / 420.0},
+                         Row{"z-lab/Qwen3.8-27B-DFlash-full", "0.27.1", 21, 334, 206500, 334.0 / 106.0},
+                         Row{"z-lab/Qwen3.8-27B-DFlash2", "0.24.0", 21, 334, 206500, 334.0 / 106.0}}) {
+    t.engine = *engine::select_engine(*engines, "vllm", row.version);
     auto d = with_spec(std::string(R"({"method": "dflash", "model": ")") + row.drafter + R"(", "num_speculative_tokens": 7})", {dir});
     ASSERT_TRUE(d.has_value()) << d.error().message;
     d->tensor_parallel_size = 2;
@@ -176,6 +183,9 @@ TEST(FitSpec, Issue15_Dflash2SlidingDrafterLayersAreAKvGroupOfTheirOwn) {
     EXPECT_EQ(e.num_blocks, row.num_blocks) << row.drafter;
     EXPECT_NEAR(e.max_concurrency, row.concurrency, 1e-9) << row.drafter;
     EXPECT_EQ(e.kv_tokens, row.kv_tokens) << row.drafter;
+    const bool said = std::any_of(e.assumptions.begin(), e.assumptions.end(),
+                                  [](const std::string& a) { return a.find("sliding-window layer(s) counted as full attention") != std::string::npos; });
+    EXPECT_EQ(said, std::string(row.version) == "0.24.0") << row.drafter << " " << row.version;
   }
   std::filesystem::remove_all(dir);
 }
