@@ -257,6 +257,8 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   }
   PF_TRY(whole, parse_version_rule(r, origin, id, "whole_prompt_prefill"));
   p.whole_prompt_prefill = whole;
+  PF_TRY(drafter_sliding, parse_version_rule(r, origin, id, "drafter_sliding_kv_group"));
+  p.drafter_sliding_kv_group = drafter_sliding;
   PF_TRY(without_ep, parse_version_rule(r, origin, id, "moe_hccl_communicators_without_ep"));
   if (without_ep && p.ep_hccl_communicators.empty())
     return make_error(ErrorKind::corrupt, format("%s: %s: moe_hccl_communicators_without_ep needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
@@ -326,7 +328,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
-                            "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise"}));
+                            "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group"}));
   (void)keys;
   EngineProfile p;
   p.id = id;

@@ -149,6 +149,9 @@ struct EngineProfile {
     bool covers(const Version& v) const { return version_min <= v && v <= version_max; }
   };
   std::optional<VersionRule> whole_prompt_prefill;
+  // Issue 15: versions that give a drafter's sliding-window layers (DFlash / DFlash2 configs with sliding layer_types)
+  // their own SlidingWindowSpec KV group; outside it they count as full-attention layers of the target's group.
+  std::optional<VersionRule> drafter_sliding_kv_group;
   // Issue 15: device families on which every vocab embedding (embed_tokens, lm_head) keeps its ND weight and a second,
   // FRACTAL_NZ copy (weight_nz) made at load, from version_min of the rule. Empty families: none.
   std::vector<std::string> embedding_nz_copy_families;

@@ -719,9 +719,19 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.max_model_len = L;
   if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
   const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
-  const terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
+  terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
                               budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching,
                               std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype)), dep.kv_scan};
+  // A drafter's sliding-window layers are their own KV group where the version's rule says so (engines.json
+  // drafter_sliding_kv_group), else full-attention layers of the target's group.
+  const bool sliding_group = engine.drafter_sliding_kv_group && engine.drafter_sliding_kv_group->covers(engine.rule_version());
+  if (lay.pp == 1 && drafter.sliding_layers > 0 && sliding_group) {
+    kv_in.drafter_sliding_layers = drafter.sliding_layers;
+    kv_in.drafter_sliding_window = drafter.sliding_window;
+  } else if (lay.pp == 1 && drafter.sliding_layers > 0 && dep.explain) {
+    e.assumptions.push_back(format("the drafter's %lld sliding-window layer(s) counted as full attention: no drafter_sliding_kv_group rule for %s in engines.json",
+                                   static_cast<long long>(drafter.sliding_layers), engine.rule_version().text().c_str()));
+  }
   PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
   e.groups = kv.groups;
   e.block_size = kv.block_size;

@@ -269,7 +269,27 @@ Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::Engi
                                     static_cast<long long>(in.drafter_layers), static_cast<long long>(drafter_1tok), static_cast<long long>(layers),
                                     static_cast<long long>(cache.attn_1tok)));
     }
-    cache.attn_layers += layers;
+    // Sliding-window drafter layers (DFlash2) are a SlidingWindowSpec: their own kind beside the target's, which sets
+    // the group size when they are the fewest (5 DFlash2 layers beside Qwen3.5-27B's 16 attention and 48 GDN layers:
+    // groups of 5, the target's kinds padded to 20 and 50) and holds ceil(min(window - 1 + max_num_batched_tokens,
+    // max_model_len) / block) + 1 blocks a request (kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes).
+    // They join the target's sliding kind only at the same window (vLLM's type_id carries the window); at another
+    // window they stay counted as full attention, said so.
+    const int64_t sliding_share = in.drafter_layers > 0 ? (layers * std::min(in.drafter_sliding_layers, in.drafter_layers) + in.drafter_layers - 1) / in.drafter_layers : 0;
+    const bool own_sliding = sliding_share > 0 && (cache.sliding_layers == 0 || cache.sliding_window == in.drafter_sliding_window);
+    if (own_sliding) {
+      cache.sliding_layers += sliding_share;
+      cache.sliding_window = in.drafter_sliding_window;
+      cache.attn_layers += layers - sliding_share;
+      if (in.explain)
+        provenance.push_back(format("speculative decoding: %lld drafter sliding-window layer(s) (window %lld) in a KV group of their own (vLLM SlidingWindowSpec)",
+                                    static_cast<long long>(sliding_share), static_cast<long long>(in.drafter_sliding_window)));
+    } else {
+      cache.attn_layers += layers;
+      if (sliding_share > 0 && in.explain)
+        provenance.push_back(format("speculative decoding: the drafter's window %lld differs from the target's %lld; its sliding layers counted as full attention",
+                                    static_cast<long long>(in.drafter_sliding_window), static_cast<long long>(cache.sliding_window)));
+    }
     if (in.explain) provenance.push_back(format("speculative decoding: %lld drafter attention layer(s) in the KV cache", static_cast<long long>(in.drafter_layers)));
   }
   PF_TRY(layout, block_layout(engine, cache, in.explain ? &provenance : nullptr));

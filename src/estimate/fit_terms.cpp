@@ -337,7 +337,12 @@ namespace {
 // of num_hidden_layers target layers (vllm/model_executor/models/qwen3_dflash.py _get_dflash_fc_input_size, no aux
 // layer ids given); EAGLE fc over 2 (EAGLE-3: 3) hidden states. A draft_model loads whole (its own embedding and head).
 // KV: every drafter decoder layer is an Attention with the drafter's KV heads and head_dim
-// (qwen3_dflash.py get_draft_kv_cache_layer_names: all layers; a draft model's own layers), in the same KV cache spec.
+// (qwen3_dflash.py get_draft_kv_cache_layer_names: all layers; a draft model's own layers), in the same KV cache spec,
+// except the layers its config makes sliding-window (layer_types "sliding_attention" with sliding_window: the
+// Attention gets per_layer_sliding_window, hence a SlidingWindowSpec and a KV group of its own in
+// kv_cache_utils._get_kv_cache_groups_uniform_page_size); DFlash2 drafters are all sliding (vLLM PR #52816: "the DFlash2
+// config is top-level is_causal=false with all-sliding layer_types", as backported in club-3090's
+// models/qwen3.8-27b/vllm/patches/vllm-dflash2-backport, commit ea24343d).
 Drafter drafter_from_config(const ModelSpec& m, const Deployment& dep, const StageLayout& lay) {
   const SpeculativeConfig& spec = dep.speculative;
   const ModelSpec& dm = *spec.drafter;
@@ -363,11 +368,17 @@ Drafter drafter_from_config(const ModelSpec& m, const Deployment& dep, const Sta
     if (l.kv_shared || (l.kind != model::LayerKind::full_attention && l.kind != model::LayerKind::sliding_attention)) continue;
     ++d.layers;
     kv_elements = std::max<int64_t>(1, l.num_key_value_heads / lay.tp) * (l.head_dim_k + l.head_dim_v);
+    if (l.kind == model::LayerKind::sliding_attention) {
+      ++d.sliding_layers;
+      d.sliding_window = l.sliding_window;
+    }
   }
   d.kv_elements_per_layer = kv_elements;
   if (dep.explain)
-    d.rule = format("drafter '%s' from its config (%s): %lld attention layer(s) of %lld K+V elements per token on this rank, "
+    d.rule = format("drafter '%s' from its config (%s): %lld attention layer(s)%s of %lld K+V elements per token on this rank, "
                     "weights %.3f GiB%s%s", spec.model.c_str(), dm.source.c_str(), static_cast<long long>(d.layers),
+                    d.sliding_layers > 0 ? format(" (%lld sliding-window, window %lld)", static_cast<long long>(d.sliding_layers),
+                                                  static_cast<long long>(d.sliding_window)).c_str() : "",
                     static_cast<long long>(kv_elements), bytes_to_gib(d.weights_bytes),
                     whole ? " (whole checkpoint)" : shares_head ? " (embedding and lm_head shared with the target)" : " (embedding shared with the target)",
                     fc > 0 ? format(", fc %.0f x %.0f", fc_inputs, h).c_str() : "");

@@ -77,6 +77,9 @@ struct Drafter {
   // K + V elements of one token in one drafter layer on this rank when the drafter's own config gives them
   // (0: the target's attention geometry, as MTP layers and an assumed EAGLE head have).
   int64_t kv_elements_per_layer = 0;
+  // Of `layers`, those that are sliding-window attention in the drafter's own config (DFlash2: layer_types all
+  // "sliding_attention"), and their window: vLLM gives them a SlidingWindowSpec, a KV group of their own.
+  int64_t sliding_layers = 0, sliding_window = 0;
   std::string rule;          // what was sized, with the assumption made
 };
 Drafter estimate_drafter(const model::ModelSpec& m, const model::QuantScheme& scheme, const Deployment& dep, const StageLayout& layout);
@@ -252,6 +255,8 @@ struct KvInputs {
   std::optional<bool> enable_prefix_caching;  // Deployment::enable_prefix_caching (unset: the version's default mode)
   int ssm_cache_bits = 0;  // --mamba-ssm-cache-dtype as bits per SSM state element (0: each layer's own ssm_dtype)
   KvScanMemo* scans = nullptr;  // Deployment::kv_scan: the layer pass taken from it, or kept in it (issue 19)
+  // Of drafter_layers, the sliding-window ones and their window (Drafter::sliding_layers / sliding_window).
+  int64_t drafter_sliding_layers = 0, drafter_sliding_window = 0;
 };
 // --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
 // mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).

@@ -2,6 +2,7 @@
 // sized from the drafter's own config.json as deploy resolves it (catalogue, --models DIR, hub cache).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "deploy/deployment.hpp"
@@ -117,4 +118,74 @@ TEST(FitSpec, Issue15_UnreadableDrafterIsAnError) {
   auto eagle = with_spec(R"({"method": "eagle3", "model": "yuhuili/NoSuch-EAGLE3", "num_speculative_tokens": 2})", {});
   ASSERT_TRUE(eagle.has_value());
   EXPECT_FALSE(eagle->speculative.drafter);
+}
+
+// Issue 15/16, the club-3090 DFlash2 boots: a DFlash2 drafter's layers are sliding-window attention
+// (layer_types all "sliding_attention", sliding_window 2048: vLLM PR #52816 as backported in club-3090
+// models/qwen3.8-27b/vllm/patches/vllm-dflash2-backport; the 2,048-token window from syv-ai/qwen38-27b-rtx3090
+// docs/optimizations.md), so vLLM gives them a SlidingWindowSpec: a KV group kind of their own, not 5 more
+// full-attention layers. The config below is written here in that layout (5 layers, 8 KV heads x 128).
+// By hand, Qwen/Qwen3.5-27B at TP 2, bf16 KV, max_model_len 65,536, prefix caching on (align), 7 speculative
+// tokens, max_num_batched_tokens 8,192, a budget of 11.15 GiB = 11,972,221,337 B (club3090-1086's printed line):
+//   K+V per token per layer on a rank: target 2 heads x (256 + 256) x 2 B = 2,048; drafter 4 x (128 + 128) x 2 B
+//   = 2,048, the same, so the drafter adds 5 layers of the target's page.
+//   GDN state: conv 5,120 channels x (3 + 7) x 2 B = 102,400; ssm 24 x 128 x 128 x 4 B = 1,572,864; 1,675,264.
+//   block 16 x ceil(1,675,264 / (16 x 2,048)) = 16 x 52 = 832; page 832 x 2,048 = 1,703,936;
+//   11,972,221,337 // 1,703,936 = 7,026 pages.
+//   Sliding drafter: kinds full 16, sliding 5, GDN 48 -> group size 5 (48 >= 1.5 x 5), 4 + 1 + 10 = 15 groups;
+//     num_blocks 7,026 // 5 = 1,405; a request: 4 x ceil(65,536 / 832) = 4 x 79 = 316, the sliding group
+//     ceil(min(2,047 + 8,192, 65,536) / 832) + 1 = 13 + 1 = 14, the GDN groups 10 x (2 + 7) = 90: 420;
+//     1,405 / 420 = 3.3452x, int(1,405 x 65,536 / 420) = 219,233 tokens.
+//   The same drafter read as full attention (no layer_types): kinds full 21, GDN 48 -> group size 21
+//     (48 >= 31.5), num_blocks 7,026 // 21 = 334; a request 79 + 3 x 9 = 106: 3.1509x, 206,500 tokens.
+// The boot printed 3.27x and 214,135 tokens (club-3090 #1086), whose num_blocks can only be 281 or a multiple
+// (1,405 = 5 x 281): the group size 5 is what the printed line says. The own group is a versioned rule
+// (engines.json drafter_sliding_kv_group, vLLM 0.26+): on the 0.21-0.25 profile, which has no such rule, the
+// DFlash2 layers count as full attention (206,500 tokens) and the estimate says so.
+TEST(FitSpec, Issue15_Dflash2SlidingDrafterLayersAreAKvGroupOfTheirOwn) {
+  const std::string dir = pftest::scratch_dir("dflash2");
+  const std::string common = R"("model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 5,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 17408,
+             "vocab_size": 248320, "max_position_embeddings": 262144, "rms_norm_eps": 1e-6, "torch_dtype": "bfloat16",
+             "tie_word_embeddings": false)";
+  std::filesystem::create_directories(dir + "/z-lab__Qwen3.8-27B-DFlash2");
+  std::ofstream(dir + "/z-lab__Qwen3.8-27B-DFlash2/config.json")
+      << R"({"architectures": ["DFlash2DraftModel"], "is_causal": false, "sliding_window": 2048,
+             "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention"], )"
+      << common << "}";
+  std::filesystem::create_directories(dir + "/z-lab__Qwen3.8-27B-DFlash-full");
+  std::ofstream(dir + "/z-lab__Qwen3.8-27B-DFlash-full/config.json") << R"({"architectures": ["DFlashDraftModel"], )" << common << "}";
+  auto t = target("Qwen/Qwen3.5-27B");
+  t.device = *device::find_device(*device::load_device_catalog(), "RTX5090");
+  const auto engines = engine::load_engine_catalog();
+  struct Row {
+    const char* drafter;
+    const char* version;
+    int64_t group_size, num_blocks, kv_tokens;
+    double concurrency;
+  };
+  for (const Row& row : {Row{"z-lab/Qwen3.8-27B-DFlash2", "0.27.1", 5, 1405, 219233, 1405.0 / 420.0},
+                         Row{"z-lab/Qwen3.8-27B-DFlash-full", "0.27.1", 21, 334, 206500, 334.0 / 106.0},
+                         Row{"z-lab/Qwen3.8-27B-DFlash2", "0.24.0", 21, 334, 206500, 334.0 / 106.0}}) {
+    t.engine = *engine::select_engine(*engines, "vllm", row.version);
+    auto d = with_spec(std::string(R"({"method": "dflash", "model": ")") + row.drafter + R"(", "num_speculative_tokens": 7})", {dir});
+    ASSERT_TRUE(d.has_value()) << d.error().message;
+    d->tensor_parallel_size = 2;
+    d->max_model_len = 65536;
+    d->max_num_batched_tokens = 8192;
+    d->enable_prefix_caching = true;
+    d->kv_cache_memory_bytes = 11.15 * 1073741824.0;
+    const auto e = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *d);
+    EXPECT_EQ(e.drafter_layers, 5) << row.drafter;
+    EXPECT_EQ(e.block_size, 832) << row.drafter;
+    EXPECT_EQ(e.page_bytes, 1703936) << row.drafter;
+    EXPECT_EQ(e.group_size, row.group_size) << row.drafter;
+    EXPECT_EQ(e.num_blocks, row.num_blocks) << row.drafter;
+    EXPECT_NEAR(e.max_concurrency, row.concurrency, 1e-9) << row.drafter;
+    EXPECT_EQ(e.kv_tokens, row.kv_tokens) << row.drafter;
+    const bool said = std::any_of(e.assumptions.begin(), e.assumptions.end(),
+                                  [](const std::string& a) { return a.find("sliding-window layer(s) counted as full attention") != std::string::npos; });
+    EXPECT_EQ(said, std::string(row.version) == "0.24.0") << row.drafter << " " << row.version;
+  }
+  std::filesystem::remove_all(dir);
 }
