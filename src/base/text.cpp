@@ -129,4 +129,27 @@ std::string redact_url_credentials(std::string text) {
   return text;
 }
 
+std::optional<int32_t> parse_iso_date(const std::string& text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+  const int y = std::stoi(text.substr(0, 4)), m = std::stoi(text.substr(5, 2)), d = std::stoi(text.substr(8, 2));
+  if (m < 1 || m > 12 || d < 1) return std::nullopt;
+  static constexpr int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > k_days[m - 1] + (m == 2 && leap ? 1 : 0)) return std::nullopt;
+  return static_cast<int32_t>(y * 10000 + m * 100 + d);
+}
+
+std::optional<DateInText> find_iso_date(const std::string& text) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = 0; i + 10 <= text.size(); ++i) {
+    if (i > 0 && digit(text[i - 1])) continue;
+    if (i + 10 < text.size() && digit(text[i + 10])) continue;
+    const std::string candidate = text.substr(i, 10);
+    if (const auto day = parse_iso_date(candidate)) return DateInText{*day, candidate};
+  }
+  return std::nullopt;
+}
+
 }  // namespace preflight

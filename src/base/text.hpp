@@ -1,6 +1,8 @@
 // base/text: small string helpers (case folding, splitting, edit distance for "did you mean").
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +27,15 @@ std::string strip_terminal_controls(const std::string& text);
 // "http://***@host/x". A URL is "scheme://" up to the first '/', '?', '#', whitespace, quote or end;
 // the userinfo is what precedes its last '@'. Used on every URL that is printed or stored.
 std::string redact_url_credentials(std::string text);
+// A calendar date written "YYYY-MM-DD" (the whole text) as yyyymmdd; nullopt for any other form or a day the
+// month does not have (leap years counted).
+std::optional<int32_t> parse_iso_date(const std::string& text);
+// The first "YYYY-MM-DD" in free text that is a valid date and not part of a longer run of digits
+// ("... issues/5993 (2026-01-19)"), with its text; nullopt when there is none.
+struct DateInText {
+  int32_t date = 0;
+  std::string text;
+};
+std::optional<DateInText> find_iso_date(const std::string& text);
 
 }  // namespace preflight

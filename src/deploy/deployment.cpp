@@ -521,6 +521,30 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
       dated = true;
     }
   }
+  // Still undated: a date the evidence states takes the newest profile whose first release came out by then (and
+  // prints its token line the way the evidence does, where that is known). A newer profile without a recorded release
+  // date leaves the version undated: it cannot be told whether it was out.
+  if (!dated && name.find('@') == std::string::npos) {
+    if (const auto day = find_iso_date(input.evidence_date)) {
+      std::vector<const engine::EngineProfile*> mine;
+      for (const auto& p : engines.profiles)
+        if (p.engine == name) mine.push_back(&p);
+      std::sort(mine.begin(), mine.end(), [](const auto* a, const auto* b) { return b->version_min < a->version_min; });
+      for (const auto* p : mine) {
+        if (!p->first_release) break;
+        if (p->first_release->date > day->date) continue;
+        if (input.printed_tokens_are_blocks && (p->tokens_rule == engine::TokensRule::blocks) != *input.printed_tokens_are_blocks) continue;
+        if (auto found = engine::select_engine(engines, name, p->version_min.text())) {
+          const auto& fr = *p->first_release;
+          assumptions.push_back(format("engine version dated by the %s's date %s: %s, the newest profile released by then (%s on %s, %s)",
+                                       input.evidence_date_origin.c_str(), day->text.c_str(), found->id.c_str(), fr.version.c_str(), fr.date_text.c_str(),
+                                       fr.source.c_str()));
+          return found;
+        }
+        break;
+      }
+    }
+  }
   // Still undated: the printed token line's format names the newest profile that prints that way.
   if (!dated && input.printed_tokens_are_blocks) {
     const engine::TokensRule rule = *input.printed_tokens_are_blocks ? engine::TokensRule::blocks : engine::TokensRule::concurrency_x_len;

@@ -62,6 +62,10 @@ struct EngineInput {
   // num_blocks x block size (it differs from int(concurrency x max_model_len)), false when it is that
   // product. An undated version then takes the newest profile that prints that way (said in the assumptions).
   std::optional<bool> printed_tokens_are_blocks;
+  // Issue 15: free text that may carry the evidence's date ("github.com/.../issues/5993 (2026-01-19)"); its first
+  // YYYY-MM-DD dates an otherwise undated version: the newest profile whose first release came out by then.
+  std::string evidence_date;
+  std::string evidence_date_origin;
 };
 
 // vLLM's flags as given; unset ones take the engine version's defaults.

@@ -328,7 +328,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
-                            "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group"}));
+                            "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
+                            "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
@@ -338,6 +339,20 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
   p.version_min = range->first;
   p.version_max = range->second;
+  if (const Json* fr = r.find("first_release"); fr && !fr->is_null()) {
+    const std::string where = "profiles[" + id + "].first_release";
+    if (!fr->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: expected an object", origin.c_str(), where.c_str()), origin);
+    JsonObject f(*fr, origin, where);
+    PF_TRY(fkeys, f.only_keys({"version", "date", "source"}));
+    (void)fkeys;
+    PF_TRY(fv, f.string("version"));
+    PF_TRY(fd, f.string("date"));
+    PF_TRY(fs, f.string("source"));
+    const auto day = parse_iso_date(fd);
+    if (!day) return make_error(ErrorKind::corrupt, format("%s: %s.date: expected YYYY-MM-DD, found '%s'", origin.c_str(), where.c_str(), fd.c_str()), origin);
+    if (fs.empty()) return make_error(ErrorKind::corrupt, format("%s: %s.source: empty (every fact names its source)", origin.c_str(), where.c_str()), origin);
+    p.first_release = FirstRelease{fv, *day, fd, fs};
+  }
   PF_TRY(platform, r.string("platform"));
   p.platform = platform;
   PF_TRY(util, r.number("default_gpu_memory_utilization"));

@@ -58,10 +58,21 @@ struct QuantizationAutoDetect {
   std::string source;
 };
 
+// Issue 15, dating evidence: the first release inside a profile's version range ("0.13.0rc1", released
+// 2025-12-27), as the engine's own release records give it. A log or case that states only a date takes the newest
+// profile released by then (deploy::resolve_engine).
+struct FirstRelease {
+  std::string version;
+  int32_t date = 0;  // yyyymmdd
+  std::string date_text;  // "2025-12-27"
+  std::string source;
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
   Version version_min, version_max;
+  std::optional<FirstRelease> first_release;
   // The version the user named (--engine E@X.Y.Z, a case's engine version) when one selected this profile;
   // empty: none named. Variant rules with a version bound compare rule_version() (issue 16: W4A8_DYNAMIC
   // loads from vLLM-Ascend 0.9.1, inside the 0.7-0.12 profile).

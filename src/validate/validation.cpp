@@ -37,7 +37,7 @@ std::string first_token(const std::string& text) {
 
 // The case line's text fields other than the observations: which model, device and engine it ran.
 struct CaseInputs {
-  std::optional<std::string> hint, engine, engine_version, engine_detail, notes;
+  std::optional<std::string> hint, engine, engine_version, engine_detail, notes, source;
 };
 
 // What the case observed: printed memory lines, the verdict, the measured decode speed.
@@ -71,6 +71,7 @@ Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& fi
   PF_TRY(engine_version, c.opt_string("engine_version"));
   PF_TRY(engine_detail, c.opt_string("engine_detail"));
   PF_TRY(notes, c.opt_string("notes"));
+  PF_TRY(source, c.opt_string("source"));
   row.model = model_name.value_or("");
   row.device = device_text.value_or("");
   in.hint = hint;
@@ -78,6 +79,7 @@ Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& fi
   in.engine_version = engine_version;
   in.engine_detail = engine_detail;
   in.notes = notes;
+  in.source = source;
   return in;
 }
 
@@ -488,6 +490,13 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   // dates it; agreeing lines fit both formats and date nothing.
   if (o.kv_cache_tokens && o.max_concurrency && o.concurrency_len)
     in.engine.printed_tokens_are_blocks = deploy::printed_tokens_are_blocks(*o.kv_cache_tokens, *o.max_concurrency, *o.concurrency_len);
+  // Issue 15: still undated, the date the case's source gives ("... issues/5993 (2026-01-19)"), else its engine detail's.
+  in.engine.evidence_date = inputs.source.value_or("");
+  in.engine.evidence_date_origin = "case source";
+  if (!find_iso_date(in.engine.evidence_date)) {
+    in.engine.evidence_date = inputs.engine_detail.value_or("");
+    in.engine.evidence_date_origin = "case engine_detail";
+  }
   in.flags = flags;
   in.flags.quantization.reset();
   PF_TRY(rules_of, apply_case_quantization(c, spec, where, in.flags, row));

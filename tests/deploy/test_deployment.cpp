@@ -696,3 +696,45 @@ TEST(Deploy, Issue15_CaptureSettingsReachTheGraphTerm) {
   ASSERT_TRUE(old.has_value());
   EXPECT_EQ(old->deployment.mode, estimate::ExecutionMode::graph);
 }
+
+// Issue 15: an undated version with a date in the evidence takes the newest profile whose first release came out by
+// then. vLLM-Ascend's release window (docs/source/community/versioning_policy.md): v0.13.0rc1 2025-12-27, v0.15.0rc1
+// 2026-02-27, so 2026-01-19 is the 0.13-0.14 profile, 2025-12-26 the one before, and 2026-02-27 itself the 0.15 one.
+TEST(Deploy, Issue15_UndatedVersionDatedByTheEvidenceDate) {
+  auto pick = [](const std::string& engine, const std::string& date_text, std::vector<std::string>& assumptions) {
+    deploy::EngineInput in{engine, "", "engine_version", "no version here", "case notes", deploy::UnknownVersion::newest};
+    in.evidence_date = date_text;
+    in.evidence_date_origin = "case source";
+    return deploy::resolve_engine(in, fixture().engines, engine == "vllm" ? "cuda" : "npu", assumptions);
+  };
+  std::vector<std::string> a;
+  auto p = pick("vllm-ascend", "github.com/vllm-project/vllm-ascend/issues/5993 (2026-01-19)", a);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  EXPECT_EQ(p->id, "vllm-ascend@0.13-0.14");
+  ASSERT_FALSE(a.empty());
+  EXPECT_NE(a.back().find("dated by the case source's date 2026-01-19: vllm-ascend@0.13-0.14, the newest profile released by then (0.13.0rc1 on 2025-12-27"),
+            std::string::npos)
+      << a.back();
+  a.clear();
+  EXPECT_EQ(pick("vllm-ascend", "(2025-12-26)", a)->id, "vllm-ascend@0.7-0.12");
+  EXPECT_EQ(pick("vllm-ascend", "2026-02-27", a)->id, "vllm-ascend@0.15-0.17");
+  EXPECT_EQ(pick("vllm-ascend", "2026-08-30", a)->id, "vllm-ascend@0.23-0.26");
+  // Before the first release of the oldest profile: nothing dates it, the newest stands (said as before).
+  a.clear();
+  EXPECT_EQ(pick("vllm-ascend", "2024-01-01", a)->id, "vllm-ascend@0.23-0.26");
+  for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
+  // Not a date (day 30 of February, digits run on): undated.
+  a.clear();
+  EXPECT_EQ(pick("vllm-ascend", "2026-02-30", a)->id, "vllm-ascend@0.23-0.26");
+  EXPECT_EQ(pick("vllm-ascend", "issue 12026-01-190", a)->id, "vllm-ascend@0.23-0.26");
+  for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
+  // vLLM's profiles carry no release dates yet: the date dates nothing, the newest profile stands.
+  a.clear();
+  EXPECT_EQ(pick("vllm", "2024-12-02", a)->id, "vllm@0.26-0.30");
+  for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
+  // A stated version wins over the date.
+  a.clear();
+  deploy::EngineInput stated{"vllm-ascend", "0.23.0", "engine_version", "", "", deploy::UnknownVersion::newest};
+  stated.evidence_date = "2026-01-19";
+  EXPECT_EQ(deploy::resolve_engine(stated, fixture().engines, "npu", a)->id, "vllm-ascend@0.23-0.26");
+}

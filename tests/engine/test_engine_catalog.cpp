@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "base/text.hpp"
 #include "engine/engine_profile.hpp"
 
 using namespace preflight;
@@ -203,4 +204,56 @@ TEST(EngineCatalog, Issue15_HybridKvTensorCopiesFollowTheVersion) {
     ASSERT_FALSE(e.has_value()) << b.fragment;
     EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
   }
+}
+
+// Issue 15, dating evidence: every vLLM-Ascend profile names its first release and that release's date (vLLM-Ascend's
+// versioning_policy.md release window: v0.13.0rc1 2025-12-27, v0.23.0rc1 2026-07-20); a malformed record is an error
+// naming the profile and the field.
+TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryAscendProfile) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  int ascend = 0;
+  for (const auto& p : c->profiles) {
+    if (p.engine != "vllm-ascend") continue;
+    ++ascend;
+    ASSERT_TRUE(p.first_release.has_value()) << p.id;
+    EXPECT_NE(p.first_release->source.find("versioning_policy.md"), std::string::npos) << p.id;
+  }
+  EXPECT_EQ(ascend, 6);
+  auto p13 = select_engine(*c, "vllm-ascend", "0.13.0");
+  ASSERT_TRUE(p13.has_value());
+  EXPECT_EQ(p13->first_release->version, "0.13.0rc1");
+  EXPECT_EQ(p13->first_release->date, 20251227);
+  auto p23 = select_engine(*c, "vllm-ascend", "0.23.0");
+  ASSERT_TRUE(p23.has_value());
+  EXPECT_EQ(p23->first_release->date, 20260720);
+
+  const std::string base = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
+      "platform": "npu", "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA}]})";
+  struct Bad { std::string extra, fragment; };
+  const Bad bads[] = {
+      {R"(, "first_release": {"version": "1.0.0", "date": "2026-02-30", "source": "s"})", "profiles[x@1].first_release.date: expected YYYY-MM-DD, found '2026-02-30'"},
+      {R"(, "first_release": {"version": "1.0.0", "date": "2026-1-5", "source": "s"})", "expected YYYY-MM-DD"},
+      {R"(, "first_release": {"version": "1.0.0", "date": "2026-01-05", "source": ""})", "every fact names its source"},
+      {R"(, "first_release": {"version": "1.0.0", "date": "2026-01-05"})", "source"},
+      {R"(, "first_release": "2026-01-05")", "expected an object"},
+  };
+  for (const auto& b : bads) {
+    std::string text = base;
+    text.replace(text.find("EXTRA"), 5, b.extra);
+    auto j = parse_json(text, "engines.json");
+    ASSERT_TRUE(j.has_value()) << b.fragment;
+    auto e = parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << b.fragment;
+    EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
+  }
+  // 2024 is a leap year, 2100 is not.
+  EXPECT_EQ(parse_iso_date("2024-02-29"), std::optional<int32_t>(20240229));
+  EXPECT_EQ(parse_iso_date("2100-02-29"), std::nullopt);
+  EXPECT_EQ(parse_iso_date("2026-13-01"), std::nullopt);
+  ASSERT_TRUE(find_iso_date("issue 5993 (2026-01-19), log 2026-02-01").has_value());
+  EXPECT_EQ(find_iso_date("issue 5993 (2026-01-19), log 2026-02-01")->text, "2026-01-19");
+  EXPECT_EQ(find_iso_date("build 12026-01-190"), std::nullopt);
 }

@@ -162,6 +162,28 @@ TEST(Validation, EngineEraFromTheCaseText) {
   EXPECT_TRUE(says(r->rows[1], "engine version 0.9.2, dated by the engine_version"));
 }
 
+// Issue 15: a case without a version whose source gives a date is run on the newest profile released by then
+// (vLLM-Ascend v0.13.0rc1 came out 2025-12-27, v0.15.0rc1 2026-02-27); its engine_detail's date when the source has none.
+TEST(Validation, Issue15_UndatedCaseDatedByItsSourceDate) {
+  const std::string path = ::testing::TempDir() + "/source_date.jsonl";
+  std::ofstream(path) << R"J({"id":"s","engine":"vllm-ascend","source":"github.com/vllm-project/vllm-ascend/issues/5629 (2026-01-06)","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-8B","kv_cache_tokens":1000})J" "\n"
+                      << R"J({"id":"d","engine":"vllm-ascend","source":"a blog","engine_detail":"image built 2026-03-01","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-8B","kv_cache_tokens":1000})J" "\n"
+                      << R"J({"id":"n","engine":"vllm-ascend","source":"a blog","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-8B","kv_cache_tokens":1000})J" "\n";
+  auto r = validate::run_validation({path}, {});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->rows[0].engine, "vllm-ascend@0.13-0.14");
+  EXPECT_EQ(r->rows[1].engine, "vllm-ascend@0.15-0.17");
+  EXPECT_EQ(r->rows[2].engine, "vllm-ascend@0.23-0.26");
+  auto says = [](const validate::CaseResult& row, const std::string& text) {
+    for (const auto& a : row.assumptions) if (a.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says(r->rows[0], "dated by the case source's date 2026-01-06"));
+  EXPECT_TRUE(says(r->rows[1], "dated by the case engine_detail's date 2026-03-01"));
+  EXPECT_FALSE(says(r->rows[2], "dated by the case"));
+}
+
 // Issue 14: free-text notes never set an input: whatever they say about --skip-mm-profiling, every row is
 // evaluated with the same inputs.
 TEST(Validation, Issue14_NotesNeverSetAFlag) {
