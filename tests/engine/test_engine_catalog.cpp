@@ -6,6 +6,33 @@
 using namespace preflight;
 using namespace preflight::engine;
 
+namespace {
+
+// One minimal valid profile with `extra` added to it must fail to parse with `fragment` in the error.
+struct BadProfileField {
+  std::string extra, fragment;
+};
+
+template <size_t N>
+void expect_profile_errors(const BadProfileField (&bads)[N]) {
+  const std::string base = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
+      "platform": "npu", "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA}]})";
+  for (const auto& b : bads) {
+    std::string text = base;
+    text.replace(text.find("EXTRA"), 5, b.extra);
+    auto j = parse_json(text, "engines.json");
+    ASSERT_TRUE(j.has_value()) << b.fragment;
+    auto e = parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << b.fragment;
+    EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
+  }
+}
+
+}  // namespace
+
+
 TEST(EngineCatalog, SelectsByVersionRange) {
   auto c = load_engine_catalog();
   ASSERT_TRUE(c.has_value()) << c.error().describe();
@@ -184,26 +211,13 @@ TEST(EngineCatalog, Issue15_HybridKvTensorCopiesFollowTheVersion) {
     EXPECT_EQ(static_cast<int>(rule->copies), r.copies) << r.version;
     EXPECT_NE(rule->rule.source.find("_allocate_kv_cache_tensors"), std::string::npos) << r.version;
   }
-  const std::string base = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
-      "platform": "npu", "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
-      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
-      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA}]})";
-  struct Bad { std::string extra, fragment; };
-  const Bad bads[] = {
+  const BadProfileField bads[] = {
       {R"(, "hybrid_kv_tensor_copies": [{"copies": "per_tensor", "version_min": "1.0.0", "version_max": "1.9.0", "source": "s"}])", "copies must be per_layer or per_kind"},
       {R"(, "hybrid_kv_tensor_copies": [{"copies": "per_kind", "version_min": "1.0.0", "version_max": "1.9.0"}])", "source"},
       {R"(, "hybrid_kv_tensor_copies": [{"copies": "per_kind", "version_min": "1.9.0", "version_max": "1.0.0", "source": "s"}])", "bad version range"},
       {R"(, "hybrid_kv_tensor_copies": {"copies": "per_kind"})", "must be an array"},
   };
-  for (const auto& b : bads) {
-    std::string text = base;
-    text.replace(text.find("EXTRA"), 5, b.extra);
-    auto j = parse_json(text, "engines.json");
-    ASSERT_TRUE(j.has_value()) << b.fragment;
-    auto e = parse_engine_catalog(*j, "engines.json");
-    ASSERT_FALSE(e.has_value()) << b.fragment;
-    EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
-  }
+  expect_profile_errors(bads);
 }
 
 // Issue 15, dating evidence: every vLLM-Ascend profile names its first release and that release's date (vLLM-Ascend's
@@ -228,27 +242,14 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryAscendProfile) {
   ASSERT_TRUE(p23.has_value());
   EXPECT_EQ(p23->first_release->date, 20260720);
 
-  const std::string base = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0",
-      "platform": "npu", "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
-      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
-      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s" EXTRA}]})";
-  struct Bad { std::string extra, fragment; };
-  const Bad bads[] = {
+  const BadProfileField bads[] = {
       {R"(, "first_release": {"version": "1.0.0", "date": "2026-02-30", "source": "s"})", "profiles[x@1].first_release.date: expected YYYY-MM-DD, found '2026-02-30'"},
       {R"(, "first_release": {"version": "1.0.0", "date": "2026-1-5", "source": "s"})", "expected YYYY-MM-DD"},
       {R"(, "first_release": {"version": "1.0.0", "date": "2026-01-05", "source": ""})", "every fact names its source"},
       {R"(, "first_release": {"version": "1.0.0", "date": "2026-01-05"})", "source"},
       {R"(, "first_release": "2026-01-05")", "expected an object"},
   };
-  for (const auto& b : bads) {
-    std::string text = base;
-    text.replace(text.find("EXTRA"), 5, b.extra);
-    auto j = parse_json(text, "engines.json");
-    ASSERT_TRUE(j.has_value()) << b.fragment;
-    auto e = parse_engine_catalog(*j, "engines.json");
-    ASSERT_FALSE(e.has_value()) << b.fragment;
-    EXPECT_NE(e.error().describe().find(b.fragment), std::string::npos) << e.error().describe();
-  }
+  expect_profile_errors(bads);
   // 2024 is a leap year, 2100 is not.
   EXPECT_EQ(parse_iso_date("2024-02-29"), std::optional<int32_t>(20240229));
   EXPECT_EQ(parse_iso_date("2100-02-29"), std::nullopt);

@@ -134,5 +134,9 @@ TEST(HostBandwidth, Issue17_CpuTimeLeavesOutTimeSliceLostToOtherWork) {
   std::printf("alone: wall %.2f GB/s, cpu %.2f GB/s; beside a busy thread: wall %.2f GB/s, cpu %.2f GB/s\n", a.median_bytes_per_s / 1e9,
               a.median_cpu_bytes_per_s / 1e9, s.median_bytes_per_s / 1e9, s.median_cpu_bytes_per_s / 1e9);
   EXPECT_LT(s.median_bytes_per_s, 0.75 * s.median_cpu_bytes_per_s);
-  EXPECT_GT(s.median_cpu_bytes_per_s, 0.7 * a.median_cpu_bytes_per_s);
+  // The CPU-time rate is not all of the alone rate: each switch to the busy thread costs the reader its cache lines
+  // and prefetch streams. On this project's 2-vCPU machine it measured 0.74-0.79 of the alone rate run by itself (5
+  // runs) and 0.69 with another test beside it (hence RUN_SERIAL in tests/CMakeLists.txt), while the wall rate is
+  // 0.35-0.40 of it: 0.6 still fails a CPU time that tracked the wall.
+  EXPECT_GT(s.median_cpu_bytes_per_s, 0.6 * a.median_cpu_bytes_per_s);
 }
