@@ -100,7 +100,7 @@ TEST(HostBandwidth, ParsesKernelNames) {
 // Issue 17 (the llama.cpp CPU decode check drifted with the machine's load): each repeat is also timed by
 // the workers' thread CPU time, which leaves out the moments the scheduler ran other work on their core.
 // Pinned to one CPU with a busy thread beside it, the worker gets about half the core: the wall-clock rate
-// falls to about half, the CPU-time rate stays near the one measured alone on that CPU. 128 MiB: far above
+// falls to about half of the CPU-time rate, which counts only the slices the worker ran. 128 MiB: far above
 // the 16-64 MiB a core of the test host keeps in cache, so both runs read memory.
 TEST(HostBandwidth, Issue17_CpuTimeLeavesOutTimeSliceLostToOtherWork) {
   cpu_set_t saved;
@@ -133,10 +133,10 @@ TEST(HostBandwidth, Issue17_CpuTimeLeavesOutTimeSliceLostToOtherWork) {
   for (size_t i = 0; i < s.seconds.size(); ++i) EXPECT_LE(s.cpu_seconds[i], s.seconds[i] + 1e-3) << "repeat " << i;  // timed inside the wall window
   std::printf("alone: wall %.2f GB/s, cpu %.2f GB/s; beside a busy thread: wall %.2f GB/s, cpu %.2f GB/s\n", a.median_bytes_per_s / 1e9,
               a.median_cpu_bytes_per_s / 1e9, s.median_bytes_per_s / 1e9, s.median_cpu_bytes_per_s / 1e9);
-  EXPECT_LT(s.median_bytes_per_s, 0.75 * s.median_cpu_bytes_per_s);
-  // The CPU-time rate is not all of the alone rate: each switch to the busy thread costs the reader its cache lines
-  // and prefetch streams. On this project's 2-vCPU machine it measured 0.74-0.79 of the alone rate run by itself (5
-  // runs) and 0.69 with another test beside it (hence RUN_SERIAL in tests/CMakeLists.txt), while the wall rate is
-  // 0.35-0.40 of it: 0.6 still fails a CPU time that tracked the wall.
-  EXPECT_GT(s.median_cpu_bytes_per_s, 0.6 * a.median_cpu_bytes_per_s);
+  // Sharing the CPU with a busy thread halves the reader's wall-clock rate (it runs about half the slices) while its
+  // CPU-time rate counts only the slices it ran: measured 1.97-2.04 x the wall rate over 7 runs on this project's
+  // machine, alone and with other tests running, so 1.6 x still fails a CPU time that tracked the wall (1.0 x).
+  // The CPU-time rate is not compared with the rate measured alone: in a VM a thread's CPU time also counts host steal
+  // and the cache refills after each switch, and those moved it between 0.34 and 0.79 of the alone rate from run to run.
+  EXPECT_GT(s.median_cpu_bytes_per_s, 1.6 * s.median_bytes_per_s);
 }
