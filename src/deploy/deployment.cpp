@@ -524,7 +524,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
   // Still undated: a date the evidence states takes the newest profile whose first release came out by then (and
   // prints its token line the way the evidence does, where that is known). A newer profile without a recorded release
   // date leaves the version undated: it cannot be told whether it was out.
-  if (!dated && name.find('@') == std::string::npos) {
+  if (!dated) {
     if (const auto day = find_iso_date(input.evidence_date)) {
       std::vector<const engine::EngineProfile*> mine;
       for (const auto& p : engines.profiles)

@@ -180,8 +180,8 @@ void derive_class_runtime_totals(const std::vector<RuntimeTotalSample>& referenc
     d.class_runtime_total_rule = format("%s: runtime total unknown; assumed %.2f GiB = nominal %.2f GiB x %.4f, the median runtime/nominal ratio of the %zu "
                                         "measured %s %s cards (%s); band %.4f-%.4f (%.2f-%.2f GiB)",
                                         d.id.c_str(), bytes_to_gib(*d.class_runtime_total_bytes), bytes_to_gib(d.memory_bytes), median, n, d.vendor.c_str(),
-                                        d.memory_kind.c_str(), members.c_str(), ratios.front(), ratios.back(), bytes_to_gib(d.memory_bytes * ratios.front()),
-                                        bytes_to_gib(d.memory_bytes * ratios.back()));
+                                        d.memory_kind.c_str(), members.c_str(), ratios.front(), ratios.back(), bytes_to_gib(d.class_runtime_total_low_bytes),
+                                        bytes_to_gib(d.class_runtime_total_high_bytes));
   }
 }
 
