@@ -505,10 +505,17 @@ std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency,
 
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions) {
+  VersionBasis basis = VersionBasis::stated;
+  return resolve_engine(input, engines, device_platform, assumptions, basis);
+}
+
+Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
+                                               std::vector<std::string>& assumptions, VersionBasis& basis) {
   const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));
   std::string version = input.version;
   auto profile = engine::select_engine(engines, name, version);
   bool dated = name.find('@') != std::string::npos || (profile && !version.empty());
+  basis = dated ? VersionBasis::stated : VersionBasis::newest_assumed;
   // A version that selects no profile, or none stated, is dated by a "vX.Y" inside it, then inside the hint.
   for (const auto& [dating, where] : {std::pair{input.version, input.origin}, std::pair{input.version_hint, input.version_hint_origin}}) {
     if (profile && (!version.empty() || name.find('@') != std::string::npos)) break;
@@ -519,6 +526,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
       assumptions.push_back("engine version " + v + ", dated by the " + where);
       version = v;
       dated = true;
+      basis = VersionBasis::dated;
     }
   }
   // Still undated: a date the evidence states takes the newest profile whose first release came out by then (and
@@ -539,6 +547,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
           assumptions.push_back(format("engine version dated by the %s's date %s: %s, the newest profile released by then (%s on %s, %s)",
                                        input.evidence_date_origin.c_str(), day->text.c_str(), found->id.c_str(), fr.version.c_str(), fr.date_text.c_str(),
                                        fr.source.c_str()));
+          basis = VersionBasis::dated;
           return found;
         }
         break;
@@ -556,6 +565,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
         assumptions.push_back("engine version dated by the printed token line (" +
                               std::string(*input.printed_tokens_are_blocks ? "num_blocks x block size, not concurrency x max_model_len" : "concurrency x max_model_len") +
                               "): the newest profile printing that way, " + found->id);
+        basis = VersionBasis::dated;
         return found;
       }
     }
@@ -564,6 +574,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
     auto newest = engine::select_engine(engines, name.substr(0, name.find('@')), "");
     if (newest) {
       assumptions.push_back("engine version '" + version + "' not recognised; newest profile used");
+      basis = VersionBasis::newest_assumed;
       return newest;
     }
   }
@@ -598,7 +609,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
       return make_error(ErrorKind::invalid_argument, (in.flags.pp_layer_partition ? in.flags.pp_layer_partition->origin : std::string("VLLM_PP_LAYER_PARTITION")) +
                                                          ": " + split.error().message);
   }
-  PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions));
+  PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions, r.engine_version_basis));
   if (!eng.runs_on(dev.platform)) {
     const bool llama_only = dev.platform == "cpu" || dev.platform == "metal";
     return make_error(ErrorKind::invalid_argument,
@@ -657,17 +668,13 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   return r;
 }
 
-bool engine_version_stated(const EngineInput& input) {
-  return input.engine.find('@') != std::string::npos || !trim(input.version).empty() || !dated_version(input.version_hint).empty() ||
-         input.printed_tokens_are_blocks.has_value();
-}
-
 VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
   VersionBand band;
-  if (engine_version_stated(in.engine)) return band;
   std::vector<std::string> ignored;
   auto dev = resolve_device(in.device, *catalogs.devices, ignored);
   if (!dev) return band;
+  VersionBasis basis = VersionBasis::stated;
+  if (!resolve_engine(in.engine, *catalogs.engines, dev->platform, ignored, basis) || basis != VersionBasis::newest_assumed) return band;
   const std::string name = trim(in.engine.engine).empty() ? engine::default_engine_for(dev->platform) : to_lower(trim(in.engine.engine));
   std::vector<const engine::EngineProfile*> profiles;
   for (const auto& p : catalogs.engines->profiles)
@@ -690,6 +697,7 @@ VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
       any_kv = true;
     }
   }
+  if (band.points.size() < 2) return VersionBand{};  // one profile covers every version the device runs: nothing is assumed
   return band;
 }
 

@@ -118,10 +118,16 @@ struct Catalogs {
   const engine::EngineCatalog* engines = nullptr;
 };
 
+// How resolve_engine came to its profile: the inputs name the version ("vllm@0.18", a version in a range), the
+// evidence dates it (a "vX.Y" in a hint, the evidence's date, the printed token line's format), or neither, so the
+// newest profile is assumed (issue 15: then the prediction is also given across the versions, see VersionBand).
+enum class VersionBasis { stated, dated, newest_assumed };
+
 struct Resolved {
   model::ModelSpec model;
   device::DeviceSpec device;
   engine::EngineProfile engine;
+  VersionBasis engine_version_basis = VersionBasis::stated;
   engine::Overheads overheads;
   estimate::Deployment deployment;
   std::vector<std::string> assumptions;  // every choice this step made that the inputs did not state
@@ -180,6 +186,9 @@ std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency,
 // not_found for an unknown engine, or a version outside every range with UnknownVersion::error.
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions);
+// The same, also saying how the profile was chosen (`basis`, set whenever a profile is returned).
+Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
+                                               std::vector<std::string>& assumptions, VersionBasis& basis);
 
 // The device a DeviceInput names; assumptions gets the stated total used for a device outside the
 // catalogue, the card assumed for an ambiguous name ("A100", "910B") and why, the card a free-text name
@@ -201,8 +210,9 @@ std::optional<double> stated_total_bytes(const std::string& text);
 // platform, expert parallel over more DP x TP ranks than the model has experts), not_found (device, engine, version, overheads).
 Expected<Resolved> resolve_deployment(const Inputs& inputs, const Catalogs& catalogs);
 
-// Issue 15, "the version from the evidence": when the inputs name an engine without a version and nothing dates
-// it (no "@X.Y", no version, no dated hint, no printed token line), the estimate under every profile of that
+// Issue 15, "the version from the evidence": when the inputs name an engine without a version that selects a
+// profile and nothing dates it (no "@X.Y", no dated hint, no evidence date a profile's first release precedes, no
+// printed token line a profile prints: VersionBasis::newest_assumed), the estimate under every profile of that
 // engine that runs on the device, instead of silently the newest. One point per profile, oldest first.
 struct VersionPoint {
   std::string engine_id;   // the profile ("vllm@0.9.2-0.11.0")
@@ -218,10 +228,8 @@ struct VersionBand {
   int fitting = 0;                   // points whose verdict is fits
 };
 
-// Whether an EngineInput states or dates a version (resolve_engine then needs no assumption of the newest).
-bool engine_version_stated(const EngineInput& input);
-
-// The band over the plausible versions (see VersionBand); profiles whose flags the version rejects are left out.
+// The band over the plausible versions (see VersionBand); profiles whose flags the version rejects are left out, and
+// fewer than two profiles left is no band (llama.cpp@any: one profile for every version).
 VersionBand across_versions(const Inputs& inputs, const Catalogs& catalogs);
 
 }  // namespace preflight::deploy

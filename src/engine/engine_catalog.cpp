@@ -351,6 +351,13 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
     const auto day = parse_iso_date(fd);
     if (!day) return make_error(ErrorKind::corrupt, format("%s: %s.date: expected YYYY-MM-DD, found '%s'", origin.c_str(), where.c_str(), fd.c_str()), origin);
     if (fs.empty()) return make_error(ErrorKind::corrupt, format("%s: %s.source: empty (every fact names its source)", origin.c_str(), where.c_str()), origin);
+    // The release dates the profile, so it is one of the profile's own versions ("0.13.0rc1" in 0.13.0-0.14.99).
+    const auto released = parse_version(fv);
+    if (!released || *released < p.version_min || p.version_max < *released)
+      return make_error(ErrorKind::corrupt,
+                        format("%s: %s.version: '%s' is not a version of the profile's range %s-%s", origin.c_str(), where.c_str(), fv.c_str(),
+                               p.version_min.text().c_str(), p.version_max.text().c_str()),
+                        origin);
     p.first_release = FirstRelease{fv, *day, fd, fs};
   }
   PF_TRY(platform, r.string("platform"));
@@ -627,6 +634,19 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
     for (const auto& item : *detects) {
       PF_TRY(ok, parse_auto_detect(item, origin, catalog));
       (void)ok;
+    }
+  }
+  // Issue 15: an engine's newer version range cannot have come out before an older one (the evidence date takes the
+  // newest profile released by then).
+  for (const auto& older : catalog.profiles) {
+    for (const auto& newer : catalog.profiles) {
+      if (older.engine != newer.engine || !(older.version_max < newer.version_min) || !older.first_release || !newer.first_release) continue;
+      if (newer.first_release->date < older.first_release->date)
+        return make_error(ErrorKind::corrupt,
+                          format("%s: profiles[%s].first_release.date %s is before profiles[%s].first_release.date %s, an older version range",
+                                 origin.c_str(), newer.id.c_str(), newer.first_release->date_text.c_str(), older.id.c_str(),
+                                 older.first_release->date_text.c_str()),
+                          origin);
     }
   }
   // The ratio of a profile's newest version until select_engine picks the requested one.

@@ -445,6 +445,19 @@ void note_lines_without_encoder_pass(const model::ModelSpec& spec, const deploy:
                                    est.max_concurrency));
 }
 
+// Issue 15: nothing states or dates the case's version, so the newest profile is scored; the row also carries the
+// prediction under every profile of the engine (deploy::across_versions) and says what it spans.
+void note_version_band(const deploy::Inputs& in, const CaseContext& ctx, const deploy::Resolved& resolved, CaseResult& row) {
+  row.version_band = deploy::across_versions(in, {&ctx.devices, &ctx.engines});
+  const auto& band = row.version_band;
+  if (band.points.empty()) return;
+  row.assumptions.push_back(format("no version stated or dated: %s, the newest profile, is scored; across the %zu %s profiles (%s to %s) the KV cache "
+                                   "is %lld-%lld tokens and %d of %zu fit (version_band)",
+                                   resolved.engine.id.c_str(), band.points.size(), resolved.engine.engine.c_str(), band.points.front().engine_id.c_str(),
+                                   band.points.back().engine_id.c_str(), static_cast<long long>(band.kv_tokens_min), static_cast<long long>(band.kv_tokens_max),
+                                   band.fitting, band.points.size()));
+}
+
 // One case line: read, resolved, predicted and compared into a row of `report` (evaluated or
 // skipped with a reason). Errors are bad input: malformed JSON, a field of the wrong type, a bad flag.
 Status run_case(const std::string& line, const std::string& file, int line_no, const CaseContext& ctx, ValidationReport& report) {
@@ -504,6 +517,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   if (!resolved) return skip(resolved.error().message);
   row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   row.engine = resolved->engine.id;
+  if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);
   auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
   apply_case_variant_rules(rules_of, *resolved, est, row);
@@ -621,6 +635,14 @@ Json validation_to_json(const ValidationReport& report) {
     if (!r.speed_terms.empty()) {
       row["speed_profile"] = r.speed_profile;
       row["speed_terms"] = r.speed_terms;
+    }
+    if (!r.version_band.points.empty()) {  // the shape of fit --json's version_band
+      Json points = Json::array();
+      for (const auto& p : r.version_band.points)
+        points.push_back({{"engine", p.engine_id}, {"fits", p.fits}, {"failure", failure_name(p.failure)}, {"kv_tokens", p.kv_tokens},
+                          {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"max_concurrency", p.max_concurrency}});
+      row["version_band"] = {{"kv_tokens_min", r.version_band.kv_tokens_min}, {"kv_tokens_max", r.version_band.kv_tokens_max},
+                             {"fitting", r.version_band.fitting}, {"versions", points}};
     }
     rows.push_back(row);
   }

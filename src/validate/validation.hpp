@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/json_util.hpp"
+#include "deploy/deployment.hpp"
 #include "estimate/fit.hpp"
 
 namespace preflight::validate {
@@ -43,6 +44,9 @@ struct CaseResult {
   std::map<std::string, double> memory_terms;
   std::string platform;
   std::string speed_profile;  // engine/platform of the speed constants used
+  // Issue 15: a case whose version nothing states or dates is scored on the newest profile; this is its prediction
+  // under every profile of the engine (empty when the version is stated or dated).
+  deploy::VersionBand version_band;
 };
 
 struct FieldSummary {

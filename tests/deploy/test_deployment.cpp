@@ -469,6 +469,49 @@ TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
   auto by_line = inputs("910B3", "vllm-ascend", f);
   by_line.engine.printed_tokens_are_blocks = true;
   EXPECT_TRUE(deploy::across_versions(by_line, cats).points.empty());
+  auto by_date = inputs("910B3", "vllm-ascend", f);
+  by_date.engine.evidence_date = "issue of 2026-01-19";
+  EXPECT_TRUE(deploy::across_versions(by_date, cats).points.empty());
+  // A date before every first release dates nothing: the band again.
+  by_date.engine.evidence_date = "2024-01-01";
+  EXPECT_EQ(deploy::across_versions(by_date, cats).points.size(), ids.size());
+}
+
+// Issue 15: the same for vLLM on a CUDA card: its eight profiles (engines.json, 0.6-0.7 ... 0.26-0.30), oldest first,
+// each point the fit with that version given; a version the catalogue does not know (with the newest assumed) gives the
+// band too, and a date dates it (no band).
+TEST(Deploy, Issue15_UndatedVllmVersionGivesABandOverVersions) {
+  deploy::Flags f;
+  f.max_model_len = Given<int64_t>{8192, "--max-model-len"};
+  const deploy::Catalogs cats{&fixture().devices, &fixture().engines};
+  const std::vector<std::string> ids = {"vllm@0.6-0.7",   "vllm@0.8-0.9.1",  "vllm@0.9.2-0.11.0", "vllm@0.11.1-0.13",
+                                        "vllm@0.14-0.15", "vllm@0.16-0.20", "vllm@0.21-0.25",    "vllm@0.26-0.30"};
+  const auto band = deploy::across_versions(inputs("A100-80G-SXM", "vllm", f), cats);
+  ASSERT_EQ(band.points.size(), ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(band.points[i].engine_id, ids[i]);
+    auto r = resolve(inputs("A100-80G-SXM", ids[i].substr(0, ids[i].find('-')), f));
+    ASSERT_TRUE(r) << r.error().describe();
+    EXPECT_EQ(r->engine.id, ids[i]);
+    EXPECT_EQ(r->engine_version_basis, deploy::VersionBasis::stated);
+    const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
+    EXPECT_EQ(band.points[i].kv_tokens, e.kv_tokens) << ids[i];
+  }
+  auto newest = resolve(inputs("A100-80G-SXM", "vllm", f));
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->engine.id, "vllm@0.26-0.30");
+  EXPECT_EQ(newest->engine_version_basis, deploy::VersionBasis::newest_assumed);
+
+  auto unknown = inputs("A100-80G-SXM", "vllm", f);
+  unknown.engine.version = "vLLM V1 (a recipe; version not in the excerpt)";
+  unknown.engine.unknown = deploy::UnknownVersion::newest;
+  EXPECT_EQ(deploy::across_versions(unknown, cats).points.size(), ids.size());
+  unknown.engine.evidence_date = "boot of 2026-06-01";
+  EXPECT_TRUE(deploy::across_versions(unknown, cats).points.empty());
+  auto dated = resolve(unknown);
+  ASSERT_TRUE(dated);
+  EXPECT_EQ(dated->engine.id, "vllm@0.21-0.25");
+  EXPECT_EQ(dated->engine_version_basis, deploy::VersionBasis::dated);
 }
 
 // Issue 15: HCCL_BUFFSIZE as the engine's environment gives it. CANN: "an integer greater than or equal to 1" (MB);
@@ -728,10 +771,35 @@ TEST(Deploy, Issue15_UndatedVersionDatedByTheEvidenceDate) {
   EXPECT_EQ(pick("vllm-ascend", "2026-02-30", a)->id, "vllm-ascend@0.23-0.26");
   EXPECT_EQ(pick("vllm-ascend", "issue 12026-01-190", a)->id, "vllm-ascend@0.23-0.26");
   for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
-  // vLLM's profiles carry no release dates yet: the date dates nothing, the newest profile stands.
+  // vLLM (engines.json first_release, each the earliest date found that the release was out): v0.6.0 2024-09-05,
+  // v0.8.0 2025-03-19, v0.16.0 2026-02-26, v0.21.0 2026-05-15, v0.26.0 2026-07-26. vLLM #10517's comment of
+  // 2024-12-02 is the V0 profile; the day of a release is its profile; a day before the oldest dates nothing.
   a.clear();
-  EXPECT_EQ(pick("vllm", "2024-12-02", a)->id, "vllm@0.26-0.30");
+  auto v0 = pick("vllm", "github.com/vllm-project/vllm/issues/10517 (comment of 2024-12-02)", a);
+  ASSERT_TRUE(v0.has_value()) << v0.error().describe();
+  EXPECT_EQ(v0->id, "vllm@0.6-0.7");
+  ASSERT_FALSE(a.empty());
+  EXPECT_NE(a.back().find("dated by the case source's date 2024-12-02: vllm@0.6-0.7, the newest profile released by then (0.6.0 on 2024-09-05"),
+            std::string::npos)
+      << a.back();
+  EXPECT_EQ(pick("vllm", "2025-03-19", a)->id, "vllm@0.8-0.9.1");
+  EXPECT_EQ(pick("vllm", "2026-05-14", a)->id, "vllm@0.16-0.20");
+  EXPECT_EQ(pick("vllm", "2026-05-15", a)->id, "vllm@0.21-0.25");
+  EXPECT_EQ(pick("vllm", "boot of 2026-06-01", a)->id, "vllm@0.21-0.25");
+  EXPECT_EQ(pick("vllm", "2026-08-21", a)->id, "vllm@0.26-0.30");
+  a.clear();
+  EXPECT_EQ(pick("vllm", "2024-09-04", a)->id, "vllm@0.26-0.30");
   for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
+  // The date and the printed token line together: on 2026-06-01 a log printing num_blocks x block size cannot be
+  // 0.21-0.25 (int(concurrency x max_model_len) from 0.21), so it is the newest released profile printing blocks.
+  a.clear();
+  deploy::EngineInput blocks{"vllm", "", "engine_version", "", "", deploy::UnknownVersion::newest};
+  blocks.evidence_date = "2026-06-01";
+  blocks.evidence_date_origin = "case source";
+  blocks.printed_tokens_are_blocks = true;
+  EXPECT_EQ(deploy::resolve_engine(blocks, fixture().engines, "cuda", a)->id, "vllm@0.16-0.20");
+  ASSERT_FALSE(a.empty());
+  EXPECT_NE(a.back().find("dated by the case source's date 2026-06-01: vllm@0.16-0.20"), std::string::npos) << a.back();
   // A stated version wins over the date.
   a.clear();
   deploy::EngineInput stated{"vllm-ascend", "0.23.0", "engine_version", "", "", deploy::UnknownVersion::newest};

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "base/text.hpp"
 #include "engine/engine_profile.hpp"
 
@@ -257,4 +260,65 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryAscendProfile) {
   ASSERT_TRUE(find_iso_date("issue 5993 (2026-01-19), log 2026-02-01").has_value());
   EXPECT_EQ(find_iso_date("issue 5993 (2026-01-19), log 2026-02-01")->text, "2026-01-19");
   EXPECT_EQ(find_iso_date("build 12026-01-190"), std::nullopt);
+}
+
+// Issue 15, dating vLLM (CUDA) evidence: every vLLM profile names the final release of its lowest version and the
+// earliest date found that it was out (engines.json first_release: v0.6.0 2024-09-05 happy_vllm #31, v0.8.0
+// 2025-03-19 dependabot, v0.9.2 2025-07-08 vllm-ascend's 'vLLM version' line, v0.11.1 2025-11-19 IBM/ado #223,
+// v0.14.0 2026-01-21 dependabot, v0.16.0 2026-02-26 dynamo #6614, v0.21.0 2026-05-15 and v0.26.0 2026-07-26
+// vllm-metal's bumps), each an upper bound the source says so. A release outside the profile's range, or a newer range
+// released before an older one, is an error naming both.
+TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryVllmProfile) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  const std::map<std::string, std::pair<std::string, int32_t>> want = {
+      {"vllm@0.6-0.7", {"0.6.0", 20240905}},       {"vllm@0.8-0.9.1", {"0.8.0", 20250319}}, {"vllm@0.9.2-0.11.0", {"0.9.2", 20250708}},
+      {"vllm@0.11.1-0.13", {"0.11.1", 20251119}},  {"vllm@0.14-0.15", {"0.14.0", 20260121}}, {"vllm@0.16-0.20", {"0.16.0", 20260226}},
+      {"vllm@0.21-0.25", {"0.21.0", 20260515}},    {"vllm@0.26-0.30", {"0.26.0", 20260726}}};
+  size_t vllm = 0;
+  for (const auto& p : c->profiles) {
+    if (p.engine != "vllm") continue;
+    ++vllm;
+    ASSERT_TRUE(p.first_release.has_value()) << p.id;
+    const auto w = want.find(p.id);
+    ASSERT_NE(w, want.end()) << p.id;
+    EXPECT_EQ(p.first_release->version, w->second.first) << p.id;
+    EXPECT_EQ(p.first_release->version, p.version_min.text()) << p.id;  // the lowest version of the range
+    EXPECT_EQ(p.first_release->date, w->second.second) << p.id;
+    EXPECT_NE(p.first_release->source.find("upper bound"), std::string::npos) << p.id;
+    EXPECT_NE(p.first_release->source.find("https://"), std::string::npos) << p.id;
+  }
+  EXPECT_EQ(vllm, want.size());
+
+  const BadProfileField bads[] = {
+      {R"(, "first_release": {"version": "2.0.0", "date": "2026-01-05", "source": "s"})", "profiles[x@1].first_release.version: '2.0.0' is not a version of the profile's range 1.0.0-1.9.0"},
+      {R"(, "first_release": {"version": "0.9.9rc1", "date": "2026-01-05", "source": "s"})", "'0.9.9rc1' is not a version of the profile's range"},
+      {R"(, "first_release": {"version": "rc1", "date": "2026-01-05", "source": "s"})", "'rc1' is not a version"},
+      {R"(, "first_release": {"version": "1.0.0", "date": "05/01/2026", "source": "s"})", "profiles[x@1].first_release.date: expected YYYY-MM-DD, found '05/01/2026'"},
+      {R"(, "first_release": {"version": "1.0.0", "date": "2025-09-31", "source": "s"})", "found '2025-09-31'"},
+      {R"(, "first_release": {"version": "1.0.0", "date": "2026-01-05", "source": "s", "tag": "v1.0.0"})", "tag"},
+  };
+  expect_profile_errors(bads);
+
+  // Two ranges of one engine whose release dates go back in time: v1.2 out before v1.0.
+  auto profile = [](const std::string& id, const std::string& lo, const std::string& hi, const std::string& date) {
+    return R"({"id": ")" + id + R"(", "engine": "x", "version_min": ")" + lo + R"(", "version_max": ")" + hi +
+           R"(", "platform": "cuda", "default_gpu_memory_utilization": 0.9, "block_size": 16, "hybrid_block_rule": "cuda_align",
+           "hybrid_mamba_mode": "none", "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192,
+           "sampler_logit_copies": 1, "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s",
+           "first_release": {"version": ")" + lo + R"(", "date": ")" + date + R"(", "source": "s"}})";
+  };
+  auto catalog_of = [&](const std::string& d1, const std::string& d2) {
+    auto j = parse_json(R"({"schema_version": 1, "profiles": [)" + profile("x@1.0", "1.0.0", "1.1.99", d1) + ", " + profile("x@1.2", "1.2.0", "1.9.0", d2) + "]}",
+                        "engines.json");
+    EXPECT_TRUE(j.has_value());
+    return parse_engine_catalog(*j, "engines.json");
+  };
+  auto backwards = catalog_of("2026-03-01", "2026-02-01");
+  ASSERT_FALSE(backwards.has_value());
+  EXPECT_NE(backwards.error().describe().find("profiles[x@1.2].first_release.date 2026-02-01 is before profiles[x@1.0].first_release.date 2026-03-01"),
+            std::string::npos)
+      << backwards.error().describe();
+  EXPECT_TRUE(catalog_of("2026-02-01", "2026-02-01").has_value());  // the same day is possible
+  EXPECT_TRUE(catalog_of("2026-02-01", "2026-03-01").has_value());
 }

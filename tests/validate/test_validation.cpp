@@ -184,6 +184,45 @@ TEST(Validation, Issue15_UndatedCaseDatedByItsSourceDate) {
   EXPECT_FALSE(says(r->rows[2], "dated by the case"));
 }
 
+// Issue 15, vLLM: a case whose version text names none is dated by its source's date (v0.21.0 was out by 2026-05-15,
+// v0.26.0 by 2026-07-26: engines.json first_release), and one nothing dates is scored on the newest profile with its
+// prediction across all eight vLLM profiles beside it (version_band), never silently.
+TEST(Validation, Issue15_UndatedVllmCaseDatedOrGivenAcrossVersions) {
+  const std::string path = ::testing::TempDir() + "/vllm_dates.jsonl";
+  const std::string tail = R"J("device":"NVIDIA L4 24GB","model":"Qwen/Qwen3-8B","max_model_len":8192,"kv_cache_tokens":1000})J";
+  std::ofstream(path) << R"J({"id":"dated","engine":"vllm","engine_detail":"vLLM V1 (a recipe, June 2026; version not in the excerpt)","source":"github.com/noonghunna/club-3090/issues/294 (boot of 2026-06-01)",)J" << tail << "\n"
+                      << R"J({"id":"undated","engine":"vllm","source":"a blog",)J" << tail << "\n"
+                      << R"J({"id":"stated","engine":"vllm","engine_version":"0.23.0","source":"a blog",)J" << tail << "\n";
+  auto r = validate::run_validation({path}, {});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  auto says = [](const validate::CaseResult& row, const std::string& text) {
+    for (const auto& a : row.assumptions) if (a.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_EQ(r->rows[0].engine, "vllm@0.21-0.25");
+  EXPECT_TRUE(says(r->rows[0], "dated by the case source's date 2026-06-01: vllm@0.21-0.25, the newest profile released by then (0.21.0 on 2026-05-15"));
+  EXPECT_TRUE(r->rows[0].version_band.points.empty());
+  EXPECT_EQ(r->rows[1].engine, "vllm@0.26-0.30");
+  ASSERT_EQ(r->rows[1].version_band.points.size(), 8u);
+  EXPECT_EQ(r->rows[1].version_band.points.front().engine_id, "vllm@0.6-0.7");
+  EXPECT_EQ(r->rows[1].version_band.points.back().engine_id, "vllm@0.26-0.30");
+  EXPECT_TRUE(says(r->rows[1], "no version stated or dated: vllm@0.26-0.30, the newest profile, is scored; across the 8 vllm profiles (vllm@0.6-0.7 to vllm@0.26-0.30)"));
+  // The scored prediction is the band's newest point.
+  double scored = -1;
+  for (const auto& f : r->rows[1].fields) if (f.field == "kv_cache_tokens") scored = f.predicted;
+  EXPECT_EQ(scored, static_cast<double>(r->rows[1].version_band.points.back().kv_tokens));
+  EXPECT_EQ(r->rows[2].engine, "vllm@0.21-0.25");
+  EXPECT_TRUE(r->rows[2].version_band.points.empty());
+  EXPECT_FALSE(says(r->rows[2], "no version stated or dated"));
+  // The JSON row carries the band.
+  const Json j = validate::validation_to_json(*r);
+  ASSERT_TRUE(j["rows"][1].contains("version_band"));
+  EXPECT_EQ(j["rows"][1]["version_band"]["versions"].size(), 8u);
+  EXPECT_EQ(j["rows"][1]["version_band"]["kv_tokens_max"].get<int64_t>(), r->rows[1].version_band.kv_tokens_max);
+  EXPECT_FALSE(j["rows"][0].contains("version_band"));
+}
+
 // Issue 14: free-text notes never set an input: whatever they say about --skip-mm-profiling, every row is
 // evaluated with the same inputs.
 TEST(Validation, Issue14_NotesNeverSetAFlag) {
