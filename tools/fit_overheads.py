@@ -4,7 +4,8 @@
 Procedure (rerun after adding cases):
   1. `preflight validate --json FILES` prints, for every memory case, the predicted budget terms
      (`memory_terms`): requested bytes (util x total), weights, and the quantities the overheads scale
-     with: the text activation unit (max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes),
+     with: the text activation unit (max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes; on vLLM-Ascend
+     for a dense model the live tensors of one decoder layer, engines.json overheads[npu].text_activation_live_tensors),
      the sampler run (the engine version's sampling path: copies x seqs x vocab x fp32 + held hidden
      states; data/engines/engines.json "sampler_*", from source, not fitted), the vision encoder peak,
      multi-rank, graph memory in the budget.

@@ -557,6 +557,30 @@ Status parse_auto_detect(const Json& item, const std::string& origin, EngineCata
   return Ok{};
 }
 
+// overheads[].text_activation_live_tensors.graph / .eager: per-token widths of the live tensors, each 0-16.
+Expected<TextActivationWidths> parse_live_widths(const JsonObject& parent, const std::string& key, const std::string& platform) {
+  const Json* item = parent.find(key);
+  const std::string& origin = parent.origin();
+  if (!item || !item->is_object())
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: expected an object of widths", origin.c_str(), platform.c_str(), key.c_str()), origin);
+  JsonObject r(*item, origin, "overheads[].text_activation_live_tensors." + key);
+  PF_TRY(keys_ok, r.only_keys({"hidden", "attention_output", "mlp"}));
+  (void)keys_ok;
+  TextActivationWidths w;
+  PF_TRY(hidden, r.number("hidden"));
+  PF_TRY(attention, r.number("attention_output"));
+  PF_TRY(mlp, r.number("mlp"));
+  for (const double v : {hidden, attention, mlp})
+    if (!(v >= 0 && v <= 16))
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: width %.3g is outside 0-16", origin.c_str(), platform.c_str(), key.c_str(), v), origin);
+  if (mlp <= 0)
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s.mlp: expected more than 0 (the MLP's own tensors are live at the peak)", origin.c_str(), platform.c_str(), key.c_str()), origin);
+  w.hidden = hidden;
+  w.attention_output = attention;
+  w.mlp = mlp;
+  return w;
+}
+
 // One overheads[] record: a platform's fitted memory overheads with their evidence.
 Expected<Overheads> parse_overheads(const Json& item, const std::string& origin) {
   JsonObject r(item, origin, "overheads[]");
@@ -602,6 +626,23 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   o.graph_first_capture_bytes = first_capture.value_or(0);
   o.graph_per_capture_bytes = per_capture.value_or(0);
   o.graph_capture_source = capture_src.value_or("");
+  if (const Json* live = r.find("text_activation_live_tensors")) {
+    if (!live->is_object())
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors: expected an object", origin.c_str(), o.platform.c_str()), origin);
+    JsonObject l(*live, origin, "overheads[].text_activation_live_tensors");
+    PF_TRY(keys_ok, l.only_keys({"graph", "eager", "source"}));
+    (void)keys_ok;
+    TextActivationLiveTensors t;
+    PF_TRY(graph, parse_live_widths(l, "graph", o.platform));
+    PF_TRY(eager, parse_live_widths(l, "eager", o.platform));
+    PF_TRY(source, l.string("source"));
+    if (source.empty())
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors has an empty source", origin.c_str(), o.platform.c_str()), origin);
+    t.graph = graph;
+    t.eager = eager;
+    t.source = source;
+    o.text_activation_live_tensors = t;
+  }
   return o;
 }
 

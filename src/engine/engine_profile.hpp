@@ -229,11 +229,27 @@ struct EngineProfile {
 };
 
 // Fitted per-platform quantities (evidence and refit script named in the file).
+// Issue 15: the tensors one dense decoder layer holds at its activation peak, in per-token widths of the model's
+// hidden size, its attention output (heads x head_dim / TP) and its MLP intermediate / TP (element counts, times the
+// model dtype's bytes and the profile run's tokens). Read from the engine's code path, not fitted (engines.json
+// overheads[].text_activation_live_tensors, with its source).
+struct TextActivationWidths {
+  double hidden = 0, attention_output = 0, mlp = 0;
+};
+struct TextActivationLiveTensors {
+  TextActivationWidths graph;  // torch.compile's FX code frees each value after its last use
+  TextActivationWidths eager;  // Python frames hold their locals until they return
+  std::string source;
+};
+
 struct Overheads {
   std::string platform;
   double non_torch_bytes = 0;
   double graph_bytes = 0;
   double activation_bytes_per_batched_token_factor = 0;
+  // Where set, a dense model's text unit is the live-tensor bytes of one decoder layer (the factor multiplies it);
+  // unset, and for MoE models, max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes.
+  std::optional<TextActivationLiveTensors> text_activation_live_tensors;
   double vision_activation_factor = 0;
   // Rotary caches the engine keeps on the device, bytes per max_position x rotary_dim element (inside
   // "Model loading took"): 2 for vLLM's bf16 cos_sin_cache; more on NPU, where the cache stays fp32

@@ -547,7 +547,25 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
     mlp_width = static_cast<double>(routed);
   }
   const int64_t sampler_rows = std::min(max_num_seqs, batched_tokens);
-  ph.text_unit_bytes = static_cast<double>(batched_tokens) * (static_cast<double>(m.hidden_size) + 2.0 * mlp_width / static_cast<double>(lay.tp)) * b;
+  const double tp = static_cast<double>(lay.tp);
+  // Issue 15: where the platform's record carries the live tensors of one decoder layer (vLLM-Ascend), a dense model's
+  // unit is their bytes at the layer's peak, with the graph or eager set as the deployment runs; MoE layers route
+  // tokens through the engine's own expert kernels and keep the fitted unit.
+  const auto& live = oh.text_activation_live_tensors;
+  double widths[3] = {1.0, 0.0, 2.0};  // hidden, attention output / TP, mlp / TP
+  if (live && m.num_experts == 0) {
+    const engine::TextActivationWidths& w = dep.mode == ExecutionMode::eager ? live->eager : live->graph;
+    widths[0] = w.hidden;
+    widths[1] = w.attention_output;
+    widths[2] = w.mlp;
+  }
+  const int64_t head_dim = m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_attention_heads);
+  const double attention_width = static_cast<double>(m.num_attention_heads) * static_cast<double>(head_dim);
+  ph.text_unit_bytes = static_cast<double>(batched_tokens) *
+                       (widths[0] * static_cast<double>(m.hidden_size) + widths[1] * attention_width / tp + widths[2] * mlp_width / tp) * b;
+  const std::string unit_rule =
+      widths[1] > 0 ? format("(%.0f x hidden + %.0f x attention heads x head_dim/TP + %.0f x mlp/TP)", widths[0], widths[1], widths[2])
+                    : format("(%s + %.0f x mlp/TP)", widths[0] == 1.0 ? "hidden" : format("%.0f x hidden", widths[0]).c_str(), widths[2]);
   ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
   // Issue 15: on vLLM (CUDA / ROCm, the Triton FLA kernels) a Gated DeltaNet layer's chunked-prefill workspace sits on
   // top of the fitted per-token peak; vLLM-Ascend's own kernels and fitted factors are left as they were.
@@ -557,7 +575,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.text_forward = {"text forward", text_peak, 0, {}, {}};
   if (explain)
     ph.text_forward = {"text forward", text_peak, 0,
-                     format("%.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B%s", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b,
+                     format("%.1f x %lld batched tokens x %s x %.0f B%s%s", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
+                            live && m.num_experts == 0 ? format(" (the %s-mode live tensors of one decoder layer: %s)", dep.mode == ExecutionMode::eager ? "eager" : "graph",
+                                                                live->source.c_str()).c_str() : "",
                             ph.text_workspace_bytes > 0 ? format(" + %.3f GiB Gated DeltaNet chunked-prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : ""),
                      {{"factor", oh.activation_bytes_per_batched_token_factor}, {"max_num_batched_tokens", static_cast<double>(batched_tokens)},
                       {"unit_bytes", ph.text_unit_bytes}, {"gdn_workspace_bytes", ph.text_workspace_bytes}}};
@@ -597,9 +617,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.peak = {"activation peak", peak, peak * oh.band_fraction, {}, {}};
   if (explain)
     ph.peak = {"activation peak", peak, peak * oh.band_fraction,
-             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x (hidden + 2 x mlp/TP) x %.0f B%s; vision encoder %.2f GiB; "
+             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x %s x %.0f B%s; vision encoder %.2f GiB; "
                     "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
-                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), b,
+                    bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
                     ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "", bytes_to_gib(vision_peak),
                     bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),

@@ -432,7 +432,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
 // Issue 15: a case the estimate refuses only because of the vision encoder's profiling pass, whose printed concurrency is
 // what the same deployment gives without that pass (--skip-mm-profiling; printed to 0.01), says so on its row. The
 // predicted verdict stays: the case records no flag that leaves the pass out (the seed's Qwen3.8-27B on vLLM-Ascend
-// 0.23.0 prints 1.64x = 41 blocks / 25, the estimate without the pass exactly; with it 0.28x).
+// 0.23.0 prints 1.64x = 41 blocks / 25, which the estimate without the pass gave exactly until issue 15 npuact's
+// live-tensor text forward made it 40 blocks, 1.60x; with the pass 0.28x).
 void note_lines_without_encoder_pass(const model::ModelSpec& spec, const deploy::Resolved& resolved, const estimate::FitEstimate& est, const Observed& o,
                                      CaseResult& row) {
   if (est.fits || !o.max_concurrency || (o.fits && !*o.fits)) return;

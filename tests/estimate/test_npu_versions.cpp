@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "base/json_util.hpp"
 #include "base/units.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/fit_terms.hpp"
@@ -29,23 +30,105 @@ estimate::Deployment issue3453() {
 
 // vllm-ascend v0.10.2rc1 platform.py (PR #2894): a model that is neither MLA nor multimodal gets the Ascend scheduler,
 // and max_num_batched_tokens < max_model_len is raised to max_model_len, the explicit 2,048 included. The profile
-// run then forwards 40,960 tokens. Text forward per rank (Qwen3-32B: hidden 5,120, intermediate 25,600, TP 2, 2 B):
-// 40,960 x (5,120 + 2 x 12,800) x 2 B = 2,516,582,400 B at the NPU factor; at 2,048 tokens it was 125,829,120 B.
+// run then forwards 40,960 tokens. Text forward per rank in graph mode, the live tensors of one decoder layer
+// (Qwen3-32B: hidden 5,120, 64 heads x head_dim 128, intermediate 25,600, TP 2, 2 B; see the next test):
+// 40,960 x (2 x 5,120 + 8,192 / 2 + 3 x 12,800) x 2 B = 40,960 x 52,736 x 2 B = 4,320,133,120 B at the NPU factor;
+// at 2,048 tokens 2,048 x 52,736 x 2 B = 216,006,656 B.
 TEST(NpuVersions, Issue15_AscendScheduler0102ProfilesMaxModelLenTokens) {
   auto s = pftest::fit_setup("Qwen/Qwen3-32B", "910B2", "vllm-ascend", "0.10.2");
   const double factor = s.overheads.activation_bytes_per_batched_token_factor;
   const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, issue3453());
   EXPECT_EQ(e.max_num_batched_tokens, 40960);
-  EXPECT_NEAR(e.activation_text_bytes, factor * 2516582400.0, 1.0);
+  EXPECT_NEAR(e.activation_text_bytes, factor * 4320133120.0, 1.0);
 
   // 0.10.1 (the same catalogue profile, before PR #2894) keeps the flag's 2,048; the text forward is the larger
   // phase at both sizes (sampler run 256 rows x 151,936 x 4 B x 0.5 + 2,048 x 5,120 x 2 B held = 98,762,752 B), so the
-  // budgets differ by exactly the text forward's growth, factor x (2,516,582,400 - 125,829,120) B.
+  // budgets differ by exactly the text forward's growth, factor x (4,320,133,120 - 216,006,656) B.
   auto before = pftest::fit_setup("Qwen/Qwen3-32B", "910B2", "vllm-ascend", "0.10.1");
   const auto b = estimate::estimate_fit(before.model, before.device, before.engine, before.overheads, issue3453());
   EXPECT_EQ(b.max_num_batched_tokens, 2048);
-  EXPECT_NEAR(b.activation_text_bytes, factor * 125829120.0, 1.0);
-  EXPECT_NEAR(b.available_kv_bytes - e.available_kv_bytes, factor * 2390753280.0, 2.0);
+  EXPECT_NEAR(b.activation_text_bytes, factor * 216006656.0, 1.0);
+  EXPECT_NEAR(b.available_kv_bytes - e.available_kv_bytes, factor * 4104126464.0, 2.0);
+}
+
+// Issue 15 (npuact): on vLLM-Ascend a dense model's text forward is the tensors one decoder layer holds at its peak
+// (engines.json overheads[npu].text_activation_live_tensors). Graph mode (vLLM's piecewise backend, use_inductor off:
+// FX code frees each value after its last use; the split graph holds the piece's inputs): at the SwiGLU the incoming
+// residual, the attention output (heads x head_dim / TP), npu_add_rms_norm's new residual, gate_up (2 x intermediate /
+// TP) and the SwiGLU output (intermediate / TP) = 2 x hidden + attention + 3 x intermediate / TP. Eager mode (Python
+// frames hold their locals): the model loop's layer input and residual, the layer's new residual and normed input,
+// Qwen2MLP's gate_up and SwiGLU output and the down projection's output = 5 x hidden + 3 x intermediate / TP.
+// Qwen3-32B, TP 2, 40,960 tokens, 2 B: graph 4,320,133,120 B (above); eager 40,960 x (5 x 5,120 + 3 x 12,800) x 2 B =
+// 40,960 x 64,000 x 2 B = 5,242,880,000 B. A MoE model keeps the fitted unit: Qwen3-30B-A3B (hidden 2,048, 8 of 128
+// experts of moe_intermediate 768), TP 1, 2,048 tokens: 2,048 x (2,048 + 2 x 768 x 8) x 2 B = 58,720,256 B in either
+// mode. CUDA's record has no live-tensor set: vLLM on an H100 keeps factor x 40,960 x (5,120 + 2 x 12,800) x 2 B
+// (2,516,582,400 B of unit).
+TEST(NpuVersions, Issue15_NpuTextForwardIsTheDecoderLayersLiveTensors) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-32B", "910B2", "vllm-ascend", "0.10.2");
+  ASSERT_TRUE(s.overheads.text_activation_live_tensors.has_value());
+  const double factor = s.overheads.activation_bytes_per_batched_token_factor;
+  estimate::Deployment eager = issue3453();
+  eager.mode = estimate::ExecutionMode::eager;
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, eager);
+  EXPECT_EQ(e.max_num_batched_tokens, 40960);
+  EXPECT_NEAR(e.activation_text_bytes, factor * 5242880000.0, 1.0);
+
+  auto moe = pftest::fit_setup("Qwen/Qwen3-30B-A3B", "910B2", "vllm-ascend", "0.11.0");
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  d.max_num_batched_tokens = 2048;
+  for (const auto mode : {estimate::ExecutionMode::graph, estimate::ExecutionMode::eager}) {
+    d.mode = mode;
+    const auto m = estimate::estimate_fit(moe.model, moe.device, moe.engine, moe.overheads, d);
+    EXPECT_NEAR(m.activation_text_bytes, moe.overheads.activation_bytes_per_batched_token_factor * 58720256.0, 1.0);
+  }
+
+  auto cuda = pftest::fit_setup("Qwen/Qwen3-32B", "H100-SXM", "vllm", "0.10.2");
+  EXPECT_FALSE(cuda.overheads.text_activation_live_tensors.has_value());
+  estimate::Deployment c = issue3453();
+  c.max_num_batched_tokens = 40960;
+  const auto ce = estimate::estimate_fit(cuda.model, cuda.device, cuda.engine, cuda.overheads, c);
+  EXPECT_NEAR(ce.activation_text_bytes, cuda.overheads.activation_bytes_per_batched_token_factor * 2516582400.0, 1.0);
+}
+
+// The catalogue record is validated: both modes, the three widths within 0-16 with a non-zero MLP width, a source.
+TEST(NpuVersions, Issue15_LiveTensorRecordIsValidated) {
+  auto text = [](const std::string& live) {
+    return R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 1, "graph_bytes": 1,
+      "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 0.1, "rope_cache_bytes_per_element": 2, "rope_cache_source": "s",
+      "evidence": "e", "band_fraction": 0.3, "non_torch_multi_rank_fraction": 0.5, "non_torch_multi_rank_source": "s", "text_activation_live_tensors": )" +
+           live + "}]}";
+  };
+  const std::string graph = R"("graph": {"hidden": 2, "attention_output": 1, "mlp": 3})";
+  const std::string eager = R"("eager": {"hidden": 5, "attention_output": 0, "mlp": 3})";
+  auto good = parse_json(text("{" + graph + ", " + eager + R"(, "source": "s"})"), "engines.json");
+  ASSERT_TRUE(good.has_value());
+  auto ok = engine::parse_engine_catalog(*good, "engines.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  ASSERT_TRUE(ok->overheads.front().text_activation_live_tensors.has_value());
+  EXPECT_DOUBLE_EQ(ok->overheads.front().text_activation_live_tensors->graph.attention_output, 1.0);
+  EXPECT_DOUBLE_EQ(ok->overheads.front().text_activation_live_tensors->eager.hidden, 5.0);
+  struct Bad {
+    std::string live, fragment;
+  };
+  const Bad bads[] = {
+      {"{" + graph + R"(, "source": "s"})", "text_activation_live_tensors.eager"},
+      {"{" + graph + ", " + eager + "}", "source"},
+      {"{" + graph + ", " + eager + R"(, "source": ""})", "empty source"},
+      {R"({"graph": {"hidden": -1, "attention_output": 1, "mlp": 3}, )" + eager + R"(, "source": "s"})", "outside 0-16"},
+      {R"({"graph": {"hidden": 2, "attention_output": 1, "mlp": 0}, )" + eager + R"(, "source": "s"})", "mlp"},
+      {R"({"graph": {"hidden": 2, "attention_output": 1, "mlp": 3, "gate": 1}, )" + eager + R"(, "source": "s"})", "gate"},
+      {"[]", "expected an object"},
+  };
+  for (const auto& bad : bads) {
+    auto j = parse_json(text(bad.live), "engines.json");
+    ASSERT_TRUE(j.has_value()) << bad.live;
+    auto e = engine::parse_engine_catalog(*j, "engines.json");
+    ASSERT_FALSE(e.has_value()) << bad.live;
+    EXPECT_EQ(e.error().kind, ErrorKind::corrupt) << bad.live;
+    EXPECT_NE(e.error().describe().find("engines.json"), std::string::npos);
+    EXPECT_NE(e.error().describe().find(bad.fragment), std::string::npos) << e.error().describe();
+  }
 }
 
 // The rule is PR #2894's window only: reverted by PR #3967 (v0.11.0rc1 and later), absent in v0.10.1rc1, and not
