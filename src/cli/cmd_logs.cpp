@@ -106,7 +106,11 @@ const CommandText k_logs_text{
     R"(Reads a vLLM / vLLM-Ascend start-up log: versions, engine arguments (with their line numbers), the printed
 memory lines, and the root cause of a failure (the highest-priority error signature, never the generic
 "Engine core initialization failed") with its fix. When the model resolves, the printed lines are compared
-with the prediction for the same arguments.)",
+with the prediction for the same arguments: weights, available KV, KV tokens, concurrency, and the engine's
+per-term accounting where it prints it (vLLM-Ascend >= 0.19.1 "Actual usage: ... GiB for weights, ... peak
+activation, ... non-torch memory, ... NPU graph memory", vLLM V0 "model weights take ...; non_torch_memory takes
+...; PyTorch activation peak memory takes ...") against the fit's own terms; a row whose prediction sums
+several terms says which.)",
     "",
     R"(exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
       range (the log line named))"};
@@ -203,6 +207,7 @@ struct Compared {
   int64_t line = 0;
   std::optional<double> predicted;
   int precision = 2;
+  std::string note;  // which of the estimate's terms the predicted figure sums, where it splits a term differently
 };
 
 std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
@@ -218,6 +223,27 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
   row("available KV cache (GiB)", p.available_kv_gib, e ? std::optional<double>(bytes_to_gib(e->available_kv_bytes)) : std::nullopt, 2);
   row("KV cache size (tokens)", p.kv_cache_tokens, e ? std::optional<double>(static_cast<double>(e->kv_tokens)) : std::nullopt, 0);
   row("maximum concurrency (x)", p.max_concurrency, e ? std::optional<double>(e->max_concurrency) : std::nullopt, 2);
+  // Issue 15: the engine's per-term accounting (vLLM-Ascend's "Actual usage:" line, vLLM V0's memory profiling
+  // summary), each term beside the fit's own. A row appears when the log printed the term.
+  auto gib = [&](double bytes) { return e ? std::optional<double>(bytes_to_gib(bytes)) : std::nullopt; };
+  auto term_row = [&](const std::string& what, const auto& printed, std::optional<double> predicted, const std::string& note) {
+    if (!printed) return;
+    row(what, printed, predicted, 2);
+    if (e && !note.empty()) rows.back().note = note;
+  };
+  if (p.requested_gib) term_row("requested memory (GiB)", p.requested_gib, gib(e ? e->requested_bytes : 0), "");
+  // The engine's torch peak covers every allocation of the profile run, the MoE all-gather rows included; the fit
+  // keeps those rows as their own term.
+  const bool allgather = e && e->moe_allgather_bytes > 0;
+  term_row("peak activation (GiB)", p.activation_peak_gib, gib(e ? e->activation_bytes + e->moe_allgather_bytes : 0),
+           allgather ? "predicted = activation peak + MoE all-gather rows (the engine's torch peak holds both)" : "");
+  // The HCCL buffers of the EP communicators are created during the profile run, so the engine counts them as
+  // non-torch memory (docs/logs.md); the fit keeps them as their own term.
+  const bool communicators = e && e->ep_communicator_bytes > 0;
+  term_row("non-torch memory (GiB)", p.non_torch_gib, gib(e ? e->non_torch_bytes + e->ep_communicator_bytes : 0),
+           communicators ? "predicted = non-torch + EP communicator buffers (the engine measures both as non-torch)" : "");
+  term_row("graph memory (GiB)", p.graph_gib, gib(e ? e->graph_bytes : 0), "");
+  term_row("KV cache reserve (GiB)", p.kv_reserve_gib, gib(e ? e->available_kv_bytes : 0), "");
   // The encoder pass, where the log states it: its budget and how many largest items it encodes.
   const bool pass = e && e->encoder_budget_tokens > 0;
   if (p.encoder_budget_tokens || pass) {
@@ -287,7 +313,8 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   if (a.optimization_level) j["optimization_level"] = a.optimization_level->value;
   if (a.attention_backend) j["attention_backend"] = a.attention_backend->value;
   j["weights_gib"] = opt(p.weights_gib);
-  j["available_kv_gib"] = opt(p.available_kv_gib);
+  // A log without the "Available KV cache memory" line (vLLM V0) states its KV budget in the per-term summary.
+  j["available_kv_gib"] = p.available_kv_gib ? opt(p.available_kv_gib) : opt(p.kv_reserve_gib);
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
   j["num_gpu_blocks"] = opt(p.num_gpu_blocks);
   j["max_concurrency"] = opt(p.max_concurrency);
@@ -369,6 +396,9 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
       const std::string predicted = r.predicted ? fixed(*r.predicted, r.precision) : "-";
       fmt::print("  {:<28} {:>16} {:>16}\n", r.what, printed, predicted);
     }
+    for (const auto& r : rows) {
+      if (!r.note.empty()) fmt::print("  {}: {}\n", r.what, r.note);
+    }
     if (f.fit) {
       fmt::print("  verdict: preflight predicts {}", f.fit->fits ? "it fits" : "it does not fit");
       if (!f.fit->fits) fmt::print(" ({}): {}", estimate::failure_name(f.fit->failure), f.fit->failure_message);
@@ -443,7 +473,8 @@ int cmd_logs(const std::vector<std::string>& argv) {
   j["diagnosis"] = diag;
   Json cmp = Json::array();
   for (const auto& r : compare(log, f)) {
-    cmp.push_back({{"what", r.what}, {"printed", r.printed ? Json(*r.printed) : Json()}, {"line", r.line}, {"predicted", r.predicted ? Json(*r.predicted) : Json()}});
+    cmp.push_back({{"what", r.what}, {"printed", r.printed ? Json(*r.printed) : Json()}, {"line", r.line}, {"predicted", r.predicted ? Json(*r.predicted) : Json()},
+                   {"note", r.note.empty() ? Json() : Json(r.note)}});
   }
   j["printed_vs_predicted"] = cmp;
   if (f.fit) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -405,6 +406,88 @@ void scan_versions(Versions& v, const std::string& line, int64_t n) {
   if (auto ver = version_after(line, "MindIE")) set_once(v.mindie, *ver, n);
 }
 
+// A size in GiB at `pos` as the engine's summaries print it ("1.14 GiB", "8.51GiB", "-7.83GiB"): an optional sign,
+// digits, at most one decimal point, then "GiB". Anything else (a second point, an exponent, no digits, a figure too
+// long for a double) is malformed and gives nothing, so a damaged line is skipped rather than half read.
+std::optional<double> gib_at(const std::string& s, size_t pos, size_t* end_out = nullptr) {
+  while (pos < s.size() && s[pos] == ' ') ++pos;
+  size_t i = pos;
+  if (i < s.size() && s[i] == '-') ++i;
+  const size_t digits_from = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == digits_from) return std::nullopt;
+  if (i < s.size() && s[i] == '.') {
+    const size_t frac_from = ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == frac_from) return std::nullopt;
+  }
+  const std::string token = s.substr(pos, i - pos);
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (s.compare(i, 3, "GiB") != 0) return std::nullopt;
+  const double v = std::strtod(token.c_str(), nullptr);
+  if (!std::isfinite(v)) return std::nullopt;
+  if (end_out) *end_out = i + 3;
+  return v;
+}
+
+// The size that ends just before `label` ("1.14 GiB for weights" with label "for weights" -> 1.14).
+std::optional<double> gib_before(const std::string& s, const std::string& label) {
+  const size_t p = s.find(label);
+  if (p == std::string::npos) return std::nullopt;
+  size_t i = p;
+  while (i > 0 && s[i - 1] == ' ') --i;
+  if (i < 3 || s.compare(i - 3, 3, "GiB") != 0) return std::nullopt;
+  i -= 3;
+  while (i > 0 && s[i - 1] == ' ') --i;
+  while (i > 0 && (std::isdigit(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '.' || s[i - 1] == '-')) --i;
+  if (i > 0 && std::isalnum(static_cast<unsigned char>(s[i - 1]))) return std::nullopt;  // "1e999 GiB": not a figure
+  return gib_at(s, i);
+}
+
+// The size in GiB right after `key`.
+std::optional<double> gib_after(const std::string& s, const std::string& key) {
+  const size_t p = s.find(key);
+  if (p == std::string::npos) return std::nullopt;
+  return gib_at(s, p + key.size());
+}
+
+// The engine's per-term memory summaries (engine_log.hpp PrintedLines, docs/logs.md "Per-term memory lines").
+void scan_memory_summary(PrintedLines& p, const std::string& line, int64_t n) {
+  // vLLM-Ascend, vllm_ascend/worker/worker.py compile_or_warm_up_model from PR #8289 (commit 65289ca, v0.19.1rc1;
+  // the same f-string at v0.23.0 and v0.25.1rc1): "Free memory on device (F/T GiB) on startup. Desired GPU memory
+  // utilization is (u, R GiB). Actual usage: W GiB for weights, A GiB for peak activation, N GiB for non-torch
+  // memory, G GiB for NPU graph memory. Replace ... Current KV cache memory: K GiB." (format_gib: two decimals).
+  if (const size_t a = line.find("Actual usage:"); a != std::string::npos) {
+    const std::string usage = line.substr(a);
+    if (auto v = gib_before(usage, "for weights")) set_once(p.weights_gib, *v, n);
+    if (auto v = gib_before(usage, "for peak activation")) set_once(p.activation_peak_gib, *v, n);
+    if (auto v = gib_before(usage, "for non-torch memory")) set_once(p.non_torch_gib, *v, n);
+    if (auto v = gib_before(usage, "for NPU graph memory")) set_once(p.graph_gib, *v, n);
+    if (auto v = gib_after(usage, "Current KV cache memory:")) set_once(p.kv_reserve_gib, *v, n);
+    if (const size_t d = line.find("Desired GPU memory utilization is ("); d != std::string::npos && d < a) {
+      const size_t comma = line.find(',', d);
+      if (comma != std::string::npos && comma < a) {
+        if (auto v = gib_at(line, comma + 1)) set_once(p.requested_gib, *v, n);
+      }
+    }
+  }
+  // vLLM's V0 worker, vllm/worker/worker.py determine_num_available_blocks (wording of PR #12126, printed at INFO
+  // until the V0 engine was removed; issue #11550 and PR #14447 quote it): one logger.info whose lines are
+  // "Memory profiling takes X seconds", "the current vLLM instance can use total_gpu_memory (TGiB) x
+  // gpu_memory_utilization (u) = RGiB" and "model weights take WGiB; non_torch_memory takes NGiB; PyTorch
+  // activation peak memory takes AGiB; the rest of the memory reserved for KV Cache is KGiB.".
+  if (line.find("the current vLLM instance can use total_gpu_memory") != std::string::npos) {
+    const size_t eq = line.find(") = ");
+    if (eq != std::string::npos) {
+      if (auto v = gib_at(line, eq + 4)) set_once(p.requested_gib, *v, n);
+    }
+  }
+  if (auto v = gib_after(line, "model weights take")) set_once(p.weights_gib, *v, n);
+  if (auto v = gib_after(line, "non_torch_memory takes")) set_once(p.non_torch_gib, *v, n);
+  if (auto v = gib_after(line, "PyTorch activation peak memory takes")) set_once(p.activation_peak_gib, *v, n);
+  if (auto v = gib_after(line, "the rest of the memory reserved for KV Cache is")) set_once(p.kv_reserve_gib, *v, n);
+}
+
 void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
   for (const char* key : {"Model loading took", "Loading model weights took"}) {
     size_t end = 0;
@@ -434,6 +517,7 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
     if (auto v = number_after(line, "took")) set_once(p.graph_gib, *v, n);
   }
   if (auto v = number_after(line, "Estimated CUDA graph memory:")) set_once(p.graph_estimate_gib, *v, n);
+  scan_memory_summary(p, line, n);
   if (line.find("Encoder cache will be initialized") != std::string::npos) {
     if (auto budget = number_after(line, "with a budget of")) set_once(p.encoder_budget_tokens, static_cast<int64_t>(*budget), n);
     size_t items_end = 0;

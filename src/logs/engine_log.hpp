@@ -117,6 +117,18 @@ struct PrintedLines {
   std::optional<Logged<int64_t>> concurrency_len;
   std::optional<Logged<double>> graph_gib;          // "Graph capturing finished in N secs, took X GiB"
   std::optional<Logged<double>> graph_estimate_gib; // "Estimated CUDA graph memory: X GiB total" (vLLM 0.21+, before KV sizing; issue 15)
+  // The engine's own per-term accounting (issue 15), from either of two summaries (docs/logs.md):
+  //  vLLM-Ascend >= 0.19.1 (PR #8289, vllm_ascend/worker/worker.py compile_or_warm_up_model), after graph capture:
+  //   "Actual usage: W GiB for weights, A GiB for peak activation, N GiB for non-torch memory, G GiB for NPU graph
+  //   memory. ... Current KV cache memory: K GiB."
+  //  vLLM's V0 worker (vllm/worker/worker.py determine_num_available_blocks, PR #12126 wording, v0.7 - v0.10), at INFO:
+  //   "model weights take WGiB; non_torch_memory takes NGiB; PyTorch activation peak memory takes AGiB; the rest of
+  //   the memory reserved for KV Cache is KGiB."
+  // W also fills weights_gib and G graph_gib when the log printed no earlier line for them.
+  std::optional<Logged<double>> activation_peak_gib;  // A: the profile run's torch peak above the weights
+  std::optional<Logged<double>> non_torch_gib;        // N: non-torch memory the profile run added
+  std::optional<Logged<double>> kv_reserve_gib;       // K: the KV budget the summary states
+  std::optional<Logged<double>> requested_gib;        // "Desired GPU memory utilization is (u, R GiB)" / "x gpu_memory_utilization (u) = RGiB"
   // "Encoder cache will be initialized with a budget of N tokens, and profiled with K image items of the
   // maximum feature size": the profile run's encoder pass (vLLM V1, vLLM-Ascend >= 0.13).
   std::optional<Logged<int64_t>> encoder_budget_tokens, encoder_items;
