@@ -30,7 +30,10 @@ class SharedText {
   size_t find(const std::string& what, size_t from = 0) const { return str().find(what, from); }
   size_t rfind(const std::string& what, size_t from = std::string::npos) const { return str().rfind(what, from); }
 
+  // Equal when the texts are (one overload per kind of right-hand side, so that none converts and none is ambiguous).
   friend bool operator==(const SharedText& a, const SharedText& b) { return a.m_text == b.m_text || a.str() == b.str(); }
+  friend bool operator==(const SharedText& a, const std::string& b) { return a.str() == b; }
+  friend bool operator==(const SharedText& a, const char* b) { return a.str() == b; }
   friend std::ostream& operator<<(std::ostream& o, const SharedText& t) { return o << t.str(); }
   // nlohmann::json's conversion, found by argument-dependent lookup: the text as a JSON string.
   template <class BasicJson>
