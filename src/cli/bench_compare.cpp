@@ -40,7 +40,7 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
   w.context_tokens = std::max<int64_t>(1, request.input_len + request.output_len / 2);  // mean position while decoding
   const auto speed = estimate::estimate_speed(resolved.model, dev, *sp, speeds, d, w);
   if (speed.points.empty())
-    return make_error(ErrorKind::not_found, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back()));
+    return make_error(ErrorKind::not_found, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back().str()));
   BenchPrediction p;
   p.decode_tok_s_single = speed.single_stream_tokens_per_s;
   if (speed.single_stream_high > 0) p.decode_tok_s_single_band = PredictionBand{speed.single_stream_low, speed.single_stream_high};

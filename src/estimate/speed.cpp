@@ -202,6 +202,7 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 // profile's efficiency and the link are the same on every row of a device (the layout changes only the numbers
 // below them). Such a text is built once per thread and reused while its inputs repeat: the key holds every input
 // of the text (numbers as their bytes, strings whole, a tag per text), so a hit returns what building it would.
+// Round 10: the texts are SharedText, so that a hit hands the row a reference to the text, not a copy of it.
 class TextMemo {
  public:
   TextMemo& add(double v) { return add_bytes(&v, sizeof v); }
@@ -215,11 +216,11 @@ class TextMemo {
   // (a plan runs one model and variant over every card of a platform and its counts, so a few hundred keys recur;
   // at k_entries the memo starts again empty, which bounds its memory).
   template <class Build>
-  const std::vector<std::string>& texts(Build build) {
+  const std::vector<SharedText>& texts(Build build) {
     auto it = entries_.find(key_);
     if (it == entries_.end()) {
       if (entries_.size() >= k_entries) entries_.clear();
-      std::vector<std::string> built;
+      std::vector<SharedText> built;
       build(built);
       it = entries_.emplace(key_, std::move(built)).first;
     }
@@ -234,7 +235,7 @@ class TextMemo {
     return *this;
   }
   std::string key_;
-  std::unordered_map<std::string, std::vector<std::string>> entries_;
+  std::unordered_map<std::string, std::vector<SharedText>> entries_;
 };
 
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
@@ -293,7 +294,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     if (dep.explain) {
       thread_local TextMemo memo;
       const auto& t = memo.add(*device.hbm_bandwidth_bytes_per_s).add(cf).add(catalog.copy_fraction_evidence).add(device.id).add(s.bandwidth_bytes_per_s)
-                          .texts([&](std::vector<std::string>& out) {
+                          .texts([&](std::vector<SharedText>& out) {
                             const std::string prior_until = until();
                             out.push_back(format("datasheet peak %.0f GB/s x copy fraction %.2f (%s); %s", *device.hbm_bandwidth_bytes_per_s / 1e9, cf,
                                                  catalog.copy_fraction_evidence.c_str(), prior_until.c_str()));
@@ -390,7 +391,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     thread_local TextMemo memo;
     memo.add(static_cast<int64_t>(tp_cross)).add(tp).add(pp).add(w.devices_per_node).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
     memo.add(link_bw).add(catalog.cross_node_source);
-    s.assumptions.push_back(memo.texts([&](std::vector<std::string>& out) {
+    s.assumptions.push_back(memo.texts([&](std::vector<SharedText>& out) {
       out.push_back(tp_cross ? format("tensor parallel %lld spans nodes of %lld devices: every all-reduce crosses the %.0f GB/s NIC (+%.0f us), against %.0f GB/s inside a node",
                                       static_cast<long long>(tp), static_cast<long long>(w.devices_per_node), catalog.cross_node_bandwidth_bytes_per_s / 1e9,
                                       catalog.cross_node_latency_s * 1e6, link_bw / 1e9)
@@ -422,7 +423,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     memo.add(static_cast<int64_t>(family_link != nullptr)).add(family_link ? family_link->name : std::string_view()).add(family_link ? family_link->source : std::string_view());
     memo.add(s.allreduce_fixed_latency_s).add(profile.pcie_allreduce_source).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
     memo.add(catalog.cross_node_source).add(l.ar_latency_s).add(profile.engine).add(profile.platform);
-    const auto& t = memo.texts([&](std::vector<std::string>& out) {
+    const auto& t = memo.texts([&](std::vector<SharedText>& out) {
       out.push_back(tp_cross     ? "all-reduces over the " + nic()
                     : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra() + "; " : std::string()) + "pipeline hand-offs over the " + nic()
                                    : intra());
@@ -512,7 +513,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     thread_local TextMemo memo;
     memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
     memo.add(profile.device).add(profile.origin).add(profile.evidence);
-    s.provenance.push_back(memo.texts([&](std::vector<std::string>& out) {
+    s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
       out.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
                            s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                            profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));

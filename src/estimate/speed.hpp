@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_text.hpp"
 #include "device/device_spec.hpp"
 #include "engine/speed_profile.hpp"
 #include "estimate/fit.hpp"
@@ -105,11 +106,11 @@ struct SpeedEstimate {
   double bandwidth_low_bytes_per_s = 0;    // the range that basis allows (equal to it when measured; one-sided
   double bandwidth_high_bytes_per_s = 0;   // for a prior such as the 910B4's); the speed band spans it
   bool bandwidth_is_prior = false;         // datasheet x copy fraction, or a catalogue prior: not measured
-  std::string bandwidth_source;
+  SharedText bandwidth_source;
   double effective_bandwidth_bytes_per_s = 0;
   int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
   bool cross_node = false;
-  std::string link;                        // the link the all-reduces and hand-offs are taken to cross (issue 20), empty at TP1/PP1
+  SharedText link;                         // the link the all-reduces and hand-offs are taken to cross (issue 20), empty at TP1/PP1
   int64_t context_tokens = 0;
   std::vector<SpeedPoint> points;          // one per requested concurrency
   double single_stream_tokens_per_s = 0;   // at concurrency 1
@@ -125,8 +126,10 @@ struct SpeedEstimate {
   // devices under a profile with pcie_allreduce_latency_s (issue 20); 0 otherwise. Cross-node latency not included.
   double allreduce_fixed_latency_s = 0;
   int64_t moe_layers = 0;
-  std::vector<std::string> provenance;
-  std::vector<std::string> assumptions;
+  // Issue 19 (round 10): the texts are SharedText, so that a plan's rows that repeat one (a device's bandwidth basis, the
+  // link, the profile's efficiency: built once per thread and key, TextMemo) hold it once.
+  std::vector<SharedText> provenance;
+  std::vector<SharedText> assumptions;
 };
 
 // Expected number of distinct experts a batch of `batch` tokens touches when each picks `k` of `n`

@@ -345,7 +345,7 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
     row.assumptions.push_back("CPU read bandwidth " + cpu_bw->formula + ", limited by " + cpu_bw->limit + " (estimate/llama_cpp.hpp)");
   }
   const auto speed = estimate::estimate_speed(spec, *matched, *sp, ctx.speeds, d, work);
-  if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back());
+  if (speed.points.empty()) return std::optional<std::string>(speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back().str());
   row.assumptions.insert(row.assumptions.end(), speed.assumptions.begin(), speed.assumptions.end());
   row.assumptions.push_back(format("decode at context %lld (%s)", static_cast<long long>(work.context_tokens),
                                    case_context ? "the case's decode_context_tokens" : "not stated by the case"));

@@ -295,9 +295,9 @@ TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
   tp16.tensor_parallel_size = 16;
   const auto first = run(h100, tp2, {}), first16 = run(h100, tp16, {});
   ASSERT_EQ(first.bandwidth_source.rfind("datasheet peak 3350 GB/s x copy fraction 0.80 (", 0), 0u) << first.bandwidth_source;
-  auto joined = [](const std::vector<std::string>& v) {
+  auto joined = [](const std::vector<SharedText>& v) {
     std::string all;
-    for (const auto& x : v) all += x + "\n";
+    for (const auto& x : v) all += x.str() + "\n";
     return all;
   };
   ASSERT_NE(joined(first16.assumptions).find("crosses the 25 GB/s NIC"), std::string::npos) << joined(first16.assumptions);
@@ -338,7 +338,7 @@ TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
 TEST(Speed, Issue19_DecodeLineAsPrintfWritesIt) {
   auto line_of = [](const estimate::SpeedEstimate& e) {
     for (const auto& p : e.provenance)
-      if (p.rfind("decode step at batch 1:", 0) == 0) return p;
+      if (p.rfind("decode step at batch 1:", 0) == 0) return p.str();
     return std::string();
   };
   int checked = 0;
