@@ -18,6 +18,8 @@ Procedure (rerun after adding cases):
         max(activation_factor x text_unit + held, vision peak, sampler run + held) + non_torch x (1 + f x multi_rank)
         (f: "non_torch_multi_rank_fraction" of the platform's overheads record, read from the catalogue, not fitted here)
         (held: the encoder outputs the profile run keeps in the encoder cache through the text and sampler runs)
+        (vision peak: vision_factor x vision unit + the pixel values, fp32 and the tower-dtype copy, whole on every rank;
+         issue 15 cudabudget, from source, not fitted)
         (+ graph when the engine subtracts it; + the NPU EP communicators' HCCL buffers and / the 310P budget divisor,
          both from source, not fitted)
      is fitted by minimising the capped mean absolute error of available KV (a grid over the constants; the vision
@@ -76,7 +78,7 @@ def cases_of(report):
 
 def activation(m, factor, vision):
     held = m.get("encoder_held", 0.0)
-    return max(factor * m["text_activation_unit"] + held + m.get("text_workspace", 0.0), vision * m["vision_unit"], m["sampler_run"] + held)
+    return max(factor * m["text_activation_unit"] + held + m.get("text_workspace", 0.0), vision * m["vision_unit"] + m.get("vision_pixels", 0.0), m["sampler_run"] + held)
 
 
 def non_torch_term(m, non_torch, multi_rank_fraction):

@@ -683,6 +683,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.activation_vision_bytes = ph.vision_encoder.bytes;
   e.activation_encoder_held_bytes = ph.encoder_held_bytes;
   e.activation_text_workspace_bytes = ph.text_workspace_bytes;
+  e.activation_vision_pixel_bytes = ph.vision_pixel_bytes;
   e.encoder_profiles_video = run.encoder_profiles_video;
   e.encoder_budget_tokens = run.encoder_budget_tokens;
   e.encoder_items = run.encoder_items;

@@ -200,6 +200,9 @@ struct ActivationPhases {
   double sampler_unit_bytes = 0;  // min(max_num_seqs, max_num_batched_tokens) x vocab x fp32
   double vision_unit_bytes = 0;   // patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x dtype bytes
   double encoder_held_bytes = 0;  // encoder outputs in the encoder cache through the text and sampler runs
+  // Issue 15 (cudabudget): the dummy item's pixel values during the encoder pass, fp32 from the processor plus the
+  // tower-dtype copy; not split by TP (terms::vision_pixel_bytes). Part of vision_encoder, outside the fitted factor.
+  double vision_pixel_bytes = 0;
   double text_workspace_bytes = 0;  // issue 15: the GDN chunked-prefill workspace added to the text forward (terms::gdn_prefill_workspace_bytes)
   Term peak;
 };
@@ -307,6 +310,7 @@ struct FitEstimate {
   int64_t encoder_budget_tokens = 0, encoder_items = 0;  // vLLM's "budget of N tokens, profiled with K ... items" (0: no pass)
   double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
   double activation_text_workspace_bytes = 0;  // issue 15: the GDN chunked-prefill workspace in the text forward's peak
+  double activation_vision_pixel_bytes = 0;    // issue 15: the encoder pass's pixel values (not fitted, not split by TP)
   double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
   std::vector<MemoryTerm> terms;
 

@@ -452,7 +452,7 @@ namespace {
 // not known: the budget itself. The modality with the most tokens per item is profiled: a dummy video of
 // as many largest-image groups as max_model_len holds (capped) where the processor makes one.
 Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens, int64_t L,
-                                  double b, ProfileRun run) {
+                                  double b, int64_t pixels_per_patch, ProfileRun run) {
   const int64_t per_image = m.vision_max_tokens_per_image;
   int64_t per_item = per_image;
   bool video = false;
@@ -485,11 +485,16 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& o
   auto& ph = run.phases;
   ph.vision_unit_bytes = patches * ((static_cast<double>(m.vision_intermediate_size) + 3.0 * static_cast<double>(m.vision_hidden_size)) / static_cast<double>(lay.tp) +
                                     static_cast<double>(m.vision_hidden_size)) * b;
-  const double peak = oh.vision_activation_factor * ph.vision_unit_bytes;
+  // Issue 15 (cudabudget): the pixel values are whole on every rank (not split by TP): fp32 as the processor made them
+  // plus the copy in the tower's dtype. Counted outside the fitted factor, so the peak does not halve with TP 2.
+  ph.vision_pixel_bytes = patches * static_cast<double>(pixels_per_patch) * (4.0 + b);
+  const double peak = oh.vision_activation_factor * ph.vision_unit_bytes + ph.vision_pixel_bytes;
   ph.vision_encoder = {"vision encoder", peak, 0, {}, {}};
   if (dep.explain) {
-    ph.vision_encoder.rule = format("%.1f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B", oh.vision_activation_factor, b);
-    ph.vision_encoder.inputs = {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}};
+    ph.vision_encoder.rule = format("%.2f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B%s", oh.vision_activation_factor, b,
+                                    ph.vision_pixel_bytes > 0 ? format(" + patches x %lld pixel values x (4 + %.0f) B (fp32 and the tower-dtype copy, whole on every rank)",
+                                                                       static_cast<long long>(pixels_per_patch), b).c_str() : "");
+    ph.vision_encoder.inputs = {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}, {"pixel_bytes", ph.vision_pixel_bytes}};
   }
   // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
   // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
@@ -515,6 +520,12 @@ double sampler_copies(const engine::EngineProfile& engine, const Deployment& dep
 }
 
 }  // namespace
+
+int64_t vision_pixels_per_patch(const ModelSpec& m) {
+  for (const auto& g : m.weights)
+    if (g.part == model::Part::vision && (g.module == "model.visual.patch_embed.proj" || g.module == "model.visual.embeddings.patch_embedding")) return g.cols;
+  return 0;
+}
 
 double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, int64_t batched_tokens) {
   const auto gdn = std::find_if(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::linear_attention; });
@@ -600,7 +611,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                               ": the profile run is text only" +
                               (vision_tower_skipped(m, engine, dep) ? "; the vision tower is not loaded (vLLM >= 0.16: StageMissingLayer, PR #32757)" : ""));
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
-    PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, std::move(run)));
+    // Issue 15 (cudabudget): the pixel values are counted on vLLM (CUDA / ROCm); vLLM-Ascend's fitted factor keeps them.
+    const int64_t pixels = engine.engine == "vllm" ? vision_pixels_per_patch(m) : 0;
+    PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, pixels, std::move(run)));
     run = std::move(with_encoder);
   }
   if (dep.skip_mm_profiling && has_vision && explain)

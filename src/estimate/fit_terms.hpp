@@ -112,6 +112,13 @@ Expected<StageWeights> estimate_weights(const model::ModelSpec& m, const model::
 // q and k copies (key heads). 0 for a model without linear_attention layers. Model dtype bytes for the bf16 tensors.
 double gdn_prefill_workspace_bytes(const model::ModelSpec& m, const StageLayout& layout, int64_t batched_tokens);
 
+// Issue 15 (cudabudget): the pixel values per patch the vision tower's patch embedding reads (its input width:
+// channels x temporal patch x patch x patch for Qwen2.5-VL / Qwen3-VL / Qwen3.5, channels x patch x patch for a
+// generic ViT); 0 for a model without a tower. vLLM's encoder pass holds them twice on every rank, whatever the TP:
+// the processor's fp32 tensor moved to the device and its copy in the tower's dtype
+// (`pixel_values = image_input["pixel_values"].type(self.visual.dtype)` in _process_image_input).
+int64_t vision_pixels_per_patch(const model::ModelSpec& m);
+
 // The profile run (phases and peak) of the first stage, and the peak of the last when PP > 1.
 struct ProfileRun {
   ActivationPhases phases;            // peak: the first (or only) stage

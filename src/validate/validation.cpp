@@ -388,6 +388,7 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"text_workspace", est.activation_text_workspace_bytes},  // issue 15: GDN chunked-prefill workspace
                       {"sampler_run", est.activation_sampler_bytes},
                       {"vision_unit", est.activation_vision_unit_bytes},
+                      {"vision_pixels", est.activation_vision_pixel_bytes},  // issue 15: pixel values in the encoder pass
                       {"available", est.available_kv_bytes},
                       {"kv_tokens", static_cast<double>(est.kv_tokens)},
                       {"max_concurrency", est.max_concurrency},

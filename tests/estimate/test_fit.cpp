@@ -4,6 +4,7 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
+#include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
 #include "fit_setup.hpp"
 
@@ -138,6 +139,36 @@ TEST(Fit, QwenVlVideoItemFollowsTheContext) {
   estimate::Deployment d;
   d.max_model_len = 131072;
   EXPECT_DOUBLE_EQ(estimate::estimate_fit(q3.model, q3.device, q3.engine, q3.overheads, d).activation_vision_unit_bytes, 65536.0 * (4304 + 4 * 1152) * 2);
+}
+
+// Issue 15 (cudabudget): during vLLM's encoder pass the dummy image's pixel values sit on every rank whole, as the
+// processor made them (fp32) and as the tower's dtype (_process_image_input: pixel_values.type(self.visual.dtype)).
+// Qwen3.5-27B (shared/models/Qwen__Qwen3.5-27B/config.json vision_config: in_channels 3, temporal_patch_size 2,
+// patch_size 16): 3 x 2 x 16 x 16 = 1,536 values per patch; one 16,384-token image = 65,536 patches;
+// 65,536 x 1,536 x (4 + 2) B = 603,979,776 B at TP 1 and at TP 2 alike. Qwen2.5-VL-7B (patch 14): 3 x 2 x 14 x 14 = 1,176.
+// The vision peak is the fitted factor x the TP-split unit plus these bytes. vLLM-Ascend keeps its fitted factor alone.
+TEST(Fit, Issue15_VisionPixelValuesAreWholeOnEveryRank) {
+  auto s = setup("Qwen/Qwen3.5-27B", "A100-80G-SXM", "vllm", "0.23.0");
+  EXPECT_EQ(estimate::terms::vision_pixels_per_patch(s.model), 1536);
+  estimate::Deployment d;
+  d.max_model_len = 65536;
+  for (int64_t tp : {1, 2}) {
+    d.tensor_parallel_size = tp;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_DOUBLE_EQ(e.activation_vision_pixel_bytes, 603979776.0) << "TP " << tp;
+    EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 65536.0 * ((4304 + 3 * 1152) / static_cast<double>(tp) + 1152) * 2) << "TP " << tp;
+    EXPECT_NEAR(e.activation_vision_bytes, s.overheads.vision_activation_factor * e.activation_vision_unit_bytes + 603979776.0, 1.0) << "TP " << tp;
+  }
+  auto q25 = setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
+  EXPECT_EQ(estimate::terms::vision_pixels_per_patch(q25.model), 1176);
+  auto text = setup("Qwen/Qwen3-8B", "A100-80G-SXM", "vllm", "0.23.0");
+  EXPECT_EQ(estimate::terms::vision_pixels_per_patch(text.model), 0);
+  auto npu = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  estimate::Deployment n;
+  n.max_model_len = 32768;
+  const auto e = estimate::estimate_fit(npu.model, npu.device, npu.engine, npu.overheads, n);
+  EXPECT_EQ(e.activation_vision_pixel_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(e.activation_vision_bytes, npu.overheads.vision_activation_factor * e.activation_vision_unit_bytes);
 }
 
 // What Qwen3-VL holds beyond its parameters. At load (inside "Model loading took"): one deepstack buffer per
