@@ -243,7 +243,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
-  const auto band = deploy::across_versions(in, {&*devices, &*engines});  // issue 15: no version given -> the band over versions
+  // Issue 15: nothing states or dates the version -> the band over versions (resolve_deployment said which, as validate reads it).
+  const auto band = resolved->engine_version_basis == deploy::VersionBasis::newest_assumed ? deploy::across_versions(in, {&*devices, &*engines}) : deploy::VersionBand{};
   if (r.json) {
     Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;

@@ -574,15 +574,17 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   const double attention_width = static_cast<double>(m.num_attention_heads) * static_cast<double>(head_dim);
   ph.text_unit_bytes = static_cast<double>(batched_tokens) *
                        (widths[0] * static_cast<double>(m.hidden_size) + widths[1] * attention_width / tp + widths[2] * mlp_width / tp) * b;
+  const bool explain = dep.explain;
+  // The unit's text, for the rules below (built only when they are: the plan sizes tens of thousands of rows without).
   const std::string unit_rule =
-      widths[1] > 0 ? format("(%.0f x hidden + %.0f x attention heads x head_dim/TP + %.0f x mlp/TP)", widths[0], widths[1], widths[2])
+      !explain        ? std::string()
+      : widths[1] > 0 ? format("(%.0f x hidden + %.0f x attention heads x head_dim/TP + %.0f x mlp/TP)", widths[0], widths[1], widths[2])
                     : format("(%s + %.0f x mlp/TP)", widths[0] == 1.0 ? "hidden" : format("%.0f x hidden", widths[0]).c_str(), widths[2]);
   ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
   // Issue 15: on vLLM (CUDA / ROCm, the Triton FLA kernels) a Gated DeltaNet layer's chunked-prefill workspace sits on
   // top of the fitted per-token peak; vLLM-Ascend's own kernels and fitted factors are left as they were.
   ph.text_workspace_bytes = engine.engine == "vllm" ? gdn_prefill_workspace_bytes(m, lay, batched_tokens) : 0.0;
   const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes + ph.text_workspace_bytes;
-  const bool explain = dep.explain;
   ph.text_forward = {"text forward", text_peak, 0, {}, {}};
   if (explain)
     ph.text_forward = {"text forward", text_peak, 0,
