@@ -364,13 +364,14 @@ int cmd_devices(const std::vector<std::string>& argv) {
   auto catalog = device::load_device_catalog();
   if (!catalog) return report_error(catalog.error());
   // A card without a measured runtime total is sized by its memory class's rule (derive_class_runtime_totals).
+  auto sized_by_class = [](const device::DeviceSpec& d) { return !d.runtime_total_bytes && d.class_runtime_total_bytes.has_value(); };
   auto class_rule = [](const device::DeviceSpec& d) {
     return fmt::format("nominal x median ratio of {} measured {} {} cards", d.class_runtime_total_cards, d.vendor, d.memory_kind);
   };
   Json list = Json::array();
   for (const auto& d : catalog->devices) {
     Json by_class;
-    if (!d.runtime_total_bytes && d.class_runtime_total_bytes)
+    if (sized_by_class(d))
       by_class = {{"gib", bytes_to_gib(*d.class_runtime_total_bytes)}, {"low_gib", bytes_to_gib(d.class_runtime_total_low_bytes)},
                   {"high_gib", bytes_to_gib(d.class_runtime_total_high_bytes)}, {"median_ratio", d.class_runtime_total_ratio},
                   {"measured_cards", d.class_runtime_total_cards}, {"rule", class_rule(d)}};
@@ -388,7 +389,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
   }
   fmt::print("{:<16} {:<8} {:>10} {:>12} {:>12}  {}\n", "id", "platform", "mem GiB", "runtime GiB", "HBM GB/s", "name");
   for (const auto& d : catalog->devices) {
-    const bool by_class = !d.runtime_total_bytes && d.class_runtime_total_bytes;
+    const bool by_class = sized_by_class(d);
     fmt::print("{:<16} {:<8} {:>10.2f} {:>12} {:>12}  {}{}\n", d.id, d.platform, bytes_to_gib(d.memory_bytes),
                d.runtime_total_bytes ? fixed(bytes_to_gib(*d.runtime_total_bytes), 2) : by_class ? "~" + fixed(bytes_to_gib(*d.class_runtime_total_bytes), 2) : "-",
                d.hbm_bandwidth_bytes_per_s ? fixed(*d.hbm_bandwidth_bytes_per_s / 1e9, 0) : "-", d.name, d.overrides.empty() ? "" : " (measured overrides)");

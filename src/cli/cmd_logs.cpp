@@ -231,7 +231,7 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
     row(what, printed, predicted, 2);
     if (e && !note.empty()) rows.back().note = note;
   };
-  if (p.requested_gib) term_row("requested memory (GiB)", p.requested_gib, gib(e ? e->requested_bytes : 0), "");
+  term_row("requested memory (GiB)", p.requested_gib, gib(e ? e->requested_bytes : 0), "");
   // The engine's torch peak covers every allocation of the profile run, the MoE all-gather rows included; the fit
   // keeps those rows as their own term.
   const bool allgather = e && e->moe_allgather_bytes > 0;
