@@ -571,6 +571,19 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
     }
   }
   if (!profile && !version.empty() && input.unknown == UnknownVersion::newest) {
+    // Issue 15 (rocm): a version older than every profile of the engine ("0.4.1" against vllm@0.6-0.7 first) is
+    // nearest in era to the oldest profile, not to the newest. An untagged source build ("0.1.dev1+g4d2a68d")
+    // reports setuptools-scm's 0.1.devN, which names no era: it keeps the newest.
+    const engine::EngineProfile* oldest = nullptr;
+    for (const auto& p : engines.profiles)
+      if (p.engine == name && (!oldest || p.version_min < oldest->version_min)) oldest = &p;
+    if (const auto v = engine::parse_version(version); v && oldest && *v < oldest->version_min && version.find(".dev") == std::string::npos) {
+      if (auto found = engine::select_engine(engines, name, oldest->version_min.text())) {
+        assumptions.push_back("engine version " + v->text() + " predates every " + name + " profile: the oldest, " + found->id + ", used");
+        basis = VersionBasis::dated;
+        return found;
+      }
+    }
     auto newest = engine::select_engine(engines, name.substr(0, name.find('@')), "");
     if (newest) {
       assumptions.push_back("engine version '" + version + "' not recognised; newest profile used");

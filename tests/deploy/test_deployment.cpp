@@ -207,6 +207,10 @@ TEST(Deploy, EngineVersionsAsWritten) {
       {{"vllm", "", "engine_version", "V0 engine (~v0.6.4, 2024)", "case notes", deploy::UnknownVersion::error}, "engine version 0.6.4, dated by the case notes", true},
       {{"vllm", "9.9.9", "engine_version", "", "", deploy::UnknownVersion::newest}, "engine version '9.9.9' not recognised; newest profile used", true},
       {{"vllm", "9.9.9", "--engine", "", "", deploy::UnknownVersion::error}, "", false},
+      // Issue 15 (rocm): older than every vllm profile (the oldest, vllm@0.6-0.7, starts at 0.6.0): the oldest, not the newest.
+      {{"vllm", "0.4.1", "engine_version", "", "", deploy::UnknownVersion::newest}, "engine version 0.4.1 predates every vllm profile: the oldest, vllm@0.6-0.7, used", true},
+      {{"vllm", "0.4.1", "--engine", "", "", deploy::UnknownVersion::error}, "", false},
+      {{"vllm", "0.1.dev1+g4d2a68d64", "engine_version", "", "", deploy::UnknownVersion::newest}, "engine version '0.1.dev1+g4d2a68d64' not recognised; newest profile used", true},
       {{"vllm@0.10", "", "--engine", "on v0.6.4 earlier", "case notes", deploy::UnknownVersion::error}, "", true},  // an explicit version wins
       {{"nonsense", "", "--engine", "", "", deploy::UnknownVersion::newest}, "", false},
   };
