@@ -596,7 +596,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   // The unit's text, for the rules below (built only when they are: the plan sizes tens of thousands of rows without).
   const std::string unit_rule =
       !explain        ? std::string()
-      : moe_live      ? format("(%.0f x hidden + %.0f x attention heads x head_dim/TP + %.0f x routed experts' router logits)", widths[0], widths[1], widths[3])
+      : moe_live      ? format("(%.0f x hidden + %.0f x attention output/TP + %.0f x routed experts' router logits)", widths[0], widths[1], widths[3])
       : widths[1] > 0 ? format("(%.0f x hidden + %.0f x attention heads x head_dim/TP + %.0f x mlp/TP)", widths[0], widths[1], widths[2])
                     : format("(%s + %.0f x mlp/TP)", widths[0] == 1.0 ? "hidden" : format("%.0f x hidden", widths[0]).c_str(), widths[2]);
   ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;

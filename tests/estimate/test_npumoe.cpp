@@ -121,6 +121,20 @@ TEST(NpuMoe, Issue15_A3AllToAllRowsSplitOverTp) {
   EXPECT_GT(on_a2.moe_allgather_bytes, 0.0);
 }
 
+// An MLA layer's attention output is heads x v_head_dim, its o_proj input: DeepSeek-V3.2 (hidden 7,168, 128 heads x
+// v_head_dim 128, 256 routed experts, top_k 8) in vllm-ascend's one-node nightly layout (DP 2 x TP 8, EP 16, 8,192
+// batched tokens) with W8A8_DYNAMIC experts on A3 under 0.13:
+//   unit 8,192 x (3 x 7,168 + 128 x 128 / 8 + 256) x 2 B = 8,192 x 23,808 x 2 = 390,070,272 B
+//   routed R = ceil(8,192 / 8) x 8 = 8,192 rows: 8,192 x 7,168 x 3 x 2 B = 352,321,536 B
+TEST(NpuMoe, Issue15_MlaAttentionOutputIsHeadsTimesVHeadDim) {
+  auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.13.0");
+  estimate::Deployment d = pftest::dsv32_a3_nightly();
+  use_w8a8_dynamic(d);
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_DOUBLE_EQ(e.activation_text_unit_bytes, 390070272.0);
+  EXPECT_DOUBLE_EQ(e.activation_text_moe_routed_bytes, 352321536.0);
+}
+
 // A dense model is untouched by the MoE record (npuact's live tensors): Qwen3-32B TP 2, 2,048 tokens, graph mode,
 // 2,048 x (2 x 5,120 + 8,192 / 2 + 3 x 12,800) x 2 B = 216,006,656 B, with expert parallel asked for.
 TEST(NpuMoe, Issue15_DenseModelKeepsItsLiveTensors) {
