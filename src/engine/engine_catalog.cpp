@@ -190,6 +190,47 @@ Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin,
   return Ok{};
 }
 
+// Issue 15 (npumoe): moe_all2all_rows [{families, model_dtype_rows, int8_rows, unquantized_input_rows, int8_experts_only, tokens_split_by_tp_in,
+// above_tokens, version_min, version_max, source}]: the rows a MoE layer's all-to-all expert path holds at its peak.
+Status parse_moe_all2all_rows(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
+  const std::string key = "moe_all2all_rows";
+  PF_TRY(rules, optional_array(r, key, origin, id));
+  if (!rules) return Ok{};
+  for (const auto& item : *rules) {
+    JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"families", "model_dtype_rows", "int8_rows", "unquantized_input_rows", "int8_experts_only", "tokens_split_by_tp_in", "above_tokens"}));
+    EngineProfile::MoeAll2AllRows rows;
+    rows.rule = rule;
+    PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "]." + key + ".families", origin));
+    if (fams.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs families", origin.c_str(), id.c_str(), key.c_str()), origin);
+    PF_TRY(model_rows, c.number("model_dtype_rows"));
+    PF_TRY(int8_rows, c.number("int8_rows"));
+    if (!(model_rows >= 0 && model_rows <= 16) || !(int8_rows >= 0 && int8_rows <= 16) || model_rows + int8_rows <= 0)
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s: model_dtype_rows and int8_rows must be in [0, 16] and not both 0, found %g and %g", origin.c_str(),
+                                                   id.c_str(), key.c_str(), model_rows, int8_rows), origin);
+    PF_TRY(input_rows, c.opt_number("unquantized_input_rows"));
+    if (!(input_rows.value_or(0) >= 0 && input_rows.value_or(0) <= 16))
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s.unquantized_input_rows must be in [0, 16], found %g", origin.c_str(), id.c_str(), key.c_str(), *input_rows), origin);
+    PF_TRY(int8_only, c.opt_bool("int8_experts_only"));
+    PF_TRY(modes, string_list(c.find("tokens_split_by_tp_in"), "profiles[" + id + "]." + key + ".tokens_split_by_tp_in", origin));
+    for (const auto& mode : modes)
+      if (mode != "graph" && mode != "eager")
+        return make_error(ErrorKind::corrupt, format("%s: %s: %s.tokens_split_by_tp_in: expected graph or eager, found %s", origin.c_str(), id.c_str(), key.c_str(), mode.c_str()), origin);
+    PF_TRY(above, c.opt_int("above_tokens"));
+    if (above.value_or(0) < 0)
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s.above_tokens must be 0 or more, found %lld", origin.c_str(), id.c_str(), key.c_str(), static_cast<long long>(*above)), origin);
+    rows.families = fams;
+    rows.model_dtype_rows = model_rows;
+    rows.int8_rows = int8_rows;
+    rows.unquantized_input_rows = input_rows.value_or(0);
+    rows.int8_experts_only = int8_only.value_or(false);
+    rows.tokens_split_by_tp_in = modes;
+    rows.above_tokens = above.value_or(0);
+    p.moe_all2all_rows.push_back(rows);
+  }
+  return Ok{};
+}
+
 // Issue 15: hybrid_kv_tensor_copies [{copies: per_layer | per_kind, version_min, version_max, source}].
 Status parse_hybrid_kv_copies(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
   const std::string key = "hybrid_kv_tensor_copies";
@@ -284,6 +325,8 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   }
   PF_TRY(hybrid_copies, parse_hybrid_kv_copies(r, origin, id, p));
   (void)hybrid_copies;
+  PF_TRY(all2all_rows, parse_moe_all2all_rows(r, origin, id, p));
+  (void)all2all_rows;
   return parse_expert_scale_copies(r, origin, id, p);
 }
 
@@ -329,7 +372,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
-                            "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
+                            "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
   (void)keys;
   EngineProfile p;
   p.id = id;
@@ -581,6 +624,31 @@ Expected<TextActivationWidths> parse_live_widths(const JsonObject& parent, const
   return w;
 }
 
+// Issue 15 (npumoe): overheads[].text_activation_live_tensors.moe_graph / .moe_eager: per-token widths of a MoE
+// layer's live tensors besides its routed rows, each 0-16; the router logits are live at the peak.
+Expected<MoeActivationWidths> parse_moe_live_widths(const JsonObject& parent, const std::string& key, const std::string& platform) {
+  const Json* item = parent.find(key);
+  const std::string& origin = parent.origin();
+  if (!item || !item->is_object())
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: expected an object of widths", origin.c_str(), platform.c_str(), key.c_str()), origin);
+  JsonObject r(*item, origin, "overheads[].text_activation_live_tensors." + key);
+  PF_TRY(keys_ok, r.only_keys({"hidden", "attention_output", "router_logits"}));
+  (void)keys_ok;
+  PF_TRY(hidden, r.number("hidden"));
+  PF_TRY(attention, r.number("attention_output"));
+  PF_TRY(router, r.number("router_logits"));
+  for (const double v : {hidden, attention, router})
+    if (!(v >= 0 && v <= 16))
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: width %.3g is outside 0-16", origin.c_str(), platform.c_str(), key.c_str(), v), origin);
+  if (router <= 0)
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s.router_logits: expected more than 0 (the expert op holds its router logits)", origin.c_str(), platform.c_str(), key.c_str()), origin);
+  MoeActivationWidths w;
+  w.hidden = hidden;
+  w.attention_output = attention;
+  w.router_logits = router;
+  return w;
+}
+
 // One overheads[] record: a platform's fitted memory overheads with their evidence.
 Expected<Overheads> parse_overheads(const Json& item, const std::string& origin) {
   JsonObject r(item, origin, "overheads[]");
@@ -630,7 +698,7 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
     if (!live->is_object())
       return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors: expected an object", origin.c_str(), o.platform.c_str()), origin);
     JsonObject l(*live, origin, "overheads[].text_activation_live_tensors");
-    PF_TRY(keys_ok, l.only_keys({"graph", "eager", "source"}));
+    PF_TRY(keys_ok, l.only_keys({"graph", "eager", "source", "moe_graph", "moe_eager", "moe_source"}));
     (void)keys_ok;
     TextActivationLiveTensors t;
     PF_TRY(graph, parse_live_widths(l, "graph", o.platform));
@@ -641,6 +709,16 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
     t.graph = graph;
     t.eager = eager;
     t.source = source;
+    if (l.has("moe_graph") || l.has("moe_eager") || l.has("moe_source")) {
+      PF_TRY(moe_graph, parse_moe_live_widths(l, "moe_graph", o.platform));
+      PF_TRY(moe_eager, parse_moe_live_widths(l, "moe_eager", o.platform));
+      PF_TRY(moe_source, l.string("moe_source"));
+      if (moe_source.empty())
+        return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors has an empty moe_source", origin.c_str(), o.platform.c_str()), origin);
+      t.moe_graph = moe_graph;
+      t.moe_eager = moe_eager;
+      t.moe_source = moe_source;
+    }
     o.text_activation_live_tensors = t;
   }
   return o;

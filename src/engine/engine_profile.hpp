@@ -4,6 +4,7 @@
 // the fitted overheads (activation peak, non-torch, graph memory) per platform with their evidence.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -185,6 +186,22 @@ struct EngineProfile {
     VersionRule rule;
   };
   std::vector<ExpertScaleCopy> moe_dynamic_scale_copies;
+  // Issue 15 (npumoe): the rows a MoE layer's all-to-all expert path holds at its peak in the profile run (vLLM-Ascend
+  // fused_experts_with_all2all in 0.10.0, TokenDispatcherWithAll2AllV from 0.13): with expert parallel, each rank sends
+  // and receives R = tokens x top_k rows (tokens split over TP first in the listed modes), and at the combine holds
+  // model_dtype_rows tensors of R x hidden in the model dtype plus int8_rows of R x hidden int8 (int8-dispatched
+  // experts only), or unquantized_input_rows more in the model dtype (experts that are not int8). Taken on the listed families when max_num_batched_tokens exceeds above_tokens (the MC2 token
+  // capacity, below which the engine dispatches through MC2 instead). Empty: no all-to-all rows derived.
+  struct MoeAll2AllRows {
+    std::vector<std::string> families;
+    double model_dtype_rows = 0, int8_rows = 0;
+    double unquantized_input_rows = 0;               // the permuted input, held in the model dtype when the experts are not int8
+    bool int8_experts_only = false;                   // the path exists only in the W8A8_DYNAMIC method
+    std::vector<std::string> tokens_split_by_tp_in;  // execution modes ("graph", "eager") whose MoE splits tokens over TP
+    int64_t above_tokens = 0;
+    VersionRule rule;
+  };
+  std::vector<MoeAll2AllRows> moe_all2all_rows;
   // Issue 15: versions whose model runner allocates the KV tensors vLLM shares between a hybrid model's attention and
   // linear-attention (state) layers more than once, after KV sizing (vLLM-Ascend _allocate_kv_cache_tensors):
   // per_layer, one tensor per layer sharing it; per_kind, one for the state layers and one K/V pair for the attention
@@ -236,10 +253,18 @@ struct EngineProfile {
 struct TextActivationWidths {
   double hidden = 0, attention_output = 0, mlp = 0;
 };
+// Issue 15 (npumoe): the same for a MoE decoder layer at its routed peak (the expert combine), where the layer's
+// routed rows are derived (EngineProfile::moe_all2all_rows): widths of the hidden size, the attention output and the
+// router logits (one per routed expert); the routed rows themselves are counted by the rule.
+struct MoeActivationWidths {
+  double hidden = 0, attention_output = 0, router_logits = 0;
+};
 struct TextActivationLiveTensors {
   TextActivationWidths graph;  // torch.compile's FX code frees each value after its last use
   TextActivationWidths eager;  // Python frames hold their locals until they return
   std::string source;
+  std::optional<MoeActivationWidths> moe_graph, moe_eager;
+  std::string moe_source;
 };
 
 struct Overheads {

@@ -673,7 +673,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
   const int64_t L = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
-  PF_TRY(run, terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L));
+  const Term moe_all2all = terms::estimate_moe_all2all_rows(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
+  PF_TRY(run, terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes));
+  if (dep.explain && moe_all2all.bytes > 0) run.assumptions.push_back("MoE all-to-all routed rows in the text forward: " + moe_all2all.rule);
   const auto& ph = run.phases;
   e.activation_text_unit_bytes = ph.text_unit_bytes;
   e.activation_sampler_unit_bytes = ph.sampler_unit_bytes;
@@ -683,6 +685,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.activation_vision_bytes = ph.vision_encoder.bytes;
   e.activation_encoder_held_bytes = ph.encoder_held_bytes;
   e.activation_text_workspace_bytes = ph.text_workspace_bytes;
+  e.activation_text_moe_routed_bytes = ph.text_moe_routed_bytes;
   e.activation_vision_pixel_bytes = ph.vision_pixel_bytes;
   e.encoder_profiles_video = run.encoder_profiles_video;
   e.encoder_budget_tokens = run.encoder_budget_tokens;

@@ -204,6 +204,7 @@ struct ActivationPhases {
   // tower-dtype copy; not split by TP (terms::vision_pixel_bytes). Part of vision_encoder, outside the fitted factor.
   double vision_pixel_bytes = 0;
   double text_workspace_bytes = 0;  // issue 15: the GDN chunked-prefill workspace added to the text forward (terms::gdn_prefill_workspace_bytes)
+  double text_moe_routed_bytes = 0;  // issue 15 (npumoe): a MoE layer's all-to-all routed rows in the text forward (terms::estimate_moe_all2all_rows)
   Term peak;
 };
 
@@ -310,6 +311,7 @@ struct FitEstimate {
   int64_t encoder_budget_tokens = 0, encoder_items = 0;  // vLLM's "budget of N tokens, profiled with K ... items" (0: no pass)
   double activation_encoder_held_bytes = 0;  // encoder outputs held through the text and sampler runs
   double activation_text_workspace_bytes = 0;  // issue 15: the GDN chunked-prefill workspace in the text forward's peak
+  double activation_text_moe_routed_bytes = 0;  // issue 15 (npumoe): the MoE all-to-all routed rows in the text forward's peak
   double activation_vision_pixel_bytes = 0;    // issue 15: the encoder pass's pixel values (not fitted, not split by TP)
   double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
   std::vector<MemoryTerm> terms;

@@ -543,7 +543,7 @@ double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, i
 }
 
 Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
-                                          const StageLayout& lay, int64_t batched_tokens, int64_t max_num_seqs, int64_t L) {
+                                          const StageLayout& lay, int64_t batched_tokens, int64_t max_num_seqs, int64_t L, double moe_routed_bytes) {
   // Three phases run one after another, so the peak is the largest of: the text forward over
   // max_num_batched_tokens; the vision encoder over its profiling budget; the sampler dummy run over
   // min(max_num_seqs, batched tokens) rows of fp32 logits, with the forward's hidden states still held.
@@ -560,40 +560,63 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   const int64_t sampler_rows = std::min(max_num_seqs, batched_tokens);
   const double tp = static_cast<double>(lay.tp);
   // Issue 15: where the platform's record carries the live tensors of one decoder layer (vLLM-Ascend), a dense model's
-  // unit is their bytes at the layer's peak, with the graph or eager set as the deployment runs; MoE layers route
-  // tokens through the engine's own expert kernels and keep the fitted unit.
+  // unit is their bytes at the layer's peak, with the graph or eager set as the deployment runs. A MoE layer's unit is
+  // its live tensors besides the routed rows (router logits included) where its routed rows are derived
+  // (moe_routed_bytes, added below outside the factor); elsewhere MoE keeps the fitted unit.
   const auto& live = oh.text_activation_live_tensors;
-  double widths[3] = {1.0, 0.0, 2.0};  // hidden, attention output / TP, mlp / TP
+  const bool eager = dep.mode == ExecutionMode::eager;
+  double widths[4] = {1.0, 0.0, 2.0, 0.0};  // hidden, attention output / TP, mlp / TP, router logits (routed experts)
+  const std::optional<engine::MoeActivationWidths>* moe_widths = live ? (eager ? &live->moe_eager : &live->moe_graph) : nullptr;
+  const bool moe_live = m.num_experts > 0 && moe_routed_bytes > 0 && moe_widths && moe_widths->has_value();
   if (live && m.num_experts == 0) {
-    const engine::TextActivationWidths& w = dep.mode == ExecutionMode::eager ? live->eager : live->graph;
+    const engine::TextActivationWidths& w = eager ? live->eager : live->graph;
     widths[0] = w.hidden;
     widths[1] = w.attention_output;
     widths[2] = w.mlp;
+  } else if (moe_live) {
+    const engine::MoeActivationWidths& w = **moe_widths;
+    widths[0] = w.hidden;
+    widths[1] = w.attention_output;
+    widths[2] = 0.0;
+    widths[3] = w.router_logits;
   }
   const int64_t head_dim = m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_attention_heads);
-  const double attention_width = static_cast<double>(m.num_attention_heads) * static_cast<double>(head_dim);
+  double attention_width = static_cast<double>(m.num_attention_heads) * static_cast<double>(head_dim);
+  // An MLA layer's attention output is heads x v_head_dim, the input width of its o_proj (issue 15, npumoe).
+  if (widths[1] > 0 && std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; }))
+    for (const auto& g : m.weights)
+      if (g.part == model::Part::text && ends_with(g.module, "self_attn.o_proj")) {
+        attention_width = static_cast<double>(g.cols);
+        break;
+      }
   ph.text_unit_bytes = static_cast<double>(batched_tokens) *
-                       (widths[0] * static_cast<double>(m.hidden_size) + widths[1] * attention_width / tp + widths[2] * mlp_width / tp) * b;
+                       (widths[0] * static_cast<double>(m.hidden_size) + widths[1] * attention_width / tp + widths[2] * mlp_width / tp +
+                        widths[3] * static_cast<double>(m.num_experts)) * b;
   const bool explain = dep.explain;
   // The unit's text, for the rules below (built only when they are: the plan sizes tens of thousands of rows without).
   const std::string unit_rule =
       !explain        ? std::string()
+      : moe_live      ? format("(%.0f x hidden + %.0f x attention output/TP + %.0f x routed experts' router logits)", widths[0], widths[1], widths[3])
       : widths[1] > 0 ? format("(%.0f x hidden + %.0f x attention heads x head_dim/TP + %.0f x mlp/TP)", widths[0], widths[1], widths[2])
                     : format("(%s + %.0f x mlp/TP)", widths[0] == 1.0 ? "hidden" : format("%.0f x hidden", widths[0]).c_str(), widths[2]);
   ph.sampler_unit_bytes = static_cast<double>(sampler_rows) * static_cast<double>(m.vocab_size) * 4.0;
   // Issue 15: on vLLM (CUDA / ROCm, the Triton FLA kernels) a Gated DeltaNet layer's chunked-prefill workspace sits on
   // top of the fitted per-token peak; vLLM-Ascend's own kernels and fitted factors are left as they were.
   ph.text_workspace_bytes = engine.engine == "vllm" ? gdn_prefill_workspace_bytes(m, lay, batched_tokens) : 0.0;
-  const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes + ph.text_workspace_bytes;
+  ph.text_moe_routed_bytes = std::max(0.0, moe_routed_bytes);
+  const double text_peak = oh.activation_bytes_per_batched_token_factor * ph.text_unit_bytes + ph.text_workspace_bytes + ph.text_moe_routed_bytes;
   ph.text_forward = {"text forward", text_peak, 0, {}, {}};
   if (explain)
     ph.text_forward = {"text forward", text_peak, 0,
-                     format("%.1f x %lld batched tokens x %s x %.0f B%s%s", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
-                            live && m.num_experts == 0 ? format(" (the %s-mode live tensors of one decoder layer: %s)", dep.mode == ExecutionMode::eager ? "eager" : "graph",
-                                                                live->source.c_str()).c_str() : "",
-                            ph.text_workspace_bytes > 0 ? format(" + %.3f GiB Gated DeltaNet chunked-prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : ""),
+                     format("%.1f x %lld batched tokens x %s x %.0f B%s%s%s", oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
+                            live && m.num_experts == 0 ? format(" (the %s-mode live tensors of one decoder layer: %s)", eager ? "eager" : "graph", live->source.c_str()).c_str()
+                            : moe_live ? format(" (the %s-mode live tensors of one MoE decoder layer at the expert combine: %s)", eager ? "eager" : "graph",
+                                                live->moe_source.c_str()).c_str()
+                                       : "",
+                            ph.text_workspace_bytes > 0 ? format(" + %.3f GiB Gated DeltaNet chunked-prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "",
+                            ph.text_moe_routed_bytes > 0 ? format(" + %.3f GiB MoE all-to-all routed rows", bytes_to_gib(ph.text_moe_routed_bytes)).c_str() : ""),
                      {{"factor", oh.activation_bytes_per_batched_token_factor}, {"max_num_batched_tokens", static_cast<double>(batched_tokens)},
-                      {"unit_bytes", ph.text_unit_bytes}, {"gdn_workspace_bytes", ph.text_workspace_bytes}}};
+                      {"unit_bytes", ph.text_unit_bytes}, {"gdn_workspace_bytes", ph.text_workspace_bytes}, {"moe_routed_bytes", ph.text_moe_routed_bytes}}};
   const double held_hidden = static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) * b;
   run.held_hidden_bytes = held_hidden;
   const double copies = sampler_copies(engine, dep);
@@ -632,10 +655,11 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   ph.peak = {"activation peak", peak, peak * oh.band_fraction, {}, {}};
   if (explain)
     ph.peak = {"activation peak", peak, peak * oh.band_fraction,
-             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x %s x %.0f B%s; vision encoder %.2f GiB; "
+             format("max(text forward %.2f GiB = %.1f x %lld batched tokens x %s x %.0f B%s%s; vision encoder %.2f GiB; "
                     "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
                     bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
-                    ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "", bytes_to_gib(vision_peak),
+                    ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "",
+                    ph.text_moe_routed_bytes > 0 ? format(" + %.2f GiB MoE all-to-all routed rows", bytes_to_gib(ph.text_moe_routed_bytes)).c_str() : "", bytes_to_gib(vision_peak),
                     bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                     held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : ""),
@@ -788,6 +812,34 @@ Term estimate_moe_allgather(const ModelSpec& m, const model::QuantScheme& scheme
                  static_cast<long long>(m.hidden_size), b, static_cast<long long>(m.num_experts_per_tok), static_cast<long long>(m.moe_intermediate_size),
                  ep ? "" : format(" / %lld TP x DP ranks", static_cast<long long>(inter_ranks)).c_str(), inter_bytes, b, engine.moe_allgather_source.c_str()),
           {{"gathered_tokens", n}, {"rows", rows}, {"hidden_size", h}, {"moe_intermediate_size", static_cast<double>(m.moe_intermediate_size)}, {"moe_intermediate_per_rank", inter}}};
+}
+
+Term estimate_moe_all2all_rows(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
+                               const Deployment& dep, const StageLayout& lay, int64_t expert_parallel_size, int64_t batched_tokens) {
+  const Term none{"MoE all-to-all rows", 0, 0, {}, {}};
+  if (m.num_experts <= 0 || expert_parallel_size <= 1 || batched_tokens <= 0 || engine.moe_all2all_rows.empty()) return none;
+  // vLLM-Ascend dispatches int8 rows (npu_dynamic_quant before the all-to-all) for ModelSlim int8 experts.
+  const bool int8_experts = scheme.expert_format == model::WeightFormat::modelslim_w8a8 || scheme.expert_format == model::WeightFormat::modelslim_w8a8_dynamic ||
+                            scheme.expert_format == model::WeightFormat::modelslim_w4a8_dynamic;
+  const char* mode = dep.mode == ExecutionMode::eager ? "eager" : "graph";
+  for (const auto& r : engine.moe_all2all_rows) {
+    if (!r.rule.covers(engine.rule_version()) || std::find(r.families.begin(), r.families.end(), device_family) == r.families.end()) continue;
+    if ((r.int8_experts_only && !int8_experts) || batched_tokens <= r.above_tokens) continue;
+    const bool split = std::find(r.tokens_split_by_tp_in.begin(), r.tokens_split_by_tp_in.end(), mode) != r.tokens_split_by_tp_in.end();
+    const int64_t tokens = split ? static_cast<int64_t>(ceil_div(static_cast<uint64_t>(batched_tokens), static_cast<uint64_t>(std::max<int64_t>(1, lay.tp)))) : batched_tokens;
+    const double rows = static_cast<double>(tokens) * static_cast<double>(m.num_experts_per_tok);
+    const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
+    const double int8_rows = int8_experts ? r.int8_rows : 0.0;
+    const double model_rows = r.model_dtype_rows + (int8_experts ? 0.0 : r.unquantized_input_rows);
+    const double bytes = rows * static_cast<double>(m.hidden_size) * (model_rows * b + int8_rows);
+    if (!dep.explain) return {"MoE all-to-all rows", bytes, 0, {}, {}};
+    return {"MoE all-to-all rows", bytes, 0,
+            format("R = %lld tokens%s x top_k %lld rows, %.0f x R x hidden %lld x %.0f B + %.0f x R x hidden x 1 B (int8) at the expert combine (%s)",
+                   static_cast<long long>(tokens), split ? format(" (%lld / TP %lld)", static_cast<long long>(batched_tokens), static_cast<long long>(lay.tp)).c_str() : "",
+                   static_cast<long long>(m.num_experts_per_tok), model_rows, static_cast<long long>(m.hidden_size), b, int8_rows, r.rule.source.c_str()),
+            {{"rows", rows}, {"hidden_size", static_cast<double>(m.hidden_size)}, {"model_dtype_rows", model_rows}, {"int8_rows", int8_rows}}};
+  }
+  return none;
 }
 
 // select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18

@@ -128,9 +128,12 @@ struct ProfileRun {
   int64_t encoder_budget_tokens = 0, encoder_items = 0;
   std::vector<std::string> assumptions;
 };
+// `moe_routed_bytes` (issue 15, npumoe): the routed rows estimate_moe_all2all_rows derived for this layout; where they
+// are more than 0 and the platform's live tensors carry MoE widths, the text unit of a MoE model is those widths (not
+// the fitted hidden + 2 x routed mlp / TP) and the routed rows are added to the text forward outside the factor.
 Expected<ProfileRun> estimate_profile_run(const model::ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
                                           const Deployment& dep, const StageLayout& layout, int64_t max_num_batched_tokens,
-                                          int64_t max_num_seqs, int64_t max_model_len);
+                                          int64_t max_num_seqs, int64_t max_model_len, double moe_routed_bytes = 0);
 
 // Runtime context, communicator buffers and workspaces, with the platform's multi-rank share.
 Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout, bool explain = true);
@@ -172,6 +175,14 @@ Term estimate_ep_communicators(const model::ModelSpec& m, const engine::EnginePr
 // profile run stays on MC2).
 Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
                             const Deployment& dep, const StageLayout& layout, int64_t expert_parallel_size, int64_t max_num_batched_tokens);
+// Issue 15 (npumoe): the routed rows a MoE layer holds at its peak on vLLM-Ascend's all-to-all expert path in the
+// profile run (engine.moe_all2all_rows, first record covering rule_version() on `device_family`), with expert parallel
+// and max_num_batched_tokens above the record's above_tokens: R = tokens x top_k rows per rank (tokens = ceil(T / TP)
+// in the record's split modes, else T; forced even routing spreads them over the EP ranks), holding
+// model_dtype_rows x R x hidden x dtype + int8_rows x R x hidden x 1 B (int8 rows only for int8-dispatched experts,
+// unquantized_input_rows more model-dtype rows for the others; a record with int8_experts_only applies to int8 alone). 0 bytes (and no term) where no record applies.
+Term estimate_moe_all2all_rows(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
+                               const Deployment& dep, const StageLayout& layout, int64_t expert_parallel_size, int64_t max_num_batched_tokens);
 // The MC2 transport failure no budget predicts (issue 15, vllm-ascend #5993 / #5947): on the same A2 profiles, an EP
 // group of 16 or more ranks (two or more 8-card nodes) with at most 24 experts per rank runs the profile run's first
 // pass on MC2, whose dispatch opens RDMA queue pairs to every peer; empty when that does not apply.
