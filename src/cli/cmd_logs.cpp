@@ -80,6 +80,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.speculative_config, f.speculative_config, "speculative_config");
   take(a.hccl_buffsize, f.hccl_buffsize_mb, "HCCL_BUFFSIZE");
   take(a.flashcomm1, f.flashcomm1, "VLLM_ASCEND_ENABLE_FLASHCOMM1");
+  take(a.mlapo, f.mlapo, "VLLM_ASCEND_ENABLE_MLAPO");
   take(a.flashinfer_sampler, f.flashinfer_sampler, "sampler");
   take(a.compilation_config, f.compilation_config, "compilation_config");  // issue 15
   take(a.optimization_level, f.optimization_level, "optimization_level");
@@ -303,6 +304,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   Json env = Json::object();
   if (a.hccl_buffsize) env["HCCL_BUFFSIZE"] = a.hccl_buffsize->value;
   if (a.flashcomm1) env["VLLM_ASCEND_ENABLE_FLASHCOMM1"] = a.flashcomm1->value ? 1 : 0;
+  if (a.mlapo) env["VLLM_ASCEND_ENABLE_MLAPO"] = a.mlapo->value ? 1 : 0;
   j["env"] = env.empty() ? Json() : env;
   if (a.flashinfer_sampler) j["sampler"] = a.flashinfer_sampler->value ? "flashinfer" : "native";  // issue 15
   // Issue 15: the capture settings the log states, in the fields validate reads (only when stated).

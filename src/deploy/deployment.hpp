@@ -97,6 +97,8 @@ struct Flags {
   std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
   std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment
   std::optional<Given<bool>> enable_dsa_cp;               // vLLM-Ascend --additional-config '{"enable_dsa_cp": true}'
+  std::optional<Given<bool>> enable_shared_expert_dp;     // vLLM-Ascend --additional-config '{"enable_shared_expert_dp": true}'
+  std::optional<Given<bool>> mlapo;                       // VLLM_ASCEND_ENABLE_MLAPO in the environment (issue 15, dsv32)
   std::optional<Given<bool>> flashinfer_sampler;          // issue 15: the sampling path a log printed or VLLM_USE_FLASHINFER_SAMPLER set
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
   // Issue 15: VLLM_PP_LAYER_PARTITION as vLLM reads it ("24,40": decoder layers per stage, in rank order).

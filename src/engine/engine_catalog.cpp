@@ -60,6 +60,12 @@ const EngineProfile::HybridKvCopyRule* EngineProfile::hybrid_kv_copy_rule() cons
   return nullptr;
 }
 
+const EngineProfile::MlapoCopyRule* EngineProfile::sfa_mlapo_rule() const {
+  for (const auto& r : sfa_mlapo_copies)
+    if (r.rule.covers(rule_version())) return &r;
+  return nullptr;
+}
+
 const Overheads* EngineCatalog::overheads_for(const EngineProfile& engine, const std::string& device_platform) const {
   return overheads_for(device_platform == "rocm" ? "rocm" : engine.platform == "any" ? device_platform : engine.platform);
 }
@@ -306,6 +312,18 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   p.moe_hccl_communicators_without_ep = without_ep;
   PF_TRY(gate_fp32, parse_version_rule(r, origin, id, "moe_gate_fp32"));
   p.moe_gate_fp32 = gate_fp32;
+  PF_TRY(shared_whole, parse_version_rule(r, origin, id, "shared_experts_whole_only_with_sp"));
+  p.shared_experts_whole_only_with_sp = shared_whole;
+  PF_TRY(mlapo, optional_array(r, "sfa_mlapo_copies", origin, id));
+  if (mlapo) {
+    for (const auto& item : *mlapo) {
+      JsonObject c(item, origin, "profiles[" + id + "].sfa_mlapo_copies[]");
+      PF_TRY(rule, parse_rule_range(c, origin, id, "sfa_mlapo_copies", {"default_on"}));
+      PF_TRY(default_on, c.opt_bool("default_on"));
+      if (!default_on) return make_error(ErrorKind::corrupt, format("%s: %s: sfa_mlapo_copies needs default_on (true or false)", origin.c_str(), id.c_str()), origin);
+      p.sfa_mlapo_copies.push_back({*default_on, rule});
+    }
+  }
   if (const Json* nz = r.find("embedding_nz_copy"); nz && !nz->is_null()) {
     JsonObject c(*nz, origin, "profiles[" + id + "].embedding_nz_copy");
     PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "].embedding_nz_copy.families", origin));
@@ -371,7 +389,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
-                            "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
+                            "shared_experts_whole_only_with_sp", "sfa_mlapo_copies",
                             "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
   (void)keys;
   EngineProfile p;

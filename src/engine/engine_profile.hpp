@@ -175,6 +175,24 @@ struct EngineProfile {
   // Kimi-K2, ...) as an fp32 layer: the gate weight [experts, hidden] and its e_score_correction_bias are held in fp32
   // on every rank instead of the model dtype, inside "Loading model weights took". Unset: the model dtype.
   std::optional<VersionRule> moe_gate_fp32;
+  // Issue 15 (dsv32): versions in which vLLM-Ascend keeps vLLM's sequence-parallel MoE off (platform.py sets
+  // all2all_backend to "flashinfer_all2allv", "a tricky way to disable use_sequence_parallel_moe in vllm"), so a
+  // DP x TP x EP layout builds the shared experts TP-split, and only its own shared_expert_dp_enabled()
+  // (VLLM_ASCEND_ENABLE_FLASHCOMM1=1 or --additional-config '{"enable_shared_expert_dp": true}') builds them whole
+  // on every rank (ops/linear_op.py get_parallel_op). Unset: vLLM's rule (whole with DP > 1, EP and TP > 1).
+  std::optional<VersionRule> shared_experts_whole_only_with_sp;
+  // Issue 15 (dsv32): the MLAPO weights a sparse-attention (DSA) layer builds beside its own projections when MLAPO is on
+  // (attention/sfa_v1.py _process_weights_for_fused_mlapo: wd_qkv, the fused q_a / kv_a int8 weight, and wu_q, this
+  // rank's q_b_proj int8 weight, with their float32 deq_scale and int32 quant_bias; the originals are dropped only on a
+  // KV consumer). Built only when the fused q_a / kv_a projection is ModelSlim W8A8 static and DSA context parallel is
+  // off. `default_on`: VLLM_ASCEND_ENABLE_MLAPO's default in the rule's versions. Empty: none.
+  struct MlapoCopyRule {
+    bool default_on = false;
+    VersionRule rule;
+  };
+  std::vector<MlapoCopyRule> sfa_mlapo_copies;
+  // The MLAPO rule covering rule_version(), or nullptr.
+  const MlapoCopyRule* sfa_mlapo_rule() const;
   // Issue 15: copies of the routed experts' per-channel scales that vLLM-Ascend's W8A8_DYNAMIC fused-MoE method
   // (AscendW8A8DynamicFusedMoEMethod.process_weights_after_loading) keeps beside the checkpoint's tensors, inside
   // "Loading model weights took": bytes per w13 (gate + up) output channel and per w2 (down) output channel of every

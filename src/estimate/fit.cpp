@@ -637,7 +637,13 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.engine_id = engine.id;
   e.device_id = device.id;
   auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
-  lay.sequence_parallel_moe = dep.enable_expert_parallel && m.num_experts > 0 && lay.dp > 1 && lay.tp > 1;
+  // Shared experts whole on every rank: vLLM's sequence-parallel MoE (DP > 1, EP, TP > 1), or, where vLLM-Ascend keeps
+  // that off (issue 15, dsv32: engines.json shared_experts_whole_only_with_sp), its own shared-expert DP switches.
+  const auto& sp_only = engine.shared_experts_whole_only_with_sp;
+  if (sp_only && sp_only->covers(engine.rule_version()))
+    lay.sequence_parallel_moe = m.num_experts > 0 && lay.tp > 1 && (dep.flashcomm1 || dep.enable_shared_expert_dp);
+  else
+    lay.sequence_parallel_moe = dep.enable_expert_parallel && m.num_experts > 0 && lay.dp > 1 && lay.tp > 1;
   e.tensor_parallel_size = lay.tp;
   e.pipeline_parallel_size = lay.pp;
   e.data_parallel_size = lay.dp;
@@ -663,6 +669,8 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   add_per_layer(e.expert_scale_copy_bytes);
   e.gate_fp32_extra_bytes = terms::estimate_gate_fp32_extra(m, engine, dep, lay, weights.first.rule);
   add_per_layer(e.gate_fp32_extra_bytes);
+  e.sfa_mlapo_bytes = terms::estimate_sfa_mlapo_copies(m, scheme, engine, dep, lay, weights.first.rule);
+  add_per_layer(e.sfa_mlapo_bytes);
   e.weights_bytes = weights.first.bytes;
   // The itemized budget, only where the caller keeps it (Deployment::memory_terms; a plan fits tens of thousands).
   const auto keep_term = [&](const Term& t) {

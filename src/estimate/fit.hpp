@@ -144,6 +144,11 @@ struct Deployment {
   // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment, --additional-config '{"enable_dsa_cp": true}'.
   bool flashcomm1 = false;
   bool enable_dsa_cp = false;
+  // Issue 15 (dsv32): vLLM-Ascend --additional-config '{"enable_shared_expert_dp": true}' (shared experts whole on every
+  // rank, as VLLM_ASCEND_ENABLE_FLASHCOMM1=1 makes them), and VLLM_ASCEND_ENABLE_MLAPO as the environment sets it
+  // (unset: the version's default, engines.json sfa_mlapo_copies).
+  bool enable_shared_expert_dp = false;
+  std::optional<bool> mlapo;
   // Issue 15: the sampling path the engine took, where the evidence says it: true when it printed "Using FlashInfer for
   // top-p & top-k sampling." (or VLLM_USE_FLASHINFER_SAMPLER=1), false when it printed "FlashInfer is not available.
   // Falling back to the PyTorch-native implementation" (or VLLM_USE_FLASHINFER_SAMPLER=0); unset: the version's default.
@@ -292,6 +297,9 @@ struct FitEstimate {
   // Issue 15 (dpep): the bytes an fp32 MoE router adds over the model dtype (engines.json moe_gate_fp32, MLA models),
   // inside weights_bytes. 0 elsewhere.
   double gate_fp32_extra_bytes = 0;
+  // Issue 15 (dsv32): the MLAPO weights of sparse-attention layers (engines.json sfa_mlapo_copies), inside weights_bytes.
+  // 0 elsewhere.
+  double sfa_mlapo_bytes = 0;
   // What the worker divides its budget by on this device (vLLM-Ascend's 310P worker: 2); 1 elsewhere.
   double kv_budget_divisor = 1.0;
   double available_kv_bytes = 0;

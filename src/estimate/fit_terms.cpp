@@ -306,9 +306,14 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
       inputs.emplace_back("deepstack_buffer_bytes", buffers);
     }
   }
+  const auto& sp_only = engine.shared_experts_whole_only_with_sp;
+  const bool ascend_shared_rule = sp_only && sp_only->covers(engine.rule_version());
+  if (explain && ascend_shared_rule && m.num_shared_experts > 0 && lay.tp > 1)
+    rule += lay.sequence_parallel_moe ? format("; shared experts whole on every rank (shared-expert DP: %s)", sp_only->source.c_str())
+                                      : format("; shared experts split by TP (%s)", sp_only->source.c_str());
   if (lay.dp > 1 && explain) {
     rule += format("; routed experts split over DP x TP = %lld ranks%s", static_cast<long long>(lay.expert_ranks()),
-                   lay.sequence_parallel_moe ? ", shared experts whole on every rank (sequence-parallel MoE)" : "");
+                   lay.sequence_parallel_moe && !ascend_shared_rule ? ", shared experts whole on every rank (sequence-parallel MoE)" : "");
     inputs.emplace_back("data_parallel_size", static_cast<double>(lay.dp));
   }
   StageWeights out;
@@ -677,11 +682,15 @@ Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay, boo
           {{"non_torch_bytes", oh.non_torch_bytes}, {"multi_rank_fraction", multi_rank ? oh.non_torch_multi_rank_fraction : 0.0}}};
 }
 
-double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
-                             const StageLayout& lay, std::string& rule) {
+bool dsa_cp_on(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& lay) {
   const bool on = (engine.dsa_cp_switch == "flashcomm1" && dep.flashcomm1) || (engine.dsa_cp_switch == "additional_config" && dep.enable_dsa_cp);
   const bool indexer = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
-  if (!on || !indexer || lay.tp <= 1) return 0;
+  return on && indexer && lay.tp > 1;
+}
+
+double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
+                             const StageLayout& lay, std::string& rule) {
+  if (!dsa_cp_on(m, engine, dep, lay)) return 0;
   const model::SchemeFormats formats(scheme);
   const double split = 1.0 - 1.0 / static_cast<double>(lay.tp);
   double whole_q_b = 0, whole_kv_b = 0, o_proj_layer = 0;
@@ -700,6 +709,38 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
                    bytes_to_gib(extra), bytes_to_gib(whole_q_b), bytes_to_gib(whole_kv_b), static_cast<long long>(lay.tp), bytes_to_gib(o_proj_layer),
                    engine.dsa_cp_source.c_str());
   return extra;
+}
+
+double estimate_sfa_mlapo_copies(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
+                                 const StageLayout& lay, std::string& rule) {
+  const auto* mlapo = engine.sfa_mlapo_rule();
+  if (!mlapo || !dep.mlapo.value_or(mlapo->default_on) || dsa_cp_on(m, engine, dep, lay)) return 0;
+  const bool indexer = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
+  if (!indexer) return 0;
+  const model::SchemeFormats formats(scheme);
+  // sfa_v1.py process_weights_after_loading: "mlapo only supports W8A8 quantization in SFA scenario" (the fused
+  // q_a / kv_a projection's method must be AscendW8A8LinearMethod, ModelSlim's static W8A8).
+  for (const auto& g : m.weights)
+    if (g.part == model::Part::text && ends_with(g.module, "self_attn.q_a_proj") && formats(g.module, g.expert) != model::WeightFormat::modelslim_w8a8) return 0;
+  // _process_weights_for_fused_mlapo: wd_qkv = cat(kv_a, q_a) in int8 with deq_scale_qkv (float32 for a bf16 model)
+  // and quant_bias_qkv (int32) per row; wu_q = the rank's q_b_proj (q_proj) weight, int8, with qb_deq_scl and qb_qt_bias
+  // per row (trans_rope_weight makes each a new contiguous tensor).
+  constexpr double k_row_vectors_bytes = 4.0 + 4.0;
+  double bytes = 0;
+  for (const auto& g : m.weights) {
+    const bool drafter = g.part == model::Part::mtp && dep.speculative.mtp() && lay.pp == 1;  // the MTP layers sit on the last stage
+    if (g.part != model::Part::text && !drafter) continue;
+    const double stage = g.part == model::Part::text ? static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers) : 1.0;
+    const double rows = static_cast<double>(g.rows) * static_cast<double>(g.count);
+    if (ends_with(g.module, "self_attn.q_a_proj") || ends_with(g.module, "self_attn.kv_a_proj_with_mqa"))
+      bytes += rows * (static_cast<double>(g.cols) + k_row_vectors_bytes) * stage;
+    else if (ends_with(g.module, "self_attn.q_b_proj"))
+      bytes += rows / static_cast<double>(lay.tp) * (static_cast<double>(g.cols) + k_row_vectors_bytes) * stage;
+  }
+  if (dep.explain && bytes > 0)
+    rule += format(" + MLAPO weights %.3f GiB (fused q_a / kv_a and this rank's q_b_proj in int8, kept beside the originals: %s)", bytes_to_gib(bytes),
+                   mlapo->rule.source.c_str());
+  return bytes;
 }
 
 double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,

@@ -158,6 +158,18 @@ double estimate_expert_scale_copies(const model::ModelSpec& m, const model::Quan
 double estimate_gate_fp32_extra(const model::ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& layout,
                                 std::string& rule);
 
+// Issue 15 (dsv32): the MLAPO weights vLLM-Ascend's sparse-attention layers build beside their own projections
+// (engine.sfa_mlapo_copies, MLAPO on by dep.mlapo or the rule's default): per layer, the fused q_a / kv_a projection
+// ((q_lora_rank + kv_lora_rank + qk_rope_head_dim) rows x hidden int8, 8 B of deq_scale + quant_bias per row) and this
+// rank's q_b_proj (its rows / TP x q_lora_rank int8, 8 B per row), over the first stage's layers and, when they are the
+// drafter, the MTP layers. 0 without an indexer, when the q_a projection is not ModelSlim W8A8 static, or with DSA
+// context parallel on (sfa_v1.py turns MLAPO off there). `rule` gets the explanation when dep.explain.
+double estimate_sfa_mlapo_copies(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
+                                 const StageLayout& layout, std::string& rule);
+// Whether DSA context parallel is on (vLLM-Ascend, engine.dsa_cp_switch): the model has a sparse-attention indexer, TP > 1
+// and the switch the profile names is set.
+bool dsa_cp_on(const model::ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& layout);
+
 // Expert parallel on NPU (issue 15): 2 x the buffer of every HCCL communicator the engine profile lists
 // (ep_hccl_communicators; HCCL_BUFFSIZE from dep.hccl_buffsize_bytes, else CANN's default 200 MiB; the "dp"
 // group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.

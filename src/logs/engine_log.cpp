@@ -367,6 +367,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.speculative_config, from.speculative_config);
   m(into.hccl_buffsize, from.hccl_buffsize);
   m(into.flashcomm1, from.flashcomm1);
+  m(into.mlapo, from.mlapo);
   m(into.flashinfer_sampler, from.flashinfer_sampler);
   m(into.compilation_config, from.compilation_config);
   m(into.optimization_level, from.optimization_level);
@@ -711,6 +712,7 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
       set_once(from_cmdline.language_model_only, true, n);
     if (auto v = env_assignment(line, "HCCL_BUFFSIZE")) set_once(from_cmdline.hccl_buffsize, std::stod(*v), n);
     if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
+    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_MLAPO")) set_once(from_cmdline.mlapo, *v == "1", n);
     if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, *v == "1", n);
     if (line.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos) set_once(from_config.flashinfer_sampler, true, n);
     // Issue 15: the attention backend vLLM selected, as its platform prints it (vllm/platforms/cuda.py).

@@ -83,9 +83,10 @@ struct EngineArgs {
   // config dump (SpeculativeConfig(method='mtp', ..., num_spec_tokens=1)).
   std::optional<Logged<std::string>> speculative_config;
   // The engine's environment as the log shows it ("export HCCL_BUFFSIZE=1024", "HCCL_BUFFSIZE=1024 vllm serve ..."),
-  // issue 15: HCCL_BUFFSIZE (MB) and VLLM_ASCEND_ENABLE_FLASHCOMM1.
+  // issue 15: HCCL_BUFFSIZE (MB), VLLM_ASCEND_ENABLE_FLASHCOMM1 and (dsv32) VLLM_ASCEND_ENABLE_MLAPO.
   std::optional<Logged<double>> hccl_buffsize;
   std::optional<Logged<bool>> flashcomm1;
+  std::optional<Logged<bool>> mlapo;
   // Issue 15: the sampling path vLLM's TopKTopPSampler printed ("Using FlashInfer for top-p & top-k sampling." true;
   // "FlashInfer is not available. Falling back to the PyTorch-native implementation ..." false) or the environment's
   // VLLM_USE_FLASHINFER_SAMPLER=0/1.

@@ -146,11 +146,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
     };
     if (auto mb = number("HCCL_BUFFSIZE")) flags.hccl_buffsize_mb = deploy::Given<double>{*mb, where + ": env.HCCL_BUFFSIZE"};
     if (auto fc1 = number("VLLM_ASCEND_ENABLE_FLASHCOMM1")) flags.flashcomm1 = deploy::Given<bool>{*fc1 == 1.0, where + ": env.VLLM_ASCEND_ENABLE_FLASHCOMM1"};
+    if (auto mlapo = number("VLLM_ASCEND_ENABLE_MLAPO")) flags.mlapo = deploy::Given<bool>{*mlapo == 1.0, where + ": env.VLLM_ASCEND_ENABLE_MLAPO"};
     if (auto fi = number("VLLM_USE_FLASHINFER_SAMPLER")) flags.flashinfer_sampler = deploy::Given<bool>{*fi == 1.0, where + ": env.VLLM_USE_FLASHINFER_SAMPLER"};
   }
   if (const Json* extra = c.find("additional_config"); extra && extra->is_object()) {
     if (const auto it = extra->find("enable_dsa_cp"); it != extra->end() && it->is_boolean())
       flags.enable_dsa_cp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_dsa_cp"};
+    if (const auto it = extra->find("enable_shared_expert_dp"); it != extra->end() && it->is_boolean())
+      flags.enable_shared_expert_dp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_shared_expert_dp"};
   }
   // Issue 15: VLLM_PP_LAYER_PARTITION as the case records it ("24,40").
   PF_TRY(partition, c.opt_string("pp_layer_partition"));

@@ -85,7 +85,10 @@ TEST(FitEp, Issue15_DeepSeekV32DpEpBudgetLosesTheCommunicators) {
   const auto off = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, without);
   EXPECT_DOUBLE_EQ(off.ep_communicator_bytes, e.ep_communicator_bytes);  // 0.13 opens them with EP off too (issue 15, npu11)
   const double printed_gib = 6051272396.0 / (1024.0 * 1024.0 * 1024.0);
-  EXPECT_LT(std::abs(e.available_kv_bytes / (1024.0 * k_mib) - printed_gib), 2.0);  // was 4.10 GiB off
+  // Issue 15 (dsv32): the budget terms taken against the printed weights ('Loading model weights took 45.4712 GB'), so
+  // the common 1.00 GiB weights gap of these runs (docs/memory-model.md) does not hide in this comparison.
+  const double against_printed_weights = e.available_kv_bytes + e.weights_bytes - 45.4712 * 1024.0 * k_mib;
+  EXPECT_LT(std::abs(against_printed_weights / (1024.0 * k_mib) - printed_gib), 2.0);  // was 4.10 GiB off
 }
 
 // vLLM-Ascend's 310P worker from 0.18.0rc1 (PR #7372): (requested - non_kv - cleared) // 2, "halved for workspace".
@@ -137,9 +140,13 @@ TEST(FitEp, Issue15_DsaContextParallelKeepsProjectionsWhole) {
   const auto with_mtp = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_NEAR(with_mtp.dsa_cp_weights_bytes, 4001722368.0, 4001722368.0 * 2e-3);
   d.flashcomm1 = false;
+  d.mlapo = false;  // issue 15 (dsv32): 0.14 builds the SFA MLAPO weights by default when DSA CP is off
   const auto off = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_EQ(off.dsa_cp_weights_bytes, 0.0);
-  EXPECT_NEAR(with_mtp.weights_bytes - off.weights_bytes, with_mtp.dsa_cp_weights_bytes, 1.0);
+  // FLASHCOMM1 also makes vLLM-Ascend's shared experts whole (shared_expert_dp_enabled): 59 MoE layers with the MTP
+  // layer x 44,175,372 B (W8A8: 2 x (2,048 x 7,168 + 2,048 x 12 + 4) + 7,168 x 2,048 + 7,168 x 12 + 4) x 7/8.
+  EXPECT_NEAR(with_mtp.weights_bytes - off.weights_bytes, with_mtp.dsa_cp_weights_bytes + 59.0 * 44175372.0 * 7.0 / 8.0, 2.0);
+  d.mlapo.reset();
   // 0.21+: the switch is the additional config, FlashComm1 alone does not turn it on.
   auto s23 = setup("deepseek-ai/DeepSeek-V3.2", "910C", "0.23.0");
   d.flashcomm1 = true;

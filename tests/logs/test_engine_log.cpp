@@ -551,7 +551,8 @@ TEST(EngineLog, Issue15_EnvironmentAssignmentsAreRead) {
       "export MY_HCCL_BUFFSIZE=7\n"
       "export HCCL_BUFFSIZE=200\n"
       "VLLM_ASCEND_ENABLE_FLASHCOMM1=1 HCCL_BUFFSIZE=\"1024\" vllm serve /models/DeepSeek-V3.1 --enable-expert-parallel\n"
-      "  HCCL_BUFFSIZE: 512\n";
+      "  HCCL_BUFFSIZE: 512\n"
+      "export VLLM_ASCEND_ENABLE_MLAPO=1\n";
   const auto log = lg::parse_engine_log(text, sigs());
   ASSERT_TRUE(log.args.hccl_buffsize.has_value());
   EXPECT_DOUBLE_EQ(log.args.hccl_buffsize->value, 200.0);
@@ -559,6 +560,10 @@ TEST(EngineLog, Issue15_EnvironmentAssignmentsAreRead) {
   ASSERT_TRUE(log.args.flashcomm1.has_value());
   EXPECT_TRUE(log.args.flashcomm1->value);
   EXPECT_EQ(log.args.flashcomm1->line, 3);
+  // Issue 15 (dsv32): the MLAPO switch of the SFA / MLA layers.
+  ASSERT_TRUE(log.args.mlapo.has_value());
+  EXPECT_TRUE(log.args.mlapo->value);
+  EXPECT_EQ(log.args.mlapo->line, 5);
   const auto none = lg::parse_engine_log("HCCL_BUFFSIZE: 512\nexport HCCL_BUFFSIZE=99999999999\n", sigs());
   EXPECT_FALSE(none.args.hccl_buffsize.has_value());
 }

@@ -402,3 +402,17 @@ TEST(QuantVariant, Issue16_AscendVersionLimitsAreRules) {
   EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", "0.10.0", "ascend-a2", false), nullptr);
   EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", "latest", "ascend-a2", false), nullptr);
 }
+
+// Issue 15 (dsv32): in the msModelSlim W8A8 layout an MLA kv_b_proj and a sparse-attention indexer's wk stay in the model
+// dtype (lab_practice/glm_5/glm_5_w8a8.yaml excludes '*kv_b_proj', '*wk', '*weights_proj' from the self_attn W8A8 pass;
+// vLLM-Ascend's MLA / SFA backends assert kv_b_proj is unquantized); the indexer's wq_b and the other projections are W8A8.
+TEST(QuantVariant, Issue15_W8A8KeepsKvBProjAndIndexerWkInTheModelDtype) {
+  auto v = find_variant(shipped(), "w8a8");
+  ASSERT_TRUE(v.has_value());
+  const QuantScheme& s = (*v)->scheme;
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.kv_b_proj", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.indexer.wk", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.indexer.wq_b", false), WeightFormat::modelslim_w8a8);
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.q_b_proj", false), WeightFormat::modelslim_w8a8);
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.kv_a_proj_with_mqa", false), WeightFormat::modelslim_w8a8);
+}

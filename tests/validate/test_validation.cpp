@@ -293,10 +293,13 @@ TEST(Validation, MalformedLineNamesFileAndLine) {
 }
 
 // Issue 15: the public DP + EP start-up logs (DeepSeek-V3.1/V3.2 W8A8 on Ascend, DP 2-4 x TP 4-8 with expert
-// parallel and MTP; Qwen3-235B-A22B BF16 DP 2 x TP 8 EP on two A2 nodes, vllm-ascend #5493) print the weights per rank; each is predicted within 2% (the layer_sharding runs, an
-// additional-config the estimator does not read, excepted). vllm-ascend #2191 (DeepSeek-V3 W8A8 on v0.9.1rc2 with
-// torchair, added in session 12) prints 44.16 GiB against 45.21 predicted: a known miss, not located, kept visible
-// (it must stay evaluated, and stay a miss until the mechanism is found: then move it into the checked set).
+// parallel and MTP; Qwen3-235B-A22B BF16 DP 2 x TP 8 EP on two A2 nodes, vllm-ascend #5493) print the weights per rank.
+// Qwen3-235B is predicted within 2%. Known misses, kept visible (each must stay evaluated, and stay a miss until its
+// mechanism is found: then move it into the checked set): vllm-ascend #2191 (DeepSeek-V3 W8A8, v0.9.1rc2 torchair,
+// 44.16 GiB against 45.44), #5629 (DeepSeek-V3.1 W8A8, MLA MLAPO weights not modelled) and the DeepSeek-V3.2 nightly
+// runs. Issue 15 (dsv32): with the vLLM-Ascend shared-expert split, the SFA MLAPO weights and kv_b_proj / indexer wk in
+// bf16, all four DeepSeek-V3.2 runs (FLASHCOMM1 0 and 1, EP 16 and 32, 8,192 and 4,096 batched tokens) are predicted
+// low by one common gap of 1.00 - 1.07 GiB, not located (docs/memory-model.md "vLLM-Ascend DSA context parallel").
 TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
@@ -304,12 +307,19 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   int checked = 0;
   int misses = 0;
+  int dsv32 = 0;
   for (const auto& row : r->rows) {
     if (row.id.find("-dp") == std::string::npos || row.id.find("-ep") == std::string::npos) continue;
-    if (row.id.find("2026-01-26") != std::string::npos || row.id.find("2026-02-12") != std::string::npos) continue;
-    const bool known_miss = row.id.find("ascend2191-") != std::string::npos;
+    const bool nightly_dsv32 = row.id.find("ascendci-dsv32-") != std::string::npos;
+    const bool known_miss = row.id.find("ascend2191-") != std::string::npos || row.id.find("ascend5629-") != std::string::npos;
     for (const auto& f : row.fields) {
       if (f.field != "weights_gib") continue;
+      if (nightly_dsv32) {
+        EXPECT_GT(f.observed - f.predicted, 0.95) << row.id << ": the common 1.00 GiB gap closed? update docs and this test";
+        EXPECT_LT(f.observed - f.predicted, 1.10) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
+        ++dsv32;
+        continue;
+      }
       if (known_miss) {
         EXPECT_GT(f.abs_pct, 2.0) << row.id << " is now within 2%: move it into the checked set";
         ++misses;
@@ -319,8 +329,9 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 4);
-  EXPECT_EQ(misses, 1);
+  EXPECT_EQ(checked, 1);
+  EXPECT_EQ(misses, 2);
+  EXPECT_EQ(dsv32, 4);
 }
 
 // Issue 20: a llama.cpp-on-CPU case reads at min(threads x 11.9 GB/s, 0.67 x socket peak) on the llama.cpp CPU
