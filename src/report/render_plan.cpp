@@ -296,7 +296,6 @@ Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::
   head["assumptions"] = plan.assumptions;
   for (const auto& [k, v] : extras.top.items()) head[k] = v;
   std::string out;
-  out.reserve(4096 + plan.recommended.size() * 6144 + plan.rejected.size() * 640);
   JsonWriter w(out);
   w.begin_object();
   for (const auto& [k, v] : head.items()) {
