@@ -231,10 +231,10 @@ void note_speculative(plan::PlanResult& result, const plan::PlanTargets& t, cons
   result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with the same flag", text,
                                            plan::drafter_counted(t.speculative, {})));
 }
-void add_speculative_json(Json& j, const plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
+void add_speculative_json(report::PlanJsonExtras& extras, const plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
   if (t.speculative.method.empty()) return;
-  for (const auto& [key, rows] : {std::pair{"recommended", &result.recommended}, std::pair{"rejected", &result.rejected}})
-    for (size_t i = 0; i < rows->size() && i < j[key].size(); ++i) j[key][i]["speculative"] = plan::speculative_row_json((*rows)[i], t.speculative, text);
+  for (const auto& c : result.recommended) extras.speculative_recommended.push_back(plan::speculative_row_json(c, t.speculative, text));
+  for (const auto& c : result.rejected) extras.speculative_rejected.push_back(plan::speculative_row_json(c, t.speculative, text));
 }
 
 }  // namespace
@@ -350,10 +350,13 @@ int cmd_plan(const std::vector<std::string>& argv) {
     manifests = *written;
   }
   if (r.json) {
-    Json j = report::plan_to_json(result, question);
-    if (!manifests.is_null()) j["kubernetes"] = manifests;
-    add_speculative_json(j, result, t, in.speculative_config);
-    print_json(j);
+    // Issue 19 (round 11): written row by row, the text dump(2) gives for plan_to_json's tree.
+    report::PlanJsonExtras extras;
+    if (!manifests.is_null()) extras.top["kubernetes"] = manifests;
+    add_speculative_json(extras, result, t, in.speculative_config);
+    auto text = report::render_plan_json(result, question, extras);
+    if (!text) return report_error(text.error());
+    std::cout << *text << "\n";
   } else {
     std::cout << report::render_plan(result, question, table, rows) << (r.commands ? report::render_plan_commands(result, table, rows) : "");
     if (!manifests.is_null()) fmt::print("\nwrote {} ({})\n", *r.kubernetes, manifests["kinds"].get<std::string>());

@@ -961,6 +961,8 @@ Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
       c.notes.push_back(format("cudagraph_capture_sizes specified in compilation_config %s is overridden by config %s", sizes_text(in.capture_sizes).c_str(),
                                sizes_text(sizes).c_str()));
   } else {
+    // Issue 19 (round 11): room for every size at once (a plan computes these lists once per fit, 1.5 million times).
+    sizes.reserve(static_cast<size_t>(36 + std::max<int64_t>(0, (ceiling - 256) / 16)));
     for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
       if (s <= ceiling) sizes.push_back(s);
     for (int64_t s = 8; s <= ceiling && s < 256; s += 8) sizes.push_back(s);
@@ -992,11 +994,13 @@ Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
     sizes = std::move(rounded);
   }
   const bool piecewise = in.mode == CudagraphMode::piecewise || in.mode == CudagraphMode::full_and_piecewise;
-  if (piecewise) c.piecewise = sizes;
   if (in.mode == CudagraphMode::full) c.full = sizes;
-  if (in.mode == CudagraphMode::full_and_piecewise || in.mode == CudagraphMode::full_decode_only)
+  if (in.mode == CudagraphMode::full_and_piecewise || in.mode == CudagraphMode::full_decode_only) {
+    c.full.reserve(sizes.size());
     for (const int64_t s : sizes)
       if (s <= seqs * q) c.full.push_back(s);
+  }
+  if (piecewise) c.piecewise = std::move(sizes);  // last: the full list above reads `sizes`
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "base/json_writer.hpp"
 #include "base/units.hpp"
 
 namespace preflight::report {
@@ -168,6 +169,148 @@ Json plan_to_json(const plan::PlanResult& plan, const std::string& question) {
   for (const auto& c : plan.rejected) rej.push_back(candidate_to_json(c));
   j["assumptions"] = plan.assumptions;
   return j;
+}
+
+namespace {
+
+// Issue 19 (round 11): the rows of render_plan_json, the members of each object in the order dump writes those of
+// candidate_to_json, speed_to_json and launch_to_json above (the byte order of the keys: nlohmann::json objects are
+// std::maps), with the same values; tests/report/test_render_plan_json compares the two over real plans.
+void write_launch(JsonWriter& w, const plan::Launch& l) {
+  w.begin_object();
+  w.key("checkpoint").string(l.checkpoint);
+  w.key("env").strings(l.env);
+  w.key("multi_node").strings(l.multi_node);
+  w.key("nodes").begin_array();
+  for (const auto& n : l.nodes) {
+    w.begin_object();
+    w.key("lines").strings(n.lines);
+    w.key("role").string(n.role);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("notes").strings(l.notes);
+  w.key("prepare").strings(l.prepare);
+  w.key("serve").string(l.serve);
+  w.key("shell").strings(l.shell);
+  w.end_object();
+}
+
+void write_speed(JsonWriter& w, const estimate::SpeedEstimate& s) {
+  w.begin_object();
+  w.key("assumptions").strings(s.assumptions);
+  w.key("bandwidth_band_gb_s").begin_array().number(s.bandwidth_low_bytes_per_s / 1e9).number(s.bandwidth_high_bytes_per_s / 1e9).end_array();
+  w.key("bandwidth_gb_s").number(s.bandwidth_bytes_per_s / 1e9);
+  w.key("bandwidth_is_prior").boolean(s.bandwidth_is_prior);
+  w.key("bandwidth_source").string(s.bandwidth_source.str());
+  w.key("context_tokens").integer(s.context_tokens);
+  w.key("cross_node").boolean(s.cross_node);
+  w.key("effective_bandwidth_gb_s").number(s.effective_bandwidth_bytes_per_s / 1e9);
+  w.key("engine").string(s.engine);
+  w.key("input_tokens").integer(s.input_tokens);
+  w.key("link").string(s.link.str());
+  w.key("mode").string(s.mode);
+  w.key("platform").string(s.platform);
+  w.key("points").begin_array();
+  for (const auto& p : s.points) {
+    w.begin_object();
+    w.key("aggregate_tokens_per_s").number(p.aggregate_tokens_per_s);
+    w.key("bound").string(p.terms.bound);
+    w.key("communication_ms").number(p.terms.communication_s * 1e3);
+    w.key("compute_ms").number(p.terms.compute_s * 1e3);
+    w.key("concurrency").integer(p.concurrency);
+    w.key("memory_ms").number(p.terms.memory_s * 1e3);
+    w.key("moe_ms").number(p.terms.moe_s * 1e3);
+    w.key("overhead_ms").number(p.terms.overhead_s * 1e3);
+    w.key("per_stream_high").number(p.per_stream_high);
+    w.key("per_stream_low").number(p.per_stream_low);
+    w.key("per_stream_tokens_per_s").number(p.per_stream_tokens_per_s);
+    w.key("step_ms").number(p.terms.step_s * 1e3);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("prefill_tokens_per_s").number(s.prefill_tokens_per_s);
+  w.key("provenance").strings(s.provenance);
+  w.key("single_stream_band").begin_array().number(s.single_stream_low).number(s.single_stream_high).end_array();
+  w.key("single_stream_tokens_per_s").number(s.single_stream_tokens_per_s);
+  w.key("ttft_band_ms").begin_array().number(s.ttft_low_s * 1e3).number(s.ttft_high_s * 1e3).end_array();
+  w.key("ttft_ms").number(s.ttft_s * 1e3);
+  w.end_object();
+}
+
+// `speculative`: the row's "speculative" member, or null for none.
+void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* speculative) {
+  const bool data_parallel = c.data_parallel_size > 1;
+  w.begin_object();
+  if (c.meets) w.key("aggregate_tokens_per_s").number(c.aggregate_tokens_per_s);
+  if (c.fit.fits) w.key("available_kv_gib").number(bytes_to_gib(c.fit.available_kv_bytes));
+  if (data_parallel) w.key("cheaper").string(c.cheaper);
+  w.key("context_tokens").integer(c.context_tokens);
+  if (data_parallel) w.key("data_parallel_size").integer(c.data_parallel_size);
+  w.key("device").string(c.device_id);
+  w.key("engine").string(c.engine_id);
+  if (data_parallel) w.key("expert_parallel").boolean(c.expert_parallel);
+  if (c.fit.fits) w.key("kv_cache_tokens").integer(c.fit.kv_tokens);
+  if (c.meets) {
+    w.key("launch");
+    write_launch(w, *c.launch);
+  }
+  if (c.fit.fits) w.key("max_concurrency").number(c.fit.max_concurrency);
+  w.key("meets").boolean(c.meets);
+  w.key("model").string(c.model_id);
+  w.key("num_devices").integer(c.num_devices);
+  w.key("params").number(c.params);
+  w.key("pipeline_parallel_size").integer(c.pipeline_parallel_size);
+  w.key("quantization").string(c.quantization_flag);
+  w.key("reason").string(c.reason);
+  if (speculative) w.key("speculative").json(*speculative);
+  if (c.meets) {
+    w.key("speed");
+    write_speed(w, c.speed);
+  }
+  w.key("tensor_parallel_size").integer(c.tensor_parallel_size);
+  if (c.meets) {
+    w.key("tokens_per_s");
+    c.speed.points.empty() ? w.null() : w.number(c.tokens_per_s);
+  }
+  w.key("variant").string(c.variant);
+  w.key("variant_id").string(c.variant_id);
+  if (c.fit.fits) w.key("weights_gib_per_device").number(bytes_to_gib(c.fit.weights_bytes));
+  w.end_object();
+}
+
+void write_rows(JsonWriter& w, const std::vector<plan::Candidate>& rows, const std::vector<Json>& speculative) {
+  w.begin_array();
+  for (size_t i = 0; i < rows.size(); ++i) write_candidate(w, rows[i], i < speculative.size() ? &speculative[i] : nullptr);
+  w.end_array();
+}
+
+}  // namespace
+
+Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::string& question, const PlanJsonExtras& extras) {
+  // The members other than the rows, as plan_to_json sets them; the rows' two keys hold their places.
+  Json head = envelope("plan");
+  head["question"] = question;
+  head["recommended"] = nullptr;
+  head["rejected"] = nullptr;
+  head["assumptions"] = plan.assumptions;
+  for (const auto& [k, v] : extras.top.items()) head[k] = v;
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  for (const auto& [k, v] : head.items()) {
+    w.key(k);
+    if (k == "recommended" && v.is_null()) {
+      write_rows(w, plan.recommended, extras.speculative_recommended);
+    } else if (k == "rejected" && v.is_null()) {
+      write_rows(w, plan.rejected, extras.speculative_rejected);
+    } else {
+      w.json(v);
+    }
+  }
+  w.end_object();
+  if (!w.ok()) return make_error(ErrorKind::corrupt, "plan --json: " + w.error());
+  return out;
 }
 
 std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat fmt, size_t max_rows) {

@@ -386,3 +386,18 @@ TEST(Cli, Review15_DevicesListShowsTheClassRule) {
   }
   EXPECT_TRUE(seen_910a && seen_910b3);
 }
+
+// Issue 19 (round 11): plan --json is written row by row (report::render_plan_json). A model directory whose name is
+// not UTF-8 (0xFF never is) reaches the rows' model id: the tree's dump threw there and nothing caught it (abort, exit
+// 134); now it is bad input named as such, exit 2, and no partial JSON on stdout.
+TEST(Cli, Issue19_PlanJsonRefusesInvalidUtf8) {
+  const std::string dir = pftest::scratch_dir("utf8") + "/bad\xff" "name";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(pftest::shared_path("models/Qwen__Qwen3-8B/config.json"), dir + "/config.json");
+  const auto r = pftest::run_cli("plan '" + dir + "' --device H100-SXM --json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("plan --json: invalid UTF-8 byte at index"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"recommended\""), std::string::npos) << r.out;
+  // The table has no JSON check: it prints the name as it is and plans it.
+  EXPECT_EQ(pftest::run_cli("plan '" + dir + "' --device H100-SXM").code, 0);
+}

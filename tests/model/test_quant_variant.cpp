@@ -416,3 +416,30 @@ TEST(QuantVariant, Issue15_W8A8KeepsKvBProjAndIndexerWkInTheModelDtype) {
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.q_b_proj", false), WeightFormat::modelslim_w8a8);
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.kv_a_proj_with_mqa", false), WeightFormat::modelslim_w8a8);
 }
+
+// Issue 19 (round 11): the engine version is read by hand (it was sscanf's "%d.%d.%d", once per plan candidate); it
+// reads what that format read. Range [0.9.2, 0.10.0) as above; each version with what "%d.%d.%d" makes of it.
+TEST(QuantVariant, Issue19_VersionsReadAsScanfReadThem) {
+  QuantVariant v;
+  VariantRule range{"vllm-ascend", {}, "0.10.0", "", "rejected", "in range"};
+  range.from_version = "0.9.2";
+  v.rules.push_back(range);
+  const struct {
+    const char* version;
+    bool in_range;
+  } cases[] = {
+      {"0.9.2rc1", true},    // 0, 9, 2 then text
+      {"0.9", false},        // 0, 9, 0: below 0.9.2
+      {"0.10", false},       // 0, 10, 0: the bound itself
+      {" 0.9.5", true},      // white space before a number is skipped
+      {"0. 9.5", true},      // also after the '.'
+      {"+0.9.3", true},      // a sign
+      {"0.9.-1", false},     // 0, 9, -1
+      {"0 .9.5", false},     // the '.' must follow the number: one number read, no version
+      {"v0.9.5", false},     // does not start with a number
+      {"0.9.", false},       // 0, 9, 0
+      {"0.9.99999999999", true},  // the third number capped, still under 0.10
+      {"", false},
+  };
+  for (const auto& k : cases) EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", k.version, "ascend-a2", false) != nullptr, k.in_range) << "'" << k.version << "'";
+}

@@ -1,0 +1,223 @@
+#include "base/json_writer.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace preflight {
+
+namespace {
+
+std::string hex_byte(unsigned char c) {
+  std::array<char, 3> b{};
+  std::snprintf(b.data(), b.size(), "%.2X", c);  // nlohmann's messages: two uppercase digits
+  return b.data();
+}
+
+// The continuation bytes a UTF-8 lead byte takes and the range of the first of them (the Unicode Standard, table
+// 3-7, "well-formed UTF-8 byte sequences"; the automaton nlohmann's dump decodes with accepts exactly these).
+// 0 continuations: not a lead byte (0x80-0xC1, 0xF5-0xFF).
+struct Lead {
+  int continuations;
+  unsigned char first_low, first_high;
+};
+Lead utf8_lead(unsigned char c) {
+  if (c >= 0xC2 && c <= 0xDF) return {1, 0x80, 0xBF};
+  if (c == 0xE0) return {2, 0xA0, 0xBF};
+  if (c == 0xED) return {2, 0x80, 0x9F};  // no surrogates
+  if (c >= 0xE1 && c <= 0xEF) return {2, 0x80, 0xBF};
+  if (c == 0xF0) return {3, 0x90, 0xBF};
+  if (c >= 0xF1 && c <= 0xF3) return {3, 0x80, 0xBF};
+  if (c == 0xF4) return {3, 0x80, 0x8F};  // not above U+10FFFF
+  return {0, 0, 0};
+}
+
+// The bytes written as they are with no further check: printable ASCII but '"' and '\\'.
+constexpr std::array<bool, 256> k_plain = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x80; ++c) t[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return t;
+}();
+
+}  // namespace
+
+void JsonWriter::fail(std::string message) {
+  if (m_error.empty()) m_error = std::move(message);
+}
+
+void JsonWriter::newline_indent(size_t depth) {
+  m_out.push_back('\n');
+  m_out.append(depth * static_cast<size_t>(m_indent), ' ');
+}
+
+void JsonWriter::before_value() {
+  if (m_after_key) {
+    m_after_key = false;
+    return;
+  }
+  if (m_counts.empty()) return;  // the top-level value
+  m_out.append(m_counts.back()++ == 0 ? "" : ",");
+  newline_indent(m_counts.size());
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  before_value();
+  m_out.push_back('{');
+  m_counts.push_back(0);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  if (m_counts.back() > 0) newline_indent(m_counts.size() - 1);
+  m_counts.pop_back();
+  m_out.push_back('}');
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  before_value();
+  m_out.push_back('[');
+  m_counts.push_back(0);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  if (m_counts.back() > 0) newline_indent(m_counts.size() - 1);
+  m_counts.pop_back();
+  m_out.push_back(']');
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  before_value();
+  m_out.push_back('"');
+  escaped(name);
+  m_out.append("\": ");
+  m_after_key = true;
+  return *this;
+}
+
+void JsonWriter::escaped(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t run = 0;  // start of the bytes not yet copied that need no escape
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && k_plain[p[i]]) ++i;
+    if (i == n) break;
+    const unsigned char c = p[i];
+    if (c >= 0x80) {
+      const Lead lead = utf8_lead(c);
+      if (lead.continuations == 0) return fail("invalid UTF-8 byte at index " + std::to_string(i) + ": 0x" + hex_byte(c));
+      for (int k = 1; k <= lead.continuations; ++k) {
+        if (i + k >= n) return fail("incomplete UTF-8 string; last byte: 0x" + hex_byte(p[n - 1]));
+        const unsigned char low = k == 1 ? lead.first_low : 0x80, high = k == 1 ? lead.first_high : 0xBF;
+        if (p[i + k] < low || p[i + k] > high) return fail("invalid UTF-8 byte at index " + std::to_string(i + k) + ": 0x" + hex_byte(p[i + k]));
+      }
+      i += static_cast<size_t>(lead.continuations) + 1;
+      continue;
+    }
+    m_out.append(s.data() + run, i - run);
+    switch (c) {
+      case '"': m_out.append("\\\""); break;
+      case '\\': m_out.append("\\\\"); break;
+      case 0x08: m_out.append("\\b"); break;
+      case 0x09: m_out.append("\\t"); break;
+      case 0x0A: m_out.append("\\n"); break;
+      case 0x0C: m_out.append("\\f"); break;
+      case 0x0D: m_out.append("\\r"); break;
+      default: {
+        std::array<char, 7> u{};
+        std::snprintf(u.data(), u.size(), "\\u%04x", c);
+        m_out.append(u.data(), 6);
+      }
+    }
+    run = ++i;
+  }
+  m_out.append(s.data() + run, n - run);
+}
+
+JsonWriter& JsonWriter::string(std::string_view text) {
+  before_value();
+  m_out.push_back('"');
+  escaped(text);
+  m_out.push_back('"');
+  return *this;
+}
+
+JsonWriter& JsonWriter::integer(int64_t value) {
+  before_value();
+  std::array<char, 24> b{};
+  const auto r = std::to_chars(b.data(), b.data() + b.size(), value);
+  m_out.append(b.data(), r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(double value) {
+  before_value();
+  if (!std::isfinite(value)) {
+    m_out.append("null");
+    return *this;
+  }
+  std::array<char, 64> b{};
+  const char* end = nlohmann::detail::to_chars(b.data(), b.data() + b.size(), value);
+  m_out.append(b.data(), static_cast<size_t>(end - b.data()));
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool value) {
+  before_value();
+  m_out.append(value ? "true" : "false");
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  before_value();
+  m_out.append("null");
+  return *this;
+}
+
+JsonWriter& JsonWriter::strings(const std::vector<std::string>& texts) {
+  begin_array();
+  for (const auto& t : texts) string(t);
+  return end_array();
+}
+
+JsonWriter& JsonWriter::strings(const std::vector<SharedText>& texts) {
+  begin_array();
+  for (const auto& t : texts) string(t.str());
+  return end_array();
+}
+
+JsonWriter& JsonWriter::json(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::object:
+      begin_object();
+      for (const auto& [k, member] : v.items()) key(k).json(member);
+      return end_object();
+    case Json::value_t::array:
+      begin_array();
+      for (const auto& e : v) json(e);
+      return end_array();
+    case Json::value_t::string: return string(v.get_ref<const std::string&>());
+    case Json::value_t::boolean: return boolean(v.get<bool>());
+    case Json::value_t::number_integer: return integer(v.get<int64_t>());
+    case Json::value_t::number_unsigned: {
+      before_value();
+      std::array<char, 24> b{};
+      const auto r = std::to_chars(b.data(), b.data() + b.size(), v.get<uint64_t>());
+      m_out.append(b.data(), r.ptr);
+      return *this;
+    }
+    case Json::value_t::number_float: return number(v.get<double>());
+    case Json::value_t::null: return null();
+    case Json::value_t::binary:
+    case Json::value_t::discarded: break;
+  }
+  before_value();
+  fail("a binary or discarded JSON value cannot be written as text");
+  return *this;
+}
+
+}  // namespace preflight
