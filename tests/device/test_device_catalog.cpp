@@ -528,10 +528,11 @@ TEST(DeviceCatalog, Issue15_UnknownCardUsesItsMemoryClass) {
 //   RTX3090 23.58/24 = 0.98250, RTX4080 15.99/16 (16376 MiB: 16376/16384 = 0.99951), RTX4090 23.64/24 = 0.98500,
 //   RTX5090 31.36/32 = 0.98000, P40 23.87/24 = 0.99458, RTX2080Ti 10.76/11 = 0.97818, RTX3060-12G 11.76/12 = 0.98000,
 //   RTX3070 7.78/8 = 0.97250, RTX3080 9.78/10 = 0.97800, RTX4070Ti 11.70/12 = 0.97500, RTX4080Super 15.60/16 = 0.97500,
-//   RTXA4000 15.61/16 = 0.97563, RTX5060Ti-16G 15.48/16 = 0.96750.
-//   Sorted (13): 0.96750 0.97250 0.97500 0.97500 0.97563 0.97800 0.97818 0.98000 0.98000 0.98250 0.98500 0.99458 0.99951;
-//   median = 7th = 0.978182 (RTX2080Ti: 11,553,462,026 / 11,811,160,064 B) -> 12 GiB x 0.978182 = 11.7382 GiB = 12603776755.64 B;
-//   band 0.9675-0.9995 -> 12 x 0.9675 = 11.61, 12 x 0.99951 = 11.99 GiB.
+//   RTXA4000 15.61/16 = 0.97563, RTX5060Ti-16G 15.48/16 = 0.96750, RTXPRO6000 94.97/96 = 0.98927 (issue 15, cudatp).
+//   Sorted (14): 0.96750 0.97250 0.97500 0.97500 0.97563 0.97800 0.97818 0.98000 0.98000 0.98250 0.98500 0.98927 0.99458
+//   0.99951; even count, so the median is the mean of the 7th and 8th: RTX2080Ti 11,553,462,026 / 11,811,160,064 B =
+//   0.9781818 and RTX3060-12G 12,627,203,850 / 12,884,901,888 B = 0.9800000, mean 0.9790909 -> 12 GiB x 0.9790909 =
+//   11.7491 GiB = 12,615,490,302.8 B; band 0.9675-0.9995 -> 12 x 0.9675 = 11.61, 12 x 0.99951 = 11.99 GiB.
 TEST(DeviceCatalog, Issue15_UnknownGeForceUsesTheGddrRule) {
   auto catalog = load_device_catalog();
   ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
@@ -540,8 +541,8 @@ TEST(DeviceCatalog, Issue15_UnknownGeForceUsesTheGddrRule) {
   EXPECT_FALSE(d->runtime_total_bytes);
   EXPECT_EQ(d->memory_kind, "gddr");
   ASSERT_TRUE(d->class_runtime_total_bytes);
-  EXPECT_NEAR(d->usable_total_bytes(), 12603776755.64, 1.0);
-  EXPECT_NE(d->class_runtime_total_rule.find("assumed 11.74 GiB = nominal 12.00 GiB x 0.9782, the median runtime/nominal ratio of the 13 measured nvidia gddr cards"),
+  EXPECT_NEAR(d->usable_total_bytes(), 12615490302.8, 1.0);
+  EXPECT_NE(d->class_runtime_total_rule.find("assumed 11.75 GiB = nominal 12.00 GiB x 0.9791, the median runtime/nominal ratio of the 14 measured nvidia gddr cards"),
             std::string::npos) << d->class_runtime_total_rule;
   EXPECT_NE(d->class_runtime_total_rule.find("band 0.9675-0.9995 (11.61-11.99 GiB)"), std::string::npos) << d->class_runtime_total_rule;
   // The one-record catalogue (issue 19) gives the same rule.
