@@ -412,9 +412,22 @@ TEST(QuantVariant, Issue15_W8A8KeepsKvBProjAndIndexerWkInTheModelDtype) {
   const QuantScheme& s = (*v)->scheme;
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.kv_b_proj", false), WeightFormat::native);
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.indexer.wk", false), WeightFormat::native);
-  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.indexer.wq_b", false), WeightFormat::modelslim_w8a8);
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.q_b_proj", false), WeightFormat::modelslim_w8a8);
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.kv_a_proj_with_mqa", false), WeightFormat::modelslim_w8a8);
+}
+
+// Issue 15 (dsvw): both msModelSlim DeepSeek-V3.2 practices (lab_practice/deepseek_v3_2/deepseek_w8a8.yaml and
+// deepseek_w8a8_quarot.yaml) exclude '*wq_b' from the '*self_attn*' W8A8 pass: the indexer's wq_b stays bf16, while
+// the attention's q_b_proj (which '*wq_b' does not match) is W8A8. DeepSeek-V3.2's wq_b is index_n_heads 64 x
+// index_head_dim 128 = 8,192 rows by q_lora_rank 1,536 columns: 8,192 x 1,536 x 2 B = 25,165,824 B in bf16.
+TEST(QuantVariant, Issue15_W8A8KeepsTheIndexerWqBInTheModelDtype) {
+  auto v = find_variant(shipped(), "w8a8");
+  ASSERT_TRUE(v.has_value());
+  const QuantScheme& s = (*v)->scheme;
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.indexer.wq_b", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "model.layers.61.self_attn.indexer.wq_b", false), WeightFormat::native);
+  EXPECT_EQ(module_format(s, "model.layers.*.self_attn.q_b_proj", false), WeightFormat::modelslim_w8a8);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(module_format(s, "model.layers.*.self_attn.indexer.wq_b", false), 8192, 1536, s, 2), 25165824.0);
 }
 
 // Issue 19 (round 11): the engine version is read by hand (it was sscanf's "%d.%d.%d", once per plan candidate); it
