@@ -299,7 +299,10 @@ TEST(Validation, MalformedLineNamesFileAndLine) {
 // 44.16 GiB against 45.44), #5629 (DeepSeek-V3.1 W8A8, MLA MLAPO weights not modelled) and the DeepSeek-V3.2 nightly
 // runs. Issue 15 (dsv32): with the vLLM-Ascend shared-expert split, the SFA MLAPO weights and kv_b_proj / indexer wk in
 // bf16, all four DeepSeek-V3.2 runs (FLASHCOMM1 0 and 1, EP 16 and 32, 8,192 and 4,096 batched tokens) are predicted
-// low by one common gap of 1.00 - 1.07 GiB, not located (docs/memory-model.md "vLLM-Ascend DSA context parallel").
+// low by one common gap of 1.00 - 1.07 GiB. Issue 15 (dsvw): 0.721 GiB of it is the indexer's wq_b in bf16 (msModelSlim's
+// DeepSeek-V3.2 practices exclude '*wq_b'; 62 layers x (8,192 x 1,536 x 2 B - the W8A8 layout's 12,582,912 + 8,192 x 12 B)
+// = 774,045,696 B), leaving 1.001 - 0.721 = 0.28 to 1.065 - 0.721 = 0.344 GiB, not located (the MTP's own
+// shared_head.head under QuaRot, 0.216 GiB, is a lead; docs/memory-model.md "vLLM-Ascend DSA context parallel").
 TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
@@ -315,8 +318,8 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
     for (const auto& f : row.fields) {
       if (f.field != "weights_gib") continue;
       if (nightly_dsv32) {
-        EXPECT_GT(f.observed - f.predicted, 0.95) << row.id << ": the common 1.00 GiB gap closed? update docs and this test";
-        EXPECT_LT(f.observed - f.predicted, 1.10) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
+        EXPECT_GT(f.observed - f.predicted, 0.25) << row.id << ": the common 0.28 - 0.34 GiB gap closed? update docs and this test";
+        EXPECT_LT(f.observed - f.predicted, 0.37) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
         ++dsv32;
         continue;
       }
