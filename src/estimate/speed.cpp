@@ -201,41 +201,66 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 // Issue 19: a plan explains tens of thousands of rows, and the texts that name the device's bandwidth basis, the
 // profile's efficiency and the link are the same on every row of a device (the layout changes only the numbers
 // below them). Such a text is built once per thread and reused while its inputs repeat: the key holds every input
-// of the text (numbers as their bytes, strings whole, a tag per text), so a hit returns what building it would.
+// of the text, so a hit returns what building it would.
 // Round 10: the texts are SharedText, so that a hit hands the row a reference to the text, not a copy of it.
+// Round 12: a source text (device id, evidence, catalogue sources: up to a few hundred bytes each) enters the hashed
+// key by its address and length, not its characters (hashing and copying whole texts into the key on every row was
+// 5.6% of the JSON form's instructions). The characters are kept with the entry and compared on a hit, so a text at an
+// address a different text held before (a freed catalogue, a reused buffer) never returns the other text's result:
+// its entry is built afresh. A text with the same characters at another address is a key of its own (built once more).
 class TextMemo {
  public:
   TextMemo& add(double v) { return add_bytes(&v, sizeof v); }
   TextMemo& add(int64_t v) { return add_bytes(&v, sizeof v); }
   TextMemo& add(std::string_view v) {
+    const char* at = v.data();
+    add_bytes(&at, sizeof at);
     add(static_cast<int64_t>(v.size()));
-    key_.append(v);
+    sources_.push_back(v);
     return *this;
   }
   // The texts for the key built since the last call: `build` fills them only when the key is not among those kept
-  // (a plan runs one model and variant over every card of a platform and its counts, so a few hundred keys recur;
-  // at k_entries the memo starts again empty, which bounds its memory).
+  // or its source texts' characters differ from those it was built from (a plan runs one model and variant over every
+  // card of a platform and its counts, so a few hundred keys recur; at k_entries the memo starts again empty, which
+  // bounds its memory).
   template <class Build>
   const std::vector<SharedText>& texts(Build build) {
     auto it = entries_.find(key_);
-    if (it == entries_.end()) {
+    if (it != entries_.end() && !same_sources(it->second.sources)) {
+      it->second.sources.assign(sources_.begin(), sources_.end());
+      it->second.texts.clear();
+      build(it->second.texts);
+    } else if (it == entries_.end()) {
       if (entries_.size() >= k_entries) entries_.clear();
-      std::vector<SharedText> built;
-      build(built);
-      it = entries_.emplace(key_, std::move(built)).first;
+      Entry entry;
+      entry.sources.assign(sources_.begin(), sources_.end());
+      build(entry.texts);
+      it = entries_.emplace(key_, std::move(entry)).first;
     }
     key_.clear();
-    return it->second;
+    sources_.clear();
+    return it->second.texts;
   }
 
  private:
+  struct Entry {
+    std::vector<std::string> sources;  // the characters of the source texts the key names by address
+    std::vector<SharedText> texts;
+  };
   static constexpr size_t k_entries = 4096;
   TextMemo& add_bytes(const void* p, size_t n) {
     key_.append(static_cast<const char*>(p), n);
     return *this;
   }
+  bool same_sources(const std::vector<std::string>& kept) const {
+    if (kept.size() != sources_.size()) return false;
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (std::string_view(kept[i]) != sources_[i]) return false;
+    return true;
+  }
   std::string key_;
-  std::unordered_map<std::string, std::vector<SharedText>> entries_;
+  std::vector<std::string_view> sources_;
+  std::unordered_map<std::string, Entry> entries_;
 };
 
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
