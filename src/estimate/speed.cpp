@@ -5,9 +5,13 @@
 #include "estimate/speed.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -210,13 +214,13 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 // its entry is built afresh. A text with the same characters at another address is a key of its own (built once more).
 class TextMemo {
  public:
-  TextMemo& add(double v) { return add_bytes(&v, sizeof v); }
-  TextMemo& add(int64_t v) { return add_bytes(&v, sizeof v); }
+  TextMemo& add(double v) { return add_word(std::bit_cast<uint64_t>(v)); }
+  TextMemo& add(int64_t v) { return add_word(static_cast<uint64_t>(v)); }
   TextMemo& add(std::string_view v) {
-    const char* at = v.data();
-    add_bytes(&at, sizeof at);
-    add(static_cast<int64_t>(v.size()));
-    sources_.push_back(v);
+    add_word(reinterpret_cast<uintptr_t>(v.data()));
+    add_word(v.size());
+    if (n_sources_ < k_sources) sources_[n_sources_] = v;
+    ++n_sources_;
     return *this;
   }
   // The texts for the key built since the last call: `build` fills them only when the key is not among those kept
@@ -225,20 +229,27 @@ class TextMemo {
   // bounds its memory).
   template <class Build>
   const std::vector<SharedText>& texts(Build build) {
-    auto it = entries_.find(key_);
+    // A key longer than the inline one (no caller's is: the longest, the link's, is 27 words and 9 texts) is never kept.
+    if (n_words_ > k_words || n_sources_ > k_sources) {
+      n_words_ = n_sources_ = 0;
+      overflow_.clear();
+      build(overflow_);
+      return overflow_;
+    }
+    const std::string_view key(reinterpret_cast<const char*>(words_.data()), n_words_ * sizeof(uint64_t));
+    auto it = entries_.find(key);
     if (it != entries_.end() && !same_sources(it->second.sources)) {
-      it->second.sources.assign(sources_.begin(), sources_.end());
+      it->second.sources.assign(sources_.begin(), sources_.begin() + static_cast<std::ptrdiff_t>(n_sources_));
       it->second.texts.clear();
       build(it->second.texts);
     } else if (it == entries_.end()) {
       if (entries_.size() >= k_entries) entries_.clear();
       Entry entry;
-      entry.sources.assign(sources_.begin(), sources_.end());
+      entry.sources.assign(sources_.begin(), sources_.begin() + static_cast<std::ptrdiff_t>(n_sources_));
       build(entry.texts);
-      it = entries_.emplace(key_, std::move(entry)).first;
+      it = entries_.emplace(std::string(key), std::move(entry)).first;
     }
-    key_.clear();
-    sources_.clear();
+    n_words_ = n_sources_ = 0;
     return it->second.texts;
   }
 
@@ -247,20 +258,39 @@ class TextMemo {
     std::vector<std::string> sources;  // the characters of the source texts the key names by address
     std::vector<SharedText> texts;
   };
-  static constexpr size_t k_entries = 4096;
-  TextMemo& add_bytes(const void* p, size_t n) {
-    key_.append(static_cast<const char*>(p), n);
+  // The key is whole 8-byte words (numbers' bits, texts' addresses and lengths): hashed a word at a time, and looked up
+  // as a std::string_view over the words, with no key string built per row.
+  struct WordsHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const {
+      uint64_t h = 0x9E3779B97F4A7C15ull ^ k.size();
+      for (size_t i = 0; i + sizeof(uint64_t) <= k.size(); i += sizeof(uint64_t)) {
+        uint64_t w;
+        std::memcpy(&w, k.data() + i, sizeof w);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+      }
+      return static_cast<size_t>(h);
+    }
+  };
+  static constexpr size_t k_entries = 4096, k_words = 32, k_sources = 16;
+  TextMemo& add_word(uint64_t w) {
+    if (n_words_ < k_words) words_[n_words_] = w;
+    ++n_words_;
     return *this;
   }
   bool same_sources(const std::vector<std::string>& kept) const {
-    if (kept.size() != sources_.size()) return false;
-    for (size_t i = 0; i < kept.size(); ++i)
+    if (kept.size() != n_sources_) return false;
+    for (size_t i = 0; i < n_sources_; ++i)
       if (std::string_view(kept[i]) != sources_[i]) return false;
     return true;
   }
-  std::string key_;
-  std::vector<std::string_view> sources_;
-  std::unordered_map<std::string, Entry> entries_;
+  std::array<uint64_t, k_words> words_{};
+  size_t n_words_ = 0;
+  std::array<std::string_view, k_sources> sources_{};
+  size_t n_sources_ = 0;
+  std::vector<SharedText> overflow_;
+  std::unordered_map<std::string, Entry, WordsHash, std::equal_to<>> entries_;
 };
 
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
