@@ -5,9 +5,13 @@
 #include "estimate/speed.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -201,41 +205,92 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 // Issue 19: a plan explains tens of thousands of rows, and the texts that name the device's bandwidth basis, the
 // profile's efficiency and the link are the same on every row of a device (the layout changes only the numbers
 // below them). Such a text is built once per thread and reused while its inputs repeat: the key holds every input
-// of the text (numbers as their bytes, strings whole, a tag per text), so a hit returns what building it would.
+// of the text, so a hit returns what building it would.
 // Round 10: the texts are SharedText, so that a hit hands the row a reference to the text, not a copy of it.
+// Round 12: a source text (device id, evidence, catalogue sources: up to a few hundred bytes each) enters the hashed
+// key by its address and length, not its characters (hashing and copying whole texts into the key on every row was
+// 5.6% of the JSON form's instructions). The characters are kept with the entry and compared on a hit, so a text at an
+// address a different text held before (a freed catalogue, a reused buffer) never returns the other text's result:
+// its entry is built afresh. A text with the same characters at another address is a key of its own (built once more).
 class TextMemo {
  public:
-  TextMemo& add(double v) { return add_bytes(&v, sizeof v); }
-  TextMemo& add(int64_t v) { return add_bytes(&v, sizeof v); }
+  TextMemo& add(double v) { return add_word(std::bit_cast<uint64_t>(v)); }
+  TextMemo& add(int64_t v) { return add_word(static_cast<uint64_t>(v)); }
   TextMemo& add(std::string_view v) {
-    add(static_cast<int64_t>(v.size()));
-    key_.append(v);
+    add_word(reinterpret_cast<uintptr_t>(v.data()));
+    add_word(v.size());
+    if (n_sources_ < k_sources) sources_[n_sources_] = v;
+    ++n_sources_;
     return *this;
   }
   // The texts for the key built since the last call: `build` fills them only when the key is not among those kept
-  // (a plan runs one model and variant over every card of a platform and its counts, so a few hundred keys recur;
-  // at k_entries the memo starts again empty, which bounds its memory).
+  // or its source texts' characters differ from those it was built from (a plan runs one model and variant over every
+  // card of a platform and its counts, so a few hundred keys recur; at k_entries the memo starts again empty, which
+  // bounds its memory).
   template <class Build>
   const std::vector<SharedText>& texts(Build build) {
-    auto it = entries_.find(key_);
-    if (it == entries_.end()) {
-      if (entries_.size() >= k_entries) entries_.clear();
-      std::vector<SharedText> built;
-      build(built);
-      it = entries_.emplace(key_, std::move(built)).first;
+    // A key longer than the inline one (no caller's is: the longest, the link's, is 27 words and 9 texts) is never kept.
+    if (n_words_ > k_words || n_sources_ > k_sources) {
+      n_words_ = n_sources_ = 0;
+      overflow_.clear();
+      build(overflow_);
+      return overflow_;
     }
-    key_.clear();
-    return it->second;
+    const std::string_view key(reinterpret_cast<const char*>(words_.data()), n_words_ * sizeof(uint64_t));
+    auto it = entries_.find(key);
+    if (it != entries_.end() && !same_sources(it->second.sources)) {
+      it->second.sources.assign(sources_.begin(), sources_.begin() + static_cast<std::ptrdiff_t>(n_sources_));
+      it->second.texts.clear();
+      build(it->second.texts);
+    } else if (it == entries_.end()) {
+      if (entries_.size() >= k_entries) entries_.clear();
+      Entry entry;
+      entry.sources.assign(sources_.begin(), sources_.begin() + static_cast<std::ptrdiff_t>(n_sources_));
+      build(entry.texts);
+      it = entries_.emplace(std::string(key), std::move(entry)).first;
+    }
+    n_words_ = n_sources_ = 0;
+    return it->second.texts;
   }
 
  private:
-  static constexpr size_t k_entries = 4096;
-  TextMemo& add_bytes(const void* p, size_t n) {
-    key_.append(static_cast<const char*>(p), n);
+  struct Entry {
+    std::vector<std::string> sources;  // the characters of the source texts the key names by address
+    std::vector<SharedText> texts;
+  };
+  // The key is whole 8-byte words (numbers' bits, texts' addresses and lengths): hashed a word at a time, and looked up
+  // as a std::string_view over the words, with no key string built per row.
+  struct WordsHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const {
+      uint64_t h = 0x9E3779B97F4A7C15ull ^ k.size();
+      for (size_t i = 0; i + sizeof(uint64_t) <= k.size(); i += sizeof(uint64_t)) {
+        uint64_t w;
+        std::memcpy(&w, k.data() + i, sizeof w);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+      }
+      return static_cast<size_t>(h);
+    }
+  };
+  static constexpr size_t k_entries = 4096, k_words = 32, k_sources = 16;
+  TextMemo& add_word(uint64_t w) {
+    if (n_words_ < k_words) words_[n_words_] = w;
+    ++n_words_;
     return *this;
   }
-  std::string key_;
-  std::unordered_map<std::string, std::vector<SharedText>> entries_;
+  bool same_sources(const std::vector<std::string>& kept) const {
+    if (kept.size() != n_sources_) return false;
+    for (size_t i = 0; i < n_sources_; ++i)
+      if (std::string_view(kept[i]) != sources_[i]) return false;
+    return true;
+  }
+  std::array<uint64_t, k_words> words_{};
+  size_t n_words_ = 0;
+  std::array<std::string_view, k_sources> sources_{};
+  size_t n_sources_ = 0;
+  std::vector<SharedText> overflow_;
+  std::unordered_map<std::string, Entry, WordsHash, std::equal_to<>> entries_;
 };
 
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at

@@ -332,6 +332,52 @@ TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
   EXPECT_EQ(again16.link, first16.link);
 }
 
+// Issue 19 (round 12): the repeated texts' memo names a source text in its key by address and length, not by its
+// characters; a text changed in place to other characters of the same length (same buffer, same address: the case
+// of a freed catalogue whose memory a later one reuses) must still give the texts of its new characters. The card's
+// id, the copy fraction's evidence and the NIC's source each get their first character changed in place; the texts
+// that quote them (bandwidth basis "... --device ID` measures the card", "(EVIDENCE)", the link's "inter-node NIC,
+// ... (SOURCE)") must quote the new ones, and changed back, the first texts again.
+TEST(Speed, Issue19_RepeatedTextsFollowTheirCharactersAtOneAddress) {
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  estimate::Deployment tp2, tp16;
+  tp2.tensor_parallel_size = 2;
+  tp16.tensor_parallel_size = 16;
+  const auto first = run(h100, tp2, {}), first16 = run(h100, tp16, {});
+  std::string& id = h100.device.id;
+  std::string& evidence = h100.speeds.copy_fraction_evidence;
+  std::string& nic = h100.speeds.cross_node_source;
+  ASSERT_FALSE(id.empty());
+  ASSERT_FALSE(evidence.empty());
+  ASSERT_FALSE(nic.empty());
+  ASSERT_NE(first.bandwidth_source.find("--device " + id + "` measures the card"), std::string::npos) << first.bandwidth_source;
+  ASSERT_NE(first.bandwidth_source.find("(" + evidence + ")"), std::string::npos) << first.bandwidth_source;
+  ASSERT_NE(first16.link.find("(" + nic + ")"), std::string::npos) << first16.link;
+  const char *id_at = id.data(), *evidence_at = evidence.data(), *nic_at = nic.data();
+  const std::string id0 = id, evidence0 = evidence, nic0 = nic;
+  id[0] = id[0] == 'Q' ? 'Z' : 'Q';
+  evidence[0] = evidence[0] == 'Q' ? 'Z' : 'Q';
+  nic[0] = nic[0] == 'Q' ? 'Z' : 'Q';
+  ASSERT_EQ(id.data(), id_at);  // the same addresses and lengths: only the characters differ
+  ASSERT_EQ(evidence.data(), evidence_at);
+  ASSERT_EQ(nic.data(), nic_at);
+  const auto changed = run(h100, tp2, {}), changed16 = run(h100, tp16, {});
+  EXPECT_NE(changed.bandwidth_source.find("--device " + id + "` measures the card"), std::string::npos) << changed.bandwidth_source;
+  EXPECT_NE(changed.bandwidth_source.find("(" + evidence + ")"), std::string::npos) << changed.bandwidth_source;
+  EXPECT_NE(changed16.link.find("(" + nic + ")"), std::string::npos) << changed16.link;
+  EXPECT_EQ(changed16.link.find("(" + nic0 + ")"), std::string::npos) << changed16.link;
+
+  id = id0;
+  evidence = evidence0;
+  nic = nic0;
+  const auto again = run(h100, tp2, {}), again16 = run(h100, tp16, {});
+  EXPECT_EQ(again.bandwidth_source, first.bandwidth_source);
+  EXPECT_EQ(again.assumptions, first.assumptions);
+  EXPECT_EQ(again.provenance, first.provenance);
+  EXPECT_EQ(again16.link, first16.link);
+  EXPECT_EQ(again16.assumptions, first16.assumptions);
+}
+
 // Issue 19: the decode-step line of the speed provenance is written without printf (std::to_chars, on every
 // row of plan --json); it reads as printf writes it from the concurrency-1 point's terms: Qwen3-32B (dense) and
 // Qwen3-30B-A3B (MoE), on H100 TP 1/2/16 (graph) and on 910B3 TP 1/8 eager and graph.
