@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "base/embedded.hpp"
@@ -618,53 +619,50 @@ Status parse_auto_detect(const Json& item, const std::string& origin, EngineCata
   return Ok{};
 }
 
-// overheads[].text_activation_live_tensors.graph / .eager: per-token widths of the live tensors, each 0-16.
-Expected<TextActivationWidths> parse_live_widths(const JsonObject& parent, const std::string& key, const std::string& platform) {
+// overheads[].text_activation_live_tensors.<key>: three per-token widths under `names`, each 0-16, the last more than
+// 0 (`last_why` says why it is live at the peak).
+Expected<std::array<double, 3>> parse_widths(const JsonObject& parent, const std::string& key, const std::string& platform, const std::array<const char*, 3>& names,
+                                             const char* last_why) {
   const Json* item = parent.find(key);
   const std::string& origin = parent.origin();
   if (!item || !item->is_object())
     return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: expected an object of widths", origin.c_str(), platform.c_str(), key.c_str()), origin);
   JsonObject r(*item, origin, "overheads[].text_activation_live_tensors." + key);
-  PF_TRY(keys_ok, r.only_keys({"hidden", "attention_output", "mlp"}));
+  PF_TRY(keys_ok, r.only_keys({names[0], names[1], names[2]}));
   (void)keys_ok;
-  TextActivationWidths w;
-  PF_TRY(hidden, r.number("hidden"));
-  PF_TRY(attention, r.number("attention_output"));
-  PF_TRY(mlp, r.number("mlp"));
-  for (const double v : {hidden, attention, mlp})
+  std::array<double, 3> w{};
+  for (size_t i = 0; i < names.size(); ++i) {
+    PF_TRY(v, r.number(names[i]));
+    w[i] = v;
+  }
+  for (const double v : w)
     if (!(v >= 0 && v <= 16))
       return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: width %.3g is outside 0-16", origin.c_str(), platform.c_str(), key.c_str(), v), origin);
-  if (mlp <= 0)
-    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s.mlp: expected more than 0 (the MLP's own tensors are live at the peak)", origin.c_str(), platform.c_str(), key.c_str()), origin);
-  w.hidden = hidden;
-  w.attention_output = attention;
-  w.mlp = mlp;
+  if (w[2] <= 0)
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s.%s: expected more than 0 (%s)", origin.c_str(), platform.c_str(), key.c_str(),
+                                                 names[2], last_why), origin);
   return w;
 }
 
-// Issue 15 (npumoe): overheads[].text_activation_live_tensors.moe_graph / .moe_eager: per-token widths of a MoE
-// layer's live tensors besides its routed rows, each 0-16; the router logits are live at the peak.
+// .graph / .eager: a dense decoder layer's widths of the hidden size, the attention output and the MLP.
+Expected<TextActivationWidths> parse_live_widths(const JsonObject& parent, const std::string& key, const std::string& platform) {
+  PF_TRY(w, parse_widths(parent, key, platform, {"hidden", "attention_output", "mlp"}, "the MLP's own tensors are live at the peak"));
+  TextActivationWidths out;
+  out.hidden = w[0];
+  out.attention_output = w[1];
+  out.mlp = w[2];
+  return out;
+}
+
+// Issue 15 (npumoe): .moe_graph / .moe_eager: a MoE layer's live tensors besides its routed rows; the router logits are
+// live at the peak.
 Expected<MoeActivationWidths> parse_moe_live_widths(const JsonObject& parent, const std::string& key, const std::string& platform) {
-  const Json* item = parent.find(key);
-  const std::string& origin = parent.origin();
-  if (!item || !item->is_object())
-    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: expected an object of widths", origin.c_str(), platform.c_str(), key.c_str()), origin);
-  JsonObject r(*item, origin, "overheads[].text_activation_live_tensors." + key);
-  PF_TRY(keys_ok, r.only_keys({"hidden", "attention_output", "router_logits"}));
-  (void)keys_ok;
-  PF_TRY(hidden, r.number("hidden"));
-  PF_TRY(attention, r.number("attention_output"));
-  PF_TRY(router, r.number("router_logits"));
-  for (const double v : {hidden, attention, router})
-    if (!(v >= 0 && v <= 16))
-      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s: width %.3g is outside 0-16", origin.c_str(), platform.c_str(), key.c_str(), v), origin);
-  if (router <= 0)
-    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].text_activation_live_tensors.%s.router_logits: expected more than 0 (the expert op holds its router logits)", origin.c_str(), platform.c_str(), key.c_str()), origin);
-  MoeActivationWidths w;
-  w.hidden = hidden;
-  w.attention_output = attention;
-  w.router_logits = router;
-  return w;
+  PF_TRY(w, parse_widths(parent, key, platform, {"hidden", "attention_output", "router_logits"}, "the expert op holds its router logits"));
+  MoeActivationWidths out;
+  out.hidden = w[0];
+  out.attention_output = w[1];
+  out.router_logits = w[2];
+  return out;
 }
 
 // One overheads[] record: a platform's fitted memory overheads with their evidence.

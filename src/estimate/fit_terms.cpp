@@ -105,6 +105,18 @@ double fp8_marlin_loaded_bytes(const ModelSpec& m, const model::QuantScheme& sch
   return (rows * cols + groups * rows * static_cast<double>(model::dtype_bits(m.dtype) / 8)) * static_cast<double>(g.count);
 }
 
+// vLLM-Ascend quantizes a MoE layer's permuted rows to int8 (npu_dynamic_quant before the dispatch) for ModelSlim int8
+// experts; the all-gather and all-to-all paths both hold those int8 rows.
+bool int8_dispatched_experts(const model::QuantScheme& scheme) {
+  return scheme.expert_format == model::WeightFormat::modelslim_w8a8 || scheme.expert_format == model::WeightFormat::modelslim_w8a8_dynamic ||
+         scheme.expert_format == model::WeightFormat::modelslim_w4a8_dynamic;
+}
+
+// A DeepSeek sparse-attention (DSA) model: some layer carries an indexer.
+bool has_sparse_indexer(const ModelSpec& m) {
+  return std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
+}
+
 }  // namespace
 
 const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& dep) {
@@ -684,8 +696,7 @@ Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay, boo
 
 bool dsa_cp_on(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& lay) {
   const bool on = (engine.dsa_cp_switch == "flashcomm1" && dep.flashcomm1) || (engine.dsa_cp_switch == "additional_config" && dep.enable_dsa_cp);
-  const bool indexer = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
-  return on && indexer && lay.tp > 1;
+  return on && lay.tp > 1 && has_sparse_indexer(m);
 }
 
 double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
@@ -714,9 +725,7 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
 double estimate_sfa_mlapo_copies(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const Deployment& dep,
                                  const StageLayout& lay, std::string& rule) {
   const auto* mlapo = engine.sfa_mlapo_rule();
-  if (!mlapo || !dep.mlapo.value_or(mlapo->default_on) || dsa_cp_on(m, engine, dep, lay)) return 0;
-  const bool indexer = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
-  if (!indexer) return 0;
+  if (!mlapo || !dep.mlapo.value_or(mlapo->default_on) || !has_sparse_indexer(m) || dsa_cp_on(m, engine, dep, lay)) return 0;
   const model::SchemeFormats formats(scheme);
   // sfa_v1.py process_weights_after_loading: "mlapo only supports W8A8 quantization in SFA scenario" (the fused
   // q_a / kv_a projection's method must be AscendW8A8LinearMethod, ModelSlim's static W8A8).
@@ -834,8 +843,7 @@ Term estimate_moe_allgather(const ModelSpec& m, const model::QuantScheme& scheme
   if (m.num_experts <= 0 || (ep && batched_tokens <= k_mc2_capacity_default_max_tokens) || std::find(fams.begin(), fams.end(), device_family) == fams.end())
     return {"MoE all-gather rows", 0, 0, {}, {}};
   const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
-  const bool int8_rows = scheme.expert_format == model::WeightFormat::modelslim_w8a8 || scheme.expert_format == model::WeightFormat::modelslim_w8a8_dynamic ||
-                         scheme.expert_format == model::WeightFormat::modelslim_w4a8_dynamic;
+  const bool int8_rows = int8_dispatched_experts(scheme);
   const double inter_bytes = int8_rows ? 1.0 : b;
   const double n = static_cast<double>(lay.dp) * static_cast<double>(batched_tokens);
   const double rows = n * static_cast<double>(m.num_experts_per_tok);
@@ -859,9 +867,7 @@ Term estimate_moe_all2all_rows(const ModelSpec& m, const model::QuantScheme& sch
                                const Deployment& dep, const StageLayout& lay, int64_t expert_parallel_size, int64_t batched_tokens) {
   const Term none{"MoE all-to-all rows", 0, 0, {}, {}};
   if (m.num_experts <= 0 || expert_parallel_size <= 1 || batched_tokens <= 0 || engine.moe_all2all_rows.empty()) return none;
-  // vLLM-Ascend dispatches int8 rows (npu_dynamic_quant before the all-to-all) for ModelSlim int8 experts.
-  const bool int8_experts = scheme.expert_format == model::WeightFormat::modelslim_w8a8 || scheme.expert_format == model::WeightFormat::modelslim_w8a8_dynamic ||
-                            scheme.expert_format == model::WeightFormat::modelslim_w4a8_dynamic;
+  const bool int8_experts = int8_dispatched_experts(scheme);
   const char* mode = dep.mode == ExecutionMode::eager ? "eager" : "graph";
   for (const auto& r : engine.moe_all2all_rows) {
     if (!r.rule.covers(engine.rule_version()) || std::find(r.families.begin(), r.families.end(), device_family) == r.families.end()) continue;
