@@ -10,10 +10,10 @@ Procedure (rerun after adding cases):
      states; data/engines/engines.json "sampler_*", from source, not fitted), the vision encoder peak,
      multi-rank, graph memory in the budget.
   2. For every case that printed "Available KV cache memory", the observed overhead is
-     requested - weights (printed, else predicted) - available KV. A case that validate evaluated with an inferred
-     --skip-mm-profiling (recorded as started, refused by the engine only because of the encoder profile) carries
-     no vision unit. That inference depends on the current vision factor, so rerun until the constants stop moving
-     (from the code-derived factor the fit is stable in one step).
+     requested - weights (printed, else predicted) - available KV. A case carries no vision unit only where it
+     records skip_mm_profiling, language_model_only or every modality limit at 0; validate infers none of them from a
+     case's outcome (seed2-qwen38-27b-910b3 keeps the pass and its wrong verdict: docs/memory-model.md, "The encoder
+     pass in vLLM 0.23's own code").
   3. Per platform, the overhead model
         max(activation_factor x text_unit + held, vision peak, sampler run + held) + non_torch x (1 + f x multi_rank)
         (f: "non_torch_multi_rank_fraction" of the platform's overheads record, read from the catalogue, not fitted here)

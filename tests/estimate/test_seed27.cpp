@@ -146,3 +146,49 @@ TEST(Seed27, Issue15_TheEightBsRoomLeavesNoPassForTheTwentySevenB) {
   EXPECT_GT(gap, 2.0 * e27.activation_vision_unit_bytes);
   EXPECT_DOUBLE_EQ(e27.activation_vision_unit_bytes, 1168113664.0);
 }
+
+// Issue 15 (seedenc): did the encoder pass change between vLLM(-Ascend) 0.18 and 0.23 in a way that explains both
+// 0.23 runs of the seed? The same Qwen3-VL-8B on a 910B3 under 0.18.0 (`ascend018-qwen3-vl-8b-910b3-mnbt16384`,
+// data/evidence/vllm-ascend-vl-startup.jsonl: "--max-num-batched-tokens 16384", printed "Encoder cache will be
+// initialized with a budget of 16384 tokens, and profiled with 1 image items", "Loading model weights took 16.9570 GB"
+// and "Available KV cache memory: 34.65 GiB") against the seed's 0.23.0 run (16.63 GiB, 1,987 blocks).
+// One image at both: vLLM's encoder budget is max(max_num_batched_tokens, tokens of the largest item)
+// (vllm/v1/core/encoder_cache_manager.py compute_mm_encoder_budget), 16,384 at 16,384 and at 2,048 batched tokens.
+// The seed's 8B ran at 2,048 (the default on a 64 GB card): the printed weights hold one deepstack buffer per level,
+// max_num_batched_tokens x 4,096 x 2 B (vLLM qwen3_vl.py __init__), so 16,384 against 2,048 batched tokens is
+// 3 x 14,336 x 8,192 = 352,321,536 B = 0.328125 GiB, and the printed 16.957 - 16.63 lies in (0.32195, 0.33205) GiB;
+// a budget of two images (>= 32,768 batched tokens) would have printed >= 16.63 + 3 x 30,720 x 8,192 B = 17.33 GiB.
+// Room for activation and non-torch: 0.18.0 defaults to 0.90 (58,906,902,528 B requested), so at most
+// 58,906,902,528 - 16.95695 x 2^30 - 34.645 x 2^30 = 3,499,730,613.04 B (3.26 GiB); 0.23.0 at least
+// 4,832,005,980.16 B (the test above). The 8B's room grew by >= 1,332,275,367.12 B (1.24 GiB) from 0.18 to 0.23 with a
+// smaller text batch, so it is the encoder phase or the non-torch increase that grew, on a tower both classes share;
+// the 27B, on the 0.23 side, needs >= 2.9 GiB less than the 8B (above). Opposite signs: no change of the encoder path
+// between these versions explains both runs.
+TEST(Seed27, Issue15_TheEightBsRoomGrewFrom018To023WhileTheTwentySevenBNeedsLess) {
+  auto s18 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.18.0");
+  auto s23 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  estimate::Deployment d18;
+  d18.max_model_len = 16384;
+  d18.max_num_batched_tokens = 16384;
+  const auto e18 = estimate::estimate_fit(s18.model, s18.device, s18.engine, s18.overheads, d18);
+  const auto e23 = estimate::estimate_fit(s23.model, s23.device, s23.engine, s23.overheads, seed_deployment());
+  EXPECT_DOUBLE_EQ(e18.requested_bytes, 0.90 * 65452113920.0);
+  EXPECT_DOUBLE_EQ(e23.requested_bytes, 0.92 * 65452113920.0);
+  EXPECT_EQ(e23.max_num_batched_tokens, 2048);
+  for (const auto* e : {&e18, &e23}) {
+    EXPECT_EQ(e->encoder_budget_tokens, 16384);
+    EXPECT_EQ(e->encoder_items, 1);
+    EXPECT_DOUBLE_EQ(e->activation_vision_unit_bytes, 1168113664.0);
+  }
+  const double buffers = e18.weights_bytes - e23.weights_bytes;
+  EXPECT_DOUBLE_EQ(buffers, 352321536.0);
+  EXPECT_GT(buffers, (16.95695 - 16.635) * k_gib);
+  EXPECT_LT(buffers, (16.95705 - 16.625) * k_gib);
+  EXPECT_GT(e18.activation_text_bytes, e23.activation_text_bytes);  // the 0.18 run's text batch is 8x larger
+
+  const double room18_high = e18.requested_bytes - 16.95695 * k_gib - 34.645 * k_gib;
+  EXPECT_NEAR(room18_high, 3499730613.04, 1e-2);
+  const double room8_low = e23.requested_bytes - 16.635 * k_gib - 1988.0 * 128.0 * 147456.0;
+  EXPECT_NEAR(room8_low - room18_high, 1332275367.12, 1e-2);
+  EXPECT_GT(room8_low - room18_high, 1.2 * k_gib);
+}
