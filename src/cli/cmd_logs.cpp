@@ -301,6 +301,12 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["data_parallel_size"] = opt(a.data_parallel_size);
   j["data_parallel_size_local"] = opt(a.data_parallel_size_local);
   j["enable_expert_parallel"] = opt(a.enable_expert_parallel);
+  // Issue 15 (ev): the speculative config the log states (the flag, the non-default args dict or the config dump), as
+  // the object validate reads; only when stated. The DeepSeek-V3.2 nightly logs run deepseek_mtp with 2 or 3 tokens.
+  if (a.speculative_config) {
+    j["speculative_config"] = Json::parse(a.speculative_config->value, nullptr, false);
+    if (j["speculative_config"].is_discarded()) j["speculative_config"] = a.speculative_config->value;
+  }
   Json env = Json::object();
   if (a.hccl_buffsize) env["HCCL_BUFFSIZE"] = a.hccl_buffsize->value;
   if (a.flashcomm1) env["VLLM_ASCEND_ENABLE_FLASHCOMM1"] = a.flashcomm1->value ? 1 : 0;

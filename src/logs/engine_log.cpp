@@ -374,15 +374,29 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.attention_backend, from.attention_backend);
 }
 
-// NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15.
+// Up to 9 digits at `q` of `line`, after an optional opening quote; empty when there are none.
+std::string env_digits(const std::string& line, size_t q) {
+  if (q < line.size() && (line[q] == '"' || line[q] == '\'')) ++q;
+  size_t e = q;
+  while (e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+  return e > q && e - q <= 9 ? line.substr(q, e - q) : std::string();
+}
+
+// NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15; or
+// 'NAME': 'digits' as a Python dict prints it: vllm-ascend's nightly multi-node runner logs the environment it
+// launches each node with as "[INFO] Node 0 envs: {'HCCL_BUFFSIZE': '1024', ...}"
+// (tests/e2e/nightly/multi_node/scripts, as saved in github.com/starmountain1997/gDS job logs, issue 15 ev). A YAML
+// line "NAME: digits" (a config file echoed into the log, not what was applied) is not read.
 std::optional<std::string> env_assignment(const std::string& line, const std::string& name) {
   for (size_t p = line.find(name + "="); p != std::string::npos; p = line.find(name + "=", p + 1)) {
     if (p > 0 && (std::isalnum(static_cast<unsigned char>(line[p - 1])) || line[p - 1] == '_')) continue;
-    size_t q = p + name.size() + 1;
-    if (q < line.size() && (line[q] == '"' || line[q] == '\'')) ++q;
-    size_t e = q;
-    while (e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
-    if (e > q && e - q <= 9) return line.substr(q, e - q);
+    if (auto d = env_digits(line, p + name.size() + 1); !d.empty()) return d;
+  }
+  for (const char quote : {'\'', '"'}) {
+    const std::string key = std::string(1, quote) + name + quote + ": ";
+    for (size_t p = line.find(key); p != std::string::npos; p = line.find(key, p + 1)) {
+      if (auto d = env_digits(line, p + key.size()); !d.empty()) return d;
+    }
   }
   return std::nullopt;
 }

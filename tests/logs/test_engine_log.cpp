@@ -429,6 +429,29 @@ TEST(LogsCli, Issue15_EmitCaseWritesTheEnvironment) {
   EXPECT_TRUE(plain["env"].is_null());
 }
 
+// Issue 15 (ev): a vllm-ascend nightly multi-node job log (github.com/starmountain1997/gDS, 2026-03-04, vllm-ascend
+// f8315f5, DeepSeek-V3_2-W8A8-A3-dual-nodes.yaml; lines shortened to the keys read) prints the environment as the
+// runner's Python dict and the MTP setting only in the non-default args dict. The emitted case carries both, in the
+// fields validate reads: env {HCCL_BUFFSIZE 1024, FLASHCOMM1 1, MLAPO 1} and speculative_config {deepseek_mtp, 3}.
+TEST(LogsCli, Issue15_EmitCaseWritesTheSpeculativeConfigAndTheRunnerEnvironment) {
+  const std::string dir = ::testing::TempDir();
+  const std::string log = dir + "/dsv32_nightly.log";
+  std::ofstream(log) << "INFO 03-04 18:34:40 [__init__.py:43] vllm-ascend version 0.15.0rc2.dev46+g566c367a1\n"
+                     << "[2026-03-04 18:34:46] [INFO] Node 0 envs: {'HCCL_OP_EXPANSION_MODE': 'AIV', 'HCCL_BUFFSIZE': '1024', "
+                        "'OMP_NUM_THREADS': '1', 'VLLM_ASCEND_ENABLE_MLAPO': '1', 'VLLM_ASCEND_ENABLE_FLASHCOMM1': '1', 'ASCEND_A3_EBA_ENABLE': '1'}\n"
+                     << "(APIServer pid=146) INFO 03-04 18:34:58 [utils.py:223] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', "
+                        "'max_model_len': 68000, 'tensor_parallel_size': 8, 'data_parallel_size': 4, 'data_parallel_size_local': 2, "
+                        "'enable_expert_parallel': True, 'gpu_memory_utilization': 0.85, 'speculative_config': {'num_speculative_tokens': 3, "
+                        "'method': 'deepseek_mtp'}}\n";
+  const auto r = run("logs " + log + " --emit-case");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["env"], nlohmann::json::parse(R"({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 1, "VLLM_ASCEND_ENABLE_MLAPO": 1})"));
+  EXPECT_EQ(j["speculative_config"], nlohmann::json::parse(R"({"num_speculative_tokens": 3, "method": "deepseek_mtp"})"));
+  EXPECT_EQ(j["data_parallel_size"], 4);
+  EXPECT_EQ(j["num_devices"], 16);  // TP 8 x 2 local DP ranks on this node
+}
+
 TEST(LogsCli, EmitCaseFollowsTheValidationSchema) {
   const auto r = run("logs " + k_synthetic + "/none.1.log --emit-case");
   EXPECT_EQ(r.code, 0);
@@ -566,6 +589,20 @@ TEST(EngineLog, Issue15_EnvironmentAssignmentsAreRead) {
   EXPECT_EQ(log.args.mlapo->line, 5);
   const auto none = lg::parse_engine_log("HCCL_BUFFSIZE: 512\nexport HCCL_BUFFSIZE=99999999999\n", sigs());
   EXPECT_FALSE(none.args.hccl_buffsize.has_value());
+  // Issue 15 (ev): the environment as vllm-ascend's nightly multi-node runner prints it, a Python dict (gDS job log
+  // 2026-03-04, "[INFO] Node 0 envs: {...}"); a longer key ending in the same letters and a non-numeric value are not read.
+  const auto dict = lg::parse_engine_log(
+      "[2026-03-04 18:34:46] [INFO] Node 0 envs: {'MY_HCCL_BUFFSIZE': '7', 'VLLM_ASCEND_ENABLE_MLAPO': 'on', 'HCCL_BUFFSIZE': '1024', "
+      "'VLLM_ASCEND_ENABLE_FLASHCOMM1': '1'}\n",
+      sigs());
+  ASSERT_TRUE(dict.args.hccl_buffsize.has_value());
+  EXPECT_DOUBLE_EQ(dict.args.hccl_buffsize->value, 1024.0);
+  ASSERT_TRUE(dict.args.flashcomm1.has_value());
+  EXPECT_TRUE(dict.args.flashcomm1->value);
+  EXPECT_FALSE(dict.args.mlapo.has_value());
+  const auto json_form = lg::parse_engine_log("env: {\"HCCL_BUFFSIZE\": 200}\n", sigs());
+  ASSERT_TRUE(json_form.args.hccl_buffsize.has_value());
+  EXPECT_DOUBLE_EQ(json_form.args.hccl_buffsize->value, 200.0);
 }
 
 // Issue 15: the sampling path vLLM's TopKTopPSampler printed (dennislee22/vLLM-benchmarking logs, vLLM 0.10.1.1: the

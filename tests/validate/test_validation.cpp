@@ -303,6 +303,12 @@ TEST(Validation, MalformedLineNamesFileAndLine) {
 // DeepSeek-V3.2 practices exclude '*wq_b'; 62 layers x (8,192 x 1,536 x 2 B - the W8A8 layout's 12,582,912 + 8,192 x 12 B)
 // = 774,045,696 B), leaving 1.001 - 0.721 = 0.28 to 1.065 - 0.721 = 0.344 GiB, not located (the MTP's own
 // shared_head.head under QuaRot, 0.216 GiB, is a lead; docs/memory-model.md "vLLM-Ascend DSA context parallel").
+// Issue 15 (ev): eight more public DP + EP logs. Within 2%: vllm-ascend #4661 (Qwen3-235B-A22B-Instruct-2507 BF16,
+// DP 2 x TP 8 EP on two 910B2 pods, torchair) and the five DeepSeek-V3.2 nightly runs with MTP 3 (vLLM 0.16-0.18;
+// dual-node DP 4 x TP 8 at 68,000 tokens, single-node DP 2 x TP 8 at u 0.98). Known misses: the two disaggregated-
+// prefill runs at TP 16 (DP 2, EP 32, eager, FLASHCOMM1 on, additional_config enable_sfa_cp false), predicted 1.5 GiB
+// high: they print 28.19 / 28.15 GiB, 2.6 GiB below the TP 8 runs' 30.77 - 30.81, where the prediction steps down
+// 0.7 GiB from TP 8 to TP 16 (the TP-split share of a rank's weights is small beside the EP-split experts): not located.
 TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
@@ -313,8 +319,11 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   int dsv32 = 0;
   for (const auto& row : r->rows) {
     if (row.id.find("-dp") == std::string::npos || row.id.find("-ep") == std::string::npos) continue;
-    const bool nightly_dsv32 = row.id.find("ascendci-dsv32-") != std::string::npos;
-    const bool known_miss = row.id.find("ascend2191-") != std::string::npos || row.id.find("ascend5629-") != std::string::npos;
+    const bool nightly = row.id.find("ascendci-dsv32-") != std::string::npos;
+    const bool prefill_tp16 = nightly && row.id.find("-prefill-") != std::string::npos;
+    const bool nightly_dsv32 = nightly && !prefill_tp16 && row.id.find("-mtp2-") != std::string::npos;
+    const bool known_miss = row.id.find("ascend2191-") != std::string::npos || row.id.find("ascend5629-") != std::string::npos ||
+                            prefill_tp16;
     for (const auto& f : row.fields) {
       if (f.field != "weights_gib") continue;
       if (nightly_dsv32) {
@@ -332,8 +341,8 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 1);
-  EXPECT_EQ(misses, 2);
+  EXPECT_EQ(checked, 7);
+  EXPECT_EQ(misses, 4);
   EXPECT_EQ(dsv32, 4);
 }
 
