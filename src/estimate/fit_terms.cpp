@@ -706,7 +706,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                     bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                     held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : "",
-                    buffers > 0 ? format("; text forward + %.3f GiB target output held through the MTP drafter's pass, every phase + %.3f GiB MTP drafter buffers (%s)",
+                    buffers > 0 ? format("; text forward + %.3f GiB target output held through the MTP drafter's pass; every phase + %.3f GiB MTP drafter buffers (%s)",
                                          bytes_to_gib(drafter_held), bytes_to_gib(buffers), drafter.source.c_str()).c_str()
                                 : ""),
              {{"text_forward_bytes", text_peak}, {"vision_encoder_bytes", vision_peak}, {"sampler_run_bytes", sampler}, {"encoder_held_bytes", held},
