@@ -78,7 +78,9 @@ def cases_of(report):
 
 def activation(m, factor, vision):
     held = m.get("encoder_held", 0.0)
-    return max(factor * m["text_activation_unit"] + held + m.get("text_workspace", 0.0) + m.get("text_moe_routed", 0.0), vision * m["vision_unit"] + m.get("vision_pixels", 0.0), m["sampler_run"] + held)
+    # issue 15 (dsv32r): an MTP drafter's buffers sit in every phase, the target output it holds in the text pass
+    text = factor * m["text_activation_unit"] + held + m.get("text_workspace", 0.0) + m.get("text_moe_routed", 0.0) + m.get("drafter_held", 0.0)
+    return max(text, vision * m["vision_unit"] + m.get("vision_pixels", 0.0), m["sampler_run"] + held) + m.get("drafter_buffers", 0.0)
 
 
 def non_torch_term(m, non_torch, multi_rank_fraction):

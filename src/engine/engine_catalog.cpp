@@ -67,6 +67,12 @@ const EngineProfile::MlapoCopyRule* EngineProfile::sfa_mlapo_rule() const {
   return nullptr;
 }
 
+const EngineProfile::MtpDrafterProfileRule* EngineProfile::mtp_drafter_profile_rule() const {
+  for (const auto& r : mtp_drafter_profile_tensors)
+    if (r.rule.covers(rule_version())) return &r;
+  return nullptr;
+}
+
 const Overheads* EngineCatalog::overheads_for(const EngineProfile& engine, const std::string& device_platform) const {
   return overheads_for(device_platform == "rocm" ? "rocm" : engine.platform == "any" ? device_platform : engine.platform);
 }
@@ -325,6 +331,17 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
       p.sfa_mlapo_copies.push_back({*default_on, rule});
     }
   }
+  PF_TRY(mtp_drafter, optional_array(r, "mtp_drafter_profile_tensors", origin, id));
+  if (mtp_drafter) {
+    for (const auto& item : *mtp_drafter) {
+      JsonObject c(item, origin, "profiles[" + id + "].mtp_drafter_profile_tensors[]");
+      PF_TRY(rule, parse_rule_range(c, origin, id, "mtp_drafter_profile_tensors", {"output_gathered_under_sp"}));
+      PF_TRY(gathered, c.opt_bool("output_gathered_under_sp"));
+      if (!gathered)
+        return make_error(ErrorKind::corrupt, format("%s: %s: mtp_drafter_profile_tensors needs output_gathered_under_sp (true or false)", origin.c_str(), id.c_str()), origin);
+      p.mtp_drafter_profile_tensors.push_back({*gathered, rule});
+    }
+  }
   if (const Json* nz = r.find("embedding_nz_copy"); nz && !nz->is_null()) {
     JsonObject c(*nz, origin, "profiles[" + id + "].embedding_nz_copy");
     PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "].embedding_nz_copy.families", origin));
@@ -390,7 +407,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
-                            "shared_experts_whole_only_with_sp", "sfa_mlapo_copies",
+                            "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",
                             "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
   (void)keys;
   EngineProfile p;

@@ -193,6 +193,20 @@ struct EngineProfile {
   std::vector<MlapoCopyRule> sfa_mlapo_copies;
   // The MLAPO rule covering rule_version(), or nullptr.
   const MlapoCopyRule* sfa_mlapo_rule() const;
+  // Issue 15 (dsv32r): what an MTP drafter (vLLM's EagleProposer serving deepseek_mtp and the other *_mtp methods) adds to
+  // the profile run's peak. Its persistent buffers, made in the model runner's constructor before the profile run:
+  // hidden_states and inputs_embeds [max_num_batched_tokens, hidden] in the model dtype, input_ids (int32), positions
+  // (int64) and arange (int32) of max_num_batched_tokens; and the target's output hidden states [T, hidden], which
+  // _dummy_run keeps while drafter.dummy_run runs the MTP layer (a decoder layer of the target's kind) over the same T.
+  // `output_gathered_under_sp`: with sequence parallel (VLLM_ASCEND_ENABLE_FLASHCOMM1=1) the dummy run's output is
+  // all-gathered to T rows (true) or left as this rank's ceil(T / TP) rows (false). Empty: not counted.
+  struct MtpDrafterProfileRule {
+    bool output_gathered_under_sp = false;
+    VersionRule rule;
+  };
+  std::vector<MtpDrafterProfileRule> mtp_drafter_profile_tensors;
+  // The MTP drafter rule covering rule_version(), or nullptr.
+  const MtpDrafterProfileRule* mtp_drafter_profile_rule() const;
   // Issue 15: copies of the routed experts' per-channel scales that vLLM-Ascend's W8A8_DYNAMIC fused-MoE method
   // (AscendW8A8DynamicFusedMoEMethod.process_weights_after_loading) keeps beside the checkpoint's tensors, inside
   // "Loading model weights took": bytes per w13 (gate + up) output channel and per w2 (down) output channel of every

@@ -694,6 +694,8 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.activation_encoder_held_bytes = ph.encoder_held_bytes;
   e.activation_text_workspace_bytes = ph.text_workspace_bytes;
   e.activation_text_moe_routed_bytes = ph.text_moe_routed_bytes;
+  e.activation_drafter_buffers_bytes = ph.drafter_buffers_bytes;
+  e.activation_drafter_held_output_bytes = ph.drafter_held_output_bytes;
   e.activation_vision_pixel_bytes = ph.vision_pixel_bytes;
   e.encoder_profiles_video = run.encoder_profiles_video;
   e.encoder_budget_tokens = run.encoder_budget_tokens;

@@ -559,6 +559,28 @@ double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, i
   return t * per_token + chunks * hv * dk * dv * b;
 }
 
+Expected<MtpDrafterProfile> mtp_drafter_profile_bytes(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& lay,
+                                                      int64_t batched_tokens) {
+  MtpDrafterProfile out;
+  const auto* rule = engine.mtp_drafter_profile_rule();
+  // Only the target's own MTP layers are checked (their layer is a decoder layer of the target's kind); one PP stage.
+  if (!rule || !dep.speculative.mtp() || !dep.speculative.has_drafter_layers() || lay.pp != 1 || batched_tokens <= 0) return out;
+  const int64_t dtype_bytes = model::dtype_bits(m.dtype) / 8;
+  // hidden_states and inputs_embeds [T, hidden] in the model dtype, input_ids int32, positions int64, arange int32.
+  PF_TRY(hidden_row, checked_product(m.hidden_size, dtype_bytes, "hidden_size x dtype bytes"));
+  PF_TRY(two_rows, checked_product(hidden_row, int64_t{2}, "2 x hidden row"));
+  PF_TRY(per_token, checked_sum(two_rows, int64_t{4 + 8 + 4}, "drafter buffer bytes per token"));
+  PF_TRY(buffers, checked_product(batched_tokens, per_token, "max_num_batched_tokens x drafter buffer bytes per token"));
+  int64_t rows = batched_tokens;
+  const bool sp = dep.flashcomm1 && lay.tp > 1;
+  if (sp && !rule->output_gathered_under_sp) rows = (batched_tokens + lay.tp - 1) / lay.tp;
+  PF_TRY(held, checked_product(rows, hidden_row, "held output rows x hidden row"));
+  out.buffers_bytes = static_cast<double>(buffers);
+  out.held_output_bytes = static_cast<double>(held);
+  out.source = rule->rule.source;
+  return out;
+}
+
 Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
                                           const StageLayout& lay, int64_t batched_tokens, int64_t max_num_seqs, int64_t L, double moe_routed_bytes) {
   // Three phases run one after another, so the peak is the largest of: the text forward over
@@ -660,8 +682,12 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   }
   if (dep.skip_mm_profiling && has_vision && explain)
     run.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
+  PF_TRY(drafter, mtp_drafter_profile_bytes(m, engine, dep, lay, batched_tokens));
+  ph.drafter_buffers_bytes = drafter.buffers_bytes;
+  ph.drafter_held_output_bytes = drafter.held_output_bytes;
   const double held = ph.encoder_held_bytes, vision_peak = ph.vision_encoder.bytes;
-  double peak = std::max({text_peak + held, vision_peak, sampler + held});
+  const double buffers = ph.drafter_buffers_bytes, drafter_held = ph.drafter_held_output_bytes;
+  double peak = std::max({text_peak + held + drafter_held, vision_peak, sampler + held}) + buffers;
   // Under PP only the last stage computes logits and samples; the encoder runs on the first.
   if (lay.pp > 1) {
     run.last_stage_peak_bytes = std::max(text_peak, sampler);
@@ -673,14 +699,18 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   if (explain)
     ph.peak = {"activation peak", peak, peak * oh.band_fraction,
              format("max(text forward %.2f GiB = %.1f x %lld batched tokens x %s x %.0f B%s%s; vision encoder %.2f GiB; "
-                    "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s",
+                    "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s%s",
                     bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
                     ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "",
                     ph.text_moe_routed_bytes > 0 ? format(" + %.2f GiB MoE all-to-all routed rows", bytes_to_gib(ph.text_moe_routed_bytes)).c_str() : "", bytes_to_gib(vision_peak),
                     bytes_to_gib(sampler), copies, static_cast<long long>(sampler_rows), static_cast<long long>(m.vocab_size),
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
-                    held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : ""),
-             {{"text_forward_bytes", text_peak}, {"vision_encoder_bytes", vision_peak}, {"sampler_run_bytes", sampler}, {"encoder_held_bytes", held}}};
+                    held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : "",
+                    buffers > 0 ? format("; text forward + %.3f GiB target output held through the MTP drafter's pass; every phase + %.3f GiB MTP drafter buffers (%s)",
+                                         bytes_to_gib(drafter_held), bytes_to_gib(buffers), drafter.source.c_str()).c_str()
+                                : ""),
+             {{"text_forward_bytes", text_peak}, {"vision_encoder_bytes", vision_peak}, {"sampler_run_bytes", sampler}, {"encoder_held_bytes", held},
+              {"drafter_held_output_bytes", drafter_held}, {"drafter_buffers_bytes", buffers}}};
   return run;
 }
 

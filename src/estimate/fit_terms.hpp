@@ -128,6 +128,18 @@ struct ProfileRun {
   int64_t encoder_budget_tokens = 0, encoder_items = 0;
   std::vector<std::string> assumptions;
 };
+// Issue 15 (dsv32r): what an MTP drafter adds to the profile peak where the engine profile's
+// mtp_drafter_profile_tensors covers the version: its persistent buffers, max_num_batched_tokens x (2 x hidden x
+// dtype bytes + 16 B), in every phase, and the target's output (T rows, or ceil(T / TP) under FLASHCOMM1 where the
+// rule says the dummy run's output is not gathered) x hidden x dtype bytes, held through the drafter's pass. Zero
+// without an MTP drafter (the target's own MTP layers), under PP or outside the rule. Errors: checked arithmetic.
+struct MtpDrafterProfile {
+  double buffers_bytes = 0;
+  double held_output_bytes = 0;
+  std::string source;
+};
+Expected<MtpDrafterProfile> mtp_drafter_profile_bytes(const model::ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep,
+                                                      const StageLayout& layout, int64_t max_num_batched_tokens);
 // `moe_routed_bytes` (issue 15, npumoe): the routed rows estimate_moe_all2all_rows derived for this layout; where they
 // are more than 0 and the platform's live tensors carry MoE widths, the text unit of a MoE model is those widths (not
 // the fitted hidden + 2 x routed mlp / TP) and the routed rows are added to the text forward outside the factor.

@@ -223,6 +223,37 @@ TEST(EngineCatalog, Issue15_HybridKvTensorCopiesFollowTheVersion) {
   expect_profile_errors(bads);
 }
 
+// Issue 15 (dsv32r): the MTP drafter's profile-run tensors are counted on vLLM-Ascend 0.13 - 0.15 only (EagleProposer
+// subclasses vLLM's at v0.13.0, v0.14.0rc1, v0.15.0rc1; spec_decode restructured in v0.16.0rc1). The dummy run's output
+// is gathered under sequence parallel from v0.15.0rc1 (_model_forward), not before (_generate_dummy_run_hidden_states).
+TEST(EngineCatalog, Issue15_MtpDrafterProfileTensorsFollowTheVersion) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  struct Row { const char* engine; const char* version; int gathered; };  // -1: no rule
+  const Row rows[] = {{"vllm-ascend", "0.12.0", -1}, {"vllm-ascend", "0.13.0", 0}, {"vllm-ascend", "0.14.1", 0},
+                      {"vllm-ascend", "0.15.0", 1},  {"vllm-ascend", "0.16.0", -1}, {"vllm-ascend", "0.18.0", -1},
+                      {"vllm", "0.13.0", -1}};
+  for (const auto& r : rows) {
+    auto p = select_engine(*c, r.engine, r.version);
+    ASSERT_TRUE(p.has_value()) << r.engine << " " << r.version;
+    const auto* rule = p->mtp_drafter_profile_rule();
+    if (r.gathered < 0) {
+      EXPECT_EQ(rule, nullptr) << r.engine << " " << r.version;
+      continue;
+    }
+    ASSERT_NE(rule, nullptr) << r.version;
+    EXPECT_EQ(rule->output_gathered_under_sp, r.gathered == 1) << r.version;
+    EXPECT_NE(rule->rule.source.find("EagleProposer"), std::string::npos) << r.version;
+  }
+  const BadProfileField bads[] = {
+      {R"(, "mtp_drafter_profile_tensors": [{"version_min": "1.0.0", "version_max": "1.9.0", "source": "s"}])", "needs output_gathered_under_sp"},
+      {R"(, "mtp_drafter_profile_tensors": [{"output_gathered_under_sp": true, "version_min": "1.0.0", "version_max": "1.9.0"}])", "source"},
+      {R"(, "mtp_drafter_profile_tensors": [{"output_gathered_under_sp": true, "version_min": "1.9.0", "version_max": "1.0.0", "source": "s"}])", "bad version range"},
+      {R"(, "mtp_drafter_profile_tensors": {"output_gathered_under_sp": true})", "must be an array"},
+  };
+  expect_profile_errors(bads);
+}
+
 // Issue 15, dating evidence: every vLLM-Ascend profile names its first release and that release's date (vLLM-Ascend's
 // versioning_policy.md release window: v0.13.0rc1 2025-12-27, v0.23.0rc1 2026-07-20); a malformed record is an error
 // naming the profile and the field.

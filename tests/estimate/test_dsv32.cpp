@@ -123,3 +123,53 @@ TEST(Dsv32, Issue15_Flashcomm1StepIsDsaCpPlusSharedExpertsLessMlapo) {
   EXPECT_NEAR(b.weights_bytes - a.weights_bytes,
               b.dsa_cp_weights_bytes + 59.0 * k_shared_expert_layer_bytes * 7.0 / 8.0 - 62.0 * k_mlapo_layer_bytes_tp8, 2.0);
 }
+
+// Issue 15 (dsv32r): the MTP drafter in the profile run (engines.json mtp_drafter_profile_tensors, vLLM-Ascend 0.13 -
+// 0.15). vLLM's EagleProposer.__init__ (vllm/v1/spec_decode/eagle.py) allocates before the profile run, for
+// T = max_num_batched_tokens rows: hidden_states and inputs_embeds [T, 7,168] bf16 (2 x 14,336 B), input_ids int32
+// (4 B), positions int64 (8 B) and arange int32 (4 B): 28,688 B per token, in every phase. worker/model_runner_v1.py
+// _dummy_run keeps the target's output [T, 7,168] bf16 (14,336 B per row) while drafter.dummy_run runs the MTP layer.
+//   one A3 node, T 8,192:  buffers 8,192 x 28,688 = 235,012,096 B; held 8,192 x 14,336 = 117,440,512 B
+//   two nodes, T 4,096:    buffers 117,506,048 B; held 58,720,256 B (FLASHCOMM1 off, or on from 0.15: gathered)
+//   0.14 with FLASHCOMM1:  held ceil(4,096 / 8) = 512 rows x 14,336 = 7,340,032 B (the dummy run's output is not gathered)
+TEST(Dsv32, Issue15_MtpDrafterBuffersAndHeldOutputInTheProfileRun) {
+  struct Row {
+    const char* version;
+    int64_t batched_tokens;
+    bool flashcomm1;
+    double buffers_bytes, held_bytes;
+  };
+  const Row rows[] = {
+      {"0.13.0", 8192, false, 235012096.0, 117440512.0},
+      {"0.13.0", 4096, false, 117506048.0, 58720256.0},
+      {"0.14.0", 4096, true, 117506048.0, 7340032.0},
+      {"0.15.0", 4096, true, 117506048.0, 58720256.0},
+      {"0.18.0", 4096, false, 0.0, 0.0},  // outside the rule (spec_decode restructured from 0.16)
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(std::string(r.version) + " T " + std::to_string(r.batched_tokens) + (r.flashcomm1 ? " FLASHCOMM1" : ""));
+    auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", r.version);
+    estimate::Deployment d = pftest::dsv32_a3_nightly();
+    d.max_num_batched_tokens = r.batched_tokens;
+    d.flashcomm1 = r.flashcomm1;
+    const estimate::FitEstimate with = fit(s, with_mtp(d));
+    EXPECT_DOUBLE_EQ(with.activation_drafter_buffers_bytes, r.buffers_bytes);
+    EXPECT_DOUBLE_EQ(with.activation_drafter_held_output_bytes, r.held_bytes);
+    const estimate::FitEstimate without = fit(s, d);
+    EXPECT_DOUBLE_EQ(without.activation_drafter_buffers_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(without.activation_drafter_held_output_bytes, 0.0);
+  }
+  // The text forward is the largest phase of the one-node run, so its peak grows by both: 352,452,608 B.
+  auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", "0.13.0");
+  const estimate::Deployment d = pftest::dsv32_a3_nightly();
+  EXPECT_DOUBLE_EQ(fit(s, with_mtp(d)).activation_bytes - fit(s, d).activation_bytes, 352452608.0);
+  // An n-gram drafter has no layers, and vLLM (CUDA) has no such rule.
+  estimate::Deployment ngram = d;
+  ngram.speculative.method = "ngram";
+  ngram.speculative.num_speculative_tokens = 2;
+  EXPECT_DOUBLE_EQ(fit(s, ngram).activation_drafter_buffers_bytes, 0.0);
+  auto v = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "H200", "vllm", "0.13.0");
+  estimate::Deployment gpu = with_mtp(d);
+  gpu.quantization.clear();
+  EXPECT_DOUBLE_EQ(fit(v, gpu).activation_drafter_buffers_bytes, 0.0);
+}
