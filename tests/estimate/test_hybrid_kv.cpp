@@ -64,7 +64,9 @@ TEST(HybridKv, Issue15_PrefixCachingOnVllm024PrintsTheLogsTokens) {
 // 1 + 3 groups. With 652 blocks at max_model_len 8192 (ceil(8192 / 784) = 11 attention blocks):
 //  - none: 652 / (11 + 3) -> int(652 x 8192 / 14) = 381,513 tokens; align: 652 / (11 + 6) -> 314,187 (the tokens
 //    vLLM 0.29.0 printed for this layout at 31.24 GiB: 31.24 GiB // 3,211,264 // 16 = 652).
-//  - vLLM 0.24 defaults to none, 0.29 to align (prefix caching on by default for hybrids); each flag overrides.
+//  - vLLM 0.24, 0.26.0 and 0.27.1 default to none (arg_utils: default_prefix_caching = is_prefix_caching_supported and
+//    not is_hybrid, 'keep it opt-in for now'), 0.28.0 and 0.29 to align (PR #50991, first in 0.28.0, turns prefix
+//    caching on by default for hybrids in align mode); each flag overrides.
 //  - vLLM 0.11.0 has no align mode: the flag leaves the state blocks as they are; tokens by its rule (652 // 4) x 784.
 TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
   const double budget = 652.0 * 16 * 3211264 + 1000;
@@ -74,6 +76,8 @@ TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
     int64_t tokens;
   };
   for (const Row& row : {Row{"0.24.0", std::nullopt, 381513}, Row{"0.24.0", true, 314187}, Row{"0.24.0", false, 381513},
+                         Row{"0.26.0", std::nullopt, 381513}, Row{"0.27.1", std::nullopt, 381513}, Row{"0.27.1", true, 314187},
+                         Row{"0.28.0", std::nullopt, 314187}, Row{"0.28.0", false, 381513},
                          Row{"0.29.0", std::nullopt, 314187}, Row{"0.29.0", false, 381513}, Row{"0.29.0", true, 314187},
                          Row{"0.11.0", true, 127792}, Row{"0.11.0", std::nullopt, 127792}}) {
     auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", row.version);
