@@ -93,6 +93,33 @@ TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
   }
 }
 
+// Issue 15 (hyb): the blocks-form token line (vLLM 0.10.2 - 0.20, kv_cache_utils: num_blocks // len(groups) x the
+// smallest block size of the groups) takes the state groups' block too. In Mamba cache mode none vLLM gives a Mamba
+// layer block_size = max_model_len ("so that mamba model will always have only one block"); in align mode the
+// attention block (mamba_block_size = block_size). Same Qwen3.5-27B layout (block 784, page 3,211,264, group 16, 1 + 3
+// groups) on vLLM 0.16.0 with 652 blocks at max_model_len 512, shorter than the block:
+//  - none (the default): 652 // 4 x min(784, 512) = 163 x 512 = 83,456 tokens; 652 / (ceil(512 / 784) = 1 + 3) = 163x.
+//  - --enable-prefix-caching (align): 163 x min(784, 784) = 127,792 tokens; 652 / (1 + 6) = 93.14x.
+//  - at 8,192 (longer than the block) none prints 163 x 784 = 127,792 as before.
+TEST(HybridKv, Issue15_BlocksTokenLineTakesTheSmallestGroupBlock) {
+  auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.16.0");
+  estimate::Deployment d;
+  d.max_model_len = 512;
+  d.kv_cache_memory_bytes = 652.0 * 16 * 3211264 + 1000;
+  const auto none = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(none.block_size, 784);
+  EXPECT_EQ(none.num_blocks, 652);
+  EXPECT_EQ(none.kv_tokens, 83456);
+  EXPECT_NEAR(none.max_concurrency, 163.0, 1e-9);
+  d.enable_prefix_caching = true;
+  const auto align = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(align.kv_tokens, 127792);
+  EXPECT_NEAR(align.max_concurrency, 652.0 / 7.0, 1e-9);
+  d.enable_prefix_caching = std::nullopt;
+  d.max_model_len = 8192;
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).kv_tokens, 127792);
+}
+
 // vllm-ascend >= 0.16 runs the same mode switch (patch_mamba_config: mamba_block_size = block_size when prefix
 // caching is on in align mode): the seeds/001 layout (block 1536, page 6,352,896) with 41 blocks at 32,768 prints
 // 41 / (22 + 3) = 1.64x by default and 41 / (22 + 6) = 1.46x with --enable-prefix-caching.
