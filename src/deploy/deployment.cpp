@@ -534,15 +534,35 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
   // Still undated: a date the evidence states takes the newest profile whose first release came out by then (and
   // prints its token line the way the evidence does, where that is known). A newer profile without a recorded release
   // date leaves the version undated: it cannot be told whether it was out.
+  // Issue 15 (hyb): a source build of the main branch (setuptools-scm's ".dev" version, e.g. "0.1.dev1+g4d2a68d64")
+  // holds what was merged by its date, which is the release then in development: the first profile released after
+  // that date, where one is recorded (vLLM's main of 2026-08-16 has PR #50991, first released in 0.28.0 on 2026-08-26).
   if (!dated) {
     if (const auto day = find_iso_date(input.evidence_date)) {
+      const bool source_build = input.version.find(".dev") != std::string::npos;
       std::vector<const engine::EngineProfile*> mine;
       for (const auto& p : engines.profiles)
         if (p.engine == name) mine.push_back(&p);
       std::sort(mine.begin(), mine.end(), [](const auto* a, const auto* b) { return b->version_min < a->version_min; });
+      const engine::EngineProfile* in_development = nullptr;
       for (const auto* p : mine) {
         if (!p->first_release) break;
-        if (p->first_release->date > day->date) continue;
+        if (p->first_release->date > day->date) {
+          in_development = p;
+          continue;
+        }
+        if (source_build && in_development &&
+            (!input.printed_tokens_are_blocks || (in_development->tokens_rule == engine::TokensRule::blocks) == *input.printed_tokens_are_blocks)) {
+          if (auto found = engine::select_engine(engines, name, in_development->version_min.text())) {
+            const auto& fr = *in_development->first_release;
+            assumptions.push_back(format("engine version dated by the %s's date %s: a development build (%s) after %s, the newest profile released by then, "
+                                         "so the release in development, %s (%s on %s, %s)",
+                                         input.evidence_date_origin.c_str(), day->text.c_str(), input.version.c_str(), p->id.c_str(), found->id.c_str(),
+                                         fr.version.c_str(), fr.date_text.c_str(), fr.source.c_str()));
+            basis = VersionBasis::dated;
+            return found;
+          }
+        }
         if (input.printed_tokens_are_blocks && (p->tokens_rule == engine::TokensRule::blocks) != *input.printed_tokens_are_blocks) continue;
         if (auto found = engine::select_engine(engines, name, p->version_min.text())) {
           const auto& fr = *p->first_release;

@@ -230,6 +230,10 @@ struct KvGroup {
 struct KvGeometry {
   std::vector<KvGroup> groups;
   int64_t block_size = 0;
+  // The smallest block size over the groups, which the blocks-form token line multiplies (reference 2.3): a hybrid's
+  // state groups have block max_model_len in Mamba cache mode none (vLLM's MambaSpec "only one block"), the attention
+  // block in align mode. 0: block_size.
+  int64_t token_block_size = 0;
   int64_t page_bytes = 0;            // common page per layer per block, this rank
   int64_t group_size = 0;            // layers per group (shared tensors)
   double group_padding_ratio = 0;    // vLLM pads to the largest layer kind when largest < ratio x smallest

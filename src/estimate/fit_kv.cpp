@@ -193,6 +193,7 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
   // One state block per request (two in "align" mode), plus one per speculative token (MambaSpec num_speculative_blocks).
   const int64_t state_blocks = (mamba_cache_mode(engine, in) == "align" ? 2 : 1) + in.num_speculative_tokens;
   const int64_t bs = bl.block_size, L = in.max_model_len;
+  g.token_block_size = bs;
   for (const auto& [kind, count] : kinds) {
     KvGroup kg;
     kg.kind = kind;
@@ -201,6 +202,8 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
     kg.page_bytes = bl.page_bytes;
     if (kind == "state") {
       kg.blocks_per_request = state_blocks;
+      // mamba_block_size: max_model_len in mode none, the attention block in align (hybrids only; L >= 1).
+      if (kinds.size() > 1 && mamba_cache_mode(engine, in) != "align" && L > 0) g.token_block_size = std::min(g.token_block_size, L);
     } else if (kind == "sliding_attention") {
       PF_TRY(span, checked_sum(c.sliding_window - 1, in.max_num_batched_tokens, "sliding_window + max_num_batched_tokens"));
       kg.blocks_per_request = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(std::min(span, L)), static_cast<uint64_t>(bs))) + 1;
@@ -226,7 +229,7 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
   g.max_concurrency = static_cast<double>(g.num_blocks) / static_cast<double>(g.demand_blocks);
   auto tokens_for = [&](int64_t nb) -> int64_t {
     if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) return static_cast<int64_t>(static_cast<double>(nb) / static_cast<double>(g.demand_blocks) * L);
-    return (g.num_groups > 1 ? nb / g.num_groups : nb) * g.block_size;
+    return (g.num_groups > 1 ? nb / g.num_groups : nb) * (g.token_block_size > 0 ? g.token_block_size : g.block_size);
   };
   g.kv_tokens = engine.tokens_rule == engine::TokensRule::concurrency_x_len ? static_cast<int64_t>(g.max_concurrency * L) : tokens_for(g.num_blocks);
   auto tokens_at = [&](double avail) -> int64_t {

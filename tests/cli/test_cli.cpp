@@ -75,7 +75,7 @@ TEST(Cli, EnginesListSamplerPathAndBatchDefaults) {
   EXPECT_EQ(profile("vllm@0.11.1-0.13")["sampler"]["logit_copies"], 10.0);
   EXPECT_EQ(profile("vllm@0.11.1-0.13")["sampler"]["logit_copies_if_flashinfer"], 10.0);
   EXPECT_EQ(profile("vllm@0.11.1-0.13")["large_device"]["max_num_seqs"], 1024);
-  EXPECT_EQ(profile("vllm@0.26-0.30")["sampler"]["logit_copies"], 3.5);
+  EXPECT_EQ(profile("vllm@0.28-0.30")["sampler"]["logit_copies"], 3.5);
   EXPECT_EQ(profile("vllm-ascend@0.23-0.26")["sampler"]["logit_copies"], 0.5);
   EXPECT_EQ(profile("vllm-ascend@0.23-0.26")["large_device"]["max_num_seqs"], 256);
   EXPECT_FALSE(profile("vllm-ascend@0.7-0.12")["profiles_mm_encoder"].get<bool>());

@@ -481,7 +481,7 @@ TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
   EXPECT_EQ(deploy::across_versions(by_date, cats).points.size(), ids.size());
 }
 
-// Issue 15: the same for vLLM on a CUDA card: its eight profiles (engines.json, 0.6-0.7 ... 0.26-0.30), oldest first,
+// Issue 15: the same for vLLM on a CUDA card: its nine profiles (engines.json, 0.6-0.7 ... 0.28-0.30), oldest first,
 // each point the fit with that version given; a version the catalogue does not know (with the newest assumed) gives the
 // band too, and a date dates it (no band).
 TEST(Deploy, Issue15_UndatedVllmVersionGivesABandOverVersions) {
@@ -489,7 +489,7 @@ TEST(Deploy, Issue15_UndatedVllmVersionGivesABandOverVersions) {
   f.max_model_len = Given<int64_t>{8192, "--max-model-len"};
   const deploy::Catalogs cats{&fixture().devices, &fixture().engines};
   const std::vector<std::string> ids = {"vllm@0.6-0.7",   "vllm@0.8-0.9.1",  "vllm@0.9.2-0.11.0", "vllm@0.11.1-0.13",
-                                        "vllm@0.14-0.15", "vllm@0.16-0.20", "vllm@0.21-0.25",    "vllm@0.26-0.30"};
+                                        "vllm@0.14-0.15", "vllm@0.16-0.20", "vllm@0.21-0.25",    "vllm@0.26-0.27", "vllm@0.28-0.30"};
   const auto band = deploy::across_versions(inputs("A100-80G-SXM", "vllm", f), cats);
   ASSERT_EQ(band.points.size(), ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -503,7 +503,7 @@ TEST(Deploy, Issue15_UndatedVllmVersionGivesABandOverVersions) {
   }
   auto newest = resolve(inputs("A100-80G-SXM", "vllm", f));
   ASSERT_TRUE(newest);
-  EXPECT_EQ(newest->engine.id, "vllm@0.26-0.30");
+  EXPECT_EQ(newest->engine.id, "vllm@0.28-0.30");
   EXPECT_EQ(newest->engine_version_basis, deploy::VersionBasis::newest_assumed);
 
   auto unknown = inputs("A100-80G-SXM", "vllm", f);
@@ -776,7 +776,7 @@ TEST(Deploy, Issue15_UndatedVersionDatedByTheEvidenceDate) {
   EXPECT_EQ(pick("vllm-ascend", "issue 12026-01-190", a)->id, "vllm-ascend@0.23-0.26");
   for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
   // vLLM (engines.json first_release, each the earliest date found that the release was out): v0.6.0 2024-09-05,
-  // v0.8.0 2025-03-19, v0.16.0 2026-02-26, v0.21.0 2026-05-15, v0.26.0 2026-07-26. vLLM #10517's comment of
+  // v0.8.0 2025-03-19, v0.16.0 2026-02-26, v0.21.0 2026-05-15, v0.26.0 2026-07-26, v0.28.0 2026-08-26. vLLM #10517's comment of
   // 2024-12-02 is the V0 profile; the day of a release is its profile; a day before the oldest dates nothing.
   a.clear();
   auto v0 = pick("vllm", "github.com/vllm-project/vllm/issues/10517 (comment of 2024-12-02)", a);
@@ -790,9 +790,10 @@ TEST(Deploy, Issue15_UndatedVersionDatedByTheEvidenceDate) {
   EXPECT_EQ(pick("vllm", "2026-05-14", a)->id, "vllm@0.16-0.20");
   EXPECT_EQ(pick("vllm", "2026-05-15", a)->id, "vllm@0.21-0.25");
   EXPECT_EQ(pick("vllm", "boot of 2026-06-01", a)->id, "vllm@0.21-0.25");
-  EXPECT_EQ(pick("vllm", "2026-08-21", a)->id, "vllm@0.26-0.30");
+  EXPECT_EQ(pick("vllm", "2026-08-21", a)->id, "vllm@0.26-0.27");
+  EXPECT_EQ(pick("vllm", "2026-08-26", a)->id, "vllm@0.28-0.30");
   a.clear();
-  EXPECT_EQ(pick("vllm", "2024-09-04", a)->id, "vllm@0.26-0.30");
+  EXPECT_EQ(pick("vllm", "2024-09-04", a)->id, "vllm@0.28-0.30");
   for (const auto& s : a) EXPECT_EQ(s.find("dated by the case source"), std::string::npos) << s;
   // The date and the printed token line together: on 2026-06-01 a log printing num_blocks x block size cannot be
   // 0.21-0.25 (int(concurrency x max_model_len) from 0.21), so it is the newest released profile printing blocks.
@@ -809,4 +810,24 @@ TEST(Deploy, Issue15_UndatedVersionDatedByTheEvidenceDate) {
   deploy::EngineInput stated{"vllm-ascend", "0.23.0", "engine_version", "", "", deploy::UnknownVersion::newest};
   stated.evidence_date = "2026-01-19";
   EXPECT_EQ(deploy::resolve_engine(stated, fixture().engines, "npu", a)->id, "vllm-ascend@0.23-0.26");
+  // Issue 15 (hyb): a source build of main (setuptools-scm's "0.1.devN") dated 2026-08-16 holds what was merged by then:
+  // the release in development, the first profile released after that date (0.28.0 on 2026-08-26), not 0.26-0.27,
+  // the newest released. A release dated the same day stays on 0.26-0.27; a build dated after the newest profile's
+  // first release takes the newest; one dated 2026-06-01 is 0.26-0.27 (0.21-0.25 was out, 0.26.0 not yet).
+  auto dev = [&](const std::string& version, const std::string& date) {
+    a.clear();
+    deploy::EngineInput in{"vllm", version, "engine_version", "", "", deploy::UnknownVersion::newest};
+    in.evidence_date = date;
+    in.evidence_date_origin = "case source";
+    return deploy::resolve_engine(in, fixture().engines, "cuda", a)->id;
+  };
+  EXPECT_EQ(dev("0.1.dev1+g4d2a68d64 (main build, 2026-08-16, ROCm)", "validation receipts 2026-08-16T19:00Z"), "vllm@0.28-0.30");
+  ASSERT_FALSE(a.empty());
+  EXPECT_NE(a.back().find("dated by the case source's date 2026-08-16: a development build (0.1.dev1+g4d2a68d64 (main build, 2026-08-16, ROCm)) after "
+                          "vllm@0.26-0.27, the newest profile released by then, so the release in development, vllm@0.28-0.30 (0.28.0 on 2026-08-26"),
+            std::string::npos)
+      << a.back();
+  EXPECT_EQ(dev("vLLM (version not stated)", "2026-08-16"), "vllm@0.26-0.27");
+  EXPECT_EQ(dev("0.1.dev3+gabcdef0", "2026-09-20"), "vllm@0.28-0.30");
+  EXPECT_EQ(dev("0.1.dev3+gabcdef0", "2026-06-01"), "vllm@0.26-0.27");
 }

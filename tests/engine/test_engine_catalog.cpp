@@ -43,7 +43,7 @@ TEST(EngineCatalog, SelectsByVersionRange) {
   const Row rows[] = {
       {"vllm-ascend", "0.23.0", "vllm-ascend@0.23-0.26"}, {"vllm-ascend@0.18", "", "vllm-ascend@0.18-0.20"},
       {"vllm-ascend", "vllm 0.10.2 + vllm-ascend 0.10.2rc1", "vllm-ascend@0.7-0.12"}, {"vllm", "0.10.1.1", "vllm@0.9.2-0.11.0"}, {"vllm", "0.11.2", "vllm@0.11.1-0.13"},
-      {"vllm", "", "vllm@0.26-0.30"}, {"vllm-ascend", "0.11.0rc3", "vllm-ascend@0.7-0.12"},
+      {"vllm", "", "vllm@0.28-0.30"}, {"vllm-ascend", "0.11.0rc3", "vllm-ascend@0.7-0.12"},
   };
   for (const auto& r : rows) {
     auto p = select_engine(*c, r.engine, r.version);
@@ -296,7 +296,7 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryAscendProfile) {
 // Issue 15, dating vLLM (CUDA) evidence: every vLLM profile names the final release of its lowest version and the
 // earliest date found that it was out (engines.json first_release: v0.6.0 2024-09-05 happy_vllm #31, v0.8.0
 // 2025-03-19 dependabot, v0.9.2 2025-07-08 vllm-ascend's 'vLLM version' line, v0.11.1 2025-11-19 IBM/ado #223,
-// v0.14.0 2026-01-21 dependabot, v0.16.0 2026-02-26 dynamo #6614, v0.21.0 2026-05-15 and v0.26.0 2026-07-26
+// v0.14.0 2026-01-21 dependabot, v0.16.0 2026-02-26 dynamo #6614, v0.21.0 2026-05-15, v0.26.0 2026-07-26 and v0.28.0 2026-08-26
 // vllm-metal's bumps), each an upper bound the source says so. A release outside the profile's range, or a newer range
 // released before an older one, is an error naming both.
 TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryVllmProfile) {
@@ -305,7 +305,7 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryVllmProfile) {
   const std::map<std::string, std::pair<std::string, int32_t>> want = {
       {"vllm@0.6-0.7", {"0.6.0", 20240905}},       {"vllm@0.8-0.9.1", {"0.8.0", 20250319}}, {"vllm@0.9.2-0.11.0", {"0.9.2", 20250708}},
       {"vllm@0.11.1-0.13", {"0.11.1", 20251119}},  {"vllm@0.14-0.15", {"0.14.0", 20260121}}, {"vllm@0.16-0.20", {"0.16.0", 20260226}},
-      {"vllm@0.21-0.25", {"0.21.0", 20260515}},    {"vllm@0.26-0.30", {"0.26.0", 20260726}}};
+      {"vllm@0.21-0.25", {"0.21.0", 20260515}},    {"vllm@0.26-0.27", {"0.26.0", 20260726}}, {"vllm@0.28-0.30", {"0.28.0", 20260826}}};
   size_t vllm = 0;
   for (const auto& p : c->profiles) {
     if (p.engine != "vllm") continue;

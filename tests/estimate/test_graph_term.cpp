@@ -226,7 +226,7 @@ TEST(GraphTerm, Issue15_CudagraphModeShapesTheGraphs) {
 }
 
 // The version rules of the catalogue (engines.json):
-// - the 1024-token default ceiling on data center Blackwell (PR #49390) in the 0.26-0.30 profile: B200 and B300, not an
+// - the 1024-token default ceiling on data center Blackwell (PR #49390) in the 0.26-0.27 and 0.28-0.30 profiles: B200 and B300, not an
 //   RTX PRO 6000 (compute capability 12.0) or an H100; 512 on a B200 in 0.23. At max_num_seqs 1024 on a B200 with 0.26:
 //   ceiling min(1024 x 2, 1024) = 1024: 3 + 31 + (1024 - 256) / 16 + 1 = 49 -> 83 PIECEWISE sizes.
 // - -O<n> from 0.12 (PR #26847): -O0 NONE, -O1 PIECEWISE, -O2 / -O3 FULL_AND_PIECEWISE; an explicit cudagraph_mode wins.

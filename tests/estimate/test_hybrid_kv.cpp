@@ -64,7 +64,9 @@ TEST(HybridKv, Issue15_PrefixCachingOnVllm024PrintsTheLogsTokens) {
 // 1 + 3 groups. With 652 blocks at max_model_len 8192 (ceil(8192 / 784) = 11 attention blocks):
 //  - none: 652 / (11 + 3) -> int(652 x 8192 / 14) = 381,513 tokens; align: 652 / (11 + 6) -> 314,187 (the tokens
 //    vLLM 0.29.0 printed for this layout at 31.24 GiB: 31.24 GiB // 3,211,264 // 16 = 652).
-//  - vLLM 0.24 defaults to none, 0.29 to align (prefix caching on by default for hybrids); each flag overrides.
+//  - vLLM 0.24, 0.26.0 and 0.27.1 default to none (arg_utils: default_prefix_caching = is_prefix_caching_supported and
+//    not is_hybrid, 'keep it opt-in for now'), 0.28.0 and 0.29 to align (PR #50991, first in 0.28.0, turns prefix
+//    caching on by default for hybrids in align mode); each flag overrides.
 //  - vLLM 0.11.0 has no align mode: the flag leaves the state blocks as they are; tokens by its rule (652 // 4) x 784.
 TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
   const double budget = 652.0 * 16 * 3211264 + 1000;
@@ -74,6 +76,8 @@ TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
     int64_t tokens;
   };
   for (const Row& row : {Row{"0.24.0", std::nullopt, 381513}, Row{"0.24.0", true, 314187}, Row{"0.24.0", false, 381513},
+                         Row{"0.26.0", std::nullopt, 381513}, Row{"0.27.1", std::nullopt, 381513}, Row{"0.27.1", true, 314187},
+                         Row{"0.28.0", std::nullopt, 314187}, Row{"0.28.0", false, 381513},
                          Row{"0.29.0", std::nullopt, 314187}, Row{"0.29.0", false, 381513}, Row{"0.29.0", true, 314187},
                          Row{"0.11.0", true, 127792}, Row{"0.11.0", std::nullopt, 127792}}) {
     auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", row.version);
@@ -87,6 +91,33 @@ TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
     EXPECT_EQ(e.num_blocks, 652) << label;
     EXPECT_EQ(e.kv_tokens, row.tokens) << label;
   }
+}
+
+// Issue 15 (hyb): the blocks-form token line (vLLM 0.10.2 - 0.20, kv_cache_utils: num_blocks // len(groups) x the
+// smallest block size of the groups) takes the state groups' block too. In Mamba cache mode none vLLM gives a Mamba
+// layer block_size = max_model_len ("so that mamba model will always have only one block"); in align mode the
+// attention block (mamba_block_size = block_size). Same Qwen3.5-27B layout (block 784, page 3,211,264, group 16, 1 + 3
+// groups) on vLLM 0.16.0 with 652 blocks at max_model_len 512, shorter than the block:
+//  - none (the default): 652 // 4 x min(784, 512) = 163 x 512 = 83,456 tokens; 652 / (ceil(512 / 784) = 1 + 3) = 163x.
+//  - --enable-prefix-caching (align): 163 x min(784, 784) = 127,792 tokens; 652 / (1 + 6) = 93.14x.
+//  - at 8,192 (longer than the block) none prints 163 x 784 = 127,792 as before.
+TEST(HybridKv, Issue15_BlocksTokenLineTakesTheSmallestGroupBlock) {
+  auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.16.0");
+  estimate::Deployment d;
+  d.max_model_len = 512;
+  d.kv_cache_memory_bytes = 652.0 * 16 * 3211264 + 1000;
+  const auto none = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(none.block_size, 784);
+  EXPECT_EQ(none.num_blocks, 652);
+  EXPECT_EQ(none.kv_tokens, 83456);
+  EXPECT_NEAR(none.max_concurrency, 163.0, 1e-9);
+  d.enable_prefix_caching = true;
+  const auto align = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_EQ(align.kv_tokens, 127792);
+  EXPECT_NEAR(align.max_concurrency, 652.0 / 7.0, 1e-9);
+  d.enable_prefix_caching = std::nullopt;
+  d.max_model_len = 8192;
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).kv_tokens, 127792);
 }
 
 // vllm-ascend >= 0.16 runs the same mode switch (patch_mamba_config: mamba_block_size = block_size when prefix
