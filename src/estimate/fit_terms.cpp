@@ -215,13 +215,12 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   double marlin_extra = 0;  // issue 15: block-FP8 scales as Marlin group scales, all ranks
   const bool bnb_dequant = scheme.bnb_double_quant && engine.engine == "vllm";  // issue 16: nested absmax to fp32 at load
   double bnb_extra = 0;
-  // Issue 19 (round 13): the groups' bytes, places and formats precomputed once per (model, scheme) where the caller
-  // gives them (Deployment::group_bytes), else read here.
+  // Issue 19 (round 13): groups' bytes, places and formats once per (model, scheme) where given (Deployment::group_bytes).
   const double* pre = dep.group_bytes ? dep.group_bytes->for_model(m, scheme) : nullptr;
   const GroupPlace* places = pre ? dep.group_bytes->places.data() : nullptr;
   const model::WeightFormat* pre_formats = pre ? dep.group_bytes->formats.data() : nullptr;
   std::optional<model::SchemeFormats> formats_held;
-  if (!pre) formats_held.emplace(scheme);
+  if (!pre) formats_held.emplace(scheme);  // read only without the precomputed ones
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const model::WeightGroup& g = m.weights[i];
     const auto format_of = [&] { return pre_formats ? pre_formats[i] : (*formats_held)(g.module, g.expert); };
