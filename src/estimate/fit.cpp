@@ -15,6 +15,7 @@
 #include <map>
 
 #include "base/checked.hpp"
+#include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "model/quant_variant.hpp"
@@ -379,6 +380,17 @@ void pp_whole_model_check(FitEstimate& e, const engine::EngineProfile& engine, d
   e.pp_whole_model_max_len = lo;
 }
 
+// vLLM's error when one request at max_model_len `L` needs `needed` bytes of KV and `available` are left, with the
+// longest length that fits (kv_cache_utils.py check_enough_kv_cache_memory), written as printf writes it.
+std::string max_model_len_message(int64_t L, double needed, double available, int64_t largest) {
+  FixedText t;
+  t << "ValueError: To serve at least one request with the models's max seq len (" << L << "), (";
+  t.fixed(bytes_to_gib(needed), 2) << " GiB KV cache is needed, which is larger than the available KV cache memory (";
+  t.fixed(bytes_to_gib(available), 2) << " GiB). Based on the available memory, the estimated maximum model length is " << largest
+                                       << ". Try increasing gpu_memory_utilization or decreasing max_model_len when initializing the engine.";
+  return t.take();
+}
+
 // The verdict, in the order the engine fails.
 void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
             const Deployment& dep) {
@@ -392,19 +404,18 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
     }
   if (weights + e.non_torch_bytes > total) {
     e.failure = Failure::weights_oom;
-    e.failure_message = format("RuntimeError: %s out of memory while loading weights: %.2f GiB of weights per device, %.2f GiB total capacity",
-                               engine.platform == "npu" ? "NPU" : "CUDA", bytes_to_gib(weights), bytes_to_gib(total));
+    FixedText t;  // issue 19 (round 13): printf's "%.2f" without printf's cost, on every plan row that fails here
+    t << "RuntimeError: " << (engine.platform == "npu" ? "NPU" : "CUDA") << " out of memory while loading weights: ";
+    t.fixed(bytes_to_gib(weights), 2) << " GiB of weights per device, ";
+    t.fixed(bytes_to_gib(total), 2) << " GiB total capacity";
+    e.failure_message = t.take();
   } else if (available <= 0 || e.num_blocks <= 0) {
     e.failure = Failure::kv_negative;
     e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
   } else if (e.pp_whole_model_check && e.pp_whole_model_kv_bytes > available) {
     // Issue 15: the whole model's KV against the smallest stage's budget (the engine's message and numbers).
     e.failure = Failure::max_model_len_too_large;
-    e.failure_message = format("ValueError: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger "
-                               "than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. "
-                               "Try increasing gpu_memory_utilization or decreasing max_model_len when initializing the engine.",
-                               static_cast<long long>(L), bytes_to_gib(e.pp_whole_model_kv_bytes), bytes_to_gib(available),
-                               static_cast<long long>(e.pp_whole_model_max_len));
+    e.failure_message = max_model_len_message(L, e.pp_whole_model_kv_bytes, available, e.pp_whole_model_max_len);
     if (dep.explain)
       e.assumptions.push_back(format("pipeline parallel %lld on %s: the engine checks max_model_len against the whole model's KV (every stage's layers, "
                                      "%.2f GiB) in the smallest stage's %.2f GiB, not each stage's own layers (engines.json pp_max_model_len_check; "
@@ -415,10 +426,7 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
   } else if (e.max_concurrency < 1.0) {
     e.failure = Failure::max_model_len_too_large;
     const double needed = static_cast<double>(kv.demand_blocks) * static_cast<double>(kv.page_bytes) * static_cast<double>(kv.group_size);
-    e.failure_message = format("ValueError: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger "
-                               "than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. "
-                               "Try increasing gpu_memory_utilization or decreasing max_model_len when initializing the engine.",
-                               static_cast<long long>(L), bytes_to_gib(needed), bytes_to_gib(available), static_cast<long long>(kv_capacity_tokens(e)));
+    e.failure_message = max_model_len_message(L, needed, available, kv_capacity_tokens(e));
   } else {
     e.fits = true;
   }

@@ -62,13 +62,25 @@ struct StageDevice {
 // Issue 19: each weight group's stored bytes (terms::group_bytes, in m.weights order) of one model under one
 // scheme, computed once by a caller that fits many deployments of the same (model, variant) (plan's card counts)
 // and shared by the fit's weights and the speed estimate's traffic. Used only for the model and scheme it names.
+// Issue 19 (round 13): where the fit's weights place a group, read from its module name once per model (not per fit).
+struct GroupPlace {
+  bool layer = false;          // a text decoder layer's weight (is_layer_weight): split across pipeline stages
+  bool shared_expert = false;  // a shared expert's (".shared_expert." in the module): whole under sequence-parallel MoE
+  bool lm_head = false;        // "lm_head": on the last pipeline stage
+  bool embed_tokens = false;   // "model.embed_tokens": on the first pipeline stage
+};
+GroupPlace group_place(const model::WeightGroup& group);
+
 struct GroupBytes {
   const model::ModelSpec* model = nullptr;
   const model::QuantScheme* scheme = nullptr;
   std::vector<double> bytes;
-  // bytes.data() when this was computed for `m` stored as `s`, else nullptr (the caller computes them).
+  std::vector<GroupPlace> places;  // group_place of each group, in m.weights order
+  std::vector<model::WeightFormat> formats;  // each group's storage format under `scheme` (model::SchemeFormats)
+  // bytes.data() when this was computed for `m` stored as `s` (places and formats too), else nullptr (the caller computes them).
   const double* for_model(const model::ModelSpec& m, const model::QuantScheme& s) const {
-    return model == &m && scheme == &s && bytes.size() == m.weights.size() ? bytes.data() : nullptr;
+    const size_t n = m.weights.size();
+    return model == &m && scheme == &s && bytes.size() == n && places.size() == n && formats.size() == n ? bytes.data() : nullptr;
   }
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "base/checked.hpp"
 #include "base/text.hpp"
@@ -150,8 +151,21 @@ GroupBytes group_bytes_for(const model::ModelSpec& m, const Deployment& dep) {
   out.scheme = &terms::deployed_scheme(m, dep);
   const model::SchemeFormats formats(*out.scheme);
   out.bytes.reserve(m.weights.size());
-  for (const auto& g : m.weights) out.bytes.push_back(terms::group_bytes(m, *out.scheme, formats, g));
+  out.places.reserve(m.weights.size());
+  out.formats.reserve(m.weights.size());
+  for (const auto& g : m.weights) {
+    out.bytes.push_back(terms::group_bytes(m, *out.scheme, formats, g));
+    out.places.push_back(group_place(g));
+    out.formats.push_back(formats(g.module, g.expert));
+  }
   return out;
+}
+
+GroupPlace group_place(const model::WeightGroup& g) {
+  return {.layer = g.part == model::Part::text && is_layer_weight(g),  // the part first: no text search for the rest
+          .shared_expert = g.module.find(".shared_expert.") != std::string::npos,
+          .lm_head = g.module == "lm_head",
+          .embed_tokens = g.module == "model.embed_tokens"};
 }
 }  // namespace preflight::estimate
 
@@ -201,12 +215,17 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   double marlin_extra = 0;  // issue 15: block-FP8 scales as Marlin group scales, all ranks
   const bool bnb_dequant = scheme.bnb_double_quant && engine.engine == "vllm";  // issue 16: nested absmax to fp32 at load
   double bnb_extra = 0;
-  const model::SchemeFormats formats(scheme);
+  // Issue 19 (round 13): groups' bytes, places and formats once per (model, scheme) where given (Deployment::group_bytes).
   const double* pre = dep.group_bytes ? dep.group_bytes->for_model(m, scheme) : nullptr;
+  const GroupPlace* places = pre ? dep.group_bytes->places.data() : nullptr;
+  const model::WeightFormat* pre_formats = pre ? dep.group_bytes->formats.data() : nullptr;
+  std::optional<model::SchemeFormats> formats_held;
+  if (!pre) formats_held.emplace(scheme);  // read only without the precomputed ones
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const model::WeightGroup& g = m.weights[i];
+    const auto format_of = [&] { return pre_formats ? pre_formats[i] : (*formats_held)(g.module, g.expert); };
     if (g.part == model::Part::mtp) continue;
-    const double stored = pre ? pre[i] : group_bytes(m, scheme, formats, g);
+    const double stored = pre ? pre[i] : group_bytes(m, scheme, *formats_held, g);
     computed_total += stored;
     if (skip_tower && g.part == model::Part::vision) continue;  // in the checkpoint, not loaded
     double bytes = stored;
@@ -217,26 +236,27 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
         mxfp4_extra += bytes - stored;
       }
     }
-    if (fp8_marlin && g.linear && g.cols > 1 && formats(g.module, g.expert) == model::WeightFormat::fp8_block) {
+    if (fp8_marlin && g.linear && g.cols > 1 && format_of() == model::WeightFormat::fp8_block) {
       bytes = fp8_marlin_loaded_bytes(m, scheme, g);
       marlin_extra += bytes - stored;
     }
-    if (bnb_dequant && g.linear && g.cols > 1 && formats(g.module, g.expert) == model::WeightFormat::bnb_nf4) {
+    if (bnb_dequant && g.linear && g.cols > 1 && format_of() == model::WeightFormat::bnb_nf4) {
       bytes = model::bnb_4bit_bytes(g.rows, g.cols, scheme.group_size, {.double_quant = false}) * static_cast<double>(g.count);
       bnb_extra += bytes - stored;
     }
     // Routed experts: 1 / (DP x TP) per rank; everything else (attention, dense and shared-expert MLPs,
     // embedding, head) is replicated per DP rank and split by TP inside it.
-    const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
+    const GroupPlace place = places ? places[i] : group_place(g);
+    const bool whole_shared = lay.sequence_parallel_moe && place.shared_expert;
     const double base = whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0);
     double share = base, last_share = base;
-    const bool text_layer = g.part == model::Part::text && is_layer_weight(g);  // the part first: no text search for the rest
+    const bool text_layer = place.layer;
     if (text_layer) {
       share *= static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers);
       last_share *= static_cast<double>(lay.last_layers) / static_cast<double>(lay.n_layers);
-    } else if (lay.pp > 1 && g.module == "lm_head") {
+    } else if (lay.pp > 1 && place.lm_head) {
       share = 0;  // on the last stage; the first holds the embedding
-    } else if (lay.pp > 1 && (g.part == model::Part::vision || (g.module == "model.embed_tokens" && !m.tie_word_embeddings))) {
+    } else if (lay.pp > 1 && (g.part == model::Part::vision || (place.embed_tokens && !m.tie_word_embeddings))) {
       last_share = 0;  // the encoder and the embedding run on the first stage (a tied head keeps a copy on the last)
     }
     computed_rank += bytes * share;
@@ -1085,18 +1105,44 @@ Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineP
   const int64_t q = dep.speculative.method.empty() ? 1 : 1 + std::max<int64_t>(0, dep.speculative.num_speculative_tokens);
   const auto& g = dep.graph_capture;
   const int64_t ceiling = engine.cudagraph_default_ceiling(device_id);
-  PF_TRY(sizes, cudagraph_capture_sizes(CaptureInputs{.max_num_seqs = max_num_seqs,
-                                                      .max_num_batched_tokens = max_num_batched_tokens,
-                                                      .decode_query_len = q,
-                                                      .default_ceiling = ceiling,
-                                                      .capture_sizes = g.capture_sizes,
-                                                      .max_capture_size = g.max_capture_size,
-                                                      .mode = mode}));
+  const CaptureInputs capture{.max_num_seqs = max_num_seqs,
+                               .max_num_batched_tokens = max_num_batched_tokens,
+                               .decode_query_len = q,
+                               .default_ceiling = ceiling,
+                               .capture_sizes = g.capture_sizes,
+                               .max_capture_size = g.max_capture_size,
+                               .mode = mode};
   // profile_cudagraph_memory: max over modes of the first capture + sum over modes of (graphs - 1) x the second capture.
+  const auto term_bytes = [&](int64_t pw, int64_t full) {
+    const int64_t further = std::max<int64_t>(0, pw - 1) + std::max<int64_t>(0, full - 1);
+    return pw + full == 0 ? 0.0 : oh.graph_first_capture_bytes + static_cast<double>(further) * oh.graph_per_capture_bytes;
+  };
+  if (!dep.explain) {
+    // Issue 19 (round 13): without the text only the two graph counts matter, and a plan's tens of thousands of fits
+    // share a handful of capture inputs: the counts are kept per thread by their inputs (a few entries).
+    struct Counts {
+      CaptureInputs in;
+      int64_t piecewise = 0, full = 0;
+    };
+    thread_local std::vector<Counts> known;
+    const auto same = [&](const CaptureInputs& a) {
+      return a.max_num_seqs == capture.max_num_seqs && a.max_num_batched_tokens == capture.max_num_batched_tokens && a.decode_query_len == capture.decode_query_len &&
+             a.default_ceiling == capture.default_ceiling && a.capture_sizes == capture.capture_sizes && a.max_capture_size == capture.max_capture_size &&
+             a.mode == capture.mode;
+    };
+    auto it = std::find_if(known.begin(), known.end(), [&](const Counts& c) { return same(c.in); });
+    if (it == known.end()) {
+      PF_TRY(sizes, cudagraph_capture_sizes(capture));
+      if (known.size() >= 64) known.clear();  // a bound on the search, never reached by the shipped catalogue's plans
+      known.push_back({capture, static_cast<int64_t>(sizes.piecewise.size()), static_cast<int64_t>(sizes.full.size())});
+      it = known.end() - 1;
+    }
+    const double bytes = term_bytes(it->piecewise, it->full);
+    return Term{"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
+  }
+  PF_TRY(sizes, cudagraph_capture_sizes(capture));
   const auto pw = static_cast<int64_t>(sizes.piecewise.size()), full = static_cast<int64_t>(sizes.full.size());
-  const int64_t further = std::max<int64_t>(0, pw - 1) + std::max<int64_t>(0, full - 1);
-  const double bytes = pw + full == 0 ? 0.0 : oh.graph_first_capture_bytes + static_cast<double>(further) * oh.graph_per_capture_bytes;
-  if (!dep.explain) return Term{"graph capture", bytes, bytes * oh.band_fraction, {}, {}};
+  const double bytes = term_bytes(pw, full);
   std::string settings;
   if (!g.capture_sizes.empty()) settings = "cudagraph_capture_sizes " + sizes_text(g.capture_sizes);
   else if (g.max_capture_size) settings = format("max_cudagraph_capture_size %lld", static_cast<long long>(*g.max_capture_size));

@@ -276,7 +276,10 @@ struct Shared {
 // encoder's profiling pass (each sets its flag on `c` and in `d`).
 void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
                    estimate::Deployment& d) {
-  c.fit = estimate::estimate_fit(m, dev, eng, oh, d);
+  // Moved once from the Expected (estimate_fit moves it out, then again into c.fit: issue 19, round 13); on an error,
+  // estimate_fit's refused estimate, which names the field.
+  if (auto fit = estimate::try_estimate_fit(m, dev, eng, oh, d)) c.fit = std::move(*fit);
+  else c.fit = estimate::estimate_fit(m, dev, eng, oh, d);
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
     // The profile run's dummy video (it grows with the context) is what leaves too little KV: serve images
