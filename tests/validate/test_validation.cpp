@@ -284,6 +284,22 @@ TEST(Validation, DecodeSpeedCasesMeetTheTargets) {
       }
 }
 
+// Issue 15 (dsvtp16): kv_role and additional_config.layer_sharding are read as flags; a value of the wrong kind is
+// an error naming the file, line and field.
+TEST(Validation, Issue15_KvRoleAndLayerShardingMustBeWellFormed) {
+  const std::string dir = pftest::scratch_dir("validate-kvrole");
+  const std::string head = R"J({"id": "x", "engine": "vllm-ascend", "engine_version": "0.16.0", "device": "Atlas A3", "model": "deepseek-ai/DeepSeek-V3.2", "tensor_parallel_size": 16, "weights_gib": 28.19, )J";
+  std::ofstream(dir + "/role.jsonl") << head << R"J("kv_role": "prefill"})J" << "\n";
+  auto r = validate::run_validation({dir + "/role.jsonl"}, {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().describe().find("kv_role 'prefill'"), std::string::npos) << r.error().describe();
+  EXPECT_NE(r.error().describe().find("role.jsonl:1"), std::string::npos) << r.error().describe();
+  std::ofstream(dir + "/shard.jsonl") << head << R"J("additional_config": {"layer_sharding": "o_proj"}})J" << "\n";
+  r = validate::run_validation({dir + "/shard.jsonl"}, {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().describe().find("additional_config.layer_sharding must be a list"), std::string::npos) << r.error().describe();
+}
+
 TEST(Validation, MalformedLineNamesFileAndLine) {
   const std::string dir = pftest::scratch_dir("validate");
   std::ofstream(dir + "/bad.jsonl") << "{\"id\": \"x\", \"model\": 3}\n";
