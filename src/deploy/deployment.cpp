@@ -374,6 +374,8 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
   if (f.enable_dsa_cp) d.enable_dsa_cp = f.enable_dsa_cp->value;
   if (f.enable_shared_expert_dp) d.enable_shared_expert_dp = f.enable_shared_expert_dp->value;
+  if (f.layer_sharding) d.layer_sharding = split(f.layer_sharding->value, ',');
+  if (f.kv_producer) d.kv_producer = f.kv_producer->value;
   if (f.mlapo) d.mlapo = f.mlapo->value;
   if (f.flashinfer_sampler) d.flashinfer_sampler = f.flashinfer_sampler->value;
   d.quant_scheme = f.quant_scheme;
@@ -683,6 +685,8 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("VLLM_ASCEND_ENABLE_FLASHCOMM1", f.flashcomm1, f.flashcomm1 && f.flashcomm1->value ? "1" : "0");
   note("enable_dsa_cp", f.enable_dsa_cp, f.enable_dsa_cp && f.enable_dsa_cp->value ? "true" : "false");
   note("enable_shared_expert_dp", f.enable_shared_expert_dp, f.enable_shared_expert_dp && f.enable_shared_expert_dp->value ? "true" : "false");
+  note("layer_sharding", f.layer_sharding, f.layer_sharding ? f.layer_sharding->value : "");
+  note("kv_producer", f.kv_producer, f.kv_producer && f.kv_producer->value ? "true" : "false");
   note("VLLM_ASCEND_ENABLE_MLAPO", f.mlapo, f.mlapo && f.mlapo->value ? "1" : "0");
   note("sampler", f.flashinfer_sampler, f.flashinfer_sampler && f.flashinfer_sampler->value ? "flashinfer" : "native");
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");

@@ -358,6 +358,8 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     if (!src || src->empty()) return make_error(ErrorKind::corrupt, format("%s: %s: dsa_cp_switch needs dsa_cp_source", origin.c_str(), id.c_str()), origin);
     p.dsa_cp_switch = *dsa;
     p.dsa_cp_source = *src;
+    PF_TRY(shard_src, r.opt_string("dsa_cp_layer_shard_source"));
+    if (shard_src) p.dsa_cp_layer_shard_source = *shard_src;
   }
   PF_TRY(hybrid_copies, parse_hybrid_kv_copies(r, origin, id, p));
   (void)hybrid_copies;
@@ -404,7 +406,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
-                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "moe_allgather_families", "moe_allgather_source",
+                            "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "dsa_cp_layer_shard_source", "moe_allgather_families", "moe_allgather_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",

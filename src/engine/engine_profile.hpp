@@ -142,6 +142,9 @@ struct EngineProfile {
   // (VLLM_ASCEND_ENABLE_FLASHCOMM1=1, 0.13-0.20), "additional_config" ({"enable_dsa_cp": true}, 0.21+), empty: never.
   std::string dsa_cp_switch;
   std::string dsa_cp_source;
+  // vLLM-Ascend layer sharding on a prefill (kv producer) instance with DSA context parallel
+  // (enable_dsa_cp_with_layer_shard): the source of the rule, empty where the profile does not have it.
+  std::string dsa_cp_layer_shard_source;
   // Device families on which the worker divides its KV budget (vLLM-Ascend's 310P worker halves it for
   // operator workspace) by kv_budget_divisor, with the source. Empty: no division.
   std::vector<std::string> kv_budget_divided_families;

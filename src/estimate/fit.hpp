@@ -156,6 +156,9 @@ struct Deployment {
   // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment, --additional-config '{"enable_dsa_cp": true}'.
   bool flashcomm1 = false;
   bool enable_dsa_cp = false;
+  // --additional-config '{"layer_sharding": ["q_b_proj", "o_proj"]}' and a kv producer (prefill) instance.
+  std::vector<std::string> layer_sharding;
+  bool kv_producer = false;
   // Issue 15 (dsv32): vLLM-Ascend --additional-config '{"enable_shared_expert_dp": true}' (shared experts whole on every
   // rank, as VLLM_ASCEND_ENABLE_FLASHCOMM1=1 makes them), and VLLM_ASCEND_ENABLE_MLAPO as the environment sets it
   // (unset: the version's default, engines.json sfa_mlapo_copies).

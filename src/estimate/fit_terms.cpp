@@ -753,22 +753,78 @@ double estimate_dsa_cp_extra(const ModelSpec& m, const model::QuantScheme& schem
                              const StageLayout& lay, std::string& rule) {
   if (!dsa_cp_on(m, engine, dep, lay)) return 0;
   const model::SchemeFormats formats(scheme);
-  const double split = 1.0 - 1.0 / static_cast<double>(lay.tp);
-  double whole_q_b = 0, whole_kv_b = 0, o_proj_layer = 0;
+  const double tp = static_cast<double>(lay.tp);
+  const double split = 1.0 - 1.0 / tp;
+  // Issue 15 (dsvtp16): on a prefill (kv producer) instance vLLM-Ascend takes another path
+  // (utils.py enable_dsa_cp_with_layer_shard): every o_proj is a ShardedCPRowParallelOp (whole, no TP) and there is no
+  // o_proj_full_pool; a layer named in additional_config layer_sharding ("q_b_proj", "o_proj") of a hidden layer
+  // (not the MTP drafter's) is kept only on rank layer_idx % G of the shard_weight group (all world / PP ranks, DP
+  // included: create_shard_weight_group(None)), plus prefetch_step + 1 = 2 whole-layer windows
+  // (ops/layer_shard_linear.py post_process_after_loading). Rank 0 (the one that prints) keeps ceil(n / G) layers.
+  const bool layer_shard = !engine.dsa_cp_layer_shard_source.empty() && dep.kv_producer && lay.pp == 1;
+  auto sharded = [&](const char* name) {
+    return layer_shard && std::find(dep.layer_sharding.begin(), dep.layer_sharding.end(), name) != dep.layer_sharding.end();
+  };
+  double whole_q_b = 0, whole_kv_b = 0, o_proj_layer = 0, o_proj_whole = 0;
+  // Hidden layers of a sharded series: their count, bytes and weight-tensor bytes. Only `layer.weight` is sharded;
+  // the per-channel scales of a quantized layer stay on every rank.
+  struct Series {
+    double bytes = 0, weight = 0;
+    int64_t n = 0;
+  } q_b_hidden, o_hidden;
+  auto add = [&](Series& series, const model::WeightGroup& g, double bytes) {
+    const int b = model::dtype_bits(m.dtype) / 8;
+    const model::WeightFormat f = g.linear ? formats(g.module, g.expert) : model::WeightFormat::native;
+    const double side = g.linear ? model::linear_weight_bytes(f, g.rows, 0, scheme, b) * static_cast<double>(g.count) : 0.0;
+    series.bytes += bytes;
+    series.weight += bytes - side;
+    series.n += g.count;
+  };
   for (const auto& g : m.weights) {
     if (g.part != model::Part::text && !(g.part == model::Part::mtp && dep.speculative.mtp())) continue;  // MTP layers load only as the drafter
-    if (ends_with(g.module, "self_attn.q_b_proj")) whole_q_b += group_bytes(m, scheme, formats, g) * split;
+    const bool hidden = g.part == model::Part::text;
+    if (ends_with(g.module, "self_attn.q_b_proj")) {
+      const double bytes = group_bytes(m, scheme, formats, g);
+      if (hidden && sharded("q_b_proj")) {
+        add(q_b_hidden, g, bytes);
+      } else {
+        whole_q_b += bytes * split;
+      }
+    }
     // kv_b_proj is dequantized into W_UK / W_UV in the model dtype and then disposed (sfa_v1.py process_weights_after_loading).
     else if (ends_with(g.module, "self_attn.kv_b_proj"))
       whole_kv_b += static_cast<double>(g.rows) * static_cast<double>(g.cols) * static_cast<double>(g.count) * (model::dtype_bits(m.dtype) / 8) * split;
-    else if (ends_with(g.module, "self_attn.o_proj") && g.part == model::Part::text && g.count > 0)
-      o_proj_layer = group_bytes(m, scheme, formats, g) / static_cast<double>(g.count);
+    else if (ends_with(g.module, "self_attn.o_proj")) {
+      const double bytes = group_bytes(m, scheme, formats, g);
+      if (layer_shard && hidden && sharded("o_proj")) {
+        add(o_hidden, g, bytes);
+      } else if (layer_shard) {
+        o_proj_whole += bytes * split;
+      } else if (hidden && g.count > 0) {
+        o_proj_layer = bytes / static_cast<double>(g.count);
+      }
+    }
   }
-  const double extra = whole_q_b + whole_kv_b + o_proj_layer;
-  if (dep.explain)
-    rule += format(" + DSA context parallel %.2f GiB (q_b_proj %.2f and kv_b_proj as W_UK/W_UV %.2f GiB whole on every rank instead of 1/%lld, one full o_proj %.2f GiB: %s)",
-                   bytes_to_gib(extra), bytes_to_gib(whole_q_b), bytes_to_gib(whole_kv_b), static_cast<long long>(lay.tp), bytes_to_gib(o_proj_layer),
-                   engine.dsa_cp_source.c_str());
+  const int64_t group = lay.tp * lay.dp;
+  auto on_rank = [&](const Series& series) {  // held minus the 1/TP the weights term already counts
+    if (series.n <= 0) return 0.0;
+    const int64_t kept = (series.n + group - 1) / group + std::min<int64_t>(2, series.n);
+    return series.bytes - series.weight + series.weight / static_cast<double>(series.n) * static_cast<double>(kept) - series.bytes / tp;
+  };
+  const double q_b_shard = on_rank(q_b_hidden), o_shard = on_rank(o_hidden);
+  const double extra = whole_q_b + whole_kv_b + o_proj_layer + o_proj_whole + q_b_shard + o_shard;
+  if (dep.explain) {
+    if (layer_shard)
+      rule += format(" + DSA context parallel on a prefill instance %.2f GiB (kv_b_proj as W_UK/W_UV %.2f and q_b_proj %.2f GiB whole instead of 1/%lld, "
+                     "o_proj whole %.2f GiB; layer-sharded over %lld ranks, ceil(n/%lld) + 2 whole layers kept: q_b_proj %.2f, o_proj %.2f GiB beyond 1/%lld: %s; %s)",
+                     bytes_to_gib(extra), bytes_to_gib(whole_kv_b), bytes_to_gib(whole_q_b), static_cast<long long>(lay.tp), bytes_to_gib(o_proj_whole),
+                     static_cast<long long>(group), static_cast<long long>(group), bytes_to_gib(q_b_shard), bytes_to_gib(o_shard), static_cast<long long>(lay.tp),
+                     engine.dsa_cp_layer_shard_source.c_str(), engine.dsa_cp_source.c_str());
+    else
+      rule += format(" + DSA context parallel %.2f GiB (q_b_proj %.2f and kv_b_proj as W_UK/W_UV %.2f GiB whole on every rank instead of 1/%lld, one full o_proj %.2f GiB: %s)",
+                     bytes_to_gib(extra), bytes_to_gib(whole_q_b), bytes_to_gib(whole_kv_b), static_cast<long long>(lay.tp), bytes_to_gib(o_proj_layer),
+                     engine.dsa_cp_source.c_str());
+  }
   return extra;
 }
 

@@ -154,6 +154,23 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
       flags.enable_dsa_cp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_dsa_cp"};
     if (const auto it = extra->find("enable_shared_expert_dp"); it != extra->end() && it->is_boolean())
       flags.enable_shared_expert_dp = deploy::Given<bool>{it->get<bool>(), where + ": additional_config.enable_shared_expert_dp"};
+    if (const auto it = extra->find("layer_sharding"); it != extra->end() && !it->is_null()) {
+      if (!it->is_array()) return make_error(ErrorKind::invalid_argument, where + ": additional_config.layer_sharding must be a list of layer names", where);
+      std::string names;
+      for (const auto& n : *it) {
+        if (!n.is_string()) return make_error(ErrorKind::invalid_argument, where + ": additional_config.layer_sharding must be a list of layer names", where);
+        names += (names.empty() ? "" : ",") + n.get<std::string>();
+      }
+      flags.layer_sharding = deploy::Given<std::string>{names, where + ": additional_config.layer_sharding"};
+    }
+  }
+  // Issue 15 (dsvtp16): the kv_role of --kv-transfer-config; vLLM's KVTransferConfig.is_kv_producer is true for
+  // kv_producer and kv_both (a disaggregated prefill instance).
+  PF_TRY(kv_role, c.opt_string("kv_role"));
+  if (kv_role) {
+    if (*kv_role != "kv_producer" && *kv_role != "kv_both" && *kv_role != "kv_consumer")
+      return make_error(ErrorKind::invalid_argument, format("%s: kv_role '%s': expected kv_producer, kv_consumer or kv_both", where.c_str(), kv_role->c_str()), where);
+    flags.kv_producer = deploy::Given<bool>{*kv_role != "kv_consumer", where + ": kv_role"};
   }
   // Issue 15: VLLM_PP_LAYER_PARTITION as the case records it ("24,40").
   PF_TRY(partition, c.opt_string("pp_layer_partition"));

@@ -155,6 +155,54 @@ TEST(FitEp, Issue15_DsaContextParallelKeepsProjectionsWhole) {
   EXPECT_GT(estimate::estimate_fit(s23.model, s23.device, s23.engine, s23.overheads, d).dsa_cp_weights_bytes, 0.0);
 }
 
+// Issue 15 (dsvtp16): DSA context parallel on a prefill (kv producer) instance with
+// additional_config layer_sharding ["q_b_proj", "o_proj"] (vllm-ascend utils.py enable_dsa_cp_with_layer_shard,
+// ops/linear_op.py ShardedCPRowParallelOp for every o_proj, ops/layer_shard_linear.py): the nightly prefill job,
+// DeepSeek-V3.2 W8A8, DP 2 x TP 16, MTP drafter, FLASHCOMM1 1. Per layer (W8A8: int8 + 12 B per output channel
+// + 4 B per tensor; bf16 model):
+//   Q = q_b_proj  = 1,536 x 24,576 + 24,576 x 12 + 4 =  38,043,652 B
+//   K = kv_b_proj as W_UK / W_UV bf16 = 128 x 256 x 512 x 2 = 33,554,432 B
+//   O = o_proj    = 16,384 x 7,168 + 7,168 x 12 + 4  = 117,526,532 B
+// The weights term counts each at 1/16. The shard_weight group is all DP x TP = 32 ranks; rank 0 keeps the int8
+// weight of layers 0 and 32 of the 61 hidden layers (ceil(61/32) = 2) plus 2 whole-layer windows = 4 weights, and the
+// per-channel scales (24,576 x 12 + 4 = 294,916 B for Q, 7,168 x 12 + 4 = 86,020 B for O) of all 61 layers:
+//   kv_b_proj, 62 layers whole:        62 x K x 15/16                                   = 1,950,351,360
+//   q_b_proj hidden: 61 x 294,916 + 4 x 37,748,736 - 61 x Q / 16 = 168,984,820 - 145,041,423.25 = 23,943,396.75
+//   q_b_proj of the MTP layer whole:   Q x 15/16                                        =    35,665,923.75
+//   o_proj hidden:   61 x 86,020 + 4 x 117,440,512 - 61 x O / 16 = 475,009,268 - 448,069,903.25 = 26,939,364.75
+//   o_proj of the MTP layer whole (ShardedCPRowParallelOp): O x 15/16                   =   110,181,123.75
+//   total 2,147,081,169 B. Without the kv producer (decode or mixed instance): 62 x (Q + K) x 15/16 + O
+//   = 4,279,164,937 B: the prefill instance holds 2,132,083,768 B (1.99 GiB) less.
+// Producer without layer_sharding: every q_b_proj, kv_b_proj and o_proj whole, no pool: 62 x (Q + K + O) x 15/16.
+TEST(FitEp, Issue15_DsaContextParallelLayerShardOnPrefillInstance) {
+  auto s = setup("deepseek-ai/DeepSeek-V3.2", "910C", "0.16.0");
+  ASSERT_FALSE(s.engine.dsa_cp_layer_shard_source.empty());
+  estimate::Deployment d;
+  d.tensor_parallel_size = 16;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 8192;
+  d.quantization = "ascend";
+  d.flashcomm1 = true;
+  d.speculative.method = "deepseek_mtp";
+  d.speculative.num_speculative_tokens = 2;
+  const double q = 38043652.0, k = 33554432.0, o = 117526532.0;
+  const auto mixed = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_NEAR(mixed.dsa_cp_weights_bytes, 62.0 * (q + k) * 15.0 / 16.0 + o, 64.0);
+  d.layer_sharding = {"q_b_proj", "o_proj"};
+  // layer_sharding alone (no kv producer) registers nothing.
+  EXPECT_NEAR(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).dsa_cp_weights_bytes, mixed.dsa_cp_weights_bytes, 1.0);
+  d.kv_producer = true;
+  const auto prefill = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_NEAR(prefill.dsa_cp_weights_bytes, 2147081169.0, 64.0) << static_cast<long long>(prefill.dsa_cp_weights_bytes) << " " << static_cast<long long>(mixed.dsa_cp_weights_bytes);
+  EXPECT_NEAR(mixed.weights_bytes - prefill.weights_bytes, 2132083768.0, 256.0);  // two figures each within 64 B + float sums of ~30 GB
+  d.layer_sharding.clear();
+  EXPECT_NEAR(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).dsa_cp_weights_bytes, 62.0 * (q + k + o) * 15.0 / 16.0, 64.0);
+  // The 0.23-0.26 profile has no layer shard rule (v0.25.1rc1 has no layer_shard_linear.py): the old path.
+  auto s23 = setup("deepseek-ai/DeepSeek-V3.2", "910C", "0.23.0");
+  EXPECT_TRUE(s23.engine.dsa_cp_layer_shard_source.empty());
+}
+
 // vLLM-Ascend 0.13 - 0.25 on A2 with expert parallel (ascend_forward_context.py select_moe_comm_method): above the
 // MC2 capacity the profile run's MoE layers take ALLGATHER; PrepareAndFinalizeWithAllGather gathers every DP rank's
 // tokens and TokenDispatcherWithAllGather permutes N x top_k rows (npu_moe_init_routing_custom's expanded_x is
