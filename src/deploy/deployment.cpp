@@ -507,6 +507,12 @@ std::optional<bool> printed_tokens_are_blocks(double tokens, double concurrency,
   return std::nullopt;
 }
 
+// A source build of a main branch: setuptools-scm's ".dev" version ("0.1.dev1+g4d2a68d64"), whose number names no
+// release (issue 15, hyb and rocm).
+namespace {
+bool source_build_version(const std::string& version) { return version.find(".dev") != std::string::npos; }
+}  // namespace
+
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions) {
   VersionBasis basis = VersionBasis::stated;
@@ -541,7 +547,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
   // that date, where one is recorded (vLLM's main of 2026-08-16 has PR #50991, first released in 0.28.0 on 2026-08-26).
   if (!dated) {
     if (const auto day = find_iso_date(input.evidence_date)) {
-      const bool source_build = input.version.find(".dev") != std::string::npos;
+      const bool source_build = source_build_version(input.version);
       std::vector<const engine::EngineProfile*> mine;
       for (const auto& p : engines.profiles)
         if (p.engine == name) mine.push_back(&p);
@@ -601,7 +607,7 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
     const engine::EngineProfile* oldest = nullptr;
     for (const auto& p : engines.profiles)
       if (p.engine == name && (!oldest || p.version_min < oldest->version_min)) oldest = &p;
-    if (const auto v = engine::parse_version(version); v && oldest && *v < oldest->version_min && version.find(".dev") == std::string::npos) {
+    if (const auto v = engine::parse_version(version); v && oldest && *v < oldest->version_min && !source_build_version(version)) {
       if (auto found = engine::select_engine(engines, name, oldest->version_min.text())) {
         assumptions.push_back("engine version " + v->text() + " predates every " + name + " profile: the oldest, " + found->id + ", used");
         basis = VersionBasis::dated;

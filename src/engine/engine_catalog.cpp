@@ -54,24 +54,21 @@ bool EngineProfile::runs_on(const std::string& device_platform) const {
 
 std::string default_engine_for(const std::string& device_platform) { return device_platform == "npu" ? "vllm-ascend" : "vllm"; }
 
-const EngineProfile::HybridKvCopyRule* EngineProfile::hybrid_kv_copy_rule() const {
-  const Version v = rule_version();
-  for (const auto& r : hybrid_kv_tensor_copies)
+namespace {
+// The first of `rules` (each with a VersionRule `rule`) that covers `v`, or nullptr.
+template <class Rule>
+const Rule* covering(const std::vector<Rule>& rules, const Version& v) {
+  for (const auto& r : rules)
     if (r.rule.covers(v)) return &r;
   return nullptr;
 }
+}  // namespace
 
-const EngineProfile::MlapoCopyRule* EngineProfile::sfa_mlapo_rule() const {
-  for (const auto& r : sfa_mlapo_copies)
-    if (r.rule.covers(rule_version())) return &r;
-  return nullptr;
-}
+const EngineProfile::HybridKvCopyRule* EngineProfile::hybrid_kv_copy_rule() const { return covering(hybrid_kv_tensor_copies, rule_version()); }
 
-const EngineProfile::MtpDrafterProfileRule* EngineProfile::mtp_drafter_profile_rule() const {
-  for (const auto& r : mtp_drafter_profile_tensors)
-    if (r.rule.covers(rule_version())) return &r;
-  return nullptr;
-}
+const EngineProfile::MlapoCopyRule* EngineProfile::sfa_mlapo_rule() const { return covering(sfa_mlapo_copies, rule_version()); }
+
+const EngineProfile::MtpDrafterProfileRule* EngineProfile::mtp_drafter_profile_rule() const { return covering(mtp_drafter_profile_tensors, rule_version()); }
 
 const Overheads* EngineCatalog::overheads_for(const EngineProfile& engine, const std::string& device_platform) const {
   return overheads_for(device_platform == "rocm" ? "rocm" : engine.platform == "any" ? device_platform : engine.platform);
@@ -203,6 +200,23 @@ Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin,
   return Ok{};
 }
 
+// `key`: [{<flag>, version_min, version_max, source}], a version range with one required boolean (sfa_mlapo_copies'
+// default_on, mtp_drafter_profile_tensors' output_gathered_under_sp); each Rule is {flag, rule}.
+template <class Rule>
+Expected<std::vector<Rule>> parse_flag_rules(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key, const char* flag) {
+  std::vector<Rule> out;
+  PF_TRY(rules, optional_array(r, key, origin, id));
+  if (!rules) return out;
+  for (const auto& item : *rules) {
+    JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {flag}));
+    PF_TRY(value, c.opt_bool(flag));
+    if (!value) return make_error(ErrorKind::corrupt, format("%s: %s: %s needs %s (true or false)", origin.c_str(), id.c_str(), key.c_str(), flag), origin);
+    out.push_back({*value, rule});
+  }
+  return out;
+}
+
 // Issue 15 (npumoe): moe_all2all_rows [{families, model_dtype_rows, int8_rows, unquantized_input_rows, int8_experts_only, tokens_split_by_tp_in,
 // above_tokens, version_min, version_max, source}]: the rows a MoE layer's all-to-all expert path holds at its peak.
 Status parse_moe_all2all_rows(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
@@ -321,27 +335,10 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   p.moe_gate_fp32 = gate_fp32;
   PF_TRY(shared_whole, parse_version_rule(r, origin, id, "shared_experts_whole_only_with_sp"));
   p.shared_experts_whole_only_with_sp = shared_whole;
-  PF_TRY(mlapo, optional_array(r, "sfa_mlapo_copies", origin, id));
-  if (mlapo) {
-    for (const auto& item : *mlapo) {
-      JsonObject c(item, origin, "profiles[" + id + "].sfa_mlapo_copies[]");
-      PF_TRY(rule, parse_rule_range(c, origin, id, "sfa_mlapo_copies", {"default_on"}));
-      PF_TRY(default_on, c.opt_bool("default_on"));
-      if (!default_on) return make_error(ErrorKind::corrupt, format("%s: %s: sfa_mlapo_copies needs default_on (true or false)", origin.c_str(), id.c_str()), origin);
-      p.sfa_mlapo_copies.push_back({*default_on, rule});
-    }
-  }
-  PF_TRY(mtp_drafter, optional_array(r, "mtp_drafter_profile_tensors", origin, id));
-  if (mtp_drafter) {
-    for (const auto& item : *mtp_drafter) {
-      JsonObject c(item, origin, "profiles[" + id + "].mtp_drafter_profile_tensors[]");
-      PF_TRY(rule, parse_rule_range(c, origin, id, "mtp_drafter_profile_tensors", {"output_gathered_under_sp"}));
-      PF_TRY(gathered, c.opt_bool("output_gathered_under_sp"));
-      if (!gathered)
-        return make_error(ErrorKind::corrupt, format("%s: %s: mtp_drafter_profile_tensors needs output_gathered_under_sp (true or false)", origin.c_str(), id.c_str()), origin);
-      p.mtp_drafter_profile_tensors.push_back({*gathered, rule});
-    }
-  }
+  PF_TRY(mlapo, parse_flag_rules<EngineProfile::MlapoCopyRule>(r, origin, id, "sfa_mlapo_copies", "default_on"));
+  p.sfa_mlapo_copies = std::move(mlapo);
+  PF_TRY(mtp_drafter, parse_flag_rules<EngineProfile::MtpDrafterProfileRule>(r, origin, id, "mtp_drafter_profile_tensors", "output_gathered_under_sp"));
+  p.mtp_drafter_profile_tensors = std::move(mtp_drafter);
   if (const Json* nz = r.find("embedding_nz_copy"); nz && !nz->is_null()) {
     JsonObject c(*nz, origin, "profiles[" + id + "].embedding_nz_copy");
     PF_TRY(fams, string_list(c.find("families"), "profiles[" + id + "].embedding_nz_copy.families", origin));

@@ -793,6 +793,10 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
                          const Deployment& dep) {
   auto e = try_estimate_fit(m, device, engine, oh, dep);
   if (e) return std::move(*e);
+  return refused_fit(device, engine, dep, e.error());
+}
+
+FitEstimate refused_fit(const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& dep, const Error& error) {
   // A model whose sizes overflow cannot be laid out on any device: refused, with the field named.
   FitEstimate refused;
   refused.engine_id = engine.id;
@@ -800,7 +804,7 @@ FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, c
   refused.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   refused.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
   refused.failure = Failure::invalid_layout;
-  refused.failure_message = e.error().message;
+  refused.failure_message = error.message;
   return refused;
 }
 

@@ -391,6 +391,8 @@ bool modelslim_without_quantization_flag(const model::ModelSpec& model, const De
 // (Failure::invalid_layout, the error's message as failure_message), never a fit.
 FitEstimate estimate_fit(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                          const engine::Overheads& overheads, const Deployment& deployment);
+// That refused deployment for `error` (what try_estimate_fit returned), for callers that hold the Expected already.
+FitEstimate refused_fit(const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& deployment, const Error& error);
 
 // Issue 19: whether the fit gives the same estimate on `a` and on `b` for every model, overheads and deployment
 // with `engine` (explain false, no stage_devices), apart from the device id it records (the estimate's

@@ -118,6 +118,11 @@ bool has_sparse_indexer(const ModelSpec& m) {
   return std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.indexer_head_dim > 0; });
 }
 
+// An MLA model: some layer caches a latent (kv_lora_rank + qk_rope_head_dim).
+bool has_mla_cache(const ModelSpec& m) {
+  return std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; });
+}
+
 }  // namespace
 
 const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& dep) {
@@ -642,7 +647,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   const int64_t head_dim = m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_attention_heads);
   double attention_width = static_cast<double>(m.num_attention_heads) * static_cast<double>(head_dim);
   // An MLA layer's attention output is heads x v_head_dim, the input width of its o_proj (issue 15, npumoe).
-  if (widths[1] > 0 && std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; }))
+  if (widths[1] > 0 && has_mla_cache(m))
     for (const auto& g : m.weights)
       if (g.part == model::Part::text && ends_with(g.module, "self_attn.o_proj")) {
         attention_width = static_cast<double>(g.cols);
@@ -1010,8 +1015,7 @@ std::string mc2_transport_note(const ModelSpec& m, const engine::EngineProfile& 
 int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {
   if (!engine.whole_prompt_prefill || !engine.whole_prompt_prefill->covers(engine.rule_version())) return batched_tokens;
   // platform.py skips MLA models (model_config.use_mla) and multimodal ones (is_multimodal_model).
-  const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.mla_cache_dim > 0; });
-  if (mla || has_vision_tower(m)) return batched_tokens;
+  if (has_mla_cache(m) || has_vision_tower(m)) return batched_tokens;
   return std::max(batched_tokens, max_model_len);
 }
 
@@ -1181,12 +1185,7 @@ Expected<Term> estimate_graph(const engine::Overheads& oh, const engine::EngineP
       int64_t piecewise = 0, full = 0;
     };
     thread_local std::vector<Counts> known;
-    const auto same = [&](const CaptureInputs& a) {
-      return a.max_num_seqs == capture.max_num_seqs && a.max_num_batched_tokens == capture.max_num_batched_tokens && a.decode_query_len == capture.decode_query_len &&
-             a.default_ceiling == capture.default_ceiling && a.capture_sizes == capture.capture_sizes && a.max_capture_size == capture.max_capture_size &&
-             a.mode == capture.mode;
-    };
-    auto it = std::find_if(known.begin(), known.end(), [&](const Counts& c) { return same(c.in); });
+    auto it = std::find_if(known.begin(), known.end(), [&](const Counts& c) { return c.in == capture; });
     if (it == known.end()) {
       PF_TRY(sizes, cudagraph_capture_sizes(capture));
       if (known.size() >= 64) known.clear();  // a bound on the search, never reached by the shipped catalogue's plans

@@ -229,6 +229,7 @@ struct CaptureInputs {
   std::vector<int64_t> capture_sizes;
   std::optional<int64_t> max_capture_size;
   CudagraphMode mode = CudagraphMode::full_and_piecewise;
+  bool operator==(const CaptureInputs&) const = default;
 };
 struct CaptureSizes {
   std::vector<int64_t> piecewise, full;
