@@ -228,3 +228,22 @@ TEST(QuantMx950, Issue16_PlanServesThePublishedMxCheckpointOnlyOn950) {
     }
   EXPECT_GT(on_910b4, 0u);
 }
+
+// Bad input in a variant list: modelslim_quant_type names a quant_model_description.json scheme, so only a variant
+// served with --quantization ascend may carry it (corrupt, naming the file and the record).
+TEST(QuantMx950, Issue16_ModelslimQuantTypeNeedsTheAscendMethod) {
+  auto root = parse_json(R"({"schema_version": 1, "variants": [{"id": "x_mx", "name": "x", "tool": "t", "engine_quantization": "fp8",
+    "modelslim_quant_type": "W8A8_MXFP8", "aliases": [], "weights": {"linear": "mxfp8", "experts": "mxfp8"}, "keep_high_precision": [],
+    "layout": "l", "descriptor": "d", "rules": [], "source": "s"}]})", "v.json");
+  ASSERT_TRUE(root.has_value());
+  auto bad = parse_variant_catalog(*root, "v.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().kind, ErrorKind::corrupt);
+  EXPECT_NE(bad.error().message.find("v.json: variants[x_mx]: modelslim_quant_type needs engine_quantization 'ascend', found 'fp8'"), std::string::npos)
+      << bad.error().message;
+  (*root)["variants"][0]["engine_quantization"] = "ascend";
+  auto good = parse_variant_catalog(*root, "v.json");
+  ASSERT_TRUE(good.has_value()) << good.error().describe();
+  EXPECT_EQ(good->variants[0].scheme.modelslim_quant_type, "W8A8_MXFP8");
+  EXPECT_EQ(good->variants[0].scheme.linear_format, WeightFormat::mxfp8);
+}
