@@ -128,7 +128,7 @@ double peak_ops(const device::DeviceSpec& d, const model::QuantScheme& q, model:
   // GGUF matrices are multiplied against int8-quantized activations (llama.cpp MMVQ/MMQ kernels).
   if (f == WeightFormat::packed_bits && d.int8_dense_ops) return *d.int8_dense_ops;
   if ((f == WeightFormat::modelslim_w8a8 || f == WeightFormat::modelslim_w8a8_dynamic || f == WeightFormat::int8_channel) && d.int8_dense_ops) return *d.int8_dense_ops;
-  if ((f == WeightFormat::fp8_block || f == WeightFormat::fp8_channel || f == WeightFormat::fp8_tensor) && d.fp8_dense_flops) return *d.fp8_dense_flops;
+  if ((f == WeightFormat::fp8_block || f == WeightFormat::fp8_channel || f == WeightFormat::fp8_tensor || f == WeightFormat::mxfp8) && d.fp8_dense_flops) return *d.fp8_dense_flops;
   if (dtype == model::Dtype::f16 && d.fp16_dense_flops) return *d.fp16_dense_flops;
   if (d.bf16_dense_flops) return *d.bf16_dense_flops;
   if (d.fp16_dense_flops) return *d.fp16_dense_flops;

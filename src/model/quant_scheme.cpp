@@ -16,6 +16,8 @@
 //    (bitsandbytes functional.py quantize_4bit / quantize_blockwise / QuantState.as_dict).
 //  - NVFP4 (ModelOpt): weight packed 2 per uint8, weight_scale fp8 per 16, fp32 weight_scale_2.
 //  - MXFP4 (gpt-oss): blocks packed 2 per uint8, e8m0 scales per 32.
+//  - MXFP8 (msModelSlim W8A8_MXFP8): fp8 e4m3 weight [out, in] + e8m0 scale as uint8 [out, ceil(in/32)]
+//    (vllm-ascend quantization/methods/w8a8_mxfp8.py get_weight / get_pergroup_param, group_size 32).
 //  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
 #include "model/quant_scheme.hpp"
 
@@ -36,7 +38,7 @@ namespace {
 constexpr std::array<const char*, static_cast<size_t>(WeightFormat::count_)> k_format_names{
     "native", "fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int4_group",
     "nvfp4",  "mxfp4",     "modelslim_w8a8", "modelslim_w8a8_dynamic", "modelslim_w4a8_dynamic", "packed_bits",
-    "int8_group", "bnb_int8", "bnb_nf4"};
+    "int8_group", "bnb_int8", "bnb_nf4", "mxfp8"};
 static_assert(k_format_names.size() == static_cast<size_t>(WeightFormat::count_), "one name per WeightFormat");
 
 Expected<std::vector<std::string>> string_list(const Json& block, const std::string& key, const std::string& origin) {
@@ -534,7 +536,10 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
     if (type == "W8A8") return WeightFormat::modelslim_w8a8;
     if (type == "W8A8_DYNAMIC" || type == "W8A8_MIX" || type == "W8A16" || type == "INT8_DYNAMIC") return WeightFormat::modelslim_w8a8_dynamic;
     if (type == "W4A8_DYNAMIC" || type == "W4A16" || type == "W4A4_DYNAMIC") return WeightFormat::modelslim_w4a8_dynamic;
-    if (type == "W8A8_MXFP8" || type == "W8A8FP8_DYNAMIC") return WeightFormat::fp8_channel;
+    // Issue 16: W8A8_MXFP8 is fp8 + an e8m0 scale per 32 (w8a8_mxfp8.py), not one fp32 scale per channel;
+    // W8A8FP8_DYNAMIC is fp8 + fp32 scale per channel (w8a8fp8_dynamic.py; its model-dtype offset is not counted).
+    if (type == "W8A8_MXFP8") return WeightFormat::mxfp8;
+    if (type == "W8A8FP8_DYNAMIC") return WeightFormat::fp8_channel;
     if (type == "W4A4_MXFP4" || type == "W4A16_MXFP4" || type == "W4A8_MXFP") return WeightFormat::mxfp4;
     if (type == "FLOAT") return WeightFormat::native;
     return std::nullopt;
@@ -545,6 +550,10 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
     const std::string& key = it.key();
     if (key == "kv_cache_type") {
       if (it->is_string() && it->get<std::string>() == "C8") scheme.kv_cache_quant = "int8";
+      continue;
+    }
+    if (key == "model_quant_type") {
+      if (it->is_string()) scheme.modelslim_quant_type = it->get<std::string>();
       continue;
     }
     if (!it->is_string()) continue;  // version / metadata fields
@@ -563,6 +572,7 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
       if (!seen) scheme.ignore.push_back(module);
       continue;
     }
+    if (*fmt_value == WeightFormat::mxfp4 || *fmt_value == WeightFormat::mxfp8) scheme.group_size = 32;  // MX: one e8m0 scale per 32
     if (expert && !expert_set) { scheme.expert_format = *fmt_value; expert_set = true; }
     if (!expert && !dense_set) { scheme.linear_format = *fmt_value; dense_set = true; }
     bool seen = false;
@@ -602,6 +612,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
     }
     case WeightFormat::nvfp4: return n / 2.0 + std::ceil(c / 16.0) * r + 8.0;
     case WeightFormat::mxfp4: return n / 2.0 + std::ceil(c / 32.0) * r;
+    case WeightFormat::mxfp8: return n + std::ceil(c / 32.0) * r;  // fp8 weight + uint8 e8m0 scale per 32 input channels
     case WeightFormat::modelslim_w8a8:
       // int8 weight; scale+offset (model dtype), quant_bias int32, deq_scale fp32 (bf16) / int64 (fp16) per out channel.
       return n + r * (2.0 * model_dtype_bytes + 4.0 + (model_dtype_bytes == 2 ? 4.0 : 8.0)) + 2.0 * model_dtype_bytes;

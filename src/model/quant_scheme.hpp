@@ -33,6 +33,7 @@ enum class WeightFormat {
   bnb_int8,        // bitsandbytes LLM.int8: int8 weight + fp32 SCB per output row + a uint8 weight_format scalar
   bnb_nf4,         // bitsandbytes 4-bit (NF4/FP4): codes two per uint8 + absmax per group_size (64) of the flattened weight,
                    // fp32, or with bnb_double_quant uint8 + fp32 nested absmax per 256 blocks; fp32 quant maps
+  mxfp8,           // fp8 e4m3 + e8m0 (uint8) scale per 32 input channels (OCP MX; msModelSlim W8A8_MXFP8, Ascend 950)
   count_
 };
 
@@ -62,6 +63,11 @@ struct QuantScheme {
   // own quantization_config, "" when config.json has none (msModelSlim's saver removes it). Without
   // --quantization the engine reads that, not the descriptor (engines.json quantization_auto_detect; issues 15/16).
   std::string config_quant_method;
+  // ModelSlim checkpoints: quant_model_description.json "model_quant_type", the scheme msModelSlim's saver names the
+  // whole export by (its most aggressive per-tensor type: "W4A4_MXFP4" for MXFP8 attention + MXFP4 experts; msModelSlim
+  // save/ascendv1.py QUANT_TYPE_PRIORITY); "" when absent or not a ModelSlim checkpoint. Issue 16: tells variants of one
+  // storage apart (W4A4_MXFP4 and W4A16_MXFP4 experts are both fp4 + e8m0 per 32).
+  std::string modelslim_quant_type;
   std::string source;               // file the scheme came from
   std::string detail;               // human-readable summary, e.g. "fp8 e4m3, 128x128 blocks"
 

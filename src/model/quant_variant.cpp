@@ -119,8 +119,8 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
   PF_TRY(id, pre.string("id"));
   const std::string where = origin + ": variants[" + id + "]";
   JsonObject r(item, origin, "variants[" + id + "]");
-  PF_TRY(keys, r.only_keys({"id", "name", "tool", "engine_quantization", "aliases", "weights", "module_formats", "keep_high_precision", "layout",
-                            "descriptor", "rules", "source"}));
+  PF_TRY(keys, r.only_keys({"id", "name", "tool", "engine_quantization", "modelslim_quant_type", "aliases", "weights", "module_formats",
+                            "keep_high_precision", "layout", "descriptor", "rules", "source"}));
   (void)keys;
   if (id.empty()) return make_error(ErrorKind::corrupt, origin + ": variants[]: id is empty", origin);
   QuantVariant v;
@@ -133,6 +133,9 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
   PF_TRY(layout, r.string("layout"));
   PF_TRY(descriptor, r.string("descriptor"));
   PF_TRY(source, r.string("source"));
+  PF_TRY(slim_type, r.opt_string("modelslim_quant_type"));
+  if (slim_type && flag != "ascend")
+    return make_error(ErrorKind::corrupt, where + ": modelslim_quant_type needs engine_quantization 'ascend', found '" + flag + "'", origin);
   if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
   v.name = name;
   v.tool = tool;
@@ -154,6 +157,7 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
     }
   }
   v.scheme.method = flag;
+  v.scheme.modelslim_quant_type = slim_type.value_or("");
   v.scheme.ignore = keep;
   v.scheme.source = std::string(k_file) + " (variant " + id + ")";
   v.scheme.detail = name;
@@ -263,6 +267,11 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
     }
     return true;
   };
+  // Issue 16: a ModelSlim export names its scheme (quant_model_description.json model_quant_type); its per-module
+  // types (module_formats) would otherwise match no variant. A variant that gives that name is the checkpoint's.
+  if (method == "ascend" && !scheme.modelslim_quant_type.empty())
+    for (const auto& v : catalog.variants)
+      if (norm(v.engine_quantization) == method && v.scheme.modelslim_quant_type == scheme.modelslim_quant_type) return &v;
   for (const auto& v : catalog.variants) {
     if (!scheme.quantized()) {
       if (!v.quantized()) return &v;

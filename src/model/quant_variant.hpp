@@ -67,7 +67,8 @@ const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::
 // quant_model_description.json, as parsed into `scheme`) is: the variant whose engine method is the
 // descriptor's (compared like vLLM names them: '-' read as '_', "modelopt" also covers "modelopt_fp4") and
 // whose storage is the same (linear and expert formats, the group size and zero points of group formats,
-// the fp8 block). An unquantized scheme is the bf16 variant; nullptr when no single variant of the list
+// the fp8 block); a ModelSlim export (method "ascend") whose model_quant_type a variant names
+// ("modelslim_quant_type") is that variant whatever its per-module types. An unquantized scheme is the bf16 variant; nullptr when no single variant of the list
 // stores it that way (per-module mixed precision, a group size no variant has).
 const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const QuantScheme& scheme);
 
