@@ -736,6 +736,8 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const terms::Mc2TransportVerdict mc2 = terms::mc2_transport(m, engine, device.family, e.expert_parallel_size, dep);
   if (mc2.state == terms::Mc2Transport::undecided) e.verdict_depends_on = mc2.text;
   if (mc2.state == terms::Mc2Transport::starts && dep.explain) e.assumptions.push_back(mc2.text);
+  if ((mc2.state == terms::Mc2Transport::fails || mc2.state == terms::Mc2Transport::undecided) && dep.explain)
+    e.assumptions.push_back("the MC2 transport's NPU driver versions (engines.json mc2_transport_source): " + engine.mc2_transport_source);
 
   const KvBudget budget = kv_budget(e, engine, oh, dep, lay, weights, run, non_torch.band_bytes);
   e.available_kv_bytes = budget.available;

@@ -1019,9 +1019,9 @@ Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfil
     return {Mc2Transport::undecided,
             format("the NPU driver version, not stated: expert parallel over %lld A2 ranks dispatches the profile run's first pass through MC2 "
                    "(aclnnMoeDistributeDispatch), which opens RDMA queue pairs to the other node's ranks; on NPU driver %s it failed with 'Failed to "
-                   "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started (%s); give "
-                   "--npu-driver-version (npu-smi info) to decide",
-                   ranks, failing.c_str(), fixed.c_str(), engine.mc2_transport_source.c_str())};
+                   "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started "
+                   "(vllm-ascend #9005; engines.json mc2_transport_source); give --npu-driver-version (npu-smi info) to decide",
+                   ranks, failing.c_str(), fixed.c_str())};
   if (compare_npu_driver_versions(*given, *hi) >= 0) {
     if (!dep.explain) return {Mc2Transport::starts, {}};
     return {Mc2Transport::starts, format("NPU driver %s, at or above %s: the MC2 dispatch over %lld A2 ranks is taken to allocate its RDMA queue pairs (%s)",
@@ -1031,12 +1031,13 @@ Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfil
     return {Mc2Transport::fails,
             format("NPU function error: call aclnnMoeDistributeDispatch failed, error code is 561000 ... EI0007: Failed to allocate resource[qp] ... "
                    "Reason: Memory resources are exhausted. (the profile run's MC2 dispatch over %lld A2 ranks on NPU driver %s, at or below %s where it was "
-                   "reported failing; fix: upgrade the NPU driver and firmware to %s or later; %s)",
-                   ranks, npu_driver_version.c_str(), failing.c_str(), fixed.c_str(), engine.mc2_transport_source.c_str())};
+                   "reported failing; fix: upgrade the NPU driver and firmware to %s or later, vllm-ascend #9005)",
+                   ranks, npu_driver_version.c_str(), failing.c_str(), fixed.c_str())};
   return {Mc2Transport::undecided,
           format("the NPU driver version: %s lies between %s, on which the MC2 dispatch over %lld A2 ranks failed with 'Failed to allocate resource[qp] ... "
-                 "Reason: Memory resources are exhausted', and %s, on which it started (%s); no source reports a version between them",
-                 npu_driver_version.c_str(), failing.c_str(), ranks, fixed.c_str(), engine.mc2_transport_source.c_str())};
+                 "Reason: Memory resources are exhausted', and %s, on which it started (vllm-ascend #9005; engines.json mc2_transport_source); no source "
+                 "reports a version between them",
+                 npu_driver_version.c_str(), failing.c_str(), ranks, fixed.c_str())};
 }
 
 int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {

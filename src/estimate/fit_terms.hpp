@@ -213,7 +213,8 @@ Term estimate_moe_all2all_rows(const model::ModelSpec& m, const model::QuantSche
 // failing on an old NPU driver and starting after the upgrade (#9005; engines.json mc2_transport_driver_failing /
 // _fixed). not_used: no MC2 over nodes, or no rule; starts: the stated driver is at or above the fixed version (text
 // only with `dep.explain`); fails: at or below the failing one (text: the engine's message and the fix); undecided: the
-// driver is not stated, or lies between the two (text: what the verdict depends on).
+// driver is not stated, or lies between the two (text: what the verdict depends on). The texts name #9005; the whole source
+// is engines.json mc2_transport_source (fit adds it as an assumption where it explains).
 enum class Mc2Transport { not_used, starts, fails, undecided };
 struct Mc2TransportVerdict {
   Mc2Transport state = Mc2Transport::not_used;
