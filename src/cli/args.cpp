@@ -188,6 +188,8 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_switch("flashinfer-sampler", f.flashinfer_sampler, "the engine samples with FlashInfer (its log: 'Using FlashInfer for top-p & top-k\nsampling.'; VLLM_USE_FLASHINFER_SAMPLER=1)"),
                 given_switch_off("no-flashinfer-sampler", f.flashinfer_sampler, "the engine samples natively ('FlashInfer is not available'; VLLM_USE_FLASHINFER_SAMPLER=0)"),
                 given_real("hccl-buffsize", "MB", f.hccl_buffsize_mb, "NPU: HCCL_BUFFSIZE of the engine's environment (CANN default 200): the MC2 buffer\nexpert parallel opens before KV sizing"),
+                given_text("npu-driver-version", "V", f.npu_driver_version,
+                           "NPU: the driver (Ascend HDK) version npu-smi info prints; decides the MC2\ntransport of expert parallel over two or more A2 nodes"),
                 given_text("pp-layer-partition", "L1,L2", f.pp_layer_partition,
                            "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)"),
                 given_text("mamba-ssm-cache-dtype", "D", f.mamba_ssm_cache_dtype, "hybrid models: the SSM state dtype, auto|float32|float16|bfloat16 (auto: the\nmodel's, Qwen3.5 float32)")});

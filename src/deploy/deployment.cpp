@@ -320,6 +320,10 @@ Status check_flags(const Flags& f, const std::string& platform) {
   // CANN HCCL_BUFFSIZE: "The value must be an integer greater than or equal to 1" (MB).
   if (const auto& h = f.hccl_buffsize_mb; h && !(std::isfinite(h->value) && h->value >= 1 && h->value == std::floor(h->value)))
     problems.push_back(format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB), found %s", h->origin.c_str(), number_text(h->value).c_str()));
+  if (const auto& v = f.npu_driver_version; v) {
+    const auto parsed = engine::parse_npu_driver_version(v->value, v->origin);
+    if (!parsed) problems.push_back(parsed.error().message);
+  }
   if (problems.empty()) return Ok{};
   std::string message;
   for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
@@ -371,6 +375,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   }
   if (f.device_total_bytes) d.device_total_bytes = f.device_total_bytes->value;
   if (f.hccl_buffsize_mb) d.hccl_buffsize_bytes = f.hccl_buffsize_mb->value * 1024 * 1024;
+  if (f.npu_driver_version) d.npu_driver_version = f.npu_driver_version->value;
   if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
   if (f.enable_dsa_cp) d.enable_dsa_cp = f.enable_dsa_cp->value;
   if (f.enable_shared_expert_dp) d.enable_shared_expert_dp = f.enable_shared_expert_dp->value;
@@ -696,6 +701,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("VLLM_ASCEND_ENABLE_MLAPO", f.mlapo, f.mlapo && f.mlapo->value ? "1" : "0");
   note("sampler", f.flashinfer_sampler, f.flashinfer_sampler && f.flashinfer_sampler->value ? "flashinfer" : "native");
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
+  note("NPU driver", f.npu_driver_version, f.npu_driver_version ? f.npu_driver_version->value : "");
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");

@@ -95,6 +95,7 @@ struct Flags {
   std::optional<Given<std::string>> mamba_ssm_cache_dtype;
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
   std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
+  std::optional<Given<std::string>> npu_driver_version;  // issue 15 (mc2): the NPU driver (Ascend HDK) version npu-smi prints
   std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment
   std::optional<Given<bool>> enable_dsa_cp;               // vLLM-Ascend --additional-config '{"enable_dsa_cp": true}'
   std::optional<Given<bool>> enable_shared_expert_dp;     // vLLM-Ascend --additional-config '{"enable_shared_expert_dp": true}'
@@ -147,7 +148,7 @@ const std::vector<std::string>& known_kv_cache_dtypes();
 // when TP is not given); data_parallel_size_local at most data_parallel_size (vLLM ParallelConfig's
 // message); a known kv-cache dtype; --limit-mm-per-prompt a JSON object of non-negative counts;
 // --speculative-config a JSON object whose method vLLM accepts (its pydantic message otherwise); HCCL_BUFFSIZE an
-// integer of at least 1 (CANN's rule). `platform` (cuda | npu | rocm | cpu; empty = cuda) names the device-control
+// integer of at least 1 (CANN's rule); an NPU driver version npu-smi's form (engine::parse_npu_driver_version). `platform` (cuda | npu | rocm | cpu; empty = cuda) names the device-control
 // variable in the quote of vLLM's own failure (device_control_env_var).
 Status check_flags(const Flags& flags, const std::string& platform = "");
 

@@ -17,6 +17,36 @@ bool Version::operator<(const Version& o) const {
 
 std::string Version::text() const { return format("%d.%d.%d", major, minor, patch); }
 
+Expected<NpuDriverVersion> parse_npu_driver_version(const std::string& text, const std::string& what) {
+  NpuDriverVersion v;
+  v.text = text;
+  auto bad = [&]() -> Expected<NpuDriverVersion> {
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: NPU driver version '%s': expected dot-separated numbers or rcN parts, as npu-smi prints it (23.0.7, 24.1.rc3.7, 25.5.0)",
+                             what.c_str(), text.c_str()), what);
+  };
+  if (text.empty() || text.size() > 64) return bad();
+  for (const auto& part : split(text, '.')) {
+    const std::string p = to_lower(part);
+    const bool rc = p.size() > 2 && p.compare(0, 2, "rc") == 0;
+    const std::string digits = rc ? p.substr(2) : p;
+    if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) return bad();
+    v.parts.push_back({rc ? 0 : 1, std::stoll(digits)});
+  }
+  return v;
+}
+
+int compare_npu_driver_versions(const NpuDriverVersion& a, const NpuDriverVersion& b) {
+  const size_t n = std::max(a.parts.size(), b.parts.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::pair<int, int64_t> zero{1, 0};
+    const auto& x = i < a.parts.size() ? a.parts[i] : zero;
+    const auto& y = i < b.parts.size() ? b.parts[i] : zero;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
 std::optional<Version> parse_version(const std::string& raw, const std::string& engine) {
   std::string text = to_lower(raw);
   if (!engine.empty()) {
@@ -323,6 +353,22 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.moe_allgather_families = allgather;
     p.moe_allgather_source = *src;
   }
+  PF_TRY(failing, r.opt_string("mc2_transport_driver_failing"));
+  PF_TRY(fixed, r.opt_string("mc2_transport_driver_fixed"));
+  if (failing || fixed) {
+    PF_TRY(src, r.opt_string("mc2_transport_source"));
+    if (!failing || !fixed || !src || src->empty() || p.moe_allgather_families.empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: mc2_transport_driver_failing and mc2_transport_driver_fixed go together, with "
+                                                   "mc2_transport_source and moe_allgather_families", origin.c_str(), id.c_str()), origin);
+    PF_TRY(lo, parse_npu_driver_version(*failing, origin + ": " + id + ": mc2_transport_driver_failing"));
+    PF_TRY(hi, parse_npu_driver_version(*fixed, origin + ": " + id + ": mc2_transport_driver_fixed"));
+    if (compare_npu_driver_versions(lo, hi) >= 0)
+      return make_error(ErrorKind::corrupt, format("%s: %s: mc2_transport_driver_failing (%s) must be below mc2_transport_driver_fixed (%s)", origin.c_str(),
+                                                   id.c_str(), failing->c_str(), fixed->c_str()), origin);
+    p.mc2_transport_driver_failing = *failing;
+    p.mc2_transport_driver_fixed = *fixed;
+    p.mc2_transport_source = *src;
+  }
   PF_TRY(whole, parse_version_rule(r, origin, id, "whole_prompt_prefill"));
   p.whole_prompt_prefill = whole;
   PF_TRY(drafter_sliding, parse_version_rule(r, origin, id, "drafter_sliding_kv_group"));
@@ -404,6 +450,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "dsa_cp_layer_shard_source", "moe_allgather_families", "moe_allgather_source",
+                            "mc2_transport_driver_failing", "mc2_transport_driver_fixed", "mc2_transport_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.hpp"
@@ -155,6 +156,14 @@ struct EngineProfile {
   // every rank routes the tokens of all DP ranks (issue 15, estimate_moe_allgather). Empty: none.
   std::vector<std::string> moe_allgather_families;
   std::string moe_allgather_source;
+  // Issue 15 (mc2): on those families, an EP group of 16 or more ranks (two or more 8-card A2 nodes) dispatches the
+  // profile run's first pass through MC2, whose RDMA queue pairs to the other node's ranks fail to allocate ("Failed to
+  // allocate resource[qp] ... Memory resources are exhausted") on an old NPU driver. The highest driver (Ascend HDK,
+  // npu-smi) version a source reports failing and the lowest it reports starting after the upgrade; between them the
+  // verdict is undecided. Empty: no rule.
+  std::string mc2_transport_driver_failing;
+  std::string mc2_transport_driver_fixed;
+  std::string mc2_transport_source;
   // Issue 15: versions whose platform config turns the Ascend scheduler on for every non-MLA text-only model and
   // raises max_num_batched_tokens to max_model_len (chunked prefill off, even over the flag), so the profile run
   // forwards max_model_len tokens. Unset: the version leaves max_num_batched_tokens as given.
@@ -348,6 +357,17 @@ std::string default_engine_for(const std::string& device_platform);
 
 // Sets the profile's hybrid group padding ratio (and its source) to the entry covering version `v`.
 void apply_group_padding(EngineProfile& profile, const Version& v);
+
+// An NPU driver (Ascend HDK) version as npu-smi prints it ("23.0.7", "24.1.rc3.7", "25.3.RC1", "25.5.0"): its
+// dot-separated parts, a number or rcN each; a release candidate sorts below the release of the same prefix
+// (25.3.RC1 < 25.3.0), and missing trailing parts count as 0. invalid_argument naming `what` for any other text.
+struct NpuDriverVersion {
+  std::vector<std::pair<int, int64_t>> parts;  // (0 rc / 1 release, number)
+  std::string text;
+};
+Expected<NpuDriverVersion> parse_npu_driver_version(const std::string& text, const std::string& what);
+// -1, 0 or 1 as a is below, equal to or above b.
+int compare_npu_driver_versions(const NpuDriverVersion& a, const NpuDriverVersion& b);
 
 Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin);
 Expected<EngineCatalog> load_engine_catalog();

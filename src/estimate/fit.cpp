@@ -49,6 +49,7 @@ const char* failure_name(Failure failure) {
     case Failure::kv_negative: return "kv_negative";
     case Failure::max_model_len_too_large: return "max_model_len_too_large";
     case Failure::after_kv_oom: return "after_kv_oom";
+    case Failure::mc2_transport: return "mc2_transport";
   }
   return "unknown";
 }
@@ -393,7 +394,7 @@ std::string max_model_len_message(int64_t L, double needed, double available, in
 
 // The verdict, in the order the engine fails.
 void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
-            const Deployment& dep) {
+            const Deployment& dep, const terms::Mc2TransportVerdict& mc2) {
   // Each pipeline stage loads its own weights on its own card (issue 15); the first that does not hold them fails.
   double weights = e.weights_bytes, total = e.total_bytes;
   for (const auto& st : e.stages)
@@ -409,6 +410,11 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
     t.fixed(bytes_to_gib(weights), 2) << " GiB of weights per device, ";
     t.fixed(bytes_to_gib(total), 2) << " GiB total capacity";
     e.failure_message = t.take();
+    e.verdict_depends_on.clear();  // the weights load before the profile run's MC2 pass: decided whatever the driver
+  } else if (mc2.state == terms::Mc2Transport::fails) {
+    // The MC2 pass is the profile run's first (model_runner_v1.py profile_run: _dummy_run(mc2_tokens_capacity)), before any budget.
+    e.failure = Failure::mc2_transport;
+    e.failure_message = mc2.text;
   } else if (available <= 0 || e.num_blocks <= 0) {
     e.failure = Failure::kv_negative;
     e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
@@ -727,10 +733,11 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   e.moe_allgather_bytes = moe_allgather.bytes;
   if (moe_allgather.bytes > 0) keep_term(moe_allgather);
-  if (dep.explain) {
-    const std::string note = terms::mc2_transport_note(m, engine, device.family, e.expert_parallel_size);
-    if (!note.empty()) e.assumptions.push_back(note);
-  }
+  const terms::Mc2TransportVerdict mc2 = terms::mc2_transport(m, engine, device.family, e.expert_parallel_size, dep);
+  if (mc2.state == terms::Mc2Transport::undecided) e.verdict_depends_on = mc2.text;
+  if (mc2.state == terms::Mc2Transport::starts && dep.explain) e.assumptions.push_back(mc2.text);
+  if ((mc2.state == terms::Mc2Transport::fails || mc2.state == terms::Mc2Transport::undecided) && dep.explain)
+    e.assumptions.push_back("the MC2 transport's NPU driver versions (engines.json mc2_transport_source): " + engine.mc2_transport_source);
 
   const KvBudget budget = kv_budget(e, engine, oh, dep, lay, weights, run, non_torch.band_bytes);
   e.available_kv_bytes = budget.available;
@@ -769,7 +776,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 
   pp_whole_model_check(e, engine, budget.available, L);
-  decide(e, engine, oh, kv, budget.available, L, dep);
+  decide(e, engine, oh, kv, budget.available, L, dep, mc2);
   if (dep.explain) printed_lines(e, engine, budget.available, L);
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return e;

@@ -152,6 +152,9 @@ struct Deployment {
   // HCCL_BUFFSIZE in the engine's environment (bytes; CANN default 200 MiB when unset): the buffer of the NPU
   // communicators that take it (vLLM-Ascend's MC2 group), issue 15.
   std::optional<double> hccl_buffsize_bytes;
+  // Issue 15 (mc2): the NPU driver (Ascend HDK) version as npu-smi prints it ("23.0.7", "25.5.0"); empty when not
+  // stated. It decides the MC2 transport of a multi-node A2 EP group (engines.json mc2_transport_driver_*).
+  std::string npu_driver_version;
   // vLLM-Ascend switches that turn on DSA context parallel on a sparse-attention (indexer) model, issue 15:
   // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment, --additional-config '{"enable_dsa_cp": true}'.
   bool flashcomm1 = false;
@@ -196,7 +199,9 @@ struct Deployment {
 
 // after_kv_oom: the KV cache is sized and allocated, then the warm-up dies: graph capture (CUDA graphs / NPU
 // ACL graphs, FULL_DECODE_ONLY included) needs more than the memory left above gpu_memory_utilization (issue 15).
-enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large, after_kv_oom };
+// mc2_transport (issue 15): the MC2 dispatch of the profile run's first pass cannot allocate its RDMA queue pairs (an
+// NPU driver below the fixed version, engines.json mc2_transport_driver_*), before any KV budget is printed.
+enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom, kv_negative, max_model_len_too_large, after_kv_oom, mc2_transport };
 const char* failure_name(Failure failure);
 
 struct MemoryTerm {
@@ -369,6 +374,10 @@ struct FitEstimate {
   bool fits = false;
   Failure failure = Failure::none;
   std::string failure_message;      // as the engine words it
+  // Issue 15 (mc2): what the verdict depends on that the inputs do not state (the NPU driver version of a multi-node A2
+  // EP group's MC2 transport), with the versions that decide it; empty when the verdict is decided. `fits` is then the
+  // memory verdict, and the start fails or not by this condition.
+  std::string verdict_depends_on;
   std::vector<PipelineStageFit> stages;  // PP > 1: every stage in rank order (fit --json "stages")
   std::vector<RankFootprint> ranks;  // the typed tree the flat fields above summarise (fit --json "ranks")
   std::vector<std::string> lines;   // what the engine prints at start-up

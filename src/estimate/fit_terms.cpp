@@ -1002,14 +1002,42 @@ Term estimate_moe_all2all_rows(const ModelSpec& m, const model::QuantScheme& sch
 
 // select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18
 // only with at most 24 experts per device (0.13 - 0.17 had no expert bound; the bound is applied to all: a miss above it).
-std::string mc2_transport_note(const ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size) {
+Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size,
+                                  const Deployment& dep) {
   const auto& fams = engine.moe_allgather_families;
-  if (expert_parallel_size < 16 || m.num_experts / expert_parallel_size > 24 || std::find(fams.begin(), fams.end(), device_family) == fams.end()) return {};
-  return format("expert parallel over %lld A2 ranks: the profile run first dispatches through MC2 (aclnnMoeDistributeDispatchV3), which opens RDMA queue "
-                "pairs to every peer; it can fail with 'Failed to allocate resource[qp] ... Reason: Memory resources are exhausted' "
-                "(vllm-ascend #5993, #5947), a transport resource rather than the KV budget this estimate sizes: #9005 reports the same message with "
-                "over 20 GB free per card, fixed by upgrading the NPU driver and firmware to 25.5.0",
-                static_cast<long long>(expert_parallel_size));
+  if (engine.mc2_transport_source.empty() || expert_parallel_size < 16 || m.num_experts / expert_parallel_size > 24 ||
+      std::find(fams.begin(), fams.end(), device_family) == fams.end())
+    return {};
+  const std::string& npu_driver_version = dep.npu_driver_version;
+  const std::string& failing = engine.mc2_transport_driver_failing;
+  const std::string& fixed = engine.mc2_transport_driver_fixed;
+  const auto ranks = static_cast<long long>(expert_parallel_size);
+  const auto lo = engine::parse_npu_driver_version(failing, "engines.json");
+  const auto hi = engine::parse_npu_driver_version(fixed, "engines.json");
+  const auto given = engine::parse_npu_driver_version(npu_driver_version, "npu_driver_version");
+  if (npu_driver_version.empty() || !given || !lo || !hi)
+    return {Mc2Transport::undecided,
+            format("the NPU driver version, not stated: expert parallel over %lld A2 ranks dispatches the profile run's first pass through MC2 "
+                   "(aclnnMoeDistributeDispatch), which opens RDMA queue pairs to the other node's ranks; on NPU driver %s it failed with 'Failed to "
+                   "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started "
+                   "(vllm-ascend #9005; engines.json mc2_transport_source); give --npu-driver-version (npu-smi info) to decide",
+                   ranks, failing.c_str(), fixed.c_str())};
+  if (compare_npu_driver_versions(*given, *hi) >= 0) {
+    if (!dep.explain) return {Mc2Transport::starts, {}};
+    return {Mc2Transport::starts, format("NPU driver %s, at or above %s: the MC2 dispatch over %lld A2 ranks is taken to allocate its RDMA queue pairs (%s)",
+                                         npu_driver_version.c_str(), fixed.c_str(), ranks, engine.mc2_transport_source.c_str())};
+  }
+  if (compare_npu_driver_versions(*given, *lo) <= 0)
+    return {Mc2Transport::fails,
+            format("NPU function error: call aclnnMoeDistributeDispatch failed, error code is 561000 ... EI0007: Failed to allocate resource[qp] ... "
+                   "Reason: Memory resources are exhausted. (the profile run's MC2 dispatch over %lld A2 ranks on NPU driver %s, at or below %s where it was "
+                   "reported failing; fix: upgrade the NPU driver and firmware to %s or later, vllm-ascend #9005)",
+                   ranks, npu_driver_version.c_str(), failing.c_str(), fixed.c_str())};
+  return {Mc2Transport::undecided,
+          format("the NPU driver version: %s lies between %s, on which the MC2 dispatch over %lld A2 ranks failed with 'Failed to allocate resource[qp] ... "
+                 "Reason: Memory resources are exhausted', and %s, on which it started (vllm-ascend #9005; engines.json mc2_transport_source); no source "
+                 "reports a version between them",
+                 npu_driver_version.c_str(), failing.c_str(), ranks, fixed.c_str())};
 }
 
 int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {

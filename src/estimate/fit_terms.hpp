@@ -207,10 +207,21 @@ Term estimate_moe_allgather(const model::ModelSpec& m, const model::QuantScheme&
 // unquantized_input_rows more model-dtype rows for the others; a record with int8_experts_only applies to int8 alone). 0 bytes (and no term) where no record applies.
 Term estimate_moe_all2all_rows(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const std::string& device_family,
                                const Deployment& dep, const StageLayout& layout, int64_t expert_parallel_size, int64_t max_num_batched_tokens);
-// The MC2 transport failure no budget predicts (issue 15, vllm-ascend #5993 / #5947): on the same A2 profiles, an EP
-// group of 16 or more ranks (two or more 8-card nodes) with at most 24 experts per rank runs the profile run's first
-// pass on MC2, whose dispatch opens RDMA queue pairs to every peer; empty when that does not apply.
-std::string mc2_transport_note(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size);
+// Issue 15 (mc2): the MC2 transport of a multi-node A2 EP group. On the profiles' moe_allgather_families, an EP group of
+// 16 or more ranks (two or more 8-card nodes) with at most 24 experts per rank runs the profile run's first pass on
+// MC2, whose dispatch opens RDMA queue pairs to the other node's ranks (vllm-ascend #5993, #5947); a source reports it
+// failing on an old NPU driver and starting after the upgrade (#9005; engines.json mc2_transport_driver_failing /
+// _fixed). not_used: no MC2 over nodes, or no rule; starts: the stated driver is at or above the fixed version (text
+// only with `dep.explain`); fails: at or below the failing one (text: the engine's message and the fix); undecided: the
+// driver is not stated, or lies between the two (text: what the verdict depends on). The texts name #9005; the whole source
+// is engines.json mc2_transport_source (fit adds it as an assumption where it explains).
+enum class Mc2Transport { not_used, starts, fails, undecided };
+struct Mc2TransportVerdict {
+  Mc2Transport state = Mc2Transport::not_used;
+  std::string text;
+};
+Mc2TransportVerdict mc2_transport(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size,
+                                  const Deployment& dep);
 // Issue 15: the CUDA graphs vLLM captures, in tokens, ascending (vllm/config/vllm.py _set_cudagraph_sizes and
 // vllm/config/compilation.py adjust_cudagraph_sizes_for_spec_decode, 0.21 - 0.25). The ceiling is max_capture_size when
 // given, else min(max_num_seqs x decode_query_len x 2, default_ceiling); then at most max_num_batched_tokens. The sizes are

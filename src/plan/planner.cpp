@@ -99,6 +99,7 @@ std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int6
     }
     case Failure::invalid_layout: return f.failure_message;
     case Failure::after_kv_oom: return f.failure_message;
+    case Failure::mc2_transport: return f.failure_message;
     case Failure::none: break;
   }
   return "does not fit";

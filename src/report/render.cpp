@@ -200,6 +200,7 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["fits"] = f.fits;
   out["failure"] = estimate::failure_name(f.failure);
   out["failure_message"] = f.failure_message;
+  if (!f.verdict_depends_on.empty()) out["verdict_depends_on"] = f.verdict_depends_on;  // issue 15 (mc2): the verdict is undecided
   out["assumptions"] = f.assumptions;
   out["provenance"] = f.provenance;
   return out;
@@ -240,7 +241,9 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
          "), " + fixed(f.max_concurrency, 2) + "x at " + with_thousands(f.max_model_len) + " tokens\n";
     o += "  largest context  " + with_thousands(largest_context) + " tokens for one request\n";
   }
-  o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st)) + "\n";
+  o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st));
+  // Issue 15 (mc2): a memory verdict whose start depends on something the inputs do not state says so beside it.
+  o += (f.verdict_depends_on.empty() ? std::string() : std::string(" on memory; undecided, depends on ") + f.verdict_depends_on) + "\n";
   if (!f.fits) o += "    " + f.failure_message + "\n";
   if (!fixes.empty()) {
     o += "  cheapest fixes\n";

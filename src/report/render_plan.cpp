@@ -78,6 +78,7 @@ Json candidate_to_json(const plan::Candidate& c) {
     j["kv_cache_tokens"] = c.fit.kv_tokens;
     j["max_concurrency"] = c.fit.max_concurrency;
   }
+  if (!c.fit.verdict_depends_on.empty()) j["verdict_depends_on"] = c.fit.verdict_depends_on;  // issue 15 (mc2)
   if (c.meets) {
     j["tokens_per_s"] = c.speed.points.empty() ? Json() : Json(c.tokens_per_s);
     j["aggregate_tokens_per_s"] = c.aggregate_tokens_per_s;
@@ -275,6 +276,8 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   }
   w.key("variant").string(c.variant);
   w.key("variant_id").string(c.variant_id);
+  // Issue 15 (mc2): a verdict an unstated input decides (the NPU driver of a multi-node A2 EP row's MC2 transport).
+  if (!c.fit.verdict_depends_on.empty()) w.key("verdict_depends_on").string(c.fit.verdict_depends_on);
   if (c.fit.fits) w.key("weights_gib_per_device").number(bytes_to_gib(c.fit.weights_bytes));
   w.end_object();
 }
@@ -358,6 +361,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     if (md) o << "```\n";
     for (const auto& n : top.launch->notes) o << (md ? "- " : "  # ") << n << "\n";
     if (!top.reason.empty()) o << (md ? "\n" : "") << "why it fits: " << top.reason << "\n";
+    if (!top.fit.verdict_depends_on.empty()) o << (md ? "\n" : "") << "undecided, depends on " << top.fit.verdict_depends_on << "\n";
   }
   if (!plan.rejected.empty()) {
     o << "\n" << (md ? "### " : "") << "does not meet the targets (" << plan.rejected.size() << "):\n";

@@ -164,6 +164,10 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
       flags.layer_sharding = deploy::Given<std::string>{names, where + ": additional_config.layer_sharding"};
     }
   }
+  // Issue 15 (mc2): the NPU driver (Ascend HDK) version, where the case's source states it (npu-smi info, the issue's
+  // environment); absent, a multi-node A2 EP group's verdict stays undecided.
+  PF_TRY(driver, c.opt_string("npu_driver_version"));
+  if (driver) flags.npu_driver_version = deploy::Given<std::string>{*driver, where + ": npu_driver_version"};
   // Issue 15 (dsvtp16): the kv_role of --kv-transfer-config; vLLM's KVTransferConfig.is_kv_producer is true for
   // kv_producer and kv_both (a disaggregated prefill instance).
   PF_TRY(kv_role, c.opt_string("kv_role"));
@@ -427,6 +431,7 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"regime_quantized", !est.quantization.empty() || d.quant_scheme ? 1.0 : 0.0}};
   row.predicted_failure = failure_name(est.failure);
   row.predicted_failure_message = est.fits ? "" : est.failure_message;
+  row.verdict_depends_on = est.verdict_depends_on;
   row.observed_fits = o.fits;
   row.observed_failure = o.failure.value_or("");
   if (!o.fits && o.available_kv_gib && *o.available_kv_gib < 0) row.observed_fits = false;
@@ -574,7 +579,9 @@ void summarise(ValidationReport& report) {
         if (f.in_band()) ++coverage[f.field].second;
       }
     }
-    if (!r.skipped && r.observed_fits && r.predicted_fits) {
+    if (!r.skipped && r.observed_fits && r.predicted_fits && !r.verdict_depends_on.empty()) {
+      ++report.verdicts_undecided;
+    } else if (!r.skipped && r.observed_fits && r.predicted_fits) {
       ++report.verdicts_n;
       bool correct = *r.observed_fits == *r.predicted_fits;
       if (correct && !*r.observed_fits && !r.observed_failure.empty() && r.observed_failure != r.predicted_failure) correct = false;
@@ -636,7 +643,7 @@ Json validation_to_json(const ValidationReport& report) {
     if (s.banded > 0) fields[name]["band"] = {{"n", s.banded}, {"observed_inside", s.in_band}};
   }
   out["fields"] = fields;
-  out["verdicts"] = {{"n", report.verdicts_n}, {"correct", report.verdicts_correct}};
+  out["verdicts"] = {{"n", report.verdicts_n}, {"correct", report.verdicts_correct}, {"undecided", report.verdicts_undecided}};
   Json rows = Json::array();
   for (const auto& r : report.rows) {
     if (r.skipped) continue;
@@ -652,6 +659,7 @@ Json validation_to_json(const ValidationReport& report) {
     row["observed_failure"] = r.observed_failure;
     row["predicted_failure"] = r.predicted_failure;
     if (!r.predicted_failure_message.empty()) row["predicted_failure_message"] = r.predicted_failure_message;
+    if (!r.verdict_depends_on.empty()) row["verdict_depends_on"] = r.verdict_depends_on;
     row["assumptions"] = r.assumptions;
     if (!r.memory_terms.empty()) {
       row["platform"] = r.platform;

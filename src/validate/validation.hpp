@@ -35,6 +35,9 @@ struct CaseResult {
   std::optional<bool> predicted_fits;
   std::string observed_failure, predicted_failure;
   std::string predicted_failure_message;  // the engine's own words for the predicted failure ("" when it fits)
+  // Issue 15 (mc2): what the predicted verdict depends on that the case does not state (FitEstimate::verdict_depends_on);
+  // such a verdict is counted undecided, neither right nor wrong.
+  std::string verdict_depends_on;
   std::vector<std::string> assumptions;
   // Speed cases: the decode-step decomposition at the case's concurrency (what tools/fit_speed.py
   // refits the speed constants from).
@@ -60,6 +63,7 @@ struct ValidationReport {
   int cases = 0, evaluated = 0, skipped = 0;
   std::map<std::string, FieldSummary> fields;
   int verdicts_n = 0, verdicts_correct = 0;
+  int verdicts_undecided = 0;  // observed verdicts whose prediction depends on an unstated input (not in n)
 };
 
 struct ValidateOptions {

@@ -353,3 +353,68 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryVllmProfile) {
   EXPECT_TRUE(catalog_of("2026-02-01", "2026-02-01").has_value());  // the same day is possible
   EXPECT_TRUE(catalog_of("2026-02-01", "2026-03-01").has_value());
 }
+
+// Issue 15 (mc2): NPU driver versions as npu-smi prints them ("npu-smi 24.1.rc3.7", "25.5.0"; vllm-ascend #4093, #8725)
+// and as #9005 states them ("npu driver 23.0.7"), ordered part by part, a release candidate below the release.
+TEST(EngineCatalog, Issue15_NpuDriverVersionsCompare) {
+  struct Row { const char* a; const char* b; int order; };
+  const Row rows[] = {{"23.0.7", "25.5.0", -1},     {"25.5.0", "25.5.0", 0},  {"25.5.1", "25.5.0", 1},   {"24.1.rc3.7", "25.5.0", -1},
+                      {"25.3.RC1", "25.3.0", -1},   {"25.5", "25.5.0", 0},    {"25.5.RC1", "25.5.0", -1}, {"25.10.0", "25.5.0", 1},
+                      {"23.0.7", "23.0.7", 0},      {"23.0.8", "23.0.7", 1}};
+  for (const auto& r : rows) {
+    auto a = parse_npu_driver_version(r.a, "t");
+    auto b = parse_npu_driver_version(r.b, "t");
+    ASSERT_TRUE(a.has_value() && b.has_value()) << r.a << " " << r.b;
+    EXPECT_EQ(compare_npu_driver_versions(*a, *b), r.order) << r.a << " vs " << r.b;
+    EXPECT_EQ(compare_npu_driver_versions(*b, *a), -r.order) << r.b << " vs " << r.a;
+  }
+  for (const char* bad : {"", "25..0", "v25.5.0", "25.5.0-1", "rc", "25.x.0", "1234567890.0"}) {
+    auto v = parse_npu_driver_version(bad, "--npu-driver-version");
+    ASSERT_FALSE(v.has_value()) << bad;
+    EXPECT_EQ(v.error().kind, ErrorKind::invalid_argument) << bad;
+    EXPECT_NE(v.error().message.find("--npu-driver-version: NPU driver version"), std::string::npos) << v.error().message;
+  }
+}
+
+// Issue 15 (mc2): the shipped A2 profiles carry the driver versions #9005 reports (23.0.7 failing, 25.5.0 starting), and a
+// catalogue that gives one without the other, without a source or without the A2 families, or in the wrong order, is rejected.
+TEST(EngineCatalog, Issue15_Mc2TransportDriverRule) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  for (const char* v : {"0.13.0", "0.18.0", "0.25.0"}) {
+    auto p = select_engine(*c, "vllm-ascend", v);
+    ASSERT_TRUE(p.has_value()) << v;
+    EXPECT_EQ(p->mc2_transport_driver_failing, "23.0.7") << v;
+    EXPECT_EQ(p->mc2_transport_driver_fixed, "25.5.0") << v;
+    EXPECT_NE(p->mc2_transport_source.find("#9005"), std::string::npos) << v;
+  }
+  auto vllm = select_engine(*c, "vllm", "0.13.0");
+  ASSERT_TRUE(vllm.has_value());
+  EXPECT_TRUE(vllm->mc2_transport_driver_fixed.empty());
+  const std::string head = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0", "platform": "npu",
+      "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
+      "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
+      "sampler_source": "s", "requested_rounding": "floor", "tokens_rule": "blocks", "source": "s")";
+  const std::string a2 = R"(, "moe_allgather_families": ["ascend-a2"], "moe_allgather_source": "s")";
+  struct Case { std::string extra; const char* fragment; };
+  const Case cases[] = {
+      {a2 + R"(, "mc2_transport_driver_failing": "23.0.7", "mc2_transport_driver_fixed": "25.5.0", "mc2_transport_source": "s")", ""},
+      {a2 + R"(, "mc2_transport_driver_fixed": "25.5.0", "mc2_transport_source": "s")", "go together"},
+      {a2 + R"(, "mc2_transport_driver_failing": "23.0.7", "mc2_transport_driver_fixed": "25.5.0")", "go together"},
+      {R"(, "mc2_transport_driver_failing": "23.0.7", "mc2_transport_driver_fixed": "25.5.0", "mc2_transport_source": "s")", "go together"},
+      {a2 + R"(, "mc2_transport_driver_failing": "25.5.0", "mc2_transport_driver_fixed": "23.0.7", "mc2_transport_source": "s")", "must be below"},
+      {a2 + R"(, "mc2_transport_driver_failing": "23.0.x", "mc2_transport_driver_fixed": "25.5.0", "mc2_transport_source": "s")", "mc2_transport_driver_failing"},
+  };
+  for (const auto& k : cases) {
+    auto j = parse_json(head + k.extra + "}]}", "engines.json");
+    ASSERT_TRUE(j.has_value()) << k.extra;
+    auto e = parse_engine_catalog(*j, "engines.json");
+    if (!*k.fragment) {
+      ASSERT_TRUE(e.has_value()) << e.error().describe();
+      EXPECT_EQ(e->profiles.front().mc2_transport_driver_fixed, "25.5.0");
+      continue;
+    }
+    ASSERT_FALSE(e.has_value()) << k.extra;
+    EXPECT_NE(e.error().describe().find(k.fragment), std::string::npos) << e.error().describe();
+  }
+}

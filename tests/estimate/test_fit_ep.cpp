@@ -2,6 +2,7 @@
 // halved KV budget. Expected numbers are written out from the sources' formulas, not read back from the code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/json_util.hpp"
@@ -276,9 +277,12 @@ TEST(FitEp, Issue15_A2AllGatherMoeRowsBf16Experts) {
 
 // vllm-ascend #5993 printed "aclnnMoeDistributeDispatchV3 failed ... Failed to allocate resource[qp]" on a DP 4 x
 // TP 4 EP layout over two A2 nodes: MC2 runs there (A2 takes MC2 at 16 or more ranks; from 0.18 with at most 24
-// experts per rank: 256 / 16 = 16), and the estimate says so in the engine's words; 8 ranks (one node: all-gather
-// only) and A3 do not get the note.
-TEST(FitEp, Issue15_A2Mc2QueuePairNote) {
+// experts per rank: 256 / 16 = 16). #9005 reports the same message on NPU driver 23.0.7 and a start after upgrading to
+// 25.5.0 (engines.json mc2_transport_driver_*), so the driver decides the verdict: not stated or between the two, the
+// memory verdict stands and says it is undecided; 23.0.7 or older fails in the engine's words before any budget (the
+// budget is still sized: the same bytes); 25.5.0 or newer starts. 8 ranks (one node: all-gather only) and A3 have no
+// such condition.
+TEST(FitEp, Issue15_A2Mc2TransportDependsOnTheNpuDriver) {
   auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
   estimate::Deployment d;
   d.tensor_parallel_size = 4;
@@ -286,17 +290,46 @@ TEST(FitEp, Issue15_A2Mc2QueuePairNote) {
   d.enable_expert_parallel = true;
   d.max_model_len = 16384;
   d.quantization = "ascend";
-  auto has_note = [](const estimate::FitEstimate& e) {
-    for (const auto& a : e.assumptions)
-      if (a.find("Failed to allocate resource[qp]") != std::string::npos && a.find("#5993") != std::string::npos) return true;
-    return false;
+  auto fit = [&](const std::string& driver) {
+    d.npu_driver_version = driver;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   };
-  EXPECT_TRUE(has_note(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d)));
-  d.data_parallel_size = 2;
-  EXPECT_FALSE(has_note(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d)));
+  const auto unknown = fit("");
+  const auto fixed = fit("25.5.0");
+  ASSERT_TRUE(fixed.fits) << fixed.failure_message;  // the memory verdict: 16 ranks of 64 GB hold the W8A8 weights and a budget
+  EXPECT_TRUE(fixed.verdict_depends_on.empty());
+  EXPECT_TRUE(std::any_of(fixed.assumptions.begin(), fixed.assumptions.end(),
+                          [](const std::string& a) { return a.find("NPU driver 25.5.0, at or above 25.5.0") != std::string::npos; }));
+  EXPECT_TRUE(unknown.fits);
+  EXPECT_EQ(unknown.failure, estimate::Failure::none);
+  for (const char* part : {"the NPU driver version, not stated", "over 16 A2 ranks", "on NPU driver 23.0.7 it failed", "on 25.5.0 it started", "#9005", "--npu-driver-version"})
+    EXPECT_NE(unknown.verdict_depends_on.find(part), std::string::npos) << part << " in " << unknown.verdict_depends_on;
+  const auto between = fit("24.1.rc3.7");
+  EXPECT_TRUE(between.fits);
+  EXPECT_NE(between.verdict_depends_on.find("24.1.rc3.7 lies between 23.0.7"), std::string::npos) << between.verdict_depends_on;
+  const auto old = fit("23.0.7");
+  EXPECT_FALSE(old.fits);
+  EXPECT_EQ(old.failure, estimate::Failure::mc2_transport);
+  EXPECT_STREQ(estimate::failure_name(old.failure), "mc2_transport");
+  EXPECT_TRUE(old.verdict_depends_on.empty());
+  for (const char* part : {"Failed to allocate resource[qp]", "Reason: Memory resources are exhausted", "error code is 561000",
+                           "upgrade the NPU driver and firmware to 25.5.0 or later"})
+    EXPECT_NE(old.failure_message.find(part), std::string::npos) << part << " in " << old.failure_message;
+  EXPECT_DOUBLE_EQ(old.available_kv_bytes, fixed.available_kv_bytes);
+  EXPECT_DOUBLE_EQ(unknown.available_kv_bytes, fixed.available_kv_bytes);
+  EXPECT_EQ(fit("22.0.0").failure, estimate::Failure::mc2_transport);
+  EXPECT_TRUE(fit("25.5.1").verdict_depends_on.empty());
+  d.data_parallel_size = 2;  // EP 8, one node: the profile run never dispatches through MC2 across nodes
+  const auto one_node = fit("23.0.7");
+  EXPECT_TRUE(one_node.verdict_depends_on.empty());
+  EXPECT_NE(one_node.failure, estimate::Failure::mc2_transport);
+  EXPECT_TRUE(fit("").verdict_depends_on.empty());
   d.data_parallel_size = 4;
   auto s3 = setup("deepseek-ai/DeepSeek-V3.1", "910C", "0.13.0");
-  EXPECT_FALSE(has_note(estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d)));
+  d.npu_driver_version = "23.0.7";
+  const auto a3 = estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d);
+  EXPECT_TRUE(a3.verdict_depends_on.empty());
+  EXPECT_NE(a3.failure, estimate::Failure::mc2_transport);
 }
 
 // The catalogue fact behind the all-gather rows: moe_allgather_families needs its source (a fact without one is an

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "validate/validation.hpp"
+#include "validate_support.hpp"
 #include "../test_support.hpp"
 
 using namespace preflight;
@@ -475,4 +476,52 @@ TEST(Validation, Issue15_CaseDrafterReadFromTheModelsDirectories) {
   ASSERT_EQ(r->rows.size(), 2u);
   ASSERT_TRUE(r->rows[1].skip_reason.empty()) << r->rows[1].skip_reason;
   EXPECT_NEAR(r->rows[1].memory_terms.at("weights") - r->rows[0].memory_terms.at("weights"), 3460416000.0, 1.0);
+}
+
+// Issue 15 (mc2): vllm-ascend #5993 (DeepSeek-V3.1 W8A8, DP 4 x TP 4 EP over two A2 nodes) died on "Failed to allocate
+// resource[qp]" in the profile run's MC2 pass; its source states no NPU driver, and the driver decides that pass
+// (#9005: 23.0.7 failed, 25.5.0 started). As recorded the verdict is undecided, counted neither right nor wrong; the
+// same line with a driver the source would have stated is decided by it (23.0.7: the failure, right; 25.5.0: fits, and
+// shows as wrong against the recorded failure); a driver that is not a version is bad input naming the field.
+TEST(Validation, Issue15_Mc2TransportVerdictUndecidedWithoutTheDriver) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl");
+  std::string line, recorded;
+  while (std::getline(in, line))
+    if (line.find("\"pub-ascend5993-dsv31-w8a8-mtp-2xa2-dp4-tp4-ep-FAIL\"") != std::string::npos) recorded = line;
+  ASSERT_FALSE(recorded.empty());
+  auto with_driver = [&](const std::string& id, const std::string& driver) {
+    auto j = parse_json(recorded, "case");
+    EXPECT_TRUE(j.has_value());
+    (*j)["id"] = id;
+    (*j)["npu_driver_version"] = driver;
+    return j->dump();
+  };
+  const std::string path = ::testing::TempDir() + "/mc2.jsonl";
+  std::ofstream(path) << recorded << "\n" << with_driver("old", "23.0.7") << "\n" << with_driver("upgraded", "25.5.0") << "\n";
+  auto r = pftest::validate_with_models({path});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->verdicts_undecided, 1);
+  EXPECT_EQ(r->verdicts_n, 2);
+  EXPECT_EQ(r->verdicts_correct, 1);
+  const auto& as_recorded = r->rows[0];
+  EXPECT_EQ(as_recorded.observed_failure, "mc2_transport");
+  ASSERT_TRUE(as_recorded.predicted_fits.has_value());
+  EXPECT_TRUE(*as_recorded.predicted_fits);  // the memory verdict, which the row says is undecided
+  EXPECT_NE(as_recorded.verdict_depends_on.find("the NPU driver version, not stated"), std::string::npos) << as_recorded.verdict_depends_on;
+  const auto& old = r->rows[1];
+  EXPECT_TRUE(old.verdict_depends_on.empty());
+  EXPECT_EQ(old.predicted_failure, "mc2_transport");
+  EXPECT_NE(old.predicted_failure_message.find("Failed to allocate resource[qp]"), std::string::npos) << old.predicted_failure_message;
+  EXPECT_EQ(r->rows[2].predicted_failure, "none");
+  const Json out = validate::validation_to_json(*r);
+  EXPECT_EQ(out["verdicts"]["undecided"].get<int>(), 1);
+  EXPECT_TRUE(out["rows"][0].contains("verdict_depends_on"));
+  EXPECT_FALSE(out["rows"][1].contains("verdict_depends_on"));
+
+  std::ofstream(path) << with_driver("bad", "25.x.0") << "\n";
+  auto bad = pftest::validate_with_models({path});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(bad.error().message.find("npu_driver_version: NPU driver version '25.x.0'"), std::string::npos) << bad.error().message;
 }
