@@ -29,7 +29,7 @@ void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, cons
     for (size_t i = 0; i < rows->size(); ++i) {
       const plan::Candidate& x = (*rows)[i];
       const plan::Candidate& y = other[i];
-      const std::string where = at + " " + x.model_id + " " + x.variant;
+      const std::string where = at + " " + x.model_id.str() + " " + x.variant.str();
       EXPECT_EQ(x.model_id, y.model_id) << where;
       EXPECT_EQ(x.device_id, y.device_id) << where;
       EXPECT_EQ(x.variant, y.variant) << where;
@@ -174,7 +174,7 @@ TEST(Planner, Issue19_ReasonsReadAsPrintfWroteThem) {
   t.concurrency = 1;
   const auto hybrid = plan::evaluate_candidate(model("Qwen/Qwen3.5-27B"), dev("H100-SXM"), in, "", 1, t);
   ASSERT_TRUE(hybrid.meets) << hybrid.reason;
-  EXPECT_EQ(hybrid.reason.substr(0, hybrid.reason.find(" KiB") + 4),
+  EXPECT_EQ(hybrid.reason.str().substr(0, hybrid.reason.find(" KiB") + 4),
             printf_text("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB", 16LL, 64LL, 48LL,
                         static_cast<double>(hybrid.fit.kv_bytes_per_token_rank) / 1024.0));
 }
