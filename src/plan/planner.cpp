@@ -384,7 +384,9 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     return;
   }
   c.meets = true;
-  c.reason = architecture_facts(m, facts, c.fit);
+  // A copied fit has the facts of `fitted`: its reason when that is them alone (it met the targets with a speed, so
+  // nothing was added to them), shared rather than built again (round 14: recurrent models' rows build them per fit).
+  c.reason = fitted && fitted->meets && !fitted->speed.points.empty() ? fitted->reason : architecture_facts(m, facts, c.fit);
   if (!speed_known) c.reason = c.reason.str() + (c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail != RowDetail::every_row) return;
   const Candidate* same = nullptr;
