@@ -15,8 +15,11 @@ namespace preflight {
 class SharedText {
  public:
   SharedText() = default;
-  // Implicit, so that a record's text is assigned or pushed as a std::string is (`s.link = format(...)`).
-  SharedText(std::string text) : m_text(std::make_shared<const std::string>(std::move(text))) {}
+  // Implicit, so that a record's text is assigned or pushed as a std::string is (`s.link = format(...)`). An empty text
+  // holds no block (it reads as "" as an unset one does).
+  SharedText(std::string text) {
+    if (!text.empty()) m_text = std::make_shared<const std::string>(std::move(text));
+  }
   SharedText(const char* text) : SharedText(std::string(text)) {}
 
   const std::string& str() const {

@@ -409,7 +409,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
     }
     if (f.fit) {
       fmt::print("  verdict: preflight predicts {}", f.fit->fits ? "it fits" : "it does not fit");
-      if (!f.fit->fits) fmt::print(" ({}): {}", estimate::failure_name(f.fit->failure), f.fit->failure_message);
+      if (!f.fit->fits) fmt::print(" ({}): {}", estimate::failure_name(f.fit->failure), f.fit->failure_message.str());
       fmt::print("\n");
       for (const auto& fix : f.fixes) fmt::print("  fix: {}\n", fix);
     }

@@ -639,7 +639,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
     return e;
   }
   e->quantization.clear();  // the engine runs no quantization method (the note is among the assumptions)
-  if (e->failure == Failure::weights_oom) e->failure_message += "; the ModelSlim checkpoint was built unquantized: add --quantization ascend";
+  if (e->failure == Failure::weights_oom) e->failure_message = e->failure_message.str() + "; the ModelSlim checkpoint was built unquantized: add --quantization ascend";
   return e;
 }
 
@@ -666,7 +666,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) return e;
   const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);  // sized_model(m, dep).quant, without copying the model
   if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
-  e.weight_scheme = scheme.quantized() ? scheme.detail : std::string(model::dtype_name(m.dtype));
+  e.weight_scheme = dep.group_bytes && dep.group_bytes->for_model(m, scheme) ? dep.group_bytes->weight_scheme : SharedText(terms::weight_scheme_name(m, scheme));
 
   PF_TRY(staged, terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens));
   terms::StageWeights weights = std::move(staged);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/shared_text.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "model/model_spec.hpp"
@@ -77,6 +78,7 @@ struct GroupBytes {
   std::vector<double> bytes;
   std::vector<GroupPlace> places;  // group_place of each group, in m.weights order
   std::vector<model::WeightFormat> formats;  // each group's storage format under `scheme` (model::SchemeFormats)
+  SharedText weight_scheme;  // FitEstimate::weight_scheme under `scheme` (terms::weight_scheme_name), one text for every fit (round 14)
   // bytes.data() when this was computed for `m` stored as `s` (places and formats too), else nullptr (the caller computes them).
   const double* for_model(const model::ModelSpec& m, const model::QuantScheme& s) const {
     const size_t n = m.weights.size();
@@ -306,7 +308,9 @@ struct FitEstimate {
   int64_t block_size = 0;
   std::string kv_cache_dtype;
   std::string quantization;         // method the engine will run
-  std::string weight_scheme;        // how weights are stored
+  // Issue 19 (round 14): SharedText, so that a plan's fits of one (model, variant) hold one scheme name (GroupBytes) and the
+  // cards that copy a refused fit share its message.
+  SharedText weight_scheme;         // how weights are stored
 
   double total_bytes = 0, requested_bytes = 0;
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
@@ -373,7 +377,7 @@ struct FitEstimate {
 
   bool fits = false;
   Failure failure = Failure::none;
-  std::string failure_message;      // as the engine words it
+  SharedText failure_message;       // as the engine words it
   // Issue 15 (mc2): what the verdict depends on that the inputs do not state (the NPU driver version of a multi-node A2
   // EP group's MC2 transport), with the versions that decide it; empty when the verdict is decided. `fits` is then the
   // memory verdict, and the start fails or not by this condition.

@@ -4,7 +4,10 @@
 // model values are checked: a config with a huge kv_lora_rank or ssm_state_size is an error, not a
 // small page that "fits".
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <span>
+#include <string_view>
 
 #include "base/checked.hpp"
 #include "base/text.hpp"
@@ -139,10 +142,18 @@ Expected<BlockLayout> block_layout(const engine::EngineProfile& engine, const La
 
 // vLLM _get_kv_cache_groups_uniform_page_size: group_size = the fewest layers of a kind, or the most when
 // most < ratio x fewest (padding layers added); the ratio is the engine version's (engines.json).
-int64_t group_size_for(const std::vector<std::pair<std::string, int64_t>>& kinds, double ratio) {
-  if (kinds.size() == 1) return kinds[0].second;
+// One cached layer kind of a stage: its name (KvGroup::kind), its layers on the stage and in the whole model (issue 15's
+// whole-model PP check). A stage has at most three (full or MLA attention, sliding window, state): kept in place, not
+// in vectors (round 14: a fit's kinds were three allocations).
+struct KindLayers {
+  const char* kind = "";
+  int64_t layers = 0, whole_layers = 0;
+};
+
+int64_t group_size_for(std::span<const KindLayers> kinds, double ratio) {
+  if (kinds.size() == 1) return kinds[0].layers;
   int64_t lo = INT64_MAX, hi = 0;
-  for (const auto& k : kinds) { lo = std::min(lo, k.second); hi = std::max(hi, k.second); }
+  for (const auto& k : kinds) { lo = std::min(lo, k.layers); hi = std::max(hi, k.layers); }
   return static_cast<double>(hi) < ratio * static_cast<double>(lo) ? hi : lo;
 }
 
@@ -174,31 +185,27 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
     if (even_first) return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n), static_cast<uint64_t>(lay.pp)));
     return static_cast<int64_t>(ceil_div(static_cast<uint64_t>(n) * static_cast<uint64_t>(lay.first_layers), static_cast<uint64_t>(lay.n_layers)));
   };
-  std::vector<std::pair<std::string, int64_t>> kinds;
-  std::vector<int64_t> whole;  // each kind's layers in the whole model (issue 15's whole-model PP check)
-  if (stage(c.attn_layers) > 0) {
-    kinds.emplace_back(m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", stage(c.attn_layers));
-    whole.push_back(c.attn_layers);
-  }
-  if (stage(c.sliding_layers) > 0) {
-    kinds.emplace_back("sliding_attention", stage(c.sliding_layers));
-    whole.push_back(c.sliding_layers);
-  }
-  if (stage(c.state_layers) > 0) {
-    kinds.emplace_back("state", stage(c.state_layers));
-    whole.push_back(c.state_layers);
-  }
+  std::array<KindLayers, 3> stage_kinds;
+  size_t n_kinds = 0;
+  if (stage(c.attn_layers) > 0)
+    stage_kinds[n_kinds++] = {m.layers.empty() || m.layers[0].kind != LayerKind::mla_attention ? "full_attention" : "mla_attention", stage(c.attn_layers), c.attn_layers};
+  if (stage(c.sliding_layers) > 0) stage_kinds[n_kinds++] = {"sliding_attention", stage(c.sliding_layers), c.sliding_layers};
+  if (stage(c.state_layers) > 0) stage_kinds[n_kinds++] = {"state", stage(c.state_layers), c.state_layers};
+  const std::span<const KindLayers> kinds(stage_kinds.data(), n_kinds);
   g.group_padding_ratio = engine.hybrid_group_padding_ratio;
   g.group_size = std::max<int64_t>(1, group_size_for(kinds, engine.hybrid_group_padding_ratio));
+  g.groups.reserve(n_kinds);
   // One state block per request (two in "align" mode), plus one per speculative token (MambaSpec num_speculative_blocks).
   const int64_t state_blocks = (mamba_cache_mode(engine, in) == "align" ? 2 : 1) + in.num_speculative_tokens;
   const int64_t bs = bl.block_size, L = in.max_model_len;
   g.token_block_size = bs;
-  for (const auto& [kind, count] : kinds) {
+  for (const KindLayers& k : kinds) {
+    const std::string_view kind = k.kind;
+    const int64_t count = k.layers;
     KvGroup kg;
     kg.kind = kind;
     kg.layers = count;
-    kg.whole_layers = whole[g.groups.size()];
+    kg.whole_layers = k.whole_layers;
     kg.page_bytes = bl.page_bytes;
     if (kind == "state") {
       kg.blocks_per_request = state_blocks;
@@ -215,7 +222,7 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
     PF_TRY(blocks, checked_product(n, kg.blocks_per_request, "blocks per request"));
     PF_TRY(demand, checked_sum(g.demand_blocks, blocks, "blocks per request"));
     g.demand_blocks = demand;
-    g.groups.push_back(kg);
+    g.groups.push_back(std::move(kg));
   }
   return g;
 }

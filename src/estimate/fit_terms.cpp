@@ -137,6 +137,10 @@ const model::QuantScheme& deployed_scheme(const ModelSpec& m, const Deployment& 
   return it->second;
 }
 
+std::string weight_scheme_name(const ModelSpec& m, const model::QuantScheme& scheme) {
+  return scheme.quantized() ? scheme.detail : std::string(model::dtype_name(m.dtype));
+}
+
 double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g) {
   // model::weight_group_bytes with spec.quant = scheme (keep the two in step).
   const int b = model::dtype_bits(m.dtype) / 8;
@@ -154,6 +158,7 @@ GroupBytes group_bytes_for(const model::ModelSpec& m, const Deployment& dep) {
   GroupBytes out;
   out.model = &m;
   out.scheme = &terms::deployed_scheme(m, dep);
+  out.weight_scheme = terms::weight_scheme_name(m, *out.scheme);
   const model::SchemeFormats formats(*out.scheme);
   out.bytes.reserve(m.weights.size());
   out.places.reserve(m.weights.size());

@@ -95,6 +95,8 @@ struct StageWeights {
 // model: the checkpoint's own scheme, the override, or the --quantization flag's scheme (built once per
 // flag and thread). The reference stays valid for the duration of the call that asked for it.
 const model::QuantScheme& deployed_scheme(const model::ModelSpec& m, const Deployment& dep);
+// FitEstimate::weight_scheme of `m` stored as `scheme`: the scheme's detail when quantized, else the model's dtype.
+std::string weight_scheme_name(const model::ModelSpec& m, const model::QuantScheme& scheme);
 // model::weight_group_bytes of `g` in `m` stored as `scheme` (sized_model(m, dep) without the copy);
 // `formats` is model::SchemeFormats(scheme), made once for all groups.
 double group_bytes(const model::ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g);

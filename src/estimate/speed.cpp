@@ -427,7 +427,12 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     link_bw = family_link->bandwidth_bytes_per_s;
   } else if (link_bw <= 0) {
     link_bw = 32e9;
-    if (tp > 1) s.assumptions.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
+    if (tp > 1) {  // the same on every row of the device (TextMemo; round 14: 21% of a whole-catalogue plan's rows)
+      thread_local TextMemo memo;
+      s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
+        out.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
+      })[0]);
+    }
   }
   // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
   // is known): NCCL's measured small-message round (issue 20), else the profile's fitted one.
@@ -581,7 +586,12 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
-  if (peak <= 0) s.assumptions.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
+  if (peak <= 0) {  // the same on every row of the device (TextMemo; round 14: 20% of a whole-catalogue plan's rows)
+    thread_local TextMemo memo;
+    s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
+      out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
+    })[0]);
+  }
 
   const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain);
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;

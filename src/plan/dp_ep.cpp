@@ -119,9 +119,10 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": engine rejects it: " + rule->message;
     return c;
   }
-  c.context_tokens = candidate_context(m, t, c.reason);  // a target above the model's maximum is not lowered
-  if (!c.reason.empty()) {
-    c.reason = layout_name(c) + ": " + c.reason;
+  std::string too_long;
+  c.context_tokens = candidate_context(m, t, too_long);  // a target above the model's maximum is not lowered
+  if (!too_long.empty()) {
+    c.reason = layout_name(c) + ": " + too_long;
     return c;
   }
   const estimate::Deployment d = candidate_deployment(c, v, t);
@@ -237,12 +238,12 @@ void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec
         best->cheaper = cheaper_than(*best, &row, row.num_devices);
         if (best->cheaper.empty()) {
           best->meets = false;
-          best->reason += format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(row.tensor_parallel_size),
+          best->reason = best->reason.str() + format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(row.tensor_parallel_size),
                                  static_cast<long long>(row.num_devices), row.fit.max_concurrency);
           best->launch = {};
           r.rejected.push_back(std::move(*best));
         } else {
-          best->reason += "; cheaper: " + best->cheaper;
+          best->reason = best->reason.str() + "; cheaper: " + best->cheaper;
           rows.push_back(std::move(*best));
         }
       }
@@ -270,13 +271,13 @@ void add_dp_ep_candidates(PlanResult& r, const model::ModelSpec& m, const std::v
       best->cheaper = cheaper_than(*best, base, max_devices);
       if (best->cheaper.empty()) {
         best->meets = false;
-        best->reason += format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(base->tensor_parallel_size),
+        best->reason = best->reason.str() + format("; not cheaper than TP %lld on %lld devices (%.2f requests at once)", static_cast<long long>(base->tensor_parallel_size),
                                static_cast<long long>(base->num_devices), base->fit.max_concurrency);
         best->launch = {};
         r.rejected.push_back(std::move(*best));
         break;
       }
-      best->reason += "; cheaper: " + best->cheaper;
+      best->reason = best->reason.str() + "; cheaper: " + best->cheaper;
       // Before its device's TP/PP row, then ordered by device count as plan_for_model orders its rows.
       const auto at = base ? base_it - r.recommended.begin() : static_cast<std::ptrdiff_t>(r.recommended.size());
       r.recommended.insert(r.recommended.begin() + at, std::move(*best));

@@ -37,7 +37,7 @@ constexpr int64_t k_devices_per_node = 8;
 struct ModelFacts {
   double params = 0;  // total parameters
   int64_t kv_layers = 0, state_layers = 0;
-  std::string layout_free;  // the sliding-window, MLA and MoE facts, "; "-joined
+  SharedText layout_free;  // the sliding-window, MLA and MoE facts, "; "-joined (one block for every row of the model)
 };
 
 ModelFacts model_facts(const model::ModelSpec& m) {
@@ -56,18 +56,20 @@ ModelFacts model_facts(const model::ModelSpec& m) {
   if (m.num_experts > 0)
     facts.push_back(format("MoE: all %lld experts load (%.1fB params), %.1fB active per token", static_cast<long long>(m.num_experts), static_cast<double>(p.total) / 1e9,
                            static_cast<double>(p.active) / 1e9));
-  for (const auto& x : facts) f.layout_free += (f.layout_free.empty() ? "" : "; ") + x;
+  std::string joined;
+  for (const auto& x : facts) joined += (joined.empty() ? "" : "; ") + x;
+  f.layout_free = std::move(joined);
   return f;
 }
 
 // The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
 // token) first, then the model's layout-free facts.
-std::string architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
+SharedText architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
   if (f.state_layers == 0) return f.layout_free;
   FixedText r;
   r << "KV cache in " << f.kv_layers << " of " << static_cast<int64_t>(m.layers.size()) << " layers (" << f.state_layers << " recurrent layers keep a fixed state): ";
   r.fixed(static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0, 0) << " KiB per token per device";
-  if (!f.layout_free.empty()) r << "; " << f.layout_free;
+  if (!f.layout_free.empty()) r << "; " << f.layout_free.str();
   return r.take();
 }
 
@@ -186,16 +188,23 @@ struct PreparedVariant {
   bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
   std::string lookup_error;
   const model::VariantRule* rejected = nullptr;  // on the family `family` points to (set_family)
+  SharedText rejected_reason;                    // its row's reason, made once per family (round 14)
   const model::QuantVariant* rules_of = nullptr;  // the variant whose rules apply (the checkpoint's when published)
   std::string rule_version;                       // the engine's rule version text, formatted once
   const std::string* family = nullptr;
-  std::string published;  // published_label(m): the row's variant name when it has no variant (looked up once, not per count)
+  SharedText published;  // published_label(m): the row's variant name when it has no variant (looked up once, not per count)
+  // Issue 19 (round 14): the texts every candidate of this (model, variant, engine) holds, made once and shared.
+  SharedText model_id, variant_name, variant_id, quantization_flag, engine_id;
   // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
   const engine::Overheads* overheads = nullptr;
   const engine::SpeedProfile* speed = nullptr;
   // Issue 16: why no start command can serve the variant (plan::unservable_reason) at TP 1 and at TP > 1, "" when one
   // can; looked up once per (model, variant, engine): it reads the catalogue and the engine, not the card.
   std::string unservable_tp1, unservable_tp_many;
+  // The engine's refusal of the platform prepare_variant's device is on ("vllm@0.28-0.30 does not run on npu devices"),
+  // made once for every card of that platform (round 14: 7% of a whole-catalogue plan's rows); empty when it runs there.
+  std::string platform;
+  SharedText wrong_platform;
 };
 
 // The rule that rejects the prepared variant on `dev`'s family (p.rejected), looked up again only when the family
@@ -204,6 +213,7 @@ void set_family(PreparedVariant& p, const model::ModelSpec& m, const device::Dev
   if (p.family == &dev.family || (p.family && *p.family == dev.family)) return;
   p.family = &dev.family;
   p.rejected = eng && p.rules_of ? model::variant_rule(*p.rules_of, "rejected", eng->engine, p.rule_version, dev.family, m.num_experts > 0) : nullptr;
+  p.rejected_reason = p.rejected ? SharedText("engine rejects it: " + p.rejected->message) : SharedText();
 }
 
 PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
@@ -211,7 +221,11 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
   PreparedVariant p;
   const auto& catalog = model::load_variant_catalog();
   p.published = published_label(m);
+  p.model_id = m.id;
+  p.platform = dev.platform;
   if (eng) {
+    p.engine_id = eng->id;
+    if (!eng->runs_on(dev.platform)) p.wrong_platform = eng->id + " does not run on " + dev.platform + " devices";
     p.overheads = in.engines->overheads_for(*eng, dev.platform);
     p.speed = in.speeds->find(eng->engine, dev.platform, dev.id);
   }
@@ -223,16 +237,19 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
       return p;
     }
     p.v = *found;
+    p.variant_name = p.v->name;
+    p.variant_id = p.v->id;
+    p.quantization_flag = p.v->engine_quantization;
   }
   p.rules_of = p.v;
   if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);
   if (p.v && eng) {
     if (const engine::QuantizedCatalog* published = quantized_catalog_of(in)) {
       Candidate probe;
-      probe.model_id = m.id;
-      probe.variant = p.v->name;
-      probe.variant_id = p.v->id;
-      probe.quantization_flag = p.v->engine_quantization;
+      probe.model_id = p.model_id;
+      probe.variant = p.variant_name;
+      probe.variant_id = p.variant_id;
+      probe.quantization_flag = p.quantization_flag;
       p.unservable_tp1 = unservable_reason(m, probe, *eng, *published);
       probe.num_devices = probe.tensor_parallel_size = 2;
       p.unservable_tp_many = unservable_reason(m, probe, *eng, *published);
@@ -329,7 +346,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   // A rejection for the fit alone reads nothing of the device: that of `fitted` (copy_fit's source) when given.
   if (!c.fit.fits) {
     const int64_t largest = fitted || c.fit.failure != estimate::Failure::max_model_len_too_large ? 0 : estimate::kv_capacity_tokens(c.fit);
-    c.reason = fitted ? fitted->reason : failure_reason(c.fit, c.context_tokens, largest);
+    c.reason = fitted ? fitted->reason : SharedText(failure_reason(c.fit, c.context_tokens, largest));
     return;
   }
   if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
@@ -368,8 +385,10 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     return;
   }
   c.meets = true;
-  c.reason = architecture_facts(m, facts, c.fit);
-  if (!speed_known) c.reason += std::string(c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
+  // A copied fit has the facts of `fitted`: its reason when that is them alone (it met the targets with a speed, so
+  // nothing was added to them), shared rather than built again (round 14: recurrent models' rows build them per fit).
+  c.reason = fitted && fitted->meets && !fitted->speed.points.empty() ? fitted->reason : architecture_facts(m, facts, c.fit);
+  if (!speed_known) c.reason = c.reason.str() + (c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail != RowDetail::every_row) return;
   const Candidate* same = nullptr;
   if (shared.launched)
@@ -394,7 +413,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
 bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
                    estimate::GroupBytes& weights, const Shared& shared = {}) {
-  c.model_id = m.id;
+  c.model_id = pv.model_id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
   if (pv.unknown) {
@@ -403,10 +422,10 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     return false;
   }
   if (v) {
-    c.variant_id = v->id;
-    c.variant = v->name;
+    c.variant_id = pv.variant_id;
+    c.variant = pv.variant_name;
     c.variant_rank = variant_rank(*v);
-    c.quantization_flag = v->engine_quantization;
+    c.quantization_flag = pv.quantization_flag;
   } else {
     c.variant = pv.published;
   }
@@ -418,9 +437,9 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = eng.error().describe();
     return false;
   }
-  c.engine_id = eng->id;
+  c.engine_id = pv.engine_id;
   if (!eng->runs_on(dev.platform)) {
-    c.reason = eng->id + " does not run on " + dev.platform + " devices";
+    c.reason = dev.platform == pv.platform ? pv.wrong_platform : SharedText(eng->id + " does not run on " + dev.platform + " devices");
     return false;
   }
   const engine::Overheads* oh = pv.overheads;
@@ -429,8 +448,8 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return false;
   }
-  if (const model::VariantRule* rule = pv.rejected) {
-    c.reason = "engine rejects it: " + rule->message;
+  if (pv.rejected) {
+    c.reason = pv.rejected_reason;
     return false;
   }
   // A rule of this layout only (bnb_8bit: vLLM refuses a pre-quantized bitsandbytes checkpoint under TP).
@@ -441,8 +460,12 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = "engine rejects it: " + rule->message;
     return false;
   }
-  c.context_tokens = candidate_context(m, t, c.reason);
-  if (!c.reason.empty()) return false;
+  std::string too_long;
+  c.context_tokens = candidate_context(m, t, too_long);
+  if (!too_long.empty()) {
+    c.reason = std::move(too_long);
+    return false;
+  }
   const bool first = !filled;
   refresh_deployment(d, filled, c, v, t);
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
@@ -493,9 +516,11 @@ void note_bandwidth_priors(PlanResult& r) {
 // no plan output shows and which would make the plan's tens of thousands of candidates larger, and which the cards
 // that copy this fit (copy_fit) would copy (the per-rank tree and, in a plan's deployments, the terms are not built at
 // all: Deployment::rank_tree, memory_terms).
+// Their blocks are released here, on the worker that built them (round 14: `= {}` assigned an empty list and kept
+// the capacity, so 64% of a whole-catalogue plan's candidates kept a groups block for the caller to free).
 void keep_summary(Candidate& c) {
-  c.fit.terms = {};
-  c.fit.groups = {};
+  c.fit.terms = std::vector<estimate::MemoryTerm>();
+  c.fit.groups = std::vector<estimate::KvGroup>();
 }
 
 // RowDetail::table: the start commands of the first recommended row, the one the table prints.
@@ -621,17 +646,18 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::StepTrafficMemo traffic(models[i]);
   estimate::KvScanMemo scans(models[i]);
   std::vector<const Candidate*> fitted(r.sets), launched;
-  std::vector<const model::VariantRule*> rejected(r.devs.size());  // each device's, looked up once per family
+  std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
   for (const size_t x : r.order) {
     set_family(pv, models[i], *r.devs[x], r.eng);
-    rejected[x] = pv.rejected;
+    rejected[x] = {pv.rejected, pv.rejected_reason};
   }
   for (size_t k = 0; k < counts.size(); ++k) {
     std::fill(fitted.begin(), fitted.end(), nullptr);
     launched.clear();
     for (const size_t x : r.order) {
       pv.speed = r.speeds[x];
-      pv.rejected = rejected[x];
+      pv.rejected = rejected[x].first;
+      pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched, &scans}) && !same) same = &c;

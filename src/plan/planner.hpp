@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_text.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/launch_rules.hpp"
@@ -68,16 +69,19 @@ class SharedLaunch {
 };
 
 struct Candidate {
-  std::string model_id;
-  std::string variant;              // the variant's full name: "bf16 as published", "msModelSlim W8A8 (static; ...)", ...
-  std::string variant_id;           // its id in data/variants/quant_variants.json; empty = checkpoint as published
+  // Issue 19 (round 14): the texts every candidate of a model, variant or engine repeats (model id, variant, engine
+  // id, quantization flag) and the reason, which the cards and counts of one (model, variant) often share (a
+  // failure copied with its fit, a model's layout-free facts), are SharedText: one block for all of them.
+  SharedText model_id;
+  SharedText variant;               // the variant's full name: "bf16 as published", "msModelSlim W8A8 (static; ...)", ...
+  SharedText variant_id;            // its id in data/variants/quant_variants.json; empty = checkpoint as published
   int variant_rank = 0;             // 0 as published, 1 eight-bit, 2 four-bit (ranking: higher precision first)
-  std::string quantization_flag;    // --quantization value, empty = checkpoint as published
+  SharedText quantization_flag;     // --quantization value, empty = checkpoint as published
   bool no_video = false;           // only the start without video input fits (the profile's dummy video is too large)
   bool skip_mm_profiling = false;  // only the start without the encoder profile fits the context
   int64_t fit_with_encoder_pass_tokens = 0;  // KV tokens with that profile (under the context)
   std::string device_id;
-  std::string engine_id;
+  SharedText engine_id;
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
   // Issue 15, DP+EP rows (plan/dp_ep): data_parallel_size replicas of TP x PP with --enable-expert-parallel;
   // num_devices counts every replica. `fit` is one replica's (the engine prints per DP rank).
@@ -91,7 +95,7 @@ struct Candidate {
   double tokens_per_s = 0;          // per stream at the target concurrency
   double aggregate_tokens_per_s = 0;
   bool meets = false;
-  std::string reason;               // why it fails, or why it fits (architecture facts)
+  SharedText reason;                // why it fails, or why it fits (architecture facts)
   SharedLaunch launch;             // the start commands (empty: none built for this row)
 };
 

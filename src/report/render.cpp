@@ -220,7 +220,7 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   o += format("  layout           TP %lld, PP %lld; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
               static_cast<long long>(f.pipeline_parallel_size), f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
               static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());
-  o += "  weights stored   " + f.weight_scheme + "\n";
+  o += "  weights stored   " + f.weight_scheme.str() + "\n";
   o += "  memory per device (GiB)\n";
   o += "    total            " + fixed(bytes_to_gib(f.total_bytes), 2) + "\n";
   o += "    requested        " + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
@@ -244,7 +244,7 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st));
   // Issue 15 (mc2): a memory verdict whose start depends on something the inputs do not state says so beside it.
   o += (f.verdict_depends_on.empty() ? std::string() : std::string(" on memory; undecided, depends on ") + f.verdict_depends_on) + "\n";
-  if (!f.fits) o += "    " + f.failure_message + "\n";
+  if (!f.fits) o += "    " + f.failure_message.str() + "\n";
   if (!fixes.empty()) {
     o += "  cheapest fixes\n";
     for (const auto& x : fixes) o += "    - " + x + "\n";

@@ -249,7 +249,7 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   w.key("context_tokens").integer(c.context_tokens);
   if (data_parallel) w.key("data_parallel_size").integer(c.data_parallel_size);
   w.key("device").string(c.device_id);
-  w.key("engine").string(c.engine_id);
+  w.key("engine").string(c.engine_id.str());
   if (data_parallel) w.key("expert_parallel").boolean(c.expert_parallel);
   if (c.fit.fits) w.key("kv_cache_tokens").integer(c.fit.kv_tokens);
   if (c.meets) {
@@ -258,12 +258,12 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   }
   if (c.fit.fits) w.key("max_concurrency").number(c.fit.max_concurrency);
   w.key("meets").boolean(c.meets);
-  w.key("model").string(c.model_id);
+  w.key("model").string(c.model_id.str());
   w.key("num_devices").integer(c.num_devices);
   w.key("params").number(c.params);
   w.key("pipeline_parallel_size").integer(c.pipeline_parallel_size);
-  w.key("quantization").string(c.quantization_flag);
-  w.key("reason").string(c.reason);
+  w.key("quantization").string(c.quantization_flag.str());
+  w.key("reason").string(c.reason.str());
   if (speculative) w.key("speculative").json(*speculative);
   if (c.meets) {
     w.key("speed");
@@ -274,8 +274,8 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
     w.key("tokens_per_s");
     c.speed.points.empty() ? w.null() : w.number(c.tokens_per_s);
   }
-  w.key("variant").string(c.variant);
-  w.key("variant_id").string(c.variant_id);
+  w.key("variant").string(c.variant.str());
+  w.key("variant_id").string(c.variant_id.str());
   // Issue 15 (mc2): a verdict an unstated input decides (the NPU driver of a multi-node A2 EP row's MC2 transport).
   if (!c.fit.verdict_depends_on.empty()) w.key("verdict_depends_on").string(c.fit.verdict_depends_on);
   if (c.fit.fits) w.key("weights_gib_per_device").number(bytes_to_gib(c.fit.weights_bytes));
@@ -350,7 +350,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
       o << format("%-*s %-*s %-10s %-9s %8lld %10lld %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
                   layout.c_str(), static_cast<long long>(c.context_tokens), static_cast<long long>(c.fit.kv_tokens), c.fit.max_concurrency,
                   c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
-        << (c.reason.empty() ? "" : "    why: " + c.reason + "\n");
+        << (c.reason.empty() ? "" : "    why: " + c.reason.str() + "\n");
   }
   if (plan.recommended.size() > max_rows) o << "(" << plan.recommended.size() - max_rows << " more; --all or --json lists every one)\n";
   if (!plan.recommended.empty()) {

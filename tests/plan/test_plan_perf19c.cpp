@@ -29,7 +29,7 @@ void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, cons
     for (size_t i = 0; i < rows->size(); ++i) {
       const plan::Candidate& x = (*rows)[i];
       const plan::Candidate& y = other[i];
-      const std::string where = at + " " + x.model_id + " " + x.variant;
+      const std::string where = at + " " + x.model_id.str() + " " + x.variant.str();
       EXPECT_EQ(x.model_id, y.model_id) << where;
       EXPECT_EQ(x.device_id, y.device_id) << where;
       EXPECT_EQ(x.variant, y.variant) << where;
@@ -174,7 +174,55 @@ TEST(Planner, Issue19_ReasonsReadAsPrintfWroteThem) {
   t.concurrency = 1;
   const auto hybrid = plan::evaluate_candidate(model("Qwen/Qwen3.5-27B"), dev("H100-SXM"), in, "", 1, t);
   ASSERT_TRUE(hybrid.meets) << hybrid.reason;
-  EXPECT_EQ(hybrid.reason.substr(0, hybrid.reason.find(" KiB") + 4),
+  EXPECT_EQ(hybrid.reason.str().substr(0, hybrid.reason.find(" KiB") + 4),
             printf_text("KV cache in %lld of %lld layers (%lld recurrent layers keep a fixed state): %.0f KiB", 16LL, 64LL, 48LL,
                         static_cast<double>(hybrid.fit.kv_bytes_per_token_rank) / 1024.0));
+}
+
+// Issue 19 (round 14): a plan's candidates hold few heap blocks of their own. The texts every row of a (model, variant)
+// repeats on a platform's cards and counts (model id, variant name, engine id, the fit's weight scheme) are one block
+// shared by all of those rows (their characters sit at one address), and no candidate keeps a block for the fit's
+// per-term breakdown or KV groups, which no plan output shows (keep_summary assigned `{}` to them before, which keeps a
+// vector's capacity: 64% of a whole-catalogue plan's rows kept a groups block).
+TEST(Planner, Issue19_CandidatesShareTheirRepeatedTexts) {
+  const auto models = preflight::test::catalogue_model_specs();
+  const std::vector<device::DeviceSpec> devices = {dev("H100-SXM"), dev("H100-PCIe"), dev("L4")};  // one platform: one run
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  plan::PlanInputs in = catalogs().inputs();
+  in.detail = plan::RowDetail::table;
+  const auto plans = plan::plan_for_devices(models, devices, {1, 2, 8}, in, t, 2);
+  struct First {
+    const char *model_id, *variant, *engine_id, *weight_scheme;
+  };
+  std::vector<std::pair<std::string, First>> seen;  // by "model id [variant]"
+  size_t rows = 0, shared_schemes = 0;
+  for (const auto& p : plans)
+    for (const auto* list : {&p.result.recommended, &p.result.rejected})
+      for (const auto& c : *list) {
+        ++rows;
+        EXPECT_EQ(c.fit.groups.capacity(), 0u) << c.model_id << " on " << c.device_id;
+        EXPECT_EQ(c.fit.terms.capacity(), 0u) << c.model_id << " on " << c.device_id;
+        const std::string key = c.model_id.str() + " [" + c.variant.str() + "]";
+        const char* scheme = c.fit.weight_scheme.empty() ? nullptr : c.fit.weight_scheme.c_str();
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
+        if (it == seen.end()) {
+          seen.push_back({key, {c.model_id.c_str(), c.variant.c_str(), c.engine_id.c_str(), scheme}});
+          continue;
+        }
+        First& f = it->second;
+        EXPECT_EQ(c.model_id.c_str(), f.model_id) << key << " on " << c.device_id;
+        EXPECT_EQ(c.variant.c_str(), f.variant) << key << " on " << c.device_id;
+        EXPECT_EQ(c.engine_id.c_str(), f.engine_id) << key << " on " << c.device_id;
+        // A retried fit (served without video, or with --skip-mm-profiling) sizes a copy of the deployment, whose scheme
+        // GroupBytes does not recognise by address: it computes its own bytes, and its own scheme name.
+        if (!scheme || c.no_video || c.skip_mm_profiling) continue;
+        if (!f.weight_scheme) f.weight_scheme = scheme;
+        EXPECT_EQ(scheme, f.weight_scheme) << key << " on " << c.device_id << ": " << c.fit.weight_scheme;
+        ++shared_schemes;
+      }
+  // Every model in at least its published form, on 3 cards x 3 counts; most rows get as far as a fit.
+  EXPECT_GE(seen.size(), models.size());
+  EXPECT_EQ(rows, seen.size() * 9);
+  EXPECT_GT(shared_schemes, rows / 2);
 }

@@ -94,7 +94,7 @@ bool real_config_has_auto_map(const std::string& model_id) {
 }
 
 std::string row_label(const plan::Candidate& c) {
-  return c.model_id + " [" + c.variant + "] " + std::to_string(c.num_devices) + "x " + c.device_id + ": " + c.launch->serve.substr(0, 200);
+  return c.model_id.str() + " [" + c.variant.str() + "] " + std::to_string(c.num_devices) + "x " + c.device_id + ": " + c.launch->serve.substr(0, 200);
 }
 
 // A path is written when a command (not a comment) of the prepare step names it whole: "--save_path PATH ",
@@ -186,8 +186,8 @@ void check_table(const plan::PlanResult& r, Findings& f) {
   size_t i = 0;
   for (const auto& c : r.recommended) {
     while (i < rows.size() && !contains(rows[i], c.device_id)) ++i;  // the next row line
-    if (i >= rows.size() || rows[i].rfind(c.model_id + " ", 0) != 0 || !contains(rows[i], " " + c.variant + " ")) {
-      f.add("model id or variant name cut in the text table", c.model_id + " [" + c.variant + "]: " + (i < rows.size() ? rows[i] : std::string("(no row)")));
+    if (i >= rows.size() || rows[i].rfind(c.model_id.str() + " ", 0) != 0 || !contains(rows[i], " " + c.variant.str() + " ")) {
+      f.add("model id or variant name cut in the text table", c.model_id.str() + " [" + c.variant.str() + "]: " + (i < rows.size() ? rows[i] : std::string("(no row)")));
       return;
     }
     ++i;

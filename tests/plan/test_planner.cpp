@@ -274,7 +274,7 @@ TEST(Planner, Issue19_CandidatesFitWithoutTextSameNumbers) {
     dep.no_video = c.no_video;
     dep.skip_mm_profiling = c.skip_mm_profiling;
     const auto want = estimate::estimate_fit(*m, d, *eng, *oh, dep);
-    const std::string at = c.model_id + " [" + c.quantization_flag + "]";
+    const std::string at = c.model_id.str() + " [" + c.quantization_flag.str() + "]";
     EXPECT_FALSE(want.assumptions.empty()) << at;
     EXPECT_TRUE(c.fit.assumptions.empty()) << at;
     EXPECT_TRUE(c.fit.lines.empty()) << at;
@@ -382,7 +382,7 @@ void expect_same_rows(const plan::PlanResult& a, const plan::PlanResult& b, cons
   ASSERT_EQ(a.rejected.size(), b.rejected.size()) << at;
   EXPECT_EQ(a.assumptions, b.assumptions) << at;
   auto same = [&](const plan::Candidate& x, const plan::Candidate& y, size_t i) {
-    const std::string where = at + " row " + std::to_string(i) + " " + x.model_id + " [" + x.quantization_flag + "]";
+    const std::string where = at + " row " + std::to_string(i) + " " + x.model_id.str() + " [" + x.quantization_flag.str() + "]";
     EXPECT_EQ(x.model_id, y.model_id) << where;
     EXPECT_EQ(x.quantization_flag, y.quantization_flag) << where;
     EXPECT_EQ(x.num_devices, y.num_devices) << where;
