@@ -369,6 +369,19 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.mc2_transport_driver_fixed = *fixed;
     p.mc2_transport_source = *src;
   }
+  PF_TRY(counted, r.opt_string("non_torch_counted"));
+  if (counted) {
+    if (*counted != "absolute" && *counted != "increase")
+      return make_error(ErrorKind::corrupt, format("%s: %s: non_torch_counted must be \"absolute\" or \"increase\", found \"%s\"", origin.c_str(), id.c_str(), counted->c_str()), origin);
+    PF_TRY(src, r.opt_string("non_torch_counted_source"));
+    if (!src || src->empty()) return make_error(ErrorKind::corrupt, format("%s: %s: non_torch_counted needs non_torch_counted_source", origin.c_str(), id.c_str()), origin);
+    p.non_torch_counted = *counted == "increase" ? NonTorchCounted::increase : NonTorchCounted::absolute;
+    p.non_torch_counted_source = *src;
+  }
+  PF_TRY(absolute_families, string_list(r.find("non_torch_absolute_families"), "profiles[" + id + "].non_torch_absolute_families", origin));
+  if (!absolute_families.empty() && p.non_torch_counted != NonTorchCounted::increase)
+    return make_error(ErrorKind::corrupt, format("%s: %s: non_torch_absolute_families needs non_torch_counted \"increase\"", origin.c_str(), id.c_str()), origin);
+  p.non_torch_absolute_families = absolute_families;
   PF_TRY(whole, parse_version_rule(r, origin, id, "whole_prompt_prefill"));
   p.whole_prompt_prefill = whole;
   PF_TRY(drafter_sliding, parse_version_rule(r, origin, id, "drafter_sliding_kv_group"));
@@ -451,6 +464,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "dsa_cp_layer_shard_source", "moe_allgather_families", "moe_allgather_source",
                             "mc2_transport_driver_failing", "mc2_transport_driver_fixed", "mc2_transport_source",
+                            "non_torch_counted", "non_torch_absolute_families", "non_torch_counted_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",
@@ -763,6 +777,16 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   o.non_torch_multi_rank_fraction = multi;
   PF_TRY(multi_src, r.string("non_torch_multi_rank_source"));
   o.non_torch_multi_rank_source = multi_src;
+  PF_TRY(nt_snapshot, r.opt_number("non_torch_snapshot_bytes"));
+  if (nt_snapshot) {
+    if (!(*nt_snapshot >= 0 && *nt_snapshot <= o.non_torch_bytes))
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_snapshot_bytes is outside 0 - non_torch_bytes", origin.c_str(), o.platform.c_str()), origin);
+    PF_TRY(snapshot_src, r.opt_string("non_torch_snapshot_source"));
+    if (!snapshot_src || snapshot_src->empty())
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].non_torch_snapshot_bytes has no non_torch_snapshot_source", origin.c_str(), o.platform.c_str()), origin);
+    o.non_torch_snapshot_bytes = nt_snapshot;
+    o.non_torch_snapshot_source = *snapshot_src;
+  }
   PF_TRY(first_capture, r.opt_number("graph_first_capture_bytes"));
   PF_TRY(per_capture, r.opt_number("graph_per_capture_bytes"));
   PF_TRY(capture_src, r.opt_string("graph_capture_source"));

@@ -26,6 +26,8 @@ std::optional<Version> parse_version(const std::string& text, const std::string&
 
 enum class TokensRule { blocks, concurrency_x_len };
 enum class HybridBlockRule { cuda_align, npu_align128, npu_contiguous };
+// Which non-torch memory a worker subtracts from the KV budget (EngineProfile::non_torch_counted).
+enum class NonTorchCounted { absolute, increase };
 
 // How an engine lays MXFP4 MoE experts out in memory at load, per device (gpt-oss): padded dimensions,
 // a kept second copy of the scales, fp32 biases. data/engines/engines.json "mxfp4_layouts".
@@ -164,6 +166,13 @@ struct EngineProfile {
   std::string mc2_transport_driver_failing;
   std::string mc2_transport_driver_fixed;
   std::string mc2_transport_source;
+  // Issue 15 (nt018): which non-torch memory the worker subtracts from its KV budget. absolute: the device-wide
+  // total - free - torch memory after the profile run (vLLM-Ascend 0.7 - 0.17, and 0.18+ on the families in
+  // non_torch_absolute_families, whose own worker keeps it); increase: only the growth since the init snapshot
+  // (vLLM's memory_profiling non_torch_increase, vLLM-Ascend PR #7427 from 0.18.0rc1). Set with its source.
+  NonTorchCounted non_torch_counted = NonTorchCounted::absolute;
+  std::vector<std::string> non_torch_absolute_families;
+  std::string non_torch_counted_source;
   // Issue 15: versions whose platform config turns the Ascend scheduler on for every non-MLA text-only model and
   // raises max_num_batched_tokens to max_model_len (chunked prefill off, even over the flag), so the profile run
   // forwards max_model_len tokens. Unset: the version leaves max_num_batched_tokens as given.
@@ -333,6 +342,11 @@ struct Overheads {
   // a fraction of non_torch_bytes; fitted, with its evidence.
   double non_torch_multi_rank_fraction = 0;
   std::string non_torch_multi_rank_source;
+  // Issue 15 (nt018): the non-torch memory already on the device at the worker's init snapshot (the runtime context),
+  // printed by the engine, with its source. A worker that counts only the increase since the snapshot
+  // (NonTorchCounted::increase) subtracts non_torch_bytes less this. Unset: non_torch_bytes for both counts.
+  std::optional<double> non_torch_snapshot_bytes;
+  std::string non_torch_snapshot_source;
   // Issue 15: the pre-capture CUDA graph estimate (vLLM 0.21+ profile_cudagraph_memory) as a function of the capture
   // sizes: the first capture, and each further graph; fitted on printed "Estimated CUDA graph memory" lines, with
   // their source. 0: not modelled, graph_bytes is used.

@@ -718,8 +718,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.assumptions.insert(e.assumptions.end(), run.assumptions.begin(), run.assumptions.end());
   keep_term(ph.peak);
 
-  const Term non_torch = terms::estimate_non_torch(oh, lay, dep.explain);
+  const Term non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain);
   e.non_torch_bytes = non_torch.bytes;
+  e.non_torch_counted = terms::non_torch_counted(engine, oh, device.family);
   keep_term(non_torch);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   std::string fallback;

@@ -314,6 +314,9 @@ struct FitEstimate {
 
   double total_bytes = 0, requested_bytes = 0;
   double weights_bytes = 0, activation_bytes = 0, non_torch_bytes = 0, graph_bytes = 0;
+  // Issue 15 (nt018): which non-torch memory the worker subtracts (terms::non_torch_counted): the device-wide amount,
+  // or only its increase since the init snapshot.
+  engine::NonTorchCounted non_torch_counted = engine::NonTorchCounted::absolute;
   // Expert parallel on NPU: the HCCL buffers of the communicators the MoE dispatchers open before the profile
   // run (2 x buffer each), subtracted from the budget (issue 15). 0 without EP or on other platforms.
   double ep_communicator_bytes = 0;

@@ -744,12 +744,28 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   return run;
 }
 
-Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& lay, bool explain) {
+engine::NonTorchCounted non_torch_counted(const engine::EngineProfile& engine, const engine::Overheads& oh, const std::string& device_family) {
+  const auto& absolute = engine.non_torch_absolute_families;
+  if (engine.non_torch_counted != engine::NonTorchCounted::increase || !oh.non_torch_snapshot_bytes) return engine::NonTorchCounted::absolute;
+  return std::find(absolute.begin(), absolute.end(), device_family) != absolute.end() ? engine::NonTorchCounted::absolute : engine::NonTorchCounted::increase;
+}
+
+Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& lay, bool explain) {
   const bool multi_rank = lay.tp * lay.pp * lay.dp > 1;
-  const double bytes = oh.non_torch_bytes + (multi_rank ? oh.non_torch_bytes * oh.non_torch_multi_rank_fraction : 0.0);
+  // Issue 15 (nt018): a worker that counts only the non-torch increase since its init snapshot leaves out what the
+  // device held at the snapshot (the runtime context, printed); the communicators come after it, so the multi-rank
+  // share (a fraction of the absolute constant) is counted by both.
+  const bool increase = non_torch_counted(engine, oh, device_family) == engine::NonTorchCounted::increase;
+  const double single = increase ? oh.non_torch_bytes - *oh.non_torch_snapshot_bytes : oh.non_torch_bytes;
+  const double bytes = single + (multi_rank ? oh.non_torch_bytes * oh.non_torch_multi_rank_fraction : 0.0);
   // The band of the non-torch term is at least the spread the printed breakdowns show for the platform.
   const double band = std::max(bytes * oh.band_fraction, oh.non_torch_band_bytes);
   if (!explain) return {"non-torch", bytes, band, {}, {}};
+  if (increase)
+    return {"non-torch", bytes, band,
+            "non-torch increase since the worker's init snapshot: the fitted non-torch less the runtime context already there at the snapshot (" +
+                engine.non_torch_counted_source + "; " + oh.non_torch_snapshot_source + ")",
+            {{"non_torch_bytes", oh.non_torch_bytes}, {"snapshot_bytes", *oh.non_torch_snapshot_bytes}, {"multi_rank_bytes", bytes - single}}};
   return {"non-torch", bytes, band, "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")",
           {{"non_torch_bytes", oh.non_torch_bytes}, {"multi_rank_fraction", multi_rank ? oh.non_torch_multi_rank_fraction : 0.0}}};
 }

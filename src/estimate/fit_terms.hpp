@@ -149,8 +149,15 @@ Expected<ProfileRun> estimate_profile_run(const model::ModelSpec& m, const engin
                                           const Deployment& dep, const StageLayout& layout, int64_t max_num_batched_tokens,
                                           int64_t max_num_seqs, int64_t max_model_len, double moe_routed_bytes = 0);
 
-// Runtime context, communicator buffers and workspaces, with the platform's multi-rank share.
-Term estimate_non_torch(const engine::Overheads& oh, const StageLayout& layout, bool explain = true);
+// Which non-torch memory the engine's worker subtracts on a device of `device_family` (issue 15, nt018): increase where
+// the profile counts only the increase since the init snapshot, the family is not one of its absolute families and the
+// platform has a non_torch_snapshot_bytes constant; absolute otherwise.
+engine::NonTorchCounted non_torch_counted(const engine::EngineProfile& engine, const engine::Overheads& oh, const std::string& device_family);
+// Runtime context, communicator buffers and workspaces, with the platform's multi-rank share: non_torch_bytes where
+// the worker counts the absolute non-torch memory, non_torch_bytes - non_torch_snapshot_bytes where it counts the
+// increase only (non_torch_counted); the multi-rank share is non_torch_multi_rank_fraction x non_torch_bytes in both.
+Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& layout,
+                        bool explain = true);
 // DSA context parallel (vLLM-Ascend, a model with a sparse-attention indexer, TP > 1, switched on as
 // engine.dsa_cp_switch says): q_b_proj and kv_b_proj are built whole on every rank (ShardedCPColumnParallelOp;
 // kv_b_proj kept as the bf16 W_UK / W_UV it is turned into), and one full-size o_proj pool is added

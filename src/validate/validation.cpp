@@ -401,6 +401,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"weights", est.weights_bytes},
                       {"activation", est.activation_bytes},
                       {"non_torch", est.non_torch_bytes},
+                      // issue 15 (nt018): 1 where the worker counts only the non-torch increase since its init snapshot
+                      {"non_torch_increase", est.non_torch_counted == engine::NonTorchCounted::increase ? 1.0 : 0.0},
                       {"graph", est.graph_bytes},
                       {"graph_in_budget", est.graph_in_budget && d.mode == estimate::ExecutionMode::graph ? 1.0 : 0.0},
                       {"ep_communicators", est.ep_communicator_bytes},  // issue 15: NPU EP HCCL buffers, subtracted
@@ -539,6 +541,12 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   if (!find_iso_date(in.engine.evidence_date)) {
     in.engine.evidence_date = inputs.engine_detail.value_or("");
     in.engine.evidence_date_origin = "case engine_detail";
+  }
+  // Issue 15 (nt018): else the date inside an engine version no profile recognises ("vllm-ascend main (git fb5538625,
+  // 2025-11-29)").
+  if (!find_iso_date(in.engine.evidence_date)) {
+    in.engine.evidence_date = inputs.engine_version.value_or("");
+    in.engine.evidence_date_origin = "case engine_version";
   }
   in.flags = flags;
   in.flags.quantization.reset();

@@ -418,3 +418,36 @@ TEST(EngineCatalog, Issue15_Mc2TransportDriverRule) {
     EXPECT_NE(e.error().describe().find(k.fragment), std::string::npos) << e.error().describe();
   }
 }
+
+// Issue 15 (nt018): which non-torch memory a worker subtracts is read per profile; the shipped vLLM-Ascend profiles
+// count the absolute non-torch memory up to 0.17 and the increase since the init snapshot from 0.18 (PR #7427), except
+// on 310P (its own worker). A bad value, a missing source, or absolute families without the increase count are errors.
+TEST(EngineCatalog, Issue15_NonTorchCountedFollowsTheVersion) {
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value());
+  const std::map<std::string, NonTorchCounted> expected = {{"0.11.0", NonTorchCounted::absolute}, {"0.14.0", NonTorchCounted::absolute},
+                                                           {"0.17.0", NonTorchCounted::absolute}, {"0.18.0", NonTorchCounted::increase},
+                                                           {"0.21.0", NonTorchCounted::increase}, {"0.23.0", NonTorchCounted::increase}};
+  for (const auto& [version, counted] : expected) {
+    auto p = select_engine(*c, "vllm-ascend", version);
+    ASSERT_TRUE(p.has_value()) << version;
+    EXPECT_EQ(p->non_torch_counted, counted) << version;
+    EXPECT_FALSE(p->non_torch_counted_source.empty()) << version;
+    const bool only_310p = p->non_torch_absolute_families == std::vector<std::string>{"ascend-310p"};
+    EXPECT_EQ(only_310p, counted == NonTorchCounted::increase) << version;
+  }
+  const BadProfileField bads[] = {
+      {R"(, "non_torch_counted": "delta", "non_torch_counted_source": "s")", "non_torch_counted must be"},
+      {R"(, "non_torch_counted": "increase")", "non_torch_counted needs non_torch_counted_source"},
+      {R"(, "non_torch_absolute_families": ["ascend-310p"])", "non_torch_absolute_families needs non_torch_counted"},
+  };
+  expect_profile_errors(bads);
+  auto no_source = parse_json(R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 100, "graph_bytes": 1,
+      "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 0.1, "rope_cache_bytes_per_element": 8, "rope_cache_source": "s",
+      "evidence": "e", "band_fraction": 0.3, "non_torch_multi_rank_fraction": 0.5, "non_torch_multi_rank_source": "s", "non_torch_snapshot_bytes": 50}]})",
+                              "engines.json");
+  ASSERT_TRUE(no_source.has_value());
+  auto e = parse_engine_catalog(*no_source, "engines.json");
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().describe().find("non_torch_snapshot_bytes has no non_torch_snapshot_source"), std::string::npos) << e.error().describe();
+}
