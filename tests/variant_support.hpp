@@ -10,9 +10,17 @@
 #include <string>
 
 #include "base/json_util.hpp"
+#include "model/quant_variant.hpp"
 #include "test_support.hpp"
 
 namespace pftest {
+
+// The shipped variant catalogue (data/variants/quant_variants.json), loaded once; a test failure when it does not load.
+inline const preflight::model::VariantCatalog& shipped_variants() {
+  static const auto c = preflight::model::load_variant_catalog();
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
+  return *c;
+}
 
 // A command's stdout parsed as JSON; a test failure (and an empty Json) when it is not JSON.
 inline preflight::Json json_of(const CliRun& r) {

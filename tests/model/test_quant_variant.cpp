@@ -10,20 +10,13 @@
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
 #include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
 using namespace preflight::model;
 
-namespace {
-const VariantCatalog& shipped() {
-  static const auto c = load_variant_catalog();
-  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
-  return *c;
-}
-}  // namespace
-
 TEST(QuantVariant, Issue16_ShippedListHasEveryFormatTheIssueNames) {
-  const auto& c = shipped();
+  const auto& c = pftest::shipped_variants();
   for (const char* id : {"bf16", "w8a8", "w8a8_dynamic", "w4a8_dynamic", "w4a16", "fp8_tensor", "fp8_channel", "fp8_block", "ct_w8a8_int8", "ct_w4a16",
                          "ct_w8a16", "ct_nvfp4", "awq", "gptq", "autoround", "modelopt_fp8", "modelopt_nvfp4", "mxfp4", "bnb_4bit", "bnb_8bit",
                          "gguf_q4_k_m", "gguf_q8_0"}) {
@@ -39,7 +32,7 @@ TEST(QuantVariant, Issue16_ShippedListHasEveryFormatTheIssueNames) {
 }
 
 TEST(QuantVariant, Issue16_UnknownNameListsTheKnownOnes) {
-  auto v = find_variant(shipped(), "w3a7");
+  auto v = find_variant(pftest::shipped_variants(), "w3a7");
   ASSERT_FALSE(v.has_value());
   EXPECT_EQ(v.error().kind, ErrorKind::invalid_argument);
   EXPECT_NE(v.error().message.find("unknown variant 'w3a7'"), std::string::npos);
@@ -48,7 +41,7 @@ TEST(QuantVariant, Issue16_UnknownNameListsTheKnownOnes) {
 }
 
 TEST(QuantVariant, Issue16_StorageOfW4A8DynamicPerModule) {
-  auto v = find_variant(shipped(), "w4a8_dynamic");
+  auto v = find_variant(pftest::shipped_variants(), "w4a8_dynamic");
   ASSERT_TRUE(v.has_value());
   const QuantScheme& s = (*v)->scheme;
   EXPECT_EQ(s.method, "ascend");
@@ -69,10 +62,10 @@ TEST(QuantVariant, Issue16_StorageOfW4A8DynamicPerModule) {
 }
 
 TEST(QuantVariant, Issue16_GroupAndBlockParametersComeFromTheRecord) {
-  auto awq = find_variant(shipped(), "awq");
-  auto ct = find_variant(shipped(), "ct_w4a16");
-  auto blk = find_variant(shipped(), "fp8_block");
-  auto gguf = find_variant(shipped(), "gguf_q4_k_m");
+  auto awq = find_variant(pftest::shipped_variants(), "awq");
+  auto ct = find_variant(pftest::shipped_variants(), "ct_w4a16");
+  auto blk = find_variant(pftest::shipped_variants(), "fp8_block");
+  auto gguf = find_variant(pftest::shipped_variants(), "gguf_q4_k_m");
   ASSERT_TRUE(awq && ct && blk && gguf);
   // AWQ: group 128 with packed zeros; compressed-tensors W4A16 preset: symmetric, no zeros.
   EXPECT_EQ((*awq)->scheme.group_size, 128);
@@ -87,7 +80,7 @@ TEST(QuantVariant, Issue16_GroupAndBlockParametersComeFromTheRecord) {
 }
 
 TEST(QuantVariant, Issue16_TextAsPeopleWriteIt) {
-  const auto& c = shipped();
+  const auto& c = pftest::shipped_variants();
   const std::vector<std::pair<std::string, std::string>> table = {
       {"w8a8 (ascend w8a8_dynamic)", "w8a8_dynamic"},
       {"AWQ int4", "awq"},
@@ -180,14 +173,14 @@ TEST(QuantVariant, Issue16_EveryCaseQuantizationTextResolvesToTheRightVariant) {
   EXPECT_GE(seen.size(), 20u);
   for (const auto& text : seen) EXPECT_TRUE(by_hand.count(text)) << "case quantization '" << text << "' has no hand-named variant in this table";
   for (const auto& [text, id] : by_hand) {
-    const QuantVariant* v = variant_from_text(shipped(), text);
+    const QuantVariant* v = variant_from_text(pftest::shipped_variants(), text);
     ASSERT_NE(v, nullptr) << text;
     EXPECT_EQ(v->id, id) << text;
   }
 }
 
 TEST(QuantVariant, Issue16_EngineRulesByEngineFamilyVersionAndKind) {
-  const auto& c = shipped();
+  const auto& c = pftest::shipped_variants();
   auto w4a16 = find_variant(c, "w4a16");
   auto awq = find_variant(c, "awq");
   auto fp8 = find_variant(c, "fp8_block");
@@ -267,7 +260,7 @@ TEST(QuantVariant, Issue16_VariantOnBaseMatchesThePublishedCheckpointDescriptor)
   ASSERT_TRUE(nvfp4_scheme.has_value()) << nvfp4_scheme.error().describe();
   const std::vector<std::pair<std::string, QuantScheme>> published = {{"fp8_block", fp8->quant}, {"modelopt_nvfp4", *nvfp4_scheme}};
   for (const auto& [id, scheme] : published) {
-    auto v = find_variant(shipped(), id);
+    auto v = find_variant(pftest::shipped_variants(), id);
     ASSERT_TRUE(v.has_value()) << id;
     ModelSpec as_variant = *base, as_published = *base;
     as_variant.quant = (*v)->scheme;
@@ -290,7 +283,7 @@ TEST(QuantVariant, Issue16_VariantOnBaseMatchesPublishedFileSizes) {
     ASSERT_FALSE(ck["source"].get<std::string>().empty()) << where;
     auto base = load_hf_config(pftest::shared_path("models/" + ck["base"].get<std::string>() + "/config.json"));
     ASSERT_TRUE(base.has_value()) << where;
-    auto v = find_variant(shipped(), ck["variant"].get<std::string>());
+    auto v = find_variant(pftest::shipped_variants(), ck["variant"].get<std::string>());
     ASSERT_TRUE(v.has_value()) << where;
     ModelSpec sized = *base;
     sized.quant = (*v)->scheme;
@@ -319,7 +312,7 @@ TEST(QuantVariant, Issue16_CheckpointDescriptorsAreRecognizedAsVariants) {
   for (const auto& [dir, id] : table) {
     auto spec = load_model_directory(pftest::shared_path("models/" + dir));
     ASSERT_TRUE(spec.has_value()) << dir << ": " << spec.error().describe();
-    const QuantVariant* v = variant_of_checkpoint(shipped(), spec->quant);
+    const QuantVariant* v = variant_of_checkpoint(pftest::shipped_variants(), spec->quant);
     if (id.empty()) {
       EXPECT_EQ(v, nullptr) << dir << " read as " << (v ? v->id : "");
       continue;
@@ -337,7 +330,7 @@ TEST(QuantVariant, Issue16_CheckpointDescriptorsAreRecognizedAsVariants) {
 //   support {q} for {t}." (to v0.19.1rc1), "... quant_type={q} for layer_type={t}." (v0.20.2rc1; v0.23.0rc1
 //   adds "Please use ..."); 310P registry (v0.15.0rc1 on): W8A8 linear, W8A8_DYNAMIC moe (linear from v0.18.0).
 TEST(QuantVariant, Issue16_AscendVersionLimitsAreRules) {
-  const auto& c = shipped();
+  const auto& c = pftest::shipped_variants();
   const std::string only = "NotImplementedError: Currently, vLLM Ascend only supports following quant types:";
   const std::string lin20 = "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A16 for layer_type=linear.";
   struct Case {
@@ -407,7 +400,7 @@ TEST(QuantVariant, Issue16_AscendVersionLimitsAreRules) {
 // dtype (lab_practice/glm_5/glm_5_w8a8.yaml excludes '*kv_b_proj', '*wk', '*weights_proj' from the self_attn W8A8 pass;
 // vLLM-Ascend's MLA / SFA backends assert kv_b_proj is unquantized); the indexer's wq_b and the other projections are W8A8.
 TEST(QuantVariant, Issue15_W8A8KeepsKvBProjAndIndexerWkInTheModelDtype) {
-  auto v = find_variant(shipped(), "w8a8");
+  auto v = find_variant(pftest::shipped_variants(), "w8a8");
   ASSERT_TRUE(v.has_value());
   const QuantScheme& s = (*v)->scheme;
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.kv_b_proj", false), WeightFormat::native);
@@ -421,7 +414,7 @@ TEST(QuantVariant, Issue15_W8A8KeepsKvBProjAndIndexerWkInTheModelDtype) {
 // the attention's q_b_proj (which '*wq_b' does not match) is W8A8. DeepSeek-V3.2's wq_b is index_n_heads 64 x
 // index_head_dim 128 = 8,192 rows by q_lora_rank 1,536 columns: 8,192 x 1,536 x 2 B = 25,165,824 B in bf16.
 TEST(QuantVariant, Issue15_W8A8KeepsTheIndexerWqBInTheModelDtype) {
-  auto v = find_variant(shipped(), "w8a8");
+  auto v = find_variant(pftest::shipped_variants(), "w8a8");
   ASSERT_TRUE(v.has_value());
   const QuantScheme& s = (*v)->scheme;
   EXPECT_EQ(module_format(s, "model.layers.*.self_attn.indexer.wq_b", false), WeightFormat::native);

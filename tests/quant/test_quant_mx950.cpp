@@ -23,11 +23,6 @@ using namespace preflight::model;
 
 namespace {
 
-const VariantCatalog& shipped() {
-  static const auto c = load_variant_catalog();
-  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
-  return *c;
-}
 
 QuantScheme description(const std::string& text) {
   auto j = parse_json(text, "quant_model_description.json");
@@ -104,27 +99,27 @@ TEST(QuantMx950, Issue16_DescriptorIsReadAsItsVariant) {
   EXPECT_EQ(w4a4.group_size, 32);
   EXPECT_EQ(w4a4.modelslim_quant_type, "W4A4_MXFP4");
   EXPECT_EQ(module_format(w4a4, "model.layers.*.mlp.gate", false), WeightFormat::native);
-  const QuantVariant* v = variant_of_checkpoint(shipped(), w4a4);
+  const QuantVariant* v = variant_of_checkpoint(pftest::shipped_variants(), w4a4);
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->id, "w4a4_mxfp4");
 
   const QuantScheme w8a8 = description(R"({"model_quant_type": "W8A8_MXFP8", "model.layers.0.self_attn.q_proj.weight": "W8A8_MXFP8",
     "model.layers.0.mlp.experts.0.up_proj.weight": "W8A8_MXFP8", "lm_head.weight": "FLOAT"})");
   EXPECT_EQ(w8a8.linear_format, WeightFormat::mxfp8);
-  v = variant_of_checkpoint(shipped(), w8a8);
+  v = variant_of_checkpoint(pftest::shipped_variants(), w8a8);
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->id, "w8a8_mxfp8");
 
   // Same storage, another scheme: W4A16_MXFP4 experts (attention FLOAT) are told apart by the name only.
   const QuantScheme w4a16 = description(R"({"model_quant_type": "W4A16_MXFP4", "model.layers.0.self_attn.q_proj.weight": "FLOAT",
     "model.layers.0.mlp.experts.0.up_proj.weight": "W4A16_MXFP4"})");
-  v = variant_of_checkpoint(shipped(), w4a16);
+  v = variant_of_checkpoint(pftest::shipped_variants(), w4a16);
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->id, "w4a16_mxfp4");
 
   // A description with no model_quant_type, or one the list does not name, is no variant as before (per-module types).
-  EXPECT_EQ(variant_of_checkpoint(shipped(), description(R"({"model.layers.0.self_attn.q_proj.weight": "W8A8_MXFP8"})")), nullptr);
-  EXPECT_EQ(variant_of_checkpoint(shipped(), description(R"({"model_quant_type": "W4A4_MXFP4_DUALSCALE",
+  EXPECT_EQ(variant_of_checkpoint(pftest::shipped_variants(), description(R"({"model.layers.0.self_attn.q_proj.weight": "W8A8_MXFP8"})")), nullptr);
+  EXPECT_EQ(variant_of_checkpoint(pftest::shipped_variants(), description(R"({"model_quant_type": "W4A4_MXFP4_DUALSCALE",
     "model.layers.0.mlp.experts.0.up_proj.weight": "W4A4_MXFP4"})")), nullptr);
 }
 
@@ -139,7 +134,7 @@ TEST(QuantMx950, Issue16_TextAndIdsNameTheMxVariants) {
       {"MXFP4 (checkpoint native)", "mxfp4"},  // gpt-oss
   };
   for (const auto& [text, id] : cases) {
-    const QuantVariant* v = variant_from_text(shipped(), text);
+    const QuantVariant* v = variant_from_text(pftest::shipped_variants(), text);
     ASSERT_NE(v, nullptr) << text;
     EXPECT_EQ(v->id, id) << text;
   }
