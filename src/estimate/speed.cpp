@@ -342,7 +342,12 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     if (dep.explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
   } else if (device.measured_copy_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
-    if (dep.explain) s.bandwidth_source = "measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")";
+    if (dep.explain) {  // the same on every row of the device (TextMemo)
+      thread_local TextMemo memo;
+      s.bandwidth_source = memo.add(device.source_bandwidth).texts([&](std::vector<SharedText>& out) {
+        out.push_back("measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")");
+      })[0];
+    }
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
@@ -362,11 +367,22 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_bytes_per_s = prior->peak_bytes_per_s * cf;
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
     s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
-    if (dep.explain) s.bandwidth_source = format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s", prior->peak_bytes_per_s / 1e9,
-                                prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf, prior->source.c_str(), until().c_str());
     s.bandwidth_is_prior = true;
-    if (dep.explain) s.assumptions.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s", device.id.c_str(),
-                                   s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9, until().c_str()));
+    if (dep.explain) {  // the same on every row of the device (TextMemo; round 15: 1.9% of the JSON form's instructions)
+      thread_local TextMemo memo;
+      const auto& t = memo.add(prior->peak_bytes_per_s).add(prior->low_bytes_per_s).add(prior->high_bytes_per_s).add(cf).add(prior->source).add(device.id)
+                          .texts([&](std::vector<SharedText>& out) {
+                            const std::string prior_until = until();
+                            out.push_back(format("catalogue prior: peak %.0f GB/s (public figures allow %.0f - %.0f GB/s) x copy fraction %.2f (%s); %s",
+                                                 prior->peak_bytes_per_s / 1e9, prior->low_bytes_per_s / 1e9, prior->high_bytes_per_s / 1e9, cf,
+                                                 prior->source.c_str(), prior_until.c_str()));
+                            out.push_back(format("no datasheet or measured bandwidth for %s: copy bandwidth %.0f GB/s (band %.0f - %.0f GB/s) from a %s",
+                                                 device.id.c_str(), s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9,
+                                                 s.bandwidth_high_bytes_per_s / 1e9, prior_until.c_str()));
+                          });
+      s.bandwidth_source = t[0];
+      s.assumptions.push_back(t[1]);
+    }
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;
@@ -566,6 +582,9 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   s.input_tokens = w.input_tokens;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
 
+  // Explained, a row holds up to five provenance lines (bandwidth, link, decode step, eager dispatch, prefill): one
+  // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15).
+  if (dep.explain) s.provenance.reserve(5);
   double band = profile.band_fraction;
   if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
