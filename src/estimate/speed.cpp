@@ -115,8 +115,11 @@ std::optional<std::vector<int>> first_version(const std::string& text) {
 }
 
 bool version_before(const std::string& version_text, const std::string& since) {
-  const auto v = first_version(version_text), s = first_version(since);
-  return v && s && *v < *s;
+  // Round 15: `since` is read only when the text names a version (a plan's rows state none: one parse, not two, per row).
+  const auto v = first_version(version_text);
+  if (!v) return false;
+  const auto s = first_version(since);
+  return s && *v < *s;
 }
 
 namespace {
