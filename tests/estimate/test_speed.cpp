@@ -187,6 +187,31 @@ TEST(Speed, Issue20_910B4BandwidthPriorGivesSpeedWithOneSidedBand) {
   EXPECT_NE(e.bandwidth_source.find("prior, until `preflight bw --save"), std::string::npos);
 }
 
+// Issue 19 (round 15): a catalogue prior's two texts are kept per thread and built again when the prior changes. The
+// 910B4's prior is 800 GB/s peak (800 - 1600) x copy fraction 0.80 = 640 GB/s (band 640 - 1,280); with the peak and
+// the range raised to 900 GB/s (900 - 1800) it is 900 x 0.80 = 720 GB/s (band 720 - 1,440), and the second
+// estimate, made right after the first on the same thread, says so rather than repeating the first one's texts.
+TEST(Speed, Issue19_BandwidthPriorTextsFollowThePrior) {
+  auto s = setup("Qwen/Qwen3-8B", "910B4", "vllm-ascend");
+  const std::string until = "prior, until `preflight bw --save --device 910B4` measures the card";
+  const auto first = run(s, {}, {});
+  ASSERT_FALSE(first.assumptions.empty());
+  EXPECT_EQ(first.assumptions.front(), "no datasheet or measured bandwidth for 910B4: copy bandwidth 640 GB/s (band 640 - 1280 GB/s) from a " + until);
+  EXPECT_EQ(first.bandwidth_source.str().rfind("catalogue prior: peak 800 GB/s (public figures allow 800 - 1600 GB/s) x copy fraction 0.80 (", 0), 0u);
+  for (auto& prior : s.speeds.bandwidth_priors)
+    if (prior.device == "910B4") {
+      prior.peak_bytes_per_s = prior.low_bytes_per_s = 900e9;
+      prior.high_bytes_per_s = 1800e9;
+    }
+  const auto second = run(s, {}, {});
+  ASSERT_FALSE(second.assumptions.empty());
+  EXPECT_NEAR(second.bandwidth_bytes_per_s, 720e9, 1e6);
+  EXPECT_EQ(second.assumptions.front(), "no datasheet or measured bandwidth for 910B4: copy bandwidth 720 GB/s (band 720 - 1440 GB/s) from a " + until);
+  EXPECT_EQ(second.bandwidth_source.str().rfind("catalogue prior: peak 900 GB/s (public figures allow 900 - 1800 GB/s) x copy fraction 0.80 (", 0), 0u);
+  const std::string& source = second.bandwidth_source.str();
+  EXPECT_EQ(source.substr(source.size() - until.size()), until);
+}
+
 // Issue 20: every catalogue card gets a speed; every card without a measured copy bandwidth says it is a prior.
 TEST(Speed, Issue20_EveryCatalogueCardHasASpeedAndUnmeasuredOnesSayPrior) {
   auto devices = device::load_device_catalog();
