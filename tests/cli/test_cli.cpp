@@ -238,7 +238,7 @@ TEST(Cli, Issue16_PlanModelFilter) {
 // 950DT are both NPUs, so their rows of one card count are planned together and a start command built for one could
 // be copied to the other: the 950DT rows must carry none, every 910B3 row must carry it.
 TEST(Cli, Issue16_QkNormRopeWorkaroundOnlyWhereTheAdaptorCallsTheOp) {
-  const auto r = pftest::run_cli("plan Qwen/Qwen3-8B --device 910B3,950DT --engine vllm-ascend@0.23 --json", {.with_stderr = false});
+  const auto r = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3,950DT --engine vllm-ascend@0.23 --json", {.with_stderr = false});
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   const std::string workaround = "fuse_qknorm_rope";
@@ -252,6 +252,8 @@ TEST(Cli, Issue16_QkNormRopeWorkaroundOnlyWhereTheAdaptorCallsTheOp) {
     if (device == "910B3") {
       ++a2_rows;
       EXPECT_NE(serve.find(workaround), std::string::npos) << serve;
+      // vllm-ascend graph_fusion_pass_manager.py reads the switch from additional_config["ascend_compilation_config"].
+      EXPECT_NE(serve.find(R"(--additional-config '{"ascend_compilation_config": {"fuse_qknorm_rope": false}}')"), std::string::npos) << serve;
       EXPECT_NE(notes.find("qknorm-rope-fusion-a2:"), std::string::npos) << notes;
     } else if (device == "950DT") {
       ++a5_rows;
@@ -263,7 +265,7 @@ TEST(Cli, Issue16_QkNormRopeWorkaroundOnlyWhereTheAdaptorCallsTheOp) {
   EXPECT_GE(a2_rows, 1u);
   EXPECT_GE(a5_rows, 1u);
   // plan --device 950DT alone (the table's one start command) likewise.
-  const auto a5 = pftest::run_cli("plan Qwen/Qwen3-8B --device 950DT --engine vllm-ascend@0.23 --commands", {.with_stderr = false});
+  const auto a5 = pftest::run_cli("plan Qwen/Qwen3-8B --devices 950DT --engine vllm-ascend@0.23 --commands", {.with_stderr = false});
   ASSERT_EQ(a5.code, 0) << a5.out;
   EXPECT_NE(a5.out.find("vllm serve"), std::string::npos) << a5.out;
   EXPECT_EQ(a5.out.find(workaround), std::string::npos) << a5.out;
