@@ -35,7 +35,7 @@ struct EmbeddedRecord {
 std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path);
 std::span<const EmbeddedRecord> embedded_records(std::string_view relative_path, std::string_view array_key);
 // The names of the fields copied into each record of that array (the CMakeLists copies devices.json "devices"'
-// vendor, memory_kind, memory_bytes, runtime_total_bytes and confidence.runtime_total); empty when none.
+// vendor, memory_kind, memory_bytes, runtime_total_bytes, confidence.runtime_total and family); empty when none.
 std::span<const std::string_view> embedded_record_fields(std::string_view relative_path, std::string_view array_key);
 // The value of field `name` in `record` of that array, or nullopt when the index does not copy that field.
 std::optional<std::string_view> embedded_record_field(std::string_view relative_path, std::string_view array_key, const EmbeddedRecord& record,

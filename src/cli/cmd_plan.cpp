@@ -15,6 +15,7 @@
 #include "cli/common.hpp"
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
+#include "device/device_spec.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/model_catalog.hpp"
@@ -261,7 +262,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (!engines) return report_error(engines.error());
   auto speeds = engine::load_speed_catalog();
   if (!speeds) return report_error(speeds.error());
-  auto rules = engine::load_launch_rules();
+  const auto families = device::load_device_families();
+  if (!families) return report_error(families.error());
+  auto rules = engine::load_launch_rules(*families);
   if (!rules) return report_error(rules.error());
   plan::PlanInputs in{&*engines, &*speeds, &*rules, r.engine.value_or(""), r.workload == "agent" ? plan::Workload::agent : plan::Workload::chat};
   if (r.variant) {

@@ -477,6 +477,27 @@ std::optional<std::vector<size_t>> overlay_devices(std::span<const EmbeddedRecor
 
 }  // namespace
 
+Expected<std::vector<std::string>> load_device_families() {
+  std::vector<std::string> out;
+  auto add = [&](std::string_view family) {
+    if (!family.empty() && std::find(out.begin(), out.end(), family) == out.end()) out.emplace_back(family);
+  };
+  bool indexed = true;
+  for (const auto& r : embedded_records(k_devices_file, "devices")) {
+    const auto family = embedded_record_field(k_devices_file, "devices", r, "family");
+    if (!family) {
+      indexed = false;
+      break;
+    }
+    add(*family);
+  }
+  if (indexed && !out.empty()) return out;
+  out.clear();
+  PF_TRY(catalog, load_builtin_device_catalog());
+  for (const auto& d : catalog.devices) add(d.family);
+  return out;
+}
+
 Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) {
   const auto records = embedded_records(k_devices_file, "devices");
   const auto named = indexed_device(records, device_text);

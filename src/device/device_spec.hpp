@@ -132,6 +132,11 @@ Expected<DeviceCatalog> load_device_catalog();
 Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text);
 // The embedded catalogue alone, without the overlay (for writing the overlay).
 Expected<DeviceCatalog> load_builtin_device_catalog();
+// Issue 16: the family names of the embedded catalogue's cards ("ascend-a2", "hopper"), each once, in file order:
+// the names launch rules may narrow a start command to (engine/launch_rules when.device_families). Read from the
+// build-time index without parsing a record; the whole catalogue when the index does not copy the field. The overlay
+// changes measured values only, never a family.
+Expected<std::vector<std::string>> load_device_families();
 std::string device_overlay_path();
 
 // Looks up a device by id or alias; not_found with the nearest names suggested.

@@ -1,11 +1,13 @@
 #include "engine/launch_rules.hpp"
 
+#include <algorithm>
+
 #include "base/embedded.hpp"
 #include "base/units.hpp"
 
 namespace preflight::engine {
 
-Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& origin) {
+Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& origin, std::span<const std::string> device_families) {
   LaunchRules out;
   out.origin = origin;
   JsonObject top(root, origin);
@@ -36,7 +38,7 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
     const Json* when = r.find("when");
     if (!when || !when->is_object()) return make_error(ErrorKind::corrupt, where + ": when: expected an object", origin);
     JsonObject w(*when, origin, "rules[" + id + "].when");
-    PF_TRY(wk, w.only_keys({"always", "vision", "model_type_prefixes", "model_types", "workload", "multi_node", "model_id_contains", "model_id_excludes"}));
+    PF_TRY(wk, w.only_keys({"always", "vision", "model_type_prefixes", "model_types", "workload", "multi_node", "model_id_contains", "model_id_excludes", "device_families"}));
     (void)wk;
     PF_TRY(always, w.opt_bool("always"));
     PF_TRY(vision, w.opt_bool("vision"));
@@ -56,6 +58,11 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
     rule.model_id_contains = ids;
     PF_TRY(excludes, string_list(w.find("model_id_excludes"), where + ".when.model_id_excludes", origin));
     rule.model_id_excludes = excludes;
+    PF_TRY(families, string_list(w.find("device_families"), where + ".when.device_families", origin));
+    for (const auto& f : families)
+      if (std::find(device_families.begin(), device_families.end(), f) == device_families.end())
+        return make_error(ErrorKind::corrupt, where + ": when.device_families '" + f + "' is not a family of the device catalogue (data/devices/devices.json)", origin);
+    rule.device_families = families;
     if (!rule.always && !rule.vision && rule.model_type_prefixes.empty() && rule.model_types.empty()) return make_error(ErrorKind::corrupt, where + ": when names no condition", origin);
     PF_TRY(shell, string_list(r.find("shell"), where + ".shell", origin));
     rule.shell = shell;
@@ -78,9 +85,9 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
   return out;
 }
 
-Expected<LaunchRules> load_launch_rules() {
+Expected<LaunchRules> load_launch_rules(std::span<const std::string> device_families) {
   PF_TRY(json, parse_json(std::string(embedded_data("engines/launch.json")), "data/engines/launch.json"));
-  PF_TRY(rules, parse_launch_rules(json, "data/engines/launch.json"));
+  PF_TRY(rules, parse_launch_rules(json, "data/engines/launch.json", device_families));
   PF_TRY(quantized, load_quantized_catalog());
   rules.quantized = std::move(quantized);
   return rules;

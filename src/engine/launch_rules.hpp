@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct LaunchRule {
   bool multi_node = false;                     // only when the layout spans nodes
   std::vector<std::string> model_id_contains;  // the hub id contains one of these (case-insensitive)
   std::vector<std::string> model_id_excludes;  // the hub id contains none of these (case-insensitive)
+  // Issue 16: the device families (device catalogue `family`, "ascend-a2") the rule holds on; empty = any device.
+  std::vector<std::string> device_families;
   std::vector<std::string> shell;
   std::map<std::string, std::string> env;
   std::vector<std::string> flags;
@@ -41,8 +44,10 @@ struct LaunchRules {
   QuantizedCatalog quantized;  // data/engines/quantized_checkpoints.json
 };
 
-Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& origin);
+// `device_families`: the family names the device catalogue knows (device::load_device_families); a rule whose
+// when.device_families names another is a corrupt error naming the file and the rule.
+Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& origin, std::span<const std::string> device_families);
 // Loads data/engines/launch.json and data/engines/quantized_checkpoints.json.
-Expected<LaunchRules> load_launch_rules();
+Expected<LaunchRules> load_launch_rules(std::span<const std::string> device_families);
 
 }  // namespace preflight::engine

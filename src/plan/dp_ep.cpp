@@ -58,10 +58,11 @@ void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec
 
 // The start commands: one replica's vllm serve, turned into native data parallel over the replicas with
 // expert parallel (one node: --data-parallel-size; several: the head and --headless nodes).
-void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
+void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in) {
   if (!in.launch_rules) return;
   Candidate replica = dp_replica(c);
-  replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config});
+  replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node,
+                                {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config, .device_family = dev.family});
   auto dp = with_data_parallel(replica, k_devices_per_node, {.size = c.data_parallel_size, .expert_parallel = true});
   if (dp) c.launch = std::move(*dp);
   else c.launch = replica.launch;
@@ -162,7 +163,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
                     static_cast<long long>(c.context_tokens), total_concurrency, static_cast<long long>(l.num_devices),
                     static_cast<long long>(m.num_experts / l.num_devices), static_cast<long long>(m.num_experts),
                     static_cast<long long>(std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size)));
-  add_launch(c, m, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
+  add_launch(c, m, dev, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
   return c;
 }
 

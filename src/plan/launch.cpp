@@ -21,6 +21,7 @@ struct RuleContext {
   std::string model_type_lower;  // the model's model_type, likewise
   bool multi_node;
   Workload workload;
+  const std::string& device_family;  // the card's device catalogue family; empty when not known
 };
 
 // `lowered` (already lowercase) against a rule's text in any case, without a lowercased copy of it: the
@@ -43,6 +44,7 @@ bool rule_applies(const engine::LaunchRule& r, const RuleContext& ctx) {
   if (e.version_max < r.version_min || r.version_max < e.version_min) return false;
   if (!r.workload.empty() && r.workload != workload_name(ctx.workload)) return false;
   if (r.multi_node && !ctx.multi_node) return false;
+  if (!r.device_families.empty() && std::find(r.device_families.begin(), r.device_families.end(), ctx.device_family) == r.device_families.end()) return false;
   const std::string& id = ctx.model_id_lower;
   if (!r.model_id_contains.empty()) {
     bool named = false;
@@ -336,7 +338,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
                     const LaunchOptions& options) {
   Launch l;
   const bool multi_node = c.num_devices > devices_per_node;
-  const RuleContext ctx{m, e, to_lower(c.model_id), to_lower(m.model_type), multi_node, options.workload};
+  const RuleContext ctx{m, e, to_lower(c.model_id), to_lower(m.model_type), multi_node, options.workload, options.device_family};
   std::vector<std::string> extra_flags;
   for (const auto& r : rules.rules) {
     if (!rule_applies(r, ctx)) continue;

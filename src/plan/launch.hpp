@@ -23,6 +23,9 @@ struct LaunchOptions {
   // Issue 15: vLLM's --compilation-config JSON as the plan was given it (dotted forms merged); `vllm serve` carries it
   // single-quoted. Empty: the version's capture defaults.
   std::string compilation_config;
+  // Issue 16: the device catalogue family of the card the command starts on ("ascend-a2"): a launch rule with
+  // when.device_families holds only for those. Empty: no card known, and such a rule does not hold.
+  std::string device_family;
 };
 
 // The repo id `vllm serve` and the quantized-checkpoint catalogue know for a model id: a hub reference as
@@ -51,7 +54,8 @@ Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, c
 // Issue 19: whether build_launch gives candidates `a` and `b` the same start commands (for the same model, engine,
 // rules, devices per node and options): every field of a candidate it reads is equal (model, variant and flag, card
 // count and layout, context, utilization, KV cache dtype, the video and encoder-profiling switches). The device is
-// not among them: a plan copies one card's start commands to another's row of the same count.
+// not among them: a plan copies one card's start commands to another's row of the same count when both cards are of
+// one device family (LaunchOptions::device_family, which launch rules may narrow by; the caller compares it).
 bool same_launch(const Candidate& a, const Candidate& b);
 
 // vLLM's native data parallel (https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html):

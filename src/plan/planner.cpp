@@ -174,8 +174,10 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 
 namespace {
 // The start commands of a candidate that meets the targets.
-void add_launch(Candidate& c, const model::ModelSpec& m, const engine::EngineProfile& eng, const PlanInputs& in) {
-  if (in.launch_rules) c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node, {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config});
+void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in) {
+  if (in.launch_rules)
+    c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node,
+                            {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config, .device_family = dev.family});
 }
 
 // A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
@@ -286,7 +288,8 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
 struct Shared {
   const Candidate* fitted = nullptr;
   estimate::StepTrafficMemo* traffic = nullptr;
-  std::vector<const Candidate*>* launched = nullptr;  // candidates of this count whose start commands were built
+  // Candidates of this count whose start commands were built, each with its card's family (launch rules may narrow by it).
+  std::vector<std::pair<const Candidate*, const std::string*>>* launched = nullptr;
   estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
 };
 
@@ -392,14 +395,14 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   if (in.detail != RowDetail::every_row) return;
   const Candidate* same = nullptr;
   if (shared.launched)
-    for (const Candidate* o : *shared.launched)
-      if (!same && same_launch(*o, c)) same = o;
+    for (const auto& [o, family] : *shared.launched)
+      if (!same && *family == dev.family && same_launch(*o, c)) same = o;
   if (same) {
     c.launch = same->launch;
     return;
   }
-  add_launch(c, m, eng, in);
-  if (shared.launched) shared.launched->push_back(&c);
+  add_launch(c, m, dev, eng, in);
+  if (shared.launched) shared.launched->push_back({&c, &dev.family});
 }
 
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
@@ -530,7 +533,7 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == c.model_id; });
   const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device::DeviceSpec& x) { return x.id == c.device_id; });
   if (m == models.end() || dev == devices.end()) return;
-  if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *eng, in);
+  if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *dev, *eng, in);
 }
 
 // The variants each model is tried in on a device of `platform` (variants_for with that platform's engine).
@@ -645,7 +648,8 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::GroupBytes weights;
   estimate::StepTrafficMemo traffic(models[i]);
   estimate::KvScanMemo scans(models[i]);
-  std::vector<const Candidate*> fitted(r.sets), launched;
+  std::vector<const Candidate*> fitted(r.sets);
+  std::vector<std::pair<const Candidate*, const std::string*>> launched;
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
   for (const size_t x : r.order) {
     set_family(pv, models[i], *r.devs[x], r.eng);
@@ -701,7 +705,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
                              const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
   Candidate c = evaluate_with(m, dev, in, eng, model_facts(m), variant, n, t);
-  if (c.meets && in.detail == RowDetail::table) add_launch(c, m, *eng, in);  // the one row is the first row
+  if (c.meets && in.detail == RowDetail::table) add_launch(c, m, dev, *eng, in);  // the one row is the first row
   return c;
 }
 

@@ -231,6 +231,46 @@ TEST(Cli, Issue16_PlanModelFilter) {
   EXPECT_NE(both.out.find("--model filters the catalogue"), std::string::npos) << both.out;
 }
 
+// Issue 16 (launch950): the qknorm-rope fusion workaround of data/engines/launch.json holds on the families whose
+// vllm-ascend device adaptor calls torch.ops.vllm.qkv_rmsnorm_rope (device_op.py: BaseDeviceAdaptor for A2, A3 and
+// 910; Ascend310PDeviceAdaptor inherits it), not on Ascend 950 (A5DeviceAdaptor calls qkv_rmsnorm_rope_simt). One plan
+// over both cards: Qwen3-8B (model_type qwen3) on vllm-ascend 0.23 (the rule's 0.23.0-0.25.99). The 910B3 and the
+// 950DT are both NPUs, so their rows of one card count are planned together and a start command built for one could
+// be copied to the other: the 950DT rows must carry none, every 910B3 row must carry it.
+TEST(Cli, Issue16_QkNormRopeWorkaroundOnlyWhereTheAdaptorCallsTheOp) {
+  const auto r = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3,950DT --engine vllm-ascend@0.23 --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string workaround = "fuse_qknorm_rope";
+  size_t a2_rows = 0, a5_rows = 0;
+  for (const auto& c : j["recommended"]) {
+    if (!c.contains("launch")) continue;
+    const std::string serve = c["launch"]["serve"].get<std::string>();
+    std::string notes;
+    for (const auto& n : c["launch"]["notes"]) notes += n.get<std::string>() + "\n";
+    const std::string device = c["device"].get<std::string>();
+    if (device == "910B3") {
+      ++a2_rows;
+      EXPECT_NE(serve.find(workaround), std::string::npos) << serve;
+      // vllm-ascend graph_fusion_pass_manager.py reads the switch from additional_config["ascend_compilation_config"].
+      EXPECT_NE(serve.find(R"(--additional-config '{"ascend_compilation_config": {"fuse_qknorm_rope": false}}')"), std::string::npos) << serve;
+      EXPECT_NE(notes.find("qknorm-rope-fusion-a2:"), std::string::npos) << notes;
+    } else if (device == "950DT") {
+      ++a5_rows;
+      EXPECT_EQ(serve.find(workaround), std::string::npos) << serve;
+      EXPECT_EQ(notes.find("qknorm-rope-fusion-a2:"), std::string::npos) << notes;
+      EXPECT_NE(serve.find("enable_thinking"), std::string::npos) << serve;  // the other Qwen3 rules still hold there
+    }
+  }
+  EXPECT_GE(a2_rows, 1u);
+  EXPECT_GE(a5_rows, 1u);
+  // plan --device 950DT alone (the table's one start command) likewise.
+  const auto a5 = pftest::run_cli("plan Qwen/Qwen3-8B --devices 950DT --engine vllm-ascend@0.23 --commands", {.with_stderr = false});
+  ASSERT_EQ(a5.code, 0) << a5.out;
+  EXPECT_NE(a5.out.find("vllm serve"), std::string::npos) << a5.out;
+  EXPECT_EQ(a5.out.find(workaround), std::string::npos) << a5.out;
+}
+
 // Issue 20: fit quotes decode speed at the --max-model-len asked for (not a fixed 1,024), and on the 910B4, which has
 // no measured or datasheet bandwidth, from the catalogue prior, saying so.
 TEST(Cli, Issue20_FitSpeedAtTheRequestedContextFromABandwidthPrior) {

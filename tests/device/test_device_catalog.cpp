@@ -581,9 +581,14 @@ TEST(DeviceCatalog, Issue15_MemoryKindValidated) {
 // confidence.runtime_total "estimate"; 910B3: runtime_total_bytes 65452113920, "measured".
 TEST(DeviceCatalog, Review19_IndexCopiesTheClassRuleFields) {
   const auto names = embedded_record_fields("devices/devices.json", "devices");
-  ASSERT_EQ(names.size(), 5u);
+  ASSERT_EQ(names.size(), 6u);
   EXPECT_EQ(names[0], "vendor");
   EXPECT_EQ(names[4], "confidence.runtime_total");
+  EXPECT_EQ(names[5], "family");  // issue 16: the launch rules' device families (load_device_families)
+  const auto index = embedded_records("devices/devices.json", "devices");
+  const auto a5 = std::find_if(index.begin(), index.end(), [](const EmbeddedRecord& r) { return r.id == "950DT"; });
+  ASSERT_NE(a5, index.end());
+  EXPECT_EQ(embedded_record_field("devices/devices.json", "devices", *a5, "family"), "ascend-950");  // devices.json 950DT "family"
   EXPECT_TRUE(embedded_record_fields("devices/devices.json", "ambiguous_names").empty());
   const auto records = embedded_records("devices/devices.json", "devices");
   struct Want {

@@ -24,6 +24,7 @@
 #include "base/json_util.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "device/cpu_catalog.hpp"
+#include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/launch_rules.hpp"
 #include "logs/llama_cpp_log.hpp"
@@ -622,7 +623,9 @@ TEST(LlamaCpp, Issue17_PlanNamesTheGgufTheUserGave) {
   auto spec = model::load_gguf_model(dir + "/my model-Q8_0.gguf");
   ASSERT_TRUE(spec) << spec.error().describe();
   auto engines = engine::load_engine_catalog();
-  auto rules = engine::load_launch_rules();
+  const auto families = device::load_device_families();
+  ASSERT_TRUE(families);
+  auto rules = engine::load_launch_rules(*families);
   ASSERT_TRUE(engines && rules);
   auto llama = engine::select_engine(*engines, "llama.cpp", "");
   ASSERT_TRUE(llama) << llama.error().describe();

@@ -27,7 +27,9 @@ inline const Catalogs& catalogs() {
     x.devices = *device::load_device_catalog();
     x.engines = *engine::load_engine_catalog();
     x.speeds = *engine::load_speed_catalog();
-    auto rules = engine::load_launch_rules();
+    const auto families = device::load_device_families();
+    EXPECT_TRUE(families.has_value());
+    auto rules = engine::load_launch_rules(families ? *families : std::vector<std::string>{});
     EXPECT_TRUE(rules.has_value()) << (rules ? "" : rules.error().describe());
     if (rules) x.rules = *rules;
     return x;

@@ -317,19 +317,52 @@ TEST(LaunchRules, Issue18_RejectsBadWorkloadFilter) {
   const auto ok = Json::parse(R"({"schema_version":1,"rules":[{"id":"a","engine":"vllm","version_min":"0.1.0","version_max":"1.0.0",
       "when":{"model_types":["qwen3"],"workload":"agent","model_id_contains":["x"],"model_id_excludes":["y"],"multi_node":false},
       "flags":["--x"],"note":"n","source":"s"}]})");
-  auto parsed = engine::parse_launch_rules(ok, "launch.json");
+  auto parsed = engine::parse_launch_rules(ok, "launch.json", {});
   ASSERT_TRUE(parsed.has_value()) << parsed.error().describe();
   EXPECT_EQ(parsed->rules[0].workload, "agent");
   Json bad = ok;
   bad["rules"][0]["when"]["workload"] = "batch";
-  auto r1 = engine::parse_launch_rules(bad, "launch.json");
+  auto r1 = engine::parse_launch_rules(bad, "launch.json", {});
   ASSERT_FALSE(r1.has_value());
   EXPECT_NE(r1.error().describe().find("expected chat or agent"), std::string::npos) << r1.error().describe();
   Json none = ok;
   none["rules"][0]["when"] = Json::parse(R"({"workload":"agent"})");
-  auto r2 = engine::parse_launch_rules(none, "launch.json");
+  auto r2 = engine::parse_launch_rules(none, "launch.json", {});
   ASSERT_FALSE(r2.has_value());
   EXPECT_NE(r2.error().describe().find("no condition"), std::string::npos);
+}
+
+// Issue 16 (launch950): when.device_families narrows a rule to cards of those device-catalogue families; a family the
+// catalogue does not know is a corrupt error naming the file and the rule.
+TEST(LaunchRules, Issue16_DeviceFamilies) {
+  const auto ok = Json::parse(R"({"schema_version":1,"rules":[{"id":"a2-only","engine":"vllm-ascend","version_min":"0.1.0","version_max":"99.0.0",
+      "when":{"model_types":["qwen3"],"device_families":["ascend-a2"]},"flags":["--x-a2"],"note":"n","source":"s"}]})");
+  const std::vector<std::string> known{"ascend-a2", "ascend-950"};
+  auto parsed = engine::parse_launch_rules(ok, "launch.json", known);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().describe();
+  EXPECT_EQ(parsed->rules[0].device_families, std::vector<std::string>{"ascend-a2"});
+  Json bad = ok;
+  bad["rules"][0]["when"]["device_families"] = Json::parse(R"(["ascend-a2", "ascend-a9"])");
+  auto r1 = engine::parse_launch_rules(bad, "launch.json", known);
+  ASSERT_FALSE(r1.has_value());
+  EXPECT_EQ(r1.error().kind, ErrorKind::corrupt);
+  const std::string msg = r1.error().describe();
+  EXPECT_NE(msg.find("launch.json: rules[a2-only]: when.device_families 'ascend-a9' is not a family"), std::string::npos) << msg;
+  Json not_list = ok;
+  not_list["rules"][0]["when"]["device_families"] = "ascend-a2";
+  EXPECT_FALSE(engine::parse_launch_rules(not_list, "launch.json", known).has_value());
+  // The shipped device catalogue names the Ascend generations the shipped rule uses.
+  const auto families = device::load_device_families();
+  ASSERT_TRUE(families.has_value());
+  for (const char* f : {"ascend-910", "ascend-a2", "ascend-a3", "ascend-310p", "ascend-950", "hopper"})
+    EXPECT_NE(std::find(families->begin(), families->end(), f), families->end()) << f;
+  // build_launch: the rule holds for an ascend-a2 card only (Qwen3-8B, model_type qwen3; the default NPU engine).
+  const auto m = model_of("Qwen/Qwen3-8B");
+  const auto c = candidate("Qwen/Qwen3-8B", "", 1);
+  const auto eng = engine_for("npu");
+  EXPECT_TRUE(has(plan::build_launch(m, c, eng, *parsed, 8, {.device_family = "ascend-a2"}).serve, " --x-a2"));
+  EXPECT_FALSE(has(plan::build_launch(m, c, eng, *parsed, 8, {.device_family = "ascend-950"}).serve, "--x-a2"));
+  EXPECT_FALSE(has(plan::build_launch(m, c, eng, *parsed, 8, {}).serve, "--x-a2"));
 }
 
 // The quantized-checkpoint catalogue: the shipped file loads, and bad records are refused with the

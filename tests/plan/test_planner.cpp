@@ -172,20 +172,20 @@ TEST(Launch, SixteenDevicesSpanTwoNodesWithRay) {
 TEST(LaunchRules, RejectsBadRecords) {
   const auto ok = Json::parse(R"({"schema_version":1,"rules":[{"id":"a","engine":"vllm","version_min":"0.1.0","version_max":"1.0.0",
       "when":{"vision":true},"shell":[],"env":{"A":"1"},"flags":[],"note":"n","source":"s"}]})");
-  EXPECT_TRUE(engine::parse_launch_rules(ok, "launch.json").has_value());
+  EXPECT_TRUE(engine::parse_launch_rules(ok, "launch.json", {}).has_value());
   Json no_when = ok;
   no_when["rules"][0]["when"] = Json::object();
-  auto r1 = engine::parse_launch_rules(no_when, "launch.json");
+  auto r1 = engine::parse_launch_rules(no_when, "launch.json", {});
   ASSERT_FALSE(r1.has_value());
   EXPECT_NE(r1.error().describe().find("no condition"), std::string::npos);
   Json dup = ok;
   dup["rules"].push_back(ok["rules"][0]);
-  auto r2 = engine::parse_launch_rules(dup, "launch.json");
+  auto r2 = engine::parse_launch_rules(dup, "launch.json", {});
   ASSERT_FALSE(r2.has_value());
   EXPECT_NE(r2.error().describe().find("duplicate"), std::string::npos);
   Json bad_env = ok;
   bad_env["rules"][0]["env"]["A"] = 1;
-  EXPECT_FALSE(engine::parse_launch_rules(bad_env, "launch.json").has_value());
+  EXPECT_FALSE(engine::parse_launch_rules(bad_env, "launch.json", {}).has_value());
 }
 
 // #19 start-up time: the whole-catalogue plan (shared parameter counts and engine, several threads) gives,
