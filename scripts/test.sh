@@ -10,7 +10,8 @@ export PREFLIGHT_REQUIRE_SERVICES=1
 (cd tests/llama_cpp && npm ci --no-audit --no-fund --loglevel=error)  # node-llama-cpp 3.21.1: the real llama.cpp for tests/estimate/test_llama_cpp
 (cd tests/kubernetes && npm ci --no-audit --no-fund --loglevel=error)  # kubernetes-models, ajv, js-yaml: the schema check of plan --kubernetes (tests/plan/test_kubernetes)
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON >/dev/null
+# The microbenchmarks are built too (not run), so that an API change cannot leave them uncompilable unnoticed.
+cmake -S . -B build -G Ninja -DPREFLIGHT_TESTS=ON -DPREFLIGHT_MICROBENCH=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest -j "$jobs" --output-on-failure)
 if [ "${PREFLIGHT_SKIP_SANITIZERS:-0}" != "1" ]; then
