@@ -121,6 +121,22 @@ TEST(NpuMoe, Issue15_A3AllToAllRowsSplitOverTp) {
   EXPECT_GT(on_a2.moe_allgather_bytes, 0.0);
 }
 
+// Issue 15 (dsv): the same path re-read at v0.18.0 and the 2026-03 nightly commits (9bf9b4b, 1de805c, 55c6800):
+// ALLTOALL above the MC2 capacity, tokens split over TP, int8 rows disposed after the first grouped matmul, three
+// model-dtype [R, hidden] at the combine. Same layout as above, W8A8_DYNAMIC experts, TP 8 = EP 8, 8,192 tokens:
+// R = ceil(8,192 / 8) x 8 = 8,192, 8,192 x 2,048 x 3 x 2 B = 100,663,296 B on 0.18.0. v0.19.1rc1 and later were not
+// read: the fitted unit, no routed rows.
+TEST(NpuMoe, Issue15_A3AllToAllRowsOnVllmAscend018) {
+  estimate::Deployment d = issue2473();
+  d.max_model_len = 8192;
+  d.max_num_batched_tokens = 8192;
+  use_w8a8_dynamic(d);
+  auto v018 = pftest::fit_setup("Qwen/Qwen3-30B-A3B", "910C", "vllm-ascend", "0.18.0");
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(v018.model, v018.device, v018.engine, v018.overheads, d).activation_text_moe_routed_bytes, 100663296.0);
+  auto v019 = pftest::fit_setup("Qwen/Qwen3-30B-A3B", "910C", "vllm-ascend", "0.19.1");
+  EXPECT_EQ(estimate::estimate_fit(v019.model, v019.device, v019.engine, v019.overheads, d).activation_text_moe_routed_bytes, 0.0);
+}
+
 // An MLA layer's attention output is heads x v_head_dim, its o_proj input: DeepSeek-V3.2 (hidden 7,168, 128 heads x
 // v_head_dim 128, 256 routed experts, top_k 8) in vllm-ascend's one-node nightly layout (DP 2 x TP 8, EP 16, 8,192
 // batched tokens) with W8A8_DYNAMIC experts on A3 under 0.13:
