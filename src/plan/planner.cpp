@@ -763,13 +763,17 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   // MX variants the other NPUs do not), its cards in catalogue order; every run's work is shared among the workers at
   // once, and each result lands in its device's own slots.
   std::vector<std::pair<std::string, std::string>> groups;  // (platform, card_bound_variants_key)
+  std::vector<std::pair<const device::DeviceSpec*, std::string>> keys;  // the key of each (platform, family), looked up once
   std::vector<size_t> group_of(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
-    std::string key;
-    if (in.variant.empty()) {
-      if (const auto eng = engine_for(in, devices[d])) key = card_bound_variants_key(*eng, devices[d].family);
+    auto known = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first->platform == devices[d].platform && k.first->family == devices[d].family; });
+    if (known == keys.end()) {
+      std::string key;
+      if (in.variant.empty())
+        if (const auto eng = engine_for(in, devices[d])) key = card_bound_variants_key(*eng, devices[d].family);
+      known = keys.insert(keys.end(), {&devices[d], std::move(key)});
     }
-    std::pair<std::string, std::string> g{devices[d].platform, std::move(key)};
+    std::pair<std::string, std::string> g{devices[d].platform, known->second};
     auto at = std::find(groups.begin(), groups.end(), g);
     group_of[d] = static_cast<size_t>(at - groups.begin());
     if (at == groups.end()) groups.push_back(std::move(g));

@@ -316,9 +316,18 @@ TEST(QuantMx950, Issue16_DefaultPlanOn950OffersMxRowsThatStartAsWritten) {
   EXPECT_TRUE(vl_published);
   EXPECT_TRUE(qwen3_moe_converted);
   // W4A4_MXFP4 is tried on MoE models only: on a dense one its recipe writes no W4A4_MXFP4 layer (W8A8_MXFP8's bytes).
-  for (const auto* list : {&p["recommended"], &p["rejected"]})
-    for (const auto& row : *list)
-      if (row["variant_id"] == "w4a4_mxfp4") EXPECT_NE(row["reason"].get<std::string>().find("MoE:"), std::string::npos) << row["model"];
+  // Dense catalogue models (config.json without experts): a W8A8_MXFP8 row, no W4A4_MXFP4 row, recommended or rejected.
+  for (const std::string dense : {"Qwen/Qwen3-32B", "meta-llama/Llama-3.3-70B-Instruct"}) {
+    size_t w8 = 0, w4 = 0;
+    for (const auto* list : {&p["recommended"], &p["rejected"]})
+      for (const auto& row : *list)
+        if (row["model"] == dense) {
+          w8 += row["variant_id"] == "w8a8_mxfp8";
+          w4 += row["variant_id"] == "w4a4_mxfp4";
+        }
+    EXPECT_GT(w8, 0u) << dense;
+    EXPECT_EQ(w4, 0u) << dense;
+  }
 }
 
 // The MX variants are never tried on the cards the engine cannot run them on (910, A2, A3, 310P): no row of them,
