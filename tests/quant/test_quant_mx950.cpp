@@ -296,11 +296,12 @@ TEST(QuantMx950, Issue16_DefaultPlanOn950OffersMxRowsThatStartAsWritten) {
       vl_published |= model == "Qwen/Qwen3-VL-30B-A3B-Instruct" && checkpoint == "Eco-Tech/Qwen3-VL-30B-A3B-Instruct-w8a8-mxfp8";
       continue;
     }
-    // The conversion: the output directory is /models/NAME + the recipe's suffix, the config is written at that path + .yaml
-    // before msmodelslim reads it, and the config's quantized dtypes are the variant's.
-    const std::string name = model.substr(model.rfind('/') + 1);
-    const std::string out = "/models/" + name + (id == "w8a8_mxfp8" ? "-W8A8-MXFP8" : "-W4A4-MXFP4");
-    EXPECT_EQ(checkpoint, out);
+    // The conversion: the output directory is /models/NAME + the recipe's suffix (NAME: the model, or the BF16 original of
+    // a catalogued FP8 / NVFP4 release), the config is written at that path + .yaml before msmodelslim reads it, and the
+    // config's quantized dtypes are the variant's.
+    const std::string out = checkpoint, suffix = id == "w8a8_mxfp8" ? "-W8A8-MXFP8" : "-W4A4-MXFP4";
+    EXPECT_EQ(out.rfind("/models/", 0), 0u) << out;
+    EXPECT_EQ(out.substr(out.size() - suffix.size()), suffix) << out;
     const std::string prepare = l["prepare"].dump();
     const size_t written = prepare.find("> " + out + ".yaml"), read = prepare.find("--config_path " + out + ".yaml");
     EXPECT_NE(written, std::string::npos) << prepare.substr(0, 600);
