@@ -25,7 +25,7 @@ compare() {  # the plan arguments
   if ! cmp -s "$work/before" "$work/after"; then
     differ=$((differ + 1))
     echo "differs: $*" >&2
-    diff "$work/before" "$work/after" | head -5 >&2
+    diff "$work/before" "$work/after" | head -5 >&2 || true  # diff exits 1 on a difference: under pipefail and -e that ended the script at the first one
   fi
 }
 for d in $devices; do

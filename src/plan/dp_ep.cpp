@@ -174,7 +174,7 @@ std::vector<std::string> variants_for(const model::ModelSpec& m, const device::D
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
   std::vector<std::string> assumptions;
   const auto eng = deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
-  return eng ? quantization_variants(m, *eng) : std::vector<std::string>{""};
+  return eng ? quantization_variants(m, *eng, nullptr, dev.family) : std::vector<std::string>{""};
 }
 
 // The best DP+EP row of `n` devices: the layout meeting the targets with the most requests at once over all

@@ -128,7 +128,35 @@ bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const e
 }
 }  // namespace
 
-std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published) {
+namespace {
+// Issue 16: variants only some cards run (vLLM-Ascend's MX schemes: the A5 kernels take e8m0 scales), tried on a card
+// only where no rule of the variant rejects it on the card's family at the engine's version (quantization_variants).
+constexpr const char* k_card_bound_variants[] = {"w8a8_mxfp8", "w4a4_mxfp4", "w4a16_mxfp4", "w4a8_mxfp"};
+
+// Whether `v` on model `m` stores what another variant of the list already stores: a variant whose 4-bit part is the
+// routed experts (expert format other than the linear one) on a model without experts is its linear format alone
+// (W4A4_MXFP4 on a dense model is W8A8_MXFP8's bytes: its recipe leaves no W4A4_MXFP4 layer).
+bool experts_only_variant_on_dense(const model::QuantVariant& v, const model::ModelSpec& m) {
+  return m.num_experts == 0 && v.scheme.expert_format != v.scheme.linear_format && v.scheme.linear_format != model::WeightFormat::native;
+}
+}  // namespace
+
+std::string card_bound_variants_key(const engine::EngineProfile& e, const std::string& device_family) {
+  const auto& catalog = model::load_variant_catalog();
+  if (!catalog || device_family.empty()) return "";
+  const std::string version = e.rule_version().text();
+  std::string key;
+  for (const char* id : k_card_bound_variants) {
+    const auto v = model::find_variant(*catalog, id);
+    if (!v || !e.accepts_quantization((*v)->engine_quantization)) continue;
+    for (const bool moe : {false, true})
+      if (!model::variant_rule(**v, "rejected", e.engine, version, device_family, moe)) key += std::string(id) + (moe ? ":moe " : ":dense ");
+  }
+  return key;
+}
+
+std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published,
+                                               const std::string& device_family) {
   std::vector<std::string> out = {""};
   if (e.engine == "llama.cpp") return out;
   const auto& catalog = model::load_variant_catalog();
@@ -153,15 +181,22 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
     }
     if (servable(m, e, published, id, q)) out.push_back(id);
   }
+  if (device_family.empty()) return out;
+  for (const char* id : k_card_bound_variants) {
+    const auto v = model::find_variant(*catalog, id);
+    if (!v || !e.accepts_quantization((*v)->engine_quantization) || experts_only_variant_on_dense(**v, m)) continue;
+    if (model::variant_rule(**v, "rejected", e.engine, version, device_family, m.num_experts > 0)) continue;
+    if (servable(m, e, published, id, (*v)->engine_quantization)) out.push_back(id);
+  }
   return out;
 }
 
 namespace {
 // The variants a plan tries: plan --variant's one ("bf16" = the checkpoint as published), else every one
 // the engine takes.
-std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
+std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInputs& in, const Expected<engine::EngineProfile>& eng, const std::string& device_family) {
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
-  return eng ? quantization_variants(m, *eng, in.launch_rules ? &in.launch_rules->quantized : nullptr) : std::vector<std::string>{""};
+  return eng ? quantization_variants(m, *eng, in.launch_rules ? &in.launch_rules->quantized : nullptr, device_family) : std::vector<std::string>{""};
 }
 
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
@@ -536,10 +571,12 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *dev, *eng, in);
 }
 
-// The variants each model is tried in on a device of `platform` (variants_for with that platform's engine).
-std::vector<std::vector<std::string>> variants_on(const std::vector<model::ModelSpec>& models, const PlanInputs& in, const Expected<engine::EngineProfile>& eng) {
+// The variants each model is tried in on a device of `platform` and of family `device_family` (variants_for with that
+// platform's engine; every card of a run has the same card_bound_variants_key, so the first card's family stands for all).
+std::vector<std::vector<std::string>> variants_on(const std::vector<model::ModelSpec>& models, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
+                                                  const std::string& device_family) {
   std::vector<std::vector<std::string>> out(models.size());
-  for (size_t i = 0; i < models.size(); ++i) out[i] = variants_for(models[i], in, eng);
+  for (size_t i = 0; i < models.size(); ++i) out[i] = variants_for(models[i], in, eng, device_family);
   return out;
 }
 
@@ -615,7 +652,7 @@ struct PlatformRun {
 PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vector<const device::DeviceSpec*> devs, size_t counts, const PlanInputs& in) {
   PlatformRun r{engine_for(in, *devs.front())};
   r.devs = std::move(devs);
-  r.variants = variants_on(models, in, r.eng);
+  r.variants = variants_on(models, in, r.eng, r.devs.front()->family);
   r.offset.resize(models.size());
   size_t most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
@@ -722,17 +759,31 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   std::vector<DevicePlan> out;
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
-  // One run per platform (one engine, one variant list), its cards in catalogue order; every platform's work is
-  // shared among the workers at once, and each result lands in its device's own slots.
-  std::vector<std::string> platforms;
-  for (const auto& dev : devices)
-    if (std::find(platforms.begin(), platforms.end(), dev.platform) == platforms.end()) platforms.push_back(dev.platform);
+  // One run per platform and card-bound variants (one engine, one variant list: issue 16, the Ascend 950 cards try the
+  // MX variants the other NPUs do not), its cards in catalogue order; every run's work is shared among the workers at
+  // once, and each result lands in its device's own slots.
+  std::vector<std::pair<std::string, std::string>> groups;  // (platform, card_bound_variants_key)
+  std::vector<std::pair<const device::DeviceSpec*, std::string>> keys;  // the key of each (platform, family), looked up once
+  std::vector<size_t> group_of(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    auto known = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first->platform == devices[d].platform && k.first->family == devices[d].family; });
+    if (known == keys.end()) {
+      std::string key;
+      if (in.variant.empty())
+        if (const auto eng = engine_for(in, devices[d])) key = card_bound_variants_key(*eng, devices[d].family);
+      known = keys.insert(keys.end(), {&devices[d], std::move(key)});
+    }
+    std::pair<std::string, std::string> g{devices[d].platform, known->second};
+    auto at = std::find(groups.begin(), groups.end(), g);
+    group_of[d] = static_cast<size_t>(at - groups.begin());
+    if (at == groups.end()) groups.push_back(std::move(g));
+  }
   std::vector<PlatformRun> runs;
-  std::vector<std::vector<size_t>> index(platforms.size());  // per run: its cards' places in `devices`
-  for (size_t g = 0; g < platforms.size(); ++g) {
+  std::vector<std::vector<size_t>> index(groups.size());  // per run: its cards' places in `devices`
+  for (size_t g = 0; g < groups.size(); ++g) {
     std::vector<const device::DeviceSpec*> devs;
     for (size_t d = 0; d < devices.size(); ++d)
-      if (devices[d].platform == platforms[g]) {
+      if (group_of[d] == g) {
         index[g].push_back(d);
         devs.push_back(&devices[d]);
       }
@@ -750,7 +801,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   const ModelFacts facts = model_facts(m);
   for (const auto& dev : devices) {
     const auto eng = engine_for(in, dev);
-    const auto variants = variants_for(m, in, eng);
+    const auto variants = variants_for(m, in, eng, dev.family);
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
       if (n > max_devices) break;

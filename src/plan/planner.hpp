@@ -146,8 +146,16 @@ struct PlanInputs {
 // Issue 16: only variants a
 // start command can serve as written: a published checkpoint of the model in it, a conversion recipe on the
 // engine's platform, or fp8 at load (msModelSlim W4A16, with no catalogued recipe, is left out).
+// Issue 16: with `device_family` (a card's family in data/devices/devices.json), also the variants only some cards run
+// (the Ascend 950 MX schemes W8A8_MXFP8, W4A4_MXFP4, W4A16_MXFP4, W4A8_MXFP) that no rule of the variant rejects on that family at
+// the engine's version and for the model's kind, and that a start command can serve; an experts-only 4-bit variant
+// (W4A4_MXFP4) is not tried on a model without experts, where it is the 8-bit variant's bytes. Empty: no card, none of them.
 std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,
-                                               const engine::QuantizedCatalog* published = nullptr);
+                                               const engine::QuantizedCatalog* published = nullptr, const std::string& device_family = "");
+
+// What of the card-bound variants (above) the engine's rules let a card of `device_family` try, for a dense and for a
+// MoE model ("" when none): two cards of one platform with the same key get the same variant lists in a plan.
+std::string card_bound_variants_key(const engine::EngineProfile& engine, const std::string& device_family);
 
 // `variant`: an id of data/variants/quant_variants.json ("" = as published); the candidate is sized
 // with that variant's storage, as `fit --variant` sizes it. Device counts tried by the plans: 1, 2,

@@ -10,6 +10,8 @@
 // checkpoint matched no variant (its engine rules never applied).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,12 @@ constexpr double k_layer_bf16 = 524288.0 + 8704.0;           // router + norms
 constexpr double k_outside = 1244659712.0 + 4096.0;          // embed_tokens, lm_head, final norm
 constexpr double k_w8a8_mxfp8 = 48 * (k_attention_mxfp8 + k_experts_mxfp8 + k_layer_bf16) + k_outside;  // 32,101,527,552
 constexpr double k_w4a4_mxfp4 = 48 * (k_attention_mxfp8 + k_experts_mxfp4 + k_layer_bf16) + k_outside;  // 17,606,012,928
+// W4A8_MXFP (h-mx950p; vllm_ascend/quantization/methods/w4a8_mxfp4.py: every linear uint8 [out, in/2] + uint8 [out, in/32]):
+//   q 4,194,304 + 4096 x 64 = 4,456,448; k, v 524,288 + 512 x 64 = 557,056 each; o 4,194,304 + 2048 x 128 = 4,456,448
+//   -> attention 10,027,008 per layer; experts as W4A4_MXFP4's, 320,864,256 per layer;
+//   48 x (10,027,008 + 320,864,256 + 532,992) = 48 x 331,424,256 = 15,908,364,288, + 1,244,663,808 outside = 17,153,028,096.
+constexpr double k_attention_mxfp4 = 10027008.0;
+constexpr double k_w4a8_mxfp = 48 * (k_attention_mxfp4 + k_experts_mxfp4 + k_layer_bf16) + k_outside;  // 17,153,028,096
 // What vLLM-Ascend also holds at load, whatever the variant: the rotary caches, max_position_embeddings 40,960 x
 // head_dim 128 x 8 B (data/engines/engines.json vllm-ascend rope_cache: the fp32 cos_sin_cache plus its copies) =
 // 41,943,040 B.
@@ -74,6 +82,9 @@ TEST(QuantMx950, Issue16_MxLinearBytesByHand) {
   EXPECT_STREQ(weight_format_name(WeightFormat::mxfp8), "mxfp8");
   EXPECT_DOUBLE_EQ(k_w8a8_mxfp8, 32101527552.0);
   EXPECT_DOUBLE_EQ(k_w4a4_mxfp4, 17606012928.0);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::mxfp4, 4096, 2048, s, 2), 4456448.0);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::mxfp4, 512, 2048, s, 2), 557056.0);
+  EXPECT_DOUBLE_EQ(k_w4a8_mxfp, 17153028096.0);
 }
 
 // The descriptor msModelSlim's ascendv1 saver writes (save/ascendv1.py: "model_quant_type" = the export's lowest-bit
@@ -117,6 +128,14 @@ TEST(QuantMx950, Issue16_DescriptorIsReadAsItsVariant) {
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->id, "w4a16_mxfp4");
 
+  // W4A8_MXFP (h-mx950p): every linear fp4 + e8m0 per 32 (save/ascendv1.py on_w4a8_mx_dynamic_per_block).
+  const QuantScheme w4a8 = description(R"({"model_quant_type": "W4A8_MXFP", "model.layers.0.self_attn.q_proj.weight": "W4A8_MXFP",
+    "model.layers.0.mlp.experts.0.up_proj.weight": "W4A8_MXFP", "model.layers.0.mlp.gate.weight": "FLOAT"})");
+  EXPECT_EQ(w4a8.linear_format, WeightFormat::mxfp4);
+  v = variant_of_checkpoint(pftest::shipped_variants(), w4a8);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->id, "w4a8_mxfp");
+
   // A description with no model_quant_type, or one the list does not name, is no variant as before (per-module types).
   EXPECT_EQ(variant_of_checkpoint(pftest::shipped_variants(), description(R"({"model.layers.0.self_attn.q_proj.weight": "W8A8_MXFP8"})")), nullptr);
   EXPECT_EQ(variant_of_checkpoint(pftest::shipped_variants(), description(R"({"model_quant_type": "W4A4_MXFP4_DUALSCALE",
@@ -129,6 +148,9 @@ TEST(QuantMx950, Issue16_TextAndIdsNameTheMxVariants) {
       {"Qwen3-VL-30B-A3B-Instruct-w8a8-mxfp8", "w8a8_mxfp8"},
       {"DeepSeek-V3.1-w8a8c8-mxfp8", "w8a8_mxfp8"},
       {"ascend w4a16_mxfp4", "w4a16_mxfp4"},
+      {"w4a8-mxfp", "w4a8_mxfp"},
+      {"ascend w4a8_mxfp4", "w4a8_mxfp"},
+      {"w4a8 dynamic", "w4a8_dynamic"},  // the int4 W4A8 keeps its name
       {"msmodelslim w8a16", "w8a16_ascend"},
       {"w8a16", "ct_w8a16"},                   // the bare name stays compressed-tensors' (vLLM's own method)
       {"MXFP4 (checkpoint native)", "mxfp4"},  // gpt-oss
@@ -143,7 +165,7 @@ TEST(QuantMx950, Issue16_TextAndIdsNameTheMxVariants) {
 // fit --variant sizes the variant of the published BF16 config (hand bytes above) on an Ascend 950DT.
 TEST(QuantMx950, Issue16_FitVariantOfQwen3MoeByHand) {
   const std::string model = pftest::shared_path("models/Qwen__Qwen3-30B-A3B");
-  for (const auto& [variant, bytes] : std::vector<std::pair<std::string, double>>{{"w8a8_mxfp8", k_w8a8_mxfp8}, {"w4a4_mxfp4", k_w4a4_mxfp4}}) {
+  for (const auto& [variant, bytes] : std::vector<std::pair<std::string, double>>{{"w8a8_mxfp8", k_w8a8_mxfp8}, {"w4a4_mxfp4", k_w4a4_mxfp4}, {"w4a8_mxfp", k_w4a8_mxfp}}) {
     SCOPED_TRACE(variant);
     const auto r = fit(model + " --device 950DT --engine vllm-ascend --variant " + variant);
     EXPECT_EQ(r.code, 0) << r.out.substr(0, 300);
@@ -180,6 +202,11 @@ TEST(QuantMx950, Issue16_RejectedByVersionCardAndLayer) {
        "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W8A16 for layer_type=moe. Please use a supported quantization format or "
        "load the model with its original float weights."},
       {dense + " --device H100-SXM --engine vllm --variant w8a8_mxfp8", "ValueError: Unknown quantization method: ascend. Must be one of [...]."},
+      // W4A8_MXFP enters with v0.21.0rc1 (#8265), linear and moe; before, the first layer met is an attention linear.
+      {moe + " --device 950DT --engine vllm-ascend@0.20.2 --variant w4a8_mxfp",
+       "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A8_MXFP for layer_type=linear."},
+      {dense + " --device 910B3 --engine vllm-ascend --variant w4a8_mxfp", "W4A8_MXFP runs on Ascend 950 (A5) only"},
+      {dense + " --device 300I-Duo --engine vllm-ascend --variant w4a8_mxfp", "NotImplementedError: Unsupported quant_type=W4A8_MXFP for layer_type=linear."},
   };
   for (const auto& c : rejected) {
     SCOPED_TRACE(c.args);
@@ -191,7 +218,8 @@ TEST(QuantMx950, Issue16_RejectedByVersionCardAndLayer) {
   }
   // Accepted: the same schemes where the engine registers them.
   for (const std::string args : {moe + " --device 950DT --engine vllm-ascend --variant w4a16_mxfp4", moe + " --device 950DT --engine vllm-ascend@0.19.1 --variant w4a4_mxfp4",
-                                 dense + " --device 910B4 --engine vllm-ascend --variant w8a16_ascend", dense + " --device 950DT --engine vllm-ascend@0.13.0 --variant w8a8_mxfp8"}) {
+                                 dense + " --device 910B4 --engine vllm-ascend --variant w8a16_ascend", dense + " --device 950DT --engine vllm-ascend@0.13.0 --variant w8a8_mxfp8",
+                                 dense + " --device 950DT --engine vllm-ascend@0.21.0 --variant w4a8_mxfp"}) {
     SCOPED_TRACE(args);
     const auto r = fit(args);
     EXPECT_EQ(r.code, 0) << r.out.substr(0, 300);
@@ -241,4 +269,121 @@ TEST(QuantMx950, Issue16_ModelslimQuantTypeNeedsTheAscendMethod) {
   ASSERT_TRUE(good.has_value()) << good.error().describe();
   EXPECT_EQ(good->variants[0].scheme.modelslim_quant_type, "W8A8_MXFP8");
   EXPECT_EQ(good->variants[0].scheme.linear_format, WeightFormat::mxfp8);
+}
+
+// Issue 16 (h-mx950p): the default plan (no --variant) on an Ascend 950 tries the MX schemes the engine takes there, and
+// every MX row starts as written: the Eco-Tech upload where data/engines/quantized_checkpoints.json lists one for the
+// model, else msModelSlim's MX config written beside the output and `msmodelslim quant --config_path` on it first.
+// Before: the sweep's list was w8a8, w4a8_dynamic, w4a16, fp8_tensor, awq on every NPU, so no MX row was ever offered,
+// and `plan --variant w8a8_mxfp8` of a model without an Eco-Tech upload was "no start command: ... no conversion recipe".
+TEST(QuantMx950, Issue16_DefaultPlanOn950OffersMxRowsThatStartAsWritten) {
+  const auto r = pftest::run_cli("plan --device 950DT --num-devices 8 --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 300);
+  const Json p = pftest::json_of(r);
+  std::map<std::string, size_t> rows;  // variant id -> recommended rows
+  bool vl_published = false, qwen3_moe_converted = false;
+  for (const auto& row : p["recommended"]) {
+    const std::string id = row["variant_id"].get<std::string>();
+    if (id != "w8a8_mxfp8" && id != "w4a4_mxfp4" && id != "w4a16_mxfp4") continue;
+    ++rows[id];
+    const Json& l = row["launch"];
+    const std::string model = row["model"].get<std::string>(), serve = l["serve"].get<std::string>(), checkpoint = l["checkpoint"].get<std::string>();
+    SCOPED_TRACE(model + " " + id);
+    EXPECT_NE(serve.find("--quantization ascend"), std::string::npos) << serve;
+    EXPECT_NE(serve.find("vllm serve " + checkpoint + " "), std::string::npos) << serve;
+    if (checkpoint.rfind("Eco-Tech/", 0) == 0) {
+      EXPECT_NE(l["env"].dump().find("VLLM_USE_MODELSCOPE=true"), std::string::npos);
+      vl_published |= model == "Qwen/Qwen3-VL-30B-A3B-Instruct" && checkpoint == "Eco-Tech/Qwen3-VL-30B-A3B-Instruct-w8a8-mxfp8";
+      continue;
+    }
+    // The conversion: the output directory is /models/NAME + the recipe's suffix (NAME: the model, or the BF16 original of
+    // a catalogued FP8 / NVFP4 release), the config is written at that path + .yaml before msmodelslim reads it, and the
+    // config's quantized dtypes are the variant's.
+    const std::string out = checkpoint, suffix = id == "w8a8_mxfp8" ? "-W8A8-MXFP8" : "-W4A4-MXFP4";
+    EXPECT_EQ(out.rfind("/models/", 0), 0u) << out;
+    EXPECT_EQ(out.substr(out.size() - suffix.size()), suffix) << out;
+    const std::string prepare = l["prepare"].dump();
+    const size_t written = prepare.find("> " + out + ".yaml"), read = prepare.find("--config_path " + out + ".yaml");
+    EXPECT_NE(written, std::string::npos) << prepare.substr(0, 600);
+    EXPECT_NE(read, std::string::npos) << prepare.substr(0, 600);
+    EXPECT_LT(written, read);
+    EXPECT_NE(prepare.find("--save_path " + out + " "), std::string::npos);
+    EXPECT_NE(prepare.find("dtype: mxfp8"), std::string::npos);
+    EXPECT_EQ(prepare.find("dtype: mxfp4") != std::string::npos, id == "w4a4_mxfp4");
+    qwen3_moe_converted |= model == "Qwen/Qwen3-30B-A3B";
+  }
+  EXPECT_GT(rows["w8a8_mxfp8"], 0u) << r.out.substr(0, 300);
+  EXPECT_GT(rows["w4a4_mxfp4"], 0u);
+  EXPECT_TRUE(vl_published);
+  EXPECT_TRUE(qwen3_moe_converted);
+  // W4A4_MXFP4 is tried on MoE models only: on a dense one its recipe writes no W4A4_MXFP4 layer (W8A8_MXFP8's bytes).
+  // Dense catalogue models (config.json without experts): a W8A8_MXFP8 row, no W4A4_MXFP4 row, recommended or rejected.
+  for (const std::string dense : {"Qwen/Qwen3-32B", "meta-llama/Llama-3.3-70B-Instruct"}) {
+    size_t w8 = 0, w4 = 0;
+    for (const auto* list : {&p["recommended"], &p["rejected"]})
+      for (const auto& row : *list)
+        if (row["model"] == dense) {
+          w8 += row["variant_id"] == "w8a8_mxfp8";
+          w4 += row["variant_id"] == "w4a4_mxfp4";
+        }
+    EXPECT_GT(w8, 0u) << dense;
+    EXPECT_EQ(w4, 0u) << dense;
+  }
+}
+
+// The MX variants are never tried on the cards the engine cannot run them on (910, A2, A3, 310P): no row of them,
+// recommended or rejected, in the default plan (before this change there were none either; the rule's text stays
+// the answer of `plan --variant w8a8_mxfp8` there, Issue16_PlanServesThePublishedMxCheckpointOnlyOn950).
+TEST(QuantMx950, Issue16_DefaultPlanTriesNoMxVariantOffThe950) {
+  for (const std::string device : {"910A", "910B3", "910C", "300I-Duo"}) {
+    SCOPED_TRACE(device);
+    const auto r = pftest::run_cli("plan --device " + device + " --num-devices 8 --json", {.with_stderr = false});
+    ASSERT_EQ(r.code, 0) << r.out.substr(0, 300);
+    const Json p = pftest::json_of(r);
+    size_t rows = 0;
+    for (const auto* list : {&p["recommended"], &p["rejected"]})
+      for (const auto& row : *list) {
+        ++rows;
+        EXPECT_EQ(row["variant_id"].get<std::string>().find("mxfp"), std::string::npos) << row["model"] << " " << row["variant_id"];
+      }
+    EXPECT_GT(rows, 0u);
+  }
+  // An engine version that registers no MX scheme (v0.12: the quantizer table of that tag) tries none on the 950 either.
+  const auto old = pftest::run_cli("plan --device 950DT --num-devices 8 --engine vllm-ascend@0.12.0 --json", {.with_stderr = false});
+  const Json p = pftest::json_of(old);
+  for (const auto* list : {&p["recommended"], &p["rejected"]})
+    for (const auto& row : *list) EXPECT_EQ(row["variant_id"].get<std::string>().find("mxfp"), std::string::npos) << row["model"];
+}
+
+// fit --variant = the default plan's row = validate, on one 950DT deployment of Qwen3-30B-A3B (both MX variants, 1 card,
+// 16,384 tokens), against the bytes worked out by hand at the top of this file (+ the rotary caches).
+TEST(QuantMx950, Issue16_FitPlanAndValidateAgreeOnThe950MxRows) {
+  const auto r = pftest::run_cli("plan --device 950DT --num-devices 1 --context 16384 --json", {.with_stderr = false});
+  const Json p = pftest::json_of(r);
+  const std::string dir = pftest::scratch_dir("mx950p");
+  for (const auto& [variant, bytes] : std::vector<std::pair<std::string, double>>{{"w8a8_mxfp8", k_w8a8_mxfp8}, {"w4a4_mxfp4", k_w4a4_mxfp4}}) {
+    SCOPED_TRACE(variant);
+    const Json* row = nullptr;
+    for (const auto& x : p["recommended"])
+      if (x["model"] == "Qwen/Qwen3-30B-A3B" && x["variant_id"] == variant) row = &x;
+    ASSERT_NE(row, nullptr) << r.out.substr(0, 300);
+    EXPECT_NEAR((*row)["weights_gib_per_device"].get<double>() * 1073741824.0, bytes + k_rope, 1.0);
+    const auto f = pftest::run_cli("fit Qwen/Qwen3-30B-A3B --device 950DT --engine vllm-ascend --max-model-len 16384 --variant " + variant + " --json",
+                                   {.with_stderr = false});
+    ASSERT_EQ(f.code, 0) << f.out.substr(0, 300);
+    const Json fj = pftest::json_of(f);
+    EXPECT_DOUBLE_EQ(pftest::term_gib(fj, "weights"), (*row)["weights_gib_per_device"].get<double>());
+    EXPECT_DOUBLE_EQ(pftest::term_gib(fj, "available KV"), (*row)["available_kv_gib"].get<double>());
+    EXPECT_EQ(fj["kv_cache"]["tokens"].get<int64_t>(), (*row)["kv_cache_tokens"].get<int64_t>());
+    const std::string file = dir + "/" + variant + ".jsonl";
+    std::ofstream(file) << Json({{"id", "mx950p-" + variant}, {"engine", "vllm-ascend"}, {"device", "950DT"}, {"num_devices", 1}, {"model", "Qwen/Qwen3-30B-A3B"},
+                                 {"quantization", "ascend " + variant}, {"tensor_parallel_size", 1}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                                  .dump()
+                           << "\n";
+    const Json v = pftest::json_of(pftest::run_cli("validate " + file + " --json", {.with_stderr = false}));
+    ASSERT_FALSE(v["rows"].empty());
+    EXPECT_DOUBLE_EQ(v["rows"][0]["fields"]["weights_gib"]["predicted"].get<double>(), (*row)["weights_gib_per_device"].get<double>());
+    EXPECT_DOUBLE_EQ(v["rows"][0]["fields"]["available_kv_gib"]["predicted"].get<double>(), (*row)["available_kv_gib"].get<double>());
+  }
 }
