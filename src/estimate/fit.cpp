@@ -410,7 +410,7 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
     t.fixed(bytes_to_gib(weights), 2) << " GiB of weights per device, ";
     t.fixed(bytes_to_gib(total), 2) << " GiB total capacity";
     e.failure_message = t.take();
-    e.verdict_depends_on.clear();  // the weights load before the profile run's MC2 pass: decided whatever the driver
+    e.verdict_depends_on = {};  // the weights load before the profile run's MC2 pass: decided whatever the driver
   } else if (mc2.state == terms::Mc2Transport::fails) {
     // The MC2 pass is the profile run's first (model_runner_v1.py profile_run: _dummy_run(mc2_tokens_capacity)), before any budget.
     e.failure = Failure::mc2_transport;

@@ -1021,8 +1021,37 @@ Term estimate_moe_all2all_rows(const ModelSpec& m, const model::QuantScheme& sch
   return none;
 }
 
+namespace {
+
+// The undecided text for a driver not stated, made once per (engine's two versions, EP ranks) and thread, and shared
+// by every row that asks (issue 19: a plan asks on each of its 16+ rank A2 EP rows, none with a driver stated). The
+// key is the versions' text, not the profile's address, so a profile at a freed one's address never reads its text.
+SharedText mc2_driver_not_stated(const engine::EngineProfile& engine, long long ranks) {
+  const std::string& failing = engine.mc2_transport_driver_failing.text;
+  const std::string& fixed = engine.mc2_transport_driver_fixed.text;
+  struct Made {
+    std::string failing, fixed;
+    long long ranks;
+    SharedText text;
+  };
+  thread_local std::vector<Made> made;  // a few entries: the EP sizes of 2 - 16 nodes on one or two profiles
+  for (const Made& k : made)
+    if (k.ranks == ranks && k.failing == failing && k.fixed == fixed) return k.text;
+  if (made.size() >= 64) made.clear();
+  made.push_back({failing, fixed, ranks,
+                  format("the NPU driver version, not stated: expert parallel over %lld A2 ranks dispatches the profile run's first pass through MC2 "
+                         "(aclnnMoeDistributeDispatch), which opens RDMA queue pairs to the other node's ranks; on NPU driver %s it failed with 'Failed to "
+                         "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started "
+                         "(vllm-ascend #9005; engines.json mc2_transport_source); give --npu-driver-version (npu-smi info) to decide",
+                         ranks, failing.c_str(), fixed.c_str())});
+  return made.back().text;
+}
+
+}  // namespace
+
 // select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18
 // only with at most 24 experts per device (0.13 - 0.17 had no expert bound; the bound is applied to all: a miss above it).
+// The engine's two driver versions are parsed by the catalogue loader; only a stated driver is parsed here.
 Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size,
                                   const Deployment& dep) {
   const auto& fams = engine.moe_allgather_families;
@@ -1030,35 +1059,28 @@ Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfil
       std::find(fams.begin(), fams.end(), device_family) == fams.end())
     return {};
   const std::string& npu_driver_version = dep.npu_driver_version;
-  const std::string& failing = engine.mc2_transport_driver_failing;
-  const std::string& fixed = engine.mc2_transport_driver_fixed;
+  const engine::NpuDriverVersion& lo = engine.mc2_transport_driver_failing;
+  const engine::NpuDriverVersion& hi = engine.mc2_transport_driver_fixed;
   const auto ranks = static_cast<long long>(expert_parallel_size);
-  const auto lo = engine::parse_npu_driver_version(failing, "engines.json");
-  const auto hi = engine::parse_npu_driver_version(fixed, "engines.json");
+  if (npu_driver_version.empty()) return {Mc2Transport::undecided, mc2_driver_not_stated(engine, ranks)};
   const auto given = engine::parse_npu_driver_version(npu_driver_version, "npu_driver_version");
-  if (npu_driver_version.empty() || !given || !lo || !hi)
-    return {Mc2Transport::undecided,
-            format("the NPU driver version, not stated: expert parallel over %lld A2 ranks dispatches the profile run's first pass through MC2 "
-                   "(aclnnMoeDistributeDispatch), which opens RDMA queue pairs to the other node's ranks; on NPU driver %s it failed with 'Failed to "
-                   "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started "
-                   "(vllm-ascend #9005; engines.json mc2_transport_source); give --npu-driver-version (npu-smi info) to decide",
-                   ranks, failing.c_str(), fixed.c_str())};
-  if (compare_npu_driver_versions(*given, *hi) >= 0) {
+  if (!given) return {Mc2Transport::undecided, mc2_driver_not_stated(engine, ranks)};
+  if (compare_npu_driver_versions(*given, hi) >= 0) {
     if (!dep.explain) return {Mc2Transport::starts, {}};
     return {Mc2Transport::starts, format("NPU driver %s, at or above %s: the MC2 dispatch over %lld A2 ranks is taken to allocate its RDMA queue pairs (%s)",
-                                         npu_driver_version.c_str(), fixed.c_str(), ranks, engine.mc2_transport_source.c_str())};
+                                         npu_driver_version.c_str(), hi.text.c_str(), ranks, engine.mc2_transport_source.c_str())};
   }
-  if (compare_npu_driver_versions(*given, *lo) <= 0)
+  if (compare_npu_driver_versions(*given, lo) <= 0)
     return {Mc2Transport::fails,
             format("NPU function error: call aclnnMoeDistributeDispatch failed, error code is 561000 ... EI0007: Failed to allocate resource[qp] ... "
                    "Reason: Memory resources are exhausted. (the profile run's MC2 dispatch over %lld A2 ranks on NPU driver %s, at or below %s where it was "
                    "reported failing; fix: upgrade the NPU driver and firmware to %s or later, vllm-ascend #9005)",
-                   ranks, npu_driver_version.c_str(), failing.c_str(), fixed.c_str())};
+                   ranks, npu_driver_version.c_str(), lo.text.c_str(), hi.text.c_str())};
   return {Mc2Transport::undecided,
           format("the NPU driver version: %s lies between %s, on which the MC2 dispatch over %lld A2 ranks failed with 'Failed to allocate resource[qp] ... "
                  "Reason: Memory resources are exhausted', and %s, on which it started (vllm-ascend #9005; engines.json mc2_transport_source); no source "
                  "reports a version between them",
-                 npu_driver_version.c_str(), failing.c_str(), ranks, fixed.c_str())};
+                 npu_driver_version.c_str(), lo.text.c_str(), ranks, hi.text.c_str())};
 }
 
 int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {
