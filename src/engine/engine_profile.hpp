@@ -190,6 +190,8 @@ struct EngineProfile {
     std::string source;
     bool covers(const Version& v) const { return version_min <= v && v <= version_max; }
   };
+  // Whether `rule` (one of the optional version rules below) is set and covers rule_version().
+  bool applies(const std::optional<VersionRule>& rule) const { return rule && rule->covers(rule_version()); }
   std::optional<VersionRule> whole_prompt_prefill;
   // Issue 15: versions that give a drafter's sliding-window layers (DFlash / DFlash2 configs with sliding layer_types)
   // their own SlidingWindowSpec KV group; outside it they count as full-attention layers of the target's group.

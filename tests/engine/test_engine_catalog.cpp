@@ -354,6 +354,36 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryVllmProfile) {
   EXPECT_TRUE(catalog_of("2026-02-01", "2026-03-01").has_value());
 }
 
+// Issue 19 (cleanup): EngineProfile::applies, the one test of an optional version rule: unset never applies; a set rule
+// applies when it covers rule_version(), the version named (--engine E@X.Y.Z) or, when none is named, the profile's
+// version_max. The rule here is 0.18.0 - 0.20.9; the profile's range 0.13.0 - 0.25.1.
+TEST(EngineCatalog, Issue19_AppliesTestsTheRuleAgainstRuleVersion) {
+  const EngineProfile::VersionRule rule{{0, 18, 0}, {0, 20, 9}, "t"};
+  struct Row {
+    std::optional<EngineProfile::VersionRule> rule;
+    std::optional<Version> named;
+    bool applies;
+  };
+  const Row rows[] = {
+      {std::nullopt, Version{0, 19, 0}, false},  // no rule
+      {rule, Version{0, 18, 0}, true},           // the rule's first version
+      {rule, Version{0, 20, 9}, true},           // its last
+      {rule, Version{0, 17, 9}, false},          // below it, inside the profile
+      {rule, Version{0, 21, 0}, false},          // above it
+      {rule, std::nullopt, false},               // none named: version_max 0.25.1, above the rule
+  };
+  for (const Row& r : rows) {
+    EngineProfile p;
+    p.version_min = {0, 13, 0};
+    p.version_max = {0, 25, 1};
+    p.version_named = r.named;
+    EXPECT_EQ(p.applies(r.rule), r.applies) << (r.named ? r.named->text() : "none named") << (r.rule ? "" : ", no rule");
+  }
+  EngineProfile upto;  // none named and version_max inside the rule: applies
+  upto.version_max = {0, 20, 0};
+  EXPECT_TRUE(upto.applies(rule));
+}
+
 // Issue 15 (mc2): NPU driver versions as npu-smi prints them ("npu-smi 24.1.rc3.7", "25.5.0"; vllm-ascend #4093, #8725)
 // and as #9005 states them ("npu driver 23.0.7"), ordered part by part, a release candidate below the release.
 TEST(EngineCatalog, Issue15_NpuDriverVersionsCompare) {
