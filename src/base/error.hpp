@@ -32,8 +32,11 @@ inline Error make_error(ErrorKind kind, std::string message, std::string context
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : m_state(std::move(value)) {}           // NOLINT(google-explicit-constructor)
-  Expected(Error error) : m_state(std::move(error)) {}       // NOLINT(google-explicit-constructor)
+  // The value is copied or moved once, straight into place (issue 19: a by-value parameter moved it twice, once into
+  // the parameter and once into the state, on every `return value;`).
+  Expected(const T& value) : m_state(std::in_place_index<0>, value) {}        // NOLINT(google-explicit-constructor)
+  Expected(T&& value) : m_state(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(Error error) : m_state(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return m_state.index() == 0; }
   explicit operator bool() const { return has_value(); }

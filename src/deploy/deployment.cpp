@@ -708,8 +708,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("mamba_ssm_cache_dtype", f.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype ? f.mamba_ssm_cache_dtype->value : "");
   // Issue 15: -O0 in a version with optimization levels runs without graphs (cudagraph_mode NONE unless one is given):
   // eager for the speed estimate too, as --enforce-eager.
-  if (deployment.graph_capture.optimization_level == 0 && !deployment.graph_capture.mode && eng.optimization_levels &&
-      eng.optimization_levels->covers(eng.rule_version())) {
+  if (deployment.graph_capture.optimization_level == 0 && !deployment.graph_capture.mode && eng.applies(eng.optimization_levels)) {
     deployment.mode = estimate::ExecutionMode::eager;
     r.assumptions.push_back(format("-O0 on %s: cudagraph_mode NONE (vLLM OPTIMIZATION_LEVEL_00), no graphs and eager decode", eng.id.c_str()));
   }

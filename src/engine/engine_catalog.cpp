@@ -365,8 +365,8 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     if (compare_npu_driver_versions(lo, hi) >= 0)
       return make_error(ErrorKind::corrupt, format("%s: %s: mc2_transport_driver_failing (%s) must be below mc2_transport_driver_fixed (%s)", origin.c_str(),
                                                    id.c_str(), failing->c_str(), fixed->c_str()), origin);
-    p.mc2_transport_driver_failing = *failing;
-    p.mc2_transport_driver_fixed = *fixed;
+    p.mc2_transport_driver_failing = std::move(lo);
+    p.mc2_transport_driver_fixed = std::move(hi);
     p.mc2_transport_source = *src;
   }
   PF_TRY(counted, r.opt_string("non_torch_counted"));

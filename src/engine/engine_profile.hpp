@@ -72,6 +72,14 @@ struct FirstRelease {
   std::string source;
 };
 
+// An NPU driver (Ascend HDK) version as npu-smi prints it ("23.0.7", "24.1.rc3.7", "25.3.RC1", "25.5.0"): its
+// dot-separated parts, a number or rcN each; a release candidate sorts below the release of the same prefix
+// (25.3.RC1 < 25.3.0), and missing trailing parts count as 0 (compare_npu_driver_versions).
+struct NpuDriverVersion {
+  std::vector<std::pair<int, int64_t>> parts;  // (0 rc / 1 release, number)
+  std::string text;
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
@@ -162,9 +170,10 @@ struct EngineProfile {
   // profile run's first pass through MC2, whose RDMA queue pairs to the other node's ranks fail to allocate ("Failed to
   // allocate resource[qp] ... Memory resources are exhausted") on an old NPU driver. The highest driver (Ascend HDK,
   // npu-smi) version a source reports failing and the lowest it reports starting after the upgrade; between them the
-  // verdict is undecided. Empty: no rule.
-  std::string mc2_transport_driver_failing;
-  std::string mc2_transport_driver_fixed;
+  // verdict is undecided. Both parsed and validated (failing below fixed) by the catalogue loader, with their text.
+  // Empty source: no rule.
+  NpuDriverVersion mc2_transport_driver_failing;
+  NpuDriverVersion mc2_transport_driver_fixed;
   std::string mc2_transport_source;
   // Issue 15 (nt018): which non-torch memory the worker subtracts from its KV budget. absolute: the device-wide
   // total - free - torch memory after the profile run (vLLM-Ascend 0.7 - 0.17, and 0.18+ on the families in
@@ -181,6 +190,8 @@ struct EngineProfile {
     std::string source;
     bool covers(const Version& v) const { return version_min <= v && v <= version_max; }
   };
+  // Whether `rule` (one of the optional version rules below) is set and covers rule_version().
+  bool applies(const std::optional<VersionRule>& rule) const { return rule && rule->covers(rule_version()); }
   std::optional<VersionRule> whole_prompt_prefill;
   // Issue 15: versions that give a drafter's sliding-window layers (DFlash / DFlash2 configs with sliding layer_types)
   // their own SlidingWindowSpec KV group; outside it they count as full-attention layers of the target's group.
@@ -372,13 +383,7 @@ std::string default_engine_for(const std::string& device_platform);
 // Sets the profile's hybrid group padding ratio (and its source) to the entry covering version `v`.
 void apply_group_padding(EngineProfile& profile, const Version& v);
 
-// An NPU driver (Ascend HDK) version as npu-smi prints it ("23.0.7", "24.1.rc3.7", "25.3.RC1", "25.5.0"): its
-// dot-separated parts, a number or rcN each; a release candidate sorts below the release of the same prefix
-// (25.3.RC1 < 25.3.0), and missing trailing parts count as 0. invalid_argument naming `what` for any other text.
-struct NpuDriverVersion {
-  std::vector<std::pair<int, int64_t>> parts;  // (0 rc / 1 release, number)
-  std::string text;
-};
+// parse_npu_driver_version: invalid_argument naming `what` for a text that is not an NpuDriverVersion.
 Expected<NpuDriverVersion> parse_npu_driver_version(const std::string& text, const std::string& what);
 // -1, 0 or 1 as a is below, equal to or above b.
 int compare_npu_driver_versions(const NpuDriverVersion& a, const NpuDriverVersion& b);

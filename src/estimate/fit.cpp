@@ -410,7 +410,7 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
     t.fixed(bytes_to_gib(weights), 2) << " GiB of weights per device, ";
     t.fixed(bytes_to_gib(total), 2) << " GiB total capacity";
     e.failure_message = t.take();
-    e.verdict_depends_on.clear();  // the weights load before the profile run's MC2 pass: decided whatever the driver
+    e.verdict_depends_on = {};  // the weights load before the profile run's MC2 pass: decided whatever the driver
   } else if (mc2.state == terms::Mc2Transport::fails) {
     // The MC2 pass is the profile run's first (model_runner_v1.py profile_run: _dummy_run(mc2_tokens_capacity)), before any budget.
     e.failure = Failure::mc2_transport;
@@ -653,8 +653,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
   // Shared experts whole on every rank: vLLM's sequence-parallel MoE (DP > 1, EP, TP > 1), or, where vLLM-Ascend keeps
   // that off (issue 15, dsv32: engines.json shared_experts_whole_only_with_sp), its own shared-expert DP switches.
-  const auto& sp_only = engine.shared_experts_whole_only_with_sp;
-  if (sp_only && sp_only->covers(engine.rule_version()))
+  if (engine.applies(engine.shared_experts_whole_only_with_sp))
     lay.sequence_parallel_moe = m.num_experts > 0 && lay.tp > 1 && (dep.flashcomm1 || dep.enable_shared_expert_dp);
   else
     lay.sequence_parallel_moe = dep.enable_expert_parallel && m.num_experts > 0 && lay.dp > 1 && lay.tp > 1;
@@ -754,7 +753,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
                               std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype)), dep.kv_scan};
   // A drafter's sliding-window layers are their own KV group where the version's rule says so (engines.json
   // drafter_sliding_kv_group), else full-attention layers of the target's group.
-  const bool sliding_group = engine.drafter_sliding_kv_group && engine.drafter_sliding_kv_group->covers(engine.rule_version());
+  const bool sliding_group = engine.applies(engine.drafter_sliding_kv_group);
   if (lay.pp == 1 && drafter.sliding_layers > 0 && sliding_group) {
     kv_in.drafter_sliding_layers = drafter.sliding_layers;
     kv_in.drafter_sliding_window = drafter.sliding_window;

@@ -383,8 +383,9 @@ struct FitEstimate {
   SharedText failure_message;       // as the engine words it
   // Issue 15 (mc2): what the verdict depends on that the inputs do not state (the NPU driver version of a multi-node A2
   // EP group's MC2 transport), with the versions that decide it; empty when the verdict is decided. `fits` is then the
-  // memory verdict, and the start fails or not by this condition.
-  std::string verdict_depends_on;
+  // memory verdict, and the start fails or not by this condition. A SharedText (issue 19): the driver-not-stated text is
+  // one per engine and EP size, shared by every plan row that carries it.
+  SharedText verdict_depends_on;
   std::vector<PipelineStageFit> stages;  // PP > 1: every stage in rank order (fit --json "stages")
   std::vector<RankFootprint> ranks;  // the typed tree the flat fields above summarise (fit --json "ranks")
   std::vector<std::string> lines;   // what the engine prints at start-up

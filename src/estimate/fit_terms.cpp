@@ -199,7 +199,7 @@ bool vision_tower_skipped(const ModelSpec& m, const engine::EngineProfile& engin
 std::pair<double, double> embedding_nz_copy_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device,
                                                   const engine::EngineProfile& engine, const StageLayout& lay) {
   const auto& fams = engine.embedding_nz_copy_families;
-  if (!engine.embedding_nz_copy || !engine.embedding_nz_copy->covers(engine.rule_version()) || std::find(fams.begin(), fams.end(), device.family) == fams.end())
+  if (!engine.applies(engine.embedding_nz_copy) || std::find(fams.begin(), fams.end(), device.family) == fams.end())
     return {0.0, 0.0};
   const model::SchemeFormats formats(scheme);
   double first = 0, last = 0;
@@ -349,7 +349,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     }
   }
   const auto& sp_only = engine.shared_experts_whole_only_with_sp;
-  const bool ascend_shared_rule = sp_only && sp_only->covers(engine.rule_version());
+  const bool ascend_shared_rule = engine.applies(sp_only);
   if (explain && ascend_shared_rule && m.num_shared_experts > 0 && lay.tp > 1)
     rule += lay.sequence_parallel_moe ? format("; shared experts whole on every rank (shared-expert DP: %s)", sp_only->source.c_str())
                                       : format("; shared experts split by TP (%s)", sp_only->source.c_str());
@@ -916,7 +916,7 @@ double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme
 
 double estimate_gate_fp32_extra(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, const StageLayout& lay, std::string& rule) {
   const auto& fp32 = engine.moe_gate_fp32;
-  if (!fp32 || !fp32->covers(engine.rule_version())) return 0;
+  if (!engine.applies(fp32)) return 0;
   // vLLM's is_deepseek_mla: the models whose attention is MLA (kv_lora_rank set).
   const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::mla_attention; });
   const double widen = 4.0 - static_cast<double>(model::dtype_bits(m.dtype) / 8);
@@ -943,7 +943,7 @@ Term estimate_ep_communicators(const ModelSpec& m, const engine::EngineProfile& 
   // Issue 15: versions that build every MoE token dispatcher with expert parallel off open the same communicators on
   // the MoE group (DP x TP ranks; one rank: not counted, no evidence that a one-rank group takes buffers).
   const auto& without_ep = engine.moe_hccl_communicators_without_ep;
-  const bool ep_off_opens = without_ep && without_ep->covers(engine.rule_version()) && m.num_experts > 0 && lay.tp * lay.dp > 1;
+  const bool ep_off_opens = engine.applies(without_ep) && m.num_experts > 0 && lay.tp * lay.dp > 1;
   if ((expert_parallel_size <= 1 && !ep_off_opens) || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
   const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
   double bytes = 0;
@@ -1021,8 +1021,37 @@ Term estimate_moe_all2all_rows(const ModelSpec& m, const model::QuantScheme& sch
   return none;
 }
 
+namespace {
+
+// The undecided text for a driver not stated, made once per (engine's two versions, EP ranks) and thread, and shared
+// by every row that asks (issue 19: a plan asks on each of its 16+ rank A2 EP rows, none with a driver stated). The
+// key is the versions' text, not the profile's address, so a profile at a freed one's address never reads its text.
+SharedText mc2_driver_not_stated(const engine::EngineProfile& engine, long long ranks) {
+  const std::string& failing = engine.mc2_transport_driver_failing.text;
+  const std::string& fixed = engine.mc2_transport_driver_fixed.text;
+  struct Made {
+    std::string failing, fixed;
+    long long ranks;
+    SharedText text;
+  };
+  thread_local std::vector<Made> made;  // a few entries: the EP sizes of 2 - 16 nodes on one or two profiles
+  for (const Made& k : made)
+    if (k.ranks == ranks && k.failing == failing && k.fixed == fixed) return k.text;
+  if (made.size() >= 64) made.clear();
+  made.push_back({failing, fixed, ranks,
+                  format("the NPU driver version, not stated: expert parallel over %lld A2 ranks dispatches the profile run's first pass through MC2 "
+                         "(aclnnMoeDistributeDispatch), which opens RDMA queue pairs to the other node's ranks; on NPU driver %s it failed with 'Failed to "
+                         "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started "
+                         "(vllm-ascend #9005; engines.json mc2_transport_source); give --npu-driver-version (npu-smi info) to decide",
+                         ranks, failing.c_str(), fixed.c_str())});
+  return made.back().text;
+}
+
+}  // namespace
+
 // select_moe_comm_method takes MC2 on A2 at world_size_across_dp / PP >= 16 and tokens within the capacity, from 0.18
 // only with at most 24 experts per device (0.13 - 0.17 had no expert bound; the bound is applied to all: a miss above it).
+// The engine's two driver versions are parsed by the catalogue loader; only a stated driver is parsed here.
 Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size,
                                   const Deployment& dep) {
   const auto& fams = engine.moe_allgather_families;
@@ -1030,39 +1059,32 @@ Mc2TransportVerdict mc2_transport(const ModelSpec& m, const engine::EngineProfil
       std::find(fams.begin(), fams.end(), device_family) == fams.end())
     return {};
   const std::string& npu_driver_version = dep.npu_driver_version;
-  const std::string& failing = engine.mc2_transport_driver_failing;
-  const std::string& fixed = engine.mc2_transport_driver_fixed;
+  const engine::NpuDriverVersion& lo = engine.mc2_transport_driver_failing;
+  const engine::NpuDriverVersion& hi = engine.mc2_transport_driver_fixed;
   const auto ranks = static_cast<long long>(expert_parallel_size);
-  const auto lo = engine::parse_npu_driver_version(failing, "engines.json");
-  const auto hi = engine::parse_npu_driver_version(fixed, "engines.json");
+  if (npu_driver_version.empty()) return {Mc2Transport::undecided, mc2_driver_not_stated(engine, ranks)};
   const auto given = engine::parse_npu_driver_version(npu_driver_version, "npu_driver_version");
-  if (npu_driver_version.empty() || !given || !lo || !hi)
-    return {Mc2Transport::undecided,
-            format("the NPU driver version, not stated: expert parallel over %lld A2 ranks dispatches the profile run's first pass through MC2 "
-                   "(aclnnMoeDistributeDispatch), which opens RDMA queue pairs to the other node's ranks; on NPU driver %s it failed with 'Failed to "
-                   "allocate resource[qp] ... Reason: Memory resources are exhausted' with memory free, on %s it started "
-                   "(vllm-ascend #9005; engines.json mc2_transport_source); give --npu-driver-version (npu-smi info) to decide",
-                   ranks, failing.c_str(), fixed.c_str())};
-  if (compare_npu_driver_versions(*given, *hi) >= 0) {
+  if (!given) return {Mc2Transport::undecided, mc2_driver_not_stated(engine, ranks)};
+  if (compare_npu_driver_versions(*given, hi) >= 0) {
     if (!dep.explain) return {Mc2Transport::starts, {}};
     return {Mc2Transport::starts, format("NPU driver %s, at or above %s: the MC2 dispatch over %lld A2 ranks is taken to allocate its RDMA queue pairs (%s)",
-                                         npu_driver_version.c_str(), fixed.c_str(), ranks, engine.mc2_transport_source.c_str())};
+                                         npu_driver_version.c_str(), hi.text.c_str(), ranks, engine.mc2_transport_source.c_str())};
   }
-  if (compare_npu_driver_versions(*given, *lo) <= 0)
+  if (compare_npu_driver_versions(*given, lo) <= 0)
     return {Mc2Transport::fails,
             format("NPU function error: call aclnnMoeDistributeDispatch failed, error code is 561000 ... EI0007: Failed to allocate resource[qp] ... "
                    "Reason: Memory resources are exhausted. (the profile run's MC2 dispatch over %lld A2 ranks on NPU driver %s, at or below %s where it was "
                    "reported failing; fix: upgrade the NPU driver and firmware to %s or later, vllm-ascend #9005)",
-                   ranks, npu_driver_version.c_str(), failing.c_str(), fixed.c_str())};
+                   ranks, npu_driver_version.c_str(), lo.text.c_str(), hi.text.c_str())};
   return {Mc2Transport::undecided,
           format("the NPU driver version: %s lies between %s, on which the MC2 dispatch over %lld A2 ranks failed with 'Failed to allocate resource[qp] ... "
                  "Reason: Memory resources are exhausted', and %s, on which it started (vllm-ascend #9005; engines.json mc2_transport_source); no source "
                  "reports a version between them",
-                 npu_driver_version.c_str(), failing.c_str(), ranks, fixed.c_str())};
+                 npu_driver_version.c_str(), lo.text.c_str(), ranks, hi.text.c_str())};
 }
 
 int64_t whole_prompt_batched_tokens(const ModelSpec& m, const engine::EngineProfile& engine, int64_t batched_tokens, int64_t max_model_len) {
-  if (!engine.whole_prompt_prefill || !engine.whole_prompt_prefill->covers(engine.rule_version())) return batched_tokens;
+  if (!engine.applies(engine.whole_prompt_prefill)) return batched_tokens;
   // platform.py skips MLA models (model_config.use_mla) and multimodal ones (is_multimodal_model).
   if (has_mla_cache(m) || has_vision_tower(m)) return batched_tokens;
   return std::max(batched_tokens, max_model_len);
@@ -1177,7 +1199,7 @@ CaptureSizes cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batch
 CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const Deployment& dep, const std::string& device_id, std::string* note) {
   if (dep.mode == ExecutionMode::eager) return CudagraphMode::none;
   const auto& g = dep.graph_capture;
-  const bool levels = engine.optimization_levels && engine.optimization_levels->covers(engine.rule_version());
+  const bool levels = engine.applies(engine.optimization_levels);
   CudagraphMode mode = CudagraphMode::full_and_piecewise;
   if (g.mode) mode = *g.mode;
   else if (levels && g.optimization_level)  // vllm/config/vllm.py OPTIMIZATION_LEVEL_00 .. 03
@@ -1185,7 +1207,7 @@ CudagraphMode resolve_cudagraph_mode(const engine::EngineProfile& engine, const 
   const bool speculative = !dep.speculative.method.empty() && dep.speculative.num_speculative_tokens > 0;
   const auto& fi = engine.flashinfer_spec_decode_piecewise;
   const auto& trtllm = engine.flashinfer_uniform_batch_devices;
-  if (mode == CudagraphMode::full_and_piecewise && speculative && g.attention_backend == "FLASHINFER" && fi && fi->covers(engine.rule_version()) &&
+  if (mode == CudagraphMode::full_and_piecewise && speculative && g.attention_backend == "FLASHINFER" && engine.applies(fi) &&
       std::find(trtllm.begin(), trtllm.end(), device_id) == trtllm.end()) {
     mode = CudagraphMode::piecewise;
     if (note)

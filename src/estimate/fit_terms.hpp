@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/shared_text.hpp"
 #include "estimate/fit.hpp"
 
 namespace preflight::estimate::terms {
@@ -227,7 +228,7 @@ Term estimate_moe_all2all_rows(const model::ModelSpec& m, const model::QuantSche
 enum class Mc2Transport { not_used, starts, fails, undecided };
 struct Mc2TransportVerdict {
   Mc2Transport state = Mc2Transport::not_used;
-  std::string text;
+  SharedText text;  // the driver-not-stated text is one shared text per engine and EP size (issue 19)
 };
 Mc2TransportVerdict mc2_transport(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_family, int64_t expert_parallel_size,
                                   const Deployment& dep);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <string_view>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -82,18 +83,38 @@ std::optional<double> number_after(const std::string& s, const std::string& key,
   return number_at(s, p + key.size(), end_out);
 }
 
-// Bytes from "172.00 MiB" style text starting at pos.
-std::optional<double> size_at(const std::string& s, size_t pos) {
-  size_t end = 0;
-  auto v = number_at(s, pos, &end);
-  if (!v) return std::nullopt;
-  while (end < s.size() && s[end] == ' ') ++end;
-  const std::string unit = s.substr(end, 3);
-  if (unit == "GiB") return *v * 1024.0 * 1024 * 1024;
-  if (unit == "MiB") return *v * 1024.0 * 1024;
-  if (unit == "KiB") return *v * 1024.0;
-  if (unit.rfind("GB", 0) == 0) return *v * 1e9;
-  if (unit.rfind("MB", 0) == 0) return *v * 1e6;
+// What size_at reads and gives: gib, "GiB" only, in GiB (the engine's memory summaries); bytes, GiB, MiB, KiB, GB or MB,
+// in bytes (torch's out-of-memory message).
+enum class SizeUnit { gib, bytes };
+
+// A size at `pos` as the engines print one ("1.14 GiB", "8.51GiB", "-7.83GiB", "172.00 MiB"): an optional sign, digits,
+// at most one decimal point with digits after it, spaces, then a unit `unit` reads. Anything else (a second point, an
+// exponent, a thousands comma, no digits, a figure too long for a double, another unit) is malformed and gives nothing,
+// so a damaged line is skipped rather than half read.
+std::optional<double> size_at(const std::string& s, size_t pos, SizeUnit unit) {
+  while (pos < s.size() && s[pos] == ' ') ++pos;
+  size_t i = pos;
+  if (i < s.size() && s[i] == '-') ++i;
+  const size_t digits_from = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == digits_from) return std::nullopt;
+  if (i < s.size() && s[i] == '.') {
+    const size_t frac_from = ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == frac_from) return std::nullopt;
+  }
+  const std::string token = s.substr(pos, i - pos);
+  while (i < s.size() && s[i] == ' ') ++i;
+  const double v = std::strtod(token.c_str(), nullptr);
+  if (!std::isfinite(v)) return std::nullopt;
+  if (s.compare(i, 3, "GiB") == 0) return unit == SizeUnit::gib ? v : v * k_gib;
+  if (unit == SizeUnit::gib) return std::nullopt;
+  struct Scale {
+    std::string_view text;
+    double bytes;
+  };
+  for (const Scale& u : {Scale{"MiB", k_mib}, Scale{"KiB", 1024.0}, Scale{"GB", 1e9}, Scale{"MB", 1e6}})
+    if (s.compare(i, u.text.size(), u.text) == 0) return v * u.bytes;
   return std::nullopt;
 }
 
@@ -106,7 +127,7 @@ std::optional<double> size_before(const std::string& s, const std::string& suffi
   while (i > 0 && std::isalpha(static_cast<unsigned char>(s[i - 1]))) --i;  // unit
   while (i > 0 && s[i - 1] == ' ') --i;
   while (i > 0 && (std::isdigit(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '.' || s[i - 1] == ',')) --i;
-  return size_at(s, i);
+  return size_at(s, i, SizeUnit::bytes);
 }
 
 // A version token after `key` (case-insensitive): skips "==", ":", "version", "(v", spaces.
@@ -421,30 +442,6 @@ void scan_versions(Versions& v, const std::string& line, int64_t n) {
   if (auto ver = version_after(line, "MindIE")) set_once(v.mindie, *ver, n);
 }
 
-// A size in GiB at `pos` as the engine's summaries print it ("1.14 GiB", "8.51GiB", "-7.83GiB"): an optional sign,
-// digits, at most one decimal point, then "GiB". Anything else (a second point, an exponent, no digits, a figure too
-// long for a double) is malformed and gives nothing, so a damaged line is skipped rather than half read.
-std::optional<double> gib_at(const std::string& s, size_t pos, size_t* end_out = nullptr) {
-  while (pos < s.size() && s[pos] == ' ') ++pos;
-  size_t i = pos;
-  if (i < s.size() && s[i] == '-') ++i;
-  const size_t digits_from = i;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  if (i == digits_from) return std::nullopt;
-  if (i < s.size() && s[i] == '.') {
-    const size_t frac_from = ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    if (i == frac_from) return std::nullopt;
-  }
-  const std::string token = s.substr(pos, i - pos);
-  while (i < s.size() && s[i] == ' ') ++i;
-  if (s.compare(i, 3, "GiB") != 0) return std::nullopt;
-  const double v = std::strtod(token.c_str(), nullptr);
-  if (!std::isfinite(v)) return std::nullopt;
-  if (end_out) *end_out = i + 3;
-  return v;
-}
-
 // The size that ends just before `label` ("1.14 GiB for weights" with label "for weights" -> 1.14).
 std::optional<double> gib_before(const std::string& s, const std::string& label) {
   const size_t p = s.find(label);
@@ -456,14 +453,14 @@ std::optional<double> gib_before(const std::string& s, const std::string& label)
   while (i > 0 && s[i - 1] == ' ') --i;
   while (i > 0 && (std::isdigit(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '.' || s[i - 1] == '-')) --i;
   if (i > 0 && std::isalnum(static_cast<unsigned char>(s[i - 1]))) return std::nullopt;  // "1e999 GiB": not a figure
-  return gib_at(s, i);
+  return size_at(s, i, SizeUnit::gib);
 }
 
 // The size in GiB right after `key`.
 std::optional<double> gib_after(const std::string& s, const std::string& key) {
   const size_t p = s.find(key);
   if (p == std::string::npos) return std::nullopt;
-  return gib_at(s, p + key.size());
+  return size_at(s, p + key.size(), SizeUnit::gib);
 }
 
 // The engine's per-term memory summaries (engine_log.hpp PrintedLines, docs/logs.md "Per-term memory lines").
@@ -482,7 +479,7 @@ void scan_memory_summary(PrintedLines& p, const std::string& line, int64_t n) {
     if (const size_t d = line.find("Desired GPU memory utilization is ("); d != std::string::npos && d < a) {
       const size_t comma = line.find(',', d);
       if (comma != std::string::npos && comma < a) {
-        if (auto v = gib_at(line, comma + 1)) set_once(p.requested_gib, *v, n);
+        if (auto v = size_at(line, comma + 1, SizeUnit::gib)) set_once(p.requested_gib, *v, n);
       }
     }
   }
@@ -494,7 +491,7 @@ void scan_memory_summary(PrintedLines& p, const std::string& line, int64_t n) {
   if (line.find("the current vLLM instance can use total_gpu_memory") != std::string::npos) {
     const size_t eq = line.find(") = ");
     if (eq != std::string::npos) {
-      if (auto v = gib_at(line, eq + 4)) set_once(p.requested_gib, *v, n);
+      if (auto v = size_at(line, eq + 4, SizeUnit::gib)) set_once(p.requested_gib, *v, n);
     }
   }
   if (auto v = gib_after(line, "model weights take")) set_once(p.weights_gib, *v, n);
@@ -550,17 +547,17 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
 std::optional<OomDetail> parse_oom(const std::string& line, int64_t n) {
   const size_t p = line.find("Tried to allocate");
   if (p == std::string::npos) return std::nullopt;
-  auto req = size_at(line, p + 17);
+  auto req = size_at(line, p + 17, SizeUnit::bytes);
   if (!req) return std::nullopt;
   OomDetail d;
   d.requested_bytes = *req;
   d.line = n;
   if (auto t = size_before(line, "total capacity;")) d.total_bytes = t;
-  else if (const size_t q = line.find("total capacity of"); q != std::string::npos) d.total_bytes = size_at(line, q + 17);
+  else if (const size_t q = line.find("total capacity of"); q != std::string::npos) d.total_bytes = size_at(line, q + 17, SizeUnit::bytes);
   if (auto a = size_before(line, "already allocated")) d.allocated_bytes = a;
   if (auto f = size_before(line, "free;")) d.free_bytes = f;
   else if (auto f2 = size_before(line, "free)")) d.free_bytes = f2;
-  else if (const size_t q = line.find("of which"); q != std::string::npos) d.free_bytes = size_at(line, q + 8);
+  else if (const size_t q = line.find("of which"); q != std::string::npos) d.free_bytes = size_at(line, q + 8, SizeUnit::bytes);
   return d;
 }
 

@@ -243,7 +243,7 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   }
   o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st));
   // Issue 15 (mc2): a memory verdict whose start depends on something the inputs do not state says so beside it.
-  o += (f.verdict_depends_on.empty() ? std::string() : std::string(" on memory; undecided, depends on ") + f.verdict_depends_on) + "\n";
+  o += (f.verdict_depends_on.empty() ? std::string() : std::string(" on memory; undecided, depends on ") + f.verdict_depends_on.str()) + "\n";
   if (!f.fits) o += "    " + f.failure_message.str() + "\n";
   if (!fixes.empty()) {
     o += "  cheapest fixes\n";

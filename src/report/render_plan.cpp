@@ -277,7 +277,7 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   w.key("variant").string(c.variant.str());
   w.key("variant_id").string(c.variant_id.str());
   // Issue 15 (mc2): a verdict an unstated input decides (the NPU driver of a multi-node A2 EP row's MC2 transport).
-  if (!c.fit.verdict_depends_on.empty()) w.key("verdict_depends_on").string(c.fit.verdict_depends_on);
+  if (!c.fit.verdict_depends_on.empty()) w.key("verdict_depends_on").string(c.fit.verdict_depends_on.str());
   if (c.fit.fits) w.key("weights_gib_per_device").number(bytes_to_gib(c.fit.weights_bytes));
   w.end_object();
 }

@@ -354,6 +354,36 @@ TEST(EngineCatalog, Issue15_FirstReleaseDatesOfEveryVllmProfile) {
   EXPECT_TRUE(catalog_of("2026-02-01", "2026-03-01").has_value());
 }
 
+// Issue 19 (cleanup): EngineProfile::applies, the one test of an optional version rule: unset never applies; a set rule
+// applies when it covers rule_version(), the version named (--engine E@X.Y.Z) or, when none is named, the profile's
+// version_max. The rule here is 0.18.0 - 0.20.9; the profile's range 0.13.0 - 0.25.1.
+TEST(EngineCatalog, Issue19_AppliesTestsTheRuleAgainstRuleVersion) {
+  const EngineProfile::VersionRule rule{{0, 18, 0}, {0, 20, 9}, "t"};
+  struct Row {
+    std::optional<EngineProfile::VersionRule> rule;
+    std::optional<Version> named;
+    bool applies;
+  };
+  const Row rows[] = {
+      {std::nullopt, Version{0, 19, 0}, false},  // no rule
+      {rule, Version{0, 18, 0}, true},           // the rule's first version
+      {rule, Version{0, 20, 9}, true},           // its last
+      {rule, Version{0, 17, 9}, false},          // below it, inside the profile
+      {rule, Version{0, 21, 0}, false},          // above it
+      {rule, std::nullopt, false},               // none named: version_max 0.25.1, above the rule
+  };
+  for (const Row& r : rows) {
+    EngineProfile p;
+    p.version_min = {0, 13, 0};
+    p.version_max = {0, 25, 1};
+    p.version_named = r.named;
+    EXPECT_EQ(p.applies(r.rule), r.applies) << (r.named ? r.named->text() : "none named") << (r.rule ? "" : ", no rule");
+  }
+  EngineProfile upto;  // none named and version_max inside the rule: applies
+  upto.version_max = {0, 20, 0};
+  EXPECT_TRUE(upto.applies(rule));
+}
+
 // Issue 15 (mc2): NPU driver versions as npu-smi prints them ("npu-smi 24.1.rc3.7", "25.5.0"; vllm-ascend #4093, #8725)
 // and as #9005 states them ("npu driver 23.0.7"), ordered part by part, a release candidate below the release.
 TEST(EngineCatalog, Issue15_NpuDriverVersionsCompare) {
@@ -384,13 +414,17 @@ TEST(EngineCatalog, Issue15_Mc2TransportDriverRule) {
   for (const char* v : {"0.13.0", "0.18.0", "0.25.0"}) {
     auto p = select_engine(*c, "vllm-ascend", v);
     ASSERT_TRUE(p.has_value()) << v;
-    EXPECT_EQ(p->mc2_transport_driver_failing, "23.0.7") << v;
-    EXPECT_EQ(p->mc2_transport_driver_fixed, "25.5.0") << v;
+    EXPECT_EQ(p->mc2_transport_driver_failing.text, "23.0.7") << v;
+    EXPECT_EQ(p->mc2_transport_driver_fixed.text, "25.5.0") << v;
+    // Parsed once by the loader: 23.0.7 is the parts (release 23, release 0, release 7), 25.5.0 (25, 5, 0).
+    const std::vector<std::pair<int, int64_t>> lo{{1, 23}, {1, 0}, {1, 7}}, hi{{1, 25}, {1, 5}, {1, 0}};
+    EXPECT_EQ(p->mc2_transport_driver_failing.parts, lo) << v;
+    EXPECT_EQ(p->mc2_transport_driver_fixed.parts, hi) << v;
     EXPECT_NE(p->mc2_transport_source.find("#9005"), std::string::npos) << v;
   }
   auto vllm = select_engine(*c, "vllm", "0.13.0");
   ASSERT_TRUE(vllm.has_value());
-  EXPECT_TRUE(vllm->mc2_transport_driver_fixed.empty());
+  EXPECT_TRUE(vllm->mc2_transport_driver_fixed.text.empty());
   const std::string head = R"({"schema_version": 1, "profiles": [{"id": "x@1", "engine": "x", "version_min": "1.0.0", "version_max": "1.9.0", "platform": "npu",
       "default_gpu_memory_utilization": 0.9, "block_size": 128, "hybrid_block_rule": "cuda_align", "hybrid_mamba_mode": "none",
       "max_num_seqs": 256, "max_num_batched_tokens": 2048, "max_num_batched_tokens_large_device": 8192, "sampler_logit_copies": 1,
@@ -411,7 +445,7 @@ TEST(EngineCatalog, Issue15_Mc2TransportDriverRule) {
     auto e = parse_engine_catalog(*j, "engines.json");
     if (!*k.fragment) {
       ASSERT_TRUE(e.has_value()) << e.error().describe();
-      EXPECT_EQ(e->profiles.front().mc2_transport_driver_fixed, "25.5.0");
+      EXPECT_EQ(e->profiles.front().mc2_transport_driver_fixed.text, "25.5.0");
       continue;
     }
     ASSERT_FALSE(e.has_value()) << k.extra;

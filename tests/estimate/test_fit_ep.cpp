@@ -275,6 +275,18 @@ TEST(FitEp, Issue15_A2AllGatherMoeRowsBf16Experts) {
   EXPECT_DOUBLE_EQ(e.moe_allgather_bytes, 192.0 * k_mib);
 }
 
+namespace {
+estimate::Deployment mc2_two_node_deployment() {  // DP 4 x TP 4 with EP: 16 ranks, two 8-card A2 nodes
+  estimate::Deployment d;
+  d.tensor_parallel_size = 4;
+  d.data_parallel_size = 4;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 16384;
+  d.quantization = "ascend";
+  return d;
+}
+}  // namespace
+
 // vllm-ascend #5993 printed "aclnnMoeDistributeDispatchV3 failed ... Failed to allocate resource[qp]" on a DP 4 x
 // TP 4 EP layout over two A2 nodes: MC2 runs there (A2 takes MC2 at 16 or more ranks; from 0.18 with at most 24
 // experts per rank: 256 / 16 = 16). #9005 reports the same message on NPU driver 23.0.7 and a start after upgrading to
@@ -284,12 +296,7 @@ TEST(FitEp, Issue15_A2AllGatherMoeRowsBf16Experts) {
 // such condition.
 TEST(FitEp, Issue15_A2Mc2TransportDependsOnTheNpuDriver) {
   auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
-  estimate::Deployment d;
-  d.tensor_parallel_size = 4;
-  d.data_parallel_size = 4;
-  d.enable_expert_parallel = true;
-  d.max_model_len = 16384;
-  d.quantization = "ascend";
+  estimate::Deployment d = mc2_two_node_deployment();
   auto fit = [&](const std::string& driver) {
     d.npu_driver_version = driver;
     return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
@@ -330,6 +337,27 @@ TEST(FitEp, Issue15_A2Mc2TransportDependsOnTheNpuDriver) {
   const auto a3 = estimate::estimate_fit(s3.model, s3.device, s3.engine, s3.overheads, d);
   EXPECT_TRUE(a3.verdict_depends_on.empty());
   EXPECT_NE(a3.failure, estimate::Failure::mc2_transport);
+}
+
+// Issue 19 (cleanup): the driver-not-stated text is one SharedText per engine and EP size, made on the first row that
+// asks and shared by every later one (a plan asks on each 16+ rank A2 EP row), not formatted again per fit; another
+// EP size (32 ranks: DP 8 x TP 4) has its own text, and the stated-driver texts are made per fit.
+TEST(FitEp, Issue19_Mc2DriverNotStatedTextIsSharedPerEngineAndEpSize) {
+  auto s = setup("deepseek-ai/DeepSeek-V3.1", "910B2", "0.13.0");
+  estimate::Deployment d = mc2_two_node_deployment();
+  const auto first = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  const auto second = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_NE(first.verdict_depends_on.find("over 16 A2 ranks"), std::string::npos) << first.verdict_depends_on;
+  EXPECT_EQ(first.verdict_depends_on.str().data(), second.verdict_depends_on.str().data());  // one text, two references
+  d.data_parallel_size = 8;
+  const auto wider = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_NE(wider.verdict_depends_on.find("over 32 A2 ranks"), std::string::npos) << wider.verdict_depends_on;
+  EXPECT_NE(wider.verdict_depends_on.str().data(), first.verdict_depends_on.str().data());
+  d.data_parallel_size = 4;
+  d.npu_driver_version = "24.1.rc3.7";
+  const auto between = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_NE(between.verdict_depends_on.find("24.1.rc3.7 lies between 23.0.7"), std::string::npos) << between.verdict_depends_on;
+  EXPECT_NE(between.verdict_depends_on.str().data(), first.verdict_depends_on.str().data());
 }
 
 // The catalogue fact behind the all-gather rows: moe_allgather_families needs its source (a fact without one is an

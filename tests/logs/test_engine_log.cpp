@@ -143,6 +143,41 @@ TEST(EngineLog, OomFiguresFromTheFirstReport) {
   EXPECT_EQ(log.engine, "vllm-ascend");
 }
 
+// Issue 19 (cleanup): one size reader for the OOM message and the memory summaries. The OOM figures take every unit
+// torch and the NPU stack print (bytes worked out by hand: 1 KiB = 1024 B, 1 GB = 10^9 B), and reject what the summary
+// lines reject (an exponent, a second point, a thousands comma, an unknown unit): that figure is then absent.
+TEST(EngineLog, Issue19_OomSizesInEveryUnitAndMalformedOnesSkipped) {
+  struct Row {
+    const char* requested;
+    std::optional<double> bytes;
+  };
+  const Row rows[] = {
+      {"2.00 GiB", 2.0 * 1073741824},   // 2,147,483,648 B
+      {"172.00 MiB", 172.0 * 1048576},  // 180,355,072 B
+      {"512 KiB", 512.0 * 1024},        // 524,288 B
+      {"1.50 GB", 1.5e9},
+      {"20.00MB", 2.0e7},               // no space before the unit
+      {"-1.00 GiB", -1.0 * 1073741824},  // a sign is read (a damaged figure still parses as the line prints it)
+      {"1e3 MiB", std::nullopt},
+      {"1.2.3 MiB", std::nullopt},
+      {"1,024.00 MiB", std::nullopt},
+      {"7.00 TiB", std::nullopt},
+      {". MiB", std::nullopt},
+  };
+  for (const Row& r : rows) {
+    const auto log = lg::parse_engine_log(std::string("RuntimeError: NPU out of memory. Tried to allocate ") + r.requested +
+                                              " (NPU 0; 29.49 GiB total capacity; 28.79 GiB already allocated; 118.31 MiB free)\n",
+                                          sigs());
+    if (!r.bytes) {
+      EXPECT_FALSE(log.diagnosis.oom) << r.requested;
+      continue;
+    }
+    ASSERT_TRUE(log.diagnosis.oom) << r.requested;
+    EXPECT_DOUBLE_EQ(log.diagnosis.oom->requested_bytes, *r.bytes) << r.requested;
+    EXPECT_DOUBLE_EQ(*log.diagnosis.oom->total_bytes, 29.49 * 1073741824) << r.requested;
+  }
+}
+
 TEST(EngineLog, RootCauseNotTheLastLine) {
   const auto log = lg::parse_engine_log(read(k_synthetic + "/missing_fused_op.1.log"), sigs());
   EXPECT_EQ(log.diagnosis.class_id, "missing_fused_op");
