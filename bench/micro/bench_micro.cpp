@@ -25,7 +25,7 @@ struct World {
   device::DeviceCatalog devices = *device::load_device_catalog();
   engine::EngineCatalog engines = *engine::load_engine_catalog();
   engine::SpeedCatalog speeds = *engine::load_speed_catalog();
-  engine::LaunchRules rules = *engine::load_launch_rules();
+  engine::LaunchRules rules = *engine::load_launch_rules(*device::load_device_families());
   std::vector<model::ModelSpec> models = [] {
     std::vector<model::ModelSpec> out;
     for (const auto& e : model::builtin_model_catalog().models)
