@@ -688,7 +688,14 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       at(1, s.single_stream_low, s.single_stream_high);
     }
   }
-  if (dep.explain) s.provenance.push_back(decode_line(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
+  if (dep.explain) {  // round 16: cards of one bandwidth and profile repeat a (model, variant, count)'s line (TextMemo)
+    thread_local TextMemo memo;
+    memo.add(one.weight_bytes).add(one.kv_bytes).add(one.state_bytes).add(w.context_tokens).add(one.memory_s).add(static_cast<int64_t>(eager));
+    memo.add(one.overhead_s).add(one.moe_s).add(t.moe_layers).add(one.communication_s).add(s.allreduces_per_step);
+    s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
+      out.push_back(decode_line(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
+    })[0]);
+  }
   if (eager)
     if (dep.explain)
       s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
@@ -710,8 +717,13 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    if (dep.explain)
-      s.provenance.push_back(prefill_line(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
+    if (dep.explain) {  // likewise (round 16)
+      thread_local TextMemo memo;
+      memo.add(w.input_tokens).add(flops).add(profile.prefill_compute_efficiency).add(peak).add(compute_s).add(chunks).add(chunk).add(comm_s);
+      s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
+        out.push_back(prefill_line(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
+      })[0]);
+    }
   }
   return s;
 }
