@@ -330,6 +330,20 @@ std::string prefill_line(int64_t input_tokens, double flops, double efficiency, 
   return line.take();
 }
 
+// Round 16: the two lines above, kept per thread and key (TextMemo, keyed by every number the line prints): the cards of
+// one bandwidth and profile repeat a (model, variant, count)'s lines.
+SharedText decode_text(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
+  thread_local TextMemo memo;
+  memo.add(one.weight_bytes).add(one.kv_bytes).add(one.state_bytes).add(context_tokens).add(one.memory_s).add(static_cast<int64_t>(eager));
+  memo.add(one.overhead_s).add(one.moe_s).add(moe_layers).add(one.communication_s).add(allreduces);
+  return memo.texts([&](std::vector<SharedText>& out) { out.push_back(decode_line(one, context_tokens, eager, moe_layers, allreduces)); })[0];
+}
+SharedText prefill_text(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
+  thread_local TextMemo memo;
+  memo.add(input_tokens).add(flops).add(efficiency).add(peak).add(compute_s).add(chunks).add(chunk).add(comm_s);
+  return memo.texts([&](std::vector<SharedText>& out) { out.push_back(prefill_line(input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s)); })[0];
+}
+
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
 // catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
 // figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
@@ -688,7 +702,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       at(1, s.single_stream_low, s.single_stream_high);
     }
   }
-  if (dep.explain) s.provenance.push_back(decode_line(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
+  if (dep.explain) s.provenance.push_back(decode_text(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
   if (eager)
     if (dep.explain)
       s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
@@ -710,8 +724,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    if (dep.explain)
-      s.provenance.push_back(prefill_line(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
+    if (dep.explain) s.provenance.push_back(prefill_text(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
   }
   return s;
 }

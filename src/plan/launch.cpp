@@ -334,6 +334,17 @@ bool same_launch(const Candidate& a, const Candidate& b) {
          a.no_video == b.no_video && a.skip_mm_profiling == b.skip_mm_profiling && a.fit_with_encoder_pass_tokens == b.fit_with_encoder_pass_tokens;
 }
 
+bool same_launch_family(const engine::LaunchRules& rules, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  for (const auto& r : rules.rules) {
+    if (r.device_families.empty()) continue;
+    const bool holds_a = std::find(r.device_families.begin(), r.device_families.end(), a) != r.device_families.end();
+    const bool holds_b = std::find(r.device_families.begin(), r.device_families.end(), b) != r.device_families.end();
+    if (holds_a != holds_b) return false;
+  }
+  return true;
+}
+
 Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
                     const LaunchOptions& options) {
   Launch l;

@@ -54,9 +54,15 @@ Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, c
 // Issue 19: whether build_launch gives candidates `a` and `b` the same start commands (for the same model, engine,
 // rules, devices per node and options): every field of a candidate it reads is equal (model, variant and flag, card
 // count and layout, context, utilization, KV cache dtype, the video and encoder-profiling switches). The device is
-// not among them: a plan copies one card's start commands to another's row of the same count when both cards are of
-// one device family (LaunchOptions::device_family, which launch rules may narrow by; the caller compares it).
+// not among them: a plan copies one card's start commands to another's row of the same count when the launch rules
+// treat both cards' families alike (same_launch_family; LaunchOptions::device_family, which rules may narrow by).
 bool same_launch(const Candidate& a, const Candidate& b);
+
+// Issue 19 (round 16): whether every rule of `rules` treats device families `a` and `b` alike (its when.device_families
+// holds for both or for neither). build_launch reads LaunchOptions::device_family only there, so a candidate's start
+// commands on a card of one family are those on a card of the other: a plan copies them between such cards, not only
+// within one family (one rule names families today, so every CUDA card and every NPU family outside it is one class).
+bool same_launch_family(const engine::LaunchRules& rules, const std::string& a, const std::string& b);
 
 // vLLM's native data parallel (https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html):
 // `size` replicas of the candidate's TP x PP layout, as many per node as fit (--data-parallel-size-local),

@@ -323,8 +323,9 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
 struct Shared {
   const Candidate* fitted = nullptr;
   estimate::StepTrafficMemo* traffic = nullptr;
-  // Candidates of this count whose start commands were built, each with its card's family (launch rules may narrow by it).
-  std::vector<std::pair<const Candidate*, const std::string*>>* launched = nullptr;
+  // Candidates of this count whose start commands were built on cards whose families the launch rules treat as this
+  // card's (its launch class: PlatformRun::launch_class).
+  std::vector<const Candidate*>* launched = nullptr;
   estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
 };
 
@@ -430,14 +431,14 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   if (in.detail != RowDetail::every_row) return;
   const Candidate* same = nullptr;
   if (shared.launched)
-    for (const auto& [o, family] : *shared.launched)
-      if (!same && *family == dev.family && same_launch(*o, c)) same = o;
+    for (const Candidate* o : *shared.launched)
+      if (!same && same_launch(*o, c)) same = o;
   if (same) {
     c.launch = same->launch;
     return;
   }
   add_launch(c, m, dev, eng, in);
-  if (shared.launched) shared.launched->push_back({&c, &dev.family});
+  if (shared.launched) shared.launched->push_back(&c);
 }
 
 // evaluate_candidate with the work shared by many candidates done once by the caller: the engine for
@@ -622,6 +623,19 @@ std::vector<size_t> same_fit_sets(std::span<const device::DeviceSpec* const> dev
   return set_of;
 }
 
+// For each device of `devs`, the index of its launch class (same_launch_family under in.launch_rules), numbered in
+// the order of each class's first device. Without launch rules no start command is built: one class.
+std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const> devs, const PlanInputs& in, size_t& classes) {
+  std::vector<size_t> class_of(devs.size());
+  classes = 0;
+  for (size_t x = 0; x < devs.size(); ++x) {
+    size_t y = 0;
+    while (y < x && in.launch_rules && !same_launch_family(*in.launch_rules, devs[y]->family, devs[x]->family)) ++y;
+    class_of[x] = y < x ? class_of[y] : classes++;
+  }
+  return class_of;
+}
+
 // One platform's share of a plan (issue 19): its cards (one engine, one variant list), each candidate's slot, and the
 // work over them, one (model, variant) at a time (all published checkpoints, then each --quantization flag: the weight
 // formats the estimates keep per scheme and thread stay warm) with all its counts and cards together: the fit of a
@@ -641,6 +655,11 @@ struct PlatformRun {
   std::vector<const engine::SpeedProfile*> speeds;         // per device: the one input of prepare_variant that differs
   std::vector<size_t> set_of;                              // per device: its same-fit set
   size_t sets = 0;
+  // Per device: its launch class, the cards whose families every launch rule treats alike (same_launch_family),
+  // numbered like set_of; a row's start commands are built once per distinct launch within a class (round 16: once
+  // per family before, 10,391 builds in the whole-catalogue --json plan).
+  std::vector<size_t> launch_class;
+  size_t launch_classes = 0;
   // The devices in the order of their family (catalogue order within one): the variant's rejection rule, looked up
   // per family (set_family), is looked up once per family and not at every change between neighbours.
   std::vector<size_t> order;
@@ -665,6 +684,7 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
   if (r.eng)
     for (size_t x = 0; x < r.devs.size(); ++x) r.speeds[x] = in.speeds->find(r.eng->engine, r.devs[x]->platform, r.devs[x]->id);
   r.set_of = same_fit_sets(r.devs, r.eng, r.sets);
+  r.launch_class = launch_classes_of(r.devs, in, r.launch_classes);
   r.order.resize(r.devs.size());
   for (size_t x = 0; x < r.devs.size(); ++x) r.order[x] = x;
   std::stable_sort(r.order.begin(), r.order.end(), [&](size_t a, size_t b) { return r.devs[a]->family < r.devs[b]->family; });
@@ -686,7 +706,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::StepTrafficMemo traffic(models[i]);
   estimate::KvScanMemo scans(models[i]);
   std::vector<const Candidate*> fitted(r.sets);
-  std::vector<std::pair<const Candidate*, const std::string*>> launched;
+  std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
   for (const size_t x : r.order) {
     set_family(pv, models[i], *r.devs[x], r.eng);
@@ -694,14 +714,14 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   }
   for (size_t k = 0; k < counts.size(); ++k) {
     std::fill(fitted.begin(), fitted.end(), nullptr);
-    launched.clear();
+    for (auto& list : launched) list.clear();
     for (const size_t x : r.order) {
       pv.speed = r.speeds[x];
       pv.rejected = rejected[x].first;
       pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
-      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched, &scans}) && !same) same = &c;
+      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched[r.launch_class[x]], &scans}) && !same) same = &c;
       keep_summary(c);
     }
   }

@@ -15,27 +15,6 @@ namespace {
 // builds for each member first.
 Json::object_t& members(Json& j) { return j.get_ref<Json::object_t&>(); }
 
-Json launch_to_json(const plan::Launch& l) {
-  Json nodes = Json::array();
-  for (const auto& n : l.nodes) {
-    Json node = Json::object();
-    members(node).emplace("role", n.role);
-    members(node).emplace("lines", n.lines);
-    nodes.push_back(std::move(node));
-  }
-  Json j = Json::object();
-  auto& o = members(j);
-  o.emplace("prepare", l.prepare);
-  o.emplace("shell", l.shell);
-  o.emplace("env", l.env);
-  o.emplace("checkpoint", l.checkpoint);
-  o.emplace("serve", l.serve);
-  o.emplace("multi_node", l.multi_node);
-  o.emplace("nodes", std::move(nodes));
-  o.emplace("notes", l.notes);
-  return j;
-}
-
 // The start commands in the order they run. One node: set-up, conversion, exports, serve. Several
 // nodes: each node's block (set-up and exports before `ray start`), then the conversion and serve on
 // the head node.
@@ -49,43 +28,6 @@ void render_launch(std::ostringstream& o, const plan::Launch& l) {
     for (const auto& line : l.prepare) o << line << "\n";
   }
   o << l.serve << "\n";
-}
-
-Json candidate_to_json(const plan::Candidate& c) {
-  Json j = Json::object();
-  auto& o = members(j);
-  o.emplace("model", c.model_id);
-  o.emplace("variant", c.variant);
-  o.emplace("variant_id", c.variant_id);
-  o.emplace("quantization", c.quantization_flag);
-  o.emplace("device", c.device_id);
-  o.emplace("engine", c.engine_id);
-  o.emplace("num_devices", c.num_devices);
-  o.emplace("tensor_parallel_size", c.tensor_parallel_size);
-  o.emplace("pipeline_parallel_size", c.pipeline_parallel_size);
-  o.emplace("context_tokens", c.context_tokens);
-  o.emplace("params", c.params);
-  o.emplace("meets", c.meets);
-  o.emplace("reason", c.reason);
-  if (c.data_parallel_size > 1) {  // issue 15: a DP+EP row (only there, so other rows keep their shape)
-    j["data_parallel_size"] = c.data_parallel_size;
-    j["expert_parallel"] = c.expert_parallel;
-    j["cheaper"] = c.cheaper;
-  }
-  if (c.fit.fits) {
-    j["weights_gib_per_device"] = bytes_to_gib(c.fit.weights_bytes);
-    j["available_kv_gib"] = bytes_to_gib(c.fit.available_kv_bytes);
-    j["kv_cache_tokens"] = c.fit.kv_tokens;
-    j["max_concurrency"] = c.fit.max_concurrency;
-  }
-  if (!c.fit.verdict_depends_on.empty()) j["verdict_depends_on"] = c.fit.verdict_depends_on;  // issue 15 (mc2)
-  if (c.meets) {
-    j["tokens_per_s"] = c.speed.points.empty() ? Json() : Json(c.tokens_per_s);
-    j["aggregate_tokens_per_s"] = c.aggregate_tokens_per_s;
-    j["speed"] = speed_to_json(c.speed);
-    j["launch"] = launch_to_json(*c.launch);
-  }
-  return j;
 }
 
 }  // namespace
@@ -158,25 +100,13 @@ std::string render_speed(const estimate::SpeedEstimate& s, const Style&) {
   return o.str();
 }
 
-Json plan_to_json(const plan::PlanResult& plan, const std::string& question) {
-  Json j = envelope("plan");
-  j["question"] = question;
-  // Issue 19 (round 7): the rows' arrays are built in place, not built and then copied into the object.
-  Json& rec = j["recommended"] = Json::array();
-  rec.get_ref<Json::array_t&>().reserve(plan.recommended.size());
-  for (const auto& c : plan.recommended) rec.push_back(candidate_to_json(c));
-  Json& rej = j["rejected"] = Json::array();
-  rej.get_ref<Json::array_t&>().reserve(plan.rejected.size());
-  for (const auto& c : plan.rejected) rej.push_back(candidate_to_json(c));
-  j["assumptions"] = plan.assumptions;
-  return j;
-}
-
 namespace {
 
-// Issue 19 (round 11): the rows of render_plan_json, the members of each object in the order dump writes those of
-// candidate_to_json, speed_to_json and launch_to_json above (the byte order of the keys: nlohmann::json objects are
-// std::maps), with the same values; tests/report/test_render_plan_json compares the two over real plans.
+// Issue 19 (round 11): the rows of render_plan_json, the members of each object in the order dump writes an object's
+// members (the byte order of the keys: nlohmann::json objects are std::maps); a speed's members are those of
+// speed_to_json above. Round 16: this is plan --json's one writer (plan_to_json, the tree it was checked against, is
+// gone); tests/plan/test_render_plan_json checks that its text parses back to a tree that dump(2) writes as the same
+// text, with each row's values.
 void write_launch(JsonWriter& w, const plan::Launch& l) {
   w.begin_object();
   w.key("checkpoint").string(l.checkpoint);
@@ -291,7 +221,7 @@ void write_rows(JsonWriter& w, const std::vector<plan::Candidate>& rows, const s
 }  // namespace
 
 Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::string& question, const PlanJsonExtras& extras) {
-  // The members other than the rows, as plan_to_json sets them; the rows' two keys hold their places.
+  // The members other than the rows; the rows' two keys hold their places.
   Json head = envelope("plan");
   head["question"] = question;
   head["recommended"] = nullptr;

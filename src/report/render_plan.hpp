@@ -14,16 +14,17 @@ Json speed_to_json(const estimate::SpeedEstimate& speed);
 std::string render_speed(const estimate::SpeedEstimate& speed, const Style& style);
 
 enum class PlanFormat { text, markdown };
-Json plan_to_json(const plan::PlanResult& plan, const std::string& question);
-// What `plan --json` adds to plan_to_json's object: members at the top level (--kubernetes: "kubernetes") and a
+// What `plan --json` adds to the plan's object: members at the top level (--kubernetes: "kubernetes") and a
 // "speculative" member in each row (--speculative-config), one per row in order; shorter lists leave the rest without.
 struct PlanJsonExtras {
   Json top = Json::object();
   std::vector<Json> speculative_recommended, speculative_rejected;
 };
-// Issue 19 (round 11): plan --json's text written row by row (base/json_writer), byte for byte what dump(2) writes
-// for plan_to_json(plan, question) with `extras` added, without building that tree. An error (corrupt) where a
-// text is not well-formed UTF-8, which dump refuses too.
+// plan --json's text (issue 19, round 11: written row by row through base/json_writer, byte for byte what dump(2)
+// writes for the same value, without building a tree of it; round 16: the one plan JSON writer): the envelope, the
+// question, every recommended and rejected row (numbers, verdict, reason; a row that meets the targets adds its start
+// commands and speed estimate), the assumptions, and `extras`. An error (corrupt) where a text is not well-formed
+// UTF-8, which dump refuses too.
 Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::string& question, const PlanJsonExtras& extras = {});
 std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat format, size_t max_rows);
 // plan --commands: the start commands of every recommended row shown (up to max_rows), each under a

@@ -128,7 +128,9 @@ TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
   for (const auto& n : l.notes) ram_noted |= has(n, "msmodelslim-w8a8: ") && has(n, "host memory");
   EXPECT_TRUE(ram_noted);
   // --json carries the same: the checkpoint served and the conversion before it.
-  const Json j = report::plan_to_json(r, "q");
+  const auto written = report::render_plan_json(r, "q");
+  ASSERT_TRUE(written.has_value()) << written.error().describe();
+  const Json j = Json::parse(*written);
   const Json& jl = j["recommended"][0]["launch"];
   EXPECT_EQ(jl["checkpoint"], "/models/Qwen3-14B-W8A8");
   ASSERT_TRUE(jl["prepare"].is_array());

@@ -145,6 +145,28 @@ TEST(Launch, Issue19_SameLaunchMeansTheSameStartCommands) {
   EXPECT_NE(four.launch->serve, a.launch->serve);
 }
 
+// Issue 19 (round 16): a plan copies a row's start commands between cards whose families every launch rule treats
+// alike (plan::same_launch_family), not only within one family. With the shipped rules (data/engines/launch.json: the
+// one rule that names families, qknorm-rope-fusion-a2, names ascend-910, ascend-a2, ascend-a3 and ascend-310p): an A2
+// and a 950 differ, an A2 and an A3 do not, nor do two CUDA families. With two rules built here: two families are
+// alike only when each rule names both or neither. (Whole-catalogue plans with the copies equal each card planned
+// alone: Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone.)
+TEST(Launch, Issue19_LaunchFamiliesAreThoseEveryRuleTreatsAlike) {
+  struct Row {
+    const char* a;
+    const char* b;
+    bool same;
+  };
+  for (const Row& r : {Row{"ascend-a2", "ascend-950", false}, Row{"ascend-a2", "ascend-a3", true}, Row{"hopper", "ampere", true}})
+    EXPECT_EQ(plan::same_launch_family(catalogs().rules, r.a, r.b), r.same) << r.a << " / " << r.b;
+  engine::LaunchRules two;
+  two.rules.resize(3);  // the last names no family: it holds on every card alike
+  two.rules[0].device_families = {"x", "y"};
+  two.rules[1].device_families = {"y", "z"};
+  for (const Row& r : {Row{"x", "x", true}, Row{"x", "y", false}, Row{"y", "z", false}, Row{"x", "z", false}, Row{"v", "w", true}, Row{"z", "w", false}})
+    EXPECT_EQ(plan::same_launch_family(two, r.a, r.b), r.same) << r.a << " / " << r.b;
+}
+
 // Issue 19 (round 5): the reasons a plan writes on its rows are built with std::to_chars instead of printf; each reads
 // exactly as the printf format it replaced writes it (the format is spelled out here, the numbers are the fit's).
 TEST(Planner, Issue19_ReasonsReadAsPrintfWroteThem) {
