@@ -150,6 +150,14 @@ Option compilation_config_option(deploy::Flags& f) {
 }
 
 // Issue 15: --optimization-level N, -O N, -ON, -O=N (vLLM >= 0.12: the cudagraph_mode default of each level).
+// Issue 15 (dcp): --decode-context-parallel-size N and vLLM's short name -dcp N.
+Option decode_context_parallel_option(deploy::Flags& f) {
+  Option o = given_int("decode-context-parallel-size", "N", f.decode_context_parallel_size,
+                       "ranks of a TP group that split each request's KV tokens (divides TP; GQA: at most\nTP / KV heads); the printed tokens x N; also -dcp N");
+  o.short_names = {"-dcp"};
+  return o;
+}
+
 Option optimization_level_option(deploy::Flags& f) {
   Option o = given_int("optimization-level", "N", f.optimization_level,
                        "vLLM >= 0.12: 0 no graphs, 1 PIECEWISE, 2 and 3 FULL_AND_PIECEWISE (the default); also -ON");
@@ -163,6 +171,7 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
   return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
                {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
                 given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages"),
+                decode_context_parallel_option(f),
                 given_int("max-model-len", "L", f.max_model_len, "without it: the model's max_position_embeddings, and the largest context that fits"),
                 given_real("gpu-memory-utilization", "U", f.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
                 given_text("kv-cache-dtype", "D", f.kv_cache_dtype, "auto|fp8|fp8_e4m3|fp8_e5m2|int8"),

@@ -61,6 +61,8 @@ Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& in
 // Issue 15: --compilation-config (with -cc and the dotted forms) and --optimization-level (-O<n>) into `flags`.
 Option compilation_config_option(deploy::Flags& flags);
 Option optimization_level_option(deploy::Flags& flags);
+// Issue 15 (dcp): --decode-context-parallel-size with vLLM's short name -dcp.
+Option decode_context_parallel_option(deploy::Flags& flags);
 // All of vLLM's deployment flags of deploy::Flags, with their help.
 std::vector<Option> deployment_options(deploy::Flags& flags);
 

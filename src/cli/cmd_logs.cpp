@@ -76,6 +76,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.language_model_only, f.language_model_only, "language_model_only");
   take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
   take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
+  take(a.decode_context_parallel_size, f.decode_context_parallel_size, "decode_context_parallel_size");
   take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
   take(a.speculative_config, f.speculative_config, "speculative_config");
   take(a.hccl_buffsize, f.hccl_buffsize_mb, "HCCL_BUFFSIZE");
@@ -300,6 +301,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   // Issue 15: the DP+EP layout and the environment the log showed, in the fields validate reads.
   j["data_parallel_size"] = opt(a.data_parallel_size);
   j["data_parallel_size_local"] = opt(a.data_parallel_size_local);
+  if (a.decode_context_parallel_size) j["decode_context_parallel_size"] = opt(a.decode_context_parallel_size);
   j["enable_expert_parallel"] = opt(a.enable_expert_parallel);
   // Issue 15 (ev): the speculative config the log states (the flag, the non-default args dict or the config dump), as
   // the object validate reads; only when stated. The DeepSeek-V3.2 nightly logs run deepseek_mtp with 2 or 3 tokens.
@@ -357,6 +359,8 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.model) add("model", a.model->value, a.model->line);
   if (a.tensor_parallel_size) add("tensor_parallel_size", std::to_string(a.tensor_parallel_size->value), a.tensor_parallel_size->line);
   if (a.pipeline_parallel_size) add("pipeline_parallel_size", std::to_string(a.pipeline_parallel_size->value), a.pipeline_parallel_size->line);
+  if (a.decode_context_parallel_size)
+    add("decode_context_parallel_size", std::to_string(a.decode_context_parallel_size->value), a.decode_context_parallel_size->line);
   if (a.max_model_len) add("max_model_len", std::to_string(a.max_model_len->value), a.max_model_len->line);
   if (a.gpu_memory_utilization) add("gpu_memory_utilization", fixed(a.gpu_memory_utilization->value, 2), a.gpu_memory_utilization->line);
   if (a.max_num_seqs) add("max_num_seqs", std::to_string(a.max_num_seqs->value), a.max_num_seqs->line);
@@ -469,6 +473,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"language_model_only", logged(a.language_model_only)},
                       {"flashinfer_sampler", logged(a.flashinfer_sampler)}, {"compilation_config", logged(a.compilation_config)},
                       {"optimization_level", logged(a.optimization_level)}, {"attention_backend", logged(a.attention_backend)}};
+  if (a.decode_context_parallel_size) j["engine_args"]["decode_context_parallel_size"] = logged(a.decode_context_parallel_size);  // issue 15 (dcp)
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
                {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},

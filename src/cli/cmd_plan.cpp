@@ -95,7 +95,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   given_text("speculative-config", "JSON", r.speculative_config,
                                              "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
                                              "a drafter \"model\" with --device needs --model selecting one catalogue model"),
-                                  compilation_config_option(r.graph), optimization_level_option(r.graph),
+                                  compilation_config_option(r.graph), optimization_level_option(r.graph), decode_context_parallel_option(r.graph),
                                   given_text("attention-backend", "B", r.graph.attention_backend, "as fit takes it (FLASHINFER with speculative decoding: PIECEWISE graphs)"),
                                   int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,
@@ -251,6 +251,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     deploy::Flags shared;
     shared.gpu_memory_utilization = r.gpu_memory_utilization;
     shared.num_devices = r.num_devices;
+    shared.decode_context_parallel_size = r.graph.decode_context_parallel_size;
     if (auto checked = deploy::check_flags(shared); !checked) return report_error(checked.error());
   }
   auto ro = model_arg_options(r.model);
@@ -285,6 +286,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   t.decode_context_tokens = r.decode_context;
   if (r.bandwidth_gb_s) t.bandwidth_bytes_per_s = *r.bandwidth_gb_s * 1e9;
   if (r.gpu_memory_utilization) t.gpu_memory_utilization = r.gpu_memory_utilization->value;
+  // Issue 15 (dcp): every row sized and started with it; rows whose TP the engine refuses it at are rejected with its message.
+  if (r.graph.decode_context_parallel_size) t.decode_context_parallel_size = r.graph.decode_context_parallel_size->value;
   if (auto s = apply_speculative(r, *ro, in, t); !s) return report_error(s.error());
   const size_t rows = r.all ? static_cast<size_t>(-1) : 15;
   const auto table = r.markdown ? report::PlanFormat::markdown : report::PlanFormat::text;

@@ -275,7 +275,7 @@ Status check_flags(const Flags& f, const std::string& platform) {
   if (const auto& u = f.gpu_memory_utilization; u && !(std::isfinite(u->value) && u->value > 0 && u->value <= 1))
     problems.push_back(format("%s: expected a number in (0, 1], found %s", u->origin.c_str(), number_text(u->value).c_str()));
   for (const auto* v : {&f.tensor_parallel_size, &f.pipeline_parallel_size, &f.num_devices, &f.max_model_len, &f.max_num_seqs, &f.max_num_batched_tokens,
-                         &f.data_parallel_size})
+                         &f.data_parallel_size, &f.decode_context_parallel_size})
     check_at_least_one(*v, problems);
   const auto ok = [](const std::optional<Given<int64_t>>& v) { return !v || v->value >= 1; };
   const int64_t dp = f.data_parallel_size && ok(f.data_parallel_size) ? f.data_parallel_size->value : 1;
@@ -337,6 +337,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   d.pipeline_parallel_size = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
   if (f.data_parallel_size) d.data_parallel_size = f.data_parallel_size->value;
   if (f.enable_expert_parallel) d.enable_expert_parallel = f.enable_expert_parallel->value;
+  if (f.decode_context_parallel_size) d.decode_context_parallel_size = f.decode_context_parallel_size->value;
   if (f.tensor_parallel_size) d.tensor_parallel_size = f.tensor_parallel_size->value;
   else if (f.num_devices) d.tensor_parallel_size = f.num_devices->value / (d.pipeline_parallel_size * d.data_parallel_size);
   if (f.speculative_config) {
@@ -629,6 +630,12 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
   return profile;  // select_engine's errors name the engine and the version
 }
 
+Status check_decode_context_parallel(const model::ModelSpec& m, int64_t tp, int64_t dcp, const std::string& origin) {
+  const std::string why = estimate::decode_context_parallel_rejection(m, tp, dcp);
+  if (why.empty()) return Ok{};
+  return make_error(ErrorKind::invalid_argument, origin + ": " + why);
+}
+
 Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs) {
   assert(catalogs.devices && catalogs.engines);
   Resolved r;
@@ -642,6 +649,10 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                              origin.c_str(), static_cast<long long>(ep), static_cast<long long>(deployment.data_parallel_size),
                              static_cast<long long>(deployment.tensor_parallel_size), static_cast<long long>(in.model.num_experts)));
   }
+  PF_TRY(dcp_ok, check_decode_context_parallel(in.model, deployment.tensor_parallel_size, deployment.decode_context_parallel_size,
+                                                in.flags.decode_context_parallel_size ? in.flags.decode_context_parallel_size->origin
+                                                                                      : std::string("--decode-context-parallel-size")));
+  (void)dcp_ok;
   // Heterogeneous PP (issue 15): "A100-80G,L40S" names each stage's card; the first is the deployment's.
   DeviceInput first_stage = in.device;
   std::vector<std::string> stage_names;
@@ -681,6 +692,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("pipeline_parallel_size", f.pipeline_parallel_size, f.pipeline_parallel_size ? std::to_string(f.pipeline_parallel_size->value) : "");
   note("num_devices", f.num_devices, f.num_devices ? std::to_string(f.num_devices->value) : "");
   note("data_parallel_size", f.data_parallel_size, f.data_parallel_size ? std::to_string(f.data_parallel_size->value) : "");
+  note("decode_context_parallel_size", f.decode_context_parallel_size, f.decode_context_parallel_size ? std::to_string(f.decode_context_parallel_size->value) : "");
   note("enable_expert_parallel", f.enable_expert_parallel, f.enable_expert_parallel && f.enable_expert_parallel->value ? "true" : "false");
   note("speculative_config", f.speculative_config, f.speculative_config ? f.speculative_config->value : "");
   note("pp_layer_partition", f.pp_layer_partition, f.pp_layer_partition ? f.pp_layer_partition->value : "");

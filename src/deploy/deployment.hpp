@@ -75,6 +75,9 @@ struct Flags {
   // servers and the same per-rank engine), --enable-expert-parallel.
   std::optional<Given<int64_t>> data_parallel_size, data_parallel_size_local;
   std::optional<Given<bool>> enable_expert_parallel;
+  // Issue 15 (dcp): --decode-context-parallel-size / -dcp (vLLM ParallelConfig.decode_context_parallel_size): the ranks
+  // of a TP group over which each request's KV tokens are split; no extra devices.
+  std::optional<Given<int64_t>> decode_context_parallel_size;
   std::optional<Given<std::string>> speculative_config;   // vLLM's JSON: '{"method": "mtp", "num_speculative_tokens": 2}' 
   // Issue 15: --compilation-config / -cc as vLLM's JSON ('{"cudagraph_capture_sizes": [1, 2, 4], "cudagraph_mode": "PIECEWISE"}'),
   // its dotted forms merged in (-cc.max_cudagraph_capture_size=16); -O<n> / --optimization-level; --attention-backend.
@@ -110,6 +113,11 @@ struct Flags {
   // hub cache (fit/plan --models DIR: <org>__<name>/config.json).
   std::vector<std::string> drafter_model_dirs;
 };
+
+// Issue 15 (dcp): vLLM's checks of --decode-context-parallel-size `dcp` against the model and the TP size: TP a multiple
+// of it; for a model without MLA, TP above the KV heads, dcp at most TP // KV heads and dividing the query heads per KV
+// head; no sliding-window layers. invalid_argument with the engine's own message after `origin`. Ok for dcp 1.
+Status check_decode_context_parallel(const model::ModelSpec& m, int64_t tensor_parallel_size, int64_t decode_context_parallel_size, const std::string& origin);
 
 struct Inputs {
   model::ModelSpec model;

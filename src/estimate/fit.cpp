@@ -22,6 +22,35 @@
 
 namespace preflight::estimate {
 
+// vLLM's checks, read at 45f526d65 (2026-03-17, the tree whose kv_cache_utils.py line numbers match vLLM 0.18.0's printed
+// ones). vllm/config/parallel.py ParallelConfig (since d334dd26c, #33239; in EngineArgs before it, since ac201a0ea, #23734):
+// DCP reuses the TP group's ranks, so TP must be a multiple of it (the engine's message, its missing space included).
+// vllm/config/model.py verify_with_parallel_config for a model without MLA (since ea97940d6, #24864, DCP for GQA): TP above
+// the KV heads, D at most TP // KV heads, D dividing the query heads per KV head. vllm/v1/kv_cache_interface.py
+// SlidingWindowSpec.max_memory_usage_bytes asserts "DCP not support sliding window." at KV sizing.
+std::string decode_context_parallel_rejection(const model::ModelSpec& m, int64_t tp, int64_t dcp) {
+  if (dcp <= 1) return {};
+  if (tp % dcp != 0) return format("ValueError: tp_size=%lld must be divisible bydcp_size=%lld.", static_cast<long long>(tp), static_cast<long long>(dcp));
+  bool mla = false, sliding = false;
+  for (const auto& l : m.layers) {
+    mla = mla || l.kind == model::LayerKind::mla_attention;
+    sliding = sliding || (l.kind == model::LayerKind::sliding_attention && !l.kv_shared);
+  }
+  if (sliding) return "AssertionError: DCP not support sliding window. (the model has sliding-window layers)";
+  const int64_t kv = m.num_key_value_heads;
+  if (mla || kv <= 0) return {};
+  if (tp <= kv)
+    return format("AssertionError: tensor parallel size %lld must be greater than total num kv heads %lld when enable decode context parallel for GQA/MQA",
+                  static_cast<long long>(tp), static_cast<long long>(kv));
+  if (const int64_t max_dcp = tp / kv; dcp > max_dcp)
+    return format("AssertionError: decode context parallel size must less than or equal to (tensor parallel size %lld // total num kv heads %lld) = %lld, but got %lld",
+                  static_cast<long long>(tp), static_cast<long long>(kv), static_cast<long long>(max_dcp), static_cast<long long>(dcp));
+  if (const int64_t q_per_kv = m.num_attention_heads / kv; m.num_attention_heads > 0 && q_per_kv % dcp != 0)
+    return format("AssertionError: Total number of q per kv attn heads (%lld) must be divisible by dcp world size when enable decode context parallel for GQA (%lld).",
+                  static_cast<long long>(q_per_kv), static_cast<long long>(dcp));
+  return {};
+}
+
 using model::LayerKind;
 using model::ModelSpec;
 using model::Shard;
@@ -196,6 +225,11 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
 
 // Parallel layout checks (vLLM ParallelConfig / model verify_with_parallel_config); false when refused.
 bool layout_accepted(FitEstimate& e, const ModelSpec& m, const Deployment& dep) {
+  if (std::string why = decode_context_parallel_rejection(m, e.tensor_parallel_size, dep.decode_context_parallel_size); !why.empty()) {
+    e.failure = Failure::invalid_layout;
+    e.failure_message = std::move(why);
+    return false;
+  }
   const int64_t tp = e.tensor_parallel_size, pp = e.pipeline_parallel_size;
   if (m.num_attention_heads % tp != 0) {
     e.failure = Failure::invalid_layout;
@@ -496,6 +530,10 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
   }
   if (e.num_blocks > 0) {
+    // vllm/v1/core/kv_cache_utils.py _report_kv_cache_config (45f526d65 = vLLM 0.18.0; prefill context parallel 1 here).
+    if (const int64_t dcp = e.decode_context_parallel_size; dcp > 1)
+      e.lines.push_back(format("Multiplying the GPU KV cache size by the cp_world_size %lld (pcp_world_size 1 * dcp_world_size %lld).", static_cast<long long>(dcp),
+                               static_cast<long long>(dcp)));
     const std::string size_line = "GPU KV cache size: " + with_thousands(e.kv_tokens) + " tokens";
     const std::string conc_line = "Maximum concurrency for " + with_thousands(L) + " tokens per request: " + fixed(e.max_concurrency, 2) + "x";
     if (engine.merged_token_line) e.lines.push_back(size_line + ", " + conc_line);
@@ -660,6 +698,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.tensor_parallel_size = lay.tp;
   e.pipeline_parallel_size = lay.pp;
   e.data_parallel_size = lay.dp;
+  e.decode_context_parallel_size = std::max<int64_t>(1, dep.decode_context_parallel_size);
   e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
   resolve_settings(e, m, device, engine, dep);
   if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) return e;
@@ -751,6 +790,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
                               budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching,
                               std::max(0, terms::mamba_ssm_cache_bits(dep.mamba_ssm_cache_dtype)), dep.kv_scan};
+  kv_in.decode_context_parallel_size = std::max<int64_t>(1, dep.decode_context_parallel_size);
   // A drafter's sliding-window layers are their own KV group where the version's rule says so (engines.json
   // drafter_sliding_kv_group), else full-attention layers of the target's group.
   const bool sliding_group = engine.applies(engine.drafter_sliding_kv_group);

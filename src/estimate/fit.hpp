@@ -131,6 +131,8 @@ struct Deployment {
   // --data-parallel-size: engine replicas, each with its own TP x PP ranks, KV cache and printed lines;
   // MoE experts are split over DP x TP ranks (by EP with --enable-expert-parallel, else flattened TP).
   int64_t data_parallel_size = 1;
+  // --decode-context-parallel-size (issue 15, dcp): each request's KV tokens split over this many ranks of a TP group.
+  int64_t decode_context_parallel_size = 1;
   bool enable_expert_parallel = false;  // --enable-expert-parallel
   SpeculativeConfig speculative;        // --speculative-config
   std::optional<double> gpu_memory_utilization;
@@ -298,6 +300,7 @@ struct FitEstimate {
   std::string engine_id;
   std::string device_id;
   int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1;
+  int64_t decode_context_parallel_size = 1;  // Deployment::decode_context_parallel_size (issue 15, dcp)
   int64_t data_parallel_size = 1;
   int64_t expert_parallel_size = 1;  // ranks the routed experts are split over as whole experts (1: EP off)
   int64_t drafter_layers = 0;        // speculative decoding: the drafter's attention layers in the KV cache
@@ -392,6 +395,12 @@ struct FitEstimate {
   std::vector<std::string> assumptions;
   std::vector<std::string> provenance;
 };
+
+// Issue 15 (dcp): vLLM's refusal of --decode-context-parallel-size `dcp` at tensor parallel size `tp` for model `m`, as
+// the engine words it ("ValueError: tp_size=8 must be divisible bydcp_size=3."); empty when it starts (always for dcp 1).
+// TP a multiple of dcp; without MLA, TP above the KV heads, dcp at most TP // KV heads and dividing the query heads per
+// KV head; no sliding-window layers. Sources in fit.cpp.
+std::string decode_context_parallel_rejection(const model::ModelSpec& m, int64_t tp, int64_t dcp);
 
 // The estimate, or invalid_argument when a product or sum of the model's values overflows 64 bits (a
 // config with kv_lora_rank or ssm_state_size near 2^62 must not wrap to a small KV and "fit"); the message

@@ -215,7 +215,10 @@ Expected<KvGeometry> kv_groups(const ModelSpec& m, const engine::EngineProfile& 
       PF_TRY(span, checked_sum(c.sliding_window - 1, in.max_num_batched_tokens, "sliding_window + max_num_batched_tokens"));
       kg.blocks_per_request = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(std::min(span, L)), static_cast<uint64_t>(bs))) + 1;
     } else {
-      kg.blocks_per_request = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(L), static_cast<uint64_t>(bs)));
+      // Decode context parallel (vllm/v1/kv_cache_interface.py FullAttentionSpec.max_memory_usage_bytes, 45f526d65 = vLLM
+      // 0.18.0): "each dcp rank only need save (max_model_len//dcp_world_size) tokens locally": cdiv(L, pcp x dcp).
+      const int64_t local_len = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(L), static_cast<uint64_t>(std::max<int64_t>(1, in.decode_context_parallel_size))));
+      kg.blocks_per_request = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(local_len), static_cast<uint64_t>(bs)));
     }
     const int64_t n = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(count), static_cast<uint64_t>(g.group_size)));
     g.num_groups += n;
@@ -236,7 +239,10 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
   g.max_concurrency = static_cast<double>(g.num_blocks) / static_cast<double>(g.demand_blocks);
   auto tokens_for = [&](int64_t nb) -> int64_t {
     if (engine.tokens_rule == engine::TokensRule::concurrency_x_len) return static_cast<int64_t>(static_cast<double>(nb) / static_cast<double>(g.demand_blocks) * L);
-    return (g.num_groups > 1 ? nb / g.num_groups : nb) * (g.token_block_size > 0 ? g.token_block_size : g.block_size);
+    // vllm/v1/core/kv_cache_utils.py _report_kv_cache_config (45f526d65 = vLLM 0.18.0, since ac201a0ea #23734): the
+    // count is multiplied by pcp x dcp, "Multiplying the GPU KV cache size by the cp_world_size".
+    return (g.num_groups > 1 ? nb / g.num_groups : nb) * (g.token_block_size > 0 ? g.token_block_size : g.block_size) *
+           std::max<int64_t>(1, in.decode_context_parallel_size);
   };
   g.kv_tokens = engine.tokens_rule == engine::TokensRule::concurrency_x_len ? static_cast<int64_t>(g.max_concurrency * L) : tokens_for(g.num_blocks);
   auto tokens_at = [&](double avail) -> int64_t {

@@ -321,6 +321,9 @@ struct KvInputs {
   KvScanMemo* scans = nullptr;  // Deployment::kv_scan: the layer pass taken from it, or kept in it (issue 19)
   // Of drafter_layers, the sliding-window ones and their window (Drafter::sliding_layers / sliding_window).
   int64_t drafter_sliding_layers = 0, drafter_sliding_window = 0;
+  // Deployment::decode_context_parallel_size (issue 15, dcp): a request's full-attention blocks cover ceil(L / D) tokens
+  // and the printed token count is num_blocks x block size x D.
+  int64_t decode_context_parallel_size = 1;
 };
 // --mamba-ssm-cache-dtype as bits per element: float32 32, float16 / bfloat16 16, "" or auto 0 (the model's own
 // mamba_ssm_dtype); -1 for any other value (vLLM's MambaDType has only these).

@@ -294,6 +294,7 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
   else if (key == "data_parallel_size" || key == "dp") set_int(a.data_parallel_size);
   else if (key == "data_parallel_size_local") set_int(a.data_parallel_size_local);
+  else if (key == "decode_context_parallel_size" || key == "dcp") set_int(a.decode_context_parallel_size);
   else if (key == "limit_mm_per_prompt") { if (auto j = mm_limits_json(v); !j.empty()) set_once(a.limit_mm_per_prompt, j, line); }
   else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
   else if (key == "compilation_config" || key == "cc") {
@@ -382,6 +383,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.language_model_only, from.language_model_only);
   m(into.data_parallel_size, from.data_parallel_size);
   m(into.data_parallel_size_local, from.data_parallel_size_local);
+  m(into.decode_context_parallel_size, from.decode_context_parallel_size);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);
   m(into.mamba_ssm_cache_dtype, from.mamba_ssm_cache_dtype);

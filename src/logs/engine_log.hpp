@@ -67,6 +67,8 @@ struct EngineArgs {
   std::optional<Logged<bool>> skip_mm_profiling;
   // --data-parallel-size, --data-parallel-size-local, --enable-expert-parallel.
   std::optional<Logged<int64_t>> data_parallel_size, data_parallel_size_local;
+  // Issue 15 (dcp): --decode-context-parallel-size / -dcp, 'decode_context_parallel_size' in the non-default args.
+  std::optional<Logged<int64_t>> decode_context_parallel_size;
   std::optional<Logged<bool>> enable_expert_parallel;
   // --enable-prefix-caching / --no-enable-prefix-caching (a hybrid model's Mamba cache mode).
   std::optional<Logged<bool>> enable_prefix_caching;

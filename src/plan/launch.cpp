@@ -330,6 +330,7 @@ const char* workload_name(Workload workload) {
 bool same_launch(const Candidate& a, const Candidate& b) {
   return a.model_id == b.model_id && a.variant == b.variant && a.variant_id == b.variant_id && a.quantization_flag == b.quantization_flag &&
          a.num_devices == b.num_devices && a.tensor_parallel_size == b.tensor_parallel_size && a.pipeline_parallel_size == b.pipeline_parallel_size &&
+         a.fit.decode_context_parallel_size == b.fit.decode_context_parallel_size &&
          a.context_tokens == b.context_tokens && a.fit.gpu_memory_utilization == b.fit.gpu_memory_utilization && a.fit.kv_cache_dtype == b.fit.kv_cache_dtype &&
          a.no_video == b.no_video && a.skip_mm_profiling == b.skip_mm_profiling && a.fit_with_encoder_pass_tokens == b.fit_with_encoder_pass_tokens;
 }
@@ -374,6 +375,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (l.checkpoint == hub.repo && hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   s += format(" --tensor-parallel-size %lld", static_cast<long long>(c.tensor_parallel_size));
   if (c.pipeline_parallel_size > 1) s += format(" --pipeline-parallel-size %lld", static_cast<long long>(c.pipeline_parallel_size));
+  if (c.fit.decode_context_parallel_size > 1) s += format(" --decode-context-parallel-size %lld", static_cast<long long>(c.fit.decode_context_parallel_size));
   s += format(" --max-model-len %lld", static_cast<long long>(c.context_tokens));
   s += " --gpu-memory-utilization " + fixed(c.fit.gpu_memory_utilization, 2);
   if (!flag.empty()) s += " --quantization " + flag;

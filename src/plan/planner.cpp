@@ -887,6 +887,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   d.pipeline_parallel_size = c.pipeline_parallel_size;
   d.data_parallel_size = c.data_parallel_size;
   d.enable_expert_parallel = c.expert_parallel;
+  d.decode_context_parallel_size = t.decode_context_parallel_size;
   d.max_model_len = c.context_tokens;
   d.quantization = c.quantization_flag;
   if (v) d.quant_scheme = v->scheme;

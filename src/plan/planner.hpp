@@ -35,6 +35,9 @@ struct PlanTargets {
   // Issue 15: plan --compilation-config / -O / --attention-backend, parsed as fit parses them: every candidate's graph
   // term uses the capture settings. Empty: the version's defaults.
   estimate::GraphCaptureConfig graph_capture;
+  // Issue 15 (dcp): plan --decode-context-parallel-size: every candidate sized with it (not searched over); the start
+  // commands carry it where it is above 1.
+  int64_t decode_context_parallel_size = 1;
 };
 
 // The commands one node runs, in order (head first), when a layout spans nodes.

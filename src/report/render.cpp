@@ -161,6 +161,7 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["device"] = f.device_id;
   out["engine"] = f.engine_id;
   out["layout"] = {{"tensor_parallel_size", f.tensor_parallel_size}, {"pipeline_parallel_size", f.pipeline_parallel_size}};
+  if (f.decode_context_parallel_size > 1) out["layout"]["decode_context_parallel_size"] = f.decode_context_parallel_size;  // issue 15 (dcp), only where set
   if (f.data_parallel_size > 1 || f.expert_parallel_size > 1) {  // issue 15: only where set, so other outputs keep their shape
     out["layout"]["data_parallel_size"] = f.data_parallel_size;
     out["layout"]["expert_parallel_size"] = f.expert_parallel_size;
@@ -217,8 +218,9 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   }
   o += bold(spec.id, st) + " on " + where + " with " +
        f.engine_id + (f.data_parallel_size > 1 ? format(" (DP %lld, each rank below)", static_cast<long long>(f.data_parallel_size)) : std::string()) + "\n";
-  o += format("  layout           TP %lld, PP %lld; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
-              static_cast<long long>(f.pipeline_parallel_size), f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
+  o += format("  layout           TP %lld, PP %lld%s; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
+              static_cast<long long>(f.pipeline_parallel_size),
+              f.decode_context_parallel_size > 1 ? format(", DCP %lld", static_cast<long long>(f.decode_context_parallel_size)).c_str() : "", f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
               static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());
   o += "  weights stored   " + f.weight_scheme.str() + "\n";
   o += "  memory per device (GiB)\n";

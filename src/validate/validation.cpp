@@ -116,7 +116,8 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
                                     std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
                                     std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens},
-                                    std::pair{"data_parallel_size", &flags.data_parallel_size}, std::pair{"data_parallel_size_local", &flags.data_parallel_size_local}}) {
+                                    std::pair{"data_parallel_size", &flags.data_parallel_size}, std::pair{"data_parallel_size_local", &flags.data_parallel_size_local},
+                                    std::pair{"decode_context_parallel_size", &flags.decode_context_parallel_size}}) {
     PF_TRY(ok, integer(field, *into));
     (void)ok;
   }

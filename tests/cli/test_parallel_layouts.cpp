@@ -141,3 +141,40 @@ TEST(ParallelLayouts, Issue15_KubernetesOfTheDpEpRow) {
   EXPECT_NE(yaml.find("--tensor-parallel-size 1"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("--data-parallel-size 8 --enable-expert-parallel"), std::string::npos) << yaml;
 }
+
+// Issue 15 (dcp): --decode-context-parallel-size / -dcp. Layouts vLLM refuses exit 2 with the engine's message after the
+// flag's name (vllm/config/parallel.py, vllm/config/model.py at 45f526d65); an accepted one prints the engine's
+// "Multiplying the GPU KV cache size" line; validate reads a case's decode_context_parallel_size and skips a bad one with
+// the message; plan starts every row with the flag and rejects the TP sizes the engine refuses it at.
+TEST(ParallelLayouts, Issue15_DecodeContextParallel) {
+  const std::pair<const char*, const char*> rows[] = {
+      {"fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 16 -dcp 3", "ValueError: tp_size=16 must be divisible bydcp_size=3."},
+      // Qwen3-32B has 8 KV heads: TP 8 replicates none, so DCP has nothing to take back.
+      {"fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 8 --decode-context-parallel-size 2",
+       "--decode-context-parallel-size: AssertionError: tensor parallel size 8 must be greater than total num kv heads 8"},
+      {"fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 16 --decode-context-parallel-size 0", "--decode-context-parallel-size"},
+  };
+  for (const auto& [args, message] : rows) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  }
+  const auto good = run("fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 16 -dcp 2 --max-model-len 32768 --engine vllm@0.18.0");
+  EXPECT_NE(good.code, 2) << good.out;
+  EXPECT_NE(good.out.find("Multiplying the GPU KV cache size by the cp_world_size 2 (pcp_world_size 1 * dcp_world_size 2)."), std::string::npos) << good.out;
+
+  const std::string dir = pftest::scratch_dir("issue15_dcp");
+  const std::string file = dir + "/dcp.jsonl";
+  const std::string head = R"({"engine":"vllm","engine_version":"0.18.0","device":"H100","model":"Qwen/Qwen3-32B","kv_cache_tokens":100000,)";
+  std::ofstream(file) << head << R"("id":"bad","tensor_parallel_size":16,"decode_context_parallel_size":3})" << "\n"
+                      << head << R"("id":"good","tensor_parallel_size":16,"decode_context_parallel_size":2})" << "\n";
+  const auto v = run("validate " + file);
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find("(case bad): decode_context_parallel_size: ValueError: tp_size=16 must be divisible bydcp_size=3."), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("summary: 2 cases, 1 evaluated, 1 skipped"), std::string::npos) << v.out;
+
+  // Qwen3.5-35B-A3B (2 KV heads, 16 query heads): DCP 2 needs TP above 2, so TP 1 and 2 are rejected with the engine's message.
+  const auto p = run("plan Qwen/Qwen3.5-35B-A3B --devices H100 -dcp 2 --all --json");
+  EXPECT_NE(p.out.find("--decode-context-parallel-size 2"), std::string::npos) << p.out.substr(0, 4000);
+  EXPECT_NE(p.out.find("must be greater than total num kv heads 2"), std::string::npos) << p.out.substr(0, 4000);
+}

@@ -350,6 +350,23 @@ TEST(EngineLog, SkipMmProfilingFromFlagDictOrEngineLine) {
   EXPECT_FALSE(none.args.skip_mm_profiling);
 }
 
+// Issue 15 (dcp): --decode-context-parallel-size from vLLM's short name on the command line (#40585's '-dcp 4'), the
+// long name, or the non-default args dict, with the line it came from.
+TEST(EngineLog, Issue15_DecodeContextParallelFromFlagOrDict) {
+  const auto short_name = lg::parse_engine_log("$ vllm serve /dev/shm/Qwen3.5-35B-A3B --enable-expert-parallel --tensor-parallel-size 8 -dcp 4\n", sigs());
+  ASSERT_TRUE(short_name.args.decode_context_parallel_size);
+  EXPECT_EQ(short_name.args.decode_context_parallel_size->value, 4);
+  const auto long_name = lg::parse_engine_log("$ vllm serve Qwen/Qwen3-32B --tensor-parallel-size 16 --decode-context-parallel-size 2\n", sigs());
+  ASSERT_TRUE(long_name.args.decode_context_parallel_size);
+  EXPECT_EQ(long_name.args.decode_context_parallel_size->value, 2);
+  const auto dict = lg::parse_engine_log("INFO [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-32B', 'decode_context_parallel_size': 2}\n", sigs());
+  ASSERT_TRUE(dict.args.decode_context_parallel_size);
+  EXPECT_EQ(dict.args.decode_context_parallel_size->value, 2);
+  EXPECT_EQ(dict.args.decode_context_parallel_size->line, 1);
+  const auto none = lg::parse_engine_log("$ vllm serve Qwen/Qwen3-32B --tensor-parallel-size 16\n", sigs());
+  EXPECT_FALSE(none.args.decode_context_parallel_size);
+}
+
 TEST(LogsCli, PrintedVersusPredictedForAResolvableModel) {
   const auto r = run("logs " + k_synthetic + "/none.1.log --device A100-80G-SXM --json");
   EXPECT_EQ(r.code, 0) << r.out;
