@@ -107,6 +107,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
 // What `preflight fit` takes: the deployment as vLLM's flags, the speed section's workload, model resolution.
 struct FitRequest {
   std::optional<std::string> device, engine;
+  std::optional<std::string> engine_build;             // issue 15 (build): "0.17.0rc2.dev66+g9d0b7c8e9"
   std::optional<std::string> device_memory, platform;  // issue 15: a card outside the catalogue
   std::optional<std::string> variant;
   deploy::Flags flags;
@@ -121,6 +122,7 @@ std::vector<Option> fit_options(FitRequest& r) {
                 text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.flags.num_devices, "devices in the deployment; without --tensor-parallel-size, TP = N / PP"),
                 text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version (vllm-ascend@0.23);\ndefault: the newest known for the device's platform"),
+                text_flag("engine-build", "BUILD", r.engine_build, "the engine build as pip lists it (0.17.0rc2.dev66+g9d0b7c8e9): decides the rules\nthat a PR merged between two releases starts or ends"),
                 text_flag("variant", "NAME", r.variant, "size a quantized variant of the model without its checkpoint (w8a8, w4a8_dynamic, awq,\nfp8_block, ...; the names plan and validate use; an unknown name lists them)")},
                deployment_options(r.flags), speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
 }
@@ -212,6 +214,12 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!engines) return report_error(engines.error());
   deploy::Inputs in{*spec, {r.device.value_or(""), "--device", deploy::DeviceForm::name, device_memory, r.platform.value_or("")},
                     {r.engine.value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, r.flags};
+  if (r.engine_build) {
+    auto build = engine::parse_engine_build(*r.engine_build, "--engine-build");
+    if (!build) return report_error(build.error());
+    in.engine.build = *build;
+    in.engine.build_origin = "--engine-build";
+  }
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
   const model::ModelSpec& model = resolved->model;

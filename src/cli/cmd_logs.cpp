@@ -180,6 +180,14 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
       engine_input.origin = fmt::format("log line {}: version", v->line);
     }
   }
+  // Issue 15 (build): the vllm-ascend build the log prints ("vllm_ascend 0.17.0rc2.dev66+g9d0b7c8e9") decides the rules
+  // with a build boundary; a version text that is no build ("main") gives none.
+  if (npu && log.versions.vllm_ascend) {
+    if (auto build = engine::parse_engine_build(log.versions.vllm_ascend->value, "log")) {
+      engine_input.build = *build;
+      engine_input.build_origin = fmt::format("log line {}: vllm-ascend version", log.versions.vllm_ascend->line);
+    }
+  }
   if (const auto& pl = log.printed; pl.kv_cache_tokens && pl.max_concurrency && pl.concurrency_len)  // issue 15: an undated log dated by its lines
     engine_input.printed_tokens_are_blocks =
         deploy::printed_tokens_are_blocks(static_cast<double>(pl.kv_cache_tokens->value), pl.max_concurrency->value, pl.concurrency_len->value);
@@ -274,6 +282,9 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["source"] = path;
   j["engine"] = log.engine == "unknown" ? Json() : Json(log.engine);
   j["engine_version"] = log.engine == "vllm-ascend" && log.versions.vllm_ascend ? opt(log.versions.vllm_ascend) : opt(log.versions.vllm);
+  // Issue 15 (build): the vllm-ascend build, when the printed version is one (validate reads engine_build).
+  if (log.engine == "vllm-ascend" && log.versions.vllm_ascend && engine::parse_engine_build(log.versions.vllm_ascend->value, "log"))
+    j["engine_build"] = log.versions.vllm_ascend->value;
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
   // The devices of this node: TP x PP x the local DP ranks (--data-parallel-size-local, else --data-parallel-size).
   const auto& dp_local = a.data_parallel_size_local ? a.data_parallel_size_local : a.data_parallel_size;

@@ -669,6 +669,11 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                                          ": " + split.error().message);
   }
   PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions, r.engine_version_basis));
+  if (in.engine.build) {
+    eng.build_named = in.engine.build;
+    r.assumptions.push_back("engine build " + in.engine.build->text + " (" + in.engine.build_origin +
+                            ") decides the rules with a build boundary (engines.json from_build / before_build / non_torch_increase_from_build)");
+  }
   if (!eng.runs_on(dev.platform)) {
     const bool llama_only = dev.platform == "cpu" || dev.platform == "metal";
     return make_error(ErrorKind::invalid_argument,

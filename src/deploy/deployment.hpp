@@ -66,6 +66,10 @@ struct EngineInput {
   // YYYY-MM-DD dates an otherwise undated version: the newest profile whose first release came out by then.
   std::string evidence_date;
   std::string evidence_date_origin;
+  // Issue 15 (build): the engine build that ran ("0.17.0rc2.dev66+g9d0b7c8e9", engine_build, --engine-build, a
+  // log's vllm-ascend version line), already parsed; it decides the rules with a build boundary. Unset: none.
+  std::optional<engine::EngineBuild> build;
+  std::string build_origin;
 };
 
 // vLLM's flags as given; unset ones take the engine version's defaults.

@@ -210,9 +210,20 @@ Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin,
   if (!copies) return Ok{};
   for (const auto& item : *copies) {
     JsonObject c(item, origin, "profiles[" + id + "]." + key + "[]");
-    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tensors", "w13_bytes_per_channel", "w2_bytes_per_channel", "families"}));
+    PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tensors", "w13_bytes_per_channel", "w2_bytes_per_channel", "families", "from_build", "before_build", "build_source"}));
     EngineProfile::ExpertScaleCopy copy;
     copy.rule = rule;
+    // Issue 15 (build): a PR boundary as the first main-branch build holding it, with git describe in build_source.
+    for (const auto& [name, bound] : {std::pair{"from_build", &copy.rule.from_build}, std::pair{"before_build", &copy.rule.before_build}}) {
+      PF_TRY(text, c.opt_string(name));
+      if (!text) continue;
+      PF_TRY(build, parse_engine_build(*text, format("%s: %s: %s %s", origin.c_str(), id.c_str(), key.c_str(), name)));
+      *bound = build;
+    }
+    PF_TRY(build_source, c.opt_string("build_source"));
+    if ((copy.rule.from_build || copy.rule.before_build) && (!build_source || build_source->empty()))
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s with from_build / before_build needs build_source", origin.c_str(), id.c_str(), key.c_str()), origin);
+    if (build_source) copy.rule.source += "; " + *build_source;
     PF_TRY(tensors, c.string("tensors"));
     PF_TRY(w13, c.number("w13_bytes_per_channel"));
     PF_TRY(w2, c.number("w2_bytes_per_channel"));
@@ -382,6 +393,17 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   if (!absolute_families.empty() && p.non_torch_counted != NonTorchCounted::increase)
     return make_error(ErrorKind::corrupt, format("%s: %s: non_torch_absolute_families needs non_torch_counted \"increase\"", origin.c_str(), id.c_str()), origin);
   p.non_torch_absolute_families = absolute_families;
+  PF_TRY(nt_build, r.opt_string("non_torch_increase_from_build"));
+  if (nt_build) {
+    if (p.non_torch_counted != NonTorchCounted::increase)
+      return make_error(ErrorKind::corrupt, format("%s: %s: non_torch_increase_from_build needs non_torch_counted \"increase\"", origin.c_str(), id.c_str()), origin);
+    PF_TRY(build, parse_engine_build(*nt_build, origin + ": " + id + ": non_torch_increase_from_build"));
+    PF_TRY(src, r.opt_string("non_torch_increase_from_build_source"));
+    if (!src || src->empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: non_torch_increase_from_build needs non_torch_increase_from_build_source", origin.c_str(), id.c_str()), origin);
+    p.non_torch_increase_from_build = build;
+    p.non_torch_increase_from_build_source = *src;
+  }
   PF_TRY(whole, parse_version_rule(r, origin, id, "whole_prompt_prefill"));
   p.whole_prompt_prefill = whole;
   PF_TRY(drafter_sliding, parse_version_rule(r, origin, id, "drafter_sliding_kv_group"));
@@ -465,6 +487,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "dsa_cp_layer_shard_source", "moe_allgather_families", "moe_allgather_source",
                             "mc2_transport_driver_failing", "mc2_transport_driver_fixed", "mc2_transport_source",
                             "non_torch_counted", "non_torch_absolute_families", "non_torch_counted_source",
+                            "non_torch_increase_from_build", "non_torch_increase_from_build_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",

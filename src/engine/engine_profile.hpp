@@ -24,6 +24,27 @@ struct Version {
 // First "X.Y[.Z]" in `text` after `engine` when it is named there ("vllm 0.10.2 + vllm-ascend 0.10.2rc1").
 std::optional<Version> parse_version(const std::string& text, const std::string& engine = {});
 
+// Issue 15 (build): an engine build between release tags, as setuptools-scm names it. vLLM-Ascend's nightly wheels
+// are versioned "<next tag>.dev<N>+g<hash>": N commits on main after the last tag, named after the tag that would
+// follow it ("0.17.0rc2.dev66+g9d0b7c8e9" is 66 commits after v0.17.0rc1, git describe "v0.17.0rc1-66-g9d0b7c8e98").
+// A rule that a PR starts or ends is keyed by the first main-branch build holding the PR (engines.json
+// "from_build" / "before_build"), which a case's or a log's build decides where the vLLM version cannot.
+struct EngineBuild {
+  Version version;       // X.Y.Z of the tag line
+  int64_t rc = -1;       // the tag line's rcN; -1: a final release ("0.18.0")
+  int64_t dev = -1;      // .devN, commits since the last tag; -1: the tagged build itself
+  std::string text;      // as given, the local part ("+g<hash>") included
+};
+
+// Parses "X.Y.Z[rcN][.devN][+local]" (PEP 440 as setuptools-scm writes it; a leading "v" is accepted).
+// invalid_argument naming `what` (the field or flag) for anything else, e.g. "0.17.0rc2.dev" or "main".
+Expected<EngineBuild> parse_engine_build(const std::string& text, const std::string& what);
+
+// PEP 440 order, the local part ignored: the tag line (X.Y.Z, then rcN before the final release), then within
+// a line its dev builds before the tag itself (0.17.0rc2.dev66 < 0.17.0rc2.dev93 < 0.17.0rc2 < 0.17.0).
+// Returns <0, 0 or >0.
+int compare_engine_builds(const EngineBuild& a, const EngineBuild& b);
+
 enum class TokensRule { blocks, concurrency_x_len };
 enum class HybridBlockRule { cuda_align, npu_align128, npu_contiguous };
 // Which non-torch memory a worker subtracts from the KV budget (EngineProfile::non_torch_counted).
@@ -90,6 +111,10 @@ struct EngineProfile {
   // loads from vLLM-Ascend 0.9.1, inside the 0.7-0.12 profile).
   std::optional<Version> version_named;
   Version rule_version() const { return version_named.value_or(version_max); }
+  // Issue 15 (build): the engine build a case, a log or --engine-build gave ("0.17.0rc2.dev66+g9d0b7c8e9"); it
+  // decides the rules that carry a build boundary (VersionRule from_build / before_build, non_torch_increase_from_build).
+  // Empty: every rule is decided by rule_version().
+  std::optional<EngineBuild> build_named;
   std::string platform;  // npu | cuda | any
   double default_gpu_memory_utilization = 0.9;
   int64_t block_size = 16;
@@ -182,16 +207,26 @@ struct EngineProfile {
   NonTorchCounted non_torch_counted = NonTorchCounted::absolute;
   std::vector<std::string> non_torch_absolute_families;
   std::string non_torch_counted_source;
+  // Issue 15 (build): the first build that counts the increase (PR #7427's merge on main); a named build below it
+  // still counts the absolute non-torch memory. Unset: the profile's count holds for every build.
+  std::optional<EngineBuild> non_torch_increase_from_build;
+  std::string non_torch_increase_from_build_source;
   // Issue 15: versions whose platform config turns the Ascend scheduler on for every non-MLA text-only model and
   // raises max_num_batched_tokens to max_model_len (chunked prefill off, even over the flag), so the profile run
   // forwards max_model_len tokens. Unset: the version leaves max_num_batched_tokens as given.
   struct VersionRule {
     Version version_min, version_max;
     std::string source;
+    // Issue 15 (build): the first main-branch build holding the PR that starts (from_build) or ends (before_build)
+    // the rule; with a build named, that end of the range is decided by the build instead of the version.
+    std::optional<EngineBuild> from_build, before_build;
     bool covers(const Version& v) const { return version_min <= v && v <= version_max; }
   };
-  // Whether `rule` (one of the optional version rules below) is set and covers rule_version().
-  bool applies(const std::optional<VersionRule>& rule) const { return rule && rule->covers(rule_version()); }
+  // Whether `rule` holds for this profile: its version range at rule_version(), except that an end with a build
+  // boundary is decided by build_named when one is given.
+  bool rule_applies(const VersionRule& rule) const;
+  // Whether `rule` (one of the optional version rules below) is set and holds (rule_applies).
+  bool applies(const std::optional<VersionRule>& rule) const { return rule && rule_applies(*rule); }
   std::optional<VersionRule> whole_prompt_prefill;
   // Issue 15: versions that give a drafter's sliding-window layers (DFlash / DFlash2 configs with sliding layer_types)
   // their own SlidingWindowSpec KV group; outside it they count as full-attention layers of the target's group.

@@ -747,6 +747,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
 engine::NonTorchCounted non_torch_counted(const engine::EngineProfile& engine, const engine::Overheads& oh, const std::string& device_family) {
   const auto& absolute = engine.non_torch_absolute_families;
   if (engine.non_torch_counted != engine::NonTorchCounted::increase || !oh.non_torch_snapshot_bytes) return engine::NonTorchCounted::absolute;
+  // Issue 15 (build): a named build older than the first one counting the increase still counts the absolute amount.
+  if (engine.build_named && engine.non_torch_increase_from_build && engine::compare_engine_builds(*engine.build_named, *engine.non_torch_increase_from_build) < 0)
+    return engine::NonTorchCounted::absolute;
   return std::find(absolute.begin(), absolute.end(), device_family) != absolute.end() ? engine::NonTorchCounted::absolute : engine::NonTorchCounted::increase;
 }
 
@@ -766,7 +769,12 @@ Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile
             "non-torch increase since the worker's init snapshot: the fitted non-torch less the runtime context already there at the snapshot (" +
                 engine.non_torch_counted_source + "; " + oh.non_torch_snapshot_source + ")",
             {{"non_torch_bytes", oh.non_torch_bytes}, {"snapshot_bytes", *oh.non_torch_snapshot_bytes}, {"multi_rank_bytes", bytes - single}}};
-  return {"non-torch", bytes, band, "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")",
+  const bool build_before = engine.build_named && engine.non_torch_increase_from_build && engine.non_torch_counted == engine::NonTorchCounted::increase &&
+                            engine::compare_engine_builds(*engine.build_named, *engine.non_torch_increase_from_build) < 0;
+  return {"non-torch", bytes, band,
+          "runtime context, communicator buffers and workspaces (fitted; " + oh.evidence + ")" +
+              (build_before ? "; the whole amount: build " + engine.build_named->text + " predates the increase count (" + engine.non_torch_increase_from_build_source + ")"
+                            : std::string()),
           {{"non_torch_bytes", oh.non_torch_bytes}, {"multi_rank_fraction", multi_rank ? oh.non_torch_multi_rank_fraction : 0.0}}};
 }
 
@@ -889,7 +897,7 @@ double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme
   double total = 0;
   std::optional<model::SchemeFormats> formats;  // built only where a rule applies (every fit of a plan passes here)
   for (const auto& copy : engine.moe_dynamic_scale_copies) {
-    if (!copy.rule.covers(engine.rule_version()) || std::find(copy.families.begin(), copy.families.end(), device_family) == copy.families.end()) continue;
+    if (!engine.rule_applies(copy.rule) || std::find(copy.families.begin(), copy.families.end(), device_family) == copy.families.end()) continue;
     if (!formats) formats.emplace(scheme);
     double bytes = 0;
     for (const auto& g : m.weights) {

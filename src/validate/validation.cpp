@@ -38,6 +38,7 @@ std::string first_token(const std::string& text) {
 // The case line's text fields other than the observations: which model, device and engine it ran.
 struct CaseInputs {
   std::optional<std::string> hint, engine, engine_version, engine_detail, notes, source;
+  std::optional<engine::EngineBuild> engine_build;  // issue 15 (build): "0.17.0rc2.dev66+g9d0b7c8e9"
 };
 
 // What the case observed: printed memory lines, the verdict, the measured decode speed.
@@ -80,6 +81,11 @@ Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& fi
   in.engine_detail = engine_detail;
   in.notes = notes;
   in.source = source;
+  PF_TRY(build_text, c.opt_string("engine_build"));
+  if (build_text) {
+    PF_TRY(build, engine::parse_engine_build(*build_text, format("%s:%d (case %s): engine_build", file.c_str(), line_no, row.id.c_str())));
+    in.engine_build = build;
+  }
   return in;
 }
 
@@ -549,6 +555,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     in.engine.evidence_date = inputs.engine_version.value_or("");
     in.engine.evidence_date_origin = "case engine_version";
   }
+  in.engine.build = inputs.engine_build;
+  in.engine.build_origin = "case engine_build";
   in.flags = flags;
   in.flags.quantization.reset();
   PF_TRY(rules_of, apply_case_quantization(c, spec, where, in.flags, row));

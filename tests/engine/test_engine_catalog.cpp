@@ -474,6 +474,16 @@ TEST(EngineCatalog, Issue15_NonTorchCountedFollowsTheVersion) {
       {R"(, "non_torch_counted": "delta", "non_torch_counted_source": "s")", "non_torch_counted must be"},
       {R"(, "non_torch_counted": "increase")", "non_torch_counted needs non_torch_counted_source"},
       {R"(, "non_torch_absolute_families": ["ascend-310p"])", "non_torch_absolute_families needs non_torch_counted"},
+      // Issue 15 (build): a build boundary that is no build, lacks its source, or sits on an absolute count.
+      {R"(, "non_torch_counted": "increase", "non_torch_counted_source": "s", "non_torch_increase_from_build": "dev73", "non_torch_increase_from_build_source": "s")",
+       "non_torch_increase_from_build: engine build 'dev73'"},
+      {R"(, "non_torch_counted": "increase", "non_torch_counted_source": "s", "non_torch_increase_from_build": "0.17.0rc2.dev73")",
+       "non_torch_increase_from_build needs non_torch_increase_from_build_source"},
+      {R"(, "non_torch_increase_from_build": "0.17.0rc2.dev73", "non_torch_increase_from_build_source": "s")", "non_torch_increase_from_build needs non_torch_counted"},
+      {R"(, "moe_dynamic_scale_copies": [{"tensors": "t", "w13_bytes_per_channel": 8, "w2_bytes_per_channel": 8, "families": ["ascend-a3"], "version_min": "1.0.0",
+          "version_max": "1.9.0", "source": "s", "before_build": "1.1.0rc2.dev85"}])", "with from_build / before_build needs build_source"},
+      {R"(, "moe_dynamic_scale_copies": [{"tensors": "t", "w13_bytes_per_channel": 8, "w2_bytes_per_channel": 8, "families": ["ascend-a3"], "version_min": "1.0.0",
+          "version_max": "1.9.0", "source": "s", "before_build": "main", "build_source": "s"}])", "moe_dynamic_scale_copies before_build: engine build 'main'"},
   };
   expect_profile_errors(bads);
   auto no_source = parse_json(R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 100, "graph_bytes": 1,

@@ -91,3 +91,33 @@ TEST(NonTorchCounted, Issue15_IncreaseFormulaFrom018Outside310p) {
     EXPECT_NEAR(e.available_kv_bytes - a.available_kv_bytes, 388337664.0, 1.0) << r.device << " " << r.version;
   }
 }
+
+// Issue 15 (build): vLLM 0.18.0 ran on nightly vLLM-Ascend builds on both sides of PR #7427. Its merge on main,
+// 5c0d02f689, describes as v0.17.0rc1-73-g5c0d02f689 (git describe --tags --match 'v*', vllm-ascend mirror), so the
+// first build counting the increase is 0.17.0rc2.dev73 (setuptools-scm names builds after v0.17.0rc1 "0.17.0rc2.devN").
+// One rank on 910C: below it the absolute 944 MiB = 989,855,744 B; from it 989,855,744 - 388,337,664 = 601,518,080 B.
+// A tagged release past it (0.18.0rc1) counts the increase; without a build the version decides (0.18: increase).
+TEST(NonTorchCounted, Issue15_BuildBelowPr7427CountsTheAbsoluteAmount) {
+  struct Row {
+    const char* build;  // "": none given
+    double bytes;
+    engine::NonTorchCounted counted;
+  };
+  const Row rows[] = {{"0.17.0rc2.dev66+g9d0b7c8e9", 989855744.0, engine::NonTorchCounted::absolute},
+                      {"0.17.0rc2.dev72", 989855744.0, engine::NonTorchCounted::absolute},
+                      {"0.17.0rc2.dev73", 601518080.0, engine::NonTorchCounted::increase},
+                      {"0.17.0rc2.dev93+g8e0789bb3", 601518080.0, engine::NonTorchCounted::increase},
+                      {"0.18.0rc1", 601518080.0, engine::NonTorchCounted::increase},
+                      {"", 601518080.0, engine::NonTorchCounted::increase}};
+  for (const auto& r : rows) {
+    auto s = setup("910C", "0.18.0");
+    if (*r.build) s.engine.build_named = *engine::parse_engine_build(r.build, "test");
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, deployment(1));
+    EXPECT_DOUBLE_EQ(e.non_torch_bytes, r.bytes) << r.build;
+    EXPECT_EQ(e.non_torch_counted, r.counted) << r.build;
+  }
+  // A build does not move the 0.23 profile, which has no boundary: every build it runs is past PR #7427.
+  auto s = setup("910C", "0.23.0");
+  s.engine.build_named = *engine::parse_engine_build("0.17.0rc2.dev66", "test");
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, deployment(1)).non_torch_counted, engine::NonTorchCounted::increase);
+}

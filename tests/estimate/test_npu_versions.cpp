@@ -252,6 +252,28 @@ TEST(NpuVersions, Issue15_W8a8DynamicExpertScaleCopiesByVersion) {
   EXPECT_EQ(estimate::estimate_fit(p310.model, p310.device, p310.engine, p310.overheads, pftest::dsv32_a3_nightly()).expert_scale_copy_bytes, 0.0);
 }
 
+// Issue 15 (build): PR #6794's merge on main, 23bf5d4d48, describes as v0.15.0rc1-85-g23bf5d4d48 (git describe --tags
+// --match 'v*', vllm-ascend mirror), so the first build without the int64 copies is 0.15.0rc2.dev85. The 2026-03-04
+// nightly ran vLLM 0.16.0 (whose version alone drops the copies) on 0.15.0rc2.dev46+g566c367a1: with the build, the
+// copies are back, 928 x 106,496 = 98,828,288 B at EP 16 (worked out above); 0.15.0rc2.dev85 and the 03-14 build
+// 0.16.0rc2.dev45 have only the fp32 copy, 928 x 16,384 = 15,204,352 B. A vLLM 0.15.0 run on dev85 loses them.
+TEST(NpuVersions, Issue15_EngineBuildDecidesPr6794ScaleCopies) {
+  struct Row {
+    const char *version, *build;
+    double expected_bytes;
+  };
+  const Row rows[] = {{"0.16.0", "0.15.0rc2.dev46+g566c367a1", 98828288.0}, {"0.16.0", "0.15.0rc2.dev84", 98828288.0},
+                      {"0.16.0", "0.15.0rc2.dev85", 15204352.0},            {"0.17.0", "0.16.0rc2.dev45+g199df0352", 15204352.0},
+                      {"0.15.0", "0.15.0rc2.dev85", 15204352.0},            {"0.15.0", "0.15.0rc1", 98828288.0},
+                      {"0.16.0", "", 15204352.0}};
+  for (const auto& r : rows) {
+    auto s = pftest::fit_setup("deepseek-ai/DeepSeek-V3.2", "910C", "vllm-ascend", r.version);
+    if (*r.build) s.engine.build_named = *engine::parse_engine_build(r.build, "test");
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, pftest::dsv32_a3_nightly());
+    EXPECT_NEAR(e.expert_scale_copy_bytes, r.expected_bytes, 1.0) << r.version << " on " << r.build;
+  }
+}
+
 // vLLM's DeepSeek MTP layer builds its [embedding; hidden] projection as a plain torch nn.Linear
 // (vllm/model_executor/models/deepseek_mtp.py: `self.eh_proj = nn.Linear(config.hidden_size * 2, config.hidden_size,
 // bias=False)`), which no quantization method reaches: it loads as 7,168 x 14,336 x 2 B = 205,520,896 B in bf16 on
