@@ -49,6 +49,10 @@ struct FitOutcome {
   std::string model_id, device_id, engine_id;
   std::vector<std::string> notes;
   std::optional<Error> bad_input;  // an engine argument in the log that no deployment accepts
+  // Issue 15 (misc950): how the engine was resolved: the version and build used, the lines they came from, and the
+  // profile's rules with a build boundary as the build decided them.
+  deploy::EngineInput engine_input;
+  std::vector<engine::EngineProfile::BuildRule> build_rules;
 };
 
 // The logged engine arguments as deployment flags, each with its line as origin.
@@ -117,6 +121,28 @@ several terms says which.)",
     R"(exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
       range (the log line named))"};
 
+// The engine, version and build the log states, as deploy's one resolution step takes them (issue 15, misc950): on
+// vLLM-Ascend the vLLM and vllm-ascend version lines go through deploy::take_printed_versions, as a case's engine_version
+// / engine_build and fit's --engine vllm-ascend@V --engine-build B do; vllm-ascend releases track vLLM's numbering
+// (reference section 6), so a log that names only vLLM still selects the matching vllm-ascend profile. --engine wins.
+deploy::EngineInput log_engine_input(const logs::EngineLog& log, const LogsRequest& args) {
+  const bool npu = log.engine == "vllm-ascend";
+  deploy::EngineInput in{args.engine.value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
+  auto printed = [](const auto& v, const char* what) {
+    return v ? std::optional<deploy::PrintedVersion>({v->value, fmt::format("log line {}: {} version", v->line, what)}) : std::nullopt;
+  };
+  deploy::EngineInput stated;
+  deploy::take_printed_versions(stated, printed(log.versions.vllm, "vllm"), npu ? printed(log.versions.vllm_ascend, "vllm-ascend") : std::nullopt);
+  if (!args.engine) {
+    in.version = stated.version;
+    in.origin = stated.origin;
+    in.version_choice = stated.version_choice;
+  }
+  in.build = stated.build;  // with --engine vllm-ascend@V too, as fit --engine-build
+  in.build_origin = stated.build_origin;
+  return in;
+}
+
 FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
   FitOutcome out;
   if (!log.args.model) {
@@ -170,24 +196,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
     out.notes.push_back(engines.error().describe());
     return out;
   }
-  // vllm-ascend releases track vLLM's numbering (reference section 6), so a log that names only
-  // vLLM still selects the matching vllm-ascend profile.
-  deploy::EngineInput engine_input{args.engine.value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
-  if (!args.engine) {
-    const auto& v = npu && log.versions.vllm_ascend ? log.versions.vllm_ascend : log.versions.vllm;
-    if (v) {
-      engine_input.version = v->value;
-      engine_input.origin = fmt::format("log line {}: version", v->line);
-    }
-  }
-  // Issue 15 (build): the vllm-ascend build the log prints ("vllm_ascend 0.17.0rc2.dev66+g9d0b7c8e9") decides the rules
-  // with a build boundary; a version text that is no build ("main") gives none.
-  if (npu && log.versions.vllm_ascend) {
-    if (auto build = engine::parse_engine_build(log.versions.vllm_ascend->value, "log")) {
-      engine_input.build = *build;
-      engine_input.build_origin = fmt::format("log line {}: vllm-ascend version", log.versions.vllm_ascend->line);
-    }
-  }
+  deploy::EngineInput engine_input = log_engine_input(log, args);
   if (const auto& pl = log.printed; pl.kv_cache_tokens && pl.max_concurrency && pl.concurrency_len)  // issue 15: an undated log dated by its lines
     engine_input.printed_tokens_are_blocks =
         deploy::printed_tokens_are_blocks(static_cast<double>(pl.kv_cache_tokens->value), pl.max_concurrency->value, pl.concurrency_len->value);
@@ -207,6 +216,8 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
   out.model_id = spec->id.empty() ? name : spec->id;
   out.device_id = dev->id;
   out.engine_id = eng->id;
+  out.engine_input = engine_input;
+  out.build_rules = eng->build_rules();
   out.fit = std::move(est);
   return out;
 }
@@ -281,10 +292,10 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["id"] = "log-" + base_name(path);
   j["source"] = path;
   j["engine"] = log.engine == "unknown" ? Json() : Json(log.engine);
-  j["engine_version"] = log.engine == "vllm-ascend" && log.versions.vllm_ascend ? opt(log.versions.vllm_ascend) : opt(log.versions.vllm);
-  // Issue 15 (build): the vllm-ascend build, when the printed version is one (validate reads engine_build).
-  if (log.engine == "vllm-ascend" && log.versions.vllm_ascend && engine::parse_engine_build(log.versions.vllm_ascend->value, "log"))
-    j["engine_build"] = log.versions.vllm_ascend->value;
+  // Issue 15 (build, misc950): the version and build as deploy takes them from the log's lines (validate reads both).
+  const deploy::EngineInput stated = log_engine_input(log, LogsRequest{});
+  j["engine_version"] = stated.version.empty() ? Json() : Json(stated.version);
+  if (stated.build) j["engine_build"] = stated.build->text;
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
   // The devices of this node: TP x PP x the local DP ranks (--data-parallel-size-local, else --data-parallel-size).
   const auto& dp_local = a.data_parallel_size_local ? a.data_parallel_size_local : a.data_parallel_size;
@@ -349,6 +360,29 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
                (a.skip_mm_profiling && a.skip_mm_profiling->value ? fmt::format("; run with --skip-mm-profiling (line {})", a.skip_mm_profiling->line) : std::string());
   return j;
+}
+
+// Issue 15 (misc950): the engine resolution of `logs --json`: the profile, the version and build with the lines they
+// came from, and each rule with a build boundary as the build decided it.
+Json resolution_json(const FitOutcome& f) {
+  const auto& in = f.engine_input;
+  Json rules = Json::array();
+  for (const auto& r : f.build_rules) rules.push_back({{"rule", r.rule}, {"boundary", r.boundary}, {"holds", r.holds}, {"effect", r.effect}});
+  return {{"profile", f.engine_id},
+          {"version", in.version.empty() ? Json() : Json(in.version)},
+          {"version_from", in.version.empty() ? Json() : Json(in.origin)},
+          {"version_choice", in.version_choice.empty() ? Json() : Json(in.version_choice)},
+          {"build", in.build ? Json(in.build->text) : Json()},
+          {"build_from", in.build ? Json(in.build_origin) : Json()},
+          {"build_rules", rules}};
+}
+
+void print_resolution(const FitOutcome& f) {
+  const auto& in = f.engine_input;
+  fmt::print("  engine {}: version {}{}", f.engine_id, in.version.empty() ? "not stated" : in.version, in.version.empty() ? "" : " (" + in.origin + ")");
+  if (in.build) fmt::print(", build {} ({})", in.build->text, in.build_origin);
+  fmt::print("\n");
+  for (const auto& r : f.build_rules) fmt::print("  build rule {} ({}): {}: {}\n", r.rule, r.boundary, r.holds ? "holds" : "does not hold", r.effect);
 }
 
 void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::string& path) {
@@ -427,6 +461,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
       if (!f.fit->fits) fmt::print(" ({}): {}", estimate::failure_name(f.fit->failure), f.fit->failure_message.str());
       fmt::print("\n");
       for (const auto& fix : f.fixes) fmt::print("  fix: {}\n", fix);
+      print_resolution(f);
     }
   }
   for (const auto& n : f.notes) fmt::print("note: {}\n", n);
@@ -504,6 +539,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
   if (f.fit) {
     j["fit"] = {{"model", f.model_id}, {"device", f.device_id}, {"engine", f.engine_id}, {"fits", f.fit->fits}, {"failure", estimate::failure_name(f.fit->failure)},
                 {"failure_message", f.fit->failure_message}, {"fixes", f.fixes}};
+    j["engine_resolution"] = resolution_json(f);
   }
   j["notes"] = f.notes;
   std::cout << j.dump(2) << "\n";

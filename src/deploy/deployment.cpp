@@ -519,6 +519,36 @@ namespace {
 bool source_build_version(const std::string& version) { return version.find(".dev") != std::string::npos; }
 }  // namespace
 
+void take_printed_versions(EngineInput& in, const std::optional<PrintedVersion>& vllm, const std::optional<PrintedVersion>& vllm_ascend) {
+  std::optional<engine::EngineBuild> build;
+  if (vllm_ascend)
+    if (auto parsed = engine::parse_engine_build(vllm_ascend->text, vllm_ascend->origin)) build = *parsed;
+  if (build) {
+    in.build = build;
+    in.build_origin = vllm_ascend->origin;
+  }
+  const bool between_tags = build && build->dev >= 0;
+  const bool names_release = vllm_ascend && engine::parse_version(vllm_ascend->text);  // not "main"
+  const std::optional<PrintedVersion>& chosen = (between_tags || !names_release) && vllm ? vllm : vllm_ascend ? vllm_ascend : vllm;
+  if (!chosen) return;
+  in.version = chosen->text;
+  in.origin = chosen->origin;
+  if (!vllm || !vllm_ascend) return;
+  const std::optional<PrintedVersion>& other = &chosen == &vllm ? vllm_ascend : vllm;
+  const auto a = engine::parse_version(chosen->text), b = engine::parse_version(other->text);
+  const bool differ = a && b && (a->major != b->major || a->minor != b->minor);
+  if (!names_release)
+    in.version_choice = format("engine version %s from %s: the vllm-ascend line (%s, %s) names no release", chosen->text.c_str(), chosen->origin.c_str(),
+                               other->text.c_str(), other->origin.c_str());
+  else if (between_tags)
+    in.version_choice = format("engine version %s from %s: the vllm-ascend line (%s, %s) is a main-branch build between tags, named after the last tag "
+                               "on main, not after the vLLM release it runs with; the build decides the rules with a build boundary",
+                               chosen->text.c_str(), chosen->origin.c_str(), other->text.c_str(), other->origin.c_str());
+  else if (differ)
+    in.version_choice = format("engine version %s from %s (a vllm-ascend release); the vLLM line (%s, %s) names another release and does not select the profile",
+                               chosen->text.c_str(), chosen->origin.c_str(), other->text.c_str(), other->origin.c_str());
+}
+
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions) {
   VersionBasis basis = VersionBasis::stated;
@@ -529,6 +559,13 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
                                                std::vector<std::string>& assumptions, VersionBasis& basis) {
   const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));
   std::string version = input.version;
+  // Issue 15 (misc950): a build with no version stated (fit --engine-build B without @V) dates the profile by its tag
+  // line, X.Y.Z of "0.17.0rc2.dev80": for a main-branch build a lower bound, since it is named after the last tag on main.
+  if (version.empty() && name.find('@') == std::string::npos && input.build) {
+    version = input.build->version.text();
+    assumptions.push_back("engine version " + version + " from the build " + input.build->text + " (" + input.build_origin +
+                          ")" + (input.build->dev >= 0 ? ": a main-branch build, named after the last tag on main, so possibly an older profile than the vLLM release it ran with" : ""));
+  }
   auto profile = engine::select_engine(engines, name, version);
   bool dated = name.find('@') != std::string::npos || (profile && !version.empty());
   basis = dated ? VersionBasis::stated : VersionBasis::newest_assumed;
@@ -669,6 +706,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                                          ": " + split.error().message);
   }
   PF_TRY(eng, resolve_engine(in.engine, *catalogs.engines, dev.platform, r.assumptions, r.engine_version_basis));
+  if (!in.engine.version_choice.empty()) r.assumptions.push_back(in.engine.version_choice);
   if (in.engine.build) {
     eng.build_named = in.engine.build;
     r.assumptions.push_back("engine build " + in.engine.build->text + " (" + in.engine.build_origin +

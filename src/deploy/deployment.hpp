@@ -70,7 +70,29 @@ struct EngineInput {
   // log's vllm-ascend version line), already parsed; it decides the rules with a build boundary. Unset: none.
   std::optional<engine::EngineBuild> build;
   std::string build_origin;
+  // Issue 15 (misc950): which printed line gave `version` and why, when take_printed_versions chose between two; empty:
+  // none chosen. resolve_deployment adds it to the assumptions.
+  std::string version_choice;
 };
+
+// Issue 15 (misc950): a version as a log prints it ("0.18.0+empty", "0.17.0rc2.dev93+g8e0789bb3") and where
+// ("log line 2: vllm-ascend version").
+struct PrintedVersion {
+  std::string text;
+  std::string origin;
+};
+
+// The engine version and build of a vLLM-Ascend deployment from the vLLM and vllm-ascend version lines a log prints,
+// set in `in` the way a case gives engine_version / engine_build and fit takes --engine vllm-ascend@V
+// --engine-build B, so that resolve_engine selects the same profile and rules for all three:
+// - build: the vllm-ascend line when it is X.Y.Z[rcN][.devN][+local] (engine::parse_engine_build);
+// - version: the vLLM line when the vllm-ascend line is a main-branch build between tags (".devN"): such a build is
+//   named after the last tag on main, not after the vLLM release it runs with (0.15.0rc2.dev46 ran vLLM 0.16.0,
+//   0.16.0rc2.dev45 vLLM 0.17.0, 0.17.0rc2.dev66 vLLM 0.18.0: the nightly logs of data/evidence/vllm-startup-public.jsonl),
+//   and the profiles are keyed by that release; else the vllm-ascend line (a tagged release pins its vLLM); else the
+//   vLLM line. in.version_choice says which line decided and, when the other names a different X.Y, that it was not used.
+// Lines that are absent leave `in` as it was.
+void take_printed_versions(EngineInput& in, const std::optional<PrintedVersion>& vllm, const std::optional<PrintedVersion>& vllm_ascend);
 
 // vLLM's flags as given; unset ones take the engine version's defaults.
 struct Flags {

@@ -78,4 +78,25 @@ bool EngineProfile::rule_applies(const VersionRule& rule) const {
   return from && before;
 }
 
+std::vector<EngineProfile::BuildRule> EngineProfile::build_rules() const {
+  std::vector<BuildRule> out;
+  // Only a profile that counts the increase carries the boundary (the catalogue loader's check).
+  if (non_torch_increase_from_build) {
+    const bool holds = !build_named || compare_engine_builds(*build_named, *non_torch_increase_from_build) >= 0;
+    out.push_back({"non_torch_increase_from_build", "from " + non_torch_increase_from_build->text, holds,
+                   holds ? "non-torch memory counted as the increase since the worker's init snapshot (the runtime context left out)"
+                         : "the whole non-torch memory counted (the build predates the increase count)"});
+  }
+  for (const auto& copy : moe_dynamic_scale_copies) {
+    if (!copy.rule.from_build && !copy.rule.before_build) continue;
+    std::string boundary;
+    if (copy.rule.from_build) boundary = "from " + copy.rule.from_build->text;
+    if (copy.rule.before_build) boundary += (boundary.empty() ? "before " : ", before ") + copy.rule.before_build->text;
+    const bool holds = rule_applies(copy.rule);
+    out.push_back({"moe_dynamic_scale_copies " + copy.tensors, boundary, holds,
+                   holds ? "the W8A8_DYNAMIC experts keep the " + copy.tensors + " copies" : "no " + copy.tensors + " copies"});
+  }
+  return out;
+}
+
 }  // namespace preflight::engine

@@ -225,6 +225,15 @@ struct EngineProfile {
   // Whether `rule` holds for this profile: its version range at rule_version(), except that an end with a build
   // boundary is decided by build_named when one is given.
   bool rule_applies(const VersionRule& rule) const;
+  // Issue 15 (misc950): a rule of this profile with a build boundary, and whether it holds here (decided by
+  // build_named where one is given, else by the version), for the outputs that say what a build decided.
+  struct BuildRule {
+    std::string rule;      // the engines.json key and, for a list, the entry ("moe_dynamic_scale_copies fused_w1_scale, fused_w2_scale")
+    std::string boundary;  // "from 0.17.0rc2.dev73" / "before 0.15.0rc2.dev85"
+    bool holds = false;
+    std::string effect;    // what holding means, or not holding
+  };
+  std::vector<BuildRule> build_rules() const;
   // Whether `rule` (one of the optional version rules below) is set and holds (rule_applies).
   bool applies(const std::optional<VersionRule>& rule) const { return rule && rule_applies(*rule); }
   std::optional<VersionRule> whole_prompt_prefill;

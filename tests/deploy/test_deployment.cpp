@@ -231,6 +231,56 @@ TEST(Deploy, EngineVersionsAsWritten) {
   EXPECT_TRUE(pinned->version_min <= *engine::parse_version("0.10", "vllm") && *engine::parse_version("0.10", "vllm") <= pinned->version_max);
 }
 
+// Issue 15 (misc950): the version lines of a vLLM-Ascend log become the version and build a case or fit states. A
+// main-branch build (".devN") is named after the last tag on main, so the vLLM line names the profile (0.17.0rc2.dev93
+// ran with vLLM 0.18.0 in the 2026-03-23 nightly job); a tagged release names it itself; a build with no vLLM line names
+// it by its tag line. The profile each selects, and whether PR #7427's boundary (0.17.0rc2.dev73) holds for its build.
+TEST(Deploy, Issue15_PrintedVersionLinesAsACaseStatesThem) {
+  const auto& engines = fixture().engines;
+  using PV = std::optional<deploy::PrintedVersion>;
+  struct Row {
+    PV vllm, ascend;
+    const char* version;   // the version resolve_engine is given
+    const char* build;     // "" = none
+    const char* profile;
+    bool choice_said;      // version_choice names the line
+  };
+  const PV v018 = deploy::PrintedVersion{"0.18.0+empty", "log line 8: vllm version"};
+  const PV v017 = deploy::PrintedVersion{"0.17.0", "log line 8: vllm version"};
+  const Row rows[] = {
+      {v018, deploy::PrintedVersion{"0.17.0rc2.dev93+g8e0789bb3", "log line 9: vllm-ascend version"}, "0.18.0+empty", "0.17.0rc2.dev93+g8e0789bb3", "vllm-ascend@0.18-0.20", true},
+      {v018, deploy::PrintedVersion{"0.17.0rc2.dev66+g9d0b7c8e9", "log line 9: vllm-ascend version"}, "0.18.0+empty", "0.17.0rc2.dev66+g9d0b7c8e9", "vllm-ascend@0.18-0.20", true},
+      // A tagged release decides; the vLLM line naming another release is said and not used.
+      {v018, deploy::PrintedVersion{"0.17.0rc1", "log line 9: vllm-ascend version"}, "0.17.0rc1", "0.17.0rc1", "vllm-ascend@0.15-0.17", true},
+      {v017, deploy::PrintedVersion{"0.17.0rc1", "log line 9: vllm-ascend version"}, "0.17.0rc1", "0.17.0rc1", "vllm-ascend@0.15-0.17", false},
+      {std::nullopt, deploy::PrintedVersion{"0.17.0rc2.dev80+g0123456", "log line 9: vllm-ascend version"}, "0.17.0rc2.dev80+g0123456", "0.17.0rc2.dev80+g0123456", "vllm-ascend@0.15-0.17", false},
+      {v018, std::nullopt, "0.18.0+empty", "", "vllm-ascend@0.18-0.20", false},
+      {v018, deploy::PrintedVersion{"main", "log line 9: vllm-ascend version"}, "0.18.0+empty", "", "vllm-ascend@0.18-0.20", true},  // names no release
+      {std::nullopt, deploy::PrintedVersion{"main", "log line 9: vllm-ascend version"}, "main", "", "", false},  // nothing dates it: an error here
+  };
+  for (const auto& r : rows) {
+    deploy::EngineInput in{"vllm-ascend", "", "", "", "", deploy::UnknownVersion::error};
+    deploy::take_printed_versions(in, r.vllm, r.ascend);
+    const std::string label = std::string(r.ascend ? r.ascend->text : "-") + " / " + (r.vllm ? r.vllm->text : "-");
+    EXPECT_EQ(in.version, r.version) << label;
+    EXPECT_EQ(in.build ? in.build->text : "", r.build) << label;
+    EXPECT_EQ(!in.version_choice.empty(), r.choice_said) << label << ": " << in.version_choice;
+    std::vector<std::string> assumptions;
+    auto p = deploy::resolve_engine(in, engines, "npu", assumptions);
+    EXPECT_EQ(p ? p->id : "", r.profile) << label;
+  }
+  // fit --engine vllm-ascend --engine-build B (no version): the build's tag line, said.
+  deploy::EngineInput only_build{"vllm-ascend", "", "--engine", "", "", deploy::UnknownVersion::error};
+  only_build.build = *engine::parse_engine_build("0.18.0rc1", "--engine-build");
+  only_build.build_origin = "--engine-build";
+  std::vector<std::string> assumptions;
+  auto p = deploy::resolve_engine(only_build, engines, "npu", assumptions);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->id, "vllm-ascend@0.18-0.20");
+  ASSERT_EQ(assumptions.size(), 1u);
+  EXPECT_EQ(assumptions[0], "engine version 0.18.0 from the build 0.18.0rc1 (--engine-build)");
+}
+
 // Provenance says where each value came from.
 TEST(Deploy, ProvenanceNamesTheOrigin) {
   deploy::Flags f;
