@@ -227,3 +227,41 @@ TEST(NcclBuffers, Issue16_CaseFieldReadByValidate) {
   EXPECT_TRUE(has_text(r->rows[0].assumptions, "assumed nvswitch"));
   EXPECT_FALSE(has_text(r->rows[1].assumptions, "assumed nvswitch"));
 }
+
+// The catalogue record: an interconnect outside the four, or a default without its source, is corrupt and names the
+// key; the shipped record parses, and every CUDA card but the superchips and single units states its form factor.
+TEST(NcclBuffers, Issue16_CatalogueRecordChecked) {
+  const auto record = [](const std::string& domain_ic, const std::string& default_source) {
+    return Json::parse(R"({"engine": "vllm", "version_min": "0.4.3", "version_max": "0.10.99", "version_source": "v", "communicators": 2,
+      "communicators_source": "c", "connection_bytes": 12582912, "connection_source": "b",
+      "domains": [{"interconnect": ")" + domain_ic + R"(", "channels": 2, "source": "s"}],
+      "defaults": [{"form_factor": "pcie", "ranks_min": 2, "ranks_max": 8, "interconnect": "pcie", "reason": "r", "source": ")" +
+                       default_source + R"("}]})");
+  };
+  const Json good = record("pcie", "s");
+  auto ok = engine::parse_nccl_buffers(JsonObject(good, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_EQ(ok->domains.size(), 1u);
+  const Json bad_ic = record("infiniband", "s");
+  auto e1 = engine::parse_nccl_buffers(JsonObject(bad_ic, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_FALSE(e1.has_value());
+  EXPECT_EQ(e1.error().kind, ErrorKind::corrupt);
+  EXPECT_NE(e1.error().message.find("interconnect: expected one of nvswitch, nvlink-direct, pcie, network, found 'infiniband'"), std::string::npos)
+      << e1.error().message;
+  const Json no_source = record("pcie", " ");
+  auto e2 = engine::parse_nccl_buffers(JsonObject(no_source, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_FALSE(e2.has_value());
+  EXPECT_NE(e2.error().message.find("reason and source"), std::string::npos) << e2.error().message;
+
+  const auto& c = catalogues();
+  const auto* cuda = c.engines.overheads_for("cuda");
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_TRUE(cuda->nccl_buffers);
+  EXPECT_EQ(cuda->nccl_buffers->communicators, 2);
+  EXPECT_DOUBLE_EQ(cuda->nccl_buffers->connection_bytes, 12.0 * k_mib);
+  for (const auto& d : c.devices.devices) {
+    if (d.platform != "cuda" || d.id == "GH200" || d.id == "GH200-144G" || d.id == "GB10") continue;
+    EXPECT_TRUE(d.form_factor == "sxm" || d.form_factor == "pcie") << d.id;
+    EXPECT_FALSE(d.source_form_factor.empty()) << d.id;
+  }
+}
