@@ -841,8 +841,7 @@ bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, c
   const auto listed = [&](const std::string& id) { return std::find(trtllm.begin(), trtllm.end(), id) != trtllm.end(); };
   return a.platform == b.platform && a.family == b.family && a.memory_bytes == b.memory_bytes && a.runtime_total_bytes == b.runtime_total_bytes &&
          a.class_runtime_total_bytes == b.class_runtime_total_bytes && engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family) &&
-         engine.cudagraph_default_ceiling(a.id) == engine.cudagraph_default_ceiling(b.id) && listed(a.id) == listed(b.id) &&
-         a.form_factor == b.form_factor;  // issue 15/16 (nccl): the default interconnect
+         engine.cudagraph_default_ceiling(a.id) == engine.cudagraph_default_ceiling(b.id) && listed(a.id) == listed(b.id);
 }
 
 FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,

@@ -512,7 +512,11 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   if (first) weights = estimate::group_bytes_for(m, d);
   d.group_bytes = &weights;
   d.kv_scan = shared.scans;
-  if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
+  // Issue 15/16 (nccl): where the version counts NCCL buffers at this TP, the card's form factor (its default interconnect)
+  // is part of the fit, which estimate::same_fit_device does not compare: computed, not copied.
+  const engine::NcclBuffers* nb = oh->nccl_buffers.get();
+  const bool nccl_counted = nb && c.tensor_parallel_size > 1 && eng->engine == nb->engine && eng->rule_applies(nb->counted);
+  if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
