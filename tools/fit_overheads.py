@@ -102,7 +102,8 @@ def predict_kv(c, factor, non_torch, vision, multi_rank_fraction, snapshot):
     over = activation(m, factor, vision) + non_torch_term(m, non_torch, multi_rank_fraction, snapshot) + (m["graph"] if m["graph_in_budget"] > 0.5 else 0.0)
     # issue 15: NPU expert parallel's HCCL communicators (from source, not fitted); the 310P worker's budget divisor
     # and A2 expert parallel's DP all-gather MoE rows (from source, not fitted)
-    return (m["requested"] - c["w"] - over - m.get("ep_communicators", 0.0) - m.get("moe_allgather", 0.0)) / m.get("kv_budget_divisor", 1.0)
+    # issue 15/16 (nccl): the NCCL buffers vLLM before PR #25359 counts (from source, not fitted; multi_rank is 0 where they apply)
+    return (m["requested"] - c["w"] - over - m.get("ep_communicators", 0.0) - m.get("moe_allgather", 0.0) - m.get("nccl_buffers", 0.0)) / m.get("kv_budget_divisor", 1.0)
 
 
 def check(report, catalog):

@@ -199,6 +199,8 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_real("hccl-buffsize", "MB", f.hccl_buffsize_mb, "NPU: HCCL_BUFFSIZE of the engine's environment (CANN default 200): the MC2 buffer\nexpert parallel opens before KV sizing"),
                 given_text("npu-driver-version", "V", f.npu_driver_version,
                            "NPU: the driver (Ascend HDK) version npu-smi info prints; decides the MC2\ntransport of expert parallel over two or more A2 nodes"),
+                given_text("interconnect", "I", f.interconnect,
+                           "how the GPUs of a TP group reach each other: nvswitch|nvlink-direct|pcie|network\n(unset: the card's form factor decides, said as an assumption with a band); sizes the\nNCCL buffers vLLM < 0.11 counts"),
                 given_text("pp-layer-partition", "L1,L2", f.pp_layer_partition,
                            "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)"),
                 given_text("mamba-ssm-cache-dtype", "D", f.mamba_ssm_cache_dtype, "hybrid models: the SSM state dtype, auto|float32|float16|bfloat16 (auto: the\nmodel's, Qwen3.5 float32)")});

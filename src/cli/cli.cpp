@@ -253,16 +253,20 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
   // Issue 15: nothing states or dates the version -> the band over versions (resolve_deployment said which, as validate reads it).
   const auto band = resolved->engine_version_basis == deploy::VersionBasis::newest_assumed ? deploy::across_versions(in, {&*devices, &*engines}) : deploy::VersionBand{};
+  // Issue 15/16 (nccl): the interconnect assumed -> the band over the plausible ones.
+  const auto ic_band = deploy::across_interconnects(in, {&*devices, &*engines}, *resolved);
   if (r.json) {
     Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;
     if (!band.points.empty()) j["version_band"] = report::version_band_to_json(band);
+    if (!ic_band.points.empty()) j["interconnect_band"] = report::interconnect_band_to_json(ic_band);
     j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
     print_json(j);
   } else {
     std::cout << report::render_fit(model, *est, search.largest_context, search.fixes, {use_color()});
     if (est->fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
     if (!band.points.empty()) std::cout << "\n" << report::render_version_band(band, {use_color()});
+    if (!ic_band.points.empty()) std::cout << "\n" << report::render_interconnect_band(ic_band, {use_color()});
   }
   return est->fits ? k_exit_ok : k_exit_fail;
 }

@@ -97,6 +97,8 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                              "a drafter \"model\" with --device needs --model selecting one catalogue model"),
                                   compilation_config_option(r.graph), optimization_level_option(r.graph), decode_context_parallel_option(r.graph),
                                   given_text("attention-backend", "B", r.graph.attention_backend, "as fit takes it (FLASHINFER with speculative decoding: PIECEWISE graphs)"),
+                                  given_text("interconnect", "I", r.graph.interconnect,
+                                             "as fit takes it: nvswitch|nvlink-direct|pcie|network for every row (unset: each card's\nform factor decides; sizes the NCCL buffers vLLM < 0.11 counts)"),
                                   int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,
                                             "measured copy bandwidth (else `preflight bw --save`, else the catalogue)"),
@@ -183,6 +185,11 @@ Expected<Json> write_kubernetes(const plan::Candidate& top, const device::Device
 // the start commands carry the text exactly. llama.cpp takes no such flag.
 Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::PlanInputs& in, plan::PlanTargets& t) {
   // Issue 15: the capture settings, checked and parsed as fit does (one set of messages); the JSON goes into the commands.
+  // Issue 15/16 (nccl): --interconnect, checked as fit checks it.
+  if (r.graph.interconnect) {
+    PF_TRY(g, deploy::deployment_from_flags(r.graph));
+    t.interconnect = g.interconnect;
+  }
   if (r.graph.compilation_config || r.graph.optimization_level || r.graph.attention_backend) {
     PF_TRY(g, deploy::deployment_from_flags(r.graph));
     t.graph_capture = g.graph_capture;

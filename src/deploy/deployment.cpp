@@ -324,6 +324,8 @@ Status check_flags(const Flags& f, const std::string& platform) {
     const auto parsed = engine::parse_npu_driver_version(v->value, v->origin);
     if (!parsed) problems.push_back(parsed.error().message);
   }
+  if (const auto& ic = f.interconnect; ic && !engine::parse_interconnect(ic->value))
+    problems.push_back(format("%s: expected one of %s, found '%s'", ic->origin.c_str(), engine::interconnect_choices().c_str(), ic->value.c_str()));
   if (problems.empty()) return Ok{};
   std::string message;
   for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
@@ -377,6 +379,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.device_total_bytes) d.device_total_bytes = f.device_total_bytes->value;
   if (f.hccl_buffsize_mb) d.hccl_buffsize_bytes = f.hccl_buffsize_mb->value * 1024 * 1024;
   if (f.npu_driver_version) d.npu_driver_version = f.npu_driver_version->value;
+  if (f.interconnect) d.interconnect = engine::parse_interconnect(f.interconnect->value).value_or(engine::Interconnect::unknown);
   if (f.flashcomm1) d.flashcomm1 = f.flashcomm1->value;
   if (f.enable_dsa_cp) d.enable_dsa_cp = f.enable_dsa_cp->value;
   if (f.enable_shared_expert_dp) d.enable_shared_expert_dp = f.enable_shared_expert_dp->value;
@@ -673,6 +676,35 @@ Status check_decode_context_parallel(const model::ModelSpec& m, int64_t tp, int6
   return make_error(ErrorKind::invalid_argument, origin + ": " + why);
 }
 
+namespace {
+
+// Issue 15/16 (nccl): the interconnect of a deployment that does not give one, from the card's form factor and the TP
+// size (engines.json overheads[].nccl_buffers.defaults). Said in the assumptions, with the band's alternatives, only
+// where the version counts the NCCL buffers (elsewhere it shapes no number).
+void default_interconnect(const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh, estimate::Deployment& dep, Resolved& r) {
+  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
+  if (!nb || dep.tensor_parallel_size < 2) return;
+  const bool counted = eng.engine == nb->engine && eng.rule_applies(nb->counted);
+  const engine::InterconnectDefault* rule = nb->default_for(dev.form_factor, dep.tensor_parallel_size);
+  if (!rule) {
+    if (counted)
+      r.assumptions.push_back(format("no interconnect default for %s at TP %lld (form factor '%s'): the NCCL buffers %s counts are left to the fixed "
+                                     "multi-rank non-torch share; give --interconnect",
+                                     dev.id.c_str(), static_cast<long long>(dep.tensor_parallel_size), dev.form_factor.c_str(), eng.id.c_str()));
+    return;
+  }
+  dep.interconnect = rule->interconnect;
+  if (!counted) return;
+  std::string band;
+  for (const auto a : rule->alternatives) band += std::string(band.empty() ? "" : ", ") + engine::interconnect_name(a);
+  r.assumptions.push_back(format("assumed %s: %s (%s, form factor %s, TP %lld; %s); give --interconnect%s", engine::interconnect_name(rule->interconnect),
+                                 rule->reason.c_str(), dev.id.c_str(), dev.form_factor.c_str(), static_cast<long long>(dep.tensor_parallel_size), rule->source.c_str(),
+                                 band.empty() ? "" : ("; interconnect_band: the estimate under " + band + " too").c_str()));
+  r.interconnect_alternatives = rule->alternatives;
+}
+
+}  // namespace
+
 Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs) {
   assert(catalogs.devices && catalogs.engines);
   Resolved r;
@@ -757,6 +789,8 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("sampler", f.flashinfer_sampler, f.flashinfer_sampler && f.flashinfer_sampler->value ? "flashinfer" : "native");
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("NPU driver", f.npu_driver_version, f.npu_driver_version ? f.npu_driver_version->value : "");
+  note("interconnect", f.interconnect, deployment.interconnect == engine::Interconnect::unknown ? "" : engine::interconnect_name(deployment.interconnect));
+  if (!f.interconnect) default_interconnect(dev, eng, *oh, deployment, r);
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");
@@ -805,6 +839,34 @@ VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
     }
   }
   if (band.points.size() < 2) return VersionBand{};  // one profile covers every version the device runs: nothing is assumed
+  return band;
+}
+
+InterconnectBand across_interconnects(const Inputs& in, const Catalogs& catalogs, const Resolved& resolved) {
+  InterconnectBand band;
+  if (resolved.interconnect_alternatives.empty()) return band;
+  std::vector<engine::Interconnect> domains = {resolved.deployment.interconnect};
+  domains.insert(domains.end(), resolved.interconnect_alternatives.begin(), resolved.interconnect_alternatives.end());
+  bool any_kv = false;
+  for (const auto ic : domains) {
+    Inputs at = in;
+    at.flags.interconnect = Given<std::string>{engine::interconnect_name(ic), "interconnect band"};
+    auto r = resolve_deployment(at, catalogs);
+    if (!r) continue;
+    r->deployment.explain = false;  // numbers and verdicts only
+    const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
+    band.points.push_back({engine::interconnect_name(ic), ic == resolved.deployment.interconnect, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes,
+                           e.nccl_buffer_bytes, e.max_concurrency});
+    if (e.fits) ++band.fitting;
+    band.available_kv_min_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::min(band.available_kv_min_bytes, e.available_kv_bytes);
+    band.available_kv_max_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::max(band.available_kv_max_bytes, e.available_kv_bytes);
+    if (e.num_blocks > 0) {
+      band.kv_tokens_min = any_kv ? std::min(band.kv_tokens_min, e.kv_tokens) : e.kv_tokens;
+      band.kv_tokens_max = any_kv ? std::max(band.kv_tokens_max, e.kv_tokens) : e.kv_tokens;
+      any_kv = true;
+    }
+  }
+  if (band.points.size() < 2) return InterconnectBand{};
   return band;
 }
 

@@ -125,6 +125,9 @@ struct Flags {
   std::optional<Given<double>> device_total_bytes;        // a measured or stated total (replaces the catalogue's)
   std::optional<Given<double>> hccl_buffsize_mb;          // HCCL_BUFFSIZE in the engine's environment (CANN MB = MiB; default 200)
   std::optional<Given<std::string>> npu_driver_version;  // issue 15 (mc2): the NPU driver (Ascend HDK) version npu-smi prints
+  // Issue 15/16 (nccl): how the GPUs of a TP group reach each other: nvswitch | nvlink-direct | pcie | network
+  // (engine::parse_interconnect). Unset: the default of the card's form factor and TP size (an assumption, with a band).
+  std::optional<Given<std::string>> interconnect;
   std::optional<Given<bool>> flashcomm1;                  // VLLM_ASCEND_ENABLE_FLASHCOMM1=1 in the environment
   std::optional<Given<bool>> enable_dsa_cp;               // vLLM-Ascend --additional-config '{"enable_dsa_cp": true}'
   std::optional<Given<bool>> enable_shared_expert_dp;     // vLLM-Ascend --additional-config '{"enable_shared_expert_dp": true}'
@@ -171,6 +174,9 @@ struct Resolved {
   estimate::Deployment deployment;
   std::vector<std::string> assumptions;  // every choice this step made that the inputs did not state
   std::vector<std::string> provenance;   // "gpu_memory_utilization 0.9 from --gpu-memory-utilization"
+  // Issue 15/16 (nccl): where the interconnect was assumed (not given) and the version counts the NCCL buffers, the other
+  // interconnects its default rule names as plausible (the band, across_interconnects); empty otherwise.
+  std::vector<engine::Interconnect> interconnect_alternatives;
 };
 
 // The --kv-cache-dtype values the estimate sizes (auto = the model's dtype).
@@ -270,5 +276,26 @@ struct VersionBand {
 // The band over the plausible versions (see VersionBand); profiles whose flags the version rejects are left out, and
 // fewer than two profiles left is no band (llama.cpp@any: one profile for every version).
 VersionBand across_versions(const Inputs& inputs, const Catalogs& catalogs);
+
+// Issue 15/16 (nccl): the estimate under the assumed interconnect and under each alternative its default rule names
+// (Resolved::interconnect_alternatives), the assumed one first. Empty when the interconnect was given, the version does
+// not count the NCCL buffers, or the rule names no alternative.
+struct InterconnectPoint {
+  std::string interconnect;  // "nvswitch"
+  bool assumed = false;      // the default the estimate took
+  bool fits = false;
+  estimate::Failure failure = estimate::Failure::none;
+  int64_t kv_tokens = 0;
+  double available_kv_bytes = 0;
+  double nccl_buffer_bytes = 0;
+  double max_concurrency = 0;
+};
+struct InterconnectBand {
+  std::vector<InterconnectPoint> points;
+  int64_t kv_tokens_min = 0, kv_tokens_max = 0;  // over the points that size a KV cache
+  double available_kv_min_bytes = 0, available_kv_max_bytes = 0;
+  int fitting = 0;
+};
+InterconnectBand across_interconnects(const Inputs& inputs, const Catalogs& catalogs, const Resolved& resolved);
 
 }  // namespace preflight::deploy

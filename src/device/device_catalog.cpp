@@ -220,7 +220,7 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     JsonObject r(item, origin, "devices[" + id + "]");
     PF_TRY(keys, r.only_keys({"id", "name", "vendor", "platform", "family", "aliases", "memory_bytes", "runtime_total_bytes", "memory_kind",
                               "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops", "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops",
-                              "interconnect", "interconnect_bandwidth_bytes_per_s", "dtypes", "confidence", "sources"}));
+                              "interconnect", "interconnect_bandwidth_bytes_per_s", "form_factor", "dtypes", "confidence", "sources"}));
     (void)keys;
     PF_TRY(finite, check_positive_numbers(item, origin, "devices[" + id + "]", NullValue::absent,
                                           {"memory_bytes", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops",
@@ -274,6 +274,10 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     d.interconnect = ic.value_or("");
     PF_TRY(icbw, r.opt_number("interconnect_bandwidth_bytes_per_s"));
     d.interconnect_bandwidth_bytes_per_s = icbw;
+    PF_TRY(form, r.opt_string("form_factor"));
+    if (form && *form != "sxm" && *form != "pcie")
+      return make_error(ErrorKind::corrupt, format("%s: devices[%s].form_factor: expected sxm or pcie, found '%s'", origin.c_str(), id.c_str(), form->c_str()), origin);
+    d.form_factor = form.value_or("");
     if (const Json* dt = r.find("dtypes"); dt && dt->is_array()) {
       for (const auto& s : *dt) if (s.is_string()) d.dtypes.push_back(s.get<std::string>());
     }
@@ -288,6 +292,10 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     d.source_bandwidth = sbw.value_or("");
     PF_TRY(sc, s.opt_string("compute"));
     d.source_compute = sc.value_or("");
+    PF_TRY(sform, s.opt_string("form_factor"));
+    if (!d.form_factor.empty() && trim(sform.value_or("")).empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: form_factor has no source (sources.form_factor)", origin.c_str(), id.c_str()), origin);
+    d.source_form_factor = sform.value_or("");
     PF_TRY(skind, s.opt_string("memory_kind"));
     if (d.memory_kind == "gddr_ecc" && trim(skind.value_or("")).empty()) {
       return make_error(ErrorKind::corrupt, format("%s: %s: memory_kind gddr_ecc needs sources.memory_kind (where the ECC default is stated)", origin.c_str(), id.c_str()), origin);

@@ -58,6 +58,11 @@ struct DeviceSpec {
   std::optional<double> int8_dense_ops;
   std::string interconnect;
   std::optional<double> interconnect_bandwidth_bytes_per_s;
+  // Issue 15/16 (nccl): how the card is built: sxm (a module on an HGX / DGX baseboard) or pcie (an add-in card); empty
+  // where neither (superchips, single units). The NCCL buffer term's default interconnect is chosen from it
+  // (engines.json overheads[cuda].nccl_buffers.defaults), with source_form_factor.
+  std::string form_factor;
+  std::string source_form_factor;
   std::vector<std::string> dtypes;
   std::string source_memory, source_runtime_total, source_bandwidth, source_compute;
   std::string source_measured_copy_bandwidth;  // set when the overlay replaced the catalogue's measured copy figure

@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/nccl_buffers.hpp"
 
 namespace preflight::engine {
 
@@ -846,6 +847,11 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
       t.moe_source = moe_source;
     }
     o.text_activation_live_tensors = t;
+  }
+  if (const Json* nccl = r.find("nccl_buffers"); nccl && !nccl->is_null()) {
+    if (!nccl->is_object()) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].nccl_buffers: expected an object", origin.c_str(), o.platform.c_str()), origin);
+    PF_TRY(buffers, parse_nccl_buffers(JsonObject(*nccl, origin, "overheads[" + o.platform + "].nccl_buffers"), origin));
+    o.nccl_buffers = std::make_shared<const NcclBuffers>(std::move(buffers));
   }
   return o;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -375,6 +376,8 @@ struct TextActivationLiveTensors {
   std::string moe_source;
 };
 
+struct NcclBuffers;  // engine/nccl_buffers.hpp
+
 struct Overheads {
   std::string platform;
   double non_torch_bytes = 0;
@@ -408,6 +411,9 @@ struct Overheads {
   double graph_first_capture_bytes = 0;
   double graph_per_capture_bytes = 0;
   std::string graph_capture_source;
+  // Issue 15/16 (nccl): the NCCL communicator buffers counted inside the budget by the engine versions it names, by
+  // interconnect (engine/nccl_buffers.hpp; engines.json overheads[].nccl_buffers). Null: not modelled on this platform.
+  std::shared_ptr<const NcclBuffers> nccl_buffers;
 };
 
 struct EngineCatalog {

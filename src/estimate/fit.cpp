@@ -309,7 +309,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   const bool graph_counted = e.graph_in_budget && dep.mode == ExecutionMode::graph;
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
-  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.ep_communicator_bytes - e.moe_allgather_bytes;
+  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.nccl_buffer_bytes - e.ep_communicator_bytes - e.moe_allgather_bytes;
   if (graph_counted) available -= e.graph_bytes;
   available = std::floor(std::floor(available) / e.kv_budget_divisor);
   // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
@@ -324,8 +324,9 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
                                               .requested_ceil = engine.requested_ceil, .non_torch_bytes = e.non_torch_bytes,
                                               .graph_bytes = graph_counted ? e.graph_bytes : 0.0, .first_activation_bytes = e.activation_bytes,
                                               .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes,
-                                              // every stage's MoE layers gather the same rows: beside its communicators
-                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes, .kv_budget_divisor = e.kv_budget_divisor});
+                                              // every stage's MoE layers gather the same rows, and every stage's TP group holds its NCCL
+                                              // buffers: beside its communicators
+                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes + e.nccl_buffer_bytes, .kv_budget_divisor = e.kv_budget_divisor});
     if (!e.stages.empty()) {
       if (!dep.stage_devices.empty() && dep.explain)
         e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
@@ -544,6 +545,7 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
 // The budget's formula as the estimate applied it.
 std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
   std::string rule = "requested - weights - activation peak - non-torch";
+  if (e.nccl_buffer_bytes > 0) rule += " - NCCL buffers";
   if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
   if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
   if (e.moe_allgather_bytes > 0) rule += " - MoE all-gather rows";
@@ -556,7 +558,8 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
                                            const Term& non_torch, const Term& graph, const KvBudget& budget, const KvGeometry& kv, const engine::Overheads& oh,
                                            bool explain) {
   const std::string kv_rule = !explain ? std::string()
-                                       : "requested - weights - activation peak - non-torch" + std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
+                                       : "requested - weights - activation peak - non-torch" + std::string(e.nccl_buffer_bytes > 0 ? " - NCCL buffers" : "") +
+                                             std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
                                              std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
                                              std::string(e.moe_allgather_bytes > 0 ? " - MoE all-gather rows" : "") +
                                              (e.kv_budget_divisor > 1 ? format(", / %g", e.kv_budget_divisor) : std::string());
@@ -728,7 +731,7 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const auto keep_term = [&](const Term& t) {
     if (dep.memory_terms) e.terms.push_back(t);
   };
-  if (dep.memory_terms) e.terms.reserve(5);  // weights, activation peak, non-torch, graph, available KV: no regrowth
+  if (dep.memory_terms) e.terms.reserve(6);  // weights, activation peak, non-torch, NCCL buffers, graph, available KV: no regrowth
   keep_term(weights.first);
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
@@ -756,10 +759,15 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.assumptions.insert(e.assumptions.end(), run.assumptions.begin(), run.assumptions.end());
   keep_term(ph.peak);
 
-  const Term non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain);
+  // Issue 15/16 (nccl): the NCCL buffers the version counts, by interconnect; where they apply they replace the fixed
+  // multi-rank share of the non-torch term.
+  const Term nccl = terms::estimate_nccl_buffers(oh, engine, device.family, lay, dep);
+  e.nccl_buffer_bytes = nccl.bytes;
+  const Term non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain, nccl.bytes);
   e.non_torch_bytes = non_torch.bytes;
   e.non_torch_counted = terms::non_torch_counted(engine, oh, device.family);
   keep_term(non_torch);
+  if (nccl.bytes > 0) keep_term(nccl);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   std::string fallback;
   PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback));

@@ -16,6 +16,7 @@
 #include "base/shared_text.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/nccl_buffers.hpp"
 #include "model/model_spec.hpp"
 
 namespace preflight::estimate {
@@ -184,6 +185,10 @@ struct Deployment {
   std::vector<StageDevice> stage_devices;
   // VLLM_PP_LAYER_PARTITION: decoder layers per stage, in rank order (empty: vLLM get_pp_indices' split).
   std::vector<int64_t> pp_layer_partition;
+  // Issue 15/16 (nccl): how the GPUs of a TP group reach each other (--interconnect, a case's `interconnect`, else the
+  // default deploy resolves from the card's form factor); it sizes the NCCL buffers of the versions that count them.
+  // unknown: no NCCL buffer term (the fixed multi-rank share of the non-torch term).
+  engine::Interconnect interconnect = engine::Interconnect::unknown;
   // false: the estimate leaves its explanatory text empty (assumptions, provenance, the terms' rules and
   // inputs, the printed start-up lines) and computes every number, the verdict and the failure message
   // exactly as with true. For callers that print none of that text (plan's candidate search).
@@ -323,6 +328,9 @@ struct FitEstimate {
   // Expert parallel on NPU: the HCCL buffers of the communicators the MoE dispatchers open before the profile
   // run (2 x buffer each), subtracted from the budget (issue 15). 0 without EP or on other platforms.
   double ep_communicator_bytes = 0;
+  // Issue 15/16 (nccl): the NCCL communicator buffers of the TP group that the engine version counts inside the budget
+  // (terms::estimate_nccl_buffers), subtracted from it; 0 where none (they replace the fixed multi-rank non-torch share).
+  double nccl_buffer_bytes = 0;
   // Expert parallel on A2 (vLLM-Ascend 0.13 - 0.25): the DP all-gather MoE path's rows in the profile run, subtracted
   // from the budget beside the activation peak (issue 15, terms::estimate_moe_allgather). 0 elsewhere.
   double moe_allgather_bytes = 0;

@@ -753,8 +753,36 @@ engine::NonTorchCounted non_torch_counted(const engine::EngineProfile& engine, c
   return std::find(absolute.begin(), absolute.end(), device_family) != absolute.end() ? engine::NonTorchCounted::absolute : engine::NonTorchCounted::increase;
 }
 
-Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& lay, bool explain) {
-  const bool multi_rank = lay.tp * lay.pp * lay.dp > 1;
+Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& lay,
+                           const Deployment& dep) {
+  const Term none{"NCCL buffers", 0, 0, {}, {}};
+  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
+  if (!nb || engine.engine != nb->engine || !engine.rule_applies(nb->counted) || lay.tp < 2) return none;
+  const engine::NcclDomain* domain = nb->domain(dep.interconnect, device_family);
+  if (!domain) return none;
+  // A rank of a group of two reaches its one peer once per channel (ring and tree share the connection); a middle rank
+  // of a larger group connects the ring and the tree chain: two peers (engines.json connection_source).
+  const double connections = lay.tp > 2 ? 2.0 : 1.0;
+  const double nvls = domain->nvls_bytes > 0 && lay.tp >= domain->nvls_min_ranks ? domain->nvls_bytes : 0.0;
+  const double per_communicator = static_cast<double>(domain->channels) * connections * nb->connection_bytes + nvls;
+  const double bytes = static_cast<double>(nb->communicators) * per_communicator;
+  if (!dep.explain) return {"NCCL buffers", bytes, 0, {}, {}};
+  const double mib = 1024.0 * 1024.0;
+  return {"NCCL buffers", bytes, 0,
+          format("%lld communicators x (%lld channels x %.0f connection(s) x %.0f MiB%s) on %s, TP %lld, %s %s: inside the budget before vLLM "
+                 "PR #25359 (%s; communicators: %s; per connection: %s; channels: %s)",
+                 static_cast<long long>(nb->communicators), static_cast<long long>(domain->channels), connections, nb->connection_bytes / mib,
+                 nvls > 0 ? format(" + %.0f MiB NVLS", nvls / mib).c_str() : "", engine::interconnect_name(dep.interconnect), static_cast<long long>(lay.tp),
+                 engine.engine.c_str(), engine.rule_version().text().c_str(), nb->counted.source.c_str(), nb->communicators_source.c_str(), nb->connection_source.c_str(),
+                 domain->source.c_str()),
+          {{"communicators", static_cast<double>(nb->communicators)}, {"channels", static_cast<double>(domain->channels)}, {"connections_per_channel", connections},
+           {"connection_bytes", nb->connection_bytes}, {"nvls_bytes", nvls}}};
+}
+
+Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& lay, bool explain,
+                        double nccl_buffer_bytes) {
+  // Issue 15/16 (nccl): where the NCCL buffer term applies it stands for the communicators the fixed share stood for.
+  const bool multi_rank = lay.tp * lay.pp * lay.dp > 1 && nccl_buffer_bytes <= 0;
   // Issue 15 (nt018): a worker that counts only the non-torch increase since its init snapshot leaves out what the
   // device held at the snapshot (the runtime context, printed); the communicators come after it, so the multi-rank
   // share (a fraction of the absolute constant) is counted by both.

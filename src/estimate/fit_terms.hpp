@@ -157,8 +157,16 @@ engine::NonTorchCounted non_torch_counted(const engine::EngineProfile& engine, c
 // Runtime context, communicator buffers and workspaces, with the platform's multi-rank share: non_torch_bytes where
 // the worker counts the absolute non-torch memory, non_torch_bytes - non_torch_snapshot_bytes where it counts the
 // increase only (non_torch_counted); the multi-rank share is non_torch_multi_rank_fraction x non_torch_bytes in both.
+// Issue 15/16 (nccl): where `nccl_buffer_bytes` (estimate_nccl_buffers) is more than 0 it replaces the multi-rank share.
 Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& layout,
-                        bool explain = true);
+                        bool explain = true, double nccl_buffer_bytes = 0);
+// Issue 15/16 (nccl): the NCCL communicator buffers of this rank's TP group that the engine version counts inside the
+// budget (engines.json overheads[].nccl_buffers: vLLM before PR #25359): communicators x (channels of the deployment's
+// interconnect on the device's family x connections per channel (1 at TP 2, 2 on a middle rank of more) x bytes per
+// connection + the NVLS buffers where the domain has them and TP reaches nvls_min_ranks). 0 bytes at TP 1, outside the
+// versions, and for an interconnect whose channels are not derived (network, unknown, an underived family).
+Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& layout,
+                           const Deployment& dep);
 // DSA context parallel (vLLM-Ascend, a model with a sparse-attention indexer, TP > 1, switched on as
 // engine.dsa_cp_switch says): q_b_proj and kv_b_proj are built whole on every rank (ShardedCPColumnParallelOp;
 // kv_b_proj kept as the bf16 W_UK / W_UV it is turned into), and one full-size o_proj pool is added

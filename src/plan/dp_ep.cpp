@@ -126,7 +126,8 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": " + too_long;
     return c;
   }
-  const estimate::Deployment d = candidate_deployment(c, v, t);
+  estimate::Deployment d = candidate_deployment(c, v, t);
+  d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
   if (!c.fit.fits) {
     std::string message = c.fit.failure_message;

@@ -507,11 +507,16 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   const bool first = !filled;
   refresh_deployment(d, filled, c, v, t);
+  d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
   if (first) weights = estimate::group_bytes_for(m, d);
   d.group_bytes = &weights;
   d.kv_scan = shared.scans;
-  if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
+  // Issue 15/16 (nccl): where the version counts NCCL buffers at this TP, the card's form factor (its default interconnect)
+  // is part of the fit, which estimate::same_fit_device does not compare: computed, not copied.
+  const engine::NcclBuffers* nb = oh->nccl_buffers.get();
+  const bool nccl_counted = nb && c.tensor_parallel_size > 1 && eng->engine == nb->engine && eng->rule_applies(nb->counted);
+  if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
@@ -881,6 +886,13 @@ int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& t, std::
   return t.context_tokens.value_or(std::min<int64_t>(32768, model_max));
 }
 
+engine::Interconnect candidate_interconnect(const PlanTargets& t, const engine::Overheads& oh, const device::DeviceSpec& dev, int64_t tp) {
+  if (t.interconnect) return *t.interconnect;
+  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
+  const engine::InterconnectDefault* rule = nb ? nb->default_for(dev.form_factor, tp) : nullptr;
+  return rule ? rule->interconnect : engine::Interconnect::unknown;
+}
+
 estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
   estimate::Deployment d;
   d.tensor_parallel_size = c.tensor_parallel_size;
@@ -894,6 +906,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   d.gpu_memory_utilization = t.gpu_memory_utilization;
   d.speculative = t.speculative;  // issue 15: plan --speculative-config
   d.graph_capture = t.graph_capture;  // issue 15: plan --compilation-config
+  d.interconnect = t.interconnect.value_or(engine::Interconnect::unknown);  // the card's default: candidate_interconnect
   if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   d.explain = false;
   d.rank_tree = false;

@@ -38,6 +38,9 @@ struct PlanTargets {
   // Issue 15 (dcp): plan --decode-context-parallel-size: every candidate sized with it (not searched over); the start
   // commands carry it where it is above 1.
   int64_t decode_context_parallel_size = 1;
+  // Issue 15/16 (nccl): plan --interconnect: every candidate's TP group reaches its peers so. Unset: each card's default
+  // (candidate_interconnect).
+  std::optional<engine::Interconnect> interconnect;
 };
 
 // The commands one node runs, in order (head first), when a layout spans nodes.
@@ -203,5 +206,8 @@ int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& targets,
 // explanatory text (Deployment::explain) and no per-rank tree: a plan shows numbers, verdicts and reasons;
 // `preflight fit` explains one deployment in full.
 estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& targets);
+// Issue 15/16 (nccl): the interconnect a candidate of `tensor_parallel_size` on `device` is sized with: targets.interconnect,
+// else the default of the card's form factor (engines.json overheads[].nccl_buffers.defaults), else unknown.
+engine::Interconnect candidate_interconnect(const PlanTargets& targets, const engine::Overheads& oh, const device::DeviceSpec& device, int64_t tensor_parallel_size);
 
 }  // namespace preflight::plan

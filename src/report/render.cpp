@@ -155,6 +155,32 @@ Json version_band_to_json(const deploy::VersionBand& band) {
   return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"fitting", band.fitting}, {"versions", points}};
 }
 
+std::string render_interconnect_band(const deploy::InterconnectBand& band, const Style& st) {
+  if (band.points.empty()) return {};
+  std::string o = bold("across interconnects", st) + " (none given: the NCCL buffers under each plausible one, the assumed one first)\n";
+  o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; " +
+       fixed(bytes_to_gib(band.available_kv_min_bytes), 2) + " - " + fixed(bytes_to_gib(band.available_kv_max_bytes), 2) + " GiB available; fits on " +
+       std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + "\n";
+  for (const auto& p : band.points) {
+    const std::string name = p.interconnect + (p.assumed ? " (assumed)" : "");
+    o += "    " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + fixed(bytes_to_gib(p.nccl_buffer_bytes), 2) + " GiB NCCL, " +
+         with_thousands(p.kv_tokens) + " tokens, " + fixed(bytes_to_gib(p.available_kv_bytes), 2) + " GiB available, " +
+         (p.fits ? std::string("fits") : std::string(estimate::failure_name(p.failure))) + "\n";
+  }
+  return o;
+}
+
+Json interconnect_band_to_json(const deploy::InterconnectBand& band) {
+  if (band.points.empty()) return nullptr;
+  Json points = Json::array();
+  for (const auto& p : band.points)
+    points.push_back({{"interconnect", p.interconnect}, {"assumed", p.assumed}, {"fits", p.fits}, {"failure", estimate::failure_name(p.failure)},
+                      {"kv_tokens", p.kv_tokens}, {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"nccl_buffer_gib", bytes_to_gib(p.nccl_buffer_bytes)},
+                      {"max_concurrency", p.max_concurrency}});
+  return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"available_kv_min_gib", bytes_to_gib(band.available_kv_min_bytes)},
+          {"available_kv_max_gib", bytes_to_gib(band.available_kv_max_bytes)}, {"fitting", band.fitting}, {"interconnects", points}};
+}
+
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
   Json out = envelope("fit");
   out["model"] = spec.id;

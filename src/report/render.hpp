@@ -23,6 +23,9 @@ std::string render_inspect(const model::ModelSpec& spec, const Style& style);
 // tokens' range and each profile's verdict (empty string / null for an empty band).
 std::string render_version_band(const deploy::VersionBand& band, const Style& st);
 Json version_band_to_json(const deploy::VersionBand& band);
+// Issue 15/16 (nccl): the estimate under each plausible interconnect when none was given (deploy::across_interconnects).
+std::string render_interconnect_band(const deploy::InterconnectBand& band, const Style& st);
+Json interconnect_band_to_json(const deploy::InterconnectBand& band);
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& fit, int64_t largest_context);
 std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate& fit, int64_t largest_context,
                        const std::vector<std::string>& fixes, const Style& style);

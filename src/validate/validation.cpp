@@ -175,6 +175,10 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // environment); absent, a multi-node A2 EP group's verdict stays undecided.
   PF_TRY(driver, c.opt_string("npu_driver_version"));
   if (driver) flags.npu_driver_version = deploy::Given<std::string>{*driver, where + ": npu_driver_version"};
+  // Issue 15/16 (nccl): how the case's GPUs reach each other (nvswitch | nvlink-direct | pcie | network), where its source
+  // states it; absent, deploy assumes the card's default and says so.
+  PF_TRY(interconnect, c.opt_string("interconnect"));
+  if (interconnect) flags.interconnect = deploy::Given<std::string>{*interconnect, where + ": interconnect"};
   // Issue 15 (dsvtp16): the kv_role of --kv-transfer-config; vLLM's KVTransferConfig.is_kv_producer is true for
   // kv_producer and kv_both (a disaggregated prefill instance).
   PF_TRY(kv_role, c.opt_string("kv_role"));
@@ -415,7 +419,10 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"ep_communicators", est.ep_communicator_bytes},  // issue 15: NPU EP HCCL buffers, subtracted
                       {"moe_allgather", est.moe_allgather_bytes},  // issue 15: A2 EP's DP all-gather MoE rows, subtracted
                       {"kv_budget_divisor", est.kv_budget_divisor},     // issue 15: the 310P worker halves the budget
-                      {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 ? 1.0 : 0.0},
+                      // issue 15/16 (nccl): the NCCL buffers counted before vLLM PR #25359 (from source, not fitted), subtracted;
+                      // where they apply they replace the fixed multi-rank share
+                      {"nccl_buffers", est.nccl_buffer_bytes},
+                      {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 && est.nccl_buffer_bytes <= 0 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},
                       {"text_workspace", est.activation_text_workspace_bytes},  // issue 15: GDN chunked-prefill workspace

@@ -1,0 +1,267 @@
+// Issue 15/16 (nccl): the NCCL communicator buffers vLLM counts inside its KV budget before PR #25359, sized by the
+// interconnect (docs/memory-model.md, "NCCL buffers before vLLM PR #25359"). The expected bytes are the doc's hand
+// arithmetic from NCCL's source:
+//  - one connected peer per channel, both directions: receive 9.1875 MiB rounded up to CUDA_IPC_MIN = 10 MiB, send
+//    (ncclSendMem) 2 MiB: 12 MiB;
+//  - a rank of a TP group of 2 holds 1 such connection per channel, a middle rank of 3 or more holds 2 (ring + tree
+//    chain);
+//  - channels: NVSwitch 24 (A100 and H100), NVLink without a switch 8, PCIe 2; H100 NVSwitch adds NVLS
+//    16 x 2 x (128 KiB x 8) x 4 = 128 MiB + 2 MiB credit = 130 MiB per communicator at more than 2 GPUs;
+//  - 2 communicators over the TP group (PyNccl and torch's ProcessGroupNCCL).
+// Where the term applies it replaces the fixed multi-rank share of the non-torch term (0.5 x 64 MiB = 32 MiB).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "deploy/deployment.hpp"
+#include "engine/nccl_buffers.hpp"
+#include "estimate/fit.hpp"
+#include "fit_setup.hpp"
+#include "../validate/validate_support.hpp"
+
+using namespace preflight;
+
+namespace {
+
+constexpr double k_mib = 1024.0 * 1024.0;
+
+estimate::Deployment tp_layout(int64_t tp, engine::Interconnect ic) {
+  estimate::Deployment d;
+  d.tensor_parallel_size = tp;
+  d.max_model_len = 8192;
+  d.gpu_memory_utilization = 0.9;
+  d.interconnect = ic;
+  return d;
+}
+
+estimate::FitEstimate fit(const std::string& device, const std::string& version, int64_t tp, engine::Interconnect ic) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-8B", device, "vllm", version);
+  return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, tp_layout(tp, ic));
+}
+
+const estimate::Term* find_term(const estimate::FitEstimate& e, const std::string& name) {
+  for (const auto& t : e.terms)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+deploy::Inputs inputs(const std::string& device, const std::string& engine, int64_t tp) {
+  deploy::Inputs in;
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  EXPECT_TRUE(m.has_value());
+  if (m) in.model = *m;
+  in.device = {device, "--device"};
+  in.engine.engine = engine;
+  in.engine.origin = "--engine";
+  in.flags.tensor_parallel_size = deploy::Given<int64_t>{tp, "--tensor-parallel-size"};
+  in.flags.max_model_len = deploy::Given<int64_t>{8192, "--max-model-len"};
+  return in;
+}
+
+struct Catalogues {
+  device::DeviceCatalog devices;
+  engine::EngineCatalog engines;
+};
+const Catalogues& catalogues() {
+  static const Catalogues c{*device::load_device_catalog(), *engine::load_engine_catalog()};
+  return c;
+}
+
+bool has_text(const std::vector<std::string>& lines, const std::string& fragment) {
+  for (const auto& l : lines)
+    if (l.find(fragment) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+// H100 SXM on NVSwitch at TP 4, vLLM 0.10.1: 2 x (24 channels x 2 connections x 12 MiB + 130 MiB NVLS) = 2 x 706 MiB =
+// 1412 MiB, and the non-torch term loses its 32 MiB multi-rank share (64 MiB left). PCIe at TP 4: 2 x 2 x 2 x 12 MiB =
+// 96 MiB. The budget moves by the term less the share: 1412 - 32 = 1380 MiB, 96 - 32 = 64 MiB.
+TEST(NcclBuffers, Issue16_H100NvswitchTp4AgainstPcie) {
+  const auto nvswitch = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::nvswitch);
+  const auto pcie = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::pcie);
+  const auto fixed = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::unknown);
+  EXPECT_DOUBLE_EQ(nvswitch.nccl_buffer_bytes, 1412.0 * k_mib);
+  EXPECT_DOUBLE_EQ(pcie.nccl_buffer_bytes, 96.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fixed.nccl_buffer_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(nvswitch.non_torch_bytes, 64.0 * k_mib);
+  EXPECT_DOUBLE_EQ(pcie.non_torch_bytes, 64.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fixed.non_torch_bytes, 96.0 * k_mib);
+  EXPECT_NEAR(fixed.available_kv_bytes - nvswitch.available_kv_bytes, 1380.0 * k_mib, 2.0);
+  EXPECT_NEAR(fixed.available_kv_bytes - pcie.available_kv_bytes, 64.0 * k_mib, 2.0);
+  EXPECT_LT(nvswitch.kv_tokens, pcie.kv_tokens);
+  // Its own memory term, with its provenance.
+  const auto* term = find_term(nvswitch, "NCCL buffers");
+  ASSERT_NE(term, nullptr);
+  EXPECT_DOUBLE_EQ(term->bytes, 1412.0 * k_mib);
+  EXPECT_NE(term->rule.find("PR #25359"), std::string::npos) << term->rule;
+  EXPECT_NE(term->rule.find("nvswitch"), std::string::npos) << term->rule;
+  EXPECT_EQ(find_term(fixed, "NCCL buffers"), nullptr);
+}
+
+// A100 SXM on NVSwitch (no NVLS on A100): TP 8 2 x 24 x 2 x 12 MiB = 1152 MiB (the p4d case's 1.125 GiB); TP 2
+// 2 x 24 x 1 x 12 MiB = 576 MiB (the dennislee22 arithmetic). H100 at TP 2 has no NVLS either (more than 2 GPUs):
+// 576 MiB. NVLink without a switch at TP 4: 2 x 8 x 2 x 12 MiB = 384 MiB.
+TEST(NcclBuffers, Issue16_ChannelsByDomainFamilyAndRanks) {
+  EXPECT_DOUBLE_EQ(fit("A100-40G-SXM", "0.10.1", 8, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1152.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("A100-80G-SXM", "0.10.1", 2, engine::Interconnect::nvswitch).nccl_buffer_bytes, 576.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 2, engine::Interconnect::nvswitch).nccl_buffer_bytes, 576.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 4, engine::Interconnect::nvlink_direct).nccl_buffer_bytes, 384.0 * k_mib);
+  // The network's channels are not derived: no term, the fixed share stays.
+  const auto net = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::network);
+  EXPECT_DOUBLE_EQ(net.nccl_buffer_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(net.non_torch_bytes, 96.0 * k_mib);
+  // One rank: no communicator.
+  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 1, engine::Interconnect::nvswitch).nccl_buffer_bytes, 0.0);
+}
+
+// From vLLM 0.11 (PR #25359) the buffers sit outside the budget: no term on any interconnect, the fixed share as before.
+// The 0.9.2-0.11.0 profile decides by the version named: 0.10.2 counts, 0.11.0 does not.
+TEST(NcclBuffers, Issue16_NoTermAfterPr25359) {
+  for (const char* version : {"0.11.0", "0.11.1", "0.12.0", "0.24.0"}) {
+    const auto e = fit("H100-SXM", version, 4, engine::Interconnect::nvswitch);
+    EXPECT_DOUBLE_EQ(e.nccl_buffer_bytes, 0.0) << version;
+    EXPECT_DOUBLE_EQ(e.non_torch_bytes, 96.0 * k_mib) << version;
+  }
+  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.2", 4, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1412.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("A100-40G-SXM", "0.7.1", 8, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1152.0 * k_mib);
+}
+
+// No --interconnect: the card's form factor and the TP size choose it, said as an assumption with its reason, and the
+// band gives the other plausible domain. SXM at TP 4: nvswitch, band nvlink-direct (384 MiB: the budget 1028 MiB
+// larger). PCIe cards: pcie, no band. A version that does not count the buffers says nothing.
+TEST(NcclBuffers, Issue16_DefaultIsAnAssumptionWithABand) {
+  const auto& c = catalogues();
+  const deploy::Catalogs cats{&c.devices, &c.engines};
+  const auto in = inputs("H100", "vllm@0.10.1", 4);
+  auto r = deploy::resolve_deployment(in, cats);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_EQ(r->deployment.interconnect, engine::Interconnect::nvswitch);
+  EXPECT_TRUE(has_text(r->assumptions, "assumed nvswitch: SXM GPUs at TP 2-4")) << ::testing::PrintToString(r->assumptions);
+  EXPECT_TRUE(has_text(r->assumptions, "give --interconnect"));
+  ASSERT_EQ(r->interconnect_alternatives.size(), 1u);
+  EXPECT_EQ(r->interconnect_alternatives[0], engine::Interconnect::nvlink_direct);
+  const auto band = deploy::across_interconnects(in, cats, *r);
+  ASSERT_EQ(band.points.size(), 2u);
+  EXPECT_EQ(band.points[0].interconnect, "nvswitch");
+  EXPECT_TRUE(band.points[0].assumed);
+  EXPECT_EQ(band.points[1].interconnect, "nvlink-direct");
+  EXPECT_DOUBLE_EQ(band.points[0].nccl_buffer_bytes, 1412.0 * k_mib);
+  EXPECT_DOUBLE_EQ(band.points[1].nccl_buffer_bytes, 384.0 * k_mib);
+  EXPECT_NEAR(band.points[1].available_kv_bytes - band.points[0].available_kv_bytes, 1028.0 * k_mib, 2.0);
+  EXPECT_EQ(band.kv_tokens_min, band.points[0].kv_tokens);
+  EXPECT_EQ(band.kv_tokens_max, band.points[1].kv_tokens);
+
+  auto l40s = deploy::resolve_deployment(inputs("L40S", "vllm@0.10.1", 2), cats);
+  ASSERT_TRUE(l40s.has_value());
+  EXPECT_EQ(l40s->deployment.interconnect, engine::Interconnect::pcie);
+  EXPECT_TRUE(has_text(l40s->assumptions, "assumed pcie"));
+  EXPECT_TRUE(l40s->interconnect_alternatives.empty());
+
+  auto newer = deploy::resolve_deployment(inputs("H100", "vllm@0.12.0", 4), cats);
+  ASSERT_TRUE(newer.has_value());
+  EXPECT_FALSE(has_text(newer->assumptions, "assumed nvswitch"));
+  EXPECT_TRUE(newer->interconnect_alternatives.empty());
+
+  // Given: no assumption, no band, named in the provenance.
+  auto given_in = inputs("H100", "vllm@0.10.1", 4);
+  given_in.flags.interconnect = deploy::Given<std::string>{"PCIe", "--interconnect"};
+  auto given = deploy::resolve_deployment(given_in, cats);
+  ASSERT_TRUE(given.has_value());
+  EXPECT_EQ(given->deployment.interconnect, engine::Interconnect::pcie);
+  EXPECT_FALSE(has_text(given->assumptions, "assumed nvswitch"));
+  EXPECT_FALSE(has_text(given->assumptions, "assumed pcie"));
+  EXPECT_TRUE(has_text(given->provenance, "interconnect pcie from --interconnect"));
+  EXPECT_TRUE(deploy::across_interconnects(given_in, cats, *given).points.empty());
+}
+
+// A value outside the four: invalid_argument naming the flag and the choices.
+TEST(NcclBuffers, Issue16_BadInterconnectNamesTheFlag) {
+  deploy::Flags f;
+  f.interconnect = deploy::Given<std::string>{"infiniband", "--interconnect"};
+  const auto s = deploy::check_flags(f);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(s.error().message.find("--interconnect: expected one of nvswitch, nvlink-direct, pcie, network, found 'infiniband'"), std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(engine::parse_interconnect("NVLink_Direct"), engine::Interconnect::nvlink_direct);
+  EXPECT_FALSE(engine::parse_interconnect("unknown").has_value());
+}
+
+TEST(NcclBuffers, Issue16_CliBadValueExits2AndFitShowsTheTerm) {
+  const auto bad = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.10.1 --tensor-parallel-size 4 --interconnect infiniband");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--interconnect"), std::string::npos) << bad.out;
+  const auto ok = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.10.1 --tensor-parallel-size 4 --max-model-len 8192");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("NCCL buffers"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("assumed nvswitch"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("across interconnects"), std::string::npos) << ok.out;
+  const auto json = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.10.1 --tensor-parallel-size 4 --max-model-len 8192 --json",
+                                    {.with_stderr = false});
+  EXPECT_NE(json.out.find("\"interconnect_band\""), std::string::npos);
+  EXPECT_NE(json.out.find("\"NCCL buffers\""), std::string::npos);
+  const auto given = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.10.1 --tensor-parallel-size 4 --max-model-len 8192 --interconnect pcie");
+  EXPECT_EQ(given.out.find("across interconnects"), std::string::npos) << given.out;
+  const auto plan_bad = pftest::run_cli("plan --device H100 --interconnect infiniband");
+  EXPECT_EQ(plan_bad.code, 2) << plan_bad.out;
+  EXPECT_NE(plan_bad.out.find("--interconnect"), std::string::npos) << plan_bad.out;
+}
+
+// A case's `interconnect` is read by validate: pcie at TP 4 (96 MiB) against the default nvswitch (1412 MiB).
+TEST(NcclBuffers, Issue16_CaseFieldReadByValidate) {
+  const std::string dir = pftest::scratch_dir("nccl-case");
+  const std::string path = dir + "/cases.jsonl";
+  const std::string head =
+      R"J({"engine":"vllm","engine_version":"0.10.1","device":"NVIDIA H100 80GB","num_devices":4,"tensor_parallel_size":4,"model":"Qwen/Qwen3-8B","max_model_len":8192,"available_kv_gib":50.0,)J";
+  std::ofstream(path) << head << R"J("id":"default"})J" "\n" << head << R"J("id":"pcie","interconnect":"pcie"})J" "\n";
+  auto r = pftest::validate_with_models({path});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 2u);
+  for (const auto& row : r->rows) ASSERT_TRUE(row.skip_reason.empty()) << row.skip_reason;
+  EXPECT_DOUBLE_EQ(r->rows[0].memory_terms.at("nccl_buffers"), 1412.0 * k_mib);
+  EXPECT_DOUBLE_EQ(r->rows[1].memory_terms.at("nccl_buffers"), 96.0 * k_mib);
+  EXPECT_DOUBLE_EQ(r->rows[0].memory_terms.at("multi_rank"), 0.0);
+  EXPECT_TRUE(has_text(r->rows[0].assumptions, "assumed nvswitch"));
+  EXPECT_FALSE(has_text(r->rows[1].assumptions, "assumed nvswitch"));
+}
+
+// The catalogue record: an interconnect outside the four, or a default without its source, is corrupt and names the
+// key; the shipped record parses, and every CUDA card but the superchips and single units states its form factor.
+TEST(NcclBuffers, Issue16_CatalogueRecordChecked) {
+  const auto record = [](const std::string& domain_ic, const std::string& default_source) {
+    return Json::parse(R"({"engine": "vllm", "version_min": "0.4.3", "version_max": "0.10.99", "version_source": "v", "communicators": 2,
+      "communicators_source": "c", "connection_bytes": 12582912, "connection_source": "b",
+      "domains": [{"interconnect": ")" + domain_ic + R"(", "channels": 2, "source": "s"}],
+      "defaults": [{"form_factor": "pcie", "ranks_min": 2, "ranks_max": 8, "interconnect": "pcie", "reason": "r", "source": ")" +
+                       default_source + R"("}]})");
+  };
+  const Json good = record("pcie", "s");
+  auto ok = engine::parse_nccl_buffers(JsonObject(good, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_EQ(ok->domains.size(), 1u);
+  const Json bad_ic = record("infiniband", "s");
+  auto e1 = engine::parse_nccl_buffers(JsonObject(bad_ic, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_FALSE(e1.has_value());
+  EXPECT_EQ(e1.error().kind, ErrorKind::corrupt);
+  EXPECT_NE(e1.error().message.find("interconnect: expected one of nvswitch, nvlink-direct, pcie, network, found 'infiniband'"), std::string::npos)
+      << e1.error().message;
+  const Json no_source = record("pcie", " ");
+  auto e2 = engine::parse_nccl_buffers(JsonObject(no_source, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_FALSE(e2.has_value());
+  EXPECT_NE(e2.error().message.find("reason and source"), std::string::npos) << e2.error().message;
+
+  const auto& c = catalogues();
+  const auto* cuda = c.engines.overheads_for("cuda");
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_TRUE(cuda->nccl_buffers);
+  EXPECT_EQ(cuda->nccl_buffers->communicators, 2);
+  EXPECT_DOUBLE_EQ(cuda->nccl_buffers->connection_bytes, 12.0 * k_mib);
+  for (const auto& d : c.devices.devices) {
+    if (d.platform != "cuda" || d.id == "GH200" || d.id == "GH200-144G" || d.id == "GB10") continue;
+    EXPECT_TRUE(d.form_factor == "sxm" || d.form_factor == "pcie") << d.id;
+    EXPECT_FALSE(d.source_form_factor.empty()) << d.id;
+  }
+}
