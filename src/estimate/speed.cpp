@@ -239,7 +239,7 @@ class TextMemo {
   // node and an entry's vectors per miss and hashed the key twice: 4% of the JSON form's instructions).
   template <class Build>
   const std::vector<SharedText>& texts(Build build) {
-    // A key longer than the inline one (no caller's is: the longest, the link's, is 17 words and up to 6 texts) is never kept.
+    // A key longer than the inline one (no caller's is: the longest, the link's, is at most 24 words and 7 texts) is never kept.
     if (n_words_ > k_words || n_sources_ > k_sources) {
       n_words_ = n_sources_ = 0;
       overflow_.clear();
@@ -568,8 +568,8 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
                     catalog.cross_node_source.c_str());
     };
     // The link's text depends on the device, the profile, the catalogue and which links the layout crosses. The key holds
-    // the flags that choose the text's branches first, then only the inputs the chosen branches read (round 17: 3-6
-    // source texts compared per row instead of 9), so two keys with different flags never read as one.
+    // the flags that choose the text's branches first, then only the inputs the chosen branches read (round 17: at most 7
+    // source texts compared per row, 3 or 4 on most, instead of 9), so two keys with different flags never read as one.
     thread_local TextMemo<> memo;
     const bool has_link = device.interconnect_bandwidth_bytes_per_s.has_value(), uses_intra = !tp_cross && (!s.cross_node || tp > 1);
     memo.add(static_cast<int64_t>(tp_cross)).add(static_cast<int64_t>(s.cross_node)).add(static_cast<int64_t>(tp > 1)).add(static_cast<int64_t>(has_link));
