@@ -215,7 +215,10 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
 // 5.6% of the JSON form's instructions). The characters are kept with the entry and compared on a hit, so a text at an
 // address a different text held before (a freed catalogue, a reused buffer) never returns the other text's result:
 // its entry is built afresh. A text with the same characters at another address is a key of its own (built once more).
+template <size_t k_slots = 1024>
 class TextMemo {
+  static_assert((k_slots & (k_slots - 1)) == 0, "k_slots is a power of two");
+
  public:
   TextMemo& add(double v) { return add_word(std::bit_cast<uint64_t>(v)); }
   TextMemo& add(int64_t v) { return add_word(static_cast<uint64_t>(v)); }
@@ -228,55 +231,64 @@ class TextMemo {
   }
   // The texts for the key built since the last call: `build` fills them only when the key is not among those kept
   // or its source texts' characters differ from those it was built from (a plan runs one model and variant over every
-  // card of a platform and its counts, so a few hundred keys recur; at k_entries the memo starts again empty, which
-  // bounds its memory).
+  // card of a platform and its counts, so a few hundred keys recur; at k_slots / 2 keys the memo starts again empty,
+  // which bounds its memory).
+  // Round 17: the entries are an open-addressed table of k_slots slots (linear probing from the key's hash), each
+  // keeping one key's words and source texts and its texts; emptying the table keeps every slot's vectors, so after the
+  // first keys neither a hit nor a miss allocates a key or a node (the unordered_map of round 12 built a key string, a
+  // node and an entry's vectors per miss and hashed the key twice: 4% of the JSON form's instructions).
   template <class Build>
   const std::vector<SharedText>& texts(Build build) {
-    // A key longer than the inline one (no caller's is: the longest, the link's, is 27 words and 9 texts) is never kept.
+    // A key longer than the inline one (no caller's is: the longest, the link's, is at most 24 words and 7 texts) is never kept.
     if (n_words_ > k_words || n_sources_ > k_sources) {
       n_words_ = n_sources_ = 0;
       overflow_.clear();
       build(overflow_);
       return overflow_;
     }
-    const std::string_view key(reinterpret_cast<const char*>(words_.data()), n_words_ * sizeof(uint64_t));
-    auto it = entries_.find(key);
-    if (it != entries_.end() && !same_sources(it->second.sources)) {
-      it->second.sources.assign(sources_.begin(), sources_.begin() + static_cast<std::ptrdiff_t>(n_sources_));
-      it->second.texts.clear();
-      build(it->second.texts);
-    } else if (it == entries_.end()) {
-      if (entries_.size() >= k_entries) entries_.clear();
-      Entry entry;
-      entry.sources.assign(sources_.begin(), sources_.begin() + static_cast<std::ptrdiff_t>(n_sources_));
-      build(entry.texts);
-      it = entries_.emplace(std::string(key), std::move(entry)).first;
+    if (slots_.empty()) slots_.resize(k_slots);
+    const size_t key_bytes = n_words_ * sizeof(uint64_t);
+    size_t i = hash() & (k_slots - 1);
+    while (slots_[i].filled && (slots_[i].words.size() != n_words_ || std::memcmp(slots_[i].words.data(), words_.data(), key_bytes) != 0))
+      i = (i + 1) & (k_slots - 1);
+    if (!slots_[i].filled && filled_ >= k_slots / 2) {  // full: start again empty (the slots keep their vectors)
+      for (Slot& e : slots_) e.filled = false;
+      filled_ = 0;
+      i = hash() & (k_slots - 1);
+    }
+    Slot& slot = slots_[i];
+    if (const bool fresh = !slot.filled; fresh || !same_sources(slot.sources)) {
+      slot.filled = false;  // a build that throws leaves the slot empty (a probe passes it; a later key may take it)
+      if (!fresh) --filled_;
+      slot.words.assign(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(n_words_));
+      slot.sources.resize(n_sources_);
+      for (size_t k = 0; k < n_sources_; ++k) slot.sources[k].assign(sources_[k]);
+      slot.texts.clear();
+      build(slot.texts);
+      slot.filled = true;
+      ++filled_;
     }
     n_words_ = n_sources_ = 0;
-    return it->second.texts;
+    return slot.texts;
   }
 
  private:
-  struct Entry {
+  struct Slot {
+    std::vector<uint64_t> words;       // the key: numbers' bits, texts' addresses and lengths
     std::vector<std::string> sources;  // the characters of the source texts the key names by address
     std::vector<SharedText> texts;
+    bool filled = false;
   };
-  // The key is whole 8-byte words (numbers' bits, texts' addresses and lengths): hashed a word at a time, and looked up
-  // as a std::string_view over the words, with no key string built per row.
-  struct WordsHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view k) const {
-      uint64_t h = 0x9E3779B97F4A7C15ull ^ k.size();
-      for (size_t i = 0; i + sizeof(uint64_t) <= k.size(); i += sizeof(uint64_t)) {
-        uint64_t w;
-        std::memcpy(&w, k.data() + i, sizeof w);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-      }
-      return static_cast<size_t>(h);
+  static constexpr size_t k_words = 32, k_sources = 16;
+  // The key's words hashed a word at a time.
+  size_t hash() const {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n_words_;
+    for (size_t k = 0; k < n_words_; ++k) {
+      h = (h ^ words_[k]) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
     }
-  };
-  static constexpr size_t k_entries = 4096, k_words = 32, k_sources = 16;
+    return static_cast<size_t>(h);
+  }
   TextMemo& add_word(uint64_t w) {
     if (n_words_ < k_words) words_[n_words_] = w;
     ++n_words_;
@@ -293,31 +305,70 @@ class TextMemo {
   std::array<std::string_view, k_sources> sources_{};
   size_t n_sources_ = 0;
   std::vector<SharedText> overflow_;
-  std::unordered_map<std::string, Entry, WordsHash, std::equal_to<>> entries_;
+  std::vector<Slot> slots_;  // k_slots once the memo is first used (1024; the decode and prefill lines' 8192)
+  size_t filled_ = 0;
+};
+
+// Round 17: the two lines below are written into one fixed buffer: each literal is copied at its known length and each
+// number written in place (FixedText's fixed_digits and std::to_chars, which FixedText itself takes first), one
+// allocation at the end; FixedText's append, a call per piece, was half of a line's cost. A value fixed_digits does not
+// take (a tie, a huge or non-finite value) sets `whole` false, and the caller writes the line through FixedText instead,
+// so that the text is FixedText's (printf's) in every case. The longest line is under 450 bytes.
+struct LineBuffer {
+  char buf[768];
+  char* p = buf;
+  bool whole = true;
+  template <size_t N>
+  LineBuffer& operator<<(const char (&literal)[N]) {
+    std::memcpy(p, literal, N - 1);
+    p += N - 1;
+    return *this;
+  }
+  LineBuffer& fixed(double v, int precision) {
+    const size_t n = fixed_digits(p, v, precision);  // at most 27 bytes (a sign, 16 digits, a point, 9 decimals)
+    whole = whole && n > 0;
+    p += n;
+    return *this;
+  }
+  LineBuffer& integer(int64_t v) {
+    p = std::to_chars(p, p + 24, v).ptr;  // at most 20 bytes
+    return *this;
+  }
 };
 
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
 // context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
-std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
-  FixedText line;
+template <class Line>
+void write_decode_line(Line& line, const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
   line << "decode step at batch 1: weights ";
   line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
   line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
   line.fixed(one.state_bytes / 1e9, 3) << " GB per rank at context ";
   line.integer(context_tokens) << " -> memory ";
-  line.fixed(one.memory_s * 1e3, 2) << " ms; " << (eager ? "eager dispatch" : "graph step") << " overhead ";
+  line.fixed(one.memory_s * 1e3, 2) << " ms; ";
+  if (eager) line << "eager dispatch";
+  else line << "graph step";
+  line << " overhead ";
   line.fixed(one.overhead_s * 1e3, 2) << " ms; MoE routing ";
   line.fixed(one.moe_s * 1e3, 2) << " ms (";
   line.integer(moe_layers) << " layers); communication ";
   line.fixed(one.communication_s * 1e3, 2) << " ms (";
   line.integer(allreduces) << " all-reduces)";
+}
+std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
+  LineBuffer fast;
+  write_decode_line(fast, one, context_tokens, eager, moe_layers, allreduces);
+  if (fast.whole) return std::string(fast.buf, fast.p);
+  FixedText line;
+  write_decode_line(line, one, context_tokens, eager, moe_layers, allreduces);
   return line.take();
 }
 
 // The prefill's provenance line: "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of
 // %lld; communication %.1f ms".
-std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
-  FixedText line;
+template <class Line>
+void write_prefill_line(Line& line, int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk,
+                        double comm_s) {
   line << "prefill ";
   line.integer(input_tokens) << " tokens: ";
   line.fixed(flops / 1e12, 2) << " TFLOP at ";
@@ -327,19 +378,26 @@ std::string prefill_line(int64_t input_tokens, double flops, double efficiency, 
   line.integer(chunks) << " chunk(s) of ";
   line.integer(chunk) << "; communication ";
   line.fixed(comm_s * 1e3, 1) << " ms";
+}
+std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
+  LineBuffer fast;
+  write_prefill_line(fast, input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s);
+  if (fast.whole) return std::string(fast.buf, fast.p);
+  FixedText line;
+  write_prefill_line(line, input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s);
   return line.take();
 }
 
 // Round 16: the two lines above, kept per thread and key (TextMemo, keyed by every number the line prints): the cards of
 // one bandwidth and profile repeat a (model, variant, count)'s lines.
 SharedText decode_text(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
-  thread_local TextMemo memo;
+  thread_local TextMemo<8192> memo;
   memo.add(one.weight_bytes).add(one.kv_bytes).add(one.state_bytes).add(context_tokens).add(one.memory_s).add(static_cast<int64_t>(eager));
   memo.add(one.overhead_s).add(one.moe_s).add(moe_layers).add(one.communication_s).add(allreduces);
   return memo.texts([&](std::vector<SharedText>& out) { out.push_back(decode_line(one, context_tokens, eager, moe_layers, allreduces)); })[0];
 }
 SharedText prefill_text(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
-  thread_local TextMemo memo;
+  thread_local TextMemo<8192> memo;
   memo.add(input_tokens).add(flops).add(efficiency).add(peak).add(compute_s).add(chunks).add(chunk).add(comm_s);
   return memo.texts([&](std::vector<SharedText>& out) { out.push_back(prefill_line(input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s)); })[0];
 }
@@ -360,7 +418,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   } else if (device.measured_copy_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
     if (dep.explain) {  // the same on every row of the device (TextMemo)
-      thread_local TextMemo memo;
+      thread_local TextMemo<> memo;
       s.bandwidth_source = memo.add(device.source_bandwidth).texts([&](std::vector<SharedText>& out) {
         out.push_back("measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")");
       })[0];
@@ -369,7 +427,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
     if (dep.explain) {
-      thread_local TextMemo memo;
+      thread_local TextMemo<> memo;
       const auto& t = memo.add(*device.hbm_bandwidth_bytes_per_s).add(cf).add(catalog.copy_fraction_evidence).add(device.id).add(s.bandwidth_bytes_per_s)
                           .texts([&](std::vector<SharedText>& out) {
                             const std::string prior_until = until();
@@ -386,7 +444,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
     if (dep.explain) {  // the same on every row of the device (TextMemo; round 15: 1.9% of the JSON form's instructions)
-      thread_local TextMemo memo;
+      thread_local TextMemo<> memo;
       const auto& t = memo.add(prior->peak_bytes_per_s).add(prior->low_bytes_per_s).add(prior->high_bytes_per_s).add(cf).add(prior->source).add(device.id)
                           .texts([&](std::vector<SharedText>& out) {
                             const std::string prior_until = until();
@@ -461,7 +519,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   } else if (link_bw <= 0) {
     link_bw = 32e9;
     if (tp > 1) {  // the same on every row of the device (TextMemo; round 14: 21% of a whole-catalogue plan's rows)
-      thread_local TextMemo memo;
+      thread_local TextMemo<> memo;
       s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
         out.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
       })[0]);
@@ -481,7 +539,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
   s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
   if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
-    thread_local TextMemo memo;
+    thread_local TextMemo<> memo;
     memo.add(static_cast<int64_t>(tp_cross)).add(tp).add(pp).add(w.devices_per_node).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
     memo.add(link_bw).add(catalog.cross_node_source);
     s.assumptions.push_back(memo.texts([&](std::vector<SharedText>& out) {
@@ -509,13 +567,21 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
       return format("inter-node NIC, %.0f GB/s + %.0f us (%s)", catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_latency_s * 1e6,
                     catalog.cross_node_source.c_str());
     };
-    // The link's text depends on the device, the profile, the catalogue and which links the layout crosses.
-    thread_local TextMemo memo;
-    memo.add(static_cast<int64_t>(tp_cross)).add(static_cast<int64_t>(s.cross_node)).add(static_cast<int64_t>(tp > 1));
-    memo.add(static_cast<int64_t>(device.interconnect_bandwidth_bytes_per_s.has_value())).add(device.interconnect).add(link_bw).add(device.family).add(device.id);
-    memo.add(static_cast<int64_t>(family_link != nullptr)).add(family_link ? family_link->name : std::string_view()).add(family_link ? family_link->source : std::string_view());
-    memo.add(s.allreduce_fixed_latency_s).add(profile.pcie_allreduce_source).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
-    memo.add(catalog.cross_node_source).add(l.ar_latency_s).add(profile.engine).add(profile.platform);
+    // The link's text depends on the device, the profile, the catalogue and which links the layout crosses. The key holds
+    // the flags that choose the text's branches first, then only the inputs the chosen branches read (round 17: at most 7
+    // source texts compared per row, 3 or 4 on most, instead of 9), so two keys with different flags never read as one.
+    thread_local TextMemo<> memo;
+    const bool has_link = device.interconnect_bandwidth_bytes_per_s.has_value(), uses_intra = !tp_cross && (!s.cross_node || tp > 1);
+    memo.add(static_cast<int64_t>(tp_cross)).add(static_cast<int64_t>(s.cross_node)).add(static_cast<int64_t>(tp > 1)).add(static_cast<int64_t>(has_link));
+    memo.add(static_cast<int64_t>(family_link != nullptr)).add(s.allreduce_fixed_latency_s).add(l.ar_latency_s).add(profile.engine).add(profile.platform);
+    if (uses_intra) {  // intra()
+      memo.add(link_bw);
+      if (has_link) memo.add(device.interconnect);
+      else if (family_link) memo.add(family_link->name).add(family_link->source).add(device.family);
+      else memo.add(device.id);
+      if (s.allreduce_fixed_latency_s > 0) memo.add(profile.pcie_allreduce_source);
+    }
+    if (tp_cross || s.cross_node) memo.add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s).add(catalog.cross_node_source);  // nic()
     const auto& t = memo.texts([&](std::vector<SharedText>& out) {
       out.push_back(tp_cross     ? "all-reduces over the " + nic()
                     : s.cross_node ? (tp > 1 ? "all-reduces within a node over " + intra() + "; " : std::string()) + "pipeline hand-offs over the " + nic()
@@ -606,7 +672,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
   if (dep.explain) {
-    thread_local TextMemo memo;
+    thread_local TextMemo<> memo;
     memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
     memo.add(profile.device).add(profile.origin).add(profile.evidence);
     s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
@@ -623,7 +689,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
   if (peak <= 0) {  // the same on every row of the device (TextMemo; round 14: 20% of a whole-catalogue plan's rows)
-    thread_local TextMemo memo;
+    thread_local TextMemo<> memo;
     s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
       out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
     })[0]);

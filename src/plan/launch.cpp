@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <string_view>
+#include <utility>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -111,7 +113,10 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 std::string npu_devices(int64_t n) {
   if (n <= 1) return "npu";
   std::string s = "npu:";
-  for (int64_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(i);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(i);
+  }
   return s;
 }
 
@@ -134,14 +139,36 @@ enum class RecipeInput { hub, cast_output };
 void push_recipe(const engine::ConversionRecipe& recipe, const std::string& model_id, const std::string& model_dir, const std::string& output_dir,
                  const std::string& devices, RecipeInput input, Launch& l) {
   const bool after_cast = input == RecipeInput::cast_output;
+  const std::string name = base_name(model_id);
+  // The five names in the order they are filled, and their values.
+  const std::pair<std::string_view, std::string_view> names[] = {
+      {"{model_id}", after_cast ? model_dir : model_id}, {"{model_name}", name}, {"{model_dir}", model_dir}, {"{output_dir}", output_dir}, {"{devices}", devices}};
+  // Round 17 (issue 19): one pass over the command when no value holds a brace and every '{' of the command opens one of
+  // the names: the name-by-name passes can then match only the command's own names (a brace comes only from the
+  // command, and each of its '{' begins a name), so one pass writes what they write. Otherwise they run as before.
+  bool one_pass = true;
+  for (const auto& [from, to] : names) one_pass = one_pass && to.find_first_of("{}") == std::string_view::npos;
   for (const auto& cmd : recipe.commands) {
     if (after_cast && cmd.rfind("huggingface-cli download ", 0) == 0) continue;
-    std::string s = replace_all(cmd, "{model_id}", after_cast ? model_dir : model_id);
-    s = replace_all(s, "{model_name}", base_name(model_id));
-    s = replace_all(s, "{model_dir}", model_dir);
-    s = replace_all(s, "{output_dir}", output_dir);
-    s = replace_all(s, "{devices}", devices);
-    l.prepare.push_back(s);
+    std::string s;
+    bool filled = one_pass;
+    if (filled) {
+      s.reserve(cmd.size() + 64);
+      for (size_t at = 0; at < cmd.size() && filled;) {
+        const size_t open = cmd.find('{', at);
+        s.append(cmd, at, open == std::string::npos ? std::string::npos : open - at);
+        if (open == std::string::npos) break;
+        const std::string_view rest = std::string_view(cmd).substr(open);
+        const auto* hit = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return rest.substr(0, n.first.size()) == n.first; });
+        if (hit == std::end(names)) filled = false;  // a brace that opens no name
+        else s.append(hit->second), at = open + hit->first.size();
+      }
+    }
+    if (!filled) {
+      s = cmd;
+      for (const auto& [from, to] : names) s = replace_all(s, std::string(from), std::string(to));
+    }
+    l.prepare.push_back(std::move(s));
   }
 }
 

@@ -443,6 +443,84 @@ TEST(Speed, Issue19_DecodeLineAsPrintfWritesIt) {
   EXPECT_EQ(checked, 32);
 }
 
+// Issue 19 (round 17): the texts' memo is a table that empties at half its slots and probes past its neighbours. Over
+// 5,000 contexts (more keys than the decode and prefill lines' table keeps: it empties and refills) and again in
+// another order (hits, and keys built afresh after the table emptied), every row's decode line is what printf writes
+// from that row's own terms, and its prefill line names that row's input tokens: a stale or a neighbour's entry would not.
+TEST(Speed, Issue19_TextMemoTableRefillsWithoutStaleLines) {
+  auto s = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  const int64_t n = 5000;
+  int checked = 0;
+  for (const int pass : {0, 1}) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = pass == 0 ? i : (i * 7919) % n;  // 7919 is prime, so the second pass visits every context once
+      estimate::SpeedWorkload w;
+      w.concurrency = {1};
+      w.context_tokens = 1000 + k;
+      w.input_tokens = 1000 + k;
+      const auto e = run(s, d, w);
+      ASSERT_EQ(e.points.size(), 1u);
+      const auto& t = e.points[0].terms;
+      char decode[1024];
+      std::snprintf(decode, sizeof decode,
+                    "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at context %lld -> memory %.2f ms; %s overhead %.2f ms; "
+                    "MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)",
+                    t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.state_bytes / 1e9, static_cast<long long>(w.context_tokens), t.memory_s * 1e3,
+                    e.mode == "eager" ? "eager dispatch" : "graph step", t.overhead_s * 1e3, t.moe_s * 1e3, static_cast<long long>(e.moe_layers),
+                    t.communication_s * 1e3, static_cast<long long>(e.allreduces_per_step));
+      const std::string prefill = "prefill " + std::to_string(w.input_tokens) + " tokens: ";
+      int found = 0;
+      for (const auto& p : e.provenance) {
+        if (p.rfind("decode step at batch 1:", 0) == 0) found += (p == decode) ? 1 : 100;
+        if (p.rfind("prefill ", 0) == 0) found += p.rfind(prefill, 0) == 0 ? 1 : 100;
+      }
+      ASSERT_EQ(found, 2) << "pass " << pass << ", context " << w.context_tokens;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2 * n);
+}
+
+// Issue 19 (round 17): the link text's memo key holds only the texts the chosen branch reads, after the flags that
+// choose it. Changed in place (same address and length, one character), the text each branch reads shows in the link:
+// the catalogue link's name (H100 TP 2), the card's id where no link is known and PCIe is assumed (H100 with its link
+// bandwidth and family taken away), the family prior's source (910B4 TP 2, HCCS of the ascend-a2 family); changed
+// back, the first text again.
+TEST(Speed, Issue19_LinkTextFollowsWhatItsBranchReads) {
+  estimate::Deployment tp2;
+  tp2.tensor_parallel_size = 2;
+  auto flip = [](std::string& text) { text[0] = text[0] == 'Q' ? 'Z' : 'Q'; };
+  auto check = [&](SpeedSetup& s, std::string& text, const std::string& where) {
+    ASSERT_FALSE(text.empty()) << where;
+    const auto first = run(s, tp2, {});
+    ASSERT_NE(first.link.find(text), std::string::npos) << where << ": " << first.link;
+    const std::string before = text;
+    const char* at = text.data();
+    flip(text);
+    ASSERT_EQ(text.data(), at) << where;
+    const auto changed = run(s, tp2, {});
+    EXPECT_NE(changed.link.find(text), std::string::npos) << where << ": " << changed.link;
+    EXPECT_EQ(changed.link.find(before), std::string::npos) << where << ": " << changed.link;
+    text = before;
+    EXPECT_EQ(run(s, tp2, {}).link, first.link) << where;
+  };
+  auto h100 = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  check(h100, h100.device.interconnect, "H100 link name");
+  auto pcie = setup("Qwen/Qwen3-32B", "H100", "vllm");
+  pcie.device.interconnect_bandwidth_bytes_per_s.reset();
+  pcie.device.family = "no-such-family";
+  ASSERT_EQ(pcie.speeds.find_link_prior(pcie.device.family), nullptr);
+  ASSERT_NE(run(pcie, tp2, {}).link.find("(assumed: no link bandwidth for " + pcie.device.id + ")"), std::string::npos) << run(pcie, tp2, {}).link;
+  check(pcie, pcie.device.id, "PCIe assumed, card id");
+  auto b4 = setup("Qwen/Qwen3-32B", "910B4", "vllm-ascend");
+  const engine::LinkPrior* prior = b4.speeds.find_link_prior(b4.device.family);
+  ASSERT_NE(prior, nullptr);
+  ASSERT_FALSE(b4.device.interconnect_bandwidth_bytes_per_s.has_value());
+  check(b4, const_cast<engine::LinkPrior*>(prior)->source, "910B4 family prior source");
+}
+
 TEST(SpeedCatalog, RejectsBadRecords) {
   auto base = [] {
     return Json::parse(R"({"schema_version":1,"copy_fraction_of_peak":{"value":0.8,"evidence":"x"},
