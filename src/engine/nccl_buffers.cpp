@@ -89,7 +89,11 @@ std::optional<Interconnect> parse_interconnect(const std::string& text) {
 }
 
 const std::string& interconnect_choices() {
-  static const std::string choices = "nvswitch, nvlink-direct, pcie, network";
+  static const std::string choices = [] {
+    std::string out;
+    for (int i = 1; i < k_interconnect_count; ++i) out += std::string(i > 1 ? ", " : "") + k_interconnect_names[static_cast<size_t>(i)];
+    return out;
+  }();
   return choices;
 }
 
