@@ -24,7 +24,7 @@ Expected<Interconnect> interconnect_field(const JsonObject& r, const std::string
 
 Expected<NcclDomain> parse_domain(const Json& item, const std::string& origin) {
   JsonObject d(item, origin, "overheads[].nccl_buffers.domains[]");
-  PF_TRY(keys, d.only_keys({"interconnect", "families", "channels", "nvls_bytes", "nvls_min_ranks", "source"}));
+  PF_TRY(keys, d.only_keys({"interconnect", "families", "channels", "p2p_channels", "p2p_chunk_bytes", "nvls_bytes", "nvls_min_ranks", "source"}));
   (void)keys;
   NcclDomain out;
   PF_TRY(ic, interconnect_field(d, "interconnect", origin));
@@ -34,6 +34,18 @@ Expected<NcclDomain> parse_domain(const Json& item, const std::string& origin) {
   PF_TRY(channels, d.int_("channels"));
   if (channels < 1 || channels > 64) return make_error(ErrorKind::corrupt, format("%s: %s: expected 1-64 (NCCL's MAXCHANNELS)", origin.c_str(), d.key_path("channels").c_str()), origin);
   out.channels = channels;
+  // NCCL makes the point-to-point channel count a power of two (graph/paths.cc ncclTopoComputeP2pChannels).
+  PF_TRY(p2p, d.opt_int("p2p_channels"));
+  PF_TRY(chunk, d.opt_number("p2p_chunk_bytes"));
+  const int64_t p2p_channels = p2p.value_or(0);
+  if (p2p.has_value() != chunk.has_value() || p2p_channels < 0 || p2p_channels > 64 || (p2p_channels & (p2p_channels - 1)) != 0 ||
+      chunk.value_or(0) < 0 || chunk.value_or(0) > 64.0 * 1024 * 1024)
+    return make_error(ErrorKind::corrupt,
+                      format("%s: %s: expected p2p_channels (a power of two, at most 64) and p2p_chunk_bytes (at most 64 MiB) together",
+                             origin.c_str(), d.key_path("p2p_channels").c_str()),
+                      origin);
+  out.p2p_channels = p2p_channels;
+  out.p2p_chunk_bytes = chunk.value_or(0);
   PF_TRY(nvls, d.opt_number("nvls_bytes"));
   PF_TRY(nvls_ranks, d.opt_int("nvls_min_ranks"));
   if (nvls.value_or(0) < 0 || (nvls.value_or(0) > 0 && nvls_ranks.value_or(0) < 2))
@@ -113,7 +125,7 @@ const InterconnectDefault* NcclBuffers::default_for(const std::string& form_fact
 
 Expected<NcclBuffers> parse_nccl_buffers(const JsonObject& r, const std::string& origin) {
   PF_TRY(keys, r.only_keys({"engine", "version_min", "version_max", "version_source", "communicators", "communicators_source", "connection_bytes", "connection_source",
-                            "domains", "defaults"}));
+                            "proxy_shared_steps", "proxy_version_max", "proxy_source", "domains", "defaults"}));
   (void)keys;
   NcclBuffers n;
   PF_TRY(engine, r.string("engine"));
@@ -137,6 +149,20 @@ Expected<NcclBuffers> parse_nccl_buffers(const JsonObject& r, const std::string&
   n.connection_source = connsrc;
   if (trim(vsrc).empty() || trim(csrc).empty() || trim(connsrc).empty())
     return make_error(ErrorKind::corrupt, format("%s: %s: every figure needs its source", origin.c_str(), r.key_path("version_source").c_str()), origin);
+  PF_TRY(steps, r.opt_int("proxy_shared_steps"));
+  PF_TRY(proxy_max, r.opt_string("proxy_version_max"));
+  PF_TRY(proxy_src, r.opt_string("proxy_source"));
+  if (steps || proxy_max || proxy_src) {
+    const auto pmax_proxy = proxy_max ? parse_version(*proxy_max) : std::nullopt;
+    if (!steps || *steps < 1 || *steps > 64 || !pmax_proxy || *pmax_proxy < *pmin || *pmax < *pmax_proxy || !proxy_src || trim(*proxy_src).empty())
+      return make_error(ErrorKind::corrupt,
+                        format("%s: %s: expected proxy_shared_steps (1-64), proxy_version_max inside the version range and proxy_source together",
+                               origin.c_str(), r.key_path("proxy_shared_steps").c_str()),
+                        origin);
+    n.proxy_shared_steps = *steps;
+    n.proxy_counted = EngineProfile::VersionRule{*pmin, *pmax_proxy, *proxy_src};
+    n.proxy_source = *proxy_src;
+  }
   PF_TRY(domains, r.array("domains"));
   for (const auto& item : *domains) {
     PF_TRY(d, parse_domain(item, origin));

@@ -29,12 +29,15 @@ std::optional<Interconnect> parse_interconnect(const std::string& text);
 // "nvswitch, nvlink-direct, pcie, network": for error messages and --help.
 const std::string& interconnect_choices();
 
-// Channels NCCL runs on one interconnect for the GPU families listed (empty: any family), and the NVLS buffers of a
-// communicator of at least nvls_min_ranks GPUs (0 bytes: none).
+// Channels NCCL runs on one interconnect for the GPU families listed (empty: any family), the NVLS buffers of a
+// communicator of at least nvls_min_ranks GPUs (0 bytes: none), and the point-to-point channels and chunk that size the
+// proxy's shared buffer (NcclBuffers::proxy_shared_steps; 0: not derived, no such buffer).
 struct NcclDomain {
   Interconnect interconnect = Interconnect::unknown;
   std::vector<std::string> families;
   int64_t channels = 0;
+  int64_t p2p_channels = 0;
+  double p2p_chunk_bytes = 0;
   double nvls_bytes = 0;
   int64_t nvls_min_ranks = 0;
   std::string source;
@@ -58,6 +61,12 @@ struct NcclBuffers {
   std::string communicators_source;
   double connection_bytes = 0;        // one connected peer and direction pair of one channel: send + receive allocations
   std::string connection_source;
+  // Issue 15/16 (tp): the proxy's shared point-to-point buffer NCCL allocates on the device at communicator init when it
+  // connects at init (NCCL_CUMEM_ENABLE=0, which vLLM set up to proxy_counted's end): a domain's p2p_channels x
+  // proxy_shared_steps x p2p_chunk_bytes per communicator. Unset (0 steps): none.
+  int64_t proxy_shared_steps = 0;
+  std::optional<EngineProfile::VersionRule> proxy_counted;
+  std::string proxy_source;
   std::vector<NcclDomain> domains;
   std::vector<InterconnectDefault> defaults;
 

@@ -764,19 +764,29 @@ Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProf
   // of a larger group connects the ring and the tree chain: two peers (engines.json connection_source).
   const double connections = lay.tp > 2 ? 2.0 : 1.0;
   const double nvls = domain->nvls_bytes > 0 && lay.tp >= domain->nvls_min_ranks ? domain->nvls_bytes : 0.0;
-  const double per_communicator = static_cast<double>(domain->channels) * connections * nb->connection_bytes + nvls;
+  // Issue 15/16 (tp): where NCCL connects at init (vLLM's NCCL_CUMEM_ENABLE=0) each communicator also allocates its
+  // proxy's shared point-to-point buffer (engines.json proxy_source).
+  const double proxy = nb->proxy_shared_steps > 0 && engine.applies(nb->proxy_counted)
+                           ? static_cast<double>(domain->p2p_channels) * static_cast<double>(nb->proxy_shared_steps) * domain->p2p_chunk_bytes
+                           : 0.0;
+  const double per_communicator = static_cast<double>(domain->channels) * connections * nb->connection_bytes + nvls + proxy;
   const double bytes = static_cast<double>(nb->communicators) * per_communicator;
   if (!dep.explain) return {"NCCL buffers", bytes, 0, {}, {}};
   const double mib = 1024.0 * 1024.0;
+  const std::string proxy_text =
+      proxy > 0 ? format(" + %lld p2p channels x %lld steps x %.0f KiB proxy buffer = %.0f MiB", static_cast<long long>(domain->p2p_channels),
+                         static_cast<long long>(nb->proxy_shared_steps), domain->p2p_chunk_bytes / 1024.0, proxy / mib)
+                : std::string();
   return {"NCCL buffers", bytes, 0,
-          format("%lld communicators x (%lld channels x %.0f connection(s) x %.0f MiB%s) on %s, TP %lld, %s %s: inside the budget before vLLM "
-                 "PR #25359 (%s; communicators: %s; per connection: %s; channels: %s)",
+          format("%lld communicators x (%lld channels x %.0f connection(s) x %.0f MiB%s%s) on %s, TP %lld, %s %s: inside the budget before vLLM "
+                 "PR #25359 (%s; communicators: %s; per connection: %s; channels: %s%s)",
                  static_cast<long long>(nb->communicators), static_cast<long long>(domain->channels), connections, nb->connection_bytes / mib,
-                 nvls > 0 ? format(" + %.0f MiB NVLS", nvls / mib).c_str() : "", engine::interconnect_name(dep.interconnect), static_cast<long long>(lay.tp),
-                 engine.engine.c_str(), engine.rule_version().text().c_str(), nb->counted.source.c_str(), nb->communicators_source.c_str(), nb->connection_source.c_str(),
-                 domain->source.c_str()),
+                 nvls > 0 ? format(" + %.0f MiB NVLS", nvls / mib).c_str() : "", proxy_text.c_str(), engine::interconnect_name(dep.interconnect),
+                 static_cast<long long>(lay.tp), engine.engine.c_str(), engine.rule_version().text().c_str(), nb->counted.source.c_str(),
+                 nb->communicators_source.c_str(), nb->connection_source.c_str(), domain->source.c_str(),
+                 proxy > 0 ? ("; proxy buffer: " + nb->proxy_source).c_str() : ""),
           {{"communicators", static_cast<double>(nb->communicators)}, {"channels", static_cast<double>(domain->channels)}, {"connections_per_channel", connections},
-           {"connection_bytes", nb->connection_bytes}, {"nvls_bytes", nvls}}};
+           {"connection_bytes", nb->connection_bytes}, {"nvls_bytes", nvls}, {"proxy_shared_bytes", proxy}}};
 }
 
 Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& lay, bool explain,

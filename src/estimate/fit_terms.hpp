@@ -163,7 +163,8 @@ Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile
 // Issue 15/16 (nccl): the NCCL communicator buffers of this rank's TP group that the engine version counts inside the
 // budget (engines.json overheads[].nccl_buffers: vLLM before PR #25359): communicators x (channels of the deployment's
 // interconnect on the device's family x connections per channel (1 at TP 2, 2 on a middle rank of more) x bytes per
-// connection + the NVLS buffers where the domain has them and TP reaches nvls_min_ranks). 0 bytes at TP 1, outside the
+// connection + the NVLS buffers where the domain has them and TP reaches nvls_min_ranks + the proxy's shared p2p buffer,
+// p2p_channels x proxy_shared_steps x p2p_chunk_bytes, in the versions that connect at init). 0 bytes at TP 1, outside the
 // versions, and for an interconnect whose channels are not derived (network, unknown, an underived family).
 Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& layout,
                            const Deployment& dep);

@@ -7,7 +7,11 @@
 //    chain);
 //  - channels: NVSwitch 24 (A100 and H100), NVLink without a switch 8, PCIe 2; H100 NVSwitch adds NVLS
 //    16 x 2 x (128 KiB x 8) x 4 = 128 MiB + 2 MiB credit = 130 MiB per communicator at more than 2 GPUs;
-//  - 2 communicators over the TP group (PyNccl and torch's ProcessGroupNCCL).
+//  - 2 communicators over the TP group (PyNccl and torch's ProcessGroupNCCL);
+//  - issue 15/16 (tp): up to vLLM 0.10.1 (NCCL_CUMEM_ENABLE=0, so NCCL connects at init) each communicator also holds
+//    its proxy's shared p2p buffer, p2p channels x 16 steps x chunk (NCCL init.cc / net.cc sharedNetBuffersInit):
+//    NVSwitch 32 x 16 x 512 KiB = 256 MiB, NVLink without a switch 8 x 16 x 512 KiB = 64 MiB, PCIe 2 x 16 x 128 KiB =
+//    4 MiB.
 // Where the term applies it replaces the fixed multi-rank share of the non-torch term (0.5 x 64 MiB = 32 MiB).
 #include <gtest/gtest.h>
 
@@ -68,6 +72,13 @@ const Catalogues& catalogues() {
   return c;
 }
 
+double input_of(const estimate::Term& t, const std::string& name) {
+  for (const auto& [key, value] : t.inputs)
+    if (key == name) return value;
+  ADD_FAILURE() << "no input " << name << " in " << t.name;
+  return -1;
+}
+
 bool has_text(const std::vector<std::string>& lines, const std::string& fragment) {
   for (const auto& l : lines)
     if (l.find(fragment) != std::string::npos) return true;
@@ -76,39 +87,40 @@ bool has_text(const std::vector<std::string>& lines, const std::string& fragment
 
 }  // namespace
 
-// H100 SXM on NVSwitch at TP 4, vLLM 0.10.1: 2 x (24 channels x 2 connections x 12 MiB + 130 MiB NVLS) = 2 x 706 MiB =
-// 1412 MiB, and the non-torch term loses its 32 MiB multi-rank share (64 MiB left). PCIe at TP 4: 2 x 2 x 2 x 12 MiB =
-// 96 MiB. The budget moves by the term less the share: 1412 - 32 = 1380 MiB, 96 - 32 = 64 MiB.
+// H100 SXM on NVSwitch at TP 4, vLLM 0.10.1: 2 x (24 channels x 2 connections x 12 MiB + 130 MiB NVLS + 256 MiB proxy
+// buffer) = 2 x 962 MiB = 1924 MiB, and the non-torch term loses its 32 MiB multi-rank share (64 MiB left). PCIe at TP 4:
+// 2 x (2 x 2 x 12 MiB + 4 MiB) = 104 MiB. The budget moves by the term less the share: 1924 - 32 = 1892 MiB, 104 - 32 =
+// 72 MiB.
 TEST(NcclBuffers, Issue16_H100NvswitchTp4AgainstPcie) {
   const auto nvswitch = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::nvswitch);
   const auto pcie = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::pcie);
   const auto fixed = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::unknown);
-  EXPECT_DOUBLE_EQ(nvswitch.nccl_buffer_bytes, 1412.0 * k_mib);
-  EXPECT_DOUBLE_EQ(pcie.nccl_buffer_bytes, 96.0 * k_mib);
+  EXPECT_DOUBLE_EQ(nvswitch.nccl_buffer_bytes, 1924.0 * k_mib);
+  EXPECT_DOUBLE_EQ(pcie.nccl_buffer_bytes, 104.0 * k_mib);
   EXPECT_DOUBLE_EQ(fixed.nccl_buffer_bytes, 0.0);
   EXPECT_DOUBLE_EQ(nvswitch.non_torch_bytes, 64.0 * k_mib);
   EXPECT_DOUBLE_EQ(pcie.non_torch_bytes, 64.0 * k_mib);
   EXPECT_DOUBLE_EQ(fixed.non_torch_bytes, 96.0 * k_mib);
-  EXPECT_NEAR(fixed.available_kv_bytes - nvswitch.available_kv_bytes, 1380.0 * k_mib, 2.0);
-  EXPECT_NEAR(fixed.available_kv_bytes - pcie.available_kv_bytes, 64.0 * k_mib, 2.0);
+  EXPECT_NEAR(fixed.available_kv_bytes - nvswitch.available_kv_bytes, 1892.0 * k_mib, 2.0);
+  EXPECT_NEAR(fixed.available_kv_bytes - pcie.available_kv_bytes, 72.0 * k_mib, 2.0);
   EXPECT_LT(nvswitch.kv_tokens, pcie.kv_tokens);
   // Its own memory term, with its provenance.
   const auto* term = find_term(nvswitch, "NCCL buffers");
   ASSERT_NE(term, nullptr);
-  EXPECT_DOUBLE_EQ(term->bytes, 1412.0 * k_mib);
+  EXPECT_DOUBLE_EQ(term->bytes, 1924.0 * k_mib);
   EXPECT_NE(term->rule.find("PR #25359"), std::string::npos) << term->rule;
   EXPECT_NE(term->rule.find("nvswitch"), std::string::npos) << term->rule;
   EXPECT_EQ(find_term(fixed, "NCCL buffers"), nullptr);
 }
 
-// A100 SXM on NVSwitch (no NVLS on A100): TP 8 2 x 24 x 2 x 12 MiB = 1152 MiB (the p4d case's 1.125 GiB); TP 2
-// 2 x 24 x 1 x 12 MiB = 576 MiB (the dennislee22 arithmetic). H100 at TP 2 has no NVLS either (more than 2 GPUs):
-// 576 MiB. NVLink without a switch at TP 4: 2 x 8 x 2 x 12 MiB = 384 MiB.
+// A100 SXM on NVSwitch (no NVLS on A100): TP 8 2 x (24 x 2 x 12 MiB + 256 MiB) = 1664 MiB; TP 2 2 x (24 x 1 x 12 MiB +
+// 256 MiB) = 1088 MiB. H100 at TP 2 has no NVLS either (more than 2 GPUs): 1088 MiB. NVLink without a switch at TP 4:
+// 2 x (8 x 2 x 12 MiB + 64 MiB) = 512 MiB.
 TEST(NcclBuffers, Issue16_ChannelsByDomainFamilyAndRanks) {
-  EXPECT_DOUBLE_EQ(fit("A100-40G-SXM", "0.10.1", 8, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1152.0 * k_mib);
-  EXPECT_DOUBLE_EQ(fit("A100-80G-SXM", "0.10.1", 2, engine::Interconnect::nvswitch).nccl_buffer_bytes, 576.0 * k_mib);
-  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 2, engine::Interconnect::nvswitch).nccl_buffer_bytes, 576.0 * k_mib);
-  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 4, engine::Interconnect::nvlink_direct).nccl_buffer_bytes, 384.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("A100-40G-SXM", "0.10.1", 8, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1664.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("A100-80G-SXM", "0.10.1", 2, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1088.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 2, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1088.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.1", 4, engine::Interconnect::nvlink_direct).nccl_buffer_bytes, 512.0 * k_mib);
   // The network's channels are not derived: no term, the fixed share stays.
   const auto net = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::network);
   EXPECT_DOUBLE_EQ(net.nccl_buffer_bytes, 0.0);
@@ -118,7 +130,8 @@ TEST(NcclBuffers, Issue16_ChannelsByDomainFamilyAndRanks) {
 }
 
 // From vLLM 0.11 (PR #25359) the buffers sit outside the budget: no term on any interconnect, the fixed share as before.
-// The 0.9.2-0.11.0 profile decides by the version named: 0.10.2 counts, 0.11.0 does not.
+// The 0.9.2-0.11.0 profile decides by the version named: 0.10.2 counts (without the proxy buffer: 2 x 706 MiB),
+// 0.11.0 does not. V0 0.7.1 connects at init: 2 x (24 x 2 x 12 MiB + 256 MiB) = 1664 MiB.
 TEST(NcclBuffers, Issue16_NoTermAfterPr25359) {
   for (const char* version : {"0.11.0", "0.11.1", "0.12.0", "0.24.0"}) {
     const auto e = fit("H100-SXM", version, 4, engine::Interconnect::nvswitch);
@@ -126,11 +139,35 @@ TEST(NcclBuffers, Issue16_NoTermAfterPr25359) {
     EXPECT_DOUBLE_EQ(e.non_torch_bytes, 96.0 * k_mib) << version;
   }
   EXPECT_DOUBLE_EQ(fit("H100-SXM", "0.10.2", 4, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1412.0 * k_mib);
-  EXPECT_DOUBLE_EQ(fit("A100-40G-SXM", "0.7.1", 8, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1152.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("A100-40G-SXM", "0.7.1", 8, engine::Interconnect::nvswitch).nccl_buffer_bytes, 1664.0 * k_mib);
+}
+
+// Issue 15/16 (tp): the proxy's shared p2p buffer. vLLM 0.4.3-0.10.1 set NCCL_CUMEM_ENABLE=0, so NCCL connects at
+// init and each communicator allocates p2pnChannels x NCCL_SHARED_STEPS x p2pChunkSize on the device (NCCL init.cc,
+// transport/net.cc sharedNetBuffersInit): on NVSwitch pow2Up(24) = 32 p2p channels x 16 x 512 KiB (NVLink chunk) =
+// 256 MiB, 512 MiB for the two communicators; on PCIe 2 x 16 x 128 KiB = 4 MiB each. From 0.10.2 (PR #24141 dropped
+// the override) NCCL connects at run time and the profile issues no point-to-point operation: none.
+TEST(NcclBuffers, Issue16_ProxySharedBufferWhileNcclConnectsAtInit) {
+  const auto at_init = fit("H100-SXM", "0.10.1", 4, engine::Interconnect::nvswitch);
+  const auto at_run = fit("H100-SXM", "0.10.2", 4, engine::Interconnect::nvswitch);
+  EXPECT_DOUBLE_EQ(at_init.nccl_buffer_bytes - at_run.nccl_buffer_bytes, 512.0 * k_mib);
+  EXPECT_NEAR(at_run.available_kv_bytes - at_init.available_kv_bytes, 512.0 * k_mib, 2.0);
+  const auto* term = find_term(at_init, "NCCL buffers");
+  ASSERT_NE(term, nullptr);
+  EXPECT_DOUBLE_EQ(input_of(*term, "proxy_shared_bytes"), 256.0 * k_mib);
+  EXPECT_NE(term->rule.find("32 p2p channels x 16 steps x 512 KiB proxy buffer = 256 MiB"), std::string::npos) << term->rule;
+  EXPECT_NE(term->rule.find("PR #24141"), std::string::npos) << term->rule;
+  const auto* later = find_term(at_run, "NCCL buffers");
+  ASSERT_NE(later, nullptr);
+  EXPECT_DOUBLE_EQ(input_of(*later, "proxy_shared_bytes"), 0.0);
+  EXPECT_EQ(later->rule.find("proxy buffer"), std::string::npos) << later->rule;
+  // PCIe at TP 2 on 0.9.2: 2 x (2 channels x 1 connection x 12 MiB + 4 MiB) = 56 MiB.
+  EXPECT_DOUBLE_EQ(fit("L40S", "0.9.2", 2, engine::Interconnect::pcie).nccl_buffer_bytes, 56.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("L40S", "0.10.2", 2, engine::Interconnect::pcie).nccl_buffer_bytes, 48.0 * k_mib);
 }
 
 // No --interconnect: the card's form factor and the TP size choose it, said as an assumption with its reason, and the
-// band gives the other plausible domain. SXM at TP 4: nvswitch, band nvlink-direct (384 MiB: the budget 1028 MiB
+// band gives the other plausible domain. SXM at TP 4: nvswitch, band nvlink-direct (512 MiB: the budget 1412 MiB
 // larger). PCIe cards: pcie, no band. A version that does not count the buffers says nothing.
 TEST(NcclBuffers, Issue16_DefaultIsAnAssumptionWithABand) {
   const auto& c = catalogues();
@@ -148,9 +185,9 @@ TEST(NcclBuffers, Issue16_DefaultIsAnAssumptionWithABand) {
   EXPECT_EQ(band.points[0].interconnect, "nvswitch");
   EXPECT_TRUE(band.points[0].assumed);
   EXPECT_EQ(band.points[1].interconnect, "nvlink-direct");
-  EXPECT_DOUBLE_EQ(band.points[0].nccl_buffer_bytes, 1412.0 * k_mib);
-  EXPECT_DOUBLE_EQ(band.points[1].nccl_buffer_bytes, 384.0 * k_mib);
-  EXPECT_NEAR(band.points[1].available_kv_bytes - band.points[0].available_kv_bytes, 1028.0 * k_mib, 2.0);
+  EXPECT_DOUBLE_EQ(band.points[0].nccl_buffer_bytes, 1924.0 * k_mib);
+  EXPECT_DOUBLE_EQ(band.points[1].nccl_buffer_bytes, 512.0 * k_mib);
+  EXPECT_NEAR(band.points[1].available_kv_bytes - band.points[0].available_kv_bytes, 1412.0 * k_mib, 2.0);
   EXPECT_EQ(band.kv_tokens_min, band.points[0].kv_tokens);
   EXPECT_EQ(band.kv_tokens_max, band.points[1].kv_tokens);
 
@@ -210,7 +247,7 @@ TEST(NcclBuffers, Issue16_CliBadValueExits2AndFitShowsTheTerm) {
   EXPECT_NE(plan_bad.out.find("--interconnect"), std::string::npos) << plan_bad.out;
 }
 
-// A case's `interconnect` is read by validate: pcie at TP 4 (96 MiB) against the default nvswitch (1412 MiB).
+// A case's `interconnect` is read by validate: pcie at TP 4 (104 MiB) against the default nvswitch (1924 MiB).
 TEST(NcclBuffers, Issue16_CaseFieldReadByValidate) {
   const std::string dir = pftest::scratch_dir("nccl-case");
   const std::string path = dir + "/cases.jsonl";
@@ -221,8 +258,8 @@ TEST(NcclBuffers, Issue16_CaseFieldReadByValidate) {
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   ASSERT_EQ(r->rows.size(), 2u);
   for (const auto& row : r->rows) ASSERT_TRUE(row.skip_reason.empty()) << row.skip_reason;
-  EXPECT_DOUBLE_EQ(r->rows[0].memory_terms.at("nccl_buffers"), 1412.0 * k_mib);
-  EXPECT_DOUBLE_EQ(r->rows[1].memory_terms.at("nccl_buffers"), 96.0 * k_mib);
+  EXPECT_DOUBLE_EQ(r->rows[0].memory_terms.at("nccl_buffers"), 1924.0 * k_mib);
+  EXPECT_DOUBLE_EQ(r->rows[1].memory_terms.at("nccl_buffers"), 104.0 * k_mib);
   EXPECT_DOUBLE_EQ(r->rows[0].memory_terms.at("multi_rank"), 0.0);
   EXPECT_TRUE(has_text(r->rows[0].assumptions, "assumed nvswitch"));
   EXPECT_FALSE(has_text(r->rows[1].assumptions, "assumed nvswitch"));
@@ -253,12 +290,27 @@ TEST(NcclBuffers, Issue16_CatalogueRecordChecked) {
   ASSERT_FALSE(e2.has_value());
   EXPECT_NE(e2.error().message.find("reason and source"), std::string::npos) << e2.error().message;
 
+  // The p2p fields: a channel count that is not a power of two, or the proxy fields without their source, are corrupt.
+  const Json bad_p2p = Json::parse(R"({"engine": "vllm", "version_min": "0.4.3", "version_max": "0.10.99", "version_source": "v", "communicators": 2,
+      "communicators_source": "c", "connection_bytes": 12582912, "connection_source": "b",
+      "domains": [{"interconnect": "pcie", "channels": 2, "p2p_channels": 3, "p2p_chunk_bytes": 131072, "source": "s"}], "defaults": []})");
+  auto e3 = engine::parse_nccl_buffers(JsonObject(bad_p2p, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_FALSE(e3.has_value());
+  EXPECT_NE(e3.error().message.find("p2p_channels"), std::string::npos) << e3.error().message;
+  const Json proxy_no_source = Json::parse(R"({"engine": "vllm", "version_min": "0.4.3", "version_max": "0.10.99", "version_source": "v", "communicators": 2,
+      "communicators_source": "c", "connection_bytes": 12582912, "connection_source": "b", "proxy_shared_steps": 16, "proxy_version_max": "0.10.1",
+      "domains": [], "defaults": []})");
+  auto e4 = engine::parse_nccl_buffers(JsonObject(proxy_no_source, "engines.json", "overheads[cuda].nccl_buffers"), "engines.json");
+  ASSERT_FALSE(e4.has_value());
+  EXPECT_NE(e4.error().message.find("proxy_source"), std::string::npos) << e4.error().message;
+
   const auto& c = catalogues();
   const auto* cuda = c.engines.overheads_for("cuda");
   ASSERT_NE(cuda, nullptr);
   ASSERT_TRUE(cuda->nccl_buffers);
   EXPECT_EQ(cuda->nccl_buffers->communicators, 2);
   EXPECT_DOUBLE_EQ(cuda->nccl_buffers->connection_bytes, 12.0 * k_mib);
+  EXPECT_EQ(cuda->nccl_buffers->proxy_shared_steps, 16);
   for (const auto& d : c.devices.devices) {
     if (d.platform != "cuda" || d.id == "GH200" || d.id == "GH200-144G" || d.id == "GB10") continue;
     EXPECT_TRUE(d.form_factor == "sxm" || d.form_factor == "pcie") << d.id;
