@@ -214,6 +214,9 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!engines) return report_error(engines.error());
   deploy::Inputs in{*spec, {r.device.value_or(""), "--device", deploy::DeviceForm::name, device_memory, r.platform.value_or("")},
                     {r.engine.value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, r.flags};
+  // Issue 15/16 (misc21): --engine-version is --engine E@V's version: the memory profile and the speed rules alike.
+  if (auto version = deploy::apply_engine_version(in.engine, r.speed.engine_version, "--engine-version"); !version) return report_error(version.error());
+  if (const std::string v = deploy::stated_engine_version(in.engine); !v.empty()) r.speed.engine_version = v;
   if (r.engine_build) {
     auto build = engine::parse_engine_build(*r.engine_build, "--engine-build");
     if (!build) return report_error(build.error());

@@ -121,29 +121,59 @@ several terms says which.)",
     R"(exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
       range (the log line named))"};
 
-// The engine, version and build the log states, as deploy's one resolution step takes them (issue 15, misc950): on
-// vLLM-Ascend the vLLM and vllm-ascend version lines go through deploy::take_printed_versions, as a case's engine_version
-// / engine_build and fit's --engine vllm-ascend@V --engine-build B do; vllm-ascend releases track vLLM's numbering
-// (reference section 6), so a log that names only vLLM still selects the matching vllm-ascend profile. --engine wins.
-deploy::EngineInput log_engine_input(const logs::EngineLog& log, const LogsRequest& args) {
+// The version and build the log's version lines state (issue 15, misc950): on vLLM-Ascend the vLLM and vllm-ascend
+// lines go through deploy::take_printed_versions, as a case's engine_version / engine_build and fit's --engine
+// vllm-ascend@V --engine-build B do; vllm-ascend releases track vLLM's numbering (reference section 6), so a log that
+// names only vLLM still selects the matching vllm-ascend profile.
+deploy::EngineInput printed_engine_versions(const logs::EngineLog& log) {
   const bool npu = log.engine == "vllm-ascend";
-  deploy::EngineInput in{args.engine.value_or(npu ? "vllm-ascend" : "vllm"), "", "--engine", "", "", deploy::UnknownVersion::newest};
   auto printed = [](const auto& v, const char* what) {
     return v ? std::optional<deploy::PrintedVersion>({v->value, fmt::format("log line {}: {} version", v->line, what)}) : std::nullopt;
   };
   deploy::EngineInput stated;
   deploy::take_printed_versions(stated, printed(log.versions.vllm, "vllm"), npu ? printed(log.versions.vllm_ascend, "vllm-ascend") : std::nullopt);
-  if (!args.engine) {
-    in.version = stated.version;
-    in.origin = stated.origin;
-    in.version_choice = stated.version_choice;
+  return stated;
+}
+
+// The notes of the case --emit-case writes (validate reads them as a version hint, as logs does: log_engine_input).
+std::string case_notes(const logs::EngineLog& log, const std::string& path) {
+  const auto& a = log.args;
+  const bool failed = !log.diagnosis.class_id.empty();
+  return "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
+         (a.skip_mm_profiling && a.skip_mm_profiling->value ? fmt::format("; run with --skip-mm-profiling (line {})", a.skip_mm_profiling->line) : std::string());
+}
+
+// The engine the log states, resolved as validate resolves the case --emit-case writes for it (misc21): the fields of that
+// case (engine, engine_version, engine_build, notes, source, the printed token lines) through deploy::recorded_engine_input,
+// so that `logs` and `validate` of its case select one profile and one set of build rules. The origins name the log's
+// lines. --engine wins over the log's engine and version (the emitted case does not carry it); the build stays, as fit
+// --engine-build.
+deploy::EngineInput log_engine_input(const logs::EngineLog& log, const LogsRequest& args, const std::string& path) {
+  const deploy::EngineInput stated = printed_engine_versions(log);
+  const auto& p = log.printed;
+  auto value = [](const auto& v) { return v ? std::optional<double>(static_cast<double>(v->value)) : std::nullopt; };
+  deploy::EngineInput in = deploy::recorded_engine_input(
+      {.engine = log.engine == "unknown" ? std::nullopt : std::optional<std::string>(log.engine),
+       .version = stated.version.empty() ? std::nullopt : std::optional<std::string>(stated.version),
+       .notes = case_notes(log, path),
+       .source = path,
+       .build = stated.build,
+       .kv_cache_tokens = value(p.kv_cache_tokens),
+       .max_concurrency = value(p.max_concurrency),
+       .concurrency_len = p.concurrency_len ? std::optional<int64_t>(p.concurrency_len->value) : std::nullopt});
+  if (!stated.version.empty()) in.origin = stated.origin;
+  in.version_choice = stated.version_choice;
+  if (stated.build) in.build_origin = stated.build_origin;
+  if (args.engine) {
+    in.engine = *args.engine;
+    in.version.clear();
+    in.origin = "--engine";
+    in.version_choice.clear();
   }
-  in.build = stated.build;  // with --engine vllm-ascend@V too, as fit --engine-build
-  in.build_origin = stated.build_origin;
   return in;
 }
 
-FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
+FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const std::string& path) {
   FitOutcome out;
   if (!log.args.model) {
     out.notes.push_back("the log does not name the model; no prediction");
@@ -196,10 +226,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args) {
     out.notes.push_back(engines.error().describe());
     return out;
   }
-  deploy::EngineInput engine_input = log_engine_input(log, args);
-  if (const auto& pl = log.printed; pl.kv_cache_tokens && pl.max_concurrency && pl.concurrency_len)  // issue 15: an undated log dated by its lines
-    engine_input.printed_tokens_are_blocks =
-        deploy::printed_tokens_are_blocks(static_cast<double>(pl.kv_cache_tokens->value), pl.max_concurrency->value, pl.concurrency_len->value);
+  deploy::EngineInput engine_input = log_engine_input(log, args, path);  // issue 15: an undated log is dated by its lines too
   auto resolved = deploy::resolve_deployment({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
   if (!resolved) {
     if (resolved.error().kind == ErrorKind::invalid_argument) out.bad_input = resolved.error();
@@ -297,7 +324,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["source"] = path;
   j["engine"] = log.engine == "unknown" ? Json() : Json(log.engine);
   // Issue 15 (build, misc950): the version and build as deploy takes them from the log's lines (validate reads both).
-  const deploy::EngineInput stated = log_engine_input(log, LogsRequest{});
+  const deploy::EngineInput stated = printed_engine_versions(log);
   j["engine_version"] = stated.version.empty() ? Json() : Json(stated.version);
   if (stated.build) j["engine_build"] = stated.build->text;
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
@@ -361,8 +388,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["fits"] = failed ? Json(false) : log.started || p.kv_cache_tokens ? Json(true) : Json();
   j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();
   // skip_mm_profiling above is a field validate reads; the notes repeat it for people.
-  j["notes"] = "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
-               (a.skip_mm_profiling && a.skip_mm_profiling->value ? fmt::format("; run with --skip-mm-profiling (line {})", a.skip_mm_profiling->line) : std::string());
+  j["notes"] = case_notes(log, path);
   return j;
 }
 
@@ -495,7 +521,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
   if (auto checked = deploy::check_flags(logged_flags(log.args), log_platform(log)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
   const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
   FitOutcome f;
-  if (memory) f = run_fit(log, req);
+  if (memory) f = run_fit(log, req, path);
   if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
   if (req.emit_case) {

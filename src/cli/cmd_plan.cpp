@@ -36,6 +36,7 @@ namespace {
 // What `preflight plan` takes, written by its flag declarations.
 struct PlanRequest {
   std::optional<std::string> device, devices, engine, workload, model_filter;
+  std::optional<std::string> engine_version;  // misc21: --engine E@V's version, as fit takes it
   std::optional<std::string> kubernetes, image;
   std::optional<int64_t> data_parallel;
   bool expert_parallel = false;
@@ -66,6 +67,10 @@ std::vector<model::ModelSpec> catalogue_models(const PlanRequest& r) {
 }
 
 const RealRange k_bandwidth_range{.most = 100000, .unit = "GB/s"};
+// fit's and plan's --engine-version (issue 15/16, misc21): one meaning with --engine E@V.
+constexpr const char* k_engine_version_help =
+    "the engine's version, as --engine E@V gives it: selects the memory profile and the speed\nrules (vllm-ascend before 0.9.0 decodes eager); "
+    "with --engine E@V it must name the same version";
 
 // --device, or --device-memory (with --device, or alone as a generic card of --platform), resolved as fit
 // resolves it (deploy::resolve_device); the assumptions it makes go into the plan's (issue 15).
@@ -91,6 +96,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
                                   text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version"),
+                                  text_flag("engine-version", "V", r.engine_version, k_engine_version_help),
                                   given_real("gpu-memory-utilization", "U", r.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
                                   given_text("speculative-config", "JSON", r.speculative_config,
                                              "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
@@ -139,7 +145,7 @@ std::vector<Option> speed_options(SpeedFlags& f) {
                           int_flag("decode-context", "C", f.decode_context, {1, INT64_MAX}, "context during decode"),
                           real_flag("bandwidth", "GB/s", f.bandwidth_gb_s, k_bandwidth_range, "measured copy bandwidth"),
                           int_flag("nodes", "N", f.nodes, {1, 4096}, "nodes the devices span (devices per node = TP x PP / N)"),
-                          text_flag("engine-version", "V", f.engine_version, "engine release (vllm-ascend before 0.9.0 decodes eager)")});
+                          text_flag("engine-version", "V", f.engine_version, k_engine_version_help)});
 }
 
 Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model::ModelSpec& model, const device::DeviceSpec& device,
@@ -274,7 +280,14 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (!families) return report_error(families.error());
   auto rules = engine::load_launch_rules(*families);
   if (!rules) return report_error(rules.error());
-  plan::PlanInputs in{&*engines, &*speeds, &*rules, r.engine.value_or(""), r.workload == "agent" ? plan::Workload::agent : plan::Workload::chat};
+  plan::PlanInputs in{&*engines, &*speeds, &*rules, r.engine.value_or(""), "", r.workload == "agent" ? plan::Workload::agent : plan::Workload::chat};
+  {
+    // Issue 15/16 (misc21): --engine-version is --engine E@V's version, as in fit (one meaning, one check).
+    deploy::EngineInput e{.engine = in.engine, .origin = "--engine"};
+    if (auto version = deploy::apply_engine_version(e, r.engine_version, "--engine-version"); !version) return report_error(version.error());
+    in.engine = e.engine;
+    in.engine_version = e.version;
+  }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.
     const auto& catalog = model::load_variant_catalog();

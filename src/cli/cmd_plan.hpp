@@ -26,7 +26,9 @@ struct SpeedFlags {
   std::optional<int64_t> decode_context;            // context during decode
   std::optional<double> bandwidth_gb_s;             // measured copy bandwidth, GB/s (decimal)
   std::optional<int64_t> nodes;                     // nodes the deployment spans (issue 20): TP/PP past a node use the NIC
-  std::optional<std::string> engine_version;        // the engine release that will run it (issue 20): older than graph-by-default decodes eager
+  // The engine release that will run it, as --engine E@V states it (issue 20; misc21: one setting, the memory profile
+  // too): older than graph-by-default decodes eager. fit folds it into its engine input (deploy::apply_engine_version).
+  std::optional<std::string> engine_version;
 };
 std::vector<Option> speed_options(SpeedFlags& flags);
 // Speed of a deployment fit has sized.

@@ -552,6 +552,69 @@ void take_printed_versions(EngineInput& in, const std::optional<PrintedVersion>&
                                chosen->text.c_str(), chosen->origin.c_str(), other->text.c_str(), other->origin.c_str());
 }
 
+namespace {
+// Two spellings of one version: the same text, or the same X.Y[.Z] numbers with nothing after them ("0.23" and "0.23.0").
+bool same_version_text(const std::string& a, const std::string& b) {
+  const std::string x = to_lower(trim(a)), y = to_lower(trim(b));
+  if (x == y) return true;
+  const bool plain = x.find_first_not_of("0123456789.") == std::string::npos && y.find_first_not_of("0123456789.") == std::string::npos;
+  const auto va = engine::parse_version(x), vb = engine::parse_version(y);
+  return plain && va && vb && !(*va < *vb) && !(*vb < *va);
+}
+}  // namespace
+
+std::string stated_engine_version(const EngineInput& in) {
+  if (const auto at = in.engine.find('@'); at != std::string::npos) return trim(in.engine.substr(at + 1));
+  return trim(in.version);
+}
+
+Status apply_engine_version(EngineInput& in, const std::optional<std::string>& engine_version, const std::string& origin) {
+  if (!engine_version) return Ok{};
+  const std::string v = trim(*engine_version);
+  if (v.empty()) return make_error(ErrorKind::invalid_argument, origin + ": expected a version (0.11.0, 0.9.0rc2), found an empty text", origin);
+  if (const auto at = in.engine.find('@'); at != std::string::npos) {
+    const std::string named = trim(in.engine.substr(at + 1));
+    if (same_version_text(named, v)) return Ok{};
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s %s and %s %s name different engine versions; give the version once (%s E@V or %s V)", in.origin.c_str(),
+                             in.engine.c_str(), origin.c_str(), v.c_str(), in.origin.c_str(), origin.c_str()),
+                      origin);
+  }
+  if (!trim(in.engine).empty()) {
+    in.engine = trim(in.engine) + "@" + v;
+    return Ok{};
+  }
+  in.version = v;
+  in.origin = origin;
+  return Ok{};
+}
+
+EngineInput recorded_engine_input(const RecordedEngine& r) {
+  // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"), else the one
+  // the notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
+  EngineInput in{r.engine.value_or(""), r.version.value_or(r.detail.value_or("")), "engine_version", r.notes.value_or(""), "case notes", UnknownVersion::newest};
+  // An undated vLLM record is dated by its own printed lines' format (vLLM 0.21 made "GPU KV cache size" int(concurrency
+  // x max_model_len); before, num_blocks x block size). Concurrency is printed to 0.01, so only a gap beyond that
+  // dates it; agreeing lines fit both formats and date nothing.
+  if (r.kv_cache_tokens && r.max_concurrency && r.concurrency_len)
+    in.printed_tokens_are_blocks = printed_tokens_are_blocks(*r.kv_cache_tokens, *r.max_concurrency, *r.concurrency_len);
+  // Issue 15: still undated, the date the source gives ("... issues/5993 (2026-01-19)"), else the engine detail's; (nt018)
+  // else the date inside an engine version no profile recognises ("vllm-ascend main (git fb5538625, 2025-11-29)").
+  in.evidence_date = r.source.value_or("");
+  in.evidence_date_origin = "case source";
+  if (!find_iso_date(in.evidence_date)) {
+    in.evidence_date = r.detail.value_or("");
+    in.evidence_date_origin = "case engine_detail";
+  }
+  if (!find_iso_date(in.evidence_date)) {
+    in.evidence_date = r.version.value_or("");
+    in.evidence_date_origin = "case engine_version";
+  }
+  in.build = r.build;
+  in.build_origin = "case engine_build";
+  return in;
+}
+
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions) {
   VersionBasis basis = VersionBasis::stated;
@@ -676,6 +739,11 @@ Status check_decode_context_parallel(const model::ModelSpec& m, int64_t tp, int6
   return make_error(ErrorKind::invalid_argument, origin + ": " + why);
 }
 
+std::string interconnect_assumption(const device::DeviceSpec& dev, const engine::InterconnectDefault& rule, int64_t tensor_parallel_size) {
+  return format("assumed %s: %s (%s, form factor %s, TP %lld; %s); give --interconnect", engine::interconnect_name(rule.interconnect), rule.reason.c_str(),
+                dev.id.c_str(), dev.form_factor.c_str(), static_cast<long long>(tensor_parallel_size), rule.source.c_str());
+}
+
 namespace {
 
 // Issue 15/16 (nccl): the interconnect of a deployment that does not give one, from the card's form factor and the TP
@@ -697,9 +765,8 @@ void default_interconnect(const device::DeviceSpec& dev, const engine::EnginePro
   if (!counted) return;
   std::string band;
   for (const auto a : rule->alternatives) band += std::string(band.empty() ? "" : ", ") + engine::interconnect_name(a);
-  r.assumptions.push_back(format("assumed %s: %s (%s, form factor %s, TP %lld; %s); give --interconnect%s", engine::interconnect_name(rule->interconnect),
-                                 rule->reason.c_str(), dev.id.c_str(), dev.form_factor.c_str(), static_cast<long long>(dep.tensor_parallel_size), rule->source.c_str(),
-                                 band.empty() ? "" : ("; interconnect_band: the estimate under " + band + " too").c_str()));
+  r.assumptions.push_back(interconnect_assumption(dev, *rule, dep.tensor_parallel_size) +
+                          (band.empty() ? "" : "; interconnect_band: the estimate under " + band + " too"));
   r.interconnect_alternatives = rule->alternatives;
 }
 

@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/nccl_buffers.hpp"
 #include "estimate/fit.hpp"
 #include "model/model_spec.hpp"
 
@@ -75,6 +76,15 @@ struct EngineInput {
   std::string version_choice;
 };
 
+// Issue 15/16 (misc21): --engine E[@V] and --engine-version V are one setting, the engine's version: it selects the
+// memory profile and the speed rules alike. V goes into `in` as "E@V" when --engine names the engine, else into
+// in.version (the device platform's engine at V), with `origin` ("--engine-version"). Both flags naming different
+// versions is invalid_argument naming both; the same version twice is accepted. Nothing given leaves `in` as it was.
+Status apply_engine_version(EngineInput& in, const std::optional<std::string>& engine_version, const std::string& origin);
+// The version an EngineInput states, as written: after "@" in its engine ("vllm-ascend@0.8.4rc2" -> "0.8.4rc2"), else
+// its version; empty when neither states one. The speed estimate's SpeedWorkload::engine_version.
+std::string stated_engine_version(const EngineInput& in);
+
 // Issue 15 (misc950): a version as a log prints it ("0.18.0+empty", "0.17.0rc2.dev93+g8e0789bb3") and where
 // ("log line 2: vllm-ascend version").
 struct PrintedVersion {
@@ -93,6 +103,22 @@ struct PrintedVersion {
 //   vLLM line. in.version_choice says which line decided and, when the other names a different X.Y, that it was not used.
 // Lines that are absent leave `in` as it was.
 void take_printed_versions(EngineInput& in, const std::optional<PrintedVersion>& vllm, const std::optional<PrintedVersion>& vllm_ascend);
+
+// Issue 15 (misc21): the engine of a recorded deployment as its record states it: a validation case, and the case
+// `logs --emit-case` writes, which `logs` resolves through the same step (so that logs and validate of its case select
+// the same profile and build rules). engine empty = the device platform's default.
+struct RecordedEngine {
+  std::optional<std::string> engine, version, detail, notes, source;  // a case's engine, engine_version, engine_detail, notes, source
+  std::optional<engine::EngineBuild> build;                            // its engine_build, parsed
+  std::optional<double> kv_cache_tokens, max_concurrency;             // its printed token and concurrency lines
+  std::optional<int64_t> concurrency_len;
+};
+// The EngineInput of a record: the version (engine_version, else engine_detail) and, where it selects no profile, a
+// "vX.Y" inside it, then inside the notes; still undated, the first date in the source, else in engine_detail, else in
+// engine_version; then the printed token line's format (printed_tokens_are_blocks); the build; a version that selects
+// nothing takes the newest profile (UnknownVersion::newest). Origins as a case names its fields ("engine_version",
+// "case notes", ...).
+EngineInput recorded_engine_input(const RecordedEngine& record);
 
 // vLLM's flags as given; unset ones take the engine version's defaults.
 struct Flags {
@@ -276,6 +302,11 @@ struct VersionBand {
 // The band over the plausible versions (see VersionBand); profiles whose flags the version rejects are left out, and
 // fewer than two profiles left is no band (llama.cpp@any: one profile for every version).
 VersionBand across_versions(const Inputs& inputs, const Catalogs& catalogs);
+
+// Issue 15/16 (nccl, misc21): the assumption fit states (and plan per row) when the interconnect of a TP group of
+// `tensor_parallel_size` on `dev` is the default `rule` of its form factor, not given: "assumed nvswitch: <why> (H100-SXM,
+// form factor sxm, TP 2; <source>); give --interconnect".
+std::string interconnect_assumption(const device::DeviceSpec& dev, const engine::InterconnectDefault& rule, int64_t tensor_parallel_size);
 
 // Issue 15/16 (nccl): the estimate under the assumed interconnect and under each alternative its default rule names
 // (Resolved::interconnect_alternatives), the assumed one first. Empty when the interconnect was given, the version does

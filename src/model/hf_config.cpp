@@ -867,7 +867,9 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
     (void)ok;
   }
   w.add(WeightGroup{"model.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
-  if (!spec.tie_word_embeddings) w.add(WeightGroup{"lm_head", d.vocab, d.hidden, 1, Shard::vocab, Part::text, false, false, 1.0, 0});
+  // An untied head is a linear layer vLLM can quantize (ParallelLMHead); the scheme says whether the engine does
+  // (QuantScheme::lm_head_quantized: a ModelOpt checkpoint that quantizes it), else it stays in the model dtype.
+  if (!spec.tie_word_embeddings) w.add(WeightGroup{"lm_head", d.vocab, d.hidden, 1, Shard::vocab, Part::text, true, false, 1.0, 0});
   w.vector("model.norm", d.hidden, Shard::replicated, Part::text);
   PF_TRY(mtp_ok, add_mtp_weights(w, spec, in));
   (void)mtp_ok;

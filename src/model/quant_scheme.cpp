@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <string_view>
 #include <unordered_map>
 
 #include "base/checked.hpp"
@@ -224,6 +225,7 @@ bool module_ignored(const QuantScheme& scheme, const std::string& module) {
 
 namespace {
 constexpr int k_ignored = -1, k_no_pattern = -2;
+constexpr std::string_view k_lm_head = "lm_head";  // the untied output head's module (hf_config)
 
 // The classification per (pattern lists, module), kept per thread for the last few pattern lists seen:
 // module_format runs for every weight group of every candidate a plan tries, over a handful of schemes
@@ -335,16 +337,26 @@ WeightFormat format_of(const QuantScheme& scheme, int c, bool expert) {
 }  // namespace
 
 WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert) {
-  if (!scheme.quantized()) return WeightFormat::native;
+  if (!scheme.quantized() || (!scheme.lm_head_quantized && module == k_lm_head)) return WeightFormat::native;
   return format_of(scheme, cached_class(*table_for(scheme), module), expert);
 }
 
 SchemeFormats::SchemeFormats(const QuantScheme& scheme) : scheme_(&scheme), table_(scheme.quantized() ? table_for(scheme) : nullptr) {}
 
 WeightFormat SchemeFormats::operator()(const std::string& module, bool expert) const {
-  if (!table_) return WeightFormat::native;
+  if (!table_ || (!scheme_->lm_head_quantized && module == k_lm_head)) return WeightFormat::native;
   return format_of(*scheme_, cached_class(*table_, module), expert);
 }
+
+namespace {
+// ModelOpt (QuantScheme::lm_head_quantized): the head takes the format its own entry, the checkpoint's algorithm or an
+// exclusion gives it, as any linear layer of the checkpoint.
+bool modelopt_quantizes_lm_head(const QuantScheme& scheme) {
+  QuantScheme as_linear = scheme;
+  as_linear.lm_head_quantized = true;
+  return module_format(as_linear, std::string(k_lm_head), false) != WeightFormat::native;
+}
+}  // namespace
 
 Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin) {
   QuantScheme scheme;
@@ -453,6 +465,7 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
       }
     }
     scheme.detail = "ModelOpt";
+    scheme.lm_head_quantized = modelopt_quantizes_lm_head(scheme);
   } else if (method == "bitsandbytes") {
     PF_TRY(four, q.opt_bool("load_in_4bit"));
     // transformers BitsAndBytesConfig: modules listed in llm_int8_skip_modules stay in the model dtype (both widths).
@@ -524,6 +537,7 @@ Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string&
     scheme.expert_format = scheme.linear_format;
     scheme.detail = "ModelOpt " + algo.value_or("?");
   }
+  scheme.lm_head_quantized = modelopt_quantizes_lm_head(scheme);
   return scheme;
 }
 

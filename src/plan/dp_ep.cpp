@@ -48,6 +48,7 @@ void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
+  w.engine_version = deploy::stated_engine_version(plan_engine_input(in));  // misc21: the version the profile was chosen by
   estimate::Deployment speed_dep = d;
   speed_dep.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, speed_dep, w);
@@ -98,7 +99,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   }
   Candidate c = skeleton(m, dev, v, l);
   std::vector<std::string> assumptions;
-  const auto eng = deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
+  const auto eng = deploy::resolve_engine(plan_engine_input(in), *in.engines, dev.platform, assumptions);
   if (!eng) {
     c.reason = eng.error().describe();
     return c;
@@ -129,6 +130,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   estimate::Deployment d = candidate_deployment(c, v, t);
   d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
   c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+  note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   if (!c.fit.fits) {
     std::string message = c.fit.failure_message;
     std::replace(message.begin(), message.end(), '\n', ' ');
@@ -174,7 +176,7 @@ namespace {
 std::vector<std::string> variants_for(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in) {
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
   std::vector<std::string> assumptions;
-  const auto eng = deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
+  const auto eng = deploy::resolve_engine(plan_engine_input(in), *in.engines, dev.platform, assumptions);
   return eng ? quantization_variants(m, *eng, nullptr, dev.family) : std::vector<std::string>{""};
 }
 

@@ -203,9 +203,18 @@ std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInput
 // resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
 Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) {
   std::vector<std::string> assumptions;
-  return deploy::resolve_engine({.engine = in.engine, .origin = "--engine"}, *in.engines, dev.platform, assumptions);
+  return deploy::resolve_engine(plan_engine_input(in), *in.engines, dev.platform, assumptions);
 }
 }  // namespace
+
+deploy::EngineInput plan_engine_input(const PlanInputs& in) {
+  deploy::EngineInput e{.engine = in.engine, .origin = "--engine"};
+  if (!in.engine_version.empty()) {
+    e.version = in.engine_version;
+    e.origin = "--engine-version";
+  }
+  return e;
+}
 
 namespace {
 // The start commands of a candidate that meets the targets.
@@ -405,6 +414,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
   w.traffic = shared.traffic;
+  w.engine_version = deploy::stated_engine_version(plan_engine_input(in));  // misc21: the version the profile was chosen by
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   d.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
@@ -518,6 +528,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const bool nccl_counted = nb && c.tensor_parallel_size > 1 && eng->engine == nb->engine && eng->rule_applies(nb->counted);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
+  note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
   // that the engine's own refusal of the method (its message, from the fit) comes first.
@@ -553,6 +564,16 @@ void note_bandwidth_priors(PlanResult& r) {
                                     : format("%.0f GB/s copy = datasheet peak x copy fraction", s.bandwidth_bytes_per_s / 1e9);
       r.assumptions.push_back(format("tok/s on %s from a bandwidth prior (%s), until `preflight bw --save --device %s` measures the card", c.device_id.c_str(),
                                      basis.c_str(), c.device_id.c_str()));
+    }
+}
+
+// Issue 15/16 (nccl, misc21): each interconnect assumption the rows carry (Candidate::interconnect_basis, fit's words),
+// once among the plan's assumptions; the rows' text names the interconnect and points here.
+void note_interconnects(PlanResult& r) {
+  for (const auto* list : {&r.recommended, &r.rejected})
+    for (const auto& c : *list) {
+      if (c.interconnect.empty() || starts_with(c.interconnect_basis, "--interconnect")) continue;
+      if (std::find(r.assumptions.begin(), r.assumptions.end(), c.interconnect_basis) == r.assumptions.end()) r.assumptions.push_back(c.interconnect_basis);
     }
 }
 
@@ -611,6 +632,7 @@ PlanResult rank_candidates(std::vector<Candidate>& list, const std::vector<model
                                  dev.id.c_str(), static_cast<long long>(k_devices_per_node),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
   note_bandwidth_priors(r);
+  note_interconnects(r);
   return r;
 }
 
@@ -857,6 +879,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
                                  static_cast<long long>(k_devices_per_node),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
   note_bandwidth_priors(r);
+  note_interconnects(r);
   return r;
 }
 
@@ -891,6 +914,25 @@ engine::Interconnect candidate_interconnect(const PlanTargets& t, const engine::
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
   const engine::InterconnectDefault* rule = nb ? nb->default_for(dev.form_factor, tp) : nullptr;
   return rule ? rule->interconnect : engine::Interconnect::unknown;
+}
+
+void note_interconnect(Candidate& c, const PlanTargets& t, const engine::EngineProfile& eng, const engine::Overheads& oh, const device::DeviceSpec& dev) {
+  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
+  if (!nb || c.tensor_parallel_size < 2 || eng.engine != nb->engine || !eng.rule_applies(nb->counted)) return;
+  if (t.interconnect) {
+    c.interconnect = engine::interconnect_name(*t.interconnect);
+    c.interconnect_basis = "--interconnect " + c.interconnect;
+    return;
+  }
+  if (const engine::InterconnectDefault* rule = nb->default_for(dev.form_factor, c.tensor_parallel_size)) {
+    c.interconnect = engine::interconnect_name(rule->interconnect);
+    c.interconnect_basis = deploy::interconnect_assumption(dev, *rule, c.tensor_parallel_size);
+    return;
+  }
+  c.interconnect = engine::interconnect_name(engine::Interconnect::unknown);
+  c.interconnect_basis = format("no interconnect default for %s at TP %lld (form factor '%s'): the NCCL buffers %s counts are left to the fixed multi-rank "
+                                "non-torch share; give --interconnect",
+                                dev.id.c_str(), static_cast<long long>(c.tensor_parallel_size), dev.form_factor.c_str(), eng.id.c_str());
 }
 
 estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {

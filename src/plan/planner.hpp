@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/shared_text.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/launch_rules.hpp"
@@ -103,6 +104,12 @@ struct Candidate {
   bool meets = false;
   SharedText reason;                // why it fails, or why it fits (architecture facts)
   SharedLaunch launch;             // the start commands (empty: none built for this row)
+  // Issue 15/16 (nccl, misc21): a row whose fit counts the NCCL buffers of its TP group (TP > 1 where the version counts
+  // them, engines.json nccl_buffers.counted) names the interconnect they were sized for ("nvswitch"; "unknown" where the
+  // card's form factor has no default) and how it was chosen: "--interconnect pcie", or fit's assumption
+  // (deploy::interconnect_assumption). Both empty: the row has no such term.
+  std::string interconnect;
+  std::string interconnect_basis;
 };
 
 struct PlanResult {
@@ -130,6 +137,9 @@ struct PlanInputs {
   const engine::SpeedCatalog* speeds = nullptr;
   const engine::LaunchRules* launch_rules = nullptr;
   std::string engine;                  // "vllm-ascend@0.23", or empty = the device platform's engine, newest
+  // Issue 15/16 (misc21): --engine-version's V when --engine names no engine (deploy::apply_engine_version puts it into
+  // `engine` as "E@V" otherwise): the platform's engine at that version, on every device. Empty: none.
+  std::string engine_version;
   Workload workload = Workload::chat;  // for the start command's launch rules
   std::string variant;                 // plan --variant: only this variant (an id of the list, "bf16" = as published); empty = every one
   RowDetail detail = RowDetail::every_row;
@@ -140,6 +150,10 @@ struct PlanInputs {
   // Issue 15: the --compilation-config JSON as given (dotted forms merged), for the start commands. Empty: none.
   std::string compilation_config;
 };
+
+// The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.
+// deploy::stated_engine_version of it is the version the speed estimate reads (SpeedWorkload::engine_version).
+deploy::EngineInput plan_engine_input(const PlanInputs& in);
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
 // checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose
@@ -209,5 +223,8 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
 // Issue 15/16 (nccl): the interconnect a candidate of `tensor_parallel_size` on `device` is sized with: targets.interconnect,
 // else the default of the card's form factor (engines.json overheads[].nccl_buffers.defaults), else unknown.
 engine::Interconnect candidate_interconnect(const PlanTargets& targets, const engine::Overheads& oh, const device::DeviceSpec& device, int64_t tensor_parallel_size);
+// Issue 15/16 (nccl, misc21): Candidate::interconnect and interconnect_basis of `c` (its TP size set) where `engine`
+// counts the NCCL buffers at that TP size; left empty elsewhere.
+void note_interconnect(Candidate& c, const PlanTargets& targets, const engine::EngineProfile& engine, const engine::Overheads& oh, const device::DeviceSpec& device);
 
 }  // namespace preflight::plan

@@ -169,6 +169,14 @@ void write_speed(JsonWriter& w, const estimate::SpeedEstimate& s) {
   w.end_object();
 }
 
+// Issue 15/16 (nccl, misc21): a row's interconnect in the table: the name, the NCCL buffers it sizes, and how it was chosen
+// (given, or the assumption the plan's "assumed:" lines state in full).
+std::string interconnect_text(const plan::Candidate& c) {
+  const bool given = c.interconnect_basis.rfind("--interconnect", 0) == 0;
+  return format("%s, NCCL buffers %.2f GiB per device (%s)", c.interconnect.c_str(), bytes_to_gib(c.fit.nccl_buffer_bytes),
+                given ? c.interconnect_basis.c_str() : "assumed, see below; give --interconnect");
+}
+
 // `speculative`: the row's "speculative" member, or null for none.
 void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* speculative) {
   const bool data_parallel = c.data_parallel_size > 1;
@@ -181,6 +189,13 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   w.key("device").string(c.device_id);
   w.key("engine").string(c.engine_id.str());
   if (data_parallel) w.key("expert_parallel").boolean(c.expert_parallel);
+  if (!c.interconnect.empty()) {  // misc21: the interconnect the row's NCCL buffer term was sized for, and how it was chosen
+    w.key("interconnect").begin_object();
+    w.key("basis").string(c.interconnect_basis);
+    w.key("name").string(c.interconnect);
+    w.key("nccl_buffer_gib_per_device").number(bytes_to_gib(c.fit.nccl_buffer_bytes));
+    w.end_object();
+  }
   if (c.fit.fits) w.key("kv_cache_tokens").integer(c.fit.kv_tokens);
   if (c.meets) {
     w.key("launch");
@@ -280,7 +295,8 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
       o << format("%-*s %-*s %-10s %-9s %8lld %10lld %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
                   layout.c_str(), static_cast<long long>(c.context_tokens), static_cast<long long>(c.fit.kv_tokens), c.fit.max_concurrency,
                   c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
-        << (c.reason.empty() ? "" : "    why: " + c.reason.str() + "\n");
+        << (c.reason.empty() ? "" : "    why: " + c.reason.str() + "\n")
+        << (c.interconnect.empty() ? "" : "    interconnect: " + interconnect_text(c) + "\n");
   }
   if (plan.recommended.size() > max_rows) o << "(" << plan.recommended.size() - max_rows << " more; --all or --json lists every one)\n";
   if (!plan.recommended.empty()) {
@@ -301,7 +317,8 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
         o << (md ? "- " : "  ") << "... (--json lists every one)\n";
         break;
       }
-      o << (md ? "- " : "  ") << c.model_id << " [" << c.variant << "] on " << c.num_devices << "x " << c.device_id << ": " << c.reason << "\n";
+      o << (md ? "- " : "  ") << c.model_id << " [" << c.variant << "] on " << c.num_devices << "x " << c.device_id << ": " << c.reason
+        << (c.interconnect.empty() ? "" : " (interconnect: " + interconnect_text(c) + ")") << "\n";
     }
   }
   for (const auto& a : plan.assumptions) o << (md ? "\n_assumed: " : "assumed: ") << a << (md ? "_\n" : "\n");

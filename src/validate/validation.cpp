@@ -540,30 +540,16 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     for (const auto& n : *stages) names += (names.empty() ? "" : ",") + (n.is_string() ? n.get<std::string>() : n.dump());
     in.device = {names, where + ": stage_devices", deploy::DeviceForm::name};
   }
-  // Version: the stated field, else a "vX.Y" dating inside it ("0.1.dev7548+gbaba038 (main, ~v0.9.2)"),
-  // else the one the case notes give ("V0 engine (~v0.6.4, ...)"): the era decides the profile.
-  in.engine = {inputs.engine.value_or(""), inputs.engine_version.value_or(inputs.engine_detail.value_or("")), "engine_version", inputs.notes.value_or(""), "case notes",
-               deploy::UnknownVersion::newest};
-  // An undated vLLM case is dated by its own printed lines' format (vLLM 0.21 made "GPU KV cache size" int(concurrency
-  // x max_model_len); before, num_blocks x block size). Concurrency is printed to 0.01, so only a gap beyond that
-  // dates it; agreeing lines fit both formats and date nothing.
-  if (o.kv_cache_tokens && o.max_concurrency && o.concurrency_len)
-    in.engine.printed_tokens_are_blocks = deploy::printed_tokens_are_blocks(*o.kv_cache_tokens, *o.max_concurrency, *o.concurrency_len);
-  // Issue 15: still undated, the date the case's source gives ("... issues/5993 (2026-01-19)"), else its engine detail's.
-  in.engine.evidence_date = inputs.source.value_or("");
-  in.engine.evidence_date_origin = "case source";
-  if (!find_iso_date(in.engine.evidence_date)) {
-    in.engine.evidence_date = inputs.engine_detail.value_or("");
-    in.engine.evidence_date_origin = "case engine_detail";
-  }
-  // Issue 15 (nt018): else the date inside an engine version no profile recognises ("vllm-ascend main (git fb5538625,
-  // 2025-11-29)").
-  if (!find_iso_date(in.engine.evidence_date)) {
-    in.engine.evidence_date = inputs.engine_version.value_or("");
-    in.engine.evidence_date_origin = "case engine_version";
-  }
-  in.engine.build = inputs.engine_build;
-  in.engine.build_origin = "case engine_build";
+  // The engine as the case records it, resolved by the step `logs` takes for the case it emits (misc21).
+  in.engine = deploy::recorded_engine_input({.engine = inputs.engine,
+                                             .version = inputs.engine_version,
+                                             .detail = inputs.engine_detail,
+                                             .notes = inputs.notes,
+                                             .source = inputs.source,
+                                             .build = inputs.engine_build,
+                                             .kv_cache_tokens = o.kv_cache_tokens,
+                                             .max_concurrency = o.max_concurrency,
+                                             .concurrency_len = o.concurrency_len});
   in.flags = flags;
   in.flags.quantization.reset();
   PF_TRY(rules_of, apply_case_quantization(c, spec, where, in.flags, row));

@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "deploy/deployment.hpp"
 #include "engine/nccl_buffers.hpp"
 #include "estimate/fit.hpp"
@@ -245,6 +247,51 @@ TEST(NcclBuffers, Issue16_CliBadValueExits2AndFitShowsTheTerm) {
   const auto plan_bad = pftest::run_cli("plan --device H100 --interconnect infiniband");
   EXPECT_EQ(plan_bad.code, 2) << plan_bad.out;
   EXPECT_NE(plan_bad.out.find("--interconnect"), std::string::npos) << plan_bad.out;
+}
+
+// Issue 15/16 (nccl, misc21): a plan row that carries the NCCL term names the interconnect it was sized for, in text
+// and in --json, as fit states it. Qwen3-8B on 4 x H100 (SXM) with vLLM 0.10.2 at TP 4 (after 0.10.1, so without the NCCL proxy buffer): NVSwitch by default, 1412 MiB
+// per card (above); --interconnect pcie: 96 MiB, so the KV budget is 1316 MiB larger. Qwen3-8B keeps 36 layers x 8 KV
+// heads x 128 x 2 (K and V) x 2 B = 147,456 B a token, 36,864 B a rank at TP 4: 1316 x 1,048,576 / 36,864 = 37,432.9
+// tokens more, less one 16-token block of rounding.
+TEST(NcclBuffers, Misc21_PlanRowNamesItsInterconnect) {
+  const std::string plan = "plan --device H100 --num-devices 4 --model Qwen/Qwen3-8B --engine vllm@0.10.2 --context 8192 --json";
+  auto row_at_tp4 = [](const std::string& out) {
+    const auto j = nlohmann::json::parse(out, nullptr, false);
+    for (const auto& r : j.value("recommended", nlohmann::json::array()))
+      if (r["tensor_parallel_size"] == 4 && r["model"] == "Qwen/Qwen3-8B" && r["quantization"] == "") return r;
+    return nlohmann::json();
+  };
+  const auto assumed = pftest::run_cli(plan, {.with_stderr = false});
+  ASSERT_EQ(assumed.code, 0) << assumed.out.substr(0, 400);
+  const auto a = row_at_tp4(assumed.out);
+  ASSERT_TRUE(a.is_object()) << assumed.out.substr(0, 800);
+  EXPECT_EQ(a["interconnect"]["name"], "nvswitch");
+  EXPECT_NE(a["interconnect"]["basis"].get<std::string>().find("assumed nvswitch: SXM GPUs at TP 2-4"), std::string::npos) << a["interconnect"].dump();
+  EXPECT_NE(a["interconnect"]["basis"].get<std::string>().find("give --interconnect"), std::string::npos);
+  EXPECT_DOUBLE_EQ(a["interconnect"]["nccl_buffer_gib_per_device"].get<double>(), 1412.0 / 1024.0);
+  const auto given = pftest::run_cli(plan + " --interconnect pcie", {.with_stderr = false});
+  const auto p = row_at_tp4(given.out);
+  ASSERT_TRUE(p.is_object()) << given.out.substr(0, 800);
+  EXPECT_EQ(p["interconnect"]["name"], "pcie");
+  EXPECT_EQ(p["interconnect"]["basis"], "--interconnect pcie");
+  EXPECT_DOUBLE_EQ(p["interconnect"]["nccl_buffer_gib_per_device"].get<double>(), 96.0 / 1024.0);
+  const int64_t more = p["kv_cache_tokens"].get<int64_t>() - a["kv_cache_tokens"].get<int64_t>();
+  EXPECT_GE(more, 37432 - 16);
+  EXPECT_LE(more, 37433 + 16);
+  // A row of one card, or a version that does not count the buffers (0.11.0, PR #25359), names none.
+  for (const auto& r : nlohmann::json::parse(assumed.out)["recommended"])
+    if (r["tensor_parallel_size"] == 1) EXPECT_FALSE(r.contains("interconnect")) << r.dump().substr(0, 200);
+  const auto newer = pftest::run_cli("plan --device H100 --num-devices 4 --model Qwen/Qwen3-8B --engine vllm@0.11.0 --context 8192 --json", {.with_stderr = false});
+  EXPECT_EQ(newer.out.find("\"interconnect\""), std::string::npos);
+  // The table says it under the row, and fit's assumption once among the plan's.
+  const auto text = pftest::run_cli("plan --device H100 --num-devices 4 --model Qwen/Qwen3-8B --engine vllm@0.10.2 --context 8192");
+  EXPECT_NE(text.out.find("    interconnect: nvswitch, NCCL buffers 1.38 GiB per device (assumed, see below; give --interconnect)"), std::string::npos)
+      << text.out.substr(0, 1500);
+  EXPECT_NE(text.out.find("assumed: assumed nvswitch: SXM GPUs at TP 2-4"), std::string::npos) << text.out;
+  const auto text_pcie = pftest::run_cli("plan --device H100 --num-devices 4 --model Qwen/Qwen3-8B --engine vllm@0.10.2 --context 8192 --interconnect pcie");
+  EXPECT_NE(text_pcie.out.find("    interconnect: pcie, NCCL buffers 0.09 GiB per device (--interconnect pcie)"), std::string::npos) << text_pcie.out.substr(0, 1500);
+  EXPECT_EQ(text_pcie.out.find("assumed nvswitch"), std::string::npos);
 }
 
 // A case's `interconnect` is read by validate: pcie at TP 4 (104 MiB) against the default nvswitch (1924 MiB).

@@ -849,3 +849,48 @@ TEST(LogsCli, Issue15_PerTermRowsPrintedVersusPredicted) {
   EXPECT_NE(text.out.find("non-torch memory (GiB)"), std::string::npos) << text.out;
   std::filesystem::remove(log);
 }
+
+// Issue 15 (misc21): `logs` resolves the engine as `validate` resolves the case `logs --emit-case` writes (one step,
+// deploy::recorded_engine_input): for every log fixture that gets a prediction, the same profile. Before, logs took the
+// printed version alone while validate also dated an undated case by its notes and source: the version lines of
+// synthetic/none.1.log removed and the file named qwen3-vllm-v0.9.1-run.log, logs assumed the newest vLLM profile
+// (vllm@0.28-0.30) and validate of its case took vllm@0.8-0.9.1, dated by the case notes (the file name they carry).
+TEST(LogsCli, Misc21_LogsAndValidateOfItsCaseSelectOneProfile) {
+  const std::string dir = pftest::scratch_dir("misc21-logs");
+  auto profiles = [&](const std::string& log, const std::string& device) {
+    const std::string models = " --models " + pftest::shared_path("models");
+    const auto j = nlohmann::json::parse(pftest::run_cli("logs " + log + " --device " + device + models + " --json", {.with_stderr = false}).out,
+                                         nullptr, false);
+    const std::string cases = dir + "/case.jsonl";
+    std::ofstream(cases) << pftest::run_cli("logs " + log + " --device " + device + models + " --emit-case", {.with_stderr = false}).out;
+    const auto v = nlohmann::json::parse(run("validate " + cases + models + " --json").out, nullptr, false);
+    const std::string logs_profile = j.contains("engine_resolution") ? j["engine_resolution"]["profile"].get<std::string>() : "";
+    const std::string case_profile = v.contains("rows") && !v["rows"].empty() ? v["rows"][0]["engine"].get<std::string>() : "";
+    return std::pair{logs_profile, case_profile};
+  };
+  int compared = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs")) {
+    if (entry.path().extension() != ".log") continue;
+    const std::string text = pftest::read_all(entry.path().string());
+    const std::string device = text.find("ascend") != std::string::npos || text.find("Ascend") != std::string::npos ? "910B3" : "H100";
+    const auto [logs_profile, case_profile] = profiles(entry.path().string(), device);
+    if (logs_profile.empty()) continue;  // no prediction for this log (no model or no memory line)
+    EXPECT_EQ(logs_profile, case_profile) << entry.path();
+    ++compared;
+  }
+  EXPECT_GE(compared, 5);
+  // A log that prints no version, in a file whose name states one.
+  std::string undated;
+  std::istringstream lines(pftest::read_all(k_synthetic + "/none.1.log"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("API server version") != std::string::npos) continue;
+    if (const auto at = line.find("(v0.10.1.1) "); at != std::string::npos) line.erase(at, 12);
+    undated += line + "\n";
+  }
+  ASSERT_EQ(undated.find("0.10.1"), std::string::npos);
+  const std::string named = dir + "/qwen3-vllm-v0.9.1-run.log";
+  std::ofstream(named) << undated;
+  const auto [logs_profile, case_profile] = profiles(named, "H100");
+  EXPECT_EQ(logs_profile, "vllm@0.8-0.9.1");
+  EXPECT_EQ(case_profile, "vllm@0.8-0.9.1");
+}

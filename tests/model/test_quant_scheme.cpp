@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "base/json_util.hpp"
 #include "base/units.hpp"
 #include "model/hf_config.hpp"
 #include "model/quant_scheme.hpp"
@@ -89,6 +90,7 @@ TEST(QuantScheme, Issue19_IgnoreMatchingSameForNormalAndRawNames) {
       {"mlp.", "model.layers.*.mlp.gate", true},
       {"lm_head.", "lm_head", false},
   };
+  s.lm_head_quantized = true;  // misc21: "lm_head" follows the patterns only in a scheme that quantizes the head
   for (const auto& r : rows) {
     s.ignore = {r.pattern};
     EXPECT_EQ(module_ignored(s, r.module), r.ignored) << r.pattern << " vs " << r.module;
@@ -156,4 +158,65 @@ TEST(QuantScheme, Issue19_SchemeFormatsEqualsModuleFormat) {
   QuantScheme none;
   none.ignore = {"lm_head"};
   EXPECT_EQ(SchemeFormats(none)("model.layers.*.self_attn.q_proj", false), WeightFormat::native);
+}
+
+namespace {
+const WeightGroup* group_named(const ModelSpec& m, const std::string& module) {
+  for (const auto& g : m.weights)
+    if (g.module == module) return &g;
+  return nullptr;
+}
+}  // namespace
+
+// Issue 16 (misc21): nvidia/Qwen3.6-27B-NVFP4 (ModelOpt 0.45.0, MIXED_PRECISION) lists its untied lm_head as
+// W4A16_NVFP4, group 16, in hf_quant_config.json quantized_layers and in config.json's config_groups targets, and
+// vLLM's ModelOptMixedPrecisionConfig gives ParallelLMHead that linear method (vllm modelopt.py, PR #42124). The head is
+// 248,320 x 5,120: in bf16 2 B a parameter = 2,542,796,800 B; stored NVFP4 0.5 B a parameter + one fp8 scale per 16
+// inputs + two fp32 global scales = 635,699,200 + 248,320 x 320 + 8 = 715,161,608 B.
+TEST(QuantScheme, Misc21_ModelOptLmHeadSizedAsStored) {
+  auto m = load_hf_config(pftest::shared_path("models/nvidia__Qwen3.6-27B-NVFP4/config.json"));
+  ASSERT_TRUE(m.has_value()) << m.error().describe();
+  EXPECT_TRUE(m->quant.lm_head_quantized);
+  EXPECT_EQ(module_format(m->quant, "lm_head", false), WeightFormat::nvfp4);
+  const WeightGroup* head = group_named(*m, "lm_head");
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(head->rows, 248320);
+  EXPECT_EQ(head->cols, 5120);
+  EXPECT_DOUBLE_EQ(weight_group_bytes(*m, *head), 715161608.0);
+  // The embedding is not a linear layer: bf16 whatever the scheme.
+  const WeightGroup* embed = group_named(*m, "model.embed_tokens");
+  ASSERT_NE(embed, nullptr);
+  EXPECT_DOUBLE_EQ(weight_group_bytes(*m, *embed), 2542796800.0);
+
+  // The legacy hf_quant_config.json of the same checkpoint says the same.
+  auto legacy_json = load_json_file(pftest::shared_path("models/nvidia__Qwen3.6-27B-NVFP4/hf_quant_config.json"));
+  ASSERT_TRUE(legacy_json.has_value());
+  auto legacy = parse_hf_quant_config(*legacy_json, "hf_quant_config.json");
+  ASSERT_TRUE(legacy.has_value()) << legacy.error().describe();
+  EXPECT_TRUE(legacy->lm_head_quantized);
+  EXPECT_EQ(module_format(*legacy, "lm_head", false), WeightFormat::nvfp4);
+
+  // A ModelOpt export that excludes it (exclude_modules ["lm_head"], nvidia/Qwen3-32B-NVFP4) keeps it in bf16.
+  auto excluded_json = load_json_file(pftest::shared_path("models/nvidia__Qwen3-32B-NVFP4/hf_quant_config.json"));
+  ASSERT_TRUE(excluded_json.has_value());
+  auto excluded = parse_hf_quant_config(*excluded_json, "hf_quant_config.json");
+  ASSERT_TRUE(excluded.has_value());
+  EXPECT_FALSE(excluded->lm_head_quantized);
+  EXPECT_EQ(module_format(*excluded, "lm_head", false), WeightFormat::native);
+  EXPECT_EQ(module_format(*excluded, "model.layers.*.mlp.down_proj", false), WeightFormat::nvfp4);
+  // A single-algorithm export that does not exclude it: vLLM's ModelOptQuantConfigBase quantizes ParallelLMHead.
+  auto single = parse_hf_quant_config(Json::parse(R"({"quantization": {"quant_algo": "FP8", "exclude_modules": []}})"), "inline");
+  ASSERT_TRUE(single.has_value());
+  EXPECT_TRUE(single->lm_head_quantized);
+  EXPECT_EQ(module_format(*single, "lm_head", false), WeightFormat::fp8_tensor);
+
+  // Other methods leave ParallelLMHead unquantized whatever their patterns match: block FP8 (Qwen3-32B-FP8, no ignore
+  // list naming lm_head) keeps a bf16 head, 151,936 x 5,120 x 2 B.
+  auto fp8 = load_hf_config(pftest::shared_path("models/Qwen__Qwen3-32B-FP8/config.json"));
+  ASSERT_TRUE(fp8.has_value());
+  EXPECT_FALSE(fp8->quant.lm_head_quantized);
+  EXPECT_EQ(module_format(fp8->quant, "lm_head", false), WeightFormat::native);
+  const WeightGroup* fp8_head = group_named(*fp8, "lm_head");
+  ASSERT_NE(fp8_head, nullptr);
+  EXPECT_DOUBLE_EQ(weight_group_bytes(*fp8, *fp8_head), 151936.0 * 5120.0 * 2.0);
 }
