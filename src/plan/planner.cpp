@@ -12,6 +12,7 @@
 
 #include "base/text.hpp"
 #include "base/fixed_text.hpp"
+#include "base/memory.hpp"
 #include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
@@ -586,30 +587,37 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
   return out;
 }
 
-// Puts `v[order[p]]` at p for every p of `order` (distinct indices of `v`), each element moved once and one more move per
-// cycle; the places no index of `order` lands on keep the elements not named in it, in no particular order.
+// Puts `v[order[p]]` at p for every p of `order` (distinct indices of `v`, the places of live elements; every other
+// place of `v` holds a moved-from element), each element moved once: a place whose element is not kept (a moved-from
+// one) is filled first and the place it was filled from after it, and so on, until the source lies past the kept
+// range; what is left are cycles of kept elements among themselves, each moved through one temporary. Places past the
+// kept range are left moved-from.
 void permute_front(std::vector<Candidate>& v, const std::vector<size_t>& order) {
-  std::vector<size_t> from(v.size(), v.size());  // from[p]: the index whose element goes to p
-  std::vector<char> named(v.size(), 0);
-  for (size_t p = 0; p < order.size(); ++p) {
-    from[p] = order[p];
-    named[order[p]] = 1;
-  }
-  size_t free_at = order.size();
-  for (size_t s = 0; s < v.size(); ++s)
-    if (!named[s]) from[free_at++] = s;
-  for (size_t p = 0; p < v.size(); ++p) {
-    if (from[p] == p) continue;
-    Candidate held = std::move(v[p]);
-    size_t q = p;
-    while (from[q] != p) {
-      const size_t s = from[q];
+  const size_t kept = order.size();
+  std::vector<char> live(v.size(), 0), done(kept, 0);
+  for (const size_t s : order) live[s] = 1;
+  for (size_t p = 0; p < kept; ++p) {
+    if (live[p] || done[p]) continue;
+    for (size_t q = p;;) {  // q holds no kept element: fill it from its source, which then holds none
+      const size_t s = order[q];
       v[q] = std::move(v[s]);
-      from[q] = q;
+      done[q] = 1;
+      if (s >= kept || done[s]) break;
       q = s;
     }
+  }
+  for (size_t p = 0; p < kept; ++p) {
+    if (done[p]) continue;
+    done[p] = 1;
+    if (order[p] == p) continue;
+    Candidate held = std::move(v[p]);
+    size_t q = p;
+    while (order[q] != p) {
+      v[q] = std::move(v[order[q]]);
+      q = order[q];
+      done[q] = 1;
+    }
     v[q] = std::move(held);
-    from[q] = q;
   }
 }
 
@@ -635,6 +643,7 @@ PlanResult rank_candidates(std::vector<Candidate>& list, const std::vector<model
   const size_t meeting = order.size();
   if (meeting > list.size() - meeting) {
     r.rejected.reserve(list.size() - meeting);
+    prefault_writable(r.rejected.data(), r.rejected.capacity() * sizeof(Candidate));
     for (auto& c : list)
       if (!c.meets) r.rejected.push_back(std::move(c));
     permute_front(list, order);
@@ -642,6 +651,7 @@ PlanResult rank_candidates(std::vector<Candidate>& list, const std::vector<model
     r.recommended = std::move(list);
   } else {
     r.recommended.reserve(meeting);
+    prefault_writable(r.recommended.data(), r.recommended.capacity() * sizeof(Candidate));
     for (const size_t s : order) r.recommended.push_back(std::move(list[s]));
     // The rest keep their order; a moved-out row still reads meets = true.
     list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
@@ -786,7 +796,12 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
   }
   parallel_for(cards.size(), threads, [&](size_t n) {
     PlatformRun& r = runs[cards[n].first];
-    for (auto& list : r.lists[cards[n].second]) list.resize(r.slots);
+    for (auto& list : r.lists[cards[n].second]) {
+      // Round 18: the slots' pages are asked for at once (base/memory), not faulted in one by one as they are built.
+      list.reserve(r.slots);
+      prefault_writable(list.data(), r.slots * sizeof(Candidate));
+      list.resize(r.slots);
+    }
   });
   parallel_for(items.size(), threads, [&](size_t n) { run_item(runs[items[n].first], items[n].second, models, facts, counts, in, t); });
   parallel_for(cards.size() * counts.size(), threads, [&](size_t n) {
