@@ -48,55 +48,70 @@ inline size_t fixed_digits(char* out, double v, int precision) {
   return static_cast<size_t>(p - out);
 }
 
+// Round 18: a string literal is copied at its known length, and a number is written in place in the inline buffer
+// (fixed_digits, std::to_chars) while there is room, each on a short path the compiler inlines (the rest, spilling
+// and the numbers fixed_digits declines, is in fixed_text.cpp), so that a line of many pieces (a plan's decode and
+// prefill lines) costs a copy per piece and one allocation in take(): round 17's own buffer for those lines is gone.
 class FixedText {
  public:
   FixedText& operator<<(std::string_view text) {
     append(text.data(), text.size());
     return *this;
   }
+  // A string literal (an array of N - 1 characters and its terminating zero; not a buffer holding a shorter text).
+  template <size_t N>
+  FixedText& operator<<(const char (&literal)[N]) {
+    append(literal, N - 1);
+    return *this;
+  }
   FixedText& operator<<(int64_t v) { return integer(v); }
   FixedText& integer(int64_t v) {
-    char buf[24];
-    append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+    char buf[24];  // at most 20 characters
+    char* at = m_room >= sizeof buf ? m_buf + m_size : buf;
+    const size_t n = static_cast<size_t>(std::to_chars(at, at + sizeof buf, v).ptr - at);
+    if (at == buf) append(buf, n);
+    else advance(n);
     return *this;
   }
   FixedText& fixed(double v, int precision) {
-    char buf[64];
-    if (const size_t n = fixed_digits(buf, v, precision)) {
-      append(buf, n);
-      return *this;
-    }
-    const auto r = std::isfinite(v) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, precision) : std::to_chars_result{buf, std::errc::value_too_large};
-    if (r.ec == std::errc()) append(buf, static_cast<size_t>(r.ptr - buf));
-    else *this << format("%.*f", precision, v);
-    return *this;
+    if (m_room >= 32)  // fixed_digits writes at most 27 characters (a sign, 16 digits, a point, 9 decimals)
+      if (const size_t n = fixed_digits(m_buf + m_size, v, precision)) {
+        advance(n);
+        return *this;
+      }
+    return fixed_elsewhere(v, precision);
   }
   // The text; the object is empty afterwards.
   std::string take() {
     std::string out = m_spilled ? std::move(m_spill) : std::string(m_buf, m_size);
     m_size = 0;
+    m_room = k_inline;
     m_spilled = false;
     m_spill.clear();
     return out;
   }
 
  private:
-  // Text up to k_inline bytes stays in m_buf; longer text moves to m_spill and grows there.
+  // Text up to k_inline bytes stays in m_buf; longer text moves to m_spill and grows there (m_room is then 0).
   void append(const char* p, size_t n) {
-    if (!m_spilled && m_size + n <= k_inline) {
-      std::memcpy(m_buf + m_size, p, n);
-      m_size += n;
+    if (n > m_room) {
+      spill(p, n);
       return;
     }
-    if (!m_spilled) {
-      m_spill.assign(m_buf, m_size);
-      m_spilled = true;
-    }
-    m_spill.append(p, n);
+    std::memcpy(m_buf + m_size, p, n);
+    advance(n);
   }
+  void advance(size_t n) {
+    m_size += n;
+    m_room -= n;
+  }
+  void spill(const char* p, size_t n);
+  FixedText& fixed_elsewhere(double v, int precision);  // a number written outside m_buf: no room, or fixed_digits declines
+
   static constexpr size_t k_inline = 480;
   char m_buf[k_inline];
   size_t m_size = 0;
+  size_t m_room = k_inline;
   bool m_spilled = false;
   std::string m_spill;
 };

@@ -709,8 +709,10 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
   e.weight_scheme = dep.group_bytes && dep.group_bytes->for_model(m, scheme) ? dep.group_bytes->weight_scheme : SharedText(terms::weight_scheme_name(m, scheme));
 
-  PF_TRY(staged, terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens));
-  terms::StageWeights weights = std::move(staged);
+  // Issue 19 (round 18): weights, profile run and KV read where their Expected holds them, not moved out (PF_TRY) again.
+  auto weights_result = terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens);
+  if (!weights_result) return weights_result.error();
+  terms::StageWeights& weights = *weights_result;
   const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
   add_drafter(e, weights, drafter, lay, dep);
   // Per-layer extras sized on the first stage; the last stage holds them in proportion to its layers.
@@ -737,7 +739,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
   const int64_t L = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
   const Term moe_all2all = terms::estimate_moe_all2all_rows(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
-  PF_TRY(run, terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes));
+  auto run_result = terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes);
+  if (!run_result) return run_result.error();
+  terms::ProfileRun& run = *run_result;
   if (dep.explain && moe_all2all.bytes > 0) run.assumptions.push_back("MoE all-to-all routed rows in the text forward: " + moe_all2all.rule);
   const auto& ph = run.phases;
   e.activation_text_unit_bytes = ph.text_unit_bytes;
@@ -809,7 +813,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
     e.assumptions.push_back(format("the drafter's %lld sliding-window layer(s) counted as full attention: no drafter_sliding_kv_group rule for %s in engines.json",
                                    static_cast<long long>(drafter.sliding_layers), engine.rule_version().text().c_str()));
   }
-  PF_TRY(kv, terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance));
+  auto kv_result = terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance);
+  if (!kv_result) return kv_result.error();
+  const KvGeometry& kv = *kv_result;
   e.groups = kv.groups;
   e.block_size = kv.block_size;
   e.page_bytes = kv.page_bytes;

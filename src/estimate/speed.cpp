@@ -309,37 +309,12 @@ class TextMemo {
   size_t filled_ = 0;
 };
 
-// Round 17: the two lines below are written into one fixed buffer: each literal is copied at its known length and each
-// number written in place (FixedText's fixed_digits and std::to_chars, which FixedText itself takes first), one
-// allocation at the end; FixedText's append, a call per piece, was half of a line's cost. A value fixed_digits does not
-// take (a tie, a huge or non-finite value) sets `whole` false, and the caller writes the line through FixedText instead,
-// so that the text is FixedText's (printf's) in every case. The longest line is under 450 bytes.
-struct LineBuffer {
-  char buf[768];
-  char* p = buf;
-  bool whole = true;
-  template <size_t N>
-  LineBuffer& operator<<(const char (&literal)[N]) {
-    std::memcpy(p, literal, N - 1);
-    p += N - 1;
-    return *this;
-  }
-  LineBuffer& fixed(double v, int precision) {
-    const size_t n = fixed_digits(p, v, precision);  // at most 27 bytes (a sign, 16 digits, a point, 9 decimals)
-    whole = whole && n > 0;
-    p += n;
-    return *this;
-  }
-  LineBuffer& integer(int64_t v) {
-    p = std::to_chars(p, p + 24, v).ptr;  // at most 20 bytes
-    return *this;
-  }
-};
-
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
 // context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
-template <class Line>
-void write_decode_line(Line& line, const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
+// Written through FixedText (printf's text; round 18: its literals and numbers in place, as round 17's own buffer for
+// these two lines wrote them).
+std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
+  FixedText line;
   line << "decode step at batch 1: weights ";
   line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
   line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
@@ -354,21 +329,14 @@ void write_decode_line(Line& line, const StepTerms& one, int64_t context_tokens,
   line.integer(moe_layers) << " layers); communication ";
   line.fixed(one.communication_s * 1e3, 2) << " ms (";
   line.integer(allreduces) << " all-reduces)";
-}
-std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
-  LineBuffer fast;
-  write_decode_line(fast, one, context_tokens, eager, moe_layers, allreduces);
-  if (fast.whole) return std::string(fast.buf, fast.p);
-  FixedText line;
-  write_decode_line(line, one, context_tokens, eager, moe_layers, allreduces);
   return line.take();
 }
 
 // The prefill's provenance line: "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of
 // %lld; communication %.1f ms".
-template <class Line>
-void write_prefill_line(Line& line, int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk,
-                        double comm_s) {
+std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk,
+                         double comm_s) {
+  FixedText line;
   line << "prefill ";
   line.integer(input_tokens) << " tokens: ";
   line.fixed(flops / 1e12, 2) << " TFLOP at ";
@@ -378,13 +346,6 @@ void write_prefill_line(Line& line, int64_t input_tokens, double flops, double e
   line.integer(chunks) << " chunk(s) of ";
   line.integer(chunk) << "; communication ";
   line.fixed(comm_s * 1e3, 1) << " ms";
-}
-std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
-  LineBuffer fast;
-  write_prefill_line(fast, input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s);
-  if (fast.whole) return std::string(fast.buf, fast.p);
-  FixedText line;
-  write_prefill_line(line, input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s);
   return line.take();
 }
 
@@ -732,10 +693,13 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     }
     st.communication_s += st.communication_bandwidth_s;
     st.step_s = device_s + st.overhead_s + st.moe_s + st.communication_s;
+    return st;
+  };
+  // What bounds a kept step (round 18: named only for a point's terms, not for the band's two ends, which read step_s).
+  auto name_bound = [](StepTerms& st) {
     const double parts[] = {st.memory_s, st.compute_s, st.overhead_s + st.moe_s, st.communication_s};
     const char* names[] = {"memory", "compute", "overhead", "communication"};
     st.bound = names[std::max_element(std::begin(parts), std::end(parts)) - std::begin(parts)];
-    return st;
   };
 
   // The band: the profile's relative spread on the step time, taken at the low and at the high end of
@@ -752,6 +716,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     p.concurrency = std::max<int64_t>(1, c);
     p.terms = decode_step(p.concurrency, s.effective_bandwidth_bytes_per_s);
     if (p.terms.step_s <= 0) continue;
+    name_bound(p.terms);
     p.per_stream_tokens_per_s = 1.0 / p.terms.step_s;
     p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
     at(p.concurrency, p.per_stream_low, p.per_stream_high);

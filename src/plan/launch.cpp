@@ -217,8 +217,13 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
 // A published quantized checkpoint is served as it is for its own method. Returns "" when the checkpoint `serve`
 // loads is published or written by a command of `prepare`; else why no command can produce it (issue 16: the
 // planner rejects such a row with it), and `prepare` says the same and names the path it would serve.
+// Issue 19 (round 18): with CheckpointText::reason_only only that answer is the same: no notes, environment or `prepare`
+// lines and no conversion commands are written, so `l` is not what a start command holds (unservable_reason asks for
+// every (model, variant) of a plan, twice, and reads nothing but the answer).
+enum class CheckpointText { full, reason_only };
 std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
-                              int64_t devices_per_node, Launch& l, std::string& flag) {
+                              int64_t devices_per_node, Launch& l, std::string& flag, CheckpointText text = CheckpointText::full) {
+  const bool full = text == CheckpointText::full;
   const std::string model_id = hub_repo_id(c.model_id);
   l.checkpoint = model_id;
   flag = c.quantization_flag;
@@ -232,18 +237,20 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   // the variant is looked up, or converted, from that original; no cast.
   const engine::QuantizedCheckpoint* release = m.quant.quantized() ? engine::find_checkpoint_by_repo(catalog, model_id) : nullptr;
   const std::string base_id = release ? release->base_model : model_id;
-  if (release)
+  if (release && full)
     l.notes.push_back(model_id + " is " + release->format + " of " + base_id + " (" + release->source + "): the " + variant + " row starts from that BF16 original");
   const engine::InFlightQuantization* in_flight = engine::find_in_flight(catalog, variant, e.platform);
   const auto* ck = engine::find_quantized_checkpoint(catalog, base_id, variant);
   if (ck && in_flight && !in_flight->published_tp_rejection.empty() && c.tensor_parallel_size > 1 && (!m.quant.quantized() || release)) {
-    l.notes.push_back("not " + ck->repo + " at TP " + std::to_string(c.tensor_parallel_size) + ": vLLM raises \"" + in_flight->published_tp_rejection +
+    if (full)
+      l.notes.push_back("not " + ck->repo + " at TP " + std::to_string(c.tensor_parallel_size) + ": vLLM raises \"" + in_flight->published_tp_rejection +
                       "\" for a pre-quantized checkpoint of this format (" + in_flight->source + ")");
     ck = nullptr;  // the BF16 original, quantized at load, below
   }
   if (ck) {
     l.checkpoint = ck->repo;
     flag = ck->quantization_flag;
+    if (!full) return "";
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
     l.notes.push_back("checkpoint " + ck->repo + ": " + ck->format + " of " + ck->base_model + ", published on " + ck->hub + " (" + ck->url + "; " +
                       ck->source + ")" + (ck->hub == "modelscope" ? "; VLLM_USE_MODELSCOPE=true makes vLLM fetch it from ModelScope" : ""));
@@ -254,7 +261,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   const engine::ConversionRecipe* cv = engine::find_conversion(catalog, variant, e.platform);
   const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
   if (cv && (!m.quant.quantized() || release || cast)) {
-    add_conversion(m, c, base_id, *cv, cast, devices_per_node, l);
+    if (full) add_conversion(m, c, base_id, *cv, cast, devices_per_node, l);
     flag = cv->quantization_flag;
     return "";
   }
@@ -262,17 +269,17 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   if (in_flight && (!m.quant.quantized() || release)) {
     l.checkpoint = base_id;  // a release's BF16 original (issue 16: FP8 per-tensor asked of a block FP8 release)
     flag = in_flight->quantization_flag;
-    l.notes.push_back("--quantization " + flag + " on a BF16 checkpoint: " + in_flight->note + " (" + in_flight->source + ")");
+    if (full) l.notes.push_back("--quantization " + flag + " on a BF16 checkpoint: " + in_flight->note + " (" + in_flight->source + ")");
     return "";
   }
   std::string gap;
   if (cv) {  // the model is published quantized and its format has no cast back to BF16
     gap = format("%s is published in %s and no cast of that format back to BF16 (what the %s conversion reads) is known", c.model_id.c_str(),
                  own ? own->name.c_str() : m.quant.detail.c_str(), variant.c_str());
-    l.prepare.push_back("# " + gap + format(": produce a %s checkpoint at %s first", c.variant.c_str(), placeholder.c_str()));
+    if (full) l.prepare.push_back("# " + gap + format(": produce a %s checkpoint at %s first", c.variant.c_str(), placeholder.c_str()));
   } else {
     gap = format("no published checkpoint of %s in this variant (%s) and no conversion recipe on %s", c.model_id.c_str(), c.variant.c_str(), e.platform.c_str());
-    l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
+    if (full) l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
   }
   l.checkpoint = placeholder;
   return "no start command: " + gap;
@@ -285,7 +292,7 @@ std::string unservable_reason(const model::ModelSpec& m, const Candidate& c, con
   Launch scratch;
   std::string flag;
   // The node size only shapes a conversion's --device list in `prepare`, which the reason does not read.
-  return choose_checkpoint(m, c, e, catalog, std::max<int64_t>(1, c.num_devices), scratch, flag);
+  return choose_checkpoint(m, c, e, catalog, std::max<int64_t>(1, c.num_devices), scratch, flag, CheckpointText::reason_only);
 }
 
 bool converts_published_checkpoint(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog) {

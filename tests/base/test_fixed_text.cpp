@@ -91,3 +91,28 @@ TEST(FixedText, Issue19_LongTextPastTheInlineBuffer) {
     EXPECT_EQ(t.take(), "") << n;
   }
 }
+
+// Round 18: literals, numbers written in place and numbers that fixed_digits declines (a tie, a huge value, a non-finite
+// one), piece after piece across the inline buffer's end (480 bytes) and on into the spilled text: the whole reads as
+// snprintf writes the same format.
+TEST(FixedText, Issue19_PiecesInPlaceAndPastTheBufferReadAsPrintf) {
+  const double values[] = {0.125, 2.5, 1234.5678, -0.0, 1e300, std::numeric_limits<double>::infinity(), 3.14159, 0.005};
+  for (const size_t pad : {0u, 7u, 13u}) {
+    FixedText t;
+    std::string want(pad, 'y');
+    t << want;
+    for (int i = 0; i < 40; ++i) {
+      const double v = values[i % 8];
+      const int p = i % 4;
+      const int64_t n = int64_t{i} * 1000003 - 20000000;
+      t << "step ";
+      t.fixed(v, p) << " GB; ";
+      t.integer(n) << " x";
+      char buf[512];
+      std::snprintf(buf, sizeof buf, "step %.*f GB; %lld x", p, v, static_cast<long long>(n));
+      want += buf;
+    }
+    EXPECT_GT(want.size(), 480u);
+    EXPECT_EQ(t.take(), want) << pad;
+  }
+}

@@ -17,6 +17,7 @@
 #include "plan/launch.hpp"
 #include "plan/planner.hpp"
 #include "plan_catalogs.hpp"
+#include "plan_test_models.hpp"
 #include "report/render_plan.hpp"
 #include "../test_support.hpp"
 
@@ -668,4 +669,42 @@ TEST(QuantizedCatalog, Issue16_InFlightRecordsAreValidated) {
     EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << records;
     EXPECT_NE(r.error().describe().find(message), std::string::npos) << r.error().describe();
   }
+}
+
+// Issue 19 (round 18): unservable_reason writes none of a start command's text (no notes, no conversion commands) but
+// must answer as build_launch does: for every catalogue model, every variant of the catalogue and both engines at TP 1
+// and TP 8, the reason is "" exactly where build_launch's `prepare` has no "# ...: produce ... first" line, and where it
+// is not "" that line is "# " + the reason after "no start command: ".
+TEST(Launch, Issue19_UnservableReasonAnswersAsTheStartCommandDoes) {
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(variants.has_value());
+  size_t served = 0, unservable = 0;
+  for (const auto& m : preflight::test::catalogue_model_specs())
+    for (const char* platform : {"npu", "cuda"}) {
+      const engine::EngineProfile e = engine_for(platform);
+      for (const auto& v : variants->variants)
+        for (const int64_t devices : {1, 8}) {
+          plan::Candidate c = candidate(m.id, v.engine_quantization, devices);
+          c.variant_id = v.id;
+          c.variant = v.name;
+          const std::string reason = plan::unservable_reason(m, c, e, catalogs().rules.quantized);
+          const plan::Launch l = plan::build_launch(m, c, e, catalogs().rules, 8);
+          std::string gap_line;
+          for (const auto& line : l.prepare)
+            if (line.rfind("# ", 0) == 0 && line.find(": produce ") != std::string::npos && line.size() > 6 && line.compare(line.size() - 6, 6, " first") == 0)
+              gap_line = line;
+          const std::string at = m.id + " " + v.id + " " + platform + " x" + std::to_string(devices);
+          if (reason.empty()) {
+            EXPECT_EQ(gap_line, "") << at;
+            ++served;
+          } else {
+            const std::string prefix = "no start command: ";
+            ASSERT_EQ(reason.rfind(prefix, 0), 0u) << at << ": " << reason;
+            EXPECT_EQ(gap_line.rfind("# " + reason.substr(prefix.size()) + ": produce ", 0), 0u) << at << ": " << gap_line;
+            ++unservable;
+          }
+        }
+    }
+  EXPECT_GT(served, 100u);
+  EXPECT_GT(unservable, 100u);
 }

@@ -484,6 +484,51 @@ TEST(Planner, Issue19_ParallelPlanMatchesNaiveLoop) {
   }
 }
 
+// Issue 19 (round 18): ranking keeps the larger of a (device, count)'s recommended and rejected rows in the candidates'
+// own block (ranked in place, or closed up) and moves only the smaller out. Both ways must give the rows, their order and
+// their texts as a one-at-a-time loop does (recommended: biggest first, then precision, then speed; rejected: catalogue
+// order): L4 x1 rejects most of the catalogue, H100-SXM x16 recommends most, so both ways are taken.
+TEST(Planner, Issue19_RankedInPlaceOrMovedOutSameRows) {
+  const auto models = preflight::test::catalogue_model_specs();
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  size_t mostly_recommended = 0, mostly_rejected = 0;
+  for (const char* id : {"L4", "H100-SXM"}) {
+    const auto d = dev(id);
+    auto eng = engine::select_engine(catalogs().engines, engine::default_engine_for(d.platform), "");
+    ASSERT_TRUE(eng.has_value());
+    const std::vector<int64_t> counts = {1, 16};
+    const auto many = plan::plan_for_devices(models, {d}, counts, catalogs().inputs(), t, 1);
+    ASSERT_EQ(many.size(), counts.size());
+    for (size_t k = 0; k < counts.size(); ++k) {
+      plan::PlanResult naive;
+      for (const auto& m : models)
+        for (const auto& q : plan::quantization_variants(m, *eng)) {
+          auto c = plan::evaluate_candidate(m, d, catalogs().inputs(), q, counts[k], t);
+          (c.meets ? naive.recommended : naive.rejected).push_back(std::move(c));
+        }
+      std::stable_sort(naive.recommended.begin(), naive.recommended.end(), [&](const plan::Candidate& a, const plan::Candidate& b) {
+        if (a.params != b.params) return a.params > b.params;
+        if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
+        return a.tokens_per_s > b.tokens_per_s;
+      });
+      naive.assumptions = many[k].result.assumptions;  // the header line is not what this test checks
+      const std::string at = std::string(id) + " x" + std::to_string(counts[k]);
+      (naive.recommended.size() > naive.rejected.size() ? mostly_recommended : mostly_rejected) += 1;
+      expect_same_rows(naive, many[k].result, at);
+      for (size_t i = 0; i < naive.recommended.size() && i < many[k].result.recommended.size(); ++i) {
+        EXPECT_EQ(naive.recommended[i].variant, many[k].result.recommended[i].variant) << at << " " << i;
+        EXPECT_EQ(naive.recommended[i].launch->serve, many[k].result.recommended[i].launch->serve) << at << " " << i;
+        EXPECT_FALSE(many[k].result.recommended[i].launch->serve.empty()) << at << " " << i;
+      }
+      for (size_t i = 0; i < naive.rejected.size() && i < many[k].result.rejected.size(); ++i)
+        EXPECT_FALSE(many[k].result.rejected[i].meets) << at << " " << i;
+    }
+  }
+  EXPECT_GT(mostly_recommended, 0u);
+  EXPECT_GT(mostly_rejected, 0u);
+}
+
 // #19: a plan's candidates carry their fits' summary numbers only: Deployment::rank_tree = false leaves
 // `ranks` empty and every other number and the verdict as estimate_fit gives them with the tree (TP 8 with
 // PP 1 and PP 2, for a VL, a hybrid and a small dense model), and plan_for_device keeps no per-term
