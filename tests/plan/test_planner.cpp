@@ -445,6 +445,24 @@ TEST(Planner, Issue19_TableDetailSameRowsAsEveryRow) {
   EXPECT_GT(rows_with_text, 100u);  // the full plan does carry the text the table leaves out
 }
 
+// The plan of one (device, count) as a one-at-a-time loop makes it: every model x variant evaluated alone, the
+// recommended rows ranked biggest first, then precision, then single-stream speed; the rejected in catalogue order.
+static plan::PlanResult one_at_a_time(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& d, const engine::EngineProfile& eng,
+                                      int64_t count, const plan::PlanTargets& t) {
+  plan::PlanResult naive;
+  for (const auto& m : models)
+    for (const auto& q : plan::quantization_variants(m, eng)) {
+      auto c = plan::evaluate_candidate(m, d, catalogs().inputs(), q, count, t);
+      (c.meets ? naive.recommended : naive.rejected).push_back(std::move(c));
+    }
+  std::stable_sort(naive.recommended.begin(), naive.recommended.end(), [&](const plan::Candidate& a, const plan::Candidate& b) {
+    if (a.params != b.params) return a.params > b.params;
+    if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
+    return a.tokens_per_s > b.tokens_per_s;
+  });
+  return naive;
+}
+
 // #19: the planner's shared, reordered and parallel evaluation (plan_for_device on several workers,
 // plan_for_devices one variant at a time over all counts) gives exactly the plan of a naive loop: every
 // model and variant evaluated one at a time with evaluate_candidate, the meeting ones ranked biggest
@@ -463,17 +481,7 @@ TEST(Planner, Issue19_ParallelPlanMatchesNaiveLoop) {
     const auto many = plan::plan_for_devices(models, {d}, counts, catalogs().inputs(), t, 2);
     ASSERT_EQ(many.size(), counts.size());
     for (size_t k = 0; k < counts.size(); ++k) {
-      plan::PlanResult naive;
-      for (const auto& m : models)
-        for (const auto& q : plan::quantization_variants(m, *eng)) {
-          auto c = plan::evaluate_candidate(m, d, catalogs().inputs(), q, counts[k], t);
-          (c.meets ? naive.recommended : naive.rejected).push_back(std::move(c));
-        }
-      std::stable_sort(naive.recommended.begin(), naive.recommended.end(), [&](const plan::Candidate& a, const plan::Candidate& b) {
-        if (a.params != b.params) return a.params > b.params;
-        if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
-        return a.tokens_per_s > b.tokens_per_s;
-      });
+      plan::PlanResult naive = one_at_a_time(models, d, *eng, counts[k], t);
       naive.assumptions = many[k].result.assumptions;  // the header line is not what this test checks
       const std::string at = std::string(id) + " x" + std::to_string(counts[k]);
       expect_same_rows(naive, many[k].result, at + " plan_for_devices");
@@ -501,17 +509,7 @@ TEST(Planner, Issue19_RankedInPlaceOrMovedOutSameRows) {
     const auto many = plan::plan_for_devices(models, {d}, counts, catalogs().inputs(), t, 1);
     ASSERT_EQ(many.size(), counts.size());
     for (size_t k = 0; k < counts.size(); ++k) {
-      plan::PlanResult naive;
-      for (const auto& m : models)
-        for (const auto& q : plan::quantization_variants(m, *eng)) {
-          auto c = plan::evaluate_candidate(m, d, catalogs().inputs(), q, counts[k], t);
-          (c.meets ? naive.recommended : naive.rejected).push_back(std::move(c));
-        }
-      std::stable_sort(naive.recommended.begin(), naive.recommended.end(), [&](const plan::Candidate& a, const plan::Candidate& b) {
-        if (a.params != b.params) return a.params > b.params;
-        if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
-        return a.tokens_per_s > b.tokens_per_s;
-      });
+      plan::PlanResult naive = one_at_a_time(models, d, *eng, counts[k], t);
       naive.assumptions = many[k].result.assumptions;  // the header line is not what this test checks
       const std::string at = std::string(id) + " x" + std::to_string(counts[k]);
       (naive.recommended.size() > naive.rejected.size() ? mostly_recommended : mostly_rejected) += 1;
