@@ -280,7 +280,8 @@ TEST(NcclBuffers, Misc21_PlanRowNamesItsInterconnect) {
   EXPECT_GE(more, 37432 - 16);
   EXPECT_LE(more, 37433 + 16);
   // A row of one card, or a version that does not count the buffers (0.11.0, PR #25359), names none.
-  for (const auto& r : nlohmann::json::parse(assumed.out)["recommended"])
+  const auto assumed_json = nlohmann::json::parse(assumed.out);  // named: a range-for over parse(...)["recommended"] reads a destroyed temporary
+  for (const auto& r : assumed_json["recommended"])
     if (r["tensor_parallel_size"] == 1) EXPECT_FALSE(r.contains("interconnect")) << r.dump().substr(0, 200);
   const auto newer = pftest::run_cli("plan --device H100 --num-devices 4 --model Qwen/Qwen3-8B --engine vllm@0.11.0 --context 8192 --json", {.with_stderr = false});
   EXPECT_EQ(newer.out.find("\"interconnect\""), std::string::npos);
