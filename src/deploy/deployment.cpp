@@ -563,10 +563,12 @@ bool same_version_text(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
-std::string stated_engine_version(const EngineInput& in) {
-  if (const auto at = in.engine.find('@'); at != std::string::npos) return trim(in.engine.substr(at + 1));
-  return trim(in.version);
+std::string stated_engine_version(const std::string& engine, const std::string& version) {
+  if (const auto at = engine.find('@'); at != std::string::npos) return trim(engine.substr(at + 1));
+  return trim(version);
 }
+
+std::string stated_engine_version(const EngineInput& in) { return stated_engine_version(in.engine, in.version); }
 
 Status apply_engine_version(EngineInput& in, const std::optional<std::string>& engine_version, const std::string& origin) {
   if (!engine_version) return Ok{};
@@ -744,6 +746,12 @@ std::string interconnect_assumption(const device::DeviceSpec& dev, const engine:
                 dev.id.c_str(), dev.form_factor.c_str(), static_cast<long long>(tensor_parallel_size), rule.source.c_str());
 }
 
+std::string no_interconnect_default(const device::DeviceSpec& dev, const engine::EngineProfile& eng, int64_t tensor_parallel_size) {
+  return format("no interconnect default for %s at TP %lld (form factor '%s'): the NCCL buffers %s counts are left to the fixed multi-rank non-torch "
+                "share; give --interconnect",
+                dev.id.c_str(), static_cast<long long>(tensor_parallel_size), dev.form_factor.c_str(), eng.id.c_str());
+}
+
 namespace {
 
 // Issue 15/16 (nccl): the interconnect of a deployment that does not give one, from the card's form factor and the TP
@@ -752,13 +760,11 @@ namespace {
 void default_interconnect(const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh, estimate::Deployment& dep, Resolved& r) {
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
   if (!nb || dep.tensor_parallel_size < 2) return;
-  const bool counted = eng.engine == nb->engine && eng.rule_applies(nb->counted);
+  const bool counted = nb->counted_by(eng, dep.tensor_parallel_size);
   const engine::InterconnectDefault* rule = nb->default_for(dev.form_factor, dep.tensor_parallel_size);
   if (!rule) {
     if (counted)
-      r.assumptions.push_back(format("no interconnect default for %s at TP %lld (form factor '%s'): the NCCL buffers %s counts are left to the fixed "
-                                     "multi-rank non-torch share; give --interconnect",
-                                     dev.id.c_str(), static_cast<long long>(dep.tensor_parallel_size), dev.form_factor.c_str(), eng.id.c_str()));
+      r.assumptions.push_back(no_interconnect_default(dev, eng, dep.tensor_parallel_size));
     return;
   }
   dep.interconnect = rule->interconnect;

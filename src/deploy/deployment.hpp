@@ -84,6 +84,8 @@ Status apply_engine_version(EngineInput& in, const std::optional<std::string>& e
 // The version an EngineInput states, as written: after "@" in its engine ("vllm-ascend@0.8.4rc2" -> "0.8.4rc2"), else
 // its version; empty when neither states one. The speed estimate's SpeedWorkload::engine_version.
 std::string stated_engine_version(const EngineInput& in);
+// The same from an engine text ("vllm@0.10.1") and a version given beside it (--engine-version's V).
+std::string stated_engine_version(const std::string& engine, const std::string& version);
 
 // Issue 15 (misc950): a version as a log prints it ("0.18.0+empty", "0.17.0rc2.dev93+g8e0789bb3") and where
 // ("log line 2: vllm-ascend version").
@@ -307,6 +309,8 @@ VersionBand across_versions(const Inputs& inputs, const Catalogs& catalogs);
 // `tensor_parallel_size` on `dev` is the default `rule` of its form factor, not given: "assumed nvswitch: <why> (H100-SXM,
 // form factor sxm, TP 2; <source>); give --interconnect".
 std::string interconnect_assumption(const device::DeviceSpec& dev, const engine::InterconnectDefault& rule, int64_t tensor_parallel_size);
+// The same where the card's form factor has no default at that TP size: the buffers are left to the fixed non-torch share.
+std::string no_interconnect_default(const device::DeviceSpec& dev, const engine::EngineProfile& eng, int64_t tensor_parallel_size);
 
 // Issue 15/16 (nccl): the estimate under the assumed interconnect and under each alternative its default rule names
 // (Resolved::interconnect_alternatives), the assumed one first. Empty when the interconnect was given, the version does

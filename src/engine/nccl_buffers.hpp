@@ -74,6 +74,11 @@ struct NcclBuffers {
   const NcclDomain* domain(Interconnect interconnect, const std::string& family) const;
   // The default rule for a card of `form_factor` with `ranks` GPUs in its TP group, or nullptr.
   const InterconnectDefault* default_for(const std::string& form_factor, int64_t ranks) const;
+  // Whether `e` counts these buffers inside the KV budget for a TP group of `tensor_parallel_size` ranks: its engine, a
+  // version of `counted`, and more than one rank.
+  bool counted_by(const EngineProfile& e, int64_t tensor_parallel_size) const {
+    return tensor_parallel_size > 1 && e.engine == engine && e.rule_applies(counted);
+  }
 };
 
 // overheads[].nccl_buffers; corrupt errors name the file and key.

@@ -757,7 +757,7 @@ Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProf
                            const Deployment& dep) {
   const Term none{"NCCL buffers", 0, 0, {}, {}};
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
-  if (!nb || engine.engine != nb->engine || !engine.rule_applies(nb->counted) || lay.tp < 2) return none;
+  if (!nb || !nb->counted_by(engine, lay.tp)) return none;
   const engine::NcclDomain* domain = nb->domain(dep.interconnect, device_family);
   if (!domain) return none;
   // A rank of a group of two reaches its one peer once per channel (ring and tree share the connection); a middle rank

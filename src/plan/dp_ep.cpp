@@ -48,7 +48,7 @@ void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
-  w.engine_version = deploy::stated_engine_version(plan_engine_input(in));  // misc21: the version the profile was chosen by
+  w.engine_version = deploy::stated_engine_version(in.engine, in.engine_version);  // misc21: the version plan_engine_input selects the profile by
   estimate::Deployment speed_dep = d;
   speed_dep.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, speed_dep, w);

@@ -415,7 +415,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
   w.devices_per_node = k_devices_per_node;
   w.traffic = shared.traffic;
-  w.engine_version = deploy::stated_engine_version(plan_engine_input(in));  // misc21: the version the profile was chosen by
+  w.engine_version = deploy::stated_engine_version(in.engine, in.engine_version);  // misc21: the version plan_engine_input selects the profile by
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   d.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
@@ -526,7 +526,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   // Issue 15/16 (nccl): where the version counts NCCL buffers at this TP, the card's form factor (its default interconnect)
   // is part of the fit, which estimate::same_fit_device does not compare: computed, not copied.
   const engine::NcclBuffers* nb = oh->nccl_buffers.get();
-  const bool nccl_counted = nb && c.tensor_parallel_size > 1 && eng->engine == nb->engine && eng->rule_applies(nb->counted);
+  const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d);
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
@@ -974,7 +974,7 @@ engine::Interconnect candidate_interconnect(const PlanTargets& t, const engine::
 
 void note_interconnect(Candidate& c, const PlanTargets& t, const engine::EngineProfile& eng, const engine::Overheads& oh, const device::DeviceSpec& dev) {
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
-  if (!nb || c.tensor_parallel_size < 2 || eng.engine != nb->engine || !eng.rule_applies(nb->counted)) return;
+  if (!nb || !nb->counted_by(eng, c.tensor_parallel_size)) return;
   if (t.interconnect) {
     c.interconnect = engine::interconnect_name(*t.interconnect);
     c.interconnect_basis = "--interconnect " + c.interconnect;
@@ -986,9 +986,7 @@ void note_interconnect(Candidate& c, const PlanTargets& t, const engine::EngineP
     return;
   }
   c.interconnect = engine::interconnect_name(engine::Interconnect::unknown);
-  c.interconnect_basis = format("no interconnect default for %s at TP %lld (form factor '%s'): the NCCL buffers %s counts are left to the fixed multi-rank "
-                                "non-torch share; give --interconnect",
-                                dev.id.c_str(), static_cast<long long>(c.tensor_parallel_size), dev.form_factor.c_str(), eng.id.c_str());
+  c.interconnect_basis = deploy::no_interconnect_default(dev, eng, c.tensor_parallel_size);
 }
 
 estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
