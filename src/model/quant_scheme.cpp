@@ -414,6 +414,16 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
     scheme.detail = format("int%lld packed, group %lld%s", static_cast<long long>(nbits), static_cast<long long>(scheme.group_size),
                            scheme.group_zero_point ? ", with zero points" : "");
+    // Issue 16: "lm_head": true (GPTQModel's and AutoRound's quant_lm_head exports) stores the untied head packed like
+    // the other linear layers, and vLLM loads it so: GPTQConfig, GPTQMarlinConfig and AWQMarlinConfig.from_config read
+    // get_from_keys_or(config, ["lm_head"], default=False) into lm_head_quantized and give ParallelLMHead the
+    // checkpoint's linear method (vllm/model_executor/layers/quantization/gptq.py, gptq_marlin.py, awq_marlin.py;
+    // tests/quantization/test_quant_lm_head_true.py loads ModelCloud/Qwen1.5-1.8B-Chat-GPTQ-4bits-dynamic-cfg-with-lm_head
+    // that way); AutoRound's GPTQ path reads "lm_head" or "lm_head_quantized". Plain AWQConfig (no Marlin) has no such key.
+    PF_TRY(lm_head, q.opt_bool("lm_head"));
+    PF_TRY(lm_head_alt, q.opt_bool(autoround ? "lm_head_quantized" : "lm_head"));
+    scheme.lm_head_quantized = lm_head.value_or(false) || lm_head_alt.value_or(false);
+    if (scheme.lm_head_quantized) scheme.detail += ", lm_head quantized";
   } else if (method == "mxfp4") {
     scheme.linear_format = WeightFormat::native;  // gpt-oss: only MoE experts are mxfp4
     scheme.expert_format = WeightFormat::mxfp4;

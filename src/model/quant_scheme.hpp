@@ -57,13 +57,17 @@ struct QuantScheme {
   // Per-module formats (ModelOpt MIXED_PRECISION maps, compressed-tensors target lists): the first
   // pattern that matches a module decides its format; modules matching none use linear_format.
   std::vector<std::pair<std::string, WeightFormat>> module_formats;
-  // Issue 16 (misc21): whether the engine loads an untied "lm_head" quantized. Only ModelOpt states it in a form vLLM
-  // reads for its ParallelLMHead: ModelOptQuantConfigBase / ModelOptMixedPrecisionConfig.get_quant_method give the head
-  // the linear method of its quantized_layers entry (mixed precision) or of the checkpoint's algorithm, unless
-  // exclude_modules / ignore names it (vllm/model_executor/layers/quantization/modelopt.py, PR #42124, which also passes
-  // quant_config to Qwen3.5/3.6's and Nemotron-H's ParallelLMHead; before it such a checkpoint failed to load with
-  // "There is no module or parameter named 'lm_head.input_scale'", issue #45102). The other methods' configs leave the
-  // head in the model dtype, whatever their patterns match: module_format answers native for "lm_head" unless this is set.
+  // Issue 16: whether the engine loads an untied "lm_head" quantized (vLLM gives ParallelLMHead the checkpoint's linear
+  // method only when the config says so and the model file passes quant_config to it; Llama, Qwen2/3 do).
+  // - ModelOpt (misc21): ModelOptQuantConfigBase / ModelOptMixedPrecisionConfig.get_quant_method give the head the linear
+  //   method of its quantized_layers entry (mixed precision) or of the checkpoint's algorithm, unless exclude_modules /
+  //   ignore names it (vllm/model_executor/layers/quantization/modelopt.py, PR #42124, which also passes quant_config to
+  //   Qwen3.5/3.6's and Nemotron-H's ParallelLMHead; before it such a checkpoint failed to load with "There is no module
+  //   or parameter named 'lm_head.input_scale'", issue #45102).
+  // - GPTQ / AWQ (Marlin) / AutoRound: "lm_head": true in quantization_config (GPTQConfig, GPTQMarlinConfig and
+  //   AWQMarlinConfig.from_config read it into lm_head_quantized; parse_quantization_config).
+  // The other methods leave the head in the model dtype, whatever their patterns match: module_format answers native
+  // for "lm_head" unless this is set.
   bool lm_head_quantized = false;
   bool quantize_attention = true;   // false when the scheme leaves attention projections in model dtype
   std::string kv_cache_quant;       // "fp8", "int8" (ModelSlim C8) or "" when the checkpoint says nothing

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "base/json_util.hpp"
 #include "base/units.hpp"
 #include "model/hf_config.hpp"
@@ -219,4 +222,47 @@ TEST(QuantScheme, Misc21_ModelOptLmHeadSizedAsStored) {
   const WeightGroup* fp8_head = group_named(*fp8, "lm_head");
   ASSERT_NE(fp8_head, nullptr);
   EXPECT_DOUBLE_EQ(weight_group_bytes(*fp8, *fp8_head), 151936.0 * 5120.0 * 2.0);
+}
+
+// Issue 16: a GPTQ export with "lm_head": true (GPTQModel's / AutoRound's quant_lm_head) stores the untied head
+// packed like the other linears, and vLLM's GPTQConfig / GPTQMarlinConfig / AWQMarlinConfig read that key into
+// lm_head_quantized. The real descriptor of obh07/Meta-llama-3-8B-Instruct-GPTQ-4Bit (4 bits, group 128, sym, no
+// lm_head key) with the key added. Llama-3-8B's head is 128,256 x 4,096, GPTQ 4-bit layout per out x in:
+//   qweight int32 [in/8, out] = 128,256 x 4,096 / 2 = 262,668,288 B; scales fp16 [in/128, out] = 32 x 128,256 x 2 =
+//   8,208,384 B; qzeros int32 [in/128, out/8] = 32 x 16,032 x 4 = 2,052,096 B; g_idx int32 [in] = 16,384 B;
+//   in all 272,945,152 B, against 128,256 x 4,096 x 2 = 1,050,673,152 B in bf16.
+TEST(QuantScheme, Issue16_GptqLmHeadTrueSizedPacked) {
+  auto text = pftest::read_all(pftest::quant_fixture("obh07__Meta-llama-3-8B-Instruct-GPTQ-4Bit/config.json"));
+  auto root = parse_json(text, "config.json");
+  ASSERT_TRUE(root.has_value());
+  for (const bool head : {false, true}) {
+    SCOPED_TRACE(head);
+    Json cfg = *root;
+    if (head) cfg["quantization_config"]["lm_head"] = true;
+    const std::string dir = pftest::scratch_dir(std::string("gptq-lm-head-") + (head ? "1" : "0"));
+    { std::ofstream(dir + "/config.json") << cfg.dump(); }
+    auto m = load_hf_config(dir + "/config.json");
+    ASSERT_TRUE(m.has_value()) << m.error().describe();
+    EXPECT_EQ(m->quant.lm_head_quantized, head);
+    const WeightGroup* lm = group_named(*m, "lm_head");
+    ASSERT_NE(lm, nullptr);
+    EXPECT_DOUBLE_EQ(weight_group_bytes(*m, *lm), head ? 272945152.0 : 1050673152.0);
+    const WeightGroup* embed = group_named(*m, "model.embed_tokens");
+    ASSERT_NE(embed, nullptr);
+    EXPECT_DOUBLE_EQ(weight_group_bytes(*m, *embed), 1050673152.0);  // an embedding, never packed
+    // modules_to_not_convert naming the head wins over the key: the export left it unpacked (AWQMarlinConfig checks
+    // is_layer_skipped before the head's method; a head listed there is stored in the model dtype).
+    cfg["quantization_config"]["modules_to_not_convert"] = Json::array({"lm_head"});
+    { std::ofstream(dir + "/config.json") << cfg.dump(); }
+    auto skipped = load_hf_config(dir + "/config.json");
+    ASSERT_TRUE(skipped.has_value());
+    EXPECT_DOUBLE_EQ(weight_group_bytes(*skipped, *group_named(*skipped, "lm_head")), 1050673152.0);
+    std::filesystem::remove_all(dir);
+  }
+  // A value that is not a boolean is bad input naming the key.
+  Json bad = *root;
+  bad["quantization_config"]["lm_head"] = "yes";
+  auto s = parse_quantization_config(bad["quantization_config"], "config.json");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().describe().find("lm_head"), std::string::npos) << s.error().describe();
 }
