@@ -181,7 +181,8 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_switch("enforce-eager", f.enforce_eager, "no graph capture; eager decode speed"),
                 given_switch("skip-mm-profiling", f.skip_mm_profiling, "leave the vision encoder out of the profile run"),
                 given_text("limit-mm-per-prompt", "JSON", f.limit_mm_per_prompt,
-                           "'{\"video\": 0}': no dummy video in the profile run; '{\"image\": 0, \"video\": 0}': text only"),
+                           "'{\"video\": 0}': no dummy video in the profile run; '{\"image\": 0, \"video\": 0}': text only; "
+                           "'{\"image\": {\"count\": 1, \"width\": 1024, \"height\": 1024}}': a smaller dummy image (vLLM >= 0.11.1)"),
                 given_switch("language-model-only", f.language_model_only, "every modality's limit at 0: text-only profile run, no vision tower (vLLM >= 0.16)"),
                 given_int("data-parallel-size", "N", f.data_parallel_size, "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP"),
                 given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),

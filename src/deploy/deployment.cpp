@@ -36,20 +36,37 @@ void check_at_least_one(const std::optional<Given<int64_t>>& v, std::vector<std:
 }
 
 // vLLM's --limit-mm-per-prompt: a zero count keeps that modality out of the profile run. Other
-// modalities (audio) are accepted and do not change the estimate.
+// modalities (audio) are accepted and do not change the estimate. The object form of an image
+// ('{"image": {"count": 1, "width": 1024, "height": 1024}}', vLLM >= 0.11.1 ImageDummyOptions) also sizes the
+// dummy image of the encoder pass; "count" defaults to 999 there, as in vLLM's BaseDummyOptions.
 Status apply_mm_limits(const Given<std::string>& limits, estimate::Deployment* d) {
   const Json j = Json::parse(limits.value, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument,
                       format("%s: expected a JSON object such as '{\"image\": 1, \"video\": 0}', found '%s'", limits.origin.c_str(), limits.value.c_str()));
   for (const auto& [modality, count] : j.items()) {
-    const bool object_form = count.is_object() && count.contains("count");  // '{"image": {"count": 1, "width": 512}}'
-    const Json& n = object_form ? count["count"] : count;
+    const bool object_form = count.is_object();  // '{"image": {"count": 1, "width": 512}}'
+    const Json default_count = 999;
+    const Json& n = object_form ? (count.contains("count") ? count["count"] : default_count) : count;
     if (!n.is_number_integer() || n.get<int64_t>() < 0)
       return make_error(ErrorKind::invalid_argument, format("%s: the count for '%s' must be a non-negative integer", limits.origin.c_str(), modality.c_str()));
+    int64_t side[2] = {0, 0};
+    const char* side_key[2] = {"width", "height"};
+    for (int i = 0; object_form && modality == "image" && i < 2; ++i) {
+      if (!count.contains(side_key[i])) continue;
+      const Json& v = count[side_key[i]];
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (1 << 20))
+        return make_error(ErrorKind::invalid_argument,
+                          format("%s: the image %s must be an integer from 1 to 1048576 pixels", limits.origin.c_str(), side_key[i]));
+      side[i] = v.get<int64_t>();
+    }
     if (!d) continue;
     if (modality == "video") d->no_video = n.get<int64_t>() == 0;
-    if (modality == "image") d->no_images = n.get<int64_t>() == 0;
+    if (modality == "image") {
+      d->no_images = n.get<int64_t>() == 0;
+      d->image_dummy_width = side[0];
+      d->image_dummy_height = side[1];
+    }
   }
   return Ok{};
 }

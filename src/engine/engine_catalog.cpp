@@ -481,7 +481,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   JsonObject r(item, origin, "profiles[" + id + "]");
   PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
                             "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
-                            "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder",
+                            "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder", "mm_dummy_size_options",
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
                             "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
@@ -575,6 +575,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.sampler_logit_copies_if_flashinfer = alt.value_or(copies);
   PF_TRY(mm_profiled, r.opt_bool("profiles_mm_encoder"));
   p.profiles_mm_encoder = mm_profiled.value_or(true);
+  PF_TRY(mm_sizes, r.opt_bool("mm_dummy_size_options"));
+  p.mm_dummy_size_options = mm_sizes.value_or(true);
   PF_TRY(pp_check, r.opt_string("pp_max_model_len_check"));
   p.pp_max_model_len_check = pp_check.value_or("per_stage");
   if (p.pp_max_model_len_check != "per_stage" && p.pp_max_model_len_check != "whole_model")

@@ -155,6 +155,9 @@ struct EngineProfile {
   double sampler_logit_copies_if_flashinfer = 1.0;
   std::string sampler_source;
   bool profiles_mm_encoder = true;             // the profile run includes the vision encoder's dummy pass
+  // Issue 15 (mm): --limit-mm-per-prompt '{"image": {"count": 1, "width": W, "height": H}}' sizes the dummy image of that pass
+  // (vLLM PR #25631, from 0.11.1: ImageDummyOptions); earlier versions take only counts.
+  bool mm_dummy_size_options = true;
   // Issue 15 (vLLM 0.14-0.15, vllm#32105): under PP the max_model_len check sums the whole model's KV over
   // every stage's layers and compares it with the smallest stage's budget ("whole_model"); else per stage.
   std::string pp_max_model_len_check = "per_stage";

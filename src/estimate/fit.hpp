@@ -152,6 +152,10 @@ struct Deployment {
   bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)
   bool language_model_only = false;     // --language-model-only: no_video and no_images set by the flag (named in the notes)
+  // Issue 15 (mm): --limit-mm-per-prompt '{"image": {"count": 1, "width": W, "height": H}}': the dummy image's size in pixels
+  // (0: the largest image the processor makes), on engines that take it (engines.json mm_dummy_size_options).
+  int64_t image_dummy_width = 0;
+  int64_t image_dummy_height = 0;
   std::optional<double> device_total_bytes;  // measured total (overrides the catalogue)
   std::optional<double> kv_cache_memory_bytes;  // --kv-cache-memory-bytes: skips profiling (vLLM >= 0.11)
   // HCCL_BUFFSIZE in the engine's environment (bytes; CANN default 200 MiB when unset): the buffer of the NPU

@@ -12,6 +12,7 @@
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/vision_tower.hpp"
 
 namespace preflight::estimate::terms {
 
@@ -498,8 +499,8 @@ namespace {
 // largest item), profiled with as many largest items as fit in it (at least one); towers whose limit is
 // not known: the budget itself. The modality with the most tokens per item is profiled: a dummy video of
 // as many largest-image groups as max_model_len holds (capped) where the processor makes one.
-Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens, int64_t L,
-                                  double b, int64_t pixels_per_patch, ProfileRun run) {
+Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay,
+                                  int64_t batched_tokens, int64_t L, double b, int64_t pixels_per_patch, ProfileRun run) {
   const int64_t per_image = m.vision_max_tokens_per_image;
   int64_t per_item = per_image;
   bool video = false;
@@ -514,12 +515,29 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::Overheads& o
   run.encoder_profiles_video = video;
   const int64_t budget = std::max(batched_tokens, per_item);
   int64_t encoder_tokens = budget;
+  run.encoder_items = 0;
   if (per_item > 0) {
-    PF_TRY(t, checked_product(std::max<int64_t>(1, budget / per_item), per_item, "vision_max_tokens_per_image (encoder budget)"));
+    // Issue 15 (mm): the budget and the item count come from the largest item (vLLM MultiModalBudget), the
+    // encoded item from the dummy data, which an image width/height in --limit-mm-per-prompt caps (vLLM >= 0.11.1).
+    run.encoder_items = std::max<int64_t>(1, budget / per_item);
+    int64_t encoded_per_item = per_item;
+    const bool capped = !video && (dep.image_dummy_width > 0 || dep.image_dummy_height > 0);
+    if (capped && engine.mm_dummy_size_options) {
+      PF_TRY(tokens, model::dummy_image_tokens(m, dep.image_dummy_width, dep.image_dummy_height));
+      encoded_per_item = tokens;
+      if (dep.explain)
+        run.assumptions.push_back(format("the dummy image is capped by --limit-mm-per-prompt (width %lld, height %lld px): %lld tokens each, not %lld; "
+                                         "vLLM still prints the encoder budget of the largest image, and a larger image at serve time draws on the memory above the utilization",
+                                         static_cast<long long>(dep.image_dummy_width), static_cast<long long>(dep.image_dummy_height),
+                                         static_cast<long long>(encoded_per_item), static_cast<long long>(per_item)));
+    } else if (capped && dep.explain) {
+      run.assumptions.push_back(format("%s takes only counts in --limit-mm-per-prompt (dummy image width/height from vLLM 0.11.1, PR #25631): the largest image is profiled",
+                                       engine.id.c_str()));
+    }
+    PF_TRY(t, checked_product(run.encoder_items, encoded_per_item, "vision_max_tokens_per_image (encoder budget)"));
     encoder_tokens = t;
   }
   run.encoder_budget_tokens = budget;
-  run.encoder_items = per_item > 0 ? encoder_tokens / per_item : 0;
   if (video && dep.explain)
     run.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
@@ -707,7 +725,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
     // Issue 15 (cudabudget): the pixel values are counted on vLLM (CUDA / ROCm); vLLM-Ascend's fitted factor keeps them.
     const int64_t pixels = engine.engine == "vllm" ? vision_pixels_per_patch(m) : 0;
-    PF_TRY(with_encoder, encoder_pass(m, oh, dep, lay, batched_tokens, L, b, pixels, std::move(run)));
+    PF_TRY(with_encoder, encoder_pass(m, engine, oh, dep, lay, batched_tokens, L, b, pixels, std::move(run)));
     run = std::move(with_encoder);
   }
   if (dep.skip_mm_profiling && has_vision && explain)

@@ -813,6 +813,8 @@ Status add_vision_weights(const ConfigView& cfg, const std::string& origin, cons
   spec.vision_intermediate_size = vision.intermediate_size;
   spec.vision_max_tokens_per_image = vision.max_tokens_per_image;
   spec.vision_patches_per_token = vision.patches_per_token;
+  spec.vision_resize_factor_px = vision.resize_factor_px;
+  spec.vision_min_pixels = vision.min_pixels;
   spec.vision_video_max_groups = vision.video_max_groups;
   spec.vision_deepstack_levels = vision.deepstack_levels;
   if (!vision.assumption.empty()) spec.assumptions.push_back(vision.assumption);

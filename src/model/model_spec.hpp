@@ -116,6 +116,8 @@ struct ModelSpec {
   int64_t vision_intermediate_size = 0;
   int64_t vision_max_tokens_per_image = 0;  // 0: not known for this tower
   int64_t vision_patches_per_token = 1;
+  int64_t vision_resize_factor_px = 0;  // the processor's side multiple (patch x merge; 0: not known)
+  int64_t vision_min_pixels = 0;        // the processor's smallest image area after resizing (preprocessor_config.json)
   int64_t vision_video_max_groups = 0;  // the profiled dummy video, in max_tokens_per_image groups (0: never larger than the image)
   int64_t vision_deepstack_levels = 0;  // vision_config.deepstack_visual_indexes entries (Qwen3-VL)
 

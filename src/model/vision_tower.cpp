@@ -9,6 +9,9 @@
 //    two-layer projector to the text hidden size. Marked as an approximation.
 #include "model/vision_tower.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/units.hpp"
 
 namespace preflight::model {
@@ -60,6 +63,10 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
     // (16 x 2)^2, Qwen2.5-VL max_pixels 12,845,056 over (14 x 2)^2 (preprocessor_config.json of the checkpoints).
     v.max_tokens_per_image = 16384;
     v.patches_per_token = merge * merge;
+    // Their smallest resized area (preprocessor_config.json): Qwen3-VL/3.5 size.shortest_edge 65,536 px, Qwen2.5-VL
+    // min_pixels 3,136 px; sides in multiples of patch x merge (32 and 28 px).
+    v.resize_factor_px = patch * merge;
+    v.min_pixels = kind == VisionKind::qwen3_vl ? 65536 : 3136;
     // Qwen2-VL / 2.5-VL in vLLM: the dummy video has frames of the largest image size, as many as
     // max_model_len holds, capped at _MAX_FRAMES_PER_VIDEO = 14 (7 temporal groups): a 128,000-token
     // context profiles "1 video items" with an encoder budget of 114,688 tokens (vllm-openai v0.23.0 log,
@@ -138,6 +145,40 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
     v.assumption = "vision tower counted as a generic ViT with a 2-layer projector; exact for CLIP/SigLIP towers, approximate for resamplers";
   }
   return v;
+}
+
+Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, int64_t height_cap_px) {
+  const int64_t most = m.vision_max_tokens_per_image, f = m.vision_resize_factor_px;
+  if (width_cap_px <= 0 && height_cap_px <= 0) return most;
+  if (most <= 0 || f <= 0)
+    return make_error(ErrorKind::unsupported, "the dummy image's size is known only for Qwen2.5-VL / Qwen3-VL / Qwen3.5 towers");
+  // get_image_size_with_most_features: the first token count from the largest down whose closest factor pair has an
+  // aspect ratio of at most 200 (16,384 tokens: 128 x 128, so 4,096 px square at patch 16, 3,584 px at patch 14).
+  int64_t rows = 1, cols = most;
+  for (int64_t n = most; n > 0; --n) {
+    rows = 1;
+    for (auto d = static_cast<int64_t>(std::sqrt(static_cast<double>(n))) + 1; d >= 1; --d)
+      if (d * d <= n && n % d == 0) { rows = d; break; }
+    cols = n / rows;
+    if (cols <= 200 * rows) break;
+  }
+  const double h = static_cast<double>(height_cap_px > 0 ? std::min(rows * f, height_cap_px) : rows * f);
+  const double w = static_cast<double>(width_cap_px > 0 ? std::min(cols * f, width_cap_px) : cols * f);
+  if (std::max(h, w) / std::min(h, w) > 200)
+    return make_error(ErrorKind::invalid_argument, format("--limit-mm-per-prompt: a dummy image of %.0f x %.0f px has an aspect ratio above 200, which the image processor rejects", w, h));
+  // smart_resize (Python's round: half to even, as std::nearbyint in the default rounding mode).
+  const double fd = static_cast<double>(f), max_pixels = static_cast<double>(most) * fd * fd, min_pixels = static_cast<double>(m.vision_min_pixels);
+  double h_bar = std::nearbyint(h / fd) * fd, w_bar = std::nearbyint(w / fd) * fd;
+  if (h_bar * w_bar > max_pixels) {
+    const double beta = std::sqrt((h * w) / max_pixels);
+    h_bar = std::max(fd, std::floor(h / beta / fd) * fd);
+    w_bar = std::max(fd, std::floor(w / beta / fd) * fd);
+  } else if (h_bar * w_bar < min_pixels) {
+    const double beta = std::sqrt(min_pixels / (h * w));
+    h_bar = std::ceil(h * beta / fd) * fd;
+    w_bar = std::ceil(w * beta / fd) * fd;
+  }
+  return static_cast<int64_t>(h_bar / fd) * static_cast<int64_t>(w_bar / fd);
 }
 
 }  // namespace preflight::model

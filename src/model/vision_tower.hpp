@@ -21,6 +21,10 @@ struct VisionTower {
   // the profile run's encoder pass is sized by. 0 tokens: the processor's limit is not known.
   int64_t max_tokens_per_image = 0;
   int64_t patches_per_token = 1;
+  // The processor's resize of an image (transformers' Qwen2-VL smart_resize, which vLLM's dummy image goes through):
+  // sides rounded to multiples of resize_factor_px (patch x merge), the area raised to at least min_pixels. 0: not known.
+  int64_t resize_factor_px = 0;
+  int64_t min_pixels = 0;
   // The dummy video vLLM profiles when it is the modality with the most tokens per item: frames at the
   // largest image size, one max_tokens_per_image group per temporal patch (2 frames), as many groups as
   // max_model_len holds, at most video_max_groups. 0: the video item is never larger than the image.
@@ -33,5 +37,14 @@ struct VisionTower {
 };
 
 Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::string& origin, VisionKind kind, int64_t text_hidden);
+
+// The merged tokens of vLLM's dummy image when --limit-mm-per-prompt caps its size (issue 15, mm): the largest image
+// (vLLM Qwen2VLProcessingInfo.get_image_size_with_most_features: max_tokens_per_image factored into the closest pair
+// h <= w, sides in multiples of resize_factor_px), each side capped by the option (0: not capped; dummy_inputs.py
+// _get_dummy_images takes the smaller), then resized as the processor does (transformers' Qwen2-VL smart_resize:
+// sides rounded half-to-even to multiples of the factor, raised to min_pixels, lowered to the largest image's area).
+// Returns max_tokens_per_image when neither side is capped; invalid_argument for an aspect ratio above 200 (the
+// processor's ValueError); unsupported when the tower's processor geometry is not known.
+Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, int64_t height_cap_px);
 
 }  // namespace preflight::model

@@ -78,6 +78,15 @@ TEST(Deploy, FlagsBecomeTheDeployment) {
   EXPECT_EQ(d->mode, estimate::ExecutionMode::eager);
   EXPECT_TRUE(d->skip_mm_profiling);
   EXPECT_TRUE(d->no_images);
+  // Issue 15 (mm): the object form sizes the dummy image; "count" defaults to 999 (vLLM BaseDummyOptions).
+  deploy::Flags sized;
+  sized.limit_mm_per_prompt = Given<std::string>{R"({"image": {"width": 1024, "height": 768}, "video": 0})", "--limit-mm-per-prompt"};
+  auto with_size = deploy::deployment_from_flags(sized);
+  ASSERT_TRUE(with_size) << with_size.error().describe();
+  EXPECT_FALSE(with_size->no_images);
+  EXPECT_TRUE(with_size->no_video);
+  EXPECT_EQ(with_size->image_dummy_width, 1024);
+  EXPECT_EQ(with_size->image_dummy_height, 768);
   EXPECT_TRUE(d->no_video);
 }
 
@@ -127,6 +136,12 @@ TEST(Deploy, Issue19_Item10_BadFlagsNameTheirOrigin) {
   deploy::Flags mm_negative;
   mm_negative.limit_mm_per_prompt = Given<std::string>{R"({"video": -1})", "--limit-mm-per-prompt"};
   rows.push_back({"mm count", mm_negative, "--limit-mm-per-prompt: the count for 'video' must be a non-negative integer"});
+  deploy::Flags mm_width;  // issue 15 (mm): vLLM's ImageDummyOptions width/height are positive integers
+  mm_width.limit_mm_per_prompt = Given<std::string>{R"({"image": {"count": 1, "width": 0}})", "--limit-mm-per-prompt"};
+  rows.push_back({"mm width", mm_width, "--limit-mm-per-prompt: the image width must be an integer from 1 to 1048576 pixels"});
+  deploy::Flags mm_height;
+  mm_height.limit_mm_per_prompt = Given<std::string>{R"({"image": {"height": "512"}})", "--limit-mm-per-prompt"};
+  rows.push_back({"mm height", mm_height, "--limit-mm-per-prompt: the image height must be an integer from 1 to 1048576 pixels"});
   for (const auto& r : rows) {
     const auto checked = deploy::check_flags(r.flags);
     ASSERT_FALSE(checked) << r.what;

@@ -1,0 +1,157 @@
+// Issue 15 (mm): the size of the dummy image that vLLM's profile run encodes. vLLM sizes the encoder budget and
+// the item count from the largest image the processor makes (vllm/multimodal/encoder_budget.py MultiModalBudget,
+// Qwen2VLProcessingInfo.get_image_size_with_most_features), and the encoded item from the dummy data, whose width
+// and height --limit-mm-per-prompt '{"image": {"count": n, "width": W, "height": H}}' caps (ImageDummyOptions,
+// vLLM PR #25631, from 0.11.1; BaseDummyInputsBuilder._get_dummy_images takes min(W, largest width) and likewise
+// the height). The image processor then resizes it (transformers' Qwen2-VL smart_resize). Expected values below are
+// worked out by hand from those rules (the Python of smart_resize agrees: round() is half-to-even) and the configs in
+// shared/models, not read from the code under test.
+#include <gtest/gtest.h>
+
+#include "estimate/fit.hpp"
+#include "fit_setup.hpp"
+#include "model/vision_tower.hpp"
+
+using namespace preflight;
+
+namespace {
+estimate::Deployment capped(int64_t width, int64_t height) {
+  estimate::Deployment d;
+  d.max_model_len = 32768;
+  d.image_dummy_width = width;
+  d.image_dummy_height = height;
+  return d;
+}
+}  // namespace
+
+// Qwen3.5-27B (vision_config: patch 16, merge 2, so sides in multiples of 32 px; depth 27, hidden 1,152, MLP 4,304;
+// no deepstack; text hidden 5,120) on vLLM-Ascend 0.23. The largest image: 16,384 tokens = 128 x 128, 4,096 px square.
+// Capped at 1,024 x 768: 1,024 / 32 = 32 and 768 / 32 = 24 columns / rows of merged tokens, 786,432 px between
+// shortest_edge 65,536 and longest_edge 16,777,216, so 32 x 24 = 768 tokens = 3,072 patches. The vision unit is
+// 3,072 x (4,304 + 3 x 1,152 + 1,152) x 2 B = 3,072 x 17,824 = 54,755,328 B; the encoder outputs held through the text
+// and sampler runs 768 x 5,120 x 2 B = 7,864,320 B. vLLM still prints the budget of the largest image (16,384 tokens,
+// one item: max(2,048 batched tokens, 16,384) // 16,384).
+TEST(MmDummy, Issue15_AnImageCapSizesTheEncoderPassOfQwen35) {
+  auto s = pftest::fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  ASSERT_TRUE(s.engine.mm_dummy_size_options);
+  const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, capped(1024, 768));
+  EXPECT_EQ(e.encoder_budget_tokens, 16384);
+  EXPECT_EQ(e.encoder_items, 1);
+  EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 54755328.0);
+  EXPECT_DOUBLE_EQ(e.activation_vision_bytes, s.overheads.vision_activation_factor * 54755328.0);
+  EXPECT_DOUBLE_EQ(e.activation_encoder_held_bytes, 7864320.0);
+  bool said = false;
+  for (const auto& a : e.assumptions) said = said || a.find("768 tokens each, not 16384") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// The processor's resize on Qwen3-VL-8B's tower (factor 32, shortest_edge 65,536, longest_edge 16,777,216):
+//  - 200 x 100 px: round(6.25) x round(3.125) = 6 x 3 blocks = 192 x 96 = 18,432 px < 65,536, so scaled up by
+//    beta = sqrt(65,536 / 20,000) = 1.8102: ceil(200 x 1.8102 / 32) = ceil(11.31) = 12, ceil(100 x 1.8102 / 32) =
+//    ceil(5.66) = 6, 12 x 6 = 72 tokens;
+//  - 1,040 x 1,072 px: 1,040 / 32 = 32.5 rounds to 32 (half to even), 1,072 / 32 = 33.5 to 34: 1,088 tokens (half-up
+//    rounding would give 33 x 34 = 1,122);
+//  - width 2,048 only: the height stays the largest image's 4,096 px: 64 x 128 = 8,192 tokens;
+//  - no cap: the largest image, 16,384 tokens.
+// Qwen2.5-VL-7B (patch 14, merge 2: factor 28; min_pixels 3,136, max_pixels 12,845,056; largest image 3,584 px
+// square): 1,000 x 1,000 px, 1,000 / 28 = 35.7 rounds to 36, so 36 x 36 = 1,296 tokens.
+TEST(MmDummy, Issue15_TheProcessorResizesTheCappedImage) {
+  struct Row {
+    const char* model;
+    int64_t width, height, tokens;
+  };
+  for (const Row& row : {Row{"Qwen/Qwen3-VL-8B-Instruct", 200, 100, 72}, Row{"Qwen/Qwen3-VL-8B-Instruct", 1040, 1072, 1088},
+                         Row{"Qwen/Qwen3-VL-8B-Instruct", 2048, 0, 8192}, Row{"Qwen/Qwen3-VL-8B-Instruct", 0, 0, 16384},
+                         Row{"Qwen/Qwen2.5-VL-7B-Instruct", 1000, 1000, 1296}}) {
+    auto m = model::resolve_model(row.model);
+    ASSERT_TRUE(m.has_value()) << row.model;
+    const auto tokens = model::dummy_image_tokens(*m, row.width, row.height);
+    ASSERT_TRUE(tokens.has_value()) << row.model << " " << row.width << " x " << row.height;
+    EXPECT_EQ(*tokens, row.tokens) << row.model << " " << row.width << " x " << row.height;
+  }
+}
+
+// The processor rejects an aspect ratio above 200 (a ValueError at start-up): 4,096 px (the largest image's width) over
+// 16 px is 256. A text-only model has no processor geometry.
+TEST(MmDummy, Issue15_ImpossibleDummyImagesAreErrors) {
+  auto vl = model::resolve_model("Qwen/Qwen3-VL-8B-Instruct");
+  ASSERT_TRUE(vl.has_value());
+  const auto wide = model::dummy_image_tokens(*vl, 0, 16);
+  ASSERT_FALSE(wide.has_value());
+  EXPECT_EQ(wide.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(wide.error().message.find("aspect ratio above 200"), std::string::npos) << wide.error().message;
+  auto text = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(text.has_value());
+  const auto none = model::dummy_image_tokens(*text, 512, 512);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().kind, ErrorKind::unsupported);
+}
+
+// vLLM 0.11.0 and earlier take only counts (limit_per_prompt: dict[str, int]), so the largest image is profiled and
+// the estimate says so: Qwen2.5-VL-7B's 16,384 tokens = 65,536 patches of the tower (hidden 1,280, MLP 3,420) on vLLM
+// 0.10 at 2,048 batched tokens (the image is the largest item below 32,768 tokens of context).
+TEST(MmDummy, Issue15_VersionsBeforeTheOptionProfileTheLargestImage) {
+  auto old = pftest::fit_setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.10.0");
+  auto recent = pftest::fit_setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.12.0");
+  ASSERT_FALSE(old.engine.mm_dummy_size_options);
+  ASSERT_TRUE(recent.engine.mm_dummy_size_options);
+  auto d = capped(1000, 1000);
+  d.max_model_len = 8192;
+  const auto before = estimate::estimate_fit(old.model, old.device, old.engine, old.overheads, d);
+  const auto after = estimate::estimate_fit(recent.model, recent.device, recent.engine, recent.overheads, d);
+  EXPECT_EQ(before.encoder_items, 1);
+  EXPECT_EQ(after.encoder_items, 1);
+  // Both: vision unit = patches x (3,420 + 3 x 1,280 + 1,280) x 2 B = patches x 17,080.
+  EXPECT_DOUBLE_EQ(before.activation_vision_unit_bytes, 65536.0 * 17080.0);
+  EXPECT_DOUBLE_EQ(after.activation_vision_unit_bytes, 1296.0 * 4.0 * 17080.0);
+  bool said = false;
+  for (const auto& a : before.assumptions) said = said || a.find("takes only counts") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// The seed's Qwen3.8-27B (seeds/001 sections 6-7; the Qwen3.5-27B layout) with a dummy image capped at 1,024 x 1,024
+// (1,024 tokens, 4,096 patches): the pass is 4,096 x 17,824 B x the NPU factor 3.1 = 0.21 GiB, below the text forward
+// of 2,048 batched tokens (0.26 GiB, tests/estimate/test_seed27.cpp), so the peak is the text forward plus the held
+// outputs (1,024 x 5,120 x 2 B = 10 MiB) and the estimate is within one block of the run without the pass, where the
+// default 16,384-token image leaves ~1 GiB and does not fit. The seed records no such option: validate keeps the
+// default (docs/memory-model.md, "The dummy image's size").
+TEST(MmDummy, Issue15_ACappedDummyImageKeepsTheSeedsTwentySevenBInItsBudget) {
+  auto s = pftest::fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  auto skip = capped(0, 0);
+  skip.skip_mm_profiling = true;
+  const auto without = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, skip);
+  const auto small = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, capped(1024, 1024));
+  const auto largest = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, capped(0, 0));
+  EXPECT_DOUBLE_EQ(small.activation_vision_unit_bytes, 4096.0 * 17824.0);
+  EXPECT_LT(small.activation_vision_bytes, without.activation_bytes);  // the run without the pass peaks at its text forward
+  EXPECT_LE(without.num_blocks - small.num_blocks, 1);
+  EXPECT_TRUE(small.fits);
+  EXPECT_FALSE(largest.fits);
+}
+
+// A floor under the NPU pass from vLLM-Ascend 0.23's code path, not from the fitted factor: at the FIA call of one ViT
+// block (vLLM Qwen2_5_VisionAttention.forward; vllm-ascend ops/mm_encoder_attention.py _forward_eager_fia pads head_dim
+// 72 to 128) these are alive per patch, bf16, for the Qwen3 tower (hidden 1,152, 16 heads): the block input 1,152 and
+// the position embeddings the encoder metadata keeps 1,152 (whole on every rank); the qkv output 3 x 1,152, the
+// contiguous q/k copy 2 x 1,152 and its rotated copy 2 x 1,152 (AscendApplyRotaryEmb returns npu_rotary_mul's new
+// tensor), q, k, v padded to 3 x 16 x 128 and the output 16 x 128 (split by TP). The pixel values stay whole: fp32
+// and the bf16 copy, 3 x 2 x 16 x 16 = 1,536 values x 6 B = 9,216 B.
+//   TP 1: (2,304 + 8,064 + 8,192) x 2 B + 9,216 = 46,336 B a patch; 65,536 patches: 3,036,676,096 B.
+//   TP 2: (2,304 + (8,064 + 8,192) / 2) x 2 B + 9,216 = 30,080 B a patch; 65,536 patches: 1,971,322,880 B.
+// The term may be larger (FIA workspace, allocator rounding), never smaller.
+TEST(MmDummy, Issue15_TheNpuPassIsAtLeastTheTensorsAliveAtTheFiaCall) {
+  struct Row {
+    const char* model;
+    int64_t tp;
+    double floor_bytes;
+  };
+  for (const Row& row : {Row{"Qwen/Qwen3.5-27B", 1, 3036676096.0}, Row{"Qwen/Qwen3-VL-8B-Instruct", 1, 3036676096.0},
+                         Row{"Qwen/Qwen3-VL-8B-Instruct", 2, 1971322880.0}}) {
+    auto s = pftest::fit_setup(row.model, "910B3", "vllm-ascend", "0.23.0");
+    auto d = capped(0, 0);
+    d.tensor_parallel_size = row.tp;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    ASSERT_EQ(e.encoder_items, 1) << row.model;
+    EXPECT_GE(e.activation_vision_bytes, row.floor_bytes) << row.model << " TP " << row.tp;
+  }
+}
