@@ -1,7 +1,8 @@
 // Build-time tool: locates every record of a catalogue array (models.json "models", devices.json
 // "devices" and "ambiguous_names"; any file:key given) in the bytes of its data/ file and writes a C++
 // table of (id, aliases, offset, length), so that the binary resolves one model or one device by
-// parsing that record alone (base/embedded.hpp). A record's id is its "id", else its "name".
+// parsing that record alone (base/embedded.hpp). A record's id is its "id", else its "name", else its "platform"
+// (engines.json overheads); a record with none of them is allowed where the spec copies fields, which pick it.
 // The offsets point into the file exactly as embed_data.cmake embeds it. Each record is also parsed
 // here, and the count is checked against a full parse, so a malformed catalogue fails the build.
 //
@@ -169,12 +170,15 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < records.size(); ++i) {
       Record& r = records[i];
       const nlohmann::json rec = nlohmann::json::parse(text.substr(r.offset, r.length));
-      const char* id_key = rec.contains("id") ? "id" : "name";
-      if (rec != whole[key][i] || !rec.contains(id_key) || !rec[id_key].is_string()) {
-        std::cerr << "catalog_index: " << rel << ": record " << i << " has no string id (or name) or does not match the full parse\n";
+      // A rule record (engines.json mxfp4_layouts, hybrid_group_padding ...) has no name of its own: it is picked by
+      // the fields the index copies, so it may go without an id where the spec copies some.
+      const char* id_key = rec.contains("id") ? "id" : rec.contains("name") ? "name" : "platform";
+      const bool unnamed_rule = !rec.contains(id_key) && !fields.empty();
+      if (rec != whole[key][i] || (!unnamed_rule && (!rec.contains(id_key) || !rec[id_key].is_string()))) {
+        std::cerr << "catalog_index: " << rel << ": record " << i << " has no string id (or name, or platform) or does not match the full parse\n";
         return 1;
       }
-      r.id = rec[id_key].get<std::string>();
+      r.id = unnamed_rule ? std::string() : rec[id_key].get<std::string>();
       if (rec.contains("aliases") && rec["aliases"].is_array())
         for (const auto& alias : rec["aliases"])
           if (alias.is_string()) r.aliases.push_back(alias.get<std::string>());

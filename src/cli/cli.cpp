@@ -167,6 +167,14 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
                                         v.id, published.id, own ? own->name : published.quant.detail, how, published.id, v.id));
 }
 
+// Issue 19: the platform of the device fit names, which picks the engine's overheads record; empty where the device
+// does not resolve (the whole engine catalogue is read, and resolve_deployment reports the device).
+std::string named_device_platform(const deploy::DeviceInput& device, const device::DeviceCatalog& devices) {
+  std::vector<std::string> ignored;
+  const auto dev = deploy::resolve_device(device, devices, ignored);
+  return dev ? dev->platform : std::string();
+}
+
 const CommandText k_fit_text{
     "usage: preflight fit MODEL --device D [flags] [--json]",
     R"(What vLLM / vLLM-Ascend will print at start-up on each device ("Model loading took", "Available KV cache
@@ -210,12 +218,13 @@ int cmd_fit(const std::vector<std::string>& argv) {
   r.flags.drafter_model_dirs = ro->extra_model_dirs;  // issue 15: a speculative drafter's config, read like MODEL
   auto devices = device_memory ? device::load_device_catalog() : device::load_device_catalog_for(r.device.value_or(""));  // issue 19: one record
   if (!devices) return report_error(devices.error());
-  auto engines = engine::load_engine_catalog();
-  if (!engines) return report_error(engines.error());
   deploy::Inputs in{*spec, {r.device.value_or(""), "--device", deploy::DeviceForm::name, device_memory, r.platform.value_or("")},
                     {r.engine.value_or(""), "", "--engine", "", "", deploy::UnknownVersion::error}, r.flags};
   // Issue 15/16 (misc21): --engine-version is --engine E@V's version: the memory profile and the speed rules alike.
   if (auto version = deploy::apply_engine_version(in.engine, r.speed.engine_version, "--engine-version"); !version) return report_error(version.error());
+  // Issue 19: only the engine records this engine, version and platform can select are parsed.
+  auto engines = engine::load_engine_catalog_for({in.engine.engine, in.engine.version, named_device_platform(in.device, *devices)});
+  if (!engines) return report_error(engines.error());
   if (const std::string v = deploy::stated_engine_version(in.engine); !v.empty()) r.speed.engine_version = v;
   if (r.engine_build) {
     auto build = engine::parse_engine_build(*r.engine_build, "--engine-build");

@@ -919,12 +919,7 @@ Expected<EngineCatalog> load_engine_catalog() {
 }
 
 Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::string& engine_raw, const std::string& version_raw) {
-  std::string engine = to_lower(trim(engine_raw));
-  std::string version_text = version_raw;
-  if (const auto at = engine.find('@'); at != std::string::npos) {
-    version_text = engine.substr(at + 1);
-    engine = engine.substr(0, at);
-  }
+  const auto [engine, version_text] = split_engine_text(engine_raw, version_raw);
   const auto names = catalog.engines();
   if (std::find(names.begin(), names.end(), engine) == names.end()) {
     std::string message = format("unknown engine '%s'", engine.c_str());

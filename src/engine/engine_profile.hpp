@@ -21,6 +21,7 @@ struct Version {
   bool operator<(const Version& o) const;
   bool operator<=(const Version& o) const { return !(o < *this); }
   std::string text() const;
+  bool operator==(const Version&) const = default;
 };
 // First "X.Y[.Z]" in `text` after `engine` when it is named there ("vllm 0.10.2 + vllm-ascend 0.10.2rc1").
 std::optional<Version> parse_version(const std::string& text, const std::string& engine = {});
@@ -35,6 +36,7 @@ struct EngineBuild {
   int64_t rc = -1;       // the tag line's rcN; -1: a final release ("0.18.0")
   int64_t dev = -1;      // .devN, commits since the last tag; -1: the tagged build itself
   std::string text;      // as given, the local part ("+g<hash>") included
+  bool operator==(const EngineBuild&) const = default;
 };
 
 // Parses "X.Y.Z[rcN][.devN][+local]" (PEP 440 as setuptools-scm writes it; a leading "v" is accepted).
@@ -60,6 +62,7 @@ struct Mxfp4Layout {
   int64_t scale_copy_pad_n = 0;  // 0: no second copy of the scales
   bool bias_fp32 = false;
   std::string source;
+  bool operator==(const Mxfp4Layout&) const = default;
 };
 
 // One HCCL communicator an expert-parallel deployment opens before the KV cache is sized (issue 15). Each
@@ -69,6 +72,7 @@ struct HcclCommunicator {
   std::string group;      // "mc2", "ep", "dp"
   double buffer_mib = 0;  // 0 = HCCL_BUFFSIZE
   bool needs_dp = false;  // opened only when data_parallel_size > 1
+  bool operator==(const HcclCommunicator&) const = default;
 };
 
 // How the engine picks a checkpoint's quantization when --quantization is not given (issues 15/16): a record
@@ -82,6 +86,7 @@ struct QuantizationAutoDetect {
   std::string method;             // the --quantization value the engine then takes ("ascend")
   bool local_paths_only = false;  // the engine looks only inside a local directory (not a hub repo id)
   std::string source;
+  bool operator==(const QuantizationAutoDetect&) const = default;
 };
 
 // Issue 15, dating evidence: the first release inside a profile's version range ("0.13.0rc1", released
@@ -92,6 +97,7 @@ struct FirstRelease {
   int32_t date = 0;  // yyyymmdd
   std::string date_text;  // "2025-12-27"
   std::string source;
+  bool operator==(const FirstRelease&) const = default;
 };
 
 // An NPU driver (Ascend HDK) version as npu-smi prints it ("23.0.7", "24.1.rc3.7", "25.3.RC1", "25.5.0"): its
@@ -100,6 +106,7 @@ struct FirstRelease {
 struct NpuDriverVersion {
   std::vector<std::pair<int, int64_t>> parts;  // (0 rc / 1 release, number)
   std::string text;
+  bool operator==(const NpuDriverVersion&) const = default;
 };
 
 struct EngineProfile {
@@ -138,6 +145,7 @@ struct EngineProfile {
     Version version_min, version_max;
     double ratio = 1.0;
     std::string source;
+    bool operator==(const GroupPadding&) const = default;
   };
   std::vector<GroupPadding> hybrid_group_paddings;  // the catalogue's entries whose range reaches this profile
   int64_t max_num_seqs = 256;
@@ -225,6 +233,7 @@ struct EngineProfile {
     // the rule; with a build named, that end of the range is decided by the build instead of the version.
     std::optional<EngineBuild> from_build, before_build;
     bool covers(const Version& v) const { return version_min <= v && v <= version_max; }
+    bool operator==(const VersionRule&) const = default;
   };
   // Whether `rule` holds for this profile: its version range at rule_version(), except that an end with a build
   // boundary is decided by build_named when one is given.
@@ -236,6 +245,7 @@ struct EngineProfile {
     std::string boundary;  // "from 0.17.0rc2.dev73" / "before 0.15.0rc2.dev85"
     bool holds = false;
     std::string effect;    // what holding means, or not holding
+    bool operator==(const BuildRule&) const = default;
   };
   std::vector<BuildRule> build_rules() const;
   // Whether `rule` (one of the optional version rules below) is set and holds (rule_applies).
@@ -269,6 +279,7 @@ struct EngineProfile {
   struct MlapoCopyRule {
     bool default_on = false;
     VersionRule rule;
+    bool operator==(const MlapoCopyRule&) const = default;
   };
   std::vector<MlapoCopyRule> sfa_mlapo_copies;
   // The MLAPO rule covering rule_version(), or nullptr.
@@ -283,6 +294,7 @@ struct EngineProfile {
   struct MtpDrafterProfileRule {
     bool output_gathered_under_sp = false;
     VersionRule rule;
+    bool operator==(const MtpDrafterProfileRule&) const = default;
   };
   std::vector<MtpDrafterProfileRule> mtp_drafter_profile_tensors;
   // The MTP drafter rule covering rule_version(), or nullptr.
@@ -296,6 +308,7 @@ struct EngineProfile {
     double w13_bytes_per_channel = 0, w2_bytes_per_channel = 0;
     std::vector<std::string> families;
     VersionRule rule;
+    bool operator==(const ExpertScaleCopy&) const = default;
   };
   std::vector<ExpertScaleCopy> moe_dynamic_scale_copies;
   // Issue 15 (npumoe): the rows a MoE layer's all-to-all expert path holds at its peak in the profile run (vLLM-Ascend
@@ -312,6 +325,7 @@ struct EngineProfile {
     std::vector<std::string> tokens_split_by_tp_in;  // execution modes ("graph", "eager") whose MoE splits tokens over TP
     int64_t above_tokens = 0;
     VersionRule rule;
+    bool operator==(const MoeAll2AllRows&) const = default;
   };
   std::vector<MoeAll2AllRows> moe_all2all_rows;
   // Issue 15: versions whose model runner allocates the KV tensors vLLM shares between a hybrid model's attention and
@@ -323,6 +337,7 @@ struct EngineProfile {
   struct HybridKvCopyRule {
     HybridKvCopies copies = HybridKvCopies::per_kind;
     VersionRule rule;
+    bool operator==(const HybridKvCopyRule&) const = default;
   };
   std::vector<HybridKvCopyRule> hybrid_kv_tensor_copies;
   // The rule covering rule_version(), or nullptr.
@@ -337,6 +352,7 @@ struct EngineProfile {
     int64_t tokens = 0;
     std::vector<std::string> devices;  // catalogue ids
     VersionRule rule;
+    bool operator==(const CaptureCeiling&) const = default;
   };
   std::vector<CaptureCeiling> cudagraph_capture_ceilings;
   // Issue 15: versions in which the FlashInfer attention backend supports full CUDA graphs of single-token decode only
@@ -355,6 +371,7 @@ struct EngineProfile {
   bool accepts_quantization(const std::string& method) const;
   // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).
   bool runs_on(const std::string& device_platform) const;
+  bool operator==(const EngineProfile&) const = default;
 };
 
 // Fitted per-platform quantities (evidence and refit script named in the file).
@@ -364,12 +381,14 @@ struct EngineProfile {
 // overheads[].text_activation_live_tensors, with its source).
 struct TextActivationWidths {
   double hidden = 0, attention_output = 0, mlp = 0;
+  bool operator==(const TextActivationWidths&) const = default;
 };
 // Issue 15 (npumoe): the same for a MoE decoder layer at its routed peak (the expert combine), where the layer's
 // routed rows are derived (EngineProfile::moe_all2all_rows): widths of the hidden size, the attention output and the
 // router logits (one per routed expert); the routed rows themselves are counted by the rule.
 struct MoeActivationWidths {
   double hidden = 0, attention_output = 0, router_logits = 0;
+  bool operator==(const MoeActivationWidths&) const = default;
 };
 struct TextActivationLiveTensors {
   TextActivationWidths graph;  // torch.compile's FX code frees each value after its last use
@@ -377,6 +396,7 @@ struct TextActivationLiveTensors {
   std::string source;
   std::optional<MoeActivationWidths> moe_graph, moe_eager;
   std::string moe_source;
+  bool operator==(const TextActivationLiveTensors&) const = default;
 };
 
 struct NcclBuffers;  // engine/nccl_buffers.hpp
@@ -417,6 +437,7 @@ struct Overheads {
   // Issue 15/16 (nccl): the NCCL communicator buffers counted inside the budget by the engine versions it names, by
   // interconnect (engine/nccl_buffers.hpp; engines.json overheads[].nccl_buffers). Null: not modelled on this platform.
   std::shared_ptr<const NcclBuffers> nccl_buffers;
+  bool operator==(const Overheads&) const = default;  // nccl_buffers compares by address
 };
 
 struct EngineCatalog {
@@ -443,6 +464,24 @@ int compare_npu_driver_versions(const NpuDriverVersion& a, const NpuDriverVersio
 
 Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string& origin);
 Expected<EngineCatalog> load_engine_catalog();
+
+// What a command's engine flags name (issue 19): the engine as given ("vllm-ascend@0.23", "vllm", empty for the
+// platform's default), a version given apart from it (--engine-version; "@V" wins, as in select_engine), and the
+// device's platform (empty where unknown).
+struct EngineCatalogSelection {
+  std::string engine;
+  std::string version;
+  std::string device_platform;
+};
+// The catalogue as far as select_engine and deploy::resolve_engine can reach for `selection`, parsed from those
+// records alone (engine/engine_catalog_select.cpp): a version that one of the engine's profiles covers -> that profile,
+// else every profile of the engine; the engine's rule records; the overheads records overheads_for can return on that
+// platform (all where it is unknown). An engine the index does not know, or none named without a platform, -> the
+// whole catalogue (load_engine_catalog), so errors and suggestions are the same. Same errors as load_engine_catalog.
+Expected<EngineCatalog> load_engine_catalog_for(const EngineCatalogSelection& selection);
+
+// The engine name (lower case, trimmed) and the version text of an engine flag: "E@V" -> {E, V}, else {E, version_raw}.
+std::pair<std::string, std::string> split_engine_text(const std::string& engine_raw, const std::string& version_raw);
 
 // "vllm-ascend@0.23", "vllm", "vllm-ascend 0.11.0rc3"; empty version = newest known.
 // not_found with suggestions for an unknown engine or a version outside every range.

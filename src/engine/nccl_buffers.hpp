@@ -41,6 +41,7 @@ struct NcclDomain {
   double nvls_bytes = 0;
   int64_t nvls_min_ranks = 0;
   std::string source;
+  bool operator==(const NcclDomain&) const = default;
 };
 
 // The interconnect assumed when none is given: a card of `form_factor` whose TP group has ranks_min-ranks_max GPUs,
@@ -52,6 +53,7 @@ struct InterconnectDefault {
   std::vector<Interconnect> alternatives;
   std::string reason;
   std::string source;
+  bool operator==(const InterconnectDefault&) const = default;
 };
 
 struct NcclBuffers {
@@ -79,6 +81,7 @@ struct NcclBuffers {
   bool counted_by(const EngineProfile& e, int64_t tensor_parallel_size) const {
     return tensor_parallel_size > 1 && e.engine == engine && e.rule_applies(counted);
   }
+  bool operator==(const NcclBuffers&) const = default;
 };
 
 // overheads[].nccl_buffers; corrupt errors name the file and key.

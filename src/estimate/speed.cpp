@@ -246,15 +246,18 @@ class TextMemo {
       build(overflow_);
       return overflow_;
     }
-    if (slots_.empty()) slots_.resize(k_slots);
-    const size_t key_bytes = n_words_ * sizeof(uint64_t);
-    size_t i = hash() & (k_slots - 1);
-    while (slots_[i].filled && (slots_[i].words.size() != n_words_ || std::memcmp(slots_[i].words.data(), words_.data(), key_bytes) != 0))
-      i = (i + 1) & (k_slots - 1);
-    if (!slots_[i].filled && filled_ >= k_slots / 2) {  // full: start again empty (the slots keep their vectors)
-      for (Slot& e : slots_) e.filled = false;
-      filled_ = 0;
-      i = hash() & (k_slots - 1);
+    // Issue 19 (fitstart): the table starts at k_first_slots and doubles, keeping its keys, until it has k_slots: a fit
+    // uses a few keys, and 8192 fresh slots (650 KB) were half of its page faults. Keys are dropped only at k_slots, as before.
+    if (slots_.empty()) slots_.resize(std::min(k_slots, k_first_slots));
+    size_t i = probe();
+    if (!slots_[i].filled && filled_ >= slots_.size() / 2) {
+      if (slots_.size() < k_slots) {
+        grow();
+      } else {  // full: start again empty (the slots keep their vectors)
+        for (Slot& e : slots_) e.filled = false;
+        filled_ = 0;
+      }
+      i = probe();
     }
     Slot& slot = slots_[i];
     if (const bool fresh = !slot.filled; fresh || !same_sources(slot.sources)) {
@@ -279,15 +282,34 @@ class TextMemo {
     std::vector<SharedText> texts;
     bool filled = false;
   };
-  static constexpr size_t k_words = 32, k_sources = 16;
-  // The key's words hashed a word at a time.
-  size_t hash() const {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n_words_;
-    for (size_t k = 0; k < n_words_; ++k) {
-      h = (h ^ words_[k]) * 0xFF51AFD7ED558CCDull;
+  static constexpr size_t k_words = 32, k_sources = 16, k_first_slots = 16;
+  // A key's words hashed a word at a time.
+  static size_t hash(const uint64_t* words, size_t n_words) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n_words;
+    for (size_t k = 0; k < n_words; ++k) {
+      h = (h ^ words[k]) * 0xFF51AFD7ED558CCDull;
       h ^= h >> 32;
     }
     return static_cast<size_t>(h);
+  }
+  // The slot of the key built since the last call, or the empty slot where it goes (linear probing).
+  size_t probe() const {
+    const size_t mask = slots_.size() - 1, key_bytes = n_words_ * sizeof(uint64_t);
+    size_t i = hash(words_.data(), n_words_) & mask;
+    while (slots_[i].filled && (slots_[i].words.size() != n_words_ || std::memcmp(slots_[i].words.data(), words_.data(), key_bytes) != 0)) i = (i + 1) & mask;
+    return i;
+  }
+  // Twice the slots, every kept key moved to its place in the larger table.
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_ = std::vector<Slot>(old.size() * 2);
+    const size_t mask = slots_.size() - 1;
+    for (Slot& e : old) {
+      if (!e.filled) continue;
+      size_t i = hash(e.words.data(), e.words.size()) & mask;
+      while (slots_[i].filled) i = (i + 1) & mask;
+      slots_[i] = std::move(e);
+    }
   }
   TextMemo& add_word(uint64_t w) {
     if (n_words_ < k_words) words_[n_words_] = w;
@@ -305,7 +327,7 @@ class TextMemo {
   std::array<std::string_view, k_sources> sources_{};
   size_t n_sources_ = 0;
   std::vector<SharedText> overflow_;
-  std::vector<Slot> slots_;  // k_slots once the memo is first used (1024; the decode and prefill lines' 8192)
+  std::vector<Slot> slots_;  // k_first_slots once the memo is first used, doubling to k_slots (1024; the decode and prefill lines' 8192)
   size_t filled_ = 0;
 };
 
