@@ -654,7 +654,7 @@ FlaglessQuantization flagless_quantization(const ModelSpec& m, const engine::Eng
 
 // Issue 19: what a fit computes before its KV budget (resolve_settings, the layout and quantization checks, weights,
 // drafter, profile run, NCCL buffers, non-torch, graph, EP communicators, MoE all-gather, MC2 transport), all of which
-// read the card only through its fit class (FitClass): the budget and what follows read its memory (fit_rest).
+// read the card only through its fit class (estimate/fit_memo.hpp): the budget and what follows read its memory (fit_rest).
 struct FitCore {
   FitEstimate e;          // filled up to the budget; device_id and total_bytes are those of the card it was computed on
   bool decided = false;   // the layout or the quantization was refused: `e` is the whole answer
@@ -669,6 +669,9 @@ struct FitCore {
 
 Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
                                       const Deployment& dep, FitCoreMemo* memo);
+
+// The deployments a FitCoreMemo serves (estimate/fit_memo.hpp): no text, no rank tree, the card's own total, one card.
+bool memoizable(const Deployment& dep) { return !dep.explain && !dep.rank_tree && !dep.device_total_bytes && dep.stage_devices.empty(); }
 
 }  // namespace
 
@@ -841,8 +844,8 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
 // The rest of a fit after its core (fit_core): the KV budget on `e`'s card (its device_id and total_bytes), the KV
 // geometry, the verdict and, where the deployment asks, the printed lines and the per-rank tree. Reads the card only
 // through `e`.
-Expected<FitEstimate> fit_rest(FitEstimate e, const FitCore& core, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                               const Deployment& dep) {
+Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                const Deployment& dep) {
   const terms::StageLayout& lay = core.lay;
   const terms::StageWeights& weights = core.weights;
   const terms::Drafter& drafter = core.drafter;
@@ -894,7 +897,7 @@ Expected<FitEstimate> fit_rest(FitEstimate e, const FitCore& core, const ModelSp
   decide(e, engine, oh, kv, budget.available, L, dep, mc2);
   if (dep.explain) printed_lines(e, engine, budget.available, L);
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
-  return e;
+  return Ok{};
 }
 
 
@@ -944,6 +947,14 @@ struct FitCoreMemoAccess {
   // fit_as_deployed on a memoized deployment: the core of the card's class, computed once, then this card's budget.
   static Expected<FitEstimate> fit(FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                    const engine::Overheads& oh, const Deployment& dep) {
+    FitEstimate e;
+    if (auto done = fit_into(e, memo, m, device, engine, oh, dep); !done) return done.error();
+    return e;
+  }
+
+  // fit(), written into `e` (a plan's candidate keeps its fit in place: no moves of the estimate).
+  static Status fit_into(FitEstimate& e, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                         const engine::Overheads& oh, const Deployment& dep) {
     CoreKey key = core_key(m, device, engine, oh, dep);
     const FitCore* core = nullptr;
     for (const auto& entry : memo.m_entries)
@@ -961,11 +972,11 @@ struct FitCoreMemoAccess {
       core = &entry->core;
       memo.m_entries.push_back(std::move(entry));
     }
-    FitEstimate e = core->e;
+    e = core->e;
     e.device_id = device.id;
     e.total_bytes = device.usable_total_bytes();
-    if (core->decided) return e;
-    return fit_rest(std::move(e), *core, m, engine, oh, dep);
+    if (core->decided) return Ok{};
+    return fit_rest(e, *core, m, engine, oh, dep);
   }
 };
 
@@ -973,15 +984,26 @@ namespace {
 
 Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
                                       const Deployment& dep, FitCoreMemo* memo) {
-  if (memo && !dep.explain && !dep.rank_tree && !dep.device_total_bytes && dep.stage_devices.empty()) return FitCoreMemoAccess::fit(*memo, m, device, engine, oh, dep);
+  if (memo && memoizable(dep)) return FitCoreMemoAccess::fit(*memo, m, device, engine, oh, dep);
   FitCore core;
   if (auto made = fit_core(core, m, device, engine, oh, dep); !made) return made.error();
   if (core.decided) return std::move(core.e);
   FitEstimate e = std::move(core.e);
-  return fit_rest(std::move(e), core, m, engine, oh, dep);
+  if (auto done = fit_rest(e, core, m, engine, oh, dep); !done) return done.error();
+  return e;
 }
 
 }  // namespace
+
+Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                             const engine::Overheads& oh, const Deployment& dep) {
+  const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
+  if (memoizable(dep) && (!flagless.applies || flagless.method == "ascend")) return FitCoreMemoAccess::fit_into(out, memo, m, device, engine, oh, dep);
+  auto e = try_fit(m, device, engine, oh, dep, &memo);
+  if (!e) return e.error();
+  out = std::move(*e);
+  return Ok{};
+}
 
 bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
   // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else the memory class's

@@ -42,4 +42,9 @@ class FitCoreMemo {
 Expected<FitEstimate> try_estimate_fit(FitCoreMemo& memo, const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                        const engine::Overheads& overheads, const Deployment& deployment);
 
+// The same, written into `out` (a plan's candidate holds its fit in place: no estimate moved through an Expected). On an
+// error `out` holds a partial estimate and the error is returned.
+Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const model::ModelSpec& model, const device::DeviceSpec& device,
+                             const engine::EngineProfile& engine, const engine::Overheads& overheads, const Deployment& deployment);
+
 }  // namespace preflight::estimate

@@ -350,9 +350,13 @@ void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::Device
                    estimate::Deployment& d, estimate::FitCoreMemo* cores) {
   // Moved once from the Expected (estimate_fit moves it out, then again into c.fit: issue 19, round 13); on an error,
   // estimate_fit's refused estimate, which names the field.
-  auto fit = cores ? estimate::try_estimate_fit(*cores, m, dev, eng, oh, d) : estimate::try_estimate_fit(m, dev, eng, oh, d);
-  if (fit) c.fit = std::move(*fit);
-  else c.fit = estimate::refused_fit(dev, eng, d, fit.error());
+  if (cores) {  // issue 19: written in place, the terms before the budget once per fit class of card
+    if (auto done = estimate::try_estimate_fit_into(c.fit, *cores, m, dev, eng, oh, d); !done) c.fit = estimate::refused_fit(dev, eng, d, done.error());
+  } else if (auto fit = estimate::try_estimate_fit(m, dev, eng, oh, d)) {
+    c.fit = std::move(*fit);
+  } else {
+    c.fit = estimate::refused_fit(dev, eng, d, fit.error());
+  }
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
     // The profile run's dummy video (it grows with the context) is what leaves too little KV: serve images
