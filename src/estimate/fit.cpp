@@ -7,6 +7,7 @@
 // sizes the budget, gives the verdict and the printed lines, and builds the per-rank tree.
 #include "estimate/fit.hpp"
 
+#include "estimate/fit_memo.hpp"
 #include "estimate/fit_terms.hpp"
 
 #include <algorithm>
@@ -185,6 +186,11 @@ int64_t kv_capacity_tokens(const FitEstimate& e) {
 
 namespace {
 
+// Whether vLLM gives the card its large-device batch defaults (get_batch_defaults, below): part of a card's fit class.
+bool large_batch_device(double total_bytes, const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  return total_bytes >= 70.0 * k_gib && device.family != "ampere" && engine.platform != "npu";
+}
+
 // Defaults the engine version and the device decide (vLLM get_batch_defaults: devices of >= 70 GiB
 // that are not A100 get the larger batch defaults; NPUs never do, as get_device_total_memory raises
 // there and device memory reads as 0).
@@ -197,7 +203,7 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
   }
   e.gpu_memory_utilization = dep.gpu_memory_utilization.value_or(engine.default_gpu_memory_utilization);
   if (!dep.gpu_memory_utilization && dep.explain) e.assumptions.push_back(format("gpu_memory_utilization %.2f (%s default)", e.gpu_memory_utilization, engine.id.c_str()));
-  const bool large_device = e.total_bytes >= 70.0 * k_gib && device.family != "ampere" && engine.platform != "npu";
+  const bool large_device = large_batch_device(e.total_bytes, device, engine);
   e.max_num_batched_tokens = dep.max_num_batched_tokens.value_or(large_device ? engine.max_num_batched_tokens_large_device : engine.max_num_batched_tokens);
   e.max_num_seqs = dep.max_num_seqs.value_or(large_device ? engine.max_num_seqs_large_device : engine.max_num_seqs);
   // V0 without chunked prefill (its default up to 32K context) schedules a whole prompt at once.
@@ -646,8 +652,26 @@ FlaglessQuantization flagless_quantization(const ModelSpec& m, const engine::Eng
   return out;
 }
 
+// Issue 19: what a fit computes before its KV budget (resolve_settings, the layout and quantization checks, weights,
+// drafter, profile run, NCCL buffers, non-torch, graph, EP communicators, MoE all-gather, MC2 transport), all of which
+// read the card only through its fit class (estimate/fit_memo.hpp): the budget and what follows read its memory (fit_rest).
+struct FitCore {
+  FitEstimate e;          // filled up to the budget; device_id and total_bytes are those of the card it was computed on
+  bool decided = false;   // the layout or the quantization was refused: `e` is the whole answer
+  terms::StageLayout lay;
+  terms::StageWeights weights;
+  terms::Drafter drafter;
+  terms::ProfileRun run;
+  Term non_torch, graph;
+  terms::Mc2TransportVerdict mc2;
+  int64_t max_model_len = 0;
+};
+
 Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                                      const Deployment& dep);
+                                      const Deployment& dep, FitCoreMemo* memo);
+
+// The deployments a FitCoreMemo serves (estimate/fit_memo.hpp): no text, no rank tree, the card's own total, one card.
+bool memoizable(const Deployment& dep) { return !dep.explain && !dep.rank_tree && !dep.device_total_bytes && dep.stage_devices.empty(); }
 
 }  // namespace
 
@@ -655,11 +679,12 @@ bool modelslim_without_quantization_flag(const ModelSpec& m, const Deployment& d
   return m.quant.method == "ascend" && dep.quantization.empty() && !dep.quant_scheme;
 }
 
-Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                                       const Deployment& dep) {
+namespace {
+Expected<FitEstimate> try_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                              const Deployment& dep, FitCoreMemo* memo) {
   const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
   if (!flagless.applies || flagless.method == "ascend") {
-    auto e = fit_as_deployed(m, device, engine, oh, dep);
+    auto e = fit_as_deployed(m, device, engine, oh, dep, memo);
     if (e && flagless.applies && dep.explain) e->assumptions.push_back(flagless.note);
     return e;
   }
@@ -673,7 +698,7 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   } else {
     as_run.quantization = flagless.method;
   }
-  auto e = fit_as_deployed(m, device, engine, oh, as_run);
+  auto e = fit_as_deployed(m, device, engine, oh, as_run, memo);
   if (!e) return e;
   if (!flagless.method.empty()) {
     if (dep.explain) e->assumptions.push_back(flagless.note);
@@ -683,15 +708,28 @@ Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceS
   if (e->failure == Failure::weights_oom) e->failure_message = e->failure_message.str() + "; the ModelSlim checkpoint was built unquantized: add --quantization ascend";
   return e;
 }
+}  // namespace
+
+Expected<FitEstimate> try_estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                                       const Deployment& dep) {
+  return try_fit(m, device, engine, oh, dep, nullptr);
+}
+
+Expected<FitEstimate> try_estimate_fit(FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                       const engine::Overheads& oh, const Deployment& dep) {
+  return try_fit(m, device, engine, oh, dep, &memo);
+}
 
 namespace {
 
-Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                                      const Deployment& dep) {
-  FitEstimate e;
+// Fills `core` (a default FitCore) for `device`; an error leaves it partly filled.
+Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                const Deployment& dep) {
+  FitEstimate& e = core.e;
   e.engine_id = engine.id;
   e.device_id = device.id;
-  auto lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
+  terms::StageLayout& lay = core.lay;
+  lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
   // Shared experts whole on every rank: vLLM's sequence-parallel MoE (DP > 1, EP, TP > 1), or, where vLLM-Ascend keeps
   // that off (issue 15, dsv32: engines.json shared_experts_whole_only_with_sp), its own shared-expert DP switches.
   if (engine.applies(engine.shared_experts_whole_only_with_sp))
@@ -704,7 +742,10 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.decode_context_parallel_size = std::max<int64_t>(1, dep.decode_context_parallel_size);
   e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
   resolve_settings(e, m, device, engine, dep);
-  if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) return e;
+  if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) {
+    core.decided = true;
+    return Ok{};
+  }
   const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);  // sized_model(m, dep).quant, without copying the model
   if (scheme.method != m.quant.method && (!dep.quantization.empty() || dep.quant_scheme) && dep.explain) e.assumptions.push_back(scheme.detail);
   e.weight_scheme = dep.group_bytes && dep.group_bytes->for_model(m, scheme) ? dep.group_bytes->weight_scheme : SharedText(terms::weight_scheme_name(m, scheme));
@@ -712,8 +753,10 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   // Issue 19 (round 18): weights, profile run and KV read where their Expected holds them, not moved out (PF_TRY) again.
   auto weights_result = terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens);
   if (!weights_result) return weights_result.error();
-  terms::StageWeights& weights = *weights_result;
-  const terms::Drafter drafter = terms::estimate_drafter(m, scheme, dep, lay);
+  terms::StageWeights& weights = core.weights;
+  weights = std::move(*weights_result);
+  core.drafter = terms::estimate_drafter(m, scheme, dep, lay);
+  const terms::Drafter& drafter = core.drafter;
   add_drafter(e, weights, drafter, lay, dep);
   // Per-layer extras sized on the first stage; the last stage holds them in proportion to its layers.
   const auto add_per_layer = [&](double first_stage_bytes) {
@@ -737,11 +780,12 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   keep_term(weights.first);
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
-  const int64_t L = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
+  const int64_t L = core.max_model_len = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
   const Term moe_all2all = terms::estimate_moe_all2all_rows(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   auto run_result = terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes);
   if (!run_result) return run_result.error();
-  terms::ProfileRun& run = *run_result;
+  terms::ProfileRun& run = core.run;
+  run = std::move(*run_result);
   if (dep.explain && moe_all2all.bytes > 0) run.assumptions.push_back("MoE all-to-all routed rows in the text forward: " + moe_all2all.rule);
   const auto& ph = run.phases;
   e.activation_text_unit_bytes = ph.text_unit_bytes;
@@ -767,14 +811,18 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   // multi-rank share of the non-torch term.
   const Term nccl = terms::estimate_nccl_buffers(oh, engine, device.family, lay, dep);
   e.nccl_buffer_bytes = nccl.bytes;
-  const Term non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain, nccl.bytes);
+  core.non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain, nccl.bytes);
+  const Term& non_torch = core.non_torch;
   e.non_torch_bytes = non_torch.bytes;
   e.non_torch_counted = terms::non_torch_counted(engine, oh, device.family);
   keep_term(non_torch);
   if (nccl.bytes > 0) keep_term(nccl);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   std::string fallback;
-  PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback));
+  auto graph_result = terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback);
+  if (!graph_result) return graph_result.error();
+  core.graph = std::move(*graph_result);
+  const Term& graph = core.graph;
   if (dep.explain && !fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
   e.graph_bytes = graph.bytes;
   keep_term(graph);
@@ -784,12 +832,28 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   e.moe_allgather_bytes = moe_allgather.bytes;
   if (moe_allgather.bytes > 0) keep_term(moe_allgather);
-  const terms::Mc2TransportVerdict mc2 = terms::mc2_transport(m, engine, device.family, e.expert_parallel_size, dep);
+  core.mc2 = terms::mc2_transport(m, engine, device.family, e.expert_parallel_size, dep);
+  const terms::Mc2TransportVerdict& mc2 = core.mc2;
   if (mc2.state == terms::Mc2Transport::undecided) e.verdict_depends_on = mc2.text;
   if (mc2.state == terms::Mc2Transport::starts && dep.explain) e.assumptions.push_back(mc2.text);
   if ((mc2.state == terms::Mc2Transport::fails || mc2.state == terms::Mc2Transport::undecided) && dep.explain)
     e.assumptions.push_back("the MC2 transport's NPU driver versions (engines.json mc2_transport_source): " + engine.mc2_transport_source);
+  return Ok{};
+}
 
+// The rest of a fit after its core (fit_core): the KV budget on `e`'s card (its device_id and total_bytes), the KV
+// geometry, the verdict and, where the deployment asks, the printed lines and the per-rank tree. Reads the card only
+// through `e`.
+Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                const Deployment& dep) {
+  const terms::StageLayout& lay = core.lay;
+  const terms::StageWeights& weights = core.weights;
+  const terms::Drafter& drafter = core.drafter;
+  const terms::ProfileRun& run = core.run;
+  const Term& non_torch = core.non_torch;
+  const Term& graph = core.graph;
+  const terms::Mc2TransportVerdict& mc2 = core.mc2;
+  const int64_t L = core.max_model_len;
   const KvBudget budget = kv_budget(e, engine, oh, dep, lay, weights, run, non_torch.band_bytes);
   e.available_kv_bytes = budget.available;
   e.available_kv_band_bytes = budget.band;
@@ -833,10 +897,113 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   decide(e, engine, oh, kv, budget.available, L, dep, mc2);
   if (dep.explain) printed_lines(e, engine, budget.available, L);
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
+  return Ok{};
+}
+
+
+// What of a card and a deployment the terms before the budget read (fit_core): the fit class of the card (see
+// estimate/fit_memo.hpp) and the deployment fields a plan varies. Equal keys, equal cores but for the card's id and total.
+struct CoreKey {
+  const ModelSpec* model = nullptr;
+  const engine::EngineProfile* engine = nullptr;
+  const engine::Overheads* oh = nullptr;
+  std::string platform, family;
+  bool large_batch = false;
+  const engine::Mxfp4Layout* mxfp4 = nullptr;
+  int64_t graph_ceiling = 0;
+  bool trtllm = false;
+  int64_t tp = 1, pp = 1, dp = 1, dcp = 1;
+  bool ep = false;
+  std::optional<int64_t> max_model_len;
+  bool no_video = false, skip_mm_profiling = false;
+  engine::Interconnect interconnect = engine::Interconnect::unknown;
+  std::string quantization;
+  bool has_scheme = false;
+  bool operator==(const CoreKey&) const = default;
+};
+
+CoreKey core_key(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
+  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
+  return CoreKey{.model = &m, .engine = &engine, .oh = &oh, .platform = device.platform, .family = device.family,
+                 .large_batch = large_batch_device(device.usable_total_bytes(), device, engine), .mxfp4 = engine.mxfp4_layout_for(device.id, device.family),
+                 .graph_ceiling = engine.cudagraph_default_ceiling(device.id), .trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end(),
+                 .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size, .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size,
+                 .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len, .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling,
+                 .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value()};
+}
+
+}  // namespace
+
+struct FitCoreMemo::Entry {
+  CoreKey key;
+  FitCore core;
+};
+
+FitCoreMemo::FitCoreMemo() = default;
+FitCoreMemo::~FitCoreMemo() = default;
+void FitCoreMemo::clear() { m_entries.clear(); }
+
+struct FitCoreMemoAccess {
+  // fit_as_deployed on a memoized deployment: the core of the card's class, computed once, then this card's budget.
+  static Expected<FitEstimate> fit(FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                   const engine::Overheads& oh, const Deployment& dep) {
+    FitEstimate e;
+    if (auto done = fit_into(e, memo, m, device, engine, oh, dep); !done) return done.error();
+    return e;
+  }
+
+  // fit(), written into `e` (a plan's candidate keeps its fit in place: no moves of the estimate).
+  static Status fit_into(FitEstimate& e, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                         const engine::Overheads& oh, const Deployment& dep) {
+    CoreKey key = core_key(m, device, engine, oh, dep);
+    const FitCore* core = nullptr;
+    for (const auto& entry : memo.m_entries)
+      if (entry->key == key) {
+        core = &entry->core;
+        break;
+      }
+    if (core) {
+      ++memo.m_reused;
+    } else {
+      auto entry = std::make_unique<FitCoreMemo::Entry>();
+      if (auto made = fit_core(entry->core, m, device, engine, oh, dep); !made) return made.error();
+      ++memo.m_computed;
+      entry->key = std::move(key);
+      core = &entry->core;
+      memo.m_entries.push_back(std::move(entry));
+    }
+    e = core->e;
+    e.device_id = device.id;
+    e.total_bytes = device.usable_total_bytes();
+    if (core->decided) return Ok{};
+    return fit_rest(e, *core, m, engine, oh, dep);
+  }
+};
+
+namespace {
+
+Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
+                                      const Deployment& dep, FitCoreMemo* memo) {
+  if (memo && memoizable(dep)) return FitCoreMemoAccess::fit(*memo, m, device, engine, oh, dep);
+  FitCore core;
+  if (auto made = fit_core(core, m, device, engine, oh, dep); !made) return made.error();
+  if (core.decided) return std::move(core.e);
+  FitEstimate e = std::move(core.e);
+  if (auto done = fit_rest(e, core, m, engine, oh, dep); !done) return done.error();
   return e;
 }
 
 }  // namespace
+
+Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                             const engine::Overheads& oh, const Deployment& dep) {
+  const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
+  if (memoizable(dep) && (!flagless.applies || flagless.method == "ascend")) return FitCoreMemoAccess::fit_into(out, memo, m, device, engine, oh, dep);
+  auto e = try_fit(m, device, engine, oh, dep, &memo);
+  if (!e) return e.error();
+  out = std::move(*e);
+  return Ok{};
+}
 
 bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
   // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else the memory class's

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "base/embedded.hpp"
 #include "base/text.hpp"
@@ -177,6 +178,22 @@ std::string id_key(const std::string& name) {
   return k;
 }
 
+// Whether id_key(id) == key, without building id_key(id) (issue 19: a plan looks variants up by id thousands of times).
+bool same_id_key(const std::string& id, const std::string& key) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };  // what trim removes
+  size_t b = 0, e = id.size();
+  while (b < e && space(id[b])) ++b;
+  while (e > b && space(id[e - 1])) --e;
+  if (e - b != key.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    char c = id[b + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == '-') c = '_';
+    if (c != key[i]) return false;
+  }
+  return true;
+}
+
 // Whether `word` occurs in `text` with no letter or digit on either side.
 bool has_word(const std::string& text, const std::string& word) {
   auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
@@ -219,11 +236,10 @@ const Expected<VariantCatalog>& load_variant_catalog() {
 
 Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const std::string& name) {
   const std::string key = id_key(name);
-  std::string known;
-  for (const auto& v : catalog.variants) {
-    if (id_key(v.id) == key) return &v;
-    known += (known.empty() ? "" : ", ") + v.id;
-  }
+  for (const auto& v : catalog.variants)
+    if (same_id_key(v.id, key)) return &v;
+  std::string known;  // the list for the message only (issue 19: it was built on every lookup, found or not)
+  for (const auto& v : catalog.variants) known += (known.empty() ? "" : ", ") + v.id;
   return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + name + "'; known variants: " + known, catalog.origin);
 }
 
@@ -287,7 +303,13 @@ const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const Q
 
 const VariantRule* variant_rule(const QuantVariant& variant, const std::string& status, const std::string& engine, const std::string& engine_version,
                                 const std::string& device_family, bool moe, int64_t tensor_parallel) {
-  const auto have = version_triple(engine_version);
+  // The engine's version is read at the first rule that names a version bound (issue 19: a plan asks this per candidate
+  // with TP > 1, and most variants have no rule for the engine at all).
+  std::optional<std::optional<std::array<int, 3>>> read;
+  const auto version = [&]() -> const std::optional<std::array<int, 3>>& {
+    if (!read) read = version_triple(engine_version);
+    return *read;
+  };
   for (const auto& r : variant.rules) {
     if (r.status != status || r.engine != engine) continue;
     if (r.tensor_parallel_above > 0 && tensor_parallel <= r.tensor_parallel_above) continue;
@@ -298,10 +320,12 @@ const VariantRule* variant_rule(const QuantVariant& variant, const std::string& 
     }
     if (!r.model_kind.empty() && (r.model_kind == "moe") != moe) continue;
     if (!r.from_version.empty()) {
+      const auto& have = version();
       const auto bound = version_triple(r.from_version);
       if (!have || !bound || *have < *bound) continue;
     }
     if (!r.before_version.empty()) {
+      const auto& have = version();
       const auto bound = version_triple(r.before_version);
       if (!have || !bound || !(*have < *bound)) continue;
     }

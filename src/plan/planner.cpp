@@ -16,6 +16,7 @@
 #include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "estimate/fit_memo.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/dp_ep.hpp"
 #include "plan/fit_search.hpp"
@@ -163,8 +164,10 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
   const std::string version = e.rule_version().text();  // formatted once, not per variant
-  static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
-  if (!published && shipped) published = &*shipped;
+  if (!published) {  // the shipped list, loaded only when the caller gives none (issue 19: a plan gives its launch rules')
+    static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
+    if (shipped) published = &*shipped;
+  }
   if (m.quant.quantized() && !(published && converts_published_checkpoint(m, e, *published))) return out;
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
     const auto v = model::find_variant(*catalog, id);
@@ -337,17 +340,23 @@ struct Shared {
   // card's (its launch class: PlatformRun::launch_class).
   std::vector<const Candidate*>* launched = nullptr;
   estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
+  // The terms before the KV budget, once per fit class of card (estimate/fit_memo.hpp), for this (model, variant, count).
+  estimate::FitCoreMemo* cores = nullptr;
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
 // encoder's profiling pass (each sets its flag on `c` and in `d`).
 void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
-                   estimate::Deployment& d) {
+                   estimate::Deployment& d, estimate::FitCoreMemo* cores) {
   // Moved once from the Expected (estimate_fit moves it out, then again into c.fit: issue 19, round 13); on an error,
   // estimate_fit's refused estimate, which names the field.
-  auto fit = estimate::try_estimate_fit(m, dev, eng, oh, d);
-  if (fit) c.fit = std::move(*fit);
-  else c.fit = estimate::refused_fit(dev, eng, d, fit.error());
+  if (cores) {  // issue 19: written in place, the terms before the budget once per fit class of card
+    if (auto done = estimate::try_estimate_fit_into(c.fit, *cores, m, dev, eng, oh, d); !done) c.fit = estimate::refused_fit(dev, eng, d, done.error());
+  } else if (auto fit = estimate::try_estimate_fit(m, dev, eng, oh, d)) {
+    c.fit = std::move(*fit);
+  } else {
+    c.fit = estimate::refused_fit(dev, eng, d, fit.error());
+  }
   if (!c.fit.fits && c.fit.encoder_profiles_video &&
       (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
     // The profile run's dummy video (it grows with the context) is what leaves too little KV: serve images
@@ -528,7 +537,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const engine::NcclBuffers* nb = oh->nccl_buffers.get();
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
-  else fit_candidate(c, m, dev, *eng, *oh, d);
+  else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores);
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
@@ -601,10 +610,11 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
 
 // The variants each model is tried in on a device of `platform` and of family `device_family` (variants_for with that
 // platform's engine; every card of a run has the same card_bound_variants_key, so the first card's family stands for all).
+// The models are shared among `threads` workers (issue 19: this ran on one core before any candidate was planned).
 std::vector<std::vector<std::string>> variants_on(const std::vector<model::ModelSpec>& models, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                                                  const std::string& device_family) {
+                                                  const std::string& device_family, int threads) {
   std::vector<std::vector<std::string>> out(models.size());
-  for (size_t i = 0; i < models.size(); ++i) out[i] = variants_for(models[i], in, eng, device_family);
+  parallel_for(models.size(), threads, [&](size_t i) { out[i] = variants_for(models[i], in, eng, device_family); });
   return out;
 }
 
@@ -746,10 +756,11 @@ struct PlatformRun {
 };
 
 // The run of `devs` (one platform): everything but the candidates.
-PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vector<const device::DeviceSpec*> devs, size_t counts, const PlanInputs& in) {
+PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vector<const device::DeviceSpec*> devs, size_t counts, const PlanInputs& in,
+                         int threads) {
   PlatformRun r{engine_for(in, *devs.front())};
   r.devs = std::move(devs);
-  r.variants = variants_on(models, in, r.eng, r.devs.front()->family);
+  r.variants = variants_on(models, in, r.eng, r.devs.front()->family, threads);
   r.offset.resize(models.size());
   size_t most_variants = 0;
   for (size_t i = 0; i < models.size(); ++i) {
@@ -783,6 +794,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::GroupBytes weights;
   estimate::StepTrafficMemo traffic(models[i]);
   estimate::KvScanMemo scans(models[i]);
+  estimate::FitCoreMemo cores;
   std::vector<const Candidate*> fitted(r.sets);
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
@@ -793,13 +805,14 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   for (size_t k = 0; k < counts.size(); ++k) {
     std::fill(fitted.begin(), fitted.end(), nullptr);
     for (auto& list : launched) list.clear();
+    cores.clear();
     for (const size_t x : r.order) {
       pv.speed = r.speeds[x];
       pv.rejected = rejected[x].first;
       pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
-      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched[r.launch_class[x]], &scans}) && !same) same = &c;
+      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched[r.launch_class[x]], &scans, &cores}) && !same) same = &c;
       keep_summary(c);
     }
   }
@@ -851,7 +864,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
 
 PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t n, const PlanInputs& in, const PlanTargets& t) {
   std::vector<PlatformRun> runs;
-  runs.push_back(platform_run(models, {&dev}, 1, in));
+  runs.push_back(platform_run(models, {&dev}, 1, in, in.threads));
   plan_runs(runs, models, facts_of(models), {n}, in, t, in.threads);
   return std::move(runs.front().out.front().front());
 }
@@ -890,7 +903,7 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
         index[g].push_back(d);
         devs.push_back(&devices[d]);
       }
-    runs.push_back(platform_run(models, std::move(devs), device_counts.size(), in));
+    runs.push_back(platform_run(models, std::move(devs), device_counts.size(), in, threads));
   }
   plan_runs(runs, models, facts, device_counts, in, t, threads);
   for (size_t g = 0; g < runs.size(); ++g)

@@ -1,0 +1,192 @@
+// Issue 19: estimate::FitCoreMemo keeps the terms a fit computes before its KV budget (weights, profile run, NCCL
+// buffers, non-torch, graph, ...) per fit class of card, so that a plan computes them once per class instead of once
+// per card. Every fit taken through the memo is compared here with the same fit computed without it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "estimate/fit_memo.hpp"
+#include "model/model_catalog.hpp"
+#include "model/quant_variant.hpp"
+
+using namespace preflight;
+
+namespace {
+
+// Every number, verdict and text of a fit without its explanation (explain false): equal to the last bit.
+void expect_same_fit(const estimate::FitEstimate& a, const estimate::FitEstimate& b, const std::string& at) {
+  EXPECT_EQ(a.device_id, b.device_id) << at;
+  EXPECT_EQ(a.engine_id, b.engine_id) << at;
+  EXPECT_EQ(a.fits, b.fits) << at;
+  EXPECT_EQ(a.failure, b.failure) << at;
+  EXPECT_EQ(a.failure_message, b.failure_message) << at;
+  EXPECT_EQ(a.verdict_depends_on, b.verdict_depends_on) << at;
+  EXPECT_EQ(a.quantization, b.quantization) << at;
+  EXPECT_EQ(a.weight_scheme, b.weight_scheme) << at;
+  EXPECT_EQ(a.kv_cache_dtype, b.kv_cache_dtype) << at;
+  EXPECT_EQ(a.max_num_seqs, b.max_num_seqs) << at;
+  EXPECT_EQ(a.max_num_batched_tokens, b.max_num_batched_tokens) << at;
+  EXPECT_EQ(a.max_model_len, b.max_model_len) << at;
+  EXPECT_EQ(a.total_bytes, b.total_bytes) << at;
+  EXPECT_EQ(a.requested_bytes, b.requested_bytes) << at;
+  EXPECT_EQ(a.gpu_memory_utilization, b.gpu_memory_utilization) << at;
+  EXPECT_EQ(a.kv_budget_divisor, b.kv_budget_divisor) << at;
+  EXPECT_EQ(a.weights_bytes, b.weights_bytes) << at;
+  EXPECT_EQ(a.activation_bytes, b.activation_bytes) << at;
+  EXPECT_EQ(a.activation_sampler_bytes, b.activation_sampler_bytes) << at;
+  EXPECT_EQ(a.activation_vision_bytes, b.activation_vision_bytes) << at;
+  EXPECT_EQ(a.non_torch_bytes, b.non_torch_bytes) << at;
+  EXPECT_EQ(a.graph_bytes, b.graph_bytes) << at;
+  EXPECT_EQ(a.nccl_buffer_bytes, b.nccl_buffer_bytes) << at;
+  EXPECT_EQ(a.ep_communicator_bytes, b.ep_communicator_bytes) << at;
+  EXPECT_EQ(a.moe_allgather_bytes, b.moe_allgather_bytes) << at;
+  EXPECT_EQ(a.available_kv_bytes, b.available_kv_bytes) << at;
+  EXPECT_EQ(a.available_kv_band_bytes, b.available_kv_band_bytes) << at;
+  EXPECT_EQ(a.available_kv_band_high_bytes, b.available_kv_band_high_bytes) << at;
+  EXPECT_EQ(a.after_kv_needed_low_bytes, b.after_kv_needed_low_bytes) << at;
+  EXPECT_EQ(a.after_kv_needed_high_bytes, b.after_kv_needed_high_bytes) << at;
+  EXPECT_EQ(a.after_kv_headroom_bytes, b.after_kv_headroom_bytes) << at;
+  EXPECT_EQ(a.block_size, b.block_size) << at;
+  EXPECT_EQ(a.page_bytes, b.page_bytes) << at;
+  EXPECT_EQ(a.num_blocks, b.num_blocks) << at;
+  EXPECT_EQ(a.kv_tokens, b.kv_tokens) << at;
+  EXPECT_EQ(a.kv_tokens_low, b.kv_tokens_low) << at;
+  EXPECT_EQ(a.kv_tokens_high, b.kv_tokens_high) << at;
+  EXPECT_EQ(a.max_concurrency, b.max_concurrency) << at;
+  EXPECT_EQ(a.kv_bytes_per_token_rank, b.kv_bytes_per_token_rank) << at;
+  EXPECT_EQ(a.encoder_profiles_video, b.encoder_profiles_video) << at;
+  EXPECT_EQ(a.groups.size(), b.groups.size()) << at;
+  EXPECT_EQ(a.assumptions, b.assumptions) << at;
+  ASSERT_EQ(a.stages.size(), b.stages.size()) << at;
+  for (size_t i = 0; i < a.stages.size(); ++i) {
+    EXPECT_EQ(a.stages[i].device_id, b.stages[i].device_id) << at;
+    EXPECT_EQ(a.stages[i].total_bytes, b.stages[i].total_bytes) << at;
+    EXPECT_EQ(a.stages[i].weights_bytes, b.stages[i].weights_bytes) << at;
+    EXPECT_EQ(a.stages[i].available_kv_bytes, b.stages[i].available_kv_bytes) << at;
+    EXPECT_EQ(a.stages[i].num_blocks, b.stages[i].num_blocks) << at;
+  }
+}
+
+// A plan's deployment of a candidate (plan::candidate_deployment): layout, context, the variant's flag and scheme,
+// no text, no rank tree, no itemized terms.
+estimate::Deployment plan_deployment(int64_t tp, int64_t pp, const model::QuantVariant* v) {
+  estimate::Deployment d;
+  d.tensor_parallel_size = tp;
+  d.pipeline_parallel_size = pp;
+  d.max_model_len = 8192;
+  if (v) {
+    d.quantization = v->engine_quantization;
+    d.quant_scheme = v->scheme;
+  }
+  d.explain = false;
+  d.rank_tree = false;
+  d.memory_terms = false;
+  return d;
+}
+
+std::string fit_text(const Expected<estimate::FitEstimate>& f) { return f ? "" : f.error().message; }
+
+}  // namespace
+
+// Every catalogue model, as published and in one quantized variant, at TP 1, TP 8 and TP 8 x PP 2, on every catalogue
+// card of the engine's platform in catalogue order through one memo per (model, variant, layout), as a plan takes them:
+// each fit equals the fit computed without the memo, and the memo computed fewer cores than it gave fits.
+TEST(FitMemo, Issue19_EveryCardThroughTheMemoFitsAsAlone) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(devices && engines && variants);
+  std::vector<model::ModelSpec> models;
+  for (const auto& e : model::builtin_model_catalog().models)
+    if (auto s = model::model_spec_from_catalog(e)) models.push_back(std::move(*s));
+  ASSERT_GT(models.size(), 50u);
+  size_t fits = 0, computed = 0, reused = 0;
+  for (const auto& [engine_name, platform, variant_id] : {std::tuple<const char*, const char*, const char*>{"vllm", "cuda", "fp8_tensor"}, {"vllm-ascend", "npu", "w8a8"}}) {
+    auto eng = engine::select_engine(*engines, engine_name, "");
+    ASSERT_TRUE(eng.has_value()) << engine_name;
+    const engine::Overheads* oh = engines->overheads_for(*eng, platform);
+    ASSERT_NE(oh, nullptr) << engine_name;
+    auto variant = model::find_variant(*variants, variant_id);
+    ASSERT_TRUE(variant.has_value()) << variant_id;
+    std::vector<const device::DeviceSpec*> cards;
+    for (const auto& d : devices->devices)
+      if (d.platform == platform) cards.push_back(&d);
+    ASSERT_GT(cards.size(), 5u) << platform;
+    for (size_t i = 0; i < models.size(); ++i) {
+      const auto& m = models[i];
+      for (const model::QuantVariant* v : {static_cast<const model::QuantVariant*>(nullptr), *variant}) {
+        if (v && (m.quant.quantized() || i % 4 != 0)) continue;  // the quantized variant on every fourth unquantized model
+        for (const auto& [tp, pp] : {std::pair<int64_t, int64_t>{1, 1}, {8, 1}, {8, 2}}) {
+          const estimate::Deployment d = plan_deployment(tp, pp, v);
+          estimate::FitCoreMemo memo;
+          for (const device::DeviceSpec* card : cards) {
+            const std::string at = m.id + (v ? " " + v->id : "") + " TP" + std::to_string(tp) + " PP" + std::to_string(pp) + " on " + card->id;
+            const auto alone = estimate::try_estimate_fit(m, *card, *eng, *oh, d);
+            const auto memoized = estimate::try_estimate_fit(memo, m, *card, *eng, *oh, d);
+            ASSERT_EQ(alone.has_value(), memoized.has_value()) << at;
+            if (!alone) {
+              EXPECT_EQ(fit_text(alone), fit_text(memoized)) << at;
+              continue;
+            }
+            ++fits;
+            expect_same_fit(*alone, *memoized, at);
+            EXPECT_EQ(memoized->device_id, card->id) << at;
+          }
+          computed += memo.cores_computed();
+          reused += memo.cores_reused();
+        }
+      }
+    }
+  }
+  EXPECT_GT(fits, 10000u) << fits << " fits";  // 17,550 with the catalogue of 32de68c
+  EXPECT_EQ(computed + reused, fits);
+  EXPECT_GT(reused, computed);  // most cards of a platform share their class with an earlier one
+}
+
+// The fit class separates what the terms before the budget read of a card's memory: vLLM gives a card of 70 GiB or
+// more its large-device batch defaults (the H100-SXM: 16,384 batched tokens and 1,024 sequences on 0.11), so a copy of
+// the H100-SXM with a 40 GiB runtime total is a class of its own (a second core), whose fit equals the copy's fit alone
+// and differs in its batch settings from the H100's. A deployment that explains itself does not use the memo.
+TEST(FitMemo, Issue19_TheLargeBatchThresholdIsAClassOfItsOwn) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  auto h100 = device::find_device(*devices, "H100-SXM");
+  ASSERT_TRUE(h100.has_value());
+  device::DeviceSpec small = *h100;
+  small.id = "H100-SXM-40";
+  small.runtime_total_bytes = 40.0 * 1024 * 1024 * 1024;
+  auto eng = engine::select_engine(*engines, "vllm", "0.11.0");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = engines->overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  const model::CatalogModel* entry = model::builtin_model_catalog().find("Qwen/Qwen3-8B");
+  ASSERT_NE(entry, nullptr);
+  auto m = model::model_spec_from_catalog(*entry);
+  ASSERT_TRUE(m.has_value());
+  const estimate::Deployment d = plan_deployment(1, 1, nullptr);
+  estimate::FitCoreMemo memo;
+  const auto big = estimate::try_estimate_fit(memo, *m, *h100, *eng, *oh, d);
+  const auto copy = estimate::try_estimate_fit(memo, *m, small, *eng, *oh, d);
+  ASSERT_TRUE(big && copy);
+  EXPECT_EQ(memo.cores_computed(), 2u);
+  EXPECT_EQ(memo.cores_reused(), 0u);
+  expect_same_fit(*estimate::try_estimate_fit(*m, small, *eng, *oh, d), *copy, "40 GiB copy");
+  EXPECT_NE(big->max_num_batched_tokens, copy->max_num_batched_tokens);
+  const auto again = estimate::try_estimate_fit(memo, *m, *h100, *eng, *oh, d);
+  EXPECT_EQ(memo.cores_reused(), 1u);
+  ASSERT_TRUE(again.has_value());
+  expect_same_fit(*big, *again, "H100-SXM again");
+
+  estimate::Deployment explained = d;
+  explained.explain = true;
+  estimate::FitCoreMemo unused;
+  ASSERT_TRUE(estimate::try_estimate_fit(unused, *m, *h100, *eng, *oh, explained).has_value());
+  EXPECT_EQ(unused.cores_computed() + unused.cores_reused(), 0u);
+}
