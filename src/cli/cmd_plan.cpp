@@ -18,6 +18,7 @@
 #include "device/device_spec.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
+#include "model/architecture_traits.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 #include "plan/dp_ep.hpp"
@@ -59,10 +60,22 @@ bool matches_glob(const model::CatalogModel& m, const std::string& pattern) {
   return std::any_of(m.aliases.begin(), m.aliases.end(), [&](const std::string& a) { return fnmatch(pattern.c_str(), a.c_str(), FNM_CASEFOLD) == 0; });
 }
 
-// The catalogue models `plan --device` sizes: every one, or those --model GLOB matches.
+// Issue 15 (hyb): a catalogue record of a speculative drafter (traits.json speculative_drafter: DFlash heads), which
+// vLLM serves only beside a target (--speculative-config), never as a model of its own.
+bool speculative_drafter(const model::CatalogModel& m) {
+  const Json& config = m.config;
+  if (!config.is_object() || !config.contains("architectures")) return false;
+  const Json& a = config["architectures"];
+  if (!a.is_array() || a.empty() || !a[0].is_string()) return false;
+  const model::ArchitectureTraits* t = model::builtin_traits().find(a[0].get<std::string>());
+  return t && t->speculative_drafter;
+}
+
+// The catalogue models `plan --device` sizes: every one, or those --model GLOB matches (drafter heads left out).
 std::vector<model::ModelSpec> catalogue_models(const PlanRequest& r) {
-  std::function<bool(const model::CatalogModel&)> keep;
-  if (r.model_filter) keep = [&](const model::CatalogModel& m) { return matches_glob(m, *r.model_filter); };
+  std::function<bool(const model::CatalogModel&)> keep = [&](const model::CatalogModel& m) {
+    return !speculative_drafter(m) && (!r.model_filter || matches_glob(m, *r.model_filter));
+  };
   return model::builtin_model_specs(keep, 0);  // issue 19: record by record, on every core
 }
 

@@ -243,8 +243,8 @@ struct ActivationPhases {
   double vision_pixel_bytes = 0;
   double text_workspace_bytes = 0;  // issue 15: the GDN chunked-prefill workspace added to the text forward (terms::gdn_prefill_workspace_bytes)
   double text_moe_routed_bytes = 0;  // issue 15 (npumoe): a MoE layer's all-to-all routed rows in the text forward (terms::estimate_moe_all2all_rows)
-  // Issue 15 (dsv32r): an MTP drafter's persistent buffers (in every phase) and the target's output held while the
-  // drafter's pass runs (added to the text forward), where the engine profile's mtp_drafter_profile_tensors applies.
+  // Issue 15 (dsv32r): an MTP drafter's persistent buffers (in every phase) and the target tensors the drafter reads,
+  // held through the text forward (NPU mtp_drafter_profile_tensors; vLLM EAGLE-3 / DFlash aux hidden states, hyb).
   double drafter_buffers_bytes = 0;
   double drafter_held_output_bytes = 0;
   Term peak;
@@ -371,7 +371,7 @@ struct FitEstimate {
   double activation_text_workspace_bytes = 0;  // issue 15: the GDN chunked-prefill workspace in the text forward's peak
   double activation_text_moe_routed_bytes = 0;  // issue 15 (npumoe): the MoE all-to-all routed rows in the text forward's peak
   double activation_drafter_buffers_bytes = 0;      // issue 15 (dsv32r): an MTP drafter's persistent buffers, in the profile peak
-  double activation_drafter_held_output_bytes = 0;  // issue 15 (dsv32r): the target's output held through the MTP drafter's pass
+  double activation_drafter_held_output_bytes = 0;  // issue 15 (dsv32r, hyb): target tensors held for the drafter (text forward)
   double activation_vision_pixel_bytes = 0;    // issue 15: the encoder pass's pixel values (not fitted, not split by TP)
   double activation_text_bytes = 0;          // the text forward's peak: the fitted factor x its unit
   std::vector<MemoryTerm> terms;

@@ -409,7 +409,16 @@ Drafter drafter_from_config(const ModelSpec& m, const Deployment& dep, const Sta
   if (spec.method == "dflash") fc_inputs = static_cast<double>(dm.num_hidden_layers) * target_h;
   else if (spec.method == "eagle3") fc_inputs = 3.0 * target_h;
   else if (spec.method == "eagle") fc_inputs = 2.0 * h;
-  const double fc = fc_inputs * h * static_cast<double>(model::dtype_bits(dm.dtype) / 8);  // ReplicatedLinear: whole on every rank
+  // ReplicatedLinear (whole on every rank) built with the drafter's quant_config (qwen3_dflash.py, llama_eagle3.py:
+  // `self.fc = ReplicatedLinear(..., quant_config=self.quant_config, prefix="fc")`), so it is stored in the drafter's
+  // scheme unless that leaves "fc" out: a W4A16 DFlash2 requant stores it as int4 (syv-ai/qwen38-27b-rtx3090
+  // drafter/quant_dflash2.py: "fc (5120 x 25600, the target-hidden-state projection) int4 GPTQ by default"; issue 15, hyb).
+  model::WeightGroup fc_group;
+  fc_group.module = "model.fc";
+  fc_group.rows = dm.hidden_size;
+  fc_group.cols = static_cast<int64_t>(fc_inputs);
+  fc_group.linear = true;
+  const double fc = fc_inputs > 0 ? group_bytes(dm, dm.quant, formats, fc_group) : 0.0;
   d.weights_bytes += fc;
   int64_t kv_elements = 0;
   for (const auto& l : dm.layers) {
@@ -592,6 +601,29 @@ int64_t vision_pixels_per_patch(const ModelSpec& m) {
   return 0;
 }
 
+// Issue 15 (hyb): an EAGLE-3 or DFlash drafter reads hidden states of several target layers. vLLM's target forward
+// returns them beside its output (the model's `aux_hidden_state_layers`: before each of those decoder layers it
+// appends `hidden_states + residual`, a new [num_tokens, hidden] tensor, to a list the forward returns;
+// EagleModelMixin._maybe_add_hidden_state in vllm/model_executor/models/interfaces.py, the same loop in llama.py's
+// forward), and the profile run's dummy forward does too
+// (gpu_model_runner._dummy_run keeps `hidden_states, _ = outputs`; the V2 DFlash speculator's propose() concatenates
+// them, `torch.cat(aux_hidden_states, dim=-1)`, vllm/v1/worker/gpu/spec_decode/dflash/speculator.py). From the last of
+// those layers on they are all alive beside the layer's own activations, so the text forward's peak holds them:
+// layers x max_num_batched_tokens x target hidden x dtype bytes on every rank (not split by TP). The layer count is
+// what the drafter's fc takes: 3 for EAGLE-3, the drafter's num_hidden_layers for DFlash (as `fc_inputs` above).
+// vLLM (CUDA / ROCm) only: vLLM-Ascend's fitted text factor is left as it was.
+namespace {
+double drafter_aux_hidden_bytes(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, int64_t batched_tokens) {
+  const SpeculativeConfig& spec = dep.speculative;
+  if (engine.engine != "vllm" || batched_tokens <= 0 || spec.num_speculative_tokens <= 0) return 0.0;
+  double layers = 0;
+  if (spec.method == "eagle3") layers = 3;
+  else if (spec.method == "dflash" && spec.drafter) layers = static_cast<double>(spec.drafter->num_hidden_layers);
+  const double b = static_cast<double>(model::dtype_bits(m.dtype) / 8);
+  return layers * static_cast<double>(batched_tokens) * static_cast<double>(m.hidden_size) * b;
+}
+}  // namespace
+
 double gdn_prefill_workspace_bytes(const ModelSpec& m, const StageLayout& lay, int64_t batched_tokens) {
   const auto gdn = std::find_if(m.layers.begin(), m.layers.end(), [](const model::LayerSpec& l) { return l.kind == model::LayerKind::linear_attention; });
   if (gdn == m.layers.end() || batched_tokens <= 0 || lay.tp <= 0) return 0.0;
@@ -732,7 +764,10 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
     run.assumptions.push_back("--skip-mm-profiling: the vision encoder is left out of the profile run, so images at serve time draw on the 1 - util headroom");
   PF_TRY(drafter, mtp_drafter_profile_bytes(m, engine, dep, lay, batched_tokens));
   ph.drafter_buffers_bytes = drafter.buffers_bytes;
-  ph.drafter_held_output_bytes = drafter.held_output_bytes;
+  // Target tensors the drafter reads, held through the text forward: an MTP drafter's input (NPU rule above) and the
+  // aux hidden states of EAGLE-3 / DFlash (vLLM); one field, which validate reports as drafter_held.
+  const double aux_hidden = drafter_aux_hidden_bytes(m, engine, dep, batched_tokens);
+  ph.drafter_held_output_bytes = drafter.held_output_bytes + aux_hidden;
   const double held = ph.encoder_held_bytes, vision_peak = ph.vision_encoder.bytes;
   const double buffers = ph.drafter_buffers_bytes, drafter_held = ph.drafter_held_output_bytes;
   double peak = std::max({text_peak + held + drafter_held, vision_peak, sampler + held}) + buffers;
@@ -747,7 +782,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
   if (explain)
     ph.peak = {"activation peak", peak, peak * oh.band_fraction,
              format("max(text forward %.2f GiB = %.1f x %lld batched tokens x %s x %.0f B%s%s; vision encoder %.2f GiB; "
-                    "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s%s",
+                    "sampler run %.2f GiB = %.1f x %lld seqs x vocab %lld x fp32 + %.0f MiB + held hidden states (%s))%s%s%s",
                     bytes_to_gib(text_peak), oh.activation_bytes_per_batched_token_factor, static_cast<long long>(batched_tokens), unit_rule.c_str(), b,
                     ph.text_workspace_bytes > 0 ? format(" + %.2f GiB GDN prefill workspace", bytes_to_gib(ph.text_workspace_bytes)).c_str() : "",
                     ph.text_moe_routed_bytes > 0 ? format(" + %.2f GiB MoE all-to-all routed rows", bytes_to_gib(ph.text_moe_routed_bytes)).c_str() : "", bytes_to_gib(vision_peak),
@@ -755,10 +790,15 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                     engine.sampler_fixed_bytes / (1024.0 * 1024.0), engine.sampler_source.c_str(),
                     held > 0 ? format("; text and sampler runs + %.2f GiB of encoder outputs held in the encoder cache", bytes_to_gib(held)).c_str() : "",
                     buffers > 0 ? format("; text forward + %.3f GiB target output held through the MTP drafter's pass; every phase + %.3f GiB MTP drafter buffers (%s)",
-                                         bytes_to_gib(drafter_held), bytes_to_gib(buffers), drafter.source.c_str()).c_str()
-                                : ""),
+                                         bytes_to_gib(drafter.held_output_bytes), bytes_to_gib(buffers), drafter.source.c_str()).c_str()
+                                : "",
+                    aux_hidden > 0 ? format("; text forward + %.3f GiB of target hidden states held for the %s drafter (aux hidden state layers x %lld "
+                                            "batched tokens x hidden %lld x %.0f B)", bytes_to_gib(aux_hidden), dep.speculative.method.c_str(),
+                                            static_cast<long long>(batched_tokens), static_cast<long long>(m.hidden_size), b).c_str()
+                                   : ""),
              {{"text_forward_bytes", text_peak}, {"vision_encoder_bytes", vision_peak}, {"sampler_run_bytes", sampler}, {"encoder_held_bytes", held},
               {"drafter_held_output_bytes", drafter_held}, {"drafter_buffers_bytes", buffers}}};
+  if (explain && aux_hidden > 0) ph.peak.inputs.emplace_back("drafter_aux_hidden_bytes", aux_hidden);
   return run;
 }
 

@@ -24,7 +24,7 @@ Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string
     JsonObject rec(item, origin, "architectures[]");
     PF_TRY(allowed, rec.only_keys({"id", "mlp", "qkv_bias", "qk_norm", "attention_bias_covers", "attn_output_gate", "shared_expert_gate",
                                    "attention_sinks", "expert_bias", "router_bias", "sliding_window_pattern_default",
-                                   "mamba_ssm_dtype_default", "vision", "source"}));
+                                   "mamba_ssm_dtype_default", "vision", "speculative_drafter", "source"}));
     (void)allowed;
     ArchitectureTraits t;
     PF_TRY(id, rec.string("id"));
@@ -55,6 +55,8 @@ Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string
     t.sliding_window_pattern_default = swp.value_or(0);
     PF_TRY(ssm, named.opt_string("mamba_ssm_dtype_default"));
     t.mamba_ssm_dtype_default = ssm.value_or("");
+    PF_TRY(drafter, named.opt_bool("speculative_drafter"));
+    t.speculative_drafter = drafter.value_or(false);
     PF_TRY(vision, named.string("vision"));
     if (vision == "none") t.vision = VisionKind::none;
     else if (vision == "qwen3_vl") t.vision = VisionKind::qwen3_vl;

@@ -28,6 +28,9 @@ struct ArchitectureTraits {
   int64_t sliding_window_pattern_default = 0;
   std::string mamba_ssm_dtype_default;
   VisionKind vision = VisionKind::none;
+  // Issue 15 (hyb): a speculative-decoding drafter head (DFlash): served only beside a target through
+  // --speculative-config, never as a model of its own, so `plan --device` leaves its catalogue records out.
+  bool speculative_drafter = false;
   std::string source;
 };
 

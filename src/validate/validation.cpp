@@ -428,7 +428,7 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"text_workspace", est.activation_text_workspace_bytes},  // issue 15: GDN chunked-prefill workspace
                       {"text_moe_routed", est.activation_text_moe_routed_bytes},  // issue 15 (npumoe): MoE all-to-all routed rows
                       {"drafter_buffers", est.activation_drafter_buffers_bytes},  // issue 15 (dsv32r): MTP drafter buffers, every phase
-                      {"drafter_held", est.activation_drafter_held_output_bytes},  // issue 15 (dsv32r): target output held in the drafter pass
+                      {"drafter_held", est.activation_drafter_held_output_bytes},  // issue 15 (dsv32r, hyb): target tensors held for the drafter, text forward
                       {"sampler_run", est.activation_sampler_bytes},
                       {"vision_unit", est.activation_vision_unit_bytes},
                       {"vision_pixels", est.activation_vision_pixel_bytes},  // issue 15: pixel values in the encoder pass

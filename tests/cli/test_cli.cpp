@@ -231,6 +231,17 @@ TEST(Cli, Issue16_PlanModelFilter) {
   EXPECT_NE(both.out.find("--model filters the catalogue"), std::string::npos) << both.out;
 }
 
+// Issue 15 (hyb): a speculative drafter head in the catalogue (syvai/Qwen3.8-27B-DFlash2-W4A16, a DFlash2DraftModel:
+// traits.json speculative_drafter) resolves as a --speculative-config drafter but is never planned as a model.
+TEST(Cli, Issue15_PlanLeavesDrafterHeadsOut) {
+  const auto r = pftest::run_cli("plan --device RTX5090 --model 'syvai/*'");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("matches no catalogue model"), std::string::npos) << r.out;
+  const auto models = pftest::run_cli("models --json", {.with_stderr = false});
+  ASSERT_EQ(models.code, 0) << models.out;
+  EXPECT_NE(models.out.find("syvai/Qwen3.8-27B-DFlash2-W4A16"), std::string::npos);
+}
+
 // Issue 16 (launch950): the qknorm-rope fusion workaround of data/engines/launch.json holds on the families whose
 // vllm-ascend device adaptor calls torch.ops.vllm.qkv_rmsnorm_rope (device_op.py: BaseDeviceAdaptor for A2, A3 and
 // 910; Ascend310PDeviceAdaptor inherits it), not on Ascend 950 (A5DeviceAdaptor calls qkv_rmsnorm_rope_simt). One plan

@@ -189,3 +189,52 @@ TEST(FitSpec, Issue15_Dflash2SlidingDrafterLayersAreAKvGroupOfTheirOwn) {
   }
   std::filesystem::remove_all(dir);
 }
+
+// Issue 15 (hyb): the drafter the club-3090 dual DFlash2 recipes serve, from the catalogue
+// (syvai/Qwen3.8-27B-DFlash2-W4A16, reconstructed from syv-ai/qwen38-27b-rtx3090's drafter/README.md and
+// drafter/quant_dflash2.py: 5 layers, hidden 5120, 32 x 128 query / 8 x 128 KV heads, MLP 17408, compressed-tensors
+// int4 group 128 symmetric on every Linear, fc included). On Qwen/Qwen3.5-27B at TP 2, int4 group 128 is
+// rows x cols / 2 B of values + ceil(cols / 128) x rows x 2 B of fp16 scales (no zero points: symmetric):
+//   q 4096 x 5120: 10,485,760 + 40 x 4096 x 2 = 10,813,440;  k, v 1024 x 5120: 2,621,440 + 40 x 1024 x 2 = 2,703,360 each;
+//   o 5120 x 4096: 10,485,760 + 32 x 5120 x 2 = 10,813,440;  gate, up 17408 x 5120: 44,564,480 + 40 x 17408 x 2 = 45,957,120
+//   each; down 5120 x 17408: 44,564,480 + 136 x 5120 x 2 = 45,957,120 -> 164,904,960 a layer, x 5 / TP 2 = 412,262,400;
+//   norms in bf16 on every rank: 5 x (2 x 5120 + 2 x 128) x 2 B + final 5120 x 2 B = 104,960 + 10,240;
+//   fc 5120 x (5 x 5120) in int4, whole on every rank (ReplicatedLinear with the drafter's quant_config):
+//   65,536,000 + 200 x 5120 x 2 = 67,584,000 (it was 131,072,000 x 2 B = 262,144,000 in bf16 before).
+//   Total 412,262,400 + 115,200 + 67,584,000 = 479,961,600 B a rank (0.447 GiB).
+// The profile run: the target forward returns the 5 hidden states the drafter's fc reads (aux hidden state layers),
+// held through it: 5 x 8,192 batched tokens x 5120 x 2 B = 419,430,400 B on the text forward, the activation peak
+// of a text-only profile run (--skip-mm-profiling), which the same speculative tokens without a drafter (ngram) do
+// not hold; vLLM-Ascend's fitted text factor is left as it was.
+TEST(FitSpec, Issue15_Dflash2W4a16DrafterFromTheCatalogue) {
+  auto t = target("Qwen/Qwen3.5-27B");
+  t.device = *device::find_device(*device::load_device_catalog(), "RTX5090");
+  const auto engines = engine::load_engine_catalog();
+  t.engine = *engine::select_engine(*engines, "vllm", "0.27.1");
+  auto setup = [](estimate::Deployment& d) {
+    d.tensor_parallel_size = 2;
+    d.max_model_len = 65536;
+    d.max_num_batched_tokens = 8192;
+    d.max_num_seqs = 1;
+    d.skip_mm_profiling = true;  // the text forward is the peak (with the vision pass, the encoder's 1.67 GiB is)
+  };
+  auto d = with_spec(R"({"method": "dflash", "model": "syvai/Qwen3.8-27B-DFlash2-W4A16", "num_speculative_tokens": 7})", {});
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  ASSERT_TRUE(d->speculative.drafter);
+  setup(*d);
+  auto ngram = with_spec(R"({"method": "ngram", "num_speculative_tokens": 7})", {});
+  ASSERT_TRUE(ngram.has_value());
+  setup(*ngram);
+  const auto e = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *d);
+  const auto n = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *ngram);
+  EXPECT_EQ(e.drafter_layers, 5);
+  EXPECT_DOUBLE_EQ(e.drafter_weights_bytes, 479961600.0);
+  EXPECT_DOUBLE_EQ(e.activation_drafter_held_output_bytes, 419430400.0);
+  EXPECT_DOUBLE_EQ(n.activation_drafter_held_output_bytes, 0.0);
+  EXPECT_NEAR(e.activation_bytes - n.activation_bytes, 419430400.0, 1.0);
+  t.device = *device::find_device(*device::load_device_catalog(), "910B3");
+  t.engine = *engine::select_engine(*engines, "vllm-ascend", "0.23.0");
+  t.overheads = *engines->overheads_for(t.engine.platform);
+  const auto a = estimate::estimate_fit(t.model, t.device, t.engine, t.overheads, *d);
+  EXPECT_DOUBLE_EQ(a.activation_drafter_held_output_bytes, 0.0);
+}

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "base/embedded.hpp"
+#include "model/architecture_traits.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 
@@ -67,4 +68,22 @@ TEST(ModelCatalog, Issue19_IndexedLookupMatchesWholeCatalogue) {
   auto none = find_builtin_model("Qwen/Qwen3-9B");
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->has_value());
+}
+
+// Issue 15 (hyb): DFlash drafter heads carry the speculative_drafter trait (served only through --speculative-config,
+// left out of `plan --device`); a causal LM does not.
+TEST(ModelCatalog, Issue15_DrafterHeadsAreMarkedInTheTraits) {
+  const auto& traits = builtin_traits();
+  for (const char* id : {"DFlashDraftModel", "DFlash2DraftModel"}) {
+    const ArchitectureTraits* t = traits.find(id);
+    ASSERT_NE(t, nullptr) << id;
+    EXPECT_TRUE(t->speculative_drafter) << id;
+  }
+  const ArchitectureTraits* lm = traits.find("Qwen3ForCausalLM");
+  ASSERT_NE(lm, nullptr);
+  EXPECT_FALSE(lm->speculative_drafter);
+  auto drafter = resolve_model("syvai/Qwen3.8-27B-DFlash2-W4A16");
+  ASSERT_TRUE(drafter.has_value()) << drafter.error().describe();
+  EXPECT_EQ(drafter->architecture, "DFlash2DraftModel");
+  EXPECT_EQ(drafter->num_hidden_layers, 5);
 }
