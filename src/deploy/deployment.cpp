@@ -935,7 +935,7 @@ InterconnectBand across_interconnects(const Inputs& in, const Catalogs& catalogs
     r->deployment.explain = false;  // numbers and verdicts only
     const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
     band.points.push_back({engine::interconnect_name(ic), ic == resolved.deployment.interconnect, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes,
-                           e.nccl_buffer_bytes, e.max_concurrency});
+                           e.nccl_buffer_bytes, e.allreduce_workspace_bytes, e.max_concurrency});
     if (e.fits) ++band.fitting;
     band.available_kv_min_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::min(band.available_kv_min_bytes, e.available_kv_bytes);
     band.available_kv_max_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::max(band.available_kv_max_bytes, e.available_kv_bytes);

@@ -547,7 +547,7 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
 std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
   std::string rule = "requested - weights - activation peak - non-torch";
   if (e.nccl_buffer_bytes > 0) rule += " - NCCL buffers";
-  if (e.allreduce_workspace_bytes > 0) rule += " - FlashInfer all-reduce workspace";
+  if (e.allreduce_workspace_bytes > 0) rule += " - all-reduce workspace";
   if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
   if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
   if (e.moe_allgather_bytes > 0) rule += " - MoE all-gather rows";
@@ -561,7 +561,7 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
                                            bool explain) {
   const std::string kv_rule = !explain ? std::string()
                                        : "requested - weights - activation peak - non-torch" + std::string(e.nccl_buffer_bytes > 0 ? " - NCCL buffers" : "") +
-                                             std::string(e.allreduce_workspace_bytes > 0 ? " - FlashInfer all-reduce workspace" : "") +
+                                             std::string(e.allreduce_workspace_bytes > 0 ? " - all-reduce workspace" : "") +
                                              std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
                                              std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
                                              std::string(e.moe_allgather_bytes > 0 ? " - MoE all-gather rows" : "") +
@@ -765,20 +765,18 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
   e.activation_bytes = ph.peak.bytes;
   e.assumptions.insert(e.assumptions.end(), run.assumptions.begin(), run.assumptions.end());
   keep_term(ph.peak);
-
   // Issue 15/16 (nccl): the NCCL buffers the version counts, by interconnect; where they apply they replace the fixed
-  // multi-rank share of the non-torch term.
+  // multi-rank share of the non-torch term. Issue 15 (tpws): vLLM 0.19's FlashInfer all-reduce workspace is a term beside them.
   const Term nccl = terms::estimate_nccl_buffers(oh, engine, device.family, lay, dep);
   e.nccl_buffer_bytes = nccl.bytes;
   const Term non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain, nccl.bytes);
   e.non_torch_bytes = non_torch.bytes;
   e.non_torch_counted = terms::non_torch_counted(engine, oh, device.family);
   keep_term(non_torch);
-  if (nccl.bytes > 0) keep_term(nccl);
-  // Issue 15 (tpws): the FlashInfer all-reduce fusion workspace the version allocates inside the profile window.
   const Term fi_workspace = terms::estimate_allreduce_workspace(m, oh, engine, device.id, lay, dep, e.max_num_batched_tokens);
   e.allreduce_workspace_bytes = fi_workspace.bytes;
-  if (fi_workspace.bytes > 0) keep_term(fi_workspace);
+  for (const Term* t : {&nccl, &fi_workspace})
+    if (t->bytes > 0) keep_term(*t);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   std::string fallback;
   PF_TRY(graph, terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback));

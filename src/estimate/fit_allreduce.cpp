@@ -37,7 +37,7 @@ AllreduceWorkspaceSizes allreduce_workspace_sizes(const engine::AllreduceFusionW
 
 Term estimate_allreduce_workspace(const model::ModelSpec& m, const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id,
                                   const StageLayout& lay, const Deployment& dep, int64_t max_num_batched_tokens) {
-  const Term none{"FlashInfer all-reduce workspace", 0, 0, {}, {}};
+  const Term none{"all-reduce workspace", 0, 0, {}, {}};
   const engine::AllreduceFusionWorkspace* w = oh.allreduce_fusion_workspace.get();
   if (!w || !w->allocated_by(engine, lay.tp, lay.pp, lay.dp, dep.interconnect)) return none;
   const double max_input = w->max_input_bytes(device_id, lay.tp);
@@ -47,7 +47,7 @@ Term estimate_allreduce_workspace(const model::ModelSpec& m, const engine::Overh
   if (!dep.explain) return {none.name, s.allocated_bytes, 0, {}, {}};
   const double mib = 1024.0 * 1024.0;
   return {none.name, s.allocated_bytes, 0,
-          format("3 buffers of this rank (buffer %.0f MiB, flag %.0f KiB, lamport %lld x %.0f MiB; max_token_num %lld = min(%.2f MiB / (hidden %lld x %lld "
+          format("FlashInfer trtllm all-reduce fusion workspace, 3 buffers of this rank (buffer %.0f MiB, flag %.0f KiB, lamport %lld x %.0f MiB; max_token_num %lld = min(%.2f MiB / (hidden %lld x %lld "
                  "bytes), max_num_batched_tokens %lld)), each + %.0f-byte signal pad rounded up to %.0f MiB: %s %s, TP %lld on %s %s (versions: %s; "
                  "when: %s; sizes: %s; maximum input: %s; granularity: %s)",
                  s.buffer_bytes / mib, s.flag_bytes / 1024.0, static_cast<long long>(w->lamport_copies), s.lamport_bytes / static_cast<double>(w->lamport_copies) / mib,
