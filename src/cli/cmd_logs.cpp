@@ -287,13 +287,16 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
            allgather ? "predicted = activation peak + MoE all-gather rows (the engine's torch peak holds both)" : "");
   // The HCCL buffers of the EP communicators are created during the profile run, so the engine counts them as
   // non-torch memory (docs/logs.md); the fit keeps them as their own term.
-  // Issue 15/16 (nccl): so are the NCCL buffers vLLM before PR #25359 counts.
+  // Issue 15/16 (nccl): so are the NCCL buffers vLLM before PR #25359 counts, and (issue 15, tpws) vLLM 0.19's FlashInfer
+  // all-reduce workspace.
   const bool communicators = e && e->ep_communicator_bytes > 0;
   const bool nccl = e && e->nccl_buffer_bytes > 0;
-  term_row("non-torch memory (GiB)", p.non_torch_gib, gib(e ? e->non_torch_bytes + e->ep_communicator_bytes + e->nccl_buffer_bytes : 0),
+  const bool fi_workspace = e && e->allreduce_workspace_bytes > 0;
+  term_row("non-torch memory (GiB)", p.non_torch_gib, gib(e ? e->non_torch_bytes + e->ep_communicator_bytes + e->nccl_buffer_bytes + e->allreduce_workspace_bytes : 0),
            communicators ? "predicted = non-torch + EP communicator buffers (the engine measures both as non-torch)"
            : nccl        ? "predicted = non-torch + NCCL buffers (the engine measures both as non-torch)"
-                         : "");
+           : fi_workspace ? "predicted = non-torch + FlashInfer all-reduce workspace (the engine measures both as non-torch)"
+                          : "");
   term_row("graph memory (GiB)", p.graph_gib, gib(e ? e->graph_bytes : 0), "");
   term_row("KV cache reserve (GiB)", p.kv_reserve_gib, gib(e ? e->available_kv_bytes : 0), "");
   // The encoder pass, where the log states it: its budget and how many largest items it encodes.

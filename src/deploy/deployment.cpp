@@ -11,6 +11,7 @@
 #include "base/json_util.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/allreduce_workspace.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
 
@@ -785,7 +786,12 @@ void default_interconnect(const device::DeviceSpec& dev, const engine::EnginePro
     return;
   }
   dep.interconnect = rule->interconnect;
-  if (!counted) return;
+  // Issue 15 (tpws): the interconnect also decides whether the version's FlashInfer all-reduce workspace is allocated
+  // (it needs NVSwitch multicast), so the default shapes a number there too.
+  const engine::AllreduceFusionWorkspace* ws = oh.allreduce_fusion_workspace.get();
+  const bool workspace = ws && ws->max_input_bytes(dev.id, dep.tensor_parallel_size) > 0 &&
+                         ws->allocated_by(eng, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, rule->interconnect);
+  if (!counted && !workspace) return;
   std::string band;
   for (const auto a : rule->alternatives) band += std::string(band.empty() ? "" : ", ") + engine::interconnect_name(a);
   r.assumptions.push_back(interconnect_assumption(dev, *rule, dep.tensor_parallel_size) +
@@ -946,7 +952,7 @@ InterconnectBand across_interconnects(const Inputs& in, const Catalogs& catalogs
     r->deployment.explain = false;  // numbers and verdicts only
     const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
     band.points.push_back({engine::interconnect_name(ic), ic == resolved.deployment.interconnect, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes,
-                           e.nccl_buffer_bytes, e.max_concurrency});
+                           e.nccl_buffer_bytes, e.allreduce_workspace_bytes, e.max_concurrency});
     if (e.fits) ++band.fitting;
     band.available_kv_min_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::min(band.available_kv_min_bytes, e.available_kv_bytes);
     band.available_kv_max_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::max(band.available_kv_max_bytes, e.available_kv_bytes);

@@ -323,6 +323,7 @@ struct InterconnectPoint {
   int64_t kv_tokens = 0;
   double available_kv_bytes = 0;
   double nccl_buffer_bytes = 0;
+  double allreduce_workspace_bytes = 0;  // issue 15 (tpws): allocated only where the group has NVSwitch multicast
   double max_concurrency = 0;
 };
 struct InterconnectBand {

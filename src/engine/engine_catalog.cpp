@@ -5,6 +5,7 @@
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/allreduce_workspace.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/nccl_buffers.hpp"
 
@@ -854,6 +855,12 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
     if (!nccl->is_object()) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].nccl_buffers: expected an object", origin.c_str(), o.platform.c_str()), origin);
     PF_TRY(buffers, parse_nccl_buffers(JsonObject(*nccl, origin, "overheads[" + o.platform + "].nccl_buffers"), origin));
     o.nccl_buffers = std::make_shared<const NcclBuffers>(std::move(buffers));
+  }
+  if (const Json* ws = r.find("allreduce_fusion_workspace"); ws && !ws->is_null()) {
+    if (!ws->is_object())
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].allreduce_fusion_workspace: expected an object", origin.c_str(), o.platform.c_str()), origin);
+    PF_TRY(workspace, parse_allreduce_fusion_workspace(JsonObject(*ws, origin, "overheads[" + o.platform + "].allreduce_fusion_workspace"), origin));
+    o.allreduce_fusion_workspace = std::make_shared<const AllreduceFusionWorkspace>(std::move(workspace));
   }
   return o;
 }

@@ -400,6 +400,7 @@ struct TextActivationLiveTensors {
 };
 
 struct NcclBuffers;  // engine/nccl_buffers.hpp
+struct AllreduceFusionWorkspace;  // engine/allreduce_workspace.hpp
 
 struct Overheads {
   std::string platform;
@@ -437,7 +438,10 @@ struct Overheads {
   // Issue 15/16 (nccl): the NCCL communicator buffers counted inside the budget by the engine versions it names, by
   // interconnect (engine/nccl_buffers.hpp; engines.json overheads[].nccl_buffers). Null: not modelled on this platform.
   std::shared_ptr<const NcclBuffers> nccl_buffers;
-  bool operator==(const Overheads&) const = default;  // nccl_buffers compares by address
+  // Issue 15 (tpws): the FlashInfer all-reduce fusion workspace the engine versions it names allocate inside the profile
+  // window at TP > 1 (engine/allreduce_workspace.hpp; engines.json overheads[].allreduce_fusion_workspace). Null: none.
+  std::shared_ptr<const AllreduceFusionWorkspace> allreduce_fusion_workspace;
+  bool operator==(const Overheads&) const = default;  // nccl_buffers and allreduce_fusion_workspace compare by address
 };
 
 struct EngineCatalog {

@@ -315,7 +315,8 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   const bool graph_counted = e.graph_in_budget && dep.mode == ExecutionMode::graph;
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
-  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.nccl_buffer_bytes - e.ep_communicator_bytes - e.moe_allgather_bytes;
+  double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.nccl_buffer_bytes - e.allreduce_workspace_bytes - e.ep_communicator_bytes -
+                     e.moe_allgather_bytes;
   if (graph_counted) available -= e.graph_bytes;
   available = std::floor(std::floor(available) / e.kv_budget_divisor);
   // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
@@ -332,7 +333,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
                                               .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes,
                                               // every stage's MoE layers gather the same rows, and every stage's TP group holds its NCCL
                                               // buffers: beside its communicators
-                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes + e.nccl_buffer_bytes, .kv_budget_divisor = e.kv_budget_divisor});
+                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes + e.nccl_buffer_bytes + e.allreduce_workspace_bytes, .kv_budget_divisor = e.kv_budget_divisor});
     if (!e.stages.empty()) {
       if (!dep.stage_devices.empty() && dep.explain)
         e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
@@ -552,6 +553,7 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
 std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
   std::string rule = "requested - weights - activation peak - non-torch";
   if (e.nccl_buffer_bytes > 0) rule += " - NCCL buffers";
+  if (e.allreduce_workspace_bytes > 0) rule += " - all-reduce workspace";
   if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
   if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
   if (e.moe_allgather_bytes > 0) rule += " - MoE all-gather rows";
@@ -565,6 +567,7 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
                                            bool explain) {
   const std::string kv_rule = !explain ? std::string()
                                        : "requested - weights - activation peak - non-torch" + std::string(e.nccl_buffer_bytes > 0 ? " - NCCL buffers" : "") +
+                                             std::string(e.allreduce_workspace_bytes > 0 ? " - all-reduce workspace" : "") +
                                              std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
                                              std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
                                              std::string(e.moe_allgather_bytes > 0 ? " - MoE all-gather rows" : "") +
@@ -806,9 +809,8 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   e.activation_bytes = ph.peak.bytes;
   e.assumptions.insert(e.assumptions.end(), run.assumptions.begin(), run.assumptions.end());
   keep_term(ph.peak);
-
   // Issue 15/16 (nccl): the NCCL buffers the version counts, by interconnect; where they apply they replace the fixed
-  // multi-rank share of the non-torch term.
+  // multi-rank share of the non-torch term. Issue 15 (tpws): vLLM 0.19's FlashInfer all-reduce workspace is a term beside them.
   const Term nccl = terms::estimate_nccl_buffers(oh, engine, device.family, lay, dep);
   e.nccl_buffer_bytes = nccl.bytes;
   core.non_torch = terms::estimate_non_torch(oh, engine, device.family, lay, dep.explain, nccl.bytes);
@@ -816,7 +818,10 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   e.non_torch_bytes = non_torch.bytes;
   e.non_torch_counted = terms::non_torch_counted(engine, oh, device.family);
   keep_term(non_torch);
-  if (nccl.bytes > 0) keep_term(nccl);
+  const Term fi_workspace = terms::estimate_allreduce_workspace(m, oh, engine, device.id, lay, dep, e.max_num_batched_tokens);
+  e.allreduce_workspace_bytes = fi_workspace.bytes;
+  for (const Term* t : {&nccl, &fi_workspace})
+    if (t->bytes > 0) keep_term(*t);
   e.graph_in_budget = oh.graph_memory_in_budget.value_or(engine.graph_memory_in_budget);
   std::string fallback;
   auto graph_result = terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback);

@@ -335,6 +335,10 @@ struct FitEstimate {
   // Issue 15/16 (nccl): the NCCL communicator buffers of the TP group that the engine version counts inside the budget
   // (terms::estimate_nccl_buffers), subtracted from it; 0 where none (they replace the fixed multi-rank non-torch share).
   double nccl_buffer_bytes = 0;
+  // Issue 15 (tpws): the FlashInfer all-reduce fusion workspace this rank allocates inside the profile window
+  // (terms::estimate_allreduce_workspace: vLLM 0.19 at TP > 1 on an NVSwitch group of SM 9.0 / 10.0 cards), subtracted
+  // from the budget beside the non-torch term; 0 where none.
+  double allreduce_workspace_bytes = 0;
   // Expert parallel on A2 (vLLM-Ascend 0.13 - 0.25): the DP all-gather MoE path's rows in the profile run, subtracted
   // from the budget beside the activation peak (issue 15, terms::estimate_moe_allgather). 0 elsewhere.
   double moe_allgather_bytes = 0;

@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/shared_text.hpp"
+#include "engine/allreduce_workspace.hpp"
 #include "estimate/fit.hpp"
 
 namespace preflight::estimate::terms {
@@ -168,6 +169,24 @@ Term estimate_non_torch(const engine::Overheads& oh, const engine::EngineProfile
 // versions, and for an interconnect whose channels are not derived (network, unknown, an underived family).
 Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_family, const StageLayout& layout,
                            const Deployment& dep);
+// Issue 15 (tpws): what FlashInfer's trtllm all-reduce fusion workspace allocates on one rank (engines.json
+// overheads[].allreduce_fusion_workspace, buffers_source and granularity_source): max_token_num = min(max input bytes /
+// (hidden x dtype bytes), max_num_batched_tokens); a buffer of tp x tokens x hidden x 2, a flag of tp x flag bytes and
+// a lamport buffer of copies x min(tp x tokens x hidden x (4 for fp32, else 2), cap), each rounded up to the buffer
+// alignment, padded with the signal pad and rounded up to the granularity. Inputs are the record, the card's maximum
+// input for this TP, and the model's hidden size and dtype bytes.
+struct AllreduceWorkspaceSizes {
+  int64_t max_token_num = 0;
+  double buffer_bytes = 0, flag_bytes = 0, lamport_bytes = 0;  // as FlashInfer asks for them
+  double allocated_bytes = 0;                                   // the three allocations on this rank
+};
+AllreduceWorkspaceSizes allreduce_workspace_sizes(const engine::AllreduceFusionWorkspace& w, double max_input_bytes, int64_t tensor_parallel_size,
+                                                  int64_t hidden_size, int64_t dtype_bytes, int64_t max_num_batched_tokens);
+// Issue 15 (tpws): the workspace term of this rank where the engine version allocates it for this layout, card and
+// interconnect (AllreduceFusionWorkspace::allocated_by and a maximum input for the card at this TP); 0 bytes elsewhere.
+// It sits inside the non-torch increase the profile subtracts, beside the non-torch term (not fitted, no band).
+Term estimate_allreduce_workspace(const model::ModelSpec& m, const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id,
+                                  const StageLayout& layout, const Deployment& dep, int64_t max_num_batched_tokens);
 // DSA context parallel (vLLM-Ascend, a model with a sparse-attention indexer, TP > 1, switched on as
 // engine.dsa_cp_switch says): q_b_proj and kv_b_proj are built whole on every rank (ShardedCPColumnParallelOp;
 // kv_b_proj kept as the bf16 W_UK / W_UV it is turned into), and one full-size o_proj pool is added

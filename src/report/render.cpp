@@ -157,14 +157,17 @@ Json version_band_to_json(const deploy::VersionBand& band) {
 
 std::string render_interconnect_band(const deploy::InterconnectBand& band, const Style& st) {
   if (band.points.empty()) return {};
-  std::string o = bold("across interconnects", st) + " (none given: the NCCL buffers under each plausible one, the assumed one first)\n";
+  // Issue 15 (tpws): the FlashInfer all-reduce workspace depends on the interconnect too (NVSwitch multicast).
+  const bool workspace = std::any_of(band.points.begin(), band.points.end(), [](const auto& p) { return p.allreduce_workspace_bytes > 0; });
+  std::string o = bold("across interconnects", st) + " (none given: the NCCL buffers" + (workspace ? " and the all-reduce workspace" : "") +
+                  " under each plausible one, the assumed one first)\n";
   o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; " +
        fixed(bytes_to_gib(band.available_kv_min_bytes), 2) + " - " + fixed(bytes_to_gib(band.available_kv_max_bytes), 2) + " GiB available; fits on " +
        std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + "\n";
   for (const auto& p : band.points) {
     const std::string name = p.interconnect + (p.assumed ? " (assumed)" : "");
     o += "    " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + fixed(bytes_to_gib(p.nccl_buffer_bytes), 2) + " GiB NCCL, " +
-         with_thousands(p.kv_tokens) + " tokens, " + fixed(bytes_to_gib(p.available_kv_bytes), 2) + " GiB available, " +
+         (workspace ? fixed(bytes_to_gib(p.allreduce_workspace_bytes), 2) + " GiB all-reduce workspace, " : std::string()) + with_thousands(p.kv_tokens) + " tokens, " + fixed(bytes_to_gib(p.available_kv_bytes), 2) + " GiB available, " +
          (p.fits ? std::string("fits") : std::string(estimate::failure_name(p.failure))) + "\n";
   }
   return o;
@@ -176,7 +179,7 @@ Json interconnect_band_to_json(const deploy::InterconnectBand& band) {
   for (const auto& p : band.points)
     points.push_back({{"interconnect", p.interconnect}, {"assumed", p.assumed}, {"fits", p.fits}, {"failure", estimate::failure_name(p.failure)},
                       {"kv_tokens", p.kv_tokens}, {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"nccl_buffer_gib", bytes_to_gib(p.nccl_buffer_bytes)},
-                      {"max_concurrency", p.max_concurrency}});
+                      {"allreduce_workspace_gib", bytes_to_gib(p.allreduce_workspace_bytes)}, {"max_concurrency", p.max_concurrency}});
   return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"available_kv_min_gib", bytes_to_gib(band.available_kv_min_bytes)},
           {"available_kv_max_gib", bytes_to_gib(band.available_kv_max_bytes)}, {"fitting", band.fitting}, {"interconnects", points}};
 }

@@ -422,6 +422,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       // issue 15/16 (nccl): the NCCL buffers counted before vLLM PR #25359 (from source, not fitted), subtracted;
                       // where they apply they replace the fixed multi-rank share
                       {"nccl_buffers", est.nccl_buffer_bytes},
+                      // issue 15 (tpws): vLLM 0.19's FlashInfer all-reduce workspace (from source, not fitted), subtracted
+                      {"allreduce_workspace", est.allreduce_workspace_bytes},
                       {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 && est.nccl_buffer_bytes <= 0 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},

@@ -10,6 +10,7 @@
 
 #include "base/embedded.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/allreduce_workspace.hpp"
 #include "engine/nccl_buffers.hpp"
 
 using namespace preflight;
@@ -19,14 +20,23 @@ namespace {
 
 constexpr const char* k_file = "engines/engines.json";
 
-// Overheads compare field by field, the NCCL buffer record by value (Overheads' own == compares its address).
+// Two optional records the same by value (Overheads' own == compares their addresses).
+template <class T>
+bool same_record(const std::shared_ptr<const T>& a, const std::shared_ptr<const T>& b) {
+  return (!a && !b) || (a && b && *a == *b);
+}
+
+// Overheads compare field by field, the NCCL buffer and all-reduce workspace records by value.
 bool same_overheads(const Overheads* a, const Overheads* b) {
   if (!a || !b) return a == b;
   Overheads x = *a, y = *b;
-  const bool same_nccl = (!x.nccl_buffers && !y.nccl_buffers) || (x.nccl_buffers && y.nccl_buffers && *x.nccl_buffers == *y.nccl_buffers);
+  const bool same_nccl = same_record(x.nccl_buffers, y.nccl_buffers);
+  const bool same_workspace = same_record(x.allreduce_fusion_workspace, y.allreduce_fusion_workspace);
   x.nccl_buffers.reset();
   y.nccl_buffers.reset();
-  return same_nccl && x == y;
+  x.allreduce_fusion_workspace.reset();
+  y.allreduce_fusion_workspace.reset();
+  return same_nccl && same_workspace && x == y;
 }
 
 // The profiles of `engine`, in file order.
