@@ -924,6 +924,9 @@ struct CoreKey {
   engine::Interconnect interconnect = engine::Interconnect::unknown;
   std::string quantization;
   bool has_scheme = false;
+  // Issue 15 (tpws): the all-reduce workspace reads the card's id (its max-input table, its rule text): a card the
+  // table lists is a class of its own.
+  std::string allreduce_card;
   bool operator==(const CoreKey&) const = default;
 };
 
@@ -934,7 +937,10 @@ CoreKey core_key(const ModelSpec& m, const device::DeviceSpec& device, const eng
                  .graph_ceiling = engine.cudagraph_default_ceiling(device.id), .trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end(),
                  .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size, .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size,
                  .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len, .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling,
-                 .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value()};
+                 .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
+                 .allreduce_card = oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, dep.tensor_parallel_size) > 0
+                                       ? device.id
+                                       : std::string()};
 }
 
 }  // namespace

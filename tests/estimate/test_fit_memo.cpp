@@ -44,6 +44,7 @@ void expect_same_fit(const estimate::FitEstimate& a, const estimate::FitEstimate
   EXPECT_EQ(a.non_torch_bytes, b.non_torch_bytes) << at;
   EXPECT_EQ(a.graph_bytes, b.graph_bytes) << at;
   EXPECT_EQ(a.nccl_buffer_bytes, b.nccl_buffer_bytes) << at;
+  EXPECT_EQ(a.allreduce_workspace_bytes, b.allreduce_workspace_bytes) << at;
   EXPECT_EQ(a.ep_communicator_bytes, b.ep_communicator_bytes) << at;
   EXPECT_EQ(a.moe_allgather_bytes, b.moe_allgather_bytes) << at;
   EXPECT_EQ(a.available_kv_bytes, b.available_kv_bytes) << at;
@@ -189,4 +190,47 @@ TEST(FitMemo, Issue19_TheLargeBatchThresholdIsAClassOfItsOwn) {
   estimate::FitCoreMemo unused;
   ASSERT_TRUE(estimate::try_estimate_fit(unused, *m, *h100, *eng, *oh, explained).has_value());
   EXPECT_EQ(unused.cores_computed() + unused.cores_reused(), 0u);
+}
+
+// Issue 15 (tpws) x issue 19: vLLM 0.19's FlashInfer all-reduce workspace reads the card's id (its per-card max-input
+// table), so on an NVSwitch at TP > 1 the cards the table lists (the Hoppers, B200) are classes of their own: every
+// CUDA card through one memo fits as alone, and some fit carries the workspace (else this would test nothing).
+TEST(FitMemo, Issue15_AllreduceWorkspaceCardsAreClassesOfTheirOwn) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  auto eng = engine::select_engine(*engines, "vllm", "0.19.0");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = engines->overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  std::vector<model::ModelSpec> models;
+  for (const char* id : {"meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B"}) {
+    auto entry = model::find_builtin_model(id);
+    ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+    auto spec = model::model_spec_from_catalog(**entry);
+    ASSERT_TRUE(spec.has_value()) << id;
+    models.push_back(std::move(*spec));
+  }
+  size_t with_workspace = 0, fits = 0;
+  for (const auto& m : models) {
+    for (const int64_t tp : {2, 4, 8}) {
+      estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+      d.interconnect = engine::Interconnect::nvswitch;
+      estimate::FitCoreMemo memo;
+      for (const auto& card : devices->devices) {
+        if (card.platform != "cuda") continue;
+        const std::string at = m.id + " TP" + std::to_string(tp) + " on " + card.id;
+        const auto alone = estimate::try_estimate_fit(m, card, *eng, *oh, d);
+        const auto memoized = estimate::try_estimate_fit(memo, m, card, *eng, *oh, d);
+        ASSERT_EQ(alone.has_value(), memoized.has_value()) << at;
+        if (!alone) continue;
+        ++fits;
+        expect_same_fit(*alone, *memoized, at);
+        if (alone->allreduce_workspace_bytes > 0) ++with_workspace;
+      }
+    }
+  }
+  EXPECT_GT(fits, 50u);
+  EXPECT_GT(with_workspace, 0u);
+  EXPECT_LT(with_workspace, fits);  // cards outside the table (Ampere, Ada) have none
 }
