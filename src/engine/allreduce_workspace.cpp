@@ -1,6 +1,7 @@
 // engine/allreduce_workspace: reads overheads[cuda].allreduce_fusion_workspace of engines.json (docs/memory-model.md,
 // "The FlashInfer all-reduce workspace").
 #include "engine/allreduce_workspace.hpp"
+#include "engine/version_range.hpp"
 
 #include <algorithm>
 
@@ -65,12 +66,10 @@ Expected<AllreduceFusionWorkspace> parse_allreduce_fusion_workspace(const JsonOb
   AllreduceFusionWorkspace w;
   PF_TRY(engine, r.string("engine"));
   w.engine = engine;
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
+  PF_TRY(range, read_version_range(r));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
   PF_TRY(vsrc, source_field(r, "version_source", origin));
-  w.counted = EngineProfile::VersionRule{*pmin, *pmax, vsrc};
+  w.counted = EngineProfile::VersionRule{range->first, range->second, vsrc};
   PF_TRY(ics, string_list(r.find("interconnects"), r.key_path("interconnects"), origin));
   for (const auto& text : ics) {
     const auto ic = parse_interconnect(text);

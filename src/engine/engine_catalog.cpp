@@ -8,6 +8,7 @@
 #include "engine/allreduce_workspace.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/nccl_buffers.hpp"
+#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
@@ -161,9 +162,6 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
   }
 }
 
-namespace {
-
-// A record's version_min and version_max: both parsable and min <= max, else nullopt (the caller names the record).
 Expected<std::optional<std::pair<Version, Version>>> read_version_range(const JsonObject& r) {
   PF_TRY(vmin, r.string("version_min"));
   PF_TRY(vmax, r.string("version_max"));
@@ -171,6 +169,8 @@ Expected<std::optional<std::pair<Version, Version>>> read_version_range(const Js
   if (!pmin || !pmax || *pmax < *pmin) return std::optional<std::pair<Version, Version>>();
   return std::optional<std::pair<Version, Version>>(std::make_pair(*pmin, *pmax));
 }
+
+namespace {
 
 // The {version_min, version_max, source} of a rule object (issue 15); `extra` names further keys it may hold.
 Expected<EngineProfile::VersionRule> parse_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,

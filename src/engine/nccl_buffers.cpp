@@ -1,6 +1,7 @@
 // engine/nccl_buffers: reads overheads[cuda].nccl_buffers of engines.json (docs/memory-model.md, "NCCL buffers before
 // vLLM PR #25359").
 #include "engine/nccl_buffers.hpp"
+#include "engine/version_range.hpp"
 
 #include <algorithm>
 #include <array>
@@ -130,12 +131,10 @@ Expected<NcclBuffers> parse_nccl_buffers(const JsonObject& r, const std::string&
   NcclBuffers n;
   PF_TRY(engine, r.string("engine"));
   n.engine = engine;
-  PF_TRY(vmin, r.string("version_min"));
-  PF_TRY(vmax, r.string("version_max"));
-  const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-  if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
+  PF_TRY(range, read_version_range(r));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
   PF_TRY(vsrc, r.string("version_source"));
-  n.counted = EngineProfile::VersionRule{*pmin, *pmax, vsrc};
+  n.counted = EngineProfile::VersionRule{range->first, range->second, vsrc};
   PF_TRY(comms, r.int_("communicators"));
   if (comms < 1 || comms > 16) return make_error(ErrorKind::corrupt, format("%s: %s: expected 1-16", origin.c_str(), r.key_path("communicators").c_str()), origin);
   n.communicators = comms;
@@ -154,13 +153,13 @@ Expected<NcclBuffers> parse_nccl_buffers(const JsonObject& r, const std::string&
   PF_TRY(proxy_src, r.opt_string("proxy_source"));
   if (steps || proxy_max || proxy_src) {
     const auto pmax_proxy = proxy_max ? parse_version(*proxy_max) : std::nullopt;
-    if (!steps || *steps < 1 || *steps > 64 || !pmax_proxy || *pmax_proxy < *pmin || *pmax < *pmax_proxy || !proxy_src || trim(*proxy_src).empty())
+    if (!steps || *steps < 1 || *steps > 64 || !pmax_proxy || *pmax_proxy < range->first || range->second < *pmax_proxy || !proxy_src || trim(*proxy_src).empty())
       return make_error(ErrorKind::corrupt,
                         format("%s: %s: expected proxy_shared_steps (1-64), proxy_version_max inside the version range and proxy_source together",
                                origin.c_str(), r.key_path("proxy_shared_steps").c_str()),
                         origin);
     n.proxy_shared_steps = *steps;
-    n.proxy_counted = EngineProfile::VersionRule{*pmin, *pmax_proxy, *proxy_src};
+    n.proxy_counted = EngineProfile::VersionRule{range->first, *pmax_proxy, *proxy_src};
     n.proxy_source = *proxy_src;
   }
   PF_TRY(domains, r.array("domains"));
