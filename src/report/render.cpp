@@ -253,15 +253,19 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
               static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());
   o += "  weights stored   " + f.weight_scheme.str() + "\n";
   o += "  memory per device (GiB)\n";
-  o += "    total            " + fixed(bytes_to_gib(f.total_bytes), 2) + "\n";
-  o += "    requested        " + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
+  // One label column for the block: 17 wide, wider when a term's name is longer ("all-reduce workspace").
+  size_t width = 17;
+  for (const auto& t : f.terms) width = std::max(width, t.name.size() + 1);
+  const auto label = [&](const std::string& name) { return "    " + name + std::string(width - name.size(), ' '); };
+  o += label("total") + fixed(bytes_to_gib(f.total_bytes), 2) + "\n";
+  o += label("requested") + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
   for (const auto& t : f.terms) {
-    o += "    " + t.name + std::string(t.name.size() < 17 ? 17 - t.name.size() : 1, ' ') + fixed(bytes_to_gib(t.bytes), 2);
+    o += label(t.name) + fixed(bytes_to_gib(t.bytes), 2);
     if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
     o += "\n";
   }
   if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture and hybrid KV copies after KV sizing, outside the budget (EP buffers are inside it)
-    o += "    after KV sizing  " + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
+    o += label("after KV sizing") + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
          "  (graph capture, hybrid KV copies: outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
   if (!f.lines.empty()) {
     o += "  the engine will print\n";

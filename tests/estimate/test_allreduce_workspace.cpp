@@ -14,6 +14,10 @@
 #include "estimate/fit.hpp"
 #include "estimate/fit_terms.hpp"
 #include "fit_setup.hpp"
+#include "test_support.hpp"
+
+#include <set>
+#include <sstream>
 
 using namespace preflight;
 
@@ -132,4 +136,29 @@ TEST(AllreduceWorkspace, NotAllocated) {
   EXPECT_DOUBLE_EQ(fit(k_llama8b, "H100-SXM", "0.19.0", 3, engine::Interconnect::nvswitch).allreduce_workspace_bytes, 0.0);
   EXPECT_DOUBLE_EQ(fit(k_llama8b, "L40S", "0.19.0", 2, engine::Interconnect::nvswitch).allreduce_workspace_bytes, 0.0);
   EXPECT_DOUBLE_EQ(fit(k_llama8b, "RTXPRO6000", "0.19.0", 2, engine::Interconnect::nvswitch).allreduce_workspace_bytes, 0.0);
+}
+
+// Review fix: "all-reduce workspace" is longer than the 17-column label field of fit's memory block, and its value was
+// printed one space after the name, out of line with the others. Every value in the block starts in one column.
+TEST(AllreduceWorkspace, FitTextKeepsTheValueColumnAligned) {
+  const auto r = pftest::run_cli("fit Qwen/Qwen3-32B --device H100-SXM --engine vllm@0.19 --tensor-parallel-size 2", {"NO_COLOR=1", false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto begin = r.out.find("memory per device");
+  const auto end = r.out.find("the engine will print");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  std::istringstream block(r.out.substr(begin, end - begin));
+  std::string line;
+  std::getline(block, line);  // the heading
+  std::set<size_t> columns;
+  bool workspace = false;
+  while (std::getline(block, line)) {
+    if (line.find_first_not_of(' ') == std::string::npos) continue;  // the indent before "the engine will print"
+    workspace = workspace || line.find("all-reduce workspace") != std::string::npos;
+    const auto value = line.find_first_of("0123456789");
+    ASSERT_NE(value, std::string::npos) << line;
+    columns.insert(value);
+  }
+  EXPECT_TRUE(workspace) << r.out;
+  EXPECT_EQ(columns.size(), 1U) << r.out;
 }
