@@ -67,7 +67,7 @@ bool speculative_drafter(const model::CatalogModel& m) {
   if (!config.is_object() || !config.contains("architectures")) return false;
   const Json& a = config["architectures"];
   if (!a.is_array() || a.empty() || !a[0].is_string()) return false;
-  const model::ArchitectureTraits* t = model::builtin_traits().find(a[0].get<std::string>());
+  const model::ArchitectureTraits* t = model::find_builtin_traits(a[0].get<std::string>());
   return t && t->speculative_drafter;
 }
 

@@ -11,6 +11,7 @@
 #include "base/json_util.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "device/device_platform.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
@@ -486,6 +487,7 @@ std::string device_text_platform(const std::string& text, const std::string& pla
   if (!platform_flag.empty()) return to_lower(platform_flag);
   const std::vector<std::string> names = split(text, ',');
   const std::string first = trim(names.empty() ? text : names.front());
+  if (auto indexed = device::indexed_device_platform(first); indexed && !first.empty()) return *indexed;  // issue 19: no record parsed
   if (auto devices = device::load_device_catalog_for(first); devices && !first.empty()) {
     if (const device::DeviceSpec* d = devices->find(first)) return d->platform;
   }

@@ -12,6 +12,7 @@
 #include "base/file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "device/device_platform.hpp"
 #include "device/device_spec.hpp"
 
 namespace preflight::device {
@@ -504,6 +505,15 @@ Expected<std::vector<std::string>> load_device_families() {
   PF_TRY(catalog, load_builtin_device_catalog());
   for (const auto& d : catalog.devices) add(d.family);
   return out;
+}
+
+std::optional<std::string> indexed_device_platform(const std::string& device_text) {
+  const auto records = embedded_records(k_devices_file, "devices");
+  const auto named = indexed_device(records, device_text);
+  if (!named || device_text.find(',') != std::string::npos || names_ambiguous(device_text) || path_exists(device_overlay_path())) return std::nullopt;
+  const auto platform = embedded_record_field(k_devices_file, "devices", records[*named], "platform");
+  if (!platform || platform->empty()) return std::nullopt;
+  return std::string(*platform);
 }
 
 Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) {

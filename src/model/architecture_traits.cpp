@@ -1,6 +1,10 @@
 #include "model/architecture_traits.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "base/embedded.hpp"
 #include "base/units.hpp"
@@ -69,14 +73,54 @@ Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string
   return catalog;
 }
 
+namespace {
+
+constexpr const char* k_traits_file = "architectures/traits.json";
+
+// The record of `architecture` parsed alone, as the whole file's parser reads it; nullopt when the index does not
+// hold it or it does not parse to one entry.
+std::optional<ArchitectureTraits> parse_indexed_traits(const std::string& architecture) {
+  for (const EmbeddedRecord& record : embedded_records(k_traits_file, "architectures")) {
+    if (record.id != architecture) continue;
+    const std::string_view text = embedded_record_text(k_traits_file, record);
+    if (text.empty()) return std::nullopt;
+    std::string one = "{\"schema_version\":1,\"architectures\":[";
+    one.append(text);
+    one += "]}";
+    auto json = parse_json(one, "data/architectures/traits.json");
+    if (!json) return std::nullopt;
+    auto parsed = parse_traits_catalog(*json, "data/architectures/traits.json");
+    if (!parsed || parsed->entries.size() != 1) return std::nullopt;
+    return parsed->entries.front();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 const TraitsCatalog& builtin_traits() {
   static const TraitsCatalog catalog = [] {
-    auto json = parse_json(std::string(embedded_data("architectures/traits.json")), "data/architectures/traits.json");
+    auto json = parse_json(std::string(embedded_data(k_traits_file)), "data/architectures/traits.json");
     if (!json) return TraitsCatalog{};
     auto parsed = parse_traits_catalog(*json, "data/architectures/traits.json");
     return parsed ? *parsed : TraitsCatalog{};
   }();
   return catalog;
+}
+
+const ArchitectureTraits* find_builtin_traits(const std::string& architecture) {
+  static std::mutex mutex;
+  static std::map<std::string, std::optional<ArchitectureTraits>, std::less<>> parsed;  // nodes stay put: pointers hold
+  const std::lock_guard lock(mutex);
+  if (const auto it = parsed.find(architecture); it != parsed.end()) return it->second ? &*it->second : nullptr;
+  const auto records = embedded_records(k_traits_file, "architectures");
+  const bool indexed = std::any_of(records.begin(), records.end(), [&](const EmbeddedRecord& r) { return r.id == architecture; });
+  std::optional<ArchitectureTraits> one = parse_indexed_traits(architecture);
+  if (!one && (indexed || records.empty())) {
+    if (const ArchitectureTraits* whole = builtin_traits().find(architecture)) one = *whole;
+  }
+  const std::optional<ArchitectureTraits>& kept = parsed.emplace(architecture, std::move(one)).first->second;
+  return kept ? &*kept : nullptr;
 }
 
 }  // namespace preflight::model

@@ -32,6 +32,7 @@ struct ArchitectureTraits {
   // --speculative-config, never as a model of its own, so `plan --device` leaves its catalogue records out.
   bool speculative_drafter = false;
   std::string source;
+  bool operator==(const ArchitectureTraits&) const = default;
 };
 
 struct TraitsCatalog {
@@ -40,7 +41,12 @@ struct TraitsCatalog {
 };
 
 Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string& origin);
-// The catalogue embedded at build time (data/architectures/traits.json).
+// The catalogue embedded at build time (data/architectures/traits.json), parsed whole.
 const TraitsCatalog& builtin_traits();
+// The traits of one architecture in the embedded catalogue, parsed from its record alone (build-time index,
+// cmake/catalog_index.cpp; issue 19: a fit reads one record, not the file) by parse_traits_catalog, and kept: each
+// record is parsed once per process; safe from several threads. nullptr when traits.json has no such id. Falls back
+// to builtin_traits() where the index does not locate the record.
+const ArchitectureTraits* find_builtin_traits(const std::string& architecture);
 
 }  // namespace preflight::model

@@ -236,7 +236,7 @@ Expected<const ArchitectureTraits*> read_architecture(const ConfigView& cfg, con
   }
   PF_TRY(model_type, cfg.opt_string("model_type"));
   spec.model_type = model_type.value_or("");
-  const ArchitectureTraits* found = builtin_traits().find(spec.architecture);
+  const ArchitectureTraits* found = find_builtin_traits(spec.architecture);
   if (found) {
     traits = *found;
   } else {

@@ -581,10 +581,11 @@ TEST(DeviceCatalog, Issue15_MemoryKindValidated) {
 // confidence.runtime_total "estimate"; 910B3: runtime_total_bytes 65452113920, "measured".
 TEST(DeviceCatalog, Review19_IndexCopiesTheClassRuleFields) {
   const auto names = embedded_record_fields("devices/devices.json", "devices");
-  ASSERT_EQ(names.size(), 6u);
+  ASSERT_EQ(names.size(), 7u);
   EXPECT_EQ(names[0], "vendor");
   EXPECT_EQ(names[4], "confidence.runtime_total");
-  EXPECT_EQ(names[5], "family");  // issue 16: the launch rules' device families (load_device_families)
+  EXPECT_EQ(names[5], "family");    // issue 16: the launch rules' device families (load_device_families)
+  EXPECT_EQ(names[6], "platform");  // issue 19: fit's flag checks (device/device_platform.hpp)
   const auto index = embedded_records("devices/devices.json", "devices");
   const auto a5 = std::find_if(index.begin(), index.end(), [](const EmbeddedRecord& r) { return r.id == "950DT"; });
   ASSERT_NE(a5, index.end());
