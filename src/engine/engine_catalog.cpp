@@ -196,6 +196,27 @@ Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const Jso
   return std::optional<EngineProfile::VersionRule>(rule);
 }
 
+// Issue 15 (evid23): a version rule that may also end (before_build) or start (from_build) at a main-branch build,
+// with build_source saying how the build was found (git describe); the build boundary needs it.
+Expected<std::optional<EngineProfile::VersionRule>> parse_build_bounded_rule(const JsonObject& r, const std::string& origin, const std::string& id,
+                                                                              const std::string& key) {
+  const Json* j = r.find(key);
+  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
+  JsonObject c(*j, origin, "profiles[" + id + "]." + key);
+  PF_TRY(rule, parse_rule_range(c, origin, id, key, {"from_build", "before_build", "build_source"}));
+  for (const auto& [name, bound] : {std::pair{"from_build", &rule.from_build}, std::pair{"before_build", &rule.before_build}}) {
+    PF_TRY(text, c.opt_string(name));
+    if (!text) continue;
+    PF_TRY(build, parse_engine_build(*text, format("%s: %s: %s %s", origin.c_str(), id.c_str(), key.c_str(), name)));
+    *bound = build;
+  }
+  PF_TRY(build_source, c.opt_string("build_source"));
+  if ((rule.from_build || rule.before_build) && (!build_source || build_source->empty()))
+    return make_error(ErrorKind::corrupt, format("%s: %s: %s with from_build / before_build needs build_source", origin.c_str(), id.c_str(), key.c_str()), origin);
+  if (build_source) rule.source += "; " + *build_source;
+  return std::optional<EngineProfile::VersionRule>(rule);
+}
+
 // The array under `key`, nullptr when absent or null; anything else is corrupt.
 Expected<const Json*> optional_array(const JsonObject& r, const std::string& key, const std::string& origin, const std::string& id) {
   const Json* j = r.find(key);
@@ -414,6 +435,10 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   if (without_ep && p.ep_hccl_communicators.empty())
     return make_error(ErrorKind::corrupt, format("%s: %s: moe_hccl_communicators_without_ep needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
   p.moe_hccl_communicators_without_ep = without_ep;
+  PF_TRY(every_group, parse_build_bounded_rule(r, origin, id, "hccl_every_group_at_buffsize"));
+  if (every_group && p.ep_hccl_communicators.empty())
+    return make_error(ErrorKind::corrupt, format("%s: %s: hccl_every_group_at_buffsize needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
+  p.hccl_every_group_at_buffsize = every_group;
   PF_TRY(gate_fp32, parse_version_rule(r, origin, id, "moe_gate_fp32"));
   p.moe_gate_fp32 = gate_fp32;
   PF_TRY(shared_whole, parse_version_rule(r, origin, id, "shared_experts_whole_only_with_sp"));
@@ -491,7 +516,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "non_torch_counted", "non_torch_absolute_families", "non_torch_counted_source",
                             "non_torch_increase_from_build", "non_torch_increase_from_build_source",
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
-                            "moe_hccl_communicators_without_ep", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
+                            "moe_hccl_communicators_without_ep", "hccl_every_group_at_buffsize", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",
                             "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
   (void)keys;

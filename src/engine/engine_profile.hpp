@@ -261,6 +261,10 @@ struct EngineProfile {
   // Issue 15: versions whose MoE layers build every token dispatcher (MC2 and all-to-all included) whatever the layout,
   // so a MoE model on more than one rank opens the ep_hccl_communicators with expert parallel off too. Unset: only with EP.
   std::optional<VersionRule> moe_hccl_communicators_without_ep;
+  // Issue 15 (evid23): builds before vLLM-Ascend PR #3073 (before_build 0.11.0rc1.dev35) create every process group
+  // without an hccl_buffer_size option, so each communicator (mc2, ep, dp and the TP group) takes HCCL_BUFFSIZE instead
+  // of the per-group sizes ep_hccl_communicators lists. Unset: the listed sizes.
+  std::optional<VersionRule> hccl_every_group_at_buffsize;
   // Issue 15 (dpep): versions that build the MoE router of an MLA model (vLLM's is_deepseek_mla: DeepSeek-V2/V3/V3.2,
   // Kimi-K2, ...) as an fp32 layer: the gate weight [experts, hidden] and its e_score_correction_bias are held in fp32
   // on every rank instead of the model dtype, inside "Loading model weights took". Unset: the model dtype.

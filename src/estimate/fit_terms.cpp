@@ -1050,19 +1050,29 @@ Term estimate_ep_communicators(const ModelSpec& m, const engine::EngineProfile& 
   const bool ep_off_opens = engine.applies(without_ep) && m.num_experts > 0 && lay.tp * lay.dp > 1;
   if ((expert_parallel_size <= 1 && !ep_off_opens) || engine.ep_hccl_communicators.empty()) return {"EP communicators", 0, 0, {}, {}};
   const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
+  // Issue 15 (evid23): before vLLM-Ascend PR #3073 no group had its own hccl_buffer_size, so each takes HCCL_BUFFSIZE,
+  // the TP group too; the fitted multi-rank non-torch share holds the TP group at the default, so only its excess
+  // 2 x (HCCL_BUFFSIZE - 200 MiB) is added here.
+  const bool every_group = engine.applies(engine.hccl_every_group_at_buffsize);
   double bytes = 0;
   std::string groups;
   for (const auto& c : engine.ep_hccl_communicators) {
     if (c.needs_dp && lay.dp <= 1) continue;
-    const double buffer = c.buffer_mib > 0 ? c.buffer_mib * 1024 * 1024 : buffsize;
+    const double buffer = c.buffer_mib > 0 && !every_group ? c.buffer_mib * 1024 * 1024 : buffsize;
     bytes += 2.0 * buffer;
     if (dep.explain) groups += format("%s%s %.0f MiB", groups.empty() ? "" : ", ", c.group.c_str(), buffer / (1024 * 1024));
   }
+  if (every_group && lay.tp > 1) {
+    const double tp_excess = 2.0 * (buffsize - k_hccl_buffsize_default_bytes);
+    bytes += tp_excess;
+    if (dep.explain) groups += format(", tp %.0f MiB (2 x %.0f MiB beyond the default the non-torch share holds)", buffsize / (1024 * 1024), tp_excess / 2 / (1024 * 1024));
+  }
   if (!dep.explain) return {"EP communicators", bytes, 0, {}, {}};
   return {"EP communicators", bytes, 0,
-          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s%s", groups.c_str(),
+          format("2 x the HCCL buffer of each communicator the MoE dispatchers open at model construction (%s; HCCL_BUFFSIZE %.0f MiB%s): %s%s%s", groups.c_str(),
                  buffsize / (1024 * 1024), dep.hccl_buffsize_bytes ? "" : ", the CANN default", engine.ep_hccl_source.c_str(),
-                 expert_parallel_size > 1 ? "" : ("; expert parallel off, opened all the same: " + without_ep->source).c_str()),
+                 expert_parallel_size > 1 ? "" : ("; expert parallel off, opened all the same: " + without_ep->source).c_str(),
+                 every_group ? ("; this build gives every group HCCL_BUFFSIZE: " + engine.hccl_every_group_at_buffsize->source).c_str() : ""),
           {{"hccl_buffsize_bytes", buffsize}, {"expert_parallel_size", static_cast<double>(expert_parallel_size)}}};
 }
 

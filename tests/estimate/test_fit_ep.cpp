@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "base/json_util.hpp"
 #include "device/device_spec.hpp"
@@ -67,6 +68,51 @@ TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   EXPECT_DOUBLE_EQ(no_dp.moe_allgather_bytes, 96.0 * k_mib);
   EXPECT_DOUBLE_EQ(no_ep.moe_allgather_bytes, 78.0 * k_mib);
   EXPECT_NEAR(no_ep.available_kv_bytes - no_dp.available_kv_bytes, (96.0 - 78.0) * k_mib, 1.0);
+}
+
+// Issue 15 (evid23): before vLLM-Ascend PR #3073 (first main build 0.11.0rc1.dev35, in v0.11.0rc1) no process group had
+// its own hccl_buffer_size, so every communicator takes HCCL_BUFFSIZE, the TP group too (engines.json
+// hccl_every_group_at_buffsize). Qwen3-30B-A3B on 910B3, DP 2 x TP 2 with EP (4 expert ranks), vLLM 0.11.0:
+//   build 0.11.0rc0, HCCL_BUFFSIZE 1024: 2 x (1024 [mc2] + 1024 [ep] + 1024 [dp]) + 2 x (1024 - 200) [tp] = 7792 MiB
+//   build 0.11.0rc1.dev35 (PR #3073 in), or 0.11.0 with no build named: 2 x (1024 + 200 + 50) MiB      = 2548 MiB
+//   build 0.11.0rc0, HCCL_BUFFSIZE default 200: 2 x (200 + 200 + 200) + 2 x 0                          = 1200 MiB
+//   vLLM 0.10.2, no build named, HCCL_BUFFSIZE 1024: as 0.11.0rc0                                       = 7792 MiB
+//   vLLM 0.10.0 (its dummy run syncs DP on the CPU group, v0.10.0rc1 model_runner_v1.py): the listed sizes = 2548 MiB
+// The budget moves by the difference, 7792 - 2548 = 5244 MiB. The public log this comes from, vllm-ascend #3800
+// (v0.11.0rc0, Qwen3-VL-235B-A22B DP 2 x TP 8, EP 16, HCCL_BUFFSIZE=1024), prints 10.60 GiB on its smallest rank,
+// where the per-group sizes gave 15.88 GiB: 15.88 - 5244 / 1024 = 10.76 GiB.
+TEST(FitEp, Issue15_BeforeVllmAscendPr3073EveryHcclGroupTakesHcclBuffsize) {
+  const auto fit = [](const std::string& version, const char* build, std::optional<double> buffsize_mib) {
+    auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", version);
+    if (build) {
+      auto b = engine::parse_engine_build(build, "test build");
+      EXPECT_TRUE(b.has_value()) << build;
+      if (b) s.engine.build_named = *b;
+    }
+    estimate::Deployment d;
+    d.tensor_parallel_size = 2;
+    d.data_parallel_size = 2;
+    d.enable_expert_parallel = true;
+    d.max_model_len = 4096;
+    d.gpu_memory_utilization = 0.9;
+    if (buffsize_mib) d.hccl_buffsize_bytes = *buffsize_mib * k_mib;
+    d.explain = true;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  };
+  const auto rc0 = fit("0.11.0", "0.11.0rc0", 1024.0);
+  EXPECT_DOUBLE_EQ(rc0.ep_communicator_bytes, 7792.0 * k_mib);
+  const auto with_pr = fit("0.11.0", "0.11.0rc1.dev35", 1024.0);
+  EXPECT_DOUBLE_EQ(with_pr.ep_communicator_bytes, 2548.0 * k_mib);
+  const auto unnamed = fit("0.11.0", nullptr, 1024.0);
+  EXPECT_DOUBLE_EQ(unnamed.ep_communicator_bytes, 2548.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("0.11.0", "0.11.0rc0", std::nullopt).ep_communicator_bytes, 1200.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("0.10.2", nullptr, 1024.0).ep_communicator_bytes, 7792.0 * k_mib);
+  EXPECT_DOUBLE_EQ(fit("0.10.0", nullptr, 1024.0).ep_communicator_bytes, 2548.0 * k_mib);
+  EXPECT_NEAR(with_pr.available_kv_bytes - rc0.available_kv_bytes, 5244.0 * k_mib, 1.0);
+  bool said = false;
+  for (const auto& t : rc0.terms)
+    said = said || (t.name == "EP communicators" && t.rule.find("tp 1024 MiB") != std::string::npos && t.rule.find("PR #3073") != std::string::npos);
+  EXPECT_TRUE(said);
 }
 
 // The public DP+EP log (vllm-ascend nightly CI 2026-01-21, 8900e33, DeepSeek-V3.2-W8A8 on A3, DP 2 x TP 8, EP 16,
