@@ -31,6 +31,7 @@ size_t large_block_chunks();
 // compare equal, so containers move their blocks between each other as with std::allocator.
 template <class T>
 struct LargeBlockAllocator {
+  static_assert(alignof(T) <= 64, "large blocks are placed at 64-byte boundaries");
   using value_type = T;
   LargeBlockAllocator() = default;
   template <class U>
