@@ -183,7 +183,7 @@ std::vector<std::string> variants_for(const model::ModelSpec& m, const device::D
 // The best DP+EP row of `n` devices: the layout meeting the targets with the most requests at once over all
 // replicas, variants in plan's order (the first variant with a meeting layout); the others go to `rejected`.
 std::optional<Candidate> best_at(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const PlanTargets& t, int64_t n,
-                                 std::vector<Candidate>& rejected) {
+                                 CandidateList& rejected) {
   for (const auto& variant : variants_for(m, dev, in)) {
     std::optional<Candidate> best;
     UnservableAnswers unservable;
@@ -223,7 +223,7 @@ std::string cheaper_than(const Candidate& dp, const Candidate* base, int64_t max
 
 void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const PlanInputs& in,
                                const PlanTargets& t) {
-  std::vector<Candidate> rows;
+  CandidateList rows;
   rows.reserve(r.recommended.size());
   bool any = false;
   for (auto& row : r.recommended) {

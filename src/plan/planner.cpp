@@ -623,7 +623,7 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
 // one) is filled first and the place it was filled from after it, and so on, until the source lies past the kept
 // range; what is left are cycles of kept elements among themselves, each moved through one temporary. Places past the
 // kept range are left moved-from.
-void permute_front(std::vector<Candidate>& v, const std::vector<size_t>& order) {
+void permute_front(CandidateList& v, const std::vector<size_t>& order) {
   const size_t kept = order.size();
   std::vector<char> live(v.size(), 0), done(kept, 0);
   for (const size_t s : order) live[s] = 1;
@@ -657,7 +657,7 @@ void permute_front(std::vector<Candidate>& v, const std::vector<size_t>& order) 
 // (in place: ranked, or closed up) and only the smaller is moved into a block of its own, so that a plan touches
 // fresh memory for the fewer rows and not for the recommended ones always (two thirds of a whole-catalogue plan's
 // 78,395 candidates meet the targets: 75 MB of fresh pages for their copies before).
-PlanResult rank_candidates(std::vector<Candidate>& list, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t count,
+PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t count,
                            const PlanInputs& in, const PlanTargets& t) {
   PlanResult r;
   // Candidates are large: the recommended ones are ranked through their slots and moved once.
@@ -739,7 +739,7 @@ struct PlatformRun {
   // only the smaller are moved to a second list (rank_candidates).
   std::vector<size_t> offset;
   size_t slots = 0;
-  std::vector<std::vector<std::vector<Candidate>>> lists;  // [device][count][slot]
+  std::vector<std::vector<CandidateList>> lists;  // [device][count][slot]
   std::vector<const engine::SpeedProfile*> speeds;         // per device: the one input of prepare_variant that differs
   std::vector<size_t> set_of;                              // per device: its same-fit set
   size_t sets = 0;
@@ -768,7 +768,7 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
     r.slots += r.variants[i].size();
     most_variants = std::max(most_variants, r.variants[i].size());
   }
-  r.lists.assign(r.devs.size(), std::vector<std::vector<Candidate>>(counts));
+  r.lists.assign(r.devs.size(), std::vector<CandidateList>(counts));
   r.speeds.assign(r.devs.size(), nullptr);
   if (r.eng)
     for (size_t x = 0; x < r.devs.size(); ++x) r.speeds[x] = in.speeds->find(r.eng->engine, r.devs[x]->platform, r.devs[x]->id);

@@ -227,7 +227,7 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   w.end_object();
 }
 
-void write_rows(JsonWriter& w, const std::vector<plan::Candidate>& rows, const std::vector<Json>& speculative) {
+void write_rows(JsonWriter& w, const plan::CandidateList& rows, const std::vector<Json>& speculative) {
   w.begin_array();
   for (size_t i = 0; i < rows.size(); ++i) write_candidate(w, rows[i], i < speculative.size() ? &speculative[i] : nullptr);
   w.end_array();

@@ -1,8 +1,12 @@
-// base/memory: prefault_writable is a hint that never changes what a block holds, whatever its size and alignment.
+// base/memory: prefault_writable is a hint that never changes what a block holds, whatever its size and alignment;
+// LargeBlockAllocator gives distinct, aligned blocks that keep what is written and are returned when freed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/memory.hpp"
@@ -37,4 +41,57 @@ TEST(Memory, Issue19_PrefaultKeepsTheContents) {
     }
   }
   prefault_writable(nullptr, 1 << 20);  // no block: nothing happens
+}
+
+// Issue 19 (round 20): LargeBlockAllocator. Vectors of large blocks (a plan's candidate lists, 64 KiB and more) and of
+// small ones (operator new), grown, moved, swapped and filled from two threads at once: every element reads what was
+// written, no two live blocks overlap, each block is aligned for its type, and once every block is freed no chunk is
+// left mapped. A block larger than a chunk gets one of its own.
+TEST(Memory, Issue19_LargeBlocksKeepTheirContentsAndAreReturned) {
+  using Big = std::vector<uint64_t, LargeBlockAllocator<uint64_t>>;
+  ASSERT_EQ(large_block_chunks(), 0u);
+  {
+    std::vector<Big> lists;
+    const size_t sizes[] = {1, 100, k_large_block_bytes / 8 - 1, k_large_block_bytes / 8, 30'000, 250'000, size_t{10} << 20};  // the last: 80 MB
+    for (size_t round = 0; round < 3; ++round)
+      for (const size_t n : sizes) {
+        Big v;
+        for (size_t i = 0; i < n; ++i) v.push_back(i * 2654435761u + n + round);  // grows through every size below n
+        lists.push_back(std::move(v));
+      }
+    std::vector<std::pair<uintptr_t, uintptr_t>> spans;
+    for (size_t l = 0; l < lists.size(); ++l) {
+      const Big& v = lists[l];
+      const size_t n = sizes[l % std::size(sizes)], round = l / std::size(sizes);
+      ASSERT_EQ(v.size(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], i * 2654435761u + n + round) << "list " << l << " element " << i;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % alignof(uint64_t), 0u);
+      spans.emplace_back(reinterpret_cast<uintptr_t>(v.data()), reinterpret_cast<uintptr_t>(v.data() + v.capacity()));
+    }
+    std::sort(spans.begin(), spans.end());
+    for (size_t s = 1; s < spans.size(); ++s) EXPECT_LE(spans[s - 1].second, spans[s].first) << "blocks " << s - 1 << " and " << s << " overlap";
+    EXPECT_GE(large_block_chunks(), 2u);  // the 80 MB blocks do not fit a 64 MB chunk
+    // Moved and swapped between containers as a std::vector's block is, then freed in an order unlike the allocation's.
+    Big a = std::move(lists[5]);
+    std::swap(a, lists[12]);
+    EXPECT_EQ(a.size(), sizes[12 % std::size(sizes)]);
+    for (size_t l = lists.size(); l-- > 0;)
+      if (l % 2) lists[l] = Big();
+    lists.clear();
+  }
+  EXPECT_EQ(large_block_chunks(), 0u);
+  // Two threads filling their own lists at once from the shared chunks.
+  {
+    std::vector<Big> mine(2);
+    std::thread other([&] {
+      for (size_t i = 0; i < 200'000; ++i) mine[1].push_back(i ^ 0x5555);
+    });
+    for (size_t i = 0; i < 200'000; ++i) mine[0].push_back(i * 3);
+    other.join();
+    for (size_t i = 0; i < 200'000; ++i) {
+      ASSERT_EQ(mine[0][i], i * 3);
+      ASSERT_EQ(mine[1][i], i ^ 0x5555);
+    }
+  }
+  EXPECT_EQ(large_block_chunks(), 0u);
 }
