@@ -20,6 +20,16 @@ using Setup = pftest::FitSetup;
 Setup setup(const std::string& model_id, const std::string& device_id, const std::string& version) {
   return pftest::fit_setup(model_id, device_id, "vllm-ascend", version);
 }
+// DP 2 x TP 2 with expert parallel (EP 4), 4,096 tokens, util 0.9: the layout the HCCL communicator tests size.
+estimate::Deployment dp2_tp2_ep() {
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 4096;
+  d.gpu_memory_utilization = 0.9;
+  return d;
+}
 constexpr double k_mib = 1024.0 * 1024.0;
 }  // namespace
 
@@ -35,12 +45,7 @@ constexpr double k_mib = 1024.0 * 1024.0;
 // without EP the experts are TP-sharded (issue 15 a2ag, test_a2ag.cpp): 8 MiB + 16,384 x (192 x 2 + 2048 x 2) B = 78 MiB.
 TEST(FitEp, Issue15_EpCommunicatorBuffersFromHcclBuffsize) {
   auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "0.13.0");
-  estimate::Deployment d;
-  d.tensor_parallel_size = 2;
-  d.data_parallel_size = 2;
-  d.enable_expert_parallel = true;
-  d.max_model_len = 4096;
-  d.gpu_memory_utilization = 0.9;
+  estimate::Deployment d = dp2_tp2_ep();
   d.hccl_buffsize_bytes = 1024 * k_mib;
   const auto big = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   ASSERT_EQ(big.expert_parallel_size, 4);
@@ -89,12 +94,7 @@ TEST(FitEp, Issue15_BeforeVllmAscendPr3073EveryHcclGroupTakesHcclBuffsize) {
       EXPECT_TRUE(b.has_value()) << build;
       if (b) s.engine.build_named = *b;
     }
-    estimate::Deployment d;
-    d.tensor_parallel_size = 2;
-    d.data_parallel_size = 2;
-    d.enable_expert_parallel = true;
-    d.max_model_len = 4096;
-    d.gpu_memory_utilization = 0.9;
+    estimate::Deployment d = dp2_tp2_ep();
     if (buffsize_mib) d.hccl_buffsize_bytes = *buffsize_mib * k_mib;
     d.explain = true;
     return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
