@@ -438,6 +438,13 @@ bool names_ambiguous(const std::string& name) {
   return false;
 }
 
+// The indexed record of the one card device_text names where that record alone answers it: not a list, not a name
+// of ambiguous_names (both need the whole catalogue); nullopt otherwise.
+std::optional<size_t> single_indexed_device(std::span<const EmbeddedRecord> records, const std::string& device_text) {
+  if (device_text.find(',') != std::string::npos || names_ambiguous(device_text)) return std::nullopt;
+  return indexed_device(records, device_text);
+}
+
 // The class rule's inputs of every built-in card, from the fields the build-time index copies (CMakeLists.txt:
 // vendor, memory_kind, memory_bytes, runtime_total_bytes, confidence.runtime_total); nullopt when the index lacks
 // one or a number does not read back, and the whole catalogue is parsed instead.
@@ -509,8 +516,8 @@ Expected<std::vector<std::string>> load_device_families() {
 
 std::optional<std::string> indexed_device_platform(const std::string& device_text) {
   const auto records = embedded_records(k_devices_file, "devices");
-  const auto named = indexed_device(records, device_text);
-  if (!named || device_text.find(',') != std::string::npos || names_ambiguous(device_text) || path_exists(device_overlay_path())) return std::nullopt;
+  const auto named = single_indexed_device(records, device_text);
+  if (!named || path_exists(device_overlay_path())) return std::nullopt;
   const auto platform = embedded_record_field(k_devices_file, "devices", records[*named], "platform");
   if (!platform || platform->empty()) return std::nullopt;
   return std::string(*platform);
@@ -518,8 +525,8 @@ std::optional<std::string> indexed_device_platform(const std::string& device_tex
 
 Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) {
   const auto records = embedded_records(k_devices_file, "devices");
-  const auto named = indexed_device(records, device_text);
-  if (!named || device_text.find(',') != std::string::npos || names_ambiguous(device_text)) return load_device_catalog();
+  const auto named = single_indexed_device(records, device_text);
+  if (!named) return load_device_catalog();
   std::vector<size_t> wanted{*named};
   std::optional<Json> overlay_json;
   const std::string overlay = device_overlay_path();

@@ -196,14 +196,9 @@ Expected<std::optional<EngineProfile::VersionRule>> parse_version_rule(const Jso
   return std::optional<EngineProfile::VersionRule>(rule);
 }
 
-// Issue 15 (evid23): a version rule that may also end (before_build) or start (from_build) at a main-branch build,
-// with build_source saying how the build was found (git describe); the build boundary needs it.
-Expected<std::optional<EngineProfile::VersionRule>> parse_build_bounded_rule(const JsonObject& r, const std::string& origin, const std::string& id,
-                                                                              const std::string& key) {
-  const Json* j = r.find(key);
-  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
-  JsonObject c(*j, origin, "profiles[" + id + "]." + key);
-  PF_TRY(rule, parse_rule_range(c, origin, id, key, {"from_build", "before_build", "build_source"}));
+// Issue 15 (build): a rule's PR boundary as the first main-branch build holding it (from_build / before_build), with
+// git describe in build_source, which the boundary needs and which joins the rule's source.
+Status read_build_bounds(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key, EngineProfile::VersionRule& rule) {
   for (const auto& [name, bound] : {std::pair{"from_build", &rule.from_build}, std::pair{"before_build", &rule.before_build}}) {
     PF_TRY(text, c.opt_string(name));
     if (!text) continue;
@@ -214,6 +209,18 @@ Expected<std::optional<EngineProfile::VersionRule>> parse_build_bounded_rule(con
   if ((rule.from_build || rule.before_build) && (!build_source || build_source->empty()))
     return make_error(ErrorKind::corrupt, format("%s: %s: %s with from_build / before_build needs build_source", origin.c_str(), id.c_str(), key.c_str()), origin);
   if (build_source) rule.source += "; " + *build_source;
+  return Ok{};
+}
+
+// Issue 15 (evid23): an optional version rule that may also start or end at a main-branch build (read_build_bounds).
+Expected<std::optional<EngineProfile::VersionRule>> parse_build_bounded_rule(const JsonObject& r, const std::string& origin, const std::string& id,
+                                                                              const std::string& key) {
+  const Json* j = r.find(key);
+  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
+  JsonObject c(*j, origin, "profiles[" + id + "]." + key);
+  PF_TRY(rule, parse_rule_range(c, origin, id, key, {"from_build", "before_build", "build_source"}));
+  PF_TRY(bounded, read_build_bounds(c, origin, id, key, rule));
+  (void)bounded;
   return std::optional<EngineProfile::VersionRule>(rule);
 }
 
@@ -236,17 +243,8 @@ Status parse_expert_scale_copies(const JsonObject& r, const std::string& origin,
     PF_TRY(rule, parse_rule_range(c, origin, id, key, {"tensors", "w13_bytes_per_channel", "w2_bytes_per_channel", "families", "from_build", "before_build", "build_source"}));
     EngineProfile::ExpertScaleCopy copy;
     copy.rule = rule;
-    // Issue 15 (build): a PR boundary as the first main-branch build holding it, with git describe in build_source.
-    for (const auto& [name, bound] : {std::pair{"from_build", &copy.rule.from_build}, std::pair{"before_build", &copy.rule.before_build}}) {
-      PF_TRY(text, c.opt_string(name));
-      if (!text) continue;
-      PF_TRY(build, parse_engine_build(*text, format("%s: %s: %s %s", origin.c_str(), id.c_str(), key.c_str(), name)));
-      *bound = build;
-    }
-    PF_TRY(build_source, c.opt_string("build_source"));
-    if ((copy.rule.from_build || copy.rule.before_build) && (!build_source || build_source->empty()))
-      return make_error(ErrorKind::corrupt, format("%s: %s: %s with from_build / before_build needs build_source", origin.c_str(), id.c_str(), key.c_str()), origin);
-    if (build_source) copy.rule.source += "; " + *build_source;
+    PF_TRY(bounded, read_build_bounds(c, origin, id, key, copy.rule));
+    (void)bounded;
     PF_TRY(tensors, c.string("tensors"));
     PF_TRY(w13, c.number("w13_bytes_per_channel"));
     PF_TRY(w2, c.number("w2_bytes_per_channel"));
