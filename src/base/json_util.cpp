@@ -82,6 +82,9 @@ std::optional<std::string> non_finite_token(const Json& value) {
 }
 
 Expected<Json> parse_json(const std::string& text, const std::string& origin) {
+  // Issue 19: the fast reader first (base/json_fast.cpp); what it declines takes nlohmann's path below, which reads
+  // it the same way or names the error.
+  if (Json fast; detail::parse_json_fast(text, fast)) return fast;
   if (!depth_ok(text)) {
     return make_error(ErrorKind::corrupt, format("JSON nested deeper than %d levels", k_max_json_depth), origin);
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -69,5 +70,12 @@ const char* json_type_name(const Json& value);
 bool is_non_finite(const Json& value);
 // The token a non-finite member was written as ("NaN", "Infinity", "-Infinity"), or nullopt.
 std::optional<std::string> non_finite_token(const Json& value);
+
+namespace detail {
+// Issue 19: the reader parse_json tries first (base/json_fast.cpp). True, with `out` set, for text that nlohmann's
+// parser reads (after parse_json's NaN / Infinity rewrite) into exactly the same value; false for anything else
+// (malformed text among it), which parse_json then hands to nlohmann's parser.
+bool parse_json_fast(std::string_view text, Json& out);
+}  // namespace detail
 
 }  // namespace preflight

@@ -1,12 +1,53 @@
-// libFuzzer target: config.json text through the JSON reader and the ModelSpec builder.
+// libFuzzer target: config.json text through the JSON reader and the ModelSpec builder. Issue 19: the fast reader
+// (base/json_fast.cpp) is checked against nlohmann's parser on every input: where it accepts, nlohmann must read the
+// same value, type for type; otherwise the target aborts.
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "base/json_util.hpp"
 #include "model/hf_config.hpp"
 #include "model/model_spec.hpp"
 
+namespace {
+bool same(const preflight::Json& a, const preflight::Json& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+      if (i.key() != j.key() || !same(i.value(), j.value())) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!same(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  if (a.is_number_float()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  }
+  return a == b;
+}
+
+void check_fast_reader(const std::string& text) {
+  // NaN / Infinity are parse_json's own rewrite, which nlohmann alone does not read; tests/base/test_json_fast.cpp
+  // covers them.
+  if (text.find("NaN") != std::string::npos || text.find("Infinity") != std::string::npos) return;
+  preflight::Json fast;
+  if (!preflight::detail::parse_json_fast(text, fast)) return;
+  const preflight::Json ref = preflight::Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (ref.is_discarded() || !same(fast, ref)) std::abort();
+}
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto json = preflight::parse_json(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  check_fast_reader(text);
+  auto json = preflight::parse_json(text, "fuzz.json");
   if (!json) return 0;
   auto spec = preflight::model::parse_hf_config(*json, "fuzz.json");
   if (spec) {
