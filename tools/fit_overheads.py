@@ -104,8 +104,9 @@ def predict_kv(c, factor, non_torch, vision, multi_rank_fraction, snapshot):
     # and A2 expert parallel's DP all-gather MoE rows (from source, not fitted)
     # issue 15/16 (nccl): the NCCL buffers vLLM before PR #25359 counts (from source, not fitted; multi_rank is 0 where they apply)
     # issue 15 (tpws): vLLM 0.19's FlashInfer all-reduce workspace (from source, not fitted)
+    # issue 15 (evid24): the workspaces a --moe-backend keeps from the profile run (flashinfer_b12x; from source, not fitted)
     return (m["requested"] - c["w"] - over - m.get("ep_communicators", 0.0) - m.get("moe_allgather", 0.0) - m.get("nccl_buffers", 0.0)
-            - m.get("allreduce_workspace", 0.0)) / m.get("kv_budget_divisor", 1.0)
+            - m.get("allreduce_workspace", 0.0) - m.get("moe_backend_workspace", 0.0)) / m.get("kv_budget_divisor", 1.0)
 
 
 def check(report, catalog):

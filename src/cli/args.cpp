@@ -193,6 +193,9 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 optimization_level_option(f),
                 given_text("attention-backend", "B", f.attention_backend,
                            "FLASHINFER, FLASH_ATTN, TRITON_ATTN, ... (FLASHINFER with speculative decoding: PIECEWISE graphs\nonly, outside B200/B300)"),
+                given_text("moe-backend", "B", f.moe_backend,
+                           "auto (default), triton, marlin, flashinfer_cutlass, flashinfer_b12x, ...: the MoE expert kernels;\n"
+                           "flashinfer_b12x (vLLM 0.25, SM 12.x, NVFP4) keeps a workspace per MoE layer from the profile run"),
                 given_switch("enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode align (2 state blocks per request)"),
                 given_switch_off("no-enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode none (1 state block per request)"),
                 given_switch("flashinfer-sampler", f.flashinfer_sampler, "the engine samples with FlashInfer (its log: 'Using FlashInfer for top-p & top-k\nsampling.'; VLLM_USE_FLASHINFER_SAMPLER=1)"),

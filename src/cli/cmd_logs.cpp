@@ -90,6 +90,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.compilation_config, f.compilation_config, "compilation_config");  // issue 15
   take(a.optimization_level, f.optimization_level, "optimization_level");
   take(a.attention_backend, f.attention_backend, "attention_backend");
+  take(a.moe_backend, f.moe_backend, "moe_backend");  // issue 15 (evid24)
   return f;
 }
 
@@ -282,9 +283,12 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
   term_row("requested memory (GiB)", p.requested_gib, gib(e ? e->requested_bytes : 0), "");
   // The engine's torch peak covers every allocation of the profile run, the MoE all-gather rows included; the fit
   // keeps those rows as their own term.
+  // Issue 15 (evid24): so does it the workspaces a --moe-backend keeps from the profile run on.
   const bool allgather = e && e->moe_allgather_bytes > 0;
-  term_row("peak activation (GiB)", p.activation_peak_gib, gib(e ? e->activation_bytes + e->moe_allgather_bytes : 0),
-           allgather ? "predicted = activation peak + MoE all-gather rows (the engine's torch peak holds both)" : "");
+  const bool backend_ws = e && e->moe_backend_workspace_bytes > 0;
+  term_row("peak activation (GiB)", p.activation_peak_gib, gib(e ? e->activation_bytes + e->moe_allgather_bytes + e->moe_backend_workspace_bytes : 0),
+           allgather ? "predicted = activation peak + MoE all-gather rows (the engine's torch peak holds both)"
+           : backend_ws ? "predicted = activation peak + MoE backend workspace (the engine's torch peak holds both)" : "");
   // The HCCL buffers of the EP communicators are created during the profile run, so the engine counts them as
   // non-torch memory (docs/logs.md); the fit keeps them as their own term.
   // Issue 15/16 (nccl): so are the NCCL buffers vLLM before PR #25359 counts, and (issue 15, tpws) vLLM 0.19's FlashInfer
@@ -378,6 +382,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   }
   if (a.optimization_level) j["optimization_level"] = a.optimization_level->value;
   if (a.attention_backend) j["attention_backend"] = a.attention_backend->value;
+  if (a.moe_backend) j["moe_backend"] = a.moe_backend->value;
   j["weights_gib"] = opt(p.weights_gib);
   // A log without the "Available KV cache memory" line (vLLM V0) states its KV budget in the per-term summary.
   j["available_kv_gib"] = p.available_kv_gib ? opt(p.available_kv_gib) : opt(p.kv_reserve_gib);
@@ -456,6 +461,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.compilation_config) add("compilation_config", a.compilation_config->value, a.compilation_config->line);
   if (a.optimization_level) add("optimization_level", std::to_string(a.optimization_level->value), a.optimization_level->line);
   if (a.attention_backend) add("attention_backend", a.attention_backend->value, a.attention_backend->line);
+  if (a.moe_backend) add("moe_backend", a.moe_backend->value, a.moe_backend->line);
   fmt::print("engine args: {}\n", args.empty() ? "not stated" : args);
   const auto& d = log.diagnosis;
   if (d.class_id.empty()) {
@@ -551,7 +557,8 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"enable_prefix_caching", logged(a.enable_prefix_caching)}, {"limit_mm_per_prompt", logged(a.limit_mm_per_prompt)},
                       {"language_model_only", logged(a.language_model_only)},
                       {"flashinfer_sampler", logged(a.flashinfer_sampler)}, {"compilation_config", logged(a.compilation_config)},
-                      {"optimization_level", logged(a.optimization_level)}, {"attention_backend", logged(a.attention_backend)}};
+                      {"optimization_level", logged(a.optimization_level)}, {"attention_backend", logged(a.attention_backend)},
+                      {"moe_backend", logged(a.moe_backend)}};
   if (a.decode_context_parallel_size) j["engine_args"]["decode_context_parallel_size"] = logged(a.decode_context_parallel_size);  // issue 15 (dcp)
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},

@@ -13,6 +13,7 @@
 #include "base/units.hpp"
 #include "device/device_platform.hpp"
 #include "engine/allreduce_workspace.hpp"
+#include "engine/moe_backend_workspace.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
 
@@ -343,6 +344,14 @@ Status check_flags(const Flags& f, const std::string& platform) {
     const auto parsed = engine::parse_npu_driver_version(v->value, v->origin);
     if (!parsed) problems.push_back(parsed.error().message);
   }
+  // KernelConfig.moe_backend is a Literal of backend names; lower case, '_' and digits once normalized.
+  if (const auto& mb = f.moe_backend) {
+    const std::string name = engine::normalize_moe_backend(mb->value);
+    const bool word = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+    if (!word)
+      problems.push_back(format("%s: expected a MoE backend name such as auto, triton, marlin, flashinfer_cutlass or flashinfer_b12x (vLLM KernelConfig.moe_backend), "
+                                "found '%s'", mb->origin.c_str(), mb->value.c_str()));
+  }
   if (const auto& ic = f.interconnect; ic && !engine::parse_interconnect(ic->value))
     problems.push_back(format("%s: expected one of %s, found '%s'", ic->origin.c_str(), engine::interconnect_choices().c_str(), ic->value.c_str()));
   if (problems.empty()) return Ok{};
@@ -380,6 +389,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   }
   if (f.optimization_level) d.graph_capture.optimization_level = f.optimization_level->value;
   if (f.attention_backend) d.graph_capture.attention_backend = to_upper(trim(f.attention_backend->value));
+  if (f.moe_backend) d.moe_backend = engine::normalize_moe_backend(f.moe_backend->value);
   // cudagraph_mode NONE runs without graphs in every version, as --enforce-eager does.
   if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
@@ -872,6 +882,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("compilation_config", f.compilation_config, f.compilation_config ? f.compilation_config->value : "");
   note("optimization_level", f.optimization_level, f.optimization_level ? std::to_string(f.optimization_level->value) : "");
   note("attention_backend", f.attention_backend, f.attention_backend ? f.attention_backend->value : "");
+  note("moe_backend", f.moe_backend, f.moe_backend ? f.moe_backend->value : "");
   note("gpu_memory_utilization", f.gpu_memory_utilization, f.gpu_memory_utilization ? format("%g", f.gpu_memory_utilization->value) : "");
   note("max_model_len", f.max_model_len, f.max_model_len ? std::to_string(f.max_model_len->value) : "");
   note("max_num_seqs", f.max_num_seqs, f.max_num_seqs ? std::to_string(f.max_num_seqs->value) : "");

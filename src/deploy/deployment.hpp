@@ -138,6 +138,9 @@ struct Flags {
   std::optional<Given<std::string>> compilation_config;
   std::optional<Given<int64_t>> optimization_level;
   std::optional<Given<std::string>> attention_backend;
+  // Issue 15 (evid24): --moe-backend (vllm/config/kernel.py KernelConfig.moe_backend: auto, triton, marlin, flashinfer_cutlass,
+  // flashinfer_b12x, ...), normalized as vLLM does (lower case, '-' read as '_').
+  std::optional<Given<std::string>> moe_backend;
   std::optional<Given<double>> gpu_memory_utilization;
   std::optional<Given<int64_t>> max_model_len, max_num_seqs, max_num_batched_tokens;
   std::optional<Given<std::string>> kv_cache_dtype, quantization;

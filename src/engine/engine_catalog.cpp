@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
+#include "engine/moe_backend_workspace.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/nccl_buffers.hpp"
 #include "engine/version_range.hpp"
@@ -884,6 +885,10 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
       return make_error(ErrorKind::corrupt, format("%s: overheads[%s].allreduce_fusion_workspace: expected an object", origin.c_str(), o.platform.c_str()), origin);
     PF_TRY(workspace, parse_allreduce_fusion_workspace(JsonObject(*ws, origin, "overheads[" + o.platform + "].allreduce_fusion_workspace"), origin));
     o.allreduce_fusion_workspace = std::make_shared<const AllreduceFusionWorkspace>(std::move(workspace));
+  }
+  if (const Json* mb = r.find("moe_backend_workspaces"); mb && !mb->is_null()) {
+    PF_TRY(backends, parse_moe_backend_workspaces(*mb, origin, "overheads[" + o.platform + "].moe_backend_workspaces"));
+    o.moe_backend_workspaces = std::make_shared<const std::vector<MoeBackendWorkspace>>(std::move(backends));
   }
   return o;
 }

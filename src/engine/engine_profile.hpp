@@ -405,6 +405,7 @@ struct TextActivationLiveTensors {
 
 struct NcclBuffers;  // engine/nccl_buffers.hpp
 struct AllreduceFusionWorkspace;  // engine/allreduce_workspace.hpp
+struct MoeBackendWorkspace;       // engine/moe_backend_workspace.hpp
 
 struct Overheads {
   std::string platform;
@@ -445,7 +446,12 @@ struct Overheads {
   // Issue 15 (tpws): the FlashInfer all-reduce fusion workspace the engine versions it names allocate inside the profile
   // window at TP > 1 (engine/allreduce_workspace.hpp; engines.json overheads[].allreduce_fusion_workspace). Null: none.
   std::shared_ptr<const AllreduceFusionWorkspace> allreduce_fusion_workspace;
-  bool operator==(const Overheads&) const = default;  // nccl_buffers and allreduce_fusion_workspace compare by address
+  // Issue 15 (evid24): the workspaces a --moe-backend value allocates per MoE layer inside the profile run, for the
+  // versions and cards each record names (engine/moe_backend_workspace.hpp; engines.json overheads[].moe_backend_workspaces).
+  // Null: no backend allocates one on this platform.
+  std::shared_ptr<const std::vector<MoeBackendWorkspace>> moe_backend_workspaces;
+  // nccl_buffers, allreduce_fusion_workspace and moe_backend_workspaces compare by address
+  bool operator==(const Overheads&) const = default;
 };
 
 struct EngineCatalog {

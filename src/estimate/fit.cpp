@@ -316,7 +316,7 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   e.requested_bytes = e.total_bytes * e.gpu_memory_utilization;
   if (engine.requested_ceil) e.requested_bytes = std::ceil(e.requested_bytes);
   double available = e.requested_bytes - e.weights_bytes - e.activation_bytes - e.non_torch_bytes - e.nccl_buffer_bytes - e.allreduce_workspace_bytes - e.ep_communicator_bytes -
-                     e.moe_allgather_bytes;
+                     e.moe_allgather_bytes - e.moe_backend_workspace_bytes;
   if (graph_counted) available -= e.graph_bytes;
   available = std::floor(std::floor(available) / e.kv_budget_divisor);
   // The last PP stage: fewer layers, the head and the sampler. Its budget in first-stage layer units
@@ -333,7 +333,9 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
                                               .middle_activation_bytes = run.phases.text_forward.bytes, .last_activation_bytes = run.last_stage_peak_bytes,
                                               // every stage's MoE layers gather the same rows, and every stage's TP group holds its NCCL
                                               // buffers: beside its communicators
-                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes + e.nccl_buffer_bytes + e.allreduce_workspace_bytes, .kv_budget_divisor = e.kv_budget_divisor});
+                                              .ep_communicator_bytes = e.ep_communicator_bytes + e.moe_allgather_bytes + e.nccl_buffer_bytes + e.allreduce_workspace_bytes +
+                                                                       e.moe_backend_workspace_bytes,
+                                              .kv_budget_divisor = e.kv_budget_divisor});
     if (!e.stages.empty()) {
       if (!dep.stage_devices.empty() && dep.explain)
         e.assumptions.push_back("heterogeneous stages: each stage's requested memory is its own card's total x util; the non-torch, graph and "
@@ -557,6 +559,7 @@ std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
   if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
   if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
   if (e.moe_allgather_bytes > 0) rule += " - MoE all-gather rows";
+  if (e.moe_backend_workspace_bytes > 0) rule += " - MoE backend workspace";
   if (e.kv_budget_divisor > 1) rule = "(" + rule + format(") / %g", e.kv_budget_divisor);
   return rule;
 }
@@ -571,6 +574,7 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
                                              std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
                                              std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
                                              std::string(e.moe_allgather_bytes > 0 ? " - MoE all-gather rows" : "") +
+                                             std::string(e.moe_backend_workspace_bytes > 0 ? " - MoE backend workspace" : "") +
                                              (e.kv_budget_divisor > 1 ? format(", / %g", e.kv_budget_divisor) : std::string());
   RankFootprint first;
   first.stage = lay.pp > 1 ? "first" : "all";
@@ -837,6 +841,9 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   e.moe_allgather_bytes = moe_allgather.bytes;
   if (moe_allgather.bytes > 0) keep_term(moe_allgather);
+  const Term moe_backend = terms::estimate_moe_backend_workspace(m, scheme, oh, engine, device.id, lay, dep, e.expert_parallel_size, e.max_num_batched_tokens, e.assumptions);
+  e.moe_backend_workspace_bytes = moe_backend.bytes;
+  if (moe_backend.bytes > 0) keep_term(moe_backend);
   core.mc2 = terms::mc2_transport(m, engine, device.family, e.expert_parallel_size, dep);
   const terms::Mc2TransportVerdict& mc2 = core.mc2;
   if (mc2.state == terms::Mc2Transport::undecided) e.verdict_depends_on = mc2.text;

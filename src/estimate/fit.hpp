@@ -144,6 +144,10 @@ struct Deployment {
   std::string quantization;             // --quantization; empty = what the checkpoint says
   ExecutionMode mode = ExecutionMode::graph;
   GraphCaptureConfig graph_capture;     // issue 15: --compilation-config, -O<n>, --attention-backend
+  // Issue 15 (evid24): vLLM's --moe-backend (vllm/config/kernel.py KernelConfig.moe_backend), as given; empty: not stated,
+  // vLLM's default "auto". A backend with a record in engines.json overheads[].moe_backend_workspaces adds its workspaces
+  // (terms::estimate_moe_backend_workspace); others are sized as the default path.
+  std::string moe_backend;
   bool skip_mm_profiling = false;       // --skip-mm-profiling: the profile run leaves the vision encoder out
   // --enable-prefix-caching / --no-enable-prefix-caching; unset: the version's default. On a hybrid model it
   // selects vLLM's Mamba cache mode, so the state blocks each request holds (engines.json hybrid_prefix_caching_mode).
@@ -342,6 +346,9 @@ struct FitEstimate {
   // Expert parallel on A2 (vLLM-Ascend 0.13 - 0.25): the DP all-gather MoE path's rows in the profile run, subtracted
   // from the budget beside the activation peak (issue 15, terms::estimate_moe_allgather). 0 elsewhere.
   double moe_allgather_bytes = 0;
+  // Issue 15 (evid24): the workspaces a --moe-backend keeps from the profile run on (terms::estimate_moe_backend_workspace),
+  // inside vLLM's printed peak activation; subtracted from the budget beside the activation peak. 0 elsewhere.
+  double moe_backend_workspace_bytes = 0;
   // DSA context parallel (vLLM-Ascend, sparse-attention models): what keeping q_b_proj / kv_b_proj whole and one
   // full o_proj adds to this rank's weights (inside weights_bytes). 0 when it is off.
   double dsa_cp_weights_bytes = 0;

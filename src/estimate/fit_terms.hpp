@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "base/shared_text.hpp"
 #include "engine/allreduce_workspace.hpp"
+#include "engine/moe_backend_workspace.hpp"
 #include "estimate/fit.hpp"
 
 namespace preflight::estimate::terms {
@@ -187,6 +188,30 @@ AllreduceWorkspaceSizes allreduce_workspace_sizes(const engine::AllreduceFusionW
 // It sits inside the non-torch increase the profile subtracts, beside the non-torch term (not fitted, no band).
 Term estimate_allreduce_workspace(const model::ModelSpec& m, const engine::Overheads& oh, const engine::EngineProfile& engine, const std::string& device_id,
                                   const StageLayout& layout, const Deployment& dep, int64_t max_num_batched_tokens);
+// Issue 15 (evid24): one MoE layer's workspaces under a --moe-backend record (engines.json overheads[].moe_backend_workspaces,
+// layout_source): with R = max_num_tokens x top_k routed rows, a dynamic workspace exists when R exceeds the static
+// cutover, and the static one then holds min(R, cutover) rows per expert (else R): packed input rows x hidden/2 B, fp8
+// scales align(rows, scale_row_align) x align(hidden/scale_block, scale_column_align) B, token map and weights 4 B per
+// row, per expert; the dynamic one holds tiles = ceil(R / tile_rows) + min(E, R) - 1 tiles of tile_rows rows, each row
+// hidden/2 + the scale columns + 8 B, and six int32 task arrays of tiles x ceil(n / tile_columns); the output buffer is
+// max_num_tokens x hidden x output bytes. n is the expert width on this rank.
+struct MoeBackendWorkspaceSizes {
+  bool dynamic = false;
+  int64_t static_rows = 0, dynamic_tiles = 0;
+  double static_bytes = 0, dynamic_bytes = 0, output_bytes = 0;
+  double layer_bytes = 0;  // the three together: one MoE layer
+};
+MoeBackendWorkspaceSizes moe_backend_workspace_sizes(const engine::MoeBackendWorkspace& w, int64_t num_experts, int64_t top_k, int64_t hidden_size,
+                                                     int64_t intermediate_per_partition, int64_t max_num_tokens);
+// Issue 15 (evid24): the term of this rank where the deployment's --moe-backend (dep.moe_backend) has a record for the
+// engine version and card (MoeBackendWorkspace::allocated_by), the expert weights are the record's format and expert
+// parallelism is off: the first stage's MoE layers x one layer's workspaces at max_num_batched_tokens. The buffers
+// are allocated inside the profile run and kept, so vLLM counts them in its peak activation; the budget subtracts them
+// beside the activation peak (not fitted, no band). 0 bytes elsewhere ("auto" never selects a backend with a record);
+// the reasons a named backend takes no workspace go to `assumptions` when dep.explain.
+Term estimate_moe_backend_workspace(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::Overheads& oh, const engine::EngineProfile& engine,
+                                    const std::string& device_id, const StageLayout& layout, const Deployment& dep, int64_t expert_parallel_size,
+                                    int64_t max_num_batched_tokens, std::vector<std::string>& assumptions);
 // DSA context parallel (vLLM-Ascend, a model with a sparse-attention indexer, TP > 1, switched on as
 // engine.dsa_cp_switch says): q_b_proj and kv_b_proj are built whole on every rank (ShardedCPColumnParallelOp;
 // kv_b_proj kept as the bf16 W_UK / W_UV it is turned into), and one full-size o_proj pool is added

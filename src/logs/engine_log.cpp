@@ -304,6 +304,11 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "optimization_level" || key == "O") set_int(a.optimization_level);
   else if (key.size() == 2 && key[0] == 'O' && std::isdigit(static_cast<unsigned char>(key[1]))) set_once(a.optimization_level, int64_t{key[1] - '0'}, line);
   else if (key == "attention_backend") set_once(a.attention_backend, to_upper(v), line);
+  else if (key == "moe_backend") {  // vLLM KernelConfig._normalize_moe_backend: lower case, '-' read as '_'
+    std::string name = to_lower(trim(v));
+    std::replace(name.begin(), name.end(), '-', '_');
+    set_once(a.moe_backend, name, line);
+  }
   else if (key == "enable_expert_parallel") {
     if (v == "True" || v == "true") set_once(a.enable_expert_parallel, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_expert_parallel, false, line);
@@ -395,6 +400,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.compilation_config, from.compilation_config);
   m(into.optimization_level, from.optimization_level);
   m(into.attention_backend, from.attention_backend);
+  m(into.moe_backend, from.moe_backend);
 }
 
 // Up to 9 digits at `q` of `line`, after an optional opening quote; empty when there are none.

@@ -104,6 +104,8 @@ struct EngineArgs {
   // "Using FLASH_ATTN attention backend out of potential backends: [...]", "Using FlashInfer backend."), else
   // --attention-backend or VLLM_ATTENTION_BACKEND.
   std::optional<Logged<std::string>> attention_backend;
+  // Issue 15 (evid24): --moe-backend / 'moe_backend' in the non-default args, normalized as vLLM does (lower case, '_').
+  std::optional<Logged<std::string>> moe_backend;
 };
 
 struct Versions {

@@ -217,6 +217,9 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (level) flags.optimization_level = deploy::Given<int64_t>{*level, where + ": optimization_level"};
   PF_TRY(backend, c.opt_string("attention_backend"));
   if (backend) flags.attention_backend = deploy::Given<std::string>{*backend, where + ": attention_backend"};
+  // Issue 15 (evid24): the --moe-backend the source's command line or non-default args state.
+  PF_TRY(moe_backend, c.opt_string("moe_backend"));
+  if (moe_backend) flags.moe_backend = deploy::Given<std::string>{*moe_backend, where + ": moe_backend"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(checked, deploy::check_flags(flags));
@@ -424,6 +427,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"nccl_buffers", est.nccl_buffer_bytes},
                       // issue 15 (tpws): vLLM 0.19's FlashInfer all-reduce workspace (from source, not fitted), subtracted
                       {"allreduce_workspace", est.allreduce_workspace_bytes},
+                      // issue 15 (evid24): the workspaces a --moe-backend keeps from the profile run (from source, not fitted), subtracted
+                      {"moe_backend_workspace", est.moe_backend_workspace_bytes},
                       {"multi_rank", est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size > 1 && est.nccl_buffer_bytes <= 0 ? 1.0 : 0.0},
                       {"text_activation_unit", est.activation_text_unit_bytes},
                       {"encoder_held", est.activation_encoder_held_bytes},

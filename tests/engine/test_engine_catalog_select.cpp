@@ -11,6 +11,7 @@
 #include "base/embedded.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/allreduce_workspace.hpp"
+#include "engine/moe_backend_workspace.hpp"
 #include "engine/nccl_buffers.hpp"
 
 using namespace preflight;
@@ -26,17 +27,20 @@ bool same_record(const std::shared_ptr<const T>& a, const std::shared_ptr<const 
   return (!a && !b) || (a && b && *a == *b);
 }
 
-// Overheads compare field by field, the NCCL buffer and all-reduce workspace records by value.
+// Overheads compare field by field, the NCCL buffer, all-reduce workspace and MoE backend workspace records by value.
 bool same_overheads(const Overheads* a, const Overheads* b) {
   if (!a || !b) return a == b;
   Overheads x = *a, y = *b;
   const bool same_nccl = same_record(x.nccl_buffers, y.nccl_buffers);
   const bool same_workspace = same_record(x.allreduce_fusion_workspace, y.allreduce_fusion_workspace);
+  const bool same_moe_backends = same_record(x.moe_backend_workspaces, y.moe_backend_workspaces);
   x.nccl_buffers.reset();
   y.nccl_buffers.reset();
   x.allreduce_fusion_workspace.reset();
   y.allreduce_fusion_workspace.reset();
-  return same_nccl && same_workspace && x == y;
+  x.moe_backend_workspaces.reset();
+  y.moe_backend_workspaces.reset();
+  return same_nccl && same_workspace && same_moe_backends && x == y;
 }
 
 // The profiles of `engine`, in file order.

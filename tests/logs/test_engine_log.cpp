@@ -728,6 +728,22 @@ TEST(EngineLog, Issue15_ReadsCompilationConfigAndAttentionBackend) {
   EXPECT_EQ(e.args.compilation_config->value, R"({"cudagraph_mode": "PIECEWISE"})");
 }
 
+// Issue 15 (evid24): --moe-backend as a command line gives it (vLLM #49476's flags, '=' form, any case) and as the
+// non-default args print it, normalized as vLLM's KernelConfig does (lower case, '-' read as '_').
+TEST(EngineLog, Issue15_Evid24_ReadsMoeBackend) {
+  const auto c = lg::parse_engine_log(
+      "$ vllm serve nvidia/Qwen3.6-35B-A3B-NVFP4 --trust-remote-code --moe-backend=FlashInfer-B12X --kv-cache-dtype=fp8 --max-model-len=180224\n", sigs());
+  ASSERT_TRUE(c.args.moe_backend.has_value());
+  EXPECT_EQ(c.args.moe_backend->value, "flashinfer_b12x");
+  const auto a = lg::parse_engine_log("(APIServer pid=1) INFO 08-26 10:00:00 [api_utils.py:273] non-default args: {'model': 'nvidia/Qwen3.6-35B-A3B-NVFP4', "
+                                      "'moe_backend': 'marlin', 'max_num_seqs': 8}\n",
+                                      sigs());
+  ASSERT_TRUE(a.args.moe_backend.has_value());
+  EXPECT_EQ(a.args.moe_backend->value, "marlin");
+  EXPECT_EQ(a.args.moe_backend->line, 1);
+  EXPECT_FALSE(lg::parse_engine_log("$ vllm serve Qwen/Qwen3-8B --max-model-len 4096\n", sigs()).args.moe_backend.has_value());
+}
+
 // Issue 15: the engine's own per-term memory lines, read from real printed lines kept under tests/logs/excerpts (each
 // file names its source URL on its first lines). Every expected figure is read by hand off the excerpt's text; -1
 // marks a term the excerpt does not print. The line numbers count the two or three "# source" lines at the top.
