@@ -803,7 +803,8 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::Deployment d;
   bool filled = false;
   estimate::GroupBytes weights;
-  estimate::StepTrafficMemo traffic(models[i]);
+  // The variant's scheme lives in `d` and the profiles in the plan's const speed catalogue, unchanged while it runs.
+  estimate::StepTrafficMemo traffic(models[i], estimate::StepTrafficInputs::held);
   estimate::KvScanMemo scans(models[i]);
   estimate::FitCoreMemo cores;
   estimate::SpeedWorkload workload = speed_workload(in, t);
