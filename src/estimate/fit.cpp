@@ -891,8 +891,10 @@ Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const e
   }
   auto kv_result = terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance);
   if (!kv_result) return kv_result.error();
-  const KvGeometry& kv = *kv_result;
-  e.groups = kv.groups;
+  KvGeometry& kv = *kv_result;
+  // Issue 19 (round 21): moved where nothing below reads kv.groups (the per-rank tree copies them), else copied.
+  if (dep.rank_tree) e.groups = kv.groups;
+  else e.groups = std::move(kv.groups);
   e.block_size = kv.block_size;
   e.page_bytes = kv.page_bytes;
   e.group_size = kv.group_size;

@@ -620,14 +620,22 @@ int64_t expert_parallel_ranks(SpeedEstimate& s, const ModelSpec& m, const Deploy
 
 const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
-  if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype && m_ops_per_layer == profile.ops_per_layer && m_scheme == scheme)
-    return m_traffic;
+  if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype) {
+    if (m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme && m_ops_object == &profile.ops_per_layer) return m_traffic;
+    if (m_ops_per_layer == profile.ops_per_layer && m_scheme == scheme) {
+      m_scheme_object = &scheme;
+      m_ops_object = &profile.ops_per_layer;
+      return m_traffic;
+    }
+  }
   m_traffic = traffic(m_model, scheme, profile, dep);
   m_filled = true;
   m_scheme = scheme;
   m_tensor_parallel_size = tp;
   m_kv_cache_dtype = dep.kv_cache_dtype;
   m_ops_per_layer = profile.ops_per_layer;
+  m_scheme_object = &scheme;
+  m_ops_object = &profile.ops_per_layer;
   return m_traffic;
 }
 

@@ -45,15 +45,28 @@ struct StepTraffic {
 // fills it, a later one reads it when the scheme, the tensor-parallel size, the KV cache dtype and the profile's
 // operator counts equal those it was filled from, else refills it. (Deployment::group_bytes only saves work: the
 // traffic is the same with or without it.)
+// Issue 19 (round 21): with StepTrafficInputs::held the caller also keeps every scheme and profile object it passes
+// unchanged while the memo is in use (a plan: the variant's scheme in its scratch deployment, the profiles of its
+// const speed catalogue), so a get() with the very objects of the last fill or hit, at the same TP size and KV cache
+// dtype, reads the traffic without comparing the scheme and the operator counts again (they were a third of a
+// whole-catalogue plan's speed estimates); other objects are compared by value as above.
+enum class StepTrafficInputs {
+  compared,  // default: the scheme and the profile's operator counts compared by value on every get()
+  held,      // the objects passed stay unchanged while the memo is in use: the last ones are not compared again
+};
+
 class StepTrafficMemo {
  public:
-  explicit StepTrafficMemo(const model::ModelSpec& model) : m_model(model) {}
+  explicit StepTrafficMemo(const model::ModelSpec& model, StepTrafficInputs inputs = StepTrafficInputs::compared) : m_model(model), m_inputs(inputs) {}
   const model::ModelSpec& model() const { return m_model; }
   // The traffic of the memo's model stored as `scheme` under `dep` with `profile`'s operators.
   const StepTraffic& get(const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep);
 
  private:
   const model::ModelSpec& m_model;
+  StepTrafficInputs m_inputs = StepTrafficInputs::compared;
+  const model::QuantScheme* m_scheme_object = nullptr;           // held: the objects of the last fill or hit
+  const std::map<std::string, double>* m_ops_object = nullptr;
   bool m_filled = false;
   model::QuantScheme m_scheme;
   int64_t m_tensor_parallel_size = 0;

@@ -342,6 +342,9 @@ struct Shared {
   estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
   // The terms before the KV budget, once per fit class of card (estimate/fit_memo.hpp), for this (model, variant, count).
   estimate::FitCoreMemo* cores = nullptr;
+  // Issue 19 (round 21): the speed workload every row of the (model, variant) shares (finish_candidate sets its context
+  // and traffic), made once rather than per row (a concurrency list and a version text per row). nullptr: made per row.
+  estimate::SpeedWorkload* workload = nullptr;
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
@@ -395,6 +398,16 @@ void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& d
   d.skip_mm_profiling = c.skip_mm_profiling;
 }
 
+// The speed workload of a plan's rows but their context and step-traffic memo (finish_candidate sets those per row).
+estimate::SpeedWorkload speed_workload(const PlanInputs& in, const PlanTargets& t) {
+  estimate::SpeedWorkload w;
+  w.concurrency = {t.concurrency};
+  w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
+  w.devices_per_node = k_devices_per_node;
+  w.engine_version = deploy::stated_engine_version(in.engine, in.engine_version);  // misc21: the version plan_engine_input selects the profile by
+  return w;
+}
+
 // What follows the fit of candidate `c`: the reason it is rejected, else its speed, its facts and (every_row)
 // its start commands.
 void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const engine::EngineProfile& eng,
@@ -418,13 +431,10 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     }
     return;
   }
-  estimate::SpeedWorkload w;
-  w.concurrency = {t.concurrency};
+  estimate::SpeedWorkload own;
+  estimate::SpeedWorkload& w = shared.workload ? *shared.workload : (own = speed_workload(in, t));
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
-  w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
-  w.devices_per_node = k_devices_per_node;
   w.traffic = shared.traffic;
-  w.engine_version = deploy::stated_engine_version(in.engine, in.engine_version);  // misc21: the version plan_engine_input selects the profile by
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   d.explain = in.detail == RowDetail::every_row;
   c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
@@ -497,7 +507,8 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     return false;
   }
   c.engine_id = pv.engine_id;
-  if (!eng->runs_on(dev.platform)) {
+  // On prepare_variant's platform its answer (wrong_platform is set exactly where the engine does not run there).
+  if (dev.platform == pv.platform ? !pv.wrong_platform.empty() : !eng->runs_on(dev.platform)) {
     c.reason = dev.platform == pv.platform ? pv.wrong_platform : SharedText(eng->id + " does not run on " + dev.platform + " devices");
     return false;
   }
@@ -792,9 +803,11 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::Deployment d;
   bool filled = false;
   estimate::GroupBytes weights;
-  estimate::StepTrafficMemo traffic(models[i]);
+  // The variant's scheme lives in `d` and the profiles in the plan's const speed catalogue, unchanged while it runs.
+  estimate::StepTrafficMemo traffic(models[i], estimate::StepTrafficInputs::held);
   estimate::KvScanMemo scans(models[i]);
   estimate::FitCoreMemo cores;
+  estimate::SpeedWorkload workload = speed_workload(in, t);
   std::vector<const Candidate*> fitted(r.sets);
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
@@ -812,7 +825,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
-      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched[r.launch_class[x]], &scans, &cores}) && !same) same = &c;
+      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched[r.launch_class[x]], &scans, &cores, &workload}) && !same) same = &c;
       keep_summary(c);
     }
   }

@@ -82,3 +82,48 @@ TEST(Speed, Issue19_StepTrafficMemoKeysOnTheSchemeValue) {
   EXPECT_LT(tp2_bytes, 0.6 * bf16_bytes);
   EXPECT_GT(tp2_bytes, 0.4 * bf16_bytes);
 }
+
+// Issue 19 (round 21): a memo whose caller holds its inputs unchanged (StepTrafficInputs::held, the planner's) skips the
+// value comparison only for the very scheme and profile objects of its last fill or hit. Over a run of gets that
+// switch between two schemes, two profiles with different operator counts, two TP sizes and an equal copy of a scheme,
+// every traffic equals the one a fresh memo computes for the same inputs (the comparison it skips would have said the
+// same).
+TEST(Speed, Issue19_HeldStepTrafficMemoEqualsAFreshOne) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.11.0");
+  auto speeds = engine::load_speed_catalog();
+  ASSERT_TRUE(speeds.has_value());
+  const engine::SpeedProfile* profile = speeds->find("vllm-ascend", "npu");
+  ASSERT_NE(profile, nullptr);
+  ASSERT_FALSE(profile->ops_per_layer.empty());
+  engine::SpeedProfile doubled = *profile;  // another profile: twice the operators per layer
+  for (auto& [kind, ops] : doubled.ops_per_layer) ops *= 2;
+  const model::QuantScheme bf16 = s.model.quant;
+  model::QuantScheme fp8 = s.model.quant;
+  fp8.method = "fp8";
+  fp8.linear_format = model::WeightFormat::fp8_channel;
+  const model::QuantScheme bf16_copy = bf16;
+  struct Step {
+    const model::QuantScheme* scheme;
+    const engine::SpeedProfile* profile;
+    int64_t tp;
+  };
+  const std::vector<Step> steps = {{&bf16, profile, 1},     {&bf16, profile, 1}, {&fp8, profile, 1},      {&bf16, profile, 1},
+                                   {&bf16, &doubled, 1},    {&bf16, &doubled, 2}, {&bf16, &doubled, 2},    {&bf16_copy, &doubled, 2},
+                                   {&bf16_copy, profile, 2}, {&fp8, &doubled, 2},  {&fp8, &doubled, 1},     {&bf16, profile, 1}};
+  estimate::StepTrafficMemo held(s.model, estimate::StepTrafficInputs::held);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    estimate::Deployment d;
+    d.tensor_parallel_size = steps[i].tp;
+    const estimate::StepTraffic& got = held.get(*steps[i].scheme, *steps[i].profile, d);
+    estimate::StepTrafficMemo fresh(s.model);
+    const estimate::StepTraffic& want = fresh.get(*steps[i].scheme, *steps[i].profile, d);
+    EXPECT_DOUBLE_EQ(got.dense_weight_bytes, want.dense_weight_bytes) << "step " << i;
+    EXPECT_DOUBLE_EQ(got.dispatch_ops, want.dispatch_ops) << "step " << i;
+    EXPECT_EQ(got.kv_bytes_per_token_layer, want.kv_bytes_per_token_layer) << "step " << i;
+  }
+  // The inputs differ where the test means them to: fp8 reads fewer bytes, the doubled profile dispatches more.
+  estimate::Deployment one;
+  estimate::StepTrafficMemo a(s.model), b(s.model), c(s.model);
+  EXPECT_LT(a.get(fp8, *profile, one).dense_weight_bytes, 0.6 * b.get(bf16, *profile, one).dense_weight_bytes);
+  EXPECT_DOUBLE_EQ(c.get(bf16, doubled, one).dispatch_ops, 2 * b.get(bf16, *profile, one).dispatch_ops);
+}

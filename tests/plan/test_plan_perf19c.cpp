@@ -248,3 +248,38 @@ TEST(Planner, Issue19_CandidatesShareTheirRepeatedTexts) {
   EXPECT_EQ(rows, seen.size() * 9);
   EXPECT_GT(shared_schemes, rows / 2);
 }
+
+// Issue 19 (round 21): a row on a card whose platform the engine does not run on takes prepare_variant's answer for
+// that platform (PreparedVariant::wrong_platform) instead of asking the engine again per row. With --engine vllm on an
+// H100 and a 910B3 together: every 910B3 row at every count is rejected with the engine's refusal of the npu platform
+// (the text written here from the engine's id), and no H100 row is; the plan of each card equals its plan alone.
+TEST(Planner, Issue19_WrongPlatformRowsTakeTheVariantsAnswer) {
+  const auto models = preflight::test::catalogue_model_specs();
+  const std::vector<device::DeviceSpec> devices = {dev("H100-SXM"), dev("910B3")};
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  plan::PlanInputs in = catalogs().inputs();
+  in.engine = "vllm";
+  in.detail = plan::RowDetail::table;
+  auto eng = engine::select_engine(catalogs().engines, "vllm", "");
+  ASSERT_TRUE(eng.has_value());
+  ASSERT_FALSE(eng->runs_on("npu"));
+  const std::string refusal = eng->id + " does not run on npu devices";
+  const std::vector<int64_t> counts = {1, 8};
+  const auto together = plan::plan_for_devices(models, devices, counts, in, t, 2);
+  ASSERT_EQ(together.size(), 4u);
+  for (size_t k = 0; k < counts.size(); ++k) {
+    const auto& gpu = together[k].result;
+    const auto& npu = together[counts.size() + k].result;
+    EXPECT_TRUE(npu.recommended.empty());
+    EXPECT_EQ(npu.rejected.size(), gpu.recommended.size() + gpu.rejected.size());
+    for (const auto& c : npu.rejected) EXPECT_EQ(c.reason.str(), refusal) << c.model_id.str() << " " << c.variant.str();
+    EXPECT_GT(gpu.recommended.size(), 50u);
+    for (const auto* rows : {&gpu.recommended, &gpu.rejected})
+      for (const auto& c : *rows) EXPECT_NE(c.reason.str(), refusal) << c.model_id.str();
+  }
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const auto alone = plan::plan_for_devices(models, {devices[d]}, counts, in, t, 1);
+    for (size_t k = 0; k < counts.size(); ++k) expect_same_plan(alone[k].result, together[d * counts.size() + k].result, devices[d].id);
+  }
+}
