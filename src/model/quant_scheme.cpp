@@ -21,6 +21,7 @@
 //  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
 #include "model/quant_scheme.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -448,10 +449,14 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
       return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(nbits)), origin);
     }
     scheme.linear_format = nbits == 8 ? WeightFormat::int8_group : WeightFormat::int4_group;
-    scheme.group_size = group.value_or(128) > 0 ? group.value_or(128) : 128;
+    // Issue 16 (h-quant24): GPTQ's "group_size": -1 is one group over the whole input row (vLLM gptq.py create_weights:
+    // group_size -1 -> input_size, so scales / qzeros are [1, out]); it was sized as group 128.
+    const int64_t g = group.value_or(128);
+    scheme.group_size = g > 0 || (g == -1 && !awq_layout) ? g : 128;
     scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
     scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
-    scheme.detail = format("int%lld packed, group %lld%s", static_cast<long long>(nbits), static_cast<long long>(scheme.group_size),
+    scheme.detail = format("int%lld packed, %s%s", static_cast<long long>(nbits),
+                           scheme.group_size < 0 ? "one group per row" : format("group %lld", static_cast<long long>(scheme.group_size)).c_str(),
                            scheme.group_zero_point ? ", with zero points" : "");
     // Issue 16: "lm_head": true (GPTQModel's and AutoRound's quant_lm_head exports) stores the untied head packed like
     // the other linear layers, and vLLM loads it so: GPTQConfig, GPTQMarlinConfig and AWQMarlinConfig.from_config read
@@ -716,7 +721,7 @@ double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, c
   const GptqDynamicRule* match = rule >= 0 ? &scheme.gptq_dynamic[static_cast<size_t>(rule)] : nullptr;
   if (match && match->skip) return r * c * model_dtype_bytes;
   const double bits = static_cast<double>(match && match->bits > 0 ? match->bits : (base == WeightFormat::int8_group ? 8 : 4));
-  const int64_t group = match && match->group_size != 0 ? match->group_size : (scheme.group_size > 0 ? scheme.group_size : 128);
+  const int64_t group = match && match->group_size != 0 ? match->group_size : (scheme.group_size != 0 ? scheme.group_size : 128);
   const double groups = group > 0 ? std::ceil(c / static_cast<double>(group)) : 1.0;  // -1: the whole input row is one group
   const bool zeros = scheme.group_zero_point || scheme.group_index;
   return r * c * bits / 8.0 + groups * r * 2.0 + (zeros ? groups * r * bits / 8.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
@@ -724,7 +729,8 @@ double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, c
 
 double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme, int model_dtype_bytes) {
   const double r = static_cast<double>(rows), c = static_cast<double>(cols), n = r * c;
-  const double g = static_cast<double>(scheme.group_size > 0 ? scheme.group_size : 128);
+  // group_size -1 (GPTQ per channel): the whole input row is one group; 0: the default 128.
+  const double g = scheme.group_size < 0 ? std::max(c, 1.0) : static_cast<double>(scheme.group_size > 0 ? scheme.group_size : 128);
   switch (format) {
     case WeightFormat::native: return n * model_dtype_bytes;
     case WeightFormat::fp8_block:

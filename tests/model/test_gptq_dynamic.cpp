@@ -175,3 +175,24 @@ TEST(GptqDynamic, Issue16_BadDynamicEntriesAreRefused) {
     EXPECT_NE(r.out.find("config.json"), std::string::npos) << r.out.substr(0, 300);
   }
 }
+
+// GPTQ's per-channel export ("group_size": -1, as TheBloke's quantize_config.json files write it, e.g.
+// https://huggingface.co/TheBloke/Saily_220B-GPTQ/commit/6801dbadc3b090ade88b2a1630fb3cf600220f4d): vLLM gptq.py sizes
+// scales and qzeros [1, out] (group_size -1 -> input_size). One 4096 x 4096 linear at 4 bits:
+//   qweight 8,388,608 + scales 1 x 4096 x 2 = 8,192 + qzeros 1 x 4096 / 2 = 2,048 + g_idx 4096 x 4 = 16,384 = 8,415,232 B
+// (read as group 128 before: 32 groups, 8,388,608 + 262,144 + 65,536 + 16,384 = 8,732,672 B).
+TEST(GptqDynamic, Issue16_GroupMinusOneIsOneGroupPerRow) {
+  auto q = parse_json(R"({"bits": 4, "group_size": -1, "desc_act": true, "sym": true, "quant_method": "gptq"})", "quantize_config.json");
+  ASSERT_TRUE(q.has_value());
+  auto s = parse_quantization_config(*q, "quantize_config.json");
+  ASSERT_TRUE(s.has_value()) << s.error().describe();
+  EXPECT_EQ(s->group_size, -1);
+  EXPECT_NE(s->detail.find("one group per row"), std::string::npos) << s->detail;
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::int4_group, 4096, 4096, *s, 2), 8388608.0 + 8192.0 + 2048.0 + 16384.0);
+  // AWQ has no per-channel form: -1 stays the default group 128 there
+  auto awq = parse_json(R"({"bits": 4, "group_size": -1, "zero_point": true, "quant_method": "awq", "version": "gemm"})", "config.json");
+  ASSERT_TRUE(awq.has_value());
+  auto a = parse_quantization_config(*awq, "config.json");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->group_size, 128);
+}
