@@ -430,6 +430,12 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
   p.whole_prompt_prefill = whole;
   PF_TRY(drafter_sliding, parse_version_rule(r, origin, id, "drafter_sliding_kv_group"));
   p.drafter_sliding_kv_group = drafter_sliding;
+  PF_TRY(modelopt_head, parse_version_rule(r, origin, id, "modelopt_lm_head_quantized", {"load_error"}));
+  p.modelopt_lm_head_quantized = modelopt_head;
+  if (modelopt_head) {
+    PF_TRY(load_error, JsonObject(*r.find("modelopt_lm_head_quantized"), origin, "profiles[" + id + "].modelopt_lm_head_quantized").string("load_error"));
+    p.modelopt_lm_head_load_error = load_error;
+  }
   PF_TRY(without_ep, parse_version_rule(r, origin, id, "moe_hccl_communicators_without_ep"));
   if (without_ep && p.ep_hccl_communicators.empty())
     return make_error(ErrorKind::corrupt, format("%s: %s: moe_hccl_communicators_without_ep needs ep_hccl_communicators", origin.c_str(), id.c_str()), origin);
@@ -517,7 +523,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
                             "moe_hccl_communicators_without_ep", "hccl_every_group_at_buffsize", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",
-                            "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "first_release"}));
+                            "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "modelopt_lm_head_quantized", "first_release"}));
   (void)keys;
   EngineProfile p;
   p.id = id;

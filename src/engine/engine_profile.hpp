@@ -254,6 +254,12 @@ struct EngineProfile {
   // Issue 15: versions that give a drafter's sliding-window layers (DFlash / DFlash2 configs with sliding layer_types)
   // their own SlidingWindowSpec KV group; outside it they count as full-attention layers of the target's group.
   std::optional<VersionRule> drafter_sliding_kv_group;
+  // Issue 16: the versions whose ModelOpt configs give an untied ParallelLMHead the checkpoint's linear method (vLLM PR
+  // #42124), so a ModelOpt checkpoint that quantizes lm_head (QuantScheme::lm_head_quantized) loads; on the profile's
+  // other versions its loader refuses the head's scales with modelopt_lm_head_load_error ("{arch}": the architecture).
+  // Unset: the engine reads no ModelOpt checkpoint (no check).
+  std::optional<VersionRule> modelopt_lm_head_quantized;
+  std::string modelopt_lm_head_load_error;
   // Issue 15: device families on which every vocab embedding (embed_tokens, lm_head) keeps its ND weight and a second,
   // FRACTAL_NZ copy (weight_nz) made at load, from version_min of the rule. Empty families: none.
   std::vector<std::string> embedding_nz_copy_families;

@@ -287,6 +287,17 @@ bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::Eng
     e.failure_message = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, " + msg;
     return false;
   }
+  // Issue 16: a ModelOpt checkpoint whose untied head is quantized loads only on the versions that give ParallelLMHead
+  // ModelOpt's linear method (engine.modelopt_lm_head_quantized); elsewhere the loader refuses the head's scales.
+  if (engine.modelopt_lm_head_quantized && starts_with(flag, "modelopt") && !m.tie_word_embeddings && terms::deployed_scheme(m, dep).lm_head_quantized &&
+      !engine.applies(engine.modelopt_lm_head_quantized)) {
+    e.failure = Failure::unsupported_quantization;
+    std::string msg = engine.modelopt_lm_head_load_error;
+    const auto pos = msg.find("{arch}");
+    if (pos != std::string::npos) msg.replace(pos, 6, m.architecture.empty() ? std::string("the model") : m.architecture);
+    e.failure_message = msg;
+    return false;
+  }
   if (flag == "fp8" && !engine.fp8_requires.empty()) {
     e.failure = Failure::unsupported_quantization;
     std::string msg = engine.fp8_failure;

@@ -1,7 +1,9 @@
 #include "model/model_spec.hpp"
 
+#include <algorithm>
 #include <array>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace preflight::model {
@@ -32,6 +34,41 @@ ParamCounts count_params(const ModelSpec& spec) {
   return c;
 }
 
+namespace {
+// vLLM's prefix of the module `group` stands for at layer `index` (the first '*'; a later one, an expert's or a vision
+// block's index, reads 0): the fused qkv_proj / gate_up_proj of the Llama / Qwen packed_modules_mapping, a FusedMoE's
+// "...mlp.experts" for routed experts, "mtp." for an MTP layer (Qwen3.5 / Qwen3-Next checkpoints name theirs
+// mtp.layers.N). VL checkpoints' "language_model" part is not restored (normalize_module drops it).
+std::string vllm_prefix(const WeightGroup& group, const std::string& index) {
+  std::string m = group.module;
+  if (group.expert) {
+    const size_t at = m.find(".experts");
+    if (at != std::string::npos) m = m.substr(0, at + 8);
+  } else {
+    const size_t dot = m.rfind('.');
+    const std::string leaf = dot == std::string::npos ? m : m.substr(dot + 1);
+    const std::string head = dot == std::string::npos ? std::string() : m.substr(0, dot + 1);
+    if (leaf == "q_proj" || leaf == "k_proj" || leaf == "v_proj") m = head + "qkv_proj";
+    if (leaf == "gate_proj" || leaf == "up_proj") m = head + "gate_up_proj";
+  }
+  if (group.part == Part::mtp && starts_with(m, "model.")) m = starts_with(m, "model.mtp.") ? m.substr(6) : "mtp." + m.substr(6);
+  const size_t star = m.find('*');
+  if (star != std::string::npos) m.replace(star, 1, index);
+  for (auto& ch : m)
+    if (ch == '*') ch = '0';
+  return m;
+}
+}  // namespace
+
+double gptq_dynamic_group_bytes(const ModelSpec& spec, const QuantScheme& scheme, WeightFormat base, const WeightGroup& group) {
+  const int b = dtype_bits(spec.dtype) / 8;
+  const int64_t layers = group.module.find('*') == std::string::npos ? 1 : (group.part == Part::mtp ? spec.mtp_layers : spec.num_hidden_layers);
+  const int64_t n = std::max<int64_t>(1, layers);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += gptq_dynamic_linear_bytes(scheme, base, vllm_prefix(group, std::to_string(i)), group.rows, group.cols, b);
+  return sum / static_cast<double>(n) * static_cast<double>(group.count);
+}
+
 double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
   if (group.stored_bytes > 0) return group.stored_bytes * static_cast<double>(group.count);
   const int b = dtype_bits(spec.dtype) / 8;
@@ -40,6 +77,7 @@ double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
     return linear_weight_bytes(WeightFormat::packed_bits, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
   if (!group.linear) return static_cast<double>(group.params()) * b;
   const WeightFormat f = module_format(spec.quant, group.module, group.expert);
+  if (!spec.quant.gptq_dynamic.empty()) return gptq_dynamic_group_bytes(spec, spec.quant, f, group);
   return linear_weight_bytes(f, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
 }
 

@@ -149,6 +149,11 @@ ParamCounts count_params(const ModelSpec& spec);
 
 // Bytes of one weight group under the model's quantization, before sharding.
 double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group);
+// Issue 16: bytes of the linear `group` under `scheme`'s GPTQ dynamic rules (QuantScheme::gptq_dynamic), `base` its format
+// by module_format: the mean over the model's layer indices (MTP layers for an MTP group) of gptq_dynamic_linear_bytes at
+// vLLM's name of that layer's module, times group.count. Exact for a module every layer has; for a module of some layers
+// only (a hybrid model's attention kinds) the mean over all indices stands in for those layers' own.
+double gptq_dynamic_group_bytes(const ModelSpec& spec, const QuantScheme& scheme, WeightFormat base, const WeightGroup& group);
 
 // Bytes by storage format name ("bf16", "fp8_block", ...), parts as loaded (no MTP unless asked).
 struct WeightBytes {

@@ -21,6 +21,7 @@
 //  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
 #include "model/quant_scheme.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -83,6 +84,45 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
                     format("%s: compressed-tensors weights of %lld-bit %s are not modelled", weights.origin().c_str(),
                            static_cast<long long>(nbits), kind.c_str()),
                     weights.origin());
+}
+
+// Issue 16: quantization_config.dynamic of a GPTQ checkpoint (GptqDynamicRule), null or absent: no rules. The order is the
+// file's (nlohmann's ordered_json keeps it; vLLM iterates the dict in insertion order).
+Status read_gptq_dynamic(const JsonObject& q, QuantScheme& scheme) {
+  const Json* dynamic = q.find("dynamic");
+  if (!dynamic || dynamic->is_null()) return Ok{};
+  const std::string& origin = q.origin();
+  if (!dynamic->is_object())
+    return make_error(ErrorKind::corrupt, format("%s: quantization_config.dynamic: expected an object of regex -> overrides, found %s", origin.c_str(),
+                                                 json_type_name(*dynamic)), origin);
+  for (auto it = dynamic->begin(); it != dynamic->end(); ++it) {
+    GptqDynamicRule rule;
+    rule.skip = starts_with(it.key(), "-:");
+    rule.pattern = rule.skip || starts_with(it.key(), "+:") ? it.key().substr(2) : it.key();
+    try {
+      std::regex check(rule.pattern);
+    } catch (const std::regex_error&) {
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.dynamic: '%s' is not a regular expression", origin.c_str(), it.key().c_str()), origin);
+    }
+    if (!it->is_object())
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.dynamic.%s: expected an object, found %s", origin.c_str(), it.key().c_str(),
+                                                   json_type_name(*it)), origin);
+    JsonObject entry(*it, origin, "quantization_config.dynamic." + it.key());
+    PF_TRY(bits, entry.opt_int("bits"));
+    PF_TRY(group, entry.opt_int("group_size"));
+    // vLLM override_config: GPTQConfig takes 2/3/4/8 bits ("Currently, only 2/3/4/8-bit weight quantization is supported
+    // for GPTQ"); a group is positive or -1.
+    if (bits && *bits != 2 && *bits != 3 && *bits != 4 && *bits != 8)
+      return make_error(ErrorKind::unsupported, format("%s: quantization_config.dynamic.%s.bits %lld: GPTQ takes 2, 3, 4 or 8 bits", origin.c_str(),
+                                                       it.key().c_str(), static_cast<long long>(*bits)), origin);
+    if (group && *group != -1 && *group <= 0)
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.dynamic.%s.group_size %lld: expected a positive size or -1", origin.c_str(),
+                                                   it.key().c_str(), static_cast<long long>(*group)), origin);
+    rule.bits = bits.value_or(0);
+    rule.group_size = group.value_or(0);
+    scheme.gptq_dynamic.push_back(std::move(rule));
+  }
+  return Ok{};
 }
 
 // The ModelOpt algorithms modelopt_algo reads (by substring), for the message naming an unknown one.
@@ -409,10 +449,14 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
       return make_error(ErrorKind::unsupported, format("%s: %s with %lld bits is not modelled", origin.c_str(), method.c_str(), static_cast<long long>(nbits)), origin);
     }
     scheme.linear_format = nbits == 8 ? WeightFormat::int8_group : WeightFormat::int4_group;
-    scheme.group_size = group.value_or(128) > 0 ? group.value_or(128) : 128;
+    // Issue 16 (h-quant24): GPTQ's "group_size": -1 is one group over the whole input row (vLLM gptq.py create_weights:
+    // group_size -1 -> input_size, so scales / qzeros are [1, out]); it was sized as group 128.
+    const int64_t g = group.value_or(128);
+    scheme.group_size = g > 0 || (g == -1 && !awq_layout) ? g : 128;
     scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
     scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
-    scheme.detail = format("int%lld packed, group %lld%s", static_cast<long long>(nbits), static_cast<long long>(scheme.group_size),
+    scheme.detail = format("int%lld packed, %s%s", static_cast<long long>(nbits),
+                           scheme.group_size < 0 ? "one group per row" : format("group %lld", static_cast<long long>(scheme.group_size)).c_str(),
                            scheme.group_zero_point ? ", with zero points" : "");
     // Issue 16: "lm_head": true (GPTQModel's and AutoRound's quant_lm_head exports) stores the untied head packed like
     // the other linear layers, and vLLM loads it so: GPTQConfig, GPTQMarlinConfig and AWQMarlinConfig.from_config read
@@ -420,6 +464,11 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     // checkpoint's linear method (vllm/model_executor/layers/quantization/gptq.py, gptq_marlin.py, awq_marlin.py;
     // tests/quantization/test_quant_lm_head_true.py loads ModelCloud/Qwen1.5-1.8B-Chat-GPTQ-4bits-dynamic-cfg-with-lm_head
     // that way); AutoRound's GPTQ path reads "lm_head" or "lm_head_quantized". Plain AWQConfig (no Marlin) has no such key.
+    if (method == "gptq" || method == "gptq_marlin") {
+      PF_TRY(read, read_gptq_dynamic(q, scheme));
+      (void)read;
+      if (!scheme.gptq_dynamic.empty()) scheme.detail += format(", %zu dynamic rules", scheme.gptq_dynamic.size());
+    }
     PF_TRY(lm_head, q.opt_bool("lm_head"));
     PF_TRY(lm_head_alt, q.opt_bool(autoround ? "lm_head_quantized" : "lm_head"));
     scheme.lm_head_quantized = lm_head.value_or(false) || lm_head_alt.value_or(false);
@@ -619,9 +668,69 @@ double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage 
   return std::ceil(n / 2.0) + absmax + 4.0 * 16.0;  // codes two per uint8, absmax, quant_map fp32 [16]
 }
 
+namespace {
+// The index of the first GptqDynamicRule matching `prefix` (-1: none), looked up once per (rule list, prefix) and thread:
+// every fit of a plan sizes every layer of every group. The lists are compared by value, as table_for does.
+int gptq_dynamic_match(const std::vector<GptqDynamicRule>& rules, const std::string& prefix) {
+  struct Entry {
+    std::vector<GptqDynamicRule> rules;
+    std::vector<std::optional<std::regex>> compiled;
+    std::unordered_map<std::string, int> by_prefix;
+  };
+  constexpr size_t k_entries = 8;
+  thread_local std::vector<std::unique_ptr<Entry>> cache;
+  thread_local size_t next_slot = 0;
+  Entry* entry = nullptr;
+  for (const auto& e : cache)
+    if (e->rules == rules) entry = e.get();
+  if (!entry) {
+    auto fresh = std::make_unique<Entry>();
+    fresh->rules = rules;
+    for (const auto& r : rules) {
+      std::optional<std::regex> re;
+      try {
+        re.emplace(r.pattern);  // read_gptq_dynamic refused patterns that do not compile
+      } catch (const std::regex_error&) {
+      }
+      fresh->compiled.push_back(std::move(re));
+    }
+    entry = fresh.get();
+    if (cache.size() < k_entries) {
+      cache.push_back(std::move(fresh));
+    } else {
+      cache[next_slot] = std::move(fresh);
+      next_slot = (next_slot + 1) % k_entries;
+    }
+  }
+  auto it = entry->by_prefix.find(prefix);
+  if (it != entry->by_prefix.end()) return it->second;
+  int found = -1;
+  for (size_t i = 0; i < entry->compiled.size() && found < 0; ++i)
+    if (entry->compiled[i] && std::regex_search(prefix, *entry->compiled[i], std::regex_constants::match_continuous)) found = static_cast<int>(i);
+  entry->by_prefix.emplace(prefix, found);
+  return found;
+}
+}  // namespace
+
+double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, const std::string& prefix, int64_t rows, int64_t cols,
+                                 int model_dtype_bytes) {
+  const double r = static_cast<double>(rows), c = static_cast<double>(cols);
+  const bool gptq = base == WeightFormat::int4_group || base == WeightFormat::int8_group;
+  if (!gptq) return linear_weight_bytes(base, rows, cols, scheme, model_dtype_bytes);
+  const int rule = gptq_dynamic_match(scheme.gptq_dynamic, prefix);
+  const GptqDynamicRule* match = rule >= 0 ? &scheme.gptq_dynamic[static_cast<size_t>(rule)] : nullptr;
+  if (match && match->skip) return r * c * model_dtype_bytes;
+  const double bits = static_cast<double>(match && match->bits > 0 ? match->bits : (base == WeightFormat::int8_group ? 8 : 4));
+  const int64_t group = match && match->group_size != 0 ? match->group_size : (scheme.group_size != 0 ? scheme.group_size : 128);
+  const double groups = group > 0 ? std::ceil(c / static_cast<double>(group)) : 1.0;  // -1: the whole input row is one group
+  const bool zeros = scheme.group_zero_point || scheme.group_index;
+  return r * c * bits / 8.0 + groups * r * 2.0 + (zeros ? groups * r * bits / 8.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
+}
+
 double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme, int model_dtype_bytes) {
   const double r = static_cast<double>(rows), c = static_cast<double>(cols), n = r * c;
-  const double g = static_cast<double>(scheme.group_size > 0 ? scheme.group_size : 128);
+  // group_size -1 (GPTQ per channel): the whole input row is one group; 0: the default 128.
+  const double g = scheme.group_size < 0 ? std::max(c, 1.0) : static_cast<double>(scheme.group_size > 0 ? scheme.group_size : 128);
   switch (format) {
     case WeightFormat::native: return n * model_dtype_bytes;
     case WeightFormat::fp8_block:

@@ -39,6 +39,19 @@ enum class WeightFormat {
 
 const char* weight_format_name(WeightFormat format);
 
+// Issue 16: one entry of GPTQModel's "dynamic" map (config.json quantization_config / quantize_config.json), in file
+// order. vLLM (vllm/model_executor/layers/quantization/utils/gptq_utils.py get_dynamic_override, override_config;
+// vllm-project/vllm commit 93e5a576): the first entry whose regex matches the module's prefix from its start (Python
+// re.match) decides; "-:" leaves the module unquantized (UnquantizedLinearMethod / UnquantizedFusedMoEMethod), any
+// other entry ("+:" or no prefix) overrides bits, group_size, desc_act, sym of the checkpoint's own values.
+struct GptqDynamicRule {
+  std::string pattern;     // the regex, "+:" / "-:" removed
+  bool skip = false;       // "-:"
+  int64_t bits = 0;        // 0: the checkpoint's bits
+  int64_t group_size = 0;  // 0: the checkpoint's group_size; -1: one group per input row (per channel)
+  bool operator==(const GptqDynamicRule&) const = default;
+};
+
 struct QuantScheme {
   std::string method;  // as the checkpoint names it: "fp8", "awq", "compressed-tensors", "modelopt", "ascend", "" = none
   WeightFormat linear_format = WeightFormat::native;
@@ -69,6 +82,8 @@ struct QuantScheme {
   // The other methods leave the head in the model dtype, whatever their patterns match: module_format answers native
   // for "lm_head" unless this is set.
   bool lm_head_quantized = false;
+  // GPTQ / GPTQ-Marlin "dynamic" rules (GptqDynamicRule); empty when the checkpoint has none (or "dynamic": null).
+  std::vector<GptqDynamicRule> gptq_dynamic;
   bool quantize_attention = true;   // false when the scheme leaves attention projections in model dtype
   std::string kv_cache_quant;       // "fp8", "int8" (ModelSlim C8) or "" when the checkpoint says nothing
   // ModelSlim checkpoints (method "ascend", from quant_model_description.json): the quant_method of config.json's
@@ -107,6 +122,14 @@ struct Bnb4bitStorage {
   bool double_quant = false;
 };
 double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage storage);
+
+// Issue 16: bytes of one rows x cols GPTQ-layout linear weight of the concrete module `prefix` (vLLM's module name: layer
+// index, fused qkv_proj / gate_up_proj, a FusedMoE's "...mlp.experts") under scheme.gptq_dynamic, whose base format
+// (module_format) is `base`: a "-:" match or a native base gives the model dtype; otherwise the bits and group of the
+// first matching rule (or the checkpoint's) in the GPTQ layout: qweight bits/8 per weight, fp16 scales and qzeros
+// (bits/8 per entry) per group and output, int32 g_idx per input (vLLM gptq.py create_weights).
+double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, const std::string& prefix, int64_t rows, int64_t cols,
+                                 int model_dtype_bytes);
 
 // Format of the linear weight `module`, from module_formats, ignore and the default formats.
 WeightFormat module_format(const QuantScheme& scheme, const std::string& module, bool expert);
