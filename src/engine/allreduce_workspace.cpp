@@ -38,12 +38,6 @@ Expected<double> size_field(const JsonObject& r, const std::string& key, double 
   return v;
 }
 
-Expected<std::string> source_field(const JsonObject& r, const std::string& key, const std::string& origin) {
-  PF_TRY(text, r.string(key));
-  if (trim(text).empty()) return make_error(ErrorKind::corrupt, format("%s: %s is empty: every figure needs its source", origin.c_str(), r.key_path(key).c_str()), origin);
-  return text;
-}
-
 }  // namespace
 
 double AllreduceFusionWorkspace::max_input_bytes(const std::string& device_id, int64_t tensor_parallel_size) const {
@@ -66,10 +60,8 @@ Expected<AllreduceFusionWorkspace> parse_allreduce_fusion_workspace(const JsonOb
   AllreduceFusionWorkspace w;
   PF_TRY(engine, r.string("engine"));
   w.engine = engine;
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
-  PF_TRY(vsrc, source_field(r, "version_source", origin));
-  w.counted = EngineProfile::VersionRule{range->first, range->second, vsrc};
+  PF_TRY(counted, read_counted_versions(r, origin));
+  w.counted = counted;
   PF_TRY(ics, string_list(r.find("interconnects"), r.key_path("interconnects"), origin));
   for (const auto& text : ics) {
     const auto ic = parse_interconnect(text);
@@ -82,14 +74,14 @@ Expected<AllreduceFusionWorkspace> parse_allreduce_fusion_workspace(const JsonOb
   if (pp_max < 1 || dp_max < 1) return make_error(ErrorKind::corrupt, format("%s: %s: expected at least 1", origin.c_str(), r.key_path("pipeline_parallel_max").c_str()), origin);
   w.pipeline_parallel_max = pp_max;
   w.data_parallel_max = dp_max;
-  PF_TRY(csrc, source_field(r, "conditions_source", origin));
+  PF_TRY(csrc, read_source_field(r, "conditions_source", origin));
   w.conditions_source = csrc;
   PF_TRY(rows, r.array("max_inputs"));
   for (const auto& item : *rows) {
     PF_TRY(m, parse_max_input(item, origin));
     w.max_inputs.push_back(std::move(m));
   }
-  PF_TRY(msrc, source_field(r, "max_input_source", origin));
+  PF_TRY(msrc, read_source_field(r, "max_input_source", origin));
   w.max_input_source = msrc;
   PF_TRY(copies, r.int_("lamport_copies"));
   PF_TRY(flag, r.int_("flag_bytes_per_rank"));
@@ -101,13 +93,13 @@ Expected<AllreduceFusionWorkspace> parse_allreduce_fusion_workspace(const JsonOb
   PF_TRY(align, size_field(r, "buffer_alignment_bytes", k_gib, origin));
   w.lamport_comm_max_bytes = comm_max;
   w.buffer_alignment_bytes = align;
-  PF_TRY(bsrc, source_field(r, "buffers_source", origin));
+  PF_TRY(bsrc, read_source_field(r, "buffers_source", origin));
   w.buffers_source = bsrc;
   PF_TRY(pad, size_field(r, "signal_pad_bytes", 1024.0 * 1024.0, origin));
   PF_TRY(gran, size_field(r, "granularity_bytes", 4.0 * k_gib, origin));
   w.signal_pad_bytes = pad;
   w.granularity_bytes = gran;
-  PF_TRY(gsrc, source_field(r, "granularity_source", origin));
+  PF_TRY(gsrc, read_source_field(r, "granularity_source", origin));
   w.granularity_source = gsrc;
   return w;
 }

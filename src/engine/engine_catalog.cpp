@@ -171,6 +171,19 @@ Expected<std::optional<std::pair<Version, Version>>> read_version_range(const Js
   return std::optional<std::pair<Version, Version>>(std::make_pair(*pmin, *pmax));
 }
 
+Expected<std::string> read_source_field(const JsonObject& r, const std::string& key, const std::string& origin) {
+  PF_TRY(text, r.string(key));
+  if (trim(text).empty()) return make_error(ErrorKind::corrupt, format("%s: %s is empty: every figure needs its source", origin.c_str(), r.key_path(key).c_str()), origin);
+  return text;
+}
+
+Expected<EngineProfile::VersionRule> read_counted_versions(const JsonObject& r, const std::string& origin) {
+  PF_TRY(range, read_version_range(r));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
+  PF_TRY(source, read_source_field(r, "version_source", origin));
+  return EngineProfile::VersionRule{range->first, range->second, source};
+}
+
 namespace {
 
 // The {version_min, version_max, source} of a rule object (issue 15); `extra` names further keys it may hold.

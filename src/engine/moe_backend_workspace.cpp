@@ -13,12 +13,6 @@ namespace preflight::engine {
 
 namespace {
 
-Expected<std::string> source_field(const JsonObject& r, const std::string& key, const std::string& origin) {
-  PF_TRY(text, r.string(key));
-  if (trim(text).empty()) return make_error(ErrorKind::corrupt, format("%s: %s is empty: every figure needs its source", origin.c_str(), r.key_path(key).c_str()), origin);
-  return text;
-}
-
 // A layout constant in [1, max].
 Expected<int64_t> layout_int(const JsonObject& r, const std::string& key, int64_t max, const std::string& origin) {
   PF_TRY(v, r.int_(key));
@@ -38,16 +32,14 @@ Expected<MoeBackendWorkspace> parse_one(const JsonObject& r, const std::string& 
   if (backend.empty() || normalize_moe_backend(backend) != backend)
     return make_error(ErrorKind::corrupt, format("%s: %s: expected vLLM's normalized name (lower case, '_'), found '%s'", origin.c_str(), r.key_path("backend").c_str(), backend.c_str()), origin);
   w.backend = backend;
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
-  PF_TRY(vsrc, source_field(r, "version_source", origin));
-  w.counted = EngineProfile::VersionRule{range->first, range->second, vsrc};
+  PF_TRY(counted, read_counted_versions(r, origin));
+  w.counted = counted;
   PF_TRY(devices, string_list(r.find("devices"), r.key_path("devices"), origin));
   if (devices.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: expected at least one device id", origin.c_str(), r.key_path("devices").c_str()), origin);
   w.devices = devices;
   PF_TRY(fmt, r.string("weight_format"));
   w.weight_format = fmt;
-  PF_TRY(csrc, source_field(r, "conditions_source", origin));
+  PF_TRY(csrc, read_source_field(r, "conditions_source", origin));
   w.conditions_source = csrc;
   PF_TRY(cutover, layout_int(r, "static_cutover_routed_rows", 1 << 20, origin));
   PF_TRY(tile_rows, layout_int(r, "tile_rows", 1024, origin));
@@ -63,7 +55,7 @@ Expected<MoeBackendWorkspace> parse_one(const JsonObject& r, const std::string& 
   w.scale_column_align = col_align;
   w.scale_row_align = row_align;
   w.output_bytes_per_element = out_bytes;
-  PF_TRY(lsrc, source_field(r, "layout_source", origin));
+  PF_TRY(lsrc, read_source_field(r, "layout_source", origin));
   w.layout_source = lsrc;
   return w;
 }

@@ -1,5 +1,5 @@
 // engine/version_range: the {version_min, version_max} pair every versioned record of engines.json carries, read one
-// way for the profiles, their rule objects, the NCCL buffer record and the all-reduce workspace record.
+// way for the profiles, their rule objects, the NCCL buffer record and the all-reduce and MoE backend workspace records.
 #pragma once
 
 #include <optional>
@@ -13,5 +13,11 @@ namespace preflight::engine {
 
 // A record's version_min and version_max: both parsable and min <= max, else nullopt (the caller names the record).
 Expected<std::optional<std::pair<Version, Version>>> read_version_range(const JsonObject& r);
+
+// A source text under `key` that is not blank ("<origin>: <key> is empty: every figure needs its source").
+Expected<std::string> read_source_field(const JsonObject& r, const std::string& key, const std::string& origin);
+
+// A workspace record's version_min / version_max ("bad version range", named at version_min) and its version_source.
+Expected<EngineProfile::VersionRule> read_counted_versions(const JsonObject& r, const std::string& origin);
 
 }  // namespace preflight::engine
