@@ -86,8 +86,9 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
                     weights.origin());
 }
 
-// Issue 16: quantization_config.dynamic of a GPTQ checkpoint (GptqDynamicRule), null or absent: no rules. The order is the
-// file's (nlohmann's ordered_json keeps it; vLLM iterates the dict in insertion order).
+// Issue 16: quantization_config.dynamic of a GPTQ checkpoint (GptqDynamicRule), null or absent: no rules. vLLM iterates
+// the dict in the file's order and the first match wins; preflight::Json is a sorted map, so the rules are kept in key
+// order. The two differ only where two rules match one module with different outcomes (no published map found does).
 Status read_gptq_dynamic(const JsonObject& q, QuantScheme& scheme) {
   const Json* dynamic = q.find("dynamic");
   if (!dynamic || dynamic->is_null()) return Ok{};
@@ -669,6 +670,14 @@ double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage 
 }
 
 namespace {
+// The GPTQ / AWQ packed layout of an [r, c] linear layer at `bits` in `groups` groups per row: qweight bits / 8 bytes a
+// weight; fp16 scales [groups, out]; qzeros packed at `bits` [groups, out] (kept by the GPTQ layout even when symmetric,
+// group_index); g_idx int32 [in].
+double group_packed_bytes(double r, double c, double bits, double groups, const QuantScheme& scheme) {
+  const bool zeros = scheme.group_zero_point || scheme.group_index;
+  return r * c * bits / 8.0 + groups * r * 2.0 + (zeros ? groups * r * bits / 8.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
+}
+
 // The index of the first GptqDynamicRule matching `prefix` (-1: none), looked up once per (rule list, prefix) and thread:
 // every fit of a plan sizes every layer of every group. The lists are compared by value, as table_for does.
 int gptq_dynamic_match(const std::vector<GptqDynamicRule>& rules, const std::string& prefix) {
@@ -723,8 +732,7 @@ double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, c
   const double bits = static_cast<double>(match && match->bits > 0 ? match->bits : (base == WeightFormat::int8_group ? 8 : 4));
   const int64_t group = match && match->group_size != 0 ? match->group_size : (scheme.group_size != 0 ? scheme.group_size : 128);
   const double groups = group > 0 ? std::ceil(c / static_cast<double>(group)) : 1.0;  // -1: the whole input row is one group
-  const bool zeros = scheme.group_zero_point || scheme.group_index;
-  return r * c * bits / 8.0 + groups * r * 2.0 + (zeros ? groups * r * bits / 8.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
+  return group_packed_bytes(r, c, bits, groups, scheme);
 }
 
 double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme, int model_dtype_bytes) {
@@ -739,10 +747,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
     case WeightFormat::fp8_channel: return n + 4.0 * r;
     case WeightFormat::fp8_tensor: return n + 8.0;  // weight_scale + input_scale, fp32 scalars
     case WeightFormat::int8_channel: return n + r * model_dtype_bytes;
-    case WeightFormat::int4_group: {
-      const double groups = std::ceil(c / g);
-      return n / 2.0 + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r / 2.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
-    }
+    case WeightFormat::int4_group: return group_packed_bytes(r, c, 4.0, std::ceil(c / g), scheme);
     case WeightFormat::nvfp4: return n / 2.0 + std::ceil(c / 16.0) * r + 8.0;
     case WeightFormat::mxfp4: return n / 2.0 + std::ceil(c / 32.0) * r;
     case WeightFormat::mxfp8: return n + std::ceil(c / 32.0) * r;  // fp8 weight + uint8 e8m0 scale per 32 input channels
@@ -752,11 +757,7 @@ double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, cons
     case WeightFormat::modelslim_w8a8_dynamic: return n + r * 2.0 * model_dtype_bytes;
     case WeightFormat::modelslim_w4a8_dynamic: return n / 2.0 + r * 3.0 * 4.0;
     case WeightFormat::packed_bits: return n * scheme.bits_per_weight / 8.0;
-    case WeightFormat::int8_group: {
-      // qweight n bytes; scales fp16 [groups, out]; qzeros int32 [groups, out/4] = groups x out bytes; g_idx int32 [in].
-      const double groups = std::ceil(c / g);
-      return n + groups * r * 2.0 + (scheme.group_zero_point || scheme.group_index ? groups * r : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
-    }
+    case WeightFormat::int8_group: return group_packed_bytes(r, c, 8.0, std::ceil(c / g), scheme);
     case WeightFormat::bnb_int8: return n + 4.0 * r + 1.0;  // weight int8, SCB fp32 per output row, weight_format uint8
     case WeightFormat::bnb_nf4: return bnb_4bit_bytes(rows, cols, scheme.group_size, {.double_quant = scheme.bnb_double_quant});
     case WeightFormat::count_: break;

@@ -39,8 +39,8 @@ enum class WeightFormat {
 
 const char* weight_format_name(WeightFormat format);
 
-// Issue 16: one entry of GPTQModel's "dynamic" map (config.json quantization_config / quantize_config.json), in file
-// order. vLLM (vllm/model_executor/layers/quantization/utils/gptq_utils.py get_dynamic_override, override_config;
+// Issue 16: one entry of GPTQModel's "dynamic" map (config.json quantization_config / quantize_config.json), kept in key
+// order (preflight::Json is a sorted map; vLLM keeps the file's, which differs only for overlapping rules). vLLM (vllm/model_executor/layers/quantization/utils/gptq_utils.py get_dynamic_override, override_config;
 // vllm-project/vllm commit 93e5a576): the first entry whose regex matches the module's prefix from its start (Python
 // re.match) decides; "-:" leaves the module unquantized (UnquantizedLinearMethod / UnquantizedFusedMoEMethod), any
 // other entry ("+:" or no prefix) overrides bits, group_size, desc_act, sym of the checkpoint's own values.
