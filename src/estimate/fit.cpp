@@ -562,15 +562,22 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
   }
 }
 
-// The budget's formula as the estimate applied it.
-std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
+// The terms the KV budget subtracts from the requested memory, in the order the fit states them; `graph`: the graph
+// capture is one of them. Shared by the budget's rule and the per-rank tree's.
+std::string budget_terms(const FitEstimate& e, bool graph) {
   std::string rule = "requested - weights - activation peak - non-torch";
   if (e.nccl_buffer_bytes > 0) rule += " - NCCL buffers";
   if (e.allreduce_workspace_bytes > 0) rule += " - all-reduce workspace";
-  if (e.graph_in_budget && dep.mode == ExecutionMode::graph) rule += " - graph";
+  if (graph) rule += " - graph";
   if (e.ep_communicator_bytes > 0) rule += " - EP communicators";
   if (e.moe_allgather_bytes > 0) rule += " - MoE all-gather rows";
   if (e.moe_backend_workspace_bytes > 0) rule += " - MoE backend workspace";
+  return rule;
+}
+
+// The budget's formula as the estimate applied it.
+std::string budget_rule(const FitEstimate& e, const Deployment& dep) {
+  std::string rule = budget_terms(e, e.graph_in_budget && dep.mode == ExecutionMode::graph);
   if (e.kv_budget_divisor > 1) rule = "(" + rule + format(") / %g", e.kv_budget_divisor);
   return rule;
 }
@@ -580,12 +587,7 @@ std::vector<RankFootprint> rank_footprints(const FitEstimate& e, const terms::St
                                            const Term& non_torch, const Term& graph, const KvBudget& budget, const KvGeometry& kv, const engine::Overheads& oh,
                                            bool explain) {
   const std::string kv_rule = !explain ? std::string()
-                                       : "requested - weights - activation peak - non-torch" + std::string(e.nccl_buffer_bytes > 0 ? " - NCCL buffers" : "") +
-                                             std::string(e.allreduce_workspace_bytes > 0 ? " - all-reduce workspace" : "") +
-                                             std::string(e.graph_in_budget && graph.bytes > 0 ? " - graph" : "") +
-                                             std::string(e.ep_communicator_bytes > 0 ? " - EP communicators" : "") +
-                                             std::string(e.moe_allgather_bytes > 0 ? " - MoE all-gather rows" : "") +
-                                             std::string(e.moe_backend_workspace_bytes > 0 ? " - MoE backend workspace" : "") +
+                                       : budget_terms(e, e.graph_in_budget && graph.bytes > 0) +
                                              (e.kv_budget_divisor > 1 ? format(", / %g", e.kv_budget_divisor) : std::string());
   RankFootprint first;
   first.stage = lay.pp > 1 ? "first" : "all";
