@@ -144,8 +144,12 @@ Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
 
 // The variant's rules for the resolved engine and device: a rejection becomes the verdict with the
 // engine's own message (true); a kernel fallback an assumption.
+// The assumption names the variant in one line (fit's own line for the storage scheme, the same name, gives way to
+// it); its layout and sources, a paragraph for some formats, go to the provenance --json writes.
 bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolved, estimate::FitEstimate& est) {
-  est.assumptions.push_back(fmt::format("variant {}: {}; {} ({})", v.id, v.name, v.layout, v.source));
+  std::erase(est.assumptions, v.scheme.detail);
+  est.assumptions.push_back(fmt::format("variant {}: {} (its storage layout and sources: \"provenance\" in --json)", v.id, v.name));
+  est.provenance.push_back(fmt::format("variant {} storage: {} ({})", v.id, v.layout, v.source));
   return deploy::apply_variant_rules(v, resolved, est, est.assumptions) != nullptr;
 }
 

@@ -202,3 +202,34 @@ TEST(VariantCli, Issue16_CheckpointMeetsItsVariantsEngineRules) {
   ASSERT_FALSE(p["rejected"].empty());
   for (const auto& row : p["rejected"]) EXPECT_NE(row["reason"].get<std::string>().find(refusal), std::string::npos) << row.dump().substr(0, 300);
 }
+
+// Issue 16, read as a user reads it: `fit --variant` names the variant in one assumption line (the storage scheme is
+// not said twice), and the layout with its sources, a paragraph for msModelSlim W8A8, is in --json's provenance,
+// word for word as data/variants/quant_variants.json records it.
+TEST(VariantCli, Issue16_VariantLayoutGoesToProvenanceNotTheAssumptions) {
+  const Json variants = pftest::source_json("data/variants/quant_variants.json");
+  const Json* w8a8 = nullptr;
+  for (const auto& v : variants["variants"])
+    if (v["id"] == "w8a8") w8a8 = &v;
+  ASSERT_NE(w8a8, nullptr);
+  const std::string source = (*w8a8)["source"].get<std::string>();
+  const std::string name = (*w8a8)["name"].get<std::string>();
+  ASSERT_GT(source.size(), 1000u);  // the paragraph that made the assumption unreadable
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3.6-27B --device 910B4 --variant w8a8 --json", {.with_stderr = false});
+  const Json f = json_of(fit);
+  int naming = 0, bare = 0;
+  for (const auto& a : f["assumptions"]) {
+    const std::string s = a.get<std::string>();
+    EXPECT_EQ(s.find(source), std::string::npos) << s.substr(0, 200);
+    if (s.rfind("variant w8a8: " + name, 0) == 0) ++naming;
+    if (s == name) ++bare;
+  }
+  EXPECT_EQ(naming, 1) << f["assumptions"].dump().substr(0, 600);
+  EXPECT_EQ(bare, 0) << f["assumptions"].dump().substr(0, 600);
+  bool in_provenance = false;
+  for (const auto& p : f["provenance"]) in_provenance |= p.get<std::string>().find(source) != std::string::npos;
+  EXPECT_TRUE(in_provenance) << f["provenance"].dump().substr(0, 600);
+  const auto text = pftest::run_cli("fit Qwen/Qwen3.6-27B --device 910B4 --variant w8a8", {.with_stderr = false});
+  EXPECT_EQ(text.out.find(source), std::string::npos);
+  EXPECT_NE(text.out.find("variant w8a8: " + name), std::string::npos) << text.out.substr(0, 600);
+}
