@@ -23,7 +23,7 @@ if [ "${PREFLIGHT_SKIP_SANITIZERS:-0}" != "1" ]; then
 fi
 if [ "${PREFLIGHT_SKIP_FUZZ:-0}" != "1" ] && command -v clang++ >/dev/null; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TESTS=OFF -DPREFLIGHT_FUZZ=ON >/dev/null
-  targets="fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_engine_log fuzz_sse fuzz_llama_cpp_log"
+  targets="fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_engine_log fuzz_sse fuzz_llama_cpp_log fuzz_safe_regex"
   # shellcheck disable=SC2086
   cmake --build build-fuzz -j "$jobs" --target $targets
   for t in $targets; do

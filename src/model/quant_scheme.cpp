@@ -26,11 +26,11 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string_view>
 #include <unordered_map>
 
 #include "base/checked.hpp"
+#include "base/safe_regex.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -100,11 +100,12 @@ Status read_gptq_dynamic(const JsonObject& q, QuantScheme& scheme) {
     GptqDynamicRule rule;
     rule.skip = starts_with(it.key(), "-:");
     rule.pattern = rule.skip || starts_with(it.key(), "+:") ? it.key().substr(2) : it.key();
-    try {
-      std::regex check(rule.pattern);
-    } catch (const std::regex_error&) {
-      return make_error(ErrorKind::corrupt, format("%s: quantization_config.dynamic: '%s' is not a regular expression", origin.c_str(), it.key().c_str()), origin);
-    }
+    // Issue 19: a pattern from a file is matched without backtracking (base/safe_regex); what that cannot match, or
+    // what is not a regular expression, is refused here with the reason.
+    if (auto check = SafeRegex::compile(rule.pattern); !check)
+      return make_error(check.error().kind, format("%s: quantization_config.dynamic: '%s' is not a regular expression preflight matches: %s", origin.c_str(),
+                                                   it.key().c_str(), check.error().message.c_str()),
+                        origin);
     if (!it->is_object())
       return make_error(ErrorKind::corrupt, format("%s: quantization_config.dynamic.%s: expected an object, found %s", origin.c_str(), it.key().c_str(),
                                                    json_type_name(*it)), origin);
@@ -227,21 +228,23 @@ bool glob_within(const std::string& text, const std::string& glob) {
 bool pattern_matches(const std::string& raw_pattern, const std::string& module) {
   if (starts_with(raw_pattern, "re:")) {
     // Compiled once per pattern: module_format runs for every weight group of every candidate a plan tries.
-    thread_local std::map<std::string, std::optional<std::regex>> compiled;
+    // Issue 19: matched without backtracking (base/safe_regex: std::regex took minutes on "(.*.*)*X"); a pattern outside
+    // its subset matches nothing, as one std::regex refused did. Anywhere in the name (re.search): the variant catalogue's
+    // keep_high_precision entries ("re:mlp\\.gate$") are written so. vLLM's compressed-tensors ignore lists are matched
+    // from the start (`re.match`, quantization/compressed_tensors/utils.py `_is_equal_or_regex_match`); the published
+    // ones begin with ".*" ("re:.*mlp.gate$"), where the two agree.
+    thread_local std::map<std::string, std::optional<SafeRegex>> compiled;
     auto it = compiled.find(raw_pattern);
     if (it == compiled.end()) {
-      std::optional<std::regex> re;
-      try {
-        re.emplace(raw_pattern.substr(3));
-      } catch (const std::regex_error&) {
-      }
+      std::optional<SafeRegex> re;
+      if (auto c = SafeRegex::compile(std::string_view(raw_pattern).substr(3))) re.emplace(std::move(*c));
       it = compiled.emplace(raw_pattern, std::move(re)).first;
     }
     if (!it->second) return false;
     // Our module names use '*' for a layer index; make it look like a number for the regex.
     std::string concrete = module;
     for (auto& c : concrete) if (c == '*') c = '0';
-    return std::regex_search(concrete, *it->second);
+    return it->second->search(concrete);
   }
   // HF modules_to_not_convert semantics: the entry is a substring of the module path; '*' (a layer
   // index after normalization, or a glob) matches any run of characters. This runs for every weight
@@ -683,7 +686,7 @@ double group_packed_bytes(double r, double c, double bits, double groups, const 
 int gptq_dynamic_match(const std::vector<GptqDynamicRule>& rules, const std::string& prefix) {
   struct Entry {
     std::vector<GptqDynamicRule> rules;
-    std::vector<std::optional<std::regex>> compiled;
+    std::vector<std::optional<SafeRegex>> compiled;
     std::unordered_map<std::string, int> by_prefix;
   };
   constexpr size_t k_entries = 8;
@@ -696,11 +699,8 @@ int gptq_dynamic_match(const std::vector<GptqDynamicRule>& rules, const std::str
     auto fresh = std::make_unique<Entry>();
     fresh->rules = rules;
     for (const auto& r : rules) {
-      std::optional<std::regex> re;
-      try {
-        re.emplace(r.pattern);  // read_gptq_dynamic refused patterns that do not compile
-      } catch (const std::regex_error&) {
-      }
+      std::optional<SafeRegex> re;
+      if (auto c = SafeRegex::compile(r.pattern)) re.emplace(std::move(*c));  // read_gptq_dynamic refused the others
       fresh->compiled.push_back(std::move(re));
     }
     entry = fresh.get();
@@ -715,7 +715,7 @@ int gptq_dynamic_match(const std::vector<GptqDynamicRule>& rules, const std::str
   if (it != entry->by_prefix.end()) return it->second;
   int found = -1;
   for (size_t i = 0; i < entry->compiled.size() && found < 0; ++i)
-    if (entry->compiled[i] && std::regex_search(prefix, *entry->compiled[i], std::regex_constants::match_continuous)) found = static_cast<int>(i);
+    if (entry->compiled[i] && entry->compiled[i]->match(prefix)) found = static_cast<int>(i);  // Python re.match
   entry->by_prefix.emplace(prefix, found);
   return found;
 }
