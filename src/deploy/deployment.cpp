@@ -21,11 +21,30 @@ namespace preflight::deploy {
 
 namespace {
 
-// First "vX.Y[.Z]" in free text ("~v0.9.2/v0.10.0" -> "0.9.2"); empty when none. "V1 engine" has no dot.
+constexpr size_t k_max_device_text = 256;  // bytes of a device name or description (resolve_device)
+
+// First "vX.Y[.Z]" in free text ("~v0.9.2/v0.10.0" -> "0.9.2"); empty when none. "V1 engine" has no dot. The pattern
+// (?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?) scanned by hand (issue 19: std::regex recursed once per digit and a case's
+// notes of "v" and 200,000 digits overflowed the stack).
 std::string dated_version(const std::string& text) {
-  static const std::regex k_version(R"((?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?))");
-  std::smatch m;
-  return std::regex_search(text, m, k_version) ? m[1].str() : std::string();
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  auto digits = [&](size_t i) {
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i;
+  };
+  for (size_t v = text.find('v'); v != std::string::npos; v = text.find('v', v + 1)) {
+    if (v > 0 && alnum(text[v - 1])) continue;
+    const size_t major = digits(v + 1);
+    if (major == v + 1 || major >= text.size() || text[major] != '.') continue;
+    size_t end = digits(major + 1);
+    if (end == major + 1) continue;
+    if (end < text.size() && text[end] == '.') {
+      const size_t patch = digits(end + 1);
+      if (patch > end + 1) end = patch;
+    }
+    return text.substr(v + 1, end - v - 1);
+  }
+  return {};
 }
 
 std::string number_text(double v) {
@@ -425,6 +444,8 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
 }
 
 std::optional<double> stated_total_bytes(const std::string& text) {
+  // resolve_device refuses longer device texts; the patterns below recurse per character in std::regex (issue 19).
+  if (text.size() > k_max_device_text) return std::nullopt;
   std::smatch mm;
   static const std::regex bytes_re(R"((\d{9,})\s*B\b)");
   if (std::regex_search(text, mm, bytes_re)) return std::stod(mm[1]);
@@ -504,7 +525,15 @@ std::string device_text_platform(const std::string& text, const std::string& pla
   return platform_named_in(text);
 }
 
+// Issue 19: a device is named or described in a line ("Atlas 800I A3", "NVIDIA A100-SXM4-80GB, 81920 MiB", a torch
+// total); a longer text is not a description. It is refused before the name search (edit distances to every catalogue
+// name) and the total's patterns, which grow with its length, and it is not echoed whole.
 Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
+  if (input.text.size() > k_max_device_text)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%sa device text of %zu bytes ('%s...'): a name or description is at most %zu bytes", input.origin.empty() ? "" : (input.origin + ": ").c_str(),
+                             input.text.size(), input.text.substr(0, 40).c_str(), k_max_device_text),
+                      input.origin);
   if (input.memory_bytes) return resolve_sized_device(input, devices, assumptions);
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");
   if (input.form == DeviceForm::name) {

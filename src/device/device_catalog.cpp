@@ -584,6 +584,9 @@ namespace {
 
 // Memory sizes the text states ("40GB", "80 GB", "32G", "79.18 GiB"), in GiB.
 std::vector<double> stated_memory_gib(const std::string& text) {
+  // A device text is at most 256 bytes where it is resolved (deploy resolve_device); std::regex recurses per character,
+  // so nothing longer reaches it (issue 19).
+  if (text.size() > 256) return {};
   static const std::regex size_re(R"((^|[^\d.])(\d+(?:\.\d+)?)\s*Gi?B?\b)", std::regex::icase);
   std::vector<double> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), size_re); it != std::sregex_iterator(); ++it) out.push_back(std::stod((*it)[2]));
@@ -695,9 +698,10 @@ Expected<double> parse_memory_size(const std::string& text, const std::string& f
   std::smatch m;
   const std::string t = trim(text);
   auto bad = [&](const std::string& why) {
-    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), text.c_str(), why.c_str()), flag);
+    const std::string shown = text.size() > 64 ? text.substr(0, 40) + format("... (%zu bytes)", text.size()) : text;
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), shown.c_str(), why.c_str()), flag);
   };
-  if (!std::regex_match(t, m, size_re)) return bad("");
+  if (t.size() > 64 || !std::regex_match(t, m, size_re)) return bad("");  // no size is longer (and std::regex recurses per digit)
   const double value = std::stod(m[1]);
   const std::string unit = to_lower(m[2]);
   const bool binary = unit.size() == 3;

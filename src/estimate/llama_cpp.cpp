@@ -184,7 +184,10 @@ void add_model_buffers(LlamaCppEstimate& e, const model::GgufFile& file, const L
   std::vector<uint64_t> gpu(place.gpus.size(), 0);
   auto layer_of = [&](const std::string& name) { const int64_t l = tensor_layer(name); return l == -2 ? place.n_layer : l; };
   for (const auto& t : file.tensors) {
-    const bool forced_cpu = std::any_of(cpu_patterns.begin(), cpu_patterns.end(), [&](const std::regex& r) { return std::regex_search(t.name, r); });
+    // llama.cpp names a tensor in at most 64 bytes (GGML_MAX_NAME); std::regex recurses per character (issue 19), so a
+    // longer name from a hostile file is matched by no override.
+    const bool forced_cpu = t.name.size() <= 256 &&
+                            std::any_of(cpu_patterns.begin(), cpu_patterns.end(), [&](const std::regex& r) { return std::regex_search(t.name, r); });
     const int dev = forced_cpu ? -1 : place.device_of(layer_of(t.name));
     if (dev >= 0) {
       gpu[static_cast<size_t>(dev)] += round_up(t.bytes, k_gpu_align);

@@ -7,7 +7,6 @@
 // ANSI colours; matching is by substring so both pass through.
 #include "logs/engine_log.hpp"
 
-#include <regex>
 
 #include <algorithm>
 #include <cctype>
@@ -22,6 +21,35 @@
 namespace preflight::logs {
 
 namespace {
+
+// Issue 19: the few patterns read out of a log line are scanned by hand. std::regex's executor recursed once per
+// repeated character: a 63 KB config line ("'cudagraph_capture_sizes': [1, 1, 1, ..." without its bracket) overflowed
+// the stack (SIGSEGV). Each scanner below says the pattern it replaces.
+bool word_byte(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+size_t skip_spaces(std::string_view s, size_t i) {
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])) != 0) ++i;
+  return i;
+}
+size_t word_end(std::string_view s, size_t i) {
+  while (i < s.size() && word_byte(s[i])) ++i;
+  return i;
+}
+size_t digits_end(std::string_view s, size_t i) {
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i;
+  return i;
+}
+bool quote(char c) { return c == '\'' || c == '"'; }
+
+// `['"]KEY['"]\s*:\s*` at its first occurrence: the offset after it, or npos.
+size_t after_quoted_key(std::string_view s, std::string_view key) {
+  for (size_t k = s.find(key); k != std::string_view::npos; k = s.find(key, k + 1)) {
+    const size_t end = k + key.size();
+    if (k == 0 || !quote(s[k - 1]) || end >= s.size() || !quote(s[end])) continue;
+    const size_t colon = skip_spaces(s, end + 1);
+    if (colon < s.size() && s[colon] == ':') return skip_spaces(s, colon + 1);
+  }
+  return std::string_view::npos;
+}
 
 constexpr size_t k_max_line_chars = 64 * 1024;
 constexpr size_t k_max_evidence_chars = 400;
@@ -223,11 +251,21 @@ std::optional<double> to_double(const std::string& v) {
 // config dump's "SpeculativeConfig(method='mtp', model=..., num_spec_tokens=1)". Empty when unreadable.
 std::string speculative_json(const std::string& v) {
   if (starts_with(v, "SpeculativeConfig(")) {
-    static const std::regex method_re(R"(method='([^']*)')"), tokens_re(R"(num_spec(?:ulative)?_tokens=(\d+))");
-    std::smatch mm;
-    if (!std::regex_search(v, mm, method_re)) return {};
-    std::string json = "{\"method\": \"" + mm[1].str() + "\"";
-    if (std::regex_search(v, mm, tokens_re)) json += ", \"num_speculative_tokens\": " + mm[1].str();
+    // method='([^']*)' and num_spec(?:ulative)?_tokens=(\d+), each at its first occurrence.
+    const size_t m = v.find("method='");
+    const size_t m_end = m == std::string::npos ? m : v.find('\'', m + 8);
+    if (m_end == std::string::npos) return {};
+    std::string json = "{\"method\": \"" + v.substr(m + 8, m_end - m - 8) + "\"";
+    for (size_t t = v.find("num_spec"); t != std::string::npos; t = v.find("num_spec", t + 1)) {
+      size_t d = t + 8;
+      if (v.compare(d, 7, "ulative") == 0) d += 7;
+      if (v.compare(d, 8, "_tokens=") != 0) continue;
+      d += 8;
+      const size_t e = digits_end(v, d);
+      if (e == d) continue;
+      json += ", \"num_speculative_tokens\": " + v.substr(d, e - d);
+      break;
+    }
     return json + "}";
   }
   if (v.empty() || v.front() != '{') return {};
@@ -261,19 +299,64 @@ std::string mm_limits_json(const std::string& v) {
 // non-default args, where unset fields print None and the mode an enum repr), as JSON; empty when none is set.
 std::string compilation_json(const std::string& v) {
   std::string json;
-  std::smatch mm;
-  static const std::regex sizes_re(R"(['"]cudagraph_capture_sizes['"]\s*:\s*\[([\d,\s]*)\])");
-  static const std::regex max_re(R"(['"]max_cudagraph_capture_size['"]\s*:\s*(-?\d+))");
-  static const std::regex mode_re(R"(['"]cudagraph_mode['"]\s*:\s*(?:<CUDAGraphMode\.(\w+)|['"](\w+)['"]))");
-  if (std::regex_search(v, mm, sizes_re)) {
-    std::string list;
-    for (const auto& part : split(mm[1].str(), ','))
-      if (!trim(part).empty()) list += (list.empty() ? "" : ", ") + trim(part);
-    json += "\"cudagraph_capture_sizes\": [" + list + "]";
+  // ['"]cudagraph_capture_sizes['"]\s*:\s*\[([\d,\s]*)\]
+  if (size_t at = after_quoted_key(v, "cudagraph_capture_sizes"); at < v.size() && v[at] == '[') {
+    size_t e = at + 1;
+    while (e < v.size() && (std::isdigit(static_cast<unsigned char>(v[e])) != 0 || v[e] == ',' || std::isspace(static_cast<unsigned char>(v[e])) != 0)) ++e;
+    if (e < v.size() && v[e] == ']') {
+      std::string list;
+      for (const auto& part : split(v.substr(at + 1, e - at - 1), ','))
+        if (!trim(part).empty()) list += (list.empty() ? "" : ", ") + trim(part);
+      json += "\"cudagraph_capture_sizes\": [" + list + "]";
+    }
   }
-  if (std::regex_search(v, mm, max_re)) json += std::string(json.empty() ? "" : ", ") + "\"max_cudagraph_capture_size\": " + mm[1].str();
-  if (std::regex_search(v, mm, mode_re)) json += std::string(json.empty() ? "" : ", ") + "\"cudagraph_mode\": \"" + (mm[1].matched ? mm[1].str() : mm[2].str()) + "\"";
+  // ['"]max_cudagraph_capture_size['"]\s*:\s*(-?\d+)
+  if (const size_t at = after_quoted_key(v, "max_cudagraph_capture_size"); at < v.size()) {
+    const size_t d = v[at] == '-' ? at + 1 : at, e = digits_end(v, d);
+    if (e > d) json += std::string(json.empty() ? "" : ", ") + "\"max_cudagraph_capture_size\": " + v.substr(at, e - at);
+  }
+  // ['"]cudagraph_mode['"]\s*:\s*(?:<CUDAGraphMode\.(\w+)|['"](\w+)['"])
+  if (const size_t at = after_quoted_key(v, "cudagraph_mode"); at < v.size()) {
+    std::string mode;
+    if (v.compare(at, 15, "<CUDAGraphMode.") == 0) {
+      mode = v.substr(at + 15, word_end(v, at + 15) - at - 15);
+    } else if (quote(v[at])) {
+      const size_t e = word_end(v, at + 1);
+      if (e > at + 1 && e < v.size() && quote(v[e])) mode = v.substr(at + 1, e - at - 1);
+    }
+    if (!mode.empty()) json += std::string(json.empty() ? "" : ", ") + "\"cudagraph_mode\": \"" + mode + "\"";
+  }
   return json.empty() ? json : "{" + json + "}";
+}
+
+// Using (?:AttentionBackendEnum\.)?(\w+) (?:attention )?backend(?:\.| out of potential): the backend vLLM's platform
+// selected (vllm/platforms/cuda.py).
+std::optional<std::string> selected_backend(std::string_view line) {
+  for (size_t u = line.find("Using "); u != std::string_view::npos; u = line.find("Using ", u + 1)) {
+    size_t w = u + 6;
+    if (line.compare(w, 21, "AttentionBackendEnum.") == 0) w += 21;
+    const size_t e = word_end(line, w);
+    if (e == w || e >= line.size() || line[e] != ' ') continue;
+    size_t b = e + 1;
+    if (line.compare(b, 10, "attention ") == 0) b += 10;
+    if (line.compare(b, 7, "backend") != 0) continue;
+    b += 7;
+    if ((b < line.size() && line[b] == '.') || line.compare(b, 17, " out of potential") == 0) return std::string(line.substr(w, e - w));
+  }
+  return std::nullopt;
+}
+
+// (?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+)
+std::optional<std::string> backend_env(std::string_view line) {
+  constexpr std::string_view key = "VLLM_ATTENTION_BACKEND=";
+  for (size_t k = line.find(key); k != std::string_view::npos; k = line.find(key, k + 1)) {
+    if (k > 0 && word_byte(line[k - 1])) continue;
+    size_t w = k + key.size();
+    if (w < line.size() && quote(line[w])) ++w;
+    const size_t e = word_end(line, w);
+    if (e > w) return std::string(line.substr(w, e - w));
+  }
+  return std::nullopt;
 }
 
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
@@ -735,19 +818,10 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, *v == "1", n);
     if (line.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos) set_once(from_config.flashinfer_sampler, true, n);
     // Issue 15: the attention backend vLLM selected, as its platform prints it (vllm/platforms/cuda.py).
-    {
-      static const std::regex backend_re(R"(Using (?:AttentionBackendEnum\.)?(\w+) (?:attention )?backend(?:\.| out of potential))");
-      std::smatch bm;
-      if (line.find("Using ") != std::string::npos && line.find(" backend") != std::string::npos && line.find("for vit attention") == std::string::npos &&
-          line.find("MMEncoderAttention") == std::string::npos && std::regex_search(line, bm, backend_re))
-        set_once(from_config.attention_backend, to_upper(bm[1].str() == "FlashInfer" ? "FLASHINFER" : bm[1].str()), n);
-    }
-    {
-      static const std::regex env_re(R"((?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+))");
-      std::smatch em;
-      if (line.find("VLLM_ATTENTION_BACKEND=") != std::string::npos && std::regex_search(line, em, env_re))
-        set_once(from_cmdline.attention_backend, to_upper(em[1].str()), n);
-    }
+    if (line.find("Using ") != std::string::npos && line.find(" backend") != std::string::npos && line.find("for vit attention") == std::string::npos &&
+        line.find("MMEncoderAttention") == std::string::npos)
+      if (auto b = selected_backend(line)) set_once(from_config.attention_backend, to_upper(*b == "FlashInfer" ? "FLASHINFER" : *b), n);
+    if (auto b = backend_env(line)) set_once(from_cmdline.attention_backend, to_upper(*b), n);
     if (line.find("FlashInfer is not available. Falling back to the PyTorch-native") != std::string::npos) set_once(from_config.flashinfer_sampler, false, n);
     if (find_ci(line, "vllm_ascend") != std::string::npos || find_ci(line, "vllm-ascend") != std::string::npos ||
         line.find("Platform plugin ascend is activated") != std::string::npos || line.find("NPU out of memory") != std::string::npos ||

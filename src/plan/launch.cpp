@@ -317,7 +317,8 @@ std::string llama_model_arg(const model::ModelSpec& m) {
     const std::string repo = ref.substr(0, second), file = ref.substr(second + 1);
     static const std::regex k_quant_tag(R"((?:^|[-_.])((?:I?Q[0-9][A-Z0-9_]*)|BF16|F16|F32)\.gguf$)", std::regex::icase);
     std::smatch tag;
-    if (std::regex_search(file, tag, k_quant_tag)) return "-hf " + repo + ":" + tag[1].str();
+    // A file name is at most 255 bytes; std::regex recurses per character (issue 19), so nothing longer reaches it.
+    if (file.size() <= 255 && std::regex_search(file, tag, k_quant_tag)) return "-hf " + repo + ":" + tag[1].str();
     return "-hf " + repo + " --hf-file " + file;
   }
   const bool gguf = std::any_of(m.weights.begin(), m.weights.end(), [](const auto& w) { return !w.stored_format.empty(); }) || ends_with(m.source, ".gguf");

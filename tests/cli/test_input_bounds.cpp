@@ -1,0 +1,68 @@
+// Issue 19: a device text is a name or a one-line description. Before, a 100,000-byte --device ran the name search
+// (edit distances to every catalogue name) and the total's patterns over all of it (11 s on this machine) and
+// printed it back whole in "unknown device '111...'"; a validation case's `device` field had no bound at all.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "../test_support.hpp"
+
+TEST(InputBounds, Issue19_LongDeviceTextIsRefusedNotEchoed) {
+  const std::string digits(300, '1');
+  const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device " + digits);
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("a device text of 300 bytes ('" + std::string(40, '1') + "...'): a name or description is at most 256 bytes"), std::string::npos)
+      << r.out.substr(0, 300);
+  EXPECT_LT(r.out.size(), 400u);
+  // A description at the bound is still read: "NVIDIA A100-SXM4-80GB" padded with spaces to 256 bytes.
+  std::string padded = "'NVIDIA A100-SXM4-80GB";
+  padded += std::string(256 - 21, ' ') + "'";
+  const auto ok = pftest::run_cli("fit Qwen/Qwen3-8B --device " + padded + " --max-model-len 4096");
+  EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 300);
+}
+
+TEST(InputBounds, Issue19_LongDeviceFieldOfACaseIsNamed) {
+  const std::string dir = pftest::scratch_dir("input-bounds");
+  std::ofstream(dir + "/cases.jsonl") << R"({"id": "long-device", "engine": "vllm", "engine_version": "0.11.0", "device": ")" << std::string(1000000, '9')
+                                      << R"(", "num_devices": 1, "model": "Qwen/Qwen3-8B", "available_kv_gib": 10.0})" << "\n";
+  const auto r = pftest::run_cli("validate " + dir + "/cases.jsonl --models " + pftest::shared_path("models"));
+  EXPECT_NE(r.out.find("a device text of 1000000 bytes"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_LT(r.out.size(), 4000u);
+}
+
+// Issue 19: texts that std::regex's recursive executor crashed on (SIGSEGV, exit 139) with a stack overflow: one
+// repeated character per frame. Each input is one a user or a hostile file can supply.
+TEST(InputBounds, Issue19_LongInputsThatOverflowedStdRegexAreRead) {
+  const std::string dir = pftest::scratch_dir("input-bounds-regex");
+  // A log line of 63 KB: a compilation config whose capture list never closes. Read as no list, the rest of the log
+  // as before (its version line).
+  {
+    std::ofstream log(dir + "/long.log");
+    log << "INFO 10-12 12:00:00 [__init__.py:216] Automatically detected platform cuda.\n";
+    log << "(APIServer pid=1) INFO 10-12 12:00:01 [api_server.py:1839] vLLM API server version 0.11.0\n";
+    log << "(EngineCore_DP0 pid=2) INFO 10-12 12:00:01 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='Qwen/Qwen3-8B', "
+           "compilation_config={'cudagraph_capture_sizes': [";
+    for (int i = 0; i < 21000; ++i) log << "1, ";
+    log << "\n";
+  }
+  const auto logs = pftest::run_cli("logs " + dir + "/long.log --json", {.with_stderr = false});
+  EXPECT_EQ(logs.code, 0) << logs.out.substr(0, 300);
+  EXPECT_NE(logs.out.find("\"0.11.0\""), std::string::npos) << logs.out.substr(0, 400);
+  // A case whose notes hold "v" and 200,000 digits (the notes are read for a version when none is given).
+  {
+    std::ofstream cases(dir + "/notes.jsonl");
+    cases << R"({"id": "long-notes", "engine": "vllm", "device": "H100", "num_devices": 1, "model": "Qwen/Qwen3-8B", "available_kv_gib": 10.0, "notes": "v)"
+          << std::string(200000, '1') << R"(."})" << "\n";
+  }
+  const auto validate = pftest::run_cli("validate " + dir + "/notes.jsonl --models " + pftest::shared_path("models"));
+  EXPECT_TRUE(validate.code == 0 || validate.code == 1) << validate.code << " " << validate.out.substr(0, 300);
+  EXPECT_NE(validate.out.find("long-notes"), std::string::npos) << validate.out.substr(0, 300);
+  // --device-memory of 100,000 digits: a usage error, shown cut.
+  const auto mem = pftest::run_cli("fit Qwen/Qwen3-8B --device-memory " + std::string(100000, '1') + "GiB");
+  EXPECT_EQ(mem.code, 2) << mem.out.substr(0, 300);
+  EXPECT_NE(mem.out.find("--device-memory: expected a size with its unit (24GiB, 24GB, 512MiB), found '" + std::string(40, '1') + "... (100003 bytes)'"),
+            std::string::npos)
+      << mem.out.substr(0, 300);
+  EXPECT_LT(mem.out.size(), 400u);
+}
