@@ -59,6 +59,19 @@ Expected<int64_t> round_up(int64_t v, int64_t to, const std::string& what) {
   return padded / to * to;
 }
 
+// The weights rule's inputs: the layout, and (issue 15, evid25) vLLM-Ascend's EPLB redundant experts where they scale the
+// routed experts, named in `rule` as well.
+std::vector<std::pair<std::string, double>> weights_inputs(std::string& rule, const Deployment& dep, const StageLayout& lay) {
+  std::vector<std::pair<std::string, double>> inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
+                                                        {"pipeline_parallel_size", static_cast<double>(lay.pp)},
+                                                        {"stage_layers", static_cast<double>(lay.first_layers)}};
+  if (lay.expert_copies == 1.0) return inputs;
+  rule += format("; routed experts with %lld EPLB redundant expert(s): (E + R) / E = %.4f of them per rank (vLLM-Ascend eplb_config)",
+                 static_cast<long long>(dep.num_redundant_experts), lay.expert_copies);
+  inputs.emplace_back("num_redundant_experts", static_cast<double>(dep.num_redundant_experts));
+  return inputs;
+}
+
 // Bytes an MXFP4 expert group takes once the engine has laid it out for its kernel (padding, a kept copy
 // of the swizzled scales, fp32 biases); nullopt when the group is not an MXFP4 expert weight or bias.
 Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g, const engine::Mxfp4Layout& l,
@@ -286,14 +299,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     if (skip_tower)
       rule += std::string("; no vision tower (") + (dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
               ": vLLM builds it as StageMissingLayer, PR #32757)";
-    inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
-              {"pipeline_parallel_size", static_cast<double>(lay.pp)},
-              {"stage_layers", static_cast<double>(lay.first_layers)}};
-    if (lay.expert_copies != 1.0) {
-      rule += format("; routed experts with %lld EPLB redundant expert(s): (E + R) / E = %.4f of them per rank (vLLM-Ascend eplb_config)",
-                     static_cast<long long>(dep.num_redundant_experts), lay.expert_copies);
-      inputs.emplace_back("num_redundant_experts", static_cast<double>(dep.num_redundant_experts));
-    }
+    inputs = weights_inputs(rule, dep, lay);
   }
   if (mxfp4) {
     if (explain) rule += format("; MXFP4 experts as %s lays them out (+%.2f GiB: %s)", mxfp4->backend.c_str(), bytes_to_gib(mxfp4_extra), mxfp4->source.c_str());
