@@ -750,6 +750,8 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   e.device_id = device.id;
   terms::StageLayout& lay = core.lay;
   lay = terms::stage_layout(m, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, dep.pp_layer_partition);
+  if (dep.num_redundant_experts > 0 && dep.enable_expert_parallel && m.num_experts > 0)
+    lay.expert_copies = static_cast<double>(m.num_experts + dep.num_redundant_experts) / static_cast<double>(m.num_experts);
   // Shared experts whole on every rank: vLLM's sequence-parallel MoE (DP > 1, EP, TP > 1), or, where vLLM-Ascend keeps
   // that off (issue 15, dsv32: engines.json shared_experts_whole_only_with_sp), its own shared-expert DP switches.
   if (engine.applies(engine.shared_experts_whole_only_with_sp))

@@ -179,6 +179,9 @@ struct Deployment {
   // rank, as VLLM_ASCEND_ENABLE_FLASHCOMM1=1 makes them), and VLLM_ASCEND_ENABLE_MLAPO as the environment sets it
   // (unset: the version's default, engines.json sfa_mlapo_copies).
   bool enable_shared_expert_dp = false;
+  // Issue 15 (evid25): vLLM-Ascend --additional-config '{"eplb_config": {"num_redundant_experts": R}}': R more expert
+  // slots spread over the EP ranks (with expert parallel; terms::StageLayout::expert_copies). 0: none, the default.
+  int64_t num_redundant_experts = 0;
   std::optional<bool> mlapo;
   // Issue 15: the sampling path the engine took, where the evidence says it: true when it printed "Using FlashInfer for
   // top-p & top-k sampling." (or VLLM_USE_FLASHINFER_SAMPLER=1), false when it printed "FlashInfer is not available.

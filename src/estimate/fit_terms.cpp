@@ -59,6 +59,19 @@ Expected<int64_t> round_up(int64_t v, int64_t to, const std::string& what) {
   return padded / to * to;
 }
 
+// The weights rule's inputs: the layout, and (issue 15, evid25) vLLM-Ascend's EPLB redundant experts where they scale the
+// routed experts, named in `rule` as well.
+std::vector<std::pair<std::string, double>> weights_inputs(std::string& rule, const Deployment& dep, const StageLayout& lay) {
+  std::vector<std::pair<std::string, double>> inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
+                                                        {"pipeline_parallel_size", static_cast<double>(lay.pp)},
+                                                        {"stage_layers", static_cast<double>(lay.first_layers)}};
+  if (lay.expert_copies == 1.0) return inputs;
+  rule += format("; routed experts with %lld EPLB redundant expert(s): (E + R) / E = %.4f of them per rank (vLLM-Ascend eplb_config)",
+                 static_cast<long long>(dep.num_redundant_experts), lay.expert_copies);
+  inputs.emplace_back("num_redundant_experts", static_cast<double>(dep.num_redundant_experts));
+  return inputs;
+}
+
 // Bytes an MXFP4 expert group takes once the engine has laid it out for its kernel (padding, a kept copy
 // of the swizzled scales, fp32 biases); nullopt when the group is not an MXFP4 expert weight or bias.
 Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g, const engine::Mxfp4Layout& l,
@@ -260,7 +273,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     // embedding, head) is replicated per DP rank and split by TP inside it.
     const GroupPlace place = places ? places[i] : group_place(g);
     const bool whole_shared = lay.sequence_parallel_moe && place.shared_expert;
-    const double base = whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0);
+    const double base = whole_shared ? 1.0 : weight_rank_share(g, lay.tp) * (g.shard == model::Shard::expert ? lay.expert_share() : 1.0);
     double share = base, last_share = base;
     const bool text_layer = place.layer;
     if (text_layer) {
@@ -286,9 +299,7 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
     if (skip_tower)
       rule += std::string("; no vision tower (") + (dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
               ": vLLM builds it as StageMissingLayer, PR #32757)";
-    inputs = {{"tensor_parallel_size", static_cast<double>(lay.tp)},
-              {"pipeline_parallel_size", static_cast<double>(lay.pp)},
-              {"stage_layers", static_cast<double>(lay.first_layers)}};
+    inputs = weights_inputs(rule, dep, lay);
   }
   if (mxfp4) {
     if (explain) rule += format("; MXFP4 experts as %s lays them out (+%.2f GiB: %s)", mxfp4->backend.c_str(), bytes_to_gib(mxfp4_extra), mxfp4->source.c_str());
@@ -473,7 +484,7 @@ Drafter estimate_drafter(const ModelSpec& m, const model::QuantScheme& scheme, c
       const bool whole_shared = lay.sequence_parallel_moe && g.module.find(".shared_expert.") != std::string::npos;
       const bool plain_linear = own_embedding && g.module == "model.mtp.eh_proj";
       d.weights_bytes += (plain_linear ? static_cast<double>(g.params()) * model_dtype_bytes : group_bytes(m, mtp_scheme, formats, g)) *
-                         (whole_shared ? 1.0 : weight_rank_share(g, lay.tp) / (g.shard == model::Shard::expert ? static_cast<double>(lay.dp) : 1.0));
+                         (whole_shared ? 1.0 : weight_rank_share(g, lay.tp) * (g.shard == model::Shard::expert ? lay.expert_share() : 1.0));
     }
     d.layers = m.mtp_layers;
     if (dep.explain)
@@ -1006,7 +1017,7 @@ double estimate_expert_scale_copies(const ModelSpec& m, const model::QuantScheme
       // with expert parallel this rank holds experts / (DP x TP) whole experts, without it every expert.
       const bool w2 = ends_with(g.module, "down_proj");
       const double per_channel = w2 ? copy.w2_bytes_per_channel : copy.w13_bytes_per_channel;
-      const double share = w2 && !dep.enable_expert_parallel ? 1.0 : weight_rank_share(g, lay.tp) / static_cast<double>(lay.dp);
+      const double share = w2 && !dep.enable_expert_parallel ? 1.0 : weight_rank_share(g, lay.tp) * lay.expert_share();
       const double stage = g.part == model::Part::text ? static_cast<double>(lay.first_layers) / static_cast<double>(lay.n_layers) : 1.0;
       const double channels = static_cast<double>(g.rows) * static_cast<double>(g.count);
       bytes += channels * per_channel * share * stage;

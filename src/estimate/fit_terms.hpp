@@ -61,12 +61,18 @@ inline Expected<int64_t> checked_sum(int64_t a, int64_t b, const AtLayer& what) 
 // so each rank holds them whole.
 // Issue 15: `stage_layers` is every stage's layer count (estimate::pp_layer_partition: vLLM's split, or
 // VLLM_PP_LAYER_PARTITION); first_layers and last_layers are its ends.
+// Issue 15 (evid25): `expert_copies` is (routed experts + redundant experts) / routed experts: vLLM-Ascend's EPLB
+// (--additional-config '{"eplb_config": {"num_redundant_experts": R}}') places E + R expert slots evenly over the EP
+// ranks, each holding a whole expert's weights, so a rank holds (E + R) / (DP x TP) experts instead of E / (DP x TP).
 struct StageLayout {
   int64_t tp = 1, pp = 1, dp = 1;
   bool sequence_parallel_moe = false;
   int64_t n_layers = 1, first_layers = 1, last_layers = 1;
   std::vector<int64_t> stage_layers;  // PP > 1: layers per stage in rank order
+  double expert_copies = 1.0;
   int64_t expert_ranks() const { return tp * dp; }
+  // The part of a routed-expert group's TP share that one rank holds: 1 / DP of the experts, times the redundant copies.
+  double expert_share() const { return expert_copies / static_cast<double>(dp); }
 };
 StageLayout stage_layout(const model::ModelSpec& m, int64_t tp, int64_t pp, int64_t dp = 1, const std::vector<int64_t>& partition = {});
 

@@ -170,6 +170,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
       }
       flags.layer_sharding = deploy::Given<std::string>{names, where + ": additional_config.layer_sharding"};
     }
+    // eplb_config.num_redundant_experts: EPLB's extra expert slots (issue 15, evid25); a count, 0 or more.
+    if (const auto eplb = extra->find("eplb_config"); eplb != extra->end() && eplb->is_object()) {
+      if (const auto it = eplb->find("num_redundant_experts"); it != eplb->end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<int64_t>() < 0)
+          return make_error(ErrorKind::invalid_argument, where + ": additional_config.eplb_config.num_redundant_experts must be a whole number, 0 or more", where);
+        flags.num_redundant_experts = deploy::Given<int64_t>{it->get<int64_t>(), where + ": additional_config.eplb_config.num_redundant_experts"};
+      }
+    }
   }
   // Issue 15 (mc2): the NPU driver (Ascend HDK) version, where the case's source states it (npu-smi info, the issue's
   // environment); absent, a multi-node A2 EP group's verdict stays undecided.

@@ -301,6 +301,20 @@ TEST(Validation, Issue15_KvRoleAndLayerShardingMustBeWellFormed) {
   EXPECT_NE(r.error().describe().find("additional_config.layer_sharding must be a list"), std::string::npos) << r.error().describe();
 }
 
+// Issue 15 (evid25): additional_config.eplb_config.num_redundant_experts is read as a count; anything but a whole
+// number of 0 or more is an error naming the file, line and field.
+TEST(Validation, Issue15_EplbRedundantExpertsMustBeACount) {
+  const std::string dir = pftest::scratch_dir("validate-eplb");
+  const std::string head = R"J({"id": "x", "engine": "vllm-ascend", "engine_version": "0.16.0", "device": "Atlas A3", "model": "Qwen/Qwen3-235B-A22B", "tensor_parallel_size": 4, "weights_gib": 17.2, )J";
+  for (const char* bad : {R"J(-16)J", R"J(1.5)J", R"J("16")J"}) {
+    std::ofstream(dir + "/eplb.jsonl") << head << R"J("additional_config": {"eplb_config": {"num_redundant_experts": )J" << bad << "}}}\n";
+    auto r = validate::run_validation({dir + "/eplb.jsonl"}, {});
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().describe().find("additional_config.eplb_config.num_redundant_experts must be a whole number"), std::string::npos) << r.error().describe();
+    EXPECT_NE(r.error().describe().find("eplb.jsonl:1"), std::string::npos) << r.error().describe();
+  }
+}
+
 TEST(Validation, MalformedLineNamesFileAndLine) {
   const std::string dir = pftest::scratch_dir("validate");
   std::ofstream(dir + "/bad.jsonl") << "{\"id\": \"x\", \"model\": 3}\n";
@@ -330,6 +344,11 @@ TEST(Validation, MalformedLineNamesFileAndLine) {
 // Issue 15 (ev round 6): the same single-node and dual-node MTP 3 commands on 2026-03-22 and 03-23 (vLLM 0.18.0, the
 // vllm-ascend builds either side of PR #7427) print the same weights as the 03-26 runs already checked (50.2183 and
 // 30.7694 GB per rank, all ranks), so their four rows join the checked set (13 = 9 + 4).
+// Issue 15 (evid25, round 12): five nightly rows with a printed weights line join it (18 = 13 + 5): Qwen3-235B-A22B-W8A8
+// DP 4 x TP 4 EP on one A3 node (15.5644 GB), the same job's EPLB case with 16 redundant experts (17.2220 GB; 9.9% low
+// until additional_config.eplb_config.num_redundant_experts was read, tests/estimate/test_eplb.cpp), Kimi-K2-Instruct-W8A8
+// DP 4 x TP 8 on two A3 nodes (32.5601 GB) and the Qwen3-235B-A22B PD prefill instance on 0.16.0 and 0.17.0 (28.5036 /
+// 28.5029 GB).
 TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
   validate::ValidateOptions o;
   o.model_dirs.push_back(pftest::shared_path("models"));
@@ -361,7 +380,7 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 13);
+  EXPECT_EQ(checked, 18);
   EXPECT_EQ(misses, 2);
   EXPECT_EQ(dsv32, 4);
 }
