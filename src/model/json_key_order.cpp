@@ -145,6 +145,8 @@ class Scanner {
 }  // namespace
 
 Expected<std::vector<std::string>> object_keys_in_order(std::string_view text, const std::vector<std::string>& path, const std::string& origin) {
+  // A UTF-8 byte order mark before the text, as parse_json accepts one.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   Scanner scan(text, origin);
   int depth = 0;
   for (const auto& member : path) {
