@@ -272,6 +272,8 @@ Status read_autoround_layers(const JsonObject& q, QuantScheme& scheme, int64_t b
       }
     }
   }
+  if (!scheme.autoround_layers.empty()) scheme.detail += format(", %zu extra_config layers", scheme.autoround_layers.size());
+  for (size_t i = 0; i < scheme.autoround_blocks.size(); ++i) scheme.detail += (i == 0 ? ", quantized blocks " : ",") + scheme.autoround_blocks[i];
   return Ok{};
 }
 
@@ -634,8 +636,6 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     if (autoround) {
       PF_TRY(read, read_autoround_layers(q, scheme, nbits));
       (void)read;
-      if (!scheme.autoround_layers.empty()) scheme.detail += format(", %zu extra_config layers", scheme.autoround_layers.size());
-      for (size_t i = 0; i < scheme.autoround_blocks.size(); ++i) scheme.detail += (i == 0 ? ", quantized blocks " : ",") + scheme.autoround_blocks[i];
     }
     PF_TRY(lm_head, q.opt_bool("lm_head"));
     PF_TRY(lm_head_alt, q.opt_bool(autoround ? "lm_head_quantized" : "lm_head"));
