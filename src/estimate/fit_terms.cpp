@@ -162,7 +162,7 @@ double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const m
     return model::linear_weight_bytes(model::WeightFormat::packed_bits, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
   if (!g.linear) return static_cast<double>(g.params()) * b;
   const model::WeightFormat f = formats(g.module, g.expert);
-  if (!scheme.gptq_dynamic.empty()) return model::gptq_dynamic_group_bytes(m, scheme, f, g);
+  if (scheme.per_layer_rules()) return model::gptq_dynamic_group_bytes(m, scheme, f, g);
   return model::linear_weight_bytes(f, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
 }
 

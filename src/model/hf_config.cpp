@@ -6,7 +6,9 @@
 
 #include "base/checked.hpp"
 #include "base/units.hpp"
+#include "base/file.hpp"
 #include "model/architecture_traits.hpp"
+#include "model/json_key_order.hpp"
 #include "model/vision_tower.hpp"
 
 namespace preflight::model {
@@ -900,8 +902,18 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
 }
 
 Expected<ModelSpec> load_hf_config(const std::string& path) {
-  PF_TRY(json, load_json_file(path));
-  return parse_hf_config(json, path);
+  PF_TRY(text, read_text_file(path));
+  PF_TRY(json, parse_json(text, path));
+  PF_TRY(spec, parse_hf_config(json, path));
+  // Issue 16: GPTQ "dynamic" rules apply in the file's order (QuantScheme::gptq_dynamic), which the parsed object
+  // (a sorted map) does not keep: the descriptor's keys are read from the text.
+  if (spec.quant.gptq_dynamic.size() > 1) {
+    const char* block = json.contains("quantization_config") ? "quantization_config" : "compression_config";
+    PF_TRY(keys, object_keys_in_order(text, {block, "dynamic"}, path));
+    order_gptq_dynamic(spec.quant, keys);
+    spec.provenance.push_back({"quantization", path, format("%zu GPTQ dynamic rules applied in the file's order", spec.quant.gptq_dynamic.size())});
+  }
+  return spec;
 }
 
 }  // namespace preflight::model

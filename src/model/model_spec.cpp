@@ -77,7 +77,7 @@ double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
     return linear_weight_bytes(WeightFormat::packed_bits, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
   if (!group.linear) return static_cast<double>(group.params()) * b;
   const WeightFormat f = module_format(spec.quant, group.module, group.expert);
-  if (!spec.quant.gptq_dynamic.empty()) return gptq_dynamic_group_bytes(spec, spec.quant, f, group);
+  if (spec.quant.per_layer_rules()) return gptq_dynamic_group_bytes(spec, spec.quant, f, group);
   return linear_weight_bytes(f, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
 }
 

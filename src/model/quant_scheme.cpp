@@ -87,8 +87,8 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
 }
 
 // Issue 16: quantization_config.dynamic of a GPTQ checkpoint (GptqDynamicRule), null or absent: no rules. vLLM iterates
-// the dict in the file's order and the first match wins; preflight::Json is a sorted map, so the rules are kept in key
-// order. The two differ only where two rules match one module with different outcomes (no published map found does).
+// the dict in the file's order and the first match wins; preflight::Json is a sorted map, so the rules come out in key
+// order here and order_gptq_dynamic restores the file's (the two differ where two rules match one module).
 Status read_gptq_dynamic(const JsonObject& q, QuantScheme& scheme) {
   const Json* dynamic = q.find("dynamic");
   if (!dynamic || dynamic->is_null()) return Ok{};
@@ -98,6 +98,7 @@ Status read_gptq_dynamic(const JsonObject& q, QuantScheme& scheme) {
                                                  json_type_name(*dynamic)), origin);
   for (auto it = dynamic->begin(); it != dynamic->end(); ++it) {
     GptqDynamicRule rule;
+    rule.key = it.key();
     rule.skip = starts_with(it.key(), "-:");
     rule.pattern = rule.skip || starts_with(it.key(), "+:") ? it.key().substr(2) : it.key();
     // Issue 19: a pattern from a file is matched without backtracking (base/safe_regex); what that cannot match, or
@@ -127,6 +128,168 @@ Status read_gptq_dynamic(const JsonObject& q, QuantScheme& scheme) {
   return Ok{};
 }
 
+// A layer or block name as preflight's modules spell it: "language_model" parts removed (normalize_module's rule; layer
+// indices kept).
+std::string without_language_model(const std::string& name) {
+  std::string out;
+  for (const auto& part : split(name, '.')) {
+    if (part == "language_model") continue;
+    if (!out.empty()) out += '.';
+    out += part;
+  }
+  return out;
+}
+
+struct LayerBits {
+  int64_t bits = 0;
+  int64_t group_size = 0;
+  bool operator==(const LayerBits&) const = default;
+};
+
+// vLLM AutoRoundConfig.get_layer_config's get_config(name, quantized): the entry's values, else the checkpoint's bits
+// and group for a quantized layer, 16 bits and group -1 for another.
+LayerBits autoround_config(const QuantScheme& scheme, const std::string& name, bool quantized, int64_t base_bits) {
+  LayerBits out{quantized ? base_bits : 16, quantized ? scheme.group_size : -1};
+  const auto it = scheme.autoround_layers.find(name);
+  if (it != scheme.autoround_layers.end()) {
+    if (it->second.bits != 0) out.bits = it->second.bits;
+    if (it->second.group_size != 0) out.group_size = it->second.group_size;
+  }
+  return out;
+}
+
+bool in_autoround_blocks(const QuantScheme& scheme, const std::string& name) {
+  if (scheme.autoround_blocks.empty()) return true;
+  for (const auto& b : scheme.autoround_blocks)
+    if (starts_with(name, b)) return true;
+  return false;
+}
+
+// The shards vLLM's packed_modules_mapping fuses into `leaf` (Llama / Qwen: qkv_proj, gate_up_proj); empty otherwise.
+std::vector<std::string> fused_shards(const std::string& leaf) {
+  if (leaf == "qkv_proj") return {"q_proj", "k_proj", "v_proj"};
+  if (leaf == "gate_up_proj") return {"gate_proj", "up_proj"};
+  return {};
+}
+
+// get_layer_config for vLLM's module `prefix` (fused names, "...mlp.experts" for a FusedMoE): 1. an entry of exactly
+// that name; 2. quantized unless blocks are listed and none begins the name; 3. a FusedMoE takes the entries under its
+// name (they must agree: vLLM raises otherwise; the first is taken); 4. a fused module takes its shards' settings
+// (read_autoround_layers refused shards that differ); 5. the name's own.
+LayerBits autoround_layer_bits(const QuantScheme& scheme, const std::string& prefix, int64_t base_bits) {
+  if (scheme.autoround_layers.count(prefix)) return autoround_config(scheme, prefix, true, base_bits);
+  const bool quantized = in_autoround_blocks(scheme, prefix);
+  if (ends_with(prefix, ".experts")) {
+    const auto it = scheme.autoround_layers.lower_bound(prefix);
+    if (it != scheme.autoround_layers.end() && starts_with(it->first, prefix)) return autoround_config(scheme, it->first, quantized, base_bits);
+  }
+  const size_t dot = prefix.rfind('.');
+  const std::vector<std::string> shards = fused_shards(dot == std::string::npos ? prefix : prefix.substr(dot + 1));
+  if (!shards.empty() && !scheme.autoround_layers.empty())
+    return autoround_config(scheme, prefix.substr(0, dot + 1) + shards.front(), quantized, base_bits);
+  return autoround_config(scheme, prefix, quantized, base_bits);
+}
+
+// Issue 16 (h-quant25): AutoRound's "block_name_to_quantize" / "to_quant_block_names" and "extra_config"
+// (QuantScheme::autoround_blocks / autoround_layers), as vLLM's AutoRoundConfig.from_config reads them.
+Status read_autoround_blocks(const JsonObject& q, QuantScheme& scheme) {
+  const std::string& origin = q.origin();
+  for (const char* key : {"block_name_to_quantize", "to_quant_block_names"}) {
+    const Json* blocks = q.find(key);
+    if (!blocks) continue;  // get_from_keys_or: the first key present
+    auto add = [&](const Json& item) -> Status {
+      if (!item.is_string())
+        return make_error(ErrorKind::corrupt, format("%s: quantization_config.%s: expected block names (strings), found %s", origin.c_str(), key,
+                                                     json_type_name(item)), origin);
+      for (const auto& part : split(item.get<std::string>(), ','))
+        if (!trim(part).empty()) scheme.autoround_blocks.push_back(without_language_model(trim(part)));
+      return Ok{};
+    };
+    if (blocks->is_string()) return add(*blocks);
+    if (!blocks->is_array())
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.%s: expected a string or a list of block names, found %s", origin.c_str(), key,
+                                                   json_type_name(*blocks)), origin);
+    for (const auto& item : *blocks) {
+      // AutoRound's AWQ / GPTQ exports write a list of lists (one per block group): read flat.
+      if (item.is_array()) {
+        for (const auto& inner : item) {
+          PF_TRY(ok, add(inner));
+          (void)ok;
+        }
+        continue;
+      }
+      PF_TRY(ok, add(item));
+      (void)ok;
+    }
+    return Ok{};
+  }
+  return Ok{};
+}
+
+Status read_autoround_layers(const JsonObject& q, QuantScheme& scheme, int64_t base_bits) {
+  const std::string& origin = q.origin();
+  PF_TRY(blocks_ok, read_autoround_blocks(q, scheme));
+  (void)blocks_ok;
+  const Json* extra = q.find("extra_config");
+  if (!extra) return Ok{};
+  if (!extra->is_object())
+    return make_error(ErrorKind::corrupt, format("%s: quantization_config.extra_config: expected an object of layer name -> settings, found %s", origin.c_str(),
+                                                 json_type_name(*extra)), origin);
+  for (auto it = extra->begin(); it != extra->end(); ++it) {
+    if (!it->is_object())
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.extra_config.%s: expected an object, found %s", origin.c_str(), it.key().c_str(),
+                                                   json_type_name(*it)), origin);
+    JsonObject entry(*it, origin, "quantization_config.extra_config." + it.key());
+    PF_TRY(bits, entry.opt_int("bits"));
+    PF_TRY(group, entry.opt_int("group_size"));
+    // GPTQ / AWQ kernels take 2, 3, 4 or 8 bits (AutoRoundConfig.SUPPORTED_BITS); 16 and more is unquantized.
+    if (bits && *bits != 2 && *bits != 3 && *bits != 4 && *bits != 8 && *bits < 16)
+      return make_error(ErrorKind::unsupported, format("%s: quantization_config.extra_config.%s.bits %lld: AutoRound layers take 2, 3, 4 or 8 bits, or 16 "
+                                                       "and more for an unquantized layer", origin.c_str(), it.key().c_str(), static_cast<long long>(*bits)), origin);
+    if (group && *group != -1 && *group <= 0)
+      return make_error(ErrorKind::corrupt, format("%s: quantization_config.extra_config.%s.group_size %lld: expected a positive size or -1", origin.c_str(),
+                                                   it.key().c_str(), static_cast<long long>(*group)), origin);
+    scheme.autoround_layers[without_language_model(it.key())] = AutoRoundLayer{bits.value_or(0), group.value_or(0)};
+  }
+  // vLLM loads q/k/v and gate/up as one fused layer and refuses shards that differ (get_layer_config step 4).
+  for (const auto& [name, layer] : scheme.autoround_layers) {
+    (void)layer;
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos) continue;
+    const std::string leaf = name.substr(dot + 1), head = name.substr(0, dot + 1);
+    for (const char* fused : {"qkv_proj", "gate_up_proj"}) {
+      const auto shards = fused_shards(fused);
+      if (std::find(shards.begin(), shards.end(), leaf) == shards.end()) continue;
+      const bool quantized = in_autoround_blocks(scheme, head + fused);
+      const LayerBits first = autoround_config(scheme, head + shards.front(), quantized, base_bits);
+      for (const auto& shard : shards) {
+        const LayerBits other = autoround_config(scheme, head + shard, quantized, base_bits);
+        if (other == first) continue;
+        return make_error(ErrorKind::unsupported,
+                          format("%s: quantization_config.extra_config: %s%s (%lld bits, group %lld) and %s%s (%lld bits, group %lld) load as one layer; vLLM "
+                                 "raises \"Fused module '%s%s' requires consistent quant config\"", origin.c_str(), head.c_str(), shards.front().c_str(),
+                                 static_cast<long long>(first.bits), static_cast<long long>(first.group_size), head.c_str(), shard.c_str(),
+                                 static_cast<long long>(other.bits), static_cast<long long>(other.group_size), head.c_str(), fused), origin);
+      }
+    }
+  }
+  if (!scheme.autoround_layers.empty()) scheme.detail += format(", %zu extra_config layers", scheme.autoround_layers.size());
+  for (size_t i = 0; i < scheme.autoround_blocks.size(); ++i) scheme.detail += (i == 0 ? ", quantized blocks " : ",") + scheme.autoround_blocks[i];
+  return Ok{};
+}
+
+}  // namespace
+
+void order_gptq_dynamic(QuantScheme& scheme, const std::vector<std::string>& file_keys) {
+  auto rank = [&](const GptqDynamicRule& r) {
+    const auto it = std::find(file_keys.begin(), file_keys.end(), r.key);
+    return static_cast<size_t>(it - file_keys.begin());
+  };
+  std::stable_sort(scheme.gptq_dynamic.begin(), scheme.gptq_dynamic.end(),
+                   [&](const GptqDynamicRule& a, const GptqDynamicRule& b) { return rank(a) < rank(b); });
+}
+
+namespace {
 // The ModelOpt algorithms modelopt_algo reads (by substring), for the message naming an unknown one.
 constexpr const char* k_modelopt_algos = "expected a ModelOpt algorithm with FP8, NVFP4, INT4 / W4A16 / W4A8_AWQ or INT8 / W8A8 in its name, or MIXED_PRECISION";
 
@@ -473,6 +636,10 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
       (void)read;
       if (!scheme.gptq_dynamic.empty()) scheme.detail += format(", %zu dynamic rules", scheme.gptq_dynamic.size());
     }
+    if (autoround) {
+      PF_TRY(read, read_autoround_layers(q, scheme, nbits));
+      (void)read;
+    }
     PF_TRY(lm_head, q.opt_bool("lm_head"));
     PF_TRY(lm_head_alt, q.opt_bool(autoround ? "lm_head_quantized" : "lm_head"));
     scheme.lm_head_quantized = lm_head.value_or(false) || lm_head_alt.value_or(false);
@@ -726,6 +893,12 @@ double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, c
   const double r = static_cast<double>(rows), c = static_cast<double>(cols);
   const bool gptq = base == WeightFormat::int4_group || base == WeightFormat::int8_group;
   if (!gptq) return linear_weight_bytes(base, rows, cols, scheme, model_dtype_bytes);
+  if (!scheme.autoround_layers.empty() || !scheme.autoround_blocks.empty()) {
+    const LayerBits layer = autoround_layer_bits(scheme, prefix, base == WeightFormat::int8_group ? 8 : 4);
+    if (layer.bits >= 16) return r * c * model_dtype_bytes;
+    const double groups = layer.group_size > 0 ? std::ceil(c / static_cast<double>(layer.group_size)) : 1.0;
+    return group_packed_bytes(r, c, static_cast<double>(layer.bits), groups, scheme);
+  }
   const int rule = gptq_dynamic_match(scheme.gptq_dynamic, prefix);
   const GptqDynamicRule* match = rule >= 0 ? &scheme.gptq_dynamic[static_cast<size_t>(rule)] : nullptr;
   if (match && match->skip) return r * c * model_dtype_bytes;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,17 +40,32 @@ enum class WeightFormat {
 
 const char* weight_format_name(WeightFormat format);
 
-// Issue 16: one entry of GPTQModel's "dynamic" map (config.json quantization_config / quantize_config.json), kept in key
-// order (preflight::Json is a sorted map; vLLM keeps the file's, which differs only for overlapping rules). vLLM (vllm/model_executor/layers/quantization/utils/gptq_utils.py get_dynamic_override, override_config;
-// vllm-project/vllm commit 93e5a576): the first entry whose regex matches the module's prefix from its start (Python
-// re.match) decides; "-:" leaves the module unquantized (UnquantizedLinearMethod / UnquantizedFusedMoEMethod), any
-// other entry ("+:" or no prefix) overrides bits, group_size, desc_act, sym of the checkpoint's own values.
+// Issue 16: one entry of GPTQModel's "dynamic" map (config.json quantization_config / quantize_config.json). vLLM
+// (vllm/model_executor/layers/quantization/utils/gptq_utils.py get_dynamic_override, override_config; vllm-project/vllm
+// commits 93e5a576 and 02239f5e): `for pattern, pattern_dict in config.dynamic.items()` over the dict json.load built,
+// i.e. in the file's order (Python dicts keep insertion order); the first entry whose regex matches the module's prefix from its start (Python re.match) decides; "-:" leaves
+// the module unquantized (UnquantizedLinearMethod / UnquantizedFusedMoEMethod), any other entry ("+:" or no prefix)
+// overrides bits, group_size, desc_act, sym of the checkpoint's own values. parse_quantization_config keeps the rules
+// in preflight::Json's (sorted) key order; order_gptq_dynamic puts them in the file's (load_hf_config does, from the
+// text of config.json).
 struct GptqDynamicRule {
+  std::string key;         // the entry's key as written ("-:model\\.layers\\.1\\..*")
   std::string pattern;     // the regex, "+:" / "-:" removed
   bool skip = false;       // "-:"
   int64_t bits = 0;        // 0: the checkpoint's bits
   int64_t group_size = 0;  // 0: the checkpoint's group_size; -1: one group per input row (per channel)
   bool operator==(const GptqDynamicRule&) const = default;
+};
+
+// Issue 16 (h-quant25): one entry of AutoRound's "extra_config" (quantization_config, auto-round exports: layer name ->
+// bits / group_size / sym / data_type). vLLM (vllm/model_executor/layers/quantization/auto_round.py AutoRoundConfig
+// get_layer_config, vllm-project/vllm commit 04aa528e): an entry applies to the layer of exactly that
+// name; its "bits" and "group_size" default to the checkpoint's; 16 bits or more leave the layer unquantized
+// (check_quantized: weight_bits < 16).
+struct AutoRoundLayer {
+  int64_t bits = 0;        // 0: the checkpoint's bits
+  int64_t group_size = 0;  // 0: the checkpoint's group_size; -1: one group per input row
+  bool operator==(const AutoRoundLayer&) const = default;
 };
 
 struct QuantScheme {
@@ -84,6 +100,13 @@ struct QuantScheme {
   bool lm_head_quantized = false;
   // GPTQ / GPTQ-Marlin "dynamic" rules (GptqDynamicRule); empty when the checkpoint has none (or "dynamic": null).
   std::vector<GptqDynamicRule> gptq_dynamic;
+  // AutoRound "extra_config" entries by layer name (AutoRoundLayer), "language_model." parts removed as
+  // normalize_module removes them (a VL checkpoint's "model.language_model.layers.0..." is "model.layers.0...").
+  std::map<std::string, AutoRoundLayer> autoround_layers;
+  // AutoRound "block_name_to_quantize" (or "to_quant_block_names"; a comma-separated string or a list), the same
+  // normalization: a layer outside every block stays unquantized unless extra_config names it (vLLM
+  // get_layer_config: quantized = any(layer_name.startswith(name) for name in block_name_to_quantize)). Empty: all.
+  std::vector<std::string> autoround_blocks;
   bool quantize_attention = true;   // false when the scheme leaves attention projections in model dtype
   std::string kv_cache_quant;       // "fp8", "int8" (ModelSlim C8) or "" when the checkpoint says nothing
   // ModelSlim checkpoints (method "ascend", from quant_model_description.json): the quant_method of config.json's
@@ -99,6 +122,9 @@ struct QuantScheme {
   std::string detail;               // human-readable summary, e.g. "fp8 e4m3, 128x128 blocks"
 
   bool quantized() const { return !method.empty(); }
+  // Whether linear layers are sized one layer at a time (gptq_dynamic_linear_bytes): GPTQ dynamic rules or AutoRound's
+  // per-layer settings.
+  bool per_layer_rules() const { return !gptq_dynamic.empty() || !autoround_layers.empty() || !autoround_blocks.empty(); }
   bool operator==(const QuantScheme&) const = default;
 };
 
@@ -106,6 +132,9 @@ struct QuantScheme {
 Expected<QuantScheme> parse_quantization_config(const Json& block, const std::string& origin);
 // ModelOpt hf_quant_config.json.
 Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string& origin);
+// Issue 16: puts scheme.gptq_dynamic in the order of `file_keys` (the dynamic object's keys as the file writes them,
+// object_keys_in_order); a rule whose key is not listed keeps its place after the listed ones.
+void order_gptq_dynamic(QuantScheme& scheme, const std::vector<std::string>& file_keys);
 // ModelSlim quant_model_description.json: per-tensor types, summarized to linear/expert formats.
 Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::string& origin);
 
@@ -127,7 +156,9 @@ double bnb_4bit_bytes(int64_t rows, int64_t cols, int64_t block, Bnb4bitStorage 
 // index, fused qkv_proj / gate_up_proj, a FusedMoE's "...mlp.experts") under scheme.gptq_dynamic, whose base format
 // (module_format) is `base`: a "-:" match or a native base gives the model dtype; otherwise the bits and group of the
 // first matching rule (or the checkpoint's) in the GPTQ layout: qweight bits/8 per weight, fp16 scales and qzeros
-// (bits/8 per entry) per group and output, int32 g_idx per input (vLLM gptq.py create_weights).
+// (bits/8 per entry) per group and output, int32 g_idx per input (vLLM gptq.py create_weights). An AutoRound scheme
+// with per-layer settings (autoround_layers, autoround_blocks) takes the bits and group get_layer_config gives the
+// module instead: 16 or more bits are the model dtype.
 double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, const std::string& prefix, int64_t rows, int64_t cols,
                                  int model_dtype_bytes);
 

@@ -121,7 +121,7 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
   const std::string where = origin + ": variants[" + id + "]";
   JsonObject r(item, origin, "variants[" + id + "]");
   PF_TRY(keys, r.only_keys({"id", "name", "tool", "engine_quantization", "modelslim_quant_type", "aliases", "weights", "module_formats",
-                            "keep_high_precision", "layout", "descriptor", "rules", "source"}));
+                            "keep_high_precision", "layout", "descriptor", "rules", "source", "engine_aliases"}));
   (void)keys;
   if (id.empty()) return make_error(ErrorKind::corrupt, origin + ": variants[]: id is empty", origin);
   QuantVariant v;
@@ -142,6 +142,16 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
   v.tool = tool;
   v.engine_quantization = flag;
   for (auto& a : aliases) v.aliases.push_back(to_lower(a));
+  if (const Json* by_engine = r.find("engine_aliases")) {
+    if (!by_engine->is_object()) return make_error(ErrorKind::corrupt, where + ": engine_aliases: expected an object of engine -> words", origin);
+    for (auto it = by_engine->begin(); it != by_engine->end(); ++it) {
+      if (it.key() != "vllm" && it.key() != "vllm-ascend" && it.key() != "llama.cpp" && it.key() != "mindie")
+        return make_error(ErrorKind::corrupt, where + ": engine_aliases: unknown engine '" + it.key() + "' (expected vllm, vllm-ascend, llama.cpp or mindie)", origin);
+      PF_TRY(words, string_list(&*it, where + ".engine_aliases." + it.key(), origin));
+      for (auto& w : words) w = to_lower(w);
+      v.engine_aliases.emplace_back(it.key(), words);
+    }
+  }
   v.layout = layout;
   v.descriptor = descriptor;
   v.source = source;
@@ -243,19 +253,25 @@ Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const 
   return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + name + "'; known variants: " + known, catalog.origin);
 }
 
-const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text) {
+const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text, const std::string& engine) {
   const std::string t = to_lower(trim(text));
   const QuantVariant* best = nullptr;
   size_t best_len = 0;
+  bool best_engine = false;  // the best word is an engine alias: a generic word of the same length does not replace it
   for (const auto& v : catalog.variants) {
-    auto consider = [&](const std::string& word) {
-      if (word.size() > best_len && has_word(t, word)) {
+    auto consider = [&](const std::string& word, bool engine_word) {
+      const bool longer = word.size() > best_len || (word.size() == best_len && engine_word && !best_engine);
+      if (longer && has_word(t, word)) {
         best = &v;
         best_len = word.size();
+        best_engine = engine_word;
       }
     };
-    consider(to_lower(v.id));  // the name fit --variant and plan take
-    for (const auto& alias : v.aliases) consider(alias);
+    consider(to_lower(v.id), false);  // the name fit --variant and plan take
+    for (const auto& alias : v.aliases) consider(alias, false);
+    for (const auto& [e, words] : v.engine_aliases)
+      if (!engine.empty() && e == engine)
+        for (const auto& w : words) consider(w, true);
   }
   if (!best && (t.empty() || has_word(t, "not stated"))) {
     for (const auto& v : catalog.variants)

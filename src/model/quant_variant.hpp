@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.hpp"
@@ -34,6 +35,10 @@ struct QuantVariant {
   std::string tool;                  // what exports it
   std::string engine_quantization;   // --quantization / quant_method the engine reads; "" = as published
   std::vector<std::string> aliases;  // lowercase words people write for it
+  // Issue 16 (h-quant25): words that name this variant on one engine only, ahead of another variant's word of the same
+  // length ("w8a8" on vLLM is compressed-tensors' INT8 W8A8 preset, on vLLM-Ascend msModelSlim's W8A8). Optional key
+  // "engine_aliases": {"vllm": ["w8a8", ...]}.
+  std::vector<std::pair<std::string, std::vector<std::string>>> engine_aliases;
   QuantScheme scheme;                // storage: formats, groups, kept modules; method = engine_quantization
   std::string layout, descriptor;    // tensors as exported, and the descriptor file that names the format
   std::vector<VariantRule> rules;
@@ -60,8 +65,9 @@ Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const 
 // The variant a free-text quantization names ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "modelopt
 // (NVFP4)", or an id such as "ct_w4a16"): the variant with the longest alias or id found in the text as
 // whole words (lowercased), or
-// nullptr when none matches. "none", "bf16", "not stated" and empty text give the bf16 variant.
-const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text);
+// nullptr when none matches. "none", "bf16", "not stated" and empty text give the bf16 variant. With `engine` (vllm,
+// vllm-ascend, ...) a variant's engine_aliases for that engine count too and win a tie of length.
+const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text, const std::string& engine = {});
 
 // The variant a checkpoint's own descriptor (config.json quantization_config, hf_quant_config.json,
 // quant_model_description.json, as parsed into `scheme`) is: the variant whose engine method is the

@@ -283,7 +283,8 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return catalog.error();
   const std::string text = quant.value_or("");
-  const model::QuantVariant* v = model::variant_from_text(*catalog, text);
+  PF_TRY(case_engine, c.opt_string("engine"));
+  const model::QuantVariant* v = model::variant_from_text(*catalog, text, case_engine.value_or(""));
   const model::QuantVariant* own = spec.quant.quantized() ? model::variant_of_checkpoint(*catalog, spec.quant) : nullptr;
   if (!v) {
     // Issue 16: text no variant of the list names is bad input (exit 2), never a --quantization the fit reads as
@@ -333,7 +334,8 @@ Expected<std::optional<model::ModelSpec>> checkpoint_spec(const JsonObject& c, c
   if (!text) return std::optional<model::ModelSpec>();
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return catalog.error();
-  const model::QuantVariant* v = model::variant_from_text(*catalog, *text);
+  PF_TRY(case_engine, c.opt_string("engine"));
+  const model::QuantVariant* v = model::variant_from_text(*catalog, *text, case_engine.value_or(""));
   if (!v)
     return make_error(ErrorKind::invalid_argument,
                       format("%s: checkpoint_quantization '%s': no variant of data/variants/quant_variants.json is named in it", where.c_str(), text->c_str()), where);

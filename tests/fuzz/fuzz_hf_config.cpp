@@ -1,4 +1,4 @@
-// libFuzzer target: config.json text through the JSON reader and the ModelSpec builder. Issue 19: the fast reader
+// libFuzzer target: config.json text through the JSON reader, the key-order scan and the ModelSpec builder. Issue 19: the fast reader
 // (base/json_fast.cpp) is checked against nlohmann's parser on every input: where it accepts, nlohmann must read the
 // same value, type for type; otherwise the target aborts.
 #include <cstdlib>
@@ -7,6 +7,7 @@
 
 #include "base/json_util.hpp"
 #include "model/hf_config.hpp"
+#include "model/json_key_order.hpp"
 #include "model/model_spec.hpp"
 
 namespace {
@@ -47,6 +48,9 @@ void check_fast_reader(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   check_fast_reader(text);
+  // Issue 16 (h-quant25): the key-order scan load_hf_config runs for GPTQ dynamic rules, on any text.
+  (void)preflight::model::object_keys_in_order(text, {"quantization_config", "dynamic"}, "fuzz.json");
+  (void)preflight::model::object_keys_in_order(text, {}, "fuzz.json");
   auto json = preflight::parse_json(text, "fuzz.json");
   if (!json) return 0;
   auto spec = preflight::model::parse_hf_config(*json, "fuzz.json");

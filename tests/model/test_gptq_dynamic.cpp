@@ -196,3 +196,83 @@ TEST(GptqDynamic, Issue16_GroupMinusOneIsOneGroupPerRow) {
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->group_size, 128);
 }
+
+// Issue 16 (h-quant25): vLLM applies the "dynamic" rules in the file's order, the first match deciding
+// (gptq_utils.py get_dynamic_override: `for pattern, pattern_dict in config.dynamic.items()`, vllm-project/vllm
+// 02239f5e). Two overlapping rules written "-:" first: layer 0's MLP matches both. preflight::Json sorts '+' (0x2B)
+// before '-' (0x2D), so a sorted reading applies the 8-bit rule to it; the file's order leaves it unquantized.
+//   rule 1 "-:model\.layers\.[0-9]+\.mlp\..*": every MLP unquantized
+//   rule 2 "+:model\.layers\.0\..*": layer 0 at 8 bits, group 32
+// TinyLlama, per layer (shapes above):
+//   MLP weights 3 x 5632 x 2048 = 34,603,008; bf16 69,206,016
+//   MLP at 8 bits g32 (the sorted reading, layer 0): 34,603,008 + scales 2,162,688 + qzeros 1,081,344 + g_idx 38,912
+//     = 37,885,952
+//   attention q 2048x2048, k/v 256x2048, o 2048x2048 = 9,437,184 weights;
+//     layer 0 at 8 bits g32: 9,437,184 + scales (64 x (2048+256+256+2048) x 2 = 589,824) + qzeros 294,912
+//       + g_idx 4 x 2048 x 4 = 32,768 -> 10,354,688
+//     layers 1..21 at 4 bits g128: 4,718,592 + scales 147,456 + qzeros 36,864 + g_idx 32,768 = 4,935,680
+// File order: 10,354,688 + 69,206,016 + 21 x (4,935,680 + 69,206,016) + embed/head/norms 262,328,320 = 1,898,864,640
+// Sorted order: 1,898,864,640 - 69,206,016 + 37,885,952 = 1,867,544,576
+TEST(GptqDynamic, Issue16_RulesApplyInTheFilesOrder) {
+  Json config = fixture_json(std::string(k_base_dir) + "/config.json");
+  Json q = fixture_json(std::string(k_dynamic_dir) + "/quantize_config.json");
+  q["dynamic"] = "DYNAMIC_RULES";
+  config["quantization_config"] = q;
+  std::string text = config.dump(2);
+  const std::string rules = R"({
+      "-:model\\.layers\\.[0-9]+\\.mlp\\..*": {},
+      "+:model\\.layers\\.0\\..*": {"bits": 8, "group_size": 32}
+    })";
+  const size_t at = text.find("\"DYNAMIC_RULES\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 15, rules);
+  const std::string dir = pftest::scratch_dir("gptq-dynamic-order");
+  std::ofstream(dir + "/config.json") << text;
+
+  auto spec = load_hf_config(dir + "/config.json");
+  ASSERT_TRUE(spec.has_value()) << spec.error().describe();
+  ASSERT_EQ(spec->quant.gptq_dynamic.size(), 2u);
+  EXPECT_TRUE(spec->quant.gptq_dynamic[0].skip);
+  EXPECT_EQ(spec->quant.gptq_dynamic[1].bits, 8);
+  double total = 0;
+  for (const auto& g : spec->weights) total += weight_group_bytes(*spec, g);
+  EXPECT_NEAR(total, 1898864640.0, 1.0);
+
+  // The same text read without the key scan (parse_hf_config of the parsed object): the sorted order.
+  auto parsed = parse_json(text, "config.json");
+  ASSERT_TRUE(parsed.has_value());
+  auto sorted = parse_hf_config(*parsed, "config.json");
+  ASSERT_TRUE(sorted.has_value());
+  double sorted_total = 0;
+  for (const auto& g : sorted->weights) sorted_total += weight_group_bytes(*sorted, g);
+  EXPECT_NEAR(sorted_total, 1867544576.0, 1.0);
+
+  // fit on the directory sizes the file's order (plus vLLM's rotary cache).
+  const auto r = pftest::run_cli("fit " + dir + " --device H100-SXM --max-model-len 2048 --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
+  auto j = parse_json(r.out, "stdout");
+  ASSERT_TRUE(j.has_value());
+  double weights = -1;
+  for (const auto& t : (*j)["memory_per_device"]["terms"])
+    if (t["name"] == "weights") weights = t["gib"].get<double>() * 1073741824.0;
+  EXPECT_NEAR(weights, 1898864640.0 + k_rotary, 1e-6 * 1898864640.0);
+}
+
+// The real ModelCloud descriptor read from its own text: its two rules do not overlap, and its size is unchanged.
+TEST(GptqDynamic, Issue16_RealDescriptorThroughTheFileReader) {
+  const std::string dir = pftest::scratch_dir("gptq-dynamic-real-text");
+  Json config = fixture_json(std::string(k_base_dir) + "/config.json");
+  config["quantization_config"] = "QUANT";
+  std::string text = config.dump(2);
+  const size_t at = text.find("\"QUANT\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 7, pftest::read_all(pftest::quant_fixture(std::string(k_dynamic_dir) + "/quantize_config.json")));
+  std::ofstream(dir + "/config.json") << text;
+  auto spec = load_hf_config(dir + "/config.json");
+  ASSERT_TRUE(spec.has_value()) << spec.error().describe();
+  ASSERT_EQ(spec->quant.gptq_dynamic.size(), 2u);
+  EXPECT_TRUE(spec->quant.gptq_dynamic[0].skip);
+  double total = 0;
+  for (const auto& g : spec->weights) total += weight_group_bytes(*spec, g);
+  EXPECT_NEAR(total, k_tensors, 1.0);
+}

@@ -449,3 +449,80 @@ TEST(QuantVariant, Issue19_VersionsReadAsScanfReadThem) {
   };
   for (const auto& k : cases) EXPECT_EQ(variant_rule(v, "rejected", "vllm-ascend", k.version, "ascend-a2", false) != nullptr, k.in_range) << "'" << k.version << "'";
 }
+
+// Issue 16 (h-quant25): a bare scheme word means what the case's engine means by it. On vLLM, "W8A8" / "INT8" are
+// compressed-tensors' INT8_W8A8 preset (PRESET_SCHEMES, neuralmagic/compressed-tensors 016da27b), which llm-compressor
+// exports and vLLM serves; read as msModelSlim's W8A8 they predicted vLLM's "Unknown quantization method: ascend". On
+// vLLM-Ascend the same words stay msModelSlim's; a bare "W4A16" likewise (compressed-tensors' W4A16 preset on vLLM).
+// Without an engine the reading is the one the table above checks.
+TEST(QuantVariant, Issue16_EngineAliasesReadWordsAsTheEngineMeansThem) {
+  const auto& c = pftest::shipped_variants();
+  struct Row {
+    std::string text, engine, id;
+  };
+  const std::vector<Row> rows = {
+      {"W8A8", "vllm", "ct_w8a8_int8"},
+      {"INT8", "vllm", "ct_w8a8_int8"},
+      {"W8A8_DYNAMIC", "vllm", "ct_w8a8_int8"},
+      {"W8A8", "vllm-ascend", "w8a8"},
+      {"W8A8", "", "w8a8"},
+      {"W8A8_DYNAMIC", "vllm-ascend", "w8a8_dynamic"},
+      {"W4A16", "vllm-ascend", "w4a16"},
+      {"W4A16", "vllm", "ct_w4a16"},
+      {"W4A16", "", "w4a16"},
+      // longer words still win on either engine
+      {"GPTQ-Int8", "vllm", "gptq_int8"},
+      {"ascend (W8A8)", "vllm-ascend", "w8a8"},
+      {"int8 weight-only", "vllm", "ct_w8a16"},
+      {"msModelSlim W4A16", "vllm", "w4a16"},
+  };
+  for (const auto& row : rows) {
+    const QuantVariant* v = variant_from_text(c, row.text, row.engine);
+    ASSERT_NE(v, nullptr) << row.text << " on " << row.engine;
+    EXPECT_EQ(v->id, row.id) << row.text << " on " << row.engine;
+  }
+  // A record naming an engine the list does not know is refused with the record.
+  auto root = parse_json(pftest::read_all(std::string(PREFLIGHT_SOURCE_DIR) + "/data/variants/quant_variants.json"), "quant_variants.json");
+  ASSERT_TRUE(root.has_value());
+  for (auto& v : (*root)["variants"])
+    if (v["id"] == "ct_w8a8_int8") v["engine_aliases"] = {{"sglang", {"w8a8"}}};
+  auto parsed = parse_variant_catalog(*root, "quant_variants.json");
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_NE(parsed.error().message.find("variants[ct_w8a8_int8]: engine_aliases: unknown engine 'sglang'"), std::string::npos) << parsed.error().message;
+}
+
+// validate on a vLLM line that writes "W8A8": the compressed-tensors variant is applied, no refusal predicted.
+TEST(QuantVariant, Issue16_ValidateReadsW8A8OnVllmAsCompressedTensors) {
+  std::ifstream in(pftest::shared_path("validation/vllm-startup.dev.jsonl"));
+  std::string line;
+  ASSERT_TRUE(static_cast<bool>(std::getline(in, line)));
+  auto base = parse_json(line, "vllm-startup.dev.jsonl");
+  ASSERT_TRUE(base.has_value());
+  ASSERT_EQ((*base)["engine"], "vllm");
+  const std::string dir = pftest::scratch_dir("validate-w8a8");
+  {
+    std::ofstream out(dir + "/cases.jsonl");
+    for (const char* engine : {"vllm"}) {
+      Json c = *base;
+      c["id"] = std::string("w8a8-on-") + engine;
+      c["quantization"] = "W8A8";
+      c["engine"] = engine;
+      out << c.dump() << "\n";
+    }
+  }
+  const auto r = pftest::run_cli("validate " + dir + "/cases.jsonl --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
+  auto j = parse_json(r.out, "stdout");
+  ASSERT_TRUE(j.has_value());
+  int seen = 0;
+  for (const auto& row : (*j)["rows"]) {
+    const std::string assumptions = row["assumptions"].dump();
+    const std::string failure = row["predicted_failure"].is_string() ? row["predicted_failure"].get<std::string>() : std::string();
+    if (row["id"] == "w8a8-on-vllm") {
+      ++seen;
+      EXPECT_NE(assumptions.find("read as variant ct_w8a8_int8"), std::string::npos) << assumptions;
+      EXPECT_NE(failure, "unsupported_quantization") << row.dump();
+    }
+  }
+  EXPECT_EQ(seen, 1);
+}
