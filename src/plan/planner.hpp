@@ -143,8 +143,8 @@ struct Candidate {
   std::string interconnect_basis;
 };
 
-// Issue 19 (round 20): a plan's rows. A whole-catalogue plan writes ~79 MB of fresh candidate slots (460 lists of
-// ~171 KB; ~124 MB before a row kept a RowFit): their blocks come from chunks backed by huge pages (base/memory
+// Issue 19 (round 20): a plan's rows. A whole-catalogue plan writes ~76 MB of fresh candidate slots (460 lists of
+// ~166 KB; ~124 MB before a row kept a RowFit): their blocks come from chunks backed by huge pages (base/memory
 // LargeBlockAllocator), a few dozen faults of 2 MiB instead of ~19,000 of 4 KiB. Otherwise a std::vector.
 using CandidateList = std::vector<Candidate, LargeBlockAllocator<Candidate>>;
 
