@@ -129,7 +129,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   }
   estimate::Deployment d = candidate_deployment(c, v, t);
   d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
-  c.fit = estimate::estimate_fit(m, dev, *eng, *oh, d);
+  c.fit = row_fit(estimate::estimate_fit(m, dev, *eng, *oh, d), c.engine_id);
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   if (!c.fit.fits) {
     std::string message = c.fit.failure_message;
@@ -189,7 +189,6 @@ std::optional<Candidate> best_at(const model::ModelSpec& m, const device::Device
     UnservableAnswers unservable;
     for (const auto& l : dp_ep_layouts(m, n, k_devices_per_node)) {
       Candidate c = evaluate_dp_ep(m, dev, in, variant, l, t, unservable);
-      c.fit.terms = {};
       if (!c.meets) {
         rejected.push_back(std::move(c));
         continue;
@@ -233,7 +232,6 @@ void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec
       UnservableAnswers unservable;
       for (const auto& l : dp_ep_layouts(*m, row.num_devices, k_devices_per_node)) {
         Candidate c = evaluate_dp_ep(*m, dev, in, row.variant_id, l, t, unservable);
-        c.fit.terms = {};
         const auto total = [](const Candidate& x) { return x.fit.max_concurrency * static_cast<double>(x.data_parallel_size); };
         if (c.meets && (!best || total(c) > total(*best))) best = std::move(c);
       }

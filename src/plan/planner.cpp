@@ -66,7 +66,7 @@ ModelFacts model_facts(const model::ModelSpec& m) {
 
 // The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
 // token) first, then the model's layout-free facts.
-SharedText architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const estimate::FitEstimate& fit) {
+SharedText architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const RowFit& fit) {
   if (f.state_layers == 0) return f.layout_free;
   FixedText r;
   r << "KV cache in " << f.kv_layers << " of " << static_cast<int64_t>(m.layers.size()) << " layers (" << f.state_layers << " recurrent layers keep a fixed state): ";
@@ -75,7 +75,7 @@ SharedText architecture_facts(const model::ModelSpec& m, const ModelFacts& f, co
   return r.take();
 }
 
-std::string failure_reason(const estimate::FitEstimate& f, int64_t context, int64_t largest) {
+std::string failure_reason(const RowFit& f, int64_t context, int64_t largest) {
   using estimate::Failure;
   FixedText r;
   switch (f.failure) {
@@ -348,20 +348,19 @@ struct Shared {
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
-// encoder's profiling pass (each sets its flag on `c` and in `d`).
+// encoder's profiling pass (each sets its flag on `c` and in `d`): computed in `f` (issue 19, planfast4: a scratch the
+// caller reuses, whose vectors keep their blocks from one fit to the next), the row keeping its RowFit.
 void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
-                   estimate::Deployment& d, estimate::FitCoreMemo* cores) {
-  // Moved once from the Expected (estimate_fit moves it out, then again into c.fit: issue 19, round 13); on an error,
-  // estimate_fit's refused estimate, which names the field.
+                   estimate::Deployment& d, estimate::FitCoreMemo* cores, estimate::FitEstimate& f) {
+  // Moved once from the Expected (issue 19, round 13); on an error, estimate_fit's refused estimate, which names the field.
   if (cores) {  // issue 19: written in place, the terms before the budget once per fit class of card
-    if (auto done = estimate::try_estimate_fit_into(c.fit, *cores, m, dev, eng, oh, d); !done) c.fit = estimate::refused_fit(dev, eng, d, done.error());
+    if (auto done = estimate::try_estimate_fit_into(f, *cores, m, dev, eng, oh, d); !done) f = estimate::refused_fit(dev, eng, d, done.error());
   } else if (auto fit = estimate::try_estimate_fit(m, dev, eng, oh, d)) {
-    c.fit = std::move(*fit);
+    f = std::move(*fit);
   } else {
-    c.fit = estimate::refused_fit(dev, eng, d, fit.error());
+    f = estimate::refused_fit(dev, eng, d, fit.error());
   }
-  if (!c.fit.fits && c.fit.encoder_profiles_video &&
-      (c.fit.failure == estimate::Failure::kv_negative || c.fit.failure == estimate::Failure::max_model_len_too_large)) {
+  if (!f.fits && f.encoder_profiles_video && (f.failure == estimate::Failure::kv_negative || f.failure == estimate::Failure::max_model_len_too_large)) {
     // The profile run's dummy video (it grows with the context) is what leaves too little KV: serve images
     // only, and the run profiles the largest image instead.
     estimate::Deployment images = d;
@@ -369,18 +368,19 @@ void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::Device
     auto alt = estimate::estimate_fit(m, dev, eng, oh, images);
     if (alt.fits) {
       c.no_video = true;
-      c.fit = std::move(alt);
+      f = std::move(alt);
       d = images;
     }
   }
   // The encoder's profiling pass over its largest image is what leaves too little KV: the deployment
   // starts with --skip-mm-profiling (the launch says what that costs).
-  if (auto alt = estimate::fit_without_encoder_pass(m, dev, eng, oh, d, c.fit)) {
+  if (auto alt = estimate::fit_without_encoder_pass(m, dev, eng, oh, d, f)) {
     c.skip_mm_profiling = true;
-    c.fit_with_encoder_pass_tokens = c.fit.kv_tokens;
-    c.fit = std::move(*alt);
+    c.fit_with_encoder_pass_tokens = f.kv_tokens;
+    f = std::move(*alt);
     d.skip_mm_profiling = true;
   }
+  c.fit = row_fit(f, c.engine_id);
 }
 
 // Issue 19: fit_candidate's outcome for `dev` taken from `fitted`, a candidate of the same (model, variant, count,
@@ -388,8 +388,6 @@ void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::Device
 // id it records, the same retry flags (on `c` and in `d`).
 void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& dev, estimate::Deployment& d) {
   c.fit = fitted.fit;
-  for (auto& st : c.fit.stages)
-    if (st.device_id == c.fit.device_id) st.device_id = dev.id;
   c.fit.device_id = dev.id;
   c.no_video = fitted.no_video;
   c.skip_mm_profiling = fitted.skip_mm_profiling;
@@ -409,14 +407,15 @@ estimate::SpeedWorkload speed_workload(const PlanInputs& in, const PlanTargets& 
 }
 
 // What follows the fit of candidate `c`: the reason it is rejected, else its speed, its facts and (every_row)
-// its start commands.
+// its start commands. `full` is the whole fit of `c` where it was computed (fit_candidate's scratch; it is read only
+// when `shared.fitted` is not given, and then it was computed).
 void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const engine::EngineProfile& eng,
                       const ModelFacts& facts, const engine::SpeedProfile& sp, const PlanTargets& t, estimate::Deployment& d,
-                      const Shared& shared) {
+                      const Shared& shared, const estimate::FitEstimate& full) {
   const Candidate* fitted = shared.fitted;
   // A rejection for the fit alone reads nothing of the device: that of `fitted` (copy_fit's source) when given.
   if (!c.fit.fits) {
-    const int64_t largest = fitted || c.fit.failure != estimate::Failure::max_model_len_too_large ? 0 : estimate::kv_capacity_tokens(c.fit);
+    const int64_t largest = fitted || c.fit.failure != estimate::Failure::max_model_len_too_large ? 0 : estimate::kv_capacity_tokens(full);
     c.reason = fitted ? fitted->reason : SharedText(failure_reason(c.fit, c.context_tokens, largest));
     return;
   }
@@ -481,7 +480,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
 // is copied, not computed. Returns whether the candidate's fit was computed or copied (it got that far).
 bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
-                   estimate::GroupBytes& weights, const Shared& shared = {}) {
+                   estimate::GroupBytes& weights, estimate::FitEstimate& scratch, const Shared& shared = {}) {
   c.model_id = pv.model_id;
   c.device_id = dev.id;
   const model::QuantVariant* v = pv.v;
@@ -548,7 +547,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const engine::NcclBuffers* nb = oh->nccl_buffers.get();
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
-  else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores);
+  else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch);
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
@@ -557,7 +556,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = gap;
     return true;
   }
-  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, shared);
+  finish_candidate(c, m, dev, in, *eng, facts, *sp, t, d, shared, scratch);
   return true;
 }
 
@@ -567,7 +566,8 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   estimate::Deployment d;
   bool filled = false;
   estimate::GroupBytes weights;
-  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, in, eng, variant), n, t, d, filled, weights);
+  estimate::FitEstimate scratch;
+  evaluate_into(c, m, dev, in, eng, facts, prepare_variant(m, dev, in, eng, variant), n, t, d, filled, weights, scratch);
   return c;
 }
 
@@ -596,17 +596,6 @@ void note_interconnects(PlanResult& r) {
       if (c.interconnect.empty() || starts_with(c.interconnect_basis, "--interconnect")) continue;
       if (std::find(r.assumptions.begin(), r.assumptions.end(), c.interconnect_basis) == r.assumptions.end()) r.assumptions.push_back(c.interconnect_basis);
     }
-}
-
-// What a plan keeps of a candidate: all but its fit's per-term breakdown (terms) and KV cache groups (groups), which
-// no plan output shows and which would make the plan's tens of thousands of candidates larger, and which the cards
-// that copy this fit (copy_fit) would copy (the per-rank tree and, in a plan's deployments, the terms are not built at
-// all: Deployment::rank_tree, memory_terms).
-// Their blocks are released here, on the worker that built them (round 14: `= {}` assigned an empty list and kept
-// the capacity, so 64% of a whole-catalogue plan's candidates kept a groups block for the caller to free).
-void keep_summary(Candidate& c) {
-  c.fit.terms = std::vector<estimate::MemoryTerm>();
-  c.fit.groups = std::vector<estimate::KvGroup>();
 }
 
 // RowDetail::table: the start commands of the first recommended row, the one the table prints.
@@ -808,6 +797,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::KvScanMemo scans(models[i]);
   estimate::FitCoreMemo cores;
   estimate::SpeedWorkload workload = speed_workload(in, t);
+  estimate::FitEstimate scratch;  // every fit the item computes, in turn (its rows keep their RowFit)
   std::vector<const Candidate*> fitted(r.sets);
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
@@ -825,8 +815,10 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
-      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, {same, &traffic, &launched[r.launch_class[x]], &scans, &cores, &workload}) && !same) same = &c;
-      keep_summary(c);
+      if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
+                        {same, &traffic, &launched[r.launch_class[x]], &scans, &cores, &workload}) &&
+          !same)
+        same = &c;
     }
   }
 }
@@ -937,7 +929,6 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
         Candidate c = evaluate_with(m, dev, in, eng, facts, q, n, t);
-        keep_summary(c);
         if (c.meets) meeting.push_back(std::move(c));
         else r.rejected.push_back(std::move(c));
       }
@@ -1015,6 +1006,32 @@ void note_interconnect(Candidate& c, const PlanTargets& t, const engine::EngineP
   c.interconnect_basis = deploy::no_interconnect_default(dev, eng, c.tensor_parallel_size);
 }
 
+RowFit row_fit(const estimate::FitEstimate& f, const SharedText& engine_id) {
+  return RowFit{.engine_id = engine_id == f.engine_id ? engine_id : SharedText(f.engine_id),
+                .device_id = f.device_id,
+                .decode_context_parallel_size = f.decode_context_parallel_size,
+                .drafter_layers = f.drafter_layers,
+                .drafter_weights_bytes = f.drafter_weights_bytes,
+                .gpu_memory_utilization = f.gpu_memory_utilization,
+                .kv_cache_dtype = f.kv_cache_dtype,
+                .weight_scheme = f.weight_scheme,
+                .total_bytes = f.total_bytes,
+                .requested_bytes = f.requested_bytes,
+                .weights_bytes = f.weights_bytes,
+                .nccl_buffer_bytes = f.nccl_buffer_bytes,
+                .available_kv_bytes = f.available_kv_bytes,
+                .activation_vision_bytes = f.activation_vision_bytes,
+                .encoder_profiles_video = f.encoder_profiles_video,
+                .fits = f.fits,
+                .failure = f.failure,
+                .num_blocks = f.num_blocks,
+                .kv_tokens = f.kv_tokens,
+                .kv_bytes_per_token_rank = f.kv_bytes_per_token_rank,
+                .max_concurrency = f.max_concurrency,
+                .failure_message = f.failure_message,
+                .verdict_depends_on = f.verdict_depends_on};
+}
+
 estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
   estimate::Deployment d;
   d.tensor_parallel_size = c.tensor_parallel_size;
@@ -1032,7 +1049,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   d.explain = false;
   d.rank_tree = false;
-  d.memory_terms = false;  // issue 19: no plan output shows the itemized budget (keep_summary)
+  d.memory_terms = false;  // issue 19: no plan output shows the itemized budget (RowFit)
   return d;
 }
 

@@ -76,6 +76,36 @@ class SharedLaunch {
   std::shared_ptr<const Launch> m_launch;
 };
 
+// Issue 19 (planfast4): what a plan keeps of a candidate's fit: the numbers and verdict its outputs (table, JSON, start
+// commands, DP+EP rows, speculative rows) and its reasons read, named and typed as in estimate::FitEstimate. A whole
+// FitEstimate is 848 B with seven vectors and four strings; a plan holds ~79,000 rows, which the ranking moves and the
+// caller frees, so a row keeps this (about a third of it) and the fit itself lives in its worker's scratch only while
+// the row is built. `fit --json` and `preflight fit` show a whole deployment's fit; a plan row never did (no terms,
+// groups, ranks, stages, lines or assumptions: Deployment::explain, rank_tree and memory_terms are off in a plan).
+struct RowFit {
+  SharedText engine_id;  // the profile the fit ran under (Candidate::engine_id's text); empty: no fit ran
+  std::string device_id;
+  int64_t decode_context_parallel_size = 1;  // the row's layout and context are the Candidate's own fields
+  int64_t drafter_layers = 0;
+  double drafter_weights_bytes = 0;
+  double gpu_memory_utilization = 0;
+  std::string kv_cache_dtype;
+  SharedText weight_scheme;
+  double total_bytes = 0, requested_bytes = 0, weights_bytes = 0, nccl_buffer_bytes = 0, available_kv_bytes = 0;
+  double activation_vision_bytes = 0;
+  bool encoder_profiles_video = false;
+  bool fits = false;
+  estimate::Failure failure = estimate::Failure::none;
+  int64_t num_blocks = 0, kv_tokens = 0, kv_bytes_per_token_rank = 0;
+  double max_concurrency = 0;
+  SharedText failure_message;
+  SharedText verdict_depends_on;
+};
+
+// The RowFit of `fit`; `engine_id` is the id of the profile it ran under (fit.engine_id's text), held shared rather
+// than copied per row.
+RowFit row_fit(const estimate::FitEstimate& fit, const SharedText& engine_id);
+
 struct Candidate {
   // Issue 19 (round 14): the texts every candidate of a model, variant or engine repeats (model id, variant, engine
   // id, quantization flag) and the reason, which the cards and counts of one (model, variant) often share (a
@@ -98,7 +128,7 @@ struct Candidate {
   std::string cheaper;              // a DP+EP row: why it is kept over the TP/PP layouts of the same device
   int64_t context_tokens = 0;
   double params = 0;                // total parameters
-  estimate::FitEstimate fit;       // numbers and verdict: no text (Deployment::explain), no ranks; in a plan no terms either
+  RowFit fit;                       // numbers and verdict (the whole FitEstimate: `preflight fit`)
   estimate::SpeedEstimate speed;
   double tokens_per_s = 0;          // per stream at the target concurrency
   double aggregate_tokens_per_s = 0;
@@ -113,9 +143,9 @@ struct Candidate {
   std::string interconnect_basis;
 };
 
-// Issue 19 (round 20): a plan's rows. A whole-catalogue plan writes ~120 MB of fresh candidate slots (460 lists of
-// ~250 KB): their blocks come from chunks backed by huge pages (base/memory LargeBlockAllocator), ~60 faults of 2 MiB
-// instead of ~29,000 of 4 KiB. Otherwise a std::vector.
+// Issue 19 (round 20): a plan's rows. A whole-catalogue plan writes ~76 MB of fresh candidate slots (460 lists of
+// ~166 KB; ~124 MB before a row kept a RowFit): their blocks come from chunks backed by huge pages (base/memory
+// LargeBlockAllocator), a few dozen faults of 2 MiB instead of ~19,000 of 4 KiB. Otherwise a std::vector.
 using CandidateList = std::vector<Candidate, LargeBlockAllocator<Candidate>>;
 
 struct PlanResult {

@@ -12,7 +12,7 @@ std::string speculative_rejection(const model::ModelSpec& m, const estimate::Spe
                 m.id.c_str());
 }
 
-std::string drafter_counted(const estimate::SpeculativeConfig& spec, const estimate::FitEstimate& fit) {
+std::string drafter_counted(const estimate::SpeculativeConfig& spec, const RowFit& fit) {
   if (spec.method.empty()) return "";
   if (spec.mtp())
     return (fit.drafter_layers > 0 ? format("the model's own %lld MTP layer(s)", static_cast<long long>(fit.drafter_layers)) : std::string("the model's own MTP layers")) +

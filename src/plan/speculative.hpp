@@ -23,7 +23,7 @@ std::string speculative_rejection(const model::ModelSpec& model, const estimate:
 
 // The drafter a row counted, in words: the model's own MTP layers, the drafter checkpoint read from its config
 // (and where), an EAGLE head assumed of the target's shape, or none (ngram, suffix draft from the text).
-std::string drafter_counted(const estimate::SpeculativeConfig& spec, const estimate::FitEstimate& fit);
+std::string drafter_counted(const estimate::SpeculativeConfig& spec, const RowFit& fit);
 
 // The "speculative" object of a plan row's JSON: method, num_speculative_tokens, the drafter checkpoint
 // ("model", null for none), the config as given, what was counted (drafter_counted) and, where the row was sized,

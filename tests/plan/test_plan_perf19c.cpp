@@ -39,7 +39,6 @@ void expect_same_plan(const plan::PlanResult& a, const plan::PlanResult& b, cons
       EXPECT_EQ(x.skip_mm_profiling, y.skip_mm_profiling) << where;
       EXPECT_EQ(x.fit.device_id, y.fit.device_id) << where;
       if (!x.fit.engine_id.empty()) EXPECT_EQ(x.fit.device_id, x.device_id) << where;  // the rows that got as far as a fit
-      for (const auto& st : x.fit.stages) EXPECT_EQ(st.device_id, x.device_id) << where;
       EXPECT_EQ(x.fit.num_blocks, y.fit.num_blocks) << where;
       EXPECT_DOUBLE_EQ(x.fit.available_kv_bytes, y.fit.available_kv_bytes) << where;
       EXPECT_DOUBLE_EQ(x.tokens_per_s, y.tokens_per_s) << where;
@@ -203,9 +202,8 @@ TEST(Planner, Issue19_ReasonsReadAsPrintfWroteThem) {
 
 // Issue 19 (round 14): a plan's candidates hold few heap blocks of their own. The texts every row of a (model, variant)
 // repeats on a platform's cards and counts (model id, variant name, engine id, the fit's weight scheme) are one block
-// shared by all of those rows (their characters sit at one address), and no candidate keeps a block for the fit's
-// per-term breakdown or KV groups, which no plan output shows (keep_summary assigned `{}` to them before, which keeps a
-// vector's capacity: 64% of a whole-catalogue plan's rows kept a groups block).
+// shared by all of those rows (their characters sit at one address). (The fit's per-term breakdown and KV groups, which
+// no plan output shows, are not in a row at all since planfast4: plan::RowFit.)
 TEST(Planner, Issue19_CandidatesShareTheirRepeatedTexts) {
   const auto models = preflight::test::catalogue_model_specs();
   const std::vector<device::DeviceSpec> devices = {dev("H100-SXM"), dev("H100-PCIe"), dev("L4")};  // one platform: one run
@@ -223,8 +221,6 @@ TEST(Planner, Issue19_CandidatesShareTheirRepeatedTexts) {
     for (const auto* list : {&p.result.recommended, &p.result.rejected})
       for (const auto& c : *list) {
         ++rows;
-        EXPECT_EQ(c.fit.groups.capacity(), 0u) << c.model_id << " on " << c.device_id;
-        EXPECT_EQ(c.fit.terms.capacity(), 0u) << c.model_id << " on " << c.device_id;
         const std::string key = c.model_id.str() + " [" + c.variant.str() + "]";
         const char* scheme = c.fit.weight_scheme.empty() ? nullptr : c.fit.weight_scheme.c_str();
         auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
@@ -282,4 +278,71 @@ TEST(Planner, Issue19_WrongPlatformRowsTakeTheVariantsAnswer) {
     const auto alone = plan::plan_for_devices(models, {devices[d]}, counts, in, t, 1);
     for (size_t k = 0; k < counts.size(); ++k) expect_same_plan(alone[k].result, together[d * counts.size() + k].result, devices[d].id);
   }
+}
+
+// Issue 19 (planfast4): a row keeps a RowFit, not the whole FitEstimate; the fit is computed in its work item's scratch
+// (reused from row to row), copied as a RowFit to the cards with the same fit (H100-SXM, H100-PCIe, H800) and taken
+// from the fit-core memo for the other counts. Every row's RowFit equals, field by field, the whole estimate_fit of the
+// row's deployment computed for that card alone (no memo, no scratch, no copy): the rows that share one fit entry
+// report that entry's numbers, each with its own card.
+TEST(Planner, Issue19_RowsSharingOneFitReportThatFitsNumbers) {
+  const auto all = preflight::test::catalogue_model_specs();
+  const std::vector<model::ModelSpec> models(all.begin(), all.begin() + std::min<size_t>(all.size(), 24));
+  const std::vector<device::DeviceSpec> devices = {dev("H100-SXM"), dev("H100-PCIe"), dev("H800")};
+  const auto eng = engine::select_engine(catalogs().engines, "vllm", "");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = catalogs().engines.overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  plan::PlanInputs in = catalogs().inputs();
+  in.detail = plan::RowDetail::table;
+  const auto plans = plan::plan_for_devices(models, devices, {1, 2, 8, 16}, in, t, 2);
+  size_t compared = 0;
+  for (const auto& p : plans) {
+    const device::DeviceSpec& d = devices[static_cast<size_t>(std::find_if(devices.begin(), devices.end(), [&](const auto& x) { return x.id == p.device_id; }) - devices.begin())];
+    for (const auto* list : {&p.result.recommended, &p.result.rejected})
+      for (const auto& c : *list) {
+        if (c.fit.engine_id.empty()) continue;  // rejected before a fit ran
+        const auto m = std::find_if(models.begin(), models.end(), [&](const auto& x) { return x.id == c.model_id; });
+        ASSERT_NE(m, models.end());
+        const model::QuantVariant* v = c.variant_id.empty() ? nullptr : *model::find_variant(*model::load_variant_catalog(), c.variant_id);
+        estimate::Deployment dep = plan::candidate_deployment(c, v, t);
+        dep.interconnect = plan::candidate_interconnect(t, *oh, d, c.tensor_parallel_size);
+        dep.no_video = c.no_video;
+        dep.skip_mm_profiling = c.skip_mm_profiling;
+        const estimate::FitEstimate f = estimate::estimate_fit(*m, d, *eng, *oh, dep);
+        const plan::RowFit& r = c.fit;
+        const std::string at = c.model_id.str() + " [" + c.variant.str() + "] " + d.id + " x" + std::to_string(c.num_devices);
+        EXPECT_EQ(r.engine_id, f.engine_id) << at;
+        EXPECT_EQ(r.device_id, d.id) << at;
+        EXPECT_EQ(r.device_id, f.device_id) << at;
+        EXPECT_EQ(c.tensor_parallel_size, f.tensor_parallel_size) << at;
+        EXPECT_EQ(c.pipeline_parallel_size, f.pipeline_parallel_size) << at;
+        EXPECT_EQ(r.decode_context_parallel_size, f.decode_context_parallel_size) << at;
+        EXPECT_EQ(r.drafter_layers, f.drafter_layers) << at;
+        EXPECT_EQ(r.drafter_weights_bytes, f.drafter_weights_bytes) << at;
+        EXPECT_EQ(r.gpu_memory_utilization, f.gpu_memory_utilization) << at;
+        EXPECT_EQ(r.kv_cache_dtype, f.kv_cache_dtype) << at;
+        EXPECT_EQ(r.weight_scheme, f.weight_scheme) << at;
+        EXPECT_EQ(r.total_bytes, f.total_bytes) << at;
+        EXPECT_EQ(r.requested_bytes, f.requested_bytes) << at;
+        EXPECT_EQ(r.weights_bytes, f.weights_bytes) << at;
+        EXPECT_EQ(r.nccl_buffer_bytes, f.nccl_buffer_bytes) << at;
+        EXPECT_EQ(r.available_kv_bytes, f.available_kv_bytes) << at;
+        EXPECT_EQ(r.activation_vision_bytes, f.activation_vision_bytes) << at;
+        EXPECT_EQ(r.encoder_profiles_video, f.encoder_profiles_video) << at;
+        EXPECT_EQ(r.fits, f.fits) << at;
+        EXPECT_EQ(r.failure, f.failure) << at;
+        EXPECT_EQ(r.num_blocks, f.num_blocks) << at;
+        EXPECT_EQ(r.kv_tokens, f.kv_tokens) << at;
+        EXPECT_EQ(r.kv_bytes_per_token_rank, f.kv_bytes_per_token_rank) << at;
+        EXPECT_EQ(r.max_concurrency, f.max_concurrency) << at;
+        EXPECT_EQ(r.failure_message, f.failure_message) << at;
+        EXPECT_EQ(r.verdict_depends_on, f.verdict_depends_on) << at;
+        ++compared;
+      }
+  }
+  // 24 models (each in at least its published form) x 3 cards x 4 counts, most of them sized.
+  EXPECT_GT(compared, models.size() * 3 * 4 / 2);
 }
