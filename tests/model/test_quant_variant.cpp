@@ -102,6 +102,10 @@ TEST(QuantVariant, Issue16_TextAsPeopleWriteIt) {
       // The ids fit --variant and plan take are read as well.
       {"ct_w4a16", "ct_w4a16"},
       {"w4a8_dynamic", "w4a8_dynamic"},
+      // vLLM's own --quantization value: in-flight quantization loads 4-bit (docs.vllm.ai features/quantization/bnb);
+      // the 8-bit words stay 8-bit.
+      {"bitsandbytes", "bnb_4bit"},
+      {"bitsandbytes 8-bit", "bnb_8bit"},
   };
   for (const auto& [text, id] : table) {
     const QuantVariant* v = variant_from_text(c, text);
