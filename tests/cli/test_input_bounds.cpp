@@ -9,15 +9,16 @@
 #include "../test_support.hpp"
 
 TEST(InputBounds, Issue19_LongDeviceTextIsRefusedNotEchoed) {
-  const std::string digits(300, '1');
+  const std::string digits(1100, '1');
   const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device " + digits);
   EXPECT_EQ(r.code, 2) << r.out.substr(0, 300);
-  EXPECT_NE(r.out.find("a device text of 300 bytes ('" + std::string(40, '1') + "...'): a name or description is at most 256 bytes"), std::string::npos)
+  EXPECT_NE(r.out.find("a device text of 1100 bytes ('" + std::string(40, '1') + "...'): a name or description is at most 1024 bytes"), std::string::npos)
       << r.out.substr(0, 300);
   EXPECT_LT(r.out.size(), 400u);
-  // A description at the bound is still read: "NVIDIA A100-SXM4-80GB" padded with spaces to 256 bytes.
+  // A description at the bound is still read: "NVIDIA A100-SXM4-80GB" padded with spaces to 1,024 bytes (the longest
+  // device text of an evidence line, data/evidence/vllm-startup-public.jsonl, is 278 bytes).
   std::string padded = "'NVIDIA A100-SXM4-80GB";
-  padded += std::string(256 - 21, ' ') + "'";
+  padded += std::string(1024 - 21, ' ') + "'";
   const auto ok = pftest::run_cli("fit Qwen/Qwen3-8B --device " + padded + " --max-model-len 4096");
   EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 300);
 }
