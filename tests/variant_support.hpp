@@ -46,4 +46,14 @@ inline double term_gib(const preflight::Json& fit, const std::string& name) {
   return -1;
 }
 
+// `fit DIR --device H100-SXM --max-model-len 2048 --json` on a checkpoint directory: its weights term in bytes (-1 when
+// the run prints no such term; a failed run fails the calling test).
+inline double fit_weights_bytes(const std::string& dir) {
+  const auto r = run_cli("fit " + dir + " --device H100-SXM --max-model-len 2048 --json", {.with_stderr = false});
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 400);
+  auto j = preflight::parse_json(r.out, "stdout");
+  const double gib = j ? term_gib(*j, "weights") : -1;
+  return gib < 0 ? -1 : gib * 1073741824.0;
+}
+
 }  // namespace pftest

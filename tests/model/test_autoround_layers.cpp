@@ -19,6 +19,7 @@
 #include "model/model_spec.hpp"
 #include "model/quant_scheme.hpp"
 #include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
 using namespace preflight::model;
@@ -146,13 +147,7 @@ TEST(AutoRoundLayers, Issue16_ExtraConfigOverridesSizedByHand) {
   // fit on the directory: the same tensors plus vLLM's rotary cache ([2048, 64] x 2 B).
   const std::string dir = pftest::scratch_dir("autoround-extra-config");
   std::ofstream(dir + "/config.json") << tinyllama(quant).dump(2);
-  const auto r = pftest::run_cli("fit " + dir + " --device H100-SXM --max-model-len 2048 --json", {.with_stderr = false});
-  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
-  auto j = parse_json(r.out, "stdout");
-  ASSERT_TRUE(j.has_value());
-  double weights = -1;
-  for (const auto& t : (*j)["memory_per_device"]["terms"])
-    if (t["name"] == "weights") weights = t["gib"].get<double>() * 1073741824.0;
+  const double weights = pftest::fit_weights_bytes(dir);
   EXPECT_NEAR(weights, 840652800.0 + 2048.0 * 64 * 2, 1e-6 * 840652800.0);
 }
 

@@ -20,6 +20,7 @@
 #include "model/model_spec.hpp"
 #include "model/quant_scheme.hpp"
 #include "../test_support.hpp"
+#include "../variant_support.hpp"
 
 using namespace preflight;
 using namespace preflight::model;
@@ -143,13 +144,7 @@ TEST(GptqDynamic, Issue16_WholeModelSizedByHandAndAgainstThePublishedFile) {
 // `fit` on the checkpoint directory sizes the same tensors (plus vLLM's rotary cache) on a GPU.
 TEST(GptqDynamic, Issue16_FitOnTheCheckpointDirectory) {
   const std::string dir = write_dir("gptq-dynamic", dynamic_config());
-  const auto r = pftest::run_cli("fit " + dir + " --device H100-SXM --max-model-len 2048 --json", {.with_stderr = false});
-  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
-  auto j = parse_json(r.out, "stdout");
-  ASSERT_TRUE(j.has_value());
-  double weights = -1;
-  for (const auto& t : (*j)["memory_per_device"]["terms"])
-    if (t["name"] == "weights") weights = t["gib"].get<double>() * 1073741824.0;
+  const double weights = pftest::fit_weights_bytes(dir);
   EXPECT_NEAR(weights, k_tensors + k_rotary, 1e-6 * k_tensors);
 }
 
@@ -248,13 +243,7 @@ TEST(GptqDynamic, Issue16_RulesApplyInTheFilesOrder) {
   EXPECT_NEAR(sorted_total, 1867544576.0, 1.0);
 
   // fit on the directory sizes the file's order (plus vLLM's rotary cache).
-  const auto r = pftest::run_cli("fit " + dir + " --device H100-SXM --max-model-len 2048 --json", {.with_stderr = false});
-  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
-  auto j = parse_json(r.out, "stdout");
-  ASSERT_TRUE(j.has_value());
-  double weights = -1;
-  for (const auto& t : (*j)["memory_per_device"]["terms"])
-    if (t["name"] == "weights") weights = t["gib"].get<double>() * 1073741824.0;
+  const double weights = pftest::fit_weights_bytes(dir);
   EXPECT_NEAR(weights, 1898864640.0 + k_rotary, 1e-6 * 1898864640.0);
 }
 
