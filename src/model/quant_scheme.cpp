@@ -281,12 +281,19 @@ Status read_autoround_layers(const JsonObject& q, QuantScheme& scheme, int64_t b
 }  // namespace
 
 void order_gptq_dynamic(QuantScheme& scheme, const std::vector<std::string>& file_keys) {
-  auto rank = [&](const GptqDynamicRule& r) {
-    const auto it = std::find(file_keys.begin(), file_keys.end(), r.key);
-    return static_cast<size_t>(it - file_keys.begin());
-  };
-  std::stable_sort(scheme.gptq_dynamic.begin(), scheme.gptq_dynamic.end(),
-                   [&](const GptqDynamicRule& a, const GptqDynamicRule& b) { return rank(a) < rank(b); });
+  // Each key's place, looked up once per rule (a linear find per comparison took 3.5 s of fit for 20,000 rules). A key
+  // the text does not list sorts last; a repeated key takes its first place.
+  std::unordered_map<std::string_view, size_t> place;
+  place.reserve(file_keys.size());
+  for (size_t i = 0; i < file_keys.size(); ++i) place.emplace(file_keys[i], i);
+  std::vector<std::pair<size_t, GptqDynamicRule>> ranked;
+  ranked.reserve(scheme.gptq_dynamic.size());
+  for (auto& r : scheme.gptq_dynamic) {
+    const auto it = place.find(r.key);
+    ranked.emplace_back(it == place.end() ? file_keys.size() : it->second, std::move(r));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < ranked.size(); ++i) scheme.gptq_dynamic[i] = std::move(ranked[i].second);
 }
 
 namespace {
