@@ -346,19 +346,6 @@ std::optional<std::string> selected_backend(std::string_view line) {
   return std::nullopt;
 }
 
-// (?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+)
-std::optional<std::string> backend_env(std::string_view line) {
-  constexpr std::string_view key = "VLLM_ATTENTION_BACKEND=";
-  for (size_t k = line.find(key); k != std::string_view::npos; k = line.find(key, k + 1)) {
-    if (k > 0 && word_byte(line[k - 1])) continue;
-    size_t w = k + key.size();
-    if (w < line.size() && quote(line[w])) ++w;
-    const size_t e = word_end(line, w);
-    if (e > w) return std::string(line.substr(w, e - w));
-  }
-  return std::nullopt;
-}
-
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -488,10 +475,21 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
 
 // Up to 9 digits at `q` of `line`, after an optional opening quote; empty when there are none.
 std::string env_digits(const std::string& line, size_t q) {
-  if (q < line.size() && (line[q] == '"' || line[q] == '\'')) ++q;
-  size_t e = q;
-  while (e < line.size() && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+  if (q < line.size() && quote(line[q])) ++q;
+  const size_t e = digits_end(line, q);
   return e > q && e - q <= 9 ? line.substr(q, e - q) : std::string();
+}
+
+// The first value `read(line, offset after '=')` finds after a "NAME=" of `line` whose NAME starts a word; empty when
+// none.
+template <typename Read>
+std::string value_after_assignment(const std::string& line, const std::string& name, Read read) {
+  const std::string key = name + "=";
+  for (size_t p = line.find(key); p != std::string::npos; p = line.find(key, p + 1)) {
+    if (p > 0 && word_byte(line[p - 1])) continue;
+    if (std::string v = read(line, p + key.size()); !v.empty()) return v;
+  }
+  return {};
 }
 
 // NAME=digits anywhere in a line (an export, an env prefix of the command, a printed environment), issue 15; or
@@ -500,17 +498,24 @@ std::string env_digits(const std::string& line, size_t q) {
 // (tests/e2e/nightly/multi_node/scripts, as saved in github.com/starmountain1997/gDS job logs, issue 15 ev). A YAML
 // line "NAME: digits" (a config file echoed into the log, not what was applied) is not read.
 std::optional<std::string> env_assignment(const std::string& line, const std::string& name) {
-  for (size_t p = line.find(name + "="); p != std::string::npos; p = line.find(name + "=", p + 1)) {
-    if (p > 0 && (std::isalnum(static_cast<unsigned char>(line[p - 1])) || line[p - 1] == '_')) continue;
-    if (auto d = env_digits(line, p + name.size() + 1); !d.empty()) return d;
-  }
-  for (const char quote : {'\'', '"'}) {
-    const std::string key = std::string(1, quote) + name + quote + ": ";
+  if (std::string d = value_after_assignment(line, name, env_digits); !d.empty()) return d;
+  for (const char q : {'\'', '"'}) {
+    const std::string key = std::string(1, q) + name + q + ": ";
     for (size_t p = line.find(key); p != std::string::npos; p = line.find(key, p + 1)) {
       if (auto d = env_digits(line, p + key.size()); !d.empty()) return d;
     }
   }
   return std::nullopt;
+}
+
+// (?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+)
+std::optional<std::string> backend_env(const std::string& line) {
+  std::string name = value_after_assignment(line, "VLLM_ATTENTION_BACKEND", [](const std::string& l, size_t q) {
+    if (q < l.size() && quote(l[q])) ++q;
+    return l.substr(q, word_end(l, q) - q);
+  });
+  if (name.empty()) return std::nullopt;
+  return name;
 }
 
 void scan_versions(Versions& v, const std::string& line, int64_t n) {

@@ -728,6 +728,20 @@ TEST(EngineLog, Issue15_ReadsCompilationConfigAndAttentionBackend) {
   EXPECT_EQ(e.args.compilation_config->value, R"({"cudagraph_mode": "PIECEWISE"})");
 }
 
+// The backend an environment variable names: VLLM_ATTENTION_BACKEND=NAME where the variable's name starts a word (an
+// export, an env prefix of the command), the value quoted or not; a longer variable ending in the same name is not it.
+TEST(EngineLog, Issue15_AttentionBackendFromTheEnvironment) {
+  auto backend = [](const std::string& text) {
+    const auto log = lg::parse_engine_log(text, sigs());
+    return log.args.attention_backend ? log.args.attention_backend->value : std::string("-");
+  };
+  EXPECT_EQ(backend("export VLLM_ATTENTION_BACKEND=TRITON_ATTN\n"), "TRITON_ATTN");
+  EXPECT_EQ(backend("VLLM_ATTENTION_BACKEND='flashinfer' vllm serve Qwen/Qwen3-8B\n"), "FLASHINFER");
+  EXPECT_EQ(backend("export MY_VLLM_ATTENTION_BACKEND=TRITON_ATTN\n"), "-");
+  EXPECT_EQ(backend("export VLLM_ATTENTION_BACKEND=\n"), "-");
+  EXPECT_EQ(backend("MY_VLLM_ATTENTION_BACKEND=X VLLM_ATTENTION_BACKEND=FLASH_ATTN vllm serve m\n"), "FLASH_ATTN");
+}
+
 // Issue 15 (evid24): --moe-backend as a command line gives it (vLLM #49476's flags, '=' form, any case) and as the
 // non-default args print it, normalized as vLLM's KernelConfig does (lower case, '-' read as '_').
 TEST(EngineLog, Issue15_Evid24_ReadsMoeBackend) {
