@@ -51,6 +51,10 @@ class SafeRegex {
   };
   std::vector<Inst> prog_;
   std::vector<std::bitset<256>> sets_;
+  // The bytes every match starts with (the program's leading single-byte steps): a text that does not start with them
+  // (contain them, for search) is refused by one comparison, before the automaton runs. A GPTQ `dynamic` map holds one
+  // rule per layer ("model\.layers\.12\.mlp\..*"), each tried on every module prefix of the model.
+  std::string literal_prefix_;
 
   friend class SafeRegexBuilder;
   bool run(std::string_view text, bool anchored, bool full) const;

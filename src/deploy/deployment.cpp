@@ -21,7 +21,7 @@ namespace preflight::deploy {
 
 namespace {
 
-constexpr size_t k_max_device_text = 1024;  // bytes of a device name or description (resolve_device; evidence lines reach 278)
+using device::k_max_device_text;
 
 // First "vX.Y[.Z]" in free text ("~v0.9.2/v0.10.0" -> "0.9.2"); empty when none. "V1 engine" has no dot. The pattern
 // (?:^|[^A-Za-z0-9])v(\d+\.\d+(?:\.\d+)?) scanned by hand (issue 19: std::regex recursed once per digit and a case's

@@ -584,9 +584,7 @@ namespace {
 
 // Memory sizes the text states ("40GB", "80 GB", "32G", "79.18 GiB"), in GiB.
 std::vector<double> stated_memory_gib(const std::string& text) {
-  // A device text is at most 1,024 bytes where it is resolved (deploy resolve_device); std::regex recurses per character,
-  // so nothing longer reaches it (issue 19).
-  if (text.size() > 1024) return {};
+  if (text.size() > k_max_device_text) return {};  // std::regex recurses per character (issue 19)
   static const std::regex size_re(R"((^|[^\d.])(\d+(?:\.\d+)?)\s*Gi?B?\b)", std::regex::icase);
   std::vector<double> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), size_re); it != std::sregex_iterator(); ++it) out.push_back(std::stod((*it)[2]));

@@ -1,4 +1,5 @@
 #include "model/model_spec.hpp"
+#include "model/quant_layers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -64,8 +65,10 @@ double gptq_dynamic_group_bytes(const ModelSpec& spec, const QuantScheme& scheme
   const int b = dtype_bits(spec.dtype) / 8;
   const int64_t layers = group.module.find('*') == std::string::npos ? 1 : (group.part == Part::mtp ? spec.mtp_layers : spec.num_hidden_layers);
   const int64_t n = std::max<int64_t>(1, layers);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += gptq_dynamic_linear_bytes(scheme, base, vllm_prefix(group, std::to_string(i)), group.rows, group.cols, b);
+  std::vector<std::string> prefixes;
+  prefixes.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) prefixes.push_back(vllm_prefix(group, std::to_string(i)));
+  const double sum = gptq_dynamic_linear_bytes_sum(scheme, base, prefixes, group.rows, group.cols, b);
   return sum / static_cast<double>(n) * static_cast<double>(group.count);
 }
 

@@ -20,6 +20,7 @@
 //    (vllm-ascend quantization/methods/w8a8_mxfp8.py get_weight / get_pergroup_param, group_size 32).
 //  - ModelSlim (vllm-ascend quantization/methods/*.py, see reference note section 5.2).
 #include "model/quant_scheme.hpp"
+#include "model/quant_layers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -855,48 +856,53 @@ double group_packed_bytes(double r, double c, double bits, double groups, const 
   return r * c * bits / 8.0 + groups * r * 2.0 + (zeros ? groups * r * bits / 8.0 : 0.0) + (scheme.group_index ? 4.0 * c : 0.0);
 }
 
-// The index of the first GptqDynamicRule matching `prefix` (-1: none), looked up once per (rule list, prefix) and thread:
-// every fit of a plan sizes every layer of every group. The lists are compared by value, as table_for does.
-int gptq_dynamic_match(const std::vector<GptqDynamicRule>& rules, const std::string& prefix) {
-  struct Entry {
-    std::vector<GptqDynamicRule> rules;
-    std::vector<std::optional<SafeRegex>> compiled;
-    std::unordered_map<std::string, int> by_prefix;
-  };
+// The compiled rule lists of GPTQ `dynamic` maps, kept per thread (every fit of a plan sizes every layer of every
+// group) and found by value, as table_for does: an entry is looked up once per weight group
+// (gptq_dynamic_linear_bytes_sum), not once per layer, since comparing a list of 20,000 rules per module prefix was a
+// third of `fit` on such a config.
+struct DynamicEntry {
+  std::vector<GptqDynamicRule> rules;
+  std::vector<std::optional<SafeRegex>> compiled;
+  std::unordered_map<std::string, int> by_prefix;
+};
+
+DynamicEntry& dynamic_entry(const std::vector<GptqDynamicRule>& rules) {
   constexpr size_t k_entries = 8;
-  thread_local std::vector<std::unique_ptr<Entry>> cache;
+  thread_local std::vector<std::unique_ptr<DynamicEntry>> cache;
   thread_local size_t next_slot = 0;
-  Entry* entry = nullptr;
   for (const auto& e : cache)
-    if (e->rules == rules) entry = e.get();
-  if (!entry) {
-    auto fresh = std::make_unique<Entry>();
-    fresh->rules = rules;
-    for (const auto& r : rules) {
-      std::optional<SafeRegex> re;
-      if (auto c = SafeRegex::compile(r.pattern)) re.emplace(std::move(*c));  // read_gptq_dynamic refused the others
-      fresh->compiled.push_back(std::move(re));
-    }
-    entry = fresh.get();
-    if (cache.size() < k_entries) {
-      cache.push_back(std::move(fresh));
-    } else {
-      cache[next_slot] = std::move(fresh);
-      next_slot = (next_slot + 1) % k_entries;
-    }
+    if (e->rules == rules) return *e;
+  auto fresh = std::make_unique<DynamicEntry>();
+  fresh->rules = rules;
+  for (const auto& r : rules) {
+    std::optional<SafeRegex> re;
+    if (auto c = SafeRegex::compile(r.pattern)) re.emplace(std::move(*c));  // read_gptq_dynamic refused the others
+    fresh->compiled.push_back(std::move(re));
   }
-  auto it = entry->by_prefix.find(prefix);
-  if (it != entry->by_prefix.end()) return it->second;
+  DynamicEntry& entry = *fresh;
+  if (cache.size() < k_entries) {
+    cache.push_back(std::move(fresh));
+  } else {
+    cache[next_slot] = std::move(fresh);
+    next_slot = (next_slot + 1) % k_entries;
+  }
+  return entry;
+}
+
+// The index of the entry's first rule matching `prefix` (-1: none), Python's re.match, looked up once per prefix.
+int dynamic_rule(DynamicEntry& entry, const std::string& prefix) {
+  auto it = entry.by_prefix.find(prefix);
+  if (it != entry.by_prefix.end()) return it->second;
   int found = -1;
-  for (size_t i = 0; i < entry->compiled.size() && found < 0; ++i)
-    if (entry->compiled[i] && entry->compiled[i]->match(prefix)) found = static_cast<int>(i);  // Python re.match
-  entry->by_prefix.emplace(prefix, found);
+  for (size_t i = 0; i < entry.compiled.size() && found < 0; ++i)
+    if (entry.compiled[i] && entry.compiled[i]->match(prefix)) found = static_cast<int>(i);
+  entry.by_prefix.emplace(prefix, found);
   return found;
 }
-}  // namespace
 
-double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, const std::string& prefix, int64_t rows, int64_t cols,
-                                 int model_dtype_bytes) {
+// gptq_dynamic_linear_bytes with the rule list's entry found by the caller (null: looked up here when needed).
+double dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, const std::string& prefix, int64_t rows, int64_t cols,
+                            int model_dtype_bytes, DynamicEntry* entry) {
   const double r = static_cast<double>(rows), c = static_cast<double>(cols);
   const bool gptq = base == WeightFormat::int4_group || base == WeightFormat::int8_group;
   if (!gptq) return linear_weight_bytes(base, rows, cols, scheme, model_dtype_bytes);
@@ -906,13 +912,27 @@ double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, c
     const double groups = layer.group_size > 0 ? std::ceil(c / static_cast<double>(layer.group_size)) : 1.0;
     return group_packed_bytes(r, c, static_cast<double>(layer.bits), groups, scheme);
   }
-  const int rule = gptq_dynamic_match(scheme.gptq_dynamic, prefix);
+  const int rule = dynamic_rule(entry ? *entry : dynamic_entry(scheme.gptq_dynamic), prefix);
   const GptqDynamicRule* match = rule >= 0 ? &scheme.gptq_dynamic[static_cast<size_t>(rule)] : nullptr;
   if (match && match->skip) return r * c * model_dtype_bytes;
   const double bits = static_cast<double>(match && match->bits > 0 ? match->bits : (base == WeightFormat::int8_group ? 8 : 4));
   const int64_t group = match && match->group_size != 0 ? match->group_size : (scheme.group_size != 0 ? scheme.group_size : 128);
   const double groups = group > 0 ? std::ceil(c / static_cast<double>(group)) : 1.0;  // -1: the whole input row is one group
   return group_packed_bytes(r, c, bits, groups, scheme);
+}
+}  // namespace
+
+double gptq_dynamic_linear_bytes(const QuantScheme& scheme, WeightFormat base, const std::string& prefix, int64_t rows, int64_t cols,
+                                 int model_dtype_bytes) {
+  return dynamic_linear_bytes(scheme, base, prefix, rows, cols, model_dtype_bytes, nullptr);
+}
+
+double gptq_dynamic_linear_bytes_sum(const QuantScheme& scheme, WeightFormat base, const std::vector<std::string>& prefixes, int64_t rows,
+                                     int64_t cols, int model_dtype_bytes) {
+  DynamicEntry* entry = scheme.gptq_dynamic.empty() ? nullptr : &dynamic_entry(scheme.gptq_dynamic);
+  double sum = 0;
+  for (const auto& prefix : prefixes) sum += dynamic_linear_bytes(scheme, base, prefix, rows, cols, model_dtype_bytes, entry);
+  return sum;
 }
 
 double linear_weight_bytes(WeightFormat format, int64_t rows, int64_t cols, const QuantScheme& scheme, int model_dtype_bytes) {

@@ -154,3 +154,24 @@ TEST(SafeRegex, Issue19_RefusesWhatItCannotMatchLinearly) {
   EXPECT_TRUE(SafeRegex::compile(std::string(100, '(') + "a" + std::string(100, ')')).has_value());
   EXPECT_TRUE(SafeRegex::compile("a{1000}").has_value());
 }
+
+// Issue 19: a pattern's leading literal bytes are checked before the automaton runs (a text that does not start with
+// them, or for search does not contain them, is refused at once). The shortcut must give std::regex's answers where the
+// literal ends at a quantifier, an alternation, a group, a class, an escape or an anchor, and on texts that hold the
+// literal only in part, later, or twice.
+TEST(SafeRegex, Issue19_LiteralPrefixShortcutAgreesWithStdRegex) {
+  const std::vector<std::string> patterns = {
+      "abc", "abc*", "ab+c", "ab?c", "ab{2}c", "ab|ac", "a(b|c)d", "(ab)c", "(?:ab)+c", "ab[cd]", "a\\.b", "a\\.b.*",
+      "ab.c", "^ab", "ab$", "a\\bb", "a\\d", "aa*", "model\\.layers\\.2\\..*", "a{0}b", "a{1,}b"};
+  const std::vector<std::string> texts = {"", "a", "ab", "abc", "abcc", "xabc", "abab", "abbc", "ac", "acd", "abd", "a.b", "a.bx",
+                                          "axb", "a1", "aab", "b", "model.layers.2.mlp", "model.layers.20.mlp", "xmodel.layers.2.x",
+                                          "ababc", "abc\n"};
+  int found = 0, total = 0;
+  for (const auto& p : patterns)
+    for (const auto& t : texts) {
+      found += expect_same(p, t) ? 1 : 0;
+      ++total;
+    }
+  EXPECT_GT(found, total / 10);
+  EXPECT_LT(found, total * 9 / 10);
+}
