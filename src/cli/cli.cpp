@@ -36,6 +36,7 @@
 #include "model/quant_variant.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
+#include "plan/planner.hpp"
 #include "report/render.hpp"
 #include "report/render_plan.hpp"
 #include "validate/validation.hpp"
@@ -171,6 +172,38 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
                                         v.id, published.id, own ? own->name : published.quant.detail, how, published.id, v.id));
 }
 
+// Issue 16 (the seeds' BF16 MoE whose 67 GB of experts all load on one 910B3): a model published unquantized whose
+// weights do not fit its cards gets, as its first fix, the highest-precision quantized variant the engine serves on
+// that card (plan's list for the model, eight-bit before four-bit) with which the same deployment fits, sized as
+// `fit --variant` sizes it and held to the variant's engine rules. Empty when none fits.
+std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const estimate::Deployment& d) {
+  const auto& variants = model::load_variant_catalog();
+  if (!variants) return std::nullopt;
+  static const auto published = engine::load_quantized_catalog();
+  std::vector<const model::QuantVariant*> tries;
+  for (const auto& id : plan::quantization_variants(resolved.model, resolved.engine, published ? &*published : nullptr, resolved.device.family)) {
+    auto v = id.empty() ? Expected<const model::QuantVariant*>(nullptr) : model::find_variant(*variants, id);
+    if (v && *v && (*v)->quantized()) tries.push_back(*v);
+  }
+  std::stable_sort(tries.begin(), tries.end(), [](const auto* a, const auto* b) { return plan::variant_rank(*a) < plan::variant_rank(*b); });
+  for (const model::QuantVariant* v : tries) {
+    estimate::Deployment with = d;
+    with.quant_scheme = v->scheme;
+    with.quantization = v->engine_quantization;
+    with.explain = false;
+    auto est = estimate::try_estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, with);
+    if (!est || !est->fits) continue;
+    std::vector<std::string> notes;
+    if (deploy::apply_variant_rules(*v, resolved, *est, notes)) continue;  // the engine rejects it on this card
+    const int64_t cards = d.tensor_parallel_size * d.pipeline_parallel_size * std::max<int64_t>(1, d.data_parallel_size);
+    return fmt::format("--variant {} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}; `preflight plan {} --devices {} "
+                       "--variant {} --commands` prints its checkpoint or the conversion",
+                       v->id, v->name, bytes_to_gib(est->weights_bytes), with_thousands(est->kv_tokens), est->max_concurrency, cards,
+                       resolved.device.id, resolved.model.id, resolved.device.id, v->id);
+  }
+  return std::nullopt;
+}
+
 // Issue 19: the platform of the device fit names, which picks the engine's overheads record; empty where the device
 // does not resolve (the whole engine catalogue is read, and resolve_deployment reports the device).
 std::string named_device_platform(const deploy::DeviceInput& device, const device::DeviceCatalog& devices) {
@@ -264,6 +297,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (!rules_of && !r.flags.quantization && model.quant.quantized())
     if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, model.quant);
   if (rules_of && check_variant(*rules_of, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
+  if (!*variant && !r.flags.quantization && !model.quant.quantized() && est->failure == estimate::Failure::weights_oom)
+    if (auto fix = variant_fix(*resolved, d)) search.fixes.insert(search.fixes.begin(), *fix);
   if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
