@@ -225,6 +225,10 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
     message += "; did you mean ";
     for (size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "") + near[i];
   }
+  // A hub id ("Qwen/Qwen3-32B-AWQ") is read from the hub only when asked (hf: / ms:): say how.
+  const size_t slash = name.find('/');
+  if (slash != std::string::npos && slash > 0 && slash + 1 < name.size() && name.find('/', slash + 1) == std::string::npos && name[0] != '.')
+    message += format("; to read its config from a hub: hf:%s (Hugging Face) or ms:%s (ModelScope)", name.c_str(), name.c_str());
   return make_error(ErrorKind::not_found, message, name);
 }
 
