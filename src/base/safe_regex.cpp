@@ -426,7 +426,11 @@ bool SafeRegex::run(std::string_view t, bool anchored, bool full) const {
   if (anchored ? !t.starts_with(literal_prefix_) : t.find(literal_prefix_) == std::string_view::npos) return false;
   const size_t n = t.size();
   thread_local RunScratch scratch;
-  auto& [cur, next, stack, mark] = scratch;
+  // Plain references, not a structured binding: clang does not let the lambda below capture bindings.
+  std::vector<int32_t>& cur = scratch.cur;
+  std::vector<int32_t>& next = scratch.next;
+  std::vector<int32_t>& stack = scratch.stack;
+  std::vector<size_t>& mark = scratch.mark;
   cur.clear();
   next.clear();
   stack.clear();
