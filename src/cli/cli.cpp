@@ -369,6 +369,14 @@ struct CatalogueRequest {
 
 std::vector<Option> catalogue_options(CatalogueRequest& r) { return {json_flag(r.json)}; }
 
+// The flags of the catalogue commands and `version`: --json only; an argument they do not take is bad input (its usage).
+Status parse_catalogue_request(const std::vector<std::string>& argv, const std::string& command, CatalogueRequest& r) {
+  auto positional = parse_options(argv, catalogue_options(r));
+  if (!positional) return positional.error();
+  if (!positional->empty()) return make_error(ErrorKind::invalid_argument, command_usage(command));
+  return Ok{};
+}
+
 const CommandText k_catalogue_text{
     "usage: preflight devices | engines | models [--json]",
     R"(devices: the device catalogue with capacity as the runtime sees it, bandwidth, compute by dtype and aliases,
@@ -384,8 +392,7 @@ CommandHelp catalogue_help() {
 
 int cmd_models(const std::vector<std::string>& argv) {
   CatalogueRequest r;
-  auto positional = parse_options(argv, catalogue_options(r));
-  if (!positional) return report_error(positional.error());
+  if (auto checked = parse_catalogue_request(argv, "models", r); !checked) return report_error(checked.error());
   const auto& catalog = model::builtin_model_catalog();
   Json list = Json::array();
   for (const auto& m : catalog.models) {
@@ -422,8 +429,7 @@ int cmd_models(const std::vector<std::string>& argv) {
 
 int cmd_devices(const std::vector<std::string>& argv) {
   CatalogueRequest r;
-  auto positional = parse_options(argv, catalogue_options(r));
-  if (!positional) return report_error(positional.error());
+  if (auto checked = parse_catalogue_request(argv, "devices", r); !checked) return report_error(checked.error());
   auto catalog = device::load_device_catalog();
   if (!catalog) return report_error(catalog.error());
   // A card without a measured runtime total is sized by its memory class's rule (derive_class_runtime_totals).
@@ -466,8 +472,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
 
 int cmd_engines(const std::vector<std::string>& argv) {
   CatalogueRequest r;
-  auto positional = parse_options(argv, catalogue_options(r));
-  if (!positional) return report_error(positional.error());
+  if (auto checked = parse_catalogue_request(argv, "engines", r); !checked) return report_error(checked.error());
   auto catalog = engine::load_engine_catalog();
   if (!catalog) return report_error(catalog.error());
   Json list = Json::array();
@@ -508,7 +513,22 @@ std::function<CommandHelp()> help_of(const CommandText& text, std::vector<Option
   };
 }
 
-int cmd_version(const std::vector<std::string>&) {
+const CommandText k_version_text{"usage: preflight version [--json]   (also: preflight --version)",
+                                  "The release and the commit this binary was built from (--json: the envelope every command's JSON starts with).", "",
+                                  "exit: 0, 2 bad input (an argument it does not take)"};
+
+CommandHelp version_help() {
+  static CatalogueRequest scratch;
+  return {k_version_text, catalogue_options(scratch)};
+}
+
+int cmd_version(const std::vector<std::string>& argv) {
+  CatalogueRequest r;
+  if (auto checked = parse_catalogue_request(argv, "version", r); !checked) return report_error(checked.error());
+  if (r.json) {
+    print_json(report::envelope("version"));
+    return k_exit_ok;
+  }
   fmt::print("preflight {} ({})\n", PREFLIGHT_VERSION, build_commit());
   return k_exit_ok;
 }
@@ -536,7 +556,7 @@ const std::vector<Command>& commands() {
       {"calibrate", {{"calibrate [--db FILE]", "refit speed-model efficiency from stored bench runs; error before/after"}}, calibrate_help, cmd_calibrate, {}},
       {"report", {{"report --html FILE [--from-db FILE] [--run ID]", "one self-contained HTML report of a stored bench sweep"},
                   {"report --compare RUN_A RUN_B [--html FILE]", "engine A/B: stored sweeps side by side, differences with their spread"}}, report_help, cmd_report, {}},
-      {"version", {{"version", ""}}, {}, cmd_version, {"--version"}},
+      {"version", {{"version", ""}}, version_help, cmd_version, {"--version"}},
   };
   return k_commands;
 }

@@ -94,6 +94,25 @@ TEST(Cli, EnginesListSamplerPathAndBatchDefaults) {
   EXPECT_NE(text.out.find("sampler"), std::string::npos);
 }
 
+// `version --json` is the envelope every JSON document starts with; an argument the command does not take is bad input.
+TEST(Cli, VersionJsonAndBadArguments) {
+  const auto v = run("version --json");
+  ASSERT_EQ(v.code, 0) << v.out;
+  const auto j = nlohmann::json::parse(v.out.substr(v.out.find('{')), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << v.out;
+  EXPECT_EQ(j["command"], "version");
+  EXPECT_EQ(j["schema_version"], 1);
+  const std::string text = run("--version").out;
+  EXPECT_NE(text.find("preflight " + j["preflight_version"].get<std::string>() + " (" + j["build_commit"].get<std::string>() + ")"), std::string::npos) << text;
+  EXPECT_EQ(run("version --jsn").code, 2);
+  // An argument a command does not take is bad input, not ignored.
+  for (const char* c : {"version", "models", "devices", "engines"}) {
+    const auto r = run(std::string(c) + " extra");
+    EXPECT_EQ(r.code, 2) << c << ": " << r.out;
+    EXPECT_NE(r.out.find("usage:"), std::string::npos) << c << ": " << r.out;
+  }
+}
+
 TEST(Cli, BadInputIsExitTwoWithSuggestions) {
   auto dev = run("fit Qwen/Qwen3-8B --device 910B9");
   EXPECT_EQ(dev.code, 2);
@@ -117,7 +136,7 @@ TEST(Cli, BadInputIsExitTwoWithSuggestions) {
 }
 
 // Each command has its own help: `fit --help` lists vLLM's flags with their meanings and the exit codes;
-// a command without its own help falls back to the command list.
+// `version` too (it had none and fell back to the command list, which hid that it took no --json).
 TEST(Cli, CommandHelpListsItsFlags) {
   const auto fit = run("fit --help");
   EXPECT_EQ(fit.code, 0);
@@ -125,7 +144,7 @@ TEST(Cli, CommandHelpListsItsFlags) {
     EXPECT_NE(fit.out.find(flag), std::string::npos) << flag;
   EXPECT_NE(run("explain -h").out.find("usage: preflight logs FILE"), std::string::npos);
   EXPECT_NE(run("plan --device 910B3 --help").out.find("--min-tok-s"), std::string::npos);
-  EXPECT_NE(run("version --help").out.find("commands:"), std::string::npos);
+  EXPECT_NE(run("version --help").out.find("usage: preflight version [--json]"), std::string::npos);
 }
 
 // vLLM's --limit-mm-per-prompt on fit: a zero video count profiles the image instead of the dummy video, zero
