@@ -11,6 +11,7 @@
 #include "estimate/fit_terms.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -275,6 +276,19 @@ bool layout_accepted(FitEstimate& e, const ModelSpec& m, const Deployment& dep) 
   return true;
 }
 
+// The transformers config class an engine message names ('Qwen3VLConfig' object has no attribute ...): the model class
+// of config.json's "architectures" without its task suffix (transformers names XForCausalLM's and
+// XForConditionalGeneration's config XConfig: Qwen3MoeForCausalLM -> Qwen3MoeConfig, Qwen3VLForConditionalGeneration ->
+// Qwen3VLConfig as seeds/001 section 4 prints it, DeepseekV3ForCausalLM -> DeepseekV3Config). The suffix starts at the
+// last "For" followed by a capital.
+std::string config_class_name(const std::string& architecture) {
+  if (architecture.empty()) return "PretrainedConfig";
+  size_t cut = std::string::npos;
+  for (size_t at = architecture.find("For"); at != std::string::npos; at = architecture.find("For", at + 1))
+    if (at > 0 && at + 3 < architecture.size() && std::isupper(static_cast<unsigned char>(architecture[at + 3]))) cut = at;
+  return architecture.substr(0, cut) + "Config";
+}
+
 // Quantization accepted by this engine on this platform; false when refused.
 bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
   const std::string flag = !dep.quantization.empty() ? to_lower(dep.quantization) : to_lower(m.quant.method);
@@ -302,7 +316,7 @@ bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::Eng
     e.failure = Failure::unsupported_quantization;
     std::string msg = engine.fp8_failure;
     const auto pos = msg.find("{config_class}");
-    if (pos != std::string::npos) msg.replace(pos, 14, m.architecture.empty() ? std::string("Config") : m.architecture + "Config");
+    if (pos != std::string::npos) msg.replace(pos, 14, config_class_name(m.architecture));
     e.failure_message = msg;
     return false;
   }

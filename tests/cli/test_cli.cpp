@@ -539,3 +539,15 @@ TEST(Cli, Issue19_PlanJsonRefusesInvalidUtf8) {
   // The table has no JSON check: it prints the name as it is and plans it.
   EXPECT_EQ(pftest::run_cli("plan '" + dir + "' --device H100-SXM").code, 0);
 }
+
+// Issue 15: the engine's rejection quotes the config class it really prints. seeds/001 section 4: Qwen3-VL-32B-Instruct-FP8
+// on vLLM-Ascend 0.23 printed "AttributeError: 'Qwen3VLConfig' object has no attribute 'o_groups'" (the class was
+// written 'Qwen3VLForConditionalGenerationConfig' before); a Qwen3-MoE FP8 checkpoint's is transformers' Qwen3MoeConfig.
+TEST(Cli, Issue15_Fp8RejectionNamesTheRealConfigClass) {
+  const auto vl = run("fit Qwen/Qwen3-VL-32B-Instruct --device 910B3 --engine vllm-ascend@0.23 --quantization fp8");
+  EXPECT_EQ(vl.code, 1) << vl.out;
+  EXPECT_NE(vl.out.find("AttributeError: 'Qwen3VLConfig' object has no attribute 'o_groups'"), std::string::npos) << vl.out;
+  const auto moe = run("fit Qwen/Qwen3-30B-A3B-FP8 --device 910B4 --engine vllm-ascend@0.23");
+  EXPECT_EQ(moe.code, 1) << moe.out;
+  EXPECT_NE(moe.out.find("'Qwen3MoeConfig' object has no attribute 'o_groups'"), std::string::npos) << moe.out;
+}
