@@ -176,7 +176,8 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
 // weights do not fit its cards gets, as its first fix, the highest-precision quantized variant the engine serves on
 // that card (plan's list for the model, eight-bit before four-bit) with which the same deployment fits, sized as
 // `fit --variant` sizes it and held to the variant's engine rules. Empty when none fits.
-std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const estimate::Deployment& d) {
+// A device given by --device-memory only (no catalogue record) gets no plan command, which needs a catalogue device.
+std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const estimate::Deployment& d, bool catalogue_device) {
   const auto& variants = model::load_variant_catalog();
   if (!variants) return std::nullopt;
   static const auto published = engine::load_quantized_catalog();
@@ -196,10 +197,12 @@ std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const e
     std::vector<std::string> notes;
     if (deploy::apply_variant_rules(*v, resolved, *est, notes)) continue;  // the engine rejects it on this card
     const int64_t cards = d.tensor_parallel_size * d.pipeline_parallel_size * std::max<int64_t>(1, d.data_parallel_size);
-    return fmt::format("--variant {} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}; `preflight plan {} --devices {} "
-                       "--variant {} --commands` prints its checkpoint or the conversion",
-                       v->id, v->name, bytes_to_gib(est->weights_bytes), with_thousands(est->kv_tokens), est->max_concurrency, cards,
-                       resolved.device.id, resolved.model.id, resolved.device.id, v->id);
+    std::string fix = fmt::format("--variant {} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}", v->id, v->name,
+                                  bytes_to_gib(est->weights_bytes), with_thousands(est->kv_tokens), est->max_concurrency, cards, resolved.device.id);
+    if (catalogue_device)
+      fix += fmt::format("; `preflight plan {} --devices {} --variant {} --commands` prints its checkpoint or the conversion", resolved.model.id,
+                         resolved.device.id, v->id);
+    return fix;
   }
   return std::nullopt;
 }
@@ -298,7 +301,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, model.quant);
   if (rules_of && check_variant(*rules_of, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
   if (!*variant && !r.flags.quantization && !model.quant.quantized() && est->failure == estimate::Failure::weights_oom)
-    if (auto fix = variant_fix(*resolved, d)) search.fixes.insert(search.fixes.begin(), *fix);
+    if (auto fix = variant_fix(*resolved, d, !device_memory)) search.fixes.insert(search.fixes.begin(), *fix);
   if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());

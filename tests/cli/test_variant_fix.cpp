@@ -57,6 +57,14 @@ TEST(VariantFix, Issue16_WeightsOomOffersTheVariantThatFitsTheSameCards) {
 
   const auto four = pftest::run_cli("fit Qwen/Qwen3.6-35B-A3B --device 910B3 --variant w4a8_dynamic --json", {.with_stderr = false});
   EXPECT_EQ(four.code, 0) << four.out;  // it fits as well: the order, not the size, put w8a8 first
+  EXPECT_NE(f["fixes"][0].get<std::string>().find("`preflight plan Qwen/Qwen3.6-35B-A3B --devices 910B3 --variant w8a8 --commands`"), std::string::npos);
+
+  // A card given only by its memory has no catalogue record for `plan --devices`: the fix names the flag alone.
+  const auto generic = pftest::run_cli("fit Qwen/Qwen3-30B-A3B --device-memory 24GiB --json", {.with_stderr = false});
+  ASSERT_EQ(generic.code, 1) << generic.out;
+  const std::string first = json_of(generic)["fixes"][0].get<std::string>();
+  EXPECT_EQ(first.rfind("--variant ", 0), 0u) << first;
+  EXPECT_EQ(first.find("preflight plan"), std::string::npos) << first;
 }
 
 // No variant fix where it does not apply: a checkpoint already quantized (its own format is what loads), a --variant
