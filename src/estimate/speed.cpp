@@ -838,6 +838,8 @@ std::string decode_line(const SpeedEstimate& s, const SpeedLines& l) {
   return decode_line(one, s.context_tokens, s.mode == "eager", s.moe_layers, s.allreduces_per_step);
 }
 
+// Formatted here, not through the memos estimate_speed uses (decode_text, prefill_text): the writer of one plan writes
+// each row's lines once, and within one card's plan they rarely repeat (a memo's key and slot cost more than they save).
 std::string prefill_line(const SpeedEstimate& s, const SpeedLines& l) {
   return prefill_line(s.input_tokens, l.flops, l.efficiency, l.peak, l.compute_s, l.chunks, l.chunk, l.comm_s);
 }
