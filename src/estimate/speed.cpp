@@ -3,6 +3,7 @@
 // memory term alone at batch 1; the other terms explain where it fails: eager dispatch (the 5.7x of
 // seeds/001 section 5), MoE routing at small batch, all-reduces under TP, cross-node links.
 #include "estimate/speed.hpp"
+#include "estimate/speed_lines.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/text.hpp"
@@ -385,6 +387,31 @@ SharedText prefill_text(int64_t input_tokens, double flops, double efficiency, d
   return memo.texts([&](std::vector<SharedText>& out) { out.push_back(prefill_line(input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s)); })[0];
 }
 
+// An explained estimate's decode-step line (s.moe_layers and s.allreduces_per_step set): into its provenance, or, with
+// `lines` (speed_lines.hpp), its numbers and place into `lines`.
+void explain_decode(SpeedEstimate& s, SpeedLines* lines, const StepTerms& one, bool eager) {
+  if (!lines) {
+    s.provenance.push_back(decode_text(one, s.context_tokens, eager, s.moe_layers, s.allreduces_per_step));
+    return;
+  }
+  lines->decode = true;
+  lines->decode_at = static_cast<uint8_t>(s.provenance.size());
+  std::tie(lines->weight_bytes, lines->kv_bytes, lines->state_bytes, lines->memory_s, lines->overhead_s, lines->moe_s, lines->communication_s) =
+      std::tuple(one.weight_bytes, one.kv_bytes, one.state_bytes, one.memory_s, one.overhead_s, one.moe_s, one.communication_s);
+}
+
+// The same for the prefill line of s.input_tokens.
+void explain_prefill(SpeedEstimate& s, SpeedLines* lines, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk,
+                     double comm_s) {
+  if (!lines) {
+    s.provenance.push_back(prefill_text(s.input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s));
+    return;
+  }
+  lines->prefill = true;
+  std::tie(lines->flops, lines->efficiency, lines->peak, lines->compute_s, lines->comm_s, lines->chunks, lines->chunk) =
+      std::tuple(flops, efficiency, peak, compute_s, comm_s, chunks, chunk);
+}
+
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
 // catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
 // figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
@@ -639,8 +666,10 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   return m_traffic;
 }
 
-SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
-                             const engine::SpeedCatalog& catalog, const Deployment& dep, const SpeedWorkload& w) {
+namespace {
+// estimate_speed; with `lines` (explained estimates only), the decode-step and prefill lines are left to it (speed_lines.hpp).
+SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
+                       const Deployment& dep, const SpeedWorkload& w, SpeedLines* lines) {
   SpeedEstimate s;
   const ModelSpec& m = model_in;
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
@@ -657,8 +686,8 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
 
   // Explained, a row holds up to five provenance lines (bandwidth, link, decode step, eager dispatch, prefill): one
-  // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15).
-  if (dep.explain) s.provenance.reserve(5);
+  // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15); three with `lines` (planfast5).
+  if (dep.explain) s.provenance.reserve(lines ? 3 : 5);
   double band = profile.band_fraction;
   if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
@@ -763,7 +792,7 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
       at(1, s.single_stream_low, s.single_stream_high);
     }
   }
-  if (dep.explain) s.provenance.push_back(decode_text(one, w.context_tokens, eager, t.moe_layers, s.allreduces_per_step));
+  if (dep.explain) explain_decode(s, lines, one, eager);
   if (eager)
     if (dep.explain)
       s.provenance.push_back(format("eager: %.0f operators per step x %.0f us dispatch = %.1f ms (ops per layer kind from %s)", t.dispatch_ops,
@@ -785,9 +814,41 @@ SpeedEstimate estimate_speed(const ModelSpec& model_in, const device::DeviceSpec
     s.prefill_tokens_per_s = in / s.ttft_s;
     s.ttft_low_s = s.ttft_s * std::max(0.05, 1.0 - 2 * band);
     s.ttft_high_s = s.ttft_s * (1.0 + 2 * band);
-    if (dep.explain) s.provenance.push_back(prefill_text(w.input_tokens, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s));
+    if (dep.explain) explain_prefill(s, lines, flops, profile.prefill_compute_efficiency, peak, compute_s, chunks, chunk, comm_s);
   }
   return s;
+}
+}  // namespace
+
+SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
+                             const Deployment& dep, const SpeedWorkload& w) {
+  return speed_of(model, device, profile, catalog, dep, w, nullptr);
+}
+
+SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
+                             const Deployment& dep, const SpeedWorkload& w, SpeedLines& lines) {
+  lines = {};
+  return speed_of(model, device, profile, catalog, dep, w, &lines);
+}
+
+std::string decode_line(const SpeedEstimate& s, const SpeedLines& l) {
+  StepTerms one;
+  std::tie(one.weight_bytes, one.kv_bytes, one.state_bytes, one.memory_s, one.overhead_s, one.moe_s, one.communication_s) =
+      std::tuple(l.weight_bytes, l.kv_bytes, l.state_bytes, l.memory_s, l.overhead_s, l.moe_s, l.communication_s);
+  return decode_line(one, s.context_tokens, s.mode == "eager", s.moe_layers, s.allreduces_per_step);
+}
+
+// Formatted here, not through the memos estimate_speed uses (decode_text, prefill_text): the writer of one plan writes
+// each row's lines once, and within one card's plan they rarely repeat (a memo's key and slot cost more than they save).
+std::string prefill_line(const SpeedEstimate& s, const SpeedLines& l) {
+  return prefill_line(s.input_tokens, l.flops, l.efficiency, l.peak, l.compute_s, l.chunks, l.chunk, l.comm_s);
+}
+
+std::vector<std::string> provenance_with(const SpeedEstimate& s, const SpeedLines& l) {
+  std::vector<std::string> out(s.provenance.begin(), s.provenance.end());
+  if (l.decode) out.insert(out.begin() + std::min<std::ptrdiff_t>(l.decode_at, static_cast<std::ptrdiff_t>(out.size())), decode_line(s, l));
+  if (l.prefill) out.push_back(prefill_line(s, l));
+  return out;
 }
 
 SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,

@@ -435,8 +435,9 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.traffic = shared.traffic;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
+  // Its two per-row lines (decode step, prefill) as numbers, written by the JSON writer (planfast5).
   d.explain = in.detail == RowDetail::every_row;
-  c.speed = estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
+  c.speed = d.explain ? estimate::estimate_speed(m, dev, sp, *in.speeds, d, w, c.speed_lines) : estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
   d.explain = false;
   if (!c.speed.points.empty()) {
     c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;

@@ -19,6 +19,7 @@
 #include "engine/speed_profile.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/speed.hpp"
+#include "estimate/speed_lines.hpp"
 #include "model/model_spec.hpp"
 #include "model/quant_variant.hpp"
 
@@ -130,6 +131,10 @@ struct Candidate {
   double params = 0;                // total parameters
   RowFit fit;                       // numbers and verdict (the whole FitEstimate: `preflight fit`)
   estimate::SpeedEstimate speed;
+  // Issue 19 (planfast5): a RowDetail::every_row row's decode-step and prefill provenance lines, left out of
+  // speed.provenance and kept as the numbers they print (estimate/speed_lines.hpp); the JSON writer writes them in their
+  // places, and estimate::provenance_with(speed, speed_lines) is the whole provenance. Unset elsewhere.
+  estimate::SpeedLines speed_lines;
   double tokens_per_s = 0;          // per stream at the target concurrency
   double aggregate_tokens_per_s = 0;
   bool meets = false;

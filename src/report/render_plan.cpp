@@ -127,7 +127,23 @@ void write_launch(JsonWriter& w, const plan::Launch& l) {
   w.end_object();
 }
 
-void write_speed(JsonWriter& w, const estimate::SpeedEstimate& s) {
+// A row's provenance: its speed's lines, with the decode-step and prefill lines it keeps as numbers (Candidate::speed_lines)
+// written in their places (estimate::provenance_with's order), straight into the text.
+void write_provenance(JsonWriter& w, const estimate::SpeedEstimate& s, const estimate::SpeedLines& lines) {
+  if (!lines.decode && !lines.prefill) {
+    w.strings(s.provenance);
+    return;
+  }
+  w.begin_array();
+  for (size_t i = 0; i <= s.provenance.size(); ++i) {
+    if (lines.decode && i == std::min<size_t>(lines.decode_at, s.provenance.size())) w.string(estimate::decode_line(s, lines));
+    if (i < s.provenance.size()) w.string(s.provenance[i].str());
+  }
+  if (lines.prefill) w.string(estimate::prefill_line(s, lines));
+  w.end_array();
+}
+
+void write_speed(JsonWriter& w, const estimate::SpeedEstimate& s, const estimate::SpeedLines& lines) {
   w.begin_object();
   w.key("assumptions").strings(s.assumptions);
   w.key("bandwidth_band_gb_s").begin_array().number(s.bandwidth_low_bytes_per_s / 1e9).number(s.bandwidth_high_bytes_per_s / 1e9).end_array();
@@ -161,7 +177,8 @@ void write_speed(JsonWriter& w, const estimate::SpeedEstimate& s) {
   }
   w.end_array();
   w.key("prefill_tokens_per_s").number(s.prefill_tokens_per_s);
-  w.key("provenance").strings(s.provenance);
+  w.key("provenance");
+  write_provenance(w, s, lines);
   w.key("single_stream_band").begin_array().number(s.single_stream_low).number(s.single_stream_high).end_array();
   w.key("single_stream_tokens_per_s").number(s.single_stream_tokens_per_s);
   w.key("ttft_band_ms").begin_array().number(s.ttft_low_s * 1e3).number(s.ttft_high_s * 1e3).end_array();
@@ -212,7 +229,7 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   if (speculative) w.key("speculative").json(*speculative);
   if (c.meets) {
     w.key("speed");
-    write_speed(w, c.speed);
+    write_speed(w, c.speed, c.speed_lines);
   }
   w.key("tensor_parallel_size").integer(c.tensor_parallel_size);
   if (c.meets) {
