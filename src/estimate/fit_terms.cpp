@@ -1097,8 +1097,8 @@ Term estimate_ep_communicators(const ModelSpec& m, const engine::EngineProfile& 
 // torch.empty_like of every expert tensor of the first MoE layer's first local expert (W8A8: w13, w2, the fp32 w13 scale
 // and the w2 scale). Both happen after the weights are measured and before determine_available_memory's peak, so they
 // come off the KV budget.
-Term estimate_eplb_warmup(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, const StageLayout& lay,
-                          int64_t expert_parallel_size, const Deployment& dep) {
+Term estimate_eplb_warmup(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, int64_t expert_parallel_size,
+                          const Deployment& dep) {
   if (!dep.dynamic_eplb || expert_parallel_size <= 1 || m.num_experts <= 0 || engine.ep_hccl_communicators.empty()) return {"EPLB warm-up", 0, 0, {}, {}};
   const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
   const model::SchemeFormats formats(scheme);
