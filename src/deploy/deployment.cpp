@@ -433,6 +433,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.enable_shared_expert_dp) d.enable_shared_expert_dp = f.enable_shared_expert_dp->value;
   if (f.layer_sharding) d.layer_sharding = split(f.layer_sharding->value, ',');
   if (f.num_redundant_experts) d.num_redundant_experts = f.num_redundant_experts->value;
+  if (f.dynamic_eplb) d.dynamic_eplb = f.dynamic_eplb->value;
   if (f.kv_producer) d.kv_producer = f.kv_producer->value;
   if (f.mlapo) d.mlapo = f.mlapo->value;
   if (f.flashinfer_sampler) d.flashinfer_sampler = f.flashinfer_sampler->value;
@@ -924,6 +925,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("enable_shared_expert_dp", f.enable_shared_expert_dp, f.enable_shared_expert_dp && f.enable_shared_expert_dp->value ? "true" : "false");
   note("layer_sharding", f.layer_sharding, f.layer_sharding ? f.layer_sharding->value : "");
   note("num_redundant_experts", f.num_redundant_experts, f.num_redundant_experts ? std::to_string(f.num_redundant_experts->value) : "");
+  note("dynamic_eplb", f.dynamic_eplb, f.dynamic_eplb ? (f.dynamic_eplb->value ? "true" : "false") : "");
   note("kv_producer", f.kv_producer, f.kv_producer && f.kv_producer->value ? "true" : "false");
   note("VLLM_ASCEND_ENABLE_MLAPO", f.mlapo, f.mlapo && f.mlapo->value ? "1" : "0");
   note("sampler", f.flashinfer_sampler, f.flashinfer_sampler && f.flashinfer_sampler->value ? "flashinfer" : "native");

@@ -164,6 +164,7 @@ struct Flags {
   std::optional<Given<bool>> enable_shared_expert_dp;     // vLLM-Ascend --additional-config '{"enable_shared_expert_dp": true}'
   std::optional<Given<std::string>> layer_sharding;       // vLLM-Ascend --additional-config '{"layer_sharding": [...]}', names joined by ","
   std::optional<Given<int64_t>> num_redundant_experts;    // vLLM-Ascend --additional-config '{"eplb_config": {"num_redundant_experts": R}}'
+  std::optional<Given<bool>> dynamic_eplb;                // vLLM-Ascend --additional-config '{"eplb_config": {"dynamic_eplb": true}}'
   std::optional<Given<bool>> kv_producer;                 // --kv-transfer-config kv_role kv_producer or kv_both (a prefill instance)
   std::optional<Given<bool>> mlapo;                       // VLLM_ASCEND_ENABLE_MLAPO in the environment (issue 15, dsv32)
   std::optional<Given<bool>> flashinfer_sampler;          // issue 15: the sampling path a log printed or VLLM_USE_FLASHINFER_SAMPLER set

@@ -867,6 +867,9 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   const Term ep_comms = terms::estimate_ep_communicators(m, engine, lay, e.expert_parallel_size, dep);
   e.ep_communicator_bytes = ep_comms.bytes;
   if (ep_comms.bytes > 0) keep_term(ep_comms);
+  const Term eplb_warmup = terms::estimate_eplb_warmup(m, scheme, engine, e.expert_parallel_size, dep);
+  e.ep_communicator_bytes += eplb_warmup.bytes;
+  if (eplb_warmup.bytes > 0) keep_term(eplb_warmup);
   const Term moe_allgather = terms::estimate_moe_allgather(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   e.moe_allgather_bytes = moe_allgather.bytes;
   if (moe_allgather.bytes > 0) keep_term(moe_allgather);

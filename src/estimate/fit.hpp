@@ -182,6 +182,10 @@ struct Deployment {
   // Issue 15 (evid25): vLLM-Ascend --additional-config '{"eplb_config": {"num_redundant_experts": R}}': R more expert
   // slots spread over the EP ranks (with expert parallel; terms::StageLayout::expert_copies). 0: none, the default.
   int64_t num_redundant_experts = 0;
+  // Issue 15 (evid26): vLLM-Ascend --additional-config '{"eplb_config": {"dynamic_eplb": true}}': the EPLB warm-up of the
+  // profile run opens the default process group's HCCL communicator and the adaptor's expert buffers
+  // (terms::estimate_eplb_warmup). false: static or no EPLB, the default.
+  bool dynamic_eplb = false;
   std::optional<bool> mlapo;
   // Issue 15: the sampling path the engine took, where the evidence says it: true when it printed "Using FlashInfer for
   // top-p & top-k sampling." (or VLLM_USE_FLASHINFER_SAMPLER=1), false when it printed "FlashInfer is not available.

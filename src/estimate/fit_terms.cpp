@@ -1088,6 +1088,33 @@ Term estimate_ep_communicators(const ModelSpec& m, const engine::EngineProfile& 
           {{"hccl_buffsize_bytes", buffsize}, {"expert_parallel_size", static_cast<double>(expert_parallel_size)}}};
 }
 
+// Issue 15 (evid26): vLLM-Ascend's dynamic EPLB, read at f8315f5 (vLLM 0.16) and c69291e (0.17); the warm-up is the same
+// in every tag from v0.11.0rc1 to main. NPUModelRunner.profile_run calls eplb_warmup() first (worker/model_runner_v1.py),
+// which builds VllmEplbAdaptor and runs EplbUpdator.warm_up_eplb (eplb/eplb_updator.py): a one-element dist.P2POp isend /
+// irecv to every other rank through dist.batch_isend_irecv on the default process group, whose HCCL communicator nothing
+// opened before, so it takes 2 x HCCL_BUFFSIZE (the group is created by init_process_group without an hccl_buffer_size
+// option). VllmEplbAdaptor.init_buffer_tensor (eplb/adaptor/vllm_adaptor.py) allocates num_local_experts buffers, each a
+// torch.empty_like of every expert tensor of the first MoE layer's first local expert (W8A8: w13, w2, the fp32 w13 scale
+// and the w2 scale). Both happen after the weights are measured and before determine_available_memory's peak, so they
+// come off the KV budget.
+Term estimate_eplb_warmup(const ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, int64_t expert_parallel_size,
+                          const Deployment& dep) {
+  if (!dep.dynamic_eplb || expert_parallel_size <= 1 || m.num_experts <= 0 || engine.ep_hccl_communicators.empty()) return {"EPLB warm-up", 0, 0, {}, {}};
+  const double buffsize = dep.hccl_buffsize_bytes.value_or(k_hccl_buffsize_default_bytes);
+  const model::SchemeFormats formats(scheme);
+  double expert_bytes = 0;  // one expert of one MoE layer, as stored
+  for (const auto& g : m.weights)
+    if (g.expert && g.part == model::Part::text && g.count > 0) expert_bytes += group_bytes(m, scheme, formats, g) / static_cast<double>(g.count);
+  const double local_experts = static_cast<double>(m.num_experts + dep.num_redundant_experts) / static_cast<double>(expert_parallel_size);
+  const double bytes = 2.0 * buffsize + local_experts * expert_bytes;
+  if (!dep.explain) return {"EPLB warm-up", bytes, 0, {}, {}};
+  return {"EPLB warm-up", bytes, 0,
+          format("dynamic EPLB warm-up in the profile run (vLLM-Ascend eplb_updator.py warm_up_eplb, eplb/adaptor/vllm_adaptor.py at f8315f5): "
+                 "2 x HCCL_BUFFSIZE %.0f MiB for the default group's communicator + %.0f local expert slots x %.1f MiB (one expert of one layer)",
+                 buffsize / (1024 * 1024), local_experts, expert_bytes / (1024 * 1024)),
+          {{"hccl_buffsize_bytes", buffsize}, {"local_experts", local_experts}, {"expert_bytes", expert_bytes}}};
+}
+
 // The largest MC2 token capacity vLLM-Ascend's defaults give (ascend_forward_context.py set_mc2_tokens_capacity: the
 // largest graph capture size, at most 512 by default, or min(max_num_reqs x decode query length, 512) without graphs).
 constexpr int64_t k_mc2_capacity_default_max_tokens = 512;

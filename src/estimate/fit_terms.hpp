@@ -256,6 +256,13 @@ bool dsa_cp_on(const model::ModelSpec& m, const engine::EngineProfile& engine, c
 // group only with DP > 1). 0 bytes without EP (expert_parallel_size 1) or with no communicators listed.
 Term estimate_ep_communicators(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout, int64_t expert_parallel_size,
                                 const Deployment& dep);
+// Dynamic EPLB on NPU (issue 15, evid26; dep.dynamic_eplb with expert parallel, engine profiles that list
+// ep_hccl_communicators): what vLLM-Ascend's EPLB warm-up opens inside the profile run, before the KV sizing:
+// 2 x HCCL_BUFFSIZE for the default process group's communicator (EplbUpdator.warm_up_eplb's batch_isend_irecv to every
+// other rank) and the adaptor's receive buffers, one empty_like copy of one local expert's tensors of one MoE layer per
+// local expert slot ((E + R) / EP of them). 0 bytes elsewhere.
+Term estimate_eplb_warmup(const model::ModelSpec& m, const model::QuantScheme& scheme, const engine::EngineProfile& engine, int64_t expert_parallel_size,
+                          const Deployment& dep);
 // Expert parallel on an A2-class NPU (issue 15): above the MC2 token capacity vLLM-Ascend 0.13 - 0.25 runs the MoE
 // layers on the DP all-gather path (engine.moe_allgather_families), so in the profile run every rank routes the
 // N = DP x max_num_batched_tokens tokens of all DP ranks through its experts as N x top_k permuted rows. The

@@ -177,6 +177,15 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
           return make_error(ErrorKind::invalid_argument, where + ": additional_config.eplb_config.num_redundant_experts must be a whole number, 0 or more", where);
         flags.num_redundant_experts = deploy::Given<int64_t>{it->get<int64_t>(), where + ": additional_config.eplb_config.num_redundant_experts"};
       }
+      // dynamic_eplb (issue 15, evid26): true or "true" as the nightly configs write it (vllm-ascend ascend_config.py
+      // reads the value through its bool parsing); false or "false" off.
+      if (const auto it = eplb->find("dynamic_eplb"); it != eplb->end() && !it->is_null()) {
+        const bool text = it->is_string() && (it->get<std::string>() == "true" || it->get<std::string>() == "false");
+        if (!it->is_boolean() && !text)
+          return make_error(ErrorKind::invalid_argument, where + ": additional_config.eplb_config.dynamic_eplb must be true or false", where);
+        const bool on = it->is_boolean() ? it->get<bool>() : it->get<std::string>() == "true";
+        flags.dynamic_eplb = deploy::Given<bool>{on, where + ": additional_config.eplb_config.dynamic_eplb"};
+      }
     }
   }
   // Issue 15 (mc2): the NPU driver (Ascend HDK) version, where the case's source states it (npu-smi info, the issue's

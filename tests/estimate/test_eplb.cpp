@@ -67,3 +67,44 @@ TEST(Eplb, Issue15_W8a8RedundantExpertsMatchTheNightlyLog) {
   EXPECT_LE(added, (17.2220 - 15.5644) * gib * 1.01);
   EXPECT_NEAR(fit(s, eplb).weights_bytes / gib, 17.2220, 17.2220 * 0.01);
 }
+
+// Issue 15 (evid26): dynamic EPLB's warm-up (vllm-ascend f8315f5: NPUModelRunner.profile_run -> eplb_warmup ->
+// EplbUpdator.warm_up_eplb, a batch_isend_irecv on the default group, and VllmEplbAdaptor.init_buffer_tensor) comes off
+// the KV budget. The nightly job of 2026-03-04 ran the same W8A8 deployment with and without
+// '{"eplb_config": {"dynamic_eplb": "true", "num_redundant_experts": 16, ...}}' under HCCL_BUFFSIZE=1024:
+// 'Available KV cache memory: 35.61 GiB' (FULL_DECODE_ONLY, no EPLB) against 31.65 GiB, and the weights 1.6576 GiB more.
+// By hand, the warm-up: 2 x 1,024 MiB = 2.000 GiB for the default group's communicator, plus 144 / 16 = 9 local expert
+// slots x one W8A8 expert of one layer (w13 2 x 1,536 x 4,096 B + w2 4,096 x 1,536 B = 18,874,368 B of int8, plus its
+// scales) = 0.158 GiB: 2.158 GiB of the 35.61 - 31.65 - 1.66 = 2.30 GiB the log leaves after the redundant experts.
+TEST(Eplb, Issue15_DynamicEplbWarmupComesOffTheKvBudget) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-235B-A22B", "910C", "vllm-ascend", "0.16.0");
+  estimate::Deployment plain = a3_dp4_tp4_ep();
+  plain.quantization = "ascend";
+  plain.num_redundant_experts = 16;
+  plain.hccl_buffsize_bytes = 1024.0 * 1024.0 * 1024.0;
+  estimate::Deployment dynamic = plain;
+  dynamic.dynamic_eplb = true;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const estimate::FitEstimate a = fit(s, plain), b = fit(s, dynamic);
+  const double int8_slots = 9.0 * 3.0 * 4096.0 * 1536.0;
+  const double lost = a.available_kv_bytes - b.available_kv_bytes;
+  EXPECT_GE(lost, 2.0 * gib + int8_slots);
+  EXPECT_LE(lost, 2.0 * gib + int8_slots * 1.05);
+  EXPECT_LE(lost, 2.30 * gib);
+  EXPECT_DOUBLE_EQ(a.weights_bytes, b.weights_bytes);
+
+  // Without expert parallel there is no expert map and no EPLB process: nothing is added.
+  estimate::Deployment no_ep = dynamic;
+  no_ep.enable_expert_parallel = false;
+  estimate::Deployment no_ep_plain = plain;
+  no_ep_plain.enable_expert_parallel = false;
+  EXPECT_DOUBLE_EQ(fit(s, no_ep).available_kv_bytes, fit(s, no_ep_plain).available_kv_bytes);
+
+  // vLLM on CUDA has no such warm-up (its own --eplb-config is another code path): the CUDA profile adds nothing.
+  auto cuda = pftest::fit_setup("Qwen/Qwen3-235B-A22B", "H100-SXM", "vllm", "0.16.0");
+  estimate::Deployment c_plain = a3_dp4_tp4_ep();
+  c_plain.gpu_memory_utilization = 0.9;
+  estimate::Deployment c_dynamic = c_plain;
+  c_dynamic.dynamic_eplb = true;
+  EXPECT_DOUBLE_EQ(fit(cuda, c_plain).available_kv_bytes, fit(cuda, c_dynamic).available_kv_bytes);
+}

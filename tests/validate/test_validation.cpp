@@ -315,6 +315,20 @@ TEST(Validation, Issue15_EplbRedundantExpertsMustBeACount) {
   }
 }
 
+// Issue 15 (evid26): additional_config.eplb_config.dynamic_eplb is true / false or the strings "true" / "false" (the
+// nightly configs write "true"); anything else is an error naming the file, line and field.
+TEST(Validation, Issue15_DynamicEplbMustBeTrueOrFalse) {
+  const std::string dir = pftest::scratch_dir("validate-dyn-eplb");
+  const std::string head = R"J({"id": "x", "engine": "vllm-ascend", "engine_version": "0.16.0", "device": "Atlas A3", "model": "Qwen/Qwen3-235B-A22B", "tensor_parallel_size": 4, "weights_gib": 17.2, )J";
+  for (const char* bad : {R"J(1)J", R"J("yes")J", R"J([true])J"}) {
+    std::ofstream(dir + "/eplb.jsonl") << head << R"J("additional_config": {"eplb_config": {"dynamic_eplb": )J" << bad << "}}}\n";
+    auto r = validate::run_validation({dir + "/eplb.jsonl"}, {});
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().describe().find("additional_config.eplb_config.dynamic_eplb must be true or false"), std::string::npos) << r.error().describe();
+    EXPECT_NE(r.error().describe().find("eplb.jsonl:1"), std::string::npos) << r.error().describe();
+  }
+}
+
 TEST(Validation, MalformedLineNamesFileAndLine) {
   const std::string dir = pftest::scratch_dir("validate");
   std::ofstream(dir + "/bad.jsonl") << "{\"id\": \"x\", \"model\": 3}\n";
