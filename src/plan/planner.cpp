@@ -616,6 +616,8 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *dev, *eng, in);
 }
 
+}  // namespace
+
 // Issue 16 (quant26): a quantized release the catalogue lists as made from a BF16 original (Qwen/Qwen3-8B-FP8 of
 // Qwen/Qwen3-8B) starts every conversion row from that original (choose_checkpoint: "the row starts from that BF16
 // original"), so with the original among `models` its conversion rows are the original's rows a second time: they are
@@ -643,6 +645,7 @@ void drop_release_conversions(const std::vector<model::ModelSpec>& models, const
   }
 }
 
+namespace {
 // The variants each model is tried in on a device of `platform` and of family `device_family` (variants_for with that
 // platform's engine; every card of a run has the same card_bound_variants_key, so the first card's family stands for all).
 // The models are shared among `threads` workers (issue 19: this ran on one core before any candidate was planned).
