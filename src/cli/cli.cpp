@@ -221,7 +221,8 @@ const CommandText k_fit_text{
 memory", "GPU KV cache size", "Maximum concurrency"), the memory terms behind them with their bands, the
 verdict with the engine's own failure message and the cheapest fixes, then the decode speed.)",
     "",
-    R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag; a model whose values overflow),
+    R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag; a model whose values overflow;
+      a --variant that changes nothing on the model, such as mxfp4 on a model without MoE experts),
       3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_fit(const std::vector<std::string>& argv) {
@@ -299,7 +300,12 @@ int cmd_fit(const std::vector<std::string>& argv) {
   const model::QuantVariant* rules_of = *variant;
   if (!rules_of && !r.flags.quantization && model.quant.quantized())
     if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, model.quant);
-  if (rules_of && check_variant(*rules_of, *resolved, *est)) search.fixes.clear();  // no layout makes the engine load it
+  const bool rejected = rules_of && check_variant(*rules_of, *resolved, *est);
+  if (rejected) search.fixes.clear();  // no layout makes the engine load it
+  // Issue 16 (quant26): a variant that changes nothing on this model (MXFP4 on a model without experts) is bad input;
+  // an engine rule that rejects it comes first (its message is what the engine prints).
+  if (const std::string none = *variant && !rejected ? model::variant_without_effect(**variant, model) : ""; !none.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {}", (*variant)->id, none), "--variant"));
   if (!*variant && !r.flags.quantization && !model.quant.quantized() && est->failure == estimate::Failure::weights_oom)
     if (auto fix = variant_fix(*resolved, d, !device_memory)) search.fixes.insert(search.fixes.begin(), *fix);
   if (*variant) note_variant_source(**variant, *spec, *est);
@@ -344,7 +350,9 @@ Each case is evaluated with the inputs it records, nothing more: no flag is take
 from its observed outcome, so a case whose recorded inputs give the wrong answer shows as wrong. Inputs are
 checked as fit checks its flags (utilization in (0, 1], sizes at least 1, a known kv_cache_dtype).)",
     "",
-    "exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named)"};
+    R"(exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named); a case whose
+      quantization names no variant is listed as skipped ("unreadable: ...", the reason) and every other case is
+      evaluated and reported, then the exit is 2)"};
 
 int cmd_validate(const std::vector<std::string>& argv) {
   ValidateRequest r;
@@ -362,7 +370,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
   } else {
     std::cout << report::render_validation(*report, {use_color()});
   }
-  return k_exit_ok;
+  return report->unreadable > 0 ? k_exit_usage : k_exit_ok;
 }
 
 // What `preflight devices | engines | models` take.

@@ -129,7 +129,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                  text_flag("image", "IMAGE", r.image, "with --kubernetes: the container image (default: the engine's published one)"),
                                  int_flag("data-parallel", "N", r.data_parallel, {1, 4096}, "start the first candidate as N replicas with vLLM's native data parallel\n(per-node commands, no Ray)"),
                                  switch_flag("expert-parallel", r.expert_parallel, "with --data-parallel: --enable-expert-parallel (MoE)"),
-                                 switch_flag("commands", r.commands, "the start commands of every row shown, not only the first (--json has them for every row)")}),
+                                 switch_flag("commands", r.commands, "the start commands of every row shown, not only the first (--json: every row's \"launch\",\nnull on a rejected row, whose \"reason\" says why it does not run)")}),
                model_options(r.model)});
 }
 

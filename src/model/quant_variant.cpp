@@ -350,4 +350,10 @@ const VariantRule* variant_rule(const QuantVariant& variant, const std::string& 
   return nullptr;
 }
 
+std::string variant_without_effect(const QuantVariant& v, const ModelSpec& m) {
+  if (!v.quantized() || m.num_experts > 0 || v.scheme.linear_format != WeightFormat::native || v.scheme.expert_format == WeightFormat::native) return "";
+  return "no effect: no MoE experts (variant " + v.id + " quantizes the routed experts only and leaves every other linear layer in the model dtype; " +
+         m.id + " has no experts, so every weight loads as published: size it without --variant, or name a variant that quantizes linear layers)";
+}
+
 }  // namespace preflight::model

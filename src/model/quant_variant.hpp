@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/json_util.hpp"
+#include "model/model_spec.hpp"
 #include "model/quant_scheme.hpp"
 
 namespace preflight::model {
@@ -77,6 +78,13 @@ const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::
 // ("modelslim_quant_type") is that variant whatever its per-module types. An unquantized scheme is the bf16 variant; nullptr when no single variant of the list
 // stores it that way (per-module mixed precision, a group size no variant has).
 const QuantVariant* variant_of_checkpoint(const VariantCatalog& catalog, const QuantScheme& scheme);
+
+// Issue 16 (quant26): why `variant` changes nothing on `model`, or "" when it quantizes something there. A variant
+// that quantizes the routed experts only (its linear format is the model dtype, its expert format is not: MXFP4,
+// whose vLLM Mxfp4Config.get_quant_method gives every LinearBase UnquantizedLinearMethod and quantizes FusedMoE
+// layers alone) on a model without experts loads every weight as published: "no effect: no MoE experts (...)".
+// fit --variant refuses it as bad input (exit 2); plan lists no such row and rejects it where --variant names it.
+std::string variant_without_effect(const QuantVariant& variant, const ModelSpec& model);
 
 // The first rule of `status` that holds for the engine (its name and version "X.Y[.Z]": the version the
 // user named, else the profile's newest, EngineProfile::rule_version), the device family and the model

@@ -174,7 +174,7 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
     if (!v) continue;
     const std::string& q = (*v)->engine_quantization;
     if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
-    if (model::variant_rule(**v, "rejected", e.engine, version, "", m.num_experts > 0)) continue;
+    if (model::variant_rule(**v, "rejected", e.engine, version, "", m.num_experts > 0) || !model::variant_without_effect(**v, m).empty()) continue;
     // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
     // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
     const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
@@ -188,7 +188,8 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
   if (device_family.empty()) return out;
   for (const char* id : k_card_bound_variants) {
     const auto v = model::find_variant(*catalog, id);
-    if (!v || !e.accepts_quantization((*v)->engine_quantization) || experts_only_variant_on_dense(**v, m)) continue;
+    if (!v || !e.accepts_quantization((*v)->engine_quantization) || experts_only_variant_on_dense(**v, m) || !model::variant_without_effect(**v, m).empty())
+      continue;
     if (model::variant_rule(**v, "rejected", e.engine, version, device_family, m.num_experts > 0)) continue;
     if (servable(m, e, published, id, (*v)->engine_quantization)) out.push_back(id);
   }
@@ -255,6 +256,8 @@ struct PreparedVariant {
   // made once for every card of that platform (round 14: 7% of a whole-catalogue plan's rows); empty when it runs there.
   std::string platform;
   SharedText wrong_platform;
+  // Issue 16 (quant26): model::variant_without_effect of the variant on the model ("" when it quantizes something).
+  SharedText no_effect;
 };
 
 // The rule that rejects the prepared variant on `dev`'s family (p.rejected), looked up again only when the family
@@ -290,6 +293,7 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
     p.variant_name = p.v->name;
     p.variant_id = p.v->id;
     p.quantization_flag = p.v->engine_quantization;
+    if (std::string none = model::variant_without_effect(*p.v, m); !none.empty()) p.no_effect = SharedText(std::move(none));
   }
   p.rules_of = p.v;
   if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);
@@ -522,6 +526,10 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = pv.rejected_reason;
     return false;
   }
+  if (!pv.no_effect.empty()) {  // after the engine's own rejection, as fit orders them
+    c.reason = pv.no_effect;
+    return false;
+  }
   // A rule of this layout only (bnb_8bit: vLLM refuses a pre-quantized bitsandbytes checkpoint under TP).
   if (const model::VariantRule* rule = c.tensor_parallel_size > 1 && pv.rules_of
                                            ? model::variant_rule(*pv.rules_of, "rejected", eng->engine, pv.rule_version, dev.family, m.num_experts > 0,
@@ -609,6 +617,36 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
   if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *dev, *eng, in);
 }
 
+}  // namespace
+
+// Issue 16 (quant26): a quantized release the catalogue lists as made from a BF16 original (Qwen/Qwen3-8B-FP8 of
+// Qwen/Qwen3-8B) starts every conversion row from that original (choose_checkpoint: "the row starts from that BF16
+// original"), so with the original among `models` its conversion rows are the original's rows a second time: they are
+// left to the original, which lists the same variants, and the release keeps the rows of its own published format
+// (the "" slot, or its own variant named by --variant). Without the original in the run (plan --model
+// 'Qwen/Qwen3-8B-FP8'), the release keeps them.
+void drop_release_conversions(const std::vector<model::ModelSpec>& models, const PlanInputs& in, std::vector<std::vector<std::string>>& variants) {
+  const engine::QuantizedCatalog* catalog = quantized_catalog_of(in);
+  const auto& list = model::load_variant_catalog();
+  if (!catalog || !list) return;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (!models[i].quant.quantized()) continue;
+    const engine::QuantizedCheckpoint* release = engine::find_checkpoint_by_repo(*catalog, hub_repo_id(models[i].id));
+    if (!release) continue;
+    // Its own format (plan --variant fp8_block of an FP8 release) serves the release as published: kept.
+    const model::QuantVariant* own = model::variant_of_checkpoint(*list, models[i].quant);
+    for (size_t b = 0; b < models.size(); ++b) {
+      if (b == i || models[b].quant.quantized() || to_lower(hub_repo_id(models[b].id)) != to_lower(release->base_model)) continue;
+      const std::vector<std::string>& base = variants[b];
+      std::erase_if(variants[i], [&](const std::string& v) {
+        return !v.empty() && !(own && own->id == v) && std::find(base.begin(), base.end(), v) != base.end();
+      });
+      break;
+    }
+  }
+}
+
+namespace {
 // The variants each model is tried in on a device of `platform` and of family `device_family` (variants_for with that
 // platform's engine; every card of a run has the same card_bound_variants_key, so the first card's family stands for all).
 // The models are shared among `threads` workers (issue 19: this ran on one core before any candidate was planned).
@@ -616,6 +654,7 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
                                                   const std::string& device_family, int threads) {
   std::vector<std::vector<std::string>> out(models.size());
   parallel_for(models.size(), threads, [&](size_t i) { out[i] = variants_for(models[i], in, eng, device_family); });
+  drop_release_conversions(models, in, out);
   return out;
 }
 

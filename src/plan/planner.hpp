@@ -214,6 +214,12 @@ deploy::EngineInput plan_engine_input(const PlanInputs& in);
 std::vector<std::string> quantization_variants(const model::ModelSpec& model, const engine::EngineProfile& engine,
                                                const engine::QuantizedCatalog* published = nullptr, const std::string& device_family = "");
 
+// Issue 16 (quant26): `variants` (one list per model of `models`, quantization_variants' ids) less the conversion rows of
+// a quantized release that the checkpoint catalogue (in.launch_rules, else the shipped one) lists as made from a BF16
+// original among `models`: those rows start from that original, which lists the same variants (see planner.cpp). Its
+// own format ("" or its own variant id) is kept, and so is every list when the original is not in `models`.
+void drop_release_conversions(const std::vector<model::ModelSpec>& models, const PlanInputs& in, std::vector<std::vector<std::string>>& variants);
+
 // What of the card-bound variants (above) the engine's rules let a card of `device_family` try, for a dense and for a
 // MoE model ("" when none): two cards of one platform with the same key get the same variant lists in a plan.
 std::string card_bound_variants_key(const engine::EngineProfile& engine, const std::string& device_family);

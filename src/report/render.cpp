@@ -310,7 +310,9 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
   }
   o += "\nskipped\n";
   for (const auto& row : r.rows) if (row.skipped) o += "  " + row.id + ": " + row.skip_reason + "\n";
-  o += format("\nsummary: %d cases, %d evaluated, %d skipped\n", r.cases, r.evaluated, r.skipped);
+  o += format("\nsummary: %d cases, %d evaluated, %d skipped", r.cases, r.evaluated, r.skipped);
+  // Issue 16 (quant26): cases whose quantization names no variant are bad input (exit 2), the others still evaluated.
+  o += r.unreadable > 0 ? format(" (%d unreadable: bad input, exit 2)\n", r.unreadable) : std::string("\n");
   o += "  field               n   median|%|   p90|%|   max|%|   in band\n";
   for (const auto& [name, s] : r.fields) {
     o += format("  %-18s %2d %10.2f %9.2f %9.2f", name.c_str(), s.n, s.median_abs_pct, s.p90_abs_pct, s.max_abs_pct);

@@ -214,10 +214,11 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
     w.end_object();
   }
   if (c.fit.fits) w.key("kv_cache_tokens").integer(c.fit.kv_tokens);
-  if (c.meets) {
-    w.key("launch");
-    write_launch(w, *c.launch);
-  }
+  // Issue 16 (quant26): every row has "launch": the start commands of a row that meets the targets; null on a rejected
+  // row (too large, refused by the engine, no command produces its checkpoint), whose "reason" says why it does not run.
+  w.key("launch");
+  if (c.meets) write_launch(w, *c.launch);
+  else w.null();
   if (c.fit.fits) w.key("max_concurrency").number(c.fit.max_concurrency);
   w.key("meets").boolean(c.meets);
   w.key("model").string(c.model_id.str());

@@ -295,12 +295,20 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
   PF_TRY(case_engine, c.opt_string("engine"));
   const model::QuantVariant* v = model::variant_from_text(*catalog, text, case_engine.value_or(""));
   const model::QuantVariant* own = spec.quant.quantized() ? model::variant_of_checkpoint(*catalog, spec.quant) : nullptr;
+  // Issue 16 (quant26): the bare name of the method the case's own checkpoint states ("compressed-tensors" for a
+  // checkpoint whose config.json quantization_config says so) names that checkpoint's descriptor, scheme and all.
+  if (!v && spec.quant.quantized() && same_method(spec.quant.method, trim(text)) && same_method(trim(text), spec.quant.method) &&
+      trim(text).size() == spec.quant.method.size()) {
+    row.assumptions.push_back("quantization '" + text + "': the method of the checkpoint's own descriptor (" + spec.quant.source + "), whose scheme is kept" +
+                              (own ? ": variant " + own->id + " (" + own->name + ")" : ": per-module formats no single variant of the list has"));
+    return own;
+  }
   if (!v) {
-    // Issue 16: text no variant of the list names is bad input (exit 2), never a --quantization the fit reads as
-    // "not modelled; weights in model dtype".
+    // Issue 16: text no variant of the list names is bad input, never a --quantization the fit reads as "not modelled;
+    // weights in model dtype". not_found: run_case lists the case as unreadable and evaluates the others (quant26).
     std::string known;
     for (const auto& k : catalog->variants) known += (known.empty() ? "" : ", ") + k.id;
-    return make_error(ErrorKind::invalid_argument,
+    return make_error(ErrorKind::not_found,
                       format("%s: quantization '%s': no variant of data/variants/quant_variants.json is named in it; known variants: %s", where.c_str(), text.c_str(),
                              known.c_str()),
                       where);
@@ -578,7 +586,12 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
                                              .concurrency_len = o.concurrency_len});
   in.flags = flags;
   in.flags.quantization.reset();
-  PF_TRY(rules_of, apply_case_quantization(c, spec, where, in.flags, row));
+  auto rules_of = apply_case_quantization(c, spec, where, in.flags, row);
+  if (!rules_of && rules_of.error().kind == ErrorKind::not_found) {  // issue 16 (quant26): this case alone, not the run
+    ++report.unreadable;
+    return skip("unreadable: " + rules_of.error().message);
+  }
+  if (!rules_of) return rules_of.error();
   auto resolved = deploy::resolve_deployment(in, {&ctx.devices, &ctx.engines});
   if (!resolved) return skip(resolved.error().message);
   row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
@@ -586,7 +599,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);
   auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
-  apply_case_variant_rules(rules_of, *resolved, est, row);
+  apply_case_variant_rules(*rules_of, *resolved, est, row);
   if (o.tokens_per_s) {
     PF_TRY(speed_skip, compare_speed(c, spec, *resolved, est, ctx, *o.tokens_per_s, row));
     if (speed_skip) return skip(*speed_skip);
@@ -670,6 +683,7 @@ Json validation_to_json(const ValidationReport& report) {
   Json out;
   out["cases"] = report.cases;
   out["evaluated"] = report.evaluated;
+  out["unreadable"] = report.unreadable;
   Json skipped = Json::array();
   for (const auto& r : report.rows) if (r.skipped) skipped.push_back({{"id", r.id}, {"reason", r.skip_reason}});
   out["skipped"] = skipped;

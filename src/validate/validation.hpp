@@ -61,6 +61,9 @@ struct FieldSummary {
 struct ValidationReport {
   std::vector<CaseResult> rows;
   int cases = 0, evaluated = 0, skipped = 0;
+  // Issue 16 (quant26): skipped cases whose recorded `quantization` names no variant of the list (bad input: exit 2
+  // after the report, every other case evaluated).
+  int unreadable = 0;
   std::map<std::string, FieldSummary> fields;
   int verdicts_n = 0, verdicts_correct = 0;
   int verdicts_undecided = 0;  // observed verdicts whose prediction depends on an unstated input (not in n)

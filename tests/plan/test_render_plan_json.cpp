@@ -50,7 +50,9 @@ void expect_row(const Json& j, const plan::Candidate& c, const std::string& wher
   }
   EXPECT_EQ(j.contains("verdict_depends_on"), !c.fit.verdict_depends_on.empty()) << where;
   EXPECT_EQ(j.contains("speed"), c.meets) << where;
-  EXPECT_EQ(j.contains("launch"), c.meets) << where;
+  // Issue 16 (quant26): every row has "launch"; a rejected row's is null.
+  ASSERT_TRUE(j.contains("launch")) << where;
+  EXPECT_EQ(j.at("launch").is_null(), !c.meets) << where;
   if (!c.meets) return;
   EXPECT_EQ(j.at("launch").at("serve"), c.launch->serve) << where;
   EXPECT_EQ(j.at("launch").at("prepare").size(), c.launch->prepare.size()) << where;
