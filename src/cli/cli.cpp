@@ -394,7 +394,7 @@ const CommandText k_catalogue_text{
   marking measured overrides. engines: engine versions with their defaults, block sizes, accepted
   quantization, batch defaults, the profile run's sampler path and MXFP4 layouts. models: the embedded models.)",
     "",
-    "exit: 0, 2 bad input (an unreadable overlay file)"};
+    "exit: 0, 2 bad input (an unreadable overlay file, an argument the command does not take)"};
 
 CommandHelp catalogue_help() {
   static CatalogueRequest scratch;
