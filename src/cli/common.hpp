@@ -43,8 +43,13 @@ inline bool use_color() {
 
 // The one place an error becomes text and an exit code. Messages quote foreign text (configs, logs,
 // server replies), so terminal controls are stripped before printing.
+// The message, without escape sequences, and at most k_max_error_bytes of it: a message quotes input (a flag's value, a
+// case's field), which may be any length (issue 19: a 100,000-byte kv_cache_dtype of a case was echoed whole).
+inline constexpr size_t k_max_error_bytes = 8192;
 inline int report_error(const Error& e) {
-  std::fprintf(stderr, "preflight: %s\n", strip_terminal_controls(e.describe()).c_str());
+  std::string text = strip_terminal_controls(e.describe());
+  if (text.size() > k_max_error_bytes) text = text.substr(0, k_max_error_bytes) + "... (" + std::to_string(text.size()) + " bytes in all)";
+  std::fprintf(stderr, "preflight: %s\n", text.c_str());
   return exit_code_for(e.kind);
 }
 

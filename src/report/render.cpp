@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace preflight::report {
@@ -292,10 +293,17 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
 }
 
 std::string render_validation(const validate::ValidationReport& r, const Style& st) {
+  // A case's id, engine, recorded failure and the skip reasons that quote its fields are the case file's text: no
+  // escape sequence of theirs reaches the terminal (issue 19 item 12).
+  // At most 2,000 bytes of each: a skip reason quotes the case (issue 19).
+  const auto safe = [](const std::string& text) {
+    std::string out = strip_terminal_controls(text);
+    return out.size() <= 2000 ? out : out.substr(0, 2000) + "... (" + std::to_string(out.size()) + " bytes in all)";
+  };
   std::string o;
   for (const auto& row : r.rows) {
     if (row.skipped) continue;
-    o += bold(row.id, st) + "  [" + row.engine + "]\n";
+    o += bold(safe(row.id), st) + "  [" + safe(row.engine) + "]\n";
     for (const auto& f : row.fields) {
       o += format("    %-18s observed %12.4g  predicted %12.4g  %6.2f%%", f.field.c_str(), f.observed, f.predicted, f.abs_pct);
       if (f.low && f.high)
@@ -303,13 +311,13 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
       o += "\n";
     }
     if (row.observed_fits) {
-      o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : row.observed_failure.c_str(),
+      o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : safe(row.observed_failure).c_str(),
                   row.predicted_fits && *row.predicted_fits ? "fits" : row.predicted_failure.c_str());
       if (!row.predicted_failure_message.empty()) o += "    " + row.predicted_failure_message + "\n";  // issue 16: the engine's words
     }
   }
   o += "\nskipped\n";
-  for (const auto& row : r.rows) if (row.skipped) o += "  " + row.id + ": " + row.skip_reason + "\n";
+  for (const auto& row : r.rows) if (row.skipped) o += "  " + safe(row.id) + ": " + safe(row.skip_reason) + "\n";
   o += format("\nsummary: %d cases, %d evaluated, %d skipped", r.cases, r.evaluated, r.skipped);
   // Issue 16 (quant26): cases whose quantization names no variant are bad input (exit 2), the others still evaluated.
   o += r.unreadable > 0 ? format(" (%d unreadable: bad input, exit 2)\n", r.unreadable) : std::string("\n");

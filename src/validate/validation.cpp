@@ -281,6 +281,13 @@ bool same_method(const std::string& method, const std::string& flag) {
   return !a.empty() && !b.empty() && (a.rfind(b, 0) == 0 || b.rfind(a, 0) == 0);
 }
 
+// A case's own text as an error quotes it: at most 120 bytes, then how long it was (issue 19: a 100,000-byte
+// quantization field was echoed whole into the report).
+std::string quoted_case_text(const std::string& text) {
+  constexpr size_t k_shown = 120;
+  return text.size() <= k_shown ? text : text.substr(0, k_shown) + format("... (%zu bytes)", text.size());
+}
+
 // The case's quantization text as people write it ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "GGUF
 // Q4_K_M"), read by the variant list (model/quant_variant). A checkpoint whose own descriptor the
 // model resolved to keeps its scheme; a base config the case names gets the variant's storage and
@@ -309,7 +316,8 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
     std::string known;
     for (const auto& k : catalog->variants) known += (known.empty() ? "" : ", ") + k.id;
     return make_error(ErrorKind::not_found,
-                      format("%s: quantization '%s': no variant of data/variants/quant_variants.json is named in it; known variants: %s", where.c_str(), text.c_str(),
+                      format("%s: quantization '%s': no variant of data/variants/quant_variants.json is named in it; known variants: %s", where.c_str(),
+                             quoted_case_text(text).c_str(),
                              known.c_str()),
                       where);
   }
@@ -355,7 +363,9 @@ Expected<std::optional<model::ModelSpec>> checkpoint_spec(const JsonObject& c, c
   const model::QuantVariant* v = model::variant_from_text(*catalog, *text, case_engine.value_or(""));
   if (!v)
     return make_error(ErrorKind::invalid_argument,
-                      format("%s: checkpoint_quantization '%s': no variant of data/variants/quant_variants.json is named in it", where.c_str(), text->c_str()), where);
+                      format("%s: checkpoint_quantization '%s': no variant of data/variants/quant_variants.json is named in it", where.c_str(),
+                             quoted_case_text(*text).c_str()),
+                      where);
   if (v->quantized() ? same_method(spec.quant.method, v->engine_quantization) : !spec.quant.quantized()) return std::optional<model::ModelSpec>();
   model::ModelSpec out = spec;
   out.quant = v->scheme;

@@ -67,3 +67,26 @@ TEST(InputBounds, Issue19_LongInputsThatOverflowedStdRegexAreRead) {
       << mem.out.substr(0, 300);
   EXPECT_LT(mem.out.size(), 400u);
 }
+
+// Issue 19 item 12: a validation case's own text (its id, its quantization) reaches the report without its escape
+// sequences and cut, not echoed whole; an error quoting a 100,000-byte flag value is cut at 8,192 bytes.
+TEST(InputBounds, Issue19_CaseTextIsCutAndStrippedInReports) {
+  const std::string dir = pftest::scratch_dir("input-bounds-case-text");
+  const std::string base = R"("source": "s", "engine": "vllm", "engine_version": "0.10.0", "device": "H100", "num_devices": 1, "model": "Qwen/Qwen3-8B", "kv_cache_tokens": 100000)";
+  std::ofstream(dir + "/cases.jsonl") << "{\"id\": \"esc\\u001b]0;title\\u0007-case\", \"quantization\": \"\\u001b[31mred\", " << base << "}\n"
+                                      << "{\"id\": \"long\", \"quantization\": \"" << std::string(100000, 'A') << "\", " << base << "}\n"
+                                      << "{\"id\": \"plain\", " << base << "}\n";
+  const auto r = pftest::run_cli("validate " + dir + "/cases.jsonl --models " + pftest::shared_path("models"));
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);  // two unreadable quantizations: bad input, after the report
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos);
+  EXPECT_NE(r.out.find("esc-case: unreadable"), std::string::npos) << r.out.substr(0, 600);  // the OSC sequence goes whole, the text stays
+  EXPECT_NE(r.out.find("... (100000 bytes)"), std::string::npos) << r.out.substr(0, 600);
+  EXPECT_LT(r.out.size(), 8000u);
+  EXPECT_NE(r.out.find("plain"), std::string::npos);  // the readable case is evaluated
+
+  const auto flag = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --kv-cache-dtype " + std::string(100000, 'f'));
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_LT(flag.out.size(), 8400u);
+  EXPECT_NE(flag.out.find("bytes in all)"), std::string::npos) << flag.out.substr(0, 300);
+}
