@@ -7,6 +7,7 @@
 #include "base/checked.hpp"
 #include "base/units.hpp"
 #include "base/file.hpp"
+#include "base/text.hpp"
 #include "model/architecture_traits.hpp"
 #include "model/json_key_order.hpp"
 #include "model/vision_tower.hpp"
@@ -222,7 +223,7 @@ Expected<const ArchitectureTraits*> read_architecture(const ConfigView& cfg, con
     if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
       return make_error(ErrorKind::corrupt, format("%s: architectures: expected a non-empty array of strings", origin.c_str()), origin);
     }
-    spec.architecture = (*archs)[0].get<std::string>();
+    spec.architecture = strip_terminal_controls((*archs)[0].get<std::string>());  // it is printed (issue 19 item 12)
   }
   // auto_map (top level, or in text_config for VL wrappers): classes in the repository's own code, which
   // the engine loads only with --trust-remote-code.
@@ -234,10 +235,10 @@ Expected<const ArchitectureTraits*> read_architecture(const ConfigView& cfg, con
     if (it == scope->end()) continue;
     if (!it->is_object()) return make_error(ErrorKind::corrupt, format("%s: auto_map: expected an object", origin.c_str()), origin);
     for (auto entry = it->begin(); entry != it->end(); ++entry)
-      if (entry->is_string()) spec.auto_map.push_back(entry.key() + "=" + entry->get<std::string>());
+      if (entry->is_string()) spec.auto_map.push_back(strip_terminal_controls(entry.key() + "=" + entry->get<std::string>()));
   }
   PF_TRY(model_type, cfg.opt_string("model_type"));
-  spec.model_type = model_type.value_or("");
+  spec.model_type = strip_terminal_controls(model_type.value_or(""));
   const ArchitectureTraits* found = find_builtin_traits(spec.architecture);
   if (found) {
     traits = *found;

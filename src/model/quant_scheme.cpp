@@ -581,7 +581,7 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
   }
   JsonObject q(block, origin, "quantization_config");
   PF_TRY(method_opt, q.opt_string("quant_method"));
-  const std::string method = to_lower(method_opt.value_or(""));
+  const std::string method = to_lower(strip_terminal_controls(method_opt.value_or("")));  // it is printed (issue 19 item 12)
   scheme.method = method;
   PF_TRY(ignore_a, string_list(block, "modules_to_not_convert", origin));
   PF_TRY(ignore_b, string_list(block, "ignore", origin));

@@ -90,3 +90,26 @@ TEST(InputBounds, Issue19_CaseTextIsCutAndStrippedInReports) {
   EXPECT_LT(flag.out.size(), 8400u);
   EXPECT_NE(flag.out.find("bytes in all)"), std::string::npos) << flag.out.substr(0, 300);
 }
+
+// Issue 19 item 12: a config.json's strings that preflight prints (architectures, model_type, auto_map, quant_method)
+// reach the terminal without their escape sequences: inspect, fit and plan printed "Qwen3<ESC>[31mForCausalLM" and
+// "fp8<ESC>[2j" raw.
+TEST(InputBounds, Issue19_ConfigStringsArePrintedWithoutEscapes) {
+  const std::string dir = pftest::scratch_dir("input-bounds-config-escapes");
+  std::string text = pftest::read_all(pftest::shared_path("models/Qwen__Qwen3-8B/config.json"));
+  const size_t brace = text.rfind('}');
+  ASSERT_NE(brace, std::string::npos);
+  text.replace(brace, 1, R"(, "quantization_config": {"quant_method": "fp8\u001b[2J", "weight_block_size": [128, 128]}, "auto_map": {"AutoConfig": "x\u001b]0;t\u0007.Cfg"}})");
+  const size_t arch = text.find("\"Qwen3ForCausalLM\"");
+  ASSERT_NE(arch, std::string::npos);
+  text.replace(arch, 18, "\"Qwen3\\u001b[31mForCausalLM\"");
+  std::ofstream(dir + "/config.json") << text;
+  for (const std::string& c : {"inspect " + dir, "fit " + dir + " --device H100", "fit " + dir + " --device 910B3 --engine vllm-ascend@0.23",
+                               "plan " + dir + " --devices H100"}) {
+    const auto r = pftest::run_cli(c);
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << c << "\n" << r.out.substr(0, 400);
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << c;
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << c;
+  }
+  EXPECT_NE(pftest::run_cli("inspect " + dir).out.find("Qwen3ForCausalLM"), std::string::npos);
+}
