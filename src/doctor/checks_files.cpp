@@ -202,6 +202,52 @@ std::vector<ScriptFinding> scan_deploy_script(const std::string& text) {
   return out;
 }
 
+namespace {
+// "*lock*", "'*lock'", "\"*.LOCK*\"" minus quotes: a '*' right before "lock" makes the glob match inside a word
+// (block, unlock, deadlock); "*.lock" and "lock*" do not.
+bool substring_lock_glob(std::string token) {
+  std::erase_if(token, [](char c) { return c == '\'' || c == '"' || c == '\\'; });
+  const std::string lower = to_lower(token);
+  for (size_t at = lower.find("lock"); at != std::string::npos; at = lower.find("lock", at + 1))
+    if (at > 0 && lower[at - 1] == '*') return true;
+  return false;
+}
+}  // namespace
+
+std::vector<ScriptFinding> scan_lock_globs(const std::string& text) {
+  std::vector<ScriptFinding> out;
+  int64_t n = 0;
+  for (const auto& raw : split(text, '\n')) {
+    ++n;
+    std::string line = trim(raw);
+    if (starts_with(line, "#")) continue;
+    if (const size_t hash = line.find(" #"); hash != std::string::npos) line = line.substr(0, hash);
+    bool glob = false, deletes = false;
+    for (const auto& t : split(line, ' ')) {
+      glob = glob || substring_lock_glob(t);
+      deletes = deletes || t == "-delete" || t == "rm" || t == "unlink" || ends_with(t, "/rm");
+    }
+    if (glob && deletes) out.push_back({n, 0, trim(strip_terminal_controls(raw))});
+  }
+  return out;
+}
+
+void check_script_lock_globs(CheckContext& ctx, const std::string& path, const std::string& text) {
+  CheckResult lg{"script.lock_glob", "deploy script: lock files deleted by a substring glob", CheckStatus::ok, "", {}, ""};
+  const auto findings = scan_lock_globs(text);
+  if (findings.empty()) {
+    lg.summary = "no deletion by a '*lock*' glob";
+  } else {
+    lg.status = CheckStatus::fail;
+    lg.summary = format("%s line %lld deletes by a glob with '*' before 'lock': it also matches source files such as block_table.py and "
+                        "transpose_kv_cache_by_block.cpp (seeds/001 section 3: the source tree had to be rebuilt)",
+                        path.c_str(), static_cast<long long>(findings.front().line));
+    for (const auto& f : findings) lg.evidence.push_back(format("line %lld: %s", static_cast<long long>(f.line), f.text.c_str()));
+    lg.fix = "match lock files exactly (find ... -name '*.lock'), or run 'preflight doctor --fix', which removes only stale *.lock files whose owner is dead";
+  }
+  ctx.report.checks.push_back(lg);
+}
+
 void check_script(CheckContext& ctx) {
   const auto& path = ctx.probe.options().script_path;
   if (!path) return;
@@ -228,6 +274,7 @@ void check_script(CheckContext& ctx) {
     sc.fix = "wrap it: 'set +u; source .../set_env.sh; set -u'";
   }
   ctx.report.checks.push_back(sc);
+  check_script_lock_globs(ctx, *path, *text);
 }
 
 namespace {

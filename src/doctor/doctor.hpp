@@ -139,6 +139,10 @@ struct ScriptFinding {
 };
 // Lines of a shell script that source a set_env.sh while `set -u` (nounset) is on.
 std::vector<ScriptFinding> scan_deploy_script(const std::string& text);
+// Lines that delete files by a glob taking "lock" as a substring or suffix ("*lock*", "*lock", quoted or not) with
+// find's -delete, rm, xargs rm or unlink (seeds/001 section 3: `find -name '*lock*'` also deleted block_table.py and
+// transpose_kv_cache_by_block.cpp, and the source tree had to be rebuilt). nounset_line is 0.
+std::vector<ScriptFinding> scan_lock_globs(const std::string& text);
 
 struct DoctorReport {
   std::string platform;  // npu | cuda | none

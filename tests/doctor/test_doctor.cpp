@@ -386,6 +386,36 @@ TEST(Doctor, DeployScriptSetUTrap) {
   EXPECT_TRUE(has_evidence(*missing, "nope.sh")) << dump(*missing);
 }
 
+// seeds/001 section 3: `find -name '*lock*'` to clear TBE lock files also deleted block_table.py and
+// transpose_kv_cache_by_block.cpp. A script line that deletes by a glob with '*' before "lock" fails the check; an
+// exact '*.lock', a prefix 'lock*', a listing without deletion and a comment do not.
+TEST(Doctor, Seed001_ScriptDeletingBySubstringLockGlobFails) {
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> cases = {
+      {"find . -name '*lock*' -delete\n", {1}},
+      {"#!/bin/bash\nfind /root/.cache -name \"*lock\" | xargs rm -f\n", {2}},
+      {"rm -f /tmp/kernel_meta/*lock*\n", {1}},
+      {"find . -iname '*LOCK*' -exec rm {} \\;\n", {1}},
+      {"find /root/.cache -name '*.lock' -delete\n", {}},
+      {"rm -rf build/lock*\n", {}},
+      {"find . -name '*lock*'\n", {}},
+      {"# find . -name '*lock*' -delete\n", {}},
+  };
+  for (const auto& [script, lines] : cases) {
+    std::vector<int64_t> got;
+    for (const auto& fnd : dr::scan_lock_globs(script)) got.push_back(fnd.line);
+    EXPECT_EQ(got, lines) << script;
+  }
+  FakeRoot f("doctor-lock-glob");
+  const std::string script = f.root + "/clean.sh";
+  write(script, "#!/bin/bash\nset -e\nfind /root/ascend -name '*lock*' -delete\nvllm serve x\n");
+  const auto report = f.doctor(script);
+  const auto* lg = find(report, "script.lock_glob");
+  ASSERT_NE(lg, nullptr);
+  EXPECT_EQ(lg->status, dr::CheckStatus::fail);
+  EXPECT_TRUE(has_evidence(*lg, "line 3: find /root/ascend -name '*lock*' -delete")) << dump(*lg);
+  EXPECT_NE(lg->fix.find("'*.lock'"), std::string::npos) << lg->fix;
+}
+
 TEST(Doctor, OddTreesAreReportedNotFatal) {
   FakeRoot f("doctor-odd");
   f.package("vllm_ascend", "banana");
