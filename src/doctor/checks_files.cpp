@@ -195,7 +195,7 @@ std::vector<ScriptFinding> scan_deploy_script(const std::string& text) {
           }
         }
       } else if ((toks[0] == "source" || toks[0] == ".") && toks.size() > 1 && toks[1].find("set_env.sh") != std::string::npos && nounset) {
-        out.push_back({n, nounset_line, trim(raw)});
+        out.push_back({n, nounset_line, trim(strip_terminal_controls(raw))});  // the line is printed
       }
     }
   }

@@ -414,6 +414,16 @@ TEST(Doctor, Seed001_ScriptDeletingBySubstringLockGlobFails) {
   EXPECT_EQ(lg->status, dr::CheckStatus::fail);
   EXPECT_TRUE(has_evidence(*lg, "line 3: find /root/ascend -name '*lock*' -delete")) << dump(*lg);
   EXPECT_NE(lg->fix.find("'*.lock'"), std::string::npos) << lg->fix;
+
+  // The lines both script checks quote are the script's text: without its escape sequences (issue 19 item 12).
+  write(script, "#!/bin/bash\nset -u\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh \x1b]0;t\x07\nrm -f /x/*lock* \x1b[2J\n");
+  const auto escaped = f.doctor(script);
+  for (const char* id : {"script.set_u", "script.lock_glob"}) {
+    const auto* c = find(escaped, id);
+    ASSERT_NE(c, nullptr) << id;
+    EXPECT_EQ(c->status, dr::CheckStatus::fail) << id;
+    for (const auto& e : c->evidence) EXPECT_EQ(e.find('\x1b'), std::string::npos) << id << ": " << e;
+  }
 }
 
 TEST(Doctor, OddTreesAreReportedNotFatal) {
