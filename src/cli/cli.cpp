@@ -180,9 +180,9 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
 std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const estimate::Deployment& d, bool catalogue_device) {
   const auto& variants = model::load_variant_catalog();
   if (!variants) return std::nullopt;
-  static const auto published = engine::load_quantized_catalog();
   std::vector<const model::QuantVariant*> tries;
-  for (const auto& id : plan::quantization_variants(resolved.model, resolved.engine, published ? &*published : nullptr, resolved.device.family)) {
+  // No quantized-checkpoint list given: quantization_variants reads the shipped one itself.
+  for (const auto& id : plan::quantization_variants(resolved.model, resolved.engine, nullptr, resolved.device.family)) {
     auto v = id.empty() ? Expected<const model::QuantVariant*>(nullptr) : model::find_variant(*variants, id);
     if (v && *v && (*v)->quantized()) tries.push_back(*v);
   }
@@ -196,7 +196,7 @@ std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const e
     if (!est || !est->fits) continue;
     std::vector<std::string> notes;
     if (deploy::apply_variant_rules(*v, resolved, *est, notes)) continue;  // the engine rejects it on this card
-    const int64_t cards = d.tensor_parallel_size * d.pipeline_parallel_size * std::max<int64_t>(1, d.data_parallel_size);
+    const int64_t cards = est->tensor_parallel_size * est->pipeline_parallel_size * est->data_parallel_size;  // as render_fit's header counts them
     std::string fix = fmt::format("--variant {} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}", v->id, v->name,
                                   bytes_to_gib(est->weights_bytes), with_thousands(est->kv_tokens), est->max_concurrency, cards, resolved.device.id);
     if (catalogue_device)
@@ -396,10 +396,6 @@ const CommandText k_catalogue_text{
     "",
     "exit: 0, 2 bad input (an unreadable overlay file, an argument the command does not take)"};
 
-CommandHelp catalogue_help() {
-  static CatalogueRequest scratch;
-  return {k_catalogue_text, catalogue_options(scratch)};
-}
 
 int cmd_models(const std::vector<std::string>& argv) {
   CatalogueRequest r;
@@ -528,10 +524,6 @@ const CommandText k_version_text{"usage: preflight version [--json]   (also: pre
                                   "The release and the commit this binary was built from (--json: the envelope every command's JSON starts with).", "",
                                   "exit: 0, 2 bad input (an argument it does not take)"};
 
-CommandHelp version_help() {
-  static CatalogueRequest scratch;
-  return {k_version_text, catalogue_options(scratch)};
-}
 
 int cmd_version(const std::vector<std::string>& argv) {
   CatalogueRequest r;
@@ -555,11 +547,11 @@ const std::vector<Command>& commands() {
         {"plan MODEL [--devices ..]", "what this model needs: the cheapest device count, layout and quantization per device"}},
        plan_help, cmd_plan, {}},
       {"validate", {{"validate FILE.jsonl...", "compare predictions with recorded deployments"}}, help_of(k_validate_text, validate_options), cmd_validate, {}},
-      {"models", {{"models", "the embedded model catalogue"}}, catalogue_help, cmd_models, {}},
+      {"models", {{"models", "the embedded model catalogue"}}, help_of(k_catalogue_text, catalogue_options), cmd_models, {}},
       {"logs", {{"logs FILE", "an engine log: versions, args, printed vs predicted, root cause and fix (alias: explain)"}}, logs_help, cmd_logs, {"explain"}},
       {"doctor", {{"doctor", "check the CANN / driver / Python stack, lock files and deploy script (--root, --script, --fix)"}}, doctor_help, cmd_doctor, {}},
-      {"devices", {{"devices", "the device catalogue (with your measured overrides)"}}, catalogue_help, cmd_devices, {}},
-      {"engines", {{"engines", "the engine catalogue (versions, defaults, accepted quantization)"}}, catalogue_help, cmd_engines, {}},
+      {"devices", {{"devices", "the device catalogue (with your measured overrides)"}}, help_of(k_catalogue_text, catalogue_options), cmd_devices, {}},
+      {"engines", {{"engines", "the engine catalogue (versions, defaults, accepted quantization)"}}, help_of(k_catalogue_text, catalogue_options), cmd_engines, {}},
       {"bw", {{"bw [--target host|cuda|npu] [--save --device D]", "measure memory bandwidth (copy counted read + write)"}}, bw_help, cmd_bw, {}},
       {"bench",
        {{"bench --url URL --model NAME [--concurrency 1,4,16,64 | --request-rate R] [--save]", "measure a live OpenAI-compatible server (TTFT, TPOT, ITL, throughput)"}},
@@ -567,7 +559,7 @@ const std::vector<Command>& commands() {
       {"calibrate", {{"calibrate [--db FILE]", "refit speed-model efficiency from stored bench runs; error before/after"}}, calibrate_help, cmd_calibrate, {}},
       {"report", {{"report --html FILE [--from-db FILE] [--run ID]", "one self-contained HTML report of a stored bench sweep"},
                   {"report --compare RUN_A RUN_B [--html FILE]", "engine A/B: stored sweeps side by side, differences with their spread"}}, report_help, cmd_report, {}},
-      {"version", {{"version", ""}}, version_help, cmd_version, {"--version"}},
+      {"version", {{"version", ""}}, help_of(k_version_text, catalogue_options), cmd_version, {"--version"}},
   };
   return k_commands;
 }
