@@ -41,10 +41,9 @@ inline bool use_color() {
   return isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
-// The one place an error becomes text and an exit code. Messages quote foreign text (configs, logs,
-// server replies), so terminal controls are stripped before printing.
-// The message, without escape sequences, and at most k_max_error_bytes of it: a message quotes input (a flag's value, a
-// case's field), which may be any length (issue 19: a 100,000-byte kv_cache_dtype of a case was echoed whole).
+// The one place an error becomes text and an exit code. Messages quote foreign text (configs, logs, server replies,
+// a flag's value, a case's field), so terminal controls are stripped and at most k_max_error_bytes are printed (issue
+// 19: a 100,000-byte kv_cache_dtype of a case was echoed whole).
 inline constexpr size_t k_max_error_bytes = 8192;
 inline int report_error(const Error& e) {
   std::string text = strip_terminal_controls(e.describe());

@@ -304,8 +304,8 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
   const model::QuantVariant* own = spec.quant.quantized() ? model::variant_of_checkpoint(*catalog, spec.quant) : nullptr;
   // Issue 16 (quant26): the bare name of the method the case's own checkpoint states ("compressed-tensors" for a
   // checkpoint whose config.json quantization_config says so) names that checkpoint's descriptor, scheme and all.
-  if (!v && spec.quant.quantized() && same_method(spec.quant.method, trim(text)) && same_method(trim(text), spec.quant.method) &&
-      trim(text).size() == spec.quant.method.size()) {
+  // same_method is symmetric and keeps lengths, so with equal lengths it is equality up to case and '-' / '_'.
+  if (const std::string bare = trim(text); !v && spec.quant.quantized() && same_method(spec.quant.method, bare) && bare.size() == spec.quant.method.size()) {
     row.assumptions.push_back("quantization '" + text + "': the method of the checkpoint's own descriptor (" + spec.quant.source + "), whose scheme is kept" +
                               (own ? ": variant " + own->id + " (" + own->name + ")" : ": per-module formats no single variant of the list has"));
     return own;
