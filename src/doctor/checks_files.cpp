@@ -146,6 +146,15 @@ void check_locks(CheckContext& ctx) {
   ctx.report.checks.push_back(lk);
 }
 
+namespace {
+// A shell line's code, as both script checks read it: trimmed, a trailing " #..." comment cut, "" for a comment line.
+std::string script_code(const std::string& line) {
+  std::string code = trim(line);
+  if (const size_t hash = code.find(" #"); hash != std::string::npos) code = code.substr(0, hash);
+  return starts_with(code, "#") ? std::string() : code;
+}
+}  // namespace
+
 std::vector<ScriptFinding> scan_deploy_script(const std::string& text) {
   std::vector<ScriptFinding> out;
   bool nounset = false;
@@ -160,8 +169,8 @@ std::vector<ScriptFinding> scan_deploy_script(const std::string& text) {
       }
       continue;
     }
-    if (const size_t hash = line.find(" #"); hash != std::string::npos) line = line.substr(0, hash);
-    if (starts_with(line, "#")) continue;
+    line = script_code(line);
+    if (line.empty()) continue;
     // Commands separated by ; && || on one line, in order.
     std::vector<std::string> commands;
     std::string cur;
@@ -219,9 +228,7 @@ std::vector<ScriptFinding> scan_lock_globs(const std::string& text) {
   int64_t n = 0;
   for (const auto& raw : split(text, '\n')) {
     ++n;
-    std::string line = trim(raw);
-    if (starts_with(line, "#")) continue;
-    if (const size_t hash = line.find(" #"); hash != std::string::npos) line = line.substr(0, hash);
+    const std::string line = script_code(raw);
     bool glob = false, deletes = false;
     for (const auto& t : split(line, ' ')) {
       glob = glob || substring_lock_glob(t);
