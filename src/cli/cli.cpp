@@ -175,11 +175,19 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
 // Issue 16 (the seeds' BF16 MoE whose 67 GB of experts all load on one 910B3): a model published unquantized whose
 // weights do not fit its cards gets, as its first fix, the highest-precision quantized variant the engine serves on
 // that card (plan's list for the model, eight-bit before four-bit) with which the same deployment fits, sized as
-// `fit --variant` sizes it and held to the variant's engine rules. Empty when none fits.
+// `fit --variant` sizes it and held to the variant's engine rules.
+// Issue 16 (quant27): a variant whose weights load but whose KV cache cannot hold one request at the deployment's
+// max_model_len (vLLM's max_model_len ValueError) is offered with `--max-model-len N` after it: N is the largest
+// context its KV budget holds for one request (estimate::kv_capacity_tokens: whole KV blocks, so the number vLLM's own
+// "estimated maximum model length" search gives; capped at max_position_embeddings, above which vLLM rejects a
+// user-specified max_model_len), and the variant sized again at N must fit. Only the highest-precision such variant,
+// and only one of higher precision than the same-context fix (a lower one would give up context and precision both);
+// the same-context fix always comes first. Empty when no variant fits at any context (weights that do not load, a
+// budget negative before any KV, a variant the engine rejects on the card).
 // A device given by --device-memory only (no catalogue record) gets no plan command, which needs a catalogue device.
-std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const estimate::Deployment& d, bool catalogue_device) {
+std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const estimate::Deployment& d, bool catalogue_device) {
   const auto& variants = model::load_variant_catalog();
-  if (!variants) return std::nullopt;
+  if (!variants) return {};
   std::vector<const model::QuantVariant*> tries;
   // No quantized-checkpoint list given: quantization_variants reads the shipped one itself.
   for (const auto& id : plan::quantization_variants(resolved.model, resolved.engine, nullptr, resolved.device.family)) {
@@ -187,24 +195,46 @@ std::optional<std::string> variant_fix(const deploy::Resolved& resolved, const e
     if (v && *v && (*v)->quantized()) tries.push_back(*v);
   }
   std::stable_sort(tries.begin(), tries.end(), [](const auto* a, const auto* b) { return plan::variant_rank(*a) < plan::variant_rank(*b); });
+  // `len` > 0: the variant at --max-model-len len, which the plan command then asks for as its context (`too_long`: the
+  // deployment's max_model_len, which its KV cache does not hold).
+  const auto describe = [&](const model::QuantVariant& v, const estimate::FitEstimate& est, int64_t len, int64_t too_long) {
+    const int64_t cards = est.tensor_parallel_size * est.pipeline_parallel_size * est.data_parallel_size;  // as render_fit's header counts them
+    const std::string context_flag = len > 0 ? fmt::format(" --max-model-len {}", len) : "";
+    std::string fix = fmt::format("--variant {}{} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}", v.id, context_flag, v.name,
+                                  bytes_to_gib(est.weights_bytes), with_thousands(est.kv_tokens), est.max_concurrency, cards, resolved.device.id);
+    if (len > 0)
+      fix += fmt::format(", the largest context its KV cache holds for one request ({} tokens do not fit)", with_thousands(too_long));
+    if (catalogue_device)
+      fix += fmt::format("; `preflight plan {} --devices {} --variant {}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
+                         resolved.device.id, v.id, len > 0 ? fmt::format(" --context {}", len) : "");
+    return fix;
+  };
+  std::vector<std::string> fixes;
+  std::optional<std::string> shorter;
   for (const model::QuantVariant* v : tries) {
     estimate::Deployment with = d;
     with.quant_scheme = v->scheme;
     with.quantization = v->engine_quantization;
     with.explain = false;
     auto est = estimate::try_estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, with);
-    if (!est || !est->fits) continue;
+    if (!est) continue;
     std::vector<std::string> notes;
-    if (deploy::apply_variant_rules(*v, resolved, *est, notes)) continue;  // the engine rejects it on this card
-    const int64_t cards = est->tensor_parallel_size * est->pipeline_parallel_size * est->data_parallel_size;  // as render_fit's header counts them
-    std::string fix = fmt::format("--variant {} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}", v->id, v->name,
-                                  bytes_to_gib(est->weights_bytes), with_thousands(est->kv_tokens), est->max_concurrency, cards, resolved.device.id);
-    if (catalogue_device)
-      fix += fmt::format("; `preflight plan {} --devices {} --variant {} --commands` prints its checkpoint or the conversion", resolved.model.id,
-                         resolved.device.id, v->id);
-    return fix;
+    if (est->fits) {
+      if (deploy::apply_variant_rules(*v, resolved, *est, notes)) continue;  // the engine rejects it on this card
+      fixes.push_back(describe(*v, *est, 0, 0));
+      break;
+    }
+    if (shorter || est->failure != estimate::Failure::max_model_len_too_large) continue;
+    int64_t len = estimate::kv_capacity_tokens(*est);
+    if (resolved.model.max_position_embeddings > 0) len = std::min<int64_t>(len, resolved.model.max_position_embeddings);
+    if (len <= 0) continue;
+    with.max_model_len = len;
+    auto at_len = estimate::try_estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, with);
+    if (!at_len || !at_len->fits || deploy::apply_variant_rules(*v, resolved, *at_len, notes)) continue;
+    shorter = describe(*v, *at_len, len, est->max_model_len);
   }
-  return std::nullopt;
+  if (shorter) fixes.push_back(*shorter);
+  return fixes;
 }
 
 // Issue 19: the platform of the device fit names, which picks the engine's overheads record; empty where the device
@@ -307,7 +337,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (const std::string none = *variant && !rejected ? model::variant_without_effect(**variant, model) : ""; !none.empty())
     return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {}", (*variant)->id, none), "--variant"));
   if (!*variant && !r.flags.quantization && !model.quant.quantized() && est->failure == estimate::Failure::weights_oom)
-    if (auto fix = variant_fix(*resolved, d, !device_memory)) search.fixes.insert(search.fixes.begin(), *fix);
+    if (auto fixes = variant_fixes(*resolved, d, !device_memory); !fixes.empty()) search.fixes.insert(search.fixes.begin(), fixes.begin(), fixes.end());
   if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());

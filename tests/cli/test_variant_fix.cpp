@@ -83,3 +83,94 @@ TEST(VariantFix, Issue16_NoVariantFixWhereItDoesNotApply) {
   EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 40960 --gpu-memory-utilization 0.35"));
   EXPECT_TRUE(has_variant_fix("fit Qwen/Qwen3-235B-A22B --device H100 --tensor-parallel-size 4"));
 }
+
+// Issue 16 (quant27): Qwen3-32B in BF16 on one RTX 5090 (32 GB): 61 GiB of weights do not load, and no variant fits at
+// its 40,960-token default context either: the FP8 / INT8 variants' 32 GiB of weights do not load, and AWQ's 18.01 GiB
+// leave a KV budget that holds 39,680 tokens for one request, not 40,960. The fix is AWQ with the largest context it
+// holds, worked out by hand from the available KV that `fit --variant awq` prints at 40,960:
+//   Qwen3-32B (../shared/models/Qwen__Qwen3-32B/config.json): 64 layers, 8 KV heads, head_dim 128, bf16 KV:
+//   K + V per token per layer = 8 x 128 x 2 x 2 B = 4,096 B; a 16-token block of all 64 layers = 16 x 64 x 4,096 B = 4 MiB;
+//   available KV 9.69 GiB -> floor(9.69 GiB / 4 MiB) = 2,480 blocks -> 2,480 x 16 = 39,680 tokens, 2,480 / 2,480 = 1.00x
+//   (a whole number of blocks, below max_position_embeddings 40,960: a --max-model-len vLLM accepts).
+// `fit --variant awq --max-model-len 39680` then fits with those tokens, and one block more (39,696) does not.
+TEST(VariantFix, Issue16_NoVariantFitsAtTheContextButOneDoesAtAShorterOne) {
+  const auto at_default = pftest::run_cli("fit Qwen/Qwen3-32B --device RTX5090 --variant awq --max-model-len 40960 --json", {.with_stderr = false});
+  ASSERT_EQ(at_default.code, 1) << at_default.out;
+  const Json a = json_of(at_default);
+  ASSERT_EQ(a["failure"], "max_model_len_too_large");
+  const double available_bytes = pftest::term_gib(a, "available KV") * 1073741824.0;
+  const long long block_bytes = 16LL * 64 * (8 * 128 * 2 * 2);  // 4 MiB
+  const long long blocks = static_cast<long long>(available_bytes) / block_bytes;
+  const long long by_hand = blocks * 16;
+  EXPECT_EQ(by_hand, 39680) << "available KV " << available_bytes / 1073741824.0 << " GiB";
+
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device RTX5090 --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out;
+  const Json f = json_of(fit);
+  ASSERT_EQ(f["failure"], "weights_oom");
+  ASSERT_FALSE(f["fixes"].empty());
+  const std::string first = f["fixes"][0].get<std::string>();
+  const std::string len = std::to_string(by_hand);
+  EXPECT_EQ(first.rfind("--variant awq --max-model-len " + len + " (", 0), 0u) << first;
+  EXPECT_NE(first.find("39,680 KV tokens, 1.00x on the same 1 x RTX5090"), std::string::npos) << first;
+  EXPECT_NE(first.find("(40,960 tokens do not fit)"), std::string::npos) << first;
+  EXPECT_NE(first.find("`preflight plan Qwen/Qwen3-32B --devices RTX5090 --variant awq --context " + len + " --commands`"), std::string::npos) << first;
+  for (size_t i = 1; i < f["fixes"].size(); ++i) EXPECT_NE(f["fixes"][i].get<std::string>().rfind("--variant ", 0), 0u) << f["fixes"].dump();
+
+  const VariantFix v = parse_fix(first);
+  const auto with = pftest::run_cli("fit Qwen/Qwen3-32B --device RTX5090 --variant awq --max-model-len " + len + " --json", {.with_stderr = false});
+  ASSERT_EQ(with.code, 0) << with.out;
+  const Json w = json_of(with);
+  EXPECT_NEAR(pftest::term_gib(w, "weights"), v.weights_gib, 0.005);
+  EXPECT_EQ(w["kv_cache"]["tokens"].get<long long>(), by_hand);
+  const auto one_block_more = pftest::run_cli("fit Qwen/Qwen3-32B --device RTX5090 --variant awq --max-model-len " + std::to_string(by_hand + 16) + " --json",
+                                              {.with_stderr = false});
+  EXPECT_EQ(one_block_more.code, 1) << one_block_more.out;
+  EXPECT_EQ(json_of(one_block_more)["failure"], "max_model_len_too_large");
+}
+
+// Issue 16 (quant27): a same-context variant comes first; a variant of higher precision that fits only at a shorter
+// context follows it. Qwen3-32B BF16 on one L40S (48 GB) at 40,960: AWQ fits (18.01 GiB of weights), the eight-bit
+// variants' 32 GiB leave a budget of about 31,500 tokens for one request, so the first eight-bit one follows with that
+// context; four-bit variants other than the first are not listed.
+TEST(VariantFix, Issue16_SameContextVariantComesBeforeAShorterContextOne) {
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device L40S --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out;
+  const Json f = json_of(fit);
+  ASSERT_GE(f["fixes"].size(), 2u) << f["fixes"].dump();
+  const std::string same = f["fixes"][0].get<std::string>(), shorter = f["fixes"][1].get<std::string>();
+  EXPECT_EQ(same.rfind("--variant awq (", 0), 0u) << same;
+  ASSERT_EQ(shorter.rfind("--variant fp8", 0), 0u) << shorter;
+  const size_t at = shorter.find("--max-model-len ");
+  ASSERT_NE(at, std::string::npos) << shorter;
+  const long long len = std::stoll(shorter.substr(at + 16));
+  EXPECT_GT(len, 30000);
+  EXPECT_LT(len, 40960);
+  EXPECT_EQ(len % 16, 0) << "a whole number of 16-token blocks";
+  const std::string id = shorter.substr(10, shorter.find(' ', 10) - 10);
+  EXPECT_EQ(pftest::run_cli("fit Qwen/Qwen3-32B --device L40S --variant " + id + " --max-model-len " + std::to_string(len), {.with_stderr = false}).code, 0);
+  EXPECT_EQ(pftest::run_cli("fit Qwen/Qwen3-32B --device L40S --variant " + id + " --max-model-len " + std::to_string(len + 16), {.with_stderr = false}).code, 1);
+}
+
+// Issue 16 (quant27): Qwen3.6-27B in BF16 on one 910B4 (29.49 GiB the engine sees) gets no variant fix at any context,
+// because none is a matter of context: W8A8 and W8A8_DYNAMIC do not load (33.6 GiB of weights: the vision tower,
+// embeddings and lm_head stay bf16), W4A8_DYNAMIC (25.6 GiB) and msModelSlim W8A16 (28.4 GiB) leave no memory for any
+// KV block even at 1,024 tokens (the engine's "No available memory for the cache blocks"), and vLLM-Ascend rejects
+// W4A16 on a dense model's linear layers. Each is checked at a 1,024-token context, where a context fix would show.
+TEST(VariantFix, Issue16_NoVariantAtAnyContextGetsNone) {
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3.6-27B --device 910B4 --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out;
+  const Json f = json_of(fit);
+  ASSERT_EQ(f["failure"], "weights_oom");
+  for (const auto& fix : f["fixes"]) EXPECT_NE(fix.get<std::string>().rfind("--variant ", 0), 0u) << fix;
+  const std::pair<const char*, const char*> why[] = {{"w8a8", "weights_oom"},
+                                                     {"w8a8_dynamic", "weights_oom"},
+                                                     {"w4a8_dynamic", "kv_negative"},
+                                                     {"w8a16_ascend", "kv_negative"},
+                                                     {"w4a16", "unsupported_quantization"}};
+  for (const auto& [variant, failure] : why) {
+    const auto r = pftest::run_cli(std::string("fit Qwen/Qwen3.6-27B --device 910B4 --max-model-len 1024 --json --variant ") + variant, {.with_stderr = false});
+    EXPECT_EQ(r.code, 1) << variant << "\n" << r.out.substr(0, 300);
+    EXPECT_EQ(json_of(r)["failure"], failure) << variant;
+  }
+}
