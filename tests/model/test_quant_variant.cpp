@@ -427,6 +427,36 @@ TEST(QuantVariant, Issue15_W8A8KeepsTheIndexerWqBInTheModelDtype) {
   EXPECT_DOUBLE_EQ(linear_weight_bytes(module_format(s, "model.layers.*.self_attn.indexer.wq_b", false), 8192, 1536, s, 2), 25165824.0);
 }
 
+// Issue 16 (quant27): a Gated DeltaNet layer's b and a projections (linear_num_value_heads rows each: 48 on Qwen3.5-27B)
+// stay in the model dtype in block-FP8 and AutoRound exports: Qwen's FP8 releases list them in modules_to_not_convert
+// (vLLM cannot load a 48-row output as 128 x 128 FP8 blocks), AutoRound writes them as 16-bit in extra_config. The other
+// projections of the layer are quantized. Qwen3.5-27B: 48 layers x 2 x 48 x 5,120 x 2 B = 47,185,920 B in bf16, where
+// fp8 blocks would be 48 x 5,120 B + 1 x 40 fp32 scales = 245,920 B a projection (23,608,320 B in all).
+TEST(QuantVariant, Issue16_GatedDeltaNetBAndAProjectionsStayInTheModelDtype) {
+  struct Row {
+    const char* variant;
+    WeightFormat quantized;
+  };
+  for (const Row& row : {Row{"fp8_block", WeightFormat::fp8_block}, Row{"autoround", WeightFormat::int4_group}}) {
+    SCOPED_TRACE(row.variant);
+    auto v = find_variant(pftest::shipped_variants(), row.variant);
+    ASSERT_TRUE(v.has_value());
+    const QuantScheme& s = (*v)->scheme;
+    for (const char* kept : {"model.language_model.layers.*.linear_attn.in_proj_a", "model.language_model.layers.*.linear_attn.in_proj_b",
+                             "model.layers.*.linear_attn.in_proj_ba", "model.language_model.layers.*.linear_attn.conv1d"})
+      EXPECT_EQ(module_format(s, kept, false), WeightFormat::native) << kept;
+    for (const char* quantized : {"model.language_model.layers.*.linear_attn.in_proj_qkv", "model.language_model.layers.*.linear_attn.in_proj_z",
+                                  "model.language_model.layers.*.linear_attn.out_proj", "model.layers.*.linear_attn.in_proj_qkvz",
+                                  "model.language_model.layers.*.self_attn.q_proj", "model.language_model.layers.*.mlp.gate_proj"})
+      EXPECT_EQ(module_format(s, quantized, false), row.quantized) << quantized;
+  }
+  auto blk = find_variant(pftest::shipped_variants(), "fp8_block");
+  ASSERT_TRUE(blk.has_value());
+  const QuantScheme& s = (*blk)->scheme;
+  EXPECT_DOUBLE_EQ(48 * 2 * linear_weight_bytes(module_format(s, "model.language_model.layers.*.linear_attn.in_proj_a", false), 48, 5120, s, 2), 47185920.0);
+  EXPECT_DOUBLE_EQ(linear_weight_bytes(WeightFormat::fp8_block, 48, 5120, s, 2), 245920.0);
+}
+
 // Issue 19 (round 11): the engine version is read by hand (it was sscanf's "%d.%d.%d", once per plan candidate); it
 // reads what that format read. Range [0.9.2, 0.10.0) as above; each version with what "%d.%d.%d" makes of it.
 TEST(QuantVariant, Issue19_VersionsReadAsScanfReadThem) {
