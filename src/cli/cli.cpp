@@ -202,8 +202,10 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
     const std::string context_flag = len > 0 ? fmt::format(" --max-model-len {}", len) : "";
     std::string fix = fmt::format("--variant {}{} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}", v.id, context_flag, v.name,
                                   bytes_to_gib(est.weights_bytes), with_thousands(est.kv_tokens), est.max_concurrency, cards, resolved.device.id);
+    const bool at_model_max = len > 0 && len == resolved.model.max_position_embeddings;  // the KV cache holds more
     if (len > 0)
-      fix += fmt::format(", the largest context its KV cache holds for one request ({} tokens do not fit)", with_thousands(too_long));
+      fix += fmt::format(", {} ({} tokens do not fit)",
+                         at_model_max ? "the model's max_position_embeddings" : "the largest context its KV cache holds for one request", with_thousands(too_long));
     if (catalogue_device)
       fix += fmt::format("; `preflight plan {} --devices {} --variant {}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
                          resolved.device.id, v.id, len > 0 ? fmt::format(" --context {}", len) : "");
