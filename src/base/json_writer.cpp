@@ -9,12 +9,6 @@ namespace preflight {
 
 namespace {
 
-std::string hex_byte(unsigned char c) {
-  std::array<char, 3> b{};
-  std::snprintf(b.data(), b.size(), "%.2X", c);  // nlohmann's messages: two uppercase digits
-  return b.data();
-}
-
 // The continuation bytes a UTF-8 lead byte takes and the range of the first of them (the Unicode Standard, table
 // 3-7, "well-formed UTF-8 byte sequences"; the automaton nlohmann's dump decodes with accepts exactly these).
 // 0 continuations: not a lead byte (0x80-0xC1, 0xF5-0xFF).
@@ -41,6 +35,8 @@ constexpr std::array<bool, 256> k_plain = [] {
 }();
 
 }  // namespace
+
+std::string dump_json(const Json& value, int indent) { return value.dump(indent, ' ', false, Json::error_handler_t::replace); }
 
 void JsonWriter::fail(std::string message) {
   if (m_error.empty()) m_error = std::move(message);
@@ -109,13 +105,22 @@ void JsonWriter::escaped(std::string_view s) {
     const unsigned char c = p[i];
     if (c >= 0x80) {
       const Lead lead = utf8_lead(c);
-      if (lead.continuations == 0) return fail("invalid UTF-8 byte at index " + std::to_string(i) + ": 0x" + hex_byte(c));
-      for (int k = 1; k <= lead.continuations; ++k) {
-        if (i + k >= n) return fail("incomplete UTF-8 string; last byte: 0x" + hex_byte(p[n - 1]));
+      // Well-formed: copied as it is. Not: the bytes read so far of the sequence become one U+FFFD and reading goes on
+      // at the byte that broke it (a lead byte that is none is dropped with them); an incomplete sequence at the end is
+      // one U+FFFD. This is what dump(indent, ' ', false, error_handler_t::replace) writes.
+      size_t dropped = lead.continuations == 0 ? 1 : 0;  // 0: well-formed
+      for (size_t k = 1; k <= static_cast<size_t>(lead.continuations) && dropped == 0; ++k) {
         const unsigned char low = k == 1 ? lead.first_low : 0x80, high = k == 1 ? lead.first_high : 0xBF;
-        if (p[i + k] < low || p[i + k] > high) return fail("invalid UTF-8 byte at index " + std::to_string(i + k) + ": 0x" + hex_byte(p[i + k]));
+        if (i + k >= n) dropped = n - i;
+        else if (p[i + k] < low || p[i + k] > high) dropped = k;
       }
-      i += static_cast<size_t>(lead.continuations) + 1;
+      if (dropped == 0) {
+        i += static_cast<size_t>(lead.continuations) + 1;
+        continue;
+      }
+      m_out.append(s.data() + run, i - run);
+      m_out.append("\xEF\xBF\xBD");
+      run = i += dropped;
       continue;
     }
     m_out.append(s.data() + run, i - run);

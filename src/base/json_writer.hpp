@@ -8,8 +8,9 @@
 //   a key is followed by ": ";
 // - strings: '"' and '\' escaped as \" and \\, the control characters 0x08, 0x09, 0x0A, 0x0C, 0x0D as \b \t \n \f \r,
 //   the other bytes below 0x20 as \u00xx (lowercase hex), everything else (0x7F and UTF-8 sequences) as it is;
-//   a string that is not well-formed UTF-8 is an error (dump throws nlohmann's type_error 316 there): ok() turns
-//   false and error() names the first bad byte, as dump's message does;
+//   bytes that are not well-formed UTF-8 (a GBK log line, a GGUF string, a path) as U+FFFD, as dump writes them with
+//   error_handler_t::replace (dump_json below), where plain dump() throws type_error 316 and the process aborts
+//   (issue 19: `logs --json` on such a log, `doctor --script`, a clipped case text);
 // - integers in decimal; a double that is not finite as null, any other with nlohmann's own shortest round-trip
 //   digits (nlohmann::detail::to_chars, the routine dump calls), so "1.0", "-0.0", "1e+300", "0.0001", "1e-05".
 // After an error the text written is incomplete and is not to be used.
@@ -22,6 +23,11 @@
 #include "base/shared_text.hpp"
 
 namespace preflight {
+
+// `value` as JSON text (`indent` spaces per level, -1 for one line), bytes that are not well-formed UTF-8 in its strings
+// written as U+FFFD. Every JSON that preflight prints or stores is written by this or by JsonWriter: text read from
+// logs, scripts, GGUF files, servers and the command line need not be UTF-8.
+std::string dump_json(const Json& value, int indent = -1);
 
 class JsonWriter {
  public:

@@ -155,4 +155,12 @@ std::optional<DateInText> find_iso_date(const std::string& text) {
   return std::nullopt;
 }
 
+std::string clip_text(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  // Back over continuation bytes (10xxxxxx) to the lead byte of the character the limit falls in, which is left out.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes in all)";
+}
+
 }  // namespace preflight

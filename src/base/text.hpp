@@ -37,5 +37,9 @@ struct DateInText {
   std::string text;
 };
 std::optional<DateInText> find_iso_date(const std::string& text);
+// `text` when it has at most `max_bytes` bytes; otherwise its first bytes up to `max_bytes`, cut back to the start of a
+// UTF-8 character so the cut leaves valid UTF-8 where the text was (a JSON writer rejects a split character), then
+// "... (N bytes in all)". For foreign text quoted in messages (issue 19: a 100,000-byte field echoed whole).
+std::string clip_text(const std::string& text, size_t max_bytes);
 
 }  // namespace preflight

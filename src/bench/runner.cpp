@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/curl_api.hpp"
 #include "base/units.hpp"
@@ -333,8 +334,8 @@ class Runner {
         m_limits.sse);
     Prompt sized = prompt;
     sized.output_tokens = output_tokens;
-    t->body = (m_target.request.api == Api::generate_stream ? build_generate_stream_body(m_target.request, sized)
-                                                             : build_request_body(m_target.request, sized)).dump();
+    t->body = dump_json(m_target.request.api == Api::generate_stream ? build_generate_stream_body(m_target.request, sized)
+                                                                     : build_request_body(m_target.request, sized));
     m_curl->easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
     m_curl->easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(t->body.size()));
     t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written

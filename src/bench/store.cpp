@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstdlib>
 
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "bench/sqlite_api.hpp"
@@ -152,8 +153,8 @@ Expected<int64_t> BenchStore::begin_run(const RunInfo& info, int64_t t0_ns) {
   s.text(13, info.device);
   s.text(14, info.engine);
   s.text(15, info.spec);
-  s.text(16, redact_url_credentials(info.config.dump()));
-  s.text(17, info.prediction.is_null() ? "" : info.prediction.dump());
+  s.text(16, redact_url_credentials(dump_json(info.config)));
+  s.text(17, info.prediction.is_null() ? "" : dump_json(info.prediction));
   s.text(18, info.build);
   s.i64(19, t0_ns);
   if (s.step() != SQLITE_DONE) return sql_error("cannot insert run");
@@ -202,7 +203,7 @@ Status BenchStore::add_request(int64_t run_id, const RequestRecord& r) {
 Status BenchStore::finish_run(int64_t run_id, const Json& summary, const std::string& finished_at) {
   Stmt s(m_db, "UPDATE runs SET summary_json = ?, finished_at = ? WHERE id = ?");
   if (!s.ok()) return sql_error("cannot prepare run update");
-  s.text(1, summary.dump());
+  s.text(1, dump_json(summary));
   s.text(2, finished_at);
   s.i64(3, run_id);
   if (s.step() != SQLITE_DONE) return sql_error("cannot update run");

@@ -161,7 +161,7 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
   if (!v.quantized() || !published.quant.quantized() || !variants) return;
   const model::QuantVariant* own = model::variant_of_checkpoint(*variants, published.quant);
   if (own == &v) return;
-  static const auto catalog = engine::load_quantized_catalog();
+  const auto& catalog = engine::shipped_quantized_catalog();
   const engine::QuantizedCheckpoint* release = catalog ? engine::find_checkpoint_by_repo(*catalog, plan::hub_repo_id(published.id)) : nullptr;
   const engine::ConversionRecipe* cast = catalog && own ? engine::find_cast(*catalog, own->id) : nullptr;
   const std::string how = release ? "from its BF16 original " + release->base_model

@@ -256,7 +256,7 @@ void print_bench_json(const Sweep& s, const std::vector<Level>& results) {
   j["levels"] = lv;
   j["prediction"] = s.prediction ? prediction_to_json(*s.prediction) : Json();
   j["notes"] = s.notes;
-  std::cout << j.dump(2) << "\n";
+  print_json(j);
 }
 
 void print_bench_text(Sweep& s, const std::vector<Level>& results) {

@@ -172,7 +172,7 @@ int run_host(const Request& req) {
     j["array_bytes"] = report->array_bytes;
     j["results"] = Json::array();
     for (const auto& r : report->results) j["results"].push_back(result_to_json(r));
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
     return k_exit_ok;
   }
   std::cout << fmt::format("host memory: {} threads, 3 arrays of {} B ({} MiB), {} warm-up + {} timed runs per kernel\n", report->threads,
@@ -249,7 +249,7 @@ int run_device(const Request& req) {
                      {"catalogue_measured_copy_bandwidth_bytes_per_s", dev->measured_copy_bandwidth_bytes_per_s ? Json(*dev->measured_copy_bandwidth_bytes_per_s) : Json()}};
     }
     j["saved_to"] = saved_path ? Json(*saved_path) : Json();
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
     return k_exit_ok;
   }
   std::cout << fmt::format("{} device {} via {}\n", req.target, report->device_index, report->library_path);

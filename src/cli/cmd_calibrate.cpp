@@ -67,7 +67,7 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
   }
   if (!saved.empty()) {
     std::filesystem::create_directories(std::filesystem::path(overlay).parent_path());
-    PF_TRY(ok, write_text_file_atomically(overlay, root.dump(2) + "\n"));
+    PF_TRY(ok, write_text_file_atomically(overlay, dump_json(root, 2) + "\n"));
     (void)ok;
   }
   return saved;
@@ -142,7 +142,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     j["saved"] = saved;
     if (!saved.empty()) j["saved_to"] = engine::speed_overlay_path();
     j["method"] = "one multiplicative efficiency per (engine, device), least squares on log(measured/predicted) (times inverted)";
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
     return fits.empty() ? 1 : 0;
   }
   if (fits.empty()) {

@@ -11,6 +11,7 @@
 #include "base/file.hpp"
 #include "base/text.hpp"
 #include "cli/args.hpp"
+#include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "doctor/doctor.hpp"
 #include "report/render.hpp"
@@ -21,10 +22,6 @@ namespace preflight::cli {
 
 namespace {
 
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_fail = 1;
-constexpr int k_exit_usage = 2;
-
 std::map<std::string, std::string> current_environment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
@@ -33,11 +30,6 @@ std::map<std::string, std::string> current_environment() {
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   return env;
-}
-
-bool use_color() {
-  const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
 const char* colored(doctor::CheckStatus s, bool color) {
@@ -148,7 +140,7 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     j["locks"] = locks;
     j["free_fraction_min"] = report.free_fraction_min ? Json(*report.free_fraction_min) : Json();
     if (req.fix) j["fixed"] = fixed;
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
   } else {
     const bool color = use_color();
     fmt::print("preflight doctor: root {}, platform {}\n\n", report.root, report.platform);

@@ -534,7 +534,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
   if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
   if (req.emit_case) {
-    std::cout << case_line(log, f, path).dump() << "\n";
+    std::cout << dump_json(case_line(log, f, path)) << "\n";
     return rc;
   }
   if (!req.json) {
@@ -582,7 +582,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
     j["engine_resolution"] = resolution_json(f);
   }
   j["notes"] = f.notes;
-  std::cout << j.dump(2) << "\n";
+  print_json(j);
   return rc;
 }
 

@@ -149,7 +149,7 @@ int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& posi
   if (req.json) {
     Json j = report::compare_to_json(r);
     j["html"] = req.html ? Json(*req.html) : Json();
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
   } else {
     std::cout << report::render_compare_text(r);
     if (req.html) fmt::print("wrote {}\n", *req.html);
@@ -223,7 +223,7 @@ int cmd_report(const std::vector<std::string>& argv) {
     j["sweep_id"] = d.sweep_id;
     j["runs"] = Json::array();
     for (const auto& l : d.levels) j["runs"].push_back(l.run_id);
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
   } else {
     fmt::print("wrote {} ({} bytes, {} levels, sweep {})\n", out, html.size(), d.levels.size(), d.sweep_id);
   }

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/json_util.hpp"
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 
 namespace preflight::cli {
@@ -46,12 +47,10 @@ inline bool use_color() {
 // 19: a 100,000-byte kv_cache_dtype of a case was echoed whole).
 inline constexpr size_t k_max_error_bytes = 8192;
 inline int report_error(const Error& e) {
-  std::string text = strip_terminal_controls(e.describe());
-  if (text.size() > k_max_error_bytes) text = text.substr(0, k_max_error_bytes) + "... (" + std::to_string(text.size()) + " bytes in all)";
-  std::fprintf(stderr, "preflight: %s\n", text.c_str());
+  std::fprintf(stderr, "preflight: %s\n", clip_text(strip_terminal_controls(e.describe()), k_max_error_bytes).c_str());
   return exit_code_for(e.kind);
 }
 
-inline void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
+inline void print_json(const Json& j) { std::cout << dump_json(j, 2) << "\n"; }
 
 }  // namespace preflight::cli

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "base/file.hpp"
+#include "base/json_writer.hpp"
 #include "base/units.hpp"
 
 namespace preflight::device {
@@ -92,7 +93,7 @@ Expected<std::string> save_measured_copy_bandwidth(const std::string& path, cons
   DeviceCatalog check = catalog;
   PF_TRY(merged_ok, apply_device_overlay(check, root, path));
   (void)merged_ok;
-  PF_TRY(written, write_text_file_atomically(path, root.dump(2) + "\n"));
+  PF_TRY(written, write_text_file_atomically(path, dump_json(root, 2) + "\n"));
   (void)written;
   return device.id;
 }

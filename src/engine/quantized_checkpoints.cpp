@@ -160,6 +160,11 @@ Expected<QuantizedCatalog> load_quantized_catalog() {
   return parse_quantized_catalog(json, "data/engines/quantized_checkpoints.json");
 }
 
+const Expected<QuantizedCatalog>& shipped_quantized_catalog() {
+  static const Expected<QuantizedCatalog> shipped = load_quantized_catalog();
+  return shipped;
+}
+
 const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant) {
   const std::string base = to_lower(base_model);
   for (const auto& c : catalog.checkpoints)

@@ -61,6 +61,9 @@ struct QuantizedCatalog {
 // quantization_flag (corrupt errors naming the file and record). "casts" is optional.
 Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin);
 Expected<QuantizedCatalog> load_quantized_catalog();
+// The shipped catalogue, loaded once per process (thread-safe static) for the callers that read it without a plan's
+// launch rules: plan's variant list, fit's variant notes.
+const Expected<QuantizedCatalog>& shipped_quantized_catalog();
 
 // The published checkpoint of `base_model` (hub id, case-insensitive) in `variant`, or nullptr.
 const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant);

@@ -10,6 +10,7 @@
 #include "base/checked.hpp"
 #include "base/file.hpp"
 #include "base/json_util.hpp"
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "hub/metadata_cache.hpp"
@@ -255,7 +256,7 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
       return make_error(e.kind, format("%s: fetched metadata rejected, not cached: %s", ref.text().c_str(), unstage(e.message).c_str()), unstage(e.context));
     }
   }
-  PF_TRY(committed, staging.commit(manifest.dump(2) + "\n"));
+  PF_TRY(committed, staging.commit(dump_json(manifest, 2) + "\n"));
   (void)committed;
   ModelFetchResult result = std::move(*fetched);
   result.path = ref.gguf_file.empty() ? entry : join_path(entry, result.path);

@@ -114,8 +114,8 @@ std::string failure_reason(const RowFit& f, int64_t context, int64_t largest) {
 namespace {
 // The quantized-checkpoint catalogue a plan's start commands draw on: the plan's launch rules', else the shipped one.
 const engine::QuantizedCatalog* quantized_catalog_of(const PlanInputs& in) {
-  static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
   if (in.launch_rules) return &in.launch_rules->quantized;
+  const auto& shipped = engine::shipped_quantized_catalog();
   return shipped ? &*shipped : nullptr;
 }
 
@@ -165,8 +165,7 @@ std::vector<std::string> quantization_variants(const model::ModelSpec& m, const 
   if (!catalog) return out;
   const std::string version = e.rule_version().text();  // formatted once, not per variant
   if (!published) {  // the shipped list, loaded only when the caller gives none (issue 19: a plan gives its launch rules')
-    static const Expected<engine::QuantizedCatalog> shipped = engine::load_quantized_catalog();
-    if (shipped) published = &*shipped;
+    if (const auto& shipped = engine::shipped_quantized_catalog()) published = &*shipped;
   }
   if (m.quant.quantized() && !(published && converts_published_checkpoint(m, e, *published))) return out;
   for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {

@@ -295,10 +295,7 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
 std::string render_validation(const validate::ValidationReport& r, const Style& st) {
   // A case's id, engine, recorded failure and the skip reasons that quote its fields are the case file's text: no
   // escape sequence of theirs reaches the terminal, and at most 2,000 bytes of each (issue 19 item 12).
-  const auto safe = [](const std::string& text) {
-    std::string out = strip_terminal_controls(text);
-    return out.size() <= 2000 ? out : out.substr(0, 2000) + "... (" + std::to_string(out.size()) + " bytes in all)";
-  };
+  const auto safe = [](const std::string& text) { return clip_text(strip_terminal_controls(text), 2000); };
   std::string o;
   for (const auto& row : r.rows) {
     if (row.skipped) continue;

@@ -23,8 +23,8 @@ struct PlanJsonExtras {
 // plan --json's text (issue 19, round 11: written row by row through base/json_writer, byte for byte what dump(2)
 // writes for the same value, without building a tree of it; round 16: the one plan JSON writer): the envelope, the
 // question, every recommended and rejected row (numbers, verdict, reason; a row that meets the targets adds its start
-// commands and speed estimate), the assumptions, and `extras`. An error (corrupt) where a text is not well-formed
-// UTF-8, which dump refuses too.
+// commands and speed estimate), the assumptions, and `extras`. Text that is not well-formed UTF-8 (a model directory's
+// name) is written as U+FFFD, as dump_json writes it; an error (corrupt) only for a value JSON text cannot hold (binary).
 Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::string& question, const PlanJsonExtras& extras = {});
 std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat format, size_t max_rows);
 // plan --commands: the start commands of every recommended row shown (up to max_rows), each under a

@@ -1,4 +1,5 @@
 #include "report/yaml.hpp"
+#include "base/json_writer.hpp"
 
 namespace preflight::report {
 
@@ -15,7 +16,7 @@ bool plain_safe(const std::string& s) {
   return true;
 }
 
-std::string key_text(const std::string& k) { return plain_safe(k) ? k : Json(k).dump(); }
+std::string key_text(const std::string& k) { return plain_safe(k) ? k : dump_json(Json(k)); }
 
 // A literal block keeps the text exactly: "|" for one final newline, "|-" for none (more than one
 // would need "|+"; such strings are quoted instead).
@@ -28,10 +29,10 @@ bool block_safe(const std::string& s) {
 }
 
 std::string scalar(const Json& v, const std::string& indent) {
-  if (!v.is_string()) return v.dump();
+  if (!v.is_string()) return dump_json(v);
   const std::string s = v.get<std::string>();
   if (plain_safe(s)) return s;
-  if (!block_safe(s)) return v.dump();
+  if (!block_safe(s)) return dump_json(v);
   const bool newline = s.back() == '\n';
   const std::string text = newline ? s.substr(0, s.size() - 1) : s;
   std::string out = newline ? "|" : "|-";

@@ -283,10 +283,7 @@ bool same_method(const std::string& method, const std::string& flag) {
 
 // A case's own text as an error quotes it: at most 120 bytes, then how long it was (issue 19: a 100,000-byte
 // quantization field was echoed whole into the report).
-std::string quoted_case_text(const std::string& text) {
-  constexpr size_t k_shown = 120;
-  return text.size() <= k_shown ? text : text.substr(0, k_shown) + format("... (%zu bytes)", text.size());
-}
+std::string quoted_case_text(const std::string& text) { return clip_text(text, 120); }
 
 // The case's quantization text as people write it ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "GGUF
 // Q4_K_M"), read by the variant list (model/quant_variant). A checkpoint whose own descriptor the

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../test_support.hpp"
+#include "base/json_util.hpp"
 
 TEST(InputBounds, Issue19_LongDeviceTextIsRefusedNotEchoed) {
   const std::string digits(1100, '1');
@@ -81,7 +82,7 @@ TEST(InputBounds, Issue19_CaseTextIsCutAndStrippedInReports) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
   EXPECT_EQ(r.out.find('\x07'), std::string::npos);
   EXPECT_NE(r.out.find("esc-case: unreadable"), std::string::npos) << r.out.substr(0, 600);  // the OSC sequence goes whole, the text stays
-  EXPECT_NE(r.out.find("... (100000 bytes)"), std::string::npos) << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("... (100000 bytes in all)"), std::string::npos) << r.out.substr(0, 600);
   EXPECT_LT(r.out.size(), 8000u);
   EXPECT_NE(r.out.find("plain"), std::string::npos);  // the readable case is evaluated
 
@@ -112,4 +113,36 @@ TEST(InputBounds, Issue19_ConfigStringsArePrintedWithoutEscapes) {
     EXPECT_EQ(r.out.find('\x07'), std::string::npos) << c;
   }
   EXPECT_NE(pftest::run_cli("inspect " + dir).out.find("Qwen3ForCausalLM"), std::string::npos);
+}
+
+// Issue 19: text that is not UTF-8 aborted the process (uncaught type_error 316, exit 134) wherever it reached a JSON
+// output: a log line in GBK (hosts with a Chinese locale write paths and messages in their code page), a script's
+// comment in doctor's findings, and validate's own cut of a case's text, which split a character at 120 bytes (the
+// text was valid UTF-8). Each bad byte sequence is now written as U+FFFD and the command exits as it would otherwise.
+TEST(InputBounds, Issue19_TextThatIsNotUtf8ReachesJsonAsReplacement) {
+  const std::string dir = pftest::scratch_dir("input-bounds-utf8");
+  const std::string replacement = "\xEF\xBF\xBD";
+  std::ofstream(dir + "/gbk.log") << "INFO 01-01 00:00:00 [gpu_worker.py:1] Model loading took 14.99 GiB and 3.2 seconds\n"
+                                  << "vllm serve /models/\xd6\xd0\xce\xc4-qwen --max-model-len 32768\n";
+  const auto logs = pftest::run_cli("logs " + dir + "/gbk.log --json", {.with_stderr = false});
+  EXPECT_EQ(logs.code, 0) << logs.out.substr(0, 300);
+  EXPECT_NO_THROW((void)preflight::Json::parse(logs.out)) << logs.out.substr(0, 300);  // nlohmann's parser refuses invalid UTF-8
+  EXPECT_NE(logs.out.find("/models/" + replacement), std::string::npos) << logs.out.substr(0, 600);
+
+  std::ofstream(dir + "/clean.sh") << "#!/bin/bash\nfind / -name \"*lock*\" -delete  # \xff\xfe\n";
+  const auto doctor = pftest::run_cli("doctor --script " + dir + "/clean.sh --json", {.with_stderr = false});
+  EXPECT_EQ(doctor.code, 1) << doctor.out.substr(0, 300);  // the lock glob is a finding
+  EXPECT_NO_THROW((void)preflight::Json::parse(doctor.out)) << doctor.out.substr(0, 300);
+
+  // "a" then 100 x "中" (3 bytes each): 120 bytes end inside the 40th character, which the cut now leaves out whole.
+  std::string han;
+  for (int i = 0; i < 100; ++i) han += "\xe4\xb8\xad";
+  std::ofstream(dir + "/cases.jsonl") << R"({"id": "han", "source": "s", "engine": "vllm", "engine_version": "0.10.0", "device": "H100", "num_devices": 1, )"
+                                      << R"("model": "Qwen/Qwen3-8B", "kv_cache_tokens": 100000, "quantization": "a)" << han << "\"}\n";
+  const auto validate = pftest::run_cli("validate " + dir + "/cases.jsonl --models " + pftest::shared_path("models") + " --json", {.with_stderr = false});
+  EXPECT_EQ(validate.code, 2) << validate.out.substr(0, 300);  // an unreadable quantization: bad input, after the report
+  EXPECT_NO_THROW((void)preflight::Json::parse(validate.out)) << validate.out.substr(0, 300);
+  std::string shown = "a";
+  for (int i = 0; i < 39; ++i) shown += "\xe4\xb8\xad";
+  EXPECT_NE(validate.out.find(shown + "... (301 bytes in all)"), std::string::npos) << validate.out.substr(0, 900);
 }
