@@ -188,7 +188,12 @@ int64_t kv_capacity_tokens(const FitEstimate& e) {
 namespace {
 
 // Whether vLLM gives the card its large-device batch defaults (get_batch_defaults, below): part of a card's fit class.
+// Issue 15: a unified-memory CUDA device (GB10) never does either: vLLM's NvmlCudaPlatform.get_device_total_memory
+// reads pynvml.nvmlDeviceGetMemoryInfo, which has no answer on a card without its own memory, get_batch_defaults
+// catches the error and takes device memory as 0 (a GB10 log at 0.13 prints "Chunked prefill is enabled with
+// max_num_batched_tokens=2048", the small API-server default, on 119.7 GiB).
 bool large_batch_device(double total_bytes, const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  if (engine.platform == "cuda" && device.memory_kind == "unified") return false;
   return total_bytes >= 70.0 * k_gib && device.family != "ampere" && engine.platform != "npu";
 }
 
