@@ -274,3 +274,28 @@ TEST(FitCuda15, Issue15_UnifiedMemoryGb10KeepsTheSmallBatchDefaults) {
   EXPECT_EQ(h.max_num_seqs, h100.engine.max_num_seqs_large_device);
   EXPECT_GT(h.max_num_seqs, e.max_num_seqs);
 }
+
+// Chunked prefill stated off with no --max-num-batched-tokens: vLLM's SchedulerConfig takes max(max_model_len, 2048)
+// tokens, so the profile run forwards the whole context. V0 on ROCm never turns chunked prefill on by itself
+// (arg_utils _set_default_args_v0 does so only on CUDA above 32K), and its engine line prints
+// 'chunked_prefill_enabled=False'. Llama-3.1-8B (hidden 4096, MLP 14336) at 131,072 tokens on one MI300X: the text
+// forward is 1.9 x 131,072 x (4096 + 2 x 14336) x 2 B = 16,320,875,724.8 B (15.20 GiB), above the sampler run; the
+// log (github.com/cmontemuino/amd-mi300x-ml-benchmarks, vLLM V0 0.9.2.dev364 on ROCm, u 0.8) prints an activation
+// peak of 14.63 GiB and 122.99 GiB for the KV cache.
+TEST(FitCuda15, Issue15_StatedChunkedPrefillOffProfilesTheWholeContext) {
+  auto s = pftest::fit_setup("meta-llama/Meta-Llama-3.1-8B", "MI300X", "vllm", "0.9.1");
+  estimate::Deployment d;
+  d.max_model_len = 131072;
+  d.gpu_memory_utilization = 0.8;
+  const auto chunked = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  d.enable_chunked_prefill = false;
+  const auto whole = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_LT(chunked.max_num_batched_tokens, 131072);
+  EXPECT_EQ(whole.max_num_batched_tokens, 131072);
+  EXPECT_NEAR(whole.activation_bytes, 1.9 * 131072.0 * (4096.0 + 2.0 * 14336.0) * 2.0, 1e6);
+  EXPECT_NEAR(whole.available_kv_bytes / 1073741824.0, 122.99, 122.99 * 0.01);
+  d.max_model_len = 1024;  // a context below 2048 still profiles 2048 tokens
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).max_num_batched_tokens, 2048);
+  d.max_num_batched_tokens = 4096;  // stated, it stands
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).max_num_batched_tokens, 4096);
+}
