@@ -413,6 +413,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
   if (f.skip_mm_profiling) d.skip_mm_profiling = f.skip_mm_profiling->value;
   if (f.enable_prefix_caching) d.enable_prefix_caching = f.enable_prefix_caching->value;
+  if (f.enable_chunked_prefill) d.enable_chunked_prefill = f.enable_chunked_prefill->value;
   if (f.mamba_ssm_cache_dtype) d.mamba_ssm_cache_dtype = to_lower(f.mamba_ssm_cache_dtype->value);
   if (f.limit_mm_per_prompt) {
     PF_TRY(applied, apply_mm_limits(*f.limit_mm_per_prompt, &d));
@@ -935,6 +936,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   if (!f.interconnect) default_interconnect(dev, eng, *oh, deployment, r);
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
+  note("enable_chunked_prefill", f.enable_chunked_prefill, f.enable_chunked_prefill && f.enable_chunked_prefill->value ? "true" : "false");
   note("language_model_only", f.language_model_only, f.language_model_only && f.language_model_only->value ? "true" : "false");
   note("mamba_ssm_cache_dtype", f.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype ? f.mamba_ssm_cache_dtype->value : "");
   // Issue 15: -O0 in a version with optimization levels runs without graphs (cudagraph_mode NONE unless one is given):

@@ -147,6 +147,9 @@ struct Flags {
   std::optional<Given<std::string>> limit_mm_per_prompt;  // vLLM's JSON: '{"image": 1, "video": 0}'
   std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
   std::optional<Given<bool>> enable_prefix_caching;       // --enable-prefix-caching (true) / --no-enable-prefix-caching (false)
+  // Issue 15 (round 14): chunked prefill as the engine states it (V0 prints chunked_prefill_enabled=...); false with no
+  // --max-num-batched-tokens makes the profile run forward a whole max_model_len prompt.
+  std::optional<Given<bool>> enable_chunked_prefill;
   // Issue 15: --language-model-only (vLLM, the 'language_model_only' engine argument): every modality's limit at 0, so
   // the profile run is text only and, on vLLM >= 0.16, the vision tower is not built or loaded.
   std::optional<Given<bool>> language_model_only;

@@ -188,7 +188,12 @@ int64_t kv_capacity_tokens(const FitEstimate& e) {
 namespace {
 
 // Whether vLLM gives the card its large-device batch defaults (get_batch_defaults, below): part of a card's fit class.
+// Issue 15: a unified-memory CUDA device (GB10) never does either: vLLM's NvmlCudaPlatform.get_device_total_memory
+// reads pynvml.nvmlDeviceGetMemoryInfo, which has no answer on a card without its own memory, get_batch_defaults
+// catches the error and takes device memory as 0 (a GB10 log at 0.13 prints "Chunked prefill is enabled with
+// max_num_batched_tokens=2048", the small API-server default, on 119.7 GiB).
 bool large_batch_device(double total_bytes, const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  if (engine.platform == "cuda" && device.memory_kind == "unified") return false;
   return total_bytes >= 70.0 * k_gib && device.family != "ampere" && engine.platform != "npu";
 }
 
@@ -209,8 +214,18 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
   e.max_num_seqs = dep.max_num_seqs.value_or(large_device ? engine.max_num_seqs_large_device : engine.max_num_seqs);
   // V0 without chunked prefill (its default up to 32K context) schedules a whole prompt at once.
   if (const int64_t len = dep.max_model_len.value_or(m.max_position_embeddings);
-      !dep.max_num_batched_tokens && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
+      !dep.max_num_batched_tokens && !dep.enable_chunked_prefill.has_value() && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
     e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, len);
+  // Issue 15 (round 14): chunked prefill stated off (a V0 engine prints chunked_prefill_enabled=False; V0 on ROCm never
+  // turns it on by itself, vLLM arg_utils _set_default_args_v0 does so only on CUDA above 32K) and no
+  // --max-num-batched-tokens: SchedulerConfig sets max_num_batched_tokens = max(max_model_len, 2048), whatever the length.
+  if (const int64_t len = dep.max_model_len.value_or(m.max_position_embeddings);
+      !dep.max_num_batched_tokens && dep.enable_chunked_prefill == false && len > 0) {
+    e.max_num_batched_tokens = std::max<int64_t>(len, 2048);
+    if (dep.explain)
+      e.assumptions.push_back(format("chunked prefill off (as stated), max_num_batched_tokens unset: max(max_model_len, 2048) = %lld tokens in the profile run "
+                                     "(vLLM SchedulerConfig)", static_cast<long long>(e.max_num_batched_tokens)));
+  }
   // Issue 15: vLLM-Ascend 0.10.2 forces its Ascend scheduler (whole prompts) on non-MLA text-only models.
   const int64_t whole = terms::whole_prompt_batched_tokens(m, engine, e.max_num_batched_tokens, dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096));
   if (whole != e.max_num_batched_tokens && dep.explain)
@@ -962,6 +977,7 @@ struct CoreKey {
   bool ep = false;
   std::optional<int64_t> max_model_len;
   bool no_video = false, skip_mm_profiling = false;
+  std::optional<bool> enable_chunked_prefill;  // issue 15 (round 14): decides max_num_batched_tokens, so the activation
   engine::Interconnect interconnect = engine::Interconnect::unknown;
   std::string quantization;
   bool has_scheme = false;
@@ -978,7 +994,7 @@ CoreKey core_key(const ModelSpec& m, const device::DeviceSpec& device, const eng
                  .graph_ceiling = engine.cudagraph_default_ceiling(device.id), .trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end(),
                  .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size, .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size,
                  .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len, .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling,
-                 .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
+                 .enable_chunked_prefill = dep.enable_chunked_prefill, .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
                  .allreduce_card = oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, dep.tensor_parallel_size) > 0
                                        ? device.id
                                        : std::string()};

@@ -152,6 +152,10 @@ struct Deployment {
   // --enable-prefix-caching / --no-enable-prefix-caching; unset: the version's default. On a hybrid model it
   // selects vLLM's Mamba cache mode, so the state blocks each request holds (engines.json hybrid_prefix_caching_mode).
   std::optional<bool> enable_prefix_caching;
+  // Issue 15 (round 14): chunked prefill as stated; unset: the version's default (V0: on above 32K on CUDA). false with
+  // max_num_batched_tokens unset: vLLM's SchedulerConfig takes max(max_model_len, 2048), so the profile run forwards a
+  // whole max_model_len prompt.
+  std::optional<bool> enable_chunked_prefill;
   std::string mamba_ssm_cache_dtype;    // --mamba-ssm-cache-dtype (empty or auto: the model's SSM state dtype)
   bool no_video = false;                // --limit-mm-per-prompt '{"video": 0}': the profile run never takes the video item
   bool no_images = false;               // --limit-mm-per-prompt '{"image": 0}': nor the image (with no video: text only)

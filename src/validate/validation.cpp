@@ -239,6 +239,8 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (moe_backend) flags.moe_backend = deploy::Given<std::string>{*moe_backend, where + ": moe_backend"};
   PF_TRY(prefix_caching, c.opt_bool("enable_prefix_caching"));  // the log's --enable-prefix-caching / --no-enable-prefix-caching
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
+  PF_TRY(chunked, c.opt_bool("enable_chunked_prefill"));  // the engine's chunked_prefill_enabled / --no-enable-chunked-prefill
+  if (chunked) flags.enable_chunked_prefill = deploy::Given<bool>{*chunked, where + ": enable_chunked_prefill"};
   PF_TRY(checked, deploy::check_flags(flags));
   (void)checked;
   return flags;

@@ -87,8 +87,9 @@ TEST(Cli, EnginesListSamplerPathAndBatchDefaults) {
   };
   EXPECT_EQ(hopper_backend("vllm@0.9.2-0.11.0"), "Marlin");
   EXPECT_EQ(hopper_backend("vllm@0.11.1-0.13").rfind("triton_kernels", 0), 0u);
-  EXPECT_EQ(profile("vllm@0.9.2-0.11.0")["mxfp4_layouts"].size(), 3u);
-  EXPECT_EQ(profile("vllm@0.11.1-0.13")["mxfp4_layouts"].size(), 3u);
+  EXPECT_EQ(profile("vllm@0.9.2-0.11.0")["mxfp4_layouts"].size(), 4u);  // with SM12x Marlin (issue 15, 0.10.1-0.18)
+  EXPECT_EQ(profile("vllm@0.11.1-0.13")["mxfp4_layouts"].size(), 4u);
+  EXPECT_EQ(profile("vllm@0.21-0.25")["mxfp4_layouts"].size(), 3u);
   EXPECT_EQ(profile("vllm@0.8-0.9.1")["mxfp4_layouts"].size(), 0u);  // before gpt-oss (0.10.1)
   auto text = run("engines");
   EXPECT_NE(text.out.find("sampler"), std::string::npos);

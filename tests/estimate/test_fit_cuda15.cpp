@@ -231,3 +231,71 @@ TEST(FitCuda15, Issue15_RtxPro6000BudgetIsAFractionOfVllmsTotal) {
   EXPECT_NEAR(e.total_bytes / 1073741824.0, 95.01, 0.05);
   for (const auto& a : e.assumptions) EXPECT_EQ(a.find("runtime total"), std::string::npos) << a;
 }
+
+// Consumer Blackwell (SM 12.0 / 12.1) has neither vLLM's SM100 FlashInfer MXFP4 path nor its triton_kernels path
+// (capability 9.0 up to 11.0 only), so gpt-oss's experts go through Marlin with Marlin's paddings, as on an A100
+// (intermediate 2880 -> 2944, hidden 2880 -> 3072: 24 x (461,815,808 - 423,567,360) = 917,962,752 B over the
+// checkpoint, see Fit.Mxfp4ExpertsAsTheKernelLaysThemOut). The GB10 log (github.com/TW-10519/VLLM-ROUTER, NVIDIA
+// vLLM 0.13.0) prints "leveraging the Marlin kernel" and "Model loading took 13.7193 GiB" for a gpt-oss-20b fine-tune.
+TEST(FitCuda15, Issue15_Mxfp4OnSm12xLaysOutForMarlin) {
+  auto weights = [](const std::string& device, const std::string& version) {
+    auto s = pftest::fit_setup("openai/gpt-oss-20b", device, "vllm", version);
+    estimate::Deployment d;
+    d.max_model_len = 8192;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).weights_bytes;
+  };
+  const double stored = weights("H100-SXM", "0.8.5");  // no gpt-oss layout yet: the checkpoint's bytes
+  for (const char* dev : {"GB10", "RTX5090", "RTXPRO6000", "RTX5060Ti-16G"}) {
+    EXPECT_NEAR(weights(dev, "0.13.0") - stored, 917962752.0, 2.0) << dev;
+    EXPECT_NEAR(weights(dev, "0.13.0"), weights("A100-80G-SXM", "0.13.0"), 2.0) << dev;
+  }
+  EXPECT_NEAR(weights("RTXPRO6000", "0.17.0"), weights("A100-80G-SXM", "0.17.0"), 2.0);
+  EXPECT_NEAR(weights("GB10", "0.13.0") / 1073741824.0, 13.7193, 13.7193 * 0.01);
+  EXPECT_GT(std::abs(weights("B200", "0.13.0") - weights("GB10", "0.13.0")), 1e6);  // SM100 keeps FlashInfer's layout
+}
+
+// vLLM's get_batch_defaults reads the device memory through NVML (NvmlCudaPlatform.get_device_total_memory:
+// nvmlDeviceGetMemoryInfo), which a unified-memory GB10 cannot answer; the error is caught and the memory taken as 0,
+// so the small defaults stand (max_num_batched_tokens 2048 and max_num_seqs 256 for the API server) although torch
+// sees 119.7 GiB. The GB10 log prints "Chunked prefill is enabled with max_num_batched_tokens=2048" with no
+// --max-num-batched-tokens. An H100 (79 GiB, not an A100) takes the large defaults.
+TEST(FitCuda15, Issue15_UnifiedMemoryGb10KeepsTheSmallBatchDefaults) {
+  estimate::Deployment d;
+  d.max_model_len = 8192;
+  d.gpu_memory_utilization = 0.25;
+  auto gb10 = pftest::fit_setup("openai/gpt-oss-20b", "GB10", "vllm", "0.13.0");
+  const auto e = estimate::estimate_fit(gb10.model, gb10.device, gb10.engine, gb10.overheads, d);
+  EXPECT_EQ(e.max_num_batched_tokens, gb10.engine.max_num_batched_tokens);
+  EXPECT_EQ(e.max_num_seqs, gb10.engine.max_num_seqs);
+  EXPECT_EQ(e.max_num_batched_tokens, 2048);
+  auto h100 = pftest::fit_setup("openai/gpt-oss-20b", "H100-SXM", "vllm", "0.13.0");
+  const auto h = estimate::estimate_fit(h100.model, h100.device, h100.engine, h100.overheads, d);
+  EXPECT_EQ(h.max_num_batched_tokens, h100.engine.max_num_batched_tokens_large_device);
+  EXPECT_EQ(h.max_num_seqs, h100.engine.max_num_seqs_large_device);
+  EXPECT_GT(h.max_num_seqs, e.max_num_seqs);
+}
+
+// Chunked prefill stated off with no --max-num-batched-tokens: vLLM's SchedulerConfig takes max(max_model_len, 2048)
+// tokens, so the profile run forwards the whole context. V0 on ROCm never turns chunked prefill on by itself
+// (arg_utils _set_default_args_v0 does so only on CUDA above 32K), and its engine line prints
+// 'chunked_prefill_enabled=False'. Llama-3.1-8B (hidden 4096, MLP 14336) at 131,072 tokens on one MI300X: the text
+// forward is 1.9 x 131,072 x (4096 + 2 x 14336) x 2 B = 16,320,875,724.8 B (15.20 GiB), above the sampler run; the
+// log (github.com/cmontemuino/amd-mi300x-ml-benchmarks, vLLM V0 0.9.2.dev364 on ROCm, u 0.8) prints an activation
+// peak of 14.63 GiB and 122.99 GiB for the KV cache.
+TEST(FitCuda15, Issue15_StatedChunkedPrefillOffProfilesTheWholeContext) {
+  auto s = pftest::fit_setup("meta-llama/Meta-Llama-3.1-8B", "MI300X", "vllm", "0.9.1");
+  estimate::Deployment d;
+  d.max_model_len = 131072;
+  d.gpu_memory_utilization = 0.8;
+  const auto chunked = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  d.enable_chunked_prefill = false;
+  const auto whole = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  EXPECT_LT(chunked.max_num_batched_tokens, 131072);
+  EXPECT_EQ(whole.max_num_batched_tokens, 131072);
+  EXPECT_NEAR(whole.activation_bytes, 1.9 * 131072.0 * (4096.0 + 2.0 * 14336.0) * 2.0, 1e6);
+  EXPECT_NEAR(whole.available_kv_bytes / 1073741824.0, 122.99, 122.99 * 0.01);
+  d.max_model_len = 1024;  // a context below 2048 still profiles 2048 tokens
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).max_num_batched_tokens, 2048);
+  d.max_num_batched_tokens = 4096;  // stated, it stands
+  EXPECT_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).max_num_batched_tokens, 4096);
+}

@@ -159,6 +159,8 @@ TEST(QuantVariant, Issue16_EveryCaseQuantizationTextResolvesToTheRightVariant) {
       // session 10's held-out cases (vllm-ascend #2473; the Arm learning-path DGX Spark GPTQ run)
       {"ascend (modelslim W8A8 dynamic: the traceback runs vllm_ascend/quantization/w8a8_dynamic.py)", "w8a8_dynamic"},
       {"gptq", "gptq"},
+      // issue 15 round 14: cpatonn's Qwen3-30B-A3B AWQ-4bit (llm-compressor AWQ export, compressed-tensors W4A16)
+      {"compressed-tensors w4a16", "ct_w4a16"},
   };
   std::set<std::string> seen;
   std::vector<std::string> files;
