@@ -61,3 +61,35 @@ TEST(FitConsistency, Issue15_VersionBandIsAtTheContextFitChose) {
   for (const auto& p : g["version_band"]["versions"]) EXPECT_LT(p["kv_tokens"].get<long long>(), 40960) << p.dump();
   EXPECT_EQ(g["version_band"]["fitting"].get<int>(), 0);
 }
+
+// The band over interconnects likewise. Qwen3-235B-A22B-FP8 (../shared/models: 94 layers, 4 KV heads, head_dim 128) on
+// 4 x H100 at TP 4, vllm@0.10.1, utilization 0.80, interconnect not given (NVSwitch assumed, NVLink direct the
+// alternative). One KV head per rank: K + V per token per layer = 1 x 128 x 2 x 2 B = 512 B; a 16-token block of all
+// 94 layers = 16 x 94 x 512 B = 770,048 B. The assumed NVSwitch's NCCL buffers leave a budget short of 40,960, so fit
+// chose L = its KV tokens; each point is sized at L and fits where its tokens are at least L. Before, both points were
+// sized at 40,960 and the band said "fits on 0 of 2" under a verdict that fits.
+TEST(FitConsistency, Issue15_InterconnectBandIsAtTheContextFitChose) {
+  const std::string args = "fit Qwen/Qwen3-235B-A22B-FP8 --device H100 --tensor-parallel-size 4 --engine vllm@0.10.1 --gpu-memory-utilization 0.8";
+  const auto r = pftest::run_cli(args + " --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
+  const Json f = json_of(r);
+  const long long block_bytes = 16LL * 94 * (1 * 128 * 2 * 2);  // 770,048 B
+  const long long len = f["settings"]["max_model_len"].get<long long>();
+  EXPECT_LT(len, 40960);
+  EXPECT_EQ(len, static_cast<long long>(pftest::term_gib(f, "available KV") * 1073741824.0) / block_bytes * 16);
+  ASSERT_TRUE(f.contains("interconnect_band")) << "the interconnect is assumed: the band is printed";
+  const Json& band = f["interconnect_band"];
+  EXPECT_EQ(band["max_model_len"].get<long long>(), len);
+  ASSERT_EQ(band["interconnects"].size(), 2u) << band.dump();
+  int fitting = 0;
+  for (const auto& p : band["interconnects"]) {
+    const long long tokens = p["kv_tokens"].get<long long>();
+    EXPECT_EQ(tokens, static_cast<long long>(p["available_kv_gib"].get<double>() * 1073741824.0) / block_bytes * 16) << p.dump();
+    EXPECT_EQ(p["fits"].get<bool>(), tokens >= len) << p.dump();
+    fitting += tokens >= len ? 1 : 0;
+  }
+  EXPECT_EQ(band["fitting"].get<int>(), fitting);
+  EXPECT_EQ(band["interconnects"][0]["kv_tokens"].get<long long>(), len) << "the assumed interconnect is fit's own estimate";
+  const auto text = pftest::run_cli(args, {.with_stderr = false});
+  EXPECT_NE(text.out.find("the assumed one first; max_model_len " + with_thousands(len) + ")"), std::string::npos) << text.out;
+}
