@@ -184,8 +184,15 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
 // and only one of higher precision than the same-context fix (a lower one would give up context and precision both);
 // the same-context fix always comes first. Empty when no variant fits at any context (weights that do not load, a
 // budget negative before any KV, a variant the engine rejects on the card).
+// Issue 16 (fitcons27): the same where the weights load but the KV cache does not hold one request; then the shorter
+// context a variant holds is offered only above `longer_than_tokens`, the context `--max-model-len` gives the same
+// weights (a variant at no more context than that gives up precision for nothing).
 // A device given by --device-memory only (no catalogue record) gets no plan command, which needs a catalogue device.
-std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const estimate::Deployment& d, bool catalogue_device) {
+struct VariantFixOptions {
+  bool catalogue_device = true;    // the device is a catalogue record (false: --device-memory)
+  int64_t longer_than_tokens = 0;  // a shorter-context fix must hold more tokens than this
+};
+std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const estimate::Deployment& d, const VariantFixOptions& options) {
   const auto& variants = model::load_variant_catalog();
   if (!variants) return {};
   std::vector<const model::QuantVariant*> tries;
@@ -206,7 +213,7 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
     if (len > 0)
       fix += fmt::format(", {} ({} tokens do not fit)",
                          at_model_max ? "the model's max_position_embeddings" : "the largest context its KV cache holds for one request", with_thousands(too_long));
-    if (catalogue_device)
+    if (options.catalogue_device)
       fix += fmt::format("; `preflight plan {} --devices {} --variant {}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
                          resolved.device.id, v.id, len > 0 ? fmt::format(" --context {}", len) : "");
     return fix;
@@ -229,7 +236,7 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
     if (shorter || est->failure != estimate::Failure::max_model_len_too_large) continue;
     int64_t len = estimate::kv_capacity_tokens(*est);
     if (resolved.model.max_position_embeddings > 0) len = std::min<int64_t>(len, resolved.model.max_position_embeddings);
-    if (len <= 0) continue;
+    if (len <= 0 || len <= options.longer_than_tokens) continue;
     with.max_model_len = len;
     auto at_len = estimate::try_estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, with);
     if (!at_len || !at_len->fits || deploy::apply_variant_rules(*v, resolved, *at_len, notes)) continue;
@@ -324,6 +331,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
     if (!est) return report_error(est.error());
     est->assumptions.push_back(fmt::format("max_model_len reduced to {}, the largest context the KV budget holds (like --max-model-len auto)", search.largest_context));
     search = plan::search_fixes(model, *dev, *eng, *oh, d, *est);
+    // Issue 15 (fitcons27): the bands below describe this deployment, at the context fit chose, not at the model's full one.
+    in.flags.max_model_len = deploy::Given<int64_t>{search.largest_context, "fit's largest context"};
   }
   est->assumptions.insert(est->assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   est->provenance.insert(est->provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
@@ -338,8 +347,17 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // an engine rule that rejects it comes first (its message is what the engine prints).
   if (const std::string none = *variant && !rejected ? model::variant_without_effect(**variant, model) : ""; !none.empty())
     return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {}", (*variant)->id, none), "--variant"));
-  if (!*variant && !r.flags.quantization && !model.quant.quantized() && est->failure == estimate::Failure::weights_oom)
-    if (auto fixes = variant_fixes(*resolved, d, !device_memory); !fixes.empty()) search.fixes.insert(search.fixes.begin(), fixes.begin(), fixes.end());
+  // Issue 16 (fitcons27): a KV cache that cannot hold one request (max_model_len_too_large, kv_negative) gets the variant
+  // fix too: quantized weights leave the KV cache more room. Fixes keep search_fixes' order of cost; a variant (a
+  // conversion on the same cards) goes after the flags that change nothing but the engine's arguments and before the
+  // first fix that adds cards.
+  const bool variant_can_help = est->failure == estimate::Failure::weights_oom || est->failure == estimate::Failure::max_model_len_too_large ||
+                                est->failure == estimate::Failure::kv_negative;
+  if (!*variant && !r.flags.quantization && !model.quant.quantized() && variant_can_help)
+    if (auto fixes = variant_fixes(*resolved, d, {.catalogue_device = !device_memory, .longer_than_tokens = search.largest_context}); !fixes.empty()) {
+      const auto at = search.fixes.begin() + static_cast<std::ptrdiff_t>(std::min(search.more_devices_at, search.fixes.size()));
+      search.fixes.insert(at, fixes.begin(), fixes.end());
+    }
   if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
   if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());

@@ -975,6 +975,7 @@ VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
     const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
     if (e.failure == estimate::Failure::invalid_layout || e.failure == estimate::Failure::unsupported_quantization) continue;
     band.points.push_back({r->engine.id, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes, e.max_concurrency});
+    band.max_model_len = e.max_model_len;  // the same on every point: the inputs' --max-model-len, else the model's
     if (e.fits) ++band.fitting;
     if (e.num_blocks > 0) {
       band.kv_tokens_min = any_kv ? std::min(band.kv_tokens_min, e.kv_tokens) : e.kv_tokens;
@@ -1001,6 +1002,7 @@ InterconnectBand across_interconnects(const Inputs& in, const Catalogs& catalogs
     const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
     band.points.push_back({engine::interconnect_name(ic), ic == resolved.deployment.interconnect, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes,
                            e.nccl_buffer_bytes, e.allreduce_workspace_bytes, e.max_concurrency});
+    band.max_model_len = e.max_model_len;
     if (e.fits) ++band.fitting;
     band.available_kv_min_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::min(band.available_kv_min_bytes, e.available_kv_bytes);
     band.available_kv_max_bytes = band.points.size() == 1 ? e.available_kv_bytes : std::max(band.available_kv_max_bytes, e.available_kv_bytes);

@@ -307,6 +307,7 @@ struct VersionBand {
   std::vector<VersionPoint> points;  // empty when the version is stated or dated
   int64_t kv_tokens_min = 0, kv_tokens_max = 0;  // over the points that size a KV cache
   int fitting = 0;                   // points whose verdict is fits
+  int64_t max_model_len = 0;         // issue 15 (fitcons27): the context every point is sized at, tokens
 };
 
 // The band over the plausible versions (see VersionBand); profiles whose flags the version rejects are left out, and
@@ -339,6 +340,7 @@ struct InterconnectBand {
   int64_t kv_tokens_min = 0, kv_tokens_max = 0;  // over the points that size a KV cache
   double available_kv_min_bytes = 0, available_kv_max_bytes = 0;
   int fitting = 0;
+  int64_t max_model_len = 0;  // issue 15 (fitcons27): the context every point is sized at, tokens
 };
 InterconnectBand across_interconnects(const Inputs& inputs, const Catalogs& catalogs, const Resolved& resolved);
 

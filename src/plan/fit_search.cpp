@@ -130,6 +130,7 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
       }
     }
   }
+  out.more_devices_at = out.fixes.size();
   if (base.failure != estimate::Failure::invalid_layout && base.failure != estimate::Failure::unsupported_quantization) {
     for (int64_t tp = base.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
       if (m.num_attention_heads % tp != 0) continue;

@@ -16,6 +16,9 @@ struct FitSearch {
   int64_t largest_context = 0;      // tokens, capped at the model's max_position_embeddings
   std::vector<std::string> fixes;   // human-readable, in order of cost
   std::vector<std::string> fix_flags;  // the vLLM flags of each fix
+  // Issue 16 (fitcons27): the index of the first fix that adds devices (fixes.size() when none does): the fixes
+  // before it change the engine's flags on the same cards and weights; fit inserts a quantized variant there.
+  size_t more_devices_at = 0;
 };
 
 FitSearch search_fixes(const model::ModelSpec& model, const device::DeviceSpec& device, const engine::EngineProfile& engine,

@@ -138,7 +138,8 @@ Json rank_to_json(const estimate::RankFootprint& r) {
 
 std::string render_version_band(const deploy::VersionBand& band, const Style& st) {
   if (band.points.empty()) return {};
-  std::string o = bold("across engine versions", st) + " (no version given and nothing dates one: each profile it could be, not only the newest)\n";
+  std::string o = bold("across engine versions", st) + " (no version given and nothing dates one: each profile it could be, not only the newest; max_model_len " +
+                  with_thousands(band.max_model_len) + ")\n";
   o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; fits on " +
        std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + " versions\n";
   for (const auto& p : band.points)
@@ -153,7 +154,8 @@ Json version_band_to_json(const deploy::VersionBand& band) {
   for (const auto& p : band.points)
     points.push_back({{"engine", p.engine_id}, {"fits", p.fits}, {"failure", estimate::failure_name(p.failure)}, {"kv_tokens", p.kv_tokens},
                       {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"max_concurrency", p.max_concurrency}});
-  return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"fitting", band.fitting}, {"versions", points}};
+  return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"fitting", band.fitting}, {"max_model_len", band.max_model_len},
+          {"versions", points}};
 }
 
 std::string render_interconnect_band(const deploy::InterconnectBand& band, const Style& st) {
@@ -161,7 +163,7 @@ std::string render_interconnect_band(const deploy::InterconnectBand& band, const
   // Issue 15 (tpws): the FlashInfer all-reduce workspace depends on the interconnect too (NVSwitch multicast).
   const bool workspace = std::any_of(band.points.begin(), band.points.end(), [](const auto& p) { return p.allreduce_workspace_bytes > 0; });
   std::string o = bold("across interconnects", st) + " (none given: the NCCL buffers" + (workspace ? " and the all-reduce workspace" : "") +
-                  " under each plausible one, the assumed one first)\n";
+                  " under each plausible one, the assumed one first; max_model_len " + with_thousands(band.max_model_len) + ")\n";
   o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; " +
        fixed(bytes_to_gib(band.available_kv_min_bytes), 2) + " - " + fixed(bytes_to_gib(band.available_kv_max_bytes), 2) + " GiB available; fits on " +
        std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + "\n";
@@ -182,7 +184,8 @@ Json interconnect_band_to_json(const deploy::InterconnectBand& band) {
                       {"kv_tokens", p.kv_tokens}, {"available_kv_gib", bytes_to_gib(p.available_kv_bytes)}, {"nccl_buffer_gib", bytes_to_gib(p.nccl_buffer_bytes)},
                       {"allreduce_workspace_gib", bytes_to_gib(p.allreduce_workspace_bytes)}, {"max_concurrency", p.max_concurrency}});
   return {{"kv_tokens_min", band.kv_tokens_min}, {"kv_tokens_max", band.kv_tokens_max}, {"available_kv_min_gib", bytes_to_gib(band.available_kv_min_bytes)},
-          {"available_kv_max_gib", bytes_to_gib(band.available_kv_max_bytes)}, {"fitting", band.fitting}, {"interconnects", points}};
+          {"available_kv_max_gib", bytes_to_gib(band.available_kv_max_bytes)}, {"fitting", band.fitting}, {"max_model_len", band.max_model_len},
+          {"interconnects", points}};
 }
 
 Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {

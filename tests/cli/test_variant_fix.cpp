@@ -67,8 +67,9 @@ TEST(VariantFix, Issue16_WeightsOomOffersTheVariantThatFitsTheSameCards) {
   EXPECT_EQ(first.find("preflight plan"), std::string::npos) << first;
 }
 
-// No variant fix where it does not apply: a checkpoint already quantized (its own format is what loads), a --variant
-// already given, and a failure other than the weights (a context the KV cache cannot hold).
+// No variant fix where it does not apply: a checkpoint already quantized (its own format is what loads), a --variant or
+// --quantization already given, whether the weights do not load or the KV cache cannot hold one request (issue 16,
+// fitcons27: before, a KV failure never got a variant fix; now it does on BF16 weights, the last case).
 TEST(VariantFix, Issue16_NoVariantFixWhereItDoesNotApply) {
   const auto has_variant_fix = [](const std::string& args) {
     const auto r = pftest::run_cli(args + " --json", {.with_stderr = false});
@@ -80,8 +81,11 @@ TEST(VariantFix, Issue16_NoVariantFixWhereItDoesNotApply) {
   };
   EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-235B-A22B-FP8 --device H100"));
   EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-235B-A22B --device H100 --variant fp8_tensor"));
-  EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 40960 --gpu-memory-utilization 0.35"));
+  EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-30B-A3B-FP8 --device L40S --max-model-len 40960 --gpu-memory-utilization 0.7"));  // KV
+  EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-32B --device H100 --max-model-len 40960 --quantization fp8 --gpu-memory-utilization 0.5"));  // KV
+  EXPECT_FALSE(has_variant_fix("fit Qwen/Qwen3-32B --device RTX5090 --variant awq --max-model-len 40960"));  // KV
   EXPECT_TRUE(has_variant_fix("fit Qwen/Qwen3-235B-A22B --device H100 --tensor-parallel-size 4"));
+  EXPECT_TRUE(has_variant_fix("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 40960 --gpu-memory-utilization 0.35"));  // KV
 }
 
 // Issue 16 (quant27): Qwen3-32B in BF16 on one RTX 5090 (32 GB): 61 GiB of weights do not load, and no variant fits at
@@ -173,4 +177,77 @@ TEST(VariantFix, Issue16_NoVariantAtAnyContextGetsNone) {
     EXPECT_EQ(r.code, 1) << variant << "\n" << r.out.substr(0, 300);
     EXPECT_EQ(json_of(r)["failure"], failure) << variant;
   }
+}
+
+// Issue 16 (fitcons27): BF16 weights that load but whose KV cache cannot hold one request at the context
+// (max_model_len_too_large) get a quantized variant among the fixes, after the fixes that only change the engine's
+// flags on the same weights and cards (a lower --max-model-len first: no conversion, no card), before the first one
+// that adds cards. Qwen3-32B (64 layers, 8 KV heads, head_dim 128: 4,096 B per token per layer in bf16, a 16-token
+// block of all layers 4 MiB) on one H100 at 40,960: one request needs 40,960 x 64 x 4,096 B = 10.00 GiB, the budget
+// after 61.03 GiB of BF16 weights is under 9 GiB; --max-model-len floor(available / 4 MiB) x 16 is the first fix. An FP8
+// variant's 32 GiB of weights leave room for 40,960 at the same context: `fit --variant` on the same card fits with the
+// weights and KV tokens the fix states, and its tokens are its own available KV in whole 4 MiB blocks.
+TEST(VariantFix, Issue16_KvFailureOffersTheVariantAfterTheFlagsOnTheSameWeights) {
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-32B --device H100 --max-model-len 40960 --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out.substr(0, 400);
+  const Json f = json_of(fit);
+  ASSERT_EQ(f["failure"], "max_model_len_too_large");
+  const long long block_bytes = 16LL * 64 * (8 * 128 * 2 * 2);  // 4 MiB
+  const long long largest = static_cast<long long>(pftest::term_gib(f, "available KV") * 1073741824.0) / block_bytes * 16;
+  ASSERT_GT(largest, 0);
+  ASSERT_LT(largest, 40960);
+  const auto& fixes = f["fixes"];
+  ASSERT_GE(fixes.size(), 3u) << fixes.dump();
+  EXPECT_EQ(fixes[0].get<std::string>().rfind("--max-model-len " + std::to_string(largest) + " (", 0), 0u) << fixes.dump();
+  size_t variant_at = fixes.size(), more_cards_at = fixes.size();
+  for (size_t i = 0; i < fixes.size(); ++i) {
+    const std::string fix = fixes[i].get<std::string>();
+    if (fix.rfind("--variant ", 0) == 0 && variant_at == fixes.size()) variant_at = i;
+    if (fix.find(" on 2 x H100") != std::string::npos && more_cards_at == fixes.size()) more_cards_at = i;
+  }
+  ASSERT_LT(variant_at, fixes.size()) << fixes.dump();
+  EXPECT_GT(variant_at, 0u);
+  EXPECT_LT(variant_at, more_cards_at) << "a conversion on the same card comes before more cards";
+  for (size_t i = 0; i < variant_at; ++i) EXPECT_EQ(fixes[i].get<std::string>().find(" on "), std::string::npos) << fixes[i];
+
+  const std::string fix = fixes[variant_at].get<std::string>();
+  EXPECT_EQ(fix.find("--max-model-len"), std::string::npos) << "the same context: " << fix;
+  const VariantFix v = parse_fix(fix);
+  ASSERT_EQ(v.id.rfind("fp8", 0), 0u) << fix;  // eight-bit before four-bit
+  const auto with = pftest::run_cli("fit Qwen/Qwen3-32B --device H100 --max-model-len 40960 --variant " + v.id + " --json", {.with_stderr = false});
+  ASSERT_EQ(with.code, 0) << with.out.substr(0, 400);
+  const Json w = json_of(with);
+  EXPECT_NEAR(pftest::term_gib(w, "weights"), v.weights_gib, 0.005);
+  EXPECT_EQ(w["kv_cache"]["tokens"].get<long long>(), v.tokens);
+  EXPECT_EQ(v.tokens, static_cast<long long>(pftest::term_gib(w, "available KV") * 1073741824.0) / block_bytes * 16);
+  EXPECT_GE(v.tokens, 40960);
+}
+
+// Issue 16 (fitcons27): a budget negative before any KV (kv_negative) on BF16 weights: no context holds one request on
+// these weights, so the variant whose KV cache holds a shorter context is offered with that context. Qwen3-8B
+// (36 layers, 8 KV heads, head_dim 128: 4,096 B per token per layer) on one 910B4 at utilization 0.35; vLLM-Ascend's
+// 128-token block of all 36 layers = 128 x 36 x 4,096 B = 18 MiB. The W8A8 variant at 40,960 fails the context check;
+// the largest context it holds is floor(its available KV / 18 MiB) x 128, and one block more does not fit.
+TEST(VariantFix, Issue16_KvNegativeOffersTheVariantAtTheContextItHolds) {
+  const std::string base = "fit Qwen/Qwen3-8B --device 910B4 --gpu-memory-utilization 0.35";
+  const auto fit = pftest::run_cli(base + " --max-model-len 40960 --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out.substr(0, 400);
+  const Json f = json_of(fit);
+  ASSERT_EQ(f["failure"], "kv_negative");
+  std::string fix;
+  for (const auto& x : f["fixes"])
+    if (x.get<std::string>().rfind("--variant ", 0) == 0) fix = x.get<std::string>();
+  ASSERT_FALSE(fix.empty()) << f["fixes"].dump();
+  EXPECT_NE(f["fixes"][0].get<std::string>().rfind("--variant ", 0), 0u) << "a flag on the same weights comes first: " << f["fixes"].dump();
+  const VariantFix v = parse_fix(fix);
+  const auto at_full = pftest::run_cli(base + " --max-model-len 40960 --json --variant " + v.id, {.with_stderr = false});
+  ASSERT_EQ(at_full.code, 1);
+  ASSERT_EQ(json_of(at_full)["failure"], "max_model_len_too_large");
+  const long long block_bytes = 128LL * 36 * (8 * 128 * 2 * 2);  // 18 MiB
+  const long long by_hand = static_cast<long long>(pftest::term_gib(json_of(at_full), "available KV") * 1073741824.0) / block_bytes * 128;
+  ASSERT_GT(by_hand, 0);
+  EXPECT_EQ(fix.rfind("--variant " + v.id + " --max-model-len " + std::to_string(by_hand) + " (", 0), 0u) << fix;
+  EXPECT_NE(fix.find("(40,960 tokens do not fit)"), std::string::npos) << fix;
+  EXPECT_EQ(pftest::run_cli(base + " --variant " + v.id + " --max-model-len " + std::to_string(by_hand), {.with_stderr = false}).code, 0);
+  EXPECT_EQ(pftest::run_cli(base + " --variant " + v.id + " --max-model-len " + std::to_string(by_hand + 128), {.with_stderr = false}).code, 1);
 }
