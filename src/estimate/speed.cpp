@@ -556,8 +556,11 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   }
   // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
   // is known): NCCL's measured small-message round (issue 20), else the profile's fitted one.
-  const std::string link_name = to_lower(device.interconnect.substr(0, 4));
-  if (!family_link && (link_name == "pcie" || !device.interconnect_bandwidth_bytes_per_s)) s.allreduce_fixed_latency_s = profile.pcie_allreduce_latency_s;
+  // Its first four characters lowercased are "pcie" (read in place: this runs on every row of a plan).
+  const std::string& link = device.interconnect;
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  const bool pcie_link = link.size() >= 4 && std::equal(link.begin(), link.begin() + 4, "pcie", [&](char c, char p) { return lower(c) == p; });
+  if (!family_link && (pcie_link || !device.interconnect_bandwidth_bytes_per_s)) s.allreduce_fixed_latency_s = profile.pcie_allreduce_latency_s;
   const double round_s = s.allreduce_fixed_latency_s > 0 ? s.allreduce_fixed_latency_s : profile.allreduce_latency_s;
   l.ar_latency_s = round_s + (tp_cross ? catalog.cross_node_latency_s : 0);
   l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
