@@ -1,5 +1,6 @@
 // Loader for data/engines/speed.json: every record validated (unknown keys, missing evidence,
 // impossible values are errors naming the file and record).
+#include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/file.hpp"
 #include "base/text.hpp"
@@ -91,24 +92,13 @@ const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::str
   return nullptr;
 }
 
-namespace {
-
-// to_lower(a) == to_lower(b) without the two copies (issue 19, planfast6: the speed estimate looks up the card's link and
-// bandwidth prior on every row of a plan).
-bool same_lowered(const std::string& a, const std::string& b) {
-  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
-}
-
-}  // namespace
-
 const BandwidthPrior* SpeedCatalog::find_bandwidth_prior(const std::string& device) const {
-  for (const auto& p : bandwidth_priors) if (same_lowered(p.device, device)) return &p;
+  for (const auto& p : bandwidth_priors) if (equal_lowered(p.device, device)) return &p;
   return nullptr;
 }
 
 const LinkPrior* SpeedCatalog::find_link_prior(const std::string& family) const {
-  for (const auto& p : link_priors) if (same_lowered(p.family, family)) return &p;
+  for (const auto& p : link_priors) if (equal_lowered(p.family, family)) return &p;
   return nullptr;
 }
 
