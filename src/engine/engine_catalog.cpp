@@ -2,6 +2,7 @@
 #include <array>
 #include <cctype>
 
+#include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -119,7 +120,7 @@ const Mxfp4Layout* EngineProfile::mxfp4_layout_for(const std::string& device_id,
 bool EngineProfile::accepts_quantization(const std::string& method) const {
   if (method.empty()) return true;
   for (const auto& q : supported_quantization) {
-    if (q == "*" || to_lower(q) == to_lower(method)) return true;
+    if (q == "*" || equal_lowered(q, method)) return true;
   }
   return false;
 }

@@ -1,5 +1,6 @@
 #include "engine/quantized_checkpoints.hpp"
 
+#include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 
@@ -166,9 +167,8 @@ const Expected<QuantizedCatalog>& shipped_quantized_catalog() {
 }
 
 const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant) {
-  const std::string base = to_lower(base_model);
   for (const auto& c : catalog.checkpoints)
-    if (c.variant == variant && to_lower(c.base_model) == base) return &c;
+    if (c.variant == variant && equal_lowered(c.base_model, base_model)) return &c;
   return nullptr;
 }
 
@@ -185,9 +185,8 @@ const InFlightQuantization* find_in_flight(const QuantizedCatalog& catalog, cons
 }
 
 const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catalog, const std::string& repo) {
-  const std::string r = to_lower(repo);
   for (const auto& c : catalog.checkpoints)
-    if (to_lower(c.repo) == r) return &c;
+    if (equal_lowered(c.repo, repo)) return &c;
   return nullptr;
 }
 

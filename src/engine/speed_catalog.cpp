@@ -1,5 +1,6 @@
 // Loader for data/engines/speed.json: every record validated (unknown keys, missing evidence,
 // impossible values are errors naming the file and record).
+#include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/file.hpp"
 #include "base/text.hpp"
@@ -92,14 +93,12 @@ const SpeedProfile* SpeedCatalog::find(const std::string& engine, const std::str
 }
 
 const BandwidthPrior* SpeedCatalog::find_bandwidth_prior(const std::string& device) const {
-  const std::string n = to_lower(device);
-  for (const auto& p : bandwidth_priors) if (to_lower(p.device) == n) return &p;
+  for (const auto& p : bandwidth_priors) if (equal_lowered(p.device, device)) return &p;
   return nullptr;
 }
 
 const LinkPrior* SpeedCatalog::find_link_prior(const std::string& family) const {
-  const std::string n = to_lower(family);
-  for (const auto& p : link_priors) if (to_lower(p.family) == n) return &p;
+  for (const auto& p : link_priors) if (equal_lowered(p.family, family)) return &p;
   return nullptr;
 }
 

@@ -4,9 +4,11 @@
 // seeds/001 section 5), MoE routing at small batch, all-reduces under TP, cross-node links.
 #include "estimate/speed.hpp"
 #include "estimate/speed_lines.hpp"
+#include "estimate/held_texts.hpp"
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -33,6 +35,19 @@ double expected_distinct_experts(int64_t n, int64_t k, int64_t batch) {
   const double p = std::min(1.0, static_cast<double>(k) / static_cast<double>(n));
   return static_cast<double>(n) * (1.0 - std::pow(1.0 - p, static_cast<double>(std::max<int64_t>(1, batch))));
 }
+
+namespace {
+
+// The epoch the calling thread's HeldTexts holds; 0: none (estimate/held_texts.hpp).
+thread_local uint64_t t_held_epoch = 0;
+std::atomic<uint64_t> g_held_epochs{0};
+
+}  // namespace
+
+uint64_t new_held_texts_epoch() { return g_held_epochs.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+HeldTexts::HeldTexts(uint64_t epoch) : m_previous(t_held_epoch) { t_held_epoch = epoch; }
+HeldTexts::~HeldTexts() { t_held_epoch = m_previous; }
 
 namespace {
 
@@ -262,7 +277,9 @@ class TextMemo {
       i = probe();
     }
     Slot& slot = slots_[i];
-    if (const bool fresh = !slot.filled; fresh || !same_sources(slot.sources)) {
+    // Planfast6: under a HeldTexts, an entry compared or built under its epoch is not compared again (held_texts.hpp).
+    const uint64_t held = t_held_epoch;
+    if (const bool fresh = !slot.filled; fresh || !((held != 0 && slot.verified == held) || same_sources(slot.sources))) {
       slot.filled = false;  // a build that throws leaves the slot empty (a probe passes it; a later key may take it)
       if (!fresh) --filled_;
       slot.words.assign(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(n_words_));
@@ -273,6 +290,7 @@ class TextMemo {
       slot.filled = true;
       ++filled_;
     }
+    slot.verified = held;
     n_words_ = n_sources_ = 0;
     return slot.texts;
   }
@@ -283,6 +301,7 @@ class TextMemo {
     std::vector<std::string> sources;  // the characters of the source texts the key names by address
     std::vector<SharedText> texts;
     bool filled = false;
+    uint64_t verified = 0;  // the HeldTexts epoch its sources were last compared (or built) under; 0: none
   };
   static constexpr size_t k_words = 32, k_sources = 16, k_first_slots = 16;
   // A key's words hashed a word at a time.
@@ -537,8 +556,11 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   }
   // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
   // is known): NCCL's measured small-message round (issue 20), else the profile's fitted one.
-  const std::string link_name = to_lower(device.interconnect.substr(0, 4));
-  if (!family_link && (link_name == "pcie" || !device.interconnect_bandwidth_bytes_per_s)) s.allreduce_fixed_latency_s = profile.pcie_allreduce_latency_s;
+  // Its first four characters lowercased are "pcie" (read in place: this runs on every row of a plan).
+  const std::string& link = device.interconnect;
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  const bool pcie_link = link.size() >= 4 && std::equal(link.begin(), link.begin() + 4, "pcie", [&](char c, char p) { return lower(c) == p; });
+  if (!family_link && (pcie_link || !device.interconnect_bandwidth_bytes_per_s)) s.allreduce_fixed_latency_s = profile.pcie_allreduce_latency_s;
   const double round_s = s.allreduce_fixed_latency_s > 0 ? s.allreduce_fixed_latency_s : profile.allreduce_latency_s;
   l.ar_latency_s = round_s + (tp_cross ? catalog.cross_node_latency_s : 0);
   l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/quantized_checkpoints.hpp"
@@ -133,11 +134,18 @@ bool same_method(std::string method, std::string flag) {
 // Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
 enum class RecipeInput { hub, cast_output };
 
+// Issue 19 (planfast6): the candidate's fields the checkpoint choice read beyond its model and variant (LaunchMemo keys on
+// them only where they were read).
+struct CheckpointReads {
+  bool tensor_parallel = false;  // a published checkpoint the engine refuses under TP was found: the TP size decides
+  bool devices = false;          // a recipe's command names {devices} (msModelSlim's --device): the card count decides
+};
+
 // The commands of `recipe` with its templates filled: {model_id}, {model_name}, {model_dir}, {output_dir},
 // {devices}. After a cast the recipe reads the cast's output, not the hub: its download command
 // ("huggingface-cli download ...") is dropped and {model_id} names the cast's output directory.
 void push_recipe(const engine::ConversionRecipe& recipe, const std::string& model_id, const std::string& model_dir, const std::string& output_dir,
-                 const std::string& devices, RecipeInput input, Launch& l) {
+                 const std::string& devices, RecipeInput input, Launch& l, CheckpointReads& reads) {
   const bool after_cast = input == RecipeInput::cast_output;
   const std::string name = base_name(model_id);
   // The five names in the order they are filled, and their values.
@@ -150,6 +158,8 @@ void push_recipe(const engine::ConversionRecipe& recipe, const std::string& mode
   for (const auto& [from, to] : names) one_pass = one_pass && to.find_first_of("{}") == std::string_view::npos;
   for (const auto& cmd : recipe.commands) {
     if (after_cast && cmd.rfind("huggingface-cli download ", 0) == 0) continue;
+    // A value may hold a name the passes below then fill: only the one pass is known to write {devices} nowhere else.
+    if (!one_pass || cmd.find("{devices}") != std::string::npos) reads.devices = true;
     std::string s;
     bool filled = one_pass;
     if (filled) {
@@ -183,7 +193,7 @@ const model::QuantVariant* published_variant(const model::ModelSpec& m) {
 // Disk and host memory in the notes come from the sizes: the published checkpoint's weight bytes and
 // 2 B per parameter for the BF16 copy (MTP layers included: the cast writes every tensor).
 void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::string& model_id, const engine::ConversionRecipe& cv,
-                    const engine::ConversionRecipe* cast, int64_t devices_per_node, Launch& l) {
+                    const engine::ConversionRecipe* cast, int64_t devices_per_node, Launch& l, CheckpointReads& reads) {
   const std::string name = base_name(model_id);
   const std::string model_dir = "/models/" + name;
   const std::string input_dir = cast ? model_dir + cast->output_suffix : model_dir;
@@ -197,7 +207,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
     l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
                                c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
-    push_recipe(*cast, model_id, model_dir, input_dir, devices, RecipeInput::hub, l);
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, RecipeInput::hub, l, reads);
     std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
     note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
     l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
@@ -205,7 +215,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
   }
-  push_recipe(cv, model_id, input_dir, output_dir, devices, cast ? RecipeInput::cast_output : RecipeInput::hub, l);
+  push_recipe(cv, model_id, input_dir, output_dir, devices, cast ? RecipeInput::cast_output : RecipeInput::hub, l, reads);
   l.checkpoint = output_dir;
   l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");
 }
@@ -222,7 +232,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
 // every (model, variant) of a plan, twice, and reads nothing but the answer).
 enum class CheckpointText { full, reason_only };
 std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
-                              int64_t devices_per_node, Launch& l, std::string& flag, CheckpointText text = CheckpointText::full) {
+                              int64_t devices_per_node, Launch& l, std::string& flag, CheckpointReads& reads, CheckpointText text = CheckpointText::full) {
   const bool full = text == CheckpointText::full;
   const std::string model_id = hub_repo_id(c.model_id);
   l.checkpoint = model_id;
@@ -241,7 +251,9 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
     l.notes.push_back(model_id + " is " + release->format + " of " + base_id + " (" + release->source + "): the " + variant + " row starts from that BF16 original");
   const engine::InFlightQuantization* in_flight = engine::find_in_flight(catalog, variant, e.platform);
   const auto* ck = engine::find_quantized_checkpoint(catalog, base_id, variant);
-  if (ck && in_flight && !in_flight->published_tp_rejection.empty() && c.tensor_parallel_size > 1 && (!m.quant.quantized() || release)) {
+  const bool refused_under_tp = ck && in_flight && !in_flight->published_tp_rejection.empty();
+  if (refused_under_tp) reads.tensor_parallel = true;
+  if (refused_under_tp && c.tensor_parallel_size > 1 && (!m.quant.quantized() || release)) {
     if (full)
       l.notes.push_back("not " + ck->repo + " at TP " + std::to_string(c.tensor_parallel_size) + ": vLLM raises \"" + in_flight->published_tp_rejection +
                       "\" for a pre-quantized checkpoint of this format (" + in_flight->source + ")");
@@ -261,7 +273,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   const engine::ConversionRecipe* cv = engine::find_conversion(catalog, variant, e.platform);
   const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
   if (cv && (!m.quant.quantized() || release || cast)) {
-    if (full) add_conversion(m, c, base_id, *cv, cast, devices_per_node, l);
+    if (full) add_conversion(m, c, base_id, *cv, cast, devices_per_node, l, reads);
     flag = cv->quantization_flag;
     return "";
   }
@@ -291,8 +303,9 @@ std::string unservable_reason(const model::ModelSpec& m, const Candidate& c, con
   if (e.engine == "llama.cpp") return "";
   Launch scratch;
   std::string flag;
+  CheckpointReads reads;
   // The node size only shapes a conversion's --device list in `prepare`, which the reason does not read.
-  return choose_checkpoint(m, c, e, catalog, std::max<int64_t>(1, c.num_devices), scratch, flag, CheckpointText::reason_only);
+  return choose_checkpoint(m, c, e, catalog, std::max<int64_t>(1, c.num_devices), scratch, flag, reads, CheckpointText::reason_only);
 }
 
 bool converts_published_checkpoint(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog) {
@@ -381,53 +394,131 @@ bool same_launch_family(const engine::LaunchRules& rules, const std::string& a, 
   return true;
 }
 
-Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
-                    const LaunchOptions& options) {
-  Launch l;
-  const bool multi_node = c.num_devices > devices_per_node;
-  const RuleContext ctx{m, e, to_lower(c.model_id), to_lower(m.model_type), multi_node, options.workload, options.device_family};
-  std::vector<std::string> extra_flags;
+namespace {
+
+// The launch rules' part of a start command for a candidate of `model_id` (its lines, environment, flags each once, and
+// notes, in the rules' order).
+LaunchMemo::RulePart rule_part(const model::ModelSpec& m, const SharedText& model_id, const engine::EngineProfile& e, const engine::LaunchRules& rules,
+                               bool multi_node, const LaunchOptions& options) {
+  LaunchMemo::RulePart p{multi_node, options.device_family, model_id, {}, {}, {}, {}};
+  const RuleContext ctx{m, e, to_lower(model_id), to_lower(m.model_type), multi_node, options.workload, options.device_family};
   for (const auto& r : rules.rules) {
     if (!rule_applies(r, ctx)) continue;
-    l.shell.insert(l.shell.end(), r.shell.begin(), r.shell.end());
-    for (const auto& [k, v] : r.env) l.env.push_back(k + "=" + v);
+    p.shell.insert(p.shell.end(), r.shell.begin(), r.shell.end());
+    for (const auto& [k, v] : r.env) p.env.push_back(k + "=" + v);
     for (const auto& f : r.flags)
-      if (std::find(extra_flags.begin(), extra_flags.end(), f) == extra_flags.end()) extra_flags.push_back(f);
+      if (std::find(p.flags.begin(), p.flags.end(), f) == p.flags.end()) p.flags.push_back(f);
     std::string note;
     note.reserve(r.id.size() + r.note.size() + r.source.size() + 5);
     note.append(r.id).append(": ").append(r.note).append(" (").append(r.source).append(")");
-    l.notes.push_back(std::move(note));
+    p.notes.push_back(std::move(note));
   }
+  return p;
+}
+
+// choose_checkpoint's answer for candidate `c` and what it wrote, with the fields of `c` it read.
+LaunchMemo::CheckpointPart checkpoint_part(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::QuantizedCatalog& catalog,
+                                           int64_t devices_per_node) {
+  Launch l;
+  LaunchMemo::CheckpointPart p;
+  CheckpointReads reads;
+  choose_checkpoint(m, c, e, catalog, devices_per_node, l, p.flag, reads);
+  p.model_id = c.model_id;
+  p.variant = c.variant;
+  p.variant_id = c.variant_id;
+  p.quantization_flag = c.quantization_flag;
+  p.reads_tensor_parallel = reads.tensor_parallel;
+  p.reads_devices = reads.devices;
+  p.tensor_parallel_size = c.tensor_parallel_size;
+  p.devices = std::min(c.num_devices, devices_per_node);  // add_conversion's --device list
+  p.checkpoint = std::move(l.checkpoint);
+  p.env = std::move(l.env);
+  p.notes = std::move(l.notes);
+  p.prepare = std::move(l.prepare);
+  return p;
+}
+
+// `memo` for a call with these inputs: emptied first when its last call had others.
+void key_memo(LaunchMemo& memo, const model::ModelSpec& m, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
+              const LaunchOptions& options) {
+  if (memo.model == &m && memo.engine == &e && memo.rules == &rules && memo.devices_per_node == devices_per_node && memo.workload == options.workload &&
+      memo.speculative_config == options.speculative_config && memo.compilation_config == options.compilation_config)
+    return;
+  memo = LaunchMemo{&m, &e, &rules, devices_per_node, options.workload, options.speculative_config, options.compilation_config, {}, {}};
+}
+
+const LaunchMemo::RulePart& memo_rule_part(LaunchMemo& memo, const model::ModelSpec& m, const SharedText& model_id, const engine::EngineProfile& e,
+                                           const engine::LaunchRules& rules, bool multi_node, const LaunchOptions& options) {
+  for (const auto& p : memo.rule_parts)
+    if (p.multi_node == multi_node && p.model_id == model_id && same_launch_family(rules, p.device_family, options.device_family)) return p;
+  memo.rule_parts.push_back(rule_part(m, model_id, e, rules, multi_node, options));
+  return memo.rule_parts.back();
+}
+
+const LaunchMemo::CheckpointPart& memo_checkpoint_part(LaunchMemo& memo, const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e,
+                                                       const engine::QuantizedCatalog& catalog, int64_t devices_per_node) {
+  for (const auto& p : memo.checkpoints)
+    if (p.model_id == c.model_id && p.variant == c.variant && p.variant_id == c.variant_id && p.quantization_flag == c.quantization_flag &&
+        (!p.reads_tensor_parallel || p.tensor_parallel_size == c.tensor_parallel_size) &&
+        (!p.reads_devices || p.devices == std::min(c.num_devices, devices_per_node)))
+      return p;
+  memo.checkpoints.push_back(checkpoint_part(m, c, e, catalog, devices_per_node));
+  return memo.checkpoints.back();
+}
+
+}  // namespace
+
+Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
+                    const LaunchOptions& options, LaunchMemo* memo) {
+  Launch l;
+  const bool multi_node = c.num_devices > devices_per_node;
+  if (memo) key_memo(*memo, m, e, rules, devices_per_node, options);
+  LaunchMemo::RulePart own_rules;
+  const LaunchMemo::RulePart& applied =
+      memo ? memo_rule_part(*memo, m, c.model_id, e, rules, multi_node, options) : (own_rules = rule_part(m, c.model_id, e, rules, multi_node, options));
+  l.shell = applied.shell;
+  l.env = applied.env;
+  l.notes = applied.notes;
+  const std::vector<std::string>& extra_flags = applied.flags;
   if (e.engine == "llama.cpp") {
     l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, l).c_str(), static_cast<long long>(c.context_tokens));
     return l;
   }
-  std::string flag;
-  choose_checkpoint(m, c, e, rules.quantized, devices_per_node, l, flag);
+  LaunchMemo::CheckpointPart own_checkpoint;
+  const LaunchMemo::CheckpointPart& chosen = memo ? memo_checkpoint_part(*memo, m, c, e, rules.quantized, devices_per_node)
+                                                  : (own_checkpoint = checkpoint_part(m, c, e, rules.quantized, devices_per_node));
+  const std::string& flag = chosen.flag;
+  l.checkpoint = chosen.checkpoint;
+  l.env.insert(l.env.end(), chosen.env.begin(), chosen.env.end());
+  l.notes.insert(l.notes.end(), chosen.notes.begin(), chosen.notes.end());
+  l.prepare = chosen.prepare;
   const ServedRepo hub = served_repo(c.model_id);
-  std::string s = "vllm serve " + l.checkpoint + " --served-model-name " + served_name(hub.repo);
-  if (l.checkpoint == hub.repo && !hub.revision.empty()) s += " --revision " + hub.revision;
+  // Planfast6: written through FixedText (printf's text for %lld and %.2f) rather than one format() per flag.
+  FixedText s;
+  s << "vllm serve " << l.checkpoint << " --served-model-name " << served_name(hub.repo);
+  if (l.checkpoint == hub.repo && !hub.revision.empty()) s << " --revision " << hub.revision;
   if (l.checkpoint == hub.repo && hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
-  s += format(" --tensor-parallel-size %lld", static_cast<long long>(c.tensor_parallel_size));
-  if (c.pipeline_parallel_size > 1) s += format(" --pipeline-parallel-size %lld", static_cast<long long>(c.pipeline_parallel_size));
-  if (c.fit.decode_context_parallel_size > 1) s += format(" --decode-context-parallel-size %lld", static_cast<long long>(c.fit.decode_context_parallel_size));
-  s += format(" --max-model-len %lld", static_cast<long long>(c.context_tokens));
-  s += " --gpu-memory-utilization " + fixed(c.fit.gpu_memory_utilization, 2);
-  if (!flag.empty()) s += " --quantization " + flag;
-  if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s += " --kv-cache-dtype " + c.fit.kv_cache_dtype;
+  s << " --tensor-parallel-size " << c.tensor_parallel_size;
+  if (c.pipeline_parallel_size > 1) s << " --pipeline-parallel-size " << c.pipeline_parallel_size;
+  if (c.fit.decode_context_parallel_size > 1) s << " --decode-context-parallel-size " << c.fit.decode_context_parallel_size;
+  s << " --max-model-len " << c.context_tokens;
+  s << " --gpu-memory-utilization ";
+  s.fixed(c.fit.gpu_memory_utilization, 2);
+  if (!flag.empty()) s << " --quantization " << flag;
+  if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s << " --kv-cache-dtype " << c.fit.kv_cache_dtype;
   // The encoder's profiling pass would leave less KV than the context asks for: skip it, and say so.
   const bool skip_mm = c.skip_mm_profiling;
-  if (c.no_video) s += " --limit-mm-per-prompt '{\"video\": 0}'";
-  if (skip_mm) s += " --skip-mm-profiling";
-  if (multi_node) s += " --distributed-executor-backend ray";
-  if (!options.speculative_config.empty()) s += " --speculative-config " + shell_single_quoted(options.speculative_config);
-  if (!options.compilation_config.empty()) s += " --compilation-config " + shell_single_quoted(options.compilation_config);
+  if (c.no_video) s << " --limit-mm-per-prompt '{\"video\": 0}'";
+  if (skip_mm) s << " --skip-mm-profiling";
+  if (multi_node) s << " --distributed-executor-backend ray";
+  if (!options.speculative_config.empty()) s << " --speculative-config " << shell_single_quoted(options.speculative_config);
+  if (!options.compilation_config.empty()) s << " --compilation-config " << shell_single_quoted(options.compilation_config);
   if (!m.auto_map.empty()) {
-    s += " --trust-remote-code";
+    s << " --trust-remote-code";
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");
   }
-  for (const auto& f : extra_flags) s += " " + f;
-  l.serve = s;
+  for (const auto& f : extra_flags) s << " " << f;
+  l.serve = s.take();
   if (c.no_video)
     l.notes.push_back(format("--limit-mm-per-prompt '{\"video\": 0}': at a %s-token context the profile run would encode a dummy video longer than any image "
                              "and leave no room for the KV cache; without video input it profiles the largest image (images still work)",

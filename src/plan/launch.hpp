@@ -48,8 +48,43 @@ bool converts_published_checkpoint(const model::ModelSpec& model, const engine::
 // Always "" for llama.cpp (its rows convert or name their own GGUF file).
 std::string unservable_reason(const model::ModelSpec& model, const Candidate& c, const engine::EngineProfile& engine, const engine::QuantizedCatalog& catalog);
 
+// Issue 19 (planfast6): what build_launch computes from a candidate's model, variant and card class but not from its
+// layout, kept between its calls for the candidates of one (model, variant) on the cards of one launch class
+// (same_launch_family): the launch rules' part (their set-up lines, environment, flags and notes, by whether the layout
+// spans nodes) and the checkpoint choice (what `vllm serve` loads, its --quantization, environment, notes and `prepare`
+// lines), each with the candidate's fields it read: the checkpoint choice by the TP size and the card count only where
+// it read them (a published checkpoint vLLM refuses under TP; a conversion recipe's --device list). A whole-catalogue
+// `plan --json` built them for each of its 3,257 start commands (~55% of build_launch's instructions); the counts of one
+// (model, variant) differ in their serve line. A call with another model, engine, rules, node size or options than the
+// memo's last empties it first; the objects it names stay alive and unchanged while it is used, as for the call.
+struct LaunchMemo {
+  struct RulePart {
+    bool multi_node = false;
+    std::string device_family;
+    SharedText model_id;
+    std::vector<std::string> shell, env, flags, notes;
+  };
+  struct CheckpointPart {
+    SharedText model_id, variant, variant_id, quantization_flag;
+    bool reads_tensor_parallel = false, reads_devices = false;
+    int64_t tensor_parallel_size = 0, devices = 0;  // compared only where read
+    std::string checkpoint, flag;
+    std::vector<std::string> env, notes, prepare;
+  };
+  const model::ModelSpec* model = nullptr;
+  const engine::EngineProfile* engine = nullptr;
+  const engine::LaunchRules* rules = nullptr;
+  int64_t devices_per_node = 0;
+  Workload workload = Workload::chat;
+  std::string speculative_config, compilation_config;
+  std::vector<RulePart> rule_parts;
+  std::vector<CheckpointPart> checkpoints;
+};
+
+// The start commands of `candidate`. With `memo`, the same, its layout-free parts taken from the memo where a call for
+// the same inputs filled them (see LaunchMemo).
 Launch build_launch(const model::ModelSpec& model, const Candidate& candidate, const engine::EngineProfile& engine, const engine::LaunchRules& rules,
-                    int64_t devices_per_node, const LaunchOptions& options = {});
+                    int64_t devices_per_node, const LaunchOptions& options = {}, LaunchMemo* memo = nullptr);
 
 // Issue 19: whether build_launch gives candidates `a` and `b` the same start commands (for the same model, engine,
 // rules, devices per node and options): every field of a candidate it reads is equal (model, variant and flag, card

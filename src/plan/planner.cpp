@@ -17,10 +17,12 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "estimate/fit_memo.hpp"
+#include "estimate/held_texts.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/dp_ep.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
+#include "plan/row_reasons.hpp"
 
 namespace preflight::plan {
 
@@ -33,85 +35,6 @@ namespace {
 
 constexpr int64_t k_devices_per_node = 8;
 
-
-// What a plan says about a model on every row that fits, computed once per model (not per row): its
-// parameter count, its cache layers, and the facts that no layout changes (sliding window, MLA, MoE).
-struct ModelFacts {
-  double params = 0;  // total parameters
-  int64_t kv_layers = 0, state_layers = 0;
-  SharedText layout_free;  // the sliding-window, MLA and MoE facts, "; "-joined (one block for every row of the model)
-};
-
-ModelFacts model_facts(const model::ModelSpec& m) {
-  ModelFacts f;
-  const auto p = model::count_params(m);
-  f.params = static_cast<double>(p.total);
-  for (const auto& l : m.layers) {
-    if (l.kv_shared) continue;
-    if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) ++f.state_layers;
-    else if (l.kind != model::LayerKind::mlp_only) ++f.kv_layers;
-  }
-  std::vector<std::string> facts;
-  const int64_t sliding = model::count_layers(m, model::LayerKind::sliding_attention);
-  if (sliding > 0) facts.push_back(format("%lld sliding-window layers cache only their window", static_cast<long long>(sliding)));
-  if (model::count_layers(m, model::LayerKind::mla_attention) > 0) facts.push_back("MLA: one compressed latent per token, not split by TP");
-  if (m.num_experts > 0)
-    facts.push_back(format("MoE: all %lld experts load (%.1fB params), %.1fB active per token", static_cast<long long>(m.num_experts), static_cast<double>(p.total) / 1e9,
-                           static_cast<double>(p.active) / 1e9));
-  std::string joined;
-  for (const auto& x : facts) joined += (joined.empty() ? "" : "; ") + x;
-  f.layout_free = std::move(joined);
-  return f;
-}
-
-// The architecture facts of a row that fits: the recurrent layers' fixed state (with this layout's KV per
-// token) first, then the model's layout-free facts.
-SharedText architecture_facts(const model::ModelSpec& m, const ModelFacts& f, const RowFit& fit) {
-  if (f.state_layers == 0) return f.layout_free;
-  FixedText r;
-  r << "KV cache in " << f.kv_layers << " of " << static_cast<int64_t>(m.layers.size()) << " layers (" << f.state_layers << " recurrent layers keep a fixed state): ";
-  r.fixed(static_cast<double>(fit.kv_bytes_per_token_rank) / 1024.0, 0) << " KiB per token per device";
-  if (!f.layout_free.empty()) r << "; " << f.layout_free.str();
-  return r.take();
-}
-
-std::string failure_reason(const RowFit& f, int64_t context, int64_t largest) {
-  using estimate::Failure;
-  FixedText r;
-  switch (f.failure) {
-    case Failure::weights_oom:
-      r << "weights ";
-      r.fixed(bytes_to_gib(f.weights_bytes), 1) << " GiB per device exceed the ";
-      r.fixed(bytes_to_gib(f.requested_bytes), 1) << " GiB budget (";
-      r.fixed(f.gpu_memory_utilization, 2) << " x ";
-      r.fixed(bytes_to_gib(f.total_bytes), 1) << " GiB)";
-      return r.take();
-    case Failure::kv_negative:
-      r << "no memory left for the KV cache after weights ";
-      r.fixed(bytes_to_gib(f.weights_bytes), 1) << " GiB and activations (available ";
-      r.fixed(bytes_to_gib(f.available_kv_bytes), 2) << " GiB)";
-      return r.take();
-    case Failure::max_model_len_too_large:
-      r << "KV budget ";
-      r.fixed(bytes_to_gib(f.available_kv_bytes), 2) << " GiB holds " << largest << " tokens per request, below the " << context << "-token context";
-      return r.take();
-    case Failure::unsupported_quantization: {
-      std::string m = f.failure_message;
-      if (const auto v = m.find("Value error, "); v != std::string::npos) m = m.substr(v + 13);
-      for (auto& ch : m) if (ch == '\n') ch = ' ';
-      return "engine rejects it: " + m;
-    }
-    case Failure::invalid_layout: return f.failure_message;
-    case Failure::after_kv_oom: return f.failure_message;
-    case Failure::mc2_transport: return f.failure_message;
-    case Failure::none: break;
-  }
-  return "does not fit";
-}
-
-}  // namespace
-
-namespace {
 // The quantized-checkpoint catalogue a plan's start commands draw on: the plan's launch rules', else the shipped one.
 const engine::QuantizedCatalog* quantized_catalog_of(const PlanInputs& in) {
   if (in.launch_rules) return &in.launch_rules->quantized;
@@ -222,10 +145,12 @@ deploy::EngineInput plan_engine_input(const PlanInputs& in) {
 
 namespace {
 // The start commands of a candidate that meets the targets.
-void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in) {
+void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in,
+                LaunchMemo* memo = nullptr) {
   if (in.launch_rules)
     c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node,
-                            {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config, .device_family = dev.family});
+                            {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config, .device_family = dev.family},
+                            memo);
 }
 
 // A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
@@ -342,6 +267,7 @@ struct Shared {
   // Candidates of this count whose start commands were built on cards whose families the launch rules treat as this
   // card's (its launch class: PlatformRun::launch_class).
   std::vector<const Candidate*>* launched = nullptr;
+  LaunchMemo* launch_memo = nullptr;  // planfast6: the layout-free parts of those start commands (the same launch class)
   estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
   // The terms before the KV budget, once per fit class of card (estimate/fit_memo.hpp), for this (model, variant, count).
   estimate::FitCoreMemo* cores = nullptr;
@@ -470,7 +396,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     c.launch = same->launch;
     return;
   }
-  add_launch(c, m, dev, eng, in);
+  add_launch(c, m, dev, eng, in, shared.launch_memo);
   if (shared.launched) shared.launched->push_back(&c);
 }
 
@@ -839,6 +765,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::FitEstimate scratch;  // every fit the item computes, in turn (its rows keep their RowFit)
   std::vector<const Candidate*> fitted(r.sets);
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
+  std::vector<LaunchMemo> launch_memos(r.launch_classes);
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
   for (const size_t x : r.order) {
     set_family(pv, models[i], *r.devs[x], r.eng);
@@ -855,7 +782,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
-                        {same, &traffic, &launched[r.launch_class[x]], &scans, &cores, &workload}) &&
+                        {same, &traffic, &launched[r.launch_class[x]], &launch_memos[r.launch_class[x]], &scans, &cores, &workload}) &&
           !same)
         same = &c;
     }
@@ -882,7 +809,13 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
       list.resize(r.slots);
     }
   });
-  parallel_for(items.size(), threads, [&](size_t n) { run_item(runs[items[n].first], items[n].second, models, facts, counts, in, t); });
+  // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
+  // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
+  const uint64_t held = estimate::new_held_texts_epoch();
+  parallel_for(items.size(), threads, [&](size_t n) {
+    const estimate::HeldTexts texts(held);
+    run_item(runs[items[n].first], items[n].second, models, facts, counts, in, t);
+  });
   parallel_for(cards.size() * counts.size(), threads, [&](size_t n) {
     PlatformRun& r = runs[cards[n / counts.size()].first];
     const size_t x = cards[n / counts.size()].second, k = n % counts.size();

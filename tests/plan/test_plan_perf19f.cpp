@@ -1,0 +1,125 @@
+// Issue 19 (planfast6): build_launch keeps the layout-free parts of a start command (the launch rules' part, the
+// checkpoint choice) in a plan::LaunchMemo between its calls for one (model, variant) and launch class, keyed by the
+// candidate's fields each part read. The property: every start command of a whole-catalogue plan --json (every card,
+// 1/2/4/8/16 cards, every variant) equals build_launch of its row with no memo; and one memo shared by every row of a
+// model, across its variants, counts, card families and engines (far more than the planner hands one memo), gives
+// each row what no memo gives. A key that misses a field the parts read (the family a rule names, the TP size of a
+// refused published checkpoint, the card count of msModelSlim's --device list, the multi-node switch) fails here or in
+// the next test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "deploy/deployment.hpp"
+#include "plan/launch.hpp"
+#include "plan/planner.hpp"
+#include "plan_catalogs.hpp"
+#include "plan_test_models.hpp"
+
+using namespace preflight;
+using preflight::test::catalogs;
+
+namespace {
+
+void expect_same_launch(const plan::Launch& a, const plan::Launch& b, const std::string& at) {
+  EXPECT_EQ(a.prepare, b.prepare) << at;
+  EXPECT_EQ(a.shell, b.shell) << at;
+  EXPECT_EQ(a.env, b.env) << at;
+  EXPECT_EQ(a.checkpoint, b.checkpoint) << at;
+  EXPECT_EQ(a.serve, b.serve) << at;
+  EXPECT_EQ(a.multi_node, b.multi_node) << at;
+  ASSERT_EQ(a.nodes.size(), b.nodes.size()) << at;
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    EXPECT_EQ(a.nodes[i].role, b.nodes[i].role) << at;
+    EXPECT_EQ(a.nodes[i].lines, b.nodes[i].lines) << at;
+  }
+  EXPECT_EQ(a.notes, b.notes) << at;
+}
+
+}  // namespace
+
+TEST(Launch, Issue19_MemoizedStartCommandsEqualFreshOnes) {
+  const auto models = preflight::test::catalogue_model_specs();
+  const auto& devices = catalogs().devices.devices;
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  plan::PlanInputs in = catalogs().inputs();
+  in.detail = plan::RowDetail::every_row;
+  const auto plans = plan::plan_for_devices(models, devices, {1, 2, 4, 8, 16}, in, t, 2);
+  // One engine object per platform, so that a memo shared across cards keeps its entries (it keys on the engine object).
+  std::map<std::string, engine::EngineProfile> engines;
+  std::map<std::string, const device::DeviceSpec*> by_id;
+  for (const auto& d : devices) {
+    by_id[d.id] = &d;
+    if (engines.count(d.platform)) continue;
+    std::vector<std::string> assumed;
+    auto e = deploy::resolve_engine(plan::plan_engine_input(in), catalogs().engines, d.platform, assumed);
+    if (e) engines.emplace(d.platform, std::move(*e));
+  }
+  // Per model, its recommended rows over the whole plan (every card and count), in the plan's order.
+  std::map<std::string, std::vector<std::pair<const device::DeviceSpec*, const plan::Candidate*>>> rows;
+  for (const auto& p : plans)
+    for (const auto& c : p.result.recommended) rows[c.model_id.str()].push_back({by_id.at(p.device_id), &c});
+  size_t compared = 0, with_devices = 0, multi_node = 0, family_rule = 0;
+  for (const auto& m : models) {
+    const auto at_model = rows.find(m.id);
+    if (at_model == rows.end()) continue;
+    plan::LaunchMemo shared;  // one memo for every row of the model
+    for (const auto& [d, c] : at_model->second) {
+      const auto e = engines.find(d->platform);
+      ASSERT_NE(e, engines.end()) << d->platform;
+      const plan::LaunchOptions options{.workload = in.workload, .device_family = d->family};
+      const plan::Launch fresh = plan::build_launch(m, *c, e->second, catalogs().rules, 8, options);
+      const plan::Launch memoized = plan::build_launch(m, *c, e->second, catalogs().rules, 8, options, &shared);
+      const std::string at = m.id + " [" + c->variant.str() + "] " + d->id + " x" + std::to_string(c->num_devices);
+      expect_same_launch(*c->launch, fresh, at + " (the plan's row)");
+      expect_same_launch(memoized, fresh, at + " (one memo for the model)");
+      ++compared;
+      const std::string prepared = [&] {
+        std::string all;
+        for (const auto& line : fresh.prepare) all += line + "\n";
+        return all;
+      }();
+      with_devices += prepared.find("--device npu:0,") != std::string::npos;
+      multi_node += !fresh.nodes.empty();
+      for (const auto& n : fresh.notes) family_rule += n.rfind("qknorm-rope-fusion-a2: ", 0) == 0;
+    }
+  }
+  // The cases the key's fields are there for are in the catalogue's plan (the TP size: the next test).
+  EXPECT_GT(compared, 30000u);
+  EXPECT_GT(with_devices, 0u);
+  EXPECT_GT(multi_node, 0u);
+  EXPECT_GT(family_rule, 0u);
+}
+
+// The checkpoint choice reads the TP size only where a published checkpoint of the variant is one vLLM refuses under TP
+// (bitsandbytes 4-bit: the BF16 original quantized at load instead, and a note naming the TP size): one memo over the
+// counts 1, 2, 4, 1, 8 of such a row gives each count what no memo gives, the published checkpoint at TP 1 only.
+TEST(Launch, Issue19_MemoizedCheckpointKeysOnTheTensorParallelSizeWhereItIsRead) {
+  const auto models = preflight::test::catalogue_model_specs();
+  const auto m = std::find_if(models.begin(), models.end(), [](const auto& x) { return x.id == "meta-llama/Llama-3.1-8B-Instruct"; });
+  ASSERT_NE(m, models.end());
+  const device::DeviceSpec d = preflight::test::dev("H100-SXM");
+  plan::PlanInputs in = catalogs().inputs();
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  std::vector<std::string> assumed;
+  const auto e = deploy::resolve_engine(plan::plan_engine_input(in), catalogs().engines, d.platform, assumed);
+  ASSERT_TRUE(e.has_value());
+  plan::LaunchMemo memo;
+  const plan::LaunchOptions options{.device_family = d.family};
+  for (const int64_t n : {1, 2, 4, 1, 8}) {
+    const plan::Candidate c = plan::evaluate_candidate(*m, d, in, "bnb_4bit", n, t);
+    ASSERT_EQ(c.variant_id.str(), "bnb_4bit");
+    const plan::Launch fresh = plan::build_launch(*m, c, *e, catalogs().rules, 8, options);
+    expect_same_launch(plan::build_launch(*m, c, *e, catalogs().rules, 8, options, &memo), fresh, "x" + std::to_string(n));
+    const bool refused = std::any_of(fresh.notes.begin(), fresh.notes.end(), [&](const std::string& note) {
+      return note.find(" at TP " + std::to_string(n) + ": vLLM raises") != std::string::npos;
+    });
+    EXPECT_EQ(refused, n > 1) << n;
+    EXPECT_EQ(fresh.checkpoint == "unsloth/meta-llama-3.1-8b-instruct-bnb-4bit", n == 1) << n << ": " << fresh.checkpoint;
+  }
+}
