@@ -261,7 +261,8 @@ memory", "GPU KV cache size", "Maximum concurrency"), the memory terms behind th
 verdict with the engine's own failure message and the cheapest fixes, then the decode speed.)",
     "",
     R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag; a model whose values overflow;
-      a --variant that changes nothing on the model, such as mxfp4 on a model without MoE experts),
+      a --variant that changes nothing on the model, such as mxfp4 on a model without MoE experts; a --max-model-len
+      above the model's derived length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set),
       3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_fit(const std::vector<std::string>& argv) {
@@ -314,6 +315,10 @@ int cmd_fit(const std::vector<std::string>& argv) {
   }
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
+  if (auto len_ok = deploy::check_max_model_len(resolved->model, r.flags.max_model_len, deploy::long_max_model_len_from_env(std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN")),
+                                                resolved->assumptions);
+      !len_ok)
+    return report_error(len_ok.error());
   const model::ModelSpec& model = resolved->model;
   const device::DeviceSpec* dev = &resolved->device;
   const engine::EngineProfile* eng = &resolved->engine;

@@ -845,6 +845,28 @@ void default_interconnect(const device::DeviceSpec& dev, const engine::EnginePro
 
 }  // namespace
 
+Status check_max_model_len(const model::ModelSpec& m, const std::optional<Given<int64_t>>& len, LongMaxModelLen allow, std::vector<std::string>& assumptions) {
+  if (!len || m.derived_max_model_len <= 0 || len->value <= m.derived_max_model_len) return Ok{};
+  // vllm/config/model.py, _get_and_verify_max_len (the wording of vLLM 0.6 onwards; the env var since 0.5.4).
+  const std::string what = format("User-specified max_model_len (%lld) is greater than the derived max_model_len (%s in model's config.json).",
+                                  static_cast<long long>(len->value), m.derived_max_model_len_text.c_str());
+  if (allow == LongMaxModelLen::allowed) {
+    assumptions.push_back(what + " VLLM_ALLOW_LONG_MAX_MODEL_LEN is set, so vLLM warns and takes it: RoPE positions beyond " +
+                          std::to_string(m.derived_max_model_len) + " give NaN unless the model was trained for them");
+    return Ok{};
+  }
+  return make_error(ErrorKind::invalid_argument,
+                    format("%s: ValueError: %s To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. "
+                           "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution.",
+                           len->origin.c_str(), what.c_str()),
+                    len->origin);
+}
+
+LongMaxModelLen long_max_model_len_from_env(const char* value) {
+  const std::string v = value ? to_lower(trim(value)) : "";
+  return v == "1" || v == "true" ? LongMaxModelLen::allowed : LongMaxModelLen::refused;
+}
+
 Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs) {
   assert(catalogs.devices && catalogs.engines);
   Resolved r;

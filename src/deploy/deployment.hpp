@@ -291,6 +291,16 @@ std::optional<double> stated_total_bytes(const std::string& text);
 // platform, expert parallel over more DP x TP ranks than the model has experts), not_found (device, engine, version, overheads).
 Expected<Resolved> resolve_deployment(const Inputs& inputs, const Catalogs& catalogs);
 
+// Issue 15: a --max-model-len above the model's derived length (ModelSpec::derived_max_model_len) is vLLM's ValueError
+// at config time, which vLLM-Ascend inherits: invalid_argument naming `origin` and quoting the engine, unless
+// VLLM_ALLOW_LONG_MAX_MODEL_LEN is set ("1" or "true", as vllm/envs.py reads it), where vLLM warns and takes the
+// length: then an assumption says so. No check where the model states no length or no --max-model-len is given.
+enum class LongMaxModelLen { refused, allowed };
+Status check_max_model_len(const model::ModelSpec& model, const std::optional<Given<int64_t>>& max_model_len, LongMaxModelLen allow,
+                           std::vector<std::string>& assumptions);
+// VLLM_ALLOW_LONG_MAX_MODEL_LEN as vLLM reads it from an environment value (nullptr: unset).
+LongMaxModelLen long_max_model_len_from_env(const char* value);
+
 // Issue 15, "the version from the evidence": when the inputs name an engine without a version that selects a
 // profile and nothing dates it (no "@X.Y", no dated hint, no evidence date a profile's first release precedes, no
 // printed token line a profile prints: VersionBasis::newest_assumed), the estimate under every profile of that

@@ -303,6 +303,8 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
   // llama.cpp keeps the context length in a uint32 (n_ctx_train).
   PF_TRY(context, number("context_length", 0, UINT32_MAX));
   spec.max_position_embeddings = context.value_or(0);
+  spec.derived_max_model_len = spec.max_position_embeddings;  // vLLM's GGUF loader maps context_length to max_position_embeddings
+  if (context) spec.derived_max_model_len_text = format("max_position_embeddings=%lld or model_max_length=None", static_cast<long long>(*context));
   PF_TRY(experts, number("expert_count", 0, k_max_experts));
   spec.num_experts = experts.value_or(0);
   PF_TRY(experts_used, number("expert_used_count", 0, spec.num_experts));

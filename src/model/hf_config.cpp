@@ -375,6 +375,51 @@ Status read_rotary(const ConfigView& cfg, const std::string& origin, int64_t hea
   return Ok{};
 }
 
+// vLLM's derived max_model_len (model_spec.hpp; vllm/config/model.py _get_and_verify_max_len, read on main 2026-12).
+// Keys that are not positive numbers are left out; a factor that is not a positive number leaves the length unscaled.
+void read_derived_max_model_len(const ConfigView& cfg, ModelSpec& spec) {
+  const auto positive = [](const Json* v) { return v && v->is_number() && v->get<double>() > 0 && v->get<double>() < 1e12; };
+  // Python prints an int as "40960" and a float as "131072.0".
+  const auto python_text = [](double v, bool is_float) { return is_float ? format("%.1f", v) : format("%lld", static_cast<long long>(v)); };
+  double derived = 0;
+  bool is_float = false;
+  std::string key;
+  for (const char* k : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length", "max_target_positions",
+                        "max_sequence_length", "max_seq_length", "seq_len"}) {
+    const Json* v = cfg.find(k);
+    if (!positive(v) || (derived > 0 && v->get<double>() >= derived)) continue;
+    derived = v->get<double>();
+    is_float = v->is_number_float();
+    key = k;
+  }
+  const Json* model_max = cfg.find("model_max_length");
+  if (positive(model_max)) {
+    derived = model_max->get<double>();
+    is_float = model_max->is_number_float();
+    key = "model_max_length";
+  }
+  if (derived <= 0) return;
+  const Json* rope = cfg.find("rope_scaling");
+  if (!rope || !rope->is_object()) rope = cfg.find("rope_parameters");  // transformers v5's name, which vLLM reads the same
+  if (rope && rope->is_object() && spec.model_type.find("gemma3") == std::string::npos) {
+    const auto type_of = [&](const char* k) { return rope->contains(k) && (*rope)[k].is_string() ? (*rope)[k].get<std::string>() : std::string(); };
+    const std::string type = type_of("rope_type").empty() ? type_of("type") : type_of("rope_type");
+    const Json* factor = rope->contains("factor") ? &(*rope)["factor"] : nullptr;
+    if (!type.empty() && type != "su" && type != "longrope" && type != "llama3" && type != "default" && type != "mrope" && positive(factor)) {
+      if (const Json* original = rope->contains("original_max_position_embeddings") ? &(*rope)["original_max_position_embeddings"] : nullptr;
+          type == "yarn" && positive(original)) {
+        derived = original->get<double>();
+        is_float = original->is_number_float();
+      }
+      derived *= factor->get<double>();
+      is_float = is_float || factor->is_number_float();
+    }
+  }
+  spec.derived_max_model_len = static_cast<int64_t>(derived);
+  const std::string model_max_text = positive(model_max) ? python_text(model_max->get<double>(), model_max->is_number_float()) : "None";
+  spec.derived_max_model_len_text = format("%s=%s or model_max_length=%s", key.c_str(), python_text(derived, is_float).c_str(), model_max_text.c_str());
+}
+
 // The routed experts, top-k and shared expert of a MoE model (all zero for a dense one), also into `spec`.
 Expected<MoeDims> read_moe(const ConfigView& cfg, const std::string& origin, int64_t intermediate, ModelSpec& spec) {
   MoeDims moe;
@@ -841,6 +886,7 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   PF_TRY(text, read_text_stack(cfg, origin, spec));
   const TextDims& d = text.d;
   PF_TRY(rotary_ok, read_rotary(cfg, origin, d.head_dim, spec));
+  read_derived_max_model_len(cfg, spec);
   (void)rotary_ok;
   PF_TRY(moe, read_moe(cfg, origin, d.intermediate, spec));
   PF_TRY(placement, read_moe_placement(cfg));

@@ -98,6 +98,14 @@ struct ModelSpec {
   int64_t vocab_size = 0;               // config: vocab_size
   int64_t max_position_embeddings = 0;  // config: max_position_embeddings; GGUF {arch}.context_length
   int64_t rotary_dim = 0;               // head_dim x partial_rotary_factor (or qk_rope_head_dim for MLA)
+  // vLLM's derived max_model_len (vllm/config/model.py, _get_and_verify_max_len): the smallest of the config's length
+  // keys (max_position_embeddings, n_positions, max_seq_len, seq_length, model_max_length, max_target_positions,
+  // max_sequence_length, max_seq_length, seq_len; model_max_length, when set, replaces it), times rope_scaling's factor
+  // where its type scales the context (yarn: original_max_position_embeddings x factor; not su, longrope, llama3,
+  // default, mrope, nor a gemma3 model); GGUF {arch}.context_length. 0: the config states no length.
+  // `derived_max_model_len_text` is how vLLM's error names it: "max_position_embeddings=131072.0 or model_max_length=None".
+  int64_t derived_max_model_len = 0;
+  std::string derived_max_model_len_text;
   bool tie_word_embeddings = false;
 
   // MoE (config: num_experts / n_routed_experts / num_local_experts, num_experts_per_tok,

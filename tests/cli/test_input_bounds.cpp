@@ -146,3 +146,22 @@ TEST(InputBounds, Issue19_TextThatIsNotUtf8ReachesJsonAsReplacement) {
   for (int i = 0; i < 39; ++i) shown += "\xe4\xb8\xad";
   EXPECT_NE(validate.out.find(shown + "... (301 bytes in all)"), std::string::npos) << validate.out.substr(0, 900);
 }
+
+// Issue 15: a --max-model-len above the model's own length is vLLM's ValueError at config time (vLLM-Ascend inherits
+// it). Qwen3-8B's config states max_position_embeddings 40960 and no rope scaling, so 131072 is refused with the
+// engine's words, exit 2; 40960 itself is taken; with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vLLM warns and takes 131072, and
+// fit sizes it with the warning among its assumptions (131,072 x 147,456 B = 18 GiB of KV beside 15.3 GiB of weights
+// fits an 80 GB H100).
+TEST(InputBounds, Issue15_MaxModelLenAboveTheModelsOwnIsTheEnginesValueError) {
+  const auto refused = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --max-model-len 131072", {.env = "env -u VLLM_ALLOW_LONG_MAX_MODEL_LEN"});
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len (max_position_embeddings=40960 or "
+                             "model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."),
+            std::string::npos)
+      << refused.out;
+  EXPECT_EQ(pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --max-model-len 40960", {.env = "env -u VLLM_ALLOW_LONG_MAX_MODEL_LEN"}).code, 0);
+  const auto allowed = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --max-model-len 131072", {.env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"});
+  EXPECT_EQ(allowed.code, 0) << allowed.out;
+  EXPECT_NE(allowed.out.find("VLLM_ALLOW_LONG_MAX_MODEL_LEN is set, so vLLM warns and takes it"), std::string::npos) << allowed.out;
+  EXPECT_NE(allowed.out.find("max_model_len 131,072"), std::string::npos) << allowed.out;
+}

@@ -268,3 +268,47 @@ TEST(HfConfig, Issue16_AutoMapRecorded) {
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("auto_map: expected an object"), std::string::npos) << bad.error().message;
 }
+
+// Issue 15: vLLM's derived max_model_len (vllm/config/model.py, _get_and_verify_max_len), which a --max-model-len
+// above it runs into. Real configs: Qwen3-8B states max_position_embeddings 40960 and no rope scaling; DeepSeek-V3
+// yarn with original_max_position_embeddings 4096 and an integer factor 40 (4096 x 40 = 163840, printed as an int);
+// Kimi-K2 yarn 4096 x 32.0 = 131072.0 (a float factor: Python prints "131072.0"); Llama 3.1's rope type llama3 is not
+// scaled (131072 stays).
+TEST(HfConfig, Issue15_DerivedMaxModelLenAsVllmDerivesIt) {
+  const struct {
+    const char* dir;
+    int64_t len;
+    const char* text;
+  } cases[] = {
+      {"Qwen__Qwen3-8B", 40960, "max_position_embeddings=40960 or model_max_length=None"},
+      {"deepseek-ai__DeepSeek-V3", 163840, "max_position_embeddings=163840 or model_max_length=None"},
+      {"moonshotai__Kimi-K2-Instruct", 131072, "max_position_embeddings=131072.0 or model_max_length=None"},
+      {"meta-llama__Meta-Llama-3.1-8B", 131072, "max_position_embeddings=131072 or model_max_length=None"},
+  };
+  for (const auto& c : cases) {
+    const auto spec = load(c.dir);
+    EXPECT_EQ(spec.derived_max_model_len, c.len) << c.dir;
+    EXPECT_EQ(spec.derived_max_model_len_text, c.text) << c.dir;
+  }
+  // Synthetic: a linear factor scales max_position_embeddings; model_max_length replaces the smallest key and is
+  // named; seq_length below max_position_embeddings is the smallest; a dynamic factor of 2 scales too (vLLM applies
+  // every type but su / longrope / llama3); no length key at all leaves it unknown (0).
+  const auto derived = [](const std::string& extra) {
+    auto json = parse_json(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 128, "vocab_size": 1000)" +
+                               extra + "}",
+                           "config.json");
+    EXPECT_TRUE(json.has_value());
+    auto spec = parse_hf_config(*json, "config.json");
+    EXPECT_TRUE(spec.has_value());
+    return spec ? std::make_pair(spec->derived_max_model_len, spec->derived_max_model_len_text) : std::make_pair(int64_t{-1}, std::string());
+  };
+  EXPECT_EQ(derived(R"(, "max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 4.0})"),
+            std::make_pair(int64_t{16384}, std::string("max_position_embeddings=16384.0 or model_max_length=None")));
+  EXPECT_EQ(derived(R"(, "max_position_embeddings": 4096, "model_max_length": 8192)"),
+            std::make_pair(int64_t{8192}, std::string("model_max_length=8192 or model_max_length=8192")));
+  EXPECT_EQ(derived(R"(, "max_position_embeddings": 8192, "seq_length": 2048)"),
+            std::make_pair(int64_t{2048}, std::string("seq_length=2048 or model_max_length=None")));
+  EXPECT_EQ(derived(R"(, "max_position_embeddings": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2})"),
+            std::make_pair(int64_t{8192}, std::string("max_position_embeddings=8192 or model_max_length=None")));
+  EXPECT_EQ(derived("").first, 0);
+}
