@@ -2,6 +2,7 @@
 // (edit distances to every catalogue name) and the total's patterns over all of it (11 s on this machine) and
 // printed it back whole in "unknown device '111...'"; a validation case's `device` field had no bound at all.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -145,4 +146,44 @@ TEST(InputBounds, Issue19_TextThatIsNotUtf8ReachesJsonAsReplacement) {
   std::string shown = "a";
   for (int i = 0; i < 39; ++i) shown += "\xe4\xb8\xad";
   EXPECT_NE(validate.out.find(shown + "... (301 bytes in all)"), std::string::npos) << validate.out.substr(0, 900);
+}
+
+// Issue 19: two more writers of JSON that threw type_error 316 on bytes that are not UTF-8 (uncaught, exit 134): a
+// dotted compilation-config flag whose value is not JSON (-cc.KEY=VALUE keeps it as text), and MindIE's config.json
+// from --weight-path / --model-name. The first is now read as text with U+FFFD and refused as the field's value; the
+// second is refused by name, as config.json holds UTF-8 only and a replaced byte would name another directory.
+TEST(InputBounds, Issue19_FlagTextThatIsNotUtf8InAJsonFlagOrMindieConfigIsRefused) {
+  for (const std::string& flag : {"-cc.cudagraph_mode='\xd6\xd0\xff'", "--compilation-config.cudagraph_mode '\xd6\xd0\xff'", "-O.cudagraph_mode='\xd6\xd0'"}) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 " + flag);
+    EXPECT_EQ(r.code, 2) << flag << "\n" << r.out.substr(0, 300);
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << flag;
+  }
+  const auto mode = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 -cc.cudagraph_mode='\xd6\xd0\xff'");
+  EXPECT_NE(mode.out.find("cudagraph_mode: KeyError: '\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD'"), std::string::npos) << mode.out.substr(0, 300);
+
+  for (const std::string& flag : {"--weight-path '/models/\xd6\xd0\xce\xc4'", "--model-name '\xff'"}) {
+    for (const std::string& json : {"", " --json"}) {
+      const auto r = pftest::run_cli("plan Qwen/Qwen3-8B --device 910B3 --engine mindie " + flag + json);
+      EXPECT_EQ(r.code, 2) << flag << json << "\n" << r.out.substr(0, 300);
+      EXPECT_NE(r.out.find("is not UTF-8 text, and MindIE's config.json (JSON) holds UTF-8 only"), std::string::npos) << r.out.substr(0, 300);
+    }
+  }
+  const auto utf8 = pftest::run_cli("plan Qwen/Qwen3-8B --device 910B3 --engine mindie --weight-path '/models/\xe4\xb8\xad'", {.with_stderr = false});
+  EXPECT_EQ(utf8.code, 0) << utf8.out.substr(0, 300);
+  EXPECT_NE(utf8.out.find("\"modelWeightPath\": \"/models/\xe4\xb8\xad\""), std::string::npos) << utf8.out.substr(0, 300);
+}
+
+// Issue 19 item 4, one more reader: bw --runtime-lib (and PREFLIGHT_CUDART_LIB) naming a FIFO made dlopen wait for a
+// writer for good. A path that is not a regular file is refused at once with its type, as a library that cannot be
+// loaded is (the measurement fails: exit 1).
+TEST(InputBounds, Issue19_RuntimeLibraryThatIsAFifoIsRefused) {
+  const std::string dir = pftest::scratch_dir("input-bounds-runtime-lib");
+  const std::string fifo = dir + "/libcudart.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = pftest::run_cli("bw --target cuda --runtime-lib " + fifo, {.env = "timeout 20"});
+  EXPECT_EQ(r.code, 1) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find(fifo + ": expected a regular file, found a FIFO"), std::string::npos) << r.out.substr(0, 300);
+  const auto env = pftest::run_cli("bw --target cuda", {.env = "PREFLIGHT_CUDART_LIB=" + dir + " timeout 20"});
+  EXPECT_EQ(env.code, 1) << env.out.substr(0, 300);
+  EXPECT_NE(env.out.find(dir + ": expected a regular file, found a directory"), std::string::npos) << env.out.substr(0, 300);
 }
