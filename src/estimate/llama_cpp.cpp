@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include "base/safe_regex.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/model_spec.hpp"
 
 namespace preflight::estimate {
 
@@ -306,6 +309,18 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   auto arch_it = file.strings.find("general.architecture");
   if (arch_it == file.strings.end()) return make_error(ErrorKind::corrupt, "gguf: missing general.architecture", origin);
   const std::string arch = arch_it->second;
+  // Every key read below is a layer count or a dimension. One outside its range was read as absent (a default
+  // instead) or, up to 9e15, as it was: block_count 4e9 looped for good (issue 19). It is refused, as the model
+  // reader refuses it, naming the key.
+  for (const char* key : {"block_count", "embedding_length", "attention.head_count", "attention.head_count_kv", "attention.key_length",
+                          "attention.value_length", "feed_forward_length", "vocab_size", "attention.sliding_window",
+                          "attention.sliding_window_pattern", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.group_count"}) {
+    const auto it = file.numbers.find(arch + "." + key);
+    if (it == file.numbers.end()) continue;
+    const double highest = static_cast<double>(std::string_view(key) == "block_count" ? model::k_max_layers : model::k_max_dim);
+    if (!(it->second >= 0 && it->second <= highest) || it->second != std::floor(it->second))
+      return make_error(ErrorKind::corrupt, format("gguf: %s.%s is %.17g, expected an integer from 0 to %.0f", arch.c_str(), key, it->second, highest), origin);
+  }
   auto number = [&](const std::string& key) -> std::optional<int64_t> {
     auto it = file.numbers.find(arch + "." + key);
     if (it == file.numbers.end() || it->second < 0 || it->second > 9e15) return std::nullopt;

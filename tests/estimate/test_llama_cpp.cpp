@@ -997,6 +997,34 @@ TEST(LlamaCpp, Issue19_OverridePatternsRunInLinearTimeAndNCpuMoeIsABound) {
   EXPECT_EQ(bytes_of(*huge, "CUDA0", LlamaBufferKind::model), all - embd - exps);
 }
 
+// Issue 19: the llama.cpp estimate read its GGUF counts without the model reader's ranges: block_count 4e9 looped for
+// good (fit --engine llama.cpp), and a negative head_count_kv or key_length was read as absent (a default in its
+// place). Each is refused naming the key; 0 (a pure recurrent model's head_count) is still read.
+TEST(LlamaCpp, Issue19_GgufCountsOutOfRangeAreRefused) {
+  struct Case {
+    const char* key;
+    double value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"block_count", 4e9, "gguf: llama.block_count is 4000000000, expected an integer from 0 to 10000"},
+      {"attention.head_count_kv", -1, "gguf: llama.attention.head_count_kv is -1, expected an integer from 0 to 4194304"},
+      {"attention.key_length", 1.5, "gguf: llama.attention.key_length is 1.5, expected an integer from 0 to 4194304"},
+      {"feed_forward_length", 1e30, "gguf: llama.feed_forward_length is 1e+30, expected an integer from 0 to 4194304"},
+  };
+  for (const auto& c : cases) {
+    auto f = llama_file(2, 64, 4, 2, 16, 128, 1000);
+    f.numbers[std::string("llama.") + c.key] = c.value;
+    const auto start = std::chrono::steady_clock::now();
+    auto e = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99});
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0) << c.key;
+    ASSERT_FALSE(e) << c.key;
+    EXPECT_EQ(e.error().kind, ErrorKind::corrupt);
+    EXPECT_EQ(e.error().message, c.message);
+  }
+  EXPECT_TRUE(estimate_llama_cpp(llama_file(2, 64, 4, 2, 16, 128, 1000), {.ctx_size = 1024, .n_gpu_layers = 99}));
+}
+
 // Issue 17: fit prints one model and KV line per GPU of --tensor-split and --json llama_cpp.devices[];
 // bad splits and overrides are exit 2 naming the flag.
 TEST(LlamaCpp, Issue17_FitTensorSplitAndCpuMoeFlags) {
