@@ -187,3 +187,23 @@ TEST(InputBounds, Issue19_RuntimeLibraryThatIsAFifoIsRefused) {
   EXPECT_EQ(env.code, 1) << env.out.substr(0, 300);
   EXPECT_NE(env.out.find(dir + ": expected a regular file, found a directory"), std::string::npos) << env.out.substr(0, 300);
 }
+
+// Issue 19: fit dropped a speed overlay that does not load (PREFLIGHT_SPEED_OVERRIDES, the file calibrate --save
+// writes) in silence: the table lost its speed section and the exit was 0, so a user never learnt the file was
+// broken. It is bad input naming the file (exit 2), as plan and the device overlay already treat theirs.
+TEST(InputBounds, Issue19_SpeedOverlayThatDoesNotLoadIsAnError) {
+  const std::string dir = pftest::scratch_dir("input-bounds-speed-overlay");
+  std::ofstream(dir + "/gbk.json") << "\xd6\xd0";
+  std::ofstream(dir + "/profiles.json") << R"({"schema_version": 1, "profiles": 5})";
+  for (const std::string& file : {dir + "/gbk.json", dir + "/profiles.json"}) {
+    for (const std::string& json : {"", " --json"}) {
+      const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0" + json, {.env = "PREFLIGHT_SPEED_OVERRIDES=" + file});
+      EXPECT_EQ(r.code, 2) << file << json << "\n" << r.out.substr(0, 300);
+      EXPECT_NE(r.out.find(file), std::string::npos) << r.out.substr(0, 300);
+    }
+  }
+  // A platform without a speed profile still leaves the speed out and fits as before.
+  std::ofstream(dir + "/ok.json") << R"({"schema_version": 1, "profiles": []})";
+  const auto ok = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0", {.env = "PREFLIGHT_SPEED_OVERRIDES=" + dir + "/ok.json"});
+  EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 300);
+}
