@@ -195,7 +195,8 @@ TEST(InputBounds, Issue19_SpeedOverlayThatDoesNotLoadIsAnError) {
   const std::string dir = pftest::scratch_dir("input-bounds-speed-overlay");
   std::ofstream(dir + "/gbk.json") << "\xd6\xd0";
   std::ofstream(dir + "/profiles.json") << R"({"schema_version": 1, "profiles": 5})";
-  for (const std::string& file : {dir + "/gbk.json", dir + "/profiles.json"}) {
+  std::ofstream(dir + "/engine.json") << R"({"schema_version": 1, "profiles": [{"engine": "vlm", "platform": "cuda", "bandwidth_efficiency": 0.8, "evidence": "x"}]})";
+  for (const std::string& file : {dir + "/gbk.json", dir + "/profiles.json", dir + "/engine.json"}) {
     for (const std::string& json : {"", " --json"}) {
       const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0" + json, {.env = "PREFLIGHT_SPEED_OVERRIDES=" + file});
       EXPECT_EQ(r.code, 2) << file << json << "\n" << r.out.substr(0, 300);
