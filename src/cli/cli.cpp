@@ -365,7 +365,10 @@ int cmd_fit(const std::vector<std::string>& argv) {
     }
   if (*variant) note_variant_source(**variant, *spec, *est);
   auto speed = speed_for_fit(r.speed, model, *dev, *eng, d, *est);
-  if (!speed && speed.error().kind == ErrorKind::invalid_argument) return report_error(speed.error());
+  // No speed profile for the engine on this platform leaves the speed out; any other error is bad input: a speed
+  // overlay (PREFLIGHT_SPEED_OVERRIDES, calibrate --save's file) that does not load was dropped in silence, the table
+  // without its speed section and exit 0 (issue 19).
+  if (!speed && speed.error().kind != ErrorKind::not_found) return report_error(speed.error());
   // Issue 15: nothing states or dates the version -> the band over versions (resolve_deployment said which, as validate reads it).
   const auto band = resolved->engine_version_basis == deploy::VersionBasis::newest_assumed ? deploy::across_versions(in, {&*devices, &*engines}) : deploy::VersionBand{};
   // Issue 15/16 (nccl): the interconnect assumed -> the band over the plausible ones.

@@ -66,7 +66,10 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
     saved.push_back(fmt::format("{} on {}: bandwidth_efficiency {:.3f} -> {:.3f}", f.engine, dev->id, base->bandwidth_efficiency, efficiency));
   }
   if (!saved.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(overlay).parent_path());
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(overlay).parent_path(), ec);
+    if (ec)  // issue 19: the throwing overload aborted the process when a parent was a file or could not be created
+      return make_error(ErrorKind::environment, fmt::format("{}: cannot create its directory: {}", overlay, ec.message()), overlay);
     PF_TRY(ok, write_text_file_atomically(overlay, dump_json(root, 2) + "\n"));
     (void)ok;
   }

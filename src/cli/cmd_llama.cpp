@@ -278,8 +278,7 @@ Expected<estimate::LlamaCppOptions> options_from_request(const LlamaRequest& r) 
     o.cpu_tensor_patterns = *patterns;
   }
   if (r.cpu_moe) o.cpu_tensor_patterns.push_back(estimate::llama_cpu_moe_pattern());
-  if (r.n_cpu_moe)
-    for (auto& p : estimate::llama_n_cpu_moe_patterns(*r.n_cpu_moe)) o.cpu_tensor_patterns.push_back(p);
+  if (r.n_cpu_moe) o.cpu_moe_first_layers = *r.n_cpu_moe;
   return o;
 }
 
@@ -434,8 +433,7 @@ estimate::LlamaCppOptions options_from_log(const logs::LlamaCppLog& log) {
   if (auto v = flag("override-tensor"))
     if (auto patterns = parse_cpu_overrides(*v)) o.cpu_tensor_patterns = *patterns;
   if (flag("cpu-moe")) o.cpu_tensor_patterns.push_back(estimate::llama_cpu_moe_pattern());
-  if (auto n = flag_int("n-cpu-moe"))
-    for (auto& p : estimate::llama_n_cpu_moe_patterns(*n)) o.cpu_tensor_patterns.push_back(p);
+  if (auto n = flag_int("n-cpu-moe")) o.cpu_moe_first_layers = *n;
   const bool mapped = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU_Mapped"; });
   const bool cpu_model = std::any_of(log.buffers.begin(), log.buffers.end(), [](const auto& b) { return b.device == "CPU" && b.kind == "model"; });
   // load_mode is printed by newer builds; older ones show a CPU (copied) model buffer instead of CPU_Mapped.

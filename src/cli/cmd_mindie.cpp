@@ -7,8 +7,10 @@
 #include <iostream>
 
 #include "base/file.hpp"
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 #include "cli/args.hpp"
 #include "cli/common.hpp"
 #include "cli/help.hpp"
@@ -142,7 +144,7 @@ Status write_plan_files(const std::string& dir, const plan::MindiePlan& p) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return make_error(ErrorKind::io, fmt::format("--config-out {}: cannot create the directory: {}", dir, ec.message()), dir);
-  PF_TRY(c, write_text_file_atomically(join_path(dir, "config.json"), p.config.dump(4) + "\n"));
+  PF_TRY(c, write_text_file_atomically(join_path(dir, "config.json"), dump_json(p.config, 4) + "\n"));
   PF_TRY(s, write_text_file_atomically(join_path(dir, "start.sh"), p.start_script));
   (void)c;
   (void)s;
@@ -198,6 +200,13 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     return report_error(make_error(ErrorKind::invalid_argument, std::string(k_plan_usage) + "\n(--engine mindie plans for one NPU model: --devices D)"));
   auto r = resolve((*positional)[0], *device_arg, f);
   if (!r) return report_error(r.error());
+  // Both go into config.json, which is JSON and holds UTF-8 text only: a path in another encoding (GBK) cannot be
+  // written there as it is, and a replaced byte would name another directory (issue 19: dump threw type_error 316).
+  for (const auto& [flag, value] : {std::pair{"--weight-path", &f.weight_path}, std::pair{"--model-name", &f.model_name}}) {
+    if (*value && !is_valid_utf8(**value))
+      return report_error(make_error(ErrorKind::invalid_argument,
+                                     fmt::format("{}: '{}' is not UTF-8 text, and MindIE's config.json (JSON) holds UTF-8 only", flag, clip_text(**value, 200))));
+  }
   plan::MindiePlanRequest req;
   req.base = options_from(f, r->catalog);
   req.context_tokens = f.context.value_or(f.max_seq_len.value_or(0));
@@ -229,7 +238,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     std::cout << render_estimate(p->estimate, p->options);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);
     if (f.config_out) std::cout << fmt::format("wrote {}/config.json and {}/start.sh\n", *f.config_out, *f.config_out);
-    else std::cout << "config.json:\n" << p->config.dump(4) << "\n";
+    else std::cout << "config.json:\n" << dump_json(p->config, 4) << "\n";
     std::cout << "start.sh:\n" << p->start_script;
   }
   return k_exit_ok;

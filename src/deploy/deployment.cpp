@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/json_util.hpp"
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_platform.hpp"
@@ -260,7 +261,9 @@ Status merge_dotted_json(std::optional<Given<std::string>>& into, const std::str
     node = &(*node)[keys[i]];
   }
   (*node)[keys.back()] = parsed;
-  into = Given<std::string>{root.dump(), into ? into->origin : origin};
+  // A value that is not JSON is kept as text, which need not be UTF-8 (issue 19: root.dump() threw type_error 316 on
+  // -cc.cudagraph_mode=<GBK bytes> and the process aborted); its bad bytes become U+FFFD, which no field accepts.
+  into = Given<std::string>{dump_json(root), into ? into->origin : origin};
   return Ok{};
 }
 
@@ -446,26 +449,38 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   return d;
 }
 
+namespace {
+// A size the device text states, in bytes: `scale` times the number matched (digits and dots), or nullopt when it
+// is not a number (".") or not a finite one. std::stod threw out_of_range on a case's 400-digit "...B" and
+// invalid_argument on ". GiB total" (issue 19: validate aborted, exit 134); strtod saturates and says where it stopped.
+std::optional<double> stated_size(const std::string& number, double scale) {
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end) * scale;
+  if (end == number.c_str() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+}  // namespace
+
 std::optional<double> stated_total_bytes(const std::string& text) {
   // resolve_device refuses longer device texts; the patterns below recurse per character in std::regex (issue 19).
   if (text.size() > k_max_device_text) return std::nullopt;
   std::smatch mm;
   static const std::regex bytes_re(R"((\d{9,})\s*B\b)");
-  if (std::regex_search(text, mm, bytes_re)) return std::stod(mm[1]);
+  if (std::regex_search(text, mm, bytes_re)) return stated_size(mm[1], 1);
   static const std::regex gib_total(R"(([\d.]+)\s*GiB\s*total)");
-  if (std::regex_search(text, mm, gib_total)) return std::stod(mm[1]) * k_gib;
+  if (std::regex_search(text, mm, gib_total)) return stated_size(mm[1], k_gib);
   static const std::regex total_eq(R"(total[_a-z]*=\s*([\d.]+)\s*GiB)");
-  if (std::regex_search(text, mm, total_eq)) return std::stod(mm[1]) * k_gib;
+  if (std::regex_search(text, mm, total_eq)) return stated_size(mm[1], k_gib);
   static const std::regex usable(R"(([\d.]+)\s*GiB\s*usable)");
-  if (std::regex_search(text, mm, usable)) return std::stod(mm[1]) * k_gib;
+  if (std::regex_search(text, mm, usable)) return stated_size(mm[1], k_gib);
   // Issue 15: "total memory 61.27 GiB" / "total memory: 65452113920" (vLLM-Ascend) and the
   // torch.npu.mem_get_info() tuple "(free, total)" in bytes.
   static const std::regex total_memory(R"(total[ _]memory\s*[:=]?\s*([\d.]+)\s*GiB)", std::regex::icase);
-  if (std::regex_search(text, mm, total_memory)) return std::stod(mm[1]) * k_gib;
+  if (std::regex_search(text, mm, total_memory)) return stated_size(mm[1], k_gib);
   static const std::regex total_memory_bytes(R"(total[ _]memory\s*[:=]?\s*(\d{9,}))", std::regex::icase);
-  if (std::regex_search(text, mm, total_memory_bytes)) return std::stod(mm[1]);
+  if (std::regex_search(text, mm, total_memory_bytes)) return stated_size(mm[1], 1);
   static const std::regex free_total(R"(\(\s*\d{6,}\s*,\s*(\d{9,})\s*\))");
-  if (std::regex_search(text, mm, free_total)) return std::stod(mm[1]);
+  if (std::regex_search(text, mm, free_total)) return stated_size(mm[1], 1);
   return std::nullopt;
 }
 

@@ -587,7 +587,12 @@ std::vector<double> stated_memory_gib(const std::string& text) {
   if (text.size() > k_max_device_text) return {};  // std::regex recurses per character (issue 19)
   static const std::regex size_re(R"((^|[^\d.])(\d+(?:\.\d+)?)\s*Gi?B?\b)", std::regex::icase);
   std::vector<double> out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), size_re); it != std::sregex_iterator(); ++it) out.push_back(std::stod((*it)[2]));
+  // strtod, not std::stod: 400 digits threw out_of_range (issue 19: validate aborted on such a case's device); a size
+  // that is not finite states nothing.
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), size_re); it != std::sregex_iterator(); ++it) {
+    const double gib = std::strtod((*it)[2].str().c_str(), nullptr);
+    if (std::isfinite(gib)) out.push_back(gib);
+  }
   return out;
 }
 

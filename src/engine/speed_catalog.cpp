@@ -247,7 +247,9 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
     const std::string where = origin + ": " + engine + "/" + platform + (device ? "/" + *device : "");
     if (evidence.empty()) return make_error(ErrorKind::corrupt, where + ": evidence is empty", origin);
     const SpeedProfile* base = catalog.find(engine, platform);
-    if (!base || base->platform != platform) return make_error(ErrorKind::not_found, where + ": no catalogue profile for this engine and platform", origin);
+    // corrupt, not not_found: the record is the overlay's fault, and fit leaves the speed out on not_found (no profile
+    // for a deployment's engine), which hid this error (issue 19).
+    if (!base || base->platform != platform) return make_error(ErrorKind::corrupt, where + ": no catalogue profile for this engine and platform", origin);
     SpeedProfile p = *base;
     p.device = device.value_or("");
     p.origin = origin;

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <optional>
-#include <regex>
+#include <string_view>
 
+#include "base/safe_regex.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/model_spec.hpp"
 
 namespace preflight::estimate {
 
@@ -162,14 +165,28 @@ Expected<Placement> place_layers(const LlamaCppOptions& o, int64_t n_layer) {
   return p;
 }
 
-Expected<std::vector<std::regex>> compile_cpu_patterns(const LlamaCppOptions& o) {
-  std::vector<std::regex> out;
+// The tensor patterns of --override-tensor and --cpu-moe, and --n-cpu-moe's one expert pattern, compiled for
+// base/safe_regex (linear time: issue 19).
+struct CpuPatterns {
+  std::vector<SafeRegex> any_layer;
+  std::optional<SafeRegex> experts;  // set with o.cpu_moe_first_layers > 0
+  int64_t experts_first_layers = 0;
+};
+
+Expected<CpuPatterns> compile_cpu_patterns(const LlamaCppOptions& o) {
+  CpuPatterns out;
   for (const auto& pattern : o.cpu_tensor_patterns) {
-    try {
-      out.emplace_back(pattern);
-    } catch (const std::regex_error&) {
-      return make_error(ErrorKind::invalid_argument, "--override-tensor: invalid regular expression '" + pattern + "'");
+    auto re = SafeRegex::compile(pattern);
+    if (!re) {
+      const std::string shown = pattern.size() > 64 ? pattern.substr(0, 40) + format("... (%zu bytes)", pattern.size()) : pattern;
+      return make_error(ErrorKind::invalid_argument, format("--override-tensor: regular expression '%s': %s", shown.c_str(), re.error().message.c_str()));
     }
+    out.any_layer.push_back(std::move(*re));
+  }
+  if (o.cpu_moe_first_layers > 0) {
+    PF_TRY(re, SafeRegex::compile(llama_cpu_moe_pattern()));
+    out.experts.emplace(std::move(re));
+    out.experts_first_layers = o.cpu_moe_first_layers;
   }
   return out;
 }
@@ -177,17 +194,17 @@ Expected<std::vector<std::regex>> compile_cpu_patterns(const LlamaCppOptions& o)
 // Model buffers (llama-model.cpp load_tensors). A mapped CPU buffer is the file range from its first
 // tensor to the end of its last one; a copied buffer is the sum of tensors padded to the alignment. A
 // tensor an override keeps on the CPU (buffer type "CPU", not AMX) joins the CPU buffer whatever its layer.
-void add_model_buffers(LlamaCppEstimate& e, const model::GgufFile& file, const LlamaCppOptions& o, const Placement& place, const std::vector<std::regex>& cpu_patterns) {
+void add_model_buffers(LlamaCppEstimate& e, const model::GgufFile& file, const LlamaCppOptions& o, const Placement& place, const CpuPatterns& cpu_patterns) {
   bool has_output = false;
   for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
   uint64_t map_begin = UINT64_MAX, map_end = 0, cpu_copy = 0, amx = 0, overridden = 0;
   std::vector<uint64_t> gpu(place.gpus.size(), 0);
   auto layer_of = [&](const std::string& name) { const int64_t l = tensor_layer(name); return l == -2 ? place.n_layer : l; };
   for (const auto& t : file.tensors) {
-    // llama.cpp names a tensor in at most 64 bytes (GGML_MAX_NAME); std::regex recurses per character (issue 19), so a
-    // longer name from a hostile file is matched by no override.
-    const bool forced_cpu = t.name.size() <= 256 &&
-                            std::any_of(cpu_patterns.begin(), cpu_patterns.end(), [&](const std::regex& r) { return std::regex_search(t.name, r); });
+    const int64_t layer = tensor_layer(t.name);
+    const bool forced_cpu =
+        std::any_of(cpu_patterns.any_layer.begin(), cpu_patterns.any_layer.end(), [&](const SafeRegex& r) { return r.search(t.name); }) ||
+        (cpu_patterns.experts && layer >= 0 && layer < cpu_patterns.experts_first_layers && cpu_patterns.experts->search(t.name));
     const int dev = forced_cpu ? -1 : place.device_of(layer_of(t.name));
     if (dev >= 0) {
       gpu[static_cast<size_t>(dev)] += round_up(t.bytes, k_gpu_align);
@@ -268,12 +285,6 @@ void sum_buffers(LlamaCppEstimate& e) {
 // common/common.h LLM_FFN_EXPS_REGEX and llm_ffn_exps_block_regex (github.com/ggml-org/llama.cpp).
 std::string llama_cpu_moe_pattern() { return "\\.ffn_(up|down|gate|gate_up)_(ch|)exps"; }
 
-std::vector<std::string> llama_n_cpu_moe_patterns(int64_t n) {
-  std::vector<std::string> out;
-  for (int64_t i = 0; i < n; ++i) out.push_back("blk\\." + std::to_string(i) + llama_cpu_moe_pattern());
-  return out;
-}
-
 const char* llama_buffer_kind_name(LlamaBufferKind kind) {
   switch (kind) {
     case LlamaBufferKind::model: return "model";
@@ -298,6 +309,18 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   auto arch_it = file.strings.find("general.architecture");
   if (arch_it == file.strings.end()) return make_error(ErrorKind::corrupt, "gguf: missing general.architecture", origin);
   const std::string arch = arch_it->second;
+  // Every key read below is a layer count or a dimension. One outside its range was read as absent (a default
+  // instead) or, up to 9e15, as it was: block_count 4e9 looped for good (issue 19). It is refused, as the model
+  // reader refuses it, naming the key.
+  for (const char* key : {"block_count", "embedding_length", "attention.head_count", "attention.head_count_kv", "attention.key_length",
+                          "attention.value_length", "feed_forward_length", "vocab_size", "attention.sliding_window",
+                          "attention.sliding_window_pattern", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.group_count"}) {
+    const auto it = file.numbers.find(arch + "." + key);
+    if (it == file.numbers.end()) continue;
+    const double highest = static_cast<double>(std::string_view(key) == "block_count" ? model::k_max_layers : model::k_max_dim);
+    if (!(it->second >= 0 && it->second <= highest) || it->second != std::floor(it->second))
+      return make_error(ErrorKind::corrupt, format("gguf: %s.%s is %.17g, expected an integer from 0 to %.0f", arch.c_str(), key, it->second, highest), origin);
+  }
   auto number = [&](const std::string& key) -> std::optional<int64_t> {
     auto it = file.numbers.find(arch + "." + key);
     if (it == file.numbers.end() || it->second < 0 || it->second > 9e15) return std::nullopt;

@@ -44,19 +44,23 @@ struct LlamaCppOptions {
   // (the output layer last) goes to the first GPU whose split point exceeds float(k) / act.
   std::vector<float> tensor_split;
   // Issue 17: tensors kept in the CPU model buffer although their layer is offloaded (--override-tensor /
-  // -ot PATTERN=CPU, --cpu-moe, --n-cpu-moe N): ECMAScript regexes searched in the tensor name, as
-  // llama.cpp does (std::regex_search).
+  // -ot PATTERN=CPU, --cpu-moe): regexes searched in the tensor name, as llama.cpp does (std::regex_search). They are
+  // matched by base/safe_regex in time linear in the name (issue 19: std::regex backtracked on "((.*)*)*x" for good);
+  // a construct outside its subset (a backreference, lookaround) is refused with the pattern named.
   std::vector<std::string> cpu_tensor_patterns;
+  // --n-cpu-moe N: the expert tensors (llama_cpu_moe_pattern()) of layers 0 .. N-1 are kept on the CPU too. llama.cpp
+  // writes one regex a layer (llm_ffn_exps_block_regex); counted here, as N from a flag or a log has no useful bound
+  // (issue 19: N = 2^20 compiled a million regexes in 60 s and 3.5 GB).
+  int64_t cpu_moe_first_layers = 0;
 };
 
 // llama.cpp's limit on --tensor-split entries (LLAMA_MAX_DEVICES in include/llama.h).
 constexpr size_t k_llama_max_devices = 16;
 // The expert tensors --cpu-moe keeps on the CPU (ffn_{up,down,gate,gate_up}_{,ch}exps of every layer:
-// LLM_FFN_EXPS_REGEX in github.com/ggml-org/llama.cpp common/common.h) and those --n-cpu-moe N keeps (the
-// same tensors of layers 0 .. N-1, llm_ffn_exps_block_regex). Layer split rule: get_layer_buft_list in
-// github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp.
+// LLM_FFN_EXPS_REGEX in github.com/ggml-org/llama.cpp common/common.h); --n-cpu-moe N keeps the same tensors of
+// layers 0 .. N-1 (llm_ffn_exps_block_regex: LlamaCppOptions::cpu_moe_first_layers). Layer split rule:
+// get_layer_buft_list in github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp.
 std::string llama_cpu_moe_pattern();
-std::vector<std::string> llama_n_cpu_moe_patterns(int64_t n);
 
 // One buffer as llama.cpp names it: device/buffer type ("CPU_Mapped", "AMX", "CPU", "CUDA0") and kind.
 // rs: the recurrent state of Mamba-style layers (llama-memory-recurrent.cpp, "RS buffer size").

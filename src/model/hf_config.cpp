@@ -260,8 +260,12 @@ Status read_dtype(const ConfigView& cfg, ModelSpec& spec) {
       spec.dtype = Dtype::bf16;
       spec.assumptions.push_back("config dtype is float32; engines serve it as bfloat16 by default (--dtype auto)");
     }
-  } else {
+  } else if (dtype_name_raw.empty()) {
     spec.assumptions.push_back("config has no torch_dtype/dtype; assumed bfloat16");
+  } else {
+    // Issue 19: a dtype it does not know was reported as "no torch_dtype".
+    spec.assumptions.push_back(format("config's %s '%s' is not a dtype preflight knows; assumed bfloat16", torch_dtype_a ? "torch_dtype" : "dtype",
+                                      strip_terminal_controls(clip_text(dtype_name_raw, 64)).c_str()));
   }
   return Ok{};
 }
@@ -427,7 +431,9 @@ Expected<MoeDims> read_moe(const ConfigView& cfg, const std::string& origin, int
   PF_TRY(e2, cfg.opt_int("n_routed_experts"));
   PF_TRY(e3, cfg.opt_int("num_local_experts"));
   const auto experts_raw = e1 ? e1 : (e2 ? e2 : e3);
-  if (!experts_raw || *experts_raw <= 0) return moe;
+  // 0 experts is a dense model; a negative count is refused by check() below (issue 19: n_routed_experts -1 read
+  // DeepSeek-V3 as a dense 37 B model that "fits", exit 0).
+  if (!experts_raw || *experts_raw == 0) return moe;
   PF_TRY(experts, cfg.check(e1 ? "num_experts" : (e2 ? "n_routed_experts" : "num_local_experts"), *experts_raw, k_max_experts));
   moe.experts = experts;
   PF_TRY(k1, cfg.opt_int("num_experts_per_tok"));

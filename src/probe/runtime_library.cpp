@@ -1,9 +1,11 @@
 #include "probe/runtime_library.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <utility>
 
+#include "base/file.hpp"
 #include "base/units.hpp"
 
 namespace preflight::probe {
@@ -14,10 +16,16 @@ Expected<RuntimeLibrary> RuntimeLibrary::open(const std::vector<std::string>& ca
     if (name.empty()) continue;
     // RTLD_LOCAL: the runtime's symbols stay out of the global namespace; RTLD_NOW: a library missing
     // its own dependencies fails here, with the loader's message, not at the first call.
+    tried += (tried.empty() ? "" : ", ") + name;
+    // A path (--runtime-lib, PREFLIGHT_CUDART_LIB) naming a FIFO made dlopen wait for a writer for good (issue 19); a
+    // directory or a device is no library either. A name without '/' is searched the loader's way.
+    if (struct stat st {}; name.find('/') != std::string::npos && ::stat(name.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      last_message = format("%s: expected a regular file, found %s", name.c_str(), file_type_name(st.st_mode));
+      continue;
+    }
     if (void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return RuntimeLibrary(handle, name);
     const char* message = dlerror();
     last_message = message ? message : "unknown dlopen error";
-    tried += (tried.empty() ? "" : ", ") + name;
   }
   if (tried.empty()) return make_error(ErrorKind::invalid_argument, "no runtime library name to try");
   return make_error(ErrorKind::not_found, format("cannot load the runtime library (tried %s): %s", tried.c_str(), last_message.c_str()), tried);

@@ -203,3 +203,21 @@ TEST(CliBench, Issue19_ServerErrorTextIsStrippedOfTerminalControls) {
   EXPECT_EQ(b.out.find('\x1b'), std::string::npos) << b.out;
   EXPECT_EQ(b.out.find('\x07'), std::string::npos) << b.out;
 }
+
+// Issue 19: calibrate --save created the overlay's directory with the throwing std::filesystem call: a parent that is
+// a regular file ended the process with an uncaught filesystem_error (exit 134). It is an environment error naming
+// the overlay (exit 3), and nothing is written.
+TEST(CliBench, Issue19_CalibrateSaveWhoseDirectoryCannotBeCreated) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1"});
+  const auto dir = pftest::scratch_dir("cli-bench-calibrate-dir");
+  const std::string db = dir + "/bench.db", pred = dir + "/pred.json";
+  std::ofstream(pred) << R"({"decode_tok_s_single": 200, "ttft_ms": 25, "throughput_tok_s": {"1": 200}})";
+  auto b = run("bench --url " + fake.url + " --model m --concurrency 1 --num-prompts 4 --input-len 8 --output-len 8 --ignore-eos --db " + db +
+               " --prediction " + pred + " --device H100 --engine vllm --json");
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  std::ofstream(dir + "/file") << "a regular file\n";
+  const std::string overlay = dir + "/file/preflight/speed.json";
+  const auto saved = pftest::run_cli("calibrate --db " + db + " --save", {.env = "PREFLIGHT_SPEED_OVERRIDES=" + overlay});
+  EXPECT_EQ(saved.code, 3) << saved.out;
+  EXPECT_NE(saved.out.find(overlay + ": cannot create its directory: "), std::string::npos) << saved.out;
+}

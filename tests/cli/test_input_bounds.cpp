@@ -2,6 +2,7 @@
 // (edit distances to every catalogue name) and the total's patterns over all of it (11 s on this machine) and
 // printed it back whole in "unknown device '111...'"; a validation case's `device` field had no bound at all.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -164,4 +165,64 @@ TEST(InputBounds, Issue15_MaxModelLenAboveTheModelsOwnIsTheEnginesValueError) {
   EXPECT_EQ(allowed.code, 0) << allowed.out;
   EXPECT_NE(allowed.out.find("VLLM_ALLOW_LONG_MAX_MODEL_LEN is set, so vLLM warns and takes it"), std::string::npos) << allowed.out;
   EXPECT_NE(allowed.out.find("max_model_len 131,072"), std::string::npos) << allowed.out;
+
+// Issue 19: two more writers of JSON that threw type_error 316 on bytes that are not UTF-8 (uncaught, exit 134): a
+// dotted compilation-config flag whose value is not JSON (-cc.KEY=VALUE keeps it as text), and MindIE's config.json
+// from --weight-path / --model-name. The first is now read as text with U+FFFD and refused as the field's value; the
+// second is refused by name, as config.json holds UTF-8 only and a replaced byte would name another directory.
+TEST(InputBounds, Issue19_FlagTextThatIsNotUtf8InAJsonFlagOrMindieConfigIsRefused) {
+  for (const std::string& flag : {"-cc.cudagraph_mode='\xd6\xd0\xff'", "--compilation-config.cudagraph_mode '\xd6\xd0\xff'", "-O.cudagraph_mode='\xd6\xd0'"}) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 " + flag);
+    EXPECT_EQ(r.code, 2) << flag << "\n" << r.out.substr(0, 300);
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << flag;
+  }
+  const auto mode = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 -cc.cudagraph_mode='\xd6\xd0\xff'");
+  EXPECT_NE(mode.out.find("cudagraph_mode: KeyError: '\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD'"), std::string::npos) << mode.out.substr(0, 300);
+
+  for (const std::string& flag : {"--weight-path '/models/\xd6\xd0\xce\xc4'", "--model-name '\xff'"}) {
+    for (const std::string& json : {"", " --json"}) {
+      const auto r = pftest::run_cli("plan Qwen/Qwen3-8B --device 910B3 --engine mindie " + flag + json);
+      EXPECT_EQ(r.code, 2) << flag << json << "\n" << r.out.substr(0, 300);
+      EXPECT_NE(r.out.find("is not UTF-8 text, and MindIE's config.json (JSON) holds UTF-8 only"), std::string::npos) << r.out.substr(0, 300);
+    }
+  }
+  const auto utf8 = pftest::run_cli("plan Qwen/Qwen3-8B --device 910B3 --engine mindie --weight-path '/models/\xe4\xb8\xad'", {.with_stderr = false});
+  EXPECT_EQ(utf8.code, 0) << utf8.out.substr(0, 300);
+  EXPECT_NE(utf8.out.find("\"modelWeightPath\": \"/models/\xe4\xb8\xad\""), std::string::npos) << utf8.out.substr(0, 300);
+}
+
+// Issue 19 item 4, one more reader: bw --runtime-lib (and PREFLIGHT_CUDART_LIB) naming a FIFO made dlopen wait for a
+// writer for good. A path that is not a regular file is refused at once with its type, as a library that cannot be
+// loaded is (the measurement fails: exit 1).
+TEST(InputBounds, Issue19_RuntimeLibraryThatIsAFifoIsRefused) {
+  const std::string dir = pftest::scratch_dir("input-bounds-runtime-lib");
+  const std::string fifo = dir + "/libcudart.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = pftest::run_cli("bw --target cuda --runtime-lib " + fifo, {.env = "timeout 20"});
+  EXPECT_EQ(r.code, 1) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find(fifo + ": expected a regular file, found a FIFO"), std::string::npos) << r.out.substr(0, 300);
+  const auto env = pftest::run_cli("bw --target cuda", {.env = "PREFLIGHT_CUDART_LIB=" + dir + " timeout 20"});
+  EXPECT_EQ(env.code, 1) << env.out.substr(0, 300);
+  EXPECT_NE(env.out.find(dir + ": expected a regular file, found a directory"), std::string::npos) << env.out.substr(0, 300);
+}
+
+// Issue 19: fit dropped a speed overlay that does not load (PREFLIGHT_SPEED_OVERRIDES, the file calibrate --save
+// writes) in silence: the table lost its speed section and the exit was 0, so a user never learnt the file was
+// broken. It is bad input naming the file (exit 2), as plan and the device overlay already treat theirs.
+TEST(InputBounds, Issue19_SpeedOverlayThatDoesNotLoadIsAnError) {
+  const std::string dir = pftest::scratch_dir("input-bounds-speed-overlay");
+  std::ofstream(dir + "/gbk.json") << "\xd6\xd0";
+  std::ofstream(dir + "/profiles.json") << R"({"schema_version": 1, "profiles": 5})";
+  std::ofstream(dir + "/engine.json") << R"({"schema_version": 1, "profiles": [{"engine": "vlm", "platform": "cuda", "bandwidth_efficiency": 0.8, "evidence": "x"}]})";
+  for (const std::string& file : {dir + "/gbk.json", dir + "/profiles.json", dir + "/engine.json"}) {
+    for (const std::string& json : {"", " --json"}) {
+      const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0" + json, {.env = "PREFLIGHT_SPEED_OVERRIDES=" + file});
+      EXPECT_EQ(r.code, 2) << file << json << "\n" << r.out.substr(0, 300);
+      EXPECT_NE(r.out.find(file), std::string::npos) << r.out.substr(0, 300);
+    }
+  }
+  // A platform without a speed profile still leaves the speed out and fits as before.
+  std::ofstream(dir + "/ok.json") << R"({"schema_version": 1, "profiles": []})";
+  const auto ok = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0", {.env = "PREFLIGHT_SPEED_OVERRIDES=" + dir + "/ok.json"});
+  EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 300);
 }

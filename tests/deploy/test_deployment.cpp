@@ -896,3 +896,20 @@ TEST(Deploy, Issue15_UndatedVersionDatedByTheEvidenceDate) {
   EXPECT_EQ(dev("0.1.dev3+gabcdef0", "2026-09-20"), "vllm@0.28-0.30");
   EXPECT_EQ(dev("0.1.dev3+gabcdef0", "2026-06-01"), "vllm@0.26-0.27");
 }
+
+// Issue 19: std::stod threw on the numbers a device text states (out_of_range on 400 digits, invalid_argument on a
+// lone "."), uncaught: `validate` aborted (exit 134) on such a case's device. A number that is not one, or not a
+// finite one, states no total; the others read as before.
+TEST(Deployment, Issue19_StatedTotalThatIsNoFiniteNumberStatesNothing) {
+  const std::string digits(400, '1');
+  EXPECT_FALSE(deploy::stated_total_bytes(digits + " B"));
+  EXPECT_FALSE(deploy::stated_total_bytes(". GiB total"));
+  EXPECT_FALSE(deploy::stated_total_bytes("total memory " + digits + " GiB"));
+  EXPECT_DOUBLE_EQ(*deploy::stated_total_bytes("80.5 GiB total"), 80.5 * k_gib);
+  EXPECT_DOUBLE_EQ(*deploy::stated_total_bytes("85899345920 B"), 85899345920.0);
+  // The device catalogue's size match (stated_memory_gib) read the same 400 digits with std::stod.
+  auto devices = device::load_device_catalog();
+  ASSERT_TRUE(devices);
+  // The size states nothing, so the name decides, as without it.
+  EXPECT_EQ(device::match_device(*devices, "NVIDIA A100 " + digits + "GB").device, device::match_device(*devices, "NVIDIA A100").device);
+}

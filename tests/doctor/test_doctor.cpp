@@ -589,3 +589,19 @@ TEST(DoctorCli, Issue19_FifoScriptExitTwo) {
   EXPECT_EQ(sc->status, dr::CheckStatus::fail);
   EXPECT_TRUE(has_evidence(*sc, "found a FIFO")) << dump(*sc);
 }
+
+// Issue 19: a --root that is not a directory was checked as an empty tree (every check skipped, exit 0), so a typo in
+// the path read as "nothing wrong". A missing path, a regular file, a FIFO and a dangling link are usage errors.
+TEST(DoctorCli, Issue19_RootThatIsNotADirectoryExitTwo) {
+  FakeRoot f("doctor-issue19-root");
+  const std::string file = f.root + "/file", fifo = f.root + "/fifo", dangling = f.root + "/dangling";
+  std::ofstream(file) << "x\n";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_EQ(::symlink((f.root + "/nowhere").c_str(), dangling.c_str()), 0);
+  for (const std::string& root : {f.root + "/no/such/root", file, fifo, dangling}) {
+    const auto r = pftest::run_cli("doctor --root " + root, {"timeout 10"});
+    EXPECT_EQ(r.code, 2) << root << "\n" << r.out;
+    EXPECT_NE(r.out.find("--root " + root + ": not a directory"), std::string::npos) << r.out;
+  }
+  EXPECT_NE(pftest::run_cli("doctor --root " + f.root).code, 2);  // the fake root itself is checked as before
+}

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -952,7 +953,7 @@ TEST(LlamaCpp, Issue17_MoeExpertsStayOnCpu) {
     EXPECT_EQ(bytes_of(*e, "CPU_Mapped", LlamaBufferKind::model), last.offset + last.bytes);
     EXPECT_EQ(bytes_of(*e, "CUDA0", LlamaBufferKind::model), all - embd - exps);
   }
-  auto first2 = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = llama_n_cpu_moe_patterns(2)});
+  auto first2 = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_moe_first_layers = 2});
   ASSERT_TRUE(first2);
   EXPECT_EQ(bytes_of(*first2, "CPU_Mapped", LlamaBufferKind::model), last2.offset + last2.bytes);
   EXPECT_EQ(bytes_of(*first2, "CUDA0", LlamaBufferKind::model), all - embd - exps_first2);
@@ -965,6 +966,63 @@ TEST(LlamaCpp, Issue17_MoeExpertsStayOnCpu) {
   ASSERT_TRUE(plain);
   EXPECT_EQ(bytes_of(*plain, "CPU_Mapped", LlamaBufferKind::model), embd);
   EXPECT_FALSE(estimate_llama_cpp(f, {.n_gpu_layers = 99, .cpu_tensor_patterns = {"ffn_(up"}}));
+}
+
+// Issue 19: -ot patterns were std::regex, which backtracks: "((.*)*)*x" held fit for good on a 20-byte tensor name.
+// base/safe_regex matches them in time linear in the name; a backreference (outside its subset) is refused by name.
+// --n-cpu-moe N was N compiled regexes (N = 2^20: 60 s and 3.5 GB); it is now a layer bound, so 2^40 costs nothing.
+TEST(LlamaCpp, Issue19_OverridePatternsRunInLinearTimeAndNCpuMoeIsABound) {
+  const auto f = moe_file();
+  uint64_t all = 0, exps = 0;
+  for (const auto& t : f.tensors) {
+    all += t.bytes;
+    exps += t.name.find("_exps") != std::string::npos ? t.bytes : 0;
+  }
+  const uint64_t embd = named(f, "token_embd.weight").bytes;
+  const auto start = std::chrono::steady_clock::now();
+  auto hostile = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = {"((.*)*)*Q", "(.*.*.*.*.*)*Z"}});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  ASSERT_TRUE(hostile) << hostile.error().message;
+  EXPECT_EQ(bytes_of(*hostile, "CUDA0", LlamaBufferKind::model), all - embd);  // no tensor name holds a Q or a Z
+
+  auto backreference = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = {"(exps)\\1"}});
+  ASSERT_FALSE(backreference);
+  EXPECT_NE(backreference.error().message.find("--override-tensor: regular expression '(exps)\\1': "), std::string::npos) << backreference.error().message;
+
+  // N above the layer count keeps every layer's experts, as --cpu-moe does.
+  const auto huge_start = std::chrono::steady_clock::now();
+  auto huge = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_moe_first_layers = int64_t{1} << 40});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - huge_start).count(), 5.0);
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(bytes_of(*huge, "CUDA0", LlamaBufferKind::model), all - embd - exps);
+}
+
+// Issue 19: the llama.cpp estimate read its GGUF counts without the model reader's ranges: block_count 4e9 looped for
+// good (fit --engine llama.cpp), and a negative head_count_kv or key_length was read as absent (a default in its
+// place). Each is refused naming the key; 0 (a pure recurrent model's head_count) is still read.
+TEST(LlamaCpp, Issue19_GgufCountsOutOfRangeAreRefused) {
+  struct Case {
+    const char* key;
+    double value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"block_count", 4e9, "gguf: llama.block_count is 4000000000, expected an integer from 0 to 10000"},
+      {"attention.head_count_kv", -1, "gguf: llama.attention.head_count_kv is -1, expected an integer from 0 to 4194304"},
+      {"attention.key_length", 1.5, "gguf: llama.attention.key_length is 1.5, expected an integer from 0 to 4194304"},
+      {"feed_forward_length", 1e30, "gguf: llama.feed_forward_length is 1e+30, expected an integer from 0 to 4194304"},
+  };
+  for (const auto& c : cases) {
+    auto f = llama_file(2, 64, 4, 2, 16, 128, 1000);
+    f.numbers[std::string("llama.") + c.key] = c.value;
+    const auto start = std::chrono::steady_clock::now();
+    auto e = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99});
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0) << c.key;
+    ASSERT_FALSE(e) << c.key;
+    EXPECT_EQ(e.error().kind, ErrorKind::corrupt);
+    EXPECT_EQ(e.error().message, c.message);
+  }
+  EXPECT_TRUE(estimate_llama_cpp(llama_file(2, 64, 4, 2, 16, 128, 1000), {.ctx_size = 1024, .n_gpu_layers = 99}));
 }
 
 // Issue 17: fit prints one model and KV line per GPU of --tensor-split and --json llama_cpp.devices[];

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -311,4 +312,42 @@ TEST(HfConfig, Issue15_DerivedMaxModelLenAsVllmDerivesIt) {
   EXPECT_EQ(derived(R"(, "max_position_embeddings": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2})"),
             std::make_pair(int64_t{8192}, std::string("max_position_embeddings=8192 or model_max_length=None")));
   EXPECT_EQ(derived("").first, 0);
+
+// Issue 19: a negative expert count was read as "no experts": DeepSeek-V3 with n_routed_experts -1 became a dense
+// 37 B model that fit one H100 (exit 0). 0 still means dense; a negative count is refused with the key.
+TEST(HfConfig, Issue19_NegativeExpertCountIsRefused) {
+  struct Case {
+    const char* model;
+    const char* from;
+    const char* to;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {"deepseek-ai__DeepSeek-V3", "\"n_routed_experts\": 256", "\"n_routed_experts\": -1", "n_routed_experts is -1, expected 1.."},
+      {"openai__gpt-oss-20b", "\"num_local_experts\": 32", "\"num_local_experts\": -32", "num_local_experts is -32, expected 1.."},
+      {"Qwen__Qwen3-30B-A3B", "\"num_experts\": 128", "\"num_experts\": -128", "num_experts is -128, expected 1.."},
+  };
+  for (const auto& c : cases) {
+    const std::string dir = mutated_copy(c.model, c.from, c.to, "issue19-negative-experts");
+    auto spec = load_hf_config(dir + "/config.json");
+    ASSERT_FALSE(spec.has_value()) << c.model;
+    EXPECT_EQ(spec.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(spec.error().describe().find(c.fragment), std::string::npos) << spec.error().describe();
+  }
+  // 0 routed experts: a dense model, as before (Qwen3-30B-A3B's 48 layers without experts: far below its 30.5 B).
+  const std::string dense = mutated_copy("Qwen__Qwen3-30B-A3B", "\"num_experts\": 128", "\"num_experts\": 0", "issue19-zero-experts");
+  auto spec = load_hf_config(dense + "/config.json");
+  ASSERT_TRUE(spec.has_value()) << spec.error().describe();
+  EXPECT_EQ(spec->num_experts, 0);
+}
+
+// Issue 19: a torch_dtype preflight does not know was reported as "config has no torch_dtype/dtype".
+TEST(HfConfig, Issue19_UnknownDtypeIsNamedInTheAssumption) {
+  const std::string dir = mutated_copy("Qwen__Qwen3-8B", "\"torch_dtype\": \"bfloat16\"", "\"torch_dtype\": \"float7\"", "issue19-unknown-dtype");
+  auto spec = load_hf_config(dir + "/config.json");
+  ASSERT_TRUE(spec.has_value()) << spec.error().describe();
+  EXPECT_EQ(spec->dtype, Dtype::bf16);
+  const auto& a = spec->assumptions;
+  EXPECT_NE(std::find(a.begin(), a.end(), "config's torch_dtype 'float7' is not a dtype preflight knows; assumed bfloat16"), a.end());
+  EXPECT_EQ(std::find(a.begin(), a.end(), "config has no torch_dtype/dtype; assumed bfloat16"), a.end());
 }

@@ -572,3 +572,41 @@ TEST(Validation, Issue19_EveryHeldOutLineIsEvaluatedUnlessItsModelIsMissing) {
   for (const auto& row : r->rows)
     if (row.skipped) EXPECT_EQ(row.skip_reason.rfind("model not resolvable", 0), 0u) << row.id << ": " << row.skip_reason;
 }
+
+// Issue 19: a negative observed size, count or rate was compared as it was ("observed -1, predicted 2.586e+05:
+// 25856100.00%", exit 0) and weighed in the accuracy figures; a concurrency_len of 0 likewise. Each is an error naming
+// the file, line and field. available_kv_gib may be negative (vLLM prints a negative KV budget before it fails).
+TEST(Validation, Issue19_NegativeObservationsAreErrors) {
+  const std::string head = R"J({"engine":"vllm-ascend","engine_version":"0.23.0","device":"Ascend 910B3 64GB","model":"Qwen/Qwen3-8B","id":"neg",)J";
+  const std::pair<const char*, const char*> rows[] = {
+      {R"J("weights_gib":-1})J", "neg.jsonl:1: weights_gib is -1, expected a number >= 0"},
+      {R"J("kv_cache_tokens":-1})J", "neg.jsonl:1: kv_cache_tokens is -1, expected a number >= 0"},
+      {R"J("max_concurrency":-0.5})J", "neg.jsonl:1: max_concurrency is -0.5, expected a number >= 0"},
+      {R"J("tokens_per_s":-3})J", "neg.jsonl:1: tokens_per_s is -3, expected a number >= 0"},
+      {R"J("max_concurrency":2,"concurrency_len":0})J", "neg.jsonl:1: concurrency_len is 0, expected a token count >= 1"},
+  };
+  const std::string path = ::testing::TempDir() + "/neg.jsonl";
+  for (const auto& [fields, fragment] : rows) {
+    std::ofstream(path) << head << fields << "\n";
+    auto r = validate::run_validation({path}, {});
+    ASSERT_FALSE(r.has_value()) << fields;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << fields;
+    EXPECT_NE(r.error().describe().find(fragment), std::string::npos) << r.error().describe();
+  }
+  // A negative available KV budget is a record of a failed start, read as before.
+  std::ofstream(path) << head << R"J("available_kv_gib":-0.87,"fits":false})J" << "\n";
+  EXPECT_TRUE(validate::run_validation({path}, {}).has_value());
+}
+
+// Issue 19: a case's device text stating a 400-digit size made std::stod throw out_of_range, uncaught (validate aborted,
+// exit 134). The size states nothing; the case is then skipped with its device not found.
+TEST(Validation, Issue19_DeviceTextWithA400DigitSizeIsRead) {
+  const std::string path = ::testing::TempDir() + "/digits.jsonl";
+  std::ofstream(path) << R"J({"engine":"vllm","engine_version":"0.10.0","model":"Qwen/Qwen3-8B","id":"digits","kv_cache_tokens":100000,"device":")J"
+                      << std::string(400, '1') << R"J( B"})J" << "\n";
+  auto r = validate::run_validation({path}, {});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_TRUE(r->rows[0].skipped);
+  EXPECT_NE(r->rows[0].skip_reason.find("device not in the catalogue and no total memory stated"), std::string::npos) << r->rows[0].skip_reason;
+}
