@@ -165,6 +165,7 @@ TEST(InputBounds, Issue15_MaxModelLenAboveTheModelsOwnIsTheEnginesValueError) {
   EXPECT_EQ(allowed.code, 0) << allowed.out;
   EXPECT_NE(allowed.out.find("VLLM_ALLOW_LONG_MAX_MODEL_LEN is set, so vLLM warns and takes it"), std::string::npos) << allowed.out;
   EXPECT_NE(allowed.out.find("max_model_len 131,072"), std::string::npos) << allowed.out;
+}
 
 // Issue 19: two more writers of JSON that threw type_error 316 on bytes that are not UTF-8 (uncaught, exit 134): a
 // dotted compilation-config flag whose value is not JSON (-cc.KEY=VALUE keeps it as text), and MindIE's config.json

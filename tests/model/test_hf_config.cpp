@@ -312,6 +312,7 @@ TEST(HfConfig, Issue15_DerivedMaxModelLenAsVllmDerivesIt) {
   EXPECT_EQ(derived(R"(, "max_position_embeddings": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2})"),
             std::make_pair(int64_t{8192}, std::string("max_position_embeddings=8192 or model_max_length=None")));
   EXPECT_EQ(derived("").first, 0);
+}
 
 // Issue 19: a negative expert count was read as "no experts": DeepSeek-V3 with n_routed_experts -1 became a dense
 // 37 B model that fit one H100 (exit 0). 0 still means dense; a negative count is refused with the key.
