@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "base/json_util.hpp"
+#include "base/utf8.hpp"
 
 namespace preflight::detail {
 
@@ -27,23 +28,6 @@ int hex_value(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-// The length of the UTF-8 sequence at p (its first byte >= 0x80), 0 if it is not one RFC 3629 allows (the ranges
-// nlohmann's scan_string checks).
-size_t utf8_length(const unsigned char* p, const unsigned char* end) {
-  const auto cont = [&](size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-    return p + i < end && p[i] >= lo && p[i] <= hi;
-  };
-  const unsigned char c = p[0];
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
-  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
-  return 0;
 }
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -233,8 +217,7 @@ class Reader {
       }
       if (c < 0x20) return false;
       if (c >= 0x80) {
-        const size_t n = utf8_length(reinterpret_cast<const unsigned char*>(m_p),
-                                     reinterpret_cast<const unsigned char*>(m_end));
+        const size_t n = utf8_sequence_at(std::string_view(m_p, static_cast<size_t>(m_end - m_p)), 0).length;
         if (n == 0) return false;
         m_p += n;
         continue;

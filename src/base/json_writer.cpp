@@ -5,27 +5,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/utf8.hpp"
+
 namespace preflight {
 
 namespace {
-
-// The continuation bytes a UTF-8 lead byte takes and the range of the first of them (the Unicode Standard, table
-// 3-7, "well-formed UTF-8 byte sequences"; the automaton nlohmann's dump decodes with accepts exactly these).
-// 0 continuations: not a lead byte (0x80-0xC1, 0xF5-0xFF).
-struct Lead {
-  int continuations;
-  unsigned char first_low, first_high;
-};
-Lead utf8_lead(unsigned char c) {
-  if (c >= 0xC2 && c <= 0xDF) return {1, 0x80, 0xBF};
-  if (c == 0xE0) return {2, 0xA0, 0xBF};
-  if (c == 0xED) return {2, 0x80, 0x9F};  // no surrogates
-  if (c >= 0xE1 && c <= 0xEF) return {2, 0x80, 0xBF};
-  if (c == 0xF0) return {3, 0x90, 0xBF};
-  if (c >= 0xF1 && c <= 0xF3) return {3, 0x80, 0xBF};
-  if (c == 0xF4) return {3, 0x80, 0x8F};  // not above U+10FFFF
-  return {0, 0, 0};
-}
 
 // The bytes written as they are with no further check: printable ASCII but '"' and '\\'.
 constexpr std::array<bool, 256> k_plain = [] {
@@ -104,20 +88,15 @@ void JsonWriter::escaped(std::string_view s) {
     if (i == n) break;
     const unsigned char c = p[i];
     if (c >= 0x80) {
-      const Lead lead = utf8_lead(c);
       // Well-formed: copied as it is. Not: the bytes read so far of the sequence become one U+FFFD and reading goes on
       // at the byte that broke it (a lead byte that is none is dropped with them); an incomplete sequence at the end is
       // one U+FFFD. This is what dump(indent, ' ', false, error_handler_t::replace) writes.
-      size_t dropped = lead.continuations == 0 ? 1 : 0;  // 0: well-formed
-      for (size_t k = 1; k <= static_cast<size_t>(lead.continuations) && dropped == 0; ++k) {
-        const unsigned char low = k == 1 ? lead.first_low : 0x80, high = k == 1 ? lead.first_high : 0xBF;
-        if (i + k >= n) dropped = n - i;
-        else if (p[i + k] < low || p[i + k] > high) dropped = k;
-      }
-      if (dropped == 0) {
-        i += static_cast<size_t>(lead.continuations) + 1;
+      const Utf8Sequence seq = utf8_sequence_at(s, i);
+      if (seq.length > 0) {
+        i += seq.length;
         continue;
       }
+      const size_t dropped = seq.valid_prefix;
       m_out.append(s.data() + run, i - run);
       m_out.append("\xEF\xBF\xBD");
       run = i += dropped;
