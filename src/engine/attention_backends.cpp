@@ -71,10 +71,15 @@ Expected<AttentionBackendCatalog> load_attention_backends() {
   return parse_attention_backends(json, "data/engines/attention_backends.json");
 }
 
-Status check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin) {
+namespace {
+
+// `value` against the first record `covers` accepts: Ok when it is one of its names (or no record covers), else the
+// record's rejection.
+template <typename Covers>
+Status check_name(const AttentionBackendCatalog& catalog, Covers covers, const std::string& value, const std::string& origin) {
   const std::string name = to_upper(trim(value));
   for (const auto& rec : catalog.records) {
-    if (!contains(rec.engines, engine.engine) || engine.version_max < rec.version_min || rec.version_max < engine.version_min) continue;
+    if (!covers(rec)) continue;
     if (contains(rec.names, name)) return Ok{};
     std::string message = rec.rejection;
     if (const auto at = message.find("{name}"); at != std::string::npos) message.replace(at, 6, name);
@@ -84,6 +89,21 @@ Status check_attention_backend(const AttentionBackendCatalog& catalog, const Eng
     return make_error(ErrorKind::invalid_argument, origin + ": " + message, origin);
   }
   return Ok{};
+}
+
+}  // namespace
+
+Status check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin) {
+  return check_name(
+      catalog,
+      [&engine](const AttentionBackendNames& rec) {
+        return contains(rec.engines, engine.engine) && !(engine.version_max < rec.version_min) && !(rec.version_max < engine.version_min);
+      },
+      value, origin);
+}
+
+Status check_attention_backend_of(const AttentionBackendCatalog& catalog, const std::string& engine_name, const std::string& value, const std::string& origin) {
+  return check_name(catalog, [&engine_name](const AttentionBackendNames& rec) { return contains(rec.engines, engine_name); }, value, origin);
 }
 
 }  // namespace preflight::engine

@@ -38,5 +38,8 @@ Expected<AttentionBackendCatalog> load_attention_backends();
 // not a name of the record that covers `engine` (its engine name and a version range overlapping the profile's);
 // Ok when it is one, or when no record covers the engine (llama.cpp, MindIE: the flag is not theirs).
 Status check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin);
+// The same for a command that has no profile yet (plan, over every version of `engine_name`): the records of that engine
+// whatever their versions.
+Status check_attention_backend_of(const AttentionBackendCatalog& catalog, const std::string& engine_name, const std::string& value, const std::string& origin);
 
 }  // namespace preflight::engine

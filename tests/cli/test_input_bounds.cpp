@@ -243,6 +243,11 @@ TEST(InputBounds, Issue19_AttentionBackendThatVllmLacksIsRefused) {
               std::string::npos)
         << r.out.substr(0, 400);
   }
+  // plan takes the flag for every candidate: the same refusal before any is sized.
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --device H100 --attention-backend flash_atten");
+  EXPECT_EQ(plan.code, 2) << plan.out.substr(0, 400);
+  EXPECT_NE(plan.out.find("--attention-backend: ValueError: Unknown attention backend: 'FLASH_ATTEN'."), std::string::npos) << plan.out.substr(0, 400);
+  EXPECT_EQ(pftest::run_cli("plan Qwen/Qwen3-8B --device H100 --attention-backend FLASHINFER").code, 0);
   const std::pair<const char*, const char*> taken[] = {{"vllm@0.27.1", "FLASH_ATTN"}, {"vllm@0.23.0", "flashinfer"}, {"vllm@0.23.0", "TRITON_ATTN"},
                                                        {"vllm@0.23.0", "auto"},        {"vllm@0.7.1", "XFORMERS"},   {"vllm@0.10.1", "TRITON_ATTN_VLLM_V1"}};
   for (const auto& [engine, name] : taken) {
