@@ -5,7 +5,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <utility>
 
@@ -23,7 +26,28 @@ Expected<int64_t> parse_int(const std::string& name, const std::string& text) {
   return static_cast<int64_t>(parsed);
 }
 
+// Issue 19: a number flag takes decimal digits only: an optional sign, digits with at most one point, and an optional
+// exponent of decimal digits (1, 0.9, .5, 2e3). strtod alone also reads hex ("0x10" as 16), "inf", "nan" and leading
+// spaces, which no flag means; every real flag goes through here.
+bool is_decimal_number(const std::string& text) {
+  size_t i = 0, digits = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
+  if (i < text.size() && text[i] == '.')
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
+  if (digits == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    size_t exponent_digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) ++exponent_digits;
+    if (exponent_digits == 0) return false;
+  }
+  return i == text.size();
+}
+
 Expected<double> parse_real(const std::string& name, const std::string& text) {
+  if (!is_decimal_number(text)) return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected a decimal number, got '{}'", name, text));
   errno = 0;
   char* end = nullptr;
   const double parsed = std::strtod(text.c_str(), &end);
@@ -51,6 +75,17 @@ Option text_flag(std::string name, std::string value, std::optional<std::string>
               const std::string all = choices.size() == 1 ? choices[0] : fmt::format("{} or {}", fmt::join(choices.begin(), choices.end() - 1, ", "), choices.back());
               return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected {}, got '{}'", name, all, text));
             }
+            into = text;
+            return Ok{};
+          }};
+}
+
+Option models_dir_flag(std::optional<std::string>& into, std::string help) {
+  return {"models", "DIR", std::move(help), [&into](const std::string& text) -> Status {
+            struct stat st {};
+            if (::stat(text.c_str(), &st) != 0)
+              return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': {}", text, errno == ENOENT ? "no such directory" : std::strerror(errno)), "--models");
+            if (!S_ISDIR(st.st_mode)) return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': expected a directory, found a file", text), "--models");
             into = text;
             return Ok{};
           }};

@@ -46,6 +46,9 @@ struct RealRange {
 // "--warmup must be between 0 and 65536, found 70000", "--target: expected host, cuda or npu, got 'tpu'".
 Option switch_flag(std::string name, bool& into, std::string help);
 Option text_flag(std::string name, std::string value, std::optional<std::string>& into, std::string help, std::vector<std::string> choices = {});
+// Issue 19: --models DIR: a directory that exists (links followed). A path that does not exist, is a file or a
+// symbolic-link loop is invalid_argument naming the flag and the path, not a directory skipped in silence.
+Option models_dir_flag(std::optional<std::string>& into, std::string help);
 Option int_flag(std::string name, std::string value, std::optional<int64_t>& into, IntRange range, std::string help);
 Option real_flag(std::string name, std::string value, std::optional<double>& into, RealRange range, std::string help);
 // A comma-separated list of integers within range ("1,4,16").

@@ -29,6 +29,7 @@
 #include "deploy/deployment.hpp"
 #include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
+#include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/model_catalog.hpp"
@@ -319,6 +320,12 @@ int cmd_fit(const std::vector<std::string>& argv) {
                                                 resolved->assumptions);
       !len_ok)
     return report_error(len_ok.error());
+  // Issue 19: a name vLLM's attention-backend enum lacks is refused at start-up with the engine's ValueError.
+  if (const auto& b = r.flags.attention_backend) {
+    auto names = engine::load_attention_backends();
+    if (!names) return report_error(names.error());
+    if (auto ok = engine::check_attention_backend(*names, resolved->engine, b->value, b->origin); !ok) return report_error(ok.error());
+  }
   const model::ModelSpec& model = resolved->model;
   const device::DeviceSpec* dev = &resolved->device;
   const engine::EngineProfile* eng = &resolved->engine;
@@ -396,7 +403,7 @@ struct ValidateRequest {
 };
 
 std::vector<Option> validate_options(ValidateRequest& r) {
-  return {text_flag("models", "DIR", r.models, "a directory with <org>__<name>/config.json"), json_flag(r.json)};
+  return {models_dir_flag(r.models, "a directory with <org>__<name>/config.json"), json_flag(r.json)};
 }
 
 const CommandText k_validate_text{

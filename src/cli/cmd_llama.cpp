@@ -58,7 +58,7 @@ std::vector<Option> llama_options(LlamaRequest& r) {
           text_flag("override-tensor", "PATTERN=CPU,...", r.override_tensor, "keep tensors whose name matches PATTERN in the CPU model buffer (-ot; only CPU is modelled)"),
           switch_flag("cpu-moe", r.cpu_moe, "keep the MoE expert tensors (ffn_up/down/gate_exps) of every layer on the CPU"),
           int_flag("n-cpu-moe", "N", r.n_cpu_moe, {0, int64_t{1} << 20}, "keep the MoE expert tensors of the first N layers on the CPU"),
-          text_flag("models", "DIR", r.models, "accepted for symmetry with fit; a GGUF path is read directly"),
+          models_dir_flag(r.models, "accepted for symmetry with fit; a GGUF path is read directly"),
           switch_flag("offline", r.offline, "accepted for symmetry with fit"), json_flag(r.json)};
 }
 

@@ -103,7 +103,7 @@ struct LogsRequest {
 std::vector<Option> logs_options(LogsRequest& r) {
   return {text_flag("device", "D", r.device, "the device the log ran on, when the log does not say"),
           text_flag("engine", "E", r.engine, "the engine (vllm, vllm-ascend), when the log does not say"),
-          text_flag("models", "DIR", r.models, "a directory with <org>__<name>/config.json"),
+          models_dir_flag(r.models, "a directory with <org>__<name>/config.json"),
           switch_flag("emit-case", r.emit_case, "print the log as one validation case"), json_flag(r.json)};
 }
 

@@ -16,6 +16,7 @@
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
+#include "engine/attention_backends.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/architecture_traits.hpp"
@@ -210,6 +211,13 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
     t.interconnect = g.interconnect;
   }
   if (r.graph.compilation_config || r.graph.optimization_level || r.graph.attention_backend) {
+    // Issue 19: a name vLLM's attention-backend enum lacks, refused as fit refuses it (the engine named, else vLLM).
+    if (const auto& b = r.graph.attention_backend) {
+      PF_TRY(names, engine::load_attention_backends());
+      const std::string engine_name = r.engine && !r.engine->empty() ? to_lower(trim(r.engine->substr(0, r.engine->find('@')))) : "vllm";
+      PF_TRY(known, engine::check_attention_backend_of(names, engine_name, b->value, b->origin));
+      (void)known;
+    }
     PF_TRY(g, deploy::deployment_from_flags(r.graph));
     t.graph_capture = g.graph_capture;
     if (r.graph.compilation_config) in.compilation_config = r.graph.compilation_config->value;

@@ -73,7 +73,7 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
 }
 
 std::vector<Option> model_options(ModelFlags& f) {
-  return under("model resolution:", {text_flag("models", "DIR", f.models, "a directory with <org>__<name>/config.json"),
+  return under("model resolution:", {models_dir_flag(f.models, "a directory with <org>__<name>/config.json"),
                                      switch_flag("offline", f.offline, "hub models from the local cache only"),
                                      switch_flag("refresh", f.refresh, "refetch hub metadata into the cache")});
 }

@@ -416,7 +416,10 @@ LlamaCppDecode estimate_llama_cpp_decode(const model::GgufFile& file, const Llam
   if (host.bandwidth_bytes_per_s <= 0) return d;
   // Seconds per token for the weights: each type's bytes over its stream rate.
   double weight_s = 0;
-  for (const auto& [type, bytes] : by_type) {
+  for (const auto& entry : by_type) {
+    // Named, not a structured binding: clang before 16 (the fuzz build's compiler) cannot capture one in the lambda.
+    const std::string& type = entry.first;
+    const double bytes = entry.second;
     double factor = 1.0;
     if (host.backend == LlamaDecodeBackend::measured_cpu_read) {
       const auto* f = std::find_if(std::begin(k_cpu_stream_factors), std::end(k_cpu_stream_factors), [&](const StreamFactor& x) { return type == x.type; });

@@ -176,7 +176,7 @@ TEST(Cli, FitTakesVllmsMultimodalLimits) {
 // logs and validate give the same message for the same bad utilization, each naming its own origin.
 TEST(Cli, Issue19_Item10_BadFlagsAreErrorsNamingTheFlag) {
   const std::pair<const char*, const char*> rows[] = {
-      {"--gpu-memory-utilization nan", "--gpu-memory-utilization: expected a number in (0, 1], found nan"},
+      {"--gpu-memory-utilization nan", "--gpu-memory-utilization: expected a decimal number, got 'nan'"},
       {"--gpu-memory-utilization 1.5", "--gpu-memory-utilization: expected a number in (0, 1], found 1.5"},
       {"--max-num-seqs 0", "--max-num-seqs: expected an integer of at least 1, found 0"},
       {"--kv-cache-dtype fp4", "--kv-cache-dtype: expected one of auto|fp8|fp8_e4m3|fp8_e5m2|int8|fp16|bf16|float16|bfloat16, found 'fp4'"},

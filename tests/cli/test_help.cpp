@@ -59,7 +59,7 @@ TEST(Help, Issue14_ParserWritesTypedValuesAndNamesTheFlagOnBadInput) {
       {{"--count", "x"}, "--count: expected an integer, got 'x'"},
       {{"--count", "11"}, "--count must be between 0 and 10, found 11"},
       {{"--count", "-1"}, "--count must be between 0 and 10, found -1"},
-      {{"--rate", "fast"}, "--rate: expected a number, got 'fast'"},
+      {{"--rate", "fast"}, "--rate: expected a decimal number, got 'fast'"},
       {{"--rate", "0"}, "--rate must be positive"},
       {{"--rate", "6"}, "--rate must be at most 5 requests/s, found 6"},
       {{"--mode", "batch"}, "--mode: expected chat or agent, got 'batch'"},
@@ -111,7 +111,7 @@ TEST(Help, Issue14_BadValuesOfEachTypeExitTwoNamingTheFlag) {
     const char* fragment;
   } cases[] = {
       {"fit Qwen/Qwen3-8B --device H100 --max-model-len 4k", "--max-model-len: expected an integer, got '4k'"},
-      {"fit Qwen/Qwen3-8B --device H100 --gpu-memory-utilization high", "--gpu-memory-utilization: expected a number, got 'high'"},
+      {"fit Qwen/Qwen3-8B --device H100 --gpu-memory-utilization high", "--gpu-memory-utilization: expected a decimal number, got 'high'"},
       {"fit Qwen/Qwen3-8B --device H100 --concurrency 1,x", "--concurrency: expected positive integers"},
       {"fit Qwen/Qwen3-8B --device H100 --input-len 0", "--input-len must be between 1 and"},
       {"plan --device H100 --bandwidth 200000", "--bandwidth must be at most 100000 GB/s, found 200000"},

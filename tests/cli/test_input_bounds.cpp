@@ -3,6 +3,7 @@
 // printed it back whole in "unknown device '111...'"; a validation case's `device` field had no bound at all.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -226,4 +227,78 @@ TEST(InputBounds, Issue19_SpeedOverlayThatDoesNotLoadIsAnError) {
   std::ofstream(dir + "/ok.json") << R"({"schema_version": 1, "profiles": []})";
   const auto ok = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0", {.env = "PREFLIGHT_SPEED_OVERRIDES=" + dir + "/ok.json"});
   EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 300);
+}
+
+// Issue 19: fit --attention-backend took any name and only recorded it. vLLM looks the value up, upper-cased, in its
+// attention-backend enum and refuses a name that is no member (vllm/v1/attention/backends/registry.py: "Unknown attention
+// backend: 'X'. Valid options are: ..."): fit refuses it with those words, exit 2. The names the evidence records
+// (FLASH_ATTN, FLASHINFER in lower case as its logs print it, TRITON_ATTN, XFORMERS and TRITON_ATTN_VLLM_V1 of older
+// versions) and auto are still taken.
+TEST(InputBounds, Issue19_AttentionBackendThatVllmLacksIsRefused) {
+  for (const std::string& engine : {"vllm@0.23.0", "vllm-ascend@0.23.0"}) {
+    const std::string device = engine.rfind("vllm-ascend", 0) == 0 ? "910B3" : "H100";
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device " + device + " --engine " + engine + " --max-model-len 4096 --attention-backend flash_atten");
+    EXPECT_EQ(r.code, 2) << engine << ": " << r.out.substr(0, 400);
+    EXPECT_NE(r.out.find("--attention-backend: ValueError: Unknown attention backend: 'FLASH_ATTEN'. Valid options are: FLASH_ATTN, FLASH_ATTN_DIFFKV, TRITON_ATTN,"),
+              std::string::npos)
+        << r.out.substr(0, 400);
+  }
+  // plan takes the flag for every candidate: the same refusal before any is sized.
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --device H100 --attention-backend flash_atten");
+  EXPECT_EQ(plan.code, 2) << plan.out.substr(0, 400);
+  EXPECT_NE(plan.out.find("--attention-backend: ValueError: Unknown attention backend: 'FLASH_ATTEN'."), std::string::npos) << plan.out.substr(0, 400);
+  EXPECT_EQ(pftest::run_cli("plan Qwen/Qwen3-8B --device H100 --attention-backend FLASHINFER").code, 0);
+  const std::pair<const char*, const char*> taken[] = {{"vllm@0.27.1", "FLASH_ATTN"}, {"vllm@0.23.0", "flashinfer"}, {"vllm@0.23.0", "TRITON_ATTN"},
+                                                       {"vllm@0.23.0", "auto"},        {"vllm@0.7.1", "XFORMERS"},   {"vllm@0.10.1", "TRITON_ATTN_VLLM_V1"}};
+  for (const auto& [engine, name] : taken) {
+    const auto r = pftest::run_cli(std::string("fit Qwen/Qwen3-8B --device H100 --max-model-len 4096 --engine ") + engine + " --attention-backend " + name);
+    EXPECT_EQ(r.code, 0) << engine << " " << name << ": " << r.out.substr(0, 400);
+  }
+}
+
+// Issue 19: number flags read with strtod took hex ("--hccl-buffsize 0x10" was 16 MB), "inf" and "nan". A number flag
+// takes decimal digits only (sign, point, exponent), one rule in the shared flag parser for every real flag.
+TEST(InputBounds, Issue19_NumberFlagsTakeDecimalDigitsOnly) {
+  const std::pair<std::string, std::string> refused[] = {
+      {"fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.23.0 --hccl-buffsize 0x10", "--hccl-buffsize: expected a decimal number, got '0x10'"},
+      {"plan Qwen/Qwen3-8B --device H100 --bandwidth 0x10", "--bandwidth: expected a decimal number, got '0x10'"},
+      {"fit Qwen/Qwen3-8B --device H100 --gpu-memory-utilization 0x1p-1", "--gpu-memory-utilization: expected a decimal number, got '0x1p-1'"},
+      {"fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.23.0 --hccl-buffsize inf", "--hccl-buffsize: expected a decimal number, got 'inf'"},
+      {"fit Qwen/Qwen3-8B --device H100 --gpu-memory-utilization ' 0.9'", "--gpu-memory-utilization: expected a decimal number, got ' 0.9'"},
+      {"fit Qwen/Qwen3-8B --device H100 --gpu-memory-utilization 1e", "--gpu-memory-utilization: expected a decimal number, got '1e'"},
+  };
+  for (const auto& [args, message] : refused) {
+    const auto r = pftest::run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out.substr(0, 300);
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << ": " << r.out.substr(0, 300);
+  }
+  for (const std::string& args : {"fit Qwen/Qwen3-8B --device H100 --max-model-len 4096 --gpu-memory-utilization .9",
+                                  "fit Qwen/Qwen3-8B --device H100 --max-model-len 4096 --gpu-memory-utilization 9e-1",
+                                  "fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.23.0 --max-model-len 4096 --hccl-buffsize 1e3"}) {
+    const auto r = pftest::run_cli(args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.out.substr(0, 300);
+  }
+}
+
+// Issue 19: --models DIR that does not exist, is a file or a symbolic-link loop was skipped in silence when the model
+// is in the catalogue (a typo went unnoticed). It is bad input naming the flag and the path, for every command that
+// takes it.
+TEST(InputBounds, Issue19_ModelsDirThatIsNotADirectoryIsAnError) {
+  const std::string dir = pftest::scratch_dir("input-bounds-models-dir");
+  std::ofstream(dir + "/file") << "x";
+  ::unlink((dir + "/loop-a").c_str());
+  ::unlink((dir + "/loop-b").c_str());
+  ASSERT_EQ(::symlink((dir + "/loop-b").c_str(), (dir + "/loop-a").c_str()), 0);
+  ASSERT_EQ(::symlink((dir + "/loop-a").c_str(), (dir + "/loop-b").c_str()), 0);
+  const std::pair<std::string, std::string> paths[] = {{dir + "/missing", "no such directory"},
+                                                       {dir + "/file", "expected a directory, found a file"},
+                                                       {dir + "/loop-a", "Too many levels of symbolic links"}};
+  for (const auto& [path, why] : paths) {
+    for (const std::string& command : {std::string("fit Qwen/Qwen3-8B --device H100"), std::string("inspect Qwen/Qwen3-8B"), "validate " + dir + "/none.jsonl", "logs " + dir + "/none.log"}) {
+      const auto r = pftest::run_cli(command + " --models " + path);
+      EXPECT_EQ(r.code, 2) << command << " " << path << ": " << r.out.substr(0, 300);
+      EXPECT_NE(r.out.find("--models: '" + path + "': " + why), std::string::npos) << command << ": " << r.out.substr(0, 300);
+    }
+  }
+  EXPECT_EQ(pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --max-model-len 4096 --models " + pftest::shared_path("models")).code, 0);
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/text.hpp"
+#include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
 
 using namespace preflight;
@@ -494,4 +495,49 @@ TEST(EngineCatalog, Issue15_NonTorchCountedFollowsTheVersion) {
   auto e = parse_engine_catalog(*no_source, "engines.json");
   ASSERT_FALSE(e.has_value());
   EXPECT_NE(e.error().describe().find("non_torch_snapshot_bytes has no non_torch_snapshot_source"), std::string::npos) << e.error().describe();
+}
+
+// Issue 19: data/engines/attention_backends.json, the names vLLM's --attention-backend takes. The shipped file loads,
+// holds the names the evidence records, and a corrupt record is refused naming the file and the record.
+TEST(EngineCatalog, Issue19_AttentionBackendNamesLoadAndCheck) {
+  auto shipped = engine::load_attention_backends();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  ASSERT_EQ(shipped->records.size(), 1u);
+  engine::EngineProfile vllm;
+  vllm.engine = "vllm";
+  vllm.version_min = {0, 23, 0};
+  vllm.version_max = {0, 23, 99};
+  for (const char* name : {"FLASH_ATTN", "flashinfer", " TRITON_ATTN ", "XFORMERS", "TRITON_ATTN_VLLM_V1", "auto"})
+    EXPECT_TRUE(engine::check_attention_backend(*shipped, vllm, name, "--attention-backend").has_value()) << name;
+  const auto refused = engine::check_attention_backend(*shipped, vllm, "flash-attn", "--attention-backend");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().kind, ErrorKind::invalid_argument);
+  EXPECT_EQ(refused.error().message.rfind("--attention-backend: ValueError: Unknown attention backend: 'FLASH-ATTN'. Valid options are: FLASH_ATTN, ", 0), 0u)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find(", TURBOQUANT, CUSTOM"), std::string::npos) << refused.error().message;
+  engine::EngineProfile llama;
+  llama.engine = "llama.cpp";
+  EXPECT_TRUE(engine::check_attention_backend(*shipped, llama, "anything", "--attention-backend").has_value());
+
+  const std::string good = R"({"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["FLASH_ATTN"], "valid_options": ["FLASH_ATTN"], "rejection": "ValueError: '{name}'", "source": "s"})";
+  const std::pair<std::string, std::string> corrupt[] = {
+      {"[" + good + ", " + good + "]", "records[a]: duplicate id"},
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["flash_attn"], "valid_options": [], "rejection": "'{name}'", "source": "s"}])",
+       "records[a]: names: 'flash_attn' is not an upper-case enum name"},
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["FLASH_ATTN"], "valid_options": ["XFORMERS"], "rejection": "'{name}'", "source": "s"}])",
+       "records[a]: valid_options: 'XFORMERS' is not among names"},
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["FLASH_ATTN"], "valid_options": [], "rejection": "'{name}'", "source": ""}])",
+       "records[a]: source is empty"},
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.9.0", "version_max": "0.6.0", "names": ["FLASH_ATTN"], "valid_options": [], "rejection": "'{name}'", "source": "s"}])",
+       "records[a]: bad version range"},
+      {R"([{"id": "a", "engine": "vllm"}])", "engine"},
+  };
+  for (const auto& [records, fragment] : corrupt) {
+    auto json = parse_json(R"({"schema_version": 1, "records": )" + records + "}", "x.json");
+    ASSERT_TRUE(json.has_value());
+    auto parsed = engine::parse_attention_backends(*json, "x.json");
+    ASSERT_FALSE(parsed.has_value()) << records;
+    EXPECT_EQ(parsed.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(parsed.error().message.find(fragment), std::string::npos) << parsed.error().message;
+  }
 }

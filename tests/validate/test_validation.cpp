@@ -266,6 +266,30 @@ TEST(Validation, Issue19_Item10_BadCaseInputsAreErrors) {
   }
 }
 
+// Issue 19: a case's dtype was never read, so "dtype": 5 or an unknown dtype passed in silence. It is vLLM's --dtype
+// (auto, half, float16, bfloat16, float, float32: vllm/engine/arg_utils.py's choices); anything else is an error naming
+// the case and the field. The values the shared and evidence files record (bfloat16, float16, null) are taken.
+TEST(Validation, Issue19_CaseDtypeIsVllmsDtype) {
+  const std::string head = R"J({"engine":"vllm","engine_version":"0.11.0","device":"H100","model":"Qwen/Qwen3-8B","kv_cache_tokens":250000,"id":"dt",)J";
+  const std::string path = ::testing::TempDir() + "/dtype.jsonl";
+  const std::pair<const char*, const char*> refused[] = {
+      {R"J("dtype":5})J", "dtype"},
+      {R"J("dtype":"fp8"})J", "dtype.jsonl:1 (case dt): dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found 'fp8'"},
+      {R"J("dtype":"BF16"})J", "(case dt): dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found 'BF16'"},
+  };
+  for (const auto& [fields, fragment] : refused) {
+    std::ofstream(path) << head << fields << "\n";
+    auto r = validate::run_validation({path}, {});
+    ASSERT_FALSE(r.has_value()) << fields;
+    EXPECT_NE(r.error().describe().find(fragment), std::string::npos) << r.error().describe();
+  }
+  for (const char* fields : {R"J("dtype":"bfloat16"})J", R"J("dtype":"float16"})J", R"J("dtype":"auto"})J", R"J("dtype":null})J"}) {
+    std::ofstream(path) << head << fields << "\n";
+    auto r = validate::run_validation({path}, {});
+    EXPECT_TRUE(r.has_value()) << fields << ": " << r.error().describe();
+  }
+}
+
 // Issue 4: decode speeds through validate: median absolute error at most 15%; no case off by more
 // than 2x (README "Speed model" explains the skipped cases).
 TEST(Validation, DecodeSpeedCasesMeetTheTargets) {
