@@ -261,9 +261,10 @@ const CommandText k_fit_text{
 memory", "GPU KV cache size", "Maximum concurrency"), the memory terms behind them with their bands, the
 verdict with the engine's own failure message and the cheapest fixes, then the decode speed.)",
     "",
-    R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag; a model whose values overflow;
-      a --variant that changes nothing on the model, such as mxfp4 on a model without MoE experts; a --max-model-len
-      above the model's derived length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set),
+    R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag, and a number flag takes decimal
+      digits only; a model whose values overflow; a --variant that changes nothing on the model, such as mxfp4 on a
+      model without MoE experts; an --attention-backend name vLLM lacks; a --max-model-len above the model's derived
+      length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set),
       3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_fit(const std::vector<std::string>& argv) {
