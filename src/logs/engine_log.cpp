@@ -387,6 +387,10 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
     if (v == "True" || v == "true") set_once(a.enable_prefix_caching, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_prefix_caching, false, line);
   }
+  else if (key == "enable_chunked_prefill" || key == "chunked_prefill_enabled") {  // the args; V0's config line
+    if (v == "True" || v == "true") set_once(a.enable_chunked_prefill, true, line);
+    else if (v == "False" || v == "false") set_once(a.enable_chunked_prefill, false, line);
+  }
   else if (key == "enforce_eager" || key == "skip_mm_profiling" || key == "language_model_only") {
     auto& slot = key == "enforce_eager" ? a.enforce_eager : key == "skip_mm_profiling" ? a.skip_mm_profiling : a.language_model_only;
     if (v == "True" || v == "true") set_once(slot, true, line);
@@ -435,6 +439,8 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
     if (t == "enable_prefix_caching") value = "True";
     if (t == "no_enable_prefix_caching") { t = "enable_prefix_caching"; value = "False"; }
+    if (t == "enable_chunked_prefill") value = "True";
+    if (t == "no_enable_chunked_prefill") { t = "enable_chunked_prefill"; value = "False"; }
     apply_arg(a, t, value, n);
   }
   if (!dotted.empty()) apply_arg(a, "compilation_config", "{" + dotted + "}", n);
@@ -461,6 +467,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.decode_context_parallel_size, from.decode_context_parallel_size);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);
+  m(into.enable_chunked_prefill, from.enable_chunked_prefill);
   m(into.mamba_ssm_cache_dtype, from.mamba_ssm_cache_dtype);
   m(into.speculative_config, from.speculative_config);
   m(into.hccl_buffsize, from.hccl_buffsize);

@@ -72,6 +72,9 @@ struct EngineArgs {
   std::optional<Logged<bool>> enable_expert_parallel;
   // --enable-prefix-caching / --no-enable-prefix-caching (a hybrid model's Mamba cache mode).
   std::optional<Logged<bool>> enable_prefix_caching;
+  // --enable-chunked-prefill / --no-enable-chunked-prefill, the args dict's enable_chunked_prefill, V0's config line
+  // 'chunked_prefill_enabled=False' (issue 15: off, the profile run forwards the whole context).
+  std::optional<Logged<bool>> enable_chunked_prefill;
   // --mamba-ssm-cache-dtype (issue 15: a hybrid model's SSM state dtype, which sets its state page).
   std::optional<Logged<std::string>> mamba_ssm_cache_dtype;
   // --limit-mm-per-prompt as JSON ('{"image": 0, "video": 0}'), from the flag's JSON, its key=value form

@@ -178,3 +178,31 @@ TEST(ParallelLayouts, Issue15_DecodeContextParallel) {
   EXPECT_NE(p.out.find("--decode-context-parallel-size 2"), std::string::npos) << p.out.substr(0, 4000);
   EXPECT_NE(p.out.find("must be greater than total num kv heads 2"), std::string::npos) << p.out.substr(0, 4000);
 }
+
+// Issue 15: chunked prefill as vLLM's flag and as a log states it. Off (--no-enable-chunked-prefill, V0's config line
+// 'chunked_prefill_enabled=False'), with no --max-num-batched-tokens, the profile run forwards max(max_model_len, 2048)
+// tokens at once. Qwen3-8B on an H100, vllm@0.11.0, max_model_len 32768: the peak is the sampler run, which holds the
+// forward's [T, hidden] output, so the budget falls by (32768 - 8192 default batched tokens) x 4096 hidden x 2 B =
+// 201,326,592 B = 0.1875 GiB; --enable-chunked-prefill is the default and moves nothing.
+TEST(ParallelLayouts, Issue15_ChunkedPrefillOffFlagAndLogLine) {
+  const auto kv = [](const std::string& extra) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0 --max-model-len 32768 --json " + extra, {.with_stderr = false});
+    EXPECT_EQ(r.code, 0) << r.out.substr(0, 300);
+    return Json::parse(r.out)["memory_per_device"]["available_kv_gib"].get<double>();
+  };
+  const double on = kv(""), off = kv("--no-enable-chunked-prefill");
+  EXPECT_NEAR(on - off, 0.1875, 0.005) << on << " " << off;
+  EXPECT_DOUBLE_EQ(kv("--enable-chunked-prefill"), on);
+
+  const std::string dir = pftest::scratch_dir("chunked-prefill");
+  std::ofstream(dir + "/v0.log") << "INFO 06-01 12:00:00 [llm_engine.py:240] Initializing a V0 LLM engine (v0.9.2) with config: model='Qwen/Qwen3-8B', "
+                                    "max_seq_len=32768, chunked_prefill_enabled=False, use_async_output_proc=True\n";
+  std::ofstream(dir + "/cmd.log") << "vllm serve Qwen/Qwen3-8B --no-enable-chunked-prefill --max-model-len 8192\n";
+  for (const char* name : {"/v0.log", "/cmd.log"}) {
+    const auto r = pftest::run_cli("logs " + dir + name + " --json", {.with_stderr = false});
+    ASSERT_EQ(r.code, 0) << r.out.substr(0, 300);
+    const Json args = Json::parse(r.out)["engine_args"];
+    EXPECT_EQ(args["enable_chunked_prefill"]["value"], false) << name;
+    EXPECT_EQ(args["enable_chunked_prefill"]["line"], 1) << name;
+  }
+}
