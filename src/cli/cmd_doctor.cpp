@@ -89,10 +89,8 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   }
   // A --root that is not a directory (a typo, a file, a dangling link) was checked as an empty tree: every check
   // skipped, exit 0 (issue 19). It is a usage error naming the path.
-  if (req.root && !is_directory(*req.root)) {
-    fmt::print(stderr, "preflight: --root {}: not a directory (or it cannot be reached)\n", strip_terminal_controls(*req.root));
-    return k_exit_usage;
-  }
+  if (req.root && !is_directory(*req.root))
+    return report_error(make_error(ErrorKind::invalid_argument, "--root " + *req.root + ": not a directory (or it cannot be reached)", "--root"));
   doctor::DoctorOptions options;
   options.root = req.root.value_or("/");
   options.env = current_environment();

@@ -17,6 +17,7 @@
 #include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
+#include "engine/engine_profile.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/architecture_traits.hpp"
@@ -214,7 +215,7 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
     // Issue 19: a name vLLM's attention-backend enum lacks, refused as fit refuses it (the engine named, else vLLM).
     if (const auto& b = r.graph.attention_backend) {
       PF_TRY(names, engine::load_attention_backends());
-      const std::string engine_name = r.engine && !r.engine->empty() ? to_lower(trim(r.engine->substr(0, r.engine->find('@')))) : "vllm";
+      const std::string engine_name = r.engine && !trim(*r.engine).empty() ? engine::split_engine_text(*r.engine, "").first : "vllm";
       PF_TRY(known, engine::check_attention_backend_of(names, engine_name, b->value, b->origin));
       (void)known;
     }

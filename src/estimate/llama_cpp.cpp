@@ -199,18 +199,18 @@ void add_model_buffers(LlamaCppEstimate& e, const model::GgufFile& file, const L
   for (const auto& t : file.tensors) has_output = has_output || t.name == "output.weight";
   uint64_t map_begin = UINT64_MAX, map_end = 0, cpu_copy = 0, amx = 0, overridden = 0;
   std::vector<uint64_t> gpu(place.gpus.size(), 0);
-  auto layer_of = [&](const std::string& name) { const int64_t l = tensor_layer(name); return l == -2 ? place.n_layer : l; };
   for (const auto& t : file.tensors) {
     const int64_t layer = tensor_layer(t.name);
+    const int home = place.device_of(layer == -2 ? place.n_layer : layer);  // where its layer is placed (output: after the last)
     const bool forced_cpu =
         std::any_of(cpu_patterns.any_layer.begin(), cpu_patterns.any_layer.end(), [&](const SafeRegex& r) { return r.search(t.name); }) ||
         (cpu_patterns.experts && layer >= 0 && layer < cpu_patterns.experts_first_layers && cpu_patterns.experts->search(t.name));
-    const int dev = forced_cpu ? -1 : place.device_of(layer_of(t.name));
+    const int dev = forced_cpu ? -1 : home;
     if (dev >= 0) {
       gpu[static_cast<size_t>(dev)] += round_up(t.bytes, k_gpu_align);
       continue;
     }
-    overridden += forced_cpu && place.device_of(layer_of(t.name)) >= 0 ? t.bytes : 0;
+    overridden += forced_cpu && home >= 0 ? t.bytes : 0;
     const auto packed = o.cpu_extra_buffer == LlamaCpuExtraBuffer::amx && !forced_cpu ? amx_bytes(t) : std::nullopt;
     if (packed) {
       amx += *packed;

@@ -120,6 +120,10 @@ Expected<Observed> read_observed(const JsonObject& c) {
   return o;
 }
 
+// A case's own text as an error quotes it: at most 120 bytes, then how long it was (issue 19: a 100,000-byte
+// quantization field was echoed whole into the report).
+std::string quoted_case_text(const std::string& text) { return clip_text(text, 120); }
+
 // The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
 // naming the file, line and field (exit 2), never silently replaced.
 Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& where, std::optional<int64_t> concurrency_len) {
@@ -147,7 +151,7 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (dtype) {
     static const std::vector<std::string> k_dtypes{"auto", "half", "float16", "bfloat16", "float", "float32"};
     if (std::find(k_dtypes.begin(), k_dtypes.end(), *dtype) == k_dtypes.end())
-      return make_error(ErrorKind::invalid_argument, where + ": dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '" + *dtype + "'", where);
+      return make_error(ErrorKind::invalid_argument, where + ": dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '" + quoted_case_text(*dtype) + "'", where);
   }
   PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
   if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
@@ -300,10 +304,6 @@ bool same_method(const std::string& method, const std::string& flag) {
   const std::string a = norm(method), b = norm(flag);
   return !a.empty() && !b.empty() && (a.rfind(b, 0) == 0 || b.rfind(a, 0) == 0);
 }
-
-// A case's own text as an error quotes it: at most 120 bytes, then how long it was (issue 19: a 100,000-byte
-// quantization field was echoed whole into the report).
-std::string quoted_case_text(const std::string& text) { return clip_text(text, 120); }
 
 // The case's quantization text as people write it ("w8a8 (ascend w8a8_dynamic)", "AWQ int4", "GGUF
 // Q4_K_M"), read by the variant list (model/quant_variant). A checkpoint whose own descriptor the
