@@ -12,6 +12,7 @@
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "device/device_names.hpp"
 #include "device/device_platform.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "engine/moe_backend_workspace.hpp"
@@ -833,8 +834,11 @@ namespace {
 
 // Issue 15/16 (nccl): the interconnect of a deployment that does not give one, from the card's form factor and the TP
 // size (engines.json overheads[].nccl_buffers.defaults). Said in the assumptions, with the band's alternatives, only
-// where the version counts the NCCL buffers (elsewhere it shapes no number).
-void default_interconnect(const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh, estimate::Deployment& dep, Resolved& r) {
+// where the version counts the NCCL buffers (elsewhere it shapes no number). Issue 15 (acc28): where the device name
+// also names cards of another form factor (`candidates`, device::candidate_devices: "A100 80GB" is the SXM4 or the
+// PCIe card), their form factor's default joins the band; the assumed card's stays the estimate.
+void default_interconnect(const device::DeviceSpec& dev, const std::vector<const device::DeviceSpec*>& candidates, const engine::EngineProfile& eng,
+                          const engine::Overheads& oh, estimate::Deployment& dep, Resolved& r) {
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
   if (!nb || dep.tensor_parallel_size < 2) return;
   const bool counted = nb->counted_by(eng, dep.tensor_parallel_size);
@@ -851,11 +855,22 @@ void default_interconnect(const device::DeviceSpec& dev, const engine::EnginePro
   const bool workspace = ws && ws->max_input_bytes(dev.id, dep.tensor_parallel_size) > 0 &&
                          ws->allocated_by(eng, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, rule->interconnect);
   if (!counted && !workspace) return;
+  std::vector<engine::Interconnect> alternatives = rule->alternatives;
+  std::string other_cards;
+  for (const device::DeviceSpec* c : candidates) {
+    if (c->id == dev.id || c->form_factor == dev.form_factor) continue;
+    const engine::InterconnectDefault* other = nb->default_for(c->form_factor, dep.tensor_parallel_size);
+    if (!other) continue;
+    other_cards += format("%s%s (%s: %s)", other_cards.empty() ? "" : ", ", c->id.c_str(), c->form_factor.c_str(), engine::interconnect_name(other->interconnect));
+    if (other->interconnect != rule->interconnect && std::find(alternatives.begin(), alternatives.end(), other->interconnect) == alternatives.end())
+      alternatives.push_back(other->interconnect);
+  }
   std::string band;
-  for (const auto a : rule->alternatives) band += std::string(band.empty() ? "" : ", ") + engine::interconnect_name(a);
+  for (const auto a : alternatives) band += std::string(band.empty() ? "" : ", ") + engine::interconnect_name(a);
   r.assumptions.push_back(interconnect_assumption(dev, *rule, dep.tensor_parallel_size) +
+                          (other_cards.empty() ? "" : "; the device name also names " + other_cards) +
                           (band.empty() ? "" : "; interconnect_band: the estimate under " + band + " too"));
-  r.interconnect_alternatives = rule->alternatives;
+  r.interconnect_alternatives = std::move(alternatives);
 }
 
 }  // namespace
@@ -970,7 +985,13 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("NPU driver", f.npu_driver_version, f.npu_driver_version ? f.npu_driver_version->value : "");
   note("interconnect", f.interconnect, deployment.interconnect == engine::Interconnect::unknown ? "" : engine::interconnect_name(deployment.interconnect));
-  if (!f.interconnect) default_interconnect(dev, eng, *oh, deployment, r);
+  if (!f.interconnect) {
+    // Issue 15 (acc28): the cards the first stage's name leaves open (a size given with --device-memory names none).
+    std::vector<const device::DeviceSpec*> candidates;
+    if (!first_stage.memory_bytes) candidates = device::candidate_devices(*catalogs.devices, first_stage.text);
+    if (!candidates.empty() && candidates.front()->id != dev.id) candidates.clear();
+    default_interconnect(dev, candidates, eng, *oh, deployment, r);
+  }
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("enable_chunked_prefill", f.enable_chunked_prefill, f.enable_chunked_prefill && f.enable_chunked_prefill->value ? "true" : "false");

@@ -12,6 +12,7 @@
 #include "base/file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "device/device_names.hpp"
 #include "device/device_platform.hpp"
 #include "device/device_spec.hpp"
 
@@ -639,11 +640,21 @@ DeviceMatch resolve_ambiguous(const DeviceCatalog& catalog, const AmbiguousName&
 
 }  // namespace
 
-DeviceMatch match_device(const DeviceCatalog& catalog, const std::string& text) {
+namespace {
+
+// The ambiguous name match_device took for a text, and the sizes the text states (issue 15, acc28).
+struct AmbiguousHit {
+  const AmbiguousName* name = nullptr;
+  std::vector<double> stated_gib;
+};
+
+DeviceMatch match_device_with(const DeviceCatalog& catalog, const std::string& text, AmbiguousHit& hit) {
   const std::string hay = squash(text);
   if (const DeviceSpec* exact = catalog.find(text)) {
     for (const auto& a : catalog.ambiguous_names) {
-      if (squash(trim(a.name)) == hay) return resolve_ambiguous(catalog, a, {});
+      if (squash(trim(a.name)) != hay) continue;
+      hit = {&a, {}};
+      return resolve_ambiguous(catalog, a, {});
     }
     return {exact, ""};
   }
@@ -670,8 +681,30 @@ DeviceMatch match_device(const DeviceCatalog& catalog, const std::string& text) 
     if (!m.device) continue;
     best = m;
     best_len = k.size();
+    hit = {&a, stated};
   }
   return best;
+}
+
+}  // namespace
+
+DeviceMatch match_device(const DeviceCatalog& catalog, const std::string& text) {
+  AmbiguousHit hit;
+  return match_device_with(catalog, text, hit);
+}
+
+std::vector<const DeviceSpec*> candidate_devices(const DeviceCatalog& catalog, const std::string& text) {
+  AmbiguousHit hit;
+  const DeviceMatch m = match_device_with(catalog, text, hit);
+  std::vector<const DeviceSpec*> out;
+  if (!m.device || !hit.name) return out;
+  out.push_back(m.device);
+  for (const auto& id : hit.name->candidates) {
+    const DeviceSpec* d = find_by_id(catalog, id);
+    if (d && d != m.device && size_agrees(*d, hit.stated_gib)) out.push_back(d);
+  }
+  if (out.size() < 2) out.clear();
+  return out;
 }
 
 DeviceMatch match_device_total(const DeviceCatalog& catalog, double total_bytes, const std::string& platform) {

@@ -535,6 +535,27 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
   }
 }
 
+// Issue 15 (acc28): a case that states no interconnect, on a version that counts the NCCL buffers, leaves the other
+// plausible interconnects open (deploy::across_interconnects: the 4-GPU board, the PCIe card a name without a form factor
+// also names), an unknown input like the sampling path: the available-KV and token bands stretch by how far they move it.
+void widen_by_interconnect_band(const deploy::Inputs& in, const CaseContext& ctx, const deploy::Resolved& resolved, const estimate::FitEstimate& est,
+                                CaseResult& row) {
+  const deploy::InterconnectBand band = deploy::across_interconnects(in, {&ctx.devices, &ctx.engines}, resolved);
+  if (band.points.empty()) return;
+  for (auto& f : row.fields) {
+    if (!f.low || !f.high) continue;
+    if (f.field == "available_kv_gib") {
+      *f.low += bytes_to_gib(band.available_kv_min_bytes - est.available_kv_bytes);
+      *f.high += bytes_to_gib(band.available_kv_max_bytes - est.available_kv_bytes);
+    } else if (f.field == "kv_cache_tokens" && band.kv_tokens_max > 0) {
+      *f.low += static_cast<double>(band.kv_tokens_min - est.kv_tokens);
+      *f.high += static_cast<double>(band.kv_tokens_max - est.kv_tokens);
+    }
+  }
+  row.assumptions.push_back(format("the available-KV and token bands also span the interconnect band: %.2f - %.2f GiB available over %zu interconnects",
+                                   bytes_to_gib(band.available_kv_min_bytes), bytes_to_gib(band.available_kv_max_bytes), band.points.size()));
+}
+
 // Issue 15: a case the estimate refuses only because of the vision encoder's profiling pass, whose printed concurrency is
 // what the same deployment gives without that pass (--skip-mm-profiling; printed to 0.01), says so on its row. The
 // predicted verdict stays: the case records no flag that leaves the pass out (the seed's Qwen3.8-27B on vLLM-Ascend
@@ -637,6 +658,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     }
   }
   compare_memory(est, *resolved, o, row);
+  widen_by_interconnect_band(in, ctx, *resolved, est, row);
   note_lines_without_encoder_pass(spec, *resolved, est, o, row);
   ++report.evaluated;
   report.rows.push_back(row);

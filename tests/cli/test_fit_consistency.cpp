@@ -63,13 +63,13 @@ TEST(FitConsistency, Issue15_VersionBandIsAtTheContextFitChose) {
 }
 
 // The band over interconnects likewise. Qwen3-235B-A22B-FP8 (../shared/models: 94 layers, 4 KV heads, head_dim 128) on
-// 4 x H100 at TP 4, vllm@0.10.1, utilization 0.80, interconnect not given (NVSwitch assumed, NVLink direct the
-// alternative). One KV head per rank: K + V per token per layer = 1 x 128 x 2 x 2 B = 512 B; a 16-token block of all
+// 4 x H100 SXM at TP 4 (the id: "H100" alone also names the PCIe card, whose pcie would join the band, issue 15 acc28),
+// vllm@0.10.1, utilization 0.80, interconnect not given (NVSwitch assumed, NVLink direct the alternative). One KV head per rank: K + V per token per layer = 1 x 128 x 2 x 2 B = 512 B; a 16-token block of all
 // 94 layers = 16 x 94 x 512 B = 770,048 B. The assumed NVSwitch's NCCL buffers leave a budget short of 40,960, so fit
 // chose L = its KV tokens; each point is sized at L and fits where its tokens are at least L. Before, both points were
 // sized at 40,960 and the band said "fits on 0 of 2" under a verdict that fits.
 TEST(FitConsistency, Issue15_InterconnectBandIsAtTheContextFitChose) {
-  const std::string args = "fit Qwen/Qwen3-235B-A22B-FP8 --device H100 --tensor-parallel-size 4 --engine vllm@0.10.1 --gpu-memory-utilization 0.8";
+  const std::string args = "fit Qwen/Qwen3-235B-A22B-FP8 --device H100-SXM --tensor-parallel-size 4 --engine vllm@0.10.1 --gpu-memory-utilization 0.8";
   const auto r = pftest::run_cli(args + " --json", {.with_stderr = false});
   ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
   const Json f = json_of(r);

@@ -8,6 +8,7 @@
 
 #include "base/embedded.hpp"
 #include "base/units.hpp"
+#include "device/device_names.hpp"
 #include "device/device_spec.hpp"
 
 using namespace preflight;
@@ -223,6 +224,32 @@ TEST(DeviceCatalog, Issue15_AmbiguousNamesSayWhichCard) {
   // A name that is both an alias and ambiguous resolves to the same card either way.
   for (const auto& a : catalog->ambiguous_names) {
     if (const DeviceSpec* d = catalog->find(a.name)) EXPECT_EQ(d->id, a.assumed) << a.name;
+  }
+}
+
+// Issue 15 (acc28): the cards a text leaves open, the assumed one first. "NVIDIA A100 80GB" (the shared dl22 cases'
+// device) and "H100 80GB" state no form factor, so the PCIe card stays a candidate; a size the text states drops the
+// candidates it disagrees with (the H100 NVL's 94 GB); the cards' own names, which state the form factor, leave none.
+TEST(DeviceCatalog, Issue15_CandidateDevicesOfAnAmbiguousName) {
+  auto catalog = load_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  const std::vector<std::pair<std::string, std::vector<std::string>>> rows = {
+      {"NVIDIA A100 80GB", {"A100-80G-SXM", "A100-80G-PCIe"}},
+      {"A100 80GB", {"A100-80G-SXM", "A100-80G-PCIe"}},
+      {"NVIDIA A100 40GB", {"A100-40G-SXM", "A100-40G-PCIe"}},
+      {"H100", {"H100-SXM", "H100-PCIe", "H100-NVL"}},
+      {"NVIDIA H100", {"H100-SXM", "H100-PCIe", "H100-NVL"}},
+      {"NVIDIA H100 80GB (79.18 GiB total)", {"H100-SXM", "H100-PCIe"}},
+      {"NVIDIA A100-SXM4-80GB", {}},
+      {"NVIDIA A100 80GB PCIe", {}},
+      {"NVIDIA H100 80GB HBM3", {}},
+      {"L40S", {}},
+  };
+  for (const auto& [text, ids] : rows) {
+    std::vector<std::string> got;
+    for (const DeviceSpec* d : candidate_devices(*catalog, text)) got.push_back(d->id);
+    EXPECT_EQ(got, ids) << text;
+    if (!ids.empty()) EXPECT_EQ(match_device(*catalog, text).device->id, ids.front()) << text;
   }
 }
 

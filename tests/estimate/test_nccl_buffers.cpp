@@ -174,7 +174,7 @@ TEST(NcclBuffers, Issue16_ProxySharedBufferWhileNcclConnectsAtInit) {
 TEST(NcclBuffers, Issue16_DefaultIsAnAssumptionWithABand) {
   const auto& c = catalogues();
   const deploy::Catalogs cats{&c.devices, &c.engines};
-  const auto in = inputs("H100", "vllm@0.10.1", 4);
+  const auto in = inputs("H100 SXM", "vllm@0.10.1", 4);  // a name that states the form factor (issue 15, acc28)
   auto r = deploy::resolve_deployment(in, cats);
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   EXPECT_EQ(r->deployment.interconnect, engine::Interconnect::nvswitch);
@@ -214,6 +214,46 @@ TEST(NcclBuffers, Issue16_DefaultIsAnAssumptionWithABand) {
   EXPECT_FALSE(has_text(given->assumptions, "assumed pcie"));
   EXPECT_TRUE(has_text(given->provenance, "interconnect pcie from --interconnect"));
   EXPECT_TRUE(deploy::across_interconnects(given_in, cats, *given).points.empty());
+}
+
+// Issue 15 (acc28): "NVIDIA A100 80GB" (the device of the shared dl22 TP 2 case) states no form factor. The SXM4 card is
+// assumed (nvswitch at TP 2, the estimate), and the PCIe card the name also names puts pcie in the band beside
+// nvlink-direct. At vLLM 0.10.1, TP 2 (one connection per channel, two communicators, the proxy's shared buffer):
+//   nvswitch      2 x (24 x 1 x 12 MiB + 256 MiB) = 1088 MiB
+//   nvlink-direct 2 x ( 8 x 1 x 12 MiB +  64 MiB) =  320 MiB
+//   pcie          2 x ( 2 x 1 x 12 MiB +   4 MiB) =   56 MiB
+// so the PCIe point's budget is 1088 - 56 = 1032 MiB larger than the assumed one's. A name that states the form factor
+// keeps the SXM band (nvlink-direct alone) or none (a PCIe card).
+TEST(NcclBuffers, Issue15_NameWithoutFormFactorPutsPcieInTheBand) {
+  const auto& c = catalogues();
+  const deploy::Catalogs cats{&c.devices, &c.engines};
+  const auto in = inputs("NVIDIA A100 80GB", "vllm@0.10.1", 2);
+  auto r = deploy::resolve_deployment(in, cats);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_EQ(r->device.id, "A100-80G-SXM");
+  EXPECT_EQ(r->deployment.interconnect, engine::Interconnect::nvswitch);
+  EXPECT_TRUE(has_text(r->assumptions, "the device name also names A100-80G-PCIe (pcie: pcie)")) << ::testing::PrintToString(r->assumptions);
+  EXPECT_TRUE(has_text(r->assumptions, "interconnect_band: the estimate under nvlink-direct, pcie too"));
+  const std::vector<engine::Interconnect> alternatives = {engine::Interconnect::nvlink_direct, engine::Interconnect::pcie};
+  EXPECT_EQ(r->interconnect_alternatives, alternatives);
+  const auto band = deploy::across_interconnects(in, cats, *r);
+  ASSERT_EQ(band.points.size(), 3u);
+  EXPECT_EQ(band.points[0].interconnect, "nvswitch");
+  EXPECT_EQ(band.points[2].interconnect, "pcie");
+  EXPECT_DOUBLE_EQ(band.points[0].nccl_buffer_bytes, 1088.0 * k_mib);
+  EXPECT_DOUBLE_EQ(band.points[1].nccl_buffer_bytes, 320.0 * k_mib);
+  EXPECT_DOUBLE_EQ(band.points[2].nccl_buffer_bytes, 56.0 * k_mib);
+  EXPECT_NEAR(band.points[2].available_kv_bytes - band.points[0].available_kv_bytes, 1032.0 * k_mib, 2.0);
+  EXPECT_EQ(band.kv_tokens_max, band.points[2].kv_tokens);
+
+  auto sxm = deploy::resolve_deployment(inputs("NVIDIA A100-SXM4-80GB", "vllm@0.10.1", 2), cats);
+  ASSERT_TRUE(sxm.has_value());
+  EXPECT_EQ(sxm->interconnect_alternatives, std::vector<engine::Interconnect>{engine::Interconnect::nvlink_direct});
+  EXPECT_FALSE(has_text(sxm->assumptions, "the device name also names"));
+  auto pcie = deploy::resolve_deployment(inputs("NVIDIA A100 80GB PCIe", "vllm@0.10.1", 2), cats);
+  ASSERT_TRUE(pcie.has_value());
+  EXPECT_EQ(pcie->deployment.interconnect, engine::Interconnect::pcie);
+  EXPECT_TRUE(pcie->interconnect_alternatives.empty());
 }
 
 // A value outside the four: invalid_argument naming the flag and the choices.
@@ -311,6 +351,38 @@ TEST(NcclBuffers, Issue16_CaseFieldReadByValidate) {
   EXPECT_DOUBLE_EQ(r->rows[0].memory_terms.at("multi_rank"), 0.0);
   EXPECT_TRUE(has_text(r->rows[0].assumptions, "assumed nvswitch"));
   EXPECT_FALSE(has_text(r->rows[1].assumptions, "assumed nvswitch"));
+}
+
+// Issue 15 (acc28): validate's bands take in the interconnects a case leaves open. "NVIDIA A100 80GB" at TP 2 on vLLM
+// 0.10.1 without an interconnect: nvswitch is the estimate and pcie the far end of the band (1088 - 56 = 1032 MiB of NCCL
+// buffers less, worked in Issue15_NameWithoutFormFactorPutsPcieInTheBand); the same case recording nvswitch has no band
+// beyond the estimate's own. So the prediction and the low end agree, and the high ends differ by 1032 MiB.
+TEST(NcclBuffers, Issue15_ValidateBandSpansTheInterconnects) {
+  const std::string dir = pftest::scratch_dir("nccl-band");
+  const std::string path = dir + "/cases.jsonl";
+  const std::string head =
+      R"J({"engine":"vllm","engine_version":"0.10.1","device":"NVIDIA A100 80GB","num_devices":2,"tensor_parallel_size":2,"model":"Qwen/Qwen3-8B","max_model_len":8192,"available_kv_gib":60.0,"kv_cache_tokens":800000,)J";
+  std::ofstream(path) << head << R"J("id":"unstated"})J" "\n" << head << R"J("id":"nvswitch","interconnect":"nvswitch"})J" "\n";
+  auto r = pftest::validate_with_models({path});
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 2u);
+  const auto field = [](const validate::CaseResult& row, const std::string& name) -> const validate::FieldComparison* {
+    for (const auto& f : row.fields)
+      if (f.field == name) return &f;
+    return nullptr;
+  };
+  const auto* open = field(r->rows[0], "available_kv_gib");
+  const auto* stated = field(r->rows[1], "available_kv_gib");
+  ASSERT_TRUE(open && stated && open->low && open->high && stated->low && stated->high);
+  EXPECT_DOUBLE_EQ(open->predicted, stated->predicted);
+  EXPECT_NEAR(*open->low, *stated->low, 1e-9);
+  EXPECT_NEAR(*open->high - *stated->high, 1032.0 / 1024.0, 1e-6);
+  const auto* open_tokens = field(r->rows[0], "kv_cache_tokens");
+  const auto* stated_tokens = field(r->rows[1], "kv_cache_tokens");
+  ASSERT_TRUE(open_tokens && stated_tokens && open_tokens->high && stated_tokens->high);
+  EXPECT_GT(*open_tokens->high, *stated_tokens->high);
+  EXPECT_TRUE(has_text(r->rows[0].assumptions, "the available-KV and token bands also span the interconnect band"));
+  EXPECT_FALSE(has_text(r->rows[1].assumptions, "the available-KV and token bands also span the interconnect band"));
 }
 
 // The catalogue record: an interconnect outside the four, or a default without its source, is corrupt and names the
