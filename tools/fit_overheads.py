@@ -26,7 +26,8 @@ Procedure (rerun after adding cases):
         (+ graph when the engine subtracts it; + the NPU EP communicators' HCCL buffers and / the 310P budget divisor,
          both from source, not fitted)
      is fitted by minimising the capped mean absolute error of available KV (a grid over the constants; the vision
-     factor where two or more cases profile the encoder),
+     factor where two or more cases profile the encoder, unless the record holds it from the code and a printed peak:
+     `vision_activation_factor_source`, issue 15 acc28, NPU),
      because a few cases carry effects the model does not have (see README "Known gaps").
   4. It prints before/after median and per-case errors; `--write` stores the constants.
 
@@ -162,6 +163,12 @@ def regime(m, platform):
             ("weights", "quantized" if m.get("regime_quantized") else "bf16/fp16")]
 
 
+def fits_vision(oh, plat):
+    """Whether the vision factor is fitted: two or more cases profile the encoder (a vision unit) and the record does not
+    hold it from the code and a printed peak (issue 15, acc28: `vision_activation_factor_source`)."""
+    return sum(1 for c in plat if c["m"]["vision_unit"] > 0) >= 2 and not oh.get("vision_activation_factor_source")
+
+
 def increase_cases(plat):
     return sum(1 for c in plat if c["m"].get("non_torch_increase", 0.0) > 0.5)
 
@@ -238,8 +245,7 @@ def loo_rows(report, catalog):
         pipeline = activation(m, p[0], p[2]) > m["activation"] + 1
         if r["id"] in by_id and m["non_torch"] > 0 and not pipeline and m["available"] > 0:
             plat = [c for c in cases if c["platform"] == r["platform"] and c["id"] != r["id"]]
-            has_vision = sum(1 for c in plat if c["m"]["vision_unit"] > 0) >= 2
-            q = refit(plat, p, has_vision) if len(plat) >= 3 else p
+            q = refit(plat, p, fits_vision(oh, plat)) if len(plat) >= 3 else p
             scale = predict_kv({"m": m, "w": m["weights"]}, *q) / m["available"]
         out.append((r, scale))
     return out
@@ -375,9 +381,10 @@ def main():
             continue
         multi = oh["non_torch_multi_rank_fraction"]
         before = params(oh)
-        # The vision factor is fitted where two or more cases profile the encoder (a vision unit); a case whose
-        # text run plus held encoder outputs is larger than any pass on the grid does not move it.
-        has_vision = sum(1 for c in plat if c["m"]["vision_unit"] > 0) >= 2
+        # The vision factor is fitted where two or more cases profile the encoder (a vision unit) and the record does
+        # not hold it (vision_activation_factor_source); a case whose text run plus held encoder outputs is larger than
+        # any pass on the grid does not move it.
+        has_vision = fits_vision(oh, plat)
         # Objective: mean error with each case capped at 50% (cases the model cannot explain do not steer
         # the fit). Physical floors: the forward holds at least its input and MLP output (factor >= 1);
         # non-torch memory (context, NCCL/HCCL buffers) is at least 64 MiB.

@@ -827,6 +827,13 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   o.activation_bytes_per_batched_token_factor = af;
   PF_TRY(vf, r.number("vision_activation_factor"));
   o.vision_activation_factor = vf;
+  // Issue 15 (acc28): a vision factor taken from the code and a printed peak, which tools/fit_overheads.py then holds
+  // instead of refitting; read by that tool only, so here it must be a non-empty text.
+  PF_TRY(vf_src, r.opt_string("vision_activation_factor_source"));
+  if (vf_src && trim(*vf_src).empty())
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].vision_activation_factor_source is empty: name the code read and the printed figure", origin.c_str(),
+                                                 o.platform.c_str()),
+                      origin);
   PF_TRY(rope, r.number("rope_cache_bytes_per_element"));
   if (rope < 0 || rope > 64) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].rope_cache_bytes_per_element %.3g is outside 0-64", origin.c_str(), o.platform.c_str(), rope), origin);
   o.rope_cache_bytes_per_element = rope;

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
 #include "engine/attention_backends.hpp"
@@ -495,6 +498,24 @@ TEST(EngineCatalog, Issue15_NonTorchCountedFollowsTheVersion) {
   auto e = parse_engine_catalog(*no_source, "engines.json");
   ASSERT_FALSE(e.has_value());
   EXPECT_NE(e.error().describe().find("non_torch_snapshot_bytes has no non_torch_snapshot_source"), std::string::npos) << e.error().describe();
+}
+
+// Issue 15 (acc28): a vision factor that tools/fit_overheads.py holds instead of refitting names the code read and the
+// printed figure; the shipped NPU record does, and an empty text is corrupt.
+TEST(EngineCatalog, Issue15_HeldVisionFactorNamesItsSource) {
+  const auto shipped = nlohmann::json::parse(std::ifstream(std::string(PREFLIGHT_SOURCE_DIR) + "/data/engines/engines.json"));
+  bool npu_held = false;
+  for (const auto& oh : shipped.at("overheads"))
+    if (oh.at("platform") == "npu") npu_held = oh.contains("vision_activation_factor_source") && !oh.at("vision_activation_factor_source").get<std::string>().empty();
+  EXPECT_TRUE(npu_held);
+  auto empty_vision_source = parse_json(R"({"schema_version": 1, "profiles": [], "overheads": [{"platform": "npu", "non_torch_bytes": 100, "graph_bytes": 1,
+      "activation_bytes_per_batched_token_factor": 1, "vision_activation_factor": 3.1, "vision_activation_factor_source": " ", "rope_cache_bytes_per_element": 8,
+      "rope_cache_source": "s", "evidence": "e", "band_fraction": 0.3, "non_torch_multi_rank_fraction": 0.5, "non_torch_multi_rank_source": "s"}]})",
+                                        "engines.json");
+  ASSERT_TRUE(empty_vision_source.has_value());
+  auto ev = parse_engine_catalog(*empty_vision_source, "engines.json");
+  ASSERT_FALSE(ev.has_value());
+  EXPECT_NE(ev.error().describe().find("overheads[npu].vision_activation_factor_source is empty"), std::string::npos) << ev.error().describe();
 }
 
 // Issue 19: data/engines/attention_backends.json, the names vLLM's --attention-backend takes. The shipped file loads,
