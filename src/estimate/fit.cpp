@@ -7,8 +7,6 @@
 // sizes the budget, gives the verdict and the printed lines, and builds the per-rank tree.
 #include "estimate/fit.hpp"
 
-#include "model/context_length.hpp"
-
 #include "estimate/fit_memo.hpp"
 #include "estimate/fit_terms.hpp"
 
@@ -22,6 +20,7 @@
 #include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/context_length.hpp"
 #include "model/quant_variant.hpp"
 
 namespace preflight::estimate {
