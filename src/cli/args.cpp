@@ -207,18 +207,9 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
                 given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages"),
                 decode_context_parallel_option(f),
-                given_int("max-model-len", "L", f.max_model_len, "without it: the model's max_position_embeddings, and the largest context that fits"),
+                given_int("max-model-len", "L", f.max_model_len, "without it: vLLM's derived max_model_len (max_position_embeddings, rope-scaled),\nand the largest context that fits"),
                 given_real("gpu-memory-utilization", "U", f.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
-                given_text("kv-cache-dtype", "D", f.kv_cache_dtype, "auto|fp8|fp8_e4m3|fp8_e5m2|int8"),
                 given_text("quantization", "Q", f.quantization, "a method the checkpoint does not state (the engine's accepted list is checked)"),
-                given_int("max-num-seqs", "N", f.max_num_seqs, "sequences per scheduler step"),
-                given_int("max-num-batched-tokens", "N", f.max_num_batched_tokens, "tokens per scheduler step (the profile run's batch)"),
-                given_switch("enforce-eager", f.enforce_eager, "no graph capture; eager decode speed"),
-                given_switch("skip-mm-profiling", f.skip_mm_profiling, "leave the vision encoder out of the profile run"),
-                given_text("limit-mm-per-prompt", "JSON", f.limit_mm_per_prompt,
-                           "'{\"video\": 0}': no dummy video in the profile run; '{\"image\": 0, \"video\": 0}': text only; "
-                           "'{\"image\": {\"count\": 1, \"width\": 1024, \"height\": 1024}}': a smaller dummy image (vLLM >= 0.11.1)"),
-                given_switch("language-model-only", f.language_model_only, "every modality's limit at 0: text-only profile run, no vision tower (vLLM >= 0.16)"),
                 given_int("data-parallel-size", "N", f.data_parallel_size, "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP"),
                 given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
@@ -228,24 +219,10 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 optimization_level_option(f),
                 given_text("attention-backend", "B", f.attention_backend,
                            "FLASHINFER, FLASH_ATTN, TRITON_ATTN, ... (FLASHINFER with speculative decoding: PIECEWISE graphs\nonly, outside B200/B300)"),
-                given_text("moe-backend", "B", f.moe_backend,
-                           "auto (default), triton, marlin, flashinfer_cutlass, flashinfer_b12x, ...: the MoE expert kernels;\n"
-                           "flashinfer_b12x (vLLM 0.25, SM 12.x, NVFP4) keeps a workspace per MoE layer from the profile run"),
-                given_switch("enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode align (2 state blocks per request)"),
-                given_switch_off("no-enable-prefix-caching", f.enable_prefix_caching, "hybrid models: Mamba cache mode none (1 state block per request)"),
-                given_switch("enable-chunked-prefill", f.enable_chunked_prefill, "the engine's default where it has chunked prefill (V1)"),
-                given_switch_off("no-enable-chunked-prefill", f.enable_chunked_prefill,
-                                 "the profile run forwards max(max_model_len, 2048) tokens at once, unless --max-num-batched-tokens"),
-                given_switch("flashinfer-sampler", f.flashinfer_sampler, "the engine samples with FlashInfer (its log: 'Using FlashInfer for top-p & top-k\nsampling.'; VLLM_USE_FLASHINFER_SAMPLER=1)"),
-                given_switch_off("no-flashinfer-sampler", f.flashinfer_sampler, "the engine samples natively ('FlashInfer is not available'; VLLM_USE_FLASHINFER_SAMPLER=0)"),
-                given_real("hccl-buffsize", "MB", f.hccl_buffsize_mb, "NPU: HCCL_BUFFSIZE of the engine's environment (CANN default 200): the MC2 buffer\nexpert parallel opens before KV sizing"),
-                given_text("npu-driver-version", "V", f.npu_driver_version,
-                           "NPU: the driver (Ascend HDK) version npu-smi info prints; decides the MC2\ntransport of expert parallel over two or more A2 nodes"),
                 given_text("interconnect", "I", f.interconnect,
                            "how the GPUs of a TP group reach each other: nvswitch|nvlink-direct|pcie|network\n(unset: the card's form factor decides, said as an assumption with a band); sizes the\nNCCL buffers vLLM < 0.11 counts"),
                 given_text("pp-layer-partition", "L1,L2", f.pp_layer_partition,
-                           "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)"),
-                given_text("mamba-ssm-cache-dtype", "D", f.mamba_ssm_cache_dtype, "hybrid models: the SSM state dtype, auto|float32|float16|bfloat16 (auto: the\nmodel's, Qwen3.5 float32)")});
+                           "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; with --device A,B each\nstage on its own card (heterogeneous PP)")});
 }
 
 std::vector<Option> under(std::string heading, std::vector<Option> options) {

@@ -66,7 +66,8 @@ Option compilation_config_option(deploy::Flags& flags);
 Option optimization_level_option(deploy::Flags& flags);
 // Issue 15 (dcp): --decode-context-parallel-size with vLLM's short name -dcp.
 Option decode_context_parallel_option(deploy::Flags& flags);
-// All of vLLM's deployment flags of deploy::Flags, with their help.
+// vLLM's layout, parallel and graph flags of deploy::Flags, with their help (the engine settings fit shares with plan:
+// cli/engine_flags).
 std::vector<Option> deployment_options(deploy::Flags& flags);
 
 // A heading placed before the first of `options`.

@@ -16,6 +16,7 @@
 #include "cli/args.hpp"
 #include "cli/cmd_bw.hpp"
 #include "cli/cmd_plan.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/cmd_doctor.hpp"
@@ -27,11 +28,13 @@
 #include "cli/cmd_calibrate.hpp"
 #include "cli/cmd_report.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_settings.hpp"
 #include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/quantized_checkpoints.hpp"
+#include "model/context_length.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
@@ -124,9 +127,9 @@ std::vector<Option> fit_options(FitRequest& r) {
                 text_flag("platform", "P", r.platform, "with --device-memory alone: cuda (default), npu, rocm or cpu", {"cuda", "npu", "rocm", "cpu"}),
                 given_int("num-devices", "N", r.flags.num_devices, "devices in the deployment; without --tensor-parallel-size, TP = N / PP"),
                 text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version (vllm-ascend@0.23);\ndefault: the newest known for the device's platform"),
-                text_flag("engine-build", "BUILD", r.engine_build, "the engine build as pip lists it (0.17.0rc2.dev66+g9d0b7c8e9): decides the rules\nthat a PR merged between two releases starts or ends"),
                 text_flag("variant", "NAME", r.variant, "size a quantized variant of the model without its checkpoint (w8a8, w4a8_dynamic, awq,\nfp8_block, ...; the names plan and validate use; an unknown name lists them)")},
-               deployment_options(r.flags), speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
+               deployment_options(r.flags), under("engine settings (plan takes them too):", engine_setting_options({r.flags, r.engine_build})),
+               speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
 }
 
 // --variant: the variant's storage and --quantization on the flags (issue 16). An unknown name is bad
@@ -180,7 +183,7 @@ void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& p
 // Issue 16 (quant27): a variant whose weights load but whose KV cache cannot hold one request at the deployment's
 // max_model_len (vLLM's max_model_len ValueError) is offered with `--max-model-len N` after it: N is the largest
 // context its KV budget holds for one request (estimate::kv_capacity_tokens: whole KV blocks, so the number vLLM's own
-// "estimated maximum model length" search gives; capped at max_position_embeddings, above which vLLM rejects a
+// "estimated maximum model length" search gives; capped at the derived max_model_len, above which vLLM rejects a
 // user-specified max_model_len), and the variant sized again at N must fit. Only the highest-precision such variant,
 // and only one of higher precision than the same-context fix (a lower one would give up context and precision both);
 // the same-context fix always comes first. Empty when no variant fits at any context (weights that do not load, a
@@ -210,10 +213,10 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
     const std::string context_flag = len > 0 ? fmt::format(" --max-model-len {}", len) : "";
     std::string fix = fmt::format("--variant {}{} ({}): weights {:.2f} GiB per device, {} KV tokens, {:.2f}x on the same {} x {}", v.id, context_flag, v.name,
                                   bytes_to_gib(est.weights_bytes), with_thousands(est.kv_tokens), est.max_concurrency, cards, resolved.device.id);
-    const bool at_model_max = len > 0 && len == resolved.model.max_position_embeddings;  // the KV cache holds more
+    const bool at_model_max = len > 0 && len == model::max_model_len_of(resolved.model, 0);  // the KV cache holds more
     if (len > 0)
       fix += fmt::format(", {} ({} tokens do not fit)",
-                         at_model_max ? "the model's max_position_embeddings" : "the largest context its KV cache holds for one request", with_thousands(too_long));
+                         at_model_max ? "the model's maximum (vLLM's derived max_model_len)" : "the largest context its KV cache holds for one request", with_thousands(too_long));
     if (options.catalogue_device)
       fix += fmt::format("; `preflight plan {} --devices {} --variant {}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
                          resolved.device.id, v.id, len > 0 ? fmt::format(" --context {}", len) : "");
@@ -236,7 +239,7 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
     }
     if (shorter || est->failure != estimate::Failure::max_model_len_too_large) continue;
     int64_t len = estimate::kv_capacity_tokens(*est);
-    if (resolved.model.max_position_embeddings > 0) len = std::min<int64_t>(len, resolved.model.max_position_embeddings);
+    if (const int64_t model_max = model::max_model_len_of(resolved.model, 0); model_max > 0) len = std::min<int64_t>(len, model_max);
     if (len <= 0 || len <= options.longer_than_tokens) continue;
     with.max_model_len = len;
     auto at_len = estimate::try_estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, with);
@@ -264,7 +267,8 @@ verdict with the engine's own failure message and the cheapest fixes, then the d
     R"(exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag, and a number flag takes decimal
       digits only; a model whose values overflow; a --variant that changes nothing on the model, such as mxfp4 on a
       model without MoE experts; an --attention-backend name vLLM lacks; a --max-model-len above the model's derived
-      length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set),
+      length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; a setting only an Ascend NPU's engine
+      reads, --hccl-buffsize or --npu-driver-version, on another platform's card),
       3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_fit(const std::vector<std::string>& argv) {
@@ -317,6 +321,10 @@ int cmd_fit(const std::vector<std::string>& argv) {
   }
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
+  // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads, on another card, can never apply (plan rejects
+  // such a row with the same message).
+  if (const std::string why = deploy::npu_only_setting_refusal(resolved->deployment, resolved->device); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
   if (auto len_ok = deploy::check_max_model_len(resolved->model, r.flags.max_model_len, deploy::long_max_model_len_from_env(std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN")),
                                                 resolved->assumptions);
       !len_ok)

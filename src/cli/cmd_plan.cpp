@@ -6,15 +6,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/cmd_llama.hpp"
 #include "cli/cmd_mindie.hpp"
 #include "cli/common.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_settings.hpp"
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
@@ -49,7 +53,10 @@ struct PlanRequest {
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
   std::optional<deploy::Given<std::string>> speculative_config;  // issue 15
-  deploy::Flags graph;  // issue 15: --compilation-config (-cc, dotted), --optimization-level (-O), --attention-backend
+  // Issue 15: --compilation-config (-cc, dotted), --optimization-level (-O), --attention-backend, --interconnect, -dcp;
+  // issue 15/16 (plan28): the engine settings fit takes (cli/engine_flags), applied to every row.
+  deploy::Flags flags;
+  std::optional<std::string> engine_build;
   std::optional<double> min_tok_s, bandwidth_gb_s;
   bool all = false, markdown = false, json = false;
   bool commands = false;
@@ -107,7 +114,9 @@ std::vector<Option> plan_options(PlanRequest& r) {
                 int_flag("max-devices", "N", r.max_devices, {1, 1024}, "the most devices tried per layout (default 16)"),
                 text_flag("model", "GLOB", r.model_filter, "with --device: only the catalogue models whose id or an alias matches ('Qwen/Qwen3*')"),
                 text_flag("variant", "NAME", r.variant, "only this quantized variant (the names fit --variant takes; bf16 = as published)")},
-               under("targets:", {int_flag("context", "L", r.context, {1, INT64_MAX}, "context per request (default: 32768, or the model's maximum if smaller)"),
+               under("targets:", {int_flag("context", "L", r.context, {1, INT64_MAX},
+                                           "context per request (default: 32768, or the model's maximum if smaller); above\n"
+                                           "vLLM's derived max_model_len refused as fit refuses it, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"),
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
                                   text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version"),
@@ -116,15 +125,18 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   given_text("speculative-config", "JSON", r.speculative_config,
                                              "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
                                              "a drafter \"model\" with --device needs --model selecting one catalogue model"),
-                                  compilation_config_option(r.graph), optimization_level_option(r.graph), decode_context_parallel_option(r.graph),
-                                  given_text("attention-backend", "B", r.graph.attention_backend, "as fit takes it (FLASHINFER with speculative decoding: PIECEWISE graphs)"),
-                                  given_text("interconnect", "I", r.graph.interconnect,
+                                  compilation_config_option(r.flags), optimization_level_option(r.flags), decode_context_parallel_option(r.flags),
+                                  given_text("attention-backend", "B", r.flags.attention_backend, "as fit takes it (FLASHINFER with speculative decoding: PIECEWISE graphs)"),
+                                  given_text("interconnect", "I", r.flags.interconnect,
                                              "as fit takes it: nvswitch|nvlink-direct|pcie|network for every row (unset: each card's\nform factor decides; sizes the NCCL buffers vLLM < 0.11 counts)"),
                                   int_flag("decode-context", "C", r.decode_context, {1, INT64_MAX}, "context at which speed is quoted (default: the context target)"),
                                   real_flag("bandwidth", "GB/s", r.bandwidth_gb_s, k_bandwidth_range,
                                             "measured copy bandwidth (else `preflight bw --save`, else the catalogue)"),
                                   text_flag("workload", "chat|agent", r.workload, "agent: the start command adds the model family's tool-call and\nreasoning parsers",
                                             {"chat", "agent"})}),
+               under("engine settings, as fit takes them (every row sized and started with them; the layout, --tensor-parallel-size,\n"
+                     "--pipeline-parallel-size, --data-parallel-size, nodes and --quantization, is what plan chooses):",
+                     engine_setting_options({r.flags, r.engine_build})),
                under("output:", {switch_flag("all", r.all, "also list the candidates that were rejected, with the reason"),
                                  switch_flag("markdown", r.markdown, "the table as Markdown"), json_flag(r.json),
                                  text_flag("kubernetes", "FILE", r.kubernetes, "write Kubernetes manifests of the first candidate: Deployment + Service,\nor a LeaderWorkerSet + Service when it spans nodes"),
@@ -145,7 +157,10 @@ DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer de
     "",
     R"(exit: 0 something fits, 1 nothing fits (every row rejected: too large, the engine rejects the
       variant on that card, or no command produces its checkpoint; each rejected row says why, see --all),
-      2 bad input, 3 network or environment failure (hub unreachable, timeout))"};
+      2 bad input (as fit: a flag out of range names the flag; plan MODEL --context above the model's derived
+      length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; --hccl-buffsize or
+      --npu-driver-version with no NPU to plan on; a vLLM engine setting with --engine llama.cpp),
+      3 network or environment failure (hub unreachable, timeout))"};
 
 }  // namespace
 
@@ -207,21 +222,21 @@ Expected<Json> write_kubernetes(const plan::Candidate& top, const device::Device
 Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::PlanInputs& in, plan::PlanTargets& t) {
   // Issue 15: the capture settings, checked and parsed as fit does (one set of messages); the JSON goes into the commands.
   // Issue 15/16 (nccl): --interconnect, checked as fit checks it.
-  if (r.graph.interconnect) {
-    PF_TRY(g, deploy::deployment_from_flags(r.graph));
+  if (r.flags.interconnect) {
+    PF_TRY(g, deploy::deployment_from_flags(r.flags));
     t.interconnect = g.interconnect;
   }
-  if (r.graph.compilation_config || r.graph.optimization_level || r.graph.attention_backend) {
+  if (r.flags.compilation_config || r.flags.optimization_level || r.flags.attention_backend) {
     // Issue 19: a name vLLM's attention-backend enum lacks, refused as fit refuses it (the engine named, else vLLM).
-    if (const auto& b = r.graph.attention_backend) {
+    if (const auto& b = r.flags.attention_backend) {
       PF_TRY(names, engine::load_attention_backends());
       const std::string engine_name = r.engine && !trim(*r.engine).empty() ? engine::split_engine_text(*r.engine, "").first : "vllm";
       PF_TRY(known, engine::check_attention_backend_of(names, engine_name, b->value, b->origin));
       (void)known;
     }
-    PF_TRY(g, deploy::deployment_from_flags(r.graph));
+    PF_TRY(g, deploy::deployment_from_flags(r.flags));
     t.graph_capture = g.graph_capture;
-    if (r.graph.compilation_config) in.compilation_config = r.graph.compilation_config->value;
+    if (r.flags.compilation_config) in.compilation_config = r.flags.compilation_config->value;
   }
   if (!r.speculative_config) return Ok{};
   if (r.engine && starts_with(to_lower(*r.engine), "llama.cpp"))
@@ -232,6 +247,22 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
   PF_TRY(d, deploy::deployment_from_flags(f));
   t.speculative = d.speculative;
   in.speculative_config = r.speculative_config->value;
+  return Ok{};
+}
+
+// Issue 15/16 (plan28): the engine settings fit takes, read as fit reads them: --engine-build parsed onto the engine,
+// the settings turned into every row's deployment (deploy::deployment_from_flags) and into its start command
+// (engine_setting_args); VLLM_ALLOW_LONG_MAX_MODEL_LEN from the environment, as fit reads it.
+Status apply_engine_settings(const PlanRequest& r, plan::PlanInputs& in, plan::PlanTargets& t) {
+  if (r.engine_build) {
+    PF_TRY(build, engine::parse_engine_build(*r.engine_build, "--engine-build"));
+    in.engine_build = build;
+    in.engine_build_origin = "--engine-build";
+  }
+  in.engine_args = engine_setting_args(r.flags);
+  PF_TRY(settings, deploy::deployment_from_flags(r.flags));
+  t.engine_settings = std::move(settings);
+  t.long_max_model_len = deploy::long_max_model_len_from_env(std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
   return Ok{};
 }
 
@@ -277,16 +308,19 @@ void add_speculative_json(report::PlanJsonExtras& extras, const plan::PlanResult
 
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
+  // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
+  if (const std::string setting = first_engine_setting(argv); !setting.empty() && llama_cpp_engine_requested(argv))
+    return report_error(make_error(ErrorKind::invalid_argument, fmt::format("{}: vLLM's engine setting; llama-server, which --engine llama.cpp starts, takes no such flag", setting),
+                                   setting));
   PlanRequest r;
   auto positional = parse_options(argv, plan_options(r));
   if (!positional) return report_error(positional.error());
   if (positional->size() > 1 || (positional->empty() && !r.device && !r.device_memory)) return report_error(make_error(ErrorKind::invalid_argument, command_usage("plan")));
   {
     // The same checks as fit, logs and validate (deploy::check_flags), for the flags plan shares with them.
-    deploy::Flags shared;
+    deploy::Flags shared = r.flags;
     shared.gpu_memory_utilization = r.gpu_memory_utilization;
     shared.num_devices = r.num_devices;
-    shared.decode_context_parallel_size = r.graph.decode_context_parallel_size;
     if (auto checked = deploy::check_flags(shared); !checked) return report_error(checked.error());
   }
   auto ro = model_arg_options(r.model);
@@ -329,8 +363,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (r.bandwidth_gb_s) t.bandwidth_bytes_per_s = *r.bandwidth_gb_s * 1e9;
   if (r.gpu_memory_utilization) t.gpu_memory_utilization = r.gpu_memory_utilization->value;
   // Issue 15 (dcp): every row sized and started with it; rows whose TP the engine refuses it at are rejected with its message.
-  if (r.graph.decode_context_parallel_size) t.decode_context_parallel_size = r.graph.decode_context_parallel_size->value;
+  if (r.flags.decode_context_parallel_size) t.decode_context_parallel_size = r.flags.decode_context_parallel_size->value;
   if (auto s = apply_speculative(r, *ro, in, t); !s) return report_error(s.error());
+  if (auto s = apply_engine_settings(r, in, t); !s) return report_error(s.error());
   const size_t rows = r.all ? static_cast<size_t>(-1) : 15;
   const auto table = r.markdown ? report::PlanFormat::markdown : report::PlanFormat::text;
   const std::string context = t.context_tokens ? with_thousands(*t.context_tokens) : "min(32,768, model max)";
@@ -342,6 +377,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (positional->empty()) {
     auto dev = plan_device(r, *devices, device_assumptions);
     if (!dev) return report_error(dev.error());
+    if (const std::string why = deploy::npu_only_setting_refusal(t.engine_settings, *dev); !why.empty())  // as fit refuses it
+      return report_error(make_error(ErrorKind::invalid_argument, why));
     std::vector<model::ModelSpec> models = catalogue_models(r);
     if (r.model_filter && models.empty()) {
       return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", *r.model_filter)));
@@ -359,6 +396,11 @@ int cmd_plan(const std::vector<std::string>& argv) {
     auto spec = resolve_model_arg((*positional)[0], *ro);
     if (!spec) return report_error(spec.error());
     if (const auto why = plan::speculative_rejection(*spec, t.speculative); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, "--speculative-config: " + why));
+    // Issue 15/16 (plan28): a --context above the model's derived length is refused as fit refuses --max-model-len
+    // (vLLM's ValueError, exit 2), or sized with VLLM_ALLOW_LONG_MAX_MODEL_LEN set, which the assumptions say.
+    if (r.context)
+      if (auto ok = deploy::check_max_model_len(*spec, deploy::Given<int64_t>{*r.context, "--context"}, t.long_max_model_len, device_assumptions); !ok)
+        return report_error(ok.error());
     std::vector<device::DeviceSpec> list;
     if (r.devices) {
       for (const auto& name : split(*r.devices, ',')) {
@@ -374,6 +416,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
       for (const auto& d : devices->devices)
         if ((d.platform == "npu" || d.platform == "cuda" || d.platform == "rocm") && (d.hbm_bandwidth_bytes_per_s || d.measured_copy_bandwidth_bytes_per_s)) list.push_back(d);
     }
+    // Issue 15/16 (plan28): a setting only an Ascend NPU reads, and no NPU to plan on: it can never apply, as in fit.
+    if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return deploy::npu_only_setting_refusal(t.engine_settings, d).empty(); }))
+      return report_error(make_error(ErrorKind::invalid_argument, deploy::npu_only_setting_refusal(t.engine_settings, list.front())));
     result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }

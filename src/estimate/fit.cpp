@@ -20,6 +20,7 @@
 #include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/context_length.hpp"
 #include "model/quant_variant.hpp"
 
 namespace preflight::estimate {
@@ -213,13 +214,13 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
   e.max_num_batched_tokens = dep.max_num_batched_tokens.value_or(large_device ? engine.max_num_batched_tokens_large_device : engine.max_num_batched_tokens);
   e.max_num_seqs = dep.max_num_seqs.value_or(large_device ? engine.max_num_seqs_large_device : engine.max_num_seqs);
   // V0 without chunked prefill (its default up to 32K context) schedules a whole prompt at once.
-  if (const int64_t len = dep.max_model_len.value_or(m.max_position_embeddings);
+  if (const int64_t len = dep.max_model_len.value_or(model::max_model_len_of(m, 0));
       !dep.max_num_batched_tokens && !dep.enable_chunked_prefill.has_value() && engine.unchunked_prefill_up_to > 0 && len > 0 && len <= engine.unchunked_prefill_up_to)
     e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, len);
   // Issue 15 (round 14): chunked prefill stated off (a V0 engine prints chunked_prefill_enabled=False; V0 on ROCm never
   // turns it on by itself, vLLM arg_utils _set_default_args_v0 does so only on CUDA above 32K) and no
   // --max-num-batched-tokens: SchedulerConfig sets max_num_batched_tokens = max(max_model_len, 2048), whatever the length.
-  if (const int64_t len = dep.max_model_len.value_or(m.max_position_embeddings);
+  if (const int64_t len = dep.max_model_len.value_or(model::max_model_len_of(m, 0));
       !dep.max_num_batched_tokens && dep.enable_chunked_prefill == false && len > 0) {
     e.max_num_batched_tokens = std::max<int64_t>(len, 2048);
     if (dep.explain)
@@ -227,7 +228,7 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
                                      "(vLLM SchedulerConfig)", static_cast<long long>(e.max_num_batched_tokens)));
   }
   // Issue 15: vLLM-Ascend 0.10.2 forces its Ascend scheduler (whole prompts) on non-MLA text-only models.
-  const int64_t whole = terms::whole_prompt_batched_tokens(m, engine, e.max_num_batched_tokens, dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096));
+  const int64_t whole = terms::whole_prompt_batched_tokens(m, engine, e.max_num_batched_tokens, dep.max_model_len.value_or(model::max_model_len_of(m, 4096)));
   if (whole != e.max_num_batched_tokens && dep.explain)
     e.assumptions.push_back(format("max_num_batched_tokens %lld -> max_model_len %lld: %s %s turns its Ascend scheduler on for a non-MLA text-only model "
                                    "(chunked prefill off unless additional_config ascend_scheduler_config.enable_chunked_prefill), so the profile run forwards "
@@ -831,7 +832,7 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   keep_term(weights.first);
 
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
-  const int64_t L = core.max_model_len = dep.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096);
+  const int64_t L = core.max_model_len = dep.max_model_len.value_or(model::max_model_len_of(m, 4096));
   const Term moe_all2all = terms::estimate_moe_all2all_rows(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
   auto run_result = terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes);
   if (!run_result) return run_result.error();
@@ -920,7 +921,12 @@ Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const e
   if (dep.memory_terms) e.terms.push_back({"available KV", budget.available, budget.band, dep.explain ? budget_rule(e, dep) : std::string()});
 
   e.max_model_len = L;
-  if (!dep.max_model_len && dep.explain) e.assumptions.push_back(format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
+  // Issue 15/16 (plan28): vLLM's default is the derived length (model/context_length.hpp); where rope scaling or a
+  // shorter length key makes it differ from max_position_embeddings, the assumption quotes vLLM's own words for it.
+  if (!dep.max_model_len && dep.explain)
+    e.assumptions.push_back(m.derived_max_model_len > 0 && m.derived_max_model_len != m.max_position_embeddings
+                                ? format("max_model_len %lld (vLLM's derived max_model_len: %s)", static_cast<long long>(L), m.derived_max_model_len_text.c_str())
+                                : format("max_model_len %lld (the model's max_position_embeddings)", static_cast<long long>(L)));
   const int64_t spec_tokens = dep.speculative.method.empty() ? 0 : dep.speculative.num_speculative_tokens;
   terms::KvInputs kv_in{e.kv_cache_dtype, lay.pp > 1 ? 0 : drafter.layers, drafter.kv_elements_per_layer, spec_tokens, L, e.max_num_batched_tokens, budget.available_blocks,
                               budget.band, budget.band_high, dep.explain, dep.enable_prefix_caching,

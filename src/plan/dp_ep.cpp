@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_settings.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
 
@@ -63,7 +64,11 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpe
   if (!in.launch_rules) return;
   Candidate replica = dp_replica(c);
   replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node,
-                                {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config, .device_family = dev.family});
+                                {.workload = in.workload,
+                                 .speculative_config = in.speculative_config,
+                                 .compilation_config = in.compilation_config,
+                                 .device_family = dev.family,
+                                 .engine_args = &in.engine_args});
   auto dp = with_data_parallel(replica, k_devices_per_node, {.size = c.data_parallel_size, .expert_parallel = true});
   if (dp) c.launch = std::move(*dp);
   else c.launch = replica.launch;
@@ -98,8 +103,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
       if (auto found = model::find_variant(*catalog, variant)) v = *found;
   }
   Candidate c = skeleton(m, dev, v, l);
-  std::vector<std::string> assumptions;
-  const auto eng = deploy::resolve_engine(plan_engine_input(in), *in.engines, dev.platform, assumptions);
+  const auto eng = plan_engine(in, dev.platform);
   if (!eng) {
     c.reason = eng.error().describe();
     return c;
@@ -125,6 +129,10 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   c.context_tokens = candidate_context(m, t, too_long);  // a target above the model's maximum is not lowered
   if (!too_long.empty()) {
     c.reason = layout_name(c) + ": " + too_long;
+    return c;
+  }
+  if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) {  // plan28, as the TP/PP rows
+    c.reason = layout_name(c) + ": " + why;
     return c;
   }
   estimate::Deployment d = candidate_deployment(c, v, t);
@@ -175,8 +183,7 @@ namespace {
 // The variants plan tries, in its order (plan --variant's one, else every one the engine takes).
 std::vector<std::string> variants_for(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in) {
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
-  std::vector<std::string> assumptions;
-  const auto eng = deploy::resolve_engine(plan_engine_input(in), *in.engines, dev.platform, assumptions);
+  const auto eng = plan_engine(in, dev.platform);
   return eng ? quantization_variants(m, *eng, nullptr, dev.family) : std::vector<std::string>{""};
 }
 

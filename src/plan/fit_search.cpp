@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "base/units.hpp"
+#include "model/context_length.hpp"
 
 namespace preflight::plan {
 
@@ -38,7 +39,8 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
                        const estimate::Deployment& dep, const estimate::FitEstimate& base) {
   FitSearch out;
   out.largest_context = estimate::kv_capacity_tokens(base);
-  if (m.max_position_embeddings > 0) out.largest_context = std::min<int64_t>(out.largest_context, m.max_position_embeddings);
+  // Capped at vLLM's derived max_model_len (issue 15/16, plan28), above which vLLM refuses a --max-model-len.
+  if (const int64_t model_max = model::max_model_len_of(m, 0); model_max > 0) out.largest_context = std::min<int64_t>(out.largest_context, model_max);
   if (base.fits) return out;
   // Each try reads the verdict and the numbers only: no explanatory text (Deployment::explain).
   auto try_fit = [&](estimate::Deployment d) {

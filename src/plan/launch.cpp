@@ -15,6 +15,12 @@
 
 namespace preflight::plan {
 
+std::string shell_single_quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 namespace {
 
 struct RuleContext {
@@ -73,13 +79,6 @@ std::string base_name(const std::string& id) {
 }
 
 std::string served_name(const std::string& id) { return to_lower(base_name(id)); }
-
-// `text` as one POSIX shell word in single quotes; a quote inside it closes, escapes and reopens ('\'').
-std::string shell_single_quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
 
 // A hub reference ("hf:org/name@rev", "ms:org/name@rev": hub/hub_ref's form of ModelSpec::id) as `vllm serve`
 // takes it: the repo id, the revision when it is not the hub's default (Hugging Face "main", ModelScope
@@ -513,6 +512,15 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (multi_node) s << " --distributed-executor-backend ray";
   if (!options.speculative_config.empty()) s << " --speculative-config " << shell_single_quoted(options.speculative_config);
   if (!options.compilation_config.empty()) s << " --compilation-config " << shell_single_quoted(options.compilation_config);
+  // Issue 15/16 (plan28): the engine settings fit takes, as given (their environment only on the platform that reads it).
+  if (const EngineArgs* a = options.engine_args) {
+    for (const auto& arg : a->serve_args) s << " " << arg;
+    l.env.insert(l.env.end(), a->env.begin(), a->env.end());
+    if (e.platform == "npu") l.env.insert(l.env.end(), a->npu_env.begin(), a->npu_env.end());
+  }
+  // A context above the model's derived length starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/config/model.py;
+  // the planner sizes such a row only where that variable was set).
+  if (m.derived_max_model_len > 0 && c.context_tokens > m.derived_max_model_len) l.env.push_back("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
   if (!m.auto_map.empty()) {
     s << " --trust-remote-code";
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");

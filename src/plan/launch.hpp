@@ -26,7 +26,12 @@ struct LaunchOptions {
   // Issue 16: the device catalogue family of the card the command starts on ("ascend-a2"): a launch rule with
   // when.device_families holds only for those. Empty: no card known, and such a rule does not hold.
   std::string device_family;
+  // Issue 15/16 (plan28): the engine settings' arguments and environment (PlanInputs::engine_args); nullptr: none.
+  const EngineArgs* engine_args = nullptr;
 };
+
+// `text` as one POSIX shell word in single quotes; a quote inside it closes, escapes and reopens ('\'').
+std::string shell_single_quoted(const std::string& text);
 
 // The repo id `vllm serve` and the quantized-checkpoint catalogue know for a model id: a hub reference as
 // ModelSpec::id holds it ("hf:org/name@rev", "ms:org/name@rev"; hub/hub_ref) becomes "org/name"; any

@@ -16,6 +16,8 @@
 #include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_settings.hpp"
+#include "model/context_length.hpp"
 #include "estimate/fit_memo.hpp"
 #include "estimate/held_texts.hpp"
 #include "model/quant_variant.hpp"
@@ -128,10 +130,7 @@ std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInput
 
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
 // resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
-Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) {
-  std::vector<std::string> assumptions;
-  return deploy::resolve_engine(plan_engine_input(in), *in.engines, dev.platform, assumptions);
-}
+Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) { return plan_engine(in, dev.platform); }
 }  // namespace
 
 deploy::EngineInput plan_engine_input(const PlanInputs& in) {
@@ -140,7 +139,16 @@ deploy::EngineInput plan_engine_input(const PlanInputs& in) {
     e.version = in.engine_version;
     e.origin = "--engine-version";
   }
+  e.build = in.engine_build;
+  e.build_origin = in.engine_build_origin;
   return e;
+}
+
+Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const std::string& platform) {
+  std::vector<std::string> assumptions;
+  PF_TRY(eng, deploy::resolve_engine(plan_engine_input(in), *in.engines, platform, assumptions));
+  if (in.engine_build) eng.build_named = in.engine_build;
+  return eng;
 }
 
 namespace {
@@ -149,7 +157,11 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpe
                 LaunchMemo* memo = nullptr) {
   if (in.launch_rules)
     c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node,
-                            {.workload = in.workload, .speculative_config = in.speculative_config, .compilation_config = in.compilation_config, .device_family = dev.family},
+                            {.workload = in.workload,
+                             .speculative_config = in.speculative_config,
+                             .compilation_config = in.compilation_config,
+                             .device_family = dev.family,
+                             .engine_args = &in.engine_args},
                             memo);
 }
 
@@ -253,8 +265,8 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
   d.data_parallel_size = c.data_parallel_size;
   d.enable_expert_parallel = c.expert_parallel;
   d.max_model_len = c.context_tokens;
-  d.no_video = false;
-  d.skip_mm_profiling = false;
+  d.no_video = t.engine_settings.no_video;  // what the settings ask for (plan28); fit_candidate's retries add to it
+  d.skip_mm_profiling = t.engine_settings.skip_mm_profiling;
   d.explain = false;
 }
 
@@ -321,8 +333,8 @@ void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& d
   c.no_video = fitted.no_video;
   c.skip_mm_profiling = fitted.skip_mm_profiling;
   c.fit_with_encoder_pass_tokens = fitted.fit_with_encoder_pass_tokens;
-  d.no_video = c.no_video;
-  d.skip_mm_profiling = c.skip_mm_profiling;
+  if (c.no_video) d.no_video = true;  // a retry's flag; the engine settings' own stay as refresh_deployment set them
+  if (c.skip_mm_profiling) d.skip_mm_profiling = true;
 }
 
 // The speed workload of a plan's rows but their context and step-traffic memo (finish_candidate sets those per row).
@@ -467,6 +479,12 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   c.context_tokens = candidate_context(m, t, too_long);
   if (!too_long.empty()) {
     c.reason = std::move(too_long);
+    return false;
+  }
+  // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads (--hccl-buffsize), on another platform's card:
+  // refused as fit refuses it.
+  if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) {
+    c.reason = std::move(why);
     return false;
   }
   const bool first = !filled;
@@ -945,10 +963,14 @@ std::string published_label(const model::ModelSpec& m) {
 }
 
 int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& t, std::string& reason) {
-  const int64_t model_max = m.max_position_embeddings > 0 ? m.max_position_embeddings : 32768;
+  const int64_t model_max = model::max_model_len_of(m, 32768);
   if (t.context_tokens && *t.context_tokens > model_max) {
-    reason = format("the model's context is at most %lld tokens (max_position_embeddings), below the %lld-token target", static_cast<long long>(model_max),
-                    static_cast<long long>(*t.context_tokens));
+    std::vector<std::string> allowed;  // the assumption of an allowed length: the plan's, said once by its caller
+    if (auto ok = deploy::check_max_model_len(m, deploy::Given<int64_t>{*t.context_tokens, "--context"}, t.long_max_model_len, allowed); !ok)
+      reason = ok.error().message;
+    else if (m.derived_max_model_len <= 0)  // no length in the config: the default 32,768 is plan's own, not vLLM's
+      reason = format("the model states no context length; plan sizes it at most %lld tokens, below the %lld-token target", static_cast<long long>(model_max),
+                      static_cast<long long>(*t.context_tokens));
     return *t.context_tokens;
   }
   return t.context_tokens.value_or(std::min<int64_t>(32768, model_max));
@@ -1005,7 +1027,7 @@ RowFit row_fit(const estimate::FitEstimate& f, const SharedText& engine_id) {
 }
 
 estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
-  estimate::Deployment d;
+  estimate::Deployment d = t.engine_settings;  // issue 15/16 (plan28): the settings fit takes, the layout below
   d.tensor_parallel_size = c.tensor_parallel_size;
   d.pipeline_parallel_size = c.pipeline_parallel_size;
   d.data_parallel_size = c.data_parallel_size;
@@ -1014,7 +1036,7 @@ estimate::Deployment candidate_deployment(const Candidate& c, const model::Quant
   d.max_model_len = c.context_tokens;
   d.quantization = c.quantization_flag;
   if (v) d.quant_scheme = v->scheme;
-  d.gpu_memory_utilization = t.gpu_memory_utilization;
+  if (t.gpu_memory_utilization) d.gpu_memory_utilization = t.gpu_memory_utilization;
   d.speculative = t.speculative;  // issue 15: plan --speculative-config
   d.graph_capture = t.graph_capture;  // issue 15: plan --compilation-config
   d.interconnect = t.interconnect.value_or(engine::Interconnect::unknown);  // the card's default: candidate_interconnect

@@ -44,6 +44,23 @@ struct PlanTargets {
   // Issue 15/16 (nccl): plan --interconnect: every candidate's TP group reaches its peers so. Unset: each card's default
   // (candidate_interconnect).
   std::optional<engine::Interconnect> interconnect;
+  // Issue 15/16 (plan28): the engine settings fit takes too (cli/engine_flags: --kv-cache-dtype, --enforce-eager,
+  // --max-num-seqs, ...), as deploy::deployment_from_flags makes them: every candidate's deployment starts from this one
+  // (candidate_deployment), its layout, context and quantization then the candidate's own. Default: the engine's defaults.
+  estimate::Deployment engine_settings;
+  // Issue 15/16 (plan28): a context above a model's derived max_model_len (ModelSpec::derived_max_model_len) is vLLM's
+  // ValueError (deploy::check_max_model_len): such a row is rejected with it, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set
+  // (allowed: sized at the context, its start command sets the variable).
+  deploy::LongMaxModelLen long_max_model_len = deploy::LongMaxModelLen::refused;
+};
+
+// Issue 15/16 (plan28): what every vLLM row's start command carries for the engine settings (cli/engine_flags renders
+// them in vLLM's spelling): arguments of `vllm serve`, its environment, and the environment only an NPU row's engine
+// reads (HCCL_BUFFSIZE). --kv-cache-dtype is not here: each row's start command writes its fit's KV cache dtype.
+struct EngineArgs {
+  std::vector<std::string> serve_args;  // "--enforce-eager", "--max-num-seqs 64"
+  std::vector<std::string> env;         // "VLLM_USE_FLASHINFER_SAMPLER=1"
+  std::vector<std::string> npu_env;     // "HCCL_BUFFSIZE=400"
 };
 
 // The commands one node runs, in order (head first), when a layout spans nodes.
@@ -190,11 +207,18 @@ struct PlanInputs {
   std::string speculative_config;
   // Issue 15: the --compilation-config JSON as given (dotted forms merged), for the start commands. Empty: none.
   std::string compilation_config;
+  // Issue 15/16 (plan28): --engine-build, parsed, with its origin: decides the rules with a build boundary, as in fit.
+  std::optional<engine::EngineBuild> engine_build;
+  std::string engine_build_origin;
+  EngineArgs engine_args;  // issue 15/16 (plan28): the engine settings' start-command arguments
 };
 
 // The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.
 // deploy::stated_engine_version of it is the version the speed estimate reads (SpeedWorkload::engine_version).
 deploy::EngineInput plan_engine_input(const PlanInputs& in);
+// That engine's profile on a device of `platform` (deploy::resolve_engine), with the build of --engine-build named on it
+// as fit's resolve_deployment names it (issue 15/16, plan28: the rules with a build boundary then read it).
+Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const std::string& platform);
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
 // checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose
@@ -260,8 +284,10 @@ int variant_rank(const model::QuantVariant& v);
 // Issue 16: a published quantized checkpoint is named by the variant its descriptor is ("FP8 block 128x128 ..."),
 // its storage detail only when it is no single variant of the list.
 std::string published_label(const model::ModelSpec& m);
-// The context a candidate is sized at: the target, or min(32,768, the model's maximum) without one. A target above
-// the model's maximum is never lowered silently: the context stays the target and `reason` says why it cannot be met.
+// The context a candidate is sized at: the target, or min(32,768, the model's maximum) without one; the maximum is
+// vLLM's derived max_model_len (ModelSpec::derived_max_model_len: rope scaling, the config's smallest length key), else
+// max_position_embeddings. A target above it is never lowered silently: the context stays the target and `reason` is
+// vLLM's ValueError (deploy::check_max_model_len, origin --context), unless targets.long_max_model_len allows it.
 int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& targets, std::string& reason);
 // The deployment a candidate is sized as (its layout, context, quantization and the targets' utilization), with no
 // explanatory text (Deployment::explain) and no per-rank tree: a plan shows numbers, verdicts and reasons;

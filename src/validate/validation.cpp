@@ -646,6 +646,18 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   row.engine = resolved->engine.id;
   if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);
   auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
+  // Issue 15/16 (plan28): a recorded max_model_len above the model's derived length is vLLM's ValueError at config time
+  // (deploy::check_max_model_len, as fit refuses --max-model-len and plan --context): the case is evaluated as the engine
+  // would run it, refused before anything is sized. A case records no VLLM_ALLOW_LONG_MAX_MODEL_LEN; a length read from
+  // the printed concurrency line is one the engine took, and is not checked.
+  PF_TRY(recorded_len, c.opt_int("max_model_len"));
+  if (std::vector<std::string> allowed; recorded_len) {
+    if (auto len_ok = deploy::check_max_model_len(spec, deploy::Given<int64_t>{*recorded_len, where + ": max_model_len"}, deploy::LongMaxModelLen::refused, allowed);
+        !len_ok) {
+      est = estimate::refused_fit(resolved->device, resolved->engine, resolved->deployment, len_ok.error());
+      est.failure = estimate::Failure::max_model_len_too_large;
+    }
+  }
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
   apply_case_variant_rules(*rules_of, *resolved, est, row);
   if (o.tokens_per_s) {
