@@ -25,6 +25,7 @@
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 #include "plan/row_reasons.hpp"
+#include "plan/row_order.hpp"
 
 namespace preflight::plan {
 
@@ -286,6 +287,7 @@ struct Shared {
   // Issue 19 (round 21): the speed workload every row of the (model, variant) shares (finish_candidate sets its context
   // and traffic), made once rather than per row (a concurrency list and a version text per row). nullptr: made per row.
   estimate::SpeedWorkload* workload = nullptr;
+  RowReasonMemo* reasons = nullptr;  // planfast7: the item's reasons, each distinct one made once (plan/row_reasons.hpp)
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
@@ -357,7 +359,9 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   // A rejection for the fit alone reads nothing of the device: that of `fitted` (copy_fit's source) when given.
   if (!c.fit.fits) {
     const int64_t largest = fitted || c.fit.failure != estimate::Failure::max_model_len_too_large ? 0 : estimate::kv_capacity_tokens(full);
-    c.reason = fitted ? fitted->reason : SharedText(failure_reason(c.fit, c.context_tokens, largest));
+    c.reason = fitted          ? fitted->reason
+               : shared.reasons ? shared.reasons->failure(c.fit, c.context_tokens, largest)
+                                : SharedText(failure_reason(c.fit, c.context_tokens, largest));
     return;
   }
   if (c.fit.max_concurrency + 1e-9 < static_cast<double>(t.concurrency)) {
@@ -397,7 +401,9 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   c.meets = true;
   // A copied fit has the facts of `fitted`: its reason when that is them alone (it met the targets with a speed, so
   // nothing was added to them), shared rather than built again (round 14: recurrent models' rows build them per fit).
-  c.reason = fitted && fitted->meets && !fitted->speed.points.empty() ? fitted->reason : architecture_facts(m, facts, c.fit);
+  c.reason = fitted && fitted->meets && !fitted->speed.points.empty() ? fitted->reason
+             : shared.reasons                                          ? shared.reasons->facts(m, facts, c.fit)
+                                                                       : architecture_facts(m, facts, c.fit);
   if (!speed_known) c.reason = c.reason.str() + (c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail != RowDetail::every_row) return;
   const Candidate* same = nullptr;
@@ -472,13 +478,13 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
                                            ? model::variant_rule(*pv.rules_of, "rejected", eng->engine, pv.rule_version, dev.family, m.num_experts > 0,
                                                                  c.tensor_parallel_size)
                                            : nullptr) {
-    c.reason = "engine rejects it: " + rule->message;
+    c.reason = shared.reasons ? shared.reasons->text("engine rejects it: " + rule->message) : SharedText("engine rejects it: " + rule->message);
     return false;
   }
   std::string too_long;
   c.context_tokens = candidate_context(m, t, too_long);
   if (!too_long.empty()) {
-    c.reason = std::move(too_long);
+    c.reason = shared.reasons ? shared.reasons->text(std::move(too_long)) : SharedText(std::move(too_long));
     return false;
   }
   // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads (--hccl-buffsize), on another platform's card:
@@ -599,40 +605,6 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
   parallel_for(models.size(), threads, [&](size_t i) { out[i] = variants_for(models[i], in, eng, device_family); });
   drop_release_conversions(models, in, out);
   return out;
-}
-
-// Puts `v[order[p]]` at p for every p of `order` (distinct indices of `v`, the places of live elements; every other
-// place of `v` holds a moved-from element), each element moved once: a place whose element is not kept (a moved-from
-// one) is filled first and the place it was filled from after it, and so on, until the source lies past the kept
-// range; what is left are cycles of kept elements among themselves, each moved through one temporary. Places past the
-// kept range are left moved-from.
-void permute_front(CandidateList& v, const std::vector<size_t>& order) {
-  const size_t kept = order.size();
-  std::vector<char> live(v.size(), 0), done(kept, 0);
-  for (const size_t s : order) live[s] = 1;
-  for (size_t p = 0; p < kept; ++p) {
-    if (live[p] || done[p]) continue;
-    for (size_t q = p;;) {  // q holds no kept element: fill it from its source, which then holds none
-      const size_t s = order[q];
-      v[q] = std::move(v[s]);
-      done[q] = 1;
-      if (s >= kept || done[s]) break;
-      q = s;
-    }
-  }
-  for (size_t p = 0; p < kept; ++p) {
-    if (done[p]) continue;
-    done[p] = 1;
-    if (order[p] == p) continue;
-    Candidate held = std::move(v[p]);
-    size_t q = p;
-    while (order[q] != p) {
-      v[q] = std::move(v[order[q]]);
-      q = order[q];
-      done[q] = 1;
-    }
-    v[q] = std::move(held);
-  }
 }
 
 // The plan of one device and count from its candidates (`list`, in slot order): the ones that meet the targets ranked,
@@ -785,6 +757,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   std::vector<LaunchMemo> launch_memos(r.launch_classes);
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
+  RowReasonMemo reasons;
   for (const size_t x : r.order) {
     set_family(pv, models[i], *r.devs[x], r.eng);
     rejected[x] = {pv.rejected, pv.rejected_reason};
@@ -800,7 +773,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
-                        {same, &traffic, &launched[r.launch_class[x]], &launch_memos[r.launch_class[x]], &scans, &cores, &workload}) &&
+                        {same, &traffic, &launched[r.launch_class[x]], &launch_memos[r.launch_class[x]], &scans, &cores, &workload, &reasons}) &&
           !same)
         same = &c;
     }

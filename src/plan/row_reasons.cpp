@@ -73,4 +73,63 @@ std::string failure_reason(const RowFit& f, int64_t context, int64_t largest) {
   return "does not fit";
 }
 
+SharedText RowReasonMemo::failure(RowFit& f, int64_t context, int64_t largest) {
+  using estimate::Failure;
+  switch (f.failure) {
+    case Failure::invalid_layout:
+    case Failure::after_kv_oom:
+    case Failure::mc2_transport: {  // failure_reason's text is the message
+      const std::string& text = f.failure_message.str();
+      for (const SharedText& kept : m_messages)
+        if (kept.size() == text.size() && kept.str() == text) {
+          f.failure_message = kept;
+          return kept;
+        }
+      m_messages.push_back(f.failure_message);
+      return f.failure_message;
+    }
+    case Failure::unsupported_quantization: return text(failure_reason(f, context, largest));  // reads the message
+    default: break;
+  }
+  // What failure_reason reads of each kind; the fields another kind does not read are left at 0 in the key.
+  FailureKey key{.failure = f.failure};
+  if (f.failure == Failure::weights_oom) {
+    key.weights_bytes = f.weights_bytes;
+    key.requested_bytes = f.requested_bytes;
+    key.gpu_memory_utilization = f.gpu_memory_utilization;
+    key.total_bytes = f.total_bytes;
+  } else if (f.failure == Failure::kv_negative) {
+    key.weights_bytes = f.weights_bytes;
+    key.available_kv_bytes = f.available_kv_bytes;
+  } else if (f.failure == Failure::max_model_len_too_large) {
+    key.available_kv_bytes = f.available_kv_bytes;
+    key.context = context;
+    key.largest = largest;
+  }
+  for (const auto& [k, text] : m_failures)
+    if (k == key) return text;
+  m_failures.emplace_back(key, SharedText(failure_reason(f, context, largest)));
+  return m_failures.back().second;
+}
+
+SharedText RowReasonMemo::text(std::string text) {
+  for (const SharedText& kept : m_texts)
+    if (kept.size() == text.size() && kept.str() == text) return kept;
+  m_texts.emplace_back(std::move(text));
+  return m_texts.back();
+}
+
+SharedText RowReasonMemo::facts(const model::ModelSpec& m, const ModelFacts& facts, const RowFit& fit) {
+  if (facts.state_layers == 0) return facts.layout_free;
+  if (m_model != &m || m_facts != &facts) {
+    m_model = &m;
+    m_facts = &facts;
+    m_facts_texts.clear();
+  }
+  for (const auto& [kv, text] : m_facts_texts)
+    if (kv == fit.kv_bytes_per_token_rank) return text;
+  m_facts_texts.emplace_back(fit.kv_bytes_per_token_rank, architecture_facts(m, facts, fit));
+  return m_facts_texts.back().second;
+}
+
 }  // namespace preflight::plan
