@@ -78,8 +78,20 @@ bool EngineProfile::rule_applies(const VersionRule& rule) const {
   return from && before;
 }
 
+const std::string& EngineProfile::indexer_cache_for_build() const {
+  if (build_named && sparse_indexer_cache_from_build && compare_engine_builds(*build_named, *sparse_indexer_cache_from_build) < 0)
+    return sparse_indexer_cache_before_build;
+  return sparse_indexer_cache;
+}
+
 std::vector<EngineProfile::BuildRule> EngineProfile::build_rules() const {
   std::vector<BuildRule> out;
+  if (sparse_indexer_cache_from_build) {
+    const bool holds = !build_named || compare_engine_builds(*build_named, *sparse_indexer_cache_from_build) >= 0;
+    out.push_back({"sparse_indexer_cache_from_build", "from " + sparse_indexer_cache_from_build->text, holds,
+                   holds ? "sparse-attention indexer cache laid out as " + sparse_indexer_cache
+                         : "sparse-attention indexer cache laid out as " + sparse_indexer_cache_before_build + " (the build predates the layout)"});
+  }
   // Only a profile that counts the increase carries the boundary (the catalogue loader's check).
   if (non_torch_increase_from_build) {
     const bool holds = !build_named || compare_engine_builds(*build_named, *non_torch_increase_from_build) >= 0;

@@ -519,6 +519,37 @@ Status parse_graph_capture_rules(const JsonObject& r, const std::string& origin,
   return Ok{};
 }
 
+// sparse_indexer_cache (and the layout of the builds before its PR: sparse_indexer_cache_from_build /
+// sparse_indexer_cache_before_build, issue 15 evid28), each with its source.
+Status parse_sparse_indexer_cache(const JsonObject& r, const std::string& origin, const std::string& id, EngineProfile& p) {
+  const auto known = [](const std::string& v) { return v == "fp8_scaled" || v == "bf16" || v == "mla_page"; };
+  PF_TRY(indexer, r.opt_string("sparse_indexer_cache"));
+  if (indexer) {
+    if (!known(*indexer))
+      return make_error(ErrorKind::corrupt, format("%s: %s: sparse_indexer_cache must be fp8_scaled, bf16 or mla_page, found %s", origin.c_str(), id.c_str(), indexer->c_str()),
+                        origin);
+    PF_TRY(indexer_source, r.opt_string("sparse_indexer_cache_source"));
+    if (!indexer_source || indexer_source->empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: sparse_indexer_cache needs sparse_indexer_cache_source", origin.c_str(), id.c_str()), origin);
+    p.sparse_indexer_cache = *indexer;
+    p.sparse_indexer_cache_source = *indexer_source;
+  }
+  PF_TRY(indexer_build, r.opt_string("sparse_indexer_cache_from_build"));
+  if (!indexer_build) return Ok{};
+  PF_TRY(before, r.opt_string("sparse_indexer_cache_before_build"));
+  PF_TRY(build_src, r.opt_string("sparse_indexer_cache_from_build_source"));
+  if (!indexer || !before || !known(*before) || !build_src || build_src->empty())
+    return make_error(ErrorKind::corrupt,
+                      format("%s: %s: sparse_indexer_cache_from_build needs sparse_indexer_cache, sparse_indexer_cache_before_build (fp8_scaled, bf16 or mla_page) and "
+                             "sparse_indexer_cache_from_build_source", origin.c_str(), id.c_str()),
+                      origin);
+  PF_TRY(build, parse_engine_build(*indexer_build, origin + ": " + id + ": sparse_indexer_cache_from_build"));
+  p.sparse_indexer_cache_from_build = build;
+  p.sparse_indexer_cache_before_build = *before;
+  p.sparse_indexer_cache_from_build_source = *build_src;
+  return Ok{};
+}
+
 // One profiles[] record: an engine version range on one platform with its defaults and log-line rules.
 Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string& origin) {
   JsonObject pre(item, origin, "profiles[]");
@@ -529,7 +560,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder", "mm_dummy_size_options",
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
                             "merged_token_line", "supported_quantization", "quantization_rejection", "fp8_requires", "fp8_failure", "source",
-                            "sparse_indexer_cache", "sparse_indexer_cache_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
+                            "sparse_indexer_cache", "sparse_indexer_cache_source", "sparse_indexer_cache_from_build", "sparse_indexer_cache_before_build", "sparse_indexer_cache_from_build_source", "hybrid_prefix_caching_mode", "ep_hccl_communicators", "ep_hccl_source",
                             "kv_budget_divided_families", "kv_budget_divisor", "kv_budget_divisor_source", "dsa_cp_switch", "dsa_cp_source", "dsa_cp_layer_shard_source", "moe_allgather_families", "moe_allgather_source",
                             "mc2_transport_driver_failing", "mc2_transport_driver_fixed", "mc2_transport_source",
                             "non_torch_counted", "non_torch_absolute_families", "non_torch_counted_source",
@@ -586,17 +617,8 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   if (pc_mode && *pc_mode != "align" && *pc_mode != "none")
     return make_error(ErrorKind::corrupt, format("%s: %s: hybrid_prefix_caching_mode must be align or none, found %s", origin.c_str(), id.c_str(), pc_mode->c_str()), origin);
   if (pc_mode) p.hybrid_prefix_caching_mode = *pc_mode;
-  PF_TRY(indexer, r.opt_string("sparse_indexer_cache"));
-  if (indexer) {
-    if (*indexer != "fp8_scaled" && *indexer != "bf16" && *indexer != "mla_page")
-      return make_error(ErrorKind::corrupt, format("%s: %s: sparse_indexer_cache must be fp8_scaled, bf16 or mla_page, found %s", origin.c_str(), id.c_str(), indexer->c_str()),
-                        origin);
-    PF_TRY(indexer_source, r.opt_string("sparse_indexer_cache_source"));
-    if (!indexer_source || indexer_source->empty())
-      return make_error(ErrorKind::corrupt, format("%s: %s: sparse_indexer_cache needs sparse_indexer_cache_source", origin.c_str(), id.c_str()), origin);
-    p.sparse_indexer_cache = *indexer;
-    p.sparse_indexer_cache_source = *indexer_source;
-  }
+  PF_TRY(indexer, parse_sparse_indexer_cache(r, origin, id, p));
+  (void)indexer;
   PF_TRY(mns, r.int_("max_num_seqs"));
   p.max_num_seqs = mns;
   PF_TRY(mnbt, r.int_("max_num_batched_tokens"));

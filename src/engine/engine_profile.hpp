@@ -136,6 +136,16 @@ struct EngineProfile {
   // second page the size of the MLA latent (the indexer's page padded to it). Optional key, default fp8_scaled.
   std::string sparse_indexer_cache = "fp8_scaled";
   std::string sparse_indexer_cache_source;
+  // Issue 15 (evid28): the first main-branch build with sparse_indexer_cache's layout; a named build below it keeps
+  // sparse_indexer_cache_before_build, the layout of the builds before the PR (vLLM-Ascend PR #6610 moved the DSA
+  // indexer from a second MLA-sized page to its own bf16 slot while the vLLM version stayed 0.15.0). Unset: the
+  // profile's layout holds for every build.
+  std::optional<EngineBuild> sparse_indexer_cache_from_build;
+  std::string sparse_indexer_cache_before_build;
+  std::string sparse_indexer_cache_from_build_source;
+  // The indexer layout of this profile's build: sparse_indexer_cache_before_build for a named build below
+  // sparse_indexer_cache_from_build, else sparse_indexer_cache.
+  const std::string& indexer_cache_for_build() const;
   // KV-cache groups of a hybrid model: vLLM pads every layer kind to the largest one when largest <
   // ratio x smallest (else groups take the smallest). The ratio changed by version; the catalogue's
   // "hybrid_group_padding" entry covering the selected version sets it (select_engine).

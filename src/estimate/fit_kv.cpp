@@ -259,14 +259,14 @@ Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::Engi
                                           std::vector<std::string>& provenance) {
   const int64_t cb = cache_dtype_bytes(in.kv_cache_dtype, m);
   KvScanMemo* memo = in.scans && &in.scans->model() == &m ? in.scans : nullptr;
-  const LayerCache* kept = memo ? memo->find(lay.tp, cb, in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits) : nullptr;
+  const LayerCache* kept = memo ? memo->find(lay.tp, cb, in.num_speculative_tokens, engine.indexer_cache_for_build(), in.ssm_cache_bits) : nullptr;
   LayerCache cache;
   if (kept) {
     cache = *kept;
   } else {
-    PF_TRY(scanned, scan_layers(m, lay.tp, cb, in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits));
+    PF_TRY(scanned, scan_layers(m, lay.tp, cb, in.num_speculative_tokens, engine.indexer_cache_for_build(), in.ssm_cache_bits));
     cache = scanned;
-    if (memo) memo->keep(lay.tp, cb, in.num_speculative_tokens, engine.sparse_indexer_cache, in.ssm_cache_bits, cache);
+    if (memo) memo->keep(lay.tp, cb, in.num_speculative_tokens, engine.indexer_cache_for_build(), in.ssm_cache_bits, cache);
   }
   if (in.explain && in.ssm_cache_bits > 0 && cache.state_layers > 0)
     provenance.push_back(format("--mamba-ssm-cache-dtype: the SSM state of each of the %lld recurrent layers is %d-bit (vLLM mamba_ssm_cache_dtype)",

@@ -87,6 +87,21 @@ TEST(EngineBuild, Issue15_CatalogueBoundariesFromGitDescribe) {
   EXPECT_FALSE(int64->rule.from_build.has_value());
   EXPECT_EQ(engine::compare_engine_builds(*int64->rule.before_build, build("0.15.0rc2.dev85")), 0);
   EXPECT_NE(int64->rule.source.find("v0.15.0rc1-85-g23bf5d4d48"), std::string::npos);
+  // Issue 15 (evid28): PR #6610 on main is 156976b982, describe v0.14.0rc1-129-g156976b982: first build 0.14.0rc2.dev129,
+  // below it the sparse indexer keeps the doubled MLA page (mla_page).
+  ASSERT_TRUE(p015.sparse_indexer_cache_from_build.has_value());
+  EXPECT_EQ(engine::compare_engine_builds(*p015.sparse_indexer_cache_from_build, build("0.14.0rc2.dev129")), 0);
+  EXPECT_EQ(p015.sparse_indexer_cache, "bf16");
+  EXPECT_EQ(p015.sparse_indexer_cache_before_build, "mla_page");
+  EXPECT_NE(p015.sparse_indexer_cache_from_build_source.find("v0.14.0rc1-129-g156976b982"), std::string::npos);
+  {
+    engine::EngineProfile q = p015;
+    EXPECT_EQ(q.indexer_cache_for_build(), "bf16");  // no build named: the profile's layout
+    q.build_named = build("0.14.0rc2.dev128");
+    EXPECT_EQ(q.indexer_cache_for_build(), "mla_page");
+    q.build_named = build("0.14.0rc2.dev129");
+    EXPECT_EQ(q.indexer_cache_for_build(), "bf16");
+  }
 
   // rule_applies: without a build the version range (0.15.0 - 0.15.99) decides; with one, its end is the build's.
   engine::EngineProfile p = p015;

@@ -429,3 +429,34 @@ TEST(FitEp, Issue15_MoeAllgatherFamiliesNeedASource) {
   for (const char* v : {"0.13.0", "0.15.0", "0.18.0", "0.21.0", "0.23.0"}) EXPECT_EQ(setup("Qwen/Qwen3-8B", "910B3", v).engine.moe_allgather_families, std::vector<std::string>{"ascend-a2"}) << v;
   EXPECT_TRUE(setup("Qwen/Qwen3-8B", "910B3", "0.12.0").engine.moe_allgather_families.empty());
 }
+
+// Issue 15 (evid28): vLLM-Ascend PR #6610 (commit 156976b982, 2026-02-09; git describe v0.14.0rc1-129, first build
+// 0.14.0rc2.dev129) changed a DeepSeek-V3.2 sparse (DSA) layer's KV spec while main already ran vLLM 0.15.0:
+//   before: FullAttentionSpec of 2 x the MLA page, (512 + 64) x 2 x 2 B = 2,304 B a layer, the indexer in the second half
+//   after:  MLAAttentionSpec of head_size 512 + 64 + 128,            704 x 2 B = 1,408 B a layer
+// With num_speculative_tokens 2 the MTP layer adds a 62nd layer: 62 x 2,304 = 142,848 B and 62 x 1,408 = 87,296 B a token.
+// The nightly two-node job on 0.14.0rc2.dev87 (vLLM 0.15.0, 2026-02-03) prints 'Available memory: 16870156800' and
+// 'GPU KV cache size: 118,016 tokens': 16,870,156,800 / 142,848 = 118,099.8 -> 922 blocks of 128 = 118,016 tokens
+// (at 87,296 B it would hold 193,253 -> 1,509 blocks = 193,152). No build named: the profile's layout (after the PR).
+TEST(FitEp, Issue15_DsaIndexerPageBeforeVllmAscendPr6610) {
+  const auto fit = [](const char* build) {
+    auto s = setup("deepseek-ai/DeepSeek-V3.2", "910C", "0.15.0");
+    if (build) {
+      auto b = engine::parse_engine_build(build, "test build");
+      EXPECT_TRUE(b.has_value()) << build;
+      if (b) s.engine.build_named = *b;
+    }
+    estimate::Deployment d = pftest::dsv32_a3_nightly();
+    d.speculative.method = "deepseek_mtp";
+    d.speculative.num_speculative_tokens = 2;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  };
+  EXPECT_EQ(fit("0.14.0rc2.dev87+ga80e524fb").kv_bytes_per_token_rank, 142848);
+  EXPECT_EQ(fit("0.14.0rc2.dev128").kv_bytes_per_token_rank, 142848);
+  EXPECT_EQ(fit("0.14.0rc2.dev129").kv_bytes_per_token_rank, 87296);
+  EXPECT_EQ(fit("0.14.0rc2.dev160+g41d056f94").kv_bytes_per_token_rank, 87296);
+  EXPECT_EQ(fit(nullptr).kv_bytes_per_token_rank, 87296);
+  // The block count the 2026-02-03 budget gives under each layout (128-token blocks).
+  EXPECT_EQ(16870156800LL / 142848 / 128 * 128, 118016);
+  EXPECT_EQ(16870156800LL / 87296 / 128 * 128, 193152);
+}
