@@ -4,13 +4,17 @@
 // qwen3_vl.py Qwen3_VisionBlock.forward, Qwen3_VisionTransformer.forward, Qwen3VLForConditionalGeneration
 // _process_image_input). Qwen3-VL's blocks use Qwen2.5-VL's attention module.
 //
-// The attention at its peak, the moment the kernel's output is rearranged into a contiguous [s, b, heads x head_dim]:
+// The attention at its peak, the moment the kernel's output is copied once more:
 //  - the block input x and norm1(x), the call's argument (both whole: the residual stream is not split by TP);
 //  - the qkv projection's output, 3 x hidden / TP (q, k, v are views of it);
 //  - q and k rearranged to "(two b) s head head_dim", a copy of a strided slice (2 x hidden / TP), and the rotated
 //    copy ApplyRotaryEmb returns (2 x hidden / TP);
 //  - the kernel's output (hidden / TP: FlashAttention's varlen kernel and SDPA's flash / memory-efficient kernels keep
-//    no score matrix) and its contiguous rearrangement (hidden / TP).
+//    no score matrix) and one copy of it (hidden / TP): SDPA runs image by image and `torch.cat`s the outputs
+//    (vllm/v1/attention/ops/vit_attn_wrappers.py torch_sdpa_wrapper). Under FlashAttention the final
+//    `rearrange(...).contiguous()` is a view at batch 1, so there the count is hidden / TP above the code's tensors; with
+//    8 x hidden / TP the held-out CUDA medians were worse (docs/memory-model.md, "The encoder pass tensor by tensor"),
+//    the uncounted tensors below being of that order.
 // The MLP at its peak, the activation's output beside the first projection's:
 //  - Qwen3-VL family: x, norm2(x), linear_fc1's output and the GELU's (intermediate / TP each);
 //  - Qwen2.5-VL: x, the attention's output x_attn, the fused norm's output and its residual (norm2(x, residual=x_attn)),
@@ -19,8 +23,8 @@
 // `pixel_values.type(self.visual.dtype)`; Qwen3-VL's interpolated position embeddings (`pos_embeds`, a local of the
 // forward); the deepstack features, [patches / merge^2, out_hidden] each (out_hidden is the text hidden size), all
 // alive from the last deepstack index to the merger.
-// Not counted: the rotary cos / sin tables (head_dim fp32 values a patch, under 1% of the pass; the spec carries no
-// vision head count), allocator rounding.
+// Not counted: the rotary cos / sin tables (head_dim fp32 values a patch, about 1% of the pass; the spec carries no
+// vision head count), Qwen2.5-VL's window reordering, allocator rounding.
 #include "estimate/vision_pass.hpp"
 
 #include <algorithm>
