@@ -9,12 +9,12 @@
 //  - the qkv projection's output, 3 x hidden / TP (q, k, v are views of it);
 //  - q and k rearranged to "(two b) s head head_dim", a copy of a strided slice (2 x hidden / TP), and the rotated
 //    copy ApplyRotaryEmb returns (2 x hidden / TP);
-//  - the kernel's output (hidden / TP: FlashAttention's varlen kernel and SDPA's flash / memory-efficient kernels keep
-//    no score matrix) and one copy of it (hidden / TP): SDPA runs image by image and `torch.cat`s the outputs
-//    (vllm/v1/attention/ops/vit_attn_wrappers.py torch_sdpa_wrapper). Under FlashAttention the final
-//    `rearrange(...).contiguous()` is a view at batch 1, so there the count is hidden / TP above the code's tensors; with
-//    8 x hidden / TP the held-out CUDA medians were worse (docs/memory-model.md, "The encoder pass tensor by tensor"),
-//    the uncounted tensors below being of that order.
+//  - the kernel's output (hidden / TP: FlashAttention's varlen kernel keeps no score matrix). vLLM's ViT attention on
+//    CUDA is FlashAttention where the wheel's flash-attn kernels run (vllm/v1/attention/ops/vit_attn_wrappers.py; the
+//    platform's get_vit_attn_backend), and there the final `rearrange(...).contiguous()` is a view at batch 1: no
+//    further copy. (SDPA, the fallback, runs image by image and `torch.cat`s the outputs: one copy more, hidden / TP,
+//    which is not counted: which backend a card runs is not modelled, and the count follows the default path, not the
+//    figures of any case set.)
 // The MLP at its peak, the activation's output beside the first projection's:
 //  - Qwen3-VL family: x, norm2(x), linear_fc1's output and the GELU's (intermediate / TP each);
 //  - Qwen2.5-VL: x, the attention's output x_attn, the fused norm's output and its residual (norm2(x, residual=x_attn)),
@@ -48,7 +48,7 @@ std::optional<VisionPassPerPatch> vision_pass_per_patch(const model::ModelSpec& 
   if (p.kind == VisionBlockKind::not_derived) return std::nullopt;
   const double h = static_cast<double>(m.vision_hidden_size), inter = static_cast<double>(m.vision_intermediate_size);
   const double t = static_cast<double>(std::max<int64_t>(1, tp));
-  p.attention_values = 2.0 * h + 9.0 * h / t;
+  p.attention_values = 2.0 * h + 8.0 * h / t;
   if (p.kind == VisionBlockKind::qwen3_vl) {
     p.mlp_values = 2.0 * h + 2.0 * inter / t;
     p.position_values = h;
@@ -61,7 +61,7 @@ std::optional<VisionPassPerPatch> vision_pass_per_patch(const model::ModelSpec& 
   const bool attention_peak = p.attention_values >= p.mlp_values;
   p.bytes = (std::max(p.attention_values, p.mlp_values) + p.position_values + p.deepstack_values) * dtype_bytes + p.pixel_bytes;
   const bool q3 = p.kind == VisionBlockKind::qwen3_vl;
-  p.rule = format("live tensors a patch at the %s peak (%s): (max(attention 2 x hidden + 9 x hidden / TP = %.0f, MLP %s = %.0f)%s%s) values x %.0f B "
+  p.rule = format("live tensors a patch at the %s peak (%s): (max(attention 2 x hidden + 8 x hidden / TP = %.0f, MLP %s = %.0f)%s%s) values x %.0f B "
                   "+ %lld pixel values x (4 + %.0f) B = %.0f B",
                   attention_peak ? "attention" : "MLP", q3 ? "Qwen3-VL tower" : "Qwen2.5-VL tower", p.attention_values,
                   q3 ? "2 x hidden + 2 x intermediate / TP" : "4 x hidden + 3 x intermediate / TP", p.mlp_values,

@@ -17,44 +17,44 @@ const estimate::MemoryTerm& vision_term(const estimate::FitEstimate& e) { return
 // [8, 16, 24]; text hidden 4,096) on an H100 with vLLM 0.23, TP 1, max_model_len 32,768: one 16,384-token image,
 // 65,536 patches.
 //  attention: block input + norm1 output 2 x 1,152 = 2,304; qkv 3,456; q/k rearranged copy 2,304; rotated q/k 2,304;
-//             the kernel's output 1,152 and its contiguous copy 1,152: 2,304 + 9 x 1,152 = 12,672
+//             the kernel's output 1,152 (FlashAttention: the final rearrange is a view, no copy): 2,304 + 8 x 1,152 = 11,520
 //  MLP:       2 x 1,152 + 2 x 4,304 = 10,912, so the attention is the peak
 //  whole:     position embeddings 1,152; deepstack 3 x 4,096 / 4 = 3,072
-//  (12,672 + 1,152 + 3,072) x 2 B = 33,792 B; pixels 3 x 2 x 16 x 16 = 1,536 x (4 + 2) B = 9,216 B; 43,008 B a patch
-//  65,536 x 43,008 B = 2,818,572,288 B (2.625 GiB; the fitted 1.8 x (4,304 + 4 x 1,152) x 2 + 9,216 gave 41,299 B a patch).
-// At TP 2: attention 2,304 + 9 x 576 = 7,488 against MLP 2,304 + 4,304 = 6,608; (7,488 + 4,224) x 2 + 9,216 = 32,640 B.
+//  (11,520 + 1,152 + 3,072) x 2 B = 31,488 B; pixels 3 x 2 x 16 x 16 = 1,536 x (4 + 2) B = 9,216 B; 40,704 B a patch
+//  65,536 x 40,704 B = 2,667,577,344 B (2.484 GiB; the fitted 1.8 x (4,304 + 4 x 1,152) x 2 + 9,216 gave 41,299 B a patch).
+// At TP 2: attention 2,304 + 8 x 576 = 6,912 against MLP 2,304 + 4,304 = 6,608; (6,912 + 4,224) x 2 + 9,216 = 31,488 B.
 TEST(VisionPass, Issue15_Qwen3VlEncoderPassWorkedByHand) {
   auto s = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "H100-SXM", "vllm", "0.23.0");
   const auto tp1 = estimate::terms::vision_pass_per_patch(s.model, 1, 1536, 2.0);
   ASSERT_TRUE(tp1.has_value());
   EXPECT_EQ(tp1->kind, estimate::terms::VisionBlockKind::qwen3_vl);
-  EXPECT_DOUBLE_EQ(tp1->attention_values, 12672.0);
+  EXPECT_DOUBLE_EQ(tp1->attention_values, 11520.0);
   EXPECT_DOUBLE_EQ(tp1->mlp_values, 10912.0);
   EXPECT_DOUBLE_EQ(tp1->position_values, 1152.0);
   EXPECT_DOUBLE_EQ(tp1->deepstack_values, 3072.0);
   EXPECT_DOUBLE_EQ(tp1->pixel_bytes, 9216.0);
-  EXPECT_DOUBLE_EQ(tp1->bytes, 43008.0);
+  EXPECT_DOUBLE_EQ(tp1->bytes, 40704.0);
   const auto tp2 = estimate::terms::vision_pass_per_patch(s.model, 2, 1536, 2.0);
   ASSERT_TRUE(tp2.has_value());
-  EXPECT_DOUBLE_EQ(tp2->attention_values, 7488.0);
+  EXPECT_DOUBLE_EQ(tp2->attention_values, 6912.0);
   EXPECT_DOUBLE_EQ(tp2->mlp_values, 6608.0);
-  EXPECT_DOUBLE_EQ(tp2->bytes, 32640.0);
+  EXPECT_DOUBLE_EQ(tp2->bytes, 31488.0);
 
   estimate::Deployment d;
   d.max_model_len = 32768;
   const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
-  EXPECT_DOUBLE_EQ(e.activation_vision_bytes, 2818572288.0);
+  EXPECT_DOUBLE_EQ(e.activation_vision_bytes, 2667577344.0);
   EXPECT_DOUBLE_EQ(e.activation_vision_pixel_bytes, 65536.0 * 9216.0);
   EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 0.0);  // no fitted unit: the factor does not scale this pass
   // The provenance names the terms.
   const std::string& rule = vision_term(e).rule;
-  for (const char* part : {"attention peak", "Qwen3-VL tower", "2 x hidden + 9 x hidden / TP = 12672", "position embeddings 1152",
-                           "deepstack features 3 x 4096 / 4 = 3072", "1536 pixel values x (4 + 2) B = 43008 B"})
+  for (const char* part : {"attention peak", "Qwen3-VL tower", "2 x hidden + 8 x hidden / TP = 11520", "position embeddings 1152",
+                           "deepstack features 3 x 4096 / 4 = 3072", "1536 pixel values x (4 + 2) B = 40704 B"})
     EXPECT_NE(rule.find(part), std::string::npos) << part << " in: " << rule;
 }
 
 // Qwen2.5-VL-7B (hidden 1,280, intermediate 3,420, patch 14: 3 x 2 x 14 x 14 = 1,176 pixel values a patch), TP 1:
-//  attention 2 x 1,280 + 9 x 1,280 = 14,080
+//  attention 2 x 1,280 + 8 x 1,280 = 12,800
 //  MLP: block input, the attention output, the fused norm's output and residual 4 x 1,280 = 5,120, gate_up 6,840 and
 //       act_and_mul 3,420: 15,380, the peak
 //  15,380 x 2 B = 30,760 B + 1,176 x 6 B = 7,056 B: 37,816 B a patch. Its 16,384-token image at max_model_len 16,384 is
@@ -64,7 +64,7 @@ TEST(VisionPass, Issue15_Qwen25VlPeakIsTheGatedMlp) {
   const auto p = estimate::terms::vision_pass_per_patch(s.model, 1, 1176, 2.0);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->kind, estimate::terms::VisionBlockKind::qwen2_5_vl);
-  EXPECT_DOUBLE_EQ(p->attention_values, 14080.0);
+  EXPECT_DOUBLE_EQ(p->attention_values, 12800.0);
   EXPECT_DOUBLE_EQ(p->mlp_values, 15380.0);
   EXPECT_DOUBLE_EQ(p->position_values, 0.0);
   EXPECT_DOUBLE_EQ(p->deepstack_values, 0.0);
