@@ -22,7 +22,8 @@ Procedure (rerun after adding cases):
          increase since that snapshot: vLLM-Ascend 0.18+ outside 310P, issue 15 nt018)
         (held: the encoder outputs the profile run keeps in the encoder cache through the text and sampler runs)
         (vision peak: vision_factor x vision unit + the pixel values, fp32 and the tower-dtype copy, whole on every rank;
-         issue 15 cudabudget, from source, not fitted)
+         issue 15 cudabudget, from source, not fitted; on vLLM for the Qwen2.5-VL / Qwen3-VL-family towers the pass's
+         live tensors instead, memory_terms.vision_live_tensors, no vision unit: issue 15 vis28, from source, not fitted)
         (+ graph when the engine subtracts it; + the NPU EP communicators' HCCL buffers and / the 310P budget divisor,
          both from source, not fitted)
      is fitted by minimising the capped mean absolute error of available KV (a grid over the constants; the vision
@@ -84,7 +85,9 @@ def activation(m, factor, vision):
     held = m.get("encoder_held", 0.0)
     # issue 15 (dsv32r): an MTP drafter's buffers sit in every phase, the target output it holds in the text pass
     text = factor * m["text_activation_unit"] + held + m.get("text_workspace", 0.0) + m.get("text_moe_routed", 0.0) + m.get("drafter_held", 0.0)
-    return max(text, vision * m["vision_unit"] + m.get("vision_pixels", 0.0), m["sampler_run"] + held) + m.get("drafter_buffers", 0.0)
+    # issue 15 (vis28): a pass derived tensor by tensor (vLLM's Qwen towers) has no fitted unit: its live tensors, not scaled
+    encoder = vision * m["vision_unit"] + m.get("vision_pixels", 0.0) + m.get("vision_live_tensors", 0.0)
+    return max(text, encoder, m["sampler_run"] + held) + m.get("drafter_buffers", 0.0)
 
 
 def params(oh):

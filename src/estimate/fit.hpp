@@ -251,7 +251,7 @@ struct ActivationPhases {
   Term sampler_run;      // engine copies x sampler unit + fixed bytes + held hidden states (0 on a stage that does not sample)
   double text_unit_bytes = 0;     // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes
   double sampler_unit_bytes = 0;  // min(max_num_seqs, max_num_batched_tokens) x vocab x fp32
-  double vision_unit_bytes = 0;   // patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x dtype bytes
+  double vision_unit_bytes = 0;   // patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x dtype bytes (the factor scales it); 0: derived pass (vis28)
   double encoder_held_bytes = 0;  // encoder outputs in the encoder cache through the text and sampler runs
   // Issue 15 (cudabudget): the dummy item's pixel values during the encoder pass, fp32 from the processor plus the
   // tower-dtype copy; not split by TP (terms::vision_pixel_bytes). Part of vision_encoder, outside the fitted factor.

@@ -12,6 +12,7 @@
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "estimate/vision_pass.hpp"
 #include "model/vision_tower.hpp"
 
 namespace preflight::estimate::terms {
@@ -566,21 +567,41 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfil
                                      static_cast<long long>(per_image)));
   PF_TRY(patch_count, checked_product(encoder_tokens, std::max<int64_t>(1, m.vision_patches_per_token), "vision_patches_per_token"));
   const double patches = static_cast<double>(patch_count);
-  // Per rank: the tower's attention heads and MLP are split by TP (vLLM's parallel linears; q, k, v and
-  // the MLP's intermediate), the residual stream of [patches, hidden] is not.
   auto& ph = run.phases;
-  ph.vision_unit_bytes = patches * ((static_cast<double>(m.vision_intermediate_size) + 3.0 * static_cast<double>(m.vision_hidden_size)) / static_cast<double>(lay.tp) +
-                                    static_cast<double>(m.vision_hidden_size)) * b;
-  // Issue 15 (cudabudget): the pixel values are whole on every rank (not split by TP): fp32 as the processor made them
-  // plus the copy in the tower's dtype. Counted outside the fitted factor, so the peak does not halve with TP 2.
-  ph.vision_pixel_bytes = patches * static_cast<double>(pixels_per_patch) * (4.0 + b);
-  const double peak = oh.vision_activation_factor * ph.vision_unit_bytes + ph.vision_pixel_bytes;
-  ph.vision_encoder = {"vision encoder", peak, 0, {}, {}};
-  if (dep.explain) {
-    ph.vision_encoder.rule = format("%.2f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B%s", oh.vision_activation_factor, b,
-                                    ph.vision_pixel_bytes > 0 ? format(" + patches x %lld pixel values x (4 + %.0f) B (fp32 and the tower-dtype copy, whole on every rank)",
-                                                                       static_cast<long long>(pixels_per_patch), b).c_str() : "");
-    ph.vision_encoder.inputs = {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}, {"pixel_bytes", ph.vision_pixel_bytes}};
+  // Issue 15 (vis28): on vLLM the pass of a tower whose forward was read is its live tensors at the peak
+  // (estimate/vision_pass.cpp), not fitted. vLLM-Ascend keeps the fitted factor: the same count with its padded
+  // attention (head_dim 72 -> 128) gives 4.88 GiB for the TP 2 two-image run that printed a 3.86 GiB peak
+  // (docs/memory-model.md, "The encoder pass tensor by tensor"); generic ViT towers are not derived.
+  const auto derived = pixels_per_patch > 0 ? vision_pass_per_patch(m, lay.tp, pixels_per_patch, b) : std::nullopt;
+  if (derived) {
+    ph.vision_unit_bytes = 0;
+    ph.vision_pixel_bytes = patches * derived->pixel_bytes;
+    ph.vision_encoder = {"vision encoder", patches * derived->bytes, 0, {}, {}};
+    if (dep.explain) {
+      ph.vision_encoder.rule = format("patches x %s", derived->rule.c_str());
+      ph.vision_encoder.inputs = {{"patches", patches},
+                                  {"attention_values_per_patch", derived->attention_values},
+                                  {"mlp_values_per_patch", derived->mlp_values},
+                                  {"position_values_per_patch", derived->position_values},
+                                  {"deepstack_values_per_patch", derived->deepstack_values},
+                                  {"pixel_bytes", ph.vision_pixel_bytes}};
+    }
+  } else {
+    // Per rank: the tower's attention heads and MLP are split by TP (vLLM's parallel linears; q, k, v and
+    // the MLP's intermediate), the residual stream of [patches, hidden] is not.
+    ph.vision_unit_bytes = patches * ((static_cast<double>(m.vision_intermediate_size) + 3.0 * static_cast<double>(m.vision_hidden_size)) / static_cast<double>(lay.tp) +
+                                      static_cast<double>(m.vision_hidden_size)) * b;
+    // Issue 15 (cudabudget): the pixel values are whole on every rank (not split by TP): fp32 as the processor made them
+    // plus the copy in the tower's dtype. Counted outside the fitted factor, so the peak does not halve with TP 2.
+    ph.vision_pixel_bytes = patches * static_cast<double>(pixels_per_patch) * (4.0 + b);
+    const double peak = oh.vision_activation_factor * ph.vision_unit_bytes + ph.vision_pixel_bytes;
+    ph.vision_encoder = {"vision encoder", peak, 0, {}, {}};
+    if (dep.explain) {
+      ph.vision_encoder.rule = format("%.2f x patches x ((vision intermediate + 3 x vision hidden) / TP + vision hidden) x %.0f B%s", oh.vision_activation_factor, b,
+                                      ph.vision_pixel_bytes > 0 ? format(" + patches x %lld pixel values x (4 + %.0f) B (fp32 and the tower-dtype copy, whole on every rank)",
+                                                                         static_cast<long long>(pixels_per_patch), b).c_str() : "");
+      ph.vision_encoder.inputs = {{"factor", oh.vision_activation_factor}, {"patches", patches}, {"unit_bytes", ph.vision_unit_bytes}, {"pixel_bytes", ph.vision_pixel_bytes}};
+    }
   }
   // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
   // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
@@ -768,6 +789,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                               (vision_tower_skipped(m, engine, dep) ? "; the vision tower is not loaded (vLLM >= 0.16: StageMissingLayer, PR #32757)" : ""));
   if (engine.profiles_mm_encoder && !dep.skip_mm_profiling && has_vision && !text_only) {
     // Issue 15 (cudabudget): the pixel values are counted on vLLM (CUDA / ROCm); vLLM-Ascend's fitted factor keeps them.
+    // Issue 15 (vis28): with them (pixels > 0, so vLLM) a tower whose forward was read is derived tensor by tensor.
     const int64_t pixels = engine.engine == "vllm" ? vision_pixels_per_patch(m) : 0;
     PF_TRY(with_encoder, encoder_pass(m, engine, oh, dep, lay, batched_tokens, L, b, pixels, std::move(run)));
     run = std::move(with_encoder);

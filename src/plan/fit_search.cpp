@@ -112,7 +112,7 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
         }
       }
     }
-    if (base.activation_vision_unit_bytes > 0 && !dep.skip_mm_profiling) {
+    if (base.activation_vision_bytes > 0 && !dep.skip_mm_profiling) {
       auto d = dep;
       d.skip_mm_profiling = true;
       offer(d, "--skip-mm-profiling", "no encoder pass in the profile run (images at serve time use the memory above the utilization)");

@@ -493,6 +493,8 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"sampler_run", est.activation_sampler_bytes},
                       {"vision_unit", est.activation_vision_unit_bytes},
                       {"vision_pixels", est.activation_vision_pixel_bytes},  // issue 15: pixel values in the encoder pass
+                      // issue 15 (vis28): a pass derived tensor by tensor (no fitted unit): its live tensors beside the pixels
+                      {"vision_live_tensors", est.activation_vision_unit_bytes > 0 ? 0.0 : est.activation_vision_bytes - est.activation_vision_pixel_bytes},
                       {"available", est.available_kv_bytes},
                       {"kv_tokens", static_cast<double>(est.kv_tokens)},
                       {"max_concurrency", est.max_concurrency},

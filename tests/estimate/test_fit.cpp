@@ -129,11 +129,12 @@ TEST(Fit, VisionTowerLinearsAreShardedByTp) {
 TEST(Fit, QwenVlVideoItemFollowsTheContext) {
   auto s = setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
   ASSERT_EQ(s.model.vision_video_max_groups, 7);
-  const double per_patch = (3420 + 4 * 1280) * 2.0;  // (intermediate + 4 x hidden) x bf16 at TP1
+  // Issue 15 (vis28): the pass's live tensors, 37,816 B a patch at TP1 (tests/estimate/test_vision_pass.cpp).
+  const double per_patch = 37816.0;
   auto unit = [&](std::optional<int64_t> len) {
     estimate::Deployment d;
     d.max_model_len = len;
-    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_vision_unit_bytes;
+    return estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_vision_bytes;
   };
   EXPECT_DOUBLE_EQ(unit(128000), 114688.0 * 4 * per_patch);
   EXPECT_DOUBLE_EQ(unit(std::nullopt), 114688.0 * 4 * per_patch);  // the model's own 128,000
@@ -143,7 +144,7 @@ TEST(Fit, QwenVlVideoItemFollowsTheContext) {
   EXPECT_EQ(q3.model.vision_video_max_groups, 0);
   estimate::Deployment d;
   d.max_model_len = 131072;
-  EXPECT_DOUBLE_EQ(estimate::estimate_fit(q3.model, q3.device, q3.engine, q3.overheads, d).activation_vision_unit_bytes, 65536.0 * (4304 + 4 * 1152) * 2);
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(q3.model, q3.device, q3.engine, q3.overheads, d).activation_vision_bytes, 65536.0 * 40704.0);
 }
 
 // Issue 15 (cudabudget): during vLLM's encoder pass the dummy image's pixel values sit on every rank whole, as the
@@ -151,7 +152,9 @@ TEST(Fit, QwenVlVideoItemFollowsTheContext) {
 // Qwen3.5-27B (shared/models/Qwen__Qwen3.5-27B/config.json vision_config: in_channels 3, temporal_patch_size 2,
 // patch_size 16): 3 x 2 x 16 x 16 = 1,536 values per patch; one 16,384-token image = 65,536 patches;
 // 65,536 x 1,536 x (4 + 2) B = 603,979,776 B at TP 1 and at TP 2 alike. Qwen2.5-VL-7B (patch 14): 3 x 2 x 14 x 14 = 1,176.
-// The vision peak is the fitted factor x the TP-split unit plus these bytes. vLLM-Ascend keeps its fitted factor alone.
+// The vision peak is these bytes plus the pass's live tensors (issue 15 vis28: Qwen3.5's tower has no deepstack, so
+// per patch (attention 2 x 1,152 + 8 x 1,152 / TP + position embeddings 1,152) x 2 B: 25,344 B at TP 1, 16,128 B at
+// TP 2). vLLM-Ascend keeps its fitted factor alone.
 TEST(Fit, Issue15_VisionPixelValuesAreWholeOnEveryRank) {
   auto s = setup("Qwen/Qwen3.5-27B", "A100-80G-SXM", "vllm", "0.23.0");
   EXPECT_EQ(estimate::terms::vision_pixels_per_patch(s.model), 1536);
@@ -161,8 +164,8 @@ TEST(Fit, Issue15_VisionPixelValuesAreWholeOnEveryRank) {
     d.tensor_parallel_size = tp;
     const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
     EXPECT_DOUBLE_EQ(e.activation_vision_pixel_bytes, 603979776.0) << "TP " << tp;
-    EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 65536.0 * ((4304 + 3 * 1152) / static_cast<double>(tp) + 1152) * 2) << "TP " << tp;
-    EXPECT_NEAR(e.activation_vision_bytes, s.overheads.vision_activation_factor * e.activation_vision_unit_bytes + 603979776.0, 1.0) << "TP " << tp;
+    EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 0.0) << "TP " << tp;
+    EXPECT_NEAR(e.activation_vision_bytes, 65536.0 * (tp == 1 ? 25344.0 : 16128.0) + 603979776.0, 1.0) << "TP " << tp;
   }
   auto q25 = setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
   EXPECT_EQ(estimate::terms::vision_pixels_per_patch(q25.model), 1176);

@@ -101,9 +101,9 @@ TEST(MmDummy, Issue15_VersionsBeforeTheOptionProfileTheLargestImage) {
   const auto after = estimate::estimate_fit(recent.model, recent.device, recent.engine, recent.overheads, d);
   EXPECT_EQ(before.encoder_items, 1);
   EXPECT_EQ(after.encoder_items, 1);
-  // Both: vision unit = patches x (3,420 + 3 x 1,280 + 1,280) x 2 B = patches x 17,080.
-  EXPECT_DOUBLE_EQ(before.activation_vision_unit_bytes, 65536.0 * 17080.0);
-  EXPECT_DOUBLE_EQ(after.activation_vision_unit_bytes, 1296.0 * 4.0 * 17080.0);
+  // Both: the pass's live tensors, 37,816 B a patch at TP 1 (issue 15 vis28, tests/estimate/test_vision_pass.cpp).
+  EXPECT_DOUBLE_EQ(before.activation_vision_bytes, 65536.0 * 37816.0);
+  EXPECT_DOUBLE_EQ(after.activation_vision_bytes, 1296.0 * 4.0 * 37816.0);
   bool said = false;
   for (const auto& a : before.assumptions) said = said || a.find("takes only counts") != std::string::npos;
   EXPECT_TRUE(said);

@@ -58,7 +58,8 @@ TEST(LanguageModelOnly, Issue15_CaseLeavesTheVisionTowerOut) {
   EXPECT_NEAR(plain.at("weights") - lm.at("weights"), k_tower_bytes, 1.0);
   EXPECT_DOUBLE_EQ(lm.at("weights"), r->rows[2].memory_terms.at("weights"));
   EXPECT_DOUBLE_EQ(lm.at("vision_unit"), 0.0);
-  EXPECT_GT(plain.at("vision_unit"), 0.0);  // the plain case profiles the encoder
+  EXPECT_DOUBLE_EQ(lm.at("vision_live_tensors"), 0.0);
+  EXPECT_GT(plain.at("vision_live_tensors"), 0.0);  // the plain case profiles the encoder (issue 15 vis28: its live tensors on vLLM)
   EXPECT_DOUBLE_EQ(r->rows[3].memory_terms.at("weights"), plain.at("weights"));  // false: the flag as not given
 }
 
