@@ -538,6 +538,9 @@ int cmd_logs(const std::vector<std::string>& argv) {
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
   if (req.emit_case) {
     std::cout << dump_json(case_line(log, f, path)) << "\n";
+    // ux28: a log with no engine-args line gives a case with no model, which validate can only skip: said on stderr.
+    if (!log.args.model)
+      std::cerr << "preflight: note: " << path << " names no model (no engine-args or config line): the case's \"model\" is null; add it before validate\n";
     return rc;
   }
   if (!req.json) {

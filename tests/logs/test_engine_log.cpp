@@ -924,3 +924,25 @@ TEST(LogsCli, Misc21_LogsAndValidateOfItsCaseSelectOneProfile) {
   EXPECT_EQ(logs_profile, "vllm@0.8-0.9.1");
   EXPECT_EQ(case_profile, "vllm@0.8-0.9.1");
 }
+
+// Issue 15 (ux28): a log excerpt without its engine-args line (vllm-ascend #10122's quoted worker line) gives a case
+// whose model is null. --emit-case said nothing about it, and validate skipped the case as "model not resolvable
+// (tried )". The note goes to stderr (stdout stays one JSON line) and validate's skip says what is missing.
+TEST(LogsCli, Issue15_EmitCaseWithoutAModelSaysSoAndValidateNamesWhy) {
+  const std::string log = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs/excerpts/vllm_ascend_issue10122.log";
+  const auto out = pftest::run_cli("logs " + log + " --emit-case", {.with_stderr = false});
+  ASSERT_EQ(out.code, 0) << out.out;
+  const auto j = nlohmann::json::parse(out.out);
+  EXPECT_TRUE(j["model"].is_null());
+  EXPECT_EQ(j["available_kv_gib"], 5.77);  // the line's own "Current KV cache memory: 5.77 GiB"
+  const auto both = run("logs " + log + " --emit-case");
+  EXPECT_NE(both.out.find("names no model (no engine-args or config line): the case's \"model\" is null"), std::string::npos) << both.out;
+
+  const std::string file = ::testing::TempDir() + "/ux28_no_model.jsonl";
+  std::ofstream(file) << out.out;
+  const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+  ASSERT_EQ(v.code, 0) << v.out;
+  const auto report = nlohmann::json::parse(v.out);
+  EXPECT_NE(report.dump().find("no model named: the case's model and config_hint are null or empty"), std::string::npos) << report.dump().substr(0, 1500);
+  EXPECT_EQ(report.dump().find("(tried )"), std::string::npos);
+}
