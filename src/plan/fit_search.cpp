@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "base/units.hpp"
+#include "model/quant_variant.hpp"
 
 namespace preflight::plan {
 
@@ -117,17 +118,38 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     }
   }
   if (base.failure == estimate::Failure::unsupported_quantization) {
+    const auto& variants = model::load_variant_catalog();
     for (const auto& q : eng.supported_quantization) {
       if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;
+      // ux28: the checkpoint each fix names is sized as that format, from the variant list (data/variants/quant_variants.json):
+      // with the refused one's storage (AWQ int4 under --quantization ascend) a W8A8 Qwen3.6-27B was said to fit one 910B4,
+      // the deployment the seed saw run out of memory four times (seeds/000 4.3.1: 33.6 GiB of weights on 29.5 GiB).
+      const char* named_id = q == "ascend" ? "w8a8" : "ct_w8a8_int8";
+      const auto named = variants ? model::find_variant(*variants, named_id) : Expected<const model::QuantVariant*>(nullptr);
       auto d = dep;
       d.quantization = q;
+      if (named && *named) d.quant_scheme = (*named)->scheme;
       const auto r = try_fit(d);
-      if (r.failure != estimate::Failure::unsupported_quantization) {
-        out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s)", q.c_str(),
-                                   q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json" : "an llm-compressor export",
-                                   r.fits ? "; fits" : "; does not fit on its own"));
-        out.fix_flags.push_back("--quantization " + q);
-      }
+      if (r.failure == estimate::Failure::unsupported_quantization) continue;
+      // A checkpoint that loads but whose KV cache holds less than max_model_len fits at the largest context it holds
+      // (what fit does when no --max-model-len is given); one whose weights do not load, on the fewest cards that hold it.
+      std::string verdict = r.fits ? "fits" : "does not fit on its own";
+      int64_t holds = r.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(r) : 0;
+      if (m.max_position_embeddings > 0) holds = std::min<int64_t>(holds, m.max_position_embeddings);
+      if (!r.fits && holds > 0) verdict = format("fits with --max-model-len %lld", static_cast<long long>(holds));
+      if (!r.fits && holds <= 0)
+        for (int64_t tp = dep.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
+          if (m.num_attention_heads % tp != 0) continue;
+          auto wider = d;
+          wider.tensor_parallel_size = tp;
+          if (!try_fit(wider).fits) continue;
+          verdict = format("does not fit on %lld x %s; fits with --tensor-parallel-size %lld", static_cast<long long>(base.tensor_parallel_size * base.pipeline_parallel_size),
+                           dev.id.c_str(), static_cast<long long>(tp));
+          break;
+        }
+      const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json" : "an llm-compressor INT8 W8A8 export";
+      out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s, sized as --variant %s; %s)", q.c_str(), what.c_str(), named_id, verdict.c_str()));
+      out.fix_flags.push_back("--quantization " + q);
     }
   }
   out.more_devices_at = out.fixes.size();

@@ -263,3 +263,24 @@ TEST(VariantCli, Issue16_SeedJourneyTextSaysOnlyWhatTheEngineDoes) {
                                          {.with_stderr = false}));
   EXPECT_TRUE(j["engine_lines"].empty()) << j["engine_lines"].dump();
 }
+
+// Issue 16 (ux28), seeds/000 4.3.3 then 4.3.1: AWQ of Qwen3.6-27B is refused on NPU ("awq quantization is currently not
+// supported in npu."), and fit's fix was "--quantization ascend (a ModelSlim W8A8 export ...; fits)" on one 910B4: it
+// sized the W8A8 checkpoint with the AWQ variant's int4 bytes. The seed's W8A8 upload (34G of files) ran out of memory
+// on that card four times. Sized as --variant w8a8 (33.6 GiB of weights against 29.49 GiB total), the fix now says it
+// needs --tensor-parallel-size 2, and fit --variant w8a8 agrees on both counts.
+TEST(VariantCli, Issue16_RefusedAwqFixIsSizedAsTheCheckpointItNames) {
+  const std::string base = "fit Qwen/Qwen3.6-27B --device 910B4 --engine vllm-ascend@0.18 --max-model-len 4096";
+  const auto awq = pftest::run_cli(base + " --variant awq", {.with_stderr = false});
+  EXPECT_EQ(awq.code, 1) << awq.out;
+  EXPECT_NE(awq.out.find("awq quantization is currently not supported in npu."), std::string::npos) << awq.out;
+  EXPECT_NE(awq.out.find("--quantization ascend (a ModelSlim W8A8 export with quant_model_description.json, sized as --variant w8a8; does not fit on 1 x "
+                         "910B4; fits with --tensor-parallel-size 2)"),
+            std::string::npos)
+      << awq.out;
+  const auto one = pftest::run_cli(base + " --variant w8a8", {.with_stderr = false});
+  EXPECT_EQ(one.code, 1) << one.out;
+  EXPECT_NE(one.out.find("does not fit (weights_oom)"), std::string::npos) << one.out;
+  const auto two = pftest::run_cli(base + " --variant w8a8 --tensor-parallel-size 2", {.with_stderr = false});
+  EXPECT_EQ(two.code, 0) << two.out;
+}
