@@ -946,3 +946,36 @@ TEST(LogsCli, Issue15_EmitCaseWithoutAModelSaysSoAndValidateNamesWhy) {
   EXPECT_NE(report.dump().find("no model named: the case's model and config_hint are null or empty"), std::string::npos) << report.dump().substr(0, 1500);
   EXPECT_EQ(report.dump().find("(tried )"), std::string::npos);
 }
+
+// Issue 16 (ux28): the fixes `logs` prints are pasted as they are. missing_fused_op told the user to disable the
+// qkv_rmsnorm_rope fusion with --additional-config '{"ascend_fusion_config": {"fuse_qknorm_rope": false}}', the seed's
+// spelling, which vllm-ascend 0.23-0.25 ignores (AscendFusionConfig takes unknown keys into **kwargs; the pass manager
+// reads additional_config['ascend_compilation_config']['fuse_qknorm_rope'], data/engines/launch.json qknorm-rope-fusion-a2,
+// which plan's start commands already used). graph_stream_exhaustion named "cudagraph_capture_sizes" and
+// "FULL_DECODE_ONLY" without the flag that sets them. Every JSON argument of a fix must parse, and the graph keys must be
+// vLLM CompilationConfig's own (cudagraph_capture_sizes, cudagraph_mode).
+TEST(LogsCli, Issue16_FixesCarryFlagsInTheSpellingTheEngineReads) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/data/doctor/error_signatures.json");
+  const auto catalog = nlohmann::json::parse(in);
+  int json_args = 0;
+  for (const auto& c : catalog["classes"]) {
+    const std::string fix = c.value("fix", "");
+    for (const std::string flag : {"--additional-config '", "--compilation-config '"}) {
+      for (size_t at = fix.find(flag); at != std::string::npos; at = fix.find(flag, at + 1)) {
+        const size_t open = at + flag.size(), close = fix.find('\'', open);
+        ASSERT_NE(close, std::string::npos) << c["id"];
+        const auto arg = nlohmann::json::parse(fix.substr(open, close - open), nullptr, false);
+        ASSERT_FALSE(arg.is_discarded()) << c["id"] << ": " << fix.substr(open, close - open);
+        ++json_args;
+        if (flag == "--additional-config '") EXPECT_FALSE(arg.contains("ascend_fusion_config") && arg["ascend_fusion_config"].contains("fuse_qknorm_rope")) << c["id"];
+        if (flag == "--compilation-config '")
+          for (const auto& [key, value] : arg.items()) EXPECT_TRUE(key == "cudagraph_capture_sizes" || key == "cudagraph_mode") << c["id"] << ": " << key;
+      }
+    }
+  }
+  EXPECT_GE(json_args, 4);
+  const auto fused = run("logs " + k_synthetic + "/missing_fused_op.1.log");
+  EXPECT_NE(fused.out.find(R"(--additional-config '{"ascend_compilation_config": {"fuse_qknorm_rope": false}}')"), std::string::npos) << fused.out;
+  const auto streams = run("logs " + k_synthetic + "/graph_stream_exhaustion.1.log");
+  EXPECT_NE(streams.out.find(R"(--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}')"), std::string::npos) << streams.out;
+}
