@@ -66,8 +66,14 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     for (double util = base.gpu_memory_utilization + 0.01; util <= 0.985; util += 0.01) {
       auto d = dep;
       d.gpu_memory_utilization = util;
-      if (try_fit(d).fits) {
-        out.fixes.push_back(format("--gpu-memory-utilization %.2f", util));
+      if (const auto r = try_fit(d); r.fits) {
+        // ux28: with what it holds, as every other fix says; a band whose low end is under one request is marginal
+        // (Qwen3-14B on a 910B4 at 2,048 tokens: 0.98 holds 3,456 tokens, band 384 - 6,400).
+        const std::string margin = r.kv_tokens_low < base.max_model_len
+                                       ? format(" (band low %s tokens, under one %s-token request: marginal)", with_thousands(r.kv_tokens_low).c_str(),
+                                                with_thousands(base.max_model_len).c_str())
+                                       : std::string();
+        out.fixes.push_back(format("--gpu-memory-utilization %.2f: %s KV tokens, %.2fx%s", util, with_thousands(r.kv_tokens).c_str(), r.max_concurrency, margin.c_str()));
         out.fix_flags.push_back(format("--gpu-memory-utilization %.2f", util));
         break;
       }
