@@ -131,6 +131,12 @@ bool same_method(std::string method, std::string flag) {
   return method == flag;
 }
 
+// ux28: a checkpoint whose config.json states AWQ or GPTQ is served without --quantization (the catalogue's empty
+// quantization_flag): vLLM then upgrades it to the Marlin kernel where the card has one.
+const std::string k_method_from_config = "no --quantization: vLLM reads quant_method from the checkpoint's config.json and picks the Marlin kernel where the card has one; --quantization ";
+const std::string k_method_from_config_tail =
+    " would force the slower kernel ('... you specified quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference', vllm#20112)";
+
 // Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
 enum class RecipeInput { hub, cast_output };
 
@@ -264,6 +270,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
     flag = ck->quantization_flag;
     if (!full) return "";
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
+    if (flag.empty()) l.notes.push_back(k_method_from_config + c.quantization_flag.str() + k_method_from_config_tail);
     l.notes.push_back("checkpoint " + ck->repo + ": " + ck->format + " of " + ck->base_model + ", published on " + ck->hub + " (" + ck->url + "; " +
                       ck->source + ")" + (ck->hub == "modelscope" ? "; VLLM_USE_MODELSCOPE=true makes vLLM fetch it from ModelScope" : ""));
     return "";
@@ -275,6 +282,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   if (cv && (!m.quant.quantized() || release || cast)) {
     if (full) add_conversion(m, c, base_id, *cv, cast, devices_per_node, l, reads);
     flag = cv->quantization_flag;
+    if (full && flag.empty()) l.notes.push_back(k_method_from_config + c.quantization_flag.str() + k_method_from_config_tail);
     return "";
   }
   // The engine quantizes the BF16 weights itself while loading (fp8, bitsandbytes NF4): the BF16 repo with that flag.
