@@ -979,3 +979,17 @@ TEST(LogsCli, Issue16_FixesCarryFlagsInTheSpellingTheEngineReads) {
   const auto streams = run("logs " + k_synthetic + "/graph_stream_exhaustion.1.log");
   EXPECT_NE(streams.out.find(R"(--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}')"), std::string::npos) << streams.out;
 }
+
+// Issue 16 (ux28): `logs --help` said "exit: 0 started or classified, 1 failed with a known cause", but a classified
+// failure exits 1 and a failure no signature matches ("unknown") exits 1 too. The help now says what the codes are,
+// and the codes are checked against it: a log that started 0, a known and an unknown failure 1.
+TEST(LogsCli, Issue16_ExitCodesAreWhatHelpSays) {
+  const auto help = run("logs --help");
+  EXPECT_NE(help.out.find("exit: 0 no failure in the log"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("1 the log shows a failure (its root cause\n      named, or \"unknown\" when no signature matches)"), std::string::npos) << help.out;
+  EXPECT_EQ(run("logs " + k_synthetic + "/none.1.log").code, 0);
+  EXPECT_EQ(run("logs " + k_synthetic + "/graph_stream_exhaustion.1.log").code, 1);
+  const auto unknown = run("logs " + k_synthetic + "/unknown.1.log");
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.out.find("(unknown)"), std::string::npos) << unknown.out;
+}
