@@ -190,6 +190,9 @@ struct PlanInputs {
   std::string speculative_config;
   // Issue 15: the --compilation-config JSON as given (dotted forms merged), for the start commands. Empty: none.
   std::string compilation_config;
+  // ux28: `plan --data-parallel N`: the replicas each row is started as. Rows whose N replicas fill more than one node
+  // get the launch rules that hold across nodes (every node exports its interface, as Ray's layout over nodes does).
+  int64_t data_parallel_replicas = 1;
 };
 
 // The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.

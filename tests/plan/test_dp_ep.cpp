@@ -10,6 +10,7 @@
 
 #include "model/model_source.hpp"
 #include "plan/dp_ep.hpp"
+#include "plan/launch.hpp"
 #include "plan_catalogs.hpp"
 
 using namespace preflight;
@@ -134,6 +135,40 @@ TEST(DpEp, Issue15_DataParallelOverNodesExportsTheInterfaceOnEveryNode) {
   ASSERT_NE(local, nullptr);
   EXPECT_TRUE(local->launch->nodes.empty());
   for (const auto& env : local->launch->env) EXPECT_EQ(env.find("SOCKET_IFNAME"), std::string::npos) << env;
+}
+
+// Issue 15 (ux28): `plan Qwen/Qwen3-30B-A3B --device 910B3 --data-parallel 16 --expert-parallel` (the README's example):
+// 16 replicas of one card fill two nodes of 8, and each node's block now exports its interface (multi-node-nic-npu:
+// GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, HCCL_SOCKET_IFNAME) before its vllm serve; 8 replicas on one node export none.
+TEST(DpEp, Issue15_DataParallelFlagOverNodesExportsTheInterface) {
+  const auto m = resolved("Qwen/Qwen3-30B-A3B");
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  for (const int64_t replicas : {16, 8}) {
+    SCOPED_TRACE(replicas);
+    auto in = catalogs().inputs();
+    in.data_parallel_replicas = replicas;
+    const auto r = plan::plan_for_model(m, {dev("910B3")}, in, t, 16);
+    const auto top = std::find_if(r.recommended.begin(), r.recommended.end(), [](const plan::Candidate& c) { return c.data_parallel_size == 1; });
+    ASSERT_NE(top, r.recommended.end());
+    const auto l = plan::with_data_parallel(*top, 8, {.size = replicas, .expert_parallel = true});
+    ASSERT_TRUE(l.has_value()) << l.error().describe();
+    int exports = 0;
+    for (const auto& node : l->nodes)
+      for (const auto& line : node.lines) exports += line.rfind("export HCCL_SOCKET_IFNAME=${NIC:?", 0) == 0 ? 1 : 0;
+    for (const auto& env : l->env) exports += env.rfind("HCCL_SOCKET_IFNAME=", 0) == 0 && replicas == 8 ? 1 : 0;
+    if (replicas == 16) {
+      ASSERT_EQ(l->nodes.size(), 2u);
+      EXPECT_EQ(exports, 2);  // the head's block and the headless node's
+      const auto& worker = l->nodes[1].lines;
+      const auto serve = std::find_if(worker.begin(), worker.end(), [](const std::string& x) { return x.rfind("vllm serve ", 0) == 0; });
+      const auto nic = std::find_if(worker.begin(), worker.end(), [](const std::string& x) { return x.rfind("export GLOO_SOCKET_IFNAME=", 0) == 0; });
+      EXPECT_LT(nic - worker.begin(), serve - worker.begin());
+    } else {
+      EXPECT_TRUE(l->nodes.empty());
+      EXPECT_EQ(exports, 0);
+    }
+  }
 }
 
 // Qwen3-30B-A3B: 4 KV heads, which TP 2 splits, so DP 2 x TP 1 holds about as many requests as TP 2 on the same two
