@@ -130,11 +130,20 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
       // ux28: the checkpoint each fix names is sized as that format, from the variant list (data/variants/quant_variants.json):
       // with the refused one's storage (AWQ int4 under --quantization ascend) a W8A8 Qwen3.6-27B was said to fit one 910B4,
       // the deployment the seed saw run out of memory four times (seeds/000 4.3.1: 33.6 GiB of weights on 29.5 GiB).
-      const char* named_id = q == "ascend" ? "w8a8" : "ct_w8a8_int8";
-      const auto named = variants ? model::find_variant(*variants, named_id) : Expected<const model::QuantVariant*>(nullptr);
+      // The variant the fix names: msModelSlim W8A8 for ascend, llm-compressor's INT8 W8A8 for compressed-tensors (the NPU
+      // recipe), else the first variant of the list read with that --quantization.
+      const model::QuantVariant* named = nullptr;
+      if (variants) {
+        const std::string id = q == "ascend" ? "w8a8" : q == "compressed-tensors" ? "ct_w8a8_int8" : "";
+        for (const auto& v : variants->variants)
+          if (id.empty() ? v.engine_quantization == q : v.id == id) {
+            named = &v;
+            break;
+          }
+      }
       auto d = dep;
       d.quantization = q;
-      if (named && *named) d.quant_scheme = (*named)->scheme;
+      if (named) d.quant_scheme = named->scheme;
       const auto r = try_fit(d);
       if (r.failure == estimate::Failure::unsupported_quantization) continue;
       // A checkpoint that loads but whose KV cache holds less than max_model_len fits at the largest context it holds
@@ -153,8 +162,11 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
                            dev.id.c_str(), static_cast<long long>(tp));
           break;
         }
-      const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json" : "an llm-compressor INT8 W8A8 export";
-      out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s, sized as --variant %s; %s)", q.c_str(), what.c_str(), named_id, verdict.c_str()));
+      const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json"
+                               : q == "compressed-tensors" ? "an llm-compressor INT8 W8A8 export"
+                               : named ? "a " + named->name + " checkpoint" : "a checkpoint in that format";
+      const std::string sized = named ? ", sized as --variant " + named->id : "";
+      out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s; %s)", q.c_str(), what.c_str(), sized.c_str(), verdict.c_str()));
       out.fix_flags.push_back("--quantization " + q);
     }
   }
