@@ -670,7 +670,10 @@ int run(int argc, char** argv) {
   }
   for (const auto& a : rest) {
     if (a == "--help" || a == "-h") {
-      std::cout << (command->help ? render_help(command->help()) : usage);
+      // ux28: fit and plan on MindIE / llama.cpp take that engine's own flags: its help, not vLLM's.
+      if ((command->name == "fit" || command->name == "plan") && mindie_engine_requested(rest)) std::cout << mindie_help_text(command->name);
+      else if (command->name == "fit" && llama_cpp_engine_requested(rest)) std::cout << llama_cpp_help_text();
+      else std::cout << (command->help ? render_help(command->help()) : usage);
       return k_exit_ok;
     }
   }

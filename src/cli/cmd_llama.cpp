@@ -536,4 +536,13 @@ int cmd_logs_llama_cpp(const std::string& path, const std::string& text, bool js
   return k_exit_ok;
 }
 
+std::string llama_cpp_help_text() {
+  static LlamaRequest scratch;  // the setters are never called
+  CommandText text{k_llama_usage,
+                   "llama.cpp's own memory for a GGUF file: model, KV, compute and output buffers as llama.cpp prints them, with llama.cpp's\n"
+                   "flag names (llama-server / llama-cli) and the decode speed from the device's bandwidth.",
+                   "", "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag)"};
+  return render_help({text, llama_options(scratch)});
+}
+
 }  // namespace preflight::cli

@@ -12,6 +12,8 @@ namespace preflight::cli {
 // True when argv names the llama.cpp engine (--engine llama.cpp[@version] or --engine=llama.cpp...).
 bool llama_cpp_engine_requested(const std::vector<std::string>& argv);
 int cmd_fit_llama_cpp(const std::vector<std::string>& argv);
+// `preflight fit ... --engine llama.cpp --help`: llama.cpp's own flags and exit codes (ux28: the help printed was vLLM's).
+std::string llama_cpp_help_text();
 
 // `preflight logs FILE` for a llama.cpp start-up log (logs::is_llama_cpp_log): the buffers llama.cpp
 // printed against estimate_llama_cpp for the model file and parameters the log names. Exit 0 when the

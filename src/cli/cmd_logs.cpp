@@ -120,8 +120,9 @@ activation, ... non-torch memory, ... NPU graph memory", vLLM V0 "model weights 
 ...; PyTorch activation peak memory takes ...") against the fit's own terms; a row whose prediction sums
 several terms says which.)",
     "",
-    R"(exit: 0 started or classified, 1 failed with a known cause, 2 bad input: unreadable, or an engine argument out of
-      range (the log line named))"};
+    R"(exit: 0 no failure in the log (it started, or stops before any error), 1 the log shows a failure (its root cause
+      named, or "unknown" when no signature matches), 2 bad input: unreadable, or an engine argument out of range (the
+      log line named))"};
 
 // The version and build the log's version lines state (issue 15, misc950): on vLLM-Ascend the vLLM and vllm-ascend
 // lines go through deploy::take_printed_versions, as a case's engine_version / engine_build and fit's --engine
@@ -538,6 +539,9 @@ int cmd_logs(const std::vector<std::string>& argv) {
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
   if (req.emit_case) {
     std::cout << dump_json(case_line(log, f, path)) << "\n";
+    // ux28: a log with no engine-args line gives a case with no model, which validate can only skip: said on stderr.
+    if (!log.args.model)
+      std::cerr << "preflight: note: " << path << " names no model (no engine-args or config line): the case's \"model\" is null; add it before validate\n";
     return rc;
   }
   if (!req.json) {

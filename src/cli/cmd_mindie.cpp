@@ -43,8 +43,29 @@ struct MindieFlags {
   ModelFlags model;
 };
 
+// ux28: a vLLM user comparing engines types vLLM's flags; each is refused with MindIE's own (exit 2), rather than
+// "unknown flag --tensor-parallel-size; did you mean --npu-mem-size".
+Option vllm_spelling(const std::string& name, const std::string& value, const std::string& mindie) {
+  Option o;
+  o.name = name;
+  o.value = value;
+  o.help = "vLLM's flag: refused, use " + mindie;
+  o.set = [name, mindie](const std::string&) -> Status {
+    return make_error(ErrorKind::invalid_argument, "--" + name + " is vLLM's flag; with --engine mindie use " + mindie, "--" + name);
+  };
+  return o;
+}
+
 std::vector<Option> mindie_options(MindieFlags& f) {
   const IntRange positive{1, int64_t{1} << 31};
+  std::vector<Option> vllm_flags = under("vLLM's spellings (refused with MindIE's own):",
+                                         {vllm_spelling("tensor-parallel-size", "N", "--world-size N (ModelConfig.worldSize)"),
+                                          vllm_spelling("num-devices", "N", "--world-size N (ModelConfig.worldSize)"),
+                                          vllm_spelling("max-model-len", "N", "--max-seq-len N (ModelDeployConfig.maxSeqLen)"),
+                                          vllm_spelling("gpu-memory-utilization", "U", "--npu-memory-fraction F (env NPU_MEMORY_FRACTION)"),
+                                          vllm_spelling("max-num-seqs", "N", "--max-batch-size N (ScheduleConfig.maxBatchSize)"),
+                                          vllm_spelling("max-num-batched-tokens", "N", "--max-prefill-tokens N (ScheduleConfig.maxPrefillTokens)"),
+                                          vllm_spelling("kv-cache-dtype", "T", "--kv-cache-int8 (int8 KV) or nothing (model dtype)")});
   return join({{text_flag("device", "D", f.device, "the NPU (catalogue id or alias)"), text_flag("devices", "D", f.devices, "plan: the NPU"),
                 text_flag("engine", "mindie", f.engine, "mindie"),
                 int_flag("npu-mem-size", "N", f.npu_mem_size, {-1, 2147483647}, "ModelConfig.npuMemSize: GB of KV per card, -1 auto (default -1)"),
@@ -63,7 +84,7 @@ std::vector<Option> mindie_options(MindieFlags& f) {
                 text_flag("model-name", "NAME", f.model_name, "plan: ModelConfig.modelName (default: from the model id)"),
                 text_flag("weight-path", "DIR", f.weight_path, "plan: ModelConfig.modelWeightPath (default /home/weight/NAME)"),
                 text_flag("config-out", "DIR", f.config_out, "plan: write config.json and start.sh there"), json_flag(f.json)},
-               model_options(f.model)});
+               model_options(f.model), vllm_flags});
 }
 
 estimate::MindieOptions options_from(const MindieFlags& f, const estimate::MindieCatalog& catalog) {
@@ -215,7 +236,23 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
   req.model_name = f.model_name.value_or("");
   req.weight_path = f.weight_path.value_or("");
   auto p = plan::plan_mindie(r->model, r->device, req, r->catalog);
-  if (!p) return report_error(p.error().kind == ErrorKind::not_found ? make_error(ErrorKind::not_found, p.error().message) : p.error());
+  // ux28: no worldSize that holds the targets is plan's "nothing meets the targets" (exit 1, as `plan --help` says and the
+  // vLLM plan does), not bad input: the answer, with each size's reason, on stdout.
+  if (!p && p.error().kind == ErrorKind::not_found) {
+    if (f.json) {
+      Json j = report::envelope("plan");
+      j["engine"] = "mindie";
+      j["device"] = r->device.id;
+      j["model"] = r->model.id;
+      j["mindie"] = nullptr;
+      j["nothing_fits"] = p.error().message;
+      print_json(j);
+    } else {
+      std::cout << "MindIE Service plan: nothing fits. " << p.error().message << "\n";
+    }
+    return k_exit_fail;
+  }
+  if (!p) return report_error(p.error());
   if (f.config_out) {
     if (auto w = write_plan_files(*f.config_out, *p); !w) return report_error(w.error());
   }
@@ -242,6 +279,20 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     std::cout << "start.sh:\n" << p->start_script;
   }
   return k_exit_ok;
+}
+
+std::string mindie_help_text(const std::string& command) {
+  static MindieFlags scratch;  // the setters are never called
+  const bool plan = command == "plan";
+  CommandText text{plan ? k_plan_usage : k_fit_usage,
+                   plan ? "MindIE Service's plan: the smallest worldSize whose static KV pool holds the context and concurrency, with its config.json and\n"
+                          "start.sh (--config-out DIR)."
+                        : "MindIE Service's static KV pool per card (npuMemSize, NPU_MEMORY_FRACTION, cacheBlockSize), its blocks and full-length requests,\n"
+                          "and the verdict. Flags are MindIE's config.json keys in kebab case (--npu-mem-size is ModelConfig.npuMemSize).",
+                   "",
+                   plan ? "exit: 0 a worldSize fits, 1 none up to the largest tried holds the targets (each size's reason is printed),\n      2 bad input (a flag out of range, or a vLLM flag: its MindIE spelling is named)"
+                        : "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range, or a vLLM flag: its MindIE spelling is named)"};
+  return render_help({text, mindie_options(scratch)});
 }
 
 }  // namespace preflight::cli

@@ -14,5 +14,8 @@ namespace preflight::cli {
 bool mindie_engine_requested(const std::vector<std::string>& argv);
 int cmd_fit_mindie(const std::vector<std::string>& argv);
 int cmd_plan_mindie(const std::vector<std::string>& argv);
+// `preflight fit|plan ... --engine mindie --help`: MindIE's own flags and exit codes (ux28: the help printed was vLLM's,
+// which names none of them). `command` is "fit" or "plan".
+std::string mindie_help_text(const std::string& command);
 
 }  // namespace preflight::cli

@@ -366,6 +366,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (r.flags.decode_context_parallel_size) t.decode_context_parallel_size = r.flags.decode_context_parallel_size->value;
   if (auto s = apply_speculative(r, *ro, in, t); !s) return report_error(s.error());
   if (auto s = apply_engine_settings(r, in, t); !s) return report_error(s.error());
+  if (r.data_parallel) in.data_parallel_replicas = *r.data_parallel;  // ux28: replicas over nodes export each node's interface
   const size_t rows = r.all ? static_cast<size_t>(-1) : 15;
   const auto table = r.markdown ? report::PlanFormat::markdown : report::PlanFormat::text;
   const std::string context = t.context_tokens ? with_thousands(*t.context_tokens) : "min(32,768, model max)";

@@ -295,7 +295,7 @@ Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
   return make_error(ErrorKind::invalid_argument,
                     format("%s: drafter '%s' (method %s): its config.json is not in the catalogue, a --models directory "
                            "(<org>__<name>/config.json) or the local Hugging Face / ModelScope cache, so its weights and "
-                           "KV layers cannot be sized; download its config.json (e.g. huggingface-cli download %s config.json) "
+                           "KV layers cannot be sized; download its config.json (e.g. hf download %s config.json) "
                            "or pass --models DIR (%s)",
                            origin.c_str(), spec.model.c_str(), spec.method.c_str(), spec.model.c_str(), drafter.error().message.c_str()));
 }

@@ -547,8 +547,12 @@ void graph_estimate_lines(FitEstimate& e) {
   }
 }
 
-// The lines the engine prints, from the version's templates (engines.json weights_line, kv_line).
+// The lines the engine prints, from the version's templates (engines.json weights_line, kv_line). None when the
+// weights do not load: the worker raises inside load_model, before it logs "Loading model weights took" / "Model
+// loading took", and never reaches the profile run or the KV line (ux28: a 27B W8A8 on one 910B4 was shown to print
+// "Loading model weights took 33.6129 GB" and "Available KV cache memory: -11.01 GiB", lines the seed's runs never had).
 void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
+  if (e.failure == Failure::weights_oom) return;
   auto fill = [&](std::string text, double weights, double kv, double total) {
     auto replace = [&](const std::string& key, const std::string& value) {
       const auto pos = text.find(key);

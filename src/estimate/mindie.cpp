@@ -242,11 +242,17 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
                                    e.batch_low, e.batch_high));
 
   // Verdict, worst first.
-  if (e.weight_bytes > e.fraction_bytes - e.system_bytes) {
+  if (e.weight_bytes > e.card_bytes - e.system_bytes) {
+    // ux28: NPU_MEMORY_FRACTION is at most 1, so past the whole card less system use no fraction holds the weights.
+    e.verdict = MindieVerdict::does_not_fit;
+    e.reason = fmt::format("weights need {:.2f} GiB per card, above the whole card less system use ({:.2f} GiB): weight loading runs out of memory at any "
+                           "NPU_MEMORY_FRACTION; add cards (worldSize)",
+                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.card_bytes - e.system_bytes));
+  } else if (e.weight_bytes > e.fraction_bytes - e.system_bytes) {
     e.verdict = MindieVerdict::does_not_fit;
     e.reason = fmt::format("weights need {:.2f} GiB per card, above card x NPU_MEMORY_FRACTION less system use ({:.2f} GiB): weight loading runs out of memory; "
-                           "raise NPU_MEMORY_FRACTION or add cards (worldSize)",
-                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.fraction_bytes - e.system_bytes));
+                           "raise NPU_MEMORY_FRACTION above {:.2f} (weights and system use alone) or add cards (worldSize)",
+                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.fraction_bytes - e.system_bytes), (e.weight_bytes + e.system_bytes) / e.card_bytes);
   } else if (!e.npu_mem_auto && e.kv_pool_bytes_low > free_high) {
     e.verdict = MindieVerdict::does_not_fit;
     e.reason = fmt::format("npuMemSize {} GiB is above what the card can give the KV cache ({:.2f} GiB at most): MindIE fails or hangs at start-up; lower npuMemSize or use -1",

@@ -63,8 +63,11 @@ void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec
 void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in) {
   if (!in.launch_rules) return;
   Candidate replica = dp_replica(c);
+  // ux28: replicas over several nodes export each node's interface, as a layout over nodes on Ray does.
+  const NodeSpan span = c.num_devices > k_devices_per_node ? NodeSpan::several : NodeSpan::replica;
   replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node,
                                 {.workload = in.workload,
+                                 .node_span = span,
                                  .speculative_config = in.speculative_config,
                                  .compilation_config = in.compilation_config,
                                  .device_family = dev.family,

@@ -5,6 +5,7 @@
 
 #include "base/units.hpp"
 #include "model/context_length.hpp"
+#include "model/quant_variant.hpp"
 
 namespace preflight::plan {
 
@@ -67,8 +68,14 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     for (double util = base.gpu_memory_utilization + 0.01; util <= 0.985; util += 0.01) {
       auto d = dep;
       d.gpu_memory_utilization = util;
-      if (try_fit(d).fits) {
-        out.fixes.push_back(format("--gpu-memory-utilization %.2f", util));
+      if (const auto r = try_fit(d); r.fits) {
+        // ux28: with what it holds, as every other fix says; a band whose low end is under one request is marginal
+        // (Qwen3-14B on a 910B4 at 2,048 tokens: 0.98 holds 3,456 tokens, band 384 - 6,400).
+        const std::string margin = r.kv_tokens_low < base.max_model_len
+                                       ? format(" (band low %s tokens, under one %s-token request: marginal)", with_thousands(r.kv_tokens_low).c_str(),
+                                                with_thousands(base.max_model_len).c_str())
+                                       : std::string();
+        out.fixes.push_back(format("--gpu-memory-utilization %.2f: %s KV tokens, %.2fx%s", util, with_thousands(r.kv_tokens).c_str(), r.max_concurrency, margin.c_str()));
         out.fix_flags.push_back(format("--gpu-memory-utilization %.2f", util));
         break;
       }
@@ -119,17 +126,50 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
     }
   }
   if (base.failure == estimate::Failure::unsupported_quantization) {
+    const auto& variants = model::load_variant_catalog();
     for (const auto& q : eng.supported_quantization) {
       if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;
+      // ux28: the checkpoint each fix names is sized as that format, from the variant list (data/variants/quant_variants.json):
+      // with the refused one's storage (AWQ int4 under --quantization ascend) a W8A8 Qwen3.6-27B was said to fit one 910B4,
+      // the deployment the seed saw run out of memory four times (seeds/000 4.3.1: 33.6 GiB of weights on 29.5 GiB).
+      // The variant the fix names: msModelSlim W8A8 for ascend, llm-compressor's INT8 W8A8 for compressed-tensors (the NPU
+      // recipe), else the first variant of the list read with that --quantization.
+      const model::QuantVariant* named = nullptr;
+      if (variants) {
+        const std::string id = q == "ascend" ? "w8a8" : q == "compressed-tensors" ? "ct_w8a8_int8" : "";
+        for (const auto& v : variants->variants)
+          if (id.empty() ? v.engine_quantization == q : v.id == id) {
+            named = &v;
+            break;
+          }
+      }
       auto d = dep;
       d.quantization = q;
+      if (named) d.quant_scheme = named->scheme;
       const auto r = try_fit(d);
-      if (r.failure != estimate::Failure::unsupported_quantization) {
-        out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s)", q.c_str(),
-                                   q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json" : "an llm-compressor export",
-                                   r.fits ? "; fits" : "; does not fit on its own"));
-        out.fix_flags.push_back("--quantization " + q);
-      }
+      if (r.failure == estimate::Failure::unsupported_quantization) continue;
+      // A checkpoint that loads but whose KV cache holds less than max_model_len fits at the largest context it holds
+      // (what fit does when no --max-model-len is given); one whose weights do not load, on the fewest cards that hold it.
+      std::string verdict = r.fits ? "fits" : "does not fit on its own";
+      int64_t holds = r.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(r) : 0;
+      if (m.max_position_embeddings > 0) holds = std::min<int64_t>(holds, m.max_position_embeddings);
+      if (!r.fits && holds > 0) verdict = format("fits with --max-model-len %lld", static_cast<long long>(holds));
+      if (!r.fits && holds <= 0)
+        for (int64_t tp = dep.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
+          if (m.num_attention_heads % tp != 0) continue;
+          auto wider = d;
+          wider.tensor_parallel_size = tp;
+          if (!try_fit(wider).fits) continue;
+          verdict = format("does not fit on %lld x %s; fits with --tensor-parallel-size %lld", static_cast<long long>(base.tensor_parallel_size * base.pipeline_parallel_size),
+                           dev.id.c_str(), static_cast<long long>(tp));
+          break;
+        }
+      const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json"
+                               : q == "compressed-tensors" ? "an llm-compressor INT8 W8A8 export"
+                               : named ? "a " + named->name + " checkpoint" : "a checkpoint in that format";
+      const std::string sized = named ? ", sized as --variant " + named->id : "";
+      out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s; %s)", q.c_str(), what.c_str(), sized.c_str(), verdict.c_str()));
+      out.fix_flags.push_back("--quantization " + q);
     }
   }
   out.more_devices_at = out.fixes.size();

@@ -130,6 +130,12 @@ bool same_method(std::string method, std::string flag) {
   return method == flag;
 }
 
+// ux28: a checkpoint whose config.json states AWQ or GPTQ is served without --quantization (the catalogue's empty
+// quantization_flag): vLLM then upgrades it to the Marlin kernel where the card has one.
+const std::string k_method_from_config = "no --quantization: vLLM reads quant_method from the checkpoint's config.json and picks the Marlin kernel where the card has one; --quantization ";
+const std::string k_method_from_config_tail =
+    " would force the slower kernel ('... you specified quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference', vllm#20112)";
+
 // Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
 enum class RecipeInput { hub, cast_output };
 
@@ -142,7 +148,7 @@ struct CheckpointReads {
 
 // The commands of `recipe` with its templates filled: {model_id}, {model_name}, {model_dir}, {output_dir},
 // {devices}. After a cast the recipe reads the cast's output, not the hub: its download command
-// ("huggingface-cli download ...") is dropped and {model_id} names the cast's output directory.
+// ("hf download ...") is dropped and {model_id} names the cast's output directory.
 void push_recipe(const engine::ConversionRecipe& recipe, const std::string& model_id, const std::string& model_dir, const std::string& output_dir,
                  const std::string& devices, RecipeInput input, Launch& l, CheckpointReads& reads) {
   const bool after_cast = input == RecipeInput::cast_output;
@@ -156,7 +162,7 @@ void push_recipe(const engine::ConversionRecipe& recipe, const std::string& mode
   bool one_pass = true;
   for (const auto& [from, to] : names) one_pass = one_pass && to.find_first_of("{}") == std::string_view::npos;
   for (const auto& cmd : recipe.commands) {
-    if (after_cast && cmd.rfind("huggingface-cli download ", 0) == 0) continue;
+    if (after_cast && cmd.rfind("hf download ", 0) == 0) continue;
     // A value may hold a name the passes below then fill: only the one pass is known to write {devices} nowhere else.
     if (!one_pass || cmd.find("{devices}") != std::string::npos) reads.devices = true;
     std::string s;
@@ -263,6 +269,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
     flag = ck->quantization_flag;
     if (!full) return "";
     if (ck->hub == "modelscope") l.env.push_back("VLLM_USE_MODELSCOPE=true");
+    if (flag.empty()) l.notes.push_back(k_method_from_config + c.quantization_flag.str() + k_method_from_config_tail);
     l.notes.push_back("checkpoint " + ck->repo + ": " + ck->format + " of " + ck->base_model + ", published on " + ck->hub + " (" + ck->url + "; " +
                       ck->source + ")" + (ck->hub == "modelscope" ? "; VLLM_USE_MODELSCOPE=true makes vLLM fetch it from ModelScope" : ""));
     return "";
@@ -274,6 +281,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   if (cv && (!m.quant.quantized() || release || cast)) {
     if (full) add_conversion(m, c, base_id, *cv, cast, devices_per_node, l, reads);
     flag = cv->quantization_flag;
+    if (full && flag.empty()) l.notes.push_back(k_method_from_config + c.quantization_flag.str() + k_method_from_config_tail);
     return "";
   }
   // The engine quantizes the BF16 weights itself while loading (fp8, bitsandbytes NF4): the BF16 repo with that flag.
@@ -338,11 +346,26 @@ std::string llama_model_arg(const model::ModelSpec& m) {
   return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m '" + replace_all(id, "'", "'\\''") + "'";
 }
 
+// The llama-quantize type of a GGUF preset variant ("Q4_K_M" for gguf_q4_k_m), or "" when `variant_id` is none. A
+// GGUF variant's name is "GGUF " and llama-quantize's own type name (data/variants/quant_variants.json, whose
+// records name tools/quantize/quantize.cpp QUANT_OPTIONS as their source).
+std::string gguf_quantize_type(const std::string& variant_id) {
+  const auto& variants = model::load_variant_catalog();
+  if (variant_id.empty() || !variants) return "";
+  const auto found = model::find_variant(*variants, variant_id);
+  if (!found || (*found)->engine_quantization != "gguf") return "";
+  const std::string& name = (*found)->name;
+  const std::string prefix = "GGUF ";
+  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "";
+}
+
 // llama-server's model argument for a row: llama_model_arg, except for a published safetensors checkpoint
 // (a catalogue or hub repo id, no GGUF file), which llama.cpp cannot load: the prepare step downloads it and
 // converts it once with llama.cpp's convert_hf_to_gguf.py in the dtype the row is sized in (issue 16: never a
-// MODEL.gguf that no command writes).
-std::string llama_model_arg_converted(const model::ModelSpec& m, Launch& l) {
+// MODEL.gguf that no command writes). A row of a GGUF preset (`plan --engine llama.cpp --variant gguf_q4_k_m`) is
+// sized in that preset: the converted file is then quantized with llama-quantize and the quantized file served
+// (ux28: the row said Q4_K_M and the command served the BF16 file, twice its size).
+std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l) {
   std::string arg = llama_model_arg(m);
   const std::string repo = hub_repo_id(m.id);
   const bool repo_id = repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
@@ -350,16 +373,25 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, Launch& l) {
   const std::string name = base_name(repo), dir = "/models/" + name;
   const std::string outtype = m.dtype == model::Dtype::f16 ? "f16" : m.dtype == model::Dtype::f32 ? "f32" : "bf16";
   const std::string gguf = dir + "-" + (outtype == "bf16" ? "BF16" : outtype == "f16" ? "F16" : "F32") + ".gguf";
+  const std::string type = gguf_quantize_type(c.variant_id);
   l.prepare.push_back("# llama.cpp loads GGUF files only and " + repo + " publishes safetensors: convert it once with llama.cpp's convert_hf_to_gguf.py (" +
-                      outtype + ", as sized), then serve the file");
+                      outtype + (type.empty() ? ", as sized), then serve the file" : ", what llama-quantize reads)"));
   l.prepare.push_back("git clone https://github.com/ggml-org/llama.cpp && pip install -r llama.cpp/requirements/requirements-convert_hf_to_gguf.txt");
-  l.prepare.push_back("huggingface-cli download " + repo + " --local-dir " + dir);
+  l.prepare.push_back("hf download " + repo + " --local-dir " + dir);
   l.prepare.push_back("python3 llama.cpp/convert_hf_to_gguf.py " + dir + " --outtype " + outtype + " --outfile " + gguf);
   l.checkpoint = gguf;
   l.notes.push_back("convert_hf_to_gguf: positional model directory, --outfile, --outtype f32|f16|bf16|q8_0|... "
                     "(https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py; its requirements in "
                     "requirements/requirements-convert_hf_to_gguf.txt)");
-  return "-m " + gguf;
+  if (type.empty()) return "-m " + gguf;
+  const std::string quantized = dir + "-" + type + ".gguf";
+  l.prepare.push_back("# then quantize it to " + type + ", the preset the row is sized in, with llama.cpp's llama-quantize (built from the same checkout), and serve that file");
+  l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-quantize -j");
+  l.prepare.push_back("llama.cpp/build/bin/llama-quantize " + gguf + " " + quantized + " " + type);
+  l.checkpoint = quantized;
+  l.notes.push_back("llama-quantize: model-f32.gguf [model-quant.gguf] type [nthreads], the type a QUANT_OPTIONS name such as " + type +
+                    " (https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp usage)");
+  return "-m " + quantized;
 }
 
 }  // namespace
@@ -471,16 +503,17 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
                     const LaunchOptions& options, LaunchMemo* memo) {
   Launch l;
   const bool multi_node = c.num_devices > devices_per_node;
+  const bool rules_multi_node = multi_node || options.node_span == NodeSpan::several;  // ux28: DP replicas over nodes
   if (memo) key_memo(*memo, m, e, rules, devices_per_node, options);
   LaunchMemo::RulePart own_rules;
-  const LaunchMemo::RulePart& applied =
-      memo ? memo_rule_part(*memo, m, c.model_id, e, rules, multi_node, options) : (own_rules = rule_part(m, c.model_id, e, rules, multi_node, options));
+  const LaunchMemo::RulePart& applied = memo ? memo_rule_part(*memo, m, c.model_id, e, rules, rules_multi_node, options)
+                                             : (own_rules = rule_part(m, c.model_id, e, rules, rules_multi_node, options));
   l.shell = applied.shell;
   l.env = applied.env;
   l.notes = applied.notes;
   const std::vector<std::string>& extra_flags = applied.flags;
   if (e.engine == "llama.cpp") {
-    l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, l).c_str(), static_cast<long long>(c.context_tokens));
+    l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, c, l).c_str(), static_cast<long long>(c.context_tokens));
     return l;
   }
   LaunchMemo::CheckpointPart own_checkpoint;
@@ -604,7 +637,9 @@ Expected<Launch> with_data_parallel(const Candidate& c, int64_t devices_per_node
   l.nodes = {head, worker};
   l.multi_node = {format("# %lld nodes x %lld replicas of %lld device(s) (native data parallel, no Ray): same versions and the model at the same path on every node",
                          static_cast<long long>(d.nodes), static_cast<long long>(d.local), static_cast<long long>(d.replica_devices)),
-                  "# on every node first: HEAD_IP=<head node address>; on the other nodes NODE_RANK=1, 2, ...",
+                  std::any_of(l.env.begin(), l.env.end(), [](const std::string& env) { return env.find("${NIC:") != std::string::npos; })
+                      ? "# on every node first: NIC=<interface that carries the nodes' addresses>; HEAD_IP=<head node address>; on the other nodes NODE_RANK=1, 2, ..."
+                      : "# on every node first: HEAD_IP=<head node address>; on the other nodes NODE_RANK=1, 2, ...",
                   "# ---- each of the " + std::to_string(d.nodes - 1) + " other node(s) (headless engines) ----"};
   l.multi_node.insert(l.multi_node.end(), worker.lines.begin(), worker.lines.end());
   l.multi_node.push_back("# ---- the head node (API server and its local ranks) ----");

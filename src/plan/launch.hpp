@@ -15,8 +15,19 @@ namespace preflight::plan {
 
 const char* workload_name(Workload workload);
 
+// Which nodes the start spans, for the launch rules that hold only across nodes (the NIC exports, data/engines/launch.json
+// multi_node): those of one replica (a replica over nodes is Ray's PP layout), or several nodes though each replica fits in
+// one (native data parallel over nodes: DP+EP rows, `--data-parallel N`).
+enum class NodeSpan {
+  replica,  // default: the rules see several nodes only when the candidate itself spans them
+  several,  // the replicas fill more than one node
+};
+
 struct LaunchOptions {
   Workload workload = Workload::chat;
+  // ux28: native data parallel over nodes also needs every node's interface exported (vLLM-Ascend's multi-node DP
+  // tutorials set GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, HCCL_SOCKET_IFNAME on each node); with_data_parallel writes them.
+  NodeSpan node_span = NodeSpan::replica;
   // Issue 15: vLLM's --speculative-config JSON as the plan was given it; `vllm serve` carries it exactly,
   // single-quoted for the shell. Empty: no speculative decoding.
   std::string speculative_config;

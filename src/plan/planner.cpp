@@ -156,14 +156,17 @@ namespace {
 // The start commands of a candidate that meets the targets.
 void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in,
                 LaunchMemo* memo = nullptr) {
-  if (in.launch_rules)
+  if (in.launch_rules) {
+    const NodeSpan span = in.data_parallel_replicas * c.num_devices > k_devices_per_node ? NodeSpan::several : NodeSpan::replica;  // ux28
     c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node,
                             {.workload = in.workload,
+                             .node_span = span,
                              .speculative_config = in.speculative_config,
                              .compilation_config = in.compilation_config,
                              .device_family = dev.family,
                              .engine_args = &in.engine_args},
                             memo);
+  }
 }
 
 // A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the

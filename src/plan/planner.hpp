@@ -211,6 +211,9 @@ struct PlanInputs {
   std::optional<engine::EngineBuild> engine_build;
   std::string engine_build_origin;
   EngineArgs engine_args;  // issue 15/16 (plan28): the engine settings' start-command arguments
+  // ux28: `plan --data-parallel N`: the replicas each row is started as. Rows whose N replicas fill more than one node
+  // get the launch rules that hold across nodes (every node exports its interface, as Ray's layout over nodes does).
+  int64_t data_parallel_replicas = 1;
 };
 
 // The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.

@@ -251,18 +251,27 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   }
   o += bold(spec.id, st) + " on " + where + " with " +
        f.engine_id + (f.data_parallel_size > 1 ? format(" (DP %lld, each rank below)", static_cast<long long>(f.data_parallel_size)) : std::string()) + "\n";
-  o += format("  layout           TP %lld, PP %lld%s; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
-              static_cast<long long>(f.pipeline_parallel_size),
-              f.decode_context_parallel_size > 1 ? format(", DCP %lld", static_cast<long long>(f.decode_context_parallel_size)).c_str() : "", f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
-              static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());
-  o += "  weights stored   " + f.weight_scheme.str() + "\n";
+  // ux28: a deployment the engine refuses before it sizes anything (a quantization it does not serve on the card) has no
+  // memory terms, no context and no block size: those are left out rather than printed as 0 ("max_model_len 0; block 0",
+  // "requested 0.00"), and the refusal below is the answer.
+  const bool sized = !f.terms.empty();
+  if (sized) {
+    o += format("  layout           TP %lld, PP %lld%s; util %.2f; max_model_len %s; block %lld; kv %s\n", static_cast<long long>(f.tensor_parallel_size),
+                static_cast<long long>(f.pipeline_parallel_size),
+                f.decode_context_parallel_size > 1 ? format(", DCP %lld", static_cast<long long>(f.decode_context_parallel_size)).c_str() : "", f.gpu_memory_utilization, with_thousands(f.max_model_len).c_str(),
+                static_cast<long long>(f.block_size), f.kv_cache_dtype.c_str());
+  } else {
+    o += format("  layout           TP %lld, PP %lld; util %.2f; not sized: the engine refuses this deployment before it loads the weights (verdict below)\n",
+                static_cast<long long>(f.tensor_parallel_size), static_cast<long long>(f.pipeline_parallel_size), f.gpu_memory_utilization);
+  }
+  if (!f.weight_scheme.str().empty()) o += "  weights stored   " + f.weight_scheme.str() + "\n";
   o += "  memory per device (GiB)\n";
   // One label column for the block: 17 wide, wider when a term's name is longer ("all-reduce workspace").
   size_t width = 17;
   for (const auto& t : f.terms) width = std::max(width, t.name.size() + 1);
   const auto label = [&](const std::string& name) { return "    " + name + std::string(width - name.size(), ' '); };
   o += label("total") + fixed(bytes_to_gib(f.total_bytes), 2) + "\n";
-  o += label("requested") + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
+  if (sized) o += label("requested") + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
   for (const auto& t : f.terms) {
     o += label(t.name) + fixed(bytes_to_gib(t.bytes), 2);
     if (t.band_bytes > 0) o += " +/- " + fixed(bytes_to_gib(t.band_bytes), 2);
@@ -283,7 +292,12 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st));
   // Issue 15 (mc2): a memory verdict whose start depends on something the inputs do not state says so beside it.
   o += (f.verdict_depends_on.empty() ? std::string() : std::string(" on memory; undecided, depends on ") + f.verdict_depends_on.str()) + "\n";
-  if (!f.fits) o += "    " + f.failure_message.str() + "\n";
+  if (!f.fits) {  // every line of the engine's message under the verdict (pydantic's "1 validation error ..." spans two)
+    const std::string message = f.failure_message.str();
+    o += "    ";
+    for (const char ch : message) o += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
+    o += "\n";
+  }
   if (!fixes.empty()) {
     o += "  cheapest fixes\n";
     for (const auto& x : fixes) o += "    - " + x + "\n";

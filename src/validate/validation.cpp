@@ -612,7 +612,11 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   // Issue 16: a corrupt file of the checkpoint the case names (its quant_model_description.json,
   // hf_quant_config.json, config.json) is bad input naming that file, as in fit (exit 2), never a quiet skip.
   if (found.corrupt) return make_error(ErrorKind::corrupt, where + ": model " + found.tried + ": " + found.corrupt->describe(), found.corrupt->context);
-  if (!found.spec) return skip("model not resolvable (tried " + found.tried + ")");
+  // ux28: a case `logs --emit-case` wrote from a log that names no model has neither field; "(tried )" said nothing.
+  if (!found.spec)
+    return skip(found.tried.empty() ? std::string("no model named: the case's model and config_hint are null or empty (a log excerpt without its engine-args "
+                                                  "line gives none); add the model id or a config.json path")
+                                    : "model not resolvable (tried " + found.tried + ")");
   PF_TRY(own_checkpoint, checkpoint_spec(c, *found.spec, where, row));
   const model::ModelSpec& spec = own_checkpoint ? *own_checkpoint : *found.spec;
   deploy::Inputs in;

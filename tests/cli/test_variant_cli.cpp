@@ -233,3 +233,54 @@ TEST(VariantCli, Issue16_VariantLayoutGoesToProvenanceNotTheAssumptions) {
   EXPECT_EQ(text.out.find(source), std::string::npos);
   EXPECT_NE(text.out.find("variant w8a8: " + name), std::string::npos) << text.out.substr(0, 600);
 }
+
+// Issue 16 (ux28), the seed's journey (seeds/000 4.3.1-4.3.3) end to end. A quantization vLLM-Ascend refuses on the card
+// is refused before anything is sized: the text said "max_model_len 0; block 0", an empty "weights stored" and
+// "requested 0.00", and printed pydantic's second line ("  Value error, ...") at the verdict's own indent. A W8A8 that
+// does not load on one 910B4 listed "Loading model weights took 33.6129 GB" and "Available KV cache memory: -11.01 GiB"
+// under "the engine will print", lines an engine that runs out of memory inside load_model never prints.
+TEST(VariantCli, Issue16_SeedJourneyTextSaysOnlyWhatTheEngineDoes) {
+  const auto fp8 = pftest::run_cli("fit Qwen/Qwen3.6-27B --device 910B4 --engine vllm-ascend@0.18 --variant fp8_block", {.with_stderr = false});
+  EXPECT_EQ(fp8.code, 1) << fp8.out;
+  EXPECT_EQ(fp8.out.find("max_model_len 0"), std::string::npos) << fp8.out;
+  EXPECT_EQ(fp8.out.find("block 0"), std::string::npos) << fp8.out;
+  EXPECT_EQ(fp8.out.find("requested "), std::string::npos) << fp8.out;
+  EXPECT_EQ(fp8.out.find("weights stored"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find("not sized: the engine refuses this deployment"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find("\n    pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+                         "      Value error, fp8 quantization is currently not supported in npu.\n"),
+            std::string::npos)
+      << fp8.out;
+
+  const auto w8a8 = pftest::run_cli("fit Qwen/Qwen3.6-27B --device 910B4 --engine vllm-ascend@0.18 --variant w8a8 --max-model-len 4096",
+                                    {.with_stderr = false});
+  EXPECT_EQ(w8a8.code, 1) << w8a8.out;
+  EXPECT_NE(w8a8.out.find("does not fit (weights_oom)"), std::string::npos) << w8a8.out;
+  EXPECT_EQ(w8a8.out.find("the engine will print"), std::string::npos) << w8a8.out;
+  EXPECT_EQ(w8a8.out.find("Loading model weights took"), std::string::npos) << w8a8.out;
+  EXPECT_NE(w8a8.out.find("--tensor-parallel-size 2 on 2 x 910B4"), std::string::npos) << w8a8.out;
+  const Json j = json_of(pftest::run_cli("fit Qwen/Qwen3.6-27B --device 910B4 --engine vllm-ascend@0.18 --variant w8a8 --max-model-len 4096 --json",
+                                         {.with_stderr = false}));
+  EXPECT_TRUE(j["engine_lines"].empty()) << j["engine_lines"].dump();
+}
+
+// Issue 16 (ux28), seeds/000 4.3.3 then 4.3.1: AWQ of Qwen3.6-27B is refused on NPU ("awq quantization is currently not
+// supported in npu."), and fit's fix was "--quantization ascend (a ModelSlim W8A8 export ...; fits)" on one 910B4: it
+// sized the W8A8 checkpoint with the AWQ variant's int4 bytes. The seed's W8A8 upload (34G of files) ran out of memory
+// on that card four times. Sized as --variant w8a8 (33.6 GiB of weights against 29.49 GiB total), the fix now says it
+// needs --tensor-parallel-size 2, and fit --variant w8a8 agrees on both counts.
+TEST(VariantCli, Issue16_RefusedAwqFixIsSizedAsTheCheckpointItNames) {
+  const std::string base = "fit Qwen/Qwen3.6-27B --device 910B4 --engine vllm-ascend@0.18 --max-model-len 4096";
+  const auto awq = pftest::run_cli(base + " --variant awq", {.with_stderr = false});
+  EXPECT_EQ(awq.code, 1) << awq.out;
+  EXPECT_NE(awq.out.find("awq quantization is currently not supported in npu."), std::string::npos) << awq.out;
+  EXPECT_NE(awq.out.find("--quantization ascend (a ModelSlim W8A8 export with quant_model_description.json, sized as --variant w8a8; does not fit on 1 x "
+                         "910B4; fits with --tensor-parallel-size 2)"),
+            std::string::npos)
+      << awq.out;
+  const auto one = pftest::run_cli(base + " --variant w8a8", {.with_stderr = false});
+  EXPECT_EQ(one.code, 1) << one.out;
+  EXPECT_NE(one.out.find("does not fit (weights_oom)"), std::string::npos) << one.out;
+  const auto two = pftest::run_cli(base + " --variant w8a8 --tensor-parallel-size 2", {.with_stderr = false});
+  EXPECT_EQ(two.code, 0) << two.out;
+}

@@ -222,6 +222,13 @@ struct StartCheck {
       if (c["variant"] == variant && c["platform"] == platform) return true;
     return false;
   }
+  // The --quantization a conversion output of `variant` on `platform` is served with (ux28: "" for AWQ and GPTQ, whose
+  // config.json vLLM reads, upgrading them to Marlin), else the variant's own method.
+  std::string served_flag(const std::string& variant, const std::string& platform) const {
+    for (const auto& c : conversions)
+      if (c["variant"] == variant && c["platform"] == platform) return c["quantization_flag"].get<std::string>();
+    return engine_quantization(variant);
+  }
   std::string engine_quantization(const std::string& variant) const {
     for (const auto& v : variants)
       if (v["id"] == variant) return v["engine_quantization"].get<std::string>();
@@ -269,7 +276,7 @@ struct StartCheck {
       ++published[vid];
       return;
     }
-    if (!vid.empty() && flag != engine_quantization(vid)) add("--quantization is not the variant's method", where);
+    if (!vid.empty() && flag != served_flag(vid, platform)) add("--quantization is not the variant's method", where);
     for (const auto& c : commands)
       if (c.find(ck) != std::string::npos && c.find(" download ") == std::string::npos) return;  // a command of prepare writes it
     const bool no_recipe = !comments.empty() && comments.front().find("and no conversion recipe on " + platform) != std::string::npos;

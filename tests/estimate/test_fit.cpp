@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/units.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
@@ -335,6 +337,28 @@ TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
   e = estimate::estimate_fit(moe.model, moe.device, moe.engine, moe.overheads, d);
   EXPECT_EQ(e.failure, estimate::Failure::weights_oom);
   EXPECT_GT(bytes_to_gib(e.weights_bytes), 60.0);  // every expert loads
+}
+
+// Issue 16 (ux28): when the weights do not load, the worker raises inside load_model: it never logs "Loading model weights
+// took" nor the KV line. The seed's four runs of the 27B W8A8 on one 910B4 (seeds/000 4.3.1) printed only
+// "RuntimeError: NPU out of memory. Tried to allocate ..."; fit showed "Loading model weights took 33.6129 GB" and
+// "Available KV cache memory: -11.01 GiB" under "the engine will print". The same model on two cards does load and
+// prints both lines (vLLM-Ascend 0.18's templates: "Loading model weights took ... GB", "Available KV cache memory: ... GiB").
+TEST(Fit, Issue16_WeightsThatDoNotLoadPrintNoEngineLines) {
+  auto s = setup("Qwen/Qwen3.6-27B", "910B4", "vllm-ascend", "0.18.0");
+  estimate::Deployment d;
+  d.max_model_len = 4096;
+  d.gpu_memory_utilization = 0.92;
+  d.quantization = "ascend";
+  auto one = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_EQ(one.failure, estimate::Failure::weights_oom);
+  EXPECT_TRUE(one.lines.empty()) << one.lines.front();
+  d.tensor_parallel_size = 2;
+  auto two = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+  ASSERT_TRUE(two.fits) << two.failure_message.str();
+  ASSERT_GE(two.lines.size(), 2u);
+  EXPECT_EQ(two.lines[0].rfind("Loading model weights took ", 0), 0u) << two.lines[0];
+  EXPECT_TRUE(std::any_of(two.lines.begin(), two.lines.end(), [](const std::string& l) { return l.rfind("Available KV cache memory: ", 0) == 0; }));
 }
 
 TEST(Fit, TensorParallelRulesAndInvalidLayouts) {

@@ -153,6 +153,31 @@ TEST(Mindie, Issue18_DoesNotFitNamesTheMechanism) {
   EXPECT_NE(e->reason.find("npuMemSize 40"), std::string::npos) << e->reason;
 }
 
+// Issue 16 (ux28): NPU_MEMORY_FRACTION is at most 1, so weights above the whole card less system use cannot be helped by
+// raising it. Qwen3-32B bf16 by hand (config.json: hidden 5120, 64 layers, 64 query / 8 KV heads of 128, intermediate
+// 25600, vocab 151936, untied): per layer q 5120 x 8192 + k, v 5120 x 1024 each + o 8192 x 5120 + MLP 3 x 5120 x 25600
+// = 487.6 M, x 64 = 31.21 B, embeddings and lm_head 2 x 151936 x 5120 = 1.556 B: 32.76 B x 2 B = 61.0 GiB on one card,
+// above the 910B3's 64 GiB less its 3.04 GiB system use (catalogue runtime total 60.96 GiB): only more cards help. Qwen3-8B
+// (15.26 GiB) at NPU_MEMORY_FRACTION 0.25: 16 - 3.04 = 12.96 GiB is too little, and the weights with the system use need
+// a fraction above (15.26 + 3.04) / 64 = 0.286: the fix names 0.29.
+TEST(Mindie, Issue16_WeightsAboveTheWholeCardNeedMoreCardsNotAFraction) {
+  auto big = setup("Qwen/Qwen3-32B");
+  auto o = estimate::mindie_default_options(big.catalog);
+  auto e = estimate::estimate_mindie(big.model, big.device, o, big.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_EQ(e->verdict, estimate::MindieVerdict::does_not_fit);
+  EXPECT_NE(e->reason.find("at any NPU_MEMORY_FRACTION; add cards (worldSize)"), std::string::npos) << e->reason;
+  EXPECT_EQ(e->reason.find("raise NPU_MEMORY_FRACTION"), std::string::npos) << e->reason;
+
+  auto s = setup("Qwen/Qwen3-8B");
+  o = estimate::mindie_default_options(s.catalog);
+  o.npu_memory_fraction = 0.25;
+  e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_EQ(e->verdict, estimate::MindieVerdict::does_not_fit);
+  EXPECT_NE(e->reason.find("raise NPU_MEMORY_FRACTION above 0.29"), std::string::npos) << e->reason;
+}
+
 // Documented ranges and constraints become errors naming the config.json key.
 TEST(Mindie, Issue18_RejectsValuesOutsideTheDocumentedRanges) {
   auto s = setup("Qwen/Qwen3-8B");

@@ -924,3 +924,72 @@ TEST(LogsCli, Misc21_LogsAndValidateOfItsCaseSelectOneProfile) {
   EXPECT_EQ(logs_profile, "vllm@0.8-0.9.1");
   EXPECT_EQ(case_profile, "vllm@0.8-0.9.1");
 }
+
+// Issue 15 (ux28): a log excerpt without its engine-args line (vllm-ascend #10122's quoted worker line) gives a case
+// whose model is null. --emit-case said nothing about it, and validate skipped the case as "model not resolvable
+// (tried )". The note goes to stderr (stdout stays one JSON line) and validate's skip says what is missing.
+TEST(LogsCli, Issue15_EmitCaseWithoutAModelSaysSoAndValidateNamesWhy) {
+  const std::string log = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs/excerpts/vllm_ascend_issue10122.log";
+  const auto out = pftest::run_cli("logs " + log + " --emit-case", {.with_stderr = false});
+  ASSERT_EQ(out.code, 0) << out.out;
+  const auto j = nlohmann::json::parse(out.out);
+  EXPECT_TRUE(j["model"].is_null());
+  EXPECT_EQ(j["available_kv_gib"], 5.77);  // the line's own "Current KV cache memory: 5.77 GiB"
+  const auto both = run("logs " + log + " --emit-case");
+  EXPECT_NE(both.out.find("names no model (no engine-args or config line): the case's \"model\" is null"), std::string::npos) << both.out;
+
+  const std::string file = ::testing::TempDir() + "/ux28_no_model.jsonl";
+  std::ofstream(file) << out.out;
+  const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+  ASSERT_EQ(v.code, 0) << v.out;
+  const auto report = nlohmann::json::parse(v.out);
+  EXPECT_NE(report.dump().find("no model named: the case's model and config_hint are null or empty"), std::string::npos) << report.dump().substr(0, 1500);
+  EXPECT_EQ(report.dump().find("(tried )"), std::string::npos);
+}
+
+// Issue 16 (ux28): the fixes `logs` prints are pasted as they are. missing_fused_op told the user to disable the
+// qkv_rmsnorm_rope fusion with --additional-config '{"ascend_fusion_config": {"fuse_qknorm_rope": false}}', the seed's
+// spelling, which vllm-ascend 0.23-0.25 ignores (AscendFusionConfig takes unknown keys into **kwargs; the pass manager
+// reads additional_config['ascend_compilation_config']['fuse_qknorm_rope'], data/engines/launch.json qknorm-rope-fusion-a2,
+// which plan's start commands already used). graph_stream_exhaustion named "cudagraph_capture_sizes" and
+// "FULL_DECODE_ONLY" without the flag that sets them. Every JSON argument of a fix must parse, and the graph keys must be
+// vLLM CompilationConfig's own (cudagraph_capture_sizes, cudagraph_mode).
+TEST(LogsCli, Issue16_FixesCarryFlagsInTheSpellingTheEngineReads) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/data/doctor/error_signatures.json");
+  const auto catalog = nlohmann::json::parse(in);
+  int json_args = 0;
+  for (const auto& c : catalog["classes"]) {
+    const std::string fix = c.value("fix", "");
+    for (const std::string flag : {"--additional-config '", "--compilation-config '"}) {
+      for (size_t at = fix.find(flag); at != std::string::npos; at = fix.find(flag, at + 1)) {
+        const size_t open = at + flag.size(), close = fix.find('\'', open);
+        ASSERT_NE(close, std::string::npos) << c["id"];
+        const auto arg = nlohmann::json::parse(fix.substr(open, close - open), nullptr, false);
+        ASSERT_FALSE(arg.is_discarded()) << c["id"] << ": " << fix.substr(open, close - open);
+        ++json_args;
+        if (flag == "--additional-config '") EXPECT_FALSE(arg.contains("ascend_fusion_config") && arg["ascend_fusion_config"].contains("fuse_qknorm_rope")) << c["id"];
+        if (flag == "--compilation-config '")
+          for (const auto& [key, value] : arg.items()) EXPECT_TRUE(key == "cudagraph_capture_sizes" || key == "cudagraph_mode") << c["id"] << ": " << key;
+      }
+    }
+  }
+  EXPECT_GE(json_args, 4);
+  const auto fused = run("logs " + k_synthetic + "/missing_fused_op.1.log");
+  EXPECT_NE(fused.out.find(R"(--additional-config '{"ascend_compilation_config": {"fuse_qknorm_rope": false}}')"), std::string::npos) << fused.out;
+  const auto streams = run("logs " + k_synthetic + "/graph_stream_exhaustion.1.log");
+  EXPECT_NE(streams.out.find(R"(--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}')"), std::string::npos) << streams.out;
+}
+
+// Issue 16 (ux28): `logs --help` said "exit: 0 started or classified, 1 failed with a known cause", but a classified
+// failure exits 1 and a failure no signature matches ("unknown") exits 1 too. The help now says what the codes are,
+// and the codes are checked against it: a log that started 0, a known and an unknown failure 1.
+TEST(LogsCli, Issue16_ExitCodesAreWhatHelpSays) {
+  const auto help = run("logs --help");
+  EXPECT_NE(help.out.find("exit: 0 no failure in the log"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("1 the log shows a failure (its root cause\n      named, or \"unknown\" when no signature matches)"), std::string::npos) << help.out;
+  EXPECT_EQ(run("logs " + k_synthetic + "/none.1.log").code, 0);
+  EXPECT_EQ(run("logs " + k_synthetic + "/graph_stream_exhaustion.1.log").code, 1);
+  const auto unknown = run("logs " + k_synthetic + "/unknown.1.log");
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.out.find("(unknown)"), std::string::npos) << unknown.out;
+}

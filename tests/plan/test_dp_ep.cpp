@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "model/model_source.hpp"
 #include "plan/dp_ep.hpp"
+#include "plan/launch.hpp"
 #include "plan_catalogs.hpp"
 
 using namespace preflight;
@@ -94,6 +97,78 @@ TEST(DpEp, Issue15_TwoNodesStartHeadAndHeadless) {
   EXPECT_NE(c->launch->serve.find(local + " --data-parallel-address"), std::string::npos) << c->launch->serve;
   EXPECT_NE(c->launch->nodes[1].lines.back().find("--headless " + local), std::string::npos) << c->launch->nodes[1].lines.back();
   EXPECT_NE(c->launch->nodes[1].lines.back().find("--enable-expert-parallel"), std::string::npos);
+}
+
+// Issue 15 (ux28): native data parallel over two nodes exports each node's interface before vLLM starts, as the Ray layout
+// over nodes does (data/engines/launch.json multi-node-nic-cuda: GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME; vLLM-Ascend's
+// multi-node DP tutorials set GLOO / TP / HCCL_SOCKET_IFNAME on every node). Before, only a replica that itself spanned
+// nodes got them: the DP+EP row on 16 cards started both nodes with no interface named. One node (8 x H200) names none.
+TEST(DpEp, Issue15_DataParallelOverNodesExportsTheInterfaceOnEveryNode) {
+  const auto m = resolved("deepseek-ai/DeepSeek-V3");
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.concurrency = 16;
+  const auto r = plan::plan_for_model(m, {dev("H100-SXM")}, catalogs().inputs(), t, 16);
+  const plan::Candidate* c = dp_row(r);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->launch->nodes.size(), 2u);
+  for (const auto& node : c->launch->nodes) {
+    SCOPED_TRACE(node.role);
+    std::vector<std::string> lines = node.lines;
+    if (node.role == "head") lines.push_back(c->launch->serve);  // the head's serve line follows its block
+    const auto at = [&](const std::string& part) {
+      for (size_t i = 0; i < lines.size(); ++i)
+        if (lines[i].find(part) != std::string::npos) return static_cast<int>(i);
+      return -1;
+    };
+    const int serve = at("vllm serve ");
+    ASSERT_GE(serve, 0);
+    for (const char* env : {"export GLOO_SOCKET_IFNAME=${NIC:?", "export NCCL_SOCKET_IFNAME=${NIC:?"}) {
+      EXPECT_GE(at(env), 0) << env;
+      EXPECT_LT(at(env), serve) << env;
+    }
+  }
+  EXPECT_NE(c->launch->multi_node[1].find("NIC=<interface"), std::string::npos) << c->launch->multi_node[1];
+
+  const auto one = plan::plan_for_model(m, {dev("H200")}, catalogs().inputs(), t, 16);
+  const plan::Candidate* local = dp_row(one);
+  ASSERT_NE(local, nullptr);
+  EXPECT_TRUE(local->launch->nodes.empty());
+  for (const auto& env : local->launch->env) EXPECT_EQ(env.find("SOCKET_IFNAME"), std::string::npos) << env;
+}
+
+// Issue 15 (ux28): `plan Qwen/Qwen3-30B-A3B --device 910B3 --data-parallel 16 --expert-parallel` (the README's example):
+// 16 replicas of one card fill two nodes of 8, and each node's block now exports its interface (multi-node-nic-npu:
+// GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, HCCL_SOCKET_IFNAME) before its vllm serve; 8 replicas on one node export none.
+TEST(DpEp, Issue15_DataParallelFlagOverNodesExportsTheInterface) {
+  const auto m = resolved("Qwen/Qwen3-30B-A3B");
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  for (const int64_t replicas : {16, 8}) {
+    SCOPED_TRACE(replicas);
+    auto in = catalogs().inputs();
+    in.data_parallel_replicas = replicas;
+    const auto r = plan::plan_for_model(m, {dev("910B3")}, in, t, 16);
+    const auto top = std::find_if(r.recommended.begin(), r.recommended.end(), [](const plan::Candidate& c) { return c.data_parallel_size == 1; });
+    ASSERT_NE(top, r.recommended.end());
+    const auto l = plan::with_data_parallel(*top, 8, {.size = replicas, .expert_parallel = true});
+    ASSERT_TRUE(l.has_value()) << l.error().describe();
+    int exports = 0;
+    for (const auto& node : l->nodes)
+      for (const auto& line : node.lines) exports += line.rfind("export HCCL_SOCKET_IFNAME=${NIC:?", 0) == 0 ? 1 : 0;
+    for (const auto& env : l->env) exports += env.rfind("HCCL_SOCKET_IFNAME=", 0) == 0 && replicas == 8 ? 1 : 0;
+    if (replicas == 16) {
+      ASSERT_EQ(l->nodes.size(), 2u);
+      EXPECT_EQ(exports, 2);  // the head's block and the headless node's
+      const auto& worker = l->nodes[1].lines;
+      const auto serve = std::find_if(worker.begin(), worker.end(), [](const std::string& x) { return x.rfind("vllm serve ", 0) == 0; });
+      const auto nic = std::find_if(worker.begin(), worker.end(), [](const std::string& x) { return x.rfind("export GLOO_SOCKET_IFNAME=", 0) == 0; });
+      EXPECT_LT(nic - worker.begin(), serve - worker.begin());
+    } else {
+      EXPECT_TRUE(l->nodes.empty());
+      EXPECT_EQ(exports, 0);
+    }
+  }
 }
 
 // Qwen3-30B-A3B: 4 KV heads, which TP 2 splits, so DP 2 x TP 1 holds about as many requests as TP 2 on the same two

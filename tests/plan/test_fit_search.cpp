@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+
+#include "base/units.hpp"
 
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
@@ -82,6 +85,30 @@ TEST(FitSearch, UnsupportedQuantizationSuggestsAnAcceptedScheme) {
   const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
   EXPECT_TRUE(has_flag(s, "--quantization ascend"));
   for (const auto& f : s.fix_flags) EXPECT_EQ(f.rfind("--tensor-parallel-size", 0), std::string::npos) << f;
+}
+
+// Issue 16 (ux28), seeds/000 4.3.5: Qwen3-14B bf16 on one 910B4 is "extreme, max_model_len within 2048". At 2,048 tokens
+// and the default utilization it does not fit, and the fix "--gpu-memory-utilization 0.98" said nothing of what it holds,
+// unlike every other fix. It now gives the KV tokens and concurrency that a fit at that utilization gives, and says
+// "marginal" exactly when that fit's band reaches under one request.
+TEST(FitSearch, Issue16_UtilizationFixSaysWhatItHoldsAndWhenItIsMarginal) {
+  auto c = make("Qwen/Qwen3-14B", "910B4", "vllm-ascend", "0.18.0");
+  estimate::Deployment d;
+  d.max_model_len = 2048;
+  const auto base = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_FALSE(base.fits);
+  const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
+  const auto at = std::find_if(s.fix_flags.begin(), s.fix_flags.end(), [](const std::string& f) { return f.rfind("--gpu-memory-utilization ", 0) == 0; });
+  ASSERT_NE(at, s.fix_flags.end());
+  const std::string& text = s.fixes[static_cast<size_t>(at - s.fix_flags.begin())];
+  auto fixed = d;
+  fixed.gpu_memory_utilization = std::stod(at->substr(at->find(' ') + 1));
+  const auto r = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, fixed);
+  ASSERT_TRUE(r.fits);
+  char expect[160];
+  std::snprintf(expect, sizeof expect, "%s: %s KV tokens, %.2fx", at->c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency);
+  EXPECT_EQ(text.rfind(expect, 0), 0u) << text << " / " << expect;
+  EXPECT_EQ(text.find("marginal") != std::string::npos, r.kv_tokens_low < 2048) << text;
 }
 
 // Qwen2.5-VL-7B on one L4 (22 GiB) at 32K: the profile run encodes a 32,768-token dummy video and leaves no

@@ -4,6 +4,7 @@
 // tool-call and reasoning parsers of its model family.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -119,7 +120,7 @@ TEST(Launch, Issue16_Qwen3_14B_On910B4_ConvertsBeforeServingW8A8) {
   ASSERT_GE(quant, 0);
   EXPECT_TRUE(has(l.prepare[quant], "--model_path /models/Qwen3-14B --save_path /models/Qwen3-14B-W8A8")) << l.prepare[quant];
   EXPECT_TRUE(has(l.prepare[quant], "--quant_type w8a8")) << l.prepare[quant];
-  EXPECT_GE(line_of(l.prepare, "huggingface-cli download Qwen/Qwen3-14B --local-dir /models/Qwen3-14B"), 0);
+  EXPECT_GE(line_of(l.prepare, "hf download Qwen/Qwen3-14B --local-dir /models/Qwen3-14B"), 0);
   // Printed in order: toolkit environment, conversion, serve.
   const auto text = split_lines(report::render_plan(r, "q", report::PlanFormat::text, 5));
   const int env = line_of(text, "ascend-toolkit/set_env.sh"), conv = line_of(text, "msmodelslim quant "), serve = line_of(text, "vllm serve ");
@@ -203,8 +204,10 @@ TEST(Launch, Issue16_PublishedCheckpointsServedByRepoId) {
   };
   const Row rows[] = {
       {"Qwen/Qwen3-32B", "npu", "ascend", "vllm-ascend/Qwen3-32B-W8A8", "ascend"},
-      {"Qwen/Qwen3-32B", "cuda", "awq", "Qwen/Qwen3-32B-AWQ", "awq"},
-      {"Qwen/Qwen3-8B", "cuda", "awq", "Qwen/Qwen3-8B-AWQ", "awq"},
+      // ux28: an AWQ checkpoint is served without --quantization (vLLM reads awq from its config.json and upgrades it to
+      // awq_marlin where the card has Marlin; --quantization awq forced the slower kernel, vllm#20112).
+      {"Qwen/Qwen3-32B", "cuda", "awq", "Qwen/Qwen3-32B-AWQ", ""},
+      {"Qwen/Qwen3-8B", "cuda", "awq", "Qwen/Qwen3-8B-AWQ", ""},
       {"Qwen/Qwen3-32B-FP8", "cuda", "", "Qwen/Qwen3-32B-FP8", ""},
       {"Qwen/Qwen3-32B", "cuda", "fp8", "Qwen/Qwen3-32B", "fp8"},  // vLLM quantizes BF16 to FP8 while loading
   };
@@ -468,7 +471,10 @@ TEST(QuantizedCatalog, Issue16_EveryCheckpointAndConversionIsTheVariantItIsFiled
     auto v = model::find_variant(*variants, variant_id);
     ASSERT_TRUE(v.has_value()) << v.error().describe();
     EXPECT_TRUE((*v)->quantized());
-    EXPECT_EQ(flag, (*v)->engine_quantization);
+    // ux28: AWQ and GPTQ are served without --quantization (vLLM reads the method from config.json and picks Marlin;
+    // an explicit awq / gptq forces the slower kernel); every other record passes its variant's own method.
+    const std::string& method = (*v)->engine_quantization;
+    EXPECT_EQ(flag, method == "awq" || method == "gptq" ? std::string() : method);
     EXPECT_TRUE(made_by(text, (*v)->tool)) << text << " is not made by " << (*v)->tool;
   };
   for (const auto& c : shipped->checkpoints) check("checkpoint " + c.repo, c.variant, c.quantization_flag, c.format);
@@ -563,7 +569,7 @@ TEST(Launch, Issue16_Fp8CheckpointIsCastToBf16BeforeMsModelSlim) {
   SCOPED_TRACE(l.serve);
   EXPECT_EQ(served_checkpoint(l.serve), "/models/DeepSeek-V3-W4A8");
   EXPECT_EQ(quantization_of(l.serve), "ascend");
-  const int download = line_of(l.prepare, "huggingface-cli download deepseek-ai/DeepSeek-V3 --local-dir /models/DeepSeek-V3");
+  const int download = line_of(l.prepare, "hf download deepseek-ai/DeepSeek-V3 --local-dir /models/DeepSeek-V3");
   const int cast = line_of(l.prepare, "python fp8_cast_bf16.py --input-fp8-hf-path /models/DeepSeek-V3 --output-bf16-hf-path /models/DeepSeek-V3-BF16)");
   const int config = line_of(l.prepare, "c.pop('quantization_config', None); json.dump(c, open('/models/DeepSeek-V3-BF16/config.json'");
   const int quant = line_of(l.prepare, "msmodelslim quant --model_path /models/DeepSeek-V3-BF16 --save_path /models/DeepSeek-V3-W4A8 ");
@@ -573,7 +579,7 @@ TEST(Launch, Issue16_Fp8CheckpointIsCastToBf16BeforeMsModelSlim) {
   EXPECT_LT(config, quant);
   EXPECT_TRUE(has(l.prepare[quant], "--model_type DeepSeek-V3 --quant_type w4a8")) << l.prepare[quant];
   int downloads = 0;
-  for (const auto& p : l.prepare) downloads += has(p, "huggingface-cli download") ? 1 : 0;
+  for (const auto& p : l.prepare) downloads += has(p, "hf download") ? 1 : 0;
   EXPECT_EQ(downloads, 1);  // msModelSlim reads the cast's output, not a second download over it
   bool cast_note = false, ram_note = false;
   for (const auto& n : l.notes) {
@@ -595,7 +601,7 @@ TEST(Launch, Issue16_Fp8CheckpointIsCastToBf16BeforeMsModelSlim) {
   q.variant_id = "w4a8_dynamic";
   const auto fp8_w4a8 = plan::build_launch(model_of("Qwen/Qwen3-32B-FP8"), q, engine_for("npu"), catalogs().rules, 8, {});
   EXPECT_EQ(served_checkpoint(fp8_w4a8.serve), "/models/Qwen3-32B-W4A8");
-  EXPECT_GE(line_of(fp8_w4a8.prepare, "huggingface-cli download Qwen/Qwen3-32B --local-dir /models/Qwen3-32B"), 0);
+  EXPECT_GE(line_of(fp8_w4a8.prepare, "hf download Qwen/Qwen3-32B --local-dir /models/Qwen3-32B"), 0);
   EXPECT_GE(line_of(fp8_w4a8.prepare, "msmodelslim quant --model_path /models/Qwen3-32B --save_path /models/Qwen3-32B-W4A8 --device npu:0,1 --model_type Qwen3-32B "), 0);
   EXPECT_LT(line_of(fp8_w4a8.prepare, "fp8_cast_bf16.py"), 0);
   // A checkpoint whose format has no cast to BF16 (ModelOpt NVFP4) and that the catalogue does not list as a release of
@@ -707,4 +713,95 @@ TEST(Launch, Issue19_UnservableReasonAnswersAsTheStartCommandDoes) {
     }
   EXPECT_GT(served, 100u);
   EXPECT_GT(unservable, 100u);
+}
+
+// Issue 16 (ux28): `plan Qwen/Qwen3-8B --engine llama.cpp --variant gguf_q4_k_m` sized its row as GGUF Q4_K_M
+// (4.9 bits per weight) and started `llama-server -m /models/Qwen3-8B-BF16.gguf`, the BF16 file convert_hf_to_gguf.py
+// writes (16 bits per weight, three times the bytes the row was sized with). The start now quantizes that file with
+// llama.cpp's llama-quantize (usage: model-f32.gguf [model-quant.gguf] type [nthreads]; type names from
+// tools/quantize/quantize.cpp QUANT_OPTIONS) and serves the quantized file; the row as published still serves BF16.
+TEST(Launch, Issue16_GgufPresetRowServesTheQuantizedFile) {
+  auto engines = engine::select_engine(catalogs().engines, "llama.cpp", "");
+  ASSERT_TRUE(engines.has_value()) << engines.error().describe();
+  const model::ModelSpec m = model_of("Qwen/Qwen3-8B");
+  struct Row {
+    const char* variant_id;
+    const char* served;
+    const char* quantize;  // "" = no llama-quantize step
+  };
+  const Row rows[] = {
+      {"gguf_q4_k_m", "/models/Qwen3-8B-Q4_K_M.gguf", "llama.cpp/build/bin/llama-quantize /models/Qwen3-8B-BF16.gguf /models/Qwen3-8B-Q4_K_M.gguf Q4_K_M"},
+      {"gguf_q8_0", "/models/Qwen3-8B-Q8_0.gguf", "llama.cpp/build/bin/llama-quantize /models/Qwen3-8B-BF16.gguf /models/Qwen3-8B-Q8_0.gguf Q8_0"},
+      {"", "/models/Qwen3-8B-BF16.gguf", ""},
+  };
+  for (const auto& row : rows) {
+    plan::Candidate c = candidate(m.id, row.variant_id[0] ? "gguf" : "", 1);
+    c.variant_id = row.variant_id;
+    const plan::Launch l = plan::build_launch(m, c, *engines, catalogs().rules, 8, plan::LaunchOptions{});
+    SCOPED_TRACE(std::string(row.variant_id) + ": " + l.serve);
+    EXPECT_EQ(l.serve.rfind(std::string("llama-server -m ") + row.served + " -c 32768 ", 0), 0u);
+    const int convert = line_of(l.prepare, "python3 llama.cpp/convert_hf_to_gguf.py /models/Qwen3-8B --outtype bf16 --outfile /models/Qwen3-8B-BF16.gguf");
+    ASSERT_GE(convert, 0);
+    if (row.quantize[0]) {
+      const int build = line_of(l.prepare, "cmake --build llama.cpp/build --target llama-quantize");
+      const int quantize = line_of(l.prepare, row.quantize);
+      EXPECT_GT(build, convert);
+      EXPECT_GT(quantize, build);
+    } else {
+      EXPECT_EQ(line_of(l.prepare, "llama-quantize"), -1);
+    }
+  }
+}
+
+// Issue 16 (ux28): the download step was `huggingface-cli download REPO --local-dir DIR`. Since huggingface_hub 1.0 that
+// entry point prints "`huggingface-cli` is deprecated and no longer works" and exits 1 (setup.py console_scripts
+// huggingface-cli=huggingface_hub.cli.deprecated_cli:main), and transformers 5, which vLLM-Ascend 0.23 pins, needs
+// huggingface_hub 1.x: the first line of every conversion failed as pasted. The CLI is `hf download` (huggingface_hub >= 0.34).
+TEST(QuantizedCatalog, Issue16_DownloadsUseTheHfCommand) {
+  auto shipped = engine::load_quantized_catalog();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  int downloads = 0;
+  auto check = [&](const std::string& id, const std::vector<std::string>& commands) {
+    for (const auto& cmd : commands) {
+      EXPECT_EQ(cmd.find("huggingface-cli"), std::string::npos) << id << ": " << cmd;
+      if (cmd.rfind("hf download ", 0) == 0) ++downloads;
+    }
+  };
+  for (const auto& c : shipped->conversions) check(c.id, c.commands);
+  for (const auto& c : shipped->casts) check(c.id, c.commands);
+  EXPECT_GE(downloads, 5);
+  const auto l = launch("Qwen/Qwen3-14B", "npu", "ascend", 1);
+  EXPECT_GE(line_of(l.prepare, "hf download Qwen/Qwen3-14B --local-dir /models/Qwen3-14B"), 0);
+  for (const auto& p : l.prepare) EXPECT_EQ(p.find("huggingface-cli"), std::string::npos) << p;
+}
+
+// Issue 16 (ux28), seeds/000 section 4.3.1: the seed served Eco-Tech/Qwen3.6-27B-w8a8 (ModelScope; msModelSlim's
+// quant_model_description.json in its file list) with --quantization ascend, and the vLLM-Ascend tutorial
+// Qwen3.5-27B-Qwen3.6-27B serves the same repo at TP 2. plan printed "no published checkpoint ... is known" and a
+// msModelSlim conversion needing ~51 GiB of host memory; the W8A8 row now starts from that upload.
+TEST(Launch, Issue16_Qwen36_27BW8A8ServesThePublishedUpload) {
+  const auto l = launch("Qwen/Qwen3.6-27B", "npu", "ascend", 2);
+  EXPECT_EQ(served_checkpoint(l.serve), "Eco-Tech/Qwen3.6-27B-w8a8") << l.serve;
+  EXPECT_EQ(quantization_of(l.serve), "ascend");
+  EXPECT_TRUE(l.prepare.empty()) << l.prepare.front();
+  EXPECT_NE(std::find(l.env.begin(), l.env.end(), "VLLM_USE_MODELSCOPE=true"), l.env.end());
+}
+
+// Issue 16 (ux28): `plan Qwen/Qwen3-14B --devices RTX4090 --variant awq` started `vllm serve Qwen/Qwen3-14B-AWQ ...
+// --quantization awq`. vLLM then logs "Detected that the model can run with awq_marlin, however you specified
+// quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference" and "awq quantization
+// is not fully optimized yet" (vllm#20112, the same checkpoint): the slow GEMM kernel. Without the flag vLLM reads
+// quant_method from config.json and picks awq_marlin where the card has Marlin (and plain awq where it does not, so the
+// line runs on every card). The same holds for a GPTQ conversion output (gptq_marlin).
+TEST(Launch, Issue16_AwqAndGptqCheckpointsLeaveTheMethodToTheirConfig) {
+  for (const char* q : {"awq", "gptq"}) {
+    const auto l = launch("Qwen/Qwen3-14B", "cuda", q, 1);
+    SCOPED_TRACE(std::string(q) + ": " + l.serve);
+    EXPECT_EQ(quantization_of(l.serve), "");
+    EXPECT_NE(line_of(l.notes, std::string("no --quantization: vLLM reads quant_method from the checkpoint's config.json") ), -1);
+  }
+  EXPECT_EQ(served_checkpoint(launch("Qwen/Qwen3-14B", "cuda", "awq", 1).serve), "Qwen/Qwen3-14B-AWQ");
+  // A method vLLM has no faster kernel for keeps its flag: FP8 quantized at load, ModelSlim on NPU.
+  EXPECT_EQ(quantization_of(launch("Qwen/Qwen3-32B", "cuda", "fp8", 1).serve), "fp8");
+  EXPECT_EQ(quantization_of(launch("Qwen/Qwen3-32B", "npu", "ascend", 1).serve), "ascend");
 }

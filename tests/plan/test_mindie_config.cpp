@@ -242,3 +242,33 @@ TEST(MindieCli, Issue18_FitAndPlanEndToEnd) {
   EXPECT_EQ(planned["config"], config);
   EXPECT_NE(planned["start_script"].get<std::string>().find("Daemon start success"), std::string::npos);
 }
+
+// Issue 16 (ux28), "compare vLLM-Ascend with MindIE for Qwen3-32B on 910B3": a vLLM user types vLLM's flags.
+// `fit ... --engine mindie --tensor-parallel-size 2` said "unknown flag --tensor-parallel-size; did you mean
+// --npu-mem-size", and `fit --engine mindie --help` printed vLLM's help, which names no MindIE flag. Each vLLM flag is
+// now refused with MindIE's own spelling (exit 2), --help lists MindIE's flags (and llama.cpp's for --engine llama.cpp),
+// and a plan with no worldSize that holds the targets is "nothing fits", exit 1 as `plan --help` says (it was exit 2,
+// bad input): Qwen2.5-72B bf16 (~135 GiB) at worldSize 1 on a 910B4 (29.49 GiB usable) cannot load at any fraction.
+TEST(MindieCli, Issue16_VllmSpellingsHelpAndNothingFits) {
+  const auto tp = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B3 --engine mindie --tensor-parallel-size 2");
+  EXPECT_EQ(tp.code, 2) << tp.out;
+  EXPECT_NE(tp.out.find("--tensor-parallel-size is vLLM's flag; with --engine mindie use --world-size N (ModelConfig.worldSize)"), std::string::npos) << tp.out;
+  const auto len = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B3 --engine mindie --max-model-len 8192");
+  EXPECT_EQ(len.code, 2) << len.out;
+  EXPECT_NE(len.out.find("use --max-seq-len N"), std::string::npos) << len.out;
+  const auto two = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B3 --engine mindie --world-size 2", {.with_stderr = false});
+  EXPECT_EQ(two.code, 0) << two.out;
+
+  const auto help = pftest::run_cli("fit Qwen/Qwen3-32B --engine mindie --help", {.with_stderr = false});
+  EXPECT_EQ(help.code, 0);
+  for (const char* flag : {"--npu-mem-size N", "--world-size N", "--max-seq-len N", "--npu-memory-fraction F"}) EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  EXPECT_EQ(help.out.find("--gpu-memory-utilization U       "), std::string::npos);
+  const auto llama = pftest::run_cli("fit model.gguf --engine llama.cpp --help", {.with_stderr = false});
+  EXPECT_EQ(llama.code, 0);
+  EXPECT_NE(llama.out.find("--ctx-size N"), std::string::npos) << llama.out.substr(0, 600);
+
+  const auto none = pftest::run_cli("plan Qwen/Qwen2.5-72B --devices 910B4 --engine mindie --world-size 1", {.with_stderr = false});
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_NE(none.out.find("nothing fits"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("at any NPU_MEMORY_FRACTION"), std::string::npos) << none.out;
+}

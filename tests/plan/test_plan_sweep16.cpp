@@ -375,7 +375,7 @@ TEST(PlanSweep16, Issue16_FirstExampleIsPasteable) {
   ASSERT_FALSE(block.empty()) << r.out;
   EXPECT_EQ(shell_syntax(block, "example1"), 0) << block;
   EXPECT_FALSE(contains(block, "vllm serve Qwen/Qwen3-14B ")) << block;
-  const auto download = block.find("huggingface-cli download Qwen/Qwen3-14B --local-dir /models/Qwen3-14B\n");
+  const auto download = block.find("hf download Qwen/Qwen3-14B --local-dir /models/Qwen3-14B\n");
   const auto convert = block.find("msmodelslim quant --model_path /models/Qwen3-14B --save_path /models/Qwen3-14B-W8A8 ");
   const auto serve = block.find("vllm serve /models/Qwen3-14B-W8A8 ");
   ASSERT_NE(download, std::string::npos) << block;
@@ -476,7 +476,7 @@ TEST(PlanSweep16, Issue16_LlamaCppRowsServeTheGgufTheirConversionWrites) {
   EXPECT_EQ(l.serve.rfind("llama-server -m /models/Qwen3-8B-BF16.gguf -c 32768 ", 0), 0u) << l.serve;
   std::string prepare;
   for (const auto& line : l.prepare) prepare += line + "\n";
-  EXPECT_TRUE(contains(prepare, "huggingface-cli download Qwen/Qwen3-8B --local-dir /models/Qwen3-8B\n")) << prepare;
+  EXPECT_TRUE(contains(prepare, "hf download Qwen/Qwen3-8B --local-dir /models/Qwen3-8B\n")) << prepare;
   EXPECT_TRUE(contains(prepare, "python3 llama.cpp/convert_hf_to_gguf.py /models/Qwen3-8B --outtype bf16 --outfile /models/Qwen3-8B-BF16.gguf\n")) << prepare;
   EXPECT_EQ(shell_syntax(prepare + l.serve + "\n", "llama"), 0) << prepare;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/json_util.hpp"
+#include "engine/quantized_checkpoints.hpp"
 #include "../variant_support.hpp"
 
 using namespace preflight;
@@ -53,13 +54,15 @@ TEST(PlanVariants, Issue16_PublishedCheckpointRowsCarryTheVariantsFullName) {
 //  - No published W4A8 checkpoint of it is known, so its start command runs msModelSlim's W4A8 conversion first
 //    and serves the output with --quantization ascend; never the BF16 repo id with --quantization.
 //  - Every row with --quantization ascend serves a conversion output made in its own prepare step, a published
-//    checkpoint (vllm-ascend/... on ModelScope), or (W4A16, no catalogued recipe) the path its prepare step says
+//    checkpoint of the catalogue (vllm-ascend/..., Eco-Tech/... on ModelScope), or (W4A16, no catalogued recipe) the path its prepare step says
 //    to produce first.
 TEST(PlanVariants, Issue16_EightTimes910B4HasAFourBitAscendRowForTheBigMoEs) {
   const auto js = pftest::run_cli("plan --device 910B4 --num-devices 8 --json", {.with_stderr = false});
   ASSERT_EQ(js.code, 0) << js.out.substr(0, 400);
   const Json j = json_of(js);
   bool w4a8_tp8 = false;
+  const auto catalog = engine::load_quantized_catalog();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
   for (const auto& r : j["recommended"]) {
     const std::string serve = r["launch"]["serve"].get<std::string>();
     const std::string checkpoint = r["launch"]["checkpoint"].get<std::string>();
@@ -69,7 +72,10 @@ TEST(PlanVariants, Issue16_EightTimes910B4HasAFourBitAscendRowForTheBigMoEs) {
     EXPECT_EQ(serve.rfind("vllm serve " + checkpoint + " ", 0), 0u) << serve;
     if (contains(serve, "--quantization ascend")) {
       if (prepare.empty()) {
-        EXPECT_EQ(checkpoint.rfind("vllm-ascend/", 0), 0u) << checkpoint;  // a published msModelSlim export
+        // A published msModelSlim export of the quantized-checkpoint catalogue (vllm-ascend/..., Eco-Tech/... on ModelScope).
+        const auto* published = engine::find_checkpoint_by_repo(*catalog, checkpoint);
+        ASSERT_NE(published, nullptr) << checkpoint;
+        EXPECT_EQ(published->quantization_flag, "ascend") << checkpoint;
       } else if (contains(prepare, "no conversion recipe on npu")) {
         // W4A16: no msModelSlim recipe is catalogued; the command says so and names the path it serves.
         EXPECT_TRUE(contains(prepare, "produce one at " + checkpoint + " first")) << prepare;
@@ -82,7 +88,7 @@ TEST(PlanVariants, Issue16_EightTimes910B4HasAFourBitAscendRowForTheBigMoEs) {
         if (model.size() > 4 && model.compare(model.size() - 4, 4, "-FP8") == 0) {
           const std::string original = model.substr(0, model.size() - 4);
           const std::string dir = "/models/" + original.substr(original.find('/') + 1);
-          EXPECT_TRUE(contains(prepare, "huggingface-cli download " + original + " --local-dir " + dir + "\n")) << prepare;
+          EXPECT_TRUE(contains(prepare, "hf download " + original + " --local-dir " + dir + "\n")) << prepare;
           EXPECT_TRUE(contains(prepare, "msmodelslim quant --model_path " + dir + " ")) << prepare;
           EXPECT_FALSE(contains(prepare, "fp8_cast_bf16.py")) << prepare;
         }
@@ -98,7 +104,7 @@ TEST(PlanVariants, Issue16_EightTimes910B4HasAFourBitAscendRowForTheBigMoEs) {
     const double experts_gib = 14322892800.0 / 1073741824.0;
     EXPECT_GE(r["weights_gib_per_device"].get<double>(), experts_gib);
     EXPECT_LE(r["weights_gib_per_device"].get<double>(), experts_gib + 1.5);
-    EXPECT_TRUE(contains(prepare, "huggingface-cli download Qwen/Qwen3-235B-A22B --local-dir /models/Qwen3-235B-A22B")) << prepare;
+    EXPECT_TRUE(contains(prepare, "hf download Qwen/Qwen3-235B-A22B --local-dir /models/Qwen3-235B-A22B")) << prepare;
     EXPECT_TRUE(contains(prepare, "--quant_type w4a8")) << prepare;
     EXPECT_EQ(checkpoint, "/models/Qwen3-235B-A22B-W4A8");
     EXPECT_TRUE(contains(serve, " --quantization ascend")) << serve;
@@ -171,7 +177,7 @@ TEST(PlanVariants, Issue16_AwqAndModelOptRowsConvertFirstWithTheToolsOwnCommand)
       {"awq", "/models/Qwen2.5-7B-AWQ",
        "model.quantize(tokenizer, quant_config={\"zero_point\": True, \"q_group_size\": 128, \"w_bit\": 4, \"version\": \"GEMM\"}); "
        "model.save_quantized(\"/models/Qwen2.5-7B-AWQ\")",
-       " --quantization awq"},
+       ""},  // ux28: no --quantization, vLLM reads awq from config.json and upgrades to awq_marlin (checked below)
       {"modelopt_fp8", "/models/Qwen2.5-7B-FP8-ModelOpt",
        "python3 Model-Optimizer/examples/hf_ptq/hf_ptq.py --pyt_ckpt_path Qwen/Qwen2.5-7B --qformat fp8 --kv_cache_qformat none "
        "--export_path /models/Qwen2.5-7B-FP8-ModelOpt --trust_remote_code",
@@ -195,7 +201,8 @@ TEST(PlanVariants, Issue16_AwqAndModelOptRowsConvertFirstWithTheToolsOwnCommand)
     EXPECT_EQ(l["checkpoint"], row.output);
     const std::string serve = l["serve"].get<std::string>();
     EXPECT_EQ(serve.rfind("vllm serve " + row.output + " ", 0), 0u) << serve;
-    EXPECT_TRUE(contains(serve + " ", row.flag)) << serve;
+    if (row.flag.empty()) EXPECT_FALSE(contains(serve, " --quantization ")) << serve;
+    else EXPECT_TRUE(contains(serve + " ", row.flag)) << serve;
   }
 }
 
@@ -224,7 +231,7 @@ TEST(PlanVariants, Issue16_W8A8DynamicRowsConvertWithMsModelSlimsDefaultDynamicC
     for (const auto& p : l["prepare"]) prepare += p.get<std::string>() + "\n";
     const std::string input = "/models/" + row.name, output = "/models/" + row.name + "-W8A8-DYNAMIC";
     EXPECT_FALSE(contains(prepare, "produce one at")) << prepare;
-    EXPECT_TRUE(contains(prepare, "huggingface-cli download " + row.model + " --local-dir " + input + "\n")) << prepare;
+    EXPECT_TRUE(contains(prepare, "hf download " + row.model + " --local-dir " + input + "\n")) << prepare;
     EXPECT_TRUE(contains(prepare, "msmodelslim quant --model_path " + input + " --save_path " + output + " --device " + row.devices +
                                       " --model_type " + row.name + " --config_path msmodelslim/lab_practice/default/default-w8a8.yaml ")) << prepare;
     EXPECT_FALSE(contains(prepare, "--quant_type")) << prepare;  // mutually exclusive with --config_path, and w8a8 is static here
