@@ -883,6 +883,13 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   return out;
 }
 
+void release_plans(std::vector<DevicePlan>& plans, int threads) {
+  // Planfast7b: one plan at a time to each worker; handing each worker one contiguous run of plans of equal rows (the
+  // neighbours share texts and start commands) freed no faster on 2 workers (calling worker 29 against 25 ms).
+  parallel_for(plans.size(), threads, [&](size_t n) { PlanResult gone = std::move(plans[n].result); });
+  plans.clear();
+}
+
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
   const ModelFacts facts = model_facts(m);

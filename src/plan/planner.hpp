@@ -276,6 +276,10 @@ struct DevicePlan {
 };
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
                                          const std::vector<int64_t>& device_counts, const PlanInputs& in, const PlanTargets& targets, int threads = 0);
+// Issue 19 (planfast7b): frees `plans` (plan_for_devices' result; empty after) on `threads` workers, each taking whole
+// plans in turn: a whole-catalogue plan holds ~146,000 heap blocks in its rows (the speed estimates' points, provenance
+// and assumptions), whose freeing on one thread after the workers were done took a fifth of the calling worker's time.
+void release_plans(std::vector<DevicePlan>& plans, int threads = 0);
 
 // Question 2: what this model needs, per device type: the cheapest count, layout and variant.
 PlanResult plan_for_model(const model::ModelSpec& model, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in,
