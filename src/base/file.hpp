@@ -46,8 +46,12 @@ class FileReader {
 };
 
 // Replaces `path` with `text` so that a reader sees the old file or the new one, never a mix: writes a
-// temporary file in the same directory, flushes it to disk, then renames it over `path`. Missing parent
-// directories are created; an existing file's permission bits are kept. io error naming the path.
+// temporary file in the same directory, flushes it to disk, then renames it over `path`; a failed write
+// removes the temporary file and leaves `path` as it was. Missing parent directories are created; an
+// existing file's permission bits are kept (a new file: 0666 less the umask). A symbolic link is followed
+// and its target replaced (the link stays). invalid_argument naming the path for a target that is not a
+// regular file (a FIFO is never opened, so never waited on; a directory; a device), a dangling link or a
+// link loop; environment (exit 3) naming the path and the system's reason when the place cannot be written.
 Status write_text_file_atomically(const std::string& path, const std::string& text);
 
 bool path_exists(const std::string& path);
