@@ -147,6 +147,12 @@ Expected<std::string> write_target(const std::string& path) {
 
 }  // namespace
 
+Status check_write_target(const std::string& path) {
+  PF_TRY(target, write_target(path));
+  (void)target;
+  return Ok{};
+}
+
 Status write_text_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   PF_TRY(target_path, write_target(path));

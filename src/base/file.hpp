@@ -53,6 +53,9 @@ class FileReader {
 // regular file (a FIFO is never opened, so never waited on; a directory; a device), a dangling link or a
 // link loop; environment (exit 3) naming the path and the system's reason when the place cannot be written.
 Status write_text_file_atomically(const std::string& path, const std::string& text);
+// The target checks write_text_file_atomically makes before it writes, for a caller that writes several files as one
+// result (mindie's config.json and start.sh) and must refuse them all before it writes any.
+Status check_write_target(const std::string& path);
 
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);

@@ -366,4 +366,13 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
   return positional;
 }
 
+std::string last_engine_argument(const std::vector<std::string>& argv) {
+  std::string engine;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--engine" && i + 1 < argv.size()) engine = argv[++i];
+    else if (argv[i].rfind("--engine=", 0) == 0) engine = argv[i].substr(9);
+  }
+  return engine;
+}
+
 }  // namespace preflight::cli

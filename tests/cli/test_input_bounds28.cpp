@@ -201,3 +201,40 @@ TEST(InputBounds28, Issue19_LogEvidenceIsCutOnACharacter) {
   EXPECT_NE(r.out.find("... (" + std::to_string(line.size()) + " bytes in all)"), std::string::npos) << r.out.substr(0, 800);
   std::filesystem::remove_all(dir);
 }
+
+// Issue 19: plan --engine mindie --config-out writes config.json and start.sh as one result. A directory named start.sh
+// there left a fresh config.json without its script; both are now checked before either is written. A --config-out
+// that is a file is bad input (exit 2, it said "cannot create the directory: Not a directory"); a place that cannot be
+// created is the environment (exit 3).
+TEST(InputBounds28, Issue19_MindieConfigOutIsWholeOrNothing) {
+  const std::string dir = pftest::scratch_dir("ib28-mindie");
+  const std::string plan = "plan Qwen/Qwen3-8B --devices 910B3 --engine mindie --context 8192 --config-out ";
+  std::filesystem::create_directories(dir + "/out/start.sh");
+  const auto half = run_bounded(plan + dir + "/out");
+  EXPECT_EQ(half.code, 2) << half.out.substr(0, 400);
+  EXPECT_NE(half.out.find(dir + "/out/start.sh: expected a regular file to write, found a directory; nothing written"), std::string::npos) << half.out.substr(0, 400);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/config.json"));
+  std::ofstream(dir + "/file") << "x";
+  const auto file = run_bounded(plan + dir + "/file");
+  EXPECT_EQ(file.code, 2) << file.out.substr(0, 400);
+  EXPECT_NE(file.out.find("--config-out " + dir + "/file: expected a directory, found a regular file"), std::string::npos) << file.out.substr(0, 400);
+  const auto proc = run_bounded(plan + "/proc/preflight-mindie");
+  EXPECT_EQ(proc.code, 3) << proc.out.substr(0, 400);
+  EXPECT_NE(proc.out.find("--config-out /proc/preflight-mindie: cannot create the directory: "), std::string::npos) << proc.out.substr(0, 400);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 19: a repeated flag keeps its last value (parse_options; vLLM's argparse does the same), but the prescans that
+// send fit to the llama.cpp or MindIE model took any --engine: "--engine mindie --engine vllm-ascend" printed MindIE's
+// KV pool and "--engine llama.cpp --engine vllm" refused a catalogue model as not a GGUF file. Both read the last one.
+TEST(InputBounds28, Issue19_RepeatedEngineKeepsTheLastLikeEveryFlag) {
+  const auto ascend = run_bounded("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --engine vllm-ascend");
+  EXPECT_EQ(ascend.code, 0) << ascend.out.substr(0, 400);
+  EXPECT_EQ(ascend.out.find("MindIE Service"), std::string::npos) << ascend.out.substr(0, 400);
+  EXPECT_NE(ascend.out.find("vllm-ascend"), std::string::npos) << ascend.out.substr(0, 400);
+  const auto mindie = run_bounded("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --engine=mindie");
+  EXPECT_NE(mindie.out.find("MindIE Service on 1 x 910B3"), std::string::npos) << mindie.out.substr(0, 400);
+  const auto vllm = run_bounded("fit Qwen/Qwen3-8B --device H100 --engine llama.cpp --engine vllm");
+  EXPECT_EQ(vllm.code, 0) << vllm.out.substr(0, 400);
+  EXPECT_EQ(vllm.out.find("GGUF"), std::string::npos) << vllm.out.substr(0, 400);
+}
