@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 
@@ -113,20 +114,68 @@ Expected<std::vector<uint8_t>> FileReader::read_at(uint64_t offset, uint64_t len
   return out;
 }
 
+namespace {
+
+// Where a write to `path` lands: `path` itself, or the file a symbolic link at `path` resolves to (the link stays a
+// link, as with a shell's '>'). A dangling link, a link loop, and an existing target that is not a regular file (a
+// FIFO a plain open would wait on, a directory, a device) are refused: invalid_argument naming the path and what it is.
+Expected<std::string> write_target(const std::string& path) {
+  if (path.empty()) return make_error(ErrorKind::invalid_argument, "an empty file name cannot be written", path);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return path;  // nothing there yet
+  std::string target = path;
+  if (S_ISLNK(st.st_mode)) {
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) == nullptr) {
+      const int err = errno;
+      if (err == ELOOP) return make_error(ErrorKind::invalid_argument, format("%s: symbolic link loop (ELOOP), nothing written", path.c_str()), path);
+      if (err != ENOENT) return make_error(ErrorKind::environment, format("%s: cannot resolve the symbolic link: %s", path.c_str(), std::strerror(err)), path);
+      char link[PATH_MAX];
+      const ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
+      const std::string to = n > 0 ? std::string(link, static_cast<size_t>(n)) : std::string("?");
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: a symbolic link to '%s', which does not exist (or a directory on its way is missing); nothing written", path.c_str(), to.c_str()),
+                        path);
+    }
+    target = resolved;
+    if (::stat(target.c_str(), &st) != 0) return target;
+  }
+  if (!S_ISREG(st.st_mode))
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a regular file to write, found %s; nothing written", path.c_str(), file_type_name(st.st_mode)), path);
+  return target;
+}
+
+}  // namespace
+
+Status check_write_target(const std::string& path) {
+  PF_TRY(target, write_target(path));
+  (void)target;
+  return Ok{};
+}
+
 Status write_text_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path target(path);
+  PF_TRY(target_path, write_target(path));
+  const fs::path target(target_path);
+  // A failure from here on is the place, not the input: exit 3 (environment), naming the path and the reason.
+  const auto failed = [&](const std::string& what, int err) {
+    return make_error(ErrorKind::environment, format("%s: %s: %s", path.c_str(), what.c_str(), std::strerror(err)), path);
+  };
   if (target.has_parent_path()) {
+    std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
-    if (ec) return make_error(ErrorKind::io, format("cannot create directory %s: %s", target.parent_path().c_str(), ec.message().c_str()), path);
+    if (ec) return make_error(ErrorKind::environment, format("%s: cannot create directory %s: %s", path.c_str(), target.parent_path().c_str(), ec.message().c_str()), path);
   }
-  mode_t mode = 0644;
+  // An existing file keeps its permission bits; a new one gets 0666 less the umask, as a shell's '>' would.
+  const mode_t umask_bits = ::umask(022);
+  ::umask(umask_bits);
+  mode_t mode = 0666 & ~umask_bits;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
-  std::string temp = path + ".tmp.XXXXXX";
+  if (::stat(target_path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  // The temporary name is short and fixed in length, so a target whose name is near NAME_MAX still gets one.
+  std::string temp = (target.has_parent_path() ? target.parent_path() / ".preflight-XXXXXX" : fs::path(".preflight-XXXXXX")).string();
   const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return make_error(ErrorKind::io, format("cannot create a temporary file beside it: %s", std::strerror(errno)), path);
+  if (fd < 0) return failed("cannot create a temporary file beside it", errno);
   const char* data = text.data();
   size_t left = text.size();
   int err = 0;
@@ -142,11 +191,11 @@ Status write_text_file_atomically(const std::string& path, const std::string& te
   }
   if (!err && ::fchmod(fd, mode) != 0) err = errno;
   if (!err && ::fsync(fd) != 0) err = errno;
-  ::close(fd);
-  if (!err && ::rename(temp.c_str(), path.c_str()) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && ::rename(temp.c_str(), target_path.c_str()) != 0) err = errno;
   if (err) {
-    ::unlink(temp.c_str());
-    return make_error(ErrorKind::io, format("cannot write: %s", std::strerror(err)), path);
+    ::unlink(temp.c_str());  // the result is the old file or none, never a half-written one under its name
+    return failed("cannot write", err);
   }
   return Ok{};
 }

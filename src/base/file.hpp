@@ -46,9 +46,16 @@ class FileReader {
 };
 
 // Replaces `path` with `text` so that a reader sees the old file or the new one, never a mix: writes a
-// temporary file in the same directory, flushes it to disk, then renames it over `path`. Missing parent
-// directories are created; an existing file's permission bits are kept. io error naming the path.
+// temporary file in the same directory, flushes it to disk, then renames it over `path`; a failed write
+// removes the temporary file and leaves `path` as it was. Missing parent directories are created; an
+// existing file's permission bits are kept (a new file: 0666 less the umask). A symbolic link is followed
+// and its target replaced (the link stays). invalid_argument naming the path for a target that is not a
+// regular file (a FIFO is never opened, so never waited on; a directory; a device), a dangling link or a
+// link loop; environment (exit 3) naming the path and the system's reason when the place cannot be written.
 Status write_text_file_atomically(const std::string& path, const std::string& text);
+// The target checks write_text_file_atomically makes before it writes, for a caller that writes several files as one
+// result (mindie's config.json and start.sh) and must refuse them all before it writes any.
+Status check_write_target(const std::string& path);
 
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);

@@ -120,16 +120,64 @@ std::string strip_terminal_controls(const std::string& text) {
   return out;
 }
 
-std::string redact_url_credentials(std::string text) {
+namespace {
+
+// A query parameter whose name says it carries a credential (?token=, ?api_key=, ?X-Amz-Signature=, ?sig=,
+// ?password=): its value is replaced, the name kept so the reader sees what was there.
+bool secret_parameter_name(std::string name) {
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"token", "key", "secret", "passw", "pwd", "sig", "auth", "credential", "session"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// [begin, end) of every credential in the URLs of `text`, in order and not overlapping: a userinfo and the values of
+// the query's parameters with a secret name.
+std::vector<std::pair<size_t, size_t>> credential_spans(const std::string& text) {
+  std::vector<std::pair<size_t, size_t>> spans;
   for (size_t scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
     const size_t start = scheme + 3;
     size_t end = start;
     while (end < text.size() && std::string_view("/?#\"' \t\r\n<>").find(text[end]) == std::string_view::npos) ++end;
     const size_t at = text.rfind('@', end == 0 ? 0 : end - 1);
-    if (at == std::string::npos || at < start || at >= end) continue;
-    text.replace(start, at - start, "***");
+    if (at != std::string::npos && at >= start && at < end) spans.emplace_back(start, at);
+    // Issue 19: the query's credentials (http://host/v1?token=...): the URL runs on to whitespace, a quote, '<', '>'
+    // or the end, its query from '?' to '#'.
+    size_t url_end = end;
+    while (url_end < text.size() && std::string_view("\"' \t\r\n<>").find(text[url_end]) == std::string_view::npos) ++url_end;
+    if (const size_t hash = text.find('#', end); hash < url_end) url_end = hash;
+    const size_t query = text.find('?', end);
+    if (query == std::string::npos || query >= url_end) continue;
+    for (size_t p = query + 1; p < url_end;) {
+      size_t stop = p;
+      while (stop < url_end && text[stop] != '&' && text[stop] != ';') ++stop;
+      const size_t eq = text.find('=', p);
+      if (eq != std::string::npos && eq + 1 < stop && secret_parameter_name(text.substr(p, eq - p))) spans.emplace_back(eq + 1, stop);
+      p = stop + 1;
+    }
   }
+  // A URL inside another's query (?next=http://u:p@host/) gives spans inside the outer one's: merged.
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<size_t, size_t>> merged;
+  for (const auto& span : spans) {
+    if (!merged.empty() && span.first <= merged.back().second) merged.back().second = std::max(merged.back().second, span.second);
+    else merged.push_back(span);
+  }
+  return merged;
+}
+
+}  // namespace
+
+std::string redact_url_credentials(std::string text) {
+  const auto spans = credential_spans(text);
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) text.replace(it->first, it->second - it->first, "***");
   return text;
+}
+
+std::vector<std::string> url_credentials(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& [begin, end] : credential_spans(text)) out.push_back(text.substr(begin, end - begin));
+  return out;
 }
 
 std::optional<int32_t> parse_iso_date(const std::string& text) {

@@ -23,10 +23,15 @@ std::vector<std::string> nearest_names(const std::string& query, const std::vect
 // sequences (CSI, OSC, other ESC forms) and C0/C1 control characters other than newline and tab are
 // removed, so a hostile file cannot move the cursor, retitle the window or hide output.
 std::string strip_terminal_controls(const std::string& text);
-// `text` with the credentials of every URL in it replaced: "http://user:pw@host/x" becomes
-// "http://***@host/x". A URL is "scheme://" up to the first '/', '?', '#', whitespace, quote or end;
-// the userinfo is what precedes its last '@'. Used on every URL that is printed or stored.
+// `text` with the credentials of every URL in it replaced: "http://user:pw@host/x?token=t&n=1" becomes
+// "http://***@host/x?token=***&n=1". The authority is "scheme://" up to the first '/', '?', '#', whitespace,
+// quote or end, its userinfo what precedes its last '@'; the query runs from '?' to '#', whitespace, a quote,
+// '<', '>' or the end, and a parameter whose name holds token, key, secret, passw, pwd, sig, auth, credential
+// or session (any case) has its value replaced. Used on every URL that is printed or stored.
 std::string redact_url_credentials(std::string text);
+// The credentials redact_url_credentials replaces in `text` ("user:pw", each secret query value), for a caller that
+// must also remove them where they appear without their URL (a server's error quoting its request line).
+std::vector<std::string> url_credentials(const std::string& text);
 // A calendar date written "YYYY-MM-DD" (the whole text) as yyyymmdd; nullopt for any other form or a day the
 // month does not have (leap years counted).
 std::optional<int32_t> parse_iso_date(const std::string& text);

@@ -63,7 +63,7 @@ void apply_chunk(RequestRecord& record, const ChunkInfo& chunk, int64_t t_ns) {
   }
   if (chunk.is_error) {
     fail_record(record, FailureClass::stream_error,
-                "error inside a 200 stream: " + (chunk.error_message.empty() ? std::string("(no message)") : strip_terminal_controls(chunk.error_message.substr(0, 300))), t_ns);
+                "error inside a 200 stream: " + (chunk.error_message.empty() ? std::string("(no message)") : strip_terminal_controls(clip_text(chunk.error_message, 300))), t_ns);
     return;
   }
   if (chunk.choices > 0 && record.t_first_chunk_ns < 0) record.t_first_chunk_ns = t_ns;

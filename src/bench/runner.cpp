@@ -119,8 +119,7 @@ std::string http_error_reason(int status, const std::string& body) {
     }
   }
   if (message.empty()) message = trim(body.substr(0, body.find('\n')));
-  if (message.size() > 300) message.resize(300);
-  message = strip_terminal_controls(message);  // server text reaches the terminal and the database
+  message = strip_terminal_controls(clip_text(message, 300));  // server text reaches the terminal and the database
   return format("http %d%s%s", status, message.empty() ? "" : ": ", message.c_str());
 }
 
@@ -272,6 +271,7 @@ class Runner {
       m_curl->multi_remove_handle(m_multi, msg->easy_handle);
       t->active = false;
       complete(*t, code);
+      scrub_secrets(t->record);
       m_done.push_back(t);
     }
   }
@@ -341,6 +341,20 @@ class Runner {
     t->record.t_send_ns = m_clock.now_ns();  // replaced in on_prereq when the request is written
     t->active = true;
     m_curl->multi_add_handle(m_multi, t->easy);
+  }
+
+  // Issue 19: a server may echo the request's credentials in its error text ("bad auth: Bearer sk-...", its own URL
+  // with ?token=); the record's reason is printed, stored in the database and put in the HTML report, so the API key
+  // and URL credentials leave it first.
+  void scrub_secrets(RequestRecord& r) const {
+    if (r.error.empty()) return;
+    std::vector<std::string> secrets = url_credentials(m_target.url);
+    if (const auto& key = m_target.request.api_key) secrets.push_back(*key);
+    for (const auto& secret : secrets) {
+      if (secret.empty()) continue;
+      for (size_t p = r.error.find(secret); p != std::string::npos; p = r.error.find(secret, p + 3)) r.error.replace(p, secret.size(), "***");
+    }
+    r.error = redact_url_credentials(std::move(r.error));
   }
 
   void complete(Transfer& t, CURLcode code) {

@@ -1,8 +1,11 @@
 #include "bench/store.hpp"
 
+#include <sys/stat.h>
+
 #include <cassert>
 #include <cstdlib>
 
+#include "base/file.hpp"
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -117,9 +120,13 @@ Status BenchStore::exec(const char* sql) {
 Expected<BenchStore> BenchStore::open(const std::string& path) {
   PF_TRY(api, load_sqlite_api());
   (void)api;
+  // Issue 19: a FIFO, a directory or a device is named as what it is (SQLite said "disk I/O error" for a FIFO).
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a SQLite database file, found %s", path.c_str(), file_type_name(st.st_mode)), path);
   sqlite3* db = nullptr;
   if (sqlite().open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-    Error e = make_error(ErrorKind::io, format("cannot open database: %s", db ? sqlite().errmsg(db) : "out of memory"), path);
+    // The place, not the input: a directory that cannot be written, a read-only file system (exit 3).
+    Error e = make_error(ErrorKind::environment, format("cannot open database: %s", db ? sqlite().errmsg(db) : "out of memory"), path);
     sqlite().close(db);
     return e;
   }

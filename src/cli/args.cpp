@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "base/file.hpp"
 #include "base/text.hpp"
 
 namespace preflight::cli {
@@ -84,8 +85,8 @@ Option models_dir_flag(std::optional<std::string>& into, std::string help) {
   return {"models", "DIR", std::move(help), [&into](const std::string& text) -> Status {
             struct stat st {};
             if (::stat(text.c_str(), &st) != 0)
-              return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': {}", text, errno == ENOENT ? "no such directory" : std::strerror(errno)), "--models");
-            if (!S_ISDIR(st.st_mode)) return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': expected a directory, found a file", text), "--models");
+              return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': {}", clip_text(text, 1024), errno == ENOENT ? "no such directory" : std::strerror(errno)), "--models");
+            if (!S_ISDIR(st.st_mode)) return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': expected a directory, found {}", clip_text(text, 1024), file_type_name(st.st_mode)), "--models");
             into = text;
             return Ok{};
           }};
@@ -324,6 +325,14 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
       if (!near.empty()) message += "; did you mean " + near[0];
       return make_error(ErrorKind::invalid_argument, message);
     }
+    if (option->value.empty() && inline_value) {
+      // Issue 19: a switch takes no value. "--enable-chunked-prefill=false" turned it on and "--fix=no" ran the fix;
+      // vLLM's argparse refuses the same text ("ignored explicit argument").
+      std::string opposite;
+      const std::string other = starts_with(name, "no-") ? name.substr(3) : "no-" + name;
+      for (const auto& o : options) if (o.name == other && o.value.empty()) opposite = fmt::format("; --{} is its opposite", other);
+      return make_error(ErrorKind::invalid_argument, fmt::format("--{} is a switch and takes no value, found '{}'{}", name, clip_text(a, 120), opposite));
+    }
     if (!option->value.empty() && !inline_value) {
       if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("--{} needs a value", name));
       value = argv[++i];
@@ -332,6 +341,15 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
     (void)ok;
   }
   return positional;
+}
+
+std::string last_engine_argument(const std::vector<std::string>& argv) {
+  std::string engine;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--engine" && i + 1 < argv.size()) engine = argv[++i];
+    else if (argv[i].rfind("--engine=", 0) == 0) engine = argv[i].substr(9);
+  }
+  return engine;
 }
 
 }  // namespace preflight::cli

@@ -79,4 +79,9 @@ std::vector<Option> join(std::vector<std::vector<Option>> groups);
 // (with "did you mean"), a missing value or a value its setter rejects.
 Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options);
 
+// The value of the last --engine E / --engine=E in argv, empty when none: parse_options keeps the last of a repeated flag,
+// so the prescans that send fit and plan to the llama.cpp or MindIE model read the same one (issue 19: "--engine mindie
+// --engine vllm-ascend" ran MindIE's model, "--engine llama.cpp --engine vllm" llama.cpp's).
+std::string last_engine_argument(const std::vector<std::string>& argv);
+
 }  // namespace preflight::cli

@@ -102,7 +102,7 @@ const CommandText k_bench_text{
 throughput, goodput against SLOs, per concurrency level or request rate; progress on stderr.)",
     "",
     R"(exit: 0, 1 when requests failed (an unreachable server included), 2 bad input, 3 network failure outside the
-      measured requests (a --spec hub model that cannot be fetched))"};
+      measured requests (a --spec hub model that cannot be fetched) or a --db that cannot be created)"};
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/file.hpp"
+#include "base/file_lock.hpp"
 #include "base/units.hpp"
 #include "bench/store.hpp"
 #include "cli/args.hpp"
@@ -30,6 +31,10 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
   PF_TRY(speeds, engine::load_speed_catalog());
   PF_TRY(devices, device::load_device_catalog());
   const std::string overlay = engine::speed_overlay_path();
+  // Issue 19: read, merged and replaced under the overlay's lock, as bw --save does: two saves at once each keep the
+  // other's entries (without it the last rename won and the other's devices were lost).
+  PF_TRY(lock, FileLock::acquire(overlay));
+  (void)lock;
   Json root = {{"schema_version", 1}, {"profiles", Json::array()}};
   if (path_exists(overlay)) {
     PF_TRY(existing, load_json_file(overlay));
@@ -91,7 +96,7 @@ const CommandText k_calibrate_text{
     "usage: preflight calibrate [--db FILE] [--save] [--json]",
     R"(Refits the speed model's decode efficiency per device and engine from stored bench runs and prints the error
 before and after; --save writes the profile to ~/.config/preflight/speed.json, which fit, plan and bench use.)",
-    "", "exit: 0, 1 when no stored run can be fitted, 2 bad input"};
+    "", "exit: 0, 1 when no stored run can be fitted, 2 bad input, 3 the --save overlay cannot be written"};
 
 }  // namespace
 

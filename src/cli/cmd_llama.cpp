@@ -284,14 +284,7 @@ Expected<estimate::LlamaCppOptions> options_from_request(const LlamaRequest& r) 
 
 }  // namespace
 
-bool llama_cpp_engine_requested(const std::vector<std::string>& argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--engine" && i + 1 < argv.size() && argv[i + 1].rfind("llama.cpp", 0) == 0) return true;
-    if (a.rfind("--engine=llama.cpp", 0) == 0) return true;
-  }
-  return false;
-}
+bool llama_cpp_engine_requested(const std::vector<std::string>& argv) { return last_engine_argument(argv).rfind("llama.cpp", 0) == 0; }
 
 int cmd_fit_llama_cpp(const std::vector<std::string>& argv_in) {
   LlamaRequest r;

@@ -162,9 +162,15 @@ Expected<Resolved> resolve(const std::string& model_arg, const std::string& devi
 }
 
 Status write_plan_files(const std::string& dir, const plan::MindiePlan& p) {
+  if (struct stat st {}; ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return make_error(ErrorKind::invalid_argument, fmt::format("--config-out {}: expected a directory, found {}", dir, file_type_name(st.st_mode)), dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(ErrorKind::io, fmt::format("--config-out {}: cannot create the directory: {}", dir, ec.message()), dir);
+  if (ec) return make_error(ErrorKind::environment, fmt::format("--config-out {}: cannot create the directory: {}", dir, ec.message()), dir);
+  // Issue 19: both refused before either is written (a directory named start.sh left a config.json without its script).
+  for (const char* name : {"config.json", "start.sh"}) {
+    if (auto checked = check_write_target(join_path(dir, name)); !checked) return checked.error();
+  }
   PF_TRY(c, write_text_file_atomically(join_path(dir, "config.json"), dump_json(p.config, 4) + "\n"));
   PF_TRY(s, write_text_file_atomically(join_path(dir, "start.sh"), p.start_script));
   (void)c;
@@ -176,14 +182,7 @@ Status write_plan_files(const std::string& dir, const plan::MindiePlan& p) {
 
 }  // namespace
 
-bool mindie_engine_requested(const std::vector<std::string>& argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--engine" && i + 1 < argv.size() && argv[i + 1].rfind("mindie", 0) == 0) return true;
-    if (a.rfind("--engine=mindie", 0) == 0) return true;
-  }
-  return false;
-}
+bool mindie_engine_requested(const std::vector<std::string>& argv) { return last_engine_argument(argv).rfind("mindie", 0) == 0; }
 
 int cmd_fit_mindie(const std::vector<std::string>& argv) {
   MindieFlags f;

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 
+#include "base/file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/cmd_llama.hpp"
@@ -159,8 +159,9 @@ DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer de
       variant on that card, or no command produces its checkpoint; each rejected row says why, see --all),
       2 bad input (as fit: a flag out of range names the flag; plan MODEL --context above the model's derived
       length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; --hccl-buffsize or
-      --npu-driver-version with no NPU to plan on; a vLLM engine setting with --engine llama.cpp),
-      3 network or environment failure (hub unreachable, timeout))"};
+      --npu-driver-version with no NPU to plan on; a vLLM engine setting with --engine llama.cpp; a FIFO or directory
+      named by --kubernetes), 3 network or environment failure (hub unreachable, timeout, a --kubernetes file that
+      cannot be written))"};
 
 }  // namespace
 
@@ -209,8 +210,9 @@ Expected<Json> write_kubernetes(const plan::Candidate& top, const device::Device
                                 int64_t data_parallel) {
   PF_TRY(dev, device::find_device(devices, top.device_id));
   const auto m = plan::build_kubernetes(top, {.image = image, .platform = dev.platform, .data_parallel_size = data_parallel});
-  std::ofstream f(path, std::ios::binary);
-  if (!(f << report::render_yaml_documents(m.objects, m.notes))) return make_error(ErrorKind::io, "cannot write the manifests", path);
+  // Issue 19: replaced whole or not at all, never through a FIFO (an ofstream waited on one forever).
+  PF_TRY(written, write_text_file_atomically(path, report::render_yaml_documents(m.objects, m.notes)));
+  (void)written;
   std::string kinds;
   for (const auto& o : m.objects) kinds += (kinds.empty() ? "" : " + ") + o["kind"].get<std::string>();
   return Json{{"file", path}, {"kinds", kinds}, {"objects", m.objects}, {"notes", m.notes}};
@@ -323,6 +325,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     shared.num_devices = r.num_devices;
     if (auto checked = deploy::check_flags(shared); !checked) return report_error(checked.error());
   }
+  // Issue 19: an image reference has no whitespace or control characters (a newline in it reached the manifests).
+  if (r.image && (r.image->empty() || std::any_of(r.image->begin(), r.image->end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; })))
+    return report_error(make_error(ErrorKind::invalid_argument, "--image: expected an image reference (registry/name:tag), found '" + clip_text(*r.image, 120) + "' (empty, or holding a space or control character)"));
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
   // Issue 19: `plan --device D` needs D's record alone.
@@ -442,6 +447,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
                                               : write_kubernetes(top, *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
     if (!written) return report_error(written.error());
     manifests = *written;
+  } else if (r.kubernetes) {  // issue 19: said, so that an older file there is not taken for this plan's manifests
+    std::fprintf(stderr, "preflight: --kubernetes: no candidate fits, nothing written to %s (a file there is left as it was)\n", strip_terminal_controls(*r.kubernetes).c_str());
   }
   if (r.json) {
     // Issue 19 (round 11): written row by row, the text dump(2) gives for plan_to_json's tree.

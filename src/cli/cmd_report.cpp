@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -57,7 +56,8 @@ const CommandText k_report_text{"usage: preflight report --html FILE [--from-db 
                                 "the stored sweeps of two or more runs side by side by concurrency (TTFT / TPOT / ITL p50 and p90, throughput, goodput), "
                                 "each against the first with a bootstrap 95% interval, each arm's prediction beside its measurement; a text table (or JSON) "
                                 "and, with --html, one page with charts.", "",
-                                "exit: 0, 2 bad input (a missing database or run), 3 a --urls server that stored no run"};
+                                "exit: 0, 2 bad input (a missing database or run, a FIFO or directory named by --html), 3 a --urls server that stored\n"
+                                "      no run, or an --html file that cannot be written"};
 
 }  // namespace
 
@@ -106,20 +106,14 @@ Expected<std::vector<int64_t>> bench_urls(const ReportRequest& req, const std::s
     try {
       j = Json::parse(captured.str());
     } catch (const std::exception&) {
-      return make_error(ErrorKind::network, fmt::format("report --compare: bench of {} ended with exit {} and no result", trim(urls[i]), rc));
+      return make_error(ErrorKind::network, fmt::format("report --compare: bench of {} ended with exit {} and no result", redact_url_credentials(trim(urls[i])), rc));
     }
     if (!j.contains("levels") || j["levels"].empty() || !j["levels"][0]["run_id"].is_number_integer()) {
-      return make_error(ErrorKind::network, fmt::format("report --compare: bench of {} stored no run (exit {})", trim(urls[i]), rc));
+      return make_error(ErrorKind::network, fmt::format("report --compare: bench of {} stored no run (exit {})", redact_url_credentials(trim(urls[i])), rc));
     }
     ids.push_back(j["levels"][0]["run_id"].get<int64_t>());
   }
   return ids;
-}
-
-Status write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!(f << text)) return make_error(ErrorKind::io, "cannot write the report", path);
-  return Ok{};
 }
 
 int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& positional) {
@@ -144,7 +138,7 @@ int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& posi
   r.build = std::string("report by preflight ") + PREFLIGHT_VERSION + " (" + build_commit() + ")";
   if (skipped > 0) r.notes.push_back(fmt::format("{} request-rate level(s) left out: only fixed-concurrency levels are matched", skipped));
   if (req.html) {
-    if (auto w = write_text_file(*req.html, report::render_compare_html(r)); !w) return fail(w.error());
+    if (auto w = write_text_file_atomically(*req.html, report::render_compare_html(r)); !w) return fail(w.error());
   }
   if (req.json) {
     Json j = report::compare_to_json(r);
@@ -213,9 +207,7 @@ int cmd_report(const std::vector<std::string>& argv) {
   }
   const std::string html = report::render_bench_html(d);
   const std::string out = *req.html;
-  std::ofstream f(out, std::ios::binary);
-  if (!(f << html)) return fail(make_error(ErrorKind::io, "cannot write the report", out));
-  f.close();
+  if (auto w = write_text_file_atomically(out, html); !w) return fail(w.error());  // issue 19: never through a FIFO, never half-written
   if (req.json) {
     Json j = report::envelope("report");
     j["html"] = out;

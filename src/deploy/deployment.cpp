@@ -550,8 +550,8 @@ std::string device_text_platform(const std::string& text, const std::string& pla
 Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
   if (input.text.size() > k_max_device_text)
     return make_error(ErrorKind::invalid_argument,
-                      format("%sa device text of %zu bytes ('%s...'): a name or description is at most %zu bytes", input.origin.empty() ? "" : (input.origin + ": ").c_str(),
-                             input.text.size(), input.text.substr(0, 40).c_str(), k_max_device_text),
+                      format("%sa device text ('%s'): a name or description is at most %zu bytes", input.origin.empty() ? "" : (input.origin + ": ").c_str(),
+                             clip_text(input.text, 40).c_str(), k_max_device_text),
                       input.origin);
   if (input.memory_bytes) return resolve_sized_device(input, devices, assumptions);
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");

@@ -734,8 +734,8 @@ Expected<double> parse_memory_size(const std::string& text, const std::string& f
   std::smatch m;
   const std::string t = trim(text);
   auto bad = [&](const std::string& why) {
-    const std::string shown = text.size() > 64 ? text.substr(0, 40) + format("... (%zu bytes)", text.size()) : text;
-    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), shown.c_str(), why.c_str()), flag);
+    // Issue 19: cut by clip_text (a hand-cut at byte 40 split a UTF-8 character and did not say "in all").
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), clip_text(text, 64).c_str(), why.c_str()), flag);
   };
   if (t.size() > 64 || !std::regex_match(t, m, size_re)) return bad("");  // no size is longer (and std::regex recurses per digit)
   const double value = std::stod(m[1]);

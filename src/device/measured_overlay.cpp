@@ -1,14 +1,7 @@
 #include "device/measured_overlay.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-
 #include "base/file.hpp"
+#include "base/file_lock.hpp"
 #include "base/json_writer.hpp"
 #include "base/units.hpp"
 
@@ -22,48 +15,12 @@ Json measurement_to_json(const BandwidthMeasurement& run) {
               {"date", run.date}, {"tool", run.tool}, {"method", run.method}};
 }
 
-// An exclusive flock on "<path>.lock", held for the whole read-merge-write. flock locks belong to
-// the open file description, so two processes (or two threads with their own descriptors) saving
-// at once take turns and each merges into what the other wrote. The lock file is never removed:
-// removing it would let a third saver lock a new inode while the second still holds the old one.
-class OverlayLock {
- public:
-  ~OverlayLock() {
-    if (m_fd >= 0) ::close(m_fd);  // closing the descriptor releases the lock
-  }
-  OverlayLock(const OverlayLock&) = delete;
-  OverlayLock& operator=(const OverlayLock&) = delete;
-  OverlayLock(OverlayLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
-  OverlayLock& operator=(OverlayLock&&) = delete;
-
-  static Expected<OverlayLock> acquire(const std::string& path) {
-    const std::string lock_path = path + ".lock";
-    std::error_code ec;
-    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (ec) return make_error(ErrorKind::io, format("cannot create directory %s: %s", parent.c_str(), ec.message().c_str()), path);
-    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) return make_error(ErrorKind::io, format("cannot open the lock file: %s", std::strerror(errno)), lock_path);
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return make_error(ErrorKind::io, format("cannot lock: %s", std::strerror(err)), lock_path);
-    }
-    return OverlayLock(fd);
-  }
-
- private:
-  explicit OverlayLock(int fd) : m_fd(fd) {}
-  int m_fd = -1;
-};
-
 }  // namespace
 
 Expected<std::string> save_measured_copy_bandwidth(const std::string& path, const DeviceCatalog& catalog, const std::string& device_name,
                                                    const BandwidthMeasurement& run) {
   PF_TRY(device, find_device(catalog, device_name));
-  PF_TRY(lock, OverlayLock::acquire(path));
+  PF_TRY(lock, FileLock::acquire(path));  // base/file_lock: concurrent saves merge, none is lost
   (void)lock;
   Json root = Json{{"schema_version", 1}, {"devices", Json::array()}};
   if (path_exists(path)) {

@@ -247,7 +247,7 @@ void check_cuda(CheckContext& ctx) {
     if (!out || out->exit_code != 0) {
       drv.status = CheckStatus::fail;
       drv.summary = "nvidia-smi failed";
-      drv.evidence.push_back(out ? trim(out->output).substr(0, 300) : out.error().describe());
+      drv.evidence.push_back(out ? clip_text(trim(out->output), 300) : out.error().describe());
       drv.fix = "check the driver installation (nvidia-smi must run) and the container's GPU access";
     } else {
       double min_free = 1.0;

@@ -20,6 +20,7 @@ constexpr uint64_t k_mib = 1024ull * 1024ull;
 constexpr int64_t k_ctx_pad = 256;      // llama-context.cpp: n_ctx = GGML_PAD(n_ctx, 256)
 constexpr uint64_t k_cpu_align = 32;    // ggml-cpu TENSOR_ALIGNMENT
 constexpr uint64_t k_gpu_align = 128;   // ggml-cuda buffer alignment
+constexpr size_t k_max_shown_pattern_bytes = 64;  // of a user's --override-tensor pattern in a message
 constexpr uint32_t k_ggml_f16 = 1;
 constexpr uint32_t k_ggml_q8_0 = 8;
 
@@ -178,8 +179,9 @@ Expected<CpuPatterns> compile_cpu_patterns(const LlamaCppOptions& o) {
   for (const auto& pattern : o.cpu_tensor_patterns) {
     auto re = SafeRegex::compile(pattern);
     if (!re) {
-      const std::string shown = pattern.size() > 64 ? pattern.substr(0, 40) + format("... (%zu bytes)", pattern.size()) : pattern;
-      return make_error(ErrorKind::invalid_argument, format("--override-tensor: regular expression '%s': %s", shown.c_str(), re.error().message.c_str()));
+      // Issue 19: cut by clip_text (a hand-cut at byte 40 split a UTF-8 character and named no length).
+      return make_error(ErrorKind::invalid_argument,
+                        format("--override-tensor: regular expression '%s': %s", clip_text(pattern, k_max_shown_pattern_bytes).c_str(), re.error().message.c_str()));
     }
     out.any_layer.push_back(std::move(*re));
   }

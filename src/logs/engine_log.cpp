@@ -666,7 +666,7 @@ std::optional<OomDetail> parse_oom(const std::string& line, int64_t n) {
 
 EvidenceLine evidence(const std::vector<std::string>& lines, int64_t index, const std::string& rule) {
   std::string t = trim(lines[static_cast<size_t>(index)]);
-  if (t.size() > k_max_evidence_chars) t = t.substr(0, k_max_evidence_chars) + "...";
+  t = clip_text(t, k_max_evidence_chars);  // issue 19: a hand-cut here split a UTF-8 character of the log
   return EvidenceLine{index + 1, t, rule};
 }
 

@@ -84,7 +84,16 @@ void emit(const Json& v, const std::string& indent, std::string& o) {
 
 std::string render_yaml_documents(const std::vector<Json>& documents, const std::vector<std::string>& header) {
   std::string o;
-  for (const auto& h : header) o += "# " + h + "\n";
+  // Issue 19: every line of a note stays a comment. A note quotes user text (--image, a model path); a newline in
+  // it started a line of YAML before the first "---", which is a document of its own (kind: Secret, say).
+  for (const auto& h : header) {
+    o += "# ";
+    for (const char c : h) {
+      if (c == '\n' || c == '\r') o += "\n# ";
+      else o += c;
+    }
+    o += "\n";
+  }
   for (const auto& d : documents) {
     o += "---\n";
     emit(d, "", o);

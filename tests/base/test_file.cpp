@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "../test_support.hpp"
 
@@ -55,6 +57,53 @@ TEST(File, Issue19_FifoRefusedWithoutBlocking) {
   ASSERT_FALSE(text);
   EXPECT_NE(text.error().describe().find("found a FIFO"), std::string::npos) << text.error().describe();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+// Issue 19: the one atomic writer (plan --kubernetes, report --html, mindie --config-out, bw/calibrate --save) never
+// opens its target: a FIFO or a directory there is refused by what it is, a symbolic link has its target replaced and
+// stays a link, a new file gets 0666 less the umask (it was 0644 whatever the umask), an existing file keeps its mode,
+// and an unwritable place is an environment error (exit 3) naming the path.
+TEST(File, Issue19_AtomicWriteRefusesWhatIsNotAFileAndFollowsLinks) {
+  const std::string dir = pftest::scratch_dir("file-write");
+  make_fifo(dir + "/pipe");
+  const auto start = std::chrono::steady_clock::now();
+  auto fifo = preflight::write_text_file_atomically(dir + "/pipe", "x");
+  ASSERT_FALSE(fifo);
+  EXPECT_EQ(fifo.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(fifo.error().describe().find(dir + "/pipe: expected a regular file to write, found a FIFO"), std::string::npos) << fifo.error().describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  auto directory = preflight::write_text_file_atomically(dir, "x");
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.error().describe().find("found a directory"), std::string::npos) << directory.error().describe();
+  EXPECT_FALSE(preflight::write_text_file_atomically("", "x"));
+
+  write(dir + "/real.txt", "old");
+  ::chmod((dir + "/real.txt").c_str(), 0600);
+  fs::create_symlink("real.txt", dir + "/link.txt");
+  ASSERT_TRUE(preflight::write_text_file_atomically(dir + "/link.txt", "new"));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir + "/link.txt")));
+  EXPECT_EQ(pftest::read_all(dir + "/real.txt"), "new");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/real.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+
+  const mode_t old_mask = ::umask(077);
+  const auto fresh = preflight::write_text_file_atomically(dir + "/fresh.txt", "x");
+  ::umask(old_mask);
+  ASSERT_TRUE(fresh);
+  ASSERT_EQ(::stat((dir + "/fresh.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+
+  auto unwritable = preflight::write_text_file_atomically("/proc/preflight-test.txt", "x");
+  ASSERT_FALSE(unwritable);
+  EXPECT_EQ(unwritable.error().kind, ErrorKind::environment);
+  EXPECT_NE(unwritable.error().describe().find("/proc/preflight-test.txt: cannot create a temporary file beside it: "), std::string::npos)
+      << unwritable.error().describe();
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"fresh.txt", "link.txt", "pipe", "real.txt"}));  // no temporary file left
+  fs::remove_all(dir);
 }
 
 TEST(File, OnlyRegularFilesOpen) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace preflight {
 namespace {
@@ -49,6 +50,31 @@ TEST(ClipText, Issue19_NeverSplitsAUtf8Character) {
   std::string long_zh;
   for (int i = 0; i < 100; ++i) long_zh += zh;
   for (size_t limit = 0; limit < 40; ++limit) EXPECT_TRUE(valid_utf8(clip_text("a" + long_zh, limit))) << limit;
+}
+
+}  // namespace
+}  // namespace preflight
+
+namespace preflight {
+namespace {
+
+// Issue 19: a credential in a URL's query (bench --url http://host/v1?token=..., a server's error quoting its own URL)
+// reached the terminal, the database and the HTML report: only the userinfo was redacted.
+TEST(RedactUrl, Issue19_QueryCredentialsAreRedacted) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"http://u:pw@h:8000/v1?token=QT77&n=1", "http://***@h:8000/v1?token=***&n=1"},
+      {"GET https://h/x?api_key=K1;Sig=S2#frag and more", "GET https://h/x?api_key=***;Sig=***#frag and more"},
+      {"s3 https://b/o?X-Amz-Signature=abcdef&X-Amz-Credential=AK%2F1&v=2 'q'", "s3 https://b/o?X-Amz-Signature=***&X-Amz-Credential=***&v=2 'q'"},
+      {"x http://h/?access_token=a \"http://h2/?password=b\"", "x http://h/?access_token=*** \"http://h2/?password=***\""},
+      {"http://h/?a=1&b=2", "http://h/?a=1&b=2"},                  // nothing secret by name
+      {"http://h/?token=&token", "http://h/?token=&token"},        // no value to hide
+      {"no url ?token=x", "no url ?token=x"},                      // a query only after "scheme://"
+      {"http://h/path#?token=x", "http://h/path#?token=x"},        // after '#' is the fragment
+      {"http://h/?next=http://u:p@g/&sig=1", "http://h/?next=http://***@g/&sig=***"}};  // a URL inside a query
+  for (const auto& [in, out] : cases) EXPECT_EQ(redact_url_credentials(in), out) << in;
+  // The same spans, as text: what a server may quote without the URL around it.
+  EXPECT_EQ(url_credentials("http://u:pw@h:8000/v1?token=QT77&n=1&Session=S"), (std::vector<std::string>{"u:pw", "QT77", "S"}));
+  EXPECT_TRUE(url_credentials("http://h/?a=1").empty());
 }
 
 }  // namespace

@@ -203,3 +203,15 @@ TEST(RequestRecord, Issue19_StreamErrorTextIsStrippedOfTerminalControls) {
   EXPECT_NE(r.error.find("error inside a 200 stream: bad "), std::string::npos) << r.error;
   EXPECT_NE(r.error.find(" here"), std::string::npos) << r.error;
 }
+
+// Issue 19: the server's message was cut at byte 300 by hand: "x" then two-byte characters put byte 299 on a lead
+// byte, left alone at the end (not UTF-8, in the terminal and the database), and the cut said nothing. clip_text now.
+TEST(RequestRecord, Issue19_LongStreamErrorIsCutOnACharacter) {
+  RequestRecord r;
+  ChunkInfo info;
+  info.is_error = true;
+  info.error_message = "x";
+  for (int i = 0; i < 200; ++i) info.error_message += "\xc3\xa9";
+  apply_chunk(r, info, 5);
+  EXPECT_EQ(r.error, "error inside a 200 stream: " + info.error_message.substr(0, 299) + "... (401 bytes in all)");
+}

@@ -15,7 +15,7 @@ TEST(InputBounds, Issue19_LongDeviceTextIsRefusedNotEchoed) {
   const std::string digits(1100, '1');
   const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device " + digits);
   EXPECT_EQ(r.code, 2) << r.out.substr(0, 300);
-  EXPECT_NE(r.out.find("a device text of 1100 bytes ('" + std::string(40, '1') + "...'): a name or description is at most 1024 bytes"), std::string::npos)
+  EXPECT_NE(r.out.find("a device text ('" + std::string(40, '1') + "... (1100 bytes in all)'): a name or description is at most 1024 bytes"), std::string::npos)
       << r.out.substr(0, 300);
   EXPECT_LT(r.out.size(), 400u);
   // A description at the bound is still read: "NVIDIA A100-SXM4-80GB" padded with spaces to 1,024 bytes (the longest
@@ -31,7 +31,7 @@ TEST(InputBounds, Issue19_LongDeviceFieldOfACaseIsNamed) {
   std::ofstream(dir + "/cases.jsonl") << R"({"id": "long-device", "engine": "vllm", "engine_version": "0.11.0", "device": ")" << std::string(1000000, '9')
                                       << R"(", "num_devices": 1, "model": "Qwen/Qwen3-8B", "available_kv_gib": 10.0})" << "\n";
   const auto r = pftest::run_cli("validate " + dir + "/cases.jsonl --models " + pftest::shared_path("models"));
-  EXPECT_NE(r.out.find("a device text of 1000000 bytes"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("... (1000000 bytes in all)'): a name or description is at most 1024 bytes"), std::string::npos) << r.out.substr(0, 400);
   EXPECT_LT(r.out.size(), 4000u);
 }
 
@@ -65,7 +65,7 @@ TEST(InputBounds, Issue19_LongInputsThatOverflowedStdRegexAreRead) {
   // --device-memory of 100,000 digits: a usage error, shown cut.
   const auto mem = pftest::run_cli("fit Qwen/Qwen3-8B --device-memory " + std::string(100000, '1') + "GiB");
   EXPECT_EQ(mem.code, 2) << mem.out.substr(0, 300);
-  EXPECT_NE(mem.out.find("--device-memory: expected a size with its unit (24GiB, 24GB, 512MiB), found '" + std::string(40, '1') + "... (100003 bytes)'"),
+  EXPECT_NE(mem.out.find("--device-memory: expected a size with its unit (24GiB, 24GB, 512MiB), found '" + std::string(64, '1') + "... (100003 bytes in all)'"),
             std::string::npos)
       << mem.out.substr(0, 300);
   EXPECT_LT(mem.out.size(), 400u);
@@ -291,7 +291,7 @@ TEST(InputBounds, Issue19_ModelsDirThatIsNotADirectoryIsAnError) {
   ASSERT_EQ(::symlink((dir + "/loop-b").c_str(), (dir + "/loop-a").c_str()), 0);
   ASSERT_EQ(::symlink((dir + "/loop-a").c_str(), (dir + "/loop-b").c_str()), 0);
   const std::pair<std::string, std::string> paths[] = {{dir + "/missing", "no such directory"},
-                                                       {dir + "/file", "expected a directory, found a file"},
+                                                       {dir + "/file", "expected a directory, found a regular file"},
                                                        {dir + "/loop-a", "Too many levels of symbolic links"}};
   for (const auto& [path, why] : paths) {
     for (const std::string& command : {std::string("fit Qwen/Qwen3-8B --device H100"), std::string("inspect Qwen/Qwen3-8B"), "validate " + dir + "/none.jsonl", "logs " + dir + "/none.log"}) {

@@ -23,6 +23,7 @@
 #include "../bench/service.hpp"
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
+#include "base/utf8.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "device/cpu_catalog.hpp"
 #include "device/device_spec.hpp"
@@ -988,6 +989,17 @@ TEST(LlamaCpp, Issue19_OverridePatternsRunInLinearTimeAndNCpuMoeIsABound) {
   auto backreference = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = {"(exps)\\1"}});
   ASSERT_FALSE(backreference);
   EXPECT_NE(backreference.error().message.find("--override-tensor: regular expression '(exps)\\1': "), std::string::npos) << backreference.error().message;
+
+  // Issue 19: a pattern too long to quote whole is cut by clip_text, on a character and with its length: the hand-cut
+  // at byte 40 left the lead byte of a two-byte character alone ("a" then 40 x "\xc3\xa9": byte 39 is a lead byte).
+  std::string long_pattern = "a";
+  for (int i = 0; i < 40; ++i) long_pattern += "\xc3\xa9";
+  long_pattern += "(";
+  auto cut = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .cpu_tensor_patterns = {long_pattern}});
+  ASSERT_FALSE(cut);
+  EXPECT_TRUE(is_valid_utf8(cut.error().message)) << cut.error().message;
+  EXPECT_NE(cut.error().message.find("--override-tensor: regular expression '" + long_pattern.substr(0, 63) + "... (82 bytes in all)': "), std::string::npos)
+      << cut.error().message;
 
   // N above the layer count keeps every layer's experts, as --cpu-moe does.
   const auto huge_start = std::chrono::steady_clock::now();

@@ -6,7 +6,7 @@
 //
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
 //        [--report-lateness: prints "LATE <request> <first-token ns late> <last-token ns late>" per finished stream]
-//                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate]
+//                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate|echo_auth]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
 // --mindie: MindIE Service's formats (MindIE LLM service_APIs_usage_guidance.md and the TGI 0.9.4-compatible
 // /generate_stream page): POST /generate_stream streams "data:{"token":{...},"generated_text":null,"details":null}"
@@ -274,6 +274,15 @@ void handle_request(Conn& c, const std::string& head, const std::string& body) {
   }
   if (head.rfind("GET /health", 0) == 0) {
     simple_response(c, 200, "OK", "{}");
+    flush(c);
+    return;
+  }
+  if (fault == "echo_auth") {  // a hostile or careless server: its 401 quotes the request line and the Authorization header
+    const size_t line_end = head.find("\r\n");
+    const size_t auth = head.find("Authorization: ");
+    const std::string auth_value = auth == std::string::npos ? std::string("(none)") : head.substr(auth + 15, head.find("\r\n", auth) - auth - 15);
+    const nlohmann::json e = {{"error", {{"message", "bad credentials " + auth_value + " for " + head.substr(0, line_end)}}}};
+    simple_response(c, 401, "Unauthorized", e.dump());
     flush(c);
     return;
   }

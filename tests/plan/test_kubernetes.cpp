@@ -165,6 +165,13 @@ TEST(Kubernetes, Issue18_YamlRendering) {
             "script: |\n  line one\n  line two\ntwo: \"a\\n\\n\"\n");
 }
 
+// Issue 19: a note quotes user text (--image, a model path); its newline began a YAML line before the first "---",
+// a document of its own. Every line of a note stays a comment.
+TEST(Kubernetes, Issue19_NoteLinesStayComments) {
+  EXPECT_EQ(report::render_yaml_documents({Json{{"kind", "Service"}}}, {"image x:1\nkind: Secret\r\nstringData: {a: b}", "two"}),
+            "# image x:1\n# kind: Secret\n# \n# stringData: {a: b}\n# two\n---\nkind: Service\n");
+}
+
 TEST(Kubernetes, Issue18_ManifestsPassTheKubernetesSchemas) {
   const std::string dir = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/kubernetes";
   if (!std::filesystem::exists(dir + "/node_modules/kubernetes-models") || std::system("node --version >/dev/null 2>&1") != 0) {
