@@ -921,8 +921,12 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   });
   launch_first_row(r, {&m, 1}, devices, in);
   add_dp_ep_candidates(r, m, devices, in, t, max_devices);  // issue 15: MoE DP+EP rows where cheaper (plan/dp_ep)
-  r.assumptions.push_back(format("device counts 1, 2, 4, 8, 16 (up to %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", static_cast<long long>(max_devices),
-                                 static_cast<long long>(k_devices_per_node),
+  // The counts tried, not the whole ladder: --max-devices 2 tried 1 and 2 (it said "1, 2, 4, 8, 16 (up to 2)").
+  std::string counts;
+  for (const int64_t n : {1, 2, 4, 8, 16})
+    if (n <= max_devices) counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+  r.assumptions.push_back(format("device counts %s (--max-devices %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", counts.c_str(),
+                                 static_cast<long long>(max_devices), static_cast<long long>(k_devices_per_node),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
   note_bandwidth_priors(r);
   note_interconnects(r);

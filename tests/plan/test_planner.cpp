@@ -66,6 +66,23 @@ TEST(Planner, Qwen36On910B4NeedsTwoCards) {
   EXPECT_NE(r.recommended[0].launch->serve.find("--tensor-parallel-size 2"), std::string::npos);
 }
 
+// ux28: the assumption names the counts plan_for_model tried; --max-devices 2 said "1, 2, 4, 8, 16 (up to 2)".
+TEST(Planner, Issue16_AssumptionNamesTheDeviceCountsTried) {
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  plan::PlanTargets t;
+  t.context_tokens = 4096;
+  auto line = [&](int64_t max_devices) {
+    const auto r = plan::plan_for_model(*m, {dev("910B3")}, catalogs().inputs(), t, max_devices);
+    for (const auto& a : r.assumptions)
+      if (a.rfind("device counts ", 0) == 0) return a;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(line(2).rfind("device counts 1, 2 (--max-devices 2);", 0), 0u) << line(2);
+  EXPECT_EQ(line(16).rfind("device counts 1, 2, 4, 8, 16 (--max-devices 16);", 0), 0u) << line(16);
+  EXPECT_EQ(line(5).rfind("device counts 1, 2, 4 (--max-devices 5);", 0), 0u) << line(5);
+}
+
 // seeds/001: one 910B3 runs the 27B hybrid in BF16 because only 16 of 64 layers keep a KV cache.
 TEST(Planner, WhatOne910B3RunsIncludesTheHybrid27B) {
   std::vector<model::ModelSpec> models;
