@@ -308,6 +308,18 @@ void add_speculative_json(report::PlanJsonExtras& extras, const plan::PlanResult
 
 }  // namespace
 
+// --kubernetes: the manifests of the first recommended row, written to the file (null when not asked or nothing fits).
+Expected<Json> plan_manifests(const PlanRequest& r, const plan::PlanResult& result, const device::DeviceCatalog& devices) {
+  if (!r.kubernetes) return Json();
+  if (result.recommended.empty()) {  // issue 19: said, so that an older file there is not taken for this plan's manifests
+    std::fprintf(stderr, "preflight: --kubernetes: no candidate fits, nothing written to %s (a file there is left as it was)\n", strip_terminal_controls(*r.kubernetes).c_str());
+    return Json();
+  }
+  const auto& top = result.recommended.front();  // a DP+EP row: its replica and its DP size (issue 15)
+  return top.data_parallel_size > 1 ? write_kubernetes(plan::dp_replica(top), devices, *r.kubernetes, r.image.value_or(""), top.data_parallel_size)
+                                    : write_kubernetes(top, devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
+}
+
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
@@ -440,16 +452,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!dp) return report_error(dp.error());
     top.launch = *dp;
   }
-  Json manifests;
-  if (r.kubernetes && !result.recommended.empty()) {
-    const auto& top = result.recommended.front();  // a DP+EP row: its replica and its DP size (issue 15)
-    auto written = top.data_parallel_size > 1 ? write_kubernetes(plan::dp_replica(top), *devices, *r.kubernetes, r.image.value_or(""), top.data_parallel_size)
-                                              : write_kubernetes(top, *devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
-    if (!written) return report_error(written.error());
-    manifests = *written;
-  } else if (r.kubernetes) {  // issue 19: said, so that an older file there is not taken for this plan's manifests
-    std::fprintf(stderr, "preflight: --kubernetes: no candidate fits, nothing written to %s (a file there is left as it was)\n", strip_terminal_controls(*r.kubernetes).c_str());
-  }
+  auto written = plan_manifests(r, result, *devices);
+  if (!written) return report_error(written.error());
+  const Json& manifests = *written;
   if (r.json) {
     // Issue 19 (round 11): written row by row, the text dump(2) gives for plan_to_json's tree.
     report::PlanJsonExtras extras;

@@ -34,6 +34,60 @@ std::optional<estimate::Deployment> with_ascend_flag(const model::ModelSpec& m, 
   return d;
 }
 
+// A quantization the engine refuses (fp8 / AWQ on an NPU): each method it accepts, as the checkpoint that fix names.
+void refused_quantization_fixes(FitSearch& out, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
+                                const estimate::Deployment& dep, const estimate::FitEstimate& base) {
+  auto try_fit = [&](estimate::Deployment d) {
+    d.explain = false;
+    return estimate::estimate_fit(m, dev, eng, oh, d);
+  };
+  const auto& variants = model::load_variant_catalog();
+  for (const auto& q : eng.supported_quantization) {
+    if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;
+    // ux28: the checkpoint each fix names is sized as that format, from the variant list (data/variants/quant_variants.json):
+    // with the refused one's storage (AWQ int4 under --quantization ascend) a W8A8 Qwen3.6-27B was said to fit one 910B4,
+    // the deployment the seed saw run out of memory four times (seeds/000 4.3.1: 33.6 GiB of weights on 29.5 GiB).
+    // The variant the fix names: msModelSlim W8A8 for ascend, llm-compressor's INT8 W8A8 for compressed-tensors (the NPU
+    // recipe), else the first variant of the list read with that --quantization.
+    const model::QuantVariant* named = nullptr;
+    if (variants) {
+      const std::string id = q == "ascend" ? "w8a8" : q == "compressed-tensors" ? "ct_w8a8_int8" : "";
+      for (const auto& v : variants->variants)
+        if (id.empty() ? v.engine_quantization == q : v.id == id) {
+          named = &v;
+          break;
+        }
+    }
+    auto d = dep;
+    d.quantization = q;
+    if (named) d.quant_scheme = named->scheme;
+    const auto r = try_fit(d);
+    if (r.failure == estimate::Failure::unsupported_quantization) continue;
+    // A checkpoint that loads but whose KV cache holds less than max_model_len fits at the largest context it holds
+    // (what fit does when no --max-model-len is given); one whose weights do not load, on the fewest cards that hold it.
+    std::string verdict = r.fits ? "fits" : "does not fit on its own";
+    int64_t holds = r.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(r) : 0;
+    if (const int64_t model_max = model::max_model_len_of(m, 0); model_max > 0) holds = std::min<int64_t>(holds, model_max);  // vLLM's derived length
+    if (!r.fits && holds > 0) verdict = format("fits with --max-model-len %lld", static_cast<long long>(holds));
+    if (!r.fits && holds <= 0)
+      for (int64_t tp = dep.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
+        if (m.num_attention_heads % tp != 0) continue;
+        auto wider = d;
+        wider.tensor_parallel_size = tp;
+        if (!try_fit(wider).fits) continue;
+        verdict = format("does not fit on %lld x %s; fits with --tensor-parallel-size %lld", static_cast<long long>(base.tensor_parallel_size * base.pipeline_parallel_size),
+                         dev.id.c_str(), static_cast<long long>(tp));
+        break;
+      }
+    const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json"
+                             : q == "compressed-tensors" ? "an llm-compressor INT8 W8A8 export"
+                             : named ? "a " + named->name + " checkpoint" : "a checkpoint in that format";
+    const std::string sized = named ? ", sized as --variant " + named->id : "";
+    out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s; %s)", q.c_str(), what.c_str(), sized.c_str(), verdict.c_str()));
+    out.fix_flags.push_back("--quantization " + q);
+  }
+}
+
 }  // namespace
 
 FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
@@ -125,53 +179,7 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
       offer(d, "--skip-mm-profiling", "no encoder pass in the profile run (images at serve time use the memory above the utilization)");
     }
   }
-  if (base.failure == estimate::Failure::unsupported_quantization) {
-    const auto& variants = model::load_variant_catalog();
-    for (const auto& q : eng.supported_quantization) {
-      if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;
-      // ux28: the checkpoint each fix names is sized as that format, from the variant list (data/variants/quant_variants.json):
-      // with the refused one's storage (AWQ int4 under --quantization ascend) a W8A8 Qwen3.6-27B was said to fit one 910B4,
-      // the deployment the seed saw run out of memory four times (seeds/000 4.3.1: 33.6 GiB of weights on 29.5 GiB).
-      // The variant the fix names: msModelSlim W8A8 for ascend, llm-compressor's INT8 W8A8 for compressed-tensors (the NPU
-      // recipe), else the first variant of the list read with that --quantization.
-      const model::QuantVariant* named = nullptr;
-      if (variants) {
-        const std::string id = q == "ascend" ? "w8a8" : q == "compressed-tensors" ? "ct_w8a8_int8" : "";
-        for (const auto& v : variants->variants)
-          if (id.empty() ? v.engine_quantization == q : v.id == id) {
-            named = &v;
-            break;
-          }
-      }
-      auto d = dep;
-      d.quantization = q;
-      if (named) d.quant_scheme = named->scheme;
-      const auto r = try_fit(d);
-      if (r.failure == estimate::Failure::unsupported_quantization) continue;
-      // A checkpoint that loads but whose KV cache holds less than max_model_len fits at the largest context it holds
-      // (what fit does when no --max-model-len is given); one whose weights do not load, on the fewest cards that hold it.
-      std::string verdict = r.fits ? "fits" : "does not fit on its own";
-      int64_t holds = r.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(r) : 0;
-      if (m.max_position_embeddings > 0) holds = std::min<int64_t>(holds, m.max_position_embeddings);
-      if (!r.fits && holds > 0) verdict = format("fits with --max-model-len %lld", static_cast<long long>(holds));
-      if (!r.fits && holds <= 0)
-        for (int64_t tp = dep.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
-          if (m.num_attention_heads % tp != 0) continue;
-          auto wider = d;
-          wider.tensor_parallel_size = tp;
-          if (!try_fit(wider).fits) continue;
-          verdict = format("does not fit on %lld x %s; fits with --tensor-parallel-size %lld", static_cast<long long>(base.tensor_parallel_size * base.pipeline_parallel_size),
-                           dev.id.c_str(), static_cast<long long>(tp));
-          break;
-        }
-      const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json"
-                               : q == "compressed-tensors" ? "an llm-compressor INT8 W8A8 export"
-                               : named ? "a " + named->name + " checkpoint" : "a checkpoint in that format";
-      const std::string sized = named ? ", sized as --variant " + named->id : "";
-      out.fixes.push_back(format("use a checkpoint the engine accepts: --quantization %s (%s%s; %s)", q.c_str(), what.c_str(), sized.c_str(), verdict.c_str()));
-      out.fix_flags.push_back("--quantization " + q);
-    }
-  }
+  if (base.failure == estimate::Failure::unsupported_quantization) refused_quantization_fixes(out, m, dev, eng, oh, dep, base);
   out.more_devices_at = out.fixes.size();
   if (base.failure != estimate::Failure::invalid_layout && base.failure != estimate::Failure::unsupported_quantization) {
     for (int64_t tp = base.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
