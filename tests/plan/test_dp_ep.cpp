@@ -79,14 +79,22 @@ TEST(DpEp, Issue15_MlaMoeOnOneNodeIsCheaperAsDpEp) {
   EXPECT_TRUE(first.launch->nodes.empty());
 }
 
+// DeepSeek-V3 planned on up to 16 H100s at 32,768 tokens and 16 streams, once for the tests that read its DP+EP row.
+static const plan::PlanResult& deepseek_v3_on_16_h100() {
+  static const plan::PlanResult r = [] {
+    const auto m = resolved("deepseek-ai/DeepSeek-V3");
+    plan::PlanTargets t;
+    t.context_tokens = 32768;
+    t.concurrency = 16;
+    return plan::plan_for_model(m, {dev("H100-SXM")}, catalogs().inputs(), t, 16);
+  }();
+  return r;
+}
+
 // DeepSeek-V3 on H100 needs TP 8 x PP 2 (16 cards); DP 16 x TP 1 + EP on the same 16 serves more at once and starts as
 // native data parallel over two nodes: 8 ranks per node, the head with the API, the other node --headless.
 TEST(DpEp, Issue15_TwoNodesStartHeadAndHeadless) {
-  const auto m = resolved("deepseek-ai/DeepSeek-V3");
-  plan::PlanTargets t;
-  t.context_tokens = 32768;
-  t.concurrency = 16;
-  const auto r = plan::plan_for_model(m, {dev("H100-SXM")}, catalogs().inputs(), t, 16);
+  const plan::PlanResult& r = deepseek_v3_on_16_h100();
   const plan::Candidate* c = dp_row(r);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->num_devices, 16);
@@ -104,11 +112,7 @@ TEST(DpEp, Issue15_TwoNodesStartHeadAndHeadless) {
 // multi-node DP tutorials set GLOO / TP / HCCL_SOCKET_IFNAME on every node). Before, only a replica that itself spanned
 // nodes got them: the DP+EP row on 16 cards started both nodes with no interface named. One node (8 x H200) names none.
 TEST(DpEp, Issue15_DataParallelOverNodesExportsTheInterfaceOnEveryNode) {
-  const auto m = resolved("deepseek-ai/DeepSeek-V3");
-  plan::PlanTargets t;
-  t.context_tokens = 32768;
-  t.concurrency = 16;
-  const auto r = plan::plan_for_model(m, {dev("H100-SXM")}, catalogs().inputs(), t, 16);
+  const plan::PlanResult& r = deepseek_v3_on_16_h100();
   const plan::Candidate* c = dp_row(r);
   ASSERT_NE(c, nullptr);
   ASSERT_EQ(c->launch->nodes.size(), 2u);
@@ -130,7 +134,10 @@ TEST(DpEp, Issue15_DataParallelOverNodesExportsTheInterfaceOnEveryNode) {
   }
   EXPECT_NE(c->launch->multi_node[1].find("NIC=<interface"), std::string::npos) << c->launch->multi_node[1];
 
-  const auto one = plan::plan_for_model(m, {dev("H200")}, catalogs().inputs(), t, 16);
+  plan::PlanTargets t;
+  t.context_tokens = 32768;
+  t.concurrency = 16;
+  const auto one = plan::plan_for_model(resolved("deepseek-ai/DeepSeek-V3"), {dev("H200")}, catalogs().inputs(), t, 16);
   const plan::Candidate* local = dp_row(one);
   ASSERT_NE(local, nullptr);
   EXPECT_TRUE(local->launch->nodes.empty());
