@@ -111,6 +111,15 @@ std::optional<double> number_after(const std::string& s, const std::string& key,
   return number_at(s, p + key.size(), end_out);
 }
 
+// A count (tokens, blocks, items) as a log prints it: only a finite whole number in [0, 2^53] (exact in a double) is
+// taken; anything larger, negative or fractional gives nothing. fuzz_engine_log: a 26-digit "Maximum concurrency for N"
+// was cast to int64_t out of range (UBSan: float-cast-overflow).
+std::optional<int64_t> count_after(const std::string& s, const std::string& key, size_t* end_out = nullptr) {
+  const auto v = number_after(s, key, end_out);
+  if (!v || !std::isfinite(*v) || *v < 0 || *v > 9007199254740992.0 || *v != std::floor(*v)) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
 // What size_at reads and gives: gib, "GiB" only, in GiB (the engine's memory summaries); bytes, GiB, MiB, KiB, GB or MB,
 // in bytes (torch's out-of-memory message).
 enum class SizeUnit { gib, bytes };
@@ -614,17 +623,17 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
   if (line.find("total memory:") != std::string::npos) {
     if (auto v = number_after(line, "Available memory:")) set_once(p.available_kv_gib, *v / (1024.0 * 1024 * 1024), n);
   }
-  if (auto v = number_after(line, "GPU KV cache size:")) set_once(p.kv_cache_tokens, static_cast<int64_t>(*v), n);
+  if (auto v = count_after(line, "GPU KV cache size:")) set_once(p.kv_cache_tokens, *v, n);
   for (const char* key : {"# npu blocks:", "# NPU blocks:", "# GPU blocks:", "# cuda blocks:"}) {
-    if (auto v = number_after(line, key)) set_once(p.num_gpu_blocks, static_cast<int64_t>(*v), n);
+    if (auto v = count_after(line, key)) set_once(p.num_gpu_blocks, *v, n);
   }
   size_t end = 0;
-  if (auto len = number_after(line, "Maximum concurrency for", &end)) {
+  if (auto len = count_after(line, "Maximum concurrency for", &end)) {
     const size_t colon = line.find(':', end);
     if (colon != std::string::npos) {
       if (auto c = number_at(line, colon + 1)) {
         set_once(p.max_concurrency, *c, n);
-        set_once(p.concurrency_len, static_cast<int64_t>(*len), n);
+        set_once(p.concurrency_len, *len, n);
       }
     }
   }
@@ -634,10 +643,10 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
   if (auto v = number_after(line, "Estimated CUDA graph memory:")) set_once(p.graph_estimate_gib, *v, n);
   scan_memory_summary(p, line, n);
   if (line.find("Encoder cache will be initialized") != std::string::npos) {
-    if (auto budget = number_after(line, "with a budget of")) set_once(p.encoder_budget_tokens, static_cast<int64_t>(*budget), n);
+    if (auto budget = count_after(line, "with a budget of")) set_once(p.encoder_budget_tokens, *budget, n);
     size_t items_end = 0;
-    if (auto items = number_after(line, "profiled with", &items_end)) {
-      set_once(p.encoder_items, static_cast<int64_t>(*items), n);
+    if (auto items = count_after(line, "profiled with", &items_end)) {
+      set_once(p.encoder_items, *items, n);
       size_t w = items_end;
       while (w < line.size() && line[w] == ' ') ++w;
       size_t e = w;

@@ -993,3 +993,27 @@ TEST(LogsCli, Issue16_ExitCodesAreWhatHelpSays) {
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.out.find("(unknown)"), std::string::npos) << unknown.out;
 }
+
+// fuzz_engine_log (session 28): a count past what an int64 holds ("Maximum concurrency for" a 26-digit length, a 30-digit KV
+// size) was cast to int64_t out of range (UBSan float-cast-overflow); a fractional or negative count was truncated. Such
+// a count is not read; the well-formed lines beside it are.
+TEST(EngineLog, Issue19_CountsOutOfRangeAreNotRead) {
+  const std::string text =
+      "INFO [kv_cache_utils.py:1087] GPU KV cache size: 123456789012345678901234567890 tokens\n"
+      "INFO [kv_cache_utils.py:1091] Maximum concurrency for 99999999999999999999999999 tokens per request: 3.00x\n"
+      "INFO [gpu_model_runner.py:2904] Encoder cache will be initialized with a budget of -16384 tokens, and profiled with 1.5 image items of the maximum feature size.\n"
+      "INFO [gpu_worker.py:298] Available KV cache memory: 12.50 GiB\n";
+  const auto log = lg::parse_engine_log(text, sigs());
+  EXPECT_FALSE(log.printed.kv_cache_tokens.has_value());
+  EXPECT_FALSE(log.printed.concurrency_len.has_value());
+  EXPECT_FALSE(log.printed.max_concurrency.has_value());
+  EXPECT_FALSE(log.printed.encoder_budget_tokens.has_value());
+  EXPECT_FALSE(log.printed.encoder_items.has_value());
+  ASSERT_TRUE(log.printed.available_kv_gib.has_value());
+  EXPECT_DOUBLE_EQ(log.printed.available_kv_gib->value, 12.5);
+  const auto ok = lg::parse_engine_log("INFO GPU KV cache size: 1,234,567 tokens\nINFO Maximum concurrency for 32,768 tokens per request: 37.68x\n", sigs());
+  ASSERT_TRUE(ok.printed.kv_cache_tokens && ok.printed.concurrency_len && ok.printed.max_concurrency);
+  EXPECT_EQ(ok.printed.kv_cache_tokens->value, 1234567);
+  EXPECT_EQ(ok.printed.concurrency_len->value, 32768);
+  EXPECT_DOUBLE_EQ(ok.printed.max_concurrency->value, 37.68);
+}
