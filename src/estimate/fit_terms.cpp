@@ -578,7 +578,7 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfil
     ph.vision_pixel_bytes = patches * derived->pixel_bytes;
     ph.vision_encoder = {"vision encoder", patches * derived->bytes, 0, {}, {}};
     if (dep.explain) {
-      ph.vision_encoder.rule = format("patches x %s", derived->rule.c_str());
+      ph.vision_encoder.rule = "patches x " + vision_pass_rule(m, *derived, pixels_per_patch, b);
       ph.vision_encoder.inputs = {{"patches", patches},
                                   {"attention_values_per_patch", derived->attention_values},
                                   {"mlp_values_per_patch", derived->mlp_values},

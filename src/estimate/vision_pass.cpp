@@ -58,10 +58,14 @@ std::optional<VisionPassPerPatch> vision_pass_per_patch(const model::ModelSpec& 
     p.mlp_values = 4.0 * h + 3.0 * inter / t;
   }
   p.pixel_bytes = static_cast<double>(pixels_per_patch) * (4.0 + dtype_bytes);
-  const bool attention_peak = p.attention_values >= p.mlp_values;
   p.bytes = (std::max(p.attention_values, p.mlp_values) + p.position_values + p.deepstack_values) * dtype_bytes + p.pixel_bytes;
+  return p;
+}
+
+std::string vision_pass_rule(const model::ModelSpec& m, const VisionPassPerPatch& p, int64_t pixels_per_patch, double dtype_bytes) {
+  const bool attention_peak = p.attention_values >= p.mlp_values;
   const bool q3 = p.kind == VisionBlockKind::qwen3_vl;
-  p.rule = format("live tensors a patch at the %s peak (%s): (max(attention 2 x hidden + 8 x hidden / TP = %.0f, MLP %s = %.0f)%s%s) values x %.0f B "
+  return format("live tensors a patch at the %s peak (%s): (max(attention 2 x hidden + 8 x hidden / TP = %.0f, MLP %s = %.0f)%s%s) values x %.0f B "
                   "+ %lld pixel values x (4 + %.0f) B = %.0f B",
                   attention_peak ? "attention" : "MLP", q3 ? "Qwen3-VL tower" : "Qwen2.5-VL tower", p.attention_values,
                   q3 ? "2 x hidden + 2 x intermediate / TP" : "4 x hidden + 3 x intermediate / TP", p.mlp_values,
@@ -70,7 +74,6 @@ std::optional<VisionPassPerPatch> vision_pass_per_patch(const model::ModelSpec& 
                                                   static_cast<long long>(m.hidden_size), static_cast<long long>(m.vision_patches_per_token), p.deepstack_values).c_str()
                                          : "",
                   dtype_bytes, static_cast<long long>(pixels_per_patch), dtype_bytes, p.bytes);
-  return p;
 }
 
 }  // namespace preflight::estimate::terms

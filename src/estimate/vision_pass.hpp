@@ -31,11 +31,14 @@ struct VisionPassPerPatch {
   double deepstack_values = 0;   // deepstack features kept from their block to the end (Qwen3-VL)
   double pixel_bytes = 0;        // pixel values: fp32 as batched plus the copy in the tower's dtype
   double bytes = 0;              // max(attention, mlp) + position + deepstack values x dtype bytes + pixel bytes
-  std::string rule;              // the terms, named, with their values per patch
 };
 
 // The derivation for `m` at tensor parallel `tp` (>= 1), with `pixels_per_patch` pixel values (the patch embedding's
 // input width) and `dtype_bytes` for the tower's dtype; nullopt for a family that is not derived.
 std::optional<VisionPassPerPatch> vision_pass_per_patch(const model::ModelSpec& m, int64_t tp, int64_t pixels_per_patch, double dtype_bytes);
+
+// The terms of `p` named, with their values per patch (the fit's provenance). Built only where the fit explains itself:
+// formatting it on every fit cost the whole-catalogue plan 52 M instructions (4.8%).
+std::string vision_pass_rule(const model::ModelSpec& m, const VisionPassPerPatch& p, int64_t pixels_per_patch, double dtype_bytes);
 
 }  // namespace preflight::estimate::terms
