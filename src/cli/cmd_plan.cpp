@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "base/file.hpp"
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/cmd_llama.hpp"
@@ -339,7 +340,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   }
   // Issue 19: an image reference has no whitespace or control characters (a newline in it reached the manifests).
   if (r.image && (r.image->empty() || std::any_of(r.image->begin(), r.image->end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; })))
-    return report_error(make_error(ErrorKind::invalid_argument, "--image: expected an image reference (registry/name:tag), found '" + clip_text(*r.image, 120) + "' (empty, or holding a space or control character)"));
+    return report_error(make_error(ErrorKind::invalid_argument, "--image: expected an image reference (registry/name:tag), found " + dump_json(Json(clip_text(*r.image, 120))) +
+                                                                    " (empty, or holding a space or control character; quoted as JSON, so a newline shows as \\n)"));
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
   // Issue 19: `plan --device D` needs D's record alone.

@@ -99,7 +99,10 @@ TEST(InputBounds28, Issue19_ImageTextCannotAddADocumentToTheManifests) {
   const std::string dir = pftest::scratch_dir("ib28-kube-image");
   const auto r = run_bounded(k_plan + dir + "/m.yaml --image \"$(printf 'vllm/vllm-openai:v0.11.0\\nkind: Secret')\"");
   EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
-  EXPECT_NE(r.out.find("--image: expected an image reference (registry/name:tag), found 'vllm/vllm-openai:v0.11.0"), std::string::npos) << r.out.substr(0, 400);
+  // The refused text is quoted as JSON: the newline shows as \n, not as a line break in the message (redteam28's note).
+  EXPECT_NE(r.out.find("--image: expected an image reference (registry/name:tag), found \"vllm/vllm-openai:v0.11.0\\nkind: Secret\""), std::string::npos)
+      << r.out.substr(0, 400);
+  EXPECT_EQ(r.out.find("v0.11.0\nkind"), std::string::npos) << r.out.substr(0, 400);
   EXPECT_FALSE(std::filesystem::exists(dir + "/m.yaml"));
   const auto empty = run_bounded(k_plan + dir + "/m.yaml --image ''");
   EXPECT_EQ(empty.code, 2) << empty.out.substr(0, 400);
