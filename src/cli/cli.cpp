@@ -238,8 +238,7 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
       break;
     }
     if (shorter || est->failure != estimate::Failure::max_model_len_too_large) continue;
-    int64_t len = estimate::kv_capacity_tokens(*est);
-    if (const int64_t model_max = model::max_model_len_of(resolved.model, 0); model_max > 0) len = std::min<int64_t>(len, model_max);
+    const int64_t len = plan::largest_context_held(resolved.model, *est);
     if (len <= 0 || len <= options.longer_than_tokens) continue;
     with.max_model_len = len;
     auto at_len = estimate::try_estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, with);

@@ -835,9 +835,9 @@ namespace {
 // Issue 15/16 (nccl): the interconnect of a deployment that does not give one, from the card's form factor and the TP
 // size (engines.json overheads[].nccl_buffers.defaults). Said in the assumptions, with the band's alternatives, only
 // where the version counts the NCCL buffers (elsewhere it shapes no number). Issue 15 (acc28): where the device name
-// also names cards of another form factor (`candidates`, device::candidate_devices: "A100 80GB" is the SXM4 or the
+// also names cards of another form factor (device::candidate_devices of `named`: "A100 80GB" is the SXM4 or the
 // PCIe card), their form factor's default joins the band; the assumed card's stays the estimate.
-void default_interconnect(const device::DeviceSpec& dev, const std::vector<const device::DeviceSpec*>& candidates, const engine::EngineProfile& eng,
+void default_interconnect(const device::DeviceSpec& dev, const DeviceInput& named, const device::DeviceCatalog& catalog, const engine::EngineProfile& eng,
                           const engine::Overheads& oh, estimate::Deployment& dep, Resolved& r) {
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
   if (!nb || dep.tensor_parallel_size < 2) return;
@@ -855,6 +855,11 @@ void default_interconnect(const device::DeviceSpec& dev, const std::vector<const
   const bool workspace = ws && ws->max_input_bytes(dev.id, dep.tensor_parallel_size) > 0 &&
                          ws->allocated_by(eng, dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size, rule->interconnect);
   if (!counted && !workspace) return;
+  // The cards the name leaves open, read only here, where the interconnect shapes a number (a size given with
+  // --device-memory names none; a name whose first candidate is not the card resolved names none either).
+  std::vector<const device::DeviceSpec*> candidates;
+  if (!named.memory_bytes) candidates = device::candidate_devices(catalog, named.text);
+  if (!candidates.empty() && candidates.front()->id != dev.id) candidates.clear();
   std::vector<engine::Interconnect> alternatives = rule->alternatives;
   std::string other_cards;
   for (const device::DeviceSpec* c : candidates) {
@@ -985,13 +990,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("NPU driver", f.npu_driver_version, f.npu_driver_version ? f.npu_driver_version->value : "");
   note("interconnect", f.interconnect, deployment.interconnect == engine::Interconnect::unknown ? "" : engine::interconnect_name(deployment.interconnect));
-  if (!f.interconnect) {
-    // Issue 15 (acc28): the cards the first stage's name leaves open (a size given with --device-memory names none).
-    std::vector<const device::DeviceSpec*> candidates;
-    if (!first_stage.memory_bytes) candidates = device::candidate_devices(*catalogs.devices, first_stage.text);
-    if (!candidates.empty() && candidates.front()->id != dev.id) candidates.clear();
-    default_interconnect(dev, candidates, eng, *oh, deployment, r);
-  }
+  if (!f.interconnect) default_interconnect(dev, first_stage, *catalogs.devices, eng, *oh, deployment, r);  // acc28: the first stage's name
   note("skip_mm_profiling", f.skip_mm_profiling, f.skip_mm_profiling && f.skip_mm_profiling->value ? "true" : "false");
   note("enable_prefix_caching", f.enable_prefix_caching, f.enable_prefix_caching && f.enable_prefix_caching->value ? "true" : "false");
   note("enable_chunked_prefill", f.enable_chunked_prefill, f.enable_chunked_prefill && f.enable_chunked_prefill->value ? "true" : "false");

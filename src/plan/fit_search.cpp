@@ -34,15 +34,35 @@ std::optional<estimate::Deployment> with_ascend_flag(const model::ModelSpec& m, 
   return d;
 }
 
-// A quantization the engine refuses (fp8 / AWQ on an NPU): each method it accepts, as the checkpoint that fix names.
-void refused_quantization_fixes(FitSearch& out, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
-                                const estimate::Deployment& dep, const estimate::FitEstimate& base) {
-  auto try_fit = [&](estimate::Deployment d) {
+// The fits a search runs again: the verdict and the numbers only, no explanatory text (Deployment::explain).
+struct Tries {
+  const model::ModelSpec& m;
+  const device::DeviceSpec& dev;
+  const engine::EngineProfile& eng;
+  const engine::Overheads& oh;
+  estimate::FitEstimate operator()(estimate::Deployment d) const {
     d.explain = false;
     return estimate::estimate_fit(m, dev, eng, oh, d);
-  };
+  }
+};
+
+// The first tensor-parallel size from `from`, doubling up to 16, that divides the model's attention heads and at which
+// `d` fits, with that fit; nullopt when none does.
+std::optional<std::pair<int64_t, estimate::FitEstimate>> wider_tp_that_fits(const Tries& try_fit, estimate::Deployment d, int64_t from) {
+  for (int64_t tp = from; tp <= 16; tp *= 2) {
+    if (try_fit.m.num_attention_heads % tp != 0) continue;
+    d.tensor_parallel_size = tp;
+    auto r = try_fit(d);
+    if (r.fits) return std::make_pair(tp, std::move(r));
+  }
+  return std::nullopt;
+}
+
+// A quantization the engine refuses (fp8 / AWQ on an NPU): each method it accepts, as the checkpoint that fix names.
+void refused_quantization_fixes(FitSearch& out, const Tries& try_fit, const estimate::Deployment& dep, const estimate::FitEstimate& base) {
+  const model::ModelSpec& m = try_fit.m;
   const auto& variants = model::load_variant_catalog();
-  for (const auto& q : eng.supported_quantization) {
+  for (const auto& q : try_fit.eng.supported_quantization) {
     if (q == "*" || q == base.quantization || q == "deepseek_v4_fp8") continue;
     // ux28: the checkpoint each fix names is sized as that format, from the variant list (data/variants/quant_variants.json):
     // with the refused one's storage (AWQ int4 under --quantization ascend) a W8A8 Qwen3.6-27B was said to fit one 910B4,
@@ -66,19 +86,12 @@ void refused_quantization_fixes(FitSearch& out, const model::ModelSpec& m, const
     // A checkpoint that loads but whose KV cache holds less than max_model_len fits at the largest context it holds
     // (what fit does when no --max-model-len is given); one whose weights do not load, on the fewest cards that hold it.
     std::string verdict = r.fits ? "fits" : "does not fit on its own";
-    int64_t holds = r.failure == estimate::Failure::max_model_len_too_large ? estimate::kv_capacity_tokens(r) : 0;
-    if (const int64_t model_max = model::max_model_len_of(m, 0); model_max > 0) holds = std::min<int64_t>(holds, model_max);  // vLLM's derived length
+    const int64_t holds = r.failure == estimate::Failure::max_model_len_too_large ? largest_context_held(m, r) : 0;
     if (!r.fits && holds > 0) verdict = format("fits with --max-model-len %lld", static_cast<long long>(holds));
     if (!r.fits && holds <= 0)
-      for (int64_t tp = dep.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
-        if (m.num_attention_heads % tp != 0) continue;
-        auto wider = d;
-        wider.tensor_parallel_size = tp;
-        if (!try_fit(wider).fits) continue;
+      if (const auto wider = wider_tp_that_fits(try_fit, d, dep.tensor_parallel_size * 2))
         verdict = format("does not fit on %lld x %s; fits with --tensor-parallel-size %lld", static_cast<long long>(base.tensor_parallel_size * base.pipeline_parallel_size),
-                         dev.id.c_str(), static_cast<long long>(tp));
-        break;
-      }
+                         try_fit.dev.id.c_str(), static_cast<long long>(wider->first));
     const std::string what = q == "ascend" ? "a ModelSlim W8A8 export with quant_model_description.json"
                              : q == "compressed-tensors" ? "an llm-compressor INT8 W8A8 export"
                              : named ? "a " + named->name + " checkpoint" : "a checkpoint in that format";
@@ -90,18 +103,19 @@ void refused_quantization_fixes(FitSearch& out, const model::ModelSpec& m, const
 
 }  // namespace
 
+int64_t largest_context_held(const model::ModelSpec& m, const estimate::FitEstimate& fit) {
+  const int64_t held = estimate::kv_capacity_tokens(fit);
+  // Capped at vLLM's derived max_model_len (issue 15/16, plan28), above which vLLM refuses a --max-model-len.
+  const int64_t model_max = model::max_model_len_of(m, 0);
+  return model_max > 0 ? std::min<int64_t>(held, model_max) : held;
+}
+
 FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
                        const estimate::Deployment& dep, const estimate::FitEstimate& base) {
   FitSearch out;
-  out.largest_context = estimate::kv_capacity_tokens(base);
-  // Capped at vLLM's derived max_model_len (issue 15/16, plan28), above which vLLM refuses a --max-model-len.
-  if (const int64_t model_max = model::max_model_len_of(m, 0); model_max > 0) out.largest_context = std::min<int64_t>(out.largest_context, model_max);
+  out.largest_context = largest_context_held(m, base);
   if (base.fits) return out;
-  // Each try reads the verdict and the numbers only: no explanatory text (Deployment::explain).
-  auto try_fit = [&](estimate::Deployment d) {
-    d.explain = false;
-    return estimate::estimate_fit(m, dev, eng, oh, d);
-  };
+  const Tries try_fit{m, dev, eng, oh};
   // A flag that changes the profile run: listed, with the KV it leaves, when the deployment then fits.
   auto offer = [&](const estimate::Deployment& d, const std::string& flag, const std::string& why) {
     const auto r = try_fit(d);
@@ -179,20 +193,14 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
       offer(d, "--skip-mm-profiling", "no encoder pass in the profile run (images at serve time use the memory above the utilization)");
     }
   }
-  if (base.failure == estimate::Failure::unsupported_quantization) refused_quantization_fixes(out, m, dev, eng, oh, dep, base);
+  if (base.failure == estimate::Failure::unsupported_quantization) refused_quantization_fixes(out, try_fit, dep, base);
   out.more_devices_at = out.fixes.size();
   if (base.failure != estimate::Failure::invalid_layout && base.failure != estimate::Failure::unsupported_quantization) {
-    for (int64_t tp = base.tensor_parallel_size * 2; tp <= 16; tp *= 2) {
-      if (m.num_attention_heads % tp != 0) continue;
-      auto d = dep;
-      d.tensor_parallel_size = tp;
-      const auto r = try_fit(d);
-      if (r.fits) {
-        out.fixes.push_back(format("--tensor-parallel-size %lld on %lld x %s: %s KV tokens, %.2fx", static_cast<long long>(tp), static_cast<long long>(tp * base.pipeline_parallel_size),
-                                   dev.id.c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
-        out.fix_flags.push_back(format("--tensor-parallel-size %lld", static_cast<long long>(tp)));
-        break;
-      }
+    if (const auto wider = wider_tp_that_fits(try_fit, dep, base.tensor_parallel_size * 2)) {
+      const auto& [tp, r] = *wider;
+      out.fixes.push_back(format("--tensor-parallel-size %lld on %lld x %s: %s KV tokens, %.2fx", static_cast<long long>(tp), static_cast<long long>(tp * base.pipeline_parallel_size),
+                                 dev.id.c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
+      out.fix_flags.push_back(format("--tensor-parallel-size %lld", static_cast<long long>(tp)));
     }
     if (dev.platform != "npu" && base.kv_cache_dtype == "auto" && base.failure != estimate::Failure::weights_oom) {
       auto d = dep;

@@ -343,7 +343,7 @@ std::string llama_model_arg(const model::ModelSpec& m) {
   }
   const bool gguf = std::any_of(m.weights.begin(), m.weights.end(), [](const auto& w) { return !w.stored_format.empty(); }) || ends_with(m.source, ".gguf");
   if (!gguf || id.empty() || starts_with(id, "ms:")) return "-m MODEL.gguf";
-  return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m '" + replace_all(id, "'", "'\\''") + "'";
+  return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m " + shell_single_quoted(id);
 }
 
 // The llama-quantize type of a GGUF preset variant ("Q4_K_M" for gguf_q4_k_m), or "" when `variant_id` is none. A
