@@ -2,13 +2,15 @@
 //   requested = total x util (sec 1.1; ceil on CUDA >= 0.14)
 //   available = requested - weights - activation peak - non-torch increase [- graph estimate]   (1.2, 4.2)
 //   pages, groups and num_blocks (sec 2-4), printed tokens and concurrency (2.3, 2.4).
-// The terms are computed one per function in fit_terms.cpp (weights, profile run, non-torch, graph)
-// and fit_kv.cpp (KV geometry); this file resolves the settings, checks the layout and quantization,
-// sizes the budget, gives the verdict and the printed lines, and builds the per-rank tree.
+// The terms are computed one per function in fit_terms.cpp (weights, drafter), fit_profile.cpp (profile run),
+// fit_overhead_terms.cpp (non-torch, communication, graph) and fit_kv.cpp (KV geometry); the flag and config
+// readings are in fit_inputs.cpp, the verdict and the printed lines in fit_verdict.cpp. This file resolves the
+// settings, checks the layout and quantization, sizes the budget and builds the per-rank tree.
 #include "estimate/fit.hpp"
 
 #include "estimate/fit_memo.hpp"
 #include "estimate/fit_terms.hpp"
+#include "estimate/fit_verdict.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,166 +27,11 @@
 
 namespace preflight::estimate {
 
-// vLLM's checks, read at 45f526d65 (2026-03-17, the tree whose kv_cache_utils.py line numbers match vLLM 0.18.0's printed
-// ones). vllm/config/parallel.py ParallelConfig (since d334dd26c, #33239; in EngineArgs before it, since ac201a0ea, #23734):
-// DCP reuses the TP group's ranks, so TP must be a multiple of it (the engine's message, its missing space included).
-// vllm/config/model.py verify_with_parallel_config for a model without MLA (since ea97940d6, #24864, DCP for GQA): TP above
-// the KV heads, D at most TP // KV heads, D dividing the query heads per KV head. vllm/v1/kv_cache_interface.py
-// SlidingWindowSpec.max_memory_usage_bytes asserts "DCP not support sliding window." at KV sizing.
-std::string decode_context_parallel_rejection(const model::ModelSpec& m, int64_t tp, int64_t dcp) {
-  if (dcp <= 1) return {};
-  if (tp % dcp != 0) return format("ValueError: tp_size=%lld must be divisible bydcp_size=%lld.", static_cast<long long>(tp), static_cast<long long>(dcp));
-  bool mla = false, sliding = false;
-  for (const auto& l : m.layers) {
-    mla = mla || l.kind == model::LayerKind::mla_attention;
-    sliding = sliding || (l.kind == model::LayerKind::sliding_attention && !l.kv_shared);
-  }
-  if (sliding) return "AssertionError: DCP not support sliding window. (the model has sliding-window layers)";
-  const int64_t kv = m.num_key_value_heads;
-  if (mla || kv <= 0) return {};
-  if (tp <= kv)
-    return format("AssertionError: tensor parallel size %lld must be greater than total num kv heads %lld when enable decode context parallel for GQA/MQA",
-                  static_cast<long long>(tp), static_cast<long long>(kv));
-  if (const int64_t max_dcp = tp / kv; dcp > max_dcp)
-    return format("AssertionError: decode context parallel size must less than or equal to (tensor parallel size %lld // total num kv heads %lld) = %lld, but got %lld",
-                  static_cast<long long>(tp), static_cast<long long>(kv), static_cast<long long>(max_dcp), static_cast<long long>(dcp));
-  if (const int64_t q_per_kv = m.num_attention_heads / kv; m.num_attention_heads > 0 && q_per_kv % dcp != 0)
-    return format("AssertionError: Total number of q per kv attn heads (%lld) must be divisible by dcp world size when enable decode context parallel for GQA (%lld).",
-                  static_cast<long long>(q_per_kv), static_cast<long long>(dcp));
-  return {};
-}
-
 using model::LayerKind;
 using model::ModelSpec;
 using model::Shard;
 using model::WeightFormat;
 
-// vllm/config/compilation.py CUDAGraphMode member names, in the enum's order.
-constexpr const char* k_cudagraph_mode_names[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
-static_assert(std::size(k_cudagraph_mode_names) == k_cudagraph_mode_count, "one name per CudagraphMode");
-
-const char* cudagraph_mode_name(CudagraphMode mode) { return k_cudagraph_mode_names[static_cast<int>(mode)]; }
-
-std::optional<CudagraphMode> parse_cudagraph_mode(const std::string& name) {
-  const std::string upper = to_upper(name);
-  for (int i = 0; i < k_cudagraph_mode_count; ++i)
-    if (upper == k_cudagraph_mode_names[i]) return static_cast<CudagraphMode>(i);
-  return std::nullopt;
-}
-
-const char* failure_name(Failure failure) {
-  switch (failure) {
-    case Failure::none: return "none";
-    case Failure::invalid_layout: return "invalid_layout";
-    case Failure::unsupported_quantization: return "unsupported_quantization";
-    case Failure::weights_oom: return "weights_oom";
-    case Failure::kv_negative: return "kv_negative";
-    case Failure::max_model_len_too_large: return "max_model_len_too_large";
-    case Failure::after_kv_oom: return "after_kv_oom";
-    case Failure::mc2_transport: return "mc2_transport";
-  }
-  return "unknown";
-}
-
-const std::vector<std::string>& speculative_methods() {
-  // vllm/config/speculative.py SpeculativeMethod (ngram, medusa, mlp_speculator, draft_model, suffix,
-  // EagleModelTypes with the MTP model types, ngram_gpu), vLLM main of 2026.
-  static const std::vector<std::string> k_methods = {
-      "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", "eagle3", "extract_hidden_states", "deepseek_mtp", "mimo_mtp",
-      "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp", "ernie_mtp", "exaone_moe_mtp", "qwen3_next_mtp", "qwen3_5_mtp", "longcat_flash_mtp",
-      "mtp", "pangu_ultra_moe_mtp", "step3p5_mtp", "dflash", "ngram_gpu"};
-  return k_methods;
-}
-
-bool SpeculativeConfig::mtp() const { return method == "mtp" || ends_with(method, "_mtp"); }
-
-bool SpeculativeConfig::separate_checkpoint() const {
-  return method == "eagle" || method == "eagle3" || method == "draft_model" || method == "dflash";
-}
-
-bool SpeculativeConfig::has_drafter_layers() const {
-  return !method.empty() && method != "ngram" && method != "ngram_gpu" && method != "suffix";
-}
-
-model::QuantScheme scheme_for_flag(const std::string& raw, const model::QuantScheme& checkpoint) {
-  const std::string q = to_lower(raw);
-  if (q.empty() || q == to_lower(checkpoint.method) || (q == "ascend" && checkpoint.method == "ascend")) return checkpoint;
-  // One variant list (data/variants/quant_variants.json) sizes a --quantization flag on a checkpoint that is not
-  // that format: the variant the flag most often means, with the modules its tool keeps in the model dtype.
-  static const std::map<std::string, std::string> k_flag_variant = {
-      {"ascend", "w8a8"},          {"fp8", "fp8_block"},      {"fbgemm_fp8", "fp8_channel"}, {"ptpc_fp8", "fp8_channel"},
-      {"awq", "awq"},              {"awq_marlin", "awq"},     {"gptq", "gptq"},              {"gptq_marlin", "gptq"},
-      {"compressed-tensors", "ct_w8a8_int8"}, {"mxfp4", "mxfp4"}, {"modelopt_fp4", "modelopt_nvfp4"}, {"nvfp4", "modelopt_nvfp4"},
-      {"modelopt", "modelopt_fp8"}, {"auto-round", "autoround"}, {"bitsandbytes", "bnb_4bit"}};
-  if (const auto it = k_flag_variant.find(q); it != k_flag_variant.end()) {
-    if (const auto& catalog = model::load_variant_catalog(); catalog) {
-      if (auto v = model::find_variant(*catalog, it->second); v) {
-        model::QuantScheme s = (*v)->scheme;
-        s.method = q;
-        s.source = "--quantization " + raw + " (variant " + (*v)->id + " of " + catalog->origin + ")";
-        s.detail = (*v)->name + " assumed (no checkpoint descriptor read)";
-        return s;
-      }
-    }
-  }
-  // A flag the list has no variant for: sized in the model dtype, and said so.
-  model::QuantScheme s;
-  s.method = q;
-  s.source = "--quantization " + raw;
-  s.detail = "quantization '" + raw + "' not modelled; weights in model dtype";
-  return s;
-}
-
-int cache_dtype_bytes(const std::string& kv_cache_dtype, const ModelSpec& m) {
-  if (kv_cache_dtype == "auto") return model::dtype_bits(m.dtype) / 8;  // the default, as below without a lowercased copy (issue 19)
-  const std::string k = to_lower(kv_cache_dtype);
-  if (k.rfind("fp8", 0) == 0 || k == "int8") return 1;
-  if (k == "fp16" || k == "bf16" || k == "float16" || k == "bfloat16") return 2;
-  return model::dtype_bits(m.dtype) / 8;
-}
-
-double weight_rank_share(const model::WeightGroup& g, int64_t tp) {
-  switch (g.shard) {
-    case Shard::replicated: return 1.0;
-    case Shard::kv_heads: {
-      if (g.kv_heads <= 0) return 1.0 / static_cast<double>(tp);
-      const double per_rank = std::max<double>(1.0, static_cast<double>(g.kv_heads) / static_cast<double>(tp));
-      return per_rank / static_cast<double>(g.kv_heads);
-    }
-    default: return 1.0 / static_cast<double>(tp);
-  }
-}
-
-bool is_layer_weight(const model::WeightGroup& g) { return g.module.find("layers.*") != std::string::npos; }
-
-ModelSpec sized_model(const ModelSpec& m, const Deployment& dep) {
-  ModelSpec sized = m;
-  sized.quant = dep.quant_scheme ? *dep.quant_scheme : scheme_for_flag(dep.quantization, m.quant);
-  return sized;
-}
-
-int64_t kv_capacity_tokens(const FitEstimate& e) {
-  if (e.num_blocks <= 0 || e.groups.empty()) return 0;
-  // Largest L whose per-request blocks fit in num_blocks.
-  int64_t lo = 0, hi = std::max<int64_t>(1, e.num_blocks) * std::max<int64_t>(1, e.block_size) + 1;
-  auto demand = [&](int64_t L) {
-    int64_t blocks = 0;
-    for (const auto& g : e.groups) {
-      const int64_t n_groups = ceil_div(static_cast<uint64_t>(g.layers), static_cast<uint64_t>(std::max<int64_t>(1, e.group_size)));
-      if (g.kind == "state") blocks += n_groups * g.blocks_per_request;
-      else blocks += n_groups * static_cast<int64_t>(ceil_div(static_cast<uint64_t>(L), static_cast<uint64_t>(e.block_size)));
-    }
-    return blocks;
-  };
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (demand(mid) <= e.num_blocks) lo = mid;
-    else hi = mid - 1;
-  }
-  // Issue 15: the engine's whole-model PP check admits no longer context than its estimated maximum.
-  if (e.pp_whole_model_check) lo = std::min(lo, e.pp_whole_model_max_len);
-  return lo;
-}
 
 namespace {
 
@@ -429,172 +276,6 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   return k;
 }
 
-// Issue 15: vLLM 0.14-0.15 get_kv_cache_configs merges every PP worker's KV specs and checks one request at
-// max_model_len over the whole model's layers against min(available memory) (vllm#29431; fixed by vllm#33698,
-// which projects the groups onto each worker). Bytes of one request at length len over the whole model's
-// layers: per kind, its layers x blocks x page (vLLM _max_memory_usage_bytes_from_groups, unpadded).
-double whole_model_kv_bytes(const FitEstimate& e, int64_t len) {
-  double bytes = 0;
-  for (const auto& g : e.groups) {
-    int64_t blocks = g.blocks_per_request;  // state: fixed per request
-    if (g.kind != "state") {
-      const int64_t full = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(len), static_cast<uint64_t>(std::max<int64_t>(1, e.block_size))));
-      blocks = g.kind == "sliding_attention" ? std::min(g.blocks_per_request, full + 1) : full;
-    }
-    bytes += static_cast<double>(g.whole_layers) * static_cast<double>(blocks) * static_cast<double>(g.page_bytes);
-  }
-  return bytes;
-}
-
-// The check itself and the engine's estimated maximum model length (its binary search: the largest length
-// whose whole-model KV fits the smallest stage's budget), recorded on the estimate.
-void pp_whole_model_check(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
-  if (engine.pp_max_model_len_check != "whole_model" || e.pipeline_parallel_size <= 1 || e.groups.empty() || available <= 0) return;
-  e.pp_whole_model_check = true;
-  e.pp_whole_model_kv_bytes = whole_model_kv_bytes(e, L);
-  int64_t lo = 0, hi = std::max<int64_t>(L, 1);
-  if (whole_model_kv_bytes(e, hi) <= available) {
-    // Longer than max_model_len fits too: search up to where the fixed-size groups alone stop growing.
-    while (hi < (int64_t{1} << 40) && whole_model_kv_bytes(e, hi * 2) <= available) hi *= 2;
-    hi *= 2;
-  }
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (whole_model_kv_bytes(e, mid) <= available) lo = mid;
-    else hi = mid - 1;
-  }
-  e.pp_whole_model_max_len = lo;
-}
-
-// vLLM's error when one request at max_model_len `L` needs `needed` bytes of KV and `available` are left, with the
-// longest length that fits (kv_cache_utils.py check_enough_kv_cache_memory), written as printf writes it.
-std::string max_model_len_message(int64_t L, double needed, double available, int64_t largest) {
-  FixedText t;
-  t << "ValueError: To serve at least one request with the models's max seq len (" << L << "), (";
-  t.fixed(bytes_to_gib(needed), 2) << " GiB KV cache is needed, which is larger than the available KV cache memory (";
-  t.fixed(bytes_to_gib(available), 2) << " GiB). Based on the available memory, the estimated maximum model length is " << largest
-                                       << ". Try increasing gpu_memory_utilization or decreasing max_model_len when initializing the engine.";
-  return t.take();
-}
-
-// The verdict, in the order the engine fails.
-void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const KvGeometry& kv, double available, int64_t L,
-            const Deployment& dep, const terms::Mc2TransportVerdict& mc2) {
-  // Each pipeline stage loads its own weights on its own card (issue 15); the first that does not hold them fails.
-  double weights = e.weights_bytes, total = e.total_bytes;
-  for (const auto& st : e.stages)
-    if (st.weights_bytes + e.non_torch_bytes > st.total_bytes) {
-      weights = st.weights_bytes;
-      total = st.total_bytes;
-      break;
-    }
-  if (weights + e.non_torch_bytes > total) {
-    e.failure = Failure::weights_oom;
-    FixedText t;  // issue 19 (round 13): printf's "%.2f" without printf's cost, on every plan row that fails here
-    t << "RuntimeError: " << (engine.platform == "npu" ? "NPU" : "CUDA") << " out of memory while loading weights: ";
-    t.fixed(bytes_to_gib(weights), 2) << " GiB of weights per device, ";
-    t.fixed(bytes_to_gib(total), 2) << " GiB total capacity";
-    e.failure_message = t.take();
-    e.verdict_depends_on = {};  // the weights load before the profile run's MC2 pass: decided whatever the driver
-  } else if (mc2.state == terms::Mc2Transport::fails) {
-    // The MC2 pass is the profile run's first (model_runner_v1.py profile_run: _dummy_run(mc2_tokens_capacity)), before any budget.
-    e.failure = Failure::mc2_transport;
-    e.failure_message = mc2.text;
-  } else if (available <= 0 || e.num_blocks <= 0) {
-    e.failure = Failure::kv_negative;
-    e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
-  } else if (e.pp_whole_model_check && e.pp_whole_model_kv_bytes > available) {
-    // Issue 15: the whole model's KV against the smallest stage's budget (the engine's message and numbers).
-    e.failure = Failure::max_model_len_too_large;
-    e.failure_message = max_model_len_message(L, e.pp_whole_model_kv_bytes, available, e.pp_whole_model_max_len);
-    if (dep.explain)
-      e.assumptions.push_back(format("pipeline parallel %lld on %s: the engine checks max_model_len against the whole model's KV (every stage's layers, "
-                                     "%.2f GiB) in the smallest stage's %.2f GiB, not each stage's own layers (engines.json pp_max_model_len_check; "
-                                     "https://github.com/vllm-project/vllm/issues/32105, fixed by https://github.com/vllm-project/vllm/pull/33698); "
-                                     "each stage's own layers would hold %.2fx",
-                                     static_cast<long long>(e.pipeline_parallel_size), engine.id.c_str(), bytes_to_gib(e.pp_whole_model_kv_bytes),
-                                     bytes_to_gib(available), e.max_concurrency));
-  } else if (e.max_concurrency < 1.0) {
-    e.failure = Failure::max_model_len_too_large;
-    const double needed = static_cast<double>(kv.demand_blocks) * static_cast<double>(kv.page_bytes) * static_cast<double>(kv.group_size);
-    e.failure_message = max_model_len_message(L, needed, available, kv_capacity_tokens(e));
-  } else {
-    e.fits = true;
-  }
-  terms::decide_after_kv(e, engine, oh, dep);
-}
-
-// Issue 15: vLLM 0.21+ logs its pre-capture CUDA graph estimate before the KV line (gpu_model_runner.profile_cudagraph_memory):
-// "Profiling CUDA graph memory: PIECEWISE=n (largest=a), FULL=m (largest=b)" and "Estimated CUDA graph memory: X GiB total",
-// from the graph term when it is that estimate (its inputs name the graph counts).
-void graph_estimate_lines(FitEstimate& e) {
-  for (const auto& t : e.terms) {
-    if (t.name != "graph capture") continue;
-    double pw = 0, full = 0, largest = 0, largest_full = 0;
-    for (const auto& [k, v] : t.inputs) {
-      if (k == "piecewise_graphs") pw = v;
-      if (k == "full_graphs") full = v;
-      if (k == "largest_capture_tokens") largest = v;
-      if (k == "largest_full_tokens") largest_full = v;
-    }
-    if (pw <= 0 && full <= 0) return;
-    std::string profiling = "Profiling CUDA graph memory: ";
-    if (pw > 0) profiling += format("PIECEWISE=%.0f (largest=%.0f)", pw, largest);
-    if (full > 0) profiling += format("%sFULL=%.0f (largest=%.0f)", pw > 0 ? ", " : "", full, largest_full);
-    e.lines.push_back(profiling);
-    e.lines.push_back(format("Estimated CUDA graph memory: %.2f GiB total", bytes_to_gib(t.bytes)));
-    return;
-  }
-}
-
-// The lines the engine prints, from the version's templates (engines.json weights_line, kv_line). None when the
-// weights do not load: the worker raises inside load_model, before it logs "Loading model weights took" / "Model
-// loading took", and never reaches the profile run or the KV line (ux28: a 27B W8A8 on one 910B4 was shown to print
-// "Loading model weights took 33.6129 GB" and "Available KV cache memory: -11.01 GiB", lines the seed's runs never had).
-void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
-  if (e.failure == Failure::weights_oom) return;
-  auto fill = [&](std::string text, double weights, double kv, double total) {
-    auto replace = [&](const std::string& key, const std::string& value) {
-      const auto pos = text.find(key);
-      if (pos != std::string::npos) text.replace(pos, key.size(), value);
-    };
-    replace("{weights_gib:.4f}", fixed(bytes_to_gib(weights), 4));
-    replace("{weights_gib:g}", format("%g", std::round(bytes_to_gib(weights) * 100) / 100));
-    replace("{kv_gib:.2f}", fixed(bytes_to_gib(kv), 2));
-    replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(kv) * 100) / 100));
-    replace("{kv_bytes}", format("%.0f", std::max(0.0, kv)));
-    replace("{total_bytes}", format("%.0f", total));
-    // vLLM's "Model loading took X GiB memory and Y seconds" (gpu_model_runner.py load_model) ends with the time
-    // the weights took to read, which depends on the disk or the hub and is not predicted: the figure is elided
-    // and the line says so, rather than printing a made-up 0 seconds.
-    if (text.find("{load_seconds}") != std::string::npos) {
-      replace("{load_seconds}", "...");
-      text += " (load time not predicted)";
-    }
-    return text;
-  };
-  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
-  graph_estimate_lines(e);
-  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, available, e.total_bytes));
-  // Issue 15: each pipeline stage's workers print their own load and KV lines (the first above stands for stage 0
-  // and the lowest budget); one pair per stage, named by stage, card and layers.
-  for (const auto& st : e.stages) {
-    const std::string who = format("(PP stage %lld, %s, layers %lld-%lld) ", static_cast<long long>(st.stage), st.device_id.c_str(),
-                                   static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1));
-    if (!engine.weights_line.empty()) e.lines.push_back(who + fill(engine.weights_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
-    if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
-  }
-  if (e.num_blocks > 0) {
-    // vllm/v1/core/kv_cache_utils.py _report_kv_cache_config (45f526d65 = vLLM 0.18.0; prefill context parallel 1 here).
-    if (const int64_t dcp = e.decode_context_parallel_size; dcp > 1)
-      e.lines.push_back(format("Multiplying the GPU KV cache size by the cp_world_size %lld (pcp_world_size 1 * dcp_world_size %lld).", static_cast<long long>(dcp),
-                               static_cast<long long>(dcp)));
-    const std::string size_line = "GPU KV cache size: " + with_thousands(e.kv_tokens) + " tokens";
-    const std::string conc_line = "Maximum concurrency for " + with_thousands(L) + " tokens per request: " + fixed(e.max_concurrency, 2) + "x";
-    if (engine.merged_token_line) e.lines.push_back(size_line + ", " + conc_line);
-    else { e.lines.push_back(size_line); e.lines.push_back(conc_line); }
-  }
-}
 
 // The terms the KV budget subtracts from the requested memory, in the order the fit states them; `graph`: the graph
 // capture is one of them. Shared by the budget's rule and the per-rank tree's.
@@ -964,9 +645,9 @@ Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const e
   e.kv_bytes_per_token_rank = kv.kv_bytes_per_token;
   e.state_bytes_per_sequence_rank = kv.state_bytes_per_sequence;
 
-  pp_whole_model_check(e, engine, budget.available, L);
-  decide(e, engine, oh, kv, budget.available, L, dep, mc2);
-  if (dep.explain) printed_lines(e, engine, budget.available, L);
+  verdict::pp_whole_model_check(e, engine, budget.available, L);
+  verdict::decide(e, engine, oh, kv, budget.available, L, dep, mc2);
+  if (dep.explain) verdict::printed_lines(e, engine, budget.available, L);
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return Ok{};
 }
