@@ -139,10 +139,29 @@ deploy::EngineInput printed_engine_versions(const logs::EngineLog& log) {
 }
 
 // The notes of the case --emit-case writes (validate reads them as a version hint, as logs does: log_engine_input).
+// Issue 15 (evid29): the line of the failure's first evidence (root-cause line, else the first symptom line); 0 when none.
+int64_t failure_line(const logs::Diagnosis& d) {
+  if (!d.evidence.empty()) return d.evidence.front().line;
+  return d.symptoms.empty() ? 0 : d.symptoms.front().line;
+}
+
+// Issue 15 (evid29): an error the log shows only after the server came up ("Application startup complete") is a runtime
+// failure -- a request longer than max_model_len, the engine dying hours later -- not a start-up one: the case --emit-case
+// writes started (fits true), as validate's "fits" describes the start-up.
+bool failed_after_start_up(const logs::EngineLog& log) {
+  const int64_t at = failure_line(log.diagnosis);
+  return !log.diagnosis.class_id.empty() && log.started && log.started_line > 0 && at > log.started_line;
+}
+
 std::string case_notes(const logs::EngineLog& log, const std::string& path) {
   const auto& a = log.args;
   const bool failed = !log.diagnosis.class_id.empty();
-  return "emitted by preflight logs from " + base_name(path) + (failed ? "; root cause: " + log.diagnosis.title : std::string()) +
+  const std::string failure =
+      !failed ? std::string()
+      : failed_after_start_up(log)
+          ? fmt::format("; started (line {}); a later failure (line {}), not a start-up one: {}", log.started_line, failure_line(log.diagnosis), log.diagnosis.title)
+          : "; root cause: " + log.diagnosis.title;
+  return "emitted by preflight logs from " + base_name(path) + failure +
          (a.skip_mm_profiling && a.skip_mm_profiling->value ? fmt::format("; run with --skip-mm-profiling (line {})", a.skip_mm_profiling->line) : std::string());
 }
 
@@ -327,7 +346,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   const auto& a = log.args;
   const auto& p = log.printed;
   auto opt = [](const auto& v) { return v ? Json(v->value) : Json(); };
-  const bool failed = !log.diagnosis.class_id.empty();
+  const bool failed = !log.diagnosis.class_id.empty() && !failed_after_start_up(log);
   Json j;
   j["id"] = "log-" + base_name(path);
   j["source"] = path;

@@ -849,7 +849,10 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
         line.find("torch_npu") != std::string::npos) ascend = true;
     if (find_ci(line, "mindie") != std::string::npos) mindie = true;
     if (find_ci(line, "vllm") != std::string::npos) vllm = true;
-    if (line.find("Application startup complete") != std::string::npos || line.find("Starting vLLM API server") != std::string::npos) log.started = true;
+    if (line.find("Application startup complete") != std::string::npos || line.find("Starting vLLM API server") != std::string::npos) {
+      if (!log.started) log.started_line = n;
+      log.started = true;
+    }
   }
   // The config dump prints the resolved capture list and mode (the version's rule applied), not what was set.
   from_config.compilation_config.reset();

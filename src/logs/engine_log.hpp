@@ -177,6 +177,7 @@ struct EngineLog {
   Diagnosis diagnosis;
   int64_t line_count = 0;
   bool started = false;  // the log shows the server came up (API routes / "Application startup complete")
+  int64_t started_line = 0;  // the first line that shows it (1-based; 0: none)
 };
 
 // Parses a log; never fails on content (unknown text is skipped). Lines longer than 64 KiB are

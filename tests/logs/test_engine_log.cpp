@@ -1017,3 +1017,45 @@ TEST(EngineLog, Issue19_CountsOutOfRangeAreNotRead) {
   EXPECT_EQ(ok.printed.concurrency_len->value, 32768);
   EXPECT_DOUBLE_EQ(ok.printed.max_concurrency->value, 37.68);
 }
+
+// Issue 15 (evid29): an error the log shows only after "Application startup complete" is a runtime failure, not a
+// start-up one; the case --emit-case writes for it started (fits true, no failure), while `logs` still reports the error.
+// The lines are github.com/NnamdiOdozi/mlops-assignment logs/vllm.log (commit 0d2e919, lines 9-115 and 7178-7276):
+// vLLM 0.22.1 came up on an H100 and, about an hour later, refused a request longer than max_model_len.
+TEST(LogsCli, Issue15_EmitCaseFailureAfterStartUpIsNotAStartUpFailure) {
+  const std::string dir = ::testing::TempDir();
+  const std::string started = "(APIServer pid=1) INFO:     Application startup complete.\n";
+  const std::string head =
+      "(APIServer pid=1) INFO 06-18 09:16:00 [utils.py:278] non-default args: {'model_tag': 'Qwen/Qwen3-30B-A3B-Instruct-2507', 'host': "
+      "'0.0.0.0', 'model': 'Qwen/Qwen3-30B-A3B-Instruct-2507', 'dtype': 'bfloat16', 'max_model_len': 8192, 'quantization': 'fp8', "
+      "'served_model_name': ['Qwen/Qwen3-30B-A3B-Instruct-2507'], 'enable_prefix_caching': True, 'max_num_batched_tokens': 8192, 'max_num_seqs': 64}\n"
+      "(EngineCore pid=203) INFO 06-18 09:26:25 [gpu_model_runner.py:5132] Model loading took 29.08 GiB memory and 596.567233 seconds\n"
+      "(EngineCore pid=203) INFO 06-18 09:27:30 [gpu_worker.py:466] Available KV cache memory: 42.54 GiB\n"
+      "(EngineCore pid=203) INFO 06-18 09:27:30 [kv_cache_utils.py:1733] GPU KV cache size: 464,656 tokens\n"
+      "(EngineCore pid=203) INFO 06-18 09:27:30 [kv_cache_utils.py:1734] Maximum concurrency for 8,192 tokens per request: 56.72x\n";
+  const std::string request_error =
+      "(APIServer pid=1) ERROR:    Exception in ASGI application\n"
+      "(APIServer pid=1) Traceback (most recent call last):\n"
+      "(APIServer pid=1)   File \"/usr/local/lib/python3.12/dist-packages/vllm/renderers/params.py\", line 428, in _token_len_check\n"
+      "(APIServer pid=1)     raise VLLMValidationError(\n"
+      "(APIServer pid=1) vllm.exceptions.VLLMValidationError: This model's maximum context length is 8192 tokens. However, you requested "
+      "512 output tokens and your prompt contains at least 7681 input tokens, for a total of at least 8193 tokens. Please reduce the "
+      "length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=7681)\n";
+  const std::string after = dir + "/error_after_start.log";
+  std::ofstream(after) << head << started << request_error;
+  const auto r = run("logs " + after + " --emit-case");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fits"], true) << r.out;
+  EXPECT_TRUE(j["failure"].is_null()) << r.out;
+  EXPECT_EQ(j["available_kv_gib"], 42.54);
+  EXPECT_NE(j["notes"].get<std::string>().find("started (line 6); a later failure (line 10)"), std::string::npos) << j["notes"];
+  // (line 10: the first line of the traceback the classifier reads as the exception, "raise VLLMValidationError(".)
+  // `logs` itself still names the error (exit 1): only the emitted case's start-up verdict changes.
+  EXPECT_EQ(run("logs " + after).code, 1);
+  // The same error with no start-up line before it is the start-up failure it was.
+  const std::string before = dir + "/error_without_start.log";
+  std::ofstream(before) << head << request_error;
+  const auto b = nlohmann::json::parse(run("logs " + before + " --emit-case").out);
+  EXPECT_EQ(b["fits"], false);
+  EXPECT_EQ(b["failure"], "unknown");
+}
