@@ -161,6 +161,8 @@ TEST(QuantVariant, Issue16_EveryCaseQuantizationTextResolvesToTheRightVariant) {
       {"gptq", "gptq"},
       // issue 15 round 14: cpatonn's Qwen3-30B-A3B AWQ-4bit (llm-compressor AWQ export, compressed-tensors W4A16)
       {"compressed-tensors w4a16", "ct_w4a16"},
+      // issue 15 (evid29): RedHatAI/Qwen3.6-35B-A3B-NVFP4, an llm-compressor NVFP4 export ('quantization=compressed-tensors')
+      {"compressed-tensors (nvfp4)", "ct_nvfp4"},
   };
   std::set<std::string> seen;
   std::vector<std::string> files;
