@@ -11,10 +11,12 @@
 
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <tuple>
 
 #include "base/json_util.hpp"
 #include "engine/quantization_methods.hpp"
+#include "engine/quantized_checkpoints.hpp"
 #include "../variant_support.hpp"
 
 using namespace preflight;
@@ -188,4 +190,44 @@ TEST(QuantizationMethods, Issue16_FitJsonHasNoSpeedWhenItDoesNotRun) {
   const Json fits = pftest::json_of(pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --max-model-len 4096 --json", {.with_stderr = false}));
   EXPECT_TRUE(fits["fits"].get<bool>());
   EXPECT_TRUE(fits.contains("speed"));
+}
+
+// msModelSlim's --model_type is the name of one of its model adapters (config/config.ini [ModelAdapter] at 3de0a3c): the
+// qwen3_moe group registers "Qwen3-30B" and "Qwen3-235B", not the repos' names, and a name it lacks falls back to the
+// default adapter and default practice ("Model adapter '...' not found, trying default adapter..."). The names below are
+// read from that file by hand.
+TEST(QuantizationMethods, Issue16_MsModelSlimModelTypeIsAnAdapterName) {
+  const auto& catalog = engine::shipped_quantized_catalog();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  const auto* w8a8 = engine::find_conversion(*catalog, "w8a8", "npu");
+  const auto* awq = engine::find_conversion(*catalog, "awq", "cuda");
+  ASSERT_NE(w8a8, nullptr);
+  ASSERT_NE(awq, nullptr);
+  const std::vector<std::pair<std::string, std::optional<std::string>>> names = {
+      {"Qwen3-32B", "Qwen3-32B"},           {"Qwen3-30B-A3B", "Qwen3-30B"},  {"Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B"},
+      {"Qwen3-235B-A22B", "Qwen3-235B"},    {"DeepSeek-V3.1-Base", "DeepSeek-V3.1"}, {"GLM-4.5-Air", "GLM-4.5"},
+      {"Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-30B-A3B"},
+      {"Qwen3-4B", std::nullopt},           {"Meta-Llama-3.1-8B", std::nullopt}, {"Kimi-K2-Instruct", std::nullopt}, {"Qwen3-30", std::nullopt}};
+  for (const auto& [name, type] : names) EXPECT_EQ(engine::recipe_model_type(*catalog, *w8a8, name), type) << name;
+  EXPECT_EQ(engine::recipe_model_type(*catalog, *awq, "Meta-Llama-3.1-8B"), "Meta-Llama-3.1-8B");  // AutoAWQ takes no model type
+
+  // plan writes the adapter's name; before, "--model_type Qwen3-30B-A3B" (the default adapter).
+  const Json moe = pftest::json_of(pftest::run_cli("plan Qwen/Qwen3-30B-A3B --devices 910B4 --variant w8a8 --context 8192 --json", {.with_stderr = false}));
+  ASSERT_FALSE(moe["recommended"].empty());
+  std::string prepare;
+  for (const auto& p : moe["recommended"][0]["launch"]["prepare"]) prepare += p.get<std::string>() + "\n";
+  EXPECT_NE(prepare.find("--model_type Qwen3-30B --quant_type w8a8"), std::string::npos) << prepare;
+  EXPECT_EQ(prepare.find("--model_type Qwen3-30B-A3B"), std::string::npos) << prepare;
+
+  // A model msModelSlim has no adapter for gets no msModelSlim command: every row says why.
+  const auto llama = pftest::run_cli("plan meta-llama/Meta-Llama-3.1-8B --devices 910B4 --variant w8a8 --context 8192 --json", {.with_stderr = false});
+  EXPECT_EQ(llama.code, 1) << llama.out.substr(0, 300);
+  const Json l = pftest::json_of(llama);
+  EXPECT_TRUE(l["recommended"].empty());
+  ASSERT_FALSE(l["rejected"].empty());
+  for (const auto& row : l["rejected"])
+    EXPECT_NE(row["reason"].get<std::string>().find("no start command: no published checkpoint of meta-llama/Meta-Llama-3.1-8B in this variant (msModelSlim W8A8 "
+                                                    "(static; MoE experts W8A8_DYNAMIC)), and msModelSlim registers no model adapter for Meta-Llama-3.1-8B"),
+              std::string::npos)
+        << row["reason"];
 }

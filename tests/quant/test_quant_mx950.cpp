@@ -319,7 +319,9 @@ TEST(QuantMx950, Issue16_DefaultPlanOn950OffersMxRowsThatStartAsWritten) {
   EXPECT_TRUE(qwen3_moe_converted);
   // W4A4_MXFP4 is tried on MoE models only: on a dense one its recipe writes no W4A4_MXFP4 layer (W8A8_MXFP8's bytes).
   // Dense catalogue models (config.json without experts): a W8A8_MXFP8 row, no W4A4_MXFP4 row, recommended or rejected.
-  for (const std::string dense : {"Qwen/Qwen3-32B", "meta-llama/Llama-3.3-70B-Instruct"}) {
+  // quant29: not Llama-3.3-70B-Instruct: msModelSlim registers no Llama adapter (config/config.ini at 3de0a3c), so no
+  // msModelSlim row of it is tried at all.
+  for (const std::string dense : {"Qwen/Qwen3-32B"}) {
     size_t w8 = 0, w4 = 0;
     for (const auto* list : {&p["recommended"], &p["rejected"]})
       for (const auto& row : *list)
