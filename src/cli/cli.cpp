@@ -155,7 +155,7 @@ bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolve
   std::erase(est.assumptions, v.scheme.detail);
   est.assumptions.push_back(fmt::format("variant {}: {} (its storage layout and sources: \"provenance\" in --json)", v.id, v.name));
   est.provenance.push_back(fmt::format("variant {} storage: {} ({})", v.id, v.layout, v.source));
-  return deploy::apply_variant_rules(v, resolved, est, est.assumptions) != nullptr;
+  return deploy::apply_variant_rules(v, resolved, est, est.assumptions).has_value();
 }
 
 // Issue 16: a variant of a checkpoint published in another format (DeepSeek-V3 in FP8) is made from BF16
@@ -334,6 +334,9 @@ int cmd_fit(const std::vector<std::string>& argv) {
     if (!names) return report_error(names.error());
     if (auto ok = engine::check_attention_backend(*names, resolved->engine, b->value, b->origin); !ok) return report_error(ok.error());
   }
+  // Issue 16 (quant29): a --quantization the engine version's argument parser lacks stops `vllm serve` (exit 2).
+  if (r.flags.quantization && !*variant)
+    if (auto ok = deploy::check_quantization_choice(*resolved, *r.flags.quantization); !ok) return report_error(ok.error());
   const model::ModelSpec& model = resolved->model;
   const device::DeviceSpec* dev = &resolved->device;
   const engine::EngineProfile* eng = &resolved->engine;
@@ -385,15 +388,18 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // without its speed section and exit 0 (issue 19).
   if (!speed && speed.error().kind != ErrorKind::not_found) return report_error(speed.error());
   // Issue 15: nothing states or dates the version -> the band over versions (resolve_deployment said which, as validate reads it).
-  const auto band = resolved->engine_version_basis == deploy::VersionBasis::newest_assumed ? deploy::across_versions(in, {&*devices, &*engines}) : deploy::VersionBand{};
+  // A variant the engine refuses has no band of fits over versions or interconnects (it would say "fits" beside the refusal).
+  const auto band = resolved->engine_version_basis == deploy::VersionBasis::newest_assumed && !rejected ? deploy::across_versions(in, {&*devices, &*engines})
+                                                                                                        : deploy::VersionBand{};
   // Issue 15/16 (nccl): the interconnect assumed -> the band over the plausible ones.
-  const auto ic_band = deploy::across_interconnects(in, {&*devices, &*engines}, *resolved);
+  const auto ic_band = rejected ? deploy::InterconnectBand{} : deploy::across_interconnects(in, {&*devices, &*engines}, *resolved);
   if (r.json) {
     Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;
     if (!band.points.empty()) j["version_band"] = report::version_band_to_json(band);
     if (!ic_band.points.empty()) j["interconnect_band"] = report::interconnect_band_to_json(ic_band);
-    j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
+    // Issue 16 (quant29): a deployment that does not run has no decode speed, as the text form prints none.
+    if (est->fits) j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
     print_json(j);
   } else {
     std::cout << report::render_fit(model, *est, search.largest_context, search.fixes, {use_color()});

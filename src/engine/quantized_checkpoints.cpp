@@ -27,7 +27,7 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   PF_TRY(id, pre.string("id"));
   const std::string where = origin + ": " + section + "[" + id + "]";
   JsonObject r(item, origin, section + "[" + id + "]");
-  PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "note", "source"}));
+  PF_TRY(keys, r.only_keys({"id", "variant", "platform", "tool", "output_suffix", "quantization_flag", "commands", "note", "source", "model_types"}));
   (void)keys;
   for (const auto& existing : seen)
     if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
@@ -55,7 +55,39 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   c.commands = commands;
   c.note = note;
   c.source = source;
+  PF_TRY(model_types, r.opt_string("model_types"));
+  c.model_types = model_types.value_or("");
+  bool names_type = false;
+  for (const auto& cmd : commands) names_type |= cmd.find("{model_type}") != std::string::npos;
+  if (names_type != !c.model_types.empty())
+    return make_error(ErrorKind::corrupt, where + (names_type ? ": a command names {model_type} and no model_types list is given" : ": model_types given and no command names {model_type}"), origin);
   return c;
+}
+
+// One record of "model_types"; `seen` holds the lists read so far.
+Expected<ModelTypeList> read_model_types(const Json& item, const std::string& origin, const std::vector<ModelTypeList>& seen) {
+  JsonObject pre(item, origin, "model_types[]");
+  PF_TRY(id, pre.string("id"));
+  const std::string where = origin + ": model_types[" + id + "]";
+  JsonObject r(item, origin, "model_types[" + id + "]");
+  PF_TRY(keys, r.only_keys({"id", "tool", "names", "source"}));
+  (void)keys;
+  for (const auto& existing : seen)
+    if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+  ModelTypeList l;
+  l.id = id;
+  PF_TRY(tool, r.string("tool"));
+  PF_TRY(names, string_list(r.find("names"), where + ".names", origin));
+  if (names.empty()) return make_error(ErrorKind::corrupt, where + ": names is empty", origin);
+  for (const auto& n : names)
+    if (n.empty() || n.find_first_of(" '\"$`\\{}") != std::string::npos) return make_error(ErrorKind::corrupt, where + ": name '" + n + "' is not one shell word", origin);
+  PF_TRY(source, r.string("source"));
+  PF_TRY(src_ok, check_source(source, where, origin));
+  (void)src_ok;
+  l.tool = tool;
+  l.names = names;
+  l.source = source;
+  return l;
 }
 
 // One record of "in_flight"; `seen` holds the records read so far (one per variant and platform).
@@ -94,7 +126,7 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
   QuantizedCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight"}));
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight", "model_types"}));
   (void)tk;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -153,6 +185,20 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
       out.in_flight.push_back(std::move(q));
     }
   }
+  if (top.find("model_types")) {
+    PF_TRY(lists, top.array("model_types"));
+    for (const auto& item : *lists) {
+      PF_TRY(l, read_model_types(item, origin, out.model_types));
+      out.model_types.push_back(std::move(l));
+    }
+  }
+  for (const auto* section : {&out.conversions, &out.casts})
+    for (const auto& c : *section) {
+      if (c.model_types.empty()) continue;
+      bool known = false;
+      for (const auto& l : out.model_types) known |= l.id == c.model_types;
+      if (!known) return make_error(ErrorKind::corrupt, origin + ": " + c.id + ": model_types '" + c.model_types + "' names no model_types list", origin);
+    }
   return out;
 }
 
@@ -188,6 +234,20 @@ const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catal
   for (const auto& c : catalog.checkpoints)
     if (equal_lowered(c.repo, repo)) return &c;
   return nullptr;
+}
+
+std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name) {
+  if (recipe.model_types.empty()) return model_name;
+  for (const auto& l : catalog.model_types) {
+    if (l.id != recipe.model_types) continue;
+    const std::string* best = nullptr;
+    for (const auto& n : l.names) {
+      if (n == model_name) return n;
+      if (model_name.size() > n.size() && model_name.compare(0, n.size(), n) == 0 && model_name[n.size()] == '-' && (!best || best->size() < n.size())) best = &n;
+    }
+    if (best) return *best;
+  }
+  return std::nullopt;
 }
 
 const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant) {

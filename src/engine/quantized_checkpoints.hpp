@@ -4,6 +4,7 @@
 // the output path of a listed conversion.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ struct ConversionRecipe {
   std::vector<std::string> commands;  // templates: {model_id} {model_name} {model_dir} {output_dir} {devices}
   std::string note;                // template: {bf16_gib}
   std::string source;
+  // The id of the QuantizedCatalog::model_types list its {model_type} template is filled from (msModelSlim's
+  // --model_type); empty: its commands name no {model_type}.
+  std::string model_types;
+};
+
+// The model names a conversion tool registers an adapter for (msModelSlim's config/config.ini [ModelAdapter]), which its
+// --model_type takes; another name falls back to the tool's default adapter and default practice (issue 16, quant29).
+struct ModelTypeList {
+  std::string id;
+  std::string tool;
+  std::vector<std::string> names;
+  std::string source;
 };
 
 // A variant the engine produces itself while loading a BF16/FP16 checkpoint (vLLM's --quantization fp8,
@@ -53,6 +66,7 @@ struct QuantizedCatalog {
   // Casts of a published checkpoint back to BF16, for tools that quantize from BF16 only (msModelSlim):
   // `variant` is the checkpoint variant the cast reads (fp8_block), the output is BF16 (no quantization_flag).
   std::vector<ConversionRecipe> casts;
+  std::vector<ModelTypeList> model_types;  // optional section "model_types"
   std::string origin;
 };
 
@@ -73,6 +87,11 @@ const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const s
 const InFlightQuantization* find_in_flight(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
 // The catalogue's record of the published checkpoint `repo` (hub id, case-insensitive), or nullptr.
 const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catalog, const std::string& repo);
+// The --model_type `recipe` writes for a model named `model_name` (the repo's base name, "Qwen3-30B-A3B-Instruct-2507"):
+// the name of its model_types list equal to it, else the longest one it begins with before a '-' ("Qwen3-30B", the
+// adapter msModelSlim registers for the Qwen3-30B-A3B family); nullopt when the list names none (the tool has no adapter
+// for the model). A recipe without a list: `model_name` itself.
+std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name);
 // The cast that turns a checkpoint of `from_variant` (an id of data/variants/quant_variants.json, e.g.
 // fp8_block) into BF16, or nullptr.
 const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant);

@@ -147,15 +147,19 @@ struct CheckpointReads {
 };
 
 // The commands of `recipe` with its templates filled: {model_id}, {model_name}, {model_dir}, {output_dir},
-// {devices}. After a cast the recipe reads the cast's output, not the hub: its download command
+// {devices}, {model_type} (the tool's adapter name for the model: engine::recipe_model_type). After a cast the recipe reads the cast's output, not the hub: its download command
 // ("hf download ...") is dropped and {model_id} names the cast's output directory.
 void push_recipe(const engine::ConversionRecipe& recipe, const std::string& model_id, const std::string& model_dir, const std::string& output_dir,
-                 const std::string& devices, RecipeInput input, Launch& l, CheckpointReads& reads) {
+                 const std::string& devices, const std::string& model_type, RecipeInput input, Launch& l, CheckpointReads& reads) {
   const bool after_cast = input == RecipeInput::cast_output;
   const std::string name = base_name(model_id);
-  // The five names in the order they are filled, and their values.
-  const std::pair<std::string_view, std::string_view> names[] = {
-      {"{model_id}", after_cast ? model_dir : model_id}, {"{model_name}", name}, {"{model_dir}", model_dir}, {"{output_dir}", output_dir}, {"{devices}", devices}};
+  // The six names in the order they are filled, and their values.
+  const std::pair<std::string_view, std::string_view> names[] = {{"{model_id}", after_cast ? model_dir : model_id},
+                                                                 {"{model_name}", name},
+                                                                 {"{model_dir}", model_dir},
+                                                                 {"{output_dir}", output_dir},
+                                                                 {"{devices}", devices},
+                                                                 {"{model_type}", model_type}};
   // Round 17 (issue 19): one pass over the command when no value holds a brace and every '{' of the command opens one of
   // the names: the name-by-name passes can then match only the command's own names (a brace comes only from the
   // command, and each of its '{' begins a name), so one pass writes what they write. Otherwise they run as before.
@@ -197,7 +201,7 @@ const model::QuantVariant* published_variant(const model::ModelSpec& m) {
 // (`cast`: DeepSeek's fp8_cast_bf16.py for an FP8 block checkpoint): msModelSlim quantizes BF16 weights.
 // Disk and host memory in the notes come from the sizes: the published checkpoint's weight bytes and
 // 2 B per parameter for the BF16 copy (MTP layers included: the cast writes every tensor).
-void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::string& model_id, const engine::ConversionRecipe& cv,
+void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::string& model_id, const engine::QuantizedCatalog& catalog, const engine::ConversionRecipe& cv,
                     const engine::ConversionRecipe* cast, int64_t devices_per_node, Launch& l, CheckpointReads& reads) {
   const std::string name = base_name(model_id);
   const std::string model_dir = "/models/" + name;
@@ -212,7 +216,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
     l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
                                c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
-    push_recipe(*cast, model_id, model_dir, input_dir, devices, RecipeInput::hub, l, reads);
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name).value_or(name), RecipeInput::hub, l, reads);
     std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
     note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
     l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
@@ -220,7 +224,8 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
   }
-  push_recipe(cv, model_id, input_dir, output_dir, devices, cast ? RecipeInput::cast_output : RecipeInput::hub, l, reads);
+  push_recipe(cv, model_id, input_dir, output_dir, devices, engine::recipe_model_type(catalog, cv, name).value_or(name), cast ? RecipeInput::cast_output : RecipeInput::hub,
+              l, reads);
   l.checkpoint = output_dir;
   l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");
 }
@@ -278,8 +283,18 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   const engine::ConversionRecipe* cast = own && !release ? engine::find_cast(catalog, own->id) : nullptr;
   const engine::ConversionRecipe* cv = engine::find_conversion(catalog, variant, e.platform);
   const std::string placeholder = "/models/" + base_name(base_id) + "-" + variant;
+  // Issue 16 (quant29): a recipe whose tool has no adapter for the model (msModelSlim's --model_type) is no recipe for it:
+  // the tool would fall back to its default adapter and default practice, not the command the row names.
+  std::string no_adapter;
+  if (cv && !engine::recipe_model_type(catalog, *cv, base_name(base_id))) {
+    for (const auto& list : catalog.model_types)
+      if (list.id == cv->model_types)
+        no_adapter = format("%s registers no model adapter for %s (%s): `--model_type %s` would load its default adapter and default practice", list.tool.c_str(),
+                            base_name(base_id).c_str(), list.source.c_str(), base_name(base_id).c_str());
+    cv = nullptr;
+  }
   if (cv && (!m.quant.quantized() || release || cast)) {
-    if (full) add_conversion(m, c, base_id, *cv, cast, devices_per_node, l, reads);
+    if (full) add_conversion(m, c, base_id, catalog, *cv, cast, devices_per_node, l, reads);
     flag = cv->quantization_flag;
     if (full && flag.empty()) l.notes.push_back(k_method_from_config + c.quantization_flag.str() + k_method_from_config_tail);
     return "";
@@ -296,6 +311,9 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
     gap = format("%s is published in %s and no cast of that format back to BF16 (what the %s conversion reads) is known", c.model_id.c_str(),
                  own ? own->name.c_str() : m.quant.detail.c_str(), variant.c_str());
     if (full) l.prepare.push_back("# " + gap + format(": produce a %s checkpoint at %s first", c.variant.c_str(), placeholder.c_str()));
+  } else if (!no_adapter.empty()) {
+    gap = format("no published checkpoint of %s in this variant (%s), and %s", c.model_id.c_str(), c.variant.c_str(), no_adapter.c_str());
+    if (full) l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
   } else {
     gap = format("no published checkpoint of %s in this variant (%s) and no conversion recipe on %s", c.model_id.c_str(), c.variant.c_str(), e.platform.c_str());
     if (full) l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");

@@ -17,6 +17,7 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_settings.hpp"
+#include "engine/quantization_methods.hpp"
 #include "model/context_length.hpp"
 #include "estimate/fit_memo.hpp"
 #include "estimate/held_texts.hpp"
@@ -48,11 +49,19 @@ const engine::QuantizedCatalog* quantized_catalog_of(const PlanInputs& in) {
 // Issue 16: whether a start command can serve `variant` of the model as written: a published checkpoint of it,
 // a conversion recipe on the engine's platform (plan/launch prints it first), or vLLM's own fp8 at load. A
 // variant with none of them (msModelSlim W4A16: no catalogued recipe) would start from a path nothing writes.
+// Issue 16 (quant29): nor one whose --quantization the engine version's argument parser refuses (vLLM-Ascend before
+// 0.9.0 has no `ascend` choice: data/engines/quantization_methods.json).
 bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published, const std::string& variant,
               const std::string& flag) {
+  if (const auto& choices = engine::shipped_quantization_methods(); choices && !engine::quantization_choice_refusal(*choices, e.engine, e.rule_version(), flag).empty())
+    return false;
   if (flag == "fp8") return true;
   if (!published) return false;
-  return engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant) || engine::find_conversion(*published, variant, e.platform);
+  if (engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant)) return true;
+  // A recipe counts where its tool has an adapter for the model (quant29: msModelSlim's --model_type).
+  const engine::ConversionRecipe* cv = engine::find_conversion(*published, variant, e.platform);
+  const std::string repo = hub_repo_id(m.id);
+  return cv && engine::recipe_model_type(*published, *cv, repo.substr(repo.find_last_of('/') == std::string::npos ? 0 : repo.find_last_of('/') + 1)).has_value();
 }
 }  // namespace
 

@@ -358,7 +358,7 @@ Expected<const model::QuantVariant*> apply_case_quantization(const JsonObject& c
 // predicted verdict unsupported_quantization with the engine's own message; a kernel fallback an assumption.
 void apply_case_variant_rules(const model::QuantVariant* v, const deploy::Resolved& resolved, estimate::FitEstimate& est, CaseResult& row) {
   if (!v) return;
-  const auto* rule = deploy::apply_variant_rules(*v, resolved, est, row.assumptions);
+  const auto rule = deploy::apply_variant_rules(*v, resolved, est, row.assumptions);
   if (!rule) return;
   row.assumptions.push_back(format("variant %s is rejected by %s %s on %s (%s): %s", v->id.c_str(), resolved.engine.engine.c_str(),
                                    resolved.engine.rule_version().text().c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), rule->message.c_str()));

@@ -201,7 +201,8 @@ TEST(QuantMx950, Issue16_RejectedByVersionCardAndLayer) {
       {moe + " --device 910B3 --engine vllm-ascend --variant w8a16_ascend",
        "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W8A16 for layer_type=moe. Please use a supported quantization format or "
        "load the model with its original float weights."},
-      {dense + " --device H100-SXM --engine vllm --variant w8a8_mxfp8", "ValueError: Unknown quantization method: ascend. Must be one of [...]."},
+      // quant29: vLLM's argparse refuses --quantization ascend before any ModelConfig check.
+      {dense + " --device H100-SXM --engine vllm --variant w8a8_mxfp8", "vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from "},
       // W4A8_MXFP enters with v0.21.0rc1 (#8265), linear and moe; before, the first layer met is an attention linear.
       {moe + " --device 950DT --engine vllm-ascend@0.20.2 --variant w4a8_mxfp",
        "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A8_MXFP for layer_type=linear."},
@@ -318,7 +319,9 @@ TEST(QuantMx950, Issue16_DefaultPlanOn950OffersMxRowsThatStartAsWritten) {
   EXPECT_TRUE(qwen3_moe_converted);
   // W4A4_MXFP4 is tried on MoE models only: on a dense one its recipe writes no W4A4_MXFP4 layer (W8A8_MXFP8's bytes).
   // Dense catalogue models (config.json without experts): a W8A8_MXFP8 row, no W4A4_MXFP4 row, recommended or rejected.
-  for (const std::string dense : {"Qwen/Qwen3-32B", "meta-llama/Llama-3.3-70B-Instruct"}) {
+  // quant29: not Llama-3.3-70B-Instruct: msModelSlim registers no Llama adapter (config/config.ini at 3de0a3c), so no
+  // msModelSlim row of it is tried at all.
+  for (const std::string dense : {"Qwen/Qwen3-32B"}) {
     size_t w8 = 0, w4 = 0;
     for (const auto* list : {&p["recommended"], &p["rejected"]})
       for (const auto& row : *list)

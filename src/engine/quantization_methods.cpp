@@ -1,0 +1,143 @@
+#include "engine/quantization_methods.hpp"
+
+#include <algorithm>
+
+#include "base/embedded.hpp"
+
+namespace preflight::engine {
+
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); }
+
+bool vllm_family(const std::string& engine) { return engine == "vllm" || engine == "vllm-ascend"; }
+
+// Python's repr of a str, as argparse quotes the refused value: single quotes unless the text holds one and no double quote.
+std::string python_repr(const std::string& s) {
+  const char quote = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  std::string out(1, quote);
+  for (char c : s) {
+    if (c == '\\' || c == quote) out += '\\';
+    out += c;
+  }
+  return out + quote;
+}
+
+Expected<Version> version_of(const JsonObject& r, const std::string& key, const std::string& where, const std::string& origin) {
+  PF_TRY(text, r.string(key));
+  const auto v = parse_version(text);
+  if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
+  return *v;
+}
+
+}  // namespace
+
+Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root, const std::string& origin) {
+  QuantizationMethodCatalog out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "lists", "plugin_methods"}));
+  (void)tk;
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(lists, top.array("lists"));
+  for (const auto& item : *lists) {
+    JsonObject pre(item, origin, "lists[]");
+    PF_TRY(id, pre.string("id"));
+    const std::string where = origin + ": lists[" + id + "]";
+    JsonObject r(item, origin, "lists[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "version_min", "version_max", "methods", "choices", "source"}));
+    (void)keys;
+    QuantizationMethodList rec;
+    rec.id = id;
+    PF_TRY(vmin, version_of(r, "version_min", where, origin));
+    PF_TRY(vmax, version_of(r, "version_max", where, origin));
+    if (vmax < vmin) return make_error(ErrorKind::corrupt, where + ": version_max is below version_min", origin);
+    rec.version_min = vmin;
+    rec.version_max = vmax;
+    for (const auto& other : out.lists) {
+      if (other.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+      if (!(rec.version_max < other.version_min) && !(other.version_max < rec.version_min))
+        return make_error(ErrorKind::corrupt, where + ": its version range overlaps lists[" + other.id + "]", origin);
+    }
+    PF_TRY(methods, string_list(r.find("methods"), where + ".methods", origin));
+    if (methods.empty()) return make_error(ErrorKind::corrupt, where + ": methods is empty", origin);
+    PF_TRY(choices, r.string("choices"));
+    for (const auto& m : methods)
+      if (choices.find(python_repr(m)) == std::string::npos)
+        return make_error(ErrorKind::corrupt, where + ": choices does not print method '" + m + "'", origin);
+    rec.methods = methods;
+    rec.choices = choices;
+    PF_TRY(source, r.string("source"));
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    rec.source = source;
+    out.lists.push_back(std::move(rec));
+  }
+  if (out.lists.empty()) return make_error(ErrorKind::corrupt, origin + ": lists is empty", origin);
+  PF_TRY(plugins, top.array("plugin_methods"));
+  for (const auto& item : *plugins) {
+    JsonObject pre(item, origin, "plugin_methods[]");
+    PF_TRY(method, pre.string("method"));
+    const std::string where = origin + ": plugin_methods[" + method + "]";
+    JsonObject r(item, origin, "plugin_methods[" + method + "]");
+    PF_TRY(keys, r.only_keys({"method", "engine", "version_min", "choice", "source"}));
+    (void)keys;
+    PluginQuantizationMethod rec;
+    rec.method = method;
+    PF_TRY(engine, r.string("engine"));
+    if (!vllm_family(engine)) return make_error(ErrorKind::corrupt, where + ": engine '" + engine + "' is not vllm or vllm-ascend", origin);
+    rec.engine = engine;
+    PF_TRY(vmin, version_of(r, "version_min", where, origin));
+    rec.version_min = vmin;
+    PF_TRY(choice, r.string("choice"));
+    if (choice != python_repr(method)) return make_error(ErrorKind::corrupt, where + ": choice '" + choice + "' does not print the method", origin);
+    rec.choice = choice;
+    PF_TRY(source, r.string("source"));
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    rec.source = source;
+    for (const auto& l : out.lists)
+      if (contains(l.methods, method)) return make_error(ErrorKind::corrupt, where + ": lists[" + l.id + "] already names it", origin);
+    out.plugin_methods.push_back(std::move(rec));
+  }
+  return out;
+}
+
+const Expected<QuantizationMethodCatalog>& shipped_quantization_methods() {
+  static const Expected<QuantizationMethodCatalog> catalog = []() -> Expected<QuantizationMethodCatalog> {
+    const std::string origin = "data/engines/quantization_methods.json";
+    PF_TRY(json, parse_json(std::string(embedded_data("engines/quantization_methods.json")), origin));
+    return parse_quantization_methods(json, origin);
+  }();
+  return catalog;
+}
+
+std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method) {
+  if (!vllm_family(engine_name) || method.empty() || catalog.lists.empty()) return "";
+  std::string added;  // the engine's plugin choices at this version, as argparse prints them after vLLM's
+  bool plugin_taken = false, plugin_elsewhere = false;
+  for (const auto& p : catalog.plugin_methods) {
+    const bool here = p.engine == engine_name && p.version_min <= version;
+    if (here) added += ", " + p.choice;
+    if (p.method == method) (here ? plugin_taken : plugin_elsewhere) = true;
+  }
+  if (plugin_taken) return "";
+  // The list covering the version, else the newest one it follows (the oldest one when it follows none).
+  const QuantizationMethodList* covering = nullptr;
+  const QuantizationMethodList* nearest = nullptr;
+  const QuantizationMethodList* oldest = nullptr;
+  for (const auto& l : catalog.lists) {
+    if (l.version_min <= version && version <= l.version_max) covering = &l;
+    if (l.version_min <= version && (!nearest || nearest->version_min < l.version_min)) nearest = &l;
+    if (!oldest || l.version_min < oldest->version_min) oldest = &l;
+  }
+  if (!nearest) nearest = oldest;
+  if (covering && contains(covering->methods, method)) return "";
+  if (!covering && !plugin_elsewhere) return "";
+  const QuantizationMethodList& shown = covering ? *covering : *nearest;
+  std::string line = "vllm serve: error: argument --quantization/-q: invalid choice: " + python_repr(method) + " (choose from " + shown.choices + added + ")";
+  if (!covering)
+    line += " [the choices of " + shown.id + ": " + catalog.origin + " has no list for " + engine_name + " " + version.text() + "]";
+  return line;
+}
+
+}  // namespace preflight::engine
