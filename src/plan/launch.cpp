@@ -555,6 +555,12 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   s << " --gpu-memory-utilization ";
   s.fixed(c.fit.gpu_memory_utilization, 2);
   if (!flag.empty()) s << " --quantization " << flag;
+  // vLLM's GGUF page: the base repository's tokenizer beside the one .gguf file (its own conversion of a GGUF vocabulary is
+  // slow and unstable for large ones; https://docs.vllm.ai/en/v0.9.2/features/quantization/gguf.html).
+  if (flag == "gguf" && ends_with(l.checkpoint, ".gguf") && l.checkpoint != hub.repo) {
+    s << " --tokenizer " << hub.repo;
+    if (hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
+  }
   if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s << " --kv-cache-dtype " << c.fit.kv_cache_dtype;
   // The encoder's profiling pass would leave less KV than the context asks for: skip it, and say so.
   const bool skip_mm = c.skip_mm_profiling;

@@ -753,6 +753,26 @@ TEST(Launch, Issue16_GgufPresetRowServesTheQuantizedFile) {
   }
 }
 
+// Issue 16: a GGUF preset row on vLLM (quant29's recipe) serves the one .gguf file llama-quantize writes with
+// --quantization gguf and the base repository's tokenizer: vLLM's GGUF page ("We recommend using the tokenizer from base
+// model instead of GGUF model", `vllm serve ./tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf --tokenizer TinyLlama/TinyLlama-1.1B-Chat-v1.0`,
+// https://docs.vllm.ai/en/v0.9.2/features/quantization/gguf.html). Without it vLLM converts the GGUF vocabulary itself.
+TEST(Launch, Issue16_VllmGgufRowPassesTheBaseTokenizer) {
+  auto engines = engine::select_engine(catalogs().engines, "vllm", "");
+  ASSERT_TRUE(engines.has_value()) << engines.error().describe();
+  const model::ModelSpec m = model_of("Qwen/Qwen3-8B");
+  plan::Candidate c = candidate(m.id, "gguf", 1);
+  c.variant_id = "gguf_q4_k_m";
+  const plan::Launch l = plan::build_launch(m, c, *engines, catalogs().rules, 8, plan::LaunchOptions{});
+  SCOPED_TRACE(l.serve);
+  EXPECT_EQ(l.serve.rfind("vllm serve /models/Qwen3-8B-Q4_K_M.gguf ", 0), 0u);
+  EXPECT_NE(l.serve.find(" --quantization gguf"), std::string::npos);
+  EXPECT_NE(l.serve.find(" --tokenizer Qwen/Qwen3-8B"), std::string::npos);
+  // A published (hub) checkpoint row names no separate tokenizer.
+  const plan::Launch bf16 = plan::build_launch(m, candidate(m.id, "", 1), *engines, catalogs().rules, 8, plan::LaunchOptions{});
+  EXPECT_EQ(bf16.serve.find("--tokenizer"), std::string::npos) << bf16.serve;
+}
+
 // Issue 16 (ux28): the download step was `huggingface-cli download REPO --local-dir DIR`. Since huggingface_hub 1.0 that
 // entry point prints "`huggingface-cli` is deprecated and no longer works" and exits 1 (setup.py console_scripts
 // huggingface-cli=huggingface_hub.cli.deprecated_cli:main), and transformers 5, which vLLM-Ascend 0.23 pins, needs
