@@ -437,3 +437,30 @@ TEST(HubFault, Issue19_TotalDeadlineBoundsEveryAttempt) {
   EXPECT_LT(ms, 4000);
   expect_no_entry(dir + "/cache");
 }
+
+// Issue 19: a failed fetch removed its staging directory but kept the folders it had made for the entry (the cache
+// root, the endpoint's and the repo's): every failure left empty directories behind. Now the cache is as it was: no
+// folder when there was none, and only what was there before when another entry exists.
+TEST(HubFault, Issue19_FailedFetchLeavesTheCacheAsItFoundIt) {
+  const pfhub::TempTree tree("hub-failed-leaves-nothing");
+  const std::string& dir = tree.path;
+  pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int) { return p == k_config ? pfhub::Fault::not_found : pfhub::Fault::serve; });
+  const std::string cache = dir + "/cache/preflight/hub";
+  auto fetched = hub::fetch_model_metadata(tiny_ref(), fast_options(server.url(), cache));
+  ASSERT_FALSE(fetched);
+  EXPECT_EQ(fetched.error().kind, ErrorKind::not_found);
+  EXPECT_FALSE(pfhub::fs::exists(dir + "/cache")) << "a failed fetch made " << dir << "/cache";
+  // With another entry in the cache: the same host and org folders hold it, and stay; nothing else is added.
+  const std::string other = cache + "/127.0.0.1_" + server.url().substr(server.url().rfind(':') + 1) + "/acme/other/main";
+  pfhub::fs::create_directories(other);
+  pfhub::write_file(other + "/manifest.json", "{}");
+  std::vector<std::string> before;
+  for (const auto& e : pfhub::fs::recursive_directory_iterator(dir + "/cache")) before.push_back(e.path().string());
+  auto again = hub::fetch_model_metadata(tiny_ref(), fast_options(server.url(), cache));
+  ASSERT_FALSE(again);
+  std::vector<std::string> after;
+  for (const auto& e : pfhub::fs::recursive_directory_iterator(dir + "/cache")) after.push_back(e.path().string());
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(after, before);
+}
