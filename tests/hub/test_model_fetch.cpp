@@ -464,3 +464,31 @@ TEST(HubFault, Issue19_FailedFetchLeavesTheCacheAsItFoundIt) {
   std::sort(after.begin(), after.end());
   EXPECT_EQ(after, before);
 }
+
+// Issue 19 (hostile hub): a redirect to another host or port must not carry the token (curl drops a custom
+// Authorization header there since 7.58, and on another port of the same host since 7.83; preflight loads whatever
+// libcurl the machine has). The second server answers 418 to any request with an Authorization header, so a
+// forwarded token fails the fetch; the first server redirects every file to it, once by address and once by name.
+TEST(HubFault, Issue19_RedirectToAnotherHostOrPortCarriesNoToken) {
+  REQUIRE_NGINX();
+  const pfhub::TempTree tree("hub-redirect-token");
+  const std::string& dir = tree.path;
+  make_repo(dir + "/www", "", 2, 1);
+  pfhub::Nginx other;
+  ASSERT_TRUE(other.start(dir + "/nginx-other", dir + "/www", "    location / { if ($http_authorization != \"\") { return 418; } }\n"));
+  for (const std::string host : {"127.0.0.1", "localhost"}) {
+    pfhub::Nginx first;
+    const std::string target = "http://" + host + ":" + std::to_string(other.port());
+    ASSERT_TRUE(first.start(dir + "/nginx-first-" + host, dir + "/www", "    location / { return 302 " + target + "$request_uri; }\n"));
+    auto o = fast_options(first.url(), dir + "/cache-" + host);
+    o.token = std::string("hf_SECRET_REDIRECT");
+    auto fetched = hub::fetch_model_metadata(tiny_ref(), o);
+    ASSERT_TRUE(fetched) << host << ": " << fetched.error().describe();
+    EXPECT_EQ(model::load_model_directory(fetched->path)->exact_weight_bytes.value_or(0), 2'147'483'648ull);
+    int redirected = 0;
+    for (const auto& e : first.access_log()) redirected += e.status == 302;
+    EXPECT_EQ(redirected, 6) << host;  // config, index, 2 quant descriptors, 2 shards
+    for (const auto& e : other.access_log()) EXPECT_NE(e.status, 418) << host << ": " << e.uri << " reached the other server with the token";
+    other.clear_access_log();
+  }
+}
