@@ -737,6 +737,27 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
   model::ResolveOptions resolve;
   resolve.extra_model_dirs = options.model_dirs;
   const CaseContext ctx{devices, engines, speeds, options, resolve};
+  // The limits first, over every file, so that a run over them is refused before any case is evaluated.
+  int counted = 0;
+  for (const auto& file : files) {
+    PF_TRY(text, read_text_file(file));
+    std::istringstream lines(text);
+    std::string line;
+    for (int line_no = 1; std::getline(lines, line); ++line_no) {
+      if (trim(line).empty()) continue;
+      if (line.size() > k_max_case_line_bytes) {
+        return make_error(ErrorKind::invalid_argument, format("%s: line %d: a case of %zu bytes, more than the %zu accepted for one case", file.c_str(), line_no,
+                                                              line.size(), k_max_case_line_bytes),
+                          file);
+      }
+      if (++counted > k_max_validation_cases) {
+        return make_error(ErrorKind::invalid_argument,
+                          format("%s: line %d: more than %d cases in one validate run (each case's result is held for the summary); split the file", file.c_str(),
+                                 line_no, k_max_validation_cases),
+                          file);
+      }
+    }
+  }
   for (const auto& file : files) {
     PF_TRY(text, read_text_file(file));
     std::istringstream lines(text);
@@ -745,17 +766,6 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
     while (std::getline(lines, line)) {
       ++line_no;
       if (trim(line).empty()) continue;
-      if (line.size() > k_max_case_line_bytes) {
-        return make_error(ErrorKind::invalid_argument, format("%s: line %d: a case of %zu bytes, more than the %zu accepted for one case", file.c_str(), line_no,
-                                                              line.size(), k_max_case_line_bytes),
-                          file);
-      }
-      if (report.cases >= k_max_validation_cases) {
-        return make_error(ErrorKind::invalid_argument,
-                          format("%s: line %d: more than %d cases in one validate run (each case's result is held for the summary); split the file", file.c_str(),
-                                 line_no, k_max_validation_cases),
-                          file);
-      }
       ++report.cases;
       PF_TRY(ok, run_case(line, file, line_no, ctx, report));
       (void)ok;

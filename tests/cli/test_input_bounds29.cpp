@@ -150,13 +150,17 @@ TEST(InputBounds29, Issue19_OutputThatCannotBeWrittenIsNotSuccess) {
 }
 
 // Issue 19: validate keeps every case's result for its summary, and a 60 MB file of 20 million "{}" lines (under the
-// 64 MiB file cap) grew to 21 GB before it was killed. One run takes at most 10,000 cases: the next is refused with the
-// file, its line and the limit, before any more memory is taken.
+// 64 MiB file cap) grew to 21 GB before it was killed. One run takes at most 10,000 cases, counted before any is
+// evaluated: 10,001 real cases (16 ms each) are refused at once (timeout 60 s) with the file, the line and the limit.
 TEST(InputBounds29, Issue19_ValidateCaseCountIsBounded) {
   const std::string dir = pftest::scratch_dir("ib29-validate-many");
   {
+    std::ifstream seeds(pftest::shared_path("validation/seed-cases.jsonl"));
+    std::string real_case;
+    std::getline(seeds, real_case);
+    ASSERT_GT(real_case.size(), 100u);
     std::ofstream f(dir + "/many.jsonl");
-    for (int i = 0; i < 10'001; ++i) f << "{}\n";
+    for (int i = 0; i < 10'001; ++i) f << real_case << "\n";
   }
   const auto r = run_bounded("validate " + dir + "/many.jsonl --json");
   EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
