@@ -1,4 +1,5 @@
 #include "base/file.hpp"
+#include "base/file_mode.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "base/checked.hpp"
 #include "base/units.hpp"
@@ -153,7 +155,10 @@ Status check_write_target(const std::string& path) {
   return Ok{};
 }
 
-Status write_text_file_atomically(const std::string& path, const std::string& text) {
+namespace {
+
+// `final_mode`: the bits the file gets; none keeps an existing file's bits (a new one: 0666 less the umask).
+Status write_atomically(const std::string& path, const std::string& text, std::optional<mode_t> final_mode) {
   namespace fs = std::filesystem;
   PF_TRY(target_path, write_target(path));
   const fs::path target(target_path);
@@ -172,6 +177,7 @@ Status write_text_file_atomically(const std::string& path, const std::string& te
   mode_t mode = 0666 & ~umask_bits;
   struct stat st {};
   if (::stat(target_path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  if (final_mode) mode = *final_mode & 07777;
   // The temporary name is short and fixed in length, so a target whose name is near NAME_MAX still gets one.
   std::string temp = (target.has_parent_path() ? target.parent_path() / ".preflight-XXXXXX" : fs::path(".preflight-XXXXXX")).string();
   const int fd = ::mkstemp(temp.data());
@@ -198,6 +204,14 @@ Status write_text_file_atomically(const std::string& path, const std::string& te
     return failed("cannot write", err);
   }
   return Ok{};
+}
+
+}  // namespace
+
+Status write_text_file_atomically(const std::string& path, const std::string& text) { return write_atomically(path, text, std::nullopt); }
+
+Status write_text_file_atomically(const std::string& path, const std::string& text, FileMode mode) {
+  return write_atomically(path, text, static_cast<mode_t>(mode.permission_bits));
 }
 
 bool path_exists(const std::string& path) {

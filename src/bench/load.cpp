@@ -1,6 +1,7 @@
 #include "bench/load.hpp"
 
 #include <fstream>
+#include <istream>
 #include <random>
 
 #include "base/file.hpp"
@@ -61,16 +62,59 @@ std::vector<Prompt> synthetic_prompts(int64_t count, int64_t input_tokens, int64
   return prompts;
 }
 
+namespace {
+
+// Every prompt is held in memory, and std::getline takes a line of any length: a dataset of one 300 MB line took
+// 1.7 GB and 51 s, then was sent (issue 19). One prompt is at most 16 MiB of JSON (about 4 million tokens of text, above
+// any served context) and a dataset at most 1 GiB.
+constexpr uint64_t k_max_dataset_line_bytes = 16ull << 20;
+constexpr uint64_t k_max_dataset_bytes = 1ull << 30;
+
+// One line without its newline into `line`, reading at most `cap` + 1 bytes of it: false at the end of the input,
+// `too_long` when the line runs past `cap`.
+bool read_bounded_line(std::istream& in, std::string& line, uint64_t cap, bool& too_long) {
+  line.clear();
+  too_long = false;
+  char buf[64 * 1024];
+  while (true) {
+    in.getline(buf, sizeof buf);
+    const auto got = static_cast<size_t>(in.gcount());
+    const bool ended = !in.fail();  // the newline was read (gcount counts it) or the input ended after some bytes
+    const size_t text = ended && got > 0 && !in.eof() ? got - 1 : got;
+    line.append(buf, text);
+    if (line.size() > cap) {
+      too_long = true;
+      return true;
+    }
+    if (ended) return got > 0 || !in.eof();
+    if (in.eof()) return !line.empty();
+    in.clear();  // the buffer filled before the newline: read on
+  }
+}
+
+}  // namespace
+
 Expected<std::vector<Prompt>> load_dataset(const std::string& path, int64_t default_output_tokens) {
   // FileReader::open first: it refuses a FIFO or device without blocking, which ifstream would not.
   PF_TRY(checked, FileReader::open(path));
+  if (checked.size_bytes() > k_max_dataset_bytes) {
+    return make_error(ErrorKind::invalid_argument, format("%s: a dataset of %llu bytes, more than the %llu accepted", path.c_str(),
+                                                          static_cast<unsigned long long>(checked.size_bytes()), static_cast<unsigned long long>(k_max_dataset_bytes)),
+                      path);
+  }
   std::ifstream in(path);
   if (!in) return make_error(ErrorKind::io, "cannot open dataset", path);
   std::vector<Prompt> prompts;
   std::string line;
   int64_t number = 0;
-  while (std::getline(in, line)) {
+  bool too_long = false;
+  while (read_bounded_line(in, line, k_max_dataset_line_bytes, too_long)) {
     ++number;
+    if (too_long) {
+      return make_error(ErrorKind::invalid_argument, format("%s:%lld: a line longer than the %llu bytes accepted for one prompt", path.c_str(),
+                                                            static_cast<long long>(number), static_cast<unsigned long long>(k_max_dataset_line_bytes)),
+                        path);
+    }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string origin = format("%s:%lld", path.c_str(), static_cast<long long>(number));
     PF_TRY(j, parse_json(line, origin));

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <string>
 
 #include "base/units.hpp"
 
@@ -159,15 +161,31 @@ class Scanner {
     return eat(']');
   }
 
+  // A value that is valid JSON but not what the field holds: stops the scan with `reason` as the message.
+  bool reject(std::string reason) {
+    m_reason = std::move(reason);
+    return false;
+  }
+  const std::string& reason() const { return m_reason; }
+
  private:
   std::string_view m_text;
   size_t m_pos = 0;
+  std::string m_reason;
 };
 
-bool read_int(Scanner& s, int64_t* out) {
+// A token count: a whole number in [0, 2^40]. 2^40 (about 1.1e12) tokens is far beyond any served context; a
+// server claiming more, less than 0 or a fraction is lying about its usage, and 1e300 cast to int64_t was undefined
+// behaviour (issue 19): the chunk is refused, so the request fails with the field named.
+constexpr double k_max_token_count = 1099511627776.0;
+
+bool read_int(Scanner& s, int64_t* out, const char* field) {
   if (s.is_null()) return true;
   double v = 0;
   if (!s.number(&v)) return false;
+  if (!(v >= 0 && v <= k_max_token_count && v == std::floor(v))) {
+    return s.reject(format("%s is %.15g, expected a whole token count from 0 to 2^40", field, v));
+  }
   *out = static_cast<int64_t>(v);
   return true;
 }
@@ -224,11 +242,11 @@ bool read_usage(Scanner& s, ChunkInfo& info) {
   if (s.is_null()) return true;
   info.has_usage = true;
   return s.object([&](std::string_view key) {
-    if (key == "prompt_tokens") return read_int(s, &info.prompt_tokens);
-    if (key == "completion_tokens") return read_int(s, &info.completion_tokens);
+    if (key == "prompt_tokens") return read_int(s, &info.prompt_tokens, "usage.prompt_tokens");
+    if (key == "completion_tokens") return read_int(s, &info.completion_tokens, "usage.completion_tokens");
     if (key == "completion_tokens_details") {
       if (s.is_null()) return true;
-      return s.object([&](std::string_view k2) { return k2 == "reasoning_tokens" ? read_int(s, &info.reasoning_tokens) : s.skip(3); });
+      return s.object([&](std::string_view k2) { return k2 == "reasoning_tokens" ? read_int(s, &info.reasoning_tokens, "usage.completion_tokens_details.reasoning_tokens") : s.skip(3); });
     }
     return s.skip(2);
   });
@@ -259,8 +277,8 @@ bool read_tgi_details(Scanner& s, ChunkInfo& info) {
   info.has_usage = true;
   return s.object([&](std::string_view key) {
     if (key == "finish_reason") return read_text(s, &info.finish_reason);
-    if (key == "generated_tokens") return read_int(s, &info.completion_tokens);
-    if (key == "prompt_tokens") return read_int(s, &info.prompt_tokens);
+    if (key == "generated_tokens") return read_int(s, &info.completion_tokens, "details.generated_tokens");
+    if (key == "prompt_tokens") return read_int(s, &info.prompt_tokens, "details.prompt_tokens");
     return s.skip(2);
   });
 }
@@ -296,6 +314,7 @@ Expected<ChunkInfo> parse_chunk(std::string_view payload) {
     }
     return s.skip(1);
   }) && s.at_end();
+  if (!ok && !s.reason().empty()) return make_error(ErrorKind::corrupt, "malformed sse: " + s.reason());
   if (!ok) {
     return make_error(ErrorKind::corrupt, format("malformed sse: data is not a JSON object (syntax error at byte %zu of %zu)", s.pos(), payload.size()));
   }

@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -71,8 +75,9 @@ examples:
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
 exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed),
-  2 bad input or usage, 3 environment or network failure (hub or server unreachable, timeout).
-environment: NO_COLOR disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
+  2 bad input or usage, 3 environment or network failure (hub or server unreachable, timeout, an output
+  that cannot be written). A pipe closed by its reader (preflight ... | head) ends preflight by SIGPIPE.
+environment: NO_COLOR or TERM=dumb disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
   PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw;
   HF_TOKEN / HUGGING_FACE_HUB_TOKEN / ~/.cache/huggingface/token and MODELSCOPE_API_TOKEN authenticate
   hub requests (never printed or cached).
@@ -651,8 +656,36 @@ const Command* find_command(const std::string& name) {
   return nullptr;
 }
 
-int run(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+namespace {
+
+// Issue 19: a result that could not be written (stdout on a full disk, closed, or a pipe whose reader left while
+// SIGPIPE is ignored) ended with exit 0 and the output lost. Now one line says so and the exit is 3 (environment).
+// With SIGPIPE at its default a closed pipe ends the process by the signal before this runs, as for other tools.
+int finish_output(int code) {
+  errno = 0;
+  std::cout.flush();
+  const int cout_err = errno;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_err = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return code;
+  // The write that failed may be long past (a large output), so its errno may be gone: ask the descriptor first.
+  int err = flush_err ? flush_err : cout_err;
+  pollfd out{STDOUT_FILENO, POLLOUT, 0};
+  if (::fcntl(STDOUT_FILENO, F_GETFL) == -1) err = EBADF;
+  else if (::poll(&out, 1, 0) == 1 && (out.revents & POLLERR)) err = EPIPE;  // a pipe whose reader has gone
+  std::fprintf(stderr, "preflight: cannot write the output to standard output%s%s; what was written is incomplete\n", err ? ": " : "", err ? std::strerror(err) : "");
+  return k_exit_environment;
+}
+
+int run_command(const std::vector<std::string>& args);
+
+}  // namespace
+
+int run(int argc, char** argv) { return finish_output(run_command(std::vector<std::string>(argv + 1, argv + argc))); }
+
+namespace {
+
+int run_command(const std::vector<std::string>& args) {
   const std::string usage = std::string(k_usage) + render_command_list(commands()) + "\n" + k_usage_tail;
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << usage;
@@ -684,5 +717,7 @@ int run(int argc, char** argv) {
   }
   return command->run(rest);
 }
+
+}  // namespace
 
 }  // namespace preflight::cli

@@ -111,6 +111,17 @@ CommandHelp bench_help() {
   return {k_bench_text, bench_options(scratch)};
 }
 
+Expected<std::string> api_key_from_env(const std::string& variable) {
+  const char* key = std::getenv(variable.c_str());
+  if (!key || !*key) return make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: environment variable {} is not set", variable));
+  for (const char* c = key; *c; ++c) {
+    if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
+      return make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: {} holds a control character (a CR or LF would inject an HTTP header)", variable));
+    }
+  }
+  return std::string(key);
+}
+
 namespace {
 
 // What one bench invocation shares across its concurrency levels.
@@ -142,13 +153,7 @@ Expected<bench::RunTarget> bench_target(const BenchRequest& req) {
   if (req.ignore_eos) target.request.eos = bench::RequestOptions::Eos::ignore;
   if (req.no_thinking) target.request.thinking = bench::RequestOptions::Thinking::off;
   if (const auto& var = req.api_key_env) {
-    const char* key = std::getenv(var->c_str());
-    if (!key || !*key) return make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: environment variable {} is not set", *var));
-    for (const char* c = key; *c; ++c) {
-      if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
-        return make_error(ErrorKind::invalid_argument, fmt::format("--api-key-env: {} holds a control character (a CR or LF would inject an HTTP header)", *var));
-      }
-    }
+    PF_TRY(key, api_key_from_env(*var));
     target.request.api_key = key;
   }
   return target;

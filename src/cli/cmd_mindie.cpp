@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "base/file.hpp"
+#include "base/file_mode.hpp"
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -171,12 +172,11 @@ Status write_plan_files(const std::string& dir, const plan::MindiePlan& p) {
   for (const char* name : {"config.json", "start.sh"}) {
     if (auto checked = check_write_target(join_path(dir, name)); !checked) return checked.error();
   }
-  PF_TRY(c, write_text_file_atomically(join_path(dir, "config.json"), dump_json(p.config, 4) + "\n"));
-  PF_TRY(s, write_text_file_atomically(join_path(dir, "start.sh"), p.start_script));
+  // Each created with its final mode (issue 19: written 0644, then chmod'ed, it was readable by all in between).
+  PF_TRY(c, write_text_file_atomically(join_path(dir, "config.json"), dump_json(p.config, 4) + "\n", FileMode{0640}));
+  PF_TRY(s, write_text_file_atomically(join_path(dir, "start.sh"), p.start_script, FileMode{0750}));
   (void)c;
   (void)s;
-  ::chmod(join_path(dir, "config.json").c_str(), 0640);
-  ::chmod(join_path(dir, "start.sh").c_str(), 0750);
   return Ok{};
 }
 

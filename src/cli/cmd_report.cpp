@@ -31,7 +31,7 @@ struct ReportRequest {
   std::optional<int64_t> run;
   bool json = false;
   bool compare = false;
-  std::optional<std::string> urls, model, concurrency;  // --compare --urls: bench live servers first
+  std::optional<std::string> urls, model, concurrency, api_key_env;  // --compare --urls: bench live servers first
   std::optional<int64_t> num_prompts, input_len, output_len;
 };
 
@@ -44,6 +44,7 @@ std::vector<Option> report_options(ReportRequest& r) {
           text_flag("urls", "URL_A,URL_B", r.urls, "with --compare: bench these live servers first, with the same prompts, into the database"),
           text_flag("model", "NAME[,NAME]", r.model, "with --urls: the served model name (one, or one per URL)"),
           text_flag("concurrency", "1,4,16", r.concurrency, "with --urls: bench's closed-loop levels"),
+          text_flag("api-key-env", "VAR", r.api_key_env, "with --urls: the environment variable holding the servers' API key"),
           int_flag("num-prompts", "N", r.num_prompts, {1, 1000000}, "with --urls: requests per level"),
           int_flag("input-len", "I", r.input_len, {1, 1 << 20}, "with --urls: synthetic prompt tokens"),
           int_flag("output-len", "O", r.output_len, {1, 1 << 20}, "with --urls: tokens to generate"), json_flag(r.json)};
@@ -51,7 +52,8 @@ std::vector<Option> report_options(ReportRequest& r) {
 
 const CommandText k_report_text{"usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]\n"
                                 "       preflight report --compare RUN_A RUN_B [RUN ...] [--html FILE] [--from-db FILE] [--json]\n"
-                                "       preflight report --compare --urls URL_A,URL_B --model NAME [--concurrency 1,4] [--num-prompts N] [--html FILE]",
+                                "       preflight report --compare --urls URL_A,URL_B --model NAME [--concurrency 1,4] [--num-prompts N] [--api-key-env VAR]\n"
+                                "                        [--html FILE]",
                                 "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside. With --compare: "
                                 "the stored sweeps of two or more runs side by side by concurrency (TTFT / TPOT / ITL p50 and p90, throughput, goodput), "
                                 "each against the first with a bootstrap 95% interval, each arm's prediction beside its measurement; a text table (or JSON) "
@@ -91,6 +93,10 @@ Expected<std::vector<int64_t>> bench_urls(const ReportRequest& req, const std::s
   if (models.size() != 1 && models.size() != urls.size()) {
     return make_error(ErrorKind::invalid_argument, fmt::format("--model: expected one name or one per URL ({}), found {}", urls.size(), models.size()));
   }
+  // A missing or unsafe key is bad input (exit 2) before any server is benched, as in bench.
+  if (req.api_key_env) {
+    if (auto key = api_key_from_env(*req.api_key_env); !key) return key.error();
+  }
   std::vector<int64_t> ids;
   for (size_t i = 0; i < urls.size(); ++i) {
     std::vector<std::string> argv = {"--url", trim(urls[i]), "--model", trim(models[models.size() == 1 ? 0 : i]), "--seed", "1", "--db", db, "--json"};
@@ -98,6 +104,7 @@ Expected<std::vector<int64_t>> bench_urls(const ReportRequest& req, const std::s
     if (req.num_prompts) argv.insert(argv.end(), {"--num-prompts", std::to_string(*req.num_prompts)});
     if (req.input_len) argv.insert(argv.end(), {"--input-len", std::to_string(*req.input_len)});
     if (req.output_len) argv.insert(argv.end(), {"--output-len", std::to_string(*req.output_len)});
+    if (req.api_key_env) argv.insert(argv.end(), {"--api-key-env", *req.api_key_env});  // the name: bench reads the key
     std::ostringstream captured;
     std::streambuf* const out = std::cout.rdbuf(captured.rdbuf());
     const int rc = cmd_bench(argv);
@@ -158,8 +165,9 @@ int cmd_report(const std::vector<std::string>& argv) {
   auto positional = parse_options(argv, report_options(req));
   auto fail = [](const Error& e) { return report_error(e); };
   if (!positional) return fail(positional.error());
-  if (!req.compare && (req.urls || req.model || req.concurrency || req.num_prompts || req.input_len || req.output_len)) {
-    return fail(make_error(ErrorKind::invalid_argument, "report: --urls, --model, --concurrency, --num-prompts, --input-len and --output-len go with --compare"));
+  if (!req.compare && (req.urls || req.model || req.concurrency || req.num_prompts || req.input_len || req.output_len || req.api_key_env)) {
+    return fail(make_error(ErrorKind::invalid_argument,
+                           "report: --urls, --model, --concurrency, --num-prompts, --input-len, --output-len and --api-key-env go with --compare"));
   }
   if (req.compare) {
     if (req.run || req.fit_json) return fail(make_error(ErrorKind::invalid_argument, "report --compare takes run ids as arguments, not --run or --fit-json"));

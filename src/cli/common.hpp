@@ -37,9 +37,11 @@ inline int exit_code_for(ErrorKind kind) {
   return k_exit_usage;
 }
 
+// TERM=dumb: a terminal that takes no escape sequences (Emacs' shell buffer, some CI logs), as for ls and git.
 inline bool use_color() {
   const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
 }
 
 // The one place an error becomes text and an exit code. Messages quote foreign text (configs, logs, server replies,

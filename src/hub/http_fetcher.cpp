@@ -160,9 +160,9 @@ struct HttpFetcher::Impl {
     if (status == 404) return make_error(ErrorKind::not_found, format("%s: not found (HTTP 404)", where(r).c_str()), url);
     if (status == 401 || status == 403) {
       const bool hf = starts_with(options.label, "hf:");
-      const char* var = hf ? "HF_TOKEN" : "MODELSCOPE_API_TOKEN";
+      const std::string source = !options.token.empty() && !options.token_source.empty() ? options.token_source : hf ? "HF_TOKEN" : "MODELSCOPE_API_TOKEN";
       return make_error(ErrorKind::network, format("%s: access denied (HTTP %ld): the repo is gated or private, or the token lacks access; %s %s", where(r).c_str(),
-                                                   status, options.token.empty() ? "set" : "check", var),
+                                                   status, options.token.empty() ? "set" : "check", source.c_str()),
                         url);
     }
     return make_error(ErrorKind::network, format("%s: HTTP %ld", where(r).c_str(), status), url);
@@ -243,7 +243,7 @@ const FetchStats& HttpFetcher::stats() const { return m_impl->stats; }
 std::vector<Expected<HttpResponse>> HttpFetcher::fetch(const std::vector<HttpRequest>& requests) {
   Impl& m = *m_impl;
   std::vector<Expected<HttpResponse>> results(requests.size(), Expected<HttpResponse>(make_error(ErrorKind::network, "not run")));
-  if (auto bad = check_token_characters(m.options.token, "token"); !bad) {
+  if (auto bad = check_token_characters(m.options.token, m.options.token_source.empty() ? "token" : m.options.token_source); !bad) {
     for (auto& r : results) r = bad.error();
     return results;
   }

@@ -43,6 +43,7 @@ struct FetchProgress {
 
 struct FetchOptions {
   std::string token;          // sent as "Authorization: Bearer"; curl drops it on a redirect to another host
+  std::string token_source;   // where the token came from ("HF_TOKEN", a token file's path): named by a 401/403
   std::string label;          // the repo reference that opens every error message ("hf:org/name@main")
   int max_parallel = 16;      // transfers at once (and connections per host)
   long connect_timeout_ms = 10'000;

@@ -1,6 +1,7 @@
 #include "hub/hub_ref.hpp"
 
 #include <cstdlib>
+#include <vector>
 
 #include "base/file.hpp"
 #include "base/text.hpp"
@@ -107,37 +108,49 @@ std::string endpoint_host(const std::string& endpoint) {
   return safe_segment(out) ? out : std::string("endpoint");
 }
 
-Expected<std::optional<std::string>> load_hub_token(HubKind hub) {
-  auto from_env = [](const char* name) -> std::optional<std::string> {
-    std::string v = trim(env(name));
-    if (v.empty()) return std::nullopt;
-    return v;
+Expected<std::optional<HubToken>> load_hub_token(HubKind hub) {
+  auto checked = [](std::string value, std::string source) -> Expected<std::optional<HubToken>> {
+    PF_TRY(ok, check_token_characters(value, source));
+    (void)ok;
+    return std::optional<HubToken>{HubToken{std::move(value), std::move(source)}};
   };
-  if (hub == HubKind::modelscope) return from_env("MODELSCOPE_API_TOKEN");
-  if (auto t = from_env("HF_TOKEN")) return t;
-  if (auto t = from_env("HUGGING_FACE_HUB_TOKEN")) return t;
+  for (const char* name : hub == HubKind::modelscope ? std::vector<const char*>{"MODELSCOPE_API_TOKEN"} : std::vector<const char*>{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
+    std::string v = trim(env(name));
+    if (!v.empty()) return checked(std::move(v), name);
+  }
+  if (hub == HubKind::modelscope) return std::optional<HubToken>{};
+  // Which setting named the file, for the error: HF_TOKEN_PATH names the file itself (a wrong one is bad input, exit
+  // 2); HF_HOME, or HOME's default, names the place it is looked for (a place that cannot be read is the machine's,
+  // exit 3: HF_HOME naming a file).
   std::string path = env("HF_TOKEN_PATH");
+  std::string setting = "HF_TOKEN_PATH";
   if (path.empty()) {
     std::string home = env("HF_HOME");
-    if (home.empty()) home = join_path(env("HOME").empty() ? "/root" : env("HOME"), ".cache/huggingface");
+    setting = "$HF_HOME/token";
+    if (home.empty()) {
+      home = join_path(env("HOME").empty() ? "/root" : env("HOME"), ".cache/huggingface");
+      setting = "the default ~/.cache/huggingface/token";
+    }
     path = join_path(home, "token");
   }
   // read_text_file never blocks: a FIFO here is refused, not waited on.
   auto text = read_text_file(path, 4096);
   if (!text) {
-    if (text.error().kind == ErrorKind::not_found) return std::optional<std::string>{};
+    if (text.error().kind == ErrorKind::not_found) return std::optional<HubToken>{};
     std::string why = text.error().message;
     if (starts_with(why, path + ": ")) why = why.substr(path.size() + 2);
-    return make_error(text.error().kind, format("%s: cannot read the hub token file (HF_TOKEN_PATH): %s", path.c_str(), why.c_str()), path);
+    const ErrorKind kind = setting == "HF_TOKEN_PATH" || text.error().kind != ErrorKind::io ? text.error().kind : ErrorKind::environment;
+    return make_error(kind, format("%s: cannot read the hub token file (%s): %s", path.c_str(), setting.c_str(), why.c_str()), path);
   }
   std::string token = trim(*text);
-  if (token.empty()) return std::optional<std::string>{};
-  return std::optional<std::string>{token};
+  if (token.empty()) return std::optional<HubToken>{};
+  return checked(std::move(token), path);
 }
 
 std::optional<std::string> hub_token(HubKind hub) {
   auto token = load_hub_token(hub);
-  return token ? *token : std::nullopt;
+  if (!token || !*token) return std::nullopt;
+  return (*token)->value;
 }
 
 std::string redact(std::string text, const std::string& token) {
@@ -147,12 +160,12 @@ std::string redact(std::string text, const std::string& token) {
   return redact_url_credentials(std::move(text));
 }
 
-Status check_token_characters(const std::string& token, const std::string& variable) {
+Status check_token_characters(const std::string& token, const std::string& source) {
   for (size_t i = 0; i < token.size(); ++i) {
     const auto c = static_cast<unsigned char>(token[i]);
     if (c < 0x20 || c == 0x7f) {
       return make_error(ErrorKind::invalid_argument, format("%s: the token holds control character 0x%02x at byte %zu (a CR or LF would inject an HTTP header); not sent",
-                                                           variable.c_str(), c, i), variable);
+                                                           source.c_str(), c, i), source);
     }
   }
   return Ok{};

@@ -40,18 +40,27 @@ std::string hub_file_url(const HubRef& ref, const std::string& endpoint, const s
 // "huggingface.co" from "https://huggingface.co:443/x": the cache folder name of an endpoint.
 std::string endpoint_host(const std::string& endpoint);
 
+// A token and where it was read from: the variable ("HF_TOKEN") or the file's path. Errors about
+// the token name `source`, never the token.
+struct HubToken {
+  std::string value;
+  std::string source;
+};
+
 // The token for `hub` from the environment or the usual token file; nullopt when none.
 std::optional<std::string> hub_token(HubKind hub);
-// The same, but a token file that exists and cannot be read (a FIFO, a directory, no permission:
-// HF_TOKEN_PATH pointing at the wrong thing) is an error naming the file instead of "no token".
-Expected<std::optional<std::string>> load_hub_token(HubKind hub);
+// The same with its source, but a token file that exists and cannot be read (a FIFO, a directory,
+// no permission: HF_TOKEN_PATH pointing at the wrong thing) is an error naming the file instead of
+// "no token", and a token holding a control character is invalid_argument naming its source
+// (check_token_characters).
+Expected<std::optional<HubToken>> load_hub_token(HubKind hub);
 
 // `text` with every occurrence of `token` replaced by "***", and the credentials of any URL in it
 // (HF_ENDPOINT=http://user:pw@host) replaced by "***" (base/text redact_url_credentials).
 std::string redact(std::string text, const std::string& token);
 
 // invalid_argument when `token` holds a control character: a CR or LF would end the Authorization
-// header and start one of the server's choosing. `variable` names where it came from.
-Status check_token_characters(const std::string& token, const std::string& variable);
+// header and start one of the server's choosing. `source` names where it came from (a variable or a file).
+Status check_token_characters(const std::string& token, const std::string& source);
 
 }  // namespace preflight::hub

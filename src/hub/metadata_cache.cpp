@@ -26,7 +26,7 @@ std::string env(const char* name) {
 
 Status write_whole_file(const std::string& path, const std::string& bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(ErrorKind::io, format("cannot create: %s", std::strerror(errno)), path);
+  if (fd < 0) return make_error(ErrorKind::environment, format("%s: cannot create: %s", path.c_str(), std::strerror(errno)), path);
   size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
@@ -34,11 +34,11 @@ Status write_whole_file(const std::string& path, const std::string& bytes) {
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      return make_error(ErrorKind::io, format("cannot write: %s", std::strerror(err)), path);
+      return make_error(ErrorKind::environment, format("%s: cannot write: %s", path.c_str(), std::strerror(err)), path);
     }
     written += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) return make_error(ErrorKind::io, format("cannot write: %s", std::strerror(errno)), path);
+  if (::close(fd) != 0) return make_error(ErrorKind::environment, format("%s: cannot write: %s", path.c_str(), std::strerror(errno)), path);
   return Ok{};
 }
 }  // namespace
@@ -61,29 +61,52 @@ std::string metadata_entry_dir(const std::string& root, const std::string& endpo
 
 bool metadata_entry_complete(const std::string& dir) { return path_exists(join_path(dir, k_manifest)); }
 
-EntryStaging::EntryStaging(std::string entry_dir, std::string temp_dir) : m_entry_dir(std::move(entry_dir)), m_temp_dir(std::move(temp_dir)) {}
+EntryStaging::EntryStaging(std::string entry_dir, std::string temp_dir, std::vector<std::string> created_dirs)
+    : m_entry_dir(std::move(entry_dir)), m_temp_dir(std::move(temp_dir)), m_created_dirs(std::move(created_dirs)) {}
 
 EntryStaging::EntryStaging(EntryStaging&& other) noexcept
-    : m_entry_dir(std::move(other.m_entry_dir)), m_temp_dir(std::move(other.m_temp_dir)), m_committed(other.m_committed) {
+    : m_entry_dir(std::move(other.m_entry_dir)), m_temp_dir(std::move(other.m_temp_dir)), m_created_dirs(std::move(other.m_created_dirs)),
+      m_committed(other.m_committed) {
   other.m_committed = true;  // the moved-from object owns nothing to clean up
 }
 
 Expected<EntryStaging> EntryStaging::begin(const std::string& entry_dir) {
   std::error_code ec;
   const fs::path parent = fs::path(entry_dir).parent_path();
-  fs::create_directories(parent, ec);
-  if (ec) return make_error(ErrorKind::io, format("cannot create the metadata cache directory: %s", ec.message().c_str()), parent.string());
+  // The folders this entry adds to the cache (the root, the endpoint's, the repo's), deepest first:
+  // a failed fetch removes them again, so it leaves no empty folder behind (issue 19).
+  std::vector<std::string> created;
+  for (fs::path p = parent; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    created.push_back(p.string());
+    if (p == p.parent_path()) break;
+  }
   std::random_device rd;
   const std::string temp = entry_dir + format(".tmp-%d-%08x", static_cast<int>(::getpid()), static_cast<unsigned>(rd()));
-  fs::create_directory(temp, ec);
-  if (ec) return make_error(ErrorKind::io, format("cannot create a staging directory: %s", ec.message().c_str()), temp);
-  return EntryStaging(entry_dir, temp);
+  // A second try when another process's failed fetch removed an empty parent between the two calls.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    fs::create_directories(parent, ec);
+    if (ec) {
+      for (const auto& d : created) ::rmdir(d.c_str());  // what create_directories made before it failed
+      return make_error(ErrorKind::environment, format("%s: cannot create the metadata cache directory: %s", parent.c_str(), ec.message().c_str()), parent.string());
+    }
+    fs::create_directory(temp, ec);
+    if (ec != std::errc::no_such_file_or_directory) break;
+  }
+  if (ec) {
+    for (const auto& d : created) ::rmdir(d.c_str());
+    return make_error(ErrorKind::environment, format("%s: cannot create a staging directory: %s", temp.c_str(), ec.message().c_str()), temp);
+  }
+  return EntryStaging(entry_dir, temp, std::move(created));
 }
 
 EntryStaging::~EntryStaging() {
   if (m_committed) return;
   std::error_code ec;
   fs::remove_all(m_temp_dir, ec);
+  // rmdir removes only an empty folder: one another process has since put an entry in stays.
+  for (const auto& d : m_created_dirs) {
+    if (::rmdir(d.c_str()) != 0) break;
+  }
 }
 
 Status EntryStaging::write_file(const std::string& name, const std::string& bytes) {
@@ -102,13 +125,13 @@ Status EntryStaging::commit(const std::string& manifest_json) {
     std::random_device rd;
     old = m_entry_dir + format(".old-%d-%08x", static_cast<int>(::getpid()), static_cast<unsigned>(rd()));
     fs::rename(m_entry_dir, old, ec);
-    if (ec) return make_error(ErrorKind::io, format("cannot replace the cached entry: %s", ec.message().c_str()), m_entry_dir);
+    if (ec) return make_error(ErrorKind::environment, format("%s: cannot replace the cached entry: %s", m_entry_dir.c_str(), ec.message().c_str()), m_entry_dir);
   }
   fs::rename(m_temp_dir, m_entry_dir, ec);
   if (ec) {
     // Another process committed the same entry first: keep theirs, drop ours.
     if (metadata_entry_complete(m_entry_dir)) return Ok{};
-    return make_error(ErrorKind::io, format("cannot commit the cached entry: %s", ec.message().c_str()), m_entry_dir);
+    return make_error(ErrorKind::environment, format("%s: cannot commit the cached entry: %s", m_entry_dir.c_str(), ec.message().c_str()), m_entry_dir);
   }
   m_committed = true;
   if (!old.empty()) fs::remove_all(old, ec);

@@ -28,9 +28,12 @@ bool metadata_entry_complete(const std::string& dir);
 
 // An entry under construction. Files go to a temporary directory; commit() writes manifest.json
 // and renames the directory into place (replacing an older entry); destruction without commit
-// removes everything written.
+// removes everything written, the directories begin() created for it included (the cache root, the
+// endpoint's and the repo's folders), so a failed fetch leaves the cache as it found it.
 class EntryStaging {
  public:
+  // environment error (exit 3) naming the directory when the cache cannot be created there
+  // (XDG_CACHE_HOME a file, a read-only place).
   static Expected<EntryStaging> begin(const std::string& entry_dir);
   EntryStaging(EntryStaging&& other) noexcept;
   EntryStaging& operator=(EntryStaging&&) = delete;
@@ -45,9 +48,10 @@ class EntryStaging {
   const std::string& dir() const { return m_temp_dir; }
 
  private:
-  EntryStaging(std::string entry_dir, std::string temp_dir);
+  EntryStaging(std::string entry_dir, std::string temp_dir, std::vector<std::string> created_dirs);
   std::string m_entry_dir;
   std::string m_temp_dir;
+  std::vector<std::string> m_created_dirs;  // made by begin(), deepest first: removed again when empty
   bool m_committed = false;
 };
 

@@ -221,12 +221,17 @@ Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFe
   FetchOptions fo = options.fetch;
   if (options.token) {
     fo.token = *options.token;
+    fo.token_source = "the token given";
+    PF_TRY(token_ok, check_token_characters(fo.token, fo.token_source));
+    (void)token_ok;
   } else {
+    // Checked where it is read, so an error names the variable or file it came from (issue 19).
     PF_TRY(token, load_hub_token(ref.hub));
-    fo.token = token.value_or("");
+    if (token) {
+      fo.token = token->value;
+      fo.token_source = token->source;
+    }
   }
-  PF_TRY(token_ok, check_token_characters(fo.token, ref.hub == HubKind::hugging_face ? "HF_TOKEN" : "MODELSCOPE_API_TOKEN"));
-  (void)token_ok;
   fo.label = ref.text();
   HttpFetcher fetcher(fo);
   PF_TRY(staging, EntryStaging::begin(entry));

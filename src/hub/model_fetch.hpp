@@ -39,7 +39,7 @@ struct ModelFetchResult {
 
 // Errors name the reference and the file: not_found (a required file is 404, or --offline with no
 // entry), network (401/403, failures after retries), timeout, corrupt (a header longer than its
-// file, an unparsable header or index), io (the cache directory), and whatever the model reader
+// file, an unparsable header or index), environment (the cache directory cannot be written), and whatever the model reader
 // (model::load_model_directory / load_gguf_model) says about the fetched files: an entry is
 // committed to the cache only when the reader accepts it.
 Expected<ModelFetchResult> fetch_model_metadata(const HubRef& ref, const ModelFetchOptions& options);

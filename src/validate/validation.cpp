@@ -721,6 +721,14 @@ void summarise(ValidationReport& report) {
 
 }  // namespace
 
+// Every case's result is kept for the summary (about 25 KB for an evaluated case, 1.6 KB for an unreadable one), so
+// a 64 MiB file of 20 million "{}" lines took 21 GB before it was killed (issue 19). 10,000 cases in one run: ~250 MB
+// and a few minutes; the published record sets hold a few hundred.
+constexpr int k_max_validation_cases = 10'000;
+// One case is one JSON object of about 1 KB; a 60 MB line (an array of 30 million numbers) parsed to a 1 GB tree.
+// 2 MiB still reads a case with a 1 MB field, so that field's own error names it (cut), and parses to ~40 MB at most.
+constexpr size_t k_max_case_line_bytes = 2u << 20;
+
 Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options) {
   ValidationReport report;
   PF_TRY(devices, device::load_device_catalog());
@@ -729,6 +737,27 @@ Expected<ValidationReport> run_validation(const std::vector<std::string>& files,
   model::ResolveOptions resolve;
   resolve.extra_model_dirs = options.model_dirs;
   const CaseContext ctx{devices, engines, speeds, options, resolve};
+  // The limits first, over every file, so that a run over them is refused before any case is evaluated.
+  int counted = 0;
+  for (const auto& file : files) {
+    PF_TRY(text, read_text_file(file));
+    std::istringstream lines(text);
+    std::string line;
+    for (int line_no = 1; std::getline(lines, line); ++line_no) {
+      if (trim(line).empty()) continue;
+      if (line.size() > k_max_case_line_bytes) {
+        return make_error(ErrorKind::invalid_argument, format("%s: line %d: a case of %zu bytes, more than the %zu accepted for one case", file.c_str(), line_no,
+                                                              line.size(), k_max_case_line_bytes),
+                          file);
+      }
+      if (++counted > k_max_validation_cases) {
+        return make_error(ErrorKind::invalid_argument,
+                          format("%s: line %d: more than %d cases in one validate run (each case's result is held for the summary); split the file", file.c_str(),
+                                 line_no, k_max_validation_cases),
+                          file);
+      }
+    }
+  }
   for (const auto& file : files) {
     PF_TRY(text, read_text_file(file));
     std::istringstream lines(text);

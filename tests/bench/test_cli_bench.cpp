@@ -257,6 +257,32 @@ TEST(CliBench, Issue19_SecretsReachNoOutput) {
   }
 }
 
+// Issue 19: report --compare --urls benched each server without a key: it had no --api-key-env, so a server behind a
+// key could not be compared. It takes bench's flag: the key reaches each server (the echoing server's 401 quotes the
+// Authorization header, stored redacted as "Bearer ***"; without a key it would read "(none)"), and never reaches the
+// output, the database or the HTML report. An unset variable is bad input before any server is benched.
+TEST(CliBench, Issue19_ReportCompareUrlsTakesTheApiKeyFromTheEnvironment) {
+  auto a = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1", "--fault", "echo_auth"});
+  auto b = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1", "--fault", "echo_auth"});
+  const auto dir = pftest::scratch_dir("cli-report-compare-key");
+  const std::string db = dir + "/bench.db", html = dir + "/ab.html";
+  const std::string compare = "report --compare --urls " + a.url + "," + b.url + " --model m --concurrency 1 --num-prompts 2 --input-len 8 --output-len 8 --from-db " + db +
+                              " --html " + html + " --api-key-env PF_TEST_API_KEY";
+  const auto r = pftest::run_cli(compare, {.env = "PF_TEST_API_KEY=sk-SECRETKEY123 timeout 60"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  const std::string stored = pftest::read_all(db) + pftest::read_all(db + "-wal");
+  EXPECT_NE(stored.find("bad credentials Bearer ***"), std::string::npos);  // the key was sent to the servers
+  EXPECT_EQ(stored.find("bad credentials (none)"), std::string::npos);
+  for (const auto& [name, out] : std::vector<std::pair<std::string, std::string>>{{"report", r.out}, {"database", stored}, {"html", pftest::read_all(html)}}) {
+    EXPECT_EQ(out.find("SECRETKEY"), std::string::npos) << "the key in " << name;
+  }
+  const auto unset = pftest::run_cli(compare, {.env = "env -u PF_TEST_API_KEY timeout 60"});
+  EXPECT_EQ(unset.code, 2) << unset.out;
+  EXPECT_NE(unset.out.find("--api-key-env: environment variable PF_TEST_API_KEY is not set"), std::string::npos) << unset.out;
+  const auto alone = pftest::run_cli("report --html " + html + " --from-db " + db + " --api-key-env PF_TEST_API_KEY");
+  EXPECT_EQ(alone.code, 2) << alone.out;
+}
+
 // Issue 19: report --html on a FIFO waited for a reader for ever (std::ofstream); it is refused, exit 2, at once.
 TEST(CliBench, Issue19_ReportHtmlOnAFifoIsRefused) {
   auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "1"});

@@ -62,6 +62,12 @@ TEST(Faults, Issue19_EndlessEventFailsThatRequestOnly) {
   getrusage(RUSAGE_SELF, &after);
   EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "peak RSS grew by " << (after.ru_maxrss - before.ru_maxrss) << " KiB";
 }
+// Issue 19: a usage chunk claiming 1e300 completion tokens was cast to int64_t (undefined behaviour; in practice a
+// negative count, so the request passed with its tokens counted from events). The faulted requests fail, naming the
+// field; the others and the totals are untouched.
+TEST(Faults, Issue19_UsageCountNoIntegerHoldsFailsThatRequest) {
+  run_fault({"usage_1e300", FailureClass::malformed_sse, "usage.completion_tokens is 1e+300, expected a whole token count from 0 to 2^40"});
+}
 TEST(Faults, ErrorObjectInside200Stream) { run_fault({"stream_error", FailureClass::stream_error, "injected error inside a 200 stream"}); }
 TEST(Faults, MissingDone) { run_fault({"no_done", FailureClass::missing_done, "without [DONE]"}); }
 TEST(Faults, TruncatedStream) { run_fault({"truncate", FailureClass::truncated, "truncated"}); }

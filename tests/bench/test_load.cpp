@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 
@@ -81,6 +82,42 @@ TEST(Load, DatasetFileErrorsNameFileAndLine) {
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().describe().find("bad.jsonl:2"), std::string::npos) << e.error().describe();
   EXPECT_FALSE(load_dataset(dir + "/missing.jsonl", 16));
+}
+
+// Issue 19: std::getline took a dataset line of any length and every prompt was kept: one 300 MB line took 1.7 GB
+// and 51 s, then was sent. A line over 16 MiB is refused by file and line, a dataset over 1 GiB by its size (a sparse
+// file here); lines longer than the reader's 64 KiB buffer, a line of exactly that length and a last line without a
+// newline still read whole.
+TEST(Load, Issue19_DatasetLineAndFileSizesAreBounded) {
+  const std::string dir = pftest::scratch_dir("load-dataset-bounds");
+  const std::string long_prompt(200'000, 'p'), exact(65'535 - 14, 'e');  // {"prompt": "..."} around `exact` is 65,535 bytes
+  {
+    std::ofstream f(dir + "/ok.jsonl");
+    f << R"({"prompt": ")" << long_prompt << "\"}\n" << R"({"prompt": ")" << exact << "\"}\n\n" << R"({"prompt": "last", "output_len": 3})";
+  }
+  auto ok = load_dataset(dir + "/ok.jsonl", 16);
+  ASSERT_TRUE(ok) << ok.error().message;
+  ASSERT_EQ(ok->size(), 3u);
+  EXPECT_EQ((*ok)[0].text, long_prompt);
+  EXPECT_EQ((*ok)[1].text, exact);
+  EXPECT_EQ((*ok)[2].text, "last");
+  EXPECT_EQ((*ok)[2].output_tokens, 3);
+  {
+    std::ofstream f(dir + "/long.jsonl");
+    f << R"({"prompt": "a"})" << "\n" << R"({"prompt": ")" << std::string((16u << 20) + 10, 'x') << "\"}\n";
+  }
+  auto long_line = load_dataset(dir + "/long.jsonl", 16);
+  ASSERT_FALSE(long_line);
+  EXPECT_EQ(long_line.error().kind, preflight::ErrorKind::invalid_argument);
+  EXPECT_EQ(long_line.error().message, dir + "/long.jsonl:2: a line longer than the 16777216 bytes accepted for one prompt");
+  {
+    std::ofstream f(dir + "/huge.jsonl");
+  }
+  std::filesystem::resize_file(dir + "/huge.jsonl", (1ull << 30) + 1);
+  auto huge = load_dataset(dir + "/huge.jsonl", 16);
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().message, dir + "/huge.jsonl: a dataset of 1073741825 bytes, more than the 1073741824 accepted");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Load, EndpointUrl) {

@@ -171,6 +171,31 @@ TEST(ParseChunk, ExtractsTheFieldsMetricsNeed) {
   EXPECT_TRUE(parse_chunk(" [DONE] ")->is_done);
 }
 
+// Issue 19: usage counts that are valid JSON but no token count (1e300 was cast to int64_t: undefined behaviour) are
+// refused with the field named; a count given as a string is a syntax error of the scan, as before.
+TEST(ParseChunk, Issue19_UsageCountsOutsideTokenRangeAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":1e300}})", "usage.completion_tokens is 1e+300, expected a whole token count from 0 to 2^40"},
+      {R"({"choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":8}})", "usage.prompt_tokens is -5, expected"},
+      {R"({"choices":[],"usage":{"completion_tokens":12.5}})", "usage.completion_tokens is 12.5, expected"},
+      {R"({"choices":[],"usage":{"completion_tokens":1099511627777}})", "usage.completion_tokens is 1099511627777, expected"},
+      {R"({"choices":[],"usage":{"completion_tokens_details":{"reasoning_tokens":-1}}})", "usage.completion_tokens_details.reasoning_tokens is -1"},
+      {R"({"token":{"text":"a"},"generated_text":"a","details":{"generated_tokens":9.2e18}})", "details.generated_tokens is 9.2e+18"},
+      {R"({"choices":[],"usage":{"completion_tokens":"12"}})", "syntax error at byte"},
+  };
+  for (const auto& [payload, fragment] : bad) {
+    auto r = parse_chunk(payload);
+    ASSERT_FALSE(r) << payload;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(r.error().message.find("malformed sse: "), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+  }
+  auto edge = parse_chunk(R"({"choices":[],"usage":{"prompt_tokens":0,"completion_tokens":1099511627776}})");
+  ASSERT_TRUE(edge) << edge.error().message;
+  EXPECT_EQ(edge->completion_tokens, 1099511627776);
+  EXPECT_EQ(edge->prompt_tokens, 0);
+}
+
 TEST(ParseChunk, RejectsMalformedPayloads) {
   const std::vector<std::string> bad = {
       R"({"choices":[{"delta":{"content":"x"})",  // truncated

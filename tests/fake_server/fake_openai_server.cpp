@@ -6,7 +6,7 @@
 //
 // usage: fake_openai_server [--port P] [--ttft-ms 200] [--itl-ms 20] [--tokens N (default: max_tokens)]
 //        [--report-lateness: prints "LATE <request> <first-token ns late> <last-token ns late>" per finished stream]
-//                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate|echo_auth]
+//                           [--fault none|http500|http429|malformed|huge_line|endless_event|escape_error|stream_error|no_done|stall|truncate|echo_auth|usage_1e300]
 //                           [--fault-every K] [--no-usage] [--reasoning N] [--role-prelude]
 // --mindie: MindIE Service's formats (MindIE LLM service_APIs_usage_guidance.md and the TGI 0.9.4-compatible
 // /generate_stream page): POST /generate_stream streams "data:{"token":{...},"generated_text":null,"details":null}"
@@ -251,6 +251,7 @@ void step(Conn& c) {
                           {"model", s.model},
                           {"choices", nlohmann::json::array()},
                           {"usage", {{"prompt_tokens", s.prompt_tokens}, {"completion_tokens", s.total}, {"total_tokens", s.prompt_tokens + s.total}}}};
+      if (s.fault == "usage_1e300") u["usage"]["completion_tokens"] = 1e300;  // a lying server: no int64_t holds it
       event(c, u.dump());
     }
     if (s.fault != "no_done") event(c, "[DONE]");

@@ -437,3 +437,58 @@ TEST(HubFault, Issue19_TotalDeadlineBoundsEveryAttempt) {
   EXPECT_LT(ms, 4000);
   expect_no_entry(dir + "/cache");
 }
+
+// Issue 19: a failed fetch removed its staging directory but kept the folders it had made for the entry (the cache
+// root, the endpoint's and the repo's): every failure left empty directories behind. Now the cache is as it was: no
+// folder when there was none, and only what was there before when another entry exists.
+TEST(HubFault, Issue19_FailedFetchLeavesTheCacheAsItFoundIt) {
+  const pfhub::TempTree tree("hub-failed-leaves-nothing");
+  const std::string& dir = tree.path;
+  pfhub::FaultServer server(fault_repo(dir), [](const std::string& p, int) { return p == k_config ? pfhub::Fault::not_found : pfhub::Fault::serve; });
+  const std::string cache = dir + "/cache/preflight/hub";
+  auto fetched = hub::fetch_model_metadata(tiny_ref(), fast_options(server.url(), cache));
+  ASSERT_FALSE(fetched);
+  EXPECT_EQ(fetched.error().kind, ErrorKind::not_found);
+  EXPECT_FALSE(pfhub::fs::exists(dir + "/cache")) << "a failed fetch made " << dir << "/cache";
+  // With another entry in the cache: the same host and org folders hold it, and stay; nothing else is added.
+  const std::string other = cache + "/127.0.0.1_" + server.url().substr(server.url().rfind(':') + 1) + "/acme/other/main";
+  pfhub::fs::create_directories(other);
+  pfhub::write_file(other + "/manifest.json", "{}");
+  std::vector<std::string> before;
+  for (const auto& e : pfhub::fs::recursive_directory_iterator(dir + "/cache")) before.push_back(e.path().string());
+  auto again = hub::fetch_model_metadata(tiny_ref(), fast_options(server.url(), cache));
+  ASSERT_FALSE(again);
+  std::vector<std::string> after;
+  for (const auto& e : pfhub::fs::recursive_directory_iterator(dir + "/cache")) after.push_back(e.path().string());
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(after, before);
+}
+
+// Issue 19 (hostile hub): a redirect to another host or port must not carry the token (curl drops a custom
+// Authorization header there since 7.58, and on another port of the same host since 7.83; preflight loads whatever
+// libcurl the machine has). The second server answers 418 to any request with an Authorization header, so a
+// forwarded token fails the fetch; the first server redirects every file to it, once by address and once by name.
+TEST(HubFault, Issue19_RedirectToAnotherHostOrPortCarriesNoToken) {
+  REQUIRE_NGINX();
+  const pfhub::TempTree tree("hub-redirect-token");
+  const std::string& dir = tree.path;
+  make_repo(dir + "/www", "", 2, 1);
+  pfhub::Nginx other;
+  ASSERT_TRUE(other.start(dir + "/nginx-other", dir + "/www", "    location / { if ($http_authorization != \"\") { return 418; } }\n"));
+  for (const std::string host : {"127.0.0.1", "localhost"}) {
+    pfhub::Nginx first;
+    const std::string target = "http://" + host + ":" + std::to_string(other.port());
+    ASSERT_TRUE(first.start(dir + "/nginx-first-" + host, dir + "/www", "    location / { return 302 " + target + "$request_uri; }\n"));
+    auto o = fast_options(first.url(), dir + "/cache-" + host);
+    o.token = std::string("hf_SECRET_REDIRECT");
+    auto fetched = hub::fetch_model_metadata(tiny_ref(), o);
+    ASSERT_TRUE(fetched) << host << ": " << fetched.error().describe();
+    EXPECT_EQ(model::load_model_directory(fetched->path)->exact_weight_bytes.value_or(0), 2'147'483'648ull);
+    int redirected = 0;
+    for (const auto& e : first.access_log()) redirected += e.status == 302;
+    EXPECT_EQ(redirected, 6) << host;  // config, index, 2 quant descriptors, 2 shards
+    for (const auto& e : other.access_log()) EXPECT_NE(e.status, 418) << host << ": " << e.uri << " reached the other server with the token";
+    other.clear_access_log();
+  }
+}
