@@ -8,6 +8,7 @@
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "engine/moe_backend_workspace.hpp"
+#include "engine/moe_row_padding.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/nccl_buffers.hpp"
 #include "engine/version_range.hpp"
@@ -938,6 +939,11 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   if (const Json* mb = r.find("moe_backend_workspaces"); mb && !mb->is_null()) {
     PF_TRY(backends, parse_moe_backend_workspaces(*mb, origin, "overheads[" + o.platform + "].moe_backend_workspaces"));
     o.moe_backend_workspaces = std::make_shared<const std::vector<MoeBackendWorkspace>>(std::move(backends));
+  }
+  if (const Json* pad = r.find("moe_row_padding"); pad && !pad->is_null()) {
+    if (!pad->is_object()) return make_error(ErrorKind::corrupt, format("%s: overheads[%s].moe_row_padding: expected an object", origin.c_str(), o.platform.c_str()), origin);
+    PF_TRY(padding, parse_moe_row_padding(JsonObject(*pad, origin, "overheads[" + o.platform + "].moe_row_padding"), origin));
+    o.moe_row_padding = std::make_shared<const MoeRowPadding>(std::move(padding));
   }
   return o;
 }

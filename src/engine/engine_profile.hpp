@@ -422,6 +422,7 @@ struct TextActivationLiveTensors {
 struct NcclBuffers;  // engine/nccl_buffers.hpp
 struct AllreduceFusionWorkspace;  // engine/allreduce_workspace.hpp
 struct MoeBackendWorkspace;       // engine/moe_backend_workspace.hpp
+struct MoeRowPadding;             // engine/moe_row_padding.hpp
 
 struct Overheads {
   std::string platform;
@@ -466,7 +467,10 @@ struct Overheads {
   // versions and cards each record names (engine/moe_backend_workspace.hpp; engines.json overheads[].moe_backend_workspaces).
   // Null: no backend allocates one on this platform.
   std::shared_ptr<const std::vector<MoeBackendWorkspace>> moe_backend_workspaces;
-  // nccl_buffers, allreduce_fusion_workspace and moe_backend_workspaces compare by address
+  // Issue 15 (acc29): the row padding the engine versions it names give unquantized MoE expert weights at load on this
+  // platform (engine/moe_row_padding.hpp; engines.json overheads[].moe_row_padding: vLLM's VLLM_ROCM_MOE_PADDING). Null: none.
+  std::shared_ptr<const MoeRowPadding> moe_row_padding;
+  // nccl_buffers, allreduce_fusion_workspace, moe_backend_workspaces and moe_row_padding compare by address
   bool operator==(const Overheads&) const = default;
 };
 

@@ -13,6 +13,7 @@
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/moe_row_padding.hpp"
 #include "estimate/vision_pass.hpp"
 #include "model/vision_tower.hpp"
 
@@ -232,10 +233,45 @@ std::pair<double, double> embedding_nz_copy_bytes(const ModelSpec& m, const mode
   return {first, last};
 }
 
-}  // namespace
+// Issue 15 (acc29): the bytes an engine's MoE row padding (engine/moe_row_padding.hpp: vLLM's VLLM_ROCM_MOE_PADDING on
+// ROCm) adds to one unquantized routed-expert group, as a whole-model figure that the group's rank share turns into one
+// rank's. vLLM's w13 (gate_proj, up_proj: cols = hidden) keeps whole hidden-size rows on every rank, TP splitting the rows
+// between ranks; w2 (down_proj) keeps intermediate / (DP x TP) of each row without expert parallel (the flattened tensor
+// split of FusedMoEParallelConfig.make), so every rank holds all of its rows, and whole rows with it. A row whose bytes
+// are a multiple of row_bytes_multiple gains pad_bytes (UnquantizedFusedMoEMethod._maybe_pad_weight).
+double moe_row_padding_bytes(const ModelSpec& m, const model::WeightGroup& g, const engine::MoeRowPadding& pad, const Deployment& dep, const StageLayout& lay) {
+  const double element = static_cast<double>(model::dtype_bits(m.dtype) / 8);
+  const double ranks = static_cast<double>(lay.expert_ranks());
+  const bool row_split = g.cols != m.hidden_size && !dep.enable_expert_parallel && lay.expert_ranks() > 1;
+  const double row_bytes = static_cast<double>(g.cols) * element / (row_split ? ranks : 1.0);
+  if (row_bytes <= 0 || std::fmod(row_bytes, pad.row_bytes_multiple) != 0.0) return 0.0;
+  return static_cast<double>(g.rows) * static_cast<double>(g.count) * pad.pad_bytes * (row_split ? ranks : 1.0);
+}
 
-Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
-                                        const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
+// One rank's row padding on the first and the last pipeline stage and per decoder layer (the routed experts' rank share
+// and stage layers, as the weights), and the all-ranks total; only experts stored in the model dtype are padded.
+struct RowPadding {
+  double first = 0, last = 0, layer = 0, all_ranks = 0;
+};
+RowPadding moe_row_padding(const ModelSpec& m, const model::QuantScheme& scheme, const engine::MoeRowPadding& pad, const Deployment& dep, const StageLayout& lay) {
+  const model::SchemeFormats formats(scheme);
+  RowPadding out;
+  const double n = static_cast<double>(lay.n_layers);
+  for (const auto& g : m.weights) {
+    if (g.part != model::Part::text || !g.expert || !g.linear || g.cols <= 1 || formats(g.module, g.expert) != model::WeightFormat::native) continue;
+    if (scheme.linear_format == model::WeightFormat::packed_bits) continue;
+    const double extra = moe_row_padding_bytes(m, g, pad, dep, lay);
+    const double base = weight_rank_share(g, lay.tp) * lay.expert_share();
+    out.first += extra * base * static_cast<double>(lay.first_layers) / n;
+    out.last += extra * base * static_cast<double>(lay.last_layers) / n;
+    out.layer += extra * base / n;
+    out.all_ranks += extra;
+  }
+  return out;
+}
+
+Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                         const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
   const bool skip_tower = vision_tower_skipped(m, engine, dep);
   double computed_total = 0, computed_rank = 0, computed_last = 0, computed_layer = 0;
   const engine::Mxfp4Layout* mxfp4 = scheme.expert_format == model::WeightFormat::mxfp4 ? engine.mxfp4_layout_for(device.id, device.family) : nullptr;
@@ -381,6 +417,31 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   out.layer_bytes = computed_layer;
   out.shared_bytes = shared;
   if (explain) out.last.inputs[2].second = static_cast<double>(lay.last_layers);
+  return out;
+}
+
+}  // namespace
+
+// The weights as weights_as_stored sizes them, plus the row padding the engine gives unquantized MoE experts at load on
+// this platform (issue 15, acc29).
+Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
+                                        const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
+  PF_TRY(out, weights_as_stored(m, scheme, device, engine, oh, dep, lay, batched_tokens));
+  const engine::MoeRowPadding* pad = oh.moe_row_padding.get();
+  if (!pad || !pad->applied_by(engine)) return out;
+  const RowPadding p = moe_row_padding(m, scheme, *pad, dep, lay);
+  if (p.all_ranks <= 0) return out;
+  out.first.bytes += p.first;
+  out.last.bytes += p.last;
+  out.layer_bytes += p.layer;
+  if (dep.explain) {
+    const std::string note = format("; unquantized MoE experts padded %.0f B a row where the row is a multiple of %.0f B (+%.2f GiB all ranks; %s; %s turns it off)",
+                                    pad->pad_bytes, pad->row_bytes_multiple, bytes_to_gib(p.all_ranks), pad->source.c_str(), pad->switch_env.c_str());
+    for (Term* t : {&out.first, &out.last}) {
+      t->rule += note;
+      t->inputs.emplace_back("moe_row_padding_bytes", p.all_ranks);
+    }
+  }
   return out;
 }
 

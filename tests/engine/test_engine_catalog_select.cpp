@@ -12,6 +12,7 @@
 #include "engine/engine_profile.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "engine/moe_backend_workspace.hpp"
+#include "engine/moe_row_padding.hpp"
 #include "engine/nccl_buffers.hpp"
 
 using namespace preflight;
@@ -34,13 +35,16 @@ bool same_overheads(const Overheads* a, const Overheads* b) {
   const bool same_nccl = same_record(x.nccl_buffers, y.nccl_buffers);
   const bool same_workspace = same_record(x.allreduce_fusion_workspace, y.allreduce_fusion_workspace);
   const bool same_moe_backends = same_record(x.moe_backend_workspaces, y.moe_backend_workspaces);
+  const bool same_row_padding = same_record(x.moe_row_padding, y.moe_row_padding);
   x.nccl_buffers.reset();
   y.nccl_buffers.reset();
   x.allreduce_fusion_workspace.reset();
   y.allreduce_fusion_workspace.reset();
   x.moe_backend_workspaces.reset();
   y.moe_backend_workspaces.reset();
-  return same_nccl && same_workspace && same_moe_backends && x == y;
+  x.moe_row_padding.reset();
+  y.moe_row_padding.reset();
+  return same_nccl && same_workspace && same_moe_backends && same_row_padding && x == y;
 }
 
 // The profiles of `engine`, in file order.
