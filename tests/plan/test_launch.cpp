@@ -773,6 +773,22 @@ TEST(Launch, Issue16_VllmGgufRowPassesTheBaseTokenizer) {
   EXPECT_EQ(bf16.serve.find("--tokenizer"), std::string::npos) << bf16.serve;
 }
 
+// Issue 16: an AutoRound row served `--quantization auto-round`, a name vLLM 0.16's argparse refuses (its choices list
+// `inc` instead; data/engines/quantization_methods.json). vLLM's AutoRound page serves the checkpoint with no flag
+// (`vllm serve Intel/DeepSeek-R1-0528-Qwen3-8B-int4-AutoRound`, https://docs.vllm.ai/en/v0.11.2/features/quantization/auto_round/):
+// the method comes from its config, at every version.
+TEST(Launch, Issue16_AutoRoundRowsPassNoQuantizationFlag) {
+  auto engines = engine::select_engine(catalogs().engines, "vllm", "");
+  ASSERT_TRUE(engines.has_value()) << engines.error().describe();
+  const model::ModelSpec m = model_of("Qwen/Qwen3-8B");
+  plan::Candidate c = candidate(m.id, "auto-round", 1);
+  c.variant_id = "autoround";
+  const plan::Launch l = plan::build_launch(m, c, *engines, catalogs().rules, 8, plan::LaunchOptions{});
+  SCOPED_TRACE(l.serve);
+  EXPECT_EQ(l.serve.rfind("vllm serve Intel/Qwen3-8B-int4-AutoRound ", 0), 0u);
+  EXPECT_EQ(l.serve.find("--quantization"), std::string::npos);
+}
+
 // Issue 16 (ux28): the download step was `huggingface-cli download REPO --local-dir DIR`. Since huggingface_hub 1.0 that
 // entry point prints "`huggingface-cli` is deprecated and no longer works" and exits 1 (setup.py console_scripts
 // huggingface-cli=huggingface_hub.cli.deprecated_cli:main), and transformers 5, which vLLM-Ascend 0.23 pins, needs
