@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deploy/deployment.hpp"
+#include "engine/attention_backends.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "logs/engine_log.hpp"
@@ -255,3 +256,30 @@ TEST(EngineCore, Issue15_AscendFp8KvCacheIsRefused) {
   EXPECT_NE(mixed.out.find("on 1x 910B3: --kv-cache-dtype: fp8 on 910B3"), std::string::npos) << mixed.out;
   EXPECT_NE(mixed.out.find("--kv-cache-dtype fp8"), std::string::npos) << mixed.out;  // the H100 row's start command keeps it
 }
+
+// Issue 15 (v0eng29): --attention-backend is checked against the record of the version the deployment runs, so records
+// split inside one profile's range (vllm@0.11.1-0.13 spans 0.11.1 to 0.13.x) each decide their own versions.
+TEST(EngineCore, Issue15_AttentionBackendRecordOfTheVersionNamed) {
+  auto json = parse_json(R"({"schema_version": 1, "records": [
+      {"id": "old", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.11.99", "names": ["FLASH_ATTN", "XFORMERS"], "valid_options": ["FLASH_ATTN", "XFORMERS"],
+       "rejection": "old: '{name}'", "source": "s"},
+      {"id": "new", "engines": ["vllm"], "version_min": "0.12.0", "version_max": "0.99.99", "names": ["FLASH_ATTN"], "valid_options": ["FLASH_ATTN"],
+       "rejection": "new: '{name}'", "source": "s"}]})",
+                         "ab.json");
+  ASSERT_TRUE(json.has_value());
+  auto names = engine::parse_attention_backends(*json, "ab.json");
+  ASSERT_TRUE(names.has_value()) << names.error().describe();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines.has_value());
+  auto at = [&](const std::string& version) {
+    auto p = engine::select_engine(*engines, "vllm", version);
+    EXPECT_TRUE(p.has_value()) << version;
+    return *p;
+  };
+  EXPECT_EQ(at("0.11.1").id, "vllm@0.11.1-0.13");
+  EXPECT_TRUE(engine::check_attention_backend(*names, at("0.11.1"), "xformers", "--attention-backend").has_value());
+  const auto refused = engine::check_attention_backend(*names, at("0.13.0"), "xformers", "--attention-backend");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message, "--attention-backend: new: 'XFORMERS'");
+}
+
