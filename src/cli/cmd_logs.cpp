@@ -15,6 +15,7 @@
 #include "cli/cmd_llama.hpp"
 #include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "logs/engine_log.hpp"
@@ -138,6 +139,12 @@ deploy::EngineInput printed_engine_versions(const logs::EngineLog& log) {
   return stated;
 }
 
+// Issue 15 (v0eng29): the engine core the log shows, as deploy takes it.
+std::optional<engine::EngineCore> logged_engine_core(const logs::EngineLog& log) {
+  if (!log.engine_core) return std::nullopt;
+  return log.engine_core->core == logs::EngineCoreShown::v0 ? engine::EngineCore::v0 : engine::EngineCore::v1;
+}
+
 // The notes of the case --emit-case writes (validate reads them as a version hint, as logs does: log_engine_input).
 // Issue 15 (evid29): the line of the failure's first evidence (root-cause line, else the first symptom line); 0 when none.
 int64_t failure_line(const logs::Diagnosis& d) {
@@ -180,10 +187,12 @@ deploy::EngineInput log_engine_input(const logs::EngineLog& log, const LogsReque
        .notes = case_notes(log, path),
        .source = path,
        .build = stated.build,
+       .engine_core = logged_engine_core(log),
        .kv_cache_tokens = value(p.kv_cache_tokens),
        .max_concurrency = value(p.max_concurrency),
        .concurrency_len = p.concurrency_len ? std::optional<int64_t>(p.concurrency_len->value) : std::nullopt});
   if (!stated.version.empty()) in.origin = stated.origin;
+  if (log.engine_core) in.engine_core_origin = fmt::format("log line {}: {}", log.engine_core->line, log.engine_core->text);
   in.version_choice = stated.version_choice;
   if (stated.build) in.build_origin = stated.build_origin;
   if (args.engine) {
@@ -293,6 +302,9 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
   row("available KV cache (GiB)", p.available_kv_gib, e ? std::optional<double>(bytes_to_gib(e->available_kv_bytes)) : std::nullopt, 2);
   row("KV cache size (tokens)", p.kv_cache_tokens, e ? std::optional<double>(static_cast<double>(e->kv_tokens)) : std::nullopt, 0);
   row("maximum concurrency (x)", p.max_concurrency, e ? std::optional<double>(e->max_concurrency) : std::nullopt, 2);
+  // Issue 15 (v0eng29): the block count, where the log prints one (vLLM V0's "# GPU blocks: N, # CPU blocks: M", which
+  // prints no "GPU KV cache size" line; vLLM-Ascend's "# npu blocks").
+  if (p.num_gpu_blocks) row("KV cache blocks", p.num_gpu_blocks, e ? std::optional<double>(static_cast<double>(e->num_blocks)) : std::nullopt, 0);
   // Issue 15: the engine's per-term accounting (vLLM-Ascend's "Actual usage:" line, vLLM V0's memory profiling
   // summary), each term beside the fit's own. A row appears when the log printed the term.
   auto gib = [&](double bytes) { return e ? std::optional<double>(bytes_to_gib(bytes)) : std::nullopt; };
@@ -355,6 +367,8 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   const deploy::EngineInput stated = printed_engine_versions(log);
   j["engine_version"] = stated.version.empty() ? Json() : Json(stated.version);
   if (stated.build) j["engine_build"] = stated.build->text;
+  // Issue 15 (v0eng29): the engine core the log shows (validate applies its V0 record as logs does).
+  if (log.engine_core) j["engine_core"] = log.engine_core->core == logs::EngineCoreShown::v0 ? "v0" : "v1";
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
   // The devices of this node: TP x PP x the local DP ranks (--data-parallel-size-local, else --data-parallel-size).
   const auto& dp_local = a.data_parallel_size_local ? a.data_parallel_size_local : a.data_parallel_size;
@@ -458,6 +472,8 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   add_version("CANN", log.versions.cann);
   add_version("MindIE", log.versions.mindie);
   fmt::print("versions: {}\n", versions.empty() ? "not stated" : versions);
+  if (const auto& c = log.engine_core)
+    fmt::print("engine core: {} (line {}: {})\n", c->core == logs::EngineCoreShown::v0 ? "V0" : "V1", c->line, c->text);
   std::string args;
   const auto& a = log.args;
   auto add = [&](const char* name, const std::string& v, int64_t line) { args += fmt::format("{}{}={} (line {})", args.empty() ? "" : ", ", name, v, line); };
@@ -551,7 +567,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
   if (!sigs) return report_error(sigs.error());
   const logs::EngineLog log = logs::parse_engine_log(*text, *sigs);
   if (auto checked = deploy::check_flags(logged_flags(log.args), log_platform(log)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
-  const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib;
+  const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib || log.printed.num_gpu_blocks;
   FitOutcome f;
   if (memory) f = run_fit(log, req, path);
   if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
@@ -572,6 +588,8 @@ int cmd_logs(const std::vector<std::string>& argv) {
   j["line_count"] = log.line_count;
   j["engine"] = log.engine;
   j["started"] = log.started;
+  if (const auto& c = log.engine_core)  // issue 15 (v0eng29)
+    j["engine_core"] = {{"core", c->core == logs::EngineCoreShown::v0 ? "v0" : "v1"}, {"line", c->line}, {"text", c->text}};
   j["versions"] = {{"vllm", logged(log.versions.vllm)}, {"vllm_ascend", logged(log.versions.vllm_ascend)}, {"torch", logged(log.versions.torch)},
                    {"torch_npu", logged(log.versions.torch_npu)}, {"cann", logged(log.versions.cann)}, {"mindie", logged(log.versions.mindie)}};
   const auto& a = log.args;

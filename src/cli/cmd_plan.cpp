@@ -19,6 +19,7 @@
 #include "cli/engine_flags.hpp"
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_core.hpp"
 #include "deploy/engine_settings.hpp"
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
@@ -253,6 +254,15 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
   return Ok{};
 }
 
+// Why `dev` cannot take the engine settings asked for, as fit refuses them, or "": a setting only an Ascend NPU reads
+// (plan28), a --kv-cache-dtype the engine plan selects for the card takes but cannot run (issue 15, v0eng29).
+std::string setting_refusal(const plan::PlanInputs& in, const plan::PlanTargets& t, const device::DeviceSpec& dev) {
+  if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) return why;
+  if (t.engine_settings.kv_cache_dtype.empty()) return {};
+  const auto eng = plan::plan_engine(in, dev.platform);
+  return eng ? deploy::kv_cache_dtype_refusal(*eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype") : std::string();
+}
+
 // Issue 15/16 (plan28): the engine settings fit takes, read as fit reads them: --engine-build parsed onto the engine,
 // the settings turned into every row's deployment (deploy::deployment_from_flags) and into its start command
 // (engine_setting_args); VLLM_ALLOW_LONG_MAX_MODEL_LEN from the environment, as fit reads it.
@@ -397,8 +407,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (positional->empty()) {
     auto dev = plan_device(r, *devices, device_assumptions);
     if (!dev) return report_error(dev.error());
-    if (const std::string why = deploy::npu_only_setting_refusal(t.engine_settings, *dev); !why.empty())  // as fit refuses it
-      return report_error(make_error(ErrorKind::invalid_argument, why));
+    if (const std::string why = setting_refusal(in, t, *dev); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
     std::vector<model::ModelSpec> models = catalogue_models(r);
     if (r.model_filter && models.empty()) {
       return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", *r.model_filter)));
@@ -436,9 +445,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
       for (const auto& d : devices->devices)
         if ((d.platform == "npu" || d.platform == "cuda" || d.platform == "rocm") && (d.hbm_bandwidth_bytes_per_s || d.measured_copy_bandwidth_bytes_per_s)) list.push_back(d);
     }
-    // Issue 15/16 (plan28): a setting only an Ascend NPU reads, and no NPU to plan on: it can never apply, as in fit.
-    if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return deploy::npu_only_setting_refusal(t.engine_settings, d).empty(); }))
-      return report_error(make_error(ErrorKind::invalid_argument, deploy::npu_only_setting_refusal(t.engine_settings, list.front())));
+    // Issue 15/16 (plan28), 15 (v0eng29): settings no device can take (an Ascend-only setting and no NPU, a KV cache dtype
+    // no device's engine runs): they can never apply, as in fit.
+    if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))
+      return report_error(make_error(ErrorKind::invalid_argument, setting_refusal(in, t, list.front())));
     result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }

@@ -13,6 +13,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
+#include "deploy/engine_core.hpp"
 #include "device/device_platform.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "engine/moe_backend_workspace.hpp"
@@ -692,6 +693,8 @@ EngineInput recorded_engine_input(const RecordedEngine& r) {
   }
   in.build = r.build;
   in.build_origin = "case engine_build";
+  in.engine_core = r.engine_core;
+  in.engine_core_origin = "case engine_core";
   return in;
 }
 
@@ -701,8 +704,10 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
   return resolve_engine(input, engines, device_platform, assumptions, basis);
 }
 
-Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
-                                               std::vector<std::string>& assumptions, VersionBasis& basis) {
+namespace {
+
+Expected<engine::EngineProfile> resolve_profile(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
+                                                std::vector<std::string>& assumptions, VersionBasis& basis) {
   const std::string name = trim(input.engine).empty() ? engine::default_engine_for(device_platform) : to_lower(trim(input.engine));
   std::string version = input.version;
   // Issue 15 (misc950): a build with no version stated (fit --engine-build B without @V) dates the profile by its tag
@@ -789,6 +794,13 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
       }
     }
   }
+  // Issue 15 (v0eng29): still undated, a log that shows the V0 engine runs a version that has one.
+  if (!dated) {
+    if (auto found = profile_dated_by_v0(input, engines, name, assumptions)) {
+      basis = VersionBasis::dated;
+      return std::move(*found);
+    }
+  }
   if (!profile && !version.empty() && input.unknown == UnknownVersion::newest) {
     // Issue 15 (rocm): a version older than every profile of the engine ("0.4.1" against vllm@0.6-0.7 first) is
     // nearest in era to the oldest profile, not to the newest. An untagged source build ("0.1.dev1+g4d2a68d")
@@ -811,6 +823,15 @@ Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const e
     }
   }
   return profile;  // select_engine's errors name the engine and the version
+}
+
+}  // namespace
+
+Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
+                                               std::vector<std::string>& assumptions, VersionBasis& basis) {
+  PF_TRY(profile, resolve_profile(input, engines, device_platform, assumptions, basis));
+  apply_engine_core(input, profile, assumptions);
+  return profile;
 }
 
 Status check_decode_context_parallel(const model::ModelSpec& m, int64_t tp, int64_t dcp, const std::string& origin) {
@@ -946,6 +967,10 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
     return make_error(ErrorKind::invalid_argument,
                       format("%s runs on %s devices; %s is a device of platform '%s'%s", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
                              dev.platform.c_str(), llama_only ? " (llama.cpp runs there: a GGUF file with --engine llama.cpp)" : ""));
+  }
+  if (const auto& kv = in.flags.kv_cache_dtype) {  // issue 15 (v0eng29): a KV dtype the engine takes but cannot run on this card
+    PF_TRY(kv_ok, check_kv_cache_dtype(eng, dev, *kv));
+    (void)kv_ok;
   }
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));

@@ -14,6 +14,7 @@
 
 #include "base/error.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/nccl_buffers.hpp"
 #include "estimate/fit.hpp"
@@ -74,6 +75,11 @@ struct EngineInput {
   // Issue 15 (misc950): which printed line gave `version` and why, when take_printed_versions chose between two; empty:
   // none chosen. resolve_deployment adds it to the assumptions.
   std::string version_choice;
+  // Issue 15 (v0eng29): the engine core the evidence shows (a log's V0 lines or VLLM_USE_V1, a case's engine_core) and
+  // where ("log line 12: Initializing a V0 LLM engine (v0.9.1)"). V0 takes the V0 record of data/engines/engine_cores.json
+  // covering the version (deploy/engine_core.hpp) and dates a version nothing else dates. Unset: the version's default.
+  std::optional<engine::EngineCore> engine_core;
+  std::string engine_core_origin;
 };
 
 // Issue 15/16 (misc21): --engine E[@V] and --engine-version V are one setting, the engine's version: it selects the
@@ -112,6 +118,7 @@ void take_printed_versions(EngineInput& in, const std::optional<PrintedVersion>&
 struct RecordedEngine {
   std::optional<std::string> engine, version, detail, notes, source;  // a case's engine, engine_version, engine_detail, notes, source
   std::optional<engine::EngineBuild> build;                            // its engine_build, parsed
+  std::optional<engine::EngineCore> engine_core;                       // issue 15 (v0eng29): its engine_core ("v0" | "v1")
   std::optional<double> kv_cache_tokens, max_concurrency;             // its printed token and concurrency lines
   std::optional<int64_t> concurrency_len;
 };

@@ -212,6 +212,8 @@ std::vector<std::string> DeviceCatalog::names() const {
 Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string& origin) {
   DeviceCatalog catalog;
   JsonObject top(root, origin);
+  PF_TRY(top_keys, top.only_keys({"schema_version", "note", "devices", "ambiguous_names"}));  // issue 15 (v0eng29)
+  (void)top_keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("devices"));
@@ -286,6 +288,9 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     const Json* sources = r.find("sources");
     if (!sources || !sources->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: missing sources", origin.c_str(), id.c_str()), origin);
     JsonObject s(*sources, origin, "devices[" + id + "].sources");
+    // Issue 15 (v0eng29): a misspelt source key ("runtime_totl") left the fact without its source in silence.
+    PF_TRY(source_keys, s.only_keys({"memory", "runtime_total", "bandwidth", "compute", "form_factor", "memory_kind", "interconnect", "aliases"}));
+    (void)source_keys;
     PF_TRY(sm, s.string("memory"));
     d.source_memory = sm;
     PF_TRY(srt, s.opt_string("runtime_total"));
@@ -306,6 +311,8 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     if (d.hbm_bandwidth_bytes_per_s && d.source_bandwidth.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: bandwidth has no source", origin.c_str(), id.c_str()), origin);
     if (const Json* conf = r.find("confidence"); conf && conf->is_object()) {
       JsonObject c(*conf, origin, "devices[" + id + "].confidence");
+      PF_TRY(confidence_keys, c.only_keys({"memory", "runtime_total", "bandwidth", "compute"}));
+      (void)confidence_keys;
       PF_TRY(crt, c.opt_string("runtime_total"));
       d.confidence_runtime_total = crt.value_or("");
       PF_TRY(cbw, c.opt_string("bandwidth"));
@@ -329,6 +336,8 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
 
 Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std::string& origin) {
   JsonObject top(root, origin);
+  PF_TRY(top_keys, top.only_keys({"schema_version", "note", "devices"}));
+  (void)top_keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("devices"));

@@ -93,13 +93,13 @@ Status check_name(const AttentionBackendCatalog& catalog, Covers covers, const s
 
 }  // namespace
 
+// Issue 15 (v0eng29): the record of the version the deployment runs (the version named, else the profile's newest), not
+// the first whose range overlaps the profile's: a profile (vllm@0.11.1-0.13) can span versions whose enums differ.
 Status check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin) {
+  const Version v = engine.rule_version();
   return check_name(
-      catalog,
-      [&engine](const AttentionBackendNames& rec) {
-        return contains(rec.engines, engine.engine) && !(engine.version_max < rec.version_min) && !(rec.version_max < engine.version_min);
-      },
-      value, origin);
+      catalog, [&](const AttentionBackendNames& rec) { return contains(rec.engines, engine.engine) && rec.version_min <= v && v <= rec.version_max; }, value,
+      origin);
 }
 
 Status check_attention_backend_of(const AttentionBackendCatalog& catalog, const std::string& engine_name, const std::string& value, const std::string& origin) {

@@ -35,7 +35,8 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
 Expected<AttentionBackendCatalog> load_attention_backends();
 
 // invalid_argument naming `origin` with the engine's own message when `value` (trimmed, upper-cased as vLLM does) is
-// not a name of the record that covers `engine` (its engine name and a version range overlapping the profile's);
+// not a name of the record that covers `engine` (its engine name and a version range holding engine.rule_version(),
+// the version named or the profile's newest: issue 15, v0eng29);
 // Ok when it is one, or when no record covers the engine (llama.cpp, MindIE: the flag is not theirs).
 Status check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin);
 // The same for a command that has no profile yet (plan, over every version of `engine_name`): the records of that engine

@@ -838,10 +838,19 @@ Expected<MoeActivationWidths> parse_moe_live_widths(const JsonObject& parent, co
 
 // One overheads[] record: a platform's fitted memory overheads with their evidence.
 Expected<Overheads> parse_overheads(const Json& item, const std::string& origin) {
-  JsonObject r(item, origin, "overheads[]");
+  JsonObject pre(item, origin, "overheads[]");
   Overheads o;
-  PF_TRY(platform, r.string("platform"));
+  PF_TRY(platform, pre.string("platform"));
   o.platform = platform;
+  // Issue 15 (v0eng29): a misspelt key of a fitted record was dropped and its default taken in silence.
+  JsonObject r(item, origin, "overheads[" + platform + "]");
+  PF_TRY(keys, r.only_keys({"platform", "non_torch_bytes", "graph_bytes", "activation_bytes_per_batched_token_factor", "vision_activation_factor",
+                            "vision_activation_factor_source", "text_activation_live_tensors", "rope_cache_bytes_per_element", "rope_cache_source",
+                            "graph_memory_in_budget", "evidence", "band_fraction", "non_torch_band_bytes", "non_torch_band_source",
+                            "non_torch_multi_rank_fraction", "non_torch_multi_rank_source", "non_torch_snapshot_bytes", "non_torch_snapshot_source",
+                            "graph_first_capture_bytes", "graph_per_capture_bytes", "graph_capture_source", "nccl_buffers", "allreduce_fusion_workspace",
+                            "moe_backend_workspaces"}));
+  (void)keys;
   PF_TRY(nt, r.number("non_torch_bytes"));
   o.non_torch_bytes = nt;
   PF_TRY(gb, r.number("graph_bytes"));
@@ -954,6 +963,8 @@ Expected<EngineCatalog> parse_engine_catalog(const Json& root, const std::string
   EngineCatalog catalog;
   catalog.origin = origin;
   JsonObject top(root, origin);
+  PF_TRY(top_keys, top.only_keys({"schema_version", "note", "profiles", "hybrid_group_padding", "overheads", "mxfp4_layouts", "quantization_auto_detect"}));
+  (void)top_keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("profiles"));

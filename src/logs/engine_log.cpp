@@ -624,7 +624,7 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
     if (auto v = number_after(line, "Available memory:")) set_once(p.available_kv_gib, *v / (1024.0 * 1024 * 1024), n);
   }
   if (auto v = count_after(line, "GPU KV cache size:")) set_once(p.kv_cache_tokens, *v, n);
-  for (const char* key : {"# npu blocks:", "# NPU blocks:", "# GPU blocks:", "# cuda blocks:"}) {
+  for (const char* key : {"# npu blocks:", "# NPU blocks:", "# GPU blocks:", "# cuda blocks:", "# rocm blocks:"}) {
     if (auto v = count_after(line, key)) set_once(p.num_gpu_blocks, *v, n);
   }
   size_t end = 0;
@@ -814,10 +814,12 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
   log.line_count = static_cast<int64_t>(lines.size());
   EngineArgs from_config, from_dict, from_cmdline;
   bool ascend = false, mindie = false, vllm = false;
+  std::optional<EngineCoreClue> core;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int64_t n = static_cast<int64_t>(i) + 1;
     scan_versions(log.versions, line, n);
+    if (auto c = engine_core_clue(line, n); c && (!core || c->strength > core->strength)) core = c;  // issue 15 (v0eng29)
     scan_printed(log.printed, line, n);
     if (const size_t p = line.find("with config:"); p != std::string::npos) {
       for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 12), '=')) apply_arg(from_config, k, v, n);
@@ -861,6 +863,7 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
   merge_args(log.args, from_dict);
   merge_args(log.args, from_cmdline);
   log.engine = ascend ? "vllm-ascend" : mindie ? "mindie" : vllm ? "vllm" : "unknown";
+  if (core) log.engine_core = core->seen;
   classify(log, lines, signatures);
   return log;
 }

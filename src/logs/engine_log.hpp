@@ -120,7 +120,7 @@ struct PrintedLines {
   std::optional<Logged<double>> weights_gib;        // "Model loading took X GiB" / "Loading model weights took X GB"
   std::optional<Logged<double>> available_kv_gib;   // "Available KV cache memory: X GiB" or "Available memory: N" (bytes / 2^30)
   std::optional<Logged<int64_t>> kv_cache_tokens;   // "GPU KV cache size: N tokens"
-  std::optional<Logged<int64_t>> num_gpu_blocks;    // "# npu blocks: N" / "# GPU blocks: N" / "num_gpu_blocks is: N"
+  std::optional<Logged<int64_t>> num_gpu_blocks;    // "# npu blocks: N" / "# GPU blocks: N" / "# rocm blocks: N" / "num_gpu_blocks is: N"
   std::optional<Logged<double>> max_concurrency;    // "Maximum concurrency for L tokens per request: Xx"
   std::optional<Logged<int64_t>> concurrency_len;
   std::optional<Logged<double>> graph_gib;          // "Graph capturing finished in N secs, took X GiB"
@@ -169,8 +169,28 @@ struct Diagnosis {
   std::optional<OomDetail> oom;
 };
 
+// Issue 15 (v0eng29): the engine core a vLLM log shows, V0 (vllm/engine/llm_engine.py) or V1 (vllm/v1/engine/core.py),
+// from its strongest evidence (the earliest line among equals): the engine's own line ("Initializing a V0 LLM engine
+// (v0.9.1)", "Initializing a V1 LLM engine", and before 0.8 V0's "Initializing an LLM engine (v0.6.4)"), then the V1
+// oracle's "... Falling back to V0.", then VLLM_USE_V1=0 / 1 in the environment the log shows, then the V0 executor's
+// "# GPU blocks: N, # CPU blocks: M" (V1 keeps no CPU blocks).
+enum class EngineCoreShown { v0, v1 };
+struct EngineCoreLine {
+  EngineCoreShown core = EngineCoreShown::v1;
+  int64_t line = 0;
+  std::string text;  // the evidence as the log prints it, from the matched words (an engine line up to " with config"), at most 120 characters
+};
+// The engine core `line` (1-based `n`) shows, with the strength of its evidence (3 the engine line ... 0 the blocks
+// line); nullopt when it shows none.
+struct EngineCoreClue {
+  EngineCoreLine seen;
+  int strength = 0;
+};
+std::optional<EngineCoreClue> engine_core_clue(const std::string& line, int64_t n);
+
 struct EngineLog {
   std::string engine;  // vllm-ascend | vllm | mindie | unknown (from what the log shows)
+  std::optional<EngineCoreLine> engine_core;  // issue 15 (v0eng29)
   Versions versions;
   EngineArgs args;
   PrintedLines printed;

@@ -21,6 +21,8 @@ const ArchitectureTraits* TraitsCatalog::find(const std::string& architecture) c
 Expected<TraitsCatalog> parse_traits_catalog(const Json& root, const std::string& origin) {
   TraitsCatalog catalog;
   JsonObject top(root, origin);
+  PF_TRY(top_keys, top.only_keys({"schema_version", "note", "architectures"}));  // issue 15 (v0eng29)
+  (void)top_keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("architectures"));

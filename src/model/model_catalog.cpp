@@ -38,6 +38,8 @@ std::vector<std::string> ModelCatalog::names() const {
 Expected<ModelCatalog> parse_model_catalog(const Json& root, const std::string& origin) {
   ModelCatalog catalog;
   JsonObject top(root, origin);
+  PF_TRY(top_keys, top.only_keys({"schema_version", "note", "models"}));  // issue 15 (v0eng29)
+  (void)top_keys;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("models"));
@@ -59,6 +61,8 @@ Expected<ModelCatalog> parse_model_catalog(const Json& root, const std::string& 
     const Json* source = named.find("source");
     if (!source || !source->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: missing source", origin.c_str(), id.c_str()), origin);
     JsonObject src(*source, origin, "models[" + id + "].source");
+    PF_TRY(source_keys, src.only_keys({"url", "retrieved", "kind", "via"}));
+    (void)source_keys;
     PF_TRY(url, src.string("url"));
     PF_TRY(retrieved, src.string("retrieved"));
     PF_TRY(kind, src.string("kind"));

@@ -16,6 +16,7 @@
 #include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_core.hpp"
 #include "deploy/engine_settings.hpp"
 #include "engine/quantization_methods.hpp"
 #include "model/context_length.hpp"
@@ -502,6 +503,11 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads (--hccl-buffsize), on another platform's card:
   // refused as fit refuses it.
   if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) {
+    c.reason = std::move(why);
+    return false;
+  }
+  // Issue 15 (v0eng29): a KV cache dtype the engine takes but cannot run on this card, refused as fit refuses it.
+  if (std::string why = deploy::kv_cache_dtype_refusal(*eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype"); !why.empty()) {
     c.reason = std::move(why);
     return false;
   }

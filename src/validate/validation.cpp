@@ -14,6 +14,7 @@
 #include "deploy/deployment.hpp"
 #include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
 #include "estimate/llama_cpp.hpp"
@@ -39,6 +40,8 @@ std::string first_token(const std::string& text) {
 struct CaseInputs {
   std::optional<std::string> hint, engine, engine_version, engine_detail, notes, source;
   std::optional<engine::EngineBuild> engine_build;  // issue 15 (build): "0.17.0rc2.dev66+g9d0b7c8e9"
+  // Issue 15 (v0eng29): "engine_core" ("v0" | "v1"), else the environment's VLLM_USE_V1 (0: V0, 1: V1).
+  std::optional<engine::EngineCore> engine_core;
 };
 
 // What the case observed: printed memory lines, the verdict, the measured decode speed.
@@ -85,6 +88,19 @@ Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& fi
   if (build_text) {
     PF_TRY(build, engine::parse_engine_build(*build_text, format("%s:%d (case %s): engine_build", file.c_str(), line_no, row.id.c_str())));
     in.engine_build = build;
+  }
+  PF_TRY(core_text, c.opt_string("engine_core"));
+  if (core_text) {
+    const std::string core = to_lower(trim(*core_text));
+    if (core != "v0" && core != "v1")
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s:%d (case %s): engine_core: expected v0 or v1, found '%s'", file.c_str(), line_no, row.id.c_str(), core_text->c_str()), file);
+    in.engine_core = core == "v0" ? engine::EngineCore::v0 : engine::EngineCore::v1;
+  } else if (const Json* env = c.find("env"); env && env->is_object()) {
+    if (const auto it = env->find("VLLM_USE_V1"); it != env->end()) {
+      const std::string v = it->is_string() ? trim(it->get<std::string>()) : it->dump();
+      if (v == "0" || v == "1") in.engine_core = v == "0" ? engine::EngineCore::v0 : engine::EngineCore::v1;
+    }
   }
   return in;
 }
@@ -635,6 +651,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
                                              .notes = inputs.notes,
                                              .source = inputs.source,
                                              .build = inputs.engine_build,
+                                             .engine_core = inputs.engine_core,
                                              .kv_cache_tokens = o.kv_cache_tokens,
                                              .max_concurrency = o.max_concurrency,
                                              .concurrency_len = o.concurrency_len});

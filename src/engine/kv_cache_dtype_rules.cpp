@@ -1,0 +1,68 @@
+#include "engine/kv_cache_dtype_rules.hpp"
+
+#include <algorithm>
+
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+#include "engine/version_range.hpp"
+
+namespace preflight::engine {
+
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); }
+
+}  // namespace
+
+const KvCacheDtypeFailure* KvCacheDtypeRules::failure_for(const EngineProfile& engine, const std::string& family, const std::string& dtype) const {
+  const Version v = engine.rule_version();
+  for (const auto& r : records)
+    if (contains(r.engines, engine.engine) && contains(r.families, family) && contains(r.dtypes, dtype) && r.version_min <= v && v <= r.version_max) return &r;
+  return nullptr;
+}
+
+Expected<KvCacheDtypeRules> parse_kv_cache_dtype_rules(const Json& root, const std::string& origin) {
+  KvCacheDtypeRules out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "records"}));
+  (void)tk;
+  PF_TRY(schema_ok, top.schema_v1());
+  (void)schema_ok;
+  PF_TRY(list, top.array("records"));
+  for (const auto& item : *list) {
+    JsonObject pre(item, origin, "records[]");
+    PF_TRY(id, pre.string("id"));
+    const std::string where = origin + ": records[" + id + "]";
+    JsonObject r(item, origin, "records[" + id + "]");
+    PF_TRY(keys, r.only_keys({"id", "engines", "version_min", "version_max", "dtypes", "families", "failure", "message", "fix", "source"}));
+    (void)keys;
+    for (const auto& existing : out.records)
+      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+    KvCacheDtypeFailure rec;
+    rec.id = id;
+    PF_TRY(range, read_version_range(r));
+    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
+    rec.version_min = range->first;
+    rec.version_max = range->second;
+    for (const auto& [key, into] : {std::pair{"engines", &rec.engines}, std::pair{"dtypes", &rec.dtypes}, std::pair{"families", &rec.families}}) {
+      PF_TRY(values, string_list(r.find(key), where + "." + key, origin));
+      if (values.empty()) return make_error(ErrorKind::corrupt, where + ": " + key + " is empty", origin);
+      *into = values;
+    }
+    for (const auto& [key, into] : {std::pair{"failure", &rec.failure}, std::pair{"message", &rec.message}, std::pair{"fix", &rec.fix}, std::pair{"source", &rec.source}}) {
+      PF_TRY(text, r.string(key));
+      if (trim(text).empty()) return make_error(ErrorKind::corrupt, where + ": " + key + " is empty", origin);
+      *into = text;
+    }
+    out.records.push_back(std::move(rec));
+  }
+  return out;
+}
+
+Expected<KvCacheDtypeRules> load_kv_cache_dtype_rules() {
+  PF_TRY(json, parse_json(std::string(embedded_data("engines/kv_cache_dtypes.json")), "data/engines/kv_cache_dtypes.json"));
+  return parse_kv_cache_dtype_rules(json, "data/engines/kv_cache_dtypes.json");
+}
+
+}  // namespace preflight::engine
