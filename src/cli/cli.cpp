@@ -362,6 +362,9 @@ int cmd_fit(const std::vector<std::string>& argv) {
     // Issue 15 (fitcons27): the bands below describe this deployment, at the context fit chose, not at the model's full one.
     in.flags.max_model_len = deploy::Given<int64_t>{search.largest_context, "fit's largest context"};
   }
+  // ux29: the model's own assumptions too (a folder with missing shards sized from the architecture; a config key absent),
+  // which inspect showed and fit left out.
+  est->assumptions.insert(est->assumptions.end(), model.assumptions.begin(), model.assumptions.end());
   est->assumptions.insert(est->assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   est->provenance.insert(est->provenance.end(), resolved->provenance.begin(), resolved->provenance.end());
   // Issue 16: a checkpoint that already is a variant of the list (read from its own descriptor) meets that
@@ -392,6 +395,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // overlay (PREFLIGHT_SPEED_OVERRIDES, calibrate --save's file) that does not load was dropped in silence, the table
   // without its speed section and exit 0 (issue 19).
   if (!speed && speed.error().kind != ErrorKind::not_found) return report_error(speed.error());
+  if (speed && est->fits)
+    if (auto note = graph_mode_note(*speed, r.speed, model, *dev, *eng, *oh, d, *est)) speed->assumptions.push_back(*note);  // ux29
   // Issue 15: nothing states or dates the version -> the band over versions (resolve_deployment said which, as validate reads it).
   // A variant the engine refuses has no band of fits over versions or interconnects (it would say "fits" beside the refusal).
   const auto band = resolved->engine_version_basis == deploy::VersionBasis::newest_assumed && !rejected ? deploy::across_versions(in, {&*devices, &*engines})
@@ -539,7 +544,10 @@ int cmd_devices(const std::vector<std::string>& argv) {
                     {"runtime_total_gib", d.runtime_total_bytes ? Json(bytes_to_gib(*d.runtime_total_bytes)) : Json()},
                     {"class_runtime_total", by_class},
                     {"hbm_bandwidth_gb_s", d.hbm_bandwidth_bytes_per_s ? Json(*d.hbm_bandwidth_bytes_per_s / 1e9) : Json()},
-                    {"aliases", d.aliases}, {"overrides", d.overrides}, {"origin", d.origin}});
+                    {"aliases", d.aliases}, {"overrides", d.overrides}, {"origin", d.origin},
+                    // ux29: the server's device count plan takes as a node (16 for the 910C dies of an Atlas 800 A3), and the
+                    // dtypes the card computes in (no bf16: plan starts bf16 checkpoints with --dtype float16).
+                    {"devices_per_node", d.node_devices()}, {"dtypes", d.dtypes}});
   }
   if (r.json) {
     Json j = report::envelope("devices");

@@ -13,6 +13,7 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/cmd_llama.hpp"
+#include "cli/cmd_plan.hpp"
 #include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_core.hpp"
@@ -206,6 +207,12 @@ deploy::EngineInput log_engine_input(const logs::EngineLog& log, const LogsReque
 
 FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const std::string& path) {
   FitOutcome out;
+  // ux29 (the seed's eager trap): a log that ran eager says what that does to decode, figures or not.
+  if (log.args.enforce_eager && log.args.enforce_eager->value)
+    out.notes.push_back(fmt::format("enforce_eager=true (line {}): no graphs; every decode step dispatches its operators one by one from Python, so decode "
+                                    "runs several times slower than in graph mode (shared/seeds/001 section 5: 10.3 against 58.9 tok/s, Qwen3-VL-8B on a "
+                                    "910B3); drop --enforce-eager unless a graph failure forced it, and measure speed without it",
+                                    log.args.enforce_eager->line));
   if (!log.args.model) {
     out.notes.push_back("the log does not name the model; no prediction");
     return out;
@@ -271,6 +278,14 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
   const estimate::Deployment& d = resolved->deployment;
   auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
   out.fixes = plan::search_fixes(*spec, *dev, *eng, *oh, d, est).fixes;
+  // ux29: eager with a known card: what it decodes, and (note_graph_mode) what graph mode would give on the same deployment.
+  if (d.mode == estimate::ExecutionMode::eager && est.fits)
+    if (auto speed = speed_for_fit({}, *spec, *dev, *eng, d, est); speed && speed->single_stream_tokens_per_s > 0) {
+      std::string figures = fmt::format("eager decode predicted at {:.1f} tok/s single stream on {} at {} tokens of context", speed->single_stream_tokens_per_s,
+                                        dev->id, with_thousands(speed->context_tokens));
+      if (auto graph = graph_mode_note(*speed, {}, *spec, *dev, *eng, *oh, d, est)) figures += "; " + *graph;
+      out.notes.push_back(figures);
+    }
   out.model_id = spec->id.empty() ? name : spec->id;
   out.device_id = dev->id;
   out.engine_id = eng->id;

@@ -197,21 +197,58 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
   // Issue 20: decode at the context asked for (--max-model-len), else 1,024 tokens (no context was asked for).
   w.context_tokens = f.decode_context.value_or(d.max_model_len ? std::max<int64_t>(1, *d.max_model_len) : std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
+  w.devices_per_node = device.node_devices();  // ux29: the card's server (an Atlas 800 A3 holds 16 dies)
   if (f.nodes) {  // issue 20: the ranks split evenly over the nodes named; past one node the NIC carries the collectives
     const int64_t ranks = std::max<int64_t>(1, fit.tensor_parallel_size) * std::max<int64_t>(1, fit.pipeline_parallel_size);
-    w.devices_per_node = std::max<int64_t>(1, (ranks + *f.nodes - 1) / *f.nodes);
+    // Issue 15 (ux29): a node count the ranks do not fill evenly, or more nodes than ranks, sized a layout nobody can
+    // start (32 ranks over 3 nodes became nodes of 11 devices; 64 nodes for 32 ranks, nodes of one device), exit 0.
+    if (*f.nodes > ranks || ranks % *f.nodes != 0)
+      return make_error(ErrorKind::invalid_argument,
+                        fmt::format("--nodes {}: {} the {} ranks (TP {} x PP {}); give a node count that divides them (each node runs the same number of ranks)",
+                                    *f.nodes, *f.nodes > ranks ? "more nodes than" : "does not divide", ranks, std::max<int64_t>(1, fit.tensor_parallel_size),
+                                    std::max<int64_t>(1, fit.pipeline_parallel_size)),
+                        "--nodes");
+    w.devices_per_node = ranks / *f.nodes;
   }
   if (f.engine_version) w.engine_version = *f.engine_version;
   return estimate::estimate_speed(model, device, *sp, speeds, d, fit, w);
 }
 
+std::optional<std::string> graph_mode_note(const estimate::SpeedEstimate& speed, const SpeedFlags& f, const model::ModelSpec& model,
+                                           const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads,
+                                           const estimate::Deployment& d, const estimate::FitEstimate& fit) {
+  if (d.mode != estimate::ExecutionMode::eager || speed.single_stream_tokens_per_s <= 0) return std::nullopt;
+  estimate::Deployment graph = d;
+  graph.mode = estimate::ExecutionMode::graph;
+  // cudagraph_mode NONE or -O0 is what made it eager: the graph run takes the version's capture defaults.
+  if (graph.graph_capture.mode == estimate::CudagraphMode::none) graph.graph_capture.mode.reset();
+  if (graph.graph_capture.optimization_level == 0) graph.graph_capture.optimization_level.reset();
+  auto graph_fit = estimate::try_estimate_fit(model, device, engine, overheads, graph);
+  if (!graph_fit || !graph_fit->fits) return std::nullopt;
+  auto graph_speed = speed_for_fit(f, model, device, engine, graph, *graph_fit);
+  if (!graph_speed || graph_speed->mode != "graph" || graph_speed->single_stream_tokens_per_s <= 0) return std::nullopt;
+  return fmt::format(
+      "eager: every decode step dispatches its operators one by one from Python; in graph mode (the engine's default: drop --enforce-eager, cudagraph_mode NONE or -O0) the same deployment "
+      "decodes {:.1f} tok/s single stream ({:.1f}x) for {:.2f} GiB of graph capture memory, KV cache {} tokens (eager: {}); a figure measured eager says little "
+      "about the card (shared/seeds/001 section 5: Qwen3-VL-8B on a 910B3 decoded 10.3 tok/s eager and 58.9 in graph mode)",
+      graph_speed->single_stream_tokens_per_s, graph_speed->single_stream_tokens_per_s / speed.single_stream_tokens_per_s, graph_fit->graph_bytes / k_gib,
+      with_thousands(graph_fit->kv_tokens), with_thousands(fit.kv_tokens));
+}
+
 namespace {
+
+// --data-parallel N: the first candidate's start as N native data-parallel replicas over its card's nodes (ux29: a node
+// is the card's server, devices.json devices_per_node; it was 8 for every card).
+Expected<plan::Launch> data_parallel_start(const plan::Candidate& top, const device::DeviceCatalog& devices, const PlanRequest& r) {
+  PF_TRY(dev, device::find_device(devices, top.device_id));
+  return plan::with_data_parallel(top, dev.node_devices(), {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
+}
 
 // --kubernetes: the first candidate's manifests as YAML in `path`; what was written, for --json.
 Expected<Json> write_kubernetes(const plan::Candidate& top, const device::DeviceCatalog& devices, const std::string& path, const std::string& image,
                                 int64_t data_parallel) {
   PF_TRY(dev, device::find_device(devices, top.device_id));
-  const auto m = plan::build_kubernetes(top, {.image = image, .platform = dev.platform, .data_parallel_size = data_parallel});
+  const auto m = plan::build_kubernetes(top, {.image = image, .platform = dev.platform, .devices_per_node = dev.node_devices(), .data_parallel_size = data_parallel});
   // Issue 19: replaced whole or not at all, never through a FIFO (an ofstream waited on one forever).
   PF_TRY(written, write_text_file_atomically(path, report::render_yaml_documents(m.objects, m.notes)));
   (void)written;
@@ -460,7 +497,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   }
   if (r.data_parallel && !result.recommended.empty()) {
     auto& top = result.recommended.front();
-    auto dp = plan::with_data_parallel(top, 8, {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
+    auto dp = data_parallel_start(top, *devices, r);
     if (!dp) return report_error(dp.error());
     top.launch = *dp;
   }

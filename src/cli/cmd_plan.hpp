@@ -35,5 +35,12 @@ std::vector<Option> speed_options(SpeedFlags& flags);
 Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& flags, const model::ModelSpec& model, const device::DeviceSpec& device,
                                                 const engine::EngineProfile& engine, const estimate::Deployment& deployment,
                                                 const estimate::FitEstimate& fit);
+// ux29 (the seed's eager trap: 10.3 tok/s eager against 58.9 in graph mode, the same model and card): for a deployment that
+// decodes eager (--enforce-eager, cudagraph_mode NONE, -O0) at `speed`, what the same deployment decodes in graph mode, the
+// ratio, the graph capture memory that costs and the KV tokens left, as one sentence. Nothing where graph mode does not
+// fit, the engine version decodes eager anyway, or the deployment already runs graphs.
+std::optional<std::string> graph_mode_note(const estimate::SpeedEstimate& speed, const SpeedFlags& flags, const model::ModelSpec& model,
+                                           const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads,
+                                           const estimate::Deployment& deployment, const estimate::FitEstimate& fit);
 
 }  // namespace preflight::cli

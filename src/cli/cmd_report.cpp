@@ -38,6 +38,8 @@ struct ReportRequest {
 std::vector<Option> report_options(ReportRequest& r) {
   return {text_flag("html", "FILE", r.html, "the report to write"),
           text_flag("from-db", "FILE", r.from_db, "the bench database (default: the one bench --save writes)"),
+          // ux29: bench and calibrate name the database --db; `report --db` answered "unknown flag --db; did you mean --run".
+          text_flag("db", "FILE", r.from_db, "the same as --from-db, as bench --db and calibrate --db name it"),
           int_flag("run", "ID", r.run, {1, INT64_MAX}, "a run of the sweep to report (default: the latest sweep)"),
           text_flag("fit-json", "FIT.json", r.fit_json, "`preflight fit --json` output shown alongside"),
           switch_flag("compare", r.compare, "A/B: the sweeps of the runs given as arguments side by side (the first is the baseline)"),

@@ -224,7 +224,7 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     JsonObject r(item, origin, "devices[" + id + "]");
     PF_TRY(keys, r.only_keys({"id", "name", "vendor", "platform", "family", "aliases", "memory_bytes", "runtime_total_bytes", "memory_kind",
                               "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops", "fp16_dense_flops", "fp8_dense_flops", "int8_dense_ops",
-                              "interconnect", "interconnect_bandwidth_bytes_per_s", "form_factor", "dtypes", "confidence", "sources"}));
+                              "interconnect", "interconnect_bandwidth_bytes_per_s", "form_factor", "devices_per_node", "dtypes", "confidence", "sources"}));
     (void)keys;
     PF_TRY(finite, check_positive_numbers(item, origin, "devices[" + id + "]", NullValue::absent,
                                           {"memory_bytes", "runtime_total_bytes", "hbm_bandwidth_bytes_per_s", "measured_copy_bandwidth_bytes_per_s", "bf16_dense_flops",
@@ -282,6 +282,13 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     if (form && *form != "sxm" && *form != "pcie")
       return make_error(ErrorKind::corrupt, format("%s: devices[%s].form_factor: expected sxm or pcie, found '%s'", origin.c_str(), id.c_str(), form->c_str()), origin);
     d.form_factor = form.value_or("");
+    // Issue 15 (ux29): the devices one server holds, a whole number from 1 to 1024, with its source below.
+    if (const Json* n = r.find("devices_per_node")) {
+      if (!n->is_number_integer() || n->get<int64_t>() < 1 || n->get<int64_t>() > 1024)
+        return make_error(ErrorKind::corrupt, format("%s: devices[%s].devices_per_node: expected a whole number from 1 to 1024, found %s", origin.c_str(), id.c_str(),
+                                                     n->dump().c_str()), origin);
+      d.devices_per_node = n->get<int64_t>();
+    }
     if (const Json* dt = r.find("dtypes"); dt && dt->is_array()) {
       for (const auto& s : *dt) if (s.is_string()) d.dtypes.push_back(s.get<std::string>());
     }
@@ -303,6 +310,10 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     if (!d.form_factor.empty() && trim(sform.value_or("")).empty())
       return make_error(ErrorKind::corrupt, format("%s: %s: form_factor has no source (sources.form_factor)", origin.c_str(), id.c_str()), origin);
     d.source_form_factor = sform.value_or("");
+    PF_TRY(snode, s.opt_string("devices_per_node"));
+    if (d.devices_per_node && trim(snode.value_or("")).empty())
+      return make_error(ErrorKind::corrupt, format("%s: %s: devices_per_node has no source (sources.devices_per_node)", origin.c_str(), id.c_str()), origin);
+    d.source_devices_per_node = snode.value_or("");
     PF_TRY(skind, s.opt_string("memory_kind"));
     if (d.memory_kind == "gddr_ecc" && trim(skind.value_or("")).empty()) {
       return make_error(ErrorKind::corrupt, format("%s: %s: memory_kind gddr_ecc needs sources.memory_kind (where the ECC default is stated)", origin.c_str(), id.c_str()), origin);

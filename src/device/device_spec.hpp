@@ -3,6 +3,7 @@
 // with a user overlay of measured values that takes precedence and is reported as such.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct BandwidthMeasurement {
   std::string tool;    // "preflight bw 0.1.0 (build commit)"
   std::string method;  // the runtime calls timed
 };
+
+// The accelerators one server holds when a card's record does not say (devices.json devices_per_node): the
+// 8-accelerator server (NVIDIA HGX / DGX, Atlas 800 A2 / 800I A2).
+constexpr int64_t k_default_devices_per_node = 8;
 
 struct DeviceSpec {
   std::string id;
@@ -64,6 +69,11 @@ struct DeviceSpec {
   std::string form_factor;
   std::string source_form_factor;
   std::vector<std::string> dtypes;
+  // Issue 15 (ux29): the devices of this kind one server holds as the runtime numbers them (an Atlas 800 A3 shows its
+  // 8 Ascend 910C as 16 dies), from devices.json devices_per_node with sources.devices_per_node; unset: the default above.
+  // TP stays inside a node and a layout past it spans nodes (plan's node blocks, the speed model's link).
+  std::optional<int64_t> devices_per_node;
+  std::string source_devices_per_node;
   std::string source_memory, source_runtime_total, source_bandwidth, source_compute;
   std::string source_measured_copy_bandwidth;  // set when the overlay replaced the catalogue's measured copy figure
   std::string confidence_runtime_total, confidence_bandwidth;
@@ -74,6 +84,7 @@ struct DeviceSpec {
   // of the last two an assumption).
   double usable_total_bytes() const { return runtime_total_bytes.value_or(class_runtime_total_bytes.value_or(memory_bytes)); }
   bool supports_dtype(const std::string& dtype) const;
+  int64_t node_devices() const { return devices_per_node.value_or(k_default_devices_per_node); }
 };
 
 // A name several catalogue cards answer to ("A100", "910B", "RTX 4060 Ti"): the card assumed for it and why,

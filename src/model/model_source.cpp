@@ -1,7 +1,9 @@
 #include "model/model_source.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_set>
 
 #include "base/checked.hpp"
 #include "base/file.hpp"
@@ -72,6 +74,42 @@ std::string hf_snapshot_dir(const std::string& repo_dir, const std::string& revi
   return revs.empty() ? std::string{} : join_path(snapshots, revs.back());
 }
 
+// Issue 16/19 (ux29): the shards model.safetensors.index.json names (its weight_map's values, each once, in order of
+// first appearance) that `names` (the directory's entries) holds neither as the file nor as its header stub. A download
+// cut short leaves some out (ModelScope keeps unfinished files in ._____temp, Hugging Face as blobs/*.incomplete, and
+// neither links them into the folder until they are whole); summing the shards that are there sized an 8B model as 0.7 GiB.
+Expected<std::vector<std::string>> shards_missing(const std::string& index_path, const std::vector<std::string>& names, size_t& named) {
+  PF_TRY(index, load_json_file(index_path));
+  const Json* map = index.is_object() ? &index["weight_map"] : nullptr;
+  if (!map || !map->is_object())
+    return make_error(ErrorKind::corrupt, format("%s: weight_map: expected an object of tensor name -> shard file", base_name(index_path).c_str()), index_path);
+  std::vector<std::string> shards;
+  std::unordered_set<std::string> seen;  // DeepSeek-V3's map: 91,991 tensors over 163 shards
+  for (const auto& [tensor, shard] : map->items()) {
+    if (!shard.is_string())
+      return make_error(ErrorKind::corrupt, format("%s: weight_map[%s]: expected a shard file name", base_name(index_path).c_str(), tensor.c_str()), index_path);
+    if (seen.insert(shard.get<std::string>()).second) shards.push_back(shard.get<std::string>());
+  }
+  named = shards.size();
+  const std::unordered_set<std::string> present(names.begin(), names.end());
+  std::vector<std::string> missing;
+  for (const auto& shard : shards)
+    if (!present.count(shard) && !present.count(shard + k_header_stub_suffix)) missing.push_back(shard);
+  return missing;
+}
+
+// The assumption a folder with missing shards carries: which, how many, and what the weights are then taken from.
+std::string missing_shards_text(const std::vector<std::string>& missing, size_t named, const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + missing[i];
+  if (missing.size() > 3) list += format(" and %zu more", missing.size() - 3);
+  const bool ms_temp = std::find(names.begin(), names.end(), "._____temp") != names.end();
+  return format("model.safetensors.index.json names %zu shard files and %zu of them are not in the folder (%s): an incomplete download%s; weight bytes "
+                "computed from the architecture, not summed over the %zu shard(s) present; finish the download before serving (hf download and "
+                "modelscope download resume it)",
+                named, missing.size(), list.c_str(), ms_temp ? " (ModelScope's ._____temp holds its unfinished files)" : "", named - missing.size());
+}
+
 // A shard's header from the shard itself or from its header stub.
 Expected<SafetensorsHeader> load_shard_header(const std::string& path, uint64_t* bytes_read) {
   if (!ends_with(path, k_header_stub_suffix)) return load_safetensors_header(path, bytes_read);
@@ -137,7 +175,18 @@ Expected<ModelSpec> load_model_directory(const std::string& path) {
       ++spec.exact_tensor_count;
     }
   }
-  if (shards > 0) {
+  // The index names every shard; with some missing, the sum above is part of the model (ux29).
+  std::vector<std::string> missing;
+  size_t named = 0;
+  if (const std::string index = join_path(dir, "model.safetensors.index.json"); shards > 0 && path_exists(index)) {
+    PF_TRY(absent, shards_missing(index, names, named));
+    missing = std::move(absent);
+  }
+  if (!missing.empty()) {
+    spec.exact_bytes_by_dtype.clear();
+    spec.exact_tensor_count = 0;
+    spec.assumptions.push_back(missing_shards_text(missing, named, names));
+  } else if (shards > 0) {
     spec.exact_weight_bytes = total;
     spec.provenance.push_back({"weight bytes", dir, format("sum of %llu safetensors headers (%llu tensors; %llu bytes of MTP tensors excluded as not loaded)",
                                                           static_cast<unsigned long long>(shards), static_cast<unsigned long long>(spec.exact_tensor_count),

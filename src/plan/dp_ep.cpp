@@ -14,8 +14,6 @@ namespace preflight::plan {
 
 namespace {
 
-constexpr int64_t k_devices_per_node = 8;  // as planner.cpp: one node of 8, replicas inside it
-
 std::string layout_name(const Candidate& c) {
   return format("DP %lld x TP %lld + EP", static_cast<long long>(c.data_parallel_size), static_cast<long long>(c.tensor_parallel_size));
 }
@@ -48,7 +46,7 @@ void add_speed(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec
   w.concurrency = {per_replica};
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
-  w.devices_per_node = k_devices_per_node;
+  w.devices_per_node = dev.node_devices();  // ux29: the card's server (16 dies on an Atlas 800 A3), replicas inside it
   w.engine_version = deploy::stated_engine_version(in.engine, in.engine_version);  // misc21: the version plan_engine_input selects the profile by
   estimate::Deployment speed_dep = d;
   speed_dep.explain = in.detail == RowDetail::every_row;
@@ -64,15 +62,18 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpe
   if (!in.launch_rules) return;
   Candidate replica = dp_replica(c);
   // ux28: replicas over several nodes export each node's interface, as a layout over nodes on Ray does.
-  const NodeSpan span = c.num_devices > k_devices_per_node ? NodeSpan::several : NodeSpan::replica;
-  replica.launch = build_launch(m, replica, eng, *in.launch_rules, k_devices_per_node,
+  const int64_t node = dev.node_devices();
+  const NodeSpan span = c.num_devices > node ? NodeSpan::several : NodeSpan::replica;
+  replica.launch = build_launch(m, replica, eng, *in.launch_rules, node,
                                 {.workload = in.workload,
                                  .node_span = span,
                                  .speculative_config = in.speculative_config,
                                  .compilation_config = in.compilation_config,
                                  .device_family = dev.family,
-                                 .engine_args = &in.engine_args});
-  auto dp = with_data_parallel(replica, k_devices_per_node, {.size = c.data_parallel_size, .expert_parallel = true});
+                                 .engine_args = &in.engine_args,
+                                 .half_precision = dev.supports_dtype("bf16") ? CardHalfPrecision::bf16_and_fp16 : CardHalfPrecision::fp16_only,
+                                 .device_platform = dev.platform});
+  auto dp = with_data_parallel(replica, node, {.size = c.data_parallel_size, .expert_parallel = true});
   if (dp) c.launch = std::move(*dp);
   else c.launch = replica.launch;
 }
@@ -197,7 +198,7 @@ std::optional<Candidate> best_at(const model::ModelSpec& m, const device::Device
   for (const auto& variant : variants_for(m, dev, in)) {
     std::optional<Candidate> best;
     UnservableAnswers unservable;
-    for (const auto& l : dp_ep_layouts(m, n, k_devices_per_node)) {
+    for (const auto& l : dp_ep_layouts(m, n, dev.node_devices())) {
       Candidate c = evaluate_dp_ep(m, dev, in, variant, l, t, unservable);
       if (!c.meets) {
         rejected.push_back(std::move(c));
@@ -240,7 +241,7 @@ void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec
     if (row.data_parallel_size == 1 && m != models.end() && m->num_experts > 0) {
       std::optional<Candidate> best;
       UnservableAnswers unservable;
-      for (const auto& l : dp_ep_layouts(*m, row.num_devices, k_devices_per_node)) {
+      for (const auto& l : dp_ep_layouts(*m, row.num_devices, dev.node_devices())) {
         Candidate c = evaluate_dp_ep(*m, dev, in, row.variant_id, l, t, unservable);
         const auto total = [](const Candidate& x) { return x.fit.max_concurrency * static_cast<double>(x.data_parallel_size); };
         if (c.meets && (!best || total(c) > total(*best))) best = std::move(c);

@@ -531,7 +531,13 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   l.notes = applied.notes;
   const std::vector<std::string>& extra_flags = applied.flags;
   if (e.engine == "llama.cpp") {
-    l.serve = format("llama-server %s -c %lld -ngl 999 --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, c, l).c_str(), static_cast<long long>(c.context_tokens));
+    // ux29: on a CPU host there is nothing to offload: -ngl 999 asked a CPU build for GPU layers it ignores with a warning.
+    const bool host = options.device_platform == "cpu";
+    l.serve = format("llama-server %s -c %lld%s --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, c, l).c_str(), static_cast<long long>(c.context_tokens),
+                     host ? "" : " -ngl 999");
+    if (host)
+      l.notes.push_back("CPU host: no -ngl (no layers to offload); llama.cpp decodes with one thread per physical core unless -t N says otherwise, and "
+                        "decode speed follows the memory bandwidth those threads reach (`preflight bw --target host --save --device cpu` measures it)");
     return l;
   }
   LaunchMemo::CheckpointPart own_checkpoint;
@@ -554,6 +560,10 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   s << " --max-model-len " << c.context_tokens;
   s << " --gpu-memory-utilization ";
   s.fixed(c.fit.gpu_memory_utilization, 2);
+  // Issue 16 (ux29): a card without bfloat16 (310P, 910A, V100, T4): vLLM takes a bf16 config's dtype as it is, and the
+  // card cannot compute in it; float16 is what vLLM-Ascend's 310P guides and tests pass and what vLLM's capability error asks for.
+  const bool to_float16 = options.half_precision == CardHalfPrecision::fp16_only && m.dtype == model::Dtype::bf16;
+  if (to_float16) s << " --dtype float16";
   if (!flag.empty()) s << " --quantization " << flag;
   // vLLM's GGUF page: the base repository's tokenizer beside the one .gguf file (its own conversion of a GGUF vocabulary is
   // slow and unstable for large ones; https://docs.vllm.ai/en/v0.9.2/features/quantization/gguf.html).
@@ -584,6 +594,11 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   }
   for (const auto& f : extra_flags) s << " " << f;
   l.serve = s.take();
+  if (to_float16)
+    l.notes.push_back("--dtype float16: the card has no bfloat16 and the checkpoint's config says bfloat16 (vLLM-Ascend 310P guide, v0.11.0: 'the 310I series "
+                      "only supports eager mode and the float16 data type'; its 310P tests start with --dtype float16, and its 310P GDN kernels refuse "
+                      "q/k/v that are not float16; 910A: 'supports float16, not bf16', vllm-ascend #9294; vLLM: 'Bfloat16 is only supported on GPUs with "
+                      "compute capability of at least 8.0 ... --dtype=half', vllm#946); float16 keeps 2 bytes per weight, so the sizes above hold");
   if (c.no_video)
     l.notes.push_back(format("--limit-mm-per-prompt '{\"video\": 0}': at a %s-token context the profile run would encode a dummy video longer than any image "
                              "and leave no room for the KV cache; without video input it profiles the largest image (images still work)",

@@ -23,6 +23,12 @@ enum class NodeSpan {
   several,  // the replicas fill more than one node
 };
 
+// Which 16-bit float the card computes in (device::DeviceSpec::supports_dtype("bf16")).
+enum class CardHalfPrecision {
+  bf16_and_fp16,  // default
+  fp16_only,      // no bfloat16: a bf16 checkpoint starts with --dtype float16
+};
+
 struct LaunchOptions {
   Workload workload = Workload::chat;
   // ux28: native data parallel over nodes also needs every node's interface exported (vLLM-Ascend's multi-node DP
@@ -39,6 +45,11 @@ struct LaunchOptions {
   std::string device_family;
   // Issue 15/16 (plan28): the engine settings' arguments and environment (PlanInputs::engine_args); nullptr: none.
   const EngineArgs* engine_args = nullptr;
+  // Issue 16 (ux29): the card computes in no bfloat16 (its catalogue dtypes: 310P, 910A, V100, T4): a bf16 checkpoint is
+  // started with --dtype float16, as vLLM-Ascend's 310P guides and vLLM's own capability error ask.
+  CardHalfPrecision half_precision = CardHalfPrecision::bf16_and_fp16;
+  // ux29: the card's platform (device::DeviceSpec::platform): on "cpu" llama-server offloads nothing (no -ngl).
+  std::string device_platform;
 };
 
 // `text` as one POSIX shell word in single quotes; a quote inside it closes, escapes and reopens ('\'').

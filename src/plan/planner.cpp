@@ -38,7 +38,25 @@ const Launch& SharedLaunch::operator*() const {
 
 namespace {
 
-constexpr int64_t k_devices_per_node = 8;
+// Issue 16 (ux29): a card whose catalogue dtypes hold no bfloat16 (310P, 910A, V100, T4) starts a bf16 checkpoint in float16.
+CardHalfPrecision half_precision_of(const device::DeviceSpec& dev) {
+  return dev.supports_dtype("bf16") ? CardHalfPrecision::bf16_and_fp16 : CardHalfPrecision::fp16_only;
+}
+
+// Issue 15 (ux29): the node sizes of `devices` as the assumption line names them: "8", or "8 (910C: 16)" where a card's
+// server holds another number (devices.json devices_per_node).
+std::string node_sizes(const std::vector<device::DeviceSpec>& devices) {
+  std::string others;
+  for (const auto& dev : devices)
+    if (dev.node_devices() != device::k_default_devices_per_node)
+      others += format("%s%s: %lld", others.empty() ? "" : ", ", dev.id.c_str(), static_cast<long long>(dev.node_devices()));
+  return std::to_string(device::k_default_devices_per_node) + (others.empty() ? "" : " (" + others + ")");
+}
+
+// Issue 16 (ux29): llama.cpp serves from one node; several hosts would be its RPC backend, which is not sized.
+bool past_llama_cpp_node(const Expected<engine::EngineProfile>& eng, const device::DeviceSpec& dev, int64_t n) {
+  return eng && eng->engine == "llama.cpp" && n > dev.node_devices();
+}
 
 // The quantized-checkpoint catalogue a plan's start commands draw on: the plan's launch rules', else the shipped one.
 const engine::QuantizedCatalog* quantized_catalog_of(const PlanInputs& in) {
@@ -167,14 +185,17 @@ namespace {
 void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in,
                 LaunchMemo* memo = nullptr) {
   if (in.launch_rules) {
-    const NodeSpan span = in.data_parallel_replicas * c.num_devices > k_devices_per_node ? NodeSpan::several : NodeSpan::replica;  // ux28
-    c.launch = build_launch(m, c, eng, *in.launch_rules, k_devices_per_node,
+    const int64_t node = dev.node_devices();  // ux29: an Atlas 800 A3 holds 16 910C dies
+    const NodeSpan span = in.data_parallel_replicas * c.num_devices > node ? NodeSpan::several : NodeSpan::replica;  // ux28
+    c.launch = build_launch(m, c, eng, *in.launch_rules, node,
                             {.workload = in.workload,
                              .node_span = span,
                              .speculative_config = in.speculative_config,
                              .compilation_config = in.compilation_config,
                              .device_family = dev.family,
-                             .engine_args = &in.engine_args},
+                             .engine_args = &in.engine_args,
+                             .half_precision = half_precision_of(dev),
+                             .device_platform = dev.platform},
                             memo);
   }
 }
@@ -357,7 +378,6 @@ estimate::SpeedWorkload speed_workload(const PlanInputs& in, const PlanTargets& 
   estimate::SpeedWorkload w;
   w.concurrency = {t.concurrency};
   w.bandwidth_bytes_per_s = t.bandwidth_bytes_per_s;
-  w.devices_per_node = k_devices_per_node;
   w.engine_version = deploy::stated_engine_version(in.engine, in.engine_version);  // misc21: the version plan_engine_input selects the profile by
   return w;
 }
@@ -391,6 +411,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   estimate::SpeedWorkload own;
   estimate::SpeedWorkload& w = shared.workload ? *shared.workload : (own = speed_workload(in, t));
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
+  w.devices_per_node = dev.node_devices();  // ux29: the workload is shared by the cards of a run; the node is the card's
   w.traffic = shared.traffic;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   // Its two per-row lines (decode step, prefill) as numbers, written by the JSON writer (planfast5).
@@ -459,7 +480,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.variant = pv.published;
   }
   c.num_devices = n;
-  c.tensor_parallel_size = std::min(n, k_devices_per_node);
+  c.tensor_parallel_size = std::min(n, dev.node_devices());
   c.pipeline_parallel_size = std::max<int64_t>(1, n / c.tensor_parallel_size);
   c.params = facts.params;
   if (!eng) {
@@ -470,6 +491,11 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   // On prepare_variant's platform its answer (wrong_platform is set exactly where the engine does not run there).
   if (dev.platform == pv.platform ? !pv.wrong_platform.empty() : !eng->runs_on(dev.platform)) {
     c.reason = dev.platform == pv.platform ? pv.wrong_platform : SharedText(eng->id + " does not run on " + dev.platform + " devices");
+    return false;
+  }
+  if (past_llama_cpp_node(eng, dev, n)) {
+    c.reason = format("llama.cpp serves from one node of %lld %s; more would be its RPC backend over hosts, which preflight does not size",
+                      static_cast<long long>(dev.node_devices()), dev.id.c_str());
     return false;
   }
   const engine::Overheads* oh = pv.overheads;
@@ -663,7 +689,7 @@ PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSp
   }
   launch_first_row(r, models, {&dev, 1}, in);
   r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(count),
-                                 dev.id.c_str(), static_cast<long long>(k_devices_per_node),
+                                 dev.id.c_str(), static_cast<long long>(dev.node_devices()),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
   note_bandwidth_priors(r);
   note_interconnects(r);
@@ -691,7 +717,11 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
   classes = 0;
   for (size_t x = 0; x < devs.size(); ++x) {
     size_t y = 0;
-    while (y < x && in.launch_rules && !same_launch_family(*in.launch_rules, devs[y]->family, devs[x]->family)) ++y;
+    // ux29: the start also follows the card's node size and its half precision (--dtype float16 without bf16).
+    while (y < x && in.launch_rules &&
+           (!same_launch_family(*in.launch_rules, devs[y]->family, devs[x]->family) || devs[y]->node_devices() != devs[x]->node_devices() ||
+            half_precision_of(*devs[y]) != half_precision_of(*devs[x])))
+      ++y;
     class_of[x] = y < x ? class_of[y] : classes++;
   }
   return class_of;
@@ -908,12 +938,17 @@ void release_plans(std::vector<DevicePlan>& plans, int threads) {
 PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, const PlanTargets& t, int64_t max_devices) {
   PlanResult r;
   const ModelFacts facts = model_facts(m);
+  std::string llama_cpp_nodes;  // ux29: the cards whose counts stopped at one node for llama.cpp, with their node size
   for (const auto& dev : devices) {
     const auto eng = engine_for(in, dev);
     const auto variants = variants_for(m, in, eng, dev.family);
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
       if (n > max_devices) break;
+      if (past_llama_cpp_node(eng, dev, n)) {
+        llama_cpp_nodes += (llama_cpp_nodes.empty() ? "" : ", ") + dev.id + ": " + std::to_string(dev.node_devices());
+        break;
+      }
       std::vector<Candidate> meeting;
       for (const auto& q : variants) {
         Candidate c = evaluate_with(m, dev, in, eng, facts, q, n, t);
@@ -940,9 +975,12 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   std::string counts;
   for (const int64_t n : {1, 2, 4, 8, 16})
     if (n <= max_devices) counts += (counts.empty() ? "" : ", ") + std::to_string(n);
-  r.assumptions.push_back(format("device counts %s (--max-devices %lld); TP inside a node of %lld, PP across nodes; speed at decode context %s", counts.c_str(),
-                                 static_cast<long long>(max_devices), static_cast<long long>(k_devices_per_node),
+  r.assumptions.push_back(format("device counts %s (--max-devices %lld); TP inside a node of %s, PP across nodes; speed at decode context %s", counts.c_str(),
+                                 static_cast<long long>(max_devices), node_sizes(devices).c_str(),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
+  if (!llama_cpp_nodes.empty())
+    r.assumptions.push_back("llama.cpp: no count past one node was tried (devices a node, " + llama_cpp_nodes +
+                            "): several hosts would be its RPC backend, which preflight does not size");
   note_bandwidth_priors(r);
   note_interconnects(r);
   return r;

@@ -71,9 +71,13 @@ TEST(Launch, Issue19_MemoizedStartCommandsEqualFreshOnes) {
     for (const auto& [d, c] : at_model->second) {
       const auto e = engines.find(d->platform);
       ASSERT_NE(e, engines.end()) << d->platform;
-      const plan::LaunchOptions options{.workload = in.workload, .device_family = d->family};
-      const plan::Launch fresh = plan::build_launch(m, *c, e->second, catalogs().rules, 8, options);
-      const plan::Launch memoized = plan::build_launch(m, *c, e->second, catalogs().rules, 8, options, &shared);
+      // ux29: the card's node size and half precision, as the planner passes them (a 910C node holds 16 dies; a 310P has no bf16).
+      const plan::LaunchOptions options{.workload = in.workload,
+                                        .device_family = d->family,
+                                        .half_precision = d->supports_dtype("bf16") ? plan::CardHalfPrecision::bf16_and_fp16 : plan::CardHalfPrecision::fp16_only,
+                                        .device_platform = d->platform};
+      const plan::Launch fresh = plan::build_launch(m, *c, e->second, catalogs().rules, d->node_devices(), options);
+      const plan::Launch memoized = plan::build_launch(m, *c, e->second, catalogs().rules, d->node_devices(), options, &shared);
       const std::string at = m.id + " [" + c->variant.str() + "] " + d->id + " x" + std::to_string(c->num_devices);
       expect_same_launch(*c->launch, fresh, at + " (the plan's row)");
       expect_same_launch(memoized, fresh, at + " (one memo for the model)");
