@@ -352,6 +352,66 @@ class TextMemo {
   size_t filled_ = 0;
 };
 
+// Issue 19 (planfast8): the texts a speed estimate takes from one (card, profile, speed catalogue, layout) alone: the
+// bandwidth basis and its assumption, the efficiency line, the link and its line, and the no-link, cross-node and
+// no-compute assumptions. Under a HeldTexts (the caller keeps those objects alive and unchanged: held_texts.hpp) they
+// are kept per thread in a direct-mapped table keyed by the objects' addresses and the layout's numbers, so that a
+// plan's row takes them with one lookup instead of building a TextMemo key and probing it for each (137,000 probes in
+// the whole-catalogue JSON form, 2.7% of its instructions with their keys). Each text is kept when first made under
+// the key (`has_*`); a key that takes another's slot empties it. Outside a HeldTexts: none (every text from its memo).
+struct LayoutTexts {
+  uint64_t epoch = 0;  // 0: empty
+  const device::DeviceSpec* device = nullptr;
+  const engine::SpeedProfile* profile = nullptr;
+  const engine::SpeedCatalog* catalog = nullptr;
+  int64_t tensor_parallel_size = 0, pipeline_parallel_size = 0, devices_per_node = 0;
+  std::optional<double> bandwidth_bytes_per_s;  // the workload's measured bandwidth (--bandwidth), which the basis reads
+  bool has_basis = false, has_efficiency = false, has_no_link = false, has_cross_node = false, has_link = false, has_no_peak = false;
+  SharedText bandwidth_source, bandwidth_assumption;  // the basis's assumption: empty where it adds none
+  SharedText efficiency_line;
+  SharedText no_link_assumption, cross_node_assumption;
+  SharedText link, link_line;
+  SharedText no_peak_assumption;
+};
+
+// The calling thread's entry for the key (an open-addressed table of k_entries, linear probing; an entry of another
+// epoch is free, and at k_entries / 2 keys of one epoch the table starts again empty); nullptr outside a HeldTexts.
+LayoutTexts* layout_texts(const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog, int64_t tp,
+                          int64_t pp, const SpeedWorkload& w) {
+  const uint64_t epoch = t_held_epoch;
+  if (epoch == 0) return nullptr;
+  constexpr size_t k_entries = 2048;  // a whole-catalogue plan has 460 (card, count) keys
+  thread_local std::vector<LayoutTexts> table;
+  thread_local size_t filled = 0;
+  thread_local uint64_t filled_epoch = 0;
+  if (table.empty()) table.resize(k_entries);
+  if (filled_epoch != epoch) {
+    filled_epoch = epoch;
+    filled = 0;
+  }
+  // Hashed by the card and layout (a plan's card has one profile and catalogue); the whole key is compared.
+  uint64_t h = reinterpret_cast<uintptr_t>(&device) ^ static_cast<uint64_t>(tp) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(pp) * 0xC2B2AE3D27D4EB4Full;
+  h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
+  for (size_t i = (h ^ (h >> 32)) & (k_entries - 1);; i = (i + 1) & (k_entries - 1)) {
+    LayoutTexts& e = table[i];
+    if (e.epoch == epoch) {
+      if (e.device == &device && e.profile == &profile && e.catalog == &catalog && e.tensor_parallel_size == tp && e.pipeline_parallel_size == pp &&
+          e.devices_per_node == w.devices_per_node && e.bandwidth_bytes_per_s == w.bandwidth_bytes_per_s)
+        return &e;
+      continue;
+    }
+    if (filled >= k_entries / 2) {  // full: start again empty, and take the key's first slot
+      for (LayoutTexts& x : table) x.epoch = 0;
+      filled = 0;
+      return layout_texts(device, profile, catalog, tp, pp, w);
+    }
+    ++filled;
+    e = LayoutTexts{.epoch = epoch, .device = &device, .profile = &profile, .catalog = &catalog, .tensor_parallel_size = tp,
+                    .pipeline_parallel_size = pp, .devices_per_node = w.devices_per_node, .bandwidth_bytes_per_s = w.bandwidth_bytes_per_s};
+    return &e;
+  }
+}
+
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
 // context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
 // Written through FixedText (printf's text; round 18: its literals and numbers in place, as round 17's own buffer for
@@ -437,16 +497,19 @@ void explain_prefill(SpeedEstimate& s, SpeedLines* lines, double flops, double e
 // one-sided) sets the bandwidth range, and the output says a measurement replaces it. False when no
 // bandwidth is known at all (the estimate says so and stops).
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
-                     const Deployment& dep) {
+                     const Deployment& dep, LayoutTexts* kept) {
   const double cf = catalog.copy_fraction_of_peak;
+  // The texts once per layout key (planfast8): a kept basis is written after the branch, which the key decides.
+  const bool explain = dep.explain && !(kept && kept->has_basis);
+  const size_t assumptions_before = s.assumptions.size();
   // Text only where the estimate explains itself (plan rows do not).
   const auto until = [&] { return "prior, until `preflight bw --save --device " + device.id + "` measures the card"; };
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
-    if (dep.explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
+    if (explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
   } else if (device.measured_copy_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
-    if (dep.explain) {  // the same on every row of the device (TextMemo)
+    if (explain) {  // the same on every row of the device (TextMemo)
       thread_local TextMemo<> memo;
       s.bandwidth_source = memo.add(device.source_bandwidth).texts([&](std::vector<SharedText>& out) {
         out.push_back("measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")");
@@ -455,7 +518,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
-    if (dep.explain) {
+    if (explain) {
       thread_local TextMemo<> memo;
       const auto& t = memo.add(*device.hbm_bandwidth_bytes_per_s).add(cf).add(catalog.copy_fraction_evidence).add(device.id).add(s.bandwidth_bytes_per_s)
                           .texts([&](std::vector<SharedText>& out) {
@@ -472,7 +535,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
     s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
-    if (dep.explain) {  // the same on every row of the device (TextMemo; round 15: 1.9% of the JSON form's instructions)
+    if (explain) {  // the same on every row of the device (TextMemo; round 15: 1.9% of the JSON form's instructions)
       thread_local TextMemo<> memo;
       const auto& t = memo.add(prior->peak_bytes_per_s).add(prior->low_bytes_per_s).add(prior->high_bytes_per_s).add(cf).add(prior->source).add(device.id)
                           .texts([&](std::vector<SharedText>& out) {
@@ -490,6 +553,16 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;
+  }
+  if (dep.explain && kept) {
+    if (kept->has_basis) {
+      s.bandwidth_source = kept->bandwidth_source;
+      if (!kept->bandwidth_assumption.empty()) s.assumptions.push_back(kept->bandwidth_assumption);
+    } else {
+      kept->has_basis = true;
+      kept->bandwidth_source = s.bandwidth_source;
+      kept->bandwidth_assumption = s.assumptions.size() > assumptions_before ? s.assumptions.back() : SharedText();
+    }
   }
   if (s.bandwidth_is_prior) band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
   if (s.bandwidth_low_bytes_per_s <= 0) s.bandwidth_low_bytes_per_s = s.bandwidth_bytes_per_s;
@@ -536,7 +609,7 @@ struct Links {
 // PP stages across nodes when tp x pp does. Sets s.cross_node, the all-reduce counts and s.link, which names the
 // link assumed (device catalogue figure, PCIe assumed, or the inter-node NIC).
 Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
-                   const SpeedWorkload& w, bool explain) {
+                   const SpeedWorkload& w, bool explain, LayoutTexts* kept) {
   Links l;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
   s.cross_node = tp * pp > w.devices_per_node;
@@ -547,11 +620,17 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     link_bw = family_link->bandwidth_bytes_per_s;
   } else if (link_bw <= 0) {
     link_bw = 32e9;
-    if (tp > 1) {  // the same on every row of the device (TextMemo; round 14: 21% of a whole-catalogue plan's rows)
+    if (tp > 1 && kept && kept->has_no_link) {
+      s.assumptions.push_back(kept->no_link_assumption);
+    } else if (tp > 1) {  // the same on every row of the device (TextMemo; round 14: 21% of a whole-catalogue plan's rows)
       thread_local TextMemo<> memo;
       s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
         out.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
       })[0]);
+      if (kept) {
+        kept->has_no_link = true;
+        kept->no_link_assumption = s.assumptions.back();
+      }
     }
   }
   // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
@@ -570,7 +649,9 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
   s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
-  if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
+  if ((tp_cross || s.cross_node) && kept && kept->has_cross_node) {
+    s.assumptions.push_back(kept->cross_node_assumption);
+  } else if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
     thread_local TextMemo<> memo;
     memo.add(static_cast<int64_t>(tp_cross)).add(tp).add(pp).add(w.devices_per_node).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
     memo.add(link_bw).add(catalog.cross_node_source);
@@ -581,8 +662,15 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
                              : format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                       catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
     })[0]);
+    if (kept) {
+      kept->has_cross_node = true;
+      kept->cross_node_assumption = s.assumptions.back();
+    }
   }
-  if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
+  if ((tp > 1 || pp > 1) && explain && kept && kept->has_link) {
+    s.link = kept->link;
+    s.provenance.push_back(kept->link_line);
+  } else if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
     // Each name is built only where the link it names is crossed. Inside a node: the link, and NCCL's PCIe
     // all-reduce round where that is the one taken.
     const auto intra = [&] {
@@ -622,6 +710,11 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     });
     s.link = t[0];
     s.provenance.push_back(t[1]);
+    if (kept) {
+      kept->has_link = true;
+      kept->link = t[0];
+      kept->link_line = t[1];
+    }
   }
   return l;
 }
@@ -711,9 +804,12 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15); three with `lines` (planfast5).
   if (dep.explain) s.provenance.reserve(lines ? 3 : 5);
   double band = profile.band_fraction;
-  if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
+  LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
+  if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  if (dep.explain) {
+  if (dep.explain && kept && kept->has_efficiency) {
+    s.provenance.push_back(kept->efficiency_line);
+  } else if (dep.explain) {
     thread_local TextMemo<> memo;
     memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
     memo.add(profile.device).add(profile.origin).add(profile.evidence);
@@ -722,6 +818,10 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
                            s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
                            profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
     })[0]);
+    if (kept) {
+      kept->has_efficiency = true;
+      kept->efficiency_line = s.provenance.back();
+    }
   }
 
   StepTrafficMemo own(m);  // issue 19: the caller's memo when it hands one in for this model (shared by its estimates on many devices)
@@ -730,14 +830,20 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
-  if (peak <= 0) {  // the same on every row of the device (TextMemo; round 14: 20% of a whole-catalogue plan's rows)
+  if (peak <= 0 && kept && kept->has_no_peak) {
+    s.assumptions.push_back(kept->no_peak_assumption);
+  } else if (peak <= 0) {  // the same on every row of the device (TextMemo; round 14: 20% of a whole-catalogue plan's rows)
     thread_local TextMemo<> memo;
     s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
       out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
     })[0]);
+    if (kept) {
+      kept->has_no_peak = true;
+      kept->no_peak_assumption = s.assumptions.back();
+    }
   }
 
-  const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain);
+  const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain, kept);
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 
