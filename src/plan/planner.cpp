@@ -206,14 +206,21 @@ struct PreparedVariant {
     const model::VariantRule* rule = nullptr;
   };
   mutable std::vector<LayoutRule> layout_rules;
+  mutable size_t last_layout_rule = 0;  // the entry the last lookup found: a work item meets its cards family by family
 };
 
 // The rule of `p.rules_of` that rejects it at TP `tp` (> 1) on `dev`'s family: model::variant_rule, kept in p.
 const model::VariantRule* layout_rule(const PreparedVariant& p, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng,
                                       int64_t tp) {
-  for (const auto& r : p.layout_rules)
-    if (r.tensor_parallel_size == tp && r.family == dev.family) return r.rule;
+  const auto same = [&](const PreparedVariant::LayoutRule& r) { return r.tensor_parallel_size == tp && r.family == dev.family; };
+  if (p.last_layout_rule < p.layout_rules.size() && same(p.layout_rules[p.last_layout_rule])) return p.layout_rules[p.last_layout_rule].rule;
+  for (size_t i = 0; i < p.layout_rules.size(); ++i)
+    if (same(p.layout_rules[i])) {
+      p.last_layout_rule = i;
+      return p.layout_rules[i].rule;
+    }
   const model::VariantRule* rule = model::variant_rule(*p.rules_of, "rejected", eng.engine, p.rule_version, dev.family, m.num_experts > 0, tp);
+  p.last_layout_rule = p.layout_rules.size();
   p.layout_rules.push_back({dev.family, tp, rule});
   return rule;
 }
@@ -396,8 +403,8 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     }
     return;
   }
-  estimate::SpeedWorkload own;
-  estimate::SpeedWorkload& w = shared.workload ? *shared.workload : (own = speed_workload(in, t));
+  std::optional<estimate::SpeedWorkload> own;  // planfast8: made only without a shared one (a default one allocates its concurrency list)
+  estimate::SpeedWorkload& w = shared.workload ? *shared.workload : own.emplace(speed_workload(in, t));
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.traffic = shared.traffic;
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
