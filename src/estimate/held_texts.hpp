@@ -17,6 +17,9 @@
 
 namespace preflight::estimate {
 
+// The epoch the calling thread's HeldTexts holds; 0: none.
+uint64_t held_texts_epoch();
+
 // A fresh epoch: never 0, never returned twice in one process. Take one per stretch of work whose texts are held
 // (a plan: its device list and speed catalogue are const while it runs) and hand it to a HeldTexts on each thread.
 uint64_t new_held_texts_epoch();

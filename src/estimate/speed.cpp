@@ -5,10 +5,10 @@
 #include "estimate/speed.hpp"
 #include "estimate/speed_lines.hpp"
 #include "estimate/held_texts.hpp"
+#include "estimate/layout_texts.hpp"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -35,19 +35,6 @@ double expected_distinct_experts(int64_t n, int64_t k, int64_t batch) {
   const double p = std::min(1.0, static_cast<double>(k) / static_cast<double>(n));
   return static_cast<double>(n) * (1.0 - std::pow(1.0 - p, static_cast<double>(std::max<int64_t>(1, batch))));
 }
-
-namespace {
-
-// The epoch the calling thread's HeldTexts holds; 0: none (estimate/held_texts.hpp).
-thread_local uint64_t t_held_epoch = 0;
-std::atomic<uint64_t> g_held_epochs{0};
-
-}  // namespace
-
-uint64_t new_held_texts_epoch() { return g_held_epochs.fetch_add(1, std::memory_order_relaxed) + 1; }
-
-HeldTexts::HeldTexts(uint64_t epoch) : m_previous(t_held_epoch) { t_held_epoch = epoch; }
-HeldTexts::~HeldTexts() { t_held_epoch = m_previous; }
 
 namespace {
 
@@ -278,7 +265,7 @@ class TextMemo {
     }
     Slot& slot = slots_[i];
     // Planfast6: under a HeldTexts, an entry compared or built under its epoch is not compared again (held_texts.hpp).
-    const uint64_t held = t_held_epoch;
+    const uint64_t held = held_texts_epoch();
     if (const bool fresh = !slot.filled; fresh || !((held != 0 && slot.verified == held) || same_sources(slot.sources))) {
       slot.filled = false;  // a build that throws leaves the slot empty (a probe passes it; a later key may take it)
       if (!fresh) --filled_;
@@ -351,66 +338,6 @@ class TextMemo {
   std::vector<Slot> slots_;  // k_first_slots once the memo is first used, doubling to k_slots (1024; the decode and prefill lines' 8192)
   size_t filled_ = 0;
 };
-
-// Issue 19 (planfast8): the texts a speed estimate takes from one (card, profile, speed catalogue, layout) alone: the
-// bandwidth basis and its assumption, the efficiency line, the link and its line, and the no-link, cross-node and
-// no-compute assumptions. Under a HeldTexts (the caller keeps those objects alive and unchanged: held_texts.hpp) they
-// are kept per thread in a direct-mapped table keyed by the objects' addresses and the layout's numbers, so that a
-// plan's row takes them with one lookup instead of building a TextMemo key and probing it for each (137,000 probes in
-// the whole-catalogue JSON form, 2.7% of its instructions with their keys). Each text is kept when first made under
-// the key (`has_*`); a key that takes another's slot empties it. Outside a HeldTexts: none (every text from its memo).
-struct LayoutTexts {
-  uint64_t epoch = 0;  // 0: empty
-  const device::DeviceSpec* device = nullptr;
-  const engine::SpeedProfile* profile = nullptr;
-  const engine::SpeedCatalog* catalog = nullptr;
-  int64_t tensor_parallel_size = 0, pipeline_parallel_size = 0, devices_per_node = 0;
-  std::optional<double> bandwidth_bytes_per_s;  // the workload's measured bandwidth (--bandwidth), which the basis reads
-  bool has_basis = false, has_efficiency = false, has_no_link = false, has_cross_node = false, has_link = false, has_no_peak = false;
-  SharedText bandwidth_source, bandwidth_assumption;  // the basis's assumption: empty where it adds none
-  SharedText efficiency_line;
-  SharedText no_link_assumption, cross_node_assumption;
-  SharedText link, link_line;
-  SharedText no_peak_assumption;
-};
-
-// The calling thread's entry for the key (an open-addressed table of k_entries, linear probing; an entry of another
-// epoch is free, and at k_entries / 2 keys of one epoch the table starts again empty); nullptr outside a HeldTexts.
-LayoutTexts* layout_texts(const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog, int64_t tp,
-                          int64_t pp, const SpeedWorkload& w) {
-  const uint64_t epoch = t_held_epoch;
-  if (epoch == 0) return nullptr;
-  constexpr size_t k_entries = 2048;  // a whole-catalogue plan has 460 (card, count) keys
-  thread_local std::vector<LayoutTexts> table;
-  thread_local size_t filled = 0;
-  thread_local uint64_t filled_epoch = 0;
-  if (table.empty()) table.resize(k_entries);
-  if (filled_epoch != epoch) {
-    filled_epoch = epoch;
-    filled = 0;
-  }
-  // Hashed by the card and layout (a plan's card has one profile and catalogue); the whole key is compared.
-  uint64_t h = reinterpret_cast<uintptr_t>(&device) ^ static_cast<uint64_t>(tp) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(pp) * 0xC2B2AE3D27D4EB4Full;
-  h = (h ^ (h >> 29)) * 0xFF51AFD7ED558CCDull;
-  for (size_t i = (h ^ (h >> 32)) & (k_entries - 1);; i = (i + 1) & (k_entries - 1)) {
-    LayoutTexts& e = table[i];
-    if (e.epoch == epoch) {
-      if (e.device == &device && e.profile == &profile && e.catalog == &catalog && e.tensor_parallel_size == tp && e.pipeline_parallel_size == pp &&
-          e.devices_per_node == w.devices_per_node && e.bandwidth_bytes_per_s == w.bandwidth_bytes_per_s)
-        return &e;
-      continue;
-    }
-    if (filled >= k_entries / 2) {  // full: start again empty, and take the key's first slot
-      for (LayoutTexts& x : table) x.epoch = 0;
-      filled = 0;
-      return layout_texts(device, profile, catalog, tp, pp, w);
-    }
-    ++filled;
-    e = LayoutTexts{.epoch = epoch, .device = &device, .profile = &profile, .catalog = &catalog, .tensor_parallel_size = tp,
-                    .pipeline_parallel_size = pp, .devices_per_node = w.devices_per_node, .bandwidth_bytes_per_s = w.bandwidth_bytes_per_s};
-    return &e;
-  }
-}
 
 // The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
 // context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
@@ -782,6 +709,43 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
 }
 
 namespace {
+// The efficiency line of an explained estimate (its effective bandwidth set), once per layout key where `kept` is given.
+void explain_efficiency(SpeedEstimate& s, const engine::SpeedProfile& profile, LayoutTexts* kept) {
+  if (kept && kept->has_efficiency) {
+    s.provenance.push_back(kept->efficiency_line);
+    return;
+  }
+  thread_local TextMemo<> memo;
+  memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
+  memo.add(profile.device).add(profile.origin).add(profile.evidence);
+  s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
+    out.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+                         s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
+                         profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
+  })[0]);
+  if (kept) {
+    kept->has_efficiency = true;
+    kept->efficiency_line = s.provenance.back();
+  }
+}
+
+// The assumption of a card with no dense compute figure for the scheme, the same on every row of the card (TextMemo;
+// round 14: 20% of a whole-catalogue plan's rows), once per layout key where `kept` is given.
+void note_no_peak(SpeedEstimate& s, const device::DeviceSpec& device, LayoutTexts* kept) {
+  if (kept && kept->has_no_peak) {
+    s.assumptions.push_back(kept->no_peak_assumption);
+    return;
+  }
+  thread_local TextMemo<> memo;
+  s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
+    out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
+  })[0]);
+  if (kept) {
+    kept->has_no_peak = true;
+    kept->no_peak_assumption = s.assumptions.back();
+  }
+}
+
 // estimate_speed; with `lines` (explained estimates only), the decode-step and prefill lines are left to it (speed_lines.hpp).
 SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
                        const Deployment& dep, const SpeedWorkload& w, SpeedLines* lines) {
@@ -807,22 +771,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
   if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  if (dep.explain && kept && kept->has_efficiency) {
-    s.provenance.push_back(kept->efficiency_line);
-  } else if (dep.explain) {
-    thread_local TextMemo<> memo;
-    memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
-    memo.add(profile.device).add(profile.origin).add(profile.evidence);
-    s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
-      out.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
-                           s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
-                           profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
-    })[0]);
-    if (kept) {
-      kept->has_efficiency = true;
-      kept->efficiency_line = s.provenance.back();
-    }
-  }
+  if (dep.explain) explain_efficiency(s, profile, kept);
 
   StepTrafficMemo own(m);  // issue 19: the caller's memo when it hands one in for this model (shared by its estimates on many devices)
   const ModelTraffic& t = (w.traffic && &w.traffic->model() == &m ? *w.traffic : own).get(scheme, profile, layer_split ? split_dep : dep);
@@ -830,18 +779,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
-  if (peak <= 0 && kept && kept->has_no_peak) {
-    s.assumptions.push_back(kept->no_peak_assumption);
-  } else if (peak <= 0) {  // the same on every row of the device (TextMemo; round 14: 20% of a whole-catalogue plan's rows)
-    thread_local TextMemo<> memo;
-    s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
-      out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
-    })[0]);
-    if (kept) {
-      kept->has_no_peak = true;
-      kept->no_peak_assumption = s.assumptions.back();
-    }
-  }
+  if (peak <= 0) note_no_peak(s, device, kept);
 
   const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain, kept);
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
