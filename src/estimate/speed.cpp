@@ -5,10 +5,10 @@
 #include "estimate/speed.hpp"
 #include "estimate/speed_lines.hpp"
 #include "estimate/held_texts.hpp"
+#include "estimate/layout_texts.hpp"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -35,19 +35,6 @@ double expected_distinct_experts(int64_t n, int64_t k, int64_t batch) {
   const double p = std::min(1.0, static_cast<double>(k) / static_cast<double>(n));
   return static_cast<double>(n) * (1.0 - std::pow(1.0 - p, static_cast<double>(std::max<int64_t>(1, batch))));
 }
-
-namespace {
-
-// The epoch the calling thread's HeldTexts holds; 0: none (estimate/held_texts.hpp).
-thread_local uint64_t t_held_epoch = 0;
-std::atomic<uint64_t> g_held_epochs{0};
-
-}  // namespace
-
-uint64_t new_held_texts_epoch() { return g_held_epochs.fetch_add(1, std::memory_order_relaxed) + 1; }
-
-HeldTexts::HeldTexts(uint64_t epoch) : m_previous(t_held_epoch) { t_held_epoch = epoch; }
-HeldTexts::~HeldTexts() { t_held_epoch = m_previous; }
 
 namespace {
 
@@ -278,7 +265,7 @@ class TextMemo {
     }
     Slot& slot = slots_[i];
     // Planfast6: under a HeldTexts, an entry compared or built under its epoch is not compared again (held_texts.hpp).
-    const uint64_t held = t_held_epoch;
+    const uint64_t held = held_texts_epoch();
     if (const bool fresh = !slot.filled; fresh || !((held != 0 && slot.verified == held) || same_sources(slot.sources))) {
       slot.filled = false;  // a build that throws leaves the slot empty (a probe passes it; a later key may take it)
       if (!fresh) --filled_;
@@ -437,16 +424,19 @@ void explain_prefill(SpeedEstimate& s, SpeedLines* lines, double flops, double e
 // one-sided) sets the bandwidth range, and the output says a measurement replaces it. False when no
 // bandwidth is known at all (the estimate says so and stops).
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
-                     const Deployment& dep) {
+                     const Deployment& dep, LayoutTexts* kept) {
   const double cf = catalog.copy_fraction_of_peak;
+  // The texts once per layout key (planfast8): a kept basis is written after the branch, which the key decides.
+  const bool explain = dep.explain && !(kept && kept->has_basis);
+  const size_t assumptions_before = s.assumptions.size();
   // Text only where the estimate explains itself (plan rows do not).
   const auto until = [&] { return "prior, until `preflight bw --save --device " + device.id + "` measures the card"; };
   if (w.bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *w.bandwidth_bytes_per_s;
-    if (dep.explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
+    if (explain) s.bandwidth_source = "measured copy bandwidth given by the user (--bandwidth or preflight bw --save)";
   } else if (device.measured_copy_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.measured_copy_bandwidth_bytes_per_s;
-    if (dep.explain) {  // the same on every row of the device (TextMemo)
+    if (explain) {  // the same on every row of the device (TextMemo)
       thread_local TextMemo<> memo;
       s.bandwidth_source = memo.add(device.source_bandwidth).texts([&](std::vector<SharedText>& out) {
         out.push_back("measured copy bandwidth in the device catalogue (" + device.source_bandwidth + ")");
@@ -455,7 +445,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   } else if (device.hbm_bandwidth_bytes_per_s) {
     s.bandwidth_bytes_per_s = *device.hbm_bandwidth_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
-    if (dep.explain) {
+    if (explain) {
       thread_local TextMemo<> memo;
       const auto& t = memo.add(*device.hbm_bandwidth_bytes_per_s).add(cf).add(catalog.copy_fraction_evidence).add(device.id).add(s.bandwidth_bytes_per_s)
                           .texts([&](std::vector<SharedText>& out) {
@@ -472,7 +462,7 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
     s.bandwidth_low_bytes_per_s = prior->low_bytes_per_s * cf;
     s.bandwidth_high_bytes_per_s = prior->high_bytes_per_s * cf;
     s.bandwidth_is_prior = true;
-    if (dep.explain) {  // the same on every row of the device (TextMemo; round 15: 1.9% of the JSON form's instructions)
+    if (explain) {  // the same on every row of the device (TextMemo; round 15: 1.9% of the JSON form's instructions)
       thread_local TextMemo<> memo;
       const auto& t = memo.add(prior->peak_bytes_per_s).add(prior->low_bytes_per_s).add(prior->high_bytes_per_s).add(cf).add(prior->source).add(device.id)
                           .texts([&](std::vector<SharedText>& out) {
@@ -490,6 +480,16 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   } else {
     s.assumptions.push_back("no bandwidth known for " + device.id + " (catalogue has none); speed not estimated");
     return false;
+  }
+  if (dep.explain && kept) {
+    if (kept->has_basis) {
+      s.bandwidth_source = kept->bandwidth_source;
+      if (!kept->bandwidth_assumption.empty()) s.assumptions.push_back(kept->bandwidth_assumption);
+    } else {
+      kept->has_basis = true;
+      kept->bandwidth_source = s.bandwidth_source;
+      kept->bandwidth_assumption = s.assumptions.size() > assumptions_before ? s.assumptions.back() : SharedText();
+    }
   }
   if (s.bandwidth_is_prior) band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
   if (s.bandwidth_low_bytes_per_s <= 0) s.bandwidth_low_bytes_per_s = s.bandwidth_bytes_per_s;
@@ -536,7 +536,7 @@ struct Links {
 // PP stages across nodes when tp x pp does. Sets s.cross_node, the all-reduce counts and s.link, which names the
 // link assumed (device catalogue figure, PCIe assumed, or the inter-node NIC).
 Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
-                   const SpeedWorkload& w, bool explain) {
+                   const SpeedWorkload& w, bool explain, LayoutTexts* kept) {
   Links l;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
   s.cross_node = tp * pp > w.devices_per_node;
@@ -547,11 +547,17 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     link_bw = family_link->bandwidth_bytes_per_s;
   } else if (link_bw <= 0) {
     link_bw = 32e9;
-    if (tp > 1) {  // the same on every row of the device (TextMemo; round 14: 21% of a whole-catalogue plan's rows)
+    if (tp > 1 && kept && kept->has_no_link) {
+      s.assumptions.push_back(kept->no_link_assumption);
+    } else if (tp > 1) {  // the same on every row of the device (TextMemo; round 14: 21% of a whole-catalogue plan's rows)
       thread_local TextMemo<> memo;
       s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
         out.push_back("no interconnect bandwidth for " + device.id + "; 32 GB/s (PCIe 4 x16) assumed");
       })[0]);
+      if (kept) {
+        kept->has_no_link = true;
+        kept->no_link_assumption = s.assumptions.back();
+      }
     }
   }
   // PCIe-only cards (the catalogue's link is "PCIe..." - an optional NVLink bridge pairs two cards only - or no link
@@ -570,7 +576,9 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
   const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
   s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
-  if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
+  if ((tp_cross || s.cross_node) && kept && kept->has_cross_node) {
+    s.assumptions.push_back(kept->cross_node_assumption);
+  } else if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
     thread_local TextMemo<> memo;
     memo.add(static_cast<int64_t>(tp_cross)).add(tp).add(pp).add(w.devices_per_node).add(catalog.cross_node_bandwidth_bytes_per_s).add(catalog.cross_node_latency_s);
     memo.add(link_bw).add(catalog.cross_node_source);
@@ -581,8 +589,15 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
                              : format("pipeline stages span nodes: %lld activation hand-offs per token over the %.0f GB/s NIC (%s)", static_cast<long long>(pp - 1),
                                       catalog.cross_node_bandwidth_bytes_per_s / 1e9, catalog.cross_node_source.c_str()));
     })[0]);
+    if (kept) {
+      kept->has_cross_node = true;
+      kept->cross_node_assumption = s.assumptions.back();
+    }
   }
-  if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
+  if ((tp > 1 || pp > 1) && explain && kept && kept->has_link) {
+    s.link = kept->link;
+    s.provenance.push_back(kept->link_line);
+  } else if ((tp > 1 || pp > 1) && explain) {  // the link's name is text: built only where the estimate explains itself
     // Each name is built only where the link it names is crossed. Inside a node: the link, and NCCL's PCIe
     // all-reduce round where that is the one taken.
     const auto intra = [&] {
@@ -622,6 +637,11 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
     });
     s.link = t[0];
     s.provenance.push_back(t[1]);
+    if (kept) {
+      kept->has_link = true;
+      kept->link = t[0];
+      kept->link_line = t[1];
+    }
   }
   return l;
 }
@@ -689,6 +709,43 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
 }
 
 namespace {
+// The efficiency line of an explained estimate (its effective bandwidth set), once per layout key where `kept` is given.
+void explain_efficiency(SpeedEstimate& s, const engine::SpeedProfile& profile, LayoutTexts* kept) {
+  if (kept && kept->has_efficiency) {
+    s.provenance.push_back(kept->efficiency_line);
+    return;
+  }
+  thread_local TextMemo<> memo;
+  memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
+  memo.add(profile.device).add(profile.origin).add(profile.evidence);
+  s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
+    out.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
+                         s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
+                         profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
+  })[0]);
+  if (kept) {
+    kept->has_efficiency = true;
+    kept->efficiency_line = s.provenance.back();
+  }
+}
+
+// The assumption of a card with no dense compute figure for the scheme, the same on every row of the card (TextMemo;
+// round 14: 20% of a whole-catalogue plan's rows), once per layout key where `kept` is given.
+void note_no_peak(SpeedEstimate& s, const device::DeviceSpec& device, LayoutTexts* kept) {
+  if (kept && kept->has_no_peak) {
+    s.assumptions.push_back(kept->no_peak_assumption);
+    return;
+  }
+  thread_local TextMemo<> memo;
+  s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
+    out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
+  })[0]);
+  if (kept) {
+    kept->has_no_peak = true;
+    kept->no_peak_assumption = s.assumptions.back();
+  }
+}
+
 // estimate_speed; with `lines` (explained estimates only), the decode-step and prefill lines are left to it (speed_lines.hpp).
 SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
                        const Deployment& dep, const SpeedWorkload& w, SpeedLines* lines) {
@@ -711,18 +768,10 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15); three with `lines` (planfast5).
   if (dep.explain) s.provenance.reserve(lines ? 3 : 5);
   double band = profile.band_fraction;
-  if (!bandwidth_basis(s, band, device, catalog, w, dep)) return s;
+  LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
+  if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
-  if (dep.explain) {
-    thread_local TextMemo<> memo;
-    memo.add(s.effective_bandwidth_bytes_per_s).add(s.bandwidth_bytes_per_s).add(profile.bandwidth_efficiency).add(profile.engine).add(profile.platform);
-    memo.add(profile.device).add(profile.origin).add(profile.evidence);
-    s.provenance.push_back(memo.texts([&](std::vector<SharedText>& out) {
-      out.push_back(format("effective bandwidth %.0f GB/s = %.0f GB/s x decode efficiency %.2f (%s %s%s from %s: %s)", s.effective_bandwidth_bytes_per_s / 1e9,
-                           s.bandwidth_bytes_per_s / 1e9, profile.bandwidth_efficiency, profile.engine.c_str(), profile.platform.c_str(),
-                           profile.device.empty() ? "" : (" calibrated on " + profile.device).c_str(), profile.origin.c_str(), profile.evidence.c_str()));
-    })[0]);
-  }
+  if (dep.explain) explain_efficiency(s, profile, kept);
 
   StepTrafficMemo own(m);  // issue 19: the caller's memo when it hands one in for this model (shared by its estimates on many devices)
   const ModelTraffic& t = (w.traffic && &w.traffic->model() == &m ? *w.traffic : own).get(scheme, profile, layer_split ? split_dep : dep);
@@ -730,14 +779,9 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;
   const double peak = peak_ops(device, scheme, m.dtype);
-  if (peak <= 0) {  // the same on every row of the device (TextMemo; round 14: 20% of a whole-catalogue plan's rows)
-    thread_local TextMemo<> memo;
-    s.assumptions.push_back(memo.add(device.id).texts([&](std::vector<SharedText>& out) {
-      out.push_back("no dense compute figure for " + device.id + "; compute roofline ignored");
-    })[0]);
-  }
+  if (peak <= 0) note_no_peak(s, device, kept);
 
-  const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain);
+  const Links links = interconnect(s, m, device, profile, catalog, w, dep.explain, kept);
   const double ar_latency = links.ar_latency_s, ar_bw = links.ar_bytes_per_s, p2p_bw = links.p2p_bytes_per_s, p2p_latency = links.p2p_latency_s;
   const double act_bytes = static_cast<double>(m.hidden_size) * 2.0;  // bf16 activations per token
 

@@ -229,7 +229,32 @@ struct PreparedVariant {
   SharedText wrong_platform;
   // Issue 16 (quant26): model::variant_without_effect of the variant on the model ("" when it quantizes something).
   SharedText no_effect;
+  // Planfast8: the rule that rejects the variant at a TP size above 1 on a family (layout_rule), looked up once per
+  // (family, TP size) rather than per card and count (1.5% of the whole-catalogue plan's instructions).
+  struct LayoutRule {
+    std::string family;
+    int64_t tensor_parallel_size = 0;
+    const model::VariantRule* rule = nullptr;
+  };
+  mutable std::vector<LayoutRule> layout_rules;
+  mutable size_t last_layout_rule = 0;  // the entry the last lookup found: a work item meets its cards family by family
 };
+
+// The rule of `p.rules_of` that rejects it at TP `tp` (> 1) on `dev`'s family: model::variant_rule, kept in p.
+const model::VariantRule* layout_rule(const PreparedVariant& p, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng,
+                                      int64_t tp) {
+  const auto same = [&](const PreparedVariant::LayoutRule& r) { return r.tensor_parallel_size == tp && r.family == dev.family; };
+  if (p.last_layout_rule < p.layout_rules.size() && same(p.layout_rules[p.last_layout_rule])) return p.layout_rules[p.last_layout_rule].rule;
+  for (size_t i = 0; i < p.layout_rules.size(); ++i)
+    if (same(p.layout_rules[i])) {
+      p.last_layout_rule = i;
+      return p.layout_rules[i].rule;
+    }
+  const model::VariantRule* rule = model::variant_rule(*p.rules_of, "rejected", eng.engine, p.rule_version, dev.family, m.num_experts > 0, tp);
+  p.last_layout_rule = p.layout_rules.size();
+  p.layout_rules.push_back({dev.family, tp, rule});
+  return rule;
+}
 
 // The rule that rejects the prepared variant on `dev`'s family (p.rejected), looked up again only when the family
 // is not the one it was looked up for.
@@ -408,8 +433,8 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     }
     return;
   }
-  estimate::SpeedWorkload own;
-  estimate::SpeedWorkload& w = shared.workload ? *shared.workload : (own = speed_workload(in, t));
+  std::optional<estimate::SpeedWorkload> own;  // planfast8: made only without a shared one (a default one allocates its concurrency list)
+  estimate::SpeedWorkload& w = shared.workload ? *shared.workload : own.emplace(speed_workload(in, t));
   w.context_tokens = std::min(t.decode_context_tokens.value_or(c.context_tokens), c.context_tokens);
   w.devices_per_node = dev.node_devices();  // ux29: the workload is shared by the cards of a run; the node is the card's
   w.traffic = shared.traffic;
@@ -513,10 +538,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     return false;
   }
   // A rule of this layout only (bnb_8bit: vLLM refuses a pre-quantized bitsandbytes checkpoint under TP).
-  if (const model::VariantRule* rule = c.tensor_parallel_size > 1 && pv.rules_of
-                                           ? model::variant_rule(*pv.rules_of, "rejected", eng->engine, pv.rule_version, dev.family, m.num_experts > 0,
-                                                                 c.tensor_parallel_size)
-                                           : nullptr) {
+  if (const model::VariantRule* rule = c.tensor_parallel_size > 1 && pv.rules_of ? layout_rule(pv, m, dev, *eng, c.tensor_parallel_size) : nullptr) {
     c.reason = shared.reasons ? shared.reasons->text("engine rejects it: " + rule->message) : SharedText("engine rejects it: " + rule->message);
     return false;
   }
@@ -600,14 +622,21 @@ void note_interconnects(PlanResult& r) {
     }
 }
 
-// RowDetail::table: the start commands of the first recommended row, the one the table prints.
-void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in) {
+// RowDetail::table: the start commands of the first recommended row, the one the table prints. `eng`: the engine of
+// the row's card when the caller holds it (planfast8: a run's, resolved once; engine_for per plan was 0.9% of the
+// whole-catalogue table form), else resolved here.
+void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in,
+                      const Expected<engine::EngineProfile>* eng = nullptr) {
   if (in.detail != RowDetail::table || r.recommended.empty()) return;
   Candidate& c = r.recommended.front();
   const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == c.model_id; });
   const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device::DeviceSpec& x) { return x.id == c.device_id; });
   if (m == models.end() || dev == devices.end()) return;
-  if (const auto eng = engine_for(in, *dev)) add_launch(c, *m, *dev, *eng, in);
+  if (eng) {
+    if (*eng) add_launch(c, *m, *dev, **eng, in);
+  } else if (const auto resolved = engine_for(in, *dev)) {
+    add_launch(c, *m, *dev, *resolved, in);
+  }
 }
 
 }  // namespace
@@ -657,7 +686,7 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
 // fresh memory for the fewer rows and not for the recommended ones always (two thirds of a whole-catalogue plan's
 // 78,395 candidates meet the targets: 75 MB of fresh pages for their copies before).
 PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t count,
-                           const PlanInputs& in, const PlanTargets& t) {
+                           const PlanInputs& in, const PlanTargets& t, const Expected<engine::EngineProfile>& eng) {
   PlanResult r;
   // Candidates are large: the recommended ones are ranked through their slots and moved once.
   std::vector<size_t> order;
@@ -687,7 +716,7 @@ PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSp
     list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
     r.rejected = std::move(list);
   }
-  launch_first_row(r, models, {&dev, 1}, in);
+  launch_first_row(r, models, {&dev, 1}, in, &eng);
   r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(count),
                                  dev.id.c_str(), static_cast<long long>(dev.node_devices()),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
@@ -858,7 +887,7 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
   parallel_for(cards.size() * counts.size(), threads, [&](size_t n) {
     PlatformRun& r = runs[cards[n / counts.size()].first];
     const size_t x = cards[n / counts.size()].second, k = n % counts.size();
-    r.out[x][k] = rank_candidates(r.lists[x][k], models, *r.devs[x], counts[k], in, t);
+    r.out[x][k] = rank_candidates(r.lists[x][k], models, *r.devs[x], counts[k], in, t, r.eng);  // the run's engine: every card's (one platform)
   });
 }
 
