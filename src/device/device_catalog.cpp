@@ -296,7 +296,7 @@ Expected<DeviceCatalog> parse_device_catalog(const Json& root, const std::string
     if (!sources || !sources->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: missing sources", origin.c_str(), id.c_str()), origin);
     JsonObject s(*sources, origin, "devices[" + id + "].sources");
     // Issue 15 (v0eng29): a misspelt source key ("runtime_totl") left the fact without its source in silence.
-    PF_TRY(source_keys, s.only_keys({"memory", "runtime_total", "bandwidth", "compute", "form_factor", "memory_kind", "interconnect", "aliases"}));
+    PF_TRY(source_keys, s.only_keys({"memory", "runtime_total", "bandwidth", "compute", "form_factor", "memory_kind", "interconnect", "aliases", "devices_per_node"}));
     (void)source_keys;
     PF_TRY(sm, s.string("memory"));
     d.source_memory = sm;

@@ -849,7 +849,7 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
                             "graph_memory_in_budget", "evidence", "band_fraction", "non_torch_band_bytes", "non_torch_band_source",
                             "non_torch_multi_rank_fraction", "non_torch_multi_rank_source", "non_torch_snapshot_bytes", "non_torch_snapshot_source",
                             "graph_first_capture_bytes", "graph_per_capture_bytes", "graph_capture_source", "nccl_buffers", "allreduce_fusion_workspace",
-                            "moe_backend_workspaces"}));
+                            "moe_backend_workspaces", "moe_row_padding"}));
   (void)keys;
   PF_TRY(nt, r.number("non_torch_bytes"));
   o.non_torch_bytes = nt;

@@ -74,11 +74,18 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+// ASCII case folding, what std::tolower does in the "C" locale preflight runs in (it never calls setlocale), without
+// the library call per byte: hard29 measured 62% of a 60 MB log's 33 s in tolower under find_ci.
+constexpr unsigned char lower_ascii(unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + ('a' - 'A')) : c; }
+
 size_t find_ci(const std::string& hay, const std::string& needle, size_t from = 0) {
-  if (needle.empty() || hay.size() < needle.size()) return std::string::npos;
-  for (size_t i = from; i + needle.size() <= hay.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == std::tolower(static_cast<unsigned char>(needle[k]))) ++k;
+  if (needle.empty() || hay.size() < needle.size() || from > hay.size() - needle.size()) return std::string::npos;
+  const unsigned char first = lower_ascii(static_cast<unsigned char>(needle[0]));
+  const size_t last = hay.size() - needle.size();
+  for (size_t i = from; i <= last; ++i) {
+    if (lower_ascii(static_cast<unsigned char>(hay[i])) != first) continue;
+    size_t k = 1;
+    while (k < needle.size() && lower_ascii(static_cast<unsigned char>(hay[i + k])) == lower_ascii(static_cast<unsigned char>(needle[k]))) ++k;
     if (k == needle.size()) return i;
   }
   return std::string::npos;

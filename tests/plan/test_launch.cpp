@@ -472,9 +472,10 @@ TEST(QuantizedCatalog, Issue16_EveryCheckpointAndConversionIsTheVariantItIsFiled
     ASSERT_TRUE(v.has_value()) << v.error().describe();
     EXPECT_TRUE((*v)->quantized());
     // ux28: AWQ and GPTQ are served without --quantization (vLLM reads the method from config.json and picks Marlin;
-    // an explicit awq / gptq forces the slower kernel); every other record passes its variant's own method.
+    // an explicit awq / gptq forces the slower kernel); AutoRound too (its flag name changed between versions: auto-round
+    // in vLLM 0.9's choices, inc in 0.16's); every other record passes its variant's own method.
     const std::string& method = (*v)->engine_quantization;
-    EXPECT_EQ(flag, method == "awq" || method == "gptq" ? std::string() : method);
+    EXPECT_EQ(flag, method == "awq" || method == "gptq" || method == "auto-round" ? std::string() : method);
     EXPECT_TRUE(made_by(text, (*v)->tool)) << text << " is not made by " << (*v)->tool;
   };
   for (const auto& c : shipped->checkpoints) check("checkpoint " + c.repo, c.variant, c.quantization_flag, c.format);
