@@ -26,6 +26,7 @@
 #include "plan/dp_ep.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
+#include "plan/plan_variants.hpp"
 #include "plan/row_reasons.hpp"
 #include "plan/row_order.hpp"
 
@@ -58,96 +59,8 @@ bool past_llama_cpp_node(const Expected<engine::EngineProfile>& eng, const devic
   return eng && eng->engine == "llama.cpp" && n > dev.node_devices();
 }
 
-// The quantized-checkpoint catalogue a plan's start commands draw on: the plan's launch rules', else the shipped one.
-const engine::QuantizedCatalog* quantized_catalog_of(const PlanInputs& in) {
-  if (in.launch_rules) return &in.launch_rules->quantized;
-  const auto& shipped = engine::shipped_quantized_catalog();
-  return shipped ? &*shipped : nullptr;
-}
 
-// Issue 16: whether a start command can serve `variant` of the model as written: a published checkpoint of it,
-// a conversion recipe on the engine's platform (plan/launch prints it first), or vLLM's own fp8 at load. A
-// variant with none of them (msModelSlim W4A16: no catalogued recipe) would start from a path nothing writes.
-// Issue 16 (quant29): nor one whose --quantization the engine version's argument parser refuses (vLLM-Ascend before
-// 0.9.0 has no `ascend` choice: data/engines/quantization_methods.json).
-bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published, const std::string& variant,
-              const std::string& flag) {
-  if (const auto& choices = engine::shipped_quantization_methods(); choices && !engine::quantization_choice_refusal(*choices, e.engine, e.rule_version(), flag).empty())
-    return false;
-  if (flag == "fp8") return true;
-  if (!published) return false;
-  if (engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant)) return true;
-  // A recipe counts where its tool has an adapter for the model (quant29: msModelSlim's --model_type).
-  const engine::ConversionRecipe* cv = engine::find_conversion(*published, variant, e.platform);
-  const std::string repo = hub_repo_id(m.id);
-  return cv && engine::recipe_model_type(*published, *cv, repo.substr(repo.find_last_of('/') == std::string::npos ? 0 : repo.find_last_of('/') + 1)).has_value();
-}
 }  // namespace
-
-namespace {
-// Issue 16: variants only some cards run (vLLM-Ascend's MX schemes: the A5 kernels take e8m0 scales), tried on a card
-// only where no rule of the variant rejects it on the card's family at the engine's version (quantization_variants).
-constexpr const char* k_card_bound_variants[] = {"w8a8_mxfp8", "w4a4_mxfp4", "w4a16_mxfp4", "w4a8_mxfp"};
-
-// Whether `v` on model `m` stores what another variant of the list already stores: a variant whose 4-bit part is the
-// routed experts (expert format other than the linear one) on a model without experts is its linear format alone
-// (W4A4_MXFP4 on a dense model is W8A8_MXFP8's bytes: its recipe leaves no W4A4_MXFP4 layer).
-bool experts_only_variant_on_dense(const model::QuantVariant& v, const model::ModelSpec& m) {
-  return m.num_experts == 0 && v.scheme.expert_format != v.scheme.linear_format && v.scheme.linear_format != model::WeightFormat::native;
-}
-}  // namespace
-
-std::string card_bound_variants_key(const engine::EngineProfile& e, const std::string& device_family) {
-  const auto& catalog = model::load_variant_catalog();
-  if (!catalog || device_family.empty()) return "";
-  const std::string version = e.rule_version().text();
-  std::string key;
-  for (const char* id : k_card_bound_variants) {
-    const auto v = model::find_variant(*catalog, id);
-    if (!v || !e.accepts_quantization((*v)->engine_quantization)) continue;
-    for (const bool moe : {false, true})
-      if (!model::variant_rule(**v, "rejected", e.engine, version, device_family, moe)) key += std::string(id) + (moe ? ":moe " : ":dense ");
-  }
-  return key;
-}
-
-std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published,
-                                               const std::string& device_family) {
-  std::vector<std::string> out = {""};
-  if (e.engine == "llama.cpp") return out;
-  const auto& catalog = model::load_variant_catalog();
-  if (!catalog) return out;
-  const std::string version = e.rule_version().text();  // formatted once, not per variant
-  if (!published) {  // the shipped list, loaded only when the caller gives none (issue 19: a plan gives its launch rules')
-    if (const auto& shipped = engine::shipped_quantized_catalog()) published = &*shipped;
-  }
-  if (m.quant.quantized() && !(published && converts_published_checkpoint(m, e, *published))) return out;
-  for (const char* id : {"w8a8", "w4a8_dynamic", "w4a16", "fp8_tensor", "awq"}) {
-    const auto v = model::find_variant(*catalog, id);
-    if (!v) continue;
-    const std::string& q = (*v)->engine_quantization;
-    if (!e.accepts_quantization(q) || (q == "fp8" && !e.fp8_requires.empty())) continue;
-    if (model::variant_rule(**v, "rejected", e.engine, version, "", m.num_experts > 0) || !model::variant_without_effect(**v, m).empty()) continue;
-    // Issue 16: the 4-bit row is AWQ only where an AWQ checkpoint of the model is published; else it is the
-    // variant its start command's conversion produces (llm-compressor: compressed-tensors W4A16).
-    const bool published_awq = published && engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), "awq");
-    if (std::string(id) == "awq" && !published_awq) {
-      const auto ct = model::find_variant(*catalog, "ct_w4a16");
-      if (ct && e.accepts_quantization((*ct)->engine_quantization) && servable(m, e, published, "ct_w4a16", "")) out.push_back("ct_w4a16");
-      continue;
-    }
-    if (servable(m, e, published, id, q)) out.push_back(id);
-  }
-  if (device_family.empty()) return out;
-  for (const char* id : k_card_bound_variants) {
-    const auto v = model::find_variant(*catalog, id);
-    if (!v || !e.accepts_quantization((*v)->engine_quantization) || experts_only_variant_on_dense(**v, m) || !model::variant_without_effect(**v, m).empty())
-      continue;
-    if (model::variant_rule(**v, "rejected", e.engine, version, device_family, m.num_experts > 0)) continue;
-    if (servable(m, e, published, id, (*v)->engine_quantization)) out.push_back(id);
-  }
-  return out;
-}
 
 namespace {
 // The variants a plan tries: plan --variant's one ("bf16" = the checkpoint as published), else every one
@@ -161,24 +74,6 @@ std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInput
 // resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
 Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) { return plan_engine(in, dev.platform); }
 }  // namespace
-
-deploy::EngineInput plan_engine_input(const PlanInputs& in) {
-  deploy::EngineInput e{.engine = in.engine, .origin = "--engine"};
-  if (!in.engine_version.empty()) {
-    e.version = in.engine_version;
-    e.origin = "--engine-version";
-  }
-  e.build = in.engine_build;
-  e.build_origin = in.engine_build_origin;
-  return e;
-}
-
-Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const std::string& platform) {
-  std::vector<std::string> assumptions;
-  PF_TRY(eng, deploy::resolve_engine(plan_engine_input(in), *in.engines, platform, assumptions));
-  if (in.engine_build) eng.build_named = in.engine_build;
-  return eng;
-}
 
 namespace {
 // The start commands of a candidate that meets the targets.
@@ -641,32 +536,6 @@ void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, s
 
 }  // namespace
 
-// Issue 16 (quant26): a quantized release the catalogue lists as made from a BF16 original (Qwen/Qwen3-8B-FP8 of
-// Qwen/Qwen3-8B) starts every conversion row from that original (choose_checkpoint: "the row starts from that BF16
-// original"), so with the original among `models` its conversion rows are the original's rows a second time: they are
-// left to the original, which lists the same variants, and the release keeps the rows of its own published format
-// (the "" slot, or its own variant named by --variant). Without the original in the run (plan --model
-// 'Qwen/Qwen3-8B-FP8'), the release keeps them.
-void drop_release_conversions(const std::vector<model::ModelSpec>& models, const PlanInputs& in, std::vector<std::vector<std::string>>& variants) {
-  const engine::QuantizedCatalog* catalog = quantized_catalog_of(in);
-  const auto& list = model::load_variant_catalog();
-  if (!catalog || !list) return;
-  for (size_t i = 0; i < models.size(); ++i) {
-    if (!models[i].quant.quantized()) continue;
-    const engine::QuantizedCheckpoint* release = engine::find_checkpoint_by_repo(*catalog, hub_repo_id(models[i].id));
-    if (!release) continue;
-    // Its own format (plan --variant fp8_block of an FP8 release) serves the release as published: kept.
-    const model::QuantVariant* own = model::variant_of_checkpoint(*list, models[i].quant);
-    for (size_t b = 0; b < models.size(); ++b) {
-      if (b == i || models[b].quant.quantized() || to_lower(hub_repo_id(models[b].id)) != to_lower(release->base_model)) continue;
-      const std::vector<std::string>& base = variants[b];
-      std::erase_if(variants[i], [&](const std::string& v) {
-        return !v.empty() && !(own && own->id == v) && std::find(base.begin(), base.end(), v) != base.end();
-      });
-      break;
-    }
-  }
-}
 
 namespace {
 // The variants each model is tried in on a device of `platform` and of family `device_family` (variants_for with that
@@ -1013,107 +882,6 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   note_bandwidth_priors(r);
   note_interconnects(r);
   return r;
-}
-
-int variant_rank(const model::QuantVariant& v) {
-  using model::WeightFormat;
-  for (const WeightFormat f : {v.scheme.linear_format, v.scheme.expert_format})
-    if (f == WeightFormat::int4_group || f == WeightFormat::nvfp4 || f == WeightFormat::mxfp4 || f == WeightFormat::modelslim_w4a8_dynamic ||
-        f == WeightFormat::bnb_nf4)
-      return 2;
-  return 1;
-}
-
-std::string published_label(const model::ModelSpec& m) {
-  if (!m.quant.quantized()) return std::string(model::dtype_name(m.dtype)) + " as published";
-  const auto& catalog = model::load_variant_catalog();
-  const model::QuantVariant* v = catalog ? model::variant_of_checkpoint(*catalog, m.quant) : nullptr;
-  return v ? v->name : m.quant.detail;
-}
-
-int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& t, std::string& reason) {
-  const int64_t model_max = model::max_model_len_of(m, 32768);
-  if (t.context_tokens && *t.context_tokens > model_max) {
-    std::vector<std::string> allowed;  // the assumption of an allowed length: the plan's, said once by its caller
-    if (auto ok = deploy::check_max_model_len(m, deploy::Given<int64_t>{*t.context_tokens, "--context"}, t.long_max_model_len, allowed); !ok)
-      reason = ok.error().message;
-    else if (m.derived_max_model_len <= 0)  // no length in the config: the default 32,768 is plan's own, not vLLM's
-      reason = format("the model states no context length; plan sizes it at most %lld tokens, below the %lld-token target", static_cast<long long>(model_max),
-                      static_cast<long long>(*t.context_tokens));
-    return *t.context_tokens;
-  }
-  return t.context_tokens.value_or(std::min<int64_t>(32768, model_max));
-}
-
-engine::Interconnect candidate_interconnect(const PlanTargets& t, const engine::Overheads& oh, const device::DeviceSpec& dev, int64_t tp) {
-  if (t.interconnect) return *t.interconnect;
-  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
-  const engine::InterconnectDefault* rule = nb ? nb->default_for(dev.form_factor, tp) : nullptr;
-  return rule ? rule->interconnect : engine::Interconnect::unknown;
-}
-
-void note_interconnect(Candidate& c, const PlanTargets& t, const engine::EngineProfile& eng, const engine::Overheads& oh, const device::DeviceSpec& dev) {
-  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
-  if (!nb || !nb->counted_by(eng, c.tensor_parallel_size)) return;
-  if (t.interconnect) {
-    c.interconnect = engine::interconnect_name(*t.interconnect);
-    c.interconnect_basis = "--interconnect " + c.interconnect;
-    return;
-  }
-  if (const engine::InterconnectDefault* rule = nb->default_for(dev.form_factor, c.tensor_parallel_size)) {
-    c.interconnect = engine::interconnect_name(rule->interconnect);
-    c.interconnect_basis = deploy::interconnect_assumption(dev, *rule, c.tensor_parallel_size);
-    return;
-  }
-  c.interconnect = engine::interconnect_name(engine::Interconnect::unknown);
-  c.interconnect_basis = deploy::no_interconnect_default(dev, eng, c.tensor_parallel_size);
-}
-
-RowFit row_fit(const estimate::FitEstimate& f, const SharedText& engine_id) {
-  return RowFit{.engine_id = engine_id == f.engine_id ? engine_id : SharedText(f.engine_id),
-                .device_id = f.device_id,
-                .decode_context_parallel_size = f.decode_context_parallel_size,
-                .drafter_layers = f.drafter_layers,
-                .drafter_weights_bytes = f.drafter_weights_bytes,
-                .gpu_memory_utilization = f.gpu_memory_utilization,
-                .kv_cache_dtype = f.kv_cache_dtype,
-                .weight_scheme = f.weight_scheme,
-                .total_bytes = f.total_bytes,
-                .requested_bytes = f.requested_bytes,
-                .weights_bytes = f.weights_bytes,
-                .nccl_buffer_bytes = f.nccl_buffer_bytes,
-                .available_kv_bytes = f.available_kv_bytes,
-                .activation_vision_bytes = f.activation_vision_bytes,
-                .encoder_profiles_video = f.encoder_profiles_video,
-                .fits = f.fits,
-                .failure = f.failure,
-                .num_blocks = f.num_blocks,
-                .kv_tokens = f.kv_tokens,
-                .kv_bytes_per_token_rank = f.kv_bytes_per_token_rank,
-                .max_concurrency = f.max_concurrency,
-                .failure_message = f.failure_message,
-                .verdict_depends_on = f.verdict_depends_on};
-}
-
-estimate::Deployment candidate_deployment(const Candidate& c, const model::QuantVariant* v, const PlanTargets& t) {
-  estimate::Deployment d = t.engine_settings;  // issue 15/16 (plan28): the settings fit takes, the layout below
-  d.tensor_parallel_size = c.tensor_parallel_size;
-  d.pipeline_parallel_size = c.pipeline_parallel_size;
-  d.data_parallel_size = c.data_parallel_size;
-  d.enable_expert_parallel = c.expert_parallel;
-  d.decode_context_parallel_size = t.decode_context_parallel_size;
-  d.max_model_len = c.context_tokens;
-  d.quantization = c.quantization_flag;
-  if (v) d.quant_scheme = v->scheme;
-  if (t.gpu_memory_utilization) d.gpu_memory_utilization = t.gpu_memory_utilization;
-  d.speculative = t.speculative;  // issue 15: plan --speculative-config
-  d.graph_capture = t.graph_capture;  // issue 15: plan --compilation-config
-  d.interconnect = t.interconnect.value_or(engine::Interconnect::unknown);  // the card's default: candidate_interconnect
-  if (d.graph_capture.mode == estimate::CudagraphMode::none) d.mode = estimate::ExecutionMode::eager;
-  d.explain = false;
-  d.rank_tree = false;
-  d.memory_terms = false;  // issue 19: no plan output shows the itemized budget (RowFit)
-  return d;
 }
 
 }  // namespace preflight::plan
