@@ -4,6 +4,7 @@
 
 #include "base/embedded.hpp"
 #include "base/text.hpp"
+#include "engine/record_list.hpp"
 
 namespace preflight::engine {
 
@@ -21,20 +22,10 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
   AttentionBackendCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "records"}));
-  (void)tk;
-  PF_TRY(schema_ok, top.schema_v1());
-  (void)schema_ok;
-  PF_TRY(list, top.array("records"));
-  for (const auto& item : *list) {
-    JsonObject pre(item, origin, "records[]");
-    PF_TRY(id, pre.string("id"));
-    const std::string where = origin + ": records[" + id + "]";
-    JsonObject r(item, origin, "records[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "engines", "version_min", "version_max", "names", "valid_options", "rejection", "source"}));
-    (void)keys;
-    for (const auto& existing : out.records)
-      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
+  (void)top_ok;
+  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engines", "version_min", "version_max", "names", "valid_options", "rejection", "source"},
+                                 [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     AttentionBackendNames rec;
     rec.id = id;
     PF_TRY(engines, string_list(r.find("engines"), where + ".engines", origin));
@@ -62,7 +53,9 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
     if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
     out.records.push_back(std::move(rec));
-  }
+    return Ok{};
+  }));
+  (void)walked;
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "base/embedded.hpp"
 #include "base/text.hpp"
+#include "engine/record_list.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -21,25 +22,29 @@ const V0EngineRecord* EngineCoreCatalog::newest_v0_engine(const std::string& eng
   return newest;
 }
 
+namespace {
+
+// A record's default_core: "v0" or "v1".
+Expected<EngineCore> default_core_of(const JsonObject& r, const std::string& where, const std::string& origin) {
+  const Expected<std::string> core = r.string("default_core");
+  if (!core) return core.error();
+  const std::string& text = *core;  // read in place (GCC 12 took PF_TRY's moved-out string for uninitialized)
+  if (text == "v0") return EngineCore::v0;
+  if (text == "v1") return EngineCore::v1;
+  return make_error(ErrorKind::corrupt, where + ": default_core: expected v0 or v1, found '" + text + "'", origin);
+}
+
+}  // namespace
+
 Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::string& origin) {
   EngineCoreCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "records"}));
-  (void)tk;
-  PF_TRY(schema_ok, top.schema_v1());
-  (void)schema_ok;
-  PF_TRY(list, top.array("records"));
-  for (const auto& item : *list) {
-    JsonObject pre(item, origin, "records[]");
-    PF_TRY(id, pre.string("id"));
-    const std::string where = origin + ": records[" + id + "]";
-    JsonObject r(item, origin, "records[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "default_core", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
-                              "unchunked_prefill_up_to", "prints_kv_memory_line", "source"}));
-    (void)keys;
-    for (const auto& existing : out.records)
-      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
+  (void)top_ok;
+  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engine", "version_min", "version_max", "default_core", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
+                              "unchunked_prefill_up_to", "prints_kv_memory_line", "source"},
+                                 [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     V0EngineRecord rec;
     rec.id = id;
     PF_TRY(engine, r.string("engine"));
@@ -48,9 +53,8 @@ Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::stri
     if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
     rec.version_min = range->first;
     rec.version_max = range->second;
-    PF_TRY(core, r.string("default_core"));
-    if (core != "v0" && core != "v1") return make_error(ErrorKind::corrupt, where + ": default_core: expected v0 or v1, found '" + core + "'", origin);
-    rec.default_core = core == "v0" ? EngineCore::v0 : EngineCore::v1;
+    PF_TRY(core, default_core_of(r, where, origin));
+    rec.default_core = core;
     PF_TRY(batched, r.int_("max_num_batched_tokens_large_device"));
     PF_TRY(seqs, r.int_("max_num_seqs_large_device"));
     PF_TRY(unchunked, r.int_("unchunked_prefill_up_to"));
@@ -68,7 +72,9 @@ Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::stri
       if (other.engine == rec.engine && !(other.version_max < rec.version_min) && !(rec.version_max < other.version_min))
         return make_error(ErrorKind::corrupt, where + ": version range overlaps records[" + other.id + "]", origin);
     out.records.push_back(std::move(rec));
-  }
+    return Ok{};
+  }));
+  (void)walked;
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/embedded.hpp"
 #include "base/text.hpp"
+#include "engine/record_list.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -25,20 +26,10 @@ Expected<KvCacheDtypeRules> parse_kv_cache_dtype_rules(const Json& root, const s
   KvCacheDtypeRules out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "records"}));
-  (void)tk;
-  PF_TRY(schema_ok, top.schema_v1());
-  (void)schema_ok;
-  PF_TRY(list, top.array("records"));
-  for (const auto& item : *list) {
-    JsonObject pre(item, origin, "records[]");
-    PF_TRY(id, pre.string("id"));
-    const std::string where = origin + ": records[" + id + "]";
-    JsonObject r(item, origin, "records[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "engines", "version_min", "version_max", "dtypes", "families", "failure", "message", "fix", "source"}));
-    (void)keys;
-    for (const auto& existing : out.records)
-      if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
+  (void)top_ok;
+  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engines", "version_min", "version_max", "dtypes", "families", "failure", "message", "fix", "source"},
+                                 [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     KvCacheDtypeFailure rec;
     rec.id = id;
     PF_TRY(range, read_version_range(r));
@@ -56,7 +47,9 @@ Expected<KvCacheDtypeRules> parse_kv_cache_dtype_rules(const Json& root, const s
       *into = text;
     }
     out.records.push_back(std::move(rec));
-  }
+    return Ok{};
+  }));
+  (void)walked;
   return out;
 }
 
