@@ -619,18 +619,45 @@ void scan_memory_summary(PrintedLines& p, const std::string& line, int64_t n) {
   if (auto v = gib_after(line, "the rest of the memory reserved for KV Cache is")) set_once(p.kv_reserve_gib, *v, n);
 }
 
-void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
+// Issue 15 (evid29): every TP / PP worker of one engine prints its own "Available KV cache memory" and, where the engine
+// sized each worker's KV cache config before merging them (vLLM 0.10: get_kv_cache_config per worker, each logging "GPU
+// KV cache size" and "Maximum concurrency"), its own pair of those; the engine keeps the smallest (unify_kv_cache_configs
+// takes the minimum num_blocks; vllm/v1/core/kv_cache_utils.py). Within one engine start the smallest printed value is
+// kept; the values of a later start (another "Initializing ... LLM engine" line: a second attempt in the same file, or a
+// data-parallel rank's own engine) never replace the first start's.
+struct StartOfValue {
+  int64_t available = -1, tokens = -1, concurrency = -1;  // the engine start each printed value came from
+};
+
+template <typename T>
+void keep_smallest_of_start(std::optional<Logged<T>>& slot, int64_t& slot_start, T value, int64_t line, int64_t start) {
+  if (!slot) {
+    slot = Logged<T>{std::move(value), line};
+    slot_start = start;
+  } else if (slot_start == start && value < slot->value) {
+    slot = Logged<T>{std::move(value), line};
+  }
+}
+
+// Whether the line starts an engine: vLLM's "Initializing a V1 LLM engine (v...) with config" (vllm/v1/engine/core.py),
+// "Initializing a V0 LLM engine", "Initializing an LLM engine (v...)" before 0.8.
+bool starts_engine(const std::string& line) {
+  return line.find("Initializing a V1 LLM engine") != std::string::npos || line.find("Initializing a V0 LLM engine") != std::string::npos ||
+         line.find("Initializing an LLM engine") != std::string::npos;
+}
+
+void scan_printed(PrintedLines& p, StartOfValue& from, int64_t start, const std::string& line, int64_t n) {
   for (const char* key : {"Model loading took", "Loading model weights took"}) {
     size_t end = 0;
     auto v = number_after(line, key, &end);
     // Only a size: "Loading weights took 3.03 seconds" is a duration.
     if (v && line.compare(std::min(end + 1, line.size()), 1, "G") == 0) set_once(p.weights_gib, *v, n);
   }
-  if (auto v = number_after(line, "Available KV cache memory:")) set_once(p.available_kv_gib, *v, n);
+  if (auto v = number_after(line, "Available KV cache memory:")) keep_smallest_of_start(p.available_kv_gib, from.available, *v, n, start);
   if (line.find("total memory:") != std::string::npos) {
     if (auto v = number_after(line, "Available memory:")) set_once(p.available_kv_gib, *v / (1024.0 * 1024 * 1024), n);
   }
-  if (auto v = count_after(line, "GPU KV cache size:")) set_once(p.kv_cache_tokens, *v, n);
+  if (auto v = count_after(line, "GPU KV cache size:")) keep_smallest_of_start(p.kv_cache_tokens, from.tokens, *v, n, start);
   for (const char* key : {"# npu blocks:", "# NPU blocks:", "# GPU blocks:", "# cuda blocks:", "# rocm blocks:"}) {
     if (auto v = count_after(line, key)) set_once(p.num_gpu_blocks, *v, n);
   }
@@ -639,7 +666,7 @@ void scan_printed(PrintedLines& p, const std::string& line, int64_t n) {
     const size_t colon = line.find(':', end);
     if (colon != std::string::npos) {
       if (auto c = number_at(line, colon + 1)) {
-        set_once(p.max_concurrency, *c, n);
+        keep_smallest_of_start(p.max_concurrency, from.concurrency, *c, n, start);
         set_once(p.concurrency_len, *len, n);
       }
     }
@@ -822,12 +849,15 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
   EngineArgs from_config, from_dict, from_cmdline;
   bool ascend = false, mindie = false, vllm = false;
   std::optional<EngineCoreClue> core;
+  StartOfValue printed_from;
+  int64_t engine_start = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int64_t n = static_cast<int64_t>(i) + 1;
     scan_versions(log.versions, line, n);
     if (auto c = engine_core_clue(line, n); c && (!core || c->strength > core->strength)) core = c;  // issue 15 (v0eng29)
-    scan_printed(log.printed, line, n);
+    if (starts_engine(line)) ++engine_start;
+    scan_printed(log.printed, printed_from, engine_start, line, n);
     if (const size_t p = line.find("with config:"); p != std::string::npos) {
       for (const auto& [k, v] : scan_pairs(joined(lines, i).substr(p + 12), '=')) apply_arg(from_config, k, v, n);
     }

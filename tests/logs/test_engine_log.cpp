@@ -1059,3 +1059,38 @@ TEST(LogsCli, Issue15_EmitCaseFailureAfterStartUpIsNotAStartUpFailure) {
   EXPECT_EQ(b["fits"], false);
   EXPECT_EQ(b["failure"], "unknown");
 }
+
+// Issue 15 (evid29): a vLLM 0.10.0 start at TP 8 printed each worker's own "Available KV cache memory" and the engine
+// core one "GPU KV cache size" / "Maximum concurrency" pair per worker KV config (github.com/DaisukeTakai/eval_dataset
+// vllm_judge.log, commit 0577085: 35.74 / 35.65 / 36.12 GiB; 1,594,928 / 1,590,736 / 1,611,664 tokens; 48.67x / 48.55x /
+// 49.18x); the engine sizes its pool by the smallest worker (unify_kv_cache_configs), so the smallest of each is the
+// start's figure, where logs kept the first printed. A later start in the same file (another "Initializing a V1 LLM
+// engine" line) never replaces the first start's figures, even with smaller ones.
+TEST(EngineLog, Issue15_WorkersPrintedFiguresKeepTheSmallestOfOneStart) {
+  const std::string start =
+      "INFO 08-16 10:00:00 [core.py:74] Initializing a V1 LLM engine (v0.10.0) with config: model='Qwen3-235B-A22B-FP8'\n";
+  const std::string workers =
+      "(VllmWorker rank=0 pid=11) INFO 08-16 10:05:01 [gpu_worker.py:276] Available KV cache memory: 35.74 GiB\n"
+      "(VllmWorker rank=3 pid=14) INFO 08-16 10:05:01 [gpu_worker.py:276] Available KV cache memory: 35.65 GiB\n"
+      "(VllmWorker rank=5 pid=16) INFO 08-16 10:05:01 [gpu_worker.py:276] Available KV cache memory: 36.12 GiB\n"
+      "INFO 08-16 10:05:02 [kv_cache_utils.py:833] GPU KV cache size: 1,594,928 tokens\n"
+      "INFO 08-16 10:05:02 [kv_cache_utils.py:837] Maximum concurrency for 32,768 tokens per request: 48.67x\n"
+      "INFO 08-16 10:05:02 [kv_cache_utils.py:833] GPU KV cache size: 1,590,736 tokens\n"
+      "INFO 08-16 10:05:02 [kv_cache_utils.py:837] Maximum concurrency for 32,768 tokens per request: 48.55x\n"
+      "INFO 08-16 10:05:02 [kv_cache_utils.py:833] GPU KV cache size: 1,611,664 tokens\n"
+      "INFO 08-16 10:05:02 [kv_cache_utils.py:837] Maximum concurrency for 32,768 tokens per request: 49.18x\n";
+  const auto log = lg::parse_engine_log(start + workers, sigs());
+  ASSERT_TRUE(log.printed.available_kv_gib && log.printed.kv_cache_tokens && log.printed.max_concurrency);
+  EXPECT_DOUBLE_EQ(log.printed.available_kv_gib->value, 35.65);
+  EXPECT_EQ(log.printed.available_kv_gib->line, 3);
+  EXPECT_EQ(log.printed.kv_cache_tokens->value, 1590736);
+  EXPECT_EQ(log.printed.kv_cache_tokens->line, 7);
+  EXPECT_DOUBLE_EQ(log.printed.max_concurrency->value, 48.55);
+  // A second start (say at a lower utilization) with smaller figures: the first start's stand.
+  const std::string again = start + "(VllmWorker rank=0 pid=21) INFO 08-16 11:00:00 [gpu_worker.py:276] Available KV cache memory: 20.00 GiB\n"
+                                    "INFO 08-16 11:00:01 [kv_cache_utils.py:833] GPU KV cache size: 900,000 tokens\n";
+  const auto twice = lg::parse_engine_log(start + workers + again, sigs());
+  ASSERT_TRUE(twice.printed.available_kv_gib && twice.printed.kv_cache_tokens);
+  EXPECT_DOUBLE_EQ(twice.printed.available_kv_gib->value, 35.65);
+  EXPECT_EQ(twice.printed.kv_cache_tokens->value, 1590736);
+}
