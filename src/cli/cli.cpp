@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "base/text.hpp"
@@ -23,6 +24,7 @@
 #include "cli/engine_flags.hpp"
 #include "cli/common.hpp"
 #include "cli/help.hpp"
+#include "cli/std_streams.hpp"
 #include "cli/cmd_doctor.hpp"
 #include "cli/cmd_llama.hpp"
 #include "cli/cmd_mindie.hpp"
@@ -666,30 +668,21 @@ const Command* find_command(const std::string& name) {
 
 namespace {
 
-// Issue 19: a result that could not be written (stdout on a full disk, closed, or a pipe whose reader left while
-// SIGPIPE is ignored) ended with exit 0 and the output lost. Now one line says so and the exit is 3 (environment).
-// With SIGPIPE at its default a closed pipe ends the process by the signal before this runs, as for other tools.
-int finish_output(int code) {
-  errno = 0;
-  std::cout.flush();
-  const int cout_err = errno;
-  const bool flushed = std::fflush(stdout) == 0;
-  const int flush_err = errno;
-  if (flushed && !std::ferror(stdout) && std::cout.good()) return code;
-  // The write that failed may be long past (a large output), so its errno may be gone: ask the descriptor first.
-  int err = flush_err ? flush_err : cout_err;
-  pollfd out{STDOUT_FILENO, POLLOUT, 0};
-  if (::fcntl(STDOUT_FILENO, F_GETFL) == -1) err = EBADF;
-  else if (::poll(&out, 1, 0) == 1 && (out.revents & POLLERR)) err = EPIPE;  // a pipe whose reader has gone
-  std::fprintf(stderr, "preflight: cannot write the output to standard output%s%s; what was written is incomplete\n", err ? ": " : "", err ? std::strerror(err) : "");
-  return k_exit_environment;
-}
-
 int run_command(const std::vector<std::string>& args);
 
 }  // namespace
 
-int run(int argc, char** argv) { return finish_output(run_command(std::vector<std::string>(argv + 1, argv + argc))); }
+int run(int argc, char** argv) {
+  const StandardStreams streams = reserve_standard_descriptors();
+  // Issue 19: fmt::print throws std::system_error when its write fails (standard error on a full disk): a progress or
+  // error line that cannot be written ends the command as an environment failure, never with std::terminate (exit 134).
+  try {
+    return finish_output(run_command(std::vector<std::string>(argv + 1, argv + argc)), streams);
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "preflight: cannot write to a standard stream: %s\n", e.what());
+    return k_exit_environment;
+  }
+}
 
 namespace {
 

@@ -211,3 +211,25 @@ TEST(InputBounds29, Issue19_DumbTerminalGetsNoColour) {
   EXPECT_EQ(on_tty("env NO_COLOR=1").find("\x1b["), std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// Issue 19 (hard29's note on closed descriptors): `bench --db F 2>&-` opened its database as descriptor 2, and the first
+// progress line's fmt::print threw on the failed write: std::terminate, exit 134 (any file taking the number would also
+// have received every line printed to standard error). Standard error on a full disk ended the same way. A descriptor
+// closed at start is now held on /dev/null (the run ends as it does with standard error open, the database untouched by
+// printed text), and a standard stream that cannot be written ends the command with exit 3.
+TEST(InputBounds29, Issue19_ClosedOrFullStandardErrorIsNoCrash) {
+  const std::string dir = pftest::scratch_dir("ib29-closed-stderr");
+  const std::string bin = PREFLIGHT_BINARY;
+  const std::string err = dir + "/err";
+  const std::string bench = bin + " bench --url http://127.0.0.1:9 --model m --num-prompts 2 --db ";
+  const auto open_stderr = run_shell(bench + dir + "/open.db >/dev/null 2>" + err, err);
+  EXPECT_EQ(open_stderr.code, 1) << open_stderr.err;  // no server: every request failed
+  const auto closed = run_shell(bench + dir + "/closed.db >/dev/null 2>&-", err);
+  EXPECT_EQ(closed.code, open_stderr.code);
+  const std::string db = pftest::read_all(dir + "/closed.db");
+  EXPECT_EQ(db.rfind(std::string("SQLite format 3\0", 16), 0), 0u) << db.substr(0, 64);
+  EXPECT_EQ(db.find("preflight bench"), std::string::npos);
+  const auto full = run_shell(bench + dir + "/full.db >/dev/null 2>/dev/full", err);
+  EXPECT_EQ(full.code, 3);
+  std::filesystem::remove_all(dir);
+}
