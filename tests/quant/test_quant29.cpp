@@ -231,3 +231,17 @@ TEST(QuantizationMethods, Issue16_MsModelSlimModelTypeIsAnAdapterName) {
               std::string::npos)
         << row["reason"];
 }
+
+// Issue 16: `plan --variant w8a8` on a CUDA card rejected every row with the variant rule's "ValueError: Unknown
+// quantization method: ascend", while `fit --variant w8a8` on the same card gave the line vLLM's argument parser prints
+// first (it refuses `--quantization ascend` before any config is read). Both now give the parser's line: the plan's row
+// reason is fit's failure message after "engine rejects it: ".
+TEST(QuantizationMethods, Issue16_PlanVariantRowsGiveTheParsersRefusalAsFitDoes) {
+  const Json fit = pftest::json_of(pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --variant w8a8 --json", {.with_stderr = false}));
+  const std::string message = fit.value("failure_message", std::string());
+  ASSERT_EQ(message.rfind("vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from ", 0), 0u) << message;
+  const Json plan = pftest::json_of(pftest::run_cli("plan Qwen/Qwen3-8B --devices H100 --variant w8a8 --json", {.with_stderr = false}));
+  ASSERT_TRUE(plan["recommended"].empty());
+  ASSERT_FALSE(plan["rejected"].empty());
+  for (const auto& row : plan["rejected"]) EXPECT_EQ(row.value("reason", std::string()), "engine rejects it: " + message) << row.dump().substr(0, 300);
+}
