@@ -42,7 +42,7 @@ struct AbCell {
 
 struct AbRow {
   int64_t concurrency = 0;
-  std::string metric;            // "TTFT", "TPOT", "ITL", "output throughput", "goodput"
+  std::string metric;            // "TTFT", "TPOT", "ITL", "output throughput", "steady decode", "goodput"
   std::string unit;              // "ms", "tok/s", "req/s"
   bool lower_is_better = true;
   std::vector<AbCell> cells;     // one per arm, in arm order

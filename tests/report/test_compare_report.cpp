@@ -146,9 +146,11 @@ TEST(CompareReport, Issue18_RowsByConcurrencyWithDifferencesAndPredictions) {
   EXPECT_DOUBLE_EQ(*tpot->cells[1].delta->ci_low, 5);
   EXPECT_DOUBLE_EQ(*tpot->cells[1].delta->ci_high, 5);
   const auto* tp = find_row(r, 1, "output throughput");
-  EXPECT_DOUBLE_EQ(*tp->cells[0].predicted, 120);
+  // ux29: the prediction (a decode rate) is not set beside output throughput, which counts the prefill too.
+  EXPECT_FALSE(tp->cells[0].predicted);
   EXPECT_DOUBLE_EQ(tp->cells[1].delta->pct, 50);  // (150 - 100) / 100
   EXPECT_FALSE(tp->cells[1].delta->ci_low);
+  EXPECT_EQ(find_row(r, 1, "steady decode"), nullptr);  // no run measured a steady window
   // B has no level 4: its cell is absent and a note says so; no goodput row without an SLO.
   EXPECT_FALSE(find_row(r, 4, "TTFT")->cells[1].present);
   EXPECT_EQ(find_row(r, 1, "goodput"), nullptr);
@@ -286,4 +288,31 @@ TEST(CompareReport, Issue18_LiveUrlsBenchedWithTheSamePrompts) {
   EXPECT_EQ(pftest::run_cli("report --compare --urls " + a.url + "," + b.url + " --from-db " + dir + "/x.db").code, 2);
   EXPECT_EQ(pftest::run_cli("report --compare 1 --urls " + a.url + "," + b.url + " --model m --from-db " + dir + "/x.db").code, 2);
   EXPECT_EQ(pftest::run_cli("report --urls " + a.url + "," + b.url + " --model m --html " + dir + "/x.html").code, 2);
+}
+
+// ux29: `report --compare` set the predicted throughput (a decode rate: bench's prediction file "throughput_tok_s",
+// aggregate decode tokens/s by concurrency) beside output throughput, which counts the prefill and the TTFT too, while
+// `bench --prediction` compares the same number with the steady-window decode rate. The A/B report now does as bench:
+// the prediction stands beside "steady decode" (tok/s) when a run has a steady window.
+TEST(CompareReport, Issue18_PredictedThroughputStandsBesideSteadyDecode) {
+  cli::AbArmInput a, b;
+  a.arm.letter = a.arm.label = "A";
+  b.arm.letter = b.arm.label = "B";
+  a.levels.push_back(level(4, {100, 110}, {20, 20}, 44.0));
+  a.levels.back().stats.steady_decode_tok_s = 49.0;
+  a.levels.back().prediction = cli::BenchPrediction{50.0, 100.0, {{4, 61.0}}, std::nullopt, "hand"};
+  b.levels.push_back(level(4, {120, 130}, {25, 25}, 40.0));
+  b.levels.back().stats.steady_decode_tok_s = 42.0;
+  const auto r = cli::build_ab_report({a, b});
+  const auto* steady = find_row(r, 4, "steady decode");
+  ASSERT_NE(steady, nullptr);
+  EXPECT_EQ(steady->unit, "tok/s");
+  EXPECT_DOUBLE_EQ(steady->cells[0].p50, 49.0);
+  ASSERT_TRUE(steady->cells[0].predicted);
+  EXPECT_DOUBLE_EQ(*steady->cells[0].predicted, 61.0);
+  EXPECT_NEAR(steady->cells[1].delta->pct, (42.0 - 49.0) / 49.0 * 100, 1e-9);
+  const auto* out = find_row(r, 4, "output throughput");
+  ASSERT_NE(out, nullptr);
+  EXPECT_DOUBLE_EQ(out->cells[0].p50, 44.0);
+  EXPECT_FALSE(out->cells[0].predicted);
 }
