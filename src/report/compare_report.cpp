@@ -141,7 +141,8 @@ std::string render_compare_html(const AbReport& r) {
   o += metric_chart(r, "TTFT", "ab-ttft-chart", "TTFT by concurrency (ms; p50 solid, p90 dashed, prediction dotted)", "ms");
   o += metric_chart(r, "TPOT", "ab-tpot-chart", "TPOT by concurrency (ms; p50 solid, p90 dashed, prediction dotted)", "ms");
   o += metric_chart(r, "ITL", "ab-itl-chart", "ITL by concurrency (ms; p50 solid, p90 dashed)", "ms");
-  o += metric_chart(r, "output throughput", "ab-throughput-chart", "Output throughput by concurrency (tokens/s; prediction dotted)", "tokens/s");
+  o += metric_chart(r, "output throughput", "ab-throughput-chart", "Output throughput by concurrency (tokens/s)", "tokens/s");
+  o += metric_chart(r, "steady decode", "ab-steady-chart", "Steady decode by concurrency (tokens/s; prediction dotted)", "tokens/s");
   o += metric_chart(r, "goodput", "ab-goodput-chart", "Goodput by concurrency (requests/s within the SLO)", "req/s");
   o += "</div>\n<h2>Side by side</h2>\n<table id=\"ab-table\"><tr><th>concurrency</th><th>metric</th><th>unit</th>";
   for (const auto& a : r.arms) o += "<th>" + html_escape(a.letter) + " p50 / p90</th>";
