@@ -7,6 +7,7 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_settings.hpp"
+#include "engine/quantization_methods.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
 
@@ -119,6 +120,13 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
     return c;
   }
+  // Issue 16: the engine version's argument parser refuses a --quantization it has no choice for before anything else,
+  // as on the TP/PP rows (planner.cpp prepare_variant) and in fit.
+  if (const auto& choices = engine::shipped_quantization_methods(); v && choices && !v->engine_quantization.empty())
+    if (std::string refusal = engine::quantization_choice_refusal(*choices, eng->engine, eng->rule_version(), v->engine_quantization); !refusal.empty()) {
+      c.reason = layout_name(c) + ": engine rejects it: " + refusal;
+      return c;
+    }
   // Issue 16: the variant's engine rule (a published checkpoint's: its own variant's), as the TP/PP rows apply it;
   // without it mxfp4 on a Turing card (vLLM: minimum capability 80) was a recommended DP+EP row.
   const model::QuantVariant* rules_of = v;

@@ -244,4 +244,13 @@ TEST(QuantizationMethods, Issue16_PlanVariantRowsGiveTheParsersRefusalAsFitDoes)
   ASSERT_TRUE(plan["recommended"].empty());
   ASSERT_FALSE(plan["rejected"].empty());
   for (const auto& row : plan["rejected"]) EXPECT_EQ(row.value("reason", std::string()), "engine rejects it: " + message) << row.dump().substr(0, 300);
+  // The DP+EP rows of an MoE model too ("DP 2 x TP 1 + EP: engine rejects it: <the parser's line>").
+  const Json moe = pftest::json_of(pftest::run_cli("plan Qwen/Qwen3-30B-A3B --devices H100 --variant w8a8 --json", {.with_stderr = false}));
+  size_t dp_ep_rows = 0;
+  for (const auto& row : moe["rejected"]) {
+    const std::string reason = row.value("reason", std::string());
+    if (reason.rfind("DP ", 0) == 0) ++dp_ep_rows;
+    EXPECT_NE(reason.find("engine rejects it: vllm serve: error: argument --quantization/-q: invalid choice: 'ascend'"), std::string::npos) << reason.substr(0, 200);
+  }
+  EXPECT_GT(dp_ep_rows, 0u);
 }
