@@ -1,22 +1,15 @@
 #include "deploy/deployment.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
-#include <cstdlib>
-#include <memory>
-#include <regex>
 #include <utility>
 
-#include "base/json_util.hpp"
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
 #include "deploy/engine_core.hpp"
 #include "device/device_platform.hpp"
-#include "engine/allreduce_workspace.hpp"
-#include "engine/moe_backend_workspace.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
 

@@ -22,8 +22,8 @@ std::optional<model::VariantRule> apply_variant_rules(const model::QuantVariant&
   const std::string version = resolved.engine.rule_version().text();
   std::optional<model::VariantRule> rejected;
   // A shipped list that does not load is caught by the catalogue test and `check_quantization_choice`; here it refuses nothing.
-  if (const auto refusal = argparse_refusal(resolved, v.engine_quantization); refusal && !refusal->empty())
-    rejected = model::VariantRule{.engine = resolved.engine.engine, .status = "rejected", .message = *refusal};
+  if (std::string refusal = engine::shipped_quantization_refusal(resolved.engine, v.engine_quantization); !refusal.empty())
+    rejected = model::VariantRule{.engine = resolved.engine.engine, .status = "rejected", .message = std::move(refusal)};
   if (!rejected) {
     if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))
       notes.push_back(format("variant %s on %s (%s): %s", v.id.c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), f->message.c_str()));

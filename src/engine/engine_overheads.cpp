@@ -2,18 +2,13 @@
 // every key checked. Split out of engine_catalog.cpp.
 #include <algorithm>
 #include <array>
-#include <cctype>
 
-#include "base/case_fold.hpp"
-#include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "engine/moe_backend_workspace.hpp"
 #include "engine/moe_row_padding.hpp"
 #include "engine/engine_profile.hpp"
-#include "engine/nccl_buffers.hpp"
-#include "engine/version_range.hpp"
 #include "engine/engine_overheads.hpp"
 
 namespace preflight::engine {

@@ -2,18 +2,11 @@
 // ceilings) and the version types' parsing and ordering. Split out of engine_catalog.cpp, which loads the catalogue.
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include "base/case_fold.hpp"
-#include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "engine/allreduce_workspace.hpp"
-#include "engine/moe_backend_workspace.hpp"
-#include "engine/moe_row_padding.hpp"
 #include "engine/engine_profile.hpp"
-#include "engine/nccl_buffers.hpp"
-#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/embedded.hpp"
+#include "engine/record_list.hpp"
 
 namespace preflight::engine {
 
@@ -36,18 +37,10 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
   QuantizationMethodCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "lists", "plugin_methods"}));
-  (void)tk;
-  PF_TRY(schema_ok, top.schema_v1());
-  (void)schema_ok;
-  PF_TRY(lists, top.array("lists"));
-  for (const auto& item : *lists) {
-    JsonObject pre(item, origin, "lists[]");
-    PF_TRY(id, pre.string("id"));
-    const std::string where = origin + ": lists[" + id + "]";
-    JsonObject r(item, origin, "lists[" + id + "]");
-    PF_TRY(keys, r.only_keys({"id", "version_min", "version_max", "methods", "choices", "source"}));
-    (void)keys;
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "plugin_methods"}));
+  (void)top_ok;
+  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "methods", "choices", "source"},
+                                 [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     QuantizationMethodList rec;
     rec.id = id;
     PF_TRY(vmin, version_of(r, "version_min", where, origin));
@@ -55,11 +48,9 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
     if (vmax < vmin) return make_error(ErrorKind::corrupt, where + ": version_max is below version_min", origin);
     rec.version_min = vmin;
     rec.version_max = vmax;
-    for (const auto& other : out.lists) {
-      if (other.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
+    for (const auto& other : out.lists)
       if (!(rec.version_max < other.version_min) && !(other.version_max < rec.version_min))
         return make_error(ErrorKind::corrupt, where + ": its version range overlaps lists[" + other.id + "]", origin);
-    }
     PF_TRY(methods, string_list(r.find("methods"), where + ".methods", origin));
     if (methods.empty()) return make_error(ErrorKind::corrupt, where + ": methods is empty", origin);
     PF_TRY(choices, r.string("choices"));
@@ -72,7 +63,9 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
     if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
     out.lists.push_back(std::move(rec));
-  }
+    return Ok{};
+  }));
+  (void)walked;
   if (out.lists.empty()) return make_error(ErrorKind::corrupt, origin + ": lists is empty", origin);
   PF_TRY(plugins, top.array("plugin_methods"));
   for (const auto& item : *plugins) {
@@ -138,6 +131,11 @@ std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog
   if (!covering)
     line += " [the choices of " + shown.id + ": " + catalog.origin + " has no list for " + engine_name + " " + version.text() + "]";
   return line;
+}
+
+std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method) {
+  const auto& catalog = shipped_quantization_methods();
+  return catalog ? quantization_choice_refusal(*catalog, engine.engine, engine.rule_version(), method) : std::string();
 }
 
 }  // namespace preflight::engine

@@ -50,4 +50,9 @@ const Expected<QuantizationMethodCatalog>& shipped_quantization_methods();
 // plain vLLM's choices), with the choices of the nearest list, said as such. Other engines: "" (the flag is not theirs).
 std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method);
 
+// quantization_choice_refusal of the shipped list for `engine` at its rule version; "" when the shipped list does not
+// load (the catalogue tests and fit's --quantization check report that) or takes the method. What fit's variant rules,
+// plan's rows and DP+EP rows and the servable check ask.
+std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method);
+
 }  // namespace preflight::engine

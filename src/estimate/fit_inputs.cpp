@@ -3,20 +3,13 @@
 // sized model and the KV capacity of one request. Split out of fit.cpp.
 #include "estimate/fit.hpp"
 
-#include "estimate/fit_memo.hpp"
-#include "estimate/fit_terms.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <iterator>
-#include <map>
 
 #include "base/checked.hpp"
-#include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "model/context_length.hpp"
 #include "model/quant_variant.hpp"
 
 namespace preflight::estimate {

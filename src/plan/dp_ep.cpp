@@ -122,11 +122,10 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   }
   // Issue 16: the engine version's argument parser refuses a --quantization it has no choice for before anything else,
   // as on the TP/PP rows (planner.cpp prepare_variant) and in fit.
-  if (const auto& choices = engine::shipped_quantization_methods(); v && choices && !v->engine_quantization.empty())
-    if (std::string refusal = engine::quantization_choice_refusal(*choices, eng->engine, eng->rule_version(), v->engine_quantization); !refusal.empty()) {
-      c.reason = layout_name(c) + ": engine rejects it: " + refusal;
-      return c;
-    }
+  if (std::string refusal = v ? engine::shipped_quantization_refusal(*eng, v->engine_quantization) : std::string(); !refusal.empty()) {
+    c.reason = layout_name(c) + ": engine rejects it: " + refusal;
+    return c;
+  }
   // Issue 16: the variant's engine rule (a published checkpoint's: its own variant's), as the TP/PP rows apply it;
   // without it mxfp4 on a Turing card (vLLM: minimum capability 80) was a recommended DP+EP row.
   const model::QuantVariant* rules_of = v;

@@ -3,33 +3,12 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <charconv>
 #include <cmath>
-#include <functional>
-#include <span>
-#include <string_view>
-#include <system_error>
-#include <thread>
 
 #include "base/text.hpp"
-#include "base/fixed_text.hpp"
-#include "base/memory.hpp"
-#include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
-#include "deploy/engine_core.hpp"
-#include "deploy/engine_settings.hpp"
-#include "engine/quantization_methods.hpp"
 #include "model/context_length.hpp"
-#include "estimate/fit_memo.hpp"
-#include "estimate/held_texts.hpp"
-#include "model/quant_variant.hpp"
-#include "plan/dp_ep.hpp"
-#include "plan/fit_search.hpp"
-#include "plan/launch.hpp"
-#include "plan/row_reasons.hpp"
-#include "plan/row_order.hpp"
 
 namespace preflight::plan {
 

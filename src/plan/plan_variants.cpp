@@ -4,33 +4,13 @@
 #include "plan/plan_variants.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <charconv>
 #include <cmath>
-#include <functional>
-#include <span>
-#include <string_view>
-#include <system_error>
-#include <thread>
 
 #include "base/text.hpp"
-#include "base/fixed_text.hpp"
-#include "base/memory.hpp"
-#include "base/parallel_for.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
-#include "deploy/engine_core.hpp"
-#include "deploy/engine_settings.hpp"
 #include "engine/quantization_methods.hpp"
-#include "model/context_length.hpp"
-#include "estimate/fit_memo.hpp"
-#include "estimate/held_texts.hpp"
-#include "model/quant_variant.hpp"
-#include "plan/dp_ep.hpp"
-#include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
-#include "plan/row_reasons.hpp"
-#include "plan/row_order.hpp"
 
 namespace preflight::plan {
 
@@ -50,8 +30,7 @@ namespace {
 // 0.9.0 has no `ascend` choice: data/engines/quantization_methods.json).
 bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published, const std::string& variant,
               const std::string& flag) {
-  if (const auto& choices = engine::shipped_quantization_methods(); choices && !engine::quantization_choice_refusal(*choices, e.engine, e.rule_version(), flag).empty())
-    return false;
+  if (!engine::shipped_quantization_refusal(e, flag).empty()) return false;
   if (flag == "fp8") return true;
   if (!published) return false;
   if (engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant)) return true;

@@ -125,7 +125,7 @@ struct PreparedVariant {
   // Issue 16 (quant26): model::variant_without_effect of the variant on the model ("" when it quantizes something).
   SharedText no_effect;
   // Issue 16: the line `vllm serve`'s parser prints when the engine version has no --quantization choice for the variant
-  // (engine::quantization_choice_refusal, as fit's deploy::apply_variant_rules reads it first), "" when it has one; once
+  // (engine::shipped_quantization_refusal, as fit's deploy::apply_variant_rules reads it first), "" when it has one; once
   // per (model, variant, engine): plan --variant w8a8 on a CUDA card gave the variant rule's later ValueError instead.
   SharedText argparse_refused;
   // Planfast8: the rule that rejects the variant at a TP size above 1 on a family (layout_rule), looked up once per
@@ -189,10 +189,8 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
     p.variant_id = p.v->id;
     p.quantization_flag = p.v->engine_quantization;
     if (std::string none = model::variant_without_effect(*p.v, m); !none.empty()) p.no_effect = SharedText(std::move(none));
-    const auto& choices = engine::shipped_quantization_methods();
-    if (eng && choices && !p.v->engine_quantization.empty())
-      if (std::string refusal = engine::quantization_choice_refusal(*choices, eng->engine, eng->rule_version(), p.v->engine_quantization); !refusal.empty())
-        p.argparse_refused = SharedText("engine rejects it: " + refusal);
+    if (std::string refusal = eng ? engine::shipped_quantization_refusal(*eng, p.v->engine_quantization) : std::string(); !refusal.empty())
+      p.argparse_refused = SharedText("engine rejects it: " + refusal);
   }
   p.rules_of = p.v;
   if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);
