@@ -8,6 +8,7 @@
 // settings, checks the layout and quantization, sizes the budget and builds the per-rank tree.
 #include "estimate/fit.hpp"
 
+#include "estimate/fit_checks.hpp"
 #include "estimate/fit_memo.hpp"
 #include "estimate/fit_terms.hpp"
 #include "estimate/fit_verdict.hpp"
@@ -91,99 +92,6 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
       e.assumptions.push_back(format("%s on %s (%s): the KV budget is divided by %g (%s)", engine.id.c_str(), device.id.c_str(), device.family.c_str(),
                                      engine.kv_budget_divisor, engine.kv_budget_divisor_source.c_str()));
   }
-}
-
-// Parallel layout checks (vLLM ParallelConfig / model verify_with_parallel_config); false when refused.
-bool layout_accepted(FitEstimate& e, const ModelSpec& m, const Deployment& dep) {
-  if (std::string why = decode_context_parallel_rejection(m, e.tensor_parallel_size, dep.decode_context_parallel_size); !why.empty()) {
-    e.failure = Failure::invalid_layout;
-    e.failure_message = std::move(why);
-    return false;
-  }
-  const int64_t tp = e.tensor_parallel_size, pp = e.pipeline_parallel_size;
-  if (m.num_attention_heads % tp != 0) {
-    e.failure = Failure::invalid_layout;
-    e.failure_message = format("ValueError: Total number of attention heads (%lld) must be divisible by tensor parallel size (%lld).",
-                               static_cast<long long>(m.num_attention_heads), static_cast<long long>(tp));
-    return false;
-  }
-  // Every expert-parallel rank must hold at least one routed expert (vLLM determine_expert_map gives
-  // num_experts // ep_size to each rank).
-  if (e.expert_parallel_size > 1 && m.num_experts > 0 && e.expert_parallel_size > m.num_experts) {
-    e.failure = Failure::invalid_layout;
-    e.failure_message = format("ValueError: expert parallel size (%lld = data_parallel_size %lld x tensor_parallel_size %lld) is larger than the number of "
-                               "experts (%lld): every expert-parallel rank must hold at least one expert",
-                               static_cast<long long>(e.expert_parallel_size), static_cast<long long>(e.data_parallel_size), static_cast<long long>(tp),
-                               static_cast<long long>(m.num_experts));
-    return false;
-  }
-  if (m.num_hidden_layers < pp) {
-    e.failure = Failure::invalid_layout;
-    e.failure_message = format("ValueError: pipeline parallel size (%lld) is larger than the number of layers (%lld)", static_cast<long long>(pp),
-                               static_cast<long long>(m.num_hidden_layers));
-    return false;
-  }
-  // Issue 15: VLLM_PP_LAYER_PARTITION must name every stage and every layer; heterogeneous stages one card each.
-  if (pp > 1) {
-    if (auto split = pp_layer_partition(m.num_hidden_layers, pp, dep.pp_layer_partition); !split) {
-      e.failure = Failure::invalid_layout;
-      e.failure_message = split.error().message;
-      return false;
-    }
-  }
-  if (!dep.stage_devices.empty() && static_cast<int64_t>(dep.stage_devices.size()) != pp) {
-    e.failure = Failure::invalid_layout;
-    e.failure_message = format("%zu stage devices for pipeline parallel size %lld: expected one per stage", dep.stage_devices.size(), static_cast<long long>(pp));
-    return false;
-  }
-  return true;
-}
-
-// The transformers config class an engine message names ('Qwen3VLConfig' object has no attribute ...): the model class
-// of config.json's "architectures" without its task suffix (transformers names XForCausalLM's and
-// XForConditionalGeneration's config XConfig: Qwen3MoeForCausalLM -> Qwen3MoeConfig, Qwen3VLForConditionalGeneration ->
-// Qwen3VLConfig as seeds/001 section 4 prints it, DeepseekV3ForCausalLM -> DeepseekV3Config). The suffix starts at the
-// last "For" followed by a capital.
-std::string config_class_name(const std::string& architecture) {
-  if (architecture.empty()) return "PretrainedConfig";
-  size_t cut = std::string::npos;
-  for (size_t at = architecture.find("For"); at != std::string::npos; at = architecture.find("For", at + 1))
-    if (at > 0 && at + 3 < architecture.size() && std::isupper(static_cast<unsigned char>(architecture[at + 3]))) cut = at;
-  return architecture.substr(0, cut) + "Config";
-}
-
-// Quantization accepted by this engine on this platform; false when refused.
-bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
-  const std::string flag = !dep.quantization.empty() ? to_lower(dep.quantization) : to_lower(m.quant.method);
-  e.quantization = flag;
-  if (!flag.empty() && flag != "gguf" && !engine.accepts_quantization(flag)) {
-    e.failure = Failure::unsupported_quantization;
-    std::string msg = engine.quantization_rejection;
-    const auto pos = msg.find("{q}");
-    if (pos != std::string::npos) msg.replace(pos, 3, flag);
-    e.failure_message = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, " + msg;
-    return false;
-  }
-  // Issue 16: a ModelOpt checkpoint whose untied head is quantized loads only on the versions that give ParallelLMHead
-  // ModelOpt's linear method (engine.modelopt_lm_head_quantized); elsewhere the loader refuses the head's scales.
-  if (engine.modelopt_lm_head_quantized && starts_with(flag, "modelopt") && !m.tie_word_embeddings && terms::deployed_scheme(m, dep).lm_head_quantized &&
-      !engine.applies(engine.modelopt_lm_head_quantized)) {
-    e.failure = Failure::unsupported_quantization;
-    std::string msg = engine.modelopt_lm_head_load_error;
-    const auto pos = msg.find("{arch}");
-    if (pos != std::string::npos) msg.replace(pos, 6, m.architecture.empty() ? std::string("the model") : m.architecture);
-    e.failure_message = msg;
-    return false;
-  }
-  if (flag == "fp8" && !engine.fp8_requires.empty()) {
-    e.failure = Failure::unsupported_quantization;
-    std::string msg = engine.fp8_failure;
-    const auto pos = msg.find("{config_class}");
-    if (pos != std::string::npos) msg.replace(pos, 14, config_class_name(m.architecture));
-    e.failure_message = msg;
-    return false;
-  }
-  return true;
 }
 
 // The KV budget (reference 1.2, 4.2): requested - weights - activation peak - non-torch [- graph], per
@@ -479,7 +387,7 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   e.decode_context_parallel_size = std::max<int64_t>(1, dep.decode_context_parallel_size);
   e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
   resolve_settings(e, m, device, engine, dep);
-  if (!layout_accepted(e, m, dep) || !quantization_accepted(e, m, engine, dep)) {
+  if (!checks::layout_accepted(e, m, dep) || !checks::quantization_accepted(e, m, engine, dep)) {
     core.decided = true;
     return Ok{};
   }

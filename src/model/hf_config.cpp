@@ -11,10 +11,18 @@
 #include "model/architecture_traits.hpp"
 #include "model/json_key_order.hpp"
 #include "model/vision_tower.hpp"
+#include "model/hf_layer_weights.hpp"
 
 namespace preflight::model {
 
 namespace {
+
+using hf_detail::LayerWeightInputs;
+using hf_detail::MoeDims;
+using hf_detail::TextDims;
+using hf_detail::WeightList;
+using hf_detail::add_layer_weights;
+using hf_detail::add_mtp_weights;
 
 // Reads text-stack fields from text_config when present, else the top level.
 class ConfigView {
@@ -69,108 +77,6 @@ class ConfigView {
   const Json* m_text_json;
   JsonObject m_text;
 };
-
-// Accumulates weight groups, merging identical (module, shape) entries across layers.
-// Every group's rows x cols x count and the running total of all groups are checked: the first
-// module whose parameter count overflows int64 is remembered and parse_hf_config reports it.
-class WeightList {
- public:
-  void add(WeightGroup g) {
-    if (g.rows <= 0 || g.cols <= 0 || g.count <= 0) return;
-    const auto total = checked_total(g.rows, g.cols, g.count);
-    if (!total) return overflow(g.module);
-    for (auto& existing : m_groups) {
-      if (existing.module == g.module && existing.rows == g.rows && existing.cols == g.cols && existing.part == g.part) {
-        existing.count += g.count;  // below 2^63: its parameters are part of the checked total
-        m_total_params = *total;
-        return;
-      }
-    }
-    m_total_params = *total;
-    m_groups.push_back(std::move(g));
-  }
-  // The first module whose parameter count (or the model total) overflows; empty when none did.
-  const std::string& overflowed() const { return m_overflowed; }
-  void linear(const std::string& module, int64_t rows, int64_t cols, Shard shard, Part part, int64_t kv_heads = 0) {
-    add(WeightGroup{module, rows, cols, 1, shard, part, true, false, 1.0, kv_heads});
-  }
-  void vector(const std::string& module, int64_t rows, Shard shard, Part part) {
-    add(WeightGroup{module, rows, 1, 1, shard, part, false, false, 1.0, 0});
-  }
-  std::vector<WeightGroup> take() { return std::move(m_groups); }
-
- private:
-  // The model's parameter total with rows x cols x count added, when both stay below 2^63.
-  std::optional<uint64_t> checked_total(int64_t rows, int64_t cols, int64_t count) const {
-    const auto product = checked_mul(static_cast<uint64_t>(rows), static_cast<uint64_t>(cols));
-    const auto params = product ? checked_mul(*product, static_cast<uint64_t>(count)) : std::nullopt;
-    const auto total = params ? checked_add(m_total_params, *params) : std::nullopt;
-    if (!total || *total > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-    return total;
-  }
-  void overflow(const std::string& module) {
-    if (m_overflowed.empty()) m_overflowed = module;
-  }
-  std::vector<WeightGroup> m_groups;
-  uint64_t m_total_params = 0;
-  std::string m_overflowed;
-};
-
-struct TextDims {
-  int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
-};
-
-void add_standard_attention(WeightList& w, const std::string& p, const TextDims& d, const ArchitectureTraits& t,
-                            bool attention_bias, bool output_gate, Part part) {
-  const int64_t q_dim = d.heads * d.head_dim, kv_dim = d.kv_heads * d.head_dim;
-  w.linear(p + ".self_attn.q_proj", q_dim * (output_gate ? 2 : 1), d.hidden, Shard::column, part);
-  w.linear(p + ".self_attn.k_proj", kv_dim, d.hidden, Shard::kv_heads, part, d.kv_heads);
-  w.linear(p + ".self_attn.v_proj", kv_dim, d.hidden, Shard::kv_heads, part, d.kv_heads);
-  w.linear(p + ".self_attn.o_proj", d.hidden, q_dim, Shard::row, part);
-  if (t.qkv_bias || attention_bias) {
-    w.vector(p + ".self_attn.q_proj.bias", q_dim * (output_gate ? 2 : 1), Shard::column, part);
-    w.add(WeightGroup{p + ".self_attn.k_proj.bias", kv_dim, 1, 1, Shard::kv_heads, part, false, false, 1.0, d.kv_heads});
-    w.add(WeightGroup{p + ".self_attn.v_proj.bias", kv_dim, 1, 1, Shard::kv_heads, part, false, false, 1.0, d.kv_heads});
-  }
-  if (attention_bias && t.attention_bias_covers_o) w.vector(p + ".self_attn.o_proj.bias", d.hidden, Shard::replicated, part);
-  if (t.qk_norm) {
-    w.vector(p + ".self_attn.q_norm", d.head_dim, Shard::replicated, part);
-    w.vector(p + ".self_attn.k_norm", d.head_dim, Shard::replicated, part);
-  }
-  if (t.attention_sinks) w.vector(p + ".self_attn.sinks", d.heads, Shard::column, part);
-}
-
-void add_dense_mlp(WeightList& w, const std::string& p, int64_t hidden, int64_t inter, MlpKind mlp, Part part) {
-  if (mlp == MlpKind::gated) w.linear(p + ".gate_proj", inter, hidden, Shard::column, part);
-  w.linear(p + ".up_proj", inter, hidden, Shard::column, part);
-  w.linear(p + ".down_proj", hidden, inter, Shard::row, part);
-}
-
-struct MoeDims {
-  int64_t experts = 0, top_k = 0, inter = 0, shared_inter = 0;
-  bool score_bias = false;
-};
-
-void add_moe(WeightList& w, const std::string& p, int64_t hidden, const MoeDims& m, const ArchitectureTraits& t, Part part) {
-  const double active = m.experts > 0 ? static_cast<double>(m.top_k) / static_cast<double>(m.experts) : 1.0;
-  auto expert = [&](const std::string& name, int64_t rows, int64_t cols, bool linear) {
-    w.add(WeightGroup{p + ".experts.*." + name, rows, cols, m.experts, Shard::expert, part, linear, true, active, 0});
-  };
-  w.add(WeightGroup{p + ".gate", m.experts, hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
-  if (t.router_bias) w.vector(p + ".gate.bias", m.experts, Shard::replicated, part);
-  if (m.score_bias) w.vector(p + ".gate.e_score_correction_bias", m.experts, Shard::replicated, part);
-  if (t.mlp == MlpKind::gated) expert("gate_proj", m.inter, hidden, true);
-  expert("up_proj", m.inter, hidden, true);
-  expert("down_proj", hidden, m.inter, true);
-  if (t.expert_bias) {
-    expert("gate_up_proj.bias", (t.mlp == MlpKind::gated ? 2 : 1) * m.inter, 1, false);
-    expert("down_proj.bias", hidden, 1, false);
-  }
-  if (m.shared_inter > 0) {
-    add_dense_mlp(w, p + ".shared_expert", hidden, m.shared_inter, t.mlp, part);
-    if (t.shared_expert_gate) w.add(WeightGroup{p + ".shared_expert_gate", 1, hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
-  }
-}
 
 // The KV bytes per token and the recurrent state bytes per sequence that model_spec computes in
 // int64, checked here once at 8 bytes per element (more than any cache dtype) so that those sums
@@ -601,28 +507,6 @@ Status build_layers(const TextStack& text, const LayerKeys& k, const MoeDims& mo
   return Ok{};
 }
 
-// Everything a layer's weight shapes depend on besides its own kind.
-struct LayerWeightInputs {
-  TextDims d;
-  MoeDims moe;
-  ArchitectureTraits traits;
-  std::string origin;
-  bool attention_bias = false, output_gate = false;
-  bool single_mixer = false;  // hybrid_override_pattern: one mixer (or MLP) per layer, one norm
-  // Multi-head latent attention (DeepSeek), with the optional sparse-attention indexer.
-  std::optional<int64_t> kv_lora, q_lora, rope_dim_mla, nope, v_head, index_heads, index_dim;
-  // Gated DeltaNet (linear attention).
-  int64_t lin_key_heads = 0, lin_value_heads = 0, lin_key_head_dim = 0, lin_value_head_dim = 0;
-  std::optional<int64_t> lin_kernel;
-  bool qwen35_names = false;  // Qwen3.5 splits in_proj_qkvz / in_proj_ba into four projections
-  // Mamba2.
-  std::optional<int64_t> mamba_heads, mamba_head_dim, mamba_groups, mamba_state, mamba_kernel;
-  std::optional<bool> conv_bias;
-  Dtype ssm_dtype = Dtype::bf16;
-  // DeepSeek-style MTP modules (num_nextn_predict_layers) store their own embedding and head.
-  bool mtp_own_embedding = false;
-};
-
 // MTP layer count, attention biases, the output gate and use_qk_norm (which overrides `traits`).
 Status read_attention_options(const ConfigView& cfg, const std::string& origin, ModelSpec& spec, ArchitectureTraits& traits, LayerWeightInputs& in) {
   PF_TRY(mtp_a, cfg.opt_size("num_nextn_predict_layers", 16));
@@ -681,175 +565,6 @@ Status read_mla_keys(const ConfigView& cfg, LayerWeightInputs& in) {
   in.v_head = v_head;
   in.index_heads = index_heads;
   in.index_dim = index_dim;
-  return Ok{};
-}
-
-Status add_mla_attention(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
-  const TextDims& d = in.d;
-  const std::string& origin = in.origin;
-  const auto& kv_lora = in.kv_lora;
-  const auto& q_lora = in.q_lora;
-  const auto& index_heads = in.index_heads;
-  const auto& index_dim = in.index_dim;
-  const int64_t rope = in.rope_dim_mla.value_or(0), qk_nope = in.nope.value_or(0), vd = in.v_head.value_or(0);
-  if (rope <= 0 || qk_nope <= 0 || vd <= 0) {
-    return make_error(ErrorKind::corrupt, format("%s: kv_lora_rank is set but qk_rope_head_dim / qk_nope_head_dim / v_head_dim are missing", origin.c_str()), origin);
-  }
-  const int64_t qk_head = qk_nope + rope;
-  if (q_lora && *q_lora > 0) {
-    w.linear(p + ".self_attn.q_a_proj", *q_lora, d.hidden, Shard::replicated, part);
-    w.vector(p + ".self_attn.q_a_layernorm", *q_lora, Shard::replicated, part);
-    w.linear(p + ".self_attn.q_b_proj", d.heads * qk_head, *q_lora, Shard::column, part);
-  } else {
-    w.linear(p + ".self_attn.q_proj", d.heads * qk_head, d.hidden, Shard::column, part);
-  }
-  w.linear(p + ".self_attn.kv_a_proj_with_mqa", *kv_lora + rope, d.hidden, Shard::replicated, part);
-  w.vector(p + ".self_attn.kv_a_layernorm", *kv_lora, Shard::replicated, part);
-  w.linear(p + ".self_attn.kv_b_proj", d.heads * (qk_nope + vd), *kv_lora, Shard::column, part);
-  w.linear(p + ".self_attn.o_proj", d.hidden, d.heads * vd, Shard::row, part);
-  l.mla_cache_dim = *kv_lora + rope;
-  l.num_key_value_heads = 1;
-  l.head_dim_k = *kv_lora + rope;
-  l.head_dim_v = 0;
-  if (index_heads && index_dim && *index_heads > 0 && *index_dim > 0) {
-    w.linear(p + ".self_attn.indexer.wq_b", *index_heads * *index_dim, q_lora.value_or(d.hidden), Shard::replicated, part);
-    w.linear(p + ".self_attn.indexer.wk", *index_dim, d.hidden, Shard::replicated, part);
-    w.vector(p + ".self_attn.indexer.k_norm", 2 * *index_dim, Shard::replicated, part);
-    w.add(WeightGroup{p + ".self_attn.indexer.weights_proj", *index_heads, d.hidden, 1, Shard::replicated, part, false, false, 1.0, 0});
-    l.indexer_head_dim = *index_dim;
-  }
-  return Ok{};
-}
-
-
-// The fixed per-sequence state of a recurrent layer (linear attention or Mamba): a causal conv over
-// `kernel` - 1 past inputs of `conv_channels`, and `heads` x `head_dim` x `state_dim` of SSM state. Such a
-// layer keeps no KV cache.
-void set_recurrent_geometry(LayerSpec& l, int64_t conv_channels, int64_t kernel, int64_t heads, int64_t head_dim, int64_t state_dim,
-                            Dtype ssm_dtype) {
-  l.conv_channels = conv_channels;
-  l.conv_len = kernel - 1;
-  l.ssm_heads = heads;
-  l.ssm_head_dim = head_dim;
-  l.ssm_state_dim = state_dim;
-  l.ssm_dtype = ssm_dtype;
-  l.num_key_value_heads = 0;
-}
-
-Status add_linear_attention(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
-  const TextDims& d = in.d;
-  const std::string& origin = in.origin;
-  const int64_t Hk = in.lin_key_heads, Hv = in.lin_value_heads, dk = in.lin_key_head_dim, dv = in.lin_value_head_dim;
-  const auto& lin_kernel = in.lin_kernel;
-  if (Hk <= 0 || Hv <= 0 || dk <= 0 || dv <= 0 || lin_kernel.value_or(0) <= 0) {
-    return make_error(ErrorKind::corrupt, format("%s: linear_attention layers need linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim", origin.c_str()), origin);
-  }
-  const int64_t conv_dim = 2 * Hk * dk + Hv * dv;
-  const std::string a = p + ".linear_attn";
-  if (in.qwen35_names) {
-    w.linear(a + ".in_proj_qkv", conv_dim, d.hidden, Shard::column, part);
-    w.linear(a + ".in_proj_z", Hv * dv, d.hidden, Shard::column, part);
-    w.linear(a + ".in_proj_b", Hv, d.hidden, Shard::column, part);
-    w.linear(a + ".in_proj_a", Hv, d.hidden, Shard::column, part);
-  } else {
-    w.linear(a + ".in_proj_qkvz", conv_dim + Hv * dv, d.hidden, Shard::column, part);
-    w.linear(a + ".in_proj_ba", 2 * Hv, d.hidden, Shard::column, part);
-  }
-  w.add(WeightGroup{a + ".conv1d", conv_dim, *lin_kernel, 1, Shard::column, part, false, false, 1.0, 0});
-  w.vector(a + ".dt_bias", Hv, Shard::column, part);
-  w.vector(a + ".A_log", Hv, Shard::column, part);
-  w.vector(a + ".norm", dv, Shard::replicated, part);
-  w.linear(a + ".out_proj", d.hidden, Hv * dv, Shard::row, part);
-  set_recurrent_geometry(l, conv_dim, *lin_kernel, Hv, dv, dk, in.ssm_dtype);
-  l.linear_num_key_heads = Hk;
-  return Ok{};
-}
-
-Status add_mamba(WeightList& w, const std::string& p, LayerSpec& l, const LayerWeightInputs& in, Part part) {
-  const TextDims& d = in.d;
-  const std::string& origin = in.origin;
-  const auto& mamba_kernel = in.mamba_kernel;
-  const int64_t nh = in.mamba_heads.value_or(0), hd = in.mamba_head_dim.value_or(0), g = in.mamba_groups.value_or(1), n = in.mamba_state.value_or(0);
-  if (nh <= 0 || hd <= 0 || n <= 0 || mamba_kernel.value_or(0) <= 0) {
-    return make_error(ErrorKind::corrupt, format("%s: Mamba layers need mamba_num_heads, mamba_head_dim, ssm_state_size, conv_kernel", origin.c_str()), origin);
-  }
-  const int64_t inner = nh * hd, conv_dim = inner + 2 * g * n;
-  const std::string m = p + ".mixer";
-  w.linear(m + ".in_proj", 2 * inner + 2 * g * n + nh, d.hidden, Shard::column, part);
-  w.add(WeightGroup{m + ".conv1d", conv_dim, *mamba_kernel, 1, Shard::column, part, false, false, 1.0, 0});
-  if (in.conv_bias.value_or(true)) w.vector(m + ".conv1d.bias", conv_dim, Shard::column, part);
-  w.vector(m + ".dt_bias", nh, Shard::column, part);
-  w.vector(m + ".A_log", nh, Shard::column, part);
-  w.vector(m + ".D", nh, Shard::column, part);
-  w.vector(m + ".norm", inner, Shard::column, part);
-  w.linear(m + ".out_proj", d.hidden, inner, Shard::row, part);
-  set_recurrent_geometry(l, conv_dim, *mamba_kernel, nh, hd, n, in.ssm_dtype);
-  return Ok{};
-}
-
-// One decoder layer's weights by kind (the recurrent and MLA kinds also complete `l`'s cache geometry),
-// then its feed-forward part and norms.
-Status add_layer_weights(WeightList& w, LayerSpec& l, const LayerWeightInputs& in, Part part) {
-  const std::string p = "model.layers.*";
-  const TextDims& d = in.d;
-  switch (l.kind) {
-    case LayerKind::full_attention:
-    case LayerKind::sliding_attention:
-      add_standard_attention(w, p, d, in.traits, in.attention_bias, in.output_gate, part);
-      break;
-    case LayerKind::mla_attention: {
-      PF_TRY(ok, add_mla_attention(w, p, l, in, part));
-      (void)ok;
-      break;
-    }
-    case LayerKind::linear_attention: {
-      PF_TRY(ok, add_linear_attention(w, p, l, in, part));
-      (void)ok;
-      break;
-    }
-    case LayerKind::mamba: {
-      PF_TRY(ok, add_mamba(w, p, l, in, part));
-      (void)ok;
-      break;
-    }
-    case LayerKind::mlp_only:
-    case LayerKind::count_:
-      l.num_key_value_heads = 0;
-      break;
-  }
-  // Feed-forward part.
-  if (l.moe) {
-    add_moe(w, p + ".mlp", d.hidden, in.moe, in.traits, part);
-  } else if (!in.single_mixer || l.kind == LayerKind::mlp_only) {
-    if (d.intermediate > 0) add_dense_mlp(w, p + ".mlp", d.hidden, d.intermediate, in.traits.mlp, part);
-  }
-  w.vector(p + ".norms", d.hidden * (in.single_mixer ? 1 : 2), Shard::replicated, part);
-  return Ok{};
-}
-
-// MTP modules: one decoder layer each (last layer's attention kind, MoE when the model is MoE),
-// plus the projection of [embedding; hidden] and its norms. DeepSeek-style checkpoints
-// (num_nextn_predict_layers) also store their own embedding and head.
-Status add_mtp_weights(WeightList& w, const ModelSpec& spec, const LayerWeightInputs& in) {
-  const TextDims& d = in.d;
-  for (int64_t i = 0; i < spec.mtp_layers; ++i) {
-    LayerSpec l = spec.layers.empty() ? LayerSpec{} : spec.layers.back();
-    if (l.kind == LayerKind::linear_attention || l.kind == LayerKind::mamba || l.kind == LayerKind::mlp_only) {
-      l = LayerSpec{};
-      l.kind = LayerKind::full_attention;
-      l.num_key_value_heads = d.kv_heads;
-      l.head_dim_k = l.head_dim_v = d.head_dim;
-    }
-    l.moe = in.moe.experts > 0;
-    PF_TRY(ok, add_layer_weights(w, l, in, Part::mtp));
-    (void)ok;
-    w.linear("model.mtp.eh_proj", d.hidden, 2 * d.hidden, Shard::replicated, Part::mtp);
-    w.vector("model.mtp.norms", 3 * d.hidden, Shard::replicated, Part::mtp);
-    if (in.mtp_own_embedding) {
-      w.add(WeightGroup{"model.mtp.embed_tokens", d.vocab, d.hidden, 1, Shard::vocab, Part::mtp, false, false, 1.0, 0});
-      w.add(WeightGroup{"model.mtp.shared_head.head", d.vocab, d.hidden, 1, Shard::vocab, Part::mtp, false, false, 1.0, 0});
-    }
-  }
   return Ok{};
 }
 

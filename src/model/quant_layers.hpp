@@ -5,11 +5,15 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/quant_scheme.hpp"
 
 namespace preflight::model {
+
+// The untied output head's module as hf_config names it.
+inline constexpr std::string_view k_lm_head = "lm_head";
 
 // The sum of gptq_dynamic_linear_bytes over `prefixes` (one concrete module name per layer of a group), with the
 // scheme's rule list found once for all of them instead of once per prefix: the same bytes, in time linear in the

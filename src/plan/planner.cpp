@@ -27,6 +27,7 @@
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 #include "plan/plan_variants.hpp"
+#include "plan/prepared_variant.hpp"
 #include "plan/row_reasons.hpp"
 #include "plan/row_order.hpp"
 
@@ -93,122 +94,6 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpe
                              .device_platform = dev.platform},
                             memo);
   }
-}
-
-// A variant as every count of one (model, variant, device) uses it, looked up once for all of them: the
-// catalogue entry ("" = as published: none), the lookup's error for an unknown id, and the rule that
-// rejects it on this engine and device family (checked after the engine's own checks, as before); for a
-// published checkpoint that is a variant of the list (read from its descriptor), that variant's rule
-// (issue 16).
-struct PreparedVariant {
-  const model::QuantVariant* v = nullptr;
-  bool unknown = false;      // the id is not in the list (or the list did not load): lookup_error says why
-  std::string lookup_error;
-  const model::VariantRule* rejected = nullptr;  // on the family `family` points to (set_family)
-  SharedText rejected_reason;                    // its row's reason, made once per family (round 14)
-  const model::QuantVariant* rules_of = nullptr;  // the variant whose rules apply (the checkpoint's when published)
-  std::string rule_version;                       // the engine's rule version text, formatted once
-  const std::string* family = nullptr;
-  SharedText published;  // published_label(m): the row's variant name when it has no variant (looked up once, not per count)
-  // Issue 19 (round 14): the texts every candidate of this (model, variant, engine) holds, made once and shared.
-  SharedText model_id, variant_name, variant_id, quantization_flag, engine_id;
-  // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
-  const engine::Overheads* overheads = nullptr;
-  const engine::SpeedProfile* speed = nullptr;
-  // Issue 16: why no start command can serve the variant (plan::unservable_reason) at TP 1 and at TP > 1, "" when one
-  // can; looked up once per (model, variant, engine): it reads the catalogue and the engine, not the card.
-  std::string unservable_tp1, unservable_tp_many;
-  // The engine's refusal of the platform prepare_variant's device is on ("vllm@0.28-0.30 does not run on npu devices"),
-  // made once for every card of that platform (round 14: 7% of a whole-catalogue plan's rows); empty when it runs there.
-  std::string platform;
-  SharedText wrong_platform;
-  // Issue 16 (quant26): model::variant_without_effect of the variant on the model ("" when it quantizes something).
-  SharedText no_effect;
-  // Issue 16: the line `vllm serve`'s parser prints when the engine version has no --quantization choice for the variant
-  // (engine::shipped_quantization_refusal, as fit's deploy::apply_variant_rules reads it first), "" when it has one; once
-  // per (model, variant, engine): plan --variant w8a8 on a CUDA card gave the variant rule's later ValueError instead.
-  SharedText argparse_refused;
-  // Planfast8: the rule that rejects the variant at a TP size above 1 on a family (layout_rule), looked up once per
-  // (family, TP size) rather than per card and count (1.5% of the whole-catalogue plan's instructions).
-  struct LayoutRule {
-    std::string family;
-    int64_t tensor_parallel_size = 0;
-    const model::VariantRule* rule = nullptr;
-  };
-  mutable std::vector<LayoutRule> layout_rules;
-  mutable size_t last_layout_rule = 0;  // the entry the last lookup found: a work item meets its cards family by family
-};
-
-// The rule of `p.rules_of` that rejects it at TP `tp` (> 1) on `dev`'s family: model::variant_rule, kept in p.
-const model::VariantRule* layout_rule(const PreparedVariant& p, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng,
-                                      int64_t tp) {
-  const auto same = [&](const PreparedVariant::LayoutRule& r) { return r.tensor_parallel_size == tp && r.family == dev.family; };
-  if (p.last_layout_rule < p.layout_rules.size() && same(p.layout_rules[p.last_layout_rule])) return p.layout_rules[p.last_layout_rule].rule;
-  for (size_t i = 0; i < p.layout_rules.size(); ++i)
-    if (same(p.layout_rules[i])) {
-      p.last_layout_rule = i;
-      return p.layout_rules[i].rule;
-    }
-  const model::VariantRule* rule = model::variant_rule(*p.rules_of, "rejected", eng.engine, p.rule_version, dev.family, m.num_experts > 0, tp);
-  p.last_layout_rule = p.layout_rules.size();
-  p.layout_rules.push_back({dev.family, tp, rule});
-  return rule;
-}
-
-// The rule that rejects the prepared variant on `dev`'s family (p.rejected), looked up again only when the family
-// is not the one it was looked up for.
-void set_family(PreparedVariant& p, const model::ModelSpec& m, const device::DeviceSpec& dev, const Expected<engine::EngineProfile>& eng) {
-  if (p.family == &dev.family || (p.family && *p.family == dev.family)) return;
-  p.family = &dev.family;
-  p.rejected = eng && p.rules_of ? model::variant_rule(*p.rules_of, "rejected", eng->engine, p.rule_version, dev.family, m.num_experts > 0) : nullptr;
-  p.rejected_reason = p.rejected ? SharedText("engine rejects it: " + p.rejected->message) : SharedText();
-}
-
-PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
-                                const std::string& variant) {
-  PreparedVariant p;
-  const auto& catalog = model::load_variant_catalog();
-  p.published = published_label(m);
-  p.model_id = m.id;
-  p.platform = dev.platform;
-  if (eng) {
-    p.engine_id = eng->id;
-    if (!eng->runs_on(dev.platform)) p.wrong_platform = eng->id + " does not run on " + dev.platform + " devices";
-    p.overheads = in.engines->overheads_for(*eng, dev.platform);
-    p.speed = in.speeds->find(eng->engine, dev.platform, dev.id);
-  }
-  if (!variant.empty()) {
-    auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());
-    if (!found) {
-      p.unknown = true;
-      p.lookup_error = found.error().message;
-      return p;
-    }
-    p.v = *found;
-    p.variant_name = p.v->name;
-    p.variant_id = p.v->id;
-    p.quantization_flag = p.v->engine_quantization;
-    if (std::string none = model::variant_without_effect(*p.v, m); !none.empty()) p.no_effect = SharedText(std::move(none));
-    if (std::string refusal = eng ? engine::shipped_quantization_refusal(*eng, p.v->engine_quantization) : std::string(); !refusal.empty())
-      p.argparse_refused = SharedText("engine rejects it: " + refusal);
-  }
-  p.rules_of = p.v;
-  if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);
-  if (p.v && eng) {
-    if (const engine::QuantizedCatalog* published = quantized_catalog_of(in)) {
-      Candidate probe;
-      probe.model_id = p.model_id;
-      probe.variant = p.variant_name;
-      probe.variant_id = p.variant_id;
-      probe.quantization_flag = p.quantization_flag;
-      p.unservable_tp1 = unservable_reason(m, probe, *eng, *published);
-      probe.num_devices = probe.tensor_parallel_size = 2;
-      p.unservable_tp_many = unservable_reason(m, probe, *eng, *published);
-    }
-  }
-  if (eng && p.rules_of) p.rule_version = eng->rule_version().text();
-  set_family(p, m, dev, eng);
-  return p;
 }
 
 // The deployment of candidate `c` in `d`, a scratch that the counts of one (model, variant) share: equal to
