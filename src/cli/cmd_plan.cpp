@@ -368,6 +368,31 @@ Expected<Json> plan_manifests(const PlanRequest& r, const plan::PlanResult& resu
                                     : write_kubernetes(top, devices, *r.kubernetes, r.image.value_or(""), r.data_parallel.value_or(1));
 }
 
+namespace {
+
+// The two forms of plan (plan --device D, plan MODEL --devices A,B) mixed up: which flag belongs to which, not only the
+// usage lines (issue 16, session 30).
+Status check_plan_form(const PlanRequest& r, const std::vector<std::string>& positional) {
+  if (positional.size() > 1) {
+    std::string given;
+    for (const auto& p : positional) given += (given.empty() ? "" : " ") + p;
+    return make_error(ErrorKind::invalid_argument, fmt::format("plan takes one MODEL, found {} ({}); several cards: plan MODEL --devices A,B; several models on "
+                                                               "one card: plan --device D --model 'Qwen/Qwen3*'\n{}",
+                                                               positional.size(), clip_text(given, 200), command_usage("plan")));
+  }
+  if (positional.empty() && !r.device && !r.device_memory && r.devices)
+    return make_error(ErrorKind::invalid_argument, fmt::format("--devices sizes one MODEL on several cards (plan MODEL --devices {0}); what one card runs is plan "
+                                                               "--device D (with --model 'Qwen/Qwen3*' to keep some models)\n{1}",
+                                                               clip_text(*r.devices, 120), command_usage("plan")));
+  if (positional.empty() && !r.device && !r.device_memory) return make_error(ErrorKind::invalid_argument, command_usage("plan"));
+  if (r.device && r.devices)
+    return make_error(ErrorKind::invalid_argument, positional.empty() ? "--devices belongs to plan MODEL (the cards to size one model on); plan --device D lists what D runs"
+                                                                      : "--device and --devices name the same thing in plan MODEL: give the cards once, as --devices A,B");
+  return Ok{};
+}
+
+}  // namespace
+
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
@@ -377,24 +402,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   PlanRequest r;
   auto positional = parse_options(argv, plan_options(r));
   if (!positional) return report_error(positional.error());
-  // A user who mixes the two forms is told which flag belongs to which, not only the usage lines.
-  if (positional->size() > 1) {
-    std::string given;
-    for (const auto& p : *positional) given += (given.empty() ? "" : " ") + p;
-    return report_error(make_error(ErrorKind::invalid_argument,
-                                   fmt::format("plan takes one MODEL, found {} ({}); several cards: plan MODEL --devices A,B; several models on one card: "
-                                               "plan --device D --model 'Qwen/Qwen3*'\n{}",
-                                               positional->size(), clip_text(given, 200), command_usage("plan"))));
-  }
-  if (positional->empty() && !r.device && !r.device_memory && r.devices)
-    return report_error(make_error(ErrorKind::invalid_argument,
-                                   fmt::format("--devices sizes one MODEL on several cards (plan MODEL --devices {0}); what one card runs is plan --device D "
-                                               "(with --model 'Qwen/Qwen3*' to keep some models)\n{1}",
-                                               clip_text(*r.devices, 120), command_usage("plan"))));
-  if (positional->empty() && !r.device && !r.device_memory) return report_error(make_error(ErrorKind::invalid_argument, command_usage("plan")));
-  if (r.device && r.devices)
-    return report_error(make_error(ErrorKind::invalid_argument, positional->empty() ? "--devices belongs to plan MODEL (the cards to size one model on); plan --device D lists what D runs"
-                                                                                    : "--device and --devices name the same thing in plan MODEL: give the cards once, as --devices A,B"));
+  if (auto form = check_plan_form(r, *positional); !form) return report_error(form.error());
   {
     // The same checks as fit, logs and validate (deploy::check_flags), for the flags plan shares with them.
     deploy::Flags shared = r.flags;
