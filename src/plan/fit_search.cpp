@@ -58,6 +58,33 @@ std::optional<std::pair<int64_t, estimate::FitEstimate>> wider_tp_that_fits(cons
   return std::nullopt;
 }
 
+// Session 30 (Qwen3.5-27B W8A8 on 910B4 at its 262,144-token default: only TP 4 was offered, while TP 2 loads the
+// weights and holds 201,850 tokens at 32,768): the smallest TP size below `full_context_tp` (the one that holds the
+// deployment's max_model_len, 32: none) at which the weights load and the KV cache holds a shorter context, with
+// `--max-model-len N` (N: largest_context_held, as the variant fixes take it), sized again at N. After the same-context
+// fix, as fit's variant fixes order theirs: fewer cards, less context.
+void shorter_context_on_fewer_devices(FitSearch& out, const Tries& try_fit, const estimate::Deployment& dep, const estimate::FitEstimate& base,
+                                      int64_t full_context_tp) {
+  for (int64_t tp = base.tensor_parallel_size * 2; tp < full_context_tp && tp <= 16; tp *= 2) {
+    if (try_fit.m.num_attention_heads % tp != 0) continue;
+    auto d = dep;
+    d.tensor_parallel_size = tp;
+    const auto r = try_fit(d);
+    if (r.failure != estimate::Failure::max_model_len_too_large) continue;
+    const int64_t len = largest_context_held(try_fit.m, r);
+    if (len <= 0) continue;
+    d.max_model_len = len;
+    const auto at_len = try_fit(d);
+    if (!at_len.fits) continue;
+    out.fixes.push_back(format("--tensor-parallel-size %lld --max-model-len %lld on %lld x %s: %s KV tokens, %.2fx, the largest context its KV cache holds for one "
+                               "request (%s tokens do not fit)",
+                               static_cast<long long>(tp), static_cast<long long>(len), static_cast<long long>(tp * base.pipeline_parallel_size), try_fit.dev.id.c_str(),
+                               with_thousands(at_len.kv_tokens).c_str(), at_len.max_concurrency, with_thousands(r.max_model_len).c_str()));
+    out.fix_flags.push_back(format("--tensor-parallel-size %lld --max-model-len %lld", static_cast<long long>(tp), static_cast<long long>(len)));
+    return;
+  }
+}
+
 // A quantization the engine refuses (fp8 / AWQ on an NPU): each method it accepts, as the checkpoint that fix names.
 void refused_quantization_fixes(FitSearch& out, const Tries& try_fit, const estimate::Deployment& dep, const estimate::FitEstimate& base) {
   const model::ModelSpec& m = try_fit.m;
@@ -196,12 +223,14 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
   if (base.failure == estimate::Failure::unsupported_quantization) refused_quantization_fixes(out, try_fit, dep, base);
   out.more_devices_at = out.fixes.size();
   if (base.failure != estimate::Failure::invalid_layout && base.failure != estimate::Failure::unsupported_quantization) {
-    if (const auto wider = wider_tp_that_fits(try_fit, dep, base.tensor_parallel_size * 2)) {
+    const auto wider = wider_tp_that_fits(try_fit, dep, base.tensor_parallel_size * 2);
+    if (wider) {
       const auto& [tp, r] = *wider;
       out.fixes.push_back(format("--tensor-parallel-size %lld on %lld x %s: %s KV tokens, %.2fx", static_cast<long long>(tp), static_cast<long long>(tp * base.pipeline_parallel_size),
                                  dev.id.c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
       out.fix_flags.push_back(format("--tensor-parallel-size %lld", static_cast<long long>(tp)));
     }
+    shorter_context_on_fewer_devices(out, try_fit, dep, base, wider ? wider->first : 32);
     if (dev.platform != "npu" && base.kv_cache_dtype == "auto" && base.failure != estimate::Failure::weights_oom) {
       auto d = dep;
       d.kv_cache_dtype = "fp8";

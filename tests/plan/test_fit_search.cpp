@@ -9,6 +9,7 @@
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "model/model_source.hpp"
+#include "model/quant_variant.hpp"
 #include "plan/fit_search.hpp"
 
 using namespace preflight;
@@ -158,4 +159,33 @@ TEST(FitSearch, Issue15_PpWholeModelCheckOffersShorterContextOrTp) {
   EXPECT_TRUE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, shorter).fits);
   shorter.max_model_len = s.largest_context + 16;
   EXPECT_FALSE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, shorter).fits);
+}
+
+// Session 30: Qwen3.5-27B in msModelSlim W8A8 on 910B4 (32 GB) at its 262,144-token default was offered TP 4 only;
+// TP 2 loads the weights (about 17 GiB each) and its KV cache holds a shorter context. That layout is now offered
+// with --max-model-len N after the full-context one, and N is verified: TP 2 fits at N and not at the default.
+TEST(FitSearch, Session30_FewerDevicesAtAShorterContextAfterTheFullContextLayout) {
+  auto c = make("Qwen/Qwen3.5-27B", "910B4", "vllm-ascend", "");
+  const auto* v = *model::find_variant(*model::load_variant_catalog(), "w8a8");
+  estimate::Deployment d;
+  d.quant_scheme = v->scheme;
+  d.quantization = v->engine_quantization;
+  const auto base = estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, d);
+  ASSERT_FALSE(base.fits);
+  ASSERT_EQ(base.max_model_len, 262144);
+  const auto s = plan::search_fixes(c.model, c.device, c.engine, c.overheads, d, base);
+  ASSERT_EQ(s.fixes.size(), s.fix_flags.size());
+  const auto full = std::find(s.fix_flags.begin(), s.fix_flags.end(), "--tensor-parallel-size 4");
+  ASSERT_NE(full, s.fix_flags.end());
+  const auto shorter = std::find_if(s.fix_flags.begin(), s.fix_flags.end(), [](const std::string& f) { return f.rfind("--tensor-parallel-size 2 --max-model-len ", 0) == 0; });
+  ASSERT_NE(shorter, s.fix_flags.end());
+  EXPECT_LT(full - s.fix_flags.begin(), shorter - s.fix_flags.begin());
+  const int64_t len = std::stoll(shorter->substr(std::string("--tensor-parallel-size 2 --max-model-len ").size()));
+  EXPECT_GT(len, 32768);
+  EXPECT_LT(len, 262144);
+  auto tp2 = d;
+  tp2.tensor_parallel_size = 2;
+  EXPECT_FALSE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, tp2).fits);
+  tp2.max_model_len = len;
+  EXPECT_TRUE(estimate::estimate_fit(c.model, c.device, c.engine, c.overheads, tp2).fits);
 }
