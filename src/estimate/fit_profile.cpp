@@ -247,8 +247,16 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
         attention_width = static_cast<double>(g.cols);
         break;
       }
+  // Session 30 (evid30's vLLM #16692 line: DeepSeek-R1 FP8, TP 16 + EP over two 8 x H800 nodes, KV tokens +47%): with
+  // expert parallelism each rank's routed experts are whole (vLLM FusedMoEParallelConfig.make: use_ep gives the MoE
+  // tp_size 1, so FusedMoE's intermediate_size_per_partition is moe_intermediate_size), and the fused-MoE intermediate
+  // caches the profile forward allocates (fused_moe.py fused_experts_impl: [M, top_k, N] with N the rank's w13 width)
+  // are not divided by TP. Under sequence-parallel MoE (DP > 1, EP, TP > 1) a rank routes 1 / TP of the tokens, which
+  // divides the same bytes by TP again. vLLM only (CUDA / ROCm, the Triton fused-MoE path read); vLLM-Ascend's MoE
+  // layers keep their records and fitted unit (test_npumoe.cpp, test_fit_ep.cpp).
+  const double mlp_divisor = engine.engine == "vllm" && m.num_experts > 0 && dep.enable_expert_parallel && !lay.sequence_parallel_moe ? 1.0 : tp;
   ph.text_unit_bytes = static_cast<double>(batched_tokens) *
-                       (widths[0] * static_cast<double>(m.hidden_size) + widths[1] * attention_width / tp + widths[2] * mlp_width / tp +
+                       (widths[0] * static_cast<double>(m.hidden_size) + widths[1] * attention_width / tp + widths[2] * mlp_width / mlp_divisor +
                         widths[3] * static_cast<double>(m.num_experts)) * b;
   const bool explain = dep.explain;
   // The unit's text, for the rules below (built only when they are: the plan sizes tens of thousands of rows without).

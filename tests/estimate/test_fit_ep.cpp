@@ -460,3 +460,25 @@ TEST(FitEp, Issue15_DsaIndexerPageBeforeVllmAscendPr6610) {
   EXPECT_EQ(16870156800LL / 142848 / 128 * 128, 118016);
   EXPECT_EQ(16870156800LL / 87296 / 128 * 128, 193152);
 }
+
+// Session 30: vLLM (CUDA) with expert parallel holds whole routed experts per rank (FusedMoEParallelConfig.make: use_ep
+// gives the MoE tp_size 1, so intermediate_size_per_partition = moe_intermediate_size), and the profile forward's
+// fused-MoE caches ([M, top_k, N], fused_moe.py fused_experts_impl) are that width, not 1 / TP of it. Qwen3-30B-A3B
+// (hidden 2,048, moe_intermediate_size 768, top_k 8, bf16) at 2,048 batched tokens:
+//   TP 2 + EP:       2,048 x (2,048 + 2 x 768 x 8)     x 2 B = 58,720,256 B
+//   TP 2, no EP:     2,048 x (2,048 + 2 x 768 x 8 / 2) x 2 B = 33,554,432 B
+//   DP 2 x TP 2 + EP (sequence-parallel MoE: a rank routes 1 / TP of the tokens): 33,554,432 B.
+TEST(FitEp, Session30_VllmExpertParallelRanksHoldWholeExpertsInTheProfileForward) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-30B-A3B", "H100-SXM", "vllm", "0.11.0");
+  estimate::Deployment d;
+  d.tensor_parallel_size = 2;
+  d.max_model_len = 4096;
+  d.max_num_batched_tokens = 2048;
+  d.enable_expert_parallel = true;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_text_unit_bytes, 58720256.0);
+  d.enable_expert_parallel = false;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_text_unit_bytes, 33554432.0);
+  d.enable_expert_parallel = true;
+  d.data_parallel_size = 2;
+  EXPECT_DOUBLE_EQ(estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d).activation_text_unit_bytes, 33554432.0);
+}
