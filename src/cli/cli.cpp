@@ -88,13 +88,18 @@ environment: NO_COLOR or TERM=dumb disables colour; PREFLIGHT_DEVICE_OVERRIDES n
 // What `preflight inspect` takes.
 struct InspectRequest {
   ModelFlags model;
+  std::optional<std::string> variant;
   bool json = false;
 };
 
-std::vector<Option> inspect_options(InspectRequest& r) { return join({model_options(r.model), {json_flag(r.json)}}); }
+std::vector<Option> inspect_options(InspectRequest& r) {
+  return join({{text_flag("variant", "NAME", r.variant, "the weights of a quantized variant of the model, sized without its checkpoint (the names fit,\nplan and validate take: w8a8, w4a8_dynamic, awq, fp8_block, ...; an unknown name lists them)")},
+               model_options(r.model),
+               {json_flag(r.json)}});
+}
 
 const CommandText k_inspect_text{
-    "usage: preflight inspect MODEL [--models DIR] [--offline|--refresh] [--json]",
+    "usage: preflight inspect MODEL [--variant NAME] [--models DIR] [--offline|--refresh] [--json]",
     R"(Exact model facts from config.json, safetensors headers or GGUF tensor infos (never the weights): layers by
 kind, parameters (total, text, vision, active per token, MTP), weight bytes per storage format, KV bytes per
 token per cache dtype, and where each fact came from.)",
@@ -111,6 +116,19 @@ int cmd_inspect(const std::vector<std::string>& argv) {
   if (!ro) return report_error(ro.error());
   auto spec = resolve_model_arg((*positional)[0], *ro);
   if (!spec) return report_error(spec.error());
+  if (r.variant) {
+    // Session 30 (issue 16: one variant list in every command): the variant's storage scheme in place of the checkpoint's,
+    // as fit --variant sizes it; the checkpoint's own tensor bytes no longer describe it.
+    const auto& catalog = model::load_variant_catalog();
+    if (!catalog) return report_error(catalog.error());
+    auto v = model::find_variant(*catalog, *r.variant);
+    if (!v) return report_error(v.error());
+    if ((*v)->quantized()) {
+      spec->quant = (*v)->scheme;
+      spec->exact_weight_bytes.reset();
+    }
+    spec->assumptions.push_back(fmt::format("variant {}: {}, sized from the config without its checkpoint ({})", (*v)->id, (*v)->name, (*v)->layout));
+  }
   if (r.json) print_json(report::inspect_to_json(*spec));
   else std::cout << report::render_inspect(*spec, {use_color()});
   return k_exit_ok;

@@ -90,11 +90,14 @@ std::string render_inspect(const model::ModelSpec& spec, const Style& st) {
     o += format("  MoE              %lld experts, %lld per token, %lld shared, expert MLP %lld\n", static_cast<long long>(spec.num_experts),
                 static_cast<long long>(spec.num_experts_per_tok), static_cast<long long>(spec.num_shared_experts), static_cast<long long>(spec.moe_intermediate_size));
   }
-  const bool gguf = spec.quant.method == "gguf";  // every tensor's stored bytes are known: the total is exact
+  // Every tensor's stored bytes are known when they were read from a GGUF file (not for a GGUF variant sized from a config).
+  const bool gguf = spec.quant.method == "gguf" && spec.exact_weight_bytes.has_value();
   o += "  weights          " + fixed(bytes_to_gib(bytes.total), 2) + (gguf ? " GiB exact (GGUF tensor bytes)" : " GiB computed");
   if (spec.quant.quantized() && !spec.quant.detail.empty()) o += " (" + spec.quant.detail + ")";
   o += "\n";
-  for (const auto& [k, v] : bytes.by_format) o += "    " + k + std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') + fixed(bytes_to_gib(v), 2) + " GiB\n";
+  size_t width = 14;  // the formats' names in one column (a variant's scheme names run to 22 characters)
+  for (const auto& entry : bytes.by_format) width = std::max(width, entry.first.size() + 1);
+  for (const auto& [k, v] : bytes.by_format) o += "    " + k + std::string(width - k.size(), ' ') + fixed(bytes_to_gib(v), 2) + " GiB\n";
   if (spec.exact_weight_bytes) {
     o += "  weights (exact)  " + fixed(bytes_to_gib(static_cast<double>(*spec.exact_weight_bytes)), 2) + " GiB from " + std::to_string(spec.exact_tensor_count) +
          " tensors (" + with_thousands(static_cast<int64_t>(spec.header_bytes_read)) + " header bytes read)\n";

@@ -30,3 +30,27 @@ TEST(Ux30, Issue16_PlanFormsMixedUpSayWhichFlagBelongsWhere) {
   EXPECT_EQ(pftest::run_cli("plan --device 910B4 --model Qwen/Qwen3-8B --context 8192").code, 0);
   EXPECT_EQ(pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B4 --context 8192").code, 0);
 }
+
+// Issue 16 ("one variant list, used by fit, plan, validate"; "fit MODEL --variant NAME ... the same in every command"):
+// inspect had no --variant, so "how big is the W4A8 version of Qwen3-32B" needed a device. With it, the weights are
+// sized in the variant's formats: msModelSlim W4A8 keeps the embedding and the untied head in bf16 (keep_high_precision),
+// 2 x 151,936 x 5,120 x 2 B = 3.11 GB = 2.90 GiB (norms add 1.4 MB), the MLP int4 and attention int8. A GGUF variant
+// sized from a config is "computed", not "exact (GGUF tensor bytes)", which only a read GGUF file is.
+TEST(Ux30, Issue16_InspectSizesAVariantAsFitDoes) {
+  const auto w4a8 = pftest::run_cli("inspect Qwen/Qwen3-32B --variant w4a8_dynamic");
+  ASSERT_EQ(w4a8.code, 0) << w4a8.out;
+  EXPECT_NE(w4a8.out.find("GiB computed (msModelSlim W4A8_DYNAMIC"), std::string::npos) << w4a8.out;
+  EXPECT_NE(w4a8.out.find("    bf16                   2.90 GiB"), std::string::npos) << w4a8.out;
+  EXPECT_NE(w4a8.out.find("    modelslim_w4a8_dynamic "), std::string::npos) << w4a8.out;
+  EXPECT_NE(w4a8.out.find("    modelslim_w8a8_dynamic "), std::string::npos) << w4a8.out;
+  EXPECT_NE(w4a8.out.find("variant w4a8_dynamic: msModelSlim W4A8_DYNAMIC"), std::string::npos) << w4a8.out;
+
+  const auto gguf = pftest::run_cli("inspect Qwen/Qwen3-8B --variant gguf_q4_k_m");
+  ASSERT_EQ(gguf.code, 0) << gguf.out;
+  EXPECT_EQ(gguf.out.find("exact (GGUF tensor bytes)"), std::string::npos) << gguf.out;
+  EXPECT_NE(gguf.out.find("GiB computed (GGUF Q4_K_M)"), std::string::npos) << gguf.out;
+
+  const auto unknown = pftest::run_cli("inspect Qwen/Qwen3-8B --variant w3a9");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("unknown variant 'w3a9'"), std::string::npos) << unknown.out;
+}
