@@ -119,6 +119,29 @@ void host_memory(device::DeviceSpec& d, const PlanRequest& r, std::vector<std::s
   assumptions.push_back(fmt::format("cpu: host memory {:.2f} GiB, MemAvailable in /proc/meminfo now (--device-memory replaces it)", *available / 1073741824.0));
 }
 
+// The devices `plan MODEL` sizes for: --devices, --device / --device-memory, else every catalogue accelerator with a
+// bandwidth; the host CPU's memory as this host has it free (host_memory).
+Expected<std::vector<device::DeviceSpec>> plan_devices(const PlanRequest& r, const device::DeviceCatalog& devices, std::vector<std::string>& device_assumptions) {
+  std::vector<device::DeviceSpec> list;
+  if (r.devices) {
+    for (const auto& name : split(*r.devices, ',')) {
+      auto dev = device::find_device(devices, trim(name));
+      if (!dev) return dev.error();
+      host_memory(*dev, r, device_assumptions);
+      list.push_back(*dev);
+    }
+  } else if (r.device || r.device_memory) {
+    auto dev = plan_device(r, devices, device_assumptions);
+    if (!dev) return dev.error();
+    host_memory(*dev, r, device_assumptions);
+    list.push_back(*dev);
+  } else {
+    for (const auto& d : devices.devices)
+      if ((d.platform == "npu" || d.platform == "cuda" || d.platform == "rocm") && (d.hbm_bandwidth_bytes_per_s || d.measured_copy_bandwidth_bytes_per_s)) list.push_back(d);
+  }
+  return list;
+}
+
 std::vector<Option> plan_options(PlanRequest& r) {
   return join({{text_flag("device", "D", r.device, "the device of the first form (catalogue id or alias)"),
                 text_flag("devices", "D1,D2", r.devices, "devices to size the model for (default: every catalogue accelerator)"),
@@ -482,23 +505,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (r.context)
       if (auto ok = deploy::check_max_model_len(*spec, deploy::Given<int64_t>{*r.context, "--context"}, t.long_max_model_len, device_assumptions); !ok)
         return report_error(ok.error());
-    std::vector<device::DeviceSpec> list;
-    if (r.devices) {
-      for (const auto& name : split(*r.devices, ',')) {
-        auto dev = device::find_device(*devices, trim(name));
-        if (!dev) return report_error(dev.error());
-        host_memory(*dev, r, device_assumptions);
-        list.push_back(*dev);
-      }
-    } else if (r.device || r.device_memory) {
-      auto dev = plan_device(r, *devices, device_assumptions);
-      if (!dev) return report_error(dev.error());
-      host_memory(*dev, r, device_assumptions);
-      list.push_back(*dev);
-    } else {
-      for (const auto& d : devices->devices)
-        if ((d.platform == "npu" || d.platform == "cuda" || d.platform == "rocm") && (d.hbm_bandwidth_bytes_per_s || d.measured_copy_bandwidth_bytes_per_s)) list.push_back(d);
-    }
+    auto listed = plan_devices(r, *devices, device_assumptions);
+    if (!listed) return report_error(listed.error());
+    std::vector<device::DeviceSpec>& list = *listed;
     // Issue 15/16 (plan28), 15 (v0eng29): settings no device can take (an Ascend-only setting and no NPU, a KV cache dtype
     // no device's engine runs): they can never apply, as in fit.
     if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))
