@@ -159,7 +159,7 @@ void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::De
                                                          static_cast<long long>(server.ctx_size), static_cast<long long>(server.slots),
                                                          bytes_to_gib(row->device_bytes), host ? dev.id.c_str() : row->device.c_str(), bytes_to_gib(row->model_bytes),
                                                          bytes_to_gib(row->kv_bytes), bytes_to_gib(row->compute_bytes), bytes_to_gib(row->output_bytes),
-                                                         host ? "" : ", summed over the cards", bytes_to_gib(c.fit.total_bytes)));
+                                                         c.num_devices > 1 ? ", summed over the cards" : "", bytes_to_gib(c.fit.total_bytes)));
   c.fit.llama = std::move(row);
 }
 
