@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -46,6 +48,7 @@ const char* colored(doctor::CheckStatus s, bool color) {
 // What `preflight doctor` takes.
 struct DoctorRequest {
   std::optional<std::string> root, venv, script, cache_dir;
+  std::optional<std::string> model, revision;  // llamacpp30: the model whose cached copies are checked
   bool fix = false, json = false;
 };
 
@@ -54,14 +57,18 @@ std::vector<Option> doctor_options(DoctorRequest& r) {
           text_flag("venv", "DIR", r.venv, "the Python environment vLLM runs in"),
           text_flag("script", "FILE", r.script, "a deploy script to check for traps (set -u around set_env.sh)"),
           text_flag("cache-dir", "DIR[,DIR]", r.cache_dir, "kernel caches to scan for stale TBE lock files"),
+          text_flag("model", "ORG/NAME", r.model, "check the Hugging Face and ModelScope caches hold this model whole (also the positional MODEL)"),
+          text_flag("revision", "REV", r.revision, "with --model: the branch or commit of the Hugging Face cache (default main)"),
           switch_flag("fix", r.fix, "remove only exact *.lock files, listing each one"), json_flag(r.json)};
 }
 
 const CommandText k_doctor_text{
-    "usage: preflight doctor [--root DIR] [--venv DIR] [--script FILE] [--cache-dir DIR[,DIR]] [--fix] [--json]",
+    "usage: preflight doctor [MODEL] [--root DIR] [--venv DIR] [--script FILE] [--cache-dir DIR[,DIR]] [--model ORG/NAME] [--revision REV] [--fix] [--json]",
     R"(Checks an Ascend / CUDA serving stack before it wastes a day: CANN, driver and torch_npu versions against the
 vllm-ascend compatibility table, the ATB cxx_abi, missing Python packages, stale TBE lock files, and a deploy
-script's traps (set -u around set_env.sh).)",
+script's traps (set -u around set_env.sh). With MODEL (org/name): whether the Hugging Face and ModelScope caches
+hold it whole (every shard its index names, at the size its header gives), what is missing and the command that
+finishes the download, and the space left for it; nothing is deleted.)",
     "", "exit: 0 all checks pass, 1 a check fails, 2 bad input"};
 
 }  // namespace
@@ -78,10 +85,23 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     fmt::print(stderr, "preflight: {}\n", positional.error().describe());
     return k_exit_usage;
   }
-  if (!positional->empty()) {
+  if (positional->size() > 1 || (positional->size() == 1 && req.model && *req.model != positional->front())) {
     fmt::print(stderr, "preflight: {}\n", command_usage("doctor"));
     return k_exit_usage;
   }
+  if (positional->size() == 1) req.model = positional->front();
+  // Issue 16 (llamacpp30): a model id names a cache directory: org/name of letters, digits, '-', '_' and '.', never '..'.
+  if (req.model) {
+    const std::string& id = *req.model;
+    const auto slash = id.find('/');
+    const bool ok = slash != std::string::npos && slash > 0 && slash + 1 < id.size() && id.find('/', slash + 1) == std::string::npos &&
+                    id.find("..") == std::string::npos && id.size() <= 200 &&
+                    std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '-' || c == '_' || c == '.'; });
+    if (!ok)
+      return report_error(make_error(ErrorKind::invalid_argument, "--model: expected a hub id org/name (letters, digits, '-', '_', '.'), found " + dump_json(Json(clip_text(id, 120))), "--model"));
+  }
+  if (req.revision && (req.revision->empty() || req.revision->find('/') != std::string::npos || req.revision->find("..") != std::string::npos))
+    return report_error(make_error(ErrorKind::invalid_argument, "--revision: expected a branch or commit name without '/' or '..'", "--revision"));
   auto compat = doctor::load_compat();
   if (!compat) {
     fmt::print(stderr, "preflight: {}\n", compat.error().describe());
@@ -96,6 +116,8 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   options.env = current_environment();
   options.venv = req.venv;
   options.script_path = req.script;
+  options.model = req.model;
+  if (req.revision) options.model_revision = *req.revision;
   // The script is named on the command line: one that cannot be opened (missing, a FIFO, a
   // directory) is a usage error, exit 2, and is never read in a way that could block.
   if (options.script_path) {
@@ -143,6 +165,25 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     }
     j["locks"] = locks;
     j["free_fraction_min"] = report.free_fraction_min ? Json(*report.free_fraction_min) : Json();
+    if (req.model) {
+      Json caches = Json::array();
+      auto file_json = [](const doctor::CachedFile& f) {
+        return Json{{"name", f.name}, {"state", doctor::cached_file_state_name(f.state)}, {"size_bytes", f.size_bytes ? Json(*f.size_bytes) : Json()},
+                    {"expected_bytes", f.expected_bytes ? Json(*f.expected_bytes) : Json()}, {"detail", f.detail}};
+      };
+      for (const auto& c : report.model_caches) {
+        Json files = Json::array(), partial = Json::array();
+        for (const auto& f : c.files) files.push_back(file_json(f));
+        for (const auto& f : c.partial) partial.push_back(file_json(f));
+        caches.push_back({{"hub", c.hub}, {"state", doctor::cache_state_name(c.state)}, {"directory", c.directory}, {"snapshot", c.snapshot},
+                          {"revision", c.revision}, {"looked_in", c.looked_in}, {"files", files}, {"partial", partial}, {"problem", c.problem},
+                          {"index_total_bytes", c.index_total_bytes ? Json(*c.index_total_bytes) : Json()},
+                          {"missing_bytes", c.missing_bytes ? Json(*c.missing_bytes) : Json()}, {"free_bytes", c.free_bytes ? Json(*c.free_bytes) : Json()},
+                          {"download_command", c.download_command}});
+      }
+      j["model"] = *req.model;
+      j["model_caches"] = caches;
+    }
     if (req.fix) j["fixed"] = fixed;
     print_json(j);
   } else {

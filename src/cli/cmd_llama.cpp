@@ -94,18 +94,6 @@ Expected<std::vector<std::string>> parse_cpu_overrides(const std::string& text) 
   return out;
 }
 
-// /proc/meminfo "MemTotal:  123 kB" lines.
-std::optional<double> meminfo_bytes(const std::string& key) {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) != 0) continue;
-    std::istringstream s(line.substr(key.size() + 1));
-    double kb = 0;
-    if (s >> kb) return kb * 1024.0;
-  }
-  return std::nullopt;
-}
 
 // ggml-cpu picks its AMX buffer type when the CPU reports amx_int8 and amx_tile (Linux /proc/cpuinfo flags).
 bool host_has_amx() {
@@ -283,6 +271,19 @@ Expected<estimate::LlamaCppOptions> options_from_request(const LlamaRequest& r) 
 }
 
 }  // namespace
+
+// /proc/meminfo "MemTotal:  123 kB" lines.
+std::optional<double> meminfo_bytes(const std::string& key) {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::istringstream s(line.substr(key.size() + 1));
+    double kb = 0;
+    if (s >> kb) return kb * 1024.0;
+  }
+  return std::nullopt;
+}
 
 bool llama_cpp_engine_requested(const std::vector<std::string>& argv) { return last_engine_argument(argv).rfind("llama.cpp", 0) == 0; }
 

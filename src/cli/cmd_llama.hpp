@@ -4,6 +4,7 @@
 // is this host (MemAvailable from /proc/meminfo). `--json` carries the object `llama_cpp`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace preflight::cli {
 // True when argv names the llama.cpp engine (--engine llama.cpp[@version] or --engine=llama.cpp...).
 bool llama_cpp_engine_requested(const std::vector<std::string>& argv);
 int cmd_fit_llama_cpp(const std::vector<std::string>& argv);
+// A /proc/meminfo figure in bytes ("MemAvailable"); nullopt when the file or the line is missing.
+std::optional<double> meminfo_bytes(const std::string& key);
 // `preflight fit ... --engine llama.cpp --help`: llama.cpp's own flags and exit codes (ux28: the help printed was vLLM's).
 std::string llama_cpp_help_text();
 

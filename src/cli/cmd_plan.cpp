@@ -52,6 +52,7 @@ struct PlanRequest {
   std::optional<std::string> device_memory, platform;  // issue 15: a card outside the catalogue
   std::optional<std::string> variant;
   std::optional<int64_t> context, concurrency, max_devices, decode_context;
+  std::optional<int64_t> host_cores;  // llamacpp30: llama-server's -t on a CPU row
   std::optional<deploy::Given<int64_t>> num_devices;
   std::optional<deploy::Given<double>> gpu_memory_utilization;
   std::optional<deploy::Given<std::string>> speculative_config;  // issue 15
@@ -107,6 +108,40 @@ Expected<device::DeviceSpec> plan_device(const PlanRequest& r, const device::Dev
   return deploy::resolve_device(input, devices, assumptions);
 }
 
+// Issue 16 (llamacpp30): the host CPU's memory is what this host has free now (MemAvailable), as fit --device cpu reads it,
+// not the catalogue's 16 GiB placeholder; --device-memory replaces it as for any device.
+void host_memory(device::DeviceSpec& d, const PlanRequest& r, std::vector<std::string>& assumptions) {
+  if (d.id != "cpu" || r.device_memory) return;
+  const auto available = meminfo_bytes("MemAvailable");
+  if (!available) return;
+  d.memory_bytes = *available;
+  d.runtime_total_bytes = *available;
+  assumptions.push_back(fmt::format("cpu: host memory {:.2f} GiB, MemAvailable in /proc/meminfo now (--device-memory replaces it)", *available / 1073741824.0));
+}
+
+// The devices `plan MODEL` sizes for: --devices, --device / --device-memory, else every catalogue accelerator with a
+// bandwidth; the host CPU's memory as this host has it free (host_memory).
+Expected<std::vector<device::DeviceSpec>> plan_devices(const PlanRequest& r, const device::DeviceCatalog& devices, std::vector<std::string>& device_assumptions) {
+  std::vector<device::DeviceSpec> list;
+  if (r.devices) {
+    for (const auto& name : split(*r.devices, ',')) {
+      auto dev = device::find_device(devices, trim(name));
+      if (!dev) return dev.error();
+      host_memory(*dev, r, device_assumptions);
+      list.push_back(*dev);
+    }
+  } else if (r.device || r.device_memory) {
+    auto dev = plan_device(r, devices, device_assumptions);
+    if (!dev) return dev.error();
+    host_memory(*dev, r, device_assumptions);
+    list.push_back(*dev);
+  } else {
+    for (const auto& d : devices.devices)
+      if ((d.platform == "npu" || d.platform == "cuda" || d.platform == "rocm") && (d.hbm_bandwidth_bytes_per_s || d.measured_copy_bandwidth_bytes_per_s)) list.push_back(d);
+  }
+  return list;
+}
+
 std::vector<Option> plan_options(PlanRequest& r) {
   return join({{text_flag("device", "D", r.device, "the device of the first form (catalogue id or alias)"),
                 text_flag("devices", "D1,D2", r.devices, "devices to size the model for (default: every catalogue accelerator)"),
@@ -120,6 +155,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                            "context per request (default: 32768, or the model's maximum if smaller); above\n"
                                            "vLLM's derived max_model_len refused as fit refuses it, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"),
                                   int_flag("concurrency", "C", r.concurrency, {1, INT64_MAX}, "streams at once (default 1)"),
+                                  int_flag("host-cores", "N", r.host_cores, {1, 4096}, "the host's physical cores: a CPU row's llama-server passes -t N\n(default: none, llama.cpp's own count of this host's cores)"),
                                   real_flag("min-tok-s", "S", r.min_tok_s, {}, "slowest acceptable per-stream decode"),
                                   text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version"),
                                   text_flag("engine-version", "V", r.engine_version, k_engine_version_help),
@@ -457,7 +493,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (r.flags.decode_context_parallel_size) t.decode_context_parallel_size = r.flags.decode_context_parallel_size->value;
   if (auto s = apply_speculative(r, *ro, in, t); !s) return report_error(s.error());
   if (auto s = apply_engine_settings(r, in, t); !s) return report_error(s.error());
-  if (r.data_parallel) in.data_parallel_replicas = *r.data_parallel;  // ux28: replicas over nodes export each node's interface
+  if (r.data_parallel) in.data_parallel_replicas = *r.data_parallel;
+  if (r.host_cores) in.host_cores = *r.host_cores;  // ux28: replicas over nodes export each node's interface
   const size_t rows = r.all ? static_cast<size_t>(-1) : 15;
   const auto table = r.markdown ? report::PlanFormat::markdown : report::PlanFormat::text;
   const std::string context = t.context_tokens ? with_thousands(*t.context_tokens) : "min(32,768, model max)";
@@ -469,6 +506,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   if (positional->empty()) {
     auto dev = plan_device(r, *devices, device_assumptions);
     if (!dev) return report_error(dev.error());
+    host_memory(*dev, r, device_assumptions);
     if (const std::string why = setting_refusal(in, t, *dev); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
     std::vector<model::ModelSpec> models = catalogue_models(r);
     if (r.model_filter && models.empty()) {
@@ -492,21 +530,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (r.context)
       if (auto ok = deploy::check_max_model_len(*spec, deploy::Given<int64_t>{*r.context, "--context"}, t.long_max_model_len, device_assumptions); !ok)
         return report_error(ok.error());
-    std::vector<device::DeviceSpec> list;
-    if (r.devices) {
-      for (const auto& name : split(*r.devices, ',')) {
-        auto dev = device::find_device(*devices, trim(name));
-        if (!dev) return report_error(dev.error());
-        list.push_back(*dev);
-      }
-    } else if (r.device || r.device_memory) {
-      auto dev = plan_device(r, *devices, device_assumptions);
-      if (!dev) return report_error(dev.error());
-      list.push_back(*dev);
-    } else {
-      for (const auto& d : devices->devices)
-        if ((d.platform == "npu" || d.platform == "cuda" || d.platform == "rocm") && (d.hbm_bandwidth_bytes_per_s || d.measured_copy_bandwidth_bytes_per_s)) list.push_back(d);
-    }
+    auto listed = plan_devices(r, *devices, device_assumptions);
+    if (!listed) return report_error(listed.error());
+    std::vector<device::DeviceSpec>& list = *listed;
     // Issue 15/16 (plan28), 15 (v0eng29): settings no device can take (an Ascend-only setting and no NPU, a KV cache dtype
     // no device's engine runs): they can never apply, as in fit.
     if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))

@@ -26,6 +26,7 @@ DoctorReport run_doctor(const DoctorOptions& options, const Compat& compat) {
   check_cuda(ctx);
   check_locks(ctx);
   check_script(ctx);
+  check_model_cache(ctx);
   return report;
 }
 

@@ -92,6 +92,10 @@ struct DoctorOptions {
   std::vector<std::string> cache_dirs;       // extra compile-cache / build trees for lock files (under root)
   std::optional<std::string> script_path;    // --script: read as given, not under root
   CommandRunner runner;                      // empty: commands are not run (reported as skipped)
+  // Issue 16 (llamacpp30): a model id (org/name) whose copies in the Hugging Face and ModelScope caches are checked
+  // (model_cache.cpp), at `model_revision` (a branch or a commit; Hugging Face only). Unset: no cache check.
+  std::optional<std::string> model;
+  std::string model_revision = "main";
 };
 
 struct NpuMemory {
@@ -144,6 +148,45 @@ std::vector<ScriptFinding> scan_deploy_script(const std::string& text);
 // transpose_kv_cache_by_block.cpp, and the source tree had to be rebuilt). nounset_line is 0.
 std::vector<ScriptFinding> scan_lock_globs(const std::string& text);
 
+// ---- model caches (model_cache.cpp; issue 16, llamacpp30) ----
+
+// One file of a cached model as found: the snapshot's name for it, and why it is not whole.
+enum class CachedFileState {
+  ok,
+  missing,        // no such entry, or a link to a blob that is not there
+  truncated,      // shorter than its safetensors header says (or a header that runs past the end)
+  oversized,      // longer than its header says
+  outside_cache,  // a link whose real path leaves the cache root: not followed, its size not read
+  unreadable,     // not a regular file, or it cannot be opened
+};
+const char* cached_file_state_name(CachedFileState state);
+struct CachedFile {
+  std::string name;
+  CachedFileState state = CachedFileState::ok;
+  std::optional<uint64_t> size_bytes;      // as found (a partial download: its bytes so far)
+  std::optional<uint64_t> expected_bytes;  // a shard: 8 + header length + the end of its last tensor's data
+  std::optional<uint64_t> tensor_bytes;    // a shard: the end of its last tensor's data (what the index's total_size sums)
+  std::string detail;
+};
+enum class CacheState { absent, complete, incomplete, unverified };
+const char* cache_state_name(CacheState state);
+// A model in one hub's cache.
+struct ModelCacheState {
+  std::string hub;                      // huggingface | modelscope
+  std::vector<std::string> looked_in;   // host paths the model's directory was looked for at
+  std::string directory;                // the model's directory (the first looked at when absent)
+  std::string snapshot;                 // where its files are: snapshots/<commit> (Hugging Face), the directory (ModelScope)
+  std::string revision;                 // Hugging Face: the commit refs/<revision> names
+  CacheState state = CacheState::absent;
+  std::vector<CachedFile> files;        // config.json, the index, every shard it names
+  std::vector<CachedFile> partial;      // downloads cut short: blobs/*.incomplete, ._____temp/*
+  std::string problem;                  // no index / no snapshot / a bad index, when one stopped the check
+  std::optional<uint64_t> index_total_bytes;  // model.safetensors.index.json metadata.total_size
+  std::optional<uint64_t> missing_bytes;      // still to download, when it can be told (incomplete only)
+  std::optional<uint64_t> free_bytes;         // free to this user on the cache's filesystem (incomplete only)
+  std::string download_command;         // hf download ... / modelscope download --model ...
+};
+
 struct DoctorReport {
   std::string platform;  // npu | cuda | none
   std::vector<CheckResult> checks;
@@ -151,6 +194,7 @@ struct DoctorReport {
   std::optional<NpuSmiInfo> npu_smi;
   std::optional<double> free_fraction_min;  // the smallest free/total over devices, for fit
   std::string root;
+  std::vector<ModelCacheState> model_caches;  // with DoctorOptions::model: Hugging Face's, then ModelScope's
 };
 
 DoctorReport run_doctor(const DoctorOptions& options, const Compat& compat);

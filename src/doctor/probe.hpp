@@ -82,5 +82,6 @@ void check_glibc(CheckContext& ctx);     // checks_python.cpp
 void check_cuda(CheckContext& ctx);      // checks_python.cpp: driver, memory, torch CUDA build
 void check_locks(CheckContext& ctx);     // checks_files.cpp
 void check_script(CheckContext& ctx);    // checks_files.cpp
+void check_model_cache(CheckContext& ctx);  // model_cache.cpp: the model's copies in the Hugging Face and ModelScope caches
 
 }  // namespace preflight::doctor

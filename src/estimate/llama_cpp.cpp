@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "base/checked.hpp"
 #include "base/safe_regex.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -269,6 +270,70 @@ void add_rs_buffers(LlamaCppEstimate& e, Number number, int64_t n_layer, const L
                               static_cast<long long>(d_state), static_cast<long long>(std::max<int64_t>(1, o.parallel)), mib(static_cast<uint64_t>(per_layer * static_cast<uint64_t>(n_layer))).c_str()));
 }
 
+// --ctx-size, --ubatch-size, --parallel and the cache types, checked; the cache types' sizes.
+struct CacheTypes {
+  model::GgmlTypeSize k, v;
+};
+Expected<CacheTypes> checked_options(const LlamaCppOptions& o) {
+  if (o.ctx_size <= 0) return make_error(ErrorKind::invalid_argument, format("--ctx-size must be positive, got %lld", static_cast<long long>(o.ctx_size)));
+  if (o.ubatch_size <= 0) return make_error(ErrorKind::invalid_argument, format("--ubatch-size must be positive, got %lld", static_cast<long long>(o.ubatch_size)));
+  if (o.parallel <= 0) return make_error(ErrorKind::invalid_argument, format("--parallel must be positive, got %lld", static_cast<long long>(o.parallel)));
+  const auto type_k = model::ggml_type_size_by_name(o.cache_type_k);
+  const auto type_v = model::ggml_type_size_by_name(o.cache_type_v);
+  if (!type_k) return make_error(ErrorKind::invalid_argument, "--cache-type-k: unknown ggml type '" + o.cache_type_k + "' (expected f16, bf16, f32, q8_0, q4_0, ...)");
+  if (!type_v) return make_error(ErrorKind::invalid_argument, "--cache-type-v: unknown ggml type '" + o.cache_type_v + "' (expected f16, bf16, f32, q8_0, q4_0, ...)");
+  return CacheTypes{*type_k, *type_v};
+}
+
+// n_ctx, n_ubatch, flash attention and the layers' placement for a model of `n_layer` layers.
+Expected<Placement> start_context(LlamaCppEstimate& e, const LlamaCppOptions& o, int64_t n_layer) {
+  e.n_ctx = (o.ctx_size + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad;
+  e.n_ubatch = std::min(o.ubatch_size, e.n_ctx);
+  e.flash_attn = o.flash_attn != LlamaFlashAttn::off;
+  e.layers_on_gpu = std::clamp<int64_t>(o.n_gpu_layers, 0, n_layer);
+  PF_TRY(place, place_layers(o, n_layer));
+  for (size_t i = 0; i < place.gpus.size(); ++i) {
+    int64_t layers = 0;
+    for (int64_t il = 0; il <= n_layer; ++il) layers += place.device_of(il) == static_cast<int>(i) ? 1 : 0;
+    e.gpu_layers.emplace_back(place.gpus[i], layers);
+  }
+  return place;
+}
+
+// What the compute and output buffers read of the model.
+struct GraphShape {
+  int64_t n_embd = 0, n_head = 0, head_k = 0, kv_k = 0, n_ff = 0, n_vocab = 0;
+};
+
+// Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
+// reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's
+// attention (KQ scores [n_kv, T, n_head] f32 without flash attention, plus the mask and the
+// activations around it) and the output head (logits [n_vocab, T] f32 plus the hidden states).
+// Then the output buffer (llama-context.cpp output_reserve): logits for n_seq_max rows, f32.
+void add_compute_and_output(LlamaCppEstimate& e, const GraphShape& s, const LlamaCppOptions& o, const Placement& place) {
+  const bool any_gpu = place.act > 0;
+  const uint64_t T = static_cast<uint64_t>(e.n_ubatch), n_kv = static_cast<uint64_t>(e.n_ctx) / static_cast<uint64_t>(o.parallel);
+  const uint64_t E = static_cast<uint64_t>(s.n_embd), q_dim = static_cast<uint64_t>(s.head_k * s.n_head);
+  const uint64_t logits = static_cast<uint64_t>(s.n_vocab) * T * 4;
+  const uint64_t out_peak = logits + (e.flash_attn ? 2 : 3) * E * T * 4;
+  const uint64_t layer_peak = e.flash_attn ? n_kv * T * 2 + T * 4 * (2 * E + 3 * static_cast<uint64_t>(s.n_ff))
+                                           : n_kv * T * static_cast<uint64_t>(s.n_head) * 4 + n_kv * T * 4 + T * 4 * (2 * E + 3 * q_dim + 2 * static_cast<uint64_t>(s.kv_k));
+  const uint64_t compute = std::max(out_peak, layer_peak);
+  // With layers offloaded the graph runs there; the CPU keeps the embedding lookup for the inputs.
+  const uint64_t cpu_compute = any_gpu ? E * T * 4 + T * 8 : compute;
+  e.buffers.push_back({"CPU", LlamaBufferKind::compute, cpu_compute});
+  // With a split the graph's output head runs on the output layer's GPU (the last one holding layers).
+  const std::string compute_gpu = any_gpu ? place.gpus[static_cast<size_t>(std::max(0, place.device_of(place.i_gpu_start + place.act - 1)))] : "";
+  if (any_gpu) e.buffers.push_back({compute_gpu, LlamaBufferKind::compute, compute});
+  if (place.gpus.size() > 1) e.assumptions.push_back("--tensor-split: the whole compute buffer counted on " + compute_gpu + ", the GPU of the last offloaded layer; llama.cpp's other GPUs also reserve one for their layers");
+  if (any_gpu) e.assumptions.push_back("CPU compute buffer with offloaded layers taken as the input embeddings of one ubatch");
+  e.formulas.push_back(format("compute: max(output head %s, attention %s) at T = %lld tokens, n_kv %lld, flash attention %s", mib(out_peak).c_str(),
+                              mib(layer_peak).c_str(), static_cast<long long>(T), static_cast<long long>(n_kv), e.flash_attn ? "on" : "off"));
+  const uint64_t output = static_cast<uint64_t>(s.n_vocab) * static_cast<uint64_t>(o.parallel) * 4;
+  e.buffers.push_back({"CPU", LlamaBufferKind::output, output});
+  e.formulas.push_back(format("output: n_vocab %lld x %lld sequences x 4 B = %s", static_cast<long long>(s.n_vocab), static_cast<long long>(o.parallel), mib(output).c_str()));
+}
+
 // The totals per kind over every device's buffers.
 void sum_buffers(LlamaCppEstimate& e) {
   for (const auto& b : e.buffers) {
@@ -300,13 +365,7 @@ const char* llama_buffer_kind_name(LlamaBufferKind kind) {
 
 Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const LlamaCppOptions& o) {
   const std::string origin = "llama.cpp estimate";
-  if (o.ctx_size <= 0) return make_error(ErrorKind::invalid_argument, format("--ctx-size must be positive, got %lld", static_cast<long long>(o.ctx_size)));
-  if (o.ubatch_size <= 0) return make_error(ErrorKind::invalid_argument, format("--ubatch-size must be positive, got %lld", static_cast<long long>(o.ubatch_size)));
-  if (o.parallel <= 0) return make_error(ErrorKind::invalid_argument, format("--parallel must be positive, got %lld", static_cast<long long>(o.parallel)));
-  const auto type_k = model::ggml_type_size_by_name(o.cache_type_k);
-  const auto type_v = model::ggml_type_size_by_name(o.cache_type_v);
-  if (!type_k) return make_error(ErrorKind::invalid_argument, "--cache-type-k: unknown ggml type '" + o.cache_type_k + "' (expected f16, bf16, f32, q8_0, q4_0, ...)");
-  if (!type_v) return make_error(ErrorKind::invalid_argument, "--cache-type-v: unknown ggml type '" + o.cache_type_v + "' (expected f16, bf16, f32, q8_0, q4_0, ...)");
+  PF_TRY(types, checked_options(o));
 
   auto arch_it = file.strings.find("general.architecture");
   if (arch_it == file.strings.end()) return make_error(ErrorKind::corrupt, "gguf: missing general.architecture", origin);
@@ -344,17 +403,7 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   if (n_vocab <= 0) return make_error(ErrorKind::corrupt, "gguf: no vocabulary size (tokenizer.ggml.tokens or " + arch + ".vocab_size)", origin);
 
   LlamaCppEstimate e;
-  e.n_ctx = (o.ctx_size + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad;
-  e.n_ubatch = std::min(o.ubatch_size, e.n_ctx);
-  e.flash_attn = o.flash_attn != LlamaFlashAttn::off;
-  e.layers_on_gpu = std::clamp<int64_t>(o.n_gpu_layers, 0, *n_layer);
-  PF_TRY(place, place_layers(o, *n_layer));
-  const bool any_gpu = place.act > 0;
-  for (size_t i = 0; i < place.gpus.size(); ++i) {
-    int64_t layers = 0;
-    for (int64_t il = 0; il <= *n_layer; ++il) layers += place.device_of(il) == static_cast<int>(i) ? 1 : 0;
-    e.gpu_layers.emplace_back(place.gpus[i], layers);
-  }
+  PF_TRY(place, start_context(e, o, *n_layer));
   auto device_of = [&](int64_t il) { return place.device_of(il); };
   const int64_t n_swa = number("attention.sliding_window").value_or(0);
   const int64_t swa_pattern = n_swa > 0 ? number("attention.sliding_window_pattern").value_or(llama_swa_pattern(arch)) : 0;
@@ -367,35 +416,62 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
 
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
   if (recurrent) add_rs_buffers(e, number, *n_layer, o, device_of, place.gpus);
-  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, *type_k, *type_v, o, device_of, place.gpus);
+  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, types.k, types.v, o, device_of, place.gpus);
+  add_compute_and_output(e, {.n_embd = *n_embd, .n_head = *n_head, .head_k = head_k, .kv_k = kv_k, .n_ff = n_ff, .n_vocab = n_vocab}, o, place);
+  sum_buffers(e);
+  return e;
+}
 
-  // Compute buffer (llama-context.cpp graph_reserve: n_ubatch tokens, every token an output). ggml-alloc
-  // reuses freed tensors and runs soft_max in place, so the peak is the larger of the last layer's
-  // attention (KQ scores [n_kv, T, n_head] f32 without flash attention, plus the mask and the
-  // activations around it) and the output head (logits [n_vocab, T] f32 plus the hidden states).
-  const uint64_t T = static_cast<uint64_t>(e.n_ubatch), n_kv = static_cast<uint64_t>(e.n_ctx) / static_cast<uint64_t>(o.parallel);
-  const uint64_t E = static_cast<uint64_t>(*n_embd), q_dim = static_cast<uint64_t>(head_k * *n_head);
-  const uint64_t logits = static_cast<uint64_t>(n_vocab) * T * 4;
-  const uint64_t out_peak = logits + (e.flash_attn ? 2 : 3) * E * T * 4;
-  const uint64_t layer_peak = e.flash_attn ? n_kv * T * 2 + T * 4 * (2 * E + 3 * static_cast<uint64_t>(n_ff))
-                                           : n_kv * T * static_cast<uint64_t>(*n_head) * 4 + n_kv * T * 4 + T * 4 * (2 * E + 3 * q_dim + 2 * static_cast<uint64_t>(kv_k));
-  const uint64_t compute = std::max(out_peak, layer_peak);
-  // With layers offloaded the graph runs there; the CPU keeps the embedding lookup for the inputs.
-  const uint64_t cpu_compute = any_gpu ? E * T * 4 + T * 8 : compute;
-  e.buffers.push_back({"CPU", LlamaBufferKind::compute, cpu_compute});
-  // With a split the graph's output head runs on the output layer's GPU (the last one holding layers).
-  const std::string compute_gpu = any_gpu ? place.gpus[static_cast<size_t>(std::max(0, place.device_of(place.i_gpu_start + place.act - 1)))] : "";
-  if (any_gpu) e.buffers.push_back({compute_gpu, LlamaBufferKind::compute, compute});
-  if (place.gpus.size() > 1) e.assumptions.push_back("--tensor-split: the whole compute buffer counted on " + compute_gpu + ", the GPU of the last offloaded layer; llama.cpp's other GPUs also reserve one for their layers");
-  if (any_gpu) e.assumptions.push_back("CPU compute buffer with offloaded layers taken as the input embeddings of one ubatch");
-  e.formulas.push_back(format("compute: max(output head %s, attention %s) at T = %lld tokens, n_kv %lld, flash attention %s", mib(out_peak).c_str(),
-                              mib(layer_peak).c_str(), static_cast<long long>(T), static_cast<long long>(n_kv), e.flash_attn ? "on" : "off"));
-
-  // Output buffer (llama-context.cpp output_reserve): logits for n_seq_max rows, f32.
-  const uint64_t output = static_cast<uint64_t>(n_vocab) * static_cast<uint64_t>(o.parallel) * 4;
-  e.buffers.push_back({"CPU", LlamaBufferKind::output, output});
-  e.formulas.push_back(format("output: n_vocab %lld x %lld sequences x 4 B = %s", static_cast<long long>(n_vocab), static_cast<long long>(o.parallel), mib(output).c_str()));
-
+Expected<LlamaCppEstimate> estimate_llama_cpp_model(const LlamaCppModelShape& s, const LlamaCppOptions& o) {
+  PF_TRY(types, checked_options(o));
+  const std::string what = s.architecture.empty() ? std::string("model") : s.architecture;
+  if (s.n_layer <= 0 || s.n_layer > model::k_max_layers || s.n_embd <= 0 || s.n_embd > model::k_max_dim || s.n_head <= 0 || s.n_head > model::k_max_dim ||
+      s.n_vocab <= 0 || s.n_vocab > model::k_max_vocab || s.n_head_kv < 0 || s.n_head_kv > model::k_max_dim || s.head_k < 0 || s.head_k > model::k_max_dim ||
+      s.head_v < 0 || s.head_v > model::k_max_dim || s.n_ff < 0 || s.n_ff > model::k_max_dim || s.kv_layers < 0 || s.kv_layers > s.n_layer)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: llama.cpp needs layers (%lld), width (%lld), heads (%lld) and a vocabulary (%lld) within range", what.c_str(),
+                             static_cast<long long>(s.n_layer), static_cast<long long>(s.n_embd), static_cast<long long>(s.n_head), static_cast<long long>(s.n_vocab)));
+  LlamaCppEstimate e;
+  PF_TRY(place, start_context(e, o, s.n_layer));
+  // Model buffers (llama-model.cpp load_tensors): the input layer stays on the CPU; the repeating layers' bytes, spread
+  // evenly over them, go where each layer is placed; the output head with the output layer (a tied head is token_embd,
+  // copied to an offloaded output layer).
+  const uint64_t head_own = s.tied_output ? 0 : s.output_bytes;
+  const uint64_t layers_bytes = s.weight_bytes > s.token_embd_bytes + head_own ? s.weight_bytes - s.token_embd_bytes - head_own : 0;
+  const uint64_t per_layer = layers_bytes / static_cast<uint64_t>(s.n_layer);
+  uint64_t cpu = s.token_embd_bytes;
+  std::vector<uint64_t> gpu(place.gpus.size(), 0);
+  for (int64_t il = 0; il < s.n_layer; ++il) {
+    const uint64_t bytes = per_layer + (il == s.n_layer - 1 ? layers_bytes % static_cast<uint64_t>(s.n_layer) : 0);
+    const int dev = place.device_of(il);
+    (dev < 0 ? cpu : gpu[static_cast<size_t>(dev)]) += bytes;
+  }
+  if (const int dev = place.device_of(s.n_layer); dev >= 0) gpu[static_cast<size_t>(dev)] += s.output_bytes;
+  else cpu += head_own;
+  const std::string cpu_name = o.mmap == LlamaMmap::on ? "CPU_Mapped" : "CPU";
+  e.buffers.push_back({cpu_name, LlamaBufferKind::model, cpu});
+  std::string gpu_text;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (place.act > 0 && (gpu[i] || gpu.size() == 1)) e.buffers.push_back({place.gpus[i], LlamaBufferKind::model, gpu[i]});
+    if (place.act > 0) gpu_text += format(" + %lld layers on %s %s", static_cast<long long>(e.gpu_layers[i].second), place.gpus[i].c_str(), mib(gpu[i]).c_str());
+  }
+  e.formulas.push_back(format("model: %s %s (token_embd %s%s)%s, from the weights %s: %lld layers of %s%s", cpu_name.c_str(), mib(cpu).c_str(),
+                              mib(s.token_embd_bytes).c_str(), place.device_of(s.n_layer) < 0 && head_own ? (" + output " + mib(head_own)).c_str() : "", gpu_text.c_str(),
+                              mib(s.weight_bytes).c_str(), static_cast<long long>(s.n_layer), mib(per_layer).c_str(), s.tied_output ? ", output tied to token_embd" : ""));
+  e.assumptions.push_back("sized before conversion: the GGUF file holds the checkpoint's text weights in the row's storage; the layers' bytes spread evenly "
+                          "over them; no CPU repacking (AMX, CPU_REPACK) of the weights");
+  const int64_t kv_layers = s.kv_layers > 0 ? s.kv_layers : 0;
+  auto device_of = [&](int64_t il) { return place.device_of(il); };
+  if (kv_layers > 0)
+    add_kv_buffers(e, {.n_layer = kv_layers, .kv_k = s.head_k * s.n_head_kv, .kv_v = s.head_v * s.n_head_kv, .n_swa = s.n_swa, .swa_pattern = s.swa_pattern}, types.k,
+                   types.v, o, device_of, place.gpus);
+  if (s.recurrent_state_bytes_per_seq > 0) {
+    const auto rs = checked_mul(s.recurrent_state_bytes_per_seq, static_cast<uint64_t>(o.parallel));
+    if (!rs) return make_error(ErrorKind::invalid_argument, what + ": recurrent state bytes overflow");
+    e.buffers.push_back({place.act > 0 ? place.gpus.front() : "CPU", LlamaBufferKind::rs, *rs});
+    e.formulas.push_back(format("RS: %s a sequence x %lld sequences = %s", mib(s.recurrent_state_bytes_per_seq).c_str(), static_cast<long long>(o.parallel), mib(*rs).c_str()));
+  }
+  add_compute_and_output(e, {.n_embd = s.n_embd, .n_head = s.n_head, .head_k = s.head_k, .kv_k = s.head_k * s.n_head_kv, .n_ff = s.n_ff, .n_vocab = s.n_vocab}, o, place);
   sum_buffers(e);
   return e;
 }

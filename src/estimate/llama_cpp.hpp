@@ -94,6 +94,29 @@ const char* llama_buffer_kind_name(LlamaBufferKind kind);
 // lacks {arch}.block_count / embedding_length / attention.head_count or the vocabulary size.
 Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const LlamaCppOptions& options);
 
+// Issue 16 (llamacpp30): what llama.cpp allocates for a model it has not loaded yet, as a plan row sizes it: the
+// checkpoint that convert_hf_to_gguf.py (then llama-quantize, for a GGUF preset) turns into one GGUF file of the same
+// text weights, described by its shape and the bytes of those weights. The model buffers follow llama.cpp's placement
+// (load_tensors): the input embedding stays on the CPU, the repeating layers' bytes (spread evenly over them) go where
+// each layer is placed, the output head with the output layer (a tied head is token_embd, copied to an offloaded output
+// layer). KV, compute and output buffers are estimate_llama_cpp's. CPU weight repacking (AMX) is not modelled.
+struct LlamaCppModelShape {
+  std::string architecture;  // for messages
+  int64_t n_layer = 0;       // config: num_hidden_layers
+  int64_t n_embd = 0, n_head = 0, n_ff = 0, n_vocab = 0;  // hidden_size, num_attention_heads, intermediate_size, vocab_size
+  int64_t kv_layers = 0;     // layers with a KV cache (the rest are recurrent or have none)
+  int64_t n_head_kv = 0, head_k = 0, head_v = 0;  // per KV layer: cached heads and their K / V widths
+  int64_t n_swa = 0, swa_pattern = 0;  // sliding window and llama.cpp's pattern (every swa_pattern-th layer global); 0: none
+  uint64_t recurrent_state_bytes_per_seq = 0;  // f32 conv + ssm state of the recurrent layers, one sequence (RS buffer)
+  uint64_t weight_bytes = 0;      // every text tensor of the file
+  uint64_t token_embd_bytes = 0;  // the input embedding
+  uint64_t output_bytes = 0;      // the output head; tied: the embedding's bytes (the copy an offloaded output layer holds)
+  bool tied_output = false;
+};
+// Errors: invalid_argument as estimate_llama_cpp for the options, and for a shape without layers, width, heads or
+// vocabulary, or with a dimension out of range.
+Expected<LlamaCppEstimate> estimate_llama_cpp_model(const LlamaCppModelShape& shape, const LlamaCppOptions& options);
+
 // Decode speed from bytes moved per token. A decoded token reads every tensor of its forward pass once
 // (all weights but the token_embd lookup, which reads one row; a tied output head reads token_embd whole)
 // plus the K and V cells of its context, so on a CPU or a GPU that is not compute-bound the time per token

@@ -533,10 +533,29 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (e.engine == "llama.cpp") {
     // ux29: on a CPU host there is nothing to offload: -ngl 999 asked a CPU build for GPU layers it ignores with a warning.
     const bool host = options.device_platform == "cpu";
-    l.serve = format("llama-server %s -c %lld%s --host 0.0.0.0 --port 8000", llama_model_arg_converted(m, c, l).c_str(), static_cast<long long>(c.context_tokens),
-                     host ? "" : " -ngl 999");
+    // Issue 16 (llamacpp30): -c is the KV cells the row is sized with, -np the slots sharing them (plan/llama_rows).
+    const LlamaRowBuffers* b = c.fit.llama.get();
+    const int64_t ctx = b ? b->ctx_size : c.context_tokens, slots = b ? b->slots : 1;
+    FixedText s;
+    s << "llama-server " << llama_model_arg_converted(m, c, l) << " -c " << ctx << " -np " << slots;
+    if (host && options.host_cores > 0) s << " -t " << options.host_cores;
+    if (!host) s << " -ngl 999";
+    s << " --host 0.0.0.0 --port 8000";
+    l.serve = s.take();
+    if (b)
+      l.notes.push_back(format("-c %lld -np %lld: llama.cpp allocates the KV cache of all %lld cells when it starts, %lld a slot (n_ctx_seq = n_ctx / n_seq_max); "
+                               "without -np, llama-server makes 4 slots sharing one unified cache (tools/server/server.cpp: 'setting n_parallel = 4 and "
+                               "kv_unified = true'). It should print about: model buffer %.2f MiB, KV buffer %.2f MiB, compute buffer %.2f MiB, output buffer "
+                               "%.2f MiB (load_tensors / llama_kv_cache / sched_reserve / llama_context), %.2f GiB on %s",
+                               static_cast<long long>(ctx), static_cast<long long>(slots), static_cast<long long>(ctx), static_cast<long long>(ctx / std::max<int64_t>(1, slots)),
+                               b->model_bytes / 1048576.0, b->kv_bytes / 1048576.0, b->compute_bytes / 1048576.0, b->output_bytes / 1048576.0,
+                               b->device_bytes / 1073741824.0, host ? "the host" : b->device.c_str()));
     if (host)
-      l.notes.push_back("CPU host: no -ngl (no layers to offload); llama.cpp decodes with one thread per physical core unless -t N says otherwise, and "
+      l.notes.push_back(std::string("CPU host: no -ngl (no layers to offload); ") +
+                        (options.host_cores > 0 ? format("-t %lld, the host's cores (--host-cores); ", static_cast<long long>(options.host_cores))
+                                                : std::string("no -t: llama.cpp then runs cpu_get_num_math() threads, the physical cores (hyper-threads not "
+                                                              "counted, P-cores only on an Intel hybrid CPU; common/common.cpp, -t default -1); "
+                                                              "`plan --host-cores N` writes -t N for another host; ")) +
                         "decode speed follows the memory bandwidth those threads reach (`preflight bw --target host --save --device cpu` measures it)");
     return l;
   }

@@ -50,6 +50,8 @@ struct LaunchOptions {
   CardHalfPrecision half_precision = CardHalfPrecision::bf16_and_fp16;
   // ux29: the card's platform (device::DeviceSpec::platform): on "cpu" llama-server offloads nothing (no -ngl).
   std::string device_platform;
+  // Issue 16 (llamacpp30): the host's cores for llama-server's -t on a CPU row (PlanInputs::host_cores); 0: not given.
+  int64_t host_cores = 0;
 };
 
 // `text` as one POSIX shell word in single quotes; a quote inside it closes, escapes and reopens ('\'').

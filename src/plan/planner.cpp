@@ -26,6 +26,7 @@
 #include "plan/dp_ep.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
+#include "plan/llama_rows.hpp"
 #include "plan/plan_variants.hpp"
 #include "plan/prepared_variant.hpp"
 #include "plan/row_reasons.hpp"
@@ -91,7 +92,8 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpe
                              .device_family = dev.family,
                              .engine_args = &in.engine_args,
                              .half_precision = half_precision_of(dev),
-                             .device_platform = dev.platform},
+                             .device_platform = dev.platform,
+                             .host_cores = in.host_cores},
                             memo);
   }
 }
@@ -362,6 +364,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch);
+  if (eng->engine == "llama.cpp") fit_llama_cpp_row(c, m, dev, d, t.concurrency);  // llamacpp30: -c cells, not a KV budget
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so

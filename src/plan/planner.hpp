@@ -94,6 +94,17 @@ class SharedLaunch {
   std::shared_ptr<const Launch> m_launch;
 };
 
+// Issue 16 (llamacpp30): a llama.cpp row's buffers as llama.cpp allocates them at start (plan/llama_rows), summed over
+// its devices, and the -c / -np its llama-server line passes.
+struct LlamaRowBuffers {
+  int64_t ctx_size = 0;  // -c: the KV cells llama.cpp allocates, shared by the slots
+  int64_t slots = 1;     // -np: requests at once, -c / -np cells each
+  double model_bytes = 0, kv_bytes = 0, compute_bytes = 0, output_bytes = 0, rs_bytes = 0;
+  double device_bytes = 0;  // the most one device holds (a CPU row: all of it), held against its memory
+  std::string device;       // that device as llama.cpp names it (CPU, CUDA0, ...)
+  std::vector<std::string> formulas, assumptions;
+};
+
 // Issue 19 (planfast4): what a plan keeps of a candidate's fit: the numbers and verdict its outputs (table, JSON, start
 // commands, DP+EP rows, speculative rows) and its reasons read, named and typed as in estimate::FitEstimate. A whole
 // FitEstimate is 848 B with seven vectors and four strings; a plan holds ~79,000 rows, which the ranking moves and the
@@ -118,6 +129,7 @@ struct RowFit {
   double max_concurrency = 0;
   SharedText failure_message;
   SharedText verdict_depends_on;
+  std::shared_ptr<const LlamaRowBuffers> llama;  // a llama.cpp row's own sizing (plan/llama_rows); null on other engines' rows
 };
 
 // The RowFit of `fit`; `engine_id` is the id of the profile it ran under (fit.engine_id's text), held shared rather
@@ -214,6 +226,9 @@ struct PlanInputs {
   // ux28: `plan --data-parallel N`: the replicas each row is started as. Rows whose N replicas fill more than one node
   // get the launch rules that hold across nodes (every node exports its interface, as Ray's layout over nodes does).
   int64_t data_parallel_replicas = 1;
+  // Issue 16 (llamacpp30): `plan --host-cores N`: a CPU row's llama-server line passes -t N (0: not given; llama.cpp's
+  // default, its physical cores, applies and the row's notes say so).
+  int64_t host_cores = 0;
 };
 
 // The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.

@@ -219,6 +219,21 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   w.key("launch");
   if (c.meets) write_launch(w, *c.launch);
   else w.null();
+  if (const plan::LlamaRowBuffers* b = c.fit.llama.get()) {  // issue 16 (llamacpp30): the buffers llama.cpp allocates at start
+    w.key("llama_cpp").begin_object();
+    w.key("assumptions").strings(b->assumptions);
+    w.key("compute_buffer_bytes").number(b->compute_bytes);
+    w.key("ctx_size").integer(b->ctx_size);
+    w.key("device").string(b->device);
+    w.key("device_bytes").number(b->device_bytes);
+    w.key("formulas").strings(b->formulas);
+    w.key("kv_buffer_bytes").number(b->kv_bytes);
+    w.key("model_buffer_bytes").number(b->model_bytes);
+    w.key("output_buffer_bytes").number(b->output_bytes);
+    w.key("rs_buffer_bytes").number(b->rs_bytes);
+    w.key("slots").integer(b->slots);
+    w.end_object();
+  }
   if (c.fit.fits) w.key("max_concurrency").number(c.fit.max_concurrency);
   w.key("meets").boolean(c.meets);
   w.key("model").string(c.model_id.str());

@@ -75,18 +75,19 @@ TEST(Ux29, Issue16_CardWithoutBf16StartsInFloat16) {
 // host is one device (devices.json cpu devices_per_node 1; several hosts would be llama.cpp's RPC backend), and the
 // command offloads nothing. A GPU keeps -ngl 999.
 TEST(Ux29, Issue16_LlamaCppOnTheHostIsOneDeviceWithoutOffload) {
-  const auto bf16 = pftest::run_cli("plan Qwen/Qwen3-8B --devices cpu --engine llama.cpp --context 8192 --all");
+  // llamacpp30: a host of 12 GiB (the host's own MemAvailable now sizes "cpu"), which one BF16 8B model does not fit.
+  const auto bf16 = pftest::run_cli("plan Qwen/Qwen3-8B --device cpu --device-memory 12GiB --engine llama.cpp --context 8192 --all");
   EXPECT_EQ(bf16.out.find("2x TP2"), std::string::npos) << bf16.out;
   EXPECT_EQ(bf16.out.find("on 2x cpu"), std::string::npos) << bf16.out;
   EXPECT_NE(bf16.out.find("llama.cpp: no count past one node was tried (devices a node, cpu: 1)"), std::string::npos) << bf16.out;
   const auto q4 = pftest::run_cli("plan Qwen/Qwen3-8B --devices cpu --engine llama.cpp --context 8192 --variant gguf_q4_k_m");
   ASSERT_EQ(q4.code, 0) << q4.out;
-  EXPECT_NE(q4.out.find("llama-server -m /models/Qwen3-8B-Q4_K_M.gguf -c 8192 --host 0.0.0.0 --port 8000"), std::string::npos) << q4.out;
+  EXPECT_NE(q4.out.find("llama-server -m /models/Qwen3-8B-Q4_K_M.gguf -c 8192 -np 1 --host 0.0.0.0 --port 8000"), std::string::npos) << q4.out;
   const auto serve = q4.out.find("llama-server -m");
   ASSERT_NE(serve, std::string::npos) << q4.out;
   EXPECT_EQ(q4.out.substr(serve, q4.out.find('\n', serve) - serve).find("-ngl"), std::string::npos) << q4.out;
   const auto gpu = pftest::run_cli("plan Qwen/Qwen3-8B --devices RTX4090 --engine llama.cpp --context 8192");
-  EXPECT_NE(gpu.out.find("-c 8192 -ngl 999 --host"), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("-c 8192 -np 1 -ngl 999 --host"), std::string::npos) << gpu.out;
 }
 
 // Issue 15 (ux29): fit --nodes N spread TP x PP ranks as ceil(ranks / N) a node: 32 ranks (TP 8 x PP 4) over 3 nodes

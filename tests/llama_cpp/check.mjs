@@ -5,7 +5,9 @@
 // OUT_DIR/<model>-c<ctx>-fa-<on|off>.log. tests/estimate/test_llama_cpp.cpp compares the sizes with
 // preflight's prediction and reads the logs back with `preflight logs`.
 //
-// usage: node check.mjs OUT_DIR [CTX,CTX...]
+// usage: node check.mjs OUT_DIR [CTX,CTX...] [SEQUENCES] [FLASH: off,on]
+// node-llama-cpp's contextSize is per sequence: llama.cpp's n_ctx is CTX x SEQUENCES (its log prints n_ctx and
+// n_ctx_seq), as llama-server's -c with -np SEQUENCES.
 import fs from "node:fs";
 import path from "node:path";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
@@ -13,6 +15,8 @@ import {testModels, ensureGguf} from "./gguf_writer.mjs";
 
 const outDir = process.argv[2];
 const contexts = (process.argv[3] ?? "1024,4096").split(",").map(Number);
+const sequences = Number(process.argv[4] ?? "1");
+const flashModes = (process.argv[5] ?? "off,on").split(",").map((x) => x === "on");
 fs.mkdirSync(outDir, {recursive: true});
 const models = testModels;
 
@@ -22,13 +26,13 @@ const mib = (s) => Math.round(Number(s) * 1024 * 1024);
 for (const m of models) {
     const file = ensureGguf(outDir, m);
     for (const ctx of contexts) {
-        for (const fa of [false, true]) {
+        for (const fa of flashModes) {
             log = [];
             const loaded = await llama.loadModel({modelPath: file, gpuLayers: 0, useMmap: true});
-            const context = await loaded.createContext({contextSize: ctx, batchSize: 512, flashAttention: fa, sequences: 1});
+            const context = await loaded.createContext({contextSize: ctx, batchSize: 512, flashAttention: fa, sequences});
             await new Promise((resolve) => setTimeout(resolve, 300));  // the native log reaches the JS logger asynchronously
             const text = log.join("\n");
-            const logFile = path.join(outDir, `${m.name}-c${ctx}-fa-${fa ? "on" : "off"}.log`);
+            const logFile = path.join(outDir, `${m.name}-c${ctx}-s${sequences}-fa-${fa ? "on" : "off"}.log`);
             fs.writeFileSync(logFile, text + "\n");
             const grab = (re) => { const x = text.match(re); return x ? x[1] : null; };
             const all = (re) => [...text.matchAll(re)].map((x) => mib(x[1])).reduce((a, b) => a + b, 0);
