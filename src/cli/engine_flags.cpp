@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/text.hpp"
+#include "deploy/engine_env.hpp"
 #include "plan/launch.hpp"
 
 namespace preflight::cli {
@@ -109,6 +111,24 @@ const std::vector<Setting>& settings() {
                                                "NPU: the driver (Ascend HDK) version npu-smi info prints; decides the MC2\ntransport of expert parallel over two or more A2 nodes")};
        },
        none},  // the host's driver: nothing to start with
+      {[](EngineSettingsInto i) {  // issue 15 (acc30): the engine's environment, read as the engine reads it (deploy/engine_env)
+         deploy::Flags& flags = i.flags;
+         return std::vector<Option>{Option{"env", "NAME=VALUE",
+                                           "a variable of the engine's environment the estimate follows (repeatable): VLLM_ROCM_MOE_PADDING,\n"
+                                           "VLLM_USE_FLASHINFER_SAMPLER, VLLM_ASCEND_ENABLE_FLASHCOMM1, VLLM_ASCEND_ENABLE_MLAPO, HCCL_BUFFSIZE",
+                                           [&flags](const std::string& text) -> Status {
+                                             const size_t eq = text.find('=');
+                                             if (eq == std::string::npos || eq == 0)
+                                               return make_error(ErrorKind::invalid_argument, "--env: expected NAME=VALUE, found '" + clip_text(text, 60) + "'");
+                                             const std::string name = text.substr(0, eq);
+                                             return deploy::apply_engine_env(flags, name, text.substr(eq + 1), "--env " + name);
+                                           }}};
+       },
+       [](const deploy::Flags& f, plan::EngineArgs& a) {  // the --env switches no other setting carries
+         if (f.rocm_moe_padding) a.env.push_back(f.rocm_moe_padding->value ? "VLLM_ROCM_MOE_PADDING=1" : "VLLM_ROCM_MOE_PADDING=0");
+         if (f.flashcomm1) a.npu_env.push_back(f.flashcomm1->value ? "VLLM_ASCEND_ENABLE_FLASHCOMM1=1" : "VLLM_ASCEND_ENABLE_FLASHCOMM1=0");
+         if (f.mlapo) a.npu_env.push_back(f.mlapo->value ? "VLLM_ASCEND_ENABLE_MLAPO=1" : "VLLM_ASCEND_ENABLE_MLAPO=0");
+       }},
       {[](EngineSettingsInto i) {
          return std::vector<Option>{text_flag("engine-build", "BUILD", i.engine_build,
                                               "the engine build as pip lists it (0.17.0rc2.dev66+g9d0b7c8e9): decides the rules\nthat a PR merged between two releases starts or ends")};

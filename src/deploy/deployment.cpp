@@ -412,6 +412,7 @@ Expected<estimate::Deployment> deployment_from_flags(const Flags& f, const std::
   if (f.kv_producer) d.kv_producer = f.kv_producer->value;
   if (f.mlapo) d.mlapo = f.mlapo->value;
   if (f.flashinfer_sampler) d.flashinfer_sampler = f.flashinfer_sampler->value;
+  if (f.rocm_moe_padding) d.moe_row_padding = f.rocm_moe_padding->value;
   d.quant_scheme = f.quant_scheme;
   if (f.pp_layer_partition) {
     PF_TRY(parts, parse_pp_layer_partition(*f.pp_layer_partition, d.pipeline_parallel_size));
@@ -598,6 +599,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("kv_producer", f.kv_producer, f.kv_producer && f.kv_producer->value ? "true" : "false");
   note("VLLM_ASCEND_ENABLE_MLAPO", f.mlapo, f.mlapo && f.mlapo->value ? "1" : "0");
   note("sampler", f.flashinfer_sampler, f.flashinfer_sampler && f.flashinfer_sampler->value ? "flashinfer" : "native");
+  note("VLLM_ROCM_MOE_PADDING", f.rocm_moe_padding, f.rocm_moe_padding && f.rocm_moe_padding->value ? "1" : "0");
   note("HCCL_BUFFSIZE", f.hccl_buffsize_mb, f.hccl_buffsize_mb ? format("%g MB", f.hccl_buffsize_mb->value) : "");
   note("NPU driver", f.npu_driver_version, f.npu_driver_version ? f.npu_driver_version->value : "");
   note("interconnect", f.interconnect, deployment.interconnect == engine::Interconnect::unknown ? "" : engine::interconnect_name(deployment.interconnect));

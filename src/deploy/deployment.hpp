@@ -178,6 +178,7 @@ struct Flags {
   std::optional<Given<bool>> kv_producer;                 // --kv-transfer-config kv_role kv_producer or kv_both (a prefill instance)
   std::optional<Given<bool>> mlapo;                       // VLLM_ASCEND_ENABLE_MLAPO in the environment (issue 15, dsv32)
   std::optional<Given<bool>> flashinfer_sampler;          // issue 15: the sampling path a log printed or VLLM_USE_FLASHINFER_SAMPLER set
+  std::optional<Given<bool>> rocm_moe_padding;            // issue 15 (acc30): VLLM_ROCM_MOE_PADDING in the environment (bool(int(value)))
   std::optional<model::QuantScheme> quant_scheme;         // a storage scheme the checkpoint does not state
   // Issue 15: VLLM_PP_LAYER_PARTITION as vLLM reads it ("24,40": decoder layers per stage, in rank order).
   std::optional<Given<std::string>> pp_layer_partition;

@@ -337,6 +337,21 @@ Status parse_npu_memory_rules(const JsonObject& r, const std::string& origin, co
     p.embedding_nz_copy_families = fams;
     p.embedding_nz_copy = rule;
   }
+  if (const Json* mask = r.find("square_attention_mask"); mask && !mask->is_null()) {
+    const std::string where = "profiles[" + id + "].square_attention_mask";
+    JsonObject c(*mask, origin, where);
+    PF_TRY(fams, string_list(c.find("families"), where + ".families", origin));
+    if (fams.empty()) return make_error(ErrorKind::corrupt, format("%s: %s: square_attention_mask needs families", origin.c_str(), id.c_str()), origin);
+    PF_TRY(rule, parse_version_rule(r, origin, id, "square_attention_mask", {"families", "element_bytes", "peak_copies", "compressed_when"}));
+    PF_TRY(compressed, c.opt_string("compressed_when"));
+    PF_TRY(element, c.number("element_bytes"));
+    PF_TRY(copies, c.number("peak_copies"));
+    if (!(element > 0 && element <= 8))
+      return make_error(ErrorKind::corrupt, format("%s: %s.element_bytes: expected 0 < bytes <= 8, found %g", origin.c_str(), where.c_str(), element), origin);
+    if (!(copies >= 1 && copies <= 16))
+      return make_error(ErrorKind::corrupt, format("%s: %s.peak_copies: expected 1-16, found %g", origin.c_str(), where.c_str(), copies), origin);
+    p.square_attention_mask = EngineProfile::SquareAttentionMask{fams, *rule, element, copies, compressed.value_or("")};
+  }
   PF_TRY(dsa, r.opt_string("dsa_cp_switch"));
   if (dsa) {
     if (*dsa != "flashcomm1" && *dsa != "additional_config")
@@ -428,7 +443,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "mc2_transport_driver_failing", "mc2_transport_driver_fixed", "mc2_transport_source",
                             "non_torch_counted", "non_torch_absolute_families", "non_torch_counted_source",
                             "non_torch_increase_from_build", "non_torch_increase_from_build_source",
-                            "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy",
+                            "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy", "square_attention_mask",
                             "moe_hccl_communicators_without_ep", "hccl_every_group_at_buffsize", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",
                             "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "modelopt_lm_head_quantized", "first_release"}));

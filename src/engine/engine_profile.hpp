@@ -274,6 +274,21 @@ struct EngineProfile {
   // FRACTAL_NZ copy (weight_nz) made at load, from version_min of the rule. Empty families: none.
   std::vector<std::string> embedding_nz_copy_families;
   std::optional<VersionRule> embedding_nz_copy;
+  // Issue 15 (acc30): device families on which the attention metadata builder makes one max_model_len x max_model_len
+  // causal mask at the first forward with attention, after KV sizing, from version_min of the rule (vLLM-Ascend 310P:
+  // AttentionMaskBuilder310, PR #6803). The mask holds element_bytes a position, padded to multiples of 16 (FRACTAL_NZ),
+  // and peak_copies of it are live while it is made; one stays for the life of the engine. Empty families: none.
+  struct SquareAttentionMask {
+    std::vector<std::string> families;
+    VersionRule rule;
+    double element_bytes = 0;
+    double peak_copies = 0;
+    // Non-empty: where this holds of the torch_npu build (not an input of the estimate), the builder makes a fixed
+    // compressed mask instead, so the square one is only the high end of the band.
+    std::string compressed_when;
+    bool operator==(const SquareAttentionMask&) const = default;
+  };
+  std::optional<SquareAttentionMask> square_attention_mask;
   // Issue 15: versions whose MoE layers build every token dispatcher (MC2 and all-to-all included) whatever the layout,
   // so a MoE model on more than one rank opens the ep_hccl_communicators with expert parallel off too. Unset: only with EP.
   std::optional<VersionRule> moe_hccl_communicators_without_ep;

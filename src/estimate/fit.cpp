@@ -485,6 +485,7 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   const Term moe_backend = terms::estimate_moe_backend_workspace(m, scheme, oh, engine, device.id, lay, dep, e.expert_parallel_size, e.max_num_batched_tokens, e.assumptions);
   e.moe_backend_workspace_bytes = moe_backend.bytes;
   if (moe_backend.bytes > 0) keep_term(moe_backend);
+  terms::estimate_square_attention_mask(e, engine, device, core.max_model_len);
   core.mc2 = terms::mc2_transport(m, engine, device.family, e.expert_parallel_size, dep);
   const terms::Mc2TransportVerdict& mc2 = core.mc2;
   if (mc2.state == terms::Mc2Transport::undecided) e.verdict_depends_on = mc2.text;
@@ -583,6 +584,7 @@ struct CoreKey {
   // Issue 15 (tpws): the all-reduce workspace reads the card's id (its max-input table, its rule text): a card the
   // table lists is a class of its own.
   std::string allreduce_card;
+  std::optional<bool> moe_row_padding;  // issue 15 (acc30): VLLM_ROCM_MOE_PADDING
   bool operator==(const CoreKey&) const = default;
 };
 
@@ -596,7 +598,8 @@ CoreKey core_key(const ModelSpec& m, const device::DeviceSpec& device, const eng
                  .enable_chunked_prefill = dep.enable_chunked_prefill, .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
                  .allreduce_card = oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, dep.tensor_parallel_size) > 0
                                        ? device.id
-                                       : std::string()};
+                                       : std::string(),
+                 .moe_row_padding = dep.moe_row_padding};
 }
 
 }  // namespace

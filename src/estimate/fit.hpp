@@ -195,6 +195,9 @@ struct Deployment {
   // top-p & top-k sampling." (or VLLM_USE_FLASHINFER_SAMPLER=1), false when it printed "FlashInfer is not available.
   // Falling back to the PyTorch-native implementation" (or VLLM_USE_FLASHINFER_SAMPLER=0); unset: the version's default.
   std::optional<bool> flashinfer_sampler;
+  // Issue 15 (acc30): VLLM_ROCM_MOE_PADDING as the engine's environment sets it (vllm/envs.py: bool(int(value)), default
+  // "1"): false turns off the expert row padding of engines.json overheads[].moe_row_padding; unset: the engine's default.
+  std::optional<bool> moe_row_padding;
   // How weights are stored when neither the checkpoint nor --quantization says (a GGUF preset applied
   // to a config.json model); replaces scheme_for_flag's assumption.
   std::optional<model::QuantScheme> quant_scheme;
@@ -382,6 +385,10 @@ struct FitEstimate {
   bool graph_in_budget = false;     // graph memory estimated before KV sizing and subtracted
   // What the warm-up after KV sizing needs outside the budget (graph capture outside it), low and high ends, and the 1 - util headroom per device it must fit in.
   double after_kv_needed_low_bytes = 0, after_kv_needed_high_bytes = 0, after_kv_headroom_bytes = 0;
+  // Issue 15 (acc30): of it, the peak of the square attention mask the engine makes at its first forward with attention
+  // (engines.json square_attention_mask: vLLM-Ascend 310P, max_model_len x max_model_len); the low end is 0 where the
+  // torch_npu build decides whether the mask is that size or the compressed one.
+  double after_kv_mask_low_bytes = 0, after_kv_mask_high_bytes = 0;
   // What the fitted activation constants multiply (tools/fit_overheads.py refits them from these):
   // max_num_batched_tokens x (hidden + 2 x mlp / TP) x dtype bytes, and seqs x vocab x fp32; the
   // sampler run (engine's multiple of that unit + held hidden states) and the vision encoder peak.

@@ -1,10 +1,12 @@
 // What a start needs outside the KV budget after KV sizing, and the verdict it gives (issue 15): the KV tensors a
 // vLLM-Ascend version allocates more than once for a hybrid model (engines.json hybrid_kv_tensor_copies) and graph
-// capture where the version does not subtract it first, against the total x (1 - util) left above the budget.
+// capture where the version does not subtract it first, and the square attention mask a version makes at its first
+// forward (engines.json square_attention_mask: vLLM-Ascend 310P), against what is left above the KV pool.
 #include <algorithm>
 #include <cmath>
 
 #include "base/units.hpp"
+#include "device/device_spec.hpp"
 #include "estimate/fit_terms.hpp"
 
 namespace preflight::estimate::terms {
@@ -21,10 +23,14 @@ namespace {
 // - All-to-all buffers: none after KV sizing. vLLM-Ascend's MoE token dispatchers fetch their MC2 and EP
 //   communicators' names at model construction (token_dispatcher.py get_hccl_comm_name), which creates them and
 //   their HCCL buffers before the profile run; they are in the budget (estimate_ep_communicators).
+// - Square attention mask (issue 15, acc30): vLLM-Ascend's 310P metadata builder (AttentionMaskBuilder310, from PR #6803 in
+//   v0.15.0rc1) makes a max_model_len x max_model_len fp16 causal mask at the first forward with attention metadata, which
+//   the profile run does not build; estimate_square_attention_mask sizes its peak.
 struct AfterKvMargin {
   double low = 0, high = 0, headroom = 0;
   double graph = 0;
   double kv_copies = 0;
+  double mask_low = 0, mask_high = 0;
   double pool = 0;  // the KV pool the budget sized: group_size tensors of num_blocks x page bytes
 };
 
@@ -49,15 +55,41 @@ double hybrid_kv_extra_bytes(const FitEstimate& e, const engine::EngineProfile& 
 
 AfterKvMargin after_kv_margin(const FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
   AfterKvMargin m;
-  m.headroom = e.total_bytes - e.requested_bytes;
+  // Where the worker divides its budget (vLLM-Ascend's 310P worker from 0.18: engines.json kv_budget_divisor), the KV pool
+  // is the divided budget, and the rest of the budget stays free beside the 1 - util share ("reserve reasonable memory").
+  m.headroom = e.total_bytes - e.requested_bytes + e.available_kv_bytes * std::max(0.0, e.kv_budget_divisor - 1.0);
   // llama.cpp sizes its KV buffer from --ctx-size, not from a utilization: no profile run, nothing sized before capture.
   if (engine.engine == "llama.cpp") return m;
   m.kv_copies = hybrid_kv_extra_bytes(e, engine);
   m.pool = static_cast<double>(e.group_size) * static_cast<double>(e.num_blocks) * static_cast<double>(e.page_bytes);
   if (dep.mode == ExecutionMode::graph && !e.graph_in_budget) m.graph = e.graph_bytes;
-  m.low = m.kv_copies + m.graph * (1.0 - oh.band_fraction);
-  m.high = m.kv_copies + m.graph * (1.0 + oh.band_fraction);
+  m.mask_low = e.after_kv_mask_low_bytes;
+  m.mask_high = e.after_kv_mask_high_bytes;
+  m.low = m.kv_copies + m.graph * (1.0 - oh.band_fraction) + m.mask_low;
+  m.high = m.kv_copies + m.graph * (1.0 + oh.band_fraction) + m.mask_high;
   return m;
+}
+
+// The side of the square mask: max_model_len rounded up to the FRACTAL_NZ tile of 16 (vllm_ascend/utils.py nd_to_nz_2d).
+double mask_side(int64_t max_model_len) { return std::ceil(static_cast<double>(max_model_len) / 16.0) * 16.0; }
+
+// The longest max_model_len whose mask peak fits in `bytes`, to 16 tokens (0 when none does).
+int64_t mask_length_for(double bytes, const engine::EngineProfile::SquareAttentionMask& mask) {
+  if (bytes <= 0) return 0;
+  const double side = std::sqrt(bytes / (mask.element_bytes * mask.peak_copies));
+  return static_cast<int64_t>(std::floor(side / 16.0)) * 16;
+}
+
+// "the square attention mask of ascend-310p (max_model_len 32768: 32768 x 32768 x 2 B, 3 copies live ..., 6.00 GiB at the peak, ...)".
+std::string mask_text(const FitEstimate& e, const engine::EngineProfile& engine, const engine::EngineProfile::SquareAttentionMask& mask) {
+  const double side = mask_side(e.max_model_len);
+  std::string families;
+  for (const auto& f : mask.families) families += (families.empty() ? "" : ", ") + f;
+  return format("the square attention mask of %s (max_model_len %lld: %.0f x %.0f x %g B, %g copies live while it is made and cast to FRACTAL_NZ, "
+                "%.2f GiB at the peak, %.2f GiB kept; engines.json square_attention_mask, %s %s - %s)",
+                families.c_str(), static_cast<long long>(e.max_model_len), side, side, mask.element_bytes, mask.peak_copies,
+                bytes_to_gib(e.after_kv_mask_high_bytes), bytes_to_gib(side * side * mask.element_bytes), engine.engine.c_str(),
+                mask.rule.version_min.text().c_str(), mask.rule.version_max.text().c_str());
 }
 
 // The highest utilization (to 0.01) that leaves the high end of the margin free. With extra KV copies the margin
@@ -80,7 +112,46 @@ std::string graph_capture_text(const AfterKvMargin& m, const engine::Overheads& 
                 bytes_to_gib(m.graph * (1.0 + oh.band_fraction)));
 }
 
+// Issue 15 (acc30): the verdict where the version makes a square attention mask after KV sizing. The mask's side grows
+// with max_model_len, so the fix is a shorter context: the longest whose peak fits beside what else the warm-up needs.
+void decide_square_mask(FitEstimate& e, const engine::EngineProfile& engine, const AfterKvMargin& m, const Deployment& dep) {
+  const auto& mask = *engine.square_attention_mask;
+  const std::string what = mask_text(e, engine, mask);
+  const std::string torch_npu = mask.compressed_when.empty()
+                                    ? std::string()
+                                    : "; the torch_npu build decides it (not an input): where " + mask.compressed_when + ", a fixed 2048 x 2048 compressed mask instead";
+  const int64_t len = mask_length_for(m.headroom - (m.high - m.mask_high), mask);
+  const std::string fix = len > 0 ? format("fix: --max-model-len %lld or lower", static_cast<long long>(len)) : std::string("fix: a card with more memory");
+  if (!e.fits) return;
+  if (m.headroom < m.low) {
+    e.fits = false;
+    e.failure = Failure::after_kv_oom;
+    e.failure_message = format("RuntimeError: NPU out of memory at the first forward with attention, after the KV cache was sized: %s needs more than the %.2f GiB "
+                               "left beside the KV cache pool%s. (%s)",
+                               what.c_str(), bytes_to_gib(m.headroom), m.high > m.mask_high ? " and what else the warm-up needs" : "", fix.c_str());
+    return;
+  }
+  if (!dep.explain) return;
+  if (m.headroom < m.high)
+    e.assumptions.push_back(format("after KV sizing, %s must fit in the %.2f GiB left beside the KV cache pool: the low end fits, the high end does not (%s)%s",
+                                   what.c_str(), bytes_to_gib(m.headroom), fix.c_str(), torch_npu.c_str()));
+  else
+    e.assumptions.push_back(format("after KV sizing, %s fits in the %.2f GiB left beside the KV cache pool%s", what.c_str(), bytes_to_gib(m.headroom), torch_npu.c_str()));
+}
+
 }  // namespace
+
+// Issue 15 (acc30): the peak of the square attention mask the version makes on this card's family at its first forward
+// with attention, for max_model_len `len` (0 where no rule applies).
+void estimate_square_attention_mask(FitEstimate& e, const engine::EngineProfile& engine, const device::DeviceSpec& device, int64_t len) {
+  e.after_kv_mask_low_bytes = e.after_kv_mask_high_bytes = 0;
+  const auto& mask = engine.square_attention_mask;
+  if (!mask || len <= 0 || !engine.rule_applies(mask->rule)) return;
+  if (std::find(mask->families.begin(), mask->families.end(), device.family) == mask->families.end()) return;
+  const double side = mask_side(len);
+  e.after_kv_mask_high_bytes = side * side * mask->element_bytes * mask->peak_copies;
+  e.after_kv_mask_low_bytes = mask->compressed_when.empty() ? e.after_kv_mask_high_bytes : 0.0;
+}
 
 // The after-KV verdict: a certain failure when even the low end of the margin exceeds the headroom (the
 // engine's own wording: torch's OutOfMemoryError on CUDA, RuntimeError on NPU, and vLLM's capture advice),
@@ -94,6 +165,10 @@ void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const 
     e.assumptions.push_back(format("%s allocates the hybrid KV cache tensors more than once, after KV sizing: %.2f GiB beyond the pool, outside the budget "
                                    "(engines.json hybrid_kv_tensor_copies: %s)",
                                    engine.id.c_str(), bytes_to_gib(m.kv_copies), engine.hybrid_kv_copy_rule()->rule.source.c_str()));
+  if (m.mask_high > 0) {
+    decide_square_mask(e, engine, m, dep);
+    return;
+  }
   if (!e.fits || m.high <= 0 || m.headroom >= m.high) return;
   const double util = utilization_for_margin(e, m, oh);
   const bool npu = engine.platform == "npu";

@@ -431,6 +431,15 @@ Expected<StageWeights> estimate_weights(const ModelSpec& m, const model::QuantSc
   if (!pad || !pad->applied_by(engine)) return out;
   const RowPadding p = moe_row_padding(m, scheme, *pad, dep, lay);
   if (p.all_ranks <= 0) return out;
+  // Issue 15 (acc30): the environment turns it off (vllm/envs.py VLLM_ROCM_MOE_PADDING: bool(int(value)), default "1").
+  if (dep.moe_row_padding && !*dep.moe_row_padding) {
+    if (dep.explain) {
+      const std::string note = format("; unquantized MoE experts not padded: %s in the engine's environment (the padding would add %.2f GiB all ranks; %s)",
+                                      pad->switch_env.c_str(), bytes_to_gib(p.all_ranks), pad->source.c_str());
+      for (Term* t : {&out.first, &out.last}) t->rule += note;
+    }
+    return out;
+  }
   out.first.bytes += p.first;
   out.last.bytes += p.last;
   out.layer_bytes += p.layer;

@@ -401,5 +401,9 @@ Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engin
 // copies, graph capture outside the budget) and the headroom, and turns a fitting estimate into after_kv_oom with the
 // engine's message when even the low end does not fit, or adds the risk to the assumptions when only the high end does.
 void decide_after_kv(FitEstimate& e, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep);
+// Issue 15 (acc30): records in e.after_kv_mask_low_bytes / _high_bytes the peak of the square attention mask the version
+// makes on `device`'s family at its first forward with attention (engines.json square_attention_mask): max_model_len `len`
+// rounded up to 16, squared, x element_bytes x peak_copies; the low end 0 where the torch_npu build decides (compressed_when).
+void estimate_square_attention_mask(FitEstimate& e, const engine::EngineProfile& engine, const device::DeviceSpec& device, int64_t len);
 
 }  // namespace preflight::estimate::terms

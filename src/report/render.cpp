@@ -217,6 +217,10 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
                                {"after_kv_sizing", {{"needed_gib_low", bytes_to_gib(f.after_kv_needed_low_bytes)},
                                                     {"needed_gib_high", bytes_to_gib(f.after_kv_needed_high_bytes)},
                                                     {"headroom_gib", bytes_to_gib(f.after_kv_headroom_bytes)}}}};
+  if (f.after_kv_mask_high_bytes > 0) {  // issue 15 (acc30): of it, the square attention mask (vLLM-Ascend 310P)
+    out["memory_per_device"]["after_kv_sizing"]["attention_mask_gib_low"] = bytes_to_gib(f.after_kv_mask_low_bytes);
+    out["memory_per_device"]["after_kv_sizing"]["attention_mask_gib_high"] = bytes_to_gib(f.after_kv_mask_high_bytes);
+  }
   out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
@@ -282,7 +286,11 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   }
   if (f.after_kv_needed_high_bytes > 0)  // issue 15: graph capture and hybrid KV copies after KV sizing, outside the budget (EP buffers are inside it)
     o += label("after KV sizing") + fixed(bytes_to_gib(f.after_kv_needed_low_bytes), 2) + " - " + fixed(bytes_to_gib(f.after_kv_needed_high_bytes), 2) +
-         "  (graph capture, hybrid KV copies: outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n";
+         (f.after_kv_mask_high_bytes > 0  // issue 15 (acc30): the 310P square attention mask, beside the unallocated budget share too
+              ? "  (graph capture, hybrid KV copies, the square attention mask " + fixed(bytes_to_gib(f.after_kv_mask_low_bytes), 2) + " - " +
+                    fixed(bytes_to_gib(f.after_kv_mask_high_bytes), 2) + ": after the KV pool; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) +
+                    " GiB left beside it)\n"
+              : "  (graph capture, hybrid KV copies: outside the budget; must fit in the " + fixed(bytes_to_gib(f.after_kv_headroom_bytes), 2) + " GiB above util)\n");
   if (!f.lines.empty()) {
     o += "  the engine will print\n";
     for (const auto& l : f.lines) o += "    " + l + "\n";

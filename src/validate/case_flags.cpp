@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/units.hpp"
+#include "deploy/engine_env.hpp"
 
 namespace preflight::validate {
 
@@ -59,6 +60,12 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
     if (auto fc1 = number("VLLM_ASCEND_ENABLE_FLASHCOMM1")) flags.flashcomm1 = deploy::Given<bool>{*fc1 == 1.0, where + ": env.VLLM_ASCEND_ENABLE_FLASHCOMM1"};
     if (auto mlapo = number("VLLM_ASCEND_ENABLE_MLAPO")) flags.mlapo = deploy::Given<bool>{*mlapo == 1.0, where + ": env.VLLM_ASCEND_ENABLE_MLAPO"};
     if (auto fi = number("VLLM_USE_FLASHINFER_SAMPLER")) flags.flashinfer_sampler = deploy::Given<bool>{*fi == 1.0, where + ": env.VLLM_USE_FLASHINFER_SAMPLER"};
+    // Issue 15 (acc30): read as vLLM reads it (deploy/engine_env: bool(int(value))); a value it cannot read is bad input.
+    if (const auto it = env->find("VLLM_ROCM_MOE_PADDING"); it != env->end()) {
+      const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+      PF_TRY(set, deploy::apply_engine_env(flags, "VLLM_ROCM_MOE_PADDING", text, where + ": env.VLLM_ROCM_MOE_PADDING"));
+      (void)set;
+    }
   }
   if (const Json* extra = c.find("additional_config"); extra && extra->is_object()) {
     if (const auto it = extra->find("enable_dsa_cp"); it != extra->end() && it->is_boolean())
