@@ -90,6 +90,14 @@ std::vector<std::string> nearest_names(const std::string& query, const std::vect
 namespace preflight {
 
 std::string strip_terminal_controls(const std::string& text) {
+  // Planfast9: text holding none of the bytes the loop below acts on (a control other than newline and tab, DEL, the lead
+  // byte of a UTF-8 C1 control) is what the loop writes, so it is returned whole: `logs` copied every line byte by byte
+  // (8% of its instructions on a 40 MB log).
+  const bool plain = std::none_of(text.begin(), text.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xc2;
+  });
+  if (plain) return text;
   std::string out;
   out.reserve(text.size());
   const size_t n = text.size();

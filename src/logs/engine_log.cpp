@@ -307,7 +307,7 @@ void scan_versions(Versions& v, const std::string& line, int64_t n) {
     if (auto ver = version_after(line, key)) set_once(v.vllm_ascend, *ver, n);
   }
   for (const char* key : {"vLLM API server version", "LLM engine (v", "vLLM version", "vllm==", "vllm "}) {
-    if (std::string(key) == "vllm " && find_ci(line, "vllm-ascend ") != std::string::npos) continue;
+    if (std::string_view(key) == "vllm " && find_ci(line, "vllm-ascend ") != std::string::npos) continue;
     if (auto ver = version_after(line, key)) set_once(v.vllm, *ver, n);
   }
   for (const char* key : {"torch_npu", "torch-npu"}) {

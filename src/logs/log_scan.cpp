@@ -1,9 +1,11 @@
 // The hand-written scanners engine_log.cpp reads log lines with (log_scan.hpp).
 #include "logs/log_scan.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -57,15 +59,25 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-size_t find_ci(const std::string& hay, const std::string& needle, size_t from) {
+// Planfast9: the places where the needle's first byte stands (either case) are found with memchr, one search per case
+// kept until passed, and only there the rest is compared; the byte-by-byte loop was 28% of `logs` on a 40 MB log.
+size_t find_ci(std::string_view hay, std::string_view needle, size_t from) {
   if (needle.empty() || hay.size() < needle.size() || from > hay.size() - needle.size()) return std::string::npos;
   const unsigned char first = lower_ascii(static_cast<unsigned char>(needle[0]));
-  const size_t last = hay.size() - needle.size();
-  for (size_t i = from; i <= last; ++i) {
-    if (lower_ascii(static_cast<unsigned char>(hay[i])) != first) continue;
+  const unsigned char other = first >= 'a' && first <= 'z' ? static_cast<unsigned char>(first - ('a' - 'A')) : first;
+  const size_t end = hay.size() - needle.size() + 1;  // one past the last place a match can start
+  const auto next = [&](unsigned char c, size_t at) {
+    const void* p = at < end ? std::memchr(hay.data() + at, c, end - at) : nullptr;
+    return p ? static_cast<size_t>(static_cast<const char*>(p) - hay.data()) : std::string::npos;
+  };
+  size_t lower = next(first, from), upper = other == first ? std::string::npos : next(other, from);
+  while (lower != std::string::npos || upper != std::string::npos) {
+    const size_t i = std::min(lower, upper);
     size_t k = 1;
     while (k < needle.size() && lower_ascii(static_cast<unsigned char>(hay[i + k])) == lower_ascii(static_cast<unsigned char>(needle[k]))) ++k;
     if (k == needle.size()) return i;
+    if (i == lower) lower = next(first, i + 1);
+    else upper = next(other, i + 1);
   }
   return std::string::npos;
 }
@@ -150,7 +162,7 @@ std::optional<double> size_before(const std::string& s, const std::string& suffi
 }
 
 // A version token after `key` (case-insensitive): skips "==", ":", "version", "(v", spaces.
-std::optional<std::string> version_after(const std::string& line, const std::string& key) {
+std::optional<std::string> version_after(const std::string& line, std::string_view key) {
   size_t p = find_ci(line, key);
   while (p != std::string::npos) {
     size_t i = p + key.size();
@@ -158,7 +170,7 @@ std::optional<std::string> version_after(const std::string& line, const std::str
       while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':' || line[i] == '(' || line[i] == '\t')) ++i;
     };
     skip();
-    if (find_ci(line.substr(i, 8), "version") == 0) {
+    if (find_ci(std::string_view(line).substr(i, 8), "version") == 0) {
       i += 7;
       skip();
     }

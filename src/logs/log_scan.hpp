@@ -38,7 +38,7 @@ size_t after_quoted_key(std::string_view s, std::string_view key);
 // The log's lines, each cut at k_max_line_chars.
 std::vector<std::string> split_lines(const std::string& text);
 // Case-insensitive (ASCII) find.
-size_t find_ci(const std::string& hay, const std::string& needle, size_t from = 0);
+size_t find_ci(std::string_view hay, std::string_view needle, size_t from = 0);
 // A number starting at `pos` (optional sign, digits with thousands commas, decimals).
 std::optional<double> number_at(const std::string& s, size_t pos, size_t* end_out = nullptr);
 std::optional<double> number_after(const std::string& s, const std::string& key, size_t* end_out = nullptr);
@@ -49,7 +49,7 @@ std::optional<double> size_at(const std::string& s, size_t pos, SizeUnit unit);
 // The number that ends just before `suffix` ("28.79 GiB already allocated" -> bytes).
 std::optional<double> size_before(const std::string& s, const std::string& suffix);
 // A version token after `key` (case-insensitive).
-std::optional<std::string> version_after(const std::string& line, const std::string& key);
+std::optional<std::string> version_after(const std::string& line, std::string_view key);
 std::string unquote(std::string v);
 // Top-level "key=value" (sep '=') or "'key': value" (sep ':') pairs of a config dump.
 std::map<std::string, std::string> scan_pairs(const std::string& text, char sep);

@@ -488,12 +488,12 @@ LaunchMemo::CheckpointPart checkpoint_part(const model::ModelSpec& m, const Cand
 }
 
 // `memo` for a call with these inputs: emptied first when its last call had others.
-void key_memo(LaunchMemo& memo, const model::ModelSpec& m, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
-              const LaunchOptions& options) {
-  if (memo.model == &m && memo.engine == &e && memo.rules == &rules && memo.devices_per_node == devices_per_node && memo.workload == options.workload &&
+// The node size is not compared: the one part that reads it (a conversion's --device list) is keyed by what it read.
+void key_memo(LaunchMemo& memo, const model::ModelSpec& m, const engine::EngineProfile& e, const engine::LaunchRules& rules, const LaunchOptions& options) {
+  if (memo.model == &m && memo.engine == &e && memo.rules == &rules && memo.workload == options.workload &&
       memo.speculative_config == options.speculative_config && memo.compilation_config == options.compilation_config)
     return;
-  memo = LaunchMemo{&m, &e, &rules, devices_per_node, options.workload, options.speculative_config, options.compilation_config, {}, {}};
+  memo = LaunchMemo{&m, &e, &rules, options.workload, options.speculative_config, options.compilation_config, {}, {}};
 }
 
 const LaunchMemo::RulePart& memo_rule_part(LaunchMemo& memo, const model::ModelSpec& m, const SharedText& model_id, const engine::EngineProfile& e,
@@ -522,7 +522,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   Launch l;
   const bool multi_node = c.num_devices > devices_per_node;
   const bool rules_multi_node = multi_node || options.node_span == NodeSpan::several;  // ux28: DP replicas over nodes
-  if (memo) key_memo(*memo, m, e, rules, devices_per_node, options);
+  if (memo) key_memo(*memo, m, e, rules, options);
   LaunchMemo::RulePart own_rules;
   const LaunchMemo::RulePart& applied = memo ? memo_rule_part(*memo, m, c.model_id, e, rules, rules_multi_node, options)
                                              : (own_rules = rule_part(m, c.model_id, e, rules, rules_multi_node, options));

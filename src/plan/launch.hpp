@@ -84,8 +84,11 @@ std::string unservable_reason(const model::ModelSpec& model, const Candidate& c,
 // lines), each with the candidate's fields it read: the checkpoint choice by the TP size and the card count only where
 // it read them (a published checkpoint vLLM refuses under TP; a conversion recipe's --device list). A whole-catalogue
 // `plan --json` built them for each of its 3,257 start commands (~55% of build_launch's instructions); the counts of one
-// (model, variant) differ in their serve line. A call with another model, engine, rules, node size or options than the
-// memo's last empties it first; the objects it names stay alive and unchanged while it is used, as for the call.
+// (model, variant) differ in their serve line. A call with another model, engine, rules or options than the memo's last
+// empties it first; the objects it names stay alive and unchanged while it is used, as for the call. The node size is
+// no key of the memo (planfast9): a part reads it only through the card count of a conversion's --device list, which
+// keys that part, so one memo serves every launch class of a (model, variant): cards of other node sizes, half
+// precision or rule families (their rule parts keyed by same_launch_family, as before).
 struct LaunchMemo {
   struct RulePart {
     bool multi_node = false;
@@ -103,7 +106,6 @@ struct LaunchMemo {
   const model::ModelSpec* model = nullptr;
   const engine::EngineProfile* engine = nullptr;
   const engine::LaunchRules* rules = nullptr;
-  int64_t devices_per_node = 0;
   Workload workload = Workload::chat;
   std::string speculative_config, compilation_config;
   std::vector<RulePart> rule_parts;

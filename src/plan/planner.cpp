@@ -118,6 +118,16 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
   d.explain = false;
 }
 
+// Planfast9: a card's refusals of the plan's engine settings under the run's engine ("" where it takes them), made once
+// per card of a run: each row made them again (64,080 rows of the whole-catalogue plan, 20 M instructions).
+struct CardRefusals {
+  SharedText npu_only_setting;  // deploy::npu_only_setting_refusal
+  SharedText kv_cache_dtype;    // deploy::kv_cache_dtype_refusal
+};
+CardRefusals card_refusals(const engine::EngineProfile& eng, const device::DeviceSpec& dev, const PlanTargets& t) {
+  return {deploy::npu_only_setting_refusal(t.engine_settings, dev), deploy::kv_cache_dtype_refusal(eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype")};
+}
+
 // Issue 19: what a candidate takes from the others of its (model, variant, count) on other cards of its platform:
 // the fit of one on a card with the same fit (copy_fit), the step traffic, and the start commands of one with the same
 // launch (plan::same_launch). All empty: computed for this candidate alone.
@@ -127,7 +137,7 @@ struct Shared {
   // Candidates of this count whose start commands were built on cards whose families the launch rules treat as this
   // card's (its launch class: PlatformRun::launch_class).
   std::vector<const Candidate*>* launched = nullptr;
-  LaunchMemo* launch_memo = nullptr;  // planfast6: the layout-free parts of those start commands (the same launch class)
+  LaunchMemo* launch_memo = nullptr;  // planfast6: the layout-free parts of those start commands (every launch class: planfast9)
   estimate::KvScanMemo* scans = nullptr;               // the model's KV layer passes (every count and card of the variant)
   // The terms before the KV budget, once per fit class of card (estimate/fit_memo.hpp), for this (model, variant, count).
   estimate::FitCoreMemo* cores = nullptr;
@@ -135,6 +145,7 @@ struct Shared {
   // and traffic), made once rather than per row (a concurrency list and a version text per row). nullptr: made per row.
   estimate::SpeedWorkload* workload = nullptr;
   RowReasonMemo* reasons = nullptr;  // planfast7: the item's reasons, each distinct one made once (plan/row_reasons.hpp)
+  const CardRefusals* refusals = nullptr;  // planfast9: card_refusals of this card under the candidate's engine; nullptr: made here
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
@@ -342,13 +353,15 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads (--hccl-buffsize), on another platform's card:
   // refused as fit refuses it.
-  if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) {
-    c.reason = std::move(why);
+  // Issue 15 (v0eng29): a KV cache dtype the engine takes but cannot run on this card, refused as fit refuses it.
+  const CardRefusals refused = shared.refusals ? CardRefusals{} : card_refusals(*eng, dev, t);
+  const CardRefusals& card = shared.refusals ? *shared.refusals : refused;
+  if (!card.npu_only_setting.empty()) {
+    c.reason = card.npu_only_setting;
     return false;
   }
-  // Issue 15 (v0eng29): a KV cache dtype the engine takes but cannot run on this card, refused as fit refuses it.
-  if (std::string why = deploy::kv_cache_dtype_refusal(*eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype"); !why.empty()) {
-    c.reason = std::move(why);
+  if (!card.kv_cache_dtype.empty()) {
+    c.reason = card.kv_cache_dtype;
     return false;
   }
   const bool first = !filled;
@@ -550,6 +563,7 @@ struct PlatformRun {
   // The devices in the order of their family (catalogue order within one): the variant's rejection rule, looked up
   // per family (set_family), is looked up once per family and not at every change between neighbours.
   std::vector<size_t> order;
+  std::vector<CardRefusals> refusals;           // per device: card_refusals under `eng` (plan_runs; empty without an engine)
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   std::vector<std::vector<PlanResult>> out;     // [device][count]
 };
@@ -599,7 +613,10 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   estimate::FitEstimate scratch;  // every fit the item computes, in turn (its rows keep their RowFit)
   std::vector<const Candidate*> fitted(r.sets);
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
-  std::vector<LaunchMemo> launch_memos(r.launch_classes);
+  // Planfast9: one memo for every launch class of the item (its parts key on what they read; launch.hpp LaunchMemo): a
+  // memo per class built the checkpoint choice and rule parts again for each class (1,290 and 1,578 builds, 33 M of the
+  // whole-catalogue --json plan's instructions).
+  LaunchMemo launch_memo;
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
   RowReasonMemo reasons;
   for (const size_t x : r.order) {
@@ -617,7 +634,8 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
-                        {same, &traffic, &launched[r.launch_class[x]], &launch_memos[r.launch_class[x]], &scans, &cores, &workload, &reasons}) &&
+                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
+                         r.refusals.empty() ? nullptr : &r.refusals[x]}) &&
           !same)
         same = &c;
     }
@@ -644,6 +662,9 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
       list.resize(r.slots);
     }
   });
+  for (auto& r : runs)
+    if (r.eng)
+      for (const auto* dev : r.devs) r.refusals.push_back(card_refusals(*r.eng, *dev, t));
   // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
   // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
   const uint64_t held = estimate::new_held_texts_epoch();

@@ -127,3 +127,45 @@ TEST(Launch, Issue19_MemoizedCheckpointKeysOnTheTensorParallelSizeWhereItIsRead)
     EXPECT_EQ(fresh.checkpoint == "unsloth/meta-llama-3.1-8b-instruct-bnb-4bit", n == 1) << n << ": " << fresh.checkpoint;
   }
 }
+
+// Planfast9: the planner hands one memo to every launch class of a (model, variant): cards of another node size, half
+// precision or rule family. The node size is no key of the memo (a call with another one kept emptying it): the one part
+// that reads it, a conversion's msModelSlim --device list, is keyed by the card count it wrote (min(count, node size)).
+// One memo over 910C (16 dies a node, family ascend-a3) and 910B4 (8 a node, ascend-a2) at 16, 16, 4, 4 and 16 cards
+// gives each call what no memo gives, and keeps three checkpoint parts (--device lists of 16, 8 and 4 cards); emptied at
+// every change of node size it kept one.
+TEST(Launch, Issue19_OneMemoServesCardsOfOtherNodeSizes) {
+  const auto models = preflight::test::catalogue_model_specs();
+  const auto m = std::find_if(models.begin(), models.end(), [](const auto& x) { return x.id == "Qwen/Qwen3-8B"; });
+  ASSERT_NE(m, models.end());
+  const device::DeviceSpec a3 = preflight::test::dev("910C"), a2 = preflight::test::dev("910B4");
+  ASSERT_EQ(a3.node_devices(), 16);
+  ASSERT_EQ(a2.node_devices(), 8);
+  plan::PlanInputs in = catalogs().inputs();
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  std::vector<std::string> assumed;
+  const auto e = deploy::resolve_engine(plan::plan_engine_input(in), catalogs().engines, a3.platform, assumed);
+  ASSERT_TRUE(e.has_value());
+  plan::LaunchMemo memo;
+  const std::vector<std::pair<const device::DeviceSpec*, int64_t>> calls = {{&a3, 16}, {&a2, 16}, {&a3, 4}, {&a2, 4}, {&a3, 16}};
+  const std::vector<std::string> device_lists = {"npu:0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 ", "npu:0,1,2,3,4,5,6,7 ", "npu:0,1,2,3 ", "npu:0,1,2,3 ",
+                                                 "npu:0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 "};
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const auto& [d, n] = calls[i];
+    const plan::Candidate c = plan::evaluate_candidate(*m, *d, in, "w8a8", n, t);
+    ASSERT_EQ(c.variant_id.str(), "w8a8");
+    const plan::LaunchOptions options{.device_family = d->family, .device_platform = d->platform};
+    const plan::Launch fresh = plan::build_launch(*m, c, *e, catalogs().rules, d->node_devices(), options);
+    const std::string at = d->id + " x" + std::to_string(n);
+    expect_same_launch(plan::build_launch(*m, c, *e, catalogs().rules, d->node_devices(), options, &memo), fresh, at);
+    const bool listed = std::any_of(fresh.prepare.begin(), fresh.prepare.end(), [&](const std::string& line) {
+      return line.find("--device " + device_lists[i]) != std::string::npos;
+    });
+    EXPECT_TRUE(listed) << at;
+  }
+  EXPECT_EQ(memo.checkpoints.size(), 3u);
+  // The rule parts by launch family and by whether the layout spans nodes: the shipped rules treat ascend-a2 and ascend-a3
+  // alike (qknorm-rope-fusion-a2 names both), so one part within a node (910C x16, both x4) and one over two (910B4 x16).
+  EXPECT_EQ(memo.rule_parts.size(), 2u);
+}
