@@ -352,6 +352,7 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("devices"));
+  std::unordered_set<std::string> seen;
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));
@@ -364,6 +365,11 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
     const DeviceSpec* found = catalog.find(id);
     if (!found) {
       return make_error(ErrorKind::not_found, format("%s: device %s is not in the catalogue", origin.c_str(), id.c_str()), origin);
+    }
+    // Issue 19 (hard30): a device named twice was applied twice, the last values silently winning and the override listed
+    // twice (STYLE: a duplicate id is an error naming the file and the record).
+    if (!seen.insert(found->id).second) {
+      return make_error(ErrorKind::corrupt, format("%s: devices[%s]: duplicate id (%s is named by an earlier record)", origin.c_str(), id.c_str(), found->id.c_str()), origin);
     }
     DeviceSpec& d = const_cast<DeviceSpec&>(*found);
     PF_TRY(rt, r.opt_number("runtime_total_bytes"));
