@@ -10,6 +10,7 @@
 
 #include "base/embedded.hpp"
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
@@ -439,6 +440,8 @@ Expected<DeviceCatalog> load_device_catalog() {
   if (path_exists(overlay)) {
     PF_TRY(overlay_text, read_text_file(overlay, k_max_overlay_bytes));
     PF_TRY(overlay_json, parse_device_json(overlay_text, overlay));
+    PF_TRY(unique, check_unique_keys(overlay_text, overlay));  // issue 19 (hard30): a repeated key is not the last one silently
+    (void)unique;
     PF_TRY(ok, apply_device_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

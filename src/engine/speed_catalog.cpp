@@ -3,6 +3,7 @@
 #include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/speed_profile.hpp"
@@ -298,6 +299,8 @@ Expected<SpeedCatalog> load_speed_catalog() {
     // and parsed to a tree of about 18 times its size. calibrate --save writes a few hundred bytes a profile.
     PF_TRY(overlay_text, read_text_file(overlay, k_max_speed_overlay_bytes));
     PF_TRY(overlay_json, parse_json(overlay_text, overlay));
+    PF_TRY(unique, check_unique_keys(overlay_text, overlay));  // a repeated key is not the last one silently
+    (void)unique;
     PF_TRY(ok, apply_speed_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

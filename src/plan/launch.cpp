@@ -152,7 +152,8 @@ const std::string k_method_from_config = "no --quantization: vLLM reads quant_me
 const std::string k_method_from_config_tail =
     " would force the slower kernel ('... you specified quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference', vllm#20112)";
 
-// Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
+// Where a recipe's input comes from: the hub (its own download command fetches it), or a cast's output or a local folder
+// (its download command is dropped and {model_id} names that directory).
 enum class RecipeInput { hub, cast_output };
 
 // Issue 19 (planfast6): the candidate's fields the checkpoint choice read beyond its model and variant (LaunchMemo keys on
@@ -217,12 +218,23 @@ const model::QuantVariant* published_variant(const model::ModelSpec& m) {
 // (`cast`: DeepSeek's fp8_cast_bf16.py for an FP8 block checkpoint): msModelSlim quantizes BF16 weights.
 // Disk and host memory in the notes come from the sizes: the published checkpoint's weight bytes and
 // 2 B per parameter for the BF16 copy (MTP layers included: the cast writes every tensor).
+// Issue 19 (hard30): the local folder the model was read from (its id is a path and its config.json the source), or "":
+// a recipe then reads that folder and downloads nothing (it wrote `hf download /the/folder`, which is no repo id).
+std::string local_folder(const model::ModelSpec& m, const std::string& model_id) {
+  if (model_id != m.id || starts_with(m.id, "hf:") || starts_with(m.id, "ms:") || !starts_with(m.source, m.id)) return "";
+  if (m.source != m.id) return m.id;
+  const auto slash = m.id.find_last_of('/');
+  return slash == std::string::npos ? "." : m.id.substr(0, slash);  // the id named config.json itself
+}
+
 void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::string& model_id, const engine::QuantizedCatalog& catalog, const engine::ConversionRecipe& cv,
                     const engine::ConversionRecipe* cast, int64_t devices_per_node, Launch& l, CheckpointReads& reads) {
-  const std::string name = base_name(model_id);
-  const std::string model_dir = "/models/" + name;
+  const std::string folder = local_folder(m, model_id);
+  const std::string name = base_name(folder.empty() ? model_id : folder);
+  const std::string model_dir = folder.empty() ? "/models/" + name : folder;
+  const RecipeInput source = folder.empty() ? RecipeInput::hub : RecipeInput::cast_output;  // a local folder: no download
   const std::string input_dir = cast ? model_dir + cast->output_suffix : model_dir;
-  const std::string output_dir = model_dir + cv.output_suffix;
+  const std::string output_dir = "/models/" + name + cv.output_suffix;
   const model::ParamCounts params = model::count_params(m);
   const double bf16_gib = bytes_to_gib(static_cast<double>(params.total) * 2.0);
   const std::string devices = npu_devices(std::min(c.num_devices, devices_per_node));
@@ -232,7 +244,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
     l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
                                c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
-    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name).value_or(name), RecipeInput::hub, l, reads);
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name).value_or(name), source, l, reads);
     std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
     note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
     l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
@@ -240,7 +252,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
   }
-  push_recipe(cv, model_id, input_dir, output_dir, devices, engine::recipe_model_type(catalog, cv, name).value_or(name), cast ? RecipeInput::cast_output : RecipeInput::hub,
+  push_recipe(cv, model_id, input_dir, output_dir, devices, engine::recipe_model_type(catalog, cv, name).value_or(name), cast ? RecipeInput::cast_output : source,
               l, reads);
   l.checkpoint = output_dir;
   l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");

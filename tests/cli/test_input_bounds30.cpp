@@ -94,6 +94,31 @@ TEST(InputBounds30, Issue19_NoConversionRecipeForAnIdThatIsNotAShellWord) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 19 (hard30): a recipe for a model read from a local folder began `hf download /the/folder --local-dir
+// /models/NAME`, which the hub client refuses (a path is no repo id), and converted the download. The recipe reads the
+// folder itself and downloads nothing (msModelSlim, AutoAWQ and the GGUF conversion alike); a hub id keeps its download.
+TEST(InputBounds30, Issue19_LocalFolderRecipeReadsTheFolderWithoutADownload) {
+  const std::string dir = pftest::scratch_dir("ib30-local");
+  const std::string folder = model_folder(dir, "local/Qwen3-8B");
+  const auto w8a8 = pftest::run_cli("plan " + folder + " --devices 910B3 --variant w8a8 --max-devices 1");
+  EXPECT_TRUE(line_starting(w8a8.out, "hf download").empty()) << w8a8.out;
+  EXPECT_EQ(line_starting(w8a8.out, "msmodelslim quant ").rfind("msmodelslim quant --model_path " + folder + " --save_path /models/Qwen3-8B-W8A8 --device npu ", 0), 0u)
+      << w8a8.out;
+  EXPECT_NE(line_starting(w8a8.out, "vllm serve ").find("vllm serve /models/Qwen3-8B-W8A8 "), std::string::npos) << w8a8.out;
+  const auto awq = pftest::run_cli("plan " + folder + " --devices H100 --variant awq --max-devices 1");
+  EXPECT_TRUE(line_starting(awq.out, "hf download").empty()) << awq.out;
+  EXPECT_NE(line_starting(awq.out, "python3 -c").find("from_pretrained(\"" + folder + "\""), std::string::npos) << awq.out;
+  const auto gguf = pftest::run_cli("plan " + folder + " --devices H100 --variant gguf_q4_k_m --max-devices 1");
+  EXPECT_TRUE(line_starting(gguf.out, "hf download").empty()) << gguf.out;
+  EXPECT_EQ(line_starting(gguf.out, "python3 llama.cpp/convert_hf_to_gguf.py "), "python3 llama.cpp/convert_hf_to_gguf.py " + folder + " --outtype bf16 --outfile " + folder + "-BF16.gguf")
+      << gguf.out;
+  EXPECT_EQ(line_starting(gguf.out, "llama.cpp/build/bin/llama-quantize "), "llama.cpp/build/bin/llama-quantize " + folder + "-BF16.gguf /models/Qwen3-8B-Q4_K_M.gguf Q4_K_M") << gguf.out;
+  EXPECT_EQ(line_starting(gguf.out, "vllm serve ").rfind("vllm serve /models/Qwen3-8B-Q4_K_M.gguf ", 0), 0u) << gguf.out;
+  const auto hub = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3 --variant w8a8 --max-devices 1");
+  EXPECT_EQ(line_starting(hub.out, "hf download"), "hf download Qwen/Qwen3-8B --local-dir /models/Qwen3-8B") << hub.out;
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 19 (hard30): MindIE's start.sh opened with "# preflight plan --engine mindie: MODEL ...": a newline in a local
 // folder's name ended the comment, and the rest of the name ran as a line of the script. The comment stays one line.
 TEST(InputBounds30, Issue19_MindieStartScriptCommentStaysOneLine) {
@@ -162,8 +187,8 @@ TEST(InputBounds30, Issue19_SpeedOverlayIsBoundedAndMergedInLinearTime) {
 }
 
 // Issue 19 (hard30): a devices overlay naming one card twice was applied twice, the last values silently winning (a
-// copy-edited 1e12 left under an earlier 3e12) and the override listed twice. A duplicate is refused by file and id,
-// whichever name of the card each record uses.
+// copy-edited 1e12 left under an earlier 3e12) and the override listed twice; a key repeated inside one record (or a
+// speed overlay's profile) kept its last value in silence. Both are refused by file and place.
 TEST(InputBounds30, Issue19_DevicesOverlayNamingACardTwiceIsRefused) {
   const std::string dir = pftest::scratch_dir("ib30-devices");
   std::ofstream(dir + "/devices.json") << R"({"schema_version": 1, "devices": [
@@ -172,6 +197,15 @@ TEST(InputBounds30, Issue19_DevicesOverlayNamingACardTwiceIsRefused) {
   const auto r = pftest::run_cli("devices", {.env = "PREFLIGHT_DEVICE_OVERRIDES=" + dir + "/devices.json"});
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find(dir + "/devices.json: devices[H100-SXM]: duplicate id (H100-SXM is named by an earlier record)"), std::string::npos) << r.out;
+  // The same card's key given twice in its record: the first value was dropped in silence (1e10, 10 GB/s, won).
+  std::ofstream(dir + "/keys.json") << R"({"schema_version": 1, "devices": [{"id": "H100-SXM", "hbm_bandwidth_bytes_per_s": 3.0e12, "source": "a", "hbm_bandwidth_bytes_per_s": 1.0e10}]})";
+  const auto keys = pftest::run_cli("devices", {.env = "PREFLIGHT_DEVICE_OVERRIDES=" + dir + "/keys.json"});
+  EXPECT_EQ(keys.code, 2) << keys.out;
+  EXPECT_NE(keys.out.find(dir + "/keys.json: devices[].hbm_bandwidth_bytes_per_s: key appears twice in one object"), std::string::npos) << keys.out;
+  std::ofstream(dir + "/speed.json") << R"({"schema_version": 1, "profiles": [{"engine": "vllm", "platform": "cuda", "evidence": "x", "bandwidth_efficiency": 0.8, "bandwidth_efficiency": 0.08}]})";
+  const auto speed = pftest::run_cli("fit Qwen/Qwen3-8B --device H100-SXM", {.env = "PREFLIGHT_SPEED_OVERRIDES=" + dir + "/speed.json"});
+  EXPECT_EQ(speed.code, 2) << speed.out;
+  EXPECT_NE(speed.out.find(dir + "/speed.json: profiles[].bandwidth_efficiency: key appears twice in one object"), std::string::npos) << speed.out;
   std::ofstream(dir + "/one.json") << R"({"schema_version": 1, "devices": [{"id": "H100-SXM", "hbm_bandwidth_bytes_per_s": 3.0e12, "source": "a"}]})";
   const auto one = pftest::run_cli("devices", {.env = "PREFLIGHT_DEVICE_OVERRIDES=" + dir + "/one.json"});
   EXPECT_EQ(one.code, 0) << one.out;
