@@ -211,3 +211,22 @@ TEST(InputBounds30, Issue19_DevicesOverlayNamingACardTwiceIsRefused) {
   EXPECT_EQ(one.code, 0) << one.out;
   std::filesystem::remove_all(dir);
 }
+
+// Issue 19 (hard30): bench took a --url holding CR/LF (or a space): every request failed inside libcurl ("URL using
+// bad/illegal format") and the run was stored with the URL's text raw, the CR printed to the terminal; a --model with an
+// escape sequence was stored and shown by every report of the database. Both are bad input before anything is sent or
+// stored.
+TEST(InputBounds30, Issue19_BenchRefusesControlCharactersInUrlAndModel) {
+  const std::string dir = pftest::scratch_dir("ib30-bench-url");
+  const auto url = pftest::run_cli("bench --url \"$(printf 'http://127.0.0.1:9/v1\\r\\nX-Evil: 1')\" --model m --num-prompts 1 --db " + dir + "/b.db");
+  EXPECT_EQ(url.code, 2) << url.out;
+  EXPECT_NE(url.out.find("--url: holds control character 0x0d at byte 21 (a URL has none: percent-encode it)"), std::string::npos) << url.out;
+  const auto space = pftest::run_cli("bench --url 'http://127.0.0.1:9/v1 x' --model m --num-prompts 1 --db " + dir + "/b.db");
+  EXPECT_EQ(space.code, 2) << space.out;
+  EXPECT_NE(space.out.find("--url: holds a space 0x20 at byte 21 (a URL has none: percent-encode it)"), std::string::npos) << space.out;
+  const auto model = pftest::run_cli("bench --url http://127.0.0.1:9 --model \"$(printf 'm\\033]0;OWNED\\007')\" --num-prompts 1 --db " + dir + "/b.db");
+  EXPECT_EQ(model.code, 2) << model.out;
+  EXPECT_NE(model.out.find("--model: holds control character 0x1b at byte 1"), std::string::npos) << model.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b.db"));
+  std::filesystem::remove_all(dir);
+}
