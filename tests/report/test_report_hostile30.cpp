@@ -2,6 +2,7 @@
 // --fit-json any JSON document; neither may crash the report or write to the terminal what the terminal obeys.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -106,5 +107,43 @@ TEST(ReportHostile30, Issue19_CompareTableStripsEscapeSequencesFromTheDatabase) 
   ASSERT_EQ(j.code, 0) << j.out;
   const Json doc = Json::parse(j.out);
   EXPECT_EQ(doc["arms"][0]["model"].get<std::string>().substr(0, 2), "m\x1b");
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (hard30): a stored time no run writes (t_send_ns 2^63 - 1, a token offset of 2^62 us) was summed and
+// subtracted as it was read (UBSan: signed integer overflow in bench/store.cpp; the release build printed numbers from
+// wrapped values, exit 0). Reading the requests refuses it, naming the database, run, request and field (exit 2); a
+// time at the bound, 2^62 ns, is still read.
+TEST(ReportHostile30, Issue19_StoredTimesOutsideTheirRangeAreACorruptDatabase) {
+  const std::string dir = pftest::scratch_dir("report-stored-range");
+  const std::string db = make_db(dir, "Qwen/Qwen3-8B");
+  {
+    auto store = bench::BenchStore::open(db);
+    ASSERT_TRUE(store);
+    bench::RunInfo info;
+    info.started_at = "2026-12-06T00:00:00Z";
+    info.url = "http://127.0.0.1:8000";
+    info.model = "Qwen/Qwen3-8B";
+    info.endpoint = "chat";
+    info.mode = "concurrency";
+    info.concurrency = 1;
+    for (const int64_t send_ns : {INT64_MAX, int64_t{1} << 62}) {
+      info.sweep_id = send_ns == INT64_MAX ? "s3" : "s4";
+      auto id = store->begin_run(info, 0);
+      ASSERT_TRUE(id);
+      bench::RequestRecord r = request(0, 100.0);
+      r.t_send_ns = send_ns;
+      r.token_event_ns = {send_ns == INT64_MAX ? INT64_MAX : send_ns + 1000000};
+      ASSERT_TRUE(store->add_request(*id, r));
+      ASSERT_TRUE(store->finish_run(*id, Json::object(), "2026-12-06T00:01:00Z"));
+    }
+  }
+  const auto bad = pftest::run_cli("report --compare 3 1 --db " + db);
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find(db + ": run 3 request 0: t_send_ns 9223372036854775807 is outside [-1, 4611686018427387904]"), std::string::npos) << bad.out;
+  const auto html = pftest::run_cli("report --html " + dir + "/r.html --run 3 --db " + db);
+  EXPECT_EQ(html.code, 2) << html.out;
+  const auto edge = pftest::run_cli("report --compare 4 1 --db " + db);
+  EXPECT_EQ(edge.code, 0) << edge.out;
   std::filesystem::remove_all(dir);
 }
