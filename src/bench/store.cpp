@@ -2,8 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <utility>
 
 #include "base/file.hpp"
 #include "base/json_writer.hpp"
@@ -297,13 +299,29 @@ Expected<std::vector<RequestRecord>> BenchStore::requests(int64_t run_id) {
       if (failure == failure_class_name(static_cast<FailureClass>(f))) r.failure = static_cast<FailureClass>(f);
     }
     r.http_status = static_cast<int>(s.col_i64(i++));
-    for (int64_t* t : {&r.t_sched_ns, &r.t_send_ns, &r.t_first_byte_ns, &r.t_first_chunk_ns, &r.t_first_token_ns, &r.t_first_content_ns, &r.t_last_token_ns,
-                       &r.t_done_ns, &r.t_end_ns}) {
+    // Issue 19 (hard30): report --db reads any file: a stored time or count no run writes (9.2e18 ns) overflowed the
+    // statistics' sums and differences (UBSan: store.cpp, signed overflow). A time is -1 (not reached) or within
+    // [0, 2^62] ns, a count -1 or within [0, 2^40], a token offset within [0, 2^40] us; else the database is corrupt.
+    const auto outside = [&](const char* field, int64_t v, int64_t max) {
+      return make_error(ErrorKind::corrupt, format("%s: run %lld request %lld: %s %lld is outside [-1, %lld]", m_path.c_str(), static_cast<long long>(run_id),
+                                                   static_cast<long long>(r.index), field, static_cast<long long>(v), static_cast<long long>(max)), m_path);
+    };
+    constexpr int64_t k_max_ns = int64_t{1} << 62, k_max_count = int64_t{1} << 40;
+    const std::pair<const char*, int64_t*> times[] = {{"t_sched_ns", &r.t_sched_ns}, {"t_send_ns", &r.t_send_ns}, {"t_first_byte_ns", &r.t_first_byte_ns},
+                                                      {"t_first_chunk_ns", &r.t_first_chunk_ns}, {"t_first_token_ns", &r.t_first_token_ns},
+                                                      {"t_first_content_ns", &r.t_first_content_ns}, {"t_last_token_ns", &r.t_last_token_ns},
+                                                      {"t_done_ns", &r.t_done_ns}, {"t_end_ns", &r.t_end_ns}};
+    for (const auto& [field, t] : times) {
       *t = s.col_i64(i++);
+      if (*t < -1 || *t > k_max_ns) return outside(field, *t, k_max_ns);
     }
-    for (int64_t* v : {&r.requested_output_tokens, &r.requested_input_tokens, &r.prompt_tokens, &r.completion_tokens, &r.reasoning_tokens, &r.token_events,
-                       &r.content_chars, &r.reasoning_chars, &r.events, &r.response_bytes}) {
+    const std::pair<const char*, int64_t*> counts[] = {{"requested_output_tokens", &r.requested_output_tokens}, {"requested_input_tokens", &r.requested_input_tokens},
+                                                       {"prompt_tokens", &r.prompt_tokens}, {"completion_tokens", &r.completion_tokens},
+                                                       {"reasoning_tokens", &r.reasoning_tokens}, {"token_events", &r.token_events}, {"content_chars", &r.content_chars},
+                                                       {"reasoning_chars", &r.reasoning_chars}, {"events", &r.events}, {"response_bytes", &r.response_bytes}};
+    for (const auto& [field, v] : counts) {
       *v = s.col_i64(i++);
+      if (*v < -1 || *v > k_max_count) return outside(field, *v, k_max_count);
     }
     r.finish_reason = s.col_text(i++);
     const std::string offsets = s.col_text(i++);
@@ -311,7 +329,9 @@ Expected<std::vector<RequestRecord>> BenchStore::requests(int64_t run_id) {
     while (pos < offsets.size()) {
       const size_t comma = offsets.find(',', pos);
       const std::string item = offsets.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      r.token_event_ns.push_back(r.t_send_ns + std::strtoll(item.c_str(), nullptr, 10) * 1000);
+      const long long offset_us = std::strtoll(item.c_str(), nullptr, 10);
+      if (offset_us < 0 || offset_us > k_max_count) return outside("token_offsets_us", offset_us, k_max_count);
+      r.token_event_ns.push_back(std::max<int64_t>(r.t_send_ns, 0) + offset_us * 1000);
       if (comma == std::string::npos) break;
       pos = comma + 1;
     }

@@ -145,6 +145,17 @@ struct Sweep {
 
 // URL, model, API and the API key from the variable --api-key-env names (refused when it holds a control character).
 Expected<bench::RunTarget> bench_target(const BenchRequest& req) {
+  // Issue 19 (hard30): a URL holding a CR/LF or space ran the whole sweep, every request failing inside libcurl ("URL using
+  // bad/illegal format"), and stored the run with the text raw; a model name's escape sequence reached the terminal
+  // through every report of the database. Neither has a control character (nor the URL a space): bad input, exit 2.
+  for (const auto& [flag, text, space_too] : {std::tuple{"--url", &*req.url, true}, std::tuple{"--model", &*req.model, false}}) {
+    for (size_t i = 0; i < text->size(); ++i) {
+      const auto c = static_cast<unsigned char>((*text)[i]);
+      if (c < 0x20 || c == 0x7f || (space_too && c == ' '))
+        return make_error(ErrorKind::invalid_argument, fmt::format("{}: holds {} 0x{:02x} at byte {}{}", flag, c == ' ' ? "a space" : "control character", c, i,
+                                                                   space_too ? " (a URL has none: percent-encode it)" : ""));
+    }
+  }
   bench::RunTarget target;
   target.url = *req.url;
   target.request.model = *req.model;

@@ -205,13 +205,27 @@ int cmd_report(const std::vector<std::string>& argv) {
   if (auto fit = req.fit_json) {
     auto j = load_json_file(*fit);
     if (!j) return fail(j.error());
-    const Json& m = (*j)["memory_per_device"];
-    if (!m.is_object() || !m.contains("terms") || !m["terms"].is_array()) {
+    // Issue 19 (hard30): the file is the user's; nlohmann's operator[] and value() throw on a document of another shape
+    // ('[1]', a number for "device"), which ended the report with std::terminate (exit 134).
+    const Json* m = j->is_object() && j->contains("memory_per_device") ? &j->at("memory_per_device") : nullptr;
+    if (!m || !m->is_object() || !m->contains("terms") || !m->at("terms").is_array()) {
       return fail(make_error(ErrorKind::corrupt, "expected the output of preflight fit --json (memory_per_device.terms)", *fit));
     }
-    d.memory_device = j->value("device", std::string("device")) + " (" + j->value("model", std::string("")) + ")";
-    d.memory_total_gib = m.value("total_gib", 0.0);
-    for (const auto& t : m["terms"]) {
+    const auto text_of = [&](const char* key, const std::string& fallback) -> Expected<std::string> {
+      if (!j->contains(key)) return fallback;
+      if (!j->at(key).is_string()) return make_error(ErrorKind::corrupt, fmt::format("{}: expected a string, found {}", key, json_type_name(j->at(key))), *fit);
+      return j->at(key).get<std::string>();
+    };
+    auto device = text_of("device", "device");
+    if (!device) return fail(device.error());
+    auto model = text_of("model", "");
+    if (!model) return fail(model.error());
+    d.memory_device = *device + " (" + *model + ")";
+    if (m->contains("total_gib") && !m->at("total_gib").is_number()) {
+      return fail(make_error(ErrorKind::corrupt, fmt::format("memory_per_device.total_gib: expected a number, found {}", json_type_name(m->at("total_gib"))), *fit));
+    }
+    d.memory_total_gib = m->contains("total_gib") ? m->at("total_gib").get<double>() : 0.0;
+    for (const auto& t : m->at("terms")) {
       if (t.is_object() && t.contains("name") && t["name"].is_string() && t.contains("gib") && t["gib"].is_number()) d.memory.push_back({t["name"], t["gib"]});
     }
   }

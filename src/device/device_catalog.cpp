@@ -10,6 +10,7 @@
 
 #include "base/embedded.hpp"
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
@@ -352,6 +353,7 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("devices"));
+  std::unordered_set<std::string> seen;
   for (const auto& item : *list) {
     JsonObject pre(item, origin, "devices[]");
     PF_TRY(id, pre.string("id"));
@@ -364,6 +366,11 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
     const DeviceSpec* found = catalog.find(id);
     if (!found) {
       return make_error(ErrorKind::not_found, format("%s: device %s is not in the catalogue", origin.c_str(), id.c_str()), origin);
+    }
+    // Issue 19 (hard30): a device named twice was applied twice, the last values silently winning and the override listed
+    // twice (STYLE: a duplicate id is an error naming the file and the record).
+    if (!seen.insert(found->id).second) {
+      return make_error(ErrorKind::corrupt, format("%s: devices[%s]: duplicate id (%s is named by an earlier record)", origin.c_str(), id.c_str(), found->id.c_str()), origin);
     }
     DeviceSpec& d = const_cast<DeviceSpec&>(*found);
     PF_TRY(rt, r.opt_number("runtime_total_bytes"));
@@ -433,6 +440,8 @@ Expected<DeviceCatalog> load_device_catalog() {
   if (path_exists(overlay)) {
     PF_TRY(overlay_text, read_text_file(overlay, k_max_overlay_bytes));
     PF_TRY(overlay_json, parse_device_json(overlay_text, overlay));
+    PF_TRY(unique, check_unique_keys(overlay_text, overlay));  // issue 19 (hard30): a repeated key is not the last one silently
+    (void)unique;
     PF_TRY(ok, apply_device_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

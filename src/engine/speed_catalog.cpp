@@ -3,6 +3,7 @@
 #include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/speed_profile.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <tuple>
+#include <unordered_map>
 
 namespace preflight::engine {
 
@@ -235,6 +237,11 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
   PF_TRY(list, top.array("profiles"));
+  // Issue 19 (hard30): each record was matched against every profile before it (lowercasing both device names each
+  // time): a 2 MB overlay of 20,000 device profiles took 45 s. One index, keyed as `same` compares, kept as records add.
+  const auto key_of = [](const SpeedProfile& q) { return q.engine + '\n' + q.platform + '\n' + to_lower(q.device); };
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < catalog.profiles.size(); ++i) index.emplace(key_of(catalog.profiles[i]), i);
   for (const auto& item : *list) {
     JsonObject r(item, origin, "profiles[]");
     PF_TRY(keys, r.only_keys({"engine", "platform", "device", "bandwidth_efficiency", "step_overhead_s", "eager_op_dispatch_s", "moe_layer_overhead_s",
@@ -267,13 +274,14 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
       (void)ok;
       *target = *v;
     }
-    auto same = [&](const SpeedProfile& q) { return q.engine == p.engine && q.platform == p.platform && to_lower(q.device) == to_lower(p.device); };
-    auto it = std::find_if(catalog.profiles.begin(), catalog.profiles.end(), same);
-    if (it != catalog.profiles.end()) *it = p;
-    else catalog.profiles.push_back(p);
+    const auto [at, added] = index.emplace(key_of(p), catalog.profiles.size());
+    if (added) catalog.profiles.push_back(std::move(p));
+    else catalog.profiles[at->second] = std::move(p);
   }
   return Ok{};
 }
+
+constexpr uint64_t k_max_speed_overlay_bytes = 4ull << 20;
 
 std::string speed_overlay_path() {
   if (const char* p = std::getenv("PREFLIGHT_SPEED_OVERRIDES"); p && *p) return p;
@@ -287,7 +295,12 @@ Expected<SpeedCatalog> load_speed_catalog() {
   PF_TRY(catalog, parse_speed_catalog(json, "data/engines/speed.json"));
   const std::string overlay = speed_overlay_path();
   if (path_exists(overlay)) {
-    PF_TRY(overlay_json, load_json_file(overlay));
+    // Issue 19 (hard30): read up to 4 MiB, as the devices overlay (device/device_catalog): a 40 MB overlay was read whole
+    // and parsed to a tree of about 18 times its size. calibrate --save writes a few hundred bytes a profile.
+    PF_TRY(overlay_text, read_text_file(overlay, k_max_speed_overlay_bytes));
+    PF_TRY(overlay_json, parse_json(overlay_text, overlay));
+    PF_TRY(unique, check_unique_keys(overlay_text, overlay));  // a repeated key is not the last one silently
+    (void)unique;
     PF_TRY(ok, apply_speed_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

@@ -101,7 +101,9 @@ Expected<std::vector<std::string>> shards_missing(const std::string& index_path,
 // The assumption a folder with missing shards carries: which, how many, and what the weights are then taken from.
 std::string missing_shards_text(const std::vector<std::string>& missing, size_t named, const std::vector<std::string>& names) {
   std::string list;
-  for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + missing[i];
+  // Issue 19 (hard30): the names are the index file's text, printed as an assumption: an escape sequence in one reached
+  // the terminal, a 1 MB name the output whole.
+  for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + clip_text(strip_terminal_controls(missing[i]), 200);
   if (missing.size() > 3) list += format(" and %zu more", missing.size() - 3);
   const bool ms_temp = std::find(names.begin(), names.end(), "._____temp") != names.end();
   return format("model.safetensors.index.json names %zu shard files and %zu of them are not in the folder (%s): an incomplete download%s; weight bytes "

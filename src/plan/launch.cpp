@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <regex>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,11 @@ std::string shell_single_quoted(const std::string& text) {
   std::string out = "'";
   for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   return out + "'";
+}
+
+std::string shell_word(const std::string& text) {
+  const auto plain = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:@%+=,-", c) != nullptr; };
+  return !text.empty() && std::all_of(text.begin(), text.end(), plain) ? text : shell_single_quoted(text);
 }
 
 namespace {
@@ -78,7 +84,17 @@ std::string base_name(const std::string& id) {
   return slash == std::string::npos ? id : id.substr(slash + 1);
 }
 
-std::string served_name(const std::string& id) { return to_lower(base_name(id)); }
+// The --served-model-name vLLM is given: the name's last part in lower case, without a leading '-' (vLLM's argparse would
+// read "-rf" as an option; issue 19, hard30).
+std::string served_name(const std::string& id) {
+  std::string name = to_lower(base_name(id));
+  name.erase(0, std::min(name.find_first_not_of('-'), name.size()));
+  return name.empty() ? std::string("model") : name;
+}
+
+// A local path as a command's argument: one shell word, and "./" before a relative path that begins with '-' (the
+// command would read it as an option: `preflight plan --devices H100 -rf` started `vllm serve -rf`).
+std::string shell_path(const std::string& path) { return shell_word(!path.empty() && path[0] == '-' ? "./" + path : path); }
 
 // A hub reference ("hf:org/name@rev", "ms:org/name@rev": hub/hub_ref's form of ModelSpec::id) as `vllm serve`
 // takes it: the repo id, the revision when it is not the hub's default (Hugging Face "main", ModelScope
@@ -136,7 +152,8 @@ const std::string k_method_from_config = "no --quantization: vLLM reads quant_me
 const std::string k_method_from_config_tail =
     " would force the slower kernel ('... you specified quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference', vllm#20112)";
 
-// Where a recipe's input comes from: the hub (its own download command fetches it) or a cast's output.
+// Where a recipe's input comes from: the hub (its own download command fetches it), or a cast's output or a local folder
+// (its download command is dropped and {model_id} names that directory).
 enum class RecipeInput { hub, cast_output };
 
 // Issue 19 (planfast6): the candidate's fields the checkpoint choice read beyond its model and variant (LaunchMemo keys on
@@ -201,12 +218,23 @@ const model::QuantVariant* published_variant(const model::ModelSpec& m) {
 // (`cast`: DeepSeek's fp8_cast_bf16.py for an FP8 block checkpoint): msModelSlim quantizes BF16 weights.
 // Disk and host memory in the notes come from the sizes: the published checkpoint's weight bytes and
 // 2 B per parameter for the BF16 copy (MTP layers included: the cast writes every tensor).
+// Issue 19 (hard30): the local folder the model was read from (its id is a path and its config.json the source), or "":
+// a recipe then reads that folder and downloads nothing (it wrote `hf download /the/folder`, which is no repo id).
+std::string local_folder(const model::ModelSpec& m, const std::string& model_id) {
+  if (model_id != m.id || starts_with(m.id, "hf:") || starts_with(m.id, "ms:") || !starts_with(m.source, m.id)) return "";
+  if (m.source != m.id) return m.id;
+  const auto slash = m.id.find_last_of('/');
+  return slash == std::string::npos ? "." : m.id.substr(0, slash);  // the id named config.json itself
+}
+
 void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::string& model_id, const engine::QuantizedCatalog& catalog, const engine::ConversionRecipe& cv,
                     const engine::ConversionRecipe* cast, int64_t devices_per_node, Launch& l, CheckpointReads& reads) {
-  const std::string name = base_name(model_id);
-  const std::string model_dir = "/models/" + name;
+  const std::string folder = local_folder(m, model_id);
+  const std::string name = base_name(folder.empty() ? model_id : folder);
+  const std::string model_dir = folder.empty() ? "/models/" + name : folder;
+  const RecipeInput source = folder.empty() ? RecipeInput::hub : RecipeInput::cast_output;  // a local folder: no download
   const std::string input_dir = cast ? model_dir + cast->output_suffix : model_dir;
-  const std::string output_dir = model_dir + cv.output_suffix;
+  const std::string output_dir = "/models/" + name + cv.output_suffix;
   const model::ParamCounts params = model::count_params(m);
   const double bf16_gib = bytes_to_gib(static_cast<double>(params.total) * 2.0);
   const std::string devices = npu_devices(std::min(c.num_devices, devices_per_node));
@@ -216,7 +244,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
     l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
                                c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
-    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name).value_or(name), RecipeInput::hub, l, reads);
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name).value_or(name), source, l, reads);
     std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
     note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
     l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
@@ -224,7 +252,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
   }
-  push_recipe(cv, model_id, input_dir, output_dir, devices, engine::recipe_model_type(catalog, cv, name).value_or(name), cast ? RecipeInput::cast_output : RecipeInput::hub,
+  push_recipe(cv, model_id, input_dir, output_dir, devices, engine::recipe_model_type(catalog, cv, name).value_or(name), cast ? RecipeInput::cast_output : source,
               l, reads);
   l.checkpoint = output_dir;
   l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");
@@ -293,6 +321,15 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
                             base_name(base_id).c_str(), list.source.c_str(), base_name(base_id).c_str());
     cv = nullptr;
   }
+  // Issue 19 (hard30): a recipe's commands carry the model id as it is, as shell words and inside quoted Python strings
+  // (oneshot(model="{model_id}")): an id that is not one plain shell word (a local folder named "a b;touch x") gets no
+  // recipe rather than commands that run something else.
+  std::string unsafe_id;
+  if (cv && shell_word(base_id) != base_id) {
+    unsafe_id = format("the model id %s is not one plain shell word (a space, a quote or one of ;&|<>$`\\()*?!#~ in it), which the %s commands carry "
+                       "unquoted", shell_word(base_id).c_str(), cv->tool.c_str());
+    cv = nullptr;
+  }
   if (cv && (!m.quant.quantized() || release || cast)) {
     if (full) add_conversion(m, c, base_id, catalog, *cv, cast, devices_per_node, l, reads);
     flag = cv->quantization_flag;
@@ -311,6 +348,9 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
     gap = format("%s is published in %s and no cast of that format back to BF16 (what the %s conversion reads) is known", c.model_id.c_str(),
                  own ? own->name.c_str() : m.quant.detail.c_str(), variant.c_str());
     if (full) l.prepare.push_back("# " + gap + format(": produce a %s checkpoint at %s first", c.variant.c_str(), placeholder.c_str()));
+  } else if (!unsafe_id.empty()) {
+    gap = format("no published checkpoint of %s in this variant (%s), and %s", c.model_id.c_str(), c.variant.c_str(), unsafe_id.c_str());
+    if (full) l.prepare.push_back("# " + gap + ": produce one at " + shell_word(placeholder) + " first");
   } else if (!no_adapter.empty()) {
     gap = format("no published checkpoint of %s in this variant (%s), and %s", c.model_id.c_str(), c.variant.c_str(), no_adapter.c_str());
     if (full) l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
@@ -361,7 +401,7 @@ std::string llama_model_arg(const model::ModelSpec& m) {
   }
   const bool gguf = std::any_of(m.weights.begin(), m.weights.end(), [](const auto& w) { return !w.stored_format.empty(); }) || ends_with(m.source, ".gguf");
   if (!gguf || id.empty() || starts_with(id, "ms:")) return "-m MODEL.gguf";
-  return id.find_first_of(" '\"$`\\") == std::string::npos ? "-m " + id : "-m " + shell_single_quoted(id);
+  return "-m " + shell_path(id);
 }
 
 // The llama-quantize type of a GGUF preset variant ("Q4_K_M" for gguf_q4_k_m), or "" when `variant_id` is none. A
@@ -387,7 +427,7 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
   std::string arg = llama_model_arg(m);
   const std::string repo = hub_repo_id(m.id);
   const bool repo_id = repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
-  if (arg != "-m MODEL.gguf" || !repo_id || starts_with(m.id, "ms:") || m.quant.quantized() || repo.find_first_of(" '\"$`\\") != std::string::npos) return arg;
+  if (arg != "-m MODEL.gguf" || !repo_id || starts_with(m.id, "ms:") || m.quant.quantized() || shell_word(repo) != repo) return arg;
   const std::string name = base_name(repo), dir = "/models/" + name;
   const std::string outtype = m.dtype == model::Dtype::f16 ? "f16" : m.dtype == model::Dtype::f32 ? "f32" : "bf16";
   const std::string gguf = dir + "-" + (outtype == "bf16" ? "BF16" : outtype == "f16" ? "F16" : "F32") + ".gguf";
@@ -484,6 +524,10 @@ LaunchMemo::CheckpointPart checkpoint_part(const model::ModelSpec& m, const Cand
   p.env = std::move(l.env);
   p.notes = std::move(l.notes);
   p.prepare = std::move(l.prepare);
+  // Issue 19 (hard30): a comment line quotes the model id, which a local folder's name makes any text: a newline in it
+  // would end the comment and begin a command.
+  for (auto& line : p.prepare)
+    if (starts_with(line, "#")) std::replace_if(line.begin(), line.end(), [](char ch) { return ch == '\n' || ch == '\r'; }, ' ');
   return p;
 }
 
@@ -570,7 +614,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   const ServedRepo hub = served_repo(c.model_id);
   // Planfast6: written through FixedText (printf's text for %lld and %.2f) rather than one format() per flag.
   FixedText s;
-  s << "vllm serve " << l.checkpoint << " --served-model-name " << served_name(hub.repo);
+  s << "vllm serve " << shell_path(l.checkpoint) << " --served-model-name " << shell_word(served_name(hub.repo));
   if (l.checkpoint == hub.repo && !hub.revision.empty()) s << " --revision " << hub.revision;
   if (l.checkpoint == hub.repo && hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   s << " --tensor-parallel-size " << c.tensor_parallel_size;
@@ -587,7 +631,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   // vLLM's GGUF page: the base repository's tokenizer beside the one .gguf file (its own conversion of a GGUF vocabulary is
   // slow and unstable for large ones; https://docs.vllm.ai/en/v0.9.2/features/quantization/gguf.html).
   if (flag == "gguf" && ends_with(l.checkpoint, ".gguf") && l.checkpoint != hub.repo) {
-    s << " --tokenizer " << hub.repo;
+    s << " --tokenizer " << shell_word(hub.repo);
     if (hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   }
   if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s << " --kv-cache-dtype " << c.fit.kv_cache_dtype;

@@ -56,6 +56,10 @@ struct LaunchOptions {
 
 // `text` as one POSIX shell word in single quotes; a quote inside it closes, escapes and reopens ('\'').
 std::string shell_single_quoted(const std::string& text);
+// Issue 19 (hard30): `text` as one POSIX shell word: as it is when it is not empty and every byte is one no shell reads
+// specially (letters, digits and _ . / : @ % + = , -), else shell_single_quoted. A local model path reaches the start
+// commands whole (a space, ';', '$(...)', a newline in a folder name).
+std::string shell_word(const std::string& text);
 
 // The repo id `vllm serve` and the quantized-checkpoint catalogue know for a model id: a hub reference as
 // ModelSpec::id holds it ("hf:org/name@rev", "ms:org/name@rev"; hub/hub_ref) becomes "org/name"; any

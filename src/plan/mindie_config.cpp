@@ -60,7 +60,11 @@ std::vector<std::string> source_lines(const estimate::MindieOptions& o, int64_t 
 
 std::string start_script(const estimate::MindieOptions& o, const std::string& model_id, const std::string& device_id, int64_t nodes) {
   std::string s = "#!/bin/bash\n";
-  s += fmt::format("# preflight plan --engine mindie: {} on {} x {} (worldSize {}{})\n", model_id, o.world_size, device_id, o.world_size,
+  // Issue 19 (hard30): the model id is a local folder's name when one was given; a newline in it ended this comment and
+  // began a command of the script.
+  std::string shown = model_id;
+  std::replace_if(shown.begin(), shown.end(), [](char ch) { return ch == '\n' || ch == '\r'; }, ' ');
+  s += fmt::format("# preflight plan --engine mindie: {} on {} x {} (worldSize {}{})\n", shown, o.world_size, device_id, o.world_size,
                    nodes > 1 ? fmt::format(", {} nodes", nodes) : "");
   s += "set -e\n";
   for (const auto& l : source_lines(o, nodes)) s += l + "\n";

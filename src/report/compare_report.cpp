@@ -82,11 +82,15 @@ std::string metric_chart(const AbReport& r, const std::string& metric, const std
 }  // namespace
 
 std::string render_compare_text(const AbReport& r) {
-  std::string o = r.title + "\n";
+  // Issue 19 (hard30): the arms' texts are the database's (report --db names any file): an escape sequence in a stored
+  // model name retitled the terminal or cleared it.
+  const auto shown = [](const std::string& text) { return strip_terminal_controls(text); };
+  std::string o = shown(r.title) + "\n";
   for (size_t a = 0; a < r.arms.size(); ++a) {
     const AbArm& arm = r.arms[a];
-    o += format("  %s: %s, model %s, sweep %s%s\n", arm.label.c_str(), redact_url_credentials(arm.url).c_str(), arm.model.c_str(), arm.sweep_id.c_str(),
-                arm.prediction_source.empty() ? "" : (", prediction: " + arm.prediction_source).c_str());
+    o += shown(format("  %s: %s, model %s, sweep %s%s", arm.label.c_str(), redact_url_credentials(arm.url).c_str(), arm.model.c_str(), arm.sweep_id.c_str(),
+                      arm.prediction_source.empty() ? "" : (", prediction: " + arm.prediction_source).c_str())) +
+         "\n";
   }
   o += "p50 / p90 per arm; differences are arm - " + (r.arms.empty() ? std::string("A") : r.arms.front().letter) +
        " of the p50 with the bootstrap 95% interval in brackets and the p90 difference\n";
