@@ -360,8 +360,13 @@ std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, co
   if (best) return *best;
   const ModelAdapter* a = family_adapter(catalog, recipe, config_model_type);
   if (!a) return std::nullopt;
-  for (const auto& n : a->names)
-    if (!best || common_ending(n, model_name) > common_ending(*best, model_name)) best = &n;
+  // The longest common ending (the size tag), then the length nearest the model's (a dense "Qwen3.5-9B" takes the dense
+  // "Qwen3.5-27B", not the MoE "Qwen3.5-397B-A17B"), then the first listed.
+  const auto length_gap = [&](const std::string& n) { return n.size() > model_name.size() ? n.size() - model_name.size() : model_name.size() - n.size(); };
+  for (const auto& n : a->names) {
+    const size_t e = common_ending(n, model_name), be = best ? common_ending(*best, model_name) : 0;
+    if (!best || e > be || (e == be && length_gap(n) < length_gap(*best))) best = &n;
+  }
   return *best;
 }
 

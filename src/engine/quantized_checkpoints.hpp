@@ -117,7 +117,8 @@ const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catal
 // else the longest one it begins with before a '-' ("Qwen3-30B", the adapter msModelSlim registers for the Qwen3-30B-A3B
 // family), else (quant30) a name of the adapter whose config_model_types hold `config_model_type`: the one with the
 // longest common ending with `model_name` (its size tag: "Qwen3.5-35B-A3B" for Qwen3.6-35B-A3B, model_type
-// qwen3_5_moe), the first listed on a tie; every name of an adapter loads it, the name picks among its practices.
+// qwen3_5_moe), then the length nearest `model_name`'s, then the first listed; every name of an adapter loads it, the
+// name picks among its practices.
 // nullopt when none matches (the tool has no adapter for the model). A recipe without a list: `model_name` itself.
 std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name,
                                              const std::string& config_model_type = "");

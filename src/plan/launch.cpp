@@ -235,7 +235,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     for (const auto& list : catalog.model_types)
       if (list.id == cv.model_types) tool = list.tool;
     l.notes.push_back(format("--model_type %s: %s lists no name for %s; its model_type %s is of the family of %s's adapter %s, which each of its names "
-                             "(%s) loads; the name, the one sharing the longest ending with the model's, picks among that adapter's practices",
+                             "(%s) loads; the name (the longest common ending, then the nearest length) picks among that adapter's practices",
                              model_type.c_str(), tool.c_str(), name.c_str(), m.model_type.c_str(), tool.c_str(), a->id.c_str(), names.c_str()));
   }
   l.checkpoint = output_dir;

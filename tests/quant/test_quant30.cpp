@@ -118,8 +118,9 @@ TEST(MsModelSlimAdapters, Issue16_AModelOfARegisteredFamilyGetsItsAdapter) {
            {"Qwen3.6-35B-A3B", "", std::nullopt},                        // the name alone: none, as before
            {"Qwen3.6-27B", "qwen3_5_text", "Qwen3.6-27B"},               // listed: its own name
            {"Qwen3-4B", "qwen3", "Qwen3-14B"},                           // qwen3 group: Qwen3-8B, Qwen3-14B, Qwen3-32B
-           {"Kimi-K2-Instruct", "kimi_k2", "Kimi-K2-Instruct-0905"},     // a tie of endings: the first listed
-           {"Qwen3-VL-8B-Instruct", "qwen3_vl_text", "Qwen3-VL-4B-Instruct"},
+           {"Kimi-K2-Instruct", "kimi_k2", "Kimi-K2-Thinking"},          // a tie of endings: the nearest length (16)
+           {"Qwen3.5-9B", "qwen3_5_text", "Qwen3.5-27B"},                // dense: not the MoE Qwen3.5-397B-A17B listed first
+           {"Qwen3-VL-8B-Instruct", "qwen3_vl_text", "Qwen3-VL-4B-Instruct"},  // ending and length tie: the first listed
            {"Qwen3-Next-80B-A3B-Thinking", "qwen3_next", "Qwen3-Next-80B-A3B-Instruct"},
            {"Qwen3-30B-A3B", "qwen3_moe", "Qwen3-30B"},                  // a listed prefix still wins
            {"Qwen2.5-14B-Instruct", "qwen2", std::nullopt},              // four groups for Qwen2ForCausalLM: none chosen
