@@ -183,6 +183,29 @@ bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolve
   return deploy::apply_variant_rules(v, resolved, est, est.assumptions).has_value();
 }
 
+// Issue 16 (quant30): `fit --variant` of a variant no start command serves (no published checkpoint of the model in it, no
+// conversion recipe, not quantized by the engine at load) is refused with the line plan rejects that row with
+// (plan::unservable_reason: "no start command: ..."), its sizes kept; before, fit said the variant fits while plan refused
+// every row of it. Only for a deployment that fits, as plan's row (planner: the gap after the fit). True when refused.
+bool refuse_unservable_variant(const model::QuantVariant& v, const deploy::Resolved& resolved, estimate::FitEstimate& est) {
+  const auto& catalog = engine::shipped_quantized_catalog();
+  if (!catalog || !v.quantized()) return false;
+  plan::Candidate probe;
+  probe.model_id = resolved.model.id;
+  probe.variant = v.name;
+  probe.variant_id = v.id;
+  probe.quantization_flag = v.engine_quantization;
+  probe.tensor_parallel_size = resolved.deployment.tensor_parallel_size;
+  probe.pipeline_parallel_size = resolved.deployment.pipeline_parallel_size;
+  probe.num_devices = probe.tensor_parallel_size * probe.pipeline_parallel_size;
+  std::string gap = plan::unservable_reason(resolved.model, probe, resolved.engine, *catalog);
+  if (gap.empty()) return false;
+  est.fits = false;
+  est.failure = estimate::Failure::unsupported_quantization;
+  est.failure_message = std::move(gap);
+  return true;
+}
+
 // Issue 16: a variant of a checkpoint published in another format (DeepSeek-V3 in FP8) is made from BF16
 // weights; the assumption says from which and where plan prints the steps.
 void note_variant_source(const model::QuantVariant& v, const model::ModelSpec& published, estimate::FitEstimate& est) {
@@ -392,12 +415,14 @@ int cmd_fit(const std::vector<std::string>& argv) {
   const model::QuantVariant* rules_of = *variant;
   if (!rules_of && !r.flags.quantization && model.quant.quantized())
     if (const auto& catalog = model::load_variant_catalog(); catalog) rules_of = model::variant_of_checkpoint(*catalog, model.quant);
-  const bool rejected = rules_of && check_variant(*rules_of, *resolved, *est);
-  if (rejected) search.fixes.clear();  // no layout makes the engine load it
+  bool rejected = rules_of && check_variant(*rules_of, *resolved, *est);
   // Issue 16 (quant26): a variant that changes nothing on this model (MXFP4 on a model without experts) is bad input;
   // an engine rule that rejects it comes first (its message is what the engine prints).
   if (const std::string none = *variant && !rejected ? model::variant_without_effect(**variant, model) : ""; !none.empty())
     return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {}", (*variant)->id, none), "--variant"));
+  // As plan: after the fit, so a deployment the engine refuses or that does not fit keeps that verdict.
+  if (*variant && !rejected && est->fits) rejected = refuse_unservable_variant(**variant, *resolved, *est);
+  if (rejected) search.fixes.clear();  // no layout makes the engine load it
   // Issue 16 (fitcons27): a KV cache that cannot hold one request (max_model_len_too_large, kv_negative) gets the variant
   // fix too: quantized weights leave the KV cache more room. Fixes keep search_fixes' order of cost; a variant (a
   // conversion on the same cards) goes after the flags that change nothing but the engine's arguments and before the

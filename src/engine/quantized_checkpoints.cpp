@@ -1,8 +1,11 @@
 #include "engine/quantized_checkpoints.hpp"
 
+#include <algorithm>
+
 #include "base/case_fold.hpp"
 #include "base/embedded.hpp"
 #include "base/text.hpp"
+#include "engine/engine_profile.hpp"
 
 namespace preflight::engine {
 
@@ -64,30 +67,99 @@ Expected<ConversionRecipe> read_recipe(const Json& item, const std::string& orig
   return c;
 }
 
+// One word a shell passes as it is (a --model_type value is written into a command line unquoted).
+bool shell_word(const std::string& n) { return !n.empty() && n.find_first_of(" '\"$`\\{}") == std::string::npos; }
+
+// One adapter of a "model_types" record; `list` holds the adapters read so far (their ids, names and model types unique).
+Expected<ModelAdapter> read_model_adapter(const Json& item, const std::string& where, const std::string& origin, const ModelTypeList& list) {
+  JsonObject pre(item, origin, where + ".adapters[]");
+  PF_TRY(id, pre.string("adapter"));
+  const std::string at = where + ".adapters[" + id + "]";
+  JsonObject r(item, origin, at);
+  PF_TRY(keys, r.only_keys({"adapter", "config_model_types", "names"}));
+  (void)keys;
+  ModelAdapter a;
+  a.id = id;
+  PF_TRY(names, string_list(r.find("names"), at + ".names", origin));
+  if (names.empty()) return make_error(ErrorKind::corrupt, at + ": names is empty", origin);
+  if (const Json* types = r.find("config_model_types")) {
+    PF_TRY(list_types, string_list(types, at + ".config_model_types", origin));
+    a.config_model_types = list_types;
+  }
+  for (const auto& other : list.adapters) {
+    if (other.id == id) return make_error(ErrorKind::corrupt, at + ": duplicate adapter", origin);
+    for (const auto& t : a.config_model_types)
+      if (std::find(other.config_model_types.begin(), other.config_model_types.end(), t) != other.config_model_types.end())
+        return make_error(ErrorKind::corrupt, at + ": config_model_type '" + t + "' is adapter " + other.id + "'s too", origin);
+  }
+  for (const auto& n : names) {
+    if (!shell_word(n)) return make_error(ErrorKind::corrupt, at + ": name '" + n + "' is not one shell word", origin);
+    if (std::find(list.names.begin(), list.names.end(), n) != list.names.end()) return make_error(ErrorKind::corrupt, at + ": name '" + n + "' is listed twice", origin);
+  }
+  a.names = names;
+  return a;
+}
+
 // One record of "model_types"; `seen` holds the lists read so far.
 Expected<ModelTypeList> read_model_types(const Json& item, const std::string& origin, const std::vector<ModelTypeList>& seen) {
   JsonObject pre(item, origin, "model_types[]");
   PF_TRY(id, pre.string("id"));
   const std::string where = origin + ": model_types[" + id + "]";
   JsonObject r(item, origin, "model_types[" + id + "]");
-  PF_TRY(keys, r.only_keys({"id", "tool", "names", "source"}));
+  PF_TRY(keys, r.only_keys({"id", "tool", "adapters", "source"}));
   (void)keys;
   for (const auto& existing : seen)
     if (existing.id == id) return make_error(ErrorKind::corrupt, where + ": duplicate id", origin);
   ModelTypeList l;
   l.id = id;
   PF_TRY(tool, r.string("tool"));
-  PF_TRY(names, string_list(r.find("names"), where + ".names", origin));
-  if (names.empty()) return make_error(ErrorKind::corrupt, where + ": names is empty", origin);
-  for (const auto& n : names)
-    if (n.empty() || n.find_first_of(" '\"$`\\{}") != std::string::npos) return make_error(ErrorKind::corrupt, where + ": name '" + n + "' is not one shell word", origin);
+  PF_TRY(adapters, r.array("adapters"));
+  if (adapters->empty()) return make_error(ErrorKind::corrupt, where + ": adapters is empty", origin);
+  for (const auto& item_a : *adapters) {
+    PF_TRY(a, read_model_adapter(item_a, where, origin, l));
+    l.names.insert(l.names.end(), a.names.begin(), a.names.end());
+    l.adapters.push_back(std::move(a));
+  }
   PF_TRY(source, r.string("source"));
   PF_TRY(src_ok, check_source(source, where, origin));
   (void)src_ok;
   l.tool = tool;
-  l.names = names;
   l.source = source;
   return l;
+}
+
+// One record of "serve_plugins"; `seen` holds the records read so far (one per flag and engine).
+Expected<ServePlugin> read_serve_plugin(const Json& item, const std::string& origin, const std::vector<ServePlugin>& seen) {
+  JsonObject pre(item, origin, "serve_plugins[]");
+  PF_TRY(id, pre.string("id"));
+  const std::string where = origin + ": serve_plugins[" + id + "]";
+  JsonObject r(item, origin, "serve_plugins[" + id + "]");
+  PF_TRY(keys, r.only_keys({"id", "quantization_flag", "engine", "from_version", "commands", "note", "source"}));
+  (void)keys;
+  ServePlugin p;
+  p.id = id;
+  PF_TRY(flag, r.string("quantization_flag"));
+  PF_TRY(engine, r.string("engine"));
+  if (flag.empty()) return make_error(ErrorKind::corrupt, where + ": quantization_flag is empty", origin);
+  if (engine != "vllm" && engine != "vllm-ascend") return make_error(ErrorKind::corrupt, where + ": engine '" + engine + "', expected vllm or vllm-ascend", origin);
+  for (const auto& other : seen)
+    if (other.id == id || (other.quantization_flag == flag && other.engine == engine))
+      return make_error(ErrorKind::corrupt, where + ": duplicate id, or a second record for --quantization " + flag + " on " + engine, origin);
+  PF_TRY(from, r.string("from_version"));
+  if (!parse_version(from)) return make_error(ErrorKind::corrupt, where + ": from_version '" + from + "' is not a version", origin);
+  PF_TRY(commands, string_list(r.find("commands"), where + ".commands", origin));
+  if (commands.empty()) return make_error(ErrorKind::corrupt, where + ": commands is empty", origin);
+  PF_TRY(note, r.string("note"));
+  PF_TRY(source, r.string("source"));
+  PF_TRY(src_ok, check_source(source, where, origin));
+  (void)src_ok;
+  p.quantization_flag = flag;
+  p.engine = engine;
+  p.from_version = from;
+  p.commands = commands;
+  p.note = note;
+  p.source = source;
+  return p;
 }
 
 // One record of "in_flight"; `seen` holds the records read so far (one per variant and platform).
@@ -126,7 +198,7 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
   QuantizedCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight", "model_types"}));
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight", "model_types", "serve_plugins"}));
   (void)tk;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -192,6 +264,13 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
       out.model_types.push_back(std::move(l));
     }
   }
+  if (top.find("serve_plugins")) {
+    PF_TRY(plugins, top.array("serve_plugins"));
+    for (const auto& item : *plugins) {
+      PF_TRY(p, read_serve_plugin(item, origin, out.serve_plugins));
+      out.serve_plugins.push_back(std::move(p));
+    }
+  }
   for (const auto* section : {&out.conversions, &out.casts})
     for (const auto& c : *section) {
       if (c.model_types.empty()) continue;
@@ -236,18 +315,59 @@ const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catal
   return nullptr;
 }
 
-std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name) {
-  if (recipe.model_types.empty()) return model_name;
-  for (const auto& l : catalog.model_types) {
-    if (l.id != recipe.model_types) continue;
-    const std::string* best = nullptr;
-    for (const auto& n : l.names) {
-      if (n == model_name) return n;
-      if (model_name.size() > n.size() && model_name.compare(0, n.size(), n) == 0 && model_name[n.size()] == '-' && (!best || best->size() < n.size())) best = &n;
-    }
-    if (best) return *best;
+namespace {
+const ModelTypeList* model_type_list(const QuantizedCatalog& catalog, const ConversionRecipe& recipe) {
+  for (const auto& l : catalog.model_types)
+    if (l.id == recipe.model_types) return &l;
+  return nullptr;
+}
+
+size_t common_ending(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
+  return n;
+}
+}  // namespace
+
+const ServePlugin* find_serve_plugin(const QuantizedCatalog& catalog, const std::string& quantization_flag, const std::string& engine, const std::string& version) {
+  const auto at = parse_version(version);
+  for (const auto& p : catalog.serve_plugins) {
+    if (p.quantization_flag != quantization_flag || p.engine != engine) continue;
+    const auto from = parse_version(p.from_version);
+    if (at && from && *from <= *at) return &p;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+const ModelAdapter* family_adapter(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& config_model_type) {
+  const ModelTypeList* l = config_model_type.empty() ? nullptr : model_type_list(catalog, recipe);
+  if (!l) return nullptr;
+  for (const auto& a : l->adapters)
+    if (std::find(a.config_model_types.begin(), a.config_model_types.end(), config_model_type) != a.config_model_types.end()) return &a;
+  return nullptr;
+}
+
+std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name,
+                                             const std::string& config_model_type) {
+  if (recipe.model_types.empty()) return model_name;
+  const ModelTypeList* l = model_type_list(catalog, recipe);
+  if (!l) return std::nullopt;
+  const std::string* best = nullptr;
+  for (const auto& n : l->names) {
+    if (n == model_name) return n;
+    if (model_name.size() > n.size() && model_name.compare(0, n.size(), n) == 0 && model_name[n.size()] == '-' && (!best || best->size() < n.size())) best = &n;
+  }
+  if (best) return *best;
+  const ModelAdapter* a = family_adapter(catalog, recipe, config_model_type);
+  if (!a) return std::nullopt;
+  // The longest common ending (the size tag), then the length nearest the model's (a dense "Qwen3.5-9B" takes the dense
+  // "Qwen3.5-27B", not the MoE "Qwen3.5-397B-A17B"), then the first listed.
+  const auto length_gap = [&](const std::string& n) { return n.size() > model_name.size() ? n.size() - model_name.size() : model_name.size() - n.size(); };
+  for (const auto& n : a->names) {
+    const size_t e = common_ending(n, model_name), be = best ? common_ending(*best, model_name) : 0;
+    if (!best || e > be || (e == be && length_gap(n) < length_gap(*best))) best = &n;
+  }
+  return *best;
 }
 
 const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant) {

@@ -38,12 +38,23 @@ struct ConversionRecipe {
   std::string model_types;
 };
 
-// The model names a conversion tool registers an adapter for (msModelSlim's config/config.ini [ModelAdapter]), which its
-// --model_type takes; another name falls back to the tool's default adapter and default practice (issue 16, quant29).
+// One model adapter of a conversion tool (a group of msModelSlim's config/config.ini [ModelAdapter]): every name of it
+// loads the same adapter; `config_model_types` are the config.json model_type values of the models it is for, where read
+// (empty: matched by name only).
+struct ModelAdapter {
+  std::string id;  // "qwen3_5_moe"
+  std::vector<std::string> config_model_types;
+  std::vector<std::string> names;
+};
+
+// The model names a conversion tool registers an adapter for, which its --model_type takes; another name falls back to
+// the tool's default adapter and default practice (issue 16, quant29). quant30: grouped by adapter, so a model whose
+// config.json model_type is an adapter's family gets a name of that adapter.
 struct ModelTypeList {
   std::string id;
   std::string tool;
-  std::vector<std::string> names;
+  std::vector<ModelAdapter> adapters;
+  std::vector<std::string> names;  // every adapter's names, in the file's order
   std::string source;
 };
 
@@ -59,6 +70,19 @@ struct InFlightQuantization {
   std::string note, source;
 };
 
+// Issue 16 (quant30): a package the engine needs, from a version on, to serve a checkpoint asked for with one
+// --quantization (vLLM moved GGUF out of the tree into vllm-gguf-plugin in 0.24.0): its install commands go before
+// `vllm serve` in the start command, at that version and later only (the plugin requires the vLLM that dropped the
+// in-tree code).
+struct ServePlugin {
+  std::string id;
+  std::string quantization_flag;      // "gguf"
+  std::string engine;                 // vllm | vllm-ascend
+  std::string from_version;           // "0.24.0": needed from this engine version on
+  std::vector<std::string> commands;  // run before `vllm serve`
+  std::string note, source;
+};
+
 struct QuantizedCatalog {
   std::vector<QuantizedCheckpoint> checkpoints;
   std::vector<InFlightQuantization> in_flight;  // optional section "in_flight"
@@ -67,6 +91,7 @@ struct QuantizedCatalog {
   // `variant` is the checkpoint variant the cast reads (fp8_block), the output is BF16 (no quantization_flag).
   std::vector<ConversionRecipe> casts;
   std::vector<ModelTypeList> model_types;  // optional section "model_types"
+  std::vector<ServePlugin> serve_plugins;  // optional section "serve_plugins"
   std::string origin;
 };
 
@@ -87,11 +112,21 @@ const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const s
 const InFlightQuantization* find_in_flight(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
 // The catalogue's record of the published checkpoint `repo` (hub id, case-insensitive), or nullptr.
 const QuantizedCheckpoint* find_checkpoint_by_repo(const QuantizedCatalog& catalog, const std::string& repo);
-// The --model_type `recipe` writes for a model named `model_name` (the repo's base name, "Qwen3-30B-A3B-Instruct-2507"):
-// the name of its model_types list equal to it, else the longest one it begins with before a '-' ("Qwen3-30B", the
-// adapter msModelSlim registers for the Qwen3-30B-A3B family); nullopt when the list names none (the tool has no adapter
-// for the model). A recipe without a list: `model_name` itself.
-std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name);
+// The --model_type `recipe` writes for a model named `model_name` (the repo's base name, "Qwen3-30B-A3B-Instruct-2507")
+// whose config.json model_type is `config_model_type` ("" when not known): the name of its model_types list equal to it,
+// else the longest one it begins with before a '-' ("Qwen3-30B", the adapter msModelSlim registers for the Qwen3-30B-A3B
+// family), else (quant30) a name of the adapter whose config_model_types hold `config_model_type`: the one with the
+// longest common ending with `model_name` (its size tag: "Qwen3.5-35B-A3B" for Qwen3.6-35B-A3B, model_type
+// qwen3_5_moe), then the length nearest `model_name`'s, then the first listed; every name of an adapter loads it, the
+// name picks among its practices.
+// nullopt when none matches (the tool has no adapter for the model). A recipe without a list: `model_name` itself.
+std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& model_name,
+                                             const std::string& config_model_type = "");
+// The plugin `engine` at `version` ("0.24.0"; compared as X.Y.Z) needs to serve a checkpoint with `--quantization
+// quantization_flag`, or nullptr.
+const ServePlugin* find_serve_plugin(const QuantizedCatalog& catalog, const std::string& quantization_flag, const std::string& engine, const std::string& version);
+// The adapter of `recipe`'s model_types list whose config_model_types hold `config_model_type`, or nullptr.
+const ModelAdapter* family_adapter(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& config_model_type);
 // The cast that turns a checkpoint of `from_variant` (an id of data/variants/quant_variants.json, e.g.
 // fp8_block) into BF16, or nullptr.
 const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant);

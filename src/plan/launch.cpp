@@ -244,7 +244,7 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     const double cast_bf16_gib = bytes_to_gib(static_cast<double>(params.total + params.mtp) * 2.0);
     l.prepare.push_back(format("# %s is published in %s only and %s quantizes BF16 weights: cast it to BF16 with %s first, then convert it once, then serve the output",
                                c.model_id.c_str(), own ? own->name.c_str() : m.quant.detail.c_str(), cv.tool.c_str(), cast->tool.c_str()));
-    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name).value_or(name), source, l, reads);
+    push_recipe(*cast, model_id, model_dir, input_dir, devices, engine::recipe_model_type(catalog, *cast, name, m.model_type).value_or(name), source, l, reads);
     std::string note = replace_all(cast->note, "{published_gib}", fixed(bytes_to_gib(published.total + published.mtp), 0));
     note = replace_all(note, "{bf16_gib}", fixed(cast_bf16_gib, 0));
     l.notes.push_back(cast->id + ": " + note + " (" + cast->source + ")");
@@ -252,8 +252,20 @@ void add_conversion(const model::ModelSpec& m, const Candidate& c, const std::st
     l.prepare.push_back(format("# no published checkpoint of %s in this variant (%s) is known: convert it once with %s, then serve the output",
                                model_id.c_str(), c.variant.c_str(), cv.tool.c_str()));
   }
-  push_recipe(cv, model_id, input_dir, output_dir, devices, engine::recipe_model_type(catalog, cv, name).value_or(name), cast ? RecipeInput::cast_output : source,
-              l, reads);
+  const std::string model_type = engine::recipe_model_type(catalog, cv, name, m.model_type).value_or(name);
+  push_recipe(cv, model_id, input_dir, output_dir, devices, model_type, cast ? RecipeInput::cast_output : source, l, reads);
+  // Issue 16 (quant30): a model of a family the tool has an adapter for, under a name the tool does not list, gets a name
+  // of that adapter (msModelSlim keys adapters by --model_type name; each name of a group loads the group's adapter).
+  if (const engine::ModelAdapter* a = engine::recipe_model_type(catalog, cv, name) ? nullptr : engine::family_adapter(catalog, cv, m.model_type)) {
+    std::string names;
+    for (const auto& n : a->names) names += (names.empty() ? "" : ", ") + n;
+    std::string tool = cv.tool;
+    for (const auto& list : catalog.model_types)
+      if (list.id == cv.model_types) tool = list.tool;
+    l.notes.push_back(format("--model_type %s: %s lists no name for %s; its model_type %s is of the family of %s's adapter %s, which each of its names "
+                             "(%s) loads; the name (the longest common ending, then the nearest length) picks among that adapter's practices",
+                             model_type.c_str(), tool.c_str(), name.c_str(), m.model_type.c_str(), tool.c_str(), a->id.c_str(), names.c_str()));
+  }
   l.checkpoint = output_dir;
   l.notes.push_back(cv.id + ": " + replace_all(cv.note, "{bf16_gib}", fixed(bf16_gib, 0)) + " (" + cv.source + ")");
 }
@@ -314,11 +326,13 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
   // Issue 16 (quant29): a recipe whose tool has no adapter for the model (msModelSlim's --model_type) is no recipe for it:
   // the tool would fall back to its default adapter and default practice, not the command the row names.
   std::string no_adapter;
-  if (cv && !engine::recipe_model_type(catalog, *cv, base_name(base_id))) {
+  if (cv && !engine::recipe_model_type(catalog, *cv, base_name(base_id), m.model_type)) {
     for (const auto& list : catalog.model_types)
       if (list.id == cv->model_types)
-        no_adapter = format("%s registers no model adapter for %s (%s): `--model_type %s` would load its default adapter and default practice", list.tool.c_str(),
-                            base_name(base_id).c_str(), list.source.c_str(), base_name(base_id).c_str());
+        no_adapter = format("%s registers no model adapter for %s, nor for its model_type %s (%s): `--model_type %s` would load its default "
+                            "adapter and default practice",
+                            list.tool.c_str(), base_name(base_id).c_str(), m.model_type.empty() ? "(none)" : m.model_type.c_str(), list.source.c_str(),
+                            base_name(base_id).c_str());
     cv = nullptr;
   }
   // Issue 19 (hard30): a recipe's commands carry the model id as it is, as shell words and inside quoted Python strings
@@ -512,6 +526,12 @@ LaunchMemo::CheckpointPart checkpoint_part(const model::ModelSpec& m, const Cand
   LaunchMemo::CheckpointPart p;
   CheckpointReads reads;
   choose_checkpoint(m, c, e, catalog, devices_per_node, l, p.flag, reads);
+  // Issue 16 (quant30): a --quantization the engine serves through an out-of-tree package from a version on (GGUF on
+  // vLLM 0.24.0 and later: vllm-gguf-plugin) has that package installed first.
+  if (const engine::ServePlugin* plugin = engine::find_serve_plugin(catalog, p.flag, e.engine, e.rule_version().text())) {
+    l.prepare.insert(l.prepare.end(), plugin->commands.begin(), plugin->commands.end());
+    l.notes.push_back(plugin->id + ": " + plugin->note + " (" + plugin->source + ")");
+  }
   p.model_id = c.model_id;
   p.variant = c.variant;
   p.variant_id = c.variant_id;

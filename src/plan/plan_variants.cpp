@@ -34,10 +34,11 @@ bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const e
   if (flag == "fp8") return true;
   if (!published) return false;
   if (engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant)) return true;
-  // A recipe counts where its tool has an adapter for the model (quant29: msModelSlim's --model_type).
+  // A recipe counts where its tool has an adapter for the model (quant29: msModelSlim's --model_type; quant30: or for its family).
   const engine::ConversionRecipe* cv = engine::find_conversion(*published, variant, e.platform);
   const std::string repo = hub_repo_id(m.id);
-  return cv && engine::recipe_model_type(*published, *cv, repo.substr(repo.find_last_of('/') == std::string::npos ? 0 : repo.find_last_of('/') + 1)).has_value();
+  return cv && engine::recipe_model_type(*published, *cv, repo.substr(repo.find_last_of('/') == std::string::npos ? 0 : repo.find_last_of('/') + 1), m.model_type)
+                    .has_value();
 }
 
 }  // namespace

@@ -59,6 +59,21 @@ const std::vector<Deployment>& deployments() {
   return d;
 }
 
+// quant30: variants plan recommends no row of on these deployments, because no start command serves them (no published
+// checkpoint of the model in them, no conversion recipe: msModelSlim has no W4A16, W4A16_MXFP4 or W4A8_MXFP practice and
+// no one-click W8A16 practice for these models at 3de0a3c; no tool writes MXFP4 experts for Qwen3-30B-A3B); the engine
+// version takes each of them on that card.
+const std::vector<Deployment>& unservable_deployments() {
+  static const std::vector<Deployment> d = {
+      {"Qwen/Qwen3-30B-A3B", "910B4", "vllm-ascend", "w4a16", "w4a16 (ascend)"},
+      {"Qwen/Qwen3-30B-A3B", "950DT", "vllm-ascend", "w4a16_mxfp4", "ascend w4a16_mxfp4"},
+      {"Qwen/Qwen3-30B-A3B", "950DT", "vllm-ascend", "w4a8_mxfp", "w4a8-mxfp"},
+      {"Qwen/Qwen3-8B", "910B4", "vllm-ascend", "w8a16_ascend", "msmodelslim w8a16"},
+      {"Qwen/Qwen3-30B-A3B", "H100-SXM", "vllm", "mxfp4", "mxfp4"},
+  };
+  return d;
+}
+
 }  // namespace
 
 // For each deployment: the plan (--variant, 16,384 tokens) picks the layout; fit with that variant and layout,
@@ -114,10 +129,9 @@ TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
   // With test_variant_validate.cpp's (w8a8, awq, fp8_tensor, w4a8_dynamic, w4a16), every variant of the list but the
   // GGUF presets and bf16 is covered.
   for (const char* covered : {"w8a8", "awq", "fp8_tensor", "w4a8_dynamic", "w4a16"}) families.insert(covered);
-  // h-q950: no published checkpoint and no conversion recipe of these is catalogued, so plan recommends no row to agree
-  // with; their bytes and rules are checked in tests/quant/test_quant_mx950.cpp.
-  // h-mx950p: w4a8_mxfp neither (no msModelSlim practice of it: only a smoke-test config).
-  for (const char* unplanned : {"w4a16_mxfp4", "w8a16_ascend", "w4a8_mxfp"}) families.insert(unplanned);
+  // quant30: the variants no start command serves (no published checkpoint, no recipe) agree in
+  // Issue16_FitRefusesWhatPlanRefusesAndValidateSizesTheSame below.
+  for (const auto& d : unservable_deployments()) families.insert(d.variant);
   const Json variants = data_file("data/variants/quant_variants.json");  // named: a range over a member of a temporary would dangle
   for (const auto& v : variants["variants"]) {
     const std::string id = v["id"].get<std::string>();
@@ -405,4 +419,55 @@ TEST(VariantAgree, Issue16_UnknownQuantizationTextInValidateIsExit2NamingCaseAnd
                            .dump()
                     << "\n";
   EXPECT_EQ(pftest::run_cli("validate " + ok + " --json", {.with_stderr = false}).code, 0);
+}
+
+// Issue 16 (quant30): fit sized these variants and said they fit while plan rejected every row ("no start command: ...");
+// now fit refuses them with the row's reason, exit 1, and both keep the same sizes, which validate (a recorded deployment
+// had its checkpoint) predicts too.
+TEST(VariantAgree, Issue16_FitRefusesWhatPlanRefusesAndValidateSizesTheSame) {
+  const std::string dir = pftest::scratch_dir("variant-agree30");
+  for (const auto& d : unservable_deployments()) {
+    SCOPED_TRACE(d.variant + " on " + d.device);
+    const auto plan = pftest::run_cli("plan " + d.model + " --devices " + d.device + " --context 16384 --variant " + d.variant + " --json", {.with_stderr = false});
+    EXPECT_EQ(plan.code, 1) << plan.out.substr(0, 400);
+    const Json p = json_of(plan);
+    EXPECT_TRUE(p["recommended"].empty()) << p["recommended"].dump().substr(0, 400);
+    Json row;
+    for (const auto& r : p["rejected"])
+      if (r.value("reason", std::string()).rfind("no start command: ", 0) == 0) {
+        row = r;
+        break;
+      }
+    ASSERT_FALSE(row.is_null()) << p["rejected"].dump().substr(0, 600);
+    ASSERT_EQ(row["variant_id"], d.variant);
+    const int64_t n = row["num_devices"].get<int64_t>();
+    const std::string layout = " --device " + d.device + " --engine " + d.engine + " --num-devices " + std::to_string(n) + " --max-model-len 16384";
+    const auto fit = pftest::run_cli("fit " + d.model + layout + " --variant " + d.variant + " --json", {.with_stderr = false});
+    EXPECT_EQ(fit.code, 1) << fit.out.substr(0, 400);
+    const Json f = json_of(fit);
+    EXPECT_EQ(f["failure"], "unsupported_quantization");
+    EXPECT_EQ(f["failure_message"], row["reason"]);
+    const double fit_weights = term_gib(f, "weights"), fit_available = term_gib(f, "available KV");
+    EXPECT_DOUBLE_EQ(fit_weights, row["weights_gib_per_device"].get<double>());
+    EXPECT_DOUBLE_EQ(fit_available, row["available_kv_gib"].get<double>());
+    EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
+
+    const std::string file = dir + "/" + d.variant + "-" + d.device + ".jsonl";
+    std::ofstream(file) << Json({{"id", "agree30-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                                 {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
+                                 {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                                  .dump()
+                           << "\n";
+    const Json j = json_of(pftest::run_cli("validate " + file + " --json", {.with_stderr = false}));
+    ASSERT_FALSE(j["rows"].empty());
+    const Json& vrow = j["rows"][0];
+    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib")) << vrow.dump().substr(0, 400);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
+    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
+    bool named = false;
+    for (const auto& a : vrow["assumptions"]) named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos;
+    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+  }
 }

@@ -80,7 +80,10 @@ TEST(Quant17, Issue16_ValidateAppliesTheVariantsEngineVersionRules) {
     if (e.message.empty()) {
       EXPECT_NE((*row)["predicted_failure"], "unsupported_quantization") << (*row).value("predicted_failure_message", "");
       EXPECT_FALSE(row->contains("predicted_failure_message") && (*row)["predicted_failure"] == "unsupported_quantization");
-      EXPECT_NE((*f)["failure"], "unsupported_quantization") << (*f)["failure_message"];
+      // quant30: fit --variant refuses a variant no start command serves as plan does (W4A16 MoE: no checkpoint, no
+      // recipe), but with no engine rule: the version takes it. validate sizes the case, whose deployment had its checkpoint.
+      if ((*f)["failure"] == "unsupported_quantization")
+        EXPECT_EQ((*f)["failure_message"].get<std::string>().rfind("no start command: ", 0), 0u) << (*f)["failure_message"];
       continue;
     }
     EXPECT_EQ((*row)["predicted_failure"], "unsupported_quantization");
