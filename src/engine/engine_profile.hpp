@@ -199,6 +199,7 @@ struct EngineProfile {
     bool concurrency_line = false;
     double swap_space_bytes = 0;
     std::string fallback_warning;
+    bool operator==(const V0Lines&) const = default;
   };
   std::optional<V0Lines> v0_lines;
   std::vector<std::string> supported_quantization;  // "*" = every method vLLM has
