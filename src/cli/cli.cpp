@@ -34,6 +34,7 @@
 #include "cli/cmd_calibrate.hpp"
 #include "cli/cmd_report.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_core.hpp"
 #include "deploy/engine_settings.hpp"
 #include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
@@ -318,6 +319,18 @@ verdict with the engine's own failure message and the cheapest fixes, then the d
       reads, --hccl-buffsize or --npu-driver-version, on another platform's card),
       3 network or environment failure (hub unreachable, timeout))"};
 
+// Issue 15 (v0eng30): VLLM_USE_V1 in the command's environment is the engine's (vllm/envs.py): 0 runs V0 where the version
+// has it, as a log's VLLM_USE_V1=0 does.
+Status take_engine_core_from_env(deploy::EngineInput& in) {
+  const char* use_v1 = std::getenv("VLLM_USE_V1");
+  PF_TRY(core, deploy::engine_core_from_env(use_v1));
+  if (core) {
+    in.engine_core = *core;
+    in.engine_core_origin = "environment VLLM_USE_V1=" + trim(use_v1);
+  }
+  return Ok{};
+}
+
 int cmd_fit(const std::vector<std::string>& argv) {
   // Issue 16: --variant sizes a vLLM / vLLM-Ascend deployment; the llama.cpp and MindIE fits size the files they are given.
   for (const auto& a : argv) {
@@ -366,6 +379,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     in.engine.build = *build;
     in.engine.build_origin = "--engine-build";
   }
+  if (auto core = take_engine_core_from_env(in.engine); !core) return report_error(core.error());
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
   // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads, on another card, can never apply (plan rejects

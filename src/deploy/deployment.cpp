@@ -559,6 +559,10 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
     PF_TRY(kv_ok, check_kv_cache_dtype(eng, dev, *kv));
     (void)kv_ok;
   }
+  // Issue 15 (v0eng30): what vLLM's V1 oracle sends back to V0 on this card (engine_cores.json v1_fallbacks).
+  PF_TRY(core_ok, apply_v1_fallback(in.engine, dev, in.flags.kv_cache_dtype ? in.flags.kv_cache_dtype->value : std::string(), r.engine_version_basis, eng,
+                                          r.assumptions));
+  (void)core_ok;
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.

@@ -282,7 +282,7 @@ Expected<engine::EngineProfile> resolve_profile(const EngineInput& input, const 
 Expected<engine::EngineProfile> resolve_engine(const EngineInput& input, const engine::EngineCatalog& engines, const std::string& device_platform,
                                                std::vector<std::string>& assumptions, VersionBasis& basis) {
   PF_TRY(profile, resolve_profile(input, engines, device_platform, assumptions, basis));
-  apply_engine_core(input, profile, assumptions);
+  apply_engine_core(input, profile, device_platform, basis, assumptions);
   return profile;
 }
 

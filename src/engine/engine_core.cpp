@@ -1,13 +1,22 @@
 #include "engine/engine_core.hpp"
 
+#include <algorithm>
+
 #include "base/embedded.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 #include "engine/record_list.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
 const char* engine_core_name(EngineCore core) { return core == EngineCore::v0 ? "V0" : "V1"; }
+
+const V0PrintedLines* V0EngineRecord::lines_at(const Version& v) const {
+  for (const auto& l : printed_lines)
+    if (l.version_min <= v && v <= l.version_max) return &l;
+  return nullptr;
+}
 
 const V0EngineRecord* EngineCoreCatalog::v0_engine(const std::string& engine, const Version& v) const {
   for (const auto& r : records)
@@ -22,6 +31,20 @@ const V0EngineRecord* EngineCoreCatalog::newest_v0_engine(const std::string& eng
   return newest;
 }
 
+const V1Fallback* EngineCoreCatalog::v1_fallback(const std::string& engine, const Version& v, const std::string& platform, const std::string& family,
+                                                 const std::string& kv_cache_dtype) const {
+  const std::string dtype = to_lower(trim(kv_cache_dtype));
+  const bool dtype_stated = !dtype.empty() && dtype != "auto";
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) { return std::find(list.begin(), list.end(), name) != list.end(); };
+  for (const auto& f : fallbacks) {
+    if (f.engine != engine || v < f.version_min || f.version_max < v || !listed(f.platforms, platform)) continue;
+    if (!f.families.empty() && !listed(f.families, family)) continue;
+    if (f.condition == FallbackCondition::kv_cache_dtype && !dtype_stated) continue;
+    return &f;
+  }
+  return nullptr;
+}
+
 namespace {
 
 // A record's default_core: "v0" or "v1".
@@ -34,16 +57,95 @@ Expected<EngineCore> default_core_of(const JsonObject& r, const std::string& whe
   return make_error(ErrorKind::corrupt, where + ": default_core: expected v0 or v1, found '" + text + "'", origin);
 }
 
+// A record's printed_lines (optional): each entry's range inside the record's, its platforms' device words, its source.
+Expected<std::vector<V0PrintedLines>> printed_lines_of(const JsonObject& r, const V0EngineRecord& rec, const std::string& where, const std::string& origin) {
+  std::vector<V0PrintedLines> out;
+  const Json* list = r.find("printed_lines");
+  if (!list || list->is_null()) return out;
+  if (!list->is_array()) return make_error(ErrorKind::corrupt, where + ".printed_lines: expected an array", origin);
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string at = where + ".printed_lines[" + std::to_string(i) + "]";
+    if (!(*list)[i].is_object()) return make_error(ErrorKind::corrupt, at + ": expected an object", origin);
+    JsonObject e((*list)[i], origin, at);
+    PF_TRY(known, e.only_keys({"version_min", "version_max", "device_names", "concurrency_line", "memory_lines", "source"}));
+    (void)known;
+    V0PrintedLines lines;
+    PF_TRY(range, read_version_range(e));
+    if (!range || range->first < rec.version_min || rec.version_max < range->second)
+      return make_error(ErrorKind::corrupt, at + ": bad version range (inside the record's " + rec.version_min.text() + " - " + rec.version_max.text() + ")", origin);
+    lines.version_min = range->first;
+    lines.version_max = range->second;
+    const Json* names = e.find("device_names");
+    if (!names || !names->is_object() || names->empty()) return make_error(ErrorKind::corrupt, at + ".device_names: expected an object of platform names", origin);
+    for (const auto& [platform, word] : names->items()) {
+      if (!word.is_string() || trim(word.get<std::string>()).empty())
+        return make_error(ErrorKind::corrupt, at + ".device_names." + platform + ": expected the device word the executor prints", origin);
+      lines.device_names.emplace_back(platform, word.get<std::string>());
+    }
+    PF_TRY(conc, e.opt_bool("concurrency_line"));
+    lines.concurrency_line = conc.value_or(false);
+    PF_TRY(memory, string_list(e.find("memory_lines"), at + ".memory_lines", origin));
+    lines.memory_lines = memory;
+    PF_TRY(source, read_source_field(e, "source", origin));
+    lines.source = source;
+    for (const auto& other : out)
+      if (!(other.version_max < lines.version_min) && !(lines.version_max < other.version_min))
+        return make_error(ErrorKind::corrupt, at + ": version range overlaps another printed_lines entry", origin);
+    out.push_back(std::move(lines));
+  }
+  return out;
+}
+
+Status read_fallbacks(const JsonObject& top, EngineCoreCatalog& out, const std::string& origin) {
+  if (!top.has("v1_fallbacks")) return Ok{};
+  return for_each_record(top, origin, "v1_fallbacks", "id",
+                         {"id", "engine", "version_min", "version_max", "platforms", "families", "condition", "feature_name", "warning", "source"},
+                         [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    V1Fallback f;
+    f.id = id;
+    PF_TRY(engine, r.string("engine"));
+    f.engine = engine;
+    PF_TRY(range, read_version_range(r));
+    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
+    f.version_min = range->first;
+    f.version_max = range->second;
+    const V0EngineRecord* rec = out.v0_engine(f.engine, f.version_min);
+    if (!rec || rec->version_max < f.version_max || rec->default_core != EngineCore::v1)
+      return make_error(ErrorKind::corrupt, where + ": no V0 record of " + f.engine + " whose default is V1 covers " + f.version_min.text() + " - " + f.version_max.text(),
+                        origin);
+    PF_TRY(platforms, string_list(r.find("platforms"), where + ".platforms", origin));
+    if (platforms.empty()) return make_error(ErrorKind::corrupt, where + ".platforms: expected at least one platform", origin);
+    f.platforms = platforms;
+    PF_TRY(families, string_list(r.find("families"), where + ".families", origin));
+    f.families = families;
+    const Expected<std::string> condition = r.string("condition");
+    if (!condition) return condition.error();
+    const std::string& text = *condition;  // read in place, as default_core_of
+    if (text == "device") f.condition = FallbackCondition::device;
+    else if (text == "kv_cache_dtype") f.condition = FallbackCondition::kv_cache_dtype;
+    else return make_error(ErrorKind::corrupt, where + ": condition: expected device or kv_cache_dtype, found '" + text + "'", origin);
+    PF_TRY(feature, r.string("feature_name"));
+    PF_TRY(warning, r.string("warning"));
+    if (trim(feature).empty() || trim(warning).empty()) return make_error(ErrorKind::corrupt, where + ": feature_name and warning must not be empty", origin);
+    f.feature_name = feature;
+    f.warning = warning;
+    PF_TRY(source, read_source_field(r, "source", origin));
+    f.source = source;
+    out.fallbacks.push_back(std::move(f));
+    return Ok{};
+  });
+}
+
 }  // namespace
 
 Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::string& origin) {
   EngineCoreCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records", "v1_fallbacks"}));
   (void)top_ok;
   PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engine", "version_min", "version_max", "default_core", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
-                              "unchunked_prefill_up_to", "prints_kv_memory_line", "source"},
+                              "unchunked_prefill_up_to", "prints_kv_memory_line", "swap_space_gib", "swap_space_source", "printed_lines", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     V0EngineRecord rec;
     rec.id = id;
@@ -65,6 +167,15 @@ Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::stri
     rec.unchunked_prefill_up_to = unchunked;
     PF_TRY(kv_line, r.opt_bool("prints_kv_memory_line"));
     rec.prints_kv_memory_line = kv_line.value_or(false);
+    PF_TRY(swap, r.opt_number("swap_space_gib"));
+    if (swap) {
+      if (!(*swap >= 0) || *swap > 1024 * 1024) return make_error(ErrorKind::corrupt, where + ": swap_space_gib must be between 0 and 1048576", origin);
+      rec.swap_space_bytes = *swap * k_gib;
+      PF_TRY(swap_source, read_source_field(r, "swap_space_source", origin));
+      rec.swap_space_source = swap_source;
+    }
+    PF_TRY(lines, printed_lines_of(r, rec, where, origin));
+    rec.printed_lines = std::move(lines);
     PF_TRY(source, r.string("source"));
     if (trim(source).empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
@@ -75,6 +186,8 @@ Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::stri
     return Ok{};
   }));
   (void)walked;
+  PF_TRY(fell_back, read_fallbacks(top, out, origin));
+  (void)fell_back;
   return out;
 }
 
@@ -83,11 +196,20 @@ Expected<EngineCoreCatalog> load_engine_cores() {
   return parse_engine_cores(json, "data/engines/engine_cores.json");
 }
 
-void apply_v0_engine(EngineProfile& profile, const V0EngineRecord& record) {
+void apply_v0_engine(EngineProfile& profile, const V0EngineRecord& record, const std::string& platform) {
   profile.max_num_batched_tokens_large_device = record.max_num_batched_tokens_large_device;
   profile.max_num_seqs_large_device = record.max_num_seqs_large_device;
   profile.unchunked_prefill_up_to = record.unchunked_prefill_up_to;
   if (!record.prints_kv_memory_line) profile.kv_line.clear();
+  EngineProfile::V0Lines v0;
+  v0.swap_space_bytes = record.swap_space_bytes;
+  if (const V0PrintedLines* lines = record.lines_at(profile.rule_version())) {
+    for (const auto& [name, word] : lines->device_names)
+      if (name == platform) v0.device_name = word;
+    v0.concurrency_line = lines->concurrency_line;
+    v0.memory_lines = lines->memory_lines;
+  }
+  profile.v0_lines = std::move(v0);
 }
 
 }  // namespace preflight::engine

@@ -188,6 +188,20 @@ struct EngineProfile {
   TokensRule tokens_rule = TokensRule::blocks;
   std::string weights_line, kv_line;
   bool merged_token_line = false;
+  // Issue 15 (v0eng30): set where the deployment runs vLLM's V0 engine (deploy/engine_core, data/engines/engine_cores.json):
+  // what V0 prints instead of V1's "GPU KV cache size" / "Maximum concurrency" pair. The worker's memory summary
+  // (templates as kv_line), the executor's "# {device_name} blocks: N, # CPU blocks: M" (M = swap_space_bytes // the bytes
+  // of one block over every layer; no line where device_name is empty), "Maximum concurrency for L tokens per request:
+  // X.XXx" (N x block_size / L) where the version prints it, and first the V1 oracle's warning where it fell back to V0.
+  struct V0Lines {
+    std::vector<std::string> memory_lines;
+    std::string device_name;
+    bool concurrency_line = false;
+    double swap_space_bytes = 0;
+    std::string fallback_warning;
+    bool operator==(const V0Lines&) const = default;
+  };
+  std::optional<V0Lines> v0_lines;
   std::vector<std::string> supported_quantization;  // "*" = every method vLLM has
   std::string quantization_rejection;               // "{q} quantization is currently not supported in npu."
   std::string fp8_requires, fp8_failure;

@@ -69,6 +69,17 @@ std::string max_model_len_message(int64_t L, double needed, double available, in
   return t.take();
 }
 
+// Issue 15 (v0eng30): the V0 worker's checks after the executor has logged the blocks (vllm/worker/worker.py
+// raise_if_cache_size_invalid, called from initialize_cache; backticks as vLLM writes them).
+constexpr const char* k_v0_no_blocks_message =
+    "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
+
+std::string v0_max_seq_len_message(int64_t L, int64_t max_seq_len) {
+  return format("ValueError: The model's max seq len (%lld) is larger than the maximum number of tokens that can be stored in KV cache (%lld). Try increasing "
+                "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                static_cast<long long>(L), static_cast<long long>(max_seq_len));
+}
+
 }  // namespace
 
 // The verdict, in the order the engine fails.
@@ -82,6 +93,9 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
       total = st.total_bytes;
       break;
     }
+  // Issue 15 (v0eng30): the V0 engine prints and checks its own figure, num_gpu_blocks x block_size / max_model_len.
+  const bool v0 = engine.v0_lines.has_value();
+  if (v0 && L > 0) e.max_concurrency = static_cast<double>(std::max<int64_t>(0, e.num_blocks)) * static_cast<double>(e.block_size) / static_cast<double>(L);
   if (weights + e.non_torch_bytes > total) {
     e.failure = Failure::weights_oom;
     FixedText t;  // issue 19 (round 13): printf's "%.2f" without printf's cost, on every plan row that fails here
@@ -96,7 +110,8 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
     e.failure_message = mc2.text;
   } else if (available <= 0 || e.num_blocks <= 0) {
     e.failure = Failure::kv_negative;
-    e.failure_message = "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
+    e.failure_message = v0 ? k_v0_no_blocks_message
+                           : "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine.";
   } else if (e.pp_whole_model_check && e.pp_whole_model_kv_bytes > available) {
     // Issue 15: the whole model's KV against the smallest stage's budget (the engine's message and numbers).
     e.failure = Failure::max_model_len_too_large;
@@ -108,7 +123,10 @@ void decide(FitEstimate& e, const engine::EngineProfile& engine, const engine::O
                                      "each stage's own layers would hold %.2fx",
                                      static_cast<long long>(e.pipeline_parallel_size), engine.id.c_str(), bytes_to_gib(e.pp_whole_model_kv_bytes),
                                      bytes_to_gib(available), e.max_concurrency));
-  } else if (e.max_concurrency < 1.0) {
+  } else if (v0 && e.num_blocks * e.block_size < L) {
+    e.failure = Failure::max_model_len_too_large;
+    e.failure_message = v0_max_seq_len_message(L, e.num_blocks * e.block_size);
+  } else if (!v0 && e.max_concurrency < 1.0) {
     e.failure = Failure::max_model_len_too_large;
     const double needed = static_cast<double>(kv.demand_blocks) * static_cast<double>(kv.page_bytes) * static_cast<double>(kv.group_size);
     e.failure_message = max_model_len_message(L, needed, available, kv_capacity_tokens(e));
@@ -143,6 +161,22 @@ void graph_estimate_lines(FitEstimate& e) {
   }
 }
 
+// Issue 15 (v0eng30): vLLM's V0 executor after the workers sized the cache (vllm/executor/executor_base.py initialize_cache,
+// gpu_executor.py before 0.7): "# %s blocks: %d, # CPU blocks: %d" with the platform's word, then, where the version has
+// it, "Maximum concurrency for %s tokens per request: %.2fx" of num_gpu_blocks x block_size / max_model_len (the length
+// without separators). Logged before the worker checks the blocks, so at 0 blocks too. CPU blocks: the swap space over the
+// bytes of one block over every attention layer of the rank (worker.py determine_num_available_blocks, CacheEngine
+// get_cache_block_size), page x layers of the group here.
+void v0_block_lines(FitEstimate& e, const engine::EngineProfile::V0Lines& v0, int64_t L) {
+  if (v0.device_name.empty()) return;
+  const int64_t blocks = std::max<int64_t>(0, e.num_blocks);
+  const double block_bytes = static_cast<double>(e.page_bytes) * static_cast<double>(e.group_size);
+  const int64_t cpu_blocks = block_bytes > 0 ? static_cast<int64_t>(std::floor(v0.swap_space_bytes / block_bytes)) : 0;
+  e.lines.push_back(format("# %s blocks: %lld, # CPU blocks: %lld", v0.device_name.c_str(), static_cast<long long>(blocks), static_cast<long long>(cpu_blocks)));
+  if (v0.concurrency_line && L > 0)
+    e.lines.push_back(format("Maximum concurrency for %lld tokens per request: %.2fx", static_cast<long long>(L), e.max_concurrency));
+}
+
 }  // namespace
 
 // The lines the engine prints, from the version's templates (engines.json weights_line, kv_line). None when the
@@ -161,6 +195,13 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     replace("{kv_gib:.2f}", fixed(bytes_to_gib(kv), 2));
     replace("{kv_gib:g}", format("%g", std::round(bytes_to_gib(kv) * 100) / 100));
     replace("{kv_bytes}", format("%.0f", std::max(0.0, kv)));
+    // Issue 15 (v0eng30): the V0 worker's memory summary (engine_cores.json printed_lines memory_lines).
+    replace("{total_gib:.2f}", fixed(bytes_to_gib(total), 2));
+    replace("{util:.2f}", fixed(e.gpu_memory_utilization, 2));
+    replace("{requested_gib:.2f}", fixed(bytes_to_gib(e.requested_bytes), 2));
+    replace("{weights_gib:.2f}", fixed(bytes_to_gib(weights), 2));
+    replace("{non_torch_gib:.2f}", fixed(bytes_to_gib(e.non_torch_bytes), 2));
+    replace("{activation_gib:.2f}", fixed(bytes_to_gib(e.activation_bytes), 2));
     replace("{total_bytes}", format("%.0f", total));
     // vLLM's "Model loading took X GiB memory and Y seconds" (gpu_model_runner.py load_model) ends with the time
     // the weights took to read, which depends on the disk or the hub and is not predicted: the figure is elided
@@ -171,9 +212,13 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     }
     return text;
   };
+  const auto& v0 = engine.v0_lines;
+  if (v0 && !v0->fallback_warning.empty()) e.lines.push_back(v0->fallback_warning);  // logged while the engine arguments are read
   if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
   graph_estimate_lines(e);
   if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, available, e.total_bytes));
+  if (v0)
+    for (const auto& t : v0->memory_lines) e.lines.push_back(fill(t, e.weights_bytes, available, e.total_bytes));
   // Issue 15: each pipeline stage's workers print their own load and KV lines (the first above stands for stage 0
   // and the lowest budget); one pair per stage, named by stage, card and layers.
   for (const auto& st : e.stages) {
@@ -181,6 +226,10 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
                                    static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1));
     if (!engine.weights_line.empty()) e.lines.push_back(who + fill(engine.weights_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
     if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+  }
+  if (v0) {
+    v0_block_lines(e, *v0, L);
+    return;
   }
   if (e.num_blocks > 0) {
     // vllm/v1/core/kv_cache_utils.py _report_kv_cache_config (45f526d65 = vLLM 0.18.0; prefill context parallel 1 here).

@@ -118,7 +118,11 @@ TEST(EngineCore, Issue15_V0RecordsByVersion) {
   EXPECT_EQ(cores->v0_engine("vllm", {0, 11, 0}), nullptr);
   ASSERT_NE(cores->v0_engine("vllm", {0, 7, 3}), nullptr);
   EXPECT_EQ(cores->v0_engine("vllm", {0, 7, 3})->default_core, engine::EngineCore::v0);
-  EXPECT_EQ(cores->v0_engine("vllm-ascend", {0, 9, 1}), nullptr);
+  ASSERT_NE(cores->v0_engine("vllm-ascend", {0, 9, 1}), nullptr);  // v0eng30: vLLM-Ascend's V0 path
+  EXPECT_EQ(cores->v0_engine("vllm-ascend", {0, 9, 1})->default_core, engine::EngineCore::v1);
+  ASSERT_NE(cores->v0_engine("vllm-ascend", {0, 7, 3}), nullptr);
+  EXPECT_EQ(cores->v0_engine("vllm-ascend", {0, 7, 3})->default_core, engine::EngineCore::v0);
+  EXPECT_EQ(cores->v0_engine("vllm-ascend", {0, 11, 0}), nullptr);
 
   const std::string good = R"({"id": "a", "engine": "vllm", "version_min": "0.8.0", "version_max": "0.10.99", "default_core": "v1",
       "max_num_batched_tokens_large_device": 2048, "max_num_seqs_large_device": 256, "unchunked_prefill_up_to": 32768, "source": "s"})";
@@ -188,7 +192,11 @@ TEST(EngineCore, Issue15_V0DeploymentTakesV0Defaults) {
                                         .engine_core_origin = "case engine_core"},
                                        *engines, "npu", notes, basis);
   ASSERT_TRUE(ascend.has_value());
-  EXPECT_TRUE(has(notes, "the V0 engine (case engine_core) is not in vllm-ascend 0.9.1")) << joined(notes);
+  // v0eng30: vLLM-Ascend 0.9.1 has V0 (vllm-ascend #1425): its record's defaults and the NPU executor's lines.
+  EXPECT_TRUE(has(notes, "V0 engine (case engine_core): vllm-ascend-v0@0.8-0.10's defaults replace")) << joined(notes);
+  ASSERT_TRUE(ascend->v0_lines.has_value());
+  EXPECT_EQ(ascend->v0_lines->device_name, "npu");
+  EXPECT_TRUE(ascend->kv_line.empty());
 }
 
 // `logs` reads the V0 log as V0 (the line says which and where), and the case it emits carries engine_core, which
@@ -283,3 +291,260 @@ TEST(EngineCore, Issue15_AttentionBackendRecordOfTheVersionNamed) {
   EXPECT_EQ(refused.error().message, "--attention-backend: new: 'XFORMERS'");
 }
 
+
+namespace {
+
+// The lines under "the engine will print" of a fit's text output.
+std::vector<std::string> engine_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  const size_t at = out.find("  the engine will print\n");
+  if (at == std::string::npos) return lines;
+  size_t p = at + std::string("  the engine will print\n").size();
+  while (p < out.size() && out.compare(p, 4, "    ") == 0) {
+    const size_t end = out.find('\n', p);
+    lines.push_back(out.substr(p + 4, end - p - 4));
+    if (end == std::string::npos) break;
+    p = end + 1;
+  }
+  return lines;
+}
+
+// The N and M of the V0 executor's "# <word> blocks: N, # CPU blocks: M" among `lines`, with the word; nullopt when none.
+struct BlocksLine {
+  std::string word;
+  long long gpu_blocks = 0, cpu_blocks = 0;
+  size_t index = 0;
+};
+std::optional<BlocksLine> blocks_line(const std::vector<std::string>& lines) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    const size_t cpu = l.find(", # CPU blocks: ");
+    if (l.rfind("# ", 0) != 0 || cpu == std::string::npos) continue;
+    const size_t word_end = l.find(" blocks: ");
+    BlocksLine b{l.substr(2, word_end - 2), std::stoll(l.substr(word_end + 9, cpu - word_end - 9)), std::stoll(l.substr(cpu + 16)), i};
+    return b;
+  }
+  return std::nullopt;
+}
+
+std::string two_places(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+// Issue 15 (v0eng30): a V0 deployment's predicted lines are V0's own, in text and JSON. The V0 run of
+// pub-cmontemuino-llama31-8b-instruct-mi300x-v0-rocm091-fp16-u0.8-len131072 (vLLM 0.9.1 on ROCm, VLLM_USE_V1=0, Llama-3.1-8B,
+// util 0.8, 131072 tokens, chunked prefill off) printed the worker's 'the current vLLM instance can use total_gpu_memory ...'
+// and 'model weights take ...; the rest of the memory reserved for KV Cache is 122.99GiB.', then '# rocm blocks: 62971, # CPU
+// blocks: 2048' and 'Maximum concurrency for 131072 tokens per request: 7.69x'. The 2048 CPU blocks are vLLM's default 4 GiB
+// swap space over one 16-token block of 32 layers x 2 (K and V) x 8 KV heads x 128 x 2 B = 2 MiB; the concurrency is vLLM's
+// num_gpu_blocks x 16 / 131072 of the block count the line prints. No V1 line ("GPU KV cache size") is predicted.
+TEST(EngineCore, Issue15_V0DeploymentPrintsV0Lines) {
+  const std::string args =
+      "fit meta-llama/Meta-Llama-3.1-8B --device MI300X --engine vllm@0.9.1 --max-model-len 131072 --gpu-memory-utilization 0.8 --no-enable-chunked-prefill";
+  const auto r = pftest::run_cli(args, {.env = "VLLM_USE_V1=0"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto lines = engine_lines(r.out);
+  const auto blocks = blocks_line(lines);
+  ASSERT_TRUE(blocks.has_value()) << r.out;
+  EXPECT_EQ(blocks->word, "rocm");
+  EXPECT_EQ(blocks->cpu_blocks, 2048);
+  EXPECT_NEAR(static_cast<double>(blocks->gpu_blocks), 62971.0, 62971.0 * 0.02) << r.out;  // the log's count, within the estimate's 2%
+  ASSERT_LT(blocks->index + 1, lines.size());
+  EXPECT_EQ(lines[blocks->index + 1], "Maximum concurrency for 131072 tokens per request: " + two_places(blocks->gpu_blocks * 16.0 / 131072.0) + "x");
+  EXPECT_TRUE(has(lines, "the current vLLM instance can use total_gpu_memory (")) << joined(lines);
+  EXPECT_TRUE(has(lines, "x gpu_memory_utilization (0.80) = ")) << joined(lines);
+  EXPECT_TRUE(has(lines, "PyTorch activation peak memory takes ")) << joined(lines);
+  EXPECT_TRUE(has(lines, "GiB; the rest of the memory reserved for KV Cache is ")) << joined(lines);
+  EXPECT_FALSE(has(lines, "GPU KV cache size")) << joined(lines);
+  EXPECT_NE(r.out.find("V0 engine (environment VLLM_USE_V1=0): vllm-v0@0.8-0.10's defaults replace"), std::string::npos) << r.out;
+  // The same without VLLM_USE_V1: V1's lines.
+  const auto v1 = pftest::run_cli(args);
+  EXPECT_TRUE(has(engine_lines(v1.out), "GPU KV cache size: ")) << v1.out;
+  EXPECT_FALSE(blocks_line(engine_lines(v1.out)).has_value()) << v1.out;
+  // JSON: the same lines.
+  const auto json = pftest::run_cli(args + " --json", {.env = "VLLM_USE_V1=0", .with_stderr = false});
+  const auto doc = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << json.out;
+  const auto printed = doc["engine_lines"].get<std::vector<std::string>>();
+  EXPECT_TRUE(has(printed, "# rocm blocks: ")) << doc["engine_lines"].dump();
+  EXPECT_TRUE(has(printed, ", # CPU blocks: 2048")) << doc["engine_lines"].dump();
+  EXPECT_NEAR(doc["kv_cache"]["max_concurrency"].get<double>(), blocks->gpu_blocks * 16.0 / 131072.0, 1e-9);
+  // VLLM_USE_V1 that vLLM's int() refuses is refused, naming the variable.
+  const auto bad = pftest::run_cli(args, {.env = "VLLM_USE_V1=yes"});
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("VLLM_USE_V1: expected an integer, 0 (the V0 engine) or 1 (V1), found 'yes'"), std::string::npos) << bad.out;
+}
+
+// Issue 15 (v0eng30): the V0 lines by version, as each version's executor wrote them. Qwen3-8B in bf16, 16-token blocks:
+// one block over its 36 layers is 16 x 36 x 2 x 8 KV heads x 128 x 2 B = 2,359,296 B, so 4 GiB of swap is 1820 CPU blocks
+// (4,294,967,296 // 2,359,296 = 1820, the count the 310P log of vllm-ascend #1425 prints for the same bytes per block).
+//   0.6.2: gpu_executor.py "# GPU blocks", no concurrency line (vLLM PR #8831 came after 0.6.2)
+//   0.6.3: the same and "Maximum concurrency for 8192 tokens per request" (no thousands separator, unlike V1's "8,192")
+//   0.7.2: executor_base.py with current_platform.dispatch_key: "# CUDA blocks"
+//   0.7.3: current_platform.device_name: "# cuda blocks"
+TEST(EngineCore, Issue15_V0LinesByVersion) {
+  struct Case {
+    std::string version, word;
+    bool concurrency;
+  };
+  for (const Case& c : {Case{"0.6.2", "GPU", false}, Case{"0.6.3", "GPU", true}, Case{"0.7.2", "CUDA", true}, Case{"0.7.3", "cuda", true}}) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device \"RTX 3090\" --engine vllm@" + c.version + " --max-model-len 8192", {.env = "env -u VLLM_USE_V1"});
+    ASSERT_EQ(r.code, 0) << c.version << "\n" << r.out;
+    const auto lines = engine_lines(r.out);
+    const auto blocks = blocks_line(lines);
+    ASSERT_TRUE(blocks.has_value()) << c.version << "\n" << r.out;
+    EXPECT_EQ(blocks->word, c.word) << c.version;
+    EXPECT_EQ(blocks->cpu_blocks, 1820) << c.version;
+    const bool has_concurrency = blocks->index + 1 < lines.size() && lines[blocks->index + 1].rfind("Maximum concurrency for 8192 tokens per request: ", 0) == 0;
+    EXPECT_EQ(has_concurrency, c.concurrency) << c.version << "\n" << joined(lines);
+    if (c.concurrency) EXPECT_EQ(lines[blocks->index + 1], "Maximum concurrency for 8192 tokens per request: " + two_places(blocks->gpu_blocks * 16.0 / 8192.0) + "x");
+    EXPECT_FALSE(has(lines, "GPU KV cache size")) << c.version;
+    EXPECT_NE(r.out.find("V0 engine, the default of vllm " + c.version), std::string::npos) << r.out;
+  }
+}
+
+// Issue 15 (v0eng30): a V0 deployment whose cache holds less than one request at max_model_len fails with the V0 worker's
+// ValueError (vllm/worker/worker.py raise_if_cache_size_invalid), its token count the printed blocks x 16, after the blocks
+// line is printed; V1's message ("To serve at least one request with the models's max seq len") is not the one given.
+TEST(EngineCore, Issue15_V0TooLongIsV0sValueError) {
+  const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device \"RTX 3090\" --engine vllm@0.7.3 --max-model-len 40960");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto blocks = blocks_line(engine_lines(r.out));
+  ASSERT_TRUE(blocks.has_value()) << r.out;
+  EXPECT_NE(r.out.find("ValueError: The model's max seq len (40960) is larger than the maximum number of tokens that can be stored in KV cache (" +
+                       std::to_string(blocks->gpu_blocks * 16) +
+                       "). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("To serve at least one request"), std::string::npos) << r.out;
+}
+
+// Issue 15 (v0eng30): vLLM 0.8 - 0.10's V1 oracle (vllm/engine/arg_utils.py _is_v1_supported_oracle) sends a card below
+// compute capability 8.0, and an fp8 KV cache on a card without FlashAttention 3, back to V0 with its warning; fit says so
+// with vLLM's words and sizes V0. Hopper's fp8 KV, an auto KV cache on Ampere and vLLM 0.12 (no V0) stay V1. With
+// VLLM_USE_V1=1 vLLM refuses the feature instead (_raise_or_fallback's NotImplementedError).
+TEST(EngineCore, Issue15_V1OracleFallsBackToV0) {
+  const std::string cc_warning = "Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0.";
+  const std::string kv_warning = "--kv-cache-dtype is not supported by the V1 Engine. Falling back to V0.";
+  const auto v100 = pftest::run_cli("fit Qwen/Qwen3-8B --device V100 --engine vllm@0.9.1 --max-model-len 8192");
+  auto lines = engine_lines(v100.out);
+  ASSERT_FALSE(lines.empty()) << v100.out;
+  EXPECT_EQ(lines.front(), cc_warning) << v100.out;
+  ASSERT_TRUE(blocks_line(lines).has_value()) << v100.out;
+  EXPECT_EQ(blocks_line(lines)->word, "cuda");
+  EXPECT_NE(v100.out.find("V0 engine by vLLM's V1 oracle (vllm 0.9.1 on V100-SXM2-32G, volta): \"" + cc_warning + "\""), std::string::npos) << v100.out;
+  const auto a100_fp8 = pftest::run_cli("fit Qwen/Qwen3-8B --device A100 --engine vllm@0.9.1 --max-model-len 8192 --kv-cache-dtype fp8");
+  lines = engine_lines(a100_fp8.out);
+  ASSERT_FALSE(lines.empty()) << a100_fp8.out;
+  EXPECT_EQ(lines.front(), kv_warning) << a100_fp8.out;
+  // 8-bit cache: one 16-token block of Qwen3-8B is 1,179,648 B, so 4 GiB of swap is 3640 CPU blocks.
+  ASSERT_TRUE(blocks_line(lines).has_value()) << a100_fp8.out;
+  EXPECT_EQ(blocks_line(lines)->cpu_blocks, 3640);
+  for (const std::string args : {std::string("--device H100 --engine vllm@0.9.1 --kv-cache-dtype fp8"), std::string("--device A100 --engine vllm@0.9.1"),
+                                 std::string("--device V100 --engine vllm@0.12.0")}) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --max-model-len 8192 " + args);
+    EXPECT_EQ(r.out.find("Falling back to V0"), std::string::npos) << args << "\n" << r.out;
+    EXPECT_FALSE(blocks_line(engine_lines(r.out)).has_value()) << args << "\n" << r.out;
+  }
+  const auto forced = pftest::run_cli("fit Qwen/Qwen3-8B --device V100 --engine vllm@0.9.1 --max-model-len 8192", {.env = "VLLM_USE_V1=1"});
+  EXPECT_EQ(forced.code, 2) << forced.out;
+  EXPECT_NE(forced.out.find("NotImplementedError: VLLM_USE_V1=1 is not supported with Compute Capability < 8.0."), std::string::npos) << forced.out;
+}
+
+// Issue 15 (v0eng30): vLLM-Ascend's V0 path. 0.7.x runs V0 only and prints no 'Available memory' line (worker_v1.py's) but
+// vLLM's executor lines with the NPU's word: "# npu blocks: N, # CPU blocks: M" and the concurrency line (vllm-ascend #397 on
+// 0.7.3, #1425 on 0.9.1). Qwen3-8B in bf16 with 128-token blocks: 128 x 36 x 2 x 8 x 128 x 2 B = 18,874,368 B a block, so
+// 4 GiB of swap is 227 CPU blocks. 0.9.1 runs V1 unless VLLM_USE_V1=0.
+TEST(EngineCore, Issue15_AscendV0Lines) {
+  const auto v073 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.7.3 --max-model-len 8192");
+  ASSERT_EQ(v073.code, 0) << v073.out;
+  auto lines = engine_lines(v073.out);
+  auto blocks = blocks_line(lines);
+  ASSERT_TRUE(blocks.has_value()) << v073.out;
+  EXPECT_EQ(blocks->word, "npu");
+  EXPECT_EQ(blocks->cpu_blocks, 227);
+  ASSERT_LT(blocks->index + 1, lines.size());
+  EXPECT_EQ(lines[blocks->index + 1], "Maximum concurrency for 8192 tokens per request: " + two_places(blocks->gpu_blocks * 128.0 / 8192.0) + "x");
+  EXPECT_FALSE(has(lines, "Available memory:")) << joined(lines);
+  EXPECT_TRUE(has(lines, "Loading model weights took ")) << joined(lines);
+  const auto v091 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.9.1 --max-model-len 8192");
+  EXPECT_TRUE(has(engine_lines(v091.out), "Available memory: ")) << v091.out;
+  const auto v091_v0 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.9.1 --max-model-len 8192", {.env = "VLLM_USE_V1=0"});
+  lines = engine_lines(v091_v0.out);
+  blocks = blocks_line(lines);
+  ASSERT_TRUE(blocks.has_value()) << v091_v0.out;
+  EXPECT_EQ(blocks->word, "npu");
+  EXPECT_FALSE(has(lines, "Available memory:")) << joined(lines);
+  EXPECT_NE(v091_v0.out.find("V0 engine (environment VLLM_USE_V1=0): vllm-ascend-v0@0.8-0.10's defaults replace"), std::string::npos) << v091_v0.out;
+}
+
+// Issue 15 (v0eng30): the new parts of engine_cores.json are checked like the rest: a printed_lines entry outside its record's
+// range or without device words, a fall-back with an unknown condition or with no V0 record whose default is V1 under it.
+TEST(EngineCore, Issue15_V0LinesAndFallbacksAreChecked) {
+  auto cores = engine::load_engine_cores();
+  ASSERT_TRUE(cores.has_value()) << cores.error().describe();
+  EXPECT_NE(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "volta", ""), nullptr);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "ampere", "auto"), nullptr);
+  EXPECT_NE(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "ampere", "fp8"), nullptr);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "fp8"), nullptr);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 11, 0}, "cuda", "volta", ""), nullptr);
+  EXPECT_NE(cores->v1_fallback("vllm-ascend", {0, 9, 1}, "npu", "ascend-310p", "fp8"), nullptr);
+
+  const std::string record = R"({"id": "a", "engine": "vllm", "version_min": "0.8.0", "version_max": "0.10.99", "default_core": "v1",
+      "max_num_batched_tokens_large_device": 2048, "max_num_seqs_large_device": 256, "unchunked_prefill_up_to": 32768, "source": "s", "printed_lines": LINES})";
+  const std::string lines_ok = R"([{"version_min": "0.8.0", "version_max": "0.10.99", "device_names": {"cuda": "cuda"}, "source": "s"}])";
+  const std::string fallback = R"({"id": "f", "engine": "vllm", "version_min": "0.8.0", "version_max": "0.9.99", "platforms": ["cuda"], "families": ["volta"],
+      "condition": "device", "feature_name": "x", "warning": "x is not supported by the V1 Engine. Falling back to V0.", "source": "s"})";
+  auto with = [](std::string text, const std::string& key, const std::string& value) { return text.replace(text.find(key), key.size(), value); };
+  auto file = [&](const std::string& lines, const std::string& fallbacks) {
+    return R"({"schema_version": 1, "records": [)" + with(record, "LINES", lines) + R"(], "v1_fallbacks": [)" + fallbacks + "]}";
+  };
+  {
+    auto json = parse_json(file(lines_ok, fallback), "cores.json");
+    ASSERT_TRUE(json.has_value());
+    auto parsed = engine::parse_engine_cores(*json, "cores.json");
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().describe();
+    EXPECT_EQ(parsed->fallbacks.size(), 1u);
+  }
+  const std::pair<std::string, std::string> corrupt[] = {
+      {file(with(lines_ok, "0.10.99", "0.11.0"), fallback), "records[a].printed_lines[0]: bad version range"},
+      {file(with(lines_ok, R"({"cuda": "cuda"})", "{}"), fallback), "records[a].printed_lines[0].device_names: expected an object of platform names"},
+      {file(lines_ok, with(fallback, "\"device\"", "\"always\"")), "v1_fallbacks[f]: condition: expected device or kv_cache_dtype, found 'always'"},
+      {file(lines_ok, with(fallback, "0.9.99", "0.11.5")), "v1_fallbacks[f]: no V0 record of vllm whose default is V1 covers 0.8.0 - 0.11.5"},
+      {file(lines_ok, with(fallback, "\"warning\"", "\"warn\"")), "unknown key v1_fallbacks[f].warn"},
+  };
+  for (const auto& [text, fragment] : corrupt) {
+    auto json = parse_json(text, "cores.json");
+    ASSERT_TRUE(json.has_value()) << text;
+    auto parsed = engine::parse_engine_cores(*json, "cores.json");
+    ASSERT_FALSE(parsed.has_value()) << text;
+    EXPECT_NE(parsed.error().describe().find(fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// Issue 15 (v0eng30): a version dated only by the evidence's date names its profile's first release (vllm-ascend@0.7-0.12
+// at 0.7.0 for a log of 2025-11-29, which ran 0.11): that is no statement of a V0-only version, so the profile keeps its
+// V1 lines. A stated 0.7.3 runs V0.
+TEST(EngineCore, Issue15_DatedVersionIsNotTakenForV0) {
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines.has_value());
+  std::vector<std::string> notes;
+  deploy::VersionBasis basis{};
+  deploy::EngineInput dated{.engine = "vllm-ascend", .origin = "engine_version", .unknown = deploy::UnknownVersion::newest, .evidence_date = "vllm-ascend main (git fb5538625, 2025-11-29)",
+                            .evidence_date_origin = "case engine_version"};
+  auto by_date = deploy::resolve_engine(dated, *engines, "npu", notes, basis);
+  ASSERT_TRUE(by_date.has_value()) << by_date.error().describe();
+  EXPECT_EQ(by_date->id, "vllm-ascend@0.7-0.12");
+  EXPECT_EQ(basis, deploy::VersionBasis::dated);
+  EXPECT_FALSE(by_date->v0_lines.has_value()) << joined(notes);
+  EXPECT_FALSE(by_date->kv_line.empty());
+  notes.clear();
+  auto stated = deploy::resolve_engine({.engine = "vllm-ascend", .version = "0.7.3", .origin = "engine_version"}, *engines, "npu", notes, basis);
+  ASSERT_TRUE(stated.has_value());
+  ASSERT_TRUE(stated->v0_lines.has_value()) << joined(notes);
+  EXPECT_EQ(stated->v0_lines->device_name, "npu");
+}
