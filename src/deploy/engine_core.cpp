@@ -12,7 +12,7 @@ namespace preflight::deploy {
 std::optional<engine::EngineProfile> profile_dated_by_v0(const EngineInput& in, const engine::EngineCatalog& engines, const std::string& name,
                                                          std::vector<std::string>& assumptions) {
   if (in.engine_core != engine::EngineCore::v0) return std::nullopt;
-  const auto cores = engine::load_engine_cores();
+  const auto& cores = engine::shipped_engine_cores();
   if (!cores) return std::nullopt;
   const engine::V0EngineRecord* newest = cores->newest_v0_engine(name);
   if (!newest) return std::nullopt;
@@ -44,7 +44,7 @@ std::string v0_changes(const engine::V0EngineRecord& rec, const engine::EnginePr
 
 void apply_engine_core(const EngineInput& in, engine::EngineProfile& profile, const std::string& device_platform, VersionBasis basis,
                        std::vector<std::string>& assumptions) {
-  const auto cores = engine::load_engine_cores();
+  const auto& cores = engine::shipped_engine_cores();
   if (!cores) {
     if (in.engine_core)
       assumptions.push_back("engine core " + std::string(engine::engine_core_name(*in.engine_core)) + " (" + in.engine_core_origin + ") not applied: " +
@@ -86,7 +86,7 @@ void apply_engine_core(const EngineInput& in, engine::EngineProfile& profile, co
 Status apply_v1_fallback(const EngineInput& in, const device::DeviceSpec& device, const std::string& kv_cache_dtype, VersionBasis basis,
                          engine::EngineProfile& profile, std::vector<std::string>& assumptions) {
   if (profile.v0_lines) return Ok{};  // V0 already (stated, or the version's default)
-  const auto cores = engine::load_engine_cores();
+  const auto& cores = engine::shipped_engine_cores();
   if (!cores) return Ok{};
   const engine::Version v = profile.rule_version();
   const engine::V0EngineRecord* rec = cores->v0_engine(profile.engine, v);

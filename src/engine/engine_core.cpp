@@ -196,6 +196,11 @@ Expected<EngineCoreCatalog> load_engine_cores() {
   return parse_engine_cores(json, "data/engines/engine_cores.json");
 }
 
+const Expected<EngineCoreCatalog>& shipped_engine_cores() {
+  static const Expected<EngineCoreCatalog> cores = load_engine_cores();
+  return cores;
+}
+
 void apply_v0_engine(EngineProfile& profile, const V0EngineRecord& record, const std::string& platform) {
   profile.max_num_batched_tokens_large_device = record.max_num_batched_tokens_large_device;
   profile.max_num_seqs_large_device = record.max_num_seqs_large_device;

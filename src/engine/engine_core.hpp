@@ -83,6 +83,8 @@ struct EngineCoreCatalog {
 Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::string& origin);
 // The embedded data/engines/engine_cores.json.
 Expected<EngineCoreCatalog> load_engine_cores();
+// The embedded catalogue, parsed once per process (every engine resolution reads it: a plan resolves tens of thousands).
+const Expected<EngineCoreCatalog>& shipped_engine_cores();
 
 // The profile as the V0 engine of `record` runs it on a card of `platform`: its batch defaults on every card, chunked
 // prefill off up to its limit, no "Available KV cache memory" line where the V0 worker prints none, and the V0 lines of

@@ -115,15 +115,14 @@ std::string graph_capture_text(const AfterKvMargin& m, const engine::Overheads& 
 // Issue 15 (acc30): the verdict where the version makes a square attention mask after KV sizing. The mask's side grows
 // with max_model_len, so the fix is a shorter context: the longest whose peak fits beside what else the warm-up needs.
 void decide_square_mask(FitEstimate& e, const engine::EngineProfile& engine, const AfterKvMargin& m, const Deployment& dep) {
+  if (!e.fits) return;
+  const bool fails = m.headroom < m.low;
+  if (!fails && !dep.explain) return;  // the texts below only for a failure or an explained fit (a plan sizes every 310P row)
   const auto& mask = *engine.square_attention_mask;
   const std::string what = mask_text(e, engine, mask);
-  const std::string torch_npu = mask.compressed_when.empty()
-                                    ? std::string()
-                                    : "; the torch_npu build decides it (not an input): where " + mask.compressed_when + ", a fixed 2048 x 2048 compressed mask instead";
   const int64_t len = mask_length_for(m.headroom - (m.high - m.mask_high), mask);
   const std::string fix = len > 0 ? format("fix: --max-model-len %lld or lower", static_cast<long long>(len)) : std::string("fix: a card with more memory");
-  if (!e.fits) return;
-  if (m.headroom < m.low) {
+  if (fails) {
     e.fits = false;
     e.failure = Failure::after_kv_oom;
     e.failure_message = format("RuntimeError: NPU out of memory at the first forward with attention, after the KV cache was sized: %s needs more than the %.2f GiB "
@@ -131,7 +130,9 @@ void decide_square_mask(FitEstimate& e, const engine::EngineProfile& engine, con
                                what.c_str(), bytes_to_gib(m.headroom), m.high > m.mask_high ? " and what else the warm-up needs" : "", fix.c_str());
     return;
   }
-  if (!dep.explain) return;
+  const std::string torch_npu = mask.compressed_when.empty()
+                                    ? std::string()
+                                    : "; the torch_npu build decides it (not an input): where " + mask.compressed_when + ", a fixed 2048 x 2048 compressed mask instead";
   if (m.headroom < m.high)
     e.assumptions.push_back(format("after KV sizing, %s must fit in the %.2f GiB left beside the KV cache pool: the low end fits, the high end does not (%s)%s",
                                    what.c_str(), bytes_to_gib(m.headroom), fix.c_str(), torch_npu.c_str()));
