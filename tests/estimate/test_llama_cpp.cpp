@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../bench/service.hpp"
+#include "llama_cpp_real.hpp"
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
 #include "base/utf8.hpp"
@@ -252,25 +253,12 @@ TEST(LlamaCpp, Issue17_RejectsBadOptionsAndMetadata) {
 
 // The real llama.cpp. check.mjs prints one JSON line per (model, context, flash attention) load.
 TEST(LlamaCppReal, Issue17_BuffersMatchRealLlamaCpp) {
-  const std::string dir = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/llama_cpp";
-  if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("node --version >/dev/null 2>&1") != 0) {
-    if (pftest::require_services()) FAIL() << "node or " << dir << "/node_modules/node-llama-cpp missing (run npm ci in tests/llama_cpp)";
-    GTEST_SKIP() << "node or tests/llama_cpp/node_modules missing (run npm ci in tests/llama_cpp); skipped";
-  }
+  PFTEST_NEED_REAL_LLAMA_CPP();
   const std::string out = pftest::scratch_dir("llama-cpp-real");
-  const std::string cmd = "cd " + dir + " && node check.mjs " + out + " 1024,4096 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string text;
-  std::array<char, 65536> buf{};
-  while (fgets(buf.data(), buf.size(), p)) text += buf.data();
-  ASSERT_EQ(pclose(p), 0) << text;
-  std::istringstream lines(text);
-  std::string line;
+  const auto check = pftest::run_llama_cpp_script("check.mjs", out + " 1024,4096");
+  ASSERT_EQ(check.status, 0) << check.text;
   int compared = 0;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] != '{') continue;
-    const Json real = Json::parse(line);
+  for (const Json& real : check.json) {
     const bool fa = real["flash_attn"] == "enabled";
     const std::string args = "fit " + real["file"].get<std::string>() + " --engine llama.cpp --device cpu --json --ctx-size " +
                              std::to_string(real["n_ctx"].get<int64_t>()) + " --ubatch-size " + std::to_string(real["n_ubatch"].get<int64_t>()) +
@@ -319,7 +307,7 @@ TEST(LlamaCppReal, Issue17_BuffersMatchRealLlamaCpp) {
     EXPECT_EQ(rows, 4) << logs.out;
     ++compared;
   }
-  EXPECT_EQ(compared, 16) << text;  // 4 models (llama, qwen3, qwen3moe, gemma3 with SWA) x 2 contexts x flash attention on/off
+  EXPECT_EQ(compared, 16) << check.text;  // 4 models (llama, qwen3, qwen3moe, gemma3 with SWA) x 2 contexts x flash attention on/off
   std::filesystem::remove_all(out);
 }
 
@@ -472,11 +460,8 @@ double median(std::vector<double> v) {
 // 0.85-1.09 at load 6-7 with CPU time (docs/bw.md). On a host whose load average exceeds twice its cores
 // during the run the ratios are printed and the check skipped.
 TEST(LlamaCppReal, Issue17_DecodeSpeedMatchesRealLlamaCpp) {
-  const std::string dir = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/llama_cpp";
-  if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("node --version >/dev/null 2>&1") != 0) {
-    if (pftest::require_services()) FAIL() << "node or " << dir << "/node_modules/node-llama-cpp missing (run npm ci in tests/llama_cpp)";
-    GTEST_SKIP() << "node or tests/llama_cpp/node_modules missing (run npm ci in tests/llama_cpp); skipped";
-  }
+  PFTEST_NEED_REAL_LLAMA_CPP();
+  const std::string dir = pftest::llama_cpp_test_dir();
   const std::string out = pftest::scratch_dir("llama-cpp-speed");
   std::map<std::string, std::vector<double>> ratios;
   double max_load = 0;

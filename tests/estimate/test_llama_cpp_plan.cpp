@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../bench/service.hpp"
+#include "llama_cpp_real.hpp"
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
 
@@ -34,27 +35,14 @@ double mapped_model_bytes(const Json& real) {
 }  // namespace
 
 TEST(LlamaCppReal, Issue16_PlanRowIsWhatRealLlamaCppAllocates) {
-  const std::string dir = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/llama_cpp";
-  if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("node --version >/dev/null 2>&1") != 0) {
-    if (pftest::require_services()) FAIL() << "node or " << dir << "/node_modules/node-llama-cpp missing (run npm ci in tests/llama_cpp)";
-    GTEST_SKIP() << "node or tests/llama_cpp/node_modules missing (run npm ci in tests/llama_cpp); skipped";
-  }
+  PFTEST_NEED_REAL_LLAMA_CPP();
   // Two requests of 1024 tokens each: llama.cpp created with n_ctx 2048 and 2 sequences (1024 cells each), flash
   // attention on (llama-server's auto turns it on for the CPU); check.mjs's contextSize is per sequence.
   const std::string out = pftest::scratch_dir("llama-cpp-plan-real");
-  const std::string cmd = "cd " + dir + " && node check.mjs " + out + " 1024 2 on 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string text;
-  std::array<char, 65536> buf{};
-  while (fgets(buf.data(), buf.size(), p)) text += buf.data();
-  ASSERT_EQ(pclose(p), 0) << text;
-  std::istringstream lines(text);
-  std::string line;
+  const auto check = pftest::run_llama_cpp_script("check.mjs", out + " 1024 2 on");
+  ASSERT_EQ(check.status, 0) << check.text;
   int compared = 0;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] != '{') continue;
-    const Json real = Json::parse(line);
+  for (const Json& real : check.json) {
     const std::string what = real["model"].get<std::string>();
     ASSERT_EQ(real["n_seq_max"], 2) << what;
     ASSERT_EQ(real["n_ctx"], 2048) << what;
@@ -82,6 +70,6 @@ TEST(LlamaCppReal, Issue16_PlanRowIsWhatRealLlamaCppAllocates) {
     near(b["device_bytes"].get<double>(), real_total, 0.02, "total");
     ++compared;
   }
-  EXPECT_EQ(compared, 4) << text;  // llama, qwen3, qwen3moe, gemma3 (sliding window)
+  EXPECT_EQ(compared, 4) << check.text;  // llama, qwen3, qwen3moe, gemma3 (sliding window)
   std::filesystem::remove_all(out);
 }
