@@ -78,7 +78,9 @@ std::string config_class_name(const std::string& architecture) {
 bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
   const std::string flag = !dep.quantization.empty() ? to_lower(dep.quantization) : to_lower(m.quant.method);
   e.quantization = flag;
-  if (!flag.empty() && flag != "gguf" && !engine.accepts_quantization(flag)) {
+  // GGUF is read by vLLM's own loader on CUDA / ROCm (and by llama.cpp); vLLM-Ascend's platform refuses it like any method
+  // outside its list (quant30: "gguf quantization is currently not supported in npu.").
+  if (!flag.empty() && (flag != "gguf" || engine.platform == "npu") && !engine.accepts_quantization(flag)) {
     e.failure = Failure::unsupported_quantization;
     std::string msg = engine.quantization_rejection;
     const auto pos = msg.find("{q}");

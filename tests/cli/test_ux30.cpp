@@ -54,3 +54,15 @@ TEST(Ux30, Issue16_InspectSizesAVariantAsFitDoes) {
   EXPECT_EQ(unknown.code, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("unknown variant 'w3a9'"), std::string::npos) << unknown.out;
 }
+
+// Issue 16 (quant30's finding): vLLM-Ascend's platform refuses GGUF like any method outside its list
+// (NPUPlatform.supported_quantization; engines.json quantization_rejection), and fit --quantization gguf on a 910B4 said
+// "fits" because GGUF was let through for vLLM's CUDA loader on every platform. fit --variant gguf_q4_k_m already refused.
+TEST(Ux30, Issue16_GgufOnAnNpuIsRefusedAsTheVariantIs) {
+  const auto flag = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --quantization gguf");
+  EXPECT_EQ(flag.code, 1) << flag.out;
+  EXPECT_NE(flag.out.find("gguf quantization is currently not supported in npu."), std::string::npos) << flag.out;
+  const auto variant = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --variant gguf_q4_k_m");
+  EXPECT_EQ(variant.code, 1) << variant.out;
+  EXPECT_NE(variant.out.find("gguf quantization is currently not supported in npu."), std::string::npos) << variant.out;
+}
