@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "base/units.hpp"
 #include "model/context_length.hpp"
@@ -46,33 +47,36 @@ struct Tries {
   }
 };
 
+// A tensor-parallel size with the fit of the deployment at it.
+using TpFit = std::pair<int64_t, estimate::FitEstimate>;
+
 // The first tensor-parallel size from `from`, doubling up to 16, that divides the model's attention heads and at which
-// `d` fits, with that fit; nullopt when none does.
-std::optional<std::pair<int64_t, estimate::FitEstimate>> wider_tp_that_fits(const Tries& try_fit, estimate::Deployment d, int64_t from) {
+// `d` fits, with that fit; nullopt when none does. `refused` (when given) receives the sizes tried before it, with their
+// fits, in the order tried.
+std::optional<TpFit> wider_tp_that_fits(const Tries& try_fit, estimate::Deployment d, int64_t from, std::vector<TpFit>* refused = nullptr) {
   for (int64_t tp = from; tp <= 16; tp *= 2) {
     if (try_fit.m.num_attention_heads % tp != 0) continue;
     d.tensor_parallel_size = tp;
     auto r = try_fit(d);
     if (r.fits) return std::make_pair(tp, std::move(r));
+    if (refused) refused->emplace_back(tp, std::move(r));
   }
   return std::nullopt;
 }
 
 // Session 30 (Qwen3.5-27B W8A8 on 910B4 at its 262,144-token default: only TP 4 was offered, while TP 2 loads the
-// weights and holds 201,850 tokens at 32,768): the smallest TP size below `full_context_tp` (the one that holds the
-// deployment's max_model_len, 32: none) at which the weights load and the KV cache holds a shorter context, with
-// `--max-model-len N` (N: largest_context_held, as the variant fixes take it), sized again at N. After the same-context
-// fix, as fit's variant fixes order theirs: fewer cards, less context.
+// weights and holds 201,850 tokens at 32,768): among the TP sizes below the one that holds the deployment's max_model_len
+// (`refused`: wider_tp_that_fits's, smallest first), the first at which the weights load and the KV cache holds a
+// shorter context, with `--max-model-len N` (N: largest_context_held, as the variant fixes take it), sized again at N.
+// After the same-context fix, as fit's variant fixes order theirs: fewer cards, less context.
 void shorter_context_on_fewer_devices(FitSearch& out, const Tries& try_fit, const estimate::Deployment& dep, const estimate::FitEstimate& base,
-                                      int64_t full_context_tp) {
-  for (int64_t tp = base.tensor_parallel_size * 2; tp < full_context_tp && tp <= 16; tp *= 2) {
-    if (try_fit.m.num_attention_heads % tp != 0) continue;
-    auto d = dep;
-    d.tensor_parallel_size = tp;
-    const auto r = try_fit(d);
+                                      const std::vector<TpFit>& refused) {
+  for (const auto& [tp, r] : refused) {
     if (r.failure != estimate::Failure::max_model_len_too_large) continue;
     const int64_t len = largest_context_held(try_fit.m, r);
     if (len <= 0) continue;
+    auto d = dep;
+    d.tensor_parallel_size = tp;
     d.max_model_len = len;
     const auto at_len = try_fit(d);
     if (!at_len.fits) continue;
@@ -223,14 +227,15 @@ FitSearch search_fixes(const model::ModelSpec& m, const device::DeviceSpec& dev,
   if (base.failure == estimate::Failure::unsupported_quantization) refused_quantization_fixes(out, try_fit, dep, base);
   out.more_devices_at = out.fixes.size();
   if (base.failure != estimate::Failure::invalid_layout && base.failure != estimate::Failure::unsupported_quantization) {
-    const auto wider = wider_tp_that_fits(try_fit, dep, base.tensor_parallel_size * 2);
+    std::vector<TpFit> refused;
+    const auto wider = wider_tp_that_fits(try_fit, dep, base.tensor_parallel_size * 2, &refused);
     if (wider) {
       const auto& [tp, r] = *wider;
       out.fixes.push_back(format("--tensor-parallel-size %lld on %lld x %s: %s KV tokens, %.2fx", static_cast<long long>(tp), static_cast<long long>(tp * base.pipeline_parallel_size),
                                  dev.id.c_str(), with_thousands(r.kv_tokens).c_str(), r.max_concurrency));
       out.fix_flags.push_back(format("--tensor-parallel-size %lld", static_cast<long long>(tp)));
     }
-    shorter_context_on_fewer_devices(out, try_fit, dep, base, wider ? wider->first : 32);
+    shorter_context_on_fewer_devices(out, try_fit, dep, base, refused);
     if (dev.platform != "npu" && base.kv_cache_dtype == "auto" && base.failure != estimate::Failure::weights_oom) {
       auto d = dep;
       d.kv_cache_dtype = "fp8";
