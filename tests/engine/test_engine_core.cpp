@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../logs/signatures_support.hpp"
 #include "deploy/deployment.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_core.hpp"
@@ -20,14 +21,7 @@ using namespace preflight;
 
 namespace {
 
-const logs::SignatureSet& sigs() {
-  static const logs::SignatureSet s = [] {
-    auto loaded = logs::load_signatures();
-    if (!loaded) throw std::runtime_error(loaded.error().describe());
-    return *loaded;
-  }();
-  return s;
-}
+const auto& sigs = pftest::shipped_signatures;
 
 bool has(const std::vector<std::string>& list, const std::string& fragment) {
   for (const auto& s : list)

@@ -1,3 +1,4 @@
+#include "signatures_support.hpp"
 #include "logs/engine_log.hpp"
 
 #include <gtest/gtest.h>
@@ -21,14 +22,7 @@ namespace lg = preflight::logs;
 
 namespace {
 
-const lg::SignatureSet& sigs() {
-  static const lg::SignatureSet s = [] {
-    auto loaded = lg::load_signatures();
-    if (!loaded) throw std::runtime_error(loaded.error().describe());
-    return *loaded;
-  }();
-  return s;
-}
+const auto& sigs = pftest::shipped_signatures;
 
 std::string read(const std::string& path) {
   auto t = pf::read_text_file(path);

@@ -7,20 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "signatures_support.hpp"
 #include "logs/engine_log.hpp"
 
 namespace lg = preflight::logs;
 
 namespace {
 
-const lg::SignatureSet& sigs() {
-  static const lg::SignatureSet s = [] {
-    auto loaded = lg::load_signatures();
-    if (!loaded) throw std::runtime_error(loaded.error().describe());
-    return *loaded;
-  }();
-  return s;
-}
+const auto& sigs = pftest::shipped_signatures;
 
 std::string value_or_none(const std::optional<lg::Logged<std::string>>& v) { return v ? v->value + " (l." + std::to_string(v->line) + ")" : "none"; }
 
