@@ -132,7 +132,7 @@ std::string kv_cache_dtype_refusal(const engine::EngineProfile& engine, const de
                                    const std::string& origin) {
   const std::string dtype = to_lower(trim(kv_cache_dtype));
   if (dtype.empty() || dtype == "auto") return {};
-  const auto rules = engine::load_kv_cache_dtype_rules();
+  const auto& rules = engine::shipped_kv_cache_dtype_rules();
   if (!rules) return {};
   const engine::KvCacheDtypeFailure* rule = rules->failure_for(engine, device.family, dtype);
   if (!rule) return {};

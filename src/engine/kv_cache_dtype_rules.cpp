@@ -58,4 +58,9 @@ Expected<KvCacheDtypeRules> load_kv_cache_dtype_rules() {
   return parse_kv_cache_dtype_rules(json, "data/engines/kv_cache_dtypes.json");
 }
 
+const Expected<KvCacheDtypeRules>& shipped_kv_cache_dtype_rules() {
+  static const Expected<KvCacheDtypeRules> rules = load_kv_cache_dtype_rules();
+  return rules;
+}
+
 }  // namespace preflight::engine

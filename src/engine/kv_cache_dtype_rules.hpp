@@ -34,5 +34,7 @@ struct KvCacheDtypeRules {
 Expected<KvCacheDtypeRules> parse_kv_cache_dtype_rules(const Json& root, const std::string& origin);
 // The embedded data/engines/kv_cache_dtypes.json.
 Expected<KvCacheDtypeRules> load_kv_cache_dtype_rules();
+// The embedded rules, parsed once per process (a plan with --kv-cache-dtype asks for every card).
+const Expected<KvCacheDtypeRules>& shipped_kv_cache_dtype_rules();
 
 }  // namespace preflight::engine
