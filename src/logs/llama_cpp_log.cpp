@@ -21,6 +21,12 @@ namespace {
 
 constexpr size_t k_max_line_chars = 64 * 1024;
 
+// The function names llama.cpp has printed the context parameters under (n_ctx, n_batch, n_ubatch,
+// n_seq_max, flash_attn), newest first: "llama_context:", "llama_init_from_model:" (the early-2025 name; an
+// Ollama runner's log of April 2025 prints "llama_init_from_model: n_ctx = 8192", issue 15 evid31) and
+// "llama_new_context_with_model:".
+constexpr const char* k_context_prefixes[] = {"llama_context:", "llama_init_from_model:", "llama_new_context_with_model:"};
+
 std::optional<int64_t> to_int(const std::string& s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
   for (char c : s)
@@ -117,10 +123,10 @@ void read_line(const std::string& line, int64_t n, LlamaCppLog& log) {
   }
   for (const auto& [key, field] : std::vector<std::pair<const char*, std::optional<Logged<int64_t>>*>>{
            {"n_ctx", &log.n_ctx}, {"n_batch", &log.n_batch}, {"n_ubatch", &log.n_ubatch}, {"n_seq_max", &log.n_seq_max}}) {
-    for (const char* prefix : {"llama_context:", "llama_new_context_with_model:"})
+    for (const char* prefix : k_context_prefixes)
       if (auto v = context_value(line, prefix, key); v && to_int(*v)) *field = Logged<int64_t>{*to_int(*v), n};
   }
-  for (const char* prefix : {"llama_context:", "llama_new_context_with_model:"})
+  for (const char* prefix : k_context_prefixes)
     if (auto v = context_value(line, prefix, "flash_attn")) log.flash_attn = Logged<std::string>{*v == "1" ? "enabled" : *v == "0" ? "disabled" : *v, n};
   if (auto k = line.find(", K ("); k != std::string::npos && (line.find("kv_cache") != std::string::npos || line.find("KV self size") != std::string::npos)) {
     log.cache_type_k = Logged<std::string>{line.substr(k + 5, line.find(')', k) - k - 5), n};

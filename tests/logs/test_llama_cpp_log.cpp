@@ -1,0 +1,63 @@
+// logs/llama_cpp_log on llama.cpp start-up lines as public logs print them (the other llama.cpp log
+// tests, with the estimate they are compared against, are in tests/estimate/test_llama_cpp.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "logs/llama_cpp_log.hpp"
+
+namespace preflight {
+namespace {
+
+// Issue 15 (evid31): the context parameters of llama.cpp builds of early 2025 are printed under
+// "llama_init_from_model:", which the reader did not know, so `preflight logs` fell back to n_ctx 4096,
+// n_seq_max 1 and "flash_attn not printed" for a log that states 8192, 4 and 0. The lines are verbatim from
+// an Ollama runner serving deepseek-r1:671b on eight MI250X GCDs (Pawsey Setonix notes, April 2025; code
+// search id 12972183120, data/evidence/llamacpp-startup-public.jsonl), the spinner character Ollama
+// interleaves included; the buffer lines between them are cut to one per kind.
+TEST(LlamaCppLog, Issue15_ContextParametersUnderLlamaInitFromModel) {
+  const std::string text =
+      "load_tensors: offloaded 62/62 layers to GPU\n"                                                                  // 1
+      "load_tensors:        ROCm0 model buffer size = 35642.36 MiB\n"                                                 // 2
+      "\xE2\xA0\xA7 llama_init_from_model: n_seq_max     = 4\n"                                                      // 3
+      "llama_init_from_model: n_ctx         = 8192\n"                                                                 // 4
+      "llama_init_from_model: n_ctx_per_seq = 2048\n"                                                                 // 5
+      "llama_init_from_model: n_batch       = 2048\n"                                                                 // 6
+      "llama_init_from_model: n_ubatch      = 512\n"                                                                  // 7
+      "llama_init_from_model: flash_attn    = 0\n"                                                                    // 8
+      "llama_kv_cache_init: kv_size = 8192, offload = 1, type_k = 'f16', type_v = 'f16', n_layer = 61, can_shift = 0\n"
+      "llama_kv_cache_init:      ROCm0 KV buffer size =  5120.00 MiB\n"                                               // 10
+      "llama_init_from_model: KV self size  = 39040.00 MiB, K (f16): 23424.00 MiB, V (f16): 15616.00 MiB\n"
+      "llama_init_from_model:  ROCm_Host  output buffer size =     2.08 MiB\n"                                        // 12
+      "llama_init_from_model: pipeline parallelism enabled (n_copies=4)\n"
+      "\xE2\xA0\x87 llama_init_from_model:      ROCm0 compute buffer size =  2322.01 MiB\n"                          // 14
+      "llama_init_from_model:  ROCm_Host compute buffer size =    78.02 MiB\n";                                       // 15
+  ASSERT_TRUE(logs::is_llama_cpp_log(text));
+  const auto log = logs::parse_llama_cpp_log(text);
+  ASSERT_TRUE(log.n_ctx && log.n_batch && log.n_ubatch && log.n_seq_max && log.flash_attn);
+  EXPECT_EQ(log.n_seq_max->value, 4);
+  EXPECT_EQ(log.n_seq_max->line, 3);
+  EXPECT_EQ(log.n_ctx->value, 8192);
+  EXPECT_EQ(log.n_ctx->line, 4);
+  EXPECT_EQ(log.n_batch->value, 2048);
+  EXPECT_EQ(log.n_ubatch->value, 512);
+  EXPECT_EQ(log.flash_attn->value, "disabled");
+  EXPECT_EQ(log.flash_attn->line, 8);
+  ASSERT_TRUE(log.cache_type_k && log.cache_type_v);
+  EXPECT_EQ(log.cache_type_k->value, "f16");
+  EXPECT_EQ(log.cache_type_v->value, "f16");
+  ASSERT_EQ(log.buffers.size(), 5u);
+  EXPECT_EQ(log.buffers[0].device, "ROCm0");
+  EXPECT_EQ(log.buffers[0].kind, "model");
+  EXPECT_EQ(log.buffers[1].kind, "KV");
+  EXPECT_EQ(log.buffers[1].line, 10);
+  EXPECT_EQ(log.buffers[2].kind, "output");
+  EXPECT_EQ(log.buffers[3].device, "ROCm0");
+  EXPECT_EQ(log.buffers[3].kind, "compute");
+  EXPECT_EQ(log.buffers[3].line, 14);
+  EXPECT_DOUBLE_EQ(log.total("compute"), (2322.01 + 78.02) * 1048576.0);
+  EXPECT_DOUBLE_EQ(log.total("KV"), 5120.00 * 1048576.0);
+}
+
+}  // namespace
+}  // namespace preflight
