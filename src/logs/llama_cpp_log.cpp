@@ -26,6 +26,8 @@ constexpr size_t k_max_line_chars = 64 * 1024;
 // Ollama runner's log of April 2025 prints "llama_init_from_model: n_ctx = 8192", issue 15 evid31) and
 // "llama_new_context_with_model:".
 constexpr const char* k_context_prefixes[] = {"llama_context:", "llama_init_from_model:", "llama_new_context_with_model:"};
+// What llama.cpp chose for "flash_attn = auto", printed after it: "... Flash Attention was auto, set to enabled".
+constexpr const char* k_flash_attn_resolved = "Flash Attention was auto, set to ";
 
 std::optional<int64_t> to_int(const std::string& s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -128,6 +130,12 @@ void read_line(const std::string& line, int64_t n, LlamaCppLog& log) {
   }
   for (const char* prefix : k_context_prefixes)
     if (auto v = context_value(line, prefix, "flash_attn")) log.flash_attn = Logged<std::string>{*v == "1" ? "enabled" : *v == "0" ? "disabled" : *v, n};
+  // "flash_attn = auto" is resolved a few lines later (under llama_context:, sched_reserve: in later builds;
+  // llama.cpp src/llama-context.cpp); the resolved value replaces "auto".
+  if (auto p = line.find(k_flash_attn_resolved); p != std::string::npos) {
+    const std::string v = trim(line.substr(p + std::string(k_flash_attn_resolved).size()));
+    if (v == "enabled" || v == "disabled") log.flash_attn = Logged<std::string>{v, n};
+  }
   if (auto k = line.find(", K ("); k != std::string::npos && (line.find("kv_cache") != std::string::npos || line.find("KV self size") != std::string::npos)) {
     log.cache_type_k = Logged<std::string>{line.substr(k + 5, line.find(')', k) - k - 5), n};
     if (auto v = line.find(", V (", k); v != std::string::npos) log.cache_type_v = Logged<std::string>{line.substr(v + 5, line.find(')', v) - v - 5), n};

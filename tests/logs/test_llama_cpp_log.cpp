@@ -59,5 +59,37 @@ TEST(LlamaCppLog, Issue15_ContextParametersUnderLlamaInitFromModel) {
   EXPECT_DOUBLE_EQ(log.total("KV"), 5120.00 * 1048576.0);
 }
 
+// Issue 15 (evid31): with "flash_attn = auto" llama.cpp prints what it chose a few lines later ("Flash Attention
+// was auto, set to enabled", under llama_context: or sched_reserve:), which the reader did not read, so `preflight
+// logs` reported "flash_attn auto" and predicted with auto. Lines verbatim from an Ollama runner on an RTX 2060
+// (hermes3:8b, 15 of 33 layers offloaded; code search id 61471163053, data/evidence/llamacpp-startup-public.jsonl)
+// and, for the older place of the line, a llama-server b7342 log on an A100 (code search id 28957180799).
+TEST(LlamaCppLog, Issue15_FlashAttentionAutoResolvedLine) {
+  const std::string ollama =
+      "llama_context: n_ctx         = 32768\n"                                                                  // 1
+      "llama_context: flash_attn    = auto\n"                                                                   // 2
+      "llama_kv_cache:      CUDA0 KV buffer size =  1792.00 MiB\n"                                               // 3
+      "sched_reserve: Flash Attention was auto, set to enabled\n"                                               // 4
+      "sched_reserve:      CUDA0 compute buffer size =   248.00 MiB\n";                                         // 5
+  auto log = logs::parse_llama_cpp_log(ollama);
+  ASSERT_TRUE(log.flash_attn);
+  EXPECT_EQ(log.flash_attn->value, "enabled");
+  EXPECT_EQ(log.flash_attn->line, 4);
+  ASSERT_EQ(log.buffers.size(), 2u);  // the resolved line is not a buffer
+
+  const std::string server =
+      "llama_context: flash_attn    = auto\n"                                                                   // 1
+      "llama_context: Flash Attention was auto, set to enabled\n";                                              // 2
+  log = logs::parse_llama_cpp_log(server);
+  ASSERT_TRUE(log.flash_attn);
+  EXPECT_EQ(log.flash_attn->value, "enabled");
+  EXPECT_EQ(log.flash_attn->line, 2);
+
+  // Only llama.cpp's two words are taken; "auto" alone stays "auto".
+  log = logs::parse_llama_cpp_log("llama_context: flash_attn    = auto\n");
+  ASSERT_TRUE(log.flash_attn);
+  EXPECT_EQ(log.flash_attn->value, "auto");
+}
+
 }  // namespace
 }  // namespace preflight
