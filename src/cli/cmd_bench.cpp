@@ -177,7 +177,11 @@ Status load_bench_prediction(Sweep& s, const std::vector<int64_t>& levels) {
     PF_TRY(p, load_prediction_file(*pf));
     s.prediction = p;
   } else if (req.device || req.spec) {
-    if (!req.device || !req.spec) return make_error(ErrorKind::invalid_argument, "--device and --spec go together");
+    // Issue 16: say which half is missing and what it is; --model is the name the server serves, not the model sized.
+    if (!req.spec)
+      return make_error(ErrorKind::invalid_argument, "--device " + *req.device + " needs --spec MODEL, the model to predict for (a catalogue id, a directory or "
+                                                     "a config.json; --model is only the name the server serves), or --prediction FILE");
+    if (!req.device) return make_error(ErrorKind::invalid_argument, "--spec " + *req.spec + " needs --device D, the device the server runs on");
     auto p = predict_for_bench({*req.spec, *req.device, req.engine.value_or(""), s.input_len, s.output_len, levels});
     if (p) s.prediction = *p;
     else s.notes.push_back(p.error().message);

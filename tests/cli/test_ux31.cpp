@@ -1,0 +1,56 @@
+// Session 31's user journeys (issues 15, 16, 19): a new user's pass over every command, as the seeds' users type it.
+// Each test runs the real binary.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "../test_support.hpp"
+
+namespace {
+
+// The serve line of plan's first recommended row.
+std::string first_serve(const std::string& args) {
+  const auto r = pftest::run_cli(args + " --json", {.with_stderr = false});
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (j.is_discarded() || !j.contains("recommended") || j["recommended"].empty() || !j["recommended"][0].contains("launch")) {
+    ADD_FAILURE() << args << ": no launch in " << r.out.substr(0, 400);
+    return {};
+  }
+  return j["recommended"][0]["launch"]["serve"].get<std::string>();
+}
+
+}  // namespace
+
+// Issue 16 ("start commands that run as written: flags the engine version really has"): vLLM added
+// --default-chat-template-kwargs in PR #31343 (opened 2025-12-25, after v0.13.0 of 2025-12-19), so it is in v0.14.0 on.
+// The start of a Qwen3 model named vllm-ascend@0.13.0 (or 0.7.3, the long-time stable release on 910B) carried it,
+// and vLLM's argparse exits with "unrecognized arguments" before loading anything: the rule said 0.10.0, and a rule
+// was applied when its range touched the profile's (0.13-0.14) instead of the version the user named.
+TEST(Ux31, Issue16_StartCommandCarriesOnlyFlagsTheNamedVersionHas) {
+  const std::string flag = "--default-chat-template-kwargs";
+  for (const char* version : {"0.7.3", "0.13.0"}) {
+    const std::string serve = first_serve(std::string("plan Qwen/Qwen3-8B --devices 910B4 --context 8192 --engine vllm-ascend@") + version);
+    EXPECT_NE(serve.find("vllm serve Qwen/Qwen3-8B"), std::string::npos) << version << ": " << serve;
+    EXPECT_EQ(serve.find(flag), std::string::npos) << version << ": " << serve;
+  }
+  EXPECT_EQ(first_serve("plan Qwen/Qwen3-8B --devices H100 --context 8192 --engine vllm@0.13.0").find(flag), std::string::npos);
+  // From 0.14 the flag is there, on either engine; the seed's vLLM-Ascend 0.18.0 keeps it.
+  EXPECT_NE(first_serve("plan Qwen/Qwen3-8B --devices 910B4 --context 8192 --engine vllm-ascend@0.14.0").find(flag), std::string::npos);
+  EXPECT_NE(first_serve("plan Qwen/Qwen3-8B --devices 910B4 --context 8192 --engine vllm-ascend@0.18.0").find(flag), std::string::npos);
+  EXPECT_NE(first_serve("plan Qwen/Qwen3-8B --devices H100 --context 8192 --engine vllm@0.14.1").find(flag), std::string::npos);
+}
+
+// Issue 16 (bench as the seed's user runs it: `bench --url ... --model Qwen/Qwen3-8B --device 910B4`): the prediction
+// needs the model to size as --spec, and the refusal said only "--device and --spec go together", naming neither what
+// was missing nor that --model (the served name) is not it. Refused before any request (port 9 takes none).
+TEST(Ux31, Issue16_BenchDeviceWithoutSpecSaysWhatIsMissing) {
+  const auto no_spec = pftest::run_cli("bench --url http://127.0.0.1:9 --model qwen3-8b --device 910B4");
+  EXPECT_EQ(no_spec.code, 2) << no_spec.out;
+  EXPECT_NE(no_spec.out.find("--device 910B4 needs --spec MODEL"), std::string::npos) << no_spec.out;
+  EXPECT_NE(no_spec.out.find("--model is only the name the server serves"), std::string::npos) << no_spec.out;
+  const auto no_device = pftest::run_cli("bench --url http://127.0.0.1:9 --model qwen3-8b --spec Qwen/Qwen3-8B");
+  EXPECT_EQ(no_device.code, 2) << no_device.out;
+  EXPECT_NE(no_device.out.find("--spec Qwen/Qwen3-8B needs --device D"), std::string::npos) << no_device.out;
+}
