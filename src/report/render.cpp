@@ -6,6 +6,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/context_length.hpp"
 
 namespace preflight::report {
 
@@ -25,6 +26,14 @@ std::string layer_pattern(const model::ModelSpec& spec) {
   std::string out;
   for (const auto& k : order) out += (out.empty() ? "" : " + ") + std::to_string(counts[k]) + " " + k;
   return out;
+}
+
+// Issue 16: the largest context is capped at vLLM's derived max_model_len (plan::largest_context_held), above which vLLM
+// refuses --max-model-len; a reader of "40,960 tokens" beside an 828,160-token cache is told that the model, not the
+// memory, sets it.
+bool largest_context_is_model_max(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
+  const int64_t model_max = model::max_model_len_of(spec, 0);
+  return model_max > 0 && largest_context == model_max && estimate::kv_capacity_tokens(f) > model_max;
 }
 }  // namespace
 
@@ -224,7 +233,8 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
-                     {"largest_context", largest_context}};
+                     {"largest_context", largest_context},
+                     {"largest_context_bound", largest_context_is_model_max(spec, f, largest_context) ? "model_max_len" : "kv_cache"}};
   Json ranks = Json::array();
   for (const auto& r : f.ranks) ranks.push_back(rank_to_json(r));
   out["ranks"] = ranks;
@@ -298,7 +308,8 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   if (f.num_blocks > 0) {
     o += "  KV cache         " + with_thousands(f.kv_tokens) + " tokens (band " + with_thousands(f.kv_tokens_low) + " - " + with_thousands(f.kv_tokens_high) +
          "), " + fixed(f.max_concurrency, 2) + "x at " + with_thousands(f.max_model_len) + " tokens\n";
-    o += "  largest context  " + with_thousands(largest_context) + " tokens for one request\n";
+    o += "  largest context  " + with_thousands(largest_context) + " tokens for one request" +
+         (largest_context_is_model_max(spec, f, largest_context) ? " (the model's maximum, vLLM's derived max_model_len; the KV cache holds more)" : "") + "\n";
   }
   o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st));
   // Issue 15 (mc2): a memory verdict whose start depends on something the inputs do not state says so beside it.

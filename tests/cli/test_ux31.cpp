@@ -54,3 +54,25 @@ TEST(Ux31, Issue16_BenchDeviceWithoutSpecSaysWhatIsMissing) {
   EXPECT_EQ(no_device.code, 2) << no_device.out;
   EXPECT_NE(no_device.out.find("--spec Qwen/Qwen3-8B needs --device D"), std::string::npos) << no_device.out;
 }
+
+// Issue 16 ("Plan as a user reads it"): fit's "largest context" is capped at vLLM's derived max_model_len, so Qwen3-8B
+// on a 910B4 read "40,960 tokens for one request" beside an 80,640-token KV cache (and 40,960 beside 828,160 on 16
+// cards), as if memory set it. Qwen3-8B's config: max_position_embeddings 40,960, no rope scaling. The line now says
+// the model's maximum sets it, and --json names the bound; where the KV cache sets it (Qwen3.5-27B on a 910B3 at 32K,
+// 62,976 tokens against a 262,144-token model) the line is as before.
+TEST(Ux31, Issue16_LargestContextSaysWhenTheModelSetsIt) {
+  const auto capped = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4");
+  ASSERT_EQ(capped.code, 0) << capped.out;
+  EXPECT_NE(capped.out.find("GPU KV cache size: 80,640 tokens"), std::string::npos) << capped.out;
+  EXPECT_NE(capped.out.find("largest context  40,960 tokens for one request (the model's maximum, vLLM's derived max_model_len"), std::string::npos)
+      << capped.out;
+  const auto j = nlohmann::json::parse(pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --json", {.with_stderr = false}).out);
+  EXPECT_EQ(j["kv_cache"]["largest_context"], 40960);
+  EXPECT_EQ(j["kv_cache"]["largest_context_bound"], "model_max_len");
+
+  const auto held = pftest::run_cli("fit Qwen/Qwen3.5-27B --device 910B3 --engine vllm-ascend@0.23 --max-model-len 32768 --skip-mm-profiling --json",
+                                    {.with_stderr = false});
+  const auto h = nlohmann::json::parse(held.out);
+  EXPECT_EQ(h["kv_cache"]["largest_context"], 62976);
+  EXPECT_EQ(h["kv_cache"]["largest_context_bound"], "kv_cache");
+}
