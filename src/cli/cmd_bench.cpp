@@ -265,11 +265,7 @@ void print_bench_json(const Sweep& s, const std::vector<Level>& results) {
   j["database"] = s.store ? Json(s.store->path()) : Json();
   Json lv = Json::array();
   for (const auto& l : results) {
-    Json cmp = Json::array();
-    for (const auto& c : l.comparison) {
-      cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
-      if (c.band) cmp.back()["predicted_band"] = Json::array({c.band->low, c.band->high}), cmp.back()["in_band"] = c.in_band();
-    }
+    const Json cmp = comparison_rows_to_json(l.comparison);
     lv.push_back({{"run_id", s.store ? Json(l.run_id) : Json()}, {"concurrency", s.rate_mode ? Json() : Json(l.concurrency)},
                   {"request_rate", s.rate_mode ? Json(*s.req.request_rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
   }
