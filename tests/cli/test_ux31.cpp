@@ -76,3 +76,22 @@ TEST(Ux31, Issue16_LargestContextSaysWhenTheModelSetsIt) {
   EXPECT_EQ(h["kv_cache"]["largest_context"], 62976);
   EXPECT_EQ(h["kv_cache"]["largest_context_bound"], "kv_cache");
 }
+
+// Issue 16 (the llama.cpp-on-CPU user): plan and fit on --device cpu say "until `preflight bw --save --device cpu`
+// measures the card", but `bw --save` without a device answered "the device catalogue has no host entry (save with
+// --target cuda|npu --device ID)", which is not so: the host entry is "cpu", and saving to it works. Refused before
+// any measurement runs.
+TEST(Ux31, Issue16_BwSaveOnTheHostNamesTheCpuEntry) {
+  for (const char* args : {"bw --save", "bw --target host --save --device H100"}) {
+    const auto r = pftest::run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("no host entry"), std::string::npos) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("a host measurement is saved with --device cpu"), std::string::npos) << args << "\n" << r.out;
+  }
+  // What plan tells a CPU user to run is a command bw takes (the store is a scratch overlay, one short run).
+  const std::string overlay = pftest::scratch_dir("ux31-bw") + "/devices.json";
+  const auto saved = pftest::run_cli("bw --target host --save --device cpu --size 8 --repeats 1 --warmup 0 --kernel copy",
+                                     {.env = "PREFLIGHT_DEVICE_OVERRIDES=" + overlay});
+  EXPECT_EQ(saved.code, 0) << saved.out;
+  EXPECT_NE(saved.out.find("saved to " + overlay + " as cpu"), std::string::npos) << saved.out;
+}
