@@ -348,10 +348,14 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
     if (row.observed_fits) {
       o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : safe(row.observed_failure).c_str(),
                   row.predicted_fits && *row.predicted_fits ? "fits" : row.predicted_failure.c_str());
-      if (!row.predicted_failure_message.empty()) o += "    " + row.predicted_failure_message + "\n";  // issue 16: the engine's words
+      if (!row.predicted_failure_message.empty()) {  // issue 16: the engine's words, every line under the verdict (pydantic's span two)
+        o += "    ";
+        for (const char ch : row.predicted_failure_message) o += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
+        o += "\n";
+      }
     }
   }
-  o += "\nskipped\n";
+  if (r.skipped > 0) o += "\nskipped\n";  // ux31: no empty heading when every case was evaluated
   for (const auto& row : r.rows) if (row.skipped) o += "  " + safe(row.id) + ": " + safe(row.skip_reason) + "\n";
   o += format("\nsummary: %d cases, %d evaluated, %d skipped", r.cases, r.evaluated, r.skipped);
   // Issue 16 (quant26): cases whose quantization names no variant are bad input (exit 2), the others still evaluated.

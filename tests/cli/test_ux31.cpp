@@ -95,3 +95,17 @@ TEST(Ux31, Issue16_BwSaveOnTheHostNamesTheCpuEntry) {
   EXPECT_EQ(saved.code, 0) << saved.out;
   EXPECT_NE(saved.out.find("saved to " + overlay + " as cpu"), std::string::npos) << saved.out;
 }
+
+// Issue 16 (validate as a user reads it): the seed cases all evaluate, yet the report printed an empty "skipped"
+// heading; and pydantic's refusal spans two lines, the second of which left the row's indent (fit indents both).
+TEST(Ux31, Issue16_ValidateReadsAsFitDoes) {
+  const auto r = pftest::run_cli("validate " + pftest::shared_path("validation/seed-cases.jsonl") + " --models " + pftest::shared_path("models"),
+                                 {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(" 0 skipped"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nskipped\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+                       "      Value error, awq quantization is currently not supported in npu."),
+            std::string::npos)
+      << r.out;
+}
