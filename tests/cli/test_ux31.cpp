@@ -109,3 +109,22 @@ TEST(Ux31, Issue16_ValidateReadsAsFitDoes) {
             std::string::npos)
       << r.out;
 }
+
+// Issue 16 (the llama.cpp-on-CPU and vLLM-vs-MindIE users): `preflight --help` named neither engine, and a user who
+// typed the engine as a command got "unknown command 'mindie'; did you mean inspect". The fit line and two examples
+// name --engine mindie / llama.cpp, and an engine typed as a command is told where it goes (exit 2 as before).
+TEST(Ux31, Issue16_EnginesAreFoundFromTheTopLevelHelp) {
+  const auto help = pftest::run_cli("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--engine mindie / llama.cpp"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("preflight fit Qwen/Qwen3-8B --device 910B3 --engine mindie"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("preflight fit model.gguf --engine llama.cpp --device cpu"), std::string::npos) << help.out;
+  const auto mindie = pftest::run_cli("mindie Qwen/Qwen3-8B");
+  EXPECT_EQ(mindie.code, 2);
+  EXPECT_NE(mindie.out.find("mindie is an engine: preflight fit MODEL --device D --engine mindie"), std::string::npos) << mindie.out;
+  const auto llama = pftest::run_cli("llama model.gguf");
+  EXPECT_EQ(llama.code, 2);
+  EXPECT_NE(llama.out.find("llama.cpp is an engine: preflight fit MODEL --device D --engine llama.cpp"), std::string::npos) << llama.out;
+  const auto other = pftest::run_cli("valdate x.jsonl");
+  EXPECT_NE(other.out.find("did you mean validate"), std::string::npos) << other.out;  // other words keep the nearest command
+}
