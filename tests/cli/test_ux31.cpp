@@ -128,3 +128,13 @@ TEST(Ux31, Issue16_EnginesAreFoundFromTheTopLevelHelp) {
   const auto other = pftest::run_cli("valdate x.jsonl");
   EXPECT_NE(other.out.find("did you mean validate"), std::string::npos) << other.out;  // other words keep the nearest command
 }
+
+// Issue 16 (cosmetic, as a user reads it): plan --engine mindie --config-out DIR/ printed "wrote DIR//config.json and
+// DIR//start.sh"; the paths are joined once.
+TEST(Ux31, Issue16_MindieConfigOutPrintsThePathsItWrote) {
+  const std::string dir = pftest::scratch_dir("ux31-mindie") + "/out/";
+  const auto r = pftest::run_cli("plan Qwen/Qwen3-14B --devices 910B4 --engine mindie --context 8192 --config-out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote " + dir + "config.json and " + dir + "start.sh"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(dir + "/config.json"), std::string::npos) << r.out;
+}
