@@ -306,7 +306,15 @@ void print_bench_text(Sweep& s, const std::vector<Level>& results) {
                   c.band ? fmt::format("  band {} - {}{}", fixed(c.band->low, 2), fixed(c.band->high, 2), c.in_band() ? "" : " (outside)") : "");
     }
   }
-  if (s.prediction && s.prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *s.prediction->kv_tokens));
+  if (s.prediction && s.prediction->kv_tokens) {
+    // ux31: the speed model sizes the deployment at max_model_len = prompt + output, and vLLM >= 0.21 prints its token
+    // line from the concurrency at that length (43,470 for Qwen3-8B on a 910B4 at 138 tokens, 80,640 at 40,960): the
+    // figure is the engine's line at that length, not the server's capacity.
+    const std::string at = s.req.prediction ? std::string()
+                                            : fmt::format(" as the engine prints it at max_model_len {} (--input-len + --output-len; the server's own max_model_len changes it)",
+                                                          std::max<int64_t>(1, s.input_len + s.output_len));
+    notes.push_back(fmt::format("predicted GPU KV cache size {} tokens{}; the server's own figure is not read yet", *s.prediction->kv_tokens, at));
+  }
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (const auto& n : notes) fmt::print("note: {}\n", n);
