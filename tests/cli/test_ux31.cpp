@@ -138,3 +138,20 @@ TEST(Ux31, Issue16_MindieConfigOutPrintsThePathsItWrote) {
   EXPECT_NE(r.out.find("wrote " + dir + "config.json and " + dir + "start.sh"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(dir + "/config.json"), std::string::npos) << r.out;
 }
+
+// Issue 16 (logs -> validate as a user chains them): a log that names no card (kv_negative.1.log: vLLM-Ascend 0.23,
+// Qwen3-8B, no device line) gives a case whose device is null, and validate skipped it as "device not in the catalogue
+// and no total memory stated: " with nothing after the colon. It now says what is missing and how to give it.
+TEST(Ux31, Issue16_CaseWithoutADeviceSaysSo) {
+  const std::string log = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs/synthetic/kv_negative.1.log";
+  const std::string cases = pftest::scratch_dir("ux31-case") + "/case.jsonl";
+  EXPECT_EQ(pftest::run_cli("logs " + log + " --emit-case > " + cases, {.with_stderr = false}).code, 1);  // the log shows a failure
+  const auto v = pftest::run_cli("validate " + cases);
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find("log-kv_negative.1.log: no device named: the case's device is null or empty"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("`preflight logs FILE --device D --emit-case` writes it"), std::string::npos) << v.out;
+  EXPECT_EQ(v.out.find("no total memory stated: \n"), std::string::npos) << v.out;
+  // With --device the case carries the card.
+  const auto with_device = pftest::run_cli("logs " + log + " --emit-case --device 910B4", {.with_stderr = false});
+  EXPECT_NE(with_device.out.find("\"device\":\"910B4\""), std::string::npos) << with_device.out;
+}
