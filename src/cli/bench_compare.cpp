@@ -58,6 +58,15 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
   return p;
 }
 
+Json comparison_rows_to_json(const std::vector<ComparisonRow>& rows) {
+  Json cmp = Json::array();
+  for (const auto& c : rows) {
+    cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
+    if (c.band) cmp.back()["predicted_band"] = Json::array({c.band->low, c.band->high}), cmp.back()["in_band"] = c.in_band();
+  }
+  return cmp;
+}
+
 namespace {
 
 // A band stored as [low, high] with 0 <= low <= high.

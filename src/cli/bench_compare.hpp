@@ -64,6 +64,9 @@ struct ComparisonRow {
 
 // Pairs for one measured level (fixed concurrency). Single-stream metrics pair only at concurrency 1.
 std::vector<ComparisonRow> compare_level(const BenchPrediction& prediction, int64_t concurrency, const bench::RunStats& stats);
+// The rows as bench --json and report --json print them: metric, concurrency, predicted, measured, unit, error_pct, and
+// predicted_band / in_band where the prediction has a band.
+Json comparison_rows_to_json(const std::vector<ComparisonRow>& rows);
 
 // One multiplicative efficiency per group, fitted by least squares in log space:
 // log e = mean(log(measured / predicted)) for rates, mean(log(predicted / measured)) for times.

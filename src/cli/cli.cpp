@@ -73,6 +73,8 @@ examples:
   preflight fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --engine vllm-ascend@0.23 --max-model-len 32768
   preflight fit Qwen/Qwen3-32B --device H100 --tensor-parallel-size 2 --json
   preflight fit Qwen/Qwen3-VL-8B-Instruct --device 910B3 --skip-mm-profiling   # no vision encoder in the profile run
+  preflight fit Qwen/Qwen3-8B --device 910B3 --engine mindie                # MindIE Service's KV pool and config
+  preflight fit model.gguf --engine llama.cpp --device cpu                    # llama.cpp's buffers on this host
   preflight plan --device 910B3 --context 32768
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
@@ -692,7 +694,7 @@ int cmd_version(const std::vector<std::string>& argv) {
 const std::vector<Command>& commands() {
   static const std::vector<Command> k_commands = {
       {"inspect", {{"inspect MODEL", "exact model facts: layers, parameters, weight bytes, KV bytes per token"}}, help_of(k_inspect_text, inspect_options), cmd_inspect, {}},
-      {"fit", {{"fit MODEL --device D", "what vLLM / vLLM-Ascend will print at start-up, the verdict, and the speed"}}, help_of(k_fit_text, fit_options), cmd_fit, {}},
+      {"fit", {{"fit MODEL --device D", "what vLLM / vLLM-Ascend will print at start-up, the verdict, and the speed (--engine mindie / llama.cpp: their own sizing)"}}, help_of(k_fit_text, fit_options), cmd_fit, {}},
       {"plan",
        {{"plan --device D", "what this hardware runs: every catalogue model that fits, ranked, with its start command"},
         {"plan MODEL [--devices ..]", "what this model needs: the cheapest device count, layout and quantization per device"}},
@@ -743,6 +745,16 @@ int run(int argc, char** argv) {
 
 namespace {
 
+// The --engine value a word names when a user types an engine where a command goes; nullptr for any other word.
+const char* engine_named_as_command(const std::string& word) {
+  const std::string w = to_lower(word);
+  if (w == "mindie" || w == "mindie-service") return "mindie";
+  if (w == "llama" || w == "llama.cpp" || w == "llamacpp" || w == "llama-server" || w == "llama-cpp") return "llama.cpp";
+  if (w == "vllm") return "vllm";
+  if (w == "vllm-ascend") return "vllm-ascend";
+  return nullptr;
+}
+
 int run_command(const std::vector<std::string>& args) {
   const std::string usage = std::string(k_usage) + render_command_list(commands()) + "\n" + k_usage_tail;
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
@@ -760,7 +772,9 @@ int run_command(const std::vector<std::string>& args) {
     }
     std::string message = "unknown command '" + name + "'";
     const auto near = nearest_names(name, names, 1);
-    if (!near.empty()) message += "; did you mean " + near[0];
+    // ux31: an engine typed as a command ("preflight mindie ...", "preflight llama ...") is told where engines go.
+    if (const char* engine = engine_named_as_command(name)) message += fmt::format("; {} is an engine: preflight fit MODEL --device D --engine {} (plan takes it too)", engine, engine);
+    else if (!near.empty()) message += "; did you mean " + near[0];
     fmt::print(stderr, "preflight: {} (preflight --help lists commands)\n", message);
     return k_exit_usage;
   }

@@ -177,7 +177,11 @@ Status load_bench_prediction(Sweep& s, const std::vector<int64_t>& levels) {
     PF_TRY(p, load_prediction_file(*pf));
     s.prediction = p;
   } else if (req.device || req.spec) {
-    if (!req.device || !req.spec) return make_error(ErrorKind::invalid_argument, "--device and --spec go together");
+    // Issue 16: say which half is missing and what it is; --model is the name the server serves, not the model sized.
+    if (!req.spec)
+      return make_error(ErrorKind::invalid_argument, "--device " + *req.device + " needs --spec MODEL, the model to predict for (a catalogue id, a directory or "
+                                                     "a config.json; --model is only the name the server serves), or --prediction FILE");
+    if (!req.device) return make_error(ErrorKind::invalid_argument, "--spec " + *req.spec + " needs --device D, the device the server runs on");
     auto p = predict_for_bench({*req.spec, *req.device, req.engine.value_or(""), s.input_len, s.output_len, levels});
     if (p) s.prediction = *p;
     else s.notes.push_back(p.error().message);
@@ -261,11 +265,7 @@ void print_bench_json(const Sweep& s, const std::vector<Level>& results) {
   j["database"] = s.store ? Json(s.store->path()) : Json();
   Json lv = Json::array();
   for (const auto& l : results) {
-    Json cmp = Json::array();
-    for (const auto& c : l.comparison) {
-      cmp.push_back({{"metric", c.metric}, {"concurrency", c.concurrency}, {"predicted", c.predicted}, {"measured", c.measured}, {"unit", c.unit}, {"error_pct", c.error_pct()}});
-      if (c.band) cmp.back()["predicted_band"] = Json::array({c.band->low, c.band->high}), cmp.back()["in_band"] = c.in_band();
-    }
+    const Json cmp = comparison_rows_to_json(l.comparison);
     lv.push_back({{"run_id", s.store ? Json(l.run_id) : Json()}, {"concurrency", s.rate_mode ? Json() : Json(l.concurrency)},
                   {"request_rate", s.rate_mode ? Json(*s.req.request_rate) : Json()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp}});
   }
@@ -306,7 +306,15 @@ void print_bench_text(Sweep& s, const std::vector<Level>& results) {
                   c.band ? fmt::format("  band {} - {}{}", fixed(c.band->low, 2), fixed(c.band->high, 2), c.in_band() ? "" : " (outside)") : "");
     }
   }
-  if (s.prediction && s.prediction->kv_tokens) notes.push_back(fmt::format("predicted KV capacity {} tokens; the server's own figure is not read yet", *s.prediction->kv_tokens));
+  if (s.prediction && s.prediction->kv_tokens) {
+    // ux31: the speed model sizes the deployment at max_model_len = prompt + output, and vLLM >= 0.21 prints its token
+    // line from the concurrency at that length (43,470 for Qwen3-8B on a 910B4 at 138 tokens, 80,640 at 40,960): the
+    // figure is the engine's line at that length, not the server's capacity.
+    const std::string at = s.req.prediction ? std::string()
+                                            : fmt::format(" as the engine prints it at max_model_len {} (--input-len + --output-len; the server's own max_model_len changes it)",
+                                                          std::max<int64_t>(1, s.input_len + s.output_len));
+    notes.push_back(fmt::format("predicted GPU KV cache size {} tokens{}; the server's own figure is not read yet", *s.prediction->kv_tokens, at));
+  }
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (const auto& n : notes) fmt::print("note: {}\n", n);

@@ -127,7 +127,9 @@ Expected<Request> read_request(const std::vector<std::string>& argv) {
   r.runtime_lib = r.runtime_lib_flag.value_or("");
   r.device_name = r.device.value_or("");
   if (r.save && host && r.device_name != "cpu") {
-    return make_error(ErrorKind::invalid_argument, "host measurements are printed, not saved: the device catalogue has no host entry (save with --target cuda|npu --device ID)");
+    // Issue 16 (ux31): the catalogue has a host entry, "cpu" (llama.cpp rows on this host); the message said it had none.
+    return make_error(ErrorKind::invalid_argument, "a host measurement is saved with --device cpu (the host CPU that fit and plan size llama.cpp on); an "
+                                                   "accelerator's with --target cuda|npu --device ID");
   }
   if (r.save && r.device_name.empty()) return make_error(ErrorKind::invalid_argument, "--save needs --device ID, the catalogue device the figure belongs to");
   if (host && !r.device_name.empty() && r.device_name != "cpu") return make_error(ErrorKind::invalid_argument, "--device names an accelerator; use it with --target cuda or npu");

@@ -273,7 +273,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     for (const auto& rej : p->rejected) std::cout << "  rejected " << rej << "\n";
     std::cout << render_estimate(p->estimate, p->options);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);
-    if (f.config_out) std::cout << fmt::format("wrote {}/config.json and {}/start.sh\n", *f.config_out, *f.config_out);
+    if (f.config_out) std::cout << fmt::format("wrote {} and {}\n", join_path(*f.config_out, "config.json"), join_path(*f.config_out, "start.sh"));  // ux31: "mie//config.json" for --config-out mie/
     else std::cout << "config.json:\n" << dump_json(p->config, 4) << "\n";
     std::cout << "start.sh:\n" << p->start_script;
   }

@@ -53,10 +53,13 @@ std::vector<Option> report_options(ReportRequest& r) {
 }
 
 const CommandText k_report_text{"usage: preflight report --html FILE [--from-db FILE] [--run ID] [--fit-json FIT.json] [--json]\n"
+                                "       preflight report --json [--from-db FILE] [--run ID]\n"
                                 "       preflight report --compare RUN_A RUN_B [RUN ...] [--html FILE] [--from-db FILE] [--json]\n"
                                 "       preflight report --compare --urls URL_A,URL_B --model NAME [--concurrency 1,4] [--num-prompts N] [--api-key-env VAR]\n"
                                 "                        [--html FILE]",
-                                "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside. With --compare: "
+                                "Writes one self-contained HTML report (no network) of a stored bench sweep, with the prediction alongside; --json "
+                                "without --html prints the stored sweep instead (its levels' statistics and predicted-vs-measured rows, as bench --json "
+                                "gives them). With --compare: "
                                 "the stored sweeps of two or more runs side by side by concurrency (TTFT / TPOT / ITL p50 and p90, throughput, goodput), "
                                 "each against the first with a bootstrap 95% interval, each arm's prediction beside its measurement; a text table (or JSON) "
                                 "and, with --html, one page with charts.", "",
@@ -125,6 +128,28 @@ Expected<std::vector<int64_t>> bench_urls(const ReportRequest& req, const std::s
   return ids;
 }
 
+// Issue 16 (--json on every command): `report --json` without --html, the stored sweep as bench --json gives its levels.
+int print_sweep_json(const report::HtmlReportData& d, const std::vector<StoredLevel>& sweep) {
+  Json j = report::envelope("report");
+  j["sweep_id"] = d.sweep_id;
+  j["url"] = d.url;
+  j["model"] = d.model;
+  j["started_at"] = d.started_at;
+  j["build"] = d.build;
+  Json levels = Json::array();
+  for (const auto& l : sweep) {
+    const bool rate = l.run.info.mode != "concurrency";
+    const Json cmp = comparison_rows_to_json(l.prediction && !rate ? compare_level(*l.prediction, l.run.info.concurrency, l.stats) : std::vector<ComparisonRow>{});
+    levels.push_back({{"run_id", l.run.id}, {"concurrency", rate ? Json() : Json(l.run.info.concurrency)}, {"request_rate", rate ? Json(l.run.info.request_rate) : Json()},
+                      {"finished", !l.run.finished_at.empty()}, {"stats", bench::run_stats_to_json(l.stats)}, {"comparison", cmp},
+                      {"prediction", l.prediction ? prediction_to_json(*l.prediction) : Json()}});
+  }
+  j["levels"] = levels;
+  j["notes"] = d.notes;
+  print_json(j);
+  return 0;
+}
+
 int cmd_report_ab(const ReportRequest& req, const std::vector<std::string>& positional) {
   auto fail = [](const Error& e) { return report_error(e); };
   const std::string path = req.from_db.value_or(bench::default_db_path());
@@ -175,9 +200,10 @@ int cmd_report(const std::vector<std::string>& argv) {
     if (req.run || req.fit_json) return fail(make_error(ErrorKind::invalid_argument, "report --compare takes run ids as arguments, not --run or --fit-json"));
     return cmd_report_ab(req, *positional);
   }
-  if (!req.html || !positional->empty()) {
+  if ((!req.html && !req.json) || !positional->empty()) {
     return fail(make_error(ErrorKind::invalid_argument, command_usage("report")));
   }
+  if (!req.html && req.fit_json) return fail(make_error(ErrorKind::invalid_argument, "report: --fit-json is drawn in the --html page; give --html FILE"));
   const std::string path = req.from_db.value_or(bench::default_db_path());
   if (!path_exists(path)) return fail(make_error(ErrorKind::not_found, "no benchmark database", path));
   auto store = bench::BenchStore::open(path);
@@ -202,6 +228,7 @@ int cmd_report(const std::vector<std::string>& argv) {
       }
     }
   }
+  if (!req.html) return print_sweep_json(d, *sweep);  // issue 16: a script reads the stored sweep without an HTML file
   if (auto fit = req.fit_json) {
     auto j = load_json_file(*fit);
     if (!j) return fail(j.error());

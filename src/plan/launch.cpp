@@ -56,7 +56,11 @@ bool rule_applies(const engine::LaunchRule& r, const RuleContext& ctx) {
   const auto& e = ctx.engine;
   if (r.engine != "*" && r.engine != e.engine) return false;
   if (r.engine == "*" && e.engine == "llama.cpp") return false;
-  if (e.version_max < r.version_min || r.version_max < e.version_min) return false;
+  // A version the user named decides alone (issue 16: --engine vllm-ascend@0.13.0 inside the 0.13-0.14 profile has
+  // no --default-chat-template-kwargs, which vLLM 0.14 added); without one, any version of the profile may take it.
+  if (e.version_named ? (*e.version_named < r.version_min || r.version_max < *e.version_named)
+                      : (e.version_max < r.version_min || r.version_max < e.version_min))
+    return false;
   if (!r.workload.empty() && r.workload != workload_name(ctx.workload)) return false;
   if (r.multi_node && !ctx.multi_node) return false;
   if (!r.device_families.empty() && std::find(r.device_families.begin(), r.device_families.end(), ctx.device_family) == r.device_families.end()) return false;

@@ -6,6 +6,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/context_length.hpp"
 
 namespace preflight::report {
 
@@ -25,6 +26,14 @@ std::string layer_pattern(const model::ModelSpec& spec) {
   std::string out;
   for (const auto& k : order) out += (out.empty() ? "" : " + ") + std::to_string(counts[k]) + " " + k;
   return out;
+}
+
+// Issue 16: the largest context is capped at vLLM's derived max_model_len (plan::largest_context_held), above which vLLM
+// refuses --max-model-len; a reader of "40,960 tokens" beside an 828,160-token cache is told that the model, not the
+// memory, sets it.
+bool largest_context_is_model_max(const model::ModelSpec& spec, const estimate::FitEstimate& f, int64_t largest_context) {
+  const int64_t model_max = model::max_model_len_of(spec, 0);
+  return model_max > 0 && largest_context == model_max && estimate::kv_capacity_tokens(f) > model_max;
 }
 }  // namespace
 
@@ -224,7 +233,8 @@ Json fit_to_json(const model::ModelSpec& spec, const estimate::FitEstimate& f, i
   out["kv_cache"] = {{"tokens", f.kv_tokens}, {"tokens_low", f.kv_tokens_low}, {"tokens_high", f.kv_tokens_high}, {"num_blocks", f.num_blocks},
                      {"page_bytes", f.page_bytes}, {"group_size", f.group_size}, {"max_concurrency", f.max_concurrency},
                      {"bytes_per_token_per_device", f.kv_bytes_per_token_rank}, {"state_bytes_per_sequence_per_device", f.state_bytes_per_sequence_rank},
-                     {"largest_context", largest_context}};
+                     {"largest_context", largest_context},
+                     {"largest_context_bound", largest_context_is_model_max(spec, f, largest_context) ? "model_max_len" : "kv_cache"}};
   Json ranks = Json::array();
   for (const auto& r : f.ranks) ranks.push_back(rank_to_json(r));
   out["ranks"] = ranks;
@@ -298,7 +308,8 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   if (f.num_blocks > 0) {
     o += "  KV cache         " + with_thousands(f.kv_tokens) + " tokens (band " + with_thousands(f.kv_tokens_low) + " - " + with_thousands(f.kv_tokens_high) +
          "), " + fixed(f.max_concurrency, 2) + "x at " + with_thousands(f.max_model_len) + " tokens\n";
-    o += "  largest context  " + with_thousands(largest_context) + " tokens for one request\n";
+    o += "  largest context  " + with_thousands(largest_context) + " tokens for one request" +
+         (largest_context_is_model_max(spec, f, largest_context) ? " (the model's maximum, vLLM's derived max_model_len; the KV cache holds more)" : "") + "\n";
   }
   o += "  verdict          " + (f.fits ? green("fits", st) : red("does not fit (" + std::string(estimate::failure_name(f.failure)) + ")", st));
   // Issue 15 (mc2): a memory verdict whose start depends on something the inputs do not state says so beside it.
@@ -337,10 +348,14 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
     if (row.observed_fits) {
       o += format("    %-18s observed %12s  predicted %12s\n", "verdict", *row.observed_fits ? "fits" : row.observed_failure.empty() ? "no" : safe(row.observed_failure).c_str(),
                   row.predicted_fits && *row.predicted_fits ? "fits" : row.predicted_failure.c_str());
-      if (!row.predicted_failure_message.empty()) o += "    " + row.predicted_failure_message + "\n";  // issue 16: the engine's words
+      if (!row.predicted_failure_message.empty()) {  // issue 16: the engine's words, every line under the verdict (pydantic's span two)
+        o += "    ";
+        for (const char ch : row.predicted_failure_message) o += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
+        o += "\n";
+      }
     }
   }
-  o += "\nskipped\n";
+  if (r.skipped > 0) o += "\nskipped\n";  // ux31: no empty heading when every case was evaluated
   for (const auto& row : r.rows) if (row.skipped) o += "  " + safe(row.id) + ": " + safe(row.skip_reason) + "\n";
   o += format("\nsummary: %d cases, %d evaluated, %d skipped", r.cases, r.evaluated, r.skipped);
   // Issue 16 (quant26): cases whose quantization names no variant are bad input (exit 2), the others still evaluated.

@@ -486,6 +486,11 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     return skip(found.tried.empty() ? std::string("no model named: the case's model and config_hint are null or empty (a log excerpt without its engine-args "
                                                   "line gives none); add the model id or a config.json path")
                                     : "model not resolvable (tried " + found.tried + ")");
+  // ux31: a case with no device (logs --emit-case on a log that names no card) was skipped as "device not in the
+  // catalogue and no total memory stated: " with nothing after the colon.
+  if (trim(row.device).empty() && !c.find("stage_devices"))
+    return skip("no device named: the case's device is null or empty (a log that names no card gives none; `preflight logs FILE --device D --emit-case` "
+                "writes it); add the card");
   PF_TRY(own_checkpoint, checkpoint_spec(c, *found.spec, where, row));
   const model::ModelSpec& spec = own_checkpoint ? *own_checkpoint : *found.spec;
   deploy::Inputs in;

@@ -322,3 +322,24 @@ TEST(CliBench, Issue19_ConcurrentCalibrateSavesAllSurvive) {
   for (const auto& p : (*j)["profiles"]) saved.insert(p.value("device", ""));
   EXPECT_EQ(saved.size(), devices.size()) << j->dump();
 }
+
+// ux31 (issue 16, bench as the seed's user reads it): the note beside a speed-model prediction said "predicted KV
+// capacity 43470 tokens" for Qwen3-8B on a 910B4, while fit on the same card prints 80,640: the prediction is sized
+// at max_model_len = prompt + output, and vLLM >= 0.21 prints its token line from the concurrency at that length. The
+// note now says which length the figure belongs to; fit at that length prints the same line.
+TEST(CliBench, Ux31_Issue16_PredictedKvNoteSaysItsLength) {
+  auto fake = pftest::start_fake({"--ttft-ms", "5", "--itl-ms", "2"});
+  const auto b = run("bench --url " + fake.url + " --model qwen3-8b --spec Qwen/Qwen3-8B --device 910B4 --engine vllm-ascend@0.23 --num-prompts 2 --input-len 8 "
+                     "--output-len 8 --ignore-eos");
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_EQ(b.out.find("predicted KV capacity"), std::string::npos) << b.out;
+  const auto at = b.out.find(" tokens as the engine prints it at max_model_len 16 (--input-len + --output-len");
+  ASSERT_NE(at, std::string::npos) << b.out;
+  const std::string prefix = "predicted GPU KV cache size ";
+  const auto start = b.out.rfind(prefix, at);
+  ASSERT_NE(start, std::string::npos) << b.out;
+  const std::string tokens = b.out.substr(start + prefix.size(), at - start - prefix.size());
+  const auto fit = run("fit Qwen/Qwen3-8B --device 910B4 --engine vllm-ascend@0.23 --max-model-len 16");
+  EXPECT_NE(fit.out.find("GPU KV cache size: " + tokens.substr(0, tokens.size() - 3) + "," + tokens.substr(tokens.size() - 3) + " tokens"), std::string::npos)
+      << tokens << "\n" << fit.out;
+}

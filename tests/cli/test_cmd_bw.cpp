@@ -83,7 +83,7 @@ TEST(CliBw, FailuresAreClearWithTheDocumentedExitCodes) {
       {fail_malloc, "bw --target npu --size 4", 1, "aclrtMalloc(4194304 B) failed with error 207001"},
       {"", std::string("bw --target cuda --runtime-lib ") + FAKE_ACL_LIB + " --size 4", 1, "symbol cudaSetDevice not found"},
       {"", "bw --target tpu", 2, "--target: expected host, cuda or npu, got 'tpu'"},
-      {"", "bw --target host --save", 2, "host measurements are printed, not saved"},
+      {"", "bw --target host --save", 2, "a host measurement is saved with --device cpu"},
       {"", "bw --target npu --save", 2, "--save needs --device ID"},
       {"", "bw --target npu --device 910B5 --save", 2, "did you mean"},
       {"", "bw --target npu --device H100 --save", 2, "--device H100-SXM is a cuda device; this measures --target npu"},
