@@ -568,11 +568,7 @@ struct CoreKey {
   const ModelSpec* model = nullptr;
   const engine::EngineProfile* engine = nullptr;
   const engine::Overheads* oh = nullptr;
-  std::string platform, family;
-  bool large_batch = false;
-  const engine::Mxfp4Layout* mxfp4 = nullptr;
-  int64_t graph_ceiling = 0;
-  bool trtllm = false;
+  FitClass card;  // its `device` and `tensor_parallel_size` are those of the card it was made for: not compared
   int64_t tp = 1, pp = 1, dp = 1, dcp = 1;
   bool ep = false;
   std::optional<int64_t> max_model_len;
@@ -581,24 +577,24 @@ struct CoreKey {
   engine::Interconnect interconnect = engine::Interconnect::unknown;
   std::string quantization;
   bool has_scheme = false;
-  // Issue 15 (tpws): the all-reduce workspace reads the card's id (its max-input table, its rule text): a card the
-  // table lists is a class of its own.
-  std::string allreduce_card;
   std::optional<bool> moe_row_padding;  // issue 15 (acc30): VLLM_ROCM_MOE_PADDING
-  bool operator==(const CoreKey&) const = default;
 };
 
-CoreKey core_key(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
-  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
-  return CoreKey{.model = &m, .engine = &engine, .oh = &oh, .platform = device.platform, .family = device.family,
-                 .large_batch = large_batch_device(device.usable_total_bytes(), device, engine), .mxfp4 = engine.mxfp4_layout_for(device.id, device.family),
-                 .graph_ceiling = engine.cudagraph_default_ceiling(device.id), .trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end(),
-                 .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size, .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size,
-                 .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len, .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling,
-                 .enable_chunked_prefill = dep.enable_chunked_prefill, .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
-                 .allreduce_card = oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, dep.tensor_parallel_size) > 0
-                                       ? device.id
-                                       : std::string(),
+// Whether `k` is the key of (m, engine, oh, card, dep): compared in place, without a key made for the lookup.
+bool key_matches(const CoreKey& k, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const FitClass& card,
+                 const Deployment& dep) {
+  return k.model == &m && k.engine == &engine && k.oh == &oh && k.tp == dep.tensor_parallel_size && k.pp == dep.pipeline_parallel_size &&
+         k.dp == dep.data_parallel_size && k.dcp == dep.decode_context_parallel_size && k.ep == dep.enable_expert_parallel &&
+         k.max_model_len == dep.max_model_len && k.no_video == dep.no_video && k.skip_mm_profiling == dep.skip_mm_profiling &&
+         k.enable_chunked_prefill == dep.enable_chunked_prefill && k.interconnect == dep.interconnect && k.has_scheme == dep.quant_scheme.has_value() &&
+         k.moe_row_padding == dep.moe_row_padding && k.quantization == dep.quantization && k.card.same_class(card);
+}
+
+CoreKey core_key(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const FitClass& card, const Deployment& dep) {
+  return CoreKey{.model = &m, .engine = &engine, .oh = &oh, .card = card, .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size,
+                 .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size, .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len,
+                 .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling, .enable_chunked_prefill = dep.enable_chunked_prefill,
+                 .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
                  .moe_row_padding = dep.moe_row_padding};
 }
 
@@ -613,6 +609,23 @@ FitCoreMemo::FitCoreMemo() = default;
 FitCoreMemo::~FitCoreMemo() = default;
 void FitCoreMemo::clear() { m_entries.clear(); }
 
+FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, int64_t tp) {
+  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
+  FitClass c;
+  c.device = &device;
+  c.engine = &engine;
+  c.overheads = &oh;
+  c.tensor_parallel_size = tp;
+  c.large_batch = large_batch_device(device.usable_total_bytes(), device, engine);
+  c.mxfp4 = engine.mxfp4_layout_for(device.id, device.family);
+  c.graph_ceiling = engine.cudagraph_default_ceiling(device.id);
+  c.trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end();
+  c.family = device.family;
+  c.platform = device.platform;
+  if (oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, tp) > 0) c.allreduce_card = device.id;
+  return c;
+}
+
 struct FitCoreMemoAccess {
   // fit_as_deployed on a memoized deployment: the core of the card's class, computed once, then this card's budget.
   static Expected<FitEstimate> fit(FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
@@ -624,11 +637,16 @@ struct FitCoreMemoAccess {
 
   // fit(), written into `e` (a plan's candidate keeps its fit in place: no moves of the estimate).
   static Status fit_into(FitEstimate& e, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
-                         const engine::Overheads& oh, const Deployment& dep) {
-    CoreKey key = core_key(m, device, engine, oh, dep);
+                         const engine::Overheads& oh, const Deployment& dep, const FitClass* given = nullptr) {
+    // The caller's class where it was made for these inputs (planfast10), else this card's, made here.
+    std::optional<FitClass> own;
+    const FitClass& card = given && given->device == &device && given->engine == &engine && given->overheads == &oh &&
+                                   given->tensor_parallel_size == dep.tensor_parallel_size
+                               ? *given
+                               : own.emplace(fit_class(device, engine, oh, dep.tensor_parallel_size));
     const FitCore* core = nullptr;
     for (const auto& entry : memo.m_entries)
-      if (entry->key == key) {
+      if (key_matches(entry->key, m, engine, oh, card, dep)) {
         core = &entry->core;
         break;
       }
@@ -638,7 +656,7 @@ struct FitCoreMemoAccess {
       auto entry = std::make_unique<FitCoreMemo::Entry>();
       if (auto made = fit_core(entry->core, m, device, engine, oh, dep); !made) return made.error();
       ++memo.m_computed;
-      entry->key = std::move(key);
+      entry->key = core_key(m, engine, oh, card, dep);
       core = &entry->core;
       memo.m_entries.push_back(std::move(entry));
     }
@@ -666,9 +684,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
 }  // namespace
 
 Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
-                             const engine::Overheads& oh, const Deployment& dep) {
+                             const engine::Overheads& oh, const Deployment& dep, const FitClass* cls) {
   const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
-  if (memoizable(dep) && (!flagless.applies || flagless.method == "ascend")) return FitCoreMemoAccess::fit_into(out, memo, m, device, engine, oh, dep);
+  if (memoizable(dep) && (!flagless.applies || flagless.method == "ascend")) return FitCoreMemoAccess::fit_into(out, memo, m, device, engine, oh, dep, cls);
   auto e = try_fit(m, device, engine, oh, dep, &memo);
   if (!e) return e.error();
   out = std::move(*e);
