@@ -3,7 +3,8 @@
 // defaults, the engine's MXFP4 layout, graph capture ceiling and FlashInfer TRTLLM listing for it) decides the
 // settings, weights, profile run, NCCL buffers, non-torch, graph and the other terms before the KV budget; its usable
 // memory decides the budget and all that follows. A plan fits one (model, variant, count) on every card of a platform;
-// with this memo the terms before the budget are computed once per fit class, not once per card.
+// with this memo the terms before the budget are computed once per fit class, not once per card, and the profile run,
+// which reads no card, once per batch settings (planfast10: the classes of one deployment mostly differ in other terms).
 #pragma once
 
 #include <cstdint>
@@ -30,13 +31,14 @@ class FitCoreMemo {
   void clear();
   size_t cores_computed() const { return m_computed; }  // for tests: how many cores were computed, not taken
   size_t cores_reused() const { return m_reused; }
+  size_t runs_shared() const { return m_runs_shared; }  // for tests: cores that took another class's profile run (planfast10)
 
   struct Entry;  // fit.cpp
 
  private:
   friend struct FitCoreMemoAccess;
   std::vector<std::unique_ptr<Entry>> m_entries;
-  size_t m_computed = 0, m_reused = 0;
+  size_t m_computed = 0, m_reused = 0, m_runs_shared = 0;
 };
 
 // Issue 19 (planfast10): what the fit class of a card is made of (see above) at one TP size, under one engine and

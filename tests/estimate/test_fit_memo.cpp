@@ -292,3 +292,49 @@ TEST(FitMemo, Issue19_AFitClassMadeOnceServesItsCardAndNoOther) {
   EXPECT_NE(big.max_num_batched_tokens, copy.max_num_batched_tokens);  // the class would have given the H100-SXM's core
   EXPECT_EQ(memo.cores_computed(), 2u);
 }
+
+// Issue 19 (planfast10): the profile run reads no card, only the model, engine, overheads, layout and deployment a memo's
+// entries of one deployment share, and the batch settings and MoE routed rows the card's class gives: a core of another
+// class with the same three takes the run of one made before. Every CUDA card under vLLM and every NPU under
+// vLLM-Ascend, for a dense, a MoE and a vision model at TP 1 and TP 8 (the H100's large-device batch defaults against the
+// A100's: two runs where the settings differ), fits as alone, and some cores took a run.
+TEST(FitMemo, Issue19_TheProfileRunIsSharedByClassesWithItsInputs) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  size_t fits = 0, shared = 0, computed = 0;
+  for (const auto& [engine_name, platform] : {std::pair<const char*, const char*>{"vllm", "cuda"}, {"vllm-ascend", "npu"}}) {
+    auto eng = engine::select_engine(*engines, engine_name, "");
+    ASSERT_TRUE(eng.has_value()) << engine_name;
+    const engine::Overheads* oh = engines->overheads_for(*eng, platform);
+    ASSERT_NE(oh, nullptr);
+    for (const char* id : {"Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-VL-8B-Instruct"}) {
+      auto entry = model::find_builtin_model(id);
+      ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+      auto m = model::model_spec_from_catalog(**entry);
+      ASSERT_TRUE(m.has_value()) << id;
+      for (const int64_t tp : {1, 8}) {
+        const estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+        estimate::FitCoreMemo memo;
+        for (const auto& card : devices->devices) {
+          if (card.platform != platform) continue;
+          const std::string at = std::string(id) + " TP" + std::to_string(tp) + " on " + card.id;
+          const auto alone = estimate::try_estimate_fit(*m, card, *eng, *oh, d);
+          const auto memoized = estimate::try_estimate_fit(memo, *m, card, *eng, *oh, d);
+          ASSERT_EQ(alone.has_value(), memoized.has_value()) << at;
+          if (!alone) continue;
+          ++fits;
+          expect_same_fit(*alone, *memoized, at);
+          EXPECT_EQ(alone->activation_text_bytes, memoized->activation_text_bytes) << at;
+          EXPECT_EQ(alone->activation_sampler_unit_bytes, memoized->activation_sampler_unit_bytes) << at;
+          EXPECT_EQ(alone->encoder_budget_tokens, memoized->encoder_budget_tokens) << at;
+        }
+        shared += memo.runs_shared();
+        computed += memo.cores_computed();
+      }
+    }
+  }
+  EXPECT_GT(fits, 100u);
+  EXPECT_GT(shared, 0u);
+  EXPECT_LT(shared, computed);  // the first core of each memo, and the classes of other batch settings, make their own
+}
