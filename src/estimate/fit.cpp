@@ -308,6 +308,11 @@ struct FitCore {
   Term non_torch, graph;
   terms::Mc2TransportVerdict mc2;
   int64_t max_model_len = 0;
+  // Planfast10: what the profile run read besides the model, engine, overheads, layout and deployment (which the memo's
+  // entries of one deployment share): another class's core with the same three takes `run` as it is.
+  bool run_made = false, run_shared = false;
+  int64_t run_batched_tokens = 0, run_max_num_seqs = 0;
+  double run_moe_routed_bytes = 0;
 };
 
 Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
@@ -366,8 +371,10 @@ Expected<FitEstimate> try_estimate_fit(FitCoreMemo& memo, const ModelSpec& m, co
 namespace {
 
 // Fills `core` (a default FitCore) for `device`; an error leaves it partly filled.
+// `sibling` (planfast10): a core of another fit class of the same memo key but the card (the same model, engine,
+// overheads and deployment); its profile run is taken where the run read the same batch settings and routed rows.
 Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                const Deployment& dep) {
+                const Deployment& dep, const FitCore* sibling = nullptr) {
   FitEstimate& e = core.e;
   e.engine_id = engine.id;
   e.device_id = device.id;
@@ -427,10 +434,20 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   // max_model_len: the flag, else the model's own (it also sizes Qwen2-VL's dummy video).
   const int64_t L = core.max_model_len = dep.max_model_len.value_or(model::max_model_len_of(m, 4096));
   const Term moe_all2all = terms::estimate_moe_all2all_rows(m, scheme, engine, device.family, dep, lay, e.expert_parallel_size, e.max_num_batched_tokens);
-  auto run_result = terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes);
-  if (!run_result) return run_result.error();
   terms::ProfileRun& run = core.run;
-  run = std::move(*run_result);
+  if (sibling && sibling->run_made && sibling->run_batched_tokens == e.max_num_batched_tokens && sibling->run_max_num_seqs == e.max_num_seqs &&
+      sibling->run_moe_routed_bytes == moe_all2all.bytes && sibling->max_model_len == L) {
+    run = sibling->run;  // estimate_profile_run reads no card: the same inputs, the same run
+    core.run_shared = true;
+  } else {
+    auto run_result = terms::estimate_profile_run(m, engine, oh, dep, lay, e.max_num_batched_tokens, e.max_num_seqs, L, moe_all2all.bytes);
+    if (!run_result) return run_result.error();
+    run = std::move(*run_result);
+  }
+  core.run_made = !dep.explain;  // an explained run holds the all-to-all assumption added below
+  core.run_batched_tokens = e.max_num_batched_tokens;
+  core.run_max_num_seqs = e.max_num_seqs;
+  core.run_moe_routed_bytes = moe_all2all.bytes;
   if (dep.explain && moe_all2all.bytes > 0) run.assumptions.push_back("MoE all-to-all routed rows in the text forward: " + moe_all2all.rule);
   const auto& ph = run.phases;
   e.activation_text_unit_bytes = ph.text_unit_bytes;
@@ -568,11 +585,7 @@ struct CoreKey {
   const ModelSpec* model = nullptr;
   const engine::EngineProfile* engine = nullptr;
   const engine::Overheads* oh = nullptr;
-  std::string platform, family;
-  bool large_batch = false;
-  const engine::Mxfp4Layout* mxfp4 = nullptr;
-  int64_t graph_ceiling = 0;
-  bool trtllm = false;
+  FitClass card;  // its `device` and `tensor_parallel_size` are those of the card it was made for: not compared
   int64_t tp = 1, pp = 1, dp = 1, dcp = 1;
   bool ep = false;
   std::optional<int64_t> max_model_len;
@@ -581,24 +594,23 @@ struct CoreKey {
   engine::Interconnect interconnect = engine::Interconnect::unknown;
   std::string quantization;
   bool has_scheme = false;
-  // Issue 15 (tpws): the all-reduce workspace reads the card's id (its max-input table, its rule text): a card the
-  // table lists is a class of its own.
-  std::string allreduce_card;
   std::optional<bool> moe_row_padding;  // issue 15 (acc30): VLLM_ROCM_MOE_PADDING
-  bool operator==(const CoreKey&) const = default;
 };
 
-CoreKey core_key(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
-  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
-  return CoreKey{.model = &m, .engine = &engine, .oh = &oh, .platform = device.platform, .family = device.family,
-                 .large_batch = large_batch_device(device.usable_total_bytes(), device, engine), .mxfp4 = engine.mxfp4_layout_for(device.id, device.family),
-                 .graph_ceiling = engine.cudagraph_default_ceiling(device.id), .trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end(),
-                 .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size, .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size,
-                 .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len, .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling,
-                 .enable_chunked_prefill = dep.enable_chunked_prefill, .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
-                 .allreduce_card = oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, dep.tensor_parallel_size) > 0
-                                       ? device.id
-                                       : std::string(),
+// Whether `k` is the key of (m, engine, oh, card, dep): compared in place, without a key made for the lookup.
+bool key_matches_but_card(const CoreKey& k, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep) {
+  return k.model == &m && k.engine == &engine && k.oh == &oh && k.tp == dep.tensor_parallel_size && k.pp == dep.pipeline_parallel_size &&
+         k.dp == dep.data_parallel_size && k.dcp == dep.decode_context_parallel_size && k.ep == dep.enable_expert_parallel &&
+         k.max_model_len == dep.max_model_len && k.no_video == dep.no_video && k.skip_mm_profiling == dep.skip_mm_profiling &&
+         k.enable_chunked_prefill == dep.enable_chunked_prefill && k.interconnect == dep.interconnect && k.has_scheme == dep.quant_scheme.has_value() &&
+         k.moe_row_padding == dep.moe_row_padding && k.quantization == dep.quantization;
+}
+
+CoreKey core_key(const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh, const FitClass& card, const Deployment& dep) {
+  return CoreKey{.model = &m, .engine = &engine, .oh = &oh, .card = card, .tp = dep.tensor_parallel_size, .pp = dep.pipeline_parallel_size,
+                 .dp = dep.data_parallel_size, .dcp = dep.decode_context_parallel_size, .ep = dep.enable_expert_parallel, .max_model_len = dep.max_model_len,
+                 .no_video = dep.no_video, .skip_mm_profiling = dep.skip_mm_profiling, .enable_chunked_prefill = dep.enable_chunked_prefill,
+                 .interconnect = dep.interconnect, .quantization = dep.quantization, .has_scheme = dep.quant_scheme.has_value(),
                  .moe_row_padding = dep.moe_row_padding};
 }
 
@@ -613,6 +625,23 @@ FitCoreMemo::FitCoreMemo() = default;
 FitCoreMemo::~FitCoreMemo() = default;
 void FitCoreMemo::clear() { m_entries.clear(); }
 
+FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, int64_t tp) {
+  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
+  FitClass c;
+  c.device = &device;
+  c.engine = &engine;
+  c.overheads = &oh;
+  c.tensor_parallel_size = tp;
+  c.large_batch = large_batch_device(device.usable_total_bytes(), device, engine);
+  c.mxfp4 = engine.mxfp4_layout_for(device.id, device.family);
+  c.graph_ceiling = engine.cudagraph_default_ceiling(device.id);
+  c.trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end();
+  c.family = device.family;
+  c.platform = device.platform;
+  if (oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, tp) > 0) c.allreduce_card = device.id;
+  return c;
+}
+
 struct FitCoreMemoAccess {
   // fit_as_deployed on a memoized deployment: the core of the card's class, computed once, then this card's budget.
   static Expected<FitEstimate> fit(FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
@@ -624,21 +653,31 @@ struct FitCoreMemoAccess {
 
   // fit(), written into `e` (a plan's candidate keeps its fit in place: no moves of the estimate).
   static Status fit_into(FitEstimate& e, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
-                         const engine::Overheads& oh, const Deployment& dep) {
-    CoreKey key = core_key(m, device, engine, oh, dep);
+                         const engine::Overheads& oh, const Deployment& dep, const FitClass* given = nullptr) {
+    // The caller's class where it was made for these inputs (planfast10), else this card's, made here.
+    std::optional<FitClass> own;
+    const FitClass& card = given && given->device == &device && given->engine == &engine && given->overheads == &oh &&
+                                   given->tensor_parallel_size == dep.tensor_parallel_size
+                               ? *given
+                               : own.emplace(fit_class(device, engine, oh, dep.tensor_parallel_size));
     const FitCore* core = nullptr;
-    for (const auto& entry : memo.m_entries)
-      if (entry->key == key) {
+    const FitCore* sibling = nullptr;  // the last core of this deployment on another class (planfast10)
+    for (const auto& entry : memo.m_entries) {
+      if (!key_matches_but_card(entry->key, m, engine, oh, dep)) continue;
+      if (entry->key.card.same_class(card)) {
         core = &entry->core;
         break;
       }
+      sibling = &entry->core;
+    }
     if (core) {
       ++memo.m_reused;
     } else {
       auto entry = std::make_unique<FitCoreMemo::Entry>();
-      if (auto made = fit_core(entry->core, m, device, engine, oh, dep); !made) return made.error();
+      if (auto made = fit_core(entry->core, m, device, engine, oh, dep, sibling); !made) return made.error();
+      if (entry->core.run_shared) ++memo.m_runs_shared;
       ++memo.m_computed;
-      entry->key = std::move(key);
+      entry->key = core_key(m, engine, oh, card, dep);
       core = &entry->core;
       memo.m_entries.push_back(std::move(entry));
     }
@@ -666,9 +705,9 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
 }  // namespace
 
 Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
-                             const engine::Overheads& oh, const Deployment& dep) {
+                             const engine::Overheads& oh, const Deployment& dep, const FitClass* cls) {
   const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
-  if (memoizable(dep) && (!flagless.applies || flagless.method == "ascend")) return FitCoreMemoAccess::fit_into(out, memo, m, device, engine, oh, dep);
+  if (memoizable(dep) && (!flagless.applies || flagless.method == "ascend")) return FitCoreMemoAccess::fit_into(out, memo, m, device, engine, oh, dep, cls);
   auto e = try_fit(m, device, engine, oh, dep, &memo);
   if (!e) return e.error();
   out = std::move(*e);

@@ -3,10 +3,13 @@
 // defaults, the engine's MXFP4 layout, graph capture ceiling and FlashInfer TRTLLM listing for it) decides the
 // settings, weights, profile run, NCCL buffers, non-torch, graph and the other terms before the KV budget; its usable
 // memory decides the budget and all that follows. A plan fits one (model, variant, count) on every card of a platform;
-// with this memo the terms before the budget are computed once per fit class, not once per card.
+// with this memo the terms before the budget are computed once per fit class, not once per card, and the profile run,
+// which reads no card, once per batch settings (planfast10: the classes of one deployment mostly differ in other terms).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "estimate/fit.hpp"
@@ -28,14 +31,41 @@ class FitCoreMemo {
   void clear();
   size_t cores_computed() const { return m_computed; }  // for tests: how many cores were computed, not taken
   size_t cores_reused() const { return m_reused; }
+  size_t runs_shared() const { return m_runs_shared; }  // for tests: cores that took another class's profile run (planfast10)
 
   struct Entry;  // fit.cpp
 
  private:
   friend struct FitCoreMemoAccess;
   std::vector<std::unique_ptr<Entry>> m_entries;
-  size_t m_computed = 0, m_reused = 0;
+  size_t m_computed = 0, m_reused = 0, m_runs_shared = 0;
 };
+
+// Issue 19 (planfast10): what the fit class of a card is made of (see above) at one TP size, under one engine and
+// overheads: its platform and family, the large-device batch defaults, the engine's MXFP4 layout, graph capture ceiling
+// and FlashInfer TRTLLM listing for it, and the card's id where the all-reduce workspace's table lists it at that TP.
+// Reading them (the engine's per-card tables, the card's usable memory) cost a third of a whole-catalogue plan's fits
+// as much again as the memo's lookups saved; a caller that fits one card many times (a plan: every model and variant
+// at each count) makes this once per card and TP size (fit_class) and hands it to try_estimate_fit_into.
+struct FitClass {
+  // What it was made from: a fit of another card, engine, overheads or TP size makes its own instead (never wrong).
+  const device::DeviceSpec* device = nullptr;
+  const engine::EngineProfile* engine = nullptr;
+  const engine::Overheads* overheads = nullptr;
+  int64_t tensor_parallel_size = 0;
+  // The class itself; the numbers first, so that two classes usually differ before a text is compared.
+  bool large_batch = false;
+  const engine::Mxfp4Layout* mxfp4 = nullptr;
+  int64_t graph_ceiling = 0;
+  bool trtllm = false;
+  std::string family, platform;
+  std::string allreduce_card;  // the card's id where the workspace table lists it at this TP, else empty
+  bool same_class(const FitClass& o) const {
+    return large_batch == o.large_batch && mxfp4 == o.mxfp4 && graph_ceiling == o.graph_ceiling && trtllm == o.trtllm && family == o.family &&
+           platform == o.platform && allreduce_card == o.allreduce_card;
+  }
+};
+FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads, int64_t tensor_parallel_size);
 
 // try_estimate_fit, with the terms before the budget taken from `memo` where an earlier fit of the same class
 // computed them (the same result as try_estimate_fit(model, device, engine, overheads, deployment)).
@@ -44,7 +74,10 @@ Expected<FitEstimate> try_estimate_fit(FitCoreMemo& memo, const model::ModelSpec
 
 // The same, written into `out` (a plan's candidate holds its fit in place: no estimate moved through an Expected). On an
 // error `out` holds a partial estimate and the error is returned.
+// `cls`: fit_class of the card at the deployment's TP size, made by the caller (nullptr, or one made for other inputs:
+// made here).
 Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const model::ModelSpec& model, const device::DeviceSpec& device,
-                             const engine::EngineProfile& engine, const engine::Overheads& overheads, const Deployment& deployment);
+                             const engine::EngineProfile& engine, const engine::Overheads& overheads, const Deployment& deployment,
+                             const FitClass* cls = nullptr);
 
 }  // namespace preflight::estimate

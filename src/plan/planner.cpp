@@ -146,16 +146,19 @@ struct Shared {
   estimate::SpeedWorkload* workload = nullptr;
   RowReasonMemo* reasons = nullptr;  // planfast7: the item's reasons, each distinct one made once (plan/row_reasons.hpp)
   const CardRefusals* refusals = nullptr;  // planfast9: card_refusals of this card under the candidate's engine; nullptr: made here
+  // Planfast10: the card's fit class at this count's TP size (estimate::fit_class), made once per card and count of the
+  // plan; nullptr (or one made for other inputs): made by the fit.
+  const estimate::FitClass* fit_class = nullptr;
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
 // encoder's profiling pass (each sets its flag on `c` and in `d`): computed in `f` (issue 19, planfast4: a scratch the
 // caller reuses, whose vectors keep their blocks from one fit to the next), the row keeping its RowFit.
 void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const engine::Overheads& oh,
-                   estimate::Deployment& d, estimate::FitCoreMemo* cores, estimate::FitEstimate& f) {
+                   estimate::Deployment& d, estimate::FitCoreMemo* cores, estimate::FitEstimate& f, const estimate::FitClass* cls) {
   // Moved once from the Expected (issue 19, round 13); on an error, estimate_fit's refused estimate, which names the field.
   if (cores) {  // issue 19: written in place, the terms before the budget once per fit class of card
-    if (auto done = estimate::try_estimate_fit_into(f, *cores, m, dev, eng, oh, d); !done) f = estimate::refused_fit(dev, eng, d, done.error());
+    if (auto done = estimate::try_estimate_fit_into(f, *cores, m, dev, eng, oh, d, cls); !done) f = estimate::refused_fit(dev, eng, d, done.error());
   } else if (auto fit = estimate::try_estimate_fit(m, dev, eng, oh, d)) {
     f = std::move(*fit);
   } else {
@@ -376,7 +379,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const engine::NcclBuffers* nb = oh->nccl_buffers.get();
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
-  else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch);
+  else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch, shared.fit_class);
   if (eng->engine == "llama.cpp") fit_llama_cpp_row(c, m, dev, d, t.concurrency);  // llamacpp30: -c cells, not a KV budget
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
@@ -564,6 +567,9 @@ struct PlatformRun {
   // per family (set_family), is looked up once per family and not at every change between neighbours.
   std::vector<size_t> order;
   std::vector<CardRefusals> refusals;           // per device: card_refusals under `eng` (plan_runs; empty without an engine)
+  // Planfast10: per count and device, the card's fit class at the count's TP size under `eng` and its overheads on the
+  // platform (plan_runs; empty without them): made 460 times in a whole-catalogue plan instead of at each of ~48,000 fits.
+  std::vector<std::vector<estimate::FitClass>> fit_classes;
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   std::vector<std::vector<PlanResult>> out;     // [device][count]
 };
@@ -635,7 +641,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       const Candidate*& same = fitted[r.set_of[x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
                         {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
-                         r.refusals.empty() ? nullptr : &r.refusals[x]}) &&
+                         r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x]}) &&
           !same)
         same = &c;
     }
@@ -665,6 +671,13 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
   for (auto& r : runs)
     if (r.eng)
       for (const auto* dev : r.devs) r.refusals.push_back(card_refusals(*r.eng, *dev, t));
+  for (auto& r : runs) {
+    const engine::Overheads* oh = r.eng && in.engines ? in.engines->overheads_for(*r.eng, r.devs.front()->platform) : nullptr;
+    if (!oh) continue;
+    r.fit_classes.resize(counts.size());
+    for (size_t k = 0; k < counts.size(); ++k)
+      for (const auto* dev : r.devs) r.fit_classes[k].push_back(estimate::fit_class(*dev, *r.eng, *oh, std::min(counts[k], dev->node_devices())));
+  }
   // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
   // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
   const uint64_t held = estimate::new_held_texts_epoch();

@@ -234,3 +234,107 @@ TEST(FitMemo, Issue15_AllreduceWorkspaceCardsAreClassesOfTheirOwn) {
   EXPECT_GT(with_workspace, 0u);
   EXPECT_LT(with_workspace, fits);  // cards outside the table (Ampere, Ada) have none
 }
+
+// Issue 19 (planfast10): a plan makes each card's fit class once per TP size (estimate::fit_class) and hands it to every
+// fit of the card. Every CUDA card at TP 1, 2, 4 and 8 (vLLM 0.19 on NVSwitch: the all-reduce workspace cards are classes
+// of their own) through one memo per TP with its own class fits as alone, and the memo computes and reuses the cores it
+// does without classes. A class made for another card is not used: the H100-SXM's handed to a 40 GiB copy of it (whose
+// large-device batch defaults differ) after the H100-SXM's own fit gives the copy's fit alone, not the H100-SXM's core.
+TEST(FitMemo, Issue19_AFitClassMadeOnceServesItsCardAndNoOther) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  auto eng = engine::select_engine(*engines, "vllm", "0.19.0");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = engines->overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  auto entry = model::find_builtin_model("Qwen/Qwen3-32B");
+  ASSERT_TRUE(entry.has_value() && entry->has_value());
+  auto m = model::model_spec_from_catalog(**entry);
+  ASSERT_TRUE(m.has_value());
+  size_t fits = 0;
+  for (const int64_t tp : {1, 2, 4, 8}) {
+    estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+    d.interconnect = engine::Interconnect::nvswitch;
+    estimate::FitCoreMemo with_classes, without;
+    for (const auto& card : devices->devices) {
+      if (card.platform != "cuda") continue;
+      const std::string at = "TP" + std::to_string(tp) + " on " + card.id;
+      const estimate::FitClass cls = estimate::fit_class(card, *eng, *oh, tp);
+      estimate::FitEstimate classed, plain;
+      const auto alone = estimate::try_estimate_fit(*m, card, *eng, *oh, d);
+      ASSERT_TRUE(alone.has_value()) << at;
+      ASSERT_TRUE(estimate::try_estimate_fit_into(classed, with_classes, *m, card, *eng, *oh, d, &cls)) << at;
+      ASSERT_TRUE(estimate::try_estimate_fit_into(plain, without, *m, card, *eng, *oh, d)) << at;
+      expect_same_fit(*alone, classed, at);
+      ++fits;
+    }
+    EXPECT_EQ(with_classes.cores_computed(), without.cores_computed()) << tp;
+    EXPECT_EQ(with_classes.cores_reused(), without.cores_reused()) << tp;
+    EXPECT_GT(with_classes.cores_reused(), 0u) << tp;
+  }
+  EXPECT_GT(fits, 100u);
+
+  auto h100 = device::find_device(*devices, "H100-SXM");
+  ASSERT_TRUE(h100.has_value());
+  device::DeviceSpec small = *h100;
+  small.id = "H100-SXM-40";
+  small.runtime_total_bytes = 40.0 * 1024 * 1024 * 1024;
+  const estimate::FitClass h100_tp1 = estimate::fit_class(*h100, *eng, *oh, 1);
+  const estimate::Deployment d1 = plan_deployment(1, 1, nullptr);
+  estimate::FitCoreMemo memo;
+  estimate::FitEstimate big, copy;
+  ASSERT_TRUE(estimate::try_estimate_fit_into(big, memo, *m, *h100, *eng, *oh, d1, &h100_tp1));  // the memo holds the H100-SXM's core
+  ASSERT_TRUE(estimate::try_estimate_fit_into(copy, memo, *m, small, *eng, *oh, d1, &h100_tp1));
+  const auto small_alone = estimate::try_estimate_fit(*m, small, *eng, *oh, d1);
+  ASSERT_TRUE(small_alone.has_value());
+  expect_same_fit(*small_alone, copy, "40 GiB copy given the H100-SXM's class");
+  EXPECT_NE(big.max_num_batched_tokens, copy.max_num_batched_tokens);  // the class would have given the H100-SXM's core
+  EXPECT_EQ(memo.cores_computed(), 2u);
+}
+
+// Issue 19 (planfast10): the profile run reads no card, only the model, engine, overheads, layout and deployment a memo's
+// entries of one deployment share, and the batch settings and MoE routed rows the card's class gives: a core of another
+// class with the same three takes the run of one made before. Every CUDA card under vLLM and every NPU under
+// vLLM-Ascend, for a dense, a MoE and a vision model at TP 1 and TP 8 (the H100's large-device batch defaults against the
+// A100's: two runs where the settings differ), fits as alone, and some cores took a run.
+TEST(FitMemo, Issue19_TheProfileRunIsSharedByClassesWithItsInputs) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  size_t fits = 0, shared = 0, computed = 0;
+  for (const auto& [engine_name, platform] : {std::pair<const char*, const char*>{"vllm", "cuda"}, {"vllm-ascend", "npu"}}) {
+    auto eng = engine::select_engine(*engines, engine_name, "");
+    ASSERT_TRUE(eng.has_value()) << engine_name;
+    const engine::Overheads* oh = engines->overheads_for(*eng, platform);
+    ASSERT_NE(oh, nullptr);
+    for (const char* id : {"Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-VL-8B-Instruct"}) {
+      auto entry = model::find_builtin_model(id);
+      ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+      auto m = model::model_spec_from_catalog(**entry);
+      ASSERT_TRUE(m.has_value()) << id;
+      for (const int64_t tp : {1, 8}) {
+        const estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+        estimate::FitCoreMemo memo;
+        for (const auto& card : devices->devices) {
+          if (card.platform != platform) continue;
+          const std::string at = std::string(id) + " TP" + std::to_string(tp) + " on " + card.id;
+          const auto alone = estimate::try_estimate_fit(*m, card, *eng, *oh, d);
+          const auto memoized = estimate::try_estimate_fit(memo, *m, card, *eng, *oh, d);
+          ASSERT_EQ(alone.has_value(), memoized.has_value()) << at;
+          if (!alone) continue;
+          ++fits;
+          expect_same_fit(*alone, *memoized, at);
+          EXPECT_EQ(alone->activation_text_bytes, memoized->activation_text_bytes) << at;
+          EXPECT_EQ(alone->activation_sampler_unit_bytes, memoized->activation_sampler_unit_bytes) << at;
+          EXPECT_EQ(alone->encoder_budget_tokens, memoized->encoder_budget_tokens) << at;
+        }
+        shared += memo.runs_shared();
+        computed += memo.cores_computed();
+      }
+    }
+  }
+  EXPECT_GT(fits, 100u);
+  EXPECT_GT(shared, 0u);
+  EXPECT_LT(shared, computed);  // the first core of each memo, and the classes of other batch settings, make their own
+}
