@@ -3,7 +3,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "base/json_util.hpp"
+#include "base/file.hpp"
 #include "base/units.hpp"
 
 namespace preflight {
@@ -14,12 +14,12 @@ namespace {
 struct Frame {
   bool is_array = false;
   std::unordered_set<std::string> keys;
-  std::string key;
+  const std::string* key = nullptr;  // the key being read: its copy in `keys` (a node's address does not move)
 };
 
 class RepeatFinder : public nlohmann::json_sax<Json> {
  public:
-  std::string repeated;  // the path of the first repeated key
+  std::optional<RepeatedKey> repeated;
 
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
@@ -34,9 +34,10 @@ class RepeatFinder : public nlohmann::json_sax<Json> {
   }
   bool key(string_t& k) override {
     Frame& f = m_frames.back();
-    f.key = k;
-    if (f.keys.insert(k).second) return true;
-    repeated = path();
+    const auto [at, added] = f.keys.insert(k);
+    f.key = &*at;
+    if (added) return true;
+    repeated = RepeatedKey{path()};
     return false;  // stops the parse: one error is enough
   }
   bool end_object() override {
@@ -44,7 +45,7 @@ class RepeatFinder : public nlohmann::json_sax<Json> {
     return true;
   }
   bool start_array(std::size_t) override {
-    m_frames.push_back(Frame{true, {}, {}});
+    m_frames.push_back(Frame{true, {}, nullptr});
     return true;
   }
   bool end_array() override {
@@ -56,27 +57,56 @@ class RepeatFinder : public nlohmann::json_sax<Json> {
  private:
   std::vector<Frame> m_frames;
 
-  std::string path() const {
-    std::string p;
-    for (const auto& f : m_frames) {
-      if (f.is_array) p += "[]";
-      else p += (p.empty() ? "" : ".") + f.key;
-    }
+  std::vector<std::string> path() const {
+    std::vector<std::string> p;
+    for (const auto& f : m_frames) p.push_back(f.is_array || !f.key ? "[]" : *f.key);
     return p;
   }
 };
 
 }  // namespace
 
-Status check_unique_keys(const std::string& text, const std::string& origin) {
+std::string RepeatedKey::text() const {
+  std::string out;
+  for (const auto& k : path) {
+    if (k == "[]") out += k;
+    else out += (out.empty() ? "" : ".") + k;
+  }
+  return out;
+}
+
+size_t RepeatedKey::depth() const {
+  size_t objects = 0;
+  for (const auto& k : path) objects += k == "[]" ? 0 : 1;
+  return objects;
+}
+
+std::optional<RepeatedKey> find_repeated_key(const std::string& text) {
   RepeatFinder finder;
   try {
     Json::sax_parse(text, &finder);
   } catch (const std::exception&) {
-    return Ok{};
+    return std::nullopt;
   }
-  if (finder.repeated.empty()) return Ok{};
-  return make_error(ErrorKind::corrupt, format("%s: %s: key appears twice in one object", origin.c_str(), finder.repeated.c_str()), origin);
+  return finder.repeated;
+}
+
+Status check_unique_keys(const std::string& text, const std::string& origin) {
+  const auto repeated = find_repeated_key(text);
+  if (!repeated) return Ok{};
+  return make_error(ErrorKind::corrupt, format("%s: %s: key appears twice in one object", origin.c_str(), repeated->text().c_str()), origin);
+}
+
+Expected<Json> parse_owned_json(const std::string& text, const std::string& origin) {
+  PF_TRY(json, parse_json(text, origin));
+  PF_TRY(unique, check_unique_keys(text, origin));
+  (void)unique;
+  return json;
+}
+
+Expected<Json> load_overlay_json(const std::string& path) {
+  PF_TRY(text, read_text_file(path, k_max_overlay_bytes));
+  return parse_owned_json(text, path);
 }
 
 }  // namespace preflight
