@@ -1,5 +1,6 @@
 #include "base/json_keys.hpp"
 
+#include <deque>
 #include <unordered_set>
 #include <vector>
 
@@ -11,10 +12,42 @@ namespace preflight {
 namespace {
 
 // One frame per open object ({keys seen, the key being read}) or array (is_array): enough to name where a key repeats.
+// An object's first k_few keys are compared in a short list (a safetensors tensor has three; a hash set for each of a
+// 100,000-tensor header's objects cost 15% of its parse), the rest in a hash set. Frames are kept and reused by depth,
+// in a deque, so that no push moves a frame and `key` (a pointer into `few` or `many`) stays valid.
+constexpr size_t k_few = 8;
 struct Frame {
   bool is_array = false;
-  std::unordered_set<std::string> keys;
-  const std::string* key = nullptr;  // the key being read: its copy in `keys` (a node's address does not move)
+  std::vector<std::string> few;
+  std::unordered_set<std::string> many;
+  const std::string* key = nullptr;  // the key being read: its copy in `few` or `many` (a set node does not move)
+
+  void reset(bool array) {
+    is_array = array;
+    few.clear();
+    many.clear();
+    key = nullptr;
+  }
+  // Whether `k` is new to this object; records it and points `key` at the copy either way.
+  bool add(const std::string& k) {
+    if (many.empty()) {
+      for (const auto& seen : few)
+        if (seen == k) {
+          key = &seen;
+          return false;
+        }
+      if (few.size() < k_few) {
+        few.push_back(k);
+        key = &few.back();
+        return true;
+      }
+      for (auto& seen : few) many.insert(std::move(seen));
+      few.clear();
+    }
+    const auto [at, added] = many.insert(k);
+    key = &*at;
+    return added;
+  }
 };
 
 class RepeatFinder : public nlohmann::json_sax<Json> {
@@ -28,38 +61,35 @@ class RepeatFinder : public nlohmann::json_sax<Json> {
   bool number_float(number_float_t, const string_t&) override { return true; }
   bool string(string_t&) override { return true; }
   bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override {
-    m_frames.push_back(Frame{});
-    return true;
-  }
+  bool start_object(std::size_t) override { return open(false); }
   bool key(string_t& k) override {
-    Frame& f = m_frames.back();
-    const auto [at, added] = f.keys.insert(k);
-    f.key = &*at;
-    if (added) return true;
+    if (m_frames[m_depth - 1].add(k)) return true;
     repeated = RepeatedKey{path()};
     return false;  // stops the parse: one error is enough
   }
   bool end_object() override {
-    m_frames.pop_back();
+    --m_depth;
     return true;
   }
-  bool start_array(std::size_t) override {
-    m_frames.push_back(Frame{true, {}, nullptr});
-    return true;
-  }
+  bool start_array(std::size_t) override { return open(true); }
   bool end_array() override {
-    m_frames.pop_back();
+    --m_depth;
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
  private:
-  std::vector<Frame> m_frames;
+  std::deque<Frame> m_frames;
+  size_t m_depth = 0;  // frames open now; m_frames[m_depth..] are kept for reuse
 
+  bool open(bool array) {
+    if (m_depth == m_frames.size()) m_frames.emplace_back();
+    m_frames[m_depth++].reset(array);
+    return true;
+  }
   std::vector<std::string> path() const {
     std::vector<std::string> p;
-    for (const auto& f : m_frames) p.push_back(f.is_array || !f.key ? "[]" : *f.key);
+    for (size_t i = 0; i < m_depth; ++i) p.push_back(m_frames[i].is_array || !m_frames[i].key ? "[]" : *m_frames[i].key);
     return p;
   }
 };
