@@ -134,8 +134,8 @@ Expected<Json> parse_owned_json(const std::string& text, const std::string& orig
   return json;
 }
 
-Expected<Json> load_overlay_json(const std::string& path) {
-  PF_TRY(text, read_text_file(path, k_max_overlay_bytes));
+Expected<Json> load_owned_json_file(const std::string& path) {
+  PF_TRY(text, read_text_file(path, k_max_owned_json_bytes));
   return parse_owned_json(text, path);
 }
 

@@ -35,12 +35,14 @@ Status check_unique_keys(const std::string& text, const std::string& origin);
 // parse_json, then check_unique_keys: the reading of a JSON text preflight owns.
 Expected<Json> parse_owned_json(const std::string& text, const std::string& origin);
 
-// The most a user's overlay (devices.json, speed.json) may hold: 4 MiB, twenty times the whole shipped device catalogue
-// (data/devices/devices.json, 192 KB). A tree parsed from JSON takes about 18 times its text (a 60 MB array took 1.09
-// GB, issue 19); bw --save and calibrate --save read the file they merge into under this bound too (hard31).
-inline constexpr uint64_t k_max_overlay_bytes = 4ull << 20;
+// The most a whole JSON document preflight owns may hold: 4 MiB, twenty times the whole shipped device catalogue
+// (data/devices/devices.json, 192 KB) and a hundred times a fit --json output (25-37 KB for DeepSeek-V3 on 16 cards or
+// Qwen2.5-VL at PP 8). A tree parsed from JSON takes about 18 times its text (a 60 MB array took 1.09 GB, issue 19).
+// The user's overlays (devices.json, speed.json; also as bw --save and calibrate --save merge into them), report
+// --fit-json and bench --prediction are read within it (hard31: the last four read up to 64 MiB).
+inline constexpr uint64_t k_max_owned_json_bytes = 4ull << 20;
 
-// The overlay at `path` read within k_max_overlay_bytes and parsed by parse_owned_json.
-Expected<Json> load_overlay_json(const std::string& path);
+// The document at `path` read within k_max_owned_json_bytes and parsed by parse_owned_json.
+Expected<Json> load_owned_json_file(const std::string& path);
 
 }  // namespace preflight

@@ -205,9 +205,7 @@ int cmd_report(const std::vector<std::string>& argv) {
   }
   if (auto fit = req.fit_json) {
     // Issue 19 (hard31): fit --json's output, which writes each key once: a repeated key is a hand edit, refused.
-    const auto text = read_text_file(*fit);
-    if (!text) return fail(text.error());
-    auto j = parse_owned_json(*text, *fit);
+    auto j = load_owned_json_file(*fit);
     if (!j) return fail(j.error());
     // Issue 19 (hard30): the file is the user's; nlohmann's operator[] and value() throw on a document of another shape
     // ('[1]', a number for "device"), which ended the report with std::terminate (exit 134).

@@ -435,7 +435,7 @@ Expected<DeviceCatalog> load_device_catalog() {
   const std::string overlay = device_overlay_path();
   if (path_exists(overlay)) {
     // Issue 19: within base/json_keys' overlay bound (4 MiB), and a repeated key is not the last one silently (hard30).
-    PF_TRY(overlay_json, load_overlay_json(overlay));
+    PF_TRY(overlay_json, load_owned_json_file(overlay));
     PF_TRY(ok, apply_device_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }
@@ -559,7 +559,7 @@ Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) 
   std::optional<Json> overlay_json;
   const std::string overlay = device_overlay_path();
   if (path_exists(overlay)) {
-    auto parsed = load_overlay_json(overlay);
+    auto parsed = load_owned_json_file(overlay);
     if (!parsed) return load_device_catalog();
     const auto more = overlay_devices(records, *parsed);
     if (!more) return load_device_catalog();

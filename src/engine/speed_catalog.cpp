@@ -293,10 +293,10 @@ Expected<SpeedCatalog> load_speed_catalog() {
   PF_TRY(catalog, parse_speed_catalog(json, "data/engines/speed.json"));
   const std::string overlay = speed_overlay_path();
   if (path_exists(overlay)) {
-    // Issue 19 (hard30): read up to 4 MiB, as the devices overlay (base/json_keys load_overlay_json): a 40 MB overlay was
+    // Issue 19 (hard30): read up to 4 MiB, as the devices overlay (base/json_keys load_owned_json_file): a 40 MB overlay was
     // read whole and parsed to a tree of about 18 times its size; a repeated key is not the last one silently.
     // calibrate --save writes a few hundred bytes a profile.
-    PF_TRY(overlay_json, load_overlay_json(overlay));
+    PF_TRY(overlay_json, load_owned_json_file(overlay));
     PF_TRY(ok, apply_speed_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

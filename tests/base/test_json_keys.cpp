@@ -83,25 +83,25 @@ TEST(JsonKeys, Issue19_RepeatedKeyPathSegmentsAndDepth) {
 
 // Issue 19 (hard31): calibrate --save and bw --save read the overlay they merge into with the 64 MiB default of
 // read_text_file and without the repeated-key check, where fit read the same file within 4 MiB and refused a repeat.
-// load_overlay_json is the one reading: the bound, then the check.
+// load_owned_json_file is the one reading: the bound, then the check.
 TEST(JsonKeys, Issue19_OverlayReadingHasOneBoundAndRefusesARepeat) {
   const std::string dir = pftest::scratch_dir("overlay-bound");
   const std::string big = dir + "/big.json";
   {
     std::ofstream out(big);
-    out << "{\"profiles\": [\"" << std::string(k_max_overlay_bytes, 'x') << "\"]}";
+    out << "{\"profiles\": [\"" << std::string(k_max_owned_json_bytes, 'x') << "\"]}";
   }
-  const auto r = load_overlay_json(big);
+  const auto r = load_owned_json_file(big);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().describe().find("big.json"), std::string::npos) << r.error().describe();
   const std::string twice = dir + "/twice.json";
   std::ofstream(twice) << R"({"schema_version": 1, "profiles": [{"engine": "vllm", "engine": "sglang"}]})";
-  const auto t = load_overlay_json(twice);
+  const auto t = load_owned_json_file(twice);
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error().message, twice + ": profiles[].engine: key appears twice in one object");
   const std::string fine = dir + "/fine.json";
   std::ofstream(fine) << R"({"schema_version": 1, "profiles": []})";
-  const auto f = load_overlay_json(fine);
+  const auto f = load_owned_json_file(fine);
   ASSERT_TRUE(f) << f.error().describe();
   EXPECT_EQ((*f)["schema_version"], 1);
 }

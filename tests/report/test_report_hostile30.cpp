@@ -160,3 +160,20 @@ TEST(ReportHostile30, Issue19_StoredTimesOutsideTheirRangeAreACorruptDatabase) {
   EXPECT_EQ(edge.code, 0) << edge.out;
   std::filesystem::remove_all(dir);
 }
+
+// Issue 19 (hard31): report --fit-json read the document with read_text_file's 64 MiB default and parsed it whole (a
+// tree about 18 times the text); fit --json writes 25-37 KB. It is read within the owned-document bound of 4 MiB, bad
+// input naming the file, exit 2.
+TEST(ReportHostile30, Issue19_FitJsonIsReadWithinFourMiB) {
+  const std::string dir = pftest::scratch_dir("report-fit-json-big");
+  const std::string db = make_db(dir, "Qwen/Qwen3-8B");
+  {
+    std::ofstream out(dir + "/fit.json");
+    out << R"({"device": "H100-SXM", "memory_per_device": {"total_gib": 70.5, "terms": []}, "pad": ")" << std::string(5u << 20, 'x') << "\"}";
+  }
+  const auto r = pftest::run_cli("report --html " + dir + "/r.html --db " + db + " --fit-json " + dir + "/fit.json");
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find(dir + "/fit.json"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/r.html"));
+  std::filesystem::remove_all(dir);
+}
