@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/units.hpp"
 
 namespace preflight::bench {
@@ -117,7 +118,7 @@ Expected<std::vector<Prompt>> load_dataset(const std::string& path, int64_t defa
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string origin = format("%s:%lld", path.c_str(), static_cast<long long>(number));
-    PF_TRY(j, parse_json(line, origin));
+    PF_TRY(j, parse_owned_json(line, origin));  // hard31: preflight's own dataset form; a repeated "prompt" is refused
     if (!j.is_object()) return make_error(ErrorKind::corrupt, origin + ": expected a JSON object per line");
     JsonObject o(j, origin);
     PF_TRY(text, o.string("prompt"));

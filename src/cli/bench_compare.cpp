@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/units.hpp"
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
@@ -143,7 +145,7 @@ Expected<BenchPrediction> prediction_from_json(const Json& j, const std::string&
 }
 
 Expected<BenchPrediction> load_prediction_file(const std::string& path) {
-  PF_TRY(j, load_json_file(path));
+  PF_TRY(j, load_owned_json_file(path));  // hard31: preflight's own form (fit --json's prediction): 4 MiB, a repeated key refused
   return prediction_from_json(j, path);
 }
 

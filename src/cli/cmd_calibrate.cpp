@@ -10,6 +10,7 @@
 
 #include "base/file.hpp"
 #include "base/file_lock.hpp"
+#include "base/json_keys.hpp"
 #include "base/units.hpp"
 #include "bench/store.hpp"
 #include "cli/args.hpp"
@@ -37,7 +38,7 @@ Expected<std::vector<std::string>> save_calibration(const std::vector<Efficiency
   (void)lock;
   Json root = {{"schema_version", 1}, {"profiles", Json::array()}};
   if (path_exists(overlay)) {
-    PF_TRY(existing, load_json_file(overlay));
+    PF_TRY(existing, load_owned_json_file(overlay));  // hard31: 4 MiB as load_speed_catalog reads it (was 64 MiB here)
     {
       // Refuse to rewrite a file that does not load: the user's entries are never lost.
       auto copy = speeds;

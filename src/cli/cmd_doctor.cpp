@@ -16,6 +16,7 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "doctor/doctor.hpp"
+#include "model/hub_repo_id.hpp"
 #include "report/render.hpp"
 
 extern char** environ;
@@ -90,18 +91,21 @@ int cmd_doctor(const std::vector<std::string>& argv) {
     return k_exit_usage;
   }
   if (positional->size() == 1) req.model = positional->front();
-  // Issue 16 (llamacpp30): a model id names a cache directory: org/name of letters, digits, '-', '_' and '.', never '..'.
+  // Issue 16 (llamacpp30): a model id names a cache directory; hard31: by the hub's own rules (model/hub_repo_id), as
+  // every command checks one before a cache path is built from it.
   if (req.model) {
-    const std::string& id = *req.model;
-    const auto slash = id.find('/');
-    const bool ok = slash != std::string::npos && slash > 0 && slash + 1 < id.size() && id.find('/', slash + 1) == std::string::npos &&
-                    id.find("..") == std::string::npos && id.size() <= 200 &&
-                    std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '-' || c == '_' || c == '.'; });
-    if (!ok)
-      return report_error(make_error(ErrorKind::invalid_argument, "--model: expected a hub id org/name (letters, digits, '-', '_', '.'), found " + dump_json(Json(clip_text(id, 120))), "--model"));
+    if (auto ok = model::check_hub_repo_id(*req.model, "--model"); !ok) return report_error(ok.error());
   }
-  if (req.revision && (req.revision->empty() || req.revision->find('/') != std::string::npos || req.revision->find("..") != std::string::npos))
-    return report_error(make_error(ErrorKind::invalid_argument, "--revision: expected a branch or commit name without '/' or '..'", "--revision"));
+  // hard31: the revision of a hub reference's rule (docs/hub.md: letters, digits, '-', '_', '.'), not only no '/' or '..':
+  // it is joined into refs/<revision> and printed in the fix command, where "x;touch PWNED$(id)" ran as a second command
+  // once pasted and a newline split the line.
+  const auto revision_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
+  if (req.revision && (req.revision->empty() || req.revision->size() > 200 || req.revision->find("..") != std::string::npos ||
+                       !std::all_of(req.revision->begin(), req.revision->end(), revision_char)))
+    return report_error(make_error(ErrorKind::invalid_argument,
+                                   "--revision: expected a branch or commit name of letters, digits, '-', '_' and '.' (no '..'), found " +
+                                       dump_json(Json(clip_text(*req.revision, 120))),
+                                   "--revision"));
   auto compat = doctor::load_compat();
   if (!compat) {
     fmt::print(stderr, "preflight: {}\n", compat.error().describe());

@@ -121,7 +121,8 @@ const std::vector<Setting>& settings() {
                                              if (eq == std::string::npos || eq == 0)
                                                return make_error(ErrorKind::invalid_argument, "--env: expected NAME=VALUE, found '" + clip_text(text, 60) + "'");
                                              const std::string name = text.substr(0, eq);
-                                             return deploy::apply_engine_env(flags, name, text.substr(eq + 1), "--env " + name);
+                                             // hard31: the name cut in the origin every message starts with (a 100,000-byte name was echoed to 8 KB)
+                                             return deploy::apply_engine_env(flags, name, text.substr(eq + 1), "--env " + clip_text(name, 60));
                                            }}};
        },
        [](const deploy::Flags& f, plan::EngineArgs& a) {  // the --env switches no other setting carries

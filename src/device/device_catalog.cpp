@@ -412,10 +412,6 @@ Status apply_device_overlay(DeviceCatalog& catalog, const Json& root, const std:
   return Ok{};
 }
 
-// A user's devices overlay is read whole and parsed to a JSON tree of about 18 times its size (a 60 MB array took 1.09
-// GB, issue 19). 4 MiB is twenty times the whole shipped catalogue (data/devices/devices.json, 192 KB).
-constexpr uint64_t k_max_overlay_bytes = 4ull << 20;
-
 std::string device_overlay_path() {
   if (const char* p = std::getenv("PREFLIGHT_DEVICE_OVERRIDES"); p && *p) return p;
   if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return join_path(x, "preflight/devices.json");
@@ -438,10 +434,8 @@ Expected<DeviceCatalog> load_device_catalog() {
   PF_TRY(catalog, load_builtin_device_catalog());
   const std::string overlay = device_overlay_path();
   if (path_exists(overlay)) {
-    PF_TRY(overlay_text, read_text_file(overlay, k_max_overlay_bytes));
-    PF_TRY(overlay_json, parse_device_json(overlay_text, overlay));
-    PF_TRY(unique, check_unique_keys(overlay_text, overlay));  // issue 19 (hard30): a repeated key is not the last one silently
-    (void)unique;
+    // Issue 19: within base/json_keys' overlay bound (4 MiB), and a repeated key is not the last one silently (hard30).
+    PF_TRY(overlay_json, load_owned_json_file(overlay));
     PF_TRY(ok, apply_device_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }
@@ -565,8 +559,7 @@ Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) 
   std::optional<Json> overlay_json;
   const std::string overlay = device_overlay_path();
   if (path_exists(overlay)) {
-    PF_TRY(overlay_text, read_text_file(overlay, k_max_overlay_bytes));
-    auto parsed = parse_device_json(overlay_text, overlay);
+    auto parsed = load_owned_json_file(overlay);
     if (!parsed) return load_device_catalog();
     const auto more = overlay_devices(records, *parsed);
     if (!more) return load_device_catalog();

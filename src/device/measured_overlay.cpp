@@ -2,6 +2,7 @@
 
 #include "base/file.hpp"
 #include "base/file_lock.hpp"
+#include "base/json_keys.hpp"
 #include "base/json_writer.hpp"
 #include "base/units.hpp"
 
@@ -24,7 +25,7 @@ Expected<std::string> save_measured_copy_bandwidth(const std::string& path, cons
   (void)lock;
   Json root = Json{{"schema_version", 1}, {"devices", Json::array()}};
   if (path_exists(path)) {
-    PF_TRY(existing, load_json_file(path));
+    PF_TRY(existing, load_owned_json_file(path));  // hard31: the bound and repeated-key check every reading of it has
     // Refuse to replace a file we could not read back: the user's other entries would be lost.
     DeviceCatalog probe = catalog;
     PF_TRY(valid, apply_device_overlay(probe, existing, path));

@@ -348,8 +348,9 @@ CheckResult cache_check(const ModelCacheState& s, const std::string& model) {
   }
   if (s.state == CacheState::unverified) {
     c.status = CheckStatus::warn;
-    c.summary = "present, but " + names_of(s.files, CachedFileState::outside_cache) + names_of(s.files, CachedFileState::unreadable) +
-                " could not be checked";
+    // hard31: the two lists joined by ", " (a link out of the cache beside a FIFO shard read "a.safetensorsb.safetensors")
+    const std::string outside = names_of(s.files, CachedFileState::outside_cache), unreadable = names_of(s.files, CachedFileState::unreadable);
+    c.summary = "present, but " + outside + (outside.empty() || unreadable.empty() ? "" : ", ") + unreadable + " could not be checked";
     return c;
   }
   c.status = CheckStatus::fail;

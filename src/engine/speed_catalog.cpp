@@ -281,8 +281,6 @@ Status apply_speed_overlay(SpeedCatalog& catalog, const Json& root, const std::s
   return Ok{};
 }
 
-constexpr uint64_t k_max_speed_overlay_bytes = 4ull << 20;
-
 std::string speed_overlay_path() {
   if (const char* p = std::getenv("PREFLIGHT_SPEED_OVERRIDES"); p && *p) return p;
   if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/preflight/speed.json";
@@ -295,12 +293,10 @@ Expected<SpeedCatalog> load_speed_catalog() {
   PF_TRY(catalog, parse_speed_catalog(json, "data/engines/speed.json"));
   const std::string overlay = speed_overlay_path();
   if (path_exists(overlay)) {
-    // Issue 19 (hard30): read up to 4 MiB, as the devices overlay (device/device_catalog): a 40 MB overlay was read whole
-    // and parsed to a tree of about 18 times its size. calibrate --save writes a few hundred bytes a profile.
-    PF_TRY(overlay_text, read_text_file(overlay, k_max_speed_overlay_bytes));
-    PF_TRY(overlay_json, parse_json(overlay_text, overlay));
-    PF_TRY(unique, check_unique_keys(overlay_text, overlay));  // a repeated key is not the last one silently
-    (void)unique;
+    // Issue 19 (hard30): read up to 4 MiB, as the devices overlay (base/json_keys load_owned_json_file): a 40 MB overlay was
+    // read whole and parsed to a tree of about 18 times its size; a repeated key is not the last one silently.
+    // calibrate --save writes a few hundred bytes a profile.
+    PF_TRY(overlay_json, load_owned_json_file(overlay));
     PF_TRY(ok, apply_speed_overlay(catalog, overlay_json, overlay));
     (void)ok;
   }

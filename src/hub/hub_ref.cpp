@@ -6,6 +6,7 @@
 #include "base/file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "model/hub_repo_id.hpp"
 
 namespace preflight::hub {
 
@@ -70,6 +71,10 @@ Expected<HubRef> parse_hub_ref(const std::string& raw) {
     if (!safe_segment(p)) return make_error(ErrorKind::invalid_argument, format("%s: path segment '%s' must be letters, digits, '-', '_' or '.'", text.c_str(), p.c_str()), text);
   }
   ref.repo = parts[0] + "/" + parts[1];
+  // Issue 19 (hard31): the repo id by the hub's own rules before it names a cache directory ("a--b" and "a..b" passed
+  // the segment check and are no repo id the hub accepts).
+  PF_TRY(repo_ok, model::check_hub_repo_id(ref.repo, text));
+  (void)repo_ok;
   if (parts.size() > 2) {
     for (size_t i = 2; i < parts.size(); ++i) ref.gguf_file += (i > 2 ? "/" : "") + parts[i];
     if (!ends_with(to_lower(ref.gguf_file), ".gguf")) {

@@ -13,6 +13,7 @@
 #include "model/gguf_reader.hpp"
 #include "model/header_stub.hpp"
 #include "model/hf_config.hpp"
+#include "model/hub_repo_id.hpp"
 #include "model/model_catalog.hpp"
 #include "model/safetensors_header.hpp"
 
@@ -41,6 +42,7 @@ bool is_mtp_tensor(const std::string& name, int64_t num_layers) {
 
 std::vector<std::string> hub_cache_candidates(const std::string& hub_id) {
   std::vector<std::string> out;
+  if (!is_hub_repo_id(hub_id)) return out;  // issue 19 (hard31): "x/../../elsewhere" joined into the cache paths
   const std::string home = env_or("HOME", "/root");
   const std::string hf_home = env_or("HF_HOME", join_path(home, ".cache/huggingface"));
   const std::string hf_cache = env_or("HF_HUB_CACHE", env_or("HUGGINGFACE_HUB_CACHE", join_path(hf_home, "hub")));
@@ -249,7 +251,10 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
       return load_gguf_model(name);
     return load_model_directory(name);
   }
-  if (name.find('/') != std::string::npos) {
+  // Issue 19 (hard31): a name with '/' that is no local path is looked up as a hub repo id only when it is one by the
+  // hub's rules; anything else ("x/../../elsewhere", "/abs/path", "a\\b") never joins into a cache path.
+  const std::string repo_problem = name.find('/') != std::string::npos ? hub_repo_id_problem(name) : "";
+  if (name.find('/') != std::string::npos && repo_problem.empty()) {
     const std::string snap = find_hub_cache_snapshot(name, "main");
     if (!snap.empty()) {
       PF_TRY(spec, load_model_directory(snap));
@@ -270,6 +275,11 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
   PF_TRY(indexed, find_builtin_model(name));
   if (indexed) return model_spec_from_catalog(*indexed);
   const auto& catalog = builtin_model_catalog();
+  if (!repo_problem.empty())
+    return make_error(ErrorKind::invalid_argument,
+                      format("model '%s' is not a local path, not in the catalogue, and not a hub repo id org/name (letters, digits, '-', '_', '.'): %s",
+                             clip_text(name, 200).c_str(), repo_problem.c_str()),
+                      name);
   std::string message = format("model '%s' is not a local path, not in the Hugging Face or ModelScope cache, and not in the catalogue", name.c_str());
   const auto near = nearest_names(name, catalog.names());
   if (!near.empty()) {
@@ -277,8 +287,7 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
     for (size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "") + near[i];
   }
   // A hub id ("Qwen/Qwen3-32B-AWQ") is read from the hub only when asked (hf: / ms:): say how.
-  const size_t slash = name.find('/');
-  if (slash != std::string::npos && slash > 0 && slash + 1 < name.size() && name.find('/', slash + 1) == std::string::npos && name[0] != '.')
+  if (name.find('/') != std::string::npos)
     message += format("; to read its config from a hub: hf:%s (Hugging Face) or ms:%s (ModelScope)", name.c_str(), name.c_str());
   return make_error(ErrorKind::not_found, message, name);
 }

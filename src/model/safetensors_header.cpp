@@ -3,10 +3,10 @@
 #include "model/safetensors_header.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "base/checked.hpp"
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/json_util.hpp"
 #include "base/units.hpp"
 
@@ -28,54 +28,30 @@ namespace {
 constexpr size_t k_max_tensors = 2'000'000;
 constexpr size_t k_max_dims = 8;
 
-// SAX handler that remembers the first key seen twice at the top level of the header.
-struct DuplicateKeyFinder : nlohmann::json_sax<Json> {
-  std::unordered_set<std::string> seen;
-  std::string duplicate;
-  int depth = 0;
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { ++depth; return true; }
-  bool end_object() override { --depth; return true; }
-  bool start_array(std::size_t) override { ++depth; return true; }
-  bool end_array() override { --depth; return true; }
-  bool key(string_t& name) override {
-    if (depth == 1 && !seen.insert(name).second && duplicate.empty()) duplicate = name;
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    error = e.what();
-    return false;
-  }
-  std::string error;
-};
 }  // namespace
 
 Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_json, uint64_t data_size, const std::string& origin) {
   SafetensorsHeader header;
   header.header_length = header_json.size();
-  // nlohmann keeps the last of duplicate keys silently, so a first SAX pass records the top-level
-  // keys in a hash set. (A parser callback did this before, but nlohmann's callback parser scans the
-  // whole parent object after every nested object, which made 100,000 tensors quadratic.)
-  std::string duplicate;
+  // nlohmann keeps the last of duplicate keys silently, so base/json_keys finds a key one object repeats first, in one
+  // linear pass (issue 19: the check once ran in a parser callback, which nlohmann's callback parser made quadratic).
+  // The safetensors crate refuses one too: a tensor's fields are a serde struct (a repeated "dtype" is "duplicate
+  // field"), and of two tensors of one name the first drops out of the map, leaving its bytes a hole the offset check
+  // refuses.
+  if (auto repeated = find_repeated_key(header_json); repeated && repeated->path.front() != "[]") {
+    const std::string first = repeated->path.front();
+    if (repeated->path.size() == 1)
+      return make_error(ErrorKind::corrupt, format("%s: tensor %s appears twice in the header", origin.c_str(), first.c_str()), origin);
+    repeated->path.erase(repeated->path.begin());
+    return make_error(ErrorKind::corrupt, format("%s: %s %s: %s appears twice", origin.c_str(), first == "__metadata__" ? "header" : "tensor", first.c_str(), repeated->text().c_str()),
+                      origin);
+  }
   Json root;
   try {
-    DuplicateKeyFinder finder;
-    if (!Json::sax_parse(header_json, &finder)) {
-      return make_error(ErrorKind::corrupt, format("%s: header is not valid JSON (%s)", origin.c_str(), finder.error.c_str()), origin);
-    }
-    duplicate = finder.duplicate;
-    if (duplicate.empty()) root = Json::parse(header_json);
+    root = Json::parse(header_json);
   } catch (const Json::exception& e) {
     return make_error(ErrorKind::corrupt, format("%s: header is not valid JSON (%s)", origin.c_str(), e.what()), origin);
   }
-  if (!duplicate.empty()) return make_error(ErrorKind::corrupt, format("%s: tensor %s appears twice in the header", origin.c_str(), duplicate.c_str()), origin);
   if (!root.is_object()) return make_error(ErrorKind::corrupt, format("%s: header is not a JSON object", origin.c_str()), origin);
   if (root.size() > k_max_tensors) return make_error(ErrorKind::corrupt, format("%s: header lists %zu tensors", origin.c_str(), root.size()), origin);
   for (auto it = root.begin(); it != root.end(); ++it) {

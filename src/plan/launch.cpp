@@ -444,30 +444,36 @@ std::string gguf_quantize_type(const std::string& variant_id) {
 std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l) {
   std::string arg = llama_model_arg(m);
   const std::string repo = hub_repo_id(m.id);
-  const bool repo_id = repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
-  if (arg != "-m MODEL.gguf" || !repo_id || starts_with(m.id, "ms:") || m.quant.quantized() || shell_word(repo) != repo) return arg;
-  const std::string name = base_name(repo), dir = "/models/" + name;
+  // Issue 19 (hard31): a model read from a local folder ("dir/name" that exists here) is converted where it lies; its
+  // id was taken for a hub repo and the recipe downloaded "hf download dir/name", a repo that is not the folder read.
+  const std::string folder = local_folder(m, m.id);
+  const bool repo_id = folder.empty() && repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
+  if (arg != "-m MODEL.gguf" || (!repo_id && folder.empty()) || starts_with(m.id, "ms:") || m.quant.quantized() || (repo_id && shell_word(repo) != repo)) return arg;
+  std::string name = base_name(folder.empty() ? repo : folder);
+  if (name.empty() || name == "." || name == "..") name = "model";  // a folder given as "." or "dir/"
+  const std::string dir = folder.empty() ? "/models/" + name : folder;
   const std::string outtype = m.dtype == model::Dtype::f16 ? "f16" : m.dtype == model::Dtype::f32 ? "f32" : "bf16";
-  const std::string gguf = dir + "-" + (outtype == "bf16" ? "BF16" : outtype == "f16" ? "F16" : "F32") + ".gguf";
+  const std::string gguf = "/models/" + name + "-" + (outtype == "bf16" ? "BF16" : outtype == "f16" ? "F16" : "F32") + ".gguf";
   const std::string type = gguf_quantize_type(c.variant_id);
-  l.prepare.push_back("# llama.cpp loads GGUF files only and " + repo + " publishes safetensors: convert it once with llama.cpp's convert_hf_to_gguf.py (" +
+  const std::string what = folder.empty() ? repo + " publishes" : "the local folder " + folder + " (read here, not a hub repo) holds";
+  l.prepare.push_back("# llama.cpp loads GGUF files only and " + what + " safetensors: convert it once with llama.cpp's convert_hf_to_gguf.py (" +
                       outtype + (type.empty() ? ", as sized), then serve the file" : ", what llama-quantize reads)"));
   l.prepare.push_back("git clone https://github.com/ggml-org/llama.cpp && pip install -r llama.cpp/requirements/requirements-convert_hf_to_gguf.txt");
-  l.prepare.push_back("hf download " + repo + " --local-dir " + dir);
-  l.prepare.push_back("python3 llama.cpp/convert_hf_to_gguf.py " + dir + " --outtype " + outtype + " --outfile " + gguf);
+  if (folder.empty()) l.prepare.push_back("hf download " + repo + " --local-dir " + dir);
+  l.prepare.push_back("python3 llama.cpp/convert_hf_to_gguf.py " + shell_path(dir) + " --outtype " + outtype + " --outfile " + shell_word(gguf));
   l.checkpoint = gguf;
   l.notes.push_back("convert_hf_to_gguf: positional model directory, --outfile, --outtype f32|f16|bf16|q8_0|... "
                     "(https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py; its requirements in "
                     "requirements/requirements-convert_hf_to_gguf.txt)");
-  if (type.empty()) return "-m " + gguf;
-  const std::string quantized = dir + "-" + type + ".gguf";
+  if (type.empty()) return "-m " + shell_word(gguf);
+  const std::string quantized = "/models/" + name + "-" + type + ".gguf";
   l.prepare.push_back("# then quantize it to " + type + ", the preset the row is sized in, with llama.cpp's llama-quantize (built from the same checkout), and serve that file");
   l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-quantize -j");
-  l.prepare.push_back("llama.cpp/build/bin/llama-quantize " + gguf + " " + quantized + " " + type);
+  l.prepare.push_back("llama.cpp/build/bin/llama-quantize " + shell_word(gguf) + " " + shell_word(quantized) + " " + type);
   l.checkpoint = quantized;
   l.notes.push_back("llama-quantize: model-f32.gguf [model-quant.gguf] type [nthreads], the type a QUANT_OPTIONS name such as " + type +
                     " (https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp usage)");
-  return "-m " + quantized;
+  return "-m " + shell_word(quantized);
 }
 
 }  // namespace

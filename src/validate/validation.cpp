@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/file.hpp"
+#include "base/json_keys.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
@@ -462,7 +463,9 @@ void note_version_band(const deploy::Inputs& in, const CaseContext& ctx, const d
 Status run_case(const std::string& line, const std::string& file, int line_no, const CaseContext& ctx, ValidationReport& report) {
   CaseResult row;
   row.file = file;
-  PF_TRY(json, parse_json(line, format("%s:%d", file.c_str(), line_no)));
+  // Issue 19 (hard31): a case is preflight's own record, written or edited by hand: a key it repeats is refused, not the
+  // last one read silently (two "num_devices" of a copy-edited line).
+  PF_TRY(json, parse_owned_json(line, format("%s:%d", file.c_str(), line_no)));
   JsonObject c(json, format("%s:%d", file.c_str(), line_no));
   PF_TRY(inputs, read_case_inputs(c, file, line_no, row));
   auto skip = [&](const std::string& reason) -> Status {

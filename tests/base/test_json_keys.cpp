@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -50,4 +51,57 @@ TEST(JsonKeys, Issue19_ShippedCataloguesRepeatNoKey) {
     ++files;
   }
   EXPECT_GT(files, 10);
+}
+
+// Issue 19 (hard31): the path of a repeated key as segments, so a reader whose keys hold dots (safetensors tensor names)
+// names the right one, and the depth of its object.
+TEST(JsonKeys, Issue19_RepeatedKeyPathSegmentsAndDepth) {
+  struct Case {
+    std::string text;
+    std::vector<std::string> path;  // empty: none repeats
+    size_t depth;
+  };
+  const std::vector<Case> cases = {
+      {R"({"model.layers.0.w": 1, "model.layers.0.w": 2})", {"model.layers.0.w"}, 1},
+      {R"({"t.a": {"dtype": "BF16", "dtype": "F16"}})", {"t.a", "dtype"}, 2},
+      {R"({"a": [{"b": 1}, {"b": 1, "b": 2}]})", {"a", "[]", "b"}, 2},
+      {R"([[{"x": 1, "x": 1}]])", {"[]", "[]", "x"}, 1},
+      {R"({"a": 1})", {}, 0},
+      {"{\"a\": 1, \"b", {}, 0},  // malformed: no answer, parse_json's error is the caller's
+  };
+  for (const auto& c : cases) {
+    const auto r = find_repeated_key(c.text);
+    if (c.path.empty()) {
+      EXPECT_FALSE(r) << c.text;
+      continue;
+    }
+    ASSERT_TRUE(r) << c.text;
+    EXPECT_EQ(r->path, c.path) << c.text;
+    EXPECT_EQ(r->depth(), c.depth) << c.text;
+  }
+}
+
+// Issue 19 (hard31): calibrate --save and bw --save read the overlay they merge into with the 64 MiB default of
+// read_text_file and without the repeated-key check, where fit read the same file within 4 MiB and refused a repeat.
+// load_owned_json_file is the one reading: the bound, then the check.
+TEST(JsonKeys, Issue19_OverlayReadingHasOneBoundAndRefusesARepeat) {
+  const std::string dir = pftest::scratch_dir("overlay-bound");
+  const std::string big = dir + "/big.json";
+  {
+    std::ofstream out(big);
+    out << "{\"profiles\": [\"" << std::string(k_max_owned_json_bytes, 'x') << "\"]}";
+  }
+  const auto r = load_owned_json_file(big);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().describe().find("big.json"), std::string::npos) << r.error().describe();
+  const std::string twice = dir + "/twice.json";
+  std::ofstream(twice) << R"({"schema_version": 1, "profiles": [{"engine": "vllm", "engine": "sglang"}]})";
+  const auto t = load_owned_json_file(twice);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().message, twice + ": profiles[].engine: key appears twice in one object");
+  const std::string fine = dir + "/fine.json";
+  std::ofstream(fine) << R"({"schema_version": 1, "profiles": []})";
+  const auto f = load_owned_json_file(fine);
+  ASSERT_TRUE(f) << f.error().describe();
+  EXPECT_EQ((*f)["schema_version"], 1);
 }

@@ -84,6 +84,18 @@ TEST(Load, DatasetFileErrorsNameFileAndLine) {
   EXPECT_FALSE(load_dataset(dir + "/missing.jsonl", 16));
 }
 
+// Issue 19 (hard31): a dataset line is preflight's own form (prompt, input_len, output_len), written by hand or by a
+// script: a repeated key took the last value silently, so {"prompt": "long...", "prompt": "x"} sent "x". Refused by
+// file, line and key.
+TEST(Load, Issue19_DatasetLineWithARepeatedKeyIsRefused) {
+  const auto dir = pftest::scratch_dir("bench-dataset-repeat");
+  const std::string path = dir + "/twice.jsonl";
+  std::ofstream(path) << R"({"prompt":"a"})" << "\n" << R"({"prompt":"a long prompt","output_len":7,"prompt":"x"})" << "\n";
+  auto e = load_dataset(path, 16);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message, path + ":2: prompt: key appears twice in one object");
+}
+
 // Issue 19: std::getline took a dataset line of any length and every prompt was kept: one 300 MB line took 1.7 GB
 // and 51 s, then was sent. A line over 16 MiB is refused by file and line, a dataset over 1 GiB by its size (a sparse
 // file here); lines longer than the reader's 64 KiB buffer, a line of exactly that length and a last line without a

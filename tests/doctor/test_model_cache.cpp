@@ -2,6 +2,7 @@
 // directory from Qwen3-8B's real config.json (../shared/models), with an index and safetensors shards whose headers
 // name Qwen3-8B's tensors (shapes cut down so that the shards are a few KB).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -252,4 +253,25 @@ TEST(ModelCache, Issue16_DoctorCommandExitsOneOnAnIncompleteCache) {
   EXPECT_EQ(cut.code, 1) << cut.out;
   EXPECT_NE(cut.out.find("incomplete: missing " + shard_name(1)), std::string::npos) << cut.out;
   EXPECT_NE(cut.out.find("fix: hf download Qwen/Qwen3-8B"), std::string::npos) << cut.out;
+}
+
+// Issue 19 (hard31): a shard linked out of the cache beside a shard that is a FIFO (a blob replaced by a named pipe):
+// neither is followed or waited on, both are named, and the summary listed them run together
+// ("model-00001-of-00003.safetensorsmodel-00002-of-00003.safetensors could not be checked").
+TEST(ModelCache, Issue19_LinkOutAndFifoShardAreBothNamedApart) {
+  const HfCache cache("mc-fifo");
+  std::string bytes;
+  nlohmann::json map;
+  shard_bytes(1, bytes, map);
+  write(cache.root + "/elsewhere/shard.safetensors", bytes);
+  fs::remove(cache.snapshot + "/" + shard_name(1));
+  fs::create_symlink(cache.root + "/elsewhere/shard.safetensors", cache.snapshot + "/" + shard_name(1));
+  fs::remove(cache.repo + "/blobs/s2");
+  ASSERT_EQ(::mkfifo((cache.repo + "/blobs/s2").c_str(), 0600), 0);
+  const auto report = run(cache.options());
+  const auto* hf = find_check(report, "model_cache.huggingface");
+  ASSERT_NE(hf, nullptr);
+  EXPECT_EQ(hf->status, dr::CheckStatus::warn) << hf->summary;
+  EXPECT_EQ(hf->summary, "present, but " + shard_name(1) + ", " + shard_name(2) + " could not be checked");
+  EXPECT_TRUE(has_evidence(*hf, shard_name(2) + ": unreadable (not a regular file)")) << hf->summary;
 }

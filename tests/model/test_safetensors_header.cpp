@@ -130,6 +130,29 @@ TEST(SafetensorsHeader, Issue19_HundredThousandTensorsParse) {
   EXPECT_NE(d.error().message.find("tensor model.layers.7.mlp.down_proj.weight appears twice"), std::string::npos) << d.error().message;
 }
 
+// Issue 19 (hard31): one repeated-key finder (base/json_keys) for the header as for the overlays, where the header had
+// its own that looked at the top level only: a tensor naming "dtype" twice ({"dtype":"F32",...,"dtype":"BF16"}) was
+// sized in the last dtype, where the safetensors crate refuses it (a serde struct: "duplicate field `dtype`").
+TEST(SafetensorsHeader, Issue19_RepeatedKeyInsideATensorIsRefused) {
+  struct Case {
+    std::string header, message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"model.layers.0.w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8],"dtype":"BF16"}})", "t.safetensors: tensor model.layers.0.w: dtype appears twice"},
+      {R"({"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8],"shape":[4]}})", "t.safetensors: tensor a: shape appears twice"},
+      {R"({"__metadata__":{"format":"pt","format":"np"},"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}})",
+       "t.safetensors: header __metadata__: format appears twice"},
+      {R"({"m.w":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]},"m.w":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}})",
+       "t.safetensors: tensor m.w appears twice in the header"},
+  };
+  for (const auto& c : cases) {
+    const auto h = parse_safetensors_header(c.header, 8, "t.safetensors");
+    ASSERT_FALSE(h) << c.header;
+    EXPECT_EQ(h.error().kind, ErrorKind::corrupt);
+    EXPECT_EQ(h.error().message, c.message) << c.header;
+  }
+}
+
 // Issue 19 item 5: 16 shards each declaring 2^60 bytes of tensors summed to 2^64, which wrapped to
 // "0.00 GiB, fits". Header stubs (model/header_stub) declare the huge file sizes without disk.
 TEST(SafetensorsHeader, Issue19_ShardSumOverflowIsAnError) {

@@ -50,6 +50,19 @@ TEST(ReportHostile30, Issue19_FitJsonOfAnotherShapeIsBadInputNotACrash) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 19 (hard31): fit --json writes each key once, so a key the --fit-json document repeats is a hand edit; the
+// report drew the last "total_gib" silently. Bad input naming the file and the key's path, exit 2, no report.
+TEST(ReportHostile30, Issue19_FitJsonWithARepeatedKeyIsRefused) {
+  const std::string dir = pftest::scratch_dir("report-fit-json-repeat");
+  const std::string db = make_db(dir, "Qwen/Qwen3-8B");
+  std::ofstream(dir + "/fit.json") << R"({"device": "H100-SXM", "memory_per_device": {"total_gib": 70.5, "terms": [], "total_gib": 7.5}})";
+  const auto r = pftest::run_cli("report --html " + dir + "/r.html --db " + db + " --fit-json " + dir + "/fit.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir + "/fit.json: memory_per_device.total_gib: key appears twice in one object"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/r.html"));
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 19 (hard30): report --compare's table printed the database's model name as it is stored: an OSC sequence in it
 // retitled the terminal and a CSI one coloured or cleared it. The texts are shown without escape sequences or control
 // characters; the JSON form keeps the stored text (escaped by the writer).
@@ -104,5 +117,22 @@ TEST(ReportHostile30, Issue19_StoredTimesOutsideTheirRangeAreACorruptDatabase) {
   EXPECT_EQ(html.code, 2) << html.out;
   const auto edge = pftest::run_cli("report --compare 4 1 --db " + db);
   EXPECT_EQ(edge.code, 0) << edge.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (hard31): report --fit-json read the document with read_text_file's 64 MiB default and parsed it whole (a
+// tree about 18 times the text); fit --json writes 25-37 KB. It is read within the owned-document bound of 4 MiB, bad
+// input naming the file, exit 2.
+TEST(ReportHostile30, Issue19_FitJsonIsReadWithinFourMiB) {
+  const std::string dir = pftest::scratch_dir("report-fit-json-big");
+  const std::string db = make_db(dir, "Qwen/Qwen3-8B");
+  {
+    std::ofstream out(dir + "/fit.json");
+    out << R"({"device": "H100-SXM", "memory_per_device": {"total_gib": 70.5, "terms": []}, "pad": ")" << std::string(5u << 20, 'x') << "\"}";
+  }
+  const auto r = pftest::run_cli("report --html " + dir + "/r.html --db " + db + " --fit-json " + dir + "/fit.json");
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find(dir + "/fit.json"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/r.html"));
   std::filesystem::remove_all(dir);
 }
