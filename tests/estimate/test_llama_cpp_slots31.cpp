@@ -8,11 +8,15 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../bench/service.hpp"
+#include "gguf_fixtures.hpp"
 #include "llama_cpp_real.hpp"
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
+#include "estimate/llama_cpp.hpp"
 
 using namespace preflight;
 
@@ -47,4 +51,28 @@ TEST(LlamaCppReal, Issue16_ComputeBufferFollowsTheCellsOfASequenceNotTheSlots) {
     EXPECT_EQ(compared, 4) << check.text;
   }
   std::filesystem::remove_all(out);
+}
+
+// Issue 16 (quant31): with layers offloaded the CPU ("CUDA_Host") compute buffer holds the graph's inputs, the KQ mask
+// [n_kv, T] among them (ggml-backend's scheduler puts every input on the CPU; f16 mask with flash attention, f32
+// without), not the input embeddings alone. By hand for 6 layers of 512, n_ctx 1024, ubatch 512, all layers on the GPU:
+// embeddings 512 x 512 x 4 = 1,048,576 B, token ids and positions 512 x 8 = 4,096 B, mask 1024 x 512 x 2 = 1,048,576 B
+// (flash on) or x 4 = 2,097,152 B (off). Against public CUDA logs of a 4096-wide model with flash attention off
+// (fedora-copr/logdetective#106: "CUDA_Host compute buffer size = 12.01 MiB" at n_ctx 2048, "72.01 MiB" at 32768):
+// 4096 x 512 x 4 = 8 MiB of embeddings + 2048 (32768) x 512 x 4 = 4 (64) MiB of mask, within the print's 0.01 MiB.
+TEST(LlamaCpp, Issue16_HostComputeBufferWithOffloadedLayersHoldsTheKqMask) {
+  using namespace preflight::estimate;
+  const auto f = pftest::gguf::llama_file(6, 512, 8, 4, 64, 1408, 32000);
+  auto on = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .flash_attn = LlamaFlashAttn::on});
+  auto off = estimate_llama_cpp(f, {.ctx_size = 1024, .n_gpu_layers = 99, .flash_attn = LlamaFlashAttn::off});
+  ASSERT_TRUE(on && off);
+  EXPECT_EQ(pftest::gguf::bytes_of(*on, "CPU", LlamaBufferKind::compute), 1048576u + 4096u + 1048576u);
+  EXPECT_EQ(pftest::gguf::bytes_of(*off, "CPU", LlamaBufferKind::compute), 1048576u + 4096u + 2097152u);
+  const auto wide = pftest::gguf::llama_file(2, 4096, 32, 8, 128, 14336, 32000);
+  for (const auto& [n_ctx, printed_mib] : std::vector<std::pair<int64_t, double>>{{2048, 12.01}, {32768, 72.01}}) {
+    auto e = estimate_llama_cpp(wide, {.ctx_size = n_ctx, .n_gpu_layers = 99, .flash_attn = LlamaFlashAttn::off});
+    ASSERT_TRUE(e);
+    const double mib = static_cast<double>(pftest::gguf::bytes_of(*e, "CPU", LlamaBufferKind::compute)) / 1048576.0;
+    EXPECT_NEAR(mib, printed_mib, 0.01) << n_ctx;
+  }
 }
