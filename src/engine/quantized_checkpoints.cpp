@@ -192,13 +192,32 @@ Expected<InFlightQuantization> read_in_flight(const Json& item, const std::strin
   return q;
 }
 
+// One record of "no_recipe"; `seen` holds the records read so far (one per variant and platform).
+Expected<MissingRecipe> read_no_recipe(const Json& item, const std::string& origin, const std::vector<MissingRecipe>& seen) {
+  JsonObject pre(item, origin, "no_recipe[]");
+  PF_TRY(variant, pre.string("variant"));
+  const std::string where = origin + ": no_recipe[" + variant + "]";
+  JsonObject r(item, origin, "no_recipe[" + variant + "]");
+  PF_TRY(keys, r.only_keys({"variant", "platform", "reason", "source"}));
+  (void)keys;
+  PF_TRY(platform, read_platform(r, where, origin));
+  for (const auto& existing : seen)
+    if (existing.variant == variant && existing.platform == platform) return make_error(ErrorKind::corrupt, where + ": duplicate variant and platform", origin);
+  PF_TRY(reason, r.string("reason"));
+  if (reason.empty()) return make_error(ErrorKind::corrupt, where + ": reason is empty, expected why no conversion produces the variant", origin);
+  PF_TRY(source, r.string("source"));
+  PF_TRY(src_ok, check_source(source, where, origin));
+  (void)src_ok;
+  return MissingRecipe{variant, platform, reason, source};
+}
+
 }  // namespace
 
 Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin) {
   QuantizedCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight", "model_types", "serve_plugins"}));
+  PF_TRY(tk, top.only_keys({"schema_version", "note", "checkpoints", "conversions", "casts", "in_flight", "model_types", "serve_plugins", "no_recipe"}));
   (void)tk;
   PF_TRY(schema_ok, top.schema_v1());
   (void)schema_ok;
@@ -271,6 +290,15 @@ Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::
       out.serve_plugins.push_back(std::move(p));
     }
   }
+  if (top.find("no_recipe")) {
+    PF_TRY(missing, top.array("no_recipe"));
+    for (const auto& item : *missing) {
+      PF_TRY(m, read_no_recipe(item, origin, out.no_recipe));
+      if (const auto* c = find_conversion(out, m.variant, m.platform))
+        return make_error(ErrorKind::corrupt, origin + ": no_recipe[" + m.variant + "]: conversion " + c->id + " produces it on " + c->platform, origin);
+      out.no_recipe.push_back(std::move(m));
+    }
+  }
   for (const auto* section : {&out.conversions, &out.casts})
     for (const auto& c : *section) {
       if (c.model_types.empty()) continue;
@@ -300,6 +328,12 @@ const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& cat
 const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform) {
   for (const auto& c : catalog.conversions)
     if (c.variant == variant && (c.platform == platform || c.platform == "any")) return &c;
+  return nullptr;
+}
+
+const MissingRecipe* find_missing_recipe(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform) {
+  for (const auto& m : catalog.no_recipe)
+    if (m.variant == variant && (m.platform == platform || m.platform == "any")) return &m;
   return nullptr;
 }
 

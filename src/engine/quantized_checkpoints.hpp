@@ -83,6 +83,13 @@ struct ServePlugin {
   std::string note, source;
 };
 
+// Issue 16 (quant31): why no conversion produces `variant` on `platform`, with what was read to say so: a refusal keeps
+// its reason ("no start command: ... and no conversion recipe on npu: <reason>") instead of leaving the gap unexplained.
+// A variant and platform with a conversion cannot also have one of these.
+struct MissingRecipe {
+  std::string variant, platform, reason, source;
+};
+
 struct QuantizedCatalog {
   std::vector<QuantizedCheckpoint> checkpoints;
   std::vector<InFlightQuantization> in_flight;  // optional section "in_flight"
@@ -92,12 +99,14 @@ struct QuantizedCatalog {
   std::vector<ConversionRecipe> casts;
   std::vector<ModelTypeList> model_types;  // optional section "model_types"
   std::vector<ServePlugin> serve_plugins;  // optional section "serve_plugins"
+  std::vector<MissingRecipe> no_recipe;    // optional section "no_recipe"
   std::string origin;
 };
 
 // Validates every record: unknown keys, empty source, a url that is not https, an unknown hub,
 // duplicate repo or recipe ids, a recipe whose commands never write {output_dir}, a cast with a
-// quantization_flag (corrupt errors naming the file and record). "casts" is optional.
+// quantization_flag, a no_recipe record repeated or beside a conversion of its variant and platform (corrupt errors
+// naming the file and record). "casts" is optional.
 Expected<QuantizedCatalog> parse_quantized_catalog(const Json& root, const std::string& origin);
 Expected<QuantizedCatalog> load_quantized_catalog();
 // The shipped catalogue, loaded once per process (thread-safe static) for the callers that read it without a plan's
@@ -108,6 +117,8 @@ const Expected<QuantizedCatalog>& shipped_quantized_catalog();
 const QuantizedCheckpoint* find_quantized_checkpoint(const QuantizedCatalog& catalog, const std::string& base_model, const std::string& variant);
 // The conversion producing `variant` on `platform` (a recipe for "any" matches every platform), or nullptr.
 const ConversionRecipe* find_conversion(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
+// Why no conversion produces `variant` on `platform` (a record for "any" matches every platform), or nullptr.
+const MissingRecipe* find_missing_recipe(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
 // The engine's load-time quantization of a BF16 checkpoint into `variant` on `platform`, or nullptr.
 const InFlightQuantization* find_in_flight(const QuantizedCatalog& catalog, const std::string& variant, const std::string& platform);
 // The catalogue's record of the published checkpoint `repo` (hub id, case-insensitive), or nullptr.

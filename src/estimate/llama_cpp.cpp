@@ -319,14 +319,20 @@ void add_compute_and_output(LlamaCppEstimate& e, const GraphShape& s, const Llam
   const uint64_t layer_peak = e.flash_attn ? n_kv * T * 2 + T * 4 * (2 * E + 3 * static_cast<uint64_t>(s.n_ff))
                                            : n_kv * T * static_cast<uint64_t>(s.n_head) * 4 + n_kv * T * 4 + T * 4 * (2 * E + 3 * q_dim + 2 * static_cast<uint64_t>(s.kv_k));
   const uint64_t compute = std::max(out_peak, layer_peak);
-  // With layers offloaded the graph runs there; the CPU keeps the embedding lookup for the inputs.
-  const uint64_t cpu_compute = any_gpu ? E * T * 4 + T * 8 : compute;
+  // With layers offloaded the graph runs there; the CPU keeps the embedding lookup and the graph's inputs: the scheduler
+  // puts every input tensor on its last backend, the CPU (ggml-backend.cpp ggml_backend_sched_backend_id_from_cur,
+  // "graph input"), the KQ mask [n_kv, T] among them, f16 with flash attention and f32 without (llama-graph.cpp
+  // build_attn_inp_kq_mask; llama.cpp 80fb11a, node-llama-cpp 3.21.1). Issue 16 (quant31): the mask was missing; public
+  // CUDA logs of older builds (f32 mask) print "CUDA_Host compute buffer size" 12.01 MiB at n_ctx 2048 and 72.01 at
+  // 32768 for a 4096-wide model (fedora-copr/logdetective#106): 8 MiB of embeddings + 4 or 64 MiB of mask.
+  const uint64_t mask = n_kv * T * (e.flash_attn ? 2 : 4);
+  const uint64_t cpu_compute = any_gpu ? E * T * 4 + T * 8 + mask : compute;
   e.buffers.push_back({"CPU", LlamaBufferKind::compute, cpu_compute});
   // With a split the graph's output head runs on the output layer's GPU (the last one holding layers).
   const std::string compute_gpu = any_gpu ? place.gpus[static_cast<size_t>(std::max(0, place.device_of(place.i_gpu_start + place.act - 1)))] : "";
   if (any_gpu) e.buffers.push_back({compute_gpu, LlamaBufferKind::compute, compute});
   if (place.gpus.size() > 1) e.assumptions.push_back("--tensor-split: the whole compute buffer counted on " + compute_gpu + ", the GPU of the last offloaded layer; llama.cpp's other GPUs also reserve one for their layers");
-  if (any_gpu) e.assumptions.push_back("CPU compute buffer with offloaded layers taken as the input embeddings of one ubatch");
+  if (any_gpu) e.assumptions.push_back("CPU compute buffer with offloaded layers taken as the graph's inputs: the input embeddings of one ubatch and the KQ mask");
   e.formulas.push_back(format("compute: max(output head %s, attention %s) at T = %lld tokens, n_kv %lld, flash attention %s", mib(out_peak).c_str(),
                               mib(layer_peak).c_str(), static_cast<long long>(T), static_cast<long long>(n_kv), e.flash_attn ? "on" : "off"));
   const uint64_t output = static_cast<uint64_t>(s.n_vocab) * static_cast<uint64_t>(o.parallel) * 4;

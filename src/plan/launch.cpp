@@ -374,6 +374,7 @@ std::string choose_checkpoint(const model::ModelSpec& m, const Candidate& c, con
     if (full) l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
   } else {
     gap = format("no published checkpoint of %s in this variant (%s) and no conversion recipe on %s", c.model_id.c_str(), c.variant.c_str(), e.platform.c_str());
+    if (const auto* why = engine::find_missing_recipe(catalog, variant, e.platform)) gap += ": " + why->reason;  // issue 16 (quant31)
     if (full) l.prepare.push_back("# " + gap + ": produce one at " + placeholder + " first");
   }
   l.checkpoint = placeholder;

@@ -141,7 +141,7 @@ TEST(Cli, BadInputIsExitTwoWithSuggestions) {
 TEST(Cli, CommandHelpListsItsFlags) {
   const auto fit = run("fit --help");
   EXPECT_EQ(fit.code, 0);
-  for (const char* flag : {"--tensor-parallel-size", "--max-model-len", "--gpu-memory-utilization", "--kv-cache-dtype", "--skip-mm-profiling", "exit: 0 fits, 1 does not fit, 2 bad input"})
+  for (const char* flag : {"--tensor-parallel-size", "--max-model-len", "--gpu-memory-utilization", "--kv-cache-dtype", "--skip-mm-profiling", "exit: 0 fits, 1 does not fit", " 2 bad input"})
     EXPECT_NE(fit.out.find(flag), std::string::npos) << flag;
   EXPECT_NE(run("explain -h").out.find("usage: preflight logs FILE"), std::string::npos);
   EXPECT_NE(run("plan --device 910B3 --help").out.find("--min-tok-s"), std::string::npos);

@@ -317,7 +317,9 @@ TEST(PlanVariants, Issue16_EveryVariantRowHasACommandOrIsRejectedWithTheReason) 
        "no start command: no published checkpoint of Qwen/Qwen3-30B-A3B in this variant (MXFP4 experts (gpt-oss; other weights in model dtype)) and no conversion recipe on cuda"},
       {"plan Qwen/Qwen3-30B-A3B --device 910B4 --num-devices 4 --variant w4a16", "",
        "no start command: no published checkpoint of Qwen/Qwen3-30B-A3B in this variant (msModelSlim W4A16 (routed experts; other linears in model dtype)) and no "
-       "conversion recipe on npu"},
+       "conversion recipe on npu: msModelSlim's one documented W4A16 command quantizes every linear layer of a dense model (example/Qwen, "
+       "Qwen2.5-72B-Instruct: quant_qwen.py --w_bit 4 --a_bit 16 --group_size 128), and vLLM-Ascend registers W4A16 for MoE experts only (no linear "
+       "scheme); msModelSlim has no W4A16 quant_type, practice or example for the routed experts alone"},  // quant31: the reason (no_recipe)
   };
   for (const auto& row : rejected) {
     SCOPED_TRACE(row.plan);
