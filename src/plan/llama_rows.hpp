@@ -32,8 +32,8 @@ std::string llama_ctx_train_warning(const model::ModelSpec& m, const LlamaServer
 
 // Issue 16 (llamacpp31): on CANN (an Ascend NPU row), where a MoE model's routed experts are placed: the CANN backend's
 // GGML_OP_MUL_MAT_ID takes F32 / F16 / Q8_0 / Q4_0 experts only, and llama.cpp keeps any other in host memory although
-// every layer counts as offloaded. The warning with its sources, or "" for a model without experts. Not modelled: the
-// row still counts the experts on the NPU.
+// every layer counts as offloaded. The warning with its sources, or "" for a model without experts. fit_llama_cpp_row
+// sizes such experts in the host's model buffer (LlamaCppModelShape::host_expert_bytes), not the NPU's.
 inline constexpr const char* k_llama_cann_note_prefix = "CANN: ";  // how that warning begins (the start command's notes repeat it)
 std::string llama_cann_expert_warning(const model::ModelSpec& m, const estimate::Deployment& d, const std::string& variant_id);
 

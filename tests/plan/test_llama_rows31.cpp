@@ -121,10 +121,19 @@ TEST(LlamaRows31, Issue16_CannRowSaysWhereTheExpertsLoad) {
   EXPECT_TRUE(any_note_has(row, "CANN: the routed experts")) << row["launch"]["notes"];
   EXPECT_TRUE(any_note_has(row, "does not take")) << row["launch"]["notes"];
   EXPECT_TRUE(any_note_has(row, "CPU_Mapped 10949.33 MiB")) << row["launch"]["notes"];
+  // Sized so: the NPU holds the file less the token embedding and the experts. The log's eight NPUs hold 1242.03 MiB
+  // together (109.20 + 6 x 81.90 + 641.43); its CPU_Mapped figure is the mapped range of the file, not a sum of tensors.
+  const std::string formula = row["llama_cpp"]["formulas"][0].get<std::string>();
+  const std::string on_npu = "layers on CANN0 ";
+  const auto at = formula.find(on_npu);
+  ASSERT_NE(at, std::string::npos) << formula;
+  EXPECT_NEAR(std::stod(formula.substr(at + on_npu.size())), 1242.03, 1242.03 * 0.01) << formula;
+  EXPECT_NE(formula.find("+ routed experts "), std::string::npos) << formula;
   // Q8_0 experts are a type it takes (PR #13705): said as such, with the builds and cards where they still stay on the host.
   const Json q8 = plan_json(k_models + "Qwen__Qwen3-30B-A3B --engine llama.cpp --device 910B4 --max-devices 2 --context 8192 --variant gguf_q8_0", 0);
   ASSERT_FALSE(q8["recommended"].empty()) << q8.dump();
   EXPECT_TRUE(any_note_has(q8["recommended"][0], "which the CANN backend's MUL_MAT_ID takes from llama.cpp PR #13705")) << q8["recommended"][0]["launch"]["notes"];
+  EXPECT_EQ(q8["recommended"][0]["llama_cpp"]["formulas"][0].get<std::string>().find("routed experts"), std::string::npos);
   // Not on a CUDA row, and not for a dense model.
   const Json cuda = plan_json(k_models + "Qwen__Qwen3-30B-A3B --engine llama.cpp --device A100-40G-PCIe --max-devices 1 --context 8192 --variant gguf_q8_0", 0);
   ASSERT_FALSE(cuda["recommended"].empty());
