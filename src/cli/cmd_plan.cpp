@@ -527,7 +527,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (const auto why = plan::speculative_rejection(*spec, t.speculative); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, "--speculative-config: " + why));
     // Issue 15/16 (plan28): a --context above the model's derived length is refused as fit refuses --max-model-len
     // (vLLM's ValueError, exit 2), or sized with VLLM_ALLOW_LONG_MAX_MODEL_LEN set, which the assumptions say.
-    if (r.context)
+    // Issue 16 (llamacpp31): not for llama.cpp, which warns and starts (plan/llama_rows: llama_ctx_train_warning).
+    if (r.context && engine::split_engine_text(in.engine, "").first != "llama.cpp")
       if (auto ok = deploy::check_max_model_len(*spec, deploy::Given<int64_t>{*r.context, "--context"}, t.long_max_model_len, device_assumptions); !ok)
         return report_error(ok.error());
     auto listed = plan_devices(r, *devices, device_assumptions);

@@ -162,7 +162,7 @@ std::string weight_scheme_name(const ModelSpec& m, const model::QuantScheme& sch
 double group_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::SchemeFormats& formats, const model::WeightGroup& g) {
   // model::weight_group_bytes with spec.quant = scheme (keep the two in step).
   const int b = model::dtype_bits(m.dtype) / 8;
-  if (scheme.linear_format == model::WeightFormat::packed_bits && g.cols > 1)
+  if (scheme.linear_format == model::WeightFormat::packed_bits && g.cols > 1 && !(g.expert && scheme.expert_format != model::WeightFormat::packed_bits))
     return model::linear_weight_bytes(model::WeightFormat::packed_bits, g.rows, g.cols, scheme, b) * static_cast<double>(g.count);
   if (!g.linear) return static_cast<double>(g.params()) * b;
   const model::WeightFormat f = formats(g.module, g.expert);

@@ -443,9 +443,10 @@ Expected<LlamaCppEstimate> estimate_llama_cpp_model(const LlamaCppModelShape& s,
   // evenly over them, go where each layer is placed; the output head with the output layer (a tied head is token_embd,
   // copied to an offloaded output layer).
   const uint64_t head_own = s.tied_output ? 0 : s.output_bytes;
-  const uint64_t layers_bytes = s.weight_bytes > s.token_embd_bytes + head_own ? s.weight_bytes - s.token_embd_bytes - head_own : 0;
+  const uint64_t host_experts = std::min(s.host_expert_bytes, s.weight_bytes > s.token_embd_bytes + head_own ? s.weight_bytes - s.token_embd_bytes - head_own : 0);
+  const uint64_t layers_bytes = s.weight_bytes > s.token_embd_bytes + head_own + host_experts ? s.weight_bytes - s.token_embd_bytes - head_own - host_experts : 0;
   const uint64_t per_layer = layers_bytes / static_cast<uint64_t>(s.n_layer);
-  uint64_t cpu = s.token_embd_bytes;
+  uint64_t cpu = s.token_embd_bytes + host_experts;
   std::vector<uint64_t> gpu(place.gpus.size(), 0);
   for (int64_t il = 0; il < s.n_layer; ++il) {
     const uint64_t bytes = per_layer + (il == s.n_layer - 1 ? layers_bytes % static_cast<uint64_t>(s.n_layer) : 0);
@@ -461,8 +462,9 @@ Expected<LlamaCppEstimate> estimate_llama_cpp_model(const LlamaCppModelShape& s,
     if (place.act > 0 && (gpu[i] || gpu.size() == 1)) e.buffers.push_back({place.gpus[i], LlamaBufferKind::model, gpu[i]});
     if (place.act > 0) gpu_text += format(" + %lld layers on %s %s", static_cast<long long>(e.gpu_layers[i].second), place.gpus[i].c_str(), mib(gpu[i]).c_str());
   }
-  e.formulas.push_back(format("model: %s %s (token_embd %s%s)%s, from the weights %s: %lld layers of %s%s", cpu_name.c_str(), mib(cpu).c_str(),
-                              mib(s.token_embd_bytes).c_str(), place.device_of(s.n_layer) < 0 && head_own ? (" + output " + mib(head_own)).c_str() : "", gpu_text.c_str(),
+  e.formulas.push_back(format("model: %s %s (token_embd %s%s%s)%s, from the weights %s: %lld layers of %s%s", cpu_name.c_str(), mib(cpu).c_str(),
+                              mib(s.token_embd_bytes).c_str(), place.device_of(s.n_layer) < 0 && head_own ? (" + output " + mib(head_own)).c_str() : "",
+                              host_experts ? (" + routed experts " + mib(host_experts)).c_str() : "", gpu_text.c_str(),
                               mib(s.weight_bytes).c_str(), static_cast<long long>(s.n_layer), mib(per_layer).c_str(), s.tied_output ? ", output tied to token_embd" : ""));
   e.assumptions.push_back("sized before conversion: the GGUF file holds the checkpoint's text weights in the row's storage; the layers' bytes spread evenly "
                           "over them; no CPU repacking (AMX, CPU_REPACK) of the weights");

@@ -112,6 +112,10 @@ struct LlamaCppModelShape {
   uint64_t token_embd_bytes = 0;  // the input embedding
   uint64_t output_bytes = 0;      // the output head; tied: the embedding's bytes (the copy an offloaded output layer holds)
   bool tied_output = false;
+  // Issue 16 (llamacpp31): routed-expert bytes llama.cpp keeps in host memory although their layers are offloaded: the
+  // device's backend takes no GGML_OP_MUL_MAT_ID of their type (CANN: F32 / F16 / Q8_0 / Q4_0 only), so llama-model.cpp's
+  // weight_buft_supported falls back to a CPU buffer type for them. 0: every layer's bytes go where the layer is placed.
+  uint64_t host_expert_bytes = 0;
 };
 // Errors: invalid_argument as estimate_llama_cpp for the options, and for a shape without layers, width, heads or
 // vocabulary, or with a dimension out of range.

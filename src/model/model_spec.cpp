@@ -75,8 +75,9 @@ double gptq_dynamic_group_bytes(const ModelSpec& spec, const QuantScheme& scheme
 double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
   if (group.stored_bytes > 0) return group.stored_bytes * static_cast<double>(group.count);
   const int b = dtype_bits(spec.dtype) / 8;
-  // GGUF presets quantize embeddings and the output head too; 1-D tensors (norms) stay unquantized.
-  if (spec.quant.linear_format == WeightFormat::packed_bits && group.cols > 1)
+  // GGUF presets quantize embeddings and the output head too; 1-D tensors (norms) stay unquantized. A preset whose
+  // experts have a ggml type of their own (gguf_mxfp4: MXFP4 experts, Q8_0 the rest) sizes them in it.
+  if (spec.quant.linear_format == WeightFormat::packed_bits && group.cols > 1 && !(group.expert && spec.quant.expert_format != WeightFormat::packed_bits))
     return linear_weight_bytes(WeightFormat::packed_bits, group.rows, group.cols, spec.quant, b) * static_cast<double>(group.count);
   if (!group.linear) return static_cast<double>(group.params()) * b;
   const WeightFormat f = module_format(spec.quant, group.module, group.expert);

@@ -13,6 +13,7 @@
 #include "engine/quantized_checkpoints.hpp"
 #include "model/model_spec.hpp"
 #include "model/quant_variant.hpp"
+#include "plan/llama_rows.hpp"
 
 namespace preflight::plan {
 
@@ -442,12 +443,20 @@ std::string gguf_quantize_type(const std::string& variant_id) {
 // MODEL.gguf that no command writes). A row of a GGUF preset (`plan --engine llama.cpp --variant gguf_q4_k_m`) is
 // sized in that preset: the converted file is then quantized with llama-quantize and the quantized file served
 // (ux28: the row said Q4_K_M and the command served the BF16 file, twice its size).
-std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l) {
+std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l, const engine::QuantizedCatalog& published) {
   std::string arg = llama_model_arg(m);
   const std::string repo = hub_repo_id(m.id);
   // Issue 19 (hard31): a model read from a local folder ("dir/name" that exists here) is converted where it lies; its
   // id was taken for a hub repo and the recipe downloaded "hf download dir/name", a repo that is not the folder read.
   const std::string folder = local_folder(m, m.id);
+  // Issue 16 (llamacpp31): a GGUF of the model published in the row's variant (ggml-org/gpt-oss-20b-GGUF, MXFP4_MOE) is
+  // served as it is, with llama-server's -hf <user>/<model>: no conversion of the safetensors original.
+  if (const engine::QuantizedCheckpoint* gguf = c.variant_id.empty() || !folder.empty() ? nullptr : engine::find_quantized_checkpoint(published, repo, c.variant_id);
+      gguf && gguf->quantization_flag == "gguf" && arg == "-m MODEL.gguf" && shell_word(gguf->repo) == gguf->repo) {
+    l.checkpoint = gguf->repo;
+    l.notes.push_back(gguf->repo + ": " + gguf->format + ", published (" + gguf->url + "); llama-server -hf downloads it into its cache");
+    return "-hf " + gguf->repo;
+  }
   const bool repo_id = folder.empty() && repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
   if (arg != "-m MODEL.gguf" || (!repo_id && folder.empty()) || starts_with(m.id, "ms:") || m.quant.quantized() || (repo_id && shell_word(repo) != repo)) return arg;
   std::string name = base_name(folder.empty() ? repo : folder);
@@ -612,7 +621,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     const LlamaRowBuffers* b = c.fit.llama.get();
     const int64_t ctx = b ? b->ctx_size : c.context_tokens, slots = b ? b->slots : 1;
     FixedText s;
-    s << "llama-server " << llama_model_arg_converted(m, c, l) << " -c " << ctx << " -np " << slots;
+    s << "llama-server " << llama_model_arg_converted(m, c, l, rules.quantized) << " -c " << ctx << " -np " << slots;
     if (host && options.host_cores > 0) s << " -t " << options.host_cores;
     if (!host) s << " -ngl 999";
     s << " --host 0.0.0.0 --port 8000";
@@ -620,11 +629,18 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     if (b)
       l.notes.push_back(format("-c %lld -np %lld: llama.cpp allocates the KV cache of all %lld cells when it starts, %lld a slot (n_ctx_seq = n_ctx / n_seq_max); "
                                "without -np, llama-server makes 4 slots sharing one unified cache (tools/server/server.cpp: 'setting n_parallel = 4 and "
-                               "kv_unified = true'). It should print about: model buffer %.2f MiB, KV buffer %.2f MiB, compute buffer %.2f MiB, output buffer "
-                               "%.2f MiB (load_tensors / llama_kv_cache / sched_reserve / llama_context), %.2f GiB on %s",
+                               "kv_unified = true'). It should print about: model buffer %.2f MiB, KV buffer %.2f MiB%s, compute buffer %.2f MiB, output buffer "
+                               "%.2f MiB (load_tensors / llama_kv_cache%s / sched_reserve / llama_context), %.2f GiB on %s",
                                static_cast<long long>(ctx), static_cast<long long>(slots), static_cast<long long>(ctx), static_cast<long long>(ctx / std::max<int64_t>(1, slots)),
-                               b->model_bytes / 1048576.0, b->kv_bytes / 1048576.0, b->compute_bytes / 1048576.0, b->output_bytes / 1048576.0,
+                               b->model_bytes / 1048576.0, b->kv_bytes / 1048576.0,
+                               // Issue 16 (llamacpp31): a hybrid model's recurrent state, llama_memory_recurrent's 'RS buffer size' line.
+                               b->rs_bytes > 0 ? format(", RS buffer %.2f MiB", b->rs_bytes / 1048576.0).c_str() : "", b->compute_bytes / 1048576.0,
+                               b->output_bytes / 1048576.0, b->rs_bytes > 0 ? " / llama_memory_recurrent" : "",
                                b->device_bytes / 1073741824.0, host ? "the host" : b->device.c_str()));
+    if (std::string w = llama_ctx_train_warning(m, LlamaServerContext{.slots = slots, .ctx_size = ctx}); !w.empty()) l.notes.push_back(std::move(w));
+    if (b)  // llamacpp31: where the CANN backend leaves a MoE model's experts (plan/llama_rows: llama_cann_expert_warning)
+      for (const auto& a : b->assumptions)
+        if (starts_with(a, k_llama_cann_note_prefix)) l.notes.push_back(a);
     if (host)
       l.notes.push_back(std::string("CPU host: no -ngl (no layers to offload); ") +
                         (options.host_cores > 0 ? format("-t %lld, the host's cores (--host-cores); ", static_cast<long long>(options.host_cores))

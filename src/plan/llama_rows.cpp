@@ -97,6 +97,55 @@ LlamaServerContext llama_server_context(int64_t context_tokens, int64_t concurre
   return c;
 }
 
+std::string llama_ctx_train_warning(const model::ModelSpec& m, const LlamaServerContext& server) {
+  const int64_t n_ctx_seq = server.ctx_size / std::max<int64_t>(1, server.slots), train = m.max_position_embeddings;
+  if (train <= 0 || n_ctx_seq <= train) return "";
+  return format("llama.cpp prints 'llama_context: n_ctx_seq (%lld) > n_ctx_train (%lld) -- possible training context overflow' and starts "
+                "(src/llama-context.cpp at b7342, a warning, not vLLM's max_model_len refusal; n_ctx_train is the GGUF's context_length, the "
+                "config's max_position_embeddings that convert_hf_to_gguf.py writes): positions past %lld are outside what the model was "
+                "trained on and its RoPE is not stretched to them unless the command adds the model card's YaRN flags (--rope-scaling yarn "
+                "--rope-scale F --yarn-orig-ctx N), so answers degrade past %lld tokens",
+                static_cast<long long>(n_ctx_seq), static_cast<long long>(train), static_cast<long long>(train), static_cast<long long>(train));
+}
+
+namespace {
+
+// The routed experts' bytes in the row's storage.
+double routed_expert_bytes(const model::ModelSpec& m, const estimate::Deployment& d) {
+  estimate::GroupBytes own;
+  const estimate::GroupBytes* g = d.group_bytes && d.group_bytes->bytes.size() == m.weights.size() ? d.group_bytes : &(own = estimate::group_bytes_for(m, d));
+  double experts = 0;
+  for (size_t i = 0; i < m.weights.size() && i < g->bytes.size(); ++i)
+    if (m.weights[i].part == model::Part::text && m.weights[i].expert)
+      experts += m.weights[i].stored_bytes > 0 ? m.weights[i].stored_bytes * static_cast<double>(m.weights[i].count) : g->bytes[i];
+  return experts;
+}
+
+// Whether the CANN backend's GGML_OP_MUL_MAT_ID takes the row's expert type: F32 / F16 (llama.cpp PR #13042), Q8_0 / Q4_0
+// (PR #13705, 2025-05-22); none else (K-quants 'not supported [CANN0]' in PR #14411's op test, MXFP4 never listed).
+bool cann_takes_experts(const model::ModelSpec& m, const std::string& variant_id) {
+  return variant_id == "gguf_q8_0" || variant_id == "gguf_q4_0" || (variant_id.empty() && !m.quant.quantized() && m.dtype == model::Dtype::f16);
+}
+
+}  // namespace
+
+std::string llama_cann_expert_warning(const model::ModelSpec& m, const estimate::Deployment& d, const std::string& variant_id) {
+  if (m.num_experts <= 0) return "";
+  const double experts = routed_expert_bytes(m, d);
+  const std::string source =
+      "llama.cpp keeps a weight on the device only where the device's backend supports the op that reads it (llama-model.cpp "
+      "weight_buft_supported), else in a host buffer, while the log still says every layer is offloaded; public CANN logs show it: gpt-oss-20b "
+      "MXFP4 at b6115 on 8 x 910B4 (CPU_Mapped 10949.33 MiB, the NPUs 1242.03 MiB together) and Qwen3-30B-A3B Q4_0 on a 310P3 (CPU_AARCH64 "
+      "15390.00 MiB, CANN0 48.80 MiB)";
+  if (!cann_takes_experts(m, variant_id))
+    return format("CANN: the routed experts (%.2f GiB) are in a type the CANN backend's MUL_MAT_ID does not take (F32 / F16 from llama.cpp PR #13042, "
+                  "Q8_0 / Q4_0 from PR #13705), so they load in host memory, not on the NPU: sized so (the host's memory is not checked): %s",
+                  bytes_to_gib(experts), source.c_str());
+  return format("CANN: the routed experts (%.2f GiB) are Q8_0 / Q4_0 / F16, which the CANN backend's MUL_MAT_ID takes from llama.cpp PR #13705 "
+                "(2025-05-22); a build before it, or a card whose backend refuses them (the 310P3 log), keeps them in host memory: %s",
+                bytes_to_gib(experts), source.c_str());
+}
+
 void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const estimate::Deployment& d, int64_t concurrency) {
   using estimate::Failure;
   if (c.fit.failure != Failure::none && c.fit.failure != Failure::weights_oom && c.fit.failure != Failure::kv_negative &&
@@ -106,7 +155,10 @@ void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::De
   const LlamaServerContext server = llama_server_context(c.context_tokens, concurrency);
   row->ctx_size = server.ctx_size;
   row->slots = server.slots;
-  const estimate::LlamaCppModelShape shape = shape_of(m, d, row->assumptions);
+  estimate::LlamaCppModelShape shape = shape_of(m, d, row->assumptions);
+  // llamacpp31: on CANN, experts of a type its MUL_MAT_ID does not take stay in host memory (llama_cann_expert_warning).
+  if (dev.platform == "npu" && m.num_experts > 0 && !cann_takes_experts(m, c.variant_id))
+    shape.host_expert_bytes = static_cast<uint64_t>(std::max(0.0, routed_expert_bytes(m, d)));
   estimate::LlamaCppOptions o;
   o.ctx_size = server.ctx_size;
   o.parallel = server.slots;
@@ -147,6 +199,11 @@ void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::De
   row->formulas = e->formulas;
   row->assumptions.insert(row->assumptions.end(), e->assumptions.begin(), e->assumptions.end());
   if (!host) row->assumptions.push_back("the GPU runtime's own context (a few hundred MiB a card) is not counted");
+  if (std::string w = llama_ctx_train_warning(m, server); !w.empty()) row->assumptions.push_back(std::move(w));
+  if (dev.platform == "npu") {
+    const std::string variant = c.variant_id;
+    if (std::string w = llama_cann_expert_warning(m, d, variant); !w.empty()) row->assumptions.push_back(std::move(w));
+  }
   c.fit.kv_tokens = e->n_ctx;
   c.fit.max_concurrency = static_cast<double>(server.slots);
   c.fit.available_kv_bytes = row->kv_bytes;

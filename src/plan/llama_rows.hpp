@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "device/device_spec.hpp"
 #include "estimate/fit.hpp"
@@ -23,6 +24,18 @@ struct LlamaServerContext {
   int64_t ctx_size = 0;  // -c
 };
 LlamaServerContext llama_server_context(int64_t context_tokens, int64_t concurrency);
+
+// Issue 16 (llamacpp31): llama.cpp starts with a slot context above the model's training length (n_ctx_train, the GGUF's
+// context_length = config max_position_embeddings) and only warns: the warning it prints and what it means, or "" when
+// -c / -np is within the training length or the config states none.
+std::string llama_ctx_train_warning(const model::ModelSpec& m, const LlamaServerContext& server);
+
+// Issue 16 (llamacpp31): on CANN (an Ascend NPU row), where a MoE model's routed experts are placed: the CANN backend's
+// GGML_OP_MUL_MAT_ID takes F32 / F16 / Q8_0 / Q4_0 experts only, and llama.cpp keeps any other in host memory although
+// every layer counts as offloaded. The warning with its sources, or "" for a model without experts. fit_llama_cpp_row
+// sizes such experts in the host's model buffer (LlamaCppModelShape::host_expert_bytes), not the NPU's.
+inline constexpr const char* k_llama_cann_note_prefix = "CANN: ";  // how that warning begins (the start command's notes repeat it)
+std::string llama_cann_expert_warning(const model::ModelSpec& m, const estimate::Deployment& d, const std::string& variant_id);
 
 // Replaces the KV figures and the verdict of `c.fit` (a fit of the row's deployment `d` on `dev`) with llama.cpp's: KV
 // tokens = -c, concurrency = -np, the KV buffer as the KV bytes, and the row fits when each device's llama.cpp buffers fit

@@ -73,7 +73,19 @@ std::string card_bound_variants_key(const engine::EngineProfile& e, const std::s
 std::vector<std::string> quantization_variants(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published,
                                                const std::string& device_family) {
   std::vector<std::string> out = {""};
-  if (e.engine == "llama.cpp") return out;
+  if (e.engine == "llama.cpp") {
+    // Issue 16 (llamacpp31): llama.cpp loads a GGUF published of the model (ggml-org/gpt-oss-20b-GGUF) as it is: its
+    // variant is a row beside the published checkpoint (which llama.cpp cannot load: safetensors).
+    if (!published) {
+      if (const auto& shipped = engine::shipped_quantized_catalog()) published = &*shipped;
+    }
+    if (published)
+      for (const auto& ckpt : published->checkpoints)
+        if (ckpt.quantization_flag == "gguf" && to_lower(ckpt.base_model) == to_lower(hub_repo_id(m.id)) &&
+            std::find(out.begin(), out.end(), ckpt.variant) == out.end())
+          out.push_back(ckpt.variant);
+    return out;
+  }
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return out;
   const std::string version = e.rule_version().text();  // formatted once, not per variant

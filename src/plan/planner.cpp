@@ -350,6 +350,8 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   std::string too_long;
   c.context_tokens = candidate_context(m, t, too_long);
+  // Issue 16 (llamacpp31): vLLM's max_model_len refusal is not llama.cpp's, which warns and starts (plan/llama_rows).
+  if (eng->engine == "llama.cpp") too_long.clear();
   if (!too_long.empty()) {
     c.reason = shared.reasons ? shared.reasons->text(std::move(too_long)) : SharedText(std::move(too_long));
     return false;
