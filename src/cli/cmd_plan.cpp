@@ -352,6 +352,7 @@ Status apply_engine_settings(const PlanRequest& r, plan::PlanInputs& in, plan::P
   PF_TRY(settings, deploy::deployment_from_flags(r.flags));
   t.engine_settings = std::move(settings);
   in.kv_cache_dtype = t.engine_settings.kv_cache_dtype;  // issue 15 (eng31): what vLLM's V1 oracle reads on each card
+  if (r.flags.attention_backend) in.attention_backend = r.flags.attention_backend->value;
   t.long_max_model_len = deploy::long_max_model_len_from_env(std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
   return Ok{};
 }

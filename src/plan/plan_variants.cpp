@@ -136,7 +136,7 @@ Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const device::
   PF_TRY(eng, deploy::resolve_engine(input, *in.engines, dev.platform, said, basis));
   if (in.engine_build) eng.build_named = in.engine_build;
   // As resolve_deployment does for fit, after the profile and build: the oracle reads the card and the KV cache dtype.
-  PF_TRY(core_ok, deploy::apply_v1_fallback(input, dev, in.kv_cache_dtype, basis, eng, said));
+  PF_TRY(core_ok, deploy::apply_v1_fallback(input, dev, in.kv_cache_dtype, basis, eng, said, in.attention_backend));
   (void)core_ok;
   return eng;
 }

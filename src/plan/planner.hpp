@@ -232,6 +232,7 @@ struct PlanInputs {
   // Issue 15 (eng31): --kv-cache-dtype as given ("" = none; PlanTargets::engine_settings sizes with it): vLLM's V1 oracle
   // sends some cards to the V0 engine for it (plan_engine on a device, engine_cores.json v1_fallbacks).
   std::string kv_cache_dtype;
+  std::string attention_backend;  // --attention-backend as given ("" = none), which the same oracle reads (eng31)
 };
 
 // The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.

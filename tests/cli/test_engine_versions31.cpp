@@ -56,6 +56,11 @@ TEST(EngineVersions31, Issue15_PlanRowsSizeTheV0FallBackAsFitDoes) {
        "# cuda blocks: "},
       {"Qwen/Qwen3-8B", "910B4", "vllm-ascend@0.9.1", "--kv-cache-dtype int8", "--kv-cache-dtype is not supported by the V1 Engine. Falling back to V0.",
        "# npu blocks: "},
+      // VLLM_ATTENTION_BACKEND outside the oracle's V1_BACKENDS: the words vLLM printed for CUTLASS_MLA_VLLM_V1 (PR #22217).
+      {"Qwen/Qwen3-0.6B", "H100", "vllm@0.9.1", "--attention-backend XFORMERS",
+       "VLLM_ATTENTION_BACKEND=XFORMERS is not supported by the V1 Engine. Falling back to V0. We recommend to remove VLLM_ATTENTION_BACKEND=XFORMERS from "
+       "your config in favor of the V1 Engine.",
+       "# cuda blocks: "},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.model) + " on " + c.device + " " + c.engine + " " + c.flags);
@@ -85,5 +90,15 @@ TEST(EngineVersions31, Issue15_OnePlanSizesEachCardWithItsOwnEngineCore) {
     EXPECT_EQ(row["kv_cache_tokens"].get<long long>(), fit["kv_cache"]["tokens"].get<long long>());
     const bool v0 = mentions(fit["engine_lines"], "# cuda blocks: ");
     EXPECT_EQ(v0, device == "T4") << fit["engine_lines"].dump();
+  }
+}
+
+// The oracle's attention-backend check keeps a name of its V1 list on V1, and 0.11 has no V0 to send anything to.
+TEST(EngineVersions31, Issue15_AttentionBackendOnV1StaysV1) {
+  for (const char* args : {"--engine vllm@0.9.1 --attention-backend FLASHINFER", "--engine vllm@0.11.0 --attention-backend XFORMERS"}) {
+    SCOPED_TRACE(args);
+    const Json fit = fit_json(std::string("Qwen/Qwen3-0.6B --device H100 --max-model-len 8192 ") + args);
+    EXPECT_FALSE(mentions(fit["engine_lines"], "Falling back to V0")) << fit["engine_lines"].dump();
+    EXPECT_FALSE(mentions(fit["engine_lines"], "# cuda blocks: ")) << fit["engine_lines"].dump();
   }
 }

@@ -488,6 +488,15 @@ TEST(EngineCore, Issue15_V0LinesAndFallbacksAreChecked) {
   EXPECT_EQ(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "fp8"), nullptr);
   EXPECT_EQ(cores->v1_fallback("vllm", {0, 11, 0}, "cuda", "volta", ""), nullptr);
   EXPECT_NE(cores->v1_fallback("vllm-ascend", {0, 9, 1}, "npu", "ascend-310p", "fp8"), nullptr);
+  // Issue 15 (eng31): VLLM_ATTENTION_BACKEND outside the oracle's V1_BACKENDS (vllm/engine/arg_utils.py of 0.8 - 0.10)
+  // sends the engine to V0 with "VLLM_ATTENTION_BACKEND=XFORMERS is not supported by the V1 Engine. Falling back to V0.";
+  // FLASHINFER is in the 0.9-era list, and the comparison is the variable's text as given.
+  const engine::V1Fallback* xformers = cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "", "XFORMERS");
+  ASSERT_NE(xformers, nullptr);
+  EXPECT_EQ(xformers->warning_for("XFORMERS").rfind("VLLM_ATTENTION_BACKEND=XFORMERS is not supported by the V1 Engine. Falling back to V0.", 0), 0u);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "", "FLASHINFER"), nullptr);
+  EXPECT_NE(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "", "flashinfer"), nullptr);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 11, 0}, "cuda", "hopper", "", "XFORMERS"), nullptr);
 
   const std::string record = R"({"id": "a", "engine": "vllm", "version_min": "0.8.0", "version_max": "0.10.99", "default_core": "v1",
       "max_num_batched_tokens_large_device": 2048, "max_num_seqs_large_device": 256, "unchunked_prefill_up_to": 32768, "source": "s", "printed_lines": LINES})";
@@ -508,7 +517,10 @@ TEST(EngineCore, Issue15_V0LinesAndFallbacksAreChecked) {
   const std::pair<std::string, std::string> corrupt[] = {
       {file(with(lines_ok, "0.10.99", "0.11.0"), fallback), "records[a].printed_lines[0]: bad version range"},
       {file(with(lines_ok, R"({"cuda": "cuda"})", "{}"), fallback), "records[a].printed_lines[0].device_names: expected an object of platform names"},
-      {file(lines_ok, with(fallback, "\"device\"", "\"always\"")), "v1_fallbacks[f]: condition: expected device or kv_cache_dtype, found 'always'"},
+      {file(lines_ok, with(fallback, "\"device\"", "\"always\"")), "v1_fallbacks[f]: condition: expected device, kv_cache_dtype or attention_backend, found 'always'"},
+      // Issue 15 (eng31): the attention-backend condition needs the oracle's V1 list, and only it takes one.
+      {file(lines_ok, with(fallback, "\"device\"", "\"attention_backend\"")), "v1_fallbacks[f]: v1_names: expected the oracle's V1 list with condition attention_backend"},
+      {file(lines_ok, with(fallback, "\"source\"", "\"v1_names\": [\"FLASH_ATTN\"], \"source\"")), "v1_fallbacks[f]: v1_names: expected the oracle's V1 list"},
       {file(lines_ok, with(fallback, "0.9.99", "0.11.5")), "v1_fallbacks[f]: no V0 record of vllm whose default is V1 covers 0.8.0 - 0.11.5"},
       {file(lines_ok, with(fallback, "\"warning\"", "\"warn\"")), "unknown key v1_fallbacks[f].warn"},
   };
