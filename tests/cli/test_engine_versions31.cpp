@@ -102,3 +102,24 @@ TEST(EngineVersions31, Issue15_AttentionBackendOnV1StaysV1) {
     EXPECT_FALSE(mentions(fit["engine_lines"], "# cuda blocks: ")) << fit["engine_lines"].dump();
   }
 }
+
+// V0 under pipeline parallel (vLLM 0.9.1 on T4s, sent to V0 by the oracle). Each stage's worker logs V0's memory summary
+// (vllm/worker/worker.py determine_num_available_blocks logs it on every rank; one line stood for all stages before), the
+// executor keeps the minimum of the stages' blocks, and the CPU blocks are the 4 GiB swap space over one block of the
+// stage's own layers (CacheEngine.get_cache_block_size counts the rank's layers). Worked by hand for Llama-3.1-8B
+// (../shared/models/meta-llama__Meta-Llama-3.1-8B/config.json: 32 layers, 8 KV heads, head_dim 128) at PP 2: 16 layers a
+// stage, a 16-token block in 16-bit 16 x 16 x 8 x 128 x 2 x 2 B = 1 MiB, 4 GiB / 1 MiB = 4096 CPU blocks.
+TEST(EngineVersions31, Issue15_V0UnderPipelineParallelPrintsEachStagesSummary) {
+  const Json fit = fit_json("meta-llama/Meta-Llama-3.1-8B --device T4 --engine vllm@0.9.1 --max-model-len 4096 --pipeline-parallel-size 2");
+  const Json& lines = fit["engine_lines"];
+  ASSERT_TRUE(lines.is_array());
+  const long long block_bytes = 16LL * 16 * 8 * 128 * 2 * 2;
+  EXPECT_EQ(block_bytes, 1048576);
+  const std::string cpu_blocks = ", # CPU blocks: " + std::to_string((4LL << 30) / block_bytes);
+  EXPECT_TRUE(mentions(lines, cpu_blocks)) << lines.dump();
+  EXPECT_TRUE(mentions(lines, "# cuda blocks: " + std::to_string(fit["kv_cache"]["num_blocks"].get<long long>()) + cpu_blocks)) << lines.dump();
+  for (const char* stage : {"(PP stage 0, T4, layers 0-15) ", "(PP stage 1, T4, layers 16-31) "}) {
+    EXPECT_TRUE(mentions(lines, std::string(stage) + "the current vLLM instance can use total_gpu_memory (")) << stage << lines.dump();
+    EXPECT_TRUE(mentions(lines, std::string(stage) + "model weights take ")) << stage << lines.dump();
+  }
+}
