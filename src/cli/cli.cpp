@@ -400,7 +400,9 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (const auto& b = r.flags.attention_backend) {
     auto names = engine::load_attention_backends();
     if (!names) return report_error(names.error());
-    if (auto ok = engine::check_attention_backend(*names, resolved->engine, b->value, b->origin); !ok) return report_error(ok.error());
+    auto ok = engine::check_attention_backend(*names, resolved->engine, b->value, b->origin);
+    if (!ok) return report_error(ok.error());
+    if (!ok->empty()) resolved->assumptions.push_back(*ok);  // issue 15 (eng31): ignored by the version, or a suffix removed
   }
   // Issue 16 (quant29): a --quantization the engine version's argument parser lacks stops `vllm serve` (exit 2).
   if (r.flags.quantization && !*variant)

@@ -307,8 +307,11 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
     // Issue 19: a name vLLM's attention-backend enum lacks, refused as fit refuses it (the engine named, else vLLM).
     if (const auto& b = r.flags.attention_backend) {
       PF_TRY(names, engine::load_attention_backends());
-      const std::string engine_name = r.engine && !trim(*r.engine).empty() ? engine::split_engine_text(*r.engine, "").first : "vllm";
-      PF_TRY(known, engine::check_attention_backend_of(names, engine_name, b->value, b->origin));
+      const auto [engine_name, version_text] =
+          !trim(in.engine).empty() ? engine::split_engine_text(in.engine, in.engine_version) : std::pair<std::string, std::string>{"vllm", in.engine_version};
+      // Issue 15 (eng31): the names of the version plan runs (the version given, else the newest).
+      const std::optional<engine::Version> version = trim(version_text).empty() ? std::nullopt : engine::parse_version(version_text, engine_name);
+      PF_TRY(known, engine::check_attention_backend_of(names, engine_name, version, b->value, b->origin));
       (void)known;
     }
     PF_TRY(g, deploy::deployment_from_flags(r.flags));
@@ -332,7 +335,7 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
 std::string setting_refusal(const plan::PlanInputs& in, const plan::PlanTargets& t, const device::DeviceSpec& dev) {
   if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) return why;
   if (t.engine_settings.kv_cache_dtype.empty()) return {};
-  const auto eng = plan::plan_engine(in, dev.platform);
+  const auto eng = plan::plan_engine(in, dev);
   return eng ? deploy::kv_cache_dtype_refusal(*eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype") : std::string();
 }
 
@@ -348,6 +351,8 @@ Status apply_engine_settings(const PlanRequest& r, plan::PlanInputs& in, plan::P
   in.engine_args = engine_setting_args(r.flags);
   PF_TRY(settings, deploy::deployment_from_flags(r.flags));
   t.engine_settings = std::move(settings);
+  in.kv_cache_dtype = t.engine_settings.kv_cache_dtype;  // issue 15 (eng31): what vLLM's V1 oracle reads on each card
+  if (r.flags.attention_backend) in.attention_backend = r.flags.attention_backend->value;
   t.long_max_model_len = deploy::long_max_model_len_from_env(std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
   return Ok{};
 }
@@ -517,6 +522,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     const int64_t n = r.num_devices ? r.num_devices->value : 1;
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "planning {} catalogue models on {} x {}...\n", models.size(), n, dev->id);
     result = plan::plan_for_device(models, *dev, n, in, t);
+    plan::note_engine_cores(result, in, {*dev});  // issue 15 (eng31): the V0 engine the rows were sized as
     if (n > 1) plan::add_dp_ep_rows_for_device(result, models, *dev, in, t);  // issue 15: MoE DP+EP rows where cheaper
     result.rejected.insert(result.rejected.end(), refused->begin(), refused->end());
     question = fmt::format("what {} x {} runs (context {}, concurrency {}{})", n, dev->id, context, t.concurrency, min_speed);
@@ -539,6 +545,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))
       return report_error(make_error(ErrorKind::invalid_argument, setting_refusal(in, t, list.front())));
     result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
+    plan::note_engine_cores(result, in, list);  // issue 15 (eng31): the V0 engine the rows were sized as
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());

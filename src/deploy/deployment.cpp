@@ -561,7 +561,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   }
   // Issue 15 (v0eng30): what vLLM's V1 oracle sends back to V0 on this card (engine_cores.json v1_fallbacks).
   PF_TRY(core_ok, apply_v1_fallback(in.engine, dev, in.flags.kv_cache_dtype ? in.flags.kv_cache_dtype->value : std::string(), r.engine_version_basis, eng,
-                                          r.assumptions));
+                                          r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));

@@ -84,14 +84,14 @@ void apply_engine_core(const EngineInput& in, engine::EngineProfile& profile, co
 }
 
 Status apply_v1_fallback(const EngineInput& in, const device::DeviceSpec& device, const std::string& kv_cache_dtype, VersionBasis basis,
-                         engine::EngineProfile& profile, std::vector<std::string>& assumptions) {
+                         engine::EngineProfile& profile, std::vector<std::string>& assumptions, const std::string& attention_backend) {
   if (profile.v0_lines) return Ok{};  // V0 already (stated, or the version's default)
   const auto& cores = engine::shipped_engine_cores();
   if (!cores) return Ok{};
   const engine::Version v = profile.rule_version();
   const engine::V0EngineRecord* rec = cores->v0_engine(profile.engine, v);
   if (!rec || rec->default_core != engine::EngineCore::v1) return Ok{};
-  const engine::V1Fallback* fb = cores->v1_fallback(profile.engine, v, device.platform, device.family, kv_cache_dtype);
+  const engine::V1Fallback* fb = cores->v1_fallback(profile.engine, v, device.platform, device.family, kv_cache_dtype, attention_backend);
   if (!fb || (basis != VersionBasis::stated && (profile.version_min < fb->version_min || fb->version_max < profile.version_max))) return Ok{};
   if (in.engine_core == engine::EngineCore::v1) {
     // vllm/engine/arg_utils.py _raise_or_fallback: with VLLM_USE_V1=1 set, the feature is refused instead.
@@ -99,14 +99,15 @@ Status apply_v1_fallback(const EngineInput& in, const device::DeviceSpec& device
       return make_error(ErrorKind::invalid_argument,
                         format("%s: NotImplementedError: VLLM_USE_V1=1 is not supported with %s. (%s on %s, %s; data/engines/engine_cores.json v1_fallbacks[%s], "
                                "with its source); fix: unset VLLM_USE_V1 to run V0",
-                               in.engine_core_origin.c_str(), fb->feature_name.c_str(), profile.engine.c_str(), v.text().c_str(), device.id.c_str(), fb->id.c_str()),
+                               in.engine_core_origin.c_str(), fb->feature_for(attention_backend).c_str(), profile.engine.c_str(), v.text().c_str(), device.id.c_str(),
+                               fb->id.c_str()),
                         in.engine_core_origin);
     return Ok{};  // the evidence shows V1 ran
   }
   engine::apply_v0_engine(profile, *rec, device.platform);
-  profile.v0_lines->fallback_warning = fb->warning;
+  profile.v0_lines->fallback_warning = fb->warning_for(attention_backend);
   assumptions.push_back(format("V0 engine by vLLM's V1 oracle (%s %s on %s, %s): \"%s\"; sized as V0: %s (data/engines/engine_cores.json v1_fallbacks[%s] and %s)",
-                               profile.engine.c_str(), v.text().c_str(), device.id.c_str(), device.family.c_str(), fb->warning.c_str(),
+                               profile.engine.c_str(), v.text().c_str(), device.id.c_str(), device.family.c_str(), fb->warning_for(attention_backend).c_str(),
                                v0_changes(*rec, profile).c_str(), fb->id.c_str(), record_ref(*rec).c_str()));
   return Ok{};
 }

@@ -29,13 +29,14 @@ void apply_engine_core(const EngineInput& in, engine::EngineProfile& profile, co
                        std::vector<std::string>& assumptions);
 
 // Issue 15 (v0eng30): vLLM's V1 oracle on this card. Where the profile is not V0 already and its version's default is
-// V1, a fall-back of engine_cores.json v1_fallbacks that `device` (and `kv_cache_dtype`, "" when not given) meets runs the
+// V1, a fall-back of engine_cores.json v1_fallbacks that `device` (and `kv_cache_dtype`, `attention_backend`: "" when not
+// given; the backend as given, vLLM's oracle compares its text) meets runs the
 // deployment as V0, vLLM's warning first among its printed lines and in the assumptions; unless `in` states V1: with
 // VLLM_USE_V1=1 from the environment vLLM refuses the feature (invalid_argument with its NotImplementedError), with V1
 // seen in a log nothing changes. Only for a stated version (`basis`) or a profile whose whole range the fall-back covers.
 // Ok and unchanged otherwise (and when the catalogue cannot be read).
 Status apply_v1_fallback(const EngineInput& in, const device::DeviceSpec& device, const std::string& kv_cache_dtype, VersionBasis basis,
-                         engine::EngineProfile& profile, std::vector<std::string>& assumptions);
+                         engine::EngineProfile& profile, std::vector<std::string>& assumptions, const std::string& attention_backend = {});
 
 // Issue 15 (v0eng30): VLLM_USE_V1 as vLLM reads it (vllm/envs.py: bool(int(os.getenv("VLLM_USE_V1", "1")))): unset or
 // blank -> nullopt; an integer -> V0 for 0, V1 otherwise; anything else -> invalid_argument naming the variable (vLLM's

@@ -24,7 +24,7 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
   JsonObject top(root, origin);
   PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
   (void)top_ok;
-  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engines", "version_min", "version_max", "names", "valid_options", "rejection", "source"},
+  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engines", "version_min", "version_max", "names", "valid_options", "rejection", "unknown", "removed_suffix", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     AttentionBackendNames rec;
     rec.id = id;
@@ -52,6 +52,16 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
     PF_TRY(source, r.string("source"));
     if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
+    PF_TRY(unknown, r.opt_string("unknown"));
+    if (unknown && *unknown == "ignored") rec.unknown = UnknownBackend::ignored;
+    else if (unknown && *unknown != "refused")
+      return make_error(ErrorKind::corrupt, where + ": unknown: expected refused or ignored, found '" + *unknown + "'", origin);
+    if (rec.unknown == UnknownBackend::refused && valid.empty()) return make_error(ErrorKind::corrupt, where + ": valid_options is empty where names are refused", origin);
+    PF_TRY(suffix, r.opt_string("removed_suffix"));
+    if (suffix) {
+      if (!upper_name(*suffix)) return make_error(ErrorKind::corrupt, where + ": removed_suffix: '" + *suffix + "' is not an upper-case enum suffix", origin);
+      rec.removed_suffix = *suffix;
+    }
     out.records.push_back(std::move(rec));
     return Ok{};
   }));
@@ -66,37 +76,66 @@ Expected<AttentionBackendCatalog> load_attention_backends() {
 
 namespace {
 
-// `value` against the first record `covers` accepts: Ok when it is one of its names (or no record covers), else the
-// record's rejection.
-template <typename Covers>
-Status check_name(const AttentionBackendCatalog& catalog, Covers covers, const std::string& value, const std::string& origin) {
-  const std::string name = to_upper(trim(value));
-  for (const auto& rec : catalog.records) {
-    if (!covers(rec)) continue;
-    if (contains(rec.names, name)) return Ok{};
-    std::string message = rec.rejection;
-    if (const auto at = message.find("{name}"); at != std::string::npos) message.replace(at, 6, name);
-    std::string valid;
-    for (const auto& v : rec.valid_options) valid += (valid.empty() ? "" : ", ") + v;
-    if (const auto at = message.find("{valid}"); at != std::string::npos) message.replace(at, 7, valid);
-    return make_error(ErrorKind::invalid_argument, origin + ": " + message, origin);
+void replace_all(std::string& text, const std::string& key, const std::string& with) {
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + with.size())) text.replace(at, key.size(), with);
+}
+
+// The record's message with the value and its lists put in.
+std::string filled(const AttentionBackendNames& rec, const std::string& name) {
+  std::string joined, listed;
+  for (const auto& v : rec.valid_options) {
+    joined += (joined.empty() ? "" : ", ") + v;
+    listed += (listed.empty() ? "'" : ", '") + v + "'";
   }
-  return Ok{};
+  std::string message = rec.rejection;
+  replace_all(message, "{name}", name);
+  replace_all(message, "{valid_list}", "[" + listed + "]");
+  replace_all(message, "{valid}", joined);
+  return message;
+}
+
+const std::string k_file = "data/engines/attention_backends.json";
+
+// `value` against `rec`, the record of the version `version_text` ("vllm 0.9.1"); `stated`: whether the version was
+// named (else the message says which list it used).
+Expected<std::string> check_name(const AttentionBackendNames& rec, const std::string& version_text, bool stated, const std::string& value,
+                                 const std::string& origin) {
+  const std::string name = to_upper(trim(value));
+  if (contains(rec.names, name)) return std::string();
+  const std::string ref = k_file + " records[" + rec.id + "], with its source";
+  if (!rec.removed_suffix.empty() && name.size() > rec.removed_suffix.size() && ends_with(name, rec.removed_suffix)) {
+    const std::string base = name.substr(0, name.size() - rec.removed_suffix.size());
+    if (contains(rec.names, base))
+      return origin + ": " + version_text + " removes the suffix '" + rec.removed_suffix + "' and runs " + base + " (" + ref + ")";
+  }
+  const std::string which = stated ? std::string() : " [" + version_text + " assumed, the version not given: the names of " + rec.id + "]";
+  if (rec.unknown == UnknownBackend::ignored) return origin + ": " + filled(rec, name) + " on " + version_text + which + " (" + ref + ")";
+  return make_error(ErrorKind::invalid_argument, origin + ": " + filled(rec, name) + which, origin);
 }
 
 }  // namespace
 
 // Issue 15 (v0eng29): the record of the version the deployment runs (the version named, else the profile's newest), not
 // the first whose range overlaps the profile's: a profile (vllm@0.11.1-0.13) can span versions whose enums differ.
-Status check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin) {
+Expected<std::string> check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin) {
   const Version v = engine.rule_version();
-  return check_name(
-      catalog, [&](const AttentionBackendNames& rec) { return contains(rec.engines, engine.engine) && rec.version_min <= v && v <= rec.version_max; }, value,
-      origin);
+  for (const auto& rec : catalog.records)
+    if (contains(rec.engines, engine.engine) && rec.version_min <= v && v <= rec.version_max)
+      return check_name(rec, engine.engine + " " + v.text(), engine.version_named.has_value(), value, origin);
+  return std::string();
 }
 
-Status check_attention_backend_of(const AttentionBackendCatalog& catalog, const std::string& engine_name, const std::string& value, const std::string& origin) {
-  return check_name(catalog, [&engine_name](const AttentionBackendNames& rec) { return contains(rec.engines, engine_name); }, value, origin);
+Expected<std::string> check_attention_backend_of(const AttentionBackendCatalog& catalog, const std::string& engine_name, const std::optional<Version>& version,
+                                                 const std::string& value, const std::string& origin) {
+  const AttentionBackendNames* chosen = nullptr;
+  for (const auto& rec : catalog.records) {
+    if (!contains(rec.engines, engine_name)) continue;
+    if (version ? (rec.version_min <= *version && *version <= rec.version_max) : (!chosen || chosen->version_max < rec.version_max)) chosen = &rec;
+    if (version && chosen) break;
+  }
+  if (!chosen) return std::string();
+  return check_name(*chosen, engine_name + " " + (version ? version->text() : chosen->version_min.text() + " - " + chosen->version_max.text()),
+                    version.has_value(), value, origin);
 }
 
 }  // namespace preflight::engine

@@ -31,15 +31,28 @@ const V0EngineRecord* EngineCoreCatalog::newest_v0_engine(const std::string& eng
   return newest;
 }
 
+namespace {
+std::string with_name(std::string text, const std::string& name) {
+  for (size_t at = text.find("{name}"); at != std::string::npos; at = text.find("{name}", at + name.size())) text.replace(at, 6, name);
+  return text;
+}
+}  // namespace
+
+std::string V1Fallback::feature_for(const std::string& attention_backend) const { return with_name(feature_name, trim(attention_backend)); }
+std::string V1Fallback::warning_for(const std::string& attention_backend) const { return with_name(warning, trim(attention_backend)); }
+
 const V1Fallback* EngineCoreCatalog::v1_fallback(const std::string& engine, const Version& v, const std::string& platform, const std::string& family,
-                                                 const std::string& kv_cache_dtype) const {
+                                                 const std::string& kv_cache_dtype, const std::string& attention_backend) const {
   const std::string dtype = to_lower(trim(kv_cache_dtype));
   const bool dtype_stated = !dtype.empty() && dtype != "auto";
+  const std::string backend = trim(attention_backend);
   auto listed = [](const std::vector<std::string>& list, const std::string& name) { return std::find(list.begin(), list.end(), name) != list.end(); };
   for (const auto& f : fallbacks) {
     if (f.engine != engine || v < f.version_min || f.version_max < v || !listed(f.platforms, platform)) continue;
     if (!f.families.empty() && !listed(f.families, family)) continue;
     if (f.condition == FallbackCondition::kv_cache_dtype && !dtype_stated) continue;
+    // vllm/engine/arg_utils.py: 'envs.VLLM_ATTENTION_BACKEND not in V1_BACKENDS', the variable's text as given.
+    if (f.condition == FallbackCondition::attention_backend && (backend.empty() || listed(f.v1_names, backend))) continue;
     return &f;
   }
   return nullptr;
@@ -99,7 +112,7 @@ Expected<std::vector<V0PrintedLines>> printed_lines_of(const JsonObject& r, cons
 Status read_fallbacks(const JsonObject& top, EngineCoreCatalog& out, const std::string& origin) {
   if (!top.has("v1_fallbacks")) return Ok{};
   return for_each_record(top, origin, "v1_fallbacks", "id",
-                         {"id", "engine", "version_min", "version_max", "platforms", "families", "condition", "feature_name", "warning", "source"},
+                         {"id", "engine", "version_min", "version_max", "platforms", "families", "condition", "feature_name", "warning", "v1_names", "source"},
                          [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     V1Fallback f;
     f.id = id;
@@ -123,7 +136,12 @@ Status read_fallbacks(const JsonObject& top, EngineCoreCatalog& out, const std::
     const std::string& text = *condition;  // read in place, as default_core_of
     if (text == "device") f.condition = FallbackCondition::device;
     else if (text == "kv_cache_dtype") f.condition = FallbackCondition::kv_cache_dtype;
-    else return make_error(ErrorKind::corrupt, where + ": condition: expected device or kv_cache_dtype, found '" + text + "'", origin);
+    else if (text == "attention_backend") f.condition = FallbackCondition::attention_backend;
+    else return make_error(ErrorKind::corrupt, where + ": condition: expected device, kv_cache_dtype or attention_backend, found '" + text + "'", origin);
+    PF_TRY(v1_names, string_list(r.find("v1_names"), where + ".v1_names", origin));
+    if ((f.condition == FallbackCondition::attention_backend) != !v1_names.empty())
+      return make_error(ErrorKind::corrupt, where + ": v1_names: expected the oracle's V1 list with condition attention_backend, and only with it", origin);
+    f.v1_names = v1_names;
     PF_TRY(feature, r.string("feature_name"));
     PF_TRY(warning, r.string("warning"));
     if (trim(feature).empty() || trim(warning).empty()) return make_error(ErrorKind::corrupt, where + ": feature_name and warning must not be empty", origin);

@@ -49,9 +49,10 @@ struct V0EngineRecord {
 };
 
 // Issue 15 (v0eng30): what vLLM's V1 oracle (vllm/engine/arg_utils.py _is_v1_supported_oracle) sends back to V0 on a
-// version whose default is V1: the card alone (device: a family without what V1 needs) or a --kv-cache-dtype other than
-// auto on that card (kv_cache_dtype).
-enum class FallbackCondition { device, kv_cache_dtype };
+// version whose default is V1: the card alone (device: a family without what V1 needs), a --kv-cache-dtype other than
+// auto on that card (kv_cache_dtype), or an attention backend named outside the oracle's V1 list (attention_backend,
+// issue 15 eng31: VLLM_ATTENTION_BACKEND; feature_name and warning then hold {name}, the value).
+enum class FallbackCondition { device, kv_cache_dtype, attention_backend };
 struct V1Fallback {
   std::string id;
   std::string engine;
@@ -60,7 +61,11 @@ struct V1Fallback {
   FallbackCondition condition = FallbackCondition::device;
   std::string feature_name;  // as vLLM names it ("Compute Capability < 8.0", "--kv-cache-dtype")
   std::string warning;       // vLLM's warning, verbatim
+  std::vector<std::string> v1_names;  // attention_backend: the names the oracle keeps on V1 (compared as given, case included)
   std::string source;
+  // feature_name / warning with {name} replaced by the attention backend given ("" for the other conditions).
+  std::string feature_for(const std::string& attention_backend) const;
+  std::string warning_for(const std::string& attention_backend) const;
 };
 
 struct EngineCoreCatalog {
@@ -72,14 +77,15 @@ struct EngineCoreCatalog {
   // The newest record of `engine`, or nullptr.
   const V0EngineRecord* newest_v0_engine(const std::string& engine) const;
   // The first fall-back of `engine` at `v` that a card of `platform` / `family` with `kv_cache_dtype` ("" or "auto":
-  // none stated) meets, or nullptr.
+  // none stated) and `attention_backend` (as given; "": none) meets, or nullptr.
   const V1Fallback* v1_fallback(const std::string& engine, const Version& v, const std::string& platform, const std::string& family,
-                                const std::string& kv_cache_dtype) const;
+                                const std::string& kv_cache_dtype, const std::string& attention_backend = {}) const;
 };
 
 // corrupt naming `origin` and the record: an unknown key, a duplicate id, a bad version range, a default_core other than
 // v0 / v1, a non-positive default, an empty source, a printed_lines entry outside its record's range, a negative swap
-// space, a fall-back whose condition is neither device nor kv_cache_dtype or whose engine has no V0 record at its versions.
+// space, a fall-back whose condition is not device, kv_cache_dtype or attention_backend (that one with its v1_names) or
+// whose engine has no V0 record at its versions.
 Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::string& origin);
 // The embedded data/engines/engine_cores.json.
 Expected<EngineCoreCatalog> load_engine_cores();

@@ -185,7 +185,8 @@ void v0_block_lines(FitEstimate& e, const engine::EngineProfile::V0Lines& v0, in
 // "Loading model weights took 33.6129 GB" and "Available KV cache memory: -11.01 GiB", lines the seed's runs never had).
 void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double available, int64_t L) {
   if (e.failure == Failure::weights_oom) return;
-  auto fill = [&](std::string text, double weights, double kv, double total) {
+  // `stage`: the pipeline stage whose worker prints the line (its own requested memory and activation peak), else the first.
+  auto fill = [&](std::string text, double weights, double kv, double total, const PipelineStageFit* stage = nullptr) {
     auto replace = [&](const std::string& key, const std::string& value) {
       const auto pos = text.find(key);
       if (pos != std::string::npos) text.replace(pos, key.size(), value);
@@ -198,10 +199,10 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     // Issue 15 (v0eng30): the V0 worker's memory summary (engine_cores.json printed_lines memory_lines).
     replace("{total_gib:.2f}", fixed(bytes_to_gib(total), 2));
     replace("{util:.2f}", fixed(e.gpu_memory_utilization, 2));
-    replace("{requested_gib:.2f}", fixed(bytes_to_gib(e.requested_bytes), 2));
+    replace("{requested_gib:.2f}", fixed(bytes_to_gib(stage ? stage->requested_bytes : e.requested_bytes), 2));
     replace("{weights_gib:.2f}", fixed(bytes_to_gib(weights), 2));
     replace("{non_torch_gib:.2f}", fixed(bytes_to_gib(e.non_torch_bytes), 2));
-    replace("{activation_gib:.2f}", fixed(bytes_to_gib(e.activation_bytes), 2));
+    replace("{activation_gib:.2f}", fixed(bytes_to_gib(stage ? stage->activation_bytes : e.activation_bytes), 2));
     replace("{total_bytes}", format("%.0f", total));
     // vLLM's "Model loading took X GiB memory and Y seconds" (gpu_model_runner.py load_model) ends with the time
     // the weights took to read, which depends on the disk or the hub and is not predicted: the figure is elided
@@ -226,6 +227,10 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
                                    static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1));
     if (!engine.weights_line.empty()) e.lines.push_back(who + fill(engine.weights_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
     if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+    // Issue 15 (eng31): V0's worker logs its memory summary on every rank (vllm/worker/worker.py
+    // determine_num_available_blocks: logger.info(msg), run on each worker by the executor's _run_workers).
+    if (v0)
+      for (const auto& t : v0->memory_lines) e.lines.push_back(who + fill(t, st.weights_bytes, st.available_kv_bytes, st.total_bytes, &st));
   }
   if (v0) {
     v0_block_lines(e, *v0, L);

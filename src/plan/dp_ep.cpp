@@ -108,7 +108,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
       if (auto found = model::find_variant(*catalog, variant)) v = *found;
   }
   Candidate c = skeleton(m, dev, v, l);
-  const auto eng = plan_engine(in, dev.platform);
+  const auto eng = plan_engine(in, dev);
   if (!eng) {
     c.reason = eng.error().describe();
     return c;
@@ -194,7 +194,7 @@ namespace {
 // The variants plan tries, in its order (plan --variant's one, else every one the engine takes).
 std::vector<std::string> variants_for(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in) {
   if (!in.variant.empty()) return {in.variant == "bf16" ? std::string() : in.variant};
-  const auto eng = plan_engine(in, dev.platform);
+  const auto eng = plan_engine(in, dev);
   return eng ? quantization_variants(m, *eng, nullptr, dev.family) : std::vector<std::string>{""};
 }
 

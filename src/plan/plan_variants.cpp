@@ -9,6 +9,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_core.hpp"
 #include "engine/quantization_methods.hpp"
 #include "plan/launch.hpp"
 
@@ -137,6 +138,28 @@ Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const std::str
   PF_TRY(eng, deploy::resolve_engine(plan_engine_input(in), *in.engines, platform, assumptions));
   if (in.engine_build) eng.build_named = in.engine_build;
   return eng;
+}
+
+Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const device::DeviceSpec& dev, std::vector<std::string>* assumptions) {
+  std::vector<std::string> own;
+  std::vector<std::string>& said = assumptions ? *assumptions : own;
+  const deploy::EngineInput input = plan_engine_input(in);
+  deploy::VersionBasis basis = deploy::VersionBasis::newest_assumed;
+  PF_TRY(eng, deploy::resolve_engine(input, *in.engines, dev.platform, said, basis));
+  if (in.engine_build) eng.build_named = in.engine_build;
+  // As resolve_deployment does for fit, after the profile and build: the oracle reads the card and the KV cache dtype.
+  PF_TRY(core_ok, deploy::apply_v1_fallback(input, dev, in.kv_cache_dtype, basis, eng, said, in.attention_backend));
+  (void)core_ok;
+  return eng;
+}
+
+void note_engine_cores(PlanResult& r, const PlanInputs& in, const std::vector<device::DeviceSpec>& devices) {
+  for (const auto& dev : devices) {
+    std::vector<std::string> said;
+    if (!plan_engine(in, dev, &said)) continue;
+    for (auto& a : said)
+      if (starts_with(a, "V0 engine") && std::find(r.assumptions.begin(), r.assumptions.end(), a) == r.assumptions.end()) r.assumptions.push_back(std::move(a));
+  }
 }
 
 // Issue 16 (quant26): a quantized release the catalogue lists as made from a BF16 original (Qwen/Qwen3-8B-FP8 of

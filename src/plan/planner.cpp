@@ -73,8 +73,9 @@ std::vector<std::string> variants_for(const model::ModelSpec& m, const PlanInput
 }
 
 // The engine a plan uses on `dev`: --engine when given, else the platform's default, newest version;
-// resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine).
-Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) { return plan_engine(in, dev.platform); }
+// resolved by the same step as fit, logs, validate and bench (deploy::resolve_engine), with the V0 engine vLLM's V1
+// oracle falls back to on this card (issue 15, eng31).
+Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::DeviceSpec& dev) { return plan_engine(in, dev); }
 }  // namespace
 
 namespace {
@@ -724,7 +725,8 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   for (const auto& dev : devices)
     for (const int64_t n : device_counts) out.push_back(DevicePlan{dev.id, n, {}});
   // One run per platform and card-bound variants (one engine, one variant list: issue 16, the Ascend 950 cards try the
-  // MX variants the other NPUs do not), its cards in catalogue order; every run's work is shared among the workers at
+  // MX variants the other NPUs do not; issue 15, eng31: the cards vLLM's V1 oracle sends to V0 apart), its cards in
+  // catalogue order; every run's work is shared among the workers at
   // once, and each result lands in its device's own slots.
   std::vector<std::pair<std::string, std::string>> groups;  // (platform, card_bound_variants_key)
   std::vector<std::pair<const device::DeviceSpec*, std::string>> keys;  // the key of each (platform, family), looked up once
@@ -733,8 +735,11 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
     auto known = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first->platform == devices[d].platform && k.first->family == devices[d].family; });
     if (known == keys.end()) {
       std::string key;
-      if (in.variant.empty())
-        if (const auto eng = engine_for(in, devices[d])) key = card_bound_variants_key(*eng, devices[d].family);
+      if (const auto eng = engine_for(in, devices[d])) {
+        if (in.variant.empty()) key = card_bound_variants_key(*eng, devices[d].family);
+        // Issue 15 (eng31): a family vLLM's V1 oracle sends to V0 runs another engine than its platform's other cards.
+        if (eng->v0_lines) key += "\nV0 " + eng->v0_lines->fallback_warning;
+      }
       known = keys.insert(keys.end(), {&devices[d], std::move(key)});
     }
     std::pair<std::string, std::string> g{devices[d].platform, known->second};

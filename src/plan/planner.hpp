@@ -229,6 +229,10 @@ struct PlanInputs {
   // Issue 16 (llamacpp30): `plan --host-cores N`: a CPU row's llama-server line passes -t N (0: not given; llama.cpp's
   // default, its physical cores, applies and the row's notes say so).
   int64_t host_cores = 0;
+  // Issue 15 (eng31): --kv-cache-dtype as given ("" = none; PlanTargets::engine_settings sizes with it): vLLM's V1 oracle
+  // sends some cards to the V0 engine for it (plan_engine on a device, engine_cores.json v1_fallbacks).
+  std::string kv_cache_dtype;
+  std::string attention_backend;  // --attention-backend as given ("" = none), which the same oracle reads (eng31)
 };
 
 // The engine a plan resolves on every device (deploy::resolve_engine): `engine`, with `engine_version` as its version.
@@ -237,6 +241,14 @@ deploy::EngineInput plan_engine_input(const PlanInputs& in);
 // That engine's profile on a device of `platform` (deploy::resolve_engine), with the build of --engine-build named on it
 // as fit's resolve_deployment names it (issue 15/16, plan28: the rules with a build boundary then read it).
 Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const std::string& platform);
+// Issue 15 (eng31): that engine's profile on `dev` as fit resolves it there: also what vLLM's V1 oracle sends back to V0
+// on this card (deploy::apply_v1_fallback: a card below compute capability 8.0 on vLLM 0.8 - 0.10.1, a --kv-cache-dtype
+// on Ampere / Ada 0.8 - 0.9 or an NPU 0.8 - 0.10), so a plan row sizes and prints V0 where fit does. The assumptions it
+// makes go to `assumptions` when given.
+Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const device::DeviceSpec& dev, std::vector<std::string>* assumptions = nullptr);
+// Issue 15 (eng31): the engine-core assumptions (the V0 engine, by default or by the V1 oracle) of plan_engine on each of
+// `devices`, each once, added to `r`'s assumptions: the plan says which cards' rows were sized as V0, as fit does.
+void note_engine_cores(PlanResult& r, const PlanInputs& in, const std::vector<device::DeviceSpec>& devices);
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
 // checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose

@@ -523,12 +523,13 @@ TEST(EngineCatalog, Issue15_HeldVisionFactorNamesItsSource) {
 TEST(EngineCatalog, Issue19_AttentionBackendNamesLoadAndCheck) {
   auto shipped = engine::load_attention_backends();
   ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
-  ASSERT_EQ(shipped->records.size(), 1u);
+  ASSERT_EQ(shipped->records.size(), 6u);  // issue 15 (eng31): one record per enum of vLLM's versions
   engine::EngineProfile vllm;
   vllm.engine = "vllm";
   vllm.version_min = {0, 23, 0};
   vllm.version_max = {0, 23, 99};
-  for (const char* name : {"FLASH_ATTN", "flashinfer", " TRITON_ATTN ", "XFORMERS", "TRITON_ATTN_VLLM_V1", "auto"})
+  // XFORMERS and TRITON_ATTN_VLLM_V1 are names of older versions (EngineCore.Issue15_AttentionBackendNamesOfEachVllmVersion).
+  for (const char* name : {"FLASH_ATTN", "flashinfer", " TRITON_ATTN ", "auto"})
     EXPECT_TRUE(engine::check_attention_backend(*shipped, vllm, name, "--attention-backend").has_value()) << name;
   const auto refused = engine::check_attention_backend(*shipped, vllm, "flash-attn", "--attention-backend");
   ASSERT_FALSE(refused.has_value());
@@ -552,6 +553,13 @@ TEST(EngineCatalog, Issue19_AttentionBackendNamesLoadAndCheck) {
       {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.9.0", "version_max": "0.6.0", "names": ["FLASH_ATTN"], "valid_options": [], "rejection": "'{name}'", "source": "s"}])",
        "records[a]: bad version range"},
       {R"([{"id": "a", "engine": "vllm"}])", "engine"},
+      // Issue 15 (eng31): what a version does with an unknown name, and the suffix it removes.
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["FLASH_ATTN"], "valid_options": ["FLASH_ATTN"], "rejection": "'{name}'", "unknown": "warned", "source": "s"}])",
+       "records[a]: unknown: expected refused or ignored, found 'warned'"},
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["FLASH_ATTN"], "valid_options": [], "rejection": "'{name}'", "unknown": "refused", "source": "s"}])",
+       "records[a]: valid_options is empty where names are refused"},
+      {R"([{"id": "a", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "0.9.0", "names": ["FLASH_ATTN"], "valid_options": ["FLASH_ATTN"], "rejection": "'{name}'", "removed_suffix": "_v1", "source": "s"}])",
+       "records[a]: removed_suffix: '_v1' is not an upper-case enum suffix"},
   };
   for (const auto& [records, fragment] : corrupt) {
     auto json = parse_json(R"({"schema_version": 1, "records": )" + records + "}", "x.json");

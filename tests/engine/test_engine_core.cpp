@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../logs/signatures_support.hpp"
+#include "base/text.hpp"
 #include "deploy/deployment.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_core.hpp"
@@ -487,6 +488,15 @@ TEST(EngineCore, Issue15_V0LinesAndFallbacksAreChecked) {
   EXPECT_EQ(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "fp8"), nullptr);
   EXPECT_EQ(cores->v1_fallback("vllm", {0, 11, 0}, "cuda", "volta", ""), nullptr);
   EXPECT_NE(cores->v1_fallback("vllm-ascend", {0, 9, 1}, "npu", "ascend-310p", "fp8"), nullptr);
+  // Issue 15 (eng31): VLLM_ATTENTION_BACKEND outside the oracle's V1_BACKENDS (vllm/engine/arg_utils.py of 0.8 - 0.10)
+  // sends the engine to V0 with "VLLM_ATTENTION_BACKEND=XFORMERS is not supported by the V1 Engine. Falling back to V0.";
+  // FLASHINFER is in the 0.9-era list, and the comparison is the variable's text as given.
+  const engine::V1Fallback* xformers = cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "", "XFORMERS");
+  ASSERT_NE(xformers, nullptr);
+  EXPECT_EQ(xformers->warning_for("XFORMERS").rfind("VLLM_ATTENTION_BACKEND=XFORMERS is not supported by the V1 Engine. Falling back to V0.", 0), 0u);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "", "FLASHINFER"), nullptr);
+  EXPECT_NE(cores->v1_fallback("vllm", {0, 9, 1}, "cuda", "hopper", "", "flashinfer"), nullptr);
+  EXPECT_EQ(cores->v1_fallback("vllm", {0, 11, 0}, "cuda", "hopper", "", "XFORMERS"), nullptr);
 
   const std::string record = R"({"id": "a", "engine": "vllm", "version_min": "0.8.0", "version_max": "0.10.99", "default_core": "v1",
       "max_num_batched_tokens_large_device": 2048, "max_num_seqs_large_device": 256, "unchunked_prefill_up_to": 32768, "source": "s", "printed_lines": LINES})";
@@ -507,7 +517,10 @@ TEST(EngineCore, Issue15_V0LinesAndFallbacksAreChecked) {
   const std::pair<std::string, std::string> corrupt[] = {
       {file(with(lines_ok, "0.10.99", "0.11.0"), fallback), "records[a].printed_lines[0]: bad version range"},
       {file(with(lines_ok, R"({"cuda": "cuda"})", "{}"), fallback), "records[a].printed_lines[0].device_names: expected an object of platform names"},
-      {file(lines_ok, with(fallback, "\"device\"", "\"always\"")), "v1_fallbacks[f]: condition: expected device or kv_cache_dtype, found 'always'"},
+      {file(lines_ok, with(fallback, "\"device\"", "\"always\"")), "v1_fallbacks[f]: condition: expected device, kv_cache_dtype or attention_backend, found 'always'"},
+      // Issue 15 (eng31): the attention-backend condition needs the oracle's V1 list, and only it takes one.
+      {file(lines_ok, with(fallback, "\"device\"", "\"attention_backend\"")), "v1_fallbacks[f]: v1_names: expected the oracle's V1 list with condition attention_backend"},
+      {file(lines_ok, with(fallback, "\"source\"", "\"v1_names\": [\"FLASH_ATTN\"], \"source\"")), "v1_fallbacks[f]: v1_names: expected the oracle's V1 list"},
       {file(lines_ok, with(fallback, "0.9.99", "0.11.5")), "v1_fallbacks[f]: no V0 record of vllm whose default is V1 covers 0.8.0 - 0.11.5"},
       {file(lines_ok, with(fallback, "\"warning\"", "\"warn\"")), "unknown key v1_fallbacks[f].warn"},
   };
@@ -541,4 +554,75 @@ TEST(EngineCore, Issue15_DatedVersionIsNotTakenForV0) {
   ASSERT_TRUE(stated.has_value());
   ASSERT_TRUE(stated->v0_lines.has_value()) << joined(notes);
   EXPECT_EQ(stated->v0_lines->device_name, "npu");
+}
+
+// Issue 15 (eng31): data/engines/attention_backends.json held one union record for vLLM 0.6 - 0.99, so a name a version
+// lacks was taken and a refusal listed the newest enum. Each version now answers as its own source does. Expected words
+// from vLLM: before PR #22217 (0.10.1) backend_name_to_enum returns None for an unknown name and the platform chooses
+// (no error); from it "Invalid attention backend: '<name>'. Valid backends are: [<Python list>]" (the 28 names a 0.10.1-era
+// vLLM printed, from 'FLASH_ATTN', 'FLASH_ATTN_VLLM_V1' to 'TREE_ATTN', 'XFORMERS_VLLM_V1'); 0.11.0's backend_name_to_enum
+// removes "_VLLM_V1" first; AttentionBackendEnum's metaclass (0.11.1 on) "Unknown attention backend: '<name>'. Valid
+// options are: <names joined by ', '>"; XFORMERS is a member in the 0.12-era registry and not in v0.13.0's.
+TEST(EngineCore, Issue15_AttentionBackendNamesOfEachVllmVersion) {
+  auto names = engine::load_attention_backends();
+  ASSERT_TRUE(names.has_value()) << names.error().describe();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines.has_value());
+  enum class Outcome { taken, noted, refused };
+  struct Case {
+    const char* engine;
+    const char* version;  // "" = not given: the profile's newest
+    const char* value;
+    Outcome outcome;
+    const char* fragment;  // the start of the refusal, or a fragment of the note
+  };
+  const Case cases[] = {
+      {"vllm", "0.9.1", "XFORMERS", Outcome::taken, ""},
+      {"vllm", "0.9.1", "FLASHMLA_SPARSE", Outcome::noted, "VLLM_ATTENTION_BACKEND=FLASHMLA_SPARSE is no member of vLLM's _Backend enum"},
+      {"vllm", "0.7.3", "nope", Outcome::noted, "VLLM_ATTENTION_BACKEND=NOPE is no member"},
+      {"vllm", "0.10.1", "TRITON_ATTN_VLLM_V1", Outcome::taken, ""},
+      {"vllm", "0.10.1", "FLASHMLA_SPARSE", Outcome::refused,
+       "--attention-backend: ValueError: Invalid attention backend: 'FLASHMLA_SPARSE'. Valid backends are: ['FLASH_ATTN', 'FLASH_ATTN_VLLM_V1', "},
+      {"vllm", "0.11.0", "flash_attn_vllm_v1", Outcome::noted, "vllm 0.11.0 removes the suffix '_VLLM_V1' and runs FLASH_ATTN"},
+      {"vllm", "0.11.0", "ROCM_AITER_UNIFIED_ATTN", Outcome::refused,
+       "--attention-backend: ValueError: Invalid attention backend: 'ROCM_AITER_UNIFIED_ATTN'. Valid backends are: ['FLASH_ATTN', 'TRITON_ATTN', 'XFORMERS', "},
+      {"vllm", "0.12.0", "XFORMERS", Outcome::taken, ""},
+      {"vllm", "0.13.0", "XFORMERS", Outcome::refused, "--attention-backend: ValueError: Unknown attention backend: 'XFORMERS'. Valid options are: FLASH_ATTN, "},
+      {"vllm", "0.23.0", "TRITON_ATTN_VLLM_V1", Outcome::refused, "--attention-backend: ValueError: Unknown attention backend: 'TRITON_ATTN_VLLM_V1'."},
+      {"vllm-ascend", "0.9.1", "XFORMERS", Outcome::taken, ""},
+      {"vllm-ascend", "0.13.0", "XFORMERS", Outcome::refused, "--attention-backend: ValueError: Unknown attention backend: 'XFORMERS'."},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.engine) + " " + c.version + " " + c.value);
+    auto profile = engine::select_engine(*engines, c.engine, c.version);
+    ASSERT_TRUE(profile.has_value()) << profile.error().describe();
+    const auto got = engine::check_attention_backend(*names, *profile, c.value, "--attention-backend");
+    if (c.outcome == Outcome::refused) {
+      ASSERT_FALSE(got.has_value()) << *got;
+      EXPECT_EQ(got.error().kind, ErrorKind::invalid_argument);
+      EXPECT_EQ(got.error().message.rfind(c.fragment, 0), 0u) << got.error().message;
+      continue;
+    }
+    ASSERT_TRUE(got.has_value()) << got.error().describe();
+    if (c.outcome == Outcome::taken) EXPECT_EQ(*got, "");
+    else EXPECT_NE(got->find(c.fragment), std::string::npos) << *got;
+  }
+  // The 0.10.1 list ends as vLLM printed it.
+  auto v0101 = engine::select_engine(*engines, "vllm", "0.10.1");
+  ASSERT_TRUE(v0101.has_value());
+  const auto refused = engine::check_attention_backend(*names, *v0101, "nope", "--attention-backend");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_TRUE(ends_with(refused.error().message, "'FLEX_ATTENTION', 'TREE_ATTN', 'XFORMERS_VLLM_V1']")) << refused.error().message;
+  // No version given: the newest profile's list, and the message says which it used.
+  auto newest = engine::select_engine(*engines, "vllm", "");
+  ASSERT_TRUE(newest.has_value());
+  const auto assumed = engine::check_attention_backend(*names, *newest, "XFORMERS", "--attention-backend");
+  ASSERT_FALSE(assumed.has_value());
+  EXPECT_NE(assumed.error().message.find("assumed, the version not given: the names of vllm-attention-backend@0.13-0.99]"), std::string::npos)
+      << assumed.error().message;
+  // plan's form, without a profile: the version given, else the newest record.
+  EXPECT_TRUE(engine::check_attention_backend_of(*names, "vllm", engine::parse_version("0.12.0"), "XFORMERS", "--attention-backend").has_value());
+  const auto plan_newest = engine::check_attention_backend_of(*names, "vllm", std::nullopt, "XFORMERS", "--attention-backend");
+  ASSERT_FALSE(plan_newest.has_value());
+  EXPECT_NE(plan_newest.error().message.find("the names of vllm-attention-backend@0.13-0.99"), std::string::npos) << plan_newest.error().message;
 }
