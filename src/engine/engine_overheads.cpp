@@ -72,7 +72,7 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   // Issue 15 (v0eng29): a misspelt key of a fitted record was dropped and its default taken in silence.
   JsonObject r(item, origin, "overheads[" + platform + "]");
   PF_TRY(keys, r.only_keys({"platform", "non_torch_bytes", "graph_bytes", "activation_bytes_per_batched_token_factor", "vision_activation_factor",
-                            "vision_activation_factor_source", "text_activation_live_tensors", "rope_cache_bytes_per_element", "rope_cache_source",
+                            "vision_activation_factor_source", "text_activation_live_tensors", "rope_cache_bytes_per_element", "rope_cache_source", "rope_cache_deepseek_scaling_copies", "rope_cache_deepseek_scaling_source",
                             "graph_memory_in_budget", "evidence", "band_fraction", "non_torch_band_bytes", "non_torch_band_source",
                             "non_torch_multi_rank_fraction", "non_torch_multi_rank_source", "non_torch_snapshot_bytes", "non_torch_snapshot_source",
                             "graph_first_capture_bytes", "graph_per_capture_bytes", "graph_capture_source", "nccl_buffers", "allreduce_fusion_workspace",
@@ -98,6 +98,16 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   o.rope_cache_bytes_per_element = rope;
   PF_TRY(rope_src, r.string("rope_cache_source"));
   o.rope_cache_source = rope_src;
+  // Issue 15 (acc31): the copies of a DeepseekScalingRotaryEmbedding cache the engine keeps, each in the model dtype;
+  // absent: the class takes rope_cache_bytes_per_element like any other.
+  PF_TRY(ds_copies, r.opt_number("rope_cache_deepseek_scaling_copies"));
+  PF_TRY(ds_src, r.opt_string("rope_cache_deepseek_scaling_source"));
+  if (ds_copies && (*ds_copies < 1 || *ds_copies > 16 || !ds_src || trim(*ds_src).empty()))
+    return make_error(ErrorKind::corrupt,
+                      format("%s: overheads[%s].rope_cache_deepseek_scaling_copies must be 1-16 with a rope_cache_deepseek_scaling_source", origin.c_str(), o.platform.c_str()),
+                      origin);
+  o.rope_cache_deepseek_scaling_copies = ds_copies;
+  if (ds_src) o.rope_cache_deepseek_scaling_source = *ds_src;
   PF_TRY(gib, r.opt_bool("graph_memory_in_budget"));
   o.graph_memory_in_budget = gib;
   PF_TRY(ev, r.string("evidence"));

@@ -467,6 +467,10 @@ struct Overheads {
   // and vllm-ascend keeps further cos/sin copies.
   double rope_cache_bytes_per_element = 2;
   std::string rope_cache_source;
+  // Issue 15 (acc31): what a DeepseekScalingRotaryEmbedding (an MLA model's scaled rope, model::RopeClass) keeps, in copies
+  // of its [max_position, rotary_dim] cache in the model dtype; unset: rope_cache_bytes_per_element as for any rope.
+  std::optional<double> rope_cache_deepseek_scaling_copies;
+  std::string rope_cache_deepseek_scaling_source;
   std::optional<bool> graph_memory_in_budget;  // platform exception to the engine profile's rule
   std::string evidence;
   double band_fraction = 0.3;

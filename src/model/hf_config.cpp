@@ -435,6 +435,24 @@ Expected<LayerKeys> read_layer_keys(const ConfigView& cfg, const std::string& or
   return k;
 }
 
+// An MLA model's rotary embedding (issue 15, acc31): vLLM's DeepseekV2MLAAttention builds
+// get_rope(qk_rope_head_dim, ...), so the cache is qk_rope_head_dim wide, not head_dim (hidden / heads: 56 for DeepSeek-V3,
+// whose qk_rope_head_dim is 64); and a rope_scaling of any type but "default" becomes "deepseek_yarn", a
+// DeepseekScalingRotaryEmbedding (vllm/model_executor/models/deepseek_v2.py DeepseekV2MLAAttention.__init__: 'if
+// rope_scaling: rope_scaling["rope_type"] = 'deepseek_yarn'' read at f41647ee6, 2025-04-11, v0.8.4's; 'if
+// config.rope_parameters["rope_type"] != "default"' at 3e41992fe, 2025-12-12, v0.13.0's).
+void read_mla_rotary(const ConfigView& cfg, const LayerKeys& keys, ModelSpec& spec) {
+  if (!keys.kv_lora || !keys.rope_dim_mla) return;
+  spec.rotary_dim = *keys.rope_dim_mla;
+  const Json* rope = cfg.find("rope_scaling");
+  if (!rope || !rope->is_object()) rope = cfg.find("rope_parameters");
+  if (!rope || !rope->is_object()) return;
+  const auto type_of = [&](const char* k) { return rope->contains(k) && (*rope)[k].is_string() ? (*rope)[k].get<std::string>() : std::string(); };
+  const std::string type = type_of("rope_type").empty() ? type_of("type") : type_of("rope_type");
+  if (!type.empty() && type != "default") spec.rope_class = RopeClass::deepseek_scaling;
+}
+
+
 // Layer i's kind from the first rule that applies: hybrid_override_pattern, kv_lora_rank (MLA),
 // layer_types, full_attention_interval, sliding_window, else full attention. `rule` names the rule.
 Status assign_layer_kind(LayerSpec& l, int64_t i, const LayerKeys& k, const std::string& hybrid_pattern, const ArchitectureTraits& traits,
@@ -612,6 +630,7 @@ Expected<ModelSpec> parse_hf_config(const Json& root, const std::string& origin)
   PF_TRY(moe, read_moe(cfg, origin, d.intermediate, spec));
   PF_TRY(placement, read_moe_placement(cfg));
   PF_TRY(keys, read_layer_keys(cfg, origin, text));
+  read_mla_rotary(cfg, keys, spec);
   PF_TRY(layers_ok, build_layers(text, keys, moe, placement, traits, origin, spec));
   (void)layers_ok;
 

@@ -23,6 +23,9 @@ inline constexpr int64_t k_max_dim = 1 << 22;
 inline constexpr int64_t k_max_vocab = 1 << 24;
 inline constexpr int64_t k_max_experts = 1 << 14;
 
+// Which rotary-embedding class the engine's model code builds (ModelSpec::rope_class).
+enum class RopeClass { plain, deepseek_scaling };
+
 // What a decoder layer does for token mixing, and so what it caches.
 enum class LayerKind { full_attention, sliding_attention, mla_attention, linear_attention, mamba, mlp_only, count_ };
 const char* layer_kind_name(LayerKind kind);
@@ -98,6 +101,11 @@ struct ModelSpec {
   int64_t vocab_size = 0;               // config: vocab_size
   int64_t max_position_embeddings = 0;  // config: max_position_embeddings; GGUF {arch}.context_length
   int64_t rotary_dim = 0;               // head_dim x partial_rotary_factor (or qk_rope_head_dim for MLA)
+  // The rotary class vLLM builds for the attention (issue 15, acc31): deepseek_scaling for an MLA model whose rope_scaling
+  // names a type other than default (vLLM model_executor/models/deepseek_v2.py sets rope_type "deepseek_yarn", so
+  // get_rope builds DeepseekScalingRotaryEmbedding, whose cache is original_max_position_embeddings x factor long); plain
+  // otherwise. The engine's catalogue says what each class keeps on the device (engines.json overheads[].rope_cache_*).
+  RopeClass rope_class = RopeClass::plain;
   // vLLM's derived max_model_len (vllm/config/model.py, _get_and_verify_max_len): the smallest of the config's length
   // keys (max_position_embeddings, n_positions, max_seq_len, seq_length, model_max_length, max_target_positions,
   // max_sequence_length, max_seq_length, seq_len; model_max_length, when set, replaces it), times rope_scaling's factor

@@ -404,8 +404,9 @@ TEST(Validation, Issue15_DataParallelExpertParallelWeightsFromPublicLogs) {
     for (const auto& f : row.fields) {
       if (f.field != "weights_gib") continue;
       if (nightly_dsv32) {
-        EXPECT_GT(f.observed - f.predicted, 0.25) << row.id << ": the common 0.28 - 0.34 GiB gap closed? update docs and this test";
-        EXPECT_LT(f.observed - f.predicted, 0.37) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
+        // Issue 15 (acc31): 0.28 - 0.34 GiB before the MLA rotary caches were read from source (+0.049 GiB on V3.2).
+        EXPECT_GT(f.observed - f.predicted, 0.20) << row.id << ": the common 0.23 - 0.30 GiB gap closed? update docs and this test";
+        EXPECT_LT(f.observed - f.predicted, 0.32) << row.id << ": observed " << f.observed << " predicted " << f.predicted;
         ++dsv32;
         continue;
       }
