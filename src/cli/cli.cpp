@@ -40,6 +40,7 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/model_support.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/context_length.hpp"
 #include "model/model_catalog.hpp"
@@ -401,6 +402,17 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // Issue 16 (quant29): a --quantization the engine version's argument parser lacks stops `vllm serve` (exit 2).
   if (r.flags.quantization && !*variant)
     if (auto ok = deploy::check_quantization_choice(*resolved, *r.flags.quantization); !ok) return report_error(ok.error());
+  // Issues 15/16 (arch31): a named vLLM version whose model registry lacks the architecture stops `vllm serve` with
+  // "Model architectures [...] are not supported for now" (exit 1, the first version that has it named); one missing
+  // from preflight's list is said, never refused.
+  if (resolved->engine.version_named) {
+    const auto arch = engine::shipped_architecture_check(resolved->engine, resolved->model.architecture);
+    if (arch.verdict == engine::ArchitectureVerdict::unsupported) {
+      std::fprintf(stderr, "preflight: %s\n", clip_text(strip_terminal_controls(arch.message), k_max_error_bytes).c_str());
+      return k_exit_fail;
+    }
+    if (arch.verdict == engine::ArchitectureVerdict::not_listed) resolved->assumptions.push_back(arch.message);
+  }
   const model::ModelSpec& model = resolved->model;
   const device::DeviceSpec* dev = &resolved->device;
   const engine::EngineProfile* eng = &resolved->engine;

@@ -7,6 +7,7 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_settings.hpp"
+#include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
@@ -118,6 +119,11 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!eng->runs_on(dev.platform) || !oh || !sp || eng->engine == "llama.cpp") {
     c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
+    return c;
+  }
+  // Issues 15/16 (arch31): the engine version's model registry lacks the architecture, as on the TP/PP rows.
+  if (auto arch = engine::shipped_architecture_check(*eng, m.architecture); arch.verdict == engine::ArchitectureVerdict::unsupported) {
+    c.reason = layout_name(c) + ": engine rejects it: " + arch.message;
     return c;
   }
   // Issue 16: the engine version's argument parser refuses a --quantization it has no choice for before anything else,
