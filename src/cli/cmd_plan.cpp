@@ -470,6 +470,13 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (auto version = deploy::apply_engine_version(e, r.engine_version, "--engine-version"); !version) return report_error(version.error());
     in.engine = e.engine;
     in.engine_version = e.version;
+    // ux31: a version no profile covers is bad input for every row (exit 2, the flag and the known range named), as in fit.
+    if (in.engine.find('@') != std::string::npos)
+      if (auto named = engine::select_engine(*engines, in.engine, ""); !named && named.error().kind == ErrorKind::not_found) {
+        Error err = named.error();
+        err.context = e.origin + " " + in.engine;
+        return report_error(err);
+      }
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.

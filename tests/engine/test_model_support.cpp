@@ -108,3 +108,18 @@ TEST(ModelSupportCli, Issue16_FitRefusesQwen3OnVllmAscend073AndPlanMakesNoRow) {
   const auto unnamed = pftest::run_cli("plan " + model + " --devices 910B3 --engine vllm-ascend --max-devices 1 --json", {.with_stderr = false});
   EXPECT_EQ(unnamed.code, 0) << unnamed.out.substr(0, 400);
 }
+
+// ux31 item 2: "preflight: 0.99: vllm-ascend 0.99.0 is not in..." named neither the flag nor the range of known
+// versions. Now the flag as written (--engine E@V, --engine-version V) and the whole known range (vLLM-Ascend's oldest
+// profile starts at 0.7.0: data/engines/engines.json vllm-ascend@0.7-0.12), exit 2, in fit and plan alike.
+TEST(ModelSupportCli, Issue16_UnknownEngineVersionNamesTheFlagAndTheKnownRange) {
+  const auto at = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.99");
+  EXPECT_EQ(at.code, 2) << at.out;
+  EXPECT_EQ(at.out.rfind("preflight: --engine vllm-ascend@0.99: vllm-ascend 0.99.0 is not in the engine catalogue, which knows vllm-ascend 0.7.0 - ", 0), 0u) << at.out;
+  const auto flag = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine-version 0.99");
+  EXPECT_EQ(flag.code, 2) << flag.out;
+  EXPECT_EQ(flag.out.rfind("preflight: --engine-version 0.99: vllm-ascend 0.99.0 is not in the engine catalogue", 0), 0u) << flag.out;
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3 --engine vllm-ascend@0.99 --max-devices 1");
+  EXPECT_EQ(plan.code, 2) << plan.out;
+  EXPECT_EQ(plan.out.rfind("preflight: --engine vllm-ascend@0.99: vllm-ascend 0.99.0 is not in the engine catalogue, which knows vllm-ascend 0.7.0 - ", 0), 0u) << plan.out;
+}
