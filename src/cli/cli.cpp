@@ -402,6 +402,9 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // Issue 16 (quant29): a --quantization the engine version's argument parser lacks stops `vllm serve` (exit 2).
   if (r.flags.quantization && !*variant)
     if (auto ok = deploy::check_quantization_choice(*resolved, *r.flags.quantization); !ok) return report_error(ok.error());
+  // Issue 16 (arch31): "32k" where the engine version's parser takes a plain integer is argparse's refusal (exit 2).
+  if (const std::string why = human_readable_flag_refusal(r.flags, resolved->engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
   // Issues 15/16 (arch31): a named vLLM version whose model registry lacks the architecture stops `vllm serve` with
   // "Model architectures [...] are not supported for now" (exit 1, the first version that has it named); one missing
   // from preflight's list is said, never refused.
