@@ -471,12 +471,17 @@ int cmd_plan(const std::vector<std::string>& argv) {
     in.engine = e.engine;
     in.engine_version = e.version;
     // ux31: a version no profile covers is bad input for every row (exit 2, the flag and the known range named), as in fit.
-    if (in.engine.find('@') != std::string::npos)
-      if (auto named = engine::select_engine(*engines, in.engine, ""); !named && named.error().kind == ErrorKind::not_found) {
+    if (in.engine.find('@') != std::string::npos) {
+      auto named = engine::select_engine(*engines, in.engine, "");
+      if (!named && named.error().kind == ErrorKind::not_found) {
         Error err = named.error();
         err.context = e.origin + " " + in.engine;
         return report_error(err);
       }
+      // arch31: a suffixed token count ("4K") the named version's parser takes as a plain integer (exit 2, as in fit).
+      if (named)
+        if (const std::string why = human_readable_flag_refusal(r.flags, *named); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
+    }
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.

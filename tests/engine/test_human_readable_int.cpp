@@ -70,4 +70,9 @@ TEST(HumanReadableIntCli, Issue16_FitTakesMaxModelLen32kAsVllmDoesAndOlderVersio
   const auto batched = pftest::run_cli("fit meta-llama/Meta-Llama-3.1-8B --device H100 --engine vllm@0.9.0 --max-model-len 8192 --max-num-batched-tokens 4K");
   EXPECT_EQ(batched.code, 2) << batched.out;
   EXPECT_NE(batched.out.find("argument --max-num-batched-tokens: invalid int value: '4K'"), std::string::npos) << batched.out;
+  // plan with a named version: the same refusal before any row; from 0.9.1 the rows are sized.
+  const auto plan_old = pftest::run_cli("plan meta-llama/Meta-Llama-3.1-8B --devices H100 --engine vllm@0.9.0 --max-num-batched-tokens 4K --max-devices 1");
+  EXPECT_EQ(plan_old.code, 2) << plan_old.out.substr(0, 300);
+  EXPECT_NE(plan_old.out.find("invalid int value: '4K'"), std::string::npos) << plan_old.out.substr(0, 300);
+  EXPECT_EQ(pftest::run_cli("plan meta-llama/Meta-Llama-3.1-8B --devices H100 --engine vllm@0.9.1 --max-num-batched-tokens 4K --max-devices 1").code, 0);
 }
