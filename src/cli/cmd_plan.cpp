@@ -229,7 +229,8 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
     w.concurrency = {1};
     for (int64_t n = 4; n <= std::max<int64_t>(1, static_cast<int64_t>(fit.max_concurrency * 1.0001)) && n <= fit.max_num_seqs; n *= 4) w.concurrency.push_back(n);
   }
-  w.input_tokens = f.input_len.value_or(1024);
+  // ux31: a 1,024-token prompt where max_model_len is shorter is one vLLM refuses: the prefill is min(1,024, max_model_len).
+  w.input_tokens = f.input_len.value_or(std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   // Issue 20: decode at the context asked for (--max-model-len), else 1,024 tokens (no context was asked for).
   w.context_tokens = f.decode_context.value_or(d.max_model_len ? std::max<int64_t>(1, *d.max_model_len) : std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
@@ -549,7 +550,18 @@ int cmd_plan(const std::vector<std::string>& argv) {
     // no device's engine runs): they can never apply, as in fit.
     if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))
       return report_error(make_error(ErrorKind::invalid_argument, setting_refusal(in, t, list.front())));
-    result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
+    const int64_t max_devices = r.max_devices.value_or(16);
+    result = plan::plan_for_model(*spec, list, in, t, max_devices);
+    // ux31: "nothing meets the targets" named no count that would; the fewest up to 64 devices, when one does.
+    if (result.recommended.empty() && max_devices < 64) {
+      plan::PlanInputs wider_in = in;
+      wider_in.detail = plan::RowDetail::table;
+      const plan::PlanResult wider = plan::plan_for_model(*spec, list, wider_in, t, 64);
+      const plan::Candidate* fewest = nullptr;
+      for (const auto& c : wider.recommended)
+        if (c.num_devices > max_devices && (!fewest || c.num_devices < fewest->num_devices)) fewest = &c;
+      if (fewest) result.fewest_that_meet = fmt::format("{} x {} (--max-devices {})", fewest->num_devices, std::string(fewest->device_id), fewest->num_devices);
+    }
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());

@@ -185,12 +185,13 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     return c;
   }
   c.meets = true;
+  const int64_t streams_per_replica = std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size);  // ux31: "1 stream"
   c.reason = format("%s: %lld replicas of %lld device(s), each with its own KV cache (%.2f requests at %lld tokens, %.2f in all); routed experts whole over "
-                    "%lld ranks (%lld of %lld per rank); tok/s per stream at %lld streams per replica",
+                    "%lld ranks (%lld of %lld per rank); tok/s per stream at %lld stream%s per replica",
                     layout_name(c).c_str(), static_cast<long long>(l.data_parallel_size), static_cast<long long>(l.tensor_parallel_size), c.fit.max_concurrency,
                     static_cast<long long>(c.context_tokens), total_concurrency, static_cast<long long>(l.num_devices),
                     static_cast<long long>(m.num_experts / l.num_devices), static_cast<long long>(m.num_experts),
-                    static_cast<long long>(std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size)));
+                    static_cast<long long>(streams_per_replica), streams_per_replica == 1 ? "" : "s");
   add_launch(c, m, dev, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
   return c;
 }
