@@ -430,6 +430,38 @@ Status check_plan_form(const PlanRequest& r, const std::vector<std::string>& pos
 
 }  // namespace
 
+namespace {
+
+// ux31: "nothing meets the targets" named no count that would: the fewest devices up to 64 that do ("16 x H100-SXM
+// (--max-devices 16)"), or "" when none does. Run only when a plan found nothing.
+std::string fewest_that_meet(const model::ModelSpec& spec, const std::vector<device::DeviceSpec>& list, const plan::PlanInputs& in, const plan::PlanTargets& t,
+                             int64_t max_devices) {
+  plan::PlanInputs wider_in = in;
+  wider_in.detail = plan::RowDetail::table;
+  const plan::PlanResult wider = plan::plan_for_model(spec, list, wider_in, t, 64);
+  const plan::Candidate* fewest = nullptr;
+  for (const auto& c : wider.recommended)
+    if (c.num_devices > max_devices && (!fewest || c.num_devices < fewest->num_devices)) fewest = &c;
+  return fewest ? fmt::format("{} x {} (--max-devices {})", fewest->num_devices, std::string(fewest->device_id), fewest->num_devices) : std::string();
+}
+
+// ux31: a version no profile covers is bad input for every row (exit 2, the flag and the known range named), as in fit;
+// arch31: so is a suffixed token count ("4K") the named version's parser takes as a plain integer.
+Status check_named_engine(const engine::EngineCatalog& engines, const std::string& engine, const std::string& origin, const deploy::Flags& flags) {
+  if (engine.find('@') == std::string::npos) return Ok{};
+  auto named = engine::select_engine(engines, engine, "");
+  if (!named && named.error().kind == ErrorKind::not_found) {
+    Error err = named.error();
+    err.context = origin + " " + engine;
+    return err;
+  }
+  if (named)
+    if (const std::string why = human_readable_flag_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+  return Ok{};
+}
+
+}  // namespace
+
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
@@ -471,18 +503,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (auto version = deploy::apply_engine_version(e, r.engine_version, "--engine-version"); !version) return report_error(version.error());
     in.engine = e.engine;
     in.engine_version = e.version;
-    // ux31: a version no profile covers is bad input for every row (exit 2, the flag and the known range named), as in fit.
-    if (in.engine.find('@') != std::string::npos) {
-      auto named = engine::select_engine(*engines, in.engine, "");
-      if (!named && named.error().kind == ErrorKind::not_found) {
-        Error err = named.error();
-        err.context = e.origin + " " + in.engine;
-        return report_error(err);
-      }
-      // arch31: a suffixed token count ("4K") the named version's parser takes as a plain integer (exit 2, as in fit).
-      if (named)
-        if (const std::string why = human_readable_flag_refusal(r.flags, *named); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
-    }
+    if (auto ok = check_named_engine(*engines, in.engine, e.origin, r.flags); !ok) return report_error(ok.error());
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.
@@ -552,16 +573,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
       return report_error(make_error(ErrorKind::invalid_argument, setting_refusal(in, t, list.front())));
     const int64_t max_devices = r.max_devices.value_or(16);
     result = plan::plan_for_model(*spec, list, in, t, max_devices);
-    // ux31: "nothing meets the targets" named no count that would; the fewest up to 64 devices, when one does.
-    if (result.recommended.empty() && max_devices < 64) {
-      plan::PlanInputs wider_in = in;
-      wider_in.detail = plan::RowDetail::table;
-      const plan::PlanResult wider = plan::plan_for_model(*spec, list, wider_in, t, 64);
-      const plan::Candidate* fewest = nullptr;
-      for (const auto& c : wider.recommended)
-        if (c.num_devices > max_devices && (!fewest || c.num_devices < fewest->num_devices)) fewest = &c;
-      if (fewest) result.fewest_that_meet = fmt::format("{} x {} (--max-devices {})", fewest->num_devices, std::string(fewest->device_id), fewest->num_devices);
-    }
+    if (result.recommended.empty() && max_devices < 64) result.fewest_that_meet = fewest_that_meet(*spec, list, in, t, max_devices);
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
