@@ -14,6 +14,7 @@
 
 #include "base/file.hpp"
 #include "base/text.hpp"
+#include "engine/human_readable_int.hpp"
 
 namespace preflight::cli {
 
@@ -144,6 +145,31 @@ Option given_int(std::string name, std::string value, std::optional<deploy::Give
           }};
 }
 
+Option given_tokens(std::string name, std::string value, std::optional<deploy::Given<int64_t>>& into, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
+            PF_TRY(human, engine::parse_human_readable_int("--" + name, text));
+            if (human) {  // the origin keeps the text as written: the engine version decides whether its parser takes it
+              into = deploy::Given<int64_t>{*human, "--" + name + " " + trim(text)};
+              return Ok{};
+            }
+            PF_TRY(v, parse_int(name, text));
+            into = deploy::Given<int64_t>{v, "--" + name};
+            return Ok{};
+          }};
+}
+
+std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {
+  for (const auto* given : {&f.max_model_len, &f.max_num_batched_tokens}) {
+    if (!*given) continue;
+    const std::string& origin = (*given)->origin;
+    const size_t space = origin.find(' ');
+    if (space == std::string::npos || origin.rfind("--", 0) != 0) continue;
+    if (std::string why = engine::human_readable_refusal(engine.engine, engine.rule_version(), origin.substr(0, space), origin.substr(space + 1)); !why.empty())
+      return why;
+  }
+  return "";
+}
+
 Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help) {
   return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
             PF_TRY(v, parse_real(name, text));
@@ -208,7 +234,7 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
                 given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages"),
                 decode_context_parallel_option(f),
-                given_int("max-model-len", "L", f.max_model_len, "without it: vLLM's derived max_model_len (max_position_embeddings, rope-scaled),\nand the largest context that fits"),
+                given_tokens("max-model-len", "L", f.max_model_len, "without it: vLLM's derived max_model_len (max_position_embeddings, rope-scaled),\nand the largest context that fits; 32k = 32,000, 32K = 32,768 (vLLM 0.8.4 and later)"),
                 given_real("gpu-memory-utilization", "U", f.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
                 given_text("quantization", "Q", f.quantization, "a method the checkpoint does not state (the engine's accepted list is checked)"),
                 given_int("data-parallel-size", "N", f.data_parallel_size, "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP"),

@@ -57,6 +57,12 @@ Option int_list_flag(std::string name, std::string value, std::optional<std::vec
 // vLLM's deployment flags: each stores the value with its flag as origin; deploy::check_flags checks them
 // (one set of checks for fit, plan, logs and validate).
 Option given_int(std::string name, std::string value, std::optional<deploy::Given<int64_t>>& into, std::string help);
+// Issue 16 (arch31): a token count as vLLM's human_readable_int reads it (engine/human_readable_int: 32k = 32,000, 32K =
+// 32,768); a suffixed value keeps its text in the origin ("--max-model-len 32k") for human_readable_flag_refusal.
+Option given_tokens(std::string name, std::string value, std::optional<deploy::Given<int64_t>>& into, std::string help);
+// argparse's refusal of a suffixed --max-model-len / --max-num-batched-tokens by an engine version that parses it as a
+// plain integer, or "".
+std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::EngineProfile& engine);
 Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help);
 Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
 Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);

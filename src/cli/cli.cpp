@@ -40,6 +40,7 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/model_support.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/context_length.hpp"
 #include "model/model_catalog.hpp"
@@ -337,6 +338,23 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
   return Ok{};
 }
 
+// What the named engine version's own parser or model registry refuses, as its exit code (nullopt: nothing). Issue 16
+// (arch31): "32k" where the version's parser takes a plain integer is argparse's refusal (exit 2); a named vLLM version
+// whose model registry lacks the architecture stops `vllm serve` with "Model architectures [...] are not supported for
+// now" (exit 1, the first version that has it named); one missing from preflight's list is said, never refused.
+std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
+  if (const std::string why = human_readable_flag_refusal(flags, resolved.engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (!resolved.engine.version_named) return std::nullopt;
+  const auto arch = engine::shipped_architecture_check(resolved.engine, resolved.model.architecture);
+  if (arch.verdict == engine::ArchitectureVerdict::unsupported) {
+    std::fprintf(stderr, "preflight: %s\n", clip_text(strip_terminal_controls(arch.message), k_max_error_bytes).c_str());
+    return k_exit_fail;
+  }
+  if (arch.verdict == engine::ArchitectureVerdict::not_listed) resolved.assumptions.push_back(arch.message);
+  return std::nullopt;
+}
+
 int cmd_fit(const std::vector<std::string>& argv) {
   // Issue 16: --variant sizes a vLLM / vLLM-Ascend deployment; the llama.cpp and MindIE fits size the files they are given.
   for (const auto& a : argv) {
@@ -407,6 +425,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // Issue 16 (quant29): a --quantization the engine version's argument parser lacks stops `vllm serve` (exit 2).
   if (r.flags.quantization && !*variant)
     if (auto ok = deploy::check_quantization_choice(*resolved, *r.flags.quantization); !ok) return report_error(ok.error());
+  if (const auto refused = engine_version_refusal(r.flags, *resolved)) return *refused;
   const model::ModelSpec& model = resolved->model;
   const device::DeviceSpec* dev = &resolved->device;
   const engine::EngineProfile* eng = &resolved->engine;

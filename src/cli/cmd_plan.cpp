@@ -229,7 +229,8 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
     w.concurrency = {1};
     for (int64_t n = 4; n <= std::max<int64_t>(1, static_cast<int64_t>(fit.max_concurrency * 1.0001)) && n <= fit.max_num_seqs; n *= 4) w.concurrency.push_back(n);
   }
-  w.input_tokens = f.input_len.value_or(1024);
+  // ux31: a 1,024-token prompt where max_model_len is shorter is one vLLM refuses: the prefill is min(1,024, max_model_len).
+  w.input_tokens = f.input_len.value_or(std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   // Issue 20: decode at the context asked for (--max-model-len), else 1,024 tokens (no context was asked for).
   w.context_tokens = f.decode_context.value_or(d.max_model_len ? std::max<int64_t>(1, *d.max_model_len) : std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
@@ -434,6 +435,38 @@ Status check_plan_form(const PlanRequest& r, const std::vector<std::string>& pos
 
 }  // namespace
 
+namespace {
+
+// ux31: "nothing meets the targets" named no count that would: the fewest devices up to 64 that do ("16 x H100-SXM
+// (--max-devices 16)"), or "" when none does. Run only when a plan found nothing.
+std::string fewest_that_meet(const model::ModelSpec& spec, const std::vector<device::DeviceSpec>& list, const plan::PlanInputs& in, const plan::PlanTargets& t,
+                             int64_t max_devices) {
+  plan::PlanInputs wider_in = in;
+  wider_in.detail = plan::RowDetail::table;
+  const plan::PlanResult wider = plan::plan_for_model(spec, list, wider_in, t, 64);
+  const plan::Candidate* fewest = nullptr;
+  for (const auto& c : wider.recommended)
+    if (c.num_devices > max_devices && (!fewest || c.num_devices < fewest->num_devices)) fewest = &c;
+  return fewest ? fmt::format("{} x {} (--max-devices {})", fewest->num_devices, std::string(fewest->device_id), fewest->num_devices) : std::string();
+}
+
+// ux31: a version no profile covers is bad input for every row (exit 2, the flag and the known range named), as in fit;
+// arch31: so is a suffixed token count ("4K") the named version's parser takes as a plain integer.
+Status check_named_engine(const engine::EngineCatalog& engines, const std::string& engine, const std::string& origin, const deploy::Flags& flags) {
+  if (engine.find('@') == std::string::npos) return Ok{};
+  auto named = engine::select_engine(engines, engine, "");
+  if (!named && named.error().kind == ErrorKind::not_found) {
+    Error err = named.error();
+    err.context = origin + " " + engine;
+    return err;
+  }
+  if (named)
+    if (const std::string why = human_readable_flag_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+  return Ok{};
+}
+
+}  // namespace
+
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
@@ -475,6 +508,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (auto version = deploy::apply_engine_version(e, r.engine_version, "--engine-version"); !version) return report_error(version.error());
     in.engine = e.engine;
     in.engine_version = e.version;
+    if (auto ok = check_named_engine(*engines, in.engine, e.origin, r.flags); !ok) return report_error(ok.error());
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.
@@ -544,7 +578,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     // no device's engine runs): they can never apply, as in fit.
     if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))
       return report_error(make_error(ErrorKind::invalid_argument, setting_refusal(in, t, list.front())));
-    result = plan::plan_for_model(*spec, list, in, t, r.max_devices.value_or(16));
+    const int64_t max_devices = r.max_devices.value_or(16);
+    result = plan::plan_for_model(*spec, list, in, t, max_devices);
+    if (result.recommended.empty() && max_devices < 64) result.fewest_that_meet = fewest_that_meet(*spec, list, in, t, max_devices);
     plan::note_engine_cores(result, in, list);  // issue 15 (eng31): the V0 engine the rows were sized as
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }

@@ -34,7 +34,7 @@ const std::vector<Setting>& settings() {
          if (f.max_num_seqs) a.serve_args.push_back(fmt::format("--max-num-seqs {}", f.max_num_seqs->value));
        }},
       {[](EngineSettingsInto i) {
-         return std::vector<Option>{given_int("max-num-batched-tokens", "N", i.flags.max_num_batched_tokens, "tokens per scheduler step (the profile run's batch)")};
+         return std::vector<Option>{given_tokens("max-num-batched-tokens", "N", i.flags.max_num_batched_tokens, "tokens per scheduler step (the profile run's batch)")};
        },
        [](const deploy::Flags& f, plan::EngineArgs& a) {
          if (f.max_num_batched_tokens) a.serve_args.push_back(fmt::format("--max-num-batched-tokens {}", f.max_num_batched_tokens->value));

@@ -274,6 +274,14 @@ Expected<engine::EngineProfile> resolve_profile(const EngineInput& input, const 
       return newest;
     }
   }
+  // ux31: a version a flag named that no profile covers names the flag as written ("--engine vllm-ascend@0.99"), not
+  // the bare version text.
+  if (!profile && profile.error().kind == ErrorKind::not_found && input.origin.rfind("--", 0) == 0 && (name.find('@') != std::string::npos || !version.empty())) {
+    Error e = profile.error();
+    const bool at = name.find('@') != std::string::npos;
+    e.context = input.origin + " " + (at ? name : trim(input.engine).empty() ? trim(version) : name + "@" + trim(version));
+    return e;
+  }
   return profile;  // select_engine's errors name the engine and the version
 }
 

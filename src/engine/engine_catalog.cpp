@@ -755,11 +755,18 @@ Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::s
       return selected;
     }
   }
+  // ux31: the known versions' whole range first ("0.7.0 - 0.26.99"), then the profiles' ranges.
   std::string known;
+  const EngineProfile* oldest = nullptr;
   for (const auto& p : catalog.profiles) {
-    if (p.engine == engine) known += (known.empty() ? "" : ", ") + p.version_min.text() + "-" + p.version_max.text();
+    if (p.engine != engine) continue;
+    known += (known.empty() ? "" : ", ") + p.version_min.text() + "-" + p.version_max.text();
+    if (!oldest || p.version_min < oldest->version_min) oldest = &p;
   }
-  return make_error(ErrorKind::not_found, format("%s %s is not in the engine catalogue; known ranges: %s", engine.c_str(), v->text().c_str(), known.c_str()), version_text);
+  return make_error(ErrorKind::not_found,
+                    format("%s %s is not in the engine catalogue, which knows %s %s - %s (profiles %s)", engine.c_str(), v->text().c_str(), engine.c_str(),
+                           oldest->version_min.text().c_str(), newest->version_max.text().c_str(), known.c_str()),
+                    version_text);
 }
 
 }  // namespace preflight::engine

@@ -7,6 +7,7 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_settings.hpp"
+#include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
@@ -120,6 +121,11 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
     return c;
   }
+  // Issues 15/16 (arch31): the engine version's model registry lacks the architecture, as on the TP/PP rows.
+  if (auto arch = engine::shipped_architecture_check(*eng, m.architecture); arch.verdict == engine::ArchitectureVerdict::unsupported) {
+    c.reason = layout_name(c) + ": engine rejects it: " + arch.message;
+    return c;
+  }
   // Issue 16: the engine version's argument parser refuses a --quantization it has no choice for before anything else,
   // as on the TP/PP rows (planner.cpp prepare_variant) and in fit.
   if (std::string refusal = v ? engine::shipped_quantization_refusal(*eng, v->engine_quantization) : std::string(); !refusal.empty()) {
@@ -179,12 +185,13 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     return c;
   }
   c.meets = true;
+  const int64_t streams_per_replica = std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size);  // ux31: "1 stream"
   c.reason = format("%s: %lld replicas of %lld device(s), each with its own KV cache (%.2f requests at %lld tokens, %.2f in all); routed experts whole over "
-                    "%lld ranks (%lld of %lld per rank); tok/s per stream at %lld streams per replica",
+                    "%lld ranks (%lld of %lld per rank); tok/s per stream at %lld stream%s per replica",
                     layout_name(c).c_str(), static_cast<long long>(l.data_parallel_size), static_cast<long long>(l.tensor_parallel_size), c.fit.max_concurrency,
                     static_cast<long long>(c.context_tokens), total_concurrency, static_cast<long long>(l.num_devices),
                     static_cast<long long>(m.num_experts / l.num_devices), static_cast<long long>(m.num_experts),
-                    static_cast<long long>(std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size)));
+                    static_cast<long long>(streams_per_replica), streams_per_replica == 1 ? "" : "s");
   add_launch(c, m, dev, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
   return c;
 }

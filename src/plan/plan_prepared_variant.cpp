@@ -1,5 +1,6 @@
 #include "plan/prepared_variant.hpp"
 
+#include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "plan/launch.hpp"
 #include "plan/plan_variants.hpp"
@@ -43,6 +44,8 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
     if (!eng->runs_on(dev.platform)) p.wrong_platform = eng->id + " does not run on " + dev.platform + " devices";
     p.overheads = in.engines->overheads_for(*eng, dev.platform);
     p.speed = in.speeds->find(eng->engine, dev.platform, dev.id);
+    if (auto arch = engine::shipped_architecture_check(*eng, m.architecture); arch.verdict == engine::ArchitectureVerdict::unsupported)
+      p.architecture_refused = SharedText("engine rejects it: " + arch.message);
   }
   if (!variant.empty()) {
     auto found = catalog ? model::find_variant(*catalog, variant) : Expected<const model::QuantVariant*>(catalog.error());

@@ -332,6 +332,10 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = "no overheads or speed profile for " + eng->engine + " on " + dev.platform;
     return false;
   }
+  if (!pv.architecture_refused.empty()) {  // issues 15/16 (arch31): the engine never loads the model
+    c.reason = pv.architecture_refused;
+    return false;
+  }
   if (!pv.argparse_refused.empty()) {
     c.reason = pv.argparse_refused;
     return false;

@@ -186,6 +186,9 @@ struct PlanResult {
   CandidateList recommended;  // ranked
   CandidateList rejected;     // with reasons
   std::vector<std::string> assumptions;
+  // ux31: when nothing meets the targets within --max-devices, the fewest devices that would ("8 x H100-SXM, --max-devices
+  // 8"); empty when none does up to 64 or rows were found.
+  std::string fewest_that_meet;
 };
 
 // What the served model is used for; it selects the launch rules (plan/launch.hpp).

@@ -50,6 +50,9 @@ struct PreparedVariant {
   // (engine::shipped_quantization_refusal, as fit's deploy::apply_variant_rules reads it first), "" when it has one; once
   // per (model, variant, engine): plan --variant w8a8 on a CUDA card gave the variant rule's later ValueError instead.
   SharedText argparse_refused;
+  // Issues 15/16 (arch31): the engine version's model registry lacks the model's architecture (engine::shipped_architecture_check),
+  // "" when it has it or preflight's list does not name it; once per (model, engine).
+  SharedText architecture_refused;
   // Planfast8: the rule that rejects the variant at a TP size above 1 on a family (layout_rule), looked up once per
   // (family, TP size) rather than per card and count (1.5% of the whole-catalogue plan's instructions).
   struct LayoutRule {

@@ -298,7 +298,8 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
   std::ostringstream o;
   const bool md = fmt == PlanFormat::markdown;
   o << (md ? "## " : "") << question << "\n\n";
-  if (plan.recommended.empty()) o << "nothing meets the targets.\n";
+  if (plan.recommended.empty())
+    o << "nothing meets the targets" << (plan.fewest_that_meet.empty() ? "" : " within --max-devices; " + plan.fewest_that_meet + " would") << ".\n";
   if (md && !plan.recommended.empty()) {
     o << "| model | variant | device | layout | context | KV tokens | concurrency | tok/s (1 stream) | why it fits |\n";
     o << "|---|---|---|---|---:|---:|---:|---:|---|\n";
@@ -310,7 +311,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     model_width = std::max(model_width, static_cast<int>(plan.recommended[i].model_id.size()));
   }
   if (!md && !plan.recommended.empty()) {
-    o << format("%-*s %-*s %-10s %-9s %8s %10s %6s %8s\n", model_width, "model", variant_width, "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
+    o << format("%-*s %-*s %-10s %-9s %8s %11s %6s %8s\n", model_width, "model", variant_width, "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
   }
   size_t shown = 0;
   for (const auto& c : plan.recommended) {
@@ -325,8 +326,9 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
         << with_thousands(c.fit.kv_tokens) << " | " << fixed(c.fit.max_concurrency, 2) << " | " << (c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1))
         << " | " << c.reason << " |\n";
     else
-      o << format("%-*s %-*s %-10s %-9s %8lld %10lld %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
-                  layout.c_str(), static_cast<long long>(c.context_tokens), static_cast<long long>(c.fit.kv_tokens), c.fit.max_concurrency,
+      // ux31: thousands separators, as fit prints token counts.
+      o << format("%-*s %-*s %-10s %-9s %8s %11s %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
+                  layout.c_str(), with_thousands(c.context_tokens).c_str(), with_thousands(c.fit.kv_tokens).c_str(), c.fit.max_concurrency,
                   c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
         << (c.reason.empty() ? "" : "    why: " + c.reason.str() + "\n")
         << (c.interconnect.empty() ? "" : "    interconnect: " + interconnect_text(c) + "\n");

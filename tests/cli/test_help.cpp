@@ -110,7 +110,8 @@ TEST(Help, Issue14_BadValuesOfEachTypeExitTwoNamingTheFlag) {
     const char* args;
     const char* fragment;
   } cases[] = {
-      {"fit Qwen/Qwen3-8B --device H100 --max-model-len 4k", "--max-model-len: expected an integer, got '4k'"},
+      // arch31: 4k is vLLM's human-readable 4,000 (test_human_readable_int); 4x is nothing.
+      {"fit Qwen/Qwen3-8B --device H100 --max-model-len 4x", "--max-model-len: expected an integer, got '4x'"},
       {"fit Qwen/Qwen3-8B --device H100 --gpu-memory-utilization high", "--gpu-memory-utilization: expected a decimal number, got 'high'"},
       {"fit Qwen/Qwen3-8B --device H100 --concurrency 1,x", "--concurrency: expected positive integers"},
       {"fit Qwen/Qwen3-8B --device H100 --input-len 0", "--input-len must be between 1 and"},

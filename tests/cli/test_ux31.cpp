@@ -30,7 +30,8 @@ std::string first_serve(const std::string& args) {
 // was applied when its range touched the profile's (0.13-0.14) instead of the version the user named.
 TEST(Ux31, Issue16_StartCommandCarriesOnlyFlagsTheNamedVersionHas) {
   const std::string flag = "--default-chat-template-kwargs";
-  for (const char* version : {"0.7.3", "0.13.0"}) {
+  // arch31: vllm-ascend 0.7.3 (vLLM 0.7.3) cannot load Qwen3 at all, so plan has no row for it there (test_model_support).
+  for (const char* version : {"0.13.0"}) {
     const std::string serve = first_serve(std::string("plan Qwen/Qwen3-8B --devices 910B4 --context 8192 --engine vllm-ascend@") + version);
     EXPECT_NE(serve.find("vllm serve Qwen/Qwen3-8B"), std::string::npos) << version << ": " << serve;
     EXPECT_EQ(serve.find(flag), std::string::npos) << version << ": " << serve;

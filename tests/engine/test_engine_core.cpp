@@ -387,13 +387,15 @@ TEST(EngineCore, Issue15_V0LinesByVersion) {
     bool concurrency;
   };
   for (const Case& c : {Case{"0.6.2", "GPU", false}, Case{"0.6.3", "GPU", true}, Case{"0.7.2", "CUDA", true}, Case{"0.7.3", "cuda", true}}) {
-    const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device \"RTX 3090\" --engine vllm@" + c.version + " --max-model-len 8192", {.env = "env -u VLLM_USE_V1"});
+    // arch31: Llama-3.1-8B, which these versions load (Qwen3 needs 0.8.4: data/engines/model_support.json); 16-token
+    // blocks of 16 x 32 x 2 x 8 x 128 x 2 B = 2,097,152 B, so 4 GiB of swap is 2048 CPU blocks.
+    const auto r = pftest::run_cli("fit meta-llama/Meta-Llama-3.1-8B --device \"RTX 3090\" --engine vllm@" + c.version + " --max-model-len 8192", {.env = "env -u VLLM_USE_V1"});
     ASSERT_EQ(r.code, 0) << c.version << "\n" << r.out;
     const auto lines = engine_lines(r.out);
     const auto blocks = blocks_line(lines);
     ASSERT_TRUE(blocks.has_value()) << c.version << "\n" << r.out;
     EXPECT_EQ(blocks->word, c.word) << c.version;
-    EXPECT_EQ(blocks->cpu_blocks, 1820) << c.version;
+    EXPECT_EQ(blocks->cpu_blocks, 2048) << c.version;
     const bool has_concurrency = blocks->index + 1 < lines.size() && lines[blocks->index + 1].rfind("Maximum concurrency for 8192 tokens per request: ", 0) == 0;
     EXPECT_EQ(has_concurrency, c.concurrency) << c.version << "\n" << joined(lines);
     if (c.concurrency) EXPECT_EQ(lines[blocks->index + 1], "Maximum concurrency for 8192 tokens per request: " + two_places(blocks->gpu_blocks * 16.0 / 8192.0) + "x");
@@ -406,11 +408,12 @@ TEST(EngineCore, Issue15_V0LinesByVersion) {
 // ValueError (vllm/worker/worker.py raise_if_cache_size_invalid), its token count the printed blocks x 16, after the blocks
 // line is printed; V1's message ("To serve at least one request with the models's max seq len") is not the one given.
 TEST(EngineCore, Issue15_V0TooLongIsV0sValueError) {
-  const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device \"RTX 3090\" --engine vllm@0.7.3 --max-model-len 40960");
+  // arch31: a model vLLM 0.7.3's registry has (Qwen3 needs 0.8.4: data/engines/model_support.json).
+  const auto r = pftest::run_cli("fit meta-llama/Meta-Llama-3.1-8B --device \"RTX 3090\" --engine vllm@0.7.3 --max-model-len 131072");
   EXPECT_EQ(r.code, 1) << r.out;
   const auto blocks = blocks_line(engine_lines(r.out));
   ASSERT_TRUE(blocks.has_value()) << r.out;
-  EXPECT_NE(r.out.find("ValueError: The model's max seq len (40960) is larger than the maximum number of tokens that can be stored in KV cache (" +
+  EXPECT_NE(r.out.find("ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV cache (" +
                        std::to_string(blocks->gpu_blocks * 16) +
                        "). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
             std::string::npos)
@@ -452,16 +455,16 @@ TEST(EngineCore, Issue15_V1OracleFallsBackToV0) {
 
 // Issue 15 (v0eng30): vLLM-Ascend's V0 path. 0.7.x runs V0 only and prints no 'Available memory' line (worker_v1.py's) but
 // vLLM's executor lines with the NPU's word: "# npu blocks: N, # CPU blocks: M" and the concurrency line (vllm-ascend #397 on
-// 0.7.3, #1425 on 0.9.1). Qwen3-8B in bf16 with 128-token blocks: 128 x 36 x 2 x 8 x 128 x 2 B = 18,874,368 B a block, so
-// 4 GiB of swap is 227 CPU blocks. 0.9.1 runs V1 unless VLLM_USE_V1=0.
+// 0.7.3, #1425 on 0.9.1). Llama-3.1-8B (arch31: vLLM 0.7.3 has no Qwen3) in bf16 with 128-token blocks: 128 x 32 x 2 x 8
+// x 128 x 2 B = 16,777,216 B a block, so 4 GiB of swap is 256 CPU blocks. 0.9.1 runs V1 unless VLLM_USE_V1=0.
 TEST(EngineCore, Issue15_AscendV0Lines) {
-  const auto v073 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend@0.7.3 --max-model-len 8192");
+  const auto v073 = pftest::run_cli("fit meta-llama/Meta-Llama-3.1-8B --device 910B3 --engine vllm-ascend@0.7.3 --max-model-len 8192");
   ASSERT_EQ(v073.code, 0) << v073.out;
   auto lines = engine_lines(v073.out);
   auto blocks = blocks_line(lines);
   ASSERT_TRUE(blocks.has_value()) << v073.out;
   EXPECT_EQ(blocks->word, "npu");
-  EXPECT_EQ(blocks->cpu_blocks, 227);
+  EXPECT_EQ(blocks->cpu_blocks, 256);
   ASSERT_LT(blocks->index + 1, lines.size());
   EXPECT_EQ(lines[blocks->index + 1], "Maximum concurrency for 8192 tokens per request: " + two_places(blocks->gpu_blocks * 128.0 / 8192.0) + "x");
   EXPECT_FALSE(has(lines, "Available memory:")) << joined(lines);
