@@ -270,6 +270,27 @@ RowPadding moe_row_padding(const ModelSpec& m, const model::QuantScheme& scheme,
   return out;
 }
 
+// The rotary cos/sin caches a model allocates at load (max_position x rotary_dim x bytes per element, per instance).
+// Issue 15 (acc31): a DeepseekScalingRotaryEmbedding keeps the engine's copies of its cache in the model dtype, and a
+// DSA model builds two: vLLM's deepseek_v2.py gives the indexer its own get_rope(..., is_neox_style=True) beside the
+// attention's is_neox_style=False (DeepseekV2MLAAttention.__init__, indexer_rope_emb, at 3e41992fe, v0.13.0's), and
+// is_neox_style is part of get_rope's _ROPE_DICT key (rotary_embedding/__init__.py), so the two are not shared.
+struct RopeCache {
+  double bytes = 0;
+  double element = 0;
+  double instances = 1;
+  bool deepseek_scaling = false;
+};
+RopeCache rope_cache(const ModelSpec& m, const engine::Overheads& oh) {
+  RopeCache r;
+  if (m.max_position_embeddings <= 0 || m.rotary_dim <= 0) return r;
+  r.deepseek_scaling = m.rope_class == model::RopeClass::deepseek_scaling && oh.rope_cache_deepseek_scaling_copies.has_value();
+  r.element = r.deepseek_scaling ? *oh.rope_cache_deepseek_scaling_copies * static_cast<double>(model::dtype_bits(m.dtype) / 8) : oh.rope_cache_bytes_per_element;
+  r.instances = m.rope_class == model::RopeClass::deepseek_scaling && has_sparse_indexer(m) ? 2.0 : 1.0;
+  r.bytes = r.instances * static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * r.element;
+  return r;
+}
+
 Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                          const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
   const bool skip_tower = vision_tower_skipped(m, engine, dep);
@@ -376,23 +397,15 @@ Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantS
     }
   }
   // Persistent buffers allocated at load: rotary cos/sin cache (max_position x rotary_dim).
-  if (m.max_position_embeddings > 0 && m.rotary_dim > 0) {
-    // Issue 15 (acc31): a DeepseekScalingRotaryEmbedding keeps the engine's copies of its cache in the model dtype, and a
-    // DSA model builds two: vLLM's deepseek_v2.py gives the indexer its own get_rope(..., is_neox_style=True) beside the
-    // attention's is_neox_style=False (DeepseekV2MLAAttention.__init__, indexer_rope_emb, at 3e41992fe, v0.13.0's), and
-    // is_neox_style is part of get_rope's _ROPE_DICT key (rotary_embedding/__init__.py), so the two are not shared.
-    const bool deepseek_scaling = m.rope_class == model::RopeClass::deepseek_scaling && oh.rope_cache_deepseek_scaling_copies.has_value();
-    const double element = deepseek_scaling ? *oh.rope_cache_deepseek_scaling_copies * static_cast<double>(model::dtype_bits(m.dtype) / 8) : oh.rope_cache_bytes_per_element;
-    const double instances = m.rope_class == model::RopeClass::deepseek_scaling && has_sparse_indexer(m) ? 2.0 : 1.0;
-    const double rope = instances * static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * element;
-    weights += rope;
-    weights_last += rope;
-    shared += rope;
+  if (const RopeCache rope = rope_cache(m, oh); rope.bytes > 0) {
+    weights += rope.bytes;
+    weights_last += rope.bytes;
+    shared += rope.bytes;
     if (explain) {
-      rule += format(" + rotary caches %s%lld x %lld x %.0f B (%s)", instances > 1 ? "2 (attention and DSA indexer) x " : "",
-                     static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), element,
-                     deepseek_scaling ? oh.rope_cache_deepseek_scaling_source.c_str() : oh.rope_cache_source.c_str());
-      inputs.emplace_back("rotary_cache_bytes", rope);
+      rule += format(" + rotary caches %s%lld x %lld x %.0f B (%s)", rope.instances > 1 ? "2 (attention and DSA indexer) x " : "",
+                     static_cast<long long>(m.max_position_embeddings), static_cast<long long>(m.rotary_dim), rope.element,
+                     rope.deepseek_scaling ? oh.rope_cache_deepseek_scaling_source.c_str() : oh.rope_cache_source.c_str());
+      inputs.emplace_back("rotary_cache_bytes", rope.bytes);
     }
   }
   // Qwen3-VL deepstack: one max_num_batched_tokens x text-hidden buffer per level, created with the
