@@ -12,18 +12,14 @@
 
 using namespace preflight;
 
-namespace {
 using Setup = pftest::FitSetup;
-Setup setup(const std::string& model_id, const std::string& device_id, const std::string& engine_id, const std::string& version) {
-  return pftest::fit_setup(model_id, device_id, engine_id, version);
-}
-}  // namespace
+using pftest::fit_setup;
 
 // vllm-ascend issue #3800 (0.11.0rc0): Qwen3-VL-235B-A22B, TP 8, max_model_len 32768, printed
 // "Available memory: 11857880064". Per rank: 1 KV head (4 // 8 -> replicated), page 2 x 128 x 1 x 128 x 2 = 65,536 B;
 // num_blocks = 11857880064 // 65536 // 94 = 1924; tokens 1924 x 128 = 246,272; concurrency 1924 / 256 = 7.52.
 TEST(Fit, Issue3800ReproducedExactlyFromPrintedAvailableMemory) {
-  auto s = setup("Qwen/Qwen3-VL-235B-A22B-Instruct", "910B3", "vllm-ascend", "0.11.0");
+  auto s = fit_setup("Qwen/Qwen3-VL-235B-A22B-Instruct", "910B3", "vllm-ascend", "0.11.0");
   estimate::Deployment d;
   d.tensor_parallel_size = 8;
   d.max_model_len = 32768;
@@ -42,7 +38,7 @@ TEST(Fit, Issue3800ReproducedExactlyFromPrintedAvailableMemory) {
 // K per token 4 x 256 x 2 = 2,048 -> block 128 x ceil(3145728 / 262144) = 1,536; page = 1536 x 4096 + conv 61,440 = 6,352,896.
 // With 41 blocks the engine prints 53,739 tokens and 1.64x for 32,768 (41 / (ceil(32768/1536) + 3 state groups)).
 TEST(Fit, HybridPageAndTokensFollowTheNpuRule) {
-  auto s = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment d;
   d.max_model_len = 32768;
   d.kv_cache_memory_bytes = 41.0 * 16 * 6352896 + 1000;
@@ -58,7 +54,7 @@ TEST(Fit, HybridPageAndTokensFollowTheNpuRule) {
 TEST(Fit, SeedsFromBudgetModel) {
   // seeds/001 section 6: Qwen3-VL-8B on one 910B3, vllm-ascend 0.23: 254,336 tokens, 7.76x at 32k (issue 3: 3%).
   // The profile run's peak is the encoder pass over one 4096x4096 image.
-  auto s = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment d;
   d.max_model_len = 32768;
   auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
@@ -87,7 +83,7 @@ TEST(Fit, SeedsFromBudgetModel) {
   d.max_num_batched_tokens.reset();
   // The 27B hybrid (53,739 tokens, 1.64x at 32k; issue 3: 5%): with the same tower's pass the KV cache holds
   // far less than 32k and the engine refuses to start; the seed's run started, so it ran without the pass.
-  auto h = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  auto h = fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   e = estimate::estimate_fit(h.model, h.device, h.engine, h.overheads, d);
   EXPECT_FALSE(e.fits);
   EXPECT_EQ(e.failure, estimate::Failure::max_model_len_too_large);
@@ -109,7 +105,7 @@ TEST(Fit, SeedsFromBudgetModel) {
 // public TP2 run in data/evidence printed "Loading model weights took 9.1948 GB" (Qwen3-VL-8B, 32,768 batched
 // tokens); counting the tower whole on each rank would give 9.70 GiB.
 TEST(Fit, VisionTowerLinearsAreShardedByTp) {
-  auto s = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment d;
   d.max_model_len = 65536;
   d.max_num_batched_tokens = 32768;
@@ -129,7 +125,7 @@ TEST(Fit, VisionTowerLinearsAreShardedByTp) {
 // default 128,000 that is one 114,688-token video, the "budget of 114688 tokens ... 1 video items" an A100 log
 // printed (data/evidence); at 32,768 two groups; at 16,384 the image. Qwen3-VL keeps the image.
 TEST(Fit, QwenVlVideoItemFollowsTheContext) {
-  auto s = setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
   ASSERT_EQ(s.model.vision_video_max_groups, 7);
   // Issue 15 (vis28): the pass's live tensors, 37,816 B a patch at TP1 (tests/estimate/test_vision_pass.cpp).
   const double per_patch = 37816.0;
@@ -142,7 +138,7 @@ TEST(Fit, QwenVlVideoItemFollowsTheContext) {
   EXPECT_DOUBLE_EQ(unit(std::nullopt), 114688.0 * 4 * per_patch);  // the model's own 128,000
   EXPECT_DOUBLE_EQ(unit(32768), 32768.0 * 4 * per_patch);
   EXPECT_DOUBLE_EQ(unit(16384), 16384.0 * 4 * per_patch);
-  auto q3 = setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
+  auto q3 = fit_setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
   EXPECT_EQ(q3.model.vision_video_max_groups, 0);
   estimate::Deployment d;
   d.max_model_len = 131072;
@@ -158,7 +154,7 @@ TEST(Fit, QwenVlVideoItemFollowsTheContext) {
 // per patch (attention 2 x 1,152 + 8 x 1,152 / TP + position embeddings 1,152) x 2 B: 25,344 B at TP 1, 16,128 B at
 // TP 2). vLLM-Ascend keeps its fitted factor alone.
 TEST(Fit, Issue15_VisionPixelValuesAreWholeOnEveryRank) {
-  auto s = setup("Qwen/Qwen3.5-27B", "A100-80G-SXM", "vllm", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "A100-80G-SXM", "vllm", "0.23.0");
   EXPECT_EQ(estimate::terms::vision_pixels_per_patch(s.model), 1536);
   estimate::Deployment d;
   d.max_model_len = 65536;
@@ -169,11 +165,11 @@ TEST(Fit, Issue15_VisionPixelValuesAreWholeOnEveryRank) {
     EXPECT_DOUBLE_EQ(e.activation_vision_unit_bytes, 0.0) << "TP " << tp;
     EXPECT_NEAR(e.activation_vision_bytes, 65536.0 * (tp == 1 ? 25344.0 : 16128.0) + 603979776.0, 1.0) << "TP " << tp;
   }
-  auto q25 = setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
+  auto q25 = fit_setup("Qwen/Qwen2.5-VL-7B-Instruct", "A100-80G-SXM", "vllm", "0.23.0");
   EXPECT_EQ(estimate::terms::vision_pixels_per_patch(q25.model), 1176);
-  auto text = setup("Qwen/Qwen3-8B", "A100-80G-SXM", "vllm", "0.23.0");
+  auto text = fit_setup("Qwen/Qwen3-8B", "A100-80G-SXM", "vllm", "0.23.0");
   EXPECT_EQ(estimate::terms::vision_pixels_per_patch(text.model), 0);
-  auto npu = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  auto npu = fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment n;
   n.max_model_len = 32768;
   const auto e = estimate::estimate_fit(npu.model, npu.device, npu.engine, npu.overheads, n);
@@ -188,7 +184,7 @@ TEST(Fit, Issue15_VisionPixelValuesAreWholeOnEveryRank) {
 // sampler runs: 16,384 tokens x 4096 x (1 + 3 deepstack levels) x 2 B = 536,870,912 B. The printed weights of
 // both 910B3 seeds (16.63 and 51.08 GiB, seeds/001 section 6) are matched within 0.1%.
 TEST(Fit, QwenVlDeepstackBuffersAndHeldEncoderOutputs) {
-  auto s = setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
   ASSERT_EQ(s.model.vision_deepstack_levels, 3);
   estimate::Deployment d;
   d.max_model_len = 32768;
@@ -209,7 +205,7 @@ TEST(Fit, QwenVlDeepstackBuffersAndHeldEncoderOutputs) {
   EXPECT_DOUBLE_EQ(skipped.activation_encoder_held_bytes, 0.0);
   EXPECT_NEAR(skipped.activation_bytes, std::max(skipped.activation_text_bytes, skipped.activation_sampler_bytes), 1.0);
   // The 27B architecture has no deepstack and a 5120-wide output: 16,384 x 5120 x 2 = 167,772,160 B held.
-  auto h = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  auto h = fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   EXPECT_EQ(h.model.vision_deepstack_levels, 0);
   d.skip_mm_profiling = false;
   const auto e27 = estimate::estimate_fit(h.model, h.device, h.engine, h.overheads, d);
@@ -222,7 +218,7 @@ TEST(Fit, QwenVlDeepstackBuffersAndHeldEncoderOutputs) {
 // TP rank: llm-d measured a 4.76 GiB activation peak for Llama-3.1-8B there (vllm-startup.dev.jsonl), most of
 // it the sampler (1024 x 128,256 x 4 B = 0.49 GiB per copy). An A100-80G keeps 256 sequences.
 TEST(Fit, SamplerRunSetsThePeakOnLargeDevices) {
-  auto s = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.11.0");
+  auto s = fit_setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.11.0");
   estimate::Deployment d;
   d.max_model_len = 16000;
   auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
@@ -233,12 +229,12 @@ TEST(Fit, SamplerRunSetsThePeakOnLargeDevices) {
   d.tensor_parallel_size = 2;  // logits are all-gathered: the sampler's share does not shrink with TP
   const auto tp2 = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_DOUBLE_EQ(tp2.activation_sampler_unit_bytes, e.activation_sampler_unit_bytes);
-  auto a100 = setup("meta-llama/Meta-Llama-3.1-8B", "A100-80G-SXM", "vllm", "0.11.0");
+  auto a100 = fit_setup("meta-llama/Meta-Llama-3.1-8B", "A100-80G-SXM", "vllm", "0.11.0");
   e = estimate::estimate_fit(a100.model, a100.device, a100.engine, a100.overheads, estimate::Deployment{});
   EXPECT_EQ(e.max_num_seqs, 256);
   EXPECT_EQ(e.max_num_batched_tokens, 2048);
   // From 0.21 FlashInfer samples without a full sort: about a third of the memory.
-  auto fi = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.23.0");
+  auto fi = fit_setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.23.0");
   d.tensor_parallel_size = 1;
   const auto newer = estimate::estimate_fit(fi.model, fi.device, fi.engine, fi.overheads, d);
   EXPECT_LT(newer.activation_sampler_bytes, 0.45 * tp2.activation_sampler_bytes);
@@ -248,7 +244,7 @@ TEST(Fit, SamplerRunSetsThePeakOnLargeDevices) {
 // max_model_len: vllm#10517 printed peak_torch_memory 17.06 GiB with 14.99 GiB of weights at 20,000 tokens
 // on a 3090, i.e. a 2.07 GiB activation peak, and 1952 blocks.
 TEST(Fit, V0ProfilesTheWholeContextWithoutChunkedPrefill) {
-  auto s = setup("meta-llama/Meta-Llama-3.1-8B", "RTX3090", "vllm", "0.6.4");
+  auto s = fit_setup("meta-llama/Meta-Llama-3.1-8B", "RTX3090", "vllm", "0.6.4");
   estimate::Deployment d;
   d.max_model_len = 20000;
   d.gpu_memory_utilization = 0.9;
@@ -271,7 +267,7 @@ TEST(Fit, V0ProfilesTheWholeContextWithoutChunkedPrefill) {
 // 32 x 3 x fp4[3072,3072] + (2 x 3072 + 3072) x 2 x 32 = 481,886,208 B per layer, half of it per rank.
 TEST(Fit, Mxfp4ExpertsAsTheKernelLaysThemOut) {
   auto weights = [](const std::string& device, const std::string& version, int64_t tp = 1) {
-    auto s = setup("openai/gpt-oss-20b", device, "vllm", version);
+    auto s = fit_setup("openai/gpt-oss-20b", device, "vllm", version);
     estimate::Deployment d;
     d.tensor_parallel_size = tp;
     d.max_model_len = 16000;
@@ -291,7 +287,7 @@ TEST(Fit, Mxfp4ExpertsAsTheKernelLaysThemOut) {
 // gpt-oss-120b on one H100 at 0.10.1 ran its experts through Marlin (vllm#23278: "Model loading took 65.9651 GiB",
 // "Available KV cache memory: -2.14 GiB"); from 0.11.1 Hopper uses triton_kernels (vllm#33155 at 0.14.1: 64.38 GiB).
 TEST(Fit, FlashInferSamplerBandAndHopperMxfp4ByVersion) {
-  auto llama = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.10.1");
+  auto llama = fit_setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.10.1");
   estimate::Deployment d;
   d.max_model_len = 8192;
   const auto e = estimate::estimate_fit(llama.model, llama.device, llama.engine, llama.overheads, d);
@@ -300,22 +296,22 @@ TEST(Fit, FlashInferSamplerBandAndHopperMxfp4ByVersion) {
   bool says = false;
   for (const auto& a : e.assumptions) says |= a.find("VLLM_USE_FLASHINFER_SAMPLER=0") != std::string::npos;
   EXPECT_TRUE(says);
-  auto later = setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.11.2");
+  auto later = fit_setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.11.2");
   const auto e2 = estimate::estimate_fit(later.model, later.device, later.engine, later.overheads, d);
   EXPECT_DOUBLE_EQ(e2.available_kv_band_high_bytes, e2.available_kv_band_bytes);
 
   d.max_model_len = 32768;
-  auto oss = setup("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.10.1");
+  auto oss = fit_setup("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.10.1");
   const auto g = estimate::estimate_fit(oss.model, oss.device, oss.engine, oss.overheads, d);
   EXPECT_NEAR(bytes_to_gib(g.weights_bytes), 65.9651, 65.9651 * 0.002);
   EXPECT_EQ(g.failure, estimate::Failure::kv_negative);
   EXPECT_NEAR(bytes_to_gib(g.available_kv_bytes), -2.14, 0.5);
-  auto oss14 = setup("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.14.1");
+  auto oss14 = fit_setup("openai/gpt-oss-120b", "H100-SXM", "vllm", "0.14.1");
   EXPECT_NEAR(bytes_to_gib(estimate::estimate_fit(oss14.model, oss14.device, oss14.engine, oss14.overheads, d).weights_bytes), 64.38, 64.38 * 0.002);
 }
 
 TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
-  auto s = setup("nvidia/Qwen3.6-27B-NVFP4", "910B4", "vllm-ascend", "0.18.0");
+  auto s = fit_setup("nvidia/Qwen3.6-27B-NVFP4", "910B4", "vllm-ascend", "0.18.0");
   estimate::Deployment d;
   d.max_model_len = 512;
   d.gpu_memory_utilization = 0.98;
@@ -330,7 +326,7 @@ TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
   d.quantization = "awq";
   e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
   EXPECT_NE(e.failure_message.find("awq quantization is currently not supported in npu."), std::string::npos);
-  auto moe = setup("Qwen/Qwen3.6-35B-A3B", "910B4", "vllm-ascend", "0.18.0");
+  auto moe = fit_setup("Qwen/Qwen3.6-35B-A3B", "910B4", "vllm-ascend", "0.18.0");
   d.quantization.clear();
   d.max_model_len = 2048;
   d.gpu_memory_utilization = 0.92;
@@ -345,7 +341,7 @@ TEST(Fit, Seed910B4CasesFailForTheEnginesReason) {
 // "Available KV cache memory: -11.01 GiB" under "the engine will print". The same model on two cards does load and
 // prints both lines (vLLM-Ascend 0.18's templates: "Loading model weights took ... GB", "Available KV cache memory: ... GiB").
 TEST(Fit, Issue16_WeightsThatDoNotLoadPrintNoEngineLines) {
-  auto s = setup("Qwen/Qwen3.6-27B", "910B4", "vllm-ascend", "0.18.0");
+  auto s = fit_setup("Qwen/Qwen3.6-27B", "910B4", "vllm-ascend", "0.18.0");
   estimate::Deployment d;
   d.max_model_len = 4096;
   d.gpu_memory_utilization = 0.92;
@@ -362,7 +358,7 @@ TEST(Fit, Issue16_WeightsThatDoNotLoadPrintNoEngineLines) {
 }
 
 TEST(Fit, TensorParallelRulesAndInvalidLayouts) {
-  auto s = setup("Qwen/Qwen3-8B", "H100", "vllm", "");
+  auto s = fit_setup("Qwen/Qwen3-8B", "H100", "vllm", "");
   estimate::Deployment d;
   d.max_model_len = 8192;
   d.tensor_parallel_size = 3;
@@ -370,13 +366,13 @@ TEST(Fit, TensorParallelRulesAndInvalidLayouts) {
   EXPECT_EQ(e.failure, estimate::Failure::invalid_layout);
   EXPECT_NE(e.failure_message.find("must be divisible by tensor parallel size (3)"), std::string::npos);
   // 8 KV heads at TP 16 are replicated: one head per rank, so KV bytes per token per rank stay 36 x 1 x 256 x 2.
-  auto big = setup("Qwen/Qwen3-32B", "H100", "vllm", "");
+  auto big = fit_setup("Qwen/Qwen3-32B", "H100", "vllm", "");
   d.tensor_parallel_size = 16;
   d.max_model_len = 8192;
   e = estimate::estimate_fit(big.model, big.device, big.engine, big.overheads, d);
   EXPECT_EQ(e.kv_bytes_per_token_rank, 64 * 1 * 256 * 2);
   // MLA is not split by TP.
-  auto ds = setup("deepseek-ai/DeepSeek-V3", "H200", "vllm", "");
+  auto ds = fit_setup("deepseek-ai/DeepSeek-V3", "H200", "vllm", "");
   d.tensor_parallel_size = 8;
   e = estimate::estimate_fit(ds.model, ds.device, ds.engine, ds.overheads, d);
   EXPECT_EQ(e.kv_bytes_per_token_rank, 61 * 576 * 2);
@@ -388,7 +384,7 @@ TEST(Fit, TensorParallelRulesAndInvalidLayouts) {
 // 2,048 x (2 x 4,096 + 4,096 + 3 x 12,288) x 2 B = 2,048 x 49,152 x 2 = 201,326,592 B.
 // available = floor(requested - weights - activation peak - non-torch [- graph when in the budget]).
 TEST(Fit, Issue14_RankTreeAddsUpToTheBudget) {
-  auto s = setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment d;
   d.max_model_len = 32768;
   const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
@@ -414,7 +410,7 @@ TEST(Fit, Issue14_RankTreeAddsUpToTheBudget) {
 
 // Under PP 2 the tree has the first stage (rank 0: embedding, no sampler) and the last (rank TP x 1: head, sampler).
 TEST(Fit, Issue14_PipelineStagesAreSeparateRanks) {
-  auto s = setup("Qwen/Qwen3-8B", "H100-SXM", "vllm", "0.20.0");
+  auto s = fit_setup("Qwen/Qwen3-8B", "H100-SXM", "vllm", "0.20.0");
   estimate::Deployment d;
   d.tensor_parallel_size = 2;
   d.pipeline_parallel_size = 2;
@@ -436,7 +432,7 @@ TEST(Fit, Issue14_PipelineStagesAreSeparateRanks) {
 // x 1.25: groups of 28 (1 attention + ceil(36/28) = 2 state groups = 3); vLLM 0.18 pads below x 1.5: groups of 36
 // (1 + 1 = 2 groups); vLLM 0.10 never pads: 28.
 TEST(Fit, Issue14_HybridGroupSizeFollowsTheVersionRatio) {
-  auto s = setup("Qwen/Qwen3.5-27B", "H100-SXM", "vllm", "0.18.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "H100-SXM", "vllm", "0.18.0");
   model::LayerSpec attention;
   for (const auto& l : s.model.layers) if (l.kind == model::LayerKind::full_attention) attention = l;
   int converted = 0;
@@ -467,7 +463,7 @@ TEST(Fit, Issue19_OverflowingModelValuesAreErrors) {
   struct Row { const char* model; model::LayerKind kind; const char* field; };
   for (const Row row : {Row{"deepseek-ai/DeepSeek-V3", model::LayerKind::mla_attention, "kv_lora_rank"},
                         Row{"nvidia/Nemotron-H-56B-Base-8K", model::LayerKind::mamba, "ssm_state_size"}}) {
-    auto s = setup(row.model, "H100-SXM", "vllm", "0.20.0");
+    auto s = fit_setup(row.model, "H100-SXM", "vllm", "0.20.0");
     int changed = 0;
     for (auto& l : s.model.layers) {
       if (l.kind != row.kind) continue;
@@ -493,7 +489,7 @@ TEST(Fit, Issue19_OverflowingModelValuesAreErrors) {
 // Issue 19 (start-up time): the overflow checks name the layer only when a product overflows (the
 // name is no longer formatted for every layer of every candidate); the message is the same as before.
 TEST(Fit, Issue19_LayerNamedOnlyOnOverflowSameMessage) {
-  auto s = setup("deepseek-ai/DeepSeek-V3", "H100-SXM", "vllm", "0.20.0");
+  auto s = fit_setup("deepseek-ai/DeepSeek-V3", "H100-SXM", "vllm", "0.20.0");
   size_t first = s.model.layers.size();
   for (size_t i = 0; i < s.model.layers.size(); ++i) {
     if (s.model.layers[i].kind != model::LayerKind::mla_attention || s.model.layers[i].kv_shared) continue;
@@ -527,7 +523,7 @@ TEST(Fit, Issue19_ExplainFalseSameNumbersNoText) {
       {"Qwen/Qwen3.5-27B", "H100-SXM", "vllm", "", 1, 1, 32768, "awq"},
   };
   for (const auto& r : rows) {
-    auto s = setup(r.model, r.device, r.engine, r.version);
+    auto s = fit_setup(r.model, r.device, r.engine, r.version);
     estimate::Deployment d;
     d.tensor_parallel_size = r.tp;
     d.pipeline_parallel_size = r.pp;

@@ -15,19 +15,15 @@
 
 using namespace preflight;
 
-namespace {
 using Setup = pftest::FitSetup;
-Setup setup(const std::string& model_id, const std::string& device_id, const std::string& engine_id, const std::string& version) {
-  return pftest::fit_setup(model_id, device_id, engine_id, version);
-}
-}  // namespace
+using pftest::fit_setup;
 
 // Issue 15: data parallelism replicates attention and dense weights per DP rank (split by TP inside it) and
 // splits the routed experts over DP x TP ranks, whole experts with EP, the flattened tensor split without.
 // Qwen3-30B-A3B (bf16): 48 layers x 128 experts x 3 x 2048 x 768 x 2 B = 57,982,058,496 B of experts.
 // TP 2 holds 1/2 of them, DP 2 x TP 2 1/4: the difference is 57,982,058,496 / 4 = 14,495,514,624 B.
 TEST(Fit, Issue15_DataParallelSplitsExpertsOverDpTimesTp) {
-  auto s = setup("Qwen/Qwen3-30B-A3B", "H100-SXM", "vllm", "0.11.0");
+  auto s = fit_setup("Qwen/Qwen3-30B-A3B", "H100-SXM", "vllm", "0.11.0");
   estimate::Deployment tp2;
   tp2.tensor_parallel_size = 2;
   tp2.max_model_len = 8192;
@@ -52,7 +48,7 @@ TEST(Fit, Issue15_DataParallelSplitsExpertsOverDpTimesTp) {
 // every rank. Qwen3-Next-80B: 48 layers x 3 x 2048 x 512 x 2 B = 301,989,888 B of shared experts; at TP 2 the
 // flattened layout holds half, so EP adds 150,994,944 B per rank.
 TEST(Fit, Issue15_SharedExpertsWholeUnderSequenceParallelMoe) {
-  auto s = setup("Qwen/Qwen3-Next-80B-A3B-Thinking", "H200", "vllm", "0.11.0");
+  auto s = fit_setup("Qwen/Qwen3-Next-80B-A3B-Thinking", "H200", "vllm", "0.11.0");
   estimate::Deployment d;
   d.tensor_parallel_size = 2;
   d.data_parallel_size = 2;
@@ -66,7 +62,7 @@ TEST(Fit, Issue15_SharedExpertsWholeUnderSequenceParallelMoe) {
 
 // Issue 15: an EP layout with more ranks than experts is refused (Mixtral: 8 experts, DP 2 x TP 8 = 16 ranks).
 TEST(Fit, Issue15_MoreExpertParallelRanksThanExpertsIsRefused) {
-  auto s = setup("mistralai/Mixtral-8x7B-v0.1", "H100-SXM", "vllm", "0.11.0");
+  auto s = fit_setup("mistralai/Mixtral-8x7B-v0.1", "H100-SXM", "vllm", "0.11.0");
   estimate::Deployment d;
   d.tensor_parallel_size = 8;
   d.data_parallel_size = 2;
@@ -88,7 +84,7 @@ TEST(Fit, Issue15_MoreExpertParallelRanksThanExpertsIsRefused) {
 // Its attention layer joins the KV cache: + 8 KV heads x 128 x (K + V) x 2 B = 4,096 B per token.
 // (vllm-ascend #2667 printed 15.7847 GB for target + EAGLE-3 head.) ngram adds nothing.
 TEST(Fit, Issue15_Eagle3DrafterWeightsAndKvLayer) {
-  auto s = setup("meta-llama/Meta-Llama-3.1-8B", "910B3", "vllm-ascend", "0.11.0");
+  auto s = fit_setup("meta-llama/Meta-Llama-3.1-8B", "910B3", "vllm-ascend", "0.11.0");
   estimate::Deployment d;
   d.max_model_len = 4096;
   const auto base = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
@@ -111,7 +107,7 @@ TEST(Fit, Issue15_Eagle3DrafterWeightsAndKvLayer) {
 // state is 2 rows longer: 48 layers x (2 x 16 x 128 + 48 x 128 = 10,240 channels) x 2 rows x 2 B = 1,966,080 B
 // more state per sequence. The MTP weights join the load line.
 TEST(Fit, Issue15_MtpLayersFromTheConfig) {
-  auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.11.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.11.0");
   estimate::Deployment d;
   d.max_model_len = 32768;
   const auto base = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
@@ -141,7 +137,7 @@ TEST(Fit, Issue15_SparseIndexerCacheByVersionAndMtpLayer) {
     double concurrency;
   };
   for (const Row row : {Row{"0.13.0", 2, 6051272396.0, 42240, 5.16}, Row{"0.15.0", 4, 17856506368.0, 204544, 24.97}}) {
-    auto s = setup("deepseek-ai/DeepSeek-V3.2", "910B3", "vllm-ascend", row.version);
+    auto s = fit_setup("deepseek-ai/DeepSeek-V3.2", "910B3", "vllm-ascend", row.version);
     estimate::Deployment d;
     d.tensor_parallel_size = 8;
     d.data_parallel_size = row.dp;
@@ -162,7 +158,7 @@ TEST(Fit, Issue15_SparseIndexerCacheByVersionAndMtpLayer) {
 //   util 0.99 -> headroom 0.24 GiB < 0.39: dies in capture (after_kv_oom); util 0.98 -> 0.48 GiB: at risk, fits;
 //   util 0.95 -> 1.20 GiB: fits, no warning. The fix: 1 - 0.81 / 24 = 0.96625 -> 0.96; --enforce-eager fits at 0.99.
 TEST(Fit, Issue15_GraphCaptureAfterKvSizingNeedsTheHeadroom) {
-  auto s = setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.11.0");
+  auto s = fit_setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.11.0");
   ASSERT_DOUBLE_EQ(s.overheads.graph_bytes, 644245094.0);
   ASSERT_DOUBLE_EQ(s.overheads.band_fraction, 0.35);
   estimate::Deployment d;
@@ -202,7 +198,7 @@ TEST(Fit, Issue15_GraphCaptureAfterKvSizingNeedsTheHeadroom) {
 
 // vLLM >= 0.21 subtracts its pre-capture estimate from the budget: no after-KV margin is asked for.
 TEST(Fit, Issue15_GraphInBudgetNeedsNoAfterKvMargin) {
-  auto s = setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.21.0");
+  auto s = fit_setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.21.0");
   estimate::Deployment d;
   d.max_model_len = 4096;
   d.device_total_bytes = 24.0 * 1024 * 1024 * 1024;
@@ -219,7 +215,7 @@ TEST(Fit, Issue15_GraphInBudgetNeedsNoAfterKvMargin) {
 // the EP communicators (MC2, EP) are created at model construction, before KV sizing (token_dispatcher.py
 // get_hccl_comm_name), so they are in the budget and add nothing after it.
 TEST(Fit, Issue15_NpuGraphAndAllToAllBufferMargin) {
-  auto s = setup("Qwen/Qwen3-30B-A3B", "910B3", "vllm-ascend", "0.18.0");
+  auto s = fit_setup("Qwen/Qwen3-30B-A3B", "910B3", "vllm-ascend", "0.18.0");
   ASSERT_DOUBLE_EQ(s.overheads.graph_bytes, 492830720.0);
   estimate::Deployment d;
   d.tensor_parallel_size = 2;
@@ -253,7 +249,7 @@ TEST(Fit, Issue15_NpuGraphAndAllToAllBufferMargin) {
 // band 0.39 - 0.81 GiB, so fit flags the risk with the fix 1 - 0.81 / 15.77 = 0.9486 -> 0.94; 15.77 x 0.10 = 1.58 GiB
 // clears it. (It cannot call 0.95 a certain failure: the band's low end fits.)
 TEST(Fit, Issue15_PublicLog11251AtRiskAt095CleanAt090) {
-  auto s = setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.6.4");
+  auto s = fit_setup("Qwen/Qwen3-0.6B", "L4", "vllm", "0.6.4");
   ASSERT_FALSE(s.engine.graph_memory_in_budget);
   estimate::Deployment d;
   d.max_model_len = 4096;
@@ -277,8 +273,8 @@ TEST(Fit, Issue15_PublicLog11251AtRiskAt095CleanAt090) {
 // per rank; at TP 2, 4 heads per rank: 73,728 B. Through one memo at TP 1, 2, 1 the fits are those without it. A memo
 // built for Qwen3-0.6B (28 such layers: 114,688 B at TP 1) is not read for Qwen3-8B.
 TEST(Fit, Issue19_KvScanMemoGivesTheFitsWithoutIt) {
-  auto big = setup("Qwen/Qwen3-8B", "H100-SXM", "vllm", "0.11.0");
-  auto small = setup("Qwen/Qwen3-0.6B", "H100-SXM", "vllm", "0.11.0");
+  auto big = fit_setup("Qwen/Qwen3-8B", "H100-SXM", "vllm", "0.11.0");
+  auto small = fit_setup("Qwen/Qwen3-0.6B", "H100-SXM", "vllm", "0.11.0");
   estimate::KvScanMemo memo(big.model), other(small.model);
   for (const int64_t tp : {1, 2, 1}) {
     estimate::Deployment plain;
@@ -316,7 +312,7 @@ TEST(Fit, Review15_WeightsLineElidesTheUnpredictedLoadTime) {
       {"Qwen/Qwen3-0.6B", "910B3", "vllm-ascend", "0.23.0", "Loading model weights took ", " GB"},
   };
   for (const auto& c : cases) {
-    auto s = setup(c.model, c.device, c.engine, c.version);
+    auto s = fit_setup(c.model, c.device, c.engine, c.version);
     estimate::Deployment d;
     d.max_model_len = 4096;
     const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);

@@ -17,11 +17,10 @@
 
 using namespace preflight;
 
-namespace {
 using Setup = pftest::FitSetup;
-Setup setup(const std::string& model_id, const std::string& device_id, const std::string& engine_id, const std::string& version) {
-  return pftest::fit_setup(model_id, device_id, engine_id, version);
-}
+using pftest::fit_setup;
+
+namespace {
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
@@ -35,7 +34,7 @@ constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
 // align (prefix caching on): 299 / (ceil(131072 / 2096) = 63 + 3 x 2) = 299 / 69 -> int(299 x 131072 / 69) = 567,978.
 // none (the 0.24 default without the flag): 299 / 66 -> 593,795 tokens, 4.53x (+4.5%).
 TEST(HybridKv, Issue15_PrefixCachingOnVllm024PrintsTheLogsTokens) {
-  auto s = setup("Qwen/Qwen3.5-35B-A3B", "RTX5090", "vllm", "0.24.0");
+  auto s = fit_setup("Qwen/Qwen3.5-35B-A3B", "RTX5090", "vllm", "0.24.0");
   estimate::Deployment d;
   d.max_model_len = 131072;
   d.max_num_seqs = 1;
@@ -80,7 +79,7 @@ TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
                          Row{"0.28.0", std::nullopt, 314187}, Row{"0.28.0", false, 381513},
                          Row{"0.29.0", std::nullopt, 314187}, Row{"0.29.0", false, 381513}, Row{"0.29.0", true, 314187},
                          Row{"0.11.0", true, 127792}, Row{"0.11.0", std::nullopt, 127792}}) {
-    auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", row.version);
+    auto s = fit_setup("Qwen/Qwen3.5-27B", "H200", "vllm", row.version);
     estimate::Deployment d;
     d.max_model_len = 8192;
     d.kv_cache_memory_bytes = budget;
@@ -102,7 +101,7 @@ TEST(HybridKv, Issue15_MambaCacheModeByVersionAndFlag) {
 //  - --enable-prefix-caching (align): 163 x min(784, 784) = 127,792 tokens; 652 / (1 + 6) = 93.14x.
 //  - at 8,192 (longer than the block) none prints 163 x 784 = 127,792 as before.
 TEST(HybridKv, Issue15_BlocksTokenLineTakesTheSmallestGroupBlock) {
-  auto s = setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.16.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "H200", "vllm", "0.16.0");
   estimate::Deployment d;
   d.max_model_len = 512;
   d.kv_cache_memory_bytes = 652.0 * 16 * 3211264 + 1000;
@@ -124,7 +123,7 @@ TEST(HybridKv, Issue15_BlocksTokenLineTakesTheSmallestGroupBlock) {
 // caching is on in align mode): the seeds/001 layout (block 1536, page 6,352,896) with 41 blocks at 32,768 prints
 // 41 / (22 + 3) = 1.64x by default and 41 / (22 + 6) = 1.46x with --enable-prefix-caching.
 TEST(HybridKv, Issue15_PrefixCachingOnVllmAscend) {
-  auto s = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.23.0");
   estimate::Deployment d;
   d.max_model_len = 32768;
   d.kv_cache_memory_bytes = 41.0 * 16 * 6352896 + 1000;
@@ -166,7 +165,7 @@ TEST(HybridKv, Issue15_PrefixCachingReadBackFromTheLog) {
 // 50,688; 135 / 6 = 22.50), 166 (41 x 1,536; 166 / 9 = 18.44), 177 (44 x 1,536; 177 / 14 = 12.64). The token
 // count grows with max_model_len because the budget did (12.8, 15.7, 16.8 GiB), not because of how it is printed.
 TEST(HybridKv, Issue15_RobinLinesDecodeToOneBlockCountEach) {
-  auto s = setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.18.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "910B3", "vllm-ascend", "0.18.0");
   struct Row {
     int64_t len, blocks, tokens;
     double concurrency;
@@ -280,7 +279,7 @@ TEST(HybridKv, Issue15_TextOnlyLeavesTheVisionTowerUnloaded) {
     bool skipped;
   };
   for (const Row& row : {Row{"vllm", "H200", "0.24.0", true}, Row{"vllm-ascend", "910B3", "0.18.0", true}, Row{"vllm", "H200", "0.11.0", false}}) {
-    auto s = setup("Qwen/Qwen3.5-27B", row.device, row.engine, row.version);
+    auto s = fit_setup("Qwen/Qwen3.5-27B", row.device, row.engine, row.version);
     ASSERT_GT(s.model.vision_params, 400'000'000) << "Qwen3.5-27B's vision tower (27 blocks of 1152)";
     estimate::Deployment d;
     d.max_model_len = 8192;
@@ -307,7 +306,7 @@ TEST(HybridKv, Issue15_TextOnlyLeavesTheVisionTowerUnloaded) {
 //   bfloat16: ssm 786,432, state 817,152, block 16 x ceil(817,152 / 16,384) = 800, page 819,200; 819 blocks;
 //     ceil(65,536 / 800) + 6 = 88 -> 819 / 88 = 9.3068x, 609,931 tokens.
 TEST(HybridKv, Issue15_MambaSsmCacheDtypeSetsTheStatePage) {
-  auto s = setup("Qwen/Qwen3.5-27B", "RTX5090", "vllm", "0.29.0");
+  auto s = fit_setup("Qwen/Qwen3.5-27B", "RTX5090", "vllm", "0.29.0");
   estimate::Deployment d{.tensor_parallel_size = 2, .max_model_len = 65536, .kv_cache_dtype = "fp8", .enable_prefix_caching = true, .kv_cache_memory_bytes = 10.0 * k_gib};
   struct Row {
     const char* dtype;  // "" = not given (the config's float32)
