@@ -113,6 +113,16 @@ bool has_evidence(const dr::CheckResult& c, const std::string& fragment) {
   return false;
 }
 
+// Replaces the first shard of the snapshot by a link to a file elsewhere under the root, out of the cache.
+void link_first_shard_out_of_the_cache(const HfCache& cache) {
+  std::string bytes;
+  nlohmann::json map;
+  shard_bytes(1, bytes, map);
+  write(cache.root + "/elsewhere/shard.safetensors", bytes);
+  fs::remove(cache.snapshot + "/" + shard_name(1));
+  fs::create_symlink(cache.root + "/elsewhere/shard.safetensors", cache.snapshot + "/" + shard_name(1));
+}
+
 }  // namespace
 
 TEST(ModelCache, Issue16_WholeHuggingFaceSnapshotIsOk) {
@@ -183,12 +193,7 @@ TEST(ModelCache, Issue16_ShardShorterThanItsHeaderSaysIsCutShort) {
 TEST(ModelCache, Issue16_LinkOutOfTheCacheRootIsNotFollowed) {
   const HfCache cache("mc-outside");
   // A shard link to a file elsewhere under the root (a symlink out of the cache): its size is not read.
-  std::string bytes;
-  nlohmann::json map;
-  shard_bytes(1, bytes, map);
-  write(cache.root + "/elsewhere/shard.safetensors", bytes);
-  fs::remove(cache.snapshot + "/" + shard_name(1));
-  fs::create_symlink(cache.root + "/elsewhere/shard.safetensors", cache.snapshot + "/" + shard_name(1));
+  link_first_shard_out_of_the_cache(cache);
   const auto report = run(cache.options());
   const auto* hf = find_check(report, "model_cache.huggingface");
   ASSERT_NE(hf, nullptr);
@@ -260,12 +265,7 @@ TEST(ModelCache, Issue16_DoctorCommandExitsOneOnAnIncompleteCache) {
 // ("model-00001-of-00003.safetensorsmodel-00002-of-00003.safetensors could not be checked").
 TEST(ModelCache, Issue19_LinkOutAndFifoShardAreBothNamedApart) {
   const HfCache cache("mc-fifo");
-  std::string bytes;
-  nlohmann::json map;
-  shard_bytes(1, bytes, map);
-  write(cache.root + "/elsewhere/shard.safetensors", bytes);
-  fs::remove(cache.snapshot + "/" + shard_name(1));
-  fs::create_symlink(cache.root + "/elsewhere/shard.safetensors", cache.snapshot + "/" + shard_name(1));
+  link_first_shard_out_of_the_cache(cache);
   fs::remove(cache.repo + "/blobs/s2");
   ASSERT_EQ(::mkfifo((cache.repo + "/blobs/s2").c_str(), 0600), 0);
   const auto report = run(cache.options());
