@@ -54,6 +54,16 @@ std::optional<Version> parse_version(const std::string& raw, const std::string& 
     const auto pos = text.find(to_lower(engine));
     if (pos != std::string::npos) text = text.substr(pos + engine.size());
   }
+  // Issue 16 (llamacpp32): llama.cpp names its builds bNNNN, one release tag per merged commit on master (b5622, b7342,
+  // b10453: github.com/ggml-org/llama.cpp/releases; the build line prints 'build: 7342 (2fbe3b7bb)'), so the number alone
+  // orders them. A text that is one such name ("b7342", "@b7342") reads as version N.0.0, which the llama.cpp profiles'
+  // ranges (data/engines/engines.json) and the rules keyed by a build compare.
+  if (engine.empty() || to_lower(engine) == "llama.cpp") {
+    const size_t start = text.find_first_not_of(" @=-:");
+    const std::string t = start == std::string::npos ? std::string() : trim(text.substr(start));
+    if (t.size() >= 2 && t.size() <= 7 && t[0] == 'b' && std::all_of(t.begin() + 1, t.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      return Version{std::stoi(t.substr(1)), 0, 0};
+  }
   for (size_t i = 0; i < text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(text[i]))) continue;
     if (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) && text[i - 1] != 'v')) continue;

@@ -315,7 +315,13 @@ void add_compute_and_output(LlamaCppEstimate& e, const GraphShape& s, const Llam
   const uint64_t T = static_cast<uint64_t>(e.n_ubatch), n_kv = static_cast<uint64_t>(e.n_ctx) / static_cast<uint64_t>(o.parallel);
   const uint64_t E = static_cast<uint64_t>(s.n_embd), q_dim = static_cast<uint64_t>(s.head_k * s.n_head);
   const uint64_t logits = static_cast<uint64_t>(s.n_vocab) * T * 4;
-  const uint64_t out_peak = logits + (e.flash_attn ? 2 : 3) * E * T * 4;
+  // Issue 16 (llamacpp32): with the output layer on a GPU the input embeddings [n_embd, T] f32 (the get_rows of
+  // token_embd, a graph input) are in the CPU's compute buffer (cpu_compute below), not beside the output head, so the
+  // GPU's output-head peak holds one [n_embd, T] tensor fewer than a CPU-only graph's. Public CUDA logs with flash
+  // attention: A100 b7342, Qwen3-30B-A3B, 'CUDA0 compute buffer size = 300.75 MiB' = 296.75 (logits 151936 x 512 x 4 B)
+  // + 4.00 (2048 x 512 x 4 B); GB10, Qwen3.6-27B, 495.00 = 485.00 (248320 x 512 x 4 B) + 10.00 (5120 x 512 x 4 B).
+  const bool head_on_gpu = any_gpu && place.device_of(place.n_layer) >= 0;
+  const uint64_t out_peak = logits + ((e.flash_attn ? 2 : 3) - (head_on_gpu ? 1 : 0)) * E * T * 4;
   const uint64_t layer_peak = e.flash_attn ? n_kv * T * 2 + T * 4 * (2 * E + 3 * static_cast<uint64_t>(s.n_ff))
                                            : n_kv * T * static_cast<uint64_t>(s.n_head) * 4 + n_kv * T * 4 + T * 4 * (2 * E + 3 * q_dim + 2 * static_cast<uint64_t>(s.kv_k));
   const uint64_t compute = std::max(out_peak, layer_peak);

@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "estimate/llama_cpp_quant.hpp"
 
 namespace preflight::plan {
 
@@ -31,7 +32,8 @@ int64_t swa_pattern_of(const model::ModelSpec& m) {
 
 // The model as llama.cpp will hold it after convert_hf_to_gguf.py: its text weights in the row's storage (the fit's
 // weight groups; the vision tower and MTP layers are not in the text GGUF), the input embedding and the output head.
-estimate::LlamaCppModelShape shape_of(const model::ModelSpec& m, const estimate::Deployment& d, std::vector<std::string>& assumptions) {
+estimate::LlamaCppModelShape shape_of(const model::ModelSpec& m, const estimate::Deployment& d, const std::string& variant_id,
+                                      std::vector<std::string>& assumptions) {
   estimate::LlamaCppModelShape s;
   s.architecture = m.architecture;
   s.n_layer = m.num_hidden_layers;
@@ -72,11 +74,18 @@ estimate::LlamaCppModelShape shape_of(const model::ModelSpec& m, const estimate:
                                  static_cast<long long>(recurrent)));
   estimate::GroupBytes own;
   const estimate::GroupBytes* g = d.group_bytes && d.group_bytes->bytes.size() == m.weights.size() ? d.group_bytes : &(own = estimate::group_bytes_for(m, d));
+  // llamacpp32: a GGUF preset sized tensor by tensor as llama-quantize types it (its mix and the K-quant fallback).
+  const auto preset = estimate::gguf_preset_of_variant(variant_id);
+  const estimate::GgufPresetBytes mix = preset ? estimate::gguf_preset_bytes(m, *preset) : estimate::GgufPresetBytes{};
+  if (preset && mix.fallback_tensors > 0)
+    assumptions.push_back(format("%s: %lld tensors have a row width that %s's K-quant block (256) does not divide, so llama-quantize writes them in its "
+                                 "fallback type (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0: src/llama-quant.cpp llama_tensor_get_type)",
+                                 estimate::gguf_preset_name(*preset), static_cast<long long>(mix.fallback_tensors), estimate::gguf_preset_name(*preset)));
   for (size_t i = 0; i < m.weights.size() && i < g->bytes.size(); ++i) {
     const auto& w = m.weights[i];
     if (w.part != model::Part::text) continue;
     // A GGUF model's tensors are sized as stored (their ggml type); a checkpoint's groups in the row's storage.
-    const double group = w.stored_bytes > 0 ? w.stored_bytes * static_cast<double>(w.count) : g->bytes[i];
+    const double group = w.stored_bytes > 0 ? w.stored_bytes * static_cast<double>(w.count) : preset ? mix.group_bytes[i] : g->bytes[i];
     const uint64_t bytes = static_cast<uint64_t>(std::max(0.0, group));
     s.weight_bytes += bytes;
     if (w.module == "model.embed_tokens" || w.module == "token_embd.weight") s.token_embd_bytes += bytes;
@@ -155,7 +164,7 @@ void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::De
   const LlamaServerContext server = llama_server_context(c.context_tokens, concurrency);
   row->ctx_size = server.ctx_size;
   row->slots = server.slots;
-  estimate::LlamaCppModelShape shape = shape_of(m, d, row->assumptions);
+  estimate::LlamaCppModelShape shape = shape_of(m, d, c.variant_id, row->assumptions);
   // llamacpp31: on CANN, experts of a type its MUL_MAT_ID does not take stay in host memory (llama_cann_expert_warning).
   if (dev.platform == "npu" && m.num_experts > 0 && !cann_takes_experts(m, c.variant_id))
     shape.host_expert_bytes = static_cast<uint64_t>(std::max(0.0, routed_expert_bytes(m, d)));

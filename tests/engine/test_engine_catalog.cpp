@@ -570,3 +570,23 @@ TEST(EngineCatalog, Issue19_AttentionBackendNamesLoadAndCheck) {
     EXPECT_NE(parsed.error().message.find(fragment), std::string::npos) << parsed.error().message;
   }
 }
+
+// Issue 16 (llamacpp32): `--engine llama.cpp@b7342` was refused ("cannot read a version in 'b7342' (expected X.Y[.Z])"):
+// llama.cpp names its builds bNNNN (the logs print 'build: 7342 (2fbe3b7bb)'), and the number orders them.
+TEST(EngineCatalog, Issue16_LlamaCppBuildNamesAreVersionsInBuildOrder) {
+  ASSERT_TRUE(parse_version("b7342", "llama.cpp"));
+  EXPECT_EQ(*parse_version("b7342", "llama.cpp"), (Version{7342, 0, 0}));
+  EXPECT_EQ(*parse_version("llama.cpp@b10453", "llama.cpp"), (Version{10453, 0, 0}));
+  EXPECT_LT(*parse_version("b5622"), *parse_version("b7342"));
+  EXPECT_LT(*parse_version("b7342"), *parse_version("b10453"));  // by number, not as text ("b1..." < "b7..." as text)
+  EXPECT_FALSE(parse_version("b7342", "vllm"));   // a vLLM version is X.Y.Z
+  EXPECT_FALSE(parse_version("b", "llama.cpp"));
+  EXPECT_FALSE(parse_version("b73x2", "llama.cpp"));
+  auto c = load_engine_catalog();
+  ASSERT_TRUE(c.has_value());
+  auto e = select_engine(*c, "llama.cpp", "b7342");
+  ASSERT_TRUE(e.has_value()) << e.error().message;
+  EXPECT_EQ(e->engine, "llama.cpp");
+  ASSERT_TRUE(e->version_named);
+  EXPECT_EQ(e->version_named->major, 7342);
+}
