@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -229,15 +230,24 @@ Option optimization_level_option(deploy::Flags& f) {
   return o;
 }
 
+// ux32 (issue 16): vLLM's short names (vllm/engine/arg_utils.py add_cli_args: "-tp", "-pp", "-dp", "-q"), as the
+// seeds' users paste them from their `vllm serve` lines.
+Option with_short_name(Option o, std::string short_name) {
+  o.short_names = {std::move(short_name)};
+  return o;
+}
+
 std::vector<Option> deployment_options(deploy::Flags& f) {
   return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
-               {given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage"),
-                given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages"),
+               {with_short_name(given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage; also -tp N"), "-tp"),
+                with_short_name(given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages; also -pp N"), "-pp"),
                 decode_context_parallel_option(f),
                 given_tokens("max-model-len", "L", f.max_model_len, "without it: vLLM's derived max_model_len (max_position_embeddings, rope-scaled),\nand the largest context that fits; 32k = 32,000, 32K = 32,768 (vLLM 0.8.4 and later)"),
                 given_real("gpu-memory-utilization", "U", f.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
-                given_text("quantization", "Q", f.quantization, "a method the checkpoint does not state (the engine's accepted list is checked)"),
-                given_int("data-parallel-size", "N", f.data_parallel_size, "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP"),
+                with_short_name(given_text("quantization", "Q", f.quantization, "a method the checkpoint does not state (the engine's accepted list is checked); also -q Q"), "-q"),
+                with_short_name(given_int("data-parallel-size", "N", f.data_parallel_size,
+                                          "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP;\nalso -dp N"),
+                                "-dp"),
                 given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
@@ -311,7 +321,23 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
     const std::string& a = argv[i];
     if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
       PF_TRY(used, apply_short(argv, i, options));
-      if (!used) positional.push_back(a);
+      if (used) continue;
+      // ux32: a dash and a letter no option declares is a flag this command lacks ("-tp" once was), never a second
+      // MODEL: say so, as for --name, instead of the bare usage line. "-", negative numbers and a path that exists
+      // (a folder named "-rf", hard30) stay positional.
+      struct stat st {};
+      if (std::isalpha(static_cast<unsigned char>(a[1])) && ::stat(a.c_str(), &st) != 0) {
+        std::vector<std::string> names;
+        for (const auto& o : options) {
+          names.push_back("--" + o.name);
+          for (const auto& sn : o.short_names) names.push_back(sn);
+        }
+        std::string message = fmt::format("unknown flag {}", clip_text(a, 60));
+        const auto near = nearest_names(a, names, 1);
+        if (!near.empty()) message += "; did you mean " + near[0];
+        return make_error(ErrorKind::invalid_argument, message);
+      }
+      positional.push_back(a);
       continue;
     }
     if (a.size() <= 2 || a.rfind("--", 0) != 0) {

@@ -22,6 +22,7 @@
 #include "cli/cmd_bw.hpp"
 #include "cli/cmd_plan.hpp"
 #include "cli/engine_flags.hpp"
+#include "cli/serve_line_flags.hpp"
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/std_streams.hpp"
@@ -147,6 +148,7 @@ struct FitRequest {
   deploy::Flags flags;
   SpeedFlags speed;
   ModelFlags model;
+  ServeLineFlags serve_line;  // ux32: the rest of a pasted `vllm serve` line
   bool json = false;
 };
 
@@ -158,7 +160,7 @@ std::vector<Option> fit_options(FitRequest& r) {
                 text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version (vllm-ascend@0.23);\ndefault: the newest known for the device's platform"),
                 text_flag("variant", "NAME", r.variant, "size a quantized variant of the model without its checkpoint (w8a8, w4a8_dynamic, awq,\nfp8_block, ...; the names plan and validate use; an unknown name lists them)")},
                deployment_options(r.flags), under("engine settings (plan takes them too):", engine_setting_options({r.flags, r.engine_build})),
-               speed_options(r.speed), model_options(r.model), under("output:", {json_flag(r.json)})});
+               speed_options(r.speed), model_options(r.model), serve_line_options(r.serve_line), under("output:", {json_flag(r.json)})});
 }
 
 // --variant: the variant's storage and --quantization on the flags (issue 16). An unknown name is bad
@@ -355,17 +357,22 @@ std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Re
   return std::nullopt;
 }
 
-int cmd_fit(const std::vector<std::string>& argv) {
-  // Issue 16: --variant sizes a vLLM / vLLM-Ascend deployment; the llama.cpp and MindIE fits size the files they are given.
+// Issue 16: --variant sizes a vLLM / vLLM-Ascend deployment; the llama.cpp and MindIE fits size the files they are given.
+Status refuse_variant_on_own_sizing_engines(const std::vector<std::string>& argv) {
   for (const auto& a : argv) {
     if (a != "--variant" && a.rfind("--variant=", 0) != 0) continue;
     if (llama_cpp_engine_requested(argv))
-      return report_error(make_error(ErrorKind::invalid_argument, "--variant with --engine llama.cpp: llama.cpp's fit sizes the GGUF file it is given (its own tensor "
-                                                                   "types); `preflight plan MODEL --engine llama.cpp --variant gguf_q4_k_m` sizes a preset and prints its conversion"));
+      return make_error(ErrorKind::invalid_argument, "--variant with --engine llama.cpp: llama.cpp's fit sizes the GGUF file it is given (its own tensor "
+                                                     "types); `preflight plan MODEL --engine llama.cpp --variant gguf_q4_k_m` sizes a preset and prints its conversion");
     if (mindie_engine_requested(argv))
-      return report_error(make_error(ErrorKind::invalid_argument, "--variant with --engine mindie: MindIE's fit sizes the checkpoint it is given (its own "
-                                                                   "quant_model_description.json); `preflight fit MODEL --device D --variant NAME` sizes a variant on vLLM-Ascend"));
+      return make_error(ErrorKind::invalid_argument, "--variant with --engine mindie: MindIE's fit sizes the checkpoint it is given (its own "
+                                                     "quant_model_description.json); `preflight fit MODEL --device D --variant NAME` sizes a variant on vLLM-Ascend");
   }
+  return Ok{};
+}
+
+int cmd_fit(const std::vector<std::string>& argv) {
+  if (auto ok = refuse_variant_on_own_sizing_engines(argv); !ok) return report_error(ok.error());
   if (llama_cpp_engine_requested(argv)) return cmd_fit_llama_cpp(argv);  // llama.cpp's own memory model (cli/cmd_llama)
   if (mindie_engine_requested(argv)) return cmd_fit_mindie(argv);  // MindIE Service's static KV pool (cli/cmd_mindie)
   FitRequest r;
@@ -406,6 +413,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (auto core = take_engine_core_from_env(in.engine); !core) return report_error(core.error());
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
+  add_serve_line_notes(r.serve_line, resolved->engine.engine, resolved->assumptions);  // ux32: a pasted `vllm serve` line
   // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads, on another card, can never apply (plan rejects
   // such a row with the same message).
   if (const std::string why = deploy::npu_only_setting_refusal(resolved->deployment, resolved->device); !why.empty())

@@ -608,7 +608,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (!text) return report_error(text.error());
     std::cout << *text << "\n";
   } else {
-    std::cout << report::render_plan(result, question, table, rows) << (r.commands ? report::render_plan_commands(result, table, rows) : "");
+    std::cout << report::render_plan(result, question, table, rows, r.commands ? report::FirstStart::in_commands : report::FirstStart::under_table)
+              << (r.commands ? report::render_plan_commands(result, table, rows) : "");
     if (!manifests.is_null()) fmt::print("\nwrote {} ({})\n", *r.kubernetes, manifests["kinds"].get<std::string>());
   }
   return result.recommended.empty() ? k_exit_fail : k_exit_ok;

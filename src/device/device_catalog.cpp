@@ -603,7 +603,9 @@ Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string
     message += "; did you mean ";
     for (size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "") + near[i];
   }
-  message += " (preflight devices lists all)";
+  // ux32: a name outside the catalogue ("i7-12700H", a laptop) got only near names of other cards; say how to size it.
+  message += " (preflight devices lists all; fit and plan size a device outside it from --device-memory SIZE --platform cuda|npu|rocm|cpu, "
+             "and this host as --device cpu with --engine llama.cpp)";
   return make_error(ErrorKind::not_found, message, name);
 }
 

@@ -25,6 +25,7 @@
 #include "base/units.hpp"
 #include "model/context_length.hpp"
 #include "model/quant_variant.hpp"
+#include "engine/version_label.hpp"
 
 namespace preflight::estimate {
 
@@ -82,7 +83,7 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
                                    "(chunked prefill off unless additional_config ascend_scheduler_config.enable_chunked_prefill), so the profile run forwards "
                                    "max_model_len tokens (%s)",
                                    static_cast<long long>(e.max_num_batched_tokens), static_cast<long long>(whole), engine.engine.c_str(),
-                                   engine.rule_version().text().c_str(), engine.whole_prompt_prefill->source.c_str()));
+                                   engine::version_label(engine).c_str(), engine.whole_prompt_prefill->source.c_str()));
   e.max_num_batched_tokens = whole;
   e.kv_cache_dtype = dep.kv_cache_dtype.empty() ? "auto" : dep.kv_cache_dtype;
   const auto& fams = engine.kv_budget_divided_families;
@@ -273,7 +274,7 @@ FlaglessQuantization flagless_quantization(const ModelSpec& m, const engine::Eng
   const auto* c = r || cfg.empty() ? nullptr : engine.auto_detect("config_quantization_config");
   out.method = r ? r->method : c ? c->method : cfg;
   if (!dep.explain) return out;
-  const std::string who = engine.engine + " " + engine.rule_version().text();
+  const std::string who = engine.engine + " " + engine::version_label(engine);
   if (r) {
     out.note = format("%s without --quantization: quant_model_description.json is detected and the checkpoint runs as '%s'%s (%s)", who.c_str(), r->method.c_str(),
                       r->local_paths_only ? ", from a local directory only (a hub repo id is not looked into at this version)" : "", r->source.c_str());
@@ -551,7 +552,7 @@ Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const e
     kv_in.drafter_sliding_window = drafter.sliding_window;
   } else if (lay.pp == 1 && drafter.sliding_layers > 0 && dep.explain) {
     e.assumptions.push_back(format("the drafter's %lld sliding-window layer(s) counted as full attention: no drafter_sliding_kv_group rule for %s in engines.json",
-                                   static_cast<long long>(drafter.sliding_layers), engine.rule_version().text().c_str()));
+                                   static_cast<long long>(drafter.sliding_layers), engine::version_label(engine).c_str()));
   }
   auto kv_result = terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance);
   if (!kv_result) return kv_result.error();

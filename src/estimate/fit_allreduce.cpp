@@ -9,6 +9,7 @@
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
 #include "estimate/fit_terms.hpp"
+#include "engine/version_label.hpp"
 
 namespace preflight::estimate::terms {
 
@@ -53,7 +54,7 @@ Term estimate_allreduce_workspace(const model::ModelSpec& m, const engine::Overh
                  s.buffer_bytes / mib, s.flag_bytes / 1024.0, static_cast<long long>(w->lamport_copies), s.lamport_bytes / static_cast<double>(w->lamport_copies) / mib,
                  static_cast<long long>(s.max_token_num), max_input / mib, static_cast<long long>(m.hidden_size), static_cast<long long>(dtype_bytes),
                  static_cast<long long>(max_num_batched_tokens), w->signal_pad_bytes, w->granularity_bytes / mib, engine.engine.c_str(),
-                 engine.rule_version().text().c_str(), static_cast<long long>(lay.tp), engine::interconnect_name(dep.interconnect), device_id.c_str(),
+                 engine::version_label(engine).c_str(), static_cast<long long>(lay.tp), engine::interconnect_name(dep.interconnect), device_id.c_str(),
                  w->counted.source.c_str(), w->conditions_source.c_str(), w->buffers_source.c_str(), w->max_input_source.c_str(), w->granularity_source.c_str()),
           {{"max_token_num", static_cast<double>(s.max_token_num)}, {"buffer_bytes", s.buffer_bytes}, {"flag_bytes", s.flag_bytes}, {"lamport_bytes", s.lamport_bytes},
            {"granularity_bytes", w->granularity_bytes}}};

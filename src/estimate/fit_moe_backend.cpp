@@ -8,6 +8,7 @@
 #include "base/units.hpp"
 #include "engine/moe_backend_workspace.hpp"
 #include "estimate/fit_terms.hpp"
+#include "engine/version_label.hpp"
 
 namespace preflight::estimate::terms {
 
@@ -99,7 +100,7 @@ Term estimate_moe_backend_workspace(const model::ModelSpec& m, const model::Quan
                  static_cast<long long>(m.num_experts_per_tok), static_cast<long long>(max_num_batched_tokens * m.num_experts_per_tok), static_cast<long long>(m.num_experts),
                  static_cast<long long>(m.hidden_size), static_cast<long long>(n), static_cast<long long>(s.static_rows), s.static_bytes / mib,
                  s.dynamic ? format(" + dynamic workspace of %lld tiles %.2f MiB", static_cast<long long>(s.dynamic_tiles), s.dynamic_bytes / mib).c_str() : "",
-                 s.output_bytes / mib, engine.engine.c_str(), engine.rule_version().text().c_str(), device_id.c_str(), w->counted.source.c_str(), w->conditions_source.c_str(),
+                 s.output_bytes / mib, engine.engine.c_str(), engine::version_label(engine).c_str(), device_id.c_str(), w->counted.source.c_str(), w->conditions_source.c_str(),
                  w->layout_source.c_str()),
           {{"moe_layers", static_cast<double>(layers)}, {"layer_bytes", s.layer_bytes}, {"static_bytes", s.static_bytes}, {"dynamic_bytes", s.dynamic_bytes},
            {"output_bytes", s.output_bytes}, {"max_num_tokens", static_cast<double>(max_num_batched_tokens)}}};

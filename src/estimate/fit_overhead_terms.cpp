@@ -16,6 +16,7 @@
 #include "base/units.hpp"
 #include "estimate/vision_pass.hpp"
 #include "model/vision_tower.hpp"
+#include "engine/version_label.hpp"
 
 
 namespace preflight::estimate::terms {
@@ -60,7 +61,7 @@ Term estimate_nccl_buffers(const engine::Overheads& oh, const engine::EngineProf
                  "PR #25359 (%s; communicators: %s; per connection: %s; channels: %s%s)",
                  static_cast<long long>(nb->communicators), static_cast<long long>(domain->channels), connections, nb->connection_bytes / mib,
                  nvls > 0 ? format(" + %.0f MiB NVLS", nvls / mib).c_str() : "", proxy_text.c_str(), engine::interconnect_name(dep.interconnect),
-                 static_cast<long long>(lay.tp), engine.engine.c_str(), engine.rule_version().text().c_str(), nb->counted.source.c_str(),
+                 static_cast<long long>(lay.tp), engine.engine.c_str(), engine::version_label(engine).c_str(), nb->counted.source.c_str(),
                  nb->communicators_source.c_str(), nb->connection_source.c_str(), domain->source.c_str(),
                  proxy > 0 ? ("; proxy buffer: " + nb->proxy_source).c_str() : ""),
           {{"communicators", static_cast<double>(nb->communicators)}, {"channels", static_cast<double>(domain->channels)}, {"connections_per_channel", connections},

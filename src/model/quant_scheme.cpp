@@ -592,7 +592,9 @@ Expected<QuantScheme> parse_modelslim_description(const Json& root, const std::s
     return make_error(ErrorKind::corrupt, format("%s: no per-tensor quant types (\"<name>.weight\": \"W8A8...\") found", origin.c_str()), origin);
   }
   if (!expert_set) scheme.expert_format = scheme.linear_format;
-  scheme.detail = format("ModelSlim: linear %s, experts %s", weight_format_name(scheme.linear_format), weight_format_name(scheme.expert_format));
+  // ux32: a dense checkpoint (no ".experts." tensor) read "experts modelslim_w8a8" in inspect and fit's "weights stored".
+  scheme.detail = expert_set ? format("ModelSlim: linear %s, experts %s", weight_format_name(scheme.linear_format), weight_format_name(scheme.expert_format))
+                             : format("ModelSlim: linear %s (no expert tensors)", weight_format_name(scheme.linear_format));
   return scheme;
 }
 

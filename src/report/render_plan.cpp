@@ -294,7 +294,7 @@ Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::
   return out;
 }
 
-std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat fmt, size_t max_rows) {
+std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat fmt, size_t max_rows, FirstStart first_start) {
   std::ostringstream o;
   const bool md = fmt == PlanFormat::markdown;
   o << (md ? "## " : "") << question << "\n\n";
@@ -305,13 +305,16 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
     o << "|---|---|---|---|---:|---:|---:|---:|---|\n";
   }
   // Variant names and model ids are shown whole (issue 16): each column is as wide as the longest one shown.
-  int variant_width = 28, model_width = 34;
+  // ux32: the device column too ("A100-40G-SXM" pushed the layout column out of line).
+  int variant_width = 28, model_width = 34, device_width = 10;
   for (size_t i = 0; i < plan.recommended.size() && i < max_rows; ++i) {
     variant_width = std::max(variant_width, static_cast<int>(plan.recommended[i].variant.size()));
     model_width = std::max(model_width, static_cast<int>(plan.recommended[i].model_id.size()));
+    device_width = std::max(device_width, static_cast<int>(plan.recommended[i].device_id.size()));
   }
   if (!md && !plan.recommended.empty()) {
-    o << format("%-*s %-*s %-10s %-9s %8s %11s %6s %8s\n", model_width, "model", variant_width, "variant", "device", "layout", "context", "KV tokens", "conc", "tok/s");
+    o << format("%-*s %-*s %-*s %-9s %8s %11s %6s %8s\n", model_width, "model", variant_width, "variant", device_width, "device", "layout", "context", "KV tokens", "conc",
+                "tok/s");
   }
   size_t shown = 0;
   for (const auto& c : plan.recommended) {
@@ -327,7 +330,7 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
         << " | " << c.reason << " |\n";
     else
       // ux31: thousands separators, as fit prints token counts.
-      o << format("%-*s %-*s %-10s %-9s %8s %11s %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), c.device_id.c_str(),
+      o << format("%-*s %-*s %-*s %-9s %8s %11s %6.2f %8s\n", model_width, c.model_id.c_str(), variant_width, c.variant.c_str(), device_width, c.device_id.c_str(),
                   layout.c_str(), with_thousands(c.context_tokens).c_str(), with_thousands(c.fit.kv_tokens).c_str(), c.fit.max_concurrency,
                   c.speed.points.empty() ? "-" : fixed(c.tokens_per_s, 1).c_str())
         << (c.reason.empty() ? "" : "    why: " + c.reason.str() + "\n")
@@ -336,10 +339,14 @@ std::string render_plan(const plan::PlanResult& plan, const std::string& questio
   if (plan.recommended.size() > max_rows) o << "(" << plan.recommended.size() - max_rows << " more; --all or --json lists every one)\n";
   if (!plan.recommended.empty()) {
     const auto& top = plan.recommended.front();
-    o << "\n" << (md ? "### " : "") << "start the first one (" << top.model_id << ", " << top.variant << "):\n";
-    if (md) o << "```bash\n";
-    render_launch(o, *top.launch);
-    if (md) o << "```\n";
+    if (first_start == FirstStart::under_table) {
+      o << "\n" << (md ? "### " : "") << "start the first one (" << top.model_id << ", " << top.variant << "):\n";
+      if (md) o << "```bash\n";
+      render_launch(o, *top.launch);
+      if (md) o << "```\n";
+    } else if (!top.launch->notes.empty()) {
+      o << "\n" << (md ? "### " : "") << "notes on the first one's start (" << top.model_id << ", " << top.variant << "; every start below):\n";
+    }
     for (const auto& n : top.launch->notes) o << (md ? "- " : "  # ") << n << "\n";
     if (!top.reason.empty()) o << (md ? "\n" : "") << "why it fits: " << top.reason << "\n";
     if (!top.fit.verdict_depends_on.empty()) o << (md ? "\n" : "") << "undecided, depends on " << top.fit.verdict_depends_on << "\n";

@@ -26,7 +26,11 @@ struct PlanJsonExtras {
 // commands and speed estimate), the assumptions, and `extras`. Text that is not well-formed UTF-8 (a model directory's
 // name) is written as U+FFFD, as dump_json writes it; an error (corrupt) only for a value JSON text cannot hold (binary).
 Expected<std::string> render_plan_json(const plan::PlanResult& plan, const std::string& question, const PlanJsonExtras& extras = {});
-std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat format, size_t max_rows);
+// Where the first recommended row's start command is printed: under the table (plan), or only in render_plan_commands'
+// list of every row (plan --commands, ux32: the first row's command was printed twice); its notes stay under the table.
+enum class FirstStart { under_table, in_commands };
+std::string render_plan(const plan::PlanResult& plan, const std::string& question, PlanFormat format, size_t max_rows,
+                        FirstStart first_start = FirstStart::under_table);
 // plan --commands: the start commands of every recommended row shown (up to max_rows), each under a
 // line naming its model, full variant name and layout.
 std::string render_plan_commands(const plan::PlanResult& plan, PlanFormat format, size_t max_rows);

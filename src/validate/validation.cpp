@@ -23,6 +23,7 @@
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
 #include "validate/case_flags.hpp"
+#include "engine/version_label.hpp"
 
 namespace preflight::validate {
 
@@ -231,7 +232,7 @@ void apply_case_variant_rules(const model::QuantVariant* v, const deploy::Resolv
   const auto rule = deploy::apply_variant_rules(*v, resolved, est, row.assumptions);
   if (!rule) return;
   row.assumptions.push_back(format("variant %s is rejected by %s %s on %s (%s): %s", v->id.c_str(), resolved.engine.engine.c_str(),
-                                   resolved.engine.rule_version().text().c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), rule->message.c_str()));
+                                   engine::version_label(resolved.engine).c_str(), resolved.device.id.c_str(), resolved.device.family.c_str(), rule->message.c_str()));
 }
 
 // Issues 15/16: the case's "checkpoint_quantization": what the served checkpoint itself is ("w8a8 (msModelSlim)"),

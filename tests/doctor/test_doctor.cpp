@@ -426,6 +426,27 @@ TEST(Doctor, Seed001_ScriptDeletingBySubstringLockGlobFails) {
   }
 }
 
+// Issue 16 (ux32): seeds/001 section 5 turns the fusion pass off under ascend_fusion_config, where vllm-ascend does not
+// read the switch (the pass stays on); doctor --script names the line and gives the spelling the engine reads.
+TEST(Doctor, Issue16_ScriptFusionKeyWhereTheEngineReadsIt) {
+  FakeRoot f("doctor-fusion-key");
+  const std::string script = f.root + "/serve.sh";
+  write(script, "#!/bin/bash\n# vllm serve x --additional-config '{\"ascend_fusion_config\": {\"fuse_qknorm_rope\": false}}'\n"
+                "vllm serve /models/Qwen3-8B --additional-config '{\"ascend_fusion_config\": {\"fuse_qknorm_rope\": false}}'\n");
+  const auto report = f.doctor(script);
+  const auto* fk = find(report, "script.fusion_key");
+  ASSERT_NE(fk, nullptr);
+  EXPECT_EQ(fk->status, dr::CheckStatus::fail) << dump(*fk);
+  EXPECT_EQ(fk->evidence.size(), 1u) << dump(*fk);  // the commented line is not code
+  EXPECT_TRUE(has_evidence(*fk, "line 3: vllm serve /models/Qwen3-8B")) << dump(*fk);
+  EXPECT_NE(fk->fix.find("ascend_compilation_config"), std::string::npos) << fk->fix;
+  write(script, "#!/bin/bash\nvllm serve /models/Qwen3-8B --additional-config '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'\n");
+  const auto fixed = f.doctor(script);
+  const auto* right = find(fixed, "script.fusion_key");
+  ASSERT_NE(right, nullptr);
+  EXPECT_EQ(right->status, dr::CheckStatus::ok) << dump(*right);
+}
+
 TEST(Doctor, OddTreesAreReportedNotFatal) {
   FakeRoot f("doctor-odd");
   f.package("vllm_ascend", "banana");

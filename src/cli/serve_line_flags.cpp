@@ -1,0 +1,72 @@
+#include "cli/serve_line_flags.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+Option recorded(ServeLineFlags& flags, std::string name, std::string value, std::string help) {
+  return {name, std::move(value), std::move(help), [&flags, name](const std::string& text) -> Status {
+            if (name == "port") {  // vLLM's --port is an int; a port is 1 - 65535
+              int64_t port = 0;
+              bool digits = !text.empty() && text.size() <= 5;
+              for (char c : text) digits = digits && c >= '0' && c <= '9';
+              if (digits) port = std::stoll(text);
+              if (!digits || port < 1 || port > 65535)
+                return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
+            }
+            flags.given.push_back("--" + name);
+            return Ok{};
+          }};
+}
+
+}  // namespace
+
+std::vector<Option> serve_line_options(ServeLineFlags& flags) {
+  std::vector<Option> out = {
+      recorded(flags, "trust-remote-code", "", "as vLLM takes it; changes no number here"),
+      recorded(flags, "host", "H", "as vLLM takes it; changes no number here"),
+      recorded(flags, "port", "N", "as vLLM takes it; changes no number here"),
+      recorded(flags, "served-model-name", "NAME", "as vLLM takes it; changes no number here"),
+      Option{"additional-config", "JSON",
+             "vLLM-Ascend's settings ('{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'): checked as\n"
+             "JSON, not sized; a key the engine does not read is said so",
+             [&flags](const std::string& text) -> Status {
+               // vLLM's EngineArgs reads it with json.loads (optional_type(json.loads)): text that is not JSON stops
+               // `vllm serve` at argument parsing, before anything loads.
+               const auto j = nlohmann::json::parse(text, nullptr, false);
+               if (j.is_discarded() || !j.is_object())
+                 return make_error(ErrorKind::invalid_argument,
+                                   fmt::format("--additional-config: expected a JSON object, found '{}' (vLLM reads it with json.loads)", clip_text(text, 80)));
+               flags.additional_config = text;
+               flags.given.push_back("--additional-config");
+               return Ok{};
+             }}};
+  return under("from a `vllm serve` line, accepted so that it pastes whole (no effect on the estimate):", std::move(out));
+}
+
+void add_serve_line_notes(const ServeLineFlags& flags, const std::string& engine, std::vector<std::string>& notes) {
+  std::vector<std::string> plain;
+  for (const auto& g : flags.given)
+    if (g != "--additional-config") plain.push_back(g);
+  if (!plain.empty()) notes.push_back(fmt::format("{}: as vLLM takes them; no effect on memory or speed", fmt::join(plain, ", ")));
+  if (!flags.additional_config) return;
+  const auto j = nlohmann::json::parse(*flags.additional_config, nullptr, false);  // an object: checked when the flag was read
+  // shared/seeds/001 section 5 writes the fusion switch under ascend_fusion_config; vllm-ascend (v0.23.0 - v0.25.1rc1)
+  // reads it only from ascend_compilation_config (compilation/graph_fusion_pass_manager.py), and AscendFusionConfig takes
+  // the misplaced key into **kwargs: the pass stays on (data/engines/launch.json qknorm-rope-fusion-a2).
+  if (engine == "vllm-ascend" && j.is_object() && j.contains("ascend_fusion_config") && j["ascend_fusion_config"].is_object() &&
+      j["ascend_fusion_config"].contains("fuse_qknorm_rope"))
+    notes.push_back(
+        "--additional-config: ascend_fusion_config.fuse_qknorm_rope is not read there (AscendFusionConfig takes it into **kwargs), so the "
+        "qknorm-rope fusion pass stays on; write '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'");
+  notes.push_back("--additional-config: passed to the engine as given; not sized (no number here changes with it)");
+}
+
+}  // namespace preflight::cli

@@ -1,0 +1,27 @@
+// cli/serve_line_flags: the `vllm serve` flags fit takes so that a user's whole start line pastes (ux32, issue 16: the
+// seeds' lines carry --trust-remote-code, --host, --port, --served-model-name and --additional-config). None of them
+// changes a number fit prints; each one given is said so in the assumptions, and --additional-config's JSON is checked
+// as vLLM checks it (json.loads) and read for the one key the seeds got wrong.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/args.hpp"
+
+namespace preflight::cli {
+
+struct ServeLineFlags {
+  std::vector<std::string> given;  // "--host", "--port", ... in the order given
+  std::optional<std::string> additional_config;
+};
+
+// The flags, under one heading for --help. --additional-config that is not a JSON object is refused as it is parsed
+// (invalid_argument: vLLM's argparse refuses it before loading anything), and --port outside 1 - 65535.
+std::vector<Option> serve_line_options(ServeLineFlags& flags);
+
+// Adds to `assumptions` what fit says for the flags given, for an engine named `engine` ("vllm-ascend", "vllm").
+void add_serve_line_notes(const ServeLineFlags& flags, const std::string& engine, std::vector<std::string>& assumptions);
+
+}  // namespace preflight::cli
