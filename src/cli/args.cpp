@@ -245,6 +245,7 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_tokens("max-model-len", "L", f.max_model_len, "without it: vLLM's derived max_model_len (max_position_embeddings, rope-scaled),\nand the largest context that fits; 32k = 32,000, 32K = 32,768 (vLLM 0.8.4 and later)"),
                 given_real("gpu-memory-utilization", "U", f.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
                 with_short_name(given_text("quantization", "Q", f.quantization, "a method the checkpoint does not state (the engine's accepted list is checked); also -q Q"), "-q"),
+                given_text("dtype", "D", f.dtype, "auto|half|float16|bfloat16|float|float32: the model dtype (weights a quantization does\nnot pack, activations, an auto KV cache); auto: the config's"),
                 with_short_name(given_int("data-parallel-size", "N", f.data_parallel_size,
                                           "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP;\nalso -dp N"),
                                 "-dp"),

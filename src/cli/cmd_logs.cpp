@@ -73,6 +73,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.max_num_seqs, f.max_num_seqs, "max_num_seqs");
   take(a.max_num_batched_tokens, f.max_num_batched_tokens, "max_num_batched_tokens");
   take(a.kv_cache_dtype, f.kv_cache_dtype, "kv_cache_dtype");
+  take(a.dtype, f.dtype, "dtype");  // issue 15 (warmup32): the engine config's resolved dtype=torch.X
   take(a.quantization, f.quantization, "quantization");
   take(a.enforce_eager, f.enforce_eager, "enforce_eager");
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
@@ -276,14 +277,15 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
   const engine::EngineProfile* eng = &resolved->engine;
   const engine::Overheads* oh = &resolved->overheads;
   const estimate::Deployment& d = resolved->deployment;
-  auto est = estimate::estimate_fit(*spec, *dev, *eng, *oh, d);
-  out.fixes = plan::search_fixes(*spec, *dev, *eng, *oh, d, est).fixes;
+  const model::ModelSpec* run_model = &resolved->model;  // the logged dtype applied (issue 15, warmup32)
+  auto est = estimate::estimate_fit(*run_model, *dev, *eng, *oh, d);
+  out.fixes = plan::search_fixes(*run_model, *dev, *eng, *oh, d, est).fixes;
   // ux29: eager with a known card: what it decodes, and (note_graph_mode) what graph mode would give on the same deployment.
   if (d.mode == estimate::ExecutionMode::eager && est.fits)
-    if (auto speed = speed_for_fit({}, *spec, *dev, *eng, d, est); speed && speed->single_stream_tokens_per_s > 0) {
+    if (auto speed = speed_for_fit({}, *run_model, *dev, *eng, d, est); speed && speed->single_stream_tokens_per_s > 0) {
       std::string figures = fmt::format("eager decode predicted at {:.1f} tok/s single stream on {} at {} tokens of context", speed->single_stream_tokens_per_s,
                                         dev->id, with_thousands(speed->context_tokens));
-      if (auto graph = graph_mode_note(*speed, {}, *spec, *dev, *eng, *oh, d, est)) figures += "; " + *graph;
+      if (auto graph = graph_mode_note(*speed, {}, *run_model, *dev, *eng, *oh, d, est)) figures += "; " + *graph;
       out.notes.push_back(figures);
     }
   out.model_id = spec->id.empty() ? name : spec->id;

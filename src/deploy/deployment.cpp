@@ -272,6 +272,37 @@ Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
 
 }  // namespace
 
+std::optional<model::Dtype> model_dtype_flag(const std::string& value) {
+  const std::string v = to_lower(trim(value));
+  if (v == "half" || v == "float16") return model::Dtype::f16;
+  if (v == "bfloat16") return model::Dtype::bf16;
+  if (v == "float" || v == "float32") return model::Dtype::f32;
+  return std::nullopt;
+}
+
+namespace {
+// Issue 15 (warmup32): --dtype applied to the model (vllm/config/model.py ModelConfig._get_and_verify_dtype: the value
+// replaces the config's torch_dtype; the model is built in it, so every parameter a quantization method does not pack,
+// the activations and an auto KV cache take it: Llama-3.1-8B with --dtype float32 on vLLM 0.19 prints 'weights memory:
+// 29.98GiB', twice its bf16 14.99). A CUDA card without bfloat16 refuses it at worker start
+// (vllm/v1/worker/gpu_worker.py _check_if_gpu_supports_dtype, the ValueError quoted).
+Status apply_model_dtype(const Flags& f, const device::DeviceSpec& dev, model::ModelSpec& m, Resolved& r) {
+  if (!f.dtype) return Ok{};
+  const auto dtype = model_dtype_flag(f.dtype->value);
+  if (!dtype) return Ok{};  // auto: the config's dtype, as the model reader resolved it
+  if (*dtype == model::Dtype::bf16 && dev.platform == "cuda" && std::find(dev.dtypes.begin(), dev.dtypes.end(), "bf16") == dev.dtypes.end())
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your %s GPU has no bfloat16 "
+                             "(devices.json dtypes). You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.",
+                             f.dtype->origin.c_str(), dev.id.c_str()));
+  if (*dtype != m.dtype)
+    r.assumptions.push_back(format("--dtype %s: the %s checkpoint is cast to %s (weights a quantization method does not pack, activations, an auto KV cache)",
+                                   f.dtype->value.c_str(), model::dtype_name(m.dtype), model::dtype_name(*dtype)));
+  m.dtype = *dtype;
+  return Ok{};
+}
+}  // namespace
+
 const std::vector<std::string>& known_kv_cache_dtypes() {
   static const std::vector<std::string> k_dtypes = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "fp16", "bf16", "float16", "bfloat16"};
   return k_dtypes;
@@ -314,6 +345,8 @@ Status check_flags(const Flags& f, const std::string& platform) {
   // vllm/config/vllm.py OptimizationLevel: O0 .. O3.
   if (const auto& o = f.optimization_level; o && (o->value < 0 || o->value > 3))
     problems.push_back(format("%s: expected an optimization level 0, 1, 2 or 3 (vLLM OptimizationLevel), found %lld", o->origin.c_str(), static_cast<long long>(o->value)));
+  if (const auto& dt = f.dtype; dt && to_lower(trim(dt->value)) != "auto" && !model_dtype_flag(dt->value))  // vllm/engine/arg_utils.py --dtype choices
+    problems.push_back(format("%s: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '%s'", dt->origin.c_str(), dt->value.c_str()));
   if (const auto& k = f.kv_cache_dtype) {
     bool known = false;
     std::string list;
@@ -619,7 +652,10 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
     deployment.mode = estimate::ExecutionMode::eager;
     r.assumptions.push_back(format("-O0 on %s: cudagraph_mode NONE (vLLM OPTIMIZATION_LEVEL_00), no graphs and eager decode", eng.id.c_str()));
   }
+  note("dtype", f.dtype, f.dtype ? f.dtype->value : "");
   r.model = in.model;
+  PF_TRY(dtype_ok, apply_model_dtype(f, dev, r.model, r));
+  (void)dtype_ok;
   r.device = std::move(dev);
   r.engine = std::move(eng);
   r.overheads = *oh;

@@ -151,6 +151,9 @@ struct Flags {
   std::optional<Given<double>> gpu_memory_utilization;
   std::optional<Given<int64_t>> max_model_len, max_num_seqs, max_num_batched_tokens;
   std::optional<Given<std::string>> kv_cache_dtype, quantization;
+  // Issue 15 (warmup32): --dtype (vLLM ModelConfig.dtype): auto|half|float16|bfloat16|float|float32. Every unquantized
+  // parameter, the activations and an auto KV cache take it (model_dtype_flag); auto keeps the config's.
+  std::optional<Given<std::string>> dtype;
   std::optional<Given<std::string>> limit_mm_per_prompt;  // vLLM's JSON: '{"image": 1, "video": 0}'
   std::optional<Given<bool>> enforce_eager, skip_mm_profiling;
   std::optional<Given<bool>> enable_prefix_caching;       // --enable-prefix-caching (true) / --no-enable-prefix-caching (false)
@@ -225,6 +228,10 @@ struct Resolved {
 
 // The --kv-cache-dtype values the estimate sizes (auto = the model's dtype).
 const std::vector<std::string>& known_kv_cache_dtypes();
+
+// Issue 15 (warmup32): the model dtype a --dtype value names (vLLM's _STR_DTYPE_TO_TORCH_DTYPE: half and float16, bfloat16,
+// float and float32); nullopt for auto or a name vLLM does not take (check_flags refuses that one).
+std::optional<model::Dtype> model_dtype_flag(const std::string& value);
 
 // The checks every command applies to flags, one message per bad value, joined with "; " into one
 // invalid_argument error: utilization finite in (0, 1]; parallel sizes, num_devices, max_model_len,

@@ -285,7 +285,11 @@ RopeCache rope_cache(const ModelSpec& m, const engine::Overheads& oh) {
   RopeCache r;
   if (m.max_position_embeddings <= 0 || m.rotary_dim <= 0) return r;
   r.deepseek_scaling = m.rope_class == model::RopeClass::deepseek_scaling && oh.rope_cache_deepseek_scaling_copies.has_value();
-  r.element = r.deepseek_scaling ? *oh.rope_cache_deepseek_scaling_copies * static_cast<double>(model::dtype_bits(m.dtype) / 8) : oh.rope_cache_bytes_per_element;
+  // Issue 15 (warmup32): on CUDA / ROCm the catalogue's bytes are the 16-bit model dtype's (vLLM builds the cache in the
+  // model dtype), so --dtype float32 doubles them (Llama-3.1-8B on vLLM 0.19: 29.98 GiB printed, 32 MiB of it this cache);
+  // the NPU's calibrated 8 B is an fp32 cache and its copies, whatever the model dtype.
+  const double dtype_scale = oh.platform == "npu" ? 1.0 : static_cast<double>(model::dtype_bits(m.dtype)) / 16.0;
+  r.element = r.deepseek_scaling ? *oh.rope_cache_deepseek_scaling_copies * static_cast<double>(model::dtype_bits(m.dtype) / 8) : oh.rope_cache_bytes_per_element * dtype_scale;
   r.instances = m.rope_class == model::RopeClass::deepseek_scaling && has_sparse_indexer(m) ? 2.0 : 1.0;
   r.bytes = r.instances * static_cast<double>(m.max_position_embeddings) * static_cast<double>(m.rotary_dim) * r.element;
   return r;

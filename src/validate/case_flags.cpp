@@ -28,13 +28,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (!flags.max_model_len && concurrency_len) flags.max_model_len = deploy::Given<int64_t>{*concurrency_len, where + ": concurrency_len"};
   PF_TRY(util, c.opt_number("gpu_memory_utilization"));
   if (util) flags.gpu_memory_utilization = deploy::Given<double>{*util, where + ": gpu_memory_utilization"};
-  // Issue 19: dtype is vLLM's --dtype (the schema, ../shared/validation/README.md; vllm/engine/arg_utils.py's choices):
-  // checked, not yet sized (the estimate takes the checkpoint's dtype, what auto does for 16-bit models).
+  // Issue 19: dtype is vLLM's --dtype (the schema, ../shared/validation/README.md; vllm/engine/arg_utils.py's choices);
+  // issue 15 (warmup32): applied to the model as the flag is (deploy::model_dtype_flag).
   PF_TRY(dtype, c.opt_string("dtype"));
   if (dtype) {
     static const std::vector<std::string> k_dtypes{"auto", "half", "float16", "bfloat16", "float", "float32"};
     if (std::find(k_dtypes.begin(), k_dtypes.end(), *dtype) == k_dtypes.end())
       return make_error(ErrorKind::invalid_argument, where + ": dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '" + quoted_case_text(*dtype) + "'", where);
+    flags.dtype = deploy::Given<std::string>{*dtype, where + ": dtype"};
   }
   PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
   if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};

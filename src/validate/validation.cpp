@@ -530,7 +530,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   row.engine = resolved->engine.id;
   if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);
-  auto est = estimate::estimate_fit(spec, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
+  // The model as resolved: a case's dtype (vLLM's --dtype) is applied to it (deploy::resolve_deployment; issue 15, warmup32).
+  auto est = estimate::estimate_fit(resolved->model, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
   // Issue 15/16 (plan28): a recorded max_model_len above the model's derived length is vLLM's ValueError at config time
   // (deploy::check_max_model_len, as fit refuses --max-model-len and plan --context): the case is evaluated as the engine
   // would run it, refused before anything is sized. A case records no VLLM_ALLOW_LONG_MAX_MODEL_LEN; a length read from
@@ -546,7 +547,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
   apply_case_variant_rules(*rules_of, *resolved, est, row);
   if (o.tokens_per_s) {
-    PF_TRY(speed_skip, compare_speed(c, spec, *resolved, est, ctx, *o.tokens_per_s, row));
+    PF_TRY(speed_skip, compare_speed(c, resolved->model, *resolved, est, ctx, *o.tokens_per_s, row));
     if (speed_skip) return skip(*speed_skip);
     if (!o.any_memory_or_verdict()) {
       ++report.evaluated;

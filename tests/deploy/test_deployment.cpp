@@ -384,3 +384,33 @@ TEST(Deploy, Issue15_UndatedVersionDatedByThePrintedTokenLine) {
   ASSERT_TRUE(newest.has_value());
   EXPECT_EQ(newest->tokens_rule, engine::TokensRule::concurrency_x_len);
 }
+
+// Issue 15 (warmup32): --dtype is applied to the resolved model (vLLM casts every parameter to it): float32 and half
+// as vLLM names them, auto keeps the config's; a name vLLM does not take is refused naming the flag, and bfloat16 on a
+// CUDA card without it (T4) is vLLM's ValueError.
+TEST(Deploy, Issue15_DtypeFlagCastsTheModel) {
+  auto with = [](const std::string& card, const std::string& dtype) {
+    deploy::Flags f;
+    f.dtype = Given<std::string>{dtype, "--dtype"};
+    return resolve(inputs(card, "", f));
+  };
+  auto fp32 = with("H100", "float32");
+  ASSERT_TRUE(fp32) << fp32.error().describe();
+  EXPECT_EQ(fp32->model.dtype, model::Dtype::f32);
+  auto half = with("H100", "half");
+  ASSERT_TRUE(half) << half.error().describe();
+  EXPECT_EQ(half->model.dtype, model::Dtype::f16);
+  auto automatic = with("H100", "auto");
+  ASSERT_TRUE(automatic) << automatic.error().describe();
+  EXPECT_EQ(automatic->model.dtype, model::Dtype::bf16);  // Qwen3-8B's config: bfloat16
+  auto bad = with("H100", "float8");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("--dtype: expected one of auto|half|float16|bfloat16|float|float32"), std::string::npos) << bad.error().message;
+  auto t4 = with("T4", "bfloat16");
+  ASSERT_FALSE(t4);
+  EXPECT_EQ(t4.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(t4.error().message.find("--dtype: ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0"), std::string::npos)
+      << t4.error().message;
+  auto t4_half = with("T4", "float16");
+  EXPECT_TRUE(t4_half) << t4_half.error().describe();
+}

@@ -637,3 +637,37 @@ TEST(Validation, Issue19_DeviceTextWithA400DigitSizeIsRead) {
   EXPECT_TRUE(r->rows[0].skipped);
   EXPECT_NE(r->rows[0].skip_reason.find("device not in the catalogue and no total memory stated"), std::string::npos) << r->rows[0].skip_reason;
 }
+
+// Issue 15 (warmup32): a case's dtype is vLLM's --dtype, applied to the model. The llm-d-planner sweep's Llama-3.1-8B
+// run with --dtype float32 on vLLM 0.19.0 (data/evidence/vllm-startup-public.jsonl, pub-llmdplanner-llama31-8b-fp32-...)
+// printed 'weights memory: 29.98GiB' and 'Available KV cache memory: 42.8 GiB'; before the dtype was applied the
+// prediction was 14.99 / 58.57 GiB (the bf16 checkpoint as published). float16 on the bf16 checkpoint keeps 2 B per
+// parameter (14.99 GiB as the sweep's bf16 runs print), and float32 doubles every weight and the rotary cache (exactly
+// twice); bfloat16 on a T4 is vLLM's ValueError, naming the field.
+TEST(Validation, Issue15_DtypeOfTheCaseCastsTheWeights) {
+  const std::string dir = pftest::scratch_dir("validate-dtype");
+  const std::string head = R"J({"engine":"vllm","engine_version":"0.19.0","device":"NVIDIA H100 80GB HBM3","num_devices":1,"model":"meta-llama/Llama-3.1-8B-Instruct","gpu_memory_utilization":0.95,"max_model_len":8192,"enable_prefix_caching":false,)J";
+  const std::string path = dir + "/cases.jsonl";
+  std::ofstream(path) << head << R"J("id":"fp32","dtype":"float32","weights_gib":29.98,"available_kv_gib":42.8,"fits":true})J" "\n"
+                      << head << R"J("id":"fp16","dtype":"float16","weights_gib":14.99})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models")};
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 2u);
+  auto field = [](const validate::CaseResult& row, const std::string& name) {
+    for (const auto& f : row.fields)
+      if (f.field == name) return f;
+    return validate::FieldComparison{};
+  };
+  ASSERT_TRUE(r->rows[0].skip_reason.empty()) << r->rows[0].skip_reason;
+  EXPECT_NEAR(field(r->rows[0], "weights_gib").predicted, 29.98, 29.98 * 0.01);
+  EXPECT_NEAR(field(r->rows[0], "available_kv_gib").predicted, 42.8, 42.8 * 0.03);
+  EXPECT_NEAR(field(r->rows[1], "weights_gib").predicted, 14.99, 14.99 * 0.01);
+  EXPECT_NEAR(r->rows[0].memory_terms.at("weights"), 2.0 * r->rows[1].memory_terms.at("weights"), 1.0);
+
+  std::ofstream(path) << R"J({"id":"t4","engine":"vllm","engine_version":"0.19.0","device":"Tesla T4","num_devices":1,"model":"meta-llama/Llama-3.1-8B-Instruct","max_model_len":2048,"dtype":"bfloat16","available_kv_gib":1.0})J" "\n";
+  auto t4 = validate::run_validation({path}, o);
+  const std::string text = t4 ? (t4->rows.empty() ? std::string() : t4->rows[0].skip_reason) : t4.error().describe();
+  EXPECT_NE(text.find("(case t4): dtype: ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0"), std::string::npos) << text;
+}
