@@ -163,6 +163,10 @@ TEST(QuantVariant, Issue16_EveryCaseQuantizationTextResolvesToTheRightVariant) {
       {"compressed-tensors w4a16", "ct_w4a16"},
       // issue 15 (evid29): RedHatAI/Qwen3.6-35B-A3B-NVFP4, an llm-compressor NVFP4 export ('quantization=compressed-tensors')
       {"compressed-tensors (nvfp4)", "ct_nvfp4"},
+      // issue 15 (evid32): RedHatAI's llm-compressor exports in the llm-d-planner sweep: FP8-dynamic (per-channel FP8
+      // weights, dynamic per-token activations) and INT8 W8A8
+      {"compressed-tensors (fp8 dynamic)", "fp8_channel"},
+      {"compressed-tensors w8a8 (int8)", "ct_w8a8_int8"},
   };
   std::set<std::string> seen;
   std::vector<std::string> files;
