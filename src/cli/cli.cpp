@@ -351,7 +351,8 @@ std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Re
     std::fprintf(stderr, "preflight: %s\n", clip_text(strip_terminal_controls(arch.message), k_max_error_bytes).c_str());
     return k_exit_fail;
   }
-  if (arch.verdict == engine::ArchitectureVerdict::not_listed) resolved.assumptions.push_back(arch.message);
+  if (arch.verdict == engine::ArchitectureVerdict::not_listed || arch.verdict == engine::ArchitectureVerdict::supported_with_note)
+    resolved.assumptions.push_back(arch.message);
   return std::nullopt;
 }
 

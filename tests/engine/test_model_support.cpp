@@ -5,6 +5,7 @@
 // runpod-workers/worker-vllm#279: vLLM 0.16.0 refuses Qwen3_5MoeForConditionalGeneration, 0.17.0 loads it).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "base/json_util.hpp"
@@ -122,4 +123,122 @@ TEST(ModelSupportCli, Issue16_UnknownEngineVersionNamesTheFlagAndTheKnownRange) 
   const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3 --engine vllm-ascend@0.99 --max-devices 1");
   EXPECT_EQ(plan.code, 2) << plan.out;
   EXPECT_EQ(plan.out.rfind("preflight: --engine vllm-ascend@0.99: vllm-ascend 0.99.0 is not in the engine catalogue, which knows vllm-ascend 0.7.0 - ", 0), 0u) << plan.out;
+}
+
+// arch32: every architecture a config under ../shared/models names has a record, so fit never says "not in preflight's
+// list" for a model the project ships evidence for.
+TEST(ModelSupport, Issue15_EveryArchitectureInSharedModelsHasARecord) {
+  const auto& c = shipped();
+  int configs = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(pftest::shared_path("models"))) {
+    const auto path = dir.path() / "config.json";
+    if (!std::filesystem::exists(path)) continue;
+    auto json = parse_json(pftest::read_all(path.string()), path.string());
+    ASSERT_TRUE(json.has_value()) << path;
+    const Json& archs = (*json)["architectures"];
+    ASSERT_TRUE(archs.is_array() && !archs.empty()) << path;
+    const std::string arch = archs[0].get<std::string>();
+    EXPECT_NE(c.find(arch), nullptr) << arch << " (" << path << ")";
+    ++configs;
+  }
+  EXPECT_GE(configs, 30);
+}
+
+// arch32: the first vLLM release per architecture, read from vLLM's history (the commit adding the name to
+// vllm/model_executor/models/registry.py) and the release notes of the tag that first carried it. Each row: the last
+// release without it, the first with it. Llama 4 is the case a merge date gets wrong: v0.8.3 shipped it (release notes
+// "Day 0 Support for Llama 4 Scout and Maverick (#16104)") though main's registry gained it a day after the tag.
+TEST(ModelSupport, Issue15_FirstVllmReleasePerArchitecture) {
+  const auto& c = shipped();
+  struct Row {
+    const char* arch;
+    const char* last_without;
+    const char* first_with;
+  };
+  for (const Row& r : {Row{"DeepseekV3ForCausalLM", "0.6.5", "0.6.6"}, Row{"Qwen2_5_VLForConditionalGeneration", "0.7.1", "0.7.2"},
+                       Row{"Gemma3ForCausalLM", "0.7.3", "0.8.0"}, Row{"Gemma3ForConditionalGeneration", "0.7.3", "0.8.0"},
+                       Row{"Llama4ForConditionalGeneration", "0.8.2", "0.8.3"}, Row{"NemotronHForCausalLM", "0.9.0", "0.9.1"},
+                       Row{"Glm4MoeForCausalLM", "0.9.2", "0.10.0"}, Row{"Qwen3NextForCausalLM", "0.10.1", "0.10.2"},
+                       Row{"Qwen3VLMoeForConditionalGeneration", "0.10.2", "0.11.0"}, Row{"MiniMaxM2ForCausalLM", "0.11.0", "0.11.1"}}) {
+    const auto before = check_architecture(c, "vllm", v(r.last_without), r.arch);
+    EXPECT_EQ(before.verdict, ArchitectureVerdict::unsupported) << r.arch;
+    EXPECT_NE(before.message.find(std::string("--engine vllm@") + r.first_with), std::string::npos) << before.message;
+    EXPECT_EQ(check_architecture(c, "vllm", v(r.first_with), r.arch).verdict, ArchitectureVerdict::supported) << r.arch;
+  }
+}
+
+// arch32: vLLM-Ascend runs vLLM's registry but its own Supported Models page marks some architectures ❌ per version:
+// LLama4 ❌ (#471) on 0.8.x, ✅ on 0.9.x, ❌ (#1972) from 0.10.0rc1 to v0.25.1rc1; Gemma-3 ❌ (#496) on 0.8.x-0.9.x.
+// vLLM itself (GPU) is unaffected.
+TEST(ModelSupport, Issue15_VllmAscendRefusesWhatItsPageMarksUnsupported) {
+  const auto& c = shipped();
+  const auto llama4 = "Llama4ForConditionalGeneration";
+  const auto now = check_architecture(c, "vllm-ascend", v("0.13.0"), llama4);
+  EXPECT_EQ(now.verdict, ArchitectureVerdict::unsupported);
+  EXPECT_NE(now.message.find("LLama4 | ❌ | [1972](https://github.com/vllm-project/vllm-ascend/issues/1972)"), std::string::npos) << now.message;
+  EXPECT_NE(now.message.find("vllm-ascend 0.9.x"), std::string::npos) << now.message;
+  EXPECT_EQ(check_architecture(c, "vllm", v("0.13.0"), llama4).verdict, ArchitectureVerdict::supported);
+  EXPECT_EQ(check_architecture(c, "vllm-ascend", v("0.9.1"), llama4).verdict, ArchitectureVerdict::supported);
+  const auto early = check_architecture(c, "vllm-ascend", v("0.8.5"), llama4);
+  EXPECT_EQ(early.verdict, ArchitectureVerdict::unsupported);
+  EXPECT_NE(early.message.find("[#471]"), std::string::npos) << early.message;
+  const auto gemma = check_architecture(c, "vllm-ascend", v("0.9.1"), "Gemma3ForCausalLM");
+  EXPECT_EQ(gemma.verdict, ArchitectureVerdict::unsupported);
+  EXPECT_NE(gemma.message.find("[#496]"), std::string::npos) << gemma.message;
+  EXPECT_EQ(check_architecture(c, "vllm-ascend", v("0.10.0"), "Gemma3ForCausalLM").verdict, ArchitectureVerdict::supported);
+  // Before vLLM's own bound the registry message wins (vLLM 0.7.3 has no Gemma 3 at all).
+  const auto registry = check_architecture(c, "vllm-ascend", v("0.7.3"), "Gemma3ForCausalLM");
+  EXPECT_NE(registry.message.find("are not supported for now"), std::string::npos) << registry.message;
+}
+
+// arch32: 🔵 experimental, 🟡 untested and a missing row are said, never refused.
+TEST(ModelSupport, Issue15_VllmAscendExperimentalUntestedAndUnlistedAreNotes) {
+  const auto& c = shipped();
+  const auto gemma = check_architecture(c, "vllm-ascend", v("0.18.0"), "Gemma3ForConditionalGeneration");
+  EXPECT_EQ(gemma.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(gemma.message.find("experimental"), std::string::npos) << gemma.message;
+  const auto minimax = check_architecture(c, "vllm-ascend", v("0.13.0"), "MiniMaxText01ForCausalLM");
+  EXPECT_EQ(minimax.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(minimax.message.find("MiniMax-Text | 🟡 | Need test"), std::string::npos) << minimax.message;
+  const auto gpt_oss = check_architecture(c, "vllm-ascend", v("0.13.0"), "GptOssForCausalLM");
+  EXPECT_EQ(gpt_oss.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(gpt_oss.message.find("not listed"), std::string::npos) << gpt_oss.message;
+  const auto next = check_architecture(c, "vllm-ascend", v("0.10.2"), "Qwen3NextForCausalLM");
+  EXPECT_EQ(next.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(next.message.find("expert parallel and MTP feature doesn't work"), std::string::npos) << next.message;
+  EXPECT_EQ(check_architecture(c, "vllm-ascend", v("0.13.0"), "Qwen3NextForCausalLM").verdict, ArchitectureVerdict::supported);
+  EXPECT_EQ(check_architecture(c, "vllm", v("0.13.0"), "GptOssForCausalLM").verdict, ArchitectureVerdict::supported);
+}
+
+TEST(ModelSupport, Issue15_CorruptVllmAscendSpansAreRefusedNamingTheSpan) {
+  const std::string head = R"({"schema_version": 1, "note": "n", "records": [{"id": "A", "version_min": "0.8.0", "source": "s", "vllm_ascend": [)";
+  const std::string span = R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "untested", "page_words": "w", "source": "s"})";
+  ASSERT_TRUE(parse_text(head + span + "]}]}").has_value());
+  struct Bad {
+    std::string spans, fragment;
+  };
+  for (const Bad& b : {Bad{R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "maybe", "page_words": "w", "source": "s"})", "status 'maybe'"},
+                       Bad{R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "unsupported", "page_words": "w", "source": "s"})", "needs a fix"},
+                       Bad{R"({"version_min": "0.9.0", "version_max": "0.8.0", "status": "untested", "page_words": "w", "source": "s"})", "is below version_min"},
+                       Bad{span + "," + R"({"version_min": "0.9.5", "version_max": "0.10.0", "status": "untested", "page_words": "w", "source": "s"})", "overlaps"},
+                       Bad{R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "untested", "page_words": "", "source": "s"})", "must not be empty"}}) {
+    auto parsed = parse_text(head + b.spans + "]}]}");
+    ASSERT_FALSE(parsed) << b.spans;
+    EXPECT_NE(parsed.error().describe().find("records[A]: vllm_ascend["), std::string::npos) << parsed.error().describe();
+    EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// arch32: the commands. fit refuses Nemotron-H on vLLM 0.9.0 (the registry gained it for 0.9.1), and on vllm-ascend
+// says Nemotron-H is not on the Supported Models page (an assumption next to the estimate, not a refusal).
+TEST(ModelSupportCli, Issue15_FitRefusesNemotronHBeforeVllm091AndNotesItOnVllmAscend) {
+  const std::string nemotron = pftest::shared_path("models/nvidia__Nemotron-H-56B-Base-8K");
+  const auto old = pftest::run_cli("fit " + nemotron + " --device H100 --engine vllm@0.9.0");
+  EXPECT_EQ(old.code, 1) << old.out;
+  EXPECT_NE(old.out.find("Model architectures ['NemotronHForCausalLM'] are not supported for now"), std::string::npos) << old.out;
+  EXPECT_NE(old.out.find("--engine vllm@0.9.1"), std::string::npos) << old.out;
+  const auto npu = pftest::run_cli("fit " + nemotron + " --device 910B3 --engine vllm-ascend@0.13.0 --tensor-parallel-size 4");
+  EXPECT_NE(npu.out.find("verdict"), std::string::npos) << npu.out;  // sized, not refused
+  EXPECT_NE(npu.out.find("NemotronHForCausalLM on vllm-ascend 0.13.0 is not listed by vLLM-Ascend's Supported Models page"), std::string::npos) << npu.out;
+  EXPECT_EQ(npu.out.find("are not supported for now"), std::string::npos) << npu.out;
 }
