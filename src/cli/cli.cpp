@@ -40,6 +40,7 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/context_length.hpp"
@@ -338,6 +339,26 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
   return Ok{};
 }
 
+// Issue 15 (arch32): --speculative-config before vLLM 0.8.2 and --speculative-model / --num-speculative-tokens /
+// --speculative-draft-tensor-parallel-size after it are argparse's "unrecognized arguments" (data/engines/flag_versions.json);
+// a speculative deployment on V0 (before 0.8.0) is sized as V1 sizes it, said in the assumptions.
+std::string speculative_flag_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
+  if (!flags.speculative_config) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  const auto& engine = resolved.engine;
+  for (const auto& flag : split(flags.speculative_config->origin, ' ')) {
+    if (flag.rfind("--", 0) != 0) continue;
+    const std::string as_written = flag == "--speculative-config" ? flag + " '" + flags.speculative_config->value + "'" : flag;
+    if (std::string why = engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), flag, as_written); !why.empty()) return why;
+  }
+  if ((engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine.rule_version() < engine::Version{0, 8, 0})
+    resolved.assumptions.push_back("speculative decoding on " + engine.engine + " " + engine.rule_version().text() +
+                                   " (V0 spec_decode) sized as V1 sizes it (the drafter's layers in the KV bytes per token, its weights in the budget); "
+                                   "V0's own accounting, which leaves the draft weights outside its profile, is not modelled (" + catalog->origin + " note)");
+  return "";
+}
+
 // What the named engine version's own parser or model registry refuses, as its exit code (nullopt: nothing). Issue 16
 // (arch31): "32k" where the version's parser takes a plain integer is argparse's refusal (exit 2); a named vLLM version
 // whose model registry lacks the architecture stops `vllm serve` with "Model architectures [...] are not supported for
@@ -345,6 +366,7 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
 std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
   if (const std::string why = human_readable_flag_refusal(flags, resolved.engine); !why.empty())
     return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (const std::string why = speculative_flag_refusal(flags, resolved); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
   if (!resolved.engine.version_named) return std::nullopt;
   const auto arch = engine::shipped_architecture_check(resolved.engine, resolved.model.architecture);
   if (arch.verdict == engine::ArchitectureVerdict::unsupported) {

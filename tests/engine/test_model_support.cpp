@@ -5,10 +5,12 @@
 // runpod-workers/worker-vllm#279: vLLM 0.16.0 refuses Qwen3_5MoeForConditionalGeneration, 0.17.0 loads it).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "base/json_util.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
 #include "../test_support.hpp"
 
@@ -241,4 +243,90 @@ TEST(ModelSupportCli, Issue15_FitRefusesNemotronHBeforeVllm091AndNotesItOnVllmAs
   EXPECT_NE(npu.out.find("verdict"), std::string::npos) << npu.out;  // sized, not refused
   EXPECT_NE(npu.out.find("NemotronHForCausalLM on vllm-ascend 0.13.0 is not listed by vLLM-Ascend's Supported Models page"), std::string::npos) << npu.out;
   EXPECT_EQ(npu.out.find("are not supported for now"), std::string::npos) << npu.out;
+}
+
+// arch32: the speculative flags each vLLM version's argparse has (data/engines/flag_versions.json): --speculative-config
+// from 0.8.2 (PR #14434, merged 2025-03-22); --speculative-model, --num-speculative-tokens and
+// --speculative-draft-tensor-parallel-size up to 0.8.2 (removed by PR #15466, merged 2025-03-31, before v0.8.3).
+TEST(FlagVersions, Issue15_SpeculativeFlagsExistOnlyInTheirReleases) {
+  const auto& c = shipped_flag_versions();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  for (const char* engine : {"vllm", "vllm-ascend"}) {
+    const auto old = flag_version_refusal(*c, engine, v("0.8.1"), "--speculative-config", "--speculative-config '{}'");
+    EXPECT_EQ(old.rfind("vllm serve: error: unrecognized arguments: --speculative-config '{}'", 0), 0u) << old;
+    EXPECT_NE(old.find("--speculative-model MODEL --num-speculative-tokens N"), std::string::npos) << old;
+    EXPECT_EQ(flag_version_refusal(*c, engine, v("0.8.2"), "--speculative-config", "x"), "");
+    EXPECT_EQ(flag_version_refusal(*c, engine, v("0.23.0"), "--speculative-config", "x"), "");
+    for (const char* legacy : {"--speculative-model", "--num-speculative-tokens", "--speculative-draft-tensor-parallel-size"}) {
+      EXPECT_EQ(flag_version_refusal(*c, engine, v("0.6.0"), legacy, legacy), "") << legacy;
+      EXPECT_EQ(flag_version_refusal(*c, engine, v("0.8.2"), legacy, legacy), "") << legacy;
+      const auto gone = flag_version_refusal(*c, engine, v("0.8.3"), legacy, legacy);
+      EXPECT_EQ(gone.rfind(std::string("vllm serve: error: unrecognized arguments: ") + legacy, 0), 0u) << gone;
+      EXPECT_NE(gone.find("--speculative-config '{"), std::string::npos) << gone;
+    }
+  }
+  EXPECT_EQ(flag_version_refusal(*c, "llama.cpp", v("0.7.3"), "--speculative-config", "x"), "");
+  EXPECT_EQ(flag_version_refusal(*c, "vllm", v("0.7.3"), "--max-model-len", "x"), "");
+}
+
+TEST(FlagVersions, Issue15_CorruptRecordsNameTheFileAndRecord) {
+  auto parse = [](const std::string& records) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", "records": [)" + records + "]}", "f.json");
+    return json ? parse_flag_versions(*json, "f.json") : Expected<FlagVersionCatalog>(json.error());
+  };
+  ASSERT_TRUE(parse(R"({"id": "--a", "version_min": "0.6.0", "version_max": "0.8.2", "replacement": "r", "source": "s"})").has_value());
+  struct Bad {
+    std::string records, fragment;
+  };
+  for (const Bad& b : {Bad{R"({"id": "--a", "version_min": "0.9.0", "version_max": "0.8.2", "replacement": "r", "source": "s"})", "is below version_min"},
+                       Bad{R"({"id": "--a", "version_min": "0.6.0", "version_max": "0.8.2", "replacement": "r", "source": ""})", "must not be empty"},
+                       Bad{R"({"id": "--a", "version_min": "soon", "version_max": "0.8.2", "replacement": "r", "source": "s"})", "version_min 'soon'"},
+                       Bad{R"({"id": "--a", "version_min": "0.6.0", "version_max": "0.8.2", "replacement": "r", "source": "s", "x": 1})", "x"}}) {
+    auto parsed = parse(b.records);
+    ASSERT_FALSE(parsed) << b.records;
+    EXPECT_NE(parsed.error().describe().find("records[--a]"), std::string::npos) << parsed.error().describe();
+    EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// arch32: fit on a named version takes the speculative flags that version's parser has and refuses the others with
+// argparse's words (exit 2); on V0 the sizing is V1's, said in the assumptions.
+TEST(ModelSupportCli, Issue15_FitTakesEachVersionsSpeculativeFlags) {
+  const std::string llama = pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B");
+  const auto config_on_v0 = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
+  EXPECT_EQ(config_on_v0.code, 2) << config_on_v0.out;
+  EXPECT_NE(config_on_v0.out.find("vllm serve: error: unrecognized arguments: --speculative-config"), std::string::npos) << config_on_v0.out;
+  const auto legacy = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3");
+  EXPECT_EQ(legacy.code, 0) << legacy.out;
+  EXPECT_NE(legacy.out.find("speculative decoding (ngram, 3 tokens)"), std::string::npos) << legacy.out;
+  EXPECT_NE(legacy.out.find("(V0 spec_decode) sized as V1 sizes it"), std::string::npos) << legacy.out;
+  const auto legacy_late = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.9.1 --speculative-model '[ngram]' --num-speculative-tokens 3");
+  EXPECT_EQ(legacy_late.code, 2) << legacy_late.out;
+  EXPECT_NE(legacy_late.out.find("vllm serve: error: unrecognized arguments: --speculative-model"), std::string::npos) << legacy_late.out;
+  const auto config_late = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.9.1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
+  EXPECT_EQ(config_late.code, 0) << config_late.out;
+  EXPECT_EQ(config_late.out.find("V0 spec_decode"), std::string::npos) << config_late.out;
+}
+
+// arch32: a V0 log's own arguments (vLLM 0.7.3's "args: Namespace(... speculative_model='[ngram]',
+// num_speculative_tokens=5 ...)") are read back as the speculative config validate sizes.
+TEST(ModelSupportCli, Issue15_LogsReadV0SpeculativeArgsBack) {
+  const std::string dir = pftest::scratch_dir("arch32_v0_log");
+  const std::string path = dir + "/v0.log";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("INFO 02-25 10:00:01 api_server.py:912] vLLM API server version 0.7.3\n"
+               "INFO 02-25 10:00:01 api_server.py:913] args: Namespace(subparser='serve', model_tag='meta-llama/Llama-3.1-8B-Instruct', "
+               "model='meta-llama/Llama-3.1-8B-Instruct', tensor_parallel_size=1, gpu_memory_utilization=0.9, speculative_model='[ngram]', "
+               "num_speculative_tokens=5, speculative_draft_tensor_parallel_size=None, ngram_prompt_lookup_max=4)\n",
+               f);
+    std::fclose(f);
+  }
+  const auto r = pftest::run_cli("logs " + path + " --device H100 --emit-case", {.with_stderr = false});
+  auto parsed = parse_json(r.out, "stdout");
+  ASSERT_TRUE(parsed.has_value()) << r.out;
+  EXPECT_EQ((*parsed)["engine_version"], "0.7.3");
+  EXPECT_EQ((*parsed)["speculative_config"]["method"], "ngram") << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["num_speculative_tokens"], 5) << r.out;
 }
