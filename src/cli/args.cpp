@@ -14,6 +14,7 @@
 
 #include "base/file.hpp"
 #include "base/text.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/human_readable_int.hpp"
 
 namespace preflight::cli {
@@ -156,6 +157,18 @@ Option given_tokens(std::string name, std::string value, std::optional<deploy::G
             into = deploy::Given<int64_t>{v, "--" + name};
             return Ok{};
           }};
+}
+
+std::string speculative_flag_version_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {
+  if (!f.speculative_config) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  for (const auto& flag : split(f.speculative_config->origin, ' ')) {
+    if (flag.rfind("--", 0) != 0) continue;
+    const std::string as_written = flag == "--speculative-config" ? flag + " '" + f.speculative_config->value + "'" : flag;
+    if (std::string why = engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), flag, as_written); !why.empty()) return why;
+  }
+  return "";
 }
 
 std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {

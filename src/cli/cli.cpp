@@ -40,7 +40,6 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
-#include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/context_length.hpp"
@@ -344,18 +343,12 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
 // a speculative deployment on V0 (before 0.8.0) is sized as V1 sizes it, said in the assumptions.
 std::string speculative_flag_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
   if (!flags.speculative_config) return "";
-  const auto& catalog = engine::shipped_flag_versions();
-  if (!catalog) return "";
+  if (std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty()) return why;
   const auto& engine = resolved.engine;
-  for (const auto& flag : split(flags.speculative_config->origin, ' ')) {
-    if (flag.rfind("--", 0) != 0) continue;
-    const std::string as_written = flag == "--speculative-config" ? flag + " '" + flags.speculative_config->value + "'" : flag;
-    if (std::string why = engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), flag, as_written); !why.empty()) return why;
-  }
   if ((engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine.rule_version() < engine::Version{0, 8, 0})
     resolved.assumptions.push_back("speculative decoding on " + engine.engine + " " + engine.rule_version().text() +
                                    " (V0 spec_decode) sized as V1 sizes it (the drafter's layers in the KV bytes per token, its weights in the budget); "
-                                   "V0's own accounting, which leaves the draft weights outside its profile, is not modelled (" + catalog->origin + " note)");
+                                   "V0's own accounting, which leaves the draft weights outside its profile, is not modelled (data/engines/flag_versions.json note)");
   return "";
 }
 
