@@ -146,6 +146,25 @@ TEST(ModelSupport, Issue15_EveryArchitectureInSharedModelsHasARecord) {
   EXPECT_GE(configs, 30);
 }
 
+// arch32: and every architecture of the shipped model catalogue (data/architectures/models.json) but a drafter, which
+// vLLM loads only through --speculative-config.
+TEST(ModelSupport, Issue15_EveryCatalogueArchitectureHasARecord) {
+  const auto& c = shipped();
+  const std::string path = std::string(PREFLIGHT_SOURCE_DIR) + "/data/architectures/models.json";
+  auto json = parse_json(pftest::read_all(path), path);
+  ASSERT_TRUE(json.has_value());
+  int checked = 0;
+  for (const auto& m : (*json)["models"]) {
+    const Json& archs = m["config"]["architectures"];
+    ASSERT_TRUE(archs.is_array() && !archs.empty()) << m["id"];
+    const std::string arch = archs[0].get<std::string>();
+    if (arch == "DFlash2DraftModel") continue;  // a drafter (syv-ai/qwen38-27b-rtx3090), never a served model
+    EXPECT_NE(c.find(arch), nullptr) << arch << " (" << m["id"] << ")";
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
+}
+
 // arch32: the first vLLM release per architecture, read from vLLM's history (the commit adding the name to
 // vllm/model_executor/models/registry.py) and the release notes of the tag that first carried it. Each row: the last
 // release without it, the first with it. Llama 4 is the case a merge date gets wrong: v0.8.3 shipped it (release notes
