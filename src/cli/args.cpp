@@ -171,6 +171,13 @@ std::string speculative_flag_version_refusal(const deploy::Flags& f, const engin
   return "";
 }
 
+std::string v0_speculative_note(const deploy::Flags& f, const engine::EngineProfile& engine) {
+  if (!f.speculative_config || (engine.engine != "vllm" && engine.engine != "vllm-ascend") || !(engine.rule_version() < engine::Version{0, 8, 0})) return "";
+  return "speculative decoding on " + engine.engine + " " + engine.rule_version().text() +
+         " (V0 spec_decode) sized as V1 sizes it (the drafter's layers in the KV bytes per token, its weights in the budget); "
+         "V0's own accounting, which leaves the draft weights outside its profile, is not modelled (data/engines/flag_versions.json note)";
+}
+
 std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {
   for (const auto* given : {&f.max_model_len, &f.max_num_batched_tokens}) {
     if (!*given) continue;

@@ -338,20 +338,6 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
   return Ok{};
 }
 
-// Issue 15 (arch32): --speculative-config before vLLM 0.8.2 and --speculative-model / --num-speculative-tokens /
-// --speculative-draft-tensor-parallel-size after it are argparse's "unrecognized arguments" (data/engines/flag_versions.json);
-// a speculative deployment on V0 (before 0.8.0) is sized as V1 sizes it, said in the assumptions.
-std::string speculative_flag_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
-  if (!flags.speculative_config) return "";
-  if (std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty()) return why;
-  const auto& engine = resolved.engine;
-  if ((engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine.rule_version() < engine::Version{0, 8, 0})
-    resolved.assumptions.push_back("speculative decoding on " + engine.engine + " " + engine.rule_version().text() +
-                                   " (V0 spec_decode) sized as V1 sizes it (the drafter's layers in the KV bytes per token, its weights in the budget); "
-                                   "V0's own accounting, which leaves the draft weights outside its profile, is not modelled (data/engines/flag_versions.json note)");
-  return "";
-}
-
 // What the named engine version's own parser or model registry refuses, as its exit code (nullopt: nothing). Issue 16
 // (arch31): "32k" where the version's parser takes a plain integer is argparse's refusal (exit 2); a named vLLM version
 // whose model registry lacks the architecture stops `vllm serve` with "Model architectures [...] are not supported for
@@ -359,7 +345,9 @@ std::string speculative_flag_refusal(const deploy::Flags& flags, deploy::Resolve
 std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
   if (const std::string why = human_readable_flag_refusal(flags, resolved.engine); !why.empty())
     return report_error(make_error(ErrorKind::invalid_argument, why));
-  if (const std::string why = speculative_flag_refusal(flags, resolved); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (const std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (std::string note = v0_speculative_note(flags, resolved.engine); !note.empty()) resolved.assumptions.push_back(std::move(note));
   if (!resolved.engine.version_named) return std::nullopt;
   const auto arch = engine::shipped_architecture_check(resolved.engine, resolved.model.architecture);
   if (arch.verdict == engine::ArchitectureVerdict::unsupported) {
