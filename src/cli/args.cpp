@@ -15,6 +15,7 @@
 
 #include "base/file.hpp"
 #include "base/text.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/human_readable_int.hpp"
 
 namespace preflight::cli {
@@ -159,6 +160,25 @@ Option given_tokens(std::string name, std::string value, std::optional<deploy::G
           }};
 }
 
+std::string speculative_flag_version_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {
+  if (!f.speculative_config) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  for (const auto& flag : split(f.speculative_config->origin, ' ')) {
+    if (flag.rfind("--", 0) != 0) continue;
+    const std::string as_written = flag == "--speculative-config" ? flag + " '" + f.speculative_config->value + "'" : flag;
+    if (std::string why = engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), flag, as_written); !why.empty()) return why;
+  }
+  return "";
+}
+
+std::string v0_speculative_note(const deploy::Flags& f, const engine::EngineProfile& engine) {
+  if (!f.speculative_config || (engine.engine != "vllm" && engine.engine != "vllm-ascend") || !(engine.rule_version() < engine::Version{0, 8, 0})) return "";
+  return "speculative decoding on " + engine.engine + " " + engine.rule_version().text() +
+         " (V0 spec_decode) sized as V1 sizes it (the drafter's layers in the KV bytes per token, its weights in the budget); "
+         "V0's own accounting, which leaves the draft weights outside its profile, is not modelled (data/engines/flag_versions.json note)";
+}
+
 std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {
   for (const auto* given : {&f.max_model_len, &f.max_num_batched_tokens}) {
     if (!*given) continue;
@@ -237,6 +257,27 @@ Option with_short_name(Option o, std::string short_name) {
   return o;
 }
 
+// Issue 15 (arch32): vLLM <= 0.8.2's speculative flags, merged into --speculative-config's JSON the way vLLM 0.8.2's
+// EngineArgs.create_speculative_config builds it from them ("model", "num_speculative_tokens",
+// "draft_tensor_parallel_size"; V0's "[ngram]" drafter is method ngram). A --speculative-config given first wins, as
+// vLLM ignores these flags then. The origin lists every such flag given, so a version whose parser lacks one refuses it
+// by name (engine/flag_versions).
+Option legacy_speculative_option(const std::string& name, const std::string& key, const std::string& value, deploy::Flags& f, const std::string& help) {
+  auto& into = f.speculative_config;
+  return {name, value, help, [&into, name, key](const std::string& text) -> Status {
+            const std::string flag = "--" + name;
+            const bool config_first = into && into->origin.rfind("--speculative-config", 0) == 0;
+            if (!config_first) {
+              const bool ngram = key == "model" && text == "[ngram]";
+              PF_TRY(merged, deploy::merge_dotted_json(into, ngram ? "method" : key, ngram ? "ngram" : text, flag));
+              (void)merged;
+            }
+            if (!into) into = deploy::Given<std::string>{"{}", flag};
+            if (into->origin != flag && (" " + into->origin + " ").find(" " + flag + " ") == std::string::npos) into->origin += " " + flag;
+            return Ok{};
+          }};
+}
+
 std::vector<Option> deployment_options(deploy::Flags& f) {
   return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
                {with_short_name(given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage; also -tp N"), "-tp"),
@@ -253,6 +294,10 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
+                legacy_speculative_option("speculative-model", "model", "M", f, "vLLM 0.8.2 and older: the drafter ([ngram] for n-gram); later --speculative-config"),
+                legacy_speculative_option("num-speculative-tokens", "num_speculative_tokens", "N", f, "vLLM 0.8.2 and older: tokens drafted per step"),
+                legacy_speculative_option("speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size", "N", f,
+                                          "vLLM 0.8.2 and older: the drafter's TP size"),
                 compilation_config_option(f),
                 optimization_level_option(f),
                 given_text("attention-backend", "B", f.attention_backend,

@@ -63,6 +63,12 @@ Option given_tokens(std::string name, std::string value, std::optional<deploy::G
 // argparse's refusal of a suffixed --max-model-len / --max-num-batched-tokens by an engine version that parses it as a
 // plain integer, or "".
 std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::EngineProfile& engine);
+// Issue 15 (arch32): argparse's "unrecognized arguments" for a speculative flag the engine version's parser lacks
+// (--speculative-config before vLLM 0.8.2; --speculative-model, --num-speculative-tokens,
+// --speculative-draft-tensor-parallel-size after it: engine/flag_versions), or "".
+std::string speculative_flag_version_refusal(const deploy::Flags& f, const engine::EngineProfile& engine);
+// Issue 15 (arch32): the assumption a speculative deployment on vLLM's V0 (before 0.8.0) carries, or "".
+std::string v0_speculative_note(const deploy::Flags& f, const engine::EngineProfile& engine);
 Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help);
 Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
 Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);

@@ -347,13 +347,17 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
 std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Resolved& resolved) {
   if (const std::string why = human_readable_flag_refusal(flags, resolved.engine); !why.empty())
     return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (const std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (std::string note = v0_speculative_note(flags, resolved.engine); !note.empty()) resolved.assumptions.push_back(std::move(note));
   if (!resolved.engine.version_named) return std::nullopt;
   const auto arch = engine::shipped_architecture_check(resolved.engine, resolved.model.architecture);
   if (arch.verdict == engine::ArchitectureVerdict::unsupported) {
     std::fprintf(stderr, "preflight: %s\n", clip_text(strip_terminal_controls(arch.message), k_max_error_bytes).c_str());
     return k_exit_fail;
   }
-  if (arch.verdict == engine::ArchitectureVerdict::not_listed) resolved.assumptions.push_back(arch.message);
+  if (arch.verdict == engine::ArchitectureVerdict::not_listed || arch.verdict == engine::ArchitectureVerdict::supported_with_note)
+    resolved.assumptions.push_back(arch.message);
   return std::nullopt;
 }
 

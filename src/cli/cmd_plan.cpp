@@ -460,8 +460,10 @@ Status check_named_engine(const engine::EngineCatalog& engines, const std::strin
     err.context = origin + " " + engine;
     return err;
   }
-  if (named)
+  if (named) {
     if (const std::string why = human_readable_flag_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+    if (const std::string why = speculative_flag_version_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+  }
   return Ok{};
 }
 
@@ -508,7 +510,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (auto version = deploy::apply_engine_version(e, r.engine_version, "--engine-version"); !version) return report_error(version.error());
     in.engine = e.engine;
     in.engine_version = e.version;
-    if (auto ok = check_named_engine(*engines, in.engine, e.origin, r.flags); !ok) return report_error(ok.error());
+    deploy::Flags named_flags = r.flags;
+    named_flags.speculative_config = r.speculative_config;  // arch32: plan keeps its --speculative-config apart
+    if (auto ok = check_named_engine(*engines, in.engine, e.origin, named_flags); !ok) return report_error(ok.error());
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.

@@ -1,5 +1,7 @@
 #include "engine/model_support.hpp"
 
+#include <iterator>
+
 #include "base/embedded.hpp"
 #include "engine/record_list.hpp"
 
@@ -8,6 +10,70 @@ namespace preflight::engine {
 namespace {
 
 bool vllm_family(const std::string& engine) { return engine == "vllm" || engine == "vllm-ascend"; }
+
+struct StatusName {
+  NpuSupportStatus status;
+  const char* name;
+  const char* said;  // how the note reads
+};
+constexpr StatusName k_status_names[] = {
+    {NpuSupportStatus::unsupported, "unsupported", "not supported"},
+    {NpuSupportStatus::experimental, "experimental", "experimental"},
+    {NpuSupportStatus::untested, "untested", "not tested or verified"},
+    {NpuSupportStatus::not_listed, "not_listed", "not listed"},
+};
+static_assert(std::size(k_status_names) == 4, "one name per NpuSupportStatus");
+
+const StatusName& status_name(NpuSupportStatus s) {
+  for (const auto& n : k_status_names)
+    if (n.status == s) return n;
+  return k_status_names[0];
+}
+
+Expected<Version> span_version(const JsonObject& o, const std::string& key, const std::string& where, const std::string& origin) {
+  PF_TRY(text, o.string(key));
+  const auto v = parse_version(text);
+  if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
+  return *v;
+}
+
+Status parse_npu_spans(const JsonObject& r, const std::string& where, const std::string& origin, std::vector<NpuSupportSpan>& out) {
+  if (!r.has("vllm_ascend")) return Ok{};
+  PF_TRY(items, r.array("vllm_ascend"));
+  size_t i = 0;
+  for (const auto& item : *items) {
+    const std::string at = where + ": vllm_ascend[" + std::to_string(i++) + "]";
+    JsonObject o(item, origin, at);
+    PF_TRY(known, o.only_keys({"version_min", "version_max", "status", "page_words", "fix", "source"}));
+    (void)known;
+    NpuSupportSpan span;
+    PF_TRY(lo, span_version(o, "version_min", at, origin));
+    PF_TRY(hi, span_version(o, "version_max", at, origin));
+    if (hi < lo) return make_error(ErrorKind::corrupt, at + ": version_max " + hi.text() + " is below version_min " + lo.text(), origin);
+    span.version_min = lo;
+    span.version_max = hi;
+    PF_TRY(status, o.string("status"));
+    const StatusName* named = nullptr;
+    for (const auto& n : k_status_names)
+      if (status == n.name) named = &n;
+    if (named) span.status = named->status;
+    if (!named) return make_error(ErrorKind::corrupt, at + ": status '" + status + "' is not one of unsupported, experimental, untested, not_listed", origin);
+    PF_TRY(words, o.string("page_words"));
+    PF_TRY(source, o.string("source"));
+    if (words.empty() || source.empty()) return make_error(ErrorKind::corrupt, at + ": page_words and source must not be empty", origin);
+    span.page_words = words;
+    span.source = source;
+    PF_TRY(fix, o.opt_string("fix"));
+    if (span.status == NpuSupportStatus::unsupported && (!fix || fix->empty()))
+      return make_error(ErrorKind::corrupt, at + ": an unsupported span needs a fix (the versions whose page marks it supported)", origin);
+    span.fix = fix.value_or("");
+    for (const auto& other : out)
+      if (!(span.version_max < other.version_min || other.version_max < span.version_min))
+        return make_error(ErrorKind::corrupt, at + ": overlaps the span " + other.version_min.text() + " to " + other.version_max.text(), origin);
+    out.push_back(std::move(span));
+  }
+  return Ok{};
+}
 
 }  // namespace
 
@@ -23,7 +89,7 @@ Expected<ModelSupportCatalog> parse_model_support(const Json& root, const std::s
   JsonObject top(root, origin);
   PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
   (void)top_ok;
-  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "version_min", "source"},
+  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "version_min", "source", "vllm_ascend"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     ArchitectureSupport rec;
     rec.architecture = id;
@@ -34,6 +100,8 @@ Expected<ModelSupportCatalog> parse_model_support(const Json& root, const std::s
     PF_TRY(source, r.string("source"));
     if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
+    PF_TRY(spans, parse_npu_spans(r, where, origin, rec.vllm_ascend));
+    (void)spans;
     out.records.push_back(std::move(rec));
     return Ok{};
   }));
@@ -57,7 +125,19 @@ ArchitectureCheck check_architecture(const ModelSupportCatalog& catalog, const s
   if (!rec)
     return {ArchitectureVerdict::not_listed, "architecture " + architecture + " is not in preflight's list of vLLM model registrations (" + catalog.origin +
                                                  "): whether " + engine_name + " " + version.text() + " loads it is not checked"};
-  if (rec->version_min <= version) return {ArchitectureVerdict::supported, ""};
+  if (rec->version_min <= version) {
+    if (engine_name != "vllm-ascend") return {ArchitectureVerdict::supported, ""};
+    for (const auto& span : rec->vllm_ascend) {
+      if (version < span.version_min || span.version_max < version) continue;
+      const std::string page = "vLLM-Ascend's Supported Models page (" + span.source + ")";
+      if (span.status == NpuSupportStatus::unsupported)
+        return {ArchitectureVerdict::unsupported, "vllm-ascend " + version.text() + " does not support " + architecture + " on NPU: " + page + " marks it \"" +
+                                                      span.page_words + "\" (fix: " + span.fix + "; " + catalog.origin + ")"};
+      return {ArchitectureVerdict::supported_with_note, architecture + " on vllm-ascend " + version.text() + " is " + status_name(span.status).said + " by " + page + ": \"" +
+                                                            span.page_words + "\"; the estimate assumes it loads as on vLLM (" + catalog.origin + ")"};
+    }
+    return {ArchitectureVerdict::supported, ""};
+  }
   return {ArchitectureVerdict::unsupported,
           engine_name + " " + version.text() + " cannot load " + architecture + ": `vllm serve` stops with \"Model architectures ['" + architecture +
               "'] are not supported for now. Supported architectures: [...]\"; the first " + engine_name + " version whose model registry has it is " +

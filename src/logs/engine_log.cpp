@@ -15,6 +15,8 @@
 #include <map>
 #include <string_view>
 
+#include "base/json_util.hpp"
+#include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -123,6 +125,25 @@ std::optional<std::string> selected_backend(std::string_view line) {
   return std::nullopt;
 }
 
+// Issue 15 (arch32): vLLM <= 0.8.2's speculative arguments (the V0 Namespace's speculative_model='[ngram]',
+// num_speculative_tokens=5, speculative_draft_tensor_parallel_size=1; the flags on a logged command line), merged into
+// the speculative config's JSON the way vLLM 0.8.2 builds it from them ([ngram] is method ngram).
+void apply_legacy_speculative(EngineArgs& a, const std::string& key, const std::string& v, int64_t line) {
+  Json j = a.speculative_config ? Json::parse(a.speculative_config->value, nullptr, false) : Json::object();
+  if (!j.is_object()) return;
+  std::string text = v;
+  if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front()) text = text.substr(1, text.size() - 2);
+  if (key == "speculative_model") {
+    if (text == "[ngram]") j["method"] = "ngram";
+    else j["model"] = text;
+  } else if (const auto n = to_int(text)) {
+    j[key == "num_speculative_tokens" ? "num_speculative_tokens" : "draft_tensor_parallel_size"] = *n;
+  } else {
+    return;
+  }
+  a.speculative_config = Logged<std::string>{dump_json(j), a.speculative_config ? a.speculative_config->line : line};
+}
+
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -144,6 +165,7 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "decode_context_parallel_size" || key == "dcp") set_int(a.decode_context_parallel_size);
   else if (key == "limit_mm_per_prompt") { if (auto j = mm_limits_json(v); !j.empty()) set_once(a.limit_mm_per_prompt, j, line); }
   else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
+  else if (key == "speculative_model" || key == "num_speculative_tokens" || key == "speculative_draft_tensor_parallel_size") apply_legacy_speculative(a, key, v, line);
   else if (key == "compilation_config" || key == "cc") {
     if (to_int(v)) set_int(a.optimization_level);  // vLLM < 0.12: "-O 3" is the compilation level
     else if (auto j = compilation_json(v); !j.empty()) set_once(a.compilation_config, j, line);

@@ -523,7 +523,7 @@ TEST(EngineCatalog, Issue15_HeldVisionFactorNamesItsSource) {
 TEST(EngineCatalog, Issue19_AttentionBackendNamesLoadAndCheck) {
   auto shipped = engine::load_attention_backends();
   ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
-  ASSERT_EQ(shipped->records.size(), 6u);  // issue 15 (eng31): one record per enum of vLLM's versions
+  ASSERT_EQ(shipped->records.size(), 8u);  // issue 15 (eng31): one record per enum of vLLM's versions; arch32 split 0.10.1 / 0.10.2 and 0.11.x / 0.12
   engine::EngineProfile vllm;
   vllm.engine = "vllm";
   vllm.version_min = {0, 23, 0};

@@ -565,7 +565,8 @@ TEST(EngineCore, Issue15_DatedVersionIsNotTakenForV0) {
 // (no error); from it "Invalid attention backend: '<name>'. Valid backends are: [<Python list>]" (the 28 names a 0.10.1-era
 // vLLM printed, from 'FLASH_ATTN', 'FLASH_ATTN_VLLM_V1' to 'TREE_ATTN', 'XFORMERS_VLLM_V1'); 0.11.0's backend_name_to_enum
 // removes "_VLLM_V1" first; AttentionBackendEnum's metaclass (0.11.1 on) "Unknown attention backend: '<name>'. Valid
-// options are: <names joined by ', '>"; XFORMERS is a member in the 0.12-era registry and not in v0.13.0's.
+// options are: <names joined by ', '>"; XFORMERS is a member in the 0.11.x registry and not in v0.12.0's (arch32: vLLM
+// PR #29262 removed it on 2025-11-24, before the v0.12.0 tag of 2025-12-03; eng31 had kept it to 0.12.99).
 TEST(EngineCore, Issue15_AttentionBackendNamesOfEachVllmVersion) {
   auto names = engine::load_attention_backends();
   ASSERT_TRUE(names.has_value()) << names.error().describe();
@@ -589,7 +590,8 @@ TEST(EngineCore, Issue15_AttentionBackendNamesOfEachVllmVersion) {
       {"vllm", "0.11.0", "flash_attn_vllm_v1", Outcome::noted, "vllm 0.11.0 removes the suffix '_VLLM_V1' and runs FLASH_ATTN"},
       {"vllm", "0.11.0", "ROCM_AITER_UNIFIED_ATTN", Outcome::refused,
        "--attention-backend: ValueError: Invalid attention backend: 'ROCM_AITER_UNIFIED_ATTN'. Valid backends are: ['FLASH_ATTN', 'TRITON_ATTN', 'XFORMERS', "},
-      {"vllm", "0.12.0", "XFORMERS", Outcome::taken, ""},
+      {"vllm", "0.11.1", "XFORMERS", Outcome::taken, ""},
+      {"vllm", "0.12.0", "XFORMERS", Outcome::refused, "--attention-backend: ValueError: Unknown attention backend: 'XFORMERS'. Valid options are: FLASH_ATTN, "},
       {"vllm", "0.13.0", "XFORMERS", Outcome::refused, "--attention-backend: ValueError: Unknown attention backend: 'XFORMERS'. Valid options are: FLASH_ATTN, "},
       {"vllm", "0.23.0", "TRITON_ATTN_VLLM_V1", Outcome::refused, "--attention-backend: ValueError: Unknown attention backend: 'TRITON_ATTN_VLLM_V1'."},
       {"vllm-ascend", "0.9.1", "XFORMERS", Outcome::taken, ""},
@@ -624,8 +626,32 @@ TEST(EngineCore, Issue15_AttentionBackendNamesOfEachVllmVersion) {
   EXPECT_NE(assumed.error().message.find("assumed, the version not given: the names of vllm-attention-backend@0.13-0.99]"), std::string::npos)
       << assumed.error().message;
   // plan's form, without a profile: the version given, else the newest record.
-  EXPECT_TRUE(engine::check_attention_backend_of(*names, "vllm", engine::parse_version("0.12.0"), "XFORMERS", "--attention-backend").has_value());
+  EXPECT_TRUE(engine::check_attention_backend_of(*names, "vllm", engine::parse_version("0.11.1"), "XFORMERS", "--attention-backend").has_value());
   const auto plan_newest = engine::check_attention_backend_of(*names, "vllm", std::nullopt, "XFORMERS", "--attention-backend");
   ASSERT_FALSE(plan_newest.has_value());
   EXPECT_NE(plan_newest.error().message.find("the names of vllm-attention-backend@0.13-0.99"), std::string::npos) << plan_newest.error().message;
+}
+
+// arch32: eng31 placed the enum boundaries by PR merge dates; checked against vLLM main's enum on each release's day
+// (data/engines/attention_backends.json sources): v0.10.1 printed 25 names (FLASHINFER_MLA and TORCH_SDPA_VLLM_V1 joined
+// on 2025-09-10, for 0.10.2), the v0.11.x enum had 22 (ROCM_AITER_TRITON_MLA arrived for 0.12.0), and XFORMERS left
+// before 0.12.0.
+TEST(EngineCore, Issue15_AttentionBackendBoundariesFollowTheReleaseNotTheMergeDate) {
+  auto names = engine::load_attention_backends();
+  ASSERT_TRUE(names.has_value()) << names.error().describe();
+  struct Case {
+    const char* version;
+    const char* value;
+    bool taken;  // else refused
+  };
+  for (const Case& c : {Case{"0.10.1", "FLASHINFER_MLA", false}, Case{"0.10.2", "FLASHINFER_MLA", true}, Case{"0.10.1", "TORCH_SDPA_VLLM_V1", false},
+                        Case{"0.10.2", "TORCH_SDPA_VLLM_V1", true}, Case{"0.11.1", "ROCM_AITER_TRITON_MLA", false}, Case{"0.12.0", "ROCM_AITER_TRITON_MLA", true},
+                        Case{"0.11.2", "XFORMERS", true}, Case{"0.12.0", "XFORMERS", false}}) {
+    const auto got = engine::check_attention_backend_of(*names, "vllm", engine::parse_version(c.version), c.value, "--attention-backend");
+    EXPECT_EQ(got.has_value(), c.taken) << c.version << " " << c.value << ": " << (got ? *got : got.error().message);
+  }
+  const auto v0101 = engine::check_attention_backend_of(*names, "vllm", engine::parse_version("0.10.1"), "nope", "--attention-backend");
+  ASSERT_FALSE(v0101.has_value());
+  EXPECT_NE(v0101.error().message.find("'FLASHINFER_VLLM_V1', 'TRITON_MLA', 'TRITON_MLA_VLLM_V1', 'FLASHMLA_VLLM_V1', 'FLASHMLA', 'CUTLASS_MLA', 'PALLAS'"), std::string::npos)
+      << v0101.error().message;
 }

@@ -5,9 +5,12 @@
 // runpod-workers/worker-vllm#279: vLLM 0.16.0 refuses Qwen3_5MoeForConditionalGeneration, 0.17.0 loads it).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "base/json_util.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
 #include "../test_support.hpp"
 
@@ -122,4 +125,231 @@ TEST(ModelSupportCli, Issue16_UnknownEngineVersionNamesTheFlagAndTheKnownRange) 
   const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B3 --engine vllm-ascend@0.99 --max-devices 1");
   EXPECT_EQ(plan.code, 2) << plan.out;
   EXPECT_EQ(plan.out.rfind("preflight: --engine vllm-ascend@0.99: vllm-ascend 0.99.0 is not in the engine catalogue, which knows vllm-ascend 0.7.0 - ", 0), 0u) << plan.out;
+}
+
+// arch32: every architecture a config under ../shared/models names has a record, so fit never says "not in preflight's
+// list" for a model the project ships evidence for.
+TEST(ModelSupport, Issue15_EveryArchitectureInSharedModelsHasARecord) {
+  const auto& c = shipped();
+  int configs = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(pftest::shared_path("models"))) {
+    const auto path = dir.path() / "config.json";
+    if (!std::filesystem::exists(path)) continue;
+    auto json = parse_json(pftest::read_all(path.string()), path.string());
+    ASSERT_TRUE(json.has_value()) << path;
+    const Json& archs = (*json)["architectures"];
+    ASSERT_TRUE(archs.is_array() && !archs.empty()) << path;
+    const std::string arch = archs[0].get<std::string>();
+    EXPECT_NE(c.find(arch), nullptr) << arch << " (" << path << ")";
+    ++configs;
+  }
+  EXPECT_GE(configs, 30);
+}
+
+// arch32: and every architecture of the shipped model catalogue (data/architectures/models.json) but a drafter, which
+// vLLM loads only through --speculative-config.
+TEST(ModelSupport, Issue15_EveryCatalogueArchitectureHasARecord) {
+  const auto& c = shipped();
+  const std::string path = std::string(PREFLIGHT_SOURCE_DIR) + "/data/architectures/models.json";
+  auto json = parse_json(pftest::read_all(path), path);
+  ASSERT_TRUE(json.has_value());
+  int checked = 0;
+  for (const auto& m : (*json)["models"]) {
+    const Json& archs = m["config"]["architectures"];
+    ASSERT_TRUE(archs.is_array() && !archs.empty()) << m["id"];
+    const std::string arch = archs[0].get<std::string>();
+    if (arch == "DFlash2DraftModel") continue;  // a drafter (syv-ai/qwen38-27b-rtx3090), never a served model
+    EXPECT_NE(c.find(arch), nullptr) << arch << " (" << m["id"] << ")";
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
+}
+
+// arch32: the first vLLM release per architecture, read from vLLM's history (the commit adding the name to
+// vllm/model_executor/models/registry.py) and the release notes of the tag that first carried it. Each row: the last
+// release without it, the first with it. Llama 4 is the case a merge date gets wrong: v0.8.3 shipped it (release notes
+// "Day 0 Support for Llama 4 Scout and Maverick (#16104)") though main's registry gained it a day after the tag.
+TEST(ModelSupport, Issue15_FirstVllmReleasePerArchitecture) {
+  const auto& c = shipped();
+  struct Row {
+    const char* arch;
+    const char* last_without;
+    const char* first_with;
+  };
+  for (const Row& r : {Row{"DeepseekV3ForCausalLM", "0.6.5", "0.6.6"}, Row{"Qwen2_5_VLForConditionalGeneration", "0.7.1", "0.7.2"},
+                       Row{"Gemma3ForCausalLM", "0.7.3", "0.8.0"}, Row{"Gemma3ForConditionalGeneration", "0.7.3", "0.8.0"},
+                       Row{"Llama4ForConditionalGeneration", "0.8.2", "0.8.3"}, Row{"NemotronHForCausalLM", "0.9.0", "0.9.1"},
+                       Row{"Glm4MoeForCausalLM", "0.9.2", "0.10.0"}, Row{"Qwen3NextForCausalLM", "0.10.1", "0.10.2"},
+                       Row{"Qwen3VLMoeForConditionalGeneration", "0.10.2", "0.11.0"}, Row{"MiniMaxM2ForCausalLM", "0.11.0", "0.11.1"}}) {
+    const auto before = check_architecture(c, "vllm", v(r.last_without), r.arch);
+    EXPECT_EQ(before.verdict, ArchitectureVerdict::unsupported) << r.arch;
+    EXPECT_NE(before.message.find(std::string("--engine vllm@") + r.first_with), std::string::npos) << before.message;
+    EXPECT_EQ(check_architecture(c, "vllm", v(r.first_with), r.arch).verdict, ArchitectureVerdict::supported) << r.arch;
+  }
+}
+
+// arch32: vLLM-Ascend runs vLLM's registry but its own Supported Models page marks some architectures ❌ per version:
+// LLama4 ❌ (#471) on 0.8.x, ✅ on 0.9.x, ❌ (#1972) from 0.10.0rc1 to v0.25.1rc1; Gemma-3 ❌ (#496) on 0.8.x-0.9.x.
+// vLLM itself (GPU) is unaffected.
+TEST(ModelSupport, Issue15_VllmAscendRefusesWhatItsPageMarksUnsupported) {
+  const auto& c = shipped();
+  const auto llama4 = "Llama4ForConditionalGeneration";
+  const auto now = check_architecture(c, "vllm-ascend", v("0.13.0"), llama4);
+  EXPECT_EQ(now.verdict, ArchitectureVerdict::unsupported);
+  EXPECT_NE(now.message.find("LLama4 | ❌ | [1972](https://github.com/vllm-project/vllm-ascend/issues/1972)"), std::string::npos) << now.message;
+  EXPECT_NE(now.message.find("vllm-ascend 0.9.x"), std::string::npos) << now.message;
+  EXPECT_EQ(check_architecture(c, "vllm", v("0.13.0"), llama4).verdict, ArchitectureVerdict::supported);
+  EXPECT_EQ(check_architecture(c, "vllm-ascend", v("0.9.1"), llama4).verdict, ArchitectureVerdict::supported);
+  const auto early = check_architecture(c, "vllm-ascend", v("0.8.5"), llama4);
+  EXPECT_EQ(early.verdict, ArchitectureVerdict::unsupported);
+  EXPECT_NE(early.message.find("[#471]"), std::string::npos) << early.message;
+  const auto gemma = check_architecture(c, "vllm-ascend", v("0.9.1"), "Gemma3ForCausalLM");
+  EXPECT_EQ(gemma.verdict, ArchitectureVerdict::unsupported);
+  EXPECT_NE(gemma.message.find("[#496]"), std::string::npos) << gemma.message;
+  EXPECT_EQ(check_architecture(c, "vllm-ascend", v("0.10.0"), "Gemma3ForCausalLM").verdict, ArchitectureVerdict::supported);
+  // Before vLLM's own bound the registry message wins (vLLM 0.7.3 has no Gemma 3 at all).
+  const auto registry = check_architecture(c, "vllm-ascend", v("0.7.3"), "Gemma3ForCausalLM");
+  EXPECT_NE(registry.message.find("are not supported for now"), std::string::npos) << registry.message;
+}
+
+// arch32: 🔵 experimental, 🟡 untested and a missing row are said, never refused.
+TEST(ModelSupport, Issue15_VllmAscendExperimentalUntestedAndUnlistedAreNotes) {
+  const auto& c = shipped();
+  const auto gemma = check_architecture(c, "vllm-ascend", v("0.18.0"), "Gemma3ForConditionalGeneration");
+  EXPECT_EQ(gemma.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(gemma.message.find("experimental"), std::string::npos) << gemma.message;
+  const auto minimax = check_architecture(c, "vllm-ascend", v("0.13.0"), "MiniMaxText01ForCausalLM");
+  EXPECT_EQ(minimax.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(minimax.message.find("MiniMax-Text | 🟡 | Need test"), std::string::npos) << minimax.message;
+  const auto gpt_oss = check_architecture(c, "vllm-ascend", v("0.13.0"), "GptOssForCausalLM");
+  EXPECT_EQ(gpt_oss.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(gpt_oss.message.find("not listed"), std::string::npos) << gpt_oss.message;
+  const auto next = check_architecture(c, "vllm-ascend", v("0.10.2"), "Qwen3NextForCausalLM");
+  EXPECT_EQ(next.verdict, ArchitectureVerdict::supported_with_note);
+  EXPECT_NE(next.message.find("expert parallel and MTP feature doesn't work"), std::string::npos) << next.message;
+  EXPECT_EQ(check_architecture(c, "vllm-ascend", v("0.13.0"), "Qwen3NextForCausalLM").verdict, ArchitectureVerdict::supported);
+  EXPECT_EQ(check_architecture(c, "vllm", v("0.13.0"), "GptOssForCausalLM").verdict, ArchitectureVerdict::supported);
+}
+
+TEST(ModelSupport, Issue15_CorruptVllmAscendSpansAreRefusedNamingTheSpan) {
+  const std::string head = R"({"schema_version": 1, "note": "n", "records": [{"id": "A", "version_min": "0.8.0", "source": "s", "vllm_ascend": [)";
+  const std::string span = R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "untested", "page_words": "w", "source": "s"})";
+  ASSERT_TRUE(parse_text(head + span + "]}]}").has_value());
+  struct Bad {
+    std::string spans, fragment;
+  };
+  for (const Bad& b : {Bad{R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "maybe", "page_words": "w", "source": "s"})", "status 'maybe'"},
+                       Bad{R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "unsupported", "page_words": "w", "source": "s"})", "needs a fix"},
+                       Bad{R"({"version_min": "0.9.0", "version_max": "0.8.0", "status": "untested", "page_words": "w", "source": "s"})", "is below version_min"},
+                       Bad{span + "," + R"({"version_min": "0.9.5", "version_max": "0.10.0", "status": "untested", "page_words": "w", "source": "s"})", "overlaps"},
+                       Bad{R"({"version_min": "0.9.0", "version_max": "0.9.99", "status": "untested", "page_words": "", "source": "s"})", "must not be empty"}}) {
+    auto parsed = parse_text(head + b.spans + "]}]}");
+    ASSERT_FALSE(parsed) << b.spans;
+    EXPECT_NE(parsed.error().describe().find("records[A]: vllm_ascend["), std::string::npos) << parsed.error().describe();
+    EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// arch32: the commands. fit refuses Nemotron-H on vLLM 0.9.0 (the registry gained it for 0.9.1), and on vllm-ascend
+// says Nemotron-H is not on the Supported Models page (an assumption next to the estimate, not a refusal).
+TEST(ModelSupportCli, Issue15_FitRefusesNemotronHBeforeVllm091AndNotesItOnVllmAscend) {
+  const std::string nemotron = pftest::shared_path("models/nvidia__Nemotron-H-56B-Base-8K");
+  const auto old = pftest::run_cli("fit " + nemotron + " --device H100 --engine vllm@0.9.0");
+  EXPECT_EQ(old.code, 1) << old.out;
+  EXPECT_NE(old.out.find("Model architectures ['NemotronHForCausalLM'] are not supported for now"), std::string::npos) << old.out;
+  EXPECT_NE(old.out.find("--engine vllm@0.9.1"), std::string::npos) << old.out;
+  const auto npu = pftest::run_cli("fit " + nemotron + " --device 910B3 --engine vllm-ascend@0.13.0 --tensor-parallel-size 4");
+  EXPECT_NE(npu.out.find("verdict"), std::string::npos) << npu.out;  // sized, not refused
+  EXPECT_NE(npu.out.find("NemotronHForCausalLM on vllm-ascend 0.13.0 is not listed by vLLM-Ascend's Supported Models page"), std::string::npos) << npu.out;
+  EXPECT_EQ(npu.out.find("are not supported for now"), std::string::npos) << npu.out;
+}
+
+// arch32: the speculative flags each vLLM version's argparse has (data/engines/flag_versions.json): --speculative-config
+// from 0.8.2 (PR #14434, merged 2025-03-22); --speculative-model, --num-speculative-tokens and
+// --speculative-draft-tensor-parallel-size up to 0.8.2 (removed by PR #15466, merged 2025-03-31, before v0.8.3).
+TEST(FlagVersions, Issue15_SpeculativeFlagsExistOnlyInTheirReleases) {
+  const auto& c = shipped_flag_versions();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  for (const char* engine : {"vllm", "vllm-ascend"}) {
+    const auto old = flag_version_refusal(*c, engine, v("0.8.1"), "--speculative-config", "--speculative-config '{}'");
+    EXPECT_EQ(old.rfind("vllm serve: error: unrecognized arguments: --speculative-config '{}'", 0), 0u) << old;
+    EXPECT_NE(old.find("--speculative-model MODEL --num-speculative-tokens N"), std::string::npos) << old;
+    EXPECT_EQ(flag_version_refusal(*c, engine, v("0.8.2"), "--speculative-config", "x"), "");
+    EXPECT_EQ(flag_version_refusal(*c, engine, v("0.23.0"), "--speculative-config", "x"), "");
+    for (const char* legacy : {"--speculative-model", "--num-speculative-tokens", "--speculative-draft-tensor-parallel-size"}) {
+      EXPECT_EQ(flag_version_refusal(*c, engine, v("0.6.0"), legacy, legacy), "") << legacy;
+      EXPECT_EQ(flag_version_refusal(*c, engine, v("0.8.2"), legacy, legacy), "") << legacy;
+      const auto gone = flag_version_refusal(*c, engine, v("0.8.3"), legacy, legacy);
+      EXPECT_EQ(gone.rfind(std::string("vllm serve: error: unrecognized arguments: ") + legacy, 0), 0u) << gone;
+      EXPECT_NE(gone.find("--speculative-config '{"), std::string::npos) << gone;
+    }
+  }
+  EXPECT_EQ(flag_version_refusal(*c, "llama.cpp", v("0.7.3"), "--speculative-config", "x"), "");
+  EXPECT_EQ(flag_version_refusal(*c, "vllm", v("0.7.3"), "--max-model-len", "x"), "");
+}
+
+TEST(FlagVersions, Issue15_CorruptRecordsNameTheFileAndRecord) {
+  auto parse = [](const std::string& records) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", "records": [)" + records + "]}", "f.json");
+    return json ? parse_flag_versions(*json, "f.json") : Expected<FlagVersionCatalog>(json.error());
+  };
+  ASSERT_TRUE(parse(R"({"id": "--a", "version_min": "0.6.0", "version_max": "0.8.2", "replacement": "r", "source": "s"})").has_value());
+  struct Bad {
+    std::string records, fragment;
+  };
+  for (const Bad& b : {Bad{R"({"id": "--a", "version_min": "0.9.0", "version_max": "0.8.2", "replacement": "r", "source": "s"})", "is below version_min"},
+                       Bad{R"({"id": "--a", "version_min": "0.6.0", "version_max": "0.8.2", "replacement": "r", "source": ""})", "must not be empty"},
+                       Bad{R"({"id": "--a", "version_min": "soon", "version_max": "0.8.2", "replacement": "r", "source": "s"})", "version_min 'soon'"},
+                       Bad{R"({"id": "--a", "version_min": "0.6.0", "version_max": "0.8.2", "replacement": "r", "source": "s", "x": 1})", "x"}}) {
+    auto parsed = parse(b.records);
+    ASSERT_FALSE(parsed) << b.records;
+    EXPECT_NE(parsed.error().describe().find("records[--a]"), std::string::npos) << parsed.error().describe();
+    EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// arch32: fit on a named version takes the speculative flags that version's parser has and refuses the others with
+// argparse's words (exit 2); on V0 the sizing is V1's, said in the assumptions.
+TEST(ModelSupportCli, Issue15_FitTakesEachVersionsSpeculativeFlags) {
+  const std::string llama = pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B");
+  const auto config_on_v0 = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
+  EXPECT_EQ(config_on_v0.code, 2) << config_on_v0.out;
+  EXPECT_NE(config_on_v0.out.find("vllm serve: error: unrecognized arguments: --speculative-config"), std::string::npos) << config_on_v0.out;
+  const auto legacy = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3");
+  EXPECT_EQ(legacy.code, 0) << legacy.out;
+  EXPECT_NE(legacy.out.find("speculative decoding (ngram, 3 tokens)"), std::string::npos) << legacy.out;
+  EXPECT_NE(legacy.out.find("(V0 spec_decode) sized as V1 sizes it"), std::string::npos) << legacy.out;
+  const auto legacy_late = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.9.1 --speculative-model '[ngram]' --num-speculative-tokens 3");
+  EXPECT_EQ(legacy_late.code, 2) << legacy_late.out;
+  EXPECT_NE(legacy_late.out.find("vllm serve: error: unrecognized arguments: --speculative-model"), std::string::npos) << legacy_late.out;
+  const auto config_late = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.9.1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
+  EXPECT_EQ(config_late.code, 0) << config_late.out;
+  EXPECT_EQ(config_late.out.find("V0 spec_decode"), std::string::npos) << config_late.out;
+  // plan on a named version answers as fit does.
+  const auto plan_v0 = pftest::run_cli("plan " + llama + " --devices H100 --engine vllm@0.7.3 --max-devices 1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
+  EXPECT_EQ(plan_v0.code, 2) << plan_v0.out;
+  EXPECT_NE(plan_v0.out.find("vllm serve: error: unrecognized arguments: --speculative-config"), std::string::npos) << plan_v0.out;
+}
+
+// arch32: a V0 log's own arguments (vLLM 0.7.3's "args: Namespace(... speculative_model='[ngram]',
+// num_speculative_tokens=5 ...)") are read back as the speculative config validate sizes.
+TEST(ModelSupportCli, Issue15_LogsReadV0SpeculativeArgsBack) {
+  const std::string dir = pftest::scratch_dir("arch32_v0_log");
+  const std::string path = dir + "/v0.log";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("INFO 02-25 10:00:01 api_server.py:912] vLLM API server version 0.7.3\n"
+               "INFO 02-25 10:00:01 api_server.py:913] args: Namespace(subparser='serve', model_tag='meta-llama/Llama-3.1-8B-Instruct', "
+               "model='meta-llama/Llama-3.1-8B-Instruct', tensor_parallel_size=1, gpu_memory_utilization=0.9, speculative_model='[ngram]', "
+               "num_speculative_tokens=5, speculative_draft_tensor_parallel_size=None, ngram_prompt_lookup_max=4)\n",
+               f);
+    std::fclose(f);
+  }
+  const auto r = pftest::run_cli("logs " + path + " --device H100 --emit-case", {.with_stderr = false});
+  auto parsed = parse_json(r.out, "stdout");
+  ASSERT_TRUE(parsed.has_value()) << r.out;
+  EXPECT_EQ((*parsed)["engine_version"], "0.7.3");
+  EXPECT_EQ((*parsed)["speculative_config"]["method"], "ngram") << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["num_speculative_tokens"], 5) << r.out;
 }
