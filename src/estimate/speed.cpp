@@ -466,7 +466,8 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
   if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype) {
     if (m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme && m_ops_object == &profile.ops_per_layer) return m_traffic;
-    if (m_ops_per_layer == profile.ops_per_layer && m_scheme == scheme) {
+    // Held (planfast11): the very scheme object of the last fill or hit holds that scheme; only the profile is compared.
+    if (m_ops_per_layer == profile.ops_per_layer && ((m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme) || m_scheme == scheme)) {
       m_scheme_object = &scheme;
       m_ops_object = &profile.ops_per_layer;
       return m_traffic;
