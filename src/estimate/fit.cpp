@@ -18,6 +18,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <span>
 
 #include "base/checked.hpp"
 #include "base/fixed_text.hpp"
@@ -314,6 +315,18 @@ struct FitCore {
   bool run_made = false, run_shared = false;
   int64_t run_batched_tokens = 0, run_max_num_seqs = 0;
   double run_moe_routed_bytes = 0;
+  // Planfast11: the weights as estimate_weights gave them (before the drafter and the per-layer extras) and what they
+  // read of the card besides the memo's key (terms::fp8_marlin_fallback, terms::embedding_nz_copy_on, its MXFP4 layout)
+  // and the batched tokens its class's settings give (deepstack buffers). Another class's core with the same takes them
+  // as they are: the weights depend on the model, variant, layout and engine, not on the card's memory.
+  terms::StageWeights weights_estimated;
+  bool weights_made = false, weights_shared = false;
+  bool weights_fp8_marlin = false, weights_embedding_nz = false;
+  const engine::Mxfp4Layout* weights_mxfp4 = nullptr;
+  int64_t weights_batched_tokens = 0;
+  // Planfast11: the KV cache's shape (terms::estimate_kv_shape: it reads no budget), made by the first fit_rest of an
+  // unexplained fit and taken by the other cards of the class, which differ in their budget alone.
+  std::optional<KvGeometry> kv_shape;
 };
 
 Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
@@ -372,10 +385,13 @@ Expected<FitEstimate> try_estimate_fit(FitCoreMemo& memo, const ModelSpec& m, co
 namespace {
 
 // Fills `core` (a default FitCore) for `device`; an error leaves it partly filled.
-// `sibling` (planfast10): a core of another fit class of the same memo key but the card (the same model, engine,
-// overheads and deployment); its profile run is taken where the run read the same batch settings and routed rows.
+// `siblings` (planfast10): the cores of other fit classes of the same memo key but the card (the same model, engine,
+// overheads and deployment), oldest first; the last one's profile run is taken where the run read the same batch
+// settings and routed rows, and (planfast11) the weights of any whose card read the same for them (FitCore). `cls`:
+// the card's fit class (its MXFP4 layout), given with siblings.
 Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                const Deployment& dep, const FitCore* sibling = nullptr) {
+                const Deployment& dep, std::span<const FitCore* const> siblings = {}, const FitClass* cls = nullptr) {
+  const FitCore* sibling = siblings.empty() ? nullptr : siblings.back();
   FitEstimate& e = core.e;
   e.engine_id = engine.id;
   e.device_id = device.id;
@@ -404,10 +420,31 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   e.weight_scheme = dep.group_bytes && dep.group_bytes->for_model(m, scheme) ? dep.group_bytes->weight_scheme : SharedText(terms::weight_scheme_name(m, scheme));
 
   // Issue 19 (round 18): weights, profile run and KV read where their Expected holds them, not moved out (PF_TRY) again.
-  auto weights_result = terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens);
-  if (!weights_result) return weights_result.error();
   terms::StageWeights& weights = core.weights;
-  weights = std::move(*weights_result);
+  const FitCore* donor = nullptr;
+  const bool keep_weights = cls && !dep.explain;  // an explained fit's texts name the card
+  const bool fp8_marlin = keep_weights && terms::fp8_marlin_fallback(device, engine), embedding_nz = keep_weights && terms::embedding_nz_copy_on(device, engine);
+  if (keep_weights)
+    for (const FitCore* o : siblings)
+      if (o->weights_made && o->weights_batched_tokens == e.max_num_batched_tokens && o->weights_mxfp4 == cls->mxfp4 && o->weights_fp8_marlin == fp8_marlin &&
+          o->weights_embedding_nz == embedding_nz)
+        donor = o;
+  if (donor) {
+    weights = donor->weights_estimated;
+    core.weights_shared = true;
+  } else {
+    auto weights_result = terms::estimate_weights(m, scheme, device, engine, oh, dep, lay, e.max_num_batched_tokens);
+    if (!weights_result) return weights_result.error();
+    weights = std::move(*weights_result);
+  }
+  if (keep_weights) {  // for the classes after this one
+    core.weights_estimated = weights;
+    core.weights_made = true;
+    core.weights_fp8_marlin = fp8_marlin;
+    core.weights_embedding_nz = embedding_nz;
+    core.weights_mxfp4 = cls->mxfp4;
+    core.weights_batched_tokens = e.max_num_batched_tokens;
+  }
   core.drafter = terms::estimate_drafter(m, scheme, dep, lay);
   const terms::Drafter& drafter = core.drafter;
   add_drafter(e, weights, drafter, lay, dep);
@@ -516,7 +553,7 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
 // The rest of a fit after its core (fit_core): the KV budget on `e`'s card (its device_id and total_bytes), the KV
 // geometry, the verdict and, where the deployment asks, the printed lines and the per-rank tree. Reads the card only
 // through `e`.
-Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
+Status fit_rest(FitEstimate& e, FitCore& core, const ModelSpec& m, const engine::EngineProfile& engine, const engine::Overheads& oh,
                 const Deployment& dep) {
   const terms::StageLayout& lay = core.lay;
   const terms::StageWeights& weights = core.weights;
@@ -554,9 +591,17 @@ Status fit_rest(FitEstimate& e, const FitCore& core, const ModelSpec& m, const e
     e.assumptions.push_back(format("the drafter's %lld sliding-window layer(s) counted as full attention: no drafter_sliding_kv_group rule for %s in engines.json",
                                    static_cast<long long>(drafter.sliding_layers), engine::version_label(engine).c_str()));
   }
-  auto kv_result = terms::estimate_kv_geometry(m, engine, lay, kv_in, e.provenance);
-  if (!kv_result) return kv_result.error();
-  KvGeometry& kv = *kv_result;
+  std::optional<KvGeometry> own_shape;
+  if (!core.kv_shape || dep.explain) {
+    auto shape = terms::estimate_kv_shape(m, engine, lay, kv_in, e.provenance);
+    if (!shape) return shape.error();
+    own_shape = std::move(*shape);
+    if (!dep.explain) core.kv_shape = *own_shape;  // an explained shape wrote its provenance lines: made per fit
+  } else {
+    own_shape = *core.kv_shape;
+  }
+  KvGeometry& kv = *own_shape;
+  terms::kv_blocks_and_tokens(kv, engine, kv_in);
   // Issue 19 (round 21): moved where nothing below reads kv.groups (the per-rank tree copies them), else copied.
   if (dep.rank_tree) e.groups = kv.groups;
   else e.groups = std::move(kv.groups);
@@ -661,22 +706,24 @@ struct FitCoreMemoAccess {
                                    given->tensor_parallel_size == dep.tensor_parallel_size
                                ? *given
                                : own.emplace(fit_class(device, engine, oh, dep.tensor_parallel_size));
-    const FitCore* core = nullptr;
-    const FitCore* sibling = nullptr;  // the last core of this deployment on another class (planfast10)
+    FitCore* core = nullptr;
+    thread_local std::vector<const FitCore*> siblings;  // the cores of this deployment on other classes (planfast10), oldest first
+    siblings.clear();
     for (const auto& entry : memo.m_entries) {
       if (!key_matches_but_card(entry->key, m, engine, oh, dep)) continue;
       if (entry->key.card.same_class(card)) {
         core = &entry->core;
         break;
       }
-      sibling = &entry->core;
+      siblings.push_back(&entry->core);
     }
     if (core) {
       ++memo.m_reused;
     } else {
       auto entry = std::make_unique<FitCoreMemo::Entry>();
-      if (auto made = fit_core(entry->core, m, device, engine, oh, dep, sibling); !made) return made.error();
+      if (auto made = fit_core(entry->core, m, device, engine, oh, dep, siblings, &card); !made) return made.error();
       if (entry->core.run_shared) ++memo.m_runs_shared;
+      if (entry->core.weights_shared) ++memo.m_weights_shared;
       ++memo.m_computed;
       entry->key = core_key(m, engine, oh, card, dep);
       core = &entry->core;

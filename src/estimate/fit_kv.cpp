@@ -255,8 +255,8 @@ void blocks_and_tokens(KvGeometry& g, const engine::EngineProfile& engine, const
 
 }  // namespace
 
-Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
-                                          std::vector<std::string>& provenance) {
+Expected<KvGeometry> estimate_kv_shape(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
+                                       std::vector<std::string>& provenance) {
   const int64_t cb = cache_dtype_bytes(in.kv_cache_dtype, m);
   KvScanMemo* memo = in.scans && &in.scans->model() == &m ? in.scans : nullptr;
   const LayerCache* kept = memo ? memo->find(lay.tp, cb, in.num_speculative_tokens, engine.indexer_cache_for_build(), in.ssm_cache_bits) : nullptr;
@@ -316,6 +316,14 @@ Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::Engi
                                 *in.enable_prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching", mode.c_str(),
                                 static_cast<long long>((mode == "align" ? 2 : 1) + in.num_speculative_tokens)));
   }
+  return geometry;
+}
+
+void kv_blocks_and_tokens(KvGeometry& shape, const engine::EngineProfile& engine, const KvInputs& in) { blocks_and_tokens(shape, engine, in); }
+
+Expected<KvGeometry> estimate_kv_geometry(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, const KvInputs& in,
+                                          std::vector<std::string>& provenance) {
+  PF_TRY(geometry, estimate_kv_shape(m, engine, lay, in, provenance));
   blocks_and_tokens(geometry, engine, in);
   return geometry;
 }

@@ -32,13 +32,14 @@ class FitCoreMemo {
   size_t cores_computed() const { return m_computed; }  // for tests: how many cores were computed, not taken
   size_t cores_reused() const { return m_reused; }
   size_t runs_shared() const { return m_runs_shared; }  // for tests: cores that took another class's profile run (planfast10)
+  size_t weights_shared() const { return m_weights_shared; }  // for tests: cores that took another class's weights (planfast11)
 
   struct Entry;  // fit.cpp
 
  private:
   friend struct FitCoreMemoAccess;
   std::vector<std::unique_ptr<Entry>> m_entries;
-  size_t m_computed = 0, m_reused = 0, m_runs_shared = 0;
+  size_t m_computed = 0, m_reused = 0, m_runs_shared = 0, m_weights_shared = 0;
 };
 
 // Issue 19 (planfast10): what the fit class of a card is made of (see above) at one TP size, under one engine and

@@ -113,9 +113,6 @@ Expected<std::optional<double>> mxfp4_loaded_bytes(const ModelSpec& m, const mod
 // marlin_utils_fp8.py) turn the fp32 [ceil(N/128), ceil(K/128)] block scales into group scales [K/128, N] in the
 // model dtype ("block-wise quantization -> group-wise quantization", repeat_interleave over block_n), inside
 // load_model. The fp8 weight keeps 1 B per element (repacked to int32 words). Bytes of the loaded group, all ranks.
-bool fp8_marlin_fallback(const device::DeviceSpec& device, const engine::EngineProfile& engine) {
-  return engine.engine == "vllm" && engine.platform == "cuda" && (device.family == "ampere" || device.family == "turing");
-}
 
 double fp8_marlin_loaded_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const model::WeightGroup& g) {
   const double rows = static_cast<double>(g.rows), cols = static_cast<double>(g.cols);
@@ -213,14 +210,25 @@ bool vision_tower_skipped(const ModelSpec& m, const engine::EngineProfile& engin
   return has_vision && dep.no_images && dep.no_video && (engine.engine == "vllm" || engine.engine == "vllm-ascend") && engine::Version{0, 16, 0} <= engine.version_min;
 }
 
+// Issue 15: block-FP8 weights on a CUDA card without FP8 tensor cores (Ampere, Turing) load through Marlin
+// (fp8_marlin_loaded_bytes).
+bool fp8_marlin_fallback(const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  return engine.engine == "vllm" && engine.platform == "cuda" && (device.family == "ampere" || device.family == "turing");
+}
+
+// Issue 15: whether vLLM-Ascend keeps a FRACTAL_NZ copy of the vocab embeddings on the card's family (engines.json
+// embedding_nz_copy).
+bool embedding_nz_copy_on(const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  const auto& fams = engine.embedding_nz_copy_families;
+  return engine.applies(engine.embedding_nz_copy) && std::find(fams.begin(), fams.end(), device.family) != fams.end();
+}
+
 namespace {
 // Issue 15: the second, FRACTAL_NZ copy vLLM-Ascend keeps of every vocab embedding (embed_tokens, lm_head) on the
 // device families of engines.json embedding_nz_copy (310P); bytes on the first and on the last pipeline stage.
 std::pair<double, double> embedding_nz_copy_bytes(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device,
                                                   const engine::EngineProfile& engine, const StageLayout& lay) {
-  const auto& fams = engine.embedding_nz_copy_families;
-  if (!engine.applies(engine.embedding_nz_copy) || std::find(fams.begin(), fams.end(), device.family) == fams.end())
-    return {0.0, 0.0};
+  if (!embedding_nz_copy_on(device, engine)) return {0.0, 0.0};
   const model::SchemeFormats formats(scheme);
   double first = 0, last = 0;
   for (const auto& g : m.weights) {

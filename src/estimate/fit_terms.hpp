@@ -112,6 +112,12 @@ double group_bytes(const model::ModelSpec& m, const model::QuantScheme& scheme, 
 
 // Weights per rank ("Model loading took"): the stored (or kernel-laid-out) bytes of every weight group x
 // this rank's share, plus rotary caches and deepstack buffers; `scheme` is deployed_scheme(m, dep).
+// What estimate_weights reads of the card, besides its MXFP4 layout (EngineProfile::mxfp4_layout_for) and, with
+// `explain`, its id and family in the texts: whether block-FP8 weights load through Marlin on it (vLLM on CUDA, Ampere and
+// Turing) and whether vLLM-Ascend keeps a FRACTAL_NZ copy of the vocab embeddings on its family. Two cards equal in
+// these three and in max_num_batched_tokens get the same unexplained weights (issue 19, planfast11).
+bool fp8_marlin_fallback(const device::DeviceSpec& device, const engine::EngineProfile& engine);
+bool embedding_nz_copy_on(const device::DeviceSpec& device, const engine::EngineProfile& engine);
 Expected<StageWeights> estimate_weights(const model::ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device,
                                         const engine::EngineProfile& engine, const engine::Overheads& oh, const Deployment& dep,
                                         const StageLayout& layout, int64_t max_num_batched_tokens);
@@ -396,6 +402,13 @@ struct KvInputs {
 int mamba_ssm_cache_bits(const std::string& dtype);
 Expected<KvGeometry> estimate_kv_geometry(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
                                           const KvInputs& in, std::vector<std::string>& provenance);
+// Issue 19 (planfast11): estimate_kv_geometry in two steps. The shape (layer scan, block layout, groups and the blocks a
+// request needs) reads no budget: kv_in's available_blocks_bytes, band_bytes and band_high_bytes are read only by the
+// second step, num_blocks and the token counts (kv_blocks_and_tokens), so that a fit memo takes one shape for every card
+// of a class. estimate_kv_geometry(...) is estimate_kv_shape(...) followed by kv_blocks_and_tokens on the same inputs.
+Expected<KvGeometry> estimate_kv_shape(const model::ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& layout,
+                                       const KvInputs& in, std::vector<std::string>& provenance);
+void kv_blocks_and_tokens(KvGeometry& shape, const engine::EngineProfile& engine, const KvInputs& in);
 
 // The after-KV verdict (fit_after_kv.cpp): records what the start needs outside the budget after KV sizing (hybrid KV
 // copies, graph capture outside the budget) and the headroom, and turns a fitting estimate into after_kv_oom with the

@@ -349,7 +349,7 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + round_s / 2 : round_s / 2;
   s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
   // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
-  const double rounds = tp > 1 ? std::ceil(std::log2(static_cast<double>(tp))) : 0;
+  const double rounds = tp > 1 ? static_cast<double>(std::bit_width(static_cast<uint64_t>(tp - 1))) : 0;  // ceil(log2(tp))
   s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
   if ((tp_cross || s.cross_node) && kept && kept->has_cross_node) {
     s.assumptions.push_back(kept->cross_node_assumption);
@@ -466,7 +466,8 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
   if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype) {
     if (m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme && m_ops_object == &profile.ops_per_layer) return m_traffic;
-    if (m_ops_per_layer == profile.ops_per_layer && m_scheme == scheme) {
+    // Held (planfast11): the very scheme object of the last fill or hit holds that scheme; only the profile is compared.
+    if (m_ops_per_layer == profile.ops_per_layer && ((m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme) || m_scheme == scheme)) {
       m_scheme_object = &scheme;
       m_ops_object = &profile.ops_per_layer;
       return m_traffic;
@@ -542,6 +543,9 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   // Explained, a row holds up to five provenance lines (bandwidth, link, decode step, eager dispatch, prefill): one
   // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15); three with `lines` (planfast5).
   if (dep.explain) s.provenance.reserve(lines ? 3 : 5);
+  // Planfast11: nine rows in ten of a whole-catalogue plan carry one to four assumptions (bandwidth prior, link, nodes,
+  // compute): one block for them rather than the two or three a vector growing 1, 2, 4 takes.
+  s.assumptions.reserve(4);
   double band = profile.band_fraction;
   LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
   if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;

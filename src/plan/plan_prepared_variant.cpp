@@ -41,6 +41,7 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
   p.platform = dev.platform;
   if (eng) {
     p.engine_id = eng->id;
+    p.llama_cpp = eng->engine == "llama.cpp";
     if (!eng->runs_on(dev.platform)) p.wrong_platform = eng->id + " does not run on " + dev.platform + " devices";
     p.overheads = in.engines->overheads_for(*eng, dev.platform);
     p.speed = in.speeds->find(eng->engine, dev.platform, dev.id);

@@ -321,7 +321,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.reason = dev.platform == pv.platform ? pv.wrong_platform : SharedText(eng->id + " does not run on " + dev.platform + " devices");
     return false;
   }
-  if (past_llama_cpp_node(eng, dev, n)) {
+  if (pv.llama_cpp && n > dev.node_devices()) {  // past_llama_cpp_node
     c.reason = format("llama.cpp serves from one node of %lld %s; more would be its RPC backend over hosts, which preflight does not size",
                       static_cast<long long>(dev.node_devices()), dev.id.c_str());
     return false;
@@ -356,7 +356,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   std::string too_long;
   c.context_tokens = candidate_context(m, t, too_long);
   // Issue 16 (llamacpp31): vLLM's max_model_len refusal is not llama.cpp's, which warns and starts (plan/llama_rows).
-  if (eng->engine == "llama.cpp") too_long.clear();
+  if (pv.llama_cpp) too_long.clear();
   if (!too_long.empty()) {
     c.reason = shared.reasons ? shared.reasons->text(std::move(too_long)) : SharedText(std::move(too_long));
     return false;
@@ -387,7 +387,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch, shared.fit_class);
-  if (eng->engine == "llama.cpp") fit_llama_cpp_row(c, m, dev, d, t.concurrency);  // llamacpp30: -c cells, not a KV budget
+  if (pv.llama_cpp) fit_llama_cpp_row(c, m, dev, d, t.concurrency);  // llamacpp30: -c cells, not a KV budget
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so

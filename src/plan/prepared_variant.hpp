@@ -37,6 +37,9 @@ struct PreparedVariant {
   // The engine's overheads and speed profile on this device (nullptr: none), looked up once, not per count.
   const engine::Overheads* overheads = nullptr;
   const engine::SpeedProfile* speed = nullptr;
+  // Planfast11: the engine is llama.cpp (its rows take their own sizing and never refuse a long context), compared once
+  // here rather than three times a row (1.2% of the whole-catalogue --json plan's instructions).
+  bool llama_cpp = false;
   // Issue 16: why no start command can serve the variant (plan::unservable_reason) at TP 1 and at TP > 1, "" when one
   // can; looked up once per (model, variant, engine): it reads the catalogue and the engine, not the card.
   std::string unservable_tp1, unservable_tp_many;

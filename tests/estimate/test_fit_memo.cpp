@@ -3,6 +3,7 @@
 // per card. Every fit taken through the memo is compared here with the same fit computed without it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -337,4 +338,62 @@ TEST(FitMemo, Issue19_TheProfileRunIsSharedByClassesWithItsInputs) {
   EXPECT_GT(fits, 100u);
   EXPECT_GT(shared, 0u);
   EXPECT_LT(shared, computed);  // the first core of each memo, and the classes of other batch settings, make their own
+}
+
+// Issue 19 (planfast11): the weights read the card only through whether block-FP8 loads through Marlin on it (vLLM on
+// Ampere / Turing), whether vLLM-Ascend keeps an NZ copy of the embeddings on its family (310P), its MXFP4 layout and the
+// batched tokens its class's settings give; a core of another class equal in those takes the weights of one made before,
+// and every card of a class takes the KV cache's shape of its first fit (only the budget differs). Every CUDA card under
+// vLLM and every NPU under vLLM-Ascend, for a block-FP8 MoE checkpoint, an MXFP4 one, a deepstack vision model and a dense
+// one, at TP 1, 2 and 8 through one memo per layout, fits as alone; some cores took weights, and the block-FP8
+// checkpoint's weights on an Ampere card (Marlin's group scales) are not the Hopper card's.
+TEST(FitMemo, Issue19_WeightsAndKvShapeAreSharedWhereTheCardReadsTheSame) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  size_t fits = 0, shared = 0, computed = 0;
+  double fp8_on_ampere = 0, fp8_on_hopper = 0;
+  for (const auto& [engine_name, platform] : {std::pair<const char*, const char*>{"vllm", "cuda"}, {"vllm-ascend", "npu"}}) {
+    auto eng = engine::select_engine(*engines, engine_name, "");
+    ASSERT_TRUE(eng.has_value()) << engine_name;
+    const engine::Overheads* oh = engines->overheads_for(*eng, platform);
+    ASSERT_NE(oh, nullptr);
+    for (const char* id : {"Qwen/Qwen3-30B-A3B-FP8", "openai/gpt-oss-20b", "Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-8B"}) {
+      auto entry = model::find_builtin_model(id);
+      ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+      auto m = model::model_spec_from_catalog(**entry);
+      ASSERT_TRUE(m.has_value()) << id;
+      for (const int64_t tp : {1, 2, 8}) {
+        const estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+        estimate::FitCoreMemo memo;
+        for (const auto& card : devices->devices) {
+          if (card.platform != platform) continue;
+          const std::string at = std::string(id) + " TP" + std::to_string(tp) + " on " + card.id;
+          const auto alone = estimate::try_estimate_fit(*m, card, *eng, *oh, d);
+          const estimate::FitClass cls = estimate::fit_class(card, *eng, *oh, tp);
+          estimate::FitEstimate memoized;
+          const auto done = estimate::try_estimate_fit_into(memoized, memo, *m, card, *eng, *oh, d, &cls);
+          ASSERT_EQ(alone.has_value(), done.has_value()) << at;
+          if (!alone) continue;
+          ++fits;
+          expect_same_fit(*alone, memoized, at);
+          EXPECT_EQ(alone->groups.size(), memoized.groups.size()) << at;
+          for (size_t g = 0; g < std::min(alone->groups.size(), memoized.groups.size()); ++g) {
+            EXPECT_EQ(alone->groups[g].kind, memoized.groups[g].kind) << at;
+            EXPECT_EQ(alone->groups[g].blocks_per_request, memoized.groups[g].blocks_per_request) << at;
+          }
+          if (std::string(id) == "Qwen/Qwen3-30B-A3B-FP8" && tp == 1 && card.id == "A100-80G-SXM") fp8_on_ampere = memoized.weights_bytes;
+          if (std::string(id) == "Qwen/Qwen3-30B-A3B-FP8" && tp == 1 && card.id == "H100-SXM") fp8_on_hopper = memoized.weights_bytes;
+        }
+        shared += memo.weights_shared();
+        computed += memo.cores_computed();
+      }
+    }
+  }
+  EXPECT_GT(fits, 100u);
+  EXPECT_GT(shared, 0u);
+  EXPECT_LT(shared, computed);  // the first core of each memo makes its own
+  ASSERT_GT(fp8_on_ampere, 0.0);
+  ASSERT_GT(fp8_on_hopper, 0.0);
+  EXPECT_GT(fp8_on_ampere, fp8_on_hopper);  // Marlin's group scales in the model dtype on Ampere
 }
