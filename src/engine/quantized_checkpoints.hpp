@@ -140,6 +140,10 @@ const ServePlugin* find_serve_plugin(const QuantizedCatalog& catalog, const std:
 const ModelAdapter* family_adapter(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& config_model_type);
 // The cast that turns a checkpoint of `from_variant` (an id of data/variants/quant_variants.json, e.g.
 // fp8_block) into BF16, or nullptr.
+// Whether every published checkpoint, conversion and load-time record of `variant` serves it without --quantization
+// (quantization_flag "": vLLM reads quant_method from the checkpoint), and there is at least one.
+bool served_without_quantization_flag(const QuantizedCatalog& catalog, const std::string& variant);
+
 const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant);
 
 }  // namespace preflight::engine
