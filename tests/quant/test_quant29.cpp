@@ -187,6 +187,14 @@ TEST(QuantizationMethods, Issue16_LogsClassifyTheParsersRefusal) {
   const auto r = pftest::run_cli("logs " + file + " --json", {.with_stderr = false});
   EXPECT_NE(r.out.find("unsupported_quantization"), std::string::npos) << r.out.substr(0, 600);
   EXPECT_NE(r.out.find("quant-invalid-choice"), std::string::npos) << r.out.substr(0, 600);
+  // quant32: from vLLM 0.13 the refusal is ModelConfig's (no argparse choices); `logs` said "no failure found" for it.
+  const std::string later = dir + "/vllm016.log";
+  std::ofstream(later) << "INFO 12-07 03:00:00 [api_server.py:1] vLLM API server version 0.16.0\n"
+                       << model_config_refusal("ascend", k_v016_list)
+                       << " [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n";
+  const auto r16 = pftest::run_cli("logs " + later + " --json", {.with_stderr = false});
+  EXPECT_NE(r16.out.find("unsupported_quantization"), std::string::npos) << r16.out.substr(0, 600);
+  EXPECT_NE(r16.out.find("quant-unknown-method"), std::string::npos) << r16.out.substr(0, 600);
 }
 
 // fit --json of a deployment that does not run has no "speed" (the text form prints none); one that fits has it.
