@@ -22,7 +22,7 @@ std::optional<model::VariantRule> apply_variant_rules(const model::QuantVariant&
   const std::string version = resolved.engine.rule_version().text();
   std::optional<model::VariantRule> rejected;
   // A shipped list that does not load is caught by the catalogue test and `check_quantization_choice`; here it refuses nothing.
-  if (std::string refusal = engine::shipped_quantization_refusal(resolved.engine, v.engine_quantization); !refusal.empty())
+  if (std::string refusal = engine::shipped_variant_refusal(resolved.engine, v.id, v.engine_quantization); !refusal.empty())
     rejected = model::VariantRule{.engine = resolved.engine.engine, .status = "rejected", .message = std::move(refusal)};
   if (!rejected) {
     if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))

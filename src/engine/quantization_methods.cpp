@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/embedded.hpp"
+#include "engine/quantized_checkpoints.hpp"
 #include "engine/record_list.hpp"
 
 namespace preflight::engine {
@@ -37,9 +38,9 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
   QuantizationMethodCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "plugin_methods"}));
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "plugin_methods", "checkpoint_overrides"}));
   (void)top_ok;
-  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "methods", "choices", "source"},
+  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "parser", "methods", "choices", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     QuantizationMethodList rec;
     rec.id = id;
@@ -48,6 +49,10 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
     if (vmax < vmin) return make_error(ErrorKind::corrupt, where + ": version_max is below version_min", origin);
     rec.version_min = vmin;
     rec.version_max = vmax;
+    PF_TRY(parser, r.string("parser"));
+    if (parser == "argparse") rec.parser = QuantizationParser::argparse;
+    else if (parser == "model_config") rec.parser = QuantizationParser::model_config;
+    else return make_error(ErrorKind::corrupt, where + ": parser '" + parser + "' is not argparse or model_config", origin);
     for (const auto& other : out.lists)
       if (!(rec.version_max < other.version_min) && !(other.version_max < rec.version_min))
         return make_error(ErrorKind::corrupt, where + ": its version range overlaps lists[" + other.id + "]", origin);
@@ -92,6 +97,30 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
       if (contains(l.methods, method)) return make_error(ErrorKind::corrupt, where + ": lists[" + l.id + "] already names it", origin);
     out.plugin_methods.push_back(std::move(rec));
   }
+  if (const Json* overrides = top.find("checkpoint_overrides")) {
+    if (!overrides->is_array()) return make_error(ErrorKind::corrupt, origin + ": checkpoint_overrides is not an array", origin);
+    for (const auto& item : *overrides) {
+      JsonObject pre(item, origin, "checkpoint_overrides[]");
+      PF_TRY(method, pre.string("method"));
+      const std::string where = origin + ": checkpoint_overrides[" + method + "]";
+      JsonObject r(item, origin, "checkpoint_overrides[" + method + "]");
+      PF_TRY(keys, r.only_keys({"method", "read_as", "version_min", "source"}));
+      (void)keys;
+      CheckpointMethodOverride rec;
+      rec.method = method;
+      PF_TRY(read_as, r.string("read_as"));
+      PF_TRY(vmin, version_of(r, "version_min", where, origin));
+      rec.read_as = read_as;
+      rec.version_min = vmin;
+      bool listed = false;
+      for (const auto& l : out.lists) listed |= vmin <= l.version_max && contains(l.methods, read_as);
+      if (!listed) return make_error(ErrorKind::corrupt, where + ": read_as '" + read_as + "' is in no list from " + vmin.text(), origin);
+      PF_TRY(source, r.string("source"));
+      if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+      rec.source = source;
+      out.checkpoint_overrides.push_back(std::move(rec));
+    }
+  }
   return out;
 }
 
@@ -127,10 +156,44 @@ std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog
   if (covering && contains(covering->methods, method)) return "";
   if (!covering && !plugin_elsewhere) return "";
   const QuantizationMethodList& shown = covering ? *covering : *nearest;
-  std::string line = "vllm serve: error: argument --quantization/-q: invalid choice: " + python_repr(method) + " (choose from " + shown.choices + added + ")";
+  // vllm/config/model.py _verify_quantization from v0.13.0; pydantic wraps the ValueError of the dataclass's __post_init__.
+  std::string line = shown.parser == QuantizationParser::model_config
+                         ? "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: " + method +
+                               ". Must be one of [" + shown.choices + added + "]."
+                         : "vllm serve: error: argument --quantization/-q: invalid choice: " + python_repr(method) + " (choose from " + shown.choices + added + ")";
   if (!covering)
     line += " [the choices of " + shown.id + ": " + catalog.origin + " has no list for " + engine_name + " " + version.text() + "]";
   return line;
+}
+
+std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method) {
+  if (!vllm_family(engine_name) || method.empty()) return "";
+  const QuantizationMethodList* covering = nullptr;
+  for (const auto& l : catalog.lists)
+    if (l.version_min <= version && version <= l.version_max) covering = &l;
+  if (!covering || contains(covering->methods, method)) return "";
+  for (const auto& o : catalog.checkpoint_overrides)
+    if (o.method == method && o.version_min <= version && contains(covering->methods, o.read_as)) return "";
+  std::string listed;  // ModelConfig prints QUANTIZATION_METHODS as a Python list, the platform's registrations appended
+  for (const auto& m : covering->methods) listed += (listed.empty() ? "" : ", ") + python_repr(m);
+  for (const auto& p : catalog.plugin_methods) {
+    if (p.engine != engine_name || version < p.version_min) continue;
+    if (p.method == method) return "";
+    listed += ", " + p.choice;
+  }
+  const std::string prefix = covering->parser == QuantizationParser::model_config
+                                 ? "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, "
+                                 : "ValueError: ";
+  return prefix + "Unknown quantization method: " + method + ". Must be one of [" + listed + "].";
+}
+
+std::string shipped_variant_refusal(const EngineProfile& engine, const std::string& variant_id, const std::string& method) {
+  const auto& published = shipped_quantized_catalog();
+  if (published && served_without_quantization_flag(*published, variant_id)) {
+    const auto& catalog = shipped_quantization_methods();
+    return catalog ? checkpoint_method_refusal(*catalog, engine.engine, engine.rule_version(), method) : std::string();
+  }
+  return shipped_quantization_refusal(engine, method);
 }
 
 std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method) {

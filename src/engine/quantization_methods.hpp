@@ -14,12 +14,18 @@
 
 namespace preflight::engine {
 
+// Who refuses a name outside a release's list (quantization_methods.json `parser`): argparse, whose --quantization has
+// choices up to vLLM 0.12 ("invalid choice", exit 2); or, from 0.13 (ModelConfig.quantization is `QuantizationMethods |
+// str`, so argparse gets a metavar), ModelConfig's "Unknown quantization method: X. Must be one of [...]".
+enum class QuantizationParser { argparse, model_config };
+
 // The choices of one vLLM release (and the patch releases of its range).
 struct QuantizationMethodList {
   std::string id;
   Version version_min, version_max;
+  QuantizationParser parser = QuantizationParser::argparse;
   std::vector<std::string> methods;  // vLLM's QUANTIZATION_METHODS
-  std::string choices;               // what argparse prints inside "(choose from ...)"
+  std::string choices;               // as printed: inside "(choose from ...)" (argparse), inside "[...]" (model_config)
   std::string source;
 };
 
@@ -31,9 +37,18 @@ struct PluginQuantizationMethod {
   std::string source;
 };
 
+// A quant_method a checkpoint's config names that vLLM reads as a listed method from a version on (its config class's
+// override_quantization_method: "auto-round" -> "inc" from 0.15.0, when "auto-round" left the list).
+struct CheckpointMethodOverride {
+  std::string method, read_as;
+  Version version_min;
+  std::string source;
+};
+
 struct QuantizationMethodCatalog {
   std::vector<QuantizationMethodList> lists;
   std::vector<PluginQuantizationMethod> plugin_methods;
+  std::vector<CheckpointMethodOverride> checkpoint_overrides;
   std::string origin;
 };
 
@@ -43,16 +58,27 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
 // The embedded data/engines/quantization_methods.json, parsed once.
 const Expected<QuantizationMethodCatalog>& shipped_quantization_methods();
 
-// The line `vllm serve` prints when argparse refuses `--quantization method` on engine `engine_name` (vllm,
-// vllm-ascend) at `version`, or "" when it takes it. A version a list covers takes that list's methods and its
+// What `vllm serve` prints when it refuses `--quantization method` on engine `engine_name` (vllm, vllm-ascend) at
+// `version`, or "" when it takes it: argparse's line, or from vLLM 0.13 ModelConfig's ValidationError (the list's
+// `parser`), the plugin methods after vLLM's in either. A version a list covers takes that list's methods and its
 // engine's plugin methods from their version on, nothing else (compared as vLLM does: exactly, case and all). A
 // version no list covers is refused only a plugin method it does not take (a platform's method is never one of
 // plain vLLM's choices), with the choices of the nearest list, said as such. Other engines: "" (the flag is not theirs).
 std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method);
 
+// What `vllm serve` without --quantization prints for a checkpoint whose config names quant_method `method`, or "" when it
+// loads it: ModelConfig's "Unknown quantization method: X. Must be one of [...]" when neither the version's list nor a
+// checkpoint override of that version takes it (no argparse: no flag is passed). A version no list covers: "".
+std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method);
+
 // quantization_choice_refusal of the shipped list for `engine` at its rule version; "" when the shipped list does not
 // load (the catalogue tests and fit's --quantization check report that) or takes the method. What fit's variant rules,
 // plan's rows and DP+EP rows and the servable check ask.
 std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method);
+
+// The refusal a start command of variant `variant_id` meets: where every published checkpoint, conversion and load-time
+// record of the variant in data/engines/quantized_checkpoints.json serves it without --quantization (AWQ, GPTQ, AutoRound:
+// vLLM reads quant_method from the checkpoint), checkpoint_method_refusal of `method`; else shipped_quantization_refusal.
+std::string shipped_variant_refusal(const EngineProfile& engine, const std::string& variant_id, const std::string& method);
 
 }  // namespace preflight::engine

@@ -410,4 +410,15 @@ const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::st
   return nullptr;
 }
 
+bool served_without_quantization_flag(const QuantizedCatalog& catalog, const std::string& variant) {
+  size_t records = 0;
+  for (const auto& c : catalog.checkpoints)
+    if (c.variant == variant && ++records && !c.quantization_flag.empty()) return false;
+  for (const auto& c : catalog.conversions)
+    if (c.variant == variant && ++records && !c.quantization_flag.empty()) return false;
+  for (const auto& q : catalog.in_flight)
+    if (q.variant == variant && ++records && !q.quantization_flag.empty()) return false;
+  return records > 0;
+}
+
 }  // namespace preflight::engine

@@ -138,6 +138,9 @@ std::optional<std::string> recipe_model_type(const QuantizedCatalog& catalog, co
 const ServePlugin* find_serve_plugin(const QuantizedCatalog& catalog, const std::string& quantization_flag, const std::string& engine, const std::string& version);
 // The adapter of `recipe`'s model_types list whose config_model_types hold `config_model_type`, or nullptr.
 const ModelAdapter* family_adapter(const QuantizedCatalog& catalog, const ConversionRecipe& recipe, const std::string& config_model_type);
+// Whether every published checkpoint, conversion and load-time record of `variant` serves it without --quantization
+// (quantization_flag "": vLLM reads quant_method from the checkpoint), and there is at least one.
+bool served_without_quantization_flag(const QuantizedCatalog& catalog, const std::string& variant);
 // The cast that turns a checkpoint of `from_variant` (an id of data/variants/quant_variants.json, e.g.
 // fp8_block) into BF16, or nullptr.
 const ConversionRecipe* find_cast(const QuantizedCatalog& catalog, const std::string& from_variant);

@@ -128,7 +128,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   }
   // Issue 16: the engine version's argument parser refuses a --quantization it has no choice for before anything else,
   // as on the TP/PP rows (planner.cpp prepare_variant) and in fit.
-  if (std::string refusal = v ? engine::shipped_quantization_refusal(*eng, v->engine_quantization) : std::string(); !refusal.empty()) {
+  if (std::string refusal = v ? engine::shipped_variant_refusal(*eng, v->id, v->engine_quantization) : std::string(); !refusal.empty()) {
     c.reason = layout_name(c) + ": engine rejects it: " + refusal;
     return c;
   }

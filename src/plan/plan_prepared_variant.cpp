@@ -60,7 +60,7 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
     p.variant_id = p.v->id;
     p.quantization_flag = p.v->engine_quantization;
     if (std::string none = model::variant_without_effect(*p.v, m); !none.empty()) p.no_effect = SharedText(std::move(none));
-    if (std::string refusal = eng ? engine::shipped_quantization_refusal(*eng, p.v->engine_quantization) : std::string(); !refusal.empty())
+    if (std::string refusal = eng ? engine::shipped_variant_refusal(*eng, p.v->id, p.v->engine_quantization) : std::string(); !refusal.empty())
       p.argparse_refused = SharedText("engine rejects it: " + refusal);
   }
   p.rules_of = p.v;

@@ -31,7 +31,7 @@ namespace {
 // 0.9.0 has no `ascend` choice: data/engines/quantization_methods.json).
 bool servable(const model::ModelSpec& m, const engine::EngineProfile& e, const engine::QuantizedCatalog* published, const std::string& variant,
               const std::string& flag) {
-  if (!engine::shipped_quantization_refusal(e, flag).empty()) return false;
+  if (!engine::shipped_variant_refusal(e, variant, flag).empty()) return false;
   if (flag == "fp8") return true;
   if (!published) return false;
   if (engine::find_quantized_checkpoint(*published, hub_repo_id(m.id), variant)) return true;

@@ -52,7 +52,7 @@ TEST(HelpExits, Issue16_EveryDocumentedExitPathIsWhatTheCommandReturns) {
       {"fit", "fit Qwen/Qwen3-30B-A3B --device 910B4 --variant w4a16", 1, "no start command: no published checkpoint of Qwen/Qwen3-30B-A3B",
        "or no start command for this variant", ""},
       {"fit", "fit Qwen/Qwen3-8B --device H100 --variant no-such-variant", 2, "no-such-variant", "an unknown --variant", ""},
-      {"fit", "fit Qwen/Qwen3-8B --device H100 --quantization ascend", 2, "argument --quantization/-q: invalid choice: 'ascend'",
+      {"fit", "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.12.0 --quantization ascend", 2, "argument --quantization/-q: invalid choice: 'ascend'",
        "a --quantization name the engine's argument\n      parser refuses", ""},
       {"fit", "fit hf:Qwen/Qwen3-8B --device H100 --refresh", 3, "Couldn't connect", "3 network or environment failure", no_hub},
       {"plan", "plan Qwen/Qwen3-8B --devices H100", 0, "bf16 as published", "exit: 0 something fits", ""},

@@ -34,10 +34,22 @@ const std::string k_issue2819_choices =
     "'aqlm', 'awq', 'deepspeedfp', 'tpu_int8', 'fp8', 'ptpc_fp8', 'fbgemm_fp8', 'modelopt', 'marlin', 'gguf', 'gptq_marlin_24', 'gptq_marlin', "
     "'awq_marlin', 'gptq', 'compressed-tensors', 'bitsandbytes', 'qqq', 'hqq', 'experts_int8', 'neuron_quant', 'ipex', 'quark', 'moe_wna16', None";
 
-// v0.16.0's QuantizationMethods (22 names), sorted by hand as the config-dataclass parser sorts a Literal, then 'None'.
-const std::string k_v016_choices =
-    "'awq', 'awq_marlin', 'bitsandbytes', 'compressed-tensors', 'cpu_awq', 'experts_int8', 'fbgemm_fp8', 'fp8', 'fp_quant', 'gguf', 'gptq', "
-    "'gptq_marlin', 'inc', 'modelopt', 'modelopt_fp4', 'modelopt_mxfp8', 'moe_wna16', 'mxfp4', 'petit_nvfp4', 'ptpc_fp8', 'quark', 'torchao', 'None'";
+// v0.16.0's QuantizationMethods (22 names) in the Literal's order, as ModelConfig's "Must be one of {QUANTIZATION_METHODS}"
+// prints them (from v0.13.0 the parser has no choices: quant32).
+const std::string k_v016_list =
+    "'awq', 'fp8', 'ptpc_fp8', 'fbgemm_fp8', 'fp_quant', 'modelopt', 'modelopt_fp4', 'modelopt_mxfp8', 'gguf', 'gptq_marlin', 'awq_marlin', 'gptq', "
+    "'compressed-tensors', 'bitsandbytes', 'experts_int8', 'quark', 'moe_wna16', 'torchao', 'inc', 'mxfp4', 'petit_nvfp4', 'cpu_awq'";
+
+// What `vllm serve` prints from v0.13.0 for a name outside the list (vllm/config/model.py _verify_quantization in pydantic's
+// ValidationError).
+std::string model_config_refusal(const std::string& method, const std::string& list) {
+  return "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: " + method +
+         ". Must be one of [" + list + "].";
+}
+
+// Its first line and the message up to the list, for `--quantization ascend` on plain vLLM from 0.13.
+const std::string k_unknown_ascend =
+    "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: ascend. Must be one of [";
 
 engine::Version v(int major, int minor, int patch) { return engine::Version{major, minor, patch}; }
 
@@ -46,17 +58,16 @@ engine::Version v(int major, int minor, int patch) { return engine::Version{majo
 TEST(QuantizationMethods, Issue16_ShippedListsAreTheEnginesOwn) {
   const auto& catalog = engine::shipped_quantization_methods();
   ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
-  ASSERT_EQ(catalog->lists.size(), 4u);
+  ASSERT_EQ(catalog->lists.size(), 26u);  // every vLLM release line 0.6 - 0.23 (quant32)
   for (const auto& l : catalog->lists) EXPECT_FALSE(l.source.empty()) << l.id;
   // The refusal each list gives is the printed line, choices and all.
   EXPECT_EQ(engine::quantization_choice_refusal(*catalog, "vllm-ascend", v(0, 8, 5), "ascend"), k_issue902);
   EXPECT_EQ(engine::quantization_choice_refusal(*catalog, "vllm", v(0, 7, 3), "ascend"),
             "vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from " + k_issue2819_choices + ")");
-  EXPECT_EQ(engine::quantization_choice_refusal(*catalog, "vllm", v(0, 16, 0), "auto-round"),
-            "vllm serve: error: argument --quantization/-q: invalid choice: 'auto-round' (choose from " + k_v016_choices + ")");
-  // vLLM-Ascend from 0.9.0 prints its 'ascend' after vLLM's choices.
+  EXPECT_EQ(engine::quantization_choice_refusal(*catalog, "vllm", v(0, 16, 0), "auto-round"), model_config_refusal("auto-round", k_v016_list));
+  // vLLM-Ascend registers its 'ascend' after vLLM's methods (register_quantization_config appends it).
   EXPECT_EQ(engine::quantization_choice_refusal(*catalog, "vllm-ascend", v(0, 16, 0), "gptq_marlin_24"),
-            "vllm serve: error: argument --quantization/-q: invalid choice: 'gptq_marlin_24' (choose from " + k_v016_choices + ", 'ascend')");
+            model_config_refusal("gptq_marlin_24", k_v016_list + ", 'ascend'"));
   // Taken: a listed name, 'ascend' on vLLM-Ascend from 0.9.0, any engine that is not vLLM's.
   for (const auto& [engine_name, version, method] : std::vector<std::tuple<std::string, engine::Version, std::string>>{
            {"vllm", v(0, 8, 5), "torchao"},
@@ -73,13 +84,17 @@ TEST(QuantizationMethods, Issue16_ShippedListsAreTheEnginesOwn) {
   EXPECT_NE(engine::quantization_choice_refusal(*catalog, "vllm", v(0, 8, 5), "AWQ"), "");
   // No list for the version: a platform's name on plain vLLM is refused with the nearest list's choices, said as such.
   const std::string uncovered = engine::quantization_choice_refusal(*catalog, "vllm", v(0, 30, 99), "ascend");
-  EXPECT_EQ(uncovered.rfind("vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from " + k_v016_choices + ")", 0), 0u) << uncovered;
-  EXPECT_NE(uncovered.find("[the choices of vllm-0.16.0: data/engines/quantization_methods.json has no list for vllm 0.30.99]"), std::string::npos) << uncovered;
+  EXPECT_EQ(uncovered.rfind("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: ascend. "
+                            "Must be one of ['awq', 'fp8', 'fbgemm_fp8', ",
+                            0),
+            0u)
+      << uncovered;
+  EXPECT_NE(uncovered.find("[the choices of vllm-0.23.0: data/engines/quantization_methods.json has no list for vllm 0.30.99]"), std::string::npos) << uncovered;
 }
 
 TEST(QuantizationMethods, Issue16_BadListsAreRefused) {
   const Json good = Json::parse(R"({"schema_version": 1, "note": "n", "lists": [
-      {"id": "a", "version_min": "0.7.0", "version_max": "0.7.99", "methods": ["awq", "fp8"], "choices": "'awq', 'fp8', None", "source": "s"}],
+      {"id": "a", "version_min": "0.7.0", "version_max": "0.7.99", "parser": "argparse", "methods": ["awq", "fp8"], "choices": "'awq', 'fp8', None", "source": "s"}],
       "plugin_methods": [{"method": "ascend", "engine": "vllm-ascend", "version_min": "0.9.0", "choice": "'ascend'", "source": "s"}]})");
   ASSERT_TRUE(engine::parse_quantization_methods(good, "x.json").has_value());
   struct Bad {
@@ -94,6 +109,7 @@ TEST(QuantizationMethods, Issue16_BadListsAreRefused) {
        "x.json: lists[b]: its version range overlaps lists[a]"},
       {"choices without a method", [](Json& j) { j["lists"][0]["choices"] = "'awq', None"; }, "x.json: lists[a]: choices does not print method 'fp8'"},
       {"reversed range", [](Json& j) { j["lists"][0]["version_max"] = "0.6.0"; }, "x.json: lists[a]: version_max is below version_min"},
+      {"unknown parser", [](Json& j) { j["lists"][0]["parser"] = "click"; }, "x.json: lists[a]: parser 'click' is not argparse or model_config"},
       {"empty methods", [](Json& j) { j["lists"][0]["methods"] = Json::array(); }, "x.json: lists[a]: methods is empty"},
       {"plugin of another engine", [](Json& j) { j["plugin_methods"][0]["engine"] = "llama.cpp"; }, "engine 'llama.cpp' is not vllm or vllm-ascend"},
       {"plugin vLLM already lists", [](Json& j) { j["plugin_methods"][0]["method"] = "awq"; j["plugin_methods"][0]["choice"] = "'awq'"; },
@@ -112,20 +128,21 @@ TEST(QuantizationMethods, Issue16_BadListsAreRefused) {
 // The brief's case: msModelSlim W8A8 asked of vLLM on an H100 was sized and said to fit. Now it is vLLM's argparse refusal,
 // exit 2; on vLLM-Ascend 0.8.5 the whole line of #902; a name the version lists still sizes.
 TEST(QuantizationMethods, Issue16_FitRefusesAQuantizationTheParserLacks) {
-  const auto cuda = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --quantization ascend");
+  const auto cuda = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.12.0 --quantization ascend");
   EXPECT_EQ(cuda.code, 2) << cuda.out.substr(0, 300);
-  EXPECT_NE(cuda.out.find("--quantization: vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from 'awq', "), std::string::npos)
+  EXPECT_NE(cuda.out.find("--quantization: vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from 'auto-round', 'awq', "), std::string::npos)
       << cuda.out.substr(0, 400);
   const auto old_ascend = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --engine vllm-ascend@0.8.5 --quantization ascend");
   EXPECT_EQ(old_ascend.code, 2);
   EXPECT_NE(old_ascend.out.find("--quantization: " + k_issue902 + "\n"), std::string::npos) << old_ascend.out.substr(0, 600);
   const auto folded = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.16.0 --quantization auto-round");
   EXPECT_EQ(folded.code, 2);
-  EXPECT_NE(folded.out.find("invalid choice: 'auto-round' (choose from " + k_v016_choices + ")"), std::string::npos) << folded.out.substr(0, 600);
+  EXPECT_NE(folded.out.find(model_config_refusal("auto-round", k_v016_list)), std::string::npos) << folded.out.substr(0, 600);
   for (const char* taken : {"--device 910B4 --engine vllm-ascend@0.9.1 --quantization ascend", "--device H100 --engine vllm@0.16.0 --quantization fp8"}) {
     const auto r = pftest::run_cli(std::string("fit Qwen/Qwen3-8B ") + taken + " --json", {.with_stderr = false});
     EXPECT_NE(r.code, 2) << taken << ": " << r.out.substr(0, 300);
     EXPECT_EQ(r.out.find("invalid choice"), std::string::npos) << taken;
+    EXPECT_EQ(r.out.find("Unknown quantization method"), std::string::npos) << taken;
   }
 }
 
@@ -170,6 +187,14 @@ TEST(QuantizationMethods, Issue16_LogsClassifyTheParsersRefusal) {
   const auto r = pftest::run_cli("logs " + file + " --json", {.with_stderr = false});
   EXPECT_NE(r.out.find("unsupported_quantization"), std::string::npos) << r.out.substr(0, 600);
   EXPECT_NE(r.out.find("quant-invalid-choice"), std::string::npos) << r.out.substr(0, 600);
+  // quant32: from vLLM 0.13 the refusal is ModelConfig's (no argparse choices); `logs` said "no failure found" for it.
+  const std::string later = dir + "/vllm016.log";
+  std::ofstream(later) << "INFO 12-07 03:00:00 [api_server.py:1] vLLM API server version 0.16.0\n"
+                       << model_config_refusal("ascend", k_v016_list)
+                       << " [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n";
+  const auto r16 = pftest::run_cli("logs " + later + " --json", {.with_stderr = false});
+  EXPECT_NE(r16.out.find("unsupported_quantization"), std::string::npos) << r16.out.substr(0, 600);
+  EXPECT_NE(r16.out.find("quant-unknown-method"), std::string::npos) << r16.out.substr(0, 600);
 }
 
 // fit --json of a deployment that does not run has no "speed" (the text form prints none); one that fits has it.
@@ -239,7 +264,8 @@ TEST(QuantizationMethods, Issue16_MsModelSlimModelTypeIsAnAdapterName) {
 TEST(QuantizationMethods, Issue16_PlanVariantRowsGiveTheParsersRefusalAsFitDoes) {
   const Json fit = pftest::json_of(pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --variant w8a8 --json", {.with_stderr = false}));
   const std::string message = fit.value("failure_message", std::string());
-  ASSERT_EQ(message.rfind("vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from ", 0), 0u) << message;
+  // The newest vLLM (0.13 on) has no parser choices: ModelConfig refuses it (quant32).
+  ASSERT_EQ(message.rfind(k_unknown_ascend, 0), 0u) << message;
   const Json plan = pftest::json_of(pftest::run_cli("plan Qwen/Qwen3-8B --devices H100 --variant w8a8 --json", {.with_stderr = false}));
   ASSERT_TRUE(plan["recommended"].empty());
   ASSERT_FALSE(plan["rejected"].empty());
@@ -250,7 +276,98 @@ TEST(QuantizationMethods, Issue16_PlanVariantRowsGiveTheParsersRefusalAsFitDoes)
   for (const auto& row : moe["rejected"]) {
     const std::string reason = row.value("reason", std::string());
     if (reason.rfind("DP ", 0) == 0) ++dp_ep_rows;
-    EXPECT_NE(reason.find("engine rejects it: vllm serve: error: argument --quantization/-q: invalid choice: 'ascend'"), std::string::npos) << reason.substr(0, 200);
+    EXPECT_NE(reason.find("engine rejects it: " + k_unknown_ascend), std::string::npos) << reason.substr(0, 200);
   }
   EXPECT_GT(dp_ep_rows, 0u);
+}
+
+// Issue 16 (quant32): every vLLM release line 0.6 - 0.23 has its own list, read at its tags (git show
+// vX.Y.Z:vllm/model_executor/layers/quantization/__init__.py); before, only 0.7.3, 0.8.5, 0.9.0 and 0.16.0 had one and every
+// other version refused only a platform's name. Each expectation below is a change between two tags, read by hand in the
+// file's history, and the parser each era hands the name to (vllm/engine/arg_utils.py, vllm/config/model.py).
+TEST(QuantizationMethods, Issue16_EveryVllmReleaseLineHasItsOwnList) {
+  const auto& catalog = engine::shipped_quantization_methods();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  for (int minor = 6; minor <= 23; ++minor)
+    for (int patch = 0; patch <= 6; ++patch) {
+      const engine::Version at = v(0, minor, patch);
+      size_t covering = 0;
+      for (const auto& l : catalog->lists) covering += l.version_min <= at && at <= l.version_max;
+      EXPECT_EQ(covering, 1u) << at.text();
+    }
+  const auto refused = [&](int minor, int patch, const std::string& method, const std::string& engine_name = "vllm") {
+    return engine::quantization_choice_refusal(*catalog, engine_name, v(0, minor, patch), method);
+  };
+  // SqueezeLLM left at v0.6.1 (0.6.x: choices=[*QUANTIZATION_METHODS, None], the list's own order).
+  EXPECT_EQ(refused(6, 0, "squeezellm"), "");
+  EXPECT_EQ(refused(6, 1, "squeezellm"),
+            "vllm serve: error: argument --quantization/-q: invalid choice: 'squeezellm' (choose from 'aqlm', 'awq', 'deepspeedfp', 'tpu_int8', 'fp8', "
+            "'fbgemm_fp8', 'modelopt', 'marlin', 'gguf', 'gptq_marlin_24', 'gptq_marlin', 'awq_marlin', 'gptq', 'compressed-tensors', 'bitsandbytes', "
+            "'qqq', 'experts_int8', 'neuron_quant', None)");
+  // AQLM left and MXFP4 came at v0.10.1; Marlin, QQQ and neuron_quant left at v0.10.2 (sorted choices, then 'None').
+  EXPECT_EQ(refused(10, 0, "aqlm"), "");
+  EXPECT_NE(refused(10, 0, "mxfp4"), "");
+  EXPECT_NE(refused(10, 1, "aqlm"), "");
+  EXPECT_EQ(refused(10, 1, "mxfp4"), "");
+  EXPECT_EQ(refused(10, 2, "marlin"),
+            "vllm serve: error: argument --quantization/-q: invalid choice: 'marlin' (choose from 'auto-round', 'awq', 'awq_marlin', 'bitblas', "
+            "'bitsandbytes', 'compressed-tensors', 'deepspeedfp', 'experts_int8', 'fbgemm_fp8', 'fp8', 'gguf', 'gptq', 'gptq_bitblas', 'gptq_marlin', "
+            "'gptq_marlin_24', 'hqq', 'inc', 'ipex', 'modelopt', 'modelopt_fp4', 'moe_wna16', 'mxfp4', 'petit_nvfp4', 'ptpc_fp8', 'quark', 'rtn', "
+            "'torchao', 'tpu_int8', 'None')");
+  // From v0.13.0 (vllm PR #30695) argparse takes any name and ModelConfig refuses it: 0.12 argparse, 0.13 ModelConfig.
+  EXPECT_EQ(refused(12, 0, "ascend").rfind("vllm serve: error: argument --quantization/-q: invalid choice: 'ascend'", 0), 0u);
+  EXPECT_EQ(refused(13, 0, "ascend").rfind(k_unknown_ascend, 0), 0u) << refused(13, 0, "ascend");
+  EXPECT_EQ(refused(13, 0, "ascend", "vllm-ascend"), "");
+  // AutoRound's name left at v0.15.0 (read through inc); the online shorthands came at v0.20.0; cpu_awq left at v0.23.0.
+  EXPECT_EQ(refused(14, 1, "auto-round"), "");
+  EXPECT_EQ(refused(15, 0, "auto-round"),
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: auto-round. "
+            "Must be one of ['awq', 'fp8', 'ptpc_fp8', 'fbgemm_fp8', 'fp_quant', 'modelopt', 'modelopt_fp4', 'bitblas', 'gguf', 'gptq_marlin_24', "
+            "'gptq_marlin', 'gptq_bitblas', 'awq_marlin', 'gptq', 'compressed-tensors', 'bitsandbytes', 'experts_int8', 'ipex', 'quark', 'moe_wna16', "
+            "'torchao', 'inc', 'mxfp4', 'petit_nvfp4', 'cpu_awq'].");
+  EXPECT_NE(refused(19, 1, "fp8_per_block"), "");
+  EXPECT_EQ(refused(20, 0, "fp8_per_block"), "");
+  EXPECT_EQ(refused(22, 1, "cpu_awq"), "");
+  EXPECT_NE(refused(23, 0, "cpu_awq"), "");
+  // fit: the version's own list, exit 2 with the engine's words (before: 0.15.0 had no list, so auto-round passed).
+  const auto at15 = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.15.0 --quantization auto-round");
+  EXPECT_EQ(at15.code, 2) << at15.out.substr(0, 300);
+  EXPECT_NE(at15.out.find("Value error, Unknown quantization method: auto-round. Must be one of ['awq', 'fp8', 'ptpc_fp8', "), std::string::npos)
+      << at15.out.substr(0, 600);
+  const auto at14 = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.14.1 --quantization auto-round");
+  EXPECT_NE(at14.code, 2) << at14.out.substr(0, 300);
+}
+
+// Issue 16 (quant32): a variant every start command serves without --quantization (AWQ, GPTQ, AutoRound: vLLM reads
+// quant_method from the checkpoint) meets no parser; it meets ModelConfig's check of the checkpoint's method. "auto-round"
+// left the list at v0.15.0, and INCConfig.override_quantization_method reads it as "inc" from then (inc.py at the tags),
+// so an AutoRound checkpoint still loads on 0.21 (the evidence's case), while before 0.9.0 no release knows it. Judged by
+// the flag instead, the new lists refused AutoRound on every version from 0.15.
+TEST(QuantizationMethods, Issue16_AVariantServedWithoutTheFlagMeetsTheCheckpointCheck) {
+  const auto& catalog = engine::shipped_quantization_methods();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  // vLLM 0.8.5's ModelConfig (not a pydantic dataclass then): its QUANTIZATION_METHODS as a Python list.
+  EXPECT_EQ(engine::checkpoint_method_refusal(*catalog, "vllm", v(0, 8, 5), "auto-round"),
+            "ValueError: Unknown quantization method: auto-round. Must be one of ['aqlm', 'awq', 'deepspeedfp', 'tpu_int8', 'fp8', 'ptpc_fp8', "
+            "'fbgemm_fp8', 'modelopt', 'nvfp4', 'marlin', 'bitblas', 'gguf', 'gptq_marlin_24', 'gptq_marlin', 'gptq_bitblas', 'awq_marlin', 'gptq', "
+            "'compressed-tensors', 'bitsandbytes', 'qqq', 'hqq', 'experts_int8', 'neuron_quant', 'ipex', 'quark', 'moe_wna16', 'torchao'].");
+  for (const auto& at : {v(0, 9, 0), v(0, 14, 1), v(0, 15, 0), v(0, 21, 0), v(0, 23, 0)})
+    EXPECT_EQ(engine::checkpoint_method_refusal(*catalog, "vllm", at, "auto-round"), "") << at.text();
+  EXPECT_EQ(engine::checkpoint_method_refusal(*catalog, "vllm", v(0, 15, 0), "intel/auto-round").rfind(
+                "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: intel/auto-round. ", 0),
+            0u);
+  // The flag itself is still refused from 0.15 (fit --quantization auto-round: QuantizationMethods.Issue16_EveryVllmReleaseLineHasItsOwnList).
+  EXPECT_NE(engine::quantization_choice_refusal(*catalog, "vllm", v(0, 21, 0), "auto-round"), "");
+  const auto fit_at = [](const std::string& engine) {
+    return pftest::json_of(pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine " + engine + " --variant autoround --json", {.with_stderr = false}));
+  };
+  EXPECT_EQ(fit_at("vllm@0.21.0").value("failure_message", std::string()).find("Unknown quantization method"), std::string::npos);
+  EXPECT_EQ(fit_at("vllm@0.8.5").value("failure_message", std::string()).rfind("ValueError: Unknown quantization method: auto-round. Must be one of ['aqlm', ", 0), 0u);
+  // An override naming a method no list has is corrupt.
+  Json bad = Json::parse(R"({"schema_version": 1, "note": "n", "lists": [
+      {"id": "a", "version_min": "0.7.0", "version_max": "0.7.99", "parser": "argparse", "methods": ["awq"], "choices": "'awq', None", "source": "s"}],
+      "plugin_methods": [], "checkpoint_overrides": [{"method": "auto-round", "read_as": "inc", "version_min": "0.7.0", "source": "s"}]})");
+  const auto parsed = engine::parse_quantization_methods(bad, "x.json");
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_NE(parsed.error().message.find("x.json: checkpoint_overrides[auto-round]: read_as 'inc' is in no list from 0.7.0"), std::string::npos) << parsed.error().message;
 }

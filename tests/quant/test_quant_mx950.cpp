@@ -205,8 +205,8 @@ TEST(QuantMx950, Issue16_RejectedByVersionCardAndLayer) {
       {moe + " --device 910B3 --engine vllm-ascend --variant w8a16_ascend",
        "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W8A16 for layer_type=moe. Please use a supported quantization format or "
        "load the model with its original float weights."},
-      // quant29: vLLM's argparse refuses --quantization ascend before any ModelConfig check.
-      {dense + " --device H100-SXM --engine vllm --variant w8a8_mxfp8", "vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from "},
+      // quant29: vLLM refuses --quantization ascend before any variant rule (from 0.13 in ModelConfig, quant32).
+      {dense + " --device H100-SXM --engine vllm --variant w8a8_mxfp8", "Value error, Unknown quantization method: ascend. Must be one of ['awq', "},
       // W4A8_MXFP enters with v0.21.0rc1 (#8265), linear and moe; before, the first layer met is an attention linear.
       {moe + " --device 950DT --engine vllm-ascend@0.20.2 --variant w4a8_mxfp",
        "NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A8_MXFP for layer_type=linear."},
