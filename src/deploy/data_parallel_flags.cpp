@@ -99,7 +99,9 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
     return make_error(ErrorKind::invalid_argument, format("%s: ranks %lld..%lld of this node pass the %lld ranks of --data-parallel-size", first_origin.c_str(),
                                                           static_cast<long long>(node.start_rank), static_cast<long long>(node.start_rank + node.local_ranks - 1),
                                                           static_cast<long long>(dp)));
-  const std::string ranks = node.local_ranks == 1 ? format("DP rank %lld", static_cast<long long>(node.start_rank))
+  // --data-parallel-size-local 0 on a head: the API server alone, every engine on other nodes (vllm-ascend RFC #649's
+  // "only the API server on the first node" start).
+  const std::string ranks = node.local_ranks == 0 ? std::string("no DP rank") : node.local_ranks == 1 ? format("DP rank %lld", static_cast<long long>(node.start_rank))
                                                   : format("DP ranks %lld-%lld", static_cast<long long>(node.start_rank), static_cast<long long>(node.start_rank + node.local_ranks - 1));
   assumptions.push_back(format("this node: %s of %lld, %lld x %s (TP %lld x PP %lld per rank); %s; every rank sizes its own KV cache and prints its own lines: the "
                                "memory and KV figures are each rank's",

@@ -113,6 +113,10 @@ TEST(MultiNode32, Issue15_EachNodeSizedAsItsRanks) {
   ASSERT_EQ(no_address.code, 0) << no_address.out;
   EXPECT_NE(no_address.out.find("no --data-parallel-address on a start of 2 of 4 DP ranks: vLLM takes 127.0.0.1"), std::string::npos) << no_address.out;
   EXPECT_EQ(head.out.find("no --data-parallel-address"), std::string::npos) << head.out;
+  // A head that runs the API server alone (--data-parallel-size-local 0) holds no rank and no card.
+  const auto api_only = run(base + "--data-parallel-size-local 0 --data-parallel-address 10.0.0.1");
+  ASSERT_EQ(api_only.code, 0) << api_only.out;
+  EXPECT_NE(api_only.out.find("this node: no DP rank of 4, 0 x H100"), std::string::npos) << api_only.out;
 }
 
 // logs reads the flags back: a head node's non-default args (the dict vLLM's api_server prints) and a headless node's
