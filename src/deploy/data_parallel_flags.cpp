@@ -17,6 +17,10 @@ engine::Version version(const char* text) { return *engine::parse_version(text);
 
 bool on(const std::optional<Given<bool>>& g) { return g && g->value; }
 
+// serve.py ServeSubcommand.cmd (PR #17546, 0.9.1 on): "if args.headless or args.api_server_count < 1: run_headless(args)",
+// so --api-server-count 0 starts a node as --headless does.
+bool runs_headless(const Flags& f) { return on(f.headless) || (f.api_server_count && f.api_server_count->value < 1); }
+
 }  // namespace
 
 DataParallelNode data_parallel_node(const Flags& f, int64_t tp, int64_t pp, int64_t dp) {
@@ -26,7 +30,7 @@ DataParallelNode data_parallel_node(const Flags& f, int64_t tp, int64_t pp, int6
   if (f.data_parallel_size_local) n.local_ranks = f.data_parallel_size_local->value;
   else n.local_ranks = on(f.data_parallel_external_lb) ? 1 : dp;
   if (f.data_parallel_start_rank) n.start_rank = f.data_parallel_start_rank->value;
-  n.api_server = !on(f.headless);
+  n.api_server = !runs_headless(f);
   n.devices = std::max<int64_t>(0, n.local_ranks) * tp * pp;
   return n;
 }
@@ -58,12 +62,12 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
       return make_error(ErrorKind::invalid_argument, format("%s: %s (%s %s: %s)", first_origin.c_str(), refusal.c_str(), eng.engine.c_str(), at.text().c_str(),
                                                             catalog->origin.c_str()));
   }
-  const bool headless = on(f.headless);
+  const bool headless = runs_headless(f);
   // serve.py run_headless: "if local_engine_count <= 0: raise ..." (PR #15977, 0.9.0 a RuntimeError; PR #17546, 0.9.1 on, a ValueError).
   if (headless && f.data_parallel_size_local && f.data_parallel_size_local->value <= 0)
     return make_error(ErrorKind::invalid_argument, format("%s: %s: data_parallel_size_local must be > 0 in headless mode", f.data_parallel_size_local->origin.c_str(),
                                                           at < version("0.9.1") ? "RuntimeError" : "ValueError"));
-  if (headless && f.api_server_count) {
+  if (on(f.headless) && f.api_server_count) {
     const int64_t n = f.api_server_count->value;
     // serve.py ServeSubcommand.cmd, PR #32525 (commit 803e3f3f6, merged 2026-01-22, after 0.14.0): any count above 0;
     // before it run_headless refused a count above 1 (PR #17546).
@@ -108,7 +112,7 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
                                ranks.c_str(), static_cast<long long>(dp), static_cast<long long>(node.devices), device_id.c_str(), static_cast<long long>(tp),
                                static_cast<long long>(pp),
                                node.api_server ? "the API server runs here (a frontend process, no device memory on CUDA)"
-                                               : "--headless: engines only, no API server (serve.py run_headless)"));
+                                               : "headless: engines only, no API server (serve.py run_headless)"));
   // arg_utils.py: without --data-parallel-address the mp backend takes ParallelConfig.data_parallel_master_ip, 127.0.0.1,
   // which no other node reaches (the ray backend takes the host's IP); vLLM refuses nothing, the ranks wait for a handshake.
   const bool backend_ray = f.data_parallel_backend && f.data_parallel_backend->value == "ray";

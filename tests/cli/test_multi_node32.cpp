@@ -102,7 +102,11 @@ TEST(MultiNode32, Issue15_EachNodeSizedAsItsRanks) {
   EXPECT_NE(head.out.find("this node: DP ranks 0-1 of 4, 4 x H100"), std::string::npos) << head.out;
   EXPECT_NE(head.out.find("the API server runs here"), std::string::npos) << head.out;
   EXPECT_NE(worker.out.find("this node: DP ranks 2-3 of 4, 4 x H100"), std::string::npos) << worker.out;
-  EXPECT_NE(worker.out.find("--headless: engines only, no API server"), std::string::npos) << worker.out;
+  EXPECT_NE(worker.out.find("headless: engines only, no API server"), std::string::npos) << worker.out;
+  // --api-server-count 0 starts the node headless too (serve.py: api_server_count < 1 runs run_headless).
+  const auto zero_servers = run(base + "--api-server-count 0 -dpl 2 -dpr 2 -dpa 10.0.0.1");
+  ASSERT_EQ(zero_servers.code, 0) << zero_servers.out;
+  EXPECT_NE(zero_servers.out.find("this node: DP ranks 2-3 of 4, 4 x H100-SXM (TP 2 x PP 1 per rank); headless: engines only"), std::string::npos) << zero_servers.out;
   const auto kv_line = [](const std::string& out) {
     const size_t p = out.find("GPU KV cache size: ");
     return p == std::string::npos ? std::string() : out.substr(p, out.find('\n', p) - p);
