@@ -279,6 +279,7 @@ Option legacy_speculative_option(const std::string& name, const std::string& key
 }
 
 std::vector<Option> deployment_options(deploy::Flags& f) {
+  // vLLM's short names of the data-parallel flags (vllm/engine/arg_utils.py, vllm/entrypoints/cli/serve.py).
   return under("vLLM's flags, with vLLM's meanings (unset: that version's default):",
                {with_short_name(given_int("tensor-parallel-size", "N", f.tensor_parallel_size, "devices per pipeline stage; also -tp N"), "-tp"),
                 with_short_name(given_int("pipeline-parallel-size", "N", f.pipeline_parallel_size, "pipeline stages; also -pp N"), "-pp"),
@@ -290,7 +291,15 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 with_short_name(given_int("data-parallel-size", "N", f.data_parallel_size,
                                           "engine replicas, each TP x PP ranks with its own KV cache; MoE experts split over DP x TP;\nalso -dp N"),
                                 "-dp"),
-                given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; 0 on a headless node)"),
+                with_short_name(given_int("data-parallel-size-local", "N", f.data_parallel_size_local, "DP ranks on this node (multi-node; at least 1 on a --headless node); -dpl"), "-dpl"),
+                given_switch("headless", f.headless, "this node runs its DP ranks' engines only, no API server (vLLM >= 0.9)"),
+                with_short_name(given_int("data-parallel-start-rank", "R", f.data_parallel_start_rank, "the first DP rank of this node (a --headless node; vLLM >= 0.10 also hybrid LB); -dpr"), "-dpr"),
+                with_short_name(given_text("data-parallel-address", "HOST", f.data_parallel_address, "the head node's address every node meets at (vLLM >= 0.9); -dpa"), "-dpa"),
+                with_short_name(given_int("data-parallel-rpc-port", "PORT", f.data_parallel_rpc_port, "the head node's data-parallel RPC port (vLLM >= 0.9); -dpp"), "-dpp"),
+                with_short_name(given_text("data-parallel-backend", "B", f.data_parallel_backend, "mp (default) or ray (vLLM >= 0.9.1); -dpb"), "-dpb"),
+                given_switch("data-parallel-hybrid-lb", f.data_parallel_hybrid_lb, "each node's API server balances its own ranks (vLLM >= 0.10)"),
+                given_switch("data-parallel-external-lb", f.data_parallel_external_lb, "one rank per start behind an external balancer (vLLM >= 0.11.1)"),
+                with_short_name(given_int("api-server-count", "N", f.api_server_count, "API server processes (vLLM >= 0.9.1; none on a --headless node); -asc"), "-asc"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_text("speculative-config", "JSON", f.speculative_config,
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),

@@ -84,6 +84,14 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.language_model_only, f.language_model_only, "language_model_only");
   take(a.data_parallel_size, f.data_parallel_size, "data_parallel_size");
   take(a.data_parallel_size_local, f.data_parallel_size_local, "data_parallel_size_local");
+  take(a.headless, f.headless, "headless");  // issue 15 (multinode32): a headless node's own log
+  take(a.data_parallel_start_rank, f.data_parallel_start_rank, "data_parallel_start_rank");
+  take(a.data_parallel_address, f.data_parallel_address, "data_parallel_address");
+  take(a.data_parallel_rpc_port, f.data_parallel_rpc_port, "data_parallel_rpc_port");
+  take(a.data_parallel_backend, f.data_parallel_backend, "data_parallel_backend");
+  take(a.data_parallel_hybrid_lb, f.data_parallel_hybrid_lb, "data_parallel_hybrid_lb");
+  take(a.data_parallel_external_lb, f.data_parallel_external_lb, "data_parallel_external_lb");
+  take(a.api_server_count, f.api_server_count, "api_server_count");
   take(a.decode_context_parallel_size, f.decode_context_parallel_size, "decode_context_parallel_size");
   take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
   take(a.speculative_config, f.speculative_config, "speculative_config");
@@ -387,10 +395,11 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   // Issue 15 (v0eng29): the engine core the log shows (validate applies its V0 record as logs does).
   if (log.engine_core) j["engine_core"] = log.engine_core->core == logs::EngineCoreShown::v0 ? "v0" : "v1";
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
-  // The devices of this node: TP x PP x the local DP ranks (--data-parallel-size-local, else --data-parallel-size).
-  const auto& dp_local = a.data_parallel_size_local ? a.data_parallel_size_local : a.data_parallel_size;
+  // The deployment's devices, TP x PP x DP, as the evidence's multi-node cases record them (issue 15, multinode32: the
+  // node's TP x PP x local ranks, written before, did not divide into DP x TP x PP, so validate refused the case it
+  // wrote); data_parallel_size_local says how many of them this node holds.
   j["num_devices"] = (a.tensor_parallel_size ? a.tensor_parallel_size->value : 1) * (a.pipeline_parallel_size ? a.pipeline_parallel_size->value : 1) *
-                     (dp_local ? dp_local->value : 1);
+                     (a.data_parallel_size ? a.data_parallel_size->value : 1);
   j["model"] = opt(a.model);
   j["config_hint"] = Json();
   j["dtype"] = opt(a.dtype);
@@ -414,6 +423,15 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   // Issue 15: the DP+EP layout and the environment the log showed, in the fields validate reads.
   j["data_parallel_size"] = opt(a.data_parallel_size);
   j["data_parallel_size_local"] = opt(a.data_parallel_size_local);
+  // Issue 15 (multinode32): the multi-node flags, only where the log states them (docs/validation.md names the fields).
+  if (a.headless) j["headless"] = a.headless->value;
+  if (a.data_parallel_start_rank) j["data_parallel_start_rank"] = a.data_parallel_start_rank->value;
+  if (a.data_parallel_address) j["data_parallel_address"] = a.data_parallel_address->value;
+  if (a.data_parallel_rpc_port) j["data_parallel_rpc_port"] = a.data_parallel_rpc_port->value;
+  if (a.data_parallel_backend) j["data_parallel_backend"] = a.data_parallel_backend->value;
+  if (a.data_parallel_hybrid_lb) j["data_parallel_hybrid_lb"] = a.data_parallel_hybrid_lb->value;
+  if (a.data_parallel_external_lb) j["data_parallel_external_lb"] = a.data_parallel_external_lb->value;
+  if (a.api_server_count) j["api_server_count"] = a.api_server_count->value;
   if (a.decode_context_parallel_size) j["decode_context_parallel_size"] = opt(a.decode_context_parallel_size);
   j["enable_expert_parallel"] = opt(a.enable_expert_parallel);
   // Issue 15 (ev): the speculative config the log states (the flag, the non-default args dict or the config dump), as

@@ -588,6 +588,10 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                       format("%s runs on %s devices; %s is a device of platform '%s'%s", eng.id.c_str(), eng.platform.c_str(), dev.id.c_str(),
                              dev.platform.c_str(), llama_only ? " (llama.cpp runs there: a GGUF file with --engine llama.cpp)" : ""));
   }
+  // Issue 15 (multinode32): the multi-node data-parallel flags as the engine's version takes them, and this node's ranks.
+  PF_TRY(dp_ok, check_data_parallel_flags(in.flags, eng, deployment.tensor_parallel_size, deployment.pipeline_parallel_size, deployment.data_parallel_size, dev.id,
+                                          r.assumptions));
+  (void)dp_ok;
   if (const auto& kv = in.flags.kv_cache_dtype) {  // issue 15 (v0eng29): a KV dtype the engine takes but cannot run on this card
     PF_TRY(kv_ok, check_kv_cache_dtype(eng, dev, *kv));
     (void)kv_ok;
@@ -613,6 +617,9 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("pipeline_parallel_size", f.pipeline_parallel_size, f.pipeline_parallel_size ? std::to_string(f.pipeline_parallel_size->value) : "");
   note("num_devices", f.num_devices, f.num_devices ? std::to_string(f.num_devices->value) : "");
   note("data_parallel_size", f.data_parallel_size, f.data_parallel_size ? std::to_string(f.data_parallel_size->value) : "");
+  note("data_parallel_size_local", f.data_parallel_size_local, f.data_parallel_size_local ? std::to_string(f.data_parallel_size_local->value) : "");
+  note("data_parallel_start_rank", f.data_parallel_start_rank, f.data_parallel_start_rank ? std::to_string(f.data_parallel_start_rank->value) : "");
+  note("headless", f.headless, f.headless && f.headless->value ? "true" : "false");
   note("decode_context_parallel_size", f.decode_context_parallel_size, f.decode_context_parallel_size ? std::to_string(f.decode_context_parallel_size->value) : "");
   note("enable_expert_parallel", f.enable_expert_parallel, f.enable_expert_parallel && f.enable_expert_parallel->value ? "true" : "false");
   note("speculative_config", f.speculative_config, f.speculative_config ? f.speculative_config->value : "");

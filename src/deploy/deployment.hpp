@@ -136,6 +136,14 @@ struct Flags {
   // servers and the same per-rank engine), --enable-expert-parallel.
   std::optional<Given<int64_t>> data_parallel_size, data_parallel_size_local;
   std::optional<Given<bool>> enable_expert_parallel;
+  // Issue 15 (multinode32): vLLM's multi-node data-parallel flags (vllm/engine/arg_utils.py, vllm/entrypoints/cli/serve.py;
+  // the first release of each: data/engines/serve_flags.json). --headless: this node runs engines only, no API server;
+  // --data-parallel-start-rank / -dpr: the first DP rank of this node; --data-parallel-address / -dpa and
+  // --data-parallel-rpc-port / -dpp: the head node the ranks meet at; --data-parallel-backend / -dpb: mp | ray;
+  // --data-parallel-hybrid-lb, --data-parallel-external-lb: the load-balancing mode; --api-server-count / -asc.
+  std::optional<Given<bool>> headless, data_parallel_hybrid_lb, data_parallel_external_lb;
+  std::optional<Given<int64_t>> data_parallel_start_rank, data_parallel_rpc_port, api_server_count;
+  std::optional<Given<std::string>> data_parallel_address, data_parallel_backend;
   // Issue 15 (dcp): --decode-context-parallel-size / -dcp (vLLM ParallelConfig.decode_context_parallel_size): the ranks
   // of a TP group over which each request's KV tokens are split; no extra devices.
   std::optional<Given<int64_t>> decode_context_parallel_size;
@@ -189,6 +197,26 @@ struct Flags {
   // hub cache (fit/plan --models DIR: <org>__<name>/config.json).
   std::vector<std::string> drafter_model_dirs;
 };
+
+// Issue 15 (multinode32): the node a start describes under vLLM's data parallel: its DP ranks
+// [start_rank, start_rank + local) of data_parallel_size (--data-parallel-size-local, else 1 for an external-LB rank,
+// else the whole DP size), whether it starts an API server (--headless: none) and its devices (local x TP x PP).
+struct DataParallelNode {
+  int64_t start_rank = 0, local_ranks = 1, devices = 1;
+  bool api_server = true;
+};
+DataParallelNode data_parallel_node(const Flags& flags, int64_t tensor_parallel_size, int64_t pipeline_parallel_size, int64_t data_parallel_size);
+
+// Issue 15 (multinode32): vLLM's own refusals of the multi-node data-parallel flags at the engine's version
+// (`engine` its profile, compared at rule_version()): a flag the version's parser does not have (argparse's
+// "vllm: error: unrecognized arguments: ..."), --headless with --data-parallel-size-local 0, --headless with
+// --api-server-count, --headless with --data-parallel-hybrid-lb, --data-parallel-hybrid-lb without
+// --data-parallel-size-local, --data-parallel-start-rank without --headless on 0.9.2, a backend other than mp or ray,
+// a start rank whose local ranks pass the DP size. invalid_argument naming the flag's origin. On success, adds to
+// `assumptions` what the start describes on its node (its ranks and devices, headless or not) and what vLLM takes
+// silently that a multi-node start gets wrong (no --data-parallel-address: 127.0.0.1). Other engines: Ok, nothing added.
+Status check_data_parallel_flags(const Flags& flags, const engine::EngineProfile& engine, int64_t tensor_parallel_size, int64_t pipeline_parallel_size,
+                                 int64_t data_parallel_size, const std::string& device_id, std::vector<std::string>& assumptions);
 
 // Issue 15 (dcp): vLLM's checks of --decode-context-parallel-size `dcp` against the model and the TP size: TP a multiple
 // of it; for a model without MLA, TP above the KV heads, dcp at most TP // KV heads and dividing the query heads per KV

@@ -144,6 +144,11 @@ void apply_legacy_speculative(EngineArgs& a, const std::string& key, const std::
   a.speculative_config = Logged<std::string>{dump_json(j), a.speculative_config ? a.speculative_config->line : line};
 }
 
+// A value of the non-default args dict as written ('10.0.0.1' with its quotes).
+std::string unquoted(const std::string& v) {
+  return v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front() ? v.substr(1, v.size() - 2) : v;
+}
+
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
 void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, int64_t line) {
   const std::string v = trim(raw);
@@ -161,7 +166,17 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "mamba_ssm_cache_dtype") set_once(a.mamba_ssm_cache_dtype, v, line);
   else if (key == "dtype") set_once(a.dtype, starts_with(v, "torch.") ? v.substr(6) : v, line);
   else if (key == "data_parallel_size" || key == "dp") set_int(a.data_parallel_size);
-  else if (key == "data_parallel_size_local") set_int(a.data_parallel_size_local);
+  else if (key == "data_parallel_size_local" || key == "dpl") set_int(a.data_parallel_size_local);
+  else if (key == "data_parallel_start_rank" || key == "dpr") set_int(a.data_parallel_start_rank);
+  else if (key == "data_parallel_rpc_port" || key == "dpp") set_int(a.data_parallel_rpc_port);
+  else if (key == "api_server_count" || key == "asc") set_int(a.api_server_count);
+  else if (key == "data_parallel_address" || key == "dpa") set_once(a.data_parallel_address, unquoted(v), line);
+  else if (key == "data_parallel_backend" || key == "dpb") set_once(a.data_parallel_backend, unquoted(v), line);
+  else if (key == "headless" || key == "data_parallel_hybrid_lb" || key == "data_parallel_external_lb") {
+    auto& slot = key == "headless" ? a.headless : key == "data_parallel_hybrid_lb" ? a.data_parallel_hybrid_lb : a.data_parallel_external_lb;
+    if (v == "True" || v == "true") set_once(slot, true, line);
+    else if (v == "False" || v == "false") set_once(slot, false, line);
+  }
   else if (key == "decode_context_parallel_size" || key == "dcp") set_int(a.decode_context_parallel_size);
   else if (key == "limit_mm_per_prompt") { if (auto j = mm_limits_json(v); !j.empty()) set_once(a.limit_mm_per_prompt, j, line); }
   else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
@@ -195,6 +210,30 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
     if (v == "True" || v == "true") set_once(slot, true, line);
     else if (v == "False" || v == "false") set_once(slot, false, line);
   }
+}
+
+// Issue 15 (multinode32): vllm/entrypoints/cli/serve.py run_headless logs "Launching %d data parallel engine(s) in
+// headless mode, with head node address %s." (the address get_tcp_uri(host, port): tcp://HOST:PORT): a headless node,
+// its local rank count, the head's address and RPC port.
+void scan_headless_launch(EngineArgs& a, const std::string& line, int64_t n) {
+  const size_t p = line.find("Launching ");
+  const size_t m = line.find(" data parallel engine(s) in headless mode");
+  if (p == std::string::npos || m == std::string::npos || m <= p + 10) return;
+  const auto local = to_int(line.substr(p + 10, m - p - 10));
+  if (!local) return;
+  set_once(a.headless, true, n);
+  set_once(a.data_parallel_size_local, *local, n);
+  const std::string tag = "head node address tcp://";
+  const size_t h = line.find(tag, m);
+  if (h == std::string::npos) return;
+  std::string address = line.substr(h + tag.size());
+  while (!address.empty() && (address.back() == '.' || address.back() == ' ' || address.back() == '\r')) address.pop_back();
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return;
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);  // an IPv6 host
+  if (auto port = to_int(address.substr(colon + 1))) set_once(a.data_parallel_rpc_port, *port, n);
+  if (!host.empty()) set_once(a.data_parallel_address, host, n);
 }
 
 // `vllm serve MODEL --flag value ...` or `... api_server --model MODEL ...`.
@@ -234,7 +273,9 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       }
       continue;
     }
-    if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel" || t == "language_model_only") value = "True";
+    if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel" || t == "language_model_only" || t == "headless" ||
+        t == "data_parallel_hybrid_lb" || t == "data_parallel_external_lb")
+      value = "True";
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
     if (t == "enable_prefix_caching") value = "True";
     if (t == "no_enable_prefix_caching") { t = "enable_prefix_caching"; value = "False"; }
@@ -263,6 +304,14 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.language_model_only, from.language_model_only);
   m(into.data_parallel_size, from.data_parallel_size);
   m(into.data_parallel_size_local, from.data_parallel_size_local);
+  m(into.headless, from.headless);
+  m(into.data_parallel_hybrid_lb, from.data_parallel_hybrid_lb);
+  m(into.data_parallel_external_lb, from.data_parallel_external_lb);
+  m(into.data_parallel_start_rank, from.data_parallel_start_rank);
+  m(into.data_parallel_rpc_port, from.data_parallel_rpc_port);
+  m(into.api_server_count, from.api_server_count);
+  m(into.data_parallel_address, from.data_parallel_address);
+  m(into.data_parallel_backend, from.data_parallel_backend);
   m(into.decode_context_parallel_size, from.decode_context_parallel_size);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);
@@ -652,6 +701,7 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     }
     if (line.find("vllm serve") != std::string::npos || line.find("api_server") != std::string::npos) scan_command_line(from_cmdline, line, n);
     if (line.find("Skipping memory profiling for multimodal encoder") != std::string::npos) set_once(from_cmdline.skip_mm_profiling, true, n);
+    scan_headless_launch(from_config, line, n);  // issue 15 (multinode32)
     // vllm/multimodal/registry.py prints it when every modality's limit is 0 (--language-model-only, or all limits 0).
     if (line.find("All limits of multimodal modalities supported by the model are set to 0") != std::string::npos)
       set_once(from_cmdline.language_model_only, true, n);

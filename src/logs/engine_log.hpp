@@ -67,6 +67,13 @@ struct EngineArgs {
   std::optional<Logged<bool>> skip_mm_profiling;
   // --data-parallel-size, --data-parallel-size-local, --enable-expert-parallel.
   std::optional<Logged<int64_t>> data_parallel_size, data_parallel_size_local;
+  // Issue 15 (multinode32): the multi-node data-parallel flags, from the command line (long and short names: -dpl, -dpr,
+  // -dpa, -dpp, -dpb, -asc), the non-default args dict, or a headless node's own line "Launching N data parallel
+  // engine(s) in headless mode, with head node address tcp://HOST:PORT." (vllm/entrypoints/cli/serve.py run_headless;
+  // a headless node prints no non-default args: it starts no API server): headless, the local ranks and the address.
+  std::optional<Logged<bool>> headless, data_parallel_hybrid_lb, data_parallel_external_lb;
+  std::optional<Logged<int64_t>> data_parallel_start_rank, data_parallel_rpc_port, api_server_count;
+  std::optional<Logged<std::string>> data_parallel_address, data_parallel_backend;
   // Issue 15 (dcp): --decode-context-parallel-size / -dcp, 'decode_context_parallel_size' in the non-default args.
   std::optional<Logged<int64_t>> decode_context_parallel_size;
   std::optional<Logged<bool>> enable_expert_parallel;

@@ -7,6 +7,29 @@
 
 namespace preflight::validate {
 
+namespace {
+
+// Issue 15 (multinode32): the multi-node data-parallel flags a case records (docs/memory-model.md, multi-node data parallel).
+Status read_multi_node_fields(const JsonObject& c, const std::string& where, deploy::Flags& flags) {
+  for (const auto& [field, into] : {std::pair{"data_parallel_start_rank", &flags.data_parallel_start_rank},
+                                    std::pair{"data_parallel_rpc_port", &flags.data_parallel_rpc_port}, std::pair{"api_server_count", &flags.api_server_count}}) {
+    PF_TRY(v, c.opt_int(field));
+    if (v) *into = deploy::Given<int64_t>{*v, where + ": " + field};
+  }
+  for (const auto& [field, into] : {std::pair{"headless", &flags.headless}, std::pair{"data_parallel_hybrid_lb", &flags.data_parallel_hybrid_lb},
+                                    std::pair{"data_parallel_external_lb", &flags.data_parallel_external_lb}}) {
+    PF_TRY(on, c.opt_bool(field));
+    if (on) *into = deploy::Given<bool>{*on, where + ": " + field};
+  }
+  for (const auto& [field, into] : {std::pair{"data_parallel_address", &flags.data_parallel_address}, std::pair{"data_parallel_backend", &flags.data_parallel_backend}}) {
+    PF_TRY(text, c.opt_string(field));
+    if (text) *into = deploy::Given<std::string>{*text, where + ": " + field};
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 // The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
 // naming the file, line and field (exit 2), never silently replaced.
 Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& where, std::optional<int64_t> concurrency_len) {
@@ -41,6 +64,8 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
   PF_TRY(eager, c.opt_bool("enforce_eager"));
   if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
+  PF_TRY(multi_node, read_multi_node_fields(c, where, flags));
+  (void)multi_node;
   PF_TRY(ep, c.opt_bool("enable_expert_parallel"));
   if (ep) flags.enable_expert_parallel = deploy::Given<bool>{*ep, where + ": enable_expert_parallel"};
   // speculative_config: vLLM's JSON, as an object or as the flag's string.

@@ -478,7 +478,8 @@ TEST(LogsCli, Issue15_EmitCaseWritesTheSpeculativeConfigAndTheRunnerEnvironment)
   EXPECT_EQ(j["env"], nlohmann::json::parse(R"({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 1, "VLLM_ASCEND_ENABLE_MLAPO": 1})"));
   EXPECT_EQ(j["speculative_config"], nlohmann::json::parse(R"({"num_speculative_tokens": 3, "method": "deepseek_mtp"})"));
   EXPECT_EQ(j["data_parallel_size"], 4);
-  EXPECT_EQ(j["num_devices"], 16);  // TP 8 x 2 local DP ranks on this node
+  EXPECT_EQ(j["num_devices"], 32);  // TP 8 x DP 4, the deployment (issue 15 multinode32: validate refused 16, this node's)
+  EXPECT_EQ(j["data_parallel_size_local"], 2);
 }
 
 TEST(LogsCli, EmitCaseFollowsTheValidationSchema) {

@@ -1,0 +1,245 @@
+// Issue 15 (multinode32): vLLM's multi-node data-parallel flags (--data-parallel-size-local, --headless,
+// --data-parallel-start-rank, --data-parallel-address, --data-parallel-rpc-port, --data-parallel-backend,
+// --data-parallel-hybrid-lb, --data-parallel-external-lb, --api-server-count) in fit, logs and validate, refused where
+// vLLM refuses them with its own words (exit 2), and plan's head and headless commands sized by fit as plan's row.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/json_util.hpp"
+#include "engine/serve_flags.hpp"
+#include "../test_support.hpp"
+
+using namespace preflight;
+
+namespace {
+
+pftest::CliRun run(const std::string& args) { return pftest::run_cli(args); }
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// A plan start line as fit takes it: the model, the flags fit knows with their values, the shell's placeholders
+// filled as a node would fill them (HEAD_IP, NODE_RANK).
+std::string fit_args_of(const std::string& serve, const std::string& device, int64_t node_rank) {
+  const std::vector<std::string> with_value = {"--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--data-parallel-size-local",
+                                               "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--max-model-len",
+                                               "--gpu-memory-utilization", "--max-num-seqs", "--kv-cache-dtype", "--quantization", "--max-num-batched-tokens"};
+  const std::vector<std::string> switches = {"--headless", "--enable-expert-parallel", "--enforce-eager"};
+  const auto w = words(serve);
+  std::string args = "fit " + w.at(2) + " --device " + device;
+  for (size_t i = 3; i < w.size(); ++i) {
+    const std::string flag = w[i];
+    if (std::find(switches.begin(), switches.end(), flag) != switches.end()) args += " " + flag;
+    if (std::find(with_value.begin(), with_value.end(), flag) == with_value.end() || i + 1 >= w.size()) continue;
+    std::string value = w[++i];
+    if (value.rfind("${HEAD_IP", 0) == 0) value = "10.0.0.1";
+    if (value.rfind("$((", 0) == 0) {  // $((${NODE_RANK:?set NODE_RANK ...} * L)): the words up to "L))"
+      std::string expr = value;
+      while (expr.find("))") == std::string::npos && i + 1 < w.size()) expr += " " + w[++i];
+      value = std::to_string(node_rank * std::stoll(expr.substr(expr.rfind("* ") + 2)));
+    }
+    args += " " + flag + " " + value;
+  }
+  return args;
+}
+
+}  // namespace
+
+// What vLLM refuses, exit 2 with its words: a flag older than the version (argparse, vllm: error: unrecognized
+// arguments), a headless node with no local ranks, API servers on a headless node (before 0.15 above 1, from 0.15 any),
+// hybrid LB on a headless node or without a local size, a start rank on a 0.9.2 head; a backend vLLM does not have.
+TEST(MultiNode32, Issue15_MultiNodeFlagsRefusedAsVllmRefusesThem) {
+  const std::string base = "fit Qwen/Qwen3-30B-A3B --device H100 --tensor-parallel-size 2 --data-parallel-size 4 --max-model-len 8192 ";
+  const std::pair<std::string, std::string> rows[] = {
+      {"--engine vllm@0.8.5 --data-parallel-size-local 2 --data-parallel-address 10.0.0.1",
+       "vllm: error: unrecognized arguments: --data-parallel-size-local 2 --data-parallel-address 10.0.0.1"},
+      {"--engine vllm@0.9.0 --headless -dpl 2 -dpr 2 -dpa 10.0.0.1 -asc 1", "vllm: error: unrecognized arguments: --api-server-count 1"},
+      {"--engine vllm@0.9.2 --data-parallel-size-local 2 --data-parallel-hybrid-lb", "vllm: error: unrecognized arguments: --data-parallel-hybrid-lb"},
+      {"--engine vllm@0.11.0 --data-parallel-size-local 1 --data-parallel-external-lb", "vllm: error: unrecognized arguments: --data-parallel-external-lb"},
+      {"--engine vllm@0.11.0 --headless --data-parallel-size-local 0", "ValueError: data_parallel_size_local must be > 0 in headless mode"},
+      {"--engine vllm@0.9.0 --headless --data-parallel-size-local 0", "RuntimeError: data_parallel_size_local must be > 0 in headless mode"},
+      {"--engine vllm@0.11.0 --headless --data-parallel-size-local 2 --data-parallel-start-rank 2 --api-server-count 2",
+       "ValueError: api_server_count can't be set in headless mode"},
+      {"--engine vllm@0.16.0 --headless --data-parallel-size-local 2 --data-parallel-start-rank 2 --api-server-count 1",
+       "ValueError: --api-server-count=1 cannot be used with --headless (no API servers are started in headless mode)."},
+      {"--engine vllm@0.11.0 --headless --data-parallel-size-local 2 --data-parallel-start-rank 2 --data-parallel-hybrid-lb",
+       "AssertionError: data_parallel_hybrid_lb is not applicable in headless mode"},
+      {"--engine vllm@0.11.0 --data-parallel-hybrid-lb", "AssertionError: data_parallel_size_local must be set to use data_parallel_hybrid_lb."},
+      {"--engine vllm@0.9.2 --data-parallel-size-local 2 --data-parallel-start-rank 2", "ValueError: data_parallel_start_rank is only applicable in headless mode"},
+      {"--engine vllm@0.11.0 --data-parallel-backend nccl", "--data-parallel-backend: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found 'nccl'"},
+      {"--engine vllm@0.11.0 --headless -dpl 2 -dpr 3", "ranks 3..4 of this node pass the 4 ranks of --data-parallel-size"},
+  };
+  for (const auto& [flags, message] : rows) {
+    const auto r = run(base + flags);
+    EXPECT_EQ(r.code, 2) << flags << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << flags << "\n" << r.out;
+  }
+  // The same start on a version that has the flags is taken; 0.10 reads a start rank on a head as hybrid LB.
+  for (const std::string ok : {"--engine vllm@0.9.0 --headless -dpl 2 -dpr 2 -dpa 10.0.0.1", "--engine vllm@0.11.0 --data-parallel-size-local 2 --data-parallel-start-rank 2",
+                               "--engine vllm@0.16.0 --headless --data-parallel-size-local 2 --data-parallel-start-rank 2 --api-server-count 0"}) {
+    const auto r = run(base + ok);
+    EXPECT_EQ(r.code, 0) << ok << "\n" << r.out;
+  }
+}
+
+// A headless node and the head of the same DP 4 x TP 2 start: each rank's figures are the same (every rank its own
+// engine with its own KV cache), each node says which ranks it runs on how many cards, and a multi-node start without
+// --data-parallel-address is said to take 127.0.0.1.
+TEST(MultiNode32, Issue15_EachNodeSizedAsItsRanks) {
+  const std::string base = "fit Qwen/Qwen3-30B-A3B --device H100 --engine vllm@0.11.0 --tensor-parallel-size 2 --data-parallel-size 4 --max-model-len 8192 ";
+  const auto head = run(base + "--data-parallel-size-local 2 --data-parallel-address 10.0.0.1 --data-parallel-rpc-port 13345");
+  const auto worker = run(base + "--headless -dpl 2 -dpr 2 -dpa 10.0.0.1 -dpp 13345");
+  ASSERT_EQ(head.code, 0) << head.out;
+  ASSERT_EQ(worker.code, 0) << worker.out;
+  EXPECT_NE(head.out.find("this node: DP ranks 0-1 of 4, 4 x H100"), std::string::npos) << head.out;
+  EXPECT_NE(head.out.find("the API server runs here"), std::string::npos) << head.out;
+  EXPECT_NE(worker.out.find("this node: DP ranks 2-3 of 4, 4 x H100"), std::string::npos) << worker.out;
+  EXPECT_NE(worker.out.find("headless: engines only, no API server"), std::string::npos) << worker.out;
+  // --api-server-count 0 starts the node headless too (serve.py: api_server_count < 1 runs run_headless).
+  const auto zero_servers = run(base + "--api-server-count 0 -dpl 2 -dpr 2 -dpa 10.0.0.1");
+  ASSERT_EQ(zero_servers.code, 0) << zero_servers.out;
+  EXPECT_NE(zero_servers.out.find("this node: DP ranks 2-3 of 4, 4 x H100-SXM (TP 2 x PP 1 per rank); headless: engines only"), std::string::npos) << zero_servers.out;
+  const auto kv_line = [](const std::string& out) {
+    const size_t p = out.find("GPU KV cache size: ");
+    return p == std::string::npos ? std::string() : out.substr(p, out.find('\n', p) - p);
+  };
+  EXPECT_FALSE(kv_line(head.out).empty()) << head.out;
+  EXPECT_EQ(kv_line(head.out), kv_line(worker.out));
+  const auto no_address = run(base + "--headless --data-parallel-size-local 2 --data-parallel-start-rank 2");
+  ASSERT_EQ(no_address.code, 0) << no_address.out;
+  EXPECT_NE(no_address.out.find("no --data-parallel-address on a start of 2 of 4 DP ranks: vLLM takes 127.0.0.1"), std::string::npos) << no_address.out;
+  EXPECT_EQ(head.out.find("no --data-parallel-address"), std::string::npos) << head.out;
+  // A head that runs the API server alone (--data-parallel-size-local 0) holds no rank and no card.
+  const auto api_only = run(base + "--data-parallel-size-local 0 --data-parallel-address 10.0.0.1");
+  ASSERT_EQ(api_only.code, 0) << api_only.out;
+  EXPECT_NE(api_only.out.find("this node: no DP rank of 4, 0 x H100"), std::string::npos) << api_only.out;
+}
+
+// logs reads the flags back: a head node's non-default args (the dict vLLM's api_server prints) and a headless node's
+// own launch line (a headless node prints no non-default args). Both lines in vLLM's format strings
+// (vllm/entrypoints/openai/api_server.py log_non_default_args, vllm/entrypoints/cli/serve.py run_headless); no public
+// headless-node log was found to quote. --emit-case writes the fields validate reads, and validate refuses a headless
+// case with no local ranks with vLLM's message.
+TEST(MultiNode32, Issue15_LogsReadTheNodesFlagsBack) {
+  const std::string dir = pftest::scratch_dir("multinode32_logs");
+  const std::string head_log = dir + "/head.log", worker_log = dir + "/worker.log";
+  std::ofstream(head_log) << "(APIServer pid=1) INFO 10-01 10:00:00 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', 'max_model_len': 8192, "
+                             "'tensor_parallel_size': 2, 'data_parallel_size': 4, 'data_parallel_size_local': 2, 'data_parallel_address': '10.0.0.1', "
+                             "'data_parallel_rpc_port': 13345}\n"
+                          << "(APIServer pid=1) INFO 10-01 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n";
+  std::ofstream(worker_log) << "INFO 10-01 10:00:00 [__init__.py:1] vLLM version 0.11.0\n"
+                            << "$ vllm serve Qwen/Qwen3-30B-A3B --max-model-len 8192 --tensor-parallel-size 2 --data-parallel-size 4 --data-parallel-start-rank 2\n"
+                            << "INFO 10-01 10:00:01 [serve.py:1] Launching 2 data parallel engine(s) in headless mode, with head node address tcp://10.0.0.1:13345.\n"
+                            << "(EngineCore_DP2 pid=12) INFO 10-01 10:01:00 [kv_cache_utils.py:1] GPU KV cache size: 1,248,080 tokens, "
+                               "Maximum concurrency for 8,192 tokens per request: 152.35x\n";
+  const auto head = pftest::run_cli("logs " + head_log + " --device H100 --emit-case", {.with_stderr = false});
+  const auto worker = pftest::run_cli("logs " + worker_log + " --device H100 --emit-case", {.with_stderr = false});
+  const Json h = Json::parse(head.out, nullptr, false), w = Json::parse(worker.out, nullptr, false);
+  ASSERT_FALSE(h.is_discarded()) << head.out;
+  ASSERT_FALSE(w.is_discarded()) << worker.out;
+  EXPECT_EQ(h["data_parallel_size_local"], 2);
+  EXPECT_EQ(h["data_parallel_address"], "10.0.0.1");
+  EXPECT_EQ(h["data_parallel_rpc_port"], 13345);
+  EXPECT_FALSE(h.contains("headless"));
+  // Issue15 (multinode32): num_devices is the deployment's (TP 2 x DP 4), which validate divides into DP x TP; the
+  // node's 4 made validate refuse the case logs wrote.
+  EXPECT_EQ(h["num_devices"], 8);
+  Json with_tokens = h;
+  with_tokens["kv_cache_tokens"] = 100000;
+  with_tokens["device"] = "H100";  // the log prints no memory line, so logs sized nothing and names no card
+  std::ofstream(dir + "/head_case.jsonl") << with_tokens.dump() << "\n";
+  const auto round_trip = run("validate " + dir + "/head_case.jsonl");
+  EXPECT_EQ(round_trip.code, 0) << round_trip.out;
+  EXPECT_NE(round_trip.out.find("1 evaluated"), std::string::npos) << round_trip.out;
+  EXPECT_EQ(w["headless"], true);
+  EXPECT_EQ(w["data_parallel_size_local"], 2);
+  EXPECT_EQ(w["data_parallel_start_rank"], 2);
+  EXPECT_EQ(w["data_parallel_address"], "10.0.0.1");
+  EXPECT_EQ(w["data_parallel_rpc_port"], 13345);
+  // logs resolves the headless node as fit does: its ranks and cards.
+  const auto text = run("logs " + worker_log + " --device H100");
+  EXPECT_NE(text.out.find("this node: DP ranks 2-3 of 4, 4 x H100"), std::string::npos) << text.out;
+  // validate: the case fields as flags; a headless node with no local ranks is skipped with vLLM's message.
+  const std::string cases = dir + "/cases.jsonl";
+  const std::string common = R"({"engine":"vllm","engine_version":"0.11.0","device":"H100","model":"Qwen/Qwen3-30B-A3B","max_model_len":8192,)"
+                             R"("tensor_parallel_size":2,"data_parallel_size":4,"data_parallel_start_rank":2,"headless":true,"kv_cache_tokens":100000,)";
+  std::ofstream(cases) << common << R"("id":"zero","data_parallel_size_local":0})" << "\n" << common << R"("id":"two","data_parallel_size_local":2})" << "\n";
+  const auto v = run("validate " + cases);
+  EXPECT_NE(v.out.find("(case zero): data_parallel_size_local: ValueError: data_parallel_size_local must be > 0 in headless mode"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("summary: 2 cases, 1 evaluated, 1 skipped"), std::string::npos) << v.out;
+}
+
+// plan's multi-node start and fit agree: DeepSeek-V3 on H100s, whose DP+EP row is 16 ranks of one card over two nodes
+// (the head with its API server, the other node --headless from rank 8). Each node's flags, as plan writes them (HEAD_IP
+// and NODE_RANK filled), go to fit: fit sizes each node as the row's ranks, with the row's per-rank figures (expected
+// from the plan row) and the verdict fit gives.
+TEST(MultiNode32, Issue15_PlanHeadAndHeadlessCommandsSizedByFitAsThePlanRow) {
+  const auto p = pftest::run_cli("plan deepseek-ai/DeepSeek-V3 --devices H100-SXM --context 32768 --concurrency 16 --json", {.with_stderr = false});
+  ASSERT_EQ(p.code, 0) << p.out;
+  const Json plan = Json::parse(p.out);
+  const Json* row = nullptr;
+  for (const auto& r : plan["recommended"])
+    if (r.contains("data_parallel_size") && r["launch"].contains("nodes") && r["launch"]["nodes"].size() == 2) row = &r;
+  ASSERT_NE(row, nullptr) << p.out.substr(0, 4000);
+  const std::string head_serve = (*row)["launch"]["serve"].get<std::string>();
+  std::string worker_serve;
+  for (const auto& line : (*row)["launch"]["nodes"][1]["lines"])
+    if (line.get<std::string>().rfind("vllm serve ", 0) == 0) worker_serve = line.get<std::string>();
+  ASSERT_FALSE(worker_serve.empty()) << (*row)["launch"].dump();
+  EXPECT_NE(worker_serve.find("--headless"), std::string::npos) << worker_serve;
+  const int64_t dp = (*row)["data_parallel_size"].get<int64_t>();
+  for (const auto& [serve, node_rank] : {std::pair{head_serve, int64_t{0}}, std::pair{worker_serve, int64_t{1}}}) {
+    const std::string args = fit_args_of(serve, "H100-SXM", node_rank) + " --json";
+    SCOPED_TRACE(args);
+    const auto f = pftest::run_cli(args, {.with_stderr = false});
+    ASSERT_EQ(f.code, 0) << f.out;
+    const Json fit = Json::parse(f.out);
+    EXPECT_EQ(fit["layout"]["data_parallel_size"], dp);
+    EXPECT_EQ(fit["fits"], true);  // a recommended row fits
+    EXPECT_EQ(fit["kv_cache"]["tokens"], (*row)["kv_cache_tokens"]);
+    EXPECT_NEAR(fit["memory_per_device"]["available_kv_gib"].get<double>(), (*row)["available_kv_gib"].get<double>(), 0.006);
+    std::string said;
+    for (const auto& a : fit["assumptions"]) said += a.get<std::string>() + "\n";
+    const int64_t local = 8 / (*row)["tensor_parallel_size"].get<int64_t>();
+    const std::string ranks = "DP ranks " + std::to_string(node_rank * local) + "-" + std::to_string(node_rank * local + local - 1) + " of " + std::to_string(dp);
+    EXPECT_NE(said.find("this node: " + ranks + ", 8 x "), std::string::npos) << said;
+  }
+}
+
+// data/engines/serve_flags.json: the shipped file loads and every record names its source; a bad record is corrupt and
+// named; the refusal lists only the flags the version lacks, in the order given, and only for vLLM's engines.
+TEST(MultiNode32, Issue15_ServeFlagCatalogue) {
+  const auto& shipped = engine::shipped_serve_flags();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  const auto v = [](const char* t) { return *engine::parse_version(t); };
+  EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "vllm-ascend", v("0.8.5"), {{"--headless", ""}, {"--data-parallel-start-rank", "1"}}),
+            "vllm: error: unrecognized arguments: --headless --data-parallel-start-rank 1");
+  EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "vllm", v("0.9.0"), {{"--headless", ""}, {"--api-server-count", "0"}}),
+            "vllm: error: unrecognized arguments: --api-server-count 0");
+  EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "vllm", v("0.11.1"), {{"--data-parallel-external-lb", ""}}), "");
+  EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "mindie", v("0.1.0"), {{"--headless", ""}}), "");
+  const std::string good = R"({"flag": "--headless", "short": "", "version_min": "0.9.0", "source": "serve.py"})";
+  const std::pair<std::string, std::string> bad[] = {
+      {"[" + good + ", " + good + "]", "duplicate"},
+      {R"([{"flag": "--headless", "short": "", "version_min": "0.9.0", "source": ""}])", "source is empty"},
+      {R"([{"flag": "--headless", "short": "", "version_min": "zero", "source": "s"}])", "version_min 'zero' is not a version"},
+      {R"([{"flag": "headless", "short": "", "version_min": "0.9.0", "source": "s"}])", "flag is not spelled --name"},
+      {R"([{"flag": "--headless", "short": "--h", "version_min": "0.9.0", "source": "s"}])", "short '--h' is not spelled -name"},
+      {R"([{"flag": "--headless", "short": "", "version_min": "0.9.0", "source": "s", "since": "x"}])", "since"},
+      {"[]", "flags is empty"},
+  };
+  for (const auto& [flags, message] : bad) {
+    const auto parsed = engine::parse_serve_flags(Json::parse(R"({"schema_version": 1, "note": "n", "flags": )" + flags + "}"), "t.json");
+    ASSERT_FALSE(parsed.has_value()) << flags;
+    EXPECT_EQ(parsed.error().kind, ErrorKind::corrupt) << flags;
+    EXPECT_NE(parsed.error().message.find(message), std::string::npos) << flags << ": " << parsed.error().message;
+  }
+}
