@@ -22,11 +22,22 @@ namespace preflight::cli {
 
 namespace {
 
+// Issue 19 (hard32): a flag's value quoted in its error, cut as --env cuts a name (a 100 KB --variant was echoed to the
+// 8 KB limit of every message).
+std::string echoed(const std::string& text) { return clip_text(text, 60); }
+
+// Issue 19 (hard32): decimal digits with an optional sign, as the real flags take (is_decimal_number); strtoll alone also
+// skipped leading spaces (" 4" read as 4, "4 " refused).
+bool is_decimal_integer(const std::string& text) {
+  const size_t digits_from = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  return text.size() > digits_from && text.find_first_not_of("0123456789", digits_from) == std::string::npos;
+}
+
 Expected<int64_t> parse_int(const std::string& name, const std::string& text) {
   errno = 0;
   char* end = nullptr;
-  const long long parsed = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected an integer, got '{}'", name, text));
+  const long long parsed = is_decimal_integer(text) ? std::strtoll(text.c_str(), &end, 10) : 0;
+  if (!is_decimal_integer(text) || errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected an integer, got '{}'", name, echoed(text)));
   return static_cast<int64_t>(parsed);
 }
 
@@ -51,11 +62,11 @@ bool is_decimal_number(const std::string& text) {
 }
 
 Expected<double> parse_real(const std::string& name, const std::string& text) {
-  if (!is_decimal_number(text)) return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected a decimal number, got '{}'", name, text));
+  if (!is_decimal_number(text)) return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected a decimal number, got '{}'", name, echoed(text)));
   errno = 0;
   char* end = nullptr;
   const double parsed = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected a number, got '{}'", name, text));
+  if (errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected a number, got '{}'", name, echoed(text)));
   return parsed;
 }
 
@@ -77,7 +88,7 @@ Option text_flag(std::string name, std::string value, std::optional<std::string>
   return {name, std::move(value), std::move(help), [&into, name, choices](const std::string& text) -> Status {
             if (!choices.empty() && std::find(choices.begin(), choices.end(), text) == choices.end()) {
               const std::string all = choices.size() == 1 ? choices[0] : fmt::format("{} or {}", fmt::join(choices.begin(), choices.end() - 1, ", "), choices.back());
-              return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected {}, got '{}'", name, all, text));
+              return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected {}, got '{}'", name, all, echoed(text)));
             }
             into = text;
             return Ok{};
@@ -129,7 +140,7 @@ Option int_list_flag(std::string name, std::string value, std::optional<std::vec
               errno = 0;
               const long long v = std::strtoll(p.c_str(), &end, 10);
               if (p.empty() || *end != '\0' || errno == ERANGE || v < 1)
-                return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected positive integers like 1,4,16,64, found \"{}\"", name, text));
+                return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected positive integers like 1,4,16,64, found \"{}\"", name, echoed(text)));
               PF_TRY(ok, check_int(name, v, range));
               (void)ok;
               out.push_back(v);
@@ -151,10 +162,10 @@ Option given_tokens(std::string name, std::string value, std::optional<deploy::G
   return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
             PF_TRY(human, engine::parse_human_readable_int("--" + name, text));
             if (human) {  // the origin keeps the text as written: the engine version decides whether its parser takes it
-              into = deploy::Given<int64_t>{*human, "--" + name + " " + trim(text)};
+              into = deploy::Given<int64_t>{*human, "--" + name + " " + echoed(trim(text))};
               return Ok{};
             }
-            PF_TRY(v, parse_int(name, text));
+            PF_TRY(v, parse_int(name, trim(text)));  // int(value) strips spaces as human_readable_int does
             into = deploy::Given<int64_t>{v, "--" + name};
             return Ok{};
           }};
@@ -333,7 +344,30 @@ namespace {
 // One token that starts with a single dash, as vLLM's FlexibleArgumentParser reads it: a short name alone (its value is
 // the next token), NAME.KEY=VALUE or NAME.KEY VALUE (dotted), NAME=VALUE, or a two-letter short name with its value
 // attached (-O3). false: no option declares it (the token is positional).
-Expected<bool> apply_short(const std::vector<std::string>& argv, size_t& i, const std::vector<Option>& options) {
+// Issue 19 (hard32): the flags given so far and the text each took, so that a second one is refused.
+class GivenFlags {
+ public:
+  Status note(const Option& o, const std::string& spelled, const std::string& value) {
+    if (o.repeat == Option::Repeat::many) return Ok{};
+    for (const auto& [option, first] : m_given) {
+      if (option == &o)
+        return make_error(ErrorKind::invalid_argument,
+                          o.value.empty() ? fmt::format("{} is given twice; give it once", spelled)
+                                          : fmt::format("{} is given twice ('{}', then '{}'); give it once: which one the engine would take is a guess",
+                                                        spelled, echoed(first), echoed(value)),
+                          spelled);
+      if (o.value.empty() && option->value.empty() && (option->name == "no-" + o.name || o.name == "no-" + option->name))
+        return make_error(ErrorKind::invalid_argument, fmt::format("--{} and --{} contradict each other; give one", option->name, o.name), spelled);
+    }
+    m_given.emplace_back(&o, value);
+    return Ok{};
+  }
+
+ private:
+  std::vector<std::pair<const Option*, std::string>> m_given;
+};
+
+Expected<bool> apply_short(const std::vector<std::string>& argv, size_t& i, const std::vector<Option>& options, GivenFlags& given) {
   const std::string& a = argv[i];
   for (const auto& o : options) {
     for (const auto& sn : o.short_names) {
@@ -341,6 +375,8 @@ Expected<bool> apply_short(const std::vector<std::string>& argv, size_t& i, cons
       const std::string rest = a.substr(sn.size());
       if (rest.empty()) {
         if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("{} needs a value", sn));
+        PF_TRY(once, given.note(o, sn, argv[i + 1]));
+        (void)once;
         PF_TRY(ok, o.set(argv[++i]));
         (void)ok;
         return true;
@@ -359,6 +395,8 @@ Expected<bool> apply_short(const std::vector<std::string>& argv, size_t& i, cons
         return true;
       }
       if (rest[0] == '=' || sn.size() == 2) {
+        PF_TRY(once, given.note(o, sn, rest[0] == '=' ? rest.substr(1) : rest));
+        (void)once;
         PF_TRY(ok, o.set(rest[0] == '=' ? rest.substr(1) : rest));
         (void)ok;
         return true;
@@ -372,10 +410,11 @@ Expected<bool> apply_short(const std::vector<std::string>& argv, size_t& i, cons
 
 Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options) {
   std::vector<std::string> positional;
+  GivenFlags given;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
-      PF_TRY(used, apply_short(argv, i, options));
+      PF_TRY(used, apply_short(argv, i, options, given));
       if (used) continue;
       // ux32: a dash and a letter no option declares is a flag this command lacks ("-tp" once was), never a second
       // MODEL: say so, as for --name, instead of the bare usage line. "-", negative numbers and a path that exists
@@ -444,6 +483,8 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
       if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("--{} needs a value", name));
       value = argv[++i];
     }
+    PF_TRY(once, given.note(*option, "--" + name, value));
+    (void)once;
     PF_TRY(ok, option->set(option->value.empty() ? std::string() : value));
     (void)ok;
   }

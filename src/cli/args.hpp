@@ -26,6 +26,9 @@ struct Option {
   std::vector<std::string> short_names;
   // vLLM's dotted forms of a JSON flag (--compilation-config.key value, -cc.key=value): key after the first dot, value.
   std::function<Status(const std::string& key, const std::string& value)> set_dotted;
+  // Issue 19 (hard32): whether the flag may be given more than once (--env NAME=VALUE); every other flag is refused the
+  // second time, by any of its spellings (the dotted forms of a JSON flag merge keys and do not count).
+  enum class Repeat { once, many } repeat = Repeat::once;
 };
 
 // Inclusive bounds of an integer flag.
@@ -88,12 +91,14 @@ std::vector<Option> join(std::vector<std::vector<Option>> groups);
 
 // Applies argv to the options; returns the positional arguments. A token that starts with one dash is an option's short
 // name (with its dotted and attached forms) where one declares it, else positional. invalid_argument for an unknown flag
-// (with "did you mean"), a missing value or a value its setter rejects.
+// (with "did you mean"), a missing value, a value its setter rejects, a flag given twice that is not Repeat::many
+// (issue 19, hard32: "--variant w8a8 --variant awq" sized awq in silence; vLLM's argparse keeps the last too, but a
+// prediction taken from one of two values is a guess), and a switch given with its --no- opposite.
 Expected<std::vector<std::string>> parse_options(const std::vector<std::string>& argv, const std::vector<Option>& options);
 
-// The value of the last --engine E / --engine=E in argv, empty when none: parse_options keeps the last of a repeated flag,
-// so the prescans that send fit and plan to the llama.cpp or MindIE model read the same one (issue 19: "--engine mindie
-// --engine vllm-ascend" ran MindIE's model, "--engine llama.cpp --engine vllm" llama.cpp's).
+// The value of the last --engine E / --engine=E in argv, empty when none: what the prescans that send fit and plan to the
+// llama.cpp or MindIE model read (issue 19: "--engine mindie --engine vllm-ascend" ran MindIE's model); each of those
+// commands' own parse_options then refuses a repeated --engine (hard32).
 std::string last_engine_argument(const std::vector<std::string>& argv);
 
 }  // namespace preflight::cli

@@ -100,10 +100,15 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   // it is joined into refs/<revision> and printed in the fix command, where "x;touch PWNED$(id)" ran as a second command
   // once pasted and a newline split the line.
   const auto revision_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
+  // hard32: nor one that begins with '-' or '.' or ends with '.', which git's ref names never do (git check-ref-format):
+  // "-rf" was printed as `hf download ... --revision -rf`, an option to the command it is pasted into, and "." joined as
+  // refs/. named the refs folder itself.
   if (req.revision && (req.revision->empty() || req.revision->size() > 200 || req.revision->find("..") != std::string::npos ||
+                       req.revision->front() == '-' || req.revision->front() == '.' || req.revision->back() == '.' ||
                        !std::all_of(req.revision->begin(), req.revision->end(), revision_char)))
     return report_error(make_error(ErrorKind::invalid_argument,
-                                   "--revision: expected a branch or commit name of letters, digits, '-', '_' and '.' (no '..'), found " +
+                                   "--revision: expected a branch or commit name of letters, digits, '-', '_' and '.' (no '..', not beginning with '-' or '.', "
+                                   "not ending with '.'), found " +
                                        dump_json(Json(clip_text(*req.revision, 120))),
                                    "--revision"));
   auto compat = doctor::load_compat();

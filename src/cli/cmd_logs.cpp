@@ -441,7 +441,9 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
     if (j["speculative_config"].is_discarded()) j["speculative_config"] = a.speculative_config->value;
   }
   Json env = Json::object();
-  if (a.hccl_buffsize) env["HCCL_BUFFSIZE"] = a.hccl_buffsize->value;
+  // The digits the log assigned (logs/engine_log reads at most nine): written as the integer the engine's environment
+  // holds, since a case's env is read as CANN reads it (hard32: 1024.0 is no HCCL_BUFFSIZE).
+  if (a.hccl_buffsize) env["HCCL_BUFFSIZE"] = static_cast<int64_t>(a.hccl_buffsize->value);
   if (a.flashcomm1) env["VLLM_ASCEND_ENABLE_FLASHCOMM1"] = a.flashcomm1->value ? 1 : 0;
   if (a.mlapo) env["VLLM_ASCEND_ENABLE_MLAPO"] = a.mlapo->value ? 1 : 0;
   j["env"] = env.empty() ? Json() : env;

@@ -1,5 +1,8 @@
 #include "cli/engine_flags.hpp"
 
+#include <algorithm>
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "base/text.hpp"
@@ -116,14 +119,19 @@ const std::vector<Setting>& settings() {
          return std::vector<Option>{Option{"env", "NAME=VALUE",
                                            "a variable of the engine's environment the estimate follows (repeatable): VLLM_ROCM_MOE_PADDING,\n"
                                            "VLLM_USE_FLASHINFER_SAMPLER, VLLM_ASCEND_ENABLE_FLASHCOMM1, VLLM_ASCEND_ENABLE_MLAPO, HCCL_BUFFSIZE",
-                                           [&flags](const std::string& text) -> Status {
+                                           [&flags, seen = std::make_shared<std::vector<std::string>>()](const std::string& text) -> Status {
                                              const size_t eq = text.find('=');
                                              if (eq == std::string::npos || eq == 0)
                                                return make_error(ErrorKind::invalid_argument, "--env: expected NAME=VALUE, found '" + clip_text(text, 60) + "'");
                                              const std::string name = text.substr(0, eq);
+                                             // hard32: repeatable for different names; one name twice is the repeated flag parse_options refuses
+                                             if (std::find(seen->begin(), seen->end(), name) != seen->end())
+                                               return make_error(ErrorKind::invalid_argument, "--env " + clip_text(name, 60) + " is given twice; give it once");
+                                             seen->push_back(name);
                                              // hard31: the name cut in the origin every message starts with (a 100,000-byte name was echoed to 8 KB)
                                              return deploy::apply_engine_env(flags, name, text.substr(eq + 1), "--env " + clip_text(name, 60));
-                                           }}};
+                                           },
+                                           "", {}, {}, Option::Repeat::many}};
        },
        [](const deploy::Flags& f, plan::EngineArgs& a) {  // the --env switches no other setting carries
          if (f.rocm_moe_padding) a.env.push_back(f.rocm_moe_padding->value ? "VLLM_ROCM_MOE_PADDING=1" : "VLLM_ROCM_MOE_PADDING=0");

@@ -4,6 +4,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "deploy/engine_env.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/kv_cache_dtype_rules.hpp"
 
@@ -116,17 +117,15 @@ Expected<std::optional<engine::EngineCore>> engine_core_from_env(const char* val
   if (!value) return std::optional<engine::EngineCore>{};
   const std::string text = trim(value);
   if (text.empty()) return std::optional<engine::EngineCore>{};
-  size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
-  bool digits = i < text.size() && text.size() <= 18;
-  for (; digits && i < text.size(); ++i) digits = std::isdigit(static_cast<unsigned char>(text[i])) != 0;
-  if (!digits)
+  // Issue 19 (hard32): Python's int() as engine_env reads every switch (underscores between digits, any length), where a
+  // check of its own refused "1_0" and 19 digits that vLLM takes.
+  const auto on = parse_env_switch(text, "environment VLLM_USE_V1");
+  if (!on)
     return make_error(ErrorKind::invalid_argument,
                       "environment VLLM_USE_V1: expected an integer, 0 (the V0 engine) or 1 (V1), found '" + clip_text(text, 40) +
                           "' (vLLM reads it with int(), vllm/envs.py)",
                       "VLLM_USE_V1");
-  bool zero = true;
-  for (const char c : text) zero = zero && (c == '0' || c == '-' || c == '+');
-  return std::optional<engine::EngineCore>{zero ? engine::EngineCore::v0 : engine::EngineCore::v1};
+  return std::optional<engine::EngineCore>{*on ? engine::EngineCore::v1 : engine::EngineCore::v0};
 }
 
 std::string kv_cache_dtype_refusal(const engine::EngineProfile& engine, const device::DeviceSpec& device, const std::string& kv_cache_dtype,

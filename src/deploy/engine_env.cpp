@@ -5,6 +5,7 @@
 // vllm-ascend v0.18.0).
 #include "deploy/engine_env.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <optional>
@@ -57,6 +58,19 @@ Expected<bool> parse_env_switch(const std::string& text, const std::string& orig
   return !*zero;
 }
 
+Expected<int64_t> parse_hccl_buffsize_mb(const std::string& text, const std::string& origin) {
+  // Issue 19 (hard32): strtod took "0x10" as 16, "1e3" as 1000, " 64" as 64 and "inf"; CANN documents an integer of MB.
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  const size_t lead = digits ? std::min(text.find_first_not_of('0'), text.size()) : 0;
+  const int64_t mb = digits && text.size() - lead <= 13 ? std::strtoll(text.c_str() + lead, nullptr, 10) : INT64_MAX;
+  if (!digits || mb > k_max_hccl_buffsize_mb)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB, in decimal digits as CANN reads it; at most %lld), found '%s'",
+                             origin.c_str(), static_cast<long long>(k_max_hccl_buffsize_mb), clip_text(text, 60).c_str()),
+                      origin);
+  return mb;
+}
+
 Status apply_engine_env(Flags& flags, const std::string& name, const std::string& value, const std::string& origin) {
   const std::pair<const char*, std::optional<Given<bool>>*> switches[] = {
       {"VLLM_ROCM_MOE_PADDING", &flags.rocm_moe_padding},
@@ -71,12 +85,8 @@ Status apply_engine_env(Flags& flags, const std::string& name, const std::string
     return Ok{};
   }
   if (name == "HCCL_BUFFSIZE") {
-    char* end = nullptr;
-    const std::string v = trim(value);
-    const double mb = std::strtod(v.c_str(), &end);
-    if (v.empty() || !end || *end != '\0')
-      return make_error(ErrorKind::invalid_argument, format("%s: HCCL_BUFFSIZE must be a number of MB, found '%s'", origin.c_str(), clip_text(value, 60).c_str()), origin);
-    flags.hccl_buffsize_mb = Given<double>{mb, origin};
+    PF_TRY(mb, parse_hccl_buffsize_mb(value, origin));
+    flags.hccl_buffsize_mb = Given<double>{static_cast<double>(mb), origin};
     return Ok{};
   }
   std::string known;

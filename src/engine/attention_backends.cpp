@@ -109,8 +109,10 @@ Expected<std::string> check_name(const AttentionBackendNames& rec, const std::st
       return origin + ": " + version_text + " removes the suffix '" + rec.removed_suffix + "' and runs " + base + " (" + ref + ")";
   }
   const std::string which = stated ? std::string() : " [" + version_text + " assumed, the version not given: the names of " + rec.id + "]";
-  if (rec.unknown == UnknownBackend::ignored) return origin + ": " + filled(rec, name) + " on " + version_text + which + " (" + ref + ")";
-  return make_error(ErrorKind::invalid_argument, origin + ": " + filled(rec, name) + which, origin);
+  // Issue 19 (hard32): the name cut where it is quoted (a 100 KB one was echoed to the message limit).
+  const std::string shown = clip_text(name, 60);
+  if (rec.unknown == UnknownBackend::ignored) return origin + ": " + filled(rec, shown) + " on " + version_text + which + " (" + ref + ")";
+  return make_error(ErrorKind::invalid_argument, origin + ": " + filled(rec, shown) + which, origin);
 }
 
 }  // namespace

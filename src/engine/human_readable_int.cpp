@@ -1,9 +1,12 @@
 #include "engine/human_readable_int.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+
+#include "base/text.hpp"
 
 namespace preflight::engine {
 
@@ -37,7 +40,8 @@ Expected<std::optional<int64_t>> parse_human_readable_int(const std::string& fla
     default: return std::optional<int64_t>{};
   }
   if (!matches) return std::optional<int64_t>{};
-  const auto too_large = [&] { return make_error(ErrorKind::invalid_argument, flag + ": '" + text + "' is past the largest integer preflight takes", flag); };
+  // Issue 19 (hard32): the text cut where it is quoted (100 KB of digits were echoed to the message limit).
+  const auto too_large = [&] { return make_error(ErrorKind::invalid_argument, flag + ": '" + clip_text(text, 60) + "' is past the largest integer preflight takes", flag); };
   if (decimal > 0) {  // int(float(number) * mult)
     const double v = std::strtod(number.c_str(), nullptr) * decimal;
     if (!(v < 9.2e18)) return too_large();
@@ -46,9 +50,11 @@ Expected<std::optional<int64_t>> parse_human_readable_int(const std::string& fla
   if (point)
     return make_error(ErrorKind::invalid_argument,
                       "vllm serve: error: argument " + flag + ": Decimals are not allowed with binary suffixes like " + std::string(1, suffix) +
-                          ". Did you mean to use " + number + std::string(1, static_cast<char>(suffix - 'A' + 'a')) + " instead?");
-  if (int_digits > 12) return too_large();
-  const int64_t n = std::stoll(number);
+                          ". Did you mean to use " + clip_text(number, 60) + std::string(1, static_cast<char>(suffix - 'A' + 'a')) + " instead?");
+  // Leading zeros carry no size (Python's int("0000000000001") is 1): count the digits after them.
+  const size_t significant_from = std::min(number.find_first_not_of('0'), number.size());
+  if (number.size() - significant_from > 12) return too_large();
+  const int64_t n = significant_from == number.size() ? 0 : std::stoll(number.substr(significant_from));
   if (n > std::numeric_limits<int64_t>::max() / binary) return too_large();
   return std::optional<int64_t>{n * binary};
 }

@@ -1,8 +1,12 @@
 #include "engine/model_support.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <iterator>
 
 #include "base/embedded.hpp"
+#include "base/json_writer.hpp"
+#include "base/text.hpp"
 #include "engine/record_list.hpp"
 
 namespace preflight::engine {
@@ -91,6 +95,13 @@ Expected<ModelSupportCatalog> parse_model_support(const Json& root, const std::s
   (void)top_ok;
   PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "version_min", "source", "vllm_ascend"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    // Issue 19 (hard32): the id is the class name config.json's "architectures" holds, a Python identifier; "" (which no
+    // model names: a dead record) and an id with a space, quote or newline (quoted into vLLM's message) were taken.
+    const bool identifier = !id.empty() && !(id[0] >= '0' && id[0] <= '9') &&
+                            std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!identifier)
+      return make_error(ErrorKind::corrupt, origin + ": records[]: id " + dump_json(Json(clip_text(id, 120))) + " is not an architecture class name (letters, digits, '_')",
+                        origin);
     ArchitectureSupport rec;
     rec.architecture = id;
     PF_TRY(text, r.string("version_min"));

@@ -363,6 +363,10 @@ std::optional<std::string> env_assignment(const std::string& line, const std::st
   return std::nullopt;
 }
 
+// A 0/1 switch of the engine's environment as vLLM and vLLM-Ascend read it, bool(int(value)), on the digits env_assignment
+// found: any value but zero is on (issue 19, hard32: "=2" and "=01" were read as off).
+bool env_switch_on(const std::string& digits) { return digits.find_first_not_of('0') != std::string::npos; }
+
 // (?:^|[^A-Za-z0-9_])VLLM_ATTENTION_BACKEND=["']?([A-Za-z_0-9]+)
 std::optional<std::string> backend_env(const std::string& line) {
   std::string name = value_after_assignment(line, "VLLM_ATTENTION_BACKEND", [](const std::string& l, size_t q) {
@@ -706,9 +710,9 @@ EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatur
     if (line.find("All limits of multimodal modalities supported by the model are set to 0") != std::string::npos)
       set_once(from_cmdline.language_model_only, true, n);
     if (auto v = env_assignment(line, "HCCL_BUFFSIZE")) set_once(from_cmdline.hccl_buffsize, std::stod(*v), n);
-    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, *v == "1", n);
-    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_MLAPO")) set_once(from_cmdline.mlapo, *v == "1", n);
-    if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, *v == "1", n);
+    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_FLASHCOMM1")) set_once(from_cmdline.flashcomm1, env_switch_on(*v), n);
+    if (auto v = env_assignment(line, "VLLM_ASCEND_ENABLE_MLAPO")) set_once(from_cmdline.mlapo, env_switch_on(*v), n);
+    if (auto v = env_assignment(line, "VLLM_USE_FLASHINFER_SAMPLER")) set_once(from_cmdline.flashinfer_sampler, env_switch_on(*v), n);
     if (line.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos) set_once(from_config.flashinfer_sampler, true, n);
     // Issue 15: the attention backend vLLM selected, as its platform prints it (vllm/platforms/cuda.py).
     if (line.find("Using ") != std::string::npos && line.find(" backend") != std::string::npos && line.find("for vit attention") == std::string::npos &&

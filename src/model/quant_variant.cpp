@@ -250,7 +250,10 @@ Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const 
     if (same_id_key(v.id, key)) return &v;
   std::string known;  // the list for the message only (issue 19: it was built on every lookup, found or not)
   for (const auto& v : catalog.variants) known += (known.empty() ? "" : ", ") + v.id;
-  return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + name + "'; known variants: " + known, catalog.origin);
+  // Issue 19 (hard32): the name cut (a 100 KB one was echoed to the message limit) and the error the flag's, the catalogue
+  // it was looked up in named after the list (the message began "data/variants/quant_variants.json: --variant").
+  return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + clip_text(name, 60) + "'; known variants: " + known + " (" + catalog.origin + ")",
+                    "--variant");
 }
 
 const QuantVariant* variant_from_text(const VariantCatalog& catalog, const std::string& text, const std::string& engine) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.hpp"
@@ -14,14 +15,14 @@ namespace preflight::model {
 
 inline constexpr uint64_t k_max_safetensors_header_bytes = 100ull * 1024 * 1024;
 
+// What preflight keeps of a tensor: its name (MTP tensors are told by it), dtype and byte range. The shape is checked
+// against the range while the header is read and not kept (issue 19, hard32: memory per input).
 struct TensorInfo {
   std::string name;
   Dtype dtype = Dtype::bf16;
-  std::vector<uint64_t> shape;
   uint64_t data_begin = 0;  // relative to the end of the header
   uint64_t data_end = 0;
   uint64_t bytes() const { return data_end - data_begin; }
-  uint64_t elements() const;
 };
 
 struct SafetensorsHeader {
@@ -33,8 +34,9 @@ struct SafetensorsHeader {
 
 // `header_json` is the N header bytes; `data_size` = file_size - 8 - N. Corrupt errors name
 // `origin` and the tensor: unknown dtype, offsets out of range or overlapping, size mismatch,
-// duplicate names.
-Expected<SafetensorsHeader> parse_safetensors_header(const std::string& header_json, uint64_t data_size, const std::string& origin);
+// duplicate names, a key one tensor (or __metadata__) repeats. Read as a stream, one tensor's tree at a time: memory is
+// the tensor table (about 100 bytes a tensor), never a tree of the whole header (issue 19, hard32).
+Expected<SafetensorsHeader> parse_safetensors_header(std::string_view header_json, uint64_t data_size, const std::string& origin);
 
 // The header length N from a file's first 8 bytes, checked against the 100 MiB cap and against
 // `file_size` (corrupt error: "header length 9.2 GiB exceeds file size 4.1 GiB"; bytes below 1 MiB).

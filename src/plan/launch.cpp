@@ -97,6 +97,11 @@ std::string served_name(const std::string& id) {
   return name.empty() ? std::string("model") : name;
 }
 
+// Issue 19 (hard30): a comment quotes the model id, any text for a local folder: a newline would begin a command (hard32: llama.cpp rows too).
+void comments_on_one_line(std::vector<std::string>& prepare) {
+  for (auto& line : prepare) if (starts_with(line, "#")) std::replace_if(line.begin(), line.end(), [](char ch) { return ch == '\n' || ch == '\r'; }, ' ');
+}
+
 // A local path as a command's argument: one shell word, and "./" before a relative path that begins with '-' (the
 // command would read it as an option: `preflight plan --devices H100 -rf` started `vllm serve -rf`).
 std::string shell_path(const std::string& path) { return shell_word(!path.empty() && path[0] == '-' ? "./" + path : path); }
@@ -564,10 +569,7 @@ LaunchMemo::CheckpointPart checkpoint_part(const model::ModelSpec& m, const Cand
   p.env = std::move(l.env);
   p.notes = std::move(l.notes);
   p.prepare = std::move(l.prepare);
-  // Issue 19 (hard30): a comment line quotes the model id, which a local folder's name makes any text: a newline in it
-  // would end the comment and begin a command.
-  for (auto& line : p.prepare)
-    if (starts_with(line, "#")) std::replace_if(line.begin(), line.end(), [](char ch) { return ch == '\n' || ch == '\r'; }, ' ');
+  comments_on_one_line(p.prepare);
   return p;
 }
 
@@ -648,6 +650,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
                                                               "counted, P-cores only on an Intel hybrid CPU; common/common.cpp, -t default -1); "
                                                               "`plan --host-cores N` writes -t N for another host; ")) +
                         "decode speed follows the memory bandwidth those threads reach (`preflight bw --target host --save --device cpu` measures it)");
+    comments_on_one_line(l.prepare);
     return l;
   }
   LaunchMemo::CheckpointPart own_checkpoint;

@@ -73,23 +73,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
     flags.speculative_config = deploy::Given<std::string>{spec->is_string() ? spec->get<std::string>() : spec->dump(), where + ": speculative_config"};
   // env: the engine's environment as the source records it ({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 1},
   // numbers or their text); additional_config: vLLM-Ascend's --additional-config object (issue 15).
+  // Issue 19 (hard32): every name read as the engine reads it (deploy/engine_env), where HCCL_BUFFSIZE went through strtod
+  // ("0x10" read as 16) and the switches compared with 1.0 (2, which the engine's bool(int(value)) turns on, read as off).
   if (const Json* env = c.find("env"); env && env->is_object()) {
-    auto number = [&](const char* key) -> std::optional<double> {
-      const auto it = env->find(key);
-      if (it == env->end()) return std::nullopt;
+    for (const auto& name : deploy::engine_env_names()) {
+      const auto it = env->find(name);
+      if (it == env->end()) continue;
       const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-      char* end = nullptr;
-      const double v = std::strtod(text.c_str(), &end);
-      return end && *end == '\0' && !text.empty() ? v : std::numeric_limits<double>::quiet_NaN();
-    };
-    if (auto mb = number("HCCL_BUFFSIZE")) flags.hccl_buffsize_mb = deploy::Given<double>{*mb, where + ": env.HCCL_BUFFSIZE"};
-    if (auto fc1 = number("VLLM_ASCEND_ENABLE_FLASHCOMM1")) flags.flashcomm1 = deploy::Given<bool>{*fc1 == 1.0, where + ": env.VLLM_ASCEND_ENABLE_FLASHCOMM1"};
-    if (auto mlapo = number("VLLM_ASCEND_ENABLE_MLAPO")) flags.mlapo = deploy::Given<bool>{*mlapo == 1.0, where + ": env.VLLM_ASCEND_ENABLE_MLAPO"};
-    if (auto fi = number("VLLM_USE_FLASHINFER_SAMPLER")) flags.flashinfer_sampler = deploy::Given<bool>{*fi == 1.0, where + ": env.VLLM_USE_FLASHINFER_SAMPLER"};
-    // Issue 15 (acc30): read as vLLM reads it (deploy/engine_env: bool(int(value))); a value it cannot read is bad input.
-    if (const auto it = env->find("VLLM_ROCM_MOE_PADDING"); it != env->end()) {
-      const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-      PF_TRY(set, deploy::apply_engine_env(flags, "VLLM_ROCM_MOE_PADDING", text, where + ": env.VLLM_ROCM_MOE_PADDING"));
+      PF_TRY(set, deploy::apply_engine_env(flags, name, text, where + ": env." + name));
       (void)set;
     }
   }

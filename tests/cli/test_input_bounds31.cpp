@@ -144,7 +144,10 @@ TEST(InputBounds31, Issue19_DoctorRevisionIsAPlainNameBeforeItReachesTheFix) {
   for (const std::string revision : {"'x;touch PWNED$(id)'", "$'a\\nb'", "'a b'", "''"}) {
     const auto r = pftest::run_cli("doctor org/name --revision " + revision, {env});
     EXPECT_EQ(r.code, 2) << revision << "\n" << r.out;
-    EXPECT_NE(r.out.find("--revision: expected a branch or commit name of letters, digits, '-', '_' and '.' (no '..'), found"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--revision: expected a branch or commit name of letters, digits, '-', '_' and '.' (no '..', not beginning with '-' or '.', not "
+                         "ending with '.'), found"),
+              std::string::npos)
+        << r.out;
     EXPECT_EQ(r.out.find("fix: hf download"), std::string::npos) << r.out;
   }
   const auto ok = pftest::run_cli("doctor org/name --revision v1.0-rc_2", {env});

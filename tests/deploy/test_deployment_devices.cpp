@@ -9,6 +9,7 @@
 
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_env.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_catalog.hpp"
 #include "deploy_fixture.hpp"
@@ -524,4 +525,34 @@ TEST(Deployment, Issue19_StatedTotalThatIsNoFiniteNumberStatesNothing) {
   ASSERT_TRUE(devices);
   // The size states nothing, so the name decides, as without it.
   EXPECT_EQ(device::match_device(*devices, "NVIDIA A100 " + digits + "GB").device, device::match_device(*devices, "NVIDIA A100").device);
+}
+
+// Issue 19 (hard32): HCCL_BUFFSIZE went through strtod, which read "0x10" as 16 MB, "1e3" as 1000, " 64" as 64 and took
+// "inf" and "nan" to the range check. CANN reads an integer of MB ("an integer greater than or equal to 1"): decimal
+// digits only. Each other form is refused naming the origin and quoting the text (cut to 60 bytes); leading zeros are
+// digits; 0 is read and left to check_flags (Issue15_HcclBuffsizeFromTheEnvironment); 2^43 MB and more are refused
+// (their bytes reach 2^63).
+TEST(Deploy, Issue19_HcclBuffsizeReadAsCannReadsIt) {
+  for (const std::string& bad : std::vector<std::string>{"0x10", "1e3", "inf", "nan", " 64", "64 ", "+64", "-1", "64.0", "", "8796093022208", std::string(100000, '9')}) {
+    const auto mb = deploy::parse_hccl_buffsize_mb(bad, "--env HCCL_BUFFSIZE");
+    ASSERT_FALSE(mb.has_value()) << "[" << bad.substr(0, 20) << "]";
+    EXPECT_EQ(mb.error().kind, ErrorKind::invalid_argument);
+    EXPECT_EQ(mb.error().message.rfind("--env HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB, in decimal digits", 0), 0u)
+        << mb.error().message;
+    EXPECT_LT(mb.error().message.size(), 300u) << mb.error().message.substr(0, 300);
+  }
+  const std::pair<const char*, int64_t> good[] = {{"1024", 1024}, {"0001024", 1024}, {"1", 1}, {"0", 0}, {"8796093022207", 8796093022207}};
+  for (const auto& [text, want] : good) {
+    const auto mb = deploy::parse_hccl_buffsize_mb(text, "--env HCCL_BUFFSIZE");
+    ASSERT_TRUE(mb.has_value()) << text << ": " << mb.error().message;
+    EXPECT_EQ(*mb, want) << text;
+  }
+  deploy::Flags f;
+  const auto hex = deploy::apply_engine_env(f, "HCCL_BUFFSIZE", "0x10", "--env HCCL_BUFFSIZE");
+  ASSERT_FALSE(hex.has_value());
+  EXPECT_NE(hex.error().message.find("found '0x10'"), std::string::npos) << hex.error().message;
+  EXPECT_FALSE(f.hccl_buffsize_mb.has_value());
+  ASSERT_TRUE(deploy::apply_engine_env(f, "HCCL_BUFFSIZE", "0512", "--env HCCL_BUFFSIZE").has_value());
+  ASSERT_TRUE(f.hccl_buffsize_mb.has_value());
+  EXPECT_DOUBLE_EQ(f.hccl_buffsize_mb->value, 512.0);
 }

@@ -12,6 +12,7 @@
 #include "../logs/signatures_support.hpp"
 #include "base/text.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/engine_core.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
@@ -654,4 +655,24 @@ TEST(EngineCore, Issue15_AttentionBackendBoundariesFollowTheReleaseNotTheMergeDa
   ASSERT_FALSE(v0101.has_value());
   EXPECT_NE(v0101.error().message.find("'FLASHINFER_VLLM_V1', 'TRITON_MLA', 'TRITON_MLA_VLLM_V1', 'FLASHMLA_VLLM_V1', 'FLASHMLA', 'CUTLASS_MLA', 'PALLAS'"), std::string::npos)
       << v0101.error().message;
+}
+
+// Issue 19 (hard32): VLLM_USE_V1 read with a check of its own (a sign and at most 18 digits), where vLLM's
+// bool(int(value)) takes underscores between digits and any number of them: "1_0" is V1 and twenty zeros V0; what
+// int() refuses stays refused.
+TEST(EngineCore, Issue19_UseV1ReadAsPythonIntReadsIt) {
+  using preflight::engine::EngineCore;
+  const auto under = preflight::deploy::engine_core_from_env("1_0");
+  ASSERT_TRUE(under.has_value()) << under.error().message;
+  ASSERT_TRUE(under->has_value());
+  EXPECT_EQ(**under, EngineCore::v1);
+  const auto zeros = preflight::deploy::engine_core_from_env("00000000000000000000");
+  ASSERT_TRUE(zeros.has_value()) << zeros.error().message;
+  ASSERT_TRUE(zeros->has_value());
+  EXPECT_EQ(**zeros, EngineCore::v0);
+  for (const char* bad : {"1__0", "_1", "0x1", "1.0", "yes"}) {
+    const auto refused = preflight::deploy::engine_core_from_env(bad);
+    ASSERT_FALSE(refused.has_value()) << bad;
+    EXPECT_NE(refused.error().message.find("VLLM_USE_V1: expected an integer, 0 (the V0 engine) or 1 (V1)"), std::string::npos) << refused.error().message;
+  }
 }

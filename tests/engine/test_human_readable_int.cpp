@@ -76,3 +76,16 @@ TEST(HumanReadableIntCli, Issue16_FitTakesMaxModelLen32kAsVllmDoesAndOlderVersio
   EXPECT_NE(plan_old.out.find("invalid int value: '4K'"), std::string::npos) << plan_old.out.substr(0, 300);
   EXPECT_EQ(pftest::run_cli("plan meta-llama/Meta-Llama-3.1-8B --devices H100 --engine vllm@0.9.1 --max-num-batched-tokens 4K --max-devices 1").code, 0);
 }
+
+// Issue 19 (hard32): leading zeros carry no size (Python's int("0000000000001") is 1), but 13 digits before a binary
+// suffix were refused as "past the largest integer"; and the text of that refusal was quoted whole (100 KB of digits).
+TEST(HumanReadableInt, Issue19_LeadingZerosAndLongTextsAreReadAsVllmDoes) {
+  EXPECT_EQ(value_of("0000000000001K"), 1024);
+  EXPECT_EQ(value_of(std::string(5000, '0') + "2K"), 2048);
+  EXPECT_EQ(value_of("0K"), 0);  // the caller refuses 0 as it refuses a plain 0
+  const auto big = engine::parse_human_readable_int("--max-model-len", std::string(100000, '9') + "K");
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error().message.rfind("--max-model-len: '99999", 0), 0u) << big.error().message.substr(0, 200);
+  EXPECT_NE(big.error().message.find("(100001 bytes in all)' is past the largest integer preflight takes"), std::string::npos) << big.error().message.substr(0, 300);
+  EXPECT_LT(big.error().message.size(), 200u);
+}

@@ -90,6 +90,20 @@ TEST(ModelSupport, Issue16_CorruptRecordsAreRefusedNamingFileAndRecord) {
   EXPECT_FALSE(extra_key);
 }
 
+// Issue 19 (hard32): an id that is no architecture class name was taken: "" (a dead record no model names) and one with
+// a newline or a quote, which vLLM's message quotes. Corrupt, naming the file and the id.
+TEST(ModelSupport, Issue19_IdThatIsNoClassNameIsRefused) {
+  const std::string head = R"({"schema_version": 1, "note": "n", "records": [)";
+  for (const std::string id : {"", "Qwen3\\nFor", "Qwen3'For", "3Qwen", "Qwen 3"}) {
+    const auto c = parse_text(head + R"({"id": ")" + id + R"(", "version_min": "0.8.4", "source": "s"}]})");
+    ASSERT_FALSE(c) << id;
+    EXPECT_EQ(c.error().kind, ErrorKind::corrupt);
+    EXPECT_EQ(c.error().describe().rfind("t.json: records[]: id ", 0), 0u) << c.error().describe();
+    EXPECT_NE(c.error().describe().find("is not an architecture class name (letters, digits, '_')"), std::string::npos) << c.error().describe();
+  }
+  EXPECT_TRUE(parse_text(head + R"({"id": "Qwen3_5MoeForConditionalGeneration", "version_min": "0.17.0", "source": "s"}]})"));
+}
+
 // The commands: fit exits 1 with vLLM's line on the named old version and sizes the model on the first version with
 // it; plan lists no row for the old version.
 TEST(ModelSupportCli, Issue16_FitRefusesQwen3OnVllmAscend073AndPlanMakesNoRow) {

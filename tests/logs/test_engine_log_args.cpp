@@ -530,3 +530,18 @@ TEST(EngineLog, Issue15_WorkersPrintedFiguresKeepTheSmallestOfOneStart) {
   EXPECT_DOUBLE_EQ(twice.printed.available_kv_gib->value, 35.65);
   EXPECT_EQ(twice.printed.kv_cache_tokens->value, 1590736);
 }
+
+// Issue 19 (hard32): the 0/1 switches of the engine's environment in a log were on only for the text "1"; vLLM and
+// vLLM-Ascend read bool(int(value)), so "2" and "01" are on and "00" is off.
+TEST(EngineLog, Issue19_EnvironmentSwitchesReadAsBoolOfInt) {
+  const auto on = lg::parse_engine_log("VLLM_ASCEND_ENABLE_FLASHCOMM1=2 VLLM_ASCEND_ENABLE_MLAPO=01 VLLM_USE_FLASHINFER_SAMPLER=10 vllm serve /m\n", sigs());
+  ASSERT_TRUE(on.args.flashcomm1.has_value());
+  EXPECT_TRUE(on.args.flashcomm1->value);
+  ASSERT_TRUE(on.args.mlapo.has_value());
+  EXPECT_TRUE(on.args.mlapo->value);
+  ASSERT_TRUE(on.args.flashinfer_sampler.has_value());
+  EXPECT_TRUE(on.args.flashinfer_sampler->value);
+  const auto off = lg::parse_engine_log("VLLM_ASCEND_ENABLE_FLASHCOMM1=00 vllm serve /m\n", sigs());
+  ASSERT_TRUE(off.args.flashcomm1.has_value());
+  EXPECT_FALSE(off.args.flashcomm1->value);
+}

@@ -178,3 +178,39 @@ TEST(SafetensorsHeader, Issue19_ShardSumOverflowIsAnError) {
   EXPECT_EQ(run.code, 2) << run.out;
   EXPECT_NE(run.out.find("overflow"), std::string::npos) << run.out;
 }
+
+// Issue 19 (hard32): the header is read as a stream, one tensor's tree at a time (memory: the tensor table, not a tree
+// of the whole header; InputBounds32.Issue19_SafetensorsHeaderParsedWithinAMemoryBound). What the whole-header tree
+// refused is still refused, each naming the file: a root that is no object or a second root, a tensor that is no object,
+// __metadata__ twice, a key repeated deeper inside a tensor, a shape nested past its 8 integers; tensors come in file order.
+TEST(SafetensorsHeader, Issue19_StreamedHeaderRefusesWhatTheTreeRefused) {
+  struct Case {
+    std::string header, message;
+  };
+  const std::vector<Case> cases = {
+      {R"([{"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}}])", "t.safetensors: header is not a JSON object"},
+      {R"(5)", "t.safetensors: header is not a JSON object"},
+      {R"({"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}} {"b":1})", "t.safetensors: header is not valid JSON ("},
+      {R"({"a":5})", "t.safetensors: tensor a: expected an object"},
+      {R"({"__metadata__":{},"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]},"__metadata__":{}})", "t.safetensors: tensor __metadata__ appears twice in the header"},
+      {R"({"a":{"dtype":"BF16","shape":[{"x":1,"x":2}],"data_offsets":[0,8]}})", "t.safetensors: tensor a: shape[].x appears twice"},
+      {R"({"a":{"dtype":"BF16","shape":[[[2]]],"data_offsets":[0,8]}})", "t.safetensors: a.shape: expected non-negative integers, found array"},
+      {R"({"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]})", "t.safetensors: header is not valid JSON ("},
+  };
+  for (const auto& c : cases) {
+    const auto h = parse_safetensors_header(c.header, 8, "t.safetensors");
+    ASSERT_FALSE(h) << c.header;
+    EXPECT_EQ(h.error().kind, ErrorKind::corrupt) << c.header;
+    EXPECT_EQ(h.error().message.rfind(c.message, 0), 0u) << c.header << "\n" << h.error().message;
+  }
+  const auto ordered = parse_safetensors_header(
+      R"({"z":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8,
+      "t.safetensors");
+  ASSERT_TRUE(ordered) << ordered.error().message;
+  ASSERT_EQ(ordered->tensors.size(), 2u);
+  EXPECT_EQ(ordered->tensors[0].name, "z");
+  EXPECT_EQ(ordered->tensors[1].name, "a");
+  EXPECT_EQ(ordered->tensors[1].dtype, Dtype::f32);
+  EXPECT_EQ(ordered->tensors[1].bytes(), 4u);
+  EXPECT_EQ(ordered->header_length, 139u);
+}

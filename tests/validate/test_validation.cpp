@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "validate/case_flags.hpp"
 #include "validate/validation.hpp"
 #include "validate_support.hpp"
 #include "../test_support.hpp"
@@ -670,4 +671,38 @@ TEST(Validation, Issue15_DtypeOfTheCaseCastsTheWeights) {
   auto t4 = validate::run_validation({path}, o);
   const std::string text = t4 ? (t4->rows.empty() ? std::string() : t4->rows[0].skip_reason) : t4.error().describe();
   EXPECT_NE(text.find("(case t4): dtype: ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0"), std::string::npos) << text;
+}
+
+// Issue 19 (hard32): a case's env read as the engine reads each variable (deploy/engine_env), where HCCL_BUFFSIZE went
+// through strtod ("0x10" sized as 16 MB) and the switches were compared with 1.0 (2, which bool(int(value)) turns on,
+// read as off; "on" read as off without a word).
+TEST(Validation, Issue19_CaseEnvReadAsTheEngineReadsIt) {
+  auto flags_of = [](const std::string& text) {
+    const auto json = preflight::Json::parse(text);
+    return preflight::validate::read_case_flags(preflight::JsonObject(json, "cases.jsonl"), "cases.jsonl:1", std::nullopt);
+  };
+  const auto two = flags_of(R"({"env": {"VLLM_ASCEND_ENABLE_FLASHCOMM1": 2, "VLLM_ASCEND_ENABLE_MLAPO": "0", "HCCL_BUFFSIZE": "0512"}})");
+  ASSERT_TRUE(two.has_value()) << two.error().describe();
+  ASSERT_TRUE(two->flashcomm1.has_value());
+  EXPECT_TRUE(two->flashcomm1->value);
+  ASSERT_TRUE(two->mlapo.has_value());
+  EXPECT_FALSE(two->mlapo->value);
+  ASSERT_TRUE(two->hccl_buffsize_mb.has_value());
+  EXPECT_DOUBLE_EQ(two->hccl_buffsize_mb->value, 512.0);
+  struct Bad {
+    std::string env, message;
+  };
+  const std::vector<Bad> bad = {
+      {R"({"HCCL_BUFFSIZE": "0x10"})", "cases.jsonl:1: env.HCCL_BUFFSIZE: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB, in decimal digits"},
+      {R"({"HCCL_BUFFSIZE": 1e3})", "found '1000.0'"},
+      {R"({"VLLM_ASCEND_ENABLE_FLASHCOMM1": "on"})",
+       "cases.jsonl:1: env.VLLM_ASCEND_ENABLE_FLASHCOMM1: the engine reads it as bool(int(value)) and fails: ValueError: invalid literal for int() with base 10: 'on'"},
+      {R"({"VLLM_USE_FLASHINFER_SAMPLER": true})", "env.VLLM_USE_FLASHINFER_SAMPLER: the engine reads it as bool(int(value)) and fails"},
+  };
+  for (const auto& b : bad) {
+    const auto f = flags_of(R"({"env": )" + b.env + "}");
+    ASSERT_FALSE(f.has_value()) << b.env;
+    EXPECT_EQ(f.error().kind, preflight::ErrorKind::invalid_argument) << b.env;
+    EXPECT_NE(f.error().describe().find(b.message), std::string::npos) << f.error().describe();
+  }
 }
