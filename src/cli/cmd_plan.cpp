@@ -18,9 +18,11 @@
 #include "cli/common.hpp"
 #include "cli/engine_flags.hpp"
 #include "cli/model_arg.hpp"
+#include "cli/serve_line_flags.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_core.hpp"
 #include "deploy/engine_settings.hpp"
+#include "deploy/model_dtype.hpp"
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
@@ -64,6 +66,7 @@ struct PlanRequest {
   bool all = false, markdown = false, json = false;
   bool commands = false;
   ModelFlags model;
+  ServeLineFlags serve_line;  // planq32: the rest of a pasted `vllm serve` line, carried into every start command
 };
 
 // `plan --model GLOB`: shell-style, case-insensitive, against the id and every alias.
@@ -163,6 +166,9 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   given_text("speculative-config", "JSON", r.speculative_config,
                                              "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
                                              "a drafter \"model\" with --device needs --model selecting one catalogue model"),
+                                  given_text("dtype", "D", r.flags.dtype,
+                                             "as fit takes it (auto|half|float16|bfloat16|float|float32): every row's model in that dtype,\n"
+                                             "started with --dtype D; a card without it refused as fit refuses it"),
                                   compilation_config_option(r.flags), optimization_level_option(r.flags), decode_context_parallel_option(r.flags),
                                   given_text("attention-backend", "B", r.flags.attention_backend, "as fit takes it (FLASHINFER with speculative decoding: PIECEWISE graphs)"),
                                   given_text("interconnect", "I", r.flags.interconnect,
@@ -182,7 +188,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                  int_flag("data-parallel", "N", r.data_parallel, {1, 4096}, "start the first candidate as N replicas with vLLM's native data parallel\n(per-node commands, no Ray)"),
                                  switch_flag("expert-parallel", r.expert_parallel, "with --data-parallel: --enable-expert-parallel (MoE)"),
                                  switch_flag("commands", r.commands, "the start commands of every row shown, not only the first (--json: every row's \"launch\",\nnull on a rejected row, whose \"reason\" says why it does not run)")}),
-               model_options(r.model)});
+               model_options(r.model), serve_line_options(r.serve_line)});
 }
 
 const CommandText k_plan_text{
@@ -335,9 +341,21 @@ Status apply_speculative(const PlanRequest& r, const ModelArgOptions& ro, plan::
 // (plan28), a --kv-cache-dtype the engine plan selects for the card takes but cannot run (issue 15, v0eng29).
 std::string setting_refusal(const plan::PlanInputs& in, const plan::PlanTargets& t, const device::DeviceSpec& dev) {
   if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) return why;
+  if (std::string why = deploy::model_dtype_refusal(t.model_dtype, "--dtype", dev); !why.empty()) return why;  // planq32
   if (t.engine_settings.kv_cache_dtype.empty()) return {};
   const auto eng = plan::plan_engine(in, dev);
   return eng ? deploy::kv_cache_dtype_refusal(*eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype") : std::string();
+}
+
+// Issue 16 (planq32): plan --dtype D, as fit's deploy::resolve_deployment applies it: the model is built in D (weights a
+// quantization method does not pack, activations, an auto KV cache); the cast said once in the assumptions.
+void with_model_dtype(model::ModelSpec& m, const plan::PlanTargets& t, std::vector<std::string>& assumptions) {
+  const auto dtype = t.model_dtype.empty() ? std::nullopt : deploy::model_dtype_flag(t.model_dtype);
+  if (!dtype || *dtype == m.dtype) return;
+  const std::string note = fmt::format("--dtype {}: the model is cast to {} (weights a quantization method does not pack, activations, an auto KV cache)",
+                                       t.model_dtype, model::dtype_name(*dtype));
+  if (std::find(assumptions.begin(), assumptions.end(), note) == assumptions.end()) assumptions.push_back(note);
+  m.dtype = *dtype;
 }
 
 // Issue 15/16 (plan28): the engine settings fit takes, read as fit reads them: --engine-build parsed onto the engine,
@@ -350,6 +368,13 @@ Status apply_engine_settings(const PlanRequest& r, plan::PlanInputs& in, plan::P
     in.engine_build_origin = "--engine-build";
   }
   in.engine_args = engine_setting_args(r.flags);
+  // Issue 16 (planq32): --dtype (checked by deploy::check_flags); auto is the config's, as without the flag.
+  if (r.flags.dtype && deploy::model_dtype_flag(r.flags.dtype->value)) {
+    t.model_dtype = to_lower(trim(r.flags.dtype->value));
+    in.engine_args.serve_args.push_back("--dtype " + t.model_dtype);
+  }
+  // planq32: --host, --port, --served-model-name, --trust-remote-code, --additional-config as given (no number changes).
+  in.engine_args.serve_args.insert(in.engine_args.serve_args.end(), r.serve_line.serve_args.begin(), r.serve_line.serve_args.end());
   PF_TRY(settings, deploy::deployment_from_flags(r.flags));
   t.engine_settings = std::move(settings);
   in.kv_cache_dtype = t.engine_settings.kv_cache_dtype;  // issue 15 (eng31): what vLLM's V1 oracle reads on each card
@@ -552,6 +577,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     host_memory(*dev, r, device_assumptions);
     if (const std::string why = setting_refusal(in, t, *dev); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, why));
     std::vector<model::ModelSpec> models = catalogue_models(r);
+    for (auto& m : models) with_model_dtype(m, t, device_assumptions);
     if (r.model_filter && models.empty()) {
       return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", *r.model_filter)));
     }
@@ -568,6 +594,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (r.model_filter) return report_error(make_error(ErrorKind::invalid_argument, "--model filters the catalogue in the `plan --device D` form; here MODEL names the model"));
     auto spec = resolve_model_arg((*positional)[0], *ro);
     if (!spec) return report_error(spec.error());
+    with_model_dtype(*spec, t, device_assumptions);
     if (const auto why = plan::speculative_rejection(*spec, t.speculative); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, "--speculative-config: " + why));
     // Issue 15/16 (plan28): a --context above the model's derived length is refused as fit refuses --max-model-len
     // (vLLM's ValueError, exit 2), or sized with VLLM_ALLOW_LONG_MAX_MODEL_LEN set, which the assumptions say.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "plan/launch.hpp"
 
 namespace preflight::cli {
 
@@ -22,6 +23,7 @@ Option recorded(ServeLineFlags& flags, std::string name, std::string value, std:
                 return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
             }
             flags.given.push_back("--" + name);
+            flags.serve_args.push_back(name == "trust-remote-code" ? "--" + name : "--" + name + " " + plan::shell_word(text));
             return Ok{};
           }};
 }
@@ -46,6 +48,7 @@ std::vector<Option> serve_line_options(ServeLineFlags& flags) {
                                    fmt::format("--additional-config: expected a JSON object, found '{}' (vLLM reads it with json.loads)", clip_text(text, 80)));
                flags.additional_config = text;
                flags.given.push_back("--additional-config");
+               flags.serve_args.push_back("--additional-config " + plan::shell_single_quoted(text));
                return Ok{};
              }}};
   return under("from a `vllm serve` line, accepted so that it pastes whole (no effect on the estimate):", std::move(out));

@@ -15,6 +15,9 @@ namespace preflight::cli {
 struct ServeLineFlags {
   std::vector<std::string> given;  // "--host", "--port", ... in the order given
   std::optional<std::string> additional_config;
+  // planq32: each flag as a start command carries it ("--port 8000", "--served-model-name qwen", "--trust-remote-code"),
+  // values shell-quoted where needed; plan appends them to every `vllm serve` line.
+  std::vector<std::string> serve_args;
 };
 
 // The flags, under one heading for --help. --additional-config that is not a JSON object is refused as it is parsed

@@ -1,4 +1,5 @@
 #include "deploy/deployment.hpp"
+#include "deploy/model_dtype.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -272,6 +273,14 @@ Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
 
 }  // namespace
 
+std::string model_dtype_refusal(const std::string& value, const std::string& origin, const device::DeviceSpec& dev) {
+  if (model_dtype_flag(value) != model::Dtype::bf16 || dev.platform != "cuda" || std::find(dev.dtypes.begin(), dev.dtypes.end(), "bf16") != dev.dtypes.end())
+    return "";
+  return format("%s: ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your %s GPU has no bfloat16 "
+                "(devices.json dtypes). You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.",
+                origin.c_str(), dev.id.c_str());
+}
+
 std::optional<model::Dtype> model_dtype_flag(const std::string& value) {
   const std::string v = to_lower(trim(value));
   if (v == "half" || v == "float16") return model::Dtype::f16;
@@ -290,11 +299,7 @@ Status apply_model_dtype(const Flags& f, const device::DeviceSpec& dev, model::M
   if (!f.dtype) return Ok{};
   const auto dtype = model_dtype_flag(f.dtype->value);
   if (!dtype) return Ok{};  // auto: the config's dtype, as the model reader resolved it
-  if (*dtype == model::Dtype::bf16 && dev.platform == "cuda" && std::find(dev.dtypes.begin(), dev.dtypes.end(), "bf16") == dev.dtypes.end())
-    return make_error(ErrorKind::invalid_argument,
-                      format("%s: ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your %s GPU has no bfloat16 "
-                             "(devices.json dtypes). You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.",
-                             f.dtype->origin.c_str(), dev.id.c_str()));
+  if (std::string why = model_dtype_refusal(f.dtype->value, f.dtype->origin, dev); !why.empty()) return make_error(ErrorKind::invalid_argument, std::move(why));
   if (*dtype != m.dtype)
     r.assumptions.push_back(format("--dtype %s: the %s checkpoint is cast to %s (weights a quantization method does not pack, activations, an auto KV cache)",
                                    f.dtype->value.c_str(), model::dtype_name(m.dtype), model::dtype_name(*dtype)));

@@ -7,10 +7,12 @@
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_settings.hpp"
+#include "deploy/model_dtype.hpp"
 #include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
+#include "plan/plan_variants.hpp"
 
 namespace preflight::plan {
 
@@ -115,6 +117,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     return c;
   }
   c.engine_id = eng->id;
+  if (!v) c.quantization_flag = published_quantization_flag(m, *eng);  // issue 16 (planq32), as prepare_variant
   const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
   const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!eng->runs_on(dev.platform) || !oh || !sp || eng->engine == "llama.cpp") {
@@ -149,6 +152,10 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     return c;
   }
   if (std::string why = deploy::npu_only_setting_refusal(t.engine_settings, dev); !why.empty()) {  // plan28, as the TP/PP rows
+    c.reason = layout_name(c) + ": " + why;
+    return c;
+  }
+  if (std::string why = deploy::model_dtype_refusal(t.model_dtype, "--dtype", dev); !why.empty()) {  // planq32, as the TP/PP rows
     c.reason = layout_name(c) + ": " + why;
     return c;
   }

@@ -17,6 +17,14 @@
 
 namespace preflight::plan {
 
+// planq32: whether the plan's settings arguments (options.engine_args) hold one starting with `flag` ("--dtype ").
+namespace {
+bool given_arg(const LaunchOptions& options, const std::string& flag) {
+  const EngineArgs* a = options.engine_args;
+  return a && std::any_of(a->serve_args.begin(), a->serve_args.end(), [&](const std::string& arg) { return starts_with(arg, flag); });
+}
+}  // namespace
+
 std::string shell_single_quoted(const std::string& text) {
   std::string out = "'";
   for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -664,7 +672,8 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   const ServedRepo hub = served_repo(c.model_id);
   // Planfast6: written through FixedText (printf's text for %lld and %.2f) rather than one format() per flag.
   FixedText s;
-  s << "vllm serve " << shell_path(l.checkpoint) << " --served-model-name " << shell_word(served_name(hub.repo));
+  s << "vllm serve " << shell_path(l.checkpoint);
+  if (!given_arg(options, "--served-model-name ")) s << " --served-model-name " << shell_word(served_name(hub.repo));  // planq32: else the user's
   if (l.checkpoint == hub.repo && !hub.revision.empty()) s << " --revision " << hub.revision;
   if (l.checkpoint == hub.repo && hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   s << " --tensor-parallel-size " << c.tensor_parallel_size;
@@ -675,7 +684,8 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   s.fixed(c.fit.gpu_memory_utilization, 2);
   // Issue 16 (ux29): a card without bfloat16 (310P, 910A, V100, T4): vLLM takes a bf16 config's dtype as it is, and the
   // card cannot compute in it; float16 is what vLLM-Ascend's 310P guides and tests pass and what vLLM's capability error asks for.
-  const bool to_float16 = options.half_precision == CardHalfPrecision::fp16_only && m.dtype == model::Dtype::bf16;
+  // planq32: not where the plan's --dtype is among the settings' arguments (the user's choice, carried as given).
+  const bool to_float16 = options.half_precision == CardHalfPrecision::fp16_only && m.dtype == model::Dtype::bf16 && !given_arg(options, "--dtype ");
   if (to_float16) s << " --dtype float16";
   if (!flag.empty()) s << " --quantization " << flag;
   // vLLM's GGUF page: the base repository's tokenizer beside the one .gguf file (its own conversion of a GGUF vocabulary is
@@ -702,10 +712,17 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   // the planner sizes such a row only where that variable was set).
   if (m.derived_max_model_len > 0 && c.context_tokens > m.derived_max_model_len) l.env.push_back("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
   if (!m.auto_map.empty()) {
-    s << " --trust-remote-code";
+    if (!given_arg(options, "--trust-remote-code")) s << " --trust-remote-code";  // planq32: once, where plan --trust-remote-code gave it
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");
   }
-  for (const auto& f : extra_flags) s << " " << f;
+  for (const auto& f : extra_flags) {
+    // planq32: plan --additional-config is the user's; vLLM keeps the last of two, so the rule's is said, not added.
+    if (starts_with(f, "--additional-config ") && given_arg(options, "--additional-config ")) {
+      l.notes.push_back("not added, since --additional-config was given: " + f + " (vLLM keeps only the last --additional-config; merge its keys into yours)");
+      continue;
+    }
+    s << " " << f;
+  }
   l.serve = s.take();
   if (to_float16)
     l.notes.push_back("--dtype float16: the card has no bfloat16 and the checkpoint's config says bfloat16 (vLLM-Ascend 310P guide, v0.11.0: 'the 310I series "

@@ -62,6 +62,8 @@ PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceS
     if (std::string none = model::variant_without_effect(*p.v, m); !none.empty()) p.no_effect = SharedText(std::move(none));
     if (std::string refusal = eng ? engine::shipped_variant_refusal(*eng, p.v->id, p.v->engine_quantization) : std::string(); !refusal.empty())
       p.argparse_refused = SharedText("engine rejects it: " + refusal);
+  } else if (eng) {
+    p.quantization_flag = published_quantization_flag(m, *eng);  // issue 16 (planq32): as fit -q ascend sizes it
   }
   p.rules_of = p.v;
   if (!p.rules_of && m.quant.quantized() && catalog) p.rules_of = model::variant_of_checkpoint(*catalog, m.quant);

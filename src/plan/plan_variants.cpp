@@ -189,4 +189,9 @@ void drop_release_conversions(const std::vector<model::ModelSpec>& models, const
   }
 }
 
+std::string published_quantization_flag(const model::ModelSpec& m, const engine::EngineProfile& eng) {
+  if (m.quant.method != "ascend" || !m.quant.config_quant_method.empty() || !eng.accepts_quantization("ascend")) return "";
+  return eng.auto_detect("descriptor_file") ? "" : "ascend";
+}
+
 }  // namespace preflight::plan

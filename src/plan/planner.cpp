@@ -18,6 +18,7 @@
 #include "deploy/deployment.hpp"
 #include "deploy/engine_core.hpp"
 #include "deploy/engine_settings.hpp"
+#include "deploy/model_dtype.hpp"
 #include "engine/quantization_methods.hpp"
 #include "model/context_length.hpp"
 #include "estimate/fit_memo.hpp"
@@ -124,9 +125,11 @@ void refresh_deployment(estimate::Deployment& d, bool& filled, const Candidate& 
 struct CardRefusals {
   SharedText npu_only_setting;  // deploy::npu_only_setting_refusal
   SharedText kv_cache_dtype;    // deploy::kv_cache_dtype_refusal
+  SharedText model_dtype;       // deploy::model_dtype_refusal (planq32: --dtype bfloat16 on a card without bf16)
 };
 CardRefusals card_refusals(const engine::EngineProfile& eng, const device::DeviceSpec& dev, const PlanTargets& t) {
-  return {deploy::npu_only_setting_refusal(t.engine_settings, dev), deploy::kv_cache_dtype_refusal(eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype")};
+  return {deploy::npu_only_setting_refusal(t.engine_settings, dev), deploy::kv_cache_dtype_refusal(eng, dev, t.engine_settings.kv_cache_dtype, "--kv-cache-dtype"),
+          deploy::model_dtype_refusal(t.model_dtype, "--dtype", dev)};
 }
 
 // Issue 19: what a candidate takes from the others of its (model, variant, count) on other cards of its platform:
@@ -306,6 +309,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     c.quantization_flag = pv.quantization_flag;
   } else {
     c.variant = pv.published;
+    c.quantization_flag = pv.quantization_flag;  // planq32: the published ModelSlim checkpoint's --quantization ascend
   }
   c.num_devices = n;
   c.tensor_parallel_size = std::min(n, dev.node_devices());
@@ -372,6 +376,10 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   if (!card.kv_cache_dtype.empty()) {
     c.reason = card.kv_cache_dtype;
+    return false;
+  }
+  if (!card.model_dtype.empty()) {  // planq32: --dtype the card cannot compute in, as fit refuses it
+    c.reason = card.model_dtype;
     return false;
   }
   const bool first = !filled;

@@ -48,6 +48,9 @@ struct PlanTargets {
   // --max-num-seqs, ...), as deploy::deployment_from_flags makes them: every candidate's deployment starts from this one
   // (candidate_deployment), its layout, context and quantization then the candidate's own. Default: the engine's defaults.
   estimate::Deployment engine_settings;
+  // Issue 16 (planq32): --dtype as given, lowercased ("" when not given): the rows' model takes it (cli), a card that cannot
+  // compute in it is refused with fit's words (deploy::model_dtype_refusal), the start command carries it.
+  std::string model_dtype;
   // Issue 15/16 (plan28): a context above a model's derived max_model_len (ModelSpec::derived_max_model_len) is vLLM's
   // ValueError (deploy::check_max_model_len): such a row is rejected with it, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set
   // (allowed: sized at the context, its start command sets the variable).

@@ -32,6 +32,16 @@ std::string w8a8_folder() {
   return dir;
 }
 
+// A plan --json's rows: those that meet the targets, then the rejected ones (--all).
+nlohmann::json plan_rows(const std::string& out) {
+  const auto j = nlohmann::json::parse(out);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const char* k : {"recommended", "rejected"})
+    if (j.contains(k))
+      for (const auto& row : j[k]) rows.push_back(row);
+  return rows;
+}
+
 }  // namespace
 
 // Issue 16: vLLM's short names. The seed's `vllm serve ... -tp 2` pasted into fit printed only the usage line, and
@@ -153,4 +163,99 @@ TEST(Ux32, Issue16_PlanTableColumnsLineUpWithLongDeviceIds) {
   }
   EXPECT_EQ(rows, 2u) << r.out;
   EXPECT_NE(r.out.find("A100-40G-SXM"), std::string::npos) << r.out;
+}
+
+// Issue 16 (planq32): plan on a local ModelSlim W8A8 folder at vLLM-Ascend 0.13.0, a version that does not detect
+// quant_model_description.json by itself (engines.json quantization_auto_detect), sized the rows as bf16 (30.6 GiB of
+// weights per card at TP 2, 4 cards recommended) and started them without --quantization ascend, while
+// `fit ... -tp 2 -q ascend` fits on 2 cards. The rows now take the flag: the TP 2 row is fit's answer with it.
+TEST(Ux32, Issue16_PlanServesModelSlimFolderWithAscendFlagOnOlderVersion) {
+  const std::string dir = w8a8_folder();
+  const auto plan = pftest::run_cli("plan " + dir + " --devices 910B4 --context 32768 --engine vllm-ascend@0.13.0 --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 400);
+  const auto fit = pftest::run_cli("fit " + dir + " --device 910B4 -tp 2 --max-model-len 32768 --engine vllm-ascend@0.13.0 -q ascend --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 400);
+  const auto p = plan_rows(plan.out), f = nlohmann::json::parse(fit.out);
+  const nlohmann::json* two = nullptr;
+  for (const auto& row : p)
+    if (row["num_devices"] == 2 && row["tensor_parallel_size"] == 2) two = &row;
+  ASSERT_NE(two, nullptr) << plan.out.substr(0, 400);
+  EXPECT_EQ((*two)["quantization"], "ascend");
+  EXPECT_TRUE((*two)["meets"].get<bool>()) << (*two)["reason"];
+  EXPECT_EQ((*two)["kv_cache_tokens"], f["kv_cache"]["tokens"]);
+  EXPECT_NE((*two)["launch"]["serve"].get<std::string>().find("--quantization ascend"), std::string::npos) << (*two)["launch"]["serve"];
+  // At a version that detects the descriptor in a local folder (0.17+) the start line is the engine's own choice, sized the same.
+  const auto newer = pftest::run_cli("plan " + dir + " --devices 910B4 --context 32768 --engine vllm-ascend@0.23.0 --json", {.with_stderr = false});
+  ASSERT_EQ(newer.code, 0) << newer.out.substr(0, 400);
+  for (const auto& row : plan_rows(newer.out))
+    if (row["num_devices"] == 2 && row["tensor_parallel_size"] == 2) EXPECT_EQ(row["quantization"], "") << row["reason"];
+}
+
+// Issue 16 (planq32): plan --dtype D, as fit --dtype takes it: a card without bfloat16 is refused per card with fit's
+// words, the other card's rows are sized in D and started with --dtype D; float32 doubles the weights of the bf16 rows.
+TEST(Ux32, Issue16_PlanTakesDtypeAsFitDoes) {
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-8B --device V100-SXM2-32G --dtype bfloat16");
+  EXPECT_EQ(fit.code, 2) << fit.out;
+  const size_t at = fit.out.find("ValueError: Bfloat16 is only supported");
+  ASSERT_NE(at, std::string::npos) << fit.out;
+  const std::string words = fit.out.substr(at, fit.out.find('\n', at) - at);
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices V100-SXM2-32G,A100-80G-SXM --context 8192 --dtype bfloat16 --all --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 400);
+  size_t refused = 0, started = 0;
+  for (const auto& row : plan_rows(plan.out)) {
+    if (row["device"] == "V100-SXM2-32G") {
+      EXPECT_FALSE(row["meets"].get<bool>());
+      if (row["variant_id"] != "") continue;  // a variant the card refuses first (fp8, AWQ: capability 75) says that
+      EXPECT_NE(row["reason"].get<std::string>().find(words), std::string::npos) << row["reason"];
+      ++refused;
+    } else if (row["meets"].get<bool>()) {
+      EXPECT_NE(row["launch"]["serve"].get<std::string>().find(" --dtype bfloat16"), std::string::npos) << row["launch"]["serve"];
+      ++started;
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(started, 0u);
+  // float32: the one-card A100 row holds twice the bf16 row's weights, as fit --dtype float32 gives them.
+  const auto f32 = pftest::run_cli("plan Qwen/Qwen3-8B --devices A100-80G-SXM --context 8192 --dtype float32 --json", {.with_stderr = false});
+  const auto bf16 = pftest::run_cli("plan Qwen/Qwen3-8B --devices A100-80G-SXM --context 8192 --json", {.with_stderr = false});
+  const auto fit32 = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-80G-SXM --max-model-len 8192 --dtype float32 --json", {.with_stderr = false});
+  ASSERT_EQ(f32.code, 0) << f32.out.substr(0, 400);
+  const auto one = [](const std::string& j) {
+    for (const auto& row : plan_rows(j))
+      if (row["num_devices"] == 1 && row["variant_id"] == "" && row["meets"].get<bool>()) return row;
+    return nlohmann::json();
+  };
+  const auto a = one(f32.out), b = one(bf16.out);
+  ASSERT_FALSE(a.is_null()) << f32.out.substr(0, 400);
+  ASSERT_FALSE(b.is_null()) << bf16.out.substr(0, 400);
+  EXPECT_NEAR(a["weights_gib_per_device"].get<double>(), 2 * b["weights_gib_per_device"].get<double>(), 0.5);
+  EXPECT_EQ(a["kv_cache_tokens"], nlohmann::json::parse(fit32.out)["kv_cache"]["tokens"]);
+  EXPECT_NE(a["launch"]["serve"].get<std::string>().find(" --dtype float32"), std::string::npos) << a["launch"]["serve"];
+}
+
+// Issue 16 (planq32): plan takes the rest of a pasted `vllm serve` line as fit does and carries it into the start
+// commands: --host, --port, the user's --served-model-name instead of plan's, --trust-remote-code, --additional-config
+// once (vLLM keeps only the last of two, so a launch rule's own is said in the notes, not added).
+TEST(Ux32, Issue16_PlanCarriesPastedServeLineFlags) {
+  const auto r = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B4 --context 8192 --host 0.0.0.0 --port 8001 --served-model-name qwen --trust-remote-code "
+                                 "--additional-config '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}' --json",
+                                 {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 400);
+  size_t started = 0;
+  for (const auto& row : plan_rows(r.out)) {
+    if (!row["meets"].get<bool>()) continue;
+    const std::string serve = row["launch"]["serve"];
+    EXPECT_NE(serve.find(" --host 0.0.0.0"), std::string::npos) << serve;
+    EXPECT_NE(serve.find(" --port 8001"), std::string::npos) << serve;
+    EXPECT_NE(serve.find(" --served-model-name qwen"), std::string::npos) << serve;
+    EXPECT_EQ(count_of(serve, "--served-model-name"), 1u) << serve;
+    EXPECT_EQ(count_of(serve, "--trust-remote-code"), 1u) << serve;
+    EXPECT_EQ(count_of(serve, "--additional-config"), 1u) << serve;
+    EXPECT_NE(serve.find("--additional-config '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'"), std::string::npos) << serve;
+    ++started;
+  }
+  EXPECT_GT(started, 0u);
+  const auto bad = pftest::run_cli("plan Qwen/Qwen3-8B --devices 910B4 --port http");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--port: expected a port number"), std::string::npos) << bad.out;
 }
