@@ -1,4 +1,5 @@
 #include "plan/planner.hpp"
+#include "plan/plan_notes.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -419,33 +420,6 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   return c;
 }
 
-// Issue 20: one line per device whose tok/s rests on a bandwidth prior (datasheet x copy fraction, or a catalogue
-// prior), naming the figure and its band, until a measurement replaces it.
-void note_bandwidth_priors(PlanResult& r) {
-  std::vector<std::string> seen;
-  for (const auto* list : {&r.recommended, &r.rejected})
-    for (const auto& c : *list) {
-      if (!c.speed.bandwidth_is_prior || std::find(seen.begin(), seen.end(), c.device_id) != seen.end()) continue;
-      seen.push_back(c.device_id);
-      const auto& s = c.speed;
-      const std::string basis = s.bandwidth_low_bytes_per_s < s.bandwidth_high_bytes_per_s
-                                    ? format("%.0f GB/s copy, band %.0f - %.0f GB/s", s.bandwidth_bytes_per_s / 1e9, s.bandwidth_low_bytes_per_s / 1e9, s.bandwidth_high_bytes_per_s / 1e9)
-                                    : format("%.0f GB/s copy = datasheet peak x copy fraction", s.bandwidth_bytes_per_s / 1e9);
-      r.assumptions.push_back(format("tok/s on %s from a bandwidth prior (%s), until `preflight bw --save --device %s` measures the card", c.device_id.c_str(),
-                                     basis.c_str(), c.device_id.c_str()));
-    }
-}
-
-// Issue 15/16 (nccl, misc21): each interconnect assumption the rows carry (Candidate::interconnect_basis, fit's words),
-// once among the plan's assumptions; the rows' text names the interconnect and points here.
-void note_interconnects(PlanResult& r) {
-  for (const auto* list : {&r.recommended, &r.rejected})
-    for (const auto& c : *list) {
-      if (c.interconnect.empty() || starts_with(c.interconnect_basis, "--interconnect")) continue;
-      if (std::find(r.assumptions.begin(), r.assumptions.end(), c.interconnect_basis) == r.assumptions.end()) r.assumptions.push_back(c.interconnect_basis);
-    }
-}
-
 // RowDetail::table: the start commands of the first recommended row, the one the table prints. `eng`: the engine of
 // the row's card when the caller holds it (planfast8: a run's, resolved once; engine_for per plan was 0.9% of the
 // whole-catalogue table form), else resolved here.
@@ -518,8 +492,7 @@ PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSp
   r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(count),
                                  dev.id.c_str(), static_cast<long long>(dev.node_devices()),
                                  t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
-  note_bandwidth_priors(r);
-  note_interconnects(r);
+  note_row_assumptions(r);
   return r;
 }
 
@@ -830,8 +803,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   if (!llama_cpp_nodes.empty())
     r.assumptions.push_back("llama.cpp: no count past one node was tried (devices a node, " + llama_cpp_nodes +
                             "): several hosts would be its RPC backend, which preflight does not size");
-  note_bandwidth_priors(r);
-  note_interconnects(r);
+  note_row_assumptions(r);
   return r;
 }
 
