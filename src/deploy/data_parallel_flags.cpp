@@ -1,13 +1,13 @@
 // deploy/data_parallel_flags: vLLM's multi-node data-parallel flags (issue 15, multinode32) checked as the engine's
 // version checks them, and the node a start describes. Sources: vllm/engine/arg_utils.py create_engine_config and
 // vllm/entrypoints/cli/serve.py (ServeSubcommand.cmd, run_headless) in the vLLM history, commits named below; the first
-// release of each flag is data (data/engines/serve_flags.json).
+// release of each flag is data (data/engines/flag_versions.json).
 #include <algorithm>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
-#include "engine/serve_flags.hpp"
+#include "engine/flag_versions.hpp"
 
 namespace preflight::deploy {
 
@@ -40,7 +40,7 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
   if (eng.engine != "vllm" && eng.engine != "vllm-ascend") return Ok{};
   const engine::Version at = eng.rule_version();
   // argparse first: a flag the version's parser lacks stops `vllm serve` before any check below.
-  std::vector<engine::GivenServeFlag> given;
+  std::vector<engine::GivenFlag> given;
   std::string first_origin;
   const auto add = [&](const char* flag, const auto& g, const std::string& value) {
     if (!g) return;
@@ -57,7 +57,7 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
   if (on(f.data_parallel_hybrid_lb)) add("--data-parallel-hybrid-lb", f.data_parallel_hybrid_lb, "");
   if (on(f.data_parallel_external_lb)) add("--data-parallel-external-lb", f.data_parallel_external_lb, "");
   if (given.empty()) return Ok{};
-  if (const auto& catalog = engine::shipped_serve_flags(); catalog) {
+  if (const auto& catalog = engine::shipped_flag_versions(); catalog) {
     if (const std::string refusal = engine::unrecognized_flags_refusal(*catalog, eng.engine, at, given); !refusal.empty())
       return make_error(ErrorKind::invalid_argument, format("%s: %s (%s %s: %s)", first_origin.c_str(), refusal.c_str(), eng.engine.c_str(), at.text().c_str(),
                                                             catalog->origin.c_str()));

@@ -137,7 +137,7 @@ struct Flags {
   std::optional<Given<int64_t>> data_parallel_size, data_parallel_size_local;
   std::optional<Given<bool>> enable_expert_parallel;
   // Issue 15 (multinode32): vLLM's multi-node data-parallel flags (vllm/engine/arg_utils.py, vllm/entrypoints/cli/serve.py;
-  // the first release of each: data/engines/serve_flags.json). --headless: this node runs engines only, no API server;
+  // the first release of each: data/engines/flag_versions.json). --headless: this node runs engines only, no API server;
   // --data-parallel-start-rank / -dpr: the first DP rank of this node; --data-parallel-address / -dpa and
   // --data-parallel-rpc-port / -dpp: the head node the ranks meet at; --data-parallel-backend / -dpb: mp | ray;
   // --data-parallel-hybrid-lb, --data-parallel-external-lb: the load-balancing mode; --api-server-count / -asc.

@@ -17,7 +17,7 @@ Expected<FlagVersionCatalog> parse_flag_versions(const Json& root, const std::st
   JsonObject top(root, origin);
   PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
   (void)top_ok;
-  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "version_min", "version_max", "replacement", "source"},
+  PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "short", "version_min", "version_max", "replacement", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     FlagVersions rec;
     rec.flag = id;
@@ -30,14 +30,29 @@ Expected<FlagVersionCatalog> parse_flag_versions(const Json& root, const std::st
     };
     PF_TRY(lo, read_version("version_min", rec.version_min));
     (void)lo;
-    PF_TRY(hi, read_version("version_max", rec.version_max));
-    (void)hi;
+    // No version_max: the flag is still there (the multi-node DP flags); it then needs no replacement.
+    const bool bounded = r.has("version_max");
+    rec.version_max = Version{99, 0, 0};
+    if (bounded) {
+      PF_TRY(hi, read_version("version_max", rec.version_max));
+      (void)hi;
+    }
+    if (r.has("short")) {
+      PF_TRY(short_name, r.string("short"));
+      if (!short_name.empty() && (short_name.size() < 2 || short_name[0] != '-' || short_name[1] == '-'))
+        return make_error(ErrorKind::corrupt, where + ": short '" + short_name + "' is not spelled -name", origin);
+      rec.short_name = short_name;
+    }
+    if (id.size() < 3 || id.rfind("--", 0) != 0) return make_error(ErrorKind::corrupt, where + ": id is not spelled --name", origin);
     if (rec.version_max < rec.version_min)
       return make_error(ErrorKind::corrupt, where + ": version_max " + rec.version_max.text() + " is below version_min " + rec.version_min.text(), origin);
-    PF_TRY(replacement, r.string("replacement"));
+    if (bounded || r.has("replacement")) {
+      PF_TRY(replacement, r.string("replacement"));
+      if (replacement.empty()) return make_error(ErrorKind::corrupt, where + ": replacement must not be empty", origin);
+      rec.replacement = replacement;
+    }
     PF_TRY(source, r.string("source"));
-    if (replacement.empty() || source.empty()) return make_error(ErrorKind::corrupt, where + ": replacement and source must not be empty", origin);
-    rec.replacement = replacement;
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
     rec.source = source;
     out.records.push_back(std::move(rec));
     return Ok{};
@@ -56,6 +71,18 @@ const Expected<FlagVersionCatalog>& shipped_flag_versions() {
   return catalog;
 }
 
+std::string unrecognized_flags_refusal(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version,
+                                       const std::vector<GivenFlag>& given) {
+  if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
+  std::string tokens;
+  for (const auto& g : given) {
+    const FlagVersions* rec = catalog.find(g.flag);
+    if (!rec || (rec->version_min <= version && version <= rec->version_max)) continue;
+    tokens += " " + g.flag + (g.value.empty() ? "" : " " + g.value);
+  }
+  return tokens.empty() ? "" : "vllm: error: unrecognized arguments:" + tokens;
+}
+
 std::string flag_version_refusal(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& flag,
                                  const std::string& as_written) {
   if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
@@ -63,7 +90,7 @@ std::string flag_version_refusal(const FlagVersionCatalog& catalog, const std::s
   if (!rec || (rec->version_min <= version && version <= rec->version_max)) return "";
   const std::string range = rec->version_max.major >= 99 ? "from " + rec->version_min.text() : rec->version_min.text() + " to " + rec->version_max.text();
   return "vllm serve: error: unrecognized arguments: " + as_written + " (" + engine_name + " " + version.text() + " has no " + flag + "; vLLM has it " + range +
-         "; this version takes " + rec->replacement + "; " + catalog.origin + ")";
+         (rec->replacement.empty() ? "" : "; this version takes " + rec->replacement) + "; " + catalog.origin + ")";
 }
 
 }  // namespace preflight::engine

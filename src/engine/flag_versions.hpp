@@ -15,6 +15,7 @@ namespace preflight::engine {
 
 struct FlagVersions {
   std::string flag;  // "--speculative-config"
+  std::string short_name;  // "-dpa"; empty when it has none
   Version version_min, version_max;
   std::string replacement;  // what the versions outside the range take instead
   std::string source;
@@ -35,6 +36,15 @@ const Expected<FlagVersionCatalog>& shipped_flag_versions();
 // argparse's refusal of `flag` given as `as_written` (the flag and its value) on `engine_name` (vllm, vllm-ascend) at
 // `version`, with the range that has it and its replacement; "" when that version parses it, the flag has no record, or
 // the engine is another.
+// A flag as given on a command line, for the refusal of several at once.
+struct GivenFlag {
+  std::string flag;   // "--data-parallel-address"
+  std::string value;  // "10.0.0.1"; empty for a switch (--headless)
+};
+// argparse's refusal of every given flag the version's parser lacks, in the order given ("vllm: error: unrecognized
+// arguments: --headless --data-parallel-start-rank 1"); "" when it has them all or the engine is not vLLM's.
+std::string unrecognized_flags_refusal(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version,
+                                       const std::vector<GivenFlag>& given);
 std::string flag_version_refusal(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& flag,
                                  const std::string& as_written);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/json_util.hpp"
-#include "engine/serve_flags.hpp"
+#include "engine/flag_versions.hpp"
 #include "../test_support.hpp"
 
 using namespace preflight;
@@ -214,10 +214,10 @@ TEST(MultiNode32, Issue15_PlanHeadAndHeadlessCommandsSizedByFitAsThePlanRow) {
   }
 }
 
-// data/engines/serve_flags.json: the shipped file loads and every record names its source; a bad record is corrupt and
+// data/engines/flag_versions.json (its multi-node DP records): the shipped file loads and every record names its source; a bad record is corrupt and
 // named; the refusal lists only the flags the version lacks, in the order given, and only for vLLM's engines.
 TEST(MultiNode32, Issue15_ServeFlagCatalogue) {
-  const auto& shipped = engine::shipped_serve_flags();
+  const auto& shipped = engine::shipped_flag_versions();
   ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
   const auto v = [](const char* t) { return *engine::parse_version(t); };
   EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "vllm-ascend", v("0.8.5"), {{"--headless", ""}, {"--data-parallel-start-rank", "1"}}),
@@ -226,18 +226,18 @@ TEST(MultiNode32, Issue15_ServeFlagCatalogue) {
             "vllm: error: unrecognized arguments: --api-server-count 0");
   EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "vllm", v("0.11.1"), {{"--data-parallel-external-lb", ""}}), "");
   EXPECT_EQ(engine::unrecognized_flags_refusal(*shipped, "mindie", v("0.1.0"), {{"--headless", ""}}), "");
-  const std::string good = R"({"flag": "--headless", "short": "", "version_min": "0.9.0", "source": "serve.py"})";
+  const std::string good = R"({"id": "--headless", "short": "", "version_min": "0.9.0", "source": "serve.py"})";
   const std::pair<std::string, std::string> bad[] = {
       {"[" + good + ", " + good + "]", "duplicate"},
-      {R"([{"flag": "--headless", "short": "", "version_min": "0.9.0", "source": ""}])", "source is empty"},
-      {R"([{"flag": "--headless", "short": "", "version_min": "zero", "source": "s"}])", "version_min 'zero' is not a version"},
-      {R"([{"flag": "headless", "short": "", "version_min": "0.9.0", "source": "s"}])", "flag is not spelled --name"},
-      {R"([{"flag": "--headless", "short": "--h", "version_min": "0.9.0", "source": "s"}])", "short '--h' is not spelled -name"},
-      {R"([{"flag": "--headless", "short": "", "version_min": "0.9.0", "source": "s", "since": "x"}])", "since"},
-      {"[]", "flags is empty"},
+      {R"([{"id": "--headless", "short": "", "version_min": "0.9.0", "source": ""}])", "source must not be empty"},
+      {R"([{"id": "--headless", "short": "", "version_min": "zero", "source": "s"}])", "version_min 'zero' is not a version"},
+      {R"([{"id": "headless", "short": "", "version_min": "0.9.0", "source": "s"}])", "id is not spelled --name"},
+      {R"([{"id": "--headless", "short": "--h", "version_min": "0.9.0", "source": "s"}])", "short '--h' is not spelled -name"},
+      {R"([{"id": "--headless", "short": "", "version_min": "0.9.0", "source": "s", "since": "x"}])", "since"},
+      {"[]", "records is empty"},
   };
   for (const auto& [flags, message] : bad) {
-    const auto parsed = engine::parse_serve_flags(Json::parse(R"({"schema_version": 1, "note": "n", "flags": )" + flags + "}"), "t.json");
+    const auto parsed = engine::parse_flag_versions(Json::parse(R"({"schema_version": 1, "note": "n", "records": )" + flags + "}"), "t.json");
     ASSERT_FALSE(parsed.has_value()) << flags;
     EXPECT_EQ(parsed.error().kind, ErrorKind::corrupt) << flags;
     EXPECT_NE(parsed.error().message.find(message), std::string::npos) << flags << ": " << parsed.error().message;
