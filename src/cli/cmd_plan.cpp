@@ -494,6 +494,24 @@ Status check_named_engine(const engine::EngineCatalog& engines, const std::strin
 
 }  // namespace
 
+namespace {
+
+// The targets every row is held to, as the flags state them.
+plan::PlanTargets plan_targets(const PlanRequest& r) {
+  plan::PlanTargets t;
+  t.context_tokens = r.context;
+  t.concurrency = r.concurrency.value_or(1);
+  t.min_tokens_per_s = r.min_tok_s;
+  t.decode_context_tokens = r.decode_context;
+  if (r.bandwidth_gb_s) t.bandwidth_bytes_per_s = *r.bandwidth_gb_s * 1e9;
+  if (r.gpu_memory_utilization) t.gpu_memory_utilization = r.gpu_memory_utilization->value;
+  // Issue 15 (dcp): every row sized and started with it; rows whose TP the engine refuses it at are rejected with its message.
+  if (r.flags.decode_context_parallel_size) t.decode_context_parallel_size = r.flags.decode_context_parallel_size->value;
+  return t;
+}
+
+}  // namespace
+
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
@@ -550,15 +568,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   // The table prints one start command, no speed text; --json and --commands print every row's (issue 16).
   in.detail = r.json || r.commands ? plan::RowDetail::every_row : plan::RowDetail::table;
   in.threads = 0;
-  plan::PlanTargets t;
-  t.context_tokens = r.context;
-  t.concurrency = r.concurrency.value_or(1);
-  t.min_tokens_per_s = r.min_tok_s;
-  t.decode_context_tokens = r.decode_context;
-  if (r.bandwidth_gb_s) t.bandwidth_bytes_per_s = *r.bandwidth_gb_s * 1e9;
-  if (r.gpu_memory_utilization) t.gpu_memory_utilization = r.gpu_memory_utilization->value;
-  // Issue 15 (dcp): every row sized and started with it; rows whose TP the engine refuses it at are rejected with its message.
-  if (r.flags.decode_context_parallel_size) t.decode_context_parallel_size = r.flags.decode_context_parallel_size->value;
+  plan::PlanTargets t = plan_targets(r);
   if (auto s = apply_speculative(r, *ro, in, t); !s) return report_error(s.error());
   if (auto s = apply_engine_settings(r, in, t); !s) return report_error(s.error());
   if (r.data_parallel) in.data_parallel_replicas = *r.data_parallel;
