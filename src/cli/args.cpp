@@ -353,8 +353,9 @@ class GivenFlags {
       if (option == &o)
         return make_error(ErrorKind::invalid_argument,
                           o.value.empty() ? fmt::format("{} is given twice; give it once", spelled)
-                                          : fmt::format("{} is given twice ('{}', then '{}'); give it once: which one the engine would take is a guess",
-                                                        spelled, echoed(first), echoed(value)),
+                                          : fmt::format("{} is given twice ('{}', then '{}'); give it once (vLLM's argparse would keep the last, '{}'; preflight answers for "
+                                                        "one value only)",
+                                                        spelled, echoed(first), echoed(value), echoed(value)),
                           spelled);
       if (o.value.empty() && option->value.empty() && (option->name == "no-" + o.name || o.name == "no-" + option->name))
         return make_error(ErrorKind::invalid_argument, fmt::format("--{} and --{} contradict each other; give one", option->name, o.name), spelled);

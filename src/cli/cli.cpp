@@ -321,8 +321,8 @@ verdict with the engine's own failure message and the cheapest fixes, then the d
     R"(exit: 0 fits, 1 does not fit (too large, with the engine's message; the engine rejects the variant or the
       checkpoint's quantization on that card or version, with its message; or no start command for this variant: no
       published checkpoint of the model in it and no conversion recipe, as plan rejects that row),
-      2 bad input (a flag out of range names the flag, and a number flag takes decimal
-      digits only; a model whose values overflow; an unknown --variant; a --quantization name the engine's argument
+      2 bad input (a flag out of range names the flag, a flag given twice, and a number flag
+      takes decimal digits only; a model whose values overflow; an unknown --variant; a --quantization name the engine's argument
       parser refuses, with its line; a --variant that changes nothing on the model, such as mxfp4 on a
       model without MoE experts; an --attention-backend name vLLM lacks; a --max-model-len above the model's derived
       length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; a setting only an Ascend NPU's engine
