@@ -34,10 +34,12 @@ bool is_decimal_integer(const std::string& text) {
 }
 
 Expected<int64_t> parse_int(const std::string& name, const std::string& text) {
+  const auto refused = [&] { return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected an integer, got '{}'", name, echoed(text))); };
+  if (!is_decimal_integer(text)) return refused();
   errno = 0;
   char* end = nullptr;
-  const long long parsed = is_decimal_integer(text) ? std::strtoll(text.c_str(), &end, 10) : 0;
-  if (!is_decimal_integer(text) || errno != 0 || end == text.c_str() || *end != '\0') return make_error(ErrorKind::invalid_argument, fmt::format("--{}: expected an integer, got '{}'", name, echoed(text)));
+  const long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return refused();
   return static_cast<int64_t>(parsed);
 }
 
@@ -231,40 +233,39 @@ Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& in
           }};
 }
 
+// ux32 (issue 16): vLLM's short names (vllm/engine/arg_utils.py add_cli_args: "-tp", "-pp", "-dp", "-q"; "-cc", "-dcp", "-O"), as
+// the seeds' users paste them from their `vllm serve` lines.
+Option with_short_name(Option o, std::string short_name) {
+  o.short_names = {std::move(short_name)};
+  return o;
+}
+
 // Issue 15: --compilation-config JSON, -cc JSON, and the dotted forms vLLM's FlexibleArgumentParser merges into it
 // (--compilation-config.max_cudagraph_capture_size 16, -cc.cudagraph_mode=PIECEWISE; -O.key=value as vLLM < 0.12 took it).
 Option compilation_config_option(deploy::Flags& f) {
-  Option o = given_text("compilation-config", "JSON", f.compilation_config,
-                        "'{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"max_cudagraph_capture_size\": 8,\n\"cudagraph_mode\": \"PIECEWISE\"}'; "
-                        "also -cc JSON, -cc.KEY=VALUE, --compilation-config.KEY VALUE");
-  o.short_names = {"-cc"};
+  Option o = with_short_name(given_text("compilation-config", "JSON", f.compilation_config,
+                                        "'{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"max_cudagraph_capture_size\": 8,\n\"cudagraph_mode\": \"PIECEWISE\"}'; "
+                                        "also -cc JSON, -cc.KEY=VALUE, --compilation-config.KEY VALUE"),
+                             "-cc");
   auto& into = f.compilation_config;
   o.set_dotted = [&into](const std::string& key, const std::string& value) { return deploy::merge_dotted_json(into, key, value, "--compilation-config"); };
   return o;
 }
 
-// Issue 15: --optimization-level N, -O N, -ON, -O=N (vLLM >= 0.12: the cudagraph_mode default of each level).
 // Issue 15 (dcp): --decode-context-parallel-size N and vLLM's short name -dcp N.
 Option decode_context_parallel_option(deploy::Flags& f) {
-  Option o = given_int("decode-context-parallel-size", "N", f.decode_context_parallel_size,
-                       "ranks of a TP group that split each request's KV tokens (divides TP; GQA: at most\nTP / KV heads); the printed tokens x N; also -dcp N");
-  o.short_names = {"-dcp"};
-  return o;
+  return with_short_name(given_int("decode-context-parallel-size", "N", f.decode_context_parallel_size,
+                                   "ranks of a TP group that split each request's KV tokens (divides TP; GQA: at most\nTP / KV heads); the printed tokens x N; also -dcp N"),
+                         "-dcp");
 }
 
+// Issue 15: --optimization-level N, -O N, -ON, -O=N (vLLM >= 0.12: the cudagraph_mode default of each level).
 Option optimization_level_option(deploy::Flags& f) {
-  Option o = given_int("optimization-level", "N", f.optimization_level,
-                       "vLLM >= 0.12: 0 no graphs, 1 PIECEWISE, 2 and 3 FULL_AND_PIECEWISE (the default); also -ON");
-  o.short_names = {"-O"};
+  Option o = with_short_name(given_int("optimization-level", "N", f.optimization_level,
+                                       "vLLM >= 0.12: 0 no graphs, 1 PIECEWISE, 2 and 3 FULL_AND_PIECEWISE (the default); also -ON"),
+                             "-O");
   auto& into = f.compilation_config;
   o.set_dotted = [&into](const std::string& key, const std::string& value) { return deploy::merge_dotted_json(into, key, value, "-O"); };
-  return o;
-}
-
-// ux32 (issue 16): vLLM's short names (vllm/engine/arg_utils.py add_cli_args: "-tp", "-pp", "-dp", "-q"), as the
-// seeds' users paste them from their `vllm serve` lines.
-Option with_short_name(Option o, std::string short_name) {
-  o.short_names = {std::move(short_name)};
   return o;
 }
 
