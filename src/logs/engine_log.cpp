@@ -131,8 +131,7 @@ std::optional<std::string> selected_backend(std::string_view line) {
 void apply_legacy_speculative(EngineArgs& a, const std::string& key, const std::string& v, int64_t line) {
   Json j = a.speculative_config ? Json::parse(a.speculative_config->value, nullptr, false) : Json::object();
   if (!j.is_object()) return;
-  std::string text = v;
-  if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front()) text = text.substr(1, text.size() - 2);
+  const std::string text = unquote(v);
   if (key == "speculative_model") {
     if (text == "[ngram]") j["method"] = "ngram";
     else j["model"] = text;
@@ -142,11 +141,6 @@ void apply_legacy_speculative(EngineArgs& a, const std::string& key, const std::
     return;
   }
   a.speculative_config = Logged<std::string>{dump_json(j), a.speculative_config ? a.speculative_config->line : line};
-}
-
-// A value of the non-default args dict as written ('10.0.0.1' with its quotes).
-std::string unquoted(const std::string& v) {
-  return v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front() ? v.substr(1, v.size() - 2) : v;
 }
 
 // Applies one named argument (vLLM's Python name, dashes already turned into underscores).
@@ -170,8 +164,8 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "data_parallel_start_rank" || key == "dpr") set_int(a.data_parallel_start_rank);
   else if (key == "data_parallel_rpc_port" || key == "dpp") set_int(a.data_parallel_rpc_port);
   else if (key == "api_server_count" || key == "asc") set_int(a.api_server_count);
-  else if (key == "data_parallel_address" || key == "dpa") set_once(a.data_parallel_address, unquoted(v), line);
-  else if (key == "data_parallel_backend" || key == "dpb") set_once(a.data_parallel_backend, unquoted(v), line);
+  else if (key == "data_parallel_address" || key == "dpa") set_once(a.data_parallel_address, unquote(v), line);
+  else if (key == "data_parallel_backend" || key == "dpb") set_once(a.data_parallel_backend, unquote(v), line);
   else if (key == "headless" || key == "data_parallel_hybrid_lb" || key == "data_parallel_external_lb") {
     auto& slot = key == "headless" ? a.headless : key == "data_parallel_hybrid_lb" ? a.data_parallel_hybrid_lb : a.data_parallel_external_lb;
     if (v == "True" || v == "true") set_once(slot, true, line);
