@@ -112,6 +112,7 @@ Json estimate_json(const estimate::MindieEstimate& e, const estimate::MindieOpti
           {"input_tokens", e.input_tokens},
           {"output_tokens", e.output_tokens},
           {"card_bytes", e.card_bytes},
+          {"runtime_total_bytes", e.runtime_total_bytes},
           {"fraction_bytes", e.fraction_bytes},
           {"system_bytes", e.system_bytes},
           {"weight_bytes_per_card", e.weight_bytes},
@@ -133,9 +134,9 @@ std::string render_estimate(const estimate::MindieEstimate& e, const estimate::M
   std::string s;
   s += fmt::format("  npuMemSize {}: KV pool {:.2f} to {:.2f} GiB per card\n", o.npu_mem_size == -1 ? std::string("-1 (auto)") : std::to_string(o.npu_mem_size),
                    bytes_to_gib(e.kv_pool_bytes_low), bytes_to_gib(e.kv_pool_bytes_high));
-  s += fmt::format("  per card: card {:.2f} GiB x NPU_MEMORY_FRACTION {} = {:.2f}; weights {:.2f}; runtime {:.2f} to {:.2f}; system {:.2f} GiB\n", bytes_to_gib(e.card_bytes),
-                   o.npu_memory_fraction, bytes_to_gib(e.fraction_bytes), bytes_to_gib(e.weight_bytes), bytes_to_gib(e.runtime_bytes_low),
-                   bytes_to_gib(e.runtime_bytes_high), bytes_to_gib(e.system_bytes));
+  s += fmt::format("  per card: runtime total {:.2f} GiB (card {:.2f}) x NPU_MEMORY_FRACTION {} = {:.2f}; weights {:.2f}; runtime {:.2f} to {:.2f} GiB\n",
+                   bytes_to_gib(e.runtime_total_bytes), bytes_to_gib(e.card_bytes), o.npu_memory_fraction, bytes_to_gib(e.fraction_bytes),
+                   bytes_to_gib(e.weight_bytes), bytes_to_gib(e.runtime_bytes_low), bytes_to_gib(e.runtime_bytes_high));
   s += fmt::format("  cacheBlockSize {}: block {:.2f} MiB, Total Block Num {} to {}\n", o.cache_block_size, e.block_bytes / k_mib, e.total_blocks_low,
                    e.total_blocks_high);
   s += fmt::format("  maxSeqLen {} (input {}, output {}): {} blocks per request; {} to {} full-length requests (maxBatchSize {})\n", o.max_seq_len, e.input_tokens,

@@ -202,10 +202,14 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
   e.formulas.push_back(fmt::format("blocks per request = Ceil(input {} / {}) + Ceil(output min(maxIterTimes, maxSeqLen - input) = {} / {}) = {}", e.input_tokens,
                                    o.cache_block_size, e.output_tokens, o.cache_block_size, e.blocks_per_request));
 
-  // The card: npu-smi total x fraction; the system's own share is nominal minus what the runtime reports.
+  // The card (issue 15, evid33): MindIE's warm_up takes NPU_MEMORY_FRACTION of the total the runtime reports
+  // (acl.rt.get_mem_info: 'total_mem: 43.24G' on a 48 GB 300I Duo chip in gpustack #2849) and subtracts what is in use
+  // after the warm-up (weights, runtime variables). The system's share (npu-smi total less the runtime total) lies
+  // outside that total, so it is not subtracted again (MindIE-LLM generator.py, 2025-12 to 2026-05; docs/mindie.md).
   e.card_bytes = device.memory_bytes;
-  e.fraction_bytes = device.memory_bytes * o.npu_memory_fraction;
-  e.system_bytes = std::max(0.0, device.memory_bytes - device.usable_total_bytes());
+  e.runtime_total_bytes = device.usable_total_bytes();
+  e.fraction_bytes = e.runtime_total_bytes * o.npu_memory_fraction;
+  e.system_bytes = std::max(0.0, device.memory_bytes - e.runtime_total_bytes);
   const auto weights = model::compute_weight_bytes(spec);
   e.weight_bytes = weights.total / static_cast<double>(w);
   e.formulas.push_back(fmt::format("weights per card = {:.3f} GiB / worldSize {} = {:.3f} GiB", bytes_to_gib(weights.total), w, bytes_to_gib(e.weight_bytes)));
@@ -223,10 +227,11 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
                                    bytes_to_gib(e.runtime_bytes_high)));
   e.assumptions.push_back("runtime-variable memory has no published formula in MindIE's docs; it is a band (docs/mindie.md)");
 
-  const double free_low = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_high - e.system_bytes;
-  const double free_high = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_low - e.system_bytes;
-  e.formulas.push_back(fmt::format("auto KV = card {:.3f} GiB x {} - weights {:.3f} - runtime - system {:.3f} = {:.3f} to {:.3f} GiB", bytes_to_gib(e.card_bytes),
-                                   o.npu_memory_fraction, bytes_to_gib(e.weight_bytes), bytes_to_gib(e.system_bytes), bytes_to_gib(free_low), bytes_to_gib(free_high)));
+  const double free_low = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_high;
+  const double free_high = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_low;
+  e.formulas.push_back(fmt::format("auto KV = runtime total {:.3f} GiB x {} - weights {:.3f} - runtime = {:.3f} to {:.3f} GiB (card {:.3f} GiB, {:.3f} outside the runtime total)",
+                                   bytes_to_gib(e.runtime_total_bytes), o.npu_memory_fraction, bytes_to_gib(e.weight_bytes), bytes_to_gib(free_low),
+                                   bytes_to_gib(free_high), bytes_to_gib(e.card_bytes), bytes_to_gib(e.system_bytes)));
   if (e.npu_mem_auto) {
     e.kv_pool_bytes_low = std::max(0.0, free_low);
     e.kv_pool_bytes_high = std::max(0.0, free_high);
@@ -242,17 +247,17 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
                                    e.batch_low, e.batch_high));
 
   // Verdict, worst first.
-  if (e.weight_bytes > e.card_bytes - e.system_bytes) {
-    // ux28: NPU_MEMORY_FRACTION is at most 1, so past the whole card less system use no fraction holds the weights.
+  if (e.weight_bytes > e.runtime_total_bytes) {
+    // ux28: NPU_MEMORY_FRACTION is at most 1, so past the whole runtime total no fraction holds the weights.
     e.verdict = MindieVerdict::does_not_fit;
-    e.reason = fmt::format("weights need {:.2f} GiB per card, above the whole card less system use ({:.2f} GiB): weight loading runs out of memory at any "
+    e.reason = fmt::format("weights need {:.2f} GiB per card, above the card's whole runtime total ({:.2f} GiB): weight loading runs out of memory at any "
                            "NPU_MEMORY_FRACTION; add cards (worldSize)",
-                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.card_bytes - e.system_bytes));
-  } else if (e.weight_bytes > e.fraction_bytes - e.system_bytes) {
+                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.runtime_total_bytes));
+  } else if (e.weight_bytes > e.fraction_bytes) {
     e.verdict = MindieVerdict::does_not_fit;
-    e.reason = fmt::format("weights need {:.2f} GiB per card, above card x NPU_MEMORY_FRACTION less system use ({:.2f} GiB): weight loading runs out of memory; "
-                           "raise NPU_MEMORY_FRACTION above {:.2f} (weights and system use alone) or add cards (worldSize)",
-                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.fraction_bytes - e.system_bytes), (e.weight_bytes + e.system_bytes) / e.card_bytes);
+    e.reason = fmt::format("weights need {:.2f} GiB per card, above runtime total x NPU_MEMORY_FRACTION ({:.2f} GiB): the KV pool would be negative; "
+                           "raise NPU_MEMORY_FRACTION to at least {:.2f} (weights alone) or add cards (worldSize)",
+                           bytes_to_gib(e.weight_bytes), bytes_to_gib(e.fraction_bytes), std::ceil(100.0 * e.weight_bytes / e.runtime_total_bytes) / 100.0);
   } else if (!e.npu_mem_auto && e.kv_pool_bytes_low > free_high) {
     e.verdict = MindieVerdict::does_not_fit;
     e.reason = fmt::format("npuMemSize {} GiB is above what the card can give the KV cache ({:.2f} GiB at most): MindIE fails or hangs at start-up; lower npuMemSize or use -1",

@@ -62,8 +62,9 @@ struct MindieEstimate {
   int64_t input_tokens = 0;           // min(maxInputTokenLen, maxSeqLen - 1)
   int64_t output_tokens = 0;          // min(maxIterTimes, maxSeqLen - input)
   double card_bytes = 0;              // npu-smi total (device memory_bytes)
-  double fraction_bytes = 0;          // card x NPU_MEMORY_FRACTION
-  double system_bytes = 0;            // card - what the runtime reports as total (device catalogue)
+  double runtime_total_bytes = 0;     // what the runtime reports as the card's total (acl.rt.get_mem_info; MindIE's "total_mem")
+  double fraction_bytes = 0;          // runtime total x NPU_MEMORY_FRACTION (MindIE's warm_up; docs/mindie.md)
+  double system_bytes = 0;            // card - runtime total: outside what the runtime hands out, so not in the KV formula
   double weight_bytes = 0;            // per card: weights / worldSize
   double runtime_bytes_low = 0, runtime_bytes_high = 0;
   bool npu_mem_auto = true;

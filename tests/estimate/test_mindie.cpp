@@ -98,30 +98,59 @@ TEST(Mindie, Issue18_FixedNpuMemSizeGivesDocumentedBlockCount) {
 }
 
 // npuMemSize -1 on one 910B3 (npu-smi 64 GiB = 68,719,476,736 B; runtime total 65,452,113,920 B):
-//   card x 0.8 = 54,975,581,388.8; system = 68,719,476,736 - 65,452,113,920 = 3,267,362,816
+//   runtime total x 0.8 = 52,361,691,136 (issue 15, evid33: MindIE's warm_up multiplies the total acl.rt.get_mem_info
+//   reports, not the npu-smi figure; the 3,267,362,816 B between them is outside that total and is not subtracted)
 //   weights: 8,190,735,360 parameters x 2 B = 16,381,470,720 (embed 622,329,856 + untied head 622,329,856
 //            + 36 x 192,946,432 per layer + final norm 4,096)
 //   runtime low = 8192 x (2 x 4096 + 2 x 12288) x 2 + 50 x 151,936 x 4 = 536,870,912 + 30,387,200 = 567,258,112; high = 2x
-//   KV pool = 54,975,581,388.8 - 16,381,470,720 - 3,267,362,816 - runtime = 34,192,231,628.8 .. 34,759,489,740.8
-//   blocks = floor(/ 18,874,368) = 1811 .. 1841; full-length requests = 90 .. 92
+//   KV pool = 52,361,691,136 - 16,381,470,720 - runtime = 34,845,704,192 .. 35,412,962,304
+//   blocks = floor(/ 18,874,368) = 1846 .. 1876; full-length requests = 92 .. 93
 TEST(Mindie, Issue18_AutoNpuMemSizeIsABandFromTheDocumentedFormula) {
   auto s = setup("Qwen/Qwen3-8B");
   auto o = estimate::mindie_default_options(s.catalog);
   auto e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
   ASSERT_TRUE(e.has_value()) << e.error().describe();
   EXPECT_DOUBLE_EQ(e->system_bytes, 3267362816.0);
+  EXPECT_DOUBLE_EQ(e->fraction_bytes, 52361691136.0);
   EXPECT_DOUBLE_EQ(e->weight_bytes, 16381470720.0);
   EXPECT_DOUBLE_EQ(e->runtime_bytes_low, 567258112.0);
-  EXPECT_EQ(e->total_blocks_low, 1811);
-  EXPECT_EQ(e->total_blocks_high, 1841);
-  EXPECT_EQ(e->batch_low, 90);
-  EXPECT_EQ(e->batch_high, 92);
+  EXPECT_DOUBLE_EQ(e->kv_pool_bytes_low, 34845704192.0);
+  EXPECT_DOUBLE_EQ(e->kv_pool_bytes_high, 35412962304.0);
+  EXPECT_EQ(e->total_blocks_low, 1846);
+  EXPECT_EQ(e->total_blocks_high, 1876);
+  EXPECT_EQ(e->batch_low, 92);
+  EXPECT_EQ(e->batch_high, 93);
   EXPECT_EQ(e->verdict, estimate::MindieVerdict::fits);
+}
+
+// Issue 15 (evid33): MindIE's own log and code fix which total NPU_MEMORY_FRACTION multiplies. gpustack #2849
+// (2025-09-29, DeepSeek-R1-Distill-Qwen-7B on one chip of an Atlas 300I Duo) prints
+// 'After Decode warmup, peak mem: 17.02G, total_mem: 43.24G': the chip is sold as 48 GB (44.70 GiB), and the total
+// MindIE works from is the 43.24 GiB the runtime reports. MindIE-LLM generator.py (2.x, 2025-12 mirror) sizes the pool
+// as total_mem x NPU_MEMORY_FRACTION - peak mem (everything in use after the warm-up), so at the default 0.8 that log
+// leaves 43.24 x 0.8 - 17.02 = 17.572 GiB; the old rule (npu-smi total x 0.8, less the 1.46 GiB between the two totals)
+// gave 44.70 x 0.8 - 1.46 - 17.02 = 17.28 GiB for the same use. Here: a 48 GB card whose runtime total is the printed
+// 43.24 GiB (46,428,596,470 B), Qwen3-8B's weights and runtime band as in the test above; the pool must be
+// 43.24 x 0.8 GiB less those two and nothing else.
+TEST(Mindie, Issue15_AutoPoolIsTheFractionOfTheRuntimeTotalAsMindieLogsIt) {
+  auto s = setup("Qwen/Qwen3-8B");
+  s.device.memory_bytes = 48000000000.0;                              // Atlas 300I Duo chip, npu-smi / datasheet
+  s.device.runtime_total_bytes = 43.24 * 1024.0 * 1024.0 * 1024.0;    // 'total_mem: 43.24G'
+  auto o = estimate::mindie_default_options(s.catalog);
+  auto e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  EXPECT_NEAR(e->fraction_bytes / gib, 34.592, 1e-9);                 // 43.24 x 0.8
+  // The pool is what is left of that after the weights and the runtime band, with nothing else taken away:
+  // weights 16,381,470,720 B (15.256 GiB) + runtime 567,258,112 .. 1,134,516,224 B, as in the test above.
+  EXPECT_NEAR(e->kv_pool_bytes_high, 43.24 * 0.8 * gib - 16381470720.0 - 567258112.0, 1.0);
+  EXPECT_NEAR(e->kv_pool_bytes_low, 43.24 * 0.8 * gib - 16381470720.0 - 1134516224.0, 1.0);
+  EXPECT_NEAR(e->system_bytes / gib, 48000000000.0 / gib - 43.24, 1e-9);  // reported, not subtracted
 }
 
 // worldSize 2 halves the KV heads per card (4) and the weights: block = 128 x 36 x 4 x 256 x 2 = 9,437,184 B;
 // runtime low = 8192 x (2 x 4096 + 2 x 12288 / 2) x 2 + 30,387,200 = 335,544,320 + 30,387,200 = 365,931,520 (high 731,863,040).
-// KV pool = 54,975,581,388.8 - 8,190,735,360 - 3,267,362,816 - {731,863,040 | 365,931,520} -> blocks 4533 .. 4572.
+// KV pool = 52,361,691,136 - 8,190,735,360 - {731,863,040 | 365,931,520} -> blocks 4602 .. 4641.
 TEST(Mindie, Issue18_WorldSizeSplitsHeadsAndWeights) {
   auto s = setup("Qwen/Qwen3-8B");
   auto o = estimate::mindie_default_options(s.catalog);
@@ -130,8 +159,8 @@ TEST(Mindie, Issue18_WorldSizeSplitsHeadsAndWeights) {
   ASSERT_TRUE(e.has_value()) << e.error().describe();
   EXPECT_EQ(e->block_bytes, 9437184);
   EXPECT_DOUBLE_EQ(e->runtime_bytes_low, 365931520.0);
-  EXPECT_EQ(e->total_blocks_low, 4533);
-  EXPECT_EQ(e->total_blocks_high, 4572);
+  EXPECT_EQ(e->total_blocks_low, 4602);
+  EXPECT_EQ(e->total_blocks_high, 4641);
 }
 
 // Qwen2.5-72B bf16 on one card: ~145 GB of weights against 64 GiB x 0.8 -> weight loading fails.
@@ -153,13 +182,13 @@ TEST(Mindie, Issue18_DoesNotFitNamesTheMechanism) {
   EXPECT_NE(e->reason.find("npuMemSize 40"), std::string::npos) << e->reason;
 }
 
-// Issue 16 (ux28): NPU_MEMORY_FRACTION is at most 1, so weights above the whole card less system use cannot be helped by
+// Issue 16 (ux28): NPU_MEMORY_FRACTION is at most 1, so weights above the card's whole runtime total cannot be helped by
 // raising it. Qwen3-32B bf16 by hand (config.json: hidden 5120, 64 layers, 64 query / 8 KV heads of 128, intermediate
 // 25600, vocab 151936, untied): per layer q 5120 x 8192 + k, v 5120 x 1024 each + o 8192 x 5120 + MLP 3 x 5120 x 25600
 // = 487.6 M, x 64 = 31.21 B, embeddings and lm_head 2 x 151936 x 5120 = 1.556 B: 32.76 B x 2 B = 61.0 GiB on one card,
-// above the 910B3's 64 GiB less its 3.04 GiB system use (catalogue runtime total 60.96 GiB): only more cards help. Qwen3-8B
-// (15.26 GiB) at NPU_MEMORY_FRACTION 0.25: 16 - 3.04 = 12.96 GiB is too little, and the weights with the system use need
-// a fraction above (15.26 + 3.04) / 64 = 0.286: the fix names 0.29.
+// above the 910B3's runtime total of 60.96 GiB (catalogue): only more cards help. Qwen3-8B (16,381,470,720 B) at
+// NPU_MEMORY_FRACTION 0.25: 0.25 x 65,452,113,920 = 16,363,028,480 B is too little (issue 15, evid33: the fraction is of
+// the runtime total), and the weights alone need 16,381,470,720 / 65,452,113,920 = 0.2503: the fix names 0.26.
 TEST(Mindie, Issue16_WeightsAboveTheWholeCardNeedMoreCardsNotAFraction) {
   auto big = setup("Qwen/Qwen3-32B");
   auto o = estimate::mindie_default_options(big.catalog);
@@ -175,7 +204,7 @@ TEST(Mindie, Issue16_WeightsAboveTheWholeCardNeedMoreCardsNotAFraction) {
   e = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
   ASSERT_TRUE(e.has_value()) << e.error().describe();
   EXPECT_EQ(e->verdict, estimate::MindieVerdict::does_not_fit);
-  EXPECT_NE(e->reason.find("raise NPU_MEMORY_FRACTION above 0.29"), std::string::npos) << e->reason;
+  EXPECT_NE(e->reason.find("raise NPU_MEMORY_FRACTION to at least 0.26"), std::string::npos) << e->reason;
 }
 
 // Documented ranges and constraints become errors naming the config.json key.
@@ -237,5 +266,5 @@ TEST(Mindie, Issue18_ModelSlimW8A8IsAccepted) {
   ASSERT_TRUE(e.has_value()) << e.error().describe();
   EXPECT_LT(e->weight_bytes, 10.0e9);
   EXPECT_GT(e->weight_bytes, 8.0e9);
-  EXPECT_GT(e->total_blocks_low, 1811);  // more room for KV than the bf16 checkpoint (1811 .. 1841)
+  EXPECT_GT(e->total_blocks_low, 1876);  // more room for KV than the bf16 checkpoint (1846 .. 1876)
 }

@@ -127,7 +127,7 @@ TEST(MindiePlan, Issue18_SchemaValidatorRejectsUndocumentedAndOutOfRange) {
 
 // Qwen3-8B, context 8192 on one 910B3: maxIterTimes min(512, 8192 / 2) = 512, maxInputTokenLen 8192 - 512 = 7680,
 // maxPrefillTokens max(8192, 7680) = 8192. Blocks per request Ceil(7680/128) + Ceil(512/128) = 60 + 4 = 64.
-// KV pool (pessimistic end, as in test_mindie: 34,192,231,628.8 B) / 18,874,368 B = 1811 blocks -> 1811 / 64 = 28 requests:
+// KV pool (pessimistic end, as in test_mindie: 34,845,704,192 B) / 18,874,368 B = 1846 blocks -> 1846 / 64 = 28 requests:
 // maxBatchSize 28, maxPrefillBatchSize min(50, 28) = 28. worldSize 1, npuDeviceIds [[0]].
 TEST(MindiePlan, Issue18_SingleCardConfigIsCompleteAndSized) {
   auto s = setup("Qwen/Qwen3-8B");
