@@ -63,6 +63,68 @@ Status check_weight_format(const model::ModelSpec& spec, const MindieCatalog& ca
   return Ok{};
 }
 
+// Issue 15 (evid33): MindIE's multimodal rules, numbers from data/engines/mindie.json (sources.multimodal).
+struct MindieMmRules {
+  bool on = false;                  // the model has a vision tower
+  double kv_bytes = 0;              // KV_HALF_BYTE: K and V x 2 B per element of the KV width
+  double min_total_bytes = 0;       // the warm-up check runs on cards whose runtime total is at least this
+  double free_bytes = 0;            // free memory the check asks for
+  double free_long_input_bytes = 0; // ... when maxInputTokenLen is above long_input_tokens
+  int64_t long_input_tokens = 0;
+};
+
+Expected<MindieMmRules> mindie_mm_rules(const MindieCatalog& c, bool multimodal) {
+  MindieMmRules r;
+  if (!multimodal) return r;
+  const auto need = [&](const char* key) -> Expected<double> {
+    auto it = c.defaults.find(key);
+    if (it == c.defaults.end() || it->second <= 0)
+      return make_error(ErrorKind::corrupt, fmt::format("{}: defaults.{}: a positive number is needed for multimodal models", c.origin, key), c.origin);
+    return it->second;
+  };
+  r.on = true;
+  PF_TRY(kv, need("multimodal_auto_kv_bytes"));
+  PF_TRY(total, need("multimodal_check_min_total_gib"));
+  PF_TRY(free_gib, need("multimodal_free_gib"));
+  PF_TRY(free_long, need("multimodal_free_gib_long_input"));
+  PF_TRY(long_tokens, need("multimodal_long_input_tokens"));
+  r.kv_bytes = kv;
+  r.min_total_bytes = total * k_gib;
+  r.free_bytes = free_gib * k_gib;
+  r.free_long_input_bytes = free_long * k_gib;
+  r.long_input_tokens = static_cast<int64_t>(long_tokens);
+  return r;
+}
+
+// npuMemSize -1 on a multimodal model: ceil(4 x layers x (KV heads x hidden / heads) x (maxPrefillTokens +
+// maxBatchSize x maxIterTimes) / worldSize / 2^30) GiB (MindIE's warm_up, as its code has it).
+Expected<int64_t> mindie_mm_fixed_pool_gib(const model::ModelSpec& spec, const MindieOptions& o, const MindieMmRules& mm, MindieEstimate& e) {
+  if (spec.num_attention_heads <= 0 || spec.num_hidden_layers <= 0)
+    return make_error(ErrorKind::unsupported, spec.id + ": no attention heads or layers to size MindIE's multimodal KV pool from", spec.id);
+  const int64_t kv_width = spec.num_key_value_heads * spec.hidden_size / spec.num_attention_heads;
+  const double tokens = static_cast<double>(o.max_prefill_tokens) + static_cast<double>(o.max_batch_size) * static_cast<double>(o.max_iter_times);
+  const double bytes = mm.kv_bytes * static_cast<double>(spec.num_hidden_layers) * static_cast<double>(kv_width) * tokens / static_cast<double>(o.world_size);
+  const auto gib = static_cast<int64_t>(std::ceil(bytes / k_gib));
+  e.formulas.push_back(fmt::format("multimodal npuMemSize -1 = ceil({} x layers {} x KV width {} x (maxPrefillTokens {} + maxBatchSize {} x maxIterTimes {}) / worldSize {}) "
+                                   "= ceil({:.3f}) = {} GiB",
+                                   mm.kv_bytes, spec.num_hidden_layers, kv_width, o.max_prefill_tokens, o.max_batch_size, o.max_iter_times, o.world_size,
+                                   bytes / k_gib, gib));
+  e.warnings.push_back("npuMemSize -1 on a multimodal model: MindIE warns it 'may exhibit poor performance or may be out of memory during inference' and "
+                       "sizes a fixed pool from the config instead of the free memory; set npuMemSize (--npu-mem-size) yourself");
+  return gib;
+}
+
+double mindie_mm_free_needed_bytes(const MindieOptions& o, const MindieMmRules& mm) {
+  return o.max_input_token_len > mm.long_input_tokens ? mm.free_long_input_bytes : mm.free_bytes;
+}
+
+// Bytes short of the free memory MindIE's post-warm-up check asks of a multimodal model (0: none, or no check).
+double mindie_mm_shortfall_bytes(const MindieEstimate& e, const MindieOptions& o, const MindieMmRules& mm, double runtime_bytes) {
+  if (!mm.on || e.runtime_total_bytes < mm.min_total_bytes) return 0;
+  const double free_after = e.runtime_total_bytes - e.weight_bytes - runtime_bytes - e.kv_pool_bytes_high;
+  return std::max(0.0, mindie_mm_free_needed_bytes(o, mm) - free_after);
+}
+
 struct Range {
   const char* key;
   int64_t value;
@@ -177,12 +239,17 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
   PF_TRY(format_ok, check_weight_format(spec, catalog));
   (void)format_ok;
   const bool multimodal = spec.vision_params > 0 || spec.vision_hidden_size > 0;
-  if (multimodal && o.npu_mem_size == -1)
-    return make_error(ErrorKind::unsupported,
-                      spec.id + ": npuMemSize = -1 is not supported for multimodal models (MindIE reserves room for the ViT part); give --npu-mem-size N in GB",
-                      "npuMemSize");
   MindieEstimate e;
   e.npu_mem_auto = o.npu_mem_size == -1;
+  int64_t npu_mem_gib = o.npu_mem_size;
+  PF_TRY(mm, mindie_mm_rules(catalog, multimodal));
+  if (multimodal && e.npu_mem_auto) {
+    // Issue 15 (evid33): MindIE's code gives a multimodal model with npuMemSize -1 a fixed pool from its config
+    // (generator.py warm_up), not the free-memory pool and not an error; docs/mindie.md.
+    PF_TRY(fixed, mindie_mm_fixed_pool_gib(spec, o, mm, e));
+    npu_mem_gib = fixed;
+    e.npu_mem_auto = false;
+  }
   const int64_t w = o.world_size;
   for (const auto& l : spec.layers) {
     if (l.kv_shared) continue;
@@ -236,7 +303,7 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
     e.kv_pool_bytes_low = std::max(0.0, free_low);
     e.kv_pool_bytes_high = std::max(0.0, free_high);
   } else {
-    e.kv_pool_bytes_low = e.kv_pool_bytes_high = static_cast<double>(o.npu_mem_size) * k_gib;
+    e.kv_pool_bytes_low = e.kv_pool_bytes_high = static_cast<double>(npu_mem_gib) * k_gib;
     e.assumptions.push_back("npuMemSize is read as GiB (the documented quick formula divides by 1024^3)");
   }
   e.total_blocks_low = static_cast<int64_t>(std::floor(e.kv_pool_bytes_low / static_cast<double>(e.block_bytes)));
@@ -258,15 +325,23 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
     e.reason = fmt::format("weights need {:.2f} GiB per card, above runtime total x NPU_MEMORY_FRACTION ({:.2f} GiB): the KV pool would be negative; "
                            "raise NPU_MEMORY_FRACTION to at least {:.2f} (weights alone) or add cards (worldSize)",
                            bytes_to_gib(e.weight_bytes), bytes_to_gib(e.fraction_bytes), std::ceil(100.0 * e.weight_bytes / e.runtime_total_bytes) / 100.0);
+  } else if (mindie_mm_shortfall_bytes(e, o, mm, e.runtime_bytes_low) > 0 && e.kv_pool_bytes_high <= e.runtime_total_bytes - e.weight_bytes - e.runtime_bytes_low) {
+    // The pool is allocated, then MindIE's post-warm-up check of a multimodal model fails (its own message).
+    e.verdict = MindieVerdict::does_not_fit;
+    e.reason = fmt::format("Warmup failed, because of multimodal model inference out of memory when `maxInputTokenLen` set to {}: {:.2f} GiB free after the "
+                           "warm-up, {:.0f} GiB needed on a card of 60 GiB or more; lower maxPrefillTokens, maxBatchSize x maxIterTimes or npuMemSize, or add cards",
+                           o.max_input_token_len, bytes_to_gib(e.runtime_total_bytes - e.weight_bytes - e.runtime_bytes_low - e.kv_pool_bytes_high),
+                           bytes_to_gib(mindie_mm_free_needed_bytes(o, mm)));
   } else if (!e.npu_mem_auto && e.kv_pool_bytes_low > free_high) {
     e.verdict = MindieVerdict::does_not_fit;
-    e.reason = fmt::format("npuMemSize {} GiB is above what the card can give the KV cache ({:.2f} GiB at most): MindIE fails or hangs at start-up; lower npuMemSize or use -1",
-                           o.npu_mem_size, bytes_to_gib(std::max(0.0, free_high)));
+    e.reason = fmt::format("npuMemSize {} GiB is above what the card can give the KV cache ({:.2f} GiB at most): MindIE fails or hangs at start-up; lower npuMemSize{}",
+                           npu_mem_gib, bytes_to_gib(std::max(0.0, free_high)),
+                           multimodal ? " (give one: with -1 a multimodal model's pool is sized from maxPrefillTokens + maxBatchSize x maxIterTimes)" : " or use -1");
   } else if (e.batch_high < 1) {
     e.verdict = MindieVerdict::does_not_fit;
     e.reason = fmt::format("the KV pool holds {} blocks, fewer than the {} one request of maxSeqLen needs; lower maxSeqLen or add cards", e.total_blocks_high,
                            e.blocks_per_request);
-  } else if (e.batch_low < 1 || (!e.npu_mem_auto && e.kv_pool_bytes_low > free_low)) {
+  } else if (e.batch_low < 1 || (!e.npu_mem_auto && e.kv_pool_bytes_low > free_low) || mindie_mm_shortfall_bytes(e, o, mm, e.runtime_bytes_high) > 0) {
     e.verdict = MindieVerdict::marginal;
     e.reason = "fits only at the low end of the runtime-variable band";
   } else {

@@ -1,7 +1,8 @@
 // estimate/mindie: what MindIE Service (mindie_llm_server / mindieservice_daemon) reserves on each NPU, by
 // its own mechanism: a static KV pool per card, either fixed (ModelConfig.npuMemSize > 0, in GiB) or, with
-// npuMemSize = -1, what is left of card x NPU_MEMORY_FRACTION after the weights, the runtime variables and
-// the system's own use; the pool is cut into blocks of cacheBlockSize tokens, and a request holds
+// npuMemSize = -1, what is left of the runtime-reported total x NPU_MEMORY_FRACTION after the weights and the
+// runtime variables (a multimodal model instead gets a pool sized from its config, and must leave MindIE's
+// post-warm-up free memory); the pool is cut into blocks of cacheBlockSize tokens, and a request holds
 // Ceil(input / cacheBlockSize) + Ceil(output / cacheBlockSize) blocks. Options take MindIE's config.json key
 // names. Rules, defaults and ranges come from data/engines/mindie.json (MindIE LLM service_parameter_configuration.md,
 // cited there); the runtime-variable term has no published formula and is a band (docs/mindie.md).
