@@ -132,7 +132,7 @@ Json estimate_json(const estimate::MindieEstimate& e, const estimate::MindieOpti
 
 std::string render_estimate(const estimate::MindieEstimate& e, const estimate::MindieOptions& o) {
   std::string s;
-  s += fmt::format("  npuMemSize {}: KV pool {:.2f} to {:.2f} GiB per card\n", o.npu_mem_size == -1 ? std::string("-1 (auto)") : std::to_string(o.npu_mem_size),
+  s += fmt::format("  npuMemSize {}: KV pool {:.2f} to {:.2f} GiB per card\n", o.npu_mem_size != -1 ? std::to_string(o.npu_mem_size) : e.npu_mem_auto ? std::string("-1 (auto)") : std::string("-1 (multimodal: sized from the config)"),
                    bytes_to_gib(e.kv_pool_bytes_low), bytes_to_gib(e.kv_pool_bytes_high));
   s += fmt::format("  per card: runtime total {:.2f} GiB (card {:.2f}) x NPU_MEMORY_FRACTION {} = {:.2f}; weights {:.2f}; runtime {:.2f} to {:.2f} GiB\n",
                    bytes_to_gib(e.runtime_total_bytes), bytes_to_gib(e.card_bytes), o.npu_memory_fraction, bytes_to_gib(e.fraction_bytes),
