@@ -355,4 +355,12 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
   return e;
 }
 
+Expected<int64_t> mindie_multimodal_npu_mem_gib(const MindieEstimate& e, const MindieOptions& o, const MindieCatalog& catalog) {
+  PF_TRY(mm, mindie_mm_rules(catalog, true));
+  double room = e.fraction_bytes - e.weight_bytes - e.runtime_bytes_high;
+  if (e.runtime_total_bytes >= mm.min_total_bytes)
+    room = std::min(room, e.runtime_total_bytes - e.weight_bytes - e.runtime_bytes_high - mindie_mm_free_needed_bytes(o, mm));
+  return room <= 0 ? int64_t{0} : static_cast<int64_t>(std::floor(room / k_gib));
+}
+
 }  // namespace preflight::estimate

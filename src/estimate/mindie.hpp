@@ -83,9 +83,15 @@ struct MindieEstimate {
 };
 
 // Errors: invalid_argument from check_mindie_options; unsupported for a checkpoint format MindIE does not
-// load (FP8, NVFP4, MXFP4, AWQ/GPTQ int4, GGUF), a multimodal model with npuMemSize -1, recurrent layers,
-// or KV heads that worldSize does not divide.
+// load (FP8, NVFP4, MXFP4, AWQ/GPTQ int4, GGUF), recurrent layers, or KV heads that worldSize does not divide.
+// A multimodal model with npuMemSize -1 gets MindIE's config-sized pool and a warning (issue 15, evid33).
 Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const device::DeviceSpec& device, const MindieOptions& options,
                                          const MindieCatalog& catalog);
+
+// Issue 15 (evid33): the npuMemSize (GiB, whole) to write for a multimodal model, whose -1 MindIE sizes from the
+// config rather than the free memory: the largest pool that fits runtime total x NPU_MEMORY_FRACTION less the
+// weights and the pessimistic runtime band, and leaves the free memory MindIE's post-warm-up check asks for.
+// 0 when nothing is left. e is an estimate of the same model, card and options.
+Expected<int64_t> mindie_multimodal_npu_mem_gib(const MindieEstimate& e, const MindieOptions& options, const MindieCatalog& catalog);
 
 }  // namespace preflight::estimate

@@ -158,6 +158,18 @@ Expected<MindiePlan> plan_mindie(const model::ModelSpec& spec, const device::Dev
     }
     auto o = layout_options(request.base, context, w);
     PF_TRY(e, estimate::estimate_mindie(spec, device, o, catalog));
+    if (o.npu_mem_size == -1 && (spec.vision_params > 0 || spec.vision_hidden_size > 0)) {
+      // Issue 15 (evid33): MindIE sizes a multimodal model's -1 pool from the config (maxBatchSize, which this plan
+      // sets from the pool: circular), so the plan writes npuMemSize itself.
+      PF_TRY(gib, estimate::mindie_multimodal_npu_mem_gib(e, o, catalog));
+      if (gib < 1) {
+        plan.rejected.push_back(fmt::format("worldSize {}: no room for a multimodal KV pool after the weights, the runtime and MindIE's post-warm-up free memory", w));
+        continue;
+      }
+      o.npu_mem_size = gib;
+      PF_TRY(fixed, estimate::estimate_mindie(spec, device, o, catalog));
+      e = fixed;
+    }
     if (e.verdict != estimate::MindieVerdict::fits || e.batch_low < request.concurrency) {
       plan.rejected.push_back(e.verdict == estimate::MindieVerdict::fits
                                   ? fmt::format("worldSize {}: the KV pool holds {} to {} requests of {} tokens, fewer than {}", w, e.batch_low, e.batch_high, context,

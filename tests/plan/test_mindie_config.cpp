@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "device/device_spec.hpp"
 #include "estimate/mindie.hpp"
 #include "model/model_source.hpp"
+#include "model/model_spec.hpp"
 #include "plan/mindie_config.hpp"
 #include "../test_support.hpp"
 
@@ -196,6 +198,28 @@ TEST(MindiePlan, Issue18_TwoNodesUseRanktable) {
 }
 
 // The CLI end to end: fit prints MindIE's numbers and exits by the verdict; plan --config-out writes the files.
+// Issue 15 (evid33): MindIE sizes a multimodal model's npuMemSize -1 pool from maxBatchSize x maxIterTimes, and the plan
+// sets maxBatchSize from the pool, so the plan writes npuMemSize itself: the largest whole GiB that leaves the 26 GiB
+// MindIE's post-warm-up check asks of a 60 GiB-or-more card at maxInputTokenLen 7680 (> 4096) and fits the fraction.
+// Qwen2.5-VL-7B on one 910B3 (runtime total 65,452,113,920 B) at context 8192: runtime band high end =
+// 2 x (8192 x (2 x 3584 + 2 x 18944) x 2 + 50 x 152,064 x 4) = 1,537,220,608 B; the free-memory bound
+// 65,452,113,920 - weights - 1,537,220,608 - 26 x 2^30 is below the fraction bound 0.8 x 65,452,113,920 - weights -
+// 1,537,220,608 (0.2 x the total is 12.2 GiB, less than 26), so npuMemSize = floor(that / 2^30).
+TEST(MindiePlan, Issue15_MultimodalPlanWritesNpuMemSize) {
+  auto s = setup("Qwen/Qwen2.5-VL-7B-Instruct");
+  plan::MindiePlanRequest req;
+  req.base = estimate::mindie_default_options(s.catalog);
+  req.context_tokens = 8192;
+  auto p = plan::plan_mindie(s.model, s.device, req, s.catalog);
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double weights = model::compute_weight_bytes(s.model).total;
+  const auto expected = static_cast<int64_t>(std::floor((65452113920.0 - weights - 1537220608.0 - 26.0 * gib) / gib));
+  EXPECT_GT(expected, 0);
+  EXPECT_EQ(p->config["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["npuMemSize"], expected);
+  EXPECT_EQ(p->estimate.verdict, estimate::MindieVerdict::fits) << p->estimate.reason;
+}
+
 TEST(MindieCli, Issue18_FitAndPlanEndToEnd) {
   auto fit = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --npu-mem-size 20");
   EXPECT_EQ(fit.code, 0) << fit.out;
