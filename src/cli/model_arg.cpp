@@ -8,6 +8,7 @@
 
 #include "base/file.hpp"
 #include "base/units.hpp"
+#include "engine/quantized_checkpoints.hpp"
 #include "hub/hub_ref.hpp"
 #include "hub/model_fetch.hpp"
 #include "model/model_source.hpp"
@@ -70,6 +71,21 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
                                         fetched->stats.retries);
   spec.provenance.push_back({"hub metadata", fetched->path, rule});
   return spec;
+}
+
+std::optional<PublishedCheckpointArg> published_checkpoint_arg(const std::string& arg) {
+  if (hub::is_hub_ref(arg) || arg.find('/') == std::string::npos || path_exists(arg)) return std::nullopt;
+  const auto& catalog = engine::shipped_quantized_catalog();
+  if (!catalog) return std::nullopt;
+  const engine::QuantizedCheckpoint* c = engine::find_checkpoint_by_repo(*catalog, arg);
+  if (!c) return std::nullopt;
+  PublishedCheckpointArg out{c->repo, c->base_model, c->variant, c->quantization_flag, ""};
+  const std::string download = c->hub == "modelscope" ? "modelscope download --model " + c->repo : "hf download " + c->repo;
+  out.assumption = fmt::format(
+      "{}: not on this machine; sized as the checkpoint it is, {} of {} (--variant {}; data/engines/quantized_checkpoints.json: {}), from {}'s "
+      "config; `{}` and MODEL = its folder size it from its own files",
+      arg, c->format, c->base_model, c->variant, c->url, c->base_model, download);
+  return out;
 }
 
 std::vector<Option> model_options(ModelFlags& f) {

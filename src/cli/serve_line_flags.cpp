@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "engine/flag_versions.hpp"
 #include "plan/launch.hpp"
 
 namespace preflight::cli {
@@ -50,8 +51,33 @@ std::vector<Option> serve_line_options(ServeLineFlags& flags) {
                flags.given.push_back("--additional-config");
                flags.serve_args.push_back("--additional-config " + plan::shell_single_quoted(text));
                return Ok{};
+             }},
+      // ux33: plan's own start commands carry it (data/engines/launch.json qwen3-thinking-off) and seed 001 section 8 starts
+      // with it, so a start line plan printed pastes back into fit. vLLM reads it with json.loads (FrontendArgs
+      // default_chat_template_kwargs: dict) and passes it to the chat template as keyword arguments.
+      Option{"default-chat-template-kwargs", "JSON",
+             "vLLM >= 0.14: keyword arguments for the chat template ('{\"enable_thinking\": false}'): checked as JSON,\n"
+             "not sized; an older version's argparse refuses it",
+             [&flags](const std::string& text) -> Status {
+               const auto j = nlohmann::json::parse(text, nullptr, false);
+               if (j.is_discarded() || !j.is_object())
+                 return make_error(ErrorKind::invalid_argument,
+                                   fmt::format("--default-chat-template-kwargs: expected a JSON object, found '{}' (vLLM reads it with json.loads)",
+                                               clip_text(text, 80)));
+               flags.given.push_back("--default-chat-template-kwargs");
+               flags.serve_args.push_back("--default-chat-template-kwargs " + plan::shell_single_quoted(text));
+               flags.default_chat_template_kwargs = text;
+               return Ok{};
              }}};
   return under("from a `vllm serve` line, accepted so that it pastes whole (no effect on the estimate):", std::move(out));
+}
+
+std::string serve_line_version_refusal(const ServeLineFlags& flags, const engine::EngineProfile& engine) {
+  if (!flags.default_chat_template_kwargs) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  return engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), "--default-chat-template-kwargs",
+                                      "--default-chat-template-kwargs " + plan::shell_single_quoted(*flags.default_chat_template_kwargs));
 }
 
 void add_serve_line_notes(const ServeLineFlags& flags, const std::string& engine, std::vector<std::string>& notes) {

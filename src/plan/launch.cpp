@@ -716,9 +716,9 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");
   }
   for (const auto& f : extra_flags) {
-    // planq32: plan --additional-config is the user's; vLLM keeps the last of two, so the rule's is said, not added.
-    if (starts_with(f, "--additional-config ") && given_arg(options, "--additional-config ")) {
-      l.notes.push_back("not added, since --additional-config was given: " + f + " (vLLM keeps only the last --additional-config; merge its keys into yours)");
+    // planq32 (ux33: and --default-chat-template-kwargs): plan's flag is the user's; vLLM keeps the last of two, so the rule's is said, not added.
+    if (const std::string name = f.substr(0, f.find(' ')); (name == "--additional-config" || name == "--default-chat-template-kwargs") && given_arg(options, name + " ")) {
+      l.notes.push_back("not added, since " + name + " was given: " + f + " (vLLM keeps only the last " + name + "; merge its keys into yours)");
       continue;
     }
     s << " " << f;

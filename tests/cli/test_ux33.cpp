@@ -1,0 +1,119 @@
+// Session 33's user journeys (issues 15, 16, 19): the seeds' engineer with 910B4 / 910B3 cards checks plan's own start
+// lines with fit, and pastes the seeds' `vllm serve` lines. Each test runs the real binary.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "../test_support.hpp"
+
+namespace {
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// The first recommended row of a plan --json.
+nlohmann::json first_row(const std::string& args) {
+  const auto r = pftest::run_cli(args + " --json", {.with_stderr = false});
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 300);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["recommended"].empty()) << r.out.substr(0, 300);
+  return j["recommended"][0];
+}
+
+}  // namespace
+
+// Issue 16: plan's start line for a published checkpoint (`vllm serve vllm-ascend/Qwen3-32B-W8A8 ... --quantization ascend
+// ... --default-chat-template-kwargs '{...}'`), pasted into fit, was refused twice over: the checkpoint's hub id "is not in
+// the catalogue" and --default-chat-template-kwargs was an unknown flag (exit 2). fit now takes the line whole and sizes
+// the checkpoint as the variant it is published in, with plan's own numbers for that row.
+TEST(Ux33, Issue16_FitTakesPlansOwnStartLine) {
+  const auto row = first_row("plan Qwen/Qwen3-32B --devices 910B4 --variant w8a8");
+  const std::string serve = row["launch"]["serve"].get<std::string>();
+  ASSERT_EQ(serve.rfind("vllm serve vllm-ascend/Qwen3-32B-W8A8 ", 0), 0u) << serve;
+  ASSERT_NE(serve.find("--default-chat-template-kwargs"), std::string::npos) << serve;
+  const auto fit = pftest::run_cli("fit" + serve.substr(std::string("vllm serve").size()) + " --device 910B4 --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 400);
+  const auto j = nlohmann::json::parse(fit.out);
+  EXPECT_EQ(j["kv_cache"]["tokens"], row["kv_cache_tokens"]);
+  EXPECT_EQ(j["layout"]["tensor_parallel_size"], row["tensor_parallel_size"]);
+  const std::string notes = j["assumptions"].dump();
+  EXPECT_NE(notes.find("vllm-ascend/Qwen3-32B-W8A8: not on this machine; sized as the checkpoint it is, msModelSlim W8A8 of Qwen/Qwen3-32B"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("--default-chat-template-kwargs: as vLLM takes them"), std::string::npos) << notes;
+  // The same deployment written as the base model and the variant: the same weights and KV cache.
+  const auto by_variant = pftest::run_cli("fit Qwen/Qwen3-32B --device 910B4 --variant w8a8 --tensor-parallel-size 2 --max-model-len 32768 --json",
+                                          {.with_stderr = false});
+  ASSERT_EQ(by_variant.code, 0) << by_variant.out.substr(0, 300);
+  const auto v = nlohmann::json::parse(by_variant.out);
+  EXPECT_EQ(v["kv_cache"]["tokens"], j["kv_cache"]["tokens"]);
+  EXPECT_EQ(v["memory_per_device"]["terms"][0]["gib"], j["memory_per_device"]["terms"][0]["gib"]);
+}
+
+// Issue 16: seeds/000 section 4.3.1 downloads Eco-Tech/Qwen3.6-27B-w8a8 and serves it with --quantization ascend on one
+// 910B4, where the weights ran out of memory while loading (RowParallelLinear, 28.79 GiB already allocated of 29.49).
+// Its hub id is fit's MODEL now; a --variant or --quantization that is not the checkpoint's is refused (exit 2), and a
+// catalogue model that is also a published checkpoint (Qwen/Qwen3-8B-FP8) is still read from its own config.
+TEST(Ux33, Issue16_PublishedCheckpointIdIsTheModel) {
+  const auto seed = pftest::run_cli(
+      "fit Eco-Tech/Qwen3.6-27B-w8a8 --device 910B4 --engine vllm-ascend@0.18.0 --quantization ascend --dtype bfloat16 --max-model-len 4096 "
+      "--gpu-memory-utilization 0.92",
+      {.with_stderr = false});
+  EXPECT_EQ(seed.code, 1) << seed.out;
+  EXPECT_NE(seed.out.find("does not fit (weights_oom)"), std::string::npos) << seed.out;
+  EXPECT_NE(seed.out.find("weights stored   msModelSlim W8A8"), std::string::npos) << seed.out;
+  const auto other_variant = pftest::run_cli("fit Eco-Tech/Qwen3.6-27B-w8a8 --device 910B4 --variant awq");
+  EXPECT_EQ(other_variant.code, 2) << other_variant.out;
+  EXPECT_NE(other_variant.out.find("is published as --variant w8a8"), std::string::npos) << other_variant.out;
+  const auto other_method = pftest::run_cli("fit Eco-Tech/Qwen3.6-27B-w8a8 --device 910B4 --quantization fp8");
+  EXPECT_EQ(other_method.code, 2) << other_method.out;
+  EXPECT_NE(other_method.out.find("served with --quantization ascend"), std::string::npos) << other_method.out;
+  const auto catalogue = pftest::run_cli("fit Qwen/Qwen3-8B-FP8 --device H100 --max-model-len 4096", {.with_stderr = false});
+  EXPECT_EQ(catalogue.code, 0) << catalogue.out;
+  EXPECT_EQ(catalogue.out.find("not on this machine"), std::string::npos) << catalogue.out;
+  const auto unknown = pftest::run_cli("fit Some-Org/Not-A-Checkpoint-W8A8 --device 910B4");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("not in the catalogue"), std::string::npos) << unknown.out;
+}
+
+// Issue 16: vLLM >= 0.14 takes --default-chat-template-kwargs JSON (vLLM PR #31343; seeds/001 section 8 turns thinking
+// off with it); an older version's argparse stops with "unrecognized arguments" (exit 2), and text json.loads refuses is
+// refused. It changes no number.
+TEST(Ux33, Issue16_DefaultChatTemplateKwargs) {
+  const std::string base = "fit Qwen/Qwen3-8B --device H100 --max-model-len 4096";
+  const std::string flag = " --default-chat-template-kwargs '{\"enable_thinking\": false}'";
+  const auto plain = pftest::run_cli(base + " --engine vllm@0.14.0 --json", {.with_stderr = false});
+  const auto given = pftest::run_cli(base + " --engine vllm@0.14.0" + flag + " --json", {.with_stderr = false});
+  ASSERT_EQ(given.code, 0) << given.out.substr(0, 300);
+  EXPECT_EQ(nlohmann::json::parse(plain.out)["kv_cache"], nlohmann::json::parse(given.out)["kv_cache"]);
+  const auto old = pftest::run_cli(base + " --engine vllm@0.13.0" + flag);
+  EXPECT_EQ(old.code, 2) << old.out;
+  EXPECT_NE(old.out.find("vllm serve: error: unrecognized arguments: --default-chat-template-kwargs '{\"enable_thinking\": false}'"), std::string::npos)
+      << old.out;
+  const auto ascend_old = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --max-model-len 4096 --engine vllm-ascend@0.13.0" + flag);
+  EXPECT_EQ(ascend_old.code, 2) << ascend_old.out;
+  const auto bad = pftest::run_cli(base + " --default-chat-template-kwargs enable_thinking=false");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--default-chat-template-kwargs: expected a JSON object"), std::string::npos) << bad.out;
+  // plan carries the user's JSON in place of its own thinking-off rule: one such flag per start (vLLM keeps the last).
+  const auto row = first_row("plan Qwen/Qwen3-8B --devices 910B3 --default-chat-template-kwargs '{\"enable_thinking\": true}'");
+  const std::string serve = row["launch"]["serve"].get<std::string>();
+  EXPECT_EQ(occurrences(serve, "--default-chat-template-kwargs"), 1u) << serve;
+  EXPECT_NE(serve.find("--default-chat-template-kwargs '{\"enable_thinking\": true}'"), std::string::npos) << serve;
+}
+
+// Issue 16: `fit MODEL --variant w8a8 --quantization ascend` (plan's start line for the variant, with fit's --variant)
+// was "give one of the two" although both say the same; the same method is taken, another still refused.
+TEST(Ux33, Issue16_VariantTakesItsOwnQuantization) {
+  const std::string base = "fit Qwen/Qwen3-8B --device 910B3 --max-model-len 4096 --variant w8a8";
+  const auto alone = pftest::run_cli(base + " --json", {.with_stderr = false});
+  const auto both = pftest::run_cli(base + " --quantization ascend --json", {.with_stderr = false});
+  ASSERT_EQ(both.code, 0) << both.out.substr(0, 300);
+  EXPECT_EQ(nlohmann::json::parse(alone.out)["kv_cache"], nlohmann::json::parse(both.out)["kv_cache"]);
+  const auto other = pftest::run_cli(base + " --quantization fp8");
+  EXPECT_EQ(other.code, 2) << other.out;
+  EXPECT_NE(other.out.find("--variant w8a8 sets --quantization ascend; give one of the two"), std::string::npos) << other.out;
+}
