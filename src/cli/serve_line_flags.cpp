@@ -24,7 +24,8 @@ Option recorded(ServeLineFlags& flags, std::string name, std::string value, std:
                 return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
             }
             flags.given.push_back("--" + name);
-            flags.serve_args.push_back(name == "trust-remote-code" ? "--" + name : "--" + name + " " + plan::shell_word(text));
+            const bool is_switch = name == "trust-remote-code" || name == "enable-auto-tool-choice";
+            flags.serve_args.push_back(is_switch ? "--" + name : "--" + name + " " + plan::shell_word(text));
             return Ok{};
           }};
 }
@@ -37,6 +38,10 @@ std::vector<Option> serve_line_options(ServeLineFlags& flags) {
       recorded(flags, "host", "H", "as vLLM takes it; changes no number here"),
       recorded(flags, "port", "N", "as vLLM takes it; changes no number here"),
       recorded(flags, "served-model-name", "NAME", "as vLLM takes it; changes no number here"),
+      // ux33: plan --workload agent's start lines carry them (data/engines/launch.json agent-tools-*, agent-reasoning-*).
+      recorded(flags, "enable-auto-tool-choice", "", "as vLLM takes it; changes no number here"),
+      recorded(flags, "tool-call-parser", "NAME", "as vLLM takes it (hermes, llama3_json, ...); changes no number here"),
+      recorded(flags, "reasoning-parser", "NAME", "as vLLM takes it (qwen3, deepseek_r1, ...); changes no number here"),
       Option{"additional-config", "JSON",
              "vLLM-Ascend's settings ('{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'): checked as\n"
              "JSON, not sized; a key the engine does not read is said so",

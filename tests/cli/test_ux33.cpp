@@ -117,3 +117,20 @@ TEST(Ux33, Issue16_VariantTakesItsOwnQuantization) {
   EXPECT_EQ(other.code, 2) << other.out;
   EXPECT_NE(other.out.find("--variant w8a8 sets --quantization ascend; give one of the two"), std::string::npos) << other.out;
 }
+
+// Issue 16: plan --workload agent's start line carries --enable-auto-tool-choice --tool-call-parser hermes
+// --reasoning-parser qwen3 (data/engines/launch.json agent-*); pasted into fit it was "unknown flag
+// --enable-auto-tool-choice" (exit 2). fit takes them (no number changes); plan carries a parser the user gave in place
+// of its rule's.
+TEST(Ux33, Issue16_FitTakesAgentStartLine) {
+  const auto row = first_row("plan Qwen/Qwen3-8B --devices 910B3 --workload agent");
+  const std::string serve = row["launch"]["serve"].get<std::string>();
+  ASSERT_NE(serve.find("--enable-auto-tool-choice --tool-call-parser hermes --reasoning-parser qwen3"), std::string::npos) << serve;
+  const auto fit = pftest::run_cli("fit" + serve.substr(std::string("vllm serve").size()) + " --device 910B3 --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out.substr(0, 300);
+  EXPECT_EQ(nlohmann::json::parse(fit.out)["kv_cache"]["tokens"], row["kv_cache_tokens"]);
+  const auto own = first_row("plan Qwen/Qwen3-8B --devices 910B3 --workload agent --tool-call-parser qwen3_xml");
+  const std::string line = own["launch"]["serve"].get<std::string>();
+  EXPECT_EQ(occurrences(line, "--tool-call-parser"), 1u) << line;
+  EXPECT_NE(line.find("--tool-call-parser qwen3_xml"), std::string::npos) << line;
+}
