@@ -48,5 +48,8 @@ struct PublishedCheckpointArg {
 // the catalogue does not list. Call it only after resolve_model_arg found nothing: a local folder or a hub-cache copy
 // of the checkpoint is read from its own files.
 std::optional<PublishedCheckpointArg> published_checkpoint_arg(const std::string& arg);
+// The same for a model named in an engine log: the hub id, or a path that is not here whose last folder is named as one
+// published checkpoint (seeds/000 downloads Eco-Tech/Qwen3.6-27B-w8a8 to /data/models/Qwen3.6-27B-w8a8 and serves that).
+std::optional<PublishedCheckpointArg> published_checkpoint_of_folder(const std::string& path);
 
 }  // namespace preflight::cli

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "../test_support.hpp"
@@ -133,4 +135,42 @@ TEST(Ux33, Issue16_FitTakesAgentStartLine) {
   const std::string line = own["launch"]["serve"].get<std::string>();
   EXPECT_EQ(occurrences(line, "--tool-call-parser"), 1u) << line;
   EXPECT_NE(line.find("--tool-call-parser qwen3_xml"), std::string::npos) << line;
+}
+
+// Issue 16: seeds/000 section 4.3.1's start log (the checkpoint downloaded to /data/models/Qwen3.6-27B-w8a8, served with
+// --quantization ascend on one 910B4, OOM while loading) had no prediction in `logs`: the folder is not on this machine
+// and its name is no catalogue id. A folder named as one published checkpoint (and the hub id plan's own start serves)
+// is that checkpoint's base model in its variant, with fit's numbers for the same deployment.
+TEST(Ux33, Issue16_LogsSizesThePublishedCheckpointTheSeedServed) {
+  const std::string dir = pftest::scratch_dir("ux33-seed-log");
+  const std::string oom =
+      "(APIServer pid=1) INFO 05-18 10:00:00 [api_server.py:1] vLLM API server version 0.18.0\n"
+      "(APIServer pid=1) INFO 05-18 10:00:00 [utils.py:1] non-default args: {'model': 'MODEL', 'dtype': 'bfloat16', 'max_model_len': 4096, "
+      "'quantization': 'ascend', 'gpu_memory_utilization': 0.92}\n"
+      "(EngineCore_DP0 pid=2) ERROR 05-18 10:01:00 [core.py:1] RuntimeError: NPU out of memory. Tried to allocate 172.00 MiB (NPU 0; 29.49 GiB total "
+      "capacity; 28.79 GiB already allocated; 118.31 MiB free)\n";
+  const auto log_with = [&](const std::string& model, const std::string& file) {
+    std::string text = oom;
+    text.replace(text.find("MODEL"), 5, model);
+    std::ofstream(dir + "/" + file) << text;
+    return pftest::run_cli("logs " + dir + "/" + file, {.with_stderr = false});
+  };
+  const auto fit = pftest::run_cli(
+      "fit Eco-Tech/Qwen3.6-27B-w8a8 --device 910B4 --engine vllm-ascend@0.18.0 --quantization ascend --dtype bfloat16 --max-model-len 4096 "
+      "--gpu-memory-utilization 0.92 --json",
+      {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out.substr(0, 300);
+  const double weights_gib = nlohmann::json::parse(fit.out)["memory_per_device"]["terms"][0]["gib"].get<double>();
+  char weights[32];
+  std::snprintf(weights, sizeof weights, "%.2f", weights_gib);
+  for (const std::string model : {"/data/models/Qwen3.6-27B-w8a8", "Eco-Tech/Qwen3.6-27B-w8a8"}) {
+    const auto r = log_with(model, "seed.log");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("printed vs predicted (preflight fit: Qwen/Qwen3.6-27B on 910B4, vllm-ascend@0.18-0.20)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("preflight predicts it does not fit (weights_oom)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(std::string("weights per device (GiB)                    -            ") + weights), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("sized as the checkpoint it is, msModelSlim W8A8 of Qwen/Qwen3.6-27B"), std::string::npos) << r.out;
+  }
+  const auto other = log_with("/data/models/My-Own-Export-w8a8", "other.log");
+  EXPECT_NE(other.out.find("cannot be resolved"), std::string::npos) << other.out;
 }
