@@ -314,8 +314,13 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
       fix += fmt::format(", {} ({} tokens do not fit)",
                          at_model_max ? "the model's maximum (vLLM's derived max_model_len)" : "the largest context its KV cache holds for one request", with_thousands(too_long));
     if (options.catalogue_device)
-      fix += fmt::format("; `preflight plan {} --devices {} --variant {}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
-                         resolved.device.id, v.id, len > 0 ? fmt::format(" --context {}", len) : "");
+      // ux33: the plan row is this deployment's: the context, a named engine version and a given utilization go with it
+      // (without them plan sized another: the newest version at 32,768 tokens).
+      fix += fmt::format("; `preflight plan {} --devices {} --variant {}{}{}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
+                         resolved.device.id, v.id,
+                         len > 0 ? fmt::format(" --context {}", len) : d.max_model_len ? fmt::format(" --context {}", *d.max_model_len) : "",
+                         resolved.engine.version_named ? fmt::format(" --engine {}@{}", resolved.engine.engine, resolved.engine.version_named->text()) : "",
+                         d.gpu_memory_utilization ? fmt::format(" --gpu-memory-utilization {}", *d.gpu_memory_utilization) : "");
     return fix;
   };
   std::vector<std::string> fixes;

@@ -174,3 +174,30 @@ TEST(Ux33, Issue16_LogsSizesThePublishedCheckpointTheSeedServed) {
   const auto other = log_with("/data/models/My-Own-Export-w8a8", "other.log");
   EXPECT_NE(other.out.find("cannot be resolved"), std::string::npos) << other.out;
 }
+
+// Issue 16: seeds/000 section 4.3.4's Qwen3.6-35B-A3B start (vLLM-Ascend 0.18.0, --max-model-len 2048, util 0.92) on one
+// 910B4: fit's variant fix named `preflight plan ... --variant w4a8_dynamic --commands`, which planned the newest engine
+// at 32,768 tokens: another deployment than the fix's figures. The command now carries the fix's context, the named
+// version and the utilization, and its row holds the fix's KV tokens.
+TEST(Ux33, Issue16_FitFixPlanCommandIsTheSameDeployment) {
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3.6-35B-A3B --device 910B4 --trust-remote-code --dtype bfloat16 --max-model-len 2048 "
+                                   "--gpu-memory-utilization 0.92 --engine vllm-ascend@0.18.0 --json",
+                                   {.with_stderr = false});
+  ASSERT_EQ(fit.code, 1) << fit.out.substr(0, 300);
+  std::string fix;
+  const auto fit_json = nlohmann::json::parse(fit.out);
+  for (const auto& f : fit_json["fixes"])
+    if (f.get<std::string>().rfind("--variant w4a8_dynamic (", 0) == 0) fix = f.get<std::string>();
+  ASSERT_FALSE(fix.empty()) << fit.out.substr(0, 600);
+  const size_t open = fix.find("`preflight plan "), close = fix.find('`', open + 1);
+  ASSERT_NE(open, std::string::npos) << fix;
+  const std::string command = fix.substr(open + std::string("`preflight ").size(), close - open - std::string("`preflight ").size());
+  EXPECT_NE(command.find("--context 2048 --engine vllm-ascend@0.18.0 --gpu-memory-utilization 0.92"), std::string::npos) << command;
+  const size_t tokens_at = fix.find(" KV tokens");
+  ASSERT_NE(tokens_at, std::string::npos) << fix;
+  std::string tokens = fix.substr(fix.rfind(' ', tokens_at - 1) + 1, tokens_at - fix.rfind(' ', tokens_at - 1) - 1);
+  std::erase(tokens, ',');
+  const auto row = first_row(command.substr(0, command.find(" --commands")));
+  EXPECT_EQ(row["kv_cache_tokens"].get<int64_t>(), std::stoll(tokens)) << fix;
+  EXPECT_EQ(row["num_devices"].get<int64_t>(), 1);
+}
