@@ -82,9 +82,9 @@ examples:
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
-exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed),
-  2 bad input or usage, 3 environment or network failure (hub or server unreachable, timeout, an output
-  that cannot be written). A pipe closed by its reader (preflight ... | head) ends preflight by SIGPIPE.
+exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed; bench:
+  requests failed, an unreachable server included), 2 bad input or usage, 3 environment or network failure
+  (hub unreachable, timeout, an output that cannot be written). A pipe closed by its reader (preflight ... | head) ends preflight by SIGPIPE.
 environment: NO_COLOR or TERM=dumb disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
   PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw;
   HF_TOKEN / HUGGING_FACE_HUB_TOKEN / ~/.cache/huggingface/token and MODELSCOPE_API_TOKEN authenticate

@@ -201,3 +201,14 @@ TEST(Ux33, Issue16_FitFixPlanCommandIsTheSameDeployment) {
   EXPECT_EQ(row["kv_cache_tokens"].get<int64_t>(), std::stoll(tokens)) << fix;
   EXPECT_EQ(row["num_devices"].get<int64_t>(), 1);
 }
+
+// Issue 19: `preflight --help` listed "server unreachable" under exit 3, while bench (its own --help, and what it does)
+// counts an unreachable server's requests as failed: exit 1. The top-level help now says what bench does.
+TEST(Ux33, Issue19_TopHelpExitCodesMatchBench) {
+  const auto help = pftest::run_cli("--help", {.with_stderr = false});
+  EXPECT_NE(help.out.find("bench:\n  requests failed, an unreachable server included"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("hub or server unreachable"), std::string::npos) << help.out;
+  // Port 1 on loopback: nothing listens there (tcpmux, privileged, never started here).
+  const auto bench = pftest::run_cli("bench --url http://127.0.0.1:1 --model m --concurrency 1 --num-prompts 1 --output-len 4 --input-len 4");
+  EXPECT_EQ(bench.code, 1) << bench.out;
+}
