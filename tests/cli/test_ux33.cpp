@@ -95,6 +95,9 @@ TEST(Ux33, Issue16_DefaultChatTemplateKwargs) {
   EXPECT_EQ(old.code, 2) << old.out;
   EXPECT_NE(old.out.find("vllm serve: error: unrecognized arguments: --default-chat-template-kwargs '{\"enable_thinking\": false}'"), std::string::npos)
       << old.out;
+  const auto plan_old = pftest::run_cli("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.13.0" + flag);
+  EXPECT_EQ(plan_old.code, 2) << plan_old.out;
+  EXPECT_NE(plan_old.out.find("unrecognized arguments: --default-chat-template-kwargs"), std::string::npos) << plan_old.out;
   const auto ascend_old = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --max-model-len 4096 --engine vllm-ascend@0.13.0" + flag);
   EXPECT_EQ(ascend_old.code, 2) << ascend_old.out;
   const auto bad = pftest::run_cli(base + " --default-chat-template-kwargs enable_thinking=false");
