@@ -82,9 +82,9 @@ examples:
   preflight plan Qwen/Qwen3.6-27B --devices 910B4,910B3,H100 --markdown
   preflight validate ../shared/validation/seed-cases.jsonl --models ../shared/models
 
-exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed),
-  2 bad input or usage, 3 environment or network failure (hub or server unreachable, timeout, an output
-  that cannot be written). A pipe closed by its reader (preflight ... | head) ends preflight by SIGPIPE.
+exit codes: 0 success (fit: it fits), 1 it does not fit / target not met (bw: the measurement failed; bench:
+  requests failed, an unreachable server included), 2 bad input or usage, 3 environment or network failure
+  (hub unreachable, timeout, an output that cannot be written). A pipe closed by its reader (preflight ... | head) ends preflight by SIGPIPE.
 environment: NO_COLOR or TERM=dumb disables colour; PREFLIGHT_DEVICE_OVERRIDES names a measured-device file;
   PREFLIGHT_CUDART_LIB / PREFLIGHT_ACL_LIB name the CUDA / AscendCL runtime library for bw;
   HF_TOKEN / HUGGING_FACE_HUB_TOKEN / ~/.cache/huggingface/token and MODELSCOPE_API_TOKEN authenticate
@@ -171,12 +171,53 @@ Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
   const auto& catalog = model::load_variant_catalog();
   if (!catalog) return catalog.error();
   PF_TRY(v, model::find_variant(*catalog, *r.variant));
-  if (r.flags.quantization)
+  // ux33: the same method as the variant's (plan's start line for it carries --quantization ascend) is what the variant
+  // sets; another one is a second, different answer.
+  if (r.flags.quantization && (v->engine_quantization.empty() || r.flags.quantization->value != v->engine_quantization))
     return make_error(ErrorKind::invalid_argument, fmt::format("--variant {} sets --quantization {}; give one of the two", v->id,
                                                                v->engine_quantization.empty() ? "(none)" : v->engine_quantization));
   if (v->quantized()) r.flags.quantization = deploy::Given<std::string>{v->engine_quantization, "--variant " + v->id};
   r.flags.quant_scheme = v->scheme;
   return v;
+}
+
+// ux33: fit's MODEL and the variant it is sized in. A published quantized checkpoint's hub id that is not on this machine
+// (plan's own start commands serve such ids) is its base model in the variant it is published in, as `--variant` would
+// give it; a different --variant is refused. The checkpoint's own copy (a folder, the hub cache) is read when present.
+struct FitModel {
+  model::ModelSpec spec;
+  const model::QuantVariant* variant = nullptr;
+};
+Expected<FitModel> resolve_fit_model(FitRequest& r, const std::string& arg, const ModelArgOptions& ro) {
+  auto published = published_checkpoint_arg(arg);
+  std::optional<Expected<model::ModelSpec>> own;
+  if (published) {
+    own = resolve_model_arg(arg, ro);  // not a hub reference: the local copy or the catalogue, no request
+    if (own->has_value()) published.reset();
+    else if (own->error().kind != ErrorKind::not_found) return own->error();
+    else if (r.variant && to_lower(trim(*r.variant)) != published->variant)
+      return make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {} is published as --variant {} ({}); give the base model {} with --variant {}",
+                                                                 *r.variant, arg, published->variant, "data/engines/quantized_checkpoints.json",
+                                                                 published->base_model, *r.variant));
+    else if (r.flags.quantization && !published->quantization_flag.empty() && r.flags.quantization->value != published->quantization_flag)
+      return make_error(ErrorKind::invalid_argument, fmt::format("--quantization {}: {} is a {} checkpoint, served with --quantization {} "
+                                                                 "(data/engines/quantized_checkpoints.json)",
+                                                                 r.flags.quantization->value, arg, published->variant, published->quantization_flag));
+    else r.variant = published->variant;
+  }
+  PF_TRY(v, apply_variant(r));
+  FitModel out{{}, v};
+  if (published) {
+    PF_TRY(base, resolve_model_arg(published->base_model, ro));
+    base.assumptions.push_back(published->assumption);
+    out.spec = std::move(base);
+  } else if (own) {
+    out.spec = std::move(**own);
+  } else {
+    PF_TRY(spec, resolve_model_arg(arg, ro));
+    out.spec = std::move(spec);
+  }
+  return out;
 }
 
 // The variant's rules for the resolved engine and device: a rejection becomes the verdict with the
@@ -273,8 +314,13 @@ std::vector<std::string> variant_fixes(const deploy::Resolved& resolved, const e
       fix += fmt::format(", {} ({} tokens do not fit)",
                          at_model_max ? "the model's maximum (vLLM's derived max_model_len)" : "the largest context its KV cache holds for one request", with_thousands(too_long));
     if (options.catalogue_device)
-      fix += fmt::format("; `preflight plan {} --devices {} --variant {}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
-                         resolved.device.id, v.id, len > 0 ? fmt::format(" --context {}", len) : "");
+      // ux33: the plan row is this deployment's: the context, a named engine version and a given utilization go with it
+      // (without them plan sized another: the newest version at 32,768 tokens).
+      fix += fmt::format("; `preflight plan {} --devices {} --variant {}{}{}{} --commands` prints its checkpoint or the conversion", resolved.model.id,
+                         resolved.device.id, v.id,
+                         len > 0 ? fmt::format(" --context {}", len) : d.max_model_len ? fmt::format(" --context {}", *d.max_model_len) : "",
+                         resolved.engine.version_named ? fmt::format(" --engine {}@{}", resolved.engine.engine, resolved.engine.version_named->text()) : "",
+                         d.gpu_memory_utilization ? fmt::format(" --gpu-memory-utilization {}", *d.gpu_memory_utilization) : "");
     return fix;
   };
   std::vector<std::string> fixes;
@@ -317,7 +363,8 @@ const CommandText k_fit_text{
     R"(What vLLM / vLLM-Ascend will print at start-up on each device ("Model loading took", "Available KV cache
 memory", "GPU KV cache size", "Maximum concurrency"), the memory terms behind them with their bands, the
 verdict with the engine's own failure message and the cheapest fixes, then the decode speed.)",
-    "",
+    R"(MODEL: as inspect takes it, or the hub id of a published quantized checkpoint plan's start lines serve
+(Eco-Tech/Qwen3.6-27B-w8a8) when no copy is here: sized as its base model in the variant it is published in.)",
     R"(exit: 0 fits, 1 does not fit (too large, with the engine's message; the engine rejects the variant or the
       checkpoint's quantization on that card or version, with its message; or no start command for this variant: no
       published checkpoint of the model in it and no conversion recipe, as plan rejects that row),
@@ -392,12 +439,12 @@ int cmd_fit(const std::vector<std::string>& argv) {
   }
   if (auto checked = deploy::check_flags(r.flags, deploy::device_text_platform(r.device.value_or(""), r.platform.value_or(""))); !checked)
     return report_error(checked.error());
-  auto variant = apply_variant(r);
-  if (!variant) return report_error(variant.error());
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
-  auto spec = resolve_model_arg((*positional)[0], *ro);
-  if (!spec) return report_error(spec.error());
+  auto fit_model = resolve_fit_model(r, (*positional)[0], *ro);
+  if (!fit_model) return report_error(fit_model.error());
+  const model::QuantVariant* const* variant = &fit_model->variant;
+  model::ModelSpec* spec = &fit_model->spec;
   r.flags.drafter_model_dirs = ro->extra_model_dirs;  // issue 15: a speculative drafter's config, read like MODEL
   auto devices = device_memory ? device::load_device_catalog() : device::load_device_catalog_for(r.device.value_or(""));  // issue 19: one record
   if (!devices) return report_error(devices.error());
@@ -419,6 +466,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
   auto resolved = deploy::resolve_deployment(in, {&*devices, &*engines});
   if (!resolved) return report_error(resolved.error());
   add_serve_line_notes(r.serve_line, resolved->engine.engine, resolved->assumptions);  // ux32: a pasted `vllm serve` line
+  if (const std::string why = serve_line_version_refusal(r.serve_line, resolved->engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
   // Issue 15/16 (plan28): a setting only an Ascend NPU's stack reads, on another card, can never apply (plan rejects
   // such a row with the same message).
   if (const std::string why = deploy::npu_only_setting_refusal(resolved->deployment, resolved->device); !why.empty())

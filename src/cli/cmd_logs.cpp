@@ -22,6 +22,8 @@
 #include "logs/engine_log.hpp"
 #include "logs/llama_cpp_log.hpp"
 #include "model/model_source.hpp"
+#include "model/quant_variant.hpp"
+#include "cli/model_arg.hpp"
 #include "plan/fit_search.hpp"
 #include "report/render.hpp"
 
@@ -231,12 +233,27 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
   const std::string name = log.args.model->value;
   auto spec = model::resolve_model(name, ro);
   if (!spec && base_name(name) != name) spec = model::resolve_model(base_name(name), ro);
+  // ux33: a published quantized checkpoint (plan's own start lines serve one by its hub id; the seed's folder is named as
+  // one) is its base model in the variant it is published in, as fit sizes it.
+  const auto published = spec ? std::nullopt : published_checkpoint_of_folder(name);
+  if (published) spec = model::resolve_model(published->base_model, ro);
   if (!spec) {
     out.notes.push_back("model '" + name + "' from line " + std::to_string(log.args.model->line) + " cannot be resolved (" + spec.error().describe() +
                         "); pass --models DIR or run 'preflight fit' with a catalogue id");
     return out;
   }
   deploy::Flags flags = logged_flags(log.args);
+  if (published) {
+    const auto& variants = model::load_variant_catalog();
+    const auto v = variants ? model::find_variant(*variants, published->variant) : Expected<const model::QuantVariant*>(variants.error());
+    if (!v) {
+      out.notes.push_back(v.error().describe());
+      return out;
+    }
+    if ((*v)->quantized() && !flags.quantization) flags.quantization = deploy::Given<std::string>{(*v)->engine_quantization, "the checkpoint " + published->repo};
+    flags.quant_scheme = (*v)->scheme;
+    out.notes.push_back(published->assumption);
+  }
   flags.drafter_model_dirs = ro.extra_model_dirs;  // a speculative drafter's config, read like the logged model
   if (auto checked = deploy::check_flags(flags, log_platform(log)); !checked) {
     out.bad_input = checked.error();

@@ -477,7 +477,8 @@ std::string fewest_that_meet(const model::ModelSpec& spec, const std::vector<dev
 
 // ux31: a version no profile covers is bad input for every row (exit 2, the flag and the known range named), as in fit;
 // arch31: so is a suffixed token count ("4K") the named version's parser takes as a plain integer.
-Status check_named_engine(const engine::EngineCatalog& engines, const std::string& engine, const std::string& origin, const deploy::Flags& flags) {
+Status check_named_engine(const engine::EngineCatalog& engines, const std::string& engine, const std::string& origin, const deploy::Flags& flags,
+                          const ServeLineFlags& serve_line) {
   if (engine.find('@') == std::string::npos) return Ok{};
   auto named = engine::select_engine(engines, engine, "");
   if (!named && named.error().kind == ErrorKind::not_found) {
@@ -488,6 +489,7 @@ Status check_named_engine(const engine::EngineCatalog& engines, const std::strin
   if (named) {
     if (const std::string why = human_readable_flag_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
     if (const std::string why = speculative_flag_version_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+    if (const std::string why = serve_line_version_refusal(serve_line, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);  // ux33
   }
   return Ok{};
 }
@@ -555,7 +557,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     in.engine_version = e.version;
     deploy::Flags named_flags = r.flags;
     named_flags.speculative_config = r.speculative_config;  // arch32: plan keeps its --speculative-config apart
-    if (auto ok = check_named_engine(*engines, in.engine, e.origin, named_flags); !ok) return report_error(ok.error());
+    if (auto ok = check_named_engine(*engines, in.engine, e.origin, named_flags, r.serve_line); !ok) return report_error(ok.error());
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.

@@ -7,7 +7,9 @@
 #include <cstdio>
 
 #include "base/file.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/quantized_checkpoints.hpp"
 #include "hub/hub_ref.hpp"
 #include "hub/model_fetch.hpp"
 #include "model/model_source.hpp"
@@ -70,6 +72,48 @@ Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const Model
                                         fetched->stats.retries);
   spec.provenance.push_back({"hub metadata", fetched->path, rule});
   return spec;
+}
+
+namespace {
+
+PublishedCheckpointArg published_checkpoint_sizing(const engine::QuantizedCheckpoint& c, const std::string& named, const std::string& how) {
+  PublishedCheckpointArg out{c.repo, c.base_model, c.variant, c.quantization_flag, ""};
+  const std::string download = c.hub == "modelscope" ? "modelscope download --model " + c.repo : "hf download " + c.repo;
+  out.assumption = fmt::format(
+      "{}: {}; sized as the checkpoint it is, {} of {} (--variant {}; data/engines/quantized_checkpoints.json: {}), from {}'s "
+      "config; `{}` and MODEL = its folder size it from its own files",
+      named, how, c.format, c.base_model, c.variant, c.url, c.base_model, download);
+  return out;
+}
+
+}  // namespace
+
+std::optional<PublishedCheckpointArg> published_checkpoint_arg(const std::string& arg) {
+  if (hub::is_hub_ref(arg) || arg.find('/') == std::string::npos || path_exists(arg)) return std::nullopt;
+  const auto& catalog = engine::shipped_quantized_catalog();
+  if (!catalog) return std::nullopt;
+  const engine::QuantizedCheckpoint* c = engine::find_checkpoint_by_repo(*catalog, arg);
+  if (!c) return std::nullopt;
+  return published_checkpoint_sizing(*c, arg, "not on this machine");
+}
+
+std::optional<PublishedCheckpointArg> published_checkpoint_of_folder(const std::string& path) {
+  if (auto exact = published_checkpoint_arg(path)) return exact;
+  if (hub::is_hub_ref(path) || path_exists(path)) return std::nullopt;
+  std::string folder = path;
+  while (!folder.empty() && folder.back() == '/') folder.pop_back();
+  folder = folder.substr(folder.find_last_of('/') == std::string::npos ? 0 : folder.find_last_of('/') + 1);
+  const auto& catalog = engine::shipped_quantized_catalog();
+  if (!catalog || folder.empty()) return std::nullopt;
+  const engine::QuantizedCheckpoint* found = nullptr;
+  for (const auto& c : catalog->checkpoints) {
+    const std::string repo_name = c.repo.substr(c.repo.find('/') + 1);
+    if (to_lower(repo_name) != to_lower(folder)) continue;
+    if (found) return std::nullopt;  // two publishers' checkpoints of that name: not one
+    found = &c;
+  }
+  if (!found) return std::nullopt;
+  return published_checkpoint_sizing(*found, path, "not on this machine, a folder named as the published checkpoint " + found->repo);
 }
 
 std::vector<Option> model_options(ModelFlags& f) {

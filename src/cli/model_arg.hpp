@@ -34,4 +34,22 @@ Expected<ModelArgOptions> model_arg_options(const ModelFlags& flags);
 
 Expected<model::ModelSpec> resolve_model_arg(const std::string& arg, const ModelArgOptions& options);
 
+// ux33: a published quantized checkpoint named by its hub id (data/engines/quantized_checkpoints.json: the repo plan's
+// own start commands serve, e.g. Eco-Tech/Qwen3.6-27B-w8a8, the seed's `modelscope download`) that is not on this
+// machine: the base model it was quantized from and the variant it is published in, sized as `BASE --variant V`.
+struct PublishedCheckpointArg {
+  std::string repo;        // as the catalogue spells it
+  std::string base_model;  // "Qwen/Qwen3.6-27B"
+  std::string variant;     // "w8a8" (data/variants/quant_variants.json)
+  std::string quantization_flag;  // what `vllm serve` passes for it; empty: read from its config
+  std::string assumption;  // what fit says about it
+};
+// The checkpoint `arg` names (case as the hub ignores it), or nullopt: a hub reference (hf:, ms:), a path, or a repo
+// the catalogue does not list. Call it only after resolve_model_arg found nothing: a local folder or a hub-cache copy
+// of the checkpoint is read from its own files.
+std::optional<PublishedCheckpointArg> published_checkpoint_arg(const std::string& arg);
+// The same for a model named in an engine log: the hub id, or a path that is not here whose last folder is named as one
+// published checkpoint (seeds/000 downloads Eco-Tech/Qwen3.6-27B-w8a8 to /data/models/Qwen3.6-27B-w8a8 and serves that).
+std::optional<PublishedCheckpointArg> published_checkpoint_of_folder(const std::string& path);
+
 }  // namespace preflight::cli

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "engine/flag_versions.hpp"
 #include "plan/launch.hpp"
 
 namespace preflight::cli {
@@ -23,7 +24,8 @@ Option recorded(ServeLineFlags& flags, std::string name, std::string value, std:
                 return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
             }
             flags.given.push_back("--" + name);
-            flags.serve_args.push_back(name == "trust-remote-code" ? "--" + name : "--" + name + " " + plan::shell_word(text));
+            const bool is_switch = name == "trust-remote-code" || name == "enable-auto-tool-choice";
+            flags.serve_args.push_back(is_switch ? "--" + name : "--" + name + " " + plan::shell_word(text));
             return Ok{};
           }};
 }
@@ -36,6 +38,10 @@ std::vector<Option> serve_line_options(ServeLineFlags& flags) {
       recorded(flags, "host", "H", "as vLLM takes it; changes no number here"),
       recorded(flags, "port", "N", "as vLLM takes it; changes no number here"),
       recorded(flags, "served-model-name", "NAME", "as vLLM takes it; changes no number here"),
+      // ux33: plan --workload agent's start lines carry them (data/engines/launch.json agent-tools-*, agent-reasoning-*).
+      recorded(flags, "enable-auto-tool-choice", "", "as vLLM takes it; changes no number here"),
+      recorded(flags, "tool-call-parser", "NAME", "as vLLM takes it (hermes, llama3_json, ...); changes no number here"),
+      recorded(flags, "reasoning-parser", "NAME", "as vLLM takes it (qwen3, deepseek_r1, ...); changes no number here"),
       Option{"additional-config", "JSON",
              "vLLM-Ascend's settings ('{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'): checked as\n"
              "JSON, not sized; a key the engine does not read is said so",
@@ -50,8 +56,33 @@ std::vector<Option> serve_line_options(ServeLineFlags& flags) {
                flags.given.push_back("--additional-config");
                flags.serve_args.push_back("--additional-config " + plan::shell_single_quoted(text));
                return Ok{};
+             }},
+      // ux33: plan's own start commands carry it (data/engines/launch.json qwen3-thinking-off) and seed 001 section 8 starts
+      // with it, so a start line plan printed pastes back into fit. vLLM reads it with json.loads (FrontendArgs
+      // default_chat_template_kwargs: dict) and passes it to the chat template as keyword arguments.
+      Option{"default-chat-template-kwargs", "JSON",
+             "vLLM >= 0.14: keyword arguments for the chat template ('{\"enable_thinking\": false}'): checked as JSON,\n"
+             "not sized; an older version's argparse refuses it",
+             [&flags](const std::string& text) -> Status {
+               const auto j = nlohmann::json::parse(text, nullptr, false);
+               if (j.is_discarded() || !j.is_object())
+                 return make_error(ErrorKind::invalid_argument,
+                                   fmt::format("--default-chat-template-kwargs: expected a JSON object, found '{}' (vLLM reads it with json.loads)",
+                                               clip_text(text, 80)));
+               flags.given.push_back("--default-chat-template-kwargs");
+               flags.serve_args.push_back("--default-chat-template-kwargs " + plan::shell_single_quoted(text));
+               flags.default_chat_template_kwargs = text;
+               return Ok{};
              }}};
   return under("from a `vllm serve` line, accepted so that it pastes whole (no effect on the estimate):", std::move(out));
+}
+
+std::string serve_line_version_refusal(const ServeLineFlags& flags, const engine::EngineProfile& engine) {
+  if (!flags.default_chat_template_kwargs) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  return engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), "--default-chat-template-kwargs",
+                                      "--default-chat-template-kwargs " + plan::shell_single_quoted(*flags.default_chat_template_kwargs));
 }
 
 void add_serve_line_notes(const ServeLineFlags& flags, const std::string& engine, std::vector<std::string>& notes) {

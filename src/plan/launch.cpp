@@ -23,6 +23,10 @@ bool given_arg(const LaunchOptions& options, const std::string& flag) {
   const EngineArgs* a = options.engine_args;
   return a && std::any_of(a->serve_args.begin(), a->serve_args.end(), [&](const std::string& arg) { return starts_with(arg, flag); });
 }
+bool given_arg_exactly(const LaunchOptions& options, const std::string& flag) {  // ux33: a switch (--enable-auto-tool-choice)
+  const EngineArgs* a = options.engine_args;
+  return a && std::find(a->serve_args.begin(), a->serve_args.end(), flag) != a->serve_args.end();
+}
 }  // namespace
 
 std::string shell_single_quoted(const std::string& text) {
@@ -716,9 +720,9 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     l.notes.push_back("--trust-remote-code: config.json has an auto_map (" + m.auto_map.front() + "), classes from the repository's own code");
   }
   for (const auto& f : extra_flags) {
-    // planq32: plan --additional-config is the user's; vLLM keeps the last of two, so the rule's is said, not added.
-    if (starts_with(f, "--additional-config ") && given_arg(options, "--additional-config ")) {
-      l.notes.push_back("not added, since --additional-config was given: " + f + " (vLLM keeps only the last --additional-config; merge its keys into yours)");
+    // planq32 (ux33: any flag of a rule the user's pasted line also gives): the user's is carried; vLLM keeps the last of two, so the rule's is said, not added.
+    if (const std::string name = f.substr(0, f.find(' ')); given_arg(options, name + " ") || given_arg_exactly(options, name)) {
+      l.notes.push_back("not added, since " + name + " was given: " + f + " (vLLM keeps only the last " + name + ")");
       continue;
     }
     s << " " << f;
