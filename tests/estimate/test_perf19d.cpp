@@ -134,9 +134,9 @@ TEST(Speed, Issue19_HeldStepTrafficMemoEqualsAFreshOne) {
 // Issue 19 (planfast12): a speed estimate reads its step's KV bytes at one sequence from a note kept per thread while no
 // step traffic was filled since (the same on every card of a plan's (model, variant, count)), and takes an end of the
 // bandwidth range that is the basis itself from the step at the basis. Through one held memo, over cards whose basis
-// is a datasheet figure (910B3) or a prior whose range starts at it (910B4) or ends at it (910B4-1), and over TP sizes
-// and contexts that change between estimates (a note kept across a refill or a context would give the earlier KV
-// bytes), every estimate equals the one made alone, its band included.
+// is a datasheet figure (910B3) or a prior whose range starts at it (910B4) or ends at it (910B4-1), and over KV cache
+// dtypes, TP sizes and contexts that change between estimates (a note kept across a refill or a context would give the
+// earlier KV bytes), every estimate equals the one made alone, its band included.
 TEST(Speed, Issue19_SpeedThroughASharedMemoEqualsAlone) {
   auto s = pftest::fit_setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.11.0");
   auto speeds = engine::load_speed_catalog();
@@ -152,24 +152,38 @@ TEST(Speed, Issue19_SpeedThroughASharedMemoEqualsAlone) {
   struct Step {
     size_t card;
     int64_t tp, context_tokens;
+    const char* kv_cache_dtype;  // auto: the model's; fp8 halves the KV bytes a step reads at the same context
   };
-  const std::vector<Step> steps = {{0, 1, 8192}, {1, 1, 8192}, {2, 1, 8192}, {0, 2, 8192}, {1, 2, 8192},
-                                   {2, 2, 4096}, {0, 2, 4096}, {1, 1, 4096}, {2, 1, 32768}, {0, 1, 32768}};
+  const std::vector<Step> steps = {{0, 1, 8192, "auto"},  {1, 1, 8192, "auto"},  {2, 1, 8192, "auto"},   {0, 1, 8192, "fp8"}, {1, 2, 8192, "fp8"},
+                                   {2, 2, 8192, "auto"},  {0, 2, 4096, "auto"},  {1, 1, 4096, "auto"}, {2, 1, 32768, "auto"},   {0, 1, 32768, "fp8"}};
   estimate::StepTrafficMemo memo(s.model, estimate::StepTrafficInputs::held);
   const model::QuantScheme scheme = s.model.quant;
-  bool some_range = false;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const device::DeviceSpec& card = cards[steps[i].card];
+  // All through the memo first, in turn (as a plan's cards), then each alone.
+  std::vector<estimate::SpeedEstimate> shared_estimates;
+  for (const Step& step : steps) {
+    const device::DeviceSpec& card = cards[step.card];
     const engine::SpeedProfile* profile = speeds->find("vllm-ascend", card.platform, card.id);
     ASSERT_NE(profile, nullptr) << card.id;
     estimate::Deployment d;
-    d.tensor_parallel_size = steps[i].tp;
+    d.tensor_parallel_size = step.tp;
+    d.kv_cache_dtype = step.kv_cache_dtype;
     d.quant_scheme = scheme;
-    estimate::SpeedWorkload shared, alone;
-    shared.context_tokens = alone.context_tokens = steps[i].context_tokens;
-    shared.traffic = &memo;
-    const auto got = estimate::estimate_speed(s.model, card, *profile, *speeds, d, shared);
-    const auto want = estimate::estimate_speed(s.model, card, *profile, *speeds, d, alone);
+    estimate::SpeedWorkload w;
+    w.context_tokens = step.context_tokens;
+    w.traffic = &memo;
+    shared_estimates.push_back(estimate::estimate_speed(s.model, card, *profile, *speeds, d, w));
+  }
+  bool some_range = false;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const device::DeviceSpec& card = cards[steps[i].card];
+    estimate::Deployment d;
+    d.tensor_parallel_size = steps[i].tp;
+    d.kv_cache_dtype = steps[i].kv_cache_dtype;
+    d.quant_scheme = scheme;
+    estimate::SpeedWorkload alone;
+    alone.context_tokens = steps[i].context_tokens;
+    const auto& got = shared_estimates[i];
+    const auto want = estimate::estimate_speed(s.model, card, *speeds->find("vllm-ascend", card.platform, card.id), *speeds, d, alone);
     ASSERT_EQ(got.points.size(), 1u) << "step " << i;
     ASSERT_EQ(want.points.size(), 1u) << "step " << i;
     EXPECT_EQ(got.points[0].terms.kv_bytes, want.points[0].terms.kv_bytes) << "step " << i;
@@ -182,6 +196,8 @@ TEST(Speed, Issue19_SpeedThroughASharedMemoEqualsAlone) {
     if (got.bandwidth_low_bytes_per_s != got.bandwidth_high_bytes_per_s) some_range = true;
   }
   EXPECT_TRUE(some_range);  // the priors' ranges were taken: their band ends are steps of their own
+  // The fills between the notes changed what a step reads at one context: fp8 KV is half of bf16's.
+  EXPECT_DOUBLE_EQ(shared_estimates[3].points[0].terms.kv_bytes, 0.5 * shared_estimates[2].points[0].terms.kv_bytes);
   // The KV bytes the steps read follow the context (Qwen3-8B: 36 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 147,456 B
   // a token, TP 1): 8,192 tokens read 1,207,959,552 B.
   estimate::Deployment d;
