@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -441,6 +442,33 @@ double step_kv_bytes(const ModelTraffic& t, int64_t context_tokens, int64_t micr
   return sum;
 }
 
+// Issue 19 (planfast12): what this thread learnt of a StepTraffic that no fill has replaced since. Every fill of any
+// StepTrafficMemo (or of an estimate's own) counts in `g_traffic_fills`, and a note holds only while the count it was
+// taken at is the current one: a StepTraffic changes only by a fill, so a note on an object is the truth about it
+// until the next fill anywhere (a memo destroyed and another made at its address is filled before it is read).
+std::atomic<uint64_t> g_traffic_fills{0};
+
+struct TrafficNotes {
+  // step_kv_bytes(*traffic, context_tokens, 1): the KV bytes of a step at one sequence, the same on every card of a
+  // (model, variant, count) (a whole-catalogue plan summed ~47,000 layer lists for it, 3% of its instructions).
+  const StepTraffic* traffic = nullptr;
+  uint64_t traffic_fills = 0;
+  int64_t context_tokens = 0;
+  double kv_one_sequence = 0;
+};
+thread_local TrafficNotes t_notes;
+
+double kv_bytes_one_sequence(const ModelTraffic& t, int64_t context_tokens) {
+  const uint64_t fills = g_traffic_fills.load(std::memory_order_relaxed);
+  TrafficNotes& n = t_notes;
+  if (n.traffic == &t && n.traffic_fills == fills && n.context_tokens == context_tokens) return n.kv_one_sequence;
+  n.traffic = &t;
+  n.traffic_fills = fills;
+  n.context_tokens = context_tokens;
+  n.kv_one_sequence = step_kv_bytes(t, context_tokens, 1);
+  return n.kv_one_sequence;
+}
+
 // Ranks the routed experts are dealt out over as whole experts: TP with --enable-expert-parallel and one data-parallel
 // replica (vLLM then reduces the experts' partial sums with the TP all-reduce, like TP). 1 otherwise; with data
 // parallel the experts' all-to-all is not modelled and the experts are taken as a TP share (said so).
@@ -473,6 +501,7 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
       return m_traffic;
     }
   }
+  g_traffic_fills.fetch_add(1, std::memory_order_relaxed);
   m_traffic = traffic(m_model, scheme, profile, dep);
   m_filled = true;
   m_scheme = scheme;
@@ -566,7 +595,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
 
   // Issue 19 (round 7): a step is evaluated three times per point (its value and the band's two ends); its KV bytes and
   // routed-expert fraction at one sequence are taken once per estimate.
-  const double kv_one_sequence = step_kv_bytes(t, w.context_tokens, 1);
+  const double kv_one_sequence = kv_bytes_one_sequence(t, w.context_tokens);
   const bool routed = m.num_experts > 0 && t.expert_weight_bytes > 0;
   const double touched_one_sequence = routed ? expert_read_fraction(m, ep, 1) : 1.0;
   auto decode_step = [&](int64_t batch, double effective_bw) {
@@ -608,10 +637,14 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
 
   // The band: the profile's relative spread on the step time, taken at the low and at the high end of
   // the bandwidth range (the same bandwidth unless the basis is a prior with a range).
+  // Planfast12: an end of the range that is the basis itself (every card but a prior's with a range) is the step already
+  // taken at the basis (`basis_step_s`, decode_step at the same effective bandwidth: the same number), not taken again
+  // (two of the three steps of ~47,000 rows of the whole-catalogue plan).
   const double eff = profile.bandwidth_efficiency;
-  auto at = [&](int64_t batch, double& low, double& high) {
-    low = 1.0 / (decode_step(batch, s.bandwidth_low_bytes_per_s * eff).step_s * (1.0 + band));
-    high = 1.0 / (decode_step(batch, s.bandwidth_high_bytes_per_s * eff).step_s * std::max(0.05, 1.0 - band));
+  auto at = [&](int64_t batch, double basis_step_s, double& low, double& high) {
+    const auto step_at = [&](double bandwidth) { return bandwidth == s.bandwidth_bytes_per_s ? basis_step_s : decode_step(batch, bandwidth * eff).step_s; };
+    low = 1.0 / (step_at(s.bandwidth_low_bytes_per_s) * (1.0 + band));
+    high = 1.0 / (step_at(s.bandwidth_high_bytes_per_s) * std::max(0.05, 1.0 - band));
   };
   const SpeedPoint* at_one = nullptr;  // the point at concurrency 1 when asked for (a plan's): the single-stream figures are its own
   s.points.reserve(w.concurrency.size());
@@ -623,7 +656,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
     name_bound(p.terms);
     p.per_stream_tokens_per_s = 1.0 / p.terms.step_s;
     p.aggregate_tokens_per_s = static_cast<double>(p.concurrency) / p.terms.step_s;
-    at(p.concurrency, p.per_stream_low, p.per_stream_high);
+    at(p.concurrency, p.terms.step_s, p.per_stream_low, p.per_stream_high);
     s.points.push_back(p);
     if (p.concurrency == 1 && !at_one) at_one = &s.points.back();
   }
@@ -634,7 +667,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
       s.single_stream_low = at_one->per_stream_low;
       s.single_stream_high = at_one->per_stream_high;
     } else {
-      at(1, s.single_stream_low, s.single_stream_high);
+      at(1, one.step_s, s.single_stream_low, s.single_stream_high);
     }
   }
   if (dep.explain) explain_decode(s, lines, one, eager);

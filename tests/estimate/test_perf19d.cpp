@@ -3,6 +3,9 @@
 // when the deployment explains itself, and the step-traffic memo keyed on values, bound to one model.
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "device/device_spec.hpp"
 #include "engine/speed_profile.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/speed.hpp"
@@ -126,4 +129,83 @@ TEST(Speed, Issue19_HeldStepTrafficMemoEqualsAFreshOne) {
   estimate::StepTrafficMemo a(s.model), b(s.model), c(s.model);
   EXPECT_LT(a.get(fp8, *profile, one).dense_weight_bytes, 0.6 * b.get(bf16, *profile, one).dense_weight_bytes);
   EXPECT_DOUBLE_EQ(c.get(bf16, doubled, one).dispatch_ops, 2 * b.get(bf16, *profile, one).dispatch_ops);
+}
+
+// Issue 19 (planfast12): a speed estimate reads its step's KV bytes at one sequence from a note kept per thread while no
+// step traffic was filled since (the same on every card of a plan's (model, variant, count)), and takes an end of the
+// bandwidth range that is the basis itself from the step at the basis. Through one held memo, over cards whose basis
+// is a datasheet figure (910B3) or a prior whose range starts at it (910B4) or ends at it (910B4-1), and over KV cache
+// dtypes, TP sizes and contexts that change between estimates (a note kept across a refill or a context would give the
+// earlier KV bytes), every estimate equals the one made alone, its band included.
+TEST(Speed, Issue19_SpeedThroughASharedMemoEqualsAlone) {
+  auto s = pftest::fit_setup("Qwen/Qwen3-8B", "910B3", "vllm-ascend", "0.11.0");
+  auto speeds = engine::load_speed_catalog();
+  ASSERT_TRUE(speeds.has_value());
+  auto catalog = device::load_device_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  std::vector<device::DeviceSpec> cards;
+  for (const char* id : {"910B3", "910B4", "910B4-1"}) {
+    auto d = device::find_device(*catalog, id);
+    ASSERT_TRUE(d.has_value()) << id;
+    cards.push_back(*d);
+  }
+  struct Step {
+    size_t card;
+    int64_t tp, context_tokens;
+    const char* kv_cache_dtype;  // auto: the model's; fp8 halves the KV bytes a step reads at the same context
+  };
+  const std::vector<Step> steps = {{0, 1, 8192, "auto"},  {1, 1, 8192, "auto"},  {2, 1, 8192, "auto"},   {0, 1, 8192, "fp8"}, {1, 2, 8192, "fp8"},
+                                   {2, 2, 8192, "auto"},  {0, 2, 4096, "auto"},  {1, 1, 4096, "auto"}, {2, 1, 32768, "auto"},   {0, 1, 32768, "fp8"}};
+  estimate::StepTrafficMemo memo(s.model, estimate::StepTrafficInputs::held);
+  const model::QuantScheme scheme = s.model.quant;
+  // All through the memo first, in turn (as a plan's cards), then each alone.
+  std::vector<estimate::SpeedEstimate> shared_estimates;
+  for (const Step& step : steps) {
+    const device::DeviceSpec& card = cards[step.card];
+    const engine::SpeedProfile* profile = speeds->find("vllm-ascend", card.platform, card.id);
+    ASSERT_NE(profile, nullptr) << card.id;
+    estimate::Deployment d;
+    d.tensor_parallel_size = step.tp;
+    d.kv_cache_dtype = step.kv_cache_dtype;
+    d.quant_scheme = scheme;
+    estimate::SpeedWorkload w;
+    w.context_tokens = step.context_tokens;
+    w.traffic = &memo;
+    shared_estimates.push_back(estimate::estimate_speed(s.model, card, *profile, *speeds, d, w));
+  }
+  bool some_range = false;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const device::DeviceSpec& card = cards[steps[i].card];
+    estimate::Deployment d;
+    d.tensor_parallel_size = steps[i].tp;
+    d.kv_cache_dtype = steps[i].kv_cache_dtype;
+    d.quant_scheme = scheme;
+    estimate::SpeedWorkload alone;
+    alone.context_tokens = steps[i].context_tokens;
+    const auto& got = shared_estimates[i];
+    const auto want = estimate::estimate_speed(s.model, card, *speeds->find("vllm-ascend", card.platform, card.id), *speeds, d, alone);
+    ASSERT_EQ(got.points.size(), 1u) << "step " << i;
+    ASSERT_EQ(want.points.size(), 1u) << "step " << i;
+    EXPECT_EQ(got.points[0].terms.kv_bytes, want.points[0].terms.kv_bytes) << "step " << i;
+    EXPECT_EQ(got.points[0].per_stream_tokens_per_s, want.points[0].per_stream_tokens_per_s) << "step " << i;
+    EXPECT_EQ(got.points[0].per_stream_low, want.points[0].per_stream_low) << "step " << i;
+    EXPECT_EQ(got.points[0].per_stream_high, want.points[0].per_stream_high) << "step " << i;
+    EXPECT_EQ(got.single_stream_low, want.single_stream_low) << "step " << i;
+    EXPECT_EQ(got.single_stream_high, want.single_stream_high) << "step " << i;
+    EXPECT_EQ(got.ttft_s, want.ttft_s) << "step " << i;
+    if (got.bandwidth_low_bytes_per_s != got.bandwidth_high_bytes_per_s) some_range = true;
+  }
+  EXPECT_TRUE(some_range);  // the priors' ranges were taken: their band ends are steps of their own
+  // The fills between the notes changed what a step reads at one context: fp8 KV is half of bf16's.
+  EXPECT_DOUBLE_EQ(shared_estimates[3].points[0].terms.kv_bytes, 0.5 * shared_estimates[2].points[0].terms.kv_bytes);
+  // The KV bytes the steps read follow the context (Qwen3-8B: 36 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 147,456 B
+  // a token, TP 1): 8,192 tokens read 1,207,959,552 B.
+  estimate::Deployment d;
+  d.quant_scheme = scheme;
+  estimate::SpeedWorkload w;
+  w.context_tokens = 8192;
+  w.traffic = &memo;
+  const auto at_8k = estimate::estimate_speed(s.model, cards[0], *speeds->find("vllm-ascend", "npu", "910B3"), *speeds, d, w);
+  ASSERT_EQ(at_8k.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(at_8k.points[0].terms.kv_bytes, 36.0 * 8 * 128 * 2 * 2 * 8192);
 }
