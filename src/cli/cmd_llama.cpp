@@ -16,6 +16,7 @@
 #include "cli/help.hpp"
 #include "device/cpu_catalog.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "logs/llama_cpp_log.hpp"
 #include "model/gguf_reader.hpp"
@@ -132,6 +133,7 @@ Json buffers_json(const estimate::LlamaCppEstimate& e) {
   return {{"model_buffer_bytes", e.model_buffer_bytes}, {"kv_buffer_bytes", e.kv_buffer_bytes}, {"compute_buffer_bytes", e.compute_buffer_bytes},
           {"output_buffer_bytes", e.output_buffer_bytes}, {"rs_buffer_bytes", e.rs_buffer_bytes}, {"total_bytes", e.total_bytes()}, {"n_ctx", e.n_ctx}, {"n_ubatch", e.n_ubatch},
           {"flash_attn", e.flash_attn}, {"n_gpu_layers", e.layers_on_gpu}, {"devices", per_device}, {"buffers", list},
+          {"kv_k_bytes", e.kv_k_bytes}, {"kv_v_bytes", e.kv_v_bytes}, {"kv_other_build_bytes", e.kv_other_build_bytes},
           {"formulas", e.formulas}, {"assumptions", e.assumptions}};
 }
 
@@ -146,6 +148,9 @@ std::string render_lines(const estimate::LlamaCppEstimate& e) {
                                                                     : "llama_context";
     out += fmt::format("{}: {:>12} {} buffer size = {}\n", fn, b.device, estimate::llama_buffer_kind_name(b.kind), mib_text(b.bytes));
   }
+  // Issue 16 (llamacpp33): the K/V split llama_kv_cache prints after its buffers (an MLA cache from PR #19067 has no V).
+  if (e.kv_buffer_bytes > 0)
+    out += fmt::format("llama_kv_cache: size = {} ({} cells), K: {}, V: {}\n", mib_text(e.kv_k_bytes + e.kv_v_bytes), e.n_ctx, mib_text(e.kv_k_bytes), mib_text(e.kv_v_bytes));
   return out;
 }
 
@@ -298,6 +303,12 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv_in) {
   auto options = options_from_request(r);
   if (!options) return report_error(options.error());
   estimate::LlamaCppOptions o = *options;
+  // Issue 16 (llamacpp33): --engine llama.cpp@bNNNN names the build, which decides an MLA model's KV cache.
+  if (r.engine && r.engine->find('@') != std::string::npos && to_lower(r.engine->substr(r.engine->find('@') + 1)) != "any") {
+    const auto v = engine::parse_version(r.engine->substr(r.engine->find('@')), "llama.cpp");
+    if (!v) return report_error(make_error(ErrorKind::invalid_argument, "--engine " + *r.engine + ": expected llama.cpp@bNNNN (a build, e.g. llama.cpp@b7342)", "--engine"));
+    o.build = v->major;
+  }
 
   const std::string device_arg = *r.device;
   const bool host_cpu = device_arg == "cpu";

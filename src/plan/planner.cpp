@@ -396,7 +396,9 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch, shared.fit_class);
-  if (pv.llama_cpp) fit_llama_cpp_row(c, m, dev, d, t.concurrency);  // llamacpp30: -c cells, not a KV budget
+  // llamacpp30: -c cells, not a KV budget; llamacpp33: the build named (llama.cpp@bNNNN reads as version N.0.0) decides MLA's cache.
+  if (pv.llama_cpp)
+    fit_llama_cpp_row(c, m, dev, d, t.concurrency, eng->version_named ? std::optional<int64_t>(eng->version_named->major) : std::nullopt);
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
