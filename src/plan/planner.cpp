@@ -359,9 +359,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     return false;
   }
   std::string too_long;
-  c.context_tokens = candidate_context(m, t, too_long);
-  // Issue 16 (llamacpp31): vLLM's max_model_len refusal is not llama.cpp's, which warns and starts (plan/llama_rows).
-  if (pv.llama_cpp) too_long.clear();
+  c.context_tokens = candidate_context(m, t, eng->engine, too_long);  // llamacpp31: llama.cpp warns and starts (refuses_long_context)
   if (!too_long.empty()) {
     c.reason = shared.reasons ? shared.reasons->text(std::move(too_long)) : SharedText(std::move(too_long));
     return false;
@@ -537,6 +535,7 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
 // distinct launch (same_launch).
 struct PlatformRun {
   Expected<engine::EngineProfile> eng;
+  std::vector<std::string> engine_said;  // what plan_engine said resolving `eng` (its V0 notes: note_engine_cores)
   std::vector<const device::DeviceSpec*> devs;
   std::vector<std::vector<std::string>> variants;  // per model (variants_on): the engine and so the variants depend on the platform alone
   // Each candidate lands in its own slot of its (device, count)'s list, the models in order and each model's
@@ -567,7 +566,8 @@ struct PlatformRun {
 // The run of `devs` (one platform): everything but the candidates.
 PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vector<const device::DeviceSpec*> devs, size_t counts, const PlanInputs& in,
                          int threads) {
-  PlatformRun r{engine_for(in, *devs.front())};
+  std::vector<std::string> said;
+  PlatformRun r{plan_engine(in, *devs.front(), &said), std::move(said)};
   r.devs = std::move(devs);
   r.variants = variants_on(models, in, r.eng, r.devs.front()->family, threads);
   r.offset.resize(models.size());
@@ -702,7 +702,9 @@ PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const de
   std::vector<PlatformRun> runs;
   runs.push_back(platform_run(models, {&dev}, 1, in, in.threads));
   plan_runs(runs, models, facts_of(models), {n}, in, t, in.threads);
-  return std::move(runs.front().out.front().front());
+  PlanResult r = std::move(runs.front().out.front().front());
+  note_engine_cores(r, std::move(runs.front().engine_said));  // issue 15 (eng31): the V0 engine the rows were sized as
+  return r;
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
@@ -763,8 +765,11 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   PlanResult r;
   const ModelFacts facts = model_facts(m);
   std::string llama_cpp_nodes;  // ux29: the cards whose counts stopped at one node for llama.cpp, with their node size
+  std::vector<std::string> engines_said;  // what plan_engine said on each card (its V0 notes: note_engine_cores, last)
   for (const auto& dev : devices) {
-    const auto eng = engine_for(in, dev);
+    std::vector<std::string> said;
+    const auto eng = plan_engine(in, dev, &said);
+    if (eng) engines_said.insert(engines_said.end(), std::make_move_iterator(said.begin()), std::make_move_iterator(said.end()));
     const auto variants = variants_for(m, in, eng, dev.family);
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
@@ -806,6 +811,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
     r.assumptions.push_back("llama.cpp: no count past one node was tried (devices a node, " + llama_cpp_nodes +
                             "): several hosts would be its RPC backend, which preflight does not size");
   note_row_assumptions(r);
+  note_engine_cores(r, std::move(engines_said));  // issue 15 (eng31): the V0 engine the rows were sized as
   return r;
 }
 
