@@ -427,6 +427,7 @@ estimate::LlamaCppOptions options_from_log(const logs::LlamaCppLog& log) {
     return std::stoll(*v);
   };
   if (log.n_ctx) o.ctx_size = log.n_ctx->value; else if (auto v = flag_int("ctx-size")) o.ctx_size = *v;
+  if (log.build) o.build = log.build->value;  // llamacpp33: the build decides an MLA model's KV cache
   if (log.n_ubatch) o.ubatch_size = log.n_ubatch->value; else if (auto v = flag_int("ubatch-size")) o.ubatch_size = *v;
   if (log.n_seq_max) o.parallel = log.n_seq_max->value; else if (auto v = flag_int("parallel")) o.parallel = *v;
   if (log.layers_offloaded) o.n_gpu_layers = log.layers_offloaded->value; else if (auto v = flag_int("n-gpu-layers")) o.n_gpu_layers = *v;
