@@ -3,8 +3,8 @@
 // llama.cpp PR #12801 (data/evidence/llamacpp-startup-public.jsonl line 8, Ollama on 8 x MI250X, April 2025:
 // 'KV self size = 39040.00 MiB, K (f16): 23424.00 MiB, V (f16): 15616.00 MiB' at 8,192 cells; LM Studio, 2026-01-30,
 // github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1454: 'llama_kv_cache: size = 78080.00 MiB ( 16384 cells, 61 layers,
-// 1/1 seqs), K (f16): 46848.00 MiB, V (f16): 31232.00 MiB'). The latent layouts (PR #12801, PR #19067) are worked
-// examples: no public log of an MLA GGUF's KV line was found (recorded in data/evidence/README.md).
+// 1/1 seqs), K (f16): 46848.00 MiB, V (f16): 31232.00 MiB'); the K-only layout (PR #19067) against the real llama.cpp of
+// tests/llama_cpp (last test). The K + V layout (PR #12801) is a worked example: no public log of it was found.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -169,4 +169,29 @@ TEST(LlamaCppMla33, Issue16_FitReadsTheBuildFromTheEngine) {
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("expected llama.cpp@bNNNN"), std::string::npos) << bad.out;
   std::filesystem::remove_all(dir);
+}
+
+// The real llama.cpp: node-llama-cpp 3.21.1 (tests/llama_cpp; it bundles llama.cpp release v0.4.0, after PR #19067) loaded
+// a 2-layer deepseek2 MLA GGUF (kv_lora_rank 64, rope 16, 4 heads of qk_nope 32 / v_head 32; written like
+// tests/llama_cpp/gguf_writer.mjs's models) at 4,096 cells on CPU and printed, with flash attention off and on alike:
+// 'llama_kv_cache: size =    1.25 MiB (  4096 cells,   2 layers,  1/1 seqs), K (f16):    1.25 MiB, V (f16):    0.00 MiB'.
+TEST(LlamaCppMla33, Issue16_TinyMlaGgufAsTheRealLlamaCppPrintedIt) {
+  model::GgufFile f;
+  const std::string a = "deepseek2";
+  f.strings["general.architecture"] = a;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{{"block_count", 2}, {"embedding_length", 256}, {"feed_forward_length", 512},
+                                                                              {"attention.head_count", 4}, {"attention.head_count_kv", 1},
+                                                                              {"attention.key_length", 80}, {"attention.value_length", 64},
+                                                                              {"attention.key_length_mla", 48}, {"attention.value_length_mla", 32},
+                                                                              {"attention.kv_lora_rank", 64}, {"rope.dimension_count", 16}})
+    f.numbers[a + "." + key] = value;
+  f.array_lengths["tokenizer.ggml.tokens"] = 1024;
+  f.tensors.push_back(pftest::gguf::tensor("token_embd.weight", {256, 1024}, 1, 0));
+  for (const auto fa : {LlamaFlashAttn::off, LlamaFlashAttn::on}) {
+    auto e = estimate_llama_cpp(f, {.ctx_size = 4096, .flash_attn = fa});
+    ASSERT_TRUE(e) << e.error().describe();
+    EXPECT_DOUBLE_EQ(e->kv_k_bytes / k_mla_mib, 1.25);
+    EXPECT_EQ(e->kv_v_bytes, 0u);
+    EXPECT_EQ(e->kv_buffer_bytes, e->kv_k_bytes);
+  }
 }
