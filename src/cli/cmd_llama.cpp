@@ -43,7 +43,7 @@ struct LlamaRequest {
 std::vector<Option> llama_options(LlamaRequest& r) {
   const IntRange positive{1, int64_t{1} << 31};
   return {text_flag("device", "D", r.device, "cpu (this host), a catalogue CPU (data/devices/cpus.json: EPYC 9654, Xeon 6980P, M4 Max, ...) or an accelerator"),
-          text_flag("engine", "llama.cpp[@VERSION]", r.engine, "llama.cpp"),
+          text_flag("engine", "llama.cpp[@bNNNN]", r.engine, "llama.cpp"),
           int_flag("ctx-size", "N", r.ctx_size, positive, "n_ctx, the context of all sequences together (default 4096)"),
           int_flag("ubatch-size", "N", r.ubatch_size, positive, "n_ubatch, the physical batch (default 512)"),
           int_flag("batch-size", "N", r.batch_size, positive, "n_batch, the logical batch (default 2048)"),
