@@ -16,6 +16,7 @@
 #include "cli/help.hpp"
 #include "device/cpu_catalog.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
 #include "estimate/llama_cpp.hpp"
 #include "logs/llama_cpp_log.hpp"
 #include "model/gguf_reader.hpp"
@@ -42,7 +43,7 @@ struct LlamaRequest {
 std::vector<Option> llama_options(LlamaRequest& r) {
   const IntRange positive{1, int64_t{1} << 31};
   return {text_flag("device", "D", r.device, "cpu (this host), a catalogue CPU (data/devices/cpus.json: EPYC 9654, Xeon 6980P, M4 Max, ...) or an accelerator"),
-          text_flag("engine", "llama.cpp[@VERSION]", r.engine, "llama.cpp"),
+          text_flag("engine", "llama.cpp[@bNNNN]", r.engine, "llama.cpp"),
           int_flag("ctx-size", "N", r.ctx_size, positive, "n_ctx, the context of all sequences together (default 4096)"),
           int_flag("ubatch-size", "N", r.ubatch_size, positive, "n_ubatch, the physical batch (default 512)"),
           int_flag("batch-size", "N", r.batch_size, positive, "n_batch, the logical batch (default 2048)"),
@@ -132,6 +133,7 @@ Json buffers_json(const estimate::LlamaCppEstimate& e) {
   return {{"model_buffer_bytes", e.model_buffer_bytes}, {"kv_buffer_bytes", e.kv_buffer_bytes}, {"compute_buffer_bytes", e.compute_buffer_bytes},
           {"output_buffer_bytes", e.output_buffer_bytes}, {"rs_buffer_bytes", e.rs_buffer_bytes}, {"total_bytes", e.total_bytes()}, {"n_ctx", e.n_ctx}, {"n_ubatch", e.n_ubatch},
           {"flash_attn", e.flash_attn}, {"n_gpu_layers", e.layers_on_gpu}, {"devices", per_device}, {"buffers", list},
+          {"kv_k_bytes", e.kv_k_bytes}, {"kv_v_bytes", e.kv_v_bytes}, {"kv_other_build_bytes", e.kv_other_build_bytes},
           {"formulas", e.formulas}, {"assumptions", e.assumptions}};
 }
 
@@ -146,6 +148,9 @@ std::string render_lines(const estimate::LlamaCppEstimate& e) {
                                                                     : "llama_context";
     out += fmt::format("{}: {:>12} {} buffer size = {}\n", fn, b.device, estimate::llama_buffer_kind_name(b.kind), mib_text(b.bytes));
   }
+  // Issue 16 (llamacpp33): the K/V split llama_kv_cache prints after its buffers (an MLA cache from PR #19067 has no V).
+  if (e.kv_buffer_bytes > 0)
+    out += fmt::format("llama_kv_cache: size = {} ({} cells), K: {}, V: {}\n", mib_text(e.kv_k_bytes + e.kv_v_bytes), e.n_ctx, mib_text(e.kv_k_bytes), mib_text(e.kv_v_bytes));
   return out;
 }
 
@@ -298,6 +303,12 @@ int cmd_fit_llama_cpp(const std::vector<std::string>& argv_in) {
   auto options = options_from_request(r);
   if (!options) return report_error(options.error());
   estimate::LlamaCppOptions o = *options;
+  // Issue 16 (llamacpp33): --engine llama.cpp@bNNNN names the build, which decides an MLA model's KV cache.
+  if (r.engine && r.engine->find('@') != std::string::npos && to_lower(r.engine->substr(r.engine->find('@') + 1)) != "any") {
+    const auto v = engine::parse_version(r.engine->substr(r.engine->find('@')), "llama.cpp");
+    if (!v) return report_error(make_error(ErrorKind::invalid_argument, "--engine " + *r.engine + ": expected llama.cpp@bNNNN (a build, e.g. llama.cpp@b7342)", "--engine"));
+    o.build = v->major;
+  }
 
   const std::string device_arg = *r.device;
   const bool host_cpu = device_arg == "cpu";
@@ -416,6 +427,7 @@ estimate::LlamaCppOptions options_from_log(const logs::LlamaCppLog& log) {
     return std::stoll(*v);
   };
   if (log.n_ctx) o.ctx_size = log.n_ctx->value; else if (auto v = flag_int("ctx-size")) o.ctx_size = *v;
+  if (log.build) o.build = log.build->value;  // llamacpp33: the build decides an MLA model's KV cache
   if (log.n_ubatch) o.ubatch_size = log.n_ubatch->value; else if (auto v = flag_int("ubatch-size")) o.ubatch_size = *v;
   if (log.n_seq_max) o.parallel = log.n_seq_max->value; else if (auto v = flag_int("parallel")) o.parallel = *v;
   if (log.layers_offloaded) o.n_gpu_layers = log.layers_offloaded->value; else if (auto v = flag_int("n-gpu-layers")) o.n_gpu_layers = *v;

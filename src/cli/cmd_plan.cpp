@@ -598,7 +598,6 @@ int cmd_plan(const std::vector<std::string>& argv) {
     const int64_t n = r.num_devices ? r.num_devices->value : 1;
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "planning {} catalogue models on {} x {}...\n", models.size(), n, dev->id);
     result = plan::plan_for_device(models, *dev, n, in, t);
-    plan::note_engine_cores(result, in, {*dev});  // issue 15 (eng31): the V0 engine the rows were sized as
     if (n > 1) plan::add_dp_ep_rows_for_device(result, models, *dev, in, t);  // issue 15: MoE DP+EP rows where cheaper
     result.rejected.insert(result.rejected.end(), refused->begin(), refused->end());
     question = fmt::format("what {} x {} runs (context {}, concurrency {}{})", n, dev->id, context, t.concurrency, min_speed);
@@ -611,7 +610,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     // Issue 15/16 (plan28): a --context above the model's derived length is refused as fit refuses --max-model-len
     // (vLLM's ValueError, exit 2), or sized with VLLM_ALLOW_LONG_MAX_MODEL_LEN set, which the assumptions say.
     // Issue 16 (llamacpp31): not for llama.cpp, which warns and starts (plan/llama_rows: llama_ctx_train_warning).
-    if (r.context && engine::split_engine_text(in.engine, "").first != "llama.cpp")
+    if (r.context && plan::refuses_long_context(engine::split_engine_text(in.engine, "").first))
       if (auto ok = deploy::check_max_model_len(*spec, deploy::Given<int64_t>{*r.context, "--context"}, t.long_max_model_len, device_assumptions); !ok)
         return report_error(ok.error());
     auto listed = plan_devices(r, *devices, device_assumptions);
@@ -624,7 +623,6 @@ int cmd_plan(const std::vector<std::string>& argv) {
     const int64_t max_devices = r.max_devices.value_or(16);
     result = plan::plan_for_model(*spec, list, in, t, max_devices);
     if (result.recommended.empty() && max_devices < 64) result.fewest_that_meet = fewest_that_meet(*spec, list, in, t, max_devices);
-    plan::note_engine_cores(result, in, list);  // issue 15 (eng31): the V0 engine the rows were sized as
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());

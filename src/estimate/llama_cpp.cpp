@@ -108,7 +108,8 @@ template <typename DeviceOf>
 void add_kv_buffers(LlamaCppEstimate& e, const KvShape& k, const model::GgmlTypeSize& type_k, const model::GgmlTypeSize& type_v, const LlamaCppOptions& o,
                     DeviceOf device_of, const std::vector<std::string>& gpus) {
   auto row_bytes = [](int64_t n, const model::GgmlTypeSize& t) { return static_cast<uint64_t>(n) / t.block_elements * t.block_bytes; };
-  const uint64_t cell_bytes = row_bytes(k.kv_k, type_k) + row_bytes(k.kv_v, type_v);
+  const uint64_t cell_k = row_bytes(k.kv_k, type_k), cell_v = row_bytes(k.kv_v, type_v);
+  const uint64_t cell_bytes = cell_k + cell_v;
   const int64_t swa_cells = k.swa_pattern > 1 ? (std::min(e.n_ctx, k.n_swa + e.n_ubatch) + k_ctx_pad - 1) / k_ctx_pad * k_ctx_pad : e.n_ctx;
   uint64_t kv_cpu = 0;
   std::vector<uint64_t> kv_gpu(gpus.size(), 0);
@@ -117,7 +118,10 @@ void add_kv_buffers(LlamaCppEstimate& e, const KvShape& k, const model::GgmlType
     const bool swa = k.swa_pattern > 1 && il % k.swa_pattern < k.swa_pattern - 1;  // llama_hparams::is_swa: the last layer of each pattern is global
     swa_layers += swa ? 1 : 0;
     const int dev = device_of(il);  // the KV of a layer lives on its layer's device (llama-kv-cache.cpp: model.dev_layer)
-    (dev < 0 ? kv_cpu : kv_gpu[static_cast<size_t>(dev)]) += cell_bytes * static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
+    const uint64_t cells = static_cast<uint64_t>(swa ? swa_cells : e.n_ctx);
+    (dev < 0 ? kv_cpu : kv_gpu[static_cast<size_t>(dev)]) += cell_bytes * cells;
+    e.kv_k_bytes += cell_k * cells;
+    e.kv_v_bytes += cell_v * cells;
   }
   push_per_device(e, LlamaBufferKind::kv, kv_cpu, kv_gpu, gpus);
   uint64_t kv_total = kv_cpu;
@@ -359,7 +363,80 @@ void sum_buffers(LlamaCppEstimate& e) {
   }
 }
 
+// The K and V widths per cell of an MLA layer under `cache` (one layer; per_head: every head's).
+KvShape mla_kv_shape(LlamaMlaCache cache, const LlamaMlaGeometry& g, int64_t n_layer) {
+  KvShape k{.n_layer = n_layer};
+  if (cache == LlamaMlaCache::per_head) {
+    k.kv_k = g.n_head * g.head_k;
+    k.kv_v = g.n_head * g.head_v;
+  } else {
+    k.kv_k = g.kv_lora_rank + g.rope_dim;
+    k.kv_v = cache == LlamaMlaCache::latent_k_and_v ? g.kv_lora_rank : 0;
+  }
+  return k;
+}
+
+// An MLA model's KV buffers under the layout its source and build give; where the build leaves two layouts possible, the
+// other one's total in kv_other_build_bytes and an assumption that names both (the band).
+template <typename DeviceOf>
+void add_mla_kv_buffers(LlamaCppEstimate& e, LlamaMlaSource source, const LlamaMlaGeometry& g, int64_t n_layer, const CacheTypes& types, const LlamaCppOptions& o,
+                        DeviceOf device_of, const std::vector<std::string>& gpus) {
+  const LlamaMlaChoice choice = llama_mla_cache(source, o.build);
+  add_kv_buffers(e, mla_kv_shape(choice.cache, g, n_layer), types.k, types.v, o, device_of, gpus);
+  std::string text = format("MLA cache %s: %s", llama_mla_cache_name(choice.cache), choice.why.c_str());
+  if (choice.other) {
+    LlamaCppEstimate alt;
+    alt.n_ctx = e.n_ctx;
+    alt.n_ubatch = e.n_ubatch;
+    add_kv_buffers(alt, mla_kv_shape(*choice.other, g, n_layer), types.k, types.v, o, device_of, gpus);
+    e.kv_other_build_bytes = alt.kv_k_bytes + alt.kv_v_bytes;
+    text += format("; with the %s layout the KV buffer is %s (K %s + V %s) instead of %s", llama_mla_cache_name(*choice.other), mib(e.kv_other_build_bytes).c_str(),
+                   mib(alt.kv_k_bytes).c_str(), mib(alt.kv_v_bytes).c_str(), mib(e.kv_k_bytes + e.kv_v_bytes).c_str());
+  }
+  e.assumptions.push_back(std::move(text));
+}
+
 }  // namespace
+
+const char* llama_mla_cache_name(LlamaMlaCache cache) {
+  switch (cache) {
+    case LlamaMlaCache::per_head: return "K and V per head";
+    case LlamaMlaCache::latent_k_and_v: return "latent K + V";
+    case LlamaMlaCache::latent_k: return "latent K only";
+  }
+  return "?";
+}
+
+LlamaMlaChoice llama_mla_cache(LlamaMlaSource source, std::optional<int64_t> build) {
+  LlamaMlaChoice c;
+  const std::string pr12801 = "llama.cpp PR #12801 (2025-04-15; between b" + std::to_string(k_llama_build_before_mla) + " and b" + std::to_string(k_llama_build_with_mla) + ")";
+  const std::string pr19067 = "PR #19067 (2026-01-24; between b" + std::to_string(k_llama_build_before_vless) + " and b" + std::to_string(k_llama_build_with_vless) + ")";
+  if (source == LlamaMlaSource::gguf_per_head) {
+    c.cache = LlamaMlaCache::per_head;
+    c.why = "the GGUF has no attention.key_length_mla: converted before " + pr12801 + ", it is cached per head at any build";
+    return c;
+  }
+  const std::string b = build ? "b" + std::to_string(*build) : std::string("the build (not stated)");
+  if (source == LlamaMlaSource::checkpoint && build && *build <= k_llama_build_before_mla) {
+    c.cache = LlamaMlaCache::per_head;
+    c.why = b + " predates " + pr12801 + ": its converter writes K and V per head";
+  } else if (source == LlamaMlaSource::checkpoint && build && *build < k_llama_build_with_mla) {
+    c.cache = LlamaMlaCache::latent_k_and_v;
+    c.other = LlamaMlaCache::per_head;
+    c.why = b + " is inside the bracket of " + pr12801 + ": latent K + V from it, K and V per head before it";
+  } else if (build && *build <= k_llama_build_before_vless) {
+    c.cache = LlamaMlaCache::latent_k_and_v;
+    c.why = b + " has " + pr12801 + " and predates " + pr19067 + ": the latent is stored as K (kv_lora_rank + qk_rope) and again as V (kv_lora_rank)";
+  } else if (build && *build >= k_llama_build_with_vless) {
+    c.cache = LlamaMlaCache::latent_k;
+    c.why = b + " has " + pr19067 + ": a V-less cache, K (kv_lora_rank + qk_rope) only";
+  } else {
+    c.cache = LlamaMlaCache::latent_k;
+    c.other = LlamaMlaCache::latent_k_and_v;
+    c.why = b + (build ? " is inside the bracket of " : " is taken as the newest, from ") + pr19067 + ": a V-less cache, K only; a build before it also stores V";
+  }
+  return c;
+}
 
 // common/common.h LLM_FFN_EXPS_REGEX and llm_ffn_exps_block_regex (github.com/ggml-org/llama.cpp).
 std::string llama_cpu_moe_pattern() { return "\\.ffn_(up|down|gate|gate_up)_(ch|)exps"; }
@@ -386,7 +463,8 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   // instead) or, up to 9e15, as it was: block_count 4e9 looped for good (issue 19). It is refused, as the model
   // reader refuses it, naming the key.
   for (const char* key : {"block_count", "embedding_length", "attention.head_count", "attention.head_count_kv", "attention.key_length",
-                          "attention.value_length", "feed_forward_length", "vocab_size", "attention.sliding_window",
+                          "attention.value_length", "attention.key_length_mla", "attention.value_length_mla", "attention.kv_lora_rank",
+                          "rope.dimension_count", "feed_forward_length", "vocab_size", "attention.sliding_window",
                           "attention.sliding_window_pattern", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.group_count"}) {
     const auto it = file.numbers.find(arch + "." + key);
     if (it == file.numbers.end()) continue;
@@ -427,8 +505,20 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   add_model_buffers(e, file, o, place, overrides);
 
   const int64_t kv_k = head_k * n_head_kv, kv_v = head_v * n_head_kv;
-  if (recurrent) add_rs_buffers(e, number, *n_layer, o, device_of, place.gpus);
-  else add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, types.k, types.v, o, device_of, place.gpus);
+  // Issue 16 (llamacpp33): an MLA GGUF (attention.kv_lora_rank; key_length_mla from PR #12801's converter on) is cached as
+  // its layout and the build give (llama_mla_cache). An MLA GGUF states the latent as one KV head (key_length = kv_lora_rank
+  // + rope, value_length = kv_lora_rank); an older one every head's decompressed K and V (key_length, value_length).
+  const int64_t kv_lora_rank = recurrent ? 0 : number("attention.kv_lora_rank").value_or(0);
+  if (recurrent) {
+    add_rs_buffers(e, number, *n_layer, o, device_of, place.gpus);
+  } else if (kv_lora_rank > 0) {
+    const bool mla_file = number("attention.key_length_mla").has_value();
+    const LlamaMlaGeometry g{.n_head = n_head_kv, .head_k = head_k, .head_v = head_v, .kv_lora_rank = kv_lora_rank,
+                             .rope_dim = mla_file ? head_k - kv_lora_rank : number("rope.dimension_count").value_or(0)};
+    add_mla_kv_buffers(e, mla_file ? LlamaMlaSource::gguf_mla : LlamaMlaSource::gguf_per_head, g, *n_layer, types, o, device_of, place.gpus);
+  } else {
+    add_kv_buffers(e, {.n_layer = *n_layer, .kv_k = kv_k, .kv_v = kv_v, .n_swa = n_swa, .swa_pattern = swa_pattern}, types.k, types.v, o, device_of, place.gpus);
+  }
   add_compute_and_output(e, {.n_embd = *n_embd, .n_head = *n_head, .head_k = head_k, .kv_k = kv_k, .n_ff = n_ff, .n_vocab = n_vocab}, o, place);
   sum_buffers(e);
   return e;
@@ -476,7 +566,9 @@ Expected<LlamaCppEstimate> estimate_llama_cpp_model(const LlamaCppModelShape& s,
                           "over them; no CPU repacking (AMX, CPU_REPACK) of the weights");
   const int64_t kv_layers = s.kv_layers > 0 ? s.kv_layers : 0;
   auto device_of = [&](int64_t il) { return place.device_of(il); };
-  if (kv_layers > 0)
+  if (kv_layers > 0 && s.mla.kv_lora_rank > 0)
+    add_mla_kv_buffers(e, LlamaMlaSource::checkpoint, s.mla, kv_layers, types, o, device_of, place.gpus);
+  else if (kv_layers > 0)
     add_kv_buffers(e, {.n_layer = kv_layers, .kv_k = s.head_k * s.n_head_kv, .kv_v = s.head_v * s.n_head_kv, .n_swa = s.n_swa, .swa_pattern = s.swa_pattern}, types.k,
                    types.v, o, device_of, place.gpus);
   if (s.recurrent_state_bytes_per_seq > 0) {

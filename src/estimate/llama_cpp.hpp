@@ -52,6 +52,44 @@ struct LlamaCppOptions {
   // writes one regex a layer (llm_ffn_exps_block_regex); counted here, as N from a flag or a log has no useful bound
   // (issue 19: N = 2^20 compiled a million regexes in 60 s and 3.5 GB).
   int64_t cpu_moe_first_layers = 0;
+  // Issue 16 (llamacpp33): llama.cpp's build number (bNNNN, `--engine llama.cpp@b7342`, a log's 'build: 7342 (...)'):
+  // it decides how an MLA model's attention is cached (llama_mla_cache). Unset: not stated, the newest layout with a band.
+  std::optional<int64_t> build;
+};
+
+// Issue 16 (llamacpp33): how llama.cpp caches the attention of an MLA model (GGUF architecture deepseek2: DeepSeek-V2/V3/R1,
+// Kimi-K2, GLM-4.7-Flash), per layer and cell:
+//   per_head        K n_head x (qk_nope + qk_rope) and V n_head x v_head_dim: the GGUF written by convert_hf_to_gguf.py
+//                   before github.com/ggml-org/llama.cpp/pull/12801 (merged 2025-04-15), at any build (the MLA graph needs
+//                   the attn_k_b / attn_v_b tensors only a later conversion writes; 'the backward compatibility is only
+//                   for old files', jukofyork, 2025-04-07), and any build before #12801;
+//   latent_k_and_v  K kv_lora_rank + qk_rope (one head) and V kv_lora_rank: an MLA GGUF from #12801 on;
+//   latent_k        K only, V none ('Support V-less KV cache ... MLA models such as DeepSeek and GLM 4.7 Flash', PR #19067,
+//                   merged 2026-01-24), with or without flash attention.
+enum class LlamaMlaCache { per_head, latent_k_and_v, latent_k };
+const char* llama_mla_cache_name(LlamaMlaCache cache);
+// The builds that bracket each merge (their own merge tags were not located: the repository's history is not readable
+// here). b4524: released 2025-01-29 (containers/ramalama#658), before #12801; b5554: 'version: 5554 (3600cc28)' in
+// ggml-org/llama.cpp#14071 (2025-06-08), after it. b7599: ggml-org/llama.cpp#18585 (early January 2026), before #19067;
+// b7917: 'version: 7917 (91ea44e89)' in ggml-org/llama.cpp#19307 (2026-02-03), after it.
+constexpr int64_t k_llama_build_before_mla = 4524, k_llama_build_with_mla = 5554;
+constexpr int64_t k_llama_build_before_vless = 7599, k_llama_build_with_vless = 7917;
+// Where the model's attention layout comes from: an MLA GGUF (it has {arch}.attention.key_length_mla), a GGUF of the
+// per-head layout (an MLA architecture without that key), or a checkpoint that the build's own converter turns into one.
+enum class LlamaMlaSource { gguf_mla, gguf_per_head, checkpoint };
+struct LlamaMlaChoice {
+  LlamaMlaCache cache = LlamaMlaCache::latent_k;
+  std::optional<LlamaMlaCache> other;  // the other layout an unstated build (or one inside a bracket) may have
+  std::string why;                     // the rule with its source
+};
+LlamaMlaChoice llama_mla_cache(LlamaMlaSource source, std::optional<int64_t> build);
+// An MLA model's attention as a checkpoint states it (config.json); kv_lora_rank 0: not MLA.
+struct LlamaMlaGeometry {
+  int64_t n_head = 0;        // num_attention_heads
+  int64_t head_k = 0;        // qk_nope_head_dim + qk_rope_head_dim
+  int64_t head_v = 0;        // v_head_dim
+  int64_t kv_lora_rank = 0;  // kv_lora_rank
+  int64_t rope_dim = 0;      // qk_rope_head_dim
 };
 
 // llama.cpp's limit on --tensor-split entries (LLAMA_MAX_DEVICES in include/llama.h).
@@ -83,6 +121,11 @@ struct LlamaCppEstimate {
   uint64_t compute_buffer_bytes = 0;
   uint64_t output_buffer_bytes = 0;
   uint64_t rs_buffer_bytes = 0;
+  // llama_kv_cache's 'size = ... MiB (N cells, L layers, S seqs), K (f16): ... MiB, V (f16): ... MiB' split.
+  uint64_t kv_k_bytes = 0, kv_v_bytes = 0;
+  // Issue 16 (llamacpp33): an MLA model whose build is not stated: the KV buffer under the other cache layout (the band's
+  // other end; 0 when the build decides it).
+  uint64_t kv_other_build_bytes = 0;
   std::vector<std::string> formulas;     // one line per buffer: formula with its inputs
   std::vector<std::string> assumptions;  // what the model does not cover for this file
   uint64_t total_bytes() const { return model_buffer_bytes + kv_buffer_bytes + compute_buffer_bytes + output_buffer_bytes + rs_buffer_bytes; }
@@ -116,6 +159,9 @@ struct LlamaCppModelShape {
   // device's backend takes no GGML_OP_MUL_MAT_ID of their type (CANN: F32 / F16 / Q8_0 / Q4_0 only), so llama-model.cpp's
   // weight_buft_supported falls back to a CPU buffer type for them. 0: every layer's bytes go where the layer is placed.
   uint64_t host_expert_bytes = 0;
+  // Issue 16 (llamacpp33): an MLA model's attention (kv_lora_rank > 0): its cache follows llama_mla_cache(checkpoint,
+  // options.build) instead of n_head_kv / head_k / head_v.
+  LlamaMlaGeometry mla;
 };
 // Errors: invalid_argument as estimate_llama_cpp for the options, and for a shape without layers, width, heads or
 // vocabulary, or with a dimension out of range.

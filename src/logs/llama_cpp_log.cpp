@@ -106,6 +106,14 @@ void read_command_line(const std::string& line, int64_t number, LlamaCppLog& log
 }
 
 void read_line(const std::string& line, int64_t n, LlamaCppLog& log) {
+  for (const char* key : {"build: ", "version: "}) {  // llamacpp33: 'build: 7342 (2fbe3b7bb) with GNU 11.4.0 ...'
+    const std::string k = key;
+    const auto at = line.find_first_not_of(' ');
+    if (at == std::string::npos || line.compare(at, k.size(), k) != 0) continue;
+    const auto from = at + k.size(), space = line.find(' ', from);
+    if (space == std::string::npos || space + 1 >= line.size() || line[space + 1] != '(') continue;
+    if (const auto v = to_int(line.substr(from, space - from)); v && *v > 0) log.build = Logged<int64_t>{*v, n};
+  }
   if (auto p = line.find("loaded meta data with"); p != std::string::npos) {
     const auto from = line.find(" from ", p);
     const auto version = line.rfind(" (version");

@@ -32,6 +32,9 @@ struct LlamaCppLog {
   std::optional<Logged<std::string>> cache_type_k, cache_type_v;
   std::optional<Logged<int64_t>> layers_offloaded, layer_count;  // "offloaded N/M layers to GPU"
   std::optional<Logged<std::string>> load_mode;  // mmap | no_mmap (load_tensors ... load_mode = X)
+  // Issue 16 (llamacpp33): llama.cpp's build number, from 'build: 7342 (2fbe3b7bb) with ...' (llama-server, llama-cli) or
+  // 'version: 7342 (2fbe3b7bb)' (--version): it decides an MLA model's KV cache (estimate::llama_mla_cache).
+  std::optional<Logged<int64_t>> build;
   std::vector<LlamaLogBuffer> buffers;
   // Flags from a llama-server / llama-cli command line in the log, llama.cpp's names without dashes
   // normalised to the long form ("ctx-size", "ubatch-size", "parallel", "n-gpu-layers", "cache-type-k",

@@ -146,7 +146,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
     return c;
   }
   std::string too_long;
-  c.context_tokens = candidate_context(m, t, too_long);  // a target above the model's maximum is not lowered
+  c.context_tokens = candidate_context(m, t, eng->engine, too_long);  // a target above the model's maximum is not lowered
   if (!too_long.empty()) {
     c.reason = layout_name(c) + ": " + too_long;
     return c;

@@ -30,6 +30,27 @@ int64_t swa_pattern_of(const model::ModelSpec& m) {
   return p;
 }
 
+// Issue 16 (llamacpp33): an MLA layer's attention as the checkpoint states it: the latent (kv_lora_rank = kv_b_proj's
+// in_features, rope = the latent cache less it) and the decompressed heads (v_head_dim = o_proj's in_features / heads,
+// qk_nope_head_dim = kv_b_proj's out_features / heads - v_head_dim), read from the layer's weight groups.
+estimate::LlamaMlaGeometry mla_geometry(const model::ModelSpec& m, const model::LayerSpec& l) {
+  estimate::LlamaMlaGeometry g;
+  const int64_t heads = m.num_attention_heads;
+  const model::WeightGroup *kv_b = nullptr, *o_proj = nullptr;
+  for (const auto& w : m.weights) {
+    if (w.part != model::Part::text) continue;
+    if (!kv_b && ends_with(w.module, ".self_attn.kv_b_proj")) kv_b = &w;
+    if (!o_proj && ends_with(w.module, ".self_attn.o_proj")) o_proj = &w;
+  }
+  if (!kv_b || !o_proj || heads <= 0 || kv_b->cols <= 0 || kv_b->cols >= l.mla_cache_dim) return g;
+  g.n_head = heads;
+  g.kv_lora_rank = kv_b->cols;
+  g.rope_dim = l.mla_cache_dim - kv_b->cols;
+  g.head_v = o_proj->cols / heads;
+  g.head_k = kv_b->rows / heads - g.head_v + g.rope_dim;
+  return g;
+}
+
 // The model as llama.cpp will hold it after convert_hf_to_gguf.py: its text weights in the row's storage (the fit's
 // weight groups; the vision tower and MTP layers are not in the text GGUF), the input embedding and the output head.
 estimate::LlamaCppModelShape shape_of(const model::ModelSpec& m, const estimate::Deployment& d, const std::string& variant_id,
@@ -57,6 +78,7 @@ estimate::LlamaCppModelShape shape_of(const model::ModelSpec& m, const estimate:
         s.n_head_kv = 1;
         s.head_k = l.mla_cache_dim;
         s.head_v = 0;
+        s.mla = mla_geometry(m, l);
       }
       if (l.kind == model::LayerKind::sliding_attention) s.n_swa = std::max(s.n_swa, l.sliding_window);
     } else if (l.kind == model::LayerKind::linear_attention || l.kind == model::LayerKind::mamba) {
@@ -68,7 +90,6 @@ estimate::LlamaCppModelShape shape_of(const model::ModelSpec& m, const estimate:
   s.swa_pattern = s.n_swa > 0 ? swa_pattern_of(m) : 0;
   if (s.n_swa > 0 && s.swa_pattern == 0)
     assumptions.push_back("sliding-window layers that follow no llama.cpp layer pattern: every layer's KV counted at -c cells (an upper bound)");
-  if (mla) assumptions.push_back("MLA layers: llama.cpp's cache taken as one K row of kv_lora_rank + rope dims per token, no V (not checked against a real load)");
   if (recurrent)
     assumptions.push_back(format("%lld recurrent layers: their f32 conv and ssm state per slot as llama.cpp's RS buffer (not checked against a real load)",
                                  static_cast<long long>(recurrent)));
@@ -155,7 +176,8 @@ std::string llama_cann_expert_warning(const model::ModelSpec& m, const estimate:
                 bytes_to_gib(experts), source.c_str());
 }
 
-void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const estimate::Deployment& d, int64_t concurrency) {
+void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const estimate::Deployment& d, int64_t concurrency,
+                       std::optional<int64_t> build) {
   using estimate::Failure;
   if (c.fit.failure != Failure::none && c.fit.failure != Failure::weights_oom && c.fit.failure != Failure::kv_negative &&
       c.fit.failure != Failure::max_model_len_too_large && c.fit.failure != Failure::after_kv_oom)
@@ -171,6 +193,7 @@ void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& m, const device::De
   estimate::LlamaCppOptions o;
   o.ctx_size = server.ctx_size;
   o.parallel = server.slots;
+  o.build = build;
   const bool host = dev.platform == "cpu";
   if (!host) {
     o.n_gpu_layers = shape.n_layer + 1;  // the start command's -ngl 999: every layer and the output layer

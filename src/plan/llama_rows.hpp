@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "device/device_spec.hpp"
@@ -40,7 +41,9 @@ std::string llama_cann_expert_warning(const model::ModelSpec& m, const estimate:
 // Replaces the KV figures and the verdict of `c.fit` (a fit of the row's deployment `d` on `dev`) with llama.cpp's: KV
 // tokens = -c, concurrency = -np, the KV buffer as the KV bytes, and the row fits when each device's llama.cpp buffers fit
 // its memory (a CPU row: the host's). A fit that failed for another reason than memory (a layout, a quantization) is
-// left as it is. c.fit.llama holds the buffers for the start command and the JSON.
-void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& model, const device::DeviceSpec& dev, const estimate::Deployment& d, int64_t concurrency);
+// left as it is. c.fit.llama holds the buffers for the start command and the JSON. `build`: the llama.cpp build the engine
+// names (llama.cpp@bNNNN), which decides an MLA model's cache (estimate::llama_mla_cache); unset: the newest, with a band.
+void fit_llama_cpp_row(Candidate& c, const model::ModelSpec& model, const device::DeviceSpec& dev, const estimate::Deployment& d, int64_t concurrency,
+                       std::optional<int64_t> build = std::nullopt);
 
 }  // namespace preflight::plan

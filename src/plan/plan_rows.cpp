@@ -28,9 +28,11 @@ std::string published_label(const model::ModelSpec& m) {
   return v ? v->name : m.quant.detail;
 }
 
-int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& t, std::string& reason) {
+bool refuses_long_context(const std::string& engine) { return engine != "llama.cpp"; }
+
+int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& t, const std::string& engine, std::string& reason) {
   const int64_t model_max = model::max_model_len_of(m, 32768);
-  if (t.context_tokens && *t.context_tokens > model_max) {
+  if (t.context_tokens && *t.context_tokens > model_max && refuses_long_context(engine)) {
     std::vector<std::string> allowed;  // the assumption of an allowed length: the plan's, said once by its caller
     if (auto ok = deploy::check_max_model_len(m, deploy::Given<int64_t>{*t.context_tokens, "--context"}, t.long_max_model_len, allowed); !ok)
       reason = ok.error().message;

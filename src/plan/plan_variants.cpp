@@ -153,13 +153,9 @@ Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const device::
   return eng;
 }
 
-void note_engine_cores(PlanResult& r, const PlanInputs& in, const std::vector<device::DeviceSpec>& devices) {
-  for (const auto& dev : devices) {
-    std::vector<std::string> said;
-    if (!plan_engine(in, dev, &said)) continue;
-    for (auto& a : said)
-      if (starts_with(a, "V0 engine") && std::find(r.assumptions.begin(), r.assumptions.end(), a) == r.assumptions.end()) r.assumptions.push_back(std::move(a));
-  }
+void note_engine_cores(PlanResult& r, std::vector<std::string> said) {
+  for (auto& a : said)
+    if (starts_with(a, "V0 engine") && std::find(r.assumptions.begin(), r.assumptions.end(), a) == r.assumptions.end()) r.assumptions.push_back(std::move(a));
 }
 
 // Issue 16 (quant26): a quantized release the catalogue lists as made from a BF16 original (Qwen/Qwen3-8B-FP8 of

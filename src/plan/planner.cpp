@@ -359,9 +359,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
     return false;
   }
   std::string too_long;
-  c.context_tokens = candidate_context(m, t, too_long);
-  // Issue 16 (llamacpp31): vLLM's max_model_len refusal is not llama.cpp's, which warns and starts (plan/llama_rows).
-  if (pv.llama_cpp) too_long.clear();
+  c.context_tokens = candidate_context(m, t, eng->engine, too_long);  // llamacpp31: llama.cpp warns and starts (refuses_long_context)
   if (!too_long.empty()) {
     c.reason = shared.reasons ? shared.reasons->text(std::move(too_long)) : SharedText(std::move(too_long));
     return false;
@@ -396,7 +394,9 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
   if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch, shared.fit_class);
-  if (pv.llama_cpp) fit_llama_cpp_row(c, m, dev, d, t.concurrency);  // llamacpp30: -c cells, not a KV budget
+  // llamacpp30: -c cells, not a KV budget; llamacpp33: the build named (llama.cpp@bNNNN reads as version N.0.0) decides MLA's cache.
+  if (pv.llama_cpp)
+    fit_llama_cpp_row(c, m, dev, d, t.concurrency, eng->version_named ? std::optional<int64_t>(eng->version_named->major) : std::nullopt);
   note_interconnect(c, t, *eng, *oh, dev);  // misc21: the interconnect the NCCL term was sized for, on the row
   // Issue 16: a variant that fits but that no start command can serve as written (no published checkpoint, conversion
   // or load-time path; a conversion output the engine refuses at this TP) is not a row to recommend. After the fit, so
@@ -535,6 +535,7 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
 // distinct launch (same_launch).
 struct PlatformRun {
   Expected<engine::EngineProfile> eng;
+  std::vector<std::string> engine_said;  // what plan_engine said resolving `eng` (its V0 notes: note_engine_cores)
   std::vector<const device::DeviceSpec*> devs;
   std::vector<std::vector<std::string>> variants;  // per model (variants_on): the engine and so the variants depend on the platform alone
   // Each candidate lands in its own slot of its (device, count)'s list, the models in order and each model's
@@ -565,7 +566,8 @@ struct PlatformRun {
 // The run of `devs` (one platform): everything but the candidates.
 PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vector<const device::DeviceSpec*> devs, size_t counts, const PlanInputs& in,
                          int threads) {
-  PlatformRun r{engine_for(in, *devs.front())};
+  std::vector<std::string> said;
+  PlatformRun r{plan_engine(in, *devs.front(), &said), std::move(said)};
   r.devs = std::move(devs);
   r.variants = variants_on(models, in, r.eng, r.devs.front()->family, threads);
   r.offset.resize(models.size());
@@ -700,7 +702,9 @@ PlanResult plan_for_device(const std::vector<model::ModelSpec>& models, const de
   std::vector<PlatformRun> runs;
   runs.push_back(platform_run(models, {&dev}, 1, in, in.threads));
   plan_runs(runs, models, facts_of(models), {n}, in, t, in.threads);
-  return std::move(runs.front().out.front().front());
+  PlanResult r = std::move(runs.front().out.front().front());
+  note_engine_cores(r, std::move(runs.front().engine_said));  // issue 15 (eng31): the V0 engine the rows were sized as
+  return r;
 }
 
 std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices,
@@ -761,8 +765,11 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
   PlanResult r;
   const ModelFacts facts = model_facts(m);
   std::string llama_cpp_nodes;  // ux29: the cards whose counts stopped at one node for llama.cpp, with their node size
+  std::vector<std::string> engines_said;  // what plan_engine said on each card (its V0 notes: note_engine_cores, last)
   for (const auto& dev : devices) {
-    const auto eng = engine_for(in, dev);
+    std::vector<std::string> said;
+    const auto eng = plan_engine(in, dev, &said);
+    if (eng) engines_said.insert(engines_said.end(), std::make_move_iterator(said.begin()), std::make_move_iterator(said.end()));
     const auto variants = variants_for(m, in, eng, dev.family);
     std::optional<Candidate> best;
     for (const int64_t n : {1, 2, 4, 8, 16}) {
@@ -804,6 +811,7 @@ PlanResult plan_for_model(const model::ModelSpec& m, const std::vector<device::D
     r.assumptions.push_back("llama.cpp: no count past one node was tried (devices a node, " + llama_cpp_nodes +
                             "): several hosts would be its RPC backend, which preflight does not size");
   note_row_assumptions(r);
+  note_engine_cores(r, std::move(engines_said));  // issue 15 (eng31): the V0 engine the rows were sized as
   return r;
 }
 

@@ -252,9 +252,11 @@ Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const std::str
 // on Ampere / Ada 0.8 - 0.9 or an NPU 0.8 - 0.10), so a plan row sizes and prints V0 where fit does. The assumptions it
 // makes go to `assumptions` when given.
 Expected<engine::EngineProfile> plan_engine(const PlanInputs& in, const device::DeviceSpec& dev, std::vector<std::string>* assumptions = nullptr);
-// Issue 15 (eng31): the engine-core assumptions (the V0 engine, by default or by the V1 oracle) of plan_engine on each of
-// `devices`, each once, added to `r`'s assumptions: the plan says which cards' rows were sized as V0, as fit does.
-void note_engine_cores(PlanResult& r, const PlanInputs& in, const std::vector<device::DeviceSpec>& devices);
+// Issue 15 (eng31): the engine-core assumptions (the V0 engine, by default or by the V1 oracle) among `said` (what
+// plan_engine said on a card), each once, added to `r`'s assumptions: the plan says which cards' rows were sized as V0, as
+// fit does. plan_for_device and plan_for_model add them from the engines they resolve (issue 19, llamacpp33: the CLI
+// resolved every card's engine a second time for them).
+void note_engine_cores(PlanResult& r, std::vector<std::string> said);
 
 // Variants worth trying for a model on an engine (ids of data/variants/quant_variants.json; "" = the
 // checkpoint as published): when the checkpoint is not quantized, the 8- and 4-bit variants whose
@@ -327,8 +329,13 @@ std::string published_label(const model::ModelSpec& m);
 // The context a candidate is sized at: the target, or min(32,768, the model's maximum) without one; the maximum is
 // vLLM's derived max_model_len (ModelSpec::derived_max_model_len: rope scaling, the config's smallest length key), else
 // max_position_embeddings. A target above it is never lowered silently: the context stays the target and `reason` is
-// vLLM's ValueError (deploy::check_max_model_len, origin --context), unless targets.long_max_model_len allows it.
-int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& targets, std::string& reason);
+// vLLM's ValueError (deploy::check_max_model_len, origin --context), unless targets.long_max_model_len allows it, or
+// `engine` is one that starts above the model's length (refuses_long_context): then no reason.
+int64_t candidate_context(const model::ModelSpec& m, const PlanTargets& targets, const std::string& engine, std::string& reason);
+// Issue 16 (llamacpp31): whether `engine` (an engine name: "vllm", "llama.cpp") refuses a context above the model's length
+// as vLLM's max_model_len check does; llama.cpp warns 'n_ctx_seq > n_ctx_train' and starts (plan/llama_rows). The one
+// answer plan's --context check (cli) and candidate_context read (issue 19, llamacpp33: each skipped it on its own).
+bool refuses_long_context(const std::string& engine);
 // The deployment a candidate is sized as (its layout, context, quantization and the targets' utilization), with no
 // explanatory text (Deployment::explain) and no per-rank tree: a plan shows numbers, verdicts and reasons;
 // `preflight fit` explains one deployment in full.

@@ -91,5 +91,21 @@ TEST(LlamaCppLog, Issue15_FlashAttentionAutoResolvedLine) {
   EXPECT_EQ(log.flash_attn->value, "auto");
 }
 
+// Issue 16 (llamacpp33): the build a llama.cpp log prints decides an MLA model's KV cache (estimate::llama_mla_cache), so
+// the reader takes it: 'build: 7342 (2fbe3b7bb) with GNU 11.4.0 for Linux x86_64' (the A100 llama-server log of
+// data/evidence/llamacpp-startup-public.jsonl line 1) and '--version''s 'version: 7917 (91ea44e89)' (ggml-org/llama.cpp
+// #19307). A word that is not a build number, or no '(' after it, is no build.
+TEST(LlamaCppLog, Issue16_BuildLine) {
+  auto log = logs::parse_llama_cpp_log("main: loading model\nbuild: 7342 (2fbe3b7bb) with GNU 11.4.0 for Linux x86_64\n");
+  ASSERT_TRUE(log.build);
+  EXPECT_EQ(log.build->value, 7342);
+  EXPECT_EQ(log.build->line, 2);
+  log = logs::parse_llama_cpp_log("version: 7917 (91ea44e89)\nbuilt with GNU 13.3.0 for Linux x86_64\n");
+  ASSERT_TRUE(log.build);
+  EXPECT_EQ(log.build->value, 7917);
+  for (const char* text : {"build: abc (1234)\n", "build: 7342\n", "system_info: build: 12 (x)\n", "build: -5 (x)\n"})
+    EXPECT_FALSE(logs::parse_llama_cpp_log(text).build) << text;
+}
+
 }  // namespace
 }  // namespace preflight
