@@ -356,6 +356,77 @@ def graph(report, files, catalog):
     return 0
 
 
+def captured_cases(report, files):
+    """Issue 15 (warmup33): the CUDA cases whose graphs are captured after KV sizing (not in the budget) with a printed
+    'Graph capturing finished in N secs, took X GiB' (`cuda_graph_gib` > 0; the llm-d summary table's negative figures are
+    not captures), with the binary's multipliers of the captured-graph term (validate --json memory_terms
+    graph_captured_graphs / _layer_graphs / _moe_layer_graphs) and its graph bytes."""
+    printed = {}
+    for path in files:
+        for line in open(path):
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            c = json.loads(line)
+            if c.get("cuda_graph_gib") is not None and c.get("id") and c.get("engine") == "vllm":
+                printed[c["id"]] = float(c["cuda_graph_gib"])
+    out = []
+    for r in report["rows"]:
+        m = r.get("memory_terms")
+        if r.get("platform") != "cuda" or not m or r["id"] not in printed or printed[r["id"]] <= 0 or "graph_captured_graphs" not in m:
+            continue
+        out.append({"id": r["id"], "x": [m["graph_captured_graphs"], m["graph_captured_layer_graphs"], m["graph_captured_moe_layer_graphs"]],
+                    "printed": printed[r["id"]] * GIB, "binary": m["graph"]})
+    return out
+
+
+def solve_normal(rows, ys, weights):
+    """Weighted least squares by the normal equations (three unknowns, Gaussian elimination)."""
+    k = len(rows[0])
+    a = [[sum(w * r[i] * r[j] for r, w in zip(rows, weights)) for j in range(k)] + [sum(w * r[i] * y for r, y, w in zip(rows, ys, weights))] for i in range(k)]
+    for c in range(k):
+        p = max(range(c, k), key=lambda i: abs(a[i][c]))
+        a[c], a[p] = a[p], a[c]
+        for i in range(k):
+            if i != c and a[c][c]:
+                f = a[i][c] / a[c][c]
+                a[i] = [x - f * y for x, y in zip(a[i], a[c])]
+    return [a[i][k] / a[i][i] if a[i][i] else 0.0 for i in range(k)]
+
+
+def captured_fit(cases):
+    """Least absolute deviations (iteratively reweighted least squares) of printed = x . (per graph, per layer, per MoE
+    layer): the printed figures hold outliers (multi-node runs, a hybrid model) that squares would follow."""
+    rows, ys = [c["x"] for c in cases], [c["printed"] for c in cases]
+    w = [1.0] * len(ys)
+    coef = [0.0, 0.0, 0.0]
+    for _ in range(50):
+        coef = solve_normal(rows, ys, w)
+        w = [1.0 / max(abs(sum(a * b for a, b in zip(r, coef)) - y), 0.02 * GIB) for r, y in zip(rows, ys)]
+    return coef
+
+
+def graph_captured(report, files):
+    cases = captured_cases(report, files)
+    if len(cases) < 4:
+        print(f"graph captured: {len(cases)} case(s); nothing fitted")
+        return 0
+    coef = captured_fit(cases)
+    print(f"graph captured after KV sizing: {len(cases)} cases; {coef[0]:.0f} B per graph, {coef[1]:.0f} B per graph and layer, "
+          f"{coef[2]:.0f} B more per graph and MoE layer")
+    print(f"  {'case':58s} {'printed':>8s} {'binary':>8s} {'in-sample':>9s} {'loo':>8s}   GiB")
+    loo_err, bin_err = [], []
+    for i, c in enumerate(cases):
+        rest = captured_fit(cases[:i] + cases[i + 1:])
+        pin = sum(a * b for a, b in zip(c["x"], coef))
+        ploo = sum(a * b for a, b in zip(c["x"], rest))
+        loo_err.append(abs(ploo - c["printed"]))
+        bin_err.append(abs(c["binary"] - c["printed"]))
+        print(f"  {c['id'][:58]:58s} {c['printed'] / GIB:8.3f} {c['binary'] / GIB:8.3f} {pin / GIB:9.3f} {ploo / GIB:8.3f}")
+    print(f"  binary |error|: median {median(bin_err) / GIB:.3f} GiB; leave-one-out |error|: median {median(loo_err) / GIB:.3f} GiB, max {max(loo_err) / GIB:.3f} GiB")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preflight", default="build/preflight")
@@ -365,12 +436,16 @@ def main():
     ap.add_argument("--held-out", nargs="*", default=None, help="with --loo: cases never fitted on, shown beside")
     ap.add_argument("--catalog", default="data/engines/engines.json")
     ap.add_argument("--graph", action="store_true", help="refit the CUDA graph estimate's constants on printed graph figures (issue 15), with leave-one-out")
+    ap.add_argument("--graph-captured", action="store_true",
+                    help="refit the per-graph costs of graphs captured after KV sizing on printed 'took X GiB' figures (issue 15, warmup33)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     report = validate_report(a.preflight, a.files)
     catalog = json.load(open(a.catalog))
     if a.graph:
         sys.exit(graph(report, a.files, catalog))
+    if a.graph_captured:
+        sys.exit(graph_captured(report, a.files))
     if a.loo:
         held = validate_report(a.preflight, a.held_out) if a.held_out else None
         sys.exit(loo(report, catalog, held, a.check))

@@ -7,6 +7,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
+#include "engine/capture_rules.hpp"
 #include "engine/moe_backend_workspace.hpp"
 #include "engine/moe_row_padding.hpp"
 #include "engine/engine_profile.hpp"
@@ -433,7 +434,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   JsonObject pre(item, origin, "profiles[]");
   PF_TRY(id, pre.string("id"));
   JsonObject r(item, origin, "profiles[" + id + "]");
-  PF_TRY(keys, r.only_keys({"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
+  std::vector<std::string> allowed = {"id", "engine", "version_min", "version_max", "platform", "default_gpu_memory_utilization", "block_size", "hybrid_block_rule",
                             "hybrid_mamba_mode", "max_num_seqs", "max_num_batched_tokens", "max_num_batched_tokens_large_device", "max_num_seqs_large_device",
                             "unchunked_prefill_up_to", "sampler_logit_copies", "sampler_fixed_bytes", "sampler_source", "sampler_logit_copies_if_flashinfer", "profiles_mm_encoder", "mm_dummy_size_options",
                             "requested_rounding", "graph_memory_in_budget", "tokens_rule", "weights_line", "kv_line",
@@ -446,8 +447,12 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
                             "pp_max_model_len_check", "pp_max_model_len_check_source", "whole_prompt_prefill", "embedding_nz_copy", "square_attention_mask",
                             "moe_hccl_communicators_without_ep", "hccl_every_group_at_buffsize", "moe_gate_fp32", "moe_dynamic_scale_copies", "hybrid_kv_tensor_copies", "optimization_levels",
                             "shared_experts_whole_only_with_sp", "sfa_mlapo_copies", "mtp_drafter_profile_tensors",
-                            "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "modelopt_lm_head_quantized", "first_release"}));
+                            "moe_all2all_rows", "cudagraph_capture_ceilings", "flashinfer_spec_decode_piecewise", "drafter_sliding_kv_group", "modelopt_lm_head_quantized", "first_release"};
+  allowed.insert(allowed.end(), capture_rule_keys().begin(), capture_rule_keys().end());  // issue 15 (warmup33)
+  PF_TRY(keys, r.only_keys(allowed));
   (void)keys;
+  PF_TRY(capture, parse_capture_rules(r, origin, id));  // checked here; read by engine/capture_rules.hpp
+  (void)capture;
   EngineProfile p;
   p.id = id;
   PF_TRY(engine, r.string("engine"));

@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
+#include "engine/capture_rules.hpp"
 #include "engine/moe_backend_workspace.hpp"
 #include "engine/moe_row_padding.hpp"
 #include "engine/engine_profile.hpp"
@@ -71,13 +72,17 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   o.platform = platform;
   // Issue 15 (v0eng29): a misspelt key of a fitted record was dropped and its default taken in silence.
   JsonObject r(item, origin, "overheads[" + platform + "]");
-  PF_TRY(keys, r.only_keys({"platform", "non_torch_bytes", "graph_bytes", "activation_bytes_per_batched_token_factor", "vision_activation_factor",
+  std::vector<std::string> allowed = {"platform", "non_torch_bytes", "graph_bytes", "activation_bytes_per_batched_token_factor", "vision_activation_factor",
                             "vision_activation_factor_source", "text_activation_live_tensors", "rope_cache_bytes_per_element", "rope_cache_source", "rope_cache_deepseek_scaling_copies", "rope_cache_deepseek_scaling_source",
                             "graph_memory_in_budget", "evidence", "band_fraction", "non_torch_band_bytes", "non_torch_band_source",
                             "non_torch_multi_rank_fraction", "non_torch_multi_rank_source", "non_torch_snapshot_bytes", "non_torch_snapshot_source",
                             "graph_first_capture_bytes", "graph_per_capture_bytes", "graph_capture_source", "nccl_buffers", "allreduce_fusion_workspace",
-                            "moe_backend_workspaces", "moe_row_padding"}));
+                            "moe_backend_workspaces", "moe_row_padding"};
+  allowed.insert(allowed.end(), captured_graph_cost_keys().begin(), captured_graph_cost_keys().end());  // issue 15 (warmup33)
+  PF_TRY(keys, r.only_keys(allowed));
   (void)keys;
+  PF_TRY(captured, parse_captured_graph_cost(r, origin, platform));  // checked here; read by engine/capture_rules.hpp
+  (void)captured;
   PF_TRY(nt, r.number("non_torch_bytes"));
   o.non_torch_bytes = nt;
   PF_TRY(gb, r.number("graph_bytes"));

@@ -12,6 +12,7 @@
 #include "estimate/fit_memo.hpp"
 #include "estimate/fit_terms.hpp"
 #include "estimate/fit_verdict.hpp"
+#include "estimate/graph_captured.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -524,6 +525,9 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   auto graph_result = terms::estimate_graph(oh, engine, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens, &fallback);
   if (!graph_result) return graph_result.error();
   core.graph = std::move(*graph_result);
+  // Issue 15 (warmup33): captured after KV sizing, the graphs' own cost by count and layers instead of the prior.
+  PF_TRY(captured, terms::estimate_captured_graphs(m, lay, engine, oh, device.id, dep, e.graph_in_budget, e.max_num_seqs, e.max_num_batched_tokens));
+  if (captured) core.graph = std::move(*captured);
   const Term& graph = core.graph;
   if (dep.explain && !fallback.empty()) e.assumptions.push_back("--attention-backend FLASHINFER with speculative decoding: vLLM prints '" + fallback + "'");
   e.graph_bytes = graph.bytes;

@@ -19,7 +19,9 @@ namespace {
 //   (engines.json hybrid_kv_tensor_copies, hybrid_kv_extra_bytes); certain, no band.
 // - Graph capture: outside the budget where the version does not subtract a pre-capture estimate
 //   (vLLM < 0.21, vLLM-Ascend except 0.21/0.22): the fitted graph term +/- its band must fit in total x (1 - util).
-// - Sampler warm-up: the same dummy sampler run the profile run measured, whose peak is subtracted: no margin.
+// - Sampler warm-up: the same dummy sampler run the profile run measured, whose peak is subtracted: by the budget's
+//   arithmetic the peak's space holds it once the graphs fit, so no margin (issue 15, warmup33: its deaths within that
+//   space, on the allocator's fragments, are not predicted; docs/memory-model.md 'The sampler warm-up').
 // - All-to-all buffers: none after KV sizing. vLLM-Ascend's MoE token dispatchers fetch their MC2 and EP
 //   communicators' names at model construction (token_dispatcher.py get_hccl_comm_name), which creates them and
 //   their HCCL buffers before the profile run; they are in the budget (estimate_ep_communicators).

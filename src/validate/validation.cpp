@@ -379,6 +379,21 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"regime_dp", static_cast<double>(est.data_parallel_size)},
                       {"regime_ep", d.enable_expert_parallel ? 1.0 : 0.0},
                       {"regime_quantized", !est.quantization.empty() || d.quant_scheme ? 1.0 : 0.0}};
+  // Issue 15 (warmup33): the captured-graph term's multipliers (graphs, graphs x layers, graphs x MoE layers), which
+  // tools/fit_overheads.py --graph-captured fits the engines.json graph_captured_* constants on; 0 where the term is not that.
+  for (const auto& t : est.terms) {
+    if (t.name != "graph capture") continue;
+    double graphs = 0, layers = -1, moe_layers = 0;
+    for (const auto& [name, value] : t.inputs) {
+      if (name == "captured_piecewise_graphs" || name == "captured_full_graphs") graphs += value;
+      if (name == "layers") layers = value;
+      if (name == "moe_layers") moe_layers = value;
+    }
+    if (layers < 0) continue;
+    row.memory_terms["graph_captured_graphs"] = graphs;
+    row.memory_terms["graph_captured_layer_graphs"] = graphs * layers;
+    row.memory_terms["graph_captured_moe_layer_graphs"] = graphs * moe_layers;
+  }
   row.predicted_failure = failure_name(est.failure);
   row.predicted_failure_message = est.fits ? "" : est.failure_message;
   row.verdict_depends_on = est.verdict_depends_on;

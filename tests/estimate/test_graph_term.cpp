@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "base/json_util.hpp"
+#include "engine/capture_rules.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/fit_terms.hpp"
+#include "estimate/graph_captured.hpp"
 #include "fit_setup.hpp"
 #include "logs/engine_log.hpp"
 
@@ -307,10 +309,12 @@ TEST(GraphTerm, Issue15_CatalogueConstantsOnVllm023) {
     estimated = estimated || l == "Estimated CUDA graph memory: 0.57 GiB total";
   }
   EXPECT_TRUE(profiling && estimated);
+  // vLLM 0.20 captures after KV sizing: the captured graphs' cost (issue 15, warmup33), the same 51 + 35 graphs x
+  // (per graph + 28 layers x per layer) = 86 x (3,983,401 + 28 x 166,072) = 742,473,862 B (0.69 GiB; the prior was 0.60).
   auto old = pftest::fit_setup("Qwen/Qwen2.5-7B", "A100-80G-SXM", "vllm", "0.20.0");
   const auto o = estimate::estimate_fit(old.model, old.device, old.engine, old.overheads, d);
   EXPECT_FALSE(o.graph_in_budget);
-  EXPECT_DOUBLE_EQ(o.graph_bytes, 644245094.0);
+  EXPECT_DOUBLE_EQ(o.graph_bytes, 742473862.0);
   for (const auto& l : o.lines) EXPECT_EQ(l.find("CUDA graph memory"), std::string::npos) << l;
 }
 
@@ -359,4 +363,93 @@ TEST(GraphTerm, Issue15_LogsReadTheEstimateLine) {
   EXPECT_EQ(log.printed.graph_estimate_gib->line, 2);
   ASSERT_TRUE(log.printed.graph_gib);
   EXPECT_DOUBLE_EQ(log.printed.graph_gib->value, 0.08);
+}
+
+// Issue 15 (warmup33): where the version captures after KV sizing (vLLM < 0.21), the graph term is the graphs vLLM
+// captures times their cost per graph and decoder layer (engines.json overheads[cuda].graph_captured_*), against the
+// logs' "Graph capturing finished in N secs, took X GiB". The counts, by hand:
+// - gpt-oss-20b, one H100 80GB, vLLM 0.19.0: the model sets max_cudagraph_capture_size 1024 (GptOssForCausalLMConfig),
+//   the 0.11 grid up to 1024 is 1, 2, 4 (3), 8 ... 248 (31), 256 ... 1024 (49) = 83 sizes; max_num_seqs defaults to 1024
+//   on the H100, so FULL_AND_PIECEWISE captures 83 PIECEWISE + 83 FULL = 166 graphs; 24 decoder layers, all MoE.
+//   Printed: 1.84 GiB (TP 1, ...-FAIL).
+// - Llama-3.1-8B, same card and version: no model ceiling, min(1024 x 2, 512) = 512: 51 + 51 = 102 graphs, 32 dense
+//   layers. Printed: 0.91 GiB (pub-llmdplanner-llama31-8b-h100-tp1-v019-len32768).
+// - Qwen2.5-7B at vLLM 0.10.1 on an A100 80GB (256 requests): PIECEWISE only, 1, 2, 4 and the multiples of 8 to 512:
+//   3 + 64 = 67 graphs, 28 dense layers. Printed for the 28-layer Qwen2-7B on that card and version: 0.50 GiB
+//   (dl22-qwen2-7b-a100x1-u025).
+// The tolerance is the refit's leave-one-out spread on these lines (tools/fit_overheads.py --graph-captured): 0.25 GiB.
+TEST(GraphTerm, Issue15_CapturedGraphsScaleWithGraphsAndLayers) {
+  const engine::CapturedGraphCost& c = engine::captured_graph_cost("cuda");
+  ASSERT_TRUE(c.modelled());
+  const double gib = 1073741824.0;
+  estimate::Deployment d;
+  d.max_model_len = 8192;
+  auto oss = pftest::fit_setup("openai/gpt-oss-20b", "H100-SXM", "vllm", "0.19.0");
+  auto e = estimate::estimate_fit(oss.model, oss.device, oss.engine, oss.overheads, d);
+  ASSERT_EQ(e.max_num_seqs, 1024);
+  EXPECT_FALSE(e.graph_in_budget);
+  EXPECT_DOUBLE_EQ(e.graph_bytes, 166.0 * (c.per_graph_bytes + 24.0 * c.per_layer_bytes + 24.0 * c.per_moe_layer_bytes));
+  EXPECT_NEAR(e.graph_bytes / gib, 1.84, 0.25);
+  auto llama = pftest::fit_setup("meta-llama/Meta-Llama-3.1-8B", "H100-SXM", "vllm", "0.19.0");
+  e = estimate::estimate_fit(llama.model, llama.device, llama.engine, llama.overheads, d);
+  EXPECT_DOUBLE_EQ(e.graph_bytes, 102.0 * (c.per_graph_bytes + 32.0 * c.per_layer_bytes));
+  EXPECT_NEAR(e.graph_bytes / gib, 0.91, 0.25);
+  auto qwen = pftest::fit_setup("Qwen/Qwen2.5-7B", "A100-80G-SXM", "vllm", "0.10.1");
+  e = estimate::estimate_fit(qwen.model, qwen.device, qwen.engine, qwen.overheads, d);
+  ASSERT_EQ(e.max_num_seqs, 256);
+  EXPECT_DOUBLE_EQ(e.graph_bytes, 67.0 * (c.per_graph_bytes + 28.0 * c.per_layer_bytes));
+  EXPECT_NEAR(e.graph_bytes / gib, 0.50, 0.25);
+  // gpt-oss at 0.10.1: its 1024 ceiling takes the 0.11 grid (83 sizes), PIECEWISE only.
+  const auto sizes = estimate::terms::captured_graph_sizes(oss.model, qwen.engine, "A100-80G-SXM", d, estimate::CudagraphMode::full_and_piecewise, 256, 8192);
+  ASSERT_TRUE(sizes.has_value());
+  EXPECT_EQ(sizes->piecewise.size(), 83u);
+  EXPECT_EQ(sizes->piecewise.back(), 1024);
+  EXPECT_TRUE(sizes->full.empty());
+  // A capture flag overrides the model's ceiling: max_cudagraph_capture_size 512 at 0.19 gives 51 sizes.
+  estimate::Deployment flagged = d;
+  flagged.graph_capture.max_capture_size = 512;
+  const auto capped = estimate::terms::captured_graph_sizes(oss.model, oss.engine, "H100-SXM", flagged, estimate::CudagraphMode::full_and_piecewise, 1024, 8192);
+  ASSERT_TRUE(capped.has_value());
+  EXPECT_EQ(capped->piecewise.size(), 51u);
+  // Eager mode captures nothing.
+  estimate::Deployment eager = d;
+  eager.mode = estimate::ExecutionMode::eager;
+  e = estimate::estimate_fit(oss.model, oss.device, oss.engine, oss.overheads, eager);
+  EXPECT_EQ(e.graph_bytes, 0.0);
+}
+
+// Issue 15 (warmup33): the capture rules' records are checked with the rest of the catalogue; a bad one is a corrupt
+// error that names the file, the record and the key.
+TEST(GraphTerm, Issue15_CaptureRuleRecordsAreChecked) {
+  auto parse = [](const std::string& text) { return parse_json(text, "engines.json"); };
+  auto ok = parse(R"({"id": "p", "cudagraph_model_capture_sizes": [{"max_capture_size": 1024, "architectures": ["GptOssForCausalLM"],
+                      "version_min": "0.10.1", "version_max": "0.20.99", "source": "s"}], "graph_captured_after_kv": {"version_min": "0.8.0",
+                      "version_max": "0.20.99", "source": "s"}})");
+  ASSERT_TRUE(ok.has_value());
+  auto rules = engine::parse_capture_rules(JsonObject(*ok, "engines.json"), "engines.json", "p");
+  ASSERT_TRUE(rules.has_value()) << rules.error().describe();
+  ASSERT_EQ(rules->model_capture_sizes.size(), 1u);
+  EXPECT_EQ(rules->model_capture_sizes[0].max_capture_size, 1024);
+  EXPECT_TRUE(rules->graph_captured_after_kv.has_value());
+  EXPECT_FALSE(rules->piecewise_grid_of_8.has_value());
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"cudagraph_model_capture_sizes": [{"max_capture_size": 1024, "architectures": [], "version_min": "0.10.1", "version_max": "1.0.0", "source": "s"}]})",
+       "cudagraph_model_capture_sizes needs max_capture_size >= 1 and architectures"},
+      {R"({"cudagraph_piecewise_grid_of_8": {"version_min": "0.8.0", "version_max": "0.10.99", "source": " "}})", "every figure needs its source"},
+      {R"({"graph_captured_after_kv": {"version_min": "0.9.0", "version_max": "0.8.0", "source": "s"}})", "graph_captured_after_kv: bad version range"},
+  };
+  for (const auto& [text, fragment] : bad) {
+    auto j = parse(text);
+    ASSERT_TRUE(j.has_value()) << text;
+    auto r = engine::parse_capture_rules(JsonObject(*j, "engines.json"), "engines.json", "p");
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("engines.json"), std::string::npos) << r.error().message;
+  }
+  auto cost = parse(R"({"platform": "cuda", "graph_captured_per_graph_bytes": 4000000})");
+  ASSERT_TRUE(cost.has_value());
+  auto c = engine::parse_captured_graph_cost(JsonObject(*cost, "engines.json"), "engines.json", "cuda");
+  ASSERT_FALSE(c.has_value());
+  EXPECT_NE(c.error().message.find("has no graph_captured_source"), std::string::npos) << c.error().message;
 }

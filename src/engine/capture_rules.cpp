@@ -1,0 +1,151 @@
+// Reads engines.json's capture and sampler warm-up rules (issue 15, warmup33): see engine/capture_rules.hpp.
+#include "engine/capture_rules.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "base/embedded.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "engine/version_range.hpp"
+
+namespace preflight::engine {
+
+namespace {
+
+Expected<EngineProfile::VersionRule> capture_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
+                                                        const std::vector<std::string>& extra) {
+  std::vector<std::string> allowed = {"version_min", "version_max", "source"};
+  allowed.insert(allowed.end(), extra.begin(), extra.end());
+  PF_TRY(keys, c.only_keys(allowed));
+  (void)keys;
+  PF_TRY(range, read_version_range(c));
+  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
+  PF_TRY(src, read_source_field(c, "source", origin));
+  return EngineProfile::VersionRule{range->first, range->second, src};
+}
+
+Expected<std::optional<EngineProfile::VersionRule>> optional_capture_rule(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key) {
+  const Json* j = r.find(key);
+  if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
+  if (!j->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an object", origin.c_str(), id.c_str(), key.c_str()), origin);
+  PF_TRY(rule, capture_rule_range(JsonObject(*j, origin, "profiles[" + id + "]." + key), origin, id, key, {}));
+  return std::optional<EngineProfile::VersionRule>(rule);
+}
+
+struct EmbeddedCaptureRules {
+  std::map<std::string, CaptureRules> by_profile;
+  std::map<std::string, CapturedGraphCost> by_platform;
+};
+
+// The embedded catalogue is checked by load_engine_catalog (which calls the parsers above on every record), so a
+// record that does not parse here is left out rather than reported twice.
+const EmbeddedCaptureRules& embedded_capture_rules() {
+  static const EmbeddedCaptureRules rules = [] {
+    EmbeddedCaptureRules out;
+    const std::string origin = "data/engines/engines.json";
+    auto json = parse_json(std::string(embedded_data("engines/engines.json")), origin);
+    if (!json || !json->is_object()) return out;
+    for (const char* section : {"profiles", "overheads"}) {
+      const auto it = json->find(section);
+      if (it == json->end() || !it->is_array()) continue;
+      for (const auto& item : *it) {
+        if (!item.is_object()) continue;
+        const JsonObject r(item, origin, section);
+        if (std::string(section) == "profiles") {
+          auto id = r.string("id");
+          if (!id) continue;
+          if (auto c = parse_capture_rules(r, origin, *id)) out.by_profile[*id] = std::move(*c);
+        } else {
+          auto platform = r.string("platform");
+          if (!platform) continue;
+          if (auto c = parse_captured_graph_cost(r, origin, *platform)) out.by_platform[*platform] = std::move(*c);
+        }
+      }
+    }
+    return out;
+  }();
+  return rules;
+}
+
+}  // namespace
+
+const std::vector<std::string>& capture_rule_keys() {
+  static const std::vector<std::string> keys = {"cudagraph_piecewise_grid_of_8", "cudagraph_model_capture_sizes", "graph_captured_after_kv"};
+  return keys;
+}
+
+const std::vector<std::string>& captured_graph_cost_keys() {
+  static const std::vector<std::string> keys = {"graph_captured_per_graph_bytes", "graph_captured_per_layer_bytes", "graph_captured_per_moe_layer_bytes",
+                                                "graph_captured_source"};
+  return keys;
+}
+
+Expected<CaptureRules> parse_capture_rules(const JsonObject& r, const std::string& origin, const std::string& id) {
+  CaptureRules c;
+  PF_TRY(grid8, optional_capture_rule(r, origin, id, "cudagraph_piecewise_grid_of_8"));
+  PF_TRY(captured, optional_capture_rule(r, origin, id, "graph_captured_after_kv"));
+  c.graph_captured_after_kv = captured;
+  c.piecewise_grid_of_8 = grid8;
+  const std::string key = "cudagraph_model_capture_sizes";
+  const Json* sizes = r.find(key);
+  if (!sizes || sizes->is_null()) return c;
+  if (!sizes->is_array()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an array", origin.c_str(), id.c_str(), key.c_str()), origin);
+  for (const auto& item : *sizes) {
+    if (!item.is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: %s: expected objects", origin.c_str(), id.c_str(), key.c_str()), origin);
+    const JsonObject s(item, origin, "profiles[" + id + "]." + key + "[]");
+    PF_TRY(rule, capture_rule_range(s, origin, id, key, {"max_capture_size", "architectures"}));
+    PF_TRY(tokens, s.int_("max_capture_size"));
+    CaptureRules::ModelCaptureSize m{tokens, {}, rule};
+    const Json* archs = s.find("architectures");
+    if (archs && archs->is_array())
+      for (const auto& a : *archs)
+        if (a.is_string()) m.architectures.push_back(a.get<std::string>());
+    if (tokens < 1 || m.architectures.empty() || !archs || archs->size() != m.architectures.size())
+      return make_error(ErrorKind::corrupt, format("%s: %s: %s needs max_capture_size >= 1 and architectures (a list of names)", origin.c_str(), id.c_str(), key.c_str()),
+                        origin);
+    c.model_capture_sizes.push_back(std::move(m));
+  }
+  return c;
+}
+
+Expected<CapturedGraphCost> parse_captured_graph_cost(const JsonObject& r, const std::string& origin, const std::string& platform) {
+  CapturedGraphCost c;
+  PF_TRY(per_graph, r.opt_number("graph_captured_per_graph_bytes"));
+  PF_TRY(per_layer, r.opt_number("graph_captured_per_layer_bytes"));
+  PF_TRY(per_moe, r.opt_number("graph_captured_per_moe_layer_bytes"));
+  PF_TRY(src, r.opt_string("graph_captured_source"));
+  c.per_graph_bytes = per_graph.value_or(0);
+  c.per_layer_bytes = per_layer.value_or(0);
+  c.per_moe_layer_bytes = per_moe.value_or(0);
+  c.source = src.value_or("");
+  for (const double v : {c.per_graph_bytes, c.per_layer_bytes, c.per_moe_layer_bytes})
+    if (!(v >= 0 && v <= 1024.0 * 1024 * 1024))
+      return make_error(ErrorKind::corrupt, format("%s: overheads[%s].graph_captured_per_*_bytes: expected 0 - 1 GiB", origin.c_str(), platform.c_str()), origin);
+  if (c.modelled() && c.source.empty())
+    return make_error(ErrorKind::corrupt, format("%s: overheads[%s].graph_captured_per_*_bytes has no graph_captured_source", origin.c_str(), platform.c_str()), origin);
+  return c;
+}
+
+const CaptureRules& capture_rules(const EngineProfile& profile) {
+  static const CaptureRules none;
+  const auto& by = embedded_capture_rules().by_profile;
+  const auto it = by.find(profile.id);
+  return it == by.end() ? none : it->second;
+}
+
+const CapturedGraphCost& captured_graph_cost(const std::string& platform) {
+  static const CapturedGraphCost none;
+  const auto& by = embedded_capture_rules().by_platform;
+  const auto it = by.find(platform);
+  return it == by.end() ? none : it->second;
+}
+
+std::optional<int64_t> model_max_capture_size(const EngineProfile& profile, const std::string& architecture) {
+  const Version v = profile.rule_version();
+  for (const auto& c : capture_rules(profile).model_capture_sizes)
+    if (c.rule.covers(v) && std::find(c.architectures.begin(), c.architectures.end(), architecture) != c.architectures.end()) return c.max_capture_size;
+  return std::nullopt;
+}
+
+}  // namespace preflight::engine

@@ -1,0 +1,60 @@
+// engine/capture_rules: vLLM's graph capture rules the engine profile does not carry (issue 15, warmup33): the
+// capture-size grid and default mode of the versions before 0.11, a model's own capture ceiling, the versions that
+// capture after KV sizing, and the captured graphs' cost per graph and decoder layer. Read from engines.json (profiles[]
+// cudagraph_piecewise_grid_of_8, cudagraph_model_capture_sizes, graph_captured_after_kv; overheads[]
+// graph_captured_*), checked by the catalogue loader with the rest of each record, and looked up by profile id and
+// platform in the embedded catalogue (a user overlay's profile of another id has none of them).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "engine/engine_profile.hpp"
+
+namespace preflight::engine {
+
+struct CaptureRules {
+  // Versions that capture PIECEWISE graphs only, of the sizes 1, 2, 4 and the multiples of 8 up to the ceiling (vLLM V1
+  // before 0.11: no FULL decode graphs, no step of 16 above 256).
+  std::optional<EngineProfile::VersionRule> piecewise_grid_of_8;
+  // Versions whose V1 worker captures its graphs after KV sizing, outside the budget, with the V1 capture sizes: the
+  // captured-graph cost applies (CapturedGraphCost). Unset: the platform's graph_bytes prior (V0, and from 0.21 the
+  // pre-capture estimate inside the budget).
+  std::optional<EngineProfile::VersionRule> graph_captured_after_kv;
+  // Models whose vLLM config sets max_cudagraph_capture_size when the user sets neither it nor cudagraph_capture_sizes
+  // (GptOssForCausalLMConfig: 1024); an explicit maximum, so max_num_seqs does not cap it.
+  struct ModelCaptureSize {
+    int64_t max_capture_size = 0;
+    std::vector<std::string> architectures;  // config.json architectures[0]
+    EngineProfile::VersionRule rule;
+  };
+  std::vector<ModelCaptureSize> model_capture_sizes;
+};
+
+// The captured graphs' own cost where the version captures after KV sizing, outside the budget ("Graph capturing
+// finished in N secs, took X GiB"): per graph, a fixed part, one per decoder layer on the rank and one more per MoE
+// layer. All 0: not modelled (the platform's graph_bytes prior).
+struct CapturedGraphCost {
+  double per_graph_bytes = 0, per_layer_bytes = 0, per_moe_layer_bytes = 0;
+  std::string source;
+  bool modelled() const { return per_graph_bytes + per_layer_bytes + per_moe_layer_bytes > 0; }
+};
+
+// One profile record's rules / one overheads record's cost; corrupt errors name the file, the record and the key.
+Expected<CaptureRules> parse_capture_rules(const JsonObject& profile, const std::string& origin, const std::string& id);
+Expected<CapturedGraphCost> parse_captured_graph_cost(const JsonObject& overheads, const std::string& origin, const std::string& platform);
+// The keys the two parsers read (for the loaders' schema lists).
+const std::vector<std::string>& capture_rule_keys();
+const std::vector<std::string>& captured_graph_cost_keys();
+
+// The embedded catalogue's rules for this profile (by id; empty when it has none) and cost for this platform.
+const CaptureRules& capture_rules(const EngineProfile& profile);
+const CapturedGraphCost& captured_graph_cost(const std::string& platform);
+// The model's own max_cudagraph_capture_size in this profile's version (nullopt when no record lists the architecture).
+std::optional<int64_t> model_max_capture_size(const EngineProfile& profile, const std::string& architecture);
+
+}  // namespace preflight::engine
