@@ -313,6 +313,8 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_switch("data-parallel-external-lb", f.data_parallel_external_lb, "one rank per start behind an external balancer (vLLM >= 0.11.1)"),
                 with_short_name(given_int("api-server-count", "N", f.api_server_count, "API server processes (vLLM >= 0.9.1; none on a --headless node); -asc"), "-asc"),
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
+                given_switch("allow-deprecated-quantization", f.allow_deprecated_quantization,
+                             "load a quantization method the vLLM version deprecates (>= 0.14; without it\nModelConfig refuses the method)"),
                 given_text("speculative-config", "JSON", f.speculative_config,
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
                 legacy_speculative_option("speculative-model", "model", "M", f, "vLLM 0.8.2 and older: the drafter ([ngram] for n-gram); later --speculative-config"),

@@ -369,9 +369,10 @@ verdict with the engine's own failure message and the cheapest fixes, then the d
       checkpoint's quantization on that card or version, with its message; or no start command for this variant: no
       published checkpoint of the model in it and no conversion recipe, as plan rejects that row),
       2 bad input (a flag out of range names the flag, a flag given twice, and a number flag
-      takes decimal digits only; a model whose values overflow; an unknown --variant; a --quantization name the engine's argument
-      parser refuses, with its line; a --variant that changes nothing on the model, such as mxfp4 on a
-      model without MoE experts; an --attention-backend name vLLM lacks; a --max-model-len above the model's derived
+      takes decimal digits only; a model whose values overflow; an unknown --variant; a --quantization name the engine version
+      refuses, with its line (argparse's invalid choice to vLLM 0.12, ModelConfig's Unknown quantization method from 0.13,
+      and from 0.14 a method the version deprecates, unless --allow-deprecated-quantization is given); a --variant that
+      changes nothing on the model, such as mxfp4 on a model without MoE experts; an --attention-backend name vLLM lacks; a --max-model-len above the model's derived
       length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; a setting only an Ascend NPU's engine
       reads, --hccl-buffsize or --npu-driver-version, on another platform's card),
       3 network or environment failure (hub unreachable, timeout))"};
@@ -484,7 +485,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
     if (!ok) return report_error(ok.error());
     if (!ok->empty()) resolved->assumptions.push_back(*ok);  // issue 15 (eng31): ignored by the version, or a suffix removed
   }
-  // Issue 16 (quant29): a --quantization the engine version's argument parser lacks stops `vllm serve` (exit 2).
+  // Issue 16 (quant29, quant33): a --quantization the engine version refuses stops `vllm serve` (exit 2): argparse's choices to
+  // 0.12, ModelConfig's list from 0.13, a method the version deprecates from 0.14 (without --allow-deprecated-quantization).
   if (r.flags.quantization && !*variant)
     if (auto ok = deploy::check_quantization_choice(*resolved, *r.flags.quantization); !ok) return report_error(ok.error());
   if (const auto refused = engine_version_refusal(r.flags, *resolved)) return *refused;

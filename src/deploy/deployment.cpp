@@ -10,6 +10,7 @@
 #include "base/units.hpp"
 #include "device/device_names.hpp"
 #include "deploy/engine_core.hpp"
+#include "engine/flag_versions.hpp"
 #include "device/device_platform.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
@@ -668,6 +669,19 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   r.model = in.model;
   PF_TRY(dtype_ok, apply_model_dtype(f, dev, r.model, r));
   (void)dtype_ok;
+  // Issue 16 (quant33): --allow-deprecated-quantization, a flag of vLLM 0.14.0 on (argparse refuses it before).
+  if (const auto& allow = f.allow_deprecated_quantization; allow && allow->value) {
+    if (eng.engine == "vllm" || eng.engine == "vllm-ascend") {
+      if (const auto& catalog = engine::shipped_flag_versions(); catalog) {
+        const std::vector<engine::GivenFlag> given = {{"--allow-deprecated-quantization", ""}};
+        if (const std::string refusal = engine::unrecognized_flags_refusal(*catalog, eng.engine, eng.rule_version(), given); !refusal.empty())
+          return make_error(ErrorKind::invalid_argument, format("%s: %s (%s %s: %s)", allow->origin.c_str(), refusal.c_str(), eng.engine.c_str(),
+                                                                eng.rule_version().text().c_str(), catalog->origin.c_str()));
+      }
+    }
+    r.deprecated_quantization = engine::DeprecatedQuantization::allowed;
+    r.provenance.push_back("allow_deprecated_quantization true from " + allow->origin);
+  }
   r.device = std::move(dev);
   r.engine = std::move(eng);
   r.overheads = *oh;

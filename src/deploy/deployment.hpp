@@ -17,6 +17,7 @@
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/nccl_buffers.hpp"
+#include "engine/quantization_methods.hpp"
 #include "estimate/fit.hpp"
 #include "model/model_spec.hpp"
 
@@ -136,6 +137,9 @@ struct Flags {
   // servers and the same per-rank engine), --enable-expert-parallel.
   std::optional<Given<int64_t>> data_parallel_size, data_parallel_size_local;
   std::optional<Given<bool>> enable_expert_parallel;
+  // Issue 16 (quant33): --allow-deprecated-quantization (vLLM >= 0.14.0): a method the version deprecates loads with a
+  // warning instead of ModelConfig's ValueError (engine::deprecated_quantization_refusal).
+  std::optional<Given<bool>> allow_deprecated_quantization;
   // Issue 15 (multinode32): vLLM's multi-node data-parallel flags (vllm/engine/arg_utils.py, vllm/entrypoints/cli/serve.py;
   // the first release of each: data/engines/flag_versions.json). --headless: this node runs engines only, no API server;
   // --data-parallel-start-rank / -dpr: the first DP rank of this node; --data-parallel-address / -dpa and
@@ -252,6 +256,8 @@ struct Resolved {
   // Issue 15/16 (nccl): where the interconnect was assumed (not given) and the version counts the NCCL buffers, the other
   // interconnects its default rule names as plausible (the band, across_interconnects); empty otherwise.
   std::vector<engine::Interconnect> interconnect_alternatives;
+  // Issue 16 (quant33): whether the command passes --allow-deprecated-quantization (Flags::allow_deprecated_quantization).
+  engine::DeprecatedQuantization deprecated_quantization = engine::DeprecatedQuantization::refused;
 };
 
 // The --kv-cache-dtype values the estimate sizes (auto = the model's dtype).

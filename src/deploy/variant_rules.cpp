@@ -11,7 +11,7 @@ namespace {
 Expected<std::string> argparse_refusal(const Resolved& resolved, const std::string& method) {
   const auto& catalog = engine::shipped_quantization_methods();
   if (!catalog) return catalog.error();
-  return engine::quantization_choice_refusal(*catalog, resolved.engine.engine, resolved.engine.rule_version(), method);
+  return engine::quantization_choice_refusal(*catalog, resolved.engine.engine, resolved.engine.rule_version(), method, resolved.deprecated_quantization);
 }
 
 }  // namespace
@@ -22,7 +22,8 @@ std::optional<model::VariantRule> apply_variant_rules(const model::QuantVariant&
   const std::string version = resolved.engine.rule_version().text();
   std::optional<model::VariantRule> rejected;
   // A shipped list that does not load is caught by the catalogue test and `check_quantization_choice`; here it refuses nothing.
-  if (std::string refusal = engine::shipped_variant_refusal(resolved.engine, v.id, v.engine_quantization); !refusal.empty())
+  if (std::string refusal = engine::shipped_variant_refusal(resolved.engine, v.id, v.engine_quantization, resolved.deprecated_quantization);
+      !refusal.empty())
     rejected = model::VariantRule{.engine = resolved.engine.engine, .status = "rejected", .message = std::move(refusal)};
   if (!rejected) {
     if (const auto* f = model::variant_rule(v, "fallback", resolved.engine.engine, version, resolved.device.family, moe))

@@ -40,7 +40,7 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
   JsonObject top(root, origin);
   PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "plugin_methods", "checkpoint_overrides"}));
   (void)top_ok;
-  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "parser", "methods", "choices", "source"},
+  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "parser", "methods", "deprecated", "choices", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     QuantizationMethodList rec;
     rec.id = id;
@@ -64,6 +64,10 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
         return make_error(ErrorKind::corrupt, where + ": choices does not print method '" + m + "'", origin);
     rec.methods = methods;
     rec.choices = choices;
+    PF_TRY(deprecated, string_list(r.find("deprecated"), where + ".deprecated", origin));
+    if (!deprecated.empty() && rec.parser != QuantizationParser::model_config)
+      return make_error(ErrorKind::corrupt, where + ": deprecated needs parser model_config (vLLM checks it in ModelConfig from v0.14.0)", origin);
+    rec.deprecated = deprecated;
     PF_TRY(source, r.string("source"));
     if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
@@ -133,7 +137,19 @@ const Expected<QuantizationMethodCatalog>& shipped_quantization_methods() {
   return catalog;
 }
 
-std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method) {
+std::string deprecated_quantization_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                            const std::string& method, DeprecatedQuantization deprecated) {
+  if (deprecated == DeprecatedQuantization::allowed || !vllm_family(engine_name) || method.empty()) return "";
+  for (const auto& l : catalog.lists)
+    if (l.version_min <= version && version <= l.version_max && contains(l.deprecated, method))
+      return "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, ('The quantization method %s is deprecated "
+             "and will be removed in future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.', " +
+             python_repr(method) + ")";
+  return "";
+}
+
+std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method,
+                                        DeprecatedQuantization deprecated) {
   if (!vllm_family(engine_name) || method.empty() || catalog.lists.empty()) return "";
   std::string added;  // the engine's plugin choices at this version, as argparse prints them after vLLM's
   bool plugin_taken = false, plugin_elsewhere = false;
@@ -153,7 +169,7 @@ std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog
     if (!oldest || l.version_min < oldest->version_min) oldest = &l;
   }
   if (!nearest) nearest = oldest;
-  if (covering && contains(covering->methods, method)) return "";
+  if (covering && contains(covering->methods, method)) return deprecated_quantization_refusal(catalog, engine_name, version, method, deprecated);
   if (!covering && !plugin_elsewhere) return "";
   const QuantizationMethodList& shown = covering ? *covering : *nearest;
   // vllm/config/model.py _verify_quantization from v0.13.0; pydantic wraps the ValueError of the dataclass's __post_init__.
@@ -166,14 +182,18 @@ std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog
   return line;
 }
 
-std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method) {
+std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method,
+                                      DeprecatedQuantization deprecated) {
   if (!vllm_family(engine_name) || method.empty()) return "";
   const QuantizationMethodList* covering = nullptr;
   for (const auto& l : catalog.lists)
     if (l.version_min <= version && version <= l.version_max) covering = &l;
-  if (!covering || contains(covering->methods, method)) return "";
+  if (!covering) return "";
+  // The method the checkpoint is read as (its override from that version, else its own name) meets the deprecation check.
+  if (contains(covering->methods, method)) return deprecated_quantization_refusal(catalog, engine_name, version, method, deprecated);
   for (const auto& o : catalog.checkpoint_overrides)
-    if (o.method == method && o.version_min <= version && contains(covering->methods, o.read_as)) return "";
+    if (o.method == method && o.version_min <= version && contains(covering->methods, o.read_as))
+      return deprecated_quantization_refusal(catalog, engine_name, version, o.read_as, deprecated);
   std::string listed;  // ModelConfig prints QUANTIZATION_METHODS as a Python list, the platform's registrations appended
   for (const auto& m : covering->methods) listed += (listed.empty() ? "" : ", ") + python_repr(m);
   for (const auto& p : catalog.plugin_methods) {
@@ -187,18 +207,18 @@ std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, 
   return prefix + "Unknown quantization method: " + method + ". Must be one of [" + listed + "].";
 }
 
-std::string shipped_variant_refusal(const EngineProfile& engine, const std::string& variant_id, const std::string& method) {
+std::string shipped_variant_refusal(const EngineProfile& engine, const std::string& variant_id, const std::string& method, DeprecatedQuantization deprecated) {
   const auto& published = shipped_quantized_catalog();
   if (published && served_without_quantization_flag(*published, variant_id)) {
     const auto& catalog = shipped_quantization_methods();
-    return catalog ? checkpoint_method_refusal(*catalog, engine.engine, engine.rule_version(), method) : std::string();
+    return catalog ? checkpoint_method_refusal(*catalog, engine.engine, engine.rule_version(), method, deprecated) : std::string();
   }
-  return shipped_quantization_refusal(engine, method);
+  return shipped_quantization_refusal(engine, method, deprecated);
 }
 
-std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method) {
+std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method, DeprecatedQuantization deprecated) {
   const auto& catalog = shipped_quantization_methods();
-  return catalog ? quantization_choice_refusal(*catalog, engine.engine, engine.rule_version(), method) : std::string();
+  return catalog ? quantization_choice_refusal(*catalog, engine.engine, engine.rule_version(), method, deprecated) : std::string();
 }
 
 }  // namespace preflight::engine

@@ -25,6 +25,10 @@ struct QuantizationMethodList {
   Version version_min, version_max;
   QuantizationParser parser = QuantizationParser::argparse;
   std::vector<std::string> methods;  // vLLM's QUANTIZATION_METHODS
+  // Issue 16 (quant33): DEPRECATED_QUANTIZATION_METHODS of the release (from v0.14.0; optional key "deprecated"): a listed
+  // method vLLM refuses unless --allow-deprecated-quantization is given (a name here need not be in `methods`: tpu_int8
+  // stayed in the list after it left QuantizationMethods, where "Unknown quantization method" comes first).
+  std::vector<std::string> deprecated;
   std::string choices;               // as printed: inside "(choose from ...)" (argparse), inside "[...]" (model_config)
   std::string source;
 };
@@ -64,21 +68,37 @@ const Expected<QuantizationMethodCatalog>& shipped_quantization_methods();
 // engine's plugin methods from their version on, nothing else (compared as vLLM does: exactly, case and all). A
 // version no list covers is refused only a plugin method it does not take (a platform's method is never one of
 // plain vLLM's choices), with the choices of the nearest list, said as such. Other engines: "" (the flag is not theirs).
-std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method);
+// Whether the command line passes vLLM's --allow-deprecated-quantization (from v0.14.0): a deprecated method then loads
+// with a warning instead of raising.
+enum class DeprecatedQuantization { refused, allowed };
+
+std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method,
+                                        DeprecatedQuantization deprecated = DeprecatedQuantization::refused);
+
+// Issue 16 (quant33): what ModelConfig._verify_quantization raises for a method the version's list deprecates
+// (vllm/config/model.py v0.14.0 - v0.23.0: `raise ValueError("The quantization method %s is deprecated and will be removed
+// in future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.", self.quantization)`: the format string and
+// the name as two arguments, which str() prints as a tuple, inside pydantic's ValidationError), or "" when the version
+// does not deprecate `method`, no list covers the version, or `deprecated` is allowed.
+std::string deprecated_quantization_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                            const std::string& method, DeprecatedQuantization deprecated = DeprecatedQuantization::refused);
 
 // What `vllm serve` without --quantization prints for a checkpoint whose config names quant_method `method`, or "" when it
 // loads it: ModelConfig's "Unknown quantization method: X. Must be one of [...]" when neither the version's list nor a
 // checkpoint override of that version takes it (no argparse: no flag is passed). A version no list covers: "".
-std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method);
+std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method,
+                                      DeprecatedQuantization deprecated = DeprecatedQuantization::refused);
 
 // quantization_choice_refusal of the shipped list for `engine` at its rule version; "" when the shipped list does not
 // load (the catalogue tests and fit's --quantization check report that) or takes the method. What fit's variant rules,
 // plan's rows and DP+EP rows and the servable check ask.
-std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method);
+std::string shipped_quantization_refusal(const EngineProfile& engine, const std::string& method,
+                                         DeprecatedQuantization deprecated = DeprecatedQuantization::refused);
 
 // The refusal a start command of variant `variant_id` meets: where every published checkpoint, conversion and load-time
 // record of the variant in data/engines/quantized_checkpoints.json serves it without --quantization (AWQ, GPTQ, AutoRound:
 // vLLM reads quant_method from the checkpoint), checkpoint_method_refusal of `method`; else shipped_quantization_refusal.
-std::string shipped_variant_refusal(const EngineProfile& engine, const std::string& variant_id, const std::string& method);
+std::string shipped_variant_refusal(const EngineProfile& engine, const std::string& variant_id, const std::string& method,
+                                    DeprecatedQuantization deprecated = DeprecatedQuantization::refused);
 
 }  // namespace preflight::engine

@@ -15,6 +15,7 @@
 #include "base/units.hpp"
 #include "engine/moe_row_padding.hpp"
 #include "estimate/vision_pass.hpp"
+#include "model/quant_layers.hpp"
 #include "model/vision_tower.hpp"
 
 namespace preflight::estimate::terms {
@@ -575,7 +576,7 @@ Drafter estimate_drafter(const ModelSpec& m, const model::QuantScheme& scheme, c
     // variant: the Transformers model classes the tools quantize have no MTP modules, so the layers stay in the
     // original dtype) loads them in the model dtype.
     const model::QuantScheme unquantized;
-    const bool mtp_kept = std::any_of(scheme.ignore.begin(), scheme.ignore.end(), [](const std::string& p) { return p.find("mtp") != std::string::npos; });
+    const bool mtp_kept = model::mtp_kept_unquantized(scheme);
     const model::QuantScheme& mtp_scheme = mtp_kept ? unquantized : scheme;
     const model::SchemeFormats formats(mtp_scheme);
     // Issue 15: the MTP classes of num_nextn_predict_layers checkpoints (those that store their own embedding) build

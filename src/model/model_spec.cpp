@@ -87,12 +87,18 @@ double weight_group_bytes(const ModelSpec& spec, const WeightGroup& group) {
 
 WeightBytes compute_weight_bytes(const ModelSpec& spec) {
   WeightBytes out;
+  // Issue 16 (quant33): MTP layers a scheme keeps unquantized (mtp_kept_unquantized) are stored in the model dtype, as
+  // estimate's MTP term loads them; before, their groups took the decoder layers' formats (nvidia/Qwen3.6-35B-A3B-NVFP4
+  // excludes "mtp*": its MTP layer, 1.69 GB in bf16, was sized as 0.50 GB of NVFP4 experts).
+  ModelSpec mtp_spec;
+  const bool mtp_unquantized = spec.quant.quantized() && mtp_kept_unquantized(spec.quant);
+  if (mtp_unquantized) mtp_spec.dtype = spec.dtype;
   for (const auto& g : spec.weights) {
-    const double bytes = weight_group_bytes(spec, g);
     if (g.part == Part::mtp) {
-      out.mtp += bytes;
+      out.mtp += g.stored_bytes <= 0 && mtp_unquantized ? weight_group_bytes(mtp_spec, g) : weight_group_bytes(spec, g);
       continue;
     }
+    const double bytes = weight_group_bytes(spec, g);
     out.total += bytes;
     const WeightFormat f = g.linear ? module_format(spec.quant, g.module, g.expert) : WeightFormat::native;
     out.by_format[!g.stored_format.empty() ? g.stored_format : f == WeightFormat::native ? dtype_name(spec.dtype) : weight_format_name(f)] += bytes;

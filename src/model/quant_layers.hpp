@@ -21,4 +21,10 @@ inline constexpr std::string_view k_lm_head = "lm_head";
 double gptq_dynamic_linear_bytes_sum(const QuantScheme& scheme, WeightFormat base, const std::vector<std::string>& prefixes, int64_t rows,
                                      int64_t cols, int model_dtype_bytes);
 
+// Issue 15/16: whether the scheme leaves the MTP layers in the model dtype: an ignore / exclude pattern names "mtp"
+// (ModelOpt exports' exclude_modules ["mtp*", "mtp.layers.0*"], the variants' keep_high_precision "mtp"). The
+// checkpoints store those layers as mtp.layers.N / model.layers.<last+1>, while preflight names an MTP group like a
+// decoder layer's ("model.layers.*..."), so the patterns are read here rather than matched against group names.
+bool mtp_kept_unquantized(const QuantScheme& scheme);
+
 }  // namespace preflight::model

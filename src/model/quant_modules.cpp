@@ -124,6 +124,12 @@ bool pattern_matches(const std::string& raw_pattern, const std::string& module) 
 }
 }  // namespace
 
+bool mtp_kept_unquantized(const QuantScheme& scheme) {
+  for (const auto& pattern : scheme.ignore)
+    if (pattern.find("mtp") != std::string::npos) return true;
+  return false;
+}
+
 bool module_ignored(const QuantScheme& scheme, const std::string& module) {
   for (const auto& pattern : scheme.ignore) {
     if (pattern_matches(pattern, module)) return true;

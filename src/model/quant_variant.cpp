@@ -121,7 +121,8 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
   const std::string where = origin + ": variants[" + id + "]";
   JsonObject r(item, origin, "variants[" + id + "]");
   PF_TRY(keys, r.only_keys({"id", "name", "tool", "engine_quantization", "modelslim_quant_type", "aliases", "weights", "module_formats",
-                            "keep_high_precision", "layout", "descriptor", "rules", "source", "engine_aliases"}));
+                            "keep_high_precision", "layout", "descriptor", "rules", "source", "engine_aliases",
+                            "lm_head_quantized"}));
   (void)keys;
   if (id.empty()) return make_error(ErrorKind::corrupt, origin + ": variants[]: id is empty", origin);
   QuantVariant v;
@@ -167,11 +168,17 @@ Expected<QuantVariant> read_variant(const Json& item, const std::string& origin)
       v.scheme.module_formats.emplace_back(it.key(), f);
     }
   }
+  // Issue 16 (quant33): a variant whose tool quantizes an untied lm_head (ModelOpt's qwen3_5 recipes re-enable
+  // '*lm_head*weight_quantizer'); its module_formats must then name the head's format.
+  PF_TRY(head, r.opt_bool("lm_head_quantized"));
+  v.scheme.lm_head_quantized = head.value_or(false);
   v.scheme.method = flag;
   v.scheme.modelslim_quant_type = slim_type.value_or("");
   v.scheme.ignore = keep;
   v.scheme.source = std::string(k_file) + " (variant " + id + ")";
   v.scheme.detail = name;
+  if (v.scheme.lm_head_quantized && module_format(v.scheme, "lm_head", false) == WeightFormat::native)
+    return make_error(ErrorKind::corrupt, where + ": lm_head_quantized without a module_formats entry that matches lm_head", origin);
   if (const Json* rules = r.find("rules")) {
     if (!rules->is_array()) return make_error(ErrorKind::corrupt, where + ": rules: expected an array", origin);
     for (size_t i = 0; i < rules->size(); ++i) {

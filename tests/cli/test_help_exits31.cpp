@@ -53,7 +53,10 @@ TEST(HelpExits, Issue16_EveryDocumentedExitPathIsWhatTheCommandReturns) {
        "or no start command for this variant", ""},
       {"fit", "fit Qwen/Qwen3-8B --device H100 --variant no-such-variant", 2, "no-such-variant", "an unknown --variant", ""},
       {"fit", "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.12.0 --quantization ascend", 2, "argument --quantization/-q: invalid choice: 'ascend'",
-       "a --quantization name the engine's argument\n      parser refuses", ""},
+       "a --quantization name the engine version\n      refuses", ""},
+      // quant33: fbgemm_fp8 is in vLLM 0.23.0's QuantizationMethods and in its DEPRECATED_QUANTIZATION_METHODS.
+      {"fit", "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.23.0 --quantization fbgemm_fp8", 2, "The quantization method %s is deprecated",
+       "a method the version deprecates, unless --allow-deprecated-quantization is given", ""},
       {"fit", "fit hf:Qwen/Qwen3-8B --device H100 --refresh", 3, "Couldn't connect", "3 network or environment failure", no_hub},
       {"plan", "plan Qwen/Qwen3-8B --devices H100", 0, "bf16 as published", "exit: 0 something fits", ""},
       {"plan", "plan Qwen/Qwen3-235B-A22B --devices T4 --max-devices 1", 1, "nothing meets the targets", "1 nothing fits", ""},

@@ -42,6 +42,9 @@ const std::vector<Deployment>& deployments() {
       {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "autoround", "auto_round (int4)"},
       {"Qwen/Qwen3-8B", "H100-SXM", "vllm", "modelopt_fp8", "modelopt (FP8)"},
       {"Qwen/Qwen3-8B", "B200", "vllm", "modelopt_nvfp4", "modelopt (NVFP4)"},
+      // quant33: NVIDIA's exports of the hybrid models, each published (data/engines/quantized_checkpoints.json).
+      {"Qwen/Qwen3.6-35B-A3B", "B200", "vllm", "modelopt_nvfp4_fp8_attn", "modelopt (mixed precision)"},
+      {"Qwen/Qwen3-Next-80B-A3B-Thinking", "B200", "vllm", "modelopt_nvfp4_experts", "nvfp4 experts only"},
       // h-quant13: gpt-oss, not Qwen3-30B-A3B: no checkpoint of another model is in MXFP4 and no tool writes one, so
       // plan no longer recommends mxfp4 rows of other models ("no start command: ...").
       {"openai/gpt-oss-20b", "H100-SXM", "vllm", "mxfp4", "mxfp4"},

@@ -568,3 +568,69 @@ TEST(QuantVariant, Issue16_ValidateReadsW8A8OnVllmAsCompressedTensors) {
   }
   EXPECT_EQ(seen, 1);
 }
+
+// Issue 16 (quant33): NVIDIA's published NVFP4 exports of the Qwen3.5 / 3.6 hybrid models, read from their real
+// descriptors (tests/fixtures/quant, files as published, sources in its README), against the repository size and
+// against the variant that names that layout on the base config.
+// - nvidia/Qwen3.6-35B-A3B-NVFP4 (ModelOpt MIXED_PRECISION): its hf_quant_config.json excludes "mtp*", so the MTP layer
+//   is stored in bf16: 2 bytes per MTP parameter (before the fix its groups took the decoder layers' NVFP4 and FP8
+//   formats, 499,874,872 B instead of 1,689,281,536 B). Repository 23.5 GB (page rounding 0.05 GB) less the 4.75 MB
+//   .quant_summary.txt; tensors and MTP within 1%.
+// - The variant modelopt_nvfp4_fp8_attn (ModelOpt's qwen3_5_moe recipe w4a16_nvfp4-fp8_attn-kv_fp8_cast) on
+//   ../shared/models/Qwen__Qwen3.6-35B-A3B stores each format's bytes as that export does (0.1%), and
+//   modelopt_nvfp4_experts on Qwen__Qwen3.5-122B-A10B as nvidia/Qwen3.5-122B-A10B-NVFP4's exclude list does.
+TEST(QuantVariant, Issue16_ModelOptMixedExportSizedAsPublished) {
+  const std::string fixtures = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/quant/";
+  auto published = load_model_directory(fixtures + "nvidia__Qwen3.6-35B-A3B-NVFP4");
+  ASSERT_TRUE(published.has_value()) << published.error().describe();
+  const WeightBytes held = compute_weight_bytes(*published);
+  EXPECT_DOUBLE_EQ(held.mtp, 2.0 * static_cast<double>(count_params(*published).mtp));
+  const double repository_bytes = 23.5e9 - 4.75e6;
+  EXPECT_NEAR(held.total + held.mtp, repository_bytes, 0.01 * repository_bytes) << (held.total + held.mtp) / 1e9 << " GB";
+
+  const std::vector<std::tuple<std::string, std::string, std::string>> pairs = {
+      {"Qwen__Qwen3.6-35B-A3B", "modelopt_nvfp4_fp8_attn", "nvidia__Qwen3.6-35B-A3B-NVFP4"},
+      {"Qwen__Qwen3.5-122B-A10B", "modelopt_nvfp4_experts", "nvidia__Qwen3.5-122B-A10B-NVFP4"},
+  };
+  for (const auto& [base_dir, id, export_dir] : pairs) {
+    auto base = load_hf_config(pftest::shared_path("models/" + base_dir + "/config.json"));
+    ASSERT_TRUE(base.has_value()) << base_dir;
+    auto exported = load_model_directory(fixtures + export_dir);
+    ASSERT_TRUE(exported.has_value()) << export_dir << ": " << exported.error().describe();
+    auto v = find_variant(pftest::shipped_variants(), id);
+    ASSERT_TRUE(v.has_value()) << id;
+    ModelSpec sized = *base;
+    sized.quant = (*v)->scheme;
+    const WeightBytes want = compute_weight_bytes(*exported), got = compute_weight_bytes(sized);
+    ASSERT_EQ(got.by_format.size(), want.by_format.size()) << id;
+    for (const auto& [format, bytes] : want.by_format) {
+      ASSERT_TRUE(got.by_format.count(format)) << id << ": no " << format;
+      EXPECT_NEAR(got.by_format.at(format), bytes, 0.001 * bytes) << id << " " << format;
+    }
+    EXPECT_NEAR(got.mtp, want.mtp, 0.001 * want.mtp) << id << " MTP";
+  }
+}
+
+// Issue 16 (quant33): nvidia/Qwen3-Next-80B-A3B-Thinking-NVFP4 (repository 50.8 GB after its "Add MTP" commit, listing
+// https://huggingface.co/nvidia/Qwen3-Next-80B-A3B-Thinking-NVFP4/tree/main) is an experts-only NVFP4 export (bf16
+// attention and shared experts, FlashML-org/FreeToken PR #212). The base config in ../shared/models names no MTP layer
+// (vLLM's qwen3_next_mtp.py takes num_nextn_predict_layers, default 1): the test adds mtp_num_hidden_layers 1, and the
+// MTP layer is bf16 as the variant keeps "mtp". Within 1.5%: the exclude list itself (12.3 kB) was not readable, and
+// experts-only with a bf16 MTP layer is the layout closest to the listing (+1.4%).
+TEST(QuantVariant, Issue16_ExpertsOnlyNvfp4SizesTheQwen3NextExport) {
+  auto text = load_json_file(pftest::shared_path("models/Qwen__Qwen3-Next-80B-A3B-Thinking/config.json"));
+  ASSERT_TRUE(text.has_value());
+  Json with_mtp = *text;
+  with_mtp["mtp_num_hidden_layers"] = 1;
+  const std::string dir = pftest::scratch_dir("quant33-qwen3-next");
+  { std::ofstream(dir + "/config.json") << with_mtp.dump(2); }
+  auto base = load_hf_config(dir + "/config.json");
+  ASSERT_TRUE(base.has_value()) << base.error().describe();
+  auto v = find_variant(pftest::shipped_variants(), "modelopt_nvfp4_experts");
+  ASSERT_TRUE(v.has_value());
+  ModelSpec sized = *base;
+  sized.quant = (*v)->scheme;
+  const WeightBytes got = compute_weight_bytes(sized);
+  EXPECT_DOUBLE_EQ(got.mtp, 2.0 * static_cast<double>(count_params(sized).mtp));
+  EXPECT_NEAR(got.total + got.mtp, 50.8e9, 0.015 * 50.8e9) << (got.total + got.mtp) / 1e9 << " GB";
+}

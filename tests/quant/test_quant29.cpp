@@ -319,7 +319,8 @@ TEST(QuantizationMethods, Issue16_EveryVllmReleaseLineHasItsOwnList) {
   EXPECT_EQ(refused(13, 0, "ascend").rfind(k_unknown_ascend, 0), 0u) << refused(13, 0, "ascend");
   EXPECT_EQ(refused(13, 0, "ascend", "vllm-ascend"), "");
   // AutoRound's name left at v0.15.0 (read through inc); the online shorthands came at v0.20.0; cpu_awq left at v0.23.0.
-  EXPECT_EQ(refused(14, 1, "auto-round"), "");
+  // (quant33: at 0.14.x auto-round is listed and deprecated: QuantizationMethods.Issue16_DeprecatedMethodsAreRefusedWithoutTheFlag.)
+  EXPECT_EQ(refused(14, 1, "auto-round").find("Unknown quantization method"), std::string::npos);
   EXPECT_EQ(refused(15, 0, "auto-round"),
             "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: auto-round. "
             "Must be one of ['awq', 'fp8', 'ptpc_fp8', 'fbgemm_fp8', 'fp_quant', 'modelopt', 'modelopt_fp4', 'bitblas', 'gguf', 'gptq_marlin_24', "
@@ -334,7 +335,7 @@ TEST(QuantizationMethods, Issue16_EveryVllmReleaseLineHasItsOwnList) {
   EXPECT_EQ(at15.code, 2) << at15.out.substr(0, 300);
   EXPECT_NE(at15.out.find("Value error, Unknown quantization method: auto-round. Must be one of ['awq', 'fp8', 'ptpc_fp8', "), std::string::npos)
       << at15.out.substr(0, 600);
-  const auto at14 = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.14.1 --quantization auto-round");
+  const auto at14 = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.14.1 --quantization auto-round --allow-deprecated-quantization");
   EXPECT_NE(at14.code, 2) << at14.out.substr(0, 300);
 }
 
@@ -351,7 +352,7 @@ TEST(QuantizationMethods, Issue16_AVariantServedWithoutTheFlagMeetsTheCheckpoint
             "ValueError: Unknown quantization method: auto-round. Must be one of ['aqlm', 'awq', 'deepspeedfp', 'tpu_int8', 'fp8', 'ptpc_fp8', "
             "'fbgemm_fp8', 'modelopt', 'nvfp4', 'marlin', 'bitblas', 'gguf', 'gptq_marlin_24', 'gptq_marlin', 'gptq_bitblas', 'awq_marlin', 'gptq', "
             "'compressed-tensors', 'bitsandbytes', 'qqq', 'hqq', 'experts_int8', 'neuron_quant', 'ipex', 'quark', 'moe_wna16', 'torchao'].");
-  for (const auto& at : {v(0, 9, 0), v(0, 14, 1), v(0, 15, 0), v(0, 21, 0), v(0, 23, 0)})
+  for (const auto& at : {v(0, 9, 0), v(0, 13, 0), v(0, 15, 0), v(0, 21, 0), v(0, 23, 0)})
     EXPECT_EQ(engine::checkpoint_method_refusal(*catalog, "vllm", at, "auto-round"), "") << at.text();
   EXPECT_EQ(engine::checkpoint_method_refusal(*catalog, "vllm", v(0, 15, 0), "intel/auto-round").rfind(
                 "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown quantization method: intel/auto-round. ", 0),
@@ -370,4 +371,66 @@ TEST(QuantizationMethods, Issue16_AVariantServedWithoutTheFlagMeetsTheCheckpoint
   const auto parsed = engine::parse_quantization_methods(bad, "x.json");
   ASSERT_FALSE(parsed.has_value());
   EXPECT_NE(parsed.error().message.find("x.json: checkpoint_overrides[auto-round]: read_as 'inc' is in no list from 0.7.0"), std::string::npos) << parsed.error().message;
+}
+
+// Issue 16 (quant33): DEPRECATED_QUANTIZATION_METHODS (vllm/model_executor/layers/quantization/__init__.py, read at every
+// tag v0.14.0 - v0.23.0 of github.com/efschu/vllm; none at v0.13.0) and ModelConfig._verify_quantization's refusal
+// (vllm/config/model.py, the same at v0.14.0, v0.16.0, v0.20.0, v0.23.0): `raise ValueError("The quantization method %s is
+// deprecated and will be removed in future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.",
+// self.quantization)`: two arguments, so str() prints the tuple, unformatted, inside pydantic's ValidationError. The flag
+// exists from v0.14.0 (arg_utils.py; absent at v0.13.0).
+TEST(QuantizationMethods, Issue16_DeprecatedMethodsAreRefusedWithoutTheFlag) {
+  const auto& catalog = engine::shipped_quantization_methods();
+  ASSERT_TRUE(catalog.has_value()) << catalog.error().describe();
+  const auto refused = [&](int minor, int patch, const std::string& method, engine::DeprecatedQuantization d = engine::DeprecatedQuantization::refused) {
+    return engine::quantization_choice_refusal(*catalog, "vllm", v(0, minor, patch), method, d);
+  };
+  const std::string deprecated_fbgemm =
+      "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, ('The quantization method %s is deprecated and will "
+      "be removed in future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.', 'fbgemm_fp8')";
+  EXPECT_EQ(refused(13, 0, "fbgemm_fp8"), "");  // no deprecation list before 0.14.0
+  EXPECT_EQ(refused(14, 0, "fbgemm_fp8"), deprecated_fbgemm);
+  EXPECT_EQ(refused(23, 0, "fbgemm_fp8"), deprecated_fbgemm);
+  EXPECT_EQ(refused(23, 0, "fbgemm_fp8", engine::DeprecatedQuantization::allowed), "");
+  // By version: auto-round and hqq deprecated at 0.14 only (gone from the list at 0.15: "Unknown" first); bitblas to 0.15;
+  // experts_int8 to 0.19 and listed, not deprecated, at 0.20; ptpc_fp8 to 0.18.
+  EXPECT_NE(refused(14, 1, "auto-round").find("'auto-round')"), std::string::npos);
+  EXPECT_NE(refused(15, 0, "auto-round").find("Unknown quantization method: auto-round"), std::string::npos);
+  EXPECT_NE(refused(15, 1, "bitblas").find("is deprecated"), std::string::npos);
+  EXPECT_NE(refused(19, 1, "experts_int8").find("is deprecated"), std::string::npos);
+  EXPECT_EQ(refused(20, 0, "experts_int8"), "");
+  EXPECT_NE(refused(18, 1, "ptpc_fp8").find("is deprecated"), std::string::npos);
+  EXPECT_EQ(refused(23, 0, "fp8"), "");
+  // A checkpoint's method meets the same check: auto-round at 0.14 (before INC read it, from 0.15).
+  EXPECT_NE(engine::checkpoint_method_refusal(*catalog, "vllm", v(0, 14, 1), "auto-round").find("'auto-round')"), std::string::npos);
+  EXPECT_EQ(engine::checkpoint_method_refusal(*catalog, "vllm", v(0, 14, 1), "auto-round", engine::DeprecatedQuantization::allowed), "");
+  // fit: the flag is exit 2 with ModelConfig's words; --allow-deprecated-quantization lets it through, and a version before
+  // 0.14.0 refuses that flag itself (argparse, exit 2); a variant served from its checkpoint is exit 1 with the message.
+  const auto no_flag = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.23.0 --quantization fbgemm_fp8");
+  EXPECT_EQ(no_flag.code, 2) << no_flag.out.substr(0, 300);
+  EXPECT_NE(no_flag.out.find("('The quantization method %s is deprecated"), std::string::npos) << no_flag.out.substr(0, 400);
+  const auto with_flag = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.23.0 --quantization fbgemm_fp8 --allow-deprecated-quantization");
+  EXPECT_EQ(with_flag.out.find("is deprecated"), std::string::npos) << with_flag.out.substr(0, 400);
+  const auto too_old = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.13.0 --allow-deprecated-quantization");
+  EXPECT_EQ(too_old.code, 2) << too_old.out.substr(0, 300);
+  EXPECT_NE(too_old.out.find("unrecognized arguments: --allow-deprecated-quantization"), std::string::npos) << too_old.out.substr(0, 400);
+  const auto variant = pftest::json_of(pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.14.1 --variant autoround --json", {.with_stderr = false}));
+  EXPECT_NE(variant.value("failure_message", std::string()).find("'auto-round')"), std::string::npos) << variant.dump().substr(0, 400);
+  const auto variant_allowed = pftest::json_of(
+      pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.14.1 --variant autoround --allow-deprecated-quantization --json", {.with_stderr = false}));
+  EXPECT_EQ(variant_allowed.value("failure_message", std::string()).find("is deprecated"), std::string::npos);
+  // logs: the refusal in a log is classified (it said "no failure found" before).
+  const std::string dir = pftest::scratch_dir("quant33-logs");
+  std::ofstream(dir + "/deprecated.log") << "INFO 12-07 03:00:00 [api_server.py:1] vLLM API server version 0.23.0\n" << deprecated_fbgemm
+                                         << " [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n";
+  const auto logged = pftest::run_cli("logs " + dir + "/deprecated.log --json", {.with_stderr = false});
+  EXPECT_NE(logged.out.find("quant-deprecated-method"), std::string::npos) << logged.out.substr(0, 600);
+  EXPECT_NE(logged.out.find("unsupported_quantization"), std::string::npos) << logged.out.substr(0, 600);
+  // A "deprecated" key on an argparse-era list is corrupt (vLLM has no such check before 0.14.0).
+  Json bad = Json::parse(R"({"schema_version": 1, "note": "n", "lists": [
+      {"id": "a", "version_min": "0.7.0", "version_max": "0.7.99", "parser": "argparse", "methods": ["awq"], "deprecated": ["awq"], "choices": "'awq', None", "source": "s"}],
+      "plugin_methods": []})");
+  const auto parsed = engine::parse_quantization_methods(bad, "x.json");
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_NE(parsed.error().message.find("lists[a]: deprecated needs parser model_config"), std::string::npos) << parsed.error().message;
 }
