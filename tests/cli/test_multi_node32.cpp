@@ -214,6 +214,54 @@ TEST(MultiNode32, Issue15_PlanHeadAndHeadlessCommandsSizedByFitAsThePlanRow) {
   }
 }
 
+// Issue 15 (dpep33): `plan --data-parallel N [--expert-parallel]` printed its first row as one replica without EP while
+// its commands start N ranks (Qwen3-30B-A3B DP 4 + EP on H100: 144,016 KV tokens, 17.58x on the row; fit of the same
+// command 586,032 tokens, 71.54x). Now the row is the layout the commands start: each start line (one node, or the head
+// and its --headless node) goes to fit, which gives the row's per-rank figures; without --expert-parallel too (vLLM
+// flattens each expert's TP over DP x TP ranks).
+TEST(MultiNode32, Issue15_DataParallelFlagRowIsTheLayoutItsCommandsStart) {
+  struct Row {
+    const char* plan;
+    int64_t dp, tp;
+    bool ep;
+  };
+  const Row rows[] = {
+      {"plan Qwen/Qwen3-30B-A3B --devices H100-SXM --context 8192 --data-parallel 4 --expert-parallel --json", 4, 1, true},
+      {"plan Qwen/Qwen3-30B-A3B --devices H100-SXM --context 8192 --data-parallel 16 --expert-parallel --json", 16, 1, true},
+      {"plan Qwen/Qwen3-30B-A3B --devices H100-SXM --context 8192 --data-parallel 2 --json", 2, 1, false},
+  };
+  for (const auto& want : rows) {
+    SCOPED_TRACE(want.plan);
+    const auto p = pftest::run_cli(want.plan, {.with_stderr = false});
+    ASSERT_EQ(p.code, 0) << p.out;
+    const Json plan = Json::parse(p.out);
+    ASSERT_FALSE(plan["recommended"].empty());
+    const Json& row = plan["recommended"][0];
+    EXPECT_EQ(row["data_parallel_size"], want.dp);
+    EXPECT_EQ(row["tensor_parallel_size"], want.tp);
+    EXPECT_EQ(row["num_devices"], want.dp * want.tp);
+    EXPECT_EQ(row["expert_parallel"], want.ep);
+    std::vector<std::pair<std::string, int64_t>> starts = {{row["launch"]["serve"].get<std::string>(), 0}};
+    if (row["launch"].contains("nodes") && row["launch"]["nodes"].size() == 2)
+      for (const auto& line : row["launch"]["nodes"][1]["lines"])
+        if (line.get<std::string>().rfind("vllm serve ", 0) == 0) starts.emplace_back(line.get<std::string>(), 1);
+    EXPECT_EQ(starts.size(), want.dp * want.tp > 8 ? 2u : 1u) << row["launch"].dump();
+    for (const auto& [serve, node_rank] : starts) {
+      const std::string args = fit_args_of(serve, "H100-SXM", node_rank) + " --json";
+      SCOPED_TRACE(args);
+      const auto f = pftest::run_cli(args, {.with_stderr = false});
+      ASSERT_EQ(f.code, 0) << f.out;
+      const Json fit = Json::parse(f.out);
+      EXPECT_EQ(fit["layout"]["data_parallel_size"], want.dp);
+      EXPECT_EQ(fit["kv_cache"]["tokens"], row["kv_cache_tokens"]);
+      EXPECT_NEAR(fit["memory_per_device"]["available_kv_gib"].get<double>(), row["available_kv_gib"].get<double>(), 0.006);
+      const Json& weights = fit["memory_per_device"]["terms"][0];  // fit's first term, the rank's weights
+      EXPECT_EQ(weights["name"], "weights");
+      EXPECT_NEAR(weights["gib"].get<double>(), row["weights_gib_per_device"].get<double>(), 0.006);
+    }
+  }
+}
+
 // data/engines/flag_versions.json (its multi-node DP records): the shipped file loads and every record names its source; a bad record is corrupt and
 // named; the refusal lists only the flags the version lacks, in the order given, and only for vLLM's engines.
 TEST(MultiNode32, Issue15_ServeFlagCatalogue) {
