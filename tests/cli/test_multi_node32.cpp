@@ -345,6 +345,23 @@ TEST(MultiNode32, Issue15_DataParallelRankAndNnodesAsVllmTakesThem) {
   EXPECT_NE(v.out.find("summary: 2 cases, 1 evaluated, 1 skipped"), std::string::npos) << v.out;
 }
 
+// Issue 15 (dpep33) item 3: vllm-ascend #5993 (DeepSeek-V3.1 W8A8 MTP, DP 4 x TP 4 + EP on two A2 nodes) failed in the MC2
+// transport, which the NPU driver decides and the issue does not state: its verdict is undecided (counted neither right
+// nor wrong), and validate's text now says so under the verdict instead of a plain "predicted fits".
+TEST(MultiNode32, Issue15_Ascend5993VerdictSaysUndecided) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl");
+  std::string record;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"pub-ascend5993-dsv31-w8a8-mtp-2xa2-dp4-tp4-ep-FAIL\"") != std::string::npos) record = line;
+  ASSERT_FALSE(record.empty());
+  const std::string file = pftest::scratch_dir("dpep33_5993") + "/case.jsonl";
+  std::ofstream(file) << record << "\n";
+  const auto v = run("validate " + file);
+  EXPECT_NE(v.out.find("observed mc2_transport  predicted        fits?"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("fits on memory; undecided, depends on the NPU driver version, not stated"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("verdicts           0/0 correct"), std::string::npos) << v.out;
+}
+
 // data/engines/flag_versions.json (its multi-node DP records): the shipped file loads and every record names its source; a bad record is corrupt and
 // named; the refusal lists only the flags the version lacks, in the order given, and only for vLLM's engines.
 TEST(MultiNode32, Issue15_ServeFlagCatalogue) {
