@@ -94,6 +94,13 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.data_parallel_hybrid_lb, f.data_parallel_hybrid_lb, "data_parallel_hybrid_lb");
   take(a.data_parallel_external_lb, f.data_parallel_external_lb, "data_parallel_external_lb");
   take(a.api_server_count, f.api_server_count, "api_server_count");
+  take(a.data_parallel_rank, f.data_parallel_rank, "data_parallel_rank");  // issue 15 (dpep33)
+  take(a.nnodes, f.nnodes, "nnodes");
+  if (a.nnodes) {  // a Namespace(...) prints node_rank=0 and the master's defaults on every start: kept with --nnodes only
+    take(a.node_rank, f.node_rank, "node_rank");
+    take(a.master_addr, f.master_addr, "master_addr");
+    take(a.master_port, f.master_port, "master_port");
+  }
   take(a.decode_context_parallel_size, f.decode_context_parallel_size, "decode_context_parallel_size");
   take(a.enable_expert_parallel, f.enable_expert_parallel, "enable_expert_parallel");
   take(a.speculative_config, f.speculative_config, "speculative_config");
@@ -449,6 +456,13 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   if (a.data_parallel_hybrid_lb) j["data_parallel_hybrid_lb"] = a.data_parallel_hybrid_lb->value;
   if (a.data_parallel_external_lb) j["data_parallel_external_lb"] = a.data_parallel_external_lb->value;
   if (a.api_server_count) j["api_server_count"] = a.api_server_count->value;
+  if (a.data_parallel_rank) j["data_parallel_rank"] = a.data_parallel_rank->value;  // issue 15 (dpep33)
+  if (a.nnodes) {
+    j["nnodes"] = a.nnodes->value;
+    if (a.node_rank) j["node_rank"] = a.node_rank->value;
+    if (a.master_addr) j["master_addr"] = a.master_addr->value;
+    if (a.master_port) j["master_port"] = a.master_port->value;
+  }
   if (a.decode_context_parallel_size) j["decode_context_parallel_size"] = opt(a.decode_context_parallel_size);
   j["enable_expert_parallel"] = opt(a.enable_expert_parallel);
   // Issue 15 (ev): the speculative config the log states (the flag, the non-default args dict or the config dump), as

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <span>
 
 #include "base/file.hpp"
 #include "base/json_writer.hpp"
@@ -285,6 +286,46 @@ namespace {
 Expected<plan::Launch> data_parallel_start(const plan::Candidate& top, const device::DeviceCatalog& devices, const PlanRequest& r) {
   PF_TRY(dev, device::find_device(devices, top.device_id));
   return plan::with_data_parallel(top, dev.node_devices(), {.size = *r.data_parallel, .expert_parallel = r.expert_parallel});
+}
+
+// --data-parallel N [--expert-parallel]: plan's own DP+EP rows step aside and the first TP/PP row is started as N
+// replicas (issue 15). Issue 15 (dpep33): the row is then the layout those commands start, N x TP x PP devices, each
+// rank sized as fit sizes `--data-parallel-size N [--enable-expert-parallel]` (experts over DP x TP ranks, every replica
+// its own KV cache and printed lines; plan::data_parallel_row); it printed one replica without EP. A start the row cannot
+// have (a replica across nodes, N not filling the nodes) is bad input; N replicas that do not meet the targets leave no
+// recommended row, that one rejected with its reason.
+Status start_data_parallel(plan::PlanResult& result, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> planned,
+                           const device::DeviceCatalog& devices, const plan::PlanInputs& in, const plan::PlanTargets& t, const PlanRequest& r) {
+  std::erase_if(result.recommended, [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
+  result.assumptions.push_back("--data-parallel: the start is replicas of the first TP/PP row; plan's own DP+EP rows are not listed");
+  if (result.recommended.empty()) return Ok{};
+  const plan::Candidate& top = result.recommended.front();
+  PF_TRY(start, data_parallel_start(top, devices, r));
+  const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == top.model_id; });
+  const auto dev = std::find_if(planned.begin(), planned.end(), [&](const device::DeviceSpec& x) { return x.id == top.device_id; });
+  if (m == models.end() || dev == planned.end()) {  // not reached: every row is of a planned model and device
+    result.recommended.front().launch = std::move(start);
+    return Ok{};
+  }
+  const int64_t dp = *r.data_parallel;
+  plan::Candidate sized = plan::data_parallel_row(*m, *dev, in, top,
+                                                  {.num_devices = dp * top.tensor_parallel_size * top.pipeline_parallel_size,
+                                                   .data_parallel_size = dp,
+                                                   .tensor_parallel_size = top.tensor_parallel_size,
+                                                   .pipeline_parallel_size = top.pipeline_parallel_size,
+                                                   .expert_parallel = r.expert_parallel},
+                                                  t);
+  if (sized.meets) {
+    sized.launch = std::move(start);
+    result.recommended.front() = std::move(sized);
+    return Ok{};
+  }
+  result.assumptions.push_back(fmt::format("--data-parallel {}: the first row ({}, {} on {} x {}) started as {} replicas does not meet the targets; no other row is "
+                                           "started as replicas, so none is recommended",
+                                           dp, top.model_id.str(), top.variant.str(), top.num_devices, top.device_id, dp));
+  result.rejected.push_back(std::move(sized));
+  result.recommended.clear();
+  return Ok{};
 }
 
 // --kubernetes: the first candidate's manifests as YAML in `path`; what was written, for --json.
@@ -582,6 +623,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
 
   plan::PlanResult result;
   std::string question;
+  std::vector<model::ModelSpec> planned_models;  // what was planned, for --data-parallel's row (start_data_parallel)
+  std::vector<device::DeviceSpec> planned_devices;
   std::vector<std::string> device_assumptions;
   if (positional->empty()) {
     auto dev = plan_device(r, *devices, device_assumptions);
@@ -601,6 +644,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (n > 1) plan::add_dp_ep_rows_for_device(result, models, *dev, in, t);  // issue 15: MoE DP+EP rows where cheaper
     result.rejected.insert(result.rejected.end(), refused->begin(), refused->end());
     question = fmt::format("what {} x {} runs (context {}, concurrency {}{})", n, dev->id, context, t.concurrency, min_speed);
+    if (r.data_parallel) {
+      planned_models = std::move(models);
+      planned_devices.push_back(std::move(*dev));
+    }
   } else {
     if (r.model_filter) return report_error(make_error(ErrorKind::invalid_argument, "--model filters the catalogue in the `plan --device D` form; here MODEL names the model"));
     auto spec = resolve_model_arg((*positional)[0], *ro);
@@ -624,19 +671,15 @@ int cmd_plan(const std::vector<std::string>& argv) {
     result = plan::plan_for_model(*spec, list, in, t, max_devices);
     if (result.recommended.empty() && max_devices < 64) result.fewest_that_meet = fewest_that_meet(*spec, list, in, t, max_devices);
     question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
+    if (r.data_parallel) {
+      planned_models.push_back(std::move(*spec));
+      planned_devices = std::move(list);
+    }
   }
   result.assumptions.insert(result.assumptions.end(), device_assumptions.begin(), device_assumptions.end());
   note_speculative(result, t, in.speculative_config);
-  if (r.data_parallel) {  // the replicas asked for are of the first TP/PP row: plan's own DP+EP rows step aside (issue 15)
-    std::erase_if(result.recommended, [](const plan::Candidate& c) { return c.data_parallel_size > 1; });
-    result.assumptions.push_back("--data-parallel: the start is replicas of the first TP/PP row; plan's own DP+EP rows are not listed");
-  }
-  if (r.data_parallel && !result.recommended.empty()) {
-    auto& top = result.recommended.front();
-    auto dp = data_parallel_start(top, *devices, r);
-    if (!dp) return report_error(dp.error());
-    top.launch = *dp;
-  }
+  if (r.data_parallel)
+    if (auto started = start_data_parallel(result, planned_models, planned_devices, *devices, in, t, r); !started) return report_error(started.error());
   auto written = plan_manifests(r, result, *devices);
   if (!written) return report_error(written.error());
   const Json& manifests = *written;

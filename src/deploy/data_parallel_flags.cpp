@@ -25,15 +25,93 @@ bool runs_headless(const Flags& f) { return on(f.headless) || (f.api_server_coun
 
 DataParallelNode data_parallel_node(const Flags& f, int64_t tp, int64_t pp, int64_t dp) {
   DataParallelNode n;
-  // arg_utils.py create_engine_config: an external-LB rank (--data-parallel-external-lb) runs one rank; else
-  // --data-parallel-size-local, else the whole DP size.
-  if (f.data_parallel_size_local) n.local_ranks = f.data_parallel_size_local->value;
-  else n.local_ranks = on(f.data_parallel_external_lb) ? 1 : dp;
-  if (f.data_parallel_start_rank) n.start_rank = f.data_parallel_start_rank->value;
+  const int64_t within = std::max<int64_t>(1, tp * pp);
+  // arg_utils.py create_engine_config (PR #23691, 0.11.1): --nnodes N > 1 splits the world (DP x TP x PP) evenly over the
+  // N nodes; the node's DP rank is inferred as node_rank x (world / N) // (TP x PP) and, without a local size, it runs
+  // max((world / N) // (TP x PP), 1) ranks: one replica's share of a node where a replica spans nodes.
+  int64_t inferred_rank = 0, local_world = 0;
+  if (f.nnodes && f.nnodes->value > 1) {
+    n.nnodes = f.nnodes->value;
+    n.node_rank = f.node_rank ? f.node_rank->value : 0;
+    local_world = dp * within / n.nnodes;
+    inferred_rank = n.node_rank * local_world / within;
+    n.replica_spans_nodes = within > local_world;
+  }
+  // An external-LB start (--data-parallel-rank, or --data-parallel-external-lb) runs one rank: --data-parallel-rank's,
+  // or with --nnodes and DP > 1 the inferred one; else --data-parallel-size-local (inferred with --nnodes), else the DP
+  // size, from --data-parallel-start-rank or the inferred rank ("self.data_parallel_start_rank or inferred_data_parallel_rank").
+  if (f.data_parallel_rank || on(f.data_parallel_external_lb)) {
+    n.local_ranks = 1;
+    n.start_rank = n.nnodes > 1 && dp > 1 && on(f.data_parallel_external_lb) ? inferred_rank : f.data_parallel_rank ? f.data_parallel_rank->value : 0;
+  } else {
+    if (f.data_parallel_size_local) n.local_ranks = f.data_parallel_size_local->value;
+    else n.local_ranks = n.nnodes > 1 ? std::max<int64_t>(1, local_world / within) : dp;
+    n.start_rank = f.data_parallel_start_rank && f.data_parallel_start_rank->value != 0 ? f.data_parallel_start_rank->value : inferred_rank;
+  }
   n.api_server = !runs_headless(f);
-  n.devices = std::max<int64_t>(0, n.local_ranks) * tp * pp;
+  n.devices = n.replica_spans_nodes ? local_world : std::max<int64_t>(0, n.local_ranks) * within;
   return n;
 }
+
+namespace {
+
+// Issue 15 (dpep33): vLLM's refusals of --data-parallel-rank, --nnodes and --node-rank (arg_utils.py create_engine_config
+// at v0.9.2 - v0.23.0 (the efschu/vllm release tags) and PR #49124 (commit 453f01783, merged 2026-07-24, taken as 0.27.0
+// as the hybrid-LB message above), which turned the asserts into ValueErrors with new words; ParallelConfig.__post_init__
+// for the rank's range). "" when the start passes them.
+std::string external_rank_refusal(const Flags& f, const engine::Version& at, int64_t tp, int64_t pp, int64_t dp) {
+  const bool new_words = !(at < version("0.27.0"));
+  const auto ll = [](int64_t v) { return static_cast<long long>(v); };
+  if (on(f.data_parallel_hybrid_lb) && on(f.data_parallel_external_lb))
+    return f.data_parallel_external_lb->origin + ": " +
+           (new_words ? "ValueError: Invalid data-parallel launch options: `--data-parallel-hybrid-lb` and `--data-parallel-external-lb` cannot be enabled "
+                        "together. Enable only one load-balancing mode."
+                      : "AssertionError: data_parallel_hybrid_lb and data_parallel_external_lb cannot both be True.");
+  const int64_t nnodes = f.nnodes ? f.nnodes->value : 1;
+  const bool backend_ray = f.data_parallel_backend && f.data_parallel_backend->value == "ray";
+  if (nnodes > 1 && backend_ray)
+    return f.nnodes->origin + ": " +
+           (new_words ? format("ValueError: Invalid data-parallel launch options: `--nnodes %lld` requires `--data-parallel-backend mp`; got "
+                               "`--data-parallel-backend ray`. Use the MP backend or set `--nnodes 1`.", ll(nnodes))
+                      : std::string("AssertionError: nnodes > 1 is only supported with data_parallel_backend=mp"));
+  const int64_t node_rank = f.node_rank ? f.node_rank->value : 0;
+  if (nnodes > 1) {
+    const int64_t world = dp * tp * pp;
+    if (world % nnodes != 0)
+      return f.nnodes->origin + ": " +
+             (new_words ? format("ValueError: Invalid data-parallel launch options: `--nnodes %lld` must evenly divide the total world size (%lld). Adjust "
+                                 "`--nnodes`, `--data-parallel-size`, `--pipeline-parallel-size`, or `--tensor-parallel-size`.", ll(nnodes), ll(world))
+                        : format("AssertionError: world_size=%lld must be divisible by nnodes=%lld.", ll(world), ll(nnodes)));
+    if (node_rank >= nnodes || (new_words && node_rank < 0))
+      return (f.node_rank ? f.node_rank->origin : f.nnodes->origin) + ": " +
+             (new_words ? format("ValueError: Invalid data-parallel launch options: `--node-rank` must be between 0 and %lld; got `--node-rank %lld`. Set it "
+                                 "to this node's zero-based index.", ll(nnodes - 1), ll(node_rank))
+                        : format("AssertionError: node_rank=%lld must be less than nnodes=%lld.", ll(node_rank), ll(nnodes)));
+  }
+  const bool external = f.data_parallel_rank || on(f.data_parallel_external_lb);
+  if (!external) return "";
+  const bool rank_known = f.data_parallel_rank || (nnodes > 1 && dp > 1);
+  if (!rank_known)
+    return f.data_parallel_external_lb->origin + ": " +
+           (new_words ? "ValueError: Invalid data-parallel launch options: `--data-parallel-external-lb` requires a data-parallel rank. Set "
+                        "`--data-parallel-rank`, or set `--data-parallel-size` greater than 1 and use `--nnodes` with `--node-rank` so the rank can be inferred."
+                      // 0.11.1 and 0.11.2 print the message with its typo (PR #23691); 0.12.0 has "specified".
+                      : format("AssertionError: data_parallel_rank or node_rank must be %s if data_parallel_external_lb is enable.",
+                               at < version("0.12.0") ? "spefified" : "specified"));
+  if (const auto& local = f.data_parallel_size_local; local && local->value != 1) {
+    const std::string message = new_words ? format("ValueError: Invalid data-parallel launch options: an external data-parallel rank requires "
+                                                   "`--data-parallel-size-local 1`; got %lld. Set it to 1 or omit it.", ll(local->value))
+                                : at < version("0.11.1") ? "AssertionError: data_parallel_size_local must be 1 when data_parallel_rank is set"
+                                                         : "AssertionError: data_parallel_size_local must be 1 or None when data_parallel_rank is set";
+    return local->origin + ": " + message;
+  }
+  // ParallelConfig.__post_init__ (0.9.2 on), where DP is set (data_parallel_size > 1).
+  if (const auto& r = f.data_parallel_rank; r && dp > 1 && (r->value < 0 || r->value >= dp))
+    return r->origin + ": " + format("ValueError: data_parallel_rank (%lld) must be in the range [0, %lld)", ll(r->value), ll(dp));
+  return "";
+}
+
+}  // namespace
 
 Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& eng, int64_t tp, int64_t pp, int64_t dp, const std::string& device_id,
                                  std::vector<std::string>& assumptions) {
@@ -56,6 +134,11 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
   if (on(f.headless)) add("--headless", f.headless, "");
   if (on(f.data_parallel_hybrid_lb)) add("--data-parallel-hybrid-lb", f.data_parallel_hybrid_lb, "");
   if (on(f.data_parallel_external_lb)) add("--data-parallel-external-lb", f.data_parallel_external_lb, "");
+  add("--data-parallel-rank", f.data_parallel_rank, f.data_parallel_rank ? std::to_string(f.data_parallel_rank->value) : "");
+  add("--nnodes", f.nnodes, f.nnodes ? std::to_string(f.nnodes->value) : "");
+  add("--node-rank", f.node_rank, f.node_rank ? std::to_string(f.node_rank->value) : "");
+  add("--master-addr", f.master_addr, f.master_addr ? f.master_addr->value : "");
+  add("--master-port", f.master_port, f.master_port ? std::to_string(f.master_port->value) : "");
   if (given.empty()) return Ok{};
   if (const auto& catalog = engine::shipped_flag_versions(); catalog) {
     if (const std::string refusal = engine::unrecognized_flags_refusal(*catalog, eng.engine, at, given); !refusal.empty())
@@ -95,6 +178,7 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
   // ParallelConfig.data_parallel_backend: DataParallelBackend = Literal['ray', 'mp'] (an assert in 0.9.1's arg_utils.py).
   if (const auto& b = f.data_parallel_backend; b && b->value != "mp" && b->value != "ray")
     return make_error(ErrorKind::invalid_argument, format("%s: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found '%s'", b->origin.c_str(), b->value.c_str()));
+  if (const std::string why = external_rank_refusal(f, at, tp, pp, dp); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
   if (const auto& s = f.data_parallel_start_rank; s && (s->value < 0 || s->value >= dp))
     return make_error(ErrorKind::invalid_argument, format("%s: data parallel start rank %lld is outside the %lld ranks of --data-parallel-size (0..%lld)", s->origin.c_str(),
                                                           static_cast<long long>(s->value), static_cast<long long>(dp), static_cast<long long>(dp - 1)));
@@ -105,8 +189,15 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
                                                           static_cast<long long>(dp)));
   // --data-parallel-size-local 0 on a head: the API server alone, every engine on other nodes (vllm-ascend RFC #649's
   // "only the API server on the first node" start).
-  const std::string ranks = node.local_ranks == 0 ? std::string("no DP rank") : node.local_ranks == 1 ? format("DP rank %lld", static_cast<long long>(node.start_rank))
-                                                  : format("DP ranks %lld-%lld", static_cast<long long>(node.start_rank), static_cast<long long>(node.start_rank + node.local_ranks - 1));
+  std::string ranks = node.local_ranks == 0 ? std::string("no DP rank") : node.local_ranks == 1 ? format("DP rank %lld", static_cast<long long>(node.start_rank))
+                                             : format("DP ranks %lld-%lld", static_cast<long long>(node.start_rank), static_cast<long long>(node.start_rank + node.local_ranks - 1));
+  // Issue 15 (dpep33): --nnodes / --node-rank, the node's place in the world vLLM split over the nodes.
+  if (node.replica_spans_nodes)
+    ranks = format("node rank %lld of %lld nodes, its share of DP rank %lld (one replica's TP x PP ranks span %lld nodes; headless nodes run workers only)",
+                   static_cast<long long>(node.node_rank), static_cast<long long>(node.nnodes), static_cast<long long>(node.start_rank),
+                   static_cast<long long>(std::max<int64_t>(1, tp * pp / std::max<int64_t>(1, node.devices))));
+  else if (node.nnodes > 1)
+    ranks = format("node rank %lld of %lld nodes, %s", static_cast<long long>(node.node_rank), static_cast<long long>(node.nnodes), ranks.c_str());
   assumptions.push_back(format("this node: %s of %lld, %lld x %s (TP %lld x PP %lld per rank); %s; every rank sizes its own KV cache and prints its own lines: the "
                                "memory and KV figures are each rank's",
                                ranks.c_str(), static_cast<long long>(dp), static_cast<long long>(node.devices), device_id.c_str(), static_cast<long long>(tp),
@@ -116,7 +207,8 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
   // arg_utils.py: without --data-parallel-address the mp backend takes ParallelConfig.data_parallel_master_ip, 127.0.0.1,
   // which no other node reaches (the ray backend takes the host's IP); vLLM refuses nothing, the ranks wait for a handshake.
   const bool backend_ray = f.data_parallel_backend && f.data_parallel_backend->value == "ray";
-  if (node.local_ranks < dp && !f.data_parallel_address && !backend_ray)
+  // With --master-addr (0.11.1) the mp backend takes it instead ("self.master_addr or ParallelConfig.data_parallel_master_ip").
+  if (node.local_ranks < dp && !f.data_parallel_address && !f.master_addr && !backend_ray)
     assumptions.push_back(format("no --data-parallel-address on a start of %lld of %lld DP ranks: vLLM takes 127.0.0.1 (ParallelConfig.data_parallel_master_ip), "
                                  "which the other nodes cannot reach; give every node the head node's address",
                                  static_cast<long long>(node.local_ranks), static_cast<long long>(dp)));

@@ -626,6 +626,9 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   note("data_parallel_size_local", f.data_parallel_size_local, f.data_parallel_size_local ? std::to_string(f.data_parallel_size_local->value) : "");
   note("data_parallel_start_rank", f.data_parallel_start_rank, f.data_parallel_start_rank ? std::to_string(f.data_parallel_start_rank->value) : "");
   note("headless", f.headless, f.headless && f.headless->value ? "true" : "false");
+  note("data_parallel_rank", f.data_parallel_rank, f.data_parallel_rank ? std::to_string(f.data_parallel_rank->value) : "");  // issue 15 (dpep33)
+  note("nnodes", f.nnodes, f.nnodes ? std::to_string(f.nnodes->value) : "");
+  note("node_rank", f.node_rank, f.node_rank ? std::to_string(f.node_rank->value) : "");
   note("decode_context_parallel_size", f.decode_context_parallel_size, f.decode_context_parallel_size ? std::to_string(f.decode_context_parallel_size->value) : "");
   note("enable_expert_parallel", f.enable_expert_parallel, f.enable_expert_parallel && f.enable_expert_parallel->value ? "true" : "false");
   note("speculative_config", f.speculative_config, f.speculative_config ? f.speculative_config->value : "");

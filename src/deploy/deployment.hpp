@@ -148,6 +148,13 @@ struct Flags {
   std::optional<Given<bool>> headless, data_parallel_hybrid_lb, data_parallel_external_lb;
   std::optional<Given<int64_t>> data_parallel_start_rank, data_parallel_rpc_port, api_server_count;
   std::optional<Given<std::string>> data_parallel_address, data_parallel_backend;
+  // Issue 15 (dpep33): --data-parallel-rank / -dpn (vLLM 0.9.2): this start is that one DP rank, behind an external load
+  // balancer; --nnodes / -n and --node-rank / -r (vLLM 0.11.1, torchrun-style): the nodes the DP x TP x PP world is
+  // split over evenly and this node's index, from which vLLM infers the node's DP ranks (arg_utils.py create_engine_config).
+  // --master-addr / --master-port (0.11.1): the head node of that world's torch.distributed group (and, with the mp
+  // backend and no --data-parallel-address, the DP address).
+  std::optional<Given<int64_t>> data_parallel_rank, nnodes, node_rank, master_port;
+  std::optional<Given<std::string>> master_addr;
   // Issue 15 (dcp): --decode-context-parallel-size / -dcp (vLLM ParallelConfig.decode_context_parallel_size): the ranks
   // of a TP group over which each request's KV tokens are split; no extra devices.
   std::optional<Given<int64_t>> decode_context_parallel_size;
@@ -205,9 +212,13 @@ struct Flags {
 // Issue 15 (multinode32): the node a start describes under vLLM's data parallel: its DP ranks
 // [start_rank, start_rank + local) of data_parallel_size (--data-parallel-size-local, else 1 for an external-LB rank,
 // else the whole DP size), whether it starts an API server (--headless: none) and its devices (local x TP x PP).
+// Issue 15 (dpep33): with --nnodes N > 1 the node holds world / N devices; a replica (TP x PP) larger than that spans
+// nodes (`devices` then is that share of one replica, `local_ranks` 1), node_rank's share of it.
 struct DataParallelNode {
   int64_t start_rank = 0, local_ranks = 1, devices = 1;
   bool api_server = true;
+  int64_t nnodes = 1, node_rank = 0;
+  bool replica_spans_nodes = false;
 };
 DataParallelNode data_parallel_node(const Flags& flags, int64_t tensor_parallel_size, int64_t pipeline_parallel_size, int64_t data_parallel_size);
 

@@ -164,6 +164,11 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "data_parallel_start_rank" || key == "dpr") set_int(a.data_parallel_start_rank);
   else if (key == "data_parallel_rpc_port" || key == "dpp") set_int(a.data_parallel_rpc_port);
   else if (key == "api_server_count" || key == "asc") set_int(a.api_server_count);
+  else if (key == "data_parallel_rank" || key == "dpn") set_int(a.data_parallel_rank);
+  else if (key == "nnodes") { if (auto k = to_int(v); k && *k > 1) set_once(a.nnodes, *k, line); }  // 1: the default a Namespace prints
+  else if (key == "node_rank") set_int(a.node_rank);
+  else if (key == "master_port") set_int(a.master_port);
+  else if (key == "master_addr") set_once(a.master_addr, unquote(v), line);
   else if (key == "data_parallel_address" || key == "dpa") set_once(a.data_parallel_address, unquote(v), line);
   else if (key == "data_parallel_backend" || key == "dpb") set_once(a.data_parallel_backend, unquote(v), line);
   else if (key == "headless" || key == "data_parallel_hybrid_lb" || key == "data_parallel_external_lb") {
@@ -258,6 +263,9 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
     }
     std::replace(t.begin(), t.end(), '-', '_');
+    // Issue 15 (dpep33): vLLM's one-letter short names (arg_utils.py, 0.11.1 on), read on a serve line only.
+    if (t == "n") t = "nnodes";
+    else if (t == "r") t = "node_rank";
     // Issue 15: -cc.key=value, --compilation-config.key value, -O.key=value (vLLM's dotted forms), merged into one JSON.
     if (const size_t dot = t.find('.'); dot != std::string::npos) {
       const std::string head = t.substr(0, dot), key = t.substr(dot + 1);
@@ -306,6 +314,11 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.api_server_count, from.api_server_count);
   m(into.data_parallel_address, from.data_parallel_address);
   m(into.data_parallel_backend, from.data_parallel_backend);
+  m(into.data_parallel_rank, from.data_parallel_rank);
+  m(into.nnodes, from.nnodes);
+  m(into.node_rank, from.node_rank);
+  m(into.master_port, from.master_port);
+  m(into.master_addr, from.master_addr);
   m(into.decode_context_parallel_size, from.decode_context_parallel_size);
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);

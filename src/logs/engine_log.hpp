@@ -74,6 +74,10 @@ struct EngineArgs {
   std::optional<Logged<bool>> headless, data_parallel_hybrid_lb, data_parallel_external_lb;
   std::optional<Logged<int64_t>> data_parallel_start_rank, data_parallel_rpc_port, api_server_count;
   std::optional<Logged<std::string>> data_parallel_address, data_parallel_backend;
+  // Issue 15 (dpep33): --data-parallel-rank / -dpn, --nnodes / -n, --node-rank / -r, --master-addr, --master-port, from the
+  // command line, the non-default args dict or Namespace(...) (nnodes 1 there is the default and is not kept).
+  std::optional<Logged<int64_t>> data_parallel_rank, nnodes, node_rank, master_port;
+  std::optional<Logged<std::string>> master_addr;
   // Issue 15 (dcp): --decode-context-parallel-size / -dcp, 'decode_context_parallel_size' in the non-default args.
   std::optional<Logged<int64_t>> decode_context_parallel_size;
   std::optional<Logged<bool>> enable_expert_parallel;

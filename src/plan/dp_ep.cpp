@@ -19,8 +19,12 @@ namespace preflight::plan {
 namespace {
 
 std::string layout_name(const Candidate& c) {
-  return format("DP %lld x TP %lld + EP", static_cast<long long>(c.data_parallel_size), static_cast<long long>(c.tensor_parallel_size));
+  return format("DP %lld x TP %lld%s%s", static_cast<long long>(c.data_parallel_size), static_cast<long long>(c.tensor_parallel_size),
+                c.pipeline_parallel_size > 1 ? format(" x PP %lld", static_cast<long long>(c.pipeline_parallel_size)).c_str() : "", c.expert_parallel ? " + EP" : "");
 }
+
+// Whether evaluate_layout writes the start commands of a layout that meets the targets.
+enum class LayoutLaunch { build, leave_to_caller };
 
 // The candidate's identity: model, device, layout and variant.
 Candidate skeleton(const model::ModelSpec& m, const device::DeviceSpec& dev, const model::QuantVariant* v, const DpEpLayout& l) {
@@ -36,8 +40,9 @@ Candidate skeleton(const model::ModelSpec& m, const device::DeviceSpec& dev, con
   }
   c.num_devices = l.num_devices;
   c.tensor_parallel_size = l.tensor_parallel_size;
+  c.pipeline_parallel_size = l.pipeline_parallel_size;
   c.data_parallel_size = l.data_parallel_size;
-  c.expert_parallel = true;
+  c.expert_parallel = l.expert_parallel;
   c.params = static_cast<double>(model::count_params(m).total);
   return c;
 }
@@ -102,8 +107,11 @@ Candidate dp_replica(const Candidate& c) {
   return r;
 }
 
-Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, const DpEpLayout& l,
-                         const PlanTargets& t, UnservableAnswers& unservable) {
+namespace {
+
+// evaluate_dp_ep, and data_parallel_row with its launch left to the caller.
+Candidate evaluate_layout(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, const DpEpLayout& l,
+                          const PlanTargets& t, UnservableAnswers& unservable, LayoutLaunch launch) {
   const model::QuantVariant* v = nullptr;
   if (!variant.empty()) {
     const auto& catalog = model::load_variant_catalog();
@@ -121,7 +129,7 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   const engine::Overheads* oh = in.engines->overheads_for(*eng, dev.platform);
   const engine::SpeedProfile* sp = in.speeds->find(eng->engine, dev.platform, dev.id);
   if (!eng->runs_on(dev.platform) || !oh || !sp || eng->engine == "llama.cpp") {
-    c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel with expert parallel on " + dev.platform;
+    c.reason = layout_name(c) + ": " + eng->id + " has no native data parallel" + (l.expert_parallel ? " with expert parallel" : "") + " on " + dev.platform;
     return c;
   }
   // Issues 15/16 (arch31): the engine version's model registry lacks the architecture, as on the TP/PP rows.
@@ -193,14 +201,33 @@ Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& de
   }
   c.meets = true;
   const int64_t streams_per_replica = std::max<int64_t>(1, (t.concurrency + l.data_parallel_size - 1) / l.data_parallel_size);  // ux31: "1 stream"
-  c.reason = format("%s: %lld replicas of %lld device(s), each with its own KV cache (%.2f requests at %lld tokens, %.2f in all); routed experts whole over "
-                    "%lld ranks (%lld of %lld per rank); tok/s per stream at %lld stream%s per replica",
-                    layout_name(c).c_str(), static_cast<long long>(l.data_parallel_size), static_cast<long long>(l.tensor_parallel_size), c.fit.max_concurrency,
-                    static_cast<long long>(c.context_tokens), total_concurrency, static_cast<long long>(l.num_devices),
-                    static_cast<long long>(m.num_experts / l.num_devices), static_cast<long long>(m.num_experts),
-                    static_cast<long long>(streams_per_replica), streams_per_replica == 1 ? "" : "s");
-  add_launch(c, m, dev, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
+  const int64_t expert_ranks = l.data_parallel_size * l.tensor_parallel_size;
+  const std::string experts = m.num_experts <= 0 ? std::string()
+                              : l.expert_parallel
+                                  ? format("; routed experts whole over %lld ranks (%lld of %lld per rank)", static_cast<long long>(expert_ranks),
+                                           static_cast<long long>(m.num_experts / expert_ranks), static_cast<long long>(m.num_experts))
+                                  : format("; each routed expert split over %lld ranks (no expert parallel: vLLM's TP flattened over DP x TP)",
+                                           static_cast<long long>(expert_ranks));
+  c.reason = format("%s: %lld replicas of %lld device(s), each with its own KV cache (%.2f requests at %lld tokens, %.2f in all)%s; tok/s per stream at %lld "
+                    "stream%s per replica",
+                    layout_name(c).c_str(), static_cast<long long>(l.data_parallel_size),
+                    static_cast<long long>(l.tensor_parallel_size * l.pipeline_parallel_size), c.fit.max_concurrency, static_cast<long long>(c.context_tokens),
+                    total_concurrency, experts.c_str(), static_cast<long long>(streams_per_replica), streams_per_replica == 1 ? "" : "s");
+  if (launch == LayoutLaunch::build) add_launch(c, m, dev, *eng, in);  // every DP+EP row that meets the targets: there are few, and one may come first
   return c;
+}
+
+}  // namespace
+
+Candidate evaluate_dp_ep(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const std::string& variant, const DpEpLayout& l,
+                         const PlanTargets& t, UnservableAnswers& unservable) {
+  return evaluate_layout(m, dev, in, variant, l, t, unservable, LayoutLaunch::build);
+}
+
+Candidate data_parallel_row(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Candidate& row, const DpEpLayout& l,
+                            const PlanTargets& t) {
+  UnservableAnswers unservable;
+  return evaluate_layout(m, dev, in, row.variant_id, l, t, unservable, LayoutLaunch::leave_to_caller);
 }
 
 namespace {

@@ -17,6 +17,10 @@ namespace preflight::plan {
 
 struct DpEpLayout {
   int64_t num_devices = 2, data_parallel_size = 2, tensor_parallel_size = 1;
+  int64_t pipeline_parallel_size = 1;  // PP inside a replica (plan --data-parallel N of a TP x PP row; dpep33)
+  // --enable-expert-parallel: whole experts over DP x TP ranks; off (plan --data-parallel N alone), vLLM's FusedMoE
+  // splits each expert as TP flattened over DP x TP ranks (fused_moe/config.py FusedMoEParallelConfig.make).
+  bool expert_parallel = true;
 };
 
 // The DP+EP layouts of `num_devices` for a MoE model: TP in 1, 2, 4, 8 (at most `devices_per_node`, so a
@@ -34,6 +38,14 @@ struct UnservableAnswers {
 };
 Candidate evaluate_dp_ep(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const std::string& variant,
                          const DpEpLayout& layout, const PlanTargets& targets, UnservableAnswers& unservable);
+
+// Issue 15 (dpep33): `plan --data-parallel N [--expert-parallel]`: `row` (a TP/PP row of `model` on `device`) as the
+// start its commands make, N replicas of its TP x PP ranks (N x TP x PP devices), verified as evaluate_dp_ep verifies a
+// DP+EP row: each rank's fit as `fit --data-parallel-size N [--enable-expert-parallel]` sizes it (experts over DP x TP
+// ranks, each replica its own KV cache and printed lines), the concurrency over all replicas, speed per replica. Its
+// launch is left to the caller (with_data_parallel of `row`). Not `meets`, with the reason, where the layout fails.
+Candidate data_parallel_row(const model::ModelSpec& model, const device::DeviceSpec& device, const PlanInputs& in, const Candidate& row,
+                            const DpEpLayout& layout, const PlanTargets& targets);
 
 // One replica of a DP+EP row (num_devices = TP x PP), the candidate launch and kubernetes take with a DP size.
 Candidate dp_replica(const Candidate& candidate);

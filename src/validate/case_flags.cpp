@@ -12,7 +12,10 @@ namespace {
 // Issue 15 (multinode32): the multi-node data-parallel flags a case records (docs/memory-model.md, multi-node data parallel).
 Status read_multi_node_fields(const JsonObject& c, const std::string& where, deploy::Flags& flags) {
   for (const auto& [field, into] : {std::pair{"data_parallel_start_rank", &flags.data_parallel_start_rank},
-                                    std::pair{"data_parallel_rpc_port", &flags.data_parallel_rpc_port}, std::pair{"api_server_count", &flags.api_server_count}}) {
+                                    std::pair{"data_parallel_rpc_port", &flags.data_parallel_rpc_port}, std::pair{"api_server_count", &flags.api_server_count},
+                                    // issue 15 (dpep33)
+                                    std::pair{"data_parallel_rank", &flags.data_parallel_rank}, std::pair{"nnodes", &flags.nnodes},
+                                    std::pair{"node_rank", &flags.node_rank}, std::pair{"master_port", &flags.master_port}}) {
     PF_TRY(v, c.opt_int(field));
     if (v) *into = deploy::Given<int64_t>{*v, where + ": " + field};
   }
@@ -21,7 +24,8 @@ Status read_multi_node_fields(const JsonObject& c, const std::string& where, dep
     PF_TRY(on, c.opt_bool(field));
     if (on) *into = deploy::Given<bool>{*on, where + ": " + field};
   }
-  for (const auto& [field, into] : {std::pair{"data_parallel_address", &flags.data_parallel_address}, std::pair{"data_parallel_backend", &flags.data_parallel_backend}}) {
+  for (const auto& [field, into] : {std::pair{"data_parallel_address", &flags.data_parallel_address}, std::pair{"data_parallel_backend", &flags.data_parallel_backend},
+                                    std::pair{"master_addr", &flags.master_addr}}) {
     PF_TRY(text, c.opt_string(field));
     if (text) *into = deploy::Given<std::string>{*text, where + ": " + field};
   }

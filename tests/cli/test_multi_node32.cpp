@@ -214,6 +214,154 @@ TEST(MultiNode32, Issue15_PlanHeadAndHeadlessCommandsSizedByFitAsThePlanRow) {
   }
 }
 
+// Issue 15 (dpep33): `plan --data-parallel N [--expert-parallel]` printed its first row as one replica without EP while
+// its commands start N ranks (Qwen3-30B-A3B DP 4 + EP on H100: 144,016 KV tokens, 17.58x on the row; fit of the same
+// command 586,032 tokens, 71.54x). Now the row is the layout the commands start: each start line (one node, or the head
+// and its --headless node) goes to fit, which gives the row's per-rank figures; without --expert-parallel too (vLLM
+// flattens each expert's TP over DP x TP ranks).
+TEST(MultiNode32, Issue15_DataParallelFlagRowIsTheLayoutItsCommandsStart) {
+  struct Row {
+    const char* plan;
+    int64_t dp, tp;
+    bool ep;
+  };
+  const Row rows[] = {
+      {"plan Qwen/Qwen3-30B-A3B --devices H100-SXM --context 8192 --data-parallel 4 --expert-parallel --json", 4, 1, true},
+      {"plan Qwen/Qwen3-30B-A3B --devices H100-SXM --context 8192 --data-parallel 16 --expert-parallel --json", 16, 1, true},
+      {"plan Qwen/Qwen3-30B-A3B --devices H100-SXM --context 8192 --data-parallel 2 --json", 2, 1, false},
+  };
+  for (const auto& want : rows) {
+    SCOPED_TRACE(want.plan);
+    const auto p = pftest::run_cli(want.plan, {.with_stderr = false});
+    ASSERT_EQ(p.code, 0) << p.out;
+    const Json plan = Json::parse(p.out);
+    ASSERT_FALSE(plan["recommended"].empty());
+    const Json& row = plan["recommended"][0];
+    EXPECT_EQ(row["data_parallel_size"], want.dp);
+    EXPECT_EQ(row["tensor_parallel_size"], want.tp);
+    EXPECT_EQ(row["num_devices"], want.dp * want.tp);
+    EXPECT_EQ(row["expert_parallel"], want.ep);
+    std::vector<std::pair<std::string, int64_t>> starts = {{row["launch"]["serve"].get<std::string>(), 0}};
+    if (row["launch"].contains("nodes") && row["launch"]["nodes"].size() == 2)
+      for (const auto& line : row["launch"]["nodes"][1]["lines"])
+        if (line.get<std::string>().rfind("vllm serve ", 0) == 0) starts.emplace_back(line.get<std::string>(), 1);
+    EXPECT_EQ(starts.size(), want.dp * want.tp > 8 ? 2u : 1u) << row["launch"].dump();
+    for (const auto& [serve, node_rank] : starts) {
+      const std::string args = fit_args_of(serve, "H100-SXM", node_rank) + " --json";
+      SCOPED_TRACE(args);
+      const auto f = pftest::run_cli(args, {.with_stderr = false});
+      ASSERT_EQ(f.code, 0) << f.out;
+      const Json fit = Json::parse(f.out);
+      EXPECT_EQ(fit["layout"]["data_parallel_size"], want.dp);
+      EXPECT_EQ(fit["kv_cache"]["tokens"], row["kv_cache_tokens"]);
+      EXPECT_NEAR(fit["memory_per_device"]["available_kv_gib"].get<double>(), row["available_kv_gib"].get<double>(), 0.006);
+      const Json& weights = fit["memory_per_device"]["terms"][0];  // fit's first term, the rank's weights
+      EXPECT_EQ(weights["name"], "weights");
+      EXPECT_NEAR(weights["gib"].get<double>(), row["weights_gib_per_device"].get<double>(), 0.006);
+    }
+  }
+}
+
+// Issue 15 (dpep33): vLLM's other multi-node spellings, --data-parallel-rank / -dpn (0.9.2) and the torchrun-style
+// --nnodes / -n, --node-rank / -r, --master-addr (0.11.1), refused where vLLM refuses them with its words (arg_utils.py
+// create_engine_config at the v0.9.2 - v0.23.0 tags; PR #49124's from 0.27.0), and the node they describe: the DP ranks
+// vLLM infers (node_rank x (world / nnodes) // (TP x PP)), the per-rank figures unchanged.
+TEST(MultiNode32, Issue15_DataParallelRankAndNnodesAsVllmTakesThem) {
+  const std::string base = "fit Qwen/Qwen3-30B-A3B --device H100 --tensor-parallel-size 2 --data-parallel-size 4 --max-model-len 8192 ";
+  const std::pair<std::string, std::string> refused[] = {
+      {"--engine vllm@0.9.1 -dpn 1", "vllm: error: unrecognized arguments: --data-parallel-rank 1"},
+      {"--engine vllm@0.11.0 --nnodes 2 -r 1 --master-addr 10.0.0.1", "vllm: error: unrecognized arguments: --nnodes 2 --node-rank 1 --master-addr 10.0.0.1"},
+      {"--engine vllm@0.11.0 -dpn 1 -dpl 2", "AssertionError: data_parallel_size_local must be 1 when data_parallel_rank is set"},
+      {"--engine vllm@0.16.0 -dpn 1 -dpl 2", "AssertionError: data_parallel_size_local must be 1 or None when data_parallel_rank is set"},
+      {"--engine vllm@0.11.0 -dpn 4", "ValueError: data_parallel_rank (4) must be in the range [0, 4)"},
+      {"--engine vllm@0.16.0 --nnodes 3", "AssertionError: world_size=8 must be divisible by nnodes=3."},
+      {"--engine vllm@0.16.0 -n 2 -r 2", "AssertionError: node_rank=2 must be less than nnodes=2."},
+      {"--engine vllm@0.16.0 --nnodes 2 -dpb ray", "AssertionError: nnodes > 1 is only supported with data_parallel_backend=mp"},
+      {"--engine vllm@0.11.1 --data-parallel-external-lb", "AssertionError: data_parallel_rank or node_rank must be spefified if data_parallel_external_lb is enable."},
+      {"--engine vllm@0.16.0 --data-parallel-external-lb", "AssertionError: data_parallel_rank or node_rank must be specified if data_parallel_external_lb is enable."},
+      {"--engine vllm@0.16.0 -dpl 2 --data-parallel-hybrid-lb --data-parallel-external-lb", "data_parallel_hybrid_lb and data_parallel_external_lb cannot both be True."},
+      {"--engine vllm@0.28.0 --nnodes 3", "ValueError: Invalid data-parallel launch options: `--nnodes 3` must evenly divide the total world size (8)."},
+  };
+  for (const auto& [flags, message] : refused) {
+    const auto r = run(base + flags);
+    EXPECT_EQ(r.code, 2) << flags << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << flags << "\n" << r.out;
+  }
+  const auto kv_line = [](const std::string& out) {
+    const size_t p = out.find("GPU KV cache size: ");
+    return p == std::string::npos ? std::string() : out.substr(p, out.find('\n', p) - p);
+  };
+  const auto whole = run(base + "--engine vllm@0.16.0");
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  const std::pair<std::string, std::string> taken[] = {
+      // world 8 over 2 nodes: 4 cards each, node 1 from DP rank 1 x 4 // 2 = 2, 4 // 2 = 2 ranks.
+      {"--engine vllm@0.16.0 --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --headless", "this node: node rank 1 of 2 nodes, DP ranks 2-3 of 4, 4 x H100"},
+      {"--engine vllm@0.16.0 -n 4 -r 3 --master-addr 10.0.0.1 --headless", "this node: node rank 3 of 4 nodes, DP rank 3 of 4, 2 x H100"},
+      {"--engine vllm@0.16.0 -dpn 3 -dpa 10.0.0.1", "this node: DP rank 3 of 4, 2 x H100"},
+      {"--engine vllm@0.16.0 --nnodes 2 --node-rank 1 --data-parallel-external-lb --master-addr 10.0.0.1", "this node: node rank 1 of 2 nodes, DP rank 2 of 4, 2 x H100"},
+  };
+  for (const auto& [flags, said] : taken) {
+    const auto r = run(base + flags);
+    ASSERT_EQ(r.code, 0) << flags << "\n" << r.out;
+    EXPECT_NE(r.out.find(said), std::string::npos) << flags << "\n" << r.out;
+    EXPECT_EQ(kv_line(r.out), kv_line(whole.out)) << flags;
+  }
+  EXPECT_EQ(run(base + "--engine vllm@0.9.2 -dpn 3 -dpa 10.0.0.1").code, 0);  // the first release with -dpn
+  // One replica's TP 8 x PP 2 over two nodes of 8: the node holds its share of DP rank 0.
+  const auto span = run("fit Qwen/Qwen3-30B-A3B --device H100 --engine vllm@0.16.0 -tp 8 -pp 2 --max-model-len 8192 --nnodes 2 -r 1 --master-addr 10.0.0.1 --headless");
+  ASSERT_EQ(span.code, 0) << span.out;
+  EXPECT_NE(span.out.find("this node: node rank 1 of 2 nodes, its share of DP rank 0 (one replica's TP x PP ranks span 2 nodes"), std::string::npos) << span.out;
+  EXPECT_NE(span.out.find("8 x H100"), std::string::npos) << span.out;
+
+  // logs reads them back (the serve line's short names, the dict's data_parallel_rank) and --emit-case writes the fields
+  // validate reads; validate refuses a node rank past --nnodes with vLLM's words.
+  const std::string dir = pftest::scratch_dir("dpep33_logs");
+  std::ofstream(dir + "/node1.log") << "INFO 10-01 10:00:00 [__init__.py:1] vLLM version 0.16.0\n"
+                                    << "$ vllm serve Qwen/Qwen3-30B-A3B --max-model-len 8192 -tp 2 -dp 4 -n 2 -r 1 --master-addr 10.0.0.1 --headless\n"
+                                    << "(EngineCore_DP2 pid=12) INFO 10-01 10:01:00 [kv_cache_utils.py:1] GPU KV cache size: 1,248,080 tokens, "
+                                       "Maximum concurrency for 8,192 tokens per request: 152.35x\n";
+  std::ofstream(dir + "/rank3.log") << "(APIServer pid=1) INFO 10-01 10:00:00 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', 'max_model_len': 8192, "
+                                       "'tensor_parallel_size': 2, 'data_parallel_size': 4, 'data_parallel_rank': 3, 'data_parallel_address': '10.0.0.1'}\n"
+                                    << "(APIServer pid=1) INFO 10-01 10:00:00 [api_server.py:1] vLLM API server version 0.16.0\n";
+  const auto node1 = pftest::run_cli("logs " + dir + "/node1.log --device H100 --emit-case", {.with_stderr = false});
+  const auto rank3 = pftest::run_cli("logs " + dir + "/rank3.log --device H100 --emit-case", {.with_stderr = false});
+  const Json n = Json::parse(node1.out, nullptr, false), k = Json::parse(rank3.out, nullptr, false);
+  ASSERT_FALSE(n.is_discarded()) << node1.out;
+  ASSERT_FALSE(k.is_discarded()) << rank3.out;
+  EXPECT_EQ(n["nnodes"], 2);
+  EXPECT_EQ(n["node_rank"], 1);
+  EXPECT_EQ(n["master_addr"], "10.0.0.1");
+  EXPECT_EQ(n["headless"], true);
+  EXPECT_EQ(k["data_parallel_rank"], 3);
+  EXPECT_FALSE(k.contains("nnodes"));
+  const auto text = run("logs " + dir + "/node1.log --device H100");
+  EXPECT_NE(text.out.find("this node: node rank 1 of 2 nodes, DP ranks 2-3 of 4, 4 x H100"), std::string::npos) << text.out;
+  const std::string cases = dir + "/cases.jsonl";
+  const std::string common = R"({"engine":"vllm","engine_version":"0.16.0","device":"H100","model":"Qwen/Qwen3-30B-A3B","max_model_len":8192,)"
+                             R"("tensor_parallel_size":2,"data_parallel_size":4,"nnodes":2,"master_addr":"10.0.0.1","headless":true,"kv_cache_tokens":100000,)";
+  std::ofstream(cases) << common << R"("id":"past","node_rank":2})" << "\n" << common << R"("id":"one","node_rank":1})" << "\n";
+  const auto v = run("validate " + cases);
+  EXPECT_NE(v.out.find("(case past): node_rank: AssertionError: node_rank=2 must be less than nnodes=2."), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("summary: 2 cases, 1 evaluated, 1 skipped"), std::string::npos) << v.out;
+}
+
+// Issue 15 (dpep33) item 3: vllm-ascend #5993 (DeepSeek-V3.1 W8A8 MTP, DP 4 x TP 4 + EP on two A2 nodes) failed in the MC2
+// transport, which the NPU driver decides and the issue does not state: its verdict is undecided (counted neither right
+// nor wrong), and validate's text now says so under the verdict instead of a plain "predicted fits".
+TEST(MultiNode32, Issue15_Ascend5993VerdictSaysUndecided) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/data/evidence/vllm-startup-public.jsonl");
+  std::string record;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"pub-ascend5993-dsv31-w8a8-mtp-2xa2-dp4-tp4-ep-FAIL\"") != std::string::npos) record = line;
+  ASSERT_FALSE(record.empty());
+  const std::string file = pftest::scratch_dir("dpep33_5993") + "/case.jsonl";
+  std::ofstream(file) << record << "\n";
+  const auto v = run("validate " + file);
+  EXPECT_NE(v.out.find("observed mc2_transport  predicted        fits?"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("fits on memory; undecided, depends on the NPU driver version, not stated"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("verdicts           0/0 correct"), std::string::npos) << v.out;
+}
+
 // data/engines/flag_versions.json (its multi-node DP records): the shipped file loads and every record names its source; a bad record is corrupt and
 // named; the refusal lists only the flags the version lacks, in the order given, and only for vLLM's engines.
 TEST(MultiNode32, Issue15_ServeFlagCatalogue) {

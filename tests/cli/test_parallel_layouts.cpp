@@ -117,13 +117,16 @@ TEST(ParallelLayouts, Issue15_LogsGiveTheStagesTheirCards) {
   EXPECT_NEAR(mixed, f["memory_per_device"]["available_kv_gib"].get<double>(), 1e-9);
 }
 
-// plan --data-parallel N starts N replicas of the first TP/PP row: plan's own DP+EP rows step aside.
+// plan --data-parallel N starts N replicas of the first TP/PP row: plan's own DP+EP rows step aside. Issue 15 (dpep33):
+// the row is the layout started, DP 2 x TP 8 on 16 cards (it was the one TP 8 replica on 8).
 TEST(ParallelLayouts, Issue15_DataParallelFlagKeepsTheTpRowFirst) {
   const auto r = pftest::run_cli("plan deepseek-ai/DeepSeek-V3 --devices H200 --context 32768 --data-parallel 2 --json", {.with_stderr = false});
   ASSERT_EQ(r.code, 0) << r.out;
   const Json j = Json::parse(r.out);
   ASSERT_EQ(j["recommended"].size(), 1u);
-  EXPECT_FALSE(j["recommended"][0].contains("data_parallel_size"));
+  EXPECT_EQ(j["recommended"][0]["data_parallel_size"], 2);
+  EXPECT_EQ(j["recommended"][0]["num_devices"], 16);
+  EXPECT_EQ(j["recommended"][0]["expert_parallel"], false);
   const std::string serve = j["recommended"][0]["launch"]["serve"].get<std::string>();
   EXPECT_NE(serve.find("--tensor-parallel-size 8"), std::string::npos) << serve;
   EXPECT_NE(serve.find("--data-parallel-size 2"), std::string::npos) << serve;
