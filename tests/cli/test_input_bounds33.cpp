@@ -219,3 +219,18 @@ TEST(InputBounds33, Issue19_EmittedCaseKeepsADeepSpeculativeConfigAsText) {
   EXPECT_EQ(validate.code, 0) << validate.out.substr(0, 400);
   EXPECT_NE(validate.out.find("1 cases, 1 evaluated"), std::string::npos) << validate.out.substr(0, 400);
 }
+
+// Issue 19 (hard33): the node's last DP rank, start rank + local ranks - 1, was summed unchecked: start rank 2^63 - 2
+// with 2^63 - 1 local ranks (each inside --data-parallel-size 2^63 - 1) printed "DP ranks 9223372036854775806--4" and
+// fit exited 0. Exit 2, the ranks said without the overflow; the in-range refusal keeps its words.
+TEST(InputBounds33, Issue19_NodeRanksPastTheDataParallelSizeWithoutOverflow) {
+  const std::string fit = "fit Qwen/Qwen3-8B --device H100 --headless ";
+  const auto huge = run_bounded(fit + "--data-parallel-size 9223372036854775807 --data-parallel-start-rank 9223372036854775806 --data-parallel-size-local 9223372036854775807");
+  EXPECT_EQ(huge.code, 2) << huge.out.substr(0, 400);
+  EXPECT_NE(huge.out.find("ranks 9223372036854775806..9223372036854775806 + 9223372036854775807 - 1 of this node pass the 9223372036854775807 ranks of --data-parallel-size"),
+            std::string::npos)
+      << huge.out.substr(0, 400);
+  const auto small = run_bounded(fit + "--data-parallel-size 4 --data-parallel-start-rank 3 --data-parallel-size-local 4");
+  EXPECT_EQ(small.code, 2) << small.out.substr(0, 400);
+  EXPECT_NE(small.out.find("ranks 3..6 of this node pass the 4 ranks of --data-parallel-size"), std::string::npos) << small.out.substr(0, 400);
+}
