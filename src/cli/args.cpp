@@ -79,6 +79,13 @@ Status check_int(const std::string& name, int64_t v, IntRange range) {
 
 }  // namespace
 
+Expected<int64_t> parse_int_in_range(const std::string& name, const std::string& text, IntRange range) {
+  PF_TRY(v, parse_int(name, text));
+  PF_TRY(ok, check_int(name, v, range));
+  (void)ok;
+  return v;
+}
+
 Option switch_flag(std::string name, bool& into, std::string help) {
   return {std::move(name), "", std::move(help), [&into](const std::string&) -> Status {
             into = true;
@@ -110,9 +117,7 @@ Option models_dir_flag(std::optional<std::string>& into, std::string help) {
 
 Option int_flag(std::string name, std::string value, std::optional<int64_t>& into, IntRange range, std::string help) {
   return {name, std::move(value), std::move(help), [&into, name, range](const std::string& text) -> Status {
-            PF_TRY(v, parse_int(name, text));
-            PF_TRY(ok, check_int(name, v, range));
-            (void)ok;
+            PF_TRY(v, parse_int_in_range(name, text, range));
             into = v;
             return Ok{};
           }};

@@ -53,6 +53,9 @@ Option text_flag(std::string name, std::string value, std::optional<std::string>
 // symbolic-link loop is invalid_argument naming the flag and the path, not a directory skipped in silence.
 Option models_dir_flag(std::optional<std::string>& into, std::string help);
 Option int_flag(std::string name, std::string value, std::optional<int64_t>& into, IntRange range, std::string help);
+// An integer flag's text as int_flag reads it (decimal digits with an optional sign, no overflow) within range; the
+// error names --NAME.
+Expected<int64_t> parse_int_in_range(const std::string& name, const std::string& text, IntRange range);
 Option real_flag(std::string name, std::string value, std::optional<double>& into, RealRange range, std::string help);
 // A comma-separated list of integers within range ("1,4,16").
 Option int_list_flag(std::string name, std::string value, std::optional<std::vector<int64_t>>& into, IntRange range, std::string help);

@@ -110,7 +110,7 @@ const CommandText k_inspect_text{
 kind, parameters (total, text, vision, active per token, MTP), weight bytes per storage format, KV bytes per
 token per cache dtype, and where each fact came from.)",
     "MODEL: a catalogue id, a directory, a config.json, a .gguf file, or hf:org/name[@rev] / ms:org/name[@rev].",
-    R"(exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong),
+    R"(exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong; a flag given twice),
       3 network or environment failure (hub unreachable, timeout))"};
 
 int cmd_inspect(const std::vector<std::string>& argv) {
@@ -589,7 +589,7 @@ Each case is evaluated with the inputs it records, nothing more: no flag is take
 from its observed outcome, so a case whose recorded inputs give the wrong answer shows as wrong. Inputs are
 checked as fit checks its flags (utilization in (0, 1], sizes at least 1, a known kv_cache_dtype).)",
     "",
-    R"(exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named); a case whose
+    R"(exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named), a flag given twice; a case whose
       quantization names no variant is listed as skipped ("unreadable: ...", the reason) and every other case is
       evaluated and reported, then the exit is 2)"};
 

@@ -101,7 +101,7 @@ const CommandText k_bench_text{
     R"(Measures a live OpenAI-compatible server: TTFT, TPOT, ITL, E2E (median, p90, p99), request and token
 throughput, goodput against SLOs, per concurrency level or request rate; progress on stderr.)",
     "",
-    R"(exit: 0, 1 when requests failed (an unreachable server included), 2 bad input, 3 network failure outside the
+    R"(exit: 0, 1 when requests failed (an unreachable server included), 2 bad input (a flag given twice included), 3 network failure outside the
       measured requests (a --spec hub model that cannot be fetched) or a --db that cannot be created)"};
 
 }  // namespace

@@ -109,7 +109,7 @@ const CommandText k_bw_text{
                     [--repeats N] [--warmup N] [--kernel copy,read,triad] [--runtime-lib PATH] [--save --device D] [--json])",
     R"(Measures memory bandwidth the way the field report does (a copy counts one read and one write): median and
 spread over the repeats. --save --device D stores it as a measured override that fit and plan then use.)",
-    "", "exit: 0, 1 when the runtime is missing or the measurement fails, 2 bad input"};
+    "", "exit: 0, 1 when the runtime is missing or the measurement fails, 2 bad input (a flag given twice included)"};
 
 Expected<Request> read_request(const std::vector<std::string>& argv) {
   Request r;

@@ -97,7 +97,7 @@ const CommandText k_calibrate_text{
     "usage: preflight calibrate [--db FILE] [--save] [--json]",
     R"(Refits the speed model's decode efficiency per device and engine from stored bench runs and prints the error
 before and after; --save writes the profile to ~/.config/preflight/speed.json, which fit, plan and bench use.)",
-    "", "exit: 0, 1 when no stored run can be fitted, 2 bad input, 3 the --save overlay cannot be written"};
+    "", "exit: 0, 1 when no stored run can be fitted, 2 bad input (a flag given twice included), 3 the --save overlay cannot be written"};
 
 }  // namespace
 

@@ -40,11 +40,11 @@ const CommandText k_catalogue_text{
   marking measured overrides. engines: engine versions with their defaults, block sizes, accepted
   quantization, batch defaults, the profile run's sampler path and MXFP4 layouts. models: the embedded models.)",
     "",
-    "exit: 0, 2 bad input (an unreadable overlay file, an argument the command does not take)"};
+    "exit: 0, 2 bad input (an unreadable overlay file, an argument the command does not take, a flag given twice)"};
 
 const CommandText k_version_text{"usage: preflight version [--json]   (also: preflight --version)",
                                   "The release and the commit this binary was built from (--json: the envelope every command's JSON starts with).", "",
-                                  "exit: 0, 2 bad input (an argument it does not take)"};
+                                  "exit: 0, 2 bad input (an argument it does not take, a flag given twice)"};
 
 }  // namespace
 

@@ -70,7 +70,7 @@ vllm-ascend compatibility table, the ATB cxx_abi, missing Python packages, stale
 script's traps (set -u around set_env.sh). With MODEL (org/name): whether the Hugging Face and ModelScope caches
 hold it whole (every shard its index names, at the size its header gives), what is missing and the command that
 finishes the download, and the space left for it; nothing is deleted.)",
-    "", "exit: 0 all checks pass, 1 a check fails, 2 bad input"};
+    "", "exit: 0 all checks pass, 1 a check fails, 2 bad input (a flag given twice included)"};
 
 }  // namespace
 

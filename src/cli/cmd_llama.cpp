@@ -547,7 +547,7 @@ std::string llama_cpp_help_text() {
   CommandText text{k_llama_usage,
                    "llama.cpp's own memory for a GGUF file: model, KV, compute and output buffers as llama.cpp prints them, with llama.cpp's\n"
                    "flag names (llama-server / llama-cli) and the decode speed from the device's bandwidth.",
-                   "", "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag)"};
+                   "", "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range names the flag; a flag given twice)"};
   return render_help({text, llama_options(scratch)});
 }
 

@@ -15,6 +15,7 @@
 #include "cli/cmd_llama.hpp"
 #include "cli/cmd_plan.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/flag_json.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
@@ -141,8 +142,8 @@ activation, ... non-torch memory, ... NPU graph memory", vLLM V0 "model weights 
 several terms says which.)",
     "",
     R"(exit: 0 no failure in the log (it started, or stops before any error), 1 the log shows a failure (its root cause
-      named, or "unknown" when no signature matches), 2 bad input: unreadable, or an engine argument out of range (the
-      log line named))"};
+      named, or "unknown" when no signature matches), 2 bad input: unreadable, an engine argument out of range (the
+      log line named), or a flag given twice)"};
 
 // The version and build the log's version lines state (issue 15, misc950): on vLLM-Ascend the vLLM and vllm-ascend
 // lines go through deploy::take_printed_versions, as a case's engine_version / engine_build and fit's --engine
@@ -422,8 +423,13 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   // The deployment's devices, TP x PP x DP, as the evidence's multi-node cases record them (issue 15, multinode32: the
   // node's TP x PP x local ranks, written before, did not divide into DP x TP x PP, so validate refused the case it
   // wrote); data_parallel_size_local says how many of them this node holds.
-  j["num_devices"] = (a.tensor_parallel_size ? a.tensor_parallel_size->value : 1) * (a.pipeline_parallel_size ? a.pipeline_parallel_size->value : 1) *
-                     (a.data_parallel_size ? a.data_parallel_size->value : 1);
+  // Issue 19 (hard33): multiplied with overflow checked (a logged data_parallel_size of 2^63 - 1 times TP 4 overflowed);
+  // past 64 bits it is left out, and validate refuses the case's sizes by name.
+  int64_t devices = 1;
+  bool overflow = false;
+  for (const auto* v : {&a.tensor_parallel_size, &a.pipeline_parallel_size, &a.data_parallel_size})
+    if (*v) overflow = overflow || __builtin_mul_overflow(devices, (*v)->value, &devices);
+  j["num_devices"] = overflow ? Json() : Json(devices);
   j["model"] = opt(a.model);
   j["config_hint"] = Json();
   j["dtype"] = opt(a.dtype);
@@ -467,9 +473,12 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["enable_expert_parallel"] = opt(a.enable_expert_parallel);
   // Issue 15 (ev): the speculative config the log states (the flag, the non-default args dict or the config dump), as
   // the object validate reads; only when stated. The DeepSeek-V3.2 nightly logs run deepseek_mtp with 2 or 3 tokens.
+  // Issue 19 (hard33): as its text when it nests deeper than a flag's JSON is read (the case is written out recursively:
+  // a 30,000-deep list in the log's dict overflowed the stack under ASan); validate reads either form.
   if (a.speculative_config) {
-    j["speculative_config"] = Json::parse(a.speculative_config->value, nullptr, false);
-    if (j["speculative_config"].is_discarded()) j["speculative_config"] = a.speculative_config->value;
+    const bool deep = deploy::json_text_depth(a.speculative_config->value) > deploy::k_max_flag_json_depth;
+    j["speculative_config"] = deep ? Json() : Json::parse(a.speculative_config->value, nullptr, false);
+    if (deep || j["speculative_config"].is_discarded()) j["speculative_config"] = a.speculative_config->value;
   }
   Json env = Json::object();
   // The digits the log assigned (logs/engine_log reads at most nine): written as the integer the engine's environment
@@ -630,6 +639,12 @@ int cmd_logs(const std::vector<std::string>& argv) {
   const std::string path = (*positional)[0];
   auto text = read_text_file(path);
   if (!text) return report_error(text.error());
+  if (const size_t lines = logs::count_log_lines(*text); lines > logs::k_max_log_lines)
+    return report_error(make_error(ErrorKind::invalid_argument,
+                                   fmt::format("{}: {} lines, more than the {} a log is read for (each line is held while it is read); cut it to the start-up "
+                                               "and the failure",
+                                               path, lines, logs::k_max_log_lines),
+                                   path));
   if (logs::is_llama_cpp_log(*text)) return cmd_logs_llama_cpp(path, *text, req.json);  // llama.cpp's own lines (cli/cmd_llama)
   auto sigs = logs::load_signatures();
   if (!sigs) return report_error(sigs.error());

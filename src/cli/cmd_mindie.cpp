@@ -290,8 +290,8 @@ std::string mindie_help_text(const std::string& command) {
                         : "MindIE Service's static KV pool per card (npuMemSize, NPU_MEMORY_FRACTION, cacheBlockSize), its blocks and full-length requests,\n"
                           "and the verdict. Flags are MindIE's config.json keys in kebab case (--npu-mem-size is ModelConfig.npuMemSize).",
                    "",
-                   plan ? "exit: 0 a worldSize fits, 1 none up to the largest tried holds the targets (each size's reason is printed),\n      2 bad input (a flag out of range, or a vLLM flag: its MindIE spelling is named)"
-                        : "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range, or a vLLM flag: its MindIE spelling is named)"};
+                   plan ? "exit: 0 a worldSize fits, 1 none up to the largest tried holds the targets (each size's reason is printed),\n      2 bad input (a flag out of range or given twice, or a vLLM flag: its MindIE spelling is named)"
+                        : "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range or given twice, or a vLLM flag: its MindIE spelling is named)"};
   return render_help({text, mindie_options(scratch)});
 }
 

@@ -202,7 +202,7 @@ DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer de
     "",
     R"(exit: 0 something fits, 1 nothing fits (every row rejected: too large, the engine rejects the
       variant on that card, or no command produces its checkpoint; each rejected row says why, see --all),
-      2 bad input (as fit: a flag out of range names the flag; plan MODEL --context above the model's derived
+      2 bad input (as fit: a flag out of range names the flag, a flag given twice; plan MODEL --context above the model's derived
       length, vLLM's ValueError, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; --hccl-buffsize or
       --npu-driver-version with no NPU to plan on; a vLLM engine setting with --engine llama.cpp; a FIFO or directory
       named by --kubernetes), 3 network or environment failure (hub unreachable, timeout, a --kubernetes file that

@@ -64,7 +64,7 @@ const CommandText k_report_text{"usage: preflight report --html FILE [--from-db 
                                 "the stored sweeps of two or more runs side by side by concurrency (TTFT / TPOT / ITL p50 and p90, throughput, goodput), "
                                 "each against the first with a bootstrap 95% interval, each arm's prediction beside its measurement; a text table (or JSON) "
                                 "and, with --html, one page with charts.", "",
-                                "exit: 0, 2 bad input (a missing database or run, a FIFO or directory named by --html), 3 a --urls server that stored\n"
+                                "exit: 0, 2 bad input (a missing database or run, a FIFO or directory named by --html, a flag given twice), 3 a --urls server that stored\n"
                                 "      no run, or an --html file that cannot be written"};
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "base/text.hpp"
 #include "engine/flag_versions.hpp"
+#include "doctor/doctor.hpp"
 #include "plan/launch.hpp"
 
 namespace preflight::cli {
@@ -15,14 +16,9 @@ namespace {
 
 Option recorded(ServeLineFlags& flags, std::string name, std::string value, std::string help) {
   return {name, std::move(value), std::move(help), [&flags, name](const std::string& text) -> Status {
-            if (name == "port") {  // vLLM's --port is an int; a port is 1 - 65535
-              int64_t port = 0;
-              bool digits = !text.empty() && text.size() <= 5;
-              for (char c : text) digits = digits && c >= '0' && c <= '9';
-              if (digits) port = std::stoll(text);
-              if (!digits || port < 1 || port > 65535)
-                return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
-            }
+            // vLLM's --port is an int; a port is 1 - 65535 (read by the integer flags' parser, cli/args).
+            if (name == "port" && !parse_int_in_range("port", text, IntRange{.least = 1, .most = 65535}))
+              return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
             flags.given.push_back("--" + name);
             const bool is_switch = name == "trust-remote-code" || name == "enable-auto-tool-choice";
             flags.serve_args.push_back(is_switch ? "--" + name : "--" + name + " " + plan::shell_word(text));
@@ -91,15 +87,10 @@ void add_serve_line_notes(const ServeLineFlags& flags, const std::string& engine
     if (g != "--additional-config") plain.push_back(g);
   if (!plain.empty()) notes.push_back(fmt::format("{}: as vLLM takes them; no effect on memory or speed", fmt::join(plain, ", ")));
   if (!flags.additional_config) return;
-  const auto j = nlohmann::json::parse(*flags.additional_config, nullptr, false);  // an object: checked when the flag was read
-  // shared/seeds/001 section 5 writes the fusion switch under ascend_fusion_config; vllm-ascend (v0.23.0 - v0.25.1rc1)
-  // reads it only from ascend_compilation_config (compilation/graph_fusion_pass_manager.py), and AscendFusionConfig takes
-  // the misplaced key into **kwargs: the pass stays on (data/engines/launch.json qknorm-rope-fusion-a2).
-  if (engine == "vllm-ascend" && j.is_object() && j.contains("ascend_fusion_config") && j["ascend_fusion_config"].is_object() &&
-      j["ascend_fusion_config"].contains("fuse_qknorm_rope"))
-    notes.push_back(
-        "--additional-config: ascend_fusion_config.fuse_qknorm_rope is not read there (AscendFusionConfig takes it into **kwargs), so the "
-        "qknorm-rope fusion pass stays on; write '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'");
+  // The fusion switch where vllm-ascend does not read it: doctor's check of a deploy script, on the flag's text.
+  if (engine == "vllm-ascend" && doctor::names_misplaced_fusion_key(*flags.additional_config))
+    notes.push_back(std::string("--additional-config: ascend_fusion_config.fuse_qknorm_rope is not read there (AscendFusionConfig takes it into **kwargs), so "
+                                "the qknorm-rope fusion pass stays on; write ") + doctor::k_fusion_key_fix);
   notes.push_back("--additional-config: passed to the engine as given; not sized (no number here changes with it)");
 }
 

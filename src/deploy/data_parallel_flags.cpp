@@ -177,16 +177,22 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
     return make_error(ErrorKind::invalid_argument, format("%s: ValueError: data_parallel_start_rank is only applicable in headless mode", f.data_parallel_start_rank->origin.c_str()));
   // ParallelConfig.data_parallel_backend: DataParallelBackend = Literal['ray', 'mp'] (an assert in 0.9.1's arg_utils.py).
   if (const auto& b = f.data_parallel_backend; b && b->value != "mp" && b->value != "ray")
-    return make_error(ErrorKind::invalid_argument, format("%s: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found '%s'", b->origin.c_str(), b->value.c_str()));
+    return make_error(ErrorKind::invalid_argument, format("%s: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found '%s'", b->origin.c_str(), clip_text(b->value, 60).c_str()));
   if (const std::string why = external_rank_refusal(f, at, tp, pp, dp); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
   if (const auto& s = f.data_parallel_start_rank; s && (s->value < 0 || s->value >= dp))
     return make_error(ErrorKind::invalid_argument, format("%s: data parallel start rank %lld is outside the %lld ranks of --data-parallel-size (0..%lld)", s->origin.c_str(),
                                                           static_cast<long long>(s->value), static_cast<long long>(dp), static_cast<long long>(dp - 1)));
   const DataParallelNode node = data_parallel_node(f, tp, pp, dp);
-  if (node.start_rank + node.local_ranks > dp)
-    return make_error(ErrorKind::invalid_argument, format("%s: ranks %lld..%lld of this node pass the %lld ranks of --data-parallel-size", first_origin.c_str(),
-                                                          static_cast<long long>(node.start_rank), static_cast<long long>(node.start_rank + node.local_ranks - 1),
-                                                          static_cast<long long>(dp)));
+  // Issue 19 (hard33): compared without the sum, which overflowed (start rank 2^63 - 2 with 2^63 - 1 local ranks printed
+  // "DP ranks 9223372036854775806--4" and passed); the start rank is in 0 .. dp - 1 here.
+  if (node.local_ranks > dp - node.start_rank) {
+    int64_t last = 0;
+    const std::string last_text = __builtin_add_overflow(node.start_rank, node.local_ranks - 1, &last)
+                                      ? format("%lld + %lld - 1", static_cast<long long>(node.start_rank), static_cast<long long>(node.local_ranks))
+                                      : std::to_string(last);
+    return make_error(ErrorKind::invalid_argument, format("%s: ranks %lld..%s of this node pass the %lld ranks of --data-parallel-size", first_origin.c_str(),
+                                                          static_cast<long long>(node.start_rank), last_text.c_str(), static_cast<long long>(dp)));
+  }
   // --data-parallel-size-local 0 on a head: the API server alone, every engine on other nodes (vllm-ascend RFC #649's
   // "only the API server on the first node" start).
   std::string ranks = node.local_ranks == 0 ? std::string("no DP rank") : node.local_ranks == 1 ? format("DP rank %lld", static_cast<long long>(node.start_rank))

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <utility>
 
+#include "base/json_util.hpp"
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
 #include "deploy/engine_core.hpp"
 #include "engine/flag_versions.hpp"
+#include "deploy/flag_json.hpp"
 #include "device/device_platform.hpp"
 #include "estimate/fit_terms.hpp"
 #include "model/model_source.hpp"
@@ -94,7 +96,7 @@ Expected<std::vector<int64_t>> parse_pp_layer_partition(const Given<std::string>
     char* end = nullptr;
     const long long v = t.empty() ? 0 : std::strtoll(t.c_str(), &end, 10);
     if (t.empty() || end == nullptr || *end != '\0')
-      return make_error(ErrorKind::invalid_argument, format("%s: ValueError: Invalid partition string: %s", given.origin.c_str(), given.value.c_str()));
+      return make_error(ErrorKind::invalid_argument, format("%s: ValueError: Invalid partition string: %s", given.origin.c_str(), clip_text(given.value, 80).c_str()));
     parts.push_back(v);
   }
   if (static_cast<int64_t>(parts.size()) != pp)
@@ -132,7 +134,7 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
   const Json j = Json::parse(given.value, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument, format("%s: expected a JSON object such as '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}', found '%s'",
-                                                          given.origin.c_str(), given.value.c_str()));
+                                                          given.origin.c_str(), clip_text(given.value, 200).c_str()));
   estimate::SpeculativeConfig spec;
   if (j.contains("model") && j["model"].is_string()) spec.model = j["model"].get<std::string>();
   if (j.contains("method") && j["method"].is_string()) {
@@ -148,14 +150,12 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
     return make_error(ErrorKind::invalid_argument,
                       format("%s: pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\nmethod\n  Input should be %s "
                              "[type=literal_error, input_value='%s', input_type=str]",
-                             given.origin.c_str(), list.c_str(), spec.method.c_str()));
+                             given.origin.c_str(), list.c_str(), clip_text(spec.method, 80).c_str()));
   }
   spec.num_speculative_tokens = 1;
   if (j.contains("num_speculative_tokens")) {
-    const Json& n = j["num_speculative_tokens"];
-    if (!n.is_number_integer() || n.get<int64_t>() < 1)
-      return make_error(ErrorKind::invalid_argument, format("%s: num_speculative_tokens: Input should be greater than 0 (vLLM SpeculativeConfig)", given.origin.c_str()));
-    spec.num_speculative_tokens = n.get<int64_t>();
+    PF_TRY(n, speculative_token_count(j["num_speculative_tokens"], given.origin));
+    spec.num_speculative_tokens = n;
   }
   return spec;
 }
@@ -171,19 +171,19 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument,
                       format("%s: expected a JSON object such as '{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"cudagraph_mode\": \"PIECEWISE\"}', found '%s' "
-                             "(vLLM parses the flag with json.loads)", origin, given.value.c_str()));
+                             "(vLLM parses the flag with json.loads)", origin, clip_text(given.value, 200).c_str()));
   estimate::GraphCaptureConfig g;
   // pydantic's messages for CompilationConfig's typed fields (list[int] | None, int | None).
   if (const auto it = j.find("cudagraph_capture_sizes"); it != j.end() && !it->is_null()) {
     if (!it->is_array())
-      return make_error(ErrorKind::invalid_argument, format("%s: cudagraph_capture_sizes: Input should be a valid list (vLLM CompilationConfig), found %s", origin, it->dump().c_str()));
+      return make_error(ErrorKind::invalid_argument, format("%s: cudagraph_capture_sizes: Input should be a valid list (vLLM CompilationConfig), found %s", origin, found_value(*it).c_str()));
     if (it->empty())
       return make_error(ErrorKind::invalid_argument,
                         format("%s: AssertionError: cudagraph_capture_sizes should contain at least one element when using cuda graph. (vLLM _set_cudagraph_sizes)", origin));
     for (const auto& v : *it) {
       if (!v.is_number_integer())
         return make_error(ErrorKind::invalid_argument,
-                          format("%s: cudagraph_capture_sizes: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, v.dump().c_str()));
+                          format("%s: cudagraph_capture_sizes: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, found_value(v).c_str()));
       if (auto ok = estimate::terms::check_capture_size_values({v.get<int64_t>()}); !ok) return with_origin(ok.error(), origin);
       g.capture_sizes.push_back(v.get<int64_t>());
     }
@@ -191,7 +191,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
   if (const auto it = j.find("max_cudagraph_capture_size"); it != j.end() && !it->is_null()) {
     if (!it->is_number_integer())
       return make_error(ErrorKind::invalid_argument,
-                        format("%s: max_cudagraph_capture_size: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, it->dump().c_str()));
+                        format("%s: max_cudagraph_capture_size: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, found_value(*it).c_str()));
     if (auto ok = estimate::terms::check_max_capture_size(it->get<int64_t>(), std::nullopt); !ok) return with_origin(ok.error(), origin);
     g.max_capture_size = it->get<int64_t>();
   }
@@ -217,6 +217,9 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
 }
 
 Status merge_dotted_json(std::optional<Given<std::string>>& into, const std::string& key, const std::string& value, const std::string& origin) {
+  if (const size_t depth = std::max(json_text_depth(value), into ? json_text_depth(into->value) : 0); depth > k_max_flag_json_depth)
+    return make_error(ErrorKind::invalid_argument, format("%s.%s: JSON nested %zu levels deep, more than the %zu read", origin.c_str(), clip_text(key, 60).c_str(), depth,
+                                                          k_max_flag_json_depth));
   Json root = Json::object();
   if (into) {
     root = Json::parse(into->value, nullptr, false);
@@ -329,6 +332,21 @@ Status check_flags(const Flags& f, const std::string& platform) {
     check_at_least_one(*v, problems);
   const auto ok = [](const std::optional<Given<int64_t>>& v) { return !v || v->value >= 1; };
   const int64_t dp = f.data_parallel_size && ok(f.data_parallel_size) ? f.data_parallel_size->value : 1;
+  // Issue 19 (hard33): DP x TP x PP is the device count every report prints and the divisor below; 10^18 x 16
+  // overflowed to "-2446744073709551616 x H100-SXM".
+  {
+    int64_t world = 1;
+    bool overflow = false;
+    for (const auto* v : {&f.data_parallel_size, &f.tensor_parallel_size, &f.pipeline_parallel_size})
+      if (*v && ok(*v)) overflow = overflow || __builtin_mul_overflow(world, (*v)->value, &world);
+    if (overflow) {
+      const auto& named = f.data_parallel_size ? f.data_parallel_size : f.tensor_parallel_size ? f.tensor_parallel_size : f.pipeline_parallel_size;
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: data x tensor x pipeline parallel sizes (%lld x %lld x %lld) multiply past a 64-bit device count", named->origin.c_str(),
+                               static_cast<long long>(dp), static_cast<long long>(f.tensor_parallel_size ? f.tensor_parallel_size->value : 1),
+                               static_cast<long long>(f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1)));
+    }
+  }
   if (f.num_devices && ok(f.num_devices) && ok(f.tensor_parallel_size) && ok(f.pipeline_parallel_size)) {
     const int64_t pp = f.pipeline_parallel_size ? f.pipeline_parallel_size->value : 1;
     const int64_t ranks = (f.tensor_parallel_size ? f.tensor_parallel_size->value * pp : pp) * dp;
@@ -562,6 +580,12 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                              origin.c_str(), static_cast<long long>(ep), static_cast<long long>(deployment.data_parallel_size),
                              static_cast<long long>(deployment.tensor_parallel_size), static_cast<long long>(in.model.num_experts)));
   }
+  // Issue 19 (hard33): the global expert slots, experts + redundant ones (EPLB), are summed in int64 by the estimate: a
+  // case's num_redundant_experts of 2^63 - 1 wrapped negative and predicted 1.9e18 GiB of KV cache.
+  if (int64_t slots = 0; in.flags.num_redundant_experts && __builtin_add_overflow(in.model.num_experts, deployment.num_redundant_experts, &slots))
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: %lld redundant experts beside the model's %lld overflow a 64-bit expert count", in.flags.num_redundant_experts->origin.c_str(),
+                             static_cast<long long>(deployment.num_redundant_experts), static_cast<long long>(in.model.num_experts)));
   PF_TRY(dcp_ok, check_decode_context_parallel(in.model, deployment.tensor_parallel_size, deployment.decode_context_parallel_size,
                                                 in.flags.decode_context_parallel_size ? in.flags.decode_context_parallel_size->origin
                                                                                       : std::string("--decode-context-parallel-size")));

@@ -255,25 +255,27 @@ void check_script_lock_globs(CheckContext& ctx, const std::string& path, const s
   ctx.report.checks.push_back(lg);
 }
 
-// ux32 (issue 16): shared/seeds/001 section 5 turns the qknorm-rope fusion pass off with
-// --additional-config '{"ascend_fusion_config": {"fuse_qknorm_rope": false}}'; vllm-ascend (v0.23.0 - v0.25.1rc1) reads the
-// switch only under ascend_compilation_config (compilation/graph_fusion_pass_manager.py), and AscendFusionConfig takes the
-// misplaced key into **kwargs, so the pass stays on and graph compile still fails (data/engines/launch.json qknorm-rope-fusion-a2).
+bool names_misplaced_fusion_key(const std::string& text) {
+  return text.find("fuse_qknorm_rope") != std::string::npos && text.find("ascend_fusion_config") != std::string::npos &&
+         text.find("ascend_compilation_config") == std::string::npos;
+}
+
+// ux32 (issue 16): a script line that writes the fusion switch where vllm-ascend does not read it
+// (names_misplaced_fusion_key): the pass stays on and graph compile still fails.
 void check_script_fusion_key(CheckContext& ctx, const std::string& path, const std::string& text) {
   CheckResult fk{"script.fusion_key", "deploy script: the qknorm-rope fusion switch where vllm-ascend reads it", CheckStatus::ok, "", {}, ""};
   int64_t n = 0;
   for (const auto& raw : split(text, '\n')) {
     ++n;
     const std::string code = script_code(raw);
-    if (code.find("ascend_fusion_config") == std::string::npos || code.find("fuse_qknorm_rope") == std::string::npos) continue;
-    if (code.find("ascend_compilation_config") != std::string::npos) continue;
+    if (!names_misplaced_fusion_key(code)) continue;
     if (fk.status == CheckStatus::ok)
       fk.summary = format("%s line %lld sets fuse_qknorm_rope under ascend_fusion_config: vllm-ascend reads it only under ascend_compilation_config "
                           "(AscendFusionConfig takes the key into **kwargs), so the fusion pass stays on",
                           path.c_str(), static_cast<long long>(n));
     fk.status = CheckStatus::fail;
     fk.evidence.push_back(format("line %lld: %s", static_cast<long long>(n), clip_text(trim(strip_terminal_controls(raw)), 200).c_str()));
-    fk.fix = "--additional-config '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'";
+    fk.fix = k_fusion_key_fix;
   }
   if (fk.status == CheckStatus::ok) fk.summary = "no fuse_qknorm_rope under ascend_fusion_config";
   ctx.report.checks.push_back(fk);

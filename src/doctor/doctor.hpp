@@ -143,6 +143,15 @@ struct ScriptFinding {
 };
 // Lines of a shell script that source a set_env.sh while `set -u` (nounset) is on.
 std::vector<ScriptFinding> scan_deploy_script(const std::string& text);
+// ux32 (issue 16): the qknorm-rope fusion switch written where vllm-ascend does not read it. shared/seeds/001 section 5
+// writes '{"ascend_fusion_config": {"fuse_qknorm_rope": false}}'; vllm-ascend (v0.23.0 - v0.25.1rc1) reads the switch only
+// under ascend_compilation_config (compilation/graph_fusion_pass_manager.py) and AscendFusionConfig takes the misplaced
+// key into **kwargs, so the pass stays on (data/engines/launch.json qknorm-rope-fusion-a2). True for text (an
+// --additional-config value, or a deploy script's line) that names fuse_qknorm_rope and ascend_fusion_config but not
+// ascend_compilation_config: one check for doctor's script and fit's flag (hard33; they were two).
+bool names_misplaced_fusion_key(const std::string& text);
+// The --additional-config that turns the pass off where vllm-ascend reads it.
+inline constexpr const char* k_fusion_key_fix = "--additional-config '{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'";
 // Lines that delete files by a glob taking "lock" as a substring or suffix ("*lock*", "*lock", quoted or not) with
 // find's -delete, rm, xargs rm or unlink (seeds/001 section 3: `find -name '*lock*'` also deleted block_table.py and
 // transpose_kv_cache_by_block.cpp, and the source tree had to be rebuilt). nounset_line is 0.

@@ -215,4 +215,11 @@ struct EngineLog {
 // truncated for matching.
 EngineLog parse_engine_log(const std::string& text, const SignatureSet& signatures);
 
+// Issue 19 (hard33): the lines parse_engine_log and parse_llama_cpp_log split `text` into ('\n' ends a line, or '\r'
+// in a text with no '\n'), counted without holding them. Each line is held as a string while a log is read (32 bytes
+// and up): 60 MB of empty lines took 2.1 GB and 8 minutes, so a reader refuses a log of more than k_max_log_lines (a
+// vLLM start-up log has a few thousand; 64 MiB, the text-file limit, of 150-byte lines is 450,000).
+inline constexpr size_t k_max_log_lines = 1'000'000;
+size_t count_log_lines(const std::string& text);
+
 }  // namespace preflight::logs

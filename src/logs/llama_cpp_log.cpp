@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/text.hpp"
+#include "logs/log_scan.hpp"
 
 namespace preflight::logs {
 
@@ -170,8 +171,9 @@ LlamaCppLog parse_llama_cpp_log(const std::string& text) {
   LlamaCppLog log;
   size_t start = 0;
   int64_t n = 0;
+  const char line_end = detail::line_end_byte(text);
   while (start < text.size()) {
-    size_t end = text.find('\n', start);
+    size_t end = text.find(line_end, start);
     if (end == std::string::npos) end = text.size();
     std::string line = strip_terminal_controls(text.substr(start, std::min(end - start, k_max_line_chars)));
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -41,11 +42,16 @@ size_t after_quoted_key(std::string_view s, std::string_view key) {
   return std::string_view::npos;
 }
 
+char line_end_byte(const std::string& text) {
+  return text.find('\n') == std::string::npos && text.find('\r') != std::string::npos ? '\r' : '\n';
+}
+
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
+  const char line_end = line_end_byte(text);
   size_t start = 0;
   while (start <= text.size()) {
-    size_t end = text.find('\n', start);
+    size_t end = text.find(line_end, start);
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, std::min(end - start, k_max_line_chars));
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -232,8 +238,10 @@ std::map<std::string, std::string> scan_pairs(const std::string& text, char sep)
 std::optional<int64_t> to_int(const std::string& v) {
   if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-')) return std::nullopt;
   char* end = nullptr;
+  errno = 0;
   const long long n = std::strtoll(v.c_str(), &end, 10);
-  if (end == v.c_str() || *end != '\0') return std::nullopt;
+  // Issue 19 (hard33): strtoll gives LLONG_MAX for 10^20 ('api_server_count': 100000000000000000000 was read as 2^63 - 1).
+  if (end == v.c_str() || *end != '\0' || errno == ERANGE) return std::nullopt;
   return n;
 }
 
@@ -246,3 +254,14 @@ std::optional<double> to_double(const std::string& v) {
 }
 
 }  // namespace preflight::logs::detail
+
+namespace preflight::logs {
+
+size_t count_log_lines(const std::string& text) {
+  if (text.empty()) return 0;
+  const char line_end = detail::line_end_byte(text);
+  const size_t ends = static_cast<size_t>(std::count(text.begin(), text.end(), line_end));
+  return text.back() == line_end ? ends : ends + 1;
+}
+
+}  // namespace preflight::logs

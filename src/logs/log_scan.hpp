@@ -35,6 +35,9 @@ size_t digits_end(std::string_view s, size_t i);
 bool quote(char c);
 // `['"]KEY['"]\s*:\s*` at its first occurrence: the offset after it, or npos.
 size_t after_quoted_key(std::string_view s, std::string_view key);
+// Issue 19 (hard33): the byte that ends a log's lines: '\n' (a "\r\n" end loses its '\r'), or '\r' in a log with no '\n'
+// at all (CR-only line ends, which read as one line with the lines run together: "vllm 0.11.0INFO ...").
+char line_end_byte(const std::string& text);
 // The log's lines, each cut at k_max_line_chars.
 std::vector<std::string> split_lines(const std::string& text);
 // Case-insensitive (ASCII) find.

@@ -447,6 +447,25 @@ TEST(Doctor, Issue16_ScriptFusionKeyWhereTheEngineReadsIt) {
   EXPECT_EQ(right->status, dr::CheckStatus::ok) << dump(*right);
 }
 
+// Issue 19 (hard33, session 32's leftover): the misplaced fusion key was checked twice, in doctor's script scan (by text)
+// and in fit's --additional-config note (by JSON); one check, on text, serves both (cli/serve_line_flags calls it).
+TEST(Doctor, Issue19_OneFusionKeyCheckForScriptAndFlag) {
+  struct Case {
+    std::string text;
+    bool misplaced;
+  };
+  const std::vector<Case> cases = {
+      {R"({"ascend_fusion_config": {"fuse_qknorm_rope": false}})", true},
+      {R"(vllm serve x --additional-config '{"ascend_fusion_config": {"fuse_qknorm_rope": false}}' \)", true},
+      {R"({"ascend_compilation_config": {"fuse_qknorm_rope": false}})", false},
+      {R"({"ascend_fusion_config": {"fuse_allreduce_rms": true}})", false},
+      {R"({"fuse_qknorm_rope": false})", false},
+      {"", false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(dr::names_misplaced_fusion_key(c.text), c.misplaced) << c.text;
+  EXPECT_EQ(std::string(dr::k_fusion_key_fix), R"(--additional-config '{"ascend_compilation_config": {"fuse_qknorm_rope": false}}')");
+}
+
 TEST(Doctor, OddTreesAreReportedNotFatal) {
   FakeRoot f("doctor-odd");
   f.package("vllm_ascend", "banana");

@@ -9,6 +9,7 @@
 
 #include "signatures_support.hpp"
 #include "logs/engine_log.hpp"
+#include "logs/llama_cpp_log.hpp"
 
 namespace lg = preflight::logs;
 
@@ -54,4 +55,42 @@ TEST(EngineLog, Issue19_CaseFoldedKeyAtTheEndOfALongLineOfItsFirstByte) {
   const auto log = lg::parse_engine_log(line + "\n", sigs());
   EXPECT_EQ(log.engine, "vllm-ascend");
   EXPECT_EQ(value_or_none(log.versions.vllm_ascend), "0.13.0 (l.1)");
+}
+
+// Issue 19 (hard33): a log with CR-only line ends (no '\n' at all) read as one line, its lines run together ("vllm
+// 0.11.0INFO ..."): the version took the next line's text and the arguments on line 2 were not read. Where a log has no
+// '\n', '\r' ends its lines; a '\n' log keeps '\n' (a tqdm bar's '\r' inside a line stays in its line).
+TEST(EngineLog, Issue19_CrOnlyLineEndsAreLineEnds) {
+  const std::string text =
+      "INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0\r"
+      "INFO 01-01 [utils.py:1] non-default args: {'model': 'Qwen/Qwen3-8B', 'tensor_parallel_size': 2}\r"
+      "INFO 01-01 [gpu_worker.py:1] Available KV cache memory: 54.77 GiB\r";
+  const auto log = lg::parse_engine_log(text, sigs());
+  EXPECT_EQ(log.line_count, 3);
+  EXPECT_EQ(value_or_none(log.versions.vllm), "0.11.0 (l.1)");
+  ASSERT_TRUE(log.args.tensor_parallel_size);
+  EXPECT_EQ(log.args.tensor_parallel_size->value, 2);
+  EXPECT_EQ(log.args.tensor_parallel_size->line, 2);
+  // With '\n' line ends a '\r' inside a line is no line end: still three lines.
+  const auto lf = lg::parse_engine_log("a\rb\nc\r\nd\n", sigs());
+  EXPECT_EQ(lf.line_count, 3);
+  // llama.cpp's reader splits the same way.
+  const auto llama = lg::parse_llama_cpp_log("llama_context: n_ctx                 = 1024\rllama_context: n_batch               = 512\r");
+  EXPECT_EQ(llama.line_count, 2);
+  ASSERT_TRUE(llama.n_ctx && llama.n_batch);
+  EXPECT_EQ(llama.n_ctx->value, 1024);
+  EXPECT_EQ(llama.n_batch->line, 2);
+}
+
+// Issue 19 (hard33): an integer argument past 64 bits ('api_server_count': 100000000000000000000) was read as 2^63 - 1
+// (strtoll's saturated value) and written so by `logs --emit-case`; it is not read (as any argument that is no integer).
+TEST(EngineLog, Issue19_IntegerArgumentsPast64BitsAreNotRead) {
+  const auto log = lg::parse_engine_log(
+      "INFO [utils.py:1] non-default args: {'model': 'Qwen/Qwen3-8B', 'api_server_count': 100000000000000000000, 'data_parallel_size': 9223372036854775807, "
+      "'tensor_parallel_size': -9223372036854775809}\n",
+      sigs());
+  EXPECT_FALSE(log.args.api_server_count);
+  EXPECT_FALSE(log.args.tensor_parallel_size);
+  ASSERT_TRUE(log.args.data_parallel_size);  // 2^63 - 1 itself fits
+  EXPECT_EQ(log.args.data_parallel_size->value, INT64_MAX);
 }
