@@ -297,12 +297,8 @@ def loo(report, catalog, held_out, check_limits):
     return 1 if bad else 0
 
 
-def graph_cases(report, files, catalog):
-    """Issue 15: the cases whose graph term is vLLM's pre-capture estimate (graph in the budget, the platform's capture
-    constants) with a printed graph figure: `cuda_graph_estimate_gib` ("Estimated CUDA graph memory"), else
-    `cuda_graph_gib` (the capture's own figure, which vLLM's estimate tracks where it is subtracted). The binary's graph
-    bytes are first + x x per_graph, x = the further graphs (PIECEWISE - 1 + FULL - 1), so x is read back from them with
-    the catalogue's constants."""
+def printed_by_id(files, value_of):
+    """The cases of the JSONL files with an id and a printed value (value_of(case) not None), as {id: float(value)}."""
     printed = {}
     for path in files:
         for line in open(path):
@@ -310,9 +306,19 @@ def graph_cases(report, files, catalog):
             if not line or line.startswith("//"):
                 continue
             c = json.loads(line)
-            g = c.get("cuda_graph_estimate_gib", c.get("cuda_graph_gib"))
+            g = value_of(c)
             if g is not None and c.get("id"):
                 printed[c["id"]] = float(g)
+    return printed
+
+
+def graph_cases(report, files, catalog):
+    """Issue 15: the cases whose graph term is vLLM's pre-capture estimate (graph in the budget, the platform's capture
+    constants) with a printed graph figure: `cuda_graph_estimate_gib` ("Estimated CUDA graph memory"), else
+    `cuda_graph_gib` (the capture's own figure, which vLLM's estimate tracks where it is subtracted). The binary's graph
+    bytes are first + x x per_graph, x = the further graphs (PIECEWISE - 1 + FULL - 1), so x is read back from them with
+    the catalogue's constants."""
+    printed = printed_by_id(files, lambda c: c.get("cuda_graph_estimate_gib", c.get("cuda_graph_gib")))
     out = []
     for oh in catalog["overheads"]:
         first, per = oh.get("graph_first_capture_bytes", 0), oh.get("graph_per_capture_bytes", 0)
@@ -361,15 +367,7 @@ def captured_cases(report, files):
     'Graph capturing finished in N secs, took X GiB' (`cuda_graph_gib` > 0; the llm-d summary table's negative figures are
     not captures), with the binary's multipliers of the captured-graph term (validate --json memory_terms
     graph_captured_graphs / _layer_graphs / _moe_layer_graphs) and its graph bytes."""
-    printed = {}
-    for path in files:
-        for line in open(path):
-            line = line.strip()
-            if not line or line.startswith("//"):
-                continue
-            c = json.loads(line)
-            if c.get("cuda_graph_gib") is not None and c.get("id") and c.get("engine") == "vllm":
-                printed[c["id"]] = float(c["cuda_graph_gib"])
+    printed = printed_by_id(files, lambda c: c.get("cuda_graph_gib") if c.get("engine") == "vllm" else None)
     out = []
     for r in report["rows"]:
         m = r.get("memory_terms")
