@@ -590,8 +590,8 @@ from its observed outcome, so a case whose recorded inputs give the wrong answer
 checked as fit checks its flags (utilization in (0, 1], sizes at least 1, a known kv_cache_dtype).)",
     "",
     R"(exit: 0, 2 bad input: a malformed file or a bad recorded value (file, line, case and field named), a flag given twice; a case whose
-      quantization names no variant is listed as skipped ("unreadable: ...", the reason) and every other case is
-      evaluated and reported, then the exit is 2)"};
+      quantization names no variant, or whose attention_backend its engine version lacks, is listed as skipped
+      ("unreadable: ...", the reason) and every other case is evaluated and reported, then the exit is 2)"};
 
 int cmd_validate(const std::vector<std::string>& argv) {
   ValidateRequest r;

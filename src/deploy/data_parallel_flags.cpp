@@ -145,6 +145,11 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
       return make_error(ErrorKind::invalid_argument, format("%s: %s (%s %s: %s)", first_origin.c_str(), refusal.c_str(), eng.engine.c_str(), at.text().c_str(),
                                                             catalog->origin.c_str()));
   }
+  // Issue 19 (hard33's leftover): argparse takes any int here; the head node's sockets cannot bind outside 0-65535.
+  for (const auto* port : {&f.data_parallel_rpc_port, &f.master_port})
+    if (*port && ((*port)->value < 0 || (*port)->value > 65535))
+      return make_error(ErrorKind::invalid_argument, format("%s: %lld is not a TCP port (0-65535): the head node's socket cannot bind to it", (*port)->origin.c_str(),
+                                                            static_cast<long long>((*port)->value)));
   const bool headless = runs_headless(f);
   // serve.py run_headless: "if local_engine_count <= 0: raise ..." (PR #15977, 0.9.0 a RuntimeError; PR #17546, 0.9.1 on, a ValueError).
   if (headless && f.data_parallel_size_local && f.data_parallel_size_local->value <= 0)

@@ -79,6 +79,14 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   // numbers or their text); additional_config: vLLM-Ascend's --additional-config object (issue 15).
   // Issue 19 (hard32): every name read as the engine reads it (deploy/engine_env), where HCCL_BUFFSIZE went through strtod
   // ("0x10" read as 16) and the switches compared with 1.0 (2, which the engine's bool(int(value)) turns on, read as off).
+  // Issue 19 (hard33's leftover): an env or additional_config of another type was ignored without a word.
+  for (const char* field : {"env", "additional_config"})
+    if (const Json* v = c.find(field); v && !v->is_null() && !v->is_object())
+      return make_error(ErrorKind::invalid_argument,
+                        format("%s: %s: expected an object of names and values (%s), found %s", where.c_str(), field,
+                               std::string(field) == "env" ? "the engine's environment, e.g. {\"HCCL_BUFFSIZE\": 1024}" : "vLLM-Ascend's --additional-config JSON",
+                               v->type_name()),
+                        where);
   if (const Json* env = c.find("env"); env && env->is_object()) {
     for (const auto& name : deploy::engine_env_names()) {
       const auto it = env->find(name);

@@ -15,6 +15,7 @@
 #include "deploy/deployment.hpp"
 #include "deploy/variant_rules.hpp"
 #include "device/device_spec.hpp"
+#include "engine/attention_backends.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
@@ -542,6 +543,18 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   if (!rules_of) return rules_of.error();
   auto resolved = deploy::resolve_deployment(in, {&ctx.devices, &ctx.engines});
   if (!resolved) return skip(resolved.error().message);
+  // Issue 19 (hard33's leftover): a recorded attention_backend is checked as fit checks --attention-backend (a name the
+  // version's enum lacks is vLLM's ValueError at start-up). A case records a run, so such a name is unreadable input.
+  if (const auto& b = flags.attention_backend) {
+    auto names = engine::load_attention_backends();
+    if (!names) return names.error();
+    auto ok = engine::check_attention_backend(*names, resolved->engine, b->value, b->origin);
+    if (!ok) {
+      ++report.unreadable;
+      return skip("unreadable: " + ok.error().message);
+    }
+    if (!ok->empty()) row.assumptions.push_back(*ok);
+  }
   row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
   row.engine = resolved->engine.id;
   if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);

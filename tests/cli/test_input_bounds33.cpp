@@ -234,3 +234,41 @@ TEST(InputBounds33, Issue19_NodeRanksPastTheDataParallelSizeWithoutOverflow) {
   EXPECT_EQ(small.code, 2) << small.out.substr(0, 400);
   EXPECT_NE(small.out.find("ranks 3..6 of this node pass the 4 ranks of --data-parallel-size"), std::string::npos) << small.out.substr(0, 400);
 }
+
+// Issue 19 (hard33's findings, fixed by the lead): a case's env or additional_config of another type than an object was
+// ignored without a word; a case's attention_backend was not checked as fit checks --attention-backend; a data-parallel
+// RPC port or master port outside 0-65535 was taken.
+TEST(InputBounds33, Issue19_CaseObjectsBackendsAndPortsAreChecked) {
+  const std::string dir = pftest::scratch_dir("input-bounds33");
+  const std::string base = R"({"id": "c", "engine": "vllm", "engine_version": "0.11.0", "device": "H100", "num_devices": 1, "model": "Qwen/Qwen3-8B", "available_kv_gib": 60, )";
+  std::ofstream(dir + "/extra.jsonl") << base << R"("additional_config": [1]})" << "\n";
+  const auto extra = run_bounded("validate " + dir + "/extra.jsonl");
+  EXPECT_EQ(extra.code, 2) << extra.out.substr(0, 400);
+  EXPECT_NE(extra.out.find("additional_config: expected an object of names and values (vLLM-Ascend's --additional-config JSON), found array"), std::string::npos)
+      << extra.out.substr(0, 400);
+  std::ofstream(dir + "/env.jsonl") << base << R"("env": "HCCL_BUFFSIZE=1024"})" << "\n";
+  const auto env = run_bounded("validate " + dir + "/env.jsonl");
+  EXPECT_EQ(env.code, 2) << env.out.substr(0, 400);
+  EXPECT_NE(env.out.find("env: expected an object of names and values"), std::string::npos) << env.out.substr(0, 400);
+  EXPECT_NE(env.out.find("found string"), std::string::npos) << env.out.substr(0, 400);
+
+  // The backend: vLLM 0.11.0's enum has no NOPE; fit refuses it with vLLM's ValueError, validate lists the case as skipped
+  // ("unreadable: ...", as a quantization naming no variant), evaluates the other and exits 2.
+  const auto fit = run_bounded("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0 --attention-backend NOPE");
+  EXPECT_EQ(fit.code, 2) << fit.out.substr(0, 400);
+  EXPECT_NE(fit.out.find("ValueError: Invalid attention backend: 'NOPE'"), std::string::npos) << fit.out.substr(0, 400);
+  std::ofstream(dir + "/backend.jsonl") << base << R"("attention_backend": "NOPE"})" << "\n" << base << R"("attention_backend": "FLASH_ATTN"})" << "\n";
+  const auto backend = run_bounded("validate " + dir + "/backend.jsonl --json");
+  EXPECT_EQ(backend.code, 2) << backend.out.substr(0, 400);
+  EXPECT_NE(backend.out.find("unreadable: "), std::string::npos) << backend.out.substr(0, 600);
+  EXPECT_NE(backend.out.find("Invalid attention backend: 'NOPE'"), std::string::npos) << backend.out.substr(0, 600);
+  EXPECT_NE(backend.out.find("\"evaluated\": 1"), std::string::npos) << backend.out.substr(0, 600);
+
+  for (const std::string port : {"--data-parallel-rpc-port 70000", "--data-parallel-rpc-port -1", "--nnodes 2 --node-rank 0 --master-port 65536"}) {
+    const auto r = run_bounded("fit Qwen/Qwen3-8B --device H100 -dp 2 " + port);
+    EXPECT_EQ(r.code, 2) << port << "\n" << r.out.substr(0, 400);
+    EXPECT_NE(r.out.find("is not a TCP port (0-65535)"), std::string::npos) << port << "\n" << r.out.substr(0, 400);
+  }
+  const auto ok = run_bounded("fit Qwen/Qwen3-8B --device H100 -dp 2 --data-parallel-rpc-port 65535");
+  EXPECT_NE(ok.code, 2) << ok.out.substr(0, 400);
+}
