@@ -240,7 +240,13 @@ Expected<GgufFile> load_gguf(const std::string& path) {
     PF_TRY(bytes, reader.read_at(0, want));
     auto parsed = parse_gguf_prefix(bytes.data(), bytes.size(), reader.size_bytes(), base_name(path));
     if (parsed || want >= reader.size_bytes() || want >= k_gguf_max_header_bytes || !gguf_prefix_too_short(parsed.error())) {
-      if (!parsed) return make_error(parsed.error().kind, parsed.error().message, path);
+      if (!parsed) {
+        // The parser names the file by its base name; name it by the path given, once (issue 19 item 12, hard33:
+        // "x.gguf: x.gguf: ..." where the message began with the base name and the error's context was the path).
+        std::string message = parsed.error().message;
+        if (const std::string name = base_name(path) + ": "; message.rfind(name, 0) == 0) message = path + ": " + message.substr(name.size());
+        return make_error(parsed.error().kind, message, path);
+      }
       return parsed;
     }
     want = std::min<uint64_t>(reader.size_bytes(), want * 4);

@@ -272,3 +272,14 @@ TEST(InputBounds33, Issue19_CaseObjectsBackendsAndPortsAreChecked) {
   const auto ok = run_bounded("fit Qwen/Qwen3-8B --device H100 -dp 2 --data-parallel-rpc-port 65535");
   EXPECT_NE(ok.code, 2) << ok.out.substr(0, 400);
 }
+
+// Issue 19 item 12 (hard33's finding): a GGUF error named the file twice ("/dir/x.gguf: x.gguf: truncated ..."): the
+// parser's message began with the base name and the error's context was the path.
+TEST(InputBounds33, Issue19_GgufErrorNamesTheFileOnce) {
+  const std::string path = pftest::scratch_dir("input-bounds33") + "/short.gguf";
+  std::ofstream(path, std::ios::binary).write("GGUF\x03\x00\x00\x00", 8);
+  const auto r = run_bounded("inspect " + path);
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find(path + ": truncated at byte 8 while reading tensor_count"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_EQ(r.out.find("short.gguf: short.gguf"), std::string::npos) << r.out.substr(0, 400);
+}
