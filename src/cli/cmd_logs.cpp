@@ -82,6 +82,7 @@ deploy::Flags logged_flags(const logs::EngineArgs& a) {
   take(a.skip_mm_profiling, f.skip_mm_profiling, "skip_mm_profiling");
   take(a.enable_prefix_caching, f.enable_prefix_caching, "enable_prefix_caching");
   take(a.enable_chunked_prefill, f.enable_chunked_prefill, "enable_chunked_prefill");
+  take(a.allow_deprecated_quantization, f.allow_deprecated_quantization, "allow_deprecated_quantization");
   take(a.mamba_ssm_cache_dtype, f.mamba_ssm_cache_dtype, "mamba_ssm_cache_dtype");
   take(a.limit_mm_per_prompt, f.limit_mm_per_prompt, "limit_mm_per_prompt");
   take(a.language_model_only, f.language_model_only, "language_model_only");
@@ -445,6 +446,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["skip_mm_profiling"] = opt(a.skip_mm_profiling);
   j["enable_prefix_caching"] = opt(a.enable_prefix_caching);
   j["enable_chunked_prefill"] = opt(a.enable_chunked_prefill);
+  j["allow_deprecated_quantization"] = opt(a.allow_deprecated_quantization);
   // Issue 15: --limit-mm-per-prompt as the object validate reads ({"image": 0, "video": 0}).
   j["limit_mm_per_prompt"] = a.limit_mm_per_prompt ? Json::parse(a.limit_mm_per_prompt->value, nullptr, false) : Json();
   if (j["limit_mm_per_prompt"].is_discarded()) j["limit_mm_per_prompt"] = a.limit_mm_per_prompt->value;
@@ -570,6 +572,8 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.skip_mm_profiling) add("skip_mm_profiling", a.skip_mm_profiling->value ? "true" : "false", a.skip_mm_profiling->line);
   if (a.enable_prefix_caching) add("enable_prefix_caching", a.enable_prefix_caching->value ? "true" : "false", a.enable_prefix_caching->line);
   if (a.enable_chunked_prefill) add("enable_chunked_prefill", a.enable_chunked_prefill->value ? "true" : "false", a.enable_chunked_prefill->line);
+  if (a.allow_deprecated_quantization)
+    add("allow_deprecated_quantization", a.allow_deprecated_quantization->value ? "true" : "false", a.allow_deprecated_quantization->line);
   if (a.limit_mm_per_prompt) add("limit_mm_per_prompt", a.limit_mm_per_prompt->value, a.limit_mm_per_prompt->line);
   if (a.language_model_only) add("language_model_only", a.language_model_only->value ? "true" : "false", a.language_model_only->line);
   if (a.mamba_ssm_cache_dtype) add("mamba_ssm_cache_dtype", a.mamba_ssm_cache_dtype->value, a.mamba_ssm_cache_dtype->line);
@@ -682,6 +686,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"quantization", logged(a.quantization)}, {"kv_cache_dtype", logged(a.kv_cache_dtype)}, {"dtype", logged(a.dtype)},
                       {"enforce_eager", logged(a.enforce_eager)}, {"skip_mm_profiling", logged(a.skip_mm_profiling)},
                       {"enable_prefix_caching", logged(a.enable_prefix_caching)}, {"enable_chunked_prefill", logged(a.enable_chunked_prefill)},
+                      {"allow_deprecated_quantization", logged(a.allow_deprecated_quantization)},
                       {"limit_mm_per_prompt", logged(a.limit_mm_per_prompt)},
                       {"language_model_only", logged(a.language_model_only)},
                       {"flashinfer_sampler", logged(a.flashinfer_sampler)}, {"compilation_config", logged(a.compilation_config)},

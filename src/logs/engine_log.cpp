@@ -200,6 +200,10 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
     if (v == "True" || v == "true") set_once(a.enable_prefix_caching, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_prefix_caching, false, line);
   }
+  else if (key == "allow_deprecated_quantization") {
+    if (v == "True" || v == "true") set_once(a.allow_deprecated_quantization, true, line);
+    else if (v == "False" || v == "false") set_once(a.allow_deprecated_quantization, false, line);
+  }
   else if (key == "enable_chunked_prefill" || key == "chunked_prefill_enabled") {  // the args; V0's config line
     if (v == "True" || v == "true") set_once(a.enable_chunked_prefill, true, line);
     else if (v == "False" || v == "false") set_once(a.enable_chunked_prefill, false, line);
@@ -276,7 +280,7 @@ void scan_command_line(EngineArgs& a, const std::string& line, int64_t n) {
       continue;
     }
     if (t == "enforce_eager" || t == "skip_mm_profiling" || t == "enable_expert_parallel" || t == "language_model_only" || t == "headless" ||
-        t == "data_parallel_hybrid_lb" || t == "data_parallel_external_lb")
+        t == "data_parallel_hybrid_lb" || t == "data_parallel_external_lb" || t == "allow_deprecated_quantization")
       value = "True";
     if (t == "no_enable_expert_parallel") { t = "enable_expert_parallel"; value = "False"; }
     if (t == "enable_prefix_caching") value = "True";
@@ -323,6 +327,7 @@ void merge_args(EngineArgs& into, const EngineArgs& from) {
   m(into.enable_expert_parallel, from.enable_expert_parallel);
   m(into.enable_prefix_caching, from.enable_prefix_caching);
   m(into.enable_chunked_prefill, from.enable_chunked_prefill);
+  m(into.allow_deprecated_quantization, from.allow_deprecated_quantization);
   m(into.mamba_ssm_cache_dtype, from.mamba_ssm_cache_dtype);
   m(into.speculative_config, from.speculative_config);
   m(into.hccl_buffsize, from.hccl_buffsize);

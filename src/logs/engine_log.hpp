@@ -86,6 +86,8 @@ struct EngineArgs {
   // --enable-chunked-prefill / --no-enable-chunked-prefill, the args dict's enable_chunked_prefill, V0's config line
   // 'chunked_prefill_enabled=False' (issue 15: off, the profile run forwards the whole context).
   std::optional<Logged<bool>> enable_chunked_prefill;
+  // Issue 16 (quant33's leftover): --allow-deprecated-quantization (vLLM >= 0.14 refuses a deprecated method without it).
+  std::optional<Logged<bool>> allow_deprecated_quantization;
   // --mamba-ssm-cache-dtype (issue 15: a hybrid model's SSM state dtype, which sets its state page).
   std::optional<Logged<std::string>> mamba_ssm_cache_dtype;
   // --limit-mm-per-prompt as JSON ('{"image": 0, "video": 0}'), from the flag's JSON, its key=value form

@@ -181,6 +181,8 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   if (prefix_caching) flags.enable_prefix_caching = deploy::Given<bool>{*prefix_caching, where + ": enable_prefix_caching"};
   PF_TRY(chunked, c.opt_bool("enable_chunked_prefill"));  // the engine's chunked_prefill_enabled / --no-enable-chunked-prefill
   if (chunked) flags.enable_chunked_prefill = deploy::Given<bool>{*chunked, where + ": enable_chunked_prefill"};
+  PF_TRY(deprecated_ok, c.opt_bool("allow_deprecated_quantization"));  // issue 16: --allow-deprecated-quantization
+  if (deprecated_ok) flags.allow_deprecated_quantization = deploy::Given<bool>{*deprecated_ok, where + ": allow_deprecated_quantization"};
   PF_TRY(checked, deploy::check_flags(flags));
   (void)checked;
   return flags;

@@ -283,3 +283,31 @@ TEST(InputBounds33, Issue19_GgufErrorNamesTheFileOnce) {
   EXPECT_NE(r.out.find(path + ": truncated at byte 8 while reading tensor_count"), std::string::npos) << r.out.substr(0, 400);
   EXPECT_EQ(r.out.find("short.gguf: short.gguf"), std::string::npos) << r.out.substr(0, 400);
 }
+
+// Issue 16 (quant33's leftover): --allow-deprecated-quantization was taken by fit but not read back from a log's args
+// (the non-default args dict or a serve command line) nor from a case. vLLM 0.14 deprecates auto-round
+// (DEPRECATED_QUANTIZATION_METHODS): without the flag ModelConfig refuses it, with it the engine starts.
+TEST(InputBounds33, Issue16_AllowDeprecatedQuantizationIsReadFromLogsAndCases) {
+  const std::string dir = pftest::scratch_dir("input-bounds33");
+  const std::string head = "(APIServer pid=1671) INFO 09-04 01:02:21 [api_server.py:1805] vLLM API server version 0.14.0\n";
+  std::ofstream(dir + "/dict.log") << head << "(APIServer pid=1671) INFO 09-04 01:02:21 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', "
+                                      "'quantization': 'auto-round', 'allow_deprecated_quantization': True}\n";
+  std::ofstream(dir + "/serve.log") << "$ vllm serve Qwen/Qwen3-8B --quantization auto-round --allow-deprecated-quantization\n" << head;
+  for (const std::string log : {"dict.log", "serve.log"}) {
+    const auto r = run_bounded("logs " + dir + "/" + log + " --json");
+    EXPECT_EQ(r.code, 0) << log << "\n" << r.out.substr(0, 400);
+    const size_t at = r.out.find("\"allow_deprecated_quantization\": {");
+    ASSERT_NE(at, std::string::npos) << log << "\n" << r.out.substr(0, 1200);
+    EXPECT_NE(r.out.substr(at, 80).find("\"value\": true"), std::string::npos) << log << "\n" << r.out.substr(at, 200);
+  }
+  const std::string base = R"({"id": "d", "engine": "vllm", "engine_version": "0.14.0", "device": "H100", "num_devices": 1, "model": "Qwen/Qwen3-8B", )"
+                           R"x("quantization": "auto_round (int4)", "max_model_len": 16384, "fits": true)x";
+  std::ofstream(dir + "/refused.jsonl") << base << "}\n";
+  std::ofstream(dir + "/allowed.jsonl") << base << R"(, "allow_deprecated_quantization": true})" << "\n";
+  const auto refused = run_bounded("validate " + dir + "/refused.jsonl");
+  EXPECT_NE(refused.out.find("predicted unsupported_quantization"), std::string::npos) << refused.out.substr(0, 600);
+  EXPECT_NE(refused.out.find("The quantization method %s is deprecated"), std::string::npos) << refused.out.substr(0, 600);
+  const auto allowed = run_bounded("validate " + dir + "/allowed.jsonl");
+  EXPECT_NE(allowed.out.find("observed         fits  predicted         fits"), std::string::npos) << allowed.out.substr(0, 600);
+  EXPECT_NE(allowed.out.find("verdicts           1/1 correct"), std::string::npos) << allowed.out.substr(0, 600);
+}
