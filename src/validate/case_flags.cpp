@@ -32,49 +32,8 @@ Status read_multi_node_fields(const JsonObject& c, const std::string& where, dep
   return Ok{};
 }
 
-}  // namespace
-
-// The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
-// naming the file, line and field (exit 2), never silently replaced.
-Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& where, std::optional<int64_t> concurrency_len) {
-  deploy::Flags flags;
-  auto integer = [&](const char* field, std::optional<deploy::Given<int64_t>>& into) -> Status {
-    PF_TRY(v, c.opt_int(field));
-    if (v) into = deploy::Given<int64_t>{*v, where + ": " + field};
-    return Ok{};
-  };
-  for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
-                                    std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
-                                    std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens},
-                                    std::pair{"data_parallel_size", &flags.data_parallel_size}, std::pair{"data_parallel_size_local", &flags.data_parallel_size_local},
-                                    std::pair{"decode_context_parallel_size", &flags.decode_context_parallel_size}}) {
-    PF_TRY(ok, integer(field, *into));
-    (void)ok;
-  }
-  // "Maximum concurrency for L tokens per request" prints max_model_len itself.
-  if (!flags.max_model_len && concurrency_len) flags.max_model_len = deploy::Given<int64_t>{*concurrency_len, where + ": concurrency_len"};
-  PF_TRY(util, c.opt_number("gpu_memory_utilization"));
-  if (util) flags.gpu_memory_utilization = deploy::Given<double>{*util, where + ": gpu_memory_utilization"};
-  // Issue 19: dtype is vLLM's --dtype (the schema, ../shared/validation/README.md; vllm/engine/arg_utils.py's choices);
-  // issue 15 (warmup32): applied to the model as the flag is (deploy::model_dtype_flag).
-  PF_TRY(dtype, c.opt_string("dtype"));
-  if (dtype) {
-    static const std::vector<std::string> k_dtypes{"auto", "half", "float16", "bfloat16", "float", "float32"};
-    if (std::find(k_dtypes.begin(), k_dtypes.end(), *dtype) == k_dtypes.end())
-      return make_error(ErrorKind::invalid_argument, where + ": dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '" + quoted_case_text(*dtype) + "'", where);
-    flags.dtype = deploy::Given<std::string>{*dtype, where + ": dtype"};
-  }
-  PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
-  if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
-  PF_TRY(eager, c.opt_bool("enforce_eager"));
-  if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
-  PF_TRY(multi_node, read_multi_node_fields(c, where, flags));
-  (void)multi_node;
-  PF_TRY(ep, c.opt_bool("enable_expert_parallel"));
-  if (ep) flags.enable_expert_parallel = deploy::Given<bool>{*ep, where + ": enable_expert_parallel"};
-  // speculative_config: vLLM's JSON, as an object or as the flag's string.
-  if (const Json* spec = c.find("speculative_config"); spec && !spec->is_null())
-    flags.speculative_config = deploy::Given<std::string>{spec->is_string() ? spec->get<std::string>() : spec->dump(), where + ": speculative_config"};
+// The case's env and additional_config objects into `flags` (issue 15; see read_case_flags).
+Status read_env_and_additional_config(const JsonObject& c, const std::string& where, deploy::Flags& flags) {
   // env: the engine's environment as the source records it ({"HCCL_BUFFSIZE": 1024, "VLLM_ASCEND_ENABLE_FLASHCOMM1": 1},
   // numbers or their text); additional_config: vLLM-Ascend's --additional-config object (issue 15).
   // Issue 19 (hard32): every name read as the engine reads it (deploy/engine_env), where HCCL_BUFFSIZE went through strtod
@@ -128,6 +87,54 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
       }
     }
   }
+  return Ok{};
+}
+
+}  // namespace
+
+// The case's recorded inputs, checked whether or not the model resolves: a bad value is an error
+// naming the file, line and field (exit 2), never silently replaced.
+Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& where, std::optional<int64_t> concurrency_len) {
+  deploy::Flags flags;
+  auto integer = [&](const char* field, std::optional<deploy::Given<int64_t>>& into) -> Status {
+    PF_TRY(v, c.opt_int(field));
+    if (v) into = deploy::Given<int64_t>{*v, where + ": " + field};
+    return Ok{};
+  };
+  for (const auto& [field, into] : {std::pair{"tensor_parallel_size", &flags.tensor_parallel_size}, std::pair{"pipeline_parallel_size", &flags.pipeline_parallel_size},
+                                    std::pair{"num_devices", &flags.num_devices}, std::pair{"max_model_len", &flags.max_model_len},
+                                    std::pair{"max_num_seqs", &flags.max_num_seqs}, std::pair{"max_num_batched_tokens", &flags.max_num_batched_tokens},
+                                    std::pair{"data_parallel_size", &flags.data_parallel_size}, std::pair{"data_parallel_size_local", &flags.data_parallel_size_local},
+                                    std::pair{"decode_context_parallel_size", &flags.decode_context_parallel_size}}) {
+    PF_TRY(ok, integer(field, *into));
+    (void)ok;
+  }
+  // "Maximum concurrency for L tokens per request" prints max_model_len itself.
+  if (!flags.max_model_len && concurrency_len) flags.max_model_len = deploy::Given<int64_t>{*concurrency_len, where + ": concurrency_len"};
+  PF_TRY(util, c.opt_number("gpu_memory_utilization"));
+  if (util) flags.gpu_memory_utilization = deploy::Given<double>{*util, where + ": gpu_memory_utilization"};
+  // Issue 19: dtype is vLLM's --dtype (the schema, ../shared/validation/README.md; vllm/engine/arg_utils.py's choices);
+  // issue 15 (warmup32): applied to the model as the flag is (deploy::model_dtype_flag).
+  PF_TRY(dtype, c.opt_string("dtype"));
+  if (dtype) {
+    static const std::vector<std::string> k_dtypes{"auto", "half", "float16", "bfloat16", "float", "float32"};
+    if (std::find(k_dtypes.begin(), k_dtypes.end(), *dtype) == k_dtypes.end())
+      return make_error(ErrorKind::invalid_argument, where + ": dtype: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '" + quoted_case_text(*dtype) + "'", where);
+    flags.dtype = deploy::Given<std::string>{*dtype, where + ": dtype"};
+  }
+  PF_TRY(kvd, c.opt_string("kv_cache_dtype"));
+  if (kvd) flags.kv_cache_dtype = deploy::Given<std::string>{*kvd, where + ": kv_cache_dtype"};
+  PF_TRY(eager, c.opt_bool("enforce_eager"));
+  if (eager) flags.enforce_eager = deploy::Given<bool>{*eager, where + ": enforce_eager"};
+  PF_TRY(multi_node, read_multi_node_fields(c, where, flags));
+  (void)multi_node;
+  PF_TRY(ep, c.opt_bool("enable_expert_parallel"));
+  if (ep) flags.enable_expert_parallel = deploy::Given<bool>{*ep, where + ": enable_expert_parallel"};
+  // speculative_config: vLLM's JSON, as an object or as the flag's string.
+  if (const Json* spec = c.find("speculative_config"); spec && !spec->is_null())
+    flags.speculative_config = deploy::Given<std::string>{spec->is_string() ? spec->get<std::string>() : spec->dump(), where + ": speculative_config"};
+  PF_TRY(engine_settings, read_env_and_additional_config(c, where, flags));
+  (void)engine_settings;
   // Issue 15 (mc2): the NPU driver (Ascend HDK) version, where the case's source states it (npu-smi info, the issue's
   // environment); absent, a multi-node A2 EP group's verdict stays undecided.
   PF_TRY(driver, c.opt_string("npu_driver_version"));
