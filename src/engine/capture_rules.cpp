@@ -2,9 +2,7 @@
 #include "engine/capture_rules.hpp"
 
 #include <algorithm>
-#include <map>
 
-#include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/version_range.hpp"
@@ -31,41 +29,6 @@ Expected<std::optional<EngineProfile::VersionRule>> optional_capture_rule(const 
   if (!j->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an object", origin.c_str(), id.c_str(), key.c_str()), origin);
   PF_TRY(rule, capture_rule_range(JsonObject(*j, origin, "profiles[" + id + "]." + key), origin, id, key, {}));
   return std::optional<EngineProfile::VersionRule>(rule);
-}
-
-struct EmbeddedCaptureRules {
-  std::map<std::string, CaptureRules> by_profile;
-  std::map<std::string, CapturedGraphCost> by_platform;
-};
-
-// The embedded catalogue is checked by load_engine_catalog (which calls the parsers above on every record), so a
-// record that does not parse here is left out rather than reported twice.
-const EmbeddedCaptureRules& embedded_capture_rules() {
-  static const EmbeddedCaptureRules rules = [] {
-    EmbeddedCaptureRules out;
-    const std::string origin = "data/engines/engines.json";
-    auto json = parse_json(std::string(embedded_data("engines/engines.json")), origin);
-    if (!json || !json->is_object()) return out;
-    for (const char* section : {"profiles", "overheads"}) {
-      const auto it = json->find(section);
-      if (it == json->end() || !it->is_array()) continue;
-      for (const auto& item : *it) {
-        if (!item.is_object()) continue;
-        const JsonObject r(item, origin, section);
-        if (std::string(section) == "profiles") {
-          auto id = r.string("id");
-          if (!id) continue;
-          if (auto c = parse_capture_rules(r, origin, *id)) out.by_profile[*id] = std::move(*c);
-        } else {
-          auto platform = r.string("platform");
-          if (!platform) continue;
-          if (auto c = parse_captured_graph_cost(r, origin, *platform)) out.by_platform[*platform] = std::move(*c);
-        }
-      }
-    }
-    return out;
-  }();
-  return rules;
 }
 
 }  // namespace
@@ -127,18 +90,22 @@ Expected<CapturedGraphCost> parse_captured_graph_cost(const JsonObject& r, const
   return c;
 }
 
-const CaptureRules& capture_rules(const EngineProfile& profile) {
-  static const CaptureRules none;
-  const auto& by = embedded_capture_rules().by_profile;
-  const auto it = by.find(profile.id);
-  return it == by.end() ? none : it->second;
+bool CaptureRulesRef::operator==(const CaptureRulesRef& other) const {
+  return rules == other.rules || (rules && other.rules && *rules == *other.rules);
 }
 
-const CapturedGraphCost& captured_graph_cost(const std::string& platform) {
+bool CapturedGraphCostRef::operator==(const CapturedGraphCostRef& other) const {
+  return cost == other.cost || (cost && other.cost && *cost == *other.cost);
+}
+
+const CaptureRules& capture_rules(const EngineProfile& profile) {
+  static const CaptureRules none;
+  return profile.graph_capture_rules.rules ? *profile.graph_capture_rules.rules : none;
+}
+
+const CapturedGraphCost& captured_graph_cost(const Overheads& overheads) {
   static const CapturedGraphCost none;
-  const auto& by = embedded_capture_rules().by_platform;
-  const auto it = by.find(platform);
-  return it == by.end() ? none : it->second;
+  return overheads.captured_graph_cost.cost ? *overheads.captured_graph_cost.cost : none;
 }
 
 std::optional<int64_t> model_max_capture_size(const EngineProfile& profile, const std::string& architecture) {

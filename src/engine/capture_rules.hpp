@@ -2,8 +2,9 @@
 // capture-size grid and default mode of the versions before 0.11, a model's own capture ceiling, the versions that
 // capture after KV sizing, and the captured graphs' cost per graph and decoder layer. Read from engines.json (profiles[]
 // cudagraph_piecewise_grid_of_8, cudagraph_model_capture_sizes, graph_captured_after_kv; overheads[]
-// graph_captured_*), checked by the catalogue loader with the rest of each record, and looked up by profile id and
-// platform in the embedded catalogue (a user overlay's profile of another id has none of them).
+// graph_captured_*), read by the catalogue loader with the rest of each record and held by the profile
+// (EngineProfile::graph_capture_rules) and the platform's overheads (Overheads::captured_graph_cost), so a catalogue
+// whose records carry them under other ids keeps them, and no fit parses the embedded catalogue again to find them.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,10 @@ struct CaptureRules {
     int64_t max_capture_size = 0;
     std::vector<std::string> architectures;  // config.json architectures[0]
     EngineProfile::VersionRule rule;
+    bool operator==(const ModelCaptureSize&) const = default;
   };
   std::vector<ModelCaptureSize> model_capture_sizes;
+  bool operator==(const CaptureRules&) const = default;
 };
 
 // The captured graphs' own cost where the version captures after KV sizing, outside the budget ("Graph capturing
@@ -42,6 +45,7 @@ struct CapturedGraphCost {
   double per_graph_bytes = 0, per_layer_bytes = 0, per_moe_layer_bytes = 0;
   std::string source;
   bool modelled() const { return per_graph_bytes + per_layer_bytes + per_moe_layer_bytes > 0; }
+  bool operator==(const CapturedGraphCost&) const = default;
 };
 
 // One profile record's rules / one overheads record's cost; corrupt errors name the file, the record and the key.
@@ -51,9 +55,9 @@ Expected<CapturedGraphCost> parse_captured_graph_cost(const JsonObject& overhead
 const std::vector<std::string>& capture_rule_keys();
 const std::vector<std::string>& captured_graph_cost_keys();
 
-// The embedded catalogue's rules for this profile (by id; empty when it has none) and cost for this platform.
+// The rules this profile's record carries (empty when none) and the cost its platform's overheads carry (0: none).
 const CaptureRules& capture_rules(const EngineProfile& profile);
-const CapturedGraphCost& captured_graph_cost(const std::string& platform);
+const CapturedGraphCost& captured_graph_cost(const Overheads& overheads);
 // The model's own max_cudagraph_capture_size in this profile's version (nullopt when no record lists the architecture).
 std::optional<int64_t> model_max_capture_size(const EngineProfile& profile, const std::string& architecture);
 

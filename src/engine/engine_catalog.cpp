@@ -451,10 +451,10 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   allowed.insert(allowed.end(), capture_rule_keys().begin(), capture_rule_keys().end());  // issue 15 (warmup33)
   PF_TRY(keys, r.only_keys(allowed));
   (void)keys;
-  PF_TRY(capture, parse_capture_rules(r, origin, id));  // checked here; read by engine/capture_rules.hpp
-  (void)capture;
+  PF_TRY(capture, parse_capture_rules(r, origin, id));
   EngineProfile p;
   p.id = id;
+  p.graph_capture_rules.rules = std::make_shared<const CaptureRules>(std::move(capture));
   PF_TRY(engine, r.string("engine"));
   p.engine = engine;
   PF_TRY(range, read_version_range(r));

@@ -81,8 +81,8 @@ Expected<Overheads> parse_overheads(const Json& item, const std::string& origin)
   allowed.insert(allowed.end(), captured_graph_cost_keys().begin(), captured_graph_cost_keys().end());  // issue 15 (warmup33)
   PF_TRY(keys, r.only_keys(allowed));
   (void)keys;
-  PF_TRY(captured, parse_captured_graph_cost(r, origin, platform));  // checked here; read by engine/capture_rules.hpp
-  (void)captured;
+  PF_TRY(captured, parse_captured_graph_cost(r, origin, platform));
+  if (captured.modelled()) o.captured_graph_cost.cost = std::make_shared<const CapturedGraphCost>(std::move(captured));
   PF_TRY(nt, r.number("non_torch_bytes"));
   o.non_torch_bytes = nt;
   PF_TRY(gb, r.number("graph_bytes"));

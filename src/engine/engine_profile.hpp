@@ -109,6 +109,19 @@ struct NpuDriverVersion {
   bool operator==(const NpuDriverVersion&) const = default;
 };
 
+struct CaptureRules;       // engine/capture_rules.hpp
+struct CapturedGraphCost;  // engine/capture_rules.hpp
+// A catalogue record's capture rules / captured-graph cost, shared, compared by content (two loads of one catalogue
+// compare equal); the comparisons are in engine/capture_rules.cpp, where the types are complete. Null: none.
+struct CaptureRulesRef {
+  std::shared_ptr<const CaptureRules> rules;
+  bool operator==(const CaptureRulesRef& other) const;
+};
+struct CapturedGraphCostRef {
+  std::shared_ptr<const CapturedGraphCost> cost;
+  bool operator==(const CapturedGraphCostRef& other) const;
+};
+
 struct EngineProfile {
   std::string id;
   std::string engine;    // vllm | vllm-ascend | llama.cpp
@@ -420,6 +433,9 @@ struct EngineProfile {
   bool accepts_quantization(const std::string& method) const;
   // Whether this profile runs on a device of `device_platform` (cuda profiles also serve rocm).
   bool runs_on(const std::string& device_platform) const;
+  // Issue 15 (warmup33): vLLM's graph capture rules this profile's record carries (engine/capture_rules.hpp: the grid of
+  // the versions before 0.11, the versions that capture after KV sizing, models' own capture ceilings). Null: none.
+  CaptureRulesRef graph_capture_rules;
   bool operator==(const EngineProfile&) const = default;
 };
 
@@ -503,6 +519,9 @@ struct Overheads {
   // Issue 15 (acc29): the row padding the engine versions it names give unquantized MoE expert weights at load on this
   // platform (engine/moe_row_padding.hpp; engines.json overheads[].moe_row_padding: vLLM's VLLM_ROCM_MOE_PADDING). Null: none.
   std::shared_ptr<const MoeRowPadding> moe_row_padding;
+  // Issue 15 (warmup33): the cost of graphs captured after KV sizing on this platform (engine/capture_rules.hpp;
+  // engines.json overheads[].graph_captured_*). Null: not modelled (the graph_bytes prior).
+  CapturedGraphCostRef captured_graph_cost;
   // nccl_buffers, allreduce_fusion_workspace, moe_backend_workspaces and moe_row_padding compare by address
   bool operator==(const Overheads&) const = default;
 };

@@ -39,7 +39,7 @@ Expected<CaptureSizes> captured_graph_sizes(const model::ModelSpec& m, const eng
 Expected<std::optional<Term>> estimate_captured_graphs(const model::ModelSpec& m, const StageLayout& lay, const engine::EngineProfile& engine,
                                                        const engine::Overheads& oh, const std::string& device_id, const Deployment& dep,
                                                        bool graph_in_budget, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
-  const engine::CapturedGraphCost& cost = engine::captured_graph_cost(oh.platform);
+  const engine::CapturedGraphCost& cost = engine::captured_graph_cost(oh);
   if (graph_in_budget || !cost.modelled() || max_num_seqs <= 0 || max_num_batched_tokens <= 0 ||
       !engine.applies(engine::capture_rules(engine).graph_captured_after_kv))
     return std::optional<Term>();

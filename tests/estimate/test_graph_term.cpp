@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/embedded.hpp"
 #include "base/json_util.hpp"
 #include "engine/capture_rules.hpp"
 #include "engine/engine_profile.hpp"
@@ -379,12 +381,12 @@ TEST(GraphTerm, Issue15_LogsReadTheEstimateLine) {
 //   (dl22-qwen2-7b-a100x1-u025).
 // The tolerance is the refit's leave-one-out spread on these lines (tools/fit_overheads.py --graph-captured): 0.25 GiB.
 TEST(GraphTerm, Issue15_CapturedGraphsScaleWithGraphsAndLayers) {
-  const engine::CapturedGraphCost& c = engine::captured_graph_cost("cuda");
-  ASSERT_TRUE(c.modelled());
   const double gib = 1073741824.0;
   estimate::Deployment d;
   d.max_model_len = 8192;
   auto oss = pftest::fit_setup("openai/gpt-oss-20b", "H100-SXM", "vllm", "0.19.0");
+  const engine::CapturedGraphCost& c = engine::captured_graph_cost(oss.overheads);
+  ASSERT_TRUE(c.modelled());
   auto e = estimate::estimate_fit(oss.model, oss.device, oss.engine, oss.overheads, d);
   ASSERT_EQ(e.max_num_seqs, 1024);
   EXPECT_FALSE(e.graph_in_budget);
@@ -452,4 +454,48 @@ TEST(GraphTerm, Issue15_CaptureRuleRecordsAreChecked) {
   auto c = engine::parse_captured_graph_cost(JsonObject(*cost, "engines.json"), "engines.json", "cuda");
   ASSERT_FALSE(c.has_value());
   EXPECT_NE(c.error().message.find("has no graph_captured_source"), std::string::npos) << c.error().message;
+}
+
+// Issue 15 (lead, after warmup33): the capture rules were looked up by profile id in the embedded catalogue, so a
+// catalogue whose records carry them under other ids (a user's copy of a profile) got none: the versions before 0.11
+// lost the PIECEWISE-only grid and every version its after-KV capture. The rules now ride on the profile and overheads
+// records that carry them.
+TEST(GraphTerm, Issue15_CaptureRulesRideOnTheRecordsThatCarryThem) {
+  auto root = parse_json(std::string(embedded_data("engines/engines.json")), "data/engines/engines.json");
+  ASSERT_TRUE(root.has_value());
+  int renamed = 0;
+  for (auto& p : (*root)["profiles"])
+    if (p.value("engine", "") == "vllm") {
+      p["id"] = "copy-of-" + p["id"].get<std::string>();
+      ++renamed;
+    }
+  ASSERT_GT(renamed, 5);
+  auto copy = engine::parse_engine_catalog(*root, "my-engines.json");
+  ASSERT_TRUE(copy.has_value()) << copy.error().message;
+  auto old = engine::select_engine(*copy, "vllm", "0.10.1");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->id.rfind("copy-of-", 0), 0u) << old->id;
+  EXPECT_TRUE(old->applies(engine::capture_rules(*old).piecewise_grid_of_8));
+  EXPECT_TRUE(old->applies(engine::capture_rules(*old).graph_captured_after_kv));
+  auto v019 = engine::select_engine(*copy, "vllm", "0.19.0");
+  ASSERT_TRUE(v019.has_value());
+  EXPECT_FALSE(v019->applies(engine::capture_rules(*v019).piecewise_grid_of_8));
+  EXPECT_TRUE(v019->applies(engine::capture_rules(*v019).graph_captured_after_kv));
+  // The same architecture's own ceiling (GptOssForCausalLMConfig: 1024) and the platform's cost as in the shipped catalogue.
+  EXPECT_EQ(engine::model_max_capture_size(*v019, "GptOssForCausalLM"), std::optional<int64_t>(1024));
+  const engine::Overheads* cuda = nullptr;
+  for (const auto& o : copy->overheads)
+    if (o.platform == "cuda") cuda = &o;
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_TRUE(engine::captured_graph_cost(*cuda).modelled());
+  // A catalogue whose records carry none gives none.
+  for (auto& p : (*root)["profiles"]) {
+    p.erase("graph_captured_after_kv");
+    p.erase("cudagraph_piecewise_grid_of_8");
+  }
+  auto bare = engine::parse_engine_catalog(*root, "my-engines.json");
+  ASSERT_TRUE(bare.has_value()) << bare.error().message;
+  auto bare_old = engine::select_engine(*bare, "vllm", "0.10.1");
+  ASSERT_TRUE(bare_old.has_value());
+  EXPECT_FALSE(bare_old->applies(engine::capture_rules(*bare_old).graph_captured_after_kv));
 }
