@@ -26,6 +26,21 @@ Option recorded(ServeLineFlags& flags, std::string name, std::string value, std:
           }};
 }
 
+// A flag whose value vLLM reads with json.loads as a dict (EngineArgs / FrontendArgs optional_type(json.loads)): text that
+// is not a JSON object stops `vllm serve` at argument parsing, before anything loads. Kept as given in `into`.
+Option json_object_flag(ServeLineFlags& flags, std::string name, std::string help, std::optional<std::string> ServeLineFlags::*into) {
+  return {name, "JSON", std::move(help), [&flags, name, into](const std::string& text) -> Status {
+            const auto j = nlohmann::json::parse(text, nullptr, false);
+            if (j.is_discarded() || !j.is_object())
+              return make_error(ErrorKind::invalid_argument,
+                                fmt::format("--{}: expected a JSON object, found '{}' (vLLM reads it with json.loads)", name, clip_text(text, 80)));
+            flags.*into = text;
+            flags.given.push_back("--" + name);
+            flags.serve_args.push_back("--" + name + " " + plan::shell_single_quoted(text));
+            return Ok{};
+          }};
+}
+
 }  // namespace
 
 std::vector<Option> serve_line_options(ServeLineFlags& flags) {
@@ -38,38 +53,17 @@ std::vector<Option> serve_line_options(ServeLineFlags& flags) {
       recorded(flags, "enable-auto-tool-choice", "", "as vLLM takes it; changes no number here"),
       recorded(flags, "tool-call-parser", "NAME", "as vLLM takes it (hermes, llama3_json, ...); changes no number here"),
       recorded(flags, "reasoning-parser", "NAME", "as vLLM takes it (qwen3, deepseek_r1, ...); changes no number here"),
-      Option{"additional-config", "JSON",
-             "vLLM-Ascend's settings ('{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'): checked as\n"
-             "JSON, not sized; a key the engine does not read is said so",
-             [&flags](const std::string& text) -> Status {
-               // vLLM's EngineArgs reads it with json.loads (optional_type(json.loads)): text that is not JSON stops
-               // `vllm serve` at argument parsing, before anything loads.
-               const auto j = nlohmann::json::parse(text, nullptr, false);
-               if (j.is_discarded() || !j.is_object())
-                 return make_error(ErrorKind::invalid_argument,
-                                   fmt::format("--additional-config: expected a JSON object, found '{}' (vLLM reads it with json.loads)", clip_text(text, 80)));
-               flags.additional_config = text;
-               flags.given.push_back("--additional-config");
-               flags.serve_args.push_back("--additional-config " + plan::shell_single_quoted(text));
-               return Ok{};
-             }},
+      json_object_flag(flags, "additional-config",
+                       "vLLM-Ascend's settings ('{\"ascend_compilation_config\": {\"fuse_qknorm_rope\": false}}'): checked as\n"
+                       "JSON, not sized; a key the engine does not read is said so",
+                       &ServeLineFlags::additional_config),
       // ux33: plan's own start commands carry it (data/engines/launch.json qwen3-thinking-off) and seed 001 section 8 starts
       // with it, so a start line plan printed pastes back into fit. vLLM reads it with json.loads (FrontendArgs
       // default_chat_template_kwargs: dict) and passes it to the chat template as keyword arguments.
-      Option{"default-chat-template-kwargs", "JSON",
-             "vLLM >= 0.14: keyword arguments for the chat template ('{\"enable_thinking\": false}'): checked as JSON,\n"
-             "not sized; an older version's argparse refuses it",
-             [&flags](const std::string& text) -> Status {
-               const auto j = nlohmann::json::parse(text, nullptr, false);
-               if (j.is_discarded() || !j.is_object())
-                 return make_error(ErrorKind::invalid_argument,
-                                   fmt::format("--default-chat-template-kwargs: expected a JSON object, found '{}' (vLLM reads it with json.loads)",
-                                               clip_text(text, 80)));
-               flags.given.push_back("--default-chat-template-kwargs");
-               flags.serve_args.push_back("--default-chat-template-kwargs " + plan::shell_single_quoted(text));
-               flags.default_chat_template_kwargs = text;
-               return Ok{};
-             }}};
+      json_object_flag(flags, "default-chat-template-kwargs",
+                       "vLLM >= 0.14: keyword arguments for the chat template ('{\"enable_thinking\": false}'): checked as JSON,\n"
+                       "not sized; an older version's argparse refuses it",
+                       &ServeLineFlags::default_chat_template_kwargs)};
   return under("from a `vllm serve` line, accepted so that it pastes whole (no effect on the estimate):", std::move(out));
 }
 
