@@ -1,5 +1,7 @@
 #include "base/error.hpp"
 
+#include "base/quote.hpp"
+
 namespace preflight {
 
 const char* error_kind_name(ErrorKind kind) {
@@ -18,7 +20,8 @@ const char* error_kind_name(ErrorKind kind) {
 
 std::string Error::describe() const {
   if (context.empty() || message.rfind(context, 0) == 0) return message;
-  return context + ": " + message;
+  // Issue 19 (hard34): the context is often a value as given (a model or engine name, a path): kept on one line.
+  return one_line(context, 1024) + ": " + message;
 }
 
 }  // namespace preflight

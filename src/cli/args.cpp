@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "base/file.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "engine/flag_versions.hpp"
 #include "engine/human_readable_int.hpp"
@@ -24,7 +25,7 @@ namespace {
 
 // Issue 19 (hard32): a flag's value quoted in its error, cut as --env cuts a name (a 100 KB --variant was echoed to the
 // 8 KB limit of every message).
-std::string echoed(const std::string& text) { return clip_text(text, 60); }
+std::string echoed(const std::string& text) { return one_line(text, 60); }
 
 // Issue 19 (hard32): decimal digits with an optional sign, as the real flags take (is_decimal_number); strtoll alone also
 // skipped leading spaces (" 4" read as 4, "4 " refused).
@@ -108,8 +109,8 @@ Option models_dir_flag(std::optional<std::string>& into, std::string help) {
   return {"models", "DIR", std::move(help), [&into](const std::string& text) -> Status {
             struct stat st {};
             if (::stat(text.c_str(), &st) != 0)
-              return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': {}", clip_text(text, 1024), errno == ENOENT ? "no such directory" : std::strerror(errno)), "--models");
-            if (!S_ISDIR(st.st_mode)) return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': expected a directory, found {}", clip_text(text, 1024), file_type_name(st.st_mode)), "--models");
+              return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': {}", one_line(text, 1024), errno == ENOENT ? "no such directory" : std::strerror(errno)), "--models");
+            if (!S_ISDIR(st.st_mode)) return make_error(ErrorKind::invalid_argument, fmt::format("--models: '{}': expected a directory, found {}", one_line(text, 1024), file_type_name(st.st_mode)), "--models");
             into = text;
             return Ok{};
           }};
@@ -184,7 +185,7 @@ std::string speculative_flag_version_refusal(const deploy::Flags& f, const engin
   if (!catalog) return "";
   for (const auto& flag : split(f.speculative_config->origin, ' ')) {
     if (flag.rfind("--", 0) != 0) continue;
-    const std::string as_written = flag == "--speculative-config" ? flag + " '" + f.speculative_config->value + "'" : flag;
+    const std::string as_written = flag == "--speculative-config" ? flag + " '" + one_line(f.speculative_config->value, 200) + "'" : flag;
     if (std::string why = engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), flag, as_written); !why.empty()) return why;
   }
   return "";
@@ -440,7 +441,7 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
           names.push_back("--" + o.name);
           for (const auto& sn : o.short_names) names.push_back(sn);
         }
-        std::string message = fmt::format("unknown flag {}", clip_text(a, 60));
+        std::string message = fmt::format("unknown flag {}", one_line(a, 60));
         const auto near = nearest_names(a, names, 1);
         if (!near.empty()) message += "; did you mean " + near[0];
         return make_error(ErrorKind::invalid_argument, message);
@@ -491,7 +492,7 @@ Expected<std::vector<std::string>> parse_options(const std::vector<std::string>&
       std::string opposite;
       const std::string other = starts_with(name, "no-") ? name.substr(3) : "no-" + name;
       for (const auto& o : options) if (o.name == other && o.value.empty()) opposite = fmt::format("; --{} is its opposite", other);
-      return make_error(ErrorKind::invalid_argument, fmt::format("--{} is a switch and takes no value, found '{}'{}", name, clip_text(a, 120), opposite));
+      return make_error(ErrorKind::invalid_argument, fmt::format("--{} is a switch and takes no value, found '{}'{}", name, one_line(a, 120), opposite));
     }
     if (!option->value.empty() && !inline_value) {
       if (i + 1 >= argv.size()) return make_error(ErrorKind::invalid_argument, fmt::format("--{} needs a value", name));

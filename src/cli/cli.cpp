@@ -16,6 +16,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
@@ -702,7 +703,7 @@ int run_command(const std::vector<std::string>& args) {
       names.push_back(c.name);
       for (const auto& a : c.aliases) if (a.rfind("--", 0) != 0) names.push_back(a);
     }
-    std::string message = "unknown command '" + name + "'";
+    std::string message = "unknown command '" + one_line(name, 60) + "'";
     const auto near = nearest_names(name, names, 1);
     // ux31: an engine typed as a command ("preflight mindie ...", "preflight llama ...") is told where engines go.
     if (const char* engine = engine_named_as_command(name)) message += fmt::format("; {} is an engine: preflight fit MODEL --device D --engine {} (plan takes it too)", engine, engine);

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "base/checked.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
@@ -114,7 +115,7 @@ spread over the repeats. --save --device D stores it as a measured override that
 Expected<Request> read_request(const std::vector<std::string>& argv) {
   Request r;
   PF_TRY(positional, parse_options(argv, bw_options(r)));
-  if (!positional.empty()) return make_error(ErrorKind::invalid_argument, fmt::format("unexpected argument '{}'", positional[0]));
+  if (!positional.empty()) return make_error(ErrorKind::invalid_argument, fmt::format("unexpected argument '{}'", one_line(positional[0], 60)));
   r.target = r.target_flag.value_or("host");
   const bool host = r.target == "host";
   if (host && (r.device_index_flag || r.runtime_lib_flag)) return make_error(ErrorKind::invalid_argument, "--device-index and --runtime-lib apply to --target cuda or npu");

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/args.hpp"
@@ -73,7 +74,7 @@ Expected<std::vector<float>> parse_tensor_split(const std::string& text) {
     char* rest = nullptr;
     const float v = item.empty() ? 0.0f : std::strtof(item.c_str(), &rest);
     if (item.empty() || *rest != '\0')
-      return make_error(ErrorKind::invalid_argument, "--tensor-split: expected numbers separated by ',' (e.g. 3,1), got '" + text + "'");
+      return make_error(ErrorKind::invalid_argument, "--tensor-split: expected numbers separated by ',' (e.g. 3,1), got '" + one_line(text, 80) + "'");
     out.push_back(v);
     if (end == std::string::npos) break;
     start = end + 1;
@@ -87,9 +88,9 @@ Expected<std::vector<std::string>> parse_cpu_overrides(const std::string& text) 
   for (const auto& item : split(text, ',')) {
     const auto eq = item.rfind('=');
     if (eq == std::string::npos || eq == 0)
-      return make_error(ErrorKind::invalid_argument, "--override-tensor: expected PATTERN=BUFFER_TYPE (e.g. exps=CPU), got '" + item + "'");
+      return make_error(ErrorKind::invalid_argument, "--override-tensor: expected PATTERN=BUFFER_TYPE (e.g. exps=CPU), got '" + one_line(item, 80) + "'");
     const std::string buft = item.substr(eq + 1);
-    if (buft != "CPU") return make_error(ErrorKind::invalid_argument, "--override-tensor: only the CPU buffer type is modelled, got '" + buft + "' in '" + item + "'");
+    if (buft != "CPU") return make_error(ErrorKind::invalid_argument, "--override-tensor: only the CPU buffer type is modelled, got '" + one_line(buft, 60) + "' in '" + one_line(item, 80) + "'");
     out.push_back(item.substr(0, eq));
   }
   return out;

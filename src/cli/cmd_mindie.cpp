@@ -9,6 +9,7 @@
 #include "base/file.hpp"
 #include "base/file_mode.hpp"
 #include "base/json_writer.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
@@ -226,7 +227,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
   for (const auto& [flag, value] : {std::pair{"--weight-path", &f.weight_path}, std::pair{"--model-name", &f.model_name}}) {
     if (*value && !is_valid_utf8(**value))
       return report_error(make_error(ErrorKind::invalid_argument,
-                                     fmt::format("{}: '{}' is not UTF-8 text, and MindIE's config.json (JSON) holds UTF-8 only", flag, clip_text(**value, 200))));
+                                     fmt::format("{}: '{}' is not UTF-8 text, and MindIE's config.json (JSON) holds UTF-8 only", flag, one_line(**value, 200))));
   }
   plan::MindiePlanRequest req;
   req.base = options_from(f, r->catalog);

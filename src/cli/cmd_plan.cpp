@@ -12,6 +12,7 @@
 
 #include "base/file.hpp"
 #include "base/json_writer.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/cmd_llama.hpp"
@@ -435,7 +436,7 @@ Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::Mod
     return make_error(ErrorKind::invalid_argument,
                       fmt::format("--speculative-config: the drafter '{}' ({}) belongs to one target model, and plan --device sizes {} catalogue models: "
                                   "name the target (plan MODEL --device {}) or select one with --model GLOB",
-                                  spec.model, spec.method, models.size(), dev.id));
+                                  one_line(spec.model, 200), spec.method, models.size(), dev.id));
   std::erase_if(models, [&](const model::ModelSpec& m) {
     const std::string why = plan::speculative_rejection(m, spec);
     if (why.empty()) return false;
@@ -453,7 +454,7 @@ Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::Mod
 // Issue 15: what the plan counted for the drafter, in its assumptions, and on every JSON row ("speculative").
 void note_speculative(plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
   if (t.speculative.method.empty()) return;
-  result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with the same flag", text,
+  result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with the same flag", one_line(text, 200),
                                            plan::drafter_counted(t.speculative, {})));
 }
 void add_speculative_json(report::PlanJsonExtras& extras, const plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
@@ -486,12 +487,12 @@ Status check_plan_form(const PlanRequest& r, const std::vector<std::string>& pos
     for (const auto& p : positional) given += (given.empty() ? "" : " ") + p;
     return make_error(ErrorKind::invalid_argument, fmt::format("plan takes one MODEL, found {} ({}); several cards: plan MODEL --devices A,B; several models on "
                                                                "one card: plan --device D --model 'Qwen/Qwen3*'\n{}",
-                                                               positional.size(), clip_text(given, 200), command_usage("plan")));
+                                                               positional.size(), one_line(given, 200), command_usage("plan")));
   }
   if (positional.empty() && !r.device && !r.device_memory && r.devices)
     return make_error(ErrorKind::invalid_argument, fmt::format("--devices sizes one MODEL on several cards (plan MODEL --devices {0}); what one card runs is plan "
                                                                "--device D (with --model 'Qwen/Qwen3*' to keep some models)\n{1}",
-                                                               clip_text(*r.devices, 120), command_usage("plan")));
+                                                               one_line(*r.devices, 120), command_usage("plan")));
   if (positional.empty() && !r.device && !r.device_memory) return make_error(ErrorKind::invalid_argument, command_usage("plan"));
   if (r.device && r.devices)
     return make_error(ErrorKind::invalid_argument, positional.empty() ? "--devices belongs to plan MODEL (the cards to size one model on); plan --device D lists what D runs"
@@ -634,7 +635,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     std::vector<model::ModelSpec> models = catalogue_models(r);
     for (auto& m : models) with_model_dtype(m, t, device_assumptions);
     if (r.model_filter && models.empty()) {
-      return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", *r.model_filter)));
+      return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", one_line(*r.model_filter, 120))));
     }
     auto refused = refuse_speculative(models, *dev, t);
     if (!refused) return report_error(refused.error());

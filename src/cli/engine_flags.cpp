@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "deploy/engine_env.hpp"
 #include "plan/launch.hpp"
@@ -122,14 +123,14 @@ const std::vector<Setting>& settings() {
                                            [&flags, seen = std::make_shared<std::vector<std::string>>()](const std::string& text) -> Status {
                                              const size_t eq = text.find('=');
                                              if (eq == std::string::npos || eq == 0)
-                                               return make_error(ErrorKind::invalid_argument, "--env: expected NAME=VALUE, found '" + clip_text(text, 60) + "'");
+                                               return make_error(ErrorKind::invalid_argument, "--env: expected NAME=VALUE, found '" + one_line(text, 60) + "'");
                                              const std::string name = text.substr(0, eq);
                                              // hard32: repeatable for different names; one name twice is the repeated flag parse_options refuses
                                              if (std::find(seen->begin(), seen->end(), name) != seen->end())
-                                               return make_error(ErrorKind::invalid_argument, "--env " + clip_text(name, 60) + " is given twice; give it once");
+                                               return make_error(ErrorKind::invalid_argument, "--env " + one_line(name, 60) + " is given twice; give it once");
                                              seen->push_back(name);
                                              // hard31: the name cut in the origin every message starts with (a 100,000-byte name was echoed to 8 KB)
-                                             return deploy::apply_engine_env(flags, name, text.substr(eq + 1), "--env " + clip_text(name, 60));
+                                             return deploy::apply_engine_env(flags, name, text.substr(eq + 1), "--env " + one_line(name, 60));
                                            },
                                            "", {}, {}, Option::Repeat::many}};
        },

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <nlohmann/json.hpp>
-
+#include "base/quote.hpp"
 #include "base/text.hpp"
+#include "deploy/flag_json.hpp"
 #include "engine/flag_versions.hpp"
 #include "doctor/doctor.hpp"
 #include "plan/launch.hpp"
@@ -18,7 +18,7 @@ Option recorded(ServeLineFlags& flags, std::string name, std::string value, std:
   return {name, std::move(value), std::move(help), [&flags, name](const std::string& text) -> Status {
             // vLLM's --port is an int; a port is 1 - 65535 (read by the integer flags' parser, cli/args).
             if (name == "port" && !parse_int_in_range("port", text, IntRange{.least = 1, .most = 65535}))
-              return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", clip_text(text, 40)));
+              return make_error(ErrorKind::invalid_argument, fmt::format("--port: expected a port number 1 - 65535, found '{}'", one_line(text, 40)));
             flags.given.push_back("--" + name);
             const bool is_switch = name == "trust-remote-code" || name == "enable-auto-tool-choice";
             flags.serve_args.push_back(is_switch ? "--" + name : "--" + name + " " + plan::shell_word(text));
@@ -28,12 +28,13 @@ Option recorded(ServeLineFlags& flags, std::string name, std::string value, std:
 
 // A flag whose value vLLM reads with json.loads as a dict (EngineArgs / FrontendArgs optional_type(json.loads)): text that
 // is not a JSON object stops `vllm serve` at argument parsing, before anything loads. Kept as given in `into`.
+// Issue 19 (hard34): read within the JSON flags' size and depth bounds (deploy/flag_json), as the other JSON flags are.
 Option json_object_flag(ServeLineFlags& flags, std::string name, std::string help, std::optional<std::string> ServeLineFlags::*into) {
   return {name, "JSON", std::move(help), [&flags, name, into](const std::string& text) -> Status {
-            const auto j = nlohmann::json::parse(text, nullptr, false);
+            PF_TRY(j, deploy::read_flag_json(text, "--" + name));
             if (j.is_discarded() || !j.is_object())
               return make_error(ErrorKind::invalid_argument,
-                                fmt::format("--{}: expected a JSON object, found '{}' (vLLM reads it with json.loads)", name, clip_text(text, 80)));
+                                fmt::format("--{}: expected a JSON object, found '{}' (vLLM reads it with json.loads)", name, one_line(text, 80)));
             flags.*into = text;
             flags.given.push_back("--" + name);
             flags.serve_args.push_back("--" + name + " " + plan::shell_single_quoted(text));
@@ -72,7 +73,7 @@ std::string serve_line_version_refusal(const ServeLineFlags& flags, const engine
   const auto& catalog = engine::shipped_flag_versions();
   if (!catalog) return "";
   return engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), "--default-chat-template-kwargs",
-                                      "--default-chat-template-kwargs " + plan::shell_single_quoted(*flags.default_chat_template_kwargs));
+                                      "--default-chat-template-kwargs " + one_line(plan::shell_single_quoted(*flags.default_chat_template_kwargs), 200));
 }
 
 void add_serve_line_notes(const ServeLineFlags& flags, const std::string& engine, std::vector<std::string>& notes) {

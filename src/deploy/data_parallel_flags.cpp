@@ -3,7 +3,10 @@
 // vllm/entrypoints/cli/serve.py (ServeSubcommand.cmd, run_headless) in the vLLM history, commits named below; the first
 // release of each flag is data (data/engines/flag_versions.json).
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
@@ -21,6 +24,27 @@ bool on(const std::optional<Given<bool>>& g) { return g && g->value; }
 // so --api-server-count 0 starts a node as --headless does.
 bool runs_headless(const Flags& f) { return on(f.headless) || (f.api_server_count && f.api_server_count->value < 1); }
 
+// Issue 19 (hard34): the DP rank vLLM infers from --node-rank, node_rank x local world size // (TP x PP), as Python
+// computes it: exact (128 bits; node rank -2^63 times a local world of 2 wrapped to 0 in 64, and fit said "fits") and
+// floored (-1 x 2 // 1 is -2; C++ division truncates toward zero).
+__int128 inferred_rank_of(int64_t node_rank, int64_t local_world, int64_t within) {
+  const __int128 product = static_cast<__int128>(node_rank) * local_world;
+  __int128 q = product / within;
+  if (product % within != 0 && product < 0) --q;
+  return q;
+}
+
+std::string int128_text(__int128 v) {
+  if (v == 0) return "0";
+  const bool negative = v < 0;
+  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string digits;
+  for (; u > 0; u /= 10) digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+  return negative ? "-" + digits : digits;
+}
+
+int64_t clamped(__int128 v) { return v < INT64_MIN ? INT64_MIN : v > INT64_MAX ? INT64_MAX : static_cast<int64_t>(v); }
+
 }  // namespace
 
 DataParallelNode data_parallel_node(const Flags& f, int64_t tp, int64_t pp, int64_t dp) {
@@ -34,7 +58,7 @@ DataParallelNode data_parallel_node(const Flags& f, int64_t tp, int64_t pp, int6
     n.nnodes = f.nnodes->value;
     n.node_rank = f.node_rank ? f.node_rank->value : 0;
     local_world = dp * within / n.nnodes;
-    inferred_rank = n.node_rank * local_world / within;
+    inferred_rank = clamped(inferred_rank_of(n.node_rank, local_world, within));  // out of range: refused by parallel_config_refusal
     n.replica_spans_nodes = within > local_world;
   }
   // An external-LB start (--data-parallel-rank, or --data-parallel-external-lb) runs one rank: --data-parallel-rank's,
@@ -105,9 +129,48 @@ std::string external_rank_refusal(const Flags& f, const engine::Version& at, int
                                                          : "AssertionError: data_parallel_size_local must be 1 or None when data_parallel_rank is set";
     return local->origin + ": " + message;
   }
-  // ParallelConfig.__post_init__ (0.9.2 on), where DP is set (data_parallel_size > 1).
-  if (const auto& r = f.data_parallel_rank; r && dp > 1 && (r->value < 0 || r->value >= dp))
-    return r->origin + ": " + format("ValueError: data_parallel_rank (%lld) must be in the range [0, %lld)", ll(r->value), ll(dp));
+  return "";
+}
+
+// Issue 19 (hard34): the checks ParallelConfig makes of the rank create_engine_config hands it (an explicit
+// --data-parallel-rank, or with --nnodes > 1 the rank inferred from --node-rank, "self.data_parallel_rank or 0"), where
+// an inferred one was not checked (--node-rank -1 of 2 nodes at DP 4: vLLM 0.19 stops with "data_parallel_rank (-2) must
+// be in the range [0, 4)", fit said "fits"): from 0.23.0 (PR #44057, commit 99ef65290, merged 2026-06-04) pydantic's
+// field bounds first (data_parallel_rank >= 0, node_rank >= 0, nnodes >= 1; every failing field listed, in the class's
+// order), then ParallelConfig.__post_init__ (0.9.2 on, where DP is set: DP > 1) the rank's range. "" when they pass.
+std::string parallel_config_refusal(const Flags& f, const engine::Version& at, int64_t tp, int64_t pp, int64_t dp) {
+  const int64_t nnodes = f.nnodes ? f.nnodes->value : 1, node_rank = f.node_rank ? f.node_rank->value : 0;
+  std::optional<__int128> rank;
+  std::string rank_origin;
+  if (f.data_parallel_rank) {
+    rank = f.data_parallel_rank->value;
+    rank_origin = f.data_parallel_rank->origin;
+  } else if (nnodes > 1 && ((on(f.data_parallel_external_lb) && dp > 1) || !(f.data_parallel_start_rank && f.data_parallel_start_rank->value != 0))) {
+    const int64_t within = std::max<int64_t>(1, tp * pp);
+    rank = inferred_rank_of(node_rank, dp * within / nnodes, within);
+    rank_origin = f.node_rank ? f.node_rank->origin : f.nnodes->origin;
+  }
+  if (!(at < version("0.23.0"))) {
+    std::vector<std::string> fields;
+    std::string first_origin;
+    const auto below = [&](const char* field, __int128 value, int least, const std::string& origin) {
+      if (value >= least) return;
+      fields.push_back(format("%s\n  Input should be greater than or equal to %d [type=greater_than_equal, input_value=%s, input_type=int]", field, least,
+                              int128_text(value).c_str()));
+      if (first_origin.empty()) first_origin = origin;
+    };
+    if (rank) below("data_parallel_rank", *rank, 0, rank_origin);
+    if (f.node_rank) below("node_rank", node_rank, 0, f.node_rank->origin);
+    if (f.nnodes) below("nnodes", nnodes, 1, f.nnodes->origin);
+    if (!fields.empty()) {
+      std::string message = format("%s: pydantic_core._pydantic_core.ValidationError: %zu validation error%s for ParallelConfig", first_origin.c_str(), fields.size(),
+                                   fields.size() == 1 ? "" : "s");
+      for (const auto& field : fields) message += "\n" + field;
+      return message;
+    }
+  }
+  if (rank && dp > 1 && (*rank < 0 || *rank >= dp))
+    return rank_origin + ": " + format("ValueError: data_parallel_rank (%s) must be in the range [0, %lld)", int128_text(*rank).c_str(), static_cast<long long>(dp));
   return "";
 }
 
@@ -182,15 +245,16 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
     return make_error(ErrorKind::invalid_argument, format("%s: ValueError: data_parallel_start_rank is only applicable in headless mode", f.data_parallel_start_rank->origin.c_str()));
   // ParallelConfig.data_parallel_backend: DataParallelBackend = Literal['ray', 'mp'] (an assert in 0.9.1's arg_utils.py).
   if (const auto& b = f.data_parallel_backend; b && b->value != "mp" && b->value != "ray")
-    return make_error(ErrorKind::invalid_argument, format("%s: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found '%s'", b->origin.c_str(), clip_text(b->value, 60).c_str()));
+    return make_error(ErrorKind::invalid_argument, format("%s: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found '%s'", b->origin.c_str(), one_line(b->value, 60).c_str()));
   if (const std::string why = external_rank_refusal(f, at, tp, pp, dp); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+  if (const std::string why = parallel_config_refusal(f, at, tp, pp, dp); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
   if (const auto& s = f.data_parallel_start_rank; s && (s->value < 0 || s->value >= dp))
     return make_error(ErrorKind::invalid_argument, format("%s: data parallel start rank %lld is outside the %lld ranks of --data-parallel-size (0..%lld)", s->origin.c_str(),
                                                           static_cast<long long>(s->value), static_cast<long long>(dp), static_cast<long long>(dp - 1)));
   const DataParallelNode node = data_parallel_node(f, tp, pp, dp);
   // Issue 19 (hard33): compared without the sum, which overflowed (start rank 2^63 - 2 with 2^63 - 1 local ranks printed
   // "DP ranks 9223372036854775806--4" and passed); the start rank is in 0 .. dp - 1 here.
-  if (node.local_ranks > dp - node.start_rank) {
+  if (static_cast<__int128>(node.local_ranks) > static_cast<__int128>(dp) - node.start_rank) {  // hard34: 128 bits, a start below 0 (DP 1) included
     int64_t last = 0;
     const std::string last_text = __builtin_add_overflow(node.start_rank, node.local_ranks - 1, &last)
                                       ? format("%lld + %lld - 1", static_cast<long long>(node.start_rank), static_cast<long long>(node.local_ranks))

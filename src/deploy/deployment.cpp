@@ -7,11 +7,13 @@
 
 #include "base/json_util.hpp"
 #include "base/json_writer.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
 #include "deploy/engine_core.hpp"
 #include "engine/flag_versions.hpp"
+#include "deploy/api_server_count.hpp"
 #include "deploy/flag_json.hpp"
 #include "device/device_platform.hpp"
 #include "estimate/fit_terms.hpp"
@@ -38,16 +40,16 @@ void check_at_least_one(const std::optional<Given<int64_t>>& v, std::vector<std:
 // ('{"image": {"count": 1, "width": 1024, "height": 1024}}', vLLM >= 0.11.1 ImageDummyOptions) also sizes the
 // dummy image of the encoder pass; "count" defaults to 999 there, as in vLLM's BaseDummyOptions.
 Status apply_mm_limits(const Given<std::string>& limits, estimate::Deployment* d) {
-  const Json j = Json::parse(limits.value, nullptr, false);
+  PF_TRY(j, read_flag_json(limits.value, limits.origin));  // issue 19 (hard34): within the JSON flags' size and depth
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument,
-                      format("%s: expected a JSON object such as '{\"image\": 1, \"video\": 0}', found '%s'", limits.origin.c_str(), limits.value.c_str()));
+                      format("%s: expected a JSON object such as '{\"image\": 1, \"video\": 0}', found '%s'", limits.origin.c_str(), one_line(limits.value, 200).c_str()));
   for (const auto& [modality, count] : j.items()) {
     const bool object_form = count.is_object();  // '{"image": {"count": 1, "width": 512}}'
     const Json default_count = 999;
     const Json& n = object_form ? (count.contains("count") ? count["count"] : default_count) : count;
     if (!n.is_number_integer() || n.get<int64_t>() < 0)
-      return make_error(ErrorKind::invalid_argument, format("%s: the count for '%s' must be a non-negative integer", limits.origin.c_str(), modality.c_str()));
+      return make_error(ErrorKind::invalid_argument, format("%s: the count for '%s' must be a non-negative integer", limits.origin.c_str(), one_line(modality, 60).c_str()));
     int64_t side[2] = {0, 0};
     const char* side_key[2] = {"width", "height"};
     for (int i = 0; object_form && modality == "image" && i < 2; ++i) {
@@ -96,7 +98,7 @@ Expected<std::vector<int64_t>> parse_pp_layer_partition(const Given<std::string>
     char* end = nullptr;
     const long long v = t.empty() ? 0 : std::strtoll(t.c_str(), &end, 10);
     if (t.empty() || end == nullptr || *end != '\0')
-      return make_error(ErrorKind::invalid_argument, format("%s: ValueError: Invalid partition string: %s", given.origin.c_str(), clip_text(given.value, 80).c_str()));
+      return make_error(ErrorKind::invalid_argument, format("%s: ValueError: Invalid partition string: %s", given.origin.c_str(), one_line(given.value, 80).c_str()));
     parts.push_back(v);
   }
   if (static_cast<int64_t>(parts.size()) != pp)
@@ -111,7 +113,7 @@ Status resolve_stage_devices(const DeviceInput& input, const std::vector<std::st
   if (names.size() < 2) return Ok{};
   if (static_cast<int64_t>(names.size()) != d.pipeline_parallel_size)
     return make_error(ErrorKind::invalid_argument, format("%s: %zu devices named for pipeline parallel size %lld: expected one per stage, in rank order ('%s')",
-                                                          input.origin.c_str(), names.size(), static_cast<long long>(d.pipeline_parallel_size), input.text.c_str()));
+                                                          input.origin.c_str(), names.size(), static_cast<long long>(d.pipeline_parallel_size), one_line(input.text, 200).c_str()));
   d.stage_devices.clear();
   for (size_t s = 0; s < names.size(); ++s) {
     device::DeviceSpec dev = first;
@@ -134,7 +136,7 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
   const Json j = Json::parse(given.value, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument, format("%s: expected a JSON object such as '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}', found '%s'",
-                                                          given.origin.c_str(), clip_text(given.value, 200).c_str()));
+                                                          given.origin.c_str(), one_line(given.value, 200).c_str()));
   estimate::SpeculativeConfig spec;
   if (j.contains("model") && j["model"].is_string()) spec.model = j["model"].get<std::string>();
   if (j.contains("method") && j["method"].is_string()) {
@@ -150,7 +152,7 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
     return make_error(ErrorKind::invalid_argument,
                       format("%s: pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\nmethod\n  Input should be %s "
                              "[type=literal_error, input_value='%s', input_type=str]",
-                             given.origin.c_str(), list.c_str(), clip_text(spec.method, 80).c_str()));
+                             given.origin.c_str(), list.c_str(), one_line(spec.method, 80).c_str()));
   }
   spec.num_speculative_tokens = 1;
   if (j.contains("num_speculative_tokens")) {
@@ -171,7 +173,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument,
                       format("%s: expected a JSON object such as '{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"cudagraph_mode\": \"PIECEWISE\"}', found '%s' "
-                             "(vLLM parses the flag with json.loads)", origin, clip_text(given.value, 200).c_str()));
+                             "(vLLM parses the flag with json.loads)", origin, one_line(given.value, 200).c_str()));
   estimate::GraphCaptureConfig g;
   // pydantic's messages for CompilationConfig's typed fields (list[int] | None, int | None).
   if (const auto it = j.find("cudagraph_capture_sizes"); it != j.end() && !it->is_null()) {
@@ -203,7 +205,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
       const std::string upper = to_upper(name);
       return make_error(ErrorKind::invalid_argument,
                         format("%s: cudagraph_mode: KeyError: '%s' (vLLM CompilationConfig.validate_cudagraph_mode_before reads CUDAGraphMode[value.upper()]; "
-                               "expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE)", origin, upper.c_str()));
+                               "expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE)", origin, one_line(upper, 60).c_str()));
     }
     g.mode = mode;
   }
@@ -218,14 +220,14 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
 
 Status merge_dotted_json(std::optional<Given<std::string>>& into, const std::string& key, const std::string& value, const std::string& origin) {
   if (const size_t depth = std::max(json_text_depth(value), into ? json_text_depth(into->value) : 0); depth > k_max_flag_json_depth)
-    return make_error(ErrorKind::invalid_argument, format("%s.%s: JSON nested %zu levels deep, more than the %zu read", origin.c_str(), clip_text(key, 60).c_str(), depth,
+    return make_error(ErrorKind::invalid_argument, format("%s.%s: JSON nested %zu levels deep, more than the %zu read", origin.c_str(), one_line(key, 60).c_str(), depth,
                                                           k_max_flag_json_depth));
   Json root = Json::object();
   if (into) {
     root = Json::parse(into->value, nullptr, false);
     if (root.is_discarded() || !root.is_object())
-      return make_error(ErrorKind::invalid_argument, format("%s: %s.%s: the flag's JSON so far is not an object ('%s')", origin.c_str(), origin.c_str(), key.c_str(),
-                                                            into->value.c_str()));
+      return make_error(ErrorKind::invalid_argument, format("%s: %s.%s: the flag's JSON so far is not an object ('%s')", origin.c_str(), origin.c_str(), one_line(key, 60).c_str(),
+                                                            one_line(into->value, 200).c_str()));
   }
   // FlexibleArgumentParser.parse_args: json.loads(value), else the text itself; nested keys become nested objects.
   Json parsed = Json::parse(value, nullptr, false);
@@ -257,7 +259,7 @@ Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
     if (shape_assumable) return Ok{};
     return make_error(ErrorKind::invalid_argument,
                       format("%s: method '%s' needs \"model\" (the drafter checkpoint): vLLM SpeculativeConfig raises "
-                             "'The draft model config must be specified'", origin.c_str(), spec.method.c_str()));
+                             "'The draft model config must be specified'", origin.c_str(), one_line(spec.method, 80).c_str()));
   }
   model::ResolveOptions ro;
   ro.extra_model_dirs = f.drafter_model_dirs;
@@ -272,7 +274,7 @@ Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
                            "(<org>__<name>/config.json) or the local Hugging Face / ModelScope cache, so its weights and "
                            "KV layers cannot be sized; download its config.json (e.g. hf download %s config.json) "
                            "or pass --models DIR (%s)",
-                           origin.c_str(), spec.model.c_str(), spec.method.c_str(), spec.model.c_str(), drafter.error().message.c_str()));
+                           origin.c_str(), one_line(spec.model, 200).c_str(), spec.method.c_str(), one_line(spec.model, 200).c_str(), drafter.error().message.c_str()));
 }
 
 }  // namespace
@@ -370,7 +372,7 @@ Status check_flags(const Flags& f, const std::string& platform) {
   if (const auto& o = f.optimization_level; o && (o->value < 0 || o->value > 3))
     problems.push_back(format("%s: expected an optimization level 0, 1, 2 or 3 (vLLM OptimizationLevel), found %lld", o->origin.c_str(), static_cast<long long>(o->value)));
   if (const auto& dt = f.dtype; dt && to_lower(trim(dt->value)) != "auto" && !model_dtype_flag(dt->value))  // vllm/engine/arg_utils.py --dtype choices
-    problems.push_back(format("%s: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '%s'", dt->origin.c_str(), dt->value.c_str()));
+    problems.push_back(format("%s: expected one of auto|half|float16|bfloat16|float|float32 (vLLM's --dtype), found '%s'", dt->origin.c_str(), one_line(dt->value, 60).c_str()));
   if (const auto& k = f.kv_cache_dtype) {
     bool known = false;
     std::string list;
@@ -378,13 +380,13 @@ Status check_flags(const Flags& f, const std::string& platform) {
       known = known || to_lower(k->value) == name;
       list += (list.empty() ? "" : "|") + name;
     }
-    if (!known) problems.push_back(format("%s: expected one of %s, found '%s'", k->origin.c_str(), list.c_str(), k->value.c_str()));
+    if (!known) problems.push_back(format("%s: expected one of %s, found '%s'", k->origin.c_str(), list.c_str(), one_line(k->value, 60).c_str()));
   }
   if (f.limit_mm_per_prompt) {
     if (auto s = apply_mm_limits(*f.limit_mm_per_prompt, nullptr); !s) problems.push_back(s.error().message);
   }
   if (const auto& m = f.mamba_ssm_cache_dtype; m && estimate::terms::mamba_ssm_cache_bits(to_lower(m->value)) < 0)
-    problems.push_back(format("%s: expected one of auto|float32|float16|bfloat16, found '%s'", m->origin.c_str(), m->value.c_str()));
+    problems.push_back(format("%s: expected one of auto|float32|float16|bfloat16, found '%s'", m->origin.c_str(), one_line(m->value, 60).c_str()));
   if (const auto& t = f.device_total_bytes; t && !(std::isfinite(t->value) && t->value > 0))
     problems.push_back(format("%s: expected a positive total memory, found %s", t->origin.c_str(), number_text(t->value).c_str()));
   // CANN HCCL_BUFFSIZE: "The value must be an integer greater than or equal to 1" (MB).
@@ -400,10 +402,10 @@ Status check_flags(const Flags& f, const std::string& platform) {
     const bool word = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
     if (!word)
       problems.push_back(format("%s: expected a MoE backend name such as auto, triton, marlin, flashinfer_cutlass or flashinfer_b12x (vLLM KernelConfig.moe_backend), "
-                                "found '%s'", mb->origin.c_str(), mb->value.c_str()));
+                                "found '%s'", mb->origin.c_str(), one_line(mb->value, 60).c_str()));
   }
   if (const auto& ic = f.interconnect; ic && !engine::parse_interconnect(ic->value))
-    problems.push_back(format("%s: expected one of %s, found '%s'", ic->origin.c_str(), engine::interconnect_choices().c_str(), ic->value.c_str()));
+    problems.push_back(format("%s: expected one of %s, found '%s'", ic->origin.c_str(), engine::interconnect_choices().c_str(), one_line(ic->value, 60).c_str()));
   if (problems.empty()) return Ok{};
   std::string message;
   for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
@@ -630,6 +632,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   PF_TRY(core_ok, apply_v1_fallback(in.engine, dev, in.flags.kv_cache_dtype ? in.flags.kv_cache_dtype->value : std::string(), r.engine_version_basis, eng,
                                           r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
+  if (auto asc = check_api_server_count(in.flags, eng); !asc) return asc.error();  // hard34: after the oracle, which may have chosen V0
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.

@@ -7,6 +7,7 @@
 #include <regex>
 #include <utility>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_platform.hpp"
@@ -65,7 +66,7 @@ Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, cons
   const double bytes = *input.memory_bytes;
   const std::string platform = input.platform.empty() ? "cuda" : to_lower(input.platform);
   if (platform != "cuda" && platform != "npu" && platform != "rocm" && platform != "cpu") {
-    return make_error(ErrorKind::invalid_argument, format("--platform: expected cuda, npu, rocm or cpu, found '%s'", input.platform.c_str()), "--platform");
+    return make_error(ErrorKind::invalid_argument, format("--platform: expected cuda, npu, rocm or cpu, found '%s'", one_line(input.platform, 60).c_str()), "--platform");
   }
   const device::DeviceMatch m = trim(input.text).empty() ? device::DeviceMatch{} : device::match_device(devices, input.text);
   if (m.device) {
@@ -92,7 +93,7 @@ Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, cons
   d.origin = "--device-memory";
   assumptions.push_back(format("%s is not in the catalogue: a generic %s device with %.2f GiB (--device-memory) as the runtime total, every dtype "
                                "assumed supported, no bandwidth or compute figures",
-                               trim(input.text).empty() ? "the device" : ("'" + trim(input.text) + "'").c_str(), platform.c_str(), bytes_to_gib(bytes)));
+                               trim(input.text).empty() ? "the device" : ("'" + one_line(trim(input.text), 200) + "'").c_str(), platform.c_str(), bytes_to_gib(bytes)));
   return d;
 }
 
@@ -116,7 +117,7 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
   if (input.text.size() > k_max_device_text)
     return make_error(ErrorKind::invalid_argument,
                       format("%sa device text ('%s'): a name or description is at most %zu bytes", input.origin.empty() ? "" : (input.origin + ": ").c_str(),
-                             clip_text(input.text, 40).c_str(), k_max_device_text),
+                             one_line(input.text, 40).c_str(), k_max_device_text),
                       input.origin);
   if (input.memory_bytes) return resolve_sized_device(input, devices, assumptions);
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");

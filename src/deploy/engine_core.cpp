@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/engine_env.hpp"
@@ -122,7 +123,7 @@ Expected<std::optional<engine::EngineCore>> engine_core_from_env(const char* val
   const auto on = parse_env_switch(text, "environment VLLM_USE_V1");
   if (!on)
     return make_error(ErrorKind::invalid_argument,
-                      "environment VLLM_USE_V1: expected an integer, 0 (the V0 engine) or 1 (V1), found '" + clip_text(text, 40) +
+                      "environment VLLM_USE_V1: expected an integer, 0 (the V0 engine) or 1 (V1), found '" + one_line(text, 40) +
                           "' (vLLM reads it with int(), vllm/envs.py)",
                       "VLLM_USE_V1");
   return std::optional<engine::EngineCore>{*on ? engine::EngineCore::v1 : engine::EngineCore::v0};

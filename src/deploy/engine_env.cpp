@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -53,7 +54,7 @@ Expected<bool> parse_env_switch(const std::string& text, const std::string& orig
   if (!zero)
     return make_error(ErrorKind::invalid_argument,
                       format("%s: the engine reads it as bool(int(value)) and fails: ValueError: invalid literal for int() with base 10: '%s'", origin.c_str(),
-                             clip_text(text, 60).c_str()),
+                             one_line(text, 60).c_str()),
                       origin);
   return !*zero;
 }
@@ -66,7 +67,7 @@ Expected<int64_t> parse_hccl_buffsize_mb(const std::string& text, const std::str
   if (!digits || mb > k_max_hccl_buffsize_mb)
     return make_error(ErrorKind::invalid_argument,
                       format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB, in decimal digits as CANN reads it; at most %lld), found '%s'",
-                             origin.c_str(), static_cast<long long>(k_max_hccl_buffsize_mb), clip_text(text, 60).c_str()),
+                             origin.c_str(), static_cast<long long>(k_max_hccl_buffsize_mb), one_line(text, 60).c_str()),
                       origin);
   return mb;
 }
@@ -92,7 +93,7 @@ Status apply_engine_env(Flags& flags, const std::string& name, const std::string
   std::string known;
   for (const auto& n : engine_env_names()) known += (known.empty() ? "" : ", ") + n;
   return make_error(ErrorKind::invalid_argument,
-                    format("%s: '%s' is not an environment variable the estimate follows (it reads %s)", origin.c_str(), clip_text(name, 60).c_str(), known.c_str()),
+                    format("%s: '%s' is not an environment variable the estimate follows (it reads %s)", origin.c_str(), one_line(name, 60).c_str(), known.c_str()),
                     origin);
 }
 

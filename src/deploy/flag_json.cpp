@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "base/json_util.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -60,6 +61,20 @@ size_t json_text_depth(const std::string& text) {
     }
   }
   return most;
+}
+
+// Issue 19 (hard34): --additional-config and --default-chat-template-kwargs were parsed whole whatever their size and
+// depth (cli/serve_line_flags); they are read here, the size checked before the text is scanned. (--speculative-config
+// and --compilation-config keep hard33's reading: any depth parsed, a nested value named by its type, a dotted key's
+// value bounded at 64 levels where it is copied and written out.)
+Expected<Json> read_flag_json(const std::string& text, const std::string& origin) {
+  if (text.size() > k_max_flag_json_bytes)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: JSON of %zu bytes, more than the %zu read (the longest argument a start command can carry: Linux MAX_ARG_STRLEN, "
+                             "131072 bytes with its NUL)", origin.c_str(), text.size(), k_max_flag_json_bytes));
+  if (const size_t depth = json_text_depth(text); depth > k_max_flag_json_depth)
+    return make_error(ErrorKind::invalid_argument, format("%s: JSON nested %zu levels deep, more than the %zu read", origin.c_str(), depth, k_max_flag_json_depth));
+  return Json::parse(text, nullptr, false);
 }
 
 }  // namespace preflight::deploy

@@ -22,5 +22,14 @@ std::string found_value(const Json& v);
 size_t json_text_depth(const std::string& text);
 // The deepest a dotted JSON flag's value may nest (parse_json's limit for files).
 inline constexpr size_t k_max_flag_json_depth = 64;
+// Issue 19 (hard34): the longest JSON flag text read. One argument of a `vllm serve` command is at most MAX_ARG_STRLEN
+// bytes with its terminating NUL (Linux: 32 pages, 131,072 bytes; execve fails with E2BIG past it), so a longer value
+// is no start line the engine can be given, and plan would copy it into every row's start command.
+inline constexpr size_t k_max_flag_json_bytes = 131071;
+// A JSON object flag's text (--additional-config, --default-chat-template-kwargs, --limit-mm-per-prompt) parsed as vLLM's
+// json.loads parses it, within the bounds above: longer than k_max_flag_json_bytes or nested deeper than
+// k_max_flag_json_depth is invalid_argument naming `origin`. Text that is not JSON comes back as a discarded Json, for
+// the caller's own message on what the flag expects.
+Expected<Json> read_flag_json(const std::string& text, const std::string& origin);
 
 }  // namespace preflight::deploy

@@ -11,6 +11,7 @@
 #include "base/embedded.hpp"
 #include "base/file.hpp"
 #include "base/json_keys.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "device/device_names.hpp"
@@ -597,7 +598,7 @@ Expected<DeviceCatalog> load_device_catalog_for(const std::string& device_text) 
 
 Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string& name) {
   if (const DeviceSpec* d = catalog.find(name)) return *d;
-  std::string message = format("unknown device '%s'", name.c_str());
+  std::string message = format("unknown device '%s'", one_line(name, 200).c_str());
   const auto near = nearest_names(name, catalog.names());
   if (!near.empty()) {
     message += "; did you mean ";
@@ -763,7 +764,7 @@ Expected<double> parse_memory_size(const std::string& text, const std::string& f
   const std::string t = trim(text);
   auto bad = [&](const std::string& why) {
     // Issue 19: cut by clip_text (a hand-cut at byte 40 split a UTF-8 character and did not say "in all").
-    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), clip_text(text, 64).c_str(), why.c_str()), flag);
+    return make_error(ErrorKind::invalid_argument, format("%s: expected a size with its unit (24GiB, 24GB, 512MiB), found '%s'%s", flag.c_str(), one_line(text, 64).c_str(), why.c_str()), flag);
   };
   if (t.size() > 64 || !std::regex_match(t, m, size_re)) return bad("");  // no size is longer (and std::regex recurses per digit)
   const double value = std::stod(m[1]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/embedded.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
 
@@ -110,7 +111,7 @@ Expected<std::string> check_name(const AttentionBackendNames& rec, const std::st
   }
   const std::string which = stated ? std::string() : " [" + version_text + " assumed, the version not given: the names of " + rec.id + "]";
   // Issue 19 (hard32): the name cut where it is quoted (a 100 KB one was echoed to the message limit).
-  const std::string shown = clip_text(name, 60);
+  const std::string shown = one_line(name, 60);
   if (rec.unknown == UnknownBackend::ignored) return origin + ": " + filled(rec, shown) + " on " + version_text + which + " (" + ref + ")";
   return make_error(ErrorKind::invalid_argument, origin + ": " + filled(rec, shown) + which, origin);
 }

@@ -4,6 +4,7 @@
 
 #include "base/case_fold.hpp"
 #include "base/embedded.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/allreduce_workspace.hpp"
@@ -738,7 +739,7 @@ Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::s
   const auto [engine, version_text] = split_engine_text(engine_raw, version_raw);
   const auto names = catalog.engines();
   if (std::find(names.begin(), names.end(), engine) == names.end()) {
-    std::string message = format("unknown engine '%s'", engine.c_str());
+    std::string message = format("unknown engine '%s'", one_line(engine, 60).c_str());
     const auto near = nearest_names(engine, names);
     if (!near.empty()) message += "; did you mean " + near.front();
     message += " (preflight engines lists all)";
@@ -751,7 +752,7 @@ Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::s
   }
   if (trim(version_text).empty()) return *newest;
   const auto v = parse_version(version_text, engine);
-  if (!v) return make_error(ErrorKind::invalid_argument, format("cannot read a version in '%s' (expected X.Y[.Z])", version_text.c_str()), version_text);
+  if (!v) return make_error(ErrorKind::invalid_argument, format("cannot read a version in '%s' (expected X.Y[.Z])", one_line(version_text, 60).c_str()), version_text);
   for (const auto& p : catalog.profiles) {
     if (p.engine == engine && p.version_min <= *v && *v <= p.version_max) {
       EngineProfile selected = p;

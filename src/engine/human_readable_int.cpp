@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 
 namespace preflight::engine {
@@ -41,7 +42,7 @@ Expected<std::optional<int64_t>> parse_human_readable_int(const std::string& fla
   }
   if (!matches) return std::optional<int64_t>{};
   // Issue 19 (hard32): the text cut where it is quoted (100 KB of digits were echoed to the message limit).
-  const auto too_large = [&] { return make_error(ErrorKind::invalid_argument, flag + ": '" + clip_text(text, 60) + "' is past the largest integer preflight takes", flag); };
+  const auto too_large = [&] { return make_error(ErrorKind::invalid_argument, flag + ": '" + one_line(text, 60) + "' is past the largest integer preflight takes", flag); };
   if (decimal > 0) {  // int(float(number) * mult)
     const double v = std::strtod(number.c_str(), nullptr) * decimal;
     if (!(v < 9.2e18)) return too_large();
@@ -50,7 +51,7 @@ Expected<std::optional<int64_t>> parse_human_readable_int(const std::string& fla
   if (point)
     return make_error(ErrorKind::invalid_argument,
                       "vllm serve: error: argument " + flag + ": Decimals are not allowed with binary suffixes like " + std::string(1, suffix) +
-                          ". Did you mean to use " + clip_text(number, 60) + std::string(1, static_cast<char>(suffix - 'A' + 'a')) + " instead?");
+                          ". Did you mean to use " + one_line(number, 60) + std::string(1, static_cast<char>(suffix - 'A' + 'a')) + " instead?");
   // Leading zeros carry no size (Python's int("0000000000001") is 1): count the digits after them.
   const size_t significant_from = std::min(number.find_first_not_of('0'), number.size());
   if (number.size() - significant_from > 12) return too_large();

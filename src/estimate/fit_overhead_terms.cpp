@@ -14,6 +14,7 @@
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "estimate/graph_captured.hpp"
 #include "estimate/vision_pass.hpp"
 #include "model/vision_tower.hpp"
 #include "engine/version_label.hpp"
@@ -464,7 +465,33 @@ bool has_full_decode(CudagraphMode mode) {
   return mode == CudagraphMode::full || mode == CudagraphMode::full_decode_only || mode == CudagraphMode::full_and_piecewise;
 }
 
+// Issue 19 (hard34): the most capture sizes preflight lists. vLLM's _set_cudagraph_sizes lists 1, 2, 4, 8 - 248 by 8 and
+// 256 - ceiling by 16, one CUDA graph each; --max-num-batched-tokens 2^40 with max_cudagraph_capture_size 2^40 asked for
+// 2^36 sizes (a 512 GiB reserve: std::bad_alloc, exit 134). 2^20 sizes is a ceiling of 16.7 M tokens.
+constexpr int64_t k_max_capture_grid_sizes = int64_t{1} << 20;
+
+// How many sizes that grid holds for `ceiling` (>= 1).
+int64_t capture_grid_size_count(int64_t ceiling) {
+  int64_t n = (ceiling >= 1) + (ceiling >= 2) + (ceiling >= 4);
+  if (ceiling >= 8) n += std::min<int64_t>(ceiling, 255) / 8;
+  if (ceiling >= 256) n += (ceiling - 256) / 16 + 1;
+  return n;
+}
+
+// a x b x c, or INT64_MAX where the product passes it (the operands are positive): vLLM's Python integers do not wrap, so
+// min(max_num_seqs x decode query length x 2, 512) is 512 for any huge max_num_seqs (hard34: 2^62 sequences wrapped to
+// a ceiling of -2^63 and was refused as "max_cudagraph_capture_size -9223372036854775808").
+int64_t saturating_product(int64_t a, int64_t b, int64_t c) {
+  int64_t ab = 0, abc = 0;
+  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc)) return INT64_MAX;
+  return abc;
+}
+
 }  // namespace
+
+int64_t capture_ceiling_from_seqs(int64_t max_num_seqs, int64_t decode_query_len, int64_t default_ceiling) {
+  return std::min(saturating_product(std::max<int64_t>(1, max_num_seqs), std::max<int64_t>(1, decode_query_len), 2), default_ceiling);
+}
 
 Status check_capture_size_values(const std::vector<int64_t>& sizes) {
   for (const int64_t s : sizes)
@@ -493,10 +520,16 @@ Expected<CaptureSizes> cudagraph_capture_sizes(const CaptureInputs& in) {
   const int64_t q = std::max<int64_t>(1, in.decode_query_len);
   const int64_t seqs = std::max<int64_t>(1, in.max_num_seqs), tokens = std::max<int64_t>(1, in.max_num_batched_tokens);
   // vllm/config/vllm.py _set_cudagraph_sizes: the ceiling, then at most max_num_batched_tokens.
-  int64_t ceiling = in.max_capture_size ? *in.max_capture_size : std::min(seqs * q * 2, in.default_ceiling);
+  int64_t ceiling = in.max_capture_size ? *in.max_capture_size : capture_ceiling_from_seqs(seqs, q, in.default_ceiling);
   ceiling = std::min(tokens, ceiling);
   PF_TRY(ceiling_ok, check_max_capture_size(ceiling, std::nullopt));
   (void)ceiling_ok;
+  if (in.capture_sizes.empty() && capture_grid_size_count(ceiling) > k_max_capture_grid_sizes)
+    return make_error(ErrorKind::invalid_argument,
+                      format("max_cudagraph_capture_size %lld (the smaller of the maximum and max_num_batched_tokens %lld): vLLM's _set_cudagraph_sizes lists "
+                             "%lld capture sizes (1, 2, 4, 8 - 248 by 8, 256 - %lld by 16) and captures a CUDA graph of each; preflight sizes at most %lld",
+                             static_cast<long long>(ceiling), static_cast<long long>(tokens), static_cast<long long>(capture_grid_size_count(ceiling)),
+                             static_cast<long long>(ceiling), static_cast<long long>(k_max_capture_grid_sizes)));
   std::vector<int64_t> sizes;
   if (!in.capture_sizes.empty()) {
     PF_TRY(sizes_ok, check_capture_size_values(in.capture_sizes));

@@ -28,7 +28,8 @@ Expected<CaptureSizes> captured_graph_sizes(const model::ModelSpec& m, const eng
   // batch_size_capture_list = [1, 2, 4] + range(8, ceiling + 1, 8), those above max_num_batched_tokens dropped.
   CaptureSizes c;
   if (mode == CudagraphMode::none) return c;
-  const int64_t ceiling = std::min({std::max<int64_t>(1, max_num_seqs) * in.decode_query_len * 2, in.default_ceiling, std::max<int64_t>(1, max_num_batched_tokens)});
+  // hard34: the product saturates, as vLLM's Python integers do not wrap (2^62 sequences wrapped to a negative ceiling).
+  const int64_t ceiling = std::min(capture_ceiling_from_seqs(max_num_seqs, in.decode_query_len, in.default_ceiling), std::max<int64_t>(1, max_num_batched_tokens));
   for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{4}})
     if (s <= ceiling) c.piecewise.push_back(s);
   for (int64_t s = 8; s <= ceiling; s += 8) c.piecewise.push_back(s);

@@ -21,6 +21,10 @@ namespace preflight::estimate::terms {
 // max_cudagraph_capture_size (gpt-oss: 1024, the 0.11 grid, not capped by max_num_seqs) where no capture flag is given.
 // `mode`: the resolved cudagraph_mode (resolve_cudagraph_mode); before 0.11 its default FULL_AND_PIECEWISE is PIECEWISE.
 // invalid_argument: the capture settings vLLM rejects (cudagraph_capture_sizes).
+// min(max_num_seqs x decode query length x 2, default_ceiling), the product taken without wrapping (hard34: as vLLM's
+// Python integers; a product past 64 bits is past any ceiling). Defined in fit_overhead_terms.cpp beside the grid.
+int64_t capture_ceiling_from_seqs(int64_t max_num_seqs, int64_t decode_query_len, int64_t default_ceiling);
+
 Expected<CaptureSizes> captured_graph_sizes(const model::ModelSpec& m, const engine::EngineProfile& engine, const std::string& device_id, const Deployment& dep,
                                             CudagraphMode mode, int64_t max_num_seqs, int64_t max_num_batched_tokens);
 

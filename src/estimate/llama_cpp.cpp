@@ -9,6 +9,7 @@
 
 #include "base/checked.hpp"
 #include "base/safe_regex.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "model/model_spec.hpp"
@@ -186,7 +187,7 @@ Expected<CpuPatterns> compile_cpu_patterns(const LlamaCppOptions& o) {
     if (!re) {
       // Issue 19: cut by clip_text (a hand-cut at byte 40 split a UTF-8 character and named no length).
       return make_error(ErrorKind::invalid_argument,
-                        format("--override-tensor: regular expression '%s': %s", clip_text(pattern, k_max_shown_pattern_bytes).c_str(), re.error().message.c_str()));
+                        format("--override-tensor: regular expression '%s': %s", one_line(pattern, k_max_shown_pattern_bytes).c_str(), re.error().message.c_str()));
     }
     out.any_layer.push_back(std::move(*re));
   }

@@ -7,6 +7,7 @@
 #include "base/checked.hpp"
 #include "base/units.hpp"
 #include "base/file.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "model/architecture_traits.hpp"
 #include "model/json_key_order.hpp"
@@ -171,7 +172,7 @@ Status read_dtype(const ConfigView& cfg, ModelSpec& spec) {
   } else {
     // Issue 19: a dtype it does not know was reported as "no torch_dtype".
     spec.assumptions.push_back(format("config's %s '%s' is not a dtype preflight knows; assumed bfloat16", torch_dtype_a ? "torch_dtype" : "dtype",
-                                      strip_terminal_controls(clip_text(dtype_name_raw, 64)).c_str()));
+                                      one_line(strip_terminal_controls(dtype_name_raw), 64).c_str()));
   }
   return Ok{};
 }

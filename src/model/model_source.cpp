@@ -8,6 +8,7 @@
 #include "base/checked.hpp"
 #include "base/file.hpp"
 #include "base/json_util.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "model/gguf_reader.hpp"
@@ -105,7 +106,7 @@ std::string missing_shards_text(const std::vector<std::string>& missing, size_t 
   std::string list;
   // Issue 19 (hard30): the names are the index file's text, printed as an assumption: an escape sequence in one reached
   // the terminal, a 1 MB name the output whole.
-  for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + clip_text(strip_terminal_controls(missing[i]), 200);
+  for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + one_line(strip_terminal_controls(missing[i]), 200);  // hard34: and on one line
   if (missing.size() > 3) list += format(" and %zu more", missing.size() - 3);
   const bool ms_temp = std::find(names.begin(), names.end(), "._____temp") != names.end();
   return format("model.safetensors.index.json names %zu shard files and %zu of them are not in the folder (%s): an incomplete download%s; weight bytes "
@@ -278,9 +279,9 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
   if (!repo_problem.empty())
     return make_error(ErrorKind::invalid_argument,
                       format("model '%s' is not a local path, not in the catalogue, and not a hub repo id org/name (letters, digits, '-', '_', '.'): %s",
-                             clip_text(name, 200).c_str(), repo_problem.c_str()),
+                             one_line(name, 200).c_str(), repo_problem.c_str()),
                       name);
-  std::string message = format("model '%s' is not a local path, not in the Hugging Face or ModelScope cache, and not in the catalogue", name.c_str());
+  std::string message = format("model '%s' is not a local path, not in the Hugging Face or ModelScope cache, and not in the catalogue", one_line(name, 200).c_str());
   const auto near = nearest_names(name, catalog.names());
   if (!near.empty()) {
     message += "; did you mean ";

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/embedded.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 
 namespace preflight::model {
@@ -259,7 +260,7 @@ Expected<const QuantVariant*> find_variant(const VariantCatalog& catalog, const 
   for (const auto& v : catalog.variants) known += (known.empty() ? "" : ", ") + v.id;
   // Issue 19 (hard32): the name cut (a 100 KB one was echoed to the message limit) and the error the flag's, the catalogue
   // it was looked up in named after the list (the message began "data/variants/quant_variants.json: --variant").
-  return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + clip_text(name, 60) + "'; known variants: " + known + " (" + catalog.origin + ")",
+  return make_error(ErrorKind::invalid_argument, "--variant: unknown variant '" + one_line(name, 60) + "'; known variants: " + known + " (" + catalog.origin + ")",
                     "--variant");
 }
 

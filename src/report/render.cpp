@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "model/context_length.hpp"
@@ -335,10 +336,12 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
   // A case's id, engine, recorded failure and the skip reasons that quote its fields are the case file's text: no
   // escape sequence of theirs reaches the terminal, and at most 2,000 bytes of each (issue 19 item 12).
   const auto safe = [](const std::string& text) { return clip_text(strip_terminal_controls(text), 2000); };
+  // Issue 19 (hard34): an id or engine is one line of the table: a newline in it is shown as \n (it split the row).
+  const auto line = [](const std::string& text) { return one_line(strip_terminal_controls(text), 2000); };
   std::string o;
   for (const auto& row : r.rows) {
     if (row.skipped) continue;
-    o += bold(safe(row.id), st) + "  [" + safe(row.engine) + "]\n";
+    o += bold(line(row.id), st) + "  [" + line(row.engine) + "]\n";
     for (const auto& f : row.fields) {
       o += format("    %-18s observed %12.4g  predicted %12.4g  %6.2f%%", f.field.c_str(), f.observed, f.predicted, f.abs_pct);
       if (f.low && f.high)
@@ -358,7 +361,7 @@ std::string render_validation(const validate::ValidationReport& r, const Style& 
     }
   }
   if (r.skipped > 0) o += "\nskipped\n";  // ux31: no empty heading when every case was evaluated
-  for (const auto& row : r.rows) if (row.skipped) o += "  " + safe(row.id) + ": " + safe(row.skip_reason) + "\n";
+  for (const auto& row : r.rows) if (row.skipped) o += "  " + line(row.id) + ": " + safe(row.skip_reason) + "\n";
   o += format("\nsummary: %d cases, %d evaluated, %d skipped", r.cases, r.evaluated, r.skipped);
   // Issue 16 (quant26): cases whose quantization names no variant are bad input (exit 2), the others still evaluated.
   o += r.unreadable > 0 ? format(" (%d unreadable: bad input, exit 2)\n", r.unreadable) : std::string("\n");

@@ -148,7 +148,7 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   PF_TRY(kv_role, c.opt_string("kv_role"));
   if (kv_role) {
     if (*kv_role != "kv_producer" && *kv_role != "kv_both" && *kv_role != "kv_consumer")
-      return make_error(ErrorKind::invalid_argument, format("%s: kv_role '%s': expected kv_producer, kv_consumer or kv_both", where.c_str(), kv_role->c_str()), where);
+      return make_error(ErrorKind::invalid_argument, format("%s: kv_role '%s': expected kv_producer, kv_consumer or kv_both", where.c_str(), quoted_case_text(*kv_role).c_str()), where);
     flags.kv_producer = deploy::Given<bool>{*kv_role != "kv_consumer", where + ": kv_role"};
   }
   // Issue 15: VLLM_PP_LAYER_PARTITION as the case records it ("24,40").
@@ -170,7 +170,7 @@ Expected<deploy::Flags> read_case_flags(const JsonObject& c, const std::string& 
   PF_TRY(sampler, c.opt_string("sampler"));
   if (sampler) {
     if (*sampler != "flashinfer" && *sampler != "native")
-      return make_error(ErrorKind::invalid_argument, format("%s: sampler '%s': expected \"flashinfer\" or \"native\"", where.c_str(), sampler->c_str()), where);
+      return make_error(ErrorKind::invalid_argument, format("%s: sampler '%s': expected \"flashinfer\" or \"native\"", where.c_str(), quoted_case_text(*sampler).c_str()), where);
     flags.flashinfer_sampler = deploy::Given<bool>{*sampler == "flashinfer", where + ": sampler"};
   }
   // Issue 15: the capture settings the source's command line or non-default args state: compilation_config as vLLM's

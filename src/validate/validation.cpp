@@ -10,6 +10,7 @@
 
 #include "base/file.hpp"
 #include "base/json_keys.hpp"
+#include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
@@ -90,7 +91,7 @@ Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& fi
   in.source = source;
   PF_TRY(build_text, c.opt_string("engine_build"));
   if (build_text) {
-    PF_TRY(build, engine::parse_engine_build(*build_text, format("%s:%d (case %s): engine_build", file.c_str(), line_no, row.id.c_str())));
+    PF_TRY(build, engine::parse_engine_build(*build_text, format("%s:%d (case %s): engine_build", file.c_str(), line_no, one_line(row.id, 120).c_str())));
     in.engine_build = build;
   }
   PF_TRY(core_text, c.opt_string("engine_core"));
@@ -98,7 +99,7 @@ Expected<CaseInputs> read_case_inputs(const JsonObject& c, const std::string& fi
     const std::string core = to_lower(trim(*core_text));
     if (core != "v0" && core != "v1")
       return make_error(ErrorKind::invalid_argument,
-                        format("%s:%d (case %s): engine_core: expected v0 or v1, found '%s'", file.c_str(), line_no, row.id.c_str(), core_text->c_str()), file);
+                        format("%s:%d (case %s): engine_core: expected v0 or v1, found '%s'", file.c_str(), line_no, one_line(row.id, 120).c_str(), quoted_case_text(*core_text).c_str()), file);
     in.engine_core = core == "v0" ? engine::EngineCore::v0 : engine::EngineCore::v1;
   } else if (const Json* env = c.find("env"); env && env->is_object()) {
     if (const auto it = env->find("VLLM_USE_V1"); it != env->end()) {
@@ -494,7 +495,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   };
   PF_TRY(o, read_observed(c));
   if (!o.any_memory_or_verdict() && !o.tokens_per_s) return skip("no observed memory field, verdict or speed");
-  const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, row.id.c_str());
+  const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, one_line(row.id, 120).c_str());
   PF_TRY(flags, read_case_flags(c, where, o.concurrency_len));
   flags.drafter_model_dirs = ctx.options.model_dirs;  // a speculative drafter's config, read like the case's model
   CaseModel found = resolve_case_model(inputs.hint.value_or(""), ctx.resolve, row);
