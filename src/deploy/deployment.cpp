@@ -359,9 +359,12 @@ Status check_flags(const Flags& f, const std::string& platform) {
                                 static_cast<long long>(ranks)) +
                          engine_rank_message(f.num_devices->value, ranks / dp, dp, platform));
   }
-  if (const auto& local = f.data_parallel_size_local; local && (local->value < 0 || local->value > dp))  // vLLM ParallelConfig.__post_init__
-    problems.push_back(format("%s: ValueError: data_parallel_size_local (%lld) must be <= data_parallel_size (%lld)", local->origin.c_str(),
-                              static_cast<long long>(local->value), static_cast<long long>(dp)));
+  // vLLM ParallelConfig.__post_init__ (above DP); below 0 (hard34: it was said to be above DP): pydantic's ge=0 from 0.23.
+  if (const auto& local = f.data_parallel_size_local; local && (local->value < 0 || local->value > dp))
+    problems.push_back(local->value < 0 ? format("%s: data_parallel_size_local (%lld) must be 0 or more (ParallelConfig.data_parallel_size_local: Field(ge=0) from "
+                                                 "vLLM 0.23; a negative count starts no engine on the node)", local->origin.c_str(), static_cast<long long>(local->value))
+                                        : format("%s: ValueError: data_parallel_size_local (%lld) must be <= data_parallel_size (%lld)", local->origin.c_str(),
+                                                 static_cast<long long>(local->value), static_cast<long long>(dp)));
   if (f.speculative_config) {
     if (auto s = parse_speculative_config(*f.speculative_config); !s) problems.push_back(s.error().message);
   }

@@ -139,6 +139,8 @@ TEST(InputBounds34, Issue19_TheRankInferredFromNodeRankIsCheckedAsParallelConfig
       // Before PR #44057 vLLM's config takes --nnodes 0 (its `nnodes > 1` branches skip it): one node.
       {"--engine vllm@0.19 --nnodes 0", 0, "DP 4, each rank below"},
       {"--engine vllm@0.19 --nnodes 2 --node-rank 1", 0, "node rank 1 of 2 nodes, DP ranks 2-3"},
+      // A negative local DP size was refused as "must be <= data_parallel_size (4)", which it is.
+      {"--engine vllm@0.19 -dpl -9223372036854775808", 2, "--data-parallel-size-local: data_parallel_size_local (-9223372036854775808) must be 0 or more"},
   };
   for (const auto& c : cases) {
     const auto r = run_bounded(base + c.args);
