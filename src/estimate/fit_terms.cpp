@@ -14,6 +14,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/moe_row_padding.hpp"
+#include "estimate/gguf_vllm.hpp"
 #include "estimate/vision_pass.hpp"
 #include "model/quant_layers.hpp"
 #include "model/vision_tower.hpp"
@@ -304,6 +305,31 @@ RopeCache rope_cache(const ModelSpec& m, const engine::Overheads& oh) {
   return r;
 }
 
+// The weights rule's words on where shared and routed experts sit (explain only).
+void append_expert_split_rule(const ModelSpec& m, const engine::EngineProfile& engine, const StageLayout& lay, std::string& rule,
+                              std::vector<std::pair<std::string, double>>& inputs) {
+  const auto& sp_only = engine.shared_experts_whole_only_with_sp;
+  const bool ascend_shared_rule = engine.applies(sp_only);
+  if (ascend_shared_rule && m.num_shared_experts > 0 && lay.tp > 1)
+    rule += lay.sequence_parallel_moe ? format("; shared experts whole on every rank (shared-expert DP: %s)", sp_only->source.c_str())
+                                      : format("; shared experts split by TP (%s)", sp_only->source.c_str());
+  if (lay.dp > 1) {
+    rule += format("; routed experts split over DP x TP = %lld ranks%s", static_cast<long long>(lay.expert_ranks()),
+                   lay.sequence_parallel_moe && !ascend_shared_rule ? ", shared experts whole on every rank (sequence-parallel MoE)" : "");
+    inputs.emplace_back("data_parallel_size", static_cast<double>(lay.dp));
+  }
+}
+
+// Issue 16 (llamacpp34): the weights rule's words for a GGUF on vLLM (explain only).
+std::string vllm_gguf_rule(const VllmGgufBytes& gguf, bool file, double extra) {
+  const std::string padding = gguf.padding_bytes > 0 ? format(", merged q/k/v and gate/up padded to their widest shard's rows (+%.2f GiB, vLLM 0.9.0 on)",
+                                                              bytes_to_gib(gguf.padding_bytes))
+                                                       : std::string();
+  return format("; GGUF tensors as vLLM's loader holds them: each in its ggml type%s, F32 / F16 tensors in the model dtype (%.2f GiB)%s "
+                "(%+.2f GiB over the file, all ranks; estimate/gguf_vllm)",
+                file ? "" : " (llama-quantize's preset mix, estimate/llama_cpp_quant)", bytes_to_gib(gguf.unquantized_bytes), padding.c_str(), bytes_to_gib(extra));
+}
+
 Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantScheme& scheme, const device::DeviceSpec& device, const engine::EngineProfile& engine,
                                          const engine::Overheads& oh, const Deployment& dep, const StageLayout& lay, int64_t batched_tokens) {
   const bool skip_tower = vision_tower_skipped(m, engine, dep);
@@ -320,14 +346,18 @@ Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantS
   const model::WeightFormat* pre_formats = pre ? dep.group_bytes->formats.data() : nullptr;
   std::optional<model::SchemeFormats> formats_held;
   if (!pre) formats_held.emplace(scheme);  // read only without the precomputed ones
+  // Issue 16 (llamacpp34): a GGUF file or preset on vLLM, tensor by tensor as its loader holds them (estimate/gguf_vllm).
+  const std::optional<VllmGgufBytes> gguf = engine.engine == "vllm" ? vllm_gguf_bytes(m, scheme, engine) : std::nullopt;
+  double gguf_extra = 0;  // bytes vLLM holds over the file's (merged-linear padding, F32 tensors in the model dtype), all ranks
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const model::WeightGroup& g = m.weights[i];
     const auto format_of = [&] { return pre_formats ? pre_formats[i] : (*formats_held)(g.module, g.expert); };
     if (g.part == model::Part::mtp) continue;
-    const double stored = pre ? pre[i] : group_bytes(m, scheme, *formats_held, g);
+    const double stored = gguf ? gguf->stored[i] : pre ? pre[i] : group_bytes(m, scheme, *formats_held, g);
     computed_total += stored;
     if (skip_tower && g.part == model::Part::vision) continue;  // in the checkpoint, not loaded
-    double bytes = stored;
+    double bytes = gguf ? gguf->loaded[i] : stored;
+    gguf_extra += bytes - stored;
     if (mxfp4) {
       PF_TRY(loaded, mxfp4_loaded_bytes(m, scheme, g, *mxfp4, lay.tp));
       if (loaded) {
@@ -386,18 +416,23 @@ Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantS
     computed_total += marlin_extra;
     if (explain) inputs.emplace_back("fp8_marlin_scale_extra_bytes", marlin_extra);
   }
+  if (gguf) {
+    if (explain) rule += vllm_gguf_rule(*gguf, m.quant.method == "gguf", gguf_extra);
+    computed_total += gguf_extra;
+    if (explain) inputs.emplace_back("gguf_vllm_extra_bytes", gguf_extra);
+  }
   if (bnb_extra > 0) {
     if (explain) rule += format("; bitsandbytes nested absmax dequantized to fp32 at load (+%.2f GiB all ranks, vLLM bitsandbytes_loader _dequantize_dq)", bytes_to_gib(bnb_extra));
     computed_total += bnb_extra;
   }
   // Issues 15/16: loaded as stored with no flag or the flag naming the checkpoint's own method (--quantization ascend).
   if (m.exact_weight_bytes && computed_total > 0 && !dep.quant_scheme && (dep.quantization.empty() || to_lower(dep.quantization) == m.quant.method)) {
-    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra + bnb_extra;
+    const double exact = static_cast<double>(*m.exact_weight_bytes) + mxfp4_extra + marlin_extra + bnb_extra + (gguf ? gguf_extra : 0.0);
     weights = computed_rank * exact / computed_total;
     weights_last = computed_last * exact / computed_total;
     computed_layer = computed_layer * exact / computed_total;
     if (explain) {
-      rule = "exact checkpoint bytes (headers) x this rank's share";
+      rule = "exact checkpoint bytes (headers) x this rank's share" + (gguf ? vllm_gguf_rule(*gguf, true, gguf_extra) : std::string());
       inputs.emplace_back("checkpoint_bytes", static_cast<double>(*m.exact_weight_bytes));
     }
   }
@@ -434,16 +469,7 @@ Expected<StageWeights> weights_as_stored(const ModelSpec& m, const model::QuantS
       inputs.emplace_back("deepstack_buffer_bytes", buffers);
     }
   }
-  const auto& sp_only = engine.shared_experts_whole_only_with_sp;
-  const bool ascend_shared_rule = engine.applies(sp_only);
-  if (explain && ascend_shared_rule && m.num_shared_experts > 0 && lay.tp > 1)
-    rule += lay.sequence_parallel_moe ? format("; shared experts whole on every rank (shared-expert DP: %s)", sp_only->source.c_str())
-                                      : format("; shared experts split by TP (%s)", sp_only->source.c_str());
-  if (lay.dp > 1 && explain) {
-    rule += format("; routed experts split over DP x TP = %lld ranks%s", static_cast<long long>(lay.expert_ranks()),
-                   lay.sequence_parallel_moe && !ascend_shared_rule ? ", shared experts whole on every rank (sequence-parallel MoE)" : "");
-    inputs.emplace_back("data_parallel_size", static_cast<double>(lay.dp));
-  }
+  if (explain) append_expert_split_rule(m, engine, lay, rule, inputs);
   StageWeights out;
   out.first = {"weights", weights, 0, rule, inputs};
   out.last = {"weights", weights_last, 0, rule, inputs};

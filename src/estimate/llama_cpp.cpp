@@ -411,7 +411,7 @@ const char* llama_mla_cache_name(LlamaMlaCache cache) {
 LlamaMlaChoice llama_mla_cache(LlamaMlaSource source, std::optional<int64_t> build) {
   LlamaMlaChoice c;
   const std::string pr12801 = "llama.cpp PR #12801 (2025-04-15; between b" + std::to_string(k_llama_build_before_mla) + " and b" + std::to_string(k_llama_build_with_mla) + ")";
-  const std::string pr19067 = "PR #19067 (2026-01-24; between b" + std::to_string(k_llama_build_before_vless) + " and b" + std::to_string(k_llama_build_with_vless) + ")";
+  const std::string pr19067 = "PR #19067 (merged 2026-01-25 as d9c6ce46; between b" + std::to_string(k_llama_build_before_vless) + " and b" + std::to_string(k_llama_build_with_vless) + ")";
   if (source == LlamaMlaSource::gguf_per_head) {
     c.cache = LlamaMlaCache::per_head;
     c.why = "the GGUF has no attention.key_length_mla: converted before " + pr12801 + ", it is cached per head at any build";

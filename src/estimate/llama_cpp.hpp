@@ -65,11 +65,13 @@ struct LlamaCppOptions {
 //                   for old files', jukofyork, 2025-04-07), and any build before #12801;
 //   latent_k_and_v  K kv_lora_rank + qk_rope (one head) and V kv_lora_rank: an MLA GGUF from #12801 on;
 //   latent_k        K only, V none ('Support V-less KV cache ... MLA models such as DeepSeek and GLM 4.7 Flash', PR #19067,
-//                   merged 2026-01-24), with or without flash attention.
+//                   opened 2026-01-24, merged 2026-01-25 15:48 +02:00 as d9c6ce46f747, parent 70d860824a: the commit
+//                   page of a koboldcpp mirror, git.viorsan.com/vrr/koboldcpp), with or without flash attention.
 enum class LlamaMlaCache { per_head, latent_k_and_v, latent_k };
 const char* llama_mla_cache_name(LlamaMlaCache cache);
 // The builds that bracket each merge (their own merge tags were not located: the repository's history is not readable
-// here). b4524: released 2025-01-29 (containers/ramalama#658), before #12801; b5554: 'version: 5554 (3600cc28)' in
+// here, its snapshot is 1.4 GB; session 34 found Homebrew's llama.cpp.rb pins, one every ten builds, b5120 e8a62631,
+// b5140 54a72720, b7820 8af1f5f4, b7830 080b1619, but no record that orders them against the merge commits). b4524: released 2025-01-29 (containers/ramalama#658), before #12801; b5554: 'version: 5554 (3600cc28)' in
 // ggml-org/llama.cpp#14071 (2025-06-08), after it. b7599: ggml-org/llama.cpp#18585 (early January 2026), before #19067;
 // b7917: 'version: 7917 (91ea44e89)' in ggml-org/llama.cpp#19307 (2026-02-03), after it.
 constexpr int64_t k_llama_build_before_mla = 4524, k_llama_build_with_mla = 5554;

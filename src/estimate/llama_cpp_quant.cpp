@@ -149,7 +149,8 @@ GgufPresetBytes gguf_preset_bytes(const model::ModelSpec& m, GgufPreset preset) 
       for (int64_t k = 0; k < tensors; ++k) {
         bool fallback = false;
         const std::string t = tensor_type(preset, role, g.cols, index[static_cast<size_t>(k)], n, n_expert, &fallback);
-        by_type[t] += bytes_of(t, elements);
+        row.tensor_bytes.push_back(bytes_of(t, elements));
+        by_type[t] += row.tensor_bytes.back();
         row.fallback_tensors += fallback ? 1 : 0;
       }
       for (const auto& [t, b] : by_type) {

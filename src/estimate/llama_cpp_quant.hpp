@@ -30,6 +30,9 @@ struct GgufGroupType {
   std::string type;     // ggml type of its tensors ("Q6_K"); for a group split over layers, the type most of its bytes take
   double bytes = 0;     // all of its tensors
   int64_t fallback_tensors = 0;  // tensors whose K-quant did not divide the row width (llama-quantize's n_fallback)
+  // Issue 16 (llamacpp34): each tensor's bytes in layer order (one per layer; a routed-expert group's tensor holds all its
+  // experts); empty for a group llama-quantize leaves unquantized (F32).
+  std::vector<double> tensor_bytes;
 };
 struct GgufPresetBytes {
   double text_bytes = 0;  // every text tensor of the file

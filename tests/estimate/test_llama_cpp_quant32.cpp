@@ -9,7 +9,9 @@
 
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
+#include "estimate/gguf_vllm.hpp"
 #include "estimate/llama_cpp_quant.hpp"
+#include "model/quant_variant.hpp"
 
 using namespace preflight;
 
@@ -110,4 +112,139 @@ TEST(LlamaCppGpuRows, Issue16_PrintedBuffersOfThePublicGpuLogs) {
   // (7) RTX 5060 Ti 16GB, Qwen3.5-35B-A3B, --ctx-size 65536 with the server's 4 slots: KV 1280.00 MiB.
   const Json rtx = plan_row("Qwen__Qwen3.5-35B-A3B", "--variant gguf_q4_k_m --device RTX5060Ti-16G --context 16384 --concurrency 4");
   EXPECT_EQ(rtx["llama_cpp"]["kv_buffer_bytes"].get<double>(), 1280.0 * k_mib);
+}
+
+namespace {
+
+model::WeightGroup gguf34_group(const std::string& module, int64_t rows, int64_t cols, bool linear = true) {
+  model::WeightGroup g;
+  g.module = module;
+  g.rows = rows;
+  g.cols = cols;
+  g.count = 1;
+  g.linear = linear;
+  return g;
+}
+
+engine::EngineProfile gguf34_vllm(int minor) {
+  engine::EngineProfile e;
+  e.engine = "vllm";
+  e.version_min = {0, 8, 0};
+  e.version_max = {0, 9, 1};
+  e.version_named = engine::Version{0, minor, 0};
+  return e;
+}
+
+}  // namespace
+
+// Issue 16 (llamacpp34): GGUF Q4_K_M on vLLM, tensor by tensor. One decoder layer (n = 1: use_more_bits(0, 1) holds, as
+// 0 >= 7 x 1 / 8), hidden 4096, 32 q / 8 kv heads of 128, MLP 8192, untied head of 1024 rows. llama-quantize's types:
+// q_proj, k_proj, o_proj, gate_proj, up_proj, token_embd Q4_K (144 B per 256 values: 2,304 B a 4,096-wide row); attn_v
+// and ffn_down Q6_K (use_more_bits layer; 210 B per 256: 3,360 B a 4,096-wide row, 6,720 B an 8,192-wide one); output
+// Q6_K; the norm F32 in the file. vLLM keeps each in its type. From 0.9.0 (GGUFLinearMethod._create_padded_weight_param)
+// q/k/v are one tensor padded to the widest shard's row: (4,096 + 1,024 + 1,024) rows x 3,360 B; q gains 4,096 x 1,056 =
+// 4,325,376 B and k 1,024 x 1,056 = 1,081,344 B, 5,406,720 B in all; gate/up are both Q4_K (no padding). The norm, 4,096 F32
+// values (16,384 B in the file), is held in the model dtype, bf16: 8,192 B. vLLM 0.8.0 (before PR #18646) keeps the
+// shards apart: no padding.
+TEST(GgufTensorsOnVllm, Issue16_PresetTensorsAsVllmHoldsThem) {
+  model::ModelSpec m;
+  m.num_hidden_layers = 1;
+  m.layers.resize(1);
+  m.weights = {gguf34_group("model.embed_tokens", 1024, 4096, false),
+               gguf34_group("model.layers.*.self_attn.q_proj", 4096, 4096),
+               gguf34_group("model.layers.*.self_attn.k_proj", 1024, 4096),
+               gguf34_group("model.layers.*.self_attn.v_proj", 1024, 4096),
+               gguf34_group("model.layers.*.self_attn.o_proj", 4096, 4096),
+               gguf34_group("model.layers.*.mlp.gate_proj", 8192, 4096),
+               gguf34_group("model.layers.*.mlp.up_proj", 8192, 4096),
+               gguf34_group("model.layers.*.mlp.down_proj", 4096, 8192),
+               gguf34_group("model.layers.*.input_layernorm", 4096, 1, false),
+               gguf34_group("lm_head", 1024, 4096)};
+  const auto& catalog = model::load_variant_catalog();
+  ASSERT_TRUE(catalog.has_value());
+  const auto variant = model::find_variant(*catalog, "gguf_q4_k_m");
+  ASSERT_TRUE(variant.has_value());
+  ASSERT_EQ(estimate::gguf_preset_of_scheme((*variant)->scheme), estimate::GgufPreset::q4_k_m);
+  const auto awq = model::find_variant(*catalog, "awq");
+  ASSERT_TRUE(awq.has_value());
+  EXPECT_FALSE(estimate::gguf_preset_of_scheme((*awq)->scheme));
+
+  const auto held = estimate::vllm_gguf_bytes(m, (*variant)->scheme, gguf34_vllm(9));
+  ASSERT_TRUE(held);
+  const std::vector<double> stored = {1024.0 * 2304, 4096.0 * 2304, 1024.0 * 2304, 1024.0 * 3360, 4096.0 * 2304,
+                                      8192.0 * 2304, 8192.0 * 2304, 4096.0 * 6720, 4096.0 * 4, 1024.0 * 3360};
+  ASSERT_EQ(held->stored.size(), stored.size());
+  for (size_t i = 0; i < stored.size(); ++i) EXPECT_DOUBLE_EQ(held->stored[i], stored[i]) << m.weights[i].module;
+  EXPECT_DOUBLE_EQ(held->loaded[1], 4096.0 * 3360);  // q at Q6_K's row width
+  EXPECT_DOUBLE_EQ(held->loaded[2], 1024.0 * 3360);  // k likewise
+  EXPECT_DOUBLE_EQ(held->loaded[3], 1024.0 * 3360);  // v as stored
+  EXPECT_DOUBLE_EQ(held->loaded[5], 8192.0 * 2304);  // gate: both shards Q4_K
+  EXPECT_DOUBLE_EQ(held->loaded[8], 4096.0 * 2);     // the F32 norm in bf16
+  EXPECT_DOUBLE_EQ(held->padding_bytes, 5406720.0);
+  EXPECT_DOUBLE_EQ(held->unquantized_bytes, 8192.0);
+
+  const auto before = estimate::vllm_gguf_bytes(m, (*variant)->scheme, gguf34_vllm(8));
+  ASSERT_TRUE(before);
+  EXPECT_DOUBLE_EQ(before->padding_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(before->loaded[1], 4096.0 * 2304);
+}
+
+// Issue 16 (llamacpp34): a .gguf file's own tensors (as model_spec_from_gguf reads them: one group per tensor, GGUF names,
+// stored bytes and ggml type) on vLLM 0.9 or later. Two layers of a file whose attn_v is Q6_K in layer 0 and Q4_K in
+// layer 1 (hidden 4096, q 4,096 and k / v 1,024 rows; elements = rows x 4,096): layer 0's q and k are padded to 3,360 B a
+// row (+5,406,720 B as above), layer 1's shards are all Q4_K (none). The two F32 norms, 4,096 values each (32,768 B in the
+// file), are 16,384 B in bf16.
+TEST(GgufTensorsOnVllm, Issue16_FileTensorsAsVllmHoldsThem) {
+  model::ModelSpec m;
+  m.quant.method = "gguf";
+  auto tensor = [](const std::string& name, double elements, const std::string& type, double bytes) {
+    model::WeightGroup g;
+    g.module = name;
+    g.rows = static_cast<int64_t>(elements);
+    g.stored_bytes = bytes;
+    g.stored_format = type;
+    return g;
+  };
+  const double q = 4096.0 * 4096, kv = 1024.0 * 4096;
+  for (const char* v_type : {"Q6_K", "Q4_K"}) {
+    const double v_row = std::string(v_type) == "Q6_K" ? 3360 : 2304;
+    m.weights.push_back(tensor("blk.*.attn_norm.weight", 4096, "F32", 4096.0 * 4));
+    m.weights.push_back(tensor("blk.*.attn_q.weight", q, "Q4_K", 4096.0 * 2304));
+    m.weights.push_back(tensor("blk.*.attn_k.weight", kv, "Q4_K", 1024.0 * 2304));
+    m.weights.push_back(tensor("blk.*.attn_v.weight", kv, v_type, 1024.0 * v_row));
+  }
+  const auto held = estimate::vllm_gguf_bytes(m, m.quant, gguf34_vllm(9));
+  ASSERT_TRUE(held);
+  EXPECT_DOUBLE_EQ(held->padding_bytes, 5406720.0);
+  EXPECT_DOUBLE_EQ(held->loaded[1], 4096.0 * 3360);
+  EXPECT_DOUBLE_EQ(held->loaded[5], 4096.0 * 2304);
+  EXPECT_DOUBLE_EQ(held->unquantized_bytes, 16384.0);
+  EXPECT_DOUBLE_EQ(held->stored[0], 16384.0);
+}
+
+// Issue 16 (llamacpp34): `fit --variant gguf_q4_k_m` of Meta-Llama-3.1-8B on vLLM, the weights term by hand (32 layers,
+// hidden 4,096, q 4,096 / k, v 1,024 rows, MLP 14,336, vocab 128,256, untied). Q4_K rows of 4,096 values are 2,304 B, Q6_K
+// 3,360 B; of 14,336 values (ffn_down) 8,064 and 11,760 B. attn_v and ffn_down are Q6_K on the 16 use_more_bits layers
+// (0-3, 28-31, 6, 9, ..., 27), Q4_K on the other 16:
+//   token_embd Q4_K 128,256 x 2,304 = 295,501,824; output Q6_K 128,256 x 3,360 = 430,940,160;
+//   every layer: q + o 2 x 9,437,184, k 2,359,296, gate + up 2 x 33,030,144: 87,293,952 x 32 = 2,793,406,464;
+//   v + down: 16 x (2,359,296 + 33,030,144) + 16 x (3,440,640 + 48,168,960) = 566,231,040 + 825,753,600;
+//   65 norms x 4,096 F32 = 1,064,960: the file, 4,912,898,048 B = 4,685.30 MiB (llama.cpp prints 4685.30 MiB for it).
+// vLLM holds the norms in bf16 (-532,480) and adds the rotary cache 131,072 x 128 x 2 B = 33,554,432: 4,945,920,000 B at
+// 0.8.5. From 0.9.0 q and k are padded to Q6_K's row on the 16 layers whose attn_v is Q6_K: 16 x 5,120 x 1,056 =
+// 86,507,520 B more, 5,032,427,520 B. Before this change both took the preset's 4.899 bits on every 2-D weight:
+// 8,029,995,008 x 4.899 / 8 + 532,480 + 33,554,432 = 4,951,455,105 B (4.611 GiB; 0.9.0 on, -1.6%).
+TEST(GgufTensorsOnVllm, Issue16_FitVariantOfLlama31On_vLLM) {
+  const auto weights = [](const std::string& version) {
+    const auto run = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --device H100 --engine vllm@" +
+                                         version + " --json",
+                                     {.with_stderr = false});
+    EXPECT_EQ(run.code, 0) << run.out;
+    const Json j = Json::parse(run.out);
+    for (const auto& t : j["memory_per_device"]["terms"])
+      if (t["name"] == "weights") return t["gib"].get<double>() * 1073741824.0;
+    return 0.0;
+  };
+  EXPECT_NEAR(weights("0.8.5"), 4945920000.0, 1.0);
+  EXPECT_NEAR(weights("0.9.1"), 5032427520.0, 1.0);
 }
