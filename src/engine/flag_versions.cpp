@@ -188,19 +188,27 @@ Expected<std::vector<GivenFlag>> speculative_serve_args(const FlagVersionCatalog
     if (!config.contains(key))
       return make_error(ErrorKind::unsupported, "speculative method '" + method + "' on " + at + ": " + before + ", and its " + form->id + " form needs \"" + key +
                                                     "\" in --speculative-config (" + form->source + "; " + catalog.origin + ")");
+  const auto flag_of = [&](const std::string& key) -> const LegacySpeculativeKey* {
+    const auto it = std::find_if(catalog.legacy_speculative_keys.begin(), catalog.legacy_speculative_keys.end(), [&](const auto& k) { return k.key == key; });
+    return it == catalog.legacy_speculative_keys.end() ? nullptr : &*it;
+  };
+  const auto no_flag = [&](const std::string& key) {
+    return make_error(ErrorKind::unsupported, "--speculative-config key \"" + key + "\" on " + at + ": " + before + ", and none of V0's flags takes it (" + catalog.origin + ")");
+  };
   std::vector<GivenFlag> out;
-  if (!form->speculative_model.empty()) {
+  if (!form->speculative_model.empty()) {  // the drafter: the config's "model", or a fixed value ('[ngram]')
     const auto model = config.find("model");
     const bool named = form->speculative_model.find("{model}") != std::string::npos;
     if (named && (model == config.end() || !model->is_string()))
       return make_error(ErrorKind::unsupported, "speculative method '" + method + "' on " + at + ": " + before + ", which needs the drafter's \"model\" (" + catalog.origin + ")");
-    out.push_back({"--speculative-model", named ? model->get<std::string>() : form->speculative_model});
+    const LegacySpeculativeKey* flag = flag_of("model");
+    if (!flag) return no_flag("model");
+    out.push_back({flag->flag, named ? model->get<std::string>() : form->speculative_model});
   }
   for (const auto& [key, value] : config.items()) {
     if (key == "method" || key == "model" || value.is_null()) continue;
-    const auto flag = std::find_if(catalog.legacy_speculative_keys.begin(), catalog.legacy_speculative_keys.end(), [&](const auto& k) { return k.key == key; });
-    if (flag == catalog.legacy_speculative_keys.end())
-      return make_error(ErrorKind::unsupported, "--speculative-config key \"" + key + "\" on " + at + ": " + before + ", and none of V0's flags takes it (" + catalog.origin + ")");
+    const LegacySpeculativeKey* flag = flag_of(key);
+    if (!flag) return no_flag(key);
     out.push_back({flag->flag, json_scalar_text(value)});
   }
   return out;

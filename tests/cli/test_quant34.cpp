@@ -133,6 +133,12 @@ TEST(Quant34, Issue16_PlanWritesTheSpeculativeFormOfTheVersion) {
   const auto eagle3 = pftest::run_cli("plan " + llama + R"( --devices H100 --engine vllm@0.7.3 --speculative-config '{"method": "eagle3", "model": "org/x-eagle3", "num_speculative_tokens": 2}')");
   EXPECT_EQ(eagle3.code, 2) << eagle3.out;
   EXPECT_NE(eagle3.out.find("--speculative-config: speculative method 'eagle3' on vllm 0.7.3"), std::string::npos) << eagle3.out;
+  // The --device form: the model's row is rejected with the same reason (exit 1), as a config vLLM refuses for a model is.
+  const auto sweep = run_json(R"(plan --device H100 --engine vllm@0.7.3 --model 'meta-llama/Llama-3.2-1B' --speculative-config '{"method": "eagle3", "model": "org/x-eagle3", "num_speculative_tokens": 2}')",
+                              1);
+  ASSERT_EQ(sweep["rejected"].size(), 1u) << sweep.dump().substr(0, 400);
+  EXPECT_EQ(sweep["rejected"][0]["reason"].get<std::string>().rfind("engine rejects it: speculative method 'eagle3' on vllm 0.7.3: vLLM before 0.8.2", 0), 0u)
+      << sweep["rejected"][0]["reason"];
 }
 
 // Issue 16: fit echoed --allow-deprecated-quantization nowhere (only the provenance in --json). It now says what the flag does
