@@ -42,6 +42,7 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "engine/quantized_checkpoints.hpp"
@@ -380,6 +381,17 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
   return Ok{};
 }
 
+// quant34 (issue 16): what the V0 engine (vLLM before 0.8.2) raises for a speculative config given with its flags that it
+// cannot start (engine::speculative_serve_args: '[ngram]' without --ngram-prompt-lookup-max is V0's "ngram_prompt_lookup_max=None
+// must be > 0" ValueError), prefixed with the flags given; "" from 0.8.2, for other engines, or when it starts.
+std::string v0_speculative_refusal(const deploy::Flags& f, const engine::EngineProfile& engine, const std::string& model_type) {
+  if (!f.speculative_config) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  const auto args = engine::speculative_serve_args(*catalog, engine.engine, engine.rule_version(), f.speculative_config->value, model_type);
+  return args ? "" : f.speculative_config->origin + ": " + args.error().message;
+}
+
 // What the named engine version's own parser or model registry refuses, as its exit code (nullopt: nothing). Issue 16
 // (arch31): "32k" where the version's parser takes a plain integer is argparse's refusal (exit 2); a named vLLM version
 // whose model registry lacks the architecture stops `vllm serve` with "Model architectures [...] are not supported for
@@ -388,6 +400,8 @@ std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Re
   if (const std::string why = human_readable_flag_refusal(flags, resolved.engine); !why.empty())
     return report_error(make_error(ErrorKind::invalid_argument, why));
   if (const std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (const std::string why = v0_speculative_refusal(flags, resolved.engine, resolved.model.model_type); !why.empty())  // quant34
     return report_error(make_error(ErrorKind::invalid_argument, why));
   if (std::string note = v0_speculative_note(flags, resolved.engine); !note.empty()) resolved.assumptions.push_back(std::move(note));
   if (!resolved.engine.version_named) return std::nullopt;

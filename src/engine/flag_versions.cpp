@@ -184,14 +184,17 @@ Expected<std::vector<GivenFlag>> speculative_serve_args(const FlagVersionCatalog
     return make_error(ErrorKind::unsupported, "speculative method '" + method + "' on " + at + ": " + before + ", whose " + form->id + " form runs for model_type " + types +
                                                   " only, not " + (model_type.empty() ? "(none)" : model_type) + " (" + form->source + "; " + catalog.origin + ")");
   }
-  for (const auto& key : form->required)
-    if (!config.contains(key))
-      return make_error(ErrorKind::unsupported, "speculative method '" + method + "' on " + at + ": " + before + ", and its " + form->id + " form needs \"" + key +
-                                                    "\" in --speculative-config (" + form->source + "; " + catalog.origin + ")");
   const auto flag_of = [&](const std::string& key) -> const LegacySpeculativeKey* {
     const auto it = std::find_if(catalog.legacy_speculative_keys.begin(), catalog.legacy_speculative_keys.end(), [&](const auto& k) { return k.key == key; });
     return it == catalog.legacy_speculative_keys.end() ? nullptr : &*it;
   };
+  for (const auto& key : form->required)
+    if (!config.contains(key)) {
+      const LegacySpeculativeKey* flag = flag_of(key);
+      return make_error(ErrorKind::unsupported, "speculative method '" + method + "' on " + at + ": " + before + ", and its " + form->id + " form needs \"" + key +
+                                                    "\" in --speculative-config" + (flag ? " (V0's " + flag->flag + ")" : std::string()) + " (" + form->source + "; " +
+                                                    catalog.origin + ")");
+    }
   const auto no_flag = [&](const std::string& key) {
     return make_error(ErrorKind::unsupported, "--speculative-config key \"" + key + "\" on " + at + ": " + before + ", and none of V0's flags takes it (" + catalog.origin + ")");
   };
