@@ -332,6 +332,9 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 legacy_speculative_option("num-speculative-tokens", "num_speculative_tokens", "N", f, "vLLM 0.8.2 and older: tokens drafted per step"),
                 legacy_speculative_option("speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size", "N", f,
                                           "vLLM 0.8.2 and older: the drafter's TP size"),
+                // quant34: the n-gram window of V0's '[ngram]' drafter, which plan's start lines before 0.8.2 carry
+                legacy_speculative_option("ngram-prompt-lookup-max", "prompt_lookup_max", "N", f, "vLLM 0.8.2 and older: the n-gram drafter's largest window"),
+                legacy_speculative_option("ngram-prompt-lookup-min", "prompt_lookup_min", "N", f, "vLLM 0.8.2 and older: the n-gram drafter's smallest window"),
                 compilation_config_option(f),
                 optimization_level_option(f),
                 given_text("attention-backend", "B", f.attention_backend,

@@ -43,7 +43,9 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
+#include "engine/quantization_methods.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/context_length.hpp"
 #include "model/model_catalog.hpp"
@@ -110,7 +112,9 @@ const CommandText k_inspect_text{
     R"(Exact model facts from config.json, safetensors headers or GGUF tensor infos (never the weights): layers by
 kind, parameters (total, text, vision, active per token, MTP), weight bytes per storage format, KV bytes per
 token per cache dtype, and where each fact came from.)",
-    "MODEL: a catalogue id, a directory, a config.json, a .gguf file, or hf:org/name[@rev] / ms:org/name[@rev].",
+    R"(MODEL: a catalogue id, a directory, a config.json, a .gguf file, or hf:org/name[@rev] / ms:org/name[@rev]; or the hub id of
+a published quantized checkpoint (vllm-ascend/Qwen3-32B-W8A8) when no copy is here: its base model's facts with the
+weights of the variant it is published in, as fit sizes it.)",
     R"(exit: 0, 2 bad input (the model cannot be read: the message names the file and what is wrong; a flag given twice),
       3 network or environment failure (hub unreachable, timeout))"};
 
@@ -121,8 +125,16 @@ int cmd_inspect(const std::vector<std::string>& argv) {
   if (positional->size() != 1) return report_error(make_error(ErrorKind::invalid_argument, command_usage("inspect")));
   auto ro = model_arg_options(r.model);
   if (!ro) return report_error(ro.error());
-  auto spec = resolve_model_arg((*positional)[0], *ro);
-  if (!spec) return report_error(spec.error());
+  // quant34 (issue 16): a published quantized checkpoint's hub id, as fit takes it: its base model in the variant it is
+  // published in (one resolution: cli/model_arg).
+  auto resolved = resolve_model_or_checkpoint((*positional)[0], *ro);
+  if (!resolved) return report_error(resolved.error());
+  if (resolved->published) {
+    auto own = published_checkpoint_variant(*resolved->published, (*positional)[0], r.variant, std::nullopt);
+    if (!own) return report_error(own.error());
+    r.variant = *own;
+  }
+  model::ModelSpec* spec = &resolved->spec;
   if (r.variant) {
     // Session 30 (issue 16: one variant list in every command): the variant's storage scheme in place of the checkpoint's,
     // as fit --variant sizes it; the checkpoint's own tensor bytes no longer describe it.
@@ -185,40 +197,20 @@ Expected<const model::QuantVariant*> apply_variant(FitRequest& r) {
 // ux33: fit's MODEL and the variant it is sized in. A published quantized checkpoint's hub id that is not on this machine
 // (plan's own start commands serve such ids) is its base model in the variant it is published in, as `--variant` would
 // give it; a different --variant is refused. The checkpoint's own copy (a folder, the hub cache) is read when present.
+// quant34: the resolution is model_arg's, shared with inspect and plan.
 struct FitModel {
   model::ModelSpec spec;
   const model::QuantVariant* variant = nullptr;
 };
 Expected<FitModel> resolve_fit_model(FitRequest& r, const std::string& arg, const ModelArgOptions& ro) {
-  auto published = published_checkpoint_arg(arg);
-  std::optional<Expected<model::ModelSpec>> own;
-  if (published) {
-    own = resolve_model_arg(arg, ro);  // not a hub reference: the local copy or the catalogue, no request
-    if (own->has_value()) published.reset();
-    else if (own->error().kind != ErrorKind::not_found) return own->error();
-    else if (r.variant && to_lower(trim(*r.variant)) != published->variant)
-      return make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {} is published as --variant {} ({}); give the base model {} with --variant {}",
-                                                                 *r.variant, arg, published->variant, "data/engines/quantized_checkpoints.json",
-                                                                 published->base_model, *r.variant));
-    else if (r.flags.quantization && !published->quantization_flag.empty() && r.flags.quantization->value != published->quantization_flag)
-      return make_error(ErrorKind::invalid_argument, fmt::format("--quantization {}: {} is a {} checkpoint, served with --quantization {} "
-                                                                 "(data/engines/quantized_checkpoints.json)",
-                                                                 r.flags.quantization->value, arg, published->variant, published->quantization_flag));
-    else r.variant = published->variant;
+  PF_TRY(resolved, resolve_model_or_checkpoint(arg, ro));
+  if (resolved.published) {
+    const std::optional<std::string> quantization = r.flags.quantization ? std::optional<std::string>(r.flags.quantization->value) : std::nullopt;
+    PF_TRY(own, published_checkpoint_variant(*resolved.published, arg, r.variant, quantization));
+    r.variant = own;
   }
   PF_TRY(v, apply_variant(r));
-  FitModel out{{}, v};
-  if (published) {
-    PF_TRY(base, resolve_model_arg(published->base_model, ro));
-    base.assumptions.push_back(published->assumption);
-    out.spec = std::move(base);
-  } else if (own) {
-    out.spec = std::move(**own);
-  } else {
-    PF_TRY(spec, resolve_model_arg(arg, ro));
-    out.spec = std::move(spec);
-  }
-  return out;
+  return FitModel{std::move(resolved.spec), v};
 }
 
 // The variant's rules for the resolved engine and device: a rejection becomes the verdict with the
@@ -390,6 +382,17 @@ Status take_engine_core_from_env(deploy::EngineInput& in) {
   return Ok{};
 }
 
+// quant34 (issue 16): what the V0 engine (vLLM before 0.8.2) raises for a speculative config given with its flags that it
+// cannot start (engine::speculative_serve_args: '[ngram]' without --ngram-prompt-lookup-max is V0's "ngram_prompt_lookup_max=None
+// must be > 0" ValueError), prefixed with the flags given; "" from 0.8.2, for other engines, or when it starts.
+std::string v0_speculative_refusal(const deploy::Flags& f, const engine::EngineProfile& engine, const std::string& model_type) {
+  if (!f.speculative_config) return "";
+  const auto& catalog = engine::shipped_flag_versions();
+  if (!catalog) return "";
+  const auto args = engine::speculative_serve_args(*catalog, engine.engine, engine.rule_version(), f.speculative_config->value, model_type);
+  return args ? "" : f.speculative_config->origin + ": " + args.error().message;
+}
+
 // What the named engine version's own parser or model registry refuses, as its exit code (nullopt: nothing). Issue 16
 // (arch31): "32k" where the version's parser takes a plain integer is argparse's refusal (exit 2); a named vLLM version
 // whose model registry lacks the architecture stops `vllm serve` with "Model architectures [...] are not supported for
@@ -398,6 +401,8 @@ std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Re
   if (const std::string why = human_readable_flag_refusal(flags, resolved.engine); !why.empty())
     return report_error(make_error(ErrorKind::invalid_argument, why));
   if (const std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty())
+    return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (const std::string why = v0_speculative_refusal(flags, resolved.engine, resolved.model.model_type); !why.empty())  // quant34
     return report_error(make_error(ErrorKind::invalid_argument, why));
   if (std::string note = v0_speculative_note(flags, resolved.engine); !note.empty()) resolved.assumptions.push_back(std::move(note));
   if (!resolved.engine.version_named) return std::nullopt;
@@ -409,6 +414,28 @@ std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Re
   if (arch.verdict == engine::ArchitectureVerdict::not_listed || arch.verdict == engine::ArchitectureVerdict::supported_with_note)
     resolved.assumptions.push_back(arch.message);
   return std::nullopt;
+}
+
+// quant34 (issue 16): --allow-deprecated-quantization echoed beside the numbers, as the pasted flags are: where the method the
+// start passes (its --quantization, a variant's, else the checkpoint's quant_method) is one the version deprecates, the flag
+// is what lets it load (vLLM logs a warning instead of ModelConfig's ValueError) and the start line needs it; else it
+// changes nothing, and that is said.
+void note_deprecated_quantization(deploy::Resolved& resolved, const deploy::Flags& flags) {
+  if (resolved.deprecated_quantization != engine::DeprecatedQuantization::allowed) return;
+  const auto& catalog = engine::shipped_quantization_methods();
+  if (!catalog) return;
+  const engine::EngineProfile& e = resolved.engine;
+  const std::string method = flags.quantization ? flags.quantization->value : resolved.model.quant.quantized() ? resolved.model.quant.method : "";
+  const std::string at = e.engine + " " + e.rule_version().text();
+  if (!method.empty() && !engine::deprecated_quantization_refusal(*catalog, e.engine, e.rule_version(), method).empty())
+    resolved.assumptions.push_back(fmt::format("--allow-deprecated-quantization: {} deprecates {}; with the flag it loads, vLLM logging \"The quantization method {} "
+                                               "is deprecated and will be removed in future versions of vLLM.\" (vllm/config/model.py _verify_quantization), and "
+                                               "the start line needs the flag ({})",
+                                               at, method, method, catalog->origin));
+  else if (method.empty())
+    resolved.assumptions.push_back(fmt::format("--allow-deprecated-quantization: no quantization method is loaded on {}; the flag changes nothing here", at));
+  else
+    resolved.assumptions.push_back(fmt::format("--allow-deprecated-quantization: {} does not deprecate {}; the flag changes nothing here ({})", at, method, catalog->origin));
 }
 
 // Issue 16: --variant sizes a vLLM / vLLM-Ascend deployment; the llama.cpp and MindIE fits size the files they are given.
@@ -491,6 +518,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
   if (r.flags.quantization && !*variant)
     if (auto ok = deploy::check_quantization_choice(*resolved, *r.flags.quantization); !ok) return report_error(ok.error());
   if (const auto refused = engine_version_refusal(r.flags, *resolved)) return *refused;
+  note_deprecated_quantization(*resolved, r.flags);
   const model::ModelSpec& model = resolved->model;
   const device::DeviceSpec* dev = &resolved->device;
   const engine::EngineProfile* eng = &resolved->engine;

@@ -28,6 +28,7 @@
 #include "device/device_spec.hpp"
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/architecture_traits.hpp"
@@ -200,7 +201,8 @@ const CommandText k_plan_text{
 cheapest device count, layout and quantization per device), each with its KV tokens, concurrency, decode
 speed and a ready-to-run start command (environment, vLLM flags, multi-node Ray lines). MoE models also get a
 DP+EP row (replicas with --enable-expert-parallel) where it is cheaper: fewer devices, or more requests at once.)",
-    "",
+    R"(MODEL: as fit takes it; the hub id of a published quantized checkpoint (vllm-ascend/Qwen3-32B-W8A8) with no copy here
+is planned as its base model in the variant it is published in, every row starting that checkpoint.)",
     R"(exit: 0 something fits, 1 nothing fits (every row rejected: too large, the engine rejects the
       variant on that card, or no command produces its checkpoint; each rejected row says why, see --all),
       2 bad input (as fit: a flag out of range names the flag, a flag given twice; plan MODEL --context above the model's derived
@@ -425,10 +427,47 @@ Status apply_engine_settings(const PlanRequest& r, plan::PlanInputs& in, plan::P
   return Ok{};
 }
 
+// quant34 (issue 16): why the engine plan runs on `dev` cannot start plan's --speculative-config for `m`, or "": before vLLM
+// 0.8.2 a method V0's flags do not serve (eagle3; MTP before 0.7.3 or of a model other than DeepSeek-V3's), as
+// engine::speculative_serve_args reads data/engines/flag_versions.json. Rows' commands take the same form (plan/launch).
+std::string speculative_form_refusal(const plan::PlanInputs& in, const model::ModelSpec& m, const device::DeviceSpec& dev) {
+  if (in.speculative_config.empty()) return "";
+  const auto& flags = engine::shipped_flag_versions();
+  const auto eng = plan::plan_engine(in, dev);
+  if (!flags || !eng) return "";
+  const auto args = engine::speculative_serve_args(*flags, eng->engine, eng->rule_version(), in.speculative_config, m.model_type);
+  return args ? "" : args.error().message;
+}
+
+// quant34: a speculative config the engine version cannot start (no V0 form before vLLM 0.8.2) is refused in the MODEL
+// form as speculative_rejection is (exit 2), on the first card whose engine refuses it.
+Status check_speculative_form(const plan::PlanInputs& in, const model::ModelSpec& m, const std::vector<device::DeviceSpec>& list) {
+  for (const auto& d : list)
+    if (const std::string why = speculative_form_refusal(in, m, d); !why.empty()) return make_error(ErrorKind::invalid_argument, "--speculative-config: " + why);
+  return Ok{};
+}
+
+// quant34 (issue 16): plan's MODEL, resolved as fit's (cli/model_arg): a published quantized checkpoint's hub id is its base
+// model planned in the variant it is published in (`in.variant`), whose rows start that checkpoint; said in `assumptions`.
+Expected<ModelArgResolution> plan_model(const std::string& arg, const PlanRequest& r, const ModelArgOptions& ro, plan::PlanInputs& in,
+                                        std::vector<std::string>& assumptions) {
+  PF_TRY(resolved, resolve_model_or_checkpoint(arg, ro));
+  if (const auto& published = resolved.published) {
+    PF_TRY(own, published_checkpoint_variant(*published, arg, r.variant, std::nullopt));
+    const auto& catalog = model::load_variant_catalog();
+    if (!catalog) return catalog.error();
+    PF_TRY(v, model::find_variant(*catalog, own));
+    in.variant = v->id;
+    assumptions.push_back(published->assumption);
+  }
+  return resolved;
+}
+
 // Issue 15, the `plan --device D` form: a drafter checkpoint ("model") belongs to one target, so it needs --model to
 // select exactly one catalogue model; the models vLLM refuses the config for (mtp on a model without MTP layers) are
 // not planned and become rejected rows with vLLM's message.
-Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const plan::PlanTargets& t) {
+Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const plan::PlanInputs& in,
+                                                          const plan::PlanTargets& t) {
   std::vector<plan::Candidate> refused;
   const auto& spec = t.speculative;
   if (spec.method.empty()) return refused;
@@ -438,7 +477,8 @@ Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::Mod
                                   "name the target (plan MODEL --device {}) or select one with --model GLOB",
                                   one_line(spec.model, 200), spec.method, models.size(), dev.id));
   std::erase_if(models, [&](const model::ModelSpec& m) {
-    const std::string why = plan::speculative_rejection(m, spec);
+    std::string why = plan::speculative_rejection(m, spec);
+    if (why.empty()) why = speculative_form_refusal(in, m, dev);  // quant34
     if (why.empty()) return false;
     plan::Candidate c;
     c.model_id = m.id;
@@ -454,8 +494,9 @@ Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::Mod
 // Issue 15: what the plan counted for the drafter, in its assumptions, and on every JSON row ("speculative").
 void note_speculative(plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
   if (t.speculative.method.empty()) return;
-  result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with the same flag", one_line(text, 200),
-                                           plan::drafter_counted(t.speculative, {})));
+  result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with it in the form each row's engine "
+                                           "version parses (V0's --speculative-model / --num-speculative-tokens before vLLM 0.8.2)",
+                                           one_line(text, 200), plan::drafter_counted(t.speculative, {})));
 }
 void add_speculative_json(report::PlanJsonExtras& extras, const plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
   if (t.speculative.method.empty()) return;
@@ -597,9 +638,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (auto version = deploy::apply_engine_version(e, r.engine_version, "--engine-version"); !version) return report_error(version.error());
     in.engine = e.engine;
     in.engine_version = e.version;
-    deploy::Flags named_flags = r.flags;
-    named_flags.speculative_config = r.speculative_config;  // arch32: plan keeps its --speculative-config apart
-    if (auto ok = check_named_engine(*engines, in.engine, e.origin, named_flags, r.serve_line); !ok) return report_error(ok.error());
+    // quant34: plan's --speculative-config is not checked as a flag of the named version: each row's command writes it in
+    // the form that version takes (V0's flags before vLLM 0.8.2), or the plan refuses it (speculative_form_refusal).
+    if (auto ok = check_named_engine(*engines, in.engine, e.origin, r.flags, r.serve_line); !ok) return report_error(ok.error());
   }
   if (r.variant) {
     // An unknown name is bad input (exit 2, the known names listed), as in fit --variant.
@@ -637,7 +678,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (r.model_filter && models.empty()) {
       return report_error(make_error(ErrorKind::invalid_argument, fmt::format("--model: '{}' matches no catalogue model (see `preflight models`)", one_line(*r.model_filter, 120))));
     }
-    auto refused = refuse_speculative(models, *dev, t);
+    auto refused = refuse_speculative(models, *dev, in, t);
     if (!refused) return report_error(refused.error());
     const int64_t n = r.num_devices ? r.num_devices->value : 1;
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "planning {} catalogue models on {} x {}...\n", models.size(), n, dev->id);
@@ -651,8 +692,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     }
   } else {
     if (r.model_filter) return report_error(make_error(ErrorKind::invalid_argument, "--model filters the catalogue in the `plan --device D` form; here MODEL names the model"));
-    auto spec = resolve_model_arg((*positional)[0], *ro);
-    if (!spec) return report_error(spec.error());
+    auto resolved = plan_model((*positional)[0], r, *ro, in, device_assumptions);
+    if (!resolved) return report_error(resolved.error());
+    model::ModelSpec* spec = &resolved->spec;
     with_model_dtype(*spec, t, device_assumptions);
     if (const auto why = plan::speculative_rejection(*spec, t.speculative); !why.empty()) return report_error(make_error(ErrorKind::invalid_argument, "--speculative-config: " + why));
     // Issue 15/16 (plan28): a --context above the model's derived length is refused as fit refuses --max-model-len
@@ -664,6 +706,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     auto listed = plan_devices(r, *devices, device_assumptions);
     if (!listed) return report_error(listed.error());
     std::vector<device::DeviceSpec>& list = *listed;
+    if (auto ok = check_speculative_form(in, *spec, list); !ok) return report_error(ok.error());
     // Issue 15/16 (plan28), 15 (v0eng29): settings no device can take (an Ascend-only setting and no NPU, a KV cache dtype
     // no device's engine runs): they can never apply, as in fit.
     if (!list.empty() && std::none_of(list.begin(), list.end(), [&](const device::DeviceSpec& d) { return setting_refusal(in, t, d).empty(); }))
@@ -671,7 +714,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     const int64_t max_devices = r.max_devices.value_or(16);
     result = plan::plan_for_model(*spec, list, in, t, max_devices);
     if (result.recommended.empty() && max_devices < 64) result.fewest_that_meet = fewest_that_meet(*spec, list, in, t, max_devices);
-    question = fmt::format("what {} needs (context {}, concurrency {}{})", spec->id, context, t.concurrency, min_speed);
+    question = fmt::format("what {} needs (context {}, concurrency {}{})", resolved->published ? resolved->published->repo : spec->id, context, t.concurrency, min_speed);
     if (r.data_parallel) {
       planned_models.push_back(std::move(*spec));
       planned_devices = std::move(list);

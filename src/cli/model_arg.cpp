@@ -97,6 +97,28 @@ std::optional<PublishedCheckpointArg> published_checkpoint_arg(const std::string
   return published_checkpoint_sizing(*c, arg, "not on this machine");
 }
 
+Expected<ModelArgResolution> resolve_model_or_checkpoint(const std::string& arg, const ModelArgOptions& options) {
+  auto published = published_checkpoint_arg(arg);
+  auto own = resolve_model_arg(arg, options);  // a published id is no hub reference: the local copy or the catalogue, no request
+  if (own) return ModelArgResolution{std::move(*own), std::nullopt};
+  if (!published || own.error().kind != ErrorKind::not_found) return own.error();
+  PF_TRY(base, resolve_model_arg(published->base_model, options));
+  base.assumptions.push_back(published->assumption);
+  return ModelArgResolution{std::move(base), std::move(published)};
+}
+
+Expected<std::string> published_checkpoint_variant(const PublishedCheckpointArg& published, const std::string& arg, const std::optional<std::string>& variant,
+                                                   const std::optional<std::string>& quantization) {
+  if (variant && to_lower(trim(*variant)) != published.variant)
+    return make_error(ErrorKind::invalid_argument, fmt::format("--variant {}: {} is published as --variant {} ({}); give the base model {} with --variant {}", *variant,
+                                                               arg, published.variant, "data/engines/quantized_checkpoints.json", published.base_model, *variant));
+  if (quantization && !published.quantization_flag.empty() && *quantization != published.quantization_flag)
+    return make_error(ErrorKind::invalid_argument, fmt::format("--quantization {}: {} is a {} checkpoint, served with --quantization {} "
+                                                               "(data/engines/quantized_checkpoints.json)",
+                                                               *quantization, arg, published.variant, published.quantization_flag));
+  return published.variant;
+}
+
 std::optional<PublishedCheckpointArg> published_checkpoint_of_folder(const std::string& path) {
   if (auto exact = published_checkpoint_arg(path)) return exact;
   if (hub::is_hub_ref(path) || path_exists(path)) return std::nullopt;

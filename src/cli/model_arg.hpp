@@ -48,6 +48,20 @@ struct PublishedCheckpointArg {
 // the catalogue does not list. Call it only after resolve_model_arg found nothing: a local folder or a hub-cache copy
 // of the checkpoint is read from its own files.
 std::optional<PublishedCheckpointArg> published_checkpoint_arg(const std::string& arg);
+// quant34 (issue 16): MODEL as inspect, fit and plan take it, resolved once for the three. The argument itself first (a
+// local folder, a config.json, the catalogue, a hub reference); where that finds nothing and the argument is the hub id
+// of a published quantized checkpoint the catalogue lists, its base model, with `published` saying which checkpoint and
+// variant (the base's assumptions name it). Errors: resolve_model_arg's for the argument, or for the base model.
+struct ModelArgResolution {
+  model::ModelSpec spec;
+  std::optional<PublishedCheckpointArg> published;  // set: `spec` is the base model, to be sized as published->variant
+};
+Expected<ModelArgResolution> resolve_model_or_checkpoint(const std::string& arg, const ModelArgOptions& options);
+// The variant a published checkpoint named as MODEL is sized in: its own. A --variant that is another
+// (`variant`, as given) or a --quantization other than the one it is served with (`quantization`, the value given; the
+// checkpoint's own is "": read from its config) is invalid_argument naming the base model to give instead.
+Expected<std::string> published_checkpoint_variant(const PublishedCheckpointArg& published, const std::string& arg, const std::optional<std::string>& variant,
+                                                   const std::optional<std::string>& quantization);
 // The same for a model named in an engine log: the hub id, or a path that is not here whose last folder is named as one
 // published checkpoint (seeds/000 downloads Eco-Tech/Qwen3.6-27B-w8a8 to /data/models/Qwen3.6-27B-w8a8 and serves that).
 std::optional<PublishedCheckpointArg> published_checkpoint_of_folder(const std::string& path);

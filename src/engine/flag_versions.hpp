@@ -21,8 +21,27 @@ struct FlagVersions {
   std::string source;
 };
 
+// quant34 (issue 16): how vLLM before --speculative-config took one group of speculative methods (the file's
+// "speculative_legacy" section): V0's EngineArgs has no method, it takes --speculative-model and reads the drafter's kind from
+// the draft checkpoint's config.
+struct LegacySpeculativeMethod {
+  std::string id;                        // "deepseek_mtp"
+  std::vector<std::string> methods;      // the --speculative-config "method" values it serves: "mtp", "deepseek_mtp"
+  Version version_min;                   // the first release whose V0 spec_decode runs them
+  std::string speculative_model;         // --speculative-model's value: "{model}" (the config's "model"), "[ngram]", or "" (none)
+  std::vector<std::string> model_types;  // the target config.json model_type values it runs for; empty: any
+  std::vector<std::string> required;     // --speculative-config keys its flags need (ngram: prompt_lookup_max)
+  std::string source;
+};
+// One --speculative-config key and the V0 flag it came from ("num_speculative_tokens", "--num-speculative-tokens").
+struct LegacySpeculativeKey {
+  std::string key, flag;
+};
+
 struct FlagVersionCatalog {
   std::vector<FlagVersions> records;
+  std::vector<LegacySpeculativeKey> legacy_speculative_keys;        // optional section "speculative_legacy"
+  std::vector<LegacySpeculativeMethod> legacy_speculative_methods;
   std::string origin;
   const FlagVersions* find(const std::string& flag) const;
 };
@@ -45,6 +64,17 @@ struct GivenFlag {
 // arguments: --headless --data-parallel-start-rank 1"); "" when it has them all or the engine is not vLLM's.
 std::string unrecognized_flags_refusal(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version,
                                        const std::vector<GivenFlag>& given);
+// quant34 (issue 16): the `vllm serve` arguments that start the speculative decoding `config_text` (--speculative-config's
+// JSON object, as given) on `engine_name` (vllm, vllm-ascend) at `version`, for a target whose config.json model_type is
+// `model_type`: {"--speculative-config", config_text} where the version's parser has that flag (and for any other engine);
+// before it, V0's flags from the "speculative_legacy" section (--speculative-model M / '[ngram]', --num-speculative-tokens
+// N, ... by key name), values unquoted. unsupported errors, naming the version, the reason and the file: a
+// method with no V0 form there (eagle3 at 0.7.3, MTP before 0.7.3), a target model_type the form does not run for (MTP of
+// a model other than DeepSeek-V3's), a key the form needs missing (ngram without prompt_lookup_max) or a key no V0 flag takes;
+// invalid_argument: text that is not a JSON object.
+Expected<std::vector<GivenFlag>> speculative_serve_args(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version,
+                                                        const std::string& config_text, const std::string& model_type);
+
 std::string flag_version_refusal(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& flag,
                                  const std::string& as_written);
 

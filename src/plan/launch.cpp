@@ -10,6 +10,7 @@
 #include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/flag_versions.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/model_spec.hpp"
 #include "model/quant_variant.hpp"
@@ -613,6 +614,25 @@ const LaunchMemo::CheckpointPart& memo_checkpoint_part(LaunchMemo& memo, const m
   return memo.checkpoints.back();
 }
 
+// quant34 (issue 16): the speculative config in the form the engine version's parser takes: --speculative-config from vLLM
+// 0.8.2, V0's --speculative-model / --num-speculative-tokens before it (engine::speculative_serve_args). A config the
+// version cannot start is refused before any row is made (cli plan); were one to reach here, the flag is written as given
+// and the note says why it fails.
+std::string speculative_args(const model::ModelSpec& m, const engine::EngineProfile& e, const std::string& config, Launch& l) {
+  const auto& flags = engine::shipped_flag_versions();
+  auto args = flags ? engine::speculative_serve_args(*flags, e.engine, e.rule_version(), config, m.model_type) : Expected<std::vector<engine::GivenFlag>>(flags.error());
+  if (!args) {
+    l.notes.push_back(args.error().message);
+    return " --speculative-config " + shell_single_quoted(config);
+  }
+  std::string out;
+  for (const auto& a : *args) out += " " + a.flag + " " + (a.flag == "--speculative-config" ? shell_single_quoted(a.value) : shell_word(a.value));
+  if (const engine::FlagVersions* modern = flags->find("--speculative-config"); modern && (args->empty() || args->front().flag != "--speculative-config"))
+    l.notes.push_back("speculative decoding as " + e.engine + " " + e.rule_version().text() + " takes it: vLLM before " + modern->version_min.text() +
+                      " has no --speculative-config; its V0 flags carry '" + config + "' (" + flags->origin + " speculative_legacy)");
+  return out;
+}
+
 }  // namespace
 
 Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine::EngineProfile& e, const engine::LaunchRules& rules, int64_t devices_per_node,
@@ -704,7 +724,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   if (c.no_video) s << " --limit-mm-per-prompt '{\"video\": 0}'";
   if (skip_mm) s << " --skip-mm-profiling";
   if (multi_node) s << " --distributed-executor-backend ray";
-  if (!options.speculative_config.empty()) s << " --speculative-config " << shell_single_quoted(options.speculative_config);
+  if (!options.speculative_config.empty()) s << speculative_args(m, e, options.speculative_config, l);
   if (!options.compilation_config.empty()) s << " --compilation-config " << shell_single_quoted(options.compilation_config);
   // Issue 15/16 (plan28): the engine settings fit takes, as given (their environment only on the platform that reads it).
   if (const EngineArgs* a = options.engine_args) {

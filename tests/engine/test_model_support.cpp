@@ -329,7 +329,13 @@ TEST(ModelSupportCli, Issue15_FitTakesEachVersionsSpeculativeFlags) {
   const auto config_on_v0 = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
   EXPECT_EQ(config_on_v0.code, 2) << config_on_v0.out;
   EXPECT_NE(config_on_v0.out.find("vllm serve: error: unrecognized arguments: --speculative-config"), std::string::npos) << config_on_v0.out;
-  const auto legacy = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3");
+  // quant34: V0's '[ngram]' drafter needs --ngram-prompt-lookup-max (vllm/config.py at v0.7.3: 'if ngram_prompt_lookup_max is None
+  // or ngram_prompt_lookup_max < 1: raise ValueError(...must be > 0)'); without it the engine does not start (exit 2).
+  const auto no_window = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3");
+  EXPECT_EQ(no_window.code, 2) << no_window.out;
+  EXPECT_NE(no_window.out.find("needs \"prompt_lookup_max\" in --speculative-config (V0's --ngram-prompt-lookup-max)"), std::string::npos) << no_window.out;
+  EXPECT_NE(no_window.out.find("must be > 0"), std::string::npos) << no_window.out;
+  const auto legacy = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3 --ngram-prompt-lookup-max 4");
   EXPECT_EQ(legacy.code, 0) << legacy.out;
   EXPECT_NE(legacy.out.find("speculative decoding (ngram, 3 tokens)"), std::string::npos) << legacy.out;
   EXPECT_NE(legacy.out.find("(V0 spec_decode) sized as V1 sizes it"), std::string::npos) << legacy.out;
@@ -339,10 +345,11 @@ TEST(ModelSupportCli, Issue15_FitTakesEachVersionsSpeculativeFlags) {
   const auto config_late = pftest::run_cli("fit " + llama + " --device H100 --engine vllm@0.9.1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
   EXPECT_EQ(config_late.code, 0) << config_late.out;
   EXPECT_EQ(config_late.out.find("V0 spec_decode"), std::string::npos) << config_late.out;
-  // plan on a named version answers as fit does.
+  // quant34: plan takes --speculative-config as its own input and writes each row's start in the form the version parses
+  // (tests/cli/test_quant34.cpp); V0's ngram has no default prompt_lookup_max, so this config cannot start on 0.7.3 (exit 2).
   const auto plan_v0 = pftest::run_cli("plan " + llama + " --devices H100 --engine vllm@0.7.3 --max-devices 1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'");
   EXPECT_EQ(plan_v0.code, 2) << plan_v0.out;
-  EXPECT_NE(plan_v0.out.find("vllm serve: error: unrecognized arguments: --speculative-config"), std::string::npos) << plan_v0.out;
+  EXPECT_NE(plan_v0.out.find("its ngram form needs \"prompt_lookup_max\""), std::string::npos) << plan_v0.out;
 }
 
 // arch32: a V0 log's own arguments (vLLM 0.7.3's "args: Namespace(... speculative_model='[ngram]',
@@ -366,4 +373,5 @@ TEST(ModelSupportCli, Issue15_LogsReadV0SpeculativeArgsBack) {
   EXPECT_EQ((*parsed)["engine_version"], "0.7.3");
   EXPECT_EQ((*parsed)["speculative_config"]["method"], "ngram") << r.out;
   EXPECT_EQ((*parsed)["speculative_config"]["num_speculative_tokens"], 5) << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["prompt_lookup_max"], 4) << r.out;  // quant34: ngram_prompt_lookup_max=4 of the Namespace
 }
