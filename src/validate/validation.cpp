@@ -553,6 +553,7 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     bare.flags.data_parallel_external_lb.reset();
     if (auto again = deploy::resolve_deployment(bare, {&ctx.devices, &ctx.engines}); again) {
       refused = deploy::non_moe_external_data_parallel_refusal(in.flags, again->engine, again->deployment.data_parallel_size, again->model.num_experts);
+      if (refused && refused->message != resolved.error().message) refused.reset();  // another refusal came first: that one is the case's
       if (refused) resolved = std::move(again);
     }
   }

@@ -414,7 +414,7 @@ TEST(MultiNode32, Issue15_NonMoeExternalDataParallelRefusedFrom021) {
   const auto ascend = run("fit Qwen/Qwen3-8B --device 910B3 --data-parallel-size 2 --max-model-len 8192 --engine vllm-ascend@0.21.0rc1 -dpn 1");
   EXPECT_EQ(ascend.code, 2) << ascend.out;
   EXPECT_NE(ascend.out.find(words), std::string::npos) << ascend.out;
-  for (const std::string taken : {dense + "--engine vllm@0.20.2 -dpn 1 -dpa 10.0.0.1",
+  for (const std::string& taken : std::vector<std::string>{dense + "--engine vllm@0.20.2 -dpn 1 -dpa 10.0.0.1",
                                   "fit Qwen/Qwen3-8B --device H100 --max-model-len 8192 --engine vllm@0.23.0 -dpn 0",
                                   dense + "--engine vllm@0.23.0 --data-parallel-size-local 1 --data-parallel-start-rank 1 --data-parallel-hybrid-lb -dpa 10.0.0.1",
                                   "fit Qwen/Qwen3-30B-A3B --device H100 --data-parallel-size 2 --max-model-len 8192 --engine vllm@0.23.0 -dpn 1 -dpa 10.0.0.1"}) {
