@@ -366,7 +366,8 @@ def captured_cases(report, files):
     """Issue 15 (warmup33): the CUDA cases whose graphs are captured after KV sizing (not in the budget) with a printed
     'Graph capturing finished in N secs, took X GiB' (`cuda_graph_gib` > 0; the llm-d summary table's negative figures are
     not captures), with the binary's multipliers of the captured-graph term (validate --json memory_terms
-    graph_captured_graphs / _layer_graphs / _moe_layer_graphs) and its graph bytes."""
+    graph_captured_graphs / _layer_graphs / _moe_layer_graphs; from vLLM 0.11 graph_captured_graphs is the graphs over TP,
+    engines.json graph_captured_per_graph_by_tp, graph34) and its graph bytes."""
     printed = printed_by_id(files, lambda c: c.get("cuda_graph_gib") if c.get("engine") == "vllm" else None)
     out = []
     for r in report["rows"]:

@@ -79,11 +79,24 @@ DataParallelNode data_parallel_node(const Flags& f, int64_t tp, int64_t pp, int6
 
 namespace {
 
+// Issue 15 (graph34): vLLM PR #40839 (commit 577b9623e, 2026-05-04; in the v0.21.0rc1 - v0.23.1rc0 tags' arg_utils.py,
+// not in v0.20.2's): "data_parallel_external_lb = self.data_parallel_external_lb or self.data_parallel_rank is not None",
+// then, after the --nnodes asserts and before the rank and local-size asserts, a ValueError where DP > 1 and not
+// model_config.is_moe (get_num_experts() > 0). Hybrid LB's switch to external at one local rank comes after it, so a
+// hybrid start is not refused. "" when it does not apply.
+std::string non_moe_external_refusal(const Flags& f, const engine::Version& at, int64_t dp, int64_t num_experts) {
+  const bool external = f.data_parallel_rank || on(f.data_parallel_external_lb);
+  if (!external || dp <= 1 || num_experts > 0 || at < version("0.21.0")) return "";
+  const auto& origin = f.data_parallel_rank ? f.data_parallel_rank->origin : f.data_parallel_external_lb->origin;
+  return origin + ": ValueError: Non-MoE models do not support external data parallel mode. For external load balancing, launch independent vLLM "
+                  "instances without --data-parallel-* arguments.";
+}
+
 // Issue 15 (dpep33): vLLM's refusals of --data-parallel-rank, --nnodes and --node-rank (arg_utils.py create_engine_config
 // at v0.9.2 - v0.23.0 (the efschu/vllm release tags) and PR #49124 (commit 453f01783, merged 2026-07-24, taken as 0.27.0
 // as the hybrid-LB message above), which turned the asserts into ValueErrors with new words; ParallelConfig.__post_init__
 // for the rank's range). "" when the start passes them.
-std::string external_rank_refusal(const Flags& f, const engine::Version& at, int64_t tp, int64_t pp, int64_t dp) {
+std::string external_rank_refusal(const Flags& f, const engine::Version& at, int64_t tp, int64_t pp, int64_t dp, int64_t num_experts) {
   const bool new_words = !(at < version("0.27.0"));
   const auto ll = [](int64_t v) { return static_cast<long long>(v); };
   if (on(f.data_parallel_hybrid_lb) && on(f.data_parallel_external_lb))
@@ -114,6 +127,7 @@ std::string external_rank_refusal(const Flags& f, const engine::Version& at, int
   }
   const bool external = f.data_parallel_rank || on(f.data_parallel_external_lb);
   if (!external) return "";
+  if (const std::string why = non_moe_external_refusal(f, at, dp, num_experts); !why.empty()) return why;
   const bool rank_known = f.data_parallel_rank || (nnodes > 1 && dp > 1);
   if (!rank_known)
     return f.data_parallel_external_lb->origin + ": " +
@@ -176,8 +190,15 @@ std::string parallel_config_refusal(const Flags& f, const engine::Version& at, i
 
 }  // namespace
 
-Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& eng, int64_t tp, int64_t pp, int64_t dp, const std::string& device_id,
-                                 std::vector<std::string>& assumptions) {
+std::optional<Error> non_moe_external_data_parallel_refusal(const Flags& f, const engine::EngineProfile& eng, int64_t dp, int64_t num_experts) {
+  if (eng.engine != "vllm" && eng.engine != "vllm-ascend") return std::nullopt;
+  const std::string why = non_moe_external_refusal(f, eng.rule_version(), dp, num_experts);
+  if (why.empty()) return std::nullopt;
+  return make_error(ErrorKind::invalid_argument, why);
+}
+
+Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& eng, int64_t tp, int64_t pp, int64_t dp, int64_t num_experts,
+                                 const std::string& device_id, std::vector<std::string>& assumptions) {
   if (eng.engine != "vllm" && eng.engine != "vllm-ascend") return Ok{};
   const engine::Version at = eng.rule_version();
   // argparse first: a flag the version's parser lacks stops `vllm serve` before any check below.
@@ -246,7 +267,7 @@ Status check_data_parallel_flags(const Flags& f, const engine::EngineProfile& en
   // ParallelConfig.data_parallel_backend: DataParallelBackend = Literal['ray', 'mp'] (an assert in 0.9.1's arg_utils.py).
   if (const auto& b = f.data_parallel_backend; b && b->value != "mp" && b->value != "ray")
     return make_error(ErrorKind::invalid_argument, format("%s: expected mp or ray (vLLM ParallelConfig.data_parallel_backend), found '%s'", b->origin.c_str(), one_line(b->value, 60).c_str()));
-  if (const std::string why = external_rank_refusal(f, at, tp, pp, dp); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+  if (const std::string why = external_rank_refusal(f, at, tp, pp, dp, num_experts); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
   if (const std::string why = parallel_config_refusal(f, at, tp, pp, dp); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
   if (const auto& s = f.data_parallel_start_rank; s && (s->value < 0 || s->value >= dp))
     return make_error(ErrorKind::invalid_argument, format("%s: data parallel start rank %lld is outside the %lld ranks of --data-parallel-size (0..%lld)", s->origin.c_str(),

@@ -624,8 +624,8 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                              dev.platform.c_str(), llama_only ? " (llama.cpp runs there: a GGUF file with --engine llama.cpp)" : ""));
   }
   // Issue 15 (multinode32): the multi-node data-parallel flags as the engine's version takes them, and this node's ranks.
-  PF_TRY(dp_ok, check_data_parallel_flags(in.flags, eng, deployment.tensor_parallel_size, deployment.pipeline_parallel_size, deployment.data_parallel_size, dev.id,
-                                          r.assumptions));
+  PF_TRY(dp_ok, check_data_parallel_flags(in.flags, eng, deployment.tensor_parallel_size, deployment.pipeline_parallel_size, deployment.data_parallel_size,
+                                          in.model.num_experts, dev.id, r.assumptions));
   (void)dp_ok;
   if (const auto& kv = in.flags.kv_cache_dtype) {  // issue 15 (v0eng29): a KV dtype the engine takes but cannot run on this card
     PF_TRY(kv_ok, check_kv_cache_dtype(eng, dev, *kv));

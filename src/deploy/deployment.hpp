@@ -230,8 +230,15 @@ DataParallelNode data_parallel_node(const Flags& flags, int64_t tensor_parallel_
 // a start rank whose local ranks pass the DP size. invalid_argument naming the flag's origin. On success, adds to
 // `assumptions` what the start describes on its node (its ranks and devices, headless or not) and what vLLM takes
 // silently that a multi-node start gets wrong (no --data-parallel-address: 127.0.0.1). Other engines: Ok, nothing added.
+// Issue 15 (graph34): from vLLM 0.21 an external-LB start (--data-parallel-rank or --data-parallel-external-lb) with DP > 1
+// of a model without experts (`model_num_experts` 0: vLLM's ModelConfig.is_moe, num_experts > 0) is refused with
+// vLLM's "Non-MoE models do not support external data parallel mode. ..." ValueError.
 Status check_data_parallel_flags(const Flags& flags, const engine::EngineProfile& engine, int64_t tensor_parallel_size, int64_t pipeline_parallel_size,
-                                 int64_t data_parallel_size, const std::string& device_id, std::vector<std::string>& assumptions);
+                                 int64_t data_parallel_size, int64_t model_num_experts, const std::string& device_id, std::vector<std::string>& assumptions);
+// The refusal above alone (vLLM 0.21 on, DP > 1, an external-LB start, a model without experts), for `validate` to score
+// a recorded start of that kind as one that does not start; nullopt where vLLM takes it.
+std::optional<Error> non_moe_external_data_parallel_refusal(const Flags& flags, const engine::EngineProfile& engine, int64_t data_parallel_size,
+                                                            int64_t model_num_experts);
 
 // Issue 15 (dcp): vLLM's checks of --decode-context-parallel-size `dcp` against the model and the TP size: TP a multiple
 // of it; for a model without MLA, TP above the KV heads, dcp at most TP // KV heads and dividing the query heads per KV

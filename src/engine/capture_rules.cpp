@@ -34,7 +34,8 @@ Expected<std::optional<EngineProfile::VersionRule>> optional_capture_rule(const 
 }  // namespace
 
 const std::vector<std::string>& capture_rule_keys() {
-  static const std::vector<std::string> keys = {"cudagraph_piecewise_grid_of_8", "cudagraph_model_capture_sizes", "graph_captured_after_kv"};
+  static const std::vector<std::string> keys = {"cudagraph_piecewise_grid_of_8", "cudagraph_model_capture_sizes", "graph_captured_after_kv",
+                                                "graph_captured_per_graph_by_tp"};
   return keys;
 }
 
@@ -49,6 +50,8 @@ Expected<CaptureRules> parse_capture_rules(const JsonObject& r, const std::strin
   PF_TRY(grid8, optional_capture_rule(r, origin, id, "cudagraph_piecewise_grid_of_8"));
   PF_TRY(captured, optional_capture_rule(r, origin, id, "graph_captured_after_kv"));
   c.graph_captured_after_kv = captured;
+  PF_TRY(by_tp, optional_capture_rule(r, origin, id, "graph_captured_per_graph_by_tp"));
+  c.graph_captured_per_graph_by_tp = by_tp;
   c.piecewise_grid_of_8 = grid8;
   const std::string key = "cudagraph_model_capture_sizes";
   const Json* sizes = r.find(key);

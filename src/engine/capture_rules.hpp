@@ -26,6 +26,11 @@ struct CaptureRules {
   // captured-graph cost applies (CapturedGraphCost). Unset: the platform's graph_bytes prior (V0, and from 0.21 the
   // pre-capture estimate inside the budget).
   std::optional<EngineProfile::VersionRule> graph_captured_after_kv;
+  // Issue 15 (graph34): versions whose captured graphs' per-graph cost (CapturedGraphCost::per_graph_bytes, the part
+  // that does not grow with the layers) is the rank's share: divided by the tensor parallel size. The FULL_AND_PIECEWISE
+  // captures of 0.11 - 0.20 (the llm-d-planner vLLM 0.19 sweep: Llama-3.1-8B 0.91 / 0.76 / 0.67 GiB at TP 1 / 2 / 4);
+  // before 0.11 a PIECEWISE-only capture at TP 2 printed more than at TP 1 (Qwen2-7B, A100, 0.10.1: 0.65 and 0.50).
+  std::optional<EngineProfile::VersionRule> graph_captured_per_graph_by_tp;
   // Models whose vLLM config sets max_cudagraph_capture_size when the user sets neither it nor cudagraph_capture_sizes
   // (GptOssForCausalLMConfig: 1024); an explicit maximum, so max_num_seqs does not cap it.
   struct ModelCaptureSize {
@@ -39,8 +44,9 @@ struct CaptureRules {
 };
 
 // The captured graphs' own cost where the version captures after KV sizing, outside the budget ("Graph capturing
-// finished in N secs, took X GiB"): per graph, a fixed part, one per decoder layer on the rank and one more per MoE
-// layer. All 0: not modelled (the platform's graph_bytes prior).
+// finished in N secs, took X GiB"): per graph, a fixed part (divided by TP where CaptureRules::graph_captured_per_graph_by_tp
+// applies), one per decoder layer on the rank and one more per MoE layer. All 0: not modelled (the platform's
+// graph_bytes prior).
 struct CapturedGraphCost {
   double per_graph_bytes = 0, per_layer_bytes = 0, per_moe_layer_bytes = 0;
   std::string source;

@@ -52,25 +52,30 @@ Expected<std::optional<Term>> estimate_captured_graphs(const model::ModelSpec& m
   const int64_t layers = std::clamp<int64_t>(lay.first_layers, 0, static_cast<int64_t>(m.layers.size()));
   int64_t moe_layers = 0;
   for (int64_t i = 0; i < layers; ++i) moe_layers += m.layers[static_cast<size_t>(i)].moe ? 1 : 0;
-  const double per_graph =
-      cost.per_graph_bytes + static_cast<double>(layers) * cost.per_layer_bytes + static_cast<double>(moe_layers) * cost.per_moe_layer_bytes;
+  // Issue 15 (graph34): from 0.11 the per-graph part is the rank's share (engine/capture_rules.hpp graph_captured_per_graph_by_tp).
+  const int64_t tp_share = engine.applies(engine::capture_rules(engine).graph_captured_per_graph_by_tp) ? std::max<int64_t>(1, dep.tensor_parallel_size) : 1;
+  const double per_graph = cost.per_graph_bytes / static_cast<double>(tp_share) + static_cast<double>(layers) * cost.per_layer_bytes +
+                           static_cast<double>(moe_layers) * cost.per_moe_layer_bytes;
   const double bytes = static_cast<double>(pw + full) * per_graph;
   if (!dep.explain) return std::optional<Term>(Term{"graph capture", bytes, bytes * oh.band_fraction, {}, {}});
   std::string notes = fallback;
   for (const auto& n : sizes.notes) notes += (notes.empty() ? "" : "; ") + n;
   const int64_t largest = std::max(sizes.piecewise.empty() ? 0 : sizes.piecewise.back(), sizes.full.empty() ? 0 : sizes.full.back());
   const double mib = 1024.0 * 1024.0;
+  const std::string tp_text = tp_share > 1 ? format(" / TP %lld", static_cast<long long>(tp_share)) : std::string();
   return std::optional<Term>(
       Term{"graph capture", bytes, bytes * oh.band_fraction,
-           format("captured after KV allocation, outside the budget (needs the 1 - util headroom): (PIECEWISE %lld + FULL %lld) graphs x (%.2f MiB + %lld layers x "
+           format("captured after KV allocation, outside the budget (needs the 1 - util headroom): (PIECEWISE %lld + FULL %lld) graphs x (%.2f MiB%s + %lld layers x "
                   "%.3f MiB + %lld MoE layers x %.3f MiB) (largest %lld tokens%s%s; %s)",
-                  static_cast<long long>(pw), static_cast<long long>(full), cost.per_graph_bytes / mib, static_cast<long long>(layers), cost.per_layer_bytes / mib,
+                  static_cast<long long>(pw), static_cast<long long>(full), cost.per_graph_bytes / mib, tp_text.c_str(), static_cast<long long>(layers),
+                  cost.per_layer_bytes / mib,
                   static_cast<long long>(moe_layers), cost.per_moe_layer_bytes / mib, static_cast<long long>(largest), notes.empty() ? "" : "; vLLM: ",
                   notes.c_str(), cost.source.c_str()),
            {{"graph_bytes", bytes},
             {"in_budget", 0.0},
             {"captured_piecewise_graphs", static_cast<double>(pw)},
             {"captured_full_graphs", static_cast<double>(full)},
+            {"per_graph_tp_share", static_cast<double>(tp_share)},
             {"layers", static_cast<double>(layers)},
             {"moe_layers", static_cast<double>(moe_layers)},
             {"captured_largest_tokens", static_cast<double>(largest)}}});

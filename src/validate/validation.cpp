@@ -381,18 +381,19 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                       {"regime_dp", static_cast<double>(est.data_parallel_size)},
                       {"regime_ep", d.enable_expert_parallel ? 1.0 : 0.0},
                       {"regime_quantized", !est.quantization.empty() || d.quant_scheme ? 1.0 : 0.0}};
-  // Issue 15 (warmup33): the captured-graph term's multipliers (graphs, graphs x layers, graphs x MoE layers), which
+  // Issue 15 (warmup33): the captured-graph term's multipliers (graphs [/ TP], graphs x layers, graphs x MoE layers), which
   // tools/fit_overheads.py --graph-captured fits the engines.json graph_captured_* constants on; 0 where the term is not that.
   for (const auto& t : est.terms) {
     if (t.name != "graph capture") continue;
-    double graphs = 0, layers = -1, moe_layers = 0;
+    double graphs = 0, layers = -1, moe_layers = 0, tp_share = 1;
     for (const auto& [name, value] : t.inputs) {
       if (name == "captured_piecewise_graphs" || name == "captured_full_graphs") graphs += value;
+      if (name == "per_graph_tp_share" && value >= 1) tp_share = value;
       if (name == "layers") layers = value;
       if (name == "moe_layers") moe_layers = value;
     }
     if (layers < 0) continue;
-    row.memory_terms["graph_captured_graphs"] = graphs;
+    row.memory_terms["graph_captured_graphs"] = graphs / tp_share;  // issue 15 (graph34): the per-graph part's multiplier
     row.memory_terms["graph_captured_layer_graphs"] = graphs * layers;
     row.memory_terms["graph_captured_moe_layer_graphs"] = graphs * moe_layers;
   }
@@ -543,6 +544,20 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   }
   if (!rules_of) return rules_of.error();
   auto resolved = deploy::resolve_deployment(in, {&ctx.devices, &ctx.engines});
+  // Issue 15 (graph34): a recorded external-LB start of a model without experts, which vLLM 0.21+ refuses at config time
+  // ("Non-MoE models do not support external data parallel mode"), is scored as a start that does not happen: the case is
+  // resolved without its external-LB flags for the card and engine, and the fit is the refusal.
+  std::optional<Error> refused;
+  if (!resolved && (in.flags.data_parallel_rank || in.flags.data_parallel_external_lb)) {
+    deploy::Inputs bare = in;
+    bare.flags.data_parallel_rank.reset();
+    bare.flags.data_parallel_external_lb.reset();
+    if (auto again = deploy::resolve_deployment(bare, {&ctx.devices, &ctx.engines}); again) {
+      refused = deploy::non_moe_external_data_parallel_refusal(in.flags, again->engine, again->deployment.data_parallel_size, again->model.num_experts);
+      if (refused && refused->message != resolved.error().message) refused.reset();  // another refusal came first: that one is the case's
+      if (refused) resolved = std::move(again);
+    }
+  }
   if (!resolved) return skip(resolved.error().message);
   // Issue 19 (hard33's leftover): a recorded attention_backend is checked as fit checks --attention-backend (a name the
   // version's enum lacks is vLLM's ValueError at start-up). A case records a run, so such a name is unreadable input.
@@ -560,7 +575,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   row.engine = resolved->engine.id;
   if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);
   // The model as resolved: a case's dtype (vLLM's --dtype) is applied to it (deploy::resolve_deployment; issue 15, warmup32).
-  auto est = estimate::estimate_fit(resolved->model, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
+  auto est = refused ? estimate::refused_fit(resolved->device, resolved->engine, resolved->deployment, *refused)
+                     : estimate::estimate_fit(resolved->model, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
   // Issue 15/16 (plan28): a recorded max_model_len above the model's derived length is vLLM's ValueError at config time
   // (deploy::check_max_model_len, as fit refuses --max-model-len and plan --context): the case is evaluated as the engine
   // would run it, refused before anything is sized. A case records no VLLM_ALLOW_LONG_MAX_MODEL_LEN; a length read from

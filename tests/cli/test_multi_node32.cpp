@@ -391,3 +391,56 @@ TEST(MultiNode32, Issue15_ServeFlagCatalogue) {
     EXPECT_NE(parsed.error().message.find(message), std::string::npos) << flags << ": " << parsed.error().message;
   }
 }
+
+// Issue 15 (graph34): from vLLM 0.21 (PR #40839, commit 577b9623e; in the v0.21.0rc1 - v0.23.1rc0 tags' arg_utils.py
+// create_engine_config, not in v0.20.2's) an external-LB start (--data-parallel-rank, or --data-parallel-external-lb)
+// with --data-parallel-size above 1 of a model whose config names no experts (ModelConfig.is_moe: num_experts > 0) is
+// vLLM's ValueError, raised after the --nnodes asserts and before the rank assert; a hybrid-LB start (its switch to
+// external LB at one local rank comes after the check), a MoE model, DP 1 or 0.20 start. fit exits 2 with vLLM's words;
+// validate scores a recorded start of that kind as one that does not start.
+TEST(MultiNode32, Issue15_NonMoeExternalDataParallelRefusedFrom021) {
+  const std::string dense = "fit Qwen/Qwen3-8B --device H100 --data-parallel-size 2 --max-model-len 8192 ";
+  const std::string words = "ValueError: Non-MoE models do not support external data parallel mode. For external load balancing, launch independent vLLM "
+                            "instances without --data-parallel-* arguments.";
+  for (const std::string flags : {"--engine vllm@0.21.0 -dpn 1", "--engine vllm@0.23.0 --data-parallel-rank 0 -dpa 10.0.0.1",
+                                  // the flag alone, no rank: this refusal, not the rank assert that follows it in vLLM
+                                  "--engine vllm@0.23.0 --data-parallel-external-lb"}) {
+    const auto r = run(dense + flags);
+    EXPECT_EQ(r.code, 2) << flags << "\n" << r.out;
+    EXPECT_NE(r.out.find(words), std::string::npos) << flags << "\n" << r.out;
+  }
+  EXPECT_NE(run(dense + "--engine vllm@0.21.0 -dpn 1").out.find("--data-parallel-rank: " + words), std::string::npos);
+  // vLLM-Ascend 0.21.0rc1 runs vLLM 0.21 (vllm-ascend #11863: Qwen3.6-27B with --data-parallel-rank on two A2 nodes).
+  const auto ascend = run("fit Qwen/Qwen3-8B --device 910B3 --data-parallel-size 2 --max-model-len 8192 --engine vllm-ascend@0.21.0rc1 -dpn 1");
+  EXPECT_EQ(ascend.code, 2) << ascend.out;
+  EXPECT_NE(ascend.out.find(words), std::string::npos) << ascend.out;
+  for (const std::string& taken : std::vector<std::string>{dense + "--engine vllm@0.20.2 -dpn 1 -dpa 10.0.0.1",
+                                  "fit Qwen/Qwen3-8B --device H100 --max-model-len 8192 --engine vllm@0.23.0 -dpn 0",
+                                  dense + "--engine vllm@0.23.0 --data-parallel-size-local 1 --data-parallel-start-rank 1 --data-parallel-hybrid-lb -dpa 10.0.0.1",
+                                  "fit Qwen/Qwen3-30B-A3B --device H100 --data-parallel-size 2 --max-model-len 8192 --engine vllm@0.23.0 -dpn 1 -dpa 10.0.0.1"}) {
+    const auto r = run(taken);
+    EXPECT_EQ(r.code, 0) << taken << "\n" << r.out;
+    EXPECT_EQ(r.out.find("Non-MoE models"), std::string::npos) << taken << "\n" << r.out;
+  }
+  // validate: the dense rank-1 start on 0.23.0 is a start that does not happen; the MoE one is sized.
+  const std::string cases = pftest::scratch_dir("graph34_external_dp") + "/cases.jsonl";
+  const std::string common = R"({"engine":"vllm","engine_version":"0.23.0","device":"H100","max_model_len":8192,"data_parallel_size":2,"data_parallel_rank":1,)"
+                             R"("data_parallel_address":"10.0.0.1","fits":true,)";
+  std::ofstream(cases) << common << R"("id":"dense","model":"Qwen/Qwen3-8B"})" << "\n" << common << R"("id":"moe","model":"Qwen/Qwen3-30B-A3B"})" << "\n";
+  const auto v = run("validate " + cases + " --json");
+  const Json j = Json::parse(v.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << v.out;
+  int seen = 0;
+  for (const auto& row : j["rows"]) {
+    if (row["id"] == "dense") {
+      ++seen;
+      EXPECT_EQ(row["predicted_fits"], false) << row.dump();
+      EXPECT_NE(row["predicted_failure_message"].get<std::string>().find(words), std::string::npos) << row.dump();
+    }
+    if (row["id"] == "moe") {
+      ++seen;
+      EXPECT_EQ(row["predicted_fits"], true) << row.dump();
+    }
+  }
+  EXPECT_EQ(seen, 2) << v.out;
+}
