@@ -240,6 +240,35 @@ TEST(Fit, SamplerRunSetsThePeakOnLargeDevices) {
   EXPECT_LT(newer.activation_sampler_bytes, 0.45 * tp2.activation_sampler_bytes);
 }
 
+// Issue 15 (outlier34): vLLM 0.16-0.20 samples with the Triton top-k/top-p kernels (PR #33538): three fp32 copies of
+// the logits in the sampler and ~80 MiB of kernel buffers, while GPUModelRunner._dummy_sampler_run keeps the model-dtype
+// logits compute_logits returned (half an fp32 copy in bf16): 3.5 copies. On an H100 (1,024 sequences, 8,192 batched
+// tokens) by hand, with the forward's [8192, hidden] bf16 output held beside them:
+//  - Llama-3.1-8B (vocab 128,256, hidden 4,096): 3.5 x 1,024 x 128,256 x 4 = 1,838,678,016 + 83,886,080
+//    + 8,192 x 4,096 x 2 = 67,108,864 -> 1,989,672,960 B (1.853 GiB);
+//  - Qwen2.5-7B (vocab 152,064, hidden 3,584): 3.5 x 1,024 x 152,064 x 4 = 2,179,989,504 + 83,886,080
+//    + 8,192 x 3,584 x 2 = 58,720,256 -> 2,322,595,840 B (2.163 GiB).
+// vLLM 0.19.0 printed 'torch peak memory increase: 1.89GiB' and '2.21GiB' for these two at TP 1, 2 and 4 (the
+// llm-d-planner sweep, data/evidence/vllm-startup-public.jsonl, pub-llmdplanner-*-v019-*); three copies gave 1.61 and
+// 1.87 GiB.
+TEST(Fit, Issue15_Outlier34_TritonSamplerRunHoldsTheModelDtypeLogits) {
+  struct Row {
+    const char* model;
+    double bytes, printed_gib;
+  };
+  for (const Row r : {Row{"meta-llama/Meta-Llama-3.1-8B", 1989672960.0, 1.89}, Row{"Qwen/Qwen2.5-7B", 2322595840.0, 2.21}}) {
+    auto s = fit_setup(r.model, "H100-SXM", "vllm", "0.19.0");
+    estimate::Deployment d;
+    d.max_model_len = 8192;
+    d.gpu_memory_utilization = 0.95;
+    const auto e = estimate::estimate_fit(s.model, s.device, s.engine, s.overheads, d);
+    EXPECT_EQ(e.max_num_seqs, 1024) << r.model;
+    EXPECT_NEAR(e.activation_sampler_bytes, r.bytes, 1.0) << r.model;
+    EXPECT_DOUBLE_EQ(e.activation_bytes, e.activation_sampler_bytes) << r.model << ": the sampler run sets the peak";
+    EXPECT_NEAR(bytes_to_gib(e.activation_bytes), r.printed_gib, 0.06) << r.model;
+  }
+}
+
 // V0 (vLLM < 0.8) leaves chunked prefill off up to 32K context, so the profile batch is the whole
 // max_model_len: vllm#10517 printed peak_torch_memory 17.06 GiB with 14.99 GiB of weights at 20,000 tokens
 // on a 3090, i.e. a 2.07 GiB activation peak, and 1952 blocks.
