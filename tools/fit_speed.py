@@ -31,7 +31,10 @@ table by regime (engine, platform, dense/MoE, TP>1): LOO median and worst beside
 fewer than 3 cases is marked "prior". `--heldout FILE` predicts FILE's cases with the constants fitted here (never
 fitted on) and prints the same table for them.
 
-Usage: tools/fit_speed.py [--preflight build/preflight] [--write | --check] [--loo] [--heldout FILE] FILES...
+`--only ENGINE/PLATFORM` fits one profile on its cases alone (mindie/npu: the MindIE rows of the public decode file,
+data/evidence/decode-speed-public.jsonl, issue 16 mindie34); the other profiles and their cases are untouched.
+
+Usage: tools/fit_speed.py [--preflight build/preflight] [--write | --check] [--loo] [--only E/P] [--heldout FILE] FILES...
 Standard library only.
 """
 import argparse
@@ -220,11 +223,12 @@ def main():
     ap.add_argument("--check", action="store_true", help="compare this model with the binary's predicted steps; refit nothing")
     ap.add_argument("--loo", action="store_true", help="also report leave-one-out errors (each case predicted by a fit without it) and a table by regime")
     ap.add_argument("--heldout", action="append", default=[], help="a file predicted with the fitted constants, never fitted on")
+    ap.add_argument("--only", help="fit this profile alone (engine/platform, e.g. mindie/npu); the cases of other profiles are left out and their constants kept")
     ap.add_argument("--catalog", default="data/engines/speed.json")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     report = validate_report(args.preflight, args.files)
-    rows = [r for r in report["rows"] if r.get("speed_terms")]
+    rows = [r for r in report["rows"] if r.get("speed_terms") and (not args.only or r["speed_profile"] == args.only)]
     catalog = json.load(open(args.catalog))
     if args.check:
         sys.exit(check(rows, catalog))
@@ -235,7 +239,7 @@ def main():
     if args.loo:
         regime_table(f"fitted cases ({len(errors)}): |tok/s error| by regime", errors)
     if args.heldout:
-        held = [r for r in validate_report(args.preflight, args.heldout)["rows"] if r.get("speed_terms")]
+        held = [r for r in validate_report(args.preflight, args.heldout)["rows"] if r.get("speed_terms") and (not args.only or r["speed_profile"] == args.only)]
         out = [(r, {"fit": tok_s_error(fitted[r["speed_profile"]], r["speed_terms"])}) for r in held if r["speed_profile"] in fitted]
         for r, e in out:
             print(f"  held out {r['id'][:50]:50s} tok/s error {e['fit'] * 100:+6.1f}%")

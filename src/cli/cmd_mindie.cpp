@@ -18,7 +18,9 @@
 #include "cli/help.hpp"
 #include "cli/model_arg.hpp"
 #include "device/device_spec.hpp"
+#include "engine/speed_profile.hpp"
 #include "estimate/mindie.hpp"
+#include "estimate/speed.hpp"
 #include "plan/mindie_config.hpp"
 #include "report/render.hpp"
 
@@ -29,17 +31,17 @@ namespace {
 const char* k_fit_usage =
     "usage: preflight fit MODEL --device D --engine mindie [--npu-mem-size N] [--world-size N] [--max-seq-len N]\n"
     "         [--max-input-token-len N] [--max-prefill-tokens N] [--max-prefill-batch-size N] [--max-batch-size N]\n"
-    "         [--max-iter-times N] [--cache-block-size N] [--npu-memory-fraction F] [--kv-cache-int8] [--json]";
+    "         [--max-iter-times N] [--cache-block-size N] [--npu-memory-fraction F] [--kv-cache-int8] [--num-speculative-tokens N] [--json]";
 const char* k_plan_usage =
     "usage: preflight plan MODEL --devices D --engine mindie [--context L] [--concurrency C] [--world-size N]\n"
-    "         [--npu-mem-size N] [--cache-block-size N] [--max-iter-times N] [--npu-memory-fraction F]\n"
+    "         [--npu-mem-size N] [--cache-block-size N] [--max-iter-times N] [--npu-memory-fraction F] [--num-speculative-tokens N]\n"
     "         [--model-name NAME] [--weight-path DIR] [--config-out DIR] [--json]";
 
 // MindIE's config.json keys as flags; each left unset keeps the catalogue default.
 struct MindieFlags {
   std::optional<std::string> device, devices, engine, model_name, weight_path, config_out;
   std::optional<int64_t> npu_mem_size, world_size, max_seq_len, max_input_token_len, max_prefill_tokens, max_prefill_batch_size, max_batch_size,
-      max_iter_times, cache_block_size, context, concurrency;
+      max_iter_times, cache_block_size, context, concurrency, num_speculative_tokens;
   std::optional<double> npu_memory_fraction;
   bool kv_cache_int8 = false, json = false;
   ModelFlags model;
@@ -81,6 +83,8 @@ std::vector<Option> mindie_options(MindieFlags& f) {
                 int_flag("cache-block-size", "N", f.cache_block_size, positive, "ScheduleConfig.cacheBlockSize (default 128)"),
                 real_flag("npu-memory-fraction", "F", f.npu_memory_fraction, {.most = 1}, "env NPU_MEMORY_FRACTION (default 0.8)"),
                 switch_flag("kv-cache-int8", f.kv_cache_int8, "KV cache int8 (1 byte per element)"),
+                int_flag("num-speculative-tokens", "N", f.num_speculative_tokens, {0, 2},
+                         "ModelConfig.plugin_params {\"plugin_type\":\"mtp\",\"num_speculative_tokens\":N}: MTP (default 0, off)"),
                 int_flag("context", "L", f.context, positive, "plan: maxSeqLen (default min(32768, model max))"),
                 int_flag("concurrency", "C", f.concurrency, positive, "plan: full-length requests the KV pool must hold (default 1)"),
                 text_flag("model-name", "NAME", f.model_name, "plan: ModelConfig.modelName (default: from the model id)"),
@@ -95,7 +99,7 @@ estimate::MindieOptions options_from(const MindieFlags& f, const estimate::Mindi
            {&f.npu_mem_size, &o.npu_mem_size}, {&f.world_size, &o.world_size}, {&f.max_seq_len, &o.max_seq_len},
            {&f.max_input_token_len, &o.max_input_token_len}, {&f.max_prefill_tokens, &o.max_prefill_tokens},
            {&f.max_prefill_batch_size, &o.max_prefill_batch_size}, {&f.max_batch_size, &o.max_batch_size}, {&f.max_iter_times, &o.max_iter_times},
-           {&f.cache_block_size, &o.cache_block_size}}) {
+           {&f.cache_block_size, &o.cache_block_size}, {&f.num_speculative_tokens, &o.num_speculative_tokens}}) {
     if (*value) *field = **value;
   }
   if (f.npu_memory_fraction) o.npu_memory_fraction = *f.npu_memory_fraction;
@@ -154,6 +158,49 @@ struct Resolved {
   estimate::MindieCatalog catalog;
 };
 
+// Issue 16 (mindie34): MindIE's decode speed on the speed catalogue's mindie/npu profile (ATB graph kernels; its own
+// constants, data/engines/speed.json), at one stream and at the full-length requests the pessimistic pool holds (at
+// most maxBatchSize), decoding at the middle of a full-length request's output. nullopt when the pool holds none.
+Expected<std::optional<estimate::SpeedEstimate>> mindie_speed(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  if (e.verdict == estimate::MindieVerdict::does_not_fit) return std::optional<estimate::SpeedEstimate>();
+  PF_TRY(speeds, engine::load_speed_catalog());
+  const engine::SpeedProfile* sp = speeds.find("mindie", r.device.platform, r.device.id);
+  if (!sp) return make_error(ErrorKind::corrupt, "no speed profile for mindie on " + r.device.platform + " in data/engines/speed.json");
+  estimate::Deployment d;
+  d.tensor_parallel_size = o.world_size;
+  d.max_model_len = o.max_seq_len;
+  d.kv_cache_dtype = o.kv_cache_dtype_bytes == 1 ? "int8" : "auto";
+  estimate::SpeedWorkload w;
+  w.context_tokens = e.input_tokens + e.output_tokens / 2;
+  w.input_tokens = e.input_tokens;
+  w.devices_per_node = r.device.node_devices();
+  const int64_t full = std::min(e.batch_low, o.max_batch_size);
+  w.concurrency = {1};
+  if (full > 1) w.concurrency.push_back(full);
+  return std::optional<estimate::SpeedEstimate>(estimate::estimate_speed(r.model, r.device, *sp, speeds, d, w));
+}
+
+Json speed_json(const estimate::SpeedEstimate& s) {
+  Json points = Json::array();
+  for (const auto& p : s.points)
+    points.push_back({{"concurrency", p.concurrency}, {"per_stream_tokens_per_s", p.per_stream_tokens_per_s}, {"aggregate_tokens_per_s", p.aggregate_tokens_per_s},
+                      {"per_stream_band", {p.per_stream_low, p.per_stream_high}}, {"bound", p.terms.bound}});
+  Json assumptions = Json::array();
+  for (const auto& a : s.assumptions) assumptions.push_back(a.str());
+  return {{"profile", s.engine + "/" + s.platform}, {"context_tokens", s.context_tokens}, {"bandwidth_source", s.bandwidth_source.str()},
+          {"points", points}, {"assumptions", assumptions}};
+}
+
+std::string render_speed(const estimate::SpeedEstimate& s) {
+  std::string out = fmt::format("  decode ({}/{} speed profile, at context {}):", s.engine, s.platform, s.context_tokens);
+  for (const auto& p : s.points)
+    out += fmt::format(" {:.1f} tok/s per stream ({:.1f} to {:.1f}) at {} stream{}{};", p.per_stream_tokens_per_s, p.per_stream_low, p.per_stream_high,
+                       p.concurrency, p.concurrency == 1 ? "" : "s", p.concurrency == 1 ? std::string() : fmt::format(", {:.0f} in all", p.aggregate_tokens_per_s));
+  out.back() = '\n';
+  out += "    bandwidth: " + s.bandwidth_source.str() + "\n";
+  return out;
+}
+
 Expected<Resolved> resolve(const std::string& model_arg, const std::string& device_arg, const MindieFlags& f) {
   PF_TRY(ro, model_arg_options(f.model));
   PF_TRY(devices, device::load_device_catalog());
@@ -196,6 +243,8 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
   const auto o = options_from(f, r->catalog);
   auto e = estimate::estimate_mindie(r->model, r->device, o, r->catalog);
   if (!e) return report_error(e.error());
+  auto speed = mindie_speed(*r, o, *e);
+  if (!speed) return report_error(speed.error());
   if (f.json) {
     Json j = report::envelope("fit");
     j["engine"] = "mindie";
@@ -204,10 +253,12 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
     j["mindie"] = estimate_json(*e, o);
     j["mindie"]["catalogue"] = r->catalog.origin;
     j["fits"] = e->verdict != estimate::MindieVerdict::does_not_fit;
+    j["speed"] = *speed ? speed_json(**speed) : Json(nullptr);
     print_json(j);
   } else {
     std::cout << fmt::format("MindIE Service on {} x {} (worldSize {}), {}\n", o.world_size, r->device.id, o.world_size, r->model.id);
     std::cout << render_estimate(*e, o);
+    if (*speed) std::cout << render_speed(**speed);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(e->verdict), e->reason);
   }
   return e->verdict == estimate::MindieVerdict::does_not_fit ? k_exit_fail : k_exit_ok;
@@ -254,6 +305,8 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     return k_exit_fail;
   }
   if (!p) return report_error(p.error());
+  auto speed = mindie_speed(*r, p->options, p->estimate);
+  if (!speed) return report_error(speed.error());
   if (f.config_out) {
     if (auto w = write_plan_files(*f.config_out, *p); !w) return report_error(w.error());
   }
@@ -265,6 +318,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     j["mindie"] = estimate_json(p->estimate, p->options);
     j["mindie"]["nodes"] = p->nodes;
     j["mindie"]["rejected"] = p->rejected;
+    j["speed"] = *speed ? speed_json(**speed) : Json(nullptr);
     j["config"] = p->config;
     j["start_script"] = p->start_script;
     if (f.config_out) j["config_out"] = *f.config_out;
@@ -274,6 +328,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
                              p->nodes > 1 ? fmt::format(" ({} nodes, ranktable)", p->nodes) : "");
     for (const auto& rej : p->rejected) std::cout << "  rejected " << rej << "\n";
     std::cout << render_estimate(p->estimate, p->options);
+    if (*speed) std::cout << render_speed(**speed);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);
     if (f.config_out) std::cout << fmt::format("wrote {} and {}\n", join_path(*f.config_out, "config.json"), join_path(*f.config_out, "start.sh"));  // ux31: "mie//config.json" for --config-out mie/
     else std::cout << "config.json:\n" << dump_json(p->config, 4) << "\n";

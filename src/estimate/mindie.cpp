@@ -227,6 +227,10 @@ Status check_mindie_options(const MindieOptions& o, const MindieCatalog& catalog
       return make_error(ErrorKind::invalid_argument, fmt::format("config.json: {} = {} is outside the documented range [{}, {}]", r.key, r.value, r.lo, r.hi), r.key);
   if (o.npu_mem_size == 0 || o.npu_mem_size < -1)
     return make_error(ErrorKind::invalid_argument, fmt::format("config.json: npuMemSize = {}: expected -1 (auto) or a size in GB above 0", o.npu_mem_size), "npuMemSize");
+  if (o.num_speculative_tokens < 0 || o.num_speculative_tokens > 2)
+    return make_error(ErrorKind::invalid_argument,
+                      fmt::format("config.json: plugin_params num_speculative_tokens = {}: MindIE's MTP takes 1 or 2 (0 or no plugin_params: MTP off)", o.num_speculative_tokens),
+                      "plugin_params");
   if (o.npu_memory_fraction <= 0 || o.npu_memory_fraction > 1)
     return make_error(ErrorKind::invalid_argument, fmt::format("NPU_MEMORY_FRACTION = {}: expected a fraction in (0, 1]", o.npu_memory_fraction), "NPU_MEMORY_FRACTION");
   return Ok{};
@@ -257,6 +261,21 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
     e.kv_bytes_per_token += bytes;
   }
   if (e.kv_bytes_per_token <= 0) return make_error(ErrorKind::unsupported, spec.id + ": no attention KV cache to size (no attention layers)");
+  if (o.num_speculative_tokens >= 1) {
+    // Issue 16 (mindie34): with MTP on, MindIE's block adds one layer of the model's KV shape, whatever
+    // num_speculative_tokens is (kvcache_settings.py calc_block_mem: num_layers = num_layers + (num_speculative_tokens >= 1)).
+    for (const auto& l : spec.layers) {
+      if (l.kv_shared) continue;
+      PF_TRY(bytes, layer_kv_bytes_per_card(l, w, o.kv_cache_dtype_bytes));
+      if (bytes <= 0) continue;
+      e.kv_bytes_per_token += bytes;
+      e.formulas.push_back(fmt::format("MTP on (num_speculative_tokens {}): one more KV layer of {} B per token per card in every block (MindIE kvcache_settings.py calc_block_mem)",
+                                       o.num_speculative_tokens, bytes));
+      break;
+    }
+    if (spec.mtp_layers <= 0)
+      e.warnings.push_back(spec.id + ": MTP is on but the config names no MTP layer (num_nextn_predict_layers / mtp_num_hidden_layers): no MTP weights are counted; the block still has the extra layer");
+  }
   e.block_bytes = o.cache_block_size * e.kv_bytes_per_token;
   e.formulas.push_back(fmt::format("block = cacheBlockSize {} x {} B per token per card (layers x KV heads / worldSize x (K + V head dims) x {} B) = {} B",
                                    o.cache_block_size, e.kv_bytes_per_token, o.kv_cache_dtype_bytes, e.block_bytes));
@@ -278,8 +297,11 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
   e.fraction_bytes = e.runtime_total_bytes * o.npu_memory_fraction;
   e.system_bytes = std::max(0.0, device.memory_bytes - e.runtime_total_bytes);
   const auto weights = model::compute_weight_bytes(spec);
-  e.weight_bytes = weights.total / static_cast<double>(w);
-  e.formulas.push_back(fmt::format("weights per card = {:.3f} GiB / worldSize {} = {:.3f} GiB", bytes_to_gib(weights.total), w, bytes_to_gib(e.weight_bytes)));
+  const double loaded = weights.total + (o.num_speculative_tokens >= 1 ? weights.mtp : 0.0);  // MTP on: its module loads too
+  e.weight_bytes = loaded / static_cast<double>(w);
+  e.formulas.push_back(fmt::format("weights per card = {:.3f} GiB{} / worldSize {} = {:.3f} GiB", bytes_to_gib(loaded),
+                                   o.num_speculative_tokens >= 1 && weights.mtp > 0 ? fmt::format(" (MTP module {:.3f} GiB included)", bytes_to_gib(weights.mtp)) : std::string(),
+                                   w, bytes_to_gib(e.weight_bytes)));
 
   // Runtime variables (inputs, outputs, intermediates): no published formula. Band: the prefill of
   // maxPrefillTokens tokens (hidden and FFN activations, bf16) plus fp32 logits for one prefill batch, to twice that.

@@ -47,6 +47,9 @@ struct MindieOptions {
   int64_t world_size = 1;              // ModelConfig.worldSize: cards of one instance (tensor parallel)
   double npu_memory_fraction = 0.8;    // env NPU_MEMORY_FRACTION (documented default 0.8)
   int kv_cache_dtype_bytes = 2;        // bf16 / fp16 cache (2); 1 with KV cache int8
+  // ModelConfig.plugin_params {"plugin_type":"mtp","num_speculative_tokens":N}: MTP; 0 off, else 1 or 2 (MindIE's MTP
+  // page). With MTP the block holds one more layer whatever N is, and the MTP module's weights load (issue 16, mindie34).
+  int64_t num_speculative_tokens = 0;
 };
 // Defaults from the catalogue; fields it lacks keep the struct's values.
 MindieOptions mindie_default_options(const MindieCatalog& catalog);

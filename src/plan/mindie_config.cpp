@@ -105,10 +105,13 @@ Json render_mindie_config(const estimate::MindieOptions& o, const std::string& m
                     {"e2eTimeout", 600},
                     {"maxRequestLength", 40},
                     {"distDPServerEnabled", false}};
-  const Json model_config{{"modelInstanceType", "Standard"},       {"modelName", model_name},
-                          {"modelWeightPath", weight_path},        {"worldSize", o.world_size},
-                          {"cpuMemSize", catalog_int(catalog, "cpuMemSize", 5)}, {"npuMemSize", o.npu_mem_size},
-                          {"backendType", "atb"},                  {"trustRemoteCode", false}};
+  Json model_config{{"modelInstanceType", "Standard"},       {"modelName", model_name},
+                    {"modelWeightPath", weight_path},        {"worldSize", o.world_size},
+                    {"cpuMemSize", catalog_int(catalog, "cpuMemSize", 5)}, {"npuMemSize", o.npu_mem_size},
+                    {"backendType", "atb"},                  {"trustRemoteCode", false}};
+  // Issue 16 (mindie34): MTP as MindIE's MTP page writes it, a JSON text inside ModelConfig.
+  if (o.num_speculative_tokens >= 1)
+    model_config["plugin_params"] = fmt::format("{{\"plugin_type\":\"mtp\",\"num_speculative_tokens\":{}}}", o.num_speculative_tokens);
   const Json schedule{{"templateType", "Standard"},
                       {"templateName", "Standard_LLM"},
                       {"cacheBlockSize", o.cache_block_size},

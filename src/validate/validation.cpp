@@ -281,14 +281,14 @@ Expected<std::optional<estimate::LlamaCpuBandwidth>> cpu_case_bandwidth(const Js
 
 // The decode speed at the case's concurrency against the observed tokens_per_s. Returns the reason
 // the case is skipped, or nullopt when the comparison went into `row`.
+// speed_engine: the speed catalogue's engine (the resolved profile's, or "mindie" for a MindIE case).
 Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const model::ModelSpec& spec, const deploy::Resolved& resolved, const estimate::FitEstimate& est,
-                                                   const CaseContext& ctx, double observed_tokens_per_s, CaseResult& row) {
+                                                   const CaseContext& ctx, const std::string& speed_engine, double observed_tokens_per_s, CaseResult& row) {
   const device::DeviceSpec* matched = &resolved.device;
-  const engine::EngineProfile* profile = &resolved.engine;
   const estimate::Deployment& d = resolved.deployment;
   const std::string& platform = matched->platform;
-  const engine::SpeedProfile* sp = ctx.speeds.find(profile->engine, platform, matched->id);
-  if (!sp) return std::optional<std::string>("no speed profile for " + profile->engine + " on " + platform);
+  const engine::SpeedProfile* sp = ctx.speeds.find(speed_engine, platform, matched->id);
+  if (!sp) return std::optional<std::string>("no speed profile for " + speed_engine + " on " + platform);
   if (est.failure == estimate::Failure::weights_oom) {
     return std::optional<std::string>(format("weights (%.1f GiB per device) exceed the device: partial CPU offload is not modelled", bytes_to_gib(est.weights_bytes)));
   }
@@ -477,6 +477,24 @@ void note_version_band(const deploy::Inputs& in, const CaseContext& ctx, const d
                                    band.fitting, band.points.size()));
 }
 
+// Issue 16 (mindie34): MindIE Service has no vLLM-style profile in engines.json. A MindIE case's model, cards and
+// checkpoint are resolved as on vLLM-Ascend (its worldSize recorded as tensor_parallel_size: weight bytes and all-reduces
+// per card are the same sums), with no version: the engine version, detail, notes and source date a vLLM profile,
+// and none of them names one for MindIE. Only the decode speed is compared, on the speed catalogue's mindie/npu profile
+// (data/engines/speed.json); MindIE's static KV pool is `fit --engine mindie`'s (estimate/mindie), not vLLM's.
+bool is_mindie_case(const CaseInputs& inputs) { return inputs.engine && to_lower(trim(*inputs.engine)) == "mindie"; }
+
+CaseInputs as_vllm_ascend_layout(CaseInputs inputs) {
+  inputs.engine = "vllm-ascend";
+  inputs.engine_version.reset();
+  inputs.engine_detail.reset();
+  inputs.notes.reset();
+  inputs.source.reset();
+  inputs.engine_build.reset();
+  inputs.engine_core.reset();
+  return inputs;
+}
+
 // One case line: read, resolved, predicted and compared into a row of `report` (evaluated or
 // skipped with a reason). Errors are bad input: malformed JSON, a field of the wrong type, a bad flag.
 Status run_case(const std::string& line, const std::string& file, int line_no, const CaseContext& ctx, ValidationReport& report) {
@@ -486,7 +504,9 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   // last one read silently (two "num_devices" of a copy-edited line).
   PF_TRY(json, parse_owned_json(line, format("%s:%d", file.c_str(), line_no)));
   JsonObject c(json, format("%s:%d", file.c_str(), line_no));
-  PF_TRY(inputs, read_case_inputs(c, file, line_no, row));
+  PF_TRY(read_inputs, read_case_inputs(c, file, line_no, row));
+  const bool mindie = is_mindie_case(read_inputs);
+  const CaseInputs inputs = mindie ? as_vllm_ascend_layout(read_inputs) : read_inputs;
   auto skip = [&](const std::string& reason) -> Status {
     row.skipped = true;
     row.skip_reason = reason;
@@ -496,6 +516,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   };
   PF_TRY(o, read_observed(c));
   if (!o.any_memory_or_verdict() && !o.tokens_per_s) return skip("no observed memory field, verdict or speed");
+  if (mindie && !o.tokens_per_s)
+    return skip("a MindIE case without tokens_per_s: validate compares MindIE's decode speed only (its KV pool: fit --engine mindie)");
   const std::string where = format("%s:%d (case %s)", file.c_str(), line_no, one_line(row.id, 120).c_str());
   PF_TRY(flags, read_case_flags(c, where, o.concurrency_len));
   flags.drafter_model_dirs = ctx.options.model_dirs;  // a speculative drafter's config, read like the case's model
@@ -572,8 +594,12 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
     if (!ok->empty()) row.assumptions.push_back(*ok);
   }
   row.assumptions.insert(row.assumptions.end(), resolved->assumptions.begin(), resolved->assumptions.end());
-  row.engine = resolved->engine.id;
-  if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) note_version_band(in, ctx, *resolved, row);
+  row.engine = mindie ? std::string("mindie") : resolved->engine.id;
+  if (mindie)
+    row.assumptions.push_back("MindIE case: model, cards and weights laid out as on " + resolved->engine.id +
+                              " (worldSize = tensor_parallel_size); decode speed on the mindie/npu speed profile; memory fields are not compared");
+  else if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed)
+    note_version_band(in, ctx, *resolved, row);
   // The model as resolved: a case's dtype (vLLM's --dtype) is applied to it (deploy::resolve_deployment; issue 15, warmup32).
   auto est = refused ? estimate::refused_fit(resolved->device, resolved->engine, resolved->deployment, *refused)
                      : estimate::estimate_fit(resolved->model, resolved->device, resolved->engine, resolved->overheads, resolved->deployment);
@@ -592,9 +618,9 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   row.assumptions.insert(row.assumptions.end(), est.assumptions.begin(), est.assumptions.end());
   apply_case_variant_rules(*rules_of, *resolved, est, row);
   if (o.tokens_per_s) {
-    PF_TRY(speed_skip, compare_speed(c, resolved->model, *resolved, est, ctx, *o.tokens_per_s, row));
+    PF_TRY(speed_skip, compare_speed(c, resolved->model, *resolved, est, ctx, mindie ? std::string("mindie") : resolved->engine.engine, *o.tokens_per_s, row));
     if (speed_skip) return skip(*speed_skip);
-    if (!o.any_memory_or_verdict()) {
+    if (mindie || !o.any_memory_or_verdict()) {
       ++report.evaluated;
       report.rows.push_back(row);
       return Ok{};

@@ -198,8 +198,21 @@ TEST(Acc30, Issue15_310pSquareMaskSizedAfterKv) {
   EXPECT_DOUBLE_EQ(estimate::estimate_fit(a2.model, a2.device, a2.engine, a2.overheads, d).after_kv_mask_high_bytes, 0.0);
 }
 
+// Issue 16 (mindie34): the 300I Duo chip is sized from the total its runtime prints, not from the 48 GB it is sold as:
+// vLLM-Ascend 'Available memory: 26954181529, total memory: 46431260672' (vllm-ascend #3479; 43.24 GiB, as #10122's
+// 'Free memory on device (42.24/43.24 GiB)'). At utilization 0.9 the request is 0.9 x 46,431,260,672 = 41,788,134,604.8 B
+// (38.92 GiB; from 48 GB it was 43,200,000,000 B, 40.23 GiB), and what is left beside it 0.1 x 46,431,260,672 =
+// 4,643,126,067.2 B.
+TEST(Acc30, Issue16_300IDuoRequestIsAFractionOfTheRuntimeTotal) {
+  const auto e = fit_310p("0.16.0", 8192);
+  EXPECT_NEAR(e.requested_bytes, 41788134604.8, 1.0);
+  EXPECT_DOUBLE_EQ(e.total_bytes, 46431260672.0);
+  EXPECT_NEAR(e.total_bytes - e.requested_bytes, 4643126067.2, 1.0);
+}
+
 TEST(Acc30, Issue15_310pLongContextDoesNotFit) {
-  // vLLM-Ascend 0.16 on a 300I Duo chip at utilization 0.9: what is left beside the KV pool is total x 0.1, about 4.3 GiB,
+  // vLLM-Ascend 0.16 on a 300I Duo chip at utilization 0.9: what is left beside the KV pool is total x 0.1, about 4.3 GiB
+  // (43.24 GiB x 0.1, the runtime's total),
   // so the 6 GiB peak of a 32,768-token mask does not fit, and the longest context whose mask fits is given as the fix.
   const auto e = fit_310p("0.16.0", 32768);
   EXPECT_FALSE(e.fits);

@@ -306,3 +306,74 @@ TEST(Mindie, Issue18_ModelSlimW8A8IsAccepted) {
   EXPECT_GT(e->weight_bytes, 8.0e9);
   EXPECT_GT(e->total_blocks_low, 1876);  // more room for KV than the bf16 checkpoint (1846 .. 1876)
 }
+
+// Issue 16 (mindie34): with MTP on (ModelConfig.plugin_params {"plugin_type":"mtp","num_speculative_tokens":N}) MindIE's
+// block holds one more layer, whatever N is: MindIE-LLM mindie_llm/text_generator/utils/kvcache_settings.py calc_block_mem,
+// num_layers = model_info.num_layers + (num_speculative_tokens >= 1), each layer num_kv_heads x head_size for K and V.
+// Qwen3-8B (config: 36 layers, 8 KV heads, head_dim 128, bf16) on one card: 8 x (128 + 128) x 2 B = 4,096 B per layer;
+// without MTP 36 x 4,096 = 147,456 B per token, block 128 x 147,456 = 18,874,368 B; with MTP 37 x 4,096 = 151,552 B,
+// block 19,398,656 B. Its config names no MTP layer (no num_nextn_predict_layers): no weights are added, and it says so.
+TEST(Mindie, Issue16_MtpAddsOneKvLayerToTheBlock) {
+  auto s = setup("Qwen/Qwen3-8B");
+  auto o = estimate::mindie_default_options(s.catalog);
+  auto off = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(off.has_value()) << off.error().describe();
+  EXPECT_EQ(off->block_bytes, 18874368);
+  for (int64_t n : {1, 2}) {
+    o.num_speculative_tokens = n;
+    auto on = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+    ASSERT_TRUE(on.has_value()) << on.error().describe();
+    EXPECT_EQ(on->kv_bytes_per_token, 151552) << n;  // one layer more for N = 1 and for N = 2
+    EXPECT_EQ(on->block_bytes, 19398656) << n;
+    EXPECT_DOUBLE_EQ(on->weight_bytes, off->weight_bytes) << n;
+    bool said = false;
+    for (const auto& w : on->warnings) said = said || w.find("names no MTP layer") != std::string::npos;
+    EXPECT_TRUE(said) << n;
+  }
+  o.num_speculative_tokens = 3;  // MindIE's MTP page: 1 or 2
+  auto bad = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(bad.error().describe().find("plugin_params num_speculative_tokens = 3"), std::string::npos) << bad.error().describe();
+}
+
+// GLM-4.5-Air (config: 46 layers, 8 KV heads, head_dim 128, num_nextn_predict_layers 1, bf16) at worldSize 8: one KV head per
+// card, 256 x 2 B = 512 B per layer; MTP on: 47 x 512 = 24,064 B per token (46 x 512 = 23,552 off), block 128 x 24,064 =
+// 3,080,192 B. The MTP module's weights load with it, per its config (hidden 4,096, 96 heads x 128, 8 KV heads, 128
+// experts of moe_intermediate 1,408, one shared expert, vocab 151,552), bf16:
+//   routed experts 128 x 3 x 4,096 x 1,408 x 2 B = 4,429,185,024; its own embed_tokens and shared_head 2 x 151,552 x 4,096 x 2 =
+//   2,483,027,968; q_proj and o_proj 2 x 4,096 x 12,288 x 2 = 201,326,592; k_proj and v_proj 2 x 4,096 x 1,024 x 2 =
+//   16,777,216; shared expert 3 x 4,096 x 1,408 x 2 = 34,603,008; eh_proj 8,192 x 4,096 x 2 = 67,108,864;
+//   sum 7,232,028,672 B, per card / 8 = 904,003,584 B (router, norms and biases, about 1 MB, not itemised: 0.2 MB per card).
+TEST(Mindie, Issue16_MtpLoadsTheMtpModuleWeights) {
+  auto s = setup("zai-org/GLM-4.5-Air");
+  ASSERT_EQ(s.model.mtp_layers, 1);
+  auto o = estimate::mindie_default_options(s.catalog);
+  o.world_size = 8;
+  auto off = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(off.has_value()) << off.error().describe();
+  o.num_speculative_tokens = 1;
+  auto on = estimate::estimate_mindie(s.model, s.device, o, s.catalog);
+  ASSERT_TRUE(on.has_value()) << on.error().describe();
+  EXPECT_EQ(off->kv_bytes_per_token, 23552);
+  EXPECT_EQ(on->kv_bytes_per_token, 24064);
+  EXPECT_EQ(on->block_bytes, 3080192);
+  EXPECT_NEAR(on->weight_bytes - off->weight_bytes, 904003584.0, 200000.0);
+  for (const auto& w : on->warnings) EXPECT_EQ(w.find("names no MTP layer"), std::string::npos) << w;
+}
+
+// Issue 16 (mindie34): the catalogue's Atlas 300I Duo chip carries the total its runtime prints, 46,431,260,672 B
+// (vLLM-Ascend 'total memory: 46431260672', vllm-ascend #3479 / #4074; MindIE's 'total_mem: 43.24G', gpustack #2849),
+// so MindIE's fraction is 0.8 x 46,431,260,672 = 37,145,008,537.6 B (34.59 GiB; from 48 GB it was 38,400,000,000 B,
+// 35.76 GiB) and the 48,000,000,000 - 46,431,260,672 = 1,568,739,328 B between the two totals is reported, not subtracted.
+// Qwen3-8B's weights (16,381,470,720 B) and runtime band (567,258,112 .. 1,134,516,224 B) as in the tests above.
+TEST(Mindie, Issue16_300IDuoPoolIsTheFractionOfItsRuntimeTotal) {
+  auto s = setup("Qwen/Qwen3-8B", "300I-Duo");
+  auto e = estimate::estimate_mindie(s.model, s.device, estimate::mindie_default_options(s.catalog), s.catalog);
+  ASSERT_TRUE(e.has_value()) << e.error().describe();
+  EXPECT_DOUBLE_EQ(e->runtime_total_bytes, 46431260672.0);
+  EXPECT_NEAR(e->fraction_bytes, 37145008537.6, 1.0);
+  EXPECT_NEAR(e->system_bytes, 1568739328.0, 1.0);
+  EXPECT_NEAR(e->kv_pool_bytes_high, 37145008537.6 - 16381470720.0 - 567258112.0, 1.0);
+  EXPECT_NEAR(e->kv_pool_bytes_low, 37145008537.6 - 16381470720.0 - 1134516224.0, 1.0);
+}

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "device/device_spec.hpp"
+#include "engine/speed_profile.hpp"
 #include "estimate/mindie.hpp"
 #include "model/model_source.hpp"
 #include "model/model_spec.hpp"
@@ -125,6 +126,21 @@ TEST(MindiePlan, Issue18_SchemaValidatorRejectsUndocumentedAndOutOfRange) {
     ASSERT_FALSE(errors.empty()) << fragment;
     EXPECT_NE(errors.front().find(fragment), std::string::npos) << errors.front();
   }
+}
+
+// Issue 16 (mindie34): MTP is written as MindIE's MTP page writes it, a JSON text in ModelConfig.plugin_params
+// ('"plugin_params": "{\"plugin_type\":\"mtp\",\"num_speculative_tokens\": 1}"'); without MTP the key is absent.
+TEST(MindiePlan, Issue16_MtpWritesPluginParams) {
+  auto s = setup("Qwen/Qwen3-8B");
+  auto o = estimate::mindie_default_options(s.catalog);
+  const Json off = plan::render_mindie_config(o, "qwen3-8b", "/home/weight/qwen3-8b", 1, 8, s.catalog);
+  EXPECT_FALSE(off["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0].contains("plugin_params"));
+  o.num_speculative_tokens = 2;
+  const Json on = plan::render_mindie_config(o, "qwen3-8b", "/home/weight/qwen3-8b", 1, 8, s.catalog);
+  EXPECT_EQ(on["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["plugin_params"], R"({"plugin_type":"mtp","num_speculative_tokens":2})");
+  std::vector<std::string> errors;
+  validate(on, load_schema(), "$", errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
 // Qwen3-8B, context 8192 on one 910B3: maxIterTimes min(512, 8192 / 2) = 512, maxInputTokenLen 8192 - 512 = 7680,
@@ -295,4 +311,75 @@ TEST(MindieCli, Issue16_VllmSpellingsHelpAndNothingFits) {
   EXPECT_EQ(none.code, 1) << none.out;
   EXPECT_NE(none.out.find("nothing fits"), std::string::npos) << none.out;
   EXPECT_NE(none.out.find("at any NPU_MEMORY_FRACTION"), std::string::npos) << none.out;
+}
+
+// Issue 16 (mindie34): MindIE's decode speed comes from the speed catalogue's mindie/npu profile (ATB graphs), never the
+// vLLM-Ascend one. Qwen3-8B on one 910B3 with the defaults (input 2048, output 512): decode at 2048 + 512 / 2 = 2304
+// tokens. A step reads every text weight but the input embedding (16,381,470,720 B less 151,936 x 4,096 x 2 B =
+// 1,244,659,712 B: 15,136,811,008 B; lm_head is untied) and 2304 x 147,456 B of KV (36 layers x 8 x 256 x 2 B) =
+// 339,738,624 B: 15,476,549,632 B, at the 910B3's measured 1,267 GB/s copy bandwidth x the profile's efficiency,
+// plus its step cost and one sequence's cost (the profile's constants, read here from the catalogue).
+TEST(MindieCli, Issue16_FitPrintsDecodeSpeedOnTheMindieProfile) {
+  auto speeds = engine::load_speed_catalog();
+  ASSERT_TRUE(speeds.has_value());
+  const engine::SpeedProfile* m = speeds->find("mindie", "npu");
+  const engine::SpeedProfile* v = speeds->find("vllm-ascend", "npu");
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->engine, "mindie");
+  const auto step = [](const engine::SpeedProfile& p) {
+    return 15476549632.0 / (1267e9 * p.bandwidth_efficiency) + p.step_overhead_s + p.sequence_overhead_s;
+  };
+  auto fit = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie --json", {.with_stderr = false});
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  const Json j = Json::parse(fit.out);
+  ASSERT_TRUE(j["speed"].is_object()) << fit.out;
+  EXPECT_EQ(j["speed"]["profile"], "mindie/npu");
+  EXPECT_EQ(j["speed"]["context_tokens"], 2304);
+  ASSERT_GE(j["speed"]["points"].size(), 2u);
+  const Json& one = j["speed"]["points"][0];
+  EXPECT_EQ(one["concurrency"], 1);
+  EXPECT_NEAR(one["per_stream_tokens_per_s"].get<double>(), 1.0 / step(*m), 0.005 / step(*m));
+  EXPECT_GT(std::abs(one["per_stream_tokens_per_s"].get<double>() - 1.0 / step(*v)), 1.0);  // not the vLLM-Ascend rule
+  // The second point is the full-length requests the pessimistic pool holds (92, test_mindie), capped by maxBatchSize 200.
+  EXPECT_EQ(j["speed"]["points"][1]["concurrency"], 92);
+  auto text = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie");
+  EXPECT_NE(text.out.find("decode (mindie/npu speed profile, at context 2304)"), std::string::npos) << text.out;
+}
+
+// Issue 16 (mindie34): validate evaluates a MindIE case's decode speed on the mindie/npu profile, its layout resolved as on
+// vLLM-Ascend; a MindIE case with memory fields only is skipped with the reason (its pool is fit --engine mindie's).
+TEST(MindieCli, Issue16_ValidateScoresMindieSpeedOnItsOwnProfile) {
+  const std::string dir = pftest::scratch_dir("mindie-validate");
+  const std::string file = dir + "/cases.jsonl";
+  {
+    std::ofstream out(file);
+    out << R"({"id": "m-speed", "engine": "mindie", "engine_version": null, "device": "Ascend 910B3", "num_devices": 1, "model": "Qwen/Qwen3-8B", )"
+        << R"("config_hint": "Qwen/Qwen3-8B", "tensor_parallel_size": 1, "concurrency": 1, "decode_context_tokens": 2304, "tokens_per_s": 70})" << "\n";
+    out << R"({"id": "m-memory", "engine": "mindie", "device": "Ascend 910B3", "num_devices": 1, "model": "Qwen/Qwen3-8B", "config_hint": "Qwen/Qwen3-8B", )"
+        << R"("tensor_parallel_size": 1, "available_kv_gib": 30.0})" << "\n";
+  }
+  auto r = pftest::run_cli("validate --json " + file, {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  auto speeds = engine::load_speed_catalog();
+  const engine::SpeedProfile* m = speeds->find("mindie", "npu");
+  ASSERT_NE(m, nullptr);
+  bool speed_row = false, memory_row = false;
+  for (const auto& row : j["rows"]) {
+    if (row["id"] == "m-speed") {
+      speed_row = true;
+      EXPECT_EQ(row["engine"], "mindie");
+      EXPECT_EQ(row["speed_profile"], "mindie/npu");
+      const double step = 15476549632.0 / (1267e9 * m->bandwidth_efficiency) + m->step_overhead_s + m->sequence_overhead_s;  // as above
+      EXPECT_NEAR(row["fields"]["tokens_per_s"]["predicted"].get<double>(), 1.0 / step, 0.005 / step);
+    }
+  }
+  for (const auto& skipped : j["skipped"]) {
+    if (skipped["id"] != "m-memory") continue;
+    memory_row = true;
+    EXPECT_NE(skipped["reason"].get<std::string>().find("validate compares MindIE's decode speed only"), std::string::npos) << skipped.dump();
+  }
+  EXPECT_TRUE(speed_row);
+  EXPECT_TRUE(memory_row);
+  std::filesystem::remove_all(dir);
 }
