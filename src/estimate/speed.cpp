@@ -289,13 +289,15 @@ bool runs_eager(SpeedEstimate& s, const engine::SpeedProfile& profile, const Dep
 // the GPUs one after another, so each step reads every weight at one GPU's bandwidth, not the sum, and
 // pays one activation hand-off per GPU boundary. The whole batch goes through every GPU in one pass. True
 // for a llama.cpp layout over several devices: `split` is then that layout as TP 1 x PP devices, and s says so.
-bool llama_layer_split(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, Deployment& split) {
+// Planfast13: `split` is made here, where it is used (a default Deployment made and destroyed in each of the whole-catalogue
+// plan's ~47,000 estimates was 2.3 M instructions of it).
+bool llama_layer_split(SpeedEstimate& s, const engine::SpeedProfile& profile, const Deployment& dep, std::optional<Deployment>& split) {
   if (profile.engine != "llama.cpp" || s.tensor_parallel_size * s.pipeline_parallel_size <= 1) return false;
-  split = dep;
-  split.tensor_parallel_size = 1;
-  split.pipeline_parallel_size = s.tensor_parallel_size * s.pipeline_parallel_size;
+  split.emplace(dep);
+  split->tensor_parallel_size = 1;
+  split->pipeline_parallel_size = s.tensor_parallel_size * s.pipeline_parallel_size;
   s.tensor_parallel_size = 1;
-  s.pipeline_parallel_size = split.pipeline_parallel_size;
+  s.pipeline_parallel_size = split->pipeline_parallel_size;
   if (dep.explain)
     s.assumptions.push_back(format("llama.cpp over %lld GPUs: --split-mode layer (its default), the layers run one GPU after another: every weight is read at one GPU's bandwidth per "
                                    "token, plus %lld activation hand-offs; --split-mode row is not modelled",
@@ -563,7 +565,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   s.mode = eager ? "eager" : "graph";
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
-  Deployment split_dep;
+  std::optional<Deployment> split_dep;
   const bool layer_split = llama_layer_split(s, profile, dep, split_dep);
   s.context_tokens = w.context_tokens;
   s.input_tokens = w.input_tokens;
@@ -581,8 +583,12 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
   if (dep.explain) explain_efficiency(s, profile, kept);
 
-  StepTrafficMemo own(m);  // issue 19: the caller's memo when it hands one in for this model (shared by its estimates on many devices)
-  const ModelTraffic& t = (w.traffic && &w.traffic->model() == &m ? *w.traffic : own).get(scheme, profile, layer_split ? split_dep : dep);
+  // Issue 19: the caller's memo when it hands one in for this model (shared by its estimates on many devices); planfast13:
+  // a memo of its own made only without one (its scheme, operator table and traffic were made and destroyed per estimate:
+  // 3.5 M instructions of the whole-catalogue plan).
+  std::optional<StepTrafficMemo> own;
+  StepTrafficMemo& memo = w.traffic && &w.traffic->model() == &m ? *w.traffic : own.emplace(m);
+  const ModelTraffic& t = memo.get(scheme, profile, layer_split ? *split_dep : dep);
   s.moe_layers = t.moe_layers;
   const int64_t ep = expert_parallel_ranks(s, m, dep);
   s.dispatch_ops_per_step = t.dispatch_ops;

@@ -143,6 +143,41 @@ ServedRepo served_repo(const std::string& id) {
   return r;
 }
 
+// Issue 19 (planfast13): the head of a `vllm serve` line ("vllm serve CHECKPOINT [--served-model-name NAME] [--revision
+// REV]") and the served repo of the model id, as build_launch writes them, kept per thread by the three values they read:
+// the checkpoint, the model id and whether the plan's settings give --served-model-name. The counts, cards and
+// classes of one (model, variant) start the same checkpoint, and each of the whole-catalogue plan's 4,053 start
+// commands quoted it, named and parsed it again (kept, 7.5 M instructions fewer). The last few are kept (a variant's counts may
+// alternate between a published checkpoint and a conversion's output).
+struct ServeHead {
+  std::string checkpoint, model_id;
+  bool named = false;  // --served-model-name given by the settings: not written here
+  ServedRepo hub;
+  std::string text;
+};
+
+const ServeHead& serve_head(const std::string& checkpoint, const std::string& model_id, bool named) {
+  thread_local std::vector<ServeHead> kept;
+  thread_local size_t next = 0;
+  for (const ServeHead& h : kept)
+    if (h.named == named && h.checkpoint == checkpoint && h.model_id == model_id) return h;
+  ServeHead h{checkpoint, model_id, named, served_repo(model_id), {}};
+  FixedText s;
+  s << "vllm serve " << shell_path(checkpoint);
+  if (!named) s << " --served-model-name " << shell_word(served_name(h.hub.repo));  // planq32: else the user's
+  if (checkpoint == h.hub.repo && !h.hub.revision.empty()) s << " --revision " << h.hub.revision;
+  h.text = s.take();
+  constexpr size_t k_kept = 4;
+  if (kept.size() < k_kept) {
+    kept.push_back(std::move(h));
+    return kept.back();
+  }
+  ServeHead& slot = kept[next];
+  next = (next + 1) % k_kept;
+  slot = std::move(h);
+  return slot;
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
   return text;
@@ -693,12 +728,11 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
   l.env.insert(l.env.end(), chosen.env.begin(), chosen.env.end());
   l.notes.insert(l.notes.end(), chosen.notes.begin(), chosen.notes.end());
   l.prepare = chosen.prepare;
-  const ServedRepo hub = served_repo(c.model_id);
+  const ServeHead& start = serve_head(l.checkpoint, c.model_id, given_arg(options, "--served-model-name "));  // read before the next serve_head
+  const ServedRepo& hub = start.hub;
   // Planfast6: written through FixedText (printf's text for %lld and %.2f) rather than one format() per flag.
   FixedText s;
-  s << "vllm serve " << shell_path(l.checkpoint);
-  if (!given_arg(options, "--served-model-name ")) s << " --served-model-name " << shell_word(served_name(hub.repo));  // planq32: else the user's
-  if (l.checkpoint == hub.repo && !hub.revision.empty()) s << " --revision " << hub.revision;
+  s << start.text;
   if (l.checkpoint == hub.repo && hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   s << " --tensor-parallel-size " << c.tensor_parallel_size;
   if (c.pipeline_parallel_size > 1) s << " --pipeline-parallel-size " << c.pipeline_parallel_size;

@@ -686,3 +686,32 @@ TEST(Launch, Issue16_AwqAndGptqCheckpointsLeaveTheMethodToTheirConfig) {
   EXPECT_EQ(quantization_of(launch("Qwen/Qwen3-32B", "cuda", "fp8", 1).serve), "fp8");
   EXPECT_EQ(quantization_of(launch("Qwen/Qwen3-32B", "npu", "ascend", 1).serve), "ascend");
 }
+
+// Issue 19 (planfast13): the head of a serve line ("vllm serve CHECKPOINT --served-model-name NAME [--revision R]") is
+// kept per thread by the checkpoint, the model id and whether the plan's settings give --served-model-name. Built in
+// turn for two models, with and without the user's --served-model-name, each line is that of its own inputs: the name
+// is the repo's last part in lower case (served_name: "Qwen3-32B" -> "qwen3-32b"), left out where the settings carry
+// their own (planq32: the user's is written once, among the settings' arguments), and a revision other than "main"
+// goes to --revision. With the settings' switch left out of the key, the third line named the model twice.
+TEST(Launch, Issue19_ServeHeadIsThatOfItsOwnInputs) {
+  const auto qwen32 = model_of("Qwen/Qwen3-32B");
+  auto pinned = qwen32;
+  pinned.id = "hf:Qwen/Qwen3-32B@abc123";
+  const auto qwen8 = model_of("Qwen/Qwen3-8B");
+  const plan::EngineArgs named{.serve_args = {"--served-model-name mine"}};
+  const auto cuda = engine_for("cuda");
+  const auto line = [&](const model::ModelSpec& m, const plan::EngineArgs* args) {
+    return plan::build_launch(m, candidate(m.id, "", 2), cuda, catalogs().rules, 8, {.engine_args = args}).serve;
+  };
+  for (int round = 0; round < 2; ++round) {  // the second round finds every head kept
+    SCOPED_TRACE(round);
+    EXPECT_EQ(line(qwen32, nullptr).rfind("vllm serve Qwen/Qwen3-32B --served-model-name qwen3-32b --tensor-parallel-size 2 ", 0), 0u);
+    const std::string own = line(qwen32, &named);
+    EXPECT_EQ(own.rfind("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2 ", 0), 0u) << own;
+    EXPECT_EQ(own.find("--served-model-name"), own.rfind("--served-model-name")) << own;  // the user's, once
+    EXPECT_NE(own.find(" --served-model-name mine"), std::string::npos) << own;
+    EXPECT_EQ(line(qwen8, nullptr).rfind("vllm serve Qwen/Qwen3-8B --served-model-name qwen3-8b --tensor-parallel-size 2 ", 0), 0u);
+    EXPECT_EQ(line(pinned, nullptr).rfind("vllm serve Qwen/Qwen3-32B --served-model-name qwen3-32b --revision abc123 --tensor-parallel-size 2 ", 0), 0u);
+    EXPECT_EQ(line(qwen8, &named).rfind("vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2 ", 0), 0u);
+  }
+}

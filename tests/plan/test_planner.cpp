@@ -600,3 +600,24 @@ TEST(Planner, Issue19_CandidatesKeepNoRankTree) {
     EXPECT_GT(c.fit.kv_tokens, 0) << c.model_id;
   }
 }
+
+// Issue 19 (planfast13): whether the quantization catalogue refuses a variant's start (engine::shipped_variant_refusal)
+// is kept per thread by the engine's name, rule version, variant and flag, since each model asked it again. The answer
+// moves with the version: vLLM-Ascend's `--quantization ascend` (msModelSlim W8A8, W4A8_DYNAMIC) is a plugin choice from
+// vllm-ascend 0.9.0 on (data/engines/quantization_methods.json plugin_methods), so the variants of Qwen3-8B on each
+// version are those `plan --device 910B3 --engine vllm-ascend@V` of the build before (9af88b8, one version per process)
+// lists: 0.8.5 the checkpoint as published alone, 0.9.0 W8A8 too, 0.11.0 W8A8 and W4A8_DYNAMIC too. Asked in turn on
+// one thread, twice over, each version gets its own list: keyed without the version, 0.8.5 after 0.11.0 took W8A8.
+TEST(Planner, Issue19_VariantRefusalsAreKeptPerEngineVersion) {
+  auto m = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(m.has_value());
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"0.11.0", {"", "w8a8", "w4a8_dynamic"}}, {"0.8.5", {""}}, {"0.9.0", {"", "w8a8"}}};
+  for (int round = 0; round < 2; ++round)
+    for (const auto& [version, variants] : expected) {
+      SCOPED_TRACE(version);
+      auto eng = engine::select_engine(catalogs().engines, "vllm-ascend", version);
+      ASSERT_TRUE(eng.has_value()) << eng.error().describe();
+      EXPECT_EQ(plan::quantization_variants(*m, *eng), variants);
+    }
+}
