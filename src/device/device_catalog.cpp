@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <regex>
@@ -612,7 +614,22 @@ Expected<DeviceSpec> find_device(const DeviceCatalog& catalog, const std::string
 
 namespace {
 
-// Memory sizes the text states ("40GB", "80 GB", "32G", "79.18 GiB"), in GiB.
+// Whether the words after a size read it as memory in use, not the card's ("1.8 GB in use", "3 GB used", "70 GB free"):
+// a log or a person describing a card that way states how much of it is taken, not how much it has (issue 15, evid34:
+// "Ascend 310P3 (... 1.8 GB in use ...)" named no card, as the 310P3's 24 GB disagreed with the only size stated).
+bool usage_reading_follows(const std::string& text, size_t end) {
+  while (end < text.size() && (text[end] == ' ' || text[end] == ')')) ++end;
+  static const char* const k_words[] = {"in use", "used", "free", "allocated", "reserved", "occupied"};
+  for (const char* w : k_words) {
+    const size_t n = std::strlen(w);
+    if (text.size() - end >= n && std::equal(w, w + n, text.begin() + static_cast<std::ptrdiff_t>(end),
+                                             [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }))
+      return true;
+  }
+  return false;
+}
+
+// Memory sizes the text states ("40GB", "80 GB", "32G", "79.18 GiB"), in GiB; a size read as memory in use is not one.
 std::vector<double> stated_memory_gib(const std::string& text) {
   if (text.size() > k_max_device_text) return {};  // std::regex recurses per character (issue 19)
   static const std::regex size_re(R"((^|[^\d.])(\d+(?:\.\d+)?)\s*Gi?B?\b)", std::regex::icase);
@@ -621,6 +638,7 @@ std::vector<double> stated_memory_gib(const std::string& text) {
   // that is not finite states nothing.
   for (auto it = std::sregex_iterator(text.begin(), text.end(), size_re); it != std::sregex_iterator(); ++it) {
     const double gib = std::strtod((*it)[2].str().c_str(), nullptr);
+    if (usage_reading_follows(text, static_cast<size_t>(it->position(0) + it->length(0)))) continue;
     if (std::isfinite(gib)) out.push_back(gib);
   }
   return out;

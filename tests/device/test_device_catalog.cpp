@@ -131,6 +131,10 @@ TEST(DeviceCatalog, Issue15_FreeTextStatedSizePicksTheCard) {
   } cases[] = {
       {"NVIDIA A100 40GB", 40}, {"NVIDIA A100 80GB", 80}, {"NVIDIA A100", 80}, {"A100-SXM4-40GB", 40},
       {"Ascend 910B3 64GB", 64}, {"NVIDIA H100 80GB (79.18 GiB total)", 80}, {"910B4 32GB HBM2e (29.49 GiB usable)", 32},
+      // Issue 15 (evid34): a size read as memory in use states nothing about the card. The 310P3 record is the Atlas 300I
+      // Pro's 24 GB chip (24e9 B = 22.35 GiB); "1.8 GB in use" disagreed with it and the text named no card. A stated 40GB
+      // still picks the 40 GB A100 beside a "3 GB used" reading.
+      {"Ascend 310P3 (1.8 GB in use)", 22.35}, {"NVIDIA A100 40GB (3 GB used)", 40}, {"Ascend 910B3 (2.1GB) in use", 64},
   };
   for (const auto& c : cases) {
     const device::DeviceSpec* d = device::match_device_text(*catalog, c.text);
