@@ -142,8 +142,7 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
   if (j.contains("method") && j["method"].is_string()) {
     spec.method = j["method"].get<std::string>();
   } else if (!spec.model.empty()) {
-    const std::string lower = to_lower(spec.model);  // vLLM SpeculativeConfig.__post_init__ infers it from the name
-    spec.method = lower.find("eagle3") != std::string::npos ? "eagle3" : lower.find("eagle") != std::string::npos ? "eagle" : "draft_model";
+    spec.method = engine::speculative_method_from_model(spec.model);  // vLLM SpeculativeConfig.__post_init__ infers it from the name
   }
   const auto& methods = estimate::speculative_methods();
   if (std::find(methods.begin(), methods.end(), spec.method) == methods.end()) {

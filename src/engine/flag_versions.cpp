@@ -146,20 +146,23 @@ std::string unrecognized_flags_refusal(const FlagVersionCatalog& catalog, const 
 
 namespace {
 
-// vLLM's SpeculativeConfig infers a config without "method" from the drafter's name (eagle3, eagle, else a draft model),
-// as deploy::parse_speculative_config reads it.
+// The config's method, else the one vLLM's SpeculativeConfig infers from the drafter's name (speculative_method_from_model).
 std::string speculative_method_of(const Json& config) {
   if (const auto m = config.find("method"); m != config.end() && m->is_string()) return m->get<std::string>();
   const auto model = config.find("model");
   if (model == config.end() || !model->is_string()) return "";
-  std::string lower = model->get<std::string>();
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower.find("eagle3") != std::string::npos ? "eagle3" : lower.find("eagle") != std::string::npos ? "eagle" : "draft_model";
+  return speculative_method_from_model(model->get<std::string>());
 }
 
 std::string json_scalar_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
+
+std::string speculative_method_from_model(const std::string& drafter) {
+  std::string lower = drafter;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("eagle3") != std::string::npos ? "eagle3" : lower.find("eagle") != std::string::npos ? "eagle" : "draft_model";
+}
 
 Expected<std::vector<GivenFlag>> speculative_serve_args(const FlagVersionCatalog& catalog, const std::string& engine_name, const Version& version,
                                                         const std::string& config_text, const std::string& model_type) {

@@ -52,6 +52,11 @@ Expected<FlagVersionCatalog> parse_flag_versions(const Json& root, const std::st
 // The embedded data/engines/flag_versions.json, parsed once per process.
 const Expected<FlagVersionCatalog>& shipped_flag_versions();
 
+// The speculative method vLLM's SpeculativeConfig.__post_init__ infers for a config without "method" from the drafter's
+// name: "eagle3" when the name contains it (any case), else "eagle", else "draft_model". deploy's --speculative-config
+// reading and speculative_serve_args take it from here.
+std::string speculative_method_from_model(const std::string& drafter);
+
 // argparse's refusal of `flag` given as `as_written` (the flag and its value) on `engine_name` (vllm, vllm-ascend) at
 // `version`, with the range that has it and its replacement; "" when that version parses it, the flag has no record, or
 // the engine is another.
