@@ -87,3 +87,25 @@ TEST(ModelCatalog, Issue15_DrafterHeadsAreMarkedInTheTraits) {
   EXPECT_EQ(drafter->architecture, "DFlash2DraftModel");
   EXPECT_EQ(drafter->num_hidden_layers, 5);
 }
+
+// Issue 15 (evid35): Qwen3-Coder-480B-A35B-Instruct, added from its quoted config.json (baidu/vLLM-Kunlun tutorial) so
+// that DP + EP start-ups of the FP8 checkpoint can name it by config_hint. Expected values derived by hand from the
+// config, not from the code under test:
+//   parameters: embed 151,936 x 6,144 = 933,494,784, lm_head the same (untied) -> 1,866,989,568;
+//     per layer: q 6,144 x 12,288 = 75,497,472; k, v 6,144 x 1,024 = 6,291,456 each; o 12,288 x 6,144 = 75,497,472;
+//     q_norm + k_norm 2 x 128; router 6,144 x 160 = 983,040; experts 160 x 3 x 6,144 x 2,560 = 7,549,747,200;
+//     two RMSNorms 2 x 6,144 -> 7,714,320,640 per layer, x 62 = 478,287,879,680; + final norm 6,144
+//     = 480,154,875,392 (the card's '480B').
+//   KV per token (bf16): 62 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 253,952 B; at 262,144 tokens that is
+//     66,571,993,088 B = 62.00 GiB, what vLLM printed for this model in vllm-project/recipes PR #12 ('62.00 GiB KV cache
+//     is needed' for 'max seq len (262144)').
+TEST(ModelCatalog, Issue15_Qwen3Coder480BRecordFromItsPublishedConfig) {
+  auto spec = resolve_model("qwen3-coder-480b");
+  ASSERT_TRUE(spec.has_value()) << spec.error().describe();
+  EXPECT_EQ(spec->id, "Qwen/Qwen3-Coder-480B-A35B-Instruct");
+  EXPECT_EQ(spec->num_hidden_layers, 62);
+  EXPECT_EQ(count_params(*spec).total, 480154875392);
+  EXPECT_EQ(kv_bytes_per_token(*spec, 2), 253952);
+  const double gib = static_cast<double>(kv_bytes_per_token(*spec, 2)) * 262144.0 / (1024.0 * 1024.0 * 1024.0);
+  EXPECT_NEAR(gib, 62.00, 0.005);
+}
