@@ -386,6 +386,13 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     // Issue 16 (h-quant24): GPTQ's "group_size": -1 is one group over the whole input row (vLLM gptq.py create_weights:
     // group_size -1 -> input_size, so scales / qzeros are [1, out]); it was sized as group 128.
     const int64_t g = group.value_or(128);
+    // Issue 19 (hard35): 0 or below -1 was sized as group 128; vLLM divides the input rows by it (awq.py / gptq.py
+    // create_weights: `input_size_per_partition % group_size`), so 0 stops it with ZeroDivisionError and a negative size
+    // makes no groups: bad input naming the field, as a dynamic rule's group_size is.
+    if (g == 0 || g < -1)
+      return make_error(ErrorKind::corrupt,
+                        format("%s: quantization_config.group_size %lld: expected a positive size or -1 (one group per row)", origin.c_str(), static_cast<long long>(g)),
+                        origin);
     scheme.group_size = g > 0 || (g == -1 && !awq_layout) ? g : 128;
     scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
     scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx
