@@ -191,3 +191,20 @@ TEST(InputBounds35, Issue19_MoeBackendWorkspaceDoesNotWrap) {
   ASSERT_GT(small, 0.0);
   EXPECT_NEAR(huge / small, 4194304.0, 4194304.0 * 1e-6) << small << " " << huge;
 }
+
+// Issue 19 (hard35): a llama.cpp log's buffer line was read with strtod, which takes "nan" and "inf": `logs` printed a
+// buffer of "nan" MiB and a total of "nan". llama.cpp prints "%8.2f MiB", so such a line is none of its own and is
+// left out; the 95.75 MiB compute buffer beside it is read as before.
+TEST(InputBounds35, Issue19_LlamaCppLogBufferOfNanIsNotRead) {
+  const std::string dir = pftest::scratch_dir("hard35-llama-log");
+  std::ofstream(dir + "/llama.log") << "llama_context: n_ctx                 = 1024\n"
+                                       "load_tensors:        CUDA0 model buffer size = nan MiB\n"
+                                       "llama_kv_cache:      CUDA0 KV buffer size = inf MiB\n"
+                                       "sched_reserve:      CUDA0 compute buffer size =    95.75 MiB\n";
+  const auto r = run_bounded35("logs " + dir + "/llama.log");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("inf "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("95.75"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
