@@ -243,6 +243,17 @@ Expected<estimate::SpeedEstimate> speed_for_fit(const SpeedFlags& f, const model
   w.input_tokens = f.input_len.value_or(std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
   // Issue 20: decode at the context asked for (--max-model-len), else 1,024 tokens (no context was asked for).
   w.context_tokens = f.decode_context.value_or(d.max_model_len ? std::max<int64_t>(1, *d.max_model_len) : std::min<int64_t>(1024, std::max<int64_t>(1, fit.max_model_len)));
+  // Issue 19 (hard35): no request vLLM serves is longer than max_model_len (vllm/v1/engine/processor.py refuses a longer
+  // prompt: "The decoder prompt (length N) is longer than the maximum model length of M."): `--input-len 2^62` printed
+  // a TTFT of 10^31 ms, `--decode-context 2^62` a decode step of 2.6 x 10^14 ms, both exit 0.
+  if (fit.max_model_len > 0)
+    for (const auto& [flag, value] : {std::pair{"--input-len", f.input_len}, std::pair{"--decode-context", f.decode_context}})
+      if (value && *value > fit.max_model_len)
+        return make_error(ErrorKind::invalid_argument,
+                          fmt::format("{} {}: longer than max_model_len {}, and no request is (vLLM refuses a longer prompt: 'The decoder prompt (length {}) is "
+                                      "longer than the maximum model length of {}.'); give at most {}, or a longer --max-model-len",
+                                      flag, *value, fit.max_model_len, *value, fit.max_model_len, fit.max_model_len),
+                          flag);
   if (f.bandwidth_gb_s) w.bandwidth_bytes_per_s = *f.bandwidth_gb_s * 1e9;
   w.devices_per_node = device.node_devices();  // ux29: the card's server (an Atlas 800 A3 holds 16 dies)
   if (f.nodes) {  // issue 20: the ranks split evenly over the nodes named; past one node the NIC carries the collectives

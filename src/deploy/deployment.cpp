@@ -12,6 +12,7 @@
 #include "base/units.hpp"
 #include "device/device_names.hpp"
 #include "deploy/engine_core.hpp"
+#include "deploy/engine_env.hpp"
 #include "engine/flag_versions.hpp"
 #include "deploy/api_server_count.hpp"
 #include "deploy/flag_json.hpp"
@@ -392,8 +393,12 @@ Status check_flags(const Flags& f, const std::string& platform) {
   if (const auto& t = f.device_total_bytes; t && !(std::isfinite(t->value) && t->value > 0))
     problems.push_back(format("%s: expected a positive total memory, found %s", t->origin.c_str(), number_text(t->value).c_str()));
   // CANN HCCL_BUFFSIZE: "The value must be an integer greater than or equal to 1" (MB).
-  if (const auto& h = f.hccl_buffsize_mb; h && !(std::isfinite(h->value) && h->value >= 1 && h->value == std::floor(h->value)))
-    problems.push_back(format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB), found %s", h->origin.c_str(), number_text(h->value).c_str()));
+  // Issue 19 (hard35): and at most what --env HCCL_BUFFSIZE takes (deploy/engine_env.hpp: its bytes fit an int64); 2^63 MB
+  // gave "Available KV cache memory: -18014398509481958.00 GiB".
+  if (const auto& h = f.hccl_buffsize_mb;
+      h && !(std::isfinite(h->value) && h->value >= 1 && h->value <= static_cast<double>(k_max_hccl_buffsize_mb) && h->value == std::floor(h->value)))
+    problems.push_back(format("%s: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB; at most %lld), found %s", h->origin.c_str(),
+                              static_cast<long long>(k_max_hccl_buffsize_mb), number_text(h->value).c_str()));
   if (const auto& v = f.npu_driver_version; v) {
     const auto parsed = engine::parse_npu_driver_version(v->value, v->origin);
     if (!parsed) problems.push_back(parsed.error().message);

@@ -52,7 +52,7 @@ bool large_batch_device(double total_bytes, const device::DeviceSpec& device, co
 // Defaults the engine version and the device decide (vLLM get_batch_defaults: devices of >= 70 GiB
 // that are not A100 get the larger batch defaults; NPUs never do, as get_device_total_memory raises
 // there and device memory reads as 0).
-void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& dep) {
+Status resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& dep) {
   e.total_bytes = dep.device_total_bytes.value_or(device.usable_total_bytes());
   if (!dep.device_total_bytes && !device.runtime_total_bytes && dep.explain) {
     if (!device.class_runtime_total_rule.empty()) e.assumptions.push_back(device.class_runtime_total_rule);
@@ -78,6 +78,8 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
       e.assumptions.push_back(format("chunked prefill off (as stated), max_num_batched_tokens unset: max(max_model_len, 2048) = %lld tokens in the profile run "
                                      "(vLLM SchedulerConfig)", static_cast<long long>(e.max_num_batched_tokens)));
   }
+  // Issue 19 (hard35): vLLM's SchedulerConfig checks the sizes it was given (vLLM-Ascend's scheduler, below, comes later).
+  if (auto accepted = checks::scheduler_batch_accepted(e, engine, dep); !accepted) return accepted.error();
   // Issue 15: vLLM-Ascend 0.10.2 forces its Ascend scheduler (whole prompts) on non-MLA text-only models.
   const int64_t whole = terms::whole_prompt_batched_tokens(m, engine, e.max_num_batched_tokens, dep.max_model_len.value_or(model::max_model_len_of(m, 4096)));
   if (whole != e.max_num_batched_tokens && dep.explain)
@@ -95,6 +97,7 @@ void resolve_settings(FitEstimate& e, const ModelSpec& m, const device::DeviceSp
       e.assumptions.push_back(format("%s on %s (%s): the KV budget is divided by %g (%s)", engine.id.c_str(), device.id.c_str(), device.family.c_str(),
                                      engine.kv_budget_divisor, engine.kv_budget_divisor_source.c_str()));
   }
+  return Ok{};
 }
 
 // The KV budget (reference 1.2, 4.2): requested - weights - activation peak - non-torch [- graph], per
@@ -411,7 +414,7 @@ Status fit_core(FitCore& core, const ModelSpec& m, const device::DeviceSpec& dev
   e.data_parallel_size = lay.dp;
   e.decode_context_parallel_size = std::max<int64_t>(1, dep.decode_context_parallel_size);
   e.expert_parallel_size = dep.enable_expert_parallel && m.num_experts > 0 ? lay.expert_ranks() : 1;
-  resolve_settings(e, m, device, engine, dep);
+  if (auto settled = resolve_settings(e, m, device, engine, dep); !settled) return settled.error();
   if (!checks::layout_accepted(e, m, dep) || !checks::quantization_accepted(e, m, engine, dep)) {
     core.decided = true;
     return Ok{};

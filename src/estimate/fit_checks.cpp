@@ -6,6 +6,8 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/scheduler_checks.hpp"
+#include "engine/version_label.hpp"
 
 namespace preflight::estimate::checks {
 
@@ -108,6 +110,34 @@ bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::Eng
     return false;
   }
   return true;
+}
+
+Status scheduler_batch_accepted(FitEstimate& e, const engine::EngineProfile& engine, const Deployment& dep) {
+  const auto& checks = engine::shipped_scheduler_checks();
+  if (!checks) return checks.error();
+  // EngineArgs (from 0.10.1, V1): max_num_seqs = min(default, max_num_batched_tokens) when --max-num-seqs is not given.
+  if (const auto* cap = checks->find(engine, "cap_default"); cap && !dep.max_num_seqs && !engine.v0_lines && e.max_num_seqs > e.max_num_batched_tokens) {
+    if (dep.explain)
+      e.assumptions.push_back(format("max_num_seqs %lld = max_num_batched_tokens: %s %s lowers its default max_num_seqs (%lld) to max_num_batched_tokens "
+                                     "(data/engines/scheduler_checks.json %s)",
+                                     static_cast<long long>(e.max_num_batched_tokens), engine.engine.c_str(), engine::version_label(engine).c_str(),
+                                     static_cast<long long>(e.max_num_seqs), cap->id.c_str()));
+    e.max_num_seqs = e.max_num_batched_tokens;
+  }
+  const auto* refuse = checks->find(engine, "refuse");
+  if (!refuse || e.max_num_batched_tokens >= e.max_num_seqs) return Ok{};
+  std::string message = refuse->message;
+  for (const auto& [name, value] : {std::pair{"{max_num_batched_tokens}", e.max_num_batched_tokens}, std::pair{"{max_num_seqs}", e.max_num_seqs}})
+    if (const auto at = message.find(name); at != std::string::npos) message.replace(at, std::string(name).size(), std::to_string(value));
+  // Named by the setting the deployment gave (the flag, a case's field, a log's argument): the other is the engine's default.
+  const char* named = dep.max_num_seqs ? "--max-num-seqs" : "--max-num-batched-tokens";
+  return make_error(ErrorKind::invalid_argument,
+                    format("max_num_seqs %lld (%s) exceeds max_num_batched_tokens %lld (%s), and %s %s stops before loading anything: %s "
+                           "(vLLM SchedulerConfig; data/engines/scheduler_checks.json %s); give --max-num-batched-tokens of at least %lld or a smaller --max-num-seqs",
+                           static_cast<long long>(e.max_num_seqs), dep.max_num_seqs ? "given" : "the engine's default",
+                           static_cast<long long>(e.max_num_batched_tokens), dep.max_num_batched_tokens ? "given" : "the engine's default on this card",
+                           engine.engine.c_str(), engine::version_label(engine).c_str(), message.c_str(), refuse->id.c_str(), static_cast<long long>(e.max_num_seqs)),
+                    named);
 }
 
 }  // namespace preflight::estimate::checks

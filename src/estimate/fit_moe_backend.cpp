@@ -3,6 +3,7 @@
 // (b12x_moe.py B12xMoEWrapper._allocate_buffers, blackwell_sm12x/moe_dispatch.py allocate_sm120_static_workspace and
 // allocate_sm120_dynamic_workspace); every constant comes from engines.json overheads[].moe_backend_workspaces.
 #include <algorithm>
+#include <cmath>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -37,22 +38,31 @@ MoeBackendWorkspaceSizes moe_backend_workspace_sizes(const engine::MoeBackendWor
   MoeBackendWorkspaceSizes s;
   if (num_experts <= 0 || top_k <= 0 || hidden_size <= 0 || intermediate_per_partition <= 0 || max_num_tokens <= 0) return s;
   const int64_t E = num_experts, K = hidden_size;
-  const int64_t routed = max_num_tokens * top_k;
-  const int64_t scale_cols = align_up(K / w.scale_block, w.scale_column_align);
+  // Issue 19 (hard35): the routed rows saturate and every byte count is a double (exact below 2^53): a
+  // --max-num-batched-tokens of 2^62 wrapped max_num_tokens x top_k (signed overflow) and the term printed 0.00 GiB.
+  int64_t routed = 0;
+  const bool saturated = __builtin_mul_overflow(max_num_tokens, top_k, &routed);
+  if (saturated) routed = INT64_MAX;
+  const double e = static_cast<double>(E), k_half = static_cast<double>(K / 2);
+  const double scale_cols = static_cast<double>(align_up(K / w.scale_block, w.scale_column_align));
   s.dynamic = routed > w.static_cutover_routed_rows;
   s.static_rows = s.dynamic ? std::min(routed, w.static_cutover_routed_rows) : routed;
+  const double rows_static = static_cast<double>(s.static_rows);
   // allocate_sm120_static_workspace: packed input, its scales, token map and weights (4 B each) per expert and row; three
   // [E] int32 vectors; compact_topk_ids of max(E, rows) int32; three [1] int32 barriers.
-  s.static_bytes = static_cast<double>(E * s.static_rows * (K / 2) + E * align_up(s.static_rows, w.scale_row_align) * scale_cols + 2 * E * s.static_rows * 4 +
-                                       3 * E * 4 + std::max(E, s.static_rows) * 4 + 3 * 4);
+  s.static_bytes = e * rows_static * k_half + e * static_cast<double>(align_up(s.static_rows, w.scale_row_align)) * scale_cols + 2 * e * rows_static * 4 +
+                   3 * e * 4 + std::max(e, rows_static) * 4 + 3 * 4;
   if (s.dynamic) {
     // allocate_sm120_dynamic_workspace (_dynamic_task_geometry): one extra tile per active expert at most.
-    s.dynamic_tiles = div_up(routed, w.tile_rows) + std::min(E, routed) - 1;
-    const int64_t rows = s.dynamic_tiles * w.tile_rows;
-    const int64_t tasks = s.dynamic_tiles * div_up(intermediate_per_partition, w.tile_columns);
-    s.dynamic_bytes = static_cast<double>(rows * (K / 2) + rows * scale_cols + 2 * rows * 4 + 6 * tasks * 4 + s.dynamic_tiles * 4 + 2 * E * 4 + (E + 1) * 4 + 6 * 4);
+    // Past 64 bits the tiles are counted in double from the unsaturated rows (routed > E there).
+    const double tiles = saturated ? std::ceil(static_cast<double>(max_num_tokens) * static_cast<double>(top_k) / static_cast<double>(w.tile_rows)) + e - 1
+                                   : static_cast<double>(routed / w.tile_rows + (routed % w.tile_rows != 0) + std::min(E, routed) - 1);
+    s.dynamic_tiles = tiles < 9.2e18 ? static_cast<int64_t>(tiles) : INT64_MAX;
+    const double rows = tiles * static_cast<double>(w.tile_rows);
+    const double tasks = tiles * static_cast<double>(div_up(intermediate_per_partition, w.tile_columns));
+    s.dynamic_bytes = rows * k_half + rows * scale_cols + 2 * rows * 4 + 6 * tasks * 4 + tiles * 4 + 2 * e * 4 + (e + 1) * 4 + 6 * 4;
   }
-  s.output_bytes = static_cast<double>(max_num_tokens * K * w.output_bytes_per_element);
+  s.output_bytes = static_cast<double>(max_num_tokens) * static_cast<double>(K) * static_cast<double>(w.output_bytes_per_element);
   s.layer_bytes = s.static_bytes + s.dynamic_bytes + s.output_bytes;
   return s;
 }
@@ -94,10 +104,10 @@ Term estimate_moe_backend_workspace(const model::ModelSpec& m, const model::Quan
   const double mib = 1024.0 * 1024.0;
   return {none.name, bytes, 0,
           format("--moe-backend %s: one B12xMoEWrapper per MoE layer, built in the profile run and kept, %lld layers x %.2f MiB (capacity max_num_batched_tokens %lld x "
-                 "top_k %lld = %lld routed rows over %lld experts, hidden %lld, expert width %lld per rank: static workspace of %lld rows %.2f MiB%s, output %.2f MiB) "
+                 "top_k %lld = %.0f routed rows over %lld experts, hidden %lld, expert width %lld per rank: static workspace of %lld rows %.2f MiB%s, output %.2f MiB) "
                  "on %s %s, %s (versions: %s; when: %s; layout: %s)",
                  backend.c_str(), static_cast<long long>(layers), s.layer_bytes / mib, static_cast<long long>(max_num_batched_tokens),
-                 static_cast<long long>(m.num_experts_per_tok), static_cast<long long>(max_num_batched_tokens * m.num_experts_per_tok), static_cast<long long>(m.num_experts),
+                 static_cast<long long>(m.num_experts_per_tok), static_cast<double>(max_num_batched_tokens) * static_cast<double>(m.num_experts_per_tok), static_cast<long long>(m.num_experts),
                  static_cast<long long>(m.hidden_size), static_cast<long long>(n), static_cast<long long>(s.static_rows), s.static_bytes / mib,
                  s.dynamic ? format(" + dynamic workspace of %lld tiles %.2f MiB", static_cast<long long>(s.dynamic_tiles), s.dynamic_bytes / mib).c_str() : "",
                  s.output_bytes / mib, engine.engine.c_str(), engine::version_label(engine).c_str(), device_id.c_str(), w->counted.source.c_str(), w->conditions_source.c_str(),

@@ -12,6 +12,24 @@
 
 namespace preflight::estimate {
 
+namespace {
+
+// 128-bit integers (a GCC/Clang extension, marked so for -Wpedantic): the sum of up to 2^64 int64 values, exactly.
+__extension__ typedef __int128 PartitionSum;
+__extension__ typedef unsigned __int128 PartitionSumMagnitude;
+
+// `v` in decimal, as Python prints an int.
+std::string partition_sum_text(PartitionSum v) {
+  if (v == 0) return "0";
+  const bool negative = v < 0;
+  PartitionSumMagnitude u = negative ? -static_cast<PartitionSumMagnitude>(v) : static_cast<PartitionSumMagnitude>(v);
+  std::string digits;
+  for (; u > 0; u /= 10) digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+  return negative ? "-" + digits : digits;
+}
+
+}  // namespace
+
 Expected<std::vector<int64_t>> pp_layer_partition(int64_t n, int64_t pp, const std::vector<int64_t>& given) {
   if (pp < 1) return make_error(ErrorKind::invalid_argument, format("pipeline parallel size %lld: expected at least 1", static_cast<long long>(pp)));
   if (!given.empty()) {
@@ -19,11 +37,13 @@ Expected<std::vector<int64_t>> pp_layer_partition(int64_t n, int64_t pp, const s
     if (static_cast<int64_t>(given.size()) != pp)
       return make_error(ErrorKind::invalid_argument,
                         format("ValueError: len(partitions)=%zu does not match pp_size=%lld.", given.size(), static_cast<long long>(pp)));
-    int64_t sum = 0;
+    // Issue 19 (hard35): Python sums without a bound; an int64 sum of "9223372036854775807,1" wrapped to -2^63, which
+    // the message printed. 128 bits hold the sum of any 2^64 int64 values exactly.
+    PartitionSum sum = 0;
     for (const int64_t k : given) sum += k;
     if (sum != n)
       return make_error(ErrorKind::invalid_argument,
-                        format("ValueError: sum(partitions)=%lld does not match num_hidden_layers=%lld.", static_cast<long long>(sum), static_cast<long long>(n)));
+                        format("ValueError: sum(partitions)=%s does not match num_hidden_layers=%lld.", partition_sum_text(sum).c_str(), static_cast<long long>(n)));
     for (size_t s = 0; s < given.size(); ++s)
       if (given[s] < 1)
         return make_error(ErrorKind::invalid_argument,

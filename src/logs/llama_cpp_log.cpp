@@ -10,6 +10,7 @@
 #include "logs/llama_cpp_log.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -70,6 +71,9 @@ std::optional<LlamaLogBuffer> buffer_line(const std::string& line, int64_t numbe
   char* end = nullptr;
   const double mib = std::strtod(rest.c_str(), &end);
   if (end == rest.c_str() || std::string(end).find("MiB") == std::string::npos) return std::nullopt;
+  // Issue 19 (hard35): llama.cpp prints "%8.2f MiB"; strtod also takes "nan" and "inf", which made the buffer table's
+  // total "nan". Such a line is not one llama.cpp printed.
+  if (!std::isfinite(mib) || mib < 0) return std::nullopt;
   b.bytes = mib * 1024.0 * 1024.0;
   b.line = number;
   return b;

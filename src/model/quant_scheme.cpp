@@ -300,6 +300,19 @@ void order_gptq_dynamic(QuantScheme& scheme, const std::vector<std::string>& fil
 }
 
 namespace {
+// A GPTQ / AWQ quantization_config's group_size, 128 when absent. Issue 19 (hard35): 0 or below -1 was sized as group
+// 128; vLLM divides the input rows by it (awq.py / gptq.py create_weights: `input_size_per_partition % group_size`), so
+// 0 stops it with ZeroDivisionError and a negative size makes no groups: bad input naming the field, as a dynamic
+// rule's group_size is. -1 is one group per row.
+Expected<int64_t> gptq_awq_group_size(const std::optional<int64_t>& group, const std::string& origin) {
+  const int64_t g = group.value_or(128);
+  if (g == 0 || g < -1)
+    return make_error(ErrorKind::corrupt,
+                      format("%s: quantization_config.group_size %lld: expected a positive size or -1 (one group per row)", origin.c_str(), static_cast<long long>(g)),
+                      origin);
+  return g;
+}
+
 // The ModelOpt algorithms modelopt_algo reads (by substring), for the message naming an unknown one.
 constexpr const char* k_modelopt_algos = "expected a ModelOpt algorithm with FP8, NVFP4, INT4 / W4A16 / W4A8_AWQ or INT8 / W8A8 in its name, or MIXED_PRECISION";
 
@@ -385,7 +398,7 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     scheme.linear_format = nbits == 8 ? WeightFormat::int8_group : WeightFormat::int4_group;
     // Issue 16 (h-quant24): GPTQ's "group_size": -1 is one group over the whole input row (vLLM gptq.py create_weights:
     // group_size -1 -> input_size, so scales / qzeros are [1, out]); it was sized as group 128.
-    const int64_t g = group.value_or(128);
+    PF_TRY(g, gptq_awq_group_size(group, origin));
     scheme.group_size = g > 0 || (g == -1 && !awq_layout) ? g : 128;
     scheme.group_zero_point = awq_layout ? zero.value_or(true) : !sym.value_or(true);
     scheme.group_index = !awq_layout;  // the GPTQ layout: qzeros even when symmetric, and g_idx

@@ -1,0 +1,210 @@
+// Issue 19, session 35's hostile pass: vLLM's scheduler check of --max-num-seqs against max_num_batched_tokens
+// (data/engines/scheduler_checks.json; `fit --max-num-seqs 2^62` said "fits"), the default max_num_seqs that vLLM 0.10.1+
+// caps at max_num_batched_tokens, VLLM_PP_LAYER_PARTITION's sum as Python sums it, --hccl-buffsize bounded as
+// --env HCCL_BUFFSIZE is, and fit's speed flags beyond max_model_len.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "base/file.hpp"
+#include "base/json_util.hpp"
+#include "engine/scheduler_checks.hpp"
+#include "estimate/fit_terms.hpp"
+
+namespace {
+
+pftest::CliRun run_bounded35(const std::string& args) { return pftest::run_cli(args, {.env = "timeout 60"}); }
+
+}  // namespace
+
+// Issue 19 (hard35): SchedulerConfig._verify_args (vllm/config/scheduler.py; vllm/config.py before 0.10.2) raises
+// "ValueError: max_num_batched_tokens (B) must be greater than or equal to max_num_seqs (S)." at every tag from v0.5.0 to
+// v0.23.0, before anything loads. B is the value the engine settles on. The numbers below:
+//   8192: vLLM 0.11.0's default max_num_batched_tokens for the API server on a card of >= 70 GiB that is not an A100
+//         (EngineArgs._set_default_args; engines.json vllm@0.9.2-0.11.0 max_num_batched_tokens_large_device): H100 80 GB.
+//   2048: the default elsewhere (an A100 is excluded from the large-card defaults by name).
+//   1024: vLLM 0.9.2's default max_num_seqs on the H100 (max_num_seqs_large_device), which 0.9.2 does not cap; 0.11.0
+//         caps it at max_num_batched_tokens when --max-num-seqs is not given (`min(default_max_num_seqs[ctx],
+//         self.max_num_batched_tokens)`, from v0.10.1), so --max-num-batched-tokens 128 there runs 128 sequences.
+TEST(InputBounds35, Issue19_MaxNumSeqsAboveBatchedTokensIsVllmsValueError) {
+  struct Case {
+    std::string args;
+    int code;
+    std::string shown;  // "" when nothing is asserted of the text
+  };
+  const std::string h100 = "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0 ";
+  const std::vector<Case> cases = {
+      {h100 + "--max-num-seqs 4611686018427387904", 2,
+       "ValueError: max_num_batched_tokens (8192) must be greater than or equal to max_num_seqs (4611686018427387904)."},
+      {h100 + "--max-num-seqs 8193", 2, "ValueError: max_num_batched_tokens (8192) must be greater than or equal to max_num_seqs (8193)."},
+      {h100 + "--max-num-seqs 8192", 0, ""},  // 8192 < 8192 is false: vLLM starts
+      {"fit Qwen/Qwen3-8B --device A100-80G --engine vllm@0.11.0 --max-num-seqs 4096 --max-num-batched-tokens 4096", 0, ""},  // both given, equal
+      {"fit Qwen/Qwen3-8B --device A100-80G --engine vllm@0.11.0 --max-num-seqs 4096", 2,
+       "max_num_seqs 4096 (given) exceeds max_num_batched_tokens 2048 (the engine's default on this card)"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.9.2 --max-num-batched-tokens 128", 2,
+       "ValueError: max_num_batched_tokens (128) must be greater than or equal to max_num_seqs (1024)."},
+      {h100 + "--max-num-batched-tokens 128", 0, "max_num_seqs 128 = max_num_batched_tokens: vllm 0.11.0 lowers its default max_num_seqs (1024)"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.out.substr(0, 600);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.args << "\n" << r.out.substr(0, 600);
+  }
+  // plan: the row is refused with the same words (a card with larger defaults may still run it).
+  const auto plan = run_bounded35("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.11.0 --max-num-seqs 100000");
+  EXPECT_NE(plan.code, 0) << plan.out.substr(0, 600);
+  EXPECT_NE(plan.out.find("must be greater than or equal to max_num_seqs (100000)"), std::string::npos) << plan.out.substr(0, 2000);
+}
+
+// Issue 19 (hard35): data/engines/scheduler_checks.json is read record by record: a record that could not be applied is
+// corrupt, naming the file and the record.
+TEST(InputBounds35, Issue19_SchedulerChecksFileIsCheckedRecordByRecord) {
+  const auto& shipped = preflight::engine::shipped_scheduler_checks();
+  ASSERT_TRUE(shipped) << shipped.error().message;
+  ASSERT_EQ(shipped->records.size(), 2u);
+  const std::string good_refuse =
+      R"({"id": "r", "kind": "refuse", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "1.0.0", "message": "B {max_num_batched_tokens} S {max_num_seqs}", "source": "s"})";
+  struct Case {
+    std::string record;
+    std::string error;  // "" when it loads
+  };
+  const std::vector<Case> cases = {
+      {good_refuse, ""},
+      {R"({"id": "r", "kind": "reject", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "1.0.0", "message": "", "source": "s"})",
+       "kind: expected refuse or cap_default, found reject"},
+      {R"({"id": "r", "kind": "refuse", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "1.0.0", "message": "no numbers", "source": "s"})",
+       "a refuse record names {max_num_batched_tokens} and {max_num_seqs}"},
+      {R"({"id": "r", "kind": "cap_default", "engines": [], "version_min": "0.6.0", "version_max": "1.0.0", "message": "", "source": "s"})", "engines is empty"},
+      {R"({"id": "r", "kind": "cap_default", "engines": ["vllm"], "version_min": "2.0.0", "version_max": "1.0.0", "message": "", "source": "s"})", "bad version range"},
+      {R"({"id": "r", "kind": "cap_default", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "1.0.0", "message": "", "source": " "})", "source is empty"},
+      {R"({"id": "r", "kind": "cap_default", "engines": ["vllm"], "version_min": "0.6.0", "version_max": "1.0.0", "message": "", "source": "s", "extra": 1})", "extra"},
+  };
+  for (const auto& c : cases) {
+    const auto json = preflight::parse_json(R"({"schema_version": 1, "note": "n", "records": [)" + c.record + "]}", "t.json");
+    ASSERT_TRUE(json) << c.record;
+    const auto parsed = preflight::engine::parse_scheduler_checks(*json, "t.json");
+    if (c.error.empty()) {
+      EXPECT_TRUE(parsed) << c.record << "\n" << parsed.error().message;
+    } else {
+      ASSERT_FALSE(parsed) << c.record;
+      EXPECT_EQ(parsed.error().kind, preflight::ErrorKind::corrupt) << c.record;
+      EXPECT_NE(parsed.error().message.find(c.error), std::string::npos) << c.record << "\n" << parsed.error().message;
+      EXPECT_NE(parsed.error().message.find("t.json"), std::string::npos) << parsed.error().message;
+    }
+  }
+}
+
+// Issue 19 (hard35): vllm/distributed/utils.py get_pp_indices compares Python's sum of VLLM_PP_LAYER_PARTITION, which has
+// no bound, with num_hidden_layers; an int64 sum of "9223372036854775807,1" wrapped (signed overflow) and the message said
+// "sum(partitions)=-9223372036854775808". 2^63 - 1 + 1 = 9223372036854775808; 3 x (2^63 - 1) = 27670116110564327421.
+TEST(InputBounds35, Issue19_PipelinePartitionSumIsPythonsUnboundedSum) {
+  const auto r = run_bounded35("fit Qwen/Qwen3-8B --device H100 -pp 2 --pp-layer-partition 9223372036854775807,1");
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("ValueError: sum(partitions)=9223372036854775808 does not match num_hidden_layers=36."), std::string::npos) << r.out.substr(0, 400);
+  const auto three = preflight::estimate::pp_layer_partition(36, 3, {INT64_MAX, INT64_MAX, INT64_MAX});
+  ASSERT_FALSE(three);
+  EXPECT_EQ(three.error().message, "ValueError: sum(partitions)=27670116110564327421 does not match num_hidden_layers=36.");
+  const auto negative = preflight::estimate::pp_layer_partition(36, 2, {INT64_MIN, -1});
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().message, "ValueError: sum(partitions)=-9223372036854775809 does not match num_hidden_layers=36.");
+}
+
+// Issue 19 (hard35): --hccl-buffsize took any whole number of MB, where --env HCCL_BUFFSIZE stops at 2^43 - 1 (its bytes,
+// x 2^20, fit an int64): 2^63 MB printed "Available KV cache memory: -18014398509481958.00 GiB" for an expert-parallel
+// MoE start on 910B3. Both now take the same range.
+TEST(InputBounds35, Issue19_HcclBuffsizeFlagTakesWhatTheEnvTakes) {
+  const auto big = run_bounded35("fit Qwen/Qwen3-30B-A3B --device 910B3 -tp 2 --enable-expert-parallel --hccl-buffsize 9223372036854775807");
+  EXPECT_EQ(big.code, 2) << big.out.substr(0, 400);
+  EXPECT_NE(big.out.find("--hccl-buffsize: HCCL_BUFFSIZE must be an integer greater than or equal to 1 (MB; at most 8796093022207)"), std::string::npos)
+      << big.out.substr(0, 400);
+  const auto bound = run_bounded35("fit Qwen/Qwen3-8B --device 910B3 --hccl-buffsize 8796093022207");
+  EXPECT_EQ(bound.out.find("HCCL_BUFFSIZE must be"), std::string::npos) << bound.out.substr(0, 400);
+}
+
+// Issue 19 (hard35): fit's --input-len and --decode-context took any length: `--input-len 2^62` printed a TTFT of
+// 1.2 x 10^31 ms and `--decode-context 2^62` a 2.6 x 10^14 ms decode step, exit 0. vLLM serves no request longer than
+// max_model_len (its input processor refuses a longer prompt); Qwen3-8B's is 40,960 (max_position_embeddings).
+TEST(InputBounds35, Issue19_SpeedFlagsBeyondMaxModelLenAreRefused) {
+  struct Case {
+    std::string args;
+    int code;
+    std::string shown;
+  };
+  const std::vector<Case> cases = {
+      {"--input-len 4611686018427387904", 2, "--input-len 4611686018427387904: longer than max_model_len 40960"},
+      {"--decode-context 40961", 2, "--decode-context 40961: longer than max_model_len 40960"},
+      {"--max-model-len 8192 --input-len 8193", 2, "The decoder prompt (length 8193) is longer than the maximum model length of 8192."},
+      {"--input-len 40960 --decode-context 40960", 0, "prefill         40,960 tokens"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35("fit Qwen/Qwen3-8B --device H100 " + c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.out.substr(0, 600);
+    EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.args << "\n" << r.out.substr(0, 2000);
+  }
+}
+
+// Issue 19 (hard35): a GPTQ / AWQ quantization_config whose group_size is 0 or below -1 was sized as group 128, exit 0.
+// vLLM's create_weights (awq.py, gptq.py) takes `input_size_per_partition % group_size`: 0 stops it with
+// ZeroDivisionError. Bad input naming the field, as a `dynamic` rule's group_size already was; -1 (one group per row)
+// and a positive size are read as before.
+TEST(InputBounds35, Issue19_GroupSizeZeroIsBadInput) {
+  const std::string dir = pftest::scratch_dir("hard35-group");
+  const std::string base = pftest::shared_path("models/Qwen__Qwen3-8B/config.json");
+  for (const auto& [method, group, code] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"gptq", "0", 2}, {"awq", "0", 2}, {"gptq", "-2", 2}, {"gptq", "-1", 0}, {"awq", "128", 0}}) {
+    const auto json = preflight::parse_json(preflight::read_text_file(base).value(), base);
+    ASSERT_TRUE(json);
+    auto config = *json;
+    config["quantization_config"] = preflight::Json::parse(R"({"quant_method": ")" + method + R"(", "bits": 4, "group_size": )" + group + "}");
+    const std::string model = dir + "/" + method + group;
+    std::filesystem::create_directories(model);
+    std::ofstream(model + "/config.json") << config.dump();
+    const auto r = run_bounded35("fit " + model + " --device H100");
+    EXPECT_EQ(r.code, code) << method << " " << group << "\n" << r.out.substr(0, 400);
+    if (code == 2)
+      EXPECT_NE(r.out.find("config.json: quantization_config.group_size " + group + ": expected a positive size or -1"), std::string::npos)
+          << r.out.substr(0, 400);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (hard35): --moe-backend flashinfer_b12x sizes one workspace per MoE layer from max_num_batched_tokens x top_k
+// routed rows; at 2^62 tokens that product wrapped (signed overflow) and the term printed "MoE backend workspace 0.00".
+// Past the static cut-over every byte of it grows with the routed rows (the dynamic tiles and the bf16 output), so
+// 2^62 tokens hold 2^22 times the 2^40 ones, up to the fixed static part and the E - 1 extra tiles (below 10^-6 of it).
+TEST(InputBounds35, Issue19_MoeBackendWorkspaceDoesNotWrap) {
+  const auto workspace = [](const std::string& tokens) {
+    const auto r = run_bounded35("fit nvidia/Qwen3-30B-A3B-NVFP4 --device RTXPRO6000 --engine vllm@0.25.1 --max-model-len 32768 --moe-backend flashinfer_b12x "
+                                 "--max-num-seqs 1 --max-num-batched-tokens " + tokens);
+    const std::string key = "MoE backend workspace";
+    const auto at = r.out.find(key);
+    EXPECT_NE(at, std::string::npos) << r.out.substr(0, 600);
+    return at == std::string::npos ? 0.0 : std::stod(r.out.substr(at + key.size()));
+  };
+  const double small = workspace("1099511627776"), huge = workspace("4611686018427387904");
+  ASSERT_GT(small, 0.0);
+  EXPECT_NEAR(huge / small, 4194304.0, 4194304.0 * 1e-6) << small << " " << huge;
+}
+
+// Issue 19 (hard35): a llama.cpp log's buffer line was read with strtod, which takes "nan" and "inf": `logs` printed a
+// buffer of "nan" MiB and a total of "nan". llama.cpp prints "%8.2f MiB", so such a line is none of its own and is
+// left out; the 95.75 MiB compute buffer beside it is read as before.
+TEST(InputBounds35, Issue19_LlamaCppLogBufferOfNanIsNotRead) {
+  const std::string dir = pftest::scratch_dir("hard35-llama-log");
+  std::ofstream(dir + "/llama.log") << "llama_context: n_ctx                 = 1024\n"
+                                       "load_tensors:        CUDA0 model buffer size = nan MiB\n"
+                                       "llama_kv_cache:      CUDA0 KV buffer size = inf MiB\n"
+                                       "sched_reserve:      CUDA0 compute buffer size =    95.75 MiB\n";
+  const auto r = run_bounded35("logs " + dir + "/llama.log");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("inf "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("95.75"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
