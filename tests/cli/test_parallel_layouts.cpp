@@ -153,6 +153,18 @@ TEST(ParallelLayouts, Issue15_LogsCompareTheLineWithTheStageThatPrintedIt) {
   EXPECT_GT(pp0 - pp1, 20.0);
 }
 
+// Issue 15 (pp35): plan's rows put every rank on one kind of card; a --device list (fit's stages on different cards) is
+// refused as such with where it is taken (exit 2), where it was "unknown device 'A100-80G,L40S'".
+TEST(ParallelLayouts, Issue15_PlanSaysWhereStagesOnDifferentCardsAreSized) {
+  for (const std::string args : {"plan --device A100-80G,L40S", "plan Qwen/Qwen3-8B --device A100-80G,L40S"}) {
+    const auto r = pftest::run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("--device: 'A100-80G,L40S' names 2 cards; plan sizes every layout on one kind of card"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("preflight fit MODEL --device A100-80G,L40S --pipeline-parallel-size 2"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("unknown device"), std::string::npos) << r.out;
+  }
+}
+
 // plan --data-parallel N starts N replicas of the first TP/PP row: plan's own DP+EP rows step aside. Issue 15 (dpep33):
 // the row is the layout started, DP 2 x TP 8 on 16 cards (it was the one TP 8 replica on 8).
 TEST(ParallelLayouts, Issue15_DataParallelFlagKeepsTheTpRowFirst) {
