@@ -205,7 +205,9 @@ def observed_predicted(r, avail_scale):
             continue
         pred = f["predicted"]
         if field == "available_kv_gib":
-            pred = r["memory_terms"]["available"] * avail_scale / GIB
+            # validate's own figure: under PP the budget of the stage that printed the line (issue 15, pp35), which is
+            # the memory terms' "available" (the tightest stage's) only where every worker prints it; scaled like it.
+            pred = pred * avail_scale
         elif field in ("kv_cache_tokens", "max_concurrency"):
             pred = pred * avail_scale
         out.append((field, f["observed"], pred))

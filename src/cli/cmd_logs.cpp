@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
 #include "estimate/fit.hpp"
+#include "estimate/printed_stage.hpp"
 #include "logs/engine_log.hpp"
 #include "logs/llama_cpp_log.hpp"
 #include "model/model_source.hpp"
@@ -58,6 +60,9 @@ struct FitOutcome {
   // profile's rules with a build boundary as the build decided them.
   deploy::EngineInput engine_input;
   std::vector<engine::EngineProfile::BuildRule> build_rules;
+  // Issue 15 (pp35): the predicted "Available KV cache memory" of the stage whose line the log kept (its worker prefix),
+  // else of the stage the engine's version prints from (estimate/printed_stage).
+  std::optional<estimate::PrintedAvailableKv> printed_kv;
 };
 
 // The logged engine arguments as deployment flags, each with its line as origin.
@@ -327,6 +332,15 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
   out.engine_id = eng->id;
   out.engine_input = engine_input;
   out.build_rules = eng->build_rules();
+  const auto& kv_stage = log.printed.available_kv_stage;
+  auto printed = estimate::printed_available_kv(est, *eng, kv_stage ? std::optional<int64_t>(kv_stage->value) : std::nullopt,
+                                                kv_stage ? fmt::format("log line {}: the (Worker_PP{}) prefix", kv_stage->line, kv_stage->value) : std::string("log"));
+  if (!printed) {
+    out.bad_input = printed.error();
+    return out;
+  }
+  if (!printed->rule.empty()) out.notes.push_back(printed->rule);
+  out.printed_kv = *printed;
   out.fit = std::move(est);
   return out;
 }
@@ -350,7 +364,7 @@ std::vector<Compared> compare(const logs::EngineLog& log, const FitOutcome& f) {
     if (c.printed || c.predicted) rows.push_back(c);
   };
   row("weights per device (GiB)", p.weights_gib, e ? std::optional<double>(bytes_to_gib(e->weights_bytes)) : std::nullopt, 2);
-  row("available KV cache (GiB)", p.available_kv_gib, e ? std::optional<double>(bytes_to_gib(e->available_kv_bytes)) : std::nullopt, 2);
+  row("available KV cache (GiB)", p.available_kv_gib, f.printed_kv ? std::optional<double>(bytes_to_gib(f.printed_kv->bytes)) : std::nullopt, 2);
   row("KV cache size (tokens)", p.kv_cache_tokens, e ? std::optional<double>(static_cast<double>(e->kv_tokens)) : std::nullopt, 0);
   row("maximum concurrency (x)", p.max_concurrency, e ? std::optional<double>(e->max_concurrency) : std::nullopt, 2);
   // Issue 15 (v0eng29): the block count, where the log prints one (vLLM V0's "# GPU blocks: N, # CPU blocks: M", which
@@ -421,6 +435,12 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   // Issue 15 (v0eng29): the engine core the log shows (validate applies its V0 record as logs does).
   if (log.engine_core) j["engine_core"] = log.engine_core->core == logs::EngineCoreShown::v0 ? "v0" : "v1";
   j["device"] = f.device_id.empty() ? Json() : Json(f.device_id);
+  // Issue 15 (pp35): stages on their own cards (--device A,B) as validate reads them: one catalogue id per stage.
+  if (f.fit && !f.fit->stages.empty() && std::any_of(f.fit->stages.begin(), f.fit->stages.end(), [&](const auto& st) { return st.device_id != f.device_id; })) {
+    Json ids = Json::array();
+    for (const auto& st : f.fit->stages) ids.push_back(st.device_id);
+    j["stage_devices"] = ids;
+  }
   // The deployment's devices, TP x PP x DP, as the evidence's multi-node cases record them (issue 15, multinode32: the
   // node's TP x PP x local ranks, written before, did not divide into DP x TP x PP, so validate refused the case it
   // wrote); data_parallel_size_local says how many of them this node holds.
@@ -501,6 +521,7 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["weights_gib"] = opt(p.weights_gib);
   // A log without the "Available KV cache memory" line (vLLM V0) states its KV budget in the per-term summary.
   j["available_kv_gib"] = p.available_kv_gib ? opt(p.available_kv_gib) : opt(p.kv_reserve_gib);
+  if (p.available_kv_gib && p.available_kv_stage) j["available_kv_stage"] = p.available_kv_stage->value;  // issue 15 (pp35)
   j["kv_cache_tokens"] = opt(p.kv_cache_tokens);
   j["num_gpu_blocks"] = opt(p.num_gpu_blocks);
   j["max_concurrency"] = opt(p.max_concurrency);

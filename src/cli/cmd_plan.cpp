@@ -106,6 +106,14 @@ constexpr const char* k_engine_version_help =
 // --device, or --device-memory (with --device, or alone as a generic card of --platform), resolved as fit
 // resolves it (deploy::resolve_device); the assumptions it makes go into the plan's (issue 15).
 Expected<device::DeviceSpec> plan_device(const PlanRequest& r, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
+  // Issue 15 (pp35): a list of cards is fit's heterogeneous pipeline (one card per stage); plan's rows put every rank on
+  // one kind of card, so it says where the list is taken instead of calling it an unknown device.
+  if (const auto names = split(r.device.value_or(""), ','); names.size() > 1)
+    return make_error(ErrorKind::invalid_argument,
+                      fmt::format("--device: '{}' names {} cards; plan sizes every layout on one kind of card (plan MODEL --devices {} compares them "
+                                  "one by one); pipeline stages on different cards are sized by fit, logs and validate: preflight fit MODEL --device {} "
+                                  "--pipeline-parallel-size {}",
+                                  one_line(*r.device, 120), names.size(), one_line(*r.device, 120), one_line(*r.device, 120), names.size()));
   deploy::DeviceInput input{r.device.value_or(""), "--device", deploy::DeviceForm::name, std::nullopt, r.platform.value_or("")};
   if (r.device_memory) {
     PF_TRY(bytes, device::parse_memory_size(*r.device_memory, "--device-memory"));

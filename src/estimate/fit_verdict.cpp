@@ -2,7 +2,6 @@
 // kv_cache_utils.py's size and concurrency lines), given the budget fit.cpp sized. Split out of fit.cpp.
 #include "estimate/fit_verdict.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +9,7 @@
 #include "base/fixed_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "estimate/printed_stage.hpp"
 
 namespace preflight::estimate::verdict {
 
@@ -214,10 +214,19 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     return text;
   };
   const auto& v0 = engine.v0_lines;
+  // Issue 15 (pp35): under PP the KV line without a stage is the one a log shows: stage 0's where the version prints it
+  // from the first local rank only, else the smallest stage's (estimate/printed_stage).
+  double shown = available;
+  bool first_rank_only = false;
+  if (!e.stages.empty())
+    if (auto p = printed_available_kv(e, engine, std::nullopt, "fit"); p && p->stage == 0) {
+      shown = p->bytes;
+      first_rank_only = true;
+    }
   if (v0 && !v0->fallback_warning.empty()) e.lines.push_back(v0->fallback_warning);  // logged while the engine arguments are read
-  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, available, e.total_bytes));
+  if (!engine.weights_line.empty()) e.lines.push_back(fill(engine.weights_line, e.weights_bytes, shown, e.total_bytes));
   graph_estimate_lines(e);
-  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, available, e.total_bytes));
+  if (!engine.kv_line.empty()) e.lines.push_back(fill(engine.kv_line, e.weights_bytes, shown, e.total_bytes));
   if (v0)
     for (const auto& t : v0->memory_lines) e.lines.push_back(fill(t, e.weights_bytes, available, e.total_bytes));
   // Issue 15: each pipeline stage's workers print their own load and KV lines (the first above stands for stage 0
@@ -226,7 +235,11 @@ void printed_lines(FitEstimate& e, const engine::EngineProfile& engine, double a
     const std::string who = format("(PP stage %lld, %s, layers %lld-%lld) ", static_cast<long long>(st.stage), st.device_id.c_str(),
                                    static_cast<long long>(st.first_layer), static_cast<long long>(st.first_layer + st.layers - 1));
     if (!engine.weights_line.empty()) e.lines.push_back(who + fill(engine.weights_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
-    if (!engine.kv_line.empty()) e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes));
+    if (!engine.kv_line.empty())
+      e.lines.push_back(who + fill(engine.kv_line, st.weights_bytes, st.available_kv_bytes, st.total_bytes) +
+                        (first_rank_only && st.stage > 0 ? " (not logged where this stage shares stage 0's node: the version logs it from each node's "
+                                                           "first local rank only, data/engines/printed_ranks.json)"
+                                                         : ""));
     // Issue 15 (eng31): V0's worker logs its memory summary on every rank (vllm/worker/worker.py
     // determine_num_available_blocks: logger.info(msg), run on each worker by the executor's _run_workers).
     if (v0)

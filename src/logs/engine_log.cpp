@@ -499,6 +499,25 @@ bool starts_engine(const std::string& line) {
          line.find("Initializing an LLM engine") != std::string::npos;
 }
 
+// Issue 15 (pp35): the PP rank a worker's process prefix names. vLLM's worker processes log as "(<name> pid=N)", the
+// name "Worker" and a "_DP<r>" / "_PP<r>" / "_TP<r>" / "_EP<r>" part per parallel dimension in use, as the evidence's
+// logs show them: "(Worker_PP0 pid=...)" (0.19 PP 2), "(Worker_PP0_TP0 ...)" (vLLM-Ascend 0.23 PP 2 x TP 2),
+// "(Worker_DP1_TP0_EP8 ...)", "(Worker_TP0 ...)". nullopt: no such prefix, or no PP part in it (PP 1, Ray workers).
+std::optional<int64_t> worker_pp_rank(const std::string& line) {
+  const size_t w = line.find("(Worker_");
+  if (w == std::string::npos) return std::nullopt;
+  const size_t end = line.find_first_of(" )", w);
+  const std::string name = line.substr(w + 1, (end == std::string::npos ? line.size() : end) - w - 1);
+  const size_t pp = name.find("_PP");
+  if (pp == std::string::npos) return std::nullopt;
+  size_t d = pp + 3;
+  int64_t rank = 0;
+  const size_t first_digit = d;
+  while (d < name.size() && std::isdigit(static_cast<unsigned char>(name[d])) && d - first_digit < 6) rank = rank * 10 + (name[d++] - '0');
+  if (d == first_digit || (d < name.size() && name[d] != '_')) return std::nullopt;
+  return rank;
+}
+
 void scan_printed(PrintedLines& p, StartOfValue& from, int64_t start, const std::string& line, int64_t n) {
   for (const char* key : {"Model loading took", "Loading model weights took"}) {
     size_t end = 0;
@@ -506,7 +525,13 @@ void scan_printed(PrintedLines& p, StartOfValue& from, int64_t start, const std:
     // Only a size: "Loading weights took 3.03 seconds" is a duration.
     if (v && line.compare(std::min(end + 1, line.size()), 1, "G") == 0) set_once(p.weights_gib, *v, n);
   }
-  if (auto v = number_after(line, "Available KV cache memory:")) keep_smallest_of_start(p.available_kv_gib, from.available, *v, n, start);
+  if (auto v = number_after(line, "Available KV cache memory:")) {
+    keep_smallest_of_start(p.available_kv_gib, from.available, *v, n, start);
+    if (p.available_kv_gib->line == n) {  // this line's figure is the one kept: its stage with it
+      p.available_kv_stage.reset();
+      if (auto pp = worker_pp_rank(line)) p.available_kv_stage = Logged<int64_t>{*pp, n};
+    }
+  }
   if (line.find("total memory:") != std::string::npos) {
     if (auto v = number_after(line, "Available memory:")) set_once(p.available_kv_gib, *v / (1024.0 * 1024 * 1024), n);
   }

@@ -132,6 +132,9 @@ struct Versions {
 struct PrintedLines {
   std::optional<Logged<double>> weights_gib;        // "Model loading took X GiB" / "Loading model weights took X GB"
   std::optional<Logged<double>> available_kv_gib;   // "Available KV cache memory: X GiB" or "Available memory: N" (bytes / 2^30)
+  // Issue 15 (pp35): the PP rank of the worker whose line available_kv_gib is, from the line's process prefix
+  // ("(Worker_PP1 pid=...)", "(Worker_PP0_TP1 ...)"; vLLM's multiprocessing worker names); unset where it has none.
+  std::optional<Logged<int64_t>> available_kv_stage;
   std::optional<Logged<int64_t>> kv_cache_tokens;   // "GPU KV cache size: N tokens"
   std::optional<Logged<int64_t>> num_gpu_blocks;    // "# npu blocks: N" / "# GPU blocks: N" / "# rocm blocks: N" / "num_gpu_blocks is: N"
   std::optional<Logged<double>> max_concurrency;    // "Maximum concurrency for L tokens per request: Xx"

@@ -21,6 +21,7 @@
 #include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
 #include "estimate/llama_cpp.hpp"
+#include "estimate/printed_stage.hpp"
 #include "estimate/speed.hpp"
 #include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
@@ -53,6 +54,9 @@ struct CaseInputs {
 struct Observed {
   std::optional<double> weights_gib, available_kv_gib, kv_cache_tokens, max_concurrency;
   std::optional<int64_t> concurrency_len;
+  // Issue 15 (pp35): the PP rank of the worker whose "Available KV cache memory" line available_kv_gib is (its
+  // (Worker_PPn...) prefix); unset: the stage the engine's printing rule names (estimate/printed_stage).
+  std::optional<int64_t> available_kv_stage;
   std::optional<bool> fits;
   std::optional<std::string> failure;
   std::optional<double> tokens_per_s;
@@ -117,6 +121,7 @@ Expected<Observed> read_observed(const JsonObject& c) {
   PF_TRY(o_tokens, c.opt_number("kv_cache_tokens"));
   PF_TRY(o_conc, c.opt_number("max_concurrency"));
   PF_TRY(o_conc_len, c.opt_int("concurrency_len"));
+  PF_TRY(o_kv_stage, c.opt_int("available_kv_stage"));
   PF_TRY(o_fits, c.opt_bool("fits"));
   PF_TRY(o_failure, c.opt_string("failure"));
   PF_TRY(o_speed, c.opt_number("tokens_per_s"));
@@ -135,6 +140,7 @@ Expected<Observed> read_observed(const JsonObject& c) {
   o.kv_cache_tokens = o_tokens;
   o.max_concurrency = o_conc;
   o.concurrency_len = o_conc_len;
+  o.available_kv_stage = o_kv_stage;
   o.fits = o_fits;
   o.failure = o_failure;
   o.tokens_per_s = o_speed;
@@ -334,7 +340,7 @@ Expected<std::optional<std::string>> compare_speed(const JsonObject& c, const mo
 }
 
 // The verdict, the budget terms and each observed memory field against the prediction.
-void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& resolved, const Observed& o, CaseResult& row) {
+Status compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& resolved, const Observed& o, const std::string& where, CaseResult& row) {
   const estimate::Deployment& d = resolved.deployment;
   row.predicted_fits = est.fits;
   row.platform = resolved.overheads.platform;
@@ -418,12 +424,16 @@ void compare_memory(const estimate::FitEstimate& est, const deploy::Resolved& re
                                      *o.kv_cache_tokens, resolved.engine.id.c_str(), *o.max_concurrency, static_cast<long long>(*o.concurrency_len)));
   if (est.failure != estimate::Failure::invalid_layout && est.failure != estimate::Failure::unsupported_quantization) {
     compare("weights_gib", o.weights_gib, bytes_to_gib(est.weights_bytes));
-    compare("available_kv_gib", o.available_kv_gib, bytes_to_gib(est.available_kv_bytes), bytes_to_gib(est.available_kv_low_bytes()), bytes_to_gib(est.available_kv_high_bytes()));
+    // Issue 15 (pp35): a PP case's printed line is the stage that printed it, not the tightest stage's budget.
+    PF_TRY(printed, estimate::printed_available_kv(est, resolved.engine, o.available_kv_stage, where + ": available_kv_stage"));
+    if (o.available_kv_gib && !printed.rule.empty()) row.assumptions.push_back(printed.rule);
+    compare("available_kv_gib", o.available_kv_gib, bytes_to_gib(printed.bytes), bytes_to_gib(printed.low_bytes), bytes_to_gib(printed.high_bytes));
     if (est.num_blocks > 0) {
       compare("kv_cache_tokens", o.kv_cache_tokens, static_cast<double>(est.kv_tokens), static_cast<double>(est.kv_tokens_low), static_cast<double>(est.kv_tokens_high));
       compare("max_concurrency", o.max_concurrency, est.max_concurrency);
     }
   }
+  return Ok{};
 }
 
 // Issue 15 (acc28): a case that states no interconnect, on a version that counts the NCCL buffers, leaves the other
@@ -626,7 +636,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
       return Ok{};
     }
   }
-  compare_memory(est, *resolved, o, row);
+  PF_TRY(compared, compare_memory(est, *resolved, o, where, row));
+  (void)compared;
   widen_by_interconnect_band(in, ctx, *resolved, est, row);
   note_lines_without_encoder_pass(spec, *resolved, est, o, row);
   ++report.evaluated;

@@ -117,6 +117,54 @@ TEST(ParallelLayouts, Issue15_LogsGiveTheStagesTheirCards) {
   EXPECT_NEAR(mixed, f["memory_per_device"]["available_kv_gib"].get<double>(), 1e-9);
 }
 
+// Issue 15 (pp35): logs compares the printed "Available KV cache memory" with the stage whose worker printed it. vLLM
+// 0.19 prints it from the first local rank only ((Worker_PP0 ...), data/engines/printed_ranks.json); a log whose kept
+// line is (Worker_PP1 ...) is stage 1's. With the stages on an A100 80 GB and an L40S (48 GB), the two budgets differ by
+// tens of GiB, so each line is compared with its own card's stage as fit --json lists it (stages[].available_kv_gib).
+TEST(ParallelLayouts, Issue15_LogsCompareTheLineWithTheStageThatPrintedIt) {
+  const std::string dir = pftest::scratch_dir("pp35_logs");
+  const std::string log = dir + "/pp.log";
+  auto predicted_kv = [&](const std::string& kv_line) {
+    std::ofstream(log) << "INFO 05-01 10:00:00 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', 'pipeline_parallel_size': 2, 'max_model_len': 8192}\n"
+                       << "INFO 05-01 10:00:00 [api_server.py:1] vLLM API server version 0.19.0\n"
+                       << kv_line << "\n";
+    const auto r = pftest::run_cli("logs " + log + " --device A100-80G,L40S --json", {.with_stderr = false});
+    EXPECT_EQ(r.code, 0) << r.out;
+    const Json j = Json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    if (j.is_discarded()) return 0.0;
+    for (const auto& row : j["printed_vs_predicted"])
+      if (row["what"] == "available KV cache (GiB)") return row["predicted"].get<double>();
+    ADD_FAILURE() << "no available KV row: " << r.out;
+    return 0.0;
+  };
+  const double pp0 = predicted_kv("(Worker_PP0 pid=11) INFO 05-01 10:00:05 [gpu_worker.py:436] Available KV cache memory: 60.00 GiB");
+  const double pp1 = predicted_kv("(Worker_PP1 pid=12) INFO 05-01 10:00:05 [gpu_worker.py:436] Available KV cache memory: 30.00 GiB");
+  const double unnamed = predicted_kv("INFO 05-01 10:00:05 [gpu_worker.py:436] Available KV cache memory: 60.00 GiB");
+  const auto fit = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-80G,L40S --pipeline-parallel-size 2 --max-model-len 8192 --engine vllm@0.19.0 --json",
+                                   {.with_stderr = false});
+  const Json f = Json::parse(fit.out, nullptr, false);
+  ASSERT_FALSE(f.is_discarded()) << fit.out;
+  ASSERT_EQ(f["stages"].size(), 2u);
+  EXPECT_NEAR(pp0, f["stages"][0]["available_kv_gib"].get<double>(), 1e-9);
+  EXPECT_NEAR(pp1, f["stages"][1]["available_kv_gib"].get<double>(), 1e-9);
+  EXPECT_NEAR(unnamed, pp0, 1e-9);  // no prefix: the rank 0.19 prints from
+  // The L40S stage's 48 GB against the A100's 80 GB: at least 20 GiB apart, whatever the terms.
+  EXPECT_GT(pp0 - pp1, 20.0);
+}
+
+// Issue 15 (pp35): plan's rows put every rank on one kind of card; a --device list (fit's stages on different cards) is
+// refused as such with where it is taken (exit 2), where it was "unknown device 'A100-80G,L40S'".
+TEST(ParallelLayouts, Issue15_PlanSaysWhereStagesOnDifferentCardsAreSized) {
+  for (const std::string args : {"plan --device A100-80G,L40S", "plan Qwen/Qwen3-8B --device A100-80G,L40S"}) {
+    const auto r = pftest::run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("--device: 'A100-80G,L40S' names 2 cards; plan sizes every layout on one kind of card"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("preflight fit MODEL --device A100-80G,L40S --pipeline-parallel-size 2"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("unknown device"), std::string::npos) << r.out;
+  }
+}
+
 // plan --data-parallel N starts N replicas of the first TP/PP row: plan's own DP+EP rows step aside. Issue 15 (dpep33):
 // the row is the layout started, DP 2 x TP 8 on 16 cards (it was the one TP 8 replica on 8).
 TEST(ParallelLayouts, Issue15_DataParallelFlagKeepsTheTpRowFirst) {

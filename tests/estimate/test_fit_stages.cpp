@@ -7,10 +7,17 @@
 #include <optional>
 #include <string>
 
+#include <fstream>
+
+#include "base/json_util.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/printed_ranks.hpp"
 #include "estimate/fit.hpp"
+#include "estimate/printed_stage.hpp"
 #include "model/model_source.hpp"
+#include "validate/validation.hpp"
+#include "../test_support.hpp"
 
 using namespace preflight;
 
@@ -249,4 +256,99 @@ TEST(FitStages, Issue15_Vllm32105GlmPp8RefusedByWholeModelCheck) {
   EXPECT_DOUBLE_EQ(e.pp_whole_model_kv_bytes, 76403441664.0);
   EXPECT_NE(e.failure_message.find("(202752), (71.16 GiB KV cache is needed"), std::string::npos) << e.failure_message;
   EXPECT_GE(e.max_concurrency, 1.0);  // per stage it would fit
+}
+
+// Issue 15 (pp35): data/engines/printed_ranks.json, which workers print "Available KV cache memory" by engine and version:
+// every worker up to vLLM 0.11.0 (gpu_worker.py logger.info), the first local rank from 0.12.0 (logger.info_once(...,
+// scope="local")); vLLM-Ascend every worker in 0.9, the first local rank from 0.15. A version between (vLLM 0.11.1 -
+// 0.11.x, vLLM-Ascend 0.10 - 0.14) has no record. Each malformed record is refused naming the file and the record.
+TEST(FitStages, Issue15_PrintedRanksByEngineVersion) {
+  const auto& shipped = engine::shipped_printed_ranks();
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().describe();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines.has_value());
+  const struct {
+    const char* engine;
+    const char* version;
+    std::optional<engine::PrintingRanks> ranks;
+  } rows[] = {{"vllm", "0.10.1", engine::PrintingRanks::every_rank},          {"vllm", "0.11.0", engine::PrintingRanks::every_rank},
+              {"vllm", "0.12.0", engine::PrintingRanks::local_first_rank},    {"vllm", "0.19.0", engine::PrintingRanks::local_first_rank},
+              {"vllm", "0.27.1", engine::PrintingRanks::local_first_rank},    {"vllm-ascend", "0.9.2", engine::PrintingRanks::every_rank},
+              {"vllm-ascend", "0.13.0", std::nullopt},                          {"vllm-ascend", "0.23.0", engine::PrintingRanks::local_first_rank}};
+  for (const auto& r : rows) {
+    auto profile = engine::select_engine(*engines, r.engine, r.version);
+    ASSERT_TRUE(profile.has_value()) << r.engine << " " << r.version;
+    const auto* rec = shipped->record_for(*profile, "available_kv");
+    EXPECT_EQ(rec != nullptr, r.ranks.has_value()) << r.engine << " " << r.version;
+    if (rec && r.ranks) EXPECT_EQ(rec->ranks, *r.ranks) << r.engine << " " << r.version;
+  }
+  const std::string good = R"J({"id":"a","engines":["vllm"],"version_min":"0.8.0","version_max":"0.9.0","line":"available_kv","ranks":"every_rank","source":"s"})J";
+  const std::pair<std::string, const char*> bad[] = {
+      {R"J({"id":"b","engines":["vllm"],"version_min":"0.8.0","version_max":"0.9.0","line":"available_kv","ranks":"all","source":"s"})J",
+       "records[b]: ranks 'all': expected every_rank or local_first_rank"},
+      {R"J({"id":"b","engines":["vllm"],"version_min":"0.8.0","version_max":"0.9.0","line":"tokens","ranks":"every_rank","source":"s"})J",
+       "records[b]: line 'tokens': expected available_kv"},
+      {R"J({"id":"b","engines":["vllm"],"version_min":"0.9.0","version_max":"0.10.0","line":"available_kv","ranks":"every_rank","source":"s"})J",
+       "records[b]: its versions overlap record a's for vllm"},
+      {R"J({"id":"b","engines":["vllm"],"version_min":"0.10.0","version_max":"0.11.0","line":"available_kv","ranks":"every_rank","source":" "})J",
+       "source is empty"},
+      {R"J({"id":"b","engines":["vllm"],"version_min":"0.10.0","version_max":"0.11.0","line":"available_kv","ranks":"every_rank","source":"s","x":1})J",
+       "x"},
+  };
+  for (const auto& [record, fragment] : bad) {
+    auto json = parse_json(R"J({"schema_version":1,"records":[)J" + good + "," + record + "]}", "t.json");
+    ASSERT_TRUE(json.has_value());
+    auto parsed = engine::parse_printed_ranks(*json, "t.json");
+    ASSERT_FALSE(parsed.has_value()) << record;
+    EXPECT_EQ(parsed.error().kind, ErrorKind::corrupt) << record;
+    EXPECT_NE(parsed.error().describe().find(fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// Issue 15 (pp35): validate compares a PP case's printed "Available KV cache memory" with the stage that printed it. The
+// llm-d-planner sweep's Llama-3.1-8B at PP 2 on H100s, vLLM 0.19.0 (data/evidence pub-llmdplanner-llama31-8b-2xh100-pp2-
+// v019-len8192) printed 'Available KV cache memory: 66.54 GiB' from Worker_PP0 only (0.19 prints from the first local
+// rank); its DEBUG breakdowns give Worker_PP0 'Total non KV cache memory: 8.69GiB' and Worker_PP1 '9.6GiB' (the last stage
+// runs the sampler: torch peak 2.01 against 1.1 GiB), so stage 1's budget is 9.6 - 8.69 = 0.91 GiB below stage 0's. The
+// tightest stage's budget, which validate compared before, sits 0.91 GiB (1.4%) below the printed line.
+TEST(FitStages, Issue15_PrintedAvailableKvIsTheStageThatPrintedIt) {
+  const std::string dir = pftest::scratch_dir("pp35-printed-stage");
+  const std::string path = dir + "/cases.jsonl";
+  auto head = [](const char* version) {
+    return std::string(R"J({"engine":"vllm","engine_version":")J") + version +
+           R"J(","device":"NVIDIA H100 80GB HBM3","num_devices":2,"model":"meta-llama/Llama-3.1-8B-Instruct","pipeline_parallel_size":2,"gpu_memory_utilization":0.95,"max_model_len":8192,"enable_prefix_caching":false,"available_kv_gib":66.54,)J";
+  };
+  std::ofstream(path) << head("0.19.0") << R"J("id":"rule"})J" "\n"
+                      << head("0.19.0") << R"J("id":"pp0","available_kv_stage":0})J" "\n"
+                      << head("0.19.0") << R"J("id":"pp1","available_kv_stage":1})J" "\n"
+                      << head("0.10.1") << R"J("id":"every"})J" "\n"
+                      << head("0.10.1") << R"J("id":"every-pp1","available_kv_stage":1})J" "\n";
+  validate::ValidateOptions o;
+  o.model_dirs = {pftest::shared_path("models")};
+  auto r = validate::run_validation({path}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 5u);
+  auto predicted = [&](size_t i) {
+    for (const auto& f : r->rows[i].fields)
+      if (f.field == "available_kv_gib") return f.predicted;
+    ADD_FAILURE() << r->rows[i].id << ": no available_kv_gib field: " << r->rows[i].skip_reason;
+    return 0.0;
+  };
+  // 0.19 without a stage named: stage 0's line, as the log's; within 0.5% of the printed 66.54 GiB.
+  EXPECT_NEAR(predicted(0), 66.54, 66.54 * 0.005);
+  EXPECT_DOUBLE_EQ(predicted(0), predicted(1));
+  // Stage 1's budget: the sampler's 0.91 GiB below (the DEBUG lines), within 0.3 GiB.
+  EXPECT_NEAR(predicted(0) - predicted(2), 0.91, 0.3);
+  // 0.10.1: every worker prints; without a stage the smallest line (stage 1's) is the one kept.
+  EXPECT_DOUBLE_EQ(predicted(3), predicted(4));
+  // A stage the deployment does not have is bad input naming the field.
+  for (const char* stage : {"2", "-1"}) {
+    std::ofstream(path) << head("0.19.0") << R"J("id":"bad","available_kv_stage":)J" << stage << "}\n";
+    auto bad = validate::run_validation({path}, o);
+    ASSERT_FALSE(bad.has_value()) << stage;
+    EXPECT_EQ(bad.error().kind, ErrorKind::invalid_argument);
+    EXPECT_NE(bad.error().describe().find(std::string("(case bad): available_kv_stage: PP stage ") + stage + ": expected 0 to 1 (pipeline parallel size 2)"),
+              std::string::npos)
+        << bad.error().describe();
+  }
 }

@@ -545,3 +545,41 @@ TEST(EngineLog, Issue19_EnvironmentSwitchesReadAsBoolOfInt) {
   ASSERT_TRUE(off.args.flashcomm1.has_value());
   EXPECT_FALSE(off.args.flashcomm1->value);
 }
+
+// Issue 15 (pp35): under pipeline parallelism each stage's workers print their own "Available KV cache memory"; the
+// kept (smallest) line carries the PP rank of its worker's process name ("(Worker_PP1 pid=...)", vLLM's multiprocessing
+// executor: "Worker" + "_PP<r>" for PP > 1, then "_TP<r>" / "_EP<r>"), so logs compares it with that stage. A line from a
+// worker whose name has no PP part (TP only, DP + EP, Ray) keeps none. Figures: the llm-d-planner PP 2 sweep's stage 0
+// printed 66.54 GiB; the stage-1 figure here (65.10) is made up to be the smaller.
+TEST(EngineLog, Issue15_AvailableKvLineKeepsItsWorkersStage) {
+  const std::string start = "INFO 04-22 10:00:00 [core.py:74] Initializing a V1 LLM engine (v0.19.0) with config: model='meta-llama/Llama-3.1-8B-Instruct'\n";
+  const auto log = lg::parse_engine_log(start +
+                                            "(Worker_PP0 pid=11) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 66.54 GiB\n"
+                                            "(Worker_PP1 pid=12) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 65.10 GiB\n",
+                                        sigs());
+  ASSERT_TRUE(log.printed.available_kv_gib && log.printed.available_kv_stage);
+  EXPECT_DOUBLE_EQ(log.printed.available_kv_gib->value, 65.10);
+  EXPECT_EQ(log.printed.available_kv_stage->value, 1);
+  EXPECT_EQ(log.printed.available_kv_stage->line, 3);
+  const std::pair<const char*, std::optional<int64_t>> rows[] = {
+      {"(Worker_PP0_TP1 pid=11) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 51.98 GiB\n", 0},
+      {"(Worker_DP0_PP3_TP0 pid=11) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 51.98 GiB\n", 3},
+      {"(Worker_DP1_TP0_EP8 pid=11) INFO 04-22 10:05:01 [worker.py:365] Available KV cache memory: 17.52 GiB\n", std::nullopt},
+      {"(RayWorkerWrapper pid=206149, ip=10.242.21.180) INFO 10-08 10:05:01 [gpu_worker.py:276] Available KV cache memory: 70.58 GiB\n", std::nullopt},
+      {"(Worker_PPx pid=11) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 1.00 GiB\n", std::nullopt},
+  };
+  for (const auto& [line, stage] : rows) {
+    const auto one = lg::parse_engine_log(start + line, sigs());
+    ASSERT_TRUE(one.printed.available_kv_gib) << line;
+    EXPECT_EQ(one.printed.available_kv_stage.has_value(), stage.has_value()) << line;
+    if (stage && one.printed.available_kv_stage) EXPECT_EQ(one.printed.available_kv_stage->value, *stage) << line;
+  }
+  // A larger line after the kept one changes neither the figure nor its stage.
+  const auto later = lg::parse_engine_log(start +
+                                              "(Worker_PP1 pid=12) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 65.10 GiB\n"
+                                              "(Worker_PP0 pid=11) INFO 04-22 10:05:01 [gpu_worker.py:436] Available KV cache memory: 66.54 GiB\n",
+                                          sigs());
+  ASSERT_TRUE(later.printed.available_kv_stage);
+  EXPECT_EQ(later.printed.available_kv_stage->value, 1);
+  EXPECT_EQ(later.printed.available_kv_stage->line, 2);
+}
