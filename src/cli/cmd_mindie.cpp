@@ -161,11 +161,14 @@ struct Resolved {
 // Issue 16 (mindie34): MindIE's decode speed on the speed catalogue's mindie/npu profile (ATB graph kernels; its own
 // constants, data/engines/speed.json), at one stream and at the full-length requests the pessimistic pool holds (at
 // most maxBatchSize), decoding at the middle of a full-length request's output. nullopt when the pool holds none.
-Expected<std::optional<estimate::SpeedEstimate>> mindie_speed(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+// mindie35 (the first seed's "MindIE beside vLLM-Ascend on the same model"): the same workload on vLLM-Ascend's profile
+// (`vllm-ascend` for `engine`): the same model, cards (TP = worldSize), context and stream counts.
+Expected<std::optional<estimate::SpeedEstimate>> decode_speed(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e,
+                                                              const std::string& engine) {
   if (e.verdict == estimate::MindieVerdict::does_not_fit) return std::optional<estimate::SpeedEstimate>();
   PF_TRY(speeds, engine::load_speed_catalog());
-  const engine::SpeedProfile* sp = speeds.find("mindie", r.device.platform, r.device.id);
-  if (!sp) return make_error(ErrorKind::corrupt, "no speed profile for mindie on " + r.device.platform + " in data/engines/speed.json");
+  const engine::SpeedProfile* sp = speeds.find(engine, r.device.platform, r.device.id);
+  if (!sp) return make_error(ErrorKind::corrupt, "no speed profile for " + engine + " on " + r.device.platform + " in data/engines/speed.json");
   estimate::Deployment d;
   d.tensor_parallel_size = o.world_size;
   d.max_model_len = o.max_seq_len;
@@ -180,6 +183,16 @@ Expected<std::optional<estimate::SpeedEstimate>> mindie_speed(const Resolved& r,
   return std::optional<estimate::SpeedEstimate>(estimate::estimate_speed(r.model, r.device, *sp, speeds, d, w));
 }
 
+struct Speeds {
+  std::optional<estimate::SpeedEstimate> mindie, vllm_ascend;
+};
+
+Expected<Speeds> mindie_speeds(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  PF_TRY(m, decode_speed(r, o, e, "mindie"));
+  PF_TRY(v, decode_speed(r, o, e, "vllm-ascend"));
+  return Speeds{std::move(m), std::move(v)};
+}
+
 Json speed_json(const estimate::SpeedEstimate& s) {
   Json points = Json::array();
   for (const auto& p : s.points)
@@ -189,6 +202,18 @@ Json speed_json(const estimate::SpeedEstimate& s) {
   for (const auto& a : s.assumptions) assumptions.push_back(a.str());
   return {{"profile", s.engine + "/" + s.platform}, {"context_tokens", s.context_tokens}, {"bandwidth_source", s.bandwidth_source.str()},
           {"points", points}, {"assumptions", assumptions}};
+}
+
+// One line: vLLM-Ascend's decode speed at MindIE's points, and MindIE's speed as a multiple of it.
+std::string render_beside(const estimate::SpeedEstimate& m, const estimate::SpeedEstimate& v) {
+  std::string out = fmt::format("  beside vLLM-Ascend ({}/{} speed profile, same cards, context and streams):", v.engine, v.platform);
+  for (size_t i = 0; i < v.points.size(); ++i) {
+    const auto& p = v.points[i];
+    const double ratio = i < m.points.size() && p.per_stream_tokens_per_s > 0 ? m.points[i].per_stream_tokens_per_s / p.per_stream_tokens_per_s : 0;
+    out += fmt::format(" {:.1f} tok/s per stream at {} stream{} (MindIE {:.2f}x);", p.per_stream_tokens_per_s, p.concurrency, p.concurrency == 1 ? "" : "s", ratio);
+  }
+  out.back() = '\n';
+  return out;
 }
 
 std::string render_speed(const estimate::SpeedEstimate& s) {
@@ -243,7 +268,7 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
   const auto o = options_from(f, r->catalog);
   auto e = estimate::estimate_mindie(r->model, r->device, o, r->catalog);
   if (!e) return report_error(e.error());
-  auto speed = mindie_speed(*r, o, *e);
+  auto speed = mindie_speeds(*r, o, *e);
   if (!speed) return report_error(speed.error());
   if (f.json) {
     Json j = report::envelope("fit");
@@ -253,12 +278,14 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
     j["mindie"] = estimate_json(*e, o);
     j["mindie"]["catalogue"] = r->catalog.origin;
     j["fits"] = e->verdict != estimate::MindieVerdict::does_not_fit;
-    j["speed"] = *speed ? speed_json(**speed) : Json(nullptr);
+    j["speed"] = speed->mindie ? speed_json(*speed->mindie) : Json(nullptr);
+    j["speed_vllm_ascend"] = speed->vllm_ascend ? speed_json(*speed->vllm_ascend) : Json(nullptr);
     print_json(j);
   } else {
     std::cout << fmt::format("MindIE Service on {} x {} (worldSize {}), {}\n", o.world_size, r->device.id, o.world_size, r->model.id);
     std::cout << render_estimate(*e, o);
-    if (*speed) std::cout << render_speed(**speed);
+    if (speed->mindie) std::cout << render_speed(*speed->mindie);
+    if (speed->mindie && speed->vllm_ascend) std::cout << render_beside(*speed->mindie, *speed->vllm_ascend);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(e->verdict), e->reason);
   }
   return e->verdict == estimate::MindieVerdict::does_not_fit ? k_exit_fail : k_exit_ok;
@@ -305,7 +332,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     return k_exit_fail;
   }
   if (!p) return report_error(p.error());
-  auto speed = mindie_speed(*r, p->options, p->estimate);
+  auto speed = mindie_speeds(*r, p->options, p->estimate);
   if (!speed) return report_error(speed.error());
   if (f.config_out) {
     if (auto w = write_plan_files(*f.config_out, *p); !w) return report_error(w.error());
@@ -318,7 +345,8 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     j["mindie"] = estimate_json(p->estimate, p->options);
     j["mindie"]["nodes"] = p->nodes;
     j["mindie"]["rejected"] = p->rejected;
-    j["speed"] = *speed ? speed_json(**speed) : Json(nullptr);
+    j["speed"] = speed->mindie ? speed_json(*speed->mindie) : Json(nullptr);
+    j["speed_vllm_ascend"] = speed->vllm_ascend ? speed_json(*speed->vllm_ascend) : Json(nullptr);
     j["config"] = p->config;
     j["start_script"] = p->start_script;
     if (f.config_out) j["config_out"] = *f.config_out;
@@ -328,7 +356,8 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
                              p->nodes > 1 ? fmt::format(" ({} nodes, ranktable)", p->nodes) : "");
     for (const auto& rej : p->rejected) std::cout << "  rejected " << rej << "\n";
     std::cout << render_estimate(p->estimate, p->options);
-    if (*speed) std::cout << render_speed(**speed);
+    if (speed->mindie) std::cout << render_speed(*speed->mindie);
+    if (speed->mindie && speed->vllm_ascend) std::cout << render_beside(*speed->mindie, *speed->vllm_ascend);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);
     if (f.config_out) std::cout << fmt::format("wrote {} and {}\n", join_path(*f.config_out, "config.json"), join_path(*f.config_out, "start.sh"));  // ux31: "mie//config.json" for --config-out mie/
     else std::cout << "config.json:\n" << dump_json(p->config, 4) << "\n";
