@@ -17,8 +17,11 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/model_arg.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
 #include "estimate/mindie.hpp"
 #include "estimate/speed.hpp"
 #include "plan/mindie_config.hpp"
@@ -204,6 +207,44 @@ Json speed_json(const estimate::SpeedEstimate& s) {
           {"points", points}, {"assumptions", assumptions}};
 }
 
+// mindie35: vLLM-Ascend's memory for the same model, card and context, as `fit MODEL --device D --engine vllm-ascend
+// --tensor-parallel-size worldSize --max-model-len L` gives it, L being MindIE's full-length request (input + output as
+// MindIE clamps them: maxSeqLen with its defaults), newest profile, --gpu-memory-utilization at that profile's default. An error (a length above the model's, a layout vLLM-Ascend refuses) is the line's text, not the
+// command's failure: MindIE's own answer stands alone.
+Expected<estimate::FitEstimate> vllm_ascend_fit(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(engines, engine::load_engine_catalog());
+  deploy::Inputs in;
+  in.model = r.model;
+  in.device = {r.device.id, "--device", deploy::DeviceForm::name};
+  in.engine = {"vllm-ascend", "", "--engine", "", "", deploy::UnknownVersion::error};
+  in.flags.tensor_parallel_size = deploy::Given<int64_t>{o.world_size, "--world-size"};
+  in.flags.max_model_len = deploy::Given<int64_t>{e.input_tokens + e.output_tokens, "MindIE's full-length request (input + output)"};
+  PF_TRY(resolved, deploy::resolve_deployment(in, {&devices, &engines}));
+  return estimate::estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, resolved.deployment);
+}
+
+// A catalogue that does not load is the command's error; the deployment's own refusal is the line's text.
+bool beside_failed_hard(const Expected<estimate::FitEstimate>& v) {
+  return !v && (v.error().kind == ErrorKind::corrupt || v.error().kind == ErrorKind::io || v.error().kind == ErrorKind::environment);
+}
+
+Json beside_memory_json(const Expected<estimate::FitEstimate>& v) {
+  if (!v) return {{"error", v.error().message}};
+  return {{"engine", v->engine_id}, {"fits", v->fits}, {"failure", estimate::failure_name(v->failure)}, {"gpu_memory_utilization", v->gpu_memory_utilization},
+          {"available_kv_gib", bytes_to_gib(v->available_kv_bytes)}, {"kv_cache_tokens", v->kv_tokens}, {"max_concurrency", v->max_concurrency}};
+}
+
+std::string render_beside_memory(const Expected<estimate::FitEstimate>& v, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  const int64_t request = e.input_tokens + e.output_tokens;
+  std::string out = fmt::format("  beside vLLM-Ascend (TP {}, max_model_len {}):", o.world_size, request);
+  if (!v) return out + " not estimated (" + v.error().message + ")\n";
+  out += fmt::format(" {} at gpu_memory_utilization {:.2f}: ", v->engine_id, v->gpu_memory_utilization);
+  if (!v->fits) return out + fmt::format("does not fit ({}); MindIE: {}\n", estimate::failure_name(v->failure), estimate::mindie_verdict_name(e.verdict));
+  return out + fmt::format("KV cache {} tokens ({:.2f} GiB), {:.2f}x requests of {} tokens; MindIE: {} to {} full-length requests\n", v->kv_tokens,
+                           bytes_to_gib(v->available_kv_bytes), v->max_concurrency, request, e.batch_low, e.batch_high);
+}
+
 // One line: vLLM-Ascend's decode speed at MindIE's points, and MindIE's speed as a multiple of it.
 std::string render_beside(const estimate::SpeedEstimate& m, const estimate::SpeedEstimate& v) {
   std::string out = fmt::format("  beside vLLM-Ascend ({}/{} speed profile, same cards, context and streams):", v.engine, v.platform);
@@ -270,6 +311,8 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
   if (!e) return report_error(e.error());
   auto speed = mindie_speeds(*r, o, *e);
   if (!speed) return report_error(speed.error());
+  const auto beside = vllm_ascend_fit(*r, o, *e);
+  if (beside_failed_hard(beside)) return report_error(beside.error());
   if (f.json) {
     Json j = report::envelope("fit");
     j["engine"] = "mindie";
@@ -280,10 +323,12 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
     j["fits"] = e->verdict != estimate::MindieVerdict::does_not_fit;
     j["speed"] = speed->mindie ? speed_json(*speed->mindie) : Json(nullptr);
     j["speed_vllm_ascend"] = speed->vllm_ascend ? speed_json(*speed->vllm_ascend) : Json(nullptr);
+    j["vllm_ascend"] = beside_memory_json(beside);
     print_json(j);
   } else {
     std::cout << fmt::format("MindIE Service on {} x {} (worldSize {}), {}\n", o.world_size, r->device.id, o.world_size, r->model.id);
     std::cout << render_estimate(*e, o);
+    std::cout << render_beside_memory(beside, o, *e);
     if (speed->mindie) std::cout << render_speed(*speed->mindie);
     if (speed->mindie && speed->vllm_ascend) std::cout << render_beside(*speed->mindie, *speed->vllm_ascend);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(e->verdict), e->reason);
@@ -334,6 +379,8 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
   if (!p) return report_error(p.error());
   auto speed = mindie_speeds(*r, p->options, p->estimate);
   if (!speed) return report_error(speed.error());
+  const auto beside = vllm_ascend_fit(*r, p->options, p->estimate);
+  if (beside_failed_hard(beside)) return report_error(beside.error());
   if (f.config_out) {
     if (auto w = write_plan_files(*f.config_out, *p); !w) return report_error(w.error());
   }
@@ -347,6 +394,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     j["mindie"]["rejected"] = p->rejected;
     j["speed"] = speed->mindie ? speed_json(*speed->mindie) : Json(nullptr);
     j["speed_vllm_ascend"] = speed->vllm_ascend ? speed_json(*speed->vllm_ascend) : Json(nullptr);
+    j["vllm_ascend"] = beside_memory_json(beside);
     j["config"] = p->config;
     j["start_script"] = p->start_script;
     if (f.config_out) j["config_out"] = *f.config_out;
@@ -356,6 +404,7 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
                              p->nodes > 1 ? fmt::format(" ({} nodes, ranktable)", p->nodes) : "");
     for (const auto& rej : p->rejected) std::cout << "  rejected " << rej << "\n";
     std::cout << render_estimate(p->estimate, p->options);
+    std::cout << render_beside_memory(beside, p->options, p->estimate);
     if (speed->mindie) std::cout << render_speed(*speed->mindie);
     if (speed->mindie && speed->vllm_ascend) std::cout << render_beside(*speed->mindie, *speed->vllm_ascend);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);

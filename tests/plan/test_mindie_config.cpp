@@ -387,6 +387,36 @@ TEST(MindieCli, Issue16_FitPrintsVllmAscendSpeedBesideMindie) {
   EXPECT_TRUE(Json::parse(none.out)["speed_vllm_ascend"].is_null()) << none.out;
 }
 
+// Issue 16 (mindie35): beside MindIE's pool, fit and plan --engine mindie give vLLM-Ascend's memory for the same model and
+// card, TP = worldSize and max_model_len = MindIE's full-length request (input + output: 2048 + 512 = 2560 with the
+// defaults, 7680 + 512 = 8192 for plan --context 8192), as `fit --engine vllm-ascend` gives it: the same profile, KV
+// tokens and verdict. On one 32 GB 910B4 Qwen3-14B's 27.5 GiB of bf16 weights fit neither (vLLM-Ascend kv_negative,
+// MindIE above 0.8 of the runtime total); Qwen3-8B fits both.
+TEST(MindieCli, Issue16_FitPrintsVllmAscendMemoryBesideMindie) {
+  struct Row {
+    std::string mindie, vllm;
+  };
+  for (const Row& row : {Row{"fit Qwen/Qwen3-8B --device 910B3 --engine mindie", "fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --tensor-parallel-size 1 --max-model-len 2560"},
+                         Row{"plan Qwen/Qwen3-8B --devices 910B4 --engine mindie --context 8192", "fit Qwen/Qwen3-8B --device 910B4 --engine vllm-ascend --tensor-parallel-size 1 --max-model-len 8192"},
+                         Row{"fit Qwen/Qwen3-14B --device 910B4 --engine mindie", "fit Qwen/Qwen3-14B --device 910B4 --engine vllm-ascend --tensor-parallel-size 1 --max-model-len 2560"}}) {
+    const auto m = pftest::run_cli(row.mindie + " --json", {.with_stderr = false});
+    const auto v = pftest::run_cli(row.vllm + " --json", {.with_stderr = false});
+    const Json mj = Json::parse(m.out), vj = Json::parse(v.out);
+    ASSERT_TRUE(mj["vllm_ascend"].is_object()) << m.out;
+    const Json& beside = mj["vllm_ascend"];
+    EXPECT_EQ(beside["engine"], vj["engine"]) << row.mindie;
+    EXPECT_EQ(beside["fits"], vj["fits"]) << row.mindie;
+    EXPECT_EQ(beside["failure"], vj["failure"]) << row.mindie;
+    EXPECT_EQ(beside["kv_cache_tokens"], vj["kv_cache"]["tokens"]) << row.mindie;
+  }
+  const auto qwen14 = pftest::run_cli("fit Qwen/Qwen3-14B --device 910B4 --engine mindie");
+  EXPECT_EQ(qwen14.code, 1) << qwen14.out;
+  EXPECT_NE(qwen14.out.find("beside vLLM-Ascend (TP 1, max_model_len 2560): "), std::string::npos) << qwen14.out;
+  EXPECT_NE(qwen14.out.find("does not fit (kv_negative); MindIE: does not fit"), std::string::npos) << qwen14.out;
+  const auto qwen8 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie");
+  EXPECT_NE(qwen8.out.find("requests of 2560 tokens; MindIE: 92 to 93 full-length requests"), std::string::npos) << qwen8.out;
+}
+
 // Issue 16 (mindie34): validate evaluates a MindIE case's decode speed on the mindie/npu profile, its layout resolved as on
 // vLLM-Ascend; a MindIE case with memory fields only is skipped with the reason (its pool is fit --engine mindie's).
 TEST(MindieCli, Issue16_ValidateScoresMindieSpeedOnItsOwnProfile) {
