@@ -420,9 +420,10 @@ std::string mindie_help_text(const std::string& command) {
   const bool plan = command == "plan";
   CommandText text{plan ? k_plan_usage : k_fit_usage,
                    plan ? "MindIE Service's plan: the smallest worldSize whose static KV pool holds the context and concurrency, with its config.json and\n"
-                          "start.sh (--config-out DIR)."
+                          "start.sh (--config-out DIR), its decode speed, and vLLM-Ascend beside it on the same cards (KV tokens, decode speed)."
                         : "MindIE Service's static KV pool per card (npuMemSize, NPU_MEMORY_FRACTION, cacheBlockSize), its blocks and full-length requests,\n"
-                          "and the verdict. Flags are MindIE's config.json keys in kebab case (--npu-mem-size is ModelConfig.npuMemSize).",
+                          "the verdict and the decode speed, with vLLM-Ascend beside it on the same cards (KV tokens, decode speed). Flags are\n"
+                          "MindIE's config.json keys in kebab case (--npu-mem-size is ModelConfig.npuMemSize).",
                    "",
                    plan ? "exit: 0 a worldSize fits, 1 none up to the largest tried holds the targets (each size's reason is printed),\n      2 bad input (a flag out of range or given twice, or a vLLM flag: its MindIE spelling is named)"
                         : "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range or given twice, or a vLLM flag: its MindIE spelling is named)"};
