@@ -17,8 +17,11 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/model_arg.hpp"
+#include "deploy/deployment.hpp"
 #include "device/device_spec.hpp"
+#include "engine/engine_profile.hpp"
 #include "engine/speed_profile.hpp"
+#include "estimate/fit.hpp"
 #include "estimate/mindie.hpp"
 #include "estimate/speed.hpp"
 #include "plan/mindie_config.hpp"
@@ -161,11 +164,14 @@ struct Resolved {
 // Issue 16 (mindie34): MindIE's decode speed on the speed catalogue's mindie/npu profile (ATB graph kernels; its own
 // constants, data/engines/speed.json), at one stream and at the full-length requests the pessimistic pool holds (at
 // most maxBatchSize), decoding at the middle of a full-length request's output. nullopt when the pool holds none.
-Expected<std::optional<estimate::SpeedEstimate>> mindie_speed(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+// mindie35 (the first seed's "MindIE beside vLLM-Ascend on the same model"): the same workload on vLLM-Ascend's profile
+// (`vllm-ascend` for `engine`): the same model, cards (TP = worldSize), context and stream counts.
+Expected<std::optional<estimate::SpeedEstimate>> decode_speed(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e,
+                                                              const std::string& engine) {
   if (e.verdict == estimate::MindieVerdict::does_not_fit) return std::optional<estimate::SpeedEstimate>();
   PF_TRY(speeds, engine::load_speed_catalog());
-  const engine::SpeedProfile* sp = speeds.find("mindie", r.device.platform, r.device.id);
-  if (!sp) return make_error(ErrorKind::corrupt, "no speed profile for mindie on " + r.device.platform + " in data/engines/speed.json");
+  const engine::SpeedProfile* sp = speeds.find(engine, r.device.platform, r.device.id);
+  if (!sp) return make_error(ErrorKind::corrupt, "no speed profile for " + engine + " on " + r.device.platform + " in data/engines/speed.json");
   estimate::Deployment d;
   d.tensor_parallel_size = o.world_size;
   d.max_model_len = o.max_seq_len;
@@ -180,6 +186,16 @@ Expected<std::optional<estimate::SpeedEstimate>> mindie_speed(const Resolved& r,
   return std::optional<estimate::SpeedEstimate>(estimate::estimate_speed(r.model, r.device, *sp, speeds, d, w));
 }
 
+struct Speeds {
+  std::optional<estimate::SpeedEstimate> mindie, vllm_ascend;
+};
+
+Expected<Speeds> mindie_speeds(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  PF_TRY(m, decode_speed(r, o, e, "mindie"));
+  PF_TRY(v, decode_speed(r, o, e, "vllm-ascend"));
+  return Speeds{std::move(m), std::move(v)};
+}
+
 Json speed_json(const estimate::SpeedEstimate& s) {
   Json points = Json::array();
   for (const auto& p : s.points)
@@ -189,6 +205,56 @@ Json speed_json(const estimate::SpeedEstimate& s) {
   for (const auto& a : s.assumptions) assumptions.push_back(a.str());
   return {{"profile", s.engine + "/" + s.platform}, {"context_tokens", s.context_tokens}, {"bandwidth_source", s.bandwidth_source.str()},
           {"points", points}, {"assumptions", assumptions}};
+}
+
+// mindie35: vLLM-Ascend's memory for the same model, card and context, as `fit MODEL --device D --engine vllm-ascend
+// --tensor-parallel-size worldSize --max-model-len L` gives it, L being MindIE's full-length request (input + output as
+// MindIE clamps them: maxSeqLen with its defaults), newest profile, --gpu-memory-utilization at that profile's default. An error (a length above the model's, a layout vLLM-Ascend refuses) is the line's text, not the
+// command's failure: MindIE's own answer stands alone.
+Expected<estimate::FitEstimate> vllm_ascend_fit(const Resolved& r, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(engines, engine::load_engine_catalog());
+  deploy::Inputs in;
+  in.model = r.model;
+  in.device = {r.device.id, "--device", deploy::DeviceForm::name};
+  in.engine = {"vllm-ascend", "", "--engine", "", "", deploy::UnknownVersion::error};
+  in.flags.tensor_parallel_size = deploy::Given<int64_t>{o.world_size, "--world-size"};
+  in.flags.max_model_len = deploy::Given<int64_t>{e.input_tokens + e.output_tokens, "MindIE's full-length request (input + output)"};
+  PF_TRY(resolved, deploy::resolve_deployment(in, {&devices, &engines}));
+  return estimate::estimate_fit(resolved.model, resolved.device, resolved.engine, resolved.overheads, resolved.deployment);
+}
+
+// A catalogue that does not load is the command's error; the deployment's own refusal is the line's text.
+bool beside_failed_hard(const Expected<estimate::FitEstimate>& v) {
+  return !v && (v.error().kind == ErrorKind::corrupt || v.error().kind == ErrorKind::io || v.error().kind == ErrorKind::environment);
+}
+
+Json beside_memory_json(const Expected<estimate::FitEstimate>& v) {
+  if (!v) return {{"error", v.error().message}};
+  return {{"engine", v->engine_id}, {"fits", v->fits}, {"failure", estimate::failure_name(v->failure)}, {"gpu_memory_utilization", v->gpu_memory_utilization},
+          {"available_kv_gib", bytes_to_gib(v->available_kv_bytes)}, {"kv_cache_tokens", v->kv_tokens}, {"max_concurrency", v->max_concurrency}};
+}
+
+std::string render_beside_memory(const Expected<estimate::FitEstimate>& v, const estimate::MindieOptions& o, const estimate::MindieEstimate& e) {
+  const int64_t request = e.input_tokens + e.output_tokens;
+  std::string out = fmt::format("  beside vLLM-Ascend (TP {}, max_model_len {}):", o.world_size, request);
+  if (!v) return out + " not estimated (" + v.error().message + ")\n";
+  out += fmt::format(" {} at gpu_memory_utilization {:.2f}: ", v->engine_id, v->gpu_memory_utilization);
+  if (!v->fits) return out + fmt::format("does not fit ({}); MindIE: {}\n", estimate::failure_name(v->failure), estimate::mindie_verdict_name(e.verdict));
+  return out + fmt::format("KV cache {} tokens ({:.2f} GiB), {:.2f}x requests of {} tokens; MindIE: {} to {} full-length requests\n", v->kv_tokens,
+                           bytes_to_gib(v->available_kv_bytes), v->max_concurrency, request, e.batch_low, e.batch_high);
+}
+
+// One line: vLLM-Ascend's decode speed at MindIE's points, and MindIE's speed as a multiple of it.
+std::string render_beside(const estimate::SpeedEstimate& m, const estimate::SpeedEstimate& v) {
+  std::string out = fmt::format("  beside vLLM-Ascend ({}/{} speed profile, same cards, context and streams):", v.engine, v.platform);
+  for (size_t i = 0; i < v.points.size(); ++i) {
+    const auto& p = v.points[i];
+    const double ratio = i < m.points.size() && p.per_stream_tokens_per_s > 0 ? m.points[i].per_stream_tokens_per_s / p.per_stream_tokens_per_s : 0;
+    out += fmt::format(" {:.1f} tok/s per stream at {} stream{} (MindIE {:.2f}x);", p.per_stream_tokens_per_s, p.concurrency, p.concurrency == 1 ? "" : "s", ratio);
+  }
+  out.back() = '\n';
+  return out;
 }
 
 std::string render_speed(const estimate::SpeedEstimate& s) {
@@ -243,8 +309,10 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
   const auto o = options_from(f, r->catalog);
   auto e = estimate::estimate_mindie(r->model, r->device, o, r->catalog);
   if (!e) return report_error(e.error());
-  auto speed = mindie_speed(*r, o, *e);
+  auto speed = mindie_speeds(*r, o, *e);
   if (!speed) return report_error(speed.error());
+  const auto beside = vllm_ascend_fit(*r, o, *e);
+  if (beside_failed_hard(beside)) return report_error(beside.error());
   if (f.json) {
     Json j = report::envelope("fit");
     j["engine"] = "mindie";
@@ -253,12 +321,16 @@ int cmd_fit_mindie(const std::vector<std::string>& argv) {
     j["mindie"] = estimate_json(*e, o);
     j["mindie"]["catalogue"] = r->catalog.origin;
     j["fits"] = e->verdict != estimate::MindieVerdict::does_not_fit;
-    j["speed"] = *speed ? speed_json(**speed) : Json(nullptr);
+    j["speed"] = speed->mindie ? speed_json(*speed->mindie) : Json(nullptr);
+    j["speed_vllm_ascend"] = speed->vllm_ascend ? speed_json(*speed->vllm_ascend) : Json(nullptr);
+    j["vllm_ascend"] = beside_memory_json(beside);
     print_json(j);
   } else {
     std::cout << fmt::format("MindIE Service on {} x {} (worldSize {}), {}\n", o.world_size, r->device.id, o.world_size, r->model.id);
     std::cout << render_estimate(*e, o);
-    if (*speed) std::cout << render_speed(**speed);
+    std::cout << render_beside_memory(beside, o, *e);
+    if (speed->mindie) std::cout << render_speed(*speed->mindie);
+    if (speed->mindie && speed->vllm_ascend) std::cout << render_beside(*speed->mindie, *speed->vllm_ascend);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(e->verdict), e->reason);
   }
   return e->verdict == estimate::MindieVerdict::does_not_fit ? k_exit_fail : k_exit_ok;
@@ -305,8 +377,10 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     return k_exit_fail;
   }
   if (!p) return report_error(p.error());
-  auto speed = mindie_speed(*r, p->options, p->estimate);
+  auto speed = mindie_speeds(*r, p->options, p->estimate);
   if (!speed) return report_error(speed.error());
+  const auto beside = vllm_ascend_fit(*r, p->options, p->estimate);
+  if (beside_failed_hard(beside)) return report_error(beside.error());
   if (f.config_out) {
     if (auto w = write_plan_files(*f.config_out, *p); !w) return report_error(w.error());
   }
@@ -318,7 +392,9 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
     j["mindie"] = estimate_json(p->estimate, p->options);
     j["mindie"]["nodes"] = p->nodes;
     j["mindie"]["rejected"] = p->rejected;
-    j["speed"] = *speed ? speed_json(**speed) : Json(nullptr);
+    j["speed"] = speed->mindie ? speed_json(*speed->mindie) : Json(nullptr);
+    j["speed_vllm_ascend"] = speed->vllm_ascend ? speed_json(*speed->vllm_ascend) : Json(nullptr);
+    j["vllm_ascend"] = beside_memory_json(beside);
     j["config"] = p->config;
     j["start_script"] = p->start_script;
     if (f.config_out) j["config_out"] = *f.config_out;
@@ -328,7 +404,9 @@ int cmd_plan_mindie(const std::vector<std::string>& argv) {
                              p->nodes > 1 ? fmt::format(" ({} nodes, ranktable)", p->nodes) : "");
     for (const auto& rej : p->rejected) std::cout << "  rejected " << rej << "\n";
     std::cout << render_estimate(p->estimate, p->options);
-    if (*speed) std::cout << render_speed(**speed);
+    std::cout << render_beside_memory(beside, p->options, p->estimate);
+    if (speed->mindie) std::cout << render_speed(*speed->mindie);
+    if (speed->mindie && speed->vllm_ascend) std::cout << render_beside(*speed->mindie, *speed->vllm_ascend);
     std::cout << fmt::format("verdict: {} ({})\n", estimate::mindie_verdict_name(p->estimate.verdict), p->estimate.reason);
     if (f.config_out) std::cout << fmt::format("wrote {} and {}\n", join_path(*f.config_out, "config.json"), join_path(*f.config_out, "start.sh"));  // ux31: "mie//config.json" for --config-out mie/
     else std::cout << "config.json:\n" << dump_json(p->config, 4) << "\n";
@@ -342,9 +420,10 @@ std::string mindie_help_text(const std::string& command) {
   const bool plan = command == "plan";
   CommandText text{plan ? k_plan_usage : k_fit_usage,
                    plan ? "MindIE Service's plan: the smallest worldSize whose static KV pool holds the context and concurrency, with its config.json and\n"
-                          "start.sh (--config-out DIR)."
+                          "start.sh (--config-out DIR), its decode speed, and vLLM-Ascend beside it on the same cards (KV tokens, decode speed)."
                         : "MindIE Service's static KV pool per card (npuMemSize, NPU_MEMORY_FRACTION, cacheBlockSize), its blocks and full-length requests,\n"
-                          "and the verdict. Flags are MindIE's config.json keys in kebab case (--npu-mem-size is ModelConfig.npuMemSize).",
+                          "the verdict and the decode speed, with vLLM-Ascend beside it on the same cards (KV tokens, decode speed). Flags are\n"
+                          "MindIE's config.json keys in kebab case (--npu-mem-size is ModelConfig.npuMemSize).",
                    "",
                    plan ? "exit: 0 a worldSize fits, 1 none up to the largest tried holds the targets (each size's reason is printed),\n      2 bad input (a flag out of range or given twice, or a vLLM flag: its MindIE spelling is named)"
                         : "exit: 0 fits, 1 does not fit, 2 bad input (a flag out of range or given twice, or a vLLM flag: its MindIE spelling is named)"};

@@ -132,11 +132,71 @@ struct Range {
   int64_t hi;
 };
 
+// The optional "mtp" object: {"architectures": [names], "shared_with_model": [MTP tensor names]}.
+Status parse_mtp_rules(const Json& root, const std::string& origin, MindieCatalog& c) {
+  auto it = root.find("mtp");
+  if (it == root.end()) return Ok{};
+  if (!it->is_object()) return make_error(ErrorKind::corrupt, origin + ": mtp: expected an object", origin);
+  for (const auto& [k, v] : it->items()) {
+    std::vector<std::string>* into = k == "architectures" ? &c.mtp_architectures : k == "shared_with_model" ? &c.mtp_shared_with_model : nullptr;
+    if (into == nullptr) return make_error(ErrorKind::corrupt, origin + ": mtp: unknown key '" + k + "'", origin);
+    if (!v.is_array()) return make_error(ErrorKind::corrupt, origin + ": mtp." + k + ": expected an array of strings", origin);
+    for (const auto& s : v) {
+      if (!s.is_string() || s.get<std::string>().empty())
+        return make_error(ErrorKind::corrupt, origin + ": mtp." + k + ": expected an array of non-empty strings", origin);
+      into->push_back(s.get<std::string>());
+    }
+  }
+  return Ok{};
+}
+
+std::string joined(const std::vector<std::string>& names, const char* sep) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : sep) + n;
+  return out;
+}
+
+// MTP on (issue 16): every block holds one more layer of the model's KV shape, whatever num_speculative_tokens is
+// (mindie34: kvcache_settings.py calc_block_mem, num_layers = num_layers + (num_speculative_tokens >= 1)), and the MTP
+// module loads. Its weights (mindie35) are the config's MTP layers less the tensors MindIE's ATB backend takes from the
+// main model (catalogue "mtp.shared_with_model": get_weights_mtp registers the main embed_tokens and lm_head, so the
+// checkpoint's own embed_tokens and shared_head.head stay on disk). Returns the MTP bytes loaded (all cards).
+Expected<double> add_mindie_mtp(const model::ModelSpec& spec, const MindieOptions& o, const MindieCatalog& catalog, double mtp_bytes, MindieEstimate& e) {
+  if (o.num_speculative_tokens < 1) return 0.0;
+  for (const auto& l : spec.layers) {
+    if (l.kv_shared) continue;
+    PF_TRY(bytes, layer_kv_bytes_per_card(l, o.world_size, o.kv_cache_dtype_bytes));
+    if (bytes <= 0) continue;
+    e.kv_bytes_per_token += bytes;
+    e.formulas.push_back(fmt::format("MTP on (num_speculative_tokens {}): one more KV layer of {} B per token per card in every block (MindIE kvcache_settings.py calc_block_mem)",
+                                     o.num_speculative_tokens, bytes));
+    break;
+  }
+  const auto& listed = catalog.mtp_architectures;
+  if (!listed.empty() && std::find(listed.begin(), listed.end(), spec.architecture) == listed.end())
+    e.warnings.push_back(fmt::format("{}: MindIE's MTP page lists MTP for {} only (DeepSeek-R1 / V3, W8A8, W4A8 or KV cache int8), not {}: the start may refuse plugin_params or run without MTP",
+                                     spec.id, joined(listed, ", "), spec.architecture.empty() ? std::string("this model") : spec.architecture));
+  if (spec.mtp_layers <= 0) {
+    e.warnings.push_back(spec.id + ": MTP is on but the config names no MTP layer (num_nextn_predict_layers / mtp_num_hidden_layers): no MTP weights are counted; the block still has the extra layer");
+    return 0.0;
+  }
+  double shared = 0;
+  for (const auto& g : spec.weights) {
+    if (g.part != model::Part::mtp) continue;
+    for (const auto& name : catalog.mtp_shared_with_model)
+      if (g.module == "model.mtp." + name) shared += model::weight_group_bytes(spec, g);
+  }
+  if (shared > 0)
+    e.formulas.push_back(fmt::format("MTP module = {:.3f} GiB as the checkpoint stores it less {} ({:.3f} GiB), which MindIE's ATB backend takes from the main model (get_weights_mtp) = {:.3f} GiB",
+                                     bytes_to_gib(mtp_bytes), joined(catalog.mtp_shared_with_model, " and "), bytes_to_gib(shared), bytes_to_gib(mtp_bytes - shared)));
+  return std::max(0.0, mtp_bytes - shared);
+}
+
 }  // namespace
 
 Expected<MindieCatalog> parse_mindie_catalog(const Json& root, const std::string& origin) {
   if (!root.is_object()) return make_error(ErrorKind::corrupt, origin + ": expected an object", origin);
-  static const std::vector<std::string> known{"schema_version", "engine", "version", "retrieved", "defaults", "limits", "accepted_weight_formats", "sources"};
+  static const std::vector<std::string> known{"schema_version", "engine", "version", "retrieved", "defaults", "limits", "accepted_weight_formats", "mtp", "sources"};
   for (const auto& [k, v] : root.items())
     if (std::find(known.begin(), known.end(), k) == known.end()) return make_error(ErrorKind::corrupt, origin + ": unknown key '" + k + "'", origin);
   MindieCatalog c;
@@ -158,6 +218,8 @@ Expected<MindieCatalog> parse_mindie_catalog(const Json& root, const std::string
     if (!f.is_string()) return make_error(ErrorKind::corrupt, origin + ": accepted_weight_formats: expected strings", origin);
     c.accepted_weight_formats.push_back(f.get<std::string>());
   }
+  PF_TRY(mtp, parse_mtp_rules(root, origin, c));
+  (void)mtp;
   auto sources = root.find("sources");
   if (sources == root.end() || !sources->is_object() || sources->empty())
     return make_error(ErrorKind::corrupt, origin + ": sources: every MindIE rule needs a source", origin);
@@ -261,21 +323,8 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
     e.kv_bytes_per_token += bytes;
   }
   if (e.kv_bytes_per_token <= 0) return make_error(ErrorKind::unsupported, spec.id + ": no attention KV cache to size (no attention layers)");
-  if (o.num_speculative_tokens >= 1) {
-    // Issue 16 (mindie34): with MTP on, MindIE's block adds one layer of the model's KV shape, whatever
-    // num_speculative_tokens is (kvcache_settings.py calc_block_mem: num_layers = num_layers + (num_speculative_tokens >= 1)).
-    for (const auto& l : spec.layers) {
-      if (l.kv_shared) continue;
-      PF_TRY(bytes, layer_kv_bytes_per_card(l, w, o.kv_cache_dtype_bytes));
-      if (bytes <= 0) continue;
-      e.kv_bytes_per_token += bytes;
-      e.formulas.push_back(fmt::format("MTP on (num_speculative_tokens {}): one more KV layer of {} B per token per card in every block (MindIE kvcache_settings.py calc_block_mem)",
-                                       o.num_speculative_tokens, bytes));
-      break;
-    }
-    if (spec.mtp_layers <= 0)
-      e.warnings.push_back(spec.id + ": MTP is on but the config names no MTP layer (num_nextn_predict_layers / mtp_num_hidden_layers): no MTP weights are counted; the block still has the extra layer");
-  }
+  const auto weights = model::compute_weight_bytes(spec);
+  PF_TRY(mtp_loaded, add_mindie_mtp(spec, o, catalog, weights.mtp, e));
   e.block_bytes = o.cache_block_size * e.kv_bytes_per_token;
   e.formulas.push_back(fmt::format("block = cacheBlockSize {} x {} B per token per card (layers x KV heads / worldSize x (K + V head dims) x {} B) = {} B",
                                    o.cache_block_size, e.kv_bytes_per_token, o.kv_cache_dtype_bytes, e.block_bytes));
@@ -296,12 +345,11 @@ Expected<MindieEstimate> estimate_mindie(const model::ModelSpec& spec, const dev
   e.runtime_total_bytes = device.usable_total_bytes();
   e.fraction_bytes = e.runtime_total_bytes * o.npu_memory_fraction;
   e.system_bytes = std::max(0.0, device.memory_bytes - e.runtime_total_bytes);
-  const auto weights = model::compute_weight_bytes(spec);
-  const double loaded = weights.total + (o.num_speculative_tokens >= 1 ? weights.mtp : 0.0);  // MTP on: its module loads too
+  const double loaded = weights.total + mtp_loaded;  // MTP on: its module loads too
   e.weight_bytes = loaded / static_cast<double>(w);
   e.formulas.push_back(fmt::format("weights per card = {:.3f} GiB{} / worldSize {} = {:.3f} GiB", bytes_to_gib(loaded),
-                                   o.num_speculative_tokens >= 1 && weights.mtp > 0 ? fmt::format(" (MTP module {:.3f} GiB included)", bytes_to_gib(weights.mtp)) : std::string(),
-                                   w, bytes_to_gib(e.weight_bytes)));
+                                   mtp_loaded > 0 ? fmt::format(" (MTP module {:.3f} GiB included)", bytes_to_gib(mtp_loaded)) : std::string(), w,
+                                   bytes_to_gib(e.weight_bytes)));
 
   // Runtime variables (inputs, outputs, intermediates): no published formula. Band: the prefill of
   // maxPrefillTokens tokens (hidden and FFN activations, bf16) plus fp32 logits for one prefill batch, to twice that.

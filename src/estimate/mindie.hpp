@@ -27,6 +27,11 @@ struct MindieCatalog {
   std::map<std::string, double> defaults;
   std::map<std::string, std::pair<int64_t, int64_t>> limits;
   std::vector<std::string> accepted_weight_formats;  // model::weight_format_name values
+  // "mtp" (issue 16, mindie35): the config.json architectures MindIE's MTP page lists (others get a warning), and the MTP
+  // module's tensors MindIE's ATB backend takes from the main model instead of loading them ("embed_tokens",
+  // "shared_head.head": the checkpoint's model.layers.<N>.embed_tokens / shared_head.head). Both optional (empty: none).
+  std::vector<std::string> mtp_architectures;
+  std::vector<std::string> mtp_shared_with_model;
   std::map<std::string, std::string> sources;
   std::string origin;
 };

@@ -4,6 +4,8 @@
 // plus the documented cross-key rules. Expected values are derived by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <sys/stat.h>
 
 #include <cmath>
@@ -344,6 +346,75 @@ TEST(MindieCli, Issue16_FitPrintsDecodeSpeedOnTheMindieProfile) {
   EXPECT_EQ(j["speed"]["points"][1]["concurrency"], 92);
   auto text = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie");
   EXPECT_NE(text.out.find("decode (mindie/npu speed profile, at context 2304)"), std::string::npos) << text.out;
+}
+
+// Issue 16 (mindie35, the first seed's "MindIE beside vLLM-Ascend on the same model"): fit and plan --engine mindie also
+// give vLLM-Ascend's decode speed for the same workload: the same model and card, TP = worldSize, the same context (2304)
+// and the same stream counts (1 and the pool's 92), on the vllm-ascend/npu profile. At one stream both read the same
+// 15,476,549,632 B per step (weights less the input embedding, and 2304 tokens of KV: the test above) at the 910B3's
+// 1,267 GB/s, each with its own efficiency, step and per-sequence cost; the ratio printed is MindIE's over vLLM-Ascend's.
+TEST(MindieCli, Issue16_FitPrintsVllmAscendSpeedBesideMindie) {
+  auto speeds = engine::load_speed_catalog();
+  ASSERT_TRUE(speeds.has_value());
+  const engine::SpeedProfile* m = speeds->find("mindie", "npu");
+  const engine::SpeedProfile* v = speeds->find("vllm-ascend", "npu");
+  ASSERT_NE(m, nullptr);
+  ASSERT_NE(v, nullptr);
+  const auto step = [](const engine::SpeedProfile& p) {
+    return 15476549632.0 / (1267e9 * p.bandwidth_efficiency) + p.step_overhead_s + p.sequence_overhead_s;
+  };
+  for (const std::string cmd : {"fit Qwen/Qwen3-8B --device 910B3 --engine mindie --json", "plan Qwen/Qwen3-8B --devices 910B3 --engine mindie --context 2560 --json"}) {
+    auto r = pftest::run_cli(cmd, {.with_stderr = false});
+    ASSERT_EQ(r.code, 0) << cmd << "\n" << r.out;
+    const Json j = Json::parse(r.out);
+    ASSERT_TRUE(j["speed_vllm_ascend"].is_object()) << r.out;
+    const Json& beside = j["speed_vllm_ascend"];
+    EXPECT_EQ(beside["profile"], "vllm-ascend/npu") << cmd;
+    EXPECT_EQ(beside["context_tokens"], j["speed"]["context_tokens"]) << cmd;
+    ASSERT_EQ(beside["points"].size(), j["speed"]["points"].size()) << cmd;
+    for (size_t i = 0; i < beside["points"].size(); ++i) EXPECT_EQ(beside["points"][i]["concurrency"], j["speed"]["points"][i]["concurrency"]) << cmd;
+    EXPECT_NEAR(beside["points"][0]["per_stream_tokens_per_s"].get<double>(), 1.0 / step(*v), 0.005 / step(*v)) << cmd;
+  }
+  auto text = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie");
+  const std::string ratio = fmt::format("(MindIE {:.2f}x)", step(*v) / step(*m));
+  EXPECT_NE(text.out.find("beside vLLM-Ascend (vllm-ascend/npu speed profile, same cards, context and streams): " +
+                          fmt::format("{:.1f} tok/s per stream at 1 stream ", 1.0 / step(*v)) + ratio),
+            std::string::npos)
+      << text.out;
+  // A MindIE start that does not fit has no speed on either engine (Qwen3-14B's 27.5 GiB of weights on one 32 GB 910B4).
+  auto none = pftest::run_cli("fit Qwen/Qwen3-14B --device 910B4 --engine mindie --json", {.with_stderr = false});
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_TRUE(Json::parse(none.out)["speed_vllm_ascend"].is_null()) << none.out;
+}
+
+// Issue 16 (mindie35): beside MindIE's pool, fit and plan --engine mindie give vLLM-Ascend's memory for the same model and
+// card, TP = worldSize and max_model_len = MindIE's full-length request (input + output: 2048 + 512 = 2560 with the
+// defaults, 7680 + 512 = 8192 for plan --context 8192), as `fit --engine vllm-ascend` gives it: the same profile, KV
+// tokens and verdict. On one 32 GB 910B4 Qwen3-14B's 27.5 GiB of bf16 weights fit neither (vLLM-Ascend kv_negative,
+// MindIE above 0.8 of the runtime total); Qwen3-8B fits both.
+TEST(MindieCli, Issue16_FitPrintsVllmAscendMemoryBesideMindie) {
+  struct Row {
+    std::string mindie, vllm;
+  };
+  for (const Row& row : {Row{"fit Qwen/Qwen3-8B --device 910B3 --engine mindie", "fit Qwen/Qwen3-8B --device 910B3 --engine vllm-ascend --tensor-parallel-size 1 --max-model-len 2560"},
+                         Row{"plan Qwen/Qwen3-8B --devices 910B4 --engine mindie --context 8192", "fit Qwen/Qwen3-8B --device 910B4 --engine vllm-ascend --tensor-parallel-size 1 --max-model-len 8192"},
+                         Row{"fit Qwen/Qwen3-14B --device 910B4 --engine mindie", "fit Qwen/Qwen3-14B --device 910B4 --engine vllm-ascend --tensor-parallel-size 1 --max-model-len 2560"}}) {
+    const auto m = pftest::run_cli(row.mindie + " --json", {.with_stderr = false});
+    const auto v = pftest::run_cli(row.vllm + " --json", {.with_stderr = false});
+    const Json mj = Json::parse(m.out), vj = Json::parse(v.out);
+    ASSERT_TRUE(mj["vllm_ascend"].is_object()) << m.out;
+    const Json& beside = mj["vllm_ascend"];
+    EXPECT_EQ(beside["engine"], vj["engine"]) << row.mindie;
+    EXPECT_EQ(beside["fits"], vj["fits"]) << row.mindie;
+    EXPECT_EQ(beside["failure"], vj["failure"]) << row.mindie;
+    EXPECT_EQ(beside["kv_cache_tokens"], vj["kv_cache"]["tokens"]) << row.mindie;
+  }
+  const auto qwen14 = pftest::run_cli("fit Qwen/Qwen3-14B --device 910B4 --engine mindie");
+  EXPECT_EQ(qwen14.code, 1) << qwen14.out;
+  EXPECT_NE(qwen14.out.find("beside vLLM-Ascend (TP 1, max_model_len 2560): "), std::string::npos) << qwen14.out;
+  EXPECT_NE(qwen14.out.find("does not fit (kv_negative); MindIE: does not fit"), std::string::npos) << qwen14.out;
+  const auto qwen8 = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B3 --engine mindie");
+  EXPECT_NE(qwen8.out.find("requests of 2560 tokens; MindIE: 92 to 93 full-length requests"), std::string::npos) << qwen8.out;
 }
 
 // Issue 16 (mindie34): validate evaluates a MindIE case's decode speed on the mindie/npu profile, its layout resolved as on
