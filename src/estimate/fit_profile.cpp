@@ -357,7 +357,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                      {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
   ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
   const bool has_vision = has_vision_tower(m);
-  const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
+  // A video the version profiles (issue 15, vlprof35: vLLM 0.11 - 0.12 Qwen3-VL) keeps the pass with images limited to 0.
+  const bool video_profiled = m.vision_video_max_groups > 0 || engine::video_placeholder_tokens(engine, m.architecture) != nullptr;
+  const bool text_only = has_vision && dep.no_images && (dep.no_video || !video_profiled);
   if (text_only && explain)
     run.assumptions.push_back(std::string(dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
                               ": the profile run is text only" +

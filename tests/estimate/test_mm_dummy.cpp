@@ -228,6 +228,12 @@ TEST(MmDummy, Issue15_Qwen3VlProfilesTheDummyVideoOnVllm011And012) {
   EXPECT_FALSE(image_011.encoder_profiles_video);
   EXPECT_EQ(image_011.encoder_budget_tokens, 16384);
   EXPECT_DOUBLE_EQ(image_011.activation_encoder_held_bytes, 536870912.0);
+  // Images limited to 0 leave the video on 0.11.0 (153,600 tokens, as above), not a text-only run.
+  auto no_images = d;
+  no_images.no_images = true;
+  const auto video_only = estimate::estimate_fit(v011.model, v011.device, v011.engine, v011.overheads, no_images);
+  EXPECT_TRUE(video_only.encoder_profiles_video);
+  EXPECT_EQ(video_only.encoder_budget_tokens, 153600);
 }
 
 // The rules are data with a source each: a record's bad padding target or a rule without architectures is refused,
