@@ -36,7 +36,12 @@ Expected<std::optional<EngineProfile::VersionRule>> optional_capture_rule(const 
 const std::vector<std::string>& capture_rule_keys() {
   static const std::vector<std::string> keys = {"cudagraph_piecewise_grid_of_8", "cudagraph_model_capture_sizes", "graph_captured_after_kv",
                                                 "graph_captured_per_graph_by_tp"};
-  return keys;
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> k = keys;
+    k.insert(k.end(), mm_profile_rule_keys().begin(), mm_profile_rule_keys().end());  // issue 15 (vlprof35)
+    return k;
+  }();
+  return all;
 }
 
 const std::vector<std::string>& captured_graph_cost_keys() {
@@ -53,6 +58,8 @@ Expected<CaptureRules> parse_capture_rules(const JsonObject& r, const std::strin
   PF_TRY(by_tp, optional_capture_rule(r, origin, id, "graph_captured_per_graph_by_tp"));
   c.graph_captured_per_graph_by_tp = by_tp;
   c.piecewise_grid_of_8 = grid8;
+  PF_TRY(mm, parse_mm_profile_rules(r, origin, id));
+  c.mm_profile = std::move(mm);
   const std::string key = "cudagraph_model_capture_sizes";
   const Json* sizes = r.find(key);
   if (!sizes || sizes->is_null()) return c;

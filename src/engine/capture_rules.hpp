@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 #include "base/json_util.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/mm_profile_rules.hpp"
 
 namespace preflight::engine {
 
@@ -40,6 +41,9 @@ struct CaptureRules {
     bool operator==(const ModelCaptureSize&) const = default;
   };
   std::vector<ModelCaptureSize> model_capture_sizes;
+  // Issue 15 (vlprof35): the record's multimodal profile-run rules (engine/mm_profile_rules.hpp), parsed here with the
+  // rest so the profile carries them through graph_capture_rules without a field of EngineProfile's own.
+  MmProfileRules mm_profile;
   bool operator==(const CaptureRules&) const = default;
 };
 

@@ -13,6 +13,7 @@
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/mm_profile_rules.hpp"
 #include "estimate/vision_pass.hpp"
 #include "model/vision_tower.hpp"
 
@@ -22,6 +23,47 @@ namespace preflight::estimate::terms {
 using model::ModelSpec;
 
 namespace {
+
+// Issue 15 (vlprof35): the dummy video of a version whose processor counts a video in prompt tokens (engines.json
+// mm_video_placeholder_tokens: vLLM 0.11 - 0.12 Qwen3-VL, 12.5 per embedding), when it is the modality with the most
+// tokens per item (vLLM's max() keeps the image on a tie) or the only one: its prompt tokens (0: the image is profiled)
+// and the embeddings the encoder makes of it.
+struct PlaceholderVideo {
+  int64_t tokens = 0, embeds = 0, frames = 0, height_px = 0, width_px = 0;
+  const engine::MmProfileRules::VideoPlaceholderTokens* rule = nullptr;
+};
+Expected<PlaceholderVideo> video_placeholder_item(const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep, int64_t L, int64_t per_image) {
+  PlaceholderVideo out;
+  const auto* rule = engine::video_placeholder_tokens(engine, m.architecture);
+  if (!rule || dep.no_video || per_image <= 0) return out;
+  PF_TRY(v, model::dummy_video(m, L, rule->max_frames_per_video, rule->video_max_pixels, rule->video_min_pixels));
+  // get_max_video_tokens: int(embeddings x tokens_per_embed), Python's int() truncating.
+  const auto tokens = static_cast<int64_t>(static_cast<double>(v.tokens) * rule->tokens_per_embed);
+  if (tokens <= per_image && !dep.no_images) return out;
+  return PlaceholderVideo{tokens, v.tokens, v.frames, v.height_px, v.width_px, rule};
+}
+
+// Issue 15 (vlprof35): the rows the encoder cache holds through the text and sampler dummy runs. Versions that pad each
+// dummy output (engines.json mm_encoder_output_padding) give every item budget rows (0.11) or the modality's maximum
+// tokens per item (0.12) when its output is shorter; the padding loop's variable (`output`) still references the last
+// unpadded output until the sampler run returns, and that output is a split() view of the tower's one output tensor
+// (Qwen2.5-VL / Qwen3-VL _process_*_input), so every unpadded row is held too. Other versions: the outputs as encoded.
+Expected<int64_t> held_encoder_rows(const engine::EngineProfile& engine, const Deployment& dep, int64_t items, int64_t encoded_per_item, int64_t per_item,
+                                    int64_t budget, std::vector<std::string>& assumptions) {
+  std::string source;
+  const auto pad = engine::encoder_output_padding(engine, &source);
+  const int64_t target = pad == engine::MmProfileRules::PadTo::budget ? budget : pad == engine::MmProfileRules::PadTo::item ? per_item : 0;
+  if (target <= encoded_per_item) return checked_product(items, encoded_per_item, "encoder outputs held");
+  PF_TRY(padded, checked_product(items, target, "encoder outputs held (padded)"));
+  PF_TRY(unpadded, checked_product(items, encoded_per_item, "encoder outputs held"));
+  if (dep.explain)
+    assumptions.push_back(format("%s pads each dummy encoder output of %lld rows to %lld (%s) and caches them through the text and sampler dummy runs, with the "
+                                 "unpadded output still referenced: %lld rows held (%s)",
+                                 engine.id.c_str(), static_cast<long long>(encoded_per_item), static_cast<long long>(target),
+                                 pad == engine::MmProfileRules::PadTo::budget ? "the encoder budget" : "the maximum tokens per item", static_cast<long long>(padded + unpadded),
+                                 source.c_str()));
+  return padded + unpadded;
+}
 
 // The vision encoder's dummy pass: vLLM's encoder budget is max(max_num_batched_tokens, tokens of the
 // largest item), profiled with as many largest items as fit in it (at least one); towers whose limit is
@@ -40,15 +82,31 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfil
       video = true;
     }
   }
+  PF_TRY(placeholder, video_placeholder_item(m, engine, dep, L, per_image));
+  int64_t video_embeds = 0;
+  if (placeholder.tokens > 0 && !video) {
+    per_item = placeholder.tokens;
+    video_embeds = placeholder.embeds;
+    video = true;
+  }
+  if (video_embeds > 0 && dep.explain)
+    run.assumptions.push_back(format("%s counts a video in prompt tokens (%.1f per embedding, the timestamps around each): the dummy video of %lld frames at %lld x %lld px "
+                                     "(max_model_len %lld) encodes %lld embeddings and counts %lld tokens, above an image's %lld, so the profile run encodes the video; "
+                                     "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead (%s)",
+                                     engine.id.c_str(), placeholder.rule->tokens_per_embed, static_cast<long long>(placeholder.frames),
+                                     static_cast<long long>(placeholder.width_px), static_cast<long long>(placeholder.height_px), static_cast<long long>(L),
+                                     static_cast<long long>(video_embeds), static_cast<long long>(per_item), static_cast<long long>(per_image),
+                                     placeholder.rule->rule.source.c_str()));
   run.encoder_profiles_video = video;
   const int64_t budget = std::max(batched_tokens, per_item);
   int64_t encoder_tokens = budget;
+  int64_t held_rows = budget;
   run.encoder_items = 0;
   if (per_item > 0) {
     // Issue 15 (mm): the budget and the item count come from the largest item (vLLM MultiModalBudget), the
     // encoded item from the dummy data, which an image width/height in --limit-mm-per-prompt caps (vLLM >= 0.11.1).
     run.encoder_items = std::max<int64_t>(1, budget / per_item);
-    int64_t encoded_per_item = per_item;
+    int64_t encoded_per_item = video_embeds > 0 ? video_embeds : per_item;
     const bool capped = !video && (dep.image_dummy_width > 0 || dep.image_dummy_height > 0);
     if (capped && engine.mm_dummy_size_options) {
       PF_TRY(tokens, model::dummy_image_tokens(m, dep.image_dummy_width, dep.image_dummy_height));
@@ -64,9 +122,11 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfil
     }
     PF_TRY(t, checked_product(run.encoder_items, encoded_per_item, "vision_max_tokens_per_image (encoder budget)"));
     encoder_tokens = t;
+    PF_TRY(rows, held_encoder_rows(engine, dep, run.encoder_items, encoded_per_item, per_item, budget, run.assumptions));
+    held_rows = rows;
   }
   run.encoder_budget_tokens = budget;
-  if (video && dep.explain)
+  if (video && video_embeds == 0 && dep.explain)
     run.assumptions.push_back(format("the profile run encodes one dummy video of %lld tokens (%lld frames of the largest image; max_model_len %lld), larger than an image's %lld; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead",
                                      static_cast<long long>(per_item), static_cast<long long>(2 * (per_item / per_image)), static_cast<long long>(L),
@@ -112,7 +172,8 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfil
   // The encoder outputs stay in the encoder cache through the text and sampler dummy runs (vLLM
   // profile_run clears it at the end): one text-hidden row per encoder token, and one more per
   // deepstack level.
-  ph.encoder_held_bytes = static_cast<double>(encoder_tokens) * static_cast<double>(m.hidden_size) * static_cast<double>(1 + m.vision_deepstack_levels) * b;
+  // Issue 15 (vlprof35): the rows the cache holds follow the version's padding (held_encoder_rows).
+  ph.encoder_held_bytes = static_cast<double>(held_rows) * static_cast<double>(m.hidden_size) * static_cast<double>(1 + m.vision_deepstack_levels) * b;
   return run;
 }
 
@@ -296,7 +357,9 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                      {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
   ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
   const bool has_vision = has_vision_tower(m);
-  const bool text_only = has_vision && dep.no_images && (dep.no_video || m.vision_video_max_groups == 0);
+  // A video the version profiles (issue 15, vlprof35: vLLM 0.11 - 0.12 Qwen3-VL) keeps the pass with images limited to 0.
+  const bool video_profiled = m.vision_video_max_groups > 0 || engine::video_placeholder_tokens(engine, m.architecture) != nullptr;
+  const bool text_only = has_vision && dep.no_images && (dep.no_video || !video_profiled);
   if (text_only && explain)
     run.assumptions.push_back(std::string(dep.language_model_only ? "--language-model-only" : "--limit-mm-per-prompt allows no image or video") +
                               ": the profile run is text only" +

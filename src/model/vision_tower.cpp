@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/units.hpp"
 
@@ -147,13 +148,12 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
   return v;
 }
 
-Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, int64_t height_cap_px) {
-  const int64_t most = m.vision_max_tokens_per_image, f = m.vision_resize_factor_px;
-  if (width_cap_px <= 0 && height_cap_px <= 0) return most;
-  if (most <= 0 || f <= 0)
-    return make_error(ErrorKind::unsupported, "the dummy image's size is known only for Qwen2.5-VL / Qwen3-VL / Qwen3.5 towers");
-  // get_image_size_with_most_features: the first token count from the largest down whose closest factor pair has an
-  // aspect ratio of at most 200 (16,384 tokens: 128 x 128, so 4,096 px square at patch 16, 3,584 px at patch 14).
+namespace {
+
+// get_image_size_with_most_features: the first token count from the largest down whose closest factor pair has an
+// aspect ratio of at most 200 (16,384 tokens: 128 x 128, so 4,096 px square at patch 16, 3,584 px at patch 14), as
+// (rows, cols) in resize factors.
+std::pair<int64_t, int64_t> largest_image_grid(int64_t most) {
   int64_t rows = 1, cols = most;
   for (int64_t n = most; n > 0; --n) {
     rows = 1;
@@ -162,6 +162,51 @@ Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, i
     cols = n / rows;
     if (cols <= 200 * rows) break;
   }
+  return {rows, cols};
+}
+
+// transformers' Qwen3-VL video smart_resize (temporal_factor 2): the sides of `frames` frames of h x w px, their pixels
+// over all frames (the frame count rounded half-to-even to an even number) within min_px - max_px.
+std::pair<double, double> video_smart_resize(int64_t frames, double h, double w, double f, double min_px, double max_px) {
+  double h_bar = std::nearbyint(h / f) * f, w_bar = std::nearbyint(w / f) * f;
+  const double t_bar = std::nearbyint(static_cast<double>(frames) / 2.0) * 2.0, all = static_cast<double>(frames) * h * w;
+  if (t_bar * h_bar * w_bar > max_px) {
+    const double beta = std::sqrt(all / max_px);
+    h_bar = std::max(f, std::floor(h / beta / f) * f);
+    w_bar = std::max(f, std::floor(w / beta / f) * f);
+  } else if (t_bar * h_bar * w_bar < min_px) {
+    const double beta = std::sqrt(min_px / all);
+    h_bar = std::ceil(h * beta / f) * f;
+    w_bar = std::ceil(w * beta / f) * f;
+  }
+  return {h_bar, w_bar};
+}
+
+}  // namespace
+
+Expected<DummyVideo> dummy_video(const ModelSpec& m, int64_t seq_len, int64_t max_frames, int64_t video_max_pixels, int64_t video_min_pixels) {
+  const int64_t most = m.vision_max_tokens_per_image, f = m.vision_resize_factor_px;
+  if (most <= 0 || f <= 0) return make_error(ErrorKind::unsupported, "the dummy video's size is known only for Qwen2.5-VL / Qwen3-VL / Qwen3.5 towers");
+  const auto [rows, cols] = largest_image_grid(most);
+  const double fd = static_cast<double>(f), h = static_cast<double>(rows * f), w = static_cast<double>(cols * f);
+  auto at = [&](int64_t frames) {
+    const auto [hb, wb] = video_smart_resize(frames, h, w, fd, static_cast<double>(video_min_pixels), static_cast<double>(video_max_pixels));
+    const int64_t grid_t = std::max<int64_t>((frames + frames % 2) / 2, 1);
+    return DummyVideo{frames, grid_t * static_cast<int64_t>(hb / fd) * static_cast<int64_t>(wb / fd), static_cast<int64_t>(hb), static_cast<int64_t>(wb)};
+  };
+  // _get_max_video_frames(seq_len, start_num_frames=2): the first count whose next one exceeds seq_len; then at most
+  // max_frames (_MAX_FRAMES_PER_VIDEO), and at least 2 (_get_dummy_videos).
+  int64_t frames = 2;
+  while (frames < max_frames && at(frames + 1).tokens <= seq_len) ++frames;
+  return at(std::max<int64_t>(frames, 2));
+}
+
+Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, int64_t height_cap_px) {
+  const int64_t most = m.vision_max_tokens_per_image, f = m.vision_resize_factor_px;
+  if (width_cap_px <= 0 && height_cap_px <= 0) return most;
+  if (most <= 0 || f <= 0)
+    return make_error(ErrorKind::unsupported, "the dummy image's size is known only for Qwen2.5-VL / Qwen3-VL / Qwen3.5 towers");
+  const auto [rows, cols] = largest_image_grid(most);
   const double h = static_cast<double>(height_cap_px > 0 ? std::min(rows * f, height_cap_px) : rows * f);
   const double w = static_cast<double>(width_cap_px > 0 ? std::min(cols * f, width_cap_px) : cols * f);
   if (std::max(h, w) / std::min(h, w) > 200)

@@ -47,4 +47,15 @@ Expected<VisionTower> add_vision_tower(const Json& vision_config, const std::str
 // processor's ValueError); unsupported when the tower's processor geometry is not known.
 Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, int64_t height_cap_px);
 
+// vLLM's dummy video of a Qwen3-VL-style processor (issue 15, vlprof35; Qwen2VLProcessingInfo._get_max_video_frames and
+// get_num_frames_with_most_features with Qwen3VLProcessingInfo._get_vision_info): frames of the largest image, counted up
+// from 2 while the next count's video stays within seq_len tokens (max_model_len), at most max_frames; each count resized
+// by the video processor's smart_resize (all frames' pixels within video_min_pixels - video_max_pixels, sides multiples
+// of resize_factor_px, Python's rounding), its tokens grid_t x (h / factor) x (w / factor), grid_t = frames padded to
+// even / 2. unsupported when the tower's processor geometry is not known.
+struct DummyVideo {
+  int64_t frames = 0, tokens = 0, height_px = 0, width_px = 0;
+};
+Expected<DummyVideo> dummy_video(const ModelSpec& m, int64_t seq_len, int64_t max_frames, int64_t video_max_pixels, int64_t video_min_pixels);
+
 }  // namespace preflight::model

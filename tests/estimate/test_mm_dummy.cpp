@@ -8,6 +8,9 @@
 // shared/models, not read from the code under test.
 #include <gtest/gtest.h>
 
+#include "base/json_util.hpp"
+#include "engine/capture_rules.hpp"
+#include "engine/mm_profile_rules.hpp"
 #include "estimate/fit.hpp"
 #include "fit_setup.hpp"
 #include "model/vision_tower.hpp"
@@ -154,4 +157,104 @@ TEST(MmDummy, Issue15_TheNpuPassIsAtLeastTheTensorsAliveAtTheFiaCall) {
     ASSERT_EQ(e.encoder_items, 1) << row.model;
     EXPECT_GE(e.activation_vision_bytes, row.floor_bytes) << row.model << " TP " << row.tp;
   }
+}
+
+// Issue 15 (vlprof35): vLLM's dummy video for Qwen3-VL (Qwen2VLProcessingInfo._get_max_video_frames from 2 frames, at
+// most _MAX_FRAMES_PER_VIDEO = 24,576; engines.json mm_video_placeholder_tokens: the video processor's size
+// {shortest_edge 4,096, longest_edge 25,165,824} px over all frames), each frame the largest image (4,096 px square,
+// resize factor 32), resized by transformers' Qwen3-VL video smart_resize:
+//  - max_model_len 65,536: 3 frames give 16,200 tokens (below), and so on up to the cap: 24,576 frames, all frames over
+//    25,165,824 px, beta = sqrt(24,576 x 4,096^2 / 25,165,824) = sqrt(16,384) = 128, side max(32, floor(4,096 / 128 /
+//    32) x 32) = 32 px; grid_t 24,576 / 2 = 12,288, one merged token a frame pair: 12,288 embeddings, x 12.5 = 153,600
+//    tokens, the budget the sipeed log prints ("budget of 153600 tokens, and profiled with 1 video items").
+//  - max_model_len 8,192: 3 frames round to t_bar 4 (round(1.5) is 2, half to even), 4 x 4,096^2 is above the limit,
+//    beta = sqrt(3 x 4,096^2 / 25,165,824) = sqrt(2), side floor(4,096 / 1.41421 / 32) = 90 blocks = 2,880 px, grid_t
+//    (3 + 1) / 2 = 2: 2 x 90 x 90 = 16,200 > 8,192, so the count stays at 2 frames: beta = sqrt(4 / 3) = 1.1547, side
+//    floor(110.85) = 110 blocks = 3,520 px, grid_t 1: 12,100 embeddings.
+TEST(MmDummy, Issue15_Qwen3VlDummyVideoFollowsMaxModelLen) {
+  auto m = model::resolve_model("Qwen/Qwen3-VL-8B-Instruct");
+  ASSERT_TRUE(m.has_value());
+  const auto long_ctx = model::dummy_video(*m, 65536, 24576, 25165824, 4096);
+  ASSERT_TRUE(long_ctx.has_value());
+  EXPECT_EQ(long_ctx->frames, 24576);
+  EXPECT_EQ(long_ctx->height_px, 32);
+  EXPECT_EQ(long_ctx->tokens, 12288);
+  const auto short_ctx = model::dummy_video(*m, 8192, 24576, 25165824, 4096);
+  ASSERT_TRUE(short_ctx.has_value());
+  EXPECT_EQ(short_ctx->frames, 2);
+  EXPECT_EQ(short_ctx->width_px, 3520);
+  EXPECT_EQ(short_ctx->tokens, 12100);
+  auto text = model::resolve_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(text.has_value());
+  EXPECT_FALSE(model::dummy_video(*text, 8192, 24576, 25165824, 4096).has_value());
+}
+
+// Issue 15 (vlprof35): the profiled item and the held encoder cache by vLLM version, Qwen3-VL-8B (text hidden 4,096,
+// three deepstack levels: 4 x 4,096 values a row, 32,768 B in bf16), max_model_len 65,536:
+//  - 0.11.0, 2,048 batched tokens: the video counts 153,600 tokens (test above) > the image's 16,384, so the budget is
+//    max(2,048, 153,600) = 153,600 with 1 video item; profile_run pads its 12,288 rows to the budget and the loop's
+//    `output` keeps the unpadded ones: (153,600 + 12,288) x 32,768 B = 5,435,817,984 B.
+//  - 307,200 batched tokens: 2 videos; 0.11.0 pads each to the budget, 2 x (307,200 + 12,288) x 32,768 =
+//    20,937,965,568 B; 0.12.0 to the item's 153,600: 2 x (153,600 + 12,288) x 32,768 = 10,871,635,968 B.
+//  - 0.13.0 counts embeddings only (12,288 < 16,384): the image, 16,384 x 32,768 = 536,870,912 B; so does 0.11.0 with
+//    the video limited to 0.
+TEST(MmDummy, Issue15_Qwen3VlProfilesTheDummyVideoOnVllm011And012) {
+  auto v011 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.11.0");
+  auto v012 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.12.0");
+  auto v013 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.13.0");
+  estimate::Deployment d;
+  d.max_model_len = 65536;
+  d.max_num_batched_tokens = 2048;
+  const auto one = estimate::estimate_fit(v011.model, v011.device, v011.engine, v011.overheads, d);
+  EXPECT_TRUE(one.encoder_profiles_video);
+  EXPECT_EQ(one.encoder_budget_tokens, 153600);
+  EXPECT_EQ(one.encoder_items, 1);
+  EXPECT_DOUBLE_EQ(one.activation_encoder_held_bytes, 5435817984.0);
+  auto wide = d;
+  wide.max_num_batched_tokens = 307200;
+  const auto two_011 = estimate::estimate_fit(v011.model, v011.device, v011.engine, v011.overheads, wide);
+  const auto two_012 = estimate::estimate_fit(v012.model, v012.device, v012.engine, v012.overheads, wide);
+  EXPECT_EQ(two_011.encoder_items, 2);
+  EXPECT_EQ(two_012.encoder_items, 2);
+  EXPECT_DOUBLE_EQ(two_011.activation_encoder_held_bytes, 20937965568.0);
+  EXPECT_DOUBLE_EQ(two_012.activation_encoder_held_bytes, 10871635968.0);
+  const auto image_013 = estimate::estimate_fit(v013.model, v013.device, v013.engine, v013.overheads, d);
+  EXPECT_FALSE(image_013.encoder_profiles_video);
+  EXPECT_EQ(image_013.encoder_budget_tokens, 16384);
+  EXPECT_DOUBLE_EQ(image_013.activation_encoder_held_bytes, 536870912.0);
+  auto no_video = d;
+  no_video.no_video = true;
+  const auto image_011 = estimate::estimate_fit(v011.model, v011.device, v011.engine, v011.overheads, no_video);
+  EXPECT_FALSE(image_011.encoder_profiles_video);
+  EXPECT_EQ(image_011.encoder_budget_tokens, 16384);
+  EXPECT_DOUBLE_EQ(image_011.activation_encoder_held_bytes, 536870912.0);
+  // Images limited to 0 leave the video on 0.11.0 (153,600 tokens, as above), not a text-only run.
+  auto no_images = d;
+  no_images.no_images = true;
+  const auto video_only = estimate::estimate_fit(v011.model, v011.device, v011.engine, v011.overheads, no_images);
+  EXPECT_TRUE(video_only.encoder_profiles_video);
+  EXPECT_EQ(video_only.encoder_budget_tokens, 153600);
+}
+
+// The rules are data with a source each: a record's bad padding target or a rule without architectures is refused,
+// naming the file, the record and the key; a good record is held by the profile's capture rules.
+TEST(MmDummy, Issue15_MmProfileRulesAreCheckedWhenRead) {
+  const char* bad_pad = R"({"mm_encoder_output_padding": [{"version_min": "0.11.0", "version_max": "0.11.99", "pad_to": "half", "source": "s"}]})";
+  const char* no_arch = R"({"mm_video_placeholder_tokens": [{"version_min": "0.11.0", "version_max": "0.12.99", "architectures": [], "tokens_per_embed": 12.5,
+      "max_frames_per_video": 24576, "video_max_pixels": 25165824, "video_min_pixels": 4096, "source": "s"}]})";
+  for (const char* text : {bad_pad, no_arch}) {
+    auto j = parse_json(text, "engines.json");
+    ASSERT_TRUE(j.has_value());
+    auto r = engine::parse_mm_profile_rules(JsonObject(*j, "engines.json"), "engines.json", "p");
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_EQ(r.error().kind, ErrorKind::corrupt);
+    EXPECT_NE(r.error().message.find("engines.json: p: mm_"), std::string::npos) << r.error().message;
+  }
+  const char* good = R"({"mm_encoder_output_padding": [{"version_min": "0.12.0", "version_max": "0.12.99", "pad_to": "item", "source": "PR #29386"}]})";
+  auto j = parse_json(good, "engines.json");
+  ASSERT_TRUE(j.has_value());
+  auto rules = engine::parse_capture_rules(JsonObject(*j, "engines.json"), "engines.json", "p");
+  ASSERT_TRUE(rules.has_value()) << rules.error().describe();
+  ASSERT_EQ(rules->mm_profile.encoder_output_padding.size(), 1u);
+  EXPECT_EQ(rules->mm_profile.encoder_output_padding[0].to, engine::MmProfileRules::PadTo::item);
 }
