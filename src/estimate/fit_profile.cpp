@@ -27,7 +27,8 @@ namespace {
 // Issue 15 (vlprof35): the dummy video of a version whose processor counts a video in prompt tokens (engines.json
 // mm_video_placeholder_tokens: vLLM 0.11 - 0.12 Qwen3-VL, 12.5 per embedding), when it is the modality with the most
 // tokens per item (vLLM's max() keeps the image on a tie) or the only one: its prompt tokens (0: the image is profiled)
-// and the embeddings the encoder makes of it.
+// and the embeddings the encoder makes of it. From vLLM 0.13 the rules count embeddings (1 per embedding, below the
+// image's 16,384), so the video is profiled only where --limit-mm-per-prompt allows no image (issue 15, vlvid35).
 struct PlaceholderVideo {
   int64_t tokens = 0, embeds = 0, frames = 0, height_px = 0, width_px = 0;
   const engine::MmProfileRules::VideoPlaceholderTokens* rule = nullptr;
@@ -89,7 +90,13 @@ Expected<ProfileRun> encoder_pass(const ModelSpec& m, const engine::EngineProfil
     video_embeds = placeholder.embeds;
     video = true;
   }
-  if (video_embeds > 0 && dep.explain)
+  if (video_embeds > 0 && dep.explain && dep.no_images)
+    run.assumptions.push_back(format("--limit-mm-per-prompt allows no image: %s profiles the dummy video, %lld frames at %lld x %lld px (max_model_len %lld), %lld embeddings%s (%s)",
+                                     engine.id.c_str(), static_cast<long long>(placeholder.frames), static_cast<long long>(placeholder.width_px),
+                                     static_cast<long long>(placeholder.height_px), static_cast<long long>(L), static_cast<long long>(video_embeds),
+                                     per_item != video_embeds ? format(" counted as %lld tokens", static_cast<long long>(per_item)).c_str() : "",
+                                     placeholder.rule->rule.source.c_str()));
+  else if (video_embeds > 0 && dep.explain)
     run.assumptions.push_back(format("%s counts a video in prompt tokens (%.1f per embedding, the timestamps around each): the dummy video of %lld frames at %lld x %lld px "
                                      "(max_model_len %lld) encodes %lld embeddings and counts %lld tokens, above an image's %lld, so the profile run encodes the video; "
                                      "--limit-mm-per-prompt '{\"video\": 0}' profiles the image instead (%s)",
@@ -357,7 +364,7 @@ Expected<ProfileRun> estimate_profile_run(const ModelSpec& m, const engine::Engi
                      {"fixed_bytes", engine.sampler_fixed_bytes}, {"held_hidden_bytes", held_hidden}}};
   ph.vision_encoder = {"vision encoder", 0, 0, explain ? "not profiled" : "", {}};
   const bool has_vision = has_vision_tower(m);
-  // A video the version profiles (issue 15, vlprof35: vLLM 0.11 - 0.12 Qwen3-VL) keeps the pass with images limited to 0.
+  // A video the version profiles (issue 15, vlprof35 / vlvid35: vLLM 0.11+ Qwen3-VL) keeps the pass with images limited to 0.
   const bool video_profiled = m.vision_video_max_groups > 0 || engine::video_placeholder_tokens(engine, m.architecture) != nullptr;
   const bool text_only = has_vision && dep.no_images && (dep.no_video || !video_profiled);
   if (text_only && explain)

@@ -187,7 +187,13 @@ std::pair<double, double> video_smart_resize(int64_t frames, double h, double w,
 Expected<DummyVideo> dummy_video(const ModelSpec& m, int64_t seq_len, int64_t max_frames, int64_t video_max_pixels, int64_t video_min_pixels) {
   const int64_t most = m.vision_max_tokens_per_image, f = m.vision_resize_factor_px;
   if (most <= 0 || f <= 0) return make_error(ErrorKind::unsupported, "the dummy video's size is known only for Qwen2.5-VL / Qwen3-VL / Qwen3.5 towers");
-  const auto [rows, cols] = largest_image_grid(most);
+  // Issue 15 (vlvid35): a two-frame dummy (max_frames 2, vLLM >= 0.15 "treat videos as special images") has frames of
+  // the largest image within video_max_pixels / 2 (get_image_size_with_most_features(max_pixels=longest_edge //
+  // temporal_patch_size)); before, frames of the image processor's largest image, resized over all frames below.
+  const bool two_frames = max_frames == 2;
+  const int64_t frame_tokens = two_frames ? video_max_pixels / 2 / (f * f) : most;
+  if (frame_tokens <= 0) return make_error(ErrorKind::unsupported, "the two-frame dummy video holds no merged token within video_max_pixels");
+  const auto [rows, cols] = largest_image_grid(frame_tokens);
   const double fd = static_cast<double>(f), h = static_cast<double>(rows * f), w = static_cast<double>(cols * f);
   auto at = [&](int64_t frames) {
     const auto [hb, wb] = video_smart_resize(frames, h, w, fd, static_cast<double>(video_min_pixels), static_cast<double>(video_max_pixels));

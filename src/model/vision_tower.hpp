@@ -52,7 +52,8 @@ Expected<int64_t> dummy_image_tokens(const ModelSpec& m, int64_t width_cap_px, i
 // from 2 while the next count's video stays within seq_len tokens (max_model_len), at most max_frames; each count resized
 // by the video processor's smart_resize (all frames' pixels within video_min_pixels - video_max_pixels, sides multiples
 // of resize_factor_px, Python's rounding), its tokens grid_t x (h / factor) x (w / factor), grid_t = frames padded to
-// even / 2. unsupported when the tower's processor geometry is not known.
+// even / 2. max_frames 2 is vLLM >= 0.15's two-frame dummy (issue 15, vlvid35): its frames are the largest image within
+// video_max_pixels / 2 instead. unsupported when the tower's processor geometry is not known.
 struct DummyVideo {
   int64_t frames = 0, tokens = 0, height_px = 0, width_px = 0;
 };

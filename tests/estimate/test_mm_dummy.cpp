@@ -258,3 +258,60 @@ TEST(MmDummy, Issue15_MmProfileRulesAreCheckedWhenRead) {
   ASSERT_EQ(rules->mm_profile.encoder_output_padding.size(), 1u);
   EXPECT_EQ(rules->mm_profile.encoder_output_padding[0].to, engine::MmProfileRules::PadTo::item);
 }
+
+// Issue 15 (vlvid35): from vLLM 0.13 the budget counts only the modalities whose --limit-mm-per-prompt is above 0
+// (MultiModalRegistry.get_max_tokens_per_item_by_modality: {modality: 1 ... if limit > 0}) and a Qwen3-VL video in
+// embeddings (PR #30475), so with images limited to 0 the dummy video is profiled, not a text-only run. Qwen3-VL-8B
+// (resize factor 32, 4 patches a merged token; text hidden 4,096 and three deepstack levels: 32,768 B a held row),
+// 2,048 batched tokens:
+//  - 0.13.0 (the 0.11 - 0.12 frame count, no x 12.5), max_model_len 65,536: 24,576 frames of 32 x 32 px, 12,288
+//    embeddings (Issue15_Qwen3VlDummyVideoFollowsMaxModelLen), budget max(2,048, 12,288) = 12,288, 1 item, held
+//    unpadded: 12,288 x 32,768 = 402,653,184 B; the pass is 12,288 x 4 = 49,152 patches, 0.75 of the image's 65,536.
+//  - 0.13.0 at max_model_len 8,192: 2 frames of 3,520 px, 110 x 110 = 12,100 embeddings (the same test).
+//  - 0.20.0 ("treat videos as special images", from 0.15): 2 frames, each the largest image within 25,165,824 / 2 =
+//    12,582,912 px, i.e. 12,582,912 / 32^2 = 12,288 merged tokens, the closest factor pair 96 x 128 (3,072 x 4,096
+//    px); 2 x 3,072 x 4,096 = 25,165,824 is not above the video limit, so no resize; grid_t 1: 12,288 at any length.
+//  - images allowed: the image's 16,384 stays the largest (12,288 < 16,384), as before.
+TEST(MmDummy, Issue15_ImagesLimitedToZeroProfileTheQwen3VlVideoFromVllm013) {
+  auto m = model::resolve_model("Qwen/Qwen3-VL-8B-Instruct");
+  ASSERT_TRUE(m.has_value());
+  const auto two = model::dummy_video(*m, 8192, 2, 25165824, 4096);
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(two->frames, 2);
+  EXPECT_EQ(two->height_px, 3072);
+  EXPECT_EQ(two->width_px, 4096);
+  EXPECT_EQ(two->tokens, 12288);
+  auto v013 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.13.0");
+  auto v020 = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "A100-80G-SXM", "vllm", "0.20.0");
+  estimate::Deployment d;
+  d.max_model_len = 65536;
+  d.max_num_batched_tokens = 2048;
+  auto no_images = d;
+  no_images.no_images = true;
+  const auto image = estimate::estimate_fit(v013.model, v013.device, v013.engine, v013.overheads, d);
+  const auto video = estimate::estimate_fit(v013.model, v013.device, v013.engine, v013.overheads, no_images);
+  EXPECT_FALSE(image.encoder_profiles_video);
+  EXPECT_EQ(image.encoder_budget_tokens, 16384);
+  EXPECT_TRUE(video.encoder_profiles_video);
+  EXPECT_EQ(video.encoder_budget_tokens, 12288);
+  EXPECT_EQ(video.encoder_items, 1);
+  EXPECT_DOUBLE_EQ(video.activation_encoder_held_bytes, 402653184.0);
+  ASSERT_GT(image.activation_vision_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(video.activation_vision_bytes, 0.75 * image.activation_vision_bytes);
+  auto short_ctx = no_images;
+  short_ctx.max_model_len = 8192;
+  EXPECT_EQ(estimate::estimate_fit(v013.model, v013.device, v013.engine, v013.overheads, short_ctx).encoder_budget_tokens, 12100);
+  const auto v020_short = estimate::estimate_fit(v020.model, v020.device, v020.engine, v020.overheads, short_ctx);
+  EXPECT_TRUE(v020_short.encoder_profiles_video);
+  EXPECT_EQ(v020_short.encoder_budget_tokens, 12288);
+  EXPECT_EQ(estimate::estimate_fit(v020.model, v020.device, v020.engine, v020.overheads, d).encoder_budget_tokens, 16384);
+  // vLLM-Ascend 0.23 runs vLLM's profile_run: the same 12,288-embedding video.
+  auto npu = pftest::fit_setup("Qwen/Qwen3-VL-8B-Instruct", "910B3", "vllm-ascend", "0.23.0");
+  const auto npu_video = estimate::estimate_fit(npu.model, npu.device, npu.engine, npu.overheads, no_images);
+  EXPECT_TRUE(npu_video.encoder_profiles_video);
+  EXPECT_EQ(npu_video.encoder_budget_tokens, 12288);
+  // Both limited to 0 stay text only.
+  auto none = no_images;
+  none.no_video = true;
+  EXPECT_EQ(estimate::estimate_fit(v013.model, v013.device, v013.engine, v013.overheads, none).encoder_items, 0);
+}
