@@ -16,8 +16,10 @@
 #include "base/file.hpp"
 #include "base/quote.hpp"
 #include "base/text.hpp"
+#include "engine/compilation_config_keys.hpp"
 #include "engine/flag_versions.hpp"
 #include "engine/human_readable_int.hpp"
+#include "model/json_key_order.hpp"
 
 namespace preflight::cli {
 
@@ -189,6 +191,20 @@ std::string speculative_flag_version_refusal(const deploy::Flags& f, const engin
     if (std::string why = engine::flag_version_refusal(*catalog, engine.engine, engine.rule_version(), flag, as_written); !why.empty()) return why;
   }
   return "";
+}
+
+std::string compilation_config_refusal(const deploy::Flags& f, const engine::EngineProfile& engine) {
+  if (!f.compilation_config) return "";
+  const auto& catalog = engine::shipped_compilation_config_keys();
+  if (!catalog) return "";
+  const auto* keys = catalog->find(engine.engine, engine.rule_version());
+  if (!keys) return "";
+  const std::string& text = f.compilation_config->value;
+  const Json config = Json::parse(text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return "";  // deploy::check_flags refuses it with its own message
+  const auto order = model::object_keys_in_order(text, {}, f.compilation_config->origin);
+  const std::string why = engine::compilation_config_key_refusal(*keys, config, order ? *order : std::vector<std::string>{}, text);
+  return why.empty() ? "" : f.compilation_config->origin + ": " + why + " (" + engine.engine + " " + engine.rule_version().text() + ", " + catalog->origin + ")";
 }
 
 std::string v0_speculative_note(const deploy::Flags& f, const engine::EngineProfile& engine) {

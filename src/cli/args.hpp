@@ -73,6 +73,10 @@ std::string human_readable_flag_refusal(const deploy::Flags& f, const engine::En
 // (--speculative-config before vLLM 0.8.2; --speculative-model, --num-speculative-tokens,
 // --speculative-draft-tensor-parallel-size after it: engine/flag_versions), or "".
 std::string speculative_flag_version_refusal(const deploy::Flags& f, const engine::EngineProfile& engine);
+// Issue 19 (hard35b): `vllm serve`'s refusal of a --compilation-config key that the engine version's CompilationConfig
+// lacks (engine/compilation_config_keys: pydantic's extra_forbidden from vLLM 0.13.0, 0.9.0's TypeError), prefixed with
+// the flag as given, or "" (a version that ignores unknown keys, or every key known).
+std::string compilation_config_refusal(const deploy::Flags& f, const engine::EngineProfile& engine);
 // Issue 15 (arch32): the assumption a speculative deployment on vLLM's V0 (before 0.8.0) carries, or "".
 std::string v0_speculative_note(const deploy::Flags& f, const engine::EngineProfile& engine);
 Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help);

@@ -402,6 +402,8 @@ std::optional<int> engine_version_refusal(const deploy::Flags& flags, deploy::Re
     return report_error(make_error(ErrorKind::invalid_argument, why));
   if (const std::string why = speculative_flag_version_refusal(flags, resolved.engine); !why.empty())
     return report_error(make_error(ErrorKind::invalid_argument, why));
+  if (const std::string why = compilation_config_refusal(flags, resolved.engine); !why.empty())  // hard35b
+    return report_error(make_error(ErrorKind::invalid_argument, why));
   if (const std::string why = v0_speculative_refusal(flags, resolved.engine, resolved.model.model_type); !why.empty())  // quant34
     return report_error(make_error(ErrorKind::invalid_argument, why));
   if (std::string note = v0_speculative_note(flags, resolved.engine); !note.empty()) resolved.assumptions.push_back(std::move(note));

@@ -591,6 +591,7 @@ Status check_named_engine(const engine::EngineCatalog& engines, const std::strin
   if (named) {
     if (const std::string why = human_readable_flag_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
     if (const std::string why = speculative_flag_version_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);
+    if (const std::string why = compilation_config_refusal(flags, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);  // hard35b
     if (const std::string why = serve_line_version_refusal(serve_line, *named); !why.empty()) return make_error(ErrorKind::invalid_argument, why);  // ux33
   }
   return Ok{};

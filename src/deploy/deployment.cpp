@@ -32,6 +32,8 @@ std::string number_text(double v) {
   return format("%g", v);
 }
 
+constexpr int64_t k_max_num_batched_tokens = 2147483647;  // INT32_MAX: check_flags (hard35b)
+
 void check_at_least_one(const std::optional<Given<int64_t>>& v, std::vector<std::string>& problems) {
   if (v && v->value < 1) problems.push_back(format("%s: expected an integer of at least 1, found %lld", v->origin.c_str(), static_cast<long long>(v->value)));
 }
@@ -332,6 +334,12 @@ Status check_flags(const Flags& f, const std::string& platform) {
   for (const auto* v : {&f.tensor_parallel_size, &f.pipeline_parallel_size, &f.num_devices, &f.max_model_len, &f.max_num_seqs, &f.max_num_batched_tokens,
                          &f.data_parallel_size, &f.decode_context_parallel_size})
     check_at_least_one(*v, problems);
+  // Issue 19 (hard35b): vLLM's V1 model runner keeps a step's tokens in int32 tensors (gpu_model_runner.py: input_ids of
+  // max_num_tokens = max_num_batched_tokens, dtype torch.int32; query_start_loc int32); 2^62 was sized as given.
+  if (const auto& b = f.max_num_batched_tokens; b && b->value > k_max_num_batched_tokens)
+    problems.push_back(format("%s: max_num_batched_tokens %lld is above %lld, the most tokens one scheduler step can hold (vLLM's model runner indexes a "
+                              "step's tokens in int32 tensors: input_ids, query_start_loc)", b->origin.c_str(), static_cast<long long>(b->value),
+                              static_cast<long long>(k_max_num_batched_tokens)));
   const auto ok = [](const std::optional<Given<int64_t>>& v) { return !v || v->value >= 1; };
   const int64_t dp = f.data_parallel_size && ok(f.data_parallel_size) ? f.data_parallel_size->value : 1;
   // Issue 19 (hard33): DP x TP x PP is the device count every report prints and the divisor below; 10^18 x 16

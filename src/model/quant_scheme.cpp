@@ -65,6 +65,15 @@ Expected<WeightFormat> compressed_tensors_weights(const JsonObject& weights, Qua
   PF_TRY(strategy, weights.opt_string("strategy"));
   PF_TRY(group, weights.opt_int("group_size"));
   PF_TRY(symmetric, weights.opt_bool("symmetric"));
+  // Issue 19 (hard35b): 0 or below -1 was sized as the default group (16 / 128), as GPTQ's was before hard35. vLLM's
+  // compressed-tensors schemes divide the input rows by it (CompressedTensorsWNA16 / W4A4Fp4 create_weights:
+  // input_size_per_partition // group_size), so 0 stops the engine and a negative size makes no groups; -1 is the
+  // channel strategy, one group per row.
+  if (group && (*group == 0 || *group < -1))
+    return make_error(ErrorKind::corrupt,
+                      format("%s: %s %lld: expected a positive size or -1 (one group per row)", weights.origin().c_str(), weights.key_path("group_size").c_str(),
+                             static_cast<long long>(*group)),
+                      weights.origin());
   const int64_t nbits = bits.value_or(8);
   const std::string kind = type.value_or("int");
   if (kind == "float" && nbits == 8) {
@@ -313,6 +322,16 @@ Expected<int64_t> gptq_awq_group_size(const std::optional<int64_t>& group, const
   return g;
 }
 
+// Issue 19 (hard35b): a ModelOpt group_size, 0 when absent (modelopt_algo's default for the algorithm). 0 or below was
+// sized as the default group; vLLM's ModelOpt NVFP4 / W4A8 methods divide the input rows by it (modelopt.py
+// create_weights: input_size_per_partition // group_size), and ModelOpt has no per-row group: bad input naming the field.
+Expected<int64_t> modelopt_group_size(const JsonObject& block, const std::string& origin, const std::string& key) {
+  PF_TRY(group, block.opt_int("group_size"));
+  if (group && *group <= 0)
+    return make_error(ErrorKind::corrupt, format("%s: %s %lld: expected a positive size", origin.c_str(), one_line(key, 200).c_str(), static_cast<long long>(*group)), origin);
+  return group.value_or(0);
+}
+
 // The ModelOpt algorithms modelopt_algo reads (by substring), for the message naming an unknown one.
 constexpr const char* k_modelopt_algos = "expected a ModelOpt algorithm with FP8, NVFP4, INT4 / W4A16 / W4A8_AWQ or INT8 / W8A8 in its name, or MIXED_PRECISION";
 
@@ -459,8 +478,8 @@ Expected<QuantScheme> parse_quantization_config(const Json& block, const std::st
     // Newer ModelOpt exports carry the hf_quant_config content inside config.json.
     PF_TRY(algo, q.opt_string("quant_algo"));
     if (algo && to_lower(*algo) != "mixed_precision") {
-      PF_TRY(group, q.opt_int("group_size"));
-      scheme.linear_format = modelopt_algo(*algo, scheme, group.value_or(0));
+      PF_TRY(g, modelopt_group_size(q, origin, "quantization_config.group_size"));
+      scheme.linear_format = modelopt_algo(*algo, scheme, g);
       scheme.expert_format = scheme.linear_format;
     }
     if (const Json* groups = q.find("config_groups"); groups && groups->is_object()) {
@@ -511,7 +530,6 @@ Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string&
   }
   JsonObject q(*it, origin, "quantization");
   PF_TRY(algo, q.opt_string("quant_algo"));
-  PF_TRY(group, q.opt_int("group_size"));
   PF_TRY(kv, q.opt_string("kv_cache_quant_algo"));
   if (kv) scheme.kv_cache_quant = to_lower(*kv);
   PF_TRY(exclude, string_list(*it, "exclude_modules", origin));
@@ -527,9 +545,9 @@ Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string&
     for (auto layer = layers->begin(); layer != layers->end(); ++layer) {
       JsonObject entry(*layer, origin, "quantization.quantized_layers." + layer.key());
       PF_TRY(layer_algo, entry.string("quant_algo"));
-      PF_TRY(layer_group, entry.opt_int("group_size"));
       std::string normalized = normalize_module(layer.key());
-      const WeightFormat layer_format = modelopt_algo(layer_algo, scheme, layer_group.value_or(0));
+      PF_TRY(lg, modelopt_group_size(entry, origin, "quantization.quantized_layers." + layer.key() + ".group_size"));
+      const WeightFormat layer_format = modelopt_algo(layer_algo, scheme, lg);
       if (layer_format == WeightFormat::native)
         return make_error(ErrorKind::corrupt, format("%s: quantization.quantized_layers.%s.quant_algo '%s': %s", origin.c_str(), one_line(layer.key(), 200).c_str(),
                                                      one_line(layer_algo, 60).c_str(), k_modelopt_algos), origin);
@@ -539,7 +557,8 @@ Expected<QuantScheme> parse_hf_quant_config(const Json& root, const std::string&
     scheme.expert_format = WeightFormat::native;
     scheme.detail = format("ModelOpt mixed precision, %zu module patterns", scheme.module_formats.size());
   } else {
-    scheme.linear_format = modelopt_algo(a, scheme, group.value_or(0));
+    PF_TRY(g, modelopt_group_size(q, origin, "quantization.group_size"));
+    scheme.linear_format = modelopt_algo(a, scheme, g);
     // Issue 16: an algorithm no reader knows is sized as nothing, never silently as the model dtype (vLLM raises
     // "ModelOpt currently only supports: {QUANT_ALGOS} quantizations in vLLM"); a null quant_algo (KV cache only) stays unquantized.
     if (!a.empty() && scheme.linear_format == WeightFormat::native)

@@ -4,6 +4,7 @@
 // --env HCCL_BUFFSIZE is, and fit's speed flags beyond max_model_len.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -14,12 +15,16 @@
 #include "../test_support.hpp"
 #include "base/file.hpp"
 #include "base/json_util.hpp"
+#include "engine/compilation_config_keys.hpp"
 #include "engine/scheduler_checks.hpp"
 #include "estimate/fit_terms.hpp"
 
 namespace {
 
 pftest::CliRun run_bounded35(const std::string& args) { return pftest::run_cli(args, {.env = "timeout 60"}); }
+
+// A shell word holding `text` as it is (no single quote inside).
+std::string single_quoted35(const std::string& text) { return "'" + text + "'"; }
 
 }  // namespace
 
@@ -176,8 +181,10 @@ TEST(InputBounds35, Issue19_GroupSizeZeroIsBadInput) {
 
 // Issue 19 (hard35): --moe-backend flashinfer_b12x sizes one workspace per MoE layer from max_num_batched_tokens x top_k
 // routed rows; at 2^62 tokens that product wrapped (signed overflow) and the term printed "MoE backend workspace 0.00".
-// Past the static cut-over every byte of it grows with the routed rows (the dynamic tiles and the bf16 output), so
-// 2^62 tokens hold 2^22 times the 2^40 ones, up to the fixed static part and the E - 1 extra tiles (below 10^-6 of it).
+// hard35b: the flag now stops at 2^31 - 1 (vLLM's int32 token tensors), so the product cannot wrap; past the static
+// cut-over every byte but the fixed static part and the E - 1 extra tiles grows with the routed rows, so 2^31 - 1 tokens
+// hold (2^31 - 1) / 2^30 = 1.999999999 times the 2^30 ones, short of it by the fixed part (about 5 GiB of 642,497 GiB:
+// under 10^-5 of the ratio).
 TEST(InputBounds35, Issue19_MoeBackendWorkspaceDoesNotWrap) {
   const auto workspace = [](const std::string& tokens) {
     const auto r = run_bounded35("fit nvidia/Qwen3-30B-A3B-NVFP4 --device RTXPRO6000 --engine vllm@0.25.1 --max-model-len 32768 --moe-backend flashinfer_b12x "
@@ -187,9 +194,12 @@ TEST(InputBounds35, Issue19_MoeBackendWorkspaceDoesNotWrap) {
     EXPECT_NE(at, std::string::npos) << r.out.substr(0, 600);
     return at == std::string::npos ? 0.0 : std::stod(r.out.substr(at + key.size()));
   };
-  const double small = workspace("1099511627776"), huge = workspace("4611686018427387904");
+  const double small = workspace("1073741824"), huge = workspace("2147483647");
   ASSERT_GT(small, 0.0);
-  EXPECT_NEAR(huge / small, 4194304.0, 4194304.0 * 1e-6) << small << " " << huge;
+  EXPECT_NEAR(huge / small, 2.0, 2.0 * 1e-5) << small << " " << huge;
+  EXPECT_LT(huge / small, 2.0) << small << " " << huge;
+  const auto refused = run_bounded35("fit nvidia/Qwen3-30B-A3B-NVFP4 --device RTXPRO6000 --engine vllm@0.25.1 --moe-backend flashinfer_b12x --max-num-batched-tokens 4611686018427387904");
+  EXPECT_EQ(refused.code, 2) << refused.out.substr(0, 600);
 }
 
 // Issue 19 (hard35): a llama.cpp log's buffer line was read with strtod, which takes "nan" and "inf": `logs` printed a
@@ -207,4 +217,166 @@ TEST(InputBounds35, Issue19_LlamaCppLogBufferOfNanIsNotRead) {
   EXPECT_EQ(r.out.find("inf "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("95.75"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (hard35b): an unknown --compilation-config key was taken silently on every version. vLLM's CompilationConfig
+// forbids extra fields from 0.13.0 ('@dataclass(config=ConfigDict(extra="forbid"))' at v0.13.0 - v0.15.1, the default of
+// vllm.config.utils.config from v0.16.0), and arg_utils' parse_dataclass raises argparse.ArgumentTypeError(repr(e)) for
+// pydantic's ValidationError, so `vllm serve` stops with "argument --compilation-config/-cc: N validation error(s) for
+// CompilationConfig", one "Extra inputs are not permitted" entry per key. The keys each version takes are the class's
+// fields (data/engines/compilation_config_keys.json): "level" is one up to v0.17.1 and none from v0.18.0. vLLM 0.12.0's
+// pydantic dataclass keeps pydantic's default extra="ignore" and starts; 0.9.0's standard-library dataclass raises
+// TypeError in its from_cli lambda, which argparse words "invalid <lambda> value: <repr of the text>".
+// input_value is Python's repr, cut by pydantic_core past 50 bytes to its first 25 and last 24: the 60-digit string
+// "0123456789" x 6 has the 62-byte repr '0123...789' -> "'" + digits 0-23 ("012345678901234567890123"), "...", digits
+// 37-59 ("78901234567890123456789") + "'".
+TEST(InputBounds35, Issue19_UnknownCompilationConfigKeyIsVllmsValidationError) {
+  struct Case {
+    std::string engine, config;
+    int code;
+    std::string shown;  // "" when nothing is asserted of the text
+  };
+  const std::string refused = "vllm serve: error: argument --compilation-config/-cc: ";
+  const std::string digits = "012345678901234567890123456789012345678901234567890123456789";
+  const std::vector<Case> cases = {
+      {"vllm@0.19.0", R"({"cudagraph_mode": "PIECEWISE", "level": 3})", 2,
+       refused + "1 validation error for CompilationConfig\nlevel\n  Extra inputs are not permitted [type=extra_forbidden, input_value=3, input_type=int]"},
+      {"vllm@0.17.1", R"({"cudagraph_mode": "PIECEWISE", "level": 3})", 0, ""},
+      {"vllm@0.13.0", R"({"zeta": "x", "cudagraph_mode": "FULL", "alpha": [1, 2]})", 2,
+       refused + "2 validation errors for CompilationConfig\nzeta\n  Extra inputs are not permitted [type=extra_forbidden, input_value='x', input_type=str]\n"
+                 "alpha\n  Extra inputs are not permitted [type=extra_forbidden, input_value=[1, 2], input_type=list]"},
+      {"vllm@0.23.0", R"({"cache": ")" + digits + R"("})", 2,
+       "cache\n  Extra inputs are not permitted [type=extra_forbidden, input_value='012345678901234567890123...78901234567890123456789', input_type=str]"},
+      {"vllm@0.12.0", R"({"cudagraph_mode": "PIECEWISE", "foo": 1})", 0, ""},
+      {"vllm@0.9.0", R"({"foo": 1})", 2, R"(vllm serve: error: argument --compilation-config/-O: invalid <lambda> value: '{"foo": 1}')"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine " + c.engine + " --compilation-config " + single_quoted35(c.config));
+    EXPECT_EQ(r.code, c.code) << c.engine << " " << c.config << "\n" << r.out.substr(0, 800);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.engine << " " << c.config << "\n" << r.out.substr(0, 800);
+    if (c.code == 0) EXPECT_EQ(r.out.find("Extra inputs"), std::string::npos) << r.out.substr(0, 800);
+  }
+  // The dotted form is merged into the same JSON before vLLM validates it; plan refuses a named version alike.
+  const auto dotted = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 -cc.foo_bar=1");
+  EXPECT_EQ(dotted.code, 2) << dotted.out.substr(0, 800);
+  EXPECT_NE(dotted.out.find("foo_bar\n  Extra inputs are not permitted [type=extra_forbidden, input_value=1, input_type=int]"), std::string::npos) << dotted.out.substr(0, 800);
+  const auto plan = run_bounded35("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.19.0 --compilation-config '{\"level\": 3}'");
+  EXPECT_EQ(plan.code, 2) << plan.out.substr(0, 800);
+  EXPECT_NE(plan.out.find(refused + "1 validation error for CompilationConfig\nlevel\n"), std::string::npos) << plan.out.substr(0, 800);
+}
+
+// Issue 19 (hard35b): data/engines/compilation_config_keys.json is read record by record; a record that could not be
+// applied is corrupt, naming the file and the record.
+TEST(InputBounds35, Issue19_CompilationConfigKeysFileIsCheckedRecordByRecord) {
+  const auto& shipped = preflight::engine::shipped_compilation_config_keys();
+  ASSERT_TRUE(shipped) << shipped.error().message;
+  ASSERT_EQ(shipped->records.size(), 8u);  // 0.9.0, then 0.13.0 - 0.14.1, 0.15.0, 0.15.1, 0.16.0 - 0.17.1, 0.18.x, 0.19.x, 0.20.0 on
+  EXPECT_EQ(shipped->find("vllm", {0, 12, 0}), nullptr);
+  ASSERT_NE(shipped->find("vllm-ascend", {0, 18, 0}), nullptr);
+  const auto& keys = shipped->find("vllm-ascend", {0, 18, 0})->keys;
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), "level"), 0);
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), "cudagraph_capture_sizes"), 1);
+  const std::string good = R"({"id": "r", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "refusal": "extra_forbidden", "argument": "--compilation-config/-cc", "keys": ["mode"], "source": "s"})";
+  struct Case {
+    std::string record, error;  // error "" when it loads
+  };
+  const std::vector<Case> cases = {
+      {good, ""},
+      {R"({"id": "r", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "refusal": "warn", "argument": "--compilation-config/-cc", "keys": ["mode"], "source": "s"})",
+       "refusal: expected extra_forbidden or type_error, found warn"},
+      {R"({"id": "r", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "refusal": "type_error", "argument": "--compilation-config/-cc", "keys": [], "source": "s"})",
+       "keys is empty"},
+      {R"({"id": "r", "engines": ["vllm"], "version_min": "2.0.0", "version_max": "1.0.0", "refusal": "type_error", "argument": "--compilation-config/-cc", "keys": ["mode"], "source": "s"})",
+       "bad version range"},
+      {R"({"id": "r", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "refusal": "type_error", "argument": "-cc", "keys": ["mode"], "source": "s"})",
+       "argument: expected the flag as argparse names it"},
+      {R"({"id": "r", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "refusal": "type_error", "argument": "--compilation-config/-cc", "keys": ["mode"], "source": ""})",
+       "source"},
+  };
+  for (const auto& c : cases) {
+    const auto json = preflight::parse_json(R"({"schema_version": 1, "note": "n", "records": [)" + c.record + "]}", "t.json");
+    ASSERT_TRUE(json) << c.record;
+    const auto parsed = preflight::engine::parse_compilation_config_keys(*json, "t.json");
+    if (c.error.empty()) {
+      EXPECT_TRUE(parsed) << c.record << "\n" << parsed.error().message;
+    } else {
+      ASSERT_FALSE(parsed) << c.record;
+      EXPECT_EQ(parsed.error().kind, preflight::ErrorKind::corrupt) << c.record;
+      EXPECT_NE(parsed.error().message.find(c.error), std::string::npos) << c.record << "\n" << parsed.error().message;
+      EXPECT_NE(parsed.error().message.find("t.json"), std::string::npos) << parsed.error().message;
+    }
+  }
+}
+
+// Issue 19 (hard35b): a compressed-tensors weights group_size of 0 or below -1, and a ModelOpt group_size of 0 or below
+// (config.json's quantization_config, hf_quant_config.json's quantization and a MIXED_PRECISION layer), were sized as the
+// default group (16 for 4-bit floats, 128 for 4-bit integers), exit 0. vLLM's schemes divide the input rows by it
+// (create_weights: input_size_per_partition // group_size): 0 stops the engine, a negative size makes no groups. Bad input
+// naming the file and the field; compressed-tensors' -1 (the channel strategy) and a positive size are read as before.
+TEST(InputBounds35, Issue19_CompressedTensorsAndModelOptGroupSizeIsChecked) {
+  const std::string dir = pftest::scratch_dir("hard35b-group");
+  const std::string base = pftest::shared_path("models/Qwen__Qwen3-8B/config.json");
+  struct Case {
+    std::string name, quantization_config, hf_quant_config;  // hf_quant_config "" when none is written
+    int code;
+    std::string shown;
+  };
+  const auto ct = [](const std::string& type, const std::string& group) {
+    return R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": ")" +
+           type + R"(", "strategy": "group", "group_size": )" + group + R"(, "symmetric": true}}}, "ignore": ["lm_head"]})";
+  };
+  const std::vector<Case> cases = {
+      {"ct0", ct("int", "0"), "", 2, "config.json: quantization_config.config_groups.group_0.weights.group_size 0: expected a positive size or -1"},
+      {"ct-2", ct("int", "-2"), "", 2, "quantization_config.config_groups.group_0.weights.group_size -2: expected a positive size or -1"},
+      {"ctfp4-5", ct("float", "-5"), "", 2, "weights.group_size -5: expected a positive size or -1"},
+      {"ct-1", ct("int", "-1"), "", 0, ""},
+      {"ct128", ct("int", "128"), "", 0, ""},
+      {"mo0", R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 0})", "", 2, "config.json: quantization_config.group_size 0: expected a positive size"},
+      {"mo16", R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16})", "", 0, ""},
+      {"hq-16", "", R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": -16}})", 2,
+       "hf_quant_config.json: quantization.group_size -16: expected a positive size"},
+      {"hqmixed", "",
+       R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"model.layers.0.mlp.down_proj": {"quant_algo": "W4A16_AWQ", "group_size": 0}}}})",
+       2, "quantization.quantized_layers.model.layers.0.mlp.down_proj.group_size 0: expected a positive size"},
+  };
+  for (const auto& c : cases) {
+    const auto json = preflight::parse_json(preflight::read_text_file(base).value(), base);
+    ASSERT_TRUE(json);
+    auto config = *json;
+    if (!c.quantization_config.empty()) config["quantization_config"] = preflight::Json::parse(c.quantization_config);
+    const std::string model = dir + "/" + c.name;
+    std::filesystem::create_directories(model);
+    std::ofstream(model + "/config.json") << config.dump();
+    if (!c.hf_quant_config.empty()) std::ofstream(model + "/hf_quant_config.json") << c.hf_quant_config;
+    const auto r = run_bounded35("fit " + model + " --device H100");
+    EXPECT_EQ(r.code, c.code) << c.name << "\n" << r.out.substr(0, 600);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.name << "\n" << r.out.substr(0, 600);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (hard35b): --max-num-batched-tokens took any int64. vLLM's V1 model runner holds a step's tokens in int32
+// tensors (gpu_model_runner.py: input_ids is _make_buffer(max_num_tokens, dtype=torch.int32), query_start_loc int32 the
+// step's cumulative token counts; max_num_tokens is max_num_batched_tokens), so INT32_MAX = 2^31 - 1 = 2147483647 is
+// the most. "2G" is human_readable_int's 2 x 1024^3 = 2147483648, one above it; the origin keeps the text as given.
+TEST(InputBounds35, Issue19_MaxNumBatchedTokensIsBoundedByInt32) {
+  struct Case {
+    std::string tokens;
+    int code;
+    std::string shown;
+  };
+  const std::vector<Case> cases = {
+      {"2147483648", 2,
+       "--max-num-batched-tokens: max_num_batched_tokens 2147483648 is above 2147483647, the most tokens one scheduler step can hold (vLLM's model runner indexes "
+       "a step's tokens in int32 tensors: input_ids, query_start_loc)"},
+      {"9223372036854775807", 2, "max_num_batched_tokens 9223372036854775807 is above 2147483647"},
+      {"2G", 2, "--max-num-batched-tokens 2G: max_num_batched_tokens 2147483648 is above 2147483647"},
+      {"2147483647", 1, "does not fit"},  // taken: a 2^31-token profile forward needs many times the card
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --max-num-batched-tokens " + c.tokens);
+    EXPECT_EQ(r.code, c.code) << c.tokens << "\n" << r.out.substr(0, 600);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.tokens << "\n" << r.out.substr(0, 600);
+    if (c.code != 2) EXPECT_EQ(r.out.find("is above 2147483647"), std::string::npos) << r.out.substr(0, 600);
+  }
 }
