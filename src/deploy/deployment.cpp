@@ -14,6 +14,7 @@
 #include "deploy/engine_core.hpp"
 #include "engine/flag_versions.hpp"
 #include "deploy/api_server_count.hpp"
+#include "deploy/speculative_method.hpp"
 #include "deploy/flag_json.hpp"
 #include "device/device_platform.hpp"
 #include "estimate/fit_terms.hpp"
@@ -635,6 +636,8 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                           r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
   if (auto asc = check_api_server_count(in.flags, eng); !asc) return asc.error();  // hard34: after the oracle, which may have chosen V0
+  PF_TRY(spec_ok, check_speculative_method(in.flags, eng, in.model.model_type, r.assumptions));  // spec35: the names the version takes
+  (void)spec_ok;
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.
