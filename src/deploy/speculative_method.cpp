@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/speculative_methods.hpp"
 
@@ -13,8 +14,13 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
   if (!catalog) return catalog.error();
   const engine::Version version = profile.rule_version();
   const std::string& text = f.speculative_config->value;
-  if (std::string why = engine::speculative_method_refusal(*catalog, profile.engine, version, text, model_type); !why.empty())
-    return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
+  std::vector<std::string> flags;  // the V0 flags the config came from (the origin names each)
+  for (const auto& word : split(f.speculative_config->origin, ' '))
+    if (word.rfind("--", 0) == 0) flags.push_back(word);
+  for (const std::string& why : {engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::argparse),
+                                 engine::speculative_method_refusal(*catalog, profile.engine, version, text, model_type),
+                                 engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config)})
+    if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const Json config = Json::parse(text, nullptr, false);
   const engine::SpeculativeMethodList* list = engine::speculative_method_list(*catalog, profile.engine, version);
   if (!list || !config.is_object() || !config.contains("method") || !config["method"].is_string()) return Ok{};

@@ -46,14 +46,56 @@ const OwnMtpTarget* own_target(const SpeculativeMethodList& list, const std::str
 
 bool mtp_name(const std::string& method) { return method == "mtp" || (method.size() > 4 && method.compare(method.size() - 4, 4, "_mtp") == 0); }
 
+// The file's optional "value_checks": [{id, key, flag, minimum, choices, version_min, version_max, message, source}].
+Status read_value_checks(const JsonObject& top, const std::string& origin, SpeculativeMethodCatalog& out) {
+  if (!top.has("value_checks")) return Ok{};
+  return for_each_record(top, origin, "value_checks", "id", {"id", "key", "flag", "minimum", "choices", "version_min", "version_max", "message", "source"},
+                         [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    SpeculativeValueCheck c;
+    c.id = id;
+    PF_TRY(key, r.string("key"));
+    c.key = key;
+    PF_TRY(flag, r.opt_string("flag"));
+    c.flag = flag.value_or("");
+    PF_TRY(minimum, r.opt_int("minimum"));
+    c.minimum = minimum;
+    PF_TRY(choices, string_list(r.find("choices"), where + ".choices", origin));
+    c.choices = std::move(choices);
+    for (const auto& [name, into] : {std::pair<const char*, Version*>{"version_min", &c.version_min}, {"version_max", &c.version_max}}) {
+      PF_TRY(text, r.string(name));
+      const auto v = parse_version(text);
+      if (!v) return make_error(ErrorKind::corrupt, where + ": " + name + " '" + text + "' is not a version", origin);
+      *into = *v;
+    }
+    PF_TRY(message, r.string("message"));
+    PF_TRY(source, r.string("source"));
+    if (key.empty() || message.find("{value}") == std::string::npos || source.empty() || (!c.minimum && c.choices.empty()) ||
+        (!c.flag.empty() && c.flag.rfind("--", 0) != 0) || c.version_max < c.version_min)
+      return make_error(ErrorKind::corrupt, where + ": expected a key, a minimum or choices, a message with {value}, a source, a --flag if any and a version range", origin);
+    c.message = message;
+    c.source = source;
+    out.value_checks.push_back(std::move(c));
+    return Ok{};
+  });
+}
+
+// A JSON value as Python's f-string prints it: a string bare, true / false as True / False, a number as written.
+std::string python_text(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  return v.dump();
+}
+
 }  // namespace
 
 Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, const std::string& origin) {
   SpeculativeMethodCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists"}));
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "value_checks"}));
   (void)top_ok;
+  PF_TRY(checks_ok, read_value_checks(top, origin, out));
+  (void)checks_ok;
   PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "checked", "methods", "own_mtp_targets", "mtp_aliases", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     SpeculativeMethodList list;
@@ -134,6 +176,27 @@ std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, 
              for (const auto& t : list->own_mtp_targets) types += (types.empty() ? "" : ", ") + t.model_type;
              return types;
            }() + ", not " + (model_type.empty() ? "(none)" : model_type) + "; " + list->source.substr(0, list->source.find(';')) + "; " + catalog.origin + ")";
+  return "";
+}
+
+std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage) {
+  if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
+  const Json config = Json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return "";
+  const bool argparse = stage == SpeculativeValueStage::argparse;
+  for (const auto& c : catalog.value_checks) {
+    if (c.flag.empty() == argparse || version < c.version_min || c.version_max < version) continue;
+    if (argparse && std::find(given_flags.begin(), given_flags.end(), c.flag) == given_flags.end()) continue;
+    const auto it = config.find(c.key);
+    if (it == config.end() || it->is_null()) continue;
+    const bool low = c.minimum && it->is_number() && it->get<double>() < static_cast<double>(*c.minimum);
+    const bool outside = !c.choices.empty() && std::find(c.choices.begin(), c.choices.end(), python_text(*it)) == c.choices.end();
+    if (!low && !outside) continue;
+    std::string message = c.message;
+    message.replace(message.find("{value}"), 7, one_line(python_text(*it), 80));
+    return message + " (" + engine_name + " " + version.text() + "; " + c.source.substr(0, c.source.find(';')) + "; " + catalog.origin + ")";
+  }
   return "";
 }
 

@@ -34,8 +34,20 @@ struct SpeculativeMethodList {
   bool takes(const std::string& method) const;
 };
 
+// What a version raises for one speculative setting's value (the file's "value_checks"): a value below `minimum` or
+// outside `choices`, given through `flag` (argparse's refusal) or, with no flag, however given (the config's check).
+struct SpeculativeValueCheck {
+  std::string id, key, flag;
+  std::optional<int64_t> minimum;
+  std::vector<std::string> choices;
+  Version version_min, version_max;
+  std::string message;  // "{value}": the value as Python prints it
+  std::string source;
+};
+
 struct SpeculativeMethodCatalog {
   std::vector<SpeculativeMethodList> lists;
+  std::vector<SpeculativeValueCheck> value_checks;
   std::string origin;
 };
 
@@ -56,6 +68,14 @@ const SpeculativeMethodList* speculative_method_list(const SpeculativeMethodCata
 // followed by the version, the name the version takes for the target's MTP where one exists, and the file.
 std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
                                        const std::string& config_text, const std::string& model_type);
+
+// Which value checks to run: argparse's (a check with a flag, when that flag gave the value), which come before
+// anything else, or the config's own (no flag), which come after the method's check.
+enum class SpeculativeValueStage { argparse, config };
+// spec35: the first value check of `stage` for `engine_name` (vllm, vllm-ascend) at `version` that `config_text` fails,
+// its message with the value, the version and the file; "" when none. `given_flags`: the V0 flags the config came from.
+std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage);
 
 // The method name `method` is written as for `engine_name` at `version` on a target of `model_type`: "mtp" for any MTP
 // name where the version takes "mtp" (from 0.11.0 it rewrites its mtp_aliases to "mtp" with a deprecation warning and

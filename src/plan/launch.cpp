@@ -670,7 +670,8 @@ std::string speculative_args(const model::ModelSpec& m, const engine::EngineProf
     return " --speculative-config " + shell_single_quoted(config);
   }
   std::string out;
-  for (const auto& a : *args) out += " " + a.flag + " " + (a.flag == "--speculative-config" ? shell_single_quoted(a.value) : shell_word(a.value));
+  for (const auto& a : *args)  // a switch (store_true, spec35) has no value
+    out += " " + a.flag + (a.value.empty() ? "" : " " + (a.flag == "--speculative-config" ? shell_single_quoted(a.value) : shell_word(a.value)));
   if (const engine::FlagVersions* modern = flags->find("--speculative-config"); modern && (args->empty() || args->front().flag != "--speculative-config"))
     l.notes.push_back("speculative decoding as " + e.engine + " " + e.rule_version().text() + " takes it: vLLM before " + modern->version_min.text() +
                       " has no --speculative-config; its V0 flags carry '" + config + "' (" + flags->origin + " speculative_legacy)");

@@ -495,6 +495,23 @@ TEST(SpeculativeMethods, Issue16_CorruptListsNameTheFileAndRecord) {
   }
 }
 
+// spec35: a value check without "{value}" in its message (or with no minimum and no choices) is refused naming it.
+TEST(SpeculativeMethods, Issue16_CorruptValueChecksNameTheFileAndRecord) {
+  const std::string lists = R"("lists": [{"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram"], "source": "s"}])";
+  const auto parse = [&](const std::string& check) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", )" + lists + R"(, "value_checks": [)" + check + "]}", "s.json");
+    return json ? parse_speculative_methods(*json, "s.json") : Expected<SpeculativeMethodCatalog>(json.error());
+  };
+  EXPECT_TRUE(parse(R"({"id": "c", "key": "k", "minimum": 2, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})").has_value());
+  for (const std::string bad : {R"({"id": "c", "key": "k", "minimum": 2, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got it", "source": "s"})",
+                                R"({"id": "c", "key": "k", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})",
+                                R"({"id": "c", "key": "k", "minimum": 2, "flag": "x", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})"}) {
+    const auto parsed = parse(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_NE(parsed.error().describe().find("s.json: value_checks[c]"), std::string::npos) << parsed.error().describe();
+  }
+}
+
 // fit refuses a name the named version refuses (exit 2, vLLM's own words) and says a rewrite; plan writes the version's name.
 TEST(ModelSupportCli, Issue16_FitAndPlanTakeTheSpeculativeMethodTheirVersionTakes) {
   const std::string dsv3 = pftest::shared_path("models/deepseek-ai__DeepSeek-V3");
@@ -515,4 +532,55 @@ TEST(ModelSupportCli, Issue16_FitAndPlanTakeTheSpeculativeMethodTheirVersionTake
     const std::string serve = row["launch"]["serve"].get<std::string>();
     EXPECT_NE(serve.find(R"(--speculative-config '{"method":"deepseek_mtp","num_speculative_tokens":1}')"), std::string::npos) << serve;
   }
+}
+
+// spec35: the rest of V0's speculative flags (vllm/engine/arg_utils.py at v0.6.0 - v0.8.2): --speculative-model-quantization,
+// --speculative-max-model-len, --speculative-disable-by-batch-size (type=int), --speculative-disable-mqa-scorer (store_true,
+// from v0.6.3), --spec-decoding-acceptance-method (choices rejection_sampler / typical_acceptance_sampler),
+// --typical-acceptance-sampler-posterior-threshold / -alpha (type=float). Bad values get vLLM's words: argparse's
+// "invalid choice" / "invalid int value"; maybe_create_spec_config at v0.7.3 'raise ValueError("Expect the batch size
+// threshold of disabling speculative decoding is > 1, but got " f"{speculative_disable_by_batch_size=}")', from v0.8.2
+// SpeculativeConfig._verify_args's f"{self.disable_by_batch_size=}" (to v0.16.x, the field gone at v0.17.0).
+TEST(ModelSupportCli, Issue16_FitTakesV0sRarerSpeculativeFlags) {
+  const std::string v0 = "fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") +
+                         " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3 --ngram-prompt-lookup-max 4";
+  const auto all = pftest::run_cli(v0 + " --spec-decoding-acceptance-method typical_acceptance_sampler --typical-acceptance-sampler-posterior-alpha 0.2"
+                                        " --speculative-disable-mqa-scorer --speculative-disable-by-batch-size 8 -spec-draft-tp 1");
+  EXPECT_EQ(all.code, 0) << all.out;
+  const auto choice = pftest::run_cli(v0 + " --spec-decoding-acceptance-method greedy");
+  EXPECT_EQ(choice.code, 2) << choice.out;
+  EXPECT_NE(choice.out.find("argument --spec-decoding-acceptance-method: invalid choice: 'greedy' (choose from 'rejection_sampler', 'typical_acceptance_sampler')"),
+            std::string::npos)
+      << choice.out;
+  const auto not_int = pftest::run_cli(v0 + " --speculative-disable-by-batch-size many");
+  EXPECT_EQ(not_int.code, 2) << not_int.out;
+  EXPECT_NE(not_int.out.find("vllm serve: error: argument --speculative-disable-by-batch-size: invalid int value: 'many'"), std::string::npos) << not_int.out;
+  const auto one = pftest::run_cli(v0 + " --speculative-disable-by-batch-size 1");
+  EXPECT_EQ(one.code, 2) << one.out;
+  EXPECT_NE(one.out.find("is > 1, but got speculative_disable_by_batch_size=1"), std::string::npos) << one.out;
+  const auto json = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") +
+                                    " --device H100 --engine vllm@0.10.0 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"disable_by_batch_size\": 1}'");
+  EXPECT_EQ(json.code, 2) << json.out;
+  EXPECT_NE(json.out.find("is > 1, but got self.disable_by_batch_size=1"), std::string::npos) << json.out;
+  const auto late = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") +
+                                    " --device H100 --engine vllm@0.9.1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}' --speculative-disable-mqa-scorer");
+  EXPECT_EQ(late.code, 2) << late.out;
+  EXPECT_NE(late.out.find("vllm serve: error: unrecognized arguments: --speculative-disable-mqa-scorer"), std::string::npos) << late.out;
+}
+
+// spec35: plan's V0 start line writes a store_true key as the flag alone (true) or not at all (false).
+TEST(FlagVersions, Issue16_V0SwitchKeysAreWrittenAsTheFlagAlone) {
+  const auto& c = shipped_flag_versions();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  const std::string base = R"("method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4, "acceptance_method": "typical_acceptance_sampler")";
+  const auto on = speculative_serve_args(*c, "vllm", v("0.7.3"), "{" + base + R"(, "disable_mqa_scorer": true})", "llama");
+  ASSERT_TRUE(on.has_value()) << on.error().describe();
+  std::string text;
+  for (const auto& a : *on) text += " " + a.flag + (a.value.empty() ? "" : "=" + a.value);
+  EXPECT_NE(text.find(" --speculative-disable-mqa-scorer"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--speculative-disable-mqa-scorer="), std::string::npos) << text;
+  EXPECT_NE(text.find(" --spec-decoding-acceptance-method=typical_acceptance_sampler"), std::string::npos) << text;
+  const auto off = speculative_serve_args(*c, "vllm", v("0.7.3"), "{" + base + R"(, "disable_mqa_scorer": false})", "llama");
+  ASSERT_TRUE(off.has_value());
+  for (const auto& a : *off) EXPECT_NE(a.flag, "--speculative-disable-mqa-scorer");
 }
