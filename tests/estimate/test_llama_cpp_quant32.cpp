@@ -326,3 +326,44 @@ TEST(GgufTensorsOnVllm, Issue16_VllmGgufTypeListsByVersion) {
     EXPECT_NE(parsed.error().describe().find(fragment), std::string::npos) << parsed.error().describe();
   }
 }
+
+// spec35 (issue 16, GGUF decode traffic): a decode step reads every tensor but the token embedding, whose rows the batch
+// picks (vLLM's GGUFEmbeddingMethod, llama.cpp's get_rows), unless the file has no output.weight and the head is the
+// embedding. So the embedding's ggml type changes nothing a step reads in a file with its own head, and in a tied file
+// it changes the read by the table's bytes: 256 x 1,024 values in F16 (524,288 B) against Q8_0 (1,024 x 256 / 32 x 34 =
+// 278,528 B), 245,760 B, over the effective 2,567.44 GB/s of an H100 for vLLM (its speed profile): 9.572e-5 ms.
+TEST(GgufTensorsOnVllm, Issue16_DecodeReadsNoEmbeddingTableBesideAnOwnHead) {
+  using namespace pftest::gguf;
+  const std::string dir = pftest::scratch_dir("spec35_gguf_decode");
+  const auto retyped = [](model::GgufFile f, uint32_t embd_type, bool tied) {
+    if (tied) std::erase_if(f.tensors, [](const model::GgufTensor& t) { return t.name == "output.weight"; });
+    uint64_t off = 0;
+    for (auto& t : f.tensors) {
+      if (t.name == "token_embd.weight") {
+        t.ggml_type = embd_type;
+        t.bytes = embd_type == 1 ? t.elements * 2 : t.elements / 32 * 34;
+      }
+      t.offset = off;
+      off += (t.bytes + 31) / 32 * 32;
+    }
+    return f;
+  };
+  const auto memory_ms = [&](const std::string& name, const model::GgufFile& f) {
+    write_gguf(dir + "/" + name, f);
+    const auto run = pftest::run_cli("fit " + dir + "/" + name + " --device H100 --engine vllm@0.10.0 --json", {.with_stderr = false});
+    EXPECT_EQ(run.code, 0) << run.out.substr(0, 300);
+    return Json::parse(run.out)["speed"]["points"][0]["memory_ms"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(memory_ms("own_q8.gguf", retyped(q8_file(), 8, false)), memory_ms("own_f16.gguf", retyped(q8_file(), 1, false)));
+  EXPECT_NEAR(memory_ms("tied_f16.gguf", retyped(q8_file(), 1, true)) - memory_ms("tied_q8.gguf", retyped(q8_file(), 8, true)), 245760.0 / 2567.44e9 * 1e3, 2e-8);
+}
+
+// spec35: a GGUF preset's decode step reads each tensor in the type llama-quantize gives it, the sums of
+// Issue16_FitVariantOfLlama31On_vLLM above without the token embedding (a gather): 2,793,406,464 + 566,231,040 +
+// 825,753,600 (the layers) + 430,940,160 (output, Q6_K) + 1,064,960 (65 F32 norms) = 4,617,396,224 B, "4.62 GB". The
+// preset's file average took 4.60 GB (4.899 bits on every 2-D weight but the embedding).
+TEST(GgufTensorsOnVllm, Issue16_DecodeReadsThePresetsTensorsInTheirOwnTypes) {
+  const auto run = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --device H100 --engine vllm@0.9.1");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("decode step at batch 1: weights 4.62 GB + KV"), std::string::npos) << run.out;
+}
