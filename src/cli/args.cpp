@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <cstdlib>
 #include <utility>
@@ -301,7 +302,14 @@ Option legacy_speculative_option(const std::string& name, const std::string& key
             const bool config_first = into && into->origin.rfind("--speculative-config", 0) == 0;
             if (!config_first) {
               const bool ngram = key == "model" && text == "[ngram]";
-              PF_TRY(merged, deploy::merge_dotted_json(into, ngram ? "method" : key, ngram ? "ngram" : type == LegacyValue::text ? Json(text).dump() : word, flag));
+              // The value as JSON: text quoted, a number as the number argparse read ("+3", "03" and ".5" are 3, 3 and 0.5).
+              const long long integer = type == LegacyValue::integer ? std::strtoll(word.c_str(), nullptr, 10) : 0;
+              const bool in_range = type != LegacyValue::integer || (integer != LLONG_MAX && integer != LLONG_MIN);
+              const std::string json = type == LegacyValue::text          ? Json(text).dump()
+                                       : type == LegacyValue::integer && in_range ? std::to_string(integer)
+                                       : type == LegacyValue::real        ? Json(std::strtod(word.c_str(), nullptr)).dump()
+                                                                          : word;
+              PF_TRY(merged, deploy::merge_dotted_json(into, ngram ? "method" : key, ngram ? "ngram" : json, flag));
               (void)merged;
             }
             if (!into) into = deploy::Given<std::string>{"{}", flag};
