@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <cstdlib>
 #include <utility>
@@ -293,17 +294,38 @@ Option optimization_level_option(deploy::Flags& f) {
 
 // Issue 15 (arch32): vLLM <= 0.8.2's speculative flags, merged into --speculative-config's JSON the way vLLM 0.8.2's
 // EngineArgs.create_speculative_config builds it from them ("model", "num_speculative_tokens",
-// "draft_tensor_parallel_size"; V0's "[ngram]" drafter is method ngram). A --speculative-config given first wins, as
+// "draft_tensor_parallel_size", ...; V0's "[ngram]" drafter is method ngram). A --speculative-config given first wins, as
 // vLLM ignores these flags then. The origin lists every such flag given, so a version whose parser lacks one refuses it
-// by name (engine/flag_versions).
-Option legacy_speculative_option(const std::string& name, const std::string& key, const std::string& value, deploy::Flags& f, const std::string& help) {
+// by name (engine/flag_versions). spec35: each value as argparse reads it (vllm/engine/arg_utils.py v0.6.0 - v0.8.2:
+// type=int, type=float, action='store_true'), argparse's message otherwise.
+enum class LegacyValue { text, integer, real, store_true };
+
+Option legacy_speculative_option(const std::string& name, const std::string& key, const std::string& value, deploy::Flags& f, const std::string& help,
+                                 LegacyValue type = LegacyValue::text) {
   auto& into = f.speculative_config;
-  return {name, value, help, [&into, name, key](const std::string& text) -> Status {
+  return {name, type == LegacyValue::store_true ? "" : value, help, [&into, name, key, type](const std::string& given) -> Status {
             const std::string flag = "--" + name;
+            const std::string text = type == LegacyValue::store_true ? "true" : given;
+            const std::string word = trim(text);
+            char* end = nullptr;
+            if (type == LegacyValue::integer) {
+              const bool digits = !word.empty() && word.find_first_not_of("0123456789", word[0] == '-' || word[0] == '+' ? 1 : 0) == std::string::npos &&
+                                  word.size() > (word[0] == '-' || word[0] == '+' ? 1u : 0u);
+              if (!digits) return make_error(ErrorKind::invalid_argument, "vllm serve: error: argument " + flag + ": invalid int value: '" + one_line(text, 80) + "'");
+            }
+            if (type == LegacyValue::real && (word.empty() || (std::strtod(word.c_str(), &end), end != word.c_str() + word.size())))
+              return make_error(ErrorKind::invalid_argument, "vllm serve: error: argument " + flag + ": invalid float value: '" + one_line(text, 80) + "'");
             const bool config_first = into && into->origin.rfind("--speculative-config", 0) == 0;
             if (!config_first) {
               const bool ngram = key == "model" && text == "[ngram]";
-              PF_TRY(merged, deploy::merge_dotted_json(into, ngram ? "method" : key, ngram ? "ngram" : text, flag));
+              // The value as JSON: text quoted, a number as the number argparse read ("+3", "03" and ".5" are 3, 3 and 0.5).
+              const long long integer = type == LegacyValue::integer ? std::strtoll(word.c_str(), nullptr, 10) : 0;
+              const bool in_range = type != LegacyValue::integer || (integer != LLONG_MAX && integer != LLONG_MIN);
+              const std::string json = type == LegacyValue::text          ? Json(text).dump()
+                                       : type == LegacyValue::integer && in_range ? std::to_string(integer)
+                                       : type == LegacyValue::real        ? Json(std::strtod(word.c_str(), nullptr)).dump()
+                                                                          : word;
+              PF_TRY(merged, deploy::merge_dotted_json(into, ngram ? "method" : key, ngram ? "ngram" : json, flag));
               (void)merged;
             }
             if (!into) into = deploy::Given<std::string>{"{}", flag};
@@ -345,12 +367,26 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_text("speculative-config", "JSON", f.speculative_config,
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
                 legacy_speculative_option("speculative-model", "model", "M", f, "vLLM 0.8.2 and older: the drafter ([ngram] for n-gram); later --speculative-config"),
-                legacy_speculative_option("num-speculative-tokens", "num_speculative_tokens", "N", f, "vLLM 0.8.2 and older: tokens drafted per step"),
-                legacy_speculative_option("speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size", "N", f,
-                                          "vLLM 0.8.2 and older: the drafter's TP size"),
+                legacy_speculative_option("num-speculative-tokens", "num_speculative_tokens", "N", f, "vLLM 0.8.2 and older: tokens drafted per step", LegacyValue::integer),
+                with_short_name(legacy_speculative_option("speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size", "N", f,
+                                                          "vLLM 0.8.2 and older: the drafter's TP size; also -spec-draft-tp N", LegacyValue::integer),
+                                "-spec-draft-tp"),
                 // quant34: the n-gram window of V0's '[ngram]' drafter, which plan's start lines before 0.8.2 carry
-                legacy_speculative_option("ngram-prompt-lookup-max", "prompt_lookup_max", "N", f, "vLLM 0.8.2 and older: the n-gram drafter's largest window"),
-                legacy_speculative_option("ngram-prompt-lookup-min", "prompt_lookup_min", "N", f, "vLLM 0.8.2 and older: the n-gram drafter's smallest window"),
+                legacy_speculative_option("ngram-prompt-lookup-max", "prompt_lookup_max", "N", f, "vLLM 0.8.2 and older: the n-gram drafter's largest window", LegacyValue::integer),
+                legacy_speculative_option("ngram-prompt-lookup-min", "prompt_lookup_min", "N", f, "vLLM 0.8.2 and older: the n-gram drafter's smallest window", LegacyValue::integer),
+                // spec35: the rest of V0's speculative flags, as 0.8.2's create_speculative_config maps them
+                legacy_speculative_option("speculative-model-quantization", "quantization", "Q", f, "vLLM 0.8.2 and older: the drafter's quantization method"),
+                legacy_speculative_option("speculative-max-model-len", "max_model_len", "L", f, "vLLM 0.8.2 and older: the drafter's longest sequence", LegacyValue::integer),
+                legacy_speculative_option("speculative-disable-by-batch-size", "disable_by_batch_size", "N", f,
+                                          "vLLM 0.8.2 and older: no speculation above N queued requests (N > 1)", LegacyValue::integer),
+                legacy_speculative_option("speculative-disable-mqa-scorer", "disable_mqa_scorer", "", f, "vLLM 0.6.3 - 0.8.2: batch expansion instead of the MQA scorer",
+                                          LegacyValue::store_true),
+                legacy_speculative_option("spec-decoding-acceptance-method", "acceptance_method", "M", f,
+                                          "vLLM 0.8.2 and older: rejection_sampler or typical_acceptance_sampler"),
+                legacy_speculative_option("typical-acceptance-sampler-posterior-threshold", "posterior_threshold", "P", f,
+                                          "vLLM 0.8.2 and older: the typical acceptance sampler's threshold", LegacyValue::real),
+                legacy_speculative_option("typical-acceptance-sampler-posterior-alpha", "posterior_alpha", "A", f,
+                                          "vLLM 0.8.2 and older: the typical acceptance sampler's alpha", LegacyValue::real),
                 compilation_config_option(f),
                 optimization_level_option(f),
                 given_text("attention-backend", "B", f.attention_backend,

@@ -29,6 +29,7 @@
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/flag_versions.hpp"
+#include "engine/speculative_methods.hpp"
 #include "engine/launch_rules.hpp"
 #include "engine/speed_profile.hpp"
 #include "model/architecture_traits.hpp"
@@ -455,7 +456,12 @@ std::string speculative_form_refusal(const plan::PlanInputs& in, const model::Mo
   const auto eng = plan::plan_engine(in, dev);
   if (!flags || !eng) return "";
   const auto args = engine::speculative_serve_args(*flags, eng->engine, eng->rule_version(), in.speculative_config, m.model_type);
-  return args ? "" : args.error().message;
+  if (!args) return args.error().message;
+  // spec35: the method as the version takes it (plan/launch writes it so), then what the version still refuses.
+  const auto& methods = engine::shipped_speculative_methods();
+  if (!methods) return methods.error().message;
+  const std::string written = engine::speculative_config_for_version(*methods, eng->engine, eng->rule_version(), in.speculative_config, m.model_type);
+  return engine::speculative_method_refusal(*methods, eng->engine, eng->rule_version(), written, m.model_type);
 }
 
 // quant34: a speculative config the engine version cannot start (no V0 form before vLLM 0.8.2) is refused in the MODEL

@@ -15,6 +15,7 @@
 #include "deploy/engine_env.hpp"
 #include "engine/flag_versions.hpp"
 #include "deploy/api_server_count.hpp"
+#include "deploy/speculative_method.hpp"
 #include "deploy/flag_json.hpp"
 #include "device/device_platform.hpp"
 #include "estimate/fit_terms.hpp"
@@ -648,6 +649,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                           r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
   if (auto asc = check_api_server_count(in.flags, eng); !asc) return asc.error();  // hard34: after the oracle, which may have chosen V0
+  if (auto spec = check_speculative_method(in.flags, eng, in.model.model_type, r.assumptions); !spec) return spec.error();  // spec35: the version's names
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.

@@ -30,14 +30,15 @@ Status parse_legacy_speculative(const JsonObject& top, const std::string& origin
   for (const auto& k : *keys) {
     if (!k.is_object()) return make_error(ErrorKind::corrupt, where + ".keys: expected objects", origin);
     JsonObject entry(k, origin, "speculative_legacy.keys[].");
-    PF_TRY(only, entry.only_keys({"key", "flag"}));
+    PF_TRY(only, entry.only_keys({"key", "flag", "switch"}));
     (void)only;
     PF_TRY(key, entry.string("key"));
     PF_TRY(flag, entry.string("flag"));
+    PF_TRY(switch_flag, entry.opt_bool("switch"));
     if (key.empty() || flag.rfind("--", 0) != 0) return make_error(ErrorKind::corrupt, where + ".keys[" + key + "]: expected a key and a flag spelled --name", origin);
     for (const auto& seen : out.legacy_speculative_keys)
       if (seen.key == key) return make_error(ErrorKind::corrupt, where + ".keys[" + key + "]: duplicate key", origin);
-    out.legacy_speculative_keys.push_back({key, flag});
+    out.legacy_speculative_keys.push_back({key, flag, switch_flag.value_or(false)});
   }
   return for_each_record(legacy, origin, "methods", "id", {"id", "methods", "version_min", "speculative_model", "model_types", "required", "source"},
                          [&](const JsonObject& r, const std::string& id, const std::string& at) -> Status {
@@ -215,6 +216,10 @@ Expected<std::vector<GivenFlag>> speculative_serve_args(const FlagVersionCatalog
     if (key == "method" || key == "model" || value.is_null()) continue;
     const LegacySpeculativeKey* flag = flag_of(key);
     if (!flag) return no_flag(key);
+    if (flag->switch_flag) {  // store_true: the flag alone for true, nothing for false
+      if (value.is_boolean() && value.get<bool>()) out.push_back({flag->flag, ""});
+      continue;
+    }
     out.push_back({flag->flag, json_scalar_text(value)});
   }
   return out;

@@ -36,6 +36,7 @@ struct LegacySpeculativeMethod {
 // One --speculative-config key and the V0 flag it came from ("num_speculative_tokens", "--num-speculative-tokens").
 struct LegacySpeculativeKey {
   std::string key, flag;
+  bool switch_flag = false;  // spec35: a store_true flag, written alone for true and left out for false
 };
 
 struct FlagVersionCatalog {

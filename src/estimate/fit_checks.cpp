@@ -8,6 +8,8 @@
 #include "base/units.hpp"
 #include "engine/scheduler_checks.hpp"
 #include "engine/version_label.hpp"
+#include "engine/vllm_gguf_types.hpp"
+#include "model/gguf_reader.hpp"
 
 namespace preflight::estimate::checks {
 
@@ -74,6 +76,30 @@ std::string config_class_name(const std::string& architecture) {
   return architecture.substr(0, cut) + "Config";
 }
 
+// What vLLM raises first for m's GGUF tensors whose ggml type the version does not run: a linear or embedding layer at load
+// (where the version checks there), else the first such tensor in the profile run; "" when it runs them all or no list
+// covers the version.
+std::string gguf_type_refusal(const ModelSpec& m, const engine::EngineProfile& engine) {
+  const auto& catalog = engine::shipped_vllm_gguf_types();
+  if (!catalog) return catalog.error().message;
+  const engine::VllmGgufTypeList* list = engine::vllm_gguf_type_list(*catalog, engine.engine, engine.rule_version());
+  if (!list) return "";
+  const auto type_id = [](const std::string& name) {
+    for (uint32_t id = 0; id < 256; ++id)
+      if (name == model::ggml_type_name(id)) return id;
+    return 0u;
+  };
+  const model::WeightGroup* at_load = nullptr;
+  const model::WeightGroup* at_run = nullptr;
+  for (const auto& g : m.weights) {
+    if (g.stored_format.empty() || list->takes(g.stored_format)) continue;
+    if (!at_load && list->load_check && !g.expert) at_load = &g;
+    if (!at_run) at_run = &g;
+  }
+  const model::WeightGroup* first = at_load ? at_load : at_run;
+  return first ? engine::vllm_gguf_type_refusal(*catalog, *list, first->stored_format, type_id(first->stored_format), first->module, first->expert) : "";
+}
+
 }  // namespace
 
 // Quantization accepted by this engine on this platform; false when refused.
@@ -89,6 +115,14 @@ bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::Eng
     if (pos != std::string::npos) msg.replace(pos, 3, flag);
     e.failure_message = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, " + msg;
     return false;
+  }
+  // Issue 16 (spec35): a GGUF file holding a tensor of a ggml type vLLM's GGUF kernels lack (engine/vllm_gguf_types).
+  if (flag == "gguf" && engine.engine == "vllm" && m.quant.method == "gguf") {
+    if (std::string why = gguf_type_refusal(m, engine); !why.empty()) {
+      e.failure = Failure::unsupported_quantization;
+      e.failure_message = why;
+      return false;
+    }
   }
   // Issue 16: a ModelOpt checkpoint whose untied head is quantized loads only on the versions that give ParallelLMHead
   // ModelOpt's linear method (engine.modelopt_lm_head_quantized); elsewhere the loader refuses the head's scales.

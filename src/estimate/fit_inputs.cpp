@@ -10,6 +10,7 @@
 #include "base/checked.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/speculative_methods.hpp"
 #include "model/quant_variant.hpp"
 
 namespace preflight::estimate {
@@ -76,12 +77,15 @@ const char* failure_name(Failure failure) {
 }
 
 const std::vector<std::string>& speculative_methods() {
-  // vllm/config/speculative.py SpeculativeMethod (ngram, medusa, mlp_speculator, draft_model, suffix,
-  // EagleModelTypes with the MTP model types, ngram_gpu), vLLM main of 2026.
-  static const std::vector<std::string> k_methods = {
-      "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", "eagle3", "extract_hidden_states", "deepseek_mtp", "mimo_mtp",
-      "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp", "ernie_mtp", "exaone_moe_mtp", "qwen3_next_mtp", "qwen3_5_mtp", "longcat_flash_mtp",
-      "mtp", "pangu_ultra_moe_mtp", "step3p5_mtp", "dflash", "ngram_gpu"};
+  // spec35: the newest list of data/engines/speculative_methods.json (vLLM only ever adds names, v0.9.1 - v0.23.0, so it
+  // holds every release's); deploy checks the list of the engine's own version once the version is resolved.
+  static const std::vector<std::string> k_methods = [] {
+    const auto& catalog = engine::shipped_speculative_methods();
+    if (!catalog || catalog->lists.empty()) return std::vector<std::string>{};  // the catalogue tests report the load error
+    const auto newest = std::max_element(catalog->lists.begin(), catalog->lists.end(),
+                                         [](const auto& a, const auto& b) { return a.version_max < b.version_max; });
+    return newest->methods;
+  }();
   return k_methods;
 }
 

@@ -4,8 +4,10 @@
 // seeds/001 section 5), MoE routing at small batch, all-reduces under TP, cross-node links.
 #include "estimate/speed.hpp"
 #include "estimate/speed_lines.hpp"
+#include "estimate/gguf_vllm.hpp"
 #include "estimate/held_texts.hpp"
 #include "estimate/layout_texts.hpp"
+#include "estimate/llama_cpp_quant.hpp"
 #include "estimate/text_memo.hpp"
 
 #include <algorithm>
@@ -55,12 +57,25 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   const int64_t tp = std::max<int64_t>(1, dep.tensor_parallel_size);
   const model::SchemeFormats formats(scheme);
   const double* pre = dep.group_bytes ? dep.group_bytes->for_model(m, scheme) : nullptr;  // issue 19
+  // spec35: a GGUF preset's tensors in the ggml type llama-quantize gives each (estimate/llama_cpp_quant), not the preset's
+  // file-average bits on every weight, and a GGUF file's at their stored bytes, not their elements in the model dtype
+  // (vLLM's zero padding of merged linears from 0.9.0 is not counted as read).
+  const std::optional<GgufPreset> preset = gguf_preset_of_scheme(scheme);
+  const std::optional<GgufPresetBytes> preset_bytes = preset ? std::optional<GgufPresetBytes>(gguf_preset_bytes(m, *preset)) : std::nullopt;
+  // spec35: a GGUF file names its tensors as llama.cpp does; its token_embd is the head too unless the file has an
+  // output.weight (vLLM ties the LM head to the embedding then, as llama.cpp does).
+  const bool gguf_own_head = std::any_of(m.weights.begin(), m.weights.end(), [](const model::WeightGroup& w) { return w.module == "output.weight"; });
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const model::WeightGroup& g = m.weights[i];
     if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
     if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
+    if (g.module == "token_embd.weight" && gguf_own_head) continue;            // the same gather (GGUFEmbeddingMethod: the rows a batch picks)
     const double share = weight_rank_share(g, tp);
-    const double bytes = (pre ? pre[i] : terms::group_bytes(m, scheme, formats, g)) * share;
+    // A GGUF file's tensor: its bytes as stored (terms::group_bytes sizes its elements in the model dtype).
+    const double stored = g.stored_bytes > 0 ? g.stored_bytes * static_cast<double>(g.count)
+                          : preset_bytes && i < preset_bytes->group_bytes.size() ? preset_bytes->group_bytes[i]
+                          : pre ? pre[i] : terms::group_bytes(m, scheme, formats, g);
+    const double bytes = stored * share;
     if (g.expert) {
       t.expert_weight_bytes += bytes;
       t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;

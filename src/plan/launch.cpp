@@ -10,6 +10,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/flag_versions.hpp"
+#include "engine/speculative_methods.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "model/model_spec.hpp"
 #include "model/quant_variant.hpp"
@@ -553,7 +554,15 @@ const LaunchMemo::CheckpointPart& memo_checkpoint_part(LaunchMemo& memo, const m
 // 0.8.2, V0's --speculative-model / --num-speculative-tokens before it (engine::speculative_serve_args). A config the
 // version cannot start is refused before any row is made (cli plan); were one to reach here, the flag is written as given
 // and the note says why it fails.
-std::string speculative_args(const model::ModelSpec& m, const engine::EngineProfile& e, const std::string& config, Launch& l) {
+std::string speculative_args(const model::ModelSpec& m, const engine::EngineProfile& e, const std::string& given, Launch& l) {
+  // spec35: the method under the name the version takes ("mtp" from vLLM 0.11.0, the model's own MTP name before it).
+  std::string config = given;
+  if (const auto& methods = engine::shipped_speculative_methods(); methods) {
+    config = engine::speculative_config_for_version(*methods, e.engine, e.rule_version(), given, m.model_type);
+    if (config != given)
+      l.notes.push_back("--speculative-config written as " + e.engine + " " + e.rule_version().text() + " takes its method: '" + config + "' for '" + given + "' (" +
+                        methods->origin + ")");
+  }
   const auto& flags = engine::shipped_flag_versions();
   auto args = flags ? engine::speculative_serve_args(*flags, e.engine, e.rule_version(), config, m.model_type) : Expected<std::vector<engine::GivenFlag>>(flags.error());
   if (!args) {
@@ -561,7 +570,8 @@ std::string speculative_args(const model::ModelSpec& m, const engine::EngineProf
     return " --speculative-config " + shell_single_quoted(config);
   }
   std::string out;
-  for (const auto& a : *args) out += " " + a.flag + " " + (a.flag == "--speculative-config" ? shell_single_quoted(a.value) : shell_word(a.value));
+  for (const auto& a : *args)  // a switch (store_true, spec35) has no value
+    out += " " + a.flag + (a.value.empty() ? "" : " " + (a.flag == "--speculative-config" ? shell_single_quoted(a.value) : shell_word(a.value)));
   if (const engine::FlagVersions* modern = flags->find("--speculative-config"); modern && (args->empty() || args->front().flag != "--speculative-config"))
     l.notes.push_back("speculative decoding as " + e.engine + " " + e.rule_version().text() + " takes it: vLLM before " + modern->version_min.text() +
                       " has no --speculative-config; its V0 flags carry '" + config + "' (" + flags->origin + " speculative_legacy)");

@@ -12,6 +12,7 @@
 #include "base/json_util.hpp"
 #include "engine/flag_versions.hpp"
 #include "engine/model_support.hpp"
+#include "engine/speculative_methods.hpp"
 #include "../test_support.hpp"
 
 using namespace preflight;
@@ -374,4 +375,212 @@ TEST(ModelSupportCli, Issue15_LogsReadV0SpeculativeArgsBack) {
   EXPECT_EQ((*parsed)["speculative_config"]["method"], "ngram") << r.out;
   EXPECT_EQ((*parsed)["speculative_config"]["num_speculative_tokens"], 5) << r.out;
   EXPECT_EQ((*parsed)["speculative_config"]["prompt_lookup_max"], 4) << r.out;  // quant34: ngram_prompt_lookup_max=4 of the Namespace
+}
+
+// Issue 16 (spec35): the names --speculative-config's "method" takes, by vLLM version (data/engines/speculative_methods.json).
+// Expected lists are SpeculativeMethod as the tags write it: v0.10.0 vllm/config.py 'SpeculativeMethod = Literal["ngram",
+// "eagle", "eagle3", "medusa", "mlp_speculator", "draft_model", "deepseek_mtp"]'; v0.11.0 vllm/config/speculative.py adds
+// "ernie_mtp", "qwen3_next_mtp" (both from v0.10.2), "mimo_mtp", "longcat_flash_mtp", "mtp"; v0.11.1 adds "suffix"
+// (MTPModelTypes gains "glm4_moe_mtp", "pangu_ultra_moe_mtp"); v0.18.0 adds NgramGPUTypes "ngram_gpu"; v0.20.0 adds
+// DFlashModelTypes "dflash"; v0.21.0 MTPModelTypes adds "gemma4_mtp".
+namespace {
+
+const SpeculativeMethodCatalog& speculative() {
+  const auto& c = shipped_speculative_methods();
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
+  return *c;
+}
+
+std::string spec_refusal(const std::string& engine, const std::string& version, const std::string& config, const std::string& model_type) {
+  return speculative_method_refusal(speculative(), engine, v(version), config, model_type);
+}
+
+}  // namespace
+
+TEST(SpeculativeMethods, Issue16_EachVersionTakesItsOwnList) {
+  const auto* v0100 = speculative_method_list(speculative(), "vllm", v("0.10.0"));
+  ASSERT_NE(v0100, nullptr);
+  EXPECT_TRUE(v0100->checked);
+  EXPECT_EQ(v0100->methods, (std::vector<std::string>{"ngram", "eagle", "eagle3", "medusa", "mlp_speculator", "draft_model", "deepseek_mtp"}));
+  // 0.8.2 - 0.9.0: a standard-library dataclass (pydantic's from v0.9.1): nothing refused by name.
+  const auto* v090 = speculative_method_list(speculative(), "vllm", v("0.9.0"));
+  ASSERT_NE(v090, nullptr);
+  EXPECT_FALSE(v090->checked);
+  EXPECT_EQ(speculative_method_list(speculative(), "vllm", v("0.8.1")), nullptr);  // V0's flags (flag_versions.json)
+  EXPECT_EQ(speculative_method_list(speculative(), "llama.cpp", v("0.11.0")), nullptr);
+  struct Row {
+    std::string method, last_refused, first_taken;
+  };
+  for (const Row& r : {Row{"mtp", "0.10.2", "0.11.0"}, Row{"qwen3_next_mtp", "0.10.1", "0.10.2"}, Row{"eagle3", "", "0.9.1"}, Row{"suffix", "0.11.0", "0.11.1"},
+                       Row{"glm4_moe_mtp", "0.11.0", "0.11.1"}, Row{"ngram_gpu", "0.17.1", "0.18.0"}, Row{"dflash", "0.19.1", "0.20.0"},
+                       Row{"gemma4_mtp", "0.20.2", "0.21.0"}}) {
+    const std::string config = R"({"method": ")" + r.method + R"(", "model": "x/drafter"})";
+    if (!r.last_refused.empty()) {
+      const std::string why = spec_refusal("vllm", r.last_refused, config, "llama");
+      EXPECT_NE(why.find("[type=literal_error, input_value='" + r.method + "', input_type=str]"), std::string::npos) << r.method << ": " << why;
+      // vLLM-Ascend X.Y parses with vLLM X.Y.
+      std::string ascend = spec_refusal("vllm-ascend", r.last_refused, config, "llama");
+      ascend.replace(ascend.find("(vllm-ascend "), 13, "(vllm ");
+      EXPECT_EQ(ascend, why);
+    }
+    EXPECT_EQ(spec_refusal("vllm", r.first_taken, config, "llama"), "") << r.method << " at " << r.first_taken;
+  }
+  // pydantic's literal_error lists the version's names in its Literal's order.
+  EXPECT_NE(spec_refusal("vllm", "0.10.0", R"({"method": "mtp", "num_speculative_tokens": 1})", "deepseek_v3")
+                .find("Input should be 'ngram', 'eagle', 'eagle3', 'medusa', 'mlp_speculator', 'draft_model' or 'deepseek_mtp' [type=literal_error, input_value='mtp'"),
+            std::string::npos);
+  EXPECT_EQ(spec_refusal("vllm", "0.9.0", R"({"method": "anything", "model": "x/drafter"})", "llama"), "");  // unchecked
+  EXPECT_EQ(spec_refusal("mindie", "0.10.0", R"({"method": "mtp"})", "deepseek_v3"), "");
+}
+
+// Before 0.11.0 a config without "model" drafts with the target's own MTP layers only for the model types __post_init__
+// names ('if self.model is None and self.num_speculative_tokens is not None: if ... model_type == "deepseek_v3" or ... in
+// ("mimo", "ernie4_5_moe", "qwen3_next")' at v0.10.2; deepseek_v3 and mimo at v0.9.0 - v0.10.1), else
+// 'raise ValueError("num_speculative_tokens was provided without speculative model.")'.
+TEST(SpeculativeMethods, Issue16_OwnMtpLayersBefore0110OnlyForTheNamedTargets) {
+  const std::string deepseek_mtp = R"({"method": "deepseek_mtp", "num_speculative_tokens": 1})";
+  const std::string why = spec_refusal("vllm", "0.10.1", deepseek_mtp, "qwen3_next");
+  EXPECT_EQ(why.rfind("ValueError: num_speculative_tokens was provided without speculative model. (vllm 0.10.1", 0), 0u) << why;
+  EXPECT_NE(why.find("only for model_type deepseek_v3, mimo, not qwen3_next"), std::string::npos) << why;
+  EXPECT_EQ(spec_refusal("vllm", "0.10.1", deepseek_mtp, "deepseek_v3"), "");
+  EXPECT_EQ(spec_refusal("vllm", "0.10.2", R"({"method": "qwen3_next_mtp", "num_speculative_tokens": 1})", "qwen3_next"), "");
+  EXPECT_EQ(spec_refusal("vllm", "0.11.0", R"({"method": "mtp", "num_speculative_tokens": 1})", "qwen3_next"), "");  // any target from 0.11.0
+  EXPECT_EQ(spec_refusal("vllm", "0.10.1", R"({"method": "ngram", "num_speculative_tokens": 3})", "llama"), "");
+  EXPECT_EQ(spec_refusal("vllm", "0.10.1", R"({"method": "eagle", "model": "x/EAGLE-llama", "num_speculative_tokens": 3})", "llama"), "");
+  // A refused generic 'mtp' says the name this version takes for the target.
+  EXPECT_NE(spec_refusal("vllm", "0.10.2", R"({"method": "mtp", "num_speculative_tokens": 1})", "qwen3_next")
+                .find("which takes 'qwen3_next_mtp' for qwen3_next's own MTP layers"),
+            std::string::npos);
+}
+
+// plan writes the name the version takes: 'mtp' from 0.11.0 (which rewrites every name of MTP_MODEL_TYPES / MTPModelTypes
+// to it with "method `X` is deprecated and replaced with mtp."), before it the method v0.10.x's detection sets for the
+// target's own MTP draft (deepseek_v3 -> deepseek_mtp; v0.10.2: qwen3_next -> qwen3_next_mtp).
+TEST(SpeculativeMethods, Issue16_PlanWritesTheNameTheVersionTakes) {
+  const auto& c = speculative();
+  EXPECT_EQ(speculative_method_for_version(c, "vllm", v("0.10.0"), "mtp", "deepseek_v3"), "deepseek_mtp");
+  EXPECT_EQ(speculative_method_for_version(c, "vllm", v("0.10.2"), "mtp", "qwen3_next"), "qwen3_next_mtp");
+  EXPECT_EQ(speculative_method_for_version(c, "vllm", v("0.10.2"), "mtp", "llama"), "mtp");  // no own MTP target: left, and refused
+  EXPECT_EQ(speculative_method_for_version(c, "vllm-ascend", v("0.13.0"), "deepseek_mtp", "deepseek_v32"), "mtp");
+  EXPECT_EQ(speculative_method_for_version(c, "vllm", v("0.11.0"), "glm4_moe_mtp", "glm4_moe"), "mtp");  // 0.11.0's Literal lacks it
+  EXPECT_EQ(speculative_method_for_version(c, "vllm", v("0.13.0"), "eagle3", "llama"), "eagle3");
+  EXPECT_EQ(speculative_method_for_version(c, "vllm", v("0.9.0"), "mtp", "deepseek_v3"), "mtp");  // unchecked: as given
+  EXPECT_EQ(speculative_config_for_version(c, "vllm", v("0.10.0"), R"({"method": "mtp", "num_speculative_tokens": 2})", "deepseek_v3"),
+            R"({"method":"deepseek_mtp","num_speculative_tokens":2})");
+  const std::string kept = R"({"method": "mtp", "num_speculative_tokens": 2})";
+  EXPECT_EQ(speculative_config_for_version(c, "vllm", v("0.13.0"), kept, "deepseek_v3"), kept);  // unchanged text when the name stays
+}
+
+TEST(SpeculativeMethods, Issue16_CorruptListsNameTheFileAndRecord) {
+  auto parse = [](const std::string& lists) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", "lists": [)" + lists + "]}", "s.json");
+    return json ? parse_speculative_methods(*json, "s.json") : Expected<SpeculativeMethodCatalog>(json.error());
+  };
+  const std::string good = R"({"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram", "mtp", "deepseek_mtp"], "mtp_aliases": ["deepseek_mtp"], "source": "s"})";
+  ASSERT_TRUE(parse(good).has_value()) << parse(good).error().describe();
+  struct Bad {
+    std::string lists, fragment;
+  };
+  for (const Bad& b : {Bad{R"({"id": "a", "version_min": "0.11.0", "version_max": "0.10.0", "checked": true, "methods": ["ngram"], "source": "s"})", "is below version_min"},
+                       Bad{R"({"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "methods": ["ngram"], "source": "s"})", "checked"},
+                       Bad{R"({"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": [], "source": "s"})", "methods must not be empty"},
+                       Bad{R"({"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram"], "mtp_aliases": ["deepseek_mtp"], "source": "s"})", "mtp alias 'deepseek_mtp'"},
+                       Bad{R"({"id": "a", "version_min": "0.10.0", "version_max": "0.10.0", "checked": true, "methods": ["ngram"], "own_mtp_targets": [{"model_type": "deepseek_v3", "method": "deepseek_mtp"}], "source": "s"})", "own_mtp_targets[deepseek_v3]"},
+                       Bad{R"({"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram"], "source": ""})", "source must not be empty"},
+                       Bad{good + "," + R"({"id": "b", "version_min": "0.11.0", "version_max": "0.12.0", "checked": true, "methods": ["ngram"], "source": "s"})", "overlap a's"}}) {
+    auto parsed = parse(b.lists);
+    ASSERT_FALSE(parsed) << b.lists;
+    EXPECT_NE(parsed.error().describe().find("s.json: lists["), std::string::npos) << parsed.error().describe();
+    EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// spec35: a value check without "{value}" in its message (or with no minimum and no choices) is refused naming it.
+TEST(SpeculativeMethods, Issue16_CorruptValueChecksNameTheFileAndRecord) {
+  const std::string lists = R"("lists": [{"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram"], "source": "s"}])";
+  const auto parse = [&](const std::string& check) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", )" + lists + R"(, "value_checks": [)" + check + "]}", "s.json");
+    return json ? parse_speculative_methods(*json, "s.json") : Expected<SpeculativeMethodCatalog>(json.error());
+  };
+  EXPECT_TRUE(parse(R"({"id": "c", "key": "k", "minimum": 2, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})").has_value());
+  for (const std::string bad : {R"({"id": "c", "key": "k", "minimum": 2, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got it", "source": "s"})",
+                                R"({"id": "c", "key": "k", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})",
+                                R"({"id": "c", "key": "k", "minimum": 2, "flag": "x", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})"}) {
+    const auto parsed = parse(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_NE(parsed.error().describe().find("s.json: value_checks[c]"), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// fit refuses a name the named version refuses (exit 2, vLLM's own words) and says a rewrite; plan writes the version's name.
+TEST(ModelSupportCli, Issue16_FitAndPlanTakeTheSpeculativeMethodTheirVersionTakes) {
+  const std::string dsv3 = pftest::shared_path("models/deepseek-ai__DeepSeek-V3");
+  const std::string mtp = " --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'";
+  const auto refused = pftest::run_cli("fit " + dsv3 + " --device H200 --engine vllm@0.10.0" + mtp);
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("1 validation error for SpeculativeConfig"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("input_value='mtp'"), std::string::npos) << refused.out;
+  const auto alias = pftest::run_cli("fit " + dsv3 + " --device H200 --engine vllm@0.13.0 --speculative-config '{\"method\": \"deepseek_mtp\", \"num_speculative_tokens\": 1}'");
+  EXPECT_NE(alias.code, 2) << alias.out;
+  EXPECT_NE(alias.out.find("vllm 0.13.0 takes speculative method 'deepseek_mtp' as 'mtp'"), std::string::npos) << alias.out;
+  const auto plan = pftest::run_cli("plan " + dsv3 + " --devices H200 --engine vllm@0.10.0" + mtp + " --json", {.with_stderr = false});
+  EXPECT_EQ(plan.code, 0) << plan.out.substr(0, 400);
+  auto rows = parse_json(plan.out, "stdout");
+  ASSERT_TRUE(rows.has_value()) << plan.out.substr(0, 400);
+  ASSERT_FALSE((*rows)["recommended"].empty()) << plan.out.substr(0, 400);
+  for (const auto& row : (*rows)["recommended"]) {
+    const std::string serve = row["launch"]["serve"].get<std::string>();
+    EXPECT_NE(serve.find(R"(--speculative-config '{"method":"deepseek_mtp","num_speculative_tokens":1}')"), std::string::npos) << serve;
+  }
+}
+
+// spec35: the rest of V0's speculative flags (vllm/engine/arg_utils.py at v0.6.0 - v0.8.2): --speculative-model-quantization,
+// --speculative-max-model-len, --speculative-disable-by-batch-size (type=int), --speculative-disable-mqa-scorer (store_true,
+// from v0.6.3), --spec-decoding-acceptance-method (choices rejection_sampler / typical_acceptance_sampler),
+// --typical-acceptance-sampler-posterior-threshold / -alpha (type=float). Bad values get vLLM's words: argparse's
+// "invalid choice" / "invalid int value"; maybe_create_spec_config at v0.7.3 'raise ValueError("Expect the batch size
+// threshold of disabling speculative decoding is > 1, but got " f"{speculative_disable_by_batch_size=}")', from v0.8.2
+// SpeculativeConfig._verify_args's f"{self.disable_by_batch_size=}" (to v0.16.x, the field gone at v0.17.0).
+TEST(ModelSupportCli, Issue16_FitTakesV0sRarerSpeculativeFlags) {
+  const std::string v0 = "fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") +
+                         " --device H100 --engine vllm@0.7.3 --speculative-model '[ngram]' --num-speculative-tokens 3 --ngram-prompt-lookup-max 4";
+  const auto all = pftest::run_cli(v0 + " --spec-decoding-acceptance-method typical_acceptance_sampler --typical-acceptance-sampler-posterior-alpha 0.2"
+                                        " --speculative-disable-mqa-scorer --speculative-disable-by-batch-size 8 -spec-draft-tp 1");
+  EXPECT_EQ(all.code, 0) << all.out;
+  const auto choice = pftest::run_cli(v0 + " --spec-decoding-acceptance-method greedy");
+  EXPECT_EQ(choice.code, 2) << choice.out;
+  EXPECT_NE(choice.out.find("argument --spec-decoding-acceptance-method: invalid choice: 'greedy' (choose from 'rejection_sampler', 'typical_acceptance_sampler')"),
+            std::string::npos)
+      << choice.out;
+  const auto not_int = pftest::run_cli(v0 + " --speculative-disable-by-batch-size many");
+  EXPECT_EQ(not_int.code, 2) << not_int.out;
+  EXPECT_NE(not_int.out.find("vllm serve: error: argument --speculative-disable-by-batch-size: invalid int value: 'many'"), std::string::npos) << not_int.out;
+  const auto one = pftest::run_cli(v0 + " --speculative-disable-by-batch-size 1");
+  EXPECT_EQ(one.code, 2) << one.out;
+  EXPECT_NE(one.out.find("is > 1, but got speculative_disable_by_batch_size=1"), std::string::npos) << one.out;
+  const auto json = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") +
+                                    " --device H100 --engine vllm@0.10.0 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"disable_by_batch_size\": 1}'");
+  EXPECT_EQ(json.code, 2) << json.out;
+  EXPECT_NE(json.out.find("is > 1, but got self.disable_by_batch_size=1"), std::string::npos) << json.out;
+  const auto late = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") +
+                                    " --device H100 --engine vllm@0.9.1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}' --speculative-disable-mqa-scorer");
+  EXPECT_EQ(late.code, 2) << late.out;
+  EXPECT_NE(late.out.find("vllm serve: error: unrecognized arguments: --speculative-disable-mqa-scorer"), std::string::npos) << late.out;
+}
+
+// spec35: plan's V0 start line writes a store_true key as the flag alone (true) or not at all (false).
+TEST(FlagVersions, Issue16_V0SwitchKeysAreWrittenAsTheFlagAlone) {
+  const auto& c = shipped_flag_versions();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  const std::string base = R"("method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4, "acceptance_method": "typical_acceptance_sampler")";
+  const auto on = speculative_serve_args(*c, "vllm", v("0.7.3"), "{" + base + R"(, "disable_mqa_scorer": true})", "llama");
+  ASSERT_TRUE(on.has_value()) << on.error().describe();
+  std::string text;
+  for (const auto& a : *on) text += " " + a.flag + (a.value.empty() ? "" : "=" + a.value);
+  EXPECT_NE(text.find(" --speculative-disable-mqa-scorer"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--speculative-disable-mqa-scorer="), std::string::npos) << text;
+  EXPECT_NE(text.find(" --spec-decoding-acceptance-method=typical_acceptance_sampler"), std::string::npos) << text;
+  const auto off = speculative_serve_args(*c, "vllm", v("0.7.3"), "{" + base + R"(, "disable_mqa_scorer": false})", "llama");
+  ASSERT_TRUE(off.has_value());
+  for (const auto& a : *off) EXPECT_NE(a.flag, "--speculative-disable-mqa-scorer");
 }

@@ -9,8 +9,10 @@
 
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
+#include "engine/vllm_gguf_types.hpp"
 #include "estimate/gguf_vllm.hpp"
 #include "estimate/llama_cpp_quant.hpp"
+#include "gguf_fixtures.hpp"
 #include "model/quant_variant.hpp"
 
 using namespace preflight;
@@ -247,4 +249,121 @@ TEST(GgufTensorsOnVllm, Issue16_FitVariantOfLlama31On_vLLM) {
   };
   EXPECT_NEAR(weights("0.8.5"), 4945920000.0, 1.0);
   EXPECT_NEAR(weights("0.9.1"), 5032427520.0, 1.0);
+}
+
+// Issue 16 (spec35): vLLM's in-tree GGUF support runs F32, F16, BF16, Q4_0 .. Q8_1, Q2_K .. Q6_K and nine IQ types
+// (vllm/model_executor/layers/quantization/gguf.py UNQUANTIZED_TYPES | DEQUANT_TYPES, v0.6.5 - v0.23.0), not MXFP4 (ggml
+// type 39, gpt-oss GGUFs). From v0.9.0 GGUFLinearMethod.process_weights_after_loading refuses a linear layer's type at
+// load: 'raise ValueError(f"Unsupported GGUF quantization type {qweight_type} in layer {layer}.")'; routed experts
+// (GGUFMoEMethod) and every layer before v0.9.0 reach _fused_mul_mat_gguf / _fuse_mul_mat in the profile run: 'raise
+// NotImplementedError(f"Unsupported GGUF quantization type: {qweight_type}")'; an IntEnum prints as 39 on Python 3.11+.
+// llama.cpp runs MXFP4, so the same file fits there.
+TEST(GgufTensorsOnVllm, Issue16_Mxfp4TensorsAreRefusedAsVllmRefusesThem) {
+  using namespace pftest::gguf;
+  const std::string dir = pftest::scratch_dir("spec35_gguf_mxfp4");
+  const auto with_mxfp4 = [](model::GgufFile f, const std::string& fragment) {
+    uint64_t off = 0;
+    for (auto& t : f.tensors) {
+      if (t.name.find(fragment) != std::string::npos) {
+        t.ggml_type = 39;                  // MXFP4: blocks of 32 values in 17 B (ggml-common.h block_mxfp4)
+        t.bytes = t.elements / 32 * 17;
+      }
+      t.offset = off;
+      off += (t.bytes + 31) / 32 * 32;
+    }
+    return f;
+  };
+  write_gguf(dir + "/q8.gguf", q8_file());
+  write_gguf(dir + "/dense.gguf", with_mxfp4(q8_file(), "blk.0.attn_q.weight"));
+  write_gguf(dir + "/moe.gguf", with_mxfp4(moe_file(), "_exps"));
+  const auto fit = [&](const std::string& file, const std::string& engine) { return pftest::run_cli("fit " + dir + "/" + file + " --device H100 --engine " + engine); };
+  EXPECT_EQ(fit("q8.gguf", "vllm@0.10.0").code, 0);
+  const auto at_load = fit("dense.gguf", "vllm@0.10.0");
+  EXPECT_EQ(at_load.code, 1) << at_load.out;
+  EXPECT_NE(at_load.out.find("ValueError: Unsupported GGUF quantization type 39 in layer blk.*.attn_q.weight."), std::string::npos) << at_load.out;
+  const auto before_090 = fit("dense.gguf", "vllm@0.8.5");
+  EXPECT_EQ(before_090.code, 1) << before_090.out;
+  EXPECT_NE(before_090.out.find("NotImplementedError: Unsupported GGUF quantization type: 39 (ggml type MXFP4 of the GGUF tensor blk.*.attn_q.weight"), std::string::npos)
+      << before_090.out;
+  const auto experts = fit("moe.gguf", "vllm@0.10.0");
+  EXPECT_EQ(experts.code, 1) << experts.out;
+  EXPECT_NE(experts.out.find("NotImplementedError: Unsupported GGUF quantization type: 39 (ggml type MXFP4 of the GGUF tensor blk.*.ffn_gate_exps.weight"),
+            std::string::npos)
+      << experts.out;
+  EXPECT_EQ(fit("dense.gguf", "llama.cpp").code, 0);
+  // The preset on a catalogue MoE model: the MXFP4 experts stop vLLM the same way (quant_variants.json gguf_mxfp4).
+  const auto preset = pftest::run_cli("fit " + pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --device H100 --engine vllm@0.10.2");
+  EXPECT_EQ(preset.code, 1) << preset.out;
+  EXPECT_NE(preset.out.find("NotImplementedError: Unsupported GGUF quantization type: 39"), std::string::npos) << preset.out;
+}
+
+TEST(GgufTensorsOnVllm, Issue16_VllmGgufTypeListsByVersion) {
+  const auto& c = engine::shipped_vllm_gguf_types();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  const auto* v0100 = engine::vllm_gguf_type_list(*c, "vllm", *engine::parse_version("0.10.0"));
+  ASSERT_NE(v0100, nullptr);
+  EXPECT_TRUE(v0100->load_check);
+  EXPECT_EQ(v0100->types.size(), 23u);  // 3 unquantized + 6 standard + 5 K-quants + 9 IQ types
+  for (const char* t : {"Q4_K", "IQ4_XS", "Q8_1", "BF16"}) EXPECT_TRUE(v0100->takes(t)) << t;
+  for (const char* t : {"MXFP4", "TQ1_0", "TQ2_0", "Q8_K"}) EXPECT_FALSE(v0100->takes(t)) << t;
+  EXPECT_FALSE(engine::vllm_gguf_type_list(*c, "vllm", *engine::parse_version("0.8.5"))->load_check);
+  EXPECT_EQ(engine::vllm_gguf_type_list(*c, "vllm", *engine::parse_version("0.24.0")), nullptr);  // vllm-gguf-plugin: not read
+  EXPECT_EQ(engine::vllm_gguf_type_list(*c, "vllm-ascend", *engine::parse_version("0.10.0")), nullptr);
+  auto parse = [](const std::string& lists) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", "lists": [)" + lists + "]}", "g.json");
+    return json ? engine::parse_vllm_gguf_types(*json, "g.json") : Expected<engine::VllmGgufTypeCatalog>(json.error());
+  };
+  const std::string good = R"({"id": "a", "version_min": "0.9.0", "version_max": "0.9.99", "types": ["Q8_0"], "load_check": true, "source": "s"})";
+  ASSERT_TRUE(parse(good).has_value());
+  for (const auto& [lists, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"id": "a", "version_min": "0.9.0", "version_max": "0.9.99", "types": [], "load_check": true, "source": "s"})", "types must not be empty"},
+           {R"({"id": "a", "version_min": "0.9.0", "version_max": "0.9.99", "types": ["Q8_0"], "source": "s"})", "load_check"},
+           {R"({"id": "a", "version_min": "0.9.0", "version_max": "0.9.99", "types": ["Q8_0"], "load_check": true, "source": ""})", "source must not be empty"},
+           {good + R"(, {"id": "b", "version_min": "0.9.5", "version_max": "0.10.0", "types": ["Q8_0"], "load_check": true, "source": "s"})", "overlap a's"}}) {
+    auto parsed = parse(lists);
+    ASSERT_FALSE(parsed) << lists;
+    EXPECT_NE(parsed.error().describe().find("g.json: lists["), std::string::npos) << parsed.error().describe();
+    EXPECT_NE(parsed.error().describe().find(fragment), std::string::npos) << parsed.error().describe();
+  }
+}
+
+// spec35 (issue 16, GGUF decode traffic): a decode step reads every tensor but the token embedding, whose rows the batch
+// picks (vLLM's GGUFEmbeddingMethod, llama.cpp's get_rows), unless the file has no output.weight and the head is the
+// embedding. So the embedding's ggml type changes nothing a step reads in a file with its own head, and in a tied file
+// it changes the read by the table's bytes: 256 x 1,024 values in F16 (524,288 B) against Q8_0 (1,024 x 256 / 32 x 34 =
+// 278,528 B), 245,760 B, over the effective 2,567.44 GB/s of an H100 for vLLM (its speed profile): 9.572e-5 ms.
+TEST(GgufTensorsOnVllm, Issue16_DecodeReadsNoEmbeddingTableBesideAnOwnHead) {
+  using namespace pftest::gguf;
+  const std::string dir = pftest::scratch_dir("spec35_gguf_decode");
+  const auto retyped = [](model::GgufFile f, uint32_t embd_type, bool tied) {
+    if (tied) std::erase_if(f.tensors, [](const model::GgufTensor& t) { return t.name == "output.weight"; });
+    uint64_t off = 0;
+    for (auto& t : f.tensors) {
+      if (t.name == "token_embd.weight") {
+        t.ggml_type = embd_type;
+        t.bytes = embd_type == 1 ? t.elements * 2 : t.elements / 32 * 34;
+      }
+      t.offset = off;
+      off += (t.bytes + 31) / 32 * 32;
+    }
+    return f;
+  };
+  const auto memory_ms = [&](const std::string& name, const model::GgufFile& f) {
+    write_gguf(dir + "/" + name, f);
+    const auto run = pftest::run_cli("fit " + dir + "/" + name + " --device H100 --engine vllm@0.10.0 --json", {.with_stderr = false});
+    EXPECT_EQ(run.code, 0) << run.out.substr(0, 300);
+    return Json::parse(run.out)["speed"]["points"][0]["memory_ms"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(memory_ms("own_q8.gguf", retyped(q8_file(), 8, false)), memory_ms("own_f16.gguf", retyped(q8_file(), 1, false)));
+  EXPECT_NEAR(memory_ms("tied_f16.gguf", retyped(q8_file(), 1, true)) - memory_ms("tied_q8.gguf", retyped(q8_file(), 8, true)), 245760.0 / 2567.44e9 * 1e3, 2e-8);
+}
+
+// spec35: a GGUF preset's decode step reads each tensor in the type llama-quantize gives it, the sums of
+// Issue16_FitVariantOfLlama31On_vLLM above without the token embedding (a gather): 2,793,406,464 + 566,231,040 +
+// 825,753,600 (the layers) + 430,940,160 (output, Q6_K) + 1,064,960 (65 F32 norms) = 4,617,396,224 B, "4.62 GB". The
+// preset's file average took 4.60 GB (4.899 bits on every 2-D weight but the embedding).
+TEST(GgufTensorsOnVllm, Issue16_DecodeReadsThePresetsTensorsInTheirOwnTypes) {
+  const auto run = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --device H100 --engine vllm@0.9.1");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("decode step at batch 1: weights 4.62 GB + KV"), std::string::npos) << run.out;
 }

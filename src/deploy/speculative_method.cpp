@@ -1,0 +1,38 @@
+#include "deploy/speculative_method.hpp"
+
+#include <algorithm>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "engine/speculative_methods.hpp"
+
+namespace preflight::deploy {
+
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, std::vector<std::string>& assumptions) {
+  if (!f.speculative_config || (profile.engine != "vllm" && profile.engine != "vllm-ascend")) return Ok{};
+  const auto& catalog = engine::shipped_speculative_methods();
+  if (!catalog) return catalog.error();
+  const engine::Version version = profile.rule_version();
+  const std::string& text = f.speculative_config->value;
+  std::vector<std::string> flags;  // the V0 flags the config came from (the origin names each)
+  for (const auto& word : split(f.speculative_config->origin, ' '))
+    if (word.rfind("--", 0) == 0) flags.push_back(word);
+  for (const std::string& why : {engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::argparse),
+                                 engine::speculative_method_refusal(*catalog, profile.engine, version, text, model_type),
+                                 engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config)})
+    if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
+  const Json config = Json::parse(text, nullptr, false);
+  const engine::SpeculativeMethodList* list = engine::speculative_method_list(*catalog, profile.engine, version);
+  if (!list || !config.is_object() || !config.contains("method") || !config["method"].is_string()) return Ok{};
+  const std::string method = config["method"].get<std::string>();
+  if (std::find(list->mtp_aliases.begin(), list->mtp_aliases.end(), method) != list->mtp_aliases.end())
+    assumptions.push_back(format("%s %s takes speculative method '%s' as 'mtp' (vLLM's warning: \"method `%s` is deprecated and replaced with mtp.\"; %s)",
+                                 profile.engine.c_str(), version.text().c_str(), method.c_str(), method.c_str(), catalog->origin.c_str()));
+  else if (!list->checked && !list->takes(method))
+    assumptions.push_back(format("%s %s checks no speculative method name (SpeculativeConfig is a plain dataclass before vLLM 0.9.1): '%s' is sized as given, "
+                                 "and vLLM takes the drafter's kind from its config (%s)",
+                                 profile.engine.c_str(), version.text().c_str(), method.c_str(), catalog->origin.c_str()));
+  return Ok{};
+}
+
+}  // namespace preflight::deploy

@@ -1,0 +1,21 @@
+// deploy/speculative_method: --speculative-config's method as the engine's version takes it (issue 16, spec35;
+// data/engines/speculative_methods.json through engine/speculative_methods). fit, logs, validate and bench --device
+// resolve through it, so each refuses what `vllm serve` of that version refuses.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "deploy/deployment.hpp"
+#include "engine/engine_profile.hpp"
+
+namespace preflight::deploy {
+
+// invalid_argument naming the flag's origin with vLLM's own message (engine::speculative_method_refusal: pydantic's
+// literal_error from 0.9.1 for a name the version's list lacks, V0's-era ValueError before 0.11.0 for an MTP draft
+// without "model" on a target that has none); a model-specific MTP name the version rewrites to "mtp" is said in
+// `assumptions`. Ok without --speculative-config or for other engines; the shipped file's load error otherwise.
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, std::vector<std::string>& assumptions);
+
+}  // namespace preflight::deploy

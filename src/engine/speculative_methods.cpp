@@ -1,0 +1,225 @@
+#include "engine/speculative_methods.hpp"
+
+#include <algorithm>
+
+#include "base/embedded.hpp"
+#include "base/json_writer.hpp"
+#include "base/quote.hpp"
+#include "engine/record_list.hpp"
+
+namespace preflight::engine {
+
+bool SpeculativeMethodList::takes(const std::string& method) const { return std::find(methods.begin(), methods.end(), method) != methods.end(); }
+
+namespace {
+
+// One record's own_mtp_targets: [{model_type, method}].
+Status read_own_mtp_targets(const JsonObject& r, const std::string& where, const std::string& origin, SpeculativeMethodList& list) {
+  const Json* targets = r.find("own_mtp_targets");
+  if (!targets) return Ok{};
+  if (!targets->is_array()) return make_error(ErrorKind::corrupt, where + ": own_mtp_targets: expected an array", origin);
+  for (const auto& t : *targets) {
+    if (!t.is_object()) return make_error(ErrorKind::corrupt, where + ": own_mtp_targets: expected objects", origin);
+    JsonObject entry(t, origin, "own_mtp_targets[].");
+    PF_TRY(only, entry.only_keys({"model_type", "method"}));
+    (void)only;
+    PF_TRY(model_type, entry.string("model_type"));
+    PF_TRY(method, entry.string("method"));
+    if (model_type.empty() || (list.checked && !list.takes(method)))
+      return make_error(ErrorKind::corrupt, where + ": own_mtp_targets[" + model_type + "]: an empty model_type or a method outside methods", origin);
+    list.own_mtp_targets.push_back({model_type, method});
+  }
+  return Ok{};
+}
+
+// "'a', 'b' or 'c'", as pydantic's literal_error lists the expected values.
+std::string pydantic_choices(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("'" + names[i] + "'");
+  return out;
+}
+
+const OwnMtpTarget* own_target(const SpeculativeMethodList& list, const std::string& model_type) {
+  const auto it = std::find_if(list.own_mtp_targets.begin(), list.own_mtp_targets.end(), [&](const auto& t) { return t.model_type == model_type; });
+  return it == list.own_mtp_targets.end() ? nullptr : &*it;
+}
+
+bool mtp_name(const std::string& method) { return method == "mtp" || (method.size() > 4 && method.compare(method.size() - 4, 4, "_mtp") == 0); }
+
+// The file's optional "value_checks": [{id, key, flag, minimum, choices, version_min, version_max, message, source}].
+Status read_value_checks(const JsonObject& top, const std::string& origin, SpeculativeMethodCatalog& out) {
+  if (!top.has("value_checks")) return Ok{};
+  return for_each_record(top, origin, "value_checks", "id", {"id", "key", "flag", "minimum", "choices", "version_min", "version_max", "message", "source"},
+                         [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    SpeculativeValueCheck c;
+    c.id = id;
+    PF_TRY(key, r.string("key"));
+    c.key = key;
+    PF_TRY(flag, r.opt_string("flag"));
+    c.flag = flag.value_or("");
+    PF_TRY(minimum, r.opt_int("minimum"));
+    c.minimum = minimum;
+    PF_TRY(choices, string_list(r.find("choices"), where + ".choices", origin));
+    c.choices = std::move(choices);
+    for (const auto& [name, into] : {std::pair<const char*, Version*>{"version_min", &c.version_min}, {"version_max", &c.version_max}}) {
+      PF_TRY(text, r.string(name));
+      const auto v = parse_version(text);
+      if (!v) return make_error(ErrorKind::corrupt, where + ": " + name + " '" + text + "' is not a version", origin);
+      *into = *v;
+    }
+    PF_TRY(message, r.string("message"));
+    PF_TRY(source, r.string("source"));
+    if (key.empty() || message.find("{value}") == std::string::npos || source.empty() || (!c.minimum && c.choices.empty()) ||
+        (!c.flag.empty() && c.flag.rfind("--", 0) != 0) || c.version_max < c.version_min)
+      return make_error(ErrorKind::corrupt, where + ": expected a key, a minimum or choices, a message with {value}, a source, a --flag if any and a version range", origin);
+    c.message = message;
+    c.source = source;
+    out.value_checks.push_back(std::move(c));
+    return Ok{};
+  });
+}
+
+// A JSON value as Python's f-string prints it: a string bare, true / false as True / False, a number as written.
+std::string python_text(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  return v.dump();
+}
+
+}  // namespace
+
+Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, const std::string& origin) {
+  SpeculativeMethodCatalog out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "value_checks"}));
+  (void)top_ok;
+  PF_TRY(checks_ok, read_value_checks(top, origin, out));
+  (void)checks_ok;
+  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "checked", "methods", "own_mtp_targets", "mtp_aliases", "source"},
+                                 [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    SpeculativeMethodList list;
+    list.id = id;
+    for (const auto& [key, into] : {std::pair<const char*, Version*>{"version_min", &list.version_min}, {"version_max", &list.version_max}}) {
+      PF_TRY(text, r.string(key));
+      const auto v = parse_version(text);
+      if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
+      *into = *v;
+    }
+    if (list.version_max < list.version_min)
+      return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
+    PF_TRY(checked, r.opt_bool("checked"));
+    if (!checked) return make_error(ErrorKind::corrupt, where + ": checked (true or false) is missing", origin);
+    list.checked = *checked;
+    PF_TRY(methods, string_list(r.find("methods"), where + ".methods", origin));
+    if (methods.empty()) return make_error(ErrorKind::corrupt, where + ": methods must not be empty", origin);
+    list.methods = std::move(methods);
+    PF_TRY(targets_ok, read_own_mtp_targets(r, where, origin, list));
+    (void)targets_ok;
+    PF_TRY(aliases, string_list(r.find("mtp_aliases"), where + ".mtp_aliases", origin));
+    for (const auto& a : aliases)
+      if (!list.takes(a) || !list.takes("mtp")) return make_error(ErrorKind::corrupt, where + ": mtp alias '" + a + "' or 'mtp' is not in methods", origin);
+    list.mtp_aliases = std::move(aliases);
+    PF_TRY(source, r.string("source"));
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+    list.source = source;
+    for (const auto& seen : out.lists)
+      if (!(list.version_max < seen.version_min || seen.version_max < list.version_min))
+        return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+    out.lists.push_back(std::move(list));
+    return Ok{};
+  }));
+  (void)walked;
+  if (out.lists.empty()) return make_error(ErrorKind::corrupt, origin + ": lists is empty", origin);
+  return out;
+}
+
+const Expected<SpeculativeMethodCatalog>& shipped_speculative_methods() {
+  static const Expected<SpeculativeMethodCatalog> catalog = []() -> Expected<SpeculativeMethodCatalog> {
+    const std::string origin = "data/engines/speculative_methods.json";
+    PF_TRY(json, parse_json(std::string(embedded_data("engines/speculative_methods.json")), origin));
+    return parse_speculative_methods(json, origin);
+  }();
+  return catalog;
+}
+
+const SpeculativeMethodList* speculative_method_list(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version) {
+  if (engine_name != "vllm" && engine_name != "vllm-ascend") return nullptr;
+  for (const auto& list : catalog.lists)
+    if (list.version_min <= version && version <= list.version_max) return &list;
+  return nullptr;
+}
+
+std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                       const std::string& config_text, const std::string& model_type) {
+  const SpeculativeMethodList* list = speculative_method_list(catalog, engine_name, version);
+  const Json config = Json::parse(config_text, nullptr, false);
+  if (!list || config.is_discarded() || !config.is_object()) return "";
+  const auto method_it = config.find("method");
+  const std::string method = method_it != config.end() && method_it->is_string() ? method_it->get<std::string>() : "";
+  const bool has_model = config.contains("model") && config["model"].is_string();
+  const std::string at = " (" + engine_name + " " + version.text();
+  const OwnMtpTarget* target = own_target(*list, model_type);
+  const std::string takes = list->takes("mtp") && mtp_name(method) ? ", which takes 'mtp' for a model's own MTP layers"
+                            : target && mtp_name(method)            ? ", which takes '" + target->method + "' for " + model_type + "'s own MTP layers"
+                                                                    : "";
+  const std::string tail = takes + "; " + list->source.substr(0, list->source.find(';')) + "; " + catalog.origin + ")";
+  if (!method.empty() && list->checked && !list->takes(method))
+    return "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\nmethod\n  Input should be " + pydantic_choices(list->methods) +
+           " [type=literal_error, input_value='" + one_line(method, 80) + "', input_type=str]" + at + tail;
+  // Before 0.11.0: no "model" and num_speculative_tokens given drafts with the target's own layers only for the listed types.
+  const bool before_generic_mtp = !list->own_mtp_targets.empty();
+  if (before_generic_mtp && !has_model && config.contains("num_speculative_tokens") && method != "ngram" && method != "[ngram]" && !target)
+    return "ValueError: num_speculative_tokens was provided without speculative model." + at + ": a target's own MTP layers draft without a \"model\" only for model_type " +
+           [&] {
+             std::string types;
+             for (const auto& t : list->own_mtp_targets) types += (types.empty() ? "" : ", ") + t.model_type;
+             return types;
+           }() + ", not " + (model_type.empty() ? "(none)" : model_type) + "; " + list->source.substr(0, list->source.find(';')) + "; " + catalog.origin + ")";
+  return "";
+}
+
+std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage) {
+  if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
+  const Json config = Json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return "";
+  const bool argparse = stage == SpeculativeValueStage::argparse;
+  for (const auto& c : catalog.value_checks) {
+    if (c.flag.empty() == argparse || version < c.version_min || c.version_max < version) continue;
+    if (argparse && std::find(given_flags.begin(), given_flags.end(), c.flag) == given_flags.end()) continue;
+    const auto it = config.find(c.key);
+    if (it == config.end() || it->is_null()) continue;
+    const bool low = c.minimum && it->is_number() && it->get<double>() < static_cast<double>(*c.minimum);
+    const bool outside = !c.choices.empty() && std::find(c.choices.begin(), c.choices.end(), python_text(*it)) == c.choices.end();
+    if (!low && !outside) continue;
+    std::string message = c.message;
+    message.replace(message.find("{value}"), 7, one_line(python_text(*it), 80));
+    return message + " (" + engine_name + " " + version.text() + "; " + c.source.substr(0, c.source.find(';')) + "; " + catalog.origin + ")";
+  }
+  return "";
+}
+
+std::string speculative_method_for_version(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                           const std::string& method, const std::string& model_type) {
+  const SpeculativeMethodList* list = speculative_method_list(catalog, engine_name, version);
+  if (!list || !list->checked || !mtp_name(method)) return method;
+  if (list->takes("mtp")) return "mtp";
+  const OwnMtpTarget* target = own_target(*list, model_type);
+  return target ? target->method : method;
+}
+
+std::string speculative_config_for_version(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                           const std::string& config_text, const std::string& model_type) {
+  Json config = Json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return config_text;
+  const auto it = config.find("method");
+  if (it == config.end() || !it->is_string()) return config_text;
+  const std::string method = it->get<std::string>();
+  const std::string taken = speculative_method_for_version(catalog, engine_name, version, method, model_type);
+  if (taken == method) return config_text;
+  config["method"] = taken;
+  return dump_json(config);
+}
+
+}  // namespace preflight::engine

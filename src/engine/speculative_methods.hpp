@@ -1,0 +1,92 @@
+// engine/speculative_methods: the names --speculative-config's "method" takes, by vLLM version
+// (data/engines/speculative_methods.json, issue 16 spec35). From vLLM 0.9.1 SpeculativeConfig is a pydantic dataclass
+// whose method is a Literal, so another name stops `vllm serve` with pydantic's literal_error (exit 2); 0.8.2 - 0.9.0
+// check no name. Before 0.11.0 a target's own MTP layers draft only for a few model types, under a model-specific
+// name ("deepseek_mtp"); from 0.11.0 every model-specific MTP name is rewritten to "mtp". fit, logs and validate refuse
+// a name the version refuses (deploy), and plan writes the name the version takes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/json_util.hpp"
+#include "engine/engine_profile.hpp"
+
+namespace preflight::engine {
+
+// A target model_type whose own MTP layers draft without a "model", and the method vLLM's detection then sets.
+struct OwnMtpTarget {
+  std::string model_type;  // "deepseek_v3"
+  std::string method;      // "deepseek_mtp"
+};
+
+// The names one range of vLLM releases takes.
+struct SpeculativeMethodList {
+  std::string id;
+  Version version_min, version_max;
+  bool checked = false;                       // pydantic refuses a name outside `methods` (from 0.9.1)
+  std::vector<std::string> methods;           // SpeculativeMethod, flattened, in its order
+  std::vector<OwnMtpTarget> own_mtp_targets;  // before 0.11.0: the targets drafting with their own MTP layers
+  std::vector<std::string> mtp_aliases;       // from 0.11.0: the names rewritten to "mtp"
+  std::string source;
+  bool takes(const std::string& method) const;
+};
+
+// What a version raises for one speculative setting's value (the file's "value_checks"): a value below `minimum` or
+// outside `choices`, given through `flag` (argparse's refusal) or, with no flag, however given (the config's check).
+struct SpeculativeValueCheck {
+  std::string id, key, flag;
+  std::optional<int64_t> minimum;
+  std::vector<std::string> choices;
+  Version version_min, version_max;
+  std::string message;  // "{value}": the value as Python prints it
+  std::string source;
+};
+
+struct SpeculativeMethodCatalog {
+  std::vector<SpeculativeMethodList> lists;
+  std::vector<SpeculativeValueCheck> value_checks;
+  std::string origin;
+};
+
+// corrupt naming `origin` and the record: an unknown key, an empty source or method list, a bad or overlapping version
+// range, an alias or a target method outside the record's methods (where checked).
+Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, const std::string& origin);
+// The embedded data/engines/speculative_methods.json, parsed once per process.
+const Expected<SpeculativeMethodCatalog>& shipped_speculative_methods();
+
+// The list of `engine_name` (vllm, vllm-ascend: X.Y runs vLLM X.Y) at `version`; nullptr for another engine or a version
+// no list covers (before 0.8.2, where V0's flags take the method: flag_versions.json speculative_legacy).
+const SpeculativeMethodList* speculative_method_list(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version);
+
+// What vLLM raises for `config_text` (--speculative-config's JSON) on a target of config.json model_type `model_type`, or
+// "" when it starts: pydantic's literal_error for a method the version's list refuses (the names in its order), then,
+// before 0.11.0, "ValueError: num_speculative_tokens was provided without speculative model." for a config with
+// num_speculative_tokens, no "model" and a method other than ngram on a target that is not an own-MTP target. Each
+// followed by the version, the name the version takes for the target's MTP where one exists, and the file.
+std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                       const std::string& config_text, const std::string& model_type);
+
+// Which value checks to run: argparse's (a check with a flag, when that flag gave the value), which come before
+// anything else, or the config's own (no flag), which come after the method's check.
+enum class SpeculativeValueStage { argparse, config };
+// spec35: the first value check of `stage` for `engine_name` (vllm, vllm-ascend) at `version` that `config_text` fails,
+// its message with the value, the version and the file; "" when none. `given_flags`: the V0 flags the config came from.
+std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage);
+
+// The method name `method` is written as for `engine_name` at `version` on a target of `model_type`: "mtp" for any MTP
+// name where the version takes "mtp" (from 0.11.0 it rewrites its mtp_aliases to "mtp" with a deprecation warning and
+// refuses the rest); before it, a generic "mtp" or another MTP name as the own-MTP target's method; otherwise `method`
+// unchanged (so too for unchecked lists, other engines and uncovered versions).
+std::string speculative_method_for_version(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                           const std::string& method, const std::string& model_type);
+
+// `config_text` with its "method" written as speculative_method_for_version takes it; the text unchanged when the method
+// stays, is absent, or the text is not a JSON object.
+std::string speculative_config_for_version(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                           const std::string& config_text, const std::string& model_type);
+
+}  // namespace preflight::engine

@@ -1,0 +1,81 @@
+#include "engine/vllm_gguf_types.hpp"
+
+#include <algorithm>
+
+#include "base/embedded.hpp"
+#include "engine/record_list.hpp"
+
+namespace preflight::engine {
+
+bool VllmGgufTypeList::takes(const std::string& type) const { return std::find(types.begin(), types.end(), type) != types.end(); }
+
+Expected<VllmGgufTypeCatalog> parse_vllm_gguf_types(const Json& root, const std::string& origin) {
+  VllmGgufTypeCatalog out;
+  out.origin = origin;
+  JsonObject top(root, origin);
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists"}));
+  (void)top_ok;
+  PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "types", "load_check", "source"},
+                                 [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    VllmGgufTypeList list;
+    list.id = id;
+    for (const auto& [key, into] : {std::pair<const char*, Version*>{"version_min", &list.version_min}, {"version_max", &list.version_max}}) {
+      PF_TRY(text, r.string(key));
+      const auto v = parse_version(text);
+      if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
+      *into = *v;
+    }
+    if (list.version_max < list.version_min)
+      return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
+    PF_TRY(types, string_list(r.find("types"), where + ".types", origin));
+    if (types.empty()) return make_error(ErrorKind::corrupt, where + ": types must not be empty", origin);
+    list.types = std::move(types);
+    PF_TRY(load_check, r.opt_bool("load_check"));
+    if (!load_check) return make_error(ErrorKind::corrupt, where + ": load_check (true or false) is missing", origin);
+    list.load_check = *load_check;
+    PF_TRY(source, r.string("source"));
+    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+    list.source = source;
+    for (const auto& seen : out.lists)
+      if (!(list.version_max < seen.version_min || seen.version_max < list.version_min))
+        return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+    out.lists.push_back(std::move(list));
+    return Ok{};
+  }));
+  (void)walked;
+  if (out.lists.empty()) return make_error(ErrorKind::corrupt, origin + ": lists is empty", origin);
+  return out;
+}
+
+const Expected<VllmGgufTypeCatalog>& shipped_vllm_gguf_types() {
+  static const Expected<VllmGgufTypeCatalog> catalog = []() -> Expected<VllmGgufTypeCatalog> {
+    const std::string origin = "data/engines/vllm_gguf_types.json";
+    PF_TRY(json, parse_json(std::string(embedded_data("engines/vllm_gguf_types.json")), origin));
+    return parse_vllm_gguf_types(json, origin);
+  }();
+  return catalog;
+}
+
+const VllmGgufTypeList* vllm_gguf_type_list(const VllmGgufTypeCatalog& catalog, const std::string& engine_name, const Version& version) {
+  if (engine_name != "vllm") return nullptr;
+  for (const auto& list : catalog.lists)
+    if (list.version_min <= version && version <= list.version_max) return &list;
+  return nullptr;
+}
+
+std::string vllm_gguf_type_refusal(const VllmGgufTypeCatalog& catalog, const VllmGgufTypeList& list, const std::string& type, uint32_t type_id,
+                                   const std::string& layer, bool expert) {
+  if (list.takes(type)) return "";
+  const std::string id = std::to_string(type_id);
+  const std::string tail = " (ggml type " + type + " of the GGUF tensor " + layer + ", the layer vLLM names by its module; vLLM " + list.version_min.text() + " - " +
+                           list.version_max.text() + " runs " +
+                           [&] {
+                             std::string names;
+                             for (const auto& t : list.types) names += (names.empty() ? "" : ", ") + t;
+                             return names;
+                           }() + "; " + catalog.origin + ")";
+  if (list.load_check && !expert) return "ValueError: Unsupported GGUF quantization type " + id + " in layer " + layer + "." + tail;
+  return "NotImplementedError: Unsupported GGUF quantization type: " + id + tail;
+}
+
+}  // namespace preflight::engine
