@@ -55,7 +55,7 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
     if (pt.per_stream_high > 0) p.throughput_band[pt.concurrency] = PredictionBand{c * pt.per_stream_low, c * pt.per_stream_high};
   }
   if (fit.fits) p.kv_tokens = fit.kv_tokens;
-  p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", eng.id, dev.id, speed.mode,
+  p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", eng.id, dev.id, speed.mode.str(),
                     speed.bandwidth_bytes_per_s / 1e9, sp->origin);
   return p;
 }

@@ -203,7 +203,7 @@ Json speed_json(const estimate::SpeedEstimate& s) {
                       {"per_stream_band", {p.per_stream_low, p.per_stream_high}}, {"bound", p.terms.bound}});
   Json assumptions = Json::array();
   for (const auto& a : s.assumptions) assumptions.push_back(a.str());
-  return {{"profile", s.engine + "/" + s.platform}, {"context_tokens", s.context_tokens}, {"bandwidth_source", s.bandwidth_source.str()},
+  return {{"profile", s.engine.str() + "/" + s.platform.str()}, {"context_tokens", s.context_tokens}, {"bandwidth_source", s.bandwidth_source.str()},
           {"points", points}, {"assumptions", assumptions}};
 }
 
@@ -258,7 +258,7 @@ std::string render_beside(const estimate::SpeedEstimate& m, const estimate::Spee
 }
 
 std::string render_speed(const estimate::SpeedEstimate& s) {
-  std::string out = fmt::format("  decode ({}/{} speed profile, at context {}):", s.engine, s.platform, s.context_tokens);
+  std::string out = fmt::format("  decode ({}/{} speed profile, at context {}):", s.engine.str(), s.platform.str(), s.context_tokens);
   for (const auto& p : s.points)
     out += fmt::format(" {:.1f} tok/s per stream ({:.1f} to {:.1f}) at {} stream{}{};", p.per_stream_tokens_per_s, p.per_stream_low, p.per_stream_high,
                        p.concurrency, p.concurrency == 1 ? "" : "s", p.concurrency == 1 ? std::string() : fmt::format(", {:.0f} in all", p.aggregate_tokens_per_s));

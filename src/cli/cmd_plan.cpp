@@ -345,7 +345,7 @@ Status start_data_parallel(plan::PlanResult& result, std::span<const model::Mode
   }
   result.assumptions.push_back(fmt::format("--data-parallel {}: the first row ({}, {} on {} x {}) started as {} replicas does not meet the targets; no other row is "
                                            "started as replicas, so none is recommended",
-                                           dp, top.model_id.str(), top.variant.str(), top.num_devices, top.device_id, dp));
+                                           dp, top.model_id.str(), top.variant.str(), top.num_devices, top.device_id.str(), dp));
   result.rejected.push_back(std::move(sized));
   result.recommended.clear();
   return Ok{};

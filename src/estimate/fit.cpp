@@ -599,19 +599,34 @@ Status fit_rest(FitEstimate& e, FitCore& core, const ModelSpec& m, const engine:
                                    static_cast<long long>(drafter.sliding_layers), engine::version_label(engine).c_str()));
   }
   std::optional<KvGeometry> own_shape;
+  // Issue 19 (planfast14): a core's shape is copied into this thread's scratch, whose vectors keep their blocks from one
+  // fit to the next, with its groups set aside: they are copied once, into e.groups (emptied by the core's copy, it
+  // keeps its block too), as nothing below reads kv.groups without the per-rank tree (a fresh copy of the whole shape
+  // allocated its groups at each of ~48,000 fits of a whole-catalogue plan, then moved them into e.groups).
+  thread_local KvGeometry core_shape_copy;
+  KvGeometry* shape_of_fit = nullptr;
   if (!core.kv_shape || dep.explain) {
     auto shape = terms::estimate_kv_shape(m, engine, lay, kv_in, e.provenance);
     if (!shape) return shape.error();
     own_shape = std::move(*shape);
     if (!dep.explain) core.kv_shape = *own_shape;  // an explained shape wrote its provenance lines: made per fit
+    shape_of_fit = &*own_shape;
   } else {
-    own_shape = *core.kv_shape;
+    KvGeometry& shape = *core.kv_shape;
+    std::vector<KvGroup> groups = std::move(shape.groups);
+    core_shape_copy = shape;
+    shape.groups = std::move(groups);
+    e.groups = shape.groups;
+    if (dep.rank_tree) core_shape_copy.groups = shape.groups;
+    shape_of_fit = &core_shape_copy;
   }
-  KvGeometry& kv = *own_shape;
-  terms::kv_blocks_and_tokens(kv, engine, kv_in);
+  KvGeometry& kv = *shape_of_fit;
+  terms::kv_blocks_and_tokens(kv, engine, kv_in);  // reads no groups
   // Issue 19 (round 21): moved where nothing below reads kv.groups (the per-rank tree copies them), else copied.
-  if (dep.rank_tree) e.groups = kv.groups;
-  else e.groups = std::move(kv.groups);
+  if (shape_of_fit != &core_shape_copy) {
+    if (dep.rank_tree) e.groups = kv.groups;
+    else e.groups = std::move(kv.groups);
+  }
   e.block_size = kv.block_size;
   e.page_bytes = kv.page_bytes;
   e.group_size = kv.group_size;

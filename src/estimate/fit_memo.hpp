@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,30 @@ class FitCoreMemo {
   friend struct FitCoreMemoAccess;
   std::vector<std::unique_ptr<Entry>> m_entries;
   size_t m_computed = 0, m_reused = 0, m_runs_shared = 0, m_weights_shared = 0;
+};
+
+// Issue 19 (planfast14): group_bytes_for once per model and deployed scheme for the fits of a plan over many platforms
+// (a whole-catalogue plan sizes the same model and variant again on each platform's cards: 629 computations, 21.5 M
+// instructions). Its workers share one (a mutex). An entry is keyed by the model's address and the deployed scheme
+// (terms::deployed_scheme) by value, and group_bytes_for reads nothing else (the model's weight groups and dtype, the
+// scheme): it cannot stand for other inputs as long as the memo does not outlive the models it was filled for, which
+// its owner guarantees (a plan holds one for the run over its const model list, and drops it before returning).
+class GroupBytesMemo {
+ public:
+  // group_bytes_for(model, deployment) into `out`, its scheme pointer that of `deployment`'s deployed scheme.
+  void get(GroupBytes& out, const model::ModelSpec& model, const Deployment& deployment);
+  size_t computed() const { return m_computed; }  // for tests
+  size_t reused() const { return m_reused; }
+
+ private:
+  struct Entry {
+    const model::ModelSpec* model = nullptr;
+    model::QuantScheme scheme;
+    GroupBytes bytes;  // its scheme pointer unset: each get() sets the caller's
+  };
+  std::mutex m_mutex;
+  std::vector<Entry> m_entries;
+  size_t m_computed = 0, m_reused = 0;
 };
 
 // Issue 19 (planfast10): what the fit class of a card is made of (see above) at one TP size, under one engine and

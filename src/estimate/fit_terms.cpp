@@ -4,6 +4,7 @@
 // terms are modelled from their mechanism with per-platform fitted factors (engines.json "overheads").
 #include "estimate/fit_terms.hpp"
 #include "estimate/fit_term_predicates.hpp"
+#include "estimate/fit_memo.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -187,6 +188,25 @@ GroupBytes group_bytes_for(const model::ModelSpec& m, const Deployment& dep) {
     out.formats.push_back(formats(g.module, g.expert));
   }
   return out;
+}
+
+void GroupBytesMemo::get(GroupBytes& out, const model::ModelSpec& m, const Deployment& dep) {
+  const model::QuantScheme& scheme = terms::deployed_scheme(m, dep);
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    for (const Entry& e : m_entries)
+      if (e.model == &m && e.scheme == scheme) {
+        out = e.bytes;
+        out.scheme = &scheme;
+        ++m_reused;
+        return;
+      }
+  }
+  out = group_bytes_for(m, dep);  // outside the lock: two workers may both compute a key, and the second keeps its own
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_computed;
+  m_entries.push_back({&m, scheme, out});
+  m_entries.back().bytes.scheme = nullptr;
 }
 
 GroupPlace group_place(const model::WeightGroup& g) {

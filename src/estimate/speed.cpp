@@ -24,6 +24,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/shared_text_memo.hpp"
 #include "base/text.hpp"
 #include "base/fixed_text.hpp"
 #include "base/units.hpp"
@@ -574,10 +575,11 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   SpeedEstimate s;
   const ModelSpec& m = model_in;
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
-  s.engine = profile.engine;
-  s.platform = profile.platform;
+  thread_local SharedTextMemo engines, platforms, modes;  // planfast14: one block per thread and text
+  s.engine = engines.of(profile.engine);
+  s.platform = platforms.of(profile.platform);
   const bool eager = runs_eager(s, profile, dep, w);
-  s.mode = eager ? "eager" : "graph";
+  s.mode = modes.of(eager ? "eager" : "graph");
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
   std::optional<Deployment> split_dep;

@@ -114,7 +114,9 @@ struct SpeedPoint {
 };
 
 struct SpeedEstimate {
-  std::string engine, platform, mode;
+  // Issue 19 (planfast14): SharedText, one block per thread and text (a plan's rows hold tens of thousands of estimates,
+  // which its ranking moves: a std::string's move copied its characters).
+  SharedText engine, platform, mode;
   double bandwidth_bytes_per_s = 0;        // copy bandwidth used as the basis
   double bandwidth_low_bytes_per_s = 0;    // the range that basis allows (equal to it when measured; one-sided
   double bandwidth_high_bytes_per_s = 0;   // for a prior such as the 910B4's); the speed band spans it

@@ -304,7 +304,7 @@ void add_dp_ep_rows_for_device(PlanResult& r, const std::vector<model::ModelSpec
           best->launch = {};
           r.rejected.push_back(std::move(*best));
         } else {
-          best->reason = best->reason.str() + "; cheaper: " + best->cheaper;
+          best->reason = best->reason.str() + "; cheaper: " + best->cheaper.str();
           rows.push_back(std::move(*best));
         }
       }
@@ -338,7 +338,7 @@ void add_dp_ep_candidates(PlanResult& r, const model::ModelSpec& m, const std::v
         r.rejected.push_back(std::move(*best));
         break;
       }
-      best->reason = best->reason.str() + "; cheaper: " + best->cheaper;
+      best->reason = best->reason.str() + "; cheaper: " + best->cheaper.str();
       // Before its device's TP/PP row, then ordered by device count as plan_for_model orders its rows.
       const auto at = base ? base_it - r.recommended.begin() : static_cast<std::ptrdiff_t>(r.recommended.size());
       r.recommended.insert(r.recommended.begin() + at, std::move(*best));

@@ -662,7 +662,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     s << " --tokenizer " << shell_word(hub.repo);
     if (hub.modelscope) l.env.push_back("VLLM_USE_MODELSCOPE=true");
   }
-  if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s << " --kv-cache-dtype " << c.fit.kv_cache_dtype;
+  if (c.fit.kv_cache_dtype != "auto" && !c.fit.kv_cache_dtype.empty()) s << " --kv-cache-dtype " << c.fit.kv_cache_dtype.str();
   // The encoder's profiling pass would leave less KV than the context asks for: skip it, and say so.
   const bool skip_mm = c.skip_mm_profiling;
   if (c.no_video) s << " --limit-mm-per-prompt '{\"video\": 0}'";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/shared_text_memo.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
@@ -54,28 +55,30 @@ engine::Interconnect candidate_interconnect(const PlanTargets& t, const engine::
 void note_interconnect(Candidate& c, const PlanTargets& t, const engine::EngineProfile& eng, const engine::Overheads& oh, const device::DeviceSpec& dev) {
   const engine::NcclBuffers* nb = oh.nccl_buffers.get();
   if (!nb || !nb->counted_by(eng, c.tensor_parallel_size)) return;
+  thread_local SharedTextMemo interconnect_names;  // planfast14: a few names, one block per thread each
   if (t.interconnect) {
-    c.interconnect = engine::interconnect_name(*t.interconnect);
-    c.interconnect_basis = "--interconnect " + c.interconnect;
+    c.interconnect = interconnect_names.of(engine::interconnect_name(*t.interconnect));
+    c.interconnect_basis = SharedText("--interconnect " + c.interconnect.str());
     return;
   }
   if (const engine::InterconnectDefault* rule = nb->default_for(dev.form_factor, c.tensor_parallel_size)) {
-    c.interconnect = engine::interconnect_name(rule->interconnect);
+    c.interconnect = interconnect_names.of(engine::interconnect_name(rule->interconnect));
     c.interconnect_basis = deploy::interconnect_assumption(dev, *rule, c.tensor_parallel_size);
     return;
   }
-  c.interconnect = engine::interconnect_name(engine::Interconnect::unknown);
+  c.interconnect = interconnect_names.of(engine::interconnect_name(engine::Interconnect::unknown));
   c.interconnect_basis = deploy::no_interconnect_default(dev, eng, c.tensor_parallel_size);
 }
 
-RowFit row_fit(const estimate::FitEstimate& f, const SharedText& engine_id) {
+RowFit row_fit(const estimate::FitEstimate& f, const SharedText& engine_id, const SharedText& device_id) {
+  thread_local SharedTextMemo kv_cache_dtypes;  // planfast14: a few texts, one block per thread each
   return RowFit{.engine_id = engine_id == f.engine_id ? engine_id : SharedText(f.engine_id),
-                .device_id = f.device_id,
+                .device_id = device_id == f.device_id ? device_id : SharedText(f.device_id),
                 .decode_context_parallel_size = f.decode_context_parallel_size,
                 .drafter_layers = f.drafter_layers,
                 .drafter_weights_bytes = f.drafter_weights_bytes,
                 .gpu_memory_utilization = f.gpu_memory_utilization,
-                .kv_cache_dtype = f.kv_cache_dtype,
+                .kv_cache_dtype = kv_cache_dtypes.of(f.kv_cache_dtype),
                 .weight_scheme = f.weight_scheme,
                 .total_bytes = f.total_bytes,
                 .requested_bytes = f.requested_bytes,

@@ -154,6 +154,10 @@ struct Shared {
   // Planfast10: the card's fit class at this count's TP size (estimate::fit_class), made once per card and count of the
   // plan; nullptr (or one made for other inputs): made by the fit.
   const estimate::FitClass* fit_class = nullptr;
+  // Planfast14: the weight-group bytes of every (model, deployed scheme) of the plan, shared by its platform runs;
+  // nullptr: computed per (model, variant).
+  estimate::GroupBytesMemo* group_bytes = nullptr;
+  const SharedText* device_id = nullptr;  // planfast14: the card's id, one block per card of the plan; nullptr: made per row
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
@@ -189,7 +193,7 @@ void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::Device
     f = std::move(*alt);
     d.skip_mm_profiling = true;
   }
-  c.fit = row_fit(f, c.engine_id);
+  c.fit = row_fit(f, c.engine_id, c.device_id);
 }
 
 // Issue 19: fit_candidate's outcome for `dev` taken from `fitted`, a candidate of the same (model, variant, count,
@@ -197,7 +201,7 @@ void fit_candidate(Candidate& c, const model::ModelSpec& m, const device::Device
 // id it records, the same retry flags (on `c` and in `d`).
 void copy_fit(Candidate& c, const Candidate& fitted, const device::DeviceSpec& dev, estimate::Deployment& d) {
   c.fit = fitted.fit;
-  c.fit.device_id = dev.id;
+  c.fit.device_id = c.device_id == dev.id ? c.device_id : SharedText(dev.id);
   c.no_video = fitted.no_video;
   c.skip_mm_profiling = fitted.skip_mm_profiling;
   c.fit_with_encoder_pass_tokens = fitted.fit_with_encoder_pass_tokens;
@@ -296,7 +300,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
                    estimate::GroupBytes& weights, estimate::FitEstimate& scratch, const Shared& shared = {}) {
   c.model_id = pv.model_id;
-  c.device_id = dev.id;
+  c.device_id = shared.device_id ? *shared.device_id : SharedText(dev.id);
   const model::QuantVariant* v = pv.v;
   if (pv.unknown) {
     c.variant = pv.published;
@@ -385,7 +389,10 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   refresh_deployment(d, filled, c, v, t);
   d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
-  if (first) weights = estimate::group_bytes_for(m, d);
+  if (first) {
+    if (shared.group_bytes) shared.group_bytes->get(weights, m, d);
+    else weights = estimate::group_bytes_for(m, d);
+  }
   d.group_bytes = &weights;
   d.kv_scan = shared.scans;
   // Issue 15/16 (nccl): where the version counts NCCL buffers at this TP, the card's form factor (its default interconnect)
@@ -537,6 +544,7 @@ struct PlatformRun {
   Expected<engine::EngineProfile> eng;
   std::vector<std::string> engine_said;  // what plan_engine said resolving `eng` (its V0 notes: note_engine_cores)
   std::vector<const device::DeviceSpec*> devs;
+  std::vector<SharedText> device_ids;  // planfast14: each card's id, shared by its rows
   std::vector<std::vector<std::string>> variants;  // per model (variants_on): the engine and so the variants depend on the platform alone
   // Each candidate lands in its own slot of its (device, count)'s list, the models in order and each model's
   // variants in order (offset[i] + v). Ranked, the list becomes the larger of its recommended and rejected rows and
@@ -569,6 +577,7 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
   std::vector<std::string> said;
   PlatformRun r{plan_engine(in, *devs.front(), &said), std::move(said)};
   r.devs = std::move(devs);
+  for (const auto* dev : r.devs) r.device_ids.emplace_back(dev->id);
   r.variants = variants_on(models, in, r.eng, r.devs.front()->family, threads);
   r.offset.resize(models.size());
   size_t most_variants = 0;
@@ -595,7 +604,7 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
 
 // Work item `j` of run `r`: one (model, variant) over every count and card.
 void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& models, const std::vector<ModelFacts>& facts, const std::vector<int64_t>& counts,
-              const PlanInputs& in, const PlanTargets& t) {
+              const PlanInputs& in, const PlanTargets& t, estimate::GroupBytesMemo& group_bytes) {
   const auto [i, v] = r.work[j];
   PreparedVariant pv = prepare_variant(models[i], *r.devs.front(), in, r.eng, r.variants[i][v]);
   estimate::Deployment d;
@@ -631,7 +640,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       const Candidate*& same = fitted[r.set_of[x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
                         {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
-                         r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x]}) &&
+                         r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x], &group_bytes, &r.device_ids[x]}) &&
           !same)
         same = &c;
     }
@@ -671,9 +680,10 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
   // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
   // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
   const uint64_t held = estimate::new_held_texts_epoch();
+  estimate::GroupBytesMemo group_bytes;  // planfast14: over `models`, const while it lives (its key: see fit_memo.hpp)
   parallel_for(items.size(), threads, [&](size_t n) {
     const estimate::HeldTexts texts(held);
-    run_item(runs[items[n].first], items[n].second, models, facts, counts, in, t);
+    run_item(runs[items[n].first], items[n].second, models, facts, counts, in, t, group_bytes);
   });
   parallel_for(cards.size() * counts.size(), threads, [&](size_t n) {
     PlatformRun& r = runs[cards[n / counts.size()].first];

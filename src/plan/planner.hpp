@@ -116,12 +116,14 @@ struct LlamaRowBuffers {
 // groups, ranks, stages, lines or assumptions: Deployment::explain, rank_tree and memory_terms are off in a plan).
 struct RowFit {
   SharedText engine_id;  // the profile the fit ran under (Candidate::engine_id's text); empty: no fit ran
-  std::string device_id;
+  // Planfast14: this text and kv_cache_dtype are SharedText, as Candidate's are: a row is moved as the ranking orders it,
+  // and a std::string's move was most of a row's (~530 instructions, ~58,000 moves in a whole-catalogue plan).
+  SharedText device_id;
   int64_t decode_context_parallel_size = 1;  // the row's layout and context are the Candidate's own fields
   int64_t drafter_layers = 0;
   double drafter_weights_bytes = 0;
   double gpu_memory_utilization = 0;
-  std::string kv_cache_dtype;
+  SharedText kv_cache_dtype;
   SharedText weight_scheme;
   double total_bytes = 0, requested_bytes = 0, weights_bytes = 0, nccl_buffer_bytes = 0, available_kv_bytes = 0;
   double activation_vision_bytes = 0;
@@ -135,9 +137,9 @@ struct RowFit {
   std::shared_ptr<const LlamaRowBuffers> llama;  // a llama.cpp row's own sizing (plan/llama_rows); null on other engines' rows
 };
 
-// The RowFit of `fit`; `engine_id` is the id of the profile it ran under (fit.engine_id's text), held shared rather
-// than copied per row.
-RowFit row_fit(const estimate::FitEstimate& fit, const SharedText& engine_id);
+// The RowFit of `fit`; `engine_id` is the id of the profile it ran under (fit.engine_id's text) and `device_id` the
+// card's (fit.device_id's text), held shared rather than copied per row (one made here where they are not those texts).
+RowFit row_fit(const estimate::FitEstimate& fit, const SharedText& engine_id, const SharedText& device_id = {});
 
 struct Candidate {
   // Issue 19 (round 14): the texts every candidate of a model, variant or engine repeats (model id, variant, engine
@@ -151,14 +153,16 @@ struct Candidate {
   bool no_video = false;           // only the start without video input fits (the profile's dummy video is too large)
   bool skip_mm_profiling = false;  // only the start without the encoder profile fits the context
   int64_t fit_with_encoder_pass_tokens = 0;  // KV tokens with that profile (under the context)
-  std::string device_id;
+  // Planfast14: SharedText as the texts above (one block per card in a plan), and so are cheaper, interconnect and its
+  // basis: a row's move is then the SharedText's pointers, not a std::string's characters.
+  SharedText device_id;
   SharedText engine_id;
   int64_t num_devices = 1, tensor_parallel_size = 1, pipeline_parallel_size = 1;
   // Issue 15, DP+EP rows (plan/dp_ep): data_parallel_size replicas of TP x PP with --enable-expert-parallel;
   // num_devices counts every replica. `fit` is one replica's (the engine prints per DP rank).
   int64_t data_parallel_size = 1;
   bool expert_parallel = false;
-  std::string cheaper;              // a DP+EP row: why it is kept over the TP/PP layouts of the same device
+  SharedText cheaper;               // a DP+EP row: why it is kept over the TP/PP layouts of the same device
   int64_t context_tokens = 0;
   double params = 0;                // total parameters
   RowFit fit;                       // numbers and verdict (the whole FitEstimate: `preflight fit`)
@@ -176,8 +180,8 @@ struct Candidate {
   // them, engines.json nccl_buffers.counted) names the interconnect they were sized for ("nvswitch"; "unknown" where the
   // card's form factor has no default) and how it was chosen: "--interconnect pcie", or fit's assumption
   // (deploy::interconnect_assumption). Both empty: the row has no such term.
-  std::string interconnect;
-  std::string interconnect_basis;
+  SharedText interconnect;
+  SharedText interconnect_basis;
 };
 
 // Issue 19 (round 20): a plan's rows. A whole-catalogue plan writes ~76 MB of fresh candidate slots (460 lists of

@@ -153,11 +153,11 @@ void write_speed(JsonWriter& w, const estimate::SpeedEstimate& s, const estimate
   w.key("context_tokens").integer(s.context_tokens);
   w.key("cross_node").boolean(s.cross_node);
   w.key("effective_bandwidth_gb_s").number(s.effective_bandwidth_bytes_per_s / 1e9);
-  w.key("engine").string(s.engine);
+  w.key("engine").string(s.engine.str());
   w.key("input_tokens").integer(s.input_tokens);
   w.key("link").string(s.link.str());
-  w.key("mode").string(s.mode);
-  w.key("platform").string(s.platform);
+  w.key("mode").string(s.mode.str());
+  w.key("platform").string(s.platform.str());
   w.key("points").begin_array();
   for (const auto& p : s.points) {
     w.begin_object();
@@ -200,16 +200,16 @@ void write_candidate(JsonWriter& w, const plan::Candidate& c, const Json* specul
   w.begin_object();
   if (c.meets) w.key("aggregate_tokens_per_s").number(c.aggregate_tokens_per_s);
   if (c.fit.fits) w.key("available_kv_gib").number(bytes_to_gib(c.fit.available_kv_bytes));
-  if (data_parallel) w.key("cheaper").string(c.cheaper);
+  if (data_parallel) w.key("cheaper").string(c.cheaper.str());
   w.key("context_tokens").integer(c.context_tokens);
   if (data_parallel) w.key("data_parallel_size").integer(c.data_parallel_size);
-  w.key("device").string(c.device_id);
+  w.key("device").string(c.device_id.str());
   w.key("engine").string(c.engine_id.str());
   if (data_parallel) w.key("expert_parallel").boolean(c.expert_parallel);
   if (!c.interconnect.empty()) {  // misc21: the interconnect the row's NCCL buffer term was sized for, and how it was chosen
     w.key("interconnect").begin_object();
-    w.key("basis").string(c.interconnect_basis);
-    w.key("name").string(c.interconnect);
+    w.key("basis").string(c.interconnect_basis.str());
+    w.key("name").string(c.interconnect.str());
     w.key("nccl_buffer_gib_per_device").number(bytes_to_gib(c.fit.nccl_buffer_bytes));
     w.end_object();
   }

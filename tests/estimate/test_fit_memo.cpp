@@ -397,3 +397,50 @@ TEST(FitMemo, Issue19_WeightsAndKvShapeAreSharedWhereTheCardReadsTheSame) {
   ASSERT_GT(fp8_on_hopper, 0.0);
   EXPECT_GT(fp8_on_ampere, fp8_on_hopper);  // Marlin's group scales in the model dtype on Ampere
 }
+
+// Planfast14: estimate::GroupBytesMemo hands a plan's platform runs the weight-group bytes of a (model, deployed scheme)
+// computed once. Each model as published, in FP8 at load and in AWQ, through one memo, with each deployment a fresh
+// object (as each platform run's scratch deployment is): every answer equals group_bytes_for of that deployment, names
+// the caller's own scheme object (GroupBytes::for_model takes it), and the second pass computes nothing. FP8's bytes
+// differ from the published BF16 ones (a memo keyed on the model alone would hand the BF16 bytes to the FP8 fits).
+TEST(FitMemo, Issue19_GroupBytesAreSharedPerModelAndDeployedScheme) {
+  const auto& variants = model::load_variant_catalog();
+  ASSERT_TRUE(variants);
+  std::vector<const model::QuantVariant*> tried = {nullptr};
+  for (const char* id : {"fp8_tensor", "awq"}) {
+    auto v = model::find_variant(*variants, id);
+    ASSERT_TRUE(v.has_value()) << id;
+    tried.push_back(*v);
+  }
+  std::vector<model::ModelSpec> models;
+  for (const char* id : {"Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B"}) {
+    auto entry = model::find_builtin_model(id);
+    ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+    auto m = model::model_spec_from_catalog(**entry);
+    ASSERT_TRUE(m.has_value()) << id;
+    models.push_back(std::move(*m));
+  }
+  estimate::GroupBytesMemo memo;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& m : models)
+      for (const model::QuantVariant* v : tried) {
+        const std::string at = m.id + (v ? " " + v->id : " published") + " pass " + std::to_string(pass);
+        const estimate::Deployment d = plan_deployment(1, 1, v);  // a fresh object: its scheme at a new address
+        const estimate::GroupBytes alone = estimate::group_bytes_for(m, d);
+        estimate::GroupBytes shared;
+        memo.get(shared, m, d);
+        EXPECT_EQ(shared.bytes, alone.bytes) << at;
+        EXPECT_EQ(shared.formats, alone.formats) << at;
+        EXPECT_EQ(shared.weight_scheme, alone.weight_scheme) << at;
+        EXPECT_EQ(shared.places.size(), alone.places.size()) << at;
+        EXPECT_EQ(shared.scheme, alone.scheme) << at;  // the caller's deployed scheme, not the first caller's
+        EXPECT_NE(shared.for_model(m, *alone.scheme), nullptr) << at;
+      }
+  EXPECT_EQ(memo.computed(), models.size() * tried.size());
+  EXPECT_EQ(memo.reused(), models.size() * tried.size());
+  const estimate::Deployment published = plan_deployment(1, 1, nullptr), fp8 = plan_deployment(1, 1, tried[1]);
+  double bf16_bytes = 0, fp8_bytes = 0;
+  for (const double b : estimate::group_bytes_for(models[0], published).bytes) bf16_bytes += b;
+  for (const double b : estimate::group_bytes_for(models[0], fp8).bytes) fp8_bytes += b;
+  EXPECT_LT(fp8_bytes, 0.6 * bf16_bytes);  // 8-bit linear weights against 16-bit
+}

@@ -151,7 +151,7 @@ TEST(Launch, Issue16_Qwen3_235B_MixedDevices_NoFlagOnTheBf16Repo) {
   for (const auto& c : r.recommended) {
     const auto& l = *c.launch;
     const std::string ckpt = served_checkpoint(l.serve);
-    SCOPED_TRACE(c.device_id + " " + c.variant.str() + ": " + l.serve);
+    SCOPED_TRACE(c.device_id.str() + " " + c.variant.str() + ": " + l.serve);
     EXPECT_NE(c.variant_id, "awq");  // no AWQ upload of Qwen3-235B-A22B is catalogued
     if (c.quantization_flag.empty()) {
       EXPECT_EQ(ckpt, "Qwen/Qwen3-235B-A22B");

@@ -94,7 +94,7 @@ bool real_config_has_auto_map(const std::string& model_id) {
 }
 
 std::string row_label(const plan::Candidate& c) {
-  return c.model_id.str() + " [" + c.variant.str() + "] " + std::to_string(c.num_devices) + "x " + c.device_id + ": " + c.launch->serve.substr(0, 200);
+  return c.model_id.str() + " [" + c.variant.str() + "] " + std::to_string(c.num_devices) + "x " + c.device_id.str() + ": " + c.launch->serve.substr(0, 200);
 }
 
 // A path is written when a command (not a comment) of the prepare step names it whole: "--save_path PATH ",

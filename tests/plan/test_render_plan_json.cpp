@@ -27,7 +27,7 @@ void expect_row(const Json& j, const plan::Candidate& c, const std::string& wher
   EXPECT_EQ(j.at("variant"), c.variant.str()) << where;
   EXPECT_EQ(j.at("variant_id"), c.variant_id.str()) << where;
   EXPECT_EQ(j.at("quantization"), c.quantization_flag.str()) << where;
-  EXPECT_EQ(j.at("device"), c.device_id) << where;
+  EXPECT_EQ(j.at("device"), c.device_id.str()) << where;
   EXPECT_EQ(j.at("engine"), c.engine_id.str()) << where;
   EXPECT_EQ(j.at("num_devices"), c.num_devices) << where;
   EXPECT_EQ(j.at("tensor_parallel_size"), c.tensor_parallel_size) << where;
@@ -40,7 +40,7 @@ void expect_row(const Json& j, const plan::Candidate& c, const std::string& wher
   if (c.data_parallel_size > 1) {
     EXPECT_EQ(j.at("data_parallel_size"), c.data_parallel_size) << where;
     EXPECT_EQ(j.at("expert_parallel"), c.expert_parallel) << where;
-    EXPECT_EQ(j.at("cheaper"), c.cheaper) << where;
+    EXPECT_EQ(j.at("cheaper"), c.cheaper.str()) << where;
   }
   EXPECT_EQ(j.contains("kv_cache_tokens"), c.fit.fits) << where;
   if (c.fit.fits) {
@@ -58,7 +58,7 @@ void expect_row(const Json& j, const plan::Candidate& c, const std::string& wher
   EXPECT_EQ(j.at("launch").at("prepare").size(), c.launch->prepare.size()) << where;
   EXPECT_EQ(j.at("launch").at("nodes").size(), c.launch->nodes.size()) << where;
   const Json& s = j.at("speed");
-  EXPECT_EQ(s.at("mode"), c.speed.mode) << where;
+  EXPECT_EQ(s.at("mode"), c.speed.mode.str()) << where;
   EXPECT_EQ(s.at("single_stream_tokens_per_s").get<double>(), c.speed.single_stream_tokens_per_s) << where;
   // planfast5: the decode-step and prefill lines a row keeps as numbers (Candidate::speed_lines) in their places.
   const std::vector<std::string> provenance = estimate::provenance_with(c.speed, c.speed_lines);
