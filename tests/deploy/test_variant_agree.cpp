@@ -6,14 +6,22 @@
 // its prepare step writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
-#include "base/json_util.hpp"
+#include "../plan/plan_catalogs.hpp"
 #include "../variant_support.hpp"
+#include "base/json_util.hpp"
+#include "model/architecture_traits.hpp"
+#include "model/model_catalog.hpp"
+#include "plan/dp_ep.hpp"
+#include "plan/planner.hpp"
+#include "report/render_plan.hpp"
 
 using namespace preflight;
 using pftest::json_of, pftest::term_gib;
@@ -316,10 +324,71 @@ struct StartCheck {
   }
 };
 
+// The catalogue `plan --device D` sizes (cli/cmd_plan.cpp, catalogue_models): every model but the speculative drafter
+// heads (traits.json speculative_drafter), which vLLM serves only beside a target.
+std::vector<model::ModelSpec> plan_device_models() {
+  return model::builtin_model_specs(
+      [](const model::CatalogModel& m) {
+        const Json& a = m.config.is_object() && m.config.contains("architectures") ? m.config["architectures"] : Json();
+        const model::ArchitectureTraits* t = a.is_array() && !a.empty() && a[0].is_string() ? model::find_builtin_traits(a[0].get<std::string>()) : nullptr;
+        return !(t && t->speculative_drafter);
+      },
+      0);
+}
+
+// `plan --device D --num-devices N [--variant V] --json` for every device of `devices` and N of `counts`, in this process
+// (ci35: 364 processes of the binary took 320 s of the sanitizer suite): the plan cmd_plan makes without flags (the
+// catalogue above, no targets but one request at a time, every row's detail, the DP+EP rows above one card), over the
+// devices together (plan::plan_for_devices, which gives each device what plan_for_device gives it alone:
+// Planner.Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone), written by plan --json's writer (report::render_plan_json)
+// and read back. `each` gets the device, N and the JSON document. The host CPU ("cpu") goes through the binary: its memory
+// is what the host has free when the command runs (cmd_plan's host_memory). The binary's rows are the same as these:
+// Issue16_EveryPlanJsonRowServesWhatItNames compares them on some devices.
+void for_each_plan_json(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices, const std::vector<int64_t>& counts,
+                        const std::string& variant, const std::function<void(const std::string&, int64_t, const Json&)>& each) {
+  std::vector<device::DeviceSpec> cards;
+  for (const auto& d : devices)
+    if (d.id != "cpu") cards.push_back(d);
+  plan::PlanInputs in = test::catalogs().inputs();
+  in.variant = variant;
+  in.detail = plan::RowDetail::every_row;
+  const plan::PlanTargets t;
+  auto plans = plan::plan_for_devices(models, cards, counts, in, t, 0);
+  ASSERT_EQ(plans.size(), cards.size() * counts.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    plan::DevicePlan& p = plans[i];
+    if (p.num_devices > 1) plan::add_dp_ep_rows_for_device(p.result, models, cards[i / counts.size()], in, t);
+    const auto text = report::render_plan_json(p.result, "what " + std::to_string(p.num_devices) + " x " + p.device_id + " runs");
+    ASSERT_TRUE(text.has_value()) << p.device_id;
+    auto j = parse_json(*text, "plan --json");
+    ASSERT_TRUE(j.has_value()) << p.device_id;
+    p.result = {};  // freed as it goes: the whole catalogue's rows, each with its start commands, are large under the sanitizers
+    each(p.device_id, p.num_devices, *j);
+  }
+  for (const auto& d : devices)
+    if (d.id == "cpu")
+      for (const int64_t n : counts)
+        each(d.id, n,
+             json_of(pftest::run_cli("plan --device cpu --num-devices " + std::to_string(n) + (variant.empty() ? "" : " --variant " + variant) + " --json",
+                                     {.with_stderr = false})));
+}
+
+// The rows of `plan --device D --num-devices N [--variant V] --json` as the binary prints them equal those of
+// for_each_plan_json: the same recommended and rejected rows, member for member.
+void expect_binary_rows(const std::string& device, int64_t n, const std::string& variant, const Json& in_process) {
+  const Json cli = json_of(pftest::run_cli("plan --device " + device + " --num-devices " + std::to_string(n) + (variant.empty() ? "" : " --variant " + variant) + " --json",
+                                           {.with_stderr = false}));
+  for (const char* rows : {"recommended", "rejected"}) {
+    ASSERT_TRUE(cli.contains(rows) && in_process.contains(rows)) << device << " x" << n << " " << variant;
+    EXPECT_EQ(cli[rows].size(), in_process[rows].size()) << rows << " of " << device << " x" << n << " " << variant;
+    for (size_t i = 0; i < std::min(cli[rows].size(), in_process[rows].size()); ++i)
+      EXPECT_EQ(cli[rows][i], in_process[rows][i]) << rows << "[" << i << "] of " << device << " x" << n << " " << variant;
+  }
+}
+
 std::string platform_of(const std::string& device) {
-  const Json devices = data_file("data/devices/devices.json");
-  for (const auto& d : devices["devices"])
-    if (d["id"] == device) return d["platform"].get<std::string>();
+  for (const auto& d : test::catalogs().devices.devices)
+    if (d.id == device) return d.platform;
   return "";
 }
 
@@ -336,15 +405,22 @@ std::string platform_of(const std::string& device) {
 // FP8 files as per-tensor, and gptq, gptq_int8, ct_w8a8_int8, ct_w8a16, fp8_channel and ct_nvfp4 had no recipe.
 TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
   StartCheck s;
-  const Json devices = data_file("data/devices/devices.json");
-  for (const auto& d : devices["devices"]) {
-    const std::string device = d["id"], platform = d["platform"];
-    for (const char* n : {"1", "8"}) {
-      const auto r = pftest::run_cli("plan --device " + device + " --num-devices " + n + " --json", {.with_stderr = false});
-      const Json p = json_of(r);
-      for (const auto& row : p["recommended"]) s.check(row, platform);
+  const auto models = plan_device_models();
+  const auto& devices = test::catalogs().devices.devices;
+  // The binary prints the same rows: a card whose fit the plan copies from another (H100-PCIe from H100-SXM), an NPU
+  // with its DP+EP rows (910B4 x 8), and with --variant below.
+  const std::set<std::pair<std::string, int64_t>> through_binary = {{"H100-PCIe", 1}, {"910B4", 8}};
+  size_t plans = 0, compared = 0;
+  for_each_plan_json(models, devices, {1, 8}, "", [&](const std::string& device, int64_t n, const Json& p) {
+    ++plans;
+    for (const auto& row : p["recommended"]) s.check(row, platform_of(device));
+    if (through_binary.count({device, n})) {
+      ++compared;
+      expect_binary_rows(device, n, "", p);
     }
-  }
+  });
+  EXPECT_EQ(plans, devices.size() * 2);
+  EXPECT_EQ(compared, through_binary.size());
   EXPECT_GE(s.rows, 2000u) << "the sweep found too few rows to mean anything";
   EXPECT_EQ(s.total(), 0u) << s.summary();
   EXPECT_TRUE(s.gaps.empty()) << "a default plan row with no command producing its checkpoint";
@@ -352,22 +428,23 @@ TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
 
   StartCheck v;
   std::map<std::string, size_t> no_command;  // rejected rows "no start command: ..." / the engine's TP message, per variant
-  for (const std::string device : {"H100-SXM", "B200", "910B4"}) {
-    const std::string platform = platform_of(device);
-    for (const auto& variant : v.variants) {
-      const std::string id = variant["id"];
-      if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
-      for (const char* n : {"1", "8"}) {
-        const auto r = pftest::run_cli("plan --device " + device + " --num-devices " + n + " --variant " + id + " --json", {.with_stderr = false});
-        const Json p = json_of(r);
-        for (const auto& row : p["recommended"]) v.check(row, platform);
-        for (const auto& row : p["rejected"]) {
-          const std::string reason = row["reason"];
-          if (reason.rfind("no start command: ", 0) == 0 || reason.find("Prequant BitsAndBytes") != std::string::npos) ++no_command[id + " on " + platform];
-        }
+  const std::vector<device::DeviceSpec> cards = {test::dev("H100-SXM"), test::dev("B200"), test::dev("910B4")};
+  size_t variant_plans = 0;
+  for (const auto& variant : v.variants) {
+    const std::string id = variant["id"];
+    if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
+    for_each_plan_json(models, cards, {1, 8}, id, [&](const std::string& device, int64_t n, const Json& p) {
+      ++variant_plans;
+      const std::string platform = platform_of(device);
+      for (const auto& row : p["recommended"]) v.check(row, platform);
+      for (const auto& row : p["rejected"]) {
+        const std::string reason = row["reason"];
+        if (reason.rfind("no start command: ", 0) == 0 || reason.find("Prequant BitsAndBytes") != std::string::npos) ++no_command[id + " on " + platform];
       }
-    }
+      if (device == "B200" && n == 8 && id == "modelopt_nvfp4") expect_binary_rows(device, n, id, p);
+    });
   }
+  EXPECT_GE(variant_plans, 20u * cards.size() * 2);
   EXPECT_GE(v.rows, 3000u);
   EXPECT_EQ(v.total(), 0u) << v.summary();
   // h-quant13: no recommended row is left without a command that produces its checkpoint. Before, the 8-card sweep
