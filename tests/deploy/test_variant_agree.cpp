@@ -87,6 +87,45 @@ const std::vector<Deployment>& unservable_deployments() {
 
 }  // namespace
 
+namespace {
+
+// What fit and plan gave for one deployment: the figures its validate case must predict.
+struct Sized {
+  Deployment d;
+  double weights_gib = 0, available_kv_gib = 0;
+  int64_t kv_cache_tokens = 0;
+};
+
+// `validate FILE --json` of `cases` (one JSONL line per entry of `sized`, keyed by case id), one run of the binary: each
+// case predicts fit's weights per device and available KV and the plan's KV tokens (`tokens`: where the case reaches
+// them), and names the variant it read the case's `quantization` text as (`own_descriptor`: or a checkpoint that is the
+// variant keeps its own descriptor).
+void expect_validate_sizes_as_fit(const std::string& file, const std::string& cases, const std::map<std::string, Sized>& sized, bool own_descriptor) {
+  std::ofstream(file) << cases;
+  const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+  const Json j = json_of(v);
+  ASSERT_EQ(j["rows"].size(), sized.size()) << v.out.substr(0, 400);
+  for (const Json& vrow : j["rows"]) {
+    const auto at = sized.find(vrow["id"].get<std::string>());
+    ASSERT_NE(at, sized.end()) << vrow["id"];
+    const Sized& s = at->second;
+    SCOPED_TRACE(s.d.variant + " on " + s.d.device + " (validate)");
+    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib") && vrow["fields"].contains("kv_cache_tokens"))
+        << vrow.dump().substr(0, 400);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), s.weights_gib);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), s.available_kv_gib);
+    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), s.kv_cache_tokens);
+    bool named = false;
+    for (const auto& a : vrow["assumptions"])
+      named |= a.get<std::string>().find("read as variant " + s.d.variant + " ") != std::string::npos ||
+               (own_descriptor &&
+                a.get<std::string>().find("own descriptor (catalog:" + s.d.model + ") is kept, variant " + s.d.variant + " (") != std::string::npos);
+    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+  }
+}
+
+}  // namespace
+
 // For each deployment: the plan (--variant, 16,384 tokens) picks the layout; fit with that variant and layout,
 // and a validate case naming the variant in free text, then give the same weights per device, available KV and
 // KV tokens as the plan's row, and validate names the variant it read. Every family here was untested before;
@@ -94,6 +133,8 @@ const std::vector<Deployment>& unservable_deployments() {
 TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
   const std::string dir = pftest::scratch_dir("variant-agree11");
   std::set<std::string> families;
+  std::string cases;                   // one validate case per deployment, validated together below (one run of the binary)
+  std::map<std::string, Sized> sized;  // case id -> what fit and plan gave
   for (const auto& d : deployments()) {
     SCOPED_TRACE(d.variant + " on " + d.device);
     families.insert(d.variant);
@@ -114,29 +155,18 @@ TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
     EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
     EXPECT_EQ(f["settings"]["quantization"], row["quantization"]);
 
-    const std::string file = dir + "/" + d.variant + "-" + d.device + ".jsonl";
-    std::ofstream(file) << Json({{"id", "agree-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
-                                 {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
-                                 {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
-                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
-                                  .dump()
-                           << "\n";
-    const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
-    const Json j = json_of(v);
-    ASSERT_FALSE(j["rows"].empty()) << v.out.substr(0, 400);
-    const Json& vrow = j["rows"][0];
-    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib") && vrow["fields"].contains("kv_cache_tokens"))
-        << vrow.dump().substr(0, 400);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
-    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
-    bool named = false;
-    // A base config reads the text as the variant; a checkpoint that is the variant (gpt-oss's MXFP4) keeps its own descriptor.
-    for (const auto& a : vrow["assumptions"])
-      named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos ||
-               a.get<std::string>().find("own descriptor (catalog:" + d.model + ") is kept, variant " + d.variant + " (") != std::string::npos;
-    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+    const std::string id = "agree-" + d.variant + "-" + d.device;
+    sized[id] = {d, fit_weights, fit_available, row["kv_cache_tokens"].get<int64_t>()};
+    cases += Json({{"id", id}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                   {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
+                   {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                   {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                 .dump() +
+             "\n";
   }
+  ASSERT_EQ(sized.size(), deployments().size());
+  // A base config reads the text as the variant; a checkpoint that is the variant (gpt-oss's MXFP4) keeps its own descriptor.
+  expect_validate_sizes_as_fit(dir + "/agree.jsonl", cases, sized, true);
   // With test_variant_validate.cpp's (w8a8, awq, fp8_tensor, w4a8_dynamic, w4a16), every variant of the list but the
   // GGUF presets and bf16 is covered.
   for (const char* covered : {"w8a8", "awq", "fp8_tensor", "w4a8_dynamic", "w4a16"}) families.insert(covered);
@@ -506,6 +536,8 @@ TEST(VariantAgree, Issue16_UnknownQuantizationTextInValidateIsExit2NamingCaseAnd
 // had its checkpoint) predicts too.
 TEST(VariantAgree, Issue16_FitRefusesWhatPlanRefusesAndValidateSizesTheSame) {
   const std::string dir = pftest::scratch_dir("variant-agree30");
+  std::string cases;                   // validated together below, as in Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily
+  std::map<std::string, Sized> sized;
   for (const auto& d : unservable_deployments()) {
     SCOPED_TRACE(d.variant + " on " + d.device);
     const auto plan = pftest::run_cli("plan " + d.model + " --devices " + d.device + " --context 16384 --variant " + d.variant + " --json", {.with_stderr = false});
@@ -532,22 +564,15 @@ TEST(VariantAgree, Issue16_FitRefusesWhatPlanRefusesAndValidateSizesTheSame) {
     EXPECT_DOUBLE_EQ(fit_available, row["available_kv_gib"].get<double>());
     EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
 
-    const std::string file = dir + "/" + d.variant + "-" + d.device + ".jsonl";
-    std::ofstream(file) << Json({{"id", "agree30-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
-                                 {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
-                                 {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
-                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
-                                  .dump()
-                           << "\n";
-    const Json j = json_of(pftest::run_cli("validate " + file + " --json", {.with_stderr = false}));
-    ASSERT_FALSE(j["rows"].empty());
-    const Json& vrow = j["rows"][0];
-    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib")) << vrow.dump().substr(0, 400);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
-    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
-    bool named = false;
-    for (const auto& a : vrow["assumptions"]) named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos;
-    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+    const std::string id = "agree30-" + d.variant + "-" + d.device;
+    sized[id] = {d, fit_weights, fit_available, row["kv_cache_tokens"].get<int64_t>()};
+    cases += Json({{"id", id}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                   {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
+                   {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                   {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                 .dump() +
+             "\n";
   }
+  ASSERT_EQ(sized.size(), unservable_deployments().size());
+  expect_validate_sizes_as_fit(dir + "/agree30.jsonl", cases, sized, false);
 }
