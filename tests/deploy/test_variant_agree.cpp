@@ -6,14 +6,22 @@
 // its prepare step writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
-#include "base/json_util.hpp"
+#include "../plan/plan_catalogs.hpp"
 #include "../variant_support.hpp"
+#include "base/json_util.hpp"
+#include "model/architecture_traits.hpp"
+#include "model/model_catalog.hpp"
+#include "plan/dp_ep.hpp"
+#include "plan/planner.hpp"
+#include "report/render_plan.hpp"
 
 using namespace preflight;
 using pftest::json_of, pftest::term_gib;
@@ -79,6 +87,45 @@ const std::vector<Deployment>& unservable_deployments() {
 
 }  // namespace
 
+namespace {
+
+// What fit and plan gave for one deployment: the figures its validate case must predict.
+struct Sized {
+  Deployment d;
+  double weights_gib = 0, available_kv_gib = 0;
+  int64_t kv_cache_tokens = 0;
+};
+
+// `validate FILE --json` of `cases` (one JSONL line per entry of `sized`, keyed by case id), one run of the binary: each
+// case predicts fit's weights per device and available KV and the plan's KV tokens (`tokens`: where the case reaches
+// them), and names the variant it read the case's `quantization` text as (`own_descriptor`: or a checkpoint that is the
+// variant keeps its own descriptor).
+void expect_validate_sizes_as_fit(const std::string& file, const std::string& cases, const std::map<std::string, Sized>& sized, bool own_descriptor) {
+  std::ofstream(file) << cases;
+  const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
+  const Json j = json_of(v);
+  ASSERT_EQ(j["rows"].size(), sized.size()) << v.out.substr(0, 400);
+  for (const Json& vrow : j["rows"]) {
+    const auto at = sized.find(vrow["id"].get<std::string>());
+    ASSERT_NE(at, sized.end()) << vrow["id"];
+    const Sized& s = at->second;
+    SCOPED_TRACE(s.d.variant + " on " + s.d.device + " (validate)");
+    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib") && vrow["fields"].contains("kv_cache_tokens"))
+        << vrow.dump().substr(0, 400);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), s.weights_gib);
+    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), s.available_kv_gib);
+    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), s.kv_cache_tokens);
+    bool named = false;
+    for (const auto& a : vrow["assumptions"])
+      named |= a.get<std::string>().find("read as variant " + s.d.variant + " ") != std::string::npos ||
+               (own_descriptor &&
+                a.get<std::string>().find("own descriptor (catalog:" + s.d.model + ") is kept, variant " + s.d.variant + " (") != std::string::npos);
+    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+  }
+}
+
+}  // namespace
+
 // For each deployment: the plan (--variant, 16,384 tokens) picks the layout; fit with that variant and layout,
 // and a validate case naming the variant in free text, then give the same weights per device, available KV and
 // KV tokens as the plan's row, and validate names the variant it read. Every family here was untested before;
@@ -86,6 +133,8 @@ const std::vector<Deployment>& unservable_deployments() {
 TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
   const std::string dir = pftest::scratch_dir("variant-agree11");
   std::set<std::string> families;
+  std::string cases;                   // one validate case per deployment, validated together below (one run of the binary)
+  std::map<std::string, Sized> sized;  // case id -> what fit and plan gave
   for (const auto& d : deployments()) {
     SCOPED_TRACE(d.variant + " on " + d.device);
     families.insert(d.variant);
@@ -106,29 +155,18 @@ TEST(VariantAgree, Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily) {
     EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
     EXPECT_EQ(f["settings"]["quantization"], row["quantization"]);
 
-    const std::string file = dir + "/" + d.variant + "-" + d.device + ".jsonl";
-    std::ofstream(file) << Json({{"id", "agree-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
-                                 {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
-                                 {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
-                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
-                                  .dump()
-                           << "\n";
-    const auto v = pftest::run_cli("validate " + file + " --json", {.with_stderr = false});
-    const Json j = json_of(v);
-    ASSERT_FALSE(j["rows"].empty()) << v.out.substr(0, 400);
-    const Json& vrow = j["rows"][0];
-    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib") && vrow["fields"].contains("kv_cache_tokens"))
-        << vrow.dump().substr(0, 400);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
-    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
-    bool named = false;
-    // A base config reads the text as the variant; a checkpoint that is the variant (gpt-oss's MXFP4) keeps its own descriptor.
-    for (const auto& a : vrow["assumptions"])
-      named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos ||
-               a.get<std::string>().find("own descriptor (catalog:" + d.model + ") is kept, variant " + d.variant + " (") != std::string::npos;
-    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+    const std::string id = "agree-" + d.variant + "-" + d.device;
+    sized[id] = {d, fit_weights, fit_available, row["kv_cache_tokens"].get<int64_t>()};
+    cases += Json({{"id", id}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                   {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
+                   {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                   {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                 .dump() +
+             "\n";
   }
+  ASSERT_EQ(sized.size(), deployments().size());
+  // A base config reads the text as the variant; a checkpoint that is the variant (gpt-oss's MXFP4) keeps its own descriptor.
+  expect_validate_sizes_as_fit(dir + "/agree.jsonl", cases, sized, true);
   // With test_variant_validate.cpp's (w8a8, awq, fp8_tensor, w4a8_dynamic, w4a16), every variant of the list but the
   // GGUF presets and bf16 is covered.
   for (const char* covered : {"w8a8", "awq", "fp8_tensor", "w4a8_dynamic", "w4a16"}) families.insert(covered);
@@ -274,8 +312,9 @@ struct StartCheck {
   void check(const Json& row, const std::string& platform) {
     ++rows;
     const std::string model = row["model"], vid = row.value("variant_id", ""), serve = row["launch"]["serve"], ck = row["launch"]["checkpoint"];
+    static const std::regex quantization_flag("--quantization (\\S+)");  // compiled once: 23,000 rows (ci35)
     std::smatch q;
-    const std::string flag = std::regex_search(serve, q, std::regex("--quantization (\\S+)")) ? q[1].str() : "";
+    const std::string flag = std::regex_search(serve, q, quantization_flag) ? q[1].str() : "";
     const std::string where = model + " (" + vid + ") on " + row["device"].get<std::string>() + ": " + serve.substr(0, 160);
     std::vector<std::string> commands, comments;
     for (const auto& p : row["launch"]["prepare"]) {
@@ -316,10 +355,71 @@ struct StartCheck {
   }
 };
 
+// The catalogue `plan --device D` sizes (cli/cmd_plan.cpp, catalogue_models): every model but the speculative drafter
+// heads (traits.json speculative_drafter), which vLLM serves only beside a target.
+std::vector<model::ModelSpec> plan_device_models() {
+  return model::builtin_model_specs(
+      [](const model::CatalogModel& m) {
+        const Json& a = m.config.is_object() && m.config.contains("architectures") ? m.config["architectures"] : Json();
+        const model::ArchitectureTraits* t = a.is_array() && !a.empty() && a[0].is_string() ? model::find_builtin_traits(a[0].get<std::string>()) : nullptr;
+        return !(t && t->speculative_drafter);
+      },
+      0);
+}
+
+// `plan --device D --num-devices N [--variant V] --json` for every device of `devices` and N of `counts`, in this process
+// (ci35: 364 processes of the binary took 320 s of the sanitizer suite): the plan cmd_plan makes without flags (the
+// catalogue above, no targets but one request at a time, every row's detail, the DP+EP rows above one card), over the
+// devices together (plan::plan_for_devices, which gives each device what plan_for_device gives it alone:
+// Planner.Issue19_WholeCatalogueTogetherEqualsEachDeviceAlone), written by plan --json's writer (report::render_plan_json)
+// and read back. `each` gets the device, N and the JSON document. The host CPU ("cpu") goes through the binary: its memory
+// is what the host has free when the command runs (cmd_plan's host_memory). The binary's rows are the same as these:
+// Issue16_EveryPlanJsonRowServesWhatItNames compares them on some devices.
+void for_each_plan_json(const std::vector<model::ModelSpec>& models, const std::vector<device::DeviceSpec>& devices, const std::vector<int64_t>& counts,
+                        const std::string& variant, const std::function<void(const std::string&, int64_t, const Json&)>& each) {
+  std::vector<device::DeviceSpec> cards;
+  for (const auto& d : devices)
+    if (d.id != "cpu") cards.push_back(d);
+  plan::PlanInputs in = test::catalogs().inputs();
+  in.variant = variant;
+  in.detail = plan::RowDetail::every_row;
+  const plan::PlanTargets t;
+  auto plans = plan::plan_for_devices(models, cards, counts, in, t, 0);
+  ASSERT_EQ(plans.size(), cards.size() * counts.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    plan::DevicePlan& p = plans[i];
+    if (p.num_devices > 1) plan::add_dp_ep_rows_for_device(p.result, models, cards[i / counts.size()], in, t);
+    const auto text = report::render_plan_json(p.result, "what " + std::to_string(p.num_devices) + " x " + p.device_id + " runs");
+    ASSERT_TRUE(text.has_value()) << p.device_id;
+    auto j = parse_json(*text, "plan --json");
+    ASSERT_TRUE(j.has_value()) << p.device_id;
+    p.result = {};  // freed as it goes: the whole catalogue's rows, each with its start commands, are large under the sanitizers
+    each(p.device_id, p.num_devices, *j);
+  }
+  for (const auto& d : devices)
+    if (d.id == "cpu")
+      for (const int64_t n : counts)
+        each(d.id, n,
+             json_of(pftest::run_cli("plan --device cpu --num-devices " + std::to_string(n) + (variant.empty() ? "" : " --variant " + variant) + " --json",
+                                     {.with_stderr = false})));
+}
+
+// The rows of `plan --device D --num-devices N [--variant V] --json` as the binary prints them equal those of
+// for_each_plan_json: the same recommended and rejected rows, member for member.
+void expect_binary_rows(const std::string& device, int64_t n, const std::string& variant, const Json& in_process) {
+  const Json cli = json_of(pftest::run_cli("plan --device " + device + " --num-devices " + std::to_string(n) + (variant.empty() ? "" : " --variant " + variant) + " --json",
+                                           {.with_stderr = false}));
+  for (const char* rows : {"recommended", "rejected"}) {
+    ASSERT_TRUE(cli.contains(rows) && in_process.contains(rows)) << device << " x" << n << " " << variant;
+    EXPECT_EQ(cli[rows].size(), in_process[rows].size()) << rows << " of " << device << " x" << n << " " << variant;
+    for (size_t i = 0; i < std::min(cli[rows].size(), in_process[rows].size()); ++i)
+      EXPECT_EQ(cli[rows][i], in_process[rows][i]) << rows << "[" << i << "] of " << device << " x" << n << " " << variant;
+  }
+}
+
 std::string platform_of(const std::string& device) {
-  const Json devices = data_file("data/devices/devices.json");
-  for (const auto& d : devices["devices"])
-    if (d["id"] == device) return d["platform"].get<std::string>();
+  for (const auto& d : test::catalogs().devices.devices)
+    if (d.id == device) return d.platform;
   return "";
 }
 
@@ -336,15 +436,22 @@ std::string platform_of(const std::string& device) {
 // FP8 files as per-tensor, and gptq, gptq_int8, ct_w8a8_int8, ct_w8a16, fp8_channel and ct_nvfp4 had no recipe.
 TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
   StartCheck s;
-  const Json devices = data_file("data/devices/devices.json");
-  for (const auto& d : devices["devices"]) {
-    const std::string device = d["id"], platform = d["platform"];
-    for (const char* n : {"1", "8"}) {
-      const auto r = pftest::run_cli("plan --device " + device + " --num-devices " + n + " --json", {.with_stderr = false});
-      const Json p = json_of(r);
-      for (const auto& row : p["recommended"]) s.check(row, platform);
+  const auto models = plan_device_models();
+  const auto& devices = test::catalogs().devices.devices;
+  // The binary prints the same rows: a card whose fit the plan copies from another (H100-PCIe from H100-SXM), an NPU
+  // with its DP+EP rows (910B4 x 8), and with --variant below.
+  const std::set<std::pair<std::string, int64_t>> through_binary = {{"H100-PCIe", 1}, {"910B4", 8}};
+  size_t plans = 0, compared = 0;
+  for_each_plan_json(models, devices, {1, 8}, "", [&](const std::string& device, int64_t n, const Json& p) {
+    ++plans;
+    for (const auto& row : p["recommended"]) s.check(row, platform_of(device));
+    if (through_binary.count({device, n})) {
+      ++compared;
+      expect_binary_rows(device, n, "", p);
     }
-  }
+  });
+  EXPECT_EQ(plans, devices.size() * 2);
+  EXPECT_EQ(compared, through_binary.size());
   EXPECT_GE(s.rows, 2000u) << "the sweep found too few rows to mean anything";
   EXPECT_EQ(s.total(), 0u) << s.summary();
   EXPECT_TRUE(s.gaps.empty()) << "a default plan row with no command producing its checkpoint";
@@ -352,22 +459,23 @@ TEST(VariantAgree, Issue16_EveryPlanJsonRowServesWhatItNames) {
 
   StartCheck v;
   std::map<std::string, size_t> no_command;  // rejected rows "no start command: ..." / the engine's TP message, per variant
-  for (const std::string device : {"H100-SXM", "B200", "910B4"}) {
-    const std::string platform = platform_of(device);
-    for (const auto& variant : v.variants) {
-      const std::string id = variant["id"];
-      if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
-      for (const char* n : {"1", "8"}) {
-        const auto r = pftest::run_cli("plan --device " + device + " --num-devices " + n + " --variant " + id + " --json", {.with_stderr = false});
-        const Json p = json_of(r);
-        for (const auto& row : p["recommended"]) v.check(row, platform);
-        for (const auto& row : p["rejected"]) {
-          const std::string reason = row["reason"];
-          if (reason.rfind("no start command: ", 0) == 0 || reason.find("Prequant BitsAndBytes") != std::string::npos) ++no_command[id + " on " + platform];
-        }
+  const std::vector<device::DeviceSpec> cards = {test::dev("H100-SXM"), test::dev("B200"), test::dev("910B4")};
+  size_t variant_plans = 0;
+  for (const auto& variant : v.variants) {
+    const std::string id = variant["id"];
+    if (id == "bf16" || id.rfind("gguf_", 0) == 0) continue;
+    for_each_plan_json(models, cards, {1, 8}, id, [&](const std::string& device, int64_t n, const Json& p) {
+      ++variant_plans;
+      const std::string platform = platform_of(device);
+      for (const auto& row : p["recommended"]) v.check(row, platform);
+      for (const auto& row : p["rejected"]) {
+        const std::string reason = row["reason"];
+        if (reason.rfind("no start command: ", 0) == 0 || reason.find("Prequant BitsAndBytes") != std::string::npos) ++no_command[id + " on " + platform];
       }
-    }
+      if (device == "B200" && n == 8 && id == "modelopt_nvfp4") expect_binary_rows(device, n, id, p);
+    });
   }
+  EXPECT_GE(variant_plans, 20u * cards.size() * 2);
   EXPECT_GE(v.rows, 3000u);
   EXPECT_EQ(v.total(), 0u) << v.summary();
   // h-quant13: no recommended row is left without a command that produces its checkpoint. Before, the 8-card sweep
@@ -429,6 +537,8 @@ TEST(VariantAgree, Issue16_UnknownQuantizationTextInValidateIsExit2NamingCaseAnd
 // had its checkpoint) predicts too.
 TEST(VariantAgree, Issue16_FitRefusesWhatPlanRefusesAndValidateSizesTheSame) {
   const std::string dir = pftest::scratch_dir("variant-agree30");
+  std::string cases;                   // validated together below, as in Issue16_FitValidateAndPlanAgreeOnEveryOtherFamily
+  std::map<std::string, Sized> sized;
   for (const auto& d : unservable_deployments()) {
     SCOPED_TRACE(d.variant + " on " + d.device);
     const auto plan = pftest::run_cli("plan " + d.model + " --devices " + d.device + " --context 16384 --variant " + d.variant + " --json", {.with_stderr = false});
@@ -455,22 +565,15 @@ TEST(VariantAgree, Issue16_FitRefusesWhatPlanRefusesAndValidateSizesTheSame) {
     EXPECT_DOUBLE_EQ(fit_available, row["available_kv_gib"].get<double>());
     EXPECT_EQ(f["kv_cache"]["tokens"].get<int64_t>(), row["kv_cache_tokens"].get<int64_t>());
 
-    const std::string file = dir + "/" + d.variant + "-" + d.device + ".jsonl";
-    std::ofstream(file) << Json({{"id", "agree30-" + d.variant}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
-                                 {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
-                                 {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
-                                 {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
-                                  .dump()
-                           << "\n";
-    const Json j = json_of(pftest::run_cli("validate " + file + " --json", {.with_stderr = false}));
-    ASSERT_FALSE(j["rows"].empty());
-    const Json& vrow = j["rows"][0];
-    ASSERT_TRUE(vrow["fields"].contains("weights_gib") && vrow["fields"].contains("available_kv_gib")) << vrow.dump().substr(0, 400);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["weights_gib"]["predicted"].get<double>(), fit_weights);
-    EXPECT_DOUBLE_EQ(vrow["fields"]["available_kv_gib"]["predicted"].get<double>(), fit_available);
-    EXPECT_EQ(static_cast<int64_t>(vrow["fields"]["kv_cache_tokens"]["predicted"].get<double>()), row["kv_cache_tokens"].get<int64_t>());
-    bool named = false;
-    for (const auto& a : vrow["assumptions"]) named |= a.get<std::string>().find("read as variant " + d.variant + " ") != std::string::npos;
-    EXPECT_TRUE(named) << vrow["assumptions"].dump().substr(0, 400);
+    const std::string id = "agree30-" + d.variant + "-" + d.device;
+    sized[id] = {d, fit_weights, fit_available, row["kv_cache_tokens"].get<int64_t>()};
+    cases += Json({{"id", id}, {"engine", d.engine}, {"device", d.device}, {"num_devices", n}, {"model", d.model},
+                   {"quantization", d.text}, {"tensor_parallel_size", row["tensor_parallel_size"]},
+                   {"pipeline_parallel_size", row["pipeline_parallel_size"]}, {"max_model_len", 16384}, {"weights_gib", 1.0},
+                   {"available_kv_gib", 1.0}, {"kv_cache_tokens", 1}})
+                 .dump() +
+             "\n";
   }
+  ASSERT_EQ(sized.size(), unservable_deployments().size());
+  expect_validate_sizes_as_fit(dir + "/agree30.jsonl", cases, sized, false);
 }

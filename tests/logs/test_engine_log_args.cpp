@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -323,28 +324,28 @@ TEST(LogsCli, Issue15_PerTermRowsPrintedVersusPredicted) {
 // (vllm@0.28-0.30) and validate of its case took vllm@0.8-0.9.1, dated by the case notes (the file name they carry).
 TEST(LogsCli, Misc21_LogsAndValidateOfItsCaseSelectOneProfile) {
   const std::string dir = pftest::scratch_dir("misc21-logs");
-  auto profiles = [&](const std::string& log, const std::string& device) {
-    const std::string models = " --models " + pftest::shared_path("models");
-    const auto j = nlohmann::json::parse(pftest::run_cli("logs " + log + " --device " + device + models + " --json", {.with_stderr = false}).out,
-                                         nullptr, false);
-    const std::string cases = dir + "/case.jsonl";
-    std::ofstream(cases) << pftest::run_cli("logs " + log + " --device " + device + models + " --emit-case", {.with_stderr = false}).out;
-    const auto v = nlohmann::json::parse(run("validate " + cases + models + " --json").out, nullptr, false);
-    const std::string logs_profile = j.contains("engine_resolution") ? j["engine_resolution"]["profile"].get<std::string>() : "";
-    const std::string case_profile = v.contains("rows") && !v["rows"].empty() ? v["rows"][0]["engine"].get<std::string>() : "";
-    return std::pair{logs_profile, case_profile};
+  const std::string models = " --models " + pftest::shared_path("models");
+  // Per log: the profile `logs --json` resolved, and the case `logs --emit-case` writes (its id names the log file).
+  struct Read {
+    std::string log, logs_profile, case_id;
   };
-  int compared = 0;
+  std::vector<Read> reads;
+  std::set<std::string> ids;
+  std::string cases;
+  auto read_log = [&](const std::string& log, const std::string& device) {
+    const auto j = nlohmann::json::parse(pftest::run_cli("logs " + log + " --device " + device + models + " --json", {.with_stderr = false}).out, nullptr, false);
+    const std::string emitted = pftest::run_cli("logs " + log + " --device " + device + models + " --emit-case", {.with_stderr = false}).out;
+    const auto c = nlohmann::json::parse(emitted, nullptr, false);
+    reads.push_back({log, j.contains("engine_resolution") ? j["engine_resolution"]["profile"].get<std::string>() : "",
+                     c.is_object() && c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : ""});
+    EXPECT_TRUE(reads.back().case_id.empty() || ids.insert(reads.back().case_id).second) << "two logs emit case " << reads.back().case_id;
+    cases += emitted;
+  };
   for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/logs")) {
     if (entry.path().extension() != ".log") continue;
     const std::string text = pftest::read_all(entry.path().string());
-    const std::string device = text.find("ascend") != std::string::npos || text.find("Ascend") != std::string::npos ? "910B3" : "H100";
-    const auto [logs_profile, case_profile] = profiles(entry.path().string(), device);
-    if (logs_profile.empty()) continue;  // no prediction for this log (no model or no memory line)
-    EXPECT_EQ(logs_profile, case_profile) << entry.path();
-    ++compared;
+    read_log(entry.path().string(), text.find("ascend") != std::string::npos || text.find("Ascend") != std::string::npos ? "910B3" : "H100");
   }
-  EXPECT_GE(compared, 5);
   // A log that prints no version, in a file whose name states one.
   std::string undated;
   std::istringstream lines(pftest::read_all(k_synthetic + "/none.1.log"));
@@ -356,9 +357,27 @@ TEST(LogsCli, Misc21_LogsAndValidateOfItsCaseSelectOneProfile) {
   ASSERT_EQ(undated.find("0.10.1"), std::string::npos);
   const std::string named = dir + "/qwen3-vllm-v0.9.1-run.log";
   std::ofstream(named) << undated;
-  const auto [logs_profile, case_profile] = profiles(named, "H100");
-  EXPECT_EQ(logs_profile, "vllm@0.8-0.9.1");
-  EXPECT_EQ(case_profile, "vllm@0.8-0.9.1");
+  read_log(named, "H100");
+  // Every emitted case validated in one run of the binary (ci35: one run per case before); each case is validated alone,
+  // its row found by its id. A case validate skips (no model here) has no row: its profile is "".
+  const std::string file = dir + "/cases.jsonl";
+  std::ofstream(file) << cases;
+  const auto v = nlohmann::json::parse(run("validate " + file + models + " --json").out, nullptr, false);
+  ASSERT_TRUE(v.contains("rows")) << "validate of the emitted cases";
+  std::map<std::string, std::string> case_profile;
+  for (const auto& row : v["rows"]) case_profile[row["id"].get<std::string>()] = row["engine"].get<std::string>();
+  int compared = 0;
+  for (const Read& r : reads) {
+    if (r.log == named) {
+      EXPECT_EQ(r.logs_profile, "vllm@0.8-0.9.1");
+      EXPECT_EQ(case_profile[r.case_id], "vllm@0.8-0.9.1");
+      continue;
+    }
+    if (r.logs_profile.empty()) continue;  // no prediction for this log (no model or no memory line)
+    EXPECT_EQ(r.logs_profile, case_profile[r.case_id]) << r.log;
+    ++compared;
+  }
+  EXPECT_GE(compared, 5);
 }
 
 // Issue 15 (ux28): a log excerpt without its engine-args line (vllm-ascend #10122's quoted worker line) gives a case

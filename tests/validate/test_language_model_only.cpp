@@ -116,7 +116,7 @@ TEST(LanguageModelOnly, Issue15_ReadBackFromTheLog) {
 // Qwen/Qwen3.6-27B that its printed "Checkpoint size: 18.29 GiB" matches), and the NVFP4 run, which started, is
 // predicted to start (with nvidia's mixed FP8/NVFP4 checkpoint and the tower it was predicted not to fit).
 TEST(LanguageModelOnly, Issue15_PublicTextOnlyRunsLoadWithoutTheTower) {
-  auto r = pftest::validate_public_evidence();
+  auto r = pftest::validate_public_evidence([](const std::string& id) { return id.rfind("pub-p2pbench-qwen36-27b", 0) == 0; });
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   int checked = 0;
   for (const auto& row : r->rows) {
