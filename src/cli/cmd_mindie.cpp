@@ -247,7 +247,7 @@ std::string render_beside_memory(const Expected<estimate::FitEstimate>& v, const
 
 // One line: vLLM-Ascend's decode speed at MindIE's points, and MindIE's speed as a multiple of it.
 std::string render_beside(const estimate::SpeedEstimate& m, const estimate::SpeedEstimate& v) {
-  std::string out = fmt::format("  beside vLLM-Ascend ({}/{} speed profile, same cards, context and streams):", v.engine, v.platform);
+  std::string out = fmt::format("  beside vLLM-Ascend ({}/{} speed profile, same cards, context and streams):", v.engine.str(), v.platform.str());
   for (size_t i = 0; i < v.points.size(); ++i) {
     const auto& p = v.points[i];
     const double ratio = i < m.points.size() && p.per_stream_tokens_per_s > 0 ? m.points[i].per_stream_tokens_per_s / p.per_stream_tokens_per_s : 0;
