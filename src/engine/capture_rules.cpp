@@ -9,10 +9,8 @@
 
 namespace preflight::engine {
 
-namespace {
-
-Expected<EngineProfile::VersionRule> capture_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
-                                                        const std::vector<std::string>& extra) {
+Expected<EngineProfile::VersionRule> read_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
+                                                     const std::vector<std::string>& extra) {
   std::vector<std::string> allowed = {"version_min", "version_max", "source"};
   allowed.insert(allowed.end(), extra.begin(), extra.end());
   PF_TRY(keys, c.only_keys(allowed));
@@ -23,11 +21,13 @@ Expected<EngineProfile::VersionRule> capture_rule_range(const JsonObject& c, con
   return EngineProfile::VersionRule{range->first, range->second, src};
 }
 
+namespace {
+
 Expected<std::optional<EngineProfile::VersionRule>> optional_capture_rule(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key) {
   const Json* j = r.find(key);
   if (!j || j->is_null()) return std::optional<EngineProfile::VersionRule>();
   if (!j->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: %s must be an object", origin.c_str(), id.c_str(), key.c_str()), origin);
-  PF_TRY(rule, capture_rule_range(JsonObject(*j, origin, "profiles[" + id + "]." + key), origin, id, key, {}));
+  PF_TRY(rule, read_rule_range(JsonObject(*j, origin, "profiles[" + id + "]." + key), origin, id, key, {}));
   return std::optional<EngineProfile::VersionRule>(rule);
 }
 
@@ -67,7 +67,7 @@ Expected<CaptureRules> parse_capture_rules(const JsonObject& r, const std::strin
   for (const auto& item : *sizes) {
     if (!item.is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: %s: expected objects", origin.c_str(), id.c_str(), key.c_str()), origin);
     const JsonObject s(item, origin, "profiles[" + id + "]." + key + "[]");
-    PF_TRY(rule, capture_rule_range(s, origin, id, key, {"max_capture_size", "architectures"}));
+    PF_TRY(rule, read_rule_range(s, origin, id, key, {"max_capture_size", "architectures"}));
     PF_TRY(tokens, s.int_("max_capture_size"));
     CaptureRules::ModelCaptureSize m{tokens, {}, rule};
     const Json* archs = s.find("architectures");

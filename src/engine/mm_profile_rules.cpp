@@ -12,18 +12,6 @@ namespace preflight::engine {
 
 namespace {
 
-Expected<EngineProfile::VersionRule> mm_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
-                                                   const std::vector<std::string>& extra) {
-  std::vector<std::string> allowed = {"version_min", "version_max", "source"};
-  allowed.insert(allowed.end(), extra.begin(), extra.end());
-  PF_TRY(keys, c.only_keys(allowed));
-  (void)keys;
-  PF_TRY(range, read_version_range(c));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
-  PF_TRY(src, read_source_field(c, "source", origin));
-  return EngineProfile::VersionRule{range->first, range->second, src};
-}
-
 Expected<const Json*> mm_rule_list(const JsonObject& r, const std::string& origin, const std::string& id, const std::string& key) {
   const Json* list = r.find(key);
   if (!list || list->is_null()) return static_cast<const Json*>(nullptr);
@@ -39,7 +27,7 @@ Status parse_video_placeholders(const JsonObject& r, const std::string& origin, 
   if (!list) return Ok{};
   for (const auto& item : *list) {
     const JsonObject s(item, origin, "profiles[" + id + "]." + key + "[]");
-    PF_TRY(rule, mm_rule_range(s, origin, id, key, {"tokens_per_embed", "max_frames_per_video", "video_max_pixels", "video_min_pixels", "architectures"}));
+    PF_TRY(rule, read_rule_range(s, origin, id, key, {"tokens_per_embed", "max_frames_per_video", "video_max_pixels", "video_min_pixels", "architectures"}));
     PF_TRY(per_embed, s.number("tokens_per_embed"));
     PF_TRY(frames, s.int_("max_frames_per_video"));
     PF_TRY(max_px, s.int_("video_max_pixels"));
@@ -66,7 +54,7 @@ Status parse_output_padding(const JsonObject& r, const std::string& origin, cons
   if (!list) return Ok{};
   for (const auto& item : *list) {
     const JsonObject s(item, origin, "profiles[" + id + "]." + key + "[]");
-    PF_TRY(rule, mm_rule_range(s, origin, id, key, {"pad_to"}));
+    PF_TRY(rule, read_rule_range(s, origin, id, key, {"pad_to"}));
     PF_TRY(to, s.string("pad_to"));
     if (to != "budget" && to != "item")
       return make_error(ErrorKind::corrupt, format("%s: %s: %s: pad_to must be budget or item, found %s", origin.c_str(), id.c_str(), key.c_str(), to.c_str()), origin);

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 #include "base/json_util.hpp"
@@ -19,5 +20,11 @@ Expected<std::string> read_source_field(const JsonObject& r, const std::string& 
 
 // A workspace record's version_min / version_max ("bad version range", named at version_min) and its version_source.
 Expected<EngineProfile::VersionRule> read_counted_versions(const JsonObject& r, const std::string& origin);
+
+// A profile's rule object (engines.json profiles[id].<key>, or one item of a rule list): its version_min / version_max
+// ("<origin>: <id>: <key>: bad version range"), its source, and no keys but those and `extra`. The capture, sampler
+// warm-up and multimodal profile-run rules read theirs with it.
+Expected<EngineProfile::VersionRule> read_rule_range(const JsonObject& c, const std::string& origin, const std::string& id, const std::string& key,
+                                                     const std::vector<std::string>& extra);
 
 }  // namespace preflight::engine
