@@ -8,7 +8,8 @@
 
 namespace preflight::deploy {
 
-Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, std::vector<std::string>& assumptions) {
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
+                                std::vector<std::string>& assumptions) {
   if (!f.speculative_config || (profile.engine != "vllm" && profile.engine != "vllm-ascend")) return Ok{};
   const auto& catalog = engine::shipped_speculative_methods();
   if (!catalog) return catalog.error();
@@ -19,7 +20,7 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
     if (word.rfind("--", 0) == 0) flags.push_back(word);
   for (const std::string& why : {engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::argparse),
                                  engine::speculative_method_refusal(*catalog, profile.engine, version, text, model_type),
-                                 engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config)})
+                                 engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config, target_tp)})
     if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const Json config = Json::parse(text, nullptr, false);
   const engine::SpeculativeMethodList* list = engine::speculative_method_list(*catalog, profile.engine, version);

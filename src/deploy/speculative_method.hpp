@@ -16,6 +16,8 @@ namespace preflight::deploy {
 // literal_error from 0.9.1 for a name the version's list lacks, V0's-era ValueError before 0.11.0 for an MTP draft
 // without "model" on a target that has none); a model-specific MTP name the version rewrites to "mtp" is said in
 // `assumptions`. Ok without --speculative-config or for other engines; the shipped file's load error otherwise.
-Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, std::vector<std::string>& assumptions);
+// specdraft35: `target_tp` is the deployment's tensor_parallel_size, which a draft_tensor_parallel_size other than 1 must equal.
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
+                                std::vector<std::string>& assumptions);
 
 }  // namespace preflight::deploy

@@ -46,10 +46,11 @@ const OwnMtpTarget* own_target(const SpeculativeMethodList& list, const std::str
 
 bool mtp_name(const std::string& method) { return method == "mtp" || (method.size() > 4 && method.compare(method.size() - 4, 4, "_mtp") == 0); }
 
-// The file's optional "value_checks": [{id, key, flag, minimum, choices, version_min, version_max, message, source}].
+// The file's optional "value_checks": [{id, key, flag, minimum, choices, or_target_tp, skip_methods, version_min, version_max,
+// message, source}].
 Status read_value_checks(const JsonObject& top, const std::string& origin, SpeculativeMethodCatalog& out) {
   if (!top.has("value_checks")) return Ok{};
-  return for_each_record(top, origin, "value_checks", "id", {"id", "key", "flag", "minimum", "choices", "version_min", "version_max", "message", "source"},
+  return for_each_record(top, origin, "value_checks", "id", {"id", "key", "flag", "minimum", "choices", "or_target_tp", "skip_methods", "version_min", "version_max", "message", "source"},
                          [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     SpeculativeValueCheck c;
     c.id = id;
@@ -61,6 +62,10 @@ Status read_value_checks(const JsonObject& top, const std::string& origin, Specu
     c.minimum = minimum;
     PF_TRY(choices, string_list(r.find("choices"), where + ".choices", origin));
     c.choices = std::move(choices);
+    PF_TRY(or_target_tp, r.opt_bool("or_target_tp"));
+    c.or_target_tp = or_target_tp.value_or(false);
+    PF_TRY(skip_methods, string_list(r.find("skip_methods"), where + ".skip_methods", origin));
+    c.skip_methods = std::move(skip_methods);
     for (const auto& [name, into] : {std::pair<const char*, Version*>{"version_min", &c.version_min}, {"version_max", &c.version_max}}) {
       PF_TRY(text, r.string(name));
       const auto v = parse_version(text);
@@ -180,7 +185,8 @@ std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, 
 }
 
 std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
-                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage) {
+                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage,
+                                      int64_t target_tp) {
   if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
   const Json config = Json::parse(config_text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return "";
@@ -190,8 +196,13 @@ std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, c
     if (argparse && std::find(given_flags.begin(), given_flags.end(), c.flag) == given_flags.end()) continue;
     const auto it = config.find(c.key);
     if (it == config.end() || it->is_null()) continue;
+    const bool skipped = std::any_of(c.skip_methods.begin(), c.skip_methods.end(), [&](const std::string& m) {
+      return (config.contains("method") && config["method"] == m) || (config.contains("model") && config["model"] == m);
+    });
+    if (skipped) continue;
     const bool low = c.minimum && it->is_number() && it->get<double>() < static_cast<double>(*c.minimum);
-    const bool outside = !c.choices.empty() && std::find(c.choices.begin(), c.choices.end(), python_text(*it)) == c.choices.end();
+    const bool is_target_tp = c.or_target_tp && it->is_number_integer() && it->get<int64_t>() == target_tp;
+    const bool outside = !c.choices.empty() && !is_target_tp && std::find(c.choices.begin(), c.choices.end(), python_text(*it)) == c.choices.end();
     if (!low && !outside) continue;
     std::string message = c.message;
     message.replace(message.find("{value}"), 7, one_line(python_text(*it), 80));

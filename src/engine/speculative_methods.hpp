@@ -36,10 +36,14 @@ struct SpeculativeMethodList {
 
 // What a version raises for one speculative setting's value (the file's "value_checks"): a value below `minimum` or
 // outside `choices`, given through `flag` (argparse's refusal) or, with no flag, however given (the config's check).
+// specdraft35: `or_target_tp` also takes the target's tensor_parallel_size (draft_tensor_parallel_size from 0.6.4), and
+// a config whose method or model is in `skip_methods` (ngram, suffix, ...: no drafter of its own) is not checked.
 struct SpeculativeValueCheck {
   std::string id, key, flag;
   std::optional<int64_t> minimum;
   std::vector<std::string> choices;
+  bool or_target_tp = false;
+  std::vector<std::string> skip_methods;
   Version version_min, version_max;
   std::string message;  // "{value}": the value as Python prints it
   std::string source;
@@ -73,9 +77,11 @@ std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, 
 // anything else, or the config's own (no flag), which come after the method's check.
 enum class SpeculativeValueStage { argparse, config };
 // spec35: the first value check of `stage` for `engine_name` (vllm, vllm-ascend) at `version` that `config_text` fails,
-// its message with the value, the version and the file; "" when none. `given_flags`: the V0 flags the config came from.
+// its message with the value, the version and the file; "" when none. `given_flags`: the V0 flags the config came from;
+// `target_tp`: the target's tensor_parallel_size (vLLM's default 1), for an or_target_tp check.
 std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
-                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage);
+                                      const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage,
+                                      int64_t target_tp = 1);
 
 // The method name `method` is written as for `engine_name` at `version` on a target of `model_type`: "mtp" for any MTP
 // name where the version takes "mtp" (from 0.11.0 it rewrites its mtp_aliases to "mtp" with a deprecation warning and

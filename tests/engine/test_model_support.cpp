@@ -505,11 +505,64 @@ TEST(SpeculativeMethods, Issue16_CorruptValueChecksNameTheFileAndRecord) {
   EXPECT_TRUE(parse(R"({"id": "c", "key": "k", "minimum": 2, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})").has_value());
   for (const std::string bad : {R"({"id": "c", "key": "k", "minimum": 2, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got it", "source": "s"})",
                                 R"({"id": "c", "key": "k", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})",
-                                R"({"id": "c", "key": "k", "minimum": 2, "flag": "x", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})"}) {
+                                R"({"id": "c", "key": "k", "minimum": 2, "flag": "x", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})",
+                                R"({"id": "c", "key": "k", "choices": ["1"], "skip_methods": "ngram", "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})",
+                                R"({"id": "c", "key": "k", "choices": ["1"], "or_target_tp": 1, "version_min": "0.8.2", "version_max": "0.9.0", "message": "got {value}", "source": "s"})"}) {
     const auto parsed = parse(bad);
     ASSERT_FALSE(parsed) << bad;
     EXPECT_NE(parsed.error().describe().find("s.json: value_checks[c]"), std::string::npos) << parsed.error().describe();
   }
+}
+
+// specdraft35: a draft tensor_parallel_size vLLM refuses. vllm/config.py at v0.6.0 - v0.6.3.post1
+// (create_draft_parallel_config): 'elif speculative_draft_tensor_parallel_size != 1: raise ValueError(
+// f"{speculative_draft_tensor_parallel_size=} cannot be " f"other value than 1")'; from v0.6.4 (_verify_and_get_draft_tp,
+// vllm/config/speculative.py at v0.11.0 - v0.23.0 too): 'elif speculative_draft_tensor_parallel_size not in (1,
+// target_parallel_config.tensor_parallel_size): raise ValueError(... f"other value than 1 or target model
+// tensor_parallel_size")'. Python's f"{x=}" prints "speculative_draft_tensor_parallel_size=4". ngram (V0's "[ngram]"
+// drafter too) takes the target's parallel config ('self.draft_parallel_config = self.target_parallel_config'): no check.
+TEST(SpeculativeMethods, SpecDraft35_DraftTensorParallelSizeIsOneOrTheTargets) {
+  const auto refusal = [](const std::string& version, const std::string& config, int64_t target_tp) {
+    return speculative_value_refusal(speculative(), "vllm", v(version), config, {}, SpeculativeValueStage::config, target_tp);
+  };
+  const std::string mtp4 = R"({"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 4})";
+  const std::string refused = refusal("0.13.0", mtp4, 8);
+  EXPECT_EQ(refused.rfind("ValueError: speculative_draft_tensor_parallel_size=4 cannot be other value than 1 or target model tensor_parallel_size (vllm 0.13.0; ", 0), 0u)
+      << refused;
+  EXPECT_EQ(refusal("0.13.0", mtp4, 4), "");  // the target's own TP
+  EXPECT_EQ(refusal("0.13.0", R"({"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 1})", 8), "");
+  EXPECT_EQ(refusal("0.13.0", R"({"method": "ngram", "prompt_lookup_max": 4, "num_speculative_tokens": 1, "draft_tensor_parallel_size": 4})", 8), "");
+  // The same check on vllm-ascend 0.13.0 (it runs vLLM 0.13.0) and on the V1 config of 0.8.2.
+  EXPECT_NE(speculative_value_refusal(speculative(), "vllm-ascend", v("0.13.0"), mtp4, {}, SpeculativeValueStage::config, 8), "");
+  EXPECT_NE(refusal("0.8.2", R"({"model": "d", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 2})", 4), "");
+  // Before 0.6.4 only 1: the target's TP is refused too, with the shorter message.
+  const std::string draft2 = R"({"model": "d", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 2})";
+  const std::string v063 = refusal("0.6.3", draft2, 2);
+  EXPECT_EQ(v063.rfind("ValueError: speculative_draft_tensor_parallel_size=2 cannot be other value than 1 (vllm 0.6.3; ", 0), 0u) << v063;
+  EXPECT_EQ(refusal("0.6.4", draft2, 2), "");
+  EXPECT_EQ(refusal("0.6.3", R"({"model": "[ngram]", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 2})", 2), "");
+  // argparse's stage never runs this config check.
+  EXPECT_EQ(speculative_value_refusal(speculative(), "vllm", v("0.13.0"), mtp4, {}, SpeculativeValueStage::argparse, 8), "");
+}
+
+// specdraft35: fit says it with exit 2, through --speculative-config and V0's -spec-draft-tp alike.
+TEST(ModelSupportCli, SpecDraft35_FitRefusesADraftTensorParallelSizeVllmRefuses) {
+  const std::string dsv3 = "fit " + pftest::shared_path("models/deepseek-ai__DeepSeek-V3") + " --device H200 --engine vllm@0.13.0 --tensor-parallel-size 8";
+  const auto refused = pftest::run_cli(dsv3 + R"( --speculative-config '{"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 4}')");
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("--speculative-config: ValueError: speculative_draft_tensor_parallel_size=4 cannot be other value than 1 or target model tensor_parallel_size"),
+            std::string::npos)
+      << refused.out;
+  const auto same = pftest::run_cli(dsv3 + R"( --speculative-config '{"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 8}')");
+  EXPECT_EQ(same.code, 0) << same.out;
+  // The target's TP as the deployment resolves it: --num-devices 8 alone runs TP 8 (deployment.cpp: num_devices / (pp x dp)).
+  const auto by_devices = pftest::run_cli("fit " + pftest::shared_path("models/deepseek-ai__DeepSeek-V3") + " --device H200 --engine vllm@0.13.0 --num-devices 8" +
+                                          R"( --speculative-config '{"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 8}')");
+  EXPECT_EQ(by_devices.code, 0) << by_devices.out;
+  const auto v0 = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --device H100 --engine vllm@0.6.3 --tensor-parallel-size 2 --speculative-model " +
+                                  pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --num-speculative-tokens 3 -spec-draft-tp 2");
+  EXPECT_EQ(v0.code, 2) << v0.out;
+  EXPECT_NE(v0.out.find("ValueError: speculative_draft_tensor_parallel_size=2 cannot be other value than 1 (vllm 0.6.3"), std::string::npos) << v0.out;
 }
 
 // fit refuses a name the named version refuses (exit 2, vLLM's own words) and says a rewrite; plan writes the version's name.
