@@ -37,6 +37,13 @@ Expected<std::optional<std::pair<Version, Version>>> read_version_range(const Js
   return std::optional<std::pair<Version, Version>>(std::make_pair(*pmin, *pmax));
 }
 
+Expected<Version> read_version_field(const JsonObject& r, const std::string& key, const std::string& where, const std::string& origin) {
+  PF_TRY(text, r.string(key));
+  const auto v = parse_version(text);
+  if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
+  return *v;
+}
+
 Expected<std::string> read_source_field(const JsonObject& r, const std::string& key, const std::string& origin) {
   PF_TRY(text, r.string(key));
   if (trim(text).empty()) return make_error(ErrorKind::corrupt, format("%s: %s is empty: every figure needs its source", origin.c_str(), r.key_path(key).c_str()), origin);

@@ -5,6 +5,7 @@
 
 #include "base/embedded.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
@@ -84,10 +85,8 @@ Expected<FlagVersionCatalog> parse_flag_versions(const Json& root, const std::st
     FlagVersions rec;
     rec.flag = id;
     auto read_version = [&](const std::string& key, Version& into) -> Status {
-      PF_TRY(text, r.string(key));
-      const auto v = parse_version(text);
-      if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
-      into = *v;
+      PF_TRY(v, read_version_field(r, key, where, origin));
+      into = v;
       return Ok{};
     };
     PF_TRY(lo, read_version("version_min", rec.version_min));

@@ -8,6 +8,7 @@
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
@@ -34,13 +35,6 @@ const StatusName& status_name(NpuSupportStatus s) {
   return k_status_names[0];
 }
 
-Expected<Version> span_version(const JsonObject& o, const std::string& key, const std::string& where, const std::string& origin) {
-  PF_TRY(text, o.string(key));
-  const auto v = parse_version(text);
-  if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
-  return *v;
-}
-
 Status parse_npu_spans(const JsonObject& r, const std::string& where, const std::string& origin, std::vector<NpuSupportSpan>& out) {
   if (!r.has("vllm_ascend")) return Ok{};
   PF_TRY(items, r.array("vllm_ascend"));
@@ -51,8 +45,8 @@ Status parse_npu_spans(const JsonObject& r, const std::string& where, const std:
     PF_TRY(known, o.only_keys({"version_min", "version_max", "status", "page_words", "fix", "source"}));
     (void)known;
     NpuSupportSpan span;
-    PF_TRY(lo, span_version(o, "version_min", at, origin));
-    PF_TRY(hi, span_version(o, "version_max", at, origin));
+    PF_TRY(lo, read_version_field(o, "version_min", at, origin));
+    PF_TRY(hi, read_version_field(o, "version_max", at, origin));
     if (hi < lo) return make_error(ErrorKind::corrupt, at + ": version_max " + hi.text() + " is below version_min " + lo.text(), origin);
     span.version_min = lo;
     span.version_max = hi;

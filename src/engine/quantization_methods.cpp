@@ -5,6 +5,7 @@
 #include "base/embedded.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
@@ -25,13 +26,6 @@ std::string python_repr(const std::string& s) {
   return out + quote;
 }
 
-Expected<Version> version_of(const JsonObject& r, const std::string& key, const std::string& where, const std::string& origin) {
-  PF_TRY(text, r.string(key));
-  const auto v = parse_version(text);
-  if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
-  return *v;
-}
-
 }  // namespace
 
 Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root, const std::string& origin) {
@@ -44,8 +38,8 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     QuantizationMethodList rec;
     rec.id = id;
-    PF_TRY(vmin, version_of(r, "version_min", where, origin));
-    PF_TRY(vmax, version_of(r, "version_max", where, origin));
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
+    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
     if (vmax < vmin) return make_error(ErrorKind::corrupt, where + ": version_max is below version_min", origin);
     rec.version_min = vmin;
     rec.version_max = vmax;
@@ -89,7 +83,7 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
     PF_TRY(engine, r.string("engine"));
     if (!vllm_family(engine)) return make_error(ErrorKind::corrupt, where + ": engine '" + engine + "' is not vllm or vllm-ascend", origin);
     rec.engine = engine;
-    PF_TRY(vmin, version_of(r, "version_min", where, origin));
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
     rec.version_min = vmin;
     PF_TRY(choice, r.string("choice"));
     if (choice != python_repr(method)) return make_error(ErrorKind::corrupt, where + ": choice '" + choice + "' does not print the method", origin);
@@ -113,7 +107,7 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
       CheckpointMethodOverride rec;
       rec.method = method;
       PF_TRY(read_as, r.string("read_as"));
-      PF_TRY(vmin, version_of(r, "version_min", where, origin));
+      PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
       rec.read_as = read_as;
       rec.version_min = vmin;
       bool listed = false;

@@ -6,6 +6,7 @@
 #include "base/json_writer.hpp"
 #include "base/quote.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
@@ -66,12 +67,10 @@ Status read_value_checks(const JsonObject& top, const std::string& origin, Specu
     c.or_target_tp = or_target_tp.value_or(false);
     PF_TRY(skip_methods, string_list(r.find("skip_methods"), where + ".skip_methods", origin));
     c.skip_methods = std::move(skip_methods);
-    for (const auto& [name, into] : {std::pair<const char*, Version*>{"version_min", &c.version_min}, {"version_max", &c.version_max}}) {
-      PF_TRY(text, r.string(name));
-      const auto v = parse_version(text);
-      if (!v) return make_error(ErrorKind::corrupt, where + ": " + name + " '" + text + "' is not a version", origin);
-      *into = *v;
-    }
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
+    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
+    c.version_min = vmin;
+    c.version_max = vmax;
     PF_TRY(message, r.string("message"));
     PF_TRY(source, r.string("source"));
     if (key.empty() || message.find("{value}") == std::string::npos || source.empty() || (!c.minimum && c.choices.empty()) ||
@@ -105,12 +104,10 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     SpeculativeMethodList list;
     list.id = id;
-    for (const auto& [key, into] : {std::pair<const char*, Version*>{"version_min", &list.version_min}, {"version_max", &list.version_max}}) {
-      PF_TRY(text, r.string(key));
-      const auto v = parse_version(text);
-      if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
-      *into = *v;
-    }
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
+    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
+    list.version_min = vmin;
+    list.version_max = vmax;
     if (list.version_max < list.version_min)
       return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
     PF_TRY(checked, r.opt_bool("checked"));

@@ -15,6 +15,10 @@ namespace preflight::engine {
 // A record's version_min and version_max: both parsable and min <= max, else nullopt (the caller names the record).
 Expected<std::optional<std::pair<Version, Version>>> read_version_range(const JsonObject& r);
 
+// One version field of a record, `key` ("version_min"): its text parsed, else "<where>: <key> '<text>' is not a version"
+// (the loaders of model_support, quantization_methods, flag_versions, speculative_methods and vllm_gguf_types).
+Expected<Version> read_version_field(const JsonObject& r, const std::string& key, const std::string& where, const std::string& origin);
+
 // A source text under `key` that is not blank ("<origin>: <key> is empty: every figure needs its source").
 Expected<std::string> read_source_field(const JsonObject& r, const std::string& key, const std::string& origin);
 

@@ -4,6 +4,7 @@
 
 #include "base/embedded.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_range.hpp"
 
 namespace preflight::engine {
 
@@ -19,12 +20,10 @@ Expected<VllmGgufTypeCatalog> parse_vllm_gguf_types(const Json& root, const std:
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     VllmGgufTypeList list;
     list.id = id;
-    for (const auto& [key, into] : {std::pair<const char*, Version*>{"version_min", &list.version_min}, {"version_max", &list.version_max}}) {
-      PF_TRY(text, r.string(key));
-      const auto v = parse_version(text);
-      if (!v) return make_error(ErrorKind::corrupt, where + ": " + key + " '" + text + "' is not a version", origin);
-      *into = *v;
-    }
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
+    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
+    list.version_min = vmin;
+    list.version_max = vmax;
     if (list.version_max < list.version_min)
       return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
     PF_TRY(types, string_list(r.find("types"), where + ".types", origin));
