@@ -280,7 +280,11 @@ TEST(GgufTensorsOnVllm, Issue16_Mxfp4TensorsAreRefusedAsVllmRefusesThem) {
   EXPECT_EQ(fit("q8.gguf", "vllm@0.10.0").code, 0);
   const auto at_load = fit("dense.gguf", "vllm@0.10.0");
   EXPECT_EQ(at_load.code, 1) << at_load.out;
-  EXPECT_NE(at_load.out.find("ValueError: Unsupported GGUF quantization type 39 in layer blk.*.attn_q.weight."), std::string::npos) << at_load.out;
+  // vLLM formats the layer object ('in layer {layer}'): its class and extra_repr, the sizes elided (gguf36).
+  EXPECT_NE(at_load.out.find("ValueError: Unsupported GGUF quantization type 39 in layer QKVParallelLinear(...). (ggml type MXFP4 of the GGUF tensor "
+                             "blk.*.attn_q.weight"),
+            std::string::npos)
+      << at_load.out;
   const auto before_090 = fit("dense.gguf", "vllm@0.8.5");
   EXPECT_EQ(before_090.code, 1) << before_090.out;
   EXPECT_NE(before_090.out.find("NotImplementedError: Unsupported GGUF quantization type: 39 (ggml type MXFP4 of the GGUF tensor blk.*.attn_q.weight"), std::string::npos)
@@ -291,10 +295,88 @@ TEST(GgufTensorsOnVllm, Issue16_Mxfp4TensorsAreRefusedAsVllmRefusesThem) {
             std::string::npos)
       << experts.out;
   EXPECT_EQ(fit("dense.gguf", "llama.cpp").code, 0);
-  // The preset on a catalogue MoE model: the MXFP4 experts stop vLLM the same way (quant_variants.json gguf_mxfp4).
-  const auto preset = pftest::run_cli("fit " + pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --device H100 --engine vllm@0.10.2");
+  // The preset on gpt-oss stops earlier, at the model type (Issue16_GptOssGgufStopsAtItsModelTypeOnVllm).
+}
+
+// Issue 16 (gguf36): where vLLM stops on a tensor type it does not run, and what it printed before. From v0.9.0 a linear
+// layer's type raises in GGUFLinearMethod.process_weights_after_loading, which DefaultModelLoader / GGUFModelLoader
+// .load_model calls after load_weights: the weights are read (sized here) and gpu_model_runner.load_model has not yet
+// printed 'Model loading took'. Before v0.9.0 (and for routed experts) the type raises in _fuse_mul_mat /
+// _fused_mul_mat_gguf during the profile run, after 'Model loading took' and before 'Available KV cache memory'. Before
+// this change the refusal came before sizing and fit said "refuses this deployment before it loads the weights".
+TEST(GgufTensorsOnVllm, Issue16_Gguf36_TypeRefusalStopsWhereVllmStops) {
+  using namespace pftest::gguf;
+  const std::string dir = pftest::scratch_dir("gguf36_type_phase");
+  auto dense = q8_file();
+  uint64_t off = 0;
+  for (auto& t : dense.tensors) {
+    if (t.name == "blk.0.attn_q.weight") {
+      t.ggml_type = 39;  // MXFP4, 17 B per 32 values (ggml-common.h block_mxfp4)
+      t.bytes = t.elements / 32 * 17;
+    }
+    t.offset = off;
+    off += (t.bytes + 31) / 32 * 32;
+  }
+  write_gguf(dir + "/dense.gguf", dense);
+  const auto fit = [&](const std::string& engine) { return pftest::run_cli("fit " + dir + "/dense.gguf --device H100 --engine " + engine); };
+  const auto at_load = fit("vllm@0.10.0");
+  EXPECT_EQ(at_load.code, 1) << at_load.out;
+  EXPECT_EQ(at_load.out.find("before it loads the weights"), std::string::npos) << at_load.out;
+  EXPECT_NE(at_load.out.find("    weights  "), std::string::npos) << at_load.out;  // sized: vLLM read them
+  EXPECT_EQ(at_load.out.find("the engine will print"), std::string::npos) << at_load.out;  // not even 'Model loading took'
+  EXPECT_EQ(at_load.out.find("\n    Model loading took "), std::string::npos) << at_load.out;
+  EXPECT_NE(at_load.out.find("raised at load by GGUFLinearMethod.process_weights_after_loading"), std::string::npos) << at_load.out;
+  const auto in_profile = fit("vllm@0.8.5");
+  EXPECT_EQ(in_profile.code, 1) << in_profile.out;
+  EXPECT_EQ(in_profile.out.find("before it loads the weights"), std::string::npos) << in_profile.out;
+  EXPECT_NE(in_profile.out.find("the engine will print\n    Model loading took "), std::string::npos) << in_profile.out;
+  EXPECT_EQ(in_profile.out.find("Available KV cache memory"), std::string::npos) << in_profile.out;
+  EXPECT_NE(in_profile.out.find("NotImplementedError: Unsupported GGUF quantization type: 39 (ggml type MXFP4"), std::string::npos) << in_profile.out;
+}
+
+// Issue 16 (gguf36): vLLM's GGUF loader maps a config's model_type to a GGUF architecture (gguf_loader.py
+// _get_gguf_weights_map: a few renames, then gguf-py's MODEL_ARCH_NAMES; none: 'raise RuntimeError(f"Unknown gguf
+// model_type: {model_type}")', called at the start of load_model, before any tensor is read). gpt-oss's model_type is
+// gpt_oss, gguf-py's architecture 'gpt-oss', and no tag up to v0.23.0 renames it. A GGUF file's own config passes
+// transformers' GGUF reader first, which lacks gpt-oss: 'ValueError: GGUF model with architecture gpt-oss is not
+// supported yet.' (transformers 4.57.5, github.com/huggingface/transformers/issues/43366). Qwen3-MoE (qwen3_moe) is
+// renamed to qwen3moe from v0.10.1 only. Before: the preset said the MXFP4 experts stop vLLM in the profile run, and a
+// gpt-oss GGUF file was sized as if it loaded.
+TEST(GgufTensorsOnVllm, Issue16_GptOssGgufStopsAtItsModelTypeOnVllm) {
+  using namespace pftest::gguf;
+  const auto fit = [](const std::string& args) { return pftest::run_cli("fit " + args + " --device H100"); };
+  const auto preset = fit(pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --engine vllm@0.10.2");
   EXPECT_EQ(preset.code, 1) << preset.out;
-  EXPECT_NE(preset.out.find("NotImplementedError: Unsupported GGUF quantization type: 39"), std::string::npos) << preset.out;
+  EXPECT_NE(preset.out.find("verdict          does not fit (unsupported_quantization)\n    RuntimeError: Unknown gguf model_type: gpt_oss ("), std::string::npos)
+      << preset.out;
+  EXPECT_NE(preset.out.find("not sized: the engine refuses this deployment before it loads the weights"), std::string::npos) << preset.out;
+  // plan's row of the same deployment gives the same refusal (it read the variant's MXFP4 rule before).
+  const auto plan = pftest::run_cli("plan " + pftest::shared_path("models/openai__gpt-oss-20b") +
+                                    " --engine vllm@0.10.2 --device H100 --max-devices 1 --variant gguf_mxfp4");
+  EXPECT_NE(plan.out.find("engine rejects it: RuntimeError: Unknown gguf model_type: gpt_oss ("), std::string::npos) << plan.out;
+  const auto newest = fit(pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --engine vllm@0.23.0");
+  EXPECT_NE(newest.out.find("RuntimeError: Unknown gguf model_type: gpt_oss ("), std::string::npos) << newest.out;
+  const auto qwen_moe = [&](const std::string& version) {
+    return fit(pftest::shared_path("models/Qwen__Qwen3-30B-A3B") + " --variant gguf_q4_k_m --engine vllm@" + version);
+  };
+  EXPECT_NE(qwen_moe("0.10.0").out.find("RuntimeError: Unknown gguf model_type: qwen3_moe ("), std::string::npos);
+  EXPECT_EQ(qwen_moe("0.10.1").out.find("Unknown gguf model_type"), std::string::npos);
+  EXPECT_EQ(fit(pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --engine vllm@0.10.0").code, 0);
+  // A gpt-oss GGUF file (general.architecture gpt-oss): transformers stops vLLM first; llama.cpp loads it.
+  const std::string dir = pftest::scratch_dir("gguf36_gpt_oss_arch");
+  model::GgufFile f = moe_file();
+  model::GgufFile g;
+  g.tensors = f.tensors;
+  g.array_lengths = f.array_lengths;
+  g.strings["general.architecture"] = "gpt-oss";
+  for (const auto& [k, v] : f.numbers) g.numbers[k.rfind("llama.", 0) == 0 ? "gpt-oss." + k.substr(6) : k] = v;
+  g.numbers["gpt-oss.expert_count"] = 4;
+  g.numbers["gpt-oss.expert_used_count"] = 2;
+  write_gguf(dir + "/gpt-oss.gguf", g);
+  const auto file = fit(dir + "/gpt-oss.gguf --engine vllm@0.10.2");
+  EXPECT_EQ(file.code, 1) << file.out;
+  EXPECT_NE(file.out.find("    ValueError: GGUF model with architecture gpt-oss is not supported yet. ("), std::string::npos) << file.out;
+  EXPECT_EQ(fit(dir + "/gpt-oss.gguf --engine llama.cpp").code, 0);
 }
 
 TEST(GgufTensorsOnVllm, Issue16_VllmGgufTypeListsByVersion) {
