@@ -9,6 +9,7 @@
 
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
+#include "engine/vllm_gguf_architectures.hpp"
 #include "engine/vllm_gguf_types.hpp"
 #include "estimate/gguf_vllm.hpp"
 #include "estimate/llama_cpp_quant.hpp"
@@ -448,4 +449,45 @@ TEST(GgufTensorsOnVllm, Issue16_DecodeReadsThePresetsTensorsInTheirOwnTypes) {
   const auto run = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --device H100 --engine vllm@0.9.1");
   EXPECT_EQ(run.code, 0) << run.out;
   EXPECT_NE(run.out.find("decode step at batch 1: weights 4.62 GB + KV"), std::string::npos) << run.out;
+}
+
+// Issue 16 (gguf36): the shipped model-type map by version (gguf_loader.py renames per tag, efschu/vllm) and the
+// reader's errors on a bad file, each naming the file and the record.
+TEST(GgufTensorsOnVllm, Issue16_Gguf36_ArchitectureMapByVersionAndBadFiles) {
+  const auto& c = engine::shipped_vllm_gguf_architectures();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  const auto refusal = [&](const std::string& version, const std::string& type, bool file) {
+    return engine::vllm_gguf_architecture_refusal(*c, "vllm", *engine::parse_version(version), type, file);
+  };
+  EXPECT_EQ(refusal("0.7.3", "llama", false), "");
+  EXPECT_EQ(refusal("0.7.3", "cohere", false), "");                     // -> command-r since 0.6.5
+  EXPECT_EQ(refusal("0.7.3", "deepseek_v3", false).rfind("RuntimeError: Unknown gguf model_type: deepseek_v3 (", 0), 0u);
+  EXPECT_EQ(refusal("0.8.0", "deepseek_v3", false), "");                // -> deepseek2 from 0.8.0
+  EXPECT_EQ(refusal("0.11.0", "gemma3_text", false).rfind("RuntimeError: Unknown gguf model_type: gemma3_text (", 0), 0u);
+  EXPECT_EQ(refusal("0.11.1", "gemma3_text", false), "");
+  EXPECT_EQ(refusal("0.19.1", "minimax_m2", false).rfind("RuntimeError: Unknown gguf model_type: minimax_m2 (", 0), 0u);
+  EXPECT_EQ(refusal("0.20.0", "minimax_m2", false), "");
+  EXPECT_EQ(refusal("0.23.0", "gpt_oss", false).rfind("RuntimeError: Unknown gguf model_type: gpt_oss (", 0), 0u);
+  EXPECT_EQ(refusal("0.23.0", "gpt-oss", true).rfind("ValueError: GGUF model with architecture gpt-oss is not supported yet. (", 0), 0u);
+  EXPECT_EQ(refusal("0.23.0", "qwen3moe", true), "");                   // a file's architecture as gguf-py names it
+  EXPECT_EQ(refusal("0.24.0", "gpt_oss", false), "");                   // vllm-gguf-plugin: not read
+  EXPECT_EQ(engine::vllm_gguf_architecture_refusal(*c, "llama.cpp", *engine::parse_version("0.10.0"), "gpt_oss", false), "");
+  const auto bad = [](const std::string& text) {
+    auto r = engine::parse_vllm_gguf_architectures(Json::parse(text), "x.json");
+    return r ? std::string() : r.error().message;
+  };
+  const std::string head = R"({"schema_version": 1, "note": "", "gguf_arch_names": ["llama"], "gguf_arch_names_source": "s", "file_architectures": [], )";
+  EXPECT_EQ(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {}, "source": "s"}]})"), "");
+  EXPECT_NE(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {}, "source": "s"},
+                                    {"id": "b", "version_min": "0.2", "version_max": "0.3", "renames": {}, "source": "s"}]})")
+                .find("x.json: lists[b]: its versions overlap a's"),
+            std::string::npos);
+  EXPECT_NE(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {"x": 1}, "source": "s"}]})")
+                .find("x.json: lists[a].renames.x: expected a GGUF architecture name"),
+            std::string::npos);
+  EXPECT_NE(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {}, "source": ""}]})").find("x.json: lists[a]: source"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"schema_version": 1, "note": "", "gguf_arch_names": [], "gguf_arch_names_source": "s", "file_architectures": [], "lists": []})")
+                .find("x.json: gguf_arch_names must not be empty"),
+            std::string::npos);
 }
