@@ -40,6 +40,7 @@ Standard library only.
 import argparse
 import json
 import math
+import re
 import sys
 
 from validate_io import validate_report, write_catalog
@@ -128,6 +129,31 @@ def check(rows, catalog):
             print(f"  {r['id'][:50]:50s} step {mine:.6g} s vs binary {t['predicted_step_s']:.6g} s")
     print(f"fit_speed model vs binary: {compared} cases compared, {bad} differ")
     return 1 if bad or not compared else 0
+
+
+STALE_TOLERANCE = 0.01
+
+
+def check_fit_current(rows, catalog):
+    """0 when every profile whose evidence names exactly the cases these files hold for it stores what a refit on them
+    gives (relative STALE_TOLERANCE: the stored constants are rounded to 3 significant figures). Catches a model change
+    that moves the predicted steps without a refit (spec35's per-tensor GGUF bytes left llama.cpp/cuda at its old fit)."""
+    by_profile, stale = {}, 0
+    for r in rows:
+        by_profile.setdefault(r["speed_profile"], []).append(r)
+    for prof in catalog["profiles"]:
+        key = prof["engine"] + "/" + prof["platform"]
+        named = re.search(r"measured case\(s\) of shared/validation \(([^)]*)\)", prof.get("evidence", ""))
+        cases = by_profile.get(key, [])
+        if prof.get("device") or not named or not cases or set(named.group(1).split(", ")) != {r["id"] for r in cases}:
+            continue
+        stored = {k: prof.get(k, priors_for(prof["platform"])[k][0]) for k in PARAMS}
+        refit = fit(cases, stored, prof["platform"])
+        off = [k for k in PARAMS if abs(refit[k] - stored[k]) > STALE_TOLERANCE * stored[k]]
+        print(f"fit_speed {key}: stored constants {'differ from' if off else 'match'} a refit on its {len(cases)} case(s)"
+              + "".join(f"; {k} {stored[k]:.6g} vs {refit[k]:.6g}" for k in off))
+        stale += bool(off)
+    return 1 if stale else 0
 
 
 def regimes(r):
@@ -231,7 +257,7 @@ def main():
     rows = [r for r in report["rows"] if r.get("speed_terms") and (not args.only or r["speed_profile"] == args.only)]
     catalog = json.load(open(args.catalog))
     if args.check:
-        sys.exit(check(rows, catalog))
+        sys.exit(check(rows, catalog) | check_fit_current(rows, catalog))
     by_profile = {}
     for r in rows:
         by_profile.setdefault(r["speed_profile"], []).append(r)

@@ -32,6 +32,10 @@ std::optional<model::VariantRule> apply_variant_rules(const model::QuantVariant&
       rejected = *rule;
   }
   if (!rejected) return std::nullopt;
+  // Issue 16 (gguf36): a refusal the fit already made before sizing anything (vLLM's GGUF loader refusing the model type,
+  // a platform's quantization list) is where the engine stops, before the step the variant's rule describes: it stands.
+  if (est.failure == estimate::Failure::unsupported_quantization && !est.failure_message.empty())
+    return model::VariantRule{.engine = resolved.engine.engine, .status = "rejected", .message = est.failure_message};
   est.fits = false;
   est.failure = estimate::Failure::unsupported_quantization;
   est.failure_message = rejected->message;

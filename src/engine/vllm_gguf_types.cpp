@@ -62,18 +62,41 @@ const VllmGgufTypeList* vllm_gguf_type_list(const VllmGgufTypeCatalog& catalog, 
   return nullptr;
 }
 
+namespace {
+
+// The vLLM module class that holds GGUF tensor `layer` in the llama-style layout (vllm/model_executor/layers/linear.py,
+// vocab_parallel_embedding.py; the model files build q/k/v as one QKVParallelLinear and gate/up as one
+// MergedColumnParallelLinear); "" for another tensor.
+std::string vllm_layer_class(const std::string& layer) {
+  const auto has = [&](const char* part) { return layer.find(part) != std::string::npos; };
+  if (has("token_embd")) return "VocabParallelEmbedding";
+  if (layer == "output.weight") return "ParallelLMHead";
+  if (has("_exps") || has("_shexp")) return "";
+  if (has(".attn_q.") || has(".attn_k.") || has(".attn_v.") || has(".attn_qkv.")) return "QKVParallelLinear";
+  if (has(".attn_output.") || has(".ffn_down.")) return "RowParallelLinear";
+  if (has(".ffn_gate.") || has(".ffn_up.")) return "MergedColumnParallelLinear";
+  return "";
+}
+
+}  // namespace
+
 std::string vllm_gguf_type_refusal(const VllmGgufTypeCatalog& catalog, const VllmGgufTypeList& list, const std::string& type, uint32_t type_id,
                                    const std::string& layer, bool expert) {
   if (list.takes(type)) return "";
   const std::string id = std::to_string(type_id);
-  const std::string tail = " (ggml type " + type + " of the GGUF tensor " + layer + ", the layer vLLM names by its module; vLLM " + list.version_min.text() + " - " +
-                           list.version_max.text() + " runs " +
-                           [&] {
-                             std::string names;
-                             for (const auto& t : list.types) names += (names.empty() ? "" : ", ") + t;
-                             return names;
-                           }() + "; " + catalog.origin + ")";
-  if (list.load_check && !expert) return "ValueError: Unsupported GGUF quantization type " + id + " in layer " + layer + "." + tail;
+  const bool at_load = list.load_check && !expert;
+  std::string names;
+  for (const auto& t : list.types) names += (names.empty() ? "" : ", ") + t;
+  const std::string tail = " (ggml type " + type + " of the GGUF tensor " + layer + "; vLLM " + list.version_min.text() + " - " + list.version_max.text() + " runs " +
+                           names +
+                           (at_load ? "; raised at load by GGUFLinearMethod.process_weights_after_loading, after the weights are read and before "
+                                      "'Model loading took' is printed"
+                                    : "; raised in the profile run's first forward, after 'Model loading took' is printed and before the KV cache is sized") +
+                           "; " + catalog.origin + ")";
+  // vLLM formats the layer object itself: its class and extra_repr (sizes, tp_size), elided here as "(...)".
+  const std::string cls = vllm_layer_class(layer);
+  if (at_load)
+    return "ValueError: Unsupported GGUF quantization type " + id + " in layer " + (cls.empty() ? std::string("<the module of ") + layer + ">" : cls + "(...)") + "." + tail;
   return "NotImplementedError: Unsupported GGUF quantization type: " + id + tail;
 }
 

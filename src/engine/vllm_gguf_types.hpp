@@ -35,9 +35,10 @@ const Expected<VllmGgufTypeCatalog>& shipped_vllm_gguf_types();
 // The list of vLLM (`engine_name` "vllm" only: vLLM-Ascend refuses GGUF altogether) at `version`; nullptr otherwise.
 const VllmGgufTypeList* vllm_gguf_type_list(const VllmGgufTypeCatalog& catalog, const std::string& engine_name, const Version& version);
 
-// What vLLM raises for a tensor of ggml type `type` (number `type_id`, as Python prints the IntEnum) in `layer`, or ""
-// when `list` takes the type: at load for a linear / embedding layer where the list has load_check, else in the profile
-// run; followed by the version's source and the file.
+// What vLLM raises for a tensor of ggml type `type` (number `type_id`, as Python prints the IntEnum) of GGUF tensor
+// `layer`, or "" when `list` takes the type: at load for a linear / embedding layer where the list has load_check ('in
+// layer {layer}': vLLM prints the module, its class named here for the llama-style tensors, its sizes elided "(...)"),
+// else in the profile run; followed by the tensor, the version's types, the phase and the file (gguf36).
 std::string vllm_gguf_type_refusal(const VllmGgufTypeCatalog& catalog, const VllmGgufTypeList& list, const std::string& type, uint32_t type_id,
                                    const std::string& layer, bool expert);
 

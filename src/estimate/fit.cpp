@@ -642,6 +642,7 @@ Status fit_rest(FitEstimate& e, FitCore& core, const ModelSpec& m, const engine:
   verdict::pp_whole_model_check(e, engine, budget.available, L);
   verdict::decide(e, engine, oh, kv, budget.available, L, dep, mc2);
   if (dep.explain) verdict::printed_lines(e, engine, budget.available, L);
+  checks::gguf_type_stop(e, m, engine, dep);  // issue 16: after the lines, which it cuts where vLLM stops
   if (dep.rank_tree) e.ranks = rank_footprints(e, lay, weights, run, non_torch, graph, budget, kv, oh, dep.explain);
   return Ok{};
 }

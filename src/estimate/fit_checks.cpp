@@ -8,6 +8,7 @@
 #include "base/units.hpp"
 #include "engine/scheduler_checks.hpp"
 #include "engine/version_label.hpp"
+#include "engine/vllm_gguf_architectures.hpp"
 #include "engine/vllm_gguf_types.hpp"
 #include "model/gguf_reader.hpp"
 
@@ -78,12 +79,16 @@ std::string config_class_name(const std::string& architecture) {
 
 // What vLLM raises first for m's GGUF tensors whose ggml type the version does not run: a linear or embedding layer at load
 // (where the version checks there), else the first such tensor in the profile run; "" when it runs them all or no list
-// covers the version.
-std::string gguf_type_refusal(const ModelSpec& m, const engine::EngineProfile& engine) {
+// covers the version. `at_load`: the first (vLLM stops before 'Model loading took'), else in the profile run.
+struct GgufTypeStop {
+  std::string message;
+  bool at_load = false;
+};
+GgufTypeStop gguf_type_refusal(const ModelSpec& m, const engine::EngineProfile& engine) {
   const auto& catalog = engine::shipped_vllm_gguf_types();
-  if (!catalog) return catalog.error().message;
+  if (!catalog) return {catalog.error().message, false};
   const engine::VllmGgufTypeList* list = engine::vllm_gguf_type_list(*catalog, engine.engine, engine.rule_version());
-  if (!list) return "";
+  if (!list) return {};
   const auto type_id = [](const std::string& name) {
     for (uint32_t id = 0; id < 256; ++id)
       if (name == model::ggml_type_name(id)) return id;
@@ -97,7 +102,18 @@ std::string gguf_type_refusal(const ModelSpec& m, const engine::EngineProfile& e
     if (!at_run) at_run = &g;
   }
   const model::WeightGroup* first = at_load ? at_load : at_run;
-  return first ? engine::vllm_gguf_type_refusal(*catalog, *list, first->stored_format, type_id(first->stored_format), first->module, first->expert) : "";
+  if (!first) return {};
+  return {engine::vllm_gguf_type_refusal(*catalog, *list, first->stored_format, type_id(first->stored_format), first->module, first->expert), at_load != nullptr};
+}
+
+// Issue 16 (gguf36): the first line of `lines` that starts as the engine's weights line ("Model loading took ..."), or
+// lines.size().
+size_t weights_line_index(const std::vector<std::string>& lines, const engine::EngineProfile& engine) {
+  const std::string head = engine.weights_line.substr(0, engine.weights_line.find('{'));
+  if (head.empty()) return lines.size();
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].compare(0, head.size(), head) == 0) return i;
+  return lines.size();
 }
 
 }  // namespace
@@ -116,11 +132,21 @@ bool quantization_accepted(FitEstimate& e, const ModelSpec& m, const engine::Eng
     e.failure_message = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, " + msg;
     return false;
   }
-  // Issue 16 (spec35): a GGUF file holding a tensor of a ggml type vLLM's GGUF kernels lack (engine/vllm_gguf_types).
-  if (flag == "gguf" && engine.engine == "vllm" && m.quant.method == "gguf") {
-    if (std::string why = gguf_type_refusal(m, engine); !why.empty()) {
+  // Issue 16 (gguf36): a GGUF checkpoint of a model type vLLM's GGUF loader maps to no GGUF architecture stops before
+  // the weights load (engine/vllm_gguf_architectures): a file's own config in transformers' GGUF reader, a Hugging Face
+  // config (a variant of the model) in the loader. A VL model's top-level model_type is not kept (ModelSpec holds the
+  // text config's): not checked. Its tensor types are checked after sizing (gguf_type_stop: vLLM reads them first).
+  if (flag == "gguf" && engine.engine == "vllm" && m.vision_hidden_size == 0 && m.vision_params == 0) {
+    const auto& archs = engine::shipped_vllm_gguf_architectures();
+    if (!archs) {
       e.failure = Failure::unsupported_quantization;
-      e.failure_message = why;
+      e.failure_message = archs.error().message;
+      return false;
+    }
+    if (std::string why = engine::vllm_gguf_architecture_refusal(*archs, engine.engine, engine.rule_version(), m.model_type, m.quant.method == "gguf");
+        !why.empty()) {
+      e.failure = Failure::unsupported_quantization;
+      e.failure_message = std::move(why);
       return false;
     }
   }
@@ -172,6 +198,22 @@ Status scheduler_batch_accepted(FitEstimate& e, const engine::EngineProfile& eng
                            static_cast<long long>(e.max_num_batched_tokens), dep.max_num_batched_tokens ? "given" : "the engine's default on this card",
                            engine.engine.c_str(), engine::version_label(engine).c_str(), message.c_str(), refuse->id.c_str(), static_cast<long long>(e.max_num_seqs)),
                     named);
+}
+
+// Issue 16 (spec35, gguf36): a GGUF file holding a tensor of a ggml type vLLM's GGUF kernels lack (engine/vllm_gguf_types).
+// vLLM reads every tensor first, so the weights are sized and a weights OOM while loading comes before it; it then stops
+// ahead of every later verdict (the profile run's, the KV cache's): at load for a linear or embedding layer (from 0.9.0:
+// no 'Model loading took' line), else in the profile run (that line printed, nothing after it).
+void gguf_type_stop(FitEstimate& e, const ModelSpec& m, const engine::EngineProfile& engine, const Deployment& dep) {
+  if (engine.engine != "vllm" || m.quant.method != "gguf" || e.failure == Failure::weights_oom) return;  // no copy on a plan's other rows
+  if (!dep.quantization.empty() && to_lower(dep.quantization) != "gguf") return;
+  GgufTypeStop stop = gguf_type_refusal(m, engine);
+  if (stop.message.empty()) return;
+  e.fits = false;
+  e.failure = Failure::unsupported_quantization;
+  e.failure_message = std::move(stop.message);
+  const size_t at = weights_line_index(e.lines, engine);
+  if (at < e.lines.size()) e.lines.resize(stop.at_load ? at : at + 1);
 }
 
 }  // namespace preflight::estimate::checks

@@ -2,6 +2,7 @@
 
 #include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
+#include "engine/vllm_gguf_architectures.hpp"
 #include "plan/launch.hpp"
 #include "plan/plan_variants.hpp"
 
@@ -30,6 +31,13 @@ void set_family(PreparedVariant& p, const model::ModelSpec& m, const device::Dev
   p.family = &dev.family;
   p.rejected = eng && p.rules_of ? model::variant_rule(*p.rules_of, "rejected", eng->engine, p.rule_version, dev.family, m.num_experts > 0) : nullptr;
   p.rejected_reason = p.rejected ? SharedText("engine rejects it: " + p.rejected->message) : SharedText();
+  // Issue 16 (gguf36): a GGUF variant whose model type vLLM's GGUF loader maps to no GGUF architecture stops there, before
+  // the step a variant rule describes (the MXFP4 experts of gguf_mxfp4): the row gives that refusal, as fit does
+  // (estimate/fit_checks quantization_accepted, deploy/variant_rules).
+  if (p.rejected && p.v && p.v->engine_quantization == "gguf" && eng && m.vision_hidden_size == 0 && m.vision_params == 0)
+    if (const auto& archs = engine::shipped_vllm_gguf_architectures(); archs)
+      if (std::string why = engine::vllm_gguf_architecture_refusal(*archs, eng->engine, eng->rule_version(), m.model_type, false); !why.empty())
+        p.rejected_reason = SharedText("engine rejects it: " + why);
 }
 
 PreparedVariant prepare_variant(const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,

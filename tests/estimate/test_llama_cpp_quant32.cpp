@@ -9,6 +9,7 @@
 
 #include "../test_support.hpp"
 #include "base/json_util.hpp"
+#include "engine/vllm_gguf_architectures.hpp"
 #include "engine/vllm_gguf_types.hpp"
 #include "estimate/gguf_vllm.hpp"
 #include "estimate/llama_cpp_quant.hpp"
@@ -280,7 +281,11 @@ TEST(GgufTensorsOnVllm, Issue16_Mxfp4TensorsAreRefusedAsVllmRefusesThem) {
   EXPECT_EQ(fit("q8.gguf", "vllm@0.10.0").code, 0);
   const auto at_load = fit("dense.gguf", "vllm@0.10.0");
   EXPECT_EQ(at_load.code, 1) << at_load.out;
-  EXPECT_NE(at_load.out.find("ValueError: Unsupported GGUF quantization type 39 in layer blk.*.attn_q.weight."), std::string::npos) << at_load.out;
+  // vLLM formats the layer object ('in layer {layer}'): its class and extra_repr, the sizes elided (gguf36).
+  EXPECT_NE(at_load.out.find("ValueError: Unsupported GGUF quantization type 39 in layer QKVParallelLinear(...). (ggml type MXFP4 of the GGUF tensor "
+                             "blk.*.attn_q.weight"),
+            std::string::npos)
+      << at_load.out;
   const auto before_090 = fit("dense.gguf", "vllm@0.8.5");
   EXPECT_EQ(before_090.code, 1) << before_090.out;
   EXPECT_NE(before_090.out.find("NotImplementedError: Unsupported GGUF quantization type: 39 (ggml type MXFP4 of the GGUF tensor blk.*.attn_q.weight"), std::string::npos)
@@ -291,10 +296,88 @@ TEST(GgufTensorsOnVllm, Issue16_Mxfp4TensorsAreRefusedAsVllmRefusesThem) {
             std::string::npos)
       << experts.out;
   EXPECT_EQ(fit("dense.gguf", "llama.cpp").code, 0);
-  // The preset on a catalogue MoE model: the MXFP4 experts stop vLLM the same way (quant_variants.json gguf_mxfp4).
-  const auto preset = pftest::run_cli("fit " + pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --device H100 --engine vllm@0.10.2");
+  // The preset on gpt-oss stops earlier, at the model type (Issue16_GptOssGgufStopsAtItsModelTypeOnVllm).
+}
+
+// Issue 16 (gguf36): where vLLM stops on a tensor type it does not run, and what it printed before. From v0.9.0 a linear
+// layer's type raises in GGUFLinearMethod.process_weights_after_loading, which DefaultModelLoader / GGUFModelLoader
+// .load_model calls after load_weights: the weights are read (sized here) and gpu_model_runner.load_model has not yet
+// printed 'Model loading took'. Before v0.9.0 (and for routed experts) the type raises in _fuse_mul_mat /
+// _fused_mul_mat_gguf during the profile run, after 'Model loading took' and before 'Available KV cache memory'. Before
+// this change the refusal came before sizing and fit said "refuses this deployment before it loads the weights".
+TEST(GgufTensorsOnVllm, Issue16_Gguf36_TypeRefusalStopsWhereVllmStops) {
+  using namespace pftest::gguf;
+  const std::string dir = pftest::scratch_dir("gguf36_type_phase");
+  auto dense = q8_file();
+  uint64_t off = 0;
+  for (auto& t : dense.tensors) {
+    if (t.name == "blk.0.attn_q.weight") {
+      t.ggml_type = 39;  // MXFP4, 17 B per 32 values (ggml-common.h block_mxfp4)
+      t.bytes = t.elements / 32 * 17;
+    }
+    t.offset = off;
+    off += (t.bytes + 31) / 32 * 32;
+  }
+  write_gguf(dir + "/dense.gguf", dense);
+  const auto fit = [&](const std::string& engine) { return pftest::run_cli("fit " + dir + "/dense.gguf --device H100 --engine " + engine); };
+  const auto at_load = fit("vllm@0.10.0");
+  EXPECT_EQ(at_load.code, 1) << at_load.out;
+  EXPECT_EQ(at_load.out.find("before it loads the weights"), std::string::npos) << at_load.out;
+  EXPECT_NE(at_load.out.find("    weights  "), std::string::npos) << at_load.out;  // sized: vLLM read them
+  EXPECT_EQ(at_load.out.find("the engine will print"), std::string::npos) << at_load.out;  // not even 'Model loading took'
+  EXPECT_EQ(at_load.out.find("\n    Model loading took "), std::string::npos) << at_load.out;
+  EXPECT_NE(at_load.out.find("raised at load by GGUFLinearMethod.process_weights_after_loading"), std::string::npos) << at_load.out;
+  const auto in_profile = fit("vllm@0.8.5");
+  EXPECT_EQ(in_profile.code, 1) << in_profile.out;
+  EXPECT_EQ(in_profile.out.find("before it loads the weights"), std::string::npos) << in_profile.out;
+  EXPECT_NE(in_profile.out.find("the engine will print\n    Model loading took "), std::string::npos) << in_profile.out;
+  EXPECT_EQ(in_profile.out.find("Available KV cache memory"), std::string::npos) << in_profile.out;
+  EXPECT_NE(in_profile.out.find("NotImplementedError: Unsupported GGUF quantization type: 39 (ggml type MXFP4"), std::string::npos) << in_profile.out;
+}
+
+// Issue 16 (gguf36): vLLM's GGUF loader maps a config's model_type to a GGUF architecture (gguf_loader.py
+// _get_gguf_weights_map: a few renames, then gguf-py's MODEL_ARCH_NAMES; none: 'raise RuntimeError(f"Unknown gguf
+// model_type: {model_type}")', called at the start of load_model, before any tensor is read). gpt-oss's model_type is
+// gpt_oss, gguf-py's architecture 'gpt-oss', and no tag up to v0.23.0 renames it. A GGUF file's own config passes
+// transformers' GGUF reader first, which lacks gpt-oss: 'ValueError: GGUF model with architecture gpt-oss is not
+// supported yet.' (transformers 4.57.5, github.com/huggingface/transformers/issues/43366). Qwen3-MoE (qwen3_moe) is
+// renamed to qwen3moe from v0.10.1 only. Before: the preset said the MXFP4 experts stop vLLM in the profile run, and a
+// gpt-oss GGUF file was sized as if it loaded.
+TEST(GgufTensorsOnVllm, Issue16_GptOssGgufStopsAtItsModelTypeOnVllm) {
+  using namespace pftest::gguf;
+  const auto fit = [](const std::string& args) { return pftest::run_cli("fit " + args + " --device H100"); };
+  const auto preset = fit(pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --engine vllm@0.10.2");
   EXPECT_EQ(preset.code, 1) << preset.out;
-  EXPECT_NE(preset.out.find("NotImplementedError: Unsupported GGUF quantization type: 39"), std::string::npos) << preset.out;
+  EXPECT_NE(preset.out.find("verdict          does not fit (unsupported_quantization)\n    RuntimeError: Unknown gguf model_type: gpt_oss ("), std::string::npos)
+      << preset.out;
+  EXPECT_NE(preset.out.find("not sized: the engine refuses this deployment before it loads the weights"), std::string::npos) << preset.out;
+  // plan's row of the same deployment gives the same refusal (it read the variant's MXFP4 rule before).
+  const auto plan = pftest::run_cli("plan " + pftest::shared_path("models/openai__gpt-oss-20b") +
+                                    " --engine vllm@0.10.2 --device H100 --max-devices 1 --variant gguf_mxfp4");
+  EXPECT_NE(plan.out.find("engine rejects it: RuntimeError: Unknown gguf model_type: gpt_oss ("), std::string::npos) << plan.out;
+  const auto newest = fit(pftest::shared_path("models/openai__gpt-oss-20b") + " --variant gguf_mxfp4 --engine vllm@0.23.0");
+  EXPECT_NE(newest.out.find("RuntimeError: Unknown gguf model_type: gpt_oss ("), std::string::npos) << newest.out;
+  const auto qwen_moe = [&](const std::string& version) {
+    return fit(pftest::shared_path("models/Qwen__Qwen3-30B-A3B") + " --variant gguf_q4_k_m --engine vllm@" + version);
+  };
+  EXPECT_NE(qwen_moe("0.10.0").out.find("RuntimeError: Unknown gguf model_type: qwen3_moe ("), std::string::npos);
+  EXPECT_EQ(qwen_moe("0.10.1").out.find("Unknown gguf model_type"), std::string::npos);
+  EXPECT_EQ(fit(pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --engine vllm@0.10.0").code, 0);
+  // A gpt-oss GGUF file (general.architecture gpt-oss): transformers stops vLLM first; llama.cpp loads it.
+  const std::string dir = pftest::scratch_dir("gguf36_gpt_oss_arch");
+  model::GgufFile f = moe_file();
+  model::GgufFile g;
+  g.tensors = f.tensors;
+  g.array_lengths = f.array_lengths;
+  g.strings["general.architecture"] = "gpt-oss";
+  for (const auto& [k, v] : f.numbers) g.numbers[k.rfind("llama.", 0) == 0 ? "gpt-oss." + k.substr(6) : k] = v;
+  g.numbers["gpt-oss.expert_count"] = 4;
+  g.numbers["gpt-oss.expert_used_count"] = 2;
+  write_gguf(dir + "/gpt-oss.gguf", g);
+  const auto file = fit(dir + "/gpt-oss.gguf --engine vllm@0.10.2");
+  EXPECT_EQ(file.code, 1) << file.out;
+  EXPECT_NE(file.out.find("    ValueError: GGUF model with architecture gpt-oss is not supported yet. ("), std::string::npos) << file.out;
+  EXPECT_EQ(fit(dir + "/gpt-oss.gguf --engine llama.cpp").code, 0);
 }
 
 TEST(GgufTensorsOnVllm, Issue16_VllmGgufTypeListsByVersion) {
@@ -366,4 +449,45 @@ TEST(GgufTensorsOnVllm, Issue16_DecodeReadsThePresetsTensorsInTheirOwnTypes) {
   const auto run = pftest::run_cli("fit " + pftest::shared_path("models/meta-llama__Meta-Llama-3.1-8B") + " --variant gguf_q4_k_m --device H100 --engine vllm@0.9.1");
   EXPECT_EQ(run.code, 0) << run.out;
   EXPECT_NE(run.out.find("decode step at batch 1: weights 4.62 GB + KV"), std::string::npos) << run.out;
+}
+
+// Issue 16 (gguf36): the shipped model-type map by version (gguf_loader.py renames per tag, efschu/vllm) and the
+// reader's errors on a bad file, each naming the file and the record.
+TEST(GgufTensorsOnVllm, Issue16_Gguf36_ArchitectureMapByVersionAndBadFiles) {
+  const auto& c = engine::shipped_vllm_gguf_architectures();
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  const auto refusal = [&](const std::string& version, const std::string& type, bool file) {
+    return engine::vllm_gguf_architecture_refusal(*c, "vllm", *engine::parse_version(version), type, file);
+  };
+  EXPECT_EQ(refusal("0.7.3", "llama", false), "");
+  EXPECT_EQ(refusal("0.7.3", "cohere", false), "");                     // -> command-r since 0.6.5
+  EXPECT_EQ(refusal("0.7.3", "deepseek_v3", false).rfind("RuntimeError: Unknown gguf model_type: deepseek_v3 (", 0), 0u);
+  EXPECT_EQ(refusal("0.8.0", "deepseek_v3", false), "");                // -> deepseek2 from 0.8.0
+  EXPECT_EQ(refusal("0.11.0", "gemma3_text", false).rfind("RuntimeError: Unknown gguf model_type: gemma3_text (", 0), 0u);
+  EXPECT_EQ(refusal("0.11.1", "gemma3_text", false), "");
+  EXPECT_EQ(refusal("0.19.1", "minimax_m2", false).rfind("RuntimeError: Unknown gguf model_type: minimax_m2 (", 0), 0u);
+  EXPECT_EQ(refusal("0.20.0", "minimax_m2", false), "");
+  EXPECT_EQ(refusal("0.23.0", "gpt_oss", false).rfind("RuntimeError: Unknown gguf model_type: gpt_oss (", 0), 0u);
+  EXPECT_EQ(refusal("0.23.0", "gpt-oss", true).rfind("ValueError: GGUF model with architecture gpt-oss is not supported yet. (", 0), 0u);
+  EXPECT_EQ(refusal("0.23.0", "qwen3moe", true), "");                   // a file's architecture as gguf-py names it
+  EXPECT_EQ(refusal("0.24.0", "gpt_oss", false), "");                   // vllm-gguf-plugin: not read
+  EXPECT_EQ(engine::vllm_gguf_architecture_refusal(*c, "llama.cpp", *engine::parse_version("0.10.0"), "gpt_oss", false), "");
+  const auto bad = [](const std::string& text) {
+    auto r = engine::parse_vllm_gguf_architectures(Json::parse(text), "x.json");
+    return r ? std::string() : r.error().message;
+  };
+  const std::string head = R"({"schema_version": 1, "note": "", "gguf_arch_names": ["llama"], "gguf_arch_names_source": "s", "file_architectures": [], )";
+  EXPECT_EQ(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {}, "source": "s"}]})"), "");
+  EXPECT_NE(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {}, "source": "s"},
+                                    {"id": "b", "version_min": "0.2", "version_max": "0.3", "renames": {}, "source": "s"}]})")
+                .find("x.json: lists[b]: its versions overlap a's"),
+            std::string::npos);
+  EXPECT_NE(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {"x": 1}, "source": "s"}]})")
+                .find("x.json: lists[a].renames.x: expected a GGUF architecture name"),
+            std::string::npos);
+  EXPECT_NE(bad(head + R"("lists": [{"id": "a", "version_min": "0.1", "version_max": "0.2", "renames": {}, "source": ""}]})").find("x.json: lists[a]: source"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"schema_version": 1, "note": "", "gguf_arch_names": [], "gguf_arch_names_source": "s", "file_architectures": [], "lists": []})")
+                .find("x.json: gguf_arch_names must not be empty"),
+            std::string::npos);
 }
