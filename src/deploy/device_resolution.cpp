@@ -10,6 +10,7 @@
 #include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "device/device_names.hpp"
 #include "device/device_platform.hpp"
 
 namespace preflight::deploy {
@@ -61,6 +62,17 @@ std::string platform_named_in(const std::string& text) {
   return "";
 }
 
+// Issue 15 (pp36): a name several cards answer to ("H20": the 96 GB card or the 141 GB refresh) given with a total
+// (--device-memory, as a log prints it) is the candidate whose memory that total agrees with, as a size stated in free
+// text picks it (device_catalog.cpp size_agrees: within 15% of the card's memory); the assumed card is tried first, so it
+// stays where it agrees. nullptr when the name is not ambiguous or no candidate agrees.
+const device::DeviceSpec* candidate_by_total(const device::DeviceCatalog& devices, const std::string& text, double total_bytes) {
+  for (const device::DeviceSpec* d : device::candidate_devices(devices, text)) {
+    if (d->memory_bytes > 0 && std::abs(total_bytes - d->memory_bytes) <= 0.15 * d->memory_bytes) return d;
+  }
+  return nullptr;
+}
+
 // --device-memory: the named card with that total, or a generic device of the platform (issue 15).
 Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, const device::DeviceCatalog& devices, std::vector<std::string>& assumptions) {
   const double bytes = *input.memory_bytes;
@@ -73,8 +85,14 @@ Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, cons
     if (!input.platform.empty() && m.device->platform != platform) {
       return make_error(ErrorKind::invalid_argument, format("--platform %s: %s is a %s device", platform.c_str(), m.device->id.c_str(), m.device->platform.c_str()), "--platform");
     }
-    if (!m.assumption.empty()) assumptions.push_back(m.assumption);
-    device::DeviceSpec d = *m.device;
+    const device::DeviceSpec* by_total = candidate_by_total(devices, input.text, bytes);
+    if (by_total && by_total != m.device) {
+      assumptions.push_back(format("'%s' names several cards; the %.2f GiB of --device-memory picks %s (%s), not the assumed %s",
+                                   one_line(trim(input.text), 60).c_str(), bytes_to_gib(bytes), by_total->id.c_str(), by_total->name.c_str(), m.device->id.c_str()));
+    } else if (!m.assumption.empty()) {
+      assumptions.push_back(m.assumption);
+    }
+    device::DeviceSpec d = by_total ? *by_total : *m.device;
     assumptions.push_back(format("device memory %.2f GiB from --device-memory replaces %s's %.2f GiB", bytes_to_gib(bytes), d.id.c_str(), bytes_to_gib(d.usable_total_bytes())));
     d.memory_bytes = bytes;
     d.runtime_total_bytes = bytes;
