@@ -1,6 +1,7 @@
 // The device a deployment names, resolved as logs and people write it: a catalogue name, the torch total a log prints
 // ("79.19 GiB total"), a platform named in free text; the synthetic device a stated size makes. Split out of deployment.cpp.
 #include "deploy/deployment.hpp"
+#include "deploy/device_by_total.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -52,6 +53,16 @@ std::optional<double> stated_total_bytes(const std::string& text) {
   return std::nullopt;
 }
 
+// Issue 15 (pp36): a name several cards answer to ("H20": the 96 GB card or the 141 GB refresh) given with a total
+// (--device-memory, a log's printed total) is the candidate that total agrees with, as a size stated in free text picks
+// it (device_catalog.cpp size_agrees); the assumed card is tried first, so it stays where it agrees.
+const device::DeviceSpec* candidate_by_total(const device::DeviceCatalog& devices, const std::string& text, double total_bytes) {
+  for (const device::DeviceSpec* d : device::candidate_devices(devices, text)) {
+    if (d->memory_bytes > 0 && std::abs(total_bytes - d->memory_bytes) <= 0.15 * d->memory_bytes) return d;
+  }
+  return nullptr;
+}
+
 namespace {
 
 // The platform a device text names, or empty when it names none.
@@ -60,17 +71,6 @@ std::string platform_named_in(const std::string& text) {
   if (contains_ci(text, "amd") || contains_ci(text, "rocm") || contains_ci(text, "instinct") || contains_ci(text, "radeon")) return "rocm";
   if (contains_ci(text, "nvidia") || contains_ci(text, "cuda") || contains_ci(text, "geforce")) return "cuda";
   return "";
-}
-
-// Issue 15 (pp36): a name several cards answer to ("H20": the 96 GB card or the 141 GB refresh) given with a total
-// (--device-memory, as a log prints it) is the candidate whose memory that total agrees with, as a size stated in free
-// text picks it (device_catalog.cpp size_agrees: within 15% of the card's memory); the assumed card is tried first, so it
-// stays where it agrees. nullptr when the name is not ambiguous or no candidate agrees.
-const device::DeviceSpec* candidate_by_total(const device::DeviceCatalog& devices, const std::string& text, double total_bytes) {
-  for (const device::DeviceSpec* d : device::candidate_devices(devices, text)) {
-    if (d->memory_bytes > 0 && std::abs(total_bytes - d->memory_bytes) <= 0.15 * d->memory_bytes) return d;
-  }
-  return nullptr;
 }
 
 // --device-memory: the named card with that total, or a generic device of the platform (issue 15).
