@@ -16,6 +16,7 @@
 #include "cli/cmd_llama.hpp"
 #include "cli/cmd_plan.hpp"
 #include "deploy/deployment.hpp"
+#include "deploy/device_by_total.hpp"
 #include "deploy/flag_json.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_core.hpp"
@@ -230,6 +231,25 @@ deploy::EngineInput log_engine_input(const logs::EngineLog& log, const LogsReque
   return in;
 }
 
+// Issue 15 (pp36): the total the log prints ("Free memory on device (F/T GiB)") picks the card among those the --device
+// name answers to ("H20": the 96 GB card or the 141 GB H20-3e; deploy/device_by_total.hpp) and is the budget's total, as a
+// total in a case's device text is (deploy resolve_deployment: "A total stated in the device text replaces the catalogue's").
+void apply_printed_total(const logs::EngineLog& log, const device::DeviceCatalog& devices, deploy::DeviceInput& device_input, deploy::Flags& flags,
+                         std::vector<std::string>& notes) {
+  const auto& t = log.printed.device_total_gib;
+  if (!t || device_input.text.empty()) return;
+  const double total = t->value * k_gib;
+  if (const device::DeviceSpec* d = deploy::candidate_by_total(devices, device_input.text, total)) {
+    const device::DeviceMatch m = device::match_device(devices, device_input.text);
+    if (m.device && d != m.device) {
+      notes.push_back(fmt::format("--device {} names several cards; the {:.2f} GiB total the log prints (line {}) picks {} ({}), not the assumed {}",
+                                  device_input.text, t->value, t->line, d->id, d->name, m.device->id));
+      device_input.text = d->id;
+    }
+  }
+  if (!flags.device_total_bytes) flags.device_total_bytes = deploy::Given<double>{total, fmt::format("log line {}: Free memory on device", t->line)};
+}
+
 FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const std::string& path) {
   FitOutcome out;
   // ux29 (the seed's eager trap): a log that ran eager says what that does to decode, figures or not.
@@ -281,6 +301,7 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
   const bool npu = log.engine == "vllm-ascend";
   const double oom_total_bytes = log.diagnosis.oom && log.diagnosis.oom->total_bytes ? *log.diagnosis.oom->total_bytes : 0.0;
   deploy::DeviceInput device_input{args.device.value_or(""), "--device", deploy::DeviceForm::name};
+  apply_printed_total(log, *devices, device_input, flags, out.notes);
   if (device_input.text.empty() && oom_total_bytes > 0) {
     for (const auto& candidate : devices->devices) {
       if ((candidate.platform == "npu") != npu) continue;

@@ -1,6 +1,7 @@
 // The device a deployment names, resolved as logs and people write it: a catalogue name, the torch total a log prints
 // ("79.19 GiB total"), a platform named in free text; the synthetic device a stated size makes. Split out of deployment.cpp.
 #include "deploy/deployment.hpp"
+#include "deploy/device_by_total.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "base/quote.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "device/device_names.hpp"
 #include "device/device_platform.hpp"
 
 namespace preflight::deploy {
@@ -51,6 +53,16 @@ std::optional<double> stated_total_bytes(const std::string& text) {
   return std::nullopt;
 }
 
+// Issue 15 (pp36): a name several cards answer to ("H20": the 96 GB card or the 141 GB refresh) given with a total
+// (--device-memory, a log's printed total) is the candidate that total agrees with, as a size stated in free text picks
+// it (device_catalog.cpp size_agrees); the assumed card is tried first, so it stays where it agrees.
+const device::DeviceSpec* candidate_by_total(const device::DeviceCatalog& devices, const std::string& text, double total_bytes) {
+  for (const device::DeviceSpec* d : device::candidate_devices(devices, text)) {
+    if (d->memory_bytes > 0 && std::abs(total_bytes - d->memory_bytes) <= 0.15 * d->memory_bytes) return d;
+  }
+  return nullptr;
+}
+
 namespace {
 
 // The platform a device text names, or empty when it names none.
@@ -73,8 +85,14 @@ Expected<device::DeviceSpec> resolve_sized_device(const DeviceInput& input, cons
     if (!input.platform.empty() && m.device->platform != platform) {
       return make_error(ErrorKind::invalid_argument, format("--platform %s: %s is a %s device", platform.c_str(), m.device->id.c_str(), m.device->platform.c_str()), "--platform");
     }
-    if (!m.assumption.empty()) assumptions.push_back(m.assumption);
-    device::DeviceSpec d = *m.device;
+    const device::DeviceSpec* by_total = candidate_by_total(devices, input.text, bytes);
+    if (by_total && by_total != m.device) {
+      assumptions.push_back(format("'%s' names several cards; the %.2f GiB of --device-memory picks %s (%s), not the assumed %s",
+                                   one_line(trim(input.text), 60).c_str(), bytes_to_gib(bytes), by_total->id.c_str(), by_total->name.c_str(), m.device->id.c_str()));
+    } else if (!m.assumption.empty()) {
+      assumptions.push_back(m.assumption);
+    }
+    device::DeviceSpec d = by_total ? *by_total : *m.device;
     assumptions.push_back(format("device memory %.2f GiB from --device-memory replaces %s's %.2f GiB", bytes_to_gib(bytes), d.id.c_str(), bytes_to_gib(d.usable_total_bytes())));
     d.memory_bytes = bytes;
     d.runtime_total_bytes = bytes;

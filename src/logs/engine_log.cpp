@@ -455,6 +455,13 @@ void scan_memory_summary(PrintedLines& p, const std::string& line, int64_t n) {
       }
     }
   }
+  // Issue 15 (pp36): "Free memory on device (F/T GiB)", T the total (vLLM gpu_worker.py, vLLM-Ascend worker.py).
+  if (const size_t f = line.find("Free memory on device ("); f != std::string::npos) {
+    const size_t slash = line.find('/', f), close = line.find(')', f);
+    if (slash != std::string::npos && close != std::string::npos && slash < close) {
+      if (auto v = size_at(line, slash + 1, SizeUnit::gib); v && *v > 0) set_once(p.device_total_gib, *v, n);
+    }
+  }
   // vLLM's V0 worker, vllm/worker/worker.py determine_num_available_blocks (wording of PR #12126, printed at INFO
   // until the V0 engine was removed; issue #11550 and PR #14447 quote it): one logger.info whose lines are
   // "Memory profiling takes X seconds", "the current vLLM instance can use total_gpu_memory (TGiB) x

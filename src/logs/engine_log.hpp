@@ -153,6 +153,9 @@ struct PrintedLines {
   std::optional<Logged<double>> non_torch_gib;        // N: non-torch memory the profile run added
   std::optional<Logged<double>> kv_reserve_gib;       // K: the KV budget the summary states
   std::optional<Logged<double>> requested_gib;        // "Desired GPU memory utilization is (u, R GiB)" / "x gpu_memory_utilization (u) = RGiB"
+  // Issue 15 (pp36): the device total torch reports, T of "Free memory on device (F/T GiB)" (vLLM 0.11+ after warm-up
+  // and in its refusal "... on startup is less than desired GPU memory utilization"; vLLM-Ascend >= 0.19.1).
+  std::optional<Logged<double>> device_total_gib;
   // "Encoder cache will be initialized with a budget of N tokens, and profiled with K image items of the
   // maximum feature size": the profile run's encoder pass (vLLM V1, vLLM-Ascend >= 0.13).
   std::optional<Logged<int64_t>> encoder_budget_tokens, encoder_items;

@@ -90,6 +90,27 @@ TEST(Deploy, Issue15_DeviceMemory) {
   EXPECT_DOUBLE_EQ(h100->device.usable_total_bytes(), size);
   EXPECT_TRUE(said(h100->assumptions, "device memory 24.00 GiB from --device-memory replaces H100-SXM's 79.18 GiB"));
 
+  // Issue 15 (pp36): with a name several cards answer to, the total given picks the card it agrees with (within 15% of
+  // its memory), as a size stated in a log's device text does: 139.81 GiB (what the 141 GB H20-3e reports, like an
+  // H200) is the refresh, not the assumed 96 GB H20; 39.59 GiB (both 40 GB A100s) a 40 GB A100, not the 80 GB SXM4.
+  deploy::Inputs h20 = inputs("H20", "");
+  h20.device.memory_bytes = 139.81 * k_gib;
+  auto refresh = resolve(h20);
+  ASSERT_TRUE(refresh) << refresh.error().describe();
+  EXPECT_EQ(refresh->device.id, "H20-141G");
+  EXPECT_TRUE(said(refresh->assumptions, "'H20' names several cards; the 139.81 GiB of --device-memory picks H20-141G"));
+  EXPECT_DOUBLE_EQ(refresh->device.usable_total_bytes(), 139.81 * k_gib);
+  h20.device.memory_bytes = 95.33 * k_gib;
+  auto original = resolve(h20);
+  ASSERT_TRUE(original) << original.error().describe();
+  EXPECT_EQ(original->device.id, "H20");
+  EXPECT_TRUE(said(original->assumptions, "assumed H20"));
+  deploy::Inputs a100 = inputs("A100", "");
+  a100.device.memory_bytes = 39.59 * k_gib;
+  auto small = resolve(a100);
+  ASSERT_TRUE(small) << small.error().describe();
+  EXPECT_EQ(small->device.id.rfind("A100-40G", 0), 0u) << small->device.id;
+
   deploy::Inputs unknown = inputs("My Lab Card", "");
   unknown.device.memory_bytes = size;
   auto lab = resolve(unknown);

@@ -602,3 +602,44 @@ TEST(EngineLog, Issue15_AvailableKvLineKeepsItsWorkersStage) {
   EXPECT_EQ(later.printed.available_kv_stage->value, 1);
   EXPECT_EQ(later.printed.available_kv_stage->line, 2);
 }
+
+// Issue 15 (pp36): vLLM prints the total torch reports in "Free memory on device (F/T GiB)", after warm-up (0.11+) and in
+// its refusal at start. People write "H20" for the 96 GB card and for the 141 GB H20-3e; the total the log prints picks
+// the card the --device name leaves open, and is the budget's total, as --device-memory with that total is: the same
+// prediction, and the requested memory the log's own "Desired GPU memory utilization is (0.92, 128.63 GiB)" states
+// (0.92 x 139.81 GiB = 128.625 GiB). The KV figure on line 3 is made up; only the device and the budget are compared.
+TEST(LogsCli, Issue15_PrintedTotalPicksTheH20PartAndSizesTheBudget) {
+  const auto refusal = lg::parse_engine_log(
+      "ValueError: Free memory on device (6.92/8.0 GiB) on startup is less than desired GPU memory utilization (0.9, 7.2 GiB).\n", sigs());
+  ASSERT_TRUE(refusal.printed.device_total_gib);
+  EXPECT_DOUBLE_EQ(refusal.printed.device_total_gib->value, 8.0);
+  EXPECT_FALSE(lg::parse_engine_log("Free memory on device (6.92/x GiB) on startup\n", sigs()).printed.device_total_gib);
+
+  const std::string log = ::testing::TempDir() + "/pp36_h20.log";
+  std::ofstream(log) << "(APIServer pid=1) INFO 09-01 10:00:00 [api_server.py:1805] vLLM API server version 0.27.1\n"
+                     << "vllm serve Qwen/Qwen2.5-7B --max-model-len 16384\n"
+                     << "(EngineCore pid=2) INFO 09-01 10:02:00 [gpu_worker.py:564] Available KV cache memory: 118.5 GiB\n"
+                     << "(EngineCore pid=2) INFO 09-01 10:02:30 [gpu_worker.py:855] Free memory on device (138.92/139.81 GiB) on startup. "
+                        "Desired GPU memory utilization is (0.92, 128.63 GiB). Actual usage is 14.3 GiB for consumed memory (weights + non-torch), "
+                        "1.2 GiB for peak activation, and 0.5 GiB for CUDAGraph memory.\n";
+  const std::string models = " --models " + pftest::shared_path("models");
+  const auto out = pftest::run_cli("logs " + log + " --device H20" + models + " --json", {.with_stderr = false});
+  ASSERT_EQ(out.code, 0) << out.out;
+  const auto j = nlohmann::json::parse(out.out);
+  EXPECT_EQ(j["fit"]["device"], "H20-141G");
+  EXPECT_NE(j["notes"].dump().find("the 139.81 GiB total the log prints (line 4) picks H20-141G"), std::string::npos) << j["notes"].dump();
+  double logged_kv = 0;
+  for (const auto& row : j["printed_vs_predicted"])
+    if (row["what"] == "available KV cache (GiB)") logged_kv = row["predicted"].get<double>();
+  const auto fit = nlohmann::json::parse(
+      pftest::run_cli("fit Qwen/Qwen2.5-7B --device H20 --device-memory 139.81GiB --engine vllm@0.27.1 --max-model-len 16384" + models + " --json",
+                      {.with_stderr = false}).out);
+  EXPECT_EQ(fit["device"], "H20-141G");
+  EXPECT_NEAR(fit["memory_per_device"]["requested_gib"].get<double>(), 128.63, 0.005);
+  EXPECT_NEAR(logged_kv, fit["memory_per_device"]["available_kv_gib"].get<double>(), 1e-6);
+  // Without the line the bare name keeps the assumed 96 GB card.
+  std::ofstream(log) << "vllm serve Qwen/Qwen2.5-7B --max-model-len 16384\n"
+                     << "INFO 09-01 10:02:00 [gpu_worker.py:564] Available KV cache memory: 118.5 GiB\n";
+  const auto bare = nlohmann::json::parse(pftest::run_cli("logs " + log + " --device H20" + models + " --json", {.with_stderr = false}).out);
+  EXPECT_EQ(bare["fit"]["device"], "H20");
+}
