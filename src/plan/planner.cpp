@@ -26,6 +26,7 @@
 #include "estimate/held_texts.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/dp_ep.hpp"
+#include "plan/fit_copy.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 #include "plan/llama_rows.hpp"
@@ -294,7 +295,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
 // no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
 // (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
 // `shared` (issue 19): what the candidates of the same (model, variant, count, targets) on other cards give this one;
-// shared.fitted is one on a card with the same fit (estimate::same_fit_device) for which this returned true: its fit
+// shared.fitted is one on a card with the same fit (plan/fit_copy: same_fit_copy) for which this returned true: its fit
 // is copied, not computed. Returns whether the candidate's fit was computed or copied (it got that far).
 bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
@@ -395,11 +396,9 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   d.group_bytes = &weights;
   d.kv_scan = shared.scans;
-  // Issue 15/16 (nccl): where the version counts NCCL buffers at this TP, the card's form factor (its default interconnect)
-  // is part of the fit, which estimate::same_fit_device does not compare: computed, not copied.
-  const engine::NcclBuffers* nb = oh->nccl_buffers.get();
-  const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
-  if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
+  // Planidx36: `fitted` is of a card with the same fit at this count (plan/fit_copy: its key holds the interconnect the
+  // card's form factor gives its TP group, which the NCCL buffers and the all-reduce workspace read).
+  if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch, shared.fit_class);
   // llamacpp30: -c cells, not a KV budget; llamacpp33: the build named (llama.cpp@bNNNN reads as version N.0.0) decides MLA's cache.
   if (pv.llama_cpp)
@@ -503,20 +502,6 @@ PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSp
   return r;
 }
 
-// Issue 19: for each device of `devs` (one platform), the index of its set of devices with the same fit
-// (estimate::same_fit_device under the platform's engine `eng`), numbered in the order of each set's first
-// device. Without an engine every device is a set of its own.
-std::vector<size_t> same_fit_sets(std::span<const device::DeviceSpec* const> devs, const Expected<engine::EngineProfile>& eng, size_t& sets) {
-  std::vector<size_t> set_of(devs.size());
-  sets = 0;
-  for (size_t x = 0; x < devs.size(); ++x) {
-    size_t y = 0;
-    while (y < x && !(eng && estimate::same_fit_device(*devs[y], *devs[x], *eng))) ++y;
-    set_of[x] = y < x ? set_of[y] : sets++;
-  }
-  return set_of;
-}
-
 // For each device of `devs`, the index of its launch class (same_launch_family under in.launch_rules), numbered in
 // the order of each class's first device. Without launch rules no start command is built: one class.
 std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const> devs, const PlanInputs& in, size_t& classes) {
@@ -537,7 +522,7 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
 // One platform's share of a plan (issue 19): its cards (one engine, one variant list), each candidate's slot, and the
 // work over them, one (model, variant) at a time (all published checkpoints, then each --quantization flag: the weight
 // formats the estimates keep per scheme and thread stay warm) with all its counts and cards together: the fit of a
-// count is computed on the first card of each set with the same fit (same_fit_sets) and copied to the others, the step
+// count is computed on the first card of each set with the same fit (fit_copy_sets) and copied to the others, the step
 // traffic is computed once for all cards (estimate::StepTrafficMemo), the start commands (every_row) once per
 // distinct launch (same_launch).
 struct PlatformRun {
@@ -553,8 +538,12 @@ struct PlatformRun {
   size_t slots = 0;
   std::vector<std::vector<CandidateList>> lists;  // [device][count][slot]
   std::vector<const engine::SpeedProfile*> speeds;         // per device: the one input of prepare_variant that differs
-  std::vector<size_t> set_of;                              // per device: its same-fit set
-  size_t sets = 0;
+  // Per count and device: its set of cards with the same fit at that count (plan/fit_copy: fit_copy_sets), and per
+  // count the number of sets (plan_runs).
+  std::vector<std::vector<size_t>> set_of;
+  std::vector<size_t> sets;
+  std::vector<size_t> core_group;  // per device: its FitCoreMemo (plan/fit_copy: moe_backend_card_groups)
+  size_t core_groups = 1;
   // Per device: its launch class, the cards whose families every launch rule treats alike (same_launch_family),
   // numbered like set_of; a row's start commands are built once per distinct launch within a class (round 16: once
   // per family before, 10,391 builds in the whole-catalogue --json plan).
@@ -590,7 +579,6 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
   r.speeds.assign(r.devs.size(), nullptr);
   if (r.eng)
     for (size_t x = 0; x < r.devs.size(); ++x) r.speeds[x] = in.speeds->find(r.eng->engine, r.devs[x]->platform, r.devs[x]->id);
-  r.set_of = same_fit_sets(r.devs, r.eng, r.sets);
   r.launch_class = launch_classes_of(r.devs, in, r.launch_classes);
   r.order.resize(r.devs.size());
   for (size_t x = 0; x < r.devs.size(); ++x) r.order[x] = x;
@@ -613,10 +601,10 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   // The variant's scheme lives in `d` and the profiles in the plan's const speed catalogue, unchanged while it runs.
   estimate::StepTrafficMemo traffic(models[i], estimate::StepTrafficInputs::held);
   estimate::KvScanMemo scans(models[i]);
-  estimate::FitCoreMemo cores;
+  std::vector<estimate::FitCoreMemo> cores(r.core_groups);
   estimate::SpeedWorkload workload = speed_workload(in, t);
   estimate::FitEstimate scratch;  // every fit the item computes, in turn (its rows keep their RowFit)
-  std::vector<const Candidate*> fitted(r.sets);
+  std::vector<const Candidate*> fitted;
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   // Planfast9: one memo for every launch class of the item (its parts key on what they read; launch.hpp LaunchMemo): a
   // memo per class built the checkpoint choice and rule parts again for each class (1,290 and 1,578 builds, 33 M of the
@@ -629,17 +617,17 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
     rejected[x] = {pv.rejected, pv.rejected_reason};
   }
   for (size_t k = 0; k < counts.size(); ++k) {
-    std::fill(fitted.begin(), fitted.end(), nullptr);
+    fitted.assign(r.sets[k], nullptr);
     for (auto& list : launched) list.clear();
-    cores.clear();
+    for (auto& memo : cores) memo.clear();
     for (const size_t x : r.order) {
       pv.speed = r.speeds[x];
       pv.rejected = rejected[x].first;
       pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
-      const Candidate*& same = fitted[r.set_of[x]];
+      const Candidate*& same = fitted[r.set_of[k][x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
-                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
+                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores[r.core_group[x]], &workload, &reasons,
                          r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x], &group_bytes, &r.device_ids[x]}) &&
           !same)
         same = &c;
@@ -676,6 +664,13 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
     r.fit_classes.resize(counts.size());
     for (size_t k = 0; k < counts.size(); ++k)
       for (const auto* dev : r.devs) r.fit_classes[k].push_back(estimate::fit_class(*dev, *r.eng, *oh, std::min(counts[k], dev->node_devices())));
+  }
+  for (auto& r : runs) {  // planidx36: the sets of cards with the same fit at each count (plan/fit_copy)
+    const engine::Overheads* oh = r.eng && in.engines ? in.engines->overheads_for(*r.eng, r.devs.front()->platform) : nullptr;
+    r.set_of.resize(counts.size());
+    r.sets.assign(counts.size(), 0);
+    for (size_t k = 0; k < counts.size(); ++k) r.set_of[k] = fit_copy_sets(r.devs, r.eng ? &*r.eng : nullptr, oh, t, counts[k], r.sets[k]);
+    r.core_group = moe_backend_card_groups(r.devs, oh, r.core_groups);
   }
   // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
   // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
