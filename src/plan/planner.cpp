@@ -34,6 +34,7 @@
 #include "plan/prepared_variant.hpp"
 #include "plan/row_reasons.hpp"
 #include "plan/row_order.hpp"
+#include "plan/row_ranking.hpp"
 
 namespace preflight::plan {
 
@@ -43,11 +44,6 @@ const Launch& SharedLaunch::operator*() const {
 }
 
 namespace {
-
-// Issue 16 (ux29): a card whose catalogue dtypes hold no bfloat16 (310P, 910A, V100, T4) starts a bf16 checkpoint in float16.
-CardHalfPrecision half_precision_of(const device::DeviceSpec& dev) {
-  return dev.supports_dtype("bf16") ? CardHalfPrecision::bf16_and_fp16 : CardHalfPrecision::fp16_only;
-}
 
 // Issue 15 (ux29): the node sizes of `devices` as the assumption line names them: "8", or "8 (910C: 16)" where a card's
 // server holds another number (devices.json devices_per_node).
@@ -82,26 +78,6 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 }  // namespace
 
 namespace {
-// The start commands of a candidate that meets the targets.
-void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in,
-                LaunchMemo* memo = nullptr) {
-  if (in.launch_rules) {
-    const int64_t node = dev.node_devices();  // ux29: an Atlas 800 A3 holds 16 910C dies
-    const NodeSpan span = in.data_parallel_replicas * c.num_devices > node ? NodeSpan::several : NodeSpan::replica;  // ux28
-    c.launch = build_launch(m, c, eng, *in.launch_rules, node,
-                            {.workload = in.workload,
-                             .node_span = span,
-                             .speculative_config = in.speculative_config,
-                             .compilation_config = in.compilation_config,
-                             .device_family = dev.family,
-                             .engine_args = &in.engine_args,
-                             .half_precision = half_precision_of(dev),
-                             .device_platform = dev.platform,
-                             .host_cores = in.host_cores},
-                            memo);
-  }
-}
-
 // The deployment of candidate `c` in `d`, a scratch that the counts of one (model, variant) share: equal to
 // candidate_deployment(c, v, t) once `d` holds that of an earlier count of the same (model, variant) and targets
 // (only the layout, the context and what evaluate_into changes differ), so the variant's scheme is copied once
@@ -285,7 +261,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     c.launch = same->launch;
     return;
   }
-  add_launch(c, m, dev, eng, in, shared.launch_memo);
+  add_row_launch(c, m, dev, eng, in, shared.launch_memo);
   if (shared.launched) shared.launched->push_back(&c);
 }
 
@@ -426,23 +402,6 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   return c;
 }
 
-// RowDetail::table: the start commands of the first recommended row, the one the table prints. `eng`: the engine of
-// the row's card when the caller holds it (planfast8: a run's, resolved once; engine_for per plan was 0.9% of the
-// whole-catalogue table form), else resolved here.
-void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in,
-                      const Expected<engine::EngineProfile>* eng = nullptr) {
-  if (in.detail != RowDetail::table || r.recommended.empty()) return;
-  Candidate& c = r.recommended.front();
-  const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == c.model_id; });
-  const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device::DeviceSpec& x) { return x.id == c.device_id; });
-  if (m == models.end() || dev == devices.end()) return;
-  if (eng) {
-    if (*eng) add_launch(c, *m, *dev, **eng, in);
-  } else if (const auto resolved = engine_for(in, *dev)) {
-    add_launch(c, *m, *dev, *resolved, in);
-  }
-}
-
 }  // namespace
 
 
@@ -458,50 +417,6 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
   return out;
 }
 
-// The plan of one device and count from its candidates (`list`, in slot order): the ones that meet the targets ranked,
-// the rest kept in slot order as the rejected rows. Issue 19 (round 18): the list's block becomes the larger of the two
-// (in place: ranked, or closed up) and only the smaller is moved into a block of its own, so that a plan touches
-// fresh memory for the fewer rows and not for the recommended ones always (two thirds of a whole-catalogue plan's
-// 78,395 candidates meet the targets: 75 MB of fresh pages for their copies before).
-PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t count,
-                           const PlanInputs& in, const PlanTargets& t, const Expected<engine::EngineProfile>& eng) {
-  PlanResult r;
-  // Candidates are large: the recommended ones are ranked through their slots and moved once.
-  std::vector<size_t> order;
-  for (size_t s = 0; s < list.size(); ++s)
-    if (list[s].meets) order.push_back(s);
-  // Biggest model first (the seed's question), then higher precision, then faster.
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const Candidate &a = list[x], &b = list[y];
-    if (a.params != b.params) return a.params > b.params;
-    if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
-    return a.tokens_per_s > b.tokens_per_s;
-  });
-  const size_t meeting = order.size();
-  if (meeting > list.size() - meeting) {
-    r.rejected.reserve(list.size() - meeting);
-    prefault_writable(r.rejected.data(), r.rejected.capacity() * sizeof(Candidate));
-    for (auto& c : list)
-      if (!c.meets) r.rejected.push_back(std::move(c));
-    permute_front(list, order);
-    list.erase(list.begin() + static_cast<std::ptrdiff_t>(meeting), list.end());
-    r.recommended = std::move(list);
-  } else {
-    r.recommended.reserve(meeting);
-    prefault_writable(r.recommended.data(), r.recommended.capacity() * sizeof(Candidate));
-    for (const size_t s : order) r.recommended.push_back(std::move(list[s]));
-    // The rest keep their order; a moved-out row still reads meets = true.
-    list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
-    r.rejected = std::move(list);
-  }
-  launch_first_row(r, models, {&dev, 1}, in, &eng);
-  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(count),
-                                 dev.id.c_str(), static_cast<long long>(dev.node_devices()),
-                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
-  note_row_assumptions(r);
-  return r;
-}
-
 // For each device of `devs`, the index of its launch class (same_launch_family under in.launch_rules), numbered in
 // the order of each class's first device. Without launch rules no start command is built: one class.
 std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const> devs, const PlanInputs& in, size_t& classes) {
@@ -512,7 +427,7 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
     // ux29: the start also follows the card's node size and its half precision (--dtype float16 without bf16).
     while (y < x && in.launch_rules &&
            (!same_launch_family(*in.launch_rules, devs[y]->family, devs[x]->family) || devs[y]->node_devices() != devs[x]->node_devices() ||
-            half_precision_of(*devs[y]) != half_precision_of(*devs[x])))
+            card_half_precision(*devs[y]) != card_half_precision(*devs[x])))
       ++y;
     class_of[x] = y < x ? class_of[y] : classes++;
   }
@@ -699,7 +614,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
                              const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
   Candidate c = evaluate_with(m, dev, in, eng, model_facts(m), variant, n, t);
-  if (c.meets && in.detail == RowDetail::table) add_launch(c, m, dev, *eng, in);  // the one row is the first row
+  if (c.meets && in.detail == RowDetail::table) add_row_launch(c, m, dev, *eng, in);  // the one row is the first row
   return c;
 }
 
