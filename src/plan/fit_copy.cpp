@@ -55,6 +55,26 @@ std::vector<size_t> fit_copy_sets(std::span<const device::DeviceSpec* const> dev
   return set_of;
 }
 
+estimate::FitClass plan_fit_class(const device::DeviceSpec& dev, const engine::EngineProfile& engine, const engine::Overheads& oh, const PlanTargets& t,
+                                  int64_t n) {
+  const int64_t tp = std::min(n, dev.node_devices());
+  estimate::FitClass c = estimate::fit_class(dev, engine, oh, tp);
+  const engine::AllreduceFusionWorkspace* w = oh.allreduce_fusion_workspace.get();
+  if (!w || !w->allocated_by(engine, tp, std::max<int64_t>(1, n / tp), 1, candidate_interconnect(t, oh, dev, tp))) c.allreduce_card.clear();
+  return c;
+}
+
+engine::Interconnect fit_interconnect(const device::DeviceSpec& dev, const engine::EngineProfile& engine, const engine::Overheads& oh, const PlanTargets& t,
+                                      int64_t n) {
+  const int64_t tp = std::min(n, dev.node_devices()), pp = std::max<int64_t>(1, n / tp);
+  const engine::Interconnect ic = candidate_interconnect(t, oh, dev, tp);
+  const engine::NcclBuffers* nb = oh.nccl_buffers.get();
+  const engine::AllreduceFusionWorkspace* w = oh.allreduce_fusion_workspace.get();
+  const bool read = (nb && nb->counted_by(engine, tp)) ||
+                    (w && (w->allocated_by(engine, tp, pp, 1, ic) || w->allocated_by(engine, tp, pp, 1, engine::Interconnect::unknown)));
+  return read ? ic : engine::Interconnect::unknown;
+}
+
 std::vector<size_t> moe_backend_card_groups(std::span<const device::DeviceSpec* const> devs, const engine::Overheads* oh, size_t& groups) {
   std::vector<size_t> group_of(devs.size());
   groups = 0;

@@ -11,6 +11,7 @@
 
 #include "device/device_spec.hpp"
 #include "engine/engine_profile.hpp"
+#include "estimate/fit_memo.hpp"
 #include "plan/planner.hpp"
 
 namespace preflight::plan {
@@ -36,6 +37,22 @@ bool same_fit_copy(const device::DeviceSpec& a, const device::DeviceSpec& b, con
 // overheads (`engine` or `overheads` null) every card is a set of its own.
 std::vector<size_t> fit_copy_sets(std::span<const device::DeviceSpec* const> devs, const engine::EngineProfile* engine, const engine::Overheads* overheads,
                                   const PlanTargets& targets, int64_t num_devices, size_t& sets);
+
+// estimate::fit_class of `device` at the TP a count of `num_devices` takes on it, without the all-reduce workspace's card
+// where the version does not allocate that workspace at the row's layout (TP, PP, one data-parallel rank) and the
+// interconnect its TP group is sized for (candidate_interconnect): the term then reads no card (estimate/fit_allreduce.cpp),
+// and the cores of a FitCoreMemo are shared by the cards the workspace's list names and those it does not (planidx36:
+// the ten Hopper cards of that list each had cores of their own at TP 2-8 under every version).
+estimate::FitClass plan_fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads,
+                                  const PlanTargets& targets, int64_t num_devices);
+
+// The interconnect a row of `num_devices` cards of `device` is sized with (Deployment::interconnect): that of
+// candidate_interconnect where a term of the version reads it at the row's layout (the NCCL buffers; the all-reduce
+// workspace, allocated on some interconnects only), else Interconnect::unknown, which no term then reads either: the fit
+// is the same, and a FitCoreMemo (its key holds the interconnect) shares the cores of cards of other form factors
+// (planidx36: an SXM and a PCIe card of one class at TP 2-8 had a core each under versions that read neither term).
+engine::Interconnect fit_interconnect(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads,
+                                      const PlanTargets& targets, int64_t num_devices);
 
 // For each card of `devs`, the index of its group of cards that the MoE backend workspaces of `overheads` list alike
 // (numbered in the order of each group's first card; `groups` their number; one group without overheads or records).

@@ -364,7 +364,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   const bool first = !filled;
   refresh_deployment(d, filled, c, v, t);
-  d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
+  d.interconnect = fit_interconnect(dev, *eng, *oh, t, n);  // planidx36: unknown where no term of the version reads it (plan/fit_copy)
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
   if (first) {
     if (shared.group_bytes) shared.group_bytes->get(weights, m, d);
@@ -578,7 +578,7 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
     if (!oh) continue;
     r.fit_classes.resize(counts.size());
     for (size_t k = 0; k < counts.size(); ++k)
-      for (const auto* dev : r.devs) r.fit_classes[k].push_back(estimate::fit_class(*dev, *r.eng, *oh, std::min(counts[k], dev->node_devices())));
+      for (const auto* dev : r.devs) r.fit_classes[k].push_back(plan_fit_class(*dev, *r.eng, *oh, t, counts[k]));  // plan/fit_copy
   }
   for (auto& r : runs) {  // planidx36: the sets of cards with the same fit at each count (plan/fit_copy)
     const engine::Overheads* oh = r.eng && in.engines ? in.engines->overheads_for(*r.eng, r.devs.front()->platform) : nullptr;

@@ -115,7 +115,7 @@ size_t expect_rows_as_planned_alone(const std::vector<model::ModelSpec>& models,
   for (const auto& m : models) model_by_id[m.id] = &m;
   std::map<std::string, const device::DeviceSpec*> device_by_id;
   for (const auto& d : devices) device_by_id[d.id] = &d;
-  size_t rows = 0;
+  size_t rows = 0, own_interconnect = 0;
   for (const auto& p : plan::plan_for_devices(models, devices, {1, 2, 4, 8, 16}, in, t, 2))
     for (const auto* list : {&p.result.recommended, &p.result.rejected})
       for (const auto& c : *list) {
@@ -128,8 +128,23 @@ size_t expect_rows_as_planned_alone(const std::vector<model::ModelSpec>& models,
         EXPECT_EQ(c.fit.nccl_buffer_bytes, alone.fit.nccl_buffer_bytes) << at;
         EXPECT_EQ(c.reason.str(), alone.reason.str()) << at;
         EXPECT_EQ(c.interconnect.str(), alone.interconnect.str()) << at;
+        // Planidx36: a plan sizes a row with Interconnect::unknown where no term of the version reads it
+        // (plan/fit_copy.hpp fit_interconnect); the fit with the card's own interconnect is the same. Rows as published.
+        if (c.variant_id.empty() && !c.engine_id.empty() && !c.fit.engine_id.empty()) {
+          const auto eng = plan::plan_engine(in, *device_by_id.at(p.device_id));
+          const engine::Overheads* oh = eng ? in.engines->overheads_for(*eng, eng->platform) : nullptr;
+          if (oh) {
+            estimate::Deployment d = plan::candidate_deployment(c, nullptr, t);
+            d.interconnect = plan::candidate_interconnect(t, *oh, *device_by_id.at(p.device_id), c.tensor_parallel_size);
+            const estimate::FitEstimate f = estimate::estimate_fit(*model_by_id.at(c.model_id.str()), *device_by_id.at(p.device_id), *eng, *oh, d);
+            EXPECT_EQ(c.fit.available_kv_bytes, f.available_kv_bytes) << at << " (the card's own interconnect)";
+            EXPECT_EQ(c.fit.nccl_buffer_bytes, f.nccl_buffer_bytes) << at << " (the card's own interconnect)";
+            ++own_interconnect;
+          }
+        }
         ++rows;
       }
+  EXPECT_GT(own_interconnect, 0u) << engine;
   return rows;
 }
 
@@ -141,7 +156,8 @@ size_t expect_rows_as_planned_alone(const std::vector<model::ModelSpec>& models,
 // nvswitch, pcie -> pcie), which two terms read: the NCCL buffers (vLLM 0.4.3 - 0.10.99) and FlashInfer's all-reduce
 // workspace (vLLM 0.19.x, nvswitch only, its maximum input per listed card). A copy key without the interconnect gave the
 // PCIe card the SXM card's workspace on 0.19 (its KV budget smaller by the workspace); the card's listing in max_inputs
-// is part of the key too.
+// is part of the key too. Each row is also checked against estimate_fit with the card's own interconnect: a plan sizes
+// with Interconnect::unknown where no term reads it (fit_interconnect), so that the cores of SXM and PCIe cards are shared.
 TEST(FitCopyKey, Issue19_CardsOfOneFitSetButAnotherInterconnectAreNotCopied) {
   const auto all = preflight::test::catalogue_model_specs();
   std::vector<model::ModelSpec> models;
@@ -159,9 +175,10 @@ TEST(FitCopyKey, Issue19_CardsOfOneFitSetButAnotherInterconnectAreNotCopied) {
 // differs from a catalogue card in it alone, planned beside that card: every row equals the row planned alone. Each
 // pair falls in one set of estimate::same_fit_device, so a key without that part copies the catalogue card's fit.
 // - the all-reduce workspace's card list (engines.json allreduce_fusion_workspace.max_inputs names H100-SXM at TP 2, 4
-//   and 8; vLLM 0.19.x on NVSwitch): an H100-SXM under an id the list does not name has no workspace;
+//   and 8; vLLM 0.19.x on NVSwitch): an H100-SXM under an id the list does not name has no workspace (and the fit class
+//   a plan gives the FitCoreMemo, plan_fit_class, keeps the listed card where the version allocates it);
 // - the node size: 4 cards a node make 8 cards TP 4 x PP 2, not TP 8 (each stage holds half the layers; an A100-80G-SXM,
-//   which no all-reduce list names: estimate::fit_class tells the H100-SXM copies apart by their ids);
+//   which no all-reduce list names);
 // - the memory kind: vLLM's large-device batch defaults (>= 70 GiB, not Ampere) never apply to a unified-memory CUDA
 //   card (estimate/fit.cpp large_batch_device): an H100-SXM whose memory is unified has the smaller batch;
 // - the MoE backend workspace's card list (--moe-backend flashinfer_b12x, vLLM 0.25.x, names RTXPRO6000): a card the list
