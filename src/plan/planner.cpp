@@ -26,6 +26,7 @@
 #include "estimate/held_texts.hpp"
 #include "model/quant_variant.hpp"
 #include "plan/dp_ep.hpp"
+#include "plan/fit_copy.hpp"
 #include "plan/fit_search.hpp"
 #include "plan/launch.hpp"
 #include "plan/llama_rows.hpp"
@@ -33,6 +34,7 @@
 #include "plan/prepared_variant.hpp"
 #include "plan/row_reasons.hpp"
 #include "plan/row_order.hpp"
+#include "plan/row_ranking.hpp"
 
 namespace preflight::plan {
 
@@ -42,11 +44,6 @@ const Launch& SharedLaunch::operator*() const {
 }
 
 namespace {
-
-// Issue 16 (ux29): a card whose catalogue dtypes hold no bfloat16 (310P, 910A, V100, T4) starts a bf16 checkpoint in float16.
-CardHalfPrecision half_precision_of(const device::DeviceSpec& dev) {
-  return dev.supports_dtype("bf16") ? CardHalfPrecision::bf16_and_fp16 : CardHalfPrecision::fp16_only;
-}
 
 // Issue 15 (ux29): the node sizes of `devices` as the assumption line names them: "8", or "8 (910C: 16)" where a card's
 // server holds another number (devices.json devices_per_node).
@@ -81,26 +78,6 @@ Expected<engine::EngineProfile> engine_for(const PlanInputs& in, const device::D
 }  // namespace
 
 namespace {
-// The start commands of a candidate that meets the targets.
-void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const engine::EngineProfile& eng, const PlanInputs& in,
-                LaunchMemo* memo = nullptr) {
-  if (in.launch_rules) {
-    const int64_t node = dev.node_devices();  // ux29: an Atlas 800 A3 holds 16 910C dies
-    const NodeSpan span = in.data_parallel_replicas * c.num_devices > node ? NodeSpan::several : NodeSpan::replica;  // ux28
-    c.launch = build_launch(m, c, eng, *in.launch_rules, node,
-                            {.workload = in.workload,
-                             .node_span = span,
-                             .speculative_config = in.speculative_config,
-                             .compilation_config = in.compilation_config,
-                             .device_family = dev.family,
-                             .engine_args = &in.engine_args,
-                             .half_precision = half_precision_of(dev),
-                             .device_platform = dev.platform,
-                             .host_cores = in.host_cores},
-                            memo);
-  }
-}
-
 // The deployment of candidate `c` in `d`, a scratch that the counts of one (model, variant) share: equal to
 // candidate_deployment(c, v, t) once `d` holds that of an earlier count of the same (model, variant) and targets
 // (only the layout, the context and what evaluate_into changes differ), so the variant's scheme is copied once
@@ -284,7 +261,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
     c.launch = same->launch;
     return;
   }
-  add_launch(c, m, dev, eng, in, shared.launch_memo);
+  add_row_launch(c, m, dev, eng, in, shared.launch_memo);
   if (shared.launched) shared.launched->push_back(&c);
 }
 
@@ -294,7 +271,7 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
 // no copy). `in.detail` says whether the candidate gets its speed provenance and start commands here
 // (every_row) or not at all (table: the caller adds the start commands of the one row it prints).
 // `shared` (issue 19): what the candidates of the same (model, variant, count, targets) on other cards give this one;
-// shared.fitted is one on a card with the same fit (estimate::same_fit_device) for which this returned true: its fit
+// shared.fitted is one on a card with the same fit (plan/fit_copy: same_fit_copy) for which this returned true: its fit
 // is copied, not computed. Returns whether the candidate's fit was computed or copied (it got that far).
 bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const Expected<engine::EngineProfile>& eng,
                    const ModelFacts& facts, const PreparedVariant& pv, int64_t n, const PlanTargets& t, estimate::Deployment& d, bool& filled,
@@ -387,7 +364,7 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   const bool first = !filled;
   refresh_deployment(d, filled, c, v, t);
-  d.interconnect = candidate_interconnect(t, *oh, dev, c.tensor_parallel_size);
+  d.interconnect = fit_interconnect(dev, *eng, *oh, t, n);  // planidx36: unknown where no term of the version reads it (plan/fit_copy)
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
   if (first) {
     if (shared.group_bytes) shared.group_bytes->get(weights, m, d);
@@ -395,11 +372,9 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   d.group_bytes = &weights;
   d.kv_scan = shared.scans;
-  // Issue 15/16 (nccl): where the version counts NCCL buffers at this TP, the card's form factor (its default interconnect)
-  // is part of the fit, which estimate::same_fit_device does not compare: computed, not copied.
-  const engine::NcclBuffers* nb = oh->nccl_buffers.get();
-  const bool nccl_counted = nb && nb->counted_by(*eng, c.tensor_parallel_size);
-  if (shared.fitted && !nccl_counted) copy_fit(c, *shared.fitted, dev, d);
+  // Planidx36: `fitted` is of a card with the same fit at this count (plan/fit_copy: its key holds the interconnect the
+  // card's form factor gives its TP group, which the NCCL buffers and the all-reduce workspace read).
+  if (shared.fitted) copy_fit(c, *shared.fitted, dev, d);
   else fit_candidate(c, m, dev, *eng, *oh, d, shared.cores, scratch, shared.fit_class);
   // llamacpp30: -c cells, not a KV budget; llamacpp33: the build named (llama.cpp@bNNNN reads as version N.0.0) decides MLA's cache.
   if (pv.llama_cpp)
@@ -427,23 +402,6 @@ Candidate evaluate_with(const model::ModelSpec& m, const device::DeviceSpec& dev
   return c;
 }
 
-// RowDetail::table: the start commands of the first recommended row, the one the table prints. `eng`: the engine of
-// the row's card when the caller holds it (planfast8: a run's, resolved once; engine_for per plan was 0.9% of the
-// whole-catalogue table form), else resolved here.
-void launch_first_row(PlanResult& r, std::span<const model::ModelSpec> models, std::span<const device::DeviceSpec> devices, const PlanInputs& in,
-                      const Expected<engine::EngineProfile>* eng = nullptr) {
-  if (in.detail != RowDetail::table || r.recommended.empty()) return;
-  Candidate& c = r.recommended.front();
-  const auto m = std::find_if(models.begin(), models.end(), [&](const model::ModelSpec& x) { return x.id == c.model_id; });
-  const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device::DeviceSpec& x) { return x.id == c.device_id; });
-  if (m == models.end() || dev == devices.end()) return;
-  if (eng) {
-    if (*eng) add_launch(c, *m, *dev, **eng, in);
-  } else if (const auto resolved = engine_for(in, *dev)) {
-    add_launch(c, *m, *dev, *resolved, in);
-  }
-}
-
 }  // namespace
 
 
@@ -459,64 +417,6 @@ std::vector<std::vector<std::string>> variants_on(const std::vector<model::Model
   return out;
 }
 
-// The plan of one device and count from its candidates (`list`, in slot order): the ones that meet the targets ranked,
-// the rest kept in slot order as the rejected rows. Issue 19 (round 18): the list's block becomes the larger of the two
-// (in place: ranked, or closed up) and only the smaller is moved into a block of its own, so that a plan touches
-// fresh memory for the fewer rows and not for the recommended ones always (two thirds of a whole-catalogue plan's
-// 78,395 candidates meet the targets: 75 MB of fresh pages for their copies before).
-PlanResult rank_candidates(CandidateList& list, const std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, int64_t count,
-                           const PlanInputs& in, const PlanTargets& t, const Expected<engine::EngineProfile>& eng) {
-  PlanResult r;
-  // Candidates are large: the recommended ones are ranked through their slots and moved once.
-  std::vector<size_t> order;
-  for (size_t s = 0; s < list.size(); ++s)
-    if (list[s].meets) order.push_back(s);
-  // Biggest model first (the seed's question), then higher precision, then faster.
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const Candidate &a = list[x], &b = list[y];
-    if (a.params != b.params) return a.params > b.params;
-    if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
-    return a.tokens_per_s > b.tokens_per_s;
-  });
-  const size_t meeting = order.size();
-  if (meeting > list.size() - meeting) {
-    r.rejected.reserve(list.size() - meeting);
-    prefault_writable(r.rejected.data(), r.rejected.capacity() * sizeof(Candidate));
-    for (auto& c : list)
-      if (!c.meets) r.rejected.push_back(std::move(c));
-    permute_front(list, order);
-    list.erase(list.begin() + static_cast<std::ptrdiff_t>(meeting), list.end());
-    r.recommended = std::move(list);
-  } else {
-    r.recommended.reserve(meeting);
-    prefault_writable(r.recommended.data(), r.recommended.capacity() * sizeof(Candidate));
-    for (const size_t s : order) r.recommended.push_back(std::move(list[s]));
-    // The rest keep their order; a moved-out row still reads meets = true.
-    list.erase(std::remove_if(list.begin(), list.end(), [](const Candidate& c) { return c.meets; }), list.end());
-    r.rejected = std::move(list);
-  }
-  launch_first_row(r, models, {&dev, 1}, in, &eng);
-  r.assumptions.push_back(format("%lld x %s, TP = min(devices, %lld), PP across nodes; speed at decode context %s", static_cast<long long>(count),
-                                 dev.id.c_str(), static_cast<long long>(dev.node_devices()),
-                                 t.decode_context_tokens ? std::to_string(*t.decode_context_tokens).c_str() : "= each row's context target"));
-  note_row_assumptions(r);
-  return r;
-}
-
-// Issue 19: for each device of `devs` (one platform), the index of its set of devices with the same fit
-// (estimate::same_fit_device under the platform's engine `eng`), numbered in the order of each set's first
-// device. Without an engine every device is a set of its own.
-std::vector<size_t> same_fit_sets(std::span<const device::DeviceSpec* const> devs, const Expected<engine::EngineProfile>& eng, size_t& sets) {
-  std::vector<size_t> set_of(devs.size());
-  sets = 0;
-  for (size_t x = 0; x < devs.size(); ++x) {
-    size_t y = 0;
-    while (y < x && !(eng && estimate::same_fit_device(*devs[y], *devs[x], *eng))) ++y;
-    set_of[x] = y < x ? set_of[y] : sets++;
-  }
-  return set_of;
-}
-
 // For each device of `devs`, the index of its launch class (same_launch_family under in.launch_rules), numbered in
 // the order of each class's first device. Without launch rules no start command is built: one class.
 std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const> devs, const PlanInputs& in, size_t& classes) {
@@ -527,7 +427,7 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
     // ux29: the start also follows the card's node size and its half precision (--dtype float16 without bf16).
     while (y < x && in.launch_rules &&
            (!same_launch_family(*in.launch_rules, devs[y]->family, devs[x]->family) || devs[y]->node_devices() != devs[x]->node_devices() ||
-            half_precision_of(*devs[y]) != half_precision_of(*devs[x])))
+            card_half_precision(*devs[y]) != card_half_precision(*devs[x])))
       ++y;
     class_of[x] = y < x ? class_of[y] : classes++;
   }
@@ -537,7 +437,7 @@ std::vector<size_t> launch_classes_of(std::span<const device::DeviceSpec* const>
 // One platform's share of a plan (issue 19): its cards (one engine, one variant list), each candidate's slot, and the
 // work over them, one (model, variant) at a time (all published checkpoints, then each --quantization flag: the weight
 // formats the estimates keep per scheme and thread stay warm) with all its counts and cards together: the fit of a
-// count is computed on the first card of each set with the same fit (same_fit_sets) and copied to the others, the step
+// count is computed on the first card of each set with the same fit (fit_copy_sets) and copied to the others, the step
 // traffic is computed once for all cards (estimate::StepTrafficMemo), the start commands (every_row) once per
 // distinct launch (same_launch).
 struct PlatformRun {
@@ -553,8 +453,12 @@ struct PlatformRun {
   size_t slots = 0;
   std::vector<std::vector<CandidateList>> lists;  // [device][count][slot]
   std::vector<const engine::SpeedProfile*> speeds;         // per device: the one input of prepare_variant that differs
-  std::vector<size_t> set_of;                              // per device: its same-fit set
-  size_t sets = 0;
+  // Per count and device: its set of cards with the same fit at that count (plan/fit_copy: fit_copy_sets), and per
+  // count the number of sets (plan_runs).
+  std::vector<std::vector<size_t>> set_of;
+  std::vector<size_t> sets;
+  std::vector<size_t> core_group;  // per device: its FitCoreMemo (plan/fit_copy: moe_backend_card_groups)
+  size_t core_groups = 1;
   // Per device: its launch class, the cards whose families every launch rule treats alike (same_launch_family),
   // numbered like set_of; a row's start commands are built once per distinct launch within a class (round 16: once
   // per family before, 10,391 builds in the whole-catalogue --json plan).
@@ -590,7 +494,6 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
   r.speeds.assign(r.devs.size(), nullptr);
   if (r.eng)
     for (size_t x = 0; x < r.devs.size(); ++x) r.speeds[x] = in.speeds->find(r.eng->engine, r.devs[x]->platform, r.devs[x]->id);
-  r.set_of = same_fit_sets(r.devs, r.eng, r.sets);
   r.launch_class = launch_classes_of(r.devs, in, r.launch_classes);
   r.order.resize(r.devs.size());
   for (size_t x = 0; x < r.devs.size(); ++x) r.order[x] = x;
@@ -613,10 +516,10 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   // The variant's scheme lives in `d` and the profiles in the plan's const speed catalogue, unchanged while it runs.
   estimate::StepTrafficMemo traffic(models[i], estimate::StepTrafficInputs::held);
   estimate::KvScanMemo scans(models[i]);
-  estimate::FitCoreMemo cores;
+  std::vector<estimate::FitCoreMemo> cores(r.core_groups);
   estimate::SpeedWorkload workload = speed_workload(in, t);
   estimate::FitEstimate scratch;  // every fit the item computes, in turn (its rows keep their RowFit)
-  std::vector<const Candidate*> fitted(r.sets);
+  std::vector<const Candidate*> fitted;
   std::vector<std::vector<const Candidate*>> launched(r.launch_classes);  // per launch class
   // Planfast9: one memo for every launch class of the item (its parts key on what they read; launch.hpp LaunchMemo): a
   // memo per class built the checkpoint choice and rule parts again for each class (1,290 and 1,578 builds, 33 M of the
@@ -629,17 +532,17 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
     rejected[x] = {pv.rejected, pv.rejected_reason};
   }
   for (size_t k = 0; k < counts.size(); ++k) {
-    std::fill(fitted.begin(), fitted.end(), nullptr);
+    fitted.assign(r.sets[k], nullptr);
     for (auto& list : launched) list.clear();
-    cores.clear();
+    for (auto& memo : cores) memo.clear();
     for (const size_t x : r.order) {
       pv.speed = r.speeds[x];
       pv.rejected = rejected[x].first;
       pv.rejected_reason = rejected[x].second;
       Candidate& c = r.lists[x][k][r.offset[i] + v];
-      const Candidate*& same = fitted[r.set_of[x]];
+      const Candidate*& same = fitted[r.set_of[k][x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
-                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
+                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores[r.core_group[x]], &workload, &reasons,
                          r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x], &group_bytes, &r.device_ids[x]}) &&
           !same)
         same = &c;
@@ -675,7 +578,14 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
     if (!oh) continue;
     r.fit_classes.resize(counts.size());
     for (size_t k = 0; k < counts.size(); ++k)
-      for (const auto* dev : r.devs) r.fit_classes[k].push_back(estimate::fit_class(*dev, *r.eng, *oh, std::min(counts[k], dev->node_devices())));
+      for (const auto* dev : r.devs) r.fit_classes[k].push_back(plan_fit_class(*dev, *r.eng, *oh, t, counts[k]));  // plan/fit_copy
+  }
+  for (auto& r : runs) {  // planidx36: the sets of cards with the same fit at each count (plan/fit_copy)
+    const engine::Overheads* oh = r.eng && in.engines ? in.engines->overheads_for(*r.eng, r.devs.front()->platform) : nullptr;
+    r.set_of.resize(counts.size());
+    r.sets.assign(counts.size(), 0);
+    for (size_t k = 0; k < counts.size(); ++k) r.set_of[k] = fit_copy_sets(r.devs, r.eng ? &*r.eng : nullptr, oh, t, counts[k], r.sets[k]);
+    r.core_group = moe_backend_card_groups(r.devs, oh, r.core_groups);
   }
   // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
   // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
@@ -704,7 +614,7 @@ Candidate evaluate_candidate(const model::ModelSpec& m, const device::DeviceSpec
                              const PlanTargets& t) {
   const auto eng = engine_for(in, dev);
   Candidate c = evaluate_with(m, dev, in, eng, model_facts(m), variant, n, t);
-  if (c.meets && in.detail == RowDetail::table) add_launch(c, m, dev, *eng, in);  // the one row is the first row
+  if (c.meets && in.detail == RowDetail::table) add_row_launch(c, m, dev, *eng, in);  // the one row is the first row
   return c;
 }
 
