@@ -1,6 +1,8 @@
 #include "deploy/speculative_method.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -8,8 +10,26 @@
 
 namespace preflight::deploy {
 
-Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
+namespace {
+
+// The lengths vLLM's _maybe_override_draft_max_model_len compares (vllm/config/model.py _get_and_verify_max_len for the
+// draft ModelConfig, whose spec_target_max_model_len is the target's max_model_len).
+std::pair<std::optional<int64_t>, std::optional<int64_t>> draft_and_target_len(const model::ModelSpec& target, const estimate::Deployment& d) {
+  std::optional<int64_t> target_len = d.max_model_len;
+  if (!target_len && target.derived_max_model_len > 0) target_len = target.derived_max_model_len;
+  std::optional<int64_t> draft_len;
+  if (const auto& drafter = d.speculative.drafter) draft_len = drafter->derived_max_model_len > 0 ? std::optional<int64_t>(drafter->derived_max_model_len) : target_len;
+  else if (d.speculative.mtp() && target.derived_max_model_len > 0) draft_len = target.derived_max_model_len;
+  return {draft_len, target_len};
+}
+
+}  // namespace
+
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const model::ModelSpec& target, const estimate::Deployment& d,
                                 std::vector<std::string>& assumptions) {
+  const std::string& model_type = target.model_type;
+  const int64_t target_tp = d.tensor_parallel_size;
+  const auto [draft_len, target_len] = draft_and_target_len(target, d);
   if (!f.speculative_config || (profile.engine != "vllm" && profile.engine != "vllm-ascend")) return Ok{};
   const auto& catalog = engine::shipped_speculative_methods();
   if (!catalog) return catalog.error();
@@ -20,7 +40,8 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
     if (word.rfind("--", 0) == 0) flags.push_back(word);
   for (const std::string& why : {engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::argparse),
                                  engine::speculative_method_refusal(*catalog, profile.engine, version, text, model_type),
-                                 engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config, target_tp)})
+                                 engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config, target_tp),
+                                 engine::speculative_max_len_refusal(*catalog, profile.engine, version, text, draft_len, target_len)})
     if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const Json config = Json::parse(text, nullptr, false);
   const engine::SpeculativeMethodList* list = engine::speculative_method_list(*catalog, profile.engine, version);

@@ -376,6 +376,47 @@ TEST(InputBounds35, Issue19_NestedCompilationConfigKeysAndModeAreVllmsValidation
   EXPECT_TRUE(shipped->nested_at("vllm", {0, 12, 0}).empty());
 }
 
+// Issue 19 (hard36): --speculative-config's max_model_len was taken whatever its value. vLLM's
+// SpeculativeConfig._maybe_override_draft_max_model_len (v0.6.0 - v0.23.0, data/engines/speculative_methods.json
+// max_model_len_checks) raises "speculative_max_model_len=V cannot be larger than draft_max_model_len=D", then the same
+// against target_max_model_len; from v0.9.1 the pydantic dataclass reports it as "1 validation error for
+// SpeculativeConfig\n  Value error, ...", before it a plain ValueError; from v0.11.1 the field is 'Field(ge=1)'.
+// D is the draft ModelConfig's length: Qwen/Qwen3-0.6B's config.json max_position_embeddings 40960; for DeepSeek-V3's
+// MTP the target's own checkpoint, max_position_embeddings 163840. The target's is --max-model-len (8192) where given.
+// ngram has no draft model config and is not checked.
+TEST(InputBounds35, Issue19_SpeculativeMaxModelLenIsCheckedAgainstDrafterAndTarget) {
+  struct Case {
+    std::string args;
+    int code;
+    std::string shown;
+  };
+  const std::string pyd = "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n  Value error, ";
+  const auto draft06 = [](const std::string& extra) {
+    return R"('{"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 2)" + extra + "}'";
+  };
+  const std::vector<Case> cases = {
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --speculative-config " + draft06(R"(, "max_model_len": 50000)"), 2,
+       pyd + "speculative_max_model_len=50000 cannot be larger than draft_max_model_len=40960 (vllm 0.19.0"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --max-model-len 8192 --speculative-config " + draft06(R"(, "max_model_len": 10000)"), 2,
+       pyd + "speculative_max_model_len=10000 cannot be larger than target_max_model_len=8192"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --max-model-len 8192 --speculative-config " + draft06(R"(, "max_model_len": 8192)"), 0, ""},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --speculative-config " + draft06(R"(, "max_model_len": 0)"), 2,
+       "max_model_len\n  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=0, input_type=int]"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.7.3 --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2 --speculative-max-model-len 50000", 2,
+       "--speculative-max-model-len: ValueError: speculative_max_model_len=50000 cannot be larger than draft_max_model_len=40960 (vllm 0.7.3"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --speculative-config "
+       R"('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 3, "max_model_len": 50000}')", 0, ""},
+      {"fit deepseek-ai/DeepSeek-V3 --device H200 -tp 8 --engine vllm@0.19.0 --speculative-config "
+       R"('{"method": "mtp", "num_speculative_tokens": 1, "max_model_len": 200000}')", 2,
+       pyd + "speculative_max_model_len=200000 cannot be larger than draft_max_model_len=163840"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.out.substr(0, 800);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.args << "\n" << r.out.substr(0, 800);
+  }
+}
+
 // Issue 19 (hard35b): a compressed-tensors weights group_size of 0 or below -1, and a ModelOpt group_size of 0 or below
 // (config.json's quantization_config, hf_quant_config.json's quantization and a MIXED_PRECISION layer), were sized as the
 // default group (16 for 4-bit floats, 128 for 4-bit integers), exit 0. vLLM's schemes divide the input rows by it

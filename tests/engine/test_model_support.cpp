@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "base/json_util.hpp"
@@ -543,6 +544,43 @@ TEST(SpeculativeMethods, SpecDraft35_DraftTensorParallelSizeIsOneOrTheTargets) {
   EXPECT_EQ(refusal("0.6.3", R"({"model": "[ngram]", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 2})", 2), "");
   // argparse's stage never runs this config check.
   EXPECT_EQ(speculative_value_refusal(speculative(), "vllm", v("0.13.0"), mtp4, {}, SpeculativeValueStage::argparse, 8), "");
+}
+
+// hard36: max_model_len_checks (vLLM's _maybe_override_draft_max_model_len, v0.6.0 - v0.23.0): the draft's length is
+// compared first, then the target's; equal is taken ("if speculative_max_model_len > draft_max_model_len"); a float or
+// an absent value is not compared; ngram has no draft model config. Records are checked: both placeholders of each
+// message, no overlapping versions.
+TEST(SpeculativeMethods, Hard36_MaxModelLenAgainstDraftAndTarget) {
+  const auto refusal = [](const std::string& version, const std::string& config, std::optional<int64_t> draft, std::optional<int64_t> target) {
+    return speculative_max_len_refusal(speculative(), "vllm", v(version), config, draft, target);
+  };
+  const std::string len9 = R"({"method": "eagle", "model": "d", "num_speculative_tokens": 1, "max_model_len": 9000})";
+  const std::string both = refusal("0.13.0", len9, 8000, 4000);
+  EXPECT_EQ(both.rfind("pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n  Value error, speculative_max_model_len=9000 cannot be "
+                       "larger than draft_max_model_len=8000 (vllm 0.13.0; ", 0),
+            0u)
+      << both;
+  EXPECT_NE(refusal("0.13.0", len9, 9000, 4000).find("larger than target_max_model_len=4000"), std::string::npos);
+  EXPECT_EQ(refusal("0.13.0", len9, 9000, 9000), "");
+  EXPECT_EQ(refusal("0.13.0", len9, std::nullopt, std::nullopt), "");
+  EXPECT_EQ(refusal("0.9.0", len9, 8000, 9000).rfind("ValueError: speculative_max_model_len=9000 cannot be larger than draft_max_model_len=8000 (vllm 0.9.0; ", 0), 0u);
+  EXPECT_EQ(refusal("0.13.0", R"({"method": "ngram", "prompt_lookup_max": 4, "num_speculative_tokens": 1, "max_model_len": 9000})", 8000, 4000), "");
+  EXPECT_EQ(refusal("0.13.0", R"({"method": "eagle", "model": "d", "max_model_len": 9000.5})", 8000, 4000), "");
+  EXPECT_EQ(speculative_max_len_refusal(speculative(), "sglang", v("0.13.0"), len9, 8000, 4000), "");
+  const std::string lists = R"("lists": [{"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram"], "source": "s"}])";
+  const auto parse = [&](const std::string& checks) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", )" + lists + R"(, "max_model_len_checks": [)" + checks + "]}", "s.json");
+    return json ? parse_speculative_methods(*json, "s.json") : Expected<SpeculativeMethodCatalog>(json.error());
+  };
+  const std::string good = R"({"id": "c", "version_min": "0.6.0", "version_max": "0.9.0", "message_draft": "{value} > {draft}", "message_target": "{value} > {target}", "source": "s"})";
+  EXPECT_TRUE(parse(good).has_value());
+  for (const std::string& bad : std::vector<std::string>{R"({"id": "c", "version_min": "0.6.0", "version_max": "0.9.0", "message_draft": "{value} >", "message_target": "{value} > {target}", "source": "s"})",
+                                R"({"id": "c", "version_min": "0.6.0", "version_max": "0.9.0", "message_draft": "{value} > {draft}", "message_target": "{value} > {target}", "source": ""})",
+                                good + R"(, {"id": "d", "version_min": "0.9.0", "version_max": "1.0.0", "message_draft": "{value} {draft}", "message_target": "{value} {target}", "source": "s"})"}) {
+    const auto parsed = parse(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_NE(parsed.error().describe().find("s.json: max_model_len_checks["), std::string::npos) << parsed.error().describe();
+  }
 }
 
 // specdraft35: fit says it with exit 2, through --speculative-config and V0's -spec-draft-tp alike.
