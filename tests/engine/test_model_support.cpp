@@ -378,6 +378,49 @@ TEST(ModelSupportCli, Issue15_LogsReadV0SpeculativeArgsBack) {
   EXPECT_EQ((*parsed)["speculative_config"]["prompt_lookup_max"], 4) << r.out;  // quant34: ngram_prompt_lookup_max=4 of the Namespace
 }
 
+// hard36: V0's --speculative-model-quantization (vllm/engine/arg_utils.py at v0.6.0, v0.7.3, v0.8.2:
+// 'type=nullable_str, choices=[*QUANTIZATION_METHODS, None]', as --quantization's) takes the version's quantization
+// methods (data/engines/quantization_methods.json list vllm-0.7.3, which starts 'aqlm', 'awq', 'deepspeedfp' and ends
+// 'moe_wna16', None); argparse refuses another name before anything runs. The log's Namespace carries the same
+// arguments (speculative_model_quantization='fp8', speculative_max_model_len=4096), read back into the config as
+// "quantization" and "max_model_len" as 0.8.2's create_speculative_config names them.
+TEST(ModelSupportCli, Hard36_SpeculativeModelQuantizationTakesTheVersionsMethods) {
+  const std::string v0 = "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.7.3 --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2 ";
+  const auto bad = pftest::run_cli(v0 + "--speculative-model-quantization w8a8");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("vllm serve: error: argument --speculative-model-quantization: invalid choice: 'w8a8' (choose from 'aqlm', 'awq', 'deepspeedfp', "),
+            std::string::npos)
+      << bad.out;
+  EXPECT_NE(bad.out.find("'moe_wna16', None) (vllm 0.7.3, data/engines/quantization_methods.json)"), std::string::npos) << bad.out;
+  const auto fp8 = pftest::run_cli(v0 + "--speculative-model-quantization fp8");
+  EXPECT_EQ(fp8.out.find("invalid choice"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.code, 2) << fp8.out;
+  // 'torchao' joins the list at 0.8.4, after the flag's last version 0.8.2: refused at 0.8.2.
+  const auto torchao = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.8.2 --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2 "
+                                       "--speculative-model-quantization torchao");
+  EXPECT_EQ(torchao.code, 2) << torchao.out;
+  EXPECT_NE(torchao.out.find("invalid choice: 'torchao'"), std::string::npos) << torchao.out;
+
+  const std::string dir = pftest::scratch_dir("hard36_v0_log");
+  const std::string path = dir + "/v0.log";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("INFO 02-25 10:00:01 api_server.py:912] vLLM API server version 0.7.3\n"
+               "INFO 02-25 10:00:01 api_server.py:913] args: Namespace(subparser='serve', model_tag='Qwen/Qwen3-8B', model='Qwen/Qwen3-8B', "
+               "tensor_parallel_size=1, gpu_memory_utilization=0.9, speculative_model='Qwen/Qwen3-0.6B', num_speculative_tokens=2, "
+               "speculative_model_quantization='fp8', speculative_max_model_len=4096, speculative_draft_tensor_parallel_size=None)\n",
+               f);
+    std::fclose(f);
+  }
+  const auto r = pftest::run_cli("logs " + path + " --device H100 --emit-case", {.with_stderr = false});
+  auto parsed = parse_json(r.out, "stdout");
+  ASSERT_TRUE(parsed.has_value()) << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["model"], "Qwen/Qwen3-0.6B") << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["quantization"], "fp8") << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["max_model_len"], 4096) << r.out;
+}
+
 // Issue 16 (spec35): the names --speculative-config's "method" takes, by vLLM version (data/engines/speculative_methods.json).
 // Expected lists are SpeculativeMethod as the tags write it: v0.10.0 vllm/config.py 'SpeculativeMethod = Literal["ngram",
 // "eagle", "eagle3", "medusa", "mlp_speculator", "draft_model", "deepseek_mtp"]'; v0.11.0 vllm/config/speculative.py adds
