@@ -6,6 +6,7 @@
 #include "base/json_writer.hpp"
 #include "base/quote.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -102,9 +103,8 @@ Status read_max_len_checks(const JsonObject& top, const std::string& origin, Spe
     if (draft.find("{value}") == std::string::npos || draft.find("{draft}") == std::string::npos || target.find("{value}") == std::string::npos ||
         target.find("{target}") == std::string::npos || source.empty() || c.version_max < c.version_min)
       return make_error(ErrorKind::corrupt, where + ": expected message_draft with {value} and {draft}, message_target with {value} and {target}, a source and a version range", origin);
-    for (const auto& seen : out.max_len_checks)
-      if (!(c.version_max < seen.version_min || seen.version_max < c.version_min))
-        return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+    PF_TRY(disjoint, check_lists_disjoint(out.max_len_checks, c, where, origin));
+    (void)disjoint;
     c.message_draft = std::move(draft);
     c.message_target = std::move(target);
     c.source = std::move(source);
@@ -141,12 +141,9 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     SpeculativeMethodList list;
     list.id = id;
-    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
-    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
-    list.version_min = vmin;
-    list.version_max = vmax;
-    if (list.version_max < list.version_min)
-      return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
+    PF_TRY(range, read_list_versions(r, where, origin));
+    list.version_min = range.first;
+    list.version_max = range.second;
     PF_TRY(checked, r.opt_bool("checked"));
     if (!checked) return make_error(ErrorKind::corrupt, where + ": checked (true or false) is missing", origin);
     list.checked = *checked;
@@ -159,12 +156,10 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
     for (const auto& a : aliases)
       if (!list.takes(a) || !list.takes("mtp")) return make_error(ErrorKind::corrupt, where + ": mtp alias '" + a + "' or 'mtp' is not in methods", origin);
     list.mtp_aliases = std::move(aliases);
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+    PF_TRY(source, read_list_source(r, where, origin));
     list.source = source;
-    for (const auto& seen : out.lists)
-      if (!(list.version_max < seen.version_min || seen.version_max < list.version_min))
-        return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+    PF_TRY(disjoint, check_lists_disjoint(out.lists, list, where, origin));
+    (void)disjoint;
     out.lists.push_back(std::move(list));
     return Ok{};
   }));
@@ -183,10 +178,7 @@ const Expected<SpeculativeMethodCatalog>& shipped_speculative_methods() {
 }
 
 const SpeculativeMethodList* speculative_method_list(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version) {
-  if (engine_name != "vllm" && engine_name != "vllm-ascend") return nullptr;
-  for (const auto& list : catalog.lists)
-    if (list.version_min <= version && version <= list.version_max) return &list;
-  return nullptr;
+  return engine_name == "vllm" || engine_name == "vllm-ascend" ? list_for_version(catalog.lists, version) : nullptr;
 }
 
 std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
