@@ -198,13 +198,14 @@ std::string compilation_config_refusal(const deploy::Flags& f, const engine::Eng
   if (!f.compilation_config) return "";
   const auto& catalog = engine::shipped_compilation_config_keys();
   if (!catalog) return "";
-  const auto* keys = catalog->find(engine.engine, engine.rule_version());
-  if (!keys) return "";
   const std::string& text = f.compilation_config->value;
   const Json config = Json::parse(text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return "";  // deploy::check_flags refuses it with its own message
-  const auto order = model::object_keys_in_order(text, {}, f.compilation_config->origin);
-  const std::string why = engine::compilation_config_key_refusal(*keys, config, order ? *order : std::vector<std::string>{}, text);
+  const auto order = [&](const std::vector<std::string>& path) {
+    auto keys = model::object_keys_in_order(text, path, f.compilation_config->origin);
+    return keys ? *keys : std::vector<std::string>{};
+  };
+  const std::string why = engine::compilation_config_refusal_text(*catalog, engine.engine, engine.rule_version(), config, order, text);
   return why.empty() ? "" : f.compilation_config->origin + ": " + why + " (" + engine.engine + " " + engine.rule_version().text() + ", " + catalog->origin + ")";
 }
 

@@ -136,118 +136,6 @@ Status resolve_stage_devices(const DeviceInput& input, const std::vector<std::st
 
 }  // namespace
 
-Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::string>& given) {
-  const Json j = Json::parse(given.value, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return make_error(ErrorKind::invalid_argument, format("%s: expected a JSON object such as '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}', found '%s'",
-                                                          given.origin.c_str(), one_line(given.value, 200).c_str()));
-  estimate::SpeculativeConfig spec;
-  if (j.contains("model") && j["model"].is_string()) spec.model = j["model"].get<std::string>();
-  if (j.contains("method") && j["method"].is_string()) {
-    spec.method = j["method"].get<std::string>();
-  } else if (!spec.model.empty()) {
-    spec.method = engine::speculative_method_from_model(spec.model);  // vLLM SpeculativeConfig.__post_init__ infers it from the name
-  }
-  const auto& methods = estimate::speculative_methods();
-  if (std::find(methods.begin(), methods.end(), spec.method) == methods.end()) {
-    std::string list;
-    for (size_t i = 0; i < methods.size(); ++i) list += (i == 0 ? "" : i + 1 == methods.size() ? " or " : ", ") + ("'" + methods[i] + "'");
-    return make_error(ErrorKind::invalid_argument,
-                      format("%s: pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\nmethod\n  Input should be %s "
-                             "[type=literal_error, input_value='%s', input_type=str]",
-                             given.origin.c_str(), list.c_str(), one_line(spec.method, 80).c_str()));
-  }
-  spec.num_speculative_tokens = 1;
-  if (j.contains("num_speculative_tokens")) {
-    PF_TRY(n, speculative_token_count(j["num_speculative_tokens"], given.origin));
-    spec.num_speculative_tokens = n;
-  }
-  return spec;
-}
-
-namespace {
-// An estimate check's error as the flag's: "--compilation-config: message".
-Error with_origin(const Error& e, const char* origin) { return make_error(e.kind, format("%s: %s", origin, e.message.c_str())); }
-}  // namespace
-
-Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std::string>& given) {
-  const Json j = Json::parse(given.value, nullptr, false);
-  const char* origin = given.origin.c_str();
-  if (j.is_discarded() || !j.is_object())
-    return make_error(ErrorKind::invalid_argument,
-                      format("%s: expected a JSON object such as '{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"cudagraph_mode\": \"PIECEWISE\"}', found '%s' "
-                             "(vLLM parses the flag with json.loads)", origin, one_line(given.value, 200).c_str()));
-  estimate::GraphCaptureConfig g;
-  // pydantic's messages for CompilationConfig's typed fields (list[int] | None, int | None).
-  if (const auto it = j.find("cudagraph_capture_sizes"); it != j.end() && !it->is_null()) {
-    if (!it->is_array())
-      return make_error(ErrorKind::invalid_argument, format("%s: cudagraph_capture_sizes: Input should be a valid list (vLLM CompilationConfig), found %s", origin, found_value(*it).c_str()));
-    if (it->empty())
-      return make_error(ErrorKind::invalid_argument,
-                        format("%s: AssertionError: cudagraph_capture_sizes should contain at least one element when using cuda graph. (vLLM _set_cudagraph_sizes)", origin));
-    for (const auto& v : *it) {
-      if (!v.is_number_integer())
-        return make_error(ErrorKind::invalid_argument,
-                          format("%s: cudagraph_capture_sizes: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, found_value(v).c_str()));
-      if (auto ok = estimate::terms::check_capture_size_values({v.get<int64_t>()}); !ok) return with_origin(ok.error(), origin);
-      g.capture_sizes.push_back(v.get<int64_t>());
-    }
-  }
-  if (const auto it = j.find("max_cudagraph_capture_size"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer())
-      return make_error(ErrorKind::invalid_argument,
-                        format("%s: max_cudagraph_capture_size: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, found_value(*it).c_str()));
-    if (auto ok = estimate::terms::check_max_capture_size(it->get<int64_t>(), std::nullopt); !ok) return with_origin(ok.error(), origin);
-    g.max_capture_size = it->get<int64_t>();
-  }
-  if (const auto it = j.find("cudagraph_mode"); it != j.end() && !it->is_null()) {
-    const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
-    const auto mode = it->is_string() ? estimate::parse_cudagraph_mode(name) : std::nullopt;
-    if (!mode) {
-      // vllm/config/compilation.py validate_cudagraph_mode_before: CUDAGraphMode[value.upper()].
-      const std::string upper = to_upper(name);
-      return make_error(ErrorKind::invalid_argument,
-                        format("%s: cudagraph_mode: KeyError: '%s' (vLLM CompilationConfig.validate_cudagraph_mode_before reads CUDAGraphMode[value.upper()]; "
-                               "expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE)", origin, one_line(upper, 60).c_str()));
-    }
-    g.mode = mode;
-  }
-  // vllm/config/vllm.py _set_cudagraph_sizes: both given, the largest size must be the maximum (checked again against
-  // the sizes max_num_batched_tokens keeps, in the estimate).
-  if (g.max_capture_size && !g.capture_sizes.empty()) {
-    const int64_t largest = *std::max_element(g.capture_sizes.begin(), g.capture_sizes.end());
-    if (auto ok = estimate::terms::check_max_capture_size(*g.max_capture_size, largest); !ok) return with_origin(ok.error(), origin);
-  }
-  return g;
-}
-
-Status merge_dotted_json(std::optional<Given<std::string>>& into, const std::string& key, const std::string& value, const std::string& origin) {
-  if (const size_t depth = std::max(json_text_depth(value), into ? json_text_depth(into->value) : 0); depth > k_max_flag_json_depth)
-    return make_error(ErrorKind::invalid_argument, format("%s.%s: JSON nested %zu levels deep, more than the %zu read", origin.c_str(), one_line(key, 60).c_str(), depth,
-                                                          k_max_flag_json_depth));
-  Json root = Json::object();
-  if (into) {
-    root = Json::parse(into->value, nullptr, false);
-    if (root.is_discarded() || !root.is_object())
-      return make_error(ErrorKind::invalid_argument, format("%s: %s.%s: the flag's JSON so far is not an object ('%s')", origin.c_str(), origin.c_str(), one_line(key, 60).c_str(),
-                                                            one_line(into->value, 200).c_str()));
-  }
-  // FlexibleArgumentParser.parse_args: json.loads(value), else the text itself; nested keys become nested objects.
-  Json parsed = Json::parse(value, nullptr, false);
-  if (parsed.is_discarded()) parsed = value;
-  Json* node = &root;
-  const auto keys = split(key, '.');
-  for (size_t i = 0; i + 1 < keys.size(); ++i) {
-    if (!(*node)[keys[i]].is_object()) (*node)[keys[i]] = Json::object();
-    node = &(*node)[keys[i]];
-  }
-  (*node)[keys.back()] = parsed;
-  // A value that is not JSON is kept as text, which need not be UTF-8 (issue 19: root.dump() threw type_error 316 on
-  // -cc.cudagraph_mode=<GBK bytes> and the process aborted); its bad bytes become U+FFFD, which no field accepts.
-  into = Given<std::string>{dump_json(root), into ? into->origin : origin};
-  return Ok{};
-}
-
 namespace {
 
 // Issue 15: a drafter that is its own checkpoint ("model": eagle, eagle3, draft_model, dflash) is read the way
@@ -649,7 +537,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                           r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
   if (auto asc = check_api_server_count(in.flags, eng); !asc) return asc.error();  // hard34: after the oracle, which may have chosen V0
-  if (auto spec = check_speculative_method(in.flags, eng, in.model.model_type, deployment.tensor_parallel_size, r.assumptions); !spec) return spec.error();  // spec35
+  if (auto spec = check_speculative_method(in.flags, eng, in.model, deployment, r.assumptions); !spec) return spec.error();  // spec35
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.

@@ -16,8 +16,11 @@ namespace preflight::deploy {
 // literal_error from 0.9.1 for a name the version's list lacks, V0's-era ValueError before 0.11.0 for an MTP draft
 // without "model" on a target that has none); a model-specific MTP name the version rewrites to "mtp" is said in
 // `assumptions`. Ok without --speculative-config or for other engines; the shipped file's load error otherwise.
-// specdraft35: `target_tp` is the deployment's tensor_parallel_size, which a draft_tensor_parallel_size other than 1 must equal.
-Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
+// specdraft35: a draft_tensor_parallel_size other than 1 must equal the deployment's tensor_parallel_size. hard36: the
+// config's max_model_len must not exceed the draft model config's length (`d.speculative.drafter`'s derived length, the
+// target's max_model_len where the drafter's config names none; for MTP the target's derived length) nor the target's
+// (d.max_model_len, else `target`'s derived length), as vLLM's _maybe_override_draft_max_model_len refuses.
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const model::ModelSpec& target, const estimate::Deployment& d,
                                 std::vector<std::string>& assumptions);
 
 }  // namespace preflight::deploy

@@ -1,6 +1,7 @@
 #include "engine/compilation_config_keys.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <unordered_set>
 
@@ -70,11 +71,80 @@ std::string cc_input_value(const Json& v) {
   return r.size() > 50 ? r.substr(0, 25) + "..." + r.substr(r.size() - 24) : r;
 }
 
+template <class Record>
+bool cc_covers(const Record& r, const std::string& engine_name, const Version& version) {
+  return std::find(r.engines.begin(), r.engines.end(), engine_name) != r.engines.end() && r.version_min <= version && version <= r.version_max;
+}
+
+// A record's version range and engines (nested_records, mode_records).
+Expected<std::pair<Version, Version>> cc_read_common(const JsonObject& r, const std::string& where, const std::string& origin, std::vector<std::string>& engines) {
+  PF_TRY(range, read_version_range(r));
+  if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
+  PF_TRY(list, string_list(r.find("engines"), where + ".engines", origin));
+  if (list.empty()) return make_error(ErrorKind::corrupt, where + ": engines is empty", origin);
+  engines = std::move(list);
+  return *range;
+}
+
+// One line error of pydantic's ValidationError: "loc\n  message [type=..., input_value=..., input_type=...]".
+std::string cc_line_error(const std::string& loc, const std::string& message, const char* type, const Json& v) {
+  return loc + "\n  " + message + " [type=" + type + ", input_value=" + cc_input_value(v) + ", input_type=" + cc_type_name(v) + "]";
+}
+
+// The keys of `object` that `known` lacks: in the text's order, then any the order scan missed, each once.
+std::vector<std::string> cc_unknown_keys(const Json& object, const std::vector<std::string>& known_list, const std::vector<std::string>& order) {
+  const std::unordered_set<std::string> known(known_list.begin(), known_list.end());
+  std::vector<std::string> unknown;
+  std::unordered_set<std::string> seen;
+  for (const auto& k : order)
+    if (object.contains(k) && !known.count(k) && seen.insert(k).second) unknown.push_back(k);
+  for (auto it = object.begin(); it != object.end(); ++it)
+    if (!known.count(it.key()) && seen.insert(it.key()).second) unknown.push_back(it.key());
+  return unknown;
+}
+
+// validate_mode_before and the IntEnum (vllm/config/compilation.py): a str is upper-cased and must name a member; any
+// other value must be one of the members' values (lax mode: true is 1, 3.0 is 3). "" when it is taken.
+std::string cc_mode_error(const CompilationModeValues& modes, const Json& v) {
+  if (v.is_null()) return "";  // _skip_none_validation
+  if (v.is_string()) {
+    const std::string& name = v.get_ref<const std::string&>();
+    std::string upper = name;
+    for (auto& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    if (std::find(modes.values.begin(), modes.values.end(), upper) != modes.values.end()) return "";
+    std::string list;
+    for (size_t i = 0; i < modes.values.size(); ++i) list += (i == 0 ? "" : ", ") + modes.values[i];
+    return cc_line_error("mode", "Value error, Invalid compilation mode: " + name + ". Valid modes are: " + list, "value_error", v);
+  }
+  const double most = static_cast<double>(modes.values.size()) - 1;
+  if (v.is_boolean()) return "";
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if (d >= 0 && d <= most && d == std::floor(d)) return "";
+  }
+  std::string allowed;
+  for (size_t i = 0; i < modes.values.size(); ++i) allowed += (i == 0 ? "" : i + 1 == modes.values.size() ? " or " : ", ") + std::to_string(i);
+  return cc_line_error("mode", "Input should be " + allowed, "enum", v);
+}
+
 }  // namespace
 
 const CompilationConfigKeys* CompilationConfigKeyCatalog::find(const std::string& engine_name, const Version& version) const {
   for (const auto& r : records)
-    if (std::find(r.engines.begin(), r.engines.end(), engine_name) != r.engines.end() && r.version_min <= version && version <= r.version_max) return &r;
+    if (cc_covers(r, engine_name, version)) return &r;
+  return nullptr;
+}
+
+std::vector<const NestedConfigKeys*> CompilationConfigKeyCatalog::nested_at(const std::string& engine_name, const Version& version) const {
+  std::vector<const NestedConfigKeys*> out;
+  for (const auto& r : nested)
+    if (cc_covers(r, engine_name, version)) out.push_back(&r);
+  return out;
+}
+
+const CompilationModeValues* CompilationConfigKeyCatalog::mode_at(const std::string& engine_name, const Version& version) const {
+  for (const auto& r : modes)
+    if (cc_covers(r, engine_name, version)) return &r;
   return nullptr;
 }
 
@@ -82,7 +152,7 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
   CompilationConfigKeyCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records"}));
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "records", "nested_records", "mode_records"}));
   (void)top_ok;
   PF_TRY(walked, for_each_record(top, origin, "records", "id", {"id", "engines", "version_min", "version_max", "refusal", "argument", "keys", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
@@ -111,6 +181,52 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
     return Ok{};
   }));
   (void)walked;
+  if (top.has("nested_records")) {
+    PF_TRY(nested, for_each_record(top, origin, "nested_records", "id", {"id", "engines", "version_min", "version_max", "field", "class", "keys", "source"},
+                                   [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+      NestedConfigKeys rec;
+      rec.id = id;
+      PF_TRY(range, cc_read_common(r, where, origin, rec.engines));
+      rec.version_min = range.first;
+      rec.version_max = range.second;
+      PF_TRY(field, r.string("field"));
+      PF_TRY(class_name, r.string("class"));
+      if (field.empty() || class_name.empty()) return make_error(ErrorKind::corrupt, where + ": field and class must not be empty", origin);
+      rec.field = std::move(field);
+      rec.class_name = std::move(class_name);
+      PF_TRY(keys, string_list(r.find("keys"), where + ".keys", origin));
+      if (keys.empty()) return make_error(ErrorKind::corrupt, where + ": keys is empty", origin);
+      rec.keys = std::move(keys);
+      PF_TRY(source, read_source_field(r, "source", origin));
+      rec.source = std::move(source);
+      out.nested.push_back(std::move(rec));
+      return Ok{};
+    }));
+    (void)nested;
+  }
+  if (top.has("mode_records")) {
+    PF_TRY(modes, for_each_record(top, origin, "mode_records", "id", {"id", "engines", "version_min", "version_max", "argument", "field", "values", "source"},
+                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+      CompilationModeValues rec;
+      rec.id = id;
+      PF_TRY(range, cc_read_common(r, where, origin, rec.engines));
+      rec.version_min = range.first;
+      rec.version_max = range.second;
+      PF_TRY(field, r.string("field"));
+      if (field != "mode") return make_error(ErrorKind::corrupt, where + ": field: expected mode, found " + field, origin);
+      PF_TRY(argument, r.string("argument"));
+      if (argument.rfind("--", 0) != 0) return make_error(ErrorKind::corrupt, where + ": argument: expected the flag as argparse names it (--compilation-config/-cc)", origin);
+      rec.argument = std::move(argument);
+      PF_TRY(values, string_list(r.find("values"), where + ".values", origin));
+      if (values.empty()) return make_error(ErrorKind::corrupt, where + ": values is empty", origin);
+      rec.values = std::move(values);
+      PF_TRY(source, read_source_field(r, "source", origin));
+      rec.source = std::move(source);
+      out.modes.push_back(std::move(rec));
+      return Ok{};
+    }));
+    (void)modes;
+  }
   return out;
 }
 
@@ -122,23 +238,44 @@ const Expected<CompilationConfigKeyCatalog>& shipped_compilation_config_keys() {
   return catalog;
 }
 
-std::string compilation_config_key_refusal(const CompilationConfigKeys& keys, const Json& config, const std::vector<std::string>& order, const std::string& text) {
+std::string compilation_config_refusal_text(const CompilationConfigKeyCatalog& catalog, const std::string& engine_name, const Version& version, const Json& config,
+                                            const JsonKeyOrder& order, const std::string& text) {
   if (!config.is_object()) return "";
-  const std::unordered_set<std::string> known(keys.keys.begin(), keys.keys.end());
-  std::vector<std::string> unknown;
-  std::unordered_set<std::string> seen;
-  for (const auto& k : order)
-    if (config.contains(k) && !known.count(k) && seen.insert(k).second) unknown.push_back(k);
-  for (auto it = config.begin(); it != config.end(); ++it)  // a key the order scan missed keeps its place after the rest
-    if (!known.count(it.key()) && seen.insert(it.key()).second) unknown.push_back(it.key());
-  if (unknown.empty()) return "";
-  const std::string head = "vllm serve: error: argument " + keys.argument + ": ";
-  if (keys.refusal == "type_error") return head + "invalid <lambda> value: " + cc_str_repr(text);
-  std::string out = head + std::to_string(unknown.size()) + (unknown.size() == 1 ? " validation error" : " validation errors") + " for CompilationConfig";
-  for (const auto& k : unknown) {
-    const Json& v = config.at(k);
-    out += "\n" + k + "\n  Extra inputs are not permitted [type=extra_forbidden, input_value=" + cc_input_value(v) + ", input_type=" + cc_type_name(v) + "]";
+  const CompilationConfigKeys* keys = catalog.find(engine_name, version);
+  if (keys && keys->refusal == "type_error") {  // 0.9.0: only the top level, the whole text in argparse's words
+    if (cc_unknown_keys(config, keys->keys, order({})).empty()) return "";
+    return "vllm serve: error: argument " + keys->argument + ": invalid <lambda> value: " + cc_str_repr(text);
   }
+  // The fields' errors, each at its field's place in the class (the top-level key list is in field order).
+  std::vector<std::pair<size_t, std::vector<std::string>>> field_errors;
+  const auto field_place = [&](const std::string& field) -> size_t {
+    if (!keys) return 0;
+    const auto it = std::find(keys->keys.begin(), keys->keys.end(), field);
+    return static_cast<size_t>(it - keys->keys.begin());
+  };
+  const CompilationModeValues* modes = catalog.mode_at(engine_name, version);
+  if (modes && config.contains("mode"))
+    if (std::string e = cc_mode_error(*modes, config.at("mode")); !e.empty()) field_errors.emplace_back(field_place("mode"), std::vector<std::string>{std::move(e)});
+  for (const NestedConfigKeys* nested : catalog.nested_at(engine_name, version)) {
+    const auto it = config.find(nested->field);
+    if (it == config.end() || !it->is_object()) continue;
+    std::vector<std::string> errors;
+    for (const auto& k : cc_unknown_keys(*it, nested->keys, order({nested->field})))
+      errors.push_back(cc_line_error(nested->field + "." + k, "Unexpected keyword argument", "unexpected_keyword_argument", it->at(k)));
+    if (!errors.empty()) field_errors.emplace_back(field_place(nested->field), std::move(errors));
+  }
+  std::stable_sort(field_errors.begin(), field_errors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> lines;
+  for (auto& e : field_errors)
+    for (auto& l : e.second) lines.push_back(std::move(l));
+  if (keys)
+    for (const auto& k : cc_unknown_keys(config, keys->keys, order({})))
+      lines.push_back(cc_line_error(k, "Unexpected keyword argument", "unexpected_keyword_argument", config.at(k)));
+  if (lines.empty()) return "";
+  const size_t count = lines.size();
+  const std::string argument = keys ? keys->argument : modes ? modes->argument : "--compilation-config";
+  std::string out = "vllm serve: error: argument " + argument + ": " + std::to_string(count) + (count == 1 ? " validation error" : " validation errors") + " for CompilationConfig";
+  for (const auto& l : lines) out += "\n" + l;
   return out;
 }
 

@@ -2,9 +2,12 @@
 // version, and how a version refuses another key (data/engines/compilation_config_keys.json, issue 19 hard35b): from
 // 0.13.0 pydantic's extra="forbid" ("Extra inputs are not permitted", through argparse), at 0.9.0 a standard-library
 // dataclass's TypeError (argparse's "invalid <lambda> value"). Versions no record covers drop an unknown key silently
-// (pydantic's extra="ignore"), and nothing is said.
+// (pydantic's extra="ignore"), and nothing is said. hard36: pydantic_core's words for a dataclass's extra key are
+// "Unexpected keyword argument [type=unexpected_keyword_argument]"; the nested configs vLLM validates as strictly
+// (pass_config, dynamic_shapes_config: nested_records) and the CompilationMode names / values of "mode" (mode_records).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,24 +27,55 @@ struct CompilationConfigKeys {
   std::string source;
 };
 
+// A nested config of CompilationConfig whose class forbids extra keys (pass_config: PassConfig).
+struct NestedConfigKeys {
+  std::string id;
+  std::vector<std::string> engines;
+  Version version_min, version_max;
+  std::string field, class_name;
+  std::vector<std::string> keys;
+  std::string source;
+};
+
+// CompilationConfig.mode: a CompilationMode name (any case) or its IntEnum value 0 .. values.size() - 1.
+struct CompilationModeValues {
+  std::string id;
+  std::vector<std::string> engines;
+  Version version_min, version_max;
+  std::string argument;
+  std::vector<std::string> values;
+  std::string source;
+};
+
 struct CompilationConfigKeyCatalog {
   std::vector<CompilationConfigKeys> records;
+  std::vector<NestedConfigKeys> nested;
+  std::vector<CompilationModeValues> modes;
   std::string origin;
   // The record covering `engine_name` at `version`, or nullptr (the version ignores unknown keys).
   const CompilationConfigKeys* find(const std::string& engine_name, const Version& version) const;
+  // The nested configs checked at that version (file order), and the mode record or nullptr.
+  std::vector<const NestedConfigKeys*> nested_at(const std::string& engine_name, const Version& version) const;
+  const CompilationModeValues* mode_at(const std::string& engine_name, const Version& version) const;
 };
 
 // corrupt naming `origin` and the record: an unknown key or refusal, a duplicate id, a bad version range, an empty
-// engine, key list or source.
+// engine, key list or source. nested_records and mode_records are optional lists.
 Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& root, const std::string& origin);
 // The embedded data/engines/compilation_config_keys.json, parsed once per process.
 const Expected<CompilationConfigKeyCatalog>& shipped_compilation_config_keys();
 
-// What `vllm serve` prints when `config` (the flag's JSON object; `text` as given, for argparse's repr and for the keys'
-// order) holds a top-level key that `keys` lacks, or "" when every key is known. extra_forbidden: pydantic's
-// ValidationError as repr() writes it, one entry per unknown key in the order the text gives them, input_value as
-// pydantic_core writes it (Python's repr, over 50 bytes cut to its first 25 and last 24 with "..." between; the
-// "For further information visit" line, which names the installed pydantic's version, left out).
-std::string compilation_config_key_refusal(const CompilationConfigKeys& keys, const Json& config, const std::vector<std::string>& order, const std::string& text);
+// The keys of the flag's JSON object at `path` (empty: the top level) in the order the text gives them.
+using JsonKeyOrder = std::function<std::vector<std::string>(const std::vector<std::string>& path)>;
+
+// What `vllm serve` prints when `config` (the flag's JSON object; `text` as given, for argparse's repr) holds a
+// key its version's CompilationConfig refuses, or "" when it takes them all. extra_forbidden: pydantic's
+// ValidationError as repr() writes it: the fields' errors in the class's field order (a bad "mode", unknown
+// pass_config / dynamic_shapes_config keys located "pass_config.KEY"), then one entry per unknown top-level key in
+// the order the text gives them; input_value as pydantic_core writes it (Python's repr, over 50 bytes cut to its first
+// 25 and last 24 with "..." between; the "For further information visit" line, which names the installed pydantic's
+// version, left out). type_error (0.9.0): argparse's "invalid <lambda> value".
+std::string compilation_config_refusal_text(const CompilationConfigKeyCatalog& catalog, const std::string& engine_name, const Version& version, const Json& config,
+                                            const JsonKeyOrder& order, const std::string& text);
 
 }  // namespace preflight::engine

@@ -1,4 +1,5 @@
 #include "engine/quantization_methods.hpp"
+#include "engine/speculative_quantization.hpp"
 
 #include <algorithm>
 
@@ -174,6 +175,17 @@ std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog
   if (!covering)
     line += " [the choices of " + shown.id + ": " + catalog.origin + " has no list for " + engine_name + " " + version.text() + "]";
   return line;
+}
+
+std::string speculative_quantization_choice_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                                    const std::string& method) {
+  if (!vllm_family(engine_name) || method.empty() || method == "None") return "";  // nullable_str: None, which the choices hold
+  for (const auto& l : catalog.lists) {
+    if (version < l.version_min || l.version_max < version) continue;
+    if (l.parser != QuantizationParser::argparse || contains(l.methods, method)) return "";
+    return "vllm serve: error: argument --speculative-model-quantization: invalid choice: " + python_repr(method) + " (choose from " + l.choices + ")";
+  }
+  return "";
 }
 
 std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, const std::string& engine_name, const Version& version, const std::string& method,

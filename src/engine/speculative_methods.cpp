@@ -6,6 +6,7 @@
 #include "base/json_writer.hpp"
 #include "base/quote.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -83,6 +84,40 @@ Status read_value_checks(const JsonObject& top, const std::string& origin, Specu
   });
 }
 
+// The file's optional "max_model_len_checks": [{id, version_min, version_max, skip_methods, message_draft, message_target, source}].
+Status read_max_len_checks(const JsonObject& top, const std::string& origin, SpeculativeMethodCatalog& out) {
+  if (!top.has("max_model_len_checks")) return Ok{};
+  return for_each_record(top, origin, "max_model_len_checks", "id", {"id", "version_min", "version_max", "skip_methods", "message_draft", "message_target", "source"},
+                         [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    SpeculativeMaxLenCheck c;
+    c.id = id;
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
+    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
+    c.version_min = vmin;
+    c.version_max = vmax;
+    PF_TRY(skip_methods, string_list(r.find("skip_methods"), where + ".skip_methods", origin));
+    c.skip_methods = std::move(skip_methods);
+    PF_TRY(draft, r.string("message_draft"));
+    PF_TRY(target, r.string("message_target"));
+    PF_TRY(source, r.string("source"));
+    if (draft.find("{value}") == std::string::npos || draft.find("{draft}") == std::string::npos || target.find("{value}") == std::string::npos ||
+        target.find("{target}") == std::string::npos || source.empty() || c.version_max < c.version_min)
+      return make_error(ErrorKind::corrupt, where + ": expected message_draft with {value} and {draft}, message_target with {value} and {target}, a source and a version range", origin);
+    PF_TRY(disjoint, check_lists_disjoint(out.max_len_checks, c, where, origin));
+    (void)disjoint;
+    c.message_draft = std::move(draft);
+    c.message_target = std::move(target);
+    c.source = std::move(source);
+    out.max_len_checks.push_back(std::move(c));
+    return Ok{};
+  });
+}
+
+std::string replace_placeholder(std::string text, const std::string& name, const std::string& value) {
+  if (const size_t at = text.find(name); at != std::string::npos) text.replace(at, name.size(), value);
+  return text;
+}
+
 // A JSON value as Python's f-string prints it: a string bare, true / false as True / False, a number as written.
 std::string python_text(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -96,20 +131,19 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
   SpeculativeMethodCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "value_checks"}));
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "value_checks", "max_model_len_checks"}));
   (void)top_ok;
   PF_TRY(checks_ok, read_value_checks(top, origin, out));
   (void)checks_ok;
+  PF_TRY(len_ok, read_max_len_checks(top, origin, out));
+  (void)len_ok;
   PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "checked", "methods", "own_mtp_targets", "mtp_aliases", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     SpeculativeMethodList list;
     list.id = id;
-    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
-    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
-    list.version_min = vmin;
-    list.version_max = vmax;
-    if (list.version_max < list.version_min)
-      return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
+    PF_TRY(range, read_list_versions(r, where, origin));
+    list.version_min = range.first;
+    list.version_max = range.second;
     PF_TRY(checked, r.opt_bool("checked"));
     if (!checked) return make_error(ErrorKind::corrupt, where + ": checked (true or false) is missing", origin);
     list.checked = *checked;
@@ -122,12 +156,10 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
     for (const auto& a : aliases)
       if (!list.takes(a) || !list.takes("mtp")) return make_error(ErrorKind::corrupt, where + ": mtp alias '" + a + "' or 'mtp' is not in methods", origin);
     list.mtp_aliases = std::move(aliases);
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+    PF_TRY(source, read_list_source(r, where, origin));
     list.source = source;
-    for (const auto& seen : out.lists)
-      if (!(list.version_max < seen.version_min || seen.version_max < list.version_min))
-        return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+    PF_TRY(disjoint, check_lists_disjoint(out.lists, list, where, origin));
+    (void)disjoint;
     out.lists.push_back(std::move(list));
     return Ok{};
   }));
@@ -146,10 +178,7 @@ const Expected<SpeculativeMethodCatalog>& shipped_speculative_methods() {
 }
 
 const SpeculativeMethodList* speculative_method_list(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version) {
-  if (engine_name != "vllm" && engine_name != "vllm-ascend") return nullptr;
-  for (const auto& list : catalog.lists)
-    if (list.version_min <= version && version <= list.version_max) return &list;
-  return nullptr;
+  return engine_name == "vllm" || engine_name == "vllm-ascend" ? list_for_version(catalog.lists, version) : nullptr;
 }
 
 std::string speculative_method_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
@@ -204,6 +233,33 @@ std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, c
     std::string message = c.message;
     message.replace(message.find("{value}"), 7, one_line(python_text(*it), 80));
     return message + " (" + engine_name + " " + version.text() + "; " + c.source.substr(0, c.source.find(';')) + "; " + catalog.origin + ")";
+  }
+  return "";
+}
+
+std::string speculative_max_len_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                        const std::string& config_text, std::optional<int64_t> draft_len, std::optional<int64_t> target_len) {
+  if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
+  const Json config = Json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return "";
+  const auto it = config.find("max_model_len");
+  if (it == config.end() || !it->is_number_integer()) return "";
+  const auto value = it->get<int64_t>();
+  for (const auto& c : catalog.max_len_checks) {
+    if (version < c.version_min || c.version_max < version) continue;
+    const bool skipped = std::any_of(c.skip_methods.begin(), c.skip_methods.end(), [&](const std::string& m) {
+      return (config.contains("method") && config["method"] == m) || (config.contains("model") && config["model"] == m);
+    });
+    if (skipped) return "";
+    std::string message;
+    if (draft_len && value > *draft_len)
+      message = replace_placeholder(c.message_draft, "{draft}", std::to_string(*draft_len));
+    else if (target_len && value > *target_len)
+      message = replace_placeholder(c.message_target, "{target}", std::to_string(*target_len));
+    else
+      return "";
+    return replace_placeholder(message, "{value}", std::to_string(value)) + " (" + engine_name + " " + version.text() + "; " + c.source.substr(0, c.source.find(':')) + "; " +
+           catalog.origin + ")";
   }
   return "";
 }

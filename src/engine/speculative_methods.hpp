@@ -49,9 +49,20 @@ struct SpeculativeValueCheck {
   std::string source;
 };
 
+// hard36: --speculative-config's max_model_len against the drafter's and the target's lengths (the file's
+// "max_model_len_checks"; vLLM's _maybe_override_draft_max_model_len): message_draft / message_target with {value},
+// {draft}, {target}; a config whose method or model is in `skip_methods` has no draft model config and is not checked.
+struct SpeculativeMaxLenCheck {
+  std::string id;
+  Version version_min, version_max;
+  std::vector<std::string> skip_methods;
+  std::string message_draft, message_target, source;
+};
+
 struct SpeculativeMethodCatalog {
   std::vector<SpeculativeMethodList> lists;
   std::vector<SpeculativeValueCheck> value_checks;
+  std::vector<SpeculativeMaxLenCheck> max_len_checks;
   std::string origin;
 };
 
@@ -82,6 +93,12 @@ enum class SpeculativeValueStage { argparse, config };
 std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
                                       const std::string& config_text, const std::vector<std::string>& given_flags, SpeculativeValueStage stage,
                                       int64_t target_tp = 1);
+
+// hard36: what `engine_name` at `version` raises for --speculative-config's integer max_model_len above `draft_len` (the
+// draft model config's length; nullopt when unknown) or above `target_len` (the target's max_model_len; nullopt when
+// unknown), in that order, with the version and the file; "" when it takes it.
+std::string speculative_max_len_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                        const std::string& config_text, std::optional<int64_t> draft_len, std::optional<int64_t> target_len);
 
 // The method name `method` is written as for `engine_name` at `version` on a target of `model_type`: "mtp" for any MTP
 // name where the version takes "mtp" (from 0.11.0 it rewrites its mtp_aliases to "mtp" with a deprecation warning and

@@ -4,7 +4,7 @@
 
 #include "base/embedded.hpp"
 #include "engine/record_list.hpp"
-#include "engine/version_range.hpp"
+#include "engine/version_lists.hpp"
 
 namespace preflight::engine {
 
@@ -20,24 +20,19 @@ Expected<VllmGgufTypeCatalog> parse_vllm_gguf_types(const Json& root, const std:
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     VllmGgufTypeList list;
     list.id = id;
-    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
-    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
-    list.version_min = vmin;
-    list.version_max = vmax;
-    if (list.version_max < list.version_min)
-      return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
+    PF_TRY(range, read_list_versions(r, where, origin));
+    list.version_min = range.first;
+    list.version_max = range.second;
     PF_TRY(types, string_list(r.find("types"), where + ".types", origin));
     if (types.empty()) return make_error(ErrorKind::corrupt, where + ": types must not be empty", origin);
     list.types = std::move(types);
     PF_TRY(load_check, r.opt_bool("load_check"));
     if (!load_check) return make_error(ErrorKind::corrupt, where + ": load_check (true or false) is missing", origin);
     list.load_check = *load_check;
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+    PF_TRY(source, read_list_source(r, where, origin));
     list.source = source;
-    for (const auto& seen : out.lists)
-      if (!(list.version_max < seen.version_min || seen.version_max < list.version_min))
-        return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+    PF_TRY(disjoint, check_lists_disjoint(out.lists, list, where, origin));
+    (void)disjoint;
     out.lists.push_back(std::move(list));
     return Ok{};
   }));
@@ -56,10 +51,7 @@ const Expected<VllmGgufTypeCatalog>& shipped_vllm_gguf_types() {
 }
 
 const VllmGgufTypeList* vllm_gguf_type_list(const VllmGgufTypeCatalog& catalog, const std::string& engine_name, const Version& version) {
-  if (engine_name != "vllm") return nullptr;
-  for (const auto& list : catalog.lists)
-    if (list.version_min <= version && version <= list.version_max) return &list;
-  return nullptr;
+  return engine_name == "vllm" ? list_for_version(catalog.lists, version) : nullptr;
 }
 
 namespace {

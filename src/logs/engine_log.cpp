@@ -135,10 +135,13 @@ void apply_legacy_speculative(EngineArgs& a, const std::string& key, const std::
   if (key == "speculative_model") {
     if (text == "[ngram]") j["method"] = "ngram";
     else j["model"] = text;
+  } else if (key == "speculative_model_quantization") {  // hard36: the drafter's quantization and longest sequence
+    j["quantization"] = text;
   } else if (const auto n = to_int(text)) {
     // quant34: V0's n-gram window too (ngram_prompt_lookup_max/min -> prompt_lookup_max/min, as 0.8.2's create_speculative_config maps them)
     j[key == "num_speculative_tokens"              ? "num_speculative_tokens"
       : key == "speculative_draft_tensor_parallel_size" ? "draft_tensor_parallel_size"
+      : key == "speculative_max_model_len"              ? "max_model_len"
                                                         : key.substr(std::string("ngram_").size())] = *n;
   } else {
     return;
@@ -183,7 +186,7 @@ void apply_arg(EngineArgs& a, const std::string& key, const std::string& raw, in
   else if (key == "limit_mm_per_prompt") { if (auto j = mm_limits_json(v); !j.empty()) set_once(a.limit_mm_per_prompt, j, line); }
   else if (key == "speculative_config") { if (auto j = speculative_json(v); !j.empty()) set_once(a.speculative_config, j, line); }
   else if (key == "speculative_model" || key == "num_speculative_tokens" || key == "speculative_draft_tensor_parallel_size" || key == "ngram_prompt_lookup_max" ||
-           key == "ngram_prompt_lookup_min")
+           key == "ngram_prompt_lookup_min" || key == "speculative_model_quantization" || key == "speculative_max_model_len")
     apply_legacy_speculative(a, key, v, line);
   else if (key == "compilation_config" || key == "cc") {
     if (to_int(v)) set_int(a.optimization_level);  // vLLM < 0.12: "-O 3" is the compilation level

@@ -223,7 +223,9 @@ TEST(InputBounds35, Issue19_LlamaCppLogBufferOfNanIsNotRead) {
 // forbids extra fields from 0.13.0 ('@dataclass(config=ConfigDict(extra="forbid"))' at v0.13.0 - v0.15.1, the default of
 // vllm.config.utils.config from v0.16.0), and arg_utils' parse_dataclass raises argparse.ArgumentTypeError(repr(e)) for
 // pydantic's ValidationError, so `vllm serve` stops with "argument --compilation-config/-cc: N validation error(s) for
-// CompilationConfig", one "Extra inputs are not permitted" entry per key. The keys each version takes are the class's
+// CompilationConfig", one entry per key. hard36: pydantic_core's dataclass argument validator words an extra key
+// "Unexpected keyword argument [type=unexpected_keyword_argument, ...]" (src/validators/dataclass.rs, ExtraBehavior::Forbid;
+// "Extra inputs are not permitted" is a BaseModel's, which hard35b printed). The keys each version takes are the class's
 // fields (data/engines/compilation_config_keys.json): "level" is one up to v0.17.1 and none from v0.18.0. vLLM 0.12.0's
 // pydantic dataclass keeps pydantic's default extra="ignore" and starts; 0.9.0's standard-library dataclass raises
 // TypeError in its from_cli lambda, which argparse words "invalid <lambda> value: <repr of the text>".
@@ -240,13 +242,13 @@ TEST(InputBounds35, Issue19_UnknownCompilationConfigKeyIsVllmsValidationError) {
   const std::string digits = "012345678901234567890123456789012345678901234567890123456789";
   const std::vector<Case> cases = {
       {"vllm@0.19.0", R"({"cudagraph_mode": "PIECEWISE", "level": 3})", 2,
-       refused + "1 validation error for CompilationConfig\nlevel\n  Extra inputs are not permitted [type=extra_forbidden, input_value=3, input_type=int]"},
+       refused + "1 validation error for CompilationConfig\nlevel\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value=3, input_type=int]"},
       {"vllm@0.17.1", R"({"cudagraph_mode": "PIECEWISE", "level": 3})", 0, ""},
       {"vllm@0.13.0", R"({"zeta": "x", "cudagraph_mode": "FULL", "alpha": [1, 2]})", 2,
-       refused + "2 validation errors for CompilationConfig\nzeta\n  Extra inputs are not permitted [type=extra_forbidden, input_value='x', input_type=str]\n"
-                 "alpha\n  Extra inputs are not permitted [type=extra_forbidden, input_value=[1, 2], input_type=list]"},
+       refused + "2 validation errors for CompilationConfig\nzeta\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value='x', input_type=str]\n"
+                 "alpha\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value=[1, 2], input_type=list]"},
       {"vllm@0.23.0", R"({"cache": ")" + digits + R"("})", 2,
-       "cache\n  Extra inputs are not permitted [type=extra_forbidden, input_value='012345678901234567890123...78901234567890123456789', input_type=str]"},
+       "cache\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value='012345678901234567890123...78901234567890123456789', input_type=str]"},
       {"vllm@0.12.0", R"({"cudagraph_mode": "PIECEWISE", "foo": 1})", 0, ""},
       {"vllm@0.9.0", R"({"foo": 1})", 2, R"(vllm serve: error: argument --compilation-config/-O: invalid <lambda> value: '{"foo": 1}')"},
   };
@@ -254,12 +256,12 @@ TEST(InputBounds35, Issue19_UnknownCompilationConfigKeyIsVllmsValidationError) {
     const auto r = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine " + c.engine + " --compilation-config " + single_quoted35(c.config));
     EXPECT_EQ(r.code, c.code) << c.engine << " " << c.config << "\n" << r.out.substr(0, 800);
     if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.engine << " " << c.config << "\n" << r.out.substr(0, 800);
-    if (c.code == 0) EXPECT_EQ(r.out.find("Extra inputs"), std::string::npos) << r.out.substr(0, 800);
+    if (c.code == 0) EXPECT_EQ(r.out.find("Unexpected keyword"), std::string::npos) << r.out.substr(0, 800);
   }
   // The dotted form is merged into the same JSON before vLLM validates it; plan refuses a named version alike.
   const auto dotted = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 -cc.foo_bar=1");
   EXPECT_EQ(dotted.code, 2) << dotted.out.substr(0, 800);
-  EXPECT_NE(dotted.out.find("foo_bar\n  Extra inputs are not permitted [type=extra_forbidden, input_value=1, input_type=int]"), std::string::npos) << dotted.out.substr(0, 800);
+  EXPECT_NE(dotted.out.find("foo_bar\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value=1, input_type=int]"), std::string::npos) << dotted.out.substr(0, 800);
   const auto plan = run_bounded35("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.19.0 --compilation-config '{\"level\": 3}'");
   EXPECT_EQ(plan.code, 2) << plan.out.substr(0, 800);
   EXPECT_NE(plan.out.find(refused + "1 validation error for CompilationConfig\nlevel\n"), std::string::npos) << plan.out.substr(0, 800);
@@ -305,6 +307,113 @@ TEST(InputBounds35, Issue19_CompilationConfigKeysFileIsCheckedRecordByRecord) {
       EXPECT_NE(parsed.error().message.find(c.error), std::string::npos) << c.record << "\n" << parsed.error().message;
       EXPECT_NE(parsed.error().message.find("t.json"), std::string::npos) << parsed.error().message;
     }
+  }
+}
+
+// Issue 19 (hard36): only the top-level --compilation-config keys were checked. vLLM validates two nested configs as
+// strictly (data/engines/compilation_config_keys.json nested_records): PassConfig (validate_pass_config_before:
+// 'return PassConfig(**value)') and DynamicShapesConfig, both ConfigDict(extra="forbid") from v0.13.0. Their fields,
+// read at the tags: PassConfig's "enable_fusion" is one at v0.12.0 and none at v0.13.0 (renamed fuse_norm_quant);
+// "fuse_rope_kvcache" first at v0.17.0; DynamicShapesConfig's "assume_32_bit_indexing" first at v0.14.0. An unknown
+// nested key is one more entry of CompilationConfig's ValidationError, located "pass_config.KEY". "mode" (from
+// v0.11.1, mode_records): validate_mode_before upper-cases a str and raises "Invalid compilation mode: {value}. Valid
+// modes are: NONE, STOCK_TORCH_COMPILE, DYNAMO_TRACE_ONCE, VLLM_COMPILE" (pydantic prefixes "Value error, "); another
+// value must be an IntEnum value 0..3 ("Input should be 0, 1, 2 or 3", type=enum; lax: 3.0 is 3). pydantic reports the
+// fields' errors in field order (mode, pass_config, dynamic_shapes_config) and then the unknown top-level keys; the
+// three-error case below checks that order (the words checked with pydantic 2.13.4 on dataclasses of vLLM's shape).
+TEST(InputBounds35, Issue19_NestedCompilationConfigKeysAndModeAreVllmsValidationError) {
+  struct Case {
+    std::string engine, config;
+    int code;
+    std::string shown;  // "" when nothing is asserted of the text
+  };
+  const std::string cc = "vllm serve: error: argument --compilation-config/-cc: ";
+  const std::string one = "1 validation error for CompilationConfig\n";
+  const std::string unexpected = "  Unexpected keyword argument [type=unexpected_keyword_argument, ";
+  const std::vector<Case> cases = {
+      {"vllm@0.13.0", R"({"pass_config": {"enable_fusion": true}})", 2, cc + one + "pass_config.enable_fusion\n" + unexpected + "input_value=True, input_type=bool]"},
+      {"vllm@0.12.0", R"({"pass_config": {"enable_fusion": true}})", 0, ""},
+      {"vllm@0.13.0", R"({"pass_config": {"fuse_norm_quant": true}})", 0, ""},
+      {"vllm@0.16.0", R"({"pass_config": {"fuse_rope_kvcache": true}})", 2, "pass_config.fuse_rope_kvcache\n" + unexpected + "input_value=True, input_type=bool]"},
+      {"vllm@0.17.0", R"({"pass_config": {"fuse_rope_kvcache": true}})", 0, ""},
+      {"vllm@0.13.0", R"({"dynamic_shapes_config": {"assume_32_bit_indexing": true}})", 2, "dynamic_shapes_config.assume_32_bit_indexing\n" + unexpected},
+      {"vllm@0.14.0", R"({"dynamic_shapes_config": {"assume_32_bit_indexing": true}})", 0, ""},
+      {"vllm@0.20.0", R"({"zz": 1, "dynamic_shapes_config": {"foo": "bar"}, "mode": 4})", 2,
+       cc + "3 validation errors for CompilationConfig\nmode\n  Input should be 0, 1, 2 or 3 [type=enum, input_value=4, input_type=int]\n"
+            "dynamic_shapes_config.foo\n" + unexpected + "input_value='bar', input_type=str]\nzz\n" + unexpected + "input_value=1, input_type=int]"},
+      {"vllm@0.11.1", R"({"mode": "fast"})", 2,
+       "vllm serve: error: argument --compilation-config/-O: " + one +
+           "mode\n  Value error, Invalid compilation mode: fast. Valid modes are: NONE, STOCK_TORCH_COMPILE, DYNAMO_TRACE_ONCE, VLLM_COMPILE "
+           "[type=value_error, input_value='fast', input_type=str]"},
+      {"vllm@0.19.0", R"({"mode": 2.5})", 2, "mode\n  Input should be 0, 1, 2 or 3 [type=enum, input_value=2.5, input_type=float]"},
+      {"vllm@0.19.0", R"({"mode": "vllm_compile"})", 0, ""},
+      {"vllm@0.19.0", R"({"mode": 3.0})", 0, ""},
+      {"vllm@0.11.0", R"({"mode": 9})", 0, ""},  // no "mode" field before v0.11.1; pydantic's extra="ignore" drops it
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine " + c.engine + " --compilation-config " + single_quoted35(c.config));
+    EXPECT_EQ(r.code, c.code) << c.engine << " " << c.config << "\n" << r.out.substr(0, 800);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.engine << " " << c.config << "\n" << r.out.substr(0, 800);
+  }
+  // The dotted form reaches the nested object as vLLM's FlexibleArgumentParser builds it.
+  const auto dotted = run_bounded35("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.23.0 -cc.pass_config.enable_noop=true");
+  EXPECT_EQ(dotted.code, 2) << dotted.out.substr(0, 800);
+  EXPECT_NE(dotted.out.find("pass_config.enable_noop\n" + unexpected + "input_value=True, input_type=bool]"), std::string::npos) << dotted.out.substr(0, 800);
+  // The nested and mode lists are read record by record like the top-level one.
+  const std::string top = R"({"schema_version": 1, "note": "n", "records": [], )";
+  for (const auto& [extra, error] : std::vector<std::pair<std::string, std::string>>{
+           {R"("nested_records": [{"id": "p", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "field": "pass_config", "class": "PassConfig", "keys": [], "source": "s"}]})", "keys is empty"},
+           {R"("mode_records": [{"id": "m", "engines": ["vllm"], "version_min": "0.13.0", "version_max": "1.0.0", "argument": "--compilation-config/-cc", "field": "level", "values": ["NONE"], "source": "s"}]})", "field: expected mode"}}) {
+    const auto json = preflight::parse_json(top + extra, "t.json");
+    ASSERT_TRUE(json) << extra;
+    const auto parsed = preflight::engine::parse_compilation_config_keys(*json, "t.json");
+    ASSERT_FALSE(parsed) << extra;
+    EXPECT_NE(parsed.error().message.find(error), std::string::npos) << parsed.error().message;
+  }
+  const auto& shipped = preflight::engine::shipped_compilation_config_keys();
+  ASSERT_TRUE(shipped) << shipped.error().message;
+  EXPECT_EQ(shipped->nested_at("vllm-ascend", {0, 22, 1}).size(), 2u);  // pass_config and dynamic_shapes_config
+  EXPECT_TRUE(shipped->nested_at("vllm", {0, 12, 0}).empty());
+}
+
+// Issue 19 (hard36): --speculative-config's max_model_len was taken whatever its value. vLLM's
+// SpeculativeConfig._maybe_override_draft_max_model_len (v0.6.0 - v0.23.0, data/engines/speculative_methods.json
+// max_model_len_checks) raises "speculative_max_model_len=V cannot be larger than draft_max_model_len=D", then the same
+// against target_max_model_len; from v0.9.1 the pydantic dataclass reports it as "1 validation error for
+// SpeculativeConfig\n  Value error, ...", before it a plain ValueError; from v0.11.1 the field is 'Field(ge=1)'.
+// D is the draft ModelConfig's length: Qwen/Qwen3-0.6B's config.json max_position_embeddings 40960; for DeepSeek-V3's
+// MTP the target's own checkpoint, max_position_embeddings 163840. The target's is --max-model-len (8192) where given.
+// ngram has no draft model config and is not checked.
+TEST(InputBounds35, Issue19_SpeculativeMaxModelLenIsCheckedAgainstDrafterAndTarget) {
+  struct Case {
+    std::string args;
+    int code;
+    std::string shown;
+  };
+  const std::string pyd = "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n  Value error, ";
+  const auto draft06 = [](const std::string& extra) {
+    return R"('{"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 2)" + extra + "}'";
+  };
+  const std::vector<Case> cases = {
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --speculative-config " + draft06(R"(, "max_model_len": 50000)"), 2,
+       pyd + "speculative_max_model_len=50000 cannot be larger than draft_max_model_len=40960 (vllm 0.19.0"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --max-model-len 8192 --speculative-config " + draft06(R"(, "max_model_len": 10000)"), 2,
+       pyd + "speculative_max_model_len=10000 cannot be larger than target_max_model_len=8192"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --max-model-len 8192 --speculative-config " + draft06(R"(, "max_model_len": 8192)"), 0, ""},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --speculative-config " + draft06(R"(, "max_model_len": 0)"), 2,
+       "max_model_len\n  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=0, input_type=int]"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.7.3 --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2 --speculative-max-model-len 50000", 2,
+       "--speculative-max-model-len: ValueError: speculative_max_model_len=50000 cannot be larger than draft_max_model_len=40960 (vllm 0.7.3"},
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.19.0 --speculative-config "
+       R"('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 3, "max_model_len": 50000}')", 0, ""},
+      {"fit deepseek-ai/DeepSeek-V3 --device H200 -tp 8 --engine vllm@0.19.0 --speculative-config "
+       R"('{"method": "mtp", "num_speculative_tokens": 1, "max_model_len": 200000}')", 2,
+       pyd + "speculative_max_model_len=200000 cannot be larger than draft_max_model_len=163840"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_bounded35(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.out.substr(0, 800);
+    if (!c.shown.empty()) EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.args << "\n" << r.out.substr(0, 800);
   }
 }
 

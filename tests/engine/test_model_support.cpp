@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "base/json_util.hpp"
@@ -377,6 +378,49 @@ TEST(ModelSupportCli, Issue15_LogsReadV0SpeculativeArgsBack) {
   EXPECT_EQ((*parsed)["speculative_config"]["prompt_lookup_max"], 4) << r.out;  // quant34: ngram_prompt_lookup_max=4 of the Namespace
 }
 
+// hard36: V0's --speculative-model-quantization (vllm/engine/arg_utils.py at v0.6.0, v0.7.3, v0.8.2:
+// 'type=nullable_str, choices=[*QUANTIZATION_METHODS, None]', as --quantization's) takes the version's quantization
+// methods (data/engines/quantization_methods.json list vllm-0.7.3, which starts 'aqlm', 'awq', 'deepspeedfp' and ends
+// 'moe_wna16', None); argparse refuses another name before anything runs. The log's Namespace carries the same
+// arguments (speculative_model_quantization='fp8', speculative_max_model_len=4096), read back into the config as
+// "quantization" and "max_model_len" as 0.8.2's create_speculative_config names them.
+TEST(ModelSupportCli, Hard36_SpeculativeModelQuantizationTakesTheVersionsMethods) {
+  const std::string v0 = "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.7.3 --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2 ";
+  const auto bad = pftest::run_cli(v0 + "--speculative-model-quantization w8a8");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("vllm serve: error: argument --speculative-model-quantization: invalid choice: 'w8a8' (choose from 'aqlm', 'awq', 'deepspeedfp', "),
+            std::string::npos)
+      << bad.out;
+  EXPECT_NE(bad.out.find("'moe_wna16', None) (vllm 0.7.3, data/engines/quantization_methods.json)"), std::string::npos) << bad.out;
+  const auto fp8 = pftest::run_cli(v0 + "--speculative-model-quantization fp8");
+  EXPECT_EQ(fp8.out.find("invalid choice"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.code, 2) << fp8.out;
+  // 'torchao' joins the list at 0.8.4, after the flag's last version 0.8.2: refused at 0.8.2.
+  const auto torchao = pftest::run_cli("fit Qwen/Qwen3-8B --device H100 --engine vllm@0.8.2 --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2 "
+                                       "--speculative-model-quantization torchao");
+  EXPECT_EQ(torchao.code, 2) << torchao.out;
+  EXPECT_NE(torchao.out.find("invalid choice: 'torchao'"), std::string::npos) << torchao.out;
+
+  const std::string dir = pftest::scratch_dir("hard36_v0_log");
+  const std::string path = dir + "/v0.log";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("INFO 02-25 10:00:01 api_server.py:912] vLLM API server version 0.7.3\n"
+               "INFO 02-25 10:00:01 api_server.py:913] args: Namespace(subparser='serve', model_tag='Qwen/Qwen3-8B', model='Qwen/Qwen3-8B', "
+               "tensor_parallel_size=1, gpu_memory_utilization=0.9, speculative_model='Qwen/Qwen3-0.6B', num_speculative_tokens=2, "
+               "speculative_model_quantization='fp8', speculative_max_model_len=4096, speculative_draft_tensor_parallel_size=None)\n",
+               f);
+    std::fclose(f);
+  }
+  const auto r = pftest::run_cli("logs " + path + " --device H100 --emit-case", {.with_stderr = false});
+  auto parsed = parse_json(r.out, "stdout");
+  ASSERT_TRUE(parsed.has_value()) << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["model"], "Qwen/Qwen3-0.6B") << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["quantization"], "fp8") << r.out;
+  EXPECT_EQ((*parsed)["speculative_config"]["max_model_len"], 4096) << r.out;
+}
+
 // Issue 16 (spec35): the names --speculative-config's "method" takes, by vLLM version (data/engines/speculative_methods.json).
 // Expected lists are SpeculativeMethod as the tags write it: v0.10.0 vllm/config.py 'SpeculativeMethod = Literal["ngram",
 // "eagle", "eagle3", "medusa", "mlp_speculator", "draft_model", "deepseek_mtp"]'; v0.11.0 vllm/config/speculative.py adds
@@ -543,6 +587,43 @@ TEST(SpeculativeMethods, SpecDraft35_DraftTensorParallelSizeIsOneOrTheTargets) {
   EXPECT_EQ(refusal("0.6.3", R"({"model": "[ngram]", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 2})", 2), "");
   // argparse's stage never runs this config check.
   EXPECT_EQ(speculative_value_refusal(speculative(), "vllm", v("0.13.0"), mtp4, {}, SpeculativeValueStage::argparse, 8), "");
+}
+
+// hard36: max_model_len_checks (vLLM's _maybe_override_draft_max_model_len, v0.6.0 - v0.23.0): the draft's length is
+// compared first, then the target's; equal is taken ("if speculative_max_model_len > draft_max_model_len"); a float or
+// an absent value is not compared; ngram has no draft model config. Records are checked: both placeholders of each
+// message, no overlapping versions.
+TEST(SpeculativeMethods, Hard36_MaxModelLenAgainstDraftAndTarget) {
+  const auto refusal = [](const std::string& version, const std::string& config, std::optional<int64_t> draft, std::optional<int64_t> target) {
+    return speculative_max_len_refusal(speculative(), "vllm", v(version), config, draft, target);
+  };
+  const std::string len9 = R"({"method": "eagle", "model": "d", "num_speculative_tokens": 1, "max_model_len": 9000})";
+  const std::string both = refusal("0.13.0", len9, 8000, 4000);
+  EXPECT_EQ(both.rfind("pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n  Value error, speculative_max_model_len=9000 cannot be "
+                       "larger than draft_max_model_len=8000 (vllm 0.13.0; ", 0),
+            0u)
+      << both;
+  EXPECT_NE(refusal("0.13.0", len9, 9000, 4000).find("larger than target_max_model_len=4000"), std::string::npos);
+  EXPECT_EQ(refusal("0.13.0", len9, 9000, 9000), "");
+  EXPECT_EQ(refusal("0.13.0", len9, std::nullopt, std::nullopt), "");
+  EXPECT_EQ(refusal("0.9.0", len9, 8000, 9000).rfind("ValueError: speculative_max_model_len=9000 cannot be larger than draft_max_model_len=8000 (vllm 0.9.0; ", 0), 0u);
+  EXPECT_EQ(refusal("0.13.0", R"({"method": "ngram", "prompt_lookup_max": 4, "num_speculative_tokens": 1, "max_model_len": 9000})", 8000, 4000), "");
+  EXPECT_EQ(refusal("0.13.0", R"({"method": "eagle", "model": "d", "max_model_len": 9000.5})", 8000, 4000), "");
+  EXPECT_EQ(speculative_max_len_refusal(speculative(), "sglang", v("0.13.0"), len9, 8000, 4000), "");
+  const std::string lists = R"("lists": [{"id": "a", "version_min": "0.11.0", "version_max": "0.11.0", "checked": true, "methods": ["ngram"], "source": "s"}])";
+  const auto parse = [&](const std::string& checks) {
+    auto json = parse_json(R"({"schema_version": 1, "note": "n", )" + lists + R"(, "max_model_len_checks": [)" + checks + "]}", "s.json");
+    return json ? parse_speculative_methods(*json, "s.json") : Expected<SpeculativeMethodCatalog>(json.error());
+  };
+  const std::string good = R"({"id": "c", "version_min": "0.6.0", "version_max": "0.9.0", "message_draft": "{value} > {draft}", "message_target": "{value} > {target}", "source": "s"})";
+  EXPECT_TRUE(parse(good).has_value());
+  for (const std::string& bad : std::vector<std::string>{R"({"id": "c", "version_min": "0.6.0", "version_max": "0.9.0", "message_draft": "{value} >", "message_target": "{value} > {target}", "source": "s"})",
+                                R"({"id": "c", "version_min": "0.6.0", "version_max": "0.9.0", "message_draft": "{value} > {draft}", "message_target": "{value} > {target}", "source": ""})",
+                                good + R"(, {"id": "d", "version_min": "0.9.0", "version_max": "1.0.0", "message_draft": "{value} {draft}", "message_target": "{value} {target}", "source": "s"})"}) {
+    const auto parsed = parse(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_NE(parsed.error().describe().find("s.json: max_model_len_checks["), std::string::npos) << parsed.error().describe();
+  }
 }
 
 // specdraft35: fit says it with exit 2, through --speculative-config and V0's -spec-draft-tp alike.
