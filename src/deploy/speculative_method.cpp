@@ -36,4 +36,11 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
   return Ok{};
 }
 
+std::string mtp_without_layers_refusal(const model::ModelSpec& m, const estimate::SpeculativeConfig& spec) {
+  if (!spec.mtp() || m.mtp_layers > 0) return "";
+  return format("NotImplementedError: Unsupported speculative method: 'mtp' (vLLM SpeculativeConfig: %s has no MTP layers, "
+                "num_nextn_predict_layers / mtp_num_hidden_layers absent or 0 in its config)",
+                m.id.c_str());
+}
+
 }  // namespace preflight::deploy

@@ -9,6 +9,8 @@
 #include "base/error.hpp"
 #include "deploy/deployment.hpp"
 #include "engine/engine_profile.hpp"
+#include "estimate/fit.hpp"
+#include "model/model_spec.hpp"
 
 namespace preflight::deploy {
 
@@ -19,5 +21,13 @@ namespace preflight::deploy {
 // specdraft35: `target_tp` is the deployment's tensor_parallel_size, which a draft_tensor_parallel_size other than 1 must equal.
 Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
                                 std::vector<std::string>& assumptions);
+
+// vLLM's refusal of an MTP draft (method mtp, or a *_mtp name vLLM renames to mtp) on a target whose config has no MTP
+// layers (inspect's count, from num_nextn_predict_layers / mtp_num_hidden_layers), empty when vLLM takes it:
+// SpeculativeConfig.__post_init__ uses the target as the draft config, finds its model_type in no MTP type and raises
+// "NotImplementedError: Unsupported speculative method: 'mtp'" (vllm/config/speculative.py, main of 2026). The one
+// rule fit, validate and logs (resolve_deployment) and plan (plan/speculative) refuse by (user36: fit sized nothing and
+// said "fits" where plan refused the same config, exit 2).
+std::string mtp_without_layers_refusal(const model::ModelSpec& model, const estimate::SpeculativeConfig& spec);
 
 }  // namespace preflight::deploy
