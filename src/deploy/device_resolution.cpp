@@ -121,7 +121,10 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
                       input.origin);
   if (input.memory_bytes) return resolve_sized_device(input, devices, assumptions);
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");
-  if (input.form == DeviceForm::name) {
+  // user36: a name no card answers to that states the total a log prints ("79.19 GiB total", "29.49 GiB total capacity",
+  // "NVIDIA GeForce RTX 4090 with 23.64 GiB total") is read as a description, the card identified by that total.
+  const bool names_no_card_but_a_total = input.form == DeviceForm::name && !device::find_device(devices, input.text) && stated_total_bytes(input.text);
+  if (input.form == DeviceForm::name && !names_no_card_but_a_total) {
     auto found = device::find_device(devices, input.text);
     if (!found) return make_error(found.error().kind, input.origin.empty() ? found.error().message : input.origin + ": " + found.error().message);
     // A name several cards answer to ("A100", "910B"): the same card, and the assumption says which and why.

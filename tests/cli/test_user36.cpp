@@ -37,3 +37,31 @@ TEST(User36, Issue15_FitRefusesMtpOnAModelWithoutMtpLayersAsPlanDoes) {
   EXPECT_NE(mtp.out.find("1 MTP layer(s) from the config"), std::string::npos) << mtp.out.substr(0, 600);
 }
 
+// Issue 15 ("resolve free-text descriptions as logs and people write them ..., the torch total a log prints"): the README
+// says --device takes them, but `fit --device "29.49 GiB total capacity"` (torch's out-of-memory message on a 910B4) was
+// "unknown device ...; did you mean 7900 XTX", exit 2. A name no card answers to that states a total now identifies the
+// card by it, as a validation case's device text does; the totals are devices.json's runtime_total_bytes: 910B4
+// 31,662,800,896 B = 29.49 GiB, RTX4090 25,383,256,719 B = 23.64 GiB.
+TEST(User36, Issue15_DeviceFlagTakesTheTorchTotal) {
+  struct Case {
+    std::string device, card, said;
+  };
+  for (const Case& c : {Case{"'NPU 0; 29.49 GiB total capacity'", "910B4", "device identified by the 29.49 GiB total the runtime reports: 910B4"},
+                        Case{"'NVIDIA GeForce RTX 4090 with 23.64 GiB total'", "RTX4090", ""}}) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-0.6B --device " + c.device + " --max-model-len 4096 --json", {.with_stderr = false});
+    ASSERT_EQ(r.code, 0) << c.device << ": " << r.out.substr(0, 300);
+    const auto j = json_of(r);
+    EXPECT_EQ(j["device"], c.card) << c.device;
+    if (!c.said.empty()) EXPECT_NE(j["assumptions"].dump().find(c.said), std::string::npos) << j["assumptions"].dump();
+  }
+  // A total no catalogue card reports: a device of that size, said so.
+  const auto stated = pftest::run_cli("fit Qwen/Qwen3-0.6B --device '100.00 GiB total' --max-model-len 4096");
+  EXPECT_EQ(stated.code, 0) << stated.out.substr(0, 300);
+  EXPECT_NE(stated.out.find("device from the stated 100.00 GiB total"), std::string::npos) << stated.out.substr(0, 1500);
+  EXPECT_NE(stated.out.find("total            100.00"), std::string::npos) << stated.out.substr(0, 800);
+  // A name that is neither a card nor a total stays a usage error naming the flag.
+  const auto unknown = pftest::run_cli("fit Qwen/Qwen3-0.6B --device 'Quantum GPU 9000'");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("--device: unknown device 'Quantum GPU 9000'"), std::string::npos) << unknown.out;
+}
+
