@@ -65,3 +65,27 @@ TEST(User36, Issue15_DeviceFlagTakesTheTorchTotal) {
   EXPECT_NE(unknown.out.find("--device: unknown device 'Quantum GPU 9000'"), std::string::npos) << unknown.out;
 }
 
+// Issue 15 ("the flags above work in ... logs (a log's own flags are read back)"): a vLLM 0.11.0 log whose non-default
+// args start Qwen3-30B-A3B as DP 2 + EP with an EAGLE-3 drafter was predicted with all three (30.15 GiB per rank, as
+// `fit ... -dp 2 --enable-expert-parallel --speculative-config ...` gives), but `logs` showed only model and
+// max_model_len under "engine args" and said nothing of the drafter it assumed. Now the arguments are shown with their
+// line, in --json too, and the estimate's assumptions (the drafter's) are notes.
+TEST(User36, Issue15_LogsShowsTheLayoutAndSpeculativeArgsItRead) {
+  const std::string dir = pftest::scratch_dir("user36-dpep-log");
+  const std::string path = dir + "/dpep.log";
+  std::ofstream(path) << "(APIServer pid=1) INFO 11-20 10:02:10 [api_server.py:1805] vLLM API server version 0.11.0\n"
+                         "(APIServer pid=1) INFO 11-20 10:02:10 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', 'max_model_len': 32768, "
+                         "'data_parallel_size': 2, 'enable_expert_parallel': True, 'speculative_config': {'method': 'eagle3', 'model': "
+                         "'Tengyunw/qwen3_30b_moe_eagle3', 'num_speculative_tokens': 3}}\n"
+                         "(EngineCore_DP0 pid=2) INFO 11-20 10:03:40 [gpu_model_runner.py:2653] Model loading took 29.7 GiB and 20.1 seconds\n";
+  const auto r = pftest::run_cli("logs " + path + " --device H100-SXM");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("data_parallel_size=2 (line 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("enable_expert_parallel=true (line 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("speculative_config={\"method\": \"eagle3\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: speculative decoding (eagle3, 3 tokens)"), std::string::npos) << r.out;
+  const auto j = json_of(pftest::run_cli("logs " + path + " --device H100-SXM --json", {.with_stderr = false}));
+  EXPECT_EQ(j["engine_args"]["data_parallel_size"]["value"], 2);
+  EXPECT_EQ(j["engine_args"]["enable_expert_parallel"]["value"], true);
+  EXPECT_EQ(j["engine_args"]["speculative_config"]["line"], 2);
+}
