@@ -89,3 +89,25 @@ TEST(User36, Issue15_LogsShowsTheLayoutAndSpeculativeArgsItRead) {
   EXPECT_EQ(j["engine_args"]["enable_expert_parallel"]["value"], true);
   EXPECT_EQ(j["engine_args"]["speculative_config"]["line"], 2);
 }
+
+// Issue 15 ("when nothing dates it, give the prediction across the plausible versions as a band"): fit Qwen/Qwen3-8B with
+// no version gave "fits on 9 of 9 versions", vllm@0.6-0.7 among them, though vLLM's model registry has
+// Qwen3ForCausalLM only from 0.8.4 (data/engines/model_support.json; fit --engine vllm@0.7 refuses it, exit 1). The band
+// now leaves out the profiles wholly before 0.8.4, sizes vllm@0.8-0.9.1 from 0.8.4, and says so.
+TEST(User36, Issue15_VersionBandLeavesOutVersionsWithoutTheArchitecture) {
+  const auto refused = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-40G-SXM --engine vllm@0.7");
+  EXPECT_EQ(refused.code, 1) << refused.out.substr(0, 300);
+  EXPECT_NE(refused.out.find("are not supported for now"), std::string::npos) << refused.out.substr(0, 300);
+  const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-40G-SXM --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 300);
+  const auto band = json_of(r)["version_band"];
+  ASSERT_TRUE(band.is_object()) << r.out.substr(0, 300);
+  for (const auto& v : band["versions"]) EXPECT_NE(v["engine"].get<std::string>().rfind("vllm@0.6", 0), 0u) << band.dump();
+  EXPECT_EQ(band["versions"][0]["engine"], "vllm@0.8-0.9.1 from 0.8.4") << band.dump();
+  EXPECT_EQ(band["fitting"], band["versions"].size());
+  EXPECT_NE(band["left_out"].get<std::string>().find("vllm@0.6-0.7, vllm@0.8-0.9.1 before 0.8.4; their model registry lacks Qwen3ForCausalLM"),
+            std::string::npos)
+      << band.dump();
+  const auto text = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-40G-SXM");
+  EXPECT_NE(text.out.find("  left out: vllm@0.6-0.7, vllm@0.8-0.9.1 before 0.8.4"), std::string::npos) << text.out;
+}
