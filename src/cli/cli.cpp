@@ -44,6 +44,7 @@
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/flag_versions.hpp"
+#include "deploy/version_band.hpp"
 #include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "engine/quantized_checkpoints.hpp"
@@ -393,21 +394,6 @@ std::string v0_speculative_refusal(const deploy::Flags& f, const engine::EngineP
   return args ? "" : f.speculative_config->origin + ": " + args.error().message;
 }
 
-// user36 (issue 15): the profiles deploy::across_versions leaves out or cuts because their model registry lacks the
-// model's architecture, in words for the band ("" when none): a band saying "fits on 9 of 9 versions" for Qwen3 counted
-// vLLM 0.6-0.7, which refuses Qwen3ForCausalLM.
-std::string versions_left_out(const engine::EngineCatalog& engines, const deploy::Resolved& r) {
-  const auto first = engine::first_version_with(r.engine.engine, r.model.architecture);
-  if (!first) return "";
-  std::string ids;
-  for (const auto& p : engines.profiles)
-    if (p.engine == r.engine.engine && p.runs_on(r.device.platform) && p.version_min < *first)
-      ids += (ids.empty() ? "" : ", ") + p.id + (*first <= p.version_max ? " before " + first->text() : std::string());
-  if (ids.empty()) return "";
-  return fmt::format("left out: {}; their model registry lacks {}, first in {} {} (data/engines/model_support.json)", ids, r.model.architecture,
-                     r.engine.engine, first->text());
-}
-
 // What the named engine version's own parser or model registry refuses, as its exit code (nullopt: nothing). Issue 16
 // (arch31): "32k" where the version's parser takes a plain integer is argparse's refusal (exit 2); a named vLLM version
 // whose model registry lacks the architecture stops `vllm serve` with "Model architectures [...] are not supported for
@@ -603,7 +589,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;
     if (!band.points.empty()) j["version_band"] = report::version_band_to_json(band);
-    if (!band.points.empty()) j["version_band"]["left_out"] = versions_left_out(*engines, *resolved);
+    if (!band.points.empty()) j["version_band"]["left_out"] = deploy::versions_left_out(*engines, *resolved);
     if (!ic_band.points.empty()) j["interconnect_band"] = report::interconnect_band_to_json(ic_band);
     // Issue 16 (quant29): a deployment that does not run has no decode speed, as the text form prints none.
     if (est->fits) j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
@@ -612,7 +598,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     std::cout << report::render_fit(model, *est, search.largest_context, search.fixes, {use_color()});
     if (est->fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
     if (!band.points.empty()) std::cout << "\n" << report::render_version_band(band, {use_color()});
-    if (const std::string out = band.points.empty() ? "" : versions_left_out(*engines, *resolved); !out.empty()) std::cout << "  " << out << "\n";
+    if (const std::string out = band.points.empty() ? "" : deploy::versions_left_out(*engines, *resolved); !out.empty()) std::cout << "  " << out << "\n";
     if (!ic_band.points.empty()) std::cout << "\n" << report::render_interconnect_band(ic_band, {use_color()});
   }
   return est->fits ? k_exit_ok : k_exit_fail;

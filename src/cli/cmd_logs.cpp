@@ -17,6 +17,7 @@
 #include "cli/cmd_plan.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/flag_json.hpp"
+#include "deploy/version_band.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
@@ -63,6 +64,10 @@ struct FitOutcome {
   // Issue 15 (pp35): the predicted "Available KV cache memory" of the stage whose line the log kept (its worker prefix),
   // else of the stage the engine's version prints from (estimate/printed_stage).
   std::optional<estimate::PrintedAvailableKv> printed_kv;
+  // user36 (issue 15, "the engine version from the evidence"): nothing in the log states or dates the version, so the
+  // newest profile is predicted and this band spans every version the log could be from (deploy::across_versions).
+  deploy::VersionBand version_band;
+  std::string versions_left_out;
 };
 
 // user36 (issue 15, "a log's own flags are read back"): the data-parallel, expert-parallel, multi-node and speculative
@@ -365,6 +370,10 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
     return out;
   }
   if (!printed->rule.empty()) out.notes.push_back(printed->rule);
+  if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) {
+    out.version_band = deploy::across_versions({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
+    if (!out.version_band.points.empty()) out.versions_left_out = deploy::versions_left_out(*engines, *resolved);
+  }
   out.printed_kv = *printed;
   out.fit = std::move(est);
   return out;
@@ -578,7 +587,10 @@ Json resolution_json(const FitOutcome& f) {
 
 void print_resolution(const FitOutcome& f) {
   const auto& in = f.engine_input;
-  fmt::print("  engine {}: version {}{}", f.engine_id, in.version.empty() ? "not stated" : in.version, in.version.empty() ? "" : " (" + in.origin + ")");
+  fmt::print("  engine {}: version {}{}", f.engine_id,
+             in.version.empty() ? (f.version_band.points.empty() ? "not stated" : "not stated, nothing in the log dates it: the newest profile, and every version below")
+                                : in.version,
+             in.version.empty() ? "" : " (" + in.origin + ")");
   if (in.build) fmt::print(", build {} ({})", in.build->text, in.build_origin);
   fmt::print("\n");
   for (const auto& r : f.build_rules) fmt::print("  build rule {} ({}): {}: {}\n", r.rule, r.boundary, r.holds ? "holds" : "does not hold", r.effect);
@@ -669,6 +681,10 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
       for (const auto& fix : f.fixes) fmt::print("  fix: {}\n", fix);
       print_resolution(f);
     }
+  }
+  if (!f.version_band.points.empty()) {
+    fmt::print("\n{}", report::render_version_band(f.version_band, {use_color()}));
+    if (!f.versions_left_out.empty()) fmt::print("  {}\n", f.versions_left_out);
   }
   for (const auto& n : f.notes) fmt::print("note: {}\n", n);
 }
@@ -766,6 +782,10 @@ int cmd_logs(const std::vector<std::string>& argv) {
     j["fit"] = {{"model", f.model_id}, {"device", f.device_id}, {"engine", f.engine_id}, {"fits", f.fit->fits}, {"failure", estimate::failure_name(f.fit->failure)},
                 {"failure_message", f.fit->failure_message}, {"fixes", f.fixes}};
     j["engine_resolution"] = resolution_json(f);
+    if (!f.version_band.points.empty()) {
+      j["version_band"] = report::version_band_to_json(f.version_band);
+      j["version_band"]["left_out"] = f.versions_left_out;
+    }
   }
   j["notes"] = f.notes;
   print_json(j);

@@ -3,7 +3,7 @@
 // deployment.cpp (user36), which also leaves out the versions whose model registry lacks the model's architecture.
 #include <algorithm>
 
-#include "deploy/deployment.hpp"
+#include "deploy/version_band.hpp"
 #include "base/text.hpp"
 #include "engine/model_support.hpp"
 #include "estimate/fit.hpp"
@@ -49,6 +49,18 @@ VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
   }
   if (band.points.size() < 2) return VersionBand{};  // one profile covers every version the device runs: nothing is assumed
   return band;
+}
+
+std::string versions_left_out(const engine::EngineCatalog& engines, const Resolved& r) {
+  const auto first = engine::first_version_with(r.engine.engine, r.model.architecture);
+  if (!first) return "";
+  std::string ids;
+  for (const auto& p : engines.profiles)
+    if (p.engine == r.engine.engine && p.runs_on(r.device.platform) && p.version_min < *first)
+      ids += (ids.empty() ? "" : ", ") + p.id + (*first <= p.version_max ? " before " + first->text() : std::string());
+  if (ids.empty()) return "";
+  return "left out: " + ids + "; their model registry lacks " + r.model.architecture + ", first in " + r.engine.engine + " " + first->text() +
+         " (data/engines/model_support.json)";
 }
 
 }  // namespace preflight::deploy

@@ -111,3 +111,35 @@ TEST(User36, Issue15_VersionBandLeavesOutVersionsWithoutTheArchitecture) {
   const auto text = pftest::run_cli("fit Qwen/Qwen3-8B --device A100-40G-SXM");
   EXPECT_NE(text.out.find("  left out: vllm@0.6-0.7, vllm@0.8-0.9.1 before 0.8.4"), std::string::npos) << text.out;
 }
+
+// Issue 15 ("the engine version from the evidence ... when nothing dates it, give the prediction across the plausible
+// versions as a band instead of silently taking the newest"): a vLLM log with no version line, no dated line (vLLM prints
+// MM-DD only) and a token line that both formats agree on was predicted on vllm@0.28-0.30 with "version not stated", and
+// nothing else. `fit` gave the band for the same deployment; `logs` now gives it too (text and --json), from the
+// version the architecture first loads in (Qwen3ForCausalLM: vLLM 0.8.4), and a log that states its version gets none.
+TEST(User36, Issue15_LogsWithoutAVersionGivesTheBand) {
+  const std::string dir = pftest::scratch_dir("user36-undated-log");
+  const std::string body =
+      "(EngineCore_DP0 pid=812) INFO 11-20 10:02:54 [core.py:93] Initializing a V1 LLM engine with config: model='Qwen/Qwen3-32B', "
+      "speculative_config=None, dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size=2, pipeline_parallel_size=1, quantization=None, "
+      "enforce_eager=False, kv_cache_dtype=auto\n"
+      "(EngineCore_DP0 pid=812) INFO 11-20 10:03:40 [gpu_model_runner.py:2653] Model loading took 30.5855 GiB and 20.1 seconds\n"
+      "(EngineCore_DP0 pid=812) INFO 11-20 10:04:29 [gpu_worker.py:298] Available KV cache memory: 38.67 GiB\n"
+      "(EngineCore_DP0 pid=812) INFO 11-20 10:04:29 [kv_cache_utils.py:1087] GPU KV cache size: 316,768 tokens\n";
+  std::ofstream(dir + "/undated.log") << body;
+  std::ofstream(dir + "/dated.log") << "(APIServer pid=1) INFO 11-20 10:02:21 [api_server.py:1805] vLLM API server version 0.23.0\n" << body;
+  const auto r = pftest::run_cli("logs " + dir + "/undated.log --device H100-SXM");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("version not stated, nothing in the log dates it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("across engine versions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vllm@0.8-0.9.1 from 0.8.4"), std::string::npos) << r.out;
+  const auto j = json_of(pftest::run_cli("logs " + dir + "/undated.log --device H100-SXM --json", {.with_stderr = false}));
+  ASSERT_TRUE(j.contains("version_band")) << j.dump().substr(0, 400);
+  EXPECT_GE(j["version_band"]["versions"].size(), 2u);
+  // The printed 316,768 tokens lie inside the band's span.
+  EXPECT_LE(j["version_band"]["kv_tokens_min"].get<long long>(), 316768);
+  EXPECT_GE(j["version_band"]["kv_tokens_max"].get<long long>(), 316768);
+  const auto dated = json_of(pftest::run_cli("logs " + dir + "/dated.log --device H100-SXM --json", {.with_stderr = false}));
+  EXPECT_FALSE(dated.contains("version_band")) << dated.dump().substr(0, 400);
+  EXPECT_EQ(dated["fit"]["engine"], "vllm@0.21-0.25");
+}
