@@ -143,3 +143,27 @@ TEST(User36, Issue15_LogsWithoutAVersionGivesTheBand) {
   EXPECT_FALSE(dated.contains("version_band")) << dated.dump().substr(0, 400);
   EXPECT_EQ(dated["fit"]["engine"], "vllm@0.21-0.25");
 }
+
+// Issue 16 ("fit --variant ... agree[s] with plan on the same deployment"): `plan --device RTX4090 --context 65536` listed
+// Qwen2.5-VL-7B FP8 with 176,240 KV tokens above its W4A16 row (101,712, smaller weights) and gave no reason; `fit
+// --variant fp8_tensor --max-model-len 65536` said "does not fit" (46,592 tokens). The row was sized and started with
+// --limit-mm-per-prompt '{"video": 0}' (its start line only): the default profile run encodes a dummy video that grows with
+// the context. The row's reason now says so, and fit with that flag gives the row's numbers.
+TEST(User36, Issue16_PlanRowSaysTheProfileFlagItAdded) {
+  const auto r = pftest::run_cli("plan --device RTX4090 --context 65536 --model 'Qwen/Qwen2.5-VL*' --json", {.with_stderr = false});
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 300);
+  const auto j = json_of(r);
+  const nlohmann::json* fp8 = nullptr;
+  for (const auto& row : j["recommended"])
+    if (row["variant"].get<std::string>().rfind("FP8 per-tensor", 0) == 0) fp8 = &row;
+  ASSERT_NE(fp8, nullptr) << j["recommended"].dump().substr(0, 600);
+  const std::string serve = (*fp8)["launch"]["serve"].get<std::string>();
+  ASSERT_NE(serve.find("--limit-mm-per-prompt '{\"video\": 0}'"), std::string::npos) << serve;
+  EXPECT_NE((*fp8)["reason"].get<std::string>().find("sized and started with --limit-mm-per-prompt '{\"video\": 0}'"), std::string::npos) << fp8->dump();
+  const auto with_flag = json_of(pftest::run_cli("fit Qwen/Qwen2.5-VL-7B-Instruct --device RTX4090 --variant fp8_tensor --max-model-len 65536 "
+                                                 "--limit-mm-per-prompt '{\"video\": 0}' --json",
+                                                 {.with_stderr = false}));
+  EXPECT_EQ(with_flag["kv_cache"]["tokens"], (*fp8)["kv_cache_tokens"]);
+  const auto without = pftest::run_cli("fit Qwen/Qwen2.5-VL-7B-Instruct --device RTX4090 --variant fp8_tensor --max-model-len 65536");
+  EXPECT_EQ(without.code, 1) << without.out.substr(0, 300);
+}
