@@ -222,7 +222,11 @@ bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolve
   std::erase(est.assumptions, v.scheme.detail);
   est.assumptions.push_back(fmt::format("variant {}: {} (its storage layout and sources: \"provenance\" in --json)", v.id, v.name));
   est.provenance.push_back(fmt::format("variant {} storage: {} ({})", v.id, v.layout, v.source));
-  return deploy::apply_variant_rules(v, resolved, est, est.assumptions).has_value();
+  if (!deploy::apply_variant_rules(v, resolved, est, est.assumptions)) return false;
+  // user36 (issue 16): the engine stops at the refusal, while it builds the model, so it prints none of the start-up lines
+  // the sizing predicts ("Loading model weights took", "Available KV cache memory", "GPU KV cache size"); the sizes stay.
+  est.lines.clear();
+  return true;
 }
 
 // Issue 16 (quant30): `fit --variant` of a variant no start command serves (no published checkpoint of the model in it, no

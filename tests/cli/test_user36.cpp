@@ -167,3 +167,19 @@ TEST(User36, Issue16_PlanRowSaysTheProfileFlagItAdded) {
   const auto without = pftest::run_cli("fit Qwen/Qwen2.5-VL-7B-Instruct --device RTX4090 --variant fp8_tensor --max-model-len 65536");
   EXPECT_EQ(without.code, 1) << without.out.substr(0, 300);
 }
+
+// Issue 16 ("a variant the engine rejects on that card gets the engine's message and exit 1"): `fit Qwen/Qwen3-8B --device
+// 910B4 --variant w4a16` gave vLLM-Ascend's NotImplementedError for W4A16 on a linear layer as its verdict, exit 1, under
+// "the engine will print: Loading model weights took 15.2955 GB ... GPU KV cache size: 80,640 tokens", lines the engine
+// never reaches: it raises while it builds the model. Those lines are gone (text and --json engine_lines); the sizes stay.
+TEST(User36, Issue16_RejectedVariantPrintsNoEngineLines) {
+  const auto r = pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --variant w4a16");
+  EXPECT_EQ(r.code, 1) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("NotImplementedError: Currently, vLLM Ascend doesn't support quant_type=W4A16 for layer_type=linear"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("the engine will print"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Available KV cache memory"), std::string::npos) << r.out;
+  const auto j = json_of(pftest::run_cli("fit Qwen/Qwen3-8B --device 910B4 --variant w4a16 --json", {.with_stderr = false}));
+  EXPECT_TRUE(j["engine_lines"].empty()) << j["engine_lines"].dump();
+  EXPECT_EQ(j["failure"], "unsupported_quantization") << j.dump().substr(0, 400);
+  EXPECT_EQ(j["fits"], false);
+}
