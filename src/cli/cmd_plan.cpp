@@ -140,7 +140,9 @@ Expected<std::vector<device::DeviceSpec>> plan_devices(const PlanRequest& r, con
   std::vector<device::DeviceSpec> list;
   if (r.devices) {
     for (const auto& name : split(*r.devices, ',')) {
-      auto dev = device::find_device(devices, trim(name));
+      // user36: each name resolved as --device resolves it, so that an ambiguous one ("H100", "910B") says which card it
+      // stands for and a sized one ("Ascend 910B 32GB") or a total ("29.49 GiB total capacity") is taken as fit takes it.
+      auto dev = deploy::resolve_device({trim(name), "--devices", deploy::DeviceForm::name}, devices, device_assumptions);
       if (!dev) return dev.error();
       host_memory(*dev, r, device_assumptions);
       list.push_back(*dev);

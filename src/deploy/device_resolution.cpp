@@ -53,6 +53,13 @@ std::optional<double> stated_total_bytes(const std::string& text) {
 
 namespace {
 
+// Whether a device text states the card's memory size ("32GB", "64 GB", "48GiB"), not a total the runtime reports.
+bool states_card_size(const std::string& text) {
+  if (text.size() > k_max_device_text) return false;  // std::regex recurses per character (issue 19)
+  static const std::regex size_re(R"((^|[^\d.])\d+\s*Gi?B\b)", std::regex::icase);
+  return std::regex_search(text, size_re);
+}
+
 // The platform a device text names, or empty when it names none.
 std::string platform_named_in(const std::string& text) {
   if (contains_ci(text, "ascend") || contains_ci(text, "npu") || contains_ci(text, "atlas")) return "npu";
@@ -121,12 +128,28 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
                       input.origin);
   if (input.memory_bytes) return resolve_sized_device(input, devices, assumptions);
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");
-  // user36: a name no card answers to that states the total a log prints ("79.19 GiB total", "29.49 GiB total capacity",
-  // "NVIDIA GeForce RTX 4090 with 23.64 GiB total") is read as a description, the card identified by that total.
-  const bool names_no_card_but_a_total = input.form == DeviceForm::name && !device::find_device(devices, input.text) && stated_total_bytes(input.text);
-  if (input.form == DeviceForm::name && !names_no_card_but_a_total) {
+  if (input.form == DeviceForm::name) {
     auto found = device::find_device(devices, input.text);
-    if (!found) return make_error(found.error().kind, input.origin.empty() ? found.error().message : input.origin + ": " + found.error().message);
+    if (!found) {
+      // user36: a name no card answers to that states the card's size ("Ascend 910B 32GB", "910B 64GB", "NVIDIA L40S 48GB")
+      // is the catalogue name inside it whose memory agrees with the size, said so; one that states the total a log prints
+      // ("29.49 GiB total capacity", "NVIDIA GeForce RTX 4090 with 23.64 GiB total") is read as a description below, the
+      // card identified by that total. Without either ("RTX 3090 Ti") it stays unknown: a name inside it is not the card.
+      if (states_card_size(input.text)) {
+        const device::DeviceMatch sized = device::match_device(devices, input.text);
+        if (sized.device) {
+          assumptions.push_back(!sized.assumption.empty() ? sized.assumption
+                                                          : format("'%s' is no catalogue name: read as %s (%s), the name in it whose memory agrees with the size it states",
+                                                                   one_line(input.text, 80).c_str(), sized.device->id.c_str(), sized.device->name.c_str()));
+          return *sized.device;
+        }
+      }
+      if (!stated_total_bytes(input.text))
+        return make_error(found.error().kind, input.origin.empty() ? found.error().message : input.origin + ": " + found.error().message);
+    }
+  }
+  if (input.form == DeviceForm::name && device::find_device(devices, input.text)) {
+    auto found = device::find_device(devices, input.text);
     // A name several cards answer to ("A100", "910B"): the same card, and the assumption says which and why.
     const device::DeviceMatch m = device::match_device(devices, input.text);
     if (!m.assumption.empty()) assumptions.push_back(m.assumption);

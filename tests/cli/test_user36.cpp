@@ -183,3 +183,33 @@ TEST(User36, Issue16_RejectedVariantPrintsNoEngineLines) {
   EXPECT_EQ(j["failure"], "unsupported_quantization") << j.dump().substr(0, 400);
   EXPECT_EQ(j["fits"], false);
 }
+
+// Issue 15 ("every card, by the way people name it ... ambiguous names say which card was assumed and why"): a name with
+// the card's size was refused ("Ascend 910B 32GB", "910B 64GB": "unknown device ...; did you mean Ascend 910") though
+// a validation case's device text resolves it, and `plan --devices H100` took the SXM card without saying so (plan --device
+// H100 said it). The size now picks among the cards the name stands for (devices.json: 910B4 is the 32 GB 910B), and
+// --devices resolves each name as --device does. A name with a size no card it names has (an "RTX 4090 48GB") or none
+// ("RTX 3090 Ti", not in the catalogue) stays unknown, exit 2.
+TEST(User36, Issue15_SizedNamesAndPlanDevicesSayWhichCard) {
+  struct Case {
+    std::string device, card, said;
+  };
+  for (const Case& c : {Case{"Ascend 910B 32GB", "910B4", "the stated size picks 910B4"}, Case{"910B 64GB", "910B2", "assumed 910B2"},
+                        Case{"NVIDIA L40S 48GB", "L40S", "read as L40S"}}) {
+    const auto r = pftest::run_cli("fit Qwen/Qwen3-0.6B --device '" + c.device + "' --max-model-len 4096 --json", {.with_stderr = false});
+    ASSERT_EQ(r.code, 0) << c.device << ": " << r.out.substr(0, 300);
+    const auto j = json_of(r);
+    EXPECT_EQ(j["device"], c.card) << c.device;
+    EXPECT_NE(j["assumptions"].dump().find(c.said), std::string::npos) << j["assumptions"].dump();
+  }
+  for (const char* unknown : {"RTX 4090 48GB", "RTX 3090 Ti"}) {
+    const auto r = pftest::run_cli(std::string("fit Qwen/Qwen3-0.6B --device '") + unknown + "'");
+    EXPECT_EQ(r.code, 2) << unknown << ": " << r.out.substr(0, 300);
+    EXPECT_NE(r.out.find("unknown device"), std::string::npos) << r.out.substr(0, 300);
+  }
+  const auto plan = pftest::run_cli("plan Qwen/Qwen3-8B --devices 'H100,Ascend 910B 32GB' --json", {.with_stderr = false});
+  ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 300);
+  const std::string said = json_of(plan)["assumptions"].dump();
+  EXPECT_NE(said.find("'H100' names 3 cards (H100-SXM, H100-PCIe, H100-NVL); assumed H100-SXM"), std::string::npos) << said;
+  EXPECT_NE(said.find("the stated size picks 910B4"), std::string::npos) << said;
+}
