@@ -3,6 +3,7 @@
 #include "deploy/deployment.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <regex>
 #include <utility>
@@ -58,6 +59,19 @@ bool states_card_size(const std::string& text) {
   if (text.size() > k_max_device_text) return false;  // std::regex recurses per character (issue 19)
   static const std::regex size_re(R"((^|[^\d.])\d+\s*Gi?B\b)", std::regex::icase);
   return std::regex_search(text, size_re);
+}
+
+// Whether a device text is one of devices.json's ambiguous_names ("MI300"), letters and digits compared case-blind, though
+// no card has it as an alias: match_device resolves it to its assumed card and says why.
+bool is_ambiguous_name(const device::DeviceCatalog& devices, const std::string& text) {
+  const auto key = [](const std::string& t) {
+    std::string k;
+    for (const unsigned char c : t)
+      if (std::isalnum(c)) k += static_cast<char>(std::tolower(c));
+    return k;
+  };
+  const std::string want = key(text);
+  return std::any_of(devices.ambiguous_names.begin(), devices.ambiguous_names.end(), [&](const auto& a) { return key(a.name) == want; });
 }
 
 // The platform a device text names, or empty when it names none.
@@ -135,7 +149,7 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
       // is the catalogue name inside it whose memory agrees with the size, said so; one that states the total a log prints
       // ("29.49 GiB total capacity", "NVIDIA GeForce RTX 4090 with 23.64 GiB total") is read as a description below, the
       // card identified by that total. Without either ("RTX 3090 Ti") it stays unknown: a name inside it is not the card.
-      if (states_card_size(input.text)) {
+      if (states_card_size(input.text) || is_ambiguous_name(devices, input.text)) {
         const device::DeviceMatch sized = device::match_device(devices, input.text);
         if (sized.device) {
           assumptions.push_back(!sized.assumption.empty() ? sized.assumption

@@ -195,7 +195,9 @@ TEST(User36, Issue15_SizedNamesAndPlanDevicesSayWhichCard) {
     std::string device, card, said;
   };
   for (const Case& c : {Case{"Ascend 910B 32GB", "910B4", "the stated size picks 910B4"}, Case{"910B 64GB", "910B2", "assumed 910B2"},
-                        Case{"NVIDIA L40S 48GB", "L40S", "read as L40S"}}) {
+                        Case{"NVIDIA L40S 48GB", "L40S", "read as L40S"},
+                        // "MI300" (devices.json ambiguous_names, added here) names the MI300X and the MI300A APU; it was unknown.
+                        Case{"MI300", "MI300X", "'MI300' names 2 cards (MI300X, MI300A); assumed MI300X"}}) {
     const auto r = pftest::run_cli("fit Qwen/Qwen3-0.6B --device '" + c.device + "' --max-model-len 4096 --json", {.with_stderr = false});
     ASSERT_EQ(r.code, 0) << c.device << ": " << r.out.substr(0, 300);
     const auto j = json_of(r);
