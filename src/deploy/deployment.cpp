@@ -649,9 +649,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                           r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
   if (auto asc = check_api_server_count(in.flags, eng); !asc) return asc.error();  // hard34: after the oracle, which may have chosen V0
-  if (auto spec = check_speculative_method(in.flags, eng, in.model.model_type, deployment.tensor_parallel_size, r.assumptions); !spec) return spec.error();  // spec35
-  if (const std::string why = mtp_without_layers_refusal(in.model, deployment.speculative); !why.empty())  // user36: as plan refuses it
-    return make_error(ErrorKind::invalid_argument, in.flags.speculative_config->origin + ": " + why);
+  if (auto spec = check_speculative_method(in.flags, eng, in.model, deployment.tensor_parallel_size, r.assumptions); !spec) return spec.error();  // spec35, user36
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.

@@ -8,9 +8,10 @@
 
 namespace preflight::deploy {
 
-Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const model::ModelSpec& target, int64_t target_tp,
                                 std::vector<std::string>& assumptions) {
   if (!f.speculative_config || (profile.engine != "vllm" && profile.engine != "vllm-ascend")) return Ok{};
+  const std::string& model_type = target.model_type;
   const auto& catalog = engine::shipped_speculative_methods();
   if (!catalog) return catalog.error();
   const engine::Version version = profile.rule_version();
@@ -23,6 +24,9 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
                                  engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config, target_tp)})
     if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const Json config = Json::parse(text, nullptr, false);
+  if (config.is_object() && config.contains("method") && config["method"].is_string())  // user36: as plan refuses it
+    if (const std::string why = mtp_without_layers_refusal(target, {.method = config["method"].get<std::string>()}); !why.empty())
+      return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const engine::SpeculativeMethodList* list = engine::speculative_method_list(*catalog, profile.engine, version);
   if (!list || !config.is_object() || !config.contains("method") || !config["method"].is_string()) return Ok{};
   const std::string method = config["method"].get<std::string>();

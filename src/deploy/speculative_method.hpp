@@ -19,7 +19,8 @@ namespace preflight::deploy {
 // without "model" on a target that has none); a model-specific MTP name the version rewrites to "mtp" is said in
 // `assumptions`. Ok without --speculative-config or for other engines; the shipped file's load error otherwise.
 // specdraft35: `target_tp` is the deployment's tensor_parallel_size, which a draft_tensor_parallel_size other than 1 must equal.
-Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const std::string& model_type, int64_t target_tp,
+// user36: then an MTP method on a `target` without MTP layers (mtp_without_layers_refusal), as plan refuses it.
+Status check_speculative_method(const Flags& f, const engine::EngineProfile& profile, const model::ModelSpec& target, int64_t target_tp,
                                 std::vector<std::string>& assumptions);
 
 // vLLM's refusal of an MTP draft (method mtp, or a *_mtp name vLLM renames to mtp) on a target whose config has no MTP
