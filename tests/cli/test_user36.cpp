@@ -215,3 +215,15 @@ TEST(User36, Issue15_SizedNamesAndPlanDevicesSayWhichCard) {
   EXPECT_NE(said.find("'H100' names 3 cards (H100-SXM, H100-PCIe, H100-NVL); assumed H100-SXM"), std::string::npos) << said;
   EXPECT_NE(said.find("the stated size picks 910B4"), std::string::npos) << said;
 }
+
+// A `vllm serve` line's layout flags given to plan ("plan Qwen/Qwen3-8B --devices 910B4 --tensor-parallel-size 2") were
+// "unknown flag --tensor-parallel-size; did you mean --expert-parallel" (--pipeline-parallel-size: "did you mean
+// --decode-context-parallel-size"), exit 2. Still exit 2, now saying that plan chooses them and what steers it.
+TEST(User36, Issue15_PlanSaysItChoosesTheLayout) {
+  for (const char* flag : {"--tensor-parallel-size 2", "--pipeline-parallel-size 2", "-dp 2", "--quantization=fp8"}) {
+    const auto r = pftest::run_cli(std::string("plan Qwen/Qwen3-8B --devices 910B4 ") + flag);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.out;
+    EXPECT_NE(r.out.find("plan chooses the layout (TP, PP, DP) and the quantization of each row itself"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("did you mean"), std::string::npos) << r.out;
+  }
+}
