@@ -44,6 +44,7 @@
 #include "engine/attention_backends.hpp"
 #include "engine/engine_profile.hpp"
 #include "engine/flag_versions.hpp"
+#include "deploy/version_band.hpp"
 #include "engine/model_support.hpp"
 #include "engine/quantization_methods.hpp"
 #include "engine/quantized_checkpoints.hpp"
@@ -221,7 +222,11 @@ bool check_variant(const model::QuantVariant& v, const deploy::Resolved& resolve
   std::erase(est.assumptions, v.scheme.detail);
   est.assumptions.push_back(fmt::format("variant {}: {} (its storage layout and sources: \"provenance\" in --json)", v.id, v.name));
   est.provenance.push_back(fmt::format("variant {} storage: {} ({})", v.id, v.layout, v.source));
-  return deploy::apply_variant_rules(v, resolved, est, est.assumptions).has_value();
+  if (!deploy::apply_variant_rules(v, resolved, est, est.assumptions)) return false;
+  // user36 (issue 16): the engine stops at the refusal, while it builds the model, so it prints none of the start-up lines
+  // the sizing predicts ("Loading model weights took", "Available KV cache memory", "GPU KV cache size"); the sizes stay.
+  est.lines.clear();
+  return true;
 }
 
 // Issue 16 (quant30): `fit --variant` of a variant no start command serves (no published checkpoint of the model in it, no
@@ -588,6 +593,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     Json j = report::fit_to_json(model, *est, search.largest_context);
     j["fixes"] = search.fixes;
     if (!band.points.empty()) j["version_band"] = report::version_band_to_json(band);
+    if (!band.points.empty()) j["version_band"]["left_out"] = deploy::versions_left_out(*engines, *resolved);
     if (!ic_band.points.empty()) j["interconnect_band"] = report::interconnect_band_to_json(ic_band);
     // Issue 16 (quant29): a deployment that does not run has no decode speed, as the text form prints none.
     if (est->fits) j["speed"] = speed ? report::speed_to_json(*speed) : Json({{"error", speed.error().describe()}});
@@ -596,6 +602,7 @@ int cmd_fit(const std::vector<std::string>& argv) {
     std::cout << report::render_fit(model, *est, search.largest_context, search.fixes, {use_color()});
     if (est->fits && speed) std::cout << "\n" << report::render_speed(*speed, {use_color()});
     if (!band.points.empty()) std::cout << "\n" << report::render_version_band(band, {use_color()});
+    if (const std::string out = band.points.empty() ? "" : deploy::versions_left_out(*engines, *resolved); !out.empty()) std::cout << "  " << out << "\n";
     if (!ic_band.points.empty()) std::cout << "\n" << report::render_interconnect_band(ic_band, {use_color()});
   }
   return est->fits ? k_exit_ok : k_exit_fail;

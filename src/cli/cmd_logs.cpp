@@ -18,6 +18,7 @@
 #include "deploy/deployment.hpp"
 #include "deploy/device_by_total.hpp"
 #include "deploy/flag_json.hpp"
+#include "deploy/version_band.hpp"
 #include "device/device_spec.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
@@ -64,7 +65,34 @@ struct FitOutcome {
   // Issue 15 (pp35): the predicted "Available KV cache memory" of the stage whose line the log kept (its worker prefix),
   // else of the stage the engine's version prints from (estimate/printed_stage).
   std::optional<estimate::PrintedAvailableKv> printed_kv;
+  // user36 (issue 15, "the engine version from the evidence"): nothing in the log states or dates the version, so the
+  // newest profile is predicted and this band spans every version the log could be from (deploy::across_versions).
+  deploy::VersionBand version_band;
+  std::string versions_left_out;
 };
+
+// user36 (issue 15, "a log's own flags are read back"): the data-parallel, expert-parallel, multi-node and speculative
+// arguments the prediction takes from the log (logged_flags), as text with their lines, for the "engine args" line and
+// --json; before, they were used but never shown.
+std::vector<std::pair<std::string, std::pair<std::string, int64_t>>> logged_layout_args(const logs::EngineArgs& a) {
+  std::vector<std::pair<std::string, std::pair<std::string, int64_t>>> out;
+  auto num = [&](const char* name, const auto& v) {
+    if (v) out.push_back({name, {std::to_string(v->value), v->line}});
+  };
+  auto flag = [&](const char* name, const auto& v) {
+    if (v) out.push_back({name, {v->value ? "true" : "false", v->line}});
+  };
+  num("data_parallel_size", a.data_parallel_size);
+  num("data_parallel_size_local", a.data_parallel_size_local);
+  num("data_parallel_rank", a.data_parallel_rank);
+  num("data_parallel_start_rank", a.data_parallel_start_rank);
+  flag("headless", a.headless);
+  num("nnodes", a.nnodes);
+  num("node_rank", a.node_rank);
+  flag("enable_expert_parallel", a.enable_expert_parallel);
+  if (a.speculative_config) out.push_back({"speculative_config", {a.speculative_config->value, a.speculative_config->line}});
+  return out;
+}
 
 // The logged engine arguments as deployment flags, each with its line as origin.
 // The platform of the logged engine, which names vLLM's device-control variable in the rank messages.
@@ -339,6 +367,8 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
   const estimate::Deployment& d = resolved->deployment;
   const model::ModelSpec* run_model = &resolved->model;  // the logged dtype applied (issue 15, warmup32)
   auto est = estimate::estimate_fit(*run_model, *dev, *eng, *oh, d);
+  for (const auto& a : est.assumptions)  // user36: what the prediction assumed (the drafter, a default utilization), as fit says it
+    if (std::find(out.notes.begin(), out.notes.end(), a) == out.notes.end()) out.notes.push_back(a);
   out.fixes = plan::search_fixes(*run_model, *dev, *eng, *oh, d, est).fixes;
   // ux29: eager with a known card: what it decodes, and (note_graph_mode) what graph mode would give on the same deployment.
   if (d.mode == estimate::ExecutionMode::eager && est.fits)
@@ -361,6 +391,10 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
     return out;
   }
   if (!printed->rule.empty()) out.notes.push_back(printed->rule);
+  if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) {
+    out.version_band = deploy::across_versions({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
+    if (!out.version_band.points.empty()) out.versions_left_out = deploy::versions_left_out(*engines, *resolved);
+  }
   out.printed_kv = *printed;
   out.fit = std::move(est);
   return out;
@@ -574,7 +608,10 @@ Json resolution_json(const FitOutcome& f) {
 
 void print_resolution(const FitOutcome& f) {
   const auto& in = f.engine_input;
-  fmt::print("  engine {}: version {}{}", f.engine_id, in.version.empty() ? "not stated" : in.version, in.version.empty() ? "" : " (" + in.origin + ")");
+  fmt::print("  engine {}: version {}{}", f.engine_id,
+             in.version.empty() ? (f.version_band.points.empty() ? "not stated" : "not stated, nothing in the log dates it: the newest profile, and every version below")
+                                : in.version,
+             in.version.empty() ? "" : " (" + in.origin + ")");
   if (in.build) fmt::print(", build {} ({})", in.build->text, in.build_origin);
   fmt::print("\n");
   for (const auto& r : f.build_rules) fmt::print("  build rule {} ({}): {}: {}\n", r.rule, r.boundary, r.holds ? "holds" : "does not hold", r.effect);
@@ -603,6 +640,7 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
   if (a.pipeline_parallel_size) add("pipeline_parallel_size", std::to_string(a.pipeline_parallel_size->value), a.pipeline_parallel_size->line);
   if (a.decode_context_parallel_size)
     add("decode_context_parallel_size", std::to_string(a.decode_context_parallel_size->value), a.decode_context_parallel_size->line);
+  for (const auto& [name, v] : logged_layout_args(a)) add(name.c_str(), v.first, v.second);  // user36: the DP+EP, multi-node and speculative flags the prediction read
   if (a.max_model_len) add("max_model_len", std::to_string(a.max_model_len->value), a.max_model_len->line);
   if (a.gpu_memory_utilization) add("gpu_memory_utilization", fixed(a.gpu_memory_utilization->value, 2), a.gpu_memory_utilization->line);
   if (a.max_num_seqs) add("max_num_seqs", std::to_string(a.max_num_seqs->value), a.max_num_seqs->line);
@@ -664,6 +702,10 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
       for (const auto& fix : f.fixes) fmt::print("  fix: {}\n", fix);
       print_resolution(f);
     }
+  }
+  if (!f.version_band.points.empty()) {
+    fmt::print("\n{}", report::render_version_band(f.version_band, {use_color()}));
+    if (!f.versions_left_out.empty()) fmt::print("  {}\n", f.versions_left_out);
   }
   for (const auto& n : f.notes) fmt::print("note: {}\n", n);
 }
@@ -735,6 +777,12 @@ int cmd_logs(const std::vector<std::string>& argv) {
                       {"optimization_level", logged(a.optimization_level)}, {"attention_backend", logged(a.attention_backend)},
                       {"moe_backend", logged(a.moe_backend)}};
   if (a.decode_context_parallel_size) j["engine_args"]["decode_context_parallel_size"] = logged(a.decode_context_parallel_size);  // issue 15 (dcp)
+  for (const auto& [name, v] : std::initializer_list<std::pair<const char*, Json>>{  // user36: the layout and speculative arguments read back
+           {"data_parallel_size", logged(a.data_parallel_size)}, {"data_parallel_size_local", logged(a.data_parallel_size_local)},
+           {"data_parallel_rank", logged(a.data_parallel_rank)}, {"data_parallel_start_rank", logged(a.data_parallel_start_rank)},
+           {"headless", logged(a.headless)}, {"nnodes", logged(a.nnodes)}, {"node_rank", logged(a.node_rank)},
+           {"enable_expert_parallel", logged(a.enable_expert_parallel)}, {"speculative_config", logged(a.speculative_config)}})
+    j["engine_args"][name] = v;
   const auto& d = log.diagnosis;
   Json diag = {{"class", d.class_id.empty() ? Json() : Json(d.class_id)}, {"title", d.title}, {"fix", d.fix}, {"source", d.source}, {"memory", d.memory},
                {"reasoning", d.reasoning}, {"evidence", evidence_json(d.evidence)}, {"symptoms", evidence_json(d.symptoms)},
@@ -755,6 +803,10 @@ int cmd_logs(const std::vector<std::string>& argv) {
     j["fit"] = {{"model", f.model_id}, {"device", f.device_id}, {"engine", f.engine_id}, {"fits", f.fit->fits}, {"failure", estimate::failure_name(f.fit->failure)},
                 {"failure_message", f.fit->failure_message}, {"fixes", f.fixes}};
     j["engine_resolution"] = resolution_json(f);
+    if (!f.version_band.points.empty()) {
+      j["version_band"] = report::version_band_to_json(f.version_band);
+      j["version_band"]["left_out"] = f.versions_left_out;
+    }
   }
   j["notes"] = f.notes;
   print_json(j);

@@ -140,7 +140,9 @@ Expected<std::vector<device::DeviceSpec>> plan_devices(const PlanRequest& r, con
   std::vector<device::DeviceSpec> list;
   if (r.devices) {
     for (const auto& name : split(*r.devices, ',')) {
-      auto dev = device::find_device(devices, trim(name));
+      // user36: each name resolved as --device resolves it, so that an ambiguous one ("H100", "910B") says which card it
+      // stands for and a sized one ("Ascend 910B 32GB") or a total ("29.49 GiB total capacity") is taken as fit takes it.
+      auto dev = deploy::resolve_device({trim(name), "--devices", deploy::DeviceForm::name}, devices, device_assumptions);
       if (!dev) return dev.error();
       host_memory(*dev, r, device_assumptions);
       list.push_back(*dev);
@@ -623,12 +625,30 @@ plan::PlanTargets plan_targets(const PlanRequest& r) {
 
 }  // namespace
 
+// user36: a layout flag of a pasted `vllm serve` line is what plan chooses per row; said so, not "unknown flag
+// --tensor-parallel-size; did you mean --expert-parallel".
+Status layout_flag_refusal(const std::vector<std::string>& argv) {
+  for (const auto& a : argv) {
+    const std::string flag = a.substr(0, a.find('='));
+    for (const char* layout : {"--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--data-parallel-size", "-dp", "--quantization", "-q"})
+      if (flag == layout)
+        return make_error(ErrorKind::invalid_argument,
+                          fmt::format("{}: plan chooses the layout (TP, PP, DP) and the quantization of each row itself; size one layout with "
+                                      "`preflight fit MODEL --device D {} ...`, or steer plan with --num-devices N, --data-parallel N, "
+                                      "--expert-parallel or --variant NAME",
+                                      flag, flag),
+                          flag);
+  }
+  return Ok{};
+}
+
 int cmd_plan(const std::vector<std::string>& argv) {
   if (mindie_engine_requested(argv)) return cmd_plan_mindie(argv);  // MindIE Service config.json (cli/cmd_mindie)
   // Issue 15/16 (plan28): llama-server takes none of vLLM's engine settings (fit's llama.cpp form does not either).
   if (const std::string setting = first_engine_setting(argv); !setting.empty() && llama_cpp_engine_requested(argv))
     return report_error(make_error(ErrorKind::invalid_argument, fmt::format("{}: vLLM's engine setting; llama-server, which --engine llama.cpp starts, takes no such flag", setting),
                                    setting));
+  if (auto layout = layout_flag_refusal(argv); !layout) return report_error(layout.error());
   PlanRequest r;
   auto positional = parse_options(argv, plan_options(r));
   if (!positional) return report_error(positional.error());

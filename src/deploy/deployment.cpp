@@ -537,7 +537,7 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
                                           r.assumptions, in.flags.attention_backend ? in.flags.attention_backend->value : std::string()));
   (void)core_ok;
   if (auto asc = check_api_server_count(in.flags, eng); !asc) return asc.error();  // hard34: after the oracle, which may have chosen V0
-  if (auto spec = check_speculative_method(in.flags, eng, in.model, deployment, r.assumptions); !spec) return spec.error();  // spec35
+  if (auto spec = check_speculative_method(in.flags, eng, in.model, deployment, r.assumptions); !spec) return spec.error();  // spec35, user36
   const engine::Overheads* oh = catalogs.engines->overheads_for(eng, dev.platform);
   if (!oh) return make_error(ErrorKind::not_found, format("no overheads for %s on platform %s in the engine catalogue", eng.id.c_str(), dev.platform.c_str()));
   // A total stated in the device text replaces the catalogue's for a catalogue device.
@@ -622,40 +622,6 @@ Expected<Resolved> resolve_deployment(const Inputs& in, const Catalogs& catalogs
   r.overheads = *oh;
   r.deployment = std::move(deployment);
   return r;
-}
-
-VersionBand across_versions(const Inputs& in, const Catalogs& catalogs) {
-  VersionBand band;
-  std::vector<std::string> ignored;
-  auto dev = resolve_device(in.device, *catalogs.devices, ignored);
-  if (!dev) return band;
-  VersionBasis basis = VersionBasis::stated;
-  if (!resolve_engine(in.engine, *catalogs.engines, dev->platform, ignored, basis) || basis != VersionBasis::newest_assumed) return band;
-  const std::string name = trim(in.engine.engine).empty() ? engine::default_engine_for(dev->platform) : to_lower(trim(in.engine.engine));
-  std::vector<const engine::EngineProfile*> profiles;
-  for (const auto& p : catalogs.engines->profiles)
-    if (p.engine == name && p.runs_on(dev->platform)) profiles.push_back(&p);
-  std::sort(profiles.begin(), profiles.end(), [](const auto* a, const auto* b) { return a->version_min < b->version_min; });
-  bool any_kv = false;
-  for (const auto* p : profiles) {
-    Inputs at = in;
-    at.engine.engine = name + "@" + p->version_min.text();
-    auto r = resolve_deployment(at, catalogs);
-    if (!r) continue;
-    r->deployment.explain = false;  // numbers and verdicts only
-    const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
-    if (e.failure == estimate::Failure::invalid_layout || e.failure == estimate::Failure::unsupported_quantization) continue;
-    band.points.push_back({r->engine.id, e.fits, e.failure, e.kv_tokens, e.available_kv_bytes, e.max_concurrency});
-    band.max_model_len = e.max_model_len;  // the same on every point: the inputs' --max-model-len, else the model's
-    if (e.fits) ++band.fitting;
-    if (e.num_blocks > 0) {
-      band.kv_tokens_min = any_kv ? std::min(band.kv_tokens_min, e.kv_tokens) : e.kv_tokens;
-      band.kv_tokens_max = any_kv ? std::max(band.kv_tokens_max, e.kv_tokens) : e.kv_tokens;
-      any_kv = true;
-    }
-  }
-  if (band.points.size() < 2) return VersionBand{};  // one profile covers every version the device runs: nothing is assumed
-  return band;
 }
 
 InterconnectBand across_interconnects(const Inputs& in, const Catalogs& catalogs, const Resolved& resolved) {

@@ -4,6 +4,7 @@
 #include "deploy/device_by_total.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <regex>
 #include <utility>
@@ -64,6 +65,26 @@ const device::DeviceSpec* candidate_by_total(const device::DeviceCatalog& device
 }
 
 namespace {
+
+// Whether a device text states the card's memory size ("32GB", "64 GB", "48GiB"), not a total the runtime reports.
+bool states_card_size(const std::string& text) {
+  if (text.size() > k_max_device_text) return false;  // std::regex recurses per character (issue 19)
+  static const std::regex size_re(R"((^|[^\d.])\d+\s*Gi?B\b)", std::regex::icase);
+  return std::regex_search(text, size_re);
+}
+
+// Whether a device text is one of devices.json's ambiguous_names ("MI300"), letters and digits compared case-blind, though
+// no card has it as an alias: match_device resolves it to its assumed card and says why.
+bool is_ambiguous_name(const device::DeviceCatalog& devices, const std::string& text) {
+  const auto key = [](const std::string& t) {
+    std::string k;
+    for (const unsigned char c : t)
+      if (std::isalnum(c)) k += static_cast<char>(std::tolower(c));
+    return k;
+  };
+  const std::string want = key(text);
+  return std::any_of(devices.ambiguous_names.begin(), devices.ambiguous_names.end(), [&](const auto& a) { return key(a.name) == want; });
+}
 
 // The platform a device text names, or empty when it names none.
 std::string platform_named_in(const std::string& text) {
@@ -141,7 +162,26 @@ Expected<device::DeviceSpec> resolve_device(const DeviceInput& input, const devi
   if (!input.platform.empty()) return make_error(ErrorKind::invalid_argument, "--platform goes with --device-memory (a generic device of that platform)", "--platform");
   if (input.form == DeviceForm::name) {
     auto found = device::find_device(devices, input.text);
-    if (!found) return make_error(found.error().kind, input.origin.empty() ? found.error().message : input.origin + ": " + found.error().message);
+    if (!found) {
+      // user36: a name no card answers to that states the card's size ("Ascend 910B 32GB", "910B 64GB", "NVIDIA L40S 48GB")
+      // is the catalogue name inside it whose memory agrees with the size, said so; one that states the total a log prints
+      // ("29.49 GiB total capacity", "NVIDIA GeForce RTX 4090 with 23.64 GiB total") is read as a description below, the
+      // card identified by that total. Without either ("RTX 3090 Ti") it stays unknown: a name inside it is not the card.
+      if (states_card_size(input.text) || is_ambiguous_name(devices, input.text)) {
+        const device::DeviceMatch sized = device::match_device(devices, input.text);
+        if (sized.device) {
+          assumptions.push_back(!sized.assumption.empty() ? sized.assumption
+                                                          : format("'%s' is no catalogue name: read as %s (%s), the name in it whose memory agrees with the size it states",
+                                                                   one_line(input.text, 80).c_str(), sized.device->id.c_str(), sized.device->name.c_str()));
+          return *sized.device;
+        }
+      }
+      if (!stated_total_bytes(input.text))
+        return make_error(found.error().kind, input.origin.empty() ? found.error().message : input.origin + ": " + found.error().message);
+    }
+  }
+  if (input.form == DeviceForm::name && device::find_device(devices, input.text)) {
+    auto found = device::find_device(devices, input.text);
     // A name several cards answer to ("A100", "910B"): the same card, and the assumption says which and why.
     const device::DeviceMatch m = device::match_device(devices, input.text);
     if (!m.assumption.empty()) assumptions.push_back(m.assumption);

@@ -58,6 +58,9 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
                                  engine::speculative_max_len_refusal(*catalog, profile.engine, version, text, draft_len, target_len)})
     if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const Json config = Json::parse(text, nullptr, false);
+  if (config.is_object() && config.contains("method") && config["method"].is_string())  // user36: as plan refuses it
+    if (const std::string why = mtp_without_layers_refusal(target, {.method = config["method"].get<std::string>()}); !why.empty())
+      return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const engine::SpeculativeMethodList* list = engine::speculative_method_list(*catalog, profile.engine, version);
   if (!list || !config.is_object() || !config.contains("method") || !config["method"].is_string()) return Ok{};
   const std::string method = config["method"].get<std::string>();
@@ -69,6 +72,13 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
                                  "and vLLM takes the drafter's kind from its config (%s)",
                                  profile.engine.c_str(), version.text().c_str(), method.c_str(), catalog->origin.c_str()));
   return Ok{};
+}
+
+std::string mtp_without_layers_refusal(const model::ModelSpec& m, const estimate::SpeculativeConfig& spec) {
+  if (!spec.mtp() || m.mtp_layers > 0) return "";
+  return format("NotImplementedError: Unsupported speculative method: 'mtp' (vLLM SpeculativeConfig: %s has no MTP layers, "
+                "num_nextn_predict_layers / mtp_num_hidden_layers absent or 0 in its config)",
+                m.id.c_str());
 }
 
 }  // namespace preflight::deploy

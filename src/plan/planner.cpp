@@ -248,9 +248,17 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   c.meets = true;
   // A copied fit has the facts of `fitted`: its reason when that is them alone (it met the targets with a speed, so
   // nothing was added to them), shared rather than built again (round 14: recurrent models' rows build them per fit).
-  c.reason = fitted && fitted->meets && !fitted->speed.points.empty() ? fitted->reason
-             : shared.reasons                                          ? shared.reasons->facts(m, facts, c.fit)
-                                                                       : architecture_facts(m, facts, c.fit);
+  const bool copied = fitted && fitted->meets && !fitted->speed.points.empty();
+  c.reason = copied ? fitted->reason : shared.reasons ? shared.reasons->facts(m, facts, c.fit) : architecture_facts(m, facts, c.fit);
+  // user36 (issue 16): a row that meets the targets only with a flag plan added says so where the row is read, not only in
+  // its start line: `fit --variant V` without that flag gives other numbers (Qwen2.5-VL-7B FP8 on an RTX 4090 at 65,536:
+  // 176,240 KV tokens with video off, "does not fit" with the default dummy video).
+  if (!copied && (c.no_video || c.skip_mm_profiling))
+    c.reason = c.reason.str() + (c.reason.empty() ? "" : "; ") +
+               (c.no_video ? std::string("sized and started with --limit-mm-per-prompt '{\"video\": 0}': no video input, so the profile run encodes the largest "
+                                         "image, not a dummy video of this context")
+                           : format("sized and started with --skip-mm-profiling: no encoder pass in the profile run (%lld KV tokens with it)",
+                                    static_cast<long long>(c.fit_with_encoder_pass_tokens)));
   if (!speed_known) c.reason = c.reason.str() + (c.reason.empty() ? "" : "; ") + "speed unknown: no bandwidth for " + dev.id + " (preflight bw --save, or --bandwidth)";
   if (in.detail != RowDetail::every_row) return;
   const Candidate* same = nullptr;

@@ -2,15 +2,11 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "deploy/speculative_method.hpp"
 
 namespace preflight::plan {
 
-std::string speculative_rejection(const model::ModelSpec& m, const estimate::SpeculativeConfig& spec) {
-  if (!spec.mtp() || m.mtp_layers > 0) return "";
-  return format("NotImplementedError: Unsupported speculative method: 'mtp' (vLLM SpeculativeConfig: %s has no MTP layers, "
-                "num_nextn_predict_layers / mtp_num_hidden_layers absent or 0 in its config)",
-                m.id.c_str());
-}
+std::string speculative_rejection(const model::ModelSpec& m, const estimate::SpeculativeConfig& spec) { return deploy::mtp_without_layers_refusal(m, spec); }
 
 std::string drafter_counted(const estimate::SpeculativeConfig& spec, const RowFit& fit) {
   if (spec.method.empty()) return "";

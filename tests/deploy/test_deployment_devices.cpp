@@ -138,6 +138,8 @@ TEST(Deploy, Issue15_DeviceMemory) {
 // every vllm-ascend profile of data/engines/engines.json (six, read from the file by hand: 0.7-0.12 ... 0.23-0.26),
 // oldest first; each point equals the fit with that version given explicitly, and the band spans their KV tokens
 // (0.21-0.22 subtracts the ACL graph estimate and defaults util 0.92, so the points differ: a band, not a point).
+// user36: the fixture's Qwen3ForCausalLM is in vLLM's registry from 0.8.4 (data/engines/model_support.json), so the
+// 0.7-0.12 point is that profile from 0.8.4 (vllm-ascend@0.8.4), the first release that can have run it.
 TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
   deploy::Flags f;
   f.max_model_len = Given<int64_t>{32768, "--max-model-len"};
@@ -148,8 +150,8 @@ TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
   ASSERT_EQ(band.points.size(), ids.size());
   int64_t lo = INT64_MAX, hi = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
-    EXPECT_EQ(band.points[i].engine_id, ids[i]);
-    auto r = resolve(inputs("910B3", ids[i].substr(0, ids[i].find('-', 12)), f));
+    EXPECT_EQ(band.points[i].engine_id, i == 0 ? ids[i] + " from 0.8.4" : ids[i]);
+    auto r = resolve(inputs("910B3", i == 0 ? std::string("vllm-ascend@0.8.4") : ids[i].substr(0, ids[i].find('-', 12)), f));
     ASSERT_TRUE(r) << r.error().describe();
     EXPECT_EQ(r->engine.id, ids[i]);
     const auto e = estimate::estimate_fit(r->model, r->device, r->engine, r->overheads, r->deployment);
@@ -181,18 +183,19 @@ TEST(Deploy, Issue15_UndatedVersionGivesABandOverVersions) {
 
 // Issue 15: the same for vLLM on a CUDA card: its nine profiles (engines.json, 0.6-0.7 ... 0.28-0.30), oldest first,
 // each point the fit with that version given; a version the catalogue does not know (with the newest assumed) gives the
-// band too, and a date dates it (no band).
+// band too, and a date dates it (no band). user36: Qwen3ForCausalLM is in vLLM's registry from 0.8.4
+// (data/engines/model_support.json): 0.6-0.7 cannot have run it and is left out, 0.8-0.9.1 is sized from 0.8.4.
 TEST(Deploy, Issue15_UndatedVllmVersionGivesABandOverVersions) {
   deploy::Flags f;
   f.max_model_len = Given<int64_t>{8192, "--max-model-len"};
   const deploy::Catalogs cats{&fixture().devices, &fixture().engines};
-  const std::vector<std::string> ids = {"vllm@0.6-0.7",   "vllm@0.8-0.9.1",  "vllm@0.9.2-0.11.0", "vllm@0.11.1-0.13",
-                                        "vllm@0.14-0.15", "vllm@0.16-0.20", "vllm@0.21-0.25",    "vllm@0.26-0.27", "vllm@0.28-0.30"};
+  const std::vector<std::string> ids = {"vllm@0.8-0.9.1",  "vllm@0.9.2-0.11.0", "vllm@0.11.1-0.13", "vllm@0.14-0.15",
+                                        "vllm@0.16-0.20", "vllm@0.21-0.25",    "vllm@0.26-0.27", "vllm@0.28-0.30"};
   const auto band = deploy::across_versions(inputs("A100-80G-SXM", "vllm", f), cats);
   ASSERT_EQ(band.points.size(), ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    EXPECT_EQ(band.points[i].engine_id, ids[i]);
-    auto r = resolve(inputs("A100-80G-SXM", ids[i].substr(0, ids[i].find('-')), f));
+    EXPECT_EQ(band.points[i].engine_id, i == 0 ? ids[i] + " from 0.8.4" : ids[i]);
+    auto r = resolve(inputs("A100-80G-SXM", i == 0 ? std::string("vllm@0.8.4") : ids[i].substr(0, ids[i].find('-')), f));
     ASSERT_TRUE(r) << r.error().describe();
     EXPECT_EQ(r->engine.id, ids[i]);
     EXPECT_EQ(r->engine_version_basis, deploy::VersionBasis::stated);
