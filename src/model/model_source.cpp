@@ -247,6 +247,14 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
     return make_error(ErrorKind::invalid_argument, format("%s: symbolic link loop (ELOOP): the path never resolves to a file or directory", name.c_str()), name);
   }
   if (!hub_only && path_exists(name)) {
+    // Issue 19 (attack36): a local path is printed (fit's and inspect's header, plan's rows, the start command and the
+    // Kubernetes manifest's comment): a folder named with an escape sequence recoloured or retitled the terminal. A path
+    // holding a control character is refused, never shown altered (the start command must name the folder as it is).
+    if (std::any_of(name.begin(), name.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+      return make_error(ErrorKind::invalid_argument,
+                        "a model path holding a control character (shown escaped) is refused: it would reach the terminal and the start command as it is; "
+                        "rename the folder or file",
+                        one_line(name, 200));
     const std::string lower = to_lower(name);
     if (ends_with(lower, ".gguf") || ends_with(lower, std::string(".gguf") + k_header_stub_suffix) || (!is_directory(name) && has_gguf_magic(name)))
       return load_gguf_model(name);
