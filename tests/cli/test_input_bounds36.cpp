@@ -194,7 +194,7 @@ TEST(InputBounds36, Issue19_ControlCharactersInAModelsNameAreRefused) {
   for (const std::string args : {"fit " + word + " --device H100", "inspect " + word, "plan " + word + " --devices H100"}) {
     const auto r = run_bounded36(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out.substr(0, 600);
-    EXPECT_NE(r.out.find("a\\x1b]0;title\\x07\\x1b[31mred: a model path holding a control character (shown escaped) is refused"), std::string::npos)
+    EXPECT_NE(r.out.find("a\\x1b]0;title\\x07\\x1b[31mred: a model path holding a terminal control character (shown escaped) is refused"), std::string::npos)
         << args << "\n" << r.out.substr(0, 600);
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args;
   }
@@ -245,5 +245,49 @@ TEST(InputBounds36, Issue19_CompilationConfigIntegerPastInt64IsNamedAsGiven) {
       EXPECT_NE(r.out.find("--compilation-config: " + key + ": " + n + " is above 2^63 - 1"), std::string::npos) << r.out.substr(0, 600);
       EXPECT_EQ(r.out.find("-1 is not"), std::string::npos) << r.out.substr(0, 600);
     }
+  }
+}
+
+// Issue 19 (attack36): an EAGLE drafter that was found but could not be read (a local folder whose config.json is
+// malformed, a FIFO named config.json) was sized as the assumed head of the target's shape, exit 0, and a draft model
+// there was said to be "not in the catalogue, a --models directory or the local cache". vLLM stops reading that config,
+// so the reader's own error is given (exit 2); a drafter found nowhere here keeps the assumed head, as before.
+TEST(InputBounds36, Issue19_DrafterThatCannotBeReadIsNotAssumed) {
+  const std::string dir = pftest::scratch_dir("ib36-drafter");
+  std::filesystem::create_directories(dir + "/bad");
+  std::ofstream(dir + "/bad/config.json") << R"({"architectures": ["LlamaForCausalLMEagle"], "hidden_size": )";
+  const std::string fit = "fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0 --speculative-config ";
+  for (const std::string method : {"eagle", "draft_model"}) {
+    const auto r = run_bounded36(fit + "'{\"method\": \"" + method + "\", \"model\": \"" + dir + "/bad\", \"num_speculative_tokens\": 2}'");
+    EXPECT_EQ(r.code, 2) << method << "\n" << r.out.substr(0, 600);
+    EXPECT_NE(r.out.find("drafter '" + dir + "/bad' (method " + method + ") cannot be read: " + dir + "/bad/config.json: malformed JSON"), std::string::npos)
+        << method << "\n" << r.out.substr(0, 600);
+  }
+  const auto absent = run_bounded36(fit + "'{\"method\": \"eagle\", \"model\": \"yuhuili/EAGLE-LLaMA3-Instruct-8B\", \"num_speculative_tokens\": 2}'");
+  EXPECT_EQ(absent.code, 0) << absent.out.substr(0, 600);
+  EXPECT_NE(absent.out.find("eagle head assumed to be one decoder layer of the target's shape (its config not read)"), std::string::npos) << absent.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (attack36): --speculative-config was parsed whole at any depth: 60,000 levels of
+// nesting under a key no check reads gave "fits", exit 0 (vLLM's json.loads raises RecursionError far sooner). It is
+// now read within the bounds its dotted forms and the other JSON flags have (deploy::read_flag_json, hard34): 64
+// levels, 131,071 bytes (a longer argument cannot reach argv: Linux MAX_ARG_STRLEN). {"method": "ngram", "x": [64 x '[']}
+// is 65 levels deep; with 63 it is 64 and read as before.
+TEST(InputBounds36, Issue19_SpeculativeConfigIsReadWithinTheJsonBounds) {
+  const auto nested = [](const std::string& head, int lists) { return "'{" + head + ", \"x\": " + std::string(lists, '[') + std::string(lists, ']') + "}'"; };
+  struct Case {
+    std::string command, flag, head;
+  };
+  const std::vector<Case> cases = {
+      {"fit Qwen/Qwen3-8B --device H100 --engine vllm@0.11.0", "--speculative-config", R"("method": "ngram", "num_speculative_tokens": 2)"},
+      {"plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.11.0", "--speculative-config", R"("method": "ngram", "num_speculative_tokens": 2)"},
+  };
+  for (const auto& c : cases) {
+    const auto deep = run_bounded36(c.command + " " + c.flag + " " + nested(c.head, 64));
+    EXPECT_EQ(deep.code, 2) << c.command << " " << c.flag << "\n" << deep.out.substr(0, 400);
+    EXPECT_NE(deep.out.find(c.flag + ": JSON nested 65 levels deep, more than the 64 read"), std::string::npos) << deep.out.substr(0, 400);
+    const auto within = run_bounded36(c.command + " " + c.flag + " " + nested(c.head, 63));
+    EXPECT_EQ(within.out.find("levels deep"), std::string::npos) << within.out.substr(0, 400);
   }
 }
