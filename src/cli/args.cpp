@@ -17,6 +17,7 @@
 #include "base/file.hpp"
 #include "base/quote.hpp"
 #include "base/text.hpp"
+#include "deploy/flag_json.hpp"
 #include "engine/compilation_config_keys.hpp"
 #include "engine/flag_versions.hpp"
 #include "engine/human_readable_int.hpp"
@@ -243,6 +244,21 @@ Option given_text(std::string name, std::string value, std::optional<deploy::Giv
           }};
 }
 
+// Issue 19 (attack36): --speculative-config was parsed whole at any depth and size (60,000 levels
+// under a key no check reads: "fits", exit 0), where its dotted forms and the other JSON flags stop at 64 levels and
+// 131,071 bytes (deploy::read_flag_json) and vLLM's json.loads raises RecursionError long before.
+Option given_json_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help) {
+  return {name, std::move(value), std::move(help), [&into, name](const std::string& text) -> Status {
+            // A text that is no JSON at all is refused with the flag's own words where it is read (hard33 quotes it cut).
+            if (!Json::parse(text, nullptr, false).is_discarded()) {
+              PF_TRY(parsed, deploy::read_flag_json(text, "--" + name));
+              (void)parsed;
+            }
+            into = deploy::Given<std::string>{text, "--" + name};
+            return Ok{};
+          }};
+}
+
 Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help) {
   return {name, "", std::move(help), [&into, name](const std::string&) -> Status {
             into = deploy::Given<bool>{true, "--" + name};
@@ -365,7 +381,7 @@ std::vector<Option> deployment_options(deploy::Flags& f) {
                 given_switch("enable-expert-parallel", f.enable_expert_parallel, "whole routed experts per rank over DP x TP ranks"),
                 given_switch("allow-deprecated-quantization", f.allow_deprecated_quantization,
                              "load a quantization method the vLLM version deprecates (>= 0.14; without it\nModelConfig refuses the method)"),
-                given_text("speculative-config", "JSON", f.speculative_config,
+                given_json_text("speculative-config", "JSON", f.speculative_config,
                            "'{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' (mtp, eagle, eagle3, draft_model with model, ngram, suffix)"),
                 legacy_speculative_option("speculative-model", "model", "M", f, "vLLM 0.8.2 and older: the drafter ([ngram] for n-gram); later --speculative-config"),
                 legacy_speculative_option("num-speculative-tokens", "num_speculative_tokens", "N", f, "vLLM 0.8.2 and older: tokens drafted per step", LegacyValue::integer),

@@ -81,6 +81,9 @@ std::string compilation_config_refusal(const deploy::Flags& f, const engine::Eng
 std::string v0_speculative_note(const deploy::Flags& f, const engine::EngineProfile& engine);
 Option given_real(std::string name, std::string value, std::optional<deploy::Given<double>>& into, std::string help);
 Option given_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
+// A JSON-valued flag vLLM reads with json.loads (--speculative-config, --compilation-config): kept as text, within the JSON
+// flags' size and depth bounds (deploy::read_flag_json; issue 19, attack36).
+Option given_json_text(std::string name, std::string value, std::optional<deploy::Given<std::string>>& into, std::string help);
 Option given_switch(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);
 Option given_switch_off(std::string name, std::optional<deploy::Given<bool>>& into, std::string help);  // sets false
 // Issue 15: --compilation-config (with -cc and the dotted forms) and --optimization-level (-O<n>) into `flags`.

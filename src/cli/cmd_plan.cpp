@@ -177,7 +177,7 @@ std::vector<Option> plan_options(PlanRequest& r) {
                                   text_flag("engine", "E[@VERSION]", r.engine, "vllm, vllm-ascend, llama.cpp or mindie, optionally a version"),
                                   text_flag("engine-version", "V", r.engine_version, k_engine_version_help),
                                   given_real("gpu-memory-utilization", "U", r.gpu_memory_utilization, "fraction of device memory the engine may use, in (0, 1]"),
-                                  given_text("speculative-config", "JSON", r.speculative_config,
+                                  given_json_text("speculative-config", "JSON", r.speculative_config,
                                              "vLLM's, as fit takes it: every row sized with the drafter, started with the flag;\n"
                                              "a drafter \"model\" with --device needs --model selecting one catalogue model"),
                                   given_text("dtype", "D", r.flags.dtype,

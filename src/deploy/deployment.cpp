@@ -159,6 +159,12 @@ Status resolve_drafter(estimate::SpeculativeConfig& spec, const Flags& f) {
     spec.drafter = std::make_shared<const model::ModelSpec>(std::move(*drafter));
     return Ok{};
   }
+  // Issue 19 (attack36): a drafter that was found but could not be read (a local folder whose config.json is malformed,
+  // a FIFO, a path holding a control character) was sized as the assumed EAGLE head, exit 0, or said to be "not in the
+  // catalogue": vLLM stops reading that config. Only a drafter found nowhere keeps the assumption.
+  if (drafter.error().kind != ErrorKind::not_found)
+    return make_error(drafter.error().kind, format("%s: drafter '%s' (method %s) cannot be read: %s", origin.c_str(), one_line(spec.model, 200).c_str(),
+                                                   spec.method.c_str(), drafter.error().describe().c_str()));
   if (shape_assumable) return Ok{};
   return make_error(ErrorKind::invalid_argument,
                     format("%s: drafter '%s' (method %s): its config.json is not in the catalogue, a --models directory "

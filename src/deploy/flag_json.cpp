@@ -115,6 +115,14 @@ Expected<estimate::SpeculativeConfig> parse_speculative_config(const Given<std::
 namespace {
 // An estimate check's error as the flag's: "--compilation-config: message".
 Error with_origin(const Error& e, const char* origin) { return make_error(e.kind, format("%s: %s", origin, e.message.c_str())); }
+
+// Issue 19 (attack36): a JSON integer above 2^63 - 1 (nlohmann keeps it unsigned) read with get<int64_t>() wrapped:
+// cudagraph_capture_sizes [18446744073709551615] was refused as "-1 is not a positive token count".
+bool past_int64(const Json& v) { return v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX); }
+Error past_int64_error(const char* origin, const char* key, const Json& v) {
+  return make_error(ErrorKind::invalid_argument,
+                    format("%s: %s: %s is above 2^63 - 1, more tokens than any step can hold (no graph of that size can be captured)", origin, key, v.dump().c_str()));
+}
 }  // namespace
 
 Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std::string>& given) {
@@ -136,6 +144,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
       if (!v.is_number_integer())
         return make_error(ErrorKind::invalid_argument,
                           format("%s: cudagraph_capture_sizes: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, found_value(v).c_str()));
+      if (past_int64(v)) return past_int64_error(origin, "cudagraph_capture_sizes", v);
       if (auto ok = estimate::terms::check_capture_size_values({v.get<int64_t>()}); !ok) return with_origin(ok.error(), origin);
       g.capture_sizes.push_back(v.get<int64_t>());
     }
@@ -144,6 +153,7 @@ Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std:
     if (!it->is_number_integer())
       return make_error(ErrorKind::invalid_argument,
                         format("%s: max_cudagraph_capture_size: Input should be a valid integer (vLLM CompilationConfig), found %s", origin, found_value(*it).c_str()));
+    if (past_int64(*it)) return past_int64_error(origin, "max_cudagraph_capture_size", *it);
     if (auto ok = estimate::terms::check_max_capture_size(it->get<int64_t>(), std::nullopt); !ok) return with_origin(ok.error(), origin);
     g.max_capture_size = it->get<int64_t>();
   }

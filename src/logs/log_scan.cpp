@@ -102,10 +102,18 @@ std::optional<double> number_at(const std::string& s, size_t pos, size_t* end_ou
     ++i;
   }
   if (!any) return std::nullopt;
-  if (end_out) *end_out = i;
+  // Issue 19 (attack36): the engines print these figures with printf's %f / %d ("Available KV cache memory: 30.00 GiB",
+  // "Maximum concurrency for 8,192 tokens per request: 56.21x"). "1e400" was read as 1, "1.2.3" as 1.2, "0x10" as 0 and
+  // 400 nines as inf, each compared with the prediction, exit 0. A figure the engine cannot have printed is no figure: an
+  // exponent or a hexadecimal digit run after the digits, a second decimal point, a value too large for a double.
+  const auto at = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  const bool exponent = (at(i) == 'e' || at(i) == 'E') && (std::isdigit(at(i + 1)) || ((at(i + 1) == '+' || at(i + 1) == '-') && std::isdigit(at(i + 2))));
+  const bool hex = (at(i) == 'x' || at(i) == 'X') && std::isalnum(at(i + 1));
+  if (exponent || hex) return std::nullopt;
   char* endp = nullptr;
   const double v = std::strtod(digits.c_str(), &endp);
-  if (endp == digits.c_str()) return std::nullopt;
+  if (endp != digits.c_str() + digits.size() || !std::isfinite(v)) return std::nullopt;
+  if (end_out) *end_out = i;
   return v;
 }
 

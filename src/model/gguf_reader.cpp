@@ -4,13 +4,16 @@
 // bytes. Alignment is 32 unless general.alignment says otherwise. Little-endian throughout.
 #include "model/gguf_reader.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "base/checked.hpp"
 #include "base/file.hpp"
+#include "base/quote.hpp"
 #include "base/units.hpp"
 
 namespace preflight::model {
@@ -137,8 +140,22 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
   PF_TRY(kv_count, c.read<uint64_t>("metadata_kv_count"));
   if (tensor_count > k_max_tensors) return make_error(ErrorKind::corrupt, format("%s: tensor_count %llu above the limit", origin.c_str(), static_cast<unsigned long long>(tensor_count)), origin);
   if (kv_count > k_max_kv) return make_error(ErrorKind::corrupt, format("%s: metadata_kv_count %llu above the limit", origin.c_str(), static_cast<unsigned long long>(kv_count)), origin);
+  // Issue 19 (attack36): a key or tensor name listed twice was read twice (the later block_count won; a tensor's bytes
+  // counted again), exit 0. llama.cpp's gguf_init_from_file_impl refuses both ("duplicate key '%s'", "duplicate tensor
+  // name '%s'", ggml/src/gguf.cpp), and gguf-py's GGUFReader, which vLLM's GGUF loader uses, refuses a tensor named
+  // twice ("Found duplicated tensor with name", gguf-py/gguf/gguf_reader.py _build_tensors).
+  std::unordered_map<std::string, uint64_t> seen;
+  const auto listed_twice = [&](const std::string& name, uint64_t index, const char* what, const char* words) -> std::optional<Error> {
+    const auto [it, fresh] = seen.emplace(name, index);
+    if (fresh) return std::nullopt;
+    return make_error(ErrorKind::corrupt, format("%s: %s '%s' is listed twice (%ss %llu and %llu): llama.cpp refuses the file (%s)", origin.c_str(), what,
+                                                 one_line(name, 200).c_str(), what, static_cast<unsigned long long>(it->second),
+                                                 static_cast<unsigned long long>(index), words),
+                      origin);
+  };
   for (uint64_t i = 0; i < kv_count; ++i) {
     PF_TRY(key, c.string("metadata key"));
+    if (auto twice = listed_twice(key, i, "metadata key", "gguf_init_from_file: duplicate key")) return *twice;
     PF_TRY(type, c.read<uint32_t>("metadata value type"));
     if (type == 8) {
       PF_TRY(value, c.string(key.c_str()));
@@ -176,9 +193,11 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
     }
     file.alignment = a;
   }
+  seen.clear();
   for (uint64_t i = 0; i < tensor_count; ++i) {
     GgufTensor t;
     PF_TRY(name, c.string("tensor name"));
+    if (auto twice = listed_twice(name, i, "tensor", "gguf_init_from_file: duplicate tensor name; gguf-py: Found duplicated tensor with name")) return *twice;
     t.name = name;
     PF_TRY(n_dims, c.read<uint32_t>("tensor n_dims"));
     if (n_dims == 0 || n_dims > k_max_dims) return make_error(ErrorKind::corrupt, format("%s: tensor %s: %u dimensions", origin.c_str(), name.c_str(), n_dims), origin);
@@ -263,6 +282,12 @@ Expected<ModelSpec> model_spec_from_gguf(const GgufFile& file, const std::string
   auto arch_it = file.strings.find("general.architecture");
   if (arch_it == file.strings.end()) return make_error(ErrorKind::corrupt, format("%s: missing general.architecture", origin.c_str()), origin);
   const std::string arch = arch_it->second;
+  // Issue 19 (attack36): the architecture is printed (inspect, fit's header) and was printed raw, escape sequences and
+  // all. No architecture llama.cpp or vLLM knows holds a control character (llama.cpp: "unknown model architecture").
+  if (std::any_of(arch.begin(), arch.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+    return make_error(ErrorKind::corrupt, format("%s: general.architecture '%s' holds a control character: no architecture llama.cpp or vLLM knows is named so",
+                                                 origin.c_str(), one_line(arch, 200).c_str()),
+                      origin);
   spec.architecture = arch;
   spec.model_type = arch;
   // Every count and dimension is an integer in a plausible range; a present but impossible value is

@@ -39,6 +39,17 @@ bool is_mtp_tensor(const std::string& name, int64_t num_layers) {
   if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 6) return false;
   return std::stoll(index) >= num_layers && name.find("visual") == std::string::npos;
 }
+
+// A byte a terminal acts on other than a line break or a tab: C0 controls (ESC starts every escape sequence, CR rewrites
+// the line), DEL, and the UTF-8 encoded C1 controls U+0080 - U+009F (CSI among them).
+bool holds_terminal_control(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 && static_cast<unsigned char>(text[i + 1]) <= 0x9f) return true;
+  }
+  return false;
+}
 }  // namespace
 
 std::vector<std::string> hub_cache_candidates(const std::string& hub_id) {
@@ -247,6 +258,16 @@ Expected<ModelSpec> resolve_model(const std::string& raw, const ResolveOptions& 
     return make_error(ErrorKind::invalid_argument, format("%s: symbolic link loop (ELOOP): the path never resolves to a file or directory", name.c_str()), name);
   }
   if (!hub_only && path_exists(name)) {
+    // Issue 19 (attack36): a local path is printed (fit's and inspect's header, plan's rows, the start command and the
+    // Kubernetes manifest's comment): a folder named with an escape sequence recoloured or retitled the terminal. A path
+    // holding a terminal control (ESC, CR, backspace, BEL, any C0 control but newline and tab, DEL, a UTF-8 C1 control)
+    // is refused, never shown altered (the start command must name the folder as it is). A newline stays taken: the
+    // start commands quote it and the comments fold it (hard30, hard32).
+    if (holds_terminal_control(name))
+      return make_error(ErrorKind::invalid_argument,
+                        "a model path holding a terminal control character (shown escaped) is refused: it would reach the terminal and the start command "
+                        "as it is; rename the folder or file",
+                        one_line(name, 200));
     const std::string lower = to_lower(name);
     if (ends_with(lower, ".gguf") || ends_with(lower, std::string(".gguf") + k_header_stub_suffix) || (!is_directory(name) && has_gguf_magic(name)))
       return load_gguf_model(name);

@@ -507,6 +507,30 @@ CaseInputs as_vllm_ascend_layout(CaseInputs inputs) {
 
 // One case line: read, resolved, predicted and compared into a row of `report` (evaluated or
 // skipped with a reason). Errors are bad input: malformed JSON, a field of the wrong type, a bad flag.
+// Issue 15, heterogeneous PP: "stage_devices": one catalogue name per pipeline stage, in rank order, as the one
+// comma-separated --device list fit takes. Issue 19 (attack36): a stage_devices that was no array was passed over (the case
+// ran on its "device" alone), an entry that was no string was its JSON text ("unknown device '5'"), and a name holding a
+// comma named two stages. Each is the case's bad input, naming the field.
+Expected<std::optional<std::string>> stage_device_names(const JsonObject& c, const std::string& where) {
+  const Json* stages = c.find("stage_devices");
+  if (!stages) return std::optional<std::string>{};
+  const auto bad = [&](const std::string& why) {
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: stage_devices: %s; expected one catalogue device name per pipeline stage, in rank order, such as [\"A100-80G\", \"L40S\"]",
+                             where.c_str(), why.c_str()),
+                      where);
+  };
+  if (!stages->is_array() || stages->empty()) return bad(stages->is_array() ? std::string("an empty array") : format("a JSON %s, not an array", stages->type_name()));
+  std::string names;
+  for (const auto& n : *stages) {
+    if (!n.is_string()) return bad(format("an entry is a JSON %s, not a name", n.type_name()));
+    const std::string name = n.get<std::string>();
+    if (trim(name).empty() || name.find(',') != std::string::npos) return bad(format("'%s' is not one device name", one_line(name, 80).c_str()));
+    names += (names.empty() ? "" : ",") + name;
+  }
+  return std::optional<std::string>{names};
+}
+
 Status run_case(const std::string& line, const std::string& file, int line_no, const CaseContext& ctx, ValidationReport& report) {
   CaseResult row;
   row.file = file;
@@ -551,11 +575,8 @@ Status run_case(const std::string& line, const std::string& file, int line_no, c
   in.model = spec;
   in.device = {row.device, where + ": device", deploy::DeviceForm::free_text};
   // Issue 15, heterogeneous PP: "stage_devices": one catalogue name per pipeline stage, in rank order.
-  if (const Json* stages = c.find("stage_devices"); stages && stages->is_array()) {
-    std::string names;
-    for (const auto& n : *stages) names += (names.empty() ? "" : ",") + (n.is_string() ? n.get<std::string>() : n.dump());
-    in.device = {names, where + ": stage_devices", deploy::DeviceForm::name};
-  }
+  PF_TRY(stage_names, stage_device_names(c, where));
+  if (stage_names) in.device = {*stage_names, where + ": stage_devices", deploy::DeviceForm::name};
   // The engine as the case records it, resolved by the step `logs` takes for the case it emits (misc21).
   in.engine = deploy::recorded_engine_input({.engine = inputs.engine,
                                              .version = inputs.engine_version,

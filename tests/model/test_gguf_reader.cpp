@@ -42,6 +42,21 @@ std::vector<uint8_t> gguf_with(uint64_t extra_kvs, Extra extra) {
   return w.bytes;
 }
 
+// The one-layer llama GGUF above with its head count written once, as the float64 `heads` (a key listed twice is refused,
+// as llama.cpp's gguf_init_from_file refuses it: issue 19, attack36).
+std::vector<uint8_t> gguf_with_heads(double heads) {
+  Writer w;
+  w.put<uint32_t>(0x46554747u);
+  w.put<uint32_t>(3);
+  w.put<uint64_t>(0);
+  w.put<uint64_t>(4);
+  w.kv_str("general.architecture", "llama");
+  w.kv_u32("llama.block_count", 1);
+  w.kv_u32("llama.embedding_length", 64);
+  w.kv_f64("llama.attention.head_count", heads);
+  return w.bytes;
+}
+
 // A tiny llama GGUF: 2 layers, hidden 64, with two tensors (Q4_0 and F32).
 std::vector<uint8_t> tiny_gguf() {
   Writer w;
@@ -135,8 +150,8 @@ TEST(GgufReader, Issue19_ImpossibleAttentionGeometryNamesTheKey) {
     EXPECT_NE(spec.error().message.find(c.fragment), std::string::npos) << spec.error().message;
     EXPECT_NE(spec.error().message.find("geo.gguf"), std::string::npos);
   }
-  // head_count 8e15 replaces the valid 8 (a later key wins in the reader's map).
-  const auto huge = gguf_with(1, [](Writer& w) { w.kv_f64("llama.attention.head_count", 8e15); });
+  // head_count 8e15.
+  const auto huge = gguf_with_heads(8e15);
   auto file = parse_gguf(huge.data(), huge.size(), "geo.gguf");
   ASSERT_TRUE(file.has_value());
   auto spec = model_spec_from_gguf(*file, "geo.gguf");
