@@ -168,7 +168,7 @@ JsonWriter& JsonWriter::strings(const std::vector<std::string>& texts) {
   return end_array();
 }
 
-JsonWriter& JsonWriter::strings(const std::vector<SharedText>& texts) {
+JsonWriter& JsonWriter::strings(std::span<const SharedText> texts) {
   begin_array();
   for (const auto& t : texts) string(t.str());
   return end_array();

@@ -15,6 +15,7 @@
 //   digits (nlohmann::detail::to_chars, the routine dump calls), so "1.0", "-0.0", "1e+300", "0.0001", "1e-05".
 // After an error the text written is incomplete and is not to be used.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +49,7 @@ class JsonWriter {
   JsonWriter& null();
   // An array of strings.
   JsonWriter& strings(const std::vector<std::string>& texts);
-  JsonWriter& strings(const std::vector<SharedText>& texts);
+  JsonWriter& strings(std::span<const SharedText> texts);  // a std::vector or an InlineVector (a speed estimate's)
   // Any nlohmann value, as dump writes it at this place (binary values are not supported: an error).
   JsonWriter& json(const Json& value);
 

@@ -36,7 +36,6 @@ using model::ModelSpec;
 using model::Shard;
 using model::WeightFormat;
 
-
 namespace {
 
 // Whether vLLM gives the card its large-device batch defaults (get_batch_defaults, below): part of a card's fit class.
@@ -190,7 +189,6 @@ KvBudget kv_budget(FitEstimate& e, const engine::EngineProfile& engine, const en
   return k;
 }
 
-
 // The terms the KV budget subtracts from the requested memory, in the order the fit states them; `graph`: the graph
 // capture is one of them. Shared by the budget's rule and the per-rank tree's.
 std::string budget_terms(const FitEstimate& e, bool graph) {
@@ -339,13 +337,6 @@ Expected<FitEstimate> fit_as_deployed(const ModelSpec& m, const device::DeviceSp
 // The deployments a FitCoreMemo serves (estimate/fit_memo.hpp): no text, no rank tree, the card's own total, one card.
 bool memoizable(const Deployment& dep) { return !dep.explain && !dep.rank_tree && !dep.device_total_bytes && dep.stage_devices.empty(); }
 
-}  // namespace
-
-bool modelslim_without_quantization_flag(const ModelSpec& m, const Deployment& dep) {
-  return m.quant.method == "ascend" && dep.quantization.empty() && !dep.quant_scheme;
-}
-
-namespace {
 Expected<FitEstimate> try_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
                               const Deployment& dep, FitCoreMemo* memo) {
   const FlaglessQuantization flagless = flagless_quantization(m, engine, dep);
@@ -647,7 +638,6 @@ Status fit_rest(FitEstimate& e, FitCore& core, const ModelSpec& m, const engine:
   return Ok{};
 }
 
-
 // What of a card and a deployment the terms before the budget read (fit_core): the fit class of the card (see
 // estimate/fit_memo.hpp) and the deployment fields a plan varies. Equal keys, equal cores but for the card's id and total.
 struct CoreKey {
@@ -692,7 +682,11 @@ struct FitCoreMemo::Entry {
 
 FitCoreMemo::FitCoreMemo() = default;
 FitCoreMemo::~FitCoreMemo() = default;
-void FitCoreMemo::clear() { m_entries.clear(); }
+void FitCoreMemo::clear() {
+  for (auto& entry : m_entries) m_spare.push_back(std::move(entry));
+  m_entries.clear();
+  m_last = 0;
+}
 
 FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, int64_t tp) {
   const auto& trtllm = engine.flashinfer_uniform_batch_devices;
@@ -732,10 +726,17 @@ struct FitCoreMemoAccess {
     FitCore* core = nullptr;
     thread_local std::vector<const FitCore*> siblings;  // the cores of this deployment on other classes (planfast10), oldest first
     siblings.clear();
-    for (const auto& entry : memo.m_entries) {
+    // The last fit's entry first (fitcopy36): at most one entry matches a key and class, so it is the one the scan finds.
+    if (memo.m_last < memo.m_entries.size()) {
+      const auto& last = *memo.m_entries[memo.m_last];
+      if (key_matches_but_card(last.key, m, engine, oh, dep) && last.key.card.same_class(card)) core = &memo.m_entries[memo.m_last]->core;
+    }
+    for (size_t i = 0; !core && i < memo.m_entries.size(); ++i) {
+      const auto& entry = memo.m_entries[i];
       if (!key_matches_but_card(entry->key, m, engine, oh, dep)) continue;
       if (entry->key.card.same_class(card)) {
         core = &entry->core;
+        memo.m_last = i;
         break;
       }
       siblings.push_back(&entry->core);
@@ -743,13 +744,22 @@ struct FitCoreMemoAccess {
     if (core) {
       ++memo.m_reused;
     } else {
-      auto entry = std::make_unique<FitCoreMemo::Entry>();
+      std::unique_ptr<FitCoreMemo::Entry> entry;
+      if (memo.m_spare.empty()) {
+        entry = std::make_unique<FitCoreMemo::Entry>();
+      } else {  // a block clear() dropped, made afresh: the same default entry as make_unique's
+        entry = std::move(memo.m_spare.back());
+        memo.m_spare.pop_back();
+        std::destroy_at(entry.get());
+        std::construct_at(entry.get());
+      }
       if (auto made = fit_core(entry->core, m, device, engine, oh, dep, siblings, &card); !made) return made.error();
       if (entry->core.run_shared) ++memo.m_runs_shared;
       if (entry->core.weights_shared) ++memo.m_weights_shared;
       ++memo.m_computed;
       entry->key = core_key(m, engine, oh, card, dep);
       core = &entry->core;
+      memo.m_last = memo.m_entries.size();
       memo.m_entries.push_back(std::move(entry));
     }
     e = core->e;
@@ -783,47 +793,6 @@ Status try_estimate_fit_into(FitEstimate& out, FitCoreMemo& memo, const ModelSpe
   if (!e) return e.error();
   out = std::move(*e);
   return Ok{};
-}
-
-bool same_fit_device(const device::DeviceSpec& a, const device::DeviceSpec& b, const engine::EngineProfile& engine) {
-  // What try_estimate_fit and its terms read of the device: usable_total_bytes() (runtime total, else the memory class's
-  // rule, else nominal; the last two also in an explain-only assumption), the family (batch defaults, Marlin FP8 fallback,
-  // KV budget divisor, MoE all-gather, MC2 note) and the id (MXFP4 layout; the graph capture ceiling and FlashInfer's
-  // TRTLLM devices, issue 15; otherwise only the recorded device_id and explain text).
-  const auto& trtllm = engine.flashinfer_uniform_batch_devices;
-  const auto listed = [&](const std::string& id) { return std::find(trtllm.begin(), trtllm.end(), id) != trtllm.end(); };
-  return a.platform == b.platform && a.family == b.family && a.memory_bytes == b.memory_bytes && a.runtime_total_bytes == b.runtime_total_bytes &&
-         a.class_runtime_total_bytes == b.class_runtime_total_bytes && engine.mxfp4_layout_for(a.id, a.family) == engine.mxfp4_layout_for(b.id, b.family) &&
-         engine.cudagraph_default_ceiling(a.id) == engine.cudagraph_default_ceiling(b.id) && listed(a.id) == listed(b.id);
-}
-
-FitEstimate estimate_fit(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh,
-                         const Deployment& dep) {
-  auto e = try_estimate_fit(m, device, engine, oh, dep);
-  if (e) return std::move(*e);
-  return refused_fit(device, engine, dep, e.error());
-}
-
-FitEstimate refused_fit(const device::DeviceSpec& device, const engine::EngineProfile& engine, const Deployment& dep, const Error& error) {
-  // A model whose sizes overflow cannot be laid out on any device: refused, with the field named.
-  FitEstimate refused;
-  refused.engine_id = engine.id;
-  refused.device_id = device.id;
-  refused.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
-  refused.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
-  refused.failure = Failure::invalid_layout;
-  refused.failure_message = error.message;
-  return refused;
-}
-
-std::optional<FitEstimate> fit_without_encoder_pass(const ModelSpec& m, const device::DeviceSpec& device, const engine::EngineProfile& engine,
-                                                    const engine::Overheads& oh, const Deployment& dep, const FitEstimate& base) {
-  if (base.fits || dep.skip_mm_profiling || base.failure != Failure::max_model_len_too_large || base.activation_vision_bytes <= 0) return std::nullopt;
-  Deployment without = dep;
-  without.skip_mm_profiling = true;
-  auto alt = estimate_fit(m, device, engine, oh, without);
-  if (!alt.fits) return std::nullopt;
-  return alt;
 }
 
 }  // namespace preflight::estimate

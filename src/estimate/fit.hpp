@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -236,7 +237,9 @@ enum class Failure { none, invalid_layout, unsupported_quantization, weights_oom
 const char* failure_name(Failure failure);
 
 struct MemoryTerm {
-  std::string name;       // "weights", "activation peak", ...
+  // "weights", "activation peak", ...: always a string literal (issue 19, fitcopy36: a std::string name was allocated and
+  // copied with every term a plan's fits make, the longer names on the heap; never set it from a std::string).
+  std::string_view name;
   double bytes = 0;
   double band_bytes = 0;  // +/- uncertainty (0 = exact by mechanism)
   std::string rule;       // formula and inputs
@@ -269,7 +272,9 @@ struct ActivationPhases {
 };
 
 struct KvGroup {
-  std::string kind;                 // full_attention | sliding_attention | mla_attention | state
+  // full_attention | sliding_attention | mla_attention | state: a string literal (issue 19, fitcopy36: copied with every
+  // fit's groups, "sliding_attention" on the heap as a std::string)
+  std::string_view kind;
   int64_t layers = 0;
   int64_t page_bytes = 0;           // per layer, per block, per rank
   int64_t blocks_per_request = 0;   // at max_model_len

@@ -40,6 +40,11 @@ class FitCoreMemo {
  private:
   friend struct FitCoreMemoAccess;
   std::vector<std::unique_ptr<Entry>> m_entries;
+  // Issue 19 (fitcopy36): the blocks of the entries clear() dropped, made afresh in place for the next ones (an entry is
+  // a few kilobytes: its allocation and release were ~700 instructions a core), and the entry the last fit took, tried
+  // before the others (the cards of a platform come in runs of one class).
+  std::vector<std::unique_ptr<Entry>> m_spare;
+  size_t m_last = 0;
   size_t m_computed = 0, m_reused = 0, m_runs_shared = 0, m_weights_shared = 0;
 };
 

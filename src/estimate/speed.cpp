@@ -589,11 +589,9 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
 
   // Explained, a row holds up to five provenance lines (bandwidth, link, decode step, eager dispatch, prefill): one
-  // block for them rather than the four a vector growing 1, 2, 4, 8 takes (round 15); three with `lines` (planfast5).
-  if (dep.explain) s.provenance.reserve(lines ? 3 : 5);
-  // Planfast11: nine rows in ten of a whole-catalogue plan carry one to four assumptions (bandwidth prior, link, nodes,
-  // compute): one block for them rather than the two or three a vector growing 1, 2, 4 takes.
-  s.assumptions.reserve(4);
+  // block for them (round 15). With `lines` (a plan's row, planfast5) at most three, the first two in place (fitcopy36:
+  // reserving three moved every row's lines to the heap).
+  if (dep.explain && !lines) s.provenance.reserve(5);
   double band = profile.band_fraction;
   LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
   if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/inline_vector.hpp"
 #include "base/shared_text.hpp"
 #include "device/device_spec.hpp"
 #include "engine/speed_profile.hpp"
@@ -127,7 +128,9 @@ struct SpeedEstimate {
   bool cross_node = false;
   SharedText link;                         // the link the all-reduces and hand-offs are taken to cross (issue 20), empty at TP1/PP1
   int64_t context_tokens = 0;
-  std::vector<SpeedPoint> points;          // one per requested concurrency
+  // One per requested concurrency. Issue 19 (fitcopy36): the first in place (a plan asks for one), as are a row's usual
+  // provenance lines and assumptions below: three heap blocks a row were 24 M of the whole-catalogue plan's instructions.
+  InlineVector<SpeedPoint, 1> points;
   double single_stream_tokens_per_s = 0;   // at concurrency 1
   double single_stream_low = 0, single_stream_high = 0;
   double prefill_tokens_per_s = 0;
@@ -143,8 +146,8 @@ struct SpeedEstimate {
   int64_t moe_layers = 0;
   // Issue 19 (round 10): the texts are SharedText, so that a plan's rows that repeat one (a device's bandwidth basis, the
   // link, the profile's efficiency: built once per thread and key, TextMemo) hold it once.
-  std::vector<SharedText> provenance;
-  std::vector<SharedText> assumptions;
+  InlineVector<SharedText, 2> provenance;   // a plan row's: its link line, where it has one
+  InlineVector<SharedText, 4> assumptions;  // nine rows in ten of a whole-catalogue plan carry one to four
 };
 
 // Expected number of distinct experts a batch of `batch` tokens touches when each picks `k` of `n`

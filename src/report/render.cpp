@@ -287,7 +287,7 @@ std::string render_fit(const model::ModelSpec& spec, const estimate::FitEstimate
   // One label column for the block: 17 wide, wider when a term's name is longer ("all-reduce workspace").
   size_t width = 17;
   for (const auto& t : f.terms) width = std::max(width, t.name.size() + 1);
-  const auto label = [&](const std::string& name) { return "    " + name + std::string(width - name.size(), ' '); };
+  const auto label = [&](std::string_view name) { return "    " + std::string(name) + std::string(width - name.size(), ' '); };
   o += label("total") + fixed(bytes_to_gib(f.total_bytes), 2) + "\n";
   if (sized) o += label("requested") + fixed(bytes_to_gib(f.requested_bytes), 2) + "  (total x util)\n";
   for (const auto& t : f.terms) {

@@ -444,3 +444,64 @@ TEST(FitMemo, Issue19_GroupBytesAreSharedPerModelAndDeployedScheme) {
   for (const double b : estimate::group_bytes_for(models[0], fp8).bytes) fp8_bytes += b;
   EXPECT_LT(fp8_bytes, 0.6 * bf16_bytes);  // 8-bit linear weights against 16-bit
 }
+
+// Issue 19 (fitcopy36): FitCoreMemo::clear() keeps its entries' blocks and makes each afresh for the next deployment,
+// and a fit tries the entry the last one took before the others. One memo, as a plan's (model, variant) item uses it over
+// its counts: Qwen3-32B (dense, full attention) at TP 1 on every CUDA card, cleared, gpt-oss-20b (MoE, MXFP4, sliding
+// window) at TP 2 on them, cleared, Qwen3-32B at TP 8, and without a clear gpt-oss-20b at TP 1 beside it (two keys in one
+// memo, the last entry of the other's). Each fit equals the fit alone; an entry kept with its old core would give the
+// next model the last one's KV shape (fit_rest takes a core's shape as it is): gpt-oss's sliding-window groups or its
+// page size differ from Qwen3-32B's, so its KV tokens would not be its own.
+TEST(FitMemo, Issue19_ClearedEntriesAreMadeAfreshAndTheLastIsTriedFirst) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  auto eng = engine::select_engine(*engines, "vllm", "");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = engines->overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  std::vector<model::ModelSpec> models;
+  for (const char* id : {"Qwen/Qwen3-32B", "openai/gpt-oss-20b"}) {
+    auto entry = model::find_builtin_model(id);
+    ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+    auto m = model::model_spec_from_catalog(**entry);
+    ASSERT_TRUE(m.has_value()) << id;
+    models.push_back(std::move(*m));
+  }
+  std::vector<const device::DeviceSpec*> cards;
+  for (const auto& d : devices->devices)
+    if (d.platform == "cuda") cards.push_back(&d);
+  ASSERT_GT(cards.size(), 5u);
+  estimate::FitCoreMemo memo;
+  size_t fits = 0, computed_before = 0;
+  const auto sweep = [&](const model::ModelSpec& m, int64_t tp) {
+    const estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+    for (const device::DeviceSpec* card : cards) {
+      const std::string at = m.id + " TP" + std::to_string(tp) + " on " + card->id;
+      const auto alone = estimate::try_estimate_fit(m, *card, *eng, *oh, d);
+      const auto memoized = estimate::try_estimate_fit(memo, m, *card, *eng, *oh, d);
+      ASSERT_EQ(alone.has_value(), memoized.has_value()) << at;
+      if (!alone) continue;
+      ++fits;
+      expect_same_fit(*alone, *memoized, at);
+      ASSERT_EQ(alone->groups.size(), memoized->groups.size()) << at;
+      for (size_t g = 0; g < alone->groups.size(); ++g) {
+        EXPECT_EQ(alone->groups[g].kind, memoized->groups[g].kind) << at;
+        EXPECT_EQ(alone->groups[g].page_bytes, memoized->groups[g].page_bytes) << at;
+        EXPECT_EQ(alone->groups[g].blocks_per_request, memoized->groups[g].blocks_per_request) << at;
+      }
+    }
+  };
+  sweep(models[0], 1);
+  const size_t first_cores = memo.cores_computed();
+  memo.clear();
+  sweep(models[1], 2);
+  memo.clear();
+  sweep(models[0], 8);
+  computed_before = memo.cores_computed();
+  sweep(models[1], 1);  // no clear: the entries of Qwen3-32B at TP 8 stay beside these
+  EXPECT_GT(fits, 4 * cards.size() / 2);
+  EXPECT_GT(first_cores, 1u);                          // more than one class: entries to keep and make afresh
+  EXPECT_GT(memo.cores_computed(), computed_before);   // gpt-oss at TP 1 made its own cores, none taken from Qwen3-32B's
+  EXPECT_GT(memo.cores_reused(), memo.cores_computed());
+}

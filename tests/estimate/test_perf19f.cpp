@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,7 +21,7 @@ using namespace preflight;
 
 namespace {
 
-std::vector<std::string> texts(const std::vector<SharedText>& v) { return {v.begin(), v.end()}; }
+std::vector<std::string> texts(std::span<const SharedText> v) { return {v.begin(), v.end()}; }  // a std::vector or InlineVector
 
 // Every text of an explained estimate, in order.
 std::vector<std::string> all_texts(const estimate::SpeedEstimate& e) {

@@ -320,7 +320,7 @@ TEST(Speed, Issue19_RepeatedTextsFollowTheirInputs) {
   tp16.tensor_parallel_size = 16;
   const auto first = run(h100, tp2, {}), first16 = run(h100, tp16, {});
   ASSERT_EQ(first.bandwidth_source.rfind("datasheet peak 3350 GB/s x copy fraction 0.80 (", 0), 0u) << first.bandwidth_source;
-  auto joined = [](const std::vector<SharedText>& v) {
+  auto joined = [](const auto& v) {  // a speed estimate's InlineVector of texts
     std::string all;
     for (const auto& x : v) all += x.str() + "\n";
     return all;

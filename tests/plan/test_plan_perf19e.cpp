@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ using preflight::test::dev;
 
 namespace {
 
-std::vector<std::string> texts(const std::vector<SharedText>& v) { return {v.begin(), v.end()}; }
+std::vector<std::string> texts(std::span<const SharedText> v) { return {v.begin(), v.end()}; }  // a std::vector or InlineVector
 
 // The whole speed estimate of row `c` on `d`, explained: the deployment and workload as the planner sizes them
 // (candidate_deployment, the card's interconnect, the fit's retry flags; one stream per concurrency target, nodes of 8).
