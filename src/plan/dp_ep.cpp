@@ -13,6 +13,7 @@
 #include "model/quant_variant.hpp"
 #include "plan/launch.hpp"
 #include "plan/plan_variants.hpp"
+#include "plan/row_ranking.hpp"
 
 namespace preflight::plan {
 
@@ -80,7 +81,7 @@ void add_launch(Candidate& c, const model::ModelSpec& m, const device::DeviceSpe
                                  .compilation_config = in.compilation_config,
                                  .device_family = dev.family,
                                  .engine_args = &in.engine_args,
-                                 .half_precision = dev.supports_dtype("bf16") ? CardHalfPrecision::bf16_and_fp16 : CardHalfPrecision::fp16_only,
+                                 .half_precision = card_half_precision(dev),
                                  .device_platform = dev.platform});
   auto dp = with_data_parallel(replica, node, {.size = c.data_parallel_size, .expert_parallel = true});
   if (dp) c.launch = std::move(*dp);
