@@ -93,16 +93,37 @@ std::string strip_terminal_controls(const std::string& text) {
   // Planfast9: text holding none of the bytes the loop below acts on (a control other than newline and tab, DEL, the lead
   // byte of a UTF-8 C1 control) is what the loop writes, so it is returned whole: `logs` copied every line byte by byte
   // (8% of its instructions on a 40 MB log).
-  const bool plain = std::none_of(text.begin(), text.end(), [](char ch) {
-    const auto c = static_cast<unsigned char>(ch);
-    return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xc2;
-  });
+  // Session 36 (attack36's leftover): a lone byte 0x80-0x9f, one no UTF-8 lead byte announces, is an 8-bit C1 control
+  // to a terminal in 8-bit mode (0x9b is CSI): `plan --model $'\x9b2J*'` echoed it. Inside a UTF-8 character the same
+  // bytes are continuation bytes ("\xe2\x82\xac", the euro sign) and stay.
+  const bool plain = [&] {
+    int cont = 0;  // continuation bytes the last lead byte announced and not yet seen
+    for (const char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xc2) return false;
+      if (c >= 0x80 && c <= 0xbf) {
+        if (cont > 0) { --cont; continue; }
+        if (c <= 0x9f) return false;
+        continue;
+      }
+      cont = c >= 0xc3 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+    }
+    return true;
+  }();
   if (plain) return text;
   std::string out;
   out.reserve(text.size());
   const size_t n = text.size();
+  int cont = 0;  // as above: continuation bytes still announced by the last UTF-8 lead byte
   for (size_t i = 0; i < n; ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80 && c <= 0xbf) {
+      if (cont > 0) { --cont; out.push_back(static_cast<char>(c)); continue; }
+      if (c <= 0x9f) continue;  // a lone 8-bit C1 control
+      out.push_back(static_cast<char>(c));
+      continue;
+    }
+    cont = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
     if (c == 0x1b) {  // ESC: skip the whole sequence
       if (i + 1 < n && text[i + 1] == '[') {  // CSI: parameters and intermediates up to a final byte 0x40-0x7e
         i += 2;
@@ -121,7 +142,7 @@ std::string strip_terminal_controls(const std::string& text) {
     if (c < 0x20 || c == 0x7f) continue;
     if (c == 0xc2 && i + 1 < n) {  // UTF-8 encoded C1 controls U+0080-U+009F
       const auto d = static_cast<unsigned char>(text[i + 1]);
-      if (d >= 0x80 && d <= 0x9f) { ++i; continue; }
+      if (d >= 0x80 && d <= 0x9f) { ++i; cont = 0; continue; }
     }
     out.push_back(static_cast<char>(c));
   }

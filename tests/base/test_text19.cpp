@@ -1,6 +1,6 @@
 // Issue 19 (planfast9): strip_terminal_controls returns text with none of the bytes it acts on whole, without its byte
 // loop. Table-driven: text it keeps as it is (plain, newline and tab, UTF-8 letters, a 0xc2 lead byte of no C1 control:
-// the loop's path) and text it strips (CSI, OSC, a C1 CSI in UTF-8, BEL, DEL).
+// the loop's path) and text it strips (CSI, OSC, a C1 CSI in UTF-8 or as a lone 8-bit byte, BEL, DEL).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -23,6 +23,13 @@ TEST(Text, Issue19_StripTerminalControlsKeepsPlainTextWholeAndStripsTheRest) {
       {"bell\a", "bell"},
       {"del\x7f!", "del!"},
       {"cr\r", "cr"},
+      // Session 36: a lone 0x9b (8-bit CSI, no UTF-8 lead byte before it) goes, with a lone 0x85 (NEL); the same bytes
+      // inside a UTF-8 character stay: the euro sign E2 82 AC, CJK E4 B8 AD ("\u4e2d"), a 4-byte emoji F0 9F 98 80.
+      {"\x9b" "2Jx", "2Jx"},
+      {"a\x85" "b", "ab"},
+      {"\xe2\x82\xac 5 \xe4\xb8\xad \xf0\x9f\x98\x80", "\xe2\x82\xac 5 \xe4\xb8\xad \xf0\x9f\x98\x80"},
+      {"\xe2\x82\xac\x9b" "x", "\xe2\x82\xacx"},
+      {"lone \xa9 stays", "lone \xa9 stays"},
   };
   for (const auto& [in, out] : cases) EXPECT_EQ(preflight::strip_terminal_controls(in), out) << in;
 }
