@@ -27,6 +27,7 @@
 #include "base/units.hpp"
 #include "model/context_length.hpp"
 #include "model/quant_variant.hpp"
+#include "engine/moe_backend_workspace.hpp"
 #include "engine/version_label.hpp"
 
 namespace preflight::estimate {
@@ -702,6 +703,10 @@ FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile
   c.family = device.family;
   c.platform = device.platform;
   if (oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, tp) > 0) c.allreduce_card = device.id;
+  if (oh.moe_backend_workspaces)
+    for (const auto& w : *oh.moe_backend_workspaces)
+      if (w.engine == engine.engine && engine.rule_applies(w.counted) && std::find(w.devices.begin(), w.devices.end(), device.id) != w.devices.end())
+        c.moe_backend_card = device.id;
   return c;
 }
 

@@ -91,9 +91,13 @@ struct FitClass {
   bool trtllm = false;
   std::string family, platform;
   std::string allreduce_card;  // the card's id where the workspace table lists it at this TP, else empty
+  // Session 36 (planidx36's finding): the card's id where a MoE backend workspace record of this engine and version names
+  // it (engines.json overheads[].moe_backend_workspaces: a named card allocates the backend's workspace in the profile
+  // run, an unnamed one does not), else empty; before, an unnamed card could take a named card's core from the memo.
+  std::string moe_backend_card;
   bool same_class(const FitClass& o) const {
     return large_batch == o.large_batch && mxfp4 == o.mxfp4 && graph_ceiling == o.graph_ceiling && trtllm == o.trtllm && family == o.family &&
-           platform == o.platform && allreduce_card == o.allreduce_card;
+           platform == o.platform && allreduce_card == o.allreduce_card && moe_backend_card == o.moe_backend_card;
   }
 };
 FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads, int64_t tensor_parallel_size);

@@ -14,6 +14,7 @@
 #include "estimate/fit.hpp"
 #include "estimate/fit_memo.hpp"
 #include "model/model_catalog.hpp"
+#include "model/model_source.hpp"
 #include "model/quant_variant.hpp"
 
 using namespace preflight;
@@ -504,4 +505,43 @@ TEST(FitMemo, Issue19_ClearedEntriesAreMadeAfreshAndTheLastIsTriedFirst) {
   EXPECT_GT(first_cores, 1u);                          // more than one class: entries to keep and make afresh
   EXPECT_GT(memo.cores_computed(), computed_before);   // gpt-oss at TP 1 made its own cores, none taken from Qwen3-32B's
   EXPECT_GT(memo.cores_reused(), memo.cores_computed());
+}
+
+// Session 36 (planidx36's finding, fixed in estimate::fit_class): the MoE backend workspace of --moe-backend
+// flashinfer_b12x (engines.json overheads[cuda].moe_backend_workspaces, vLLM 0.25.x) is allocated in the profile run on
+// the cards its record names (RTXPRO6000) only. A copy of that card under an id the record does not name, fitted through
+// the same memo right after the named card, must fit as alone: without the workspace. Before, the fit class held no
+// trace of the record's card list, so the unnamed card took the named card's core (its workspace included).
+TEST(FitMemo, Issue19_MoeBackendWorkspaceCardsAreTheirOwnClass) {
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(engines);
+  auto eng = engine::select_engine(*engines, "vllm", "0.25.0");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = engines->overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  auto devices = device::load_device_catalog();
+  ASSERT_TRUE(devices);
+  const device::DeviceSpec* named = nullptr;
+  for (const auto& d : devices->devices)
+    if (d.id == "RTXPRO6000") named = &d;
+  ASSERT_NE(named, nullptr);
+  device::DeviceSpec unnamed = *named;
+  unnamed.id = "RTXPRO6000-unlisted";
+  unnamed.aliases.clear();
+  const auto m = model::resolve_model("nvidia/Qwen3-30B-A3B-NVFP4");  // NVFP4 experts, the format the backend takes
+  ASSERT_TRUE(m.has_value());
+  estimate::Deployment d = plan_deployment(1, 1, nullptr);
+  d.moe_backend = "flashinfer_b12x";
+  const auto named_alone = estimate::try_estimate_fit(*m, *named, *eng, *oh, d);
+  const auto unnamed_alone = estimate::try_estimate_fit(*m, unnamed, *eng, *oh, d);
+  ASSERT_TRUE(named_alone.has_value() && unnamed_alone.has_value());
+  ASSERT_GT(named_alone->moe_backend_workspace_bytes, 0.0);  // the record names RTXPRO6000: the workspace is there
+  ASSERT_EQ(unnamed_alone->moe_backend_workspace_bytes, 0.0);
+  estimate::FitCoreMemo memo;
+  const auto first = estimate::try_estimate_fit(memo, *m, *named, *eng, *oh, d);
+  const auto second = estimate::try_estimate_fit(memo, *m, unnamed, *eng, *oh, d);
+  ASSERT_TRUE(first.has_value() && second.has_value());
+  expect_same_fit(*named_alone, *first, "RTXPRO6000");
+  expect_same_fit(*unnamed_alone, *second, "RTXPRO6000-unlisted");
+  EXPECT_EQ(second->moe_backend_workspace_bytes, 0.0);
 }
