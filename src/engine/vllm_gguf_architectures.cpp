@@ -4,7 +4,7 @@
 
 #include "base/embedded.hpp"
 #include "engine/record_list.hpp"
-#include "engine/version_range.hpp"
+#include "engine/version_lists.hpp"
 
 namespace preflight::engine {
 
@@ -13,12 +13,9 @@ namespace {
 Status read_arch_list(VllmGgufArchCatalog& out, const JsonObject& r, const std::string& id, const std::string& where, const std::string& origin) {
   VllmGgufArchList list;
   list.id = id;
-  PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
-  PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
-  list.version_min = vmin;
-  list.version_max = vmax;
-  if (list.version_max < list.version_min)
-    return make_error(ErrorKind::corrupt, where + ": version_max " + list.version_max.text() + " is below version_min " + list.version_min.text(), origin);
+  PF_TRY(versions, read_list_versions(r, where, origin));
+  list.version_min = versions.first;
+  list.version_max = versions.second;
   const Json* renames = r.find("renames");
   if (!renames || !renames->is_object()) return make_error(ErrorKind::corrupt, where + ": renames must be an object (model_type: GGUF architecture)", origin);
   for (const auto& [from, to] : renames->items()) {
@@ -26,12 +23,10 @@ Status read_arch_list(VllmGgufArchCatalog& out, const JsonObject& r, const std::
       return make_error(ErrorKind::corrupt, where + ".renames." + from + ": expected a GGUF architecture name", origin);
     list.renames[from] = to.get<std::string>();
   }
-  PF_TRY(source, r.string("source"));
-  if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+  PF_TRY(source, read_list_source(r, where, origin));
   list.source = source;
-  for (const auto& seen : out.lists)
-    if (!(list.version_max < seen.version_min || seen.version_max < list.version_min))
-      return make_error(ErrorKind::corrupt, where + ": its versions overlap " + seen.id + "'s", origin);
+  PF_TRY(disjoint, check_lists_disjoint(out.lists, list, where, origin));
+  (void)disjoint;
   out.lists.push_back(std::move(list));
   return Ok{};
 }
@@ -84,9 +79,8 @@ const Expected<VllmGgufArchCatalog>& shipped_vllm_gguf_architectures() {
 std::string vllm_gguf_architecture_refusal(const VllmGgufArchCatalog& catalog, const std::string& engine_name, const Version& version,
                                            const std::string& model_type, bool from_file) {
   if (engine_name != "vllm" || model_type.empty()) return "";
-  const auto in_range = std::find_if(catalog.lists.begin(), catalog.lists.end(),
-                                     [&](const VllmGgufArchList& l) { return l.version_min <= version && version <= l.version_max; });
-  if (in_range == catalog.lists.end()) return "";
+  const VllmGgufArchList* in_range = list_for_version(catalog.lists, version);
+  if (!in_range) return "";
   const VllmGgufArchList& list = *in_range;
   const VllmGgufFileArch* file = nullptr;
   if (from_file)
