@@ -75,15 +75,4 @@ engine::Interconnect fit_interconnect(const device::DeviceSpec& dev, const engin
   return read ? ic : engine::Interconnect::unknown;
 }
 
-std::vector<size_t> moe_backend_card_groups(std::span<const device::DeviceSpec* const> devs, const engine::Overheads* oh, size_t& groups) {
-  std::vector<size_t> group_of(devs.size());
-  groups = 0;
-  for (size_t x = 0; x < devs.size(); ++x) {
-    size_t y = 0;
-    while (y < x && !(!oh || same_moe_backend_cards(*oh, *devs[y], *devs[x]))) ++y;
-    group_of[x] = y < x ? group_of[y] : groups++;
-  }
-  return group_of;
-}
-
 }  // namespace preflight::plan

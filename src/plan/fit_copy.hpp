@@ -54,11 +54,4 @@ estimate::FitClass plan_fit_class(const device::DeviceSpec& device, const engine
 engine::Interconnect fit_interconnect(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& overheads,
                                       const PlanTargets& targets, int64_t num_devices);
 
-// For each card of `devs`, the index of its group of cards that the MoE backend workspaces of `overheads` list alike
-// (numbered in the order of each group's first card; `groups` their number; one group without overheads or records).
-// Planidx36: estimate::FitClass, which keys the cores a FitCoreMemo shares, does not hold that listing (a card a record
-// names allocates the backend's workspace in the profile run, one it does not name does not), so a plan keeps one
-// FitCoreMemo per group.
-std::vector<size_t> moe_backend_card_groups(std::span<const device::DeviceSpec* const> devs, const engine::Overheads* overheads, size_t& groups);
-
 }  // namespace preflight::plan

@@ -465,8 +465,6 @@ struct PlatformRun {
   // count the number of sets (plan_runs).
   std::vector<std::vector<size_t>> set_of;
   std::vector<size_t> sets;
-  std::vector<size_t> core_group;  // per device: its FitCoreMemo (plan/fit_copy: moe_backend_card_groups)
-  size_t core_groups = 1;
   // Per device: its launch class, the cards whose families every launch rule treats alike (same_launch_family),
   // numbered like set_of; a row's start commands are built once per distinct launch within a class (round 16: once
   // per family before, 10,391 builds in the whole-catalogue --json plan).
@@ -524,7 +522,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   // The variant's scheme lives in `d` and the profiles in the plan's const speed catalogue, unchanged while it runs.
   estimate::StepTrafficMemo traffic(models[i], estimate::StepTrafficInputs::held);
   estimate::KvScanMemo scans(models[i]);
-  std::vector<estimate::FitCoreMemo> cores(r.core_groups);
+  estimate::FitCoreMemo cores;  // one for the run's cards: estimate::FitClass keys what a card reads (its MoE backend listing too)
   estimate::SpeedWorkload workload = speed_workload(in, t);
   estimate::FitEstimate scratch;  // every fit the item computes, in turn (its rows keep their RowFit)
   std::vector<const Candidate*> fitted;
@@ -542,7 +540,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   for (size_t k = 0; k < counts.size(); ++k) {
     fitted.assign(r.sets[k], nullptr);
     for (auto& list : launched) list.clear();
-    for (auto& memo : cores) memo.clear();
+    cores.clear();
     for (const size_t x : r.order) {
       pv.speed = r.speeds[x];
       pv.rejected = rejected[x].first;
@@ -550,7 +548,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       Candidate& c = r.lists[x][k][r.offset[i] + v];
       const Candidate*& same = fitted[r.set_of[k][x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
-                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores[r.core_group[x]], &workload, &reasons,
+                        {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
                          r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x], &group_bytes, &r.device_ids[x]}) &&
           !same)
         same = &c;
@@ -593,7 +591,6 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
     r.set_of.resize(counts.size());
     r.sets.assign(counts.size(), 0);
     for (size_t k = 0; k < counts.size(); ++k) r.set_of[k] = fit_copy_sets(r.devs, r.eng ? &*r.eng : nullptr, oh, t, counts[k], r.sets[k]);
-    r.core_group = moe_backend_card_groups(r.devs, oh, r.core_groups);
   }
   // Planfast6: the source texts the rows' speed texts name (the plan's cards, speed catalogue and profiles) are const
   // while it runs, so each worker's text memos compare an entry's characters once per plan (estimate/held_texts.hpp).
