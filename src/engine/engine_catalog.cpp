@@ -52,10 +52,9 @@ Expected<std::string> read_source_field(const JsonObject& r, const std::string& 
 }
 
 Expected<EngineProfile::VersionRule> read_counted_versions(const JsonObject& r, const std::string& origin) {
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
+  PF_TRY(range, read_record_versions(r, format("%s: %s", origin.c_str(), r.key_path("version_min").c_str()), origin));
   PF_TRY(source, read_source_field(r, "version_source", origin));
-  return EngineProfile::VersionRule{range->first, range->second, source};
+  return EngineProfile::VersionRule{range.first, range.second, source};
 }
 
 namespace {
@@ -466,7 +465,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.graph_capture_rules.rules = std::make_shared<const CaptureRules>(std::move(capture));
   PF_TRY(engine, r.string("engine"));
   p.engine = engine;
-  PF_TRY(range, read_record_versions(r, origin + ": " + id, origin));
+  PF_TRY(range, read_record_versions(r, format("%s: %s", origin.c_str(), id.c_str()), origin));
   p.version_min = range.first;
   p.version_max = range.second;
   if (const Json* fr = r.find("first_release"); fr && !fr->is_null()) {
