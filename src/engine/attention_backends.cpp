@@ -6,6 +6,7 @@
 #include "base/quote.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 
 namespace preflight::engine {
 
@@ -29,15 +30,11 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     AttentionBackendNames rec;
     rec.id = id;
-    PF_TRY(engines, string_list(r.find("engines"), where + ".engines", origin));
-    if (engines.empty()) return make_error(ErrorKind::corrupt, where + ": engines is empty", origin);
+    PF_TRY(engines, read_record_names(r, "engines", where, origin, EmptyWording::is_empty));
     rec.engines = engines;
-    PF_TRY(vmin, r.string("version_min"));
-    PF_TRY(vmax, r.string("version_max"));
-    const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-    if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rec.version_min = *pmin;
-    rec.version_max = *pmax;
+    PF_TRY(range, read_record_versions(r, where, origin));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
     PF_TRY(names, string_list(r.find("names"), where + ".names", origin));
     PF_TRY(valid, string_list(r.find("valid_options"), where + ".valid_options", origin));
     if (names.empty()) return make_error(ErrorKind::corrupt, where + ": names is empty", origin);
@@ -50,8 +47,7 @@ Expected<AttentionBackendCatalog> parse_attention_backends(const Json& root, con
     PF_TRY(rejection, r.string("rejection"));
     if (rejection.find("{name}") == std::string::npos) return make_error(ErrorKind::corrupt, where + ": rejection does not name the value ({name})", origin);
     rec.rejection = rejection;
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    PF_TRY(source, read_record_text(r, "source", where, origin, EmptyWording::is_empty));
     rec.source = source;
     PF_TRY(unknown, r.opt_string("unknown"));
     if (unknown && *unknown == "ignored") rec.unknown = UnknownBackend::ignored;
@@ -123,7 +119,7 @@ Expected<std::string> check_name(const AttentionBackendNames& rec, const std::st
 Expected<std::string> check_attention_backend(const AttentionBackendCatalog& catalog, const EngineProfile& engine, const std::string& value, const std::string& origin) {
   const Version v = engine.rule_version();
   for (const auto& rec : catalog.records)
-    if (contains(rec.engines, engine.engine) && rec.version_min <= v && v <= rec.version_max)
+    if (contains(rec.engines, engine.engine) && covers_version(rec, v))
       return check_name(rec, engine.engine + " " + v.text(), engine.version_named.has_value(), value, origin);
   return std::string();
 }
@@ -133,7 +129,7 @@ Expected<std::string> check_attention_backend_of(const AttentionBackendCatalog& 
   const AttentionBackendNames* chosen = nullptr;
   for (const auto& rec : catalog.records) {
     if (!contains(rec.engines, engine_name)) continue;
-    if (version ? (rec.version_min <= *version && *version <= rec.version_max) : (!chosen || chosen->version_max < rec.version_max)) chosen = &rec;
+    if (version ? covers_version(rec, *version) : (!chosen || chosen->version_max < rec.version_max)) chosen = &rec;
     if (version && chosen) break;
   }
   if (!chosen) return std::string();

@@ -5,6 +5,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -15,10 +16,9 @@ Expected<EngineProfile::VersionRule> read_rule_range(const JsonObject& c, const 
   allowed.insert(allowed.end(), extra.begin(), extra.end());
   PF_TRY(keys, c.only_keys(allowed));
   (void)keys;
-  PF_TRY(range, read_version_range(c));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: %s: bad version range", origin.c_str(), id.c_str(), key.c_str()), origin);
+  PF_TRY(range, read_record_versions(c, format("%s: %s: %s", origin.c_str(), id.c_str(), key.c_str()), origin));
   PF_TRY(src, read_source_field(c, "source", origin));
-  return EngineProfile::VersionRule{range->first, range->second, src};
+  return EngineProfile::VersionRule{range.first, range.second, src};
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -73,17 +74,15 @@ std::string cc_input_value(const Json& v) {
 
 template <class Record>
 bool cc_covers(const Record& r, const std::string& engine_name, const Version& version) {
-  return std::find(r.engines.begin(), r.engines.end(), engine_name) != r.engines.end() && r.version_min <= version && version <= r.version_max;
+  return std::find(r.engines.begin(), r.engines.end(), engine_name) != r.engines.end() && covers_version(r, version);
 }
 
-// A record's version range and engines (nested_records, mode_records).
+// A record's version range and engines (records, nested_records, mode_records).
 Expected<std::pair<Version, Version>> cc_read_common(const JsonObject& r, const std::string& where, const std::string& origin, std::vector<std::string>& engines) {
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-  PF_TRY(list, string_list(r.find("engines"), where + ".engines", origin));
-  if (list.empty()) return make_error(ErrorKind::corrupt, where + ": engines is empty", origin);
+  PF_TRY(range, read_record_versions(r, where, origin));
+  PF_TRY(list, read_record_names(r, "engines", where, origin, EmptyWording::is_empty));
   engines = std::move(list);
-  return *range;
+  return range;
 }
 
 // One line error of pydantic's ValidationError: "loc\n  message [type=..., input_value=..., input_type=...]".
@@ -158,13 +157,9 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     CompilationConfigKeys rec;
     rec.id = id;
-    PF_TRY(range, read_version_range(r));
-    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rec.version_min = range->first;
-    rec.version_max = range->second;
-    PF_TRY(engines, string_list(r.find("engines"), where + ".engines", origin));
-    if (engines.empty()) return make_error(ErrorKind::corrupt, where + ": engines is empty", origin);
-    rec.engines = std::move(engines);
+    PF_TRY(range, cc_read_common(r, where, origin, rec.engines));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
     PF_TRY(refusal, r.string("refusal"));
     if (refusal != "extra_forbidden" && refusal != "type_error")
       return make_error(ErrorKind::corrupt, where + ": refusal: expected extra_forbidden or type_error, found " + refusal, origin);
@@ -172,8 +167,7 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
     PF_TRY(argument, r.string("argument"));
     if (argument.rfind("--", 0) != 0) return make_error(ErrorKind::corrupt, where + ": argument: expected the flag as argparse names it (--compilation-config/-cc)", origin);
     rec.argument = std::move(argument);
-    PF_TRY(keys, string_list(r.find("keys"), where + ".keys", origin));
-    if (keys.empty()) return make_error(ErrorKind::corrupt, where + ": keys is empty", origin);
+    PF_TRY(keys, read_record_names(r, "keys", where, origin, EmptyWording::is_empty));
     rec.keys = std::move(keys);
     PF_TRY(source, read_source_field(r, "source", origin));
     rec.source = std::move(source);
@@ -194,8 +188,7 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
       if (field.empty() || class_name.empty()) return make_error(ErrorKind::corrupt, where + ": field and class must not be empty", origin);
       rec.field = std::move(field);
       rec.class_name = std::move(class_name);
-      PF_TRY(keys, string_list(r.find("keys"), where + ".keys", origin));
-      if (keys.empty()) return make_error(ErrorKind::corrupt, where + ": keys is empty", origin);
+      PF_TRY(keys, read_record_names(r, "keys", where, origin, EmptyWording::is_empty));
       rec.keys = std::move(keys);
       PF_TRY(source, read_source_field(r, "source", origin));
       rec.source = std::move(source);
@@ -217,8 +210,7 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
       PF_TRY(argument, r.string("argument"));
       if (argument.rfind("--", 0) != 0) return make_error(ErrorKind::corrupt, where + ": argument: expected the flag as argparse names it (--compilation-config/-cc)", origin);
       rec.argument = std::move(argument);
-      PF_TRY(values, string_list(r.find("values"), where + ".values", origin));
-      if (values.empty()) return make_error(ErrorKind::corrupt, where + ": values is empty", origin);
+      PF_TRY(values, read_record_names(r, "values", where, origin, EmptyWording::is_empty));
       rec.values = std::move(values);
       PF_TRY(source, read_source_field(r, "source", origin));
       rec.source = std::move(source);

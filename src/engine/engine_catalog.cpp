@@ -14,6 +14,7 @@
 #include "engine/engine_profile.hpp"
 #include "engine/engine_overheads.hpp"
 #include "engine/nccl_buffers.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -22,7 +23,7 @@ void apply_group_padding(EngineProfile& p, const Version& v) {
   p.hybrid_group_padding_ratio = 1.0;
   p.hybrid_group_padding_source = "no hybrid_group_padding entry for " + p.engine + " " + v.text() + ": groups take the fewest layers of a kind";
   for (const auto& g : p.hybrid_group_paddings) {
-    if (g.version_min <= v && v <= g.version_max) {
+    if (covers_version(g, v)) {
       p.hybrid_group_padding_ratio = g.ratio;
       p.hybrid_group_padding_source = g.source;
     }
@@ -51,10 +52,9 @@ Expected<std::string> read_source_field(const JsonObject& r, const std::string& 
 }
 
 Expected<EngineProfile::VersionRule> read_counted_versions(const JsonObject& r, const std::string& origin) {
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
+  PF_TRY(range, read_record_versions(r, format("%s: %s", origin.c_str(), r.key_path("version_min").c_str()), origin));
   PF_TRY(source, read_source_field(r, "version_source", origin));
-  return EngineProfile::VersionRule{range->first, range->second, source};
+  return EngineProfile::VersionRule{range.first, range.second, source};
 }
 
 namespace {
@@ -465,10 +465,9 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
   p.graph_capture_rules.rules = std::make_shared<const CaptureRules>(std::move(capture));
   PF_TRY(engine, r.string("engine"));
   p.engine = engine;
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), id.c_str()), origin);
-  p.version_min = range->first;
-  p.version_max = range->second;
+  PF_TRY(range, read_record_versions(r, format("%s: %s", origin.c_str(), id.c_str()), origin));
+  p.version_min = range.first;
+  p.version_max = range.second;
   if (const Json* fr = r.find("first_release"); fr && !fr->is_null()) {
     const std::string where = "profiles[" + id + "].first_release";
     if (!fr->is_object()) return make_error(ErrorKind::corrupt, format("%s: %s: expected an object", origin.c_str(), where.c_str()), origin);
@@ -483,7 +482,7 @@ Expected<EngineProfile> parse_engine_profile(const Json& item, const std::string
     if (fs.empty()) return make_error(ErrorKind::corrupt, format("%s: %s.source: empty (every fact names its source)", origin.c_str(), where.c_str()), origin);
     // The release dates the profile, so it is one of the profile's own versions ("0.13.0rc1" in 0.13.0-0.14.99).
     const auto released = parse_version(fv);
-    if (!released || *released < p.version_min || p.version_max < *released)
+    if (!released || !covers_version(p, *released))
       return make_error(ErrorKind::corrupt,
                         format("%s: %s.version: '%s' is not a version of the profile's range %s-%s", origin.c_str(), where.c_str(), fv.c_str(),
                                p.version_min.text().c_str(), p.version_max.text().c_str()),
@@ -650,7 +649,7 @@ Status parse_group_padding(const Json& item, const std::string& origin, EngineCa
   PF_TRY(source, r.string("source"));
   const EngineProfile::GroupPadding g{range.min, range.max, ratio, source};
   for (auto& p : catalog.profiles)
-    if (p.engine == engine && g.version_min <= p.version_max && p.version_min <= g.version_max) p.hybrid_group_paddings.push_back(g);
+    if (p.engine == engine && versions_overlap(g, p)) p.hybrid_group_paddings.push_back(g);
   return Ok{};
 }
 
@@ -676,7 +675,7 @@ Status parse_auto_detect(const Json& item, const std::string& origin, EngineCata
     return make_error(ErrorKind::corrupt, format("%s: quantization_auto_detect[%s %s]: empty method or source", origin.c_str(), engine.c_str(), vmin.c_str()), origin);
   const QuantizationAutoDetect a{range.min, range.max, trigger, method, local.value_or(false), source};
   for (auto& p : catalog.profiles)
-    if (p.engine == engine && a.version_min <= p.version_max && p.version_min <= a.version_max) p.quantization_auto_detects.push_back(a);
+    if (p.engine == engine && versions_overlap(a, p)) p.quantization_auto_detects.push_back(a);
   return Ok{};
 }
 
@@ -761,7 +760,7 @@ Expected<EngineProfile> select_engine(const EngineCatalog& catalog, const std::s
   const auto v = parse_version(version_text, engine);
   if (!v) return make_error(ErrorKind::invalid_argument, format("cannot read a version in '%s' (expected X.Y[.Z])", one_line(version_text, 60).c_str()), version_text);
   for (const auto& p : catalog.profiles) {
-    if (p.engine == engine && p.version_min <= *v && *v <= p.version_max) {
+    if (p.engine == engine && covers_version(p, *v)) {
       EngineProfile selected = p;
       apply_group_padding(selected, *v);
       selected.version_named = *v;

@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -14,13 +15,13 @@ const char* engine_core_name(EngineCore core) { return core == EngineCore::v0 ? 
 
 const V0PrintedLines* V0EngineRecord::lines_at(const Version& v) const {
   for (const auto& l : printed_lines)
-    if (l.version_min <= v && v <= l.version_max) return &l;
+    if (covers_version(l, v)) return &l;
   return nullptr;
 }
 
 const V0EngineRecord* EngineCoreCatalog::v0_engine(const std::string& engine, const Version& v) const {
   for (const auto& r : records)
-    if (r.engine == engine && r.version_min <= v && v <= r.version_max) return &r;
+    if (r.engine == engine && covers_version(r, v)) return &r;
   return nullptr;
 }
 
@@ -48,7 +49,7 @@ const V1Fallback* EngineCoreCatalog::v1_fallback(const std::string& engine, cons
   const std::string backend = trim(attention_backend);
   auto listed = [](const std::vector<std::string>& list, const std::string& name) { return std::find(list.begin(), list.end(), name) != list.end(); };
   for (const auto& f : fallbacks) {
-    if (f.engine != engine || v < f.version_min || f.version_max < v || !listed(f.platforms, platform)) continue;
+    if (f.engine != engine || !covers_version(f, v) || !listed(f.platforms, platform)) continue;
     if (!f.families.empty() && !listed(f.families, family)) continue;
     if (f.condition == FallbackCondition::kv_cache_dtype && !dtype_stated) continue;
     // vllm/engine/arg_utils.py: 'envs.VLLM_ATTENTION_BACKEND not in V1_BACKENDS', the variable's text as given.
@@ -101,9 +102,7 @@ Expected<std::vector<V0PrintedLines>> printed_lines_of(const JsonObject& r, cons
     lines.memory_lines = memory;
     PF_TRY(source, read_source_field(e, "source", origin));
     lines.source = source;
-    for (const auto& other : out)
-      if (!(other.version_max < lines.version_min) && !(lines.version_max < other.version_min))
-        return make_error(ErrorKind::corrupt, at + ": version range overlaps another printed_lines entry", origin);
+    if (overlapping_record(out, lines)) return make_error(ErrorKind::corrupt, at + ": version range overlaps another printed_lines entry", origin);
     out.push_back(std::move(lines));
   }
   return out;
@@ -118,10 +117,9 @@ Status read_fallbacks(const JsonObject& top, EngineCoreCatalog& out, const std::
     f.id = id;
     PF_TRY(engine, r.string("engine"));
     f.engine = engine;
-    PF_TRY(range, read_version_range(r));
-    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    f.version_min = range->first;
-    f.version_max = range->second;
+    PF_TRY(range, read_record_versions(r, where, origin));
+    f.version_min = range.first;
+    f.version_max = range.second;
     const V0EngineRecord* rec = out.v0_engine(f.engine, f.version_min);
     if (!rec || rec->version_max < f.version_max || rec->default_core != EngineCore::v1)
       return make_error(ErrorKind::corrupt, where + ": no V0 record of " + f.engine + " whose default is V1 covers " + f.version_min.text() + " - " + f.version_max.text(),
@@ -169,10 +167,9 @@ Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::stri
     rec.id = id;
     PF_TRY(engine, r.string("engine"));
     rec.engine = engine;
-    PF_TRY(range, read_version_range(r));
-    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rec.version_min = range->first;
-    rec.version_max = range->second;
+    PF_TRY(range, read_record_versions(r, where, origin));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
     PF_TRY(core, default_core_of(r, where, origin));
     rec.default_core = core;
     PF_TRY(batched, r.int_("max_num_batched_tokens_large_device"));
@@ -197,9 +194,8 @@ Expected<EngineCoreCatalog> parse_engine_cores(const Json& root, const std::stri
     PF_TRY(source, r.string("source"));
     if (trim(source).empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
     rec.source = source;
-    for (const auto& other : out.records)
-      if (other.engine == rec.engine && !(other.version_max < rec.version_min) && !(rec.version_max < other.version_min))
-        return make_error(ErrorKind::corrupt, where + ": version range overlaps records[" + other.id + "]", origin);
+    if (const V0EngineRecord* other = overlapping_record(out.records, rec, [&](const V0EngineRecord& o) { return o.engine == rec.engine; }))
+      return make_error(ErrorKind::corrupt, where + ": version range overlaps records[" + other->id + "]", origin);
     out.records.push_back(std::move(rec));
     return Ok{};
   }));

@@ -7,6 +7,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/version_lists.hpp"
 
 namespace preflight::engine {
 
@@ -134,7 +135,7 @@ bool EngineProfile::accepts_quantization(const std::string& method) const {
 const QuantizationAutoDetect* EngineProfile::auto_detect(const std::string& trigger) const {
   const Version v = rule_version();
   for (const auto& r : quantization_auto_detects)
-    if (r.trigger == trigger && r.version_min <= v && v <= r.version_max) return &r;
+    if (r.trigger == trigger && covers_version(r, v)) return &r;
   return nullptr;
 }
 

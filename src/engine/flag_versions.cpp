@@ -5,6 +5,7 @@
 
 #include "base/embedded.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -45,21 +46,17 @@ Status parse_legacy_speculative(const JsonObject& top, const std::string& origin
                          [&](const JsonObject& r, const std::string& id, const std::string& at) -> Status {
     LegacySpeculativeMethod m;
     m.id = id;
-    PF_TRY(methods, string_list(r.find("methods"), at + ".methods", origin));
-    if (methods.empty()) return make_error(ErrorKind::corrupt, at + ": methods must not be empty", origin);
+    PF_TRY(methods, read_record_names(r, "methods", at, origin, EmptyWording::must_not_be_empty));
     m.methods = std::move(methods);
-    PF_TRY(min_text, r.string("version_min"));
-    const auto min = parse_version(min_text);
-    if (!min) return make_error(ErrorKind::corrupt, at + ": version_min '" + min_text + "' is not a version", origin);
-    m.version_min = *min;
+    PF_TRY(version_min, read_version_field(r, "version_min", at, origin));
+    m.version_min = version_min;
     PF_TRY(model, r.string("speculative_model"));
     m.speculative_model = model;
     PF_TRY(types, string_list(r.find("model_types"), at + ".model_types", origin));
     m.model_types = std::move(types);
     PF_TRY(required, string_list(r.find("required"), at + ".required", origin));
     m.required = std::move(required);
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, at + ": source must not be empty", origin);
+    PF_TRY(source, read_list_source(r, at, origin));
     m.source = source;
     for (const auto& seen : out.legacy_speculative_methods)
       for (const auto& name : m.methods)
@@ -108,12 +105,10 @@ Expected<FlagVersionCatalog> parse_flag_versions(const Json& root, const std::st
     if (rec.version_max < rec.version_min)
       return make_error(ErrorKind::corrupt, where + ": version_max " + rec.version_max.text() + " is below version_min " + rec.version_min.text(), origin);
     if (bounded || r.has("replacement")) {
-      PF_TRY(replacement, r.string("replacement"));
-      if (replacement.empty()) return make_error(ErrorKind::corrupt, where + ": replacement must not be empty", origin);
+      PF_TRY(replacement, read_record_text(r, "replacement", where, origin, EmptyWording::must_not_be_empty));
       rec.replacement = replacement;
     }
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source must not be empty", origin);
+    PF_TRY(source, read_list_source(r, where, origin));
     rec.source = source;
     out.records.push_back(std::move(rec));
     return Ok{};
@@ -138,7 +133,7 @@ std::string unrecognized_flags_refusal(const FlagVersionCatalog& catalog, const 
   std::string tokens;
   for (const auto& g : given) {
     const FlagVersions* rec = catalog.find(g.flag);
-    if (!rec || (rec->version_min <= version && version <= rec->version_max)) continue;
+    if (!rec || covers_version(*rec, version)) continue;
     tokens += " " + g.flag + (g.value.empty() ? "" : " " + g.value);
   }
   return tokens.empty() ? "" : "vllm: error: unrecognized arguments:" + tokens;
@@ -228,7 +223,7 @@ std::string flag_version_refusal(const FlagVersionCatalog& catalog, const std::s
                                  const std::string& as_written) {
   if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
   const FlagVersions* rec = catalog.find(flag);
-  if (!rec || (rec->version_min <= version && version <= rec->version_max)) return "";
+  if (!rec || covers_version(*rec, version)) return "";
   const std::string range = rec->version_max.major >= 99 ? "from " + rec->version_min.text() : rec->version_min.text() + " to " + rec->version_max.text();
   return "vllm serve: error: unrecognized arguments: " + as_written + " (" + engine_name + " " + version.text() + " has no " + flag + "; vLLM has it " + range +
          (rec->replacement.empty() ? "" : "; this version takes " + rec->replacement) + "; " + catalog.origin + ")";

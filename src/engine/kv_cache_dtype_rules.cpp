@@ -5,7 +5,7 @@
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
-#include "engine/version_range.hpp"
+#include "engine/version_lists.hpp"
 
 namespace preflight::engine {
 
@@ -18,7 +18,7 @@ bool contains(const std::vector<std::string>& list, const std::string& s) { retu
 const KvCacheDtypeFailure* KvCacheDtypeRules::failure_for(const EngineProfile& engine, const std::string& family, const std::string& dtype) const {
   const Version v = engine.rule_version();
   for (const auto& r : records)
-    if (contains(r.engines, engine.engine) && contains(r.families, family) && contains(r.dtypes, dtype) && r.version_min <= v && v <= r.version_max) return &r;
+    if (contains(r.engines, engine.engine) && contains(r.families, family) && contains(r.dtypes, dtype) && covers_version(r, v)) return &r;
   return nullptr;
 }
 
@@ -32,13 +32,11 @@ Expected<KvCacheDtypeRules> parse_kv_cache_dtype_rules(const Json& root, const s
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     KvCacheDtypeFailure rec;
     rec.id = id;
-    PF_TRY(range, read_version_range(r));
-    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rec.version_min = range->first;
-    rec.version_max = range->second;
+    PF_TRY(range, read_record_versions(r, where, origin));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
     for (const auto& [key, into] : {std::pair{"engines", &rec.engines}, std::pair{"dtypes", &rec.dtypes}, std::pair{"families", &rec.families}}) {
-      PF_TRY(values, string_list(r.find(key), where + "." + key, origin));
-      if (values.empty()) return make_error(ErrorKind::corrupt, where + ": " + key + " is empty", origin);
+      PF_TRY(values, read_record_names(r, key, where, origin, EmptyWording::is_empty));
       *into = values;
     }
     for (const auto& [key, into] : {std::pair{"failure", &rec.failure}, std::pair{"message", &rec.message}, std::pair{"fix", &rec.fix}, std::pair{"source", &rec.source}}) {

@@ -4,6 +4,7 @@
 
 #include "base/embedded.hpp"
 #include "base/units.hpp"
+#include "engine/version_lists.hpp"
 
 namespace preflight::engine {
 
@@ -29,12 +30,9 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
     rule.id = id;
     PF_TRY(engine, r.string("engine"));
     rule.engine = engine;
-    PF_TRY(vmin, r.string("version_min"));
-    PF_TRY(vmax, r.string("version_max"));
-    const auto pmin = parse_version(vmin), pmax = parse_version(vmax);
-    if (!pmin || !pmax || *pmax < *pmin) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rule.version_min = *pmin;
-    rule.version_max = *pmax;
+    PF_TRY(range, read_record_versions(r, where, origin));
+    rule.version_min = range.first;
+    rule.version_max = range.second;
     const Json* when = r.find("when");
     if (!when || !when->is_object()) return make_error(ErrorKind::corrupt, where + ": when: expected an object", origin);
     JsonObject w(*when, origin, "rules[" + id + "].when");
@@ -76,8 +74,7 @@ Expected<LaunchRules> parse_launch_rules(const Json& root, const std::string& or
       }
     }
     PF_TRY(note, r.string("note"));
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    PF_TRY(source, read_record_text(r, "source", where, origin, EmptyWording::is_empty));
     rule.note = note;
     rule.source = source;
     out.rules.push_back(std::move(rule));

@@ -8,6 +8,7 @@
 #include "base/json_writer.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -45,11 +46,9 @@ Status parse_npu_spans(const JsonObject& r, const std::string& where, const std:
     PF_TRY(known, o.only_keys({"version_min", "version_max", "status", "page_words", "fix", "source"}));
     (void)known;
     NpuSupportSpan span;
-    PF_TRY(lo, read_version_field(o, "version_min", at, origin));
-    PF_TRY(hi, read_version_field(o, "version_max", at, origin));
-    if (hi < lo) return make_error(ErrorKind::corrupt, at + ": version_max " + hi.text() + " is below version_min " + lo.text(), origin);
-    span.version_min = lo;
-    span.version_max = hi;
+    PF_TRY(range, read_list_versions(o, at, origin));
+    span.version_min = range.first;
+    span.version_max = range.second;
     PF_TRY(status, o.string("status"));
     const StatusName* named = nullptr;
     for (const auto& n : k_status_names)
@@ -65,9 +64,8 @@ Status parse_npu_spans(const JsonObject& r, const std::string& where, const std:
     if (span.status == NpuSupportStatus::unsupported && (!fix || fix->empty()))
       return make_error(ErrorKind::corrupt, at + ": an unsupported span needs a fix (the versions whose page marks it supported)", origin);
     span.fix = fix.value_or("");
-    for (const auto& other : out)
-      if (!(span.version_max < other.version_min || other.version_max < span.version_min))
-        return make_error(ErrorKind::corrupt, at + ": overlaps the span " + other.version_min.text() + " to " + other.version_max.text(), origin);
+    if (const NpuSupportSpan* other = overlapping_record(out, span))
+      return make_error(ErrorKind::corrupt, at + ": overlaps the span " + other->version_min.text() + " to " + other->version_max.text(), origin);
     out.push_back(std::move(span));
   }
   return Ok{};
@@ -98,12 +96,9 @@ Expected<ModelSupportCatalog> parse_model_support(const Json& root, const std::s
                         origin);
     ArchitectureSupport rec;
     rec.architecture = id;
-    PF_TRY(text, r.string("version_min"));
-    const auto v = parse_version(text);
-    if (!v) return make_error(ErrorKind::corrupt, where + ": version_min '" + text + "' is not a version", origin);
-    rec.version_min = *v;
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    PF_TRY(version_min, read_version_field(r, "version_min", where, origin));
+    rec.version_min = version_min;
+    PF_TRY(source, read_record_text(r, "source", where, origin, EmptyWording::is_empty));
     rec.source = source;
     PF_TRY(spans, parse_npu_spans(r, where, origin, rec.vllm_ascend));
     (void)spans;
@@ -133,7 +128,7 @@ ArchitectureCheck check_architecture(const ModelSupportCatalog& catalog, const s
   if (rec->version_min <= version) {
     if (engine_name != "vllm-ascend") return {ArchitectureVerdict::supported, ""};
     for (const auto& span : rec->vllm_ascend) {
-      if (version < span.version_min || span.version_max < version) continue;
+      if (!covers_version(span, version)) continue;
       const std::string page = "vLLM-Ascend's Supported Models page (" + span.source + ")";
       if (span.status == NpuSupportStatus::unsupported)
         return {ArchitectureVerdict::unsupported, "vllm-ascend " + version.text() + " does not support " + architecture + " on NPU: " + page + " marks it \"" +

@@ -1,6 +1,7 @@
 // engine/nccl_buffers: reads overheads[cuda].nccl_buffers of engines.json (docs/memory-model.md, "NCCL buffers before
 // vLLM PR #25359").
 #include "engine/nccl_buffers.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 #include <algorithm>
@@ -131,10 +132,9 @@ Expected<NcclBuffers> parse_nccl_buffers(const JsonObject& r, const std::string&
   NcclBuffers n;
   PF_TRY(engine, r.string("engine"));
   n.engine = engine;
-  PF_TRY(range, read_version_range(r));
-  if (!range) return make_error(ErrorKind::corrupt, format("%s: %s: bad version range", origin.c_str(), r.key_path("version_min").c_str()), origin);
+  PF_TRY(range, read_record_versions(r, format("%s: %s", origin.c_str(), r.key_path("version_min").c_str()), origin));
   PF_TRY(vsrc, r.string("version_source"));
-  n.counted = EngineProfile::VersionRule{range->first, range->second, vsrc};
+  n.counted = EngineProfile::VersionRule{range.first, range.second, vsrc};
   PF_TRY(comms, r.int_("communicators"));
   if (comms < 1 || comms > 16) return make_error(ErrorKind::corrupt, format("%s: %s: expected 1-16", origin.c_str(), r.key_path("communicators").c_str()), origin);
   n.communicators = comms;
@@ -153,13 +153,13 @@ Expected<NcclBuffers> parse_nccl_buffers(const JsonObject& r, const std::string&
   PF_TRY(proxy_src, r.opt_string("proxy_source"));
   if (steps || proxy_max || proxy_src) {
     const auto pmax_proxy = proxy_max ? parse_version(*proxy_max) : std::nullopt;
-    if (!steps || *steps < 1 || *steps > 64 || !pmax_proxy || *pmax_proxy < range->first || range->second < *pmax_proxy || !proxy_src || trim(*proxy_src).empty())
+    if (!steps || *steps < 1 || *steps > 64 || !pmax_proxy || !covers_version(n.counted, *pmax_proxy) || !proxy_src || trim(*proxy_src).empty())
       return make_error(ErrorKind::corrupt,
                         format("%s: %s: expected proxy_shared_steps (1-64), proxy_version_max inside the version range and proxy_source together",
                                origin.c_str(), r.key_path("proxy_shared_steps").c_str()),
                         origin);
     n.proxy_shared_steps = *steps;
-    n.proxy_counted = EngineProfile::VersionRule{range->first, *pmax_proxy, *proxy_src};
+    n.proxy_counted = EngineProfile::VersionRule{range.first, *pmax_proxy, *proxy_src};
     n.proxy_source = *proxy_src;
   }
   PF_TRY(domains, r.array("domains"));

@@ -5,6 +5,7 @@
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -18,7 +19,7 @@ bool names_engine(const PrintedRanksRecord& r, const std::string& engine) { retu
 const PrintedRanksRecord* PrintedRanks::record_for(const EngineProfile& engine, const std::string& line) const {
   const Version v = engine.rule_version();
   for (const auto& r : records)
-    if (r.line == line && names_engine(r, engine.engine) && r.version_min <= v && v <= r.version_max) return &r;
+    if (r.line == line && names_engine(r, engine.engine) && covers_version(r, v)) return &r;
   return nullptr;
 }
 
@@ -32,12 +33,10 @@ Expected<PrintedRanks> parse_printed_ranks(const Json& root, const std::string& 
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     PrintedRanksRecord rec;
     rec.id = id;
-    PF_TRY(range, read_version_range(r));
-    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rec.version_min = range->first;
-    rec.version_max = range->second;
-    PF_TRY(engines, string_list(r.find("engines"), where + ".engines", origin));
-    if (engines.empty()) return make_error(ErrorKind::corrupt, where + ": engines is empty", origin);
+    PF_TRY(range, read_record_versions(r, where, origin));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
+    PF_TRY(engines, read_record_names(r, "engines", where, origin, EmptyWording::is_empty));
     rec.engines = engines;
     PF_TRY(line, r.string("line"));
     if (line != "available_kv") return make_error(ErrorKind::corrupt, where + ": line '" + line + "': expected available_kv", origin);
@@ -50,7 +49,7 @@ Expected<PrintedRanks> parse_printed_ranks(const Json& root, const std::string& 
     rec.source = source;
     for (const auto& other : out.records)
       for (const auto& e : rec.engines)
-        if (other.line == rec.line && names_engine(other, e) && !(rec.version_max < other.version_min || other.version_max < rec.version_min))
+        if (other.line == rec.line && names_engine(other, e) && versions_overlap(rec, other))
           return make_error(ErrorKind::corrupt, where + ": its versions overlap record " + other.id + "'s for " + e, origin);
     out.records.push_back(std::move(rec));
     return Ok{};

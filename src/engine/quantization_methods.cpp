@@ -6,6 +6,7 @@
 #include "base/embedded.hpp"
 #include "engine/quantized_checkpoints.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -39,20 +40,16 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     QuantizationMethodList rec;
     rec.id = id;
-    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
-    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
-    if (vmax < vmin) return make_error(ErrorKind::corrupt, where + ": version_max is below version_min", origin);
-    rec.version_min = vmin;
-    rec.version_max = vmax;
+    PF_TRY(range, read_list_versions(r, where, origin, OrderWording::plain));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
     PF_TRY(parser, r.string("parser"));
     if (parser == "argparse") rec.parser = QuantizationParser::argparse;
     else if (parser == "model_config") rec.parser = QuantizationParser::model_config;
     else return make_error(ErrorKind::corrupt, where + ": parser '" + parser + "' is not argparse or model_config", origin);
-    for (const auto& other : out.lists)
-      if (!(rec.version_max < other.version_min) && !(other.version_max < rec.version_min))
-        return make_error(ErrorKind::corrupt, where + ": its version range overlaps lists[" + other.id + "]", origin);
-    PF_TRY(methods, string_list(r.find("methods"), where + ".methods", origin));
-    if (methods.empty()) return make_error(ErrorKind::corrupt, where + ": methods is empty", origin);
+    if (const QuantizationMethodList* other = overlapping_record(out.lists, rec))
+      return make_error(ErrorKind::corrupt, where + ": its version range overlaps lists[" + other->id + "]", origin);
+    PF_TRY(methods, read_record_names(r, "methods", where, origin, EmptyWording::is_empty));
     PF_TRY(choices, r.string("choices"));
     for (const auto& m : methods)
       if (choices.find(python_repr(m)) == std::string::npos)
@@ -63,8 +60,7 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
     if (!deprecated.empty() && rec.parser != QuantizationParser::model_config)
       return make_error(ErrorKind::corrupt, where + ": deprecated needs parser model_config (vLLM checks it in ModelConfig from v0.14.0)", origin);
     rec.deprecated = deprecated;
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    PF_TRY(source, read_record_text(r, "source", where, origin, EmptyWording::is_empty));
     rec.source = source;
     out.lists.push_back(std::move(rec));
     return Ok{};
@@ -89,8 +85,7 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
     PF_TRY(choice, r.string("choice"));
     if (choice != python_repr(method)) return make_error(ErrorKind::corrupt, where + ": choice '" + choice + "' does not print the method", origin);
     rec.choice = choice;
-    PF_TRY(source, r.string("source"));
-    if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+    PF_TRY(source, read_record_text(r, "source", where, origin, EmptyWording::is_empty));
     rec.source = source;
     for (const auto& l : out.lists)
       if (contains(l.methods, method)) return make_error(ErrorKind::corrupt, where + ": lists[" + l.id + "] already names it", origin);
@@ -114,8 +109,7 @@ Expected<QuantizationMethodCatalog> parse_quantization_methods(const Json& root,
       bool listed = false;
       for (const auto& l : out.lists) listed |= vmin <= l.version_max && contains(l.methods, read_as);
       if (!listed) return make_error(ErrorKind::corrupt, where + ": read_as '" + read_as + "' is in no list from " + vmin.text(), origin);
-      PF_TRY(source, r.string("source"));
-      if (source.empty()) return make_error(ErrorKind::corrupt, where + ": source is empty", origin);
+      PF_TRY(source, read_record_text(r, "source", where, origin, EmptyWording::is_empty));
       rec.source = source;
       out.checkpoint_overrides.push_back(std::move(rec));
     }
@@ -136,7 +130,7 @@ std::string deprecated_quantization_refusal(const QuantizationMethodCatalog& cat
                                             const std::string& method, DeprecatedQuantization deprecated) {
   if (deprecated == DeprecatedQuantization::allowed || !vllm_family(engine_name) || method.empty()) return "";
   for (const auto& l : catalog.lists)
-    if (l.version_min <= version && version <= l.version_max && contains(l.deprecated, method))
+    if (covers_version(l, version) && contains(l.deprecated, method))
       return "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, ('The quantization method %s is deprecated "
              "and will be removed in future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.', " +
              python_repr(method) + ")";
@@ -159,7 +153,7 @@ std::string quantization_choice_refusal(const QuantizationMethodCatalog& catalog
   const QuantizationMethodList* nearest = nullptr;
   const QuantizationMethodList* oldest = nullptr;
   for (const auto& l : catalog.lists) {
-    if (l.version_min <= version && version <= l.version_max) covering = &l;
+    if (covers_version(l, version)) covering = &l;
     if (l.version_min <= version && (!nearest || nearest->version_min < l.version_min)) nearest = &l;
     if (!oldest || l.version_min < oldest->version_min) oldest = &l;
   }
@@ -181,7 +175,7 @@ std::string speculative_quantization_choice_refusal(const QuantizationMethodCata
                                                     const std::string& method) {
   if (!vllm_family(engine_name) || method.empty() || method == "None") return "";  // nullable_str: None, which the choices hold
   for (const auto& l : catalog.lists) {
-    if (version < l.version_min || l.version_max < version) continue;
+    if (!covers_version(l, version)) continue;
     if (l.parser != QuantizationParser::argparse || contains(l.methods, method)) return "";
     return "vllm serve: error: argument --speculative-model-quantization: invalid choice: " + python_repr(method) + " (choose from " + l.choices + ")";
   }
@@ -193,7 +187,7 @@ std::string checkpoint_method_refusal(const QuantizationMethodCatalog& catalog, 
   if (!vllm_family(engine_name) || method.empty()) return "";
   const QuantizationMethodList* covering = nullptr;
   for (const auto& l : catalog.lists)
-    if (l.version_min <= version && version <= l.version_max) covering = &l;
+    if (covers_version(l, version)) covering = &l;
   if (!covering) return "";
   // The method the checkpoint is read as (its override from that version, else its own name) meets the deprecation check.
   if (contains(covering->methods, method)) return deprecated_quantization_refusal(catalog, engine_name, version, method, deprecated);

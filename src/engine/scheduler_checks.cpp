@@ -5,6 +5,7 @@
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
+#include "engine/version_lists.hpp"
 #include "engine/version_range.hpp"
 
 namespace preflight::engine {
@@ -12,7 +13,7 @@ namespace preflight::engine {
 const SchedulerCheck* SchedulerChecks::find(const EngineProfile& engine, const std::string& kind) const {
   const Version v = engine.rule_version();
   for (const auto& r : records)
-    if (r.kind == kind && std::find(r.engines.begin(), r.engines.end(), engine.engine) != r.engines.end() && r.version_min <= v && v <= r.version_max) return &r;
+    if (r.kind == kind && std::find(r.engines.begin(), r.engines.end(), engine.engine) != r.engines.end() && covers_version(r, v)) return &r;
   return nullptr;
 }
 
@@ -29,12 +30,10 @@ Expected<SchedulerChecks> parse_scheduler_checks(const Json& root, const std::st
     PF_TRY(kind, r.string("kind"));
     if (kind != "refuse" && kind != "cap_default") return make_error(ErrorKind::corrupt, where + ": kind: expected refuse or cap_default, found " + kind, origin);
     rec.kind = kind;
-    PF_TRY(range, read_version_range(r));
-    if (!range) return make_error(ErrorKind::corrupt, where + ": bad version range", origin);
-    rec.version_min = range->first;
-    rec.version_max = range->second;
-    PF_TRY(engines, string_list(r.find("engines"), where + ".engines", origin));
-    if (engines.empty()) return make_error(ErrorKind::corrupt, where + ": engines is empty", origin);
+    PF_TRY(range, read_record_versions(r, where, origin));
+    rec.version_min = range.first;
+    rec.version_max = range.second;
+    PF_TRY(engines, read_record_names(r, "engines", where, origin, EmptyWording::is_empty));
     rec.engines = std::move(engines);
     PF_TRY(message, r.string("message"));
     if (kind == "refuse" && (message.find("{max_num_batched_tokens}") == std::string::npos || message.find("{max_num_seqs}") == std::string::npos))

@@ -147,8 +147,7 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
     PF_TRY(checked, r.opt_bool("checked"));
     if (!checked) return make_error(ErrorKind::corrupt, where + ": checked (true or false) is missing", origin);
     list.checked = *checked;
-    PF_TRY(methods, string_list(r.find("methods"), where + ".methods", origin));
-    if (methods.empty()) return make_error(ErrorKind::corrupt, where + ": methods must not be empty", origin);
+    PF_TRY(methods, read_record_names(r, "methods", where, origin, EmptyWording::must_not_be_empty));
     list.methods = std::move(methods);
     PF_TRY(targets_ok, read_own_mtp_targets(r, where, origin, list));
     (void)targets_ok;
@@ -158,10 +157,7 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
     list.mtp_aliases = std::move(aliases);
     PF_TRY(source, read_list_source(r, where, origin));
     list.source = source;
-    PF_TRY(disjoint, check_lists_disjoint(out.lists, list, where, origin));
-    (void)disjoint;
-    out.lists.push_back(std::move(list));
-    return Ok{};
+    return add_disjoint_list(out.lists, std::move(list), where, origin);
   }));
   (void)walked;
   if (out.lists.empty()) return make_error(ErrorKind::corrupt, origin + ": lists is empty", origin);
@@ -218,7 +214,7 @@ std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, c
   if (config.is_discarded() || !config.is_object()) return "";
   const bool argparse = stage == SpeculativeValueStage::argparse;
   for (const auto& c : catalog.value_checks) {
-    if (c.flag.empty() == argparse || version < c.version_min || c.version_max < version) continue;
+    if (c.flag.empty() == argparse || !covers_version(c, version)) continue;
     if (argparse && std::find(given_flags.begin(), given_flags.end(), c.flag) == given_flags.end()) continue;
     const auto it = config.find(c.key);
     if (it == config.end() || it->is_null()) continue;
@@ -246,7 +242,7 @@ std::string speculative_max_len_refusal(const SpeculativeMethodCatalog& catalog,
   if (it == config.end() || !it->is_number_integer()) return "";
   const auto value = it->get<int64_t>();
   for (const auto& c : catalog.max_len_checks) {
-    if (version < c.version_min || c.version_max < version) continue;
+    if (!covers_version(c, version)) continue;
     const bool skipped = std::any_of(c.skip_methods.begin(), c.skip_methods.end(), [&](const std::string& m) {
       return (config.contains("method") && config["method"] == m) || (config.contains("model") && config["model"] == m);
     });

@@ -25,10 +25,7 @@ Status read_arch_list(VllmGgufArchCatalog& out, const JsonObject& r, const std::
   }
   PF_TRY(source, read_list_source(r, where, origin));
   list.source = source;
-  PF_TRY(disjoint, check_lists_disjoint(out.lists, list, where, origin));
-  (void)disjoint;
-  out.lists.push_back(std::move(list));
-  return Ok{};
+  return add_disjoint_list(out.lists, std::move(list), where, origin);
 }
 
 }  // namespace
