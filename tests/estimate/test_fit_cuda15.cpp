@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "deploy/deployment.hpp"
 #include "estimate/fit.hpp"
@@ -257,7 +258,7 @@ TEST(FitCuda15, Issue15_Mxfp4OnSm12xLaysOutForMarlin) {
 // vLLM's get_batch_defaults reads the device memory through NVML (NvmlCudaPlatform.get_device_total_memory:
 // nvmlDeviceGetMemoryInfo), which a unified-memory GB10 cannot answer; the error is caught and the memory taken as 0,
 // so the small defaults stand (max_num_batched_tokens 2048 and max_num_seqs 256 for the API server) although torch
-// sees 119.7 GiB. The GB10 log prints "Chunked prefill is enabled with max_num_batched_tokens=2048" with no
+// sees 121.63 GiB. The GB10 log prints "Chunked prefill is enabled with max_num_batched_tokens=2048" with no
 // --max-num-batched-tokens. An H100 (79 GiB, not an A100) takes the large defaults.
 TEST(FitCuda15, Issue15_UnifiedMemoryGb10KeepsTheSmallBatchDefaults) {
   estimate::Deployment d;
@@ -273,6 +274,28 @@ TEST(FitCuda15, Issue15_UnifiedMemoryGb10KeepsTheSmallBatchDefaults) {
   EXPECT_EQ(h.max_num_batched_tokens, h100.engine.max_num_batched_tokens_large_device);
   EXPECT_EQ(h.max_num_seqs, h100.engine.max_num_seqs_large_device);
   EXPECT_GT(h.max_num_seqs, e.max_num_seqs);
+}
+
+// Issue 15 (gb1037): the GB10 total is the host's MemTotal as torch.cuda.mem_get_info reports it on the integrated GPU,
+// 121.63 GiB in vLLM's start-up check on GB10 boxes. Each pair below is (gpu_memory_utilization, the requested GiB)
+// from a printed 'Free memory on device cuda:0 (F/121.63 GiB) on startup is less than desired GPU memory utilization
+// (u, R GiB)' or the 0.2x breakdown 'Desired GPU memory utilization is (u, R GiB)': 0.8 -> 97.3 (github.com/guardkit/
+// guardkit docs/reviews/agentic-factory/qwen-run-1.md, the run before evidence line pub-guardkit-qwen35-35b-a3b-fp8-gb10-
+// v0181-u0.8-len262144, same box), 0.9 -> 109.46 (code-search id 70104645611), 0.87 -> 105.82 (61491310219, 66380900772),
+// 0.92 -> 111.9 (57784008357), 0.86 -> 104.6 (66017201057), 0.7 -> 85.14 (52778198961, 58438889952), 0.88 -> 107.03
+// (54833452676), 0.83 -> 100.95 (60302613727). The catalogue's former 119.7 GiB estimate gives 95.76 at 0.8.
+TEST(FitCuda15, Issue15_Gb10TotalIsThePrintedMemTotal) {
+  auto gb10 = pftest::fit_setup("Qwen/Qwen3-30B-A3B-FP8", "GB10", "vllm", "0.13.0");
+  const std::pair<double, double> printed[] = {{0.8, 97.3},   {0.9, 109.46}, {0.87, 105.82}, {0.92, 111.9}, {0.86, 104.6},
+                                               {0.7, 85.14},  {0.88, 107.03}, {0.83, 100.95}};
+  for (const auto& [util, requested_gib] : printed) {
+    estimate::Deployment d;
+    d.max_model_len = 32768;
+    d.gpu_memory_utilization = util;
+    const auto e = estimate::estimate_fit(gb10.model, gb10.device, gb10.engine, gb10.overheads, d);
+    EXPECT_NEAR(e.total_bytes / 1073741824.0, 121.63, 0.005);
+    EXPECT_NEAR(e.requested_bytes / 1073741824.0, requested_gib, 0.005) << util;
+  }
 }
 
 // Chunked prefill stated off with no --max-num-batched-tokens: vLLM's SchedulerConfig takes max(max_model_len, 2048)
