@@ -1,0 +1,91 @@
+// Session 37's new-user pass (issues 15, 16): bench, report, compare, doctor, hub, multi-node and llama.cpp as a deployer
+// meets them, with the README as the only guide. Each test failed before its fix.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "../test_support.hpp"
+#include "engine/quant_descriptor_checks.hpp"
+
+namespace {
+
+nlohmann::json user37_json(const pftest::CliRun& r) {
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 400);
+  return j;
+}
+
+}  // namespace
+
+// Issue 16 ("never --quantization X on a checkpoint that is not X"; the known gap: `fit Qwen/Qwen3-32B -q ascend` assumed a
+// converted checkpoint and said so in an assumption). vllm-ascend's AscendModelSlimConfig reads quant_model_description.json
+// when config.json has no quantization_config: before 0.15 and on 0.16 its get_config_filenames() names the file, so vLLM's
+// get_quant_config raises "Cannot find the config file for ascend" when the repo's *.json files hold none; 0.15 and 0.17+
+// return [] and raise "ModelSlim Quantization Config Not Found" from maybe_update_config (git show vX:
+// vllm_ascend/quantization/modelslim_config.py). Qwen/Qwen3-32B is the BF16 repository (../shared/models config.json:
+// torch_dtype bfloat16, no quantization_config). fit said "does not fit (weights_oom)" with "--tensor-parallel-size 2 ...
+// 80,768 KV tokens" as its fix, a start that fails on any card count; now the verdict is the engine's refusal, exit 1,
+// with --variant, the published vllm-ascend/Qwen3-32B-W8A8 (data/engines/quantized_checkpoints.json) and no flag.
+TEST(User37, Issue16_QuantizationAscendOnTheBf16RepoIsTheEnginesRefusal) {
+  const auto newest = pftest::run_cli("fit Qwen/Qwen3-32B -q ascend --device 910B4 --engine vllm-ascend@0.23");
+  EXPECT_EQ(newest.code, 1) << newest.out.substr(0, 600);
+  EXPECT_NE(newest.out.find("does not fit (unsupported_quantization)"), std::string::npos) << newest.out;
+  EXPECT_NE(newest.out.find("ValueError: ERROR: ModelSlim Quantization Config Not Found. You have enabled '--quantization ascend' (ModelSlim "
+                            "quantization), but the model at 'Qwen/Qwen3-32B' does not contain the required quantization config file "
+                            "('quant_model_description.json')."),
+            std::string::npos)
+      << newest.out;
+  EXPECT_NE(newest.out.find("- --variant w8a8 in place of --quantization ascend"), std::string::npos) << newest.out;
+  EXPECT_NE(newest.out.find("`preflight fit vllm-ascend/Qwen3-32B-W8A8 --device 910B4`"), std::string::npos) << newest.out;
+  EXPECT_EQ(newest.out.find("--tensor-parallel-size 2"), std::string::npos) << newest.out;  // no card count makes it load
+  EXPECT_EQ(newest.out.find("the engine will print"), std::string::npos) << newest.out;    // it stops before loading
+  EXPECT_EQ(newest.out.find("assumed (no checkpoint descriptor read)\n    -"), std::string::npos) << newest.out;
+  // 0.13 - 0.14: vLLM's own lookup names the method.
+  const auto older = pftest::run_cli("fit Qwen/Qwen3-32B -q ascend --device 910B4 --engine vllm-ascend@0.13 --json", {.with_stderr = false});
+  EXPECT_EQ(older.code, 1);
+  const auto j = user37_json(older);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_EQ(j["failure"], "unsupported_quantization");
+  EXPECT_EQ(j["failure_message"].get<std::string>().rfind("ValueError: Cannot find the config file for ascend (", 0), 0u) << j["failure_message"];
+  // A local folder of the BF16 config with no descriptor is the same start; one naming the published checkpoint is
+  // sized as its variant, and --variant itself is the conversion, neither refused.
+  const std::string dir = pftest::scratch_dir("user37-bf16-folder");
+  std::ofstream(dir + "/config.json") << std::ifstream(pftest::shared_path("models/Qwen__Qwen3-32B/config.json")).rdbuf();
+  const auto folder = pftest::run_cli("fit " + dir + " -q ascend --device 910B4");
+  EXPECT_EQ(folder.code, 1);
+  EXPECT_NE(folder.out.find("but the model at '" + dir + "' does not contain"), std::string::npos) << folder.out;
+  for (const std::string& ok : {"fit vllm-ascend/Qwen3-32B-W8A8 -q ascend --device 910B4 --tensor-parallel-size 2",
+                                "fit Qwen/Qwen3-32B --variant w8a8 --device 910B4 --tensor-parallel-size 2"}) {
+    const auto r = pftest::run_cli(ok);
+    EXPECT_EQ(r.code, 0) << ok << ": " << r.out.substr(0, 900);
+    EXPECT_EQ(r.out.find("Quantization Config Not Found"), std::string::npos) << ok;
+  }
+}
+
+// The records' own checks: overlapping versions of one engine and method, an empty message, a method not in lowercase.
+TEST(User37, Issue16_DescriptorCheckRecordsAreChecked) {
+  const auto& shipped = preflight::engine::shipped_quant_descriptor_checks();
+  ASSERT_TRUE(shipped) << shipped.error().describe();
+  EXPECT_EQ(shipped->records.size(), 4u);
+  const std::string rec = R"({"id": "a", "engines": ["vllm-ascend"], "version_min": "0.7.0", "version_max": "0.9.0", "method": "ascend",
+                             "file": "f.json", "message": "m", "source": "s"})";
+  struct Bad {
+    std::string records, fragment;
+  };
+  for (const Bad& b : {Bad{rec + "," + R"({"id": "b", "engines": ["vllm-ascend"], "version_min": "0.9.0", "version_max": "0.10.0", "method": "ascend",
+                                             "file": "f.json", "message": "m", "source": "s"})",
+                           "overlap record a"},
+                       Bad{R"({"id": "a", "engines": ["vllm-ascend"], "version_min": "0.7.0", "version_max": "0.9.0", "method": "Ascend",
+                               "file": "f.json", "message": "m", "source": "s"})",
+                           "expected lowercase"},
+                       Bad{R"({"id": "a", "engines": ["vllm-ascend"], "version_min": "0.7.0", "version_max": "0.9.0", "method": "ascend",
+                               "file": "f.json", "message": "", "source": "s"})",
+                           "must not be empty"}}) {
+    const auto json = nlohmann::json::parse(R"({"schema_version": 1, "records": [)" + b.records + "]}");
+    const auto parsed = preflight::engine::parse_quant_descriptor_checks(json, "x.json");
+    ASSERT_FALSE(parsed) << b.fragment;
+    EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
+  }
+}
