@@ -89,3 +89,62 @@ TEST(User37, Issue16_DescriptorCheckRecordsAreChecked) {
     EXPECT_NE(parsed.error().describe().find(b.fragment), std::string::npos) << parsed.error().describe();
   }
 }
+
+namespace {
+
+// The script of the `role` pod (leader / worker) in a LeaderWorkerSet manifest plan wrote: the block scalar after the
+// template's `- |` line, its indentation removed.
+std::string lws_pod_script(const std::string& yaml, const std::string& template_key) {
+  const size_t at = yaml.find(template_key + ":");
+  if (at == std::string::npos) return "";
+  const size_t bar = yaml.find("- |\n", at);
+  if (bar == std::string::npos) return "";
+  std::string out;
+  size_t indent = std::string::npos;
+  for (size_t pos = bar + 4; pos < yaml.size();) {
+    const size_t end = yaml.find('\n', pos);
+    const std::string line = yaml.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const size_t text = line.find_first_not_of(' ');
+    if (indent == std::string::npos) indent = text;
+    if (text == std::string::npos || text < indent) break;
+    out += line.substr(indent) + "\n";
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Issue 15 ("multi-node output ... do they run as written?"): plan --kubernetes for a model over two nodes with Ray
+// (Qwen2.5-72B in BF16 on 16 x L4, TP 8 x PP 2) wrote a worker pod whose script ends `ray start --address=$HEAD_IP:6379
+// --block`, run once. LWS creates the worker pods as soon as the leader pod exists, so a worker can start before the
+// leader's `ray start --head` listens or its address resolves; that `ray start` fails, the container exits, and
+// RecreateGroupOnPodRestart recreates the group. vLLM's examples/online_serving/multi-node-serving.sh (what LWS's vLLM
+// example runs) retries the join every 5 s. The worker script is run here with a `ray` that refuses the first join (no
+// head yet) and accepts the second, and a `sleep` that returns at once: it must end joined (exit 0, two attempts).
+TEST(User37, Issue15_KubernetesRayWorkerRetriesTheJoin) {
+  const std::string dir = pftest::scratch_dir("user37-lws-ray");
+  const auto plan = pftest::run_cli("plan Qwen/Qwen2.5-72B --devices L4 --variant bf16 --context 32768 --concurrency 4 --kubernetes " + dir + "/k.yaml");
+  ASSERT_EQ(plan.code, 0) << plan.out.substr(0, 600);
+  std::ifstream in(dir + "/k.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(yaml.find("kind: LeaderWorkerSet"), std::string::npos) << yaml.substr(0, 600);
+  const std::string worker = lws_pod_script(yaml, "workerTemplate");
+  ASSERT_NE(worker.find("ray start --address="), std::string::npos) << worker;
+  std::ofstream(dir + "/worker.sh") << worker;
+  // The stubs: `ray` fails its first call (the head is not up) and succeeds after; `sleep` returns at once.
+  std::ofstream(dir + "/ray") << "#!/bin/sh\nn=$(cat " << dir << "/calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n > " << dir
+                              << "/calls\necho \"ray $*\" >> " << dir << "/ray.log\n[ $n -ge 2 ]\n";
+  std::ofstream(dir + "/sleep") << "#!/bin/sh\nexit 0\n";
+  const std::string run = "chmod +x " + dir + "/ray " + dir + "/sleep && cd " + dir + " && PATH=" + dir +
+                          ":$PATH LWS_LEADER_ADDRESS=qwen2-5-72b-0.qwen2-5-72b LWS_WORKER_INDEX=1 timeout 10 bash " + dir + "/worker.sh >/dev/null 2>&1";
+  EXPECT_EQ(std::system(run.c_str()), 0) << worker;
+  std::ifstream calls(dir + "/calls");
+  int n = 0;
+  calls >> n;
+  EXPECT_EQ(n, 2) << worker;
+  std::ifstream log(dir + "/ray.log");
+  const std::string joined((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(joined.find("ray start --address=qwen2-5-72b-0.qwen2-5-72b:6379 --block"), std::string::npos) << joined;
+}
