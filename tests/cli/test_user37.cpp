@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../test_support.hpp"
+#include "cli/bench_compare.hpp"
 #include "engine/quant_descriptor_checks.hpp"
 
 namespace {
@@ -147,4 +148,45 @@ TEST(User37, Issue15_KubernetesRayWorkerRetriesTheJoin) {
   std::ifstream log(dir + "/ray.log");
   const std::string joined((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(joined.find("ray start --address=qwen2-5-72b-0.qwen2-5-72b:6379 --block"), std::string::npos) << joined;
+}
+
+// Issue 15/16 (the first seed: "对比vLLM-Ascend与MindIE的易用性和性能表现", MindIE beside vLLM-Ascend on the same model): `bench
+// --endpoint generate_stream --spec Qwen/Qwen3-8B --device 910B4 --engine mindie` against a MindIE server printed "note:
+// unknown engine 'mindie'" and no prediction, although `fit --engine mindie` predicts MindIE's decode speed from the speed
+// catalogue's mindie/npu profile. The bench prediction now takes that profile (and no vLLM "GPU KV cache size" line: MindIE's
+// pool is its own); a MindIE on a CUDA card is bad input.
+TEST(User37, Issue16_BenchPredictsMindieWithItsOwnSpeedProfile) {
+  using preflight::cli::predict_for_bench;
+  const auto mindie = predict_for_bench({"Qwen/Qwen3-8B", "910B4", "mindie", 128, 8, {1, 4}});
+  ASSERT_TRUE(mindie) << mindie.error().describe();
+  ASSERT_TRUE(mindie->decode_tok_s_single.has_value());
+  EXPECT_NE(mindie->source.find("mindie"), std::string::npos) << mindie->source;
+  EXPECT_EQ(mindie->throughput_tok_s.size(), 2u);
+  EXPECT_FALSE(mindie->kv_tokens.has_value());
+  const auto vllm_ascend = predict_for_bench({"Qwen/Qwen3-8B", "910B4", "vllm-ascend", 128, 8, {1, 4}});
+  ASSERT_TRUE(vllm_ascend) << vllm_ascend.error().describe();
+  EXPECT_NE(*mindie->decode_tok_s_single, *vllm_ascend->decode_tok_s_single);  // another profile, not vLLM-Ascend's under another name
+  const auto cuda = predict_for_bench({"Qwen/Qwen3-8B", "H100", "mindie", 128, 8, {1}});
+  ASSERT_FALSE(cuda);
+  EXPECT_EQ(cuda.error().kind, preflight::ErrorKind::invalid_argument);
+  EXPECT_NE(cuda.error().message.find("MindIE Service runs on Ascend NPUs"), std::string::npos) << cuda.error().message;
+}
+
+// Issue 15 (bad input: "clear error naming the file/field, exit 2 (3 network/environment)"): bench --spec/--device/--engine
+// that did not resolve (a card typo, a model not in the catalogue, an engine that does not run on the card) printed a note
+// and measured anyway, exit 0 with no prediction; its --help promises exit 3 for a --spec hub model that cannot be fetched.
+// Now such input stops bench before the first request (the URL below has no server: a measurement would exit 1).
+TEST(User37, Issue15_BenchPredictionInputsThatDoNotResolveAreBadInput) {
+  const std::string bench = "bench --url http://127.0.0.1:9 --model qwen --num-prompts 1 --output-len 4 --timeout 2 ";
+  struct Case {
+    std::string flags, fragment;
+  };
+  for (const Case& c : {Case{"--spec Qwen/Qwen3-8B --device FooCard", "--device: unknown device 'FooCard'"},
+                        Case{"--spec Nope/Nope --device 910B4", "model 'Nope/Nope' is not a local path"},
+                        Case{"--spec Qwen/Qwen3-8B --device 910B4 --engine vllm", "runs on cuda devices; 910B4 is a device of platform 'npu'"}}) {
+    const auto r = pftest::run_cli(bench + c.flags);
+    EXPECT_EQ(r.code, 2) << c.flags << ": " << r.out;
+    EXPECT_NE(r.out.find(c.fragment), std::string::npos) << c.flags << ": " << r.out;
+    EXPECT_EQ(r.out.find("preflight bench: concurrency"), std::string::npos) << c.flags << ": measured before refusing: " << r.out;
+  }
 }
