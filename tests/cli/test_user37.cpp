@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -189,4 +190,38 @@ TEST(User37, Issue15_BenchPredictionInputsThatDoNotResolveAreBadInput) {
     EXPECT_NE(r.out.find(c.fragment), std::string::npos) << c.flags << ": " << r.out;
     EXPECT_EQ(r.out.find("preflight bench: concurrency"), std::string::npos) << c.flags << ": measured before refusing: " << r.out;
   }
+}
+
+// Issue 15 (doctor, "--fix dry runs on a scratch root"): (1) `doctor --root R --cache-dir /kc` with no /kc under R said
+// "no compile-cache directory found (pass a build tree with --cache-dir)" to a user who had passed one; it now names the
+// directory and the root it was looked for under (warn). (2) `--fix` removed the stale lock (a pid no process has) and
+// exited 0, but the report below the removal still said "[fail] ... 1 stale lock file(s)" with "fix: preflight doctor
+// --fix ..."; the check now says what --fix did. The lock whose pid is alive (pid 1) is kept either way.
+TEST(User37, Issue15_DoctorNamesAMissingCacheDirAndReportsWhatFixDid) {
+  const std::string root = pftest::scratch_dir("user37-doctor-root");
+  const auto missing = pftest::run_cli("doctor --root " + root + " --cache-dir /kc --json", {.with_stderr = false});
+  const auto jm = user37_json(missing);
+  bool seen = false;
+  for (const auto& c : jm["checks"])
+    if (c["id"] == "locks") {
+      seen = true;
+      EXPECT_EQ(c["status"], "warn") << c.dump();
+      EXPECT_EQ(c["summary"], "--cache-dir /kc: no such directory under the root " + root + "; nothing scanned") << c.dump();
+    }
+  EXPECT_TRUE(seen) << missing.out.substr(0, 400);
+  std::filesystem::create_directories(root + "/kc/kernel_meta");
+  std::ofstream(root + "/kc/kernel_meta/stale.lock") << "4194303\n";  // above any pid_max: no such process
+  std::ofstream(root + "/kc/kernel_meta/alive.lock") << "1\n";
+  std::ofstream(root + "/kc/kernel_meta/block_table.py") << "# not a lock\n";
+  const auto before = pftest::run_cli("doctor --root " + root + " --cache-dir /kc");
+  EXPECT_EQ(before.code, 1) << before.out;
+  EXPECT_NE(before.out.find("[fail] stale compiler lock files (*.lock): 1 stale lock file(s)"), std::string::npos) << before.out;
+  const auto fixed = pftest::run_cli("doctor --root " + root + " --cache-dir /kc --fix");
+  EXPECT_EQ(fixed.code, 0) << fixed.out;
+  EXPECT_NE(fixed.out.find("removing /kc/kernel_meta/stale.lock"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("[ok] stale compiler lock files (*.lock): 1 stale lock file(s) removed by --fix"), std::string::npos) << fixed.out;
+  EXPECT_EQ(fixed.out.find("[fail] stale compiler lock files"), std::string::npos) << fixed.out;
+  EXPECT_FALSE(std::filesystem::exists(root + "/kc/kernel_meta/stale.lock"));
+  EXPECT_TRUE(std::filesystem::exists(root + "/kc/kernel_meta/alive.lock"));
+  EXPECT_TRUE(std::filesystem::exists(root + "/kc/kernel_meta/block_table.py"));
 }
