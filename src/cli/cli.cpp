@@ -730,6 +730,12 @@ const char* engine_named_as_command(const std::string& word) {
 
 int run_command(const std::vector<std::string>& args) {
   const std::string usage = std::string(k_usage) + render_command_list(commands()) + "\n" + k_usage_tail;
+  // user37: `preflight help fit` (git's and many CLIs' form) is `preflight fit --help`; it printed the command list.
+  if (args.size() > 1 && args[0] == "help") {
+    std::vector<std::string> asked(args.begin() + 1, args.end());
+    asked.insert(asked.begin() + 1, "--help");
+    return run_command(asked);
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << usage;
     return args.empty() ? k_exit_usage : k_exit_ok;

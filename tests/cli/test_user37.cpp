@@ -225,3 +225,19 @@ TEST(User37, Issue15_DoctorNamesAMissingCacheDirAndReportsWhatFixDid) {
   EXPECT_TRUE(std::filesystem::exists(root + "/kc/kernel_meta/alive.lock"));
   EXPECT_TRUE(std::filesystem::exists(root + "/kc/kernel_meta/block_table.py"));
 }
+
+// Issue 15 ("--help of each command"): `preflight help fit` printed the command list, not fit's flags; it is `fit --help`
+// now, the engine's own help included (`help fit --engine mindie` is MindIE's), and an unknown name is still exit 2.
+TEST(User37, Issue15_HelpCommandShowsThatCommandsHelp) {
+  for (const std::string cmd : {"fit", "plan", "bench", "doctor", "report"}) {
+    const auto via_help = pftest::run_cli("help " + cmd);
+    const auto flag = pftest::run_cli(cmd + " --help");
+    EXPECT_EQ(via_help.code, 0) << cmd;
+    EXPECT_EQ(via_help.out, flag.out) << cmd;
+    EXPECT_EQ(via_help.out.rfind("usage: preflight " + cmd, 0), 0u) << via_help.out.substr(0, 200);
+  }
+  const auto mindie = pftest::run_cli("help fit --engine mindie");
+  EXPECT_EQ(mindie.out, pftest::run_cli("fit --engine mindie --help").out);
+  EXPECT_EQ(pftest::run_cli("help frobnicate").code, 2);
+  EXPECT_EQ(pftest::run_cli("help").code, 0);
+}
