@@ -157,6 +157,10 @@ Expected<bench::RunTarget> bench_target(const BenchRequest& req) {
                                                                    space_too ? " (a URL has none: percent-encode it)" : ""));
     }
   }
+  // user37: a URL of another scheme was refused only when the first level started, after `--save` had stored an empty,
+  // unfinished run that `report` then took for the latest sweep; it is bad input before anything runs or is stored.
+  if (req.url->rfind("http://", 0) != 0 && req.url->rfind("https://", 0) != 0)
+    return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", redact_url_credentials(*req.url));
   bench::RunTarget target;
   target.url = *req.url;
   target.request.model = *req.model;

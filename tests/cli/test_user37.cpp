@@ -241,3 +241,16 @@ TEST(User37, Issue15_HelpCommandShowsThatCommandsHelp) {
   EXPECT_EQ(pftest::run_cli("help frobnicate").code, 2);
   EXPECT_EQ(pftest::run_cli("help").code, 0);
 }
+
+// Issue 15 (exit codes, bad input): `bench --url ftp://host --save` was refused (exit 2) only when its first level started,
+// after the database had stored an empty, unfinished run, which `report` then showed as the latest sweep. The scheme is
+// now checked with the other --url checks, before anything runs or is stored (the database is not even created).
+TEST(User37, Issue15_BenchRefusesANonHttpUrlBeforeStoringARun) {
+  const std::string dir = pftest::scratch_dir("user37-bench-scheme");
+  const auto r = pftest::run_cli("bench --url ftp://user:secret@example.invalid --model x --num-prompts 1 --db " + dir + "/bench.db");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("ftp://***@example.invalid: url must start with http:// or https://"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("secret"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("preflight bench: concurrency"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/bench.db"));
+}
