@@ -7,6 +7,7 @@
 
 #include "base/file.hpp"
 #include "base/json_keys.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/model_arg.hpp"
 #include "deploy/deployment.hpp"
@@ -18,23 +19,41 @@
 
 namespace preflight::cli {
 
+namespace {
+
+// user37 (the first seed's "MindIE beside vLLM-Ascend on the same model"): `bench --endpoint generate_stream --engine mindie`
+// against a MindIE Service. MindIE is no engine of the vLLM catalogue (fit --engine mindie has its own sizing, cli/cmd_mindie);
+// its decode speed is the speed catalogue's mindie/npu profile, as `fit --engine mindie` prints it. The model and the
+// card resolve as for vLLM-Ascend on the same NPU.
+bool names_mindie(const std::string& engine) {
+  const std::string e = to_lower(engine);
+  return e == "mindie" || e.rfind("mindie@", 0) == 0;
+}
+
+}  // namespace
+
 Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& request) {
   PF_TRY(spec, resolve_model_arg(request.spec, ModelArgOptions{}));
   PF_TRY(devices, device::load_device_catalog());
   PF_TRY(engines, engine::load_engine_catalog());
+  const bool mindie = names_mindie(request.engine);
   deploy::Inputs in;
   in.model = std::move(spec);
   in.device = {request.device, "--device", deploy::DeviceForm::name};
-  in.engine = {request.engine, "", "--engine", "", "", deploy::UnknownVersion::error};
+  in.engine = {mindie ? std::string("vllm-ascend") : request.engine, "", "--engine", "", "", deploy::UnknownVersion::error};
   // The context one benchmark request needs: its prompt and its output.
   in.flags.max_model_len = deploy::Given<int64_t>{std::max<int64_t>(1, request.input_len + request.output_len), "--input-len + --output-len"};
-  PF_TRY(resolved, deploy::resolve_deployment(in, {&devices, &engines}));
+  auto resolved_or = deploy::resolve_deployment(in, {&devices, &engines});
+  if (!resolved_or && mindie)
+    return make_error(ErrorKind::invalid_argument, "--engine " + request.engine + ": MindIE Service runs on Ascend NPUs (" + resolved_or.error().message + ")");
+  PF_TRY(resolved, std::move(resolved_or));
   const device::DeviceSpec& dev = resolved.device;
   const engine::EngineProfile& eng = resolved.engine;
   const estimate::Deployment& d = resolved.deployment;
   PF_TRY(speeds, engine::load_speed_catalog());
-  const engine::SpeedProfile* sp = speeds.find(eng.engine, dev.platform, dev.id);
-  if (!sp) return make_error(ErrorKind::not_found, "no prediction available: no speed profile for " + eng.engine + " on " + dev.platform);
+  const std::string speed_engine = mindie ? std::string("mindie") : eng.engine;
+  const engine::SpeedProfile* sp = speeds.find(speed_engine, dev.platform, dev.id);
+  if (!sp) return make_error(ErrorKind::unsupported, "no prediction available: no speed profile for " + speed_engine + " on " + dev.platform);
   const auto fit = estimate::estimate_fit(resolved.model, dev, eng, resolved.overheads, d);
   estimate::SpeedWorkload w;
   w.concurrency = request.concurrencies.empty() ? std::vector<int64_t>{1} : request.concurrencies;
@@ -42,7 +61,7 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
   w.context_tokens = std::max<int64_t>(1, request.input_len + request.output_len / 2);  // mean position while decoding
   const auto speed = estimate::estimate_speed(resolved.model, dev, *sp, speeds, d, w);
   if (speed.points.empty())
-    return make_error(ErrorKind::not_found, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back().str()));
+    return make_error(ErrorKind::unsupported, "no prediction available: " + (speed.assumptions.empty() ? std::string("speed not estimable") : speed.assumptions.back().str()));
   BenchPrediction p;
   p.decode_tok_s_single = speed.single_stream_tokens_per_s;
   if (speed.single_stream_high > 0) p.decode_tok_s_single_band = PredictionBand{speed.single_stream_low, speed.single_stream_high};
@@ -54,9 +73,10 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
     const auto c = static_cast<double>(pt.concurrency);
     if (pt.per_stream_high > 0) p.throughput_band[pt.concurrency] = PredictionBand{c * pt.per_stream_low, c * pt.per_stream_high};
   }
-  if (fit.fits) p.kv_tokens = fit.kv_tokens;
-  p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", eng.id, dev.id, speed.mode.str(),
-                    speed.bandwidth_bytes_per_s / 1e9, sp->origin);
+  // MindIE's KV pool is its own (fit --engine mindie), not vLLM's "GPU KV cache size" line.
+  if (fit.fits && !mindie) p.kv_tokens = fit.kv_tokens;
+  p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", mindie ? std::string("mindie (its own speed profile)") : eng.id,
+                         dev.id, speed.mode.str(), speed.bandwidth_bytes_per_s / 1e9, sp->origin);
   return p;
 }
 

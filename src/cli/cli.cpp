@@ -32,6 +32,7 @@
 #include "cli/cmd_mindie.hpp"
 #include "cli/cmd_logs.hpp"
 #include "cli/model_arg.hpp"
+#include "cli/quant_descriptor_refusal.hpp"
 #include "cli/cmd_bench.hpp"
 #include "cli/cmd_calibrate.hpp"
 #include "cli/cmd_catalogue.hpp"
@@ -564,6 +565,8 @@ int cmd_fit(const std::vector<std::string>& argv) {
   // As plan: after the fit, so a deployment the engine refuses or that does not fit keeps that verdict.
   if (*variant && !rejected && est->fits) rejected = refuse_unservable_variant(**variant, *resolved, *est);
   if (rejected) search.fixes.clear();  // no layout makes the engine load it
+  // user37 (issue 16): --quantization ascend on a checkpoint without its config file stops `vllm serve` before any weight.
+  if (!rejected) rejected = refuse_missing_descriptor(*resolved, r.flags, {*variant != nullptr, (*positional)[0], r.device.value_or("")}, *est, search.fixes);
   // Issue 16 (fitcons27): a KV cache that cannot hold one request (max_model_len_too_large, kv_negative) gets the variant
   // fix too: quantized weights leave the KV cache more room. Fixes keep search_fixes' order of cost; a variant (a
   // conversion on the same cards) goes after the flags that change nothing but the engine's arguments and before the
@@ -727,6 +730,12 @@ const char* engine_named_as_command(const std::string& word) {
 
 int run_command(const std::vector<std::string>& args) {
   const std::string usage = std::string(k_usage) + render_command_list(commands()) + "\n" + k_usage_tail;
+  // user37: `preflight help fit` (git's and many CLIs' form) is `preflight fit --help`; it printed the command list.
+  if (args.size() > 1 && args[0] == "help") {
+    std::vector<std::string> asked(args.begin() + 1, args.end());
+    asked.insert(asked.begin() + 1, "--help");
+    return run_command(asked);
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << usage;
     return args.empty() ? k_exit_usage : k_exit_ok;

@@ -90,7 +90,7 @@ std::vector<Option> bench_options(BenchRequest& r) {
                                real_flag("slo-e2e-ms", "T", r.slo_e2e_ms, {}, "goodput target: end to end")}),
                under("comparison with the prediction:",
                      {text_flag("device", "D", r.device, "with --spec: the device the server runs on"), text_flag("spec", "MODEL", r.spec, "the model for the prediction"),
-                      text_flag("engine", "E", r.engine, "the engine for the prediction"),
+                      text_flag("engine", "E", r.engine, "the engine for the prediction (mindie: MindIE's own speed profile, on an NPU)"),
                       text_flag("prediction", "FIT.json", r.prediction, "a stored prediction instead")}),
                under("output:", {switch_flag("save", r.save, "store the runs in the bench database"),
                                  text_flag("db", "FILE", r.db, "the database (default: ~/.local/share/preflight/bench.db)"), json_flag(r.json)})});
@@ -101,8 +101,9 @@ const CommandText k_bench_text{
     R"(Measures a live OpenAI-compatible server: TTFT, TPOT, ITL, E2E (median, p90, p99), request and token
 throughput, goodput against SLOs, per concurrency level or request rate; progress on stderr.)",
     "",
-    R"(exit: 0, 1 when requests failed (an unreachable server included), 2 bad input (a flag given twice included), 3 network failure outside the
-      measured requests (a --spec hub model that cannot be fetched) or a --db that cannot be created)"};
+    R"(exit: 0, 1 when requests failed (an unreachable server included), 2 bad input (a flag given twice included; a --spec,
+      --device or --engine that does not resolve, before any request), 3 network failure outside the measured requests (a --spec
+      hub model that cannot be fetched) or a --db that cannot be created)"};
 
 }  // namespace
 
@@ -156,6 +157,10 @@ Expected<bench::RunTarget> bench_target(const BenchRequest& req) {
                                                                    space_too ? " (a URL has none: percent-encode it)" : ""));
     }
   }
+  // user37: a URL of another scheme was refused only when the first level started, after `--save` had stored an empty,
+  // unfinished run that `report` then took for the latest sweep; it is bad input before anything runs or is stored.
+  if (req.url->rfind("http://", 0) != 0 && req.url->rfind("https://", 0) != 0)
+    return make_error(ErrorKind::invalid_argument, "url must start with http:// or https://", redact_url_credentials(*req.url));
   bench::RunTarget target;
   target.url = *req.url;
   target.request.model = *req.model;
@@ -182,9 +187,13 @@ Status load_bench_prediction(Sweep& s, const std::vector<int64_t>& levels) {
       return make_error(ErrorKind::invalid_argument, "--device " + *req.device + " needs --spec MODEL, the model to predict for (a catalogue id, a directory or "
                                                      "a config.json; --model is only the name the server serves), or --prediction FILE");
     if (!req.device) return make_error(ErrorKind::invalid_argument, "--spec " + *req.spec + " needs --device D, the device the server runs on");
+    // user37: a model, card or engine that does not resolve (a typo, a hub model that cannot be fetched) stops here, before
+    // anything is measured, with its exit code (2 bad input, 3 network); only a deployment the speed model has no answer
+    // for (no profile for the engine on the platform) is measured without a prediction, and said so.
     auto p = predict_for_bench({*req.spec, *req.device, req.engine.value_or(""), s.input_len, s.output_len, levels});
     if (p) s.prediction = *p;
-    else s.notes.push_back(p.error().message);
+    else if (p.error().kind == ErrorKind::unsupported) s.notes.push_back(p.error().message);
+    else return p.error();
   }
   return Ok{};
 }

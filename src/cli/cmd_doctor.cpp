@@ -79,6 +79,22 @@ CommandHelp doctor_help() {
   return {k_doctor_text, doctor_options(scratch)};
 }
 
+namespace {
+
+// user37: after --fix removed every stale lock, the lock check reports what it did; it printed the failure it found
+// before the removal ("[fail] ... 1 stale lock file(s)", "fix: preflight doctor --fix ...") while exiting 0.
+void mark_locks_fixed(doctor::DoctorReport& report, size_t removed) {
+  if (removed == 0) return;
+  for (auto& c : report.checks) {
+    if (c.id != "locks" || c.status != doctor::CheckStatus::fail) continue;
+    c.status = doctor::CheckStatus::ok;
+    c.summary = fmt::format("{} stale lock file(s) removed by --fix (listed above); the owners' processes were gone", removed);
+    c.fix.clear();
+  }
+}
+
+}  // namespace
+
 int cmd_doctor(const std::vector<std::string>& argv) {
   DoctorRequest req;
   auto positional = parse_options(argv, doctor_options(req));
@@ -137,7 +153,7 @@ int cmd_doctor(const std::vector<std::string>& argv) {
   }
   if (auto dirs = req.cache_dir) for (const auto& d : split(*dirs, ',')) if (!d.empty()) options.cache_dirs.push_back(d);
   options.runner = doctor::system_command_runner();
-  const doctor::DoctorReport report = doctor::run_doctor(options, *compat);
+  doctor::DoctorReport report = doctor::run_doctor(options, *compat);
 
   // --fix: stale *.lock files only, each path printed before it is removed.
   Json fixed = Json::array();
@@ -155,6 +171,7 @@ int cmd_doctor(const std::vector<std::string>& argv) {
       }
     }
   }
+  if (req.fix && fix_errors == 0) mark_locks_fixed(report, fixed.size());
   bool any_fail = false;
   for (const auto& c : report.checks) any_fail = any_fail || c.status == doctor::CheckStatus::fail;
   if (req.json) {

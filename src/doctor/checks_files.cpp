@@ -103,6 +103,12 @@ void check_locks(CheckContext& ctx) {
   int scanned = 0, refused = 0;
   const auto real_root = resolve_root(probe.options().root);
   if (!real_root) problems.push_back(real_root.error().describe());
+  // user37: a --cache-dir that is not there is said by name (it is looked up under --root, as every path is); before, the
+  // check said "pass a build tree with --cache-dir" to a user who had passed one.
+  std::vector<std::string> given_missing;
+  for (const auto& d : probe.options().cache_dirs)
+    if (!probe.exists(d)) given_missing.push_back(d);
+  for (const auto& d : given_missing) lk.evidence.push_back(format("--cache-dir %s: no such directory under the root %s", d.c_str(), probe.options().root.c_str()));
   for (const auto& d : dirs) {
     if (!probe.exists(d) || !real_root) continue;
     // A cache directory that is (or passes through) a symbolic link out of the root is not ours to scan.
@@ -130,6 +136,9 @@ void check_locks(CheckContext& ctx) {
   if (scanned == 0 && refused > 0) {
     lk.status = CheckStatus::warn;
     lk.summary = format("%d cache director%s refused: outside the root", refused, refused == 1 ? "y" : "ies");
+  } else if (scanned == 0 && !given_missing.empty()) {
+    lk.status = CheckStatus::warn;
+    lk.summary = format("--cache-dir %s: no such directory under the root %s; nothing scanned", given_missing.front().c_str(), probe.options().root.c_str());
   } else if (scanned == 0) {
     lk.status = CheckStatus::skip;
     lk.summary = "no compile-cache directory found (pass a build tree with --cache-dir)";

@@ -146,7 +146,11 @@ KubernetesManifests multi_node(const Candidate& c, const KubernetesOptions& o) {
     ray |= !n.lines.empty() && n.lines.back().rfind("ray start", 0) == 0;
   }
   if (ray) {
-    worker.back() += " --block";
+    // user37 (issue 15): a worker pod can start before the leader's Ray head listens (LWS creates the workers once the
+    // leader pod exists, not once it runs) or before its address resolves; one failed `ray start` then restarts the pod
+    // and RecreateGroupOnPodRestart the whole group. vLLM's multi-node-serving.sh, which LWS's vLLM example runs, retries
+    // the join every 5 s ("Waiting until the ray worker is active...").
+    worker.back() = "until " + worker.back() + " --block; do echo waiting for the ray head at $HEAD_IP:6379; sleep 5; done";
     leader.push_back(k_wait_for_group);
   } else if (worker.back().rfind("vllm serve", 0) == 0) {
     worker.back() = "exec " + worker.back();

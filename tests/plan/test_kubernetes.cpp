@@ -143,8 +143,8 @@ TEST(Kubernetes, Issue18_AcrossNodesIsLeaderWorkerSetWithEnvironmentFirst) {
   EXPECT_LT(index_of(l, "ray start --head"), index_of(l, "until "));
   EXPECT_LT(index_of(l, "until "), index_of(l, "exec vllm serve"));
   EXPECT_EQ(l.back(), "exec " + two_npu_nodes().launch->serve + " --host 0.0.0.0 --port 8000");
-  EXPECT_LT(index_of(w, "source /usr/local/Ascend/ascend-toolkit/set_env.sh"), index_of(w, "ray start --address"));
-  EXPECT_EQ(w.back(), "ray start --address=${HEAD_IP:?set HEAD_IP}:6379 --block");
+  EXPECT_LT(index_of(w, "source /usr/local/Ascend/ascend-toolkit/set_env.sh"), index_of(w, "until ray start --address"));
+  EXPECT_EQ(w.back(), "until ray start --address=${HEAD_IP:?set HEAD_IP}:6379 --block; do echo waiting for the ray head at $HEAD_IP:6379; sleep 5; done");
   EXPECT_EQ(w[1], "export HEAD_IP=$LWS_LEADER_ADDRESS");
   const Json& s = m.objects[1];
   EXPECT_EQ(s["spec"]["selector"]["leaderworkerset.sigs.k8s.io/name"], "qwen3-235b-a22b");
