@@ -260,3 +260,41 @@ TEST(InputBounds37, Issue19_PassConfigValuesAreTypedAsPydanticTypesThem) {
   // 0.12.0 has no record (its PassConfig has other fields): nothing said there.
   EXPECT_EQ(fit("0.12.0", R"({"fuse_norm_quant": "x"})").out.find("bool_parsing"), std::string::npos);
 }
+
+// Issue 19 (attack37): plan MODEL --devices sized a card as often as it was named: "H100,H100" (or "H100,H100-SXM", the
+// card "H100" stands for) printed every row twice, and 10,000 copies of one name took 6 s for 10,000 identical rows, exit
+// 0. A card named twice is refused naming both entries; distinct cards are planned as before.
+TEST(InputBounds37, Issue19_PlanDevicesNamingOneCardTwiceIsRefused) {
+  const auto twice = run_bounded37("plan Qwen/Qwen3-8B --devices H100,L40S,H100-SXM");
+  EXPECT_EQ(twice.code, 2) << twice.out.substr(0, 600);
+  EXPECT_NE(twice.out.find("--devices: 'H100-SXM' (entry 3) names H100-SXM, as 'H100' (entry 1) does; list each card once"), std::string::npos)
+      << twice.out.substr(0, 600);
+  std::string many = "H100";
+  for (int i = 0; i < 9999; ++i) many += ",H100";
+  const auto copies = run_bounded37("plan Qwen/Qwen3-8B --devices " + many);
+  EXPECT_EQ(copies.code, 2) << copies.out.substr(0, 600);
+  EXPECT_NE(copies.out.find("'H100' (entry 2) names H100-SXM, as 'H100' (entry 1) does"), std::string::npos) << copies.out.substr(0, 600);
+  const auto distinct = run_bounded37("plan Qwen/Qwen3-8B --devices H100,L40S");
+  EXPECT_EQ(distinct.code, 0) << distinct.out.substr(0, 600);
+}
+
+// Issue 19 (attack37): the llama.cpp estimate took head_count_kv 0 on a plain attention model: "KV: ... (K 0 x f16 + V 0 x
+// f16) = 0.00 MiB", fits, exit 0, where llama.cpp sizes attn_k / attn_v with 0 columns and stops at load on the file's
+// (check_tensor_dims), and where fit with vLLM already refused the key. Exit 2 naming it; a GGUF without the key (every
+// head its own KV head) is read as before.
+TEST(InputBounds37, Issue19_LlamaCppHeadCountKvZeroIsRefused) {
+  const std::string dir = pftest::scratch_dir("ib37-kv0");
+  GgufBytes37 kv0 = llama37();
+  kv0.number("llama.attention.head_count_kv", 0);
+  kv0.tensor("token_embd.weight", 64, 1000);
+  std::ofstream(dir + "/kv0.gguf", std::ios::binary) << kv0.bytes();
+  const auto r = run_bounded37("fit " + dir + "/kv0.gguf --device H100 --engine llama.cpp");
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("llama.attention.head_count_kv is 0 on a model with attention layers and no recurrent state"), std::string::npos) << r.out.substr(0, 600);
+  GgufBytes37 plain = llama37();
+  plain.tensor("token_embd.weight", 64, 1000);
+  std::ofstream(dir + "/plain.gguf", std::ios::binary) << plain.bytes();
+  const auto ok = run_bounded37("fit " + dir + "/plain.gguf --device H100 --engine llama.cpp");
+  EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 600);
+  std::filesystem::remove_all(dir);
+}
