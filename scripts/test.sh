@@ -37,7 +37,7 @@ if [ "${PREFLIGHT_SKIP_SANITIZERS:-0}" != "1" ]; then
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j "$jobs" --output-on-failure)
 fi
 if [ "${PREFLIGHT_SKIP_FUZZ:-0}" != "1" ] && command -v clang++ >/dev/null; then
-  targets="fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_engine_log fuzz_sse fuzz_llama_cpp_log fuzz_safe_regex"
+  targets="fuzz_safetensors_header fuzz_gguf fuzz_hf_config fuzz_engine_log fuzz_sse fuzz_llama_cpp_log fuzz_safe_regex fuzz_modelslim_description fuzz_validate_case"
   # shellcheck disable=SC2086
   CXX=clang++ build_tree build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TESTS=OFF -DPREFLIGHT_FUZZ=ON -- $targets
   for t in $targets; do

@@ -139,13 +139,22 @@ void host_memory(device::DeviceSpec& d, const PlanRequest& r, std::vector<std::s
 Expected<std::vector<device::DeviceSpec>> plan_devices(const PlanRequest& r, const device::DeviceCatalog& devices, std::vector<std::string>& device_assumptions) {
   std::vector<device::DeviceSpec> list;
   if (r.devices) {
+    std::vector<std::string> given;
     for (const auto& name : split(*r.devices, ',')) {
       // user36: each name resolved as --device resolves it, so that an ambiguous one ("H100", "910B") says which card it
       // stands for and a sized one ("Ascend 910B 32GB") or a total ("29.49 GiB total capacity") is taken as fit takes it.
       auto dev = deploy::resolve_device({trim(name), "--devices", deploy::DeviceForm::name}, devices, device_assumptions);
       if (!dev) return dev.error();
+      // Issue 19 (attack37): a card named twice ("H100,H100", "H100,H100-SXM") was planned twice, every row repeated:
+      // 10,000 copies of one name took 6 s and printed 10,000 identical rows, exit 0.
+      for (size_t i = 0; i < list.size(); ++i)
+        if (list[i].id == dev->id)
+          return make_error(ErrorKind::invalid_argument,
+                            fmt::format("--devices: '{}' (entry {}) names {}, as '{}' (entry {}) does; list each card once", one_line(trim(name), 80), given.size() + 1,
+                                        dev->id, one_line(given[i], 80), i + 1));
       host_memory(*dev, r, device_assumptions);
       list.push_back(*dev);
+      given.push_back(trim(name));
     }
   } else if (r.device || r.device_memory) {
     auto dev = plan_device(r, devices, device_assumptions);

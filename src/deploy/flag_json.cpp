@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "deploy/deployment.hpp"
+#include "engine/compilation_config_keys.hpp"
 #include "engine/flag_versions.hpp"
 #include "estimate/fit_terms.hpp"
 
@@ -126,8 +127,17 @@ Error past_int64_error(const char* origin, const char* key, const Json& v) {
 }  // namespace
 
 Expected<estimate::GraphCaptureConfig> parse_compilation_config(const Given<std::string>& given) {
-  const Json j = Json::parse(given.value, nullptr, false);
   const char* origin = given.origin.c_str();
+  // Issue 19 (attack37): the whole flag is read as deep as vLLM reads it (201 levels: pydantic's JSON parser), past that
+  // with vLLM's own refusal, where hard33 parsed any depth and named the deepest value's type ("Input should be a valid
+  // integer ... found an array" for 60,000 levels, which vLLM never reaches). The dotted forms keep the 64 levels
+  // merge_dotted_json reads.
+  if (const std::string why = engine::compilation_config_depth_refusal(given.value); !why.empty())
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: JSON nested past the %zu levels vLLM reads (from 0.9.1 the flag is read with pydantic's TypeAdapter(CompilationConfig).validate_json; argparse "
+                             "prints: argument --compilation-config: %s)",
+                             origin, engine::k_compilation_config_json_depth, why.c_str()));
+  const Json j = Json::parse(given.value, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorKind::invalid_argument,
                       format("%s: expected a JSON object such as '{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"cudagraph_mode\": \"PIECEWISE\"}', found '%s' "

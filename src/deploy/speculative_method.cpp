@@ -55,6 +55,7 @@ Status check_speculative_method(const Flags& f, const engine::EngineProfile& pro
                                  engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::argparse),
                                  engine::speculative_method_refusal(*catalog, profile.engine, version, text, model_type),
                                  engine::speculative_value_refusal(*catalog, profile.engine, version, text, flags, engine::SpeculativeValueStage::config, target_tp),
+                                 engine::speculative_ngram_window_refusal(*catalog, profile.engine, version, text),  // attack37
                                  engine::speculative_max_len_refusal(*catalog, profile.engine, version, text, draft_len, target_len)})
     if (!why.empty()) return make_error(ErrorKind::invalid_argument, f.speculative_config->origin + ": " + why);
   const Json config = Json::parse(text, nullptr, false);

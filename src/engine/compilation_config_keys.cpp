@@ -1,8 +1,10 @@
 #include "engine/compilation_config_keys.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <unordered_set>
 
 #include "base/embedded.hpp"
@@ -83,6 +85,81 @@ Expected<std::pair<Version, Version>> cc_read_common(const JsonObject& r, const 
   PF_TRY(list, read_record_names(r, "engines", where, origin, EmptyWording::is_empty));
   engines = std::move(list);
   return range;
+}
+
+// attack37: a nested record's optional "types" object: one entry per key, in keys' order (a list then follows it).
+Expected<std::vector<std::string>> cc_read_types(const JsonObject& r, const std::vector<std::string>& keys, const std::string& where, const std::string& origin) {
+  const Json* types = r.find("types");
+  if (!types) return std::vector<std::string>{};
+  if (!types->is_object() || types->size() != keys.size()) return make_error(ErrorKind::corrupt, where + ".types: expected an object with one entry per key", origin);
+  std::vector<std::string> out;
+  for (const auto& k : keys) {
+    const auto it = types->find(k);
+    if (it == types->end() || !it->is_string()) return make_error(ErrorKind::corrupt, where + ".types: no type for key " + k, origin);
+    const std::string& t = it->get_ref<const std::string&>();
+    static const std::vector<std::string> known = {"bool", "bool|none", "int", "int|none", "float", "float|none"};
+    if (std::find(known.begin(), known.end(), t) == known.end())
+      return make_error(ErrorKind::corrupt, where + ".types." + k + ": expected bool, int or float, each optionally |none, found " + t, origin);
+    out.push_back(t);
+  }
+  return out;
+}
+
+// attack37: pydantic's lax-mode check of a bool / int / float field (pydantic-core's bool, int and float validators,
+// checked with pydantic 2.13.4): "" when `v` is taken, else the error's message and type.
+std::pair<std::string, const char*> cc_lax_type_error(const std::string& type, const Json& v) {
+  const bool none_ok = type.size() > 5 && type.compare(type.size() - 5, 5, "|none") == 0;
+  const std::string base = none_ok ? type.substr(0, type.size() - 5) : type;
+  if (v.is_null() && none_ok) return {"", ""};
+  if (base == "bool") {
+    if (v.is_boolean()) return {"", ""};
+    if (v.is_number()) {  // 0 and 1 (1e0, 0.0) are taken, another whole number cannot be interpreted, 0.5 is no boolean
+      const double d = v.get<double>();
+      if (d == 0 || d == 1) return {"", ""};
+      if (std::isfinite(d) && d == std::floor(d)) return {"Input should be a valid boolean, unable to interpret input", "bool_parsing"};
+      return {"Input should be a valid boolean", "bool_type"};
+    }
+    if (v.is_string()) {
+      std::string s = v.get<std::string>();
+      for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      for (const char* word : {"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
+        if (s == word) return {"", ""};
+      return {"Input should be a valid boolean, unable to interpret input", "bool_parsing"};
+    }
+    return {"Input should be a valid boolean", "bool_type"};
+  }
+  if (base == "int") {
+    if (v.is_boolean() || v.is_number_integer()) return {"", ""};
+    if (v.is_number()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d)) return {"", ""};
+      return {"Input should be a valid integer, got a number with a fractional part", "int_from_float"};
+    }
+    if (v.is_string()) {  // " 3 ", "+3", "1_000" and "3.00" are taken; "3.5", "3.", "_1", "1__0" are not
+      const std::string& text = v.get_ref<const std::string&>();
+      const size_t first = text.find_first_not_of(" \t\n\r"), last = text.find_last_not_of(" \t\n\r");
+      const std::string s = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+      size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+      bool ok = i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+      for (; ok && i < s.size() && s[i] != '.'; ++i)
+        ok = std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '_' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])));
+      if (ok && i < s.size()) ok = i + 1 < s.size() && s.find_first_not_of('0', i + 1) == std::string::npos;
+      if (ok) return {"", ""};
+      return {"Input should be a valid integer, unable to parse string as an integer", "int_parsing"};
+    }
+    return {"Input should be a valid integer", "int_type"};
+  }
+  if (v.is_boolean() || v.is_number()) return {"", ""};
+  if (v.is_string()) {  // " 1.5", "1e3", "inf", "nan", "1_0" are taken; "0x10" and words are not
+    std::string s;
+    for (const char c : v.get_ref<const std::string&>())
+      if (c != '_' && c != ' ' && c != '\t' && c != '\n' && c != '\r') s += c;
+    char* end = nullptr;
+    (void)std::strtod(s.c_str(), &end);
+    if (!s.empty() && end == s.c_str() + s.size() && s.find_first_of("xX") == std::string::npos) return {"", ""};
+    return {"Input should be a valid number, unable to parse string as a number", "float_parsing"};
+  }
+  return {"Input should be a valid number", "float_type"};
 }
 
 // One line error of pydantic's ValidationError: "loc\n  message [type=..., input_value=..., input_type=...]".
@@ -176,7 +253,7 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
   }));
   (void)walked;
   if (top.has("nested_records")) {
-    PF_TRY(nested, for_each_record(top, origin, "nested_records", "id", {"id", "engines", "version_min", "version_max", "field", "class", "keys", "source"},
+    PF_TRY(nested, for_each_record(top, origin, "nested_records", "id", {"id", "engines", "version_min", "version_max", "field", "class", "keys", "types", "source"},
                                    [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
       NestedConfigKeys rec;
       rec.id = id;
@@ -190,6 +267,8 @@ Expected<CompilationConfigKeyCatalog> parse_compilation_config_keys(const Json& 
       rec.class_name = std::move(class_name);
       PF_TRY(keys, read_record_names(r, "keys", where, origin, EmptyWording::is_empty));
       rec.keys = std::move(keys);
+      PF_TRY(types, cc_read_types(r, rec.keys, where, origin));
+      rec.types = std::move(types);
       PF_TRY(source, read_source_field(r, "source", origin));
       rec.source = std::move(source);
       out.nested.push_back(std::move(rec));
@@ -252,6 +331,12 @@ std::string compilation_config_refusal_text(const CompilationConfigKeyCatalog& c
     const auto it = config.find(nested->field);
     if (it == config.end() || !it->is_object()) continue;
     std::vector<std::string> errors;
+    for (size_t i = 0; i < nested->types.size(); ++i) {  // attack37: the fields' own errors first, in the class's field order
+      const auto value = it->find(nested->keys[i]);
+      if (value == it->end()) continue;
+      if (const auto [message, type] = cc_lax_type_error(nested->types[i], *value); !message.empty())
+        errors.push_back(cc_line_error(nested->field + "." + nested->keys[i], message, type, *value));
+    }
     for (const auto& k : cc_unknown_keys(*it, nested->keys, order({nested->field})))
       errors.push_back(cc_line_error(nested->field + "." + k, "Unexpected keyword argument", "unexpected_keyword_argument", it->at(k)));
     if (!errors.empty()) field_errors.emplace_back(field_place(nested->field), std::move(errors));
@@ -269,6 +354,34 @@ std::string compilation_config_refusal_text(const CompilationConfigKeyCatalog& c
   std::string out = "vllm serve: error: argument " + argument + ": " + std::to_string(count) + (count == 1 ? " validation error" : " validation errors") + " for CompilationConfig";
   for (const auto& l : lines) out += "\n" + l;
   return out;
+}
+
+std::string compilation_config_depth_refusal(const std::string& text) {
+  size_t depth = 0, line = 1, line_start = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth <= k_compilation_config_json_depth) continue;
+      // jiter reads in order: a text that is no JSON fails on its own error, which the flag's check gives.
+      if (!Json::accept(text)) return "";
+      const std::string repr = cc_str_repr(text);
+      const std::string value = repr.size() > 50 ? repr.substr(0, 25) + "..." + repr.substr(repr.size() - 24) : repr;
+      return "1 validation error for CompilationConfig\n  Invalid JSON: recursion limit exceeded at line " + std::to_string(line) + " column " +
+             std::to_string(i - line_start + 1) + " [type=json_invalid, input_value=" + value + ", input_type=str]";
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return "";
 }
 
 }  // namespace preflight::engine

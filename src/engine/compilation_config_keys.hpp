@@ -34,6 +34,9 @@ struct NestedConfigKeys {
   Version version_min, version_max;
   std::string field, class_name;
   std::vector<std::string> keys;
+  // attack37: each key's annotation as pydantic's lax mode checks it, in keys' order (empty: not checked): "bool",
+  // "int" or "float", with "|none" where null is taken (an Optional field, or one in the class's _skip_none_validation).
+  std::vector<std::string> types;
   std::string source;
 };
 
@@ -77,5 +80,14 @@ using JsonKeyOrder = std::function<std::vector<std::string>(const std::vector<st
 // version, left out). type_error (0.9.0): argparse's "invalid <lambda> value".
 std::string compilation_config_refusal_text(const CompilationConfigKeyCatalog& catalog, const std::string& engine_name, const Version& version, const Json& config,
                                             const JsonKeyOrder& order, const std::string& text);
+
+// Issue 19 (attack37): from vLLM 0.9.1 --compilation-config's whole text is read by pydantic's
+// TypeAdapter(CompilationConfig).validate_json (CompilationConfig.from_cli, then arg_utils' parse_dataclass), whose JSON
+// parser (pydantic-core's jiter) stops at a list or object nested past k_compilation_config_json_depth levels. The
+// refusal as argparse prints it ("1 validation error for CompilationConfig\n  Invalid JSON: recursion limit exceeded at
+// line L column C [type=json_invalid, ...]", L and C 1-based, C in bytes, where the first level too deep opens), or ""
+// when `text` nests no deeper (or is no valid JSON, which the flag's own check refuses).
+inline constexpr size_t k_compilation_config_json_depth = 201;
+std::string compilation_config_depth_refusal(const std::string& text);
 
 }  // namespace preflight::engine

@@ -1,6 +1,7 @@
 #include "engine/speculative_methods.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/embedded.hpp"
 #include "base/json_writer.hpp"
@@ -113,6 +114,51 @@ Status read_max_len_checks(const JsonObject& top, const std::string& origin, Spe
   });
 }
 
+// attack37: the file's optional "ngram_window_checks": [{id, version_min, version_max, methods, missing, max_first,
+// field_minimum, message_min_low, message_max_low, message_order, source}]; the low messages are absent where
+// field_minimum says pydantic's words.
+Status read_ngram_window_checks(const JsonObject& top, const std::string& origin, SpeculativeMethodCatalog& out) {
+  if (!top.has("ngram_window_checks")) return Ok{};
+  return for_each_record(top, origin, "ngram_window_checks", "id",
+                         {"id", "version_min", "version_max", "methods", "missing", "max_first", "field_minimum", "message_min_low", "message_max_low", "message_order", "source"},
+                         [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
+    SpeculativeNgramWindowCheck c;
+    c.id = id;
+    PF_TRY(vmin, read_version_field(r, "version_min", where, origin));
+    PF_TRY(vmax, read_version_field(r, "version_max", where, origin));
+    c.version_min = vmin;
+    c.version_max = vmax;
+    PF_TRY(methods, string_list(r.find("methods"), where + ".methods", origin));
+    c.methods = std::move(methods);
+    PF_TRY(missing, r.string("missing"));
+    c.missing = missing;
+    PF_TRY(max_first, r.opt_bool("max_first"));
+    c.max_first = max_first.value_or(false);
+    PF_TRY(field_minimum, r.opt_bool("field_minimum"));
+    c.field_minimum = field_minimum.value_or(false);
+    PF_TRY(min_low, r.opt_string("message_min_low"));
+    PF_TRY(max_low, r.opt_string("message_max_low"));
+    PF_TRY(order, r.string("message_order"));
+    PF_TRY(source, r.string("source"));
+    c.message_min_low = min_low.value_or("");
+    c.message_max_low = max_low.value_or("");
+    const bool lows = c.field_minimum ? c.message_min_low.empty() && c.message_max_low.empty()
+                                      : c.message_min_low.find("{min}") != std::string::npos && c.message_max_low.find("{max}") != std::string::npos;
+    if (c.methods.empty() || (missing != "copy" && missing != "min_1") || !lows || order.find("{min}") == std::string::npos ||
+        order.find("{max}") == std::string::npos || source.empty() || c.version_max < c.version_min)
+      return make_error(ErrorKind::corrupt,
+                        where + ": expected methods, missing copy or min_1, message_min_low / message_max_low with {min} / {max} unless field_minimum (then neither), "
+                                "message_order with both, a source and a version range",
+                        origin);
+    PF_TRY(disjoint, check_lists_disjoint(out.ngram_window_checks, c, where, origin));
+    (void)disjoint;
+    c.message_order = std::move(order);
+    c.source = std::move(source);
+    out.ngram_window_checks.push_back(std::move(c));
+    return Ok{};
+  });
+}
+
 std::string replace_placeholder(std::string text, const std::string& name, const std::string& value) {
   if (const size_t at = text.find(name); at != std::string::npos) text.replace(at, name.size(), value);
   return text;
@@ -131,12 +177,14 @@ Expected<SpeculativeMethodCatalog> parse_speculative_methods(const Json& root, c
   SpeculativeMethodCatalog out;
   out.origin = origin;
   JsonObject top(root, origin);
-  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "value_checks", "max_model_len_checks"}));
+  PF_TRY(top_ok, check_record_file_top(top, {"schema_version", "note", "lists", "value_checks", "max_model_len_checks", "ngram_window_checks"}));
   (void)top_ok;
   PF_TRY(checks_ok, read_value_checks(top, origin, out));
   (void)checks_ok;
   PF_TRY(len_ok, read_max_len_checks(top, origin, out));
   (void)len_ok;
+  PF_TRY(window_ok, read_ngram_window_checks(top, origin, out));
+  (void)window_ok;
   PF_TRY(walked, for_each_record(top, origin, "lists", "id", {"id", "version_min", "version_max", "checked", "methods", "own_mtp_targets", "mtp_aliases", "source"},
                                  [&](const JsonObject& r, const std::string& id, const std::string& where) -> Status {
     SpeculativeMethodList list;
@@ -256,6 +304,68 @@ std::string speculative_max_len_refusal(const SpeculativeMethodCatalog& catalog,
       return "";
     return replace_placeholder(message, "{value}", std::to_string(value)) + " (" + engine_name + " " + version.text() + "; " + c.source.substr(0, c.source.find(':')) + "; " +
            catalog.origin + ")";
+  }
+  return "";
+}
+
+namespace {
+// A window value as the check reads it: a JSON integer (a whole float such as 3.0 too), else nullopt (left to the engine).
+std::optional<int64_t> ngram_window_value(const Json& config, const char* key) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null() || !it->is_number()) return std::nullopt;
+  if (it->is_number_unsigned()) return it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX) ? std::optional<int64_t>(static_cast<int64_t>(it->get<uint64_t>())) : std::nullopt;
+  if (it->is_number_integer()) return it->get<int64_t>();
+  const double d = it->get<double>();
+  if (!(d == std::floor(d)) || std::fabs(d) > 9e15) return std::nullopt;
+  return static_cast<int64_t>(d);
+}
+}  // namespace
+
+std::string speculative_ngram_window_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                             const std::string& config_text) {
+  if (engine_name != "vllm" && engine_name != "vllm-ascend") return "";
+  const Json config = Json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return "";
+  for (const auto& c : catalog.ngram_window_checks) {
+    if (version < c.version_min || c.version_max < version) continue;
+    const std::string at = " (" + engine_name + " " + version.text() + "; " + c.source.substr(0, c.source.find(';')) + "; " + catalog.origin + ")";
+    std::optional<int64_t> lo = ngram_window_value(config, "prompt_lookup_min"), hi = ngram_window_value(config, "prompt_lookup_max");
+    if (c.field_minimum) {  // pydantic's Field(ge=1) on both, every method, max's field first
+      std::string errors;
+      int count = 0;
+      for (const auto& [key, value] : {std::pair<const char*, std::optional<int64_t>>{"prompt_lookup_max", hi}, {"prompt_lookup_min", lo}})
+        if (value && *value < 1) {
+          ++count;
+          errors += std::string("\n") + key + "\n  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=" + std::to_string(*value) +
+                    ", input_type=int]";
+        }
+      if (count > 0)
+        return "pydantic_core._pydantic_core.ValidationError: " + std::to_string(count) + (count == 1 ? " validation error" : " validation errors") +
+               " for SpeculativeConfig" + errors + at;
+    }
+    const auto named = [&](const char* key) { return config.contains(key) && config[key].is_string() ? config[key].get<std::string>() : std::string(); };
+    const std::string method = named("method").empty() ? named("model") : named("method");
+    if (std::find(c.methods.begin(), c.methods.end(), method) == c.methods.end()) return "";
+    // A value given but not read above (a string, 2.5) is the engine's to judge: nothing said.
+    if ((config.contains("prompt_lookup_min") && !config["prompt_lookup_min"].is_null() && !lo) ||
+        (config.contains("prompt_lookup_max") && !config["prompt_lookup_max"].is_null() && !hi))
+      return "";
+    if (c.missing == "copy") {
+      if (!lo && !hi) lo = hi = 5;
+      else if (!lo) lo = hi;
+      else if (!hi) hi = lo;
+    } else {
+      if (!lo) lo = 1;
+      if (!hi) return "";  // V0's missing max: flag_versions.json speculative_legacy
+    }
+    const auto fill = [&](const std::string& m) { return replace_placeholder(replace_placeholder(m, "{min}", std::to_string(*lo)), "{max}", std::to_string(*hi)); };
+    if (!c.field_minimum) {
+      if (c.max_first && *hi < 1) return fill(c.message_max_low) + at;
+      if (*lo < 1) return fill(c.message_min_low) + at;
+      if (*hi < 1) return fill(c.message_max_low) + at;
+    }
+    if (*lo > *hi) return fill(c.message_order) + at;
+    return "";
   }
   return "";
 }

@@ -59,10 +59,26 @@ struct SpeculativeMaxLenCheck {
   std::string message_draft, message_target, source;
 };
 
+// attack37: the n-gram drafter's window (prompt_lookup_min / prompt_lookup_max, V0's --ngram-prompt-lookup-min/-max) as a
+// version checks it (the file's "ngram_window_checks"). For a config whose method (else model) is in `methods`: a value
+// absent is the other's ("copy", 0.8.2 on; both absent: 5 and 5) or, for the min, 1 ("min_1", V0, whose missing max
+// flag_versions' speculative_legacy refuses); then each below 1 (max first where `max_first`) and min above max, with
+// {min} and {max}. `field_minimum` (0.11.1 on): both fields are pydantic Field(ge=1), checked for every method before
+// the rest, pydantic's greater_than_equal error per field below 1 (max's first, the class's field order).
+struct SpeculativeNgramWindowCheck {
+  std::string id;
+  Version version_min, version_max;
+  std::vector<std::string> methods;
+  std::string missing;  // "copy" or "min_1"
+  bool max_first = false, field_minimum = false;
+  std::string message_min_low, message_max_low, message_order, source;
+};
+
 struct SpeculativeMethodCatalog {
   std::vector<SpeculativeMethodList> lists;
   std::vector<SpeculativeValueCheck> value_checks;
   std::vector<SpeculativeMaxLenCheck> max_len_checks;
+  std::vector<SpeculativeNgramWindowCheck> ngram_window_checks;
   std::string origin;
 };
 
@@ -100,6 +116,10 @@ std::string speculative_value_refusal(const SpeculativeMethodCatalog& catalog, c
 std::string speculative_max_len_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
                                         const std::string& config_text, std::optional<int64_t> draft_len, std::optional<int64_t> target_len);
 
+// attack37: what `engine_name` at `version` raises for --speculative-config's n-gram window (integers only; another
+// value is left to the engine), with the version and the file; "" when it takes it.
+std::string speculative_ngram_window_refusal(const SpeculativeMethodCatalog& catalog, const std::string& engine_name, const Version& version,
+                                             const std::string& config_text);
 // The method name `method` is written as for `engine_name` at `version` on a target of `model_type`: "mtp" for any MTP
 // name where the version takes "mtp" (from 0.11.0 it rewrites its mtp_aliases to "mtp" with a deprecation warning and
 // refuses the rest); before it, a generic "mtp" or another MTP name as the own-MTP target's method; otherwise `method`

@@ -486,6 +486,16 @@ Expected<LlamaCppEstimate> estimate_llama_cpp(const model::GgufFile& file, const
   if (!n_layer || !n_embd || !n_head || *n_layer <= 0 || *n_embd <= 0 || (*n_head <= 0 && !recurrent))
     return make_error(ErrorKind::corrupt, format("gguf: missing or invalid %s.block_count / embedding_length / attention.head_count", arch.c_str()), origin);
   const int64_t n_head_kv = recurrent ? 0 : number("attention.head_count_kv").value_or(*n_head);
+  // Issue 19 (attack37): head_count_kv 0 on a model with no recurrent state gave every attention layer a K and V of no
+  // bytes ("KV 0.00 MiB", fits, exit 0). llama.cpp sizes attn_k / attn_v as n_embd_head x head_count_kv columns and stops
+  // at load on the file's real ones (llama_model_loader check_tensor_dims: "has wrong shape"); the model reader refuses
+  // the same key for vLLM.
+  if (!recurrent && n_head_kv == 0 && !number("ssm.state_size"))
+    return make_error(ErrorKind::corrupt,
+                      format("gguf: %s.attention.head_count_kv is 0 on a model with attention layers and no recurrent state: llama.cpp expects attn_k / attn_v "
+                             "of 0 columns and refuses the file at load (check_tensor_dims: wrong shape); expected 1 to %s.attention.head_count (%lld)",
+                             arch.c_str(), arch.c_str(), static_cast<long long>(*n_head)),
+                      origin);
   const int64_t head_k = recurrent ? 0 : number("attention.key_length").value_or(*n_embd / *n_head);
   const int64_t head_v = recurrent ? 0 : number("attention.value_length").value_or(*n_embd / *n_head);
   const int64_t n_ff = number("feed_forward_length").value_or(0);

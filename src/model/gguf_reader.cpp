@@ -24,6 +24,7 @@ constexpr uint64_t k_max_array = 1ull << 24;
 constexpr uint64_t k_max_kv = 1ull << 16;
 constexpr uint64_t k_max_tensors = 1ull << 20;
 constexpr uint32_t k_max_dims = 8;
+constexpr uint64_t k_ggml_max_name = 64;  // ggml.h GGML_MAX_NAME
 
 struct GgmlType {
   const char* name;
@@ -110,6 +111,31 @@ Expected<double> read_scalar(Cursor& c, uint32_t type, const char* what) {
   }
   return make_error(ErrorKind::corrupt, format("value type %u is not a scalar", type));
 }
+
+// Issue 19 (attack37): llama.cpp's gguf_init_from_file_impl (ggml/src/gguf.cpp) computes where each tensor's data must
+// start: the first at offset 0 of the data section, each next one where the one listed before it ends, padded to the
+// file's alignment; a tensor whose offset is any other ("tensor '%s' has offset %llu, expected %zu") fails the file. An
+// offset listed twice (two tensors over one block of bytes: each counted, the file holding one), a gap, or a misaligned
+// offset all fail it. gguf-py's GGUFReader (vLLM's loader) checks nothing here, but no GGUF writer (gguf-py's
+// GGUFWriter, llama-quantize) lays tensors out otherwise, so a file that does is refused for both engines.
+Status gguf_offsets_contiguous(const GgufFile& file, const std::string& origin) {
+  uint64_t expected = 0;
+  for (const auto& t : file.tensors) {
+    if (t.offset != expected)
+      return make_error(ErrorKind::corrupt,
+                        format("%s: tensor '%s' has offset %llu, expected %llu (where the tensor listed before it ends, padded to the %llu-byte alignment): "
+                               "llama.cpp refuses the file (gguf_init_from_file: tensor '%s' has offset %llu, expected %llu; failed to read tensor data)",
+                               origin.c_str(), one_line(t.name, 80).c_str(), static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(expected),
+                               static_cast<unsigned long long>(file.alignment), one_line(t.name, 80).c_str(), static_cast<unsigned long long>(t.offset),
+                               static_cast<unsigned long long>(expected)),
+                        origin);
+    const auto padded = checked_mul(t.bytes / file.alignment + (t.bytes % file.alignment != 0), file.alignment);  // no t.bytes + alignment - 1 to overflow
+    const auto next = padded ? checked_add(expected, *padded) : std::nullopt;
+    if (!next) return make_error(ErrorKind::corrupt, format("%s: tensor '%s': tensor sizes summed over the file overflow", origin.c_str(), one_line(t.name, 80).c_str()), origin);
+    expected = *next;
+  }
+  return Ok{};
+}
 }  // namespace
 
 const char* ggml_type_name(uint32_t type) {
@@ -155,6 +181,11 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
   };
   for (uint64_t i = 0; i < kv_count; ++i) {
     PF_TRY(key, c.string("metadata key"));
+    // attack37: llama.cpp's "key %lld is empty".
+    if (key.empty())
+      return make_error(ErrorKind::corrupt, format("%s: metadata key %llu is empty: llama.cpp refuses the file (gguf_init_from_file: key %llu is empty)", origin.c_str(),
+                                                   static_cast<unsigned long long>(i), static_cast<unsigned long long>(i)),
+                        origin);
     if (auto twice = listed_twice(key, i, "metadata key", "gguf_init_from_file: duplicate key")) return *twice;
     PF_TRY(type, c.read<uint32_t>("metadata value type"));
     if (type == 8) {
@@ -197,6 +228,15 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
   for (uint64_t i = 0; i < tensor_count; ++i) {
     GgufTensor t;
     PF_TRY(name, c.string("tensor name"));
+    // attack37: ggml keeps a tensor's name in char[GGML_MAX_NAME] (64, ggml.h), and gguf_init_from_file_impl refuses a
+    // name of 64 bytes or more before it looks for a duplicate ("tensor name %lld is too long: %zu >= %d").
+    if (name.size() >= k_ggml_max_name)
+      return make_error(ErrorKind::corrupt,
+                        format("%s: tensor %llu's name '%s' is %zu bytes, more than the %llu a ggml tensor holds (GGML_MAX_NAME %llu with its NUL): llama.cpp refuses "
+                               "the file (gguf_init_from_file: tensor name %llu is too long: %zu >= %llu)",
+                               origin.c_str(), static_cast<unsigned long long>(i), one_line(name, 80).c_str(), name.size(), static_cast<unsigned long long>(k_ggml_max_name - 1),
+                               static_cast<unsigned long long>(k_ggml_max_name), static_cast<unsigned long long>(i), name.size(), static_cast<unsigned long long>(k_ggml_max_name)),
+                        origin);
     if (auto twice = listed_twice(name, i, "tensor", "gguf_init_from_file: duplicate tensor name; gguf-py: Found duplicated tensor with name")) return *twice;
     t.name = name;
     PF_TRY(n_dims, c.read<uint32_t>("tensor n_dims"));
@@ -222,7 +262,6 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
     }
     const auto bytes = checked_mul(elements / info.block_elements, info.block_bytes);
     if (!bytes) return make_error(ErrorKind::corrupt, format("%s: tensor %s: size overflows", origin.c_str(), name.c_str()), origin);
-    if (offset % file.alignment != 0) return make_error(ErrorKind::corrupt, format("%s: tensor %s: offset %llu is not aligned to %llu", origin.c_str(), name.c_str(), static_cast<unsigned long long>(offset), static_cast<unsigned long long>(file.alignment)), origin);
     t.ggml_type = type;
     t.offset = offset;
     t.bytes = *bytes;
@@ -230,6 +269,8 @@ Expected<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::strin
     file.tensors.push_back(std::move(t));
   }
   file.bytes_read = c.offset();
+  PF_TRY(contiguous, gguf_offsets_contiguous(file, origin));
+  (void)contiguous;
   return file;
 }
 

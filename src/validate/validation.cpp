@@ -1,10 +1,12 @@
 #include "validate/validation.hpp"
+#include "validate/validation_line.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -676,6 +678,32 @@ constexpr int k_max_validation_cases = 10'000;
 // One case is one JSON object of about 1 KB; a 60 MB line (an array of 30 million numbers) parsed to a 1 GB tree.
 // 2 MiB still reads a case with a 1 MB field, so that field's own error names it (cut), and parses to ~40 MB at most.
 constexpr size_t k_max_case_line_bytes = 2u << 20;
+
+struct ValidationCatalogs {
+  device::DeviceCatalog devices;
+  engine::EngineCatalog engines;
+  engine::SpeedCatalog speeds;
+};
+
+Expected<std::shared_ptr<const ValidationCatalogs>> load_validation_catalogs() {
+  PF_TRY(devices, device::load_device_catalog());
+  PF_TRY(engines, engine::load_engine_catalog());
+  PF_TRY(speeds, engine::load_speed_catalog());
+  return std::shared_ptr<const ValidationCatalogs>(new ValidationCatalogs{std::move(devices), std::move(engines), std::move(speeds)});
+}
+
+Status run_validation_line(const std::string& line, const std::string& file, int line_no, const ValidationCatalogs& catalogs, const ValidateOptions& options,
+                           ValidationReport& report) {
+  if (trim(line).empty()) return Ok{};
+  if (line.size() > k_max_case_line_bytes)
+    return make_error(ErrorKind::invalid_argument,
+                      format("%s: line %d: a case of %zu bytes, more than the %zu accepted for one case", file.c_str(), line_no, line.size(), k_max_case_line_bytes), file);
+  model::ResolveOptions resolve;
+  resolve.extra_model_dirs = options.model_dirs;
+  const CaseContext ctx{catalogs.devices, catalogs.engines, catalogs.speeds, options, resolve};
+  ++report.cases;
+  return run_case(line, file, line_no, ctx, report);
+}
 
 Expected<ValidationReport> run_validation(const std::vector<std::string>& files, const ValidateOptions& options) {
   ValidationReport report;

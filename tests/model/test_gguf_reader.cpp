@@ -80,7 +80,7 @@ std::vector<uint8_t> tiny_gguf() {
   w.str("output_norm.weight");
   w.put<uint32_t>(1); w.put<uint64_t>(64);
   w.put<uint32_t>(0);  // F32
-  w.put<uint64_t>(4608);
+  w.put<uint64_t>(2304);  // where blk.0.attn_q.weight (2,304 B, a multiple of the 32-byte alignment) ends: llama.cpp takes only contiguous data (attack37)
   return w.bytes;
 }
 }  // namespace
