@@ -637,31 +637,6 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
   });
 }
 
-// The key that groups `devices` into platform runs, once per (platform, family): card_bound_variants_key under the engine
-// of the pair's first card (every card of a family has its variant list), and the V0 fallback a family's engine takes
-// (issue 15, eng31: a family vLLM's V1 oracle sends to V0 runs another engine than its platform's other cards).
-// `key_of[d]` is the index of device d's key. The pairs are shared among `threads` workers (perfrank37: the largest
-// step of a whole-catalogue plan that ran on the calling thread alone, ~9 M instructions).
-std::vector<std::string> family_keys(const std::vector<device::DeviceSpec>& devices, const PlanInputs& in, int threads, std::vector<size_t>& key_of) {
-  std::vector<size_t> firsts;  // the first card of each (platform, family), in catalogue order
-  key_of.assign(devices.size(), 0);
-  for (size_t d = 0; d < devices.size(); ++d) {
-    size_t f = 0;
-    while (f < firsts.size() && !(devices[firsts[f]].platform == devices[d].platform && devices[firsts[f]].family == devices[d].family)) ++f;
-    if (f == firsts.size()) firsts.push_back(d);
-    key_of[d] = f;
-  }
-  std::vector<std::string> keys(firsts.size());
-  parallel_for(firsts.size(), threads, [&](size_t f) {
-    const device::DeviceSpec& dev = devices[firsts[f]];
-    if (const auto eng = engine_for(in, dev)) {
-      if (in.variant.empty()) keys[f] = card_bound_variants_key(*eng, dev.family);
-      if (eng->v0_lines) keys[f] += "\nV0 " + eng->v0_lines->fallback_warning;
-    }
-  });
-  return keys;
-}
-
 std::vector<ModelFacts> facts_of(const std::vector<model::ModelSpec>& models) {
   std::vector<ModelFacts> out;
   out.reserve(models.size());
@@ -698,11 +673,20 @@ std::vector<DevicePlan> plan_for_devices(const std::vector<model::ModelSpec>& mo
   // catalogue order; every run's work is shared among the workers at
   // once, and each result lands in its device's own slots.
   std::vector<std::pair<std::string, std::string>> groups;  // (platform, card_bound_variants_key)
-  std::vector<size_t> key_of;
-  const std::vector<std::string> keys = family_keys(devices, in, threads, key_of);
+  std::vector<std::pair<const device::DeviceSpec*, std::string>> keys;  // the key of each (platform, family), looked up once
   std::vector<size_t> group_of(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
-    std::pair<std::string, std::string> g{devices[d].platform, keys[key_of[d]]};
+    auto known = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first->platform == devices[d].platform && k.first->family == devices[d].family; });
+    if (known == keys.end()) {
+      std::string key;
+      if (const auto eng = engine_for(in, devices[d])) {
+        if (in.variant.empty()) key = card_bound_variants_key(*eng, devices[d].family);
+        // Issue 15 (eng31): a family vLLM's V1 oracle sends to V0 runs another engine than its platform's other cards.
+        if (eng->v0_lines) key += "\nV0 " + eng->v0_lines->fallback_warning;
+      }
+      known = keys.insert(keys.end(), {&devices[d], std::move(key)});
+    }
+    std::pair<std::string, std::string> g{devices[d].platform, known->second};
     auto at = std::find(groups.begin(), groups.end(), g);
     group_of[d] = static_cast<size_t>(at - groups.begin());
     if (at == groups.end()) groups.push_back(std::move(g));
