@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <new>
 #include <span>
 #include <string_view>
 #include <system_error>
@@ -135,6 +137,9 @@ struct Shared {
   // nullptr: computed per (model, variant).
   estimate::GroupBytesMemo* group_bytes = nullptr;
   const SharedText* device_id = nullptr;  // planfast14: the card's id, one block per card of the plan; nullptr: made per row
+  // Perfrank37: fit_interconnect of this card at this count, made once per card and count of the plan (66,495 calls,
+  // 18 M of the whole-catalogue --json plan's instructions, before); nullptr: made here.
+  const engine::Interconnect* interconnect = nullptr;
 };
 
 // The fit of candidate `c` in `d`, with the retries that serve it without the dummy video or without the
@@ -198,6 +203,21 @@ estimate::SpeedWorkload speed_workload(const PlanInputs& in, const PlanTargets& 
 // What follows the fit of candidate `c`: the reason it is rejected, else its speed, its facts and (every_row)
 // its start commands. `full` is the whole fit of `c` where it was computed (fit_candidate's scratch; it is read only
 // when `shared.fitted` is not given, and then it was computed).
+// Perfrank37 (issue 19): the row's speed estimate made where the row keeps it (`new (p) T(make())` initialises *p with
+// make's result, C++17's guaranteed copy elision), not moved there from a temporary: a SpeedEstimate is 624 bytes whose
+// InlineVectors move element by element (47,483 moves and their temporaries' destruction, 26 M of the whole-catalogue
+// --json plan's instructions). On an exception the slot is made a default estimate again before it propagates.
+template <class Make>
+void make_speed_in_place(estimate::SpeedEstimate& slot, const Make& make) {
+  std::destroy_at(&slot);
+  try {
+    ::new (static_cast<void*>(&slot)) estimate::SpeedEstimate(make());
+  } catch (...) {
+    std::construct_at(&slot);
+    throw;
+  }
+}
+
 void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::DeviceSpec& dev, const PlanInputs& in, const engine::EngineProfile& eng,
                       const ModelFacts& facts, const engine::SpeedProfile& sp, const PlanTargets& t, estimate::Deployment& d,
                       const Shared& shared, const estimate::FitEstimate& full) {
@@ -229,7 +249,10 @@ void finish_candidate(Candidate& c, const model::ModelSpec& m, const device::Dev
   // The fit above builds no text; the speed estimate's text (provenance) only where the row shows it.
   // Its two per-row lines (decode step, prefill) as numbers, written by the JSON writer (planfast5).
   d.explain = in.detail == RowDetail::every_row;
-  c.speed = d.explain ? estimate::estimate_speed(m, dev, sp, *in.speeds, d, w, c.speed_lines) : estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
+  make_speed_in_place(c.speed, [&] {
+    if (d.explain) return estimate::estimate_speed(m, dev, sp, *in.speeds, d, w, c.speed_lines);
+    return estimate::estimate_speed(m, dev, sp, *in.speeds, d, w);
+  });
   d.explain = false;
   if (!c.speed.points.empty()) {
     c.tokens_per_s = c.speed.points.front().per_stream_tokens_per_s;
@@ -372,7 +395,8 @@ bool evaluate_into(Candidate& c, const model::ModelSpec& m, const device::Device
   }
   const bool first = !filled;
   refresh_deployment(d, filled, c, v, t);
-  d.interconnect = fit_interconnect(dev, *eng, *oh, t, n);  // planidx36: unknown where no term of the version reads it (plan/fit_copy)
+  // planidx36: unknown where no term of the version reads it (plan/fit_copy)
+  d.interconnect = shared.interconnect ? *shared.interconnect : fit_interconnect(dev, *eng, *oh, t, n);
   // Issue 19: the weight-group bytes once per (model, variant), shared by every card count's fit and speed.
   if (first) {
     if (shared.group_bytes) shared.group_bytes->get(weights, m, d);
@@ -477,6 +501,7 @@ struct PlatformRun {
   // Planfast10: per count and device, the card's fit class at the count's TP size under `eng` and its overheads on the
   // platform (plan_runs; empty without them): made 460 times in a whole-catalogue plan instead of at each of ~48,000 fits.
   std::vector<std::vector<estimate::FitClass>> fit_classes;
+  std::vector<std::vector<engine::Interconnect>> interconnects;  // perfrank37: per count and device, fit_interconnect (as fit_classes)
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
   std::vector<std::vector<PlanResult>> out;     // [device][count]
 };
@@ -549,7 +574,8 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
       const Candidate*& same = fitted[r.set_of[k][x]];
       if (evaluate_into(c, models[i], *r.devs[x], in, r.eng, facts[i], pv, counts[k], t, d, filled, weights, scratch,
                         {same, &traffic, &launched[r.launch_class[x]], &launch_memo, &scans, &cores, &workload, &reasons,
-                         r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x], &group_bytes, &r.device_ids[x]}) &&
+                         r.refusals.empty() ? nullptr : &r.refusals[x], r.fit_classes.empty() ? nullptr : &r.fit_classes[k][x], &group_bytes, &r.device_ids[x],
+                         r.interconnects.empty() ? nullptr : &r.interconnects[k][x]}) &&
           !same)
         same = &c;
     }
@@ -583,8 +609,12 @@ void plan_runs(std::vector<PlatformRun>& runs, const std::vector<model::ModelSpe
     const engine::Overheads* oh = r.eng && in.engines ? in.engines->overheads_for(*r.eng, r.devs.front()->platform) : nullptr;
     if (!oh) continue;
     r.fit_classes.resize(counts.size());
+    r.interconnects.resize(counts.size());
     for (size_t k = 0; k < counts.size(); ++k)
-      for (const auto* dev : r.devs) r.fit_classes[k].push_back(plan_fit_class(*dev, *r.eng, *oh, t, counts[k]));  // plan/fit_copy
+      for (const auto* dev : r.devs) {
+        r.fit_classes[k].push_back(plan_fit_class(*dev, *r.eng, *oh, t, counts[k]));  // plan/fit_copy
+        r.interconnects[k].push_back(fit_interconnect(*dev, *r.eng, *oh, t, counts[k]));
+      }
   }
   for (auto& r : runs) {  // planidx36: the sets of cards with the same fit at each count (plan/fit_copy)
     const engine::Overheads* oh = r.eng && in.engines ? in.engines->overheads_for(*r.eng, r.devs.front()->platform) : nullptr;

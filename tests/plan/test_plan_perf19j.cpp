@@ -216,3 +216,43 @@ TEST(FitCopyKey, Issue19_EachPartOfTheKeyKeepsItsCardsApart) {
   rows += expect_rows_as_planned_alone({*nvfp4}, {rtx, rtx_unlisted}, "vllm@0.25.0", b12x);
   EXPECT_GT(rows, 4u * 2u * 5u * 2u);
 }
+
+// Issue 19 (perfrank37): a plan takes each row's fit interconnect (plan/fit_copy.hpp fit_interconnect) from a table made
+// once per card and count of its platform run, not per row. vLLM 0.10.0 counts the NCCL buffers of a TP group
+// (engines.json nccl_buffers, 0.4.3 - 0.10.99) on the card's form-factor default: sxm -> nvswitch, pcie -> pcie (TP > 1;
+// at TP 1 none is counted). H100-SXM and H100-PCIe, planned together at 1, 2 and 8 cards, so must differ in the NCCL
+// term at TP 2 and 8 and agree at TP 1 (a table keyed on the count alone, or read at the run's first card, gives the PCIe
+// card the SXM card's buffers), and each row equals the row planned alone.
+TEST(FitCopyKey, Issue19_TheInterconnectTableHoldsEachCardAtEachCount) {
+  const auto all = preflight::test::catalogue_model_specs();
+  std::vector<model::ModelSpec> models;
+  for (const auto& m : all)
+    if (m.id == "Qwen/Qwen3-8B") models.push_back(m);
+  ASSERT_EQ(models.size(), 1u);
+  const std::vector<device::DeviceSpec> devices = {preflight::test::dev("H100-SXM"), preflight::test::dev("H100-PCIe")};
+  plan::PlanInputs in = catalogs().inputs();
+  in.engine = "vllm@0.10.0";
+  in.variant = "bf16";
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  std::map<std::pair<std::string, int64_t>, double> nccl;  // (card, count) -> the row's NCCL buffer bytes
+  for (const auto& p : plan::plan_for_devices(models, devices, {1, 2, 8}, in, t, 2))
+    for (const auto* list : {&p.result.recommended, &p.result.rejected})
+      for (const auto& c : *list) {
+        const std::string at = p.device_id + " x" + std::to_string(p.num_devices);
+        const auto& dev = p.device_id == "H100-SXM" ? devices[0] : devices[1];
+        const plan::Candidate alone = plan::evaluate_candidate(models[0], dev, in, c.variant_id.str(), p.num_devices, t);
+        EXPECT_EQ(c.fit.nccl_buffer_bytes, alone.fit.nccl_buffer_bytes) << at;
+        EXPECT_EQ(c.fit.available_kv_bytes, alone.fit.available_kv_bytes) << at;
+        EXPECT_EQ(c.interconnect.str(), alone.interconnect.str()) << at;
+        nccl[{p.device_id, p.num_devices}] = c.fit.nccl_buffer_bytes;
+      }
+  ASSERT_EQ(nccl.size(), 6u);
+  EXPECT_EQ(nccl.at({"H100-SXM", 1}), 0.0);
+  EXPECT_EQ(nccl.at({"H100-PCIe", 1}), 0.0);
+  for (const int64_t n : {2, 8}) {
+    EXPECT_GT(nccl.at({"H100-SXM", n}), 0.0) << n;
+    EXPECT_GT(nccl.at({"H100-PCIe", n}), 0.0) << n;
+    EXPECT_NE(nccl.at({"H100-SXM", n}), nccl.at({"H100-PCIe", n})) << n << " cards: nvswitch and pcie channels differ";
+  }
+}
