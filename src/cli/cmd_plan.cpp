@@ -20,6 +20,7 @@
 #include "cli/common.hpp"
 #include "cli/engine_flags.hpp"
 #include "cli/model_arg.hpp"
+#include "cli/plan_speculative.hpp"
 #include "cli/serve_line_flags.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/engine_core.hpp"
@@ -458,30 +459,6 @@ Status apply_engine_settings(const PlanRequest& r, plan::PlanInputs& in, plan::P
   return Ok{};
 }
 
-// quant34 (issue 16): why the engine plan runs on `dev` cannot start plan's --speculative-config for `m`, or "": before vLLM
-// 0.8.2 a method V0's flags do not serve (eagle3; MTP before 0.7.3 or of a model other than DeepSeek-V3's), as
-// engine::speculative_serve_args reads data/engines/flag_versions.json. Rows' commands take the same form (plan/launch).
-std::string speculative_form_refusal(const plan::PlanInputs& in, const model::ModelSpec& m, const device::DeviceSpec& dev) {
-  if (in.speculative_config.empty()) return "";
-  const auto& flags = engine::shipped_flag_versions();
-  const auto eng = plan::plan_engine(in, dev);
-  if (!flags || !eng) return "";
-  const auto args = engine::speculative_serve_args(*flags, eng->engine, eng->rule_version(), in.speculative_config, m.model_type);
-  if (!args) return args.error().message;
-  // spec35: the method as the version takes it (plan/launch writes it so), then what the version still refuses.
-  const auto& methods = engine::shipped_speculative_methods();
-  if (!methods) return methods.error().message;
-  const std::string written = engine::speculative_config_for_version(*methods, eng->engine, eng->rule_version(), in.speculative_config, m.model_type);
-  return engine::speculative_method_refusal(*methods, eng->engine, eng->rule_version(), written, m.model_type);
-}
-
-// quant34: a speculative config the engine version cannot start (no V0 form before vLLM 0.8.2) is refused in the MODEL
-// form as speculative_rejection is (exit 2), on the first card whose engine refuses it.
-Status check_speculative_form(const plan::PlanInputs& in, const model::ModelSpec& m, const std::vector<device::DeviceSpec>& list) {
-  for (const auto& d : list)
-    if (const std::string why = speculative_form_refusal(in, m, d); !why.empty()) return make_error(ErrorKind::invalid_argument, "--speculative-config: " + why);
-  return Ok{};
-}
 
 // quant34 (issue 16): plan's MODEL, resolved as fit's (cli/model_arg): a published quantized checkpoint's hub id is its base
 // model planned in the variant it is published in (`in.variant`), whose rows start that checkpoint; said in `assumptions`.
@@ -497,47 +474,6 @@ Expected<ModelArgResolution> plan_model(const std::string& arg, const PlanReques
     assumptions.push_back(published->assumption);
   }
   return resolved;
-}
-
-// Issue 15, the `plan --device D` form: a drafter checkpoint ("model") belongs to one target, so it needs --model to
-// select exactly one catalogue model; the models vLLM refuses the config for (mtp on a model without MTP layers) are
-// not planned and become rejected rows with vLLM's message.
-Expected<std::vector<plan::Candidate>> refuse_speculative(std::vector<model::ModelSpec>& models, const device::DeviceSpec& dev, const plan::PlanInputs& in,
-                                                          const plan::PlanTargets& t) {
-  std::vector<plan::Candidate> refused;
-  const auto& spec = t.speculative;
-  if (spec.method.empty()) return refused;
-  if (!spec.model.empty() && spec.separate_checkpoint() && models.size() != 1)
-    return make_error(ErrorKind::invalid_argument,
-                      fmt::format("--speculative-config: the drafter '{}' ({}) belongs to one target model, and plan --device sizes {} catalogue models: "
-                                  "name the target (plan MODEL --device {}) or select one with --model GLOB",
-                                  one_line(spec.model, 200), spec.method, models.size(), dev.id));
-  std::erase_if(models, [&](const model::ModelSpec& m) {
-    std::string why = plan::speculative_rejection(m, spec);
-    if (why.empty()) why = speculative_form_refusal(in, m, dev);  // quant34
-    if (why.empty()) return false;
-    plan::Candidate c;
-    c.model_id = m.id;
-    c.device_id = dev.id;
-    c.variant = plan::published_label(m);
-    c.reason = "engine rejects it: " + why;
-    refused.push_back(std::move(c));
-    return true;
-  });
-  return refused;
-}
-
-// Issue 15: what the plan counted for the drafter, in its assumptions, and on every JSON row ("speculative").
-void note_speculative(plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
-  if (t.speculative.method.empty()) return;
-  result.assumptions.push_back(fmt::format("--speculative-config '{}': every row sized with the drafter ({}), started with it in the form each row's engine "
-                                           "version parses (V0's --speculative-model / --num-speculative-tokens before vLLM 0.8.2)",
-                                           one_line(text, 200), plan::drafter_counted(t.speculative, {})));
-}
-void add_speculative_json(report::PlanJsonExtras& extras, const plan::PlanResult& result, const plan::PlanTargets& t, const std::string& text) {
-  if (t.speculative.method.empty()) return;
-  for (const auto& c : result.recommended) extras.speculative_recommended.push_back(plan::speculative_row_json(c, t.speculative, text));
-  for (const auto& c : result.rejected) extras.speculative_rejected.push_back(plan::speculative_row_json(c, t.speculative, text));
 }
 
 }  // namespace

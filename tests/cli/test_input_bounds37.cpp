@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../test_support.hpp"
+#include "base/json_util.hpp"
 #include "model/gguf_reader.hpp"
 
 namespace {
@@ -297,4 +298,31 @@ TEST(InputBounds37, Issue19_LlamaCppHeadCountKvZeroIsRefused) {
   const auto ok = run_bounded37("fit " + dir + "/plain.gguf --device H100 --engine llama.cpp");
   EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 600);
   std::filesystem::remove_all(dir);
+}
+
+// Issue 19 (attack37's leftover, fixed by the lead): plan ran none of the config's value checks that fit runs, so an n-gram
+// window vLLM refuses or a disable_by_batch_size of 1 got rows and start commands, exit 0. The messages are fit's (the
+// test above): vllm/config/speculative.py's __post_init__ ('prompt_lookup_min=5 must be <= prompt_lookup_max=3') and the
+// batch-size threshold's ValueError ("is > 1", vLLM 0.8.2 - 0.16).
+TEST(InputBounds37, Issue19_PlanChecksTheSpeculativeConfigsValuesAsFitDoes) {
+  const std::string window = R"('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 5, "prompt_lookup_max": 3}')";
+  const auto model_form = run_bounded37("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.20.0 --speculative-config " + window);
+  EXPECT_EQ(model_form.code, 2) << model_form.out.substr(0, 600);
+  EXPECT_NE(model_form.out.find("Value error, prompt_lookup_min=5 must be <= prompt_lookup_max=3 (vllm 0.20.0;"), std::string::npos) << model_form.out.substr(0, 600);
+  // The --device form: the model becomes a rejected row with the engine's words, and nothing is recommended.
+  const auto device_form = run_bounded37("plan --device H100 --model Qwen/Qwen3-8B --engine vllm@0.20.0 --speculative-config " + window + " --json");
+  const preflight::Json j = preflight::Json::parse(device_form.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << device_form.out.substr(0, 600);
+  EXPECT_TRUE(j["recommended"].empty()) << device_form.out.substr(0, 600);
+  ASSERT_EQ(j["rejected"].size(), 1u) << device_form.out.substr(0, 600);
+  EXPECT_NE(j["rejected"][0]["reason"].get<std::string>().find("prompt_lookup_min=5 must be <= prompt_lookup_max=3"), std::string::npos);
+  const auto batch = run_bounded37("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.10.0 --speculative-config "
+                                   R"('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4, "disable_by_batch_size": 1}')");
+  EXPECT_EQ(batch.code, 2) << batch.out.substr(0, 600);
+  EXPECT_NE(batch.out.find("Expect the batch size threshold of disabling speculative decoding is > 1"), std::string::npos) << batch.out.substr(0, 600);
+  // A valid window and a draft TP equal to itself plan as before (rows, exit 0).
+  EXPECT_EQ(run_bounded37("plan Qwen/Qwen3-8B --devices H100 --engine vllm@0.20.0 --speculative-config "
+                          R"('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2, "prompt_lookup_max": 4}')")
+                .code,
+            0);
 }
