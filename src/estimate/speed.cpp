@@ -52,6 +52,7 @@ double peak_ops(const device::DeviceSpec& d, const model::QuantScheme& q, model:
 }
 
 using ModelTraffic = StepTraffic;
+using namespace std::string_view_literals;
 
 ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   ModelTraffic t;
@@ -65,12 +66,14 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   const std::optional<GgufPresetBytes> preset_bytes = preset ? std::optional<GgufPresetBytes>(gguf_preset_bytes(m, *preset)) : std::nullopt;
   // spec35: a GGUF file names its tensors as llama.cpp does; its token_embd is the head too unless the file has an
   // output.weight (vLLM ties the LM head to the embedding then, as llama.cpp does).
-  const bool gguf_own_head = std::any_of(m.weights.begin(), m.weights.end(), [](const model::WeightGroup& w) { return w.module == "output.weight"; });
+  // Compared as string_views: their lengths first (a fill compares every group's module; perfest37).
+  const bool gguf_own_head = std::any_of(m.weights.begin(), m.weights.end(), [](const model::WeightGroup& w) { return w.module == "output.weight"sv; });
+  constexpr std::string_view k_embed_tokens = "model.embed_tokens";
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const model::WeightGroup& g = m.weights[i];
     if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
-    if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
-    if (g.module == "token_embd.weight" && gguf_own_head) continue;            // the same gather (GGUFEmbeddingMethod: the rows a batch picks)
+    if (g.module == k_embed_tokens && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
+    if (g.module == "token_embd.weight"sv && gguf_own_head) continue;     // the same gather (GGUFEmbeddingMethod: the rows a batch picks)
     const double share = weight_rank_share(g, tp);
     // A GGUF file's tensor: its bytes as stored (terms::group_bytes sizes its elements in the model dtype).
     const double stored = g.stored_bytes > 0 ? g.stored_bytes * static_cast<double>(g.count)
@@ -82,7 +85,7 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
       t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;
     } else {
       t.dense_weight_bytes += bytes;
-      if (g.module != "model.embed_tokens" || m.tie_word_embeddings) t.active_params += static_cast<double>(g.params()) * share;
+      if (g.module != k_embed_tokens || m.tie_word_embeddings) t.active_params += static_cast<double>(g.params()) * share;
     }
   }
   const int cb = cache_dtype_bytes(dep.kv_cache_dtype, m);
@@ -217,6 +220,17 @@ void explain_prefill(SpeedEstimate& s, SpeedLines* lines, double flops, double e
 // bandwidth is known at all (the estimate says so and stops).
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
                      const Deployment& dep, LayoutTexts* kept) {
+  // Perfest37: the key's basis as an earlier estimate found it (its texts, where this one explains itself, kept with it).
+  if (kept && kept->has_basis_numbers && (!dep.explain || kept->has_basis)) {
+    std::tie(s.bandwidth_bytes_per_s, s.bandwidth_low_bytes_per_s, s.bandwidth_high_bytes_per_s, s.bandwidth_is_prior) =
+        std::tuple(kept->bandwidth, kept->bandwidth_low, kept->bandwidth_high, kept->bandwidth_is_prior);
+    if (dep.explain) {
+      s.bandwidth_source = kept->bandwidth_source;
+      if (!kept->bandwidth_assumption.empty()) s.assumptions.push_back(kept->bandwidth_assumption);
+    }
+    if (s.bandwidth_is_prior) band += 0.08;
+    return true;
+  }
   const double cf = catalog.copy_fraction_of_peak;
   // The texts once per layout key (planfast8): a kept basis is written after the branch, which the key decides.
   const bool explain = dep.explain && !(kept && kept->has_basis);
@@ -286,6 +300,11 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   if (s.bandwidth_is_prior) band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
   if (s.bandwidth_low_bytes_per_s <= 0) s.bandwidth_low_bytes_per_s = s.bandwidth_bytes_per_s;
   if (s.bandwidth_high_bytes_per_s <= 0) s.bandwidth_high_bytes_per_s = s.bandwidth_bytes_per_s;
+  if (kept) {
+    kept->has_basis_numbers = true;
+    std::tie(kept->bandwidth, kept->bandwidth_low, kept->bandwidth_high, kept->bandwidth_is_prior) =
+        std::tuple(s.bandwidth_bytes_per_s, s.bandwidth_low_bytes_per_s, s.bandwidth_high_bytes_per_s, s.bandwidth_is_prior);
+  }
   return true;
 }
 
@@ -333,6 +352,23 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
                    const SpeedWorkload& w, bool explain, LayoutTexts* kept) {
   Links l;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
+  const double rounds = tp > 1 ? static_cast<double>(std::bit_width(static_cast<uint64_t>(tp - 1))) : 0;  // ceil(log2(tp))
+  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
+  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  // Perfest37: the key's links as an earlier estimate found them, with the texts it kept (the link's, where this one
+  // explains itself and crosses one); the all-reduce count above is the model's.
+  if (kept && kept->has_links && (!explain || (tp == 1 && pp == 1) || kept->has_link)) {
+    std::tie(l.ar_latency_s, l.ar_bytes_per_s, l.p2p_latency_s, l.p2p_bytes_per_s, s.allreduce_fixed_latency_s, s.cross_node) =
+        std::tuple(kept->ar_latency_s, kept->ar_bytes_per_s, kept->p2p_latency_s, kept->p2p_bytes_per_s, kept->allreduce_fixed_latency_s, kept->cross_node);
+    if (kept->no_link) s.assumptions.push_back(kept->no_link_assumption);
+    if (kept->tp_cross || s.cross_node) s.assumptions.push_back(kept->cross_node_assumption);
+    if ((tp > 1 || pp > 1) && explain) {
+      s.link = kept->link;
+      s.provenance.push_back(kept->link_line);
+    }
+    return l;
+  }
   s.cross_node = tp * pp > w.devices_per_node;
   const bool tp_cross = tp > w.devices_per_node;
   double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
@@ -366,10 +402,13 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
   l.p2p_bytes_per_s = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
   l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + round_s / 2 : round_s / 2;
-  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
-  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
-  const double rounds = tp > 1 ? static_cast<double>(std::bit_width(static_cast<uint64_t>(tp - 1))) : 0;  // ceil(log2(tp))
-  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  if (kept) {
+    kept->has_links = true;
+    std::tie(kept->ar_latency_s, kept->ar_bytes_per_s, kept->p2p_latency_s, kept->p2p_bytes_per_s, kept->allreduce_fixed_latency_s, kept->cross_node) =
+        std::tuple(l.ar_latency_s, l.ar_bytes_per_s, l.p2p_latency_s, l.p2p_bytes_per_s, s.allreduce_fixed_latency_s, s.cross_node);
+    kept->tp_cross = tp_cross;
+    kept->no_link = !family_link && device.interconnect_bandwidth_bytes_per_s.value_or(0) <= 0 && tp > 1;
+  }
   if ((tp_cross || s.cross_node) && kept && kept->has_cross_node) {
     s.assumptions.push_back(kept->cross_node_assumption);
   } else if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
@@ -513,7 +552,10 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype) {
     if (m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme && m_ops_object == &profile.ops_per_layer) return m_traffic;
     // Held (planfast11): the very scheme object of the last fill or hit holds that scheme; only the profile is compared.
-    if (m_ops_per_layer == profile.ops_per_layer && ((m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme) || m_scheme == scheme)) {
+    // Perfest37: held, the objects of the last fill or hit are unchanged, so they are what other objects are compared
+    // with (no copy of the scheme and the operator table is made at a fill: 2,352 of each in the whole-catalogue plan).
+    const bool held = m_inputs == StepTrafficInputs::held;
+    if ((held ? *m_ops_object : m_ops_per_layer) == profile.ops_per_layer && (held ? m_scheme_object == &scheme || *m_scheme_object == scheme : m_scheme == scheme)) {
       m_scheme_object = &scheme;
       m_ops_object = &profile.ops_per_layer;
       return m_traffic;
@@ -522,10 +564,12 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   g_traffic_fills.fetch_add(1, std::memory_order_relaxed);
   m_traffic = traffic(m_model, scheme, profile, dep);
   m_filled = true;
-  m_scheme = scheme;
+  if (m_inputs == StepTrafficInputs::compared) {
+    m_scheme = scheme;
+    m_ops_per_layer = profile.ops_per_layer;
+  }
   m_tensor_parallel_size = tp;
   m_kv_cache_dtype = dep.kv_cache_dtype;
-  m_ops_per_layer = profile.ops_per_layer;
   m_scheme_object = &scheme;
   m_ops_object = &profile.ops_per_layer;
   return m_traffic;
@@ -575,11 +619,10 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   SpeedEstimate s;
   const ModelSpec& m = model_in;
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
-  thread_local SharedTextMemo engines, platforms, modes;  // planfast14: one block per thread and text
-  s.engine = engines.of(profile.engine);
-  s.platform = platforms.of(profile.platform);
+  thread_local SharedTextMemo engines, platforms;  // planfast14: one block per thread and text
+  thread_local const SharedText eager_text("eager"), graph_text("graph");
   const bool eager = runs_eager(s, profile, dep, w);
-  s.mode = modes.of(eager ? "eager" : "graph");
+  s.mode = eager ? eager_text : graph_text;
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
   std::optional<Deployment> split_dep;
@@ -594,6 +637,13 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   if (dep.explain && !lines) s.provenance.reserve(5);
   double band = profile.band_fraction;
   LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
+  if (kept && !kept->has_profile_texts) {  // perfest37: the profile's texts once per key, not looked up per row
+    kept->has_profile_texts = true;
+    kept->engine = engines.of(profile.engine);
+    kept->platform = platforms.of(profile.platform);
+  }
+  s.engine = kept ? kept->engine : engines.of(profile.engine);
+  s.platform = kept ? kept->platform : platforms.of(profile.platform);
   if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
   if (dep.explain) explain_efficiency(s, profile, kept);
