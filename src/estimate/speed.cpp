@@ -535,13 +535,25 @@ void note_no_peak(SpeedEstimate& s, const device::DeviceSpec& device, LayoutText
   }
 }
 
+// The profile's engine and platform texts (planfast14: one block per thread and text), once per layout key where `kept`
+// is given (perfest37: not looked up on every row).
+void name_profile(SpeedEstimate& s, const engine::SpeedProfile& profile, LayoutTexts* kept) {
+  thread_local SharedTextMemo engines, platforms;
+  if (kept && !kept->has_profile_texts) {
+    kept->has_profile_texts = true;
+    kept->engine = engines.of(profile.engine);
+    kept->platform = platforms.of(profile.platform);
+  }
+  s.engine = kept ? kept->engine : engines.of(profile.engine);
+  s.platform = kept ? kept->platform : platforms.of(profile.platform);
+}
+
 // estimate_speed; with `lines` (explained estimates only), the decode-step and prefill lines are left to it (speed_lines.hpp).
 SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
                        const Deployment& dep, const SpeedWorkload& w, SpeedLines* lines) {
   SpeedEstimate s;
   const ModelSpec& m = model_in;
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
-  thread_local SharedTextMemo engines, platforms;  // planfast14: one block per thread and text
   thread_local const SharedText eager_text("eager"), graph_text("graph");
   const bool eager = runs_eager(s, profile, dep, w);
   s.mode = eager ? eager_text : graph_text;
@@ -559,13 +571,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   if (dep.explain && !lines) s.provenance.reserve(5);
   double band = profile.band_fraction;
   LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
-  if (kept && !kept->has_profile_texts) {  // perfest37: the profile's texts once per key, not looked up per row
-    kept->has_profile_texts = true;
-    kept->engine = engines.of(profile.engine);
-    kept->platform = platforms.of(profile.platform);
-  }
-  s.engine = kept ? kept->engine : engines.of(profile.engine);
-  s.platform = kept ? kept->platform : platforms.of(profile.platform);
+  name_profile(s, profile, kept);
   if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
   if (dep.explain) explain_efficiency(s, profile, kept);
