@@ -34,6 +34,7 @@ class FitCoreMemo {
   size_t cores_reused() const { return m_reused; }
   size_t runs_shared() const { return m_runs_shared; }  // for tests: cores that took another class's profile run (planfast10)
   size_t weights_shared() const { return m_weights_shared; }  // for tests: cores that took another class's weights (planfast11)
+  size_t shapes_shared() const { return m_shapes_shared; }  // for tests: cores that took another class's KV cache shape (perfest37)
 
   struct Entry;  // fit.cpp
 
@@ -45,7 +46,7 @@ class FitCoreMemo {
   // before the others (the cards of a platform come in runs of one class).
   std::vector<std::unique_ptr<Entry>> m_spare;
   size_t m_last = 0;
-  size_t m_computed = 0, m_reused = 0, m_runs_shared = 0, m_weights_shared = 0;
+  size_t m_computed = 0, m_reused = 0, m_runs_shared = 0, m_weights_shared = 0, m_shapes_shared = 0;
 };
 
 // Issue 19 (planfast14): group_bytes_for once per model and deployed scheme for the fits of a plan over many platforms

@@ -32,6 +32,16 @@ struct LayoutTexts {
   SharedText no_link_assumption, cross_node_assumption;
   SharedText link, link_line;
   SharedText no_peak_assumption;
+  // Issue 19 (perfest37): the numbers the same key gives, kept beside its texts: a plan's rows computed the bandwidth
+  // basis and the links (2 x 47,000 times in the whole-catalogue plan, 15 M instructions with the profile's two texts)
+  // from the card, profile, catalogue and layout alone. `has_basis_numbers`: bandwidth_basis found a basis (a card with
+  // none says so on each row, from its branch); `has_links`: interconnect's numbers but the model's all-reduce count.
+  bool has_basis_numbers = false, has_links = false, has_profile_texts = false;
+  double bandwidth = 0, bandwidth_low = 0, bandwidth_high = 0;
+  bool bandwidth_is_prior = false;
+  double ar_latency_s = 0, ar_bytes_per_s = 0, p2p_latency_s = 0, p2p_bytes_per_s = 0, allreduce_fixed_latency_s = 0;
+  bool cross_node = false, tp_cross = false, no_link = false;  // no_link: the PCIe assumption applies (no link bandwidth known, TP > 1)
+  SharedText engine, platform;  // the profile's engine and platform (SpeedEstimate::engine, platform)
 };
 
 // The calling thread's entry for the key (an open-addressed table, linear probing; an entry of another epoch is free,

@@ -3,6 +3,7 @@
 // memory term alone at batch 1; the other terms explain where it fails: eager dispatch (the 5.7x of
 // seeds/001 section 5), MoE routing at small batch, all-reduces under TP, cross-node links.
 #include "estimate/speed.hpp"
+#include "estimate/speed_explain.hpp"
 #include "estimate/speed_lines.hpp"
 #include "estimate/gguf_vllm.hpp"
 #include "estimate/held_texts.hpp"
@@ -52,6 +53,7 @@ double peak_ops(const device::DeviceSpec& d, const model::QuantScheme& q, model:
 }
 
 using ModelTraffic = StepTraffic;
+using namespace std::string_view_literals;
 
 ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const engine::SpeedProfile& profile, const Deployment& dep) {
   ModelTraffic t;
@@ -65,12 +67,14 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   const std::optional<GgufPresetBytes> preset_bytes = preset ? std::optional<GgufPresetBytes>(gguf_preset_bytes(m, *preset)) : std::nullopt;
   // spec35: a GGUF file names its tensors as llama.cpp does; its token_embd is the head too unless the file has an
   // output.weight (vLLM ties the LM head to the embedding then, as llama.cpp does).
-  const bool gguf_own_head = std::any_of(m.weights.begin(), m.weights.end(), [](const model::WeightGroup& w) { return w.module == "output.weight"; });
+  // Compared as string_views: their lengths first (a fill compares every group's module; perfest37).
+  const bool gguf_own_head = std::any_of(m.weights.begin(), m.weights.end(), [](const model::WeightGroup& w) { return w.module == "output.weight"sv; });
+  constexpr std::string_view k_embed_tokens = "model.embed_tokens";
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const model::WeightGroup& g = m.weights[i];
     if (g.part != model::Part::text) continue;                       // vision runs at prefill only; MTP not loaded
-    if (g.module == "model.embed_tokens" && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
-    if (g.module == "token_embd.weight" && gguf_own_head) continue;            // the same gather (GGUFEmbeddingMethod: the rows a batch picks)
+    if (g.module == k_embed_tokens && !m.tie_word_embeddings) continue;  // a gather of B rows, not a read
+    if (g.module == "token_embd.weight"sv && gguf_own_head) continue;     // the same gather (GGUFEmbeddingMethod: the rows a batch picks)
     const double share = weight_rank_share(g, tp);
     // A GGUF file's tensor: its bytes as stored (terms::group_bytes sizes its elements in the model dtype).
     const double stored = g.stored_bytes > 0 ? g.stored_bytes * static_cast<double>(g.count)
@@ -82,7 +86,7 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
       t.active_params += static_cast<double>(g.params()) * share * g.active_fraction;
     } else {
       t.dense_weight_bytes += bytes;
-      if (g.module != "model.embed_tokens" || m.tie_word_embeddings) t.active_params += static_cast<double>(g.params()) * share;
+      if (g.module != k_embed_tokens || m.tie_word_embeddings) t.active_params += static_cast<double>(g.params()) * share;
     }
   }
   const int cb = cache_dtype_bytes(dep.kv_cache_dtype, m);
@@ -131,85 +135,6 @@ ModelTraffic traffic(const ModelSpec& m, const model::QuantScheme& scheme, const
   return t;
 }
 
-// The decode step's provenance line: "decode step at batch 1: weights %.2f GB + KV %.3f GB + state %.3f GB per rank at
-// context %lld -> memory %.2f ms; %s overhead %.2f ms; MoE routing %.2f ms (%lld layers); communication %.2f ms (%lld all-reduces)".
-// Written through FixedText (printf's text; round 18: its literals and numbers in place, as round 17's own buffer for
-// these two lines wrote them).
-std::string decode_line(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
-  FixedText line;
-  line << "decode step at batch 1: weights ";
-  line.fixed(one.weight_bytes / 1e9, 2) << " GB + KV ";
-  line.fixed(one.kv_bytes / 1e9, 3) << " GB + state ";
-  line.fixed(one.state_bytes / 1e9, 3) << " GB per rank at context ";
-  line.integer(context_tokens) << " -> memory ";
-  line.fixed(one.memory_s * 1e3, 2) << " ms; ";
-  if (eager) line << "eager dispatch";
-  else line << "graph step";
-  line << " overhead ";
-  line.fixed(one.overhead_s * 1e3, 2) << " ms; MoE routing ";
-  line.fixed(one.moe_s * 1e3, 2) << " ms (";
-  line.integer(moe_layers) << " layers); communication ";
-  line.fixed(one.communication_s * 1e3, 2) << " ms (";
-  line.integer(allreduces) << " all-reduces)";
-  return line.take();
-}
-
-// The prefill's provenance line: "prefill %lld tokens: %.2f TFLOP at %.0f%% of %.0f TFLOPS = %.1f ms, %lld chunk(s) of
-// %lld; communication %.1f ms".
-std::string prefill_line(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk,
-                         double comm_s) {
-  FixedText line;
-  line << "prefill ";
-  line.integer(input_tokens) << " tokens: ";
-  line.fixed(flops / 1e12, 2) << " TFLOP at ";
-  line.fixed(efficiency * 100, 0) << "% of ";
-  line.fixed(peak / 1e12, 0) << " TFLOPS = ";
-  line.fixed(compute_s * 1e3, 1) << " ms, ";
-  line.integer(chunks) << " chunk(s) of ";
-  line.integer(chunk) << "; communication ";
-  line.fixed(comm_s * 1e3, 1) << " ms";
-  return line.take();
-}
-
-// Round 16: the two lines above, kept per thread and key (TextMemo, keyed by every number the line prints): the cards of
-// one bandwidth and profile repeat a (model, variant, count)'s lines.
-SharedText decode_text(const StepTerms& one, int64_t context_tokens, bool eager, int64_t moe_layers, int64_t allreduces) {
-  thread_local TextMemo<8192> memo;
-  memo.add(one.weight_bytes).add(one.kv_bytes).add(one.state_bytes).add(context_tokens).add(one.memory_s).add(static_cast<int64_t>(eager));
-  memo.add(one.overhead_s).add(one.moe_s).add(moe_layers).add(one.communication_s).add(allreduces);
-  return memo.texts([&](std::vector<SharedText>& out) { out.push_back(decode_line(one, context_tokens, eager, moe_layers, allreduces)); })[0];
-}
-SharedText prefill_text(int64_t input_tokens, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk, double comm_s) {
-  thread_local TextMemo<8192> memo;
-  memo.add(input_tokens).add(flops).add(efficiency).add(peak).add(compute_s).add(chunks).add(chunk).add(comm_s);
-  return memo.texts([&](std::vector<SharedText>& out) { out.push_back(prefill_line(input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s)); })[0];
-}
-
-// An explained estimate's decode-step line (s.moe_layers and s.allreduces_per_step set): into its provenance, or, with
-// `lines` (speed_lines.hpp), its numbers and place into `lines`.
-void explain_decode(SpeedEstimate& s, SpeedLines* lines, const StepTerms& one, bool eager) {
-  if (!lines) {
-    s.provenance.push_back(decode_text(one, s.context_tokens, eager, s.moe_layers, s.allreduces_per_step));
-    return;
-  }
-  lines->decode = true;
-  lines->decode_at = static_cast<uint8_t>(s.provenance.size());
-  std::tie(lines->weight_bytes, lines->kv_bytes, lines->state_bytes, lines->memory_s, lines->overhead_s, lines->moe_s, lines->communication_s) =
-      std::tuple(one.weight_bytes, one.kv_bytes, one.state_bytes, one.memory_s, one.overhead_s, one.moe_s, one.communication_s);
-}
-
-// The same for the prefill line of s.input_tokens.
-void explain_prefill(SpeedEstimate& s, SpeedLines* lines, double flops, double efficiency, double peak, double compute_s, int64_t chunks, int64_t chunk,
-                     double comm_s) {
-  if (!lines) {
-    s.provenance.push_back(prefill_text(s.input_tokens, flops, efficiency, peak, compute_s, chunks, chunk, comm_s));
-    return;
-  }
-  lines->prefill = true;
-  std::tie(lines->flops, lines->efficiency, lines->peak, lines->compute_s, lines->comm_s, lines->chunks, lines->chunk) =
-      std::tuple(flops, efficiency, peak, compute_s, comm_s, chunks, chunk);
-}
-
 // Bandwidth basis: a measurement beats the catalogue's measurement beats datasheet x copy fraction beats a
 // catalogue prior x copy fraction (data/engines/speed.json bandwidth_priors, for cards with no datasheet
 // figure). The last two are priors: the band widens by the copy-fraction spread, a prior's range (possibly
@@ -217,6 +142,17 @@ void explain_prefill(SpeedEstimate& s, SpeedLines* lines, double flops, double e
 // bandwidth is known at all (the estimate says so and stops).
 bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& device, const engine::SpeedCatalog& catalog, const SpeedWorkload& w,
                      const Deployment& dep, LayoutTexts* kept) {
+  // Perfest37: the key's basis as an earlier estimate found it (its texts, where this one explains itself, kept with it).
+  if (kept && kept->has_basis_numbers && (!dep.explain || kept->has_basis)) {
+    std::tie(s.bandwidth_bytes_per_s, s.bandwidth_low_bytes_per_s, s.bandwidth_high_bytes_per_s, s.bandwidth_is_prior) =
+        std::tuple(kept->bandwidth, kept->bandwidth_low, kept->bandwidth_high, kept->bandwidth_is_prior);
+    if (dep.explain) {
+      s.bandwidth_source = kept->bandwidth_source;
+      if (!kept->bandwidth_assumption.empty()) s.assumptions.push_back(kept->bandwidth_assumption);
+    }
+    if (s.bandwidth_is_prior) band += 0.08;
+    return true;
+  }
   const double cf = catalog.copy_fraction_of_peak;
   // The texts once per layout key (planfast8): a kept basis is written after the branch, which the key decides.
   const bool explain = dep.explain && !(kept && kept->has_basis);
@@ -286,6 +222,11 @@ bool bandwidth_basis(SpeedEstimate& s, double& band, const device::DeviceSpec& d
   if (s.bandwidth_is_prior) band += 0.08;  // spread of copy/peak across devices (0.73-0.90)
   if (s.bandwidth_low_bytes_per_s <= 0) s.bandwidth_low_bytes_per_s = s.bandwidth_bytes_per_s;
   if (s.bandwidth_high_bytes_per_s <= 0) s.bandwidth_high_bytes_per_s = s.bandwidth_bytes_per_s;
+  if (kept) {
+    kept->has_basis_numbers = true;
+    std::tie(kept->bandwidth, kept->bandwidth_low, kept->bandwidth_high, kept->bandwidth_is_prior) =
+        std::tuple(s.bandwidth_bytes_per_s, s.bandwidth_low_bytes_per_s, s.bandwidth_high_bytes_per_s, s.bandwidth_is_prior);
+  }
   return true;
 }
 
@@ -333,6 +274,23 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
                    const SpeedWorkload& w, bool explain, LayoutTexts* kept) {
   Links l;
   const int64_t tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
+  const double rounds = tp > 1 ? static_cast<double>(std::bit_width(static_cast<uint64_t>(tp - 1))) : 0;  // ceil(log2(tp))
+  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
+  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  // Perfest37: the key's links as an earlier estimate found them, with the texts it kept (the link's, where this one
+  // explains itself and crosses one); the all-reduce count above is the model's.
+  if (kept && kept->has_links && (!explain || (tp == 1 && pp == 1) || kept->has_link)) {
+    std::tie(l.ar_latency_s, l.ar_bytes_per_s, l.p2p_latency_s, l.p2p_bytes_per_s, s.allreduce_fixed_latency_s, s.cross_node) =
+        std::tuple(kept->ar_latency_s, kept->ar_bytes_per_s, kept->p2p_latency_s, kept->p2p_bytes_per_s, kept->allreduce_fixed_latency_s, kept->cross_node);
+    if (kept->no_link) s.assumptions.push_back(kept->no_link_assumption);
+    if (kept->tp_cross || s.cross_node) s.assumptions.push_back(kept->cross_node_assumption);
+    if ((tp > 1 || pp > 1) && explain) {
+      s.link = kept->link;
+      s.provenance.push_back(kept->link_line);
+    }
+    return l;
+  }
   s.cross_node = tp * pp > w.devices_per_node;
   const bool tp_cross = tp > w.devices_per_node;
   double link_bw = device.interconnect_bandwidth_bytes_per_s.value_or(0);
@@ -366,10 +324,13 @@ Links interconnect(SpeedEstimate& s, const ModelSpec& m, const device::DeviceSpe
   l.ar_bytes_per_s = tp_cross ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
   l.p2p_bytes_per_s = s.cross_node ? catalog.cross_node_bandwidth_bytes_per_s : link_bw;
   l.p2p_latency_s = s.cross_node ? catalog.cross_node_latency_s + round_s / 2 : round_s / 2;
-  s.allreduces_per_step = tp > 1 ? 2 * m.num_hidden_layers : 0;
-  // Small all-reduces are latency-bound; one-shot/tree algorithms take log2(tp) rounds.
-  const double rounds = tp > 1 ? static_cast<double>(std::bit_width(static_cast<uint64_t>(tp - 1))) : 0;  // ceil(log2(tp))
-  s.allreduce_latency_units = static_cast<double>(s.allreduces_per_step) * rounds;
+  if (kept) {
+    kept->has_links = true;
+    std::tie(kept->ar_latency_s, kept->ar_bytes_per_s, kept->p2p_latency_s, kept->p2p_bytes_per_s, kept->allreduce_fixed_latency_s, kept->cross_node) =
+        std::tuple(l.ar_latency_s, l.ar_bytes_per_s, l.p2p_latency_s, l.p2p_bytes_per_s, s.allreduce_fixed_latency_s, s.cross_node);
+    kept->tp_cross = tp_cross;
+    kept->no_link = !family_link && device.interconnect_bandwidth_bytes_per_s.value_or(0) <= 0 && tp > 1;
+  }
   if ((tp_cross || s.cross_node) && kept && kept->has_cross_node) {
     s.assumptions.push_back(kept->cross_node_assumption);
   } else if (tp_cross || s.cross_node) {  // the same on every row of a layout and device (TextMemo)
@@ -513,7 +474,10 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   if (m_filled && m_tensor_parallel_size == tp && m_kv_cache_dtype == dep.kv_cache_dtype) {
     if (m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme && m_ops_object == &profile.ops_per_layer) return m_traffic;
     // Held (planfast11): the very scheme object of the last fill or hit holds that scheme; only the profile is compared.
-    if (m_ops_per_layer == profile.ops_per_layer && ((m_inputs == StepTrafficInputs::held && m_scheme_object == &scheme) || m_scheme == scheme)) {
+    // Perfest37: held, the objects of the last fill or hit are unchanged, so they are what other objects are compared
+    // with (no copy of the scheme and the operator table is made at a fill: 2,352 of each in the whole-catalogue plan).
+    const bool held = m_inputs == StepTrafficInputs::held;
+    if ((held ? *m_ops_object : m_ops_per_layer) == profile.ops_per_layer && (held ? m_scheme_object == &scheme || *m_scheme_object == scheme : m_scheme == scheme)) {
       m_scheme_object = &scheme;
       m_ops_object = &profile.ops_per_layer;
       return m_traffic;
@@ -522,10 +486,12 @@ const StepTraffic& StepTrafficMemo::get(const model::QuantScheme& scheme, const 
   g_traffic_fills.fetch_add(1, std::memory_order_relaxed);
   m_traffic = traffic(m_model, scheme, profile, dep);
   m_filled = true;
-  m_scheme = scheme;
+  if (m_inputs == StepTrafficInputs::compared) {
+    m_scheme = scheme;
+    m_ops_per_layer = profile.ops_per_layer;
+  }
   m_tensor_parallel_size = tp;
   m_kv_cache_dtype = dep.kv_cache_dtype;
-  m_ops_per_layer = profile.ops_per_layer;
   m_scheme_object = &scheme;
   m_ops_object = &profile.ops_per_layer;
   return m_traffic;
@@ -569,17 +535,28 @@ void note_no_peak(SpeedEstimate& s, const device::DeviceSpec& device, LayoutText
   }
 }
 
+// The profile's engine and platform texts (planfast14: one block per thread and text), once per layout key where `kept`
+// is given (perfest37: not looked up on every row).
+void name_profile(SpeedEstimate& s, const engine::SpeedProfile& profile, LayoutTexts* kept) {
+  thread_local SharedTextMemo engines, platforms;
+  if (kept && !kept->has_profile_texts) {
+    kept->has_profile_texts = true;
+    kept->engine = engines.of(profile.engine);
+    kept->platform = platforms.of(profile.platform);
+  }
+  s.engine = kept ? kept->engine : engines.of(profile.engine);
+  s.platform = kept ? kept->platform : platforms.of(profile.platform);
+}
+
 // estimate_speed; with `lines` (explained estimates only), the decode-step and prefill lines are left to it (speed_lines.hpp).
 SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& device, const engine::SpeedProfile& profile, const engine::SpeedCatalog& catalog,
                        const Deployment& dep, const SpeedWorkload& w, SpeedLines* lines) {
   SpeedEstimate s;
   const ModelSpec& m = model_in;
   const model::QuantScheme& scheme = terms::deployed_scheme(model_in, dep);  // sized_model(model_in, dep).quant, no copy
-  thread_local SharedTextMemo engines, platforms, modes;  // planfast14: one block per thread and text
-  s.engine = engines.of(profile.engine);
-  s.platform = platforms.of(profile.platform);
+  thread_local const SharedText eager_text("eager"), graph_text("graph");
   const bool eager = runs_eager(s, profile, dep, w);
-  s.mode = modes.of(eager ? "eager" : "graph");
+  s.mode = eager ? eager_text : graph_text;
   s.tensor_parallel_size = std::max<int64_t>(1, dep.tensor_parallel_size);
   s.pipeline_parallel_size = std::max<int64_t>(1, dep.pipeline_parallel_size);
   std::optional<Deployment> split_dep;
@@ -594,6 +571,7 @@ SpeedEstimate speed_of(const ModelSpec& model_in, const device::DeviceSpec& devi
   if (dep.explain && !lines) s.provenance.reserve(5);
   double band = profile.band_fraction;
   LayoutTexts* kept = layout_texts(device, profile, catalog, tp, pp, w);  // planfast8: under a HeldTexts only
+  name_profile(s, profile, kept);
   if (!bandwidth_basis(s, band, device, catalog, w, dep, kept)) return s;
   s.effective_bandwidth_bytes_per_s = s.bandwidth_bytes_per_s * profile.bandwidth_efficiency;
   if (dep.explain) explain_efficiency(s, profile, kept);
@@ -730,25 +708,6 @@ SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& d
   return speed_of(model, device, profile, catalog, dep, w, &lines);
 }
 
-std::string decode_line(const SpeedEstimate& s, const SpeedLines& l) {
-  StepTerms one;
-  std::tie(one.weight_bytes, one.kv_bytes, one.state_bytes, one.memory_s, one.overhead_s, one.moe_s, one.communication_s) =
-      std::tuple(l.weight_bytes, l.kv_bytes, l.state_bytes, l.memory_s, l.overhead_s, l.moe_s, l.communication_s);
-  return decode_line(one, s.context_tokens, s.mode == "eager", s.moe_layers, s.allreduces_per_step);
-}
-
-// Formatted here, not through the memos estimate_speed uses (decode_text, prefill_text): the writer of one plan writes
-// each row's lines once, and within one card's plan they rarely repeat (a memo's key and slot cost more than they save).
-std::string prefill_line(const SpeedEstimate& s, const SpeedLines& l) {
-  return prefill_line(s.input_tokens, l.flops, l.efficiency, l.peak, l.compute_s, l.chunks, l.chunk, l.comm_s);
-}
-
-std::vector<std::string> provenance_with(const SpeedEstimate& s, const SpeedLines& l) {
-  std::vector<std::string> out(s.provenance.begin(), s.provenance.end());
-  if (l.decode) out.insert(out.begin() + std::min<std::ptrdiff_t>(l.decode_at, static_cast<std::ptrdiff_t>(out.size())), decode_line(s, l));
-  if (l.prefill) out.push_back(prefill_line(s, l));
-  return out;
-}
 
 SpeedEstimate estimate_speed(const ModelSpec& model, const device::DeviceSpec& device, const engine::SpeedProfile& profile,
                              const engine::SpeedCatalog& catalog, const Deployment& dep, const FitEstimate& fit, const SpeedWorkload& w) {

@@ -545,3 +545,63 @@ TEST(FitMemo, Issue19_MoeBackendWorkspaceCardsAreTheirOwnClass) {
   expect_same_fit(*unnamed_alone, *second, "RTXPRO6000-unlisted");
   EXPECT_EQ(second->moe_backend_workspace_bytes, 0.0);
 }
+
+// Issue 19 (perfest37): the KV cache's shape reads of the card only the batched tokens its class's settings give (a
+// sliding-window group's blocks per request: ceil((window - 1 + max_num_batched_tokens) / block) + 1); a core of another
+// class with the same batched tokens takes the shape a sibling's first fit made (FitCore::shared_shape), one with other
+// batched tokens makes its own. gpt-oss-20b (sliding-window layers) and Qwen3-8B on every CUDA card under vLLM at TP 1, 2
+// and 8, through one memo per layout, fit as alone, every group equal; some cores took a shape, and the sliding group of
+// the H100's large-device batch (8,192 batched tokens) is longer than the A100's (2,048): a rule that shared shapes
+// regardless of the batched tokens would hand one of them the other's.
+TEST(FitMemo, Issue19_KvShapeIsSharedByClassesWithItsBatchedTokens) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  auto eng = engine::select_engine(*engines, "vllm", "");
+  ASSERT_TRUE(eng.has_value());
+  const engine::Overheads* oh = engines->overheads_for(*eng, "cuda");
+  ASSERT_NE(oh, nullptr);
+  size_t fits = 0, shared = 0, computed = 0;
+  int64_t sliding_h100 = 0, sliding_a100 = 0;
+  for (const char* id : {"openai/gpt-oss-20b", "Qwen/Qwen3-8B"}) {
+    auto entry = model::find_builtin_model(id);
+    ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+    auto m = model::model_spec_from_catalog(**entry);
+    ASSERT_TRUE(m.has_value()) << id;
+    for (const int64_t tp : {1, 2, 8}) {
+      const estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+      estimate::FitCoreMemo memo;
+      for (const auto& card : devices->devices) {
+        if (card.platform != "cuda") continue;
+        const std::string at = std::string(id) + " TP" + std::to_string(tp) + " on " + card.id;
+        const auto alone = estimate::try_estimate_fit(*m, card, *eng, *oh, d);
+        const estimate::FitClass cls = estimate::fit_class(card, *eng, *oh, tp);
+        estimate::FitEstimate memoized;
+        const auto done = estimate::try_estimate_fit_into(memoized, memo, *m, card, *eng, *oh, d, &cls);
+        ASSERT_EQ(alone.has_value(), done.has_value()) << at;
+        if (!alone) continue;
+        ++fits;
+        expect_same_fit(*alone, memoized, at);
+        ASSERT_EQ(alone->groups.size(), memoized.groups.size()) << at;
+        for (size_t g = 0; g < alone->groups.size(); ++g) {
+          EXPECT_EQ(alone->groups[g].kind, memoized.groups[g].kind) << at;
+          EXPECT_EQ(alone->groups[g].layers, memoized.groups[g].layers) << at;
+          EXPECT_EQ(alone->groups[g].page_bytes, memoized.groups[g].page_bytes) << at;
+          EXPECT_EQ(alone->groups[g].blocks_per_request, memoized.groups[g].blocks_per_request) << at;
+          EXPECT_EQ(alone->groups[g].whole_layers, memoized.groups[g].whole_layers) << at;
+          if (std::string(id) == "openai/gpt-oss-20b" && tp == 1 && alone->groups[g].kind == "sliding_attention") {
+            if (card.id == "H100-SXM") sliding_h100 = memoized.groups[g].blocks_per_request;
+            if (card.id == "A100-80G-SXM") sliding_a100 = memoized.groups[g].blocks_per_request;
+          }
+        }
+      }
+      shared += memo.shapes_shared();
+      computed += memo.cores_computed();
+    }
+  }
+  EXPECT_GT(fits, 100u);
+  EXPECT_GT(shared, 0u);
+  EXPECT_LT(shared, computed);
+  ASSERT_GT(sliding_a100, 0);
+  EXPECT_GT(sliding_h100, sliding_a100);
+}
