@@ -92,10 +92,16 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
   l.notes.push_back("convert_hf_to_gguf: positional model directory, --outfile, --outtype f32|f16|bf16|q8_0|... "
                     "(https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py; its requirements in "
                     "requirements/requirements-convert_hf_to_gguf.txt)");
-  if (type.empty()) return "-m " + shell_word(gguf);
+  // user37 (issue 16, commands that run as written): the checkout cloned for the conversion also builds the llama-server
+  // the row starts (k_llama_checkout_server); before, the serve line called a llama-server from PATH that no line installed.
+  if (type.empty()) {
+    l.prepare.push_back("# build llama-server from the same checkout, and serve the file with it");
+    l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-server -j");
+    return "-m " + shell_word(gguf);
+  }
   const std::string quantized = "/models/" + name + "-" + type + ".gguf";
-  l.prepare.push_back("# then quantize it to " + type + ", the preset the row is sized in, with llama.cpp's llama-quantize (built from the same checkout), and serve that file");
-  l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-quantize -j");
+  l.prepare.push_back("# then quantize it to " + type + ", the preset the row is sized in, with llama.cpp's llama-quantize (built from the same checkout, with the llama-server that serves that file)");
+  l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-quantize llama-server -j");
   l.prepare.push_back("llama.cpp/build/bin/llama-quantize " + shell_word(gguf) + " " + shell_word(quantized) + " " + type);
   l.checkpoint = quantized;
   l.notes.push_back("llama-quantize: model-f32.gguf [model-quant.gguf] type [nthreads], the type a QUANT_OPTIONS name such as " + type +

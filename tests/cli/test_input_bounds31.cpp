@@ -76,7 +76,7 @@ TEST(InputBounds31, Issue19_LlamaCppPlanConvertsALocalFolderWhereItLies) {
   EXPECT_EQ(r.out.find("hf download"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# llama.cpp loads GGUF files only and the local folder mdl/qwen (read here, not a hub repo) holds safetensors"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\npython3 llama.cpp/convert_hf_to_gguf.py mdl/qwen --outtype bf16 --outfile /models/qwen-BF16.gguf\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nllama-server -m /models/qwen-BF16.gguf "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nllama.cpp/build/bin/llama-server -m /models/qwen-BF16.gguf "), std::string::npos) << r.out;
   // A hostile folder name: the conversion's arguments are one shell word each.
   const std::string hostile = "a b;touch PWNED";
   model_folder(dir, hostile);

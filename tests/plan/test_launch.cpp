@@ -565,6 +565,8 @@ TEST(Launch, Issue19_UnservableReasonAnswersAsTheStartCommandDoes) {
 // writes (16 bits per weight, three times the bytes the row was sized with). The start now quantizes that file with
 // llama.cpp's llama-quantize (usage: model-f32.gguf [model-quant.gguf] type [nthreads]; type names from
 // tools/quantize/quantize.cpp QUANT_OPTIONS) and serves the quantized file; the row as published still serves BF16.
+// user37: the serve line ran a `llama-server` from PATH that no line installed (a fresh machine has only the checkout the
+// conversion cloned): the checkout now builds llama-server too (its CMake target, tools/server) and the row runs that one.
 TEST(Launch, Issue16_GgufPresetRowServesTheQuantizedFile) {
   auto engines = engine::select_engine(catalogs().engines, "llama.cpp", "");
   ASSERT_TRUE(engines.has_value()) << engines.error().describe();
@@ -584,16 +586,17 @@ TEST(Launch, Issue16_GgufPresetRowServesTheQuantizedFile) {
     c.variant_id = row.variant_id;
     const plan::Launch l = plan::build_launch(m, c, *engines, catalogs().rules, 8, plan::LaunchOptions{});
     SCOPED_TRACE(std::string(row.variant_id) + ": " + l.serve);
-    EXPECT_EQ(l.serve.rfind(std::string("llama-server -m ") + row.served + " -c 32768 ", 0), 0u);
+    EXPECT_EQ(l.serve.rfind(std::string("llama.cpp/build/bin/llama-server -m ") + row.served + " -c 32768 ", 0), 0u);
     const int convert = line_of(l.prepare, "python3 llama.cpp/convert_hf_to_gguf.py /models/Qwen3-8B --outtype bf16 --outfile /models/Qwen3-8B-BF16.gguf");
     ASSERT_GE(convert, 0);
     if (row.quantize[0]) {
-      const int build = line_of(l.prepare, "cmake --build llama.cpp/build --target llama-quantize");
+      const int build = line_of(l.prepare, "cmake --build llama.cpp/build --target llama-quantize llama-server -j");
       const int quantize = line_of(l.prepare, row.quantize);
       EXPECT_GT(build, convert);
       EXPECT_GT(quantize, build);
     } else {
       EXPECT_EQ(line_of(l.prepare, "llama-quantize"), -1);
+      EXPECT_GT(line_of(l.prepare, "cmake --build llama.cpp/build --target llama-server -j"), convert);
     }
   }
 }

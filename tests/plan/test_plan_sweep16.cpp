@@ -113,9 +113,17 @@ bool prepare_writes(const plan::Launch& l, const std::string& path) {
 void check_checkpoint(const plan::Candidate& c, const model::ModelSpec& m, Findings& f) {
   const plan::Launch& l = *c.launch;
   const std::string label = row_label(c);
-  if (l.serve.rfind("llama-server ", 0) == 0) {
+  const bool checkout_server = l.serve.rfind("llama.cpp/build/bin/llama-server ", 0) == 0;
+  if (l.serve.rfind("llama-server ", 0) == 0 || checkout_server) {
     const std::string file = flag_value(l.serve, "-m");
     if (file == "MODEL.gguf" || (file.rfind("/models/", 0) == 0 && !prepare_writes(l, file))) f.add("llama.cpp: serves a GGUF file no command writes", label);
+    // user37: a start that clones llama.cpp runs the llama-server it builds there, and builds it before the serve line.
+    bool cloned = false, built = false;
+    for (const auto& p : l.prepare) {
+      cloned = cloned || p.rfind("git clone https://github.com/ggml-org/llama.cpp", 0) == 0;
+      built = built || (p.rfind("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target ", 0) == 0 && p.find(" llama-server -j") != std::string::npos);
+    }
+    if (cloned != checkout_server || checkout_server != built) f.add("llama.cpp: the serve line's llama-server is not the one the start builds", label);
     return;
   }
   if (l.serve.rfind("vllm serve " + l.checkpoint + " ", 0) != 0) {
@@ -474,7 +482,7 @@ TEST(PlanSweep16, Issue16_LlamaCppRowsServeTheGgufTheirConversionWrites) {
   EXPECT_EQ(f.total(), 0u) << f.summary();
   ASSERT_NE(qwen3_8b, nullptr);
   const plan::Launch& l = *qwen3_8b->launch;
-  EXPECT_EQ(l.serve.rfind("llama-server -m /models/Qwen3-8B-BF16.gguf -c 32768 ", 0), 0u) << l.serve;
+  EXPECT_EQ(l.serve.rfind("llama.cpp/build/bin/llama-server -m /models/Qwen3-8B-BF16.gguf -c 32768 ", 0), 0u) << l.serve;
   std::string prepare;
   for (const auto& line : l.prepare) prepare += line + "\n";
   EXPECT_TRUE(contains(prepare, "hf download Qwen/Qwen3-8B --local-dir /models/Qwen3-8B\n")) << prepare;
