@@ -14,6 +14,7 @@
 #include "cli/common.hpp"
 #include "cli/help.hpp"
 #include "cli/logs_case.hpp"
+#include "cli/logs_dating.hpp"
 #include "cli/cmd_llama.hpp"
 #include "cli/cmd_plan.hpp"
 #include "deploy/deployment.hpp"
@@ -23,6 +24,7 @@
 #include "device/device_spec.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/engine_profile.hpp"
+#include "engine/model_support.hpp"
 #include "estimate/fit.hpp"
 #include "estimate/printed_stage.hpp"
 #include "logs/engine_log.hpp"
@@ -218,8 +220,9 @@ void apply_printed_total(const logs::EngineLog& log, const device::DeviceCatalog
   if (!flags.device_total_bytes) flags.device_total_bytes = deploy::Given<double>{total, fmt::format("log line {}: Free memory on device", t->line)};
 }
 
-FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const std::string& path) {
+FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const std::string& path, const LineDating& dating) {
   FitOutcome out;
+  out.dating = dating;
   // ux29 (the seed's eager trap): a log that ran eager says what that does to decode, figures or not.
   if (log.args.enforce_eager && log.args.enforce_eager->value)
     out.notes.push_back(fmt::format("enforce_eager=true (line {}): no graphs; every decode step dispatches its operators one by one from Python, so decode "
@@ -294,6 +297,9 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
     return out;
   }
   deploy::EngineInput engine_input = log_engine_input(log, args, path);  // issue 15: an undated log is dated by its lines too
+  // date37 (issue 15): the formats of its printed lines bound the version of a log that states none.
+  const bool v0_shown = log.engine_core && log.engine_core->core == logs::EngineCoreShown::v0;
+  apply_line_dating(out.dating, engine_input, {*spec, device_input, engine_input, flags}, {&*devices, &*engines}, v0_shown);
   auto resolved = deploy::resolve_deployment({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
   if (!resolved) {
     if (resolved.error().kind == ErrorKind::invalid_argument) out.bad_input = resolved.error();
@@ -331,7 +337,13 @@ FitOutcome run_fit(const logs::EngineLog& log, const LogsRequest& args, const st
     return out;
   }
   if (!printed->rule.empty()) out.notes.push_back(printed->rule);
-  if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) {
+  if (out.dating.applied) {
+    out.version_band = line_dating_band(out.dating, {*spec, device_input, engine_input, flags}, {&*devices, &*engines}, v0_shown);
+    // The versions whose registry lacks the architecture, said only where the window reaches below its first release.
+    const auto first = engine::first_version_with(resolved->engine.engine, resolved->model.architecture);
+    if (!out.version_band.points.empty() && first && (!out.dating.lo || *out.dating.lo < *first))
+      out.versions_left_out = deploy::versions_left_out(*engines, *resolved);
+  } else if (resolved->engine_version_basis == deploy::VersionBasis::newest_assumed) {
     out.version_band = deploy::across_versions({*spec, device_input, engine_input, flags}, {&*devices, &*engines});
     if (!out.version_band.points.empty()) out.versions_left_out = deploy::versions_left_out(*engines, *resolved);
   }
@@ -423,11 +435,33 @@ Json resolution_json(const FitOutcome& f) {
           {"build_rules", rules}};
 }
 
+// date37 (issue 15): the lines that bound the version, the window and what it decided.
+void print_line_dating(const LineDating& d) {
+  if (d.lines.empty()) return;
+  fmt::print("\nversion window from the formats of the printed lines (data/engines/line_formats.json, {}): {}\n", d.engine,
+             d.empty_window ? "empty, the lines belong to different releases" : d.window_text());
+  for (const auto& l : d.lines)
+    fmt::print("  line {}: {} ({}): {}\n", l.line, l.record,
+               l.version_min.empty() ? "up to " + l.version_max : l.version_max.empty() ? l.version_min + " or later" : l.version_min + " - " + l.version_max, l.text);
+  if (!d.decision.empty()) fmt::print("  {}\n", d.decision);
+}
+
+Json line_dating_json(const LineDating& d) {
+  Json lines = Json::array();
+  for (const auto& l : d.lines)
+    lines.push_back({{"line", l.line}, {"record", l.record}, {"version_min", l.version_min.empty() ? Json() : Json(l.version_min)},
+                     {"version_max", l.version_max.empty() ? Json() : Json(l.version_max)}, {"text", l.text}});
+  return {{"engine", d.engine}, {"from", d.lo ? Json(d.lo->text()) : Json()}, {"to", d.hi ? Json(d.hi->text()) : Json()}, {"empty", d.empty_window},
+          {"lines", lines}, {"profiles", d.profiles}, {"dated", d.applied}, {"decision", d.decision}};
+}
+
 void print_resolution(const FitOutcome& f) {
   const auto& in = f.engine_input;
   fmt::print("  engine {}: version {}{}", f.engine_id,
-             in.version.empty() ? (f.version_band.points.empty() ? "not stated" : "not stated, nothing in the log dates it: the newest profile, and every version below")
-                                : in.version,
+             !in.version.empty() ? in.version
+             : f.dating.applied  ? "not stated, dated by the formats of its printed lines to " + f.dating.window_text()
+             : f.version_band.points.empty() ? std::string("not stated")
+                                             : std::string("not stated, nothing in the log dates it: the newest profile, and every version below"),
              in.version.empty() ? "" : " (" + in.origin + ")");
   if (in.build) fmt::print(", build {} ({})", in.build->text, in.build_origin);
   fmt::print("\n");
@@ -521,9 +555,12 @@ void print_text(const logs::EngineLog& log, const FitOutcome& f, const std::stri
     }
   }
   if (!f.version_band.points.empty()) {
-    fmt::print("\n{}", report::render_version_band(f.version_band, {use_color()}));
+    fmt::print("\n{}", f.dating.applied ? report::render_version_band(f.version_band, {use_color()}, "version not stated; the versions the formats of its printed lines allow, " +
+                                                                                                  f.dating.window_text())
+                                         : report::render_version_band(f.version_band, {use_color()}));
     if (!f.versions_left_out.empty()) fmt::print("  {}\n", f.versions_left_out);
   }
+  print_line_dating(f.dating);
   for (const auto& n : f.notes) fmt::print("note: {}\n", n);
 }
 
@@ -556,8 +593,13 @@ int cmd_logs(const std::vector<std::string>& argv) {
   const logs::EngineLog log = logs::parse_engine_log(*text, *sigs);
   if (auto checked = deploy::check_flags(logged_flags(log.args), log_platform(log)); !checked) return report_error(make_error(ErrorKind::invalid_argument, checked.error().message, path));
   const bool memory = log.diagnosis.memory || log.printed.weights_gib || log.printed.kv_cache_tokens || log.printed.available_kv_gib || log.printed.num_gpu_blocks;
+  // date37 (issue 15): the lines whose words date the engine (the log's engine, --engine's, else vLLM's records).
+  std::string dating_engine = req.engine ? to_lower(trim(req.engine->substr(0, req.engine->find('@')))) : log.engine;
+  if (dating_engine != "vllm-ascend") dating_engine = "vllm";
+  const LineDating dating = scan_line_dating(*text, dating_engine);
   FitOutcome f;
-  if (memory) f = run_fit(log, req, path);
+  f.dating = dating;
+  if (memory) f = run_fit(log, req, path, dating);
   if (f.bad_input) return report_error(make_error(f.bad_input->kind, f.bad_input->message, path));
   const int rc = log.diagnosis.class_id.empty() ? k_exit_ok : k_exit_fail;
   if (req.emit_case) {
@@ -625,6 +667,7 @@ int cmd_logs(const std::vector<std::string>& argv) {
       j["version_band"]["left_out"] = f.versions_left_out;
     }
   }
+  if (!f.dating.lines.empty()) j["version_window"] = line_dating_json(f.dating);
   j["notes"] = f.notes;
   print_json(j);
   return rc;

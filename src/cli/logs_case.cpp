@@ -176,7 +176,10 @@ Json case_line(const logs::EngineLog& log, const FitOutcome& f, const std::strin
   j["fits"] = failed ? Json(false) : log.started || p.kv_cache_tokens ? Json(true) : Json();
   j["failure"] = failed ? Json(failure_for_case(log.diagnosis.class_id)) : Json();
   // skip_mm_profiling above is a field validate reads; the notes repeat it for people.
-  j["notes"] = case_notes(log, path);
+  // date37: the version the formats of the log's lines dated, where they dated it, as the "vX.Y" validate dates the case by
+  // from its notes (the version hint), so that validate of the case selects the profile logs selected (misc21).
+  j["notes"] = case_notes(log, path) +
+               (f.dating.applied ? "; version dated by the formats of its printed lines (data/engines/line_formats.json): v" + f.dating.version : std::string());
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/json_util.hpp"
+#include "cli/logs_dating.hpp"
 #include "deploy/deployment.hpp"
 #include "deploy/version_band.hpp"
 #include "engine/engine_profile.hpp"
@@ -35,6 +36,9 @@ struct FitOutcome {
   // newest profile is predicted and this band spans every version the log could be from (deploy::across_versions).
   deploy::VersionBand version_band;
   std::string versions_left_out;
+  // date37 (issue 15, "the format of the printed lines"): the version window of the log's lines and what it decided;
+  // where it dated the log, version_band is the band over the profiles inside it.
+  LineDating dating;
 };
 
 // The version and build the log's version lines state (issue 15, misc950): on vLLM-Ascend the vLLM and vllm-ascend
