@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/embedded.hpp"
+#include "base/text.hpp"
 #include "base/json_util.hpp"
 #include "logs/log_scan.hpp"
 
@@ -157,7 +158,7 @@ std::vector<SeenFormat> scan_line_formats(const std::string& text, const LineFor
       for (const auto& p : set.records[r].patterns) {
         if (!line_has_pattern(lines[n], p)) continue;
         found[r] = true;
-        seen.push_back({r, static_cast<int64_t>(n + 1), lines[n].substr(0, k_seen_text_chars)});
+        seen.push_back({r, static_cast<int64_t>(n + 1), clip_text(lines[n], k_seen_text_chars)});  // cut on a UTF-8 character
         break;
       }
     }

@@ -43,7 +43,7 @@ bool line_has_pattern(std::string_view line, std::string_view pattern);
 struct SeenFormat {
   size_t record = 0;  // index into LineFormatSet::records
   int64_t line = 0;   // 1-based
-  std::string text;   // the line, cut to 200 characters
+  std::string text;   // the line, cut to 200 bytes on a character (base/text clip_text)
 };
 // The first line of `text` each record marks, in line order (every record, whatever its engines).
 std::vector<SeenFormat> scan_line_formats(const std::string& text, const LineFormatSet& set);

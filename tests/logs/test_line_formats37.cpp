@@ -13,6 +13,7 @@
 
 #include "../test_support.hpp"
 #include "engine/engine_profile.hpp"
+#include "base/utf8.hpp"
 #include "logs/line_formats.hpp"
 
 namespace {
@@ -219,6 +220,23 @@ TEST(LogsCli, Issue15_Date37_StatedVersionWinsAndIsSaidOutsideTheWindow) {
   EXPECT_FALSE(j["version_window"]["dated"].get<bool>());
   EXPECT_NE(j["version_window"]["decision"].get<std::string>().find("the stated version 0.9.0 lies outside the window"), std::string::npos)
       << j["version_window"].dump();
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 19's rule for text quoted from a log: a kept line is cut on a UTF-8 character (a 200-byte cut through 'é' made
+// `logs` print invalid UTF-8, which InputBounds28.Issue19_LogEvidenceIsCutOnACharacter caught).
+TEST(LineFormats37, KeptLineIsCutOnACharacter) {
+  const auto& set = preflight::logs::shipped_line_formats();
+  ASSERT_TRUE(set) << set.error().describe();
+  std::string line = "(EngineCore_DP0 pid=2) INFO x";
+  while (line.size() < 400) line += "\xc3\xa9";  // é, two bytes, across byte 200
+  const auto seen = preflight::logs::scan_line_formats(line + "\n", *set);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(preflight::is_valid_utf8(seen[0].text)) << seen[0].text;
+  EXPECT_LT(seen[0].text.size(), line.size());
 }
 
 }  // namespace
