@@ -150,8 +150,12 @@ Json rank_to_json(const estimate::RankFootprint& r) {
 }  // namespace
 
 std::string render_version_band(const deploy::VersionBand& band, const Style& st) {
+  return render_version_band(band, st, "no version given and nothing dates one");
+}
+
+std::string render_version_band(const deploy::VersionBand& band, const Style& st, const std::string& reason) {
   if (band.points.empty()) return {};
-  std::string o = bold("across engine versions", st) + " (no version given and nothing dates one: each profile it could be, not only the newest; max_model_len " +
+  std::string o = bold("across engine versions", st) + " (" + reason + ": each profile it could be, not only the newest; max_model_len " +
                   with_thousands(band.max_model_len) + ")\n";
   o += "  KV cache         " + with_thousands(band.kv_tokens_min) + " - " + with_thousands(band.kv_tokens_max) + " tokens; fits on " +
        std::to_string(band.fitting) + " of " + std::to_string(band.points.size()) + " versions\n";
