@@ -601,10 +601,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     const int64_t ctx = b ? b->ctx_size : c.context_tokens, slots = b ? b->slots : 1;
     FixedText s;
     const std::string model_arg = launch_words::llama_model_arg_converted(m, c, l, rules.quantized);
-    const bool built = std::any_of(l.prepare.begin(), l.prepare.end(), [](const std::string& p) {
-      return starts_with(p, "cmake -S llama.cpp ") && p.find(" llama-server -j") != std::string::npos;  // launch_llama.cpp's build line
-    });
-    s << (built ? launch_words::k_llama_checkout_server : "llama-server") << " " << model_arg << " -c " << ctx << " -np " << slots;
+    s << launch_words::llama_server_binary(l) << " " << model_arg << " -c " << ctx << " -np " << slots;
     if (host && options.host_cores > 0) s << " -t " << options.host_cores;
     if (!host) s << " -ngl 999";
     s << " --host 0.0.0.0 --port 8000";

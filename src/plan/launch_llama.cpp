@@ -93,7 +93,7 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
                     "(https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py; its requirements in "
                     "requirements/requirements-convert_hf_to_gguf.txt)");
   // user37 (issue 16, commands that run as written): the checkout cloned for the conversion also builds the llama-server
-  // the row starts (k_llama_checkout_server); before, the serve line called a llama-server from PATH that no line installed.
+  // the row starts (llama_server_binary); before, the serve line called a llama-server from PATH that no line installed.
   if (type.empty()) {
     l.prepare.push_back("# build llama-server from the same checkout, and serve the file with it");
     l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-server -j");
@@ -109,5 +109,12 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
   return "-m " + shell_word(quantized);
 }
 
+
+const char* llama_server_binary(const Launch& l) {
+  const bool built = std::any_of(l.prepare.begin(), l.prepare.end(), [](const std::string& p) {
+    return starts_with(p, "cmake -S llama.cpp ") && p.find(" llama-server -j") != std::string::npos;  // the build line above
+  });
+  return built ? "llama.cpp/build/bin/llama-server" : "llama-server";
+}
 
 }  // namespace preflight::plan::launch_words

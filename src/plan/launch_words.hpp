@@ -34,8 +34,8 @@ inline std::string local_folder(const model::ModelSpec& m, const std::string& mo
 // llama-server's model argument for a row (`-hf REPO[:QUANT]`, `-m PATH`), with the download, conversion and
 // quantization commands it needs written to `l.prepare` and their notes to `l.notes`; launch_llama.cpp.
 std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l, const engine::QuantizedCatalog& published);
-// The llama-server a row's serve line runs: the one its prepare lines build in the cloned checkout
-// (llama.cpp/build/bin/llama-server) when they build it, else `llama-server` from PATH (a published GGUF, a file given).
-inline constexpr const char* k_llama_checkout_server = "llama.cpp/build/bin/llama-server";
+// The llama-server a row's serve line runs (user37): the one `l.prepare` builds in the cloned checkout
+// (llama.cpp/build/bin/llama-server) when it builds it, else `llama-server` from PATH (a published GGUF, a file given).
+const char* llama_server_binary(const Launch& l);
 
 }  // namespace preflight::plan::launch_words
