@@ -1,6 +1,7 @@
 // deploy/flag_json: checks on the values inside vLLM's JSON flags (--speculative-config, --compilation-config and their
 // dotted keys), as the engine's parsers read them, with the bounds preflight's own arithmetic and recursion need.
 #include "deploy/flag_json.hpp"
+#include "base/json_depth.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,24 +50,7 @@ std::string found_value(const Json& v) { return v.is_structured() ? std::string(
 // Issue 19 (hard33): the deepest nesting of a JSON text's lists and objects (strings skipped). merge_dotted_json
 // (deployment.cpp) copies a dotted value and writes it out, both of which recurse once per level:
 // -cc.cudagraph_capture_sizes=[[[...]]] 60,000 deep overflowed the stack (ASan); past 64 levels it is refused.
-size_t json_text_depth(const std::string& text) {
-  size_t depth = 0, most = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      most = std::max(most, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return most;
-}
+size_t json_text_depth(const std::string& text) { return json_depth_scan(text).deepest; }
 
 // Issue 19 (hard34): --additional-config and --default-chat-template-kwargs were parsed whole whatever their size and
 // depth (cli/serve_line_flags); they are read here, the size checked before the text is scanned. (--speculative-config

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <unordered_set>
 
+#include "base/json_depth.hpp"
 #include "base/embedded.hpp"
 #include "base/text.hpp"
 #include "engine/record_list.hpp"
@@ -357,31 +358,17 @@ std::string compilation_config_refusal_text(const CompilationConfigKeyCatalog& c
 }
 
 std::string compilation_config_depth_refusal(const std::string& text) {
-  size_t depth = 0, line = 1, line_start = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '\n') {
-      ++line;
-      line_start = i + 1;
-    } else if (c == '[' || c == '{') {
-      if (++depth <= k_compilation_config_json_depth) continue;
-      // jiter reads in order: a text that is no JSON fails on its own error, which the flag's check gives.
-      if (!Json::accept(text)) return "";
-      const std::string repr = cc_str_repr(text);
-      const std::string value = repr.size() > 50 ? repr.substr(0, 25) + "..." + repr.substr(repr.size() - 24) : repr;
-      return "1 validation error for CompilationConfig\n  Invalid JSON: recursion limit exceeded at line " + std::to_string(line) + " column " +
-             std::to_string(i - line_start + 1) + " [type=json_invalid, input_value=" + value + ", input_type=str]";
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return "";
+  const size_t at = json_depth_scan(text, k_compilation_config_json_depth).past_limit_at;
+  if (at == std::string::npos) return "";
+  // jiter reads in order: a text that is no JSON fails on its own error, which the flag's check gives. In a JSON text a
+  // line break stands only between tokens (a string holds it escaped), so the lines before `at` are its newlines.
+  if (!Json::accept(text)) return "";
+  const size_t line_start = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  const std::string repr = cc_str_repr(text);
+  const std::string value = repr.size() > 50 ? repr.substr(0, 25) + "..." + repr.substr(repr.size() - 24) : repr;
+  return "1 validation error for CompilationConfig\n  Invalid JSON: recursion limit exceeded at line " + std::to_string(line) + " column " +
+         std::to_string(at - line_start + 1) + " [type=json_invalid, input_value=" + value + ", input_type=str]";
 }
 
 }  // namespace preflight::engine

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/file.hpp"
+#include "base/json_depth.hpp"
 #include "base/json_keys.hpp"
 #include "../test_support.hpp"
 
@@ -104,4 +105,17 @@ TEST(JsonKeys, Issue19_OverlayReadingHasOneBoundAndRefusesARepeat) {
   const auto f = load_owned_json_file(fine);
   ASSERT_TRUE(f) << f.error().describe();
   EXPECT_EQ((*f)["schema_version"], 1);
+}
+
+// Review (session 37, duplicates D6): the nesting scan deploy's flag bound and engine's --compilation-config refusal both
+// read. Depth counts lists and objects, not brackets inside strings (an escaped quote keeps the string open).
+TEST(JsonDepth, Issue19_NestingIsCountedOutsideStringsAndStopsPastTheLimit) {
+  EXPECT_EQ(preflight::json_depth_scan("").deepest, 0u);
+  EXPECT_EQ(preflight::json_depth_scan("{\"a\": [1, {\"b\": []}]}").deepest, 4u);
+  EXPECT_EQ(preflight::json_depth_scan("{\"a\": \"[[[{{{\\\"[[[\"}").deepest, 1u);
+  EXPECT_EQ(preflight::json_depth_scan("[[]][[[]]]").deepest, 3u);
+  const auto scan = preflight::json_depth_scan("[[[[", 2);
+  EXPECT_EQ(scan.past_limit_at, 2u);  // the third '[' opens level 3
+  EXPECT_EQ(scan.deepest, 2u);
+  EXPECT_EQ(preflight::json_depth_scan("[[]]", 2).past_limit_at, std::string_view::npos);
 }
