@@ -30,6 +30,7 @@
 #include "model/context_length.hpp"
 #include "model/quant_variant.hpp"
 #include "engine/moe_backend_workspace.hpp"
+#include "engine/nccl_buffers.hpp"
 #include "engine/version_label.hpp"
 
 namespace preflight::estimate {
@@ -568,6 +569,44 @@ void FitCoreMemo::clear() {
   m_last = 0;
 }
 
+namespace {
+
+bool names_family(const std::vector<std::string>& families, const std::string& family) {
+  return std::find(families.begin(), families.end(), family) != families.end();
+}
+
+// Issue 19 (perfcls37): the family where a family list of the engine other than the NCCL domains names it (the terms
+// that read them: resolve_settings' KV divisor, estimate_moe_allgather and mc2_transport, non_torch_counted,
+// embedding_nz_copy_on, which prints it, estimate_square_attention_mask, estimate_expert_scale_copies,
+// estimate_moe_all2all_rows), else empty; every list whatever its version range (a family it names keeps its class).
+std::string family_named(const device::DeviceSpec& device, const engine::EngineProfile& engine) {
+  const std::string& f = device.family;
+  bool named = names_family(engine.kv_budget_divided_families, f) || names_family(engine.moe_allgather_families, f) ||
+               names_family(engine.non_torch_absolute_families, f) || names_family(engine.embedding_nz_copy_families, f) ||
+               (engine.square_attention_mask && names_family(engine.square_attention_mask->families, f));
+  for (const auto& copy : engine.moe_dynamic_scale_copies) named = named || names_family(copy.families, f);
+  for (const auto& r : engine.moe_all2all_rows) named = named || names_family(r.families, f);
+  return named ? f : std::string();
+}
+
+// The rules that compare the family without printing it, one bit each (FitClass::family_bits): terms::fp8_marlin_fallback
+// and large_batch_device (Ampere, Turing), and each NCCL domain that lists families (NcclBuffers::domain: two families
+// of the same bits get the same domain at every interconnect). More domains than bits: the family keeps its own class.
+uint64_t family_bits(const device::DeviceSpec& device, const engine::Overheads& oh, std::string& family) {
+  uint64_t bits = device.family == "ampere" || device.family == "turing" ? 1u : 0u;
+  if (!oh.nccl_buffers) return bits;
+  const auto& domains = oh.nccl_buffers->domains;
+  if (domains.size() > 63) {
+    family = device.family;
+    return bits;
+  }
+  for (size_t i = 0; i < domains.size(); ++i)
+    if (names_family(domains[i].families, device.family)) bits |= uint64_t{1} << (i + 1);
+  return bits;
+}
+
+}  // namespace
+
 FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile& engine, const engine::Overheads& oh, int64_t tp) {
   const auto& trtllm = engine.flashinfer_uniform_batch_devices;
   FitClass c;
@@ -579,7 +618,8 @@ FitClass fit_class(const device::DeviceSpec& device, const engine::EngineProfile
   c.mxfp4 = engine.mxfp4_layout_for(device.id, device.family);
   c.graph_ceiling = engine.cudagraph_default_ceiling(device.id);
   c.trtllm = std::find(trtllm.begin(), trtllm.end(), device.id) != trtllm.end();
-  c.family = device.family;
+  c.family = family_named(device, engine);
+  c.family_bits = family_bits(device, oh, c.family);
   c.platform = device.platform;
   if (oh.allreduce_fusion_workspace && oh.allreduce_fusion_workspace->max_input_bytes(device.id, tp) > 0) c.allreduce_card = device.id;
   if (oh.moe_backend_workspaces)

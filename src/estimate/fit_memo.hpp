@@ -90,6 +90,12 @@ struct FitClass {
   const engine::Mxfp4Layout* mxfp4 = nullptr;
   int64_t graph_ceiling = 0;
   bool trtllm = false;
+  // Issue 19 (perfcls37): the family as the terms read it (fit_class): the family itself where a family list that
+  // prints it or compares it alone names it (the NPU rules: KV budget divisor, MoE all-gather / MC2, non-torch, the
+  // FRACTAL_NZ copy, the square mask, scale copies, all-to-all rows), else empty with `family_bits` saying which other
+  // rules name it (bit 0: vLLM's FP8 Marlin fallback, Ampere and Turing; bit 1 + i: the NCCL buffers' domain i). Two
+  // cards of families no rule names share a class (on CUDA: Blackwell, Ada, Pascal, ... apart from the rest).
+  uint64_t family_bits = 0;
   std::string family, platform;
   std::string allreduce_card;  // the card's id where the workspace table lists it at this TP, else empty
   // Session 36 (planidx36's finding): the card's id where a MoE backend workspace record of this engine and version names
@@ -97,7 +103,7 @@ struct FitClass {
   // run, an unnamed one does not), else empty; before, an unnamed card could take a named card's core from the memo.
   std::string moe_backend_card;
   bool same_class(const FitClass& o) const {
-    return large_batch == o.large_batch && mxfp4 == o.mxfp4 && graph_ceiling == o.graph_ceiling && trtllm == o.trtllm && family == o.family &&
+    return large_batch == o.large_batch && mxfp4 == o.mxfp4 && graph_ceiling == o.graph_ceiling && trtllm == o.trtllm && family_bits == o.family_bits && family == o.family &&
            platform == o.platform && allreduce_card == o.allreduce_card && moe_backend_card == o.moe_backend_card;
   }
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -604,4 +605,104 @@ TEST(FitMemo, Issue19_KvShapeIsSharedByClassesWithItsBatchedTokens) {
   EXPECT_LT(shared, computed);
   ASSERT_GT(sliding_a100, 0);
   EXPECT_GT(sliding_h100, sliding_a100);
+}
+
+// Issue 19 (perfcls37): the fit class holds the card's family only as the terms read it (estimate::fit_class): the
+// family itself where an NPU family list names it, else which of the other rules name it (vLLM's FP8 Marlin fallback on
+// Ampere and Turing, each NCCL buffers domain that lists families). Copies of one catalogue card (same id, memory and
+// all, so that only the family differs) under each family, fitted in turn through one memo per (model, card, layout):
+// every fit equals the copy's fit alone. The families change the fits (checked below: the NCCL domain of "hopper" at
+// TP 8 on NVSwitch holds NVLS buffers, 130 MiB a communicator, that of no other family does; block-FP8 weights load
+// through Marlin on "turing" and "ampere" only; the A3's MoE all-to-all rows, the 310P's square mask and embedding copy),
+// so a class that dropped a rule from its key hands a copy the core of another family with the same key and the fits
+// differ. Two families no rule names ("other-x", "other-y") share one core.
+TEST(FitMemo, Issue19_TheFamilyKeysTheClassOnlyWhereARuleReadsIt) {
+  auto devices = device::load_device_catalog();
+  auto engines = engine::load_engine_catalog();
+  ASSERT_TRUE(devices && engines);
+  struct Case {
+    const char* engine;
+    const char* version;
+    const char* platform;
+    const char* card;
+    std::vector<const char*> models;
+    std::vector<std::string> families;
+  };
+  const std::vector<Case> cases = {
+      {"vllm", "0.10.0", "cuda", "H100-SXM", {"Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B-FP8"}, {"hopper", "other-x", "ampere", "turing", "ada", "other-y", "blackwell"}},
+      {"vllm", "0.10.0", "cuda", "A100-80G-SXM", {"Qwen/Qwen3-30B-A3B-FP8"}, {"ampere", "other-x", "hopper", "turing", "other-y"}},
+      // Under 70 GiB (no large-device batch whatever the family) "ampere" and "turing" differ only in the NCCL domain.
+      {"vllm", "0.10.0", "cuda", "A100-40G-SXM", {"Qwen/Qwen3-8B"}, {"ampere", "turing", "other-x", "other-y"}},
+      {"vllm-ascend", "0.12.0", "npu", "910B3", {"Qwen/Qwen3-30B-A3B"}, {"ascend-a2", "other-x", "ascend-a3", "ascend-310p", "ascend-910", "other-y"}},
+      {"vllm-ascend", "0.18.0", "npu", "910B3", {"Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B"}, {"ascend-a2", "other-x", "ascend-a3", "ascend-310p", "other-y"}},
+  };
+  size_t fits = 0, differing = 0, unnamed_shared = 0;
+  double nccl_hopper = -1, nccl_other = -1, nccl_ampere = -1, nccl_turing = -1, fp8_turing = -1, fp8_other = -1;
+  for (const auto& c : cases) {
+    auto eng = engine::select_engine(*engines, c.engine, c.version);
+    ASSERT_TRUE(eng.has_value()) << c.engine << " " << c.version;
+    const engine::Overheads* oh = engines->overheads_for(*eng, c.platform);
+    ASSERT_NE(oh, nullptr);
+    const device::DeviceSpec* base = nullptr;
+    for (const auto& d : devices->devices)
+      if (d.id == c.card) base = &d;
+    ASSERT_NE(base, nullptr) << c.card;
+    std::vector<device::DeviceSpec> copies;
+    for (const auto& f : c.families) {
+      copies.push_back(*base);
+      copies.back().family = f;
+    }
+    for (const char* id : c.models) {
+      auto entry = model::find_builtin_model(id);
+      ASSERT_TRUE(entry.has_value() && entry->has_value()) << id;
+      auto m = model::model_spec_from_catalog(**entry);
+      ASSERT_TRUE(m.has_value()) << id;
+      for (const int64_t tp : {1, 8}) {
+        estimate::Deployment d = plan_deployment(tp, 1, nullptr);
+        d.interconnect = c.platform == std::string("cuda") && tp > 1 ? engine::Interconnect::nvswitch : engine::Interconnect::unknown;
+        d.enable_expert_parallel = c.platform == std::string("npu") && tp > 1;
+        estimate::FitCoreMemo memo;
+        std::vector<std::optional<estimate::FitEstimate>> alone_fits;
+        size_t before_y = 0;
+        for (const auto& card : copies) {
+          const std::string at = std::string(c.engine) + " " + c.version + " " + id + " TP" + std::to_string(tp) + " on " + c.card + " as " + card.family;
+          const auto alone = estimate::try_estimate_fit(*m, card, *eng, *oh, d);
+          const estimate::FitClass cls = estimate::fit_class(card, *eng, *oh, tp);
+          if (card.family == "other-y") before_y = memo.cores_computed();
+          estimate::FitEstimate memoized;
+          const auto done = estimate::try_estimate_fit_into(memoized, memo, *m, card, *eng, *oh, d, &cls);
+          ASSERT_EQ(alone.has_value(), done.has_value()) << at;
+          if (card.family == "other-y" && done) unnamed_shared += memo.cores_computed() == before_y;
+          alone_fits.push_back(alone ? std::optional<estimate::FitEstimate>(*alone) : std::nullopt);
+          if (!alone) continue;
+          ++fits;
+          expect_same_fit(*alone, memoized, at);
+          if (std::string(c.card) == "H100-SXM" && tp == 8 && std::string(id) == "Qwen/Qwen3-8B") {
+            if (card.family == "hopper") nccl_hopper = alone->nccl_buffer_bytes;
+            if (card.family == "other-x") nccl_other = alone->nccl_buffer_bytes;
+          }
+          if (std::string(c.card) == "A100-40G-SXM" && tp == 8) {
+            if (card.family == "ampere") nccl_ampere = alone->nccl_buffer_bytes;
+            if (card.family == "turing") nccl_turing = alone->nccl_buffer_bytes;
+          }
+          if (std::string(c.card) == "H100-SXM" && tp == 1 && std::string(id) == "Qwen/Qwen3-30B-A3B-FP8") {
+            if (card.family == "turing") fp8_turing = alone->weights_bytes;
+            if (card.family == "other-x") fp8_other = alone->weights_bytes;
+          }
+        }
+        for (size_t i = 1; i < alone_fits.size(); ++i)
+          if (alone_fits[0] && alone_fits[i] &&
+              (alone_fits[0]->available_kv_bytes != alone_fits[i]->available_kv_bytes || alone_fits[0]->assumptions != alone_fits[i]->assumptions))
+            ++differing;
+      }
+    }
+  }
+  EXPECT_GT(fits, 40u) << fits;
+  EXPECT_GT(differing, 5u) << differing;  // the family changes fits: a key without it would fail the comparisons above
+  EXPECT_GT(unnamed_shared, 5u) << unnamed_shared;  // "other-y" took the core "other-x" made (the same key)
+  EXPECT_GT(nccl_hopper, nccl_other);      // NVLS on the hopper domain
+  EXPECT_GT(nccl_ampere, 0.0);             // the ampere domain's 24 channels on NVSwitch
+  EXPECT_EQ(nccl_turing, 0.0);             // no domain lists Turing on NVSwitch
+  EXPECT_GT(fp8_turing, 0.0);
+  EXPECT_NE(fp8_turing, fp8_other);        // Marlin's group scales on Turing
 }
