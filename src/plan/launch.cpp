@@ -547,7 +547,7 @@ const LaunchMemo::RulePart& memo_rule_part(LaunchMemo& memo, const model::ModelS
       for (const auto& p : s->parts)
         if (p.multi_node == multi_node && p.model_id == model_id && same_launch_family(rules, p.device_family, options.device_family)) return p;
       s->parts.push_back(rule_part(m, model_id, e, rules, multi_node, options));
-      return s->parts.back();  // a deque's push_back moves no element
+      return s->parts.back();  // a list moves no element
     }
   }
   memo.rule_parts.push_back(rule_part(m, model_id, e, rules, multi_node, options));

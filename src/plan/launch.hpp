@@ -8,7 +8,7 @@
 // multi-node data parallel: replicas of the candidate's layout, each inside one node, no Ray.
 #pragma once
 
-#include <deque>
+#include <list>
 #include <mutex>
 
 #include "base/error.hpp"
@@ -132,7 +132,7 @@ struct SharedRuleParts {
   const engine::LaunchRules* rules = nullptr;
   Workload workload = Workload::chat;
   std::string speculative_config, compilation_config;
-  std::deque<LaunchMemo::RulePart> parts;
+  std::list<LaunchMemo::RulePart> parts;  // no allocation until a part is added (a deque allocated at construction)
 };
 
 // The start commands of `candidate`. With `memo`, the same, its layout-free parts taken from the memo where a call for
