@@ -176,8 +176,10 @@ TEST(Launch, Issue19_OneMemoServesCardsOfOtherNodeSizes) {
 // agent-tools-llama3), the engine (vllm-ascend's cann-toolkit-env on 910B4), the workload (no agent rule at chat) and
 // whether the layout spans nodes (multi-node-nic-cuda at 16 H100s, 8 a node). One store, each call with a fresh memo on
 // it, gives each call what no memo gives; the calls of another model, engine or workload than its key's keep their parts
-// in their own memo (dropping any of the three from the key fails here), and the store holds two parts, Qwen3-8B's
+// in their own memo, and the store holds two parts, Qwen3-8B's
 // agent rules within a node (shared by its as-published and fp8_tensor rows at 1 and 2 cards) and over two nodes.
+// Without the model in the key, Llama's parts join the store (a third part: checked); without the workload, Qwen3-8B's chat
+// call takes the agent part (its notes differ); without the engine, the 910B4 call's part joins the store (a third part).
 TEST(Launch, Issue19_SharedRulePartsKeyOnModelEngineAndWorkload) {
   const auto models = preflight::test::catalogue_model_specs();
   const auto find = [&](const std::string& id) {
