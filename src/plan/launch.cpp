@@ -528,13 +528,28 @@ void key_memo(LaunchMemo& memo, const model::ModelSpec& m, const engine::EngineP
   if (memo.model == &m && memo.engine == &e && memo.rules == &rules && memo.workload == options.workload &&
       memo.speculative_config == options.speculative_config && memo.compilation_config == options.compilation_config)
     return;
-  memo = LaunchMemo{&m, &e, &rules, options.workload, options.speculative_config, options.compilation_config, {}, {}};
+  SharedRuleParts* shared = memo.shared;  // keyed on its own
+  memo = LaunchMemo{&m, &e, &rules, options.workload, options.speculative_config, options.compilation_config, {}, {}, shared};
 }
 
 const LaunchMemo::RulePart& memo_rule_part(LaunchMemo& memo, const model::ModelSpec& m, const SharedText& model_id, const engine::EngineProfile& e,
                                            const engine::LaunchRules& rules, bool multi_node, const LaunchOptions& options) {
   for (const auto& p : memo.rule_parts)
     if (p.multi_node == multi_node && p.model_id == model_id && same_launch_family(rules, p.device_family, options.device_family)) return p;
+  if (SharedRuleParts* s = memo.shared) {
+    const std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->model) {
+      s->model = memo.model, s->engine = memo.engine, s->rules = memo.rules, s->workload = memo.workload;
+      s->speculative_config = memo.speculative_config, s->compilation_config = memo.compilation_config;
+    }
+    if (s->model == memo.model && s->engine == memo.engine && s->rules == memo.rules && s->workload == memo.workload &&
+        s->speculative_config == memo.speculative_config && s->compilation_config == memo.compilation_config) {
+      for (const auto& p : s->parts)
+        if (p.multi_node == multi_node && p.model_id == model_id && same_launch_family(rules, p.device_family, options.device_family)) return p;
+      s->parts.push_back(rule_part(m, model_id, e, rules, multi_node, options));
+      return s->parts.back();  // a list moves no element
+    }
+  }
   memo.rule_parts.push_back(rule_part(m, model_id, e, rules, multi_node, options));
   return memo.rule_parts.back();
 }

@@ -8,6 +8,9 @@
 // multi-node data parallel: replicas of the candidate's layout, each inside one node, no Ray.
 #pragma once
 
+#include <list>
+#include <mutex>
+
 #include "base/error.hpp"
 #include "plan/planner.hpp"
 
@@ -114,6 +117,22 @@ struct LaunchMemo {
   std::string speculative_config, compilation_config;
   std::vector<RulePart> rule_parts;
   std::vector<CheckpointPart> checkpoints;
+  struct SharedRuleParts* shared = nullptr;  // perfcmd37: where set, the rule parts are taken from and kept there (see below)
+};
+
+// Issue 19 (perfcmd37): the launch rules' parts of one model, shared by the memos of its variants' work items (a rule part
+// reads the model, its id, the engine, the rules, the workload, whether the layout spans nodes and the card's rule family,
+// never the variant: a whole-catalogue `plan --json` built them again for each of ~20 variants of a model, 9.2 M
+// instructions). Its key is a memo's (model, engine, rules, options), set by the first memo that uses it; a memo of
+// another key does not use it. Parts are added, never removed or moved, while it lives; several threads may use it.
+struct SharedRuleParts {
+  std::mutex mu;
+  const model::ModelSpec* model = nullptr;
+  const engine::EngineProfile* engine = nullptr;
+  const engine::LaunchRules* rules = nullptr;
+  Workload workload = Workload::chat;
+  std::string speculative_config, compilation_config;
+  std::list<LaunchMemo::RulePart> parts;  // no allocation until a part is added (a deque allocated at construction)
 };
 
 // The start commands of `candidate`. With `memo`, the same, its layout-free parts taken from the memo where a call for

@@ -503,6 +503,7 @@ struct PlatformRun {
   std::vector<std::vector<estimate::FitClass>> fit_classes;
   std::vector<std::vector<engine::Interconnect>> interconnects;  // perfrank37: per count and device, fit_interconnect (as fit_classes)
   std::vector<std::pair<size_t, size_t>> work;  // (model, variant), variant-major
+  std::unique_ptr<SharedRuleParts[]> rule_parts;  // perfcmd37: per model, the launch rules' parts its variants' items share
   std::vector<std::vector<PlanResult>> out;     // [device][count]
 };
 
@@ -533,6 +534,7 @@ PlatformRun platform_run(const std::vector<model::ModelSpec>& models, std::vecto
     for (size_t i = 0; i < models.size(); ++i)
       if (v < r.variants[i].size()) r.work.emplace_back(i, v);
   r.out.assign(r.devs.size(), std::vector<PlanResult>(counts));
+  r.rule_parts = std::make_unique<SharedRuleParts[]>(models.size());
   return r;
 }
 
@@ -556,6 +558,7 @@ void run_item(PlatformRun& r, size_t j, const std::vector<model::ModelSpec>& mod
   // memo per class built the checkpoint choice and rule parts again for each class (1,290 and 1,578 builds, 33 M of the
   // whole-catalogue --json plan's instructions).
   LaunchMemo launch_memo;
+  launch_memo.shared = &r.rule_parts[i];  // perfcmd37: the model's rule parts, shared with its other variants' items
   std::vector<std::pair<const model::VariantRule*, SharedText>> rejected(r.devs.size());  // each device's, looked up once per family
   RowReasonMemo reasons;
   for (const size_t x : r.order) {

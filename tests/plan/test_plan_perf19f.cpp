@@ -169,3 +169,64 @@ TEST(Launch, Issue19_OneMemoServesCardsOfOtherNodeSizes) {
   // alike (qknorm-rope-fusion-a2 names both), so one part within a node (910C x16, both x4) and one over two (910B4 x16).
   EXPECT_EQ(memo.rule_parts.size(), 2u);
 }
+
+// perfcmd37: the planner's items of one model's variants share that model's launch rule parts (plan::SharedRuleParts,
+// keyed by the first memo that uses it: the model, engine, rules and options). A part reads no variant; it reads the
+// model (its id and model_type: Qwen3-8B's agent rules are agent-tools-qwen and agent-reasoning-qwen3, Llama-3.1's
+// agent-tools-llama3), the engine (vllm-ascend's cann-toolkit-env on 910B4), the workload (no agent rule at chat) and
+// whether the layout spans nodes (multi-node-nic-cuda at 16 H100s, 8 a node). One store, each call with a fresh memo on
+// it, gives each call what no memo gives; the calls of another model, engine or workload than its key's keep their parts
+// in their own memo, and the store holds two parts, Qwen3-8B's
+// agent rules within a node (shared by its as-published and fp8_tensor rows at 1 and 2 cards) and over two nodes.
+// Without the model in the key, Llama's parts join the store (a third part: checked); without the workload, Qwen3-8B's chat
+// call takes the agent part (its notes differ); without the engine, the 910B4 call's part joins the store (a third part).
+TEST(Launch, Issue19_SharedRulePartsKeyOnModelEngineAndWorkload) {
+  const auto models = preflight::test::catalogue_model_specs();
+  const auto find = [&](const std::string& id) {
+    const auto m = std::find_if(models.begin(), models.end(), [&](const auto& x) { return x.id == id; });
+    EXPECT_NE(m, models.end()) << id;
+    return &*m;
+  };
+  const model::ModelSpec* qwen = find("Qwen/Qwen3-8B");
+  const model::ModelSpec* llama = find("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(qwen && llama);
+  const device::DeviceSpec h100 = preflight::test::dev("H100-SXM"), b4 = preflight::test::dev("910B4");
+  ASSERT_EQ(h100.node_devices(), 8);
+  plan::PlanInputs in = catalogs().inputs();
+  plan::PlanTargets t;
+  t.context_tokens = 8192;
+  std::vector<std::string> assumed;
+  const auto cuda = deploy::resolve_engine(plan::plan_engine_input(in), catalogs().engines, h100.platform, assumed);
+  const auto npu = deploy::resolve_engine(plan::plan_engine_input(in), catalogs().engines, b4.platform, assumed);
+  ASSERT_TRUE(cuda.has_value() && npu.has_value());
+  struct Call {
+    const model::ModelSpec* m;
+    const device::DeviceSpec* d;
+    const engine::EngineProfile* e;
+    int64_t n;
+    plan::Workload w;
+    std::string variant;
+  };
+  const auto agent = plan::Workload::agent, chat = plan::Workload::chat;
+  const std::vector<Call> calls = {{qwen, &h100, &*cuda, 1, agent, ""},    {llama, &h100, &*cuda, 1, agent, ""}, {qwen, &h100, &*cuda, 1, chat, ""},
+                                   {qwen, &b4, &*npu, 1, agent, ""},       {qwen, &h100, &*cuda, 16, agent, ""}, {qwen, &h100, &*cuda, 2, agent, "fp8_tensor"},
+                                   {llama, &h100, &*cuda, 1, agent, "fp8_tensor"}, {qwen, &h100, &*cuda, 1, agent, "fp8_tensor"}};
+  plan::SharedRuleParts shared;
+  std::vector<std::vector<std::string>> notes;
+  for (const auto& call : calls) {
+    const plan::Candidate c = plan::evaluate_candidate(*call.m, *call.d, in, call.variant, call.n, t);
+    ASSERT_EQ(c.variant_id.str(), call.variant);
+    const plan::LaunchOptions options{.workload = call.w, .device_family = call.d->family, .device_platform = call.d->platform};
+    const plan::Launch fresh = plan::build_launch(*call.m, c, *call.e, catalogs().rules, call.d->node_devices(), options);
+    plan::LaunchMemo memo;
+    memo.shared = &shared;
+    const std::string at = call.m->id + " " + call.d->id + " x" + std::to_string(call.n) + " " + plan::workload_name(call.w) + " " + call.variant;
+    expect_same_launch(plan::build_launch(*call.m, c, *call.e, catalogs().rules, call.d->node_devices(), options, &memo), fresh, at);
+    notes.push_back(fresh.notes);
+  }
+  // Each call of another key than the first's starts with rule notes of its own (else the test could not fail).
+  for (const size_t i : {0, 1, 2, 3, 4}) ASSERT_FALSE(notes[i].empty()) << i;
+  for (const size_t i : {1, 2, 3, 4}) EXPECT_NE(notes[i].front(), notes[0].front()) << i;
+  EXPECT_EQ(shared.model, qwen);
+  EXPECT_EQ(shared.parts.size(), 2u);
+}
