@@ -73,8 +73,10 @@ Expected<BenchPrediction> predict_for_bench(const BenchPredictionRequest& reques
     const auto c = static_cast<double>(pt.concurrency);
     if (pt.per_stream_high > 0) p.throughput_band[pt.concurrency] = PredictionBand{c * pt.per_stream_low, c * pt.per_stream_high};
   }
-  // MindIE's KV pool is its own (fit --engine mindie), not vLLM's "GPU KV cache size" line.
-  if (fit.fits && !mindie) p.kv_tokens = fit.kv_tokens;
+  // MindIE's KV pool is its own (fit --engine mindie), not vLLM's "GPU KV cache size" line; llama.cpp prints no such
+  // line either: its KV cells are the -c the server was started with (llama_kv_cache's "N cells"), not a budget's
+  // remainder (user37: bench --engine llama.cpp predicted a vLLM token line).
+  if (fit.fits && !mindie && eng.engine != "llama.cpp") p.kv_tokens = fit.kv_tokens;
   p.source = fmt::format("preflight speed model ({} {}, {} mode, {:.0f} GB/s copy bandwidth; {})", mindie ? std::string("mindie (its own speed profile)") : eng.id,
                          dev.id, speed.mode.str(), speed.bandwidth_bytes_per_s / 1e9, sp->origin);
   return p;

@@ -254,3 +254,17 @@ TEST(User37, Issue15_BenchRefusesANonHttpUrlBeforeStoringARun) {
   EXPECT_EQ(r.out.find("preflight bench: concurrency"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/bench.db"));
 }
+
+// user37's finding, fixed by the lead: `bench --engine llama.cpp` noted "predicted GPU KV cache size N tokens", vLLM's line,
+// which llama-server never prints (its KV is the -c cells it was started with: llama_kv_cache's "N cells"). The speed
+// prediction stays; the token figure is left out, as for MindIE; vLLM on the same card keeps it.
+TEST(User37, Issue16_BenchPredictsNoVllmTokenLineForLlamaCpp) {
+  using preflight::cli::predict_for_bench;
+  const auto llama = predict_for_bench({"Qwen/Qwen3-8B", "RTX4090", "llama.cpp", 128, 8, {1}});
+  ASSERT_TRUE(llama) << llama.error().describe();
+  EXPECT_TRUE(llama->decode_tok_s_single.has_value());
+  EXPECT_FALSE(llama->kv_tokens.has_value()) << *llama->kv_tokens;
+  const auto vllm = predict_for_bench({"Qwen/Qwen3-8B", "RTX4090", "vllm", 128, 8, {1}});
+  ASSERT_TRUE(vllm) << vllm.error().describe();
+  EXPECT_TRUE(vllm->kv_tokens.has_value());
+}
