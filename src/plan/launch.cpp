@@ -615,8 +615,7 @@ Launch build_launch(const model::ModelSpec& m, const Candidate& c, const engine:
     const LlamaRowBuffers* b = c.fit.llama.get();
     const int64_t ctx = b ? b->ctx_size : c.context_tokens, slots = b ? b->slots : 1;
     FixedText s;
-    const std::string model_arg = launch_words::llama_model_arg_converted(m, c, l, rules.quantized);
-    s << launch_words::llama_server_binary(l) << " " << model_arg << " -c " << ctx << " -np " << slots;
+    s << launch_words::llama_server_and_model(m, c, l, rules.quantized) << " -c " << ctx << " -np " << slots;
     if (host && options.host_cores > 0) s << " -t " << options.host_cores;
     if (!host) s << " -ngl 999";
     s << " --host 0.0.0.0 --port 8000";

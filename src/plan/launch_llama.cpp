@@ -52,15 +52,18 @@ std::string gguf_quantize_type(const std::string& variant_id) {
   return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "";
 }
 
+// user37: the llama-server a start that clones llama.cpp builds there (llama_server_and_model).
+constexpr const char* k_checkout_server = "llama.cpp/build/bin/llama-server";
+
 }  // namespace
 
-// llama-server's model argument for a row: llama_model_arg, except for a published safetensors checkpoint
+// llama-server (the checkout's where the start builds it) and its model argument for a row: llama_model_arg, except for a published safetensors checkpoint
 // (a catalogue or hub repo id, no GGUF file), which llama.cpp cannot load: the prepare step downloads it and
 // converts it once with llama.cpp's convert_hf_to_gguf.py in the dtype the row is sized in (issue 16: never a
 // MODEL.gguf that no command writes). A row of a GGUF preset (`plan --engine llama.cpp --variant gguf_q4_k_m`) is
 // sized in that preset: the converted file is then quantized with llama-quantize and the quantized file served
 // (ux28: the row said Q4_K_M and the command served the BF16 file, twice its size).
-std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l, const engine::QuantizedCatalog& published) {
+std::string llama_server_and_model(const model::ModelSpec& m, const Candidate& c, Launch& l, const engine::QuantizedCatalog& published) {
   std::string arg = llama_model_arg(m);
   const std::string repo = hub_repo_id(m.id);
   // Issue 19 (hard31): a model read from a local folder ("dir/name" that exists here) is converted where it lies; its
@@ -72,10 +75,10 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
       gguf && gguf->quantization_flag == "gguf" && arg == "-m MODEL.gguf" && shell_word(gguf->repo) == gguf->repo) {
     l.checkpoint = gguf->repo;
     l.notes.push_back(gguf->repo + ": " + gguf->format + ", published (" + gguf->url + "); llama-server -hf downloads it into its cache");
-    return "-hf " + gguf->repo;
+    return "llama-server -hf " + gguf->repo;
   }
   const bool repo_id = folder.empty() && repo.find('/') != std::string::npos && repo.find('/') == repo.rfind('/') && repo[0] != '/' && repo[0] != '.';
-  if (arg != "-m MODEL.gguf" || (!repo_id && folder.empty()) || starts_with(m.id, "ms:") || m.quant.quantized() || (repo_id && shell_word(repo) != repo)) return arg;
+  if (arg != "-m MODEL.gguf" || (!repo_id && folder.empty()) || starts_with(m.id, "ms:") || m.quant.quantized() || (repo_id && shell_word(repo) != repo)) return "llama-server " + arg;
   std::string name = base_name(folder.empty() ? repo : folder);
   if (name.empty() || name == "." || name == "..") name = "model";  // a folder given as "." or "dir/"
   const std::string dir = folder.empty() ? "/models/" + name : folder;
@@ -93,11 +96,11 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
                     "(https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py; its requirements in "
                     "requirements/requirements-convert_hf_to_gguf.txt)");
   // user37 (issue 16, commands that run as written): the checkout cloned for the conversion also builds the llama-server
-  // the row starts (llama_server_binary); before, the serve line called a llama-server from PATH that no line installed.
+  // the row starts (k_checkout_server); before, the serve line called a llama-server from PATH that no line installed.
   if (type.empty()) {
     l.prepare.push_back("# build llama-server from the same checkout, and serve the file with it");
     l.prepare.push_back("cmake -S llama.cpp -B llama.cpp/build && cmake --build llama.cpp/build --target llama-server -j");
-    return "-m " + shell_word(gguf);
+    return std::string(k_checkout_server) + " -m " + shell_word(gguf);
   }
   const std::string quantized = "/models/" + name + "-" + type + ".gguf";
   l.prepare.push_back("# then quantize it to " + type + ", the preset the row is sized in, with llama.cpp's llama-quantize (built from the same checkout, with the llama-server that serves that file)");
@@ -106,15 +109,8 @@ std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate
   l.checkpoint = quantized;
   l.notes.push_back("llama-quantize: model-f32.gguf [model-quant.gguf] type [nthreads], the type a QUANT_OPTIONS name such as " + type +
                     " (https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp usage)");
-  return "-m " + shell_word(quantized);
+  return std::string(k_checkout_server) + " -m " + shell_word(quantized);
 }
 
-
-const char* llama_server_binary(const Launch& l) {
-  const bool built = std::any_of(l.prepare.begin(), l.prepare.end(), [](const std::string& p) {
-    return starts_with(p, "cmake -S llama.cpp ") && p.find(" llama-server -j") != std::string::npos;  // the build line above
-  });
-  return built ? "llama.cpp/build/bin/llama-server" : "llama-server";
-}
 
 }  // namespace preflight::plan::launch_words

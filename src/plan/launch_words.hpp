@@ -31,11 +31,10 @@ inline std::string local_folder(const model::ModelSpec& m, const std::string& mo
   return slash == std::string::npos ? "." : m.id.substr(0, slash);  // the id named config.json itself
 }
 
-// llama-server's model argument for a row (`-hf REPO[:QUANT]`, `-m PATH`), with the download, conversion and
-// quantization commands it needs written to `l.prepare` and their notes to `l.notes`; launch_llama.cpp.
-std::string llama_model_arg_converted(const model::ModelSpec& m, const Candidate& c, Launch& l, const engine::QuantizedCatalog& published);
-// The llama-server a row's serve line runs (user37): the one `l.prepare` builds in the cloned checkout
-// (llama.cpp/build/bin/llama-server) when it builds it, else `llama-server` from PATH (a published GGUF, a file given).
-const char* llama_server_binary(const Launch& l);
+// llama-server and its model argument for a row (`llama-server -hf REPO[:QUANT]`, `... -m PATH`), with the download,
+// conversion and quantization commands it needs written to `l.prepare` and their notes to `l.notes`; launch_llama.cpp.
+// user37: a start that clones llama.cpp to convert builds llama-server there and runs llama.cpp/build/bin/llama-server;
+// otherwise (a published GGUF, a file given) `llama-server` from PATH.
+std::string llama_server_and_model(const model::ModelSpec& m, const Candidate& c, Launch& l, const engine::QuantizedCatalog& published);
 
 }  // namespace preflight::plan::launch_words
